@@ -1,0 +1,429 @@
+"""qRead: the main text of an article page from the word density of its text segments.
+
+qRead (Wang and Wang, described in ``shared/seeds/kwb-crawler-and-qread.txt``) reads text structure, not the
+DOM. Two versions live here so they can be compared on the same corpus:
+
+``extract_paper`` is the algorithm as the seed describes it:
+
+1. Filter: drop ``<head>``, comments, scripts, styles, and ``<div>`` navigation blocks (class or id ``menu``
+   or ``nav``).
+2. Remove every tag, marking ``</p>`` and ``<br>`` as line breaks first; the other lines are the source's.
+3. Split the lines into segments separated by at least θ = 3 empty lines.
+4. Word density d(S) = w(S) / l(S): words over non-empty lines; a CJK character is a word.
+5. The densest segment is the article, corrected by cosine similarity with the title: a short article
+   (one or two sentences) is the segment most similar to the title when the densest one shares nothing
+   with it, and the other segments of (nearly) the same density that resemble the title join it.
+
+``extract`` (the default, ``algo="qread"``) keeps those stages and fixes what the measurements showed:
+
+1. Filter more: also hidden elements, forms' controls, embedded media, and blocks whose class or id says
+   navigation, sharing, comments, related links, advertising or cookie notices.
+2. Lines come from the DOM: every block element ends a line (minified pages have no source lines), and each
+   line remembers its words inside links.
+3. The empty lines between two text lines are the block containers closed and opened between them, so
+   θ keeps its meaning whatever the source formatting.
+4. Density counts only words outside links, and a segment's score grows with its size as well, so one long
+   caption does not beat a twenty-paragraph article.
+5. The densest segment grows over its neighbours while they read like article text (density, links, title
+   similarity), which is qRead's "several segments of equal density" case; link lists inside are cut and
+   the headline itself is left out, since it is the title, not the text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from bisect import bisect_left
+from dataclasses import dataclass
+
+import lxml.etree
+import lxml.html
+
+from extractors.htmlparse import page_title, parse_html
+from extractors.model import Block, Extraction
+from extractors.text import CJK_RE, cosine, count_words, normalize_space, terms
+
+PAPER_ALGORITHM = "qread-paper"
+ALGORITHM = "qread"
+
+# The seed: "In practice, θ = 3 is sufficient" empty lines between two segments.
+THETA = 3
+# Segments this close to the top density count as "the same density" (seed case 2); 10% absorbs rounding
+# of short segments without merging text of another kind.
+SAME_DENSITY = 0.9
+# Title similarity from which a segment is taken to be about the article (seed cases 1 and 2).
+TITLE_SIMILARITY = 0.2
+PREVIEW_CHARS = 80
+
+_PAPER_DROP_TAGS = ("script", "style")
+_NAV_RE = re.compile(r"\b(menu|nav)\b", re.IGNORECASE)
+
+
+@dataclass(slots=True)
+class _Line:
+    text: str
+    words: int
+    link_words: int
+    gap: int  # empty lines before this one
+    tag: str
+    owner: int = 0  # walk id of the block element holding the line
+    position: int = 0  # walk event count when the line ended
+    cjk: bool = False
+
+
+@dataclass(slots=True)
+class _Segment:
+    start: int  # index of the first line in the line list
+    end: int  # one past the last line
+    words: int
+    content_words: int
+    lines: int
+    text: str
+
+    @property
+    def density(self) -> float:
+        return self.words / self.lines if self.lines else 0.0
+
+
+def extract_paper(html: str, *, url: str | None = None, title: str | None = None) -> Extraction:
+    """qRead exactly as the seed describes it (see the module docstring, stages 1-5)."""
+    root = parse_html(html)
+    if root is None:
+        return Extraction.empty(PAPER_ALGORITHM, title, "no HTML document in the input")
+    title = title or page_title(root)
+    # 1. Filter: the head, comments (the parser drops them), scripts, styles, div menus.
+    for head in root.findall("head"):
+        head.drop_tree()
+    lxml.etree.strip_elements(root, *_PAPER_DROP_TAGS, with_tail=False)
+    for div in root.xpath("//div[@class or @id]"):
+        if _NAV_RE.search(f"{div.get('class', '')} {div.get('id', '')}") and div.getparent() is not None:
+            div.drop_tree()
+    # 2. Remove the tags; </p> and <br> become line breaks, the source's own line breaks stay.
+    raw_lines = "".join(_paper_text(root)).split("\n")
+    lines: list[_Line] = []
+    empty = 0
+    for raw in raw_lines:
+        text = normalize_space(raw)
+        if not text:
+            empty += 1
+            continue
+        lines.append(_Line(text, count_words(text), 0, empty, "text"))
+        empty = 0
+    # 3. Segments: runs of lines with fewer than θ empty lines between them.
+    segments = _segment(lines, THETA)
+    if not segments:
+        return Extraction.empty(PAPER_ALGORITHM, title, "no text left after filtering")
+    # 4. and 5. Densest segment, corrected by title similarity.
+    title_terms = terms(title) if title else None
+    similarities = [cosine(terms(s.text), title_terms) if title_terms else 0.0 for s in segments]
+    chosen = _paper_choice(segments, similarities)
+    return _result(PAPER_ALGORITHM, title, lines, segments, similarities, chosen, {})
+
+
+def _paper_text(root: lxml.html.HtmlElement) -> Iterable[str]:
+    """Text and tails in document order, with a line break after every ``</p>`` and ``<br>``."""
+    for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
+        if event == "start":
+            if element.text:
+                yield element.text
+            continue
+        if element.tag in ("p", "br"):
+            yield "\n"
+        if element.tail:
+            yield element.tail
+
+
+def _segment(lines: list[_Line], theta: int) -> list[_Segment]:
+    segments: list[_Segment] = []
+    start = 0
+    for index in range(1, len(lines) + 1):
+        if index == len(lines) or lines[index].gap >= theta:
+            part = lines[start:index]
+            words = sum(line.words for line in part)
+            content = sum(line.words - line.link_words for line in part)
+            text = "\n".join(line.text for line in part)
+            segments.append(_Segment(start, index, words, content, len(part), text))
+            start = index
+    return segments
+
+
+def _paper_choice(segments: list[_Segment], similarities: list[float]) -> set[int]:
+    densest = max(range(len(segments)), key=lambda i: segments[i].density)
+    if similarities[densest] < TITLE_SIMILARITY:
+        # Case 1: a one- or two-sentence article is not the densest segment, but it resembles the title.
+        similar = [i for i, sim in enumerate(similarities) if sim >= TITLE_SIMILARITY]
+        if similar:
+            densest = max(similar, key=lambda i: (similarities[i], segments[i].density))
+    top = segments[densest].density
+    # Case 2: an article spread over several segments of the same density, each like the title.
+    return {densest} | {
+        i
+        for i, segment in enumerate(segments)
+        if segment.density >= SAME_DENSITY * top and similarities[i] >= TITLE_SIMILARITY
+    }
+
+
+def _result(
+    algorithm: str,
+    title: str | None,
+    lines: list[_Line],
+    segments: list[_Segment],
+    similarities: list[float],
+    chosen: set[int],
+    reasons: dict[int, str],
+    kept_lines: set[int] | None = None,
+) -> Extraction:
+    paragraphs = [
+        lines[i].text
+        for index in sorted(chosen)
+        for i in range(segments[index].start, segments[index].end)
+        if kept_lines is None or i in kept_lines
+    ]
+    blocks = [
+        Block(
+            index=index,
+            label=f"lines {segment.start + 1}-{segment.end}",
+            lines=segment.lines,
+            words=segment.words,
+            density=round(segment.density, 2),
+            similarity=round(similarities[index], 3),
+            score=round(segment.density, 2),
+            chosen=index in chosen,
+            reason=reasons.get(index, "densest" if index in chosen else ""),
+            preview=segment.text[:PREVIEW_CHARS].replace("\n", " / "),
+        )
+        for index, segment in enumerate(segments)
+    ]
+    return Extraction(
+        text="\n\n".join(paragraphs),
+        title=title,
+        paragraphs=paragraphs,
+        algorithm=algorithm,
+        blocks=blocks,
+        notes=[] if paragraphs else ["no segment was chosen"],
+    )
+
+
+# Elements that end a text line.
+_BLOCK_TAGS = frozenset(
+    "p div li h1 h2 h3 h4 h5 h6 td th tr dt dd blockquote pre section article main aside header footer nav "
+    "ul ol dl table tbody thead tfoot figure figcaption form fieldset address details summary hr caption "
+    "center body legend".split()
+)
+# Containers: opening or closing one counts as an empty line between the text around it.
+_CONTAINER_TAGS = frozenset(
+    "div section article main aside header footer nav ul ol dl table td form fieldset figure body center "
+    "details".split()
+)
+_DROP_TAGS = (
+    "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed", "canvas",
+    "audio", "video", "button", "select", "input", "textarea", "option", "head", "nav",
+)
+# class/id words of blocks that are never the article.
+_BOILERPLATE_RE = re.compile(
+    r"(?:^|[\s_-])(nav|navbar|navigation|menu|breadcrumbs?|footer|sidebar|share|sharing|social|"
+    r"comments?|related|recommended|promo|advert\w*|ads?|banner|cookies?|newsletter|subscribe|popup|"
+    r"modal|widget|pagination|pager|toolbar)(?:$|[\s_-])",
+    re.IGNORECASE,
+)
+_HIDDEN_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+# A block whose class says boilerplate but holds more than this share of the page's text is kept.
+MAX_BOILERPLATE_SHARE = 0.4
+# A neighbour joins the article when its content density is at least this share of the article's.
+GROW_DENSITY = 0.5
+# Lines whose words are mostly link text are link lists, not article text.
+MAX_LINK_SHARE = 0.5
+
+
+def extract(html: str, *, url: str | None = None, title: str | None = None) -> Extraction:
+    """qRead with DOM cues: the default extractor (see the module docstring, stages 1-5)."""
+    root = parse_html(html)
+    if root is None:
+        return Extraction.empty(ALGORITHM, title, "no HTML document in the input")
+    title = title or page_title(root)
+    # 1. Filter.
+    _filter(root)
+    # 2. and 3. Lines from the DOM, empty lines from the containers between them.
+    walk = _walk(root)
+    lines = walk.lines
+    segments = _segment(lines, THETA)
+    if not segments:
+        return Extraction.empty(ALGORITHM, title, "no text left after filtering")
+    title_terms = terms(title) if title else None
+    similarities = [cosine(terms(s.text), title_terms) if title_terms else 0.0 for s in segments]
+    # 4. The core: the best segment by content density and size.
+    scores = [_score(s) for s in segments]
+    best = max(range(len(segments)), key=scores.__getitem__)
+    # 5. The article is the ancestor of the core with the most article-like text and the least junk.
+    cjk = sum(1 for line in lines if line.cjk) * 2 > len(lines)
+    kinds = [_kind(line, cjk) for line in lines]
+    first, last = lines[segments[best].start], lines[segments[best].end - 1]
+    container = _article_container(walk, kinds, first.owner, last.owner)
+    low, high = walk.span[container]
+    kept = {
+        i
+        for i, line in enumerate(lines)
+        if low <= line.position < high and kinds[i] != _BAD and line.tag != "h1"
+    }
+    chosen = {index for index, s in enumerate(segments) if any(i in kept for i in range(s.start, s.end))}
+    reasons = {index: "in the article block" for index in chosen} | {best: "densest"}
+    return _result(ALGORITHM, title, lines, segments, similarities, chosen, reasons, kept)
+
+
+_GOOD, _NEUTRAL, _BAD = 1, 0, -1
+# Words outside links that make a line article text on its own (CJK: characters, about two per word).
+GOOD_LINE_WORDS = 10
+GOOD_LINE_CJK = 20
+# Junk words weigh this much against article words when choosing the article's block.
+JUNK_WEIGHT = 1.0
+
+
+def _kind(line: _Line, cjk: bool) -> int:
+    if line.link_words * 2 > line.words:
+        return _BAD
+    content = line.words - line.link_words
+    return _GOOD if content >= (GOOD_LINE_CJK if cjk else GOOD_LINE_WORDS) else _NEUTRAL
+
+
+def _article_container(walk: _Walk, kinds: list[int], first: int, last: int) -> int:
+    """The element (walk id) around the core lines whose good words minus junk words is largest."""
+    good = [0]
+    bad = [0]
+    for line, kind in zip(walk.lines, kinds, strict=True):
+        content = line.words - line.link_words
+        good.append(good[-1] + (content if kind == _GOOD else 0))
+        bad.append(bad[-1] + (line.words if kind == _BAD else 0))
+    positions = [line.position for line in walk.lines]
+    candidates = _common_ancestors(walk.parents, first, last)
+    best, best_score = candidates[0], -math.inf
+    for element in candidates:
+        low, high = walk.span[element]
+        i, j = bisect_left(positions, low), bisect_left(positions, high)
+        score = (good[j] - good[i]) - JUNK_WEIGHT * (bad[j] - bad[i])
+        if score > best_score:
+            best, best_score = element, score
+    return best
+
+
+def _common_ancestors(parents: list[int], first: int, last: int) -> list[int]:
+    """The common ancestors of two elements, innermost first."""
+    chain = []
+    node = first
+    while node >= 0:
+        chain.append(node)
+        node = parents[node]
+    on_chain = set(chain)
+    node = last
+    while node not in on_chain:
+        node = parents[node]
+    return chain[chain.index(node) :]
+
+
+def _score(segment: _Segment) -> float:
+    if not segment.content_words:
+        return 0.0
+    return segment.content_words / segment.lines * math.log1p(segment.content_words)
+
+
+def _filter(root: lxml.html.HtmlElement) -> None:
+    lxml.etree.strip_elements(root, *_DROP_TAGS, with_tail=False)
+    suspects = [
+        element
+        for element in root.xpath("//*[@class or @id or @style or @hidden or @aria-hidden]")
+        if element.tag not in ("html", "body", "article", "main")
+        and (
+            _BOILERPLATE_RE.search(f"{element.get('class', '')} {element.get('id', '')}")
+            or _HIDDEN_RE.search(element.get("style", ""))
+            or element.get("hidden") is not None
+            or element.get("aria-hidden") == "true"
+        )
+    ]
+    if not suspects:
+        return
+    # A class word is a hint, not proof ("no-sidebar" on the page wrapper): a block holding most of the
+    # page's text is the page, and stays.
+    limit = MAX_BOILERPLATE_SHARE * len(root.text_content())
+    for element in suspects:
+        if element.getparent() is not None and len(element.text_content()) <= limit:
+            element.drop_tree()
+
+
+@dataclass(slots=True)
+class _Walk:
+    lines: list[_Line]
+    parents: list[int]  # walk id of each block element's parent block element (-1 for the root)
+    span: list[tuple[int, int]]  # walk id -> positions of its start and end events
+
+
+def _walk(root: lxml.html.HtmlElement) -> _Walk:
+    """Lines of text in document order, with the block element each belongs to and its ancestry."""
+    lines: list[_Line] = []
+    pieces: list[str] = []
+    link_pieces: list[str] = []
+    parents: list[int] = [-1]
+    span: list[tuple[int, int]] = [(0, 0)]
+    stack: list[int] = [0]  # open block elements, walk ids
+    gap = 0
+    in_link = 0
+    tag = "body"
+    position = 0
+
+    def flush() -> None:
+        nonlocal gap
+        text = normalize_space(" ".join(pieces))
+        pieces.clear()
+        if text:
+            link_text = " ".join(link_pieces)
+            lines.append(
+                _Line(
+                    text,
+                    count_words(text),
+                    count_words(link_text) if link_text else 0,
+                    gap,
+                    tag,
+                    stack[-1],
+                    position,
+                    CJK_RE.search(text) is not None,
+                )
+            )
+            gap = 0
+        link_pieces.clear()
+
+    for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
+        position += 1
+        name = element.tag
+        if event == "start":
+            if name in _BLOCK_TAGS:
+                flush()
+                tag = name
+                parents.append(stack[-1])
+                span.append((position, position))
+                stack.append(len(parents) - 1)
+                if name in _CONTAINER_TAGS:
+                    gap += 1
+            elif name == "br":
+                flush()
+            elif name == "a":
+                in_link += 1
+            if element.text:
+                pieces.append(element.text)
+                if in_link:
+                    link_pieces.append(element.text)
+            continue
+        if name in _BLOCK_TAGS:
+            flush()
+            if len(stack) > 1:
+                closed = stack.pop()
+                span[closed] = (span[closed][0], position)
+            if name in _CONTAINER_TAGS:
+                gap += 1
+        elif name == "a":
+            in_link -= 1
+        if element.tail:
+            pieces.append(element.tail)
+            if in_link:
+                link_pieces.append(element.tail)
+    flush()
+    span[0] = (0, position + 1)
+    return _Walk(lines, parents, span)

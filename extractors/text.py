@@ -1,0 +1,52 @@
+"""Language-aware word counting and title similarity.
+
+A CJK character (Han, kana, Hangul) counts as one word; elsewhere a word is a run of non-space characters.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_WORD_RE = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
+# Similarity terms: CJK characters one by one, other words lower-cased without punctuation.
+_TERM_RE = re.compile(rf"[{_CJK}]|[^\W_]+")
+CJK_RE = re.compile(rf"[{_CJK}]")
+_SPACE_RE = re.compile(r"[ \t\r\f\v\u00a0\u2000-\u200b\u3000\ufeff]+")
+
+
+def count_words(text: str) -> int:
+    """Number of words in ``text``: each CJK character is one word, other words are split on white space."""
+    return len(_WORD_RE.findall(text))
+
+
+def terms(text: str) -> Counter[str]:
+    """Bag of lower-cased terms for cosine similarity (CJK characters count one by one)."""
+    return Counter(_TERM_RE.findall(text.lower()))
+
+
+def cosine(a: Counter[str], b: Counter[str]) -> float:
+    """Cosine similarity of two term bags; 0.0 when either is empty."""
+    if not a or not b:
+        return 0.0
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    dot = sum(count * large[term] for term, count in small.items() if term in large)
+    if not dot:
+        return 0.0
+    norm = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
+    return dot / norm
+
+
+def cjk_share(text: str) -> float:
+    """Share of non-space characters that are CJK: tells Chinese/Japanese text from the rest."""
+    compact = len(text) - text.count(" ") - text.count("\n")
+    if compact <= 0:
+        return 0.0
+    return len(CJK_RE.findall(text)) / compact
+
+
+def normalize_space(text: str) -> str:
+    """Collapse runs of horizontal white space (including no-break and ideographic spaces) to one space."""
+    return _SPACE_RE.sub(" ", text).strip()
