@@ -216,20 +216,43 @@ _CONTAINER_TAGS = frozenset(
     "div section article main aside header footer nav ul ol dl table td form fieldset figure body center "
     "details".split()
 )
+# Never text of the page: removed outright. (Not <head> itself: broken markup can put the body inside it.)
 _DROP_TAGS = (
     "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed", "canvas",
-    "audio", "video", "button", "select", "input", "textarea", "option", "head", "nav",
+    "audio", "video", "input", "option", "title", "meta", "link", "base",
 )
-# class/id words of blocks that are never the article.
-_BOILERPLATE_RE = re.compile(
-    r"(?:^|[\s_-])(nav|navbar|navigation|menu|breadcrumbs?|footer|sidebar|share|sharing|social|"
-    r"comments?|related|recommended|promo|advert\w*|ads?|banner|cookies?|newsletter|subscribe|popup|"
-    r"modal|widget|pagination|pager|toolbar)(?:$|[\s_-])",
-    re.IGNORECASE,
+# Usually not text of the page, but broken markup can nest the whole page inside one: removed when small.
+_SUSPECT_TAGS = ("nav", "button", "select", "textarea")
+# class/id words of blocks that are never the article. A word counts when it starts or ends a class token
+# ("sidebar", "site-sidebar", "nav__item"), not in the middle of one or as a BEM modifier
+# ("inline-and-sidebar-container", "layout--sidebar" describe a layout that has a sidebar).
+_BOILERPLATE_WORDS = frozenset(
+    "nav navbar navigation menu breadcrumb breadcrumbs footer sidebar share sharing social comment comments "
+    "related recommended promo advert advertisement ad ads banner cookie cookies newsletter subscribe popup "
+    "modal pagination pager toolbar author byline bio caption credit credits meta tags tag categories "
+    "signup cta popular trending disclaimer disclosure print".split()
 )
+_TOKEN_PART_RE = re.compile(r"[a-z0-9]+")
+
+
+def _looks_boilerplate(element: lxml.html.HtmlElement) -> bool:
+    for token in f"{element.get('class', '')} {element.get('id', '')}".lower().split():
+        parts = _TOKEN_PART_RE.findall(token.split("--", 1)[0].split("__", 1)[0])
+        if parts and (parts[0] in _BOILERPLATE_WORDS or parts[-1] in _BOILERPLATE_WORDS):
+            return True
+    return False
+
+
+_SUSPECTS_XPATH = "|".join(
+    [f"//{tag}" for tag in _SUSPECT_TAGS] + ["//*[@class or @id or @style or @hidden or @aria-hidden]"]
+)
+# Marks of the article itself: a block holding one of them is not boilerplate, whatever its class says.
+_ARTICLE_MARKS_XPATH = "boolean(.//article | .//main | .//h1 | .//*[@itemprop='articleBody'])"
 _HIDDEN_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 # A block whose class says boilerplate but holds more than this share of the page's text is kept.
 MAX_BOILERPLATE_SHARE = 0.4
+# Lines of these blocks are not the article's text: the headline (it is the title) and picture captions.
+_NOT_TEXT_TAGS = frozenset({"h1", "figcaption"})
 # A neighbour joins the article when its content density is at least this share of the article's.
 GROW_DENSITY = 0.5
 # Lines whose words are mostly link text are link lists, not article text.
@@ -261,11 +284,12 @@ def extract(html: str, *, url: str | None = None, title: str | None = None) -> E
     first, last = lines[segments[best].start], lines[segments[best].end - 1]
     container = _article_container(walk, kinds, first.owner, last.owner)
     low, high = walk.span[container]
-    kept = {
-        i
-        for i, line in enumerate(lines)
-        if low <= line.position < high and kinds[i] != _BAD and line.tag != "h1"
-    }
+    inside = [i for i, line in enumerate(lines) if low <= line.position < high and kinds[i] != _BAD]
+    # Short lines before the first and after the last article line are datelines, bylines, share bars.
+    good_lines = [i for i in inside if kinds[i] == _GOOD]
+    if good_lines:
+        inside = [i for i in inside if good_lines[0] <= i <= good_lines[-1]]
+    kept = {i for i in inside if lines[i].tag not in _NOT_TEXT_TAGS}
     chosen = {index for index, s in enumerate(segments) if any(i in kept for i in range(s.start, s.end))}
     reasons = {index: "in the article block" for index in chosen} | {best: "densest"}
     return _result(ALGORITHM, title, lines, segments, similarities, chosen, reasons, kept)
@@ -289,18 +313,19 @@ def _kind(line: _Line, cjk: bool) -> int:
 def _article_container(walk: _Walk, kinds: list[int], first: int, last: int) -> int:
     """The element (walk id) around the core lines whose good words minus junk words is largest."""
     good = [0]
-    bad = [0]
+    total = [0]
     for line, kind in zip(walk.lines, kinds, strict=True):
         content = line.words - line.link_words
         good.append(good[-1] + (content if kind == _GOOD else 0))
-        bad.append(bad[-1] + (line.words if kind == _BAD else 0))
+        total.append(total[-1] + line.words + (line.words if kind == _BAD else 0))
     positions = [line.position for line in walk.lines]
     candidates = _common_ancestors(walk.parents, first, last)
     best, best_score = candidates[0], -math.inf
     for element in candidates:
         low, high = walk.span[element]
         i, j = bisect_left(positions, low), bisect_left(positions, high)
-        score = (good[j] - good[i]) - JUNK_WEIGHT * (bad[j] - bad[i])
+        words = good[j] - good[i]
+        score = words * words / (total[j] - total[i]) if words else 0.0
         if score > best_score:
             best, best_score = element, score
     return best
@@ -330,10 +355,11 @@ def _filter(root: lxml.html.HtmlElement) -> None:
     lxml.etree.strip_elements(root, *_DROP_TAGS, with_tail=False)
     suspects = [
         element
-        for element in root.xpath("//*[@class or @id or @style or @hidden or @aria-hidden]")
+        for element in root.xpath(_SUSPECTS_XPATH)
         if element.tag not in ("html", "body", "article", "main")
         and (
-            _BOILERPLATE_RE.search(f"{element.get('class', '')} {element.get('id', '')}")
+            element.tag in _SUSPECT_TAGS
+            or _looks_boilerplate(element)
             or _HIDDEN_RE.search(element.get("style", ""))
             or element.get("hidden") is not None
             or element.get("aria-hidden") == "true"
@@ -345,7 +371,11 @@ def _filter(root: lxml.html.HtmlElement) -> None:
     # page's text is the page, and stays.
     limit = MAX_BOILERPLATE_SHARE * len(root.text_content())
     for element in suspects:
-        if element.getparent() is not None and len(element.text_content()) <= limit:
+        if (
+            element.getparent() is not None
+            and len(element.text_content()) <= limit
+            and not element.xpath(_ARTICLE_MARKS_XPATH)
+        ):
             element.drop_tree()
 
 
