@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
-from extractors.htmlparse import page_title, parse_html
+from extractors.htmlparse import page_title, parse_tree
 from extractors.model import Block, Extraction
 from extractors.text import CJK_RE, cosine, count_words, normalize_space, terms
 
@@ -88,17 +88,12 @@ class _Segment:
 
 def extract_paper(html: str, *, url: str | None = None, title: str | None = None) -> Extraction:
     """qRead exactly as the seed describes it (see the module docstring, stages 1-5)."""
-    root = parse_html(html)
+    root = parse_tree(html)
     if root is None:
         return Extraction.empty(PAPER_ALGORITHM, title, "no HTML document in the input")
     title = title or page_title(root)
-    # 1. Filter: the head, comments (the parser drops them), scripts, styles, div menus.
-    for head in root.findall("head"):
-        head.drop_tree()
+    # 1. Filter: comments (the parser drops them), scripts, styles; the head and div menus while walking.
     lxml.etree.strip_elements(root, *_PAPER_DROP_TAGS, with_tail=False)
-    for div in root.xpath("//div[@class or @id]"):
-        if _NAV_RE.search(f"{div.get('class', '')} {div.get('id', '')}") and div.getparent() is not None:
-            div.drop_tree()
     # 2. Remove the tags; </p> and <br> become line breaks, the source's own line breaks stay.
     raw_lines = "".join(_paper_text(root)).split("\n")
     lines: list[_Line] = []
@@ -121,10 +116,21 @@ def extract_paper(html: str, *, url: str | None = None, title: str | None = None
     return _result(PAPER_ALGORITHM, title, lines, segments, similarities, chosen, {})
 
 
-def _paper_text(root: lxml.html.HtmlElement) -> Iterable[str]:
-    """Text and tails in document order, with a line break after every ``</p>`` and ``<br>``."""
-    for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
+def _paper_text(root: lxml.etree._Element) -> Iterable[str]:
+    """Text and tails in document order, with a line break after every ``</p>`` and ``<br>``.
+
+    ``<head>`` and ``<div>`` navigation menus are skipped, their tails kept.
+    """
+    walker = lxml.etree.iterwalk(root, events=("start", "end"))
+    for event, element in walker:
         if event == "start":
+            if element.tag == "head" or (
+                element.tag == "div" and _NAV_RE.search(f"{element.get('class', '')} {element.get('id', '')}")
+            ):
+                walker.skip_subtree()
+                if element.tail:
+                    yield element.tail
+                continue
             if element.text:
                 yield element.text
             continue
@@ -235,24 +241,27 @@ _BOILERPLATE_WORDS = frozenset(
 _TOKEN_PART_RE = re.compile(r"[a-z0-9]+")
 
 
-def _looks_boilerplate(element: lxml.html.HtmlElement) -> bool:
-    for token in f"{element.get('class', '')} {element.get('id', '')}".lower().split():
+def _looks_boilerplate(words: str) -> bool:
+    for token in words.lower().split():
         parts = _TOKEN_PART_RE.findall(token.split("--", 1)[0].split("__", 1)[0])
         if parts and (parts[0] in _BOILERPLATE_WORDS or parts[-1] in _BOILERPLATE_WORDS):
             return True
     return False
 
 
-_SUSPECTS_XPATH = "|".join(
-    [f"//{tag}" for tag in _SUSPECT_TAGS] + ["//*[@class or @id or @style or @hidden or @aria-hidden]"]
-)
 # Marks of the article itself: a block holding one of them is not boilerplate, whatever its class says.
-_ARTICLE_MARKS_XPATH = "boolean(.//article | .//main | .//h1 | .//*[@itemprop='articleBody'])"
+_ARTICLE_MARK_TAGS = frozenset({"article", "main", "h1"})
 _HIDDEN_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+# Hidden elements: rare, so one XPath finds them all and the walk only asks whether it met one.
+_HIDDEN_XPATH = "//*[@hidden or @aria-hidden='true' or contains(@style, 'none') or contains(@style, 'hidden')]"
+_NEVER_SUSPECT_TAGS = frozenset({"html", "body", "article", "main"})
 # A block whose class says boilerplate but holds more than this share of the page's text is kept.
 MAX_BOILERPLATE_SHARE = 0.4
 # Lines of these blocks are not the article's text: the headline (it is the title) and picture captions.
 _NOT_TEXT_TAGS = frozenset({"h1", "figcaption"})
+# A line before the article text that is this similar to the title, and not much longer, is the headline.
+HEADLINE_SIMILARITY = 0.6
+HEADLINE_SIZE = 1.5
 # A neighbour joins the article when its content density is at least this share of the article's.
 GROW_DENSITY = 0.5
 # Lines whose words are mostly link text are link lists, not article text.
@@ -261,12 +270,12 @@ MAX_LINK_SHARE = 0.5
 
 def extract(html: str, *, url: str | None = None, title: str | None = None) -> Extraction:
     """qRead with DOM cues: the default extractor (see the module docstring, stages 1-5)."""
-    root = parse_html(html)
+    root = parse_tree(html)
     if root is None:
         return Extraction.empty(ALGORITHM, title, "no HTML document in the input")
     title = title or page_title(root)
-    # 1. Filter.
-    _filter(root)
+    # 1. Filter: what is never text goes now, suspect blocks while walking.
+    lxml.etree.strip_elements(root, *_DROP_TAGS, with_tail=False)
     # 2. and 3. Lines from the DOM, empty lines from the containers between them.
     walk = _walk(root)
     lines = walk.lines
@@ -290,6 +299,16 @@ def extract(html: str, *, url: str | None = None, title: str | None = None) -> E
     if good_lines:
         inside = [i for i in inside if good_lines[0] <= i <= good_lines[-1]]
     kept = {i for i in inside if lines[i].tag not in _NOT_TEXT_TAGS}
+    # The headline is the title, not text, whatever tag holds it.
+    if title_terms:
+        title_words = count_words(title or "")
+        for i in sorted(kept):
+            if kinds[i] == _GOOD and lines[i].words > HEADLINE_SIZE * title_words:
+                break
+            if lines[i].words <= HEADLINE_SIZE * title_words and (
+                cosine(terms(lines[i].text), title_terms) >= HEADLINE_SIMILARITY
+            ):
+                kept.discard(i)
     chosen = {index for index, s in enumerate(segments) if any(i in kept for i in range(s.start, s.end))}
     reasons = {index: "in the article block" for index in chosen} | {best: "densest"}
     return _result(ALGORITHM, title, lines, segments, similarities, chosen, reasons, kept)
@@ -351,34 +370,6 @@ def _score(segment: _Segment) -> float:
     return segment.content_words / segment.lines * math.log1p(segment.content_words)
 
 
-def _filter(root: lxml.html.HtmlElement) -> None:
-    lxml.etree.strip_elements(root, *_DROP_TAGS, with_tail=False)
-    suspects = [
-        element
-        for element in root.xpath(_SUSPECTS_XPATH)
-        if element.tag not in ("html", "body", "article", "main")
-        and (
-            element.tag in _SUSPECT_TAGS
-            or _looks_boilerplate(element)
-            or _HIDDEN_RE.search(element.get("style", ""))
-            or element.get("hidden") is not None
-            or element.get("aria-hidden") == "true"
-        )
-    ]
-    if not suspects:
-        return
-    # A class word is a hint, not proof ("no-sidebar" on the page wrapper): a block holding most of the
-    # page's text is the page, and stays.
-    limit = MAX_BOILERPLATE_SHARE * len(root.text_content())
-    for element in suspects:
-        if (
-            element.getparent() is not None
-            and len(element.text_content()) <= limit
-            and not element.xpath(_ARTICLE_MARKS_XPATH)
-        ):
-            element.drop_tree()
-
-
 @dataclass(slots=True)
 class _Walk:
     lines: list[_Line]
@@ -386,14 +377,27 @@ class _Walk:
     span: list[tuple[int, int]]  # walk id -> positions of its start and end events
 
 
-def _walk(root: lxml.html.HtmlElement) -> _Walk:
-    """Lines of text in document order, with the block element each belongs to and its ancestry."""
+def _walk(root: lxml.etree._Element) -> _Walk:
+    """Lines of text in document order, with the block element each belongs to and its ancestry.
+
+    Lines inside boilerplate blocks (stage 1) are left out, unless the block holds an article mark or most
+    of the page's text: a class word is a hint, not proof ("no-sidebar" on the page wrapper).
+    """
     lines: list[_Line] = []
     pieces: list[str] = []
     link_pieces: list[str] = []
     parents: list[int] = [-1]
     span: list[tuple[int, int]] = [(0, 0)]
     stack: list[int] = [0]  # open block elements, walk ids
+    suspects: list[list[int]] = []  # [start, end, guarded] of boilerplate-looking elements
+    open_suspects: list[tuple[lxml.etree._Element, list[int]]] = []
+    verdicts: dict[str, bool] = {}
+    hidden = {
+        element
+        for element in root.xpath(_HIDDEN_XPATH)
+        if element.tag not in _NEVER_SUSPECT_TAGS
+        and (element.get("style") is None or _HIDDEN_RE.search(element.get("style", "")))
+    }
     gap = 0
     in_link = 0
     tag = "body"
@@ -414,7 +418,7 @@ def _walk(root: lxml.html.HtmlElement) -> _Walk:
                     tag,
                     stack[-1],
                     position,
-                    CJK_RE.search(text) is not None,
+                    not text.isascii() and CJK_RE.search(text) is not None,
                 )
             )
             gap = 0
@@ -424,25 +428,35 @@ def _walk(root: lxml.html.HtmlElement) -> _Walk:
         position += 1
         name = element.tag
         if event == "start":
+            if element in hidden or _is_suspect(element, name, verdicts):
+                record = [position, 0, 0]
+                suspects.append(record)
+                open_suspects.append((element, record))
+            if open_suspects and (name in _ARTICLE_MARK_TAGS or element.get("itemprop") == "articleBody"):
+                for _, record in open_suspects:
+                    record[2] = 1
             if name in _BLOCK_TAGS:
-                flush()
+                if pieces:
+                    flush()
                 tag = name
                 parents.append(stack[-1])
                 span.append((position, position))
                 stack.append(len(parents) - 1)
                 if name in _CONTAINER_TAGS:
                     gap += 1
-            elif name == "br":
+            elif name == "br" and pieces:
                 flush()
             elif name == "a":
                 in_link += 1
-            if element.text:
-                pieces.append(element.text)
+            text = element.text
+            if text and not text.isspace():
+                pieces.append(text)
                 if in_link:
-                    link_pieces.append(element.text)
+                    link_pieces.append(text)
             continue
         if name in _BLOCK_TAGS:
-            flush()
+            if pieces:
+                flush()
             if len(stack) > 1:
                 closed = stack.pop()
                 span[closed] = (span[closed][0], position)
@@ -450,10 +464,45 @@ def _walk(root: lxml.html.HtmlElement) -> _Walk:
                 gap += 1
         elif name == "a":
             in_link -= 1
-        if element.tail:
-            pieces.append(element.tail)
+        if open_suspects and open_suspects[-1][0] is element:
+            flush()
+            open_suspects.pop()[1][1] = position
+        text = element.tail
+        if text and not text.isspace():
+            pieces.append(text)
             if in_link:
-                link_pieces.append(element.tail)
+                link_pieces.append(text)
     flush()
     span[0] = (0, position + 1)
-    return _Walk(lines, parents, span)
+    return _Walk(_without_boilerplate(lines, suspects), parents, span)
+
+
+def _is_suspect(element: lxml.etree._Element, name: object, verdicts: dict[str, bool]) -> bool:
+    if name in _SUSPECT_TAGS:
+        return True
+    words = element.get("class")
+    ident = element.get("id")
+    if ident:
+        words = f"{words} {ident}" if words else ident
+    if not words or name in _NEVER_SUSPECT_TAGS:
+        return False
+    verdict = verdicts.get(words)
+    if verdict is None:
+        verdict = verdicts[words] = _looks_boilerplate(words)
+    return verdict
+
+
+def _without_boilerplate(lines: list[_Line], suspects: list[list[int]]) -> list[_Line]:
+    if not suspects or not lines:
+        return lines
+    positions = [line.position for line in lines]
+    words = [0]
+    for line in lines:
+        words.append(words[-1] + line.words)
+    limit = MAX_BOILERPLATE_SHARE * words[-1]
+    doomed = bytearray(len(lines))
+    for start, end, guarded in suspects:
+        i, j = bisect_left(positions, start), bisect_left(positions, end + 1)
+        if not guarded and words[j] - words[i] <= limit:
+            doomed[i:j] = b"\x01" * (j - i)
+    return [line for line, drop in zip(lines, doomed, strict=True) if not drop]

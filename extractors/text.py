@@ -14,11 +14,14 @@ _WORD_RE = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 # Similarity terms: CJK characters one by one, other words lower-cased without punctuation.
 _TERM_RE = re.compile(rf"[{_CJK}]|[^\W_]+")
 CJK_RE = re.compile(rf"[{_CJK}]")
-_SPACE_RE = re.compile(r"[ \t\r\f\v\u00a0\u2000-\u200b\u3000\ufeff]+")
+# Characters str.split() does not take for white space but browsers show as nothing.
+_INVISIBLE_SPACES = str.maketrans({"\u200b": " ", "\ufeff": " "})
 
 
 def count_words(text: str) -> int:
     """Number of words in ``text``: each CJK character is one word, other words are split on white space."""
+    if text.isascii() or not CJK_RE.search(text):
+        return len(text.split())
     return len(_WORD_RE.findall(text))
 
 
@@ -48,5 +51,7 @@ def cjk_share(text: str) -> float:
 
 
 def normalize_space(text: str) -> str:
-    """Collapse runs of horizontal white space (including no-break and ideographic spaces) to one space."""
-    return _SPACE_RE.sub(" ", text).strip()
+    """Collapse every run of white space (no-break, ideographic and zero-width spaces too) to one space."""
+    if text.isascii():
+        return " ".join(text.split())
+    return " ".join(text.translate(_INVISIBLE_SPACES).split())
