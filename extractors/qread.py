@@ -256,7 +256,7 @@ _HIDDEN_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORE
 _HIDDEN_XPATH = "//*[@hidden or @aria-hidden='true' or contains(@style, 'none') or contains(@style, 'hidden')]"
 _NEVER_SUSPECT_TAGS = frozenset({"html", "body", "article", "main"})
 # A block whose class says boilerplate but holds more than this share of the page's text is kept.
-MAX_BOILERPLATE_SHARE = 0.4
+MAX_BOILERPLATE_SHARE = 0.6
 # Lines of these blocks are not the article's text: the headline (it is the title) and picture captions.
 _NOT_TEXT_TAGS = frozenset({"h1", "figcaption"})
 # A line before the article text that is this similar to the title, and not much longer, is the headline.
