@@ -299,6 +299,13 @@ def extract(html: str, *, url: str | None = None, title: str | None = None) -> E
     if good_lines:
         inside = [i for i in inside if good_lines[0] <= i <= good_lines[-1]]
     kept = {i for i in inside if lines[i].tag not in _NOT_TEXT_TAGS}
+    # A long line met twice is a carousel or a repeated teaser: the article says a thing once.
+    seen: set[str] = set()
+    for i in sorted(kept):
+        if kinds[i] == _GOOD:
+            if lines[i].text in seen:
+                kept.discard(i)
+            seen.add(lines[i].text)
     # The headline is the title, not text, whatever tag holds it.
     if title_terms:
         title_words = count_words(title or "")

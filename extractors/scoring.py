@@ -1,4 +1,4 @@
-"""How an extraction is scored against ground truth, exactly as ``shared/extraction-dev/README.md`` defines it.
+"""How an extraction is scored against ground truth, as ``shared/extraction-dev/README.md`` defines it.
 
 Token P/R/F1 per page (white-space tokens; every non-space character for zh/ja), accuracy (F1 >= 0.9),
 the seed's outcomes (accurate / extra / missed) and the shingle counts of the scrapinghub
@@ -72,7 +72,8 @@ def shingle_pr(predicted: str, truth: str) -> tuple[float, float]:
 
 
 def _shingles(text: str) -> Counter[tuple[str, ...]]:
-    words = _SHINGLE_TOKEN_RE.findall(text.lower())
+    # Case kept, as in scrapinghub's evaluate.py (its `\w+` tokens are not lower-cased).
+    words = _SHINGLE_TOKEN_RE.findall(text)
     if len(words) < SHINGLE_SIZE:
         return Counter([tuple(words)]) if words else Counter()
     return Counter(tuple(words[i : i + SHINGLE_SIZE]) for i in range(len(words) - SHINGLE_SIZE + 1))
