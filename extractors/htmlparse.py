@@ -1,4 +1,4 @@
-"""Robust HTML parsing shared by the extractors: any string in, an lxml tree or ``None`` out, never an exception."""
+"""Robust HTML parsing for the extractors: any string in, an lxml tree or ``None`` out, never an exception."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ _PARSER = lxml.html.HTMLParser(
     remove_pis=True,
     huge_tree=True,
     no_network=True,
-    default_doctype=False,
 )
 
 
@@ -29,12 +28,11 @@ _PLAIN_PARSER = lxml.etree.HTMLParser(
     remove_pis=True,
     huge_tree=True,
     no_network=True,
-    default_doctype=False,
 )
 
 
 def parse_html(html: str) -> lxml.html.HtmlElement | None:
-    """Parse a decoded HTML string; ``None`` when it holds no document at all (empty, or nothing but noise)."""
+    """Parse a decoded HTML string; ``None`` when it holds no document at all (empty, or only noise)."""
     data = _prepare(html)
     if data is None:
         return None
@@ -69,19 +67,18 @@ def _prepare(html: str) -> bytes | None:
     return _FORBIDDEN_RE.sub(" ", _XML_DECL_RE.sub("", html, count=1)).encode("utf-8", "replace")
 
 
-def text_length(element: lxml.etree._Element) -> int:
-    """Number of characters of text inside ``element``."""
-    return len("".join(element.itertext()))
+def elements(root: lxml.etree._Element, xpath: str) -> list[lxml.etree._Element]:
+    """The elements an XPath selects (attribute values and text results are left out)."""
+    found = root.xpath(xpath)
+    if not isinstance(found, list):
+        return []
+    return [item for item in found if isinstance(item, lxml.etree._Element)]
 
 
 def page_title(root: lxml.etree._Element) -> str | None:
     """The page's ``<title>``, else its Open Graph title, else its first ``<h1>``; white space collapsed."""
-    for xpath in ("//title", "//meta[@property='og:title']/@content", "//h1"):
-        found = root.xpath(xpath)
-        if not found:
-            continue
-        value = found[0] if isinstance(found[0], str) else "".join(found[0].itertext())
-        text = " ".join(str(value).split())
+    for xpath in ("string(//title)", "string(//meta[@property='og:title']/@content)", "string(//h1)"):
+        text = " ".join(str(root.xpath(xpath)).split())
         if text:
             return text
     return None

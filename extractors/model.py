@@ -1,4 +1,4 @@
-"""The result shape shared by every extractor: text, title, paragraphs and the diagnostics behind the choice."""
+"""The result shape of every extractor: text, title, paragraphs and the diagnostics behind the choice."""
 
 from __future__ import annotations
 

@@ -33,14 +33,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
 from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import lxml.etree
 import lxml.html
 
-from extractors.htmlparse import page_title, parse_tree
+from extractors.htmlparse import elements, page_title, parse_tree
 from extractors.model import Block, Extraction
 from extractors.text import CJK_RE, cosine, count_words, normalize_space, terms
 
@@ -213,19 +213,19 @@ def _result(
 
 # Elements that end a text line.
 _BLOCK_TAGS = frozenset(
-    "p div li h1 h2 h3 h4 h5 h6 td th tr dt dd blockquote pre section article main aside header footer nav "
-    "ul ol dl table tbody thead tfoot figure figcaption form fieldset address details summary hr caption "
-    "center body legend".split()
+    "p div li h1 h2 h3 h4 h5 h6 td th tr dt dd blockquote pre section article main aside header "
+    "footer nav ul ol dl table tbody thead tfoot figure figcaption form fieldset address details "
+    "summary hr caption center body legend".split()
 )
 # Containers: opening or closing one counts as an empty line between the text around it.
 _CONTAINER_TAGS = frozenset(
-    "div section article main aside header footer nav ul ol dl table td form fieldset figure body center "
-    "details".split()
+    "div section article main aside header footer nav ul ol dl table td form fieldset figure body "
+    "center details".split()
 )
 # Never text of the page: removed outright. (Not <head> itself: broken markup can put the body inside it.)
-_DROP_TAGS = (
-    "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed", "canvas",
-    "audio", "video", "input", "option", "title", "meta", "link", "base",
+_DROP_TAGS = tuple(
+    "script style noscript template svg math iframe object embed canvas audio video "
+    "input option title meta link base".split()
 )
 # Usually not text of the page, but broken markup can nest the whole page inside one: removed when small.
 _SUSPECT_TAGS = ("nav", "button", "select", "textarea")
@@ -233,10 +233,10 @@ _SUSPECT_TAGS = ("nav", "button", "select", "textarea")
 # ("sidebar", "site-sidebar", "nav__item"), not in the middle of one or as a BEM modifier
 # ("inline-and-sidebar-container", "layout--sidebar" describe a layout that has a sidebar).
 _BOILERPLATE_WORDS = frozenset(
-    "nav navbar navigation menu breadcrumb breadcrumbs footer sidebar share sharing social comment comments "
-    "related recommended promo advert advertisement ad ads banner cookie cookies newsletter subscribe popup "
-    "modal pagination pager toolbar author byline bio caption credit credits meta tags tag categories "
-    "signup cta popular trending disclaimer disclosure print".split()
+    "nav navbar navigation menu breadcrumb breadcrumbs footer sidebar share sharing social comment "
+    "comments related recommended promo advert advertisement ad ads banner cookie cookies newsletter "
+    "subscribe popup modal pagination pager toolbar author byline bio caption credit credits meta "
+    "tags tag categories signup cta popular trending disclaimer disclosure print".split()
 )
 _TOKEN_PART_RE = re.compile(r"[a-z0-9]+")
 
@@ -253,7 +253,9 @@ def _looks_boilerplate(words: str) -> bool:
 _ARTICLE_MARK_TAGS = frozenset({"article", "main", "h1"})
 _HIDDEN_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 # Hidden elements: rare, so one XPath finds them all and the walk only asks whether it met one.
-_HIDDEN_XPATH = "//*[@hidden or @aria-hidden='true' or contains(@style, 'none') or contains(@style, 'hidden')]"
+_HIDDEN_XPATH = (
+    "//*[@hidden or @aria-hidden='true' or contains(@style, 'none') or contains(@style, 'hidden')]"
+)
 _NEVER_SUSPECT_TAGS = frozenset({"html", "body", "article", "main"})
 # A block whose class says boilerplate but holds more than this share of the page's text is kept.
 MAX_BOILERPLATE_SHARE = 0.6
@@ -401,7 +403,7 @@ def _walk(root: lxml.etree._Element) -> _Walk:
     verdicts: dict[str, bool] = {}
     hidden = {
         element
-        for element in root.xpath(_HIDDEN_XPATH)
+        for element in elements(root, _HIDDEN_XPATH)
         if element.tag not in _NEVER_SUSPECT_TAGS
         and (element.get("style") is None or _HIDDEN_RE.search(element.get("style", "")))
     }

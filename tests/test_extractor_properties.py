@@ -1,0 +1,105 @@
+"""No input string makes an extractor raise: property-based tests over every algorithm."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from extractors import ALGORITHMS, Extraction, get_extractor
+
+TAGS = [
+    "html",
+    "head",
+    "title",
+    "body",
+    "div",
+    "p",
+    "br",
+    "a",
+    "span",
+    "table",
+    "tr",
+    "td",
+    "ul",
+    "li",
+    "h1",
+    "script",
+    "style",
+    "nav",
+    "article",
+    "pre",
+    "svg",
+    "iframe",
+    "!--",
+    "?xml",
+    "!DOCTYPE",
+]
+ATTRIBUTES = [
+    "",
+    ' class="nav"',
+    ' id="content"',
+    ' style="display:none"',
+    " hidden",
+    ' aria-hidden="true"',
+    ' class="article-body"',
+    ' href="http://example.test/"',
+    ' charset="gbk"',
+]
+
+fragments = st.one_of(
+    st.text(max_size=40),
+    st.builds(lambda tag, attr: f"<{tag}{attr}>", st.sampled_from(TAGS), st.sampled_from(ATTRIBUTES)),
+    st.builds(lambda tag: f"</{tag}>", st.sampled_from(TAGS)),
+    st.sampled_from(
+        [
+            "长江大桥完成检修。",
+            "\x00",
+            "\ud800",
+            "&amp;",
+            "&#0;",
+            "&#xD800;",
+            "<![CDATA[",
+            "]]>",
+            "\r\n\r\n\r\n",
+            "\u3000",
+            "\ufeff",
+            "\u200b",
+            "<",
+            ">",
+            '"',
+            "'",
+        ]
+    ),
+)
+html_like = st.lists(fragments, max_size=60).map("".join)
+
+
+def check(algorithm: str, html: str) -> None:
+    result = get_extractor(algorithm)(html)
+    assert isinstance(result, Extraction)
+    assert result.algorithm == algorithm
+    assert result.text == "\n\n".join(result.paragraphs)
+    if not result.text:
+        assert result.notes
+
+
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.text())
+def test_any_text_is_taken(algorithm: str, text: str) -> None:
+    check(algorithm, text)
+
+
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(html=html_like)
+def test_any_tag_soup_is_taken(algorithm: str, html: str) -> None:
+    check(algorithm, html)
+
+
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+def test_deeply_nested_and_huge_inputs_are_taken(algorithm: str) -> None:
+    check(algorithm, "<div>" * 100_000 + "deep text" + "</div>" * 100_000)
+    check(algorithm, "<p>" + "word " * 2_000_000 + "</p>")
+    check(algorithm, "<table>" + "<tr><td><a href='/x'>link</a></td></tr>" * 50_000 + "</table>")

@@ -1,0 +1,108 @@
+"""qRead on hand-made pages and golden pages of the development set: what must be kept and what must go."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from extractors import extract
+from extractors.qread import THETA, extract_paper
+
+PAGES = Path(__file__).parent / "pages"
+GOLDEN = Path(__file__).parent / "golden"
+GOLDEN_CASES: list[dict[str, Any]] = json.loads((GOLDEN / "cases.json").read_text(encoding="utf-8"))["cases"]
+
+
+def page(name: str) -> str:
+    return (PAGES / name).read_text(encoding="utf-8")
+
+
+def test_one_sentence_article_is_found_among_longer_link_lists() -> None:
+    result = extract(page("one_sentence.html"))
+    assert result.text == "The harbour bridge reopened to traffic on Monday after six weeks of repairs."
+    assert result.title == "Harbour bridge reopens after repairs | Riverside Daily"
+
+
+def test_article_in_several_equal_density_blocks_is_kept_whole() -> None:
+    result = extract(page("equal_density.html"))
+    assert result.paragraphs[0].startswith("The city council published its traffic plan on Tuesday")
+    assert result.paragraphs[-1].startswith("Residents can comment on the traffic plan")
+    assert len(result.paragraphs) == 4
+    for junk in ("Buy a new car today", "Cycle lanes: what you need to know", "Home", "Market Square"):
+        assert junk not in result.text
+
+
+def test_navigation_heavy_portal_page_yields_only_the_story() -> None:
+    result = extract(page("portal.html"))
+    assert len(result.paragraphs) == 3
+    assert result.paragraphs[0].startswith("After two years of building work")
+    for junk in ("Top stories", "Floods close roads", "More news", "Crosswords", "Privacy"):
+        assert junk not in result.text
+
+
+def test_chinese_page_counts_characters_as_words() -> None:
+    result = extract(page("chinese.html"))
+    assert result.paragraphs == [
+        "经过为期三个月的全面检修，长江大桥于本周一上午恢复通车，市民出行重新变得便捷。",
+        "据介绍，此次检修更换了桥面铺装层和伸缩缝，并对全桥的照明系统进行了升级改造。",
+        "交通部门提醒，大桥通车初期车流量较大，请驾驶员注意减速慢行，服从现场交警指挥。",
+    ]
+    chosen = result.chosen_blocks
+    assert chosen and all(block.words > 100 for block in chosen)
+
+
+def test_headline_is_left_out_because_it_is_the_title() -> None:
+    assert "How the city plans" not in extract(page("equal_density.html")).text
+
+
+def test_explanation_marks_the_densest_segment_and_gives_its_measures() -> None:
+    result = extract(page("portal.html"))
+    densest = [block for block in result.blocks if block.reason == "densest"]
+    assert len(densest) == 1
+    block = densest[0]
+    assert block.chosen
+    assert block.density == pytest.approx(block.words / block.lines, abs=0.01)
+    assert block.density == max(b.density for b in result.blocks if b.lines)
+    assert 0.0 <= block.similarity <= 1.0
+
+
+def test_paper_version_splits_segments_at_theta_empty_source_lines() -> None:
+    gap = "\n" * (THETA + 1)
+    html = (
+        "<html><body>"
+        f"<div>Home</div>\n<div>News</div>\n<div>Sport</div>{gap}"
+        "<p>The first line of the article has quite a few words in it.</p>"
+        "<p>The second line of the article has about as many words as that.</p>"
+        f"{gap}<div>Contact</div>\n<div>Privacy</div>"
+        "</body></html>"
+    )
+    result = extract_paper(html)
+    assert [block.lines for block in result.blocks] == [3, 2, 2]
+    assert result.paragraphs == [
+        "The first line of the article has quite a few words in it.",
+        "The second line of the article has about as many words as that.",
+    ]
+
+
+def test_paper_version_uses_the_title_for_a_short_article() -> None:
+    html = (
+        "<html><head><title>Ferry strike ends</title></head><body>"
+        "<div>Latest: markets rise, rail works planned for the weekend, and more</div>\n\n\n\n"
+        "<p>The ferry strike ends today.</p>\n\n\n\n"
+        "<div>Advertise with us and reach readers across the whole region every week</div>"
+        "</body></html>"
+    )
+    assert extract_paper(html).text == "The ferry strike ends today."
+
+
+@pytest.mark.parametrize("case", GOLDEN_CASES, ids=[case["id"] for case in GOLDEN_CASES])
+def test_golden_page(case: dict[str, Any]) -> None:
+    html = (GOLDEN / f"{case['id']}.html").read_text(encoding="utf-8")
+    text = " ".join(extract(html, url=case["url"]).text.split())
+    for snippet in case["must_contain"]:
+        assert snippet in text, f"missing {snippet!r}"
+    for snippet in case["must_not_contain"]:
+        assert snippet not in text, f"junk {snippet!r}"

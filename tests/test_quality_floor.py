@@ -1,0 +1,40 @@
+"""The default extractor's quality on the whole development set must not regress.
+
+The floors sit just under what qRead reaches (measured with ``bench/extraction.py``); scoring is
+deterministic, so a drop below them is a real regression, never noise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from extractors import extract
+from extractors.scoring import score_page
+
+CORPUS = Path(
+    os.environ.get("EXTRACTION_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "extraction-dev")
+)
+# Reached on 2026-11-22: en 0.931, zh 0.921 (token F1, mean over pages).
+FLOORS = {"en": 0.925, "zh": 0.915}
+
+
+@pytest.mark.skipif(
+    not (CORPUS / "manifest.json").is_file(),
+    reason=f"the development set is not at {CORPUS} (set EXTRACTION_CORPUS to its folder)",
+)
+def test_default_extractor_stays_above_its_quality_floor() -> None:
+    pages = json.loads((CORPUS / "manifest.json").read_text(encoding="utf-8"))["pages"]
+    scores: dict[str, list[float]] = {}
+    for page in pages:
+        html = (CORPUS / "html" / f"{page['id']}.html").read_text(encoding="utf-8")
+        truth = (CORPUS / "truth" / f"{page['id']}.txt").read_text(encoding="utf-8")
+        predicted = extract(html, url=page["url"]).text
+        scores.setdefault(page["lang"], []).append(score_page(predicted, truth, page["lang"]).f1)
+    means = {lang: sum(values) / len(values) for lang, values in scores.items()}
+    assert set(means) == set(FLOORS)
+    for lang, floor in FLOORS.items():
+        assert means[lang] >= floor, f"{lang} token F1 {means[lang]:.4f} fell under its floor {floor}"
