@@ -19,8 +19,8 @@ Every extractor gets the decoded HTML string and the page URL, nothing else (jus
 language, to pick its stoplist). Scoring follows the corpus README (``extractors.scoring``): token P/R/F1
 per page (character tokens for zh/ja) averaged over pages, acc = share of pages with F1 >= 0.9, the
 scrapinghub shingle F1, the outcomes accurate/extra/missed, and the wall time of the extractor call alone
-(after one warm-up call), median and p95 ms per page. An exception scores the page as empty output and is
-counted under ``errors``. The tables are markdown, sorted by F1; ``x traf`` is the median time over
+(after one warm-up call; pages go through the extractors in turn, so load hits all alike), median and p95
+ms per page. An exception scores the page as empty output and is counted under ``errors``. The tables are markdown, sorted by F1; ``x traf`` is the median time over
 trafilatura's median in the same run.
 """
 
@@ -152,29 +152,38 @@ def contenders(only: set[str] | None) -> tuple[list[Contender], dict[str, str]]:
     return found, missing
 
 
-def run_contender(contender: Contender, pages: Sequence[Page]) -> list[PageResult]:
-    """Every page through one extractor: one warm-up call, then each call timed alone."""
-    if pages:
-        with contextlib.suppress(Exception):  # the timed pass counts the error
-            contender.run(pages[0].html, pages[0].url, pages[0].lang)
-    gc.collect()
-    results: list[PageResult] = []
-    for page in pages:
-        error: str | None = None
-        start = time.perf_counter()
-        try:
-            text = contender.run(page.html, page.url, page.lang)
-        except Exception as exc:  # noqa: BLE001 - any failure scores as empty output
-            elapsed = time.perf_counter() - start
-            text, error = "", f"{type(exc).__name__}: {exc}"[:300]
-        else:
-            elapsed = time.perf_counter() - start
-        if not isinstance(text, str):
-            text = ""
-        results.append(
-            PageResult(page, score_page(text, page.truth, page.lang), elapsed * 1000, len(text), error)
-        )
+def run_all(found: Sequence[Contender], pages: Sequence[Page]) -> dict[str, list[PageResult]]:
+    """Every page through every extractor, interleaved so that a change in the machine's load falls on all
+    of them alike: one warm-up call each, then page by page, each call timed alone, in an order that
+    rotates from page to page."""
+    for contender in found:
+        if pages:
+            with contextlib.suppress(Exception):  # the timed pass counts the error
+                contender.run(pages[0].html, pages[0].url, pages[0].lang)
+    results: dict[str, list[PageResult]] = {contender.name: [] for contender in found}
+    for number, page in enumerate(pages):
+        if number % 20 == 0:
+            print(f"  page {number + 1}/{len(pages)}", file=sys.stderr, flush=True)
+        gc.collect()
+        shift = number % len(found) if found else 0
+        for contender in [*found[shift:], *found[:shift]]:
+            results[contender.name].append(_timed(contender, page))
     return results
+
+
+def _timed(contender: Contender, page: Page) -> PageResult:
+    error: str | None = None
+    start = time.perf_counter()
+    try:
+        text = contender.run(page.html, page.url, page.lang)
+    except Exception as exc:  # noqa: BLE001 - any failure scores as empty output
+        elapsed = time.perf_counter() - start
+        text, error = "", f"{type(exc).__name__}: {exc}"[:300]
+    else:
+        elapsed = time.perf_counter() - start
+    if not isinstance(text, str):
+        text = ""
+    return PageResult(page, score_page(text, page.truth, page.lang), elapsed * 1000, len(text), error)
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -327,10 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     langs = [lang for lang in LANGUAGES if any(page.lang == lang for page in pages)]
     print(f"corpus {args.corpus}: {len(pages)} pages ({', '.join(langs)})", file=sys.stderr)
 
-    all_results: dict[str, list[PageResult]] = {}
-    for contender in found:
-        print(f"  running {contender.label} ...", file=sys.stderr, flush=True)
-        all_results[contender.name] = run_contender(contender, pages)
+    all_results = run_all(found, pages)
 
     rows = [summarize(c, all_results[c.name]) for c in found]
     add_ratios(rows)
