@@ -207,7 +207,7 @@ def _result(
         paragraphs=paragraphs,
         algorithm=algorithm,
         blocks=blocks,
-        notes=[] if paragraphs else ["no segment was chosen"],
+        notes=[] if paragraphs else ["no line was kept"],
     )
 
 
@@ -292,21 +292,38 @@ def extract(html: str, *, url: str | None = None, title: str | None = None) -> E
     # 5. The article is the ancestor of the core with the most article-like text and the least junk.
     cjk = sum(1 for line in lines if line.cjk) * 2 > len(lines)
     kinds = [_kind(line, cjk) for line in lines]
-    first, last = lines[segments[best].start], lines[segments[best].end - 1]
+    core = [i for i in range(segments[best].start, segments[best].end) if kinds[i] == _GOOD] or [
+        segments[best].start,
+        segments[best].end - 1,
+    ]
+    first, last = lines[core[0]], lines[core[-1]]
     container = _article_container(walk, kinds, first.owner, last.owner)
     low, high = walk.span[container]
-    inside = [i for i, line in enumerate(lines) if low <= line.position < high and kinds[i] != _BAD]
+    in_block = [i for i, line in enumerate(lines) if low <= line.position < high]
+    dropped: dict[str, int] = {}
+
+    def drop(indices: Iterable[int], why: str) -> None:
+        for _ in indices:
+            dropped[why] = dropped.get(why, 0) + 1
+
+    inside = [i for i in in_block if kinds[i] != _BAD]
+    drop((i for i in in_block if kinds[i] == _BAD), "mostly links")
     # Short lines before the first and after the last article line are datelines, bylines, share bars.
     good_lines = [i for i in inside if kinds[i] == _GOOD]
     if good_lines:
+        drop(
+            (i for i in inside if not good_lines[0] <= i <= good_lines[-1]), "short, before or after the text"
+        )
         inside = [i for i in inside if good_lines[0] <= i <= good_lines[-1]]
     kept = {i for i in inside if lines[i].tag not in _NOT_TEXT_TAGS}
+    drop((i for i in inside if i not in kept), "headline or caption tag")
     # A long line met twice is a carousel or a repeated teaser: the article says a thing once.
     seen: set[str] = set()
     for i in sorted(kept):
         if kinds[i] == _GOOD:
             if lines[i].text in seen:
                 kept.discard(i)
+                drop([i], "repeated")
             seen.add(lines[i].text)
     # The headline is the title, not text, whatever tag holds it.
     if title_terms:
@@ -318,9 +335,31 @@ def extract(html: str, *, url: str | None = None, title: str | None = None) -> E
                 cosine(terms(lines[i].text), title_terms) >= HEADLINE_SIMILARITY
             ):
                 kept.discard(i)
+                drop([i], "the headline")
     chosen = {index for index, s in enumerate(segments) if any(i in kept for i in range(s.start, s.end))}
-    reasons = {index: "in the article block" for index in chosen} | {best: "densest"}
-    return _result(ALGORITHM, title, lines, segments, similarities, chosen, reasons, kept)
+    reasons = {}
+    for index in chosen | {best}:
+        segment = segments[index]
+        count = sum(1 for i in range(segment.start, segment.end) if i in kept)
+        role = "densest" if index == best else "in the article block"
+        reasons[index] = f"{role}: {count} of {segment.lines} lines kept"
+    notes = [
+        f"{walk.dropped} lines left out in boilerplate blocks (navigation, sharing, comments, hidden...)",
+        f"article block: {_path(walk, container)}, around segment {best}, {len(in_block)} lines",
+        *(f"{count} lines of the article block left out: {why}" for why, count in dropped.items()),
+    ]
+    extraction = _result(ALGORITHM, title, lines, segments, similarities, chosen, reasons, kept)
+    extraction.notes = notes + extraction.notes
+    return extraction
+
+
+def _path(walk: _Walk, element: int) -> str:
+    """Where an element sits: its label and its two nearest ancestors', outermost first."""
+    labels: list[str] = []
+    while element >= 0 and len(labels) < 3:
+        labels.append(walk.labels[element])
+        element = walk.parents[element]
+    return " > ".join(reversed(labels))
 
 
 _GOOD, _NEUTRAL, _BAD = 1, 0, -1
@@ -384,6 +423,8 @@ class _Walk:
     lines: list[_Line]
     parents: list[int]  # walk id of each block element's parent block element (-1 for the root)
     span: list[tuple[int, int]]  # walk id -> positions of its start and end events
+    labels: list[str]  # walk id -> tag, first class or id, for explanations
+    dropped: int  # lines left out in boilerplate blocks
 
 
 def _walk(root: lxml.etree._Element) -> _Walk:
@@ -397,6 +438,7 @@ def _walk(root: lxml.etree._Element) -> _Walk:
     link_pieces: list[str] = []
     parents: list[int] = [-1]
     span: list[tuple[int, int]] = [(0, 0)]
+    labels: list[str] = [str(root.tag)]
     stack: list[int] = [0]  # open block elements, walk ids
     suspects: list[list[int]] = []  # [start, end, guarded] of boilerplate-looking elements
     open_suspects: list[tuple[lxml.etree._Element, list[int]]] = []
@@ -450,6 +492,7 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                 tag = name
                 parents.append(stack[-1])
                 span.append((position, position))
+                labels.append(_label(element, name))
                 stack.append(len(parents) - 1)
                 if name in _CONTAINER_TAGS:
                     gap += 1
@@ -483,7 +526,16 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                 link_pieces.append(text)
     flush()
     span[0] = (0, position + 1)
-    return _Walk(_without_boilerplate(lines, suspects), parents, span)
+    kept = _without_boilerplate(lines, suspects)
+    return _Walk(kept, parents, span, labels, len(lines) - len(kept))
+
+
+def _label(element: lxml.etree._Element, name: str) -> str:
+    classes = (element.get("class") or "").split()
+    if classes:
+        return f"{name}.{classes[0]}"
+    ident = element.get("id")
+    return f"{name}#{ident}" if ident else name
 
 
 def _is_suspect(element: lxml.etree._Element, name: object, verdicts: dict[str, bool]) -> bool:
