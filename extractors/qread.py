@@ -14,19 +14,24 @@ DOM. Two versions live here so they can be compared on the same corpus:
    (one or two sentences) is the segment most similar to the title when the densest one shares nothing
    with it, and the other segments of (nearly) the same density that resemble the title join it.
 
-``extract`` (the default, ``algo="qread"``) keeps those stages and fixes what the measurements showed:
+``extract`` (the default, ``algo="qread"``) keeps qRead's core, the densest segment, and fixes what the
+measurements on the development set showed (``docs/extraction.md``):
 
-1. Filter more: also hidden elements, forms' controls, embedded media, and blocks whose class or id says
-   navigation, sharing, comments, related links, advertising or cookie notices.
-2. Lines come from the DOM: every block element ends a line (minified pages have no source lines), and each
-   line remembers its words inside links.
-3. The empty lines between two text lines are the block containers closed and opened between them, so
-   θ keeps its meaning whatever the source formatting.
-4. Density counts only words outside links, and a segment's score grows with its size as well, so one long
-   caption does not beat a twenty-paragraph article.
-5. The densest segment grows over its neighbours while they read like article text (density, links, title
-   similarity), which is qRead's "several segments of equal density" case; link lists inside are cut and
-   the headline itself is left out, since it is the title, not the text.
+1. Filter: drop what is never text (scripts, styles, media, form inputs).
+2. Lines come from the DOM, not the source: every block element ends a line (minified pages have one
+   source line), and each line knows its words, its words inside links and its block element. Lines in
+   blocks that look like boilerplate (``<nav>``, hidden, class or id words such as ``sidebar``, ``share``,
+   ``comments``) are left out, unless the block holds an article mark or most of the page's text.
+3. Segments: the empty lines between two text lines are the containers closed and opened between them,
+   so θ keeps its meaning whatever the source formatting.
+4. The core is the segment with the most words outside links per line, weighted by the log of its size,
+   so one long caption does not beat a twenty-paragraph article.
+5. The article block: among the ancestors of the core's article lines, the block with the most article
+   words times their share of all its words. This is the seed's "several segments of equal density" case
+   done on the tree: an article split by an advert or a sub-heading is one block.
+6. Clean the block: leave out link lists, short lines before the first and after the last article line
+   (datelines, share bars), captions, repeated long lines, and the headline (the line most like the title:
+   the seed's title similarity, used where it helps).
 """
 
 from __future__ import annotations
@@ -271,14 +276,14 @@ MAX_LINK_SHARE = 0.5
 
 
 def extract(html: str, *, url: str | None = None, title: str | None = None) -> Extraction:
-    """qRead with DOM cues: the default extractor (see the module docstring, stages 1-5)."""
+    """qRead with DOM cues: the default extractor (see the module docstring, stages 1-6)."""
     root = parse_tree(html)
     if root is None:
         return Extraction.empty(ALGORITHM, title, "no HTML document in the input")
     title = title or page_title(root)
-    # 1. Filter: what is never text goes now, suspect blocks while walking.
+    # 1. Filter: what is never text.
     lxml.etree.strip_elements(root, *_DROP_TAGS, with_tail=False)
-    # 2. and 3. Lines from the DOM, empty lines from the containers between them.
+    # 2. Lines from the DOM, boilerplate blocks left out; 3. empty lines from the containers between them.
     walk = _walk(root)
     lines = walk.lines
     segments = _segment(lines, THETA)
@@ -289,7 +294,8 @@ def extract(html: str, *, url: str | None = None, title: str | None = None) -> E
     # 4. The core: the best segment by content density and size.
     scores = [_score(s) for s in segments]
     best = max(range(len(segments)), key=scores.__getitem__)
-    # 5. The article is the ancestor of the core with the most article-like text and the least junk.
+    # 5. The article block: the ancestor of the core's article lines with the most article words and
+    # the largest share of them.
     cjk = sum(1 for line in lines if line.cjk) * 2 > len(lines)
     kinds = [_kind(line, cjk) for line in lines]
     core = [i for i in range(segments[best].start, segments[best].end) if kinds[i] == _GOOD] or [
@@ -306,6 +312,7 @@ def extract(html: str, *, url: str | None = None, title: str | None = None) -> E
         for _ in indices:
             dropped[why] = dropped.get(why, 0) + 1
 
+    # 6. Clean the block.
     inside = [i for i in in_block if kinds[i] != _BAD]
     drop((i for i in in_block if kinds[i] == _BAD), "mostly links")
     # Short lines before the first and after the last article line are datelines, bylines, share bars.
@@ -378,7 +385,10 @@ def _kind(line: _Line, cjk: bool) -> int:
 
 
 def _article_container(walk: _Walk, kinds: list[int], first: int, last: int) -> int:
-    """The element (walk id) around the core lines whose good words minus junk words is largest."""
+    """The block (walk id) around the core whose article words times their share of its words is largest.
+
+    Words of link lines count twice in the share: a block that gains a list of links pays for it.
+    """
     good = [0]
     total = [0]
     for line, kind in zip(walk.lines, kinds, strict=True):
