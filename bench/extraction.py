@@ -20,8 +20,8 @@ language, to pick its stoplist). Scoring follows the corpus README (``extractors
 per page (character tokens for zh/ja) averaged over pages, acc = share of pages with F1 >= 0.9, the
 scrapinghub shingle F1, the outcomes accurate/extra/missed, and the wall time of the extractor call alone
 (after one warm-up call; pages go through the extractors in turn, so load hits all alike), median and p95
-ms per page. An exception scores the page as empty output and is counted under ``errors``. The tables are markdown, sorted by F1; ``x traf`` is the median time over
-trafilatura's median in the same run.
+ms per page. An exception scores the page as empty output and is counted under ``errors``. The tables
+are markdown, sorted by F1; ``x traf`` is the median time over trafilatura's median in the same run.
 """
 
 from __future__ import annotations

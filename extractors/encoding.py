@@ -1,0 +1,290 @@
+"""Bytes of a web page to text: the character encoding found the way browsers find it, never an exception.
+
+Order (the WHATWG encoding sniffing algorithm, simplified):
+
+1. a byte order mark (UTF-8, UTF-16, UTF-32);
+2. the charset declared by the transport (the HTTP ``Content-Type`` header), passed as ``declared``;
+3. ``<meta charset>``, ``<meta http-equiv="Content-Type" content="...; charset=...">`` or an XML
+   declaration in the first ``PRESCAN_BYTES`` bytes;
+4. valid UTF-8, else UTF-16 without a BOM, else what ``charset-normalizer`` detects, else windows-1252.
+
+Labels are read as browsers read them: GB2312 and GBK are decoded as their superset GB18030, ISO-8859-1 and
+ASCII as windows-1252, Big5 as Big5-HKSCS, Shift_JIS as cp932, EUC-KR as cp949. Only text encodings used on
+the web are accepted; a label naming anything else (``rot13``, ``base64``, an unknown name) is ignored and the
+next step decides. Bytes that the chosen encoding cannot decode become U+FFFD.
+
+:func:`sniff_binary` tells data that is not text at all (images, archives, random bytes), so that callers can
+say "this is not HTML" instead of extracting noise.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+import charset_normalizer
+
+__all__ = [
+    "Decoded",
+    "charset_from_content_type",
+    "decode",
+    "decode_html",
+    "looks_binary",
+    "normalize_encoding",
+    "sniff_binary",
+]
+
+# How far the <meta> declaration is looked for (browsers: 1024 bytes; real pages put long scripts first).
+PRESCAN_BYTES = 8192
+# How much of the input is shown to charset-normalizer: enough to decide, bounded in time for huge pages.
+DETECT_BYTES = 256 * 1024
+# How much of the input is looked at to tell binary data from text.
+SNIFF_BYTES = 8192
+# Share of control bytes (other than tab, newlines, form feed, escape) above which data is not text.
+MAX_CONTROL_SHARE = 0.02
+
+Source = Literal["bom", "declared", "meta", "utf-8", "utf-16", "detected", "default"]
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    # UTF-32 first: its little-endian BOM starts with the UTF-16 one.
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+# Web labels Python does not know, mapped to one it does.
+_LABEL_ALIASES = {
+    "x-gbk": "gbk",
+    "x-sjis": "shift_jis",
+    "windows-31j": "cp932",
+    "ms_kanji": "cp932",
+    "windows-874": "cp874",
+    "x-cp1250": "cp1250",
+    "x-cp1251": "cp1251",
+    "x-cp1252": "cp1252",
+    "x-cp1253": "cp1253",
+    "x-cp1254": "cp1254",
+    "x-cp1255": "cp1255",
+    "x-cp1256": "cp1256",
+    "x-cp1257": "cp1257",
+    "x-cp1258": "cp1258",
+    "x-mac-roman": "mac-roman",
+    "x-mac-cyrillic": "mac-cyrillic",
+    "x-mac-ukrainian": "mac-cyrillic",
+    "iso-8859-8-i": "iso8859-8",
+    "iso-8859-6-i": "iso8859-6",
+    "unicode-1-1-utf-8": "utf-8",
+    "unicode11utf8": "utf-8",
+    "unicode20utf8": "utf-8",
+    "x-unicode20utf8": "utf-8",
+    "x-euc-jp": "euc_jp",
+    "csgb2312": "gb2312",
+    "chinese": "gb2312",
+    "x-x-big5": "big5",
+}
+# Python codec names of the labels browsers read as a larger encoding.
+_SUPERSETS = {
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "hz": "gb18030",
+    "iso8859-1": "cp1252",
+    "ascii": "cp1252",
+    "iso8859-9": "cp1254",
+    "iso8859-11": "cp874",
+    "tis-620": "cp874",
+    "big5": "big5hkscs",
+    "shift_jis": "cp932",
+    "euc_kr": "cp949",
+    "ks_c_5601-1987": "cp949",
+    "utf-8-sig": "utf-8",
+    "utf-16": "utf-16-le",
+    "utf-32": "utf-32-le",
+}
+# Python codec names (after _SUPERSETS) accepted as web text encodings.
+_WEB_ENCODING_NAMES = (
+    "utf-8 utf-16-le utf-16-be utf-32-le utf-32-be gb18030 big5hkscs cp932 euc_jp iso2022_jp cp949 "
+    "koi8-r koi8-u mac-roman mac-cyrillic cp866 cp874 cp1250 cp1251 cp1252 cp1253 cp1254 cp1255 "
+    "cp1256 cp1257 cp1258 iso8859-2 iso8859-3 iso8859-4 iso8859-5 iso8859-6 iso8859-7 iso8859-8 "
+    "iso8859-10 iso8859-13 iso8859-14 iso8859-15 iso8859-16"
+)
+_WEB_ENCODINGS = frozenset(_WEB_ENCODING_NAMES.split())
+_WIDE = frozenset({"utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"})
+
+_CHARSET_RE = re.compile(rb"""charset\s*=\s*["']?\s*([A-Za-z0-9_.:()+-]{1,40})""", re.IGNORECASE)
+_META_RE = re.compile(rb"<meta\b[^>]*>", re.IGNORECASE)
+_XML_DECL_RE = re.compile(rb"""^\s*<\?xml\b[^>]*\bencoding\s*=\s*["']([A-Za-z0-9_.:-]{1,40})["']""")
+_COMMENT_RE = re.compile(rb"<!--.*?(?:-->|\Z)", re.DOTALL)
+_TEXT_CHARSET_RE = re.compile(r"""charset\s*=\s*["']?\s*([^\s"';,]+)""", re.IGNORECASE)
+
+# Bytes that do not occur in text (WHATWG MIME sniffing's "binary data bytes").
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"%PDF-", "a PDF document"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"RIFF", "a RIFF file (WebP image, WAV or AVI)"),
+    (b"PK\x03\x04", "a ZIP archive (or a DOCX/XLSX/EPUB file)"),
+    (b"\x1f\x8b", "gzip-compressed data"),
+    (b"BZh", "bzip2-compressed data"),
+    (b"\xfd7zXZ\x00", "xz-compressed data"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed data"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+    (b"\x7fELF", "an ELF executable"),
+    (b"MZ", "a Windows executable"),
+    (b"\x00\x00\x01\x00", "an icon"),
+    (b"OggS", "an Ogg media file"),
+    (b"ID3", "an MP3 file"),
+    (b"wOFF", "a WOFF font"),
+    (b"wOF2", "a WOFF2 font"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an OLE document (DOC/XLS/PPT)"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """Decoded text, the Python codec used, and which step of the sniffing decided it."""
+
+    text: str
+    encoding: str
+    source: Source
+
+
+def normalize_encoding(label: str | None) -> str | None:
+    """The Python codec a browser would use for the charset ``label``; ``None`` when it is no web encoding.
+
+    >>> normalize_encoding("GB2312"), normalize_encoding("latin1"), normalize_encoding("rot13")
+    ('gb18030', 'cp1252', None)
+    """
+    if not label:
+        return None
+    name = label.strip().strip("\"'").strip().lower()
+    name = _LABEL_ALIASES.get(name, name)
+    try:
+        name = codecs.lookup(name).name
+    except (LookupError, ValueError):
+        return None
+    name = _SUPERSETS.get(name, name)
+    return name if name in _WEB_ENCODINGS else None
+
+
+def charset_from_content_type(content_type: str | None) -> str | None:
+    """The ``charset`` parameter of a ``Content-Type`` header value, as given (not normalized)."""
+    if not content_type:
+        return None
+    match = _TEXT_CHARSET_RE.search(content_type)
+    return match.group(1) if match else None
+
+
+def sniff_binary(data: bytes) -> str | None:
+    """What ``data`` is when it is not text (``"a PNG image"``, ``"binary data ..."``); ``None`` for text."""
+    if any(data.startswith(bom) for bom, _ in _BOMS):
+        return None
+    for magic, kind in _MAGIC:
+        if data.startswith(magic):
+            return kind
+    sample = data[:SNIFF_BYTES]
+    if not sample:
+        return None
+    if _utf16_without_bom(sample) is not None:
+        return None
+    controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
+    if controls > max(2, MAX_CONTROL_SHARE * len(sample)):
+        share = controls / len(sample)
+        return f"binary data ({share:.0%} control bytes in the first {len(sample)} bytes)"
+    return None
+
+
+def looks_binary(data: bytes) -> bool:
+    """True when ``data`` is not text (an image, an archive, random bytes): see :func:`sniff_binary`."""
+    return sniff_binary(data) is not None
+
+
+def decode(data: bytes, declared: str | None = None) -> Decoded:
+    """Decode a page's bytes (see the module docstring for the order); never raises for any input.
+
+    ``declared`` is the charset given by the transport: either a bare label (``"gbk"``) or a whole
+    ``Content-Type`` value (``"text/html; charset=gbk"``).
+    """
+    for bom, bom_encoding in _BOMS:
+        if data.startswith(bom):
+            return Decoded(data[len(bom) :].decode(bom_encoding, "replace"), bom_encoding, "bom")
+    label = declared
+    if label and ("=" in label or "/" in label):
+        label = charset_from_content_type(label)
+    encoding = normalize_encoding(label)
+    if encoding is not None:
+        return Decoded(data.decode(encoding, "replace"), encoding, "declared")
+    encoding = _prescan(data[:PRESCAN_BYTES])
+    if encoding is not None:
+        return Decoded(data.decode(encoding, "replace"), encoding, "meta")
+    wide = _utf16_without_bom(data[:SNIFF_BYTES])
+    if wide is not None:
+        return Decoded(data.decode(wide, "replace"), wide, "utf-16")
+    try:
+        return Decoded(data.decode("utf-8"), "utf-8", "utf-8")
+    except UnicodeDecodeError:
+        pass
+    encoding = _detect(data[:DETECT_BYTES])
+    if encoding is not None:
+        return Decoded(data.decode(encoding, "replace"), encoding, "detected")
+    return Decoded(data.decode("cp1252", "replace"), "cp1252", "default")
+
+
+def decode_html(data: bytes, declared: str | None = None) -> str:
+    """The text of a page's bytes: BOM, then ``declared``, then ``<meta>``, then detection; never raises."""
+    return decode(data, declared).text
+
+
+def _prescan(head: bytes) -> str | None:
+    match = _XML_DECL_RE.match(head)
+    if match:
+        encoding = normalize_encoding(match.group(1).decode("ascii"))
+        if encoding is not None:
+            return _ascii_compatible(encoding)
+    head = _COMMENT_RE.sub(b"", head)
+    for meta in _META_RE.finditer(head):
+        found = _CHARSET_RE.search(meta.group(0))
+        if found:
+            encoding = normalize_encoding(found.group(1).decode("ascii"))
+            if encoding is not None:
+                return _ascii_compatible(encoding)
+    return None
+
+
+def _ascii_compatible(encoding: str) -> str:
+    # A <meta> that could be read as ASCII cannot be UTF-16 or UTF-32: browsers take UTF-8 then.
+    return "utf-8" if encoding in _WIDE else encoding
+
+
+def _utf16_without_bom(sample: bytes) -> str | None:
+    """``utf-16-le``/``-be`` when ``sample`` looks like mostly-ASCII UTF-16 (zero bytes at one parity)."""
+    if len(sample) < 16:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+        return "utf-16-le"
+    if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+        return "utf-16-be"
+    return None
+
+
+def _detect(sample: bytes) -> str | None:
+    matches = list(charset_normalizer.from_bytes(sample))
+    if not matches:
+        return None
+    best = matches[0]
+    # Short Western texts fit several single-byte encodings equally well; windows-1252, the web's default
+    # legacy encoding, wins such ties (charset-normalizer would pick cp1250 for French).
+    for match in matches:
+        if (match.chaos, match.coherence) == (best.chaos, best.coherence) and (
+            "cp1252" in match.could_be_from_charset
+        ):
+            return "cp1252"
+    return normalize_encoding(best.encoding)

@@ -1,0 +1,80 @@
+"""Shared fixtures: the local test site server (a real HTTP server in a subprocess on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import select
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent
+SITE_SERVER_SCRIPT = TESTS_DIR / "siteserver.py"
+SITES_DIR = TESTS_DIR / "sites"
+STARTUP_TIMEOUT = 20.0
+STOP_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class SiteServer:
+    """The running test site server: ``url("/news/x.html")`` is a page on it."""
+
+    host: str
+    port: int
+    root: Path
+
+    @property
+    def origin(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def url(self, path: str = "/") -> str:
+        return f"{self.origin}{path}"
+
+
+@pytest.fixture(scope="session")
+def site_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SiteServer]:
+    """Start ``tests/siteserver.py`` once per session; stopped (killed if need be) at the end."""
+    log_path = tmp_path_factory.mktemp("siteserver") / "stderr.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, str(SITE_SERVER_SCRIPT), "--root", str(SITES_DIR)],
+            stdin=subprocess.PIPE,  # the server stops when this pipe closes, even if pytest is killed
+            stdout=subprocess.PIPE,
+            stderr=log,
+        )
+    try:
+        port = _read_port(process, log_path)
+        yield SiteServer("127.0.0.1", port, SITES_DIR)
+    finally:
+        _stop(process)
+
+
+def _read_port(process: subprocess.Popen[bytes], log_path: Path) -> int:
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], STARTUP_TIMEOUT)
+    line = process.stdout.readline() if ready else b""
+    try:
+        return int(line.decode("ascii").strip())
+    except ValueError:
+        _stop(process)
+        errors = log_path.read_text("utf-8", "replace").strip()
+        raise RuntimeError(
+            f"the test site server did not print its port within {STARTUP_TIMEOUT:g} s"
+            f" (first line {line!r}); its stderr: {errors or '(empty)'}"
+        ) from None
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.stdin is not None:
+        process.stdin.close()
+    process.terminate()
+    try:
+        process.wait(STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stdout is not None:
+        process.stdout.close()

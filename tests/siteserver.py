@@ -1,0 +1,208 @@
+"""The local test site server: a real HTTP server on 127.0.0.1, run as a subprocess by the tests.
+
+    python tests/siteserver.py [--root DIR] [--port N] [--verbose]
+
+It binds 127.0.0.1 only (port 0: the system picks one) and prints the port alone on its first stdout line.
+It stops on SIGTERM/SIGINT, and when its standard input reaches end of file, so a test process that dies
+does not leave it running (start it with ``stdin=subprocess.PIPE``).
+
+Static files come from ``--root`` (default: ``tests/sites`` beside this file). Special routes:
+
+=============================  ====================================================================
+``/robots.txt``                disallows ``/private/`` (but allows ``/private/allowed.html``) for all
+``/private/<name>``            an article page (robots.txt forbids fetching it)
+``/redirect?to=P&status=302``  a redirect to ``P`` (any path or URL) with the given 3xx status
+``/redirect-chain/N?to=P``     N redirects in a row, then to ``P``
+``/redirect-loop``             a redirect to itself, forever
+``/large?mb=N``                an N MB HTML page (Content-Length set), streamed
+``/large-gzip?mb=N``           an N MB HTML page sent gzip-compressed (a few KB on the wire)
+``/gbk``                       a Chinese article in GBK; its charset only in the Content-Type header
+``/status/N``                  an empty response with status N
+``/slow?seconds=S``            an article page sent after S seconds
+``/binary``                    64 KB of random bytes as application/octet-stream
+=============================  ====================================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import gzip
+import http.server
+import random
+import sys
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+DEFAULT_ROOT = Path(__file__).resolve().parent / "sites"
+
+ROBOTS_TXT = """\
+# robots.txt of the local test server
+User-agent: *
+Disallow: /private/
+Allow: /private/allowed.html
+"""
+
+GBK_TITLE = "长江大桥完成检修重新通车"
+GBK_PARAGRAPHS = (
+    "本报讯 经过为期三个月的检修，长江大桥于昨日清晨六时重新开放通行。市交通管理部门表示，"
+    "此次检修更换了全部伸缩缝，并对桥面进行了重新铺装。",
+    "据介绍，检修期间，过江车辆经隧道和轮渡分流，高峰时段平均通行时间增加了二十分钟。"
+    "通车首日，大桥车流量恢复到检修前的九成左右。",
+    "市民王先生说：“以前每天上班都要绕路，现在终于方便了。”交通部门提醒驾驶人，"
+    "大桥限速每小时六十公里，大型货车仍需在夜间通行。",
+)
+
+
+def article_page(title: str, paragraphs: tuple[str, ...] | list[str], *, lang: str = "en") -> str:
+    """A small article page with navigation and footer around the text."""
+    body = "\n".join(f"<p>{paragraph}</p>" for paragraph in paragraphs)
+    return f"""<!DOCTYPE html>
+<html lang="{lang}"><head><title>{title}</title></head>
+<body>
+<div class="nav"><a href="/">Home</a> <a href="/news/">News</a> <a href="/sport/">Sport</a></div>
+<div class="article"><h1>{title}</h1>
+{body}
+</div>
+<div class="footer"><a href="/about">About</a> <a href="/contact">Contact</a></div>
+</body></html>
+"""
+
+
+PRIVATE_PAGE = article_page(
+    "Private report on the harbour accounts",
+    [
+        "This page sits under /private/, which the robots.txt of the test server disallows to all.",
+        "It is served all the same, so that fetching it with robots.txt ignored can be checked.",
+    ],
+)
+SLOW_PAGE = article_page("A slow page", ["This page was sent late on purpose, to test time limits."])
+_LARGE_PARAGRAPH = (
+    "<p>Filler paragraph of the large test page: the quick brown fox jumps over the lazy dog, again and"
+    " again, so that the page grows to the size asked for without any structure worth extracting.</p>\n"
+)
+
+
+@functools.cache
+def _gzipped_page(megabytes: float) -> bytes:
+    size = int(megabytes * 1024 * 1024)
+    page = _LARGE_PARAGRAPH.encode() * (size // len(_LARGE_PARAGRAPH) + 1)
+    return gzip.compress(page[:size], compresslevel=6)
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files from the root, plus the special routes of the module docstring."""
+
+    server_version = "TestSiteServer/1.0"
+    verbose = False
+
+    def do_GET(self) -> None:
+        parts = urllib.parse.urlsplit(self.path)
+        query = {key: values[-1] for key, values in urllib.parse.parse_qs(parts.query).items()}
+        path = parts.path
+        if path == "/robots.txt":
+            self._send(200, ROBOTS_TXT.encode(), "text/plain; charset=utf-8")
+        elif path.startswith("/private/"):
+            self._send(200, PRIVATE_PAGE.encode(), "text/html; charset=utf-8")
+        elif path == "/redirect":
+            self._redirect(query.get("to", "/"), int(query.get("status", "302")))
+        elif path.startswith("/redirect-chain/"):
+            left = int(path.rsplit("/", 1)[1] or 0)
+            to = query.get("to", "/")
+            if left > 1:
+                self._redirect(f"/redirect-chain/{left - 1}?to={urllib.parse.quote(to, safe='')}", 302)
+            else:
+                self._redirect(to, 302)
+        elif path == "/redirect-loop":
+            self._redirect("/redirect-loop", 302)
+        elif path == "/large":
+            self._send_large(float(query.get("mb", "40")))
+        elif path == "/large-gzip":
+            body = _gzipped_page(float(query.get("mb", "40")))
+            self._send(200, body, "text/html; charset=utf-8", {"Content-Encoding": "gzip"})
+        elif path == "/gbk":
+            chinese = article_page(GBK_TITLE, GBK_PARAGRAPHS, lang="zh")
+            self._send(200, chinese.encode("gbk"), "text/html; charset=GBK")
+        elif path.startswith("/status/"):
+            self._send(int(path.rsplit("/", 1)[1]), b"", "text/plain")
+        elif path == "/slow":
+            time.sleep(float(query.get("seconds", "5")))
+            self._send(200, SLOW_PAGE.encode(), "text/html; charset=utf-8")
+        elif path == "/binary":
+            self._send(200, random.Random(7).randbytes(64 * 1024), "application/octet-stream")
+        else:
+            super().do_GET()
+
+    def _send(
+        self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _redirect(self, location: str, status: int) -> None:
+        self.send_response(status)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def _send_large(self, megabytes: float) -> None:
+        size = int(megabytes * 1024 * 1024)
+        block = _LARGE_PARAGRAPH.encode() * 512
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+        sent = 0
+        while sent < size:
+            piece = block[: size - sent]
+            self.wfile.write(piece)
+            sent += len(piece)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.verbose:
+            super().log_message(format, *args)
+
+
+class SiteServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up early (the size limit tests do) is expected, not an error.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="directory of static files")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
+    parser.add_argument("--verbose", action="store_true", help="log every request on stderr")
+    args = parser.parse_args(argv)
+    SiteHandler.verbose = args.verbose
+    handler = functools.partial(SiteHandler, directory=str(args.root))
+    with SiteServer(("127.0.0.1", args.port), handler) as server:
+        sys.stdout.write(f"{server.server_address[1]}\n")
+        sys.stdout.flush()
+
+        def stop_at_eof() -> None:
+            sys.stdin.read()
+            server.shutdown()
+
+        threading.Thread(target=stop_at_eof, daemon=True).start()
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,479 @@
+"""`crawler extract` run as a real subprocess: real exit codes and stderr, real HTTP from the local server."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SITES_DIR, SiteServer
+
+from crawler.fetch import ALLOW_PRIVATE_NETWORKS_ENV, ROBOTS_TOKEN, RobotsTxt
+from extractors import ALGORITHMS
+
+ARTICLE = SITES_DIR / "news" / "harbour-bridge.html"
+ARTICLE_PATH = "/news/harbour-bridge.html"
+ARTICLE_TITLE = "Harbour bridge reopens after three months of repairs"
+# Sentences of the article that sit on one source line, so every algorithm keeps them whole.
+ARTICLE_SENTENCES = (
+    "six o'clock on Saturday morning",
+    "Engineers replaced every expansion joint on the main span",
+    "Cyclists get a wider lane on the northern side",
+)
+BOILERPLATE = ("Related stories", "Finally! Took long enough.", "About us", "Privacy")
+CLI_TIMEOUT = 180
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def crawler(
+    *args: str, stdin: bytes = b"", allow_private: bool = True, env: dict[str, str] | None = None
+) -> Run:
+    """Run ``crawler ARGS`` in a subprocess (``python -m crawler.cli``) and collect what it printed."""
+    environment = {key: value for key, value in os.environ.items() if key not in _CONSOLE_VARIABLES}
+    environment.pop(ALLOW_PRIVATE_NETWORKS_ENV, None)
+    if allow_private:
+        environment[ALLOW_PRIVATE_NETWORKS_ENV] = "1"
+    environment.update(env or {})
+    done = subprocess.run(
+        [sys.executable, "-X", "dev", "-m", "crawler.cli", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=CLI_TIMEOUT,
+        env=environment,
+        check=False,
+    )
+    run = Run(done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace"))
+    # Whatever happened, it is reported, not crashed on; `-X dev` also shows leaked sockets and files.
+    assert "Traceback" not in run.stderr, run.stderr
+    assert "Warning" not in run.stderr, run.stderr
+    return run
+
+
+_CONSOLE_VARIABLES = frozenset({"TTY_COMPATIBLE", "TTY_INTERACTIVE", "FORCE_COLOR", "NO_COLOR", "COLUMNS"})
+
+
+def assert_article(text: str) -> None:
+    for sentence in ARTICLE_SENTENCES:
+        assert sentence in text
+    for junk in BOILERPLATE:
+        assert junk not in text
+
+
+def one_line_error(run: Run, code: int, *fragments: str) -> str:
+    """The run failed with ``code`` and one line on stderr holding every fragment; returns the line."""
+    assert run.code == code, run
+    assert run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+    return lines[0]
+
+
+# --- files and standard input -----------------------------------------------------------------------------
+
+
+def test_file_prints_the_article_text() -> None:
+    run = crawler("extract", str(ARTICLE))
+    assert (run.code, run.stderr) == (0, "")
+    assert_article(run.stdout)
+
+
+def test_standard_input() -> None:
+    run = crawler("extract", "-", stdin=ARTICLE.read_bytes())
+    assert run.code == 0
+    assert_article(run.stdout)
+
+
+def test_explain_shows_blocks_and_marks_the_chosen_ones() -> None:
+    blocks = crawler("extract", "--explain", "--format", "json", str(ARTICLE)).json()["blocks"]
+    chosen = {block["index"] for block in blocks if block["chosen"]}
+    assert chosen
+
+    run = crawler("extract", "--explain", str(ARTICLE))
+    assert run.code == 0
+    report, _, text = run.stdout.partition("--- main text ---")
+    assert_article(text)
+    lines = report.splitlines()
+    assert lines[0].split() == ["source", str(ARTICLE)]
+    assert f"title      {ARTICLE_TITLE}" in report
+    assert "(from the page)" in report
+    assert "algorithm  qread" in report
+    assert "notes" in report
+    header = next(line for line in lines if line.startswith("#"))
+    for column in ("label", "lines", "words", "density", "title sim", "score", "chosen", "reason", "preview"):
+        assert column in header
+    rows = [line for line in lines if line[:1].isdigit()]
+    assert len(rows) == len(blocks)
+    marked = {int(row.split()[0]) for row in rows if "✓" in row}
+    assert marked == chosen
+    chosen_row = next(row for row in rows if "✓" in row)
+    assert "densest" in chosen_row
+    assert "Harbour bridge" in chosen_row or "harbour bridge" in chosen_row
+
+
+def test_explain_with_a_given_title() -> None:
+    run = crawler("extract", "--explain", "--title", "Bridge repairs", str(ARTICLE))
+    assert run.code == 0
+    assert "title      Bridge repairs (given with --title)" in run.stdout
+
+
+def test_explain_draws_a_table_on_a_terminal() -> None:
+    # rich treats the output as a terminal when TTY_COMPATIBLE=1, as it does for a real one.
+    run = crawler("extract", "--explain", str(ARTICLE), env={"TTY_COMPATIBLE": "1", "COLUMNS": "160"})
+    assert run.code == 0
+    assert "┃" in run.stdout
+    assert "✓" in run.stdout
+    assert "title sim" in run.stdout
+    assert "main text" in run.stdout
+
+
+@pytest.mark.parametrize("algo", list(ALGORITHMS))
+def test_each_algorithm(algo: str) -> None:
+    run = crawler("extract", "--algo", algo, "--format", "json", str(ARTICLE))
+    assert run.code == 0, run.stderr
+    document = run.json()
+    assert document["algorithm"] == algo
+    for sentence in ARTICLE_SENTENCES:
+        assert sentence in document["text"]
+    assert document["encoding"] == "utf-8"
+
+
+def test_unknown_algorithm_is_a_usage_error() -> None:
+    run = crawler("extract", "--algo", "magic", str(ARTICLE))
+    assert run.code == 2
+    assert "invalid choice: 'magic'" in run.stderr
+
+
+def test_help_documents_the_exit_codes() -> None:
+    run = crawler("extract", "--help")
+    assert run.code == 0
+    assert "exit codes:" in run.stdout
+    for option in ("--algo", "--explain", "--title", "--format", "--ignore-robots"):
+        assert option in run.stdout
+
+
+@pytest.mark.parametrize(
+    ("make", "fragments"),
+    [
+        (lambda directory: directory / "missing.html", ("no such file", "missing.html")),
+        (lambda directory: directory, ("is a directory",)),
+    ],
+    ids=["missing-file", "directory"],
+)
+def test_unusable_path(tmp_path: Path, make: Any, fragments: tuple[str, ...]) -> None:
+    one_line_error(crawler("extract", str(make(tmp_path))), 2, *fragments)
+
+
+def test_missing_file_that_looks_like_a_url_gets_a_hint() -> None:
+    one_line_error(
+        crawler("extract", "www.example.com/news"), 2, "did you mean the URL https://www.example.com"
+    )
+
+
+@pytest.mark.parametrize("content", [b"", b"   \n\t\n  "], ids=["empty", "blank"])
+def test_empty_file(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "empty.html"
+    path.write_bytes(content)
+    one_line_error(crawler("extract", str(path)), 2, "is empty")
+
+
+def test_empty_standard_input() -> None:
+    one_line_error(crawler("extract", "-"), 2, "standard input is empty")
+
+
+def test_binary_file(tmp_path: Path) -> None:
+    path = tmp_path / "random.html"
+    path.write_bytes(random.Random(1).randbytes(200_000))
+    one_line_error(crawler("extract", str(path)), 2, "is not HTML", "binary data")
+
+
+def test_image_file(tmp_path: Path) -> None:
+    path = tmp_path / "photo.html"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + random.Random(2).randbytes(5000))
+    one_line_error(crawler("extract", str(path)), 2, "is not HTML", "PNG image")
+
+
+def test_file_over_the_size_limit(tmp_path: Path) -> None:
+    one_line_error(
+        crawler("extract", "--max-bytes", "1000", str(ARTICLE)), 2, "larger than the limit of 1,000 bytes"
+    )
+
+
+def test_undecodable_bytes_are_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "broken.html"
+    html = ARTICLE.read_bytes().replace(b"Engineers replaced", b"Engineers \xff\xfe\xc3 replaced")
+    path.write_bytes(html)
+    run = crawler("extract", str(path))
+    assert run.code == 0
+    assert "Engineers \ufffd" in run.stdout
+    assert "six o'clock on Saturday morning" in run.stdout
+
+
+def test_terminal_control_characters_are_not_printed(tmp_path: Path) -> None:
+    path = tmp_path / "escape.html"
+    text = "The harbour bridge reopened \x1b]0;owned\x07 today \u009b31m after repairs. " * 20
+    path.write_text(f"<html><body><p>{text}</p></body></html>", encoding="utf-8")
+    run = crawler("extract", str(path))
+    assert run.code == 0
+    assert "reopened" in run.stdout
+    for control in ("\x1b", "\x07", "\u009b"):
+        assert control not in run.stdout
+
+
+# --- hostile and huge pages: a message or an empty result, never a traceback --------------------------------
+
+
+@pytest.fixture(scope="module")
+def hostile_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    directory = tmp_path_factory.mktemp("hostile")
+    paragraph = "<p>" + "Filler words of a very large page, repeated until it weighs twenty megabytes. " * 3
+    pages = {
+        "20mb": "<html><head><title>Big</title></head><body>"
+        + (paragraph + "</p>\n") * (20 * 1024 * 1024 // (len(paragraph) + 5))
+        + "</body></html>",
+        "nested-divs": "<html><body>" + "<div>" * 100_000 + "deep" + "</div>" * 100_000 + "</body></html>",
+        "unclosed-tags": "<html><body>" + "<div><p><span><b><i><table><tr><td>text <a href='x'>" * 20_000,
+        "single-line-10mb": "<html><body><p>" + "word " * (2 * 1024 * 1024) + "</p></body></html>",
+        "only-markup": "<html><head><script>var x = 1;</script></head><body><div></div></body></html>",
+        "not-html": "just some text\nwith two lines",
+    }
+    paths = {}
+    for name, content in pages.items():
+        paths[name] = directory / f"{name}.html"
+        paths[name].write_text(content, encoding="utf-8")
+    return paths
+
+
+@pytest.mark.parametrize("algo", list(ALGORITHMS))
+@pytest.mark.parametrize(
+    "name", ["20mb", "nested-divs", "unclosed-tags", "single-line-10mb", "only-markup", "not-html"]
+)
+def test_hostile_page(hostile_pages: dict[str, Path], name: str, algo: str) -> None:
+    run = crawler("extract", "--algo", algo, str(hostile_pages[name]))
+    if run.code == 0 and not run.stdout.strip():
+        assert run.stderr.startswith("crawler extract: no main text found in"), run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1
+    elif run.code != 0:
+        one_line_error(run, 2, "crawler extract: error:")
+
+
+def test_no_main_text_is_an_empty_result_with_a_note(hostile_pages: dict[str, Path]) -> None:
+    run = crawler("extract", "--format", "json", str(hostile_pages["only-markup"]))
+    assert run.code == 0
+    document = run.json()
+    assert document["text"] == ""
+    assert document["notes"]
+    assert "no main text found" in run.stderr
+
+
+# --- URLs from the local test server ----------------------------------------------------------------------
+
+
+def test_url_from_the_local_server(site_server: SiteServer) -> None:
+    run = crawler("extract", "--format", "json", site_server.url(ARTICLE_PATH))
+    assert run.code == 0, run.stderr
+    document = run.json()
+    assert document["url"] == site_server.url(ARTICLE_PATH)
+    assert document["redirects"] == []
+    assert_article(document["text"])
+
+
+def test_robots_txt_disallow_is_refused(site_server: SiteServer) -> None:
+    url = site_server.url("/private/report.html")
+    one_line_error(
+        crawler("extract", url),
+        1,
+        f"robots.txt of {site_server.origin} disallows {url}",
+        "'Disallow: /private/'",
+        "--ignore-robots",
+    )
+
+
+def test_ignore_robots(site_server: SiteServer) -> None:
+    run = crawler("extract", "--ignore-robots", site_server.url("/private/report.html"))
+    assert run.code == 0, run.stderr
+    assert "sits under /private/" in run.stdout
+
+
+def test_robots_txt_allow_rule_wins_when_longer(site_server: SiteServer) -> None:
+    run = crawler("extract", site_server.url("/private/allowed.html"))
+    assert run.code == 0, run.stderr
+
+
+def test_redirect_is_followed(site_server: SiteServer) -> None:
+    start = site_server.url(f"/redirect-chain/3?to={ARTICLE_PATH}")
+    run = crawler("extract", "--format", "json", start)
+    assert run.code == 0, run.stderr
+    document = run.json()
+    assert document["url"] == site_server.url(ARTICLE_PATH)
+    assert len(document["redirects"]) == 3
+    assert document["redirects"][0] == start
+    assert_article(document["text"])
+
+
+def test_redirect_to_a_disallowed_path_is_refused(site_server: SiteServer) -> None:
+    one_line_error(crawler("extract", site_server.url("/redirect?to=/private/x.html")), 1, "disallows")
+
+
+def test_redirect_loop_is_cut(site_server: SiteServer) -> None:
+    run = crawler("extract", site_server.url("/redirect-loop"))
+    one_line_error(run, 1, "too many redirects: more than 5")
+
+
+def test_redirect_to_another_scheme_is_refused(site_server: SiteServer) -> None:
+    one_line_error(
+        crawler("extract", site_server.url("/redirect?to=file:///etc/passwd")),
+        1,
+        "redirected to 'file:///etc/passwd'",
+        "only http:// and https://",
+    )
+
+
+def test_gbk_page_with_charset_only_in_the_header(site_server: SiteServer) -> None:
+    run = crawler("extract", "--format", "json", site_server.url("/gbk"))
+    assert run.code == 0, run.stderr
+    document = run.json()
+    assert (document["encoding"], document["encoding_source"]) == ("gb18030", "declared")
+    assert document["title"] == "长江大桥完成检修重新通车"
+    assert "长江大桥于昨日清晨六时重新开放通行" in document["text"]
+    assert "\ufffd" not in document["text"]
+
+
+def test_loopback_is_refused_without_the_allowance(site_server: SiteServer) -> None:
+    url = site_server.url(ARTICLE_PATH)
+    one_line_error(
+        crawler("extract", url, allow_private=False),
+        1,
+        f"refusing to fetch {url}",
+        "127.0.0.1 is a loopback address",
+        ALLOW_PRIVATE_NETWORKS_ENV,
+    )
+
+
+@pytest.mark.parametrize(
+    ("host", "kind"),
+    [
+        ("localhost", "a loopback address"),
+        ("169.254.169.254", "a link-local address"),
+        ("10.1.2.3", "a private address"),
+        ("[::1]", "a loopback address"),
+        ("0.0.0.0", "the unspecified address"),
+    ],
+)
+def test_non_public_addresses_are_refused_before_connecting(host: str, kind: str) -> None:
+    one_line_error(crawler("extract", f"http://{host}:9/page", allow_private=False), 1, "refusing", kind)
+
+
+@pytest.mark.parametrize(
+    ("url", "fragment"),
+    [
+        ("ftp://example.com/x", "scheme 'ftp'"),
+        ("file:///etc/passwd", "scheme 'file'"),
+        ("http://user:secret@example.com/", "credentials"),
+        ("http:///nohost", "no host name"),
+        ("http://example.com:99999/", "invalid URL"),
+    ],
+)
+def test_bad_urls_are_usage_errors(url: str, fragment: str) -> None:
+    one_line_error(crawler("extract", url, allow_private=False), 2, "invalid URL", fragment)
+
+
+def test_response_over_the_size_limit(site_server: SiteServer) -> None:
+    one_line_error(
+        crawler("extract", site_server.url("/large?mb=40")), 1, "larger than the limit of 33,554,432 bytes"
+    )
+
+
+def test_compressed_response_is_limited_after_decompression(site_server: SiteServer) -> None:
+    one_line_error(
+        crawler("extract", "--max-bytes", "5000000", site_server.url("/large-gzip?mb=40")),
+        1,
+        "larger than the limit of 5,000,000 bytes (after decompression)",
+    )
+
+
+def test_compressed_response_within_the_limit(site_server: SiteServer) -> None:
+    run = crawler("extract", "--format", "json", site_server.url("/large-gzip?mb=1"))
+    assert run.code == 0, run.stderr
+    assert "quick brown fox" in run.json()["text"]
+
+
+def test_http_error_status(site_server: SiteServer) -> None:
+    url = site_server.url("/status/404")
+    one_line_error(crawler("extract", url), 1, f"HTTP 404 Not Found for {url}")
+
+
+def test_binary_response(site_server: SiteServer) -> None:
+    one_line_error(
+        crawler("extract", site_server.url("/binary")), 2, "is not HTML", "sent as application/octet-stream"
+    )
+
+
+def test_timeout(site_server: SiteServer) -> None:
+    one_line_error(
+        crawler("extract", "--timeout", "1", site_server.url("/slow?seconds=3")), 1, "timed out after 1 s"
+    )
+
+
+def test_connection_refused() -> None:
+    # Port 9 (discard) on loopback: nothing listens there in the test environment.
+    run = crawler("extract", "--ignore-robots", "http://127.0.0.1:9/")
+    one_line_error(run, 1, "cannot connect to 127.0.0.1 port 9")
+
+
+# --- robots.txt matching (RFC 9309), as the fetcher applies it --------------------------------------------
+
+ROBOTS = """\
+User-agent: *
+Disallow: /private/
+Allow: /private/allowed.html
+Disallow: /*.pdf$
+Disallow: /search?
+
+User-agent: other-bot
+User-agent: FOCUSED-CRAWLER/2.0
+Disallow: /only-us/
+Allow: /only-us/*/public
+"""
+
+
+@pytest.mark.parametrize(
+    ("token", "path", "allowed"),
+    [
+        ("somebot", "/", True),
+        ("somebot", "/private/x.html", False),
+        ("somebot", "/private/allowed.html", True),
+        ("somebot", "/files/report.pdf", False),
+        ("somebot", "/files/report.pdf?download=1", True),
+        ("somebot", "/search?q=bridge", False),
+        ("somebot", "/search", True),
+        ("somebot", "/robots.txt", True),
+        (ROBOTS_TOKEN, "/private/x.html", True),  # our own group replaces the * group
+        (ROBOTS_TOKEN, "/only-us/x", False),
+        (ROBOTS_TOKEN, "/only-us/a/b/public", True),
+        ("other-bot", "/only-us/%7Efoo", False),
+    ],
+)
+def test_robots_rules(token: str, path: str, allowed: bool) -> None:
+    assert RobotsTxt.parse(ROBOTS).allows(token, path) is allowed
+
+
+def test_robots_matching_is_linear_on_hostile_patterns() -> None:
+    robots = RobotsTxt.parse("User-agent: *\nDisallow: /" + "*a" * 200 + "*b$\n")
+    assert robots.allows("x", "/" + "a" * 5000)

@@ -1,0 +1,201 @@
+"""extractors.encoding: bytes of a page to text the way browsers do it, never an exception."""
+
+from __future__ import annotations
+
+import codecs
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from extractors.encoding import (
+    charset_from_content_type,
+    decode,
+    decode_html,
+    looks_binary,
+    normalize_encoding,
+    sniff_binary,
+)
+
+CHINESE = "<p>新华社北京11月22日电 长江大桥经过三个月检修，于昨日清晨重新通车，市民纷纷表示出行方便。</p>"
+FRENCH = "<p>Le pont du port a rouvert samedi matin après trois mois de travaux attendus des riverains.</p>"
+RUSSIAN = "<p>Мост через гавань открылся в субботу утром после трёх месяцев ремонта, сообщили в мэрии.</p>"
+
+
+def page(body: str, head: str = "") -> str:
+    return f"<!DOCTYPE html><html><head>{head}<title>t</title></head><body>{body}</body></html>"
+
+
+@pytest.mark.parametrize(
+    ("bom", "codec"),
+    [
+        (codecs.BOM_UTF8, "utf-8"),
+        (codecs.BOM_UTF16_LE, "utf-16-le"),
+        (codecs.BOM_UTF16_BE, "utf-16-be"),
+        (codecs.BOM_UTF32_LE, "utf-32-le"),
+    ],
+)
+def test_byte_order_mark_wins_over_every_declaration(bom: bytes, codec: str) -> None:
+    html = page(CHINESE, '<meta charset="iso-8859-1">')
+    result = decode(bom + html.encode(codec), declared="text/html; charset=gbk")
+    assert (result.text, result.encoding, result.source) == (html, codec, "bom")
+
+
+def test_header_charset_wins_over_meta() -> None:
+    html = page(CHINESE, '<meta charset="utf-8">')  # a lying <meta>: the header is right
+    result = decode(html.encode("gbk"), declared="text/html; charset=GBK")
+    assert (result.text, result.source) == (html, "declared")
+
+
+@pytest.mark.parametrize("declared", ["gbk", "text/html; charset=gbk", 'text/html;charset="GBK"', "GB2312"])
+def test_declared_charset_as_label_or_content_type(declared: str) -> None:
+    assert decode_html(CHINESE.encode("gbk"), declared) == CHINESE
+
+
+def test_gbk_and_gb2312_are_read_as_gb18030() -> None:
+    text = CHINESE + "<p>𠀀 and € and 碁</p>"  # outside GB2312/GBK: only GB18030 has them
+    result = decode(text.encode("gb18030"), declared="gb2312")
+    assert (result.text, result.encoding) == (text, "gb18030")
+    assert normalize_encoding("GBK") == normalize_encoding("x-gbk") == "gb18030"
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        '<meta charset="windows-1251">',
+        "<meta charset=windows-1251>",
+        '<meta http-equiv="Content-Type" content="text/html; charset=windows-1251">',
+        "<META HTTP-EQUIV='content-type' CONTENT='text/html;charset=cp1251'>",
+    ],
+)
+def test_meta_charset(head: str) -> None:
+    html = page(RUSSIAN, head)
+    result = decode(html.encode("cp1251"))
+    assert (result.text, result.encoding, result.source) == (html, "cp1251", "meta")
+
+
+def test_meta_charset_in_a_comment_is_ignored() -> None:
+    html = page(CHINESE, '<!-- <meta charset="iso-8859-1"> --><meta charset="gbk">')
+    assert decode(html.encode("gbk")).encoding == "gb18030"
+
+
+def test_xml_declaration() -> None:
+    html = '<?xml version="1.0" encoding="windows-1251"?>' + page(RUSSIAN)
+    assert decode_html(html.encode("cp1251")) == html
+
+
+def test_meta_declaring_utf16_in_ascii_bytes_means_utf8() -> None:
+    html = page("<p>café</p>", '<meta charset="utf-16">')
+    assert decode(html.encode("utf-8")).encoding == "utf-8"
+
+
+def test_unknown_or_dangerous_labels_are_ignored() -> None:
+    html = page(FRENCH, '<meta charset="rot13">')
+    for label in ("rot13", "base64", "hex", "zlib", "undefined", "no-such-charset", "idna", ""):
+        assert normalize_encoding(label) is None
+        result = decode(html.encode("utf-8"), declared=label)
+        assert (result.text, result.encoding) == (html, "utf-8")
+
+
+def test_latin1_label_is_read_as_windows_1252() -> None:
+    html = page("<p>“quoted” – and €</p>")
+    assert decode_html(html.encode("cp1252"), "iso-8859-1") == html
+
+
+@pytest.mark.parametrize(
+    ("text", "codec", "expected"),
+    [
+        (CHINESE * 3, "gbk", "gb18030"),
+        (FRENCH * 3, "cp1252", "cp1252"),
+        (RUSSIAN * 3, "cp1251", "cp1251"),
+        ("<p>日本語のテキストです。これは検出のためのテストページです。</p>" * 3, "shift_jis", "cp932"),
+    ],
+)
+def test_detection_without_any_declaration(text: str, codec: str, expected: str) -> None:
+    result = decode(page(text).encode(codec))
+    assert result.source == "detected"
+    assert result.encoding == expected
+    assert result.text == page(text)
+
+
+def test_plain_utf8_needs_no_detection() -> None:
+    html = page(CHINESE + FRENCH)
+    assert decode(html.encode()).source == "utf-8"
+
+
+def test_utf16_without_bom() -> None:
+    html = page(FRENCH)
+    for codec in ("utf-16-le", "utf-16-be"):
+        result = decode(html.encode(codec))
+        assert (result.text, result.encoding) == (html, codec)
+        assert not looks_binary(html.encode(codec))
+
+
+def test_invalid_bytes_are_replaced_not_raised() -> None:
+    data = page("<p>good</p>").encode() + b"\xff\xfe\xc3(\x80bad\xe4\xb8"
+    text = decode_html(data, "utf-8")
+    assert text.startswith(page("<p>good</p>"))
+    assert "\ufffd" in text
+    assert "bad" in text
+
+
+def test_invalid_bytes_in_declared_multibyte_encoding() -> None:
+    data = CHINESE.encode("gbk")[:-3] + b"\x81\x30\xff\xff"
+    assert "长江大桥" in decode_html(data, "gbk")
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=2048), declared=st.one_of(st.none(), st.text(max_size=30)))
+def test_decode_never_raises(data: bytes, declared: str | None) -> None:
+    result = decode(data, declared)
+    assert isinstance(result.text, str)
+    looks_binary(data)
+
+
+def test_charset_from_content_type() -> None:
+    assert charset_from_content_type("text/html; charset=UTF-8") == "UTF-8"
+    assert charset_from_content_type('text/html; charset="gbk"; foo=bar') == "gbk"
+    assert charset_from_content_type("text/html") is None
+    assert charset_from_content_type(None) is None
+
+
+@pytest.mark.parametrize(
+    ("data", "kind"),
+    [
+        (b"\x89PNG\r\n\x1a\n" + bytes(100), "PNG"),
+        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "PDF"),
+        (b"\x1f\x8b\x08\x00" + bytes(50), "gzip"),
+        (b"PK\x03\x04" + bytes(50), "ZIP"),
+        (b"\xff\xd8\xff\xe0" + bytes(50), "JPEG"),
+    ],
+)
+def test_binary_formats_are_named(data: bytes, kind: str) -> None:
+    found = sniff_binary(data)
+    assert found is not None
+    assert kind in found
+
+
+def test_random_bytes_are_binary() -> None:
+    data = random.Random(42).randbytes(20_000)
+    assert looks_binary(data)
+    assert "binary data" in (sniff_binary(data) or "")
+    decode(data)  # still decodes, for callers that insist
+
+
+def test_zero_bytes_are_binary() -> None:
+    assert looks_binary(bytes(1000))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [page(CHINESE), page(FRENCH), page(RUSSIAN), "plain text\twith tabs\r\nand\fform feeds\x1b[0m", ""],
+)
+def test_text_is_not_binary(text: str) -> None:
+    for codec in ("utf-8", "utf-16"):
+        assert sniff_binary(text.encode(codec)) is None
+
+
+def test_a_stray_control_byte_does_not_make_a_page_binary() -> None:
+    data = page(FRENCH * 20).encode() + b"\x00\x01"
+    assert not looks_binary(data)
