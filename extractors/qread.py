@@ -256,6 +256,17 @@ def _looks_boilerplate(words: str) -> bool:
 
 # Marks of the article itself: a block holding one of them is not boilerplate, whatever its class says.
 _ARTICLE_MARK_TAGS = frozenset({"article", "main", "h1"})
+# What the walk does with each tag, as bit flags looked up once per element.
+_BLOCK, _CONTAINER, _SUSPECT, _MARK, _LINK, _BREAK = 1, 2, 4, 8, 16, 32
+_TAG_KIND: dict[object, int] = {
+    tag: (tag in _BLOCK_TAGS and _BLOCK)
+    | (tag in _CONTAINER_TAGS and _CONTAINER)
+    | (tag in _SUSPECT_TAGS and _SUSPECT)
+    | (tag in _ARTICLE_MARK_TAGS and _MARK)
+    | (tag == "a" and _LINK)
+    | (tag == "br" and _BREAK)
+    for tag in {*_BLOCK_TAGS, *_CONTAINER_TAGS, *_SUSPECT_TAGS, *_ARTICLE_MARK_TAGS, "a", "br"}
+}
 _HIDDEN_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 # Hidden elements: rare, so one XPath finds them all and the walk only asks whether it met one.
 _HIDDEN_XPATH = (
@@ -351,20 +362,24 @@ def extract(html: str, *, url: str | None = None, title: str | None = None) -> E
         role = "densest" if index == best else "in the article block"
         reasons[index] = f"{role}: {count} of {segment.lines} lines kept"
     notes = [
-        f"{walk.dropped} lines left out in boilerplate blocks (navigation, sharing, comments, hidden...)",
+        f"{_lines(walk.dropped)} left out in boilerplate blocks (navigation, sharing, comments, hidden...)",
         f"article block: {_path(walk, container)}, around segment {best}, {len(in_block)} lines",
-        *(f"{count} lines of the article block left out: {why}" for why, count in dropped.items()),
+        *(f"{_lines(count)} of the article block left out: {why}" for why, count in dropped.items()),
     ]
     extraction = _result(ALGORITHM, title, lines, segments, similarities, chosen, reasons, kept)
     extraction.notes = notes + extraction.notes
     return extraction
 
 
+def _lines(count: int) -> str:
+    return f"{count} line" if count == 1 else f"{count} lines"
+
+
 def _path(walk: _Walk, element: int) -> str:
     """Where an element sits: its label and its two nearest ancestors', outermost first."""
     labels: list[str] = []
     while element >= 0 and len(labels) < 3:
-        labels.append(walk.labels[element])
+        labels.append(_label(walk.blocks[element]))
         element = walk.parents[element]
     return " > ".join(reversed(labels))
 
@@ -433,7 +448,7 @@ class _Walk:
     lines: list[_Line]
     parents: list[int]  # walk id of each block element's parent block element (-1 for the root)
     span: list[tuple[int, int]]  # walk id -> positions of its start and end events
-    labels: list[str]  # walk id -> tag, first class or id, for explanations
+    blocks: list[lxml.etree._Element]  # walk id -> the block element
     dropped: int  # lines left out in boilerplate blocks
 
 
@@ -448,7 +463,7 @@ def _walk(root: lxml.etree._Element) -> _Walk:
     link_pieces: list[str] = []
     parents: list[int] = [-1]
     span: list[tuple[int, int]] = [(0, 0)]
-    labels: list[str] = [str(root.tag)]
+    blocks: list[lxml.etree._Element] = [root]  # walk id -> block element
     stack: list[int] = [0]  # open block elements, walk ids
     suspects: list[list[int]] = []  # [start, end, guarded] of boilerplate-looking elements
     open_suspects: list[tuple[lxml.etree._Element, list[int]]] = []
@@ -487,28 +502,29 @@ def _walk(root: lxml.etree._Element) -> _Walk:
 
     for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
         position += 1
-        name = element.tag
+        kind = _TAG_KIND.get(element.tag, 0)
         if event == "start":
-            if element in hidden or _is_suspect(element, name, verdicts):
+            if element in hidden or _is_suspect(element, kind, verdicts):
                 record = [position, 0, 0]
                 suspects.append(record)
                 open_suspects.append((element, record))
-            if open_suspects and (name in _ARTICLE_MARK_TAGS or element.get("itemprop") == "articleBody"):
+            if open_suspects and (kind & _MARK or element.get("itemprop") == "articleBody"):
                 for _, record in open_suspects:
                     record[2] = 1
-            if name in _BLOCK_TAGS:
+            if kind & _BLOCK:
                 if pieces:
                     flush()
-                tag = name
+                tag = element.tag
                 parents.append(stack[-1])
                 span.append((position, position))
-                labels.append(_label(element, name))
+                blocks.append(element)
                 stack.append(len(parents) - 1)
-                if name in _CONTAINER_TAGS:
+                if kind & _CONTAINER:
                     gap += 1
-            elif name == "br" and pieces:
-                flush()
-            elif name == "a":
+            elif kind & _BREAK:
+                if pieces:
+                    flush()
+            elif kind & _LINK:
                 in_link += 1
             text = element.text
             if text and not text.isspace():
@@ -516,18 +532,19 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                 if in_link:
                     link_pieces.append(text)
             continue
-        if name in _BLOCK_TAGS:
+        if kind & _BLOCK:
             if pieces:
                 flush()
             if len(stack) > 1:
                 closed = stack.pop()
                 span[closed] = (span[closed][0], position)
-            if name in _CONTAINER_TAGS:
+            if kind & _CONTAINER:
                 gap += 1
-        elif name == "a":
+        elif kind & _LINK:
             in_link -= 1
         if open_suspects and open_suspects[-1][0] is element:
-            flush()
+            if pieces:
+                flush()
             open_suspects.pop()[1][1] = position
         text = element.tail
         if text and not text.isspace():
@@ -537,25 +554,28 @@ def _walk(root: lxml.etree._Element) -> _Walk:
     flush()
     span[0] = (0, position + 1)
     kept = _without_boilerplate(lines, suspects)
-    return _Walk(kept, parents, span, labels, len(lines) - len(kept))
+    return _Walk(kept, parents, span, blocks, len(lines) - len(kept))
 
 
-def _label(element: lxml.etree._Element, name: str) -> str:
+def _label(element: lxml.etree._Element) -> str:
+    """The element's tag with its first class, or its id: enough for a person to find it."""
     classes = (element.get("class") or "").split()
     if classes:
-        return f"{name}.{classes[0]}"
+        return f"{element.tag}.{classes[0]}"
     ident = element.get("id")
-    return f"{name}#{ident}" if ident else name
+    return f"{element.tag}#{ident}" if ident else str(element.tag)
 
 
-def _is_suspect(element: lxml.etree._Element, name: object, verdicts: dict[str, bool]) -> bool:
-    if name in _SUSPECT_TAGS:
+def _is_suspect(element: lxml.etree._Element, kind: int, verdicts: dict[str, bool]) -> bool:
+    if kind & _SUSPECT:
         return True
+    if kind & _MARK or element.tag in _NEVER_SUSPECT_TAGS:
+        return False
     words = element.get("class")
     ident = element.get("id")
     if ident:
         words = f"{words} {ident}" if words else ident
-    if not words or name in _NEVER_SUSPECT_TAGS:
+    if not words:
         return False
     verdict = verdicts.get(words)
     if verdict is None:
