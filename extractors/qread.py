@@ -36,6 +36,7 @@ measurements on the development set showed (``docs/extraction.md``):
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from bisect import bisect_left
@@ -251,6 +252,7 @@ _BOILERPLATE_WORDS = frozenset(
 _TOKEN_PART_RE = re.compile(r"[a-z0-9]+")
 
 
+@functools.lru_cache(maxsize=8192)
 def _looks_boilerplate(words: str) -> bool:
     for token in words.lower().split():
         parts = _TOKEN_PART_RE.findall(token.split("--", 1)[0].split("__", 1)[0])
@@ -568,19 +570,16 @@ def _marked_elements(root: lxml.etree._Element) -> set[lxml.etree._Element]:
     """Elements whose attributes say boilerplate: hidden, or a boilerplate word in their class or id.
 
     One XPath selects the attributes (in C, three times faster than testing every element), and each
-    distinct class or id value is judged once.
+    distinct class or id value is judged once (and remembered: pages of one site share their classes).
     """
     marked: set[lxml.etree._Element] = set()
-    verdicts: dict[str, bool] = {}
     found = _MARK_ATTRIBUTES(root)
     for value in found if isinstance(found, list) else []:
         if not isinstance(value, lxml.etree._ElementUnicodeResult):
             continue
         name = value.attrname
         if name in {"class", "id"}:
-            verdict = verdicts.get(value)
-            if verdict is None:
-                verdict = verdicts[value] = _looks_boilerplate(value)
+            verdict = _looks_boilerplate(str(value))
         elif name == "style":
             verdict = _HIDDEN_RE.search(value) is not None
         else:

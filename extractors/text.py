@@ -52,6 +52,6 @@ def cjk_share(text: str) -> float:
 
 def normalize_space(text: str) -> str:
     """Collapse every run of white space (no-break, ideographic and zero-width spaces too) to one space."""
-    if text.isascii():
-        return " ".join(text.split())
-    return " ".join(text.translate(_INVISIBLE_SPACES).split())
+    if "\u200b" in text or "\ufeff" in text:
+        text = text.translate(_INVISIBLE_SPACES)
+    return " ".join(text.split())
