@@ -191,7 +191,12 @@ def run_extract(args: argparse.Namespace) -> int:
     )
     decoded = decode_page(page)
     extraction = run_algorithm(
-        decoded.text, url=page.url, title=args.title, algo=args.algo, source=page.source
+        decoded.text,
+        url=page.url,
+        title=args.title,
+        algo=args.algo,
+        source=page.source,
+        explain=args.explain,
     )
     if args.title:
         title_source = "given with --title"
@@ -276,14 +281,16 @@ def decode_page(page: Page) -> Decoded:
     return decoded
 
 
-def run_algorithm(html: str, *, url: str | None, title: str | None, algo: str, source: str) -> Extraction:
+def run_algorithm(
+    html: str, *, url: str | None, title: str | None, algo: str, source: str, explain: bool = False
+) -> Extraction:
     """Run the extractor named ``algo``; an input that breaks the parser is an :class:`InputError`."""
     try:
         extractor = get_extractor(algo)
     except ImportError as exc:
         raise InputError(f"algorithm {algo!r} is not available in this installation: {exc}") from None
     try:
-        return extractor(html, url=url, title=title)
+        return extractor(html, url=url, title=title, explain=explain)
     except (RecursionError, MemoryError, lxml.etree.LxmlError) as exc:
         raise InputError(
             f"{_shown(source)} could not be processed by {algo}: {type(exc).__name__}: {exc}"
@@ -349,7 +356,7 @@ def _block_cells(block: Block) -> list[str]:
         str(block.lines),
         str(block.words),
         f"{block.density:.2f}",
-        f"{block.similarity:.3f}",
+        "-" if block.similarity is None else f"{block.similarity:.3f}",
         f"{block.score:.2f}",
         "✓" if block.chosen else "",
         _cut(block.reason, 40),

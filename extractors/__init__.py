@@ -1,7 +1,8 @@
 """Main-text extraction algorithms: a flat library with no Scrapy import.
 
-Every algorithm has the same shape, ``extract(html, *, url=None, title=None) -> Extraction``; this module
-picks one by name::
+Every algorithm has the same shape, ``extract(html, *, url=None, title=None, explain=False) -> Extraction``
+(``explain`` also measures every block's title similarity, which the choice itself may not need); this
+module picks one by name::
 
     from extractors import extract
     result = extract(html, algo="qread")
@@ -20,7 +21,9 @@ __all__ = ["ALGORITHMS", "DEFAULT_ALGORITHM", "Block", "Extraction", "UnknownAlg
 
 
 class Extractor(Protocol):
-    def __call__(self, html: str, *, url: str | None = None, title: str | None = None) -> Extraction: ...
+    def __call__(
+        self, html: str, *, url: str | None = None, title: str | None = None, explain: bool = False
+    ) -> Extraction: ...
 
 
 # name -> "module:function"; modules are imported on first use so one algorithm's cost is not paid by all.
@@ -51,7 +54,12 @@ def get_extractor(algo: str = DEFAULT_ALGORITHM) -> Extractor:
 
 
 def extract(
-    html: str, *, url: str | None = None, title: str | None = None, algo: str = DEFAULT_ALGORITHM
+    html: str,
+    *,
+    url: str | None = None,
+    title: str | None = None,
+    algo: str = DEFAULT_ALGORITHM,
+    explain: bool = False,
 ) -> Extraction:
     """Main text of ``html`` by the algorithm named ``algo`` (``qread`` unless told otherwise)."""
-    return get_extractor(algo)(html, url=url, title=title)
+    return get_extractor(algo)(html, url=url, title=title, explain=explain)

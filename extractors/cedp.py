@@ -42,7 +42,7 @@ import lxml.html
 
 from extractors.htmlparse import page_title, parse_html
 from extractors.model import Block, Extraction
-from extractors.text import cosine, count_words, normalize_space, terms
+from extractors.text import block_similarity, count_words, normalize_space, terms
 
 ALGORITHM = "cedp"
 
@@ -86,7 +86,9 @@ class _Tree:
     block_tags: list[int]  # text block id -> descendant elements
 
 
-def extract(html: str, *, url: str | None = None, title: str | None = None) -> Extraction:
+def extract(
+    html: str, *, url: str | None = None, title: str | None = None, explain: bool = False
+) -> Extraction:
     """Main text of ``html`` by CEDP-NLTD (see the module docstring, stages 1-8)."""
     root = parse_html(html)
     if root is None:
@@ -139,7 +141,7 @@ def extract(html: str, *, url: str | None = None, title: str | None = None) -> E
             lines=1,
             words=node.words,
             density=round(densities[node.block], 3),
-            similarity=round(cosine(terms(node.text), title_terms), 3) if title_terms else 0.0,
+            similarity=block_similarity(node.text, title_terms, explain),
             score=round(smoothed[index], 3),
             chosen=kept[index],
             reason=f"feature {smoothed[index]:.3f} {'>=' if kept[index] else '<'} threshold {threshold:.3f}",

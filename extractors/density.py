@@ -34,7 +34,7 @@ import statistics
 from dataclasses import dataclass
 
 from extractors.model import Block, Extraction
-from extractors.text import cosine, count_words, normalize_space, terms
+from extractors.text import block_similarity, count_words, normalize_space, terms
 
 ALGORITHM = "density"
 
@@ -114,7 +114,9 @@ class _LineSplitter:
         self._number += 1
 
 
-def extract(html: str, *, url: str | None = None, title: str | None = None) -> Extraction:
+def extract(
+    html: str, *, url: str | None = None, title: str | None = None, explain: bool = False
+) -> Extraction:
     """Main text of ``html`` by the density filter (see the module docstring, stages 1-6)."""
     if not title:
         title = _page_title(html)
@@ -154,7 +156,7 @@ def extract(html: str, *, url: str | None = None, title: str | None = None) -> E
             lines=1,
             words=words[index],
             density=round(densities[index], 3),
-            similarity=round(cosine(terms(line.text), title_terms), 3) if title_terms else 0.0,
+            similarity=block_similarity(line.text, title_terms, explain),
             score=round(densities[index], 3),
             chosen=index in kept,
             reason=_reason(words[index], densities[index], threshold),

@@ -11,7 +11,8 @@ class Block:
 
     ``lines`` and ``words`` are the qRead measures l(S) and w(S); ``density`` is the algorithm's own density
     (words per line for qRead, text/markup ratio for the density filter, text block density for CEDP);
-    ``similarity`` is the cosine similarity with the title (0.0 when there is no title); ``score`` is what
+    ``similarity`` is the cosine similarity with the title (0.0 when there is no title; ``None`` when it was
+    not measured: extractors measure it for every block only when asked to ``explain``); ``score`` is what
     the algorithm ranked by; ``reason`` says in a few words why the block was kept or dropped.
     """
 
@@ -20,7 +21,7 @@ class Block:
     lines: int
     words: int
     density: float
-    similarity: float
+    similarity: float | None
     score: float
     chosen: bool
     reason: str

@@ -48,7 +48,7 @@ import lxml.html
 
 from extractors.htmlparse import page_title, parse_tree
 from extractors.model import Block, Extraction
-from extractors.text import CJK_RE, cosine, count_words, normalize_space, terms
+from extractors.text import CJK_RE, block_similarity, cosine, count_words, normalize_space, terms
 
 PAPER_ALGORITHM = "qread-paper"
 ALGORITHM = "qread"
@@ -92,8 +92,13 @@ class _Segment:
         return self.words / self.lines if self.lines else 0.0
 
 
-def extract_paper(html: str, *, url: str | None = None, title: str | None = None) -> Extraction:
-    """qRead exactly as the seed describes it (see the module docstring, stages 1-5)."""
+def extract_paper(
+    html: str, *, url: str | None = None, title: str | None = None, explain: bool = False
+) -> Extraction:
+    """qRead exactly as the seed describes it (see the module docstring, stages 1-5).
+
+    Title similarity is part of the choice here, so it is measured for every segment whatever ``explain``.
+    """
     root = parse_tree(html)
     if root is None:
         return Extraction.empty(PAPER_ALGORITHM, title, "no HTML document in the input")
@@ -119,7 +124,7 @@ def extract_paper(html: str, *, url: str | None = None, title: str | None = None
     title_terms = terms(title) if title else None
     similarities = [cosine(terms(s.text), title_terms) if title_terms else 0.0 for s in segments]
     chosen = _paper_choice(segments, similarities)
-    return _result(PAPER_ALGORITHM, title, lines, segments, similarities, chosen, {})
+    return _result(PAPER_ALGORITHM, title, lines, segments, list(similarities), chosen, {})
 
 
 def _paper_text(root: lxml.etree._Element) -> Iterable[str]:
@@ -181,7 +186,7 @@ def _result(
     title: str | None,
     lines: list[_Line],
     segments: list[_Segment],
-    similarities: list[float],
+    similarities: list[float | None],
     chosen: set[int],
     reasons: dict[int, str],
     kept_lines: set[int] | None = None,
@@ -199,7 +204,7 @@ def _result(
             lines=segment.lines,
             words=segment.words,
             density=round(segment.density, 2),
-            similarity=round(similarities[index], 3),
+            similarity=None if similarities[index] is None else round(similarities[index] or 0.0, 3),
             score=round(segment.density, 2),
             chosen=index in chosen,
             reason=reasons.get(index, "densest" if index in chosen else ""),
@@ -291,8 +296,14 @@ GROW_DENSITY = 0.5
 MAX_LINK_SHARE = 0.5
 
 
-def extract(html: str, *, url: str | None = None, title: str | None = None) -> Extraction:
-    """qRead with DOM cues: the default extractor (see the module docstring, stages 1-6)."""
+def extract(
+    html: str, *, url: str | None = None, title: str | None = None, explain: bool = False
+) -> Extraction:
+    """qRead with DOM cues: the default extractor (see the module docstring, stages 1-6).
+
+    The segments' title similarity is a diagnostic here (the headline is found line by line): it is
+    measured when ``explain`` asks for it.
+    """
     root = parse_tree(html)
     if root is None:
         return Extraction.empty(ALGORITHM, title, "no HTML document in the input")
@@ -307,7 +318,7 @@ def extract(html: str, *, url: str | None = None, title: str | None = None) -> E
     if not segments:
         return Extraction.empty(ALGORITHM, title, "no text left after filtering")
     title_terms = terms(title) if title else None
-    similarities = [cosine(terms(s.text), title_terms) if title_terms else 0.0 for s in segments]
+    similarities = [block_similarity(s.text, title_terms, explain) for s in segments]
     # 4. The core: the best segment by content density and size.
     scores = [_score(s) for s in segments]
     best = max(range(len(segments)), key=scores.__getitem__)

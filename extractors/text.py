@@ -38,8 +38,14 @@ def cosine(a: Counter[str], b: Counter[str]) -> float:
     dot = sum(count * large[term] for term, count in small.items() if term in large)
     if not dot:
         return 0.0
-    norm = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
-    return dot / norm
+    return dot / (math.hypot(*a.values()) * math.hypot(*b.values()))
+
+
+def block_similarity(text: str, title_terms: Counter[str] | None, measure: bool) -> float | None:
+    """A block's title similarity for the diagnostics: 0.0 with no title, ``None`` when not measured."""
+    if title_terms is None:
+        return 0.0
+    return round(cosine(terms(text), title_terms), 3) if measure else None
 
 
 def cjk_share(text: str) -> float:

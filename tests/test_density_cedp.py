@@ -124,9 +124,9 @@ ZH_PAGE = "\n".join(
 )
 
 
-def run(algorithm: str, html: str, title: str | None = None) -> Extraction:
+def run(algorithm: str, html: str, title: str | None = None, explain: bool = False) -> Extraction:
     extract: Callable[..., Extraction] = get_extractor(algorithm)
-    result = extract(html, url="https://example.com/news/bridge.html", title=title)
+    result = extract(html, url="https://example.com/news/bridge.html", title=title, explain=explain)
     assert isinstance(result, Extraction)
     assert result.algorithm == algorithm
     return result
@@ -171,10 +171,12 @@ def test_nothing_to_extract_gives_an_empty_extraction(algorithm: str, html: str)
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_given_title_is_kept_and_scored(algorithm: str) -> None:
-    result = run(algorithm, ARTICLE_PAGE, title="Harbour bridge rebuild")
+    result = run(algorithm, ARTICLE_PAGE, title="Harbour bridge rebuild", explain=True)
     assert result.title == "Harbour bridge rebuild"
     first = next(b for b in result.blocks if "harbour bridge" in b.preview)
+    assert first.similarity is not None
     assert first.similarity > 0
+    assert all(block.similarity is None for block in run(algorithm, ARTICLE_PAGE, title="Harbour").blocks)
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)

@@ -59,14 +59,16 @@ def test_headline_is_left_out_because_it_is_the_title() -> None:
 
 
 def test_explanation_marks_the_densest_segment_and_gives_its_measures() -> None:
-    result = extract(page("portal.html"))
+    result = extract(page("portal.html"), explain=True)
     densest = [block for block in result.blocks if block.reason.startswith("densest")]
     assert len(densest) == 1
     block = densest[0]
     assert block.chosen
     assert block.density == pytest.approx(block.words / block.lines, abs=0.01)
     assert block.density == max(b.density for b in result.blocks if b.lines)
+    assert block.similarity is not None
     assert 0.0 <= block.similarity <= 1.0
+    assert all(b.similarity is None for b in extract(page("portal.html")).blocks)
     assert block.reason == f"densest: 3 of {block.lines} lines kept"
     assert any(note.startswith("article block: ") and "div.article" in note for note in result.notes)
 
