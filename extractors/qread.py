@@ -492,10 +492,10 @@ def _walk(root: lxml.etree._Element) -> _Walk:
 
     def flush() -> None:
         nonlocal gap
-        text = normalize_space(" ".join(pieces))
+        text = normalize_space("".join(pieces))
         pieces.clear()
         if text:
-            link_text = " ".join(link_pieces)
+            link_text = "".join(link_pieces)
             lines.append(
                 _Line(
                     text,
