@@ -491,6 +491,7 @@ def _walk(root: lxml.etree._Element) -> _Walk:
     position = 0
 
     def flush() -> None:
+        # White space between inline elements is kept as one space: words stay apart as a browser shows them.
         nonlocal gap
         text = normalize_space("".join(pieces))
         pieces.clear()
@@ -538,10 +539,13 @@ def _walk(root: lxml.etree._Element) -> _Walk:
             elif kind & _LINK:
                 in_link += 1
             text = element.text
-            if text and not text.isspace():
-                pieces.append(text)
-                if in_link:
-                    link_pieces.append(text)
+            if text:
+                if not text.isspace():
+                    pieces.append(text)
+                    if in_link:
+                        link_pieces.append(text)
+                elif pieces:
+                    pieces.append(" ")
             continue
         if kind & _BLOCK:
             if pieces:
@@ -558,10 +562,13 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                 flush()
             open_suspects.pop()[1][1] = position
         text = element.tail
-        if text and not text.isspace():
-            pieces.append(text)
-            if in_link:
-                link_pieces.append(text)
+        if text:
+            if not text.isspace():
+                pieces.append(text)
+                if in_link:
+                    link_pieces.append(text)
+            elif pieces:
+                pieces.append(" ")
     flush()
     span[0] = (0, position + 1)
     kept = _without_boilerplate(lines, suspects)
