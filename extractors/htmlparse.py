@@ -67,14 +67,6 @@ def _prepare(html: str) -> bytes | None:
     return _FORBIDDEN_RE.sub(" ", _XML_DECL_RE.sub("", html, count=1)).encode("utf-8", "replace")
 
 
-def elements(root: lxml.etree._Element, xpath: str) -> list[lxml.etree._Element]:
-    """The elements an XPath selects (attribute values and text results are left out)."""
-    found = root.xpath(xpath)
-    if not isinstance(found, list):
-        return []
-    return [item for item in found if isinstance(item, lxml.etree._Element)]
-
-
 def page_title(root: lxml.etree._Element) -> str | None:
     """The page's ``<title>``, else its Open Graph title, else its first ``<h1>``; white space collapsed."""
     for xpath in ("string(//title)", "string(//meta[@property='og:title']/@content)", "string(//h1)"):
