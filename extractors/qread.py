@@ -24,8 +24,8 @@ measurements on the development set showed (``docs/extraction.md``):
    ``comments``) are left out, unless the block holds an article mark or most of the page's text.
 3. Segments: the empty lines between two text lines are the containers closed and opened between them,
    so θ keeps its meaning whatever the source formatting.
-4. The core is the segment with the most words outside links per line, weighted by the log of its size,
-   so one long caption does not beat a twenty-paragraph article.
+4. The core is the segment with the most words outside links per line, weighted by the square root of
+   its size, so one long caption does not beat a twenty-paragraph article.
 5. The article block: among the ancestors of the core's article lines, the block with the most article
    words times their share of all its words. This is the seed's "several segments of equal density" case
    done on the tree: an article split by an advert or a sub-heading is one block.
@@ -452,9 +452,13 @@ def _common_ancestors(parents: list[int], first: int, last: int) -> list[int]:
 
 
 def _score(segment: _Segment) -> float:
-    if not segment.content_words:
-        return 0.0
-    return segment.content_words / segment.lines * math.log1p(segment.content_words)
+    """qRead's density d(S), of the words outside links, times the square root of their number.
+
+    Density alone lets a one-line caption beat a long article; the size weight fixes that. On the
+    development set the square root scores above the logarithm and plain density (0.940, 0.939, 0.939
+    en token F1), though all three are close: the article block (stage 5) absorbs most of the difference.
+    """
+    return segment.content_words / segment.lines * math.sqrt(segment.content_words)
 
 
 @dataclass(slots=True)
