@@ -42,6 +42,7 @@ def parse_html(html: str) -> lxml.html.HtmlElement | None:
         return None
     if not isinstance(root, lxml.html.HtmlElement):
         return None
+    _adopt_siblings(root)
     return root
 
 
@@ -58,7 +59,15 @@ def parse_tree(html: str) -> lxml.etree._Element | None:
         root = lxml.etree.fromstring(data, parser=_PLAIN_PARSER)
     except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):
         return None
+    _adopt_siblings(root)
     return root
+
+
+def _adopt_siblings(root: lxml.etree._Element) -> None:
+    """Move top-level elements after the root into it: a page that holds two ``<html>`` documents one
+    after the other parses as two roots, and a walk from the first would miss the second."""
+    for sibling in list(root.itersiblings()):
+        root.append(sibling)
 
 
 def _prepare(html: str) -> bytes | None:

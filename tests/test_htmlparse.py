@@ -1,0 +1,40 @@
+"""Parsing never raises and never loses a part of the page that a browser would show."""
+
+from __future__ import annotations
+
+from extractors import extract
+from extractors.htmlparse import page_title, parse_html, parse_tree
+
+
+def test_a_second_html_document_after_the_first_is_read_too() -> None:
+    html = (
+        "<html><head><title>Two documents</title></head><body><p>First part.</p></body></html>"
+        "<html><body><div><p>The article text that a broken template wrote after the first document "
+        "ended, long enough to be the main text of the page by any measure.</p></div></body></html>"
+    )
+    for parse in (parse_tree, parse_html):
+        root = parse(html)
+        assert root is not None
+        assert "broken template" in "".join(root.itertext())
+    assert "broken template" in extract(html).text
+
+
+def test_nothing_to_parse_gives_none_and_control_characters_do_not_break_parsing() -> None:
+    for html in ("", "   \n\t"):
+        assert parse_tree(html) is None
+        assert parse_html(html) is None
+    root = parse_tree("<p>a\x00b\x01c</p>")
+    assert root is not None
+    assert "".join(root.itertext()) == "a\ufffdb\x01c"
+
+
+def test_title_comes_from_title_then_open_graph_then_h1() -> None:
+    def title(html: str) -> str | None:
+        root = parse_tree(html)
+        assert root is not None
+        return page_title(root)
+
+    assert title("<title> A  page </title><h1>Head</h1>") == "A page"
+    assert title('<meta property="og:title" content="OG title"><h1>Head</h1>') == "OG title"
+    assert title("<body><h1>Only <b>heading</b></h1></body>") == "Only heading"
+    assert title("<body><p>none</p></body>") is None
