@@ -59,6 +59,8 @@ def parse_tree(html: str) -> lxml.etree._Element | None:
         root = lxml.etree.fromstring(data, parser=_PLAIN_PARSER)
     except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):
         return None
+    if root is None:  # libxml2 found no element at all
+        return None
     _adopt_siblings(root)
     return root
 
