@@ -150,14 +150,7 @@ def extract(
         for index, node in enumerate(nodes)
     ]
     notes = [f"Otsu threshold {threshold:.3f} over {len(nodes)} text nodes, {len(path_count)} tag paths"]
-    return Extraction(
-        text="\n\n".join(paragraphs),
-        title=title,
-        paragraphs=paragraphs,
-        algorithm=ALGORITHM,
-        blocks=blocks,
-        notes=notes,
-    )
+    return Extraction.of(paragraphs, title=title, algorithm=ALGORITHM, blocks=blocks, notes=notes)
 
 
 def _walk(root: lxml.html.HtmlElement) -> _Tree:

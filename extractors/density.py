@@ -170,14 +170,7 @@ def extract(
     ]
     if not paragraphs:
         notes.append("no line is denser than the threshold")
-    return Extraction(
-        text="\n\n".join(paragraphs),
-        title=title,
-        paragraphs=paragraphs,
-        algorithm=ALGORITHM,
-        blocks=blocks,
-        notes=notes,
-    )
+    return Extraction.of(paragraphs, title=title, algorithm=ALGORITHM, blocks=blocks, notes=notes)
 
 
 def _page_title(html: str) -> str | None:

@@ -44,6 +44,19 @@ class Extraction:
     notes: list[str] = field(default_factory=list)
 
     @classmethod
+    def of(
+        cls,
+        paragraphs: list[str],
+        *,
+        title: str | None,
+        algorithm: str,
+        blocks: list[Block],
+        notes: list[str],
+    ) -> Extraction:
+        """The extraction whose text is ``paragraphs`` joined by blank lines."""
+        return cls("\n\n".join(paragraphs), title, paragraphs, algorithm, blocks, notes)
+
+    @classmethod
     def empty(cls, algorithm: str, title: str | None, note: str) -> Extraction:
         return cls(text="", title=title, paragraphs=[], algorithm=algorithm, notes=[note])
 

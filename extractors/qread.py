@@ -212,14 +212,8 @@ def _result(
         )
         for index, segment in enumerate(segments)
     ]
-    return Extraction(
-        text="\n\n".join(paragraphs),
-        title=title,
-        paragraphs=paragraphs,
-        algorithm=algorithm,
-        blocks=blocks,
-        notes=[] if paragraphs else ["no line was kept"],
-    )
+    notes = [] if paragraphs else ["no line was kept"]
+    return Extraction.of(paragraphs, title=title, algorithm=algorithm, blocks=blocks, notes=notes)
 
 
 # Elements that end a text line.
@@ -540,29 +534,22 @@ def _walk(root: lxml.etree._Element) -> _Walk:
             elif kind & _LINK:
                 in_link += 1
             text = element.text
-            if text:
-                if not text.isspace():
-                    pieces.append(text)
-                    if in_link:
-                        link_pieces.append(text)
-                elif pieces:
-                    pieces.append(" ")
-            continue
-        if kind & _BLOCK:
-            if pieces:
-                flush()
-            if len(stack) > 1:
-                closed = stack.pop()
-                span[closed] = (span[closed][0], position)
-            if kind & _CONTAINER:
-                gap += 1
-        elif kind & _LINK:
-            in_link -= 1
-        if open_suspects and open_suspects[-1][0] is element:
-            if pieces:
-                flush()
-            open_suspects.pop()[1][1] = position
-        text = element.tail
+        else:
+            if kind & _BLOCK:
+                if pieces:
+                    flush()
+                if len(stack) > 1:
+                    closed = stack.pop()
+                    span[closed] = (span[closed][0], position)
+                if kind & _CONTAINER:
+                    gap += 1
+            elif kind & _LINK:
+                in_link -= 1
+            if open_suspects and open_suspects[-1][0] is element:
+                if pieces:
+                    flush()
+                open_suspects.pop()[1][1] = position
+            text = element.tail
         if text:
             if not text.isspace():
                 pieces.append(text)
