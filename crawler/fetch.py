@@ -48,6 +48,7 @@ __all__ = [
     "Fetcher",
     "Response",
     "RobotsTxt",
+    "blocked_reason",
     "fetch",
     "private_networks_allowed",
 ]
@@ -143,7 +144,7 @@ def _parse_url(url: str) -> _Target:
     return _Target(scheme, host, port, request_target, target.origin + request_target)
 
 
-def _blocked_reason(address: str) -> str | None:
+def blocked_reason(address: str) -> str | None:
     """Why ``address`` may not be fetched (``"a loopback address"``), ``None`` when it is public."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
@@ -377,7 +378,7 @@ class Fetcher:
     def _check_address(self, target: _Target, address: str) -> None:
         if self._allow_private():
             return
-        reason = _blocked_reason(address)
+        reason = blocked_reason(address)
         if reason is not None:
             where = f"{address} is" if address == target.host else f"{target.host} resolves to {address},"
             raise BlockedAddressError(

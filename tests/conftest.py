@@ -1,4 +1,5 @@
-"""Shared fixtures: the local test site server (a real HTTP server in a subprocess on 127.0.0.1)."""
+"""Shared fixtures: the local test site server (a real HTTP server in a subprocess on 127.0.0.1) and the
+embedded Redis server (one real redis-server for the session, in a temporary folder)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import redis
+
+from crawler.embedded import EmbeddedRedis
+from crawler.redisconn import connect
 
 TESTS_DIR = Path(__file__).resolve().parent
 SITE_SERVER_SCRIPT = TESTS_DIR / "siteserver.py"
@@ -78,3 +83,21 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
     if process.stdout is not None:
         process.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One embedded Redis server for the test session; yields its URL, shut down at the end."""
+    with EmbeddedRedis(tmp_path_factory.mktemp("redis")) as server:
+        yield server.url
+
+
+@pytest.fixture
+def redis_client(redis_server: str) -> Iterator[redis.Redis]:
+    """A client of the session's Redis server, emptied (FLUSHALL) before the test."""
+    client = connect(redis_server)
+    client.flushall()
+    try:
+        yield client
+    finally:
+        client.close()

@@ -1,0 +1,254 @@
+"""The crawl commands of ``crawler``: ``demo``, ``temp`` and ``worker`` (docs/cli.md)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from crawler.errors import InputError
+from crawler.queue import Keys
+from crawler.redisconn import connect, resolve_redis_url
+from crawler.rules import load_rule, load_rules
+from crawler.runner import JobCounts, crawl_settings, enqueue_job, run_worker
+from crawler.store import open_store
+
+logger = logging.getLogger(__name__)
+
+DEMO_PORT = 8631
+DEMO_ORIGIN = f"http://127.0.0.1:{DEMO_PORT}"
+
+
+def add_commands(commands: Any) -> None:
+    """Add ``demo``, ``temp`` and ``worker`` to the ``crawler`` parser."""
+    demo = commands.add_parser(
+        "demo",
+        help="serve the bundled demo news sites on 127.0.0.1, crawl them, print what was stored",
+        description=(
+            "The main job on embedded defaults: serve the demo news sites (3 sites, 150 articles, one"
+            " in GBK) on 127.0.0.1, crawl them with rules/demo-*.yaml through the embedded Redis queue,"
+            " store the articles in SQLite under CRAWLER_DATA_DIR/demo, and print what was stored."
+        ),
+    )
+    demo.add_argument(
+        "--port", type=int, default=DEMO_PORT, help=f"port of the demo sites (default {DEMO_PORT})"
+    )
+    demo.add_argument(
+        "--keep", action="store_true", help="keep the previous demo's data instead of starting anew"
+    )
+    demo.set_defaults(handler=run_demo)
+
+    temp = commands.add_parser(
+        "temp",
+        help="crawl one site once, now: progress, then a summary",
+        description=(
+            "Crawl one site once, now: its index pages (or the --url pages alone, as article pages),"
+            " the new articles they link to, with a progress bar; exits when the site's work is done."
+        ),
+    )
+    temp.add_argument("site", help="site id (the rule file's name without .yaml)")
+    temp.add_argument("--url", action="append", default=[], metavar="U", help="crawl this article page only")
+    temp.set_defaults(handler=run_temp)
+
+    worker = commands.add_parser(
+        "worker",
+        help="one worker of the shared queue (run N of them, on any machine), until Ctrl-C",
+        description="Take requests from the shared queue and crawl them, until Ctrl-C.",
+    )
+    worker.add_argument(
+        "--sites", default="", help="comma-separated site ids this worker serves (default all)"
+    )
+    worker.set_defaults(handler=run_worker_command)
+
+
+def rules_dir() -> Path:
+    return Path(os.environ.get("CRAWLER_RULES_DIR", "rules"))
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("CRAWLER_DATA_DIR", "data"))
+
+
+@contextmanager
+def redis_for(directory: Path) -> Iterator[str]:
+    """REDIS_URL, or the embedded server under ``directory`` (stopped at the end if this process started
+    it)."""
+    url, embedded = resolve_redis_url(
+        {"REDIS_URL": os.environ.get("REDIS_URL"), "CRAWLER_DATA_DIR": directory}
+    )
+    try:
+        yield url
+    finally:
+        if embedded is not None:
+            embedded.close()
+
+
+# --- crawler temp -------------------------------------------------------------------------------------
+
+
+def run_temp(args: argparse.Namespace) -> int:
+    path = rules_dir() / f"{args.site}.yaml"
+    if not path.is_file():
+        raise InputError(f"no rule for site {args.site!r}: {path} does not exist (see `crawler rules check`)")
+    rule = load_rule(path)
+    directory = data_dir()
+    with redis_for(directory) as url:
+        settings = crawl_settings(_crawl_overrides(url, directory, rules_dir()))
+        counts = _crawl_job(settings, url, [rule], article_urls=args.url, title=f"temp crawl of {rule.site}")
+    _print_summary(counts)
+    return 0 if counts.errors == 0 or counts.stored > 0 else 1
+
+
+# --- crawler worker -----------------------------------------------------------------------------------
+
+
+def run_worker_command(args: argparse.Namespace) -> int:
+    directory = data_dir()
+    sites = [site for site in args.sites.split(",") if site]
+    with redis_for(directory) as url:
+        settings = crawl_settings({**_crawl_overrides(url, directory, rules_dir()), "LOG_LEVEL": "INFO"})
+        run_worker(settings, sites=sites)
+    return 0
+
+
+# --- crawler demo -------------------------------------------------------------------------------------
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from crawler.demo.server import DemoServer  # noqa: PLC0415 - the demo site is only loaded for the demo
+
+    directory = data_dir() / "demo"
+    if directory.exists() and not args.keep:
+        shutil.rmtree(directory)
+    demo_rules = directory / "rules"
+    demo_rules.mkdir(parents=True, exist_ok=True)
+    os.environ["CRAWLER_ALLOW_PRIVATE_NETWORKS"] = "1"  # the demo sites are on 127.0.0.1
+    console = Console()
+    with DemoServer(port=args.port) as server:
+        for path in sorted(rules_dir().glob("demo-*.yaml")):
+            text = path.read_text(encoding="utf-8").replace(DEMO_ORIGIN, server.origin)
+            (demo_rules / path.name).write_text(text, encoding="utf-8")
+        ruleset = load_rules(demo_rules)
+        for error in ruleset.errors:
+            console.print(f"[red]rule error[/red] {error}")
+        if not ruleset.rules:
+            raise InputError(f"no demo rules (rules/demo-*.yaml) in {rules_dir()}")
+        console.print(f"Demo sites on {server.origin}: {', '.join(sorted(ruleset.rules))}")
+        with redis_for(directory) as url:
+            settings = crawl_settings(
+                {**_crawl_overrides(url, directory, demo_rules), "CRAWLER_ALLOW_PRIVATE_NETWORKS": True}
+            )
+            counts = _crawl_job(settings, url, ruleset.rules.values(), title="demo crawl")
+    _print_summary(counts)
+    _print_stored(console, directory)
+    return 0
+
+
+# --- shared -------------------------------------------------------------------------------------------
+
+
+def _crawl_overrides(redis_url: str, directory: Path, rules: Path) -> dict[str, Any]:
+    # Scrapy logs through its own root handler, at LOG_LEVEL: the command line's handler steps aside.
+    for handler in list(logging.root.handlers):
+        logging.root.removeHandler(handler)
+    return {
+        "REDIS_URL": redis_url,
+        "CRAWLER_DATA_DIR": str(directory),
+        "CRAWLER_RULES_DIR": str(rules),
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+def _crawl_job(
+    settings: Any, url: str, rules: Any, *, article_urls: list[str] | None = None, title: str
+) -> JobCounts:
+    server = connect(url)
+    keys = Keys(settings["REDIS_KEY_PREFIX"])
+    rules = list(rules)
+    job = enqueue_job(
+        server,
+        keys.prefix,
+        rules,
+        article_urls=article_urls or (),
+        lease_seconds=settings.getfloat("LEASE_SECONDS"),
+    )
+    started = time.monotonic()
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} pages"),
+        TextColumn(
+            "stored {task.fields[stored]}  skipped {task.fields[skipped]}  errors {task.fields[errors]}"
+        ),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    ) as progress:
+        bar = progress.add_task(title, total=None, stored=0, skipped=0, errors=0)
+
+        def tick() -> None:
+            counts = JobCounts.read(server, keys, job)
+            progress.update(
+                bar,
+                completed=counts.fetched,
+                total=counts.fetched + counts.pending,
+                stored=counts.stored,
+                skipped=counts.skipped,
+                errors=counts.errors,
+            )
+
+        run_worker(settings, job=job, sites=[rule.site for rule in rules], on_tick=tick)
+        tick()
+    counts = JobCounts.read(server, keys, job)
+    logger.info("job %s done in %.1f s", job, time.monotonic() - started)
+    return counts
+
+
+def _print_summary(counts: JobCounts) -> None:
+    print(
+        f"fetched {counts.fetched} pages, stored {counts.stored} articles,"
+        f" skipped {counts.skipped} (already seen or refused), errors {counts.errors}"
+    )
+
+
+def _print_stored(console: Console, directory: Path, sample: int = 3) -> None:
+    """Per site: articles stored, where their bodies came from, and the newest few."""
+    store = open_store({"CRAWLER_DATA_DIR": str(directory)})
+    try:
+        articles = list(store.iter_articles())
+        table = Table(title=f"Stored in {directory}")
+        for column in ("site", "articles", "body by rule", "body by qRead", "newest"):
+            table.add_column(column)
+        for site in sorted({str(article["site"]) for article in articles}):
+            mine = [article for article in articles if article["site"] == site]
+            from_qread = sum(1 for a in mine if (a.get("extraction") or {}).get("body_from") == "qread")
+            newest = sorted(mine, key=lambda a: str(a.get("published") or ""), reverse=True)[:sample]
+            table.add_row(
+                site,
+                str(len(mine)),
+                str(len(mine) - from_qread),
+                str(from_qread),
+                "\n".join(f"{a.get('published') or '?'}  {str(a.get('title') or '')[:60]}" for a in newest),
+            )
+        console.print(table)
+        hashes: dict[str, int] = {}
+        for article in articles:
+            key = str(article.get("content_hash"))
+            hashes[key] = hashes.get(key, 0) + 1
+        reposts = sum(count - 1 for count in hashes.values() if count > 1)
+        console.print(
+            f"{len(articles)} articles; {reposts} of them repeat another's text under another URL"
+            " (reposts: the duplicate-article pass is not built yet)."
+        )
+    finally:
+        store.close()

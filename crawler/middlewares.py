@@ -1,0 +1,142 @@
+"""Downloader and spider middlewares of the crawl: where a request may go, and when its lease ends."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import urllib.parse
+from collections.abc import AsyncIterator, Iterable
+from typing import Any, Self
+
+from scrapy import Request, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import Response
+from scrapy.utils.python import global_object_name
+
+from crawler.fetch import ALLOW_PRIVATE_NETWORKS_ENV, blocked_reason
+from crawler.scheduler import scheduler_of
+
+logger = logging.getLogger(__name__)
+
+
+class NetworkGuardMiddleware:
+    """Refuses requests to loopback, private, link-local and reserved addresses, checked on the resolved
+    address of every request, redirects included (they come back through the downloader middlewares).
+
+    Off (``NotConfigured``) only with the test-only ``CRAWLER_ALLOW_PRIVATE_NETWORKS``, for the local test
+    and demo servers. Host lookups are cached per host for the life of the crawl.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        if crawler.settings.getbool("CRAWLER_ALLOW_PRIVATE_NETWORKS"):
+            raise NotConfigured(
+                f"private networks allowed ({ALLOW_PRIVATE_NETWORKS_ENV}, tests and demo only)"
+            )
+        self.crawler = crawler
+        self.verdicts: dict[str, str | None] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def process_request(self, request: Request) -> None:
+        parts = urllib.parse.urlsplit(request.url)
+        if parts.scheme not in ("http", "https"):
+            raise IgnoreRequest(f"refusing {request.url}: only http and https are fetched")
+        host = parts.hostname or ""
+        if host not in self.verdicts:
+            self.verdicts[host] = self._verdict(host)
+        reason = self.verdicts[host]
+        if reason is not None:
+            assert self.crawler.stats is not None
+            self.crawler.stats.inc_value("net/blocked")
+            raise IgnoreRequest(f"refusing {request.url}: {host} {reason}")
+
+    @staticmethod
+    def _verdict(host: str) -> str | None:
+        try:
+            infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        except (socket.gaierror, UnicodeError) as exc:
+            return f"cannot be resolved ({exc})"
+        for info in infos:
+            reason = blocked_reason(str(info[4][0]))
+            if reason is not None:
+                return f"resolves to {info[4][0]}, {reason}"
+        return None
+
+
+class LeaseAckMiddleware:
+    """Ends a request's lease once its work is done: every item it gave stored (or dropped), every link
+    it gave queued, or its failure handled. Until then the lease is renewed, and if the worker dies it
+    expires and the request goes back to the queue.
+
+    The spider's output is passed through unchanged; items are counted per request, and the
+    ``item_scraped``/``item_dropped``/``item_error`` signals (which carry the response) count them down.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.open_items: dict[int, int] = {}  # id(request) -> items not yet through the pipelines
+        self.output_done: set[int] = set()
+        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            crawler.signals.connect(self._item_done, signal=signal)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        request = response.request
+        assert request is not None
+        key = id(request)
+        self.open_items.setdefault(key, 0)
+        async for element in result:
+            if not isinstance(element, Request):
+                self.open_items[key] += 1
+            yield element
+        self.output_done.add(key)
+        self._maybe_ack(request)
+
+    def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterable[Any]:
+        request = response.request
+        assert request is not None
+        key = id(request)
+        self.open_items.setdefault(key, 0)
+        for element in result:
+            if not isinstance(element, Request):
+                self.open_items[key] += 1
+            yield element
+        self.output_done.add(key)
+        self._maybe_ack(request)
+
+    def process_spider_exception(self, response: Response, exception: Exception) -> None:
+        request = response.request
+        assert request is not None and self.crawler.stats is not None
+        self.crawler.stats.inc_value(f"spider/exception/{global_object_name(type(exception))}")
+        self.output_done.add(id(request))
+        self._maybe_ack(request)
+
+    def _item_done(self, item: Any, response: Response | None = None, **_: Any) -> None:
+        if response is None or response.request is None:
+            return
+        key = id(response.request)
+        if key in self.open_items:
+            self.open_items[key] -= 1
+            self._maybe_ack(response.request)
+
+    def _maybe_ack(self, request: Request) -> None:
+        key = id(request)
+        if key in self.output_done and self.open_items.get(key, 0) <= 0:
+            self.output_done.discard(key)
+            self.open_items.pop(key, None)
+            ack(self.crawler, request)
+
+
+def ack(crawler: Crawler, request: Request) -> None:
+    """End ``request``'s lease (no-op when the scheduler is not the leased one)."""
+    scheduler = scheduler_of(crawler)
+    if scheduler is not None:
+        scheduler.ack(request)

@@ -1,0 +1,132 @@
+"""The Scrapy scheduler on the shared leased queue (``SCHEDULER``): scrapy-redis's, with what it lacks fixed.
+
+Compared with ``scrapy_redis.scheduler.Scheduler``, which it subclasses:
+
+- requests are leased, not deleted (``crawler.queue.LeasedQueue``); the worker renews its leases every
+  ``LEASE_RENEW_SECONDS`` and puts back everyone's expired leases, and on close it returns the leases it
+  still holds, so neither a crash nor a clean exit loses a request;
+- the queue always persists (``SCHEDULER_PERSIST`` is ignored: one worker's exit must never wipe the
+  queue all workers share);
+- requests are JSON (``crawler.serializer``), never pickle;
+- duplicate checks use Scrapy's request fingerprinter, through ``crawler.dupefilter``;
+- stats and logs go through Scrapy's current APIs (no ``spider=`` argument, no ``Spider.log``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from typing import Self
+
+from scrapy import Request, Spider
+from scrapy.crawler import Crawler
+from scrapy.utils.misc import load_object
+from scrapy_redis.scheduler import Scheduler
+from twisted.internet import task
+
+from crawler import serializer
+from crawler.queue import LeasedQueue
+from crawler.redisconn import connect
+
+logger = logging.getLogger(__name__)
+
+
+def worker_id() -> str:
+    """A name for this worker process, unique across machines."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no type hints
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        server = connect(settings["REDIS_URL"])
+        super().__init__(
+            server=server,
+            persist=True,
+            dupefilter=load_object(settings["DUPEFILTER_CLASS"]).from_crawler(crawler),
+            serializer=serializer,
+        )
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.prefix: str = settings["REDIS_KEY_PREFIX"]
+        self.lease_seconds = settings.getfloat("LEASE_SECONDS")
+        self.renew_seconds = settings.getfloat("LEASE_RENEW_SECONDS")
+        self.worker = worker_id()
+        self.held: set[str] = set()
+        self._renewal: task.LoopingCall | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+        self.queue = LeasedQueue(
+            self.server, spider, self.prefix, self.serializer, lease_seconds=self.lease_seconds
+        )
+        waiting = len(self.queue)
+        if waiting:
+            logger.info("Resuming: %d requests queued, %d leased", waiting, self.queue.leased())
+        self._renewal = task.LoopingCall(self.tend_leases)
+        self._renewal.start(self.renew_seconds, now=True)
+
+    def close(self, reason: str) -> None:
+        if self._renewal is not None and self._renewal.running:
+            self._renewal.stop()
+        released = self.queue.release(self.held)
+        if released:
+            logger.info("Returned %d unfinished requests to the queue", released)
+            self.stats.inc_value("lease/released", released)
+        self.held.clear()
+
+    def tend_leases(self) -> None:
+        """Renew what this worker holds; put back what any worker let expire."""
+        self.queue.renew(self.held)
+        expired = self.queue.requeue_expired()
+        if expired:
+            logger.warning("%d expired leases went back to the queue", expired)
+            self.stats.inc_value("lease/expired", expired)
+
+    def enqueue_request(self, request: Request) -> bool:
+        if not request.dont_filter and self.df.request_seen(request):
+            self.df.log(request, self.spider)
+            return False
+        if self.queue.push(request):
+            self.stats.inc_value("scheduler/enqueued/redis")
+            return True
+        self.stats.inc_value("scheduler/already_queued")
+        return False
+
+    def next_request(self) -> Request | None:
+        request: Request | None = self.queue.pop()
+        if request is None:
+            return None
+        self.held.add(request.meta["lease"])
+        self.stats.inc_value("scheduler/dequeued/redis")
+        return request
+
+    def ack(self, request: Request) -> None:
+        """``request``'s work is done (items stored, links queued): its lease ends."""
+        lease = request.meta.get("lease")
+        if lease is None or lease not in self.held:
+            return
+        self.held.discard(lease)
+        if not self.queue.ack(request):
+            self.stats.inc_value("lease/ack_after_expiry")
+
+    def has_pending_requests(self) -> bool:
+        return len(self.queue) > 0
+
+    def __len__(self) -> int:
+        return len(self.queue)
+
+    def __repr__(self) -> str:
+        return f"<LeasedScheduler worker={self.worker}>"
+
+
+def scheduler_of(crawler: Crawler) -> LeasedScheduler | None:
+    """The crawler's scheduler, when it is ours."""
+    scheduler = crawler.engine.scheduler if crawler.engine is not None else None
+    return scheduler if isinstance(scheduler, LeasedScheduler) else None

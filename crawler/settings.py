@@ -1,0 +1,106 @@
+"""Scrapy settings of the crawler, grouped by prefix; environment variables override the URIs and folders.
+
+Scrapy's own settings come first, then ours: ``CRAWLER_`` (folders), ``REDIS_``, ``SCHEDULER_``,
+``LEASE_``, ``BLOOM_``, ``STORE_``, ``QREAD_``, ``RULES_``.
+"""
+
+from __future__ import annotations
+
+import os
+
+# --- Scrapy -------------------------------------------------------------------------------------------
+BOT_NAME = "crawler"
+SPIDER_MODULES = ["crawler.spiders"]
+NEWSPIDER_MODULE = "crawler.spiders"
+# Identify ourselves; sites can reach the operator through the project's name.
+USER_AGENT = "focused-crawler/0.1.0 (focused web crawler; obeys robots.txt)"
+# robots.txt is obeyed unless a rule says otherwise (see crawler/middlewares: RuleRobotsTxtMiddleware).
+ROBOTSTXT_OBEY = True
+# Scrapy 2.19's RemoteControl extension runs Python sent to it over HTTP: never on.
+REMOTE_CONTROL_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+# Per-site politeness comes from each rule (download slot per site); these are the defaults.
+CONCURRENT_REQUESTS = 32
+CONCURRENT_REQUESTS_PER_DOMAIN = 8
+DOWNLOAD_DELAY = 0.0
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 0.0
+AUTOTHROTTLE_TARGET_CONCURRENCY = 8.0
+# Retries with Scrapy's backoff; a ban-aware policy comes with the supervision issue.
+RETRY_ENABLED = True
+RETRY_TIMES = 2
+DOWNLOAD_TIMEOUT = 30
+# Decompressed size limits: a page over DOWNLOAD_MAXSIZE is dropped, one over DOWNLOAD_WARNSIZE logged.
+DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
+REDIRECT_MAX_TIMES = 5
+# The request fingerprinter of Scrapy 2.7+, also used by our queue and Bloom filter.
+REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
+TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+LOG_LEVEL = "INFO"
+# Article pages are read once; index pages are re-read every grab: no HTTP cache.
+HTTPCACHE_ENABLED = False
+
+SCHEDULER = "crawler.scheduler.LeasedScheduler"
+DUPEFILTER_CLASS = "crawler.dupefilter.RedisBloomDupeFilter"
+DOWNLOADER_MIDDLEWARES = {
+    # Loopback, private and link-local addresses are refused (checked on the resolved address).
+    "crawler.middlewares.NetworkGuardMiddleware": 50,
+}
+SPIDER_MIDDLEWARES = {
+    # A request's lease is acknowledged once its items are stored and its links queued.
+    "crawler.middlewares.LeaseAckMiddleware": 10,
+}
+ITEM_PIPELINES = {
+    "crawler.pipelines.CleanPipeline": 100,
+    "crawler.pipelines.QreadFallbackPipeline": 200,
+    "crawler.pipelines.StorePipeline": 900,
+}
+
+# --- CRAWLER_: where things live ----------------------------------------------------------------------
+# Data folder: embedded Redis, SQLite weekly stores, spool files.
+CRAWLER_DATA_DIR = os.environ.get("CRAWLER_DATA_DIR", "data")
+# Folder of site rules, one YAML file per site.
+CRAWLER_RULES_DIR = os.environ.get("CRAWLER_RULES_DIR", "rules")
+# Test-only: allow loopback/private addresses (the local test and demo servers). Never in production.
+CRAWLER_ALLOW_PRIVATE_NETWORKS = os.environ.get("CRAWLER_ALLOW_PRIVATE_NETWORKS", "") == "1"
+
+# --- REDIS_: the shared queue's server ----------------------------------------------------------------
+# Shared Redis; unset means the embedded server under CRAWLER_DATA_DIR (crawler/embedded.py).
+REDIS_URL = os.environ.get("REDIS_URL") or None
+# Prefix of every key we write, so one Redis can hold several deployments.
+REDIS_KEY_PREFIX = "crawler"
+
+# --- SCHEDULER_: the leased queue ---------------------------------------------------------------------
+# Always persist: one worker's clean exit must never wipe the shared queue.
+SCHEDULER_PERSIST = True
+# Requests are JSON in Redis, never pickle.
+SCHEDULER_SERIALIZER = "crawler.serializer"
+# Seconds an idle worker waits before it closes (0: never, a long-running worker).
+SCHEDULER_IDLE_CLOSE_SECONDS = 0
+
+# --- LEASE_: requests being worked on -----------------------------------------------------------------
+# Seconds a worker holds a request before it goes back to the queue, unless renewed.
+LEASE_SECONDS = 60
+# Seconds between renewals of a worker's leases (a third of LEASE_SECONDS keeps two tries in hand).
+LEASE_RENEW_SECONDS = 20
+
+# --- BLOOM_: seen article URLs ------------------------------------------------------------------------
+# URLs the first slice of the filter holds at BLOOM_ERROR_RATE; later slices grow by BLOOM_GROWTH.
+BLOOM_CAPACITY = 1_000_000
+# Target false-positive rate of the whole filter.
+BLOOM_ERROR_RATE = 0.001
+# Each new slice holds this many times the previous one's URLs.
+BLOOM_GROWTH = 2
+
+# --- STORE_: where articles go ------------------------------------------------------------------------
+# MongoDB when set (a later issue), else the embedded SQLite store under CRAWLER_DATA_DIR.
+MONGO_URI = os.environ.get("MONGO_URI") or None
+# Articles written per SQLite transaction.
+STORE_BATCH_SIZE = 100
+
+# --- QREAD_: the body when a rule's fields fall short -------------------------------------------------
+# Extraction algorithm used when a rule's body is missing or shorter than its min_body_chars.
+QREAD_ALGORITHM = "qread"
+# Default minimum body length (characters) under which qRead supplies the body.
+QREAD_MIN_BODY_CHARS = 200

@@ -1,0 +1,1 @@
+"""The crawler's spiders: one, ``sites``, serves every site rule."""

@@ -1,0 +1,358 @@
+"""The embedded Redis server (crawler/embedded.py) and the choice of Redis (crawler/redisconn.py).
+
+Every test starts real redis-server processes in its own temporary folder and leaves none running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from crawler.embedded import MAX_SOCKET_PATH, EmbeddedRedis, RedisUnavailableError
+from crawler.redisconn import connect, resolve_redis_url
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+# Upper bound of the waits below (for a process to die, a socket to close); never a timing assertion.
+WAIT_LIMIT = 30.0
+# prctl option: orphaned descendants are reparented to this process instead of init.
+PR_SET_CHILD_SUBREAPER = 36
+
+# A process that starts (or attaches to) the embedded server of argv[1], prints its pid (or "attached"),
+# then waits until its stdin closes and exits; flags: "set" writes a key, "forget" skips close().
+CHILD = """
+import sys
+from pathlib import Path
+from crawler.embedded import EmbeddedRedis
+server = EmbeddedRedis(Path(sys.argv[1]))
+server.ensure()
+if "set" in sys.argv:
+    from crawler.redisconn import connect
+    with connect(server.url) as client:
+        client.set(b"from-child", b"yes")
+print(server.pid if server.owner else "attached", flush=True)
+sys.stdin.read()
+if "forget" not in sys.argv:
+    server.close()
+"""
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Iterator[Path]:
+    """A data folder whose embedded server, if any is still running at the end, is stopped."""
+    yield tmp_path
+    pid = _server_pid(tmp_path)
+    if pid is not None:
+        os.kill(pid, signal.SIGKILL)
+        _wait_until(lambda: _gone(pid), f"redis-server pid {pid} to die")
+
+
+def _server_pid(data_dir: Path) -> int | None:
+    try:
+        pid = int((data_dir / "redis" / "redis.pid").read_text("ascii"))
+    except FileNotFoundError:
+        return None
+    return None if _gone(pid) else pid
+
+
+def _gone(pid: int) -> bool:
+    """True when ``pid`` has exited (a zombie nobody reaped counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text("ascii")
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def _wait_until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WAIT_LIMIT
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.02)
+
+
+def _call(url: str, command: str, *args: object) -> Any:
+    """Run one command on a fresh client of ``url`` and close it."""
+    with connect(url) as client:
+        return getattr(client, command)(*args)
+
+
+def _refuses(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(str(path))
+        except ConnectionRefusedError:
+            return True
+        return False
+
+
+@pytest.fixture
+def spawn() -> Iterator[Callable[..., tuple[subprocess.Popen[str], str]]]:
+    """Start CHILD on a data folder; returns the process and its first line. Ended (killed if need be)
+    at the end of the test."""
+    children: list[subprocess.Popen[str]] = []
+
+    def start(data_dir: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(data_dir), *args],
+            cwd=PROJECT_DIR,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        children.append(child)
+        assert child.stdout is not None
+        return child, child.stdout.readline().strip()
+
+    yield start
+    for child in children:
+        assert child.stdin is not None and child.stdout is not None
+        if not child.stdin.closed:
+            child.stdin.close()
+        try:
+            child.wait(WAIT_LIMIT)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+
+
+def _shut_down(socket_path: Path) -> None:
+    """SHUTDOWN the server on ``socket_path`` (no retries: the server closes the connection)."""
+    client = redis.Redis(unix_socket_path=str(socket_path), retry=Retry(NoBackoff(), 0))
+    client.shutdown()
+    client.close()
+
+
+def test_starts_a_server_that_answers_ping_and_stops_it(data_dir: Path) -> None:
+    with EmbeddedRedis(data_dir) as server:
+        socket_path = data_dir.resolve() / "redis" / "redis.sock"
+        assert server.url == f"unix://{socket_path}"
+        assert server.owner
+        pid = server.pid
+        assert pid is not None
+        assert os.getpgid(pid) == pid  # its own process group
+        client = connect(server.url)
+        assert client.ping()
+        config = {key: client.config_get(key)[key] for key in ("appendonly", "appendfsync", "save", "port")}
+        assert config == {"appendonly": "yes", "appendfsync": "everysec", "save": "", "port": "0"}
+        assert client.config_get("dir")["dir"] == str(socket_path.parent)
+        client.close()
+    assert not server.owner
+    assert _gone(pid)
+    assert not socket_path.exists()
+    assert not (data_dir / "redis" / "redis.pid").exists()
+
+
+def test_ensure_twice_keeps_one_server(data_dir: Path) -> None:
+    with EmbeddedRedis(data_dir) as server:
+        pid = server.pid
+        assert server.ensure() == server.url
+        assert server.pid == pid
+
+
+def test_second_instance_attaches_and_its_close_leaves_the_server(data_dir: Path) -> None:
+    with EmbeddedRedis(data_dir) as owner:
+        other = EmbeddedRedis(data_dir)
+        assert other.ensure() == owner.url
+        assert not other.owner
+        assert other.pid is None
+        _call(owner.url, "set", b"key", b"value")
+        assert _call(other.url, "get", b"key") == b"value"
+        other.close()
+        assert _call(owner.url, "ping")
+
+
+def test_another_process_attaches_and_leaves_the_server_running(
+    data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]]
+) -> None:
+    with EmbeddedRedis(data_dir) as server:
+        child, said = spawn(data_dir, "set")
+        assert said == "attached"
+        assert child.stdin is not None
+        child.stdin.close()  # the child closes its EmbeddedRedis: not the owner, so nothing stops
+        assert child.wait(WAIT_LIMIT) == 0
+        assert _call(server.url, "get", b"from-child") == b"yes"
+
+
+def test_data_survives_close_and_restart(data_dir: Path) -> None:
+    with EmbeddedRedis(data_dir) as server:
+        _call(server.url, "set", b"kept", b"across restarts")
+        first_pid = server.pid
+    with EmbeddedRedis(data_dir) as server:
+        assert server.owner
+        assert server.pid != first_pid
+        assert _call(server.url, "get", b"kept") == b"across restarts"
+    assert (data_dir / "redis" / "appendonly.aof").stat().st_size > 0
+
+
+def test_recovers_when_the_server_is_killed(data_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    server = EmbeddedRedis(data_dir)
+    try:
+        server.ensure()
+        client = connect(server.url)
+        client.config_set("appendfsync", "always")  # the write is on disk before SET returns
+        client.set(b"survivor", b"yes")
+        client.close()
+        pid = server.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        _wait_until(lambda: _refuses(server.socket_path), "the killed server's socket to refuse connections")
+        assert server.pid_path.exists()  # what a crash leaves behind: a stale socket and pid file
+        with caplog.at_level(logging.WARNING, logger="crawler.embedded"):
+            server.ensure()
+        assert server.owner
+        assert server.pid != pid
+        assert "refuses connections" in caplog.text
+        assert _call(server.url, "get", b"survivor") == b"yes"
+        # the new server runs with the configured fsync policy again
+        assert _call(server.url, "config_get", "appendfsync")["appendfsync"] == "everysec"
+    finally:
+        server.close()
+
+
+def test_a_new_process_recovers_from_a_stale_socket_and_pid_file(
+    data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    redis_dir = data_dir / "redis"
+    redis_dir.mkdir()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stale:
+        stale.bind(str(redis_dir / "redis.sock"))  # bound, never listening: refuses connections
+    (redis_dir / "redis.pid").write_text("999999999\n", "ascii")
+    with caplog.at_level(logging.WARNING, logger="crawler.embedded"), EmbeddedRedis(data_dir) as server:
+        assert server.owner
+        assert _call(server.url, "ping")
+    assert "refuses connections" in caplog.text
+    assert "stale pid file" in caplog.text
+
+
+def test_an_owner_that_forgets_close_stops_its_server_at_exit(
+    data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]]
+) -> None:
+    child, said = spawn(data_dir, "forget")
+    server_pid = int(said)
+    assert child.stdin is not None
+    child.stdin.close()  # the child exits without close(): its atexit hook shuts the server down
+    assert child.wait(WAIT_LIMIT) == 0
+    assert _gone(server_pid)
+    assert not (data_dir / "redis" / "redis.sock").exists()
+
+
+@contextlib.contextmanager
+def _adopting_orphans() -> Iterator[None]:
+    """Make this process the reaper of its orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``), so a
+    server whose owner is killed becomes our child and can be reaped, not a zombie of an init that may not
+    reap."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
+    try:
+        yield
+    finally:
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux-only")
+def test_after_the_owner_is_killed_the_next_one_attaches(
+    data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]]
+) -> None:
+    with _adopting_orphans():
+        child, said = spawn(data_dir)
+        server_pid = int(said)
+        try:
+            child.kill()  # SIGKILL: the owner cannot shut its server down
+            child.wait(WAIT_LIMIT)
+            assert not _gone(server_pid)
+            with EmbeddedRedis(data_dir) as server:
+                assert not server.owner
+                assert _call(server.url, "ping")
+            assert not _gone(server_pid)  # a non-owner's close leaves it running
+        finally:
+            _shut_down(data_dir.resolve() / "redis" / "redis.sock")
+            _wait_until(lambda: _gone(server_pid), "the orphaned server to shut down")
+            os.waitpid(server_pid, 0)  # reap it: it became our child when its owner died
+
+
+def test_a_server_that_cannot_start_is_reported_with_its_log(data_dir: Path) -> None:
+    (data_dir / "redis" / "appendonly.aof").mkdir(parents=True)  # the server cannot open its data file
+    server = EmbeddedRedis(data_dir)
+    with pytest.raises(RedisUnavailableError, match=r"exited with code 1 before answering PING") as info:
+        server.ensure()
+    assert "Can't open the append-only file: Is a directory" in str(info.value)  # the log tail
+    assert not server.owner
+
+
+def test_a_socket_path_too_long_is_refused(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * (MAX_SOCKET_PATH - len(str(tmp_path))))
+    with pytest.raises(RedisUnavailableError, match=r"use a shorter CRAWLER_DATA_DIR"):
+        EmbeddedRedis(deep).ensure()
+
+
+def _closed_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_redis_url_to_a_closed_port_gives_a_clear_error() -> None:
+    url = f"redis://127.0.0.1:{_closed_port()}"
+    expected = (
+        f"cannot reach Redis at {url} (REDIS_URL): Connection refused;"
+        " start it or unset REDIS_URL to use the embedded server"
+    )
+    with pytest.raises(RedisUnavailableError) as info:
+        resolve_redis_url({"REDIS_URL": url})
+    assert str(info.value) == expected
+
+
+def test_the_error_does_not_show_the_password() -> None:
+    port = _closed_port()
+    with pytest.raises(RedisUnavailableError) as info:
+        resolve_redis_url({"REDIS_URL": f"redis://user:s3cret@127.0.0.1:{port}/0"})
+    assert f"redis://user:***@127.0.0.1:{port}/0" in str(info.value)
+    assert "s3cret" not in str(info.value)
+
+
+def test_connect_to_nothing_and_to_a_bad_url() -> None:
+    with pytest.raises(RedisUnavailableError, match=r"cannot reach Redis at redis://127\.0\.0\.1:\d+: "):
+        connect(f"redis://127.0.0.1:{_closed_port()}")
+    with pytest.raises(RedisUnavailableError, match=r"'http://127\.0\.0\.1/' is not a Redis URL"):
+        connect("http://127.0.0.1/")
+
+
+def test_redis_url_wins_over_the_embedded_server(redis_server: str, data_dir: Path) -> None:
+    url, embedded = resolve_redis_url({"REDIS_URL": redis_server, "CRAWLER_DATA_DIR": str(data_dir)})
+    assert (url, embedded) == (redis_server, None)
+    assert not (data_dir / "redis").exists()
+
+
+def test_without_redis_url_the_embedded_server_is_used(data_dir: Path) -> None:
+    url, embedded = resolve_redis_url({"REDIS_URL": None, "CRAWLER_DATA_DIR": str(data_dir)})
+    assert embedded is not None
+    try:
+        assert embedded.owner
+        assert url == embedded.url
+        assert _call(url, "ping")
+    finally:
+        embedded.close()
+
+
+def test_redis_client_fixture_starts_empty(redis_client: redis.Redis) -> None:
+    assert redis_client.dbsize() == 0
+    redis_client.set(b"bytes", b"\xff\x00")
+    assert redis_client.get(b"bytes") == b"\xff\x00"  # decode_responses=False: bytes in, bytes out

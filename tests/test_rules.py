@@ -1,0 +1,797 @@
+"""Site rules: loading and validation (every error named), the spider's methods, `crawler rules check|try`."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import lxml.html
+import pytest
+
+from crawler.rules import (
+    REGEX_TIMEOUT,
+    STANDARD_FIELDS,
+    Rule,
+    RuleError,
+    RuleErrors,
+    RuleRegex,
+    RuleXPath,
+    check_cron,
+    load_rule,
+    load_rules,
+    parse_every,
+    parse_rule,
+)
+from crawler.settings import QREAD_MIN_BODY_CHARS
+
+REPO = Path(__file__).resolve().parent.parent
+CLI_TIMEOUT = 180
+
+FULL_RULE = r"""
+name: City News
+domains: [127.0.0.1, news.example]
+start_urls:
+  - http://127.0.0.1:8631/citynews/
+  - https://www.news.example/
+index:
+  links:
+    xpath: ["//ul[@class='list']", "//a[@class='lead']/@href"]
+    allow: ['/citynews/\d{4}/[^/]+\.html$']
+    deny: ['/tag/', '/video/']
+  next_page: "//a[@rel='next']/@href"
+  max_pages: 5
+depth: 2
+article:
+  fields:
+    title: {xpath: "//h1"}
+    body: {xpath: "//div[@class='story']/p", join: "\n\n"}
+    published: {xpath: "//time/@datetime", regex: '(\d{4}-\d{2}-\d{2})'}
+    author: {xpath: "//span[@class='byline']", regex: 'By (.+)', strip: true}
+    section: {regex: 'Section: (\w+)'}
+  min_body_chars: 150
+politeness:
+  delay: 0.5
+  concurrency: 2
+  obey_robots: false
+priority: 3
+schedule:
+  every: 1h30m
+headers: {Accept-Language: en}
+encoding: gbk
+"""
+
+MINIMAL_RULE = """
+domains: [127.0.0.1]
+start_urls: [http://127.0.0.1:8631/citynews/]
+index:
+  links: {allow: ['/citynews/']}
+"""
+
+INDEX_PAGE = """<!DOCTYPE html>
+<html><head><title>City News</title></head><body>
+<nav><a href="/citynews/2026/menu-story.html">In the menu, outside the list</a></nav>
+<ul class="list">
+  <li><a href="2026/first.html#comments">First</a></li>
+  <li><a href="/citynews/2026/first.html">First again, without the fragment</a></li>
+  <li><a href="  /citynews/2026/second.html  ">Second, href with spaces</a></li>
+  <li><a href="/citynews/tag/2026/x.html">A tag page (denied)</a></li>
+  <li><a href="http://other.example/citynews/2026/third.html">Another site</a></li>
+  <li><a href="https://www.news.example/citynews/2026/sub.html">A subdomain of a domain</a></li>
+  <li><a href="http://127.0.0.1:9999/citynews/2026/port.html">Same host, other port</a></li>
+  <li><a href="/citynews/about.html">Not an article (not allowed)</a></li>
+  <li><a href="javascript:void(0)">script</a> <a href="#top">top</a> <a>no href</a></li>
+</ul>
+<a class="lead" href="/citynews/2026/lead.html">The lead story, an href result</a>
+<a class="lead" href="/citynews/2026/second.html">Second again</a>
+<a rel="next" href="?page=2">Next page</a>
+</body></html>
+"""
+
+ARTICLE_PAGE = """<!DOCTYPE html>
+<html><head><title>Harbour bridge reopens | City News</title><script>var section = "x";</script></head>
+<body>
+<p class="crumbs">Section: Transport</p>
+<h1>  Harbour   bridge
+   reopens </h1>
+<time datetime="2026-11-20T10:00:00Z">20 November</time>
+<span class="byline">By   Ann  Lee </span>
+<div class="story"><p>First <b>para</b>graph.</p><p>Second<!-- note --> paragraph.</p><script>no()</script>
+<p>   </p></div>
+</body></html>
+"""
+
+
+def write(directory: Path, name: str, text: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+def errors_of(tmp_path: Path, text: str, name: str = "site.yaml") -> list[str]:
+    """Every error message of the rule ``text`` (written as ``name``); fails if the rule loads."""
+    path = write(tmp_path / "rules", name, text)
+    with pytest.raises(RuleErrors) as caught:
+        load_rule(path)
+    assert all(error.file == str(path) for error in caught.value.errors)
+    return [str(error) for error in caught.value.errors]
+
+
+def page(html: str) -> lxml.html.HtmlElement:
+    return lxml.html.document_fromstring(html)
+
+
+@pytest.fixture
+def full_rule(tmp_path: Path) -> Rule:
+    return load_rule(write(tmp_path / "rules", "citynews.yaml", FULL_RULE))
+
+
+# --- loading ------------------------------------------------------------------------------------------------
+
+
+def test_a_valid_rule_loads_with_every_key(full_rule: Rule, tmp_path: Path) -> None:
+    rule = full_rule
+    assert (rule.site, rule.name, rule.path) == (
+        "citynews",
+        "City News",
+        tmp_path / "rules" / "citynews.yaml",
+    )
+    assert rule.domains == ("127.0.0.1", "news.example")
+    assert rule.start_urls == ("http://127.0.0.1:8631/citynews/", "https://www.news.example/")
+    assert [xpath.expression for xpath in rule.links.xpath] == [
+        "//ul[@class='list']",
+        "//a[@class='lead']/@href",
+    ]
+    assert [regex.pattern for regex in rule.links.allow] == [r"/citynews/\d{4}/[^/]+\.html$"]
+    assert [regex.pattern for regex in rule.links.deny] == ["/tag/", "/video/"]
+    assert rule.next_page is not None and rule.next_page.expression == "//a[@rel='next']/@href"
+    assert (rule.max_pages, rule.depth, rule.min_body_chars) == (5, 2, 150)
+    assert list(rule.fields) == ["title", "body", "published", "author", "section"]
+    body = rule.fields["body"]
+    assert (body.join, body.strip, body.regex) == ("\n\n", True, None)
+    assert rule.fields["section"].xpath == ()
+    assert rule.fields["author"].regex is not None and rule.fields["author"].regex.pattern == "By (.+)"
+    assert (rule.delay, rule.concurrency, rule.obey_robots, rule.priority) == (0.5, 2, False, 3)
+    assert (rule.every, rule.cron) == (timedelta(hours=1, minutes=30), None)
+    assert dict(rule.headers) == {"Accept-Language": "en"}
+    assert rule.encoding == "gb18030"  # GBK is read as its superset, as browsers do
+
+
+def test_defaults_of_a_minimal_rule(tmp_path: Path) -> None:
+    rule = load_rule(write(tmp_path, "mini.yaml", MINIMAL_RULE))
+    assert (rule.site, rule.name) == ("mini", "mini")
+    assert (rule.links.xpath, rule.links.deny, rule.next_page) == ((), (), None)
+    assert (rule.max_pages, rule.depth, rule.min_body_chars) == (1, 1, QREAD_MIN_BODY_CHARS)
+    assert (rule.delay, rule.concurrency, rule.obey_robots, rule.priority) == (0.0, 4, True, 0)
+    assert (rule.every, rule.cron, dict(rule.headers), rule.encoding) == (None, None, {}, None)
+    assert dict(rule.fields) == {}
+    assert rule.regex_timeouts == 0
+    assert load_rule(tmp_path / "mini.yaml", min_body_chars=500).min_body_chars == 500
+
+
+def test_unknown_keys_are_rejected_at_every_level(tmp_path: Path) -> None:
+    text = MINIMAL_RULE.replace("index:", "nmae: x\nindex:").replace("{allow:", "{allwo: ['x'], allow:")
+    text += "article:\n  fields:\n    title: {xpath: //h1, joint: ' '}\n"
+    file = tmp_path / "rules" / "site.yaml"
+    assert errors_of(tmp_path, text) == [
+        f'{file}: nmae: unknown key "nmae" (expected one of: name, domains, start_urls, index, depth,'
+        ' article, politeness, priority, schedule, headers, encoding; did you mean "name"?)',
+        f'{file}: index.links.allwo: unknown key "allwo" (expected one of: xpath, allow, deny;'
+        ' did you mean "allow"?)',
+        f'{file}: article.fields.title.joint: unknown key "joint" (expected one of: xpath, regex, join,'
+        ' strip; did you mean "join"?)',
+    ]
+
+
+def test_bad_yaml_is_reported_with_file_and_line(tmp_path: Path) -> None:
+    text = "domains: [127.0.0.1]\nstart_urls: [http://127.0.0.1/]\nindex:\n  links: {allow: x\n"
+    (message,) = errors_of(tmp_path, text)
+    assert message.startswith(f"{tmp_path / 'rules' / 'site.yaml'}: line 5, column 1: invalid YAML: ")
+    (message,) = errors_of(tmp_path, "domains: [a]\n  start_urls: b: c\n")
+    assert ": line 2, column " in message and "invalid YAML" in message
+
+
+def test_duplicate_keys_are_errors_not_silently_overwritten(tmp_path: Path) -> None:
+    text = MINIMAL_RULE + "article:\n  fields:\n    title: {xpath: //h1}\n    title: {xpath: //h2}\n"
+    (message,) = errors_of(tmp_path, text)
+    assert 'line 8, column 5: duplicate key "title"' in message
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "the file is empty (expected a mapping with at least domains, start_urls and index)"),
+        ("- a\n- b\n", "the rule is a list of 2 items (expected a mapping"),
+        ("domains: [a]\n---\ndomains: [b]\n", "invalid YAML: expected a single document"),
+        ("key: !!python/object:os.system x\n", "invalid YAML: could not determine a constructor"),
+    ],
+)
+def test_files_that_are_no_rule(tmp_path: Path, text: str, message: str) -> None:
+    (error,) = errors_of(tmp_path, text)
+    assert message in error
+
+
+def test_unreadable_and_non_utf8_files(tmp_path: Path) -> None:
+    path = tmp_path / "latin.yaml"
+    path.write_bytes(b"name: caf\xe9\n")
+    with pytest.raises(RuleErrors, match=r"latin\.yaml: not UTF-8 text: byte 0xe9 at offset 9"):
+        load_rule(path)
+    with pytest.raises(RuleErrors, match=r"missing\.yaml: cannot read the file"):
+        load_rule(tmp_path / "missing.yaml")
+
+
+def test_bad_regex_and_xpath_are_refused_with_key_path(tmp_path: Path) -> None:
+    text = MINIMAL_RULE.replace("{allow: ['/citynews/']}", "{xpath: ['//ul', '//h1['], allow: ['(']}")
+    text += "article:\n  fields:\n    title: {xpath: '//h1[', regex: '[a-'}\n"
+    file = tmp_path / "rules" / "site.yaml"
+    assert errors_of(tmp_path, text) == [
+        f'{file}: index.links.xpath[1]: invalid XPath "//h1[": Invalid expression'
+        " (expected an XPath 1.0 expression)",
+        f'{file}: index.links.allow[0]: invalid regex "(": missing ) at position 1'
+        " (expected a regular expression in the syntax of the Python regex module)",
+        f'{file}: article.fields.title.xpath: invalid XPath "//h1[": Invalid expression'
+        " (expected an XPath 1.0 expression)",
+        f'{file}: article.fields.title.regex: invalid regex "[a-": unterminated character set at position 3'
+        " (expected a regular expression in the syntax of the Python regex module)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "//time[re:test(@datetime, '^2026')]",
+        "re:replace(//h1, 'a', 'g', 'b')",
+        "//time[str:tokenize(@datetime)]",
+    ],
+)
+def test_exslt_regular_expressions_are_off(tmp_path: Path, expression: str) -> None:
+    # Each expression is in a predicate of an element the probe page lacks: refused all the same.
+    with pytest.raises(
+        RuleError,
+        match=r"invalid XPath .*: undefined namespace prefix (re|str): \(expected .*EXSLT re: is off",
+    ):
+        RuleXPath(expression)
+    text = MINIMAL_RULE + f'article:\n  fields:\n    title: {{xpath: "{expression}"}}\n'
+    (message,) = errors_of(tmp_path, text)
+    assert "article.fields.title.xpath: invalid XPath" in message
+
+
+def test_xpath_errors_lxml_finds_only_when_evaluating_are_load_errors() -> None:
+    # In a predicate on nodes the page may not have: lxml alone would find these only on such a page.
+    with pytest.raises(RuleError, match=r"unknown function foo\(\)"):
+        RuleXPath("//time[foo(@datetime)]")
+    with pytest.raises(RuleError, match=r"undefined variable \$x"):
+        RuleXPath("//time[@datetime = $x]")
+    with pytest.raises(RuleError, match=r"concat\(\) takes 2 or more arguments, not 1"):
+        RuleXPath("//time[concat(@datetime)]")
+    with pytest.raises(RuleError, match=r"count\(\) takes 1 argument, not 2"):
+        RuleXPath("//time[count(a, b)]")
+    with pytest.raises(RuleError, match="Invalid type"):
+        RuleXPath("count('a')")  # the probe page's evaluation finds what the scan does not
+    for valid in (
+        "child::a/descendant-or-self::node()",
+        "//a[contains(@class, 're:test(x)') and not(@href = '$x')]",
+        "//div[@class and (count(p) > 1)][position() = last()]",
+        "//p[substring(normalize-space(), 1, 3) = 'By ']/text()",
+        "//*[local-name() = 'time'] | //processing-instruction('x')",
+    ):
+        assert RuleXPath(valid).expression == valid
+    with pytest.raises(RuleError, match=r"gives a number .*expected an XPath selecting elements or href"):
+        RuleXPath("count(//a)", nodes=True)
+    assert RuleXPath("count(//a)")(page("<a href=x>1</a><a>2</a>")) == [2.0]
+
+
+def test_a_catastrophic_regex_times_out_instead_of_hanging(caplog: pytest.LogCaptureFixture) -> None:
+    # (a+)+$ backtracks polynomially in the regex module: on this string it would run for days.
+    pattern = RuleRegex("(a+)+$", timeout=0.05, file="rules/slow.yaml", key="article.fields.x.regex")
+    text = "a" * 100_000 + "b"
+    assert pattern.search(text) is None
+    assert pattern.findall(text) == []
+    assert pattern.first(text) is None
+    assert pattern.timeouts == 3
+    assert 'rules/slow.yaml: article.fields.x.regex: regex "(a+)+$" ran past 0.05 s' in caplog.text
+    assert pattern.search("aaa") is not None  # the timeout bounds a search, it does not break the pattern
+    assert pattern.timeouts == 3
+    assert REGEX_TIMEOUT > 0
+
+
+def test_a_timed_out_field_regex_is_no_value_and_is_counted(tmp_path: Path) -> None:
+    text = MINIMAL_RULE + "article:\n  fields:\n    slow: {xpath: //p, regex: '(a+)+$'}\n"
+    rule = load_rule(write(tmp_path, "slow.yaml", text), regex_timeout=0.05)
+    fields = rule.extract_fields(page(f"<p>{'a' * 100_000}b</p>"))
+    assert fields["slow"] is None
+    assert rule.regex_timeouts == 1
+
+
+_DOMAINS = "domains: [127.0.0.1]"
+_START = "start_urls: [http://127.0.0.1:8631/citynews/]"
+_LINKS = "  links: {allow: ['/citynews/']}"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            _DOMAINS,
+            "domains: {a: b}",
+            "domains: wrong type: a mapping (expected a host name such as example.com",
+        ),
+        (
+            _DOMAINS,
+            "",
+            "domains: missing (expected a list of host names, each a host name such as example.com",
+        ),
+        (_DOMAINS, "domains: [http://127.0.0.1/]", 'domains[0]: not a host name: "http://127.0.0.1/"'),
+        (_DOMAINS, "domains: []", "domains: wrong type: a list of 0 items"),
+        (_START, "start_urls: [ftp://127.0.0.1/]", 'start_urls[0]: not an http(s) URL: "ftp://127.0.0.1/"'),
+        (
+            _START,
+            "start_urls: [http://elsewhere.example/]",
+            'start_urls[0]: host "elsewhere.example" of "http://elsewhere.example/" is not in domains',
+        ),
+        (_START, "start_urls: ['http://me:pw@127.0.0.1/']", "start_urls[0]: credentials in the URL"),
+        (_LINKS, "  links: {deny: ['/tag/']}", "index.links: neither xpath nor allow"),
+        (
+            _LINKS,
+            "  links: {allow: [5]}",
+            "index.links.allow[0]: wrong type: the number 5 (expected a regular",
+        ),
+        (
+            _LINKS,
+            _LINKS + "\n  max_pages: 0",
+            "index.max_pages: out of range: 0 (expected a whole number >= 1)",
+        ),
+        (_LINKS, _LINKS + "\n  next_page: ['//a']", "index.next_page: wrong type: a list of 1 item"),
+        ("index:", "depth: 0\nindex:", "depth: out of range: 0 (expected a whole number >= 1)"),
+        ("index:", "depth: '1'\nindex:", 'depth: wrong type: the string "1" (expected a whole number >= 1)'),
+        (
+            "index:",
+            "depth: yes\nindex:",
+            "depth: wrong type: the boolean true (expected a whole number >= 1)",
+        ),
+        (
+            "index:",
+            "politeness: {delay: -0.5}\nindex:",
+            "politeness.delay: out of range: -0.5 (expected a number >= 0)",
+        ),
+        ("index:", "politeness: {concurrency: 0}\nindex:", "politeness.concurrency: out of range: 0"),
+        (
+            "index:",
+            "politeness: {obey_robots: maybe}\nindex:",
+            'politeness.obey_robots: wrong type: the string "maybe"',
+        ),
+        (
+            "index:",
+            "politeness: fast\nindex:",
+            'politeness: wrong type: the string "fast" (expected a mapping)',
+        ),
+        ("index:", "priority: 1.5\nindex:", "priority: wrong type: the number 1.5 (expected a whole number)"),
+        ("index:", "article: {min_body_chars: -1}\nindex:", "article.min_body_chars: out of range: -1"),
+        (
+            "index:",
+            "article: {fields: {9lives: {xpath: //p}}}\nindex:",
+            'article.fields.9lives: field name "9lives"',
+        ),
+        (
+            "index:",
+            "article: {fields: {title: //h1}}\nindex:",
+            'article.fields.title: wrong type: the string "//h1"',
+        ),
+        (
+            "index:",
+            "article: {fields: {title: {join: ' '}}}\nindex:",
+            "article.fields.title: neither xpath nor regex",
+        ),
+        (
+            "index:",
+            "article: {fields: {title: {xpath: //h1, strip: 'yes'}}}\nindex:",
+            'article.fields.title.strip: wrong type: the string "yes" (expected true or false)',
+        ),
+        ("index:", "headers: {X-Count: 3}\nindex:", "headers.X-Count: wrong type: the number 3"),
+        ("index:", 'headers: {X-A: "a\\nb"}\nindex:', 'headers.X-A: line break in the value "a\\nb"'),
+        ("index:", "encoding: rot13\nindex:", 'encoding: unknown encoding "rot13"'),
+        ("index:", "name:\nindex:", "name: wrong type: null (an empty value) (expected a display name)"),
+        ("index:", "1: x\nindex:", "1: key the number 1 is not a string"),
+    ],
+)
+def test_wrong_types_and_ranges(tmp_path: Path, old: str, new: str, message: str) -> None:
+    (error,) = errors_of(tmp_path, MINIMAL_RULE.replace(old, new))
+    assert error.startswith(str(tmp_path / "rules" / "site.yaml") + ": " + message)
+
+
+def test_every_error_of_a_file_is_listed_not_the_first_only(tmp_path: Path) -> None:
+    text = """
+        domains: [127.0.0.1]
+        start_urls: [ftp://x/]
+        index: {links: {allow: '('}, max_pages: -1}
+        depth: 0
+        politeness: {delay: fast}
+        schedule: {every: soon}
+    """
+    keys = [message.split(": ")[1] for message in errors_of(tmp_path, text)]
+    assert keys == [
+        "start_urls[0]",
+        "index.links.allow",
+        "index.max_pages",
+        "depth",
+        "politeness.delay",
+        "schedule.every",
+    ]
+
+
+def test_site_id_comes_from_the_file_name_and_is_checked(tmp_path: Path) -> None:
+    (error,) = errors_of(tmp_path, MINIMAL_RULE, name="bad name.yaml")
+    assert 'site id "bad name" (the file name) is not allowed' in error
+    assert parse_rule(MINIMAL_RULE, site="from-text").path == Path("rules/from-text.yaml")
+
+
+# --- schedule -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "period"),
+    [
+        ("90s", timedelta(seconds=90)),
+        ("20m", timedelta(minutes=20)),
+        ("1h", timedelta(hours=1)),
+        ("2d", timedelta(days=2)),
+        ("1h30m", timedelta(hours=1, minutes=30)),
+        (" 1H 5M ", timedelta(hours=1, minutes=5)),
+    ],
+)
+def test_every_is_parsed_into_a_timedelta(text: str, period: timedelta) -> None:
+    assert parse_every(text) == period
+
+
+@pytest.mark.parametrize("text", ["", "20", "20x", "m", "-5m", "1.5h", "0m", "0h0m", "20 minutes", "1h-30m"])
+def test_bad_periods_are_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="period"):
+        parse_every(text)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "*/20 * * * *",
+        "0 6 * * mon-fri",
+        "0,30 8-18/2 1,15 JAN-jun 0",
+        "59 23 31 12 7",
+        "5 4 * * sun",
+        "0 0/6 * * *",
+    ],
+)
+def test_valid_cron_expressions(expression: str) -> None:
+    assert check_cron(expression) == expression
+
+
+@pytest.mark.parametrize(
+    ("expression", "problem"),
+    [
+        ("* * * *", "4 fields instead of 5"),
+        ("* * * * * *", "6 fields instead of 5"),
+        ("60 * * * *", "minute 60 is out of range 0-59"),
+        ("* 24 * * *", "hour 24 is out of range 0-23"),
+        ("* * 0 * *", "day of month 0 is out of range 1-31"),
+        ("* * * 13 *", "month 13 is out of range 1-12"),
+        ("* * * * 8", "day of week 8 is out of range 0-7"),
+        ("*/0 * * * *", "minute step '0' is not a number from 1 to 60"),
+        ("*/x * * * *", "minute step 'x' is not a number"),
+        ("10-5 * * * *", "minute range '10-5' ends before it starts"),
+        ("1,,2 * * * *", "minute an empty value is not a number 0-59"),
+        ("* * * foo *", "month 'foo' is not a number 1-12 or a name jan, feb"),
+        ("@hourly", "1 field instead of 5"),
+    ],
+)
+def test_invalid_cron_expressions(expression: str, problem: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        check_cron(expression)
+    assert problem in str(caught.value)
+
+
+def test_schedule_in_a_rule(tmp_path: Path) -> None:
+    rule = load_rule(write(tmp_path, "cron.yaml", MINIMAL_RULE + "schedule: {cron: '*/20  * * * *'}\n"))
+    assert (rule.every, rule.cron) == (None, "*/20 * * * *")
+    both = errors_of(tmp_path, MINIMAL_RULE + "schedule: {every: 20m, cron: '* * * * *'}\n")
+    assert ["schedule: both every and cron" in message for message in both] == [True]
+    (neither,) = errors_of(tmp_path, MINIMAL_RULE + "schedule: {}\n")
+    assert "schedule: neither every nor cron" in neither
+    (cron,) = errors_of(tmp_path, MINIMAL_RULE + "schedule: {cron: '61 * * * *'}\n")
+    assert 'schedule.cron: invalid cron expression "61 * * * *": minute 61 is out of range 0-59' in cron
+    (every,) = errors_of(tmp_path, MINIMAL_RULE + "schedule: {every: 20}\n")
+    assert "schedule.every: wrong type: the number 20 (expected a period such as 90s, 20m" in every
+
+
+# --- folders ------------------------------------------------------------------------------------------------
+
+
+def test_one_broken_file_among_three_does_not_stop_the_others(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    write(rules, "alpha.yaml", MINIMAL_RULE)
+    write(rules, "broken.yaml", MINIMAL_RULE.replace("['/citynews/']", "['(']") + "depth: 0\n")
+    write(rules, "gamma.yaml", FULL_RULE)
+    write(rules, "notes.txt", "not a rule")
+    write(rules, ".#alpha.yaml", "an editor's lock file")
+    ruleset = load_rules(rules)
+    assert sorted(ruleset.rules) == ["alpha", "gamma"]
+    assert "alpha" in ruleset and ruleset["gamma"].name == "City News" and len(ruleset) == 2
+    assert ruleset.get("broken") is None
+    assert ruleset.files_with_errors == (str(rules / "broken.yaml"),)
+    assert [error.key for error in ruleset.errors] == ["index.links.allow[0]", "depth"]
+    assert all(str(error).startswith(f"{rules / 'broken.yaml'}: ") for error in ruleset.errors)
+
+
+def test_yml_files_are_reported_not_silently_ignored(tmp_path: Path) -> None:
+    write(tmp_path, "site.yml", MINIMAL_RULE)
+    ruleset = load_rules(tmp_path)
+    assert len(ruleset) == 0
+    (error,) = ruleset.errors
+    assert (
+        str(error)
+        == f"{tmp_path / 'site.yml'}: rule files end in .yaml: this one is not read (expected a .yaml file)"
+    )
+
+
+def test_a_missing_folder_is_a_rule_error(tmp_path: Path) -> None:
+    with pytest.raises(RuleError, match="cannot read the rules folder"):
+        load_rules(tmp_path / "nowhere")
+
+
+# --- the spider's methods -----------------------------------------------------------------------------------
+
+
+def test_article_links_of_an_index_page(full_rule: Rule) -> None:
+    links = full_rule.article_links("http://127.0.0.1:8631/citynews/", page(INDEX_PAGE))
+    assert links == [
+        "http://127.0.0.1:8631/citynews/2026/first.html",  # relative, fragment removed, then a duplicate
+        "http://127.0.0.1:8631/citynews/2026/second.html",  # white space around the href stripped
+        "https://www.news.example/citynews/2026/sub.html",  # a subdomain of an allowed domain
+        "http://127.0.0.1:9999/citynews/2026/port.html",  # the port is not part of the host match
+        "http://127.0.0.1:8631/citynews/2026/lead.html",  # an href result of the second XPath
+    ]
+
+
+def test_without_link_areas_every_link_of_the_page_is_a_candidate(tmp_path: Path) -> None:
+    rule = load_rule(write(tmp_path, "all.yaml", MINIMAL_RULE.replace("'/citynews/'", r"'/\d{4}/'")))
+    links = rule.article_links("http://127.0.0.1:8631/citynews/", page(INDEX_PAGE))
+    assert links[0] == "http://127.0.0.1:8631/citynews/2026/menu-story.html"
+    assert "http://other.example/citynews/2026/third.html" not in links
+    assert len(links) == len(set(links)) == 6
+
+
+def test_base_href_and_non_ascii_links(tmp_path: Path) -> None:
+    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE))
+    html = '<html><head><base href="/citynews/2026/"></head><body><a href="新闻.html">x</a></body></html>'
+    links = rule.article_links("http://127.0.0.1:8631/index.html", page(html))
+    assert links == ["http://127.0.0.1:8631/citynews/2026/%E6%96%B0%E9%97%BB.html"]
+
+
+def test_next_page_url(full_rule: Rule, tmp_path: Path) -> None:
+    assert full_rule.next_page_url("http://127.0.0.1:8631/citynews/", page(INDEX_PAGE)) == (
+        "http://127.0.0.1:8631/citynews/?page=2"
+    )
+    last_page = INDEX_PAGE.replace('<a rel="next" href="?page=2">Next page</a>', "")
+    assert full_rule.next_page_url("http://127.0.0.1:8631/citynews/", page(last_page)) is None
+    # An element result: its href, or the first link inside it; a link to the page itself is no next page.
+    text = MINIMAL_RULE.replace("  links:", "  next_page: //li[@class='next']\n  links:")
+    rule = load_rule(write(tmp_path, "element.yaml", text))
+    html = (
+        "<ul><li class='next'><a href='#'>self</a></li>"
+        "<li class='next'><span><a href='p3'>3</a></span></li></ul>"
+    )
+    assert (
+        rule.next_page_url("http://127.0.0.1:8631/citynews/p2", page(html))
+        == "http://127.0.0.1:8631/citynews/p3"
+    )
+    offsite = "<ul><li class='next'><a href='http://other.example/p3'>3</a></li></ul>"
+    assert rule.next_page_url("http://127.0.0.1:8631/citynews/p2", page(offsite)) is None
+    assert load_rule(tmp_path / "element.yaml").next_page is not None
+    assert (
+        load_rule(write(tmp_path, "none.yaml", MINIMAL_RULE)).next_page_url("http://x/", page(html)) is None
+    )
+
+
+def test_extract_fields_with_join_strip_regex_and_a_custom_field(full_rule: Rule) -> None:
+    fields = full_rule.extract_fields(page(ARTICLE_PAGE))
+    assert fields == {
+        "title": "Harbour bridge reopens",  # white space collapsed (strip: true is the default)
+        "body": "First paragraph.\n\nSecond paragraph.",  # joined; no empty paragraph, no script
+        "published": "2026-11-20",  # the regex's first group, applied to the attribute
+        "author": "Ann Lee",
+        "section": "Transport",  # a custom field: a regex on the page's text, no XPath
+    }
+
+
+def test_fields_absent_from_the_page_or_the_rule_are_none(full_rule: Rule, tmp_path: Path) -> None:
+    assert full_rule.extract_fields(page("<p>nothing here</p>")) == dict.fromkeys(
+        [*STANDARD_FIELDS, "section"]
+    )
+    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE))
+    assert rule.extract_fields(page(ARTICLE_PAGE)) == dict.fromkeys(STANDARD_FIELDS)
+
+
+def test_field_options_and_xpath_fallbacks(tmp_path: Path) -> None:
+    text = MINIMAL_RULE + textwrap.dedent(
+        r"""
+        article:
+          fields:
+            title: {xpath: ["//h2", "//h1"]}
+            raw: {xpath: "//h1", strip: false}
+            words: {xpath: "//div[@class='story']/p", join: " | "}
+            whole: {xpath: "//div[@class='story']"}
+            count: {xpath: "count(//p)"}
+            script: {xpath: "//head/script"}
+            year: {xpath: "//time/@datetime", regex: '\d{4}'}
+            missing: {xpath: "//time/@datetime", regex: 'By (.+)'}
+        """
+    )
+    rule = load_rule(write(tmp_path, "site.yaml", text))
+    fields = rule.extract_fields(page(ARTICLE_PAGE))
+    assert fields["title"] == "Harbour bridge reopens"  # the first XPath with a result wins
+    assert fields["raw"] == "  Harbour   bridge\n   reopens "
+    assert fields["words"] == "First paragraph. | Second paragraph."
+    assert fields["whole"] == "First paragraph. Second paragraph."  # block elements keep words apart
+    assert fields["count"] == "4"
+    assert fields["script"] == 'var section = "x";'  # selected on purpose, so kept
+    assert fields["year"] == "2026"  # no group: the whole match
+    assert fields["missing"] is None
+
+
+def test_needs_qread(full_rule: Rule) -> None:
+    assert full_rule.needs_qread(None)
+    assert full_rule.needs_qread("x" * 149)
+    assert not full_rule.needs_qread("x" * 150)
+
+
+# --- the command line ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def crawler(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str = "") -> Run:
+    """``crawler ARGS`` in a subprocess (``python -m crawler.cli``), in ``cwd``."""
+    environment = {key: value for key, value in os.environ.items() if key != "CRAWLER_RULES_DIR"}
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), environment.get("PYTHONPATH")]))
+    environment.update(env or {})
+    done = subprocess.run(
+        [sys.executable, "-X", "dev", "-m", "crawler.cli", *args],
+        input=stdin.encode("utf-8"),
+        capture_output=True,
+        timeout=CLI_TIMEOUT,
+        env=environment,
+        cwd=cwd,
+        check=False,
+    )
+    run = Run(done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace"))
+    assert "Traceback" not in run.stderr, run.stderr
+    assert "Warning" not in run.stderr, run.stderr
+    return run
+
+
+def test_rules_check_exit_codes_and_output(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    write(rules, "alpha.yaml", MINIMAL_RULE)
+    write(rules, "gamma.yaml", FULL_RULE)
+    write(rules, "delta.yaml", MINIMAL_RULE)
+
+    run = crawler("rules", "check", cwd=tmp_path)  # the default folder: ./rules
+    assert (run.code, run.stdout, run.stderr) == (0, "3 rules ok\n", "")
+
+    write(rules, "broken.yaml", MINIMAL_RULE.replace("['/citynews/']", "['(']") + "depth: 0\n")
+    run = crawler("rules", "check", cwd=tmp_path)
+    assert run.code == 1
+    assert run.stdout.splitlines() == [
+        'rules/broken.yaml: index.links.allow[0]: invalid regex "(": missing ) at position 1'
+        " (expected a regular expression in the syntax of the Python regex module)",
+        "rules/broken.yaml: depth: out of range: 0 (expected a whole number >= 1)",
+        "3 rules ok, 1 file with 2 errors",
+    ]
+
+    other = tmp_path / "other"
+    write(other, "epsilon.yaml", "index: [\n")
+    run = crawler("rules", "check", cwd=tmp_path, env={"CRAWLER_RULES_DIR": str(other)})
+    assert run.code == 1
+    assert run.stdout.splitlines()[-1] == "0 rules ok, 1 file with 1 error"
+    assert run.stdout.startswith(f"{other / 'epsilon.yaml'}: line 2, column 1: invalid YAML: ")
+
+    run = crawler("rules", "check", "rules/alpha.yaml", "rules/gamma.yaml", cwd=tmp_path)
+    assert (run.code, run.stdout) == (0, "2 rules ok\n")
+    write(other, "alpha.yaml", MINIMAL_RULE)
+    run = crawler("rules", "check", "rules/alpha.yaml", str(other / "alpha.yaml"), cwd=tmp_path)
+    assert run.code == 1
+    assert "site id 'alpha' is also the site of rules/alpha.yaml" in run.stdout
+
+    run = crawler("rules", "check", "nowhere", cwd=tmp_path)
+    assert (run.code, run.stdout) == (2, "")
+    assert run.stderr == "crawler rules: error: no such rule file or folder: 'nowhere'\n"
+
+    (tmp_path / "empty").mkdir()
+    run = crawler("rules", "check", "empty", cwd=tmp_path)
+    assert (run.code, run.stdout) == (0, "0 rules ok\n")
+    assert "no *.yaml rule file in empty" in run.stderr
+
+    run = crawler("rules", cwd=tmp_path)
+    assert run.code == 2 and "ACTION" in run.stderr
+
+
+def test_rules_try_on_a_local_file(tmp_path: Path) -> None:
+    write(tmp_path / "rules", "citynews.yaml", FULL_RULE.replace("encoding: gbk\n", ""))
+    index = write(tmp_path, "index.html", INDEX_PAGE)
+    article = write(tmp_path, "article.html", ARTICLE_PAGE)
+
+    run = crawler("rules", "try", "citynews", str(index), "--format", "json", cwd=tmp_path)
+    assert (run.code, run.stderr) == (0, "")
+    document = json.loads(run.stdout)
+    assert (
+        document["url"] == "http://127.0.0.1:8631/citynews/"
+    )  # a file's links resolve as the first start URL
+    assert document["links"][:2] == [
+        "http://127.0.0.1:8631/citynews/2026/first.html",
+        "http://127.0.0.1:8631/citynews/2026/second.html",
+    ]
+    assert document["next_page"] == "http://127.0.0.1:8631/citynews/?page=2"
+    assert document["fields"]["body"] is None and document["body_from"] == "qread"
+
+    run = crawler("rules", "try", "citynews", str(article), cwd=tmp_path)
+    assert (run.code, run.stderr) == (0, "")
+    lines = run.stdout.splitlines()
+    assert lines[0] == "rule       citynews (City News), rules/citynews.yaml"
+    assert "as an index page: 0 article links" in lines
+    assert "next page  - (none found)" in lines
+    assert "  title      Harbour bridge reopens" in lines
+    assert "  body       First paragraph." in lines and "             Second paragraph." in lines
+    assert "  section    Transport" in lines
+    assert "body from  qRead: the rule's body has 35 characters < min_body_chars 150" in lines
+    assert lines.index("--- body from qread ---") > lines.index("as an article page:")
+
+    run = crawler(
+        "rules", "try", "citynews", str(article), "--url", "http://elsewhere.example/a", cwd=tmp_path
+    )
+    assert run.code == 0 and "is not on the rule's domains" in run.stderr
+
+    long_body = ARTICLE_PAGE.replace("First <b>para</b>graph.", "Long paragraph. " * 20)
+    run = crawler(
+        "rules", "try", "rules/citynews.yaml", "-", "--format", "json", cwd=tmp_path, stdin=long_body
+    )
+    document = json.loads(run.stdout)
+    assert (document["body_from"], document["body"]) == ("rule", document["fields"]["body"])
+
+
+def test_rules_try_errors(tmp_path: Path) -> None:
+    write(tmp_path / "rules", "citynews.yaml", MINIMAL_RULE)
+    write(tmp_path / "rules", "broken.yaml", MINIMAL_RULE + "depth: 0\npriority: x\n")
+    index = write(tmp_path, "index.html", INDEX_PAGE)
+
+    run = crawler("rules", "try", "citynewz", str(index), cwd=tmp_path)
+    assert run.code == 2
+    assert (
+        "no rule for site 'citynewz': 'rules/citynewz.yaml' does not exist (sites: broken, citynews)"
+        in run.stderr
+    )
+
+    run = crawler("rules", "try", "broken", str(index), cwd=tmp_path)
+    assert run.code == 1 and run.stdout == ""
+    assert [line.split(": ")[3] for line in run.stderr.splitlines()] == ["depth", "priority"]
+
+    run = crawler("rules", "try", "citynews", "missing.html", cwd=tmp_path)
+    assert run.code == 2 and "no such file: 'missing.html'" in run.stderr
+
+
+def test_the_example_rule_of_the_reference_is_valid(tmp_path: Path) -> None:
+    reference = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```yaml\n(.*?)```", reference, flags=re.DOTALL)
+    rule = load_rule(write(tmp_path, "citynews.yaml", example))
+    documented = set(re.findall(r"^\| `([a-z_.]+)`", reference, flags=re.MULTILINE))
+    assert {"name", "domains", "index.links.xpath", "schedule.cron", "encoding"} <= documented
+    assert rule.fields
