@@ -58,6 +58,7 @@ def add_commands(commands: Any) -> None:
     )
     temp.add_argument("site", help="site id (the rule file's name without .yaml)")
     temp.add_argument("--url", action="append", default=[], metavar="U", help="crawl this article page only")
+    _add_set_option(temp)
     temp.set_defaults(handler=run_temp)
 
     worker = commands.add_parser(
@@ -68,7 +69,29 @@ def add_commands(commands: Any) -> None:
     worker.add_argument(
         "--sites", default="", help="comma-separated site ids this worker serves (default all)"
     )
+    _add_set_option(worker)
     worker.set_defaults(handler=run_worker_command)
+
+
+def _add_set_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-s",
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a setting of crawler/settings.py, as `scrapy crawl -s` does: -s LEASE_SECONDS=10",
+    )
+
+
+def _settings_from(pairs: list[str]) -> dict[str, str]:
+    overrides: dict[str, str] = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or not name.isupper():
+            raise InputError(f"--set {pair!r}: expected NAME=VALUE with an upper-case setting name")
+        overrides[name] = value
+    return overrides
 
 
 def rules_dir() -> Path:
@@ -103,7 +126,9 @@ def run_temp(args: argparse.Namespace) -> int:
     rule = load_rule(path)
     directory = data_dir()
     with redis_for(directory) as url:
-        settings = crawl_settings(_crawl_overrides(url, directory, rules_dir()))
+        settings = crawl_settings(
+            {**_crawl_overrides(url, directory, rules_dir()), **_settings_from(args.set)}
+        )
         counts = _crawl_job(settings, url, [rule], article_urls=args.url, title=f"temp crawl of {rule.site}")
     _print_summary(counts)
     return 0 if counts.errors == 0 or counts.stored > 0 else 1
@@ -116,7 +141,9 @@ def run_worker_command(args: argparse.Namespace) -> int:
     directory = data_dir()
     sites = [site for site in args.sites.split(",") if site]
     with redis_for(directory) as url:
-        settings = crawl_settings({**_crawl_overrides(url, directory, rules_dir()), "LOG_LEVEL": "INFO"})
+        settings = crawl_settings(
+            {**_crawl_overrides(url, directory, rules_dir()), "LOG_LEVEL": "INFO", **_settings_from(args.set)}
+        )
         run_worker(settings, sites=sites)
     return 0
 

@@ -552,6 +552,7 @@ class Rule:
         if not href or href.startswith("#"):
             return None
         try:
+            # safe_url_string also turns an international host name into its IDNA form, as domains are.
             url = safe_url_string(urldefrag(urljoin(base, href))[0], encoding=self.encoding or "utf-8")
             parts = urlsplit(url)
         except ValueError:
@@ -675,14 +676,14 @@ def parse_rule(
     ``rules/<site>.yaml``); :class:`RuleErrors` lists every error otherwise."""
     file = file if file is not None else f"rules/{site}{RULE_SUFFIX}"
     check = _Checker(file, regex_timeout)
-    data = _read_yaml(text, check)
-    if not check.errors:
-        if not _SITE_ID_RE.fullmatch(site):
-            check.fail(
-                "",
-                f"site id {_shown(site)} (the file name) is not allowed",
-                "letters, digits, '.', '_' or '-', starting with a letter or digit",
-            )
+    data, readable = _read_yaml(text, check)
+    if not _SITE_ID_RE.fullmatch(site):
+        check.fail(
+            "",
+            f"site id {_shown(site)} (the file name) is not allowed",
+            "letters, digits, '.', '_' or '-', starting with a letter or digit",
+        )
+    if readable:
         rule = _build_rule(data, site, Path(file), check, min_body_chars)
         if rule is not None and not check.errors:
             return rule
@@ -743,14 +744,15 @@ def _cron_value(text: str, name: str, low: int, high: int, names: Mapping[str, i
 # --- reading the YAML ---------------------------------------------------------------------------------------
 
 
-def _read_yaml(text: str, check: _Checker) -> object:
-    """The YAML document of ``text`` (PyYAML's safe loader); syntax errors and duplicate keys are reported."""
+def _read_yaml(text: str, check: _Checker) -> tuple[object, bool]:
+    """The YAML document of ``text`` (PyYAML's safe loader) and whether there is one; syntax errors and
+    duplicate keys are reported (a document with duplicate keys is still checked further)."""
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             check.fail("", "the file is empty", "a mapping with at least domains, start_urls and index")
-            return None
+            return None, False
         for key_node in _duplicate_keys(node):
             mark = key_node.start_mark
             check.fail(
@@ -758,16 +760,16 @@ def _read_yaml(text: str, check: _Checker) -> object:
                 f"duplicate key {_shown(key_node.value)}",
                 "each key once in a mapping: YAML would keep only the last one",
             )
-        return loader.construct_document(node)
+        return loader.construct_document(node), True
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = ", ".join(part for part in (exc.context, exc.problem) if part)
         check.fail(where, f"invalid YAML: {problem}")
-        return None
+        return None, False
     except yaml.YAMLError as exc:
         check.fail("", f"invalid YAML: {exc}")
-        return None
+        return None, False
     finally:
         loader.dispose()
 

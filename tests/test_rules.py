@@ -14,7 +14,9 @@ from pathlib import Path
 
 import lxml.html
 import pytest
+from conftest import SiteServer
 
+from crawler.fetch import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.rules import (
     REGEX_TIMEOUT,
     STANDARD_FIELDS,
@@ -566,10 +568,18 @@ def test_without_link_areas_every_link_of_the_page_is_a_candidate(tmp_path: Path
 
 
 def test_base_href_and_non_ascii_links(tmp_path: Path) -> None:
-    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE))
-    html = '<html><head><base href="/citynews/2026/"></head><body><a href="新闻.html">x</a></body></html>'
+    text = MINIMAL_RULE.replace("[127.0.0.1]", "[127.0.0.1, bücher.example]")
+    rule = load_rule(write(tmp_path, "site.yaml", text))
+    assert rule.domains == ("127.0.0.1", "xn--bcher-kva.example")
+    html = (
+        '<html><head><base href="/citynews/2026/"></head><body><a href="新闻.html">x</a>'
+        '<a href="https://www.Bücher.example/citynews/buch.html">y</a></body></html>'
+    )
     links = rule.article_links("http://127.0.0.1:8631/index.html", page(html))
-    assert links == ["http://127.0.0.1:8631/citynews/2026/%E6%96%B0%E9%97%BB.html"]
+    assert links == [
+        "http://127.0.0.1:8631/citynews/2026/%E6%96%B0%E9%97%BB.html",
+        "https://www.xn--bcher-kva.example/citynews/buch.html",
+    ]
 
 
 def test_next_page_url(full_rule: Rule, tmp_path: Path) -> None:
@@ -766,6 +776,33 @@ def test_rules_try_on_a_local_file(tmp_path: Path) -> None:
     )
     document = json.loads(run.stdout)
     assert (document["body_from"], document["body"]) == ("rule", document["fields"]["body"])
+
+
+def test_rules_try_fetches_a_url(tmp_path: Path, site_server: SiteServer) -> None:
+    rule = f"""
+        domains: [127.0.0.1]
+        start_urls: [{site_server.url("/news/")}]
+        index:
+          links: {{allow: '/news/[a-z-]+$'}}
+        article:
+          fields:
+            title: {{xpath: //h1}}
+    """
+    write(tmp_path / "rules", "local.yaml", rule)
+    url = site_server.url("/news/harbour-bridge.html")
+    allowed = {ALLOW_PRIVATE_NETWORKS_ENV: "1"}
+    run = crawler("rules", "try", "local", url, "--format", "json", cwd=tmp_path, env=allowed)
+    assert (run.code, run.stderr) == (0, "")
+    document = json.loads(run.stdout)
+    assert document["url"] == url
+    assert site_server.url("/news/tunnel-lane") in document["links"]
+    assert document["fields"]["title"] == "Harbour bridge reopens after three months of repairs"
+    assert document["body_from"] == "qread"
+    assert "Engineers replaced every expansion joint on the main span" in document["body"]
+
+    run = crawler("rules", "try", "local", url, cwd=tmp_path, env={ALLOW_PRIVATE_NETWORKS_ENV: ""})
+    assert run.code == 1 and run.stdout == ""
+    assert "loopback" in run.stderr
 
 
 def test_rules_try_errors(tmp_path: Path) -> None:

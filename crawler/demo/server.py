@@ -2,7 +2,7 @@
 
 As a process (the tests start it this way)::
 
-    python -m crawler.demo.server [--port N] [--verbose]
+    python -m crawler.demo.server [--port N] [--verbose] [--delay S] [--request-log FILE]
 
 It prints the port alone on its first stdout line (``--port 0``, the default: the system picks one), then
 the sites' URLs on stderr. It stops on SIGTERM or SIGINT, and when its standard input is a pipe that
@@ -33,6 +33,7 @@ import signal
 import stat
 import sys
 import threading
+import time
 import urllib.parse
 from dataclasses import dataclass
 from types import FrameType, TracebackType
@@ -73,8 +74,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     server_version = "DemoNews/1.0"
     protocol_version = "HTTP/1.1"
     verbose = False
+    delay = 0.0
+    request_log: _RequestLog | None = None
 
     def do_GET(self) -> None:
+        if self.request_log is not None:
+            self.request_log.write(self.path)
+        if self.delay:
+            time.sleep(self.delay)
         self._respond(send_body=True)
 
     def do_HEAD(self) -> None:
@@ -114,6 +121,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
 
+class _RequestLog:
+    """Every GET's path, one per line, for tests that check who fetched what."""
+
+    def __init__(self, path: str) -> None:
+        self._lock = threading.Lock()
+        self._file = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - open for the server's life
+
+    def write(self, path: str) -> None:
+        with self._lock:
+            self._file.write(path + "\n")
+
+
 class _HTTPServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
@@ -124,8 +143,12 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-def _bind(port: int, verbose: bool) -> _HTTPServer:
-    handler = type("DemoHandler", (_Handler,), {"verbose": verbose})
+def _bind(
+    port: int, verbose: bool, *, delay: float = 0.0, request_log: _RequestLog | None = None
+) -> _HTTPServer:
+    handler = type(
+        "DemoHandler", (_Handler,), {"verbose": verbose, "delay": delay, "request_log": request_log}
+    )
     _served()  # render before listening: the first request is then as fast as the others
     try:
         return _HTTPServer((HOST, port), handler)
@@ -205,9 +228,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: any free one)")
     parser.add_argument("--verbose", action="store_true", help="log every request on stderr")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each answer (tests)")
+    parser.add_argument("--request-log", metavar="FILE", help="append each GET's path to FILE (tests)")
     args = parser.parse_args(argv)
+    request_log = _RequestLog(args.request_log) if args.request_log else None
     try:
-        server = _bind(args.port, args.verbose)
+        server = _bind(args.port, args.verbose, delay=args.delay, request_log=request_log)
     except DemoError as exc:
         sys.stderr.write(f"crawler.demo.server: error: {exc}\n")
         return exc.exit_code

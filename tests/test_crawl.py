@@ -1,0 +1,298 @@
+"""End to end: the demo news sites served on 127.0.0.1, crawled by the real ``crawler`` commands through the
+real embedded Redis, stored in SQLite. Each test has its own data folder, so its own Redis and store."""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from crawler.demo.sites import DEMO_ORIGIN, DemoSite, demo_sites
+from crawler.redisconn import connect
+from crawler.rules import load_rules
+from crawler.runner import crawl_settings, enqueue_job
+from crawler.store import open_store
+
+REPO = Path(__file__).resolve().parents[1]
+CRAWL_TIMEOUT = 240
+
+
+@dataclass
+class DemoRun:
+    origin: str
+    rules: Path
+    data: Path
+    requests_log: Path
+    process: subprocess.Popen[bytes]
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
+        env.update(
+            CRAWLER_DATA_DIR=str(self.data),
+            CRAWLER_RULES_DIR=str(self.rules),
+            CRAWLER_ALLOW_PRIVATE_NETWORKS="1",
+            **extra,
+        )
+        return env
+
+    def crawler(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "crawler.cli", *args],
+            env=self.env(**env),
+            capture_output=True,
+            text=True,
+            timeout=CRAWL_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+    def requested(self) -> collections.Counter[str]:
+        return collections.Counter(self.requests_log.read_text(encoding="utf-8").split())
+
+
+def start_demo(tmp_path: Path, *, delay: float = 0.0) -> DemoRun:
+    log = tmp_path / "requests.log"
+    log.touch()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "crawler.demo.server",
+            "--port",
+            "0",
+            "--request-log",
+            str(log),
+            "--delay",
+            str(delay),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert process.stdout is not None
+    port = int(process.stdout.readline())
+    origin = f"http://127.0.0.1:{port}"
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    for path in sorted((REPO / "rules").glob("demo-*.yaml")):
+        (rules / path.name).write_text(path.read_text(encoding="utf-8").replace(DEMO_ORIGIN, origin), "utf-8")
+    return DemoRun(origin, rules, tmp_path / "data", log, process)
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Iterator[DemoRun]:
+    run = start_demo(tmp_path)
+    yield run
+    stop(run.process)
+
+
+@pytest.fixture
+def slow_demo(tmp_path: Path) -> Iterator[DemoRun]:
+    run = start_demo(tmp_path, delay=0.3)
+    yield run
+    stop(run.process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+    process.communicate(timeout=10)
+
+
+def site(site_id: str) -> DemoSite:
+    return next(s for s in demo_sites() if s.rule_id == site_id)
+
+
+def article_paths(demo_site: DemoSite) -> set[str]:
+    return {article.path for article in demo_site.articles}
+
+
+def stored(run: DemoRun, site_id: str | None = None) -> list[dict[str, object]]:
+    store = open_store({"CRAWLER_DATA_DIR": str(run.data)})
+    try:
+        return [a for a in store.iter_articles() if site_id is None or a["site"] == site_id]
+    finally:
+        store.close()
+
+
+def no_deprecations(output: str) -> None:
+    assert "DeprecationWarning" not in output, output[-3000:]
+    assert "Traceback" not in output, output[-3000:]
+
+
+def test_temp_crawl_stores_exactly_the_expected_articles(demo: DemoRun) -> None:
+    result = demo.crawler("temp", "demo-citynews")
+    no_deprecations(result.stderr)
+    assert result.returncode == 0, result.stderr[-3000:]
+    expected = site("demo-citynews")
+    articles = {str(a["url"]).removeprefix(demo.origin): a for a in stored(demo)}
+    assert set(articles) == article_paths(expected), "every article once, nothing else (robots.txt obeyed)"
+    for article in expected.articles:
+        got = articles[article.path]
+        assert got["title"] == article.title
+        assert got["published"] == article.published_date
+        body = str(got["body"])
+        for paragraph in article.paragraphs:
+            assert " ".join(paragraph.split()) in " ".join(body.split())
+        assert (got["extraction"] or {})["body_from"] == ("qread" if article.needs_qread else "rule")  # type: ignore[index]
+    assert f"stored {len(expected.articles)} articles" in result.stdout
+    requested = demo.requested()
+    assert expected.private_articles, "the demo site links a page robots.txt disallows"
+    assert not any(requested[article.path] for article in expected.private_articles)
+
+
+def test_a_second_temp_crawl_stores_nothing_new_and_fetches_no_article_twice(demo: DemoRun) -> None:
+    first = demo.crawler("temp", "demo-techdaily")
+    assert first.returncode == 0, first.stderr[-3000:]
+    second = demo.crawler("temp", "demo-techdaily")
+    no_deprecations(second.stderr)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "stored 0 articles" in second.stdout
+    expected = site("demo-techdaily")
+    requested = demo.requested()
+    assert all(requested[path] == 1 for path in article_paths(expected)), "article pages are read once"
+    assert all(requested[path] == 2 for path in expected.index_paths), "index pages are read every grab"
+    assert len(stored(demo)) == len(expected.articles)
+
+
+def test_two_workers_sharing_the_queue_never_fetch_the_same_url(tmp_path: Path) -> None:
+    from crawler.embedded import EmbeddedRedis
+
+    # Answers take a second and every article is queued at once, so the crawl outlasts an idle worker's
+    # look at the queue (Scrapy's engine heartbeat, 5 s): both workers take part.
+    demo = start_demo(tmp_path, delay=1.0)
+    logs = [tmp_path / f"worker{number}.log" for number in range(2)]
+    streams = [log.open("w", encoding="utf-8") for log in logs]
+    try:
+        with EmbeddedRedis(demo.data) as embedded:
+            url = embedded.ensure()
+            server = connect(url)
+            workers = [
+                subprocess.Popen(
+                    [sys.executable, "-m", "crawler.cli", "worker"],
+                    env=demo.env(REDIS_URL=url),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=stream,
+                )
+                for stream in streams
+            ]
+            try:
+                ruleset = load_rules(demo.rules)
+                jobs = [
+                    enqueue_job(
+                        server,
+                        "crawler",
+                        [ruleset[s.rule_id]],
+                        article_urls=[a.url(demo.origin) for a in s.articles],
+                    )
+                    for s in demo_sites()
+                ]
+                for job in jobs:
+                    wait_until_done(server, job)
+            finally:
+                for worker in workers:
+                    finish(worker)
+    finally:
+        for stream in streams:
+            stream.close()
+        stop(demo.process)
+    outputs = [log.read_text(encoding="utf-8") for log in logs]
+    for output in outputs:
+        no_deprecations(output)
+    assert all("'response_received_count'" in output for output in outputs), "both workers took part"
+    requested = demo.requested()
+    expected = {article.path for s in demo_sites() for article in s.articles}
+    assert all(requested[path] == 1 for path in expected), {
+        p: requested[p] for p in expected if requested[p] != 1
+    }
+    assert len(stored(demo)) == len(expected)
+
+
+def test_a_worker_killed_mid_crawl_loses_nothing(slow_demo: DemoRun) -> None:
+    from crawler.embedded import EmbeddedRedis
+
+    demo = slow_demo
+    with EmbeddedRedis(demo.data) as embedded:
+        url = embedded.ensure()
+        server = connect(url)
+        job = enqueue_job(server, "crawler", load_rules(demo.rules).rules.values())
+        env = demo.env(REDIS_URL=url)
+        command = [
+            sys.executable,
+            "-m",
+            "crawler.cli",
+            "worker",
+            "-s",
+            "LEASE_SECONDS=3",
+            "-s",
+            "LEASE_RENEW_SECONDS=1",
+        ]
+        victim = subprocess.Popen(
+            command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + CRAWL_TIMEOUT
+        while int(server.hget(f"crawler:job:{job}", "stored") or 0) < 20:
+            assert time.monotonic() < deadline and victim.poll() is None
+            time.sleep(0.05)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        assert int(server.zcard("crawler:leases")) > 0, "the killed worker held leases"
+        survivor = subprocess.Popen(
+            command,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            wait_until_done(server, job)
+        finally:
+            no_deprecations(finish(survivor))
+    requested = demo.requested()
+    articles = stored(demo)
+    expected = {article.path for s in demo_sites() for article in s.articles}
+    assert {str(a["url"]).removeprefix(demo.origin) for a in articles} == expected
+    assert len(articles) == len(expected), "no article stored twice"
+    assert all(requested[path] >= 1 for path in expected)
+
+
+def wait_until_done(server: object, job: str) -> None:
+    deadline = time.monotonic() + CRAWL_TIMEOUT
+    while True:
+        pending = int(server.hget(f"crawler:job:{job}", "pending") or 0)  # type: ignore[attr-defined]
+        if pending == 0:
+            return
+        assert time.monotonic() < deadline, f"job {job} still has {pending} requests pending"
+        time.sleep(0.1)
+
+
+def finish(worker: subprocess.Popen[str] | subprocess.Popen[bytes]) -> str:
+    """Stop a worker as Ctrl-C does; what it wrote on stderr, when that was a pipe."""
+    if worker.poll() is None:
+        worker.send_signal(signal.SIGINT)
+    try:
+        _, stderr = worker.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        _, stderr = worker.communicate()
+    if isinstance(stderr, bytes):
+        return stderr.decode("utf-8", "replace")
+    return stderr or ""
+
+
+def test_crawl_settings_come_from_the_project_with_overrides() -> None:
+    settings = crawl_settings({"LEASE_SECONDS": "7"})
+    assert settings.getfloat("LEASE_SECONDS") == 7
+    assert settings["SCHEDULER"] == "crawler.scheduler.LeasedScheduler"
+    assert settings.getbool("SCHEDULER_PERSIST")
+    assert not settings.getbool("REMOTE_CONTROL_ENABLED")
