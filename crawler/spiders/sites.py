@@ -167,7 +167,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         rule, page = self._page(response)
         if rule is None or page is None:
             return
+        before = rule.regex_timeouts
         links = rule.article_links(page.url, page.selector.root)
+        self._regex_timeouts(rule, before)
         self.count(f"crawl/links/{rule.site}", len(links))
         job = response.meta.get("job")
         requests = [article_request(rule, url, job=job) for url in links]
@@ -182,7 +184,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         rule, page = self._page(response)
         if rule is None or page is None:
             return
+        before = rule.regex_timeouts
         fields = rule.extract_fields(page.selector.root)
+        self._regex_timeouts(rule, before)
         job = response.meta.get("job")
         yield {
             "site": rule.site,
@@ -222,6 +226,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self.job_count(item.get("job"), "stored")
 
     # --- helpers ---------------------------------------------------------------------------------------
+
+    def _regex_timeouts(self, rule: Rule, before: int) -> None:
+        """Count the rule's regular expressions that ran out of time on this page (they matched nothing)."""
+        timeouts = rule.regex_timeouts - before
+        if timeouts:
+            self.count(f"rules/regex_timeout/{rule.site}", timeouts)
 
     def _page(self, response: Response) -> tuple[Rule | None, TextResponse | None]:
         """The response's rule and the response as text (the rule's encoding when it sets one)."""
