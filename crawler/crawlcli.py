@@ -41,7 +41,10 @@ def add_commands(commands: Any) -> None:
         ),
     )
     demo.add_argument(
-        "--port", type=int, default=DEMO_PORT, help=f"port of the demo sites (default {DEMO_PORT})"
+        "--port",
+        type=int,
+        default=None,
+        help=f"port of the demo sites (default {DEMO_PORT}, or any free one when that is taken)",
     )
     demo.add_argument(
         "--keep", action="store_true", help="keep the previous demo's data instead of starting anew"
@@ -152,16 +155,24 @@ def run_worker_command(args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from crawler.demo.server import DemoServer  # noqa: PLC0415 - the demo site is only loaded for the demo
+    from crawler.demo.server import DemoError, DemoServer  # noqa: PLC0415 - loaded for the demo only
 
-    directory = data_dir() / "demo"
-    if directory.exists() and not args.keep:
-        shutil.rmtree(directory)
-    demo_rules = directory / "rules"
-    demo_rules.mkdir(parents=True, exist_ok=True)
-    os.environ["CRAWLER_ALLOW_PRIVATE_NETWORKS"] = "1"  # the demo sites are on 127.0.0.1
     console = Console()
-    with DemoServer(port=args.port) as server:
+    server = DemoServer(port=DEMO_PORT if args.port is None else args.port)
+    try:
+        server.start()
+    except DemoError:
+        if args.port is not None:
+            raise
+        console.print(f"Port {DEMO_PORT} is taken: the demo sites use a free port instead.")
+        server = DemoServer(port=0).start()
+    with server:
+        directory = data_dir() / "demo"
+        if directory.exists() and not args.keep:
+            shutil.rmtree(directory)
+        demo_rules = directory / "rules"
+        demo_rules.mkdir(parents=True, exist_ok=True)
+        os.environ["CRAWLER_ALLOW_PRIVATE_NETWORKS"] = "1"  # the demo sites are on 127.0.0.1
         for path in sorted(rules_dir().glob("demo-*.yaml")):
             text = path.read_text(encoding="utf-8").replace(DEMO_ORIGIN, server.origin)
             (demo_rules / path.name).write_text(text, encoding="utf-8")
