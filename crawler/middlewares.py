@@ -78,8 +78,10 @@ class LeaseAckMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.open_items: dict[int, int] = {}  # id(request) -> items not yet through the pipelines
+        self.stored: dict[int, int] = {}  # id(request) -> items stored
         self.output_done: set[int] = set()
-        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+        crawler.signals.connect(self._item_stored, signal=signals.item_scraped)
+        for signal in (signals.item_dropped, signals.item_error):
             crawler.signals.connect(self._item_done, signal=signal)
 
     @classmethod
@@ -119,6 +121,12 @@ class LeaseAckMiddleware:
         self.output_done.add(id(request))
         self._maybe_ack(request)
 
+    def _item_stored(self, item: Any, response: Response | None = None, **_: Any) -> None:
+        if response is not None and response.request is not None and id(response.request) in self.open_items:
+            key = id(response.request)
+            self.stored[key] = self.stored.get(key, 0) + 1
+        self._item_done(item, response)
+
     def _item_done(self, item: Any, response: Response | None = None, **_: Any) -> None:
         if response is None or response.request is None:
             return
@@ -132,11 +140,11 @@ class LeaseAckMiddleware:
         if key in self.output_done and self.open_items.get(key, 0) <= 0:
             self.output_done.discard(key)
             self.open_items.pop(key, None)
-            ack(self.crawler, request)
+            ack(self.crawler, request, fetched=1, stored=self.stored.pop(key, 0))
 
 
-def ack(crawler: Crawler, request: Request) -> None:
+def ack(crawler: Crawler, request: Request, *, fetched: int = 0, stored: int = 0) -> None:
     """End ``request``'s lease (no-op when the scheduler is not the leased one)."""
     scheduler = scheduler_of(crawler)
     if scheduler is not None:
-        scheduler.ack(request)
+        scheduler.ack(request, fetched=fetched, stored=stored)

@@ -27,12 +27,13 @@ from scrapy_redis.queue import Base
 
 from crawler import serializer
 
-# Priorities are small integers (rules say 0 by default); the arrival counter fills the rest of a double's
-# 53-bit mantissa, so requests of one priority come out in the order they went in.
-_PRIORITY_STEP = 2**40
+# The queue score is -priority * 2**40 + an arrival counter (in _PUSH): priorities are small integers
+# (rules say 0 by default) and the counter fills the rest of a double's 53-bit mantissa, so requests of
+# one priority come out in the order they went in.
 
 _PUSH = """
-local added = redis.call('ZADD', KEYS[1], 'NX', ARGV[1], ARGV[2])
+local score = -tonumber(ARGV[1]) * 1099511627776 + redis.call('INCR', KEYS[4])
+local added = redis.call('ZADD', KEYS[1], 'NX', score, ARGV[2])
 if added == 1 then
   redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
   if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[3], 'pending', 1) end
@@ -52,7 +53,11 @@ _ACK = """
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('HINCRBY', KEYS[3], ARGV[2], -1)
-if ARGV[3] ~= '' then redis.call('HINCRBY', KEYS[4], 'pending', -1) end
+if ARGV[3] ~= '' then
+  redis.call('HINCRBY', KEYS[4], 'pending', -1)
+  if ARGV[4] ~= '0' then redis.call('HINCRBY', KEYS[4], 'fetched', ARGV[4]) end
+  if ARGV[5] ~= '0' then redis.call('HINCRBY', KEYS[4], 'stored', ARGV[5]) end
+end
 return 1
 """
 
@@ -134,11 +139,9 @@ class LeasedQueue(Base):  # type: ignore[misc]  # scrapy-redis ships no type hin
         """Queue ``request``; False when the very same request is already queued."""
         site = str(request.meta.get("site", ""))
         job = request.meta.get("job") or ""
-        sequence = int(self.server.incr(self.keys.sequence))
-        score = -int(request.priority) * _PRIORITY_STEP + sequence
         member = self._encode_request(request)
-        keys = [self.keys.queue, self.keys.pending, self.keys.job(job) if job else ""]
-        return bool(self._push(keys=keys, args=[score, member, site, job]))
+        keys = [self.keys.queue, self.keys.pending, self.keys.job(job) if job else "", self.keys.sequence]
+        return bool(self._push(keys=keys, args=[int(request.priority), member, site, job]))
 
     def pop(self, timeout: float = 0) -> Request | None:
         """Lease the first request for ``lease_seconds``; None when the queue is empty."""
@@ -150,8 +153,10 @@ class LeasedQueue(Base):  # type: ignore[misc]  # scrapy-redis ships no type hin
         request.meta["lease"] = member.decode("utf-8") if isinstance(member, bytes) else member
         return request
 
-    def ack(self, request: Request) -> bool:
-        """Release ``request``'s lease for good: its work is done. False if it was not leased (any more)."""
+    def ack(self, request: Request, *, fetched: int = 0, stored: int = 0) -> bool:
+        """Release ``request``'s lease for good: its work is done. False if it was not leased (any more).
+
+        ``fetched`` and ``stored`` go to its job's counters in the same call (one round trip a page)."""
         member = request.meta.get("lease")
         if member is None:
             return False
@@ -163,7 +168,7 @@ class LeasedQueue(Base):  # type: ignore[misc]  # scrapy-redis ships no type hin
             self.keys.pending,
             self.keys.job(job) if job else "",
         ]
-        return bool(self._ack(keys=keys, args=[member, site, job]))
+        return bool(self._ack(keys=keys, args=[member, site, job, fetched, stored]))
 
     def renew(self, members: Iterable[str]) -> int:
         """Move the deadlines of these leases ``lease_seconds`` from now; returns how many were still held."""

@@ -107,13 +107,14 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.stats.inc_value("scheduler/dequeued/redis")
         return request
 
-    def ack(self, request: Request) -> None:
-        """``request``'s work is done (items stored, links queued): its lease ends."""
+    def ack(self, request: Request, *, fetched: int = 0, stored: int = 0) -> None:
+        """``request``'s work is done (items stored, links queued): its lease ends, and its job counts the
+        page ``fetched`` and the items ``stored``."""
         lease = request.meta.get("lease")
         if lease is None or lease not in self.held:
             return
         self.held.discard(lease)
-        if not self.queue.ack(request):
+        if not self.queue.ack(request, fetched=fetched, stored=stored):
             self.stats.inc_value("lease/ack_after_expiry")
 
     def has_pending_requests(self) -> bool:

@@ -92,7 +92,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         spider: Self = super().from_crawler(crawler, *args, **kwargs)
         spider.keys = Keys(crawler.settings["REDIS_KEY_PREFIX"])
         spider.load(load_rules(crawler.settings["CRAWLER_RULES_DIR"]))
-        crawler.signals.connect(spider.item_stored, signal=signals.item_scraped)
         crawler.signals.connect(spider.opened, signal=signals.spider_opened)
         return spider
 
@@ -221,10 +220,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             logger.warning("Failed %s: %s", request.url, failure.getErrorMessage())
         ack(self.crawler, request)
 
-    def item_stored(self, item: Any, response: Response, **_: Any) -> None:
-        if isinstance(item, dict):
-            self.job_count(item.get("job"), "stored")
-
     # --- helpers ---------------------------------------------------------------------------------------
 
     def _regex_timeouts(self, rule: Rule, before: int) -> None:
@@ -237,7 +232,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         """The response's rule and the response as text (the rule's encoding when it sets one)."""
         site = response.meta.get("site")
         rule = self.rules.get(str(site))
-        self.job_count(response.meta.get("job"), "fetched")
         if rule is None:
             self.count("crawl/no_rule")
             logger.error("No rule for site %r of %s: dropped", site, response.url)
