@@ -46,11 +46,19 @@ DUPEFILTER_CLASS = "crawler.dupefilter.RedisBloomDupeFilter"
 DOWNLOADER_MIDDLEWARES = {
     # Loopback, private and link-local addresses are refused (checked on the resolved address).
     "crawler.middlewares.NetworkGuardMiddleware": 50,
+    # Rules carry no HTTP credentials: nothing to add, nothing to leak to another host.
+    "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
 }
 SPIDER_MIDDLEWARES = {
     # A request's lease is acknowledged once its items are stored and its links queued.
     "crawler.middlewares.LeaseAckMiddleware": 10,
+    # Depth is the rule's (meta["depth"], checked by the spider), not DEPTH_LIMIT's.
+    "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+    # Our requests are built fresh, never by copying response.meta: nothing for it to find.
+    "scrapy.spidermiddlewares.metacopy.MetaCopyDetectionMiddleware": None,
 }
+# News pages need no session: no cookie jar to keep per site (Scrapy's advice for broad crawls).
+COOKIES_ENABLED = False
 ITEM_PIPELINES = {
     "crawler.pipelines.CleanPipeline": 100,
     "crawler.pipelines.QreadFallbackPipeline": 200,

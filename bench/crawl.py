@@ -1,0 +1,1071 @@
+"""Crawl bench: pages/s and peak memory of plain Scrapy, stock scrapy-redis and ours, on one local site.
+
+Run from the repo root::
+
+    .venv/bin/python bench/crawl.py                     # 20,000 articles, the three crawls, Bloom bytes/URL
+    .venv/bin/python bench/crawl.py --quick             # smoke run: 2,000 articles, Bloom at 100,000 URLs
+    .venv/bin/python bench/crawl.py --articles 50000 --only scrapy-redis,ours
+    .venv/bin/python bench/crawl.py --quick --only ours --profile /tmp/prof   # + cProfile of each crawl
+
+    --articles N        article pages of the generated site (default 20000; 50 per index page)
+    --only a,b          crawls to run, of: plain, scrapy-redis, ours (default all three, in that order)
+    --quick             2000 articles and a 100,000-URL Bloom comparison (unless given explicitly)
+    --bloom-urls N      URLs of the Bloom vs fingerprint-set comparison (default 1000000; 0 skips it)
+    --profile DIR       run each crawl under cProfile, write DIR/<crawl>.prof, print its top functions
+
+The site: a news site generated into memory and served by a ``ThreadingHTTPServer`` (HTTP/1.1 keep-alive)
+in its own process on 127.0.0.1. Article pages are 5-10 KB (head, section menu, breadcrumb, headline,
+date, byline, 5-9 paragraphs, tags, related links, footer); one in ten keeps only a short lead in the
+story block and the rest of its text in a feature block, so the rule's body is short and qRead supplies
+it. Index pages (``/news/``, ``/news/page/N/``) list 50 articles each, every one linked three times
+(picture, headline, "read more"), plus 10 "most read" links to articles of any page and a pager. Before
+the crawls the server's raw fetch rate is measured with 32 keep-alive connections, and its CPU time is
+read during each crawl, to show it is not the bottleneck.
+
+The crawls, one after another, each in a fresh Python process (its peak RSS is its own ``VmHWM``; the
+embedded Redis server is another process and not counted), all with CONCURRENT_REQUESTS 32 (32 per site),
+no delay, AutoThrottle off, robots.txt obeyed, LOG_LEVEL WARNING:
+
+- ``plain``: plain Scrapy and its in-memory scheduler; a minimal spider that follows the pager and the
+  article links of index pages (deduplicated within the page) and yields a small item per article;
+- ``scrapy-redis``: the same spider on stock scrapy-redis (its Scheduler, RFPDupeFilter, PriorityQueue,
+  pickle) against an embedded Redis (``crawler.embedded.EmbeddedRedis``) in a temporary folder; no
+  pipelines;
+- ``ours``: the ``sites`` spider with the whole pipeline, run as ``crawler temp`` runs it: a rule for
+  the site in a temporary rules folder, ``enqueue_job`` of its start URL, ``run_worker(settings, job=...)``
+  on the embedded Redis of a temporary data folder (leased queue, Bloom filter, rule extraction, qRead
+  fallback, SQLite store), with CRAWLER_ALLOW_PRIVATE_NETWORKS=1.
+
+pages/s = responses (robots.txt, index and article pages) / seconds from the first request reaching the
+downloader to spider_closed. Each crawl checks that it fetched every article once (distinct article
+URLs among the responses) and counts its items (stored articles for ours). Redis round trips are counted
+in the crawl process (socket sends of redis-py; a pipeline is one), with the commands behind them.
+
+Last, Redis bytes per URL at ``--bloom-urls`` URLs: scrapy-redis's fingerprint set against our Bloom
+filter, measured by ``bench/bloom.py`` (its ``bench_set`` and ``bench_bloom``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import functools
+import hashlib
+import http.client
+import json
+import math
+import os
+import pstats
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+_REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(_REPO_ROOT) not in sys.path:  # run as a script: make `bench` and `crawler` importable
+    sys.path.insert(0, str(_REPO_ROOT))
+
+import redis  # noqa: E402
+from scrapy import Request, Spider, signals  # noqa: E402
+from scrapy.crawler import Crawler, CrawlerProcess  # noqa: E402
+from scrapy.http import Response  # noqa: E402
+from scrapy.settings import Settings, default_settings  # noqa: E402
+
+from bench import bloom as bloom_bench  # noqa: E402
+from crawler import settings as project_settings  # noqa: E402
+
+CRAWLS = ("plain", "scrapy-redis", "ours")
+LABELS = {
+    "plain": "plain Scrapy (memory scheduler)",
+    "scrapy-redis": "stock scrapy-redis (crawl only)",
+    "ours": "ours (full pipeline)",
+}
+REFERENCE = "scrapy-redis"  # the ratio column is pages/s over this crawl's
+SITE_ID = "bench-gazette"
+PER_PAGE = 50  # articles listed per index page
+MOST_READ = 10  # "most read" links on every index page, to articles of any page
+RELATED = 4  # related-article links on an article page
+SHORT_BODY_EVERY = 10  # one article in this many keeps only a short lead in the rule's body block
+CONCURRENCY = 32
+RAW_FETCH_CONNECTIONS = 32
+RAW_FETCH_SECONDS = 3.0
+ARTICLE_RE = re.compile(r"/news/\d{3}/a(\d{6})\.html$")
+ARTICLE_PATTERN = r"/news/\d{3}/a\d{6}\.html$"  # the same, as the rule and the minimal spider say it
+
+# Settings every crawl gets (on top of Scrapy's defaults for plain and scrapy-redis, of
+# crawler/settings.py for ours). CONCURRENT_ITEMS (outputs of one response processed at once; Scrapy makes
+# that many asyncio tasks per response) is crawler/settings.py's value, or Scrapy's default, for all three.
+COMMON_SETTINGS: dict[str, Any] = {
+    "CONCURRENT_REQUESTS": CONCURRENCY,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": CONCURRENCY,
+    "CONCURRENT_ITEMS": getattr(project_settings, "CONCURRENT_ITEMS", default_settings.CONCURRENT_ITEMS),
+    "DOWNLOAD_DELAY": 0,
+    "AUTOTHROTTLE_ENABLED": False,
+    "ROBOTSTXT_OBEY": True,
+    "LOG_LEVEL": "WARNING",
+    "TELNETCONSOLE_ENABLED": False,
+    "REMOTE_CONTROL_ENABLED": False,
+    "USER_AGENT": "focused-crawler-bench/0.1",
+    "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+    "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
+}
+
+# --- the site ------------------------------------------------------------------------------------------
+
+_WORDS = (
+    "council city river bridge market school budget mayor report street harbour station museum park "
+    "library hospital police festival weather storm traffic railway airport museum theatre gallery "
+    "residents officials plan vote meeting project funding housing rent tenants developers workers "
+    "union strike wages prices energy water power grid solar wind climate flood drought farmers harvest "
+    "season league match team coach players fans stadium season record goal final title victory defeat "
+    "court judge trial verdict appeal lawyer witness evidence police arrest charge investigation "
+    "minister government election campaign poll voters party leader debate policy reform tax spending "
+    "company profits shares investors bank loan interest inflation jobs factory exports trade port "
+    "research university students teachers exam science study data survey health doctors patients "
+    "virus vaccine clinic nurses care elderly children families community volunteers charity event "
+    "concert film book author artist music stage night morning week month year today yesterday "
+    "announced said added warned expected reported confirmed described agreed rejected proposed "
+    "new old local national regional public private major minor early late long short high low "
+    "the a of and to in for on with at by from after before during while about over under"
+).split()
+_SECTIONS = ("city", "politics", "business", "sport", "culture", "science", "health", "world", "opinion")
+_AUTHORS = ("Ana Lima", "Ben Okafor", "Chen Wei", "Dara Walsh", "Emil Novak", "Fatima Zahra", "Gus Berg")
+
+
+def _sentence(rng: random.Random, low: int, high: int) -> str:
+    words = [rng.choice(_WORDS) for _ in range(rng.randint(low, high))]
+    return " ".join(words).capitalize() + "."
+
+
+def _paragraph(rng: random.Random) -> str:
+    return " ".join(_sentence(rng, 8, 20) for _ in range(rng.randint(4, 7)))
+
+
+class BenchSite:
+    """The generated news site: every page rendered once, as a whole HTTP response, keyed by path."""
+
+    def __init__(self, articles: int) -> None:
+        self.articles = articles
+        self.pages = math.ceil(articles / PER_PAGE)
+        rng = random.Random(2026)
+        self._paragraphs = [_paragraph(rng) for _ in range(1000)]
+        self._titles = [_sentence(random.Random(i), 6, 11).rstrip(".") for i in range(articles)]
+
+    @staticmethod
+    def article_path(number: int) -> str:
+        return f"/news/{number // 1000:03d}/a{number:06d}.html"
+
+    @staticmethod
+    def index_path(page: int) -> str:
+        return "/news/" if page == 1 else f"/news/page/{page}/"
+
+    def short_body(self, number: int) -> bool:
+        return number % SHORT_BODY_EVERY == 3
+
+    def responses(self) -> dict[str, bytes]:
+        """Every page of the site as a complete HTTP/1.1 response."""
+        bodies: dict[str, str] = {"/robots.txt": "User-agent: *\nDisallow: /search\n"}
+        for page in range(1, self.pages + 1):
+            bodies[self.index_path(page)] = self.index_html(page)
+        for number in range(self.articles):
+            bodies[self.article_path(number)] = self.article_html(number)
+        return {path: _http_response(body, path.endswith(".txt")) for path, body in bodies.items()}
+
+    def _chrome_top(self, title: str) -> str:
+        menu = "".join(f'<li><a href="/section/{name}/">{name.title()}</a></li>' for name in _SECTIONS)
+        return (
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>{title} | Bench Gazette</title>"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<meta name="description" content="{title}">'
+            '<link rel="stylesheet" href="/static/site.css"><script src="/static/site.js" defer></script>'
+            '</head><body><header class="masthead"><a class="logo" href="/">Bench Gazette</a>'
+            f'<nav class="sections"><ul>{menu}</ul></nav>'
+            '<form class="search" action="/search"><input name="q" placeholder="Search">'
+            "<button>Search</button></form></header>\n"
+        )
+
+    @staticmethod
+    def _chrome_bottom() -> str:
+        links = "".join(
+            f'<li><a href="/{name}/">{name.title()}</a></li>'
+            for name in ("about", "contact", "advertise", "privacy", "terms", "jobs")
+        )
+        return (
+            f'<footer><ul class="links">{links}</ul>'
+            "<p>&copy; 2026 Bench Gazette. All rights reserved.</p></footer></body></html>\n"
+        )
+
+    def index_html(self, page: int) -> str:
+        rng = random.Random(-page)
+        first = (page - 1) * PER_PAGE
+        items = []
+        for number in range(first, min(first + PER_PAGE, self.articles)):
+            url = self.article_path(number)
+            teaser = self._paragraphs[number % len(self._paragraphs)][:160]
+            items.append(
+                f'<li class="item"><a class="thumb" href="{url}"><img src="/img/{number}.jpg" alt=""></a>'
+                f'<h3><a href="{url}">{self._titles[number]}</a></h3><p class="teaser">{teaser}...</p>'
+                f'<a class="more" href="{url}">Read more</a></li>\n'
+            )
+        most_read = "".join(
+            f'<li><a href="{self.article_path(number)}">{self._titles[number]}</a></li>'
+            for number in rng.sample(range(self.articles), min(MOST_READ, self.articles))
+        )
+        pager = []
+        if page > 1:
+            pager.append(f'<a rel="prev" href="{self.index_path(page - 1)}">Newer</a>')
+        pager.extend(
+            f'<a href="{self.index_path(other)}">{other}</a>'
+            for other in range(max(1, page - 2), min(self.pages, page + 2) + 1)
+        )
+        if page < self.pages:
+            pager.append(f'<a rel="next" href="{self.index_path(page + 1)}">Older</a>')
+        return (
+            self._chrome_top(f"Latest news, page {page}")
+            + f'<main><h1>Latest news</h1><ul class="list">\n{"".join(items)}</ul>'
+            + f'<aside class="most-read"><h2>Most read</h2><ol>{most_read}</ol></aside>'
+            + f'<div class="pager">{" ".join(pager)}</div></main>\n'
+            + self._chrome_bottom()
+        )
+
+    def article_html(self, number: int) -> str:
+        rng = random.Random(number)
+        section = _SECTIONS[number % len(_SECTIONS)]
+        title = self._titles[number]
+        day = f"2026-{1 + number % 12:02d}-{1 + number % 28:02d}"
+        paragraphs = [
+            self._paragraphs[rng.randrange(len(self._paragraphs))] for _ in range(rng.randint(5, 9))
+        ]
+        if self.short_body(number):
+            story = f"<p>{paragraphs[0][:120]}</p>"
+            feature = (
+                '<div class="feature">' + "".join(f"<p>{text}</p>" for text in paragraphs[1:]) + "</div>"
+            )
+        else:
+            story = "".join(f"<p>{text}</p>" for text in paragraphs)
+            feature = ""
+        tags = "".join(f'<li><a href="/tag/{word}/">{word}</a></li>' for word in rng.sample(_WORDS[:120], 4))
+        related = "".join(
+            f'<li><a href="{self.article_path(other)}">{self._titles[other]}</a></li>'
+            for other in (rng.randrange(self.articles) for _ in range(RELATED))
+        )
+        return (
+            self._chrome_top(title)
+            + '<main><nav class="breadcrumb"><a href="/">Home</a> &rsaquo; '
+            + f'<a href="/section/{section}/">{section.title()}</a></nav>'
+            + f'<article><h1 class="headline">{title}</h1>'
+            + f'<p class="meta"><time datetime="{day}T08:30:00Z">{day}</time> '
+            + f'<span class="byline">By {_AUTHORS[number % len(_AUTHORS)]}</span></p>'
+            + f'<div class="story">{story}</div>{feature}<ul class="tags">{tags}</ul></article>'
+            + f'<aside class="related"><h2>Related</h2><ul>{related}</ul></aside></main>\n'
+            + self._chrome_bottom()
+        )
+
+    def rule_yaml(self, origin: str) -> str:
+        """Our rule for the site (rules/<site>.yaml format)."""
+        return f"""\
+name: Bench Gazette
+domains: [127.0.0.1]
+start_urls:
+  - {origin}/news/
+index:
+  links:
+    xpath: ["//main"]
+    allow: ['{ARTICLE_PATTERN}']
+  next_page: "//div[@class='pager']/a[@rel='next']/@href"
+  max_pages: {self.pages}
+depth: 1
+article:
+  fields:
+    title: {{xpath: "//h1[@class='headline']"}}
+    body: {{xpath: "//div[@class='story']/p", join: "\\n\\n"}}
+    published: {{xpath: "//p[@class='meta']/time/@datetime", regex: '(\\d{{4}}-\\d{{2}}-\\d{{2}})'}}
+    author: {{xpath: "//span[@class='byline']", regex: 'By (.+)'}}
+    section: {{xpath: "//nav[@class='breadcrumb']/a[last()]"}}
+  min_body_chars: 300
+politeness:
+  delay: 0
+  concurrency: {CONCURRENCY}
+  obey_robots: true
+schedule:
+  every: 1d
+"""
+
+
+def _http_response(body: str, text: bool) -> bytes:
+    data = body.encode("utf-8")
+    kind = "text/plain" if text else "text/html"
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: {kind}; charset=utf-8\r\nContent-Length: {len(data)}\r\n\r\n"
+    return head.encode("ascii") + data
+
+
+_NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\nnot found"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as Scrapy's downloader uses it
+    disable_nagle_algorithm = True
+    pages: ClassVar[dict[str, bytes]] = {}
+
+    def do_GET(self) -> None:
+        self.wfile.write(self.pages.get(self.path, _NOT_FOUND))
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """No access log."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # 32 connections open at once: the default backlog of 5 makes SYN retries
+
+
+def serve(articles: int) -> int:
+    """The server process: render the site, print the port, serve until terminated."""
+    _Handler.pages = BenchSite(articles).responses()
+    with _Server(("127.0.0.1", 0), _Handler) as server:
+        print(f"READY {server.server_address[1]} {sum(map(len, _Handler.pages.values()))}", flush=True)
+        server.serve_forever()
+    return 0
+
+
+@dataclass
+class SiteServer:
+    process: subprocess.Popen[str]
+    origin: str
+    site_bytes: int
+
+    @classmethod
+    def start(cls, articles: int) -> SiteServer:
+        command = [sys.executable, str(Path(__file__).resolve()), "--serve", "--articles", str(articles)]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert process.stdout is not None
+        line = process.stdout.readline().split()
+        if len(line) != 3 or line[0] != "READY":
+            process.kill()
+            process.wait()
+            raise SystemExit(f"the bench site server did not start (it said {line!r})")
+        return cls(process, f"http://127.0.0.1:{line[1]}", int(line[2]))
+
+    def cpu_seconds(self) -> float:
+        return _cpu_seconds(self.process.pid)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait()
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def raw_fetch_rate(origin: str, articles: int, seconds: float = RAW_FETCH_SECONDS) -> float:
+    """Article pages per second the server gives to RAW_FETCH_CONNECTIONS keep-alive clients (threads)."""
+    host, port = origin.removeprefix("http://").split(":")
+    deadline = time.perf_counter() + seconds
+    counts = [0] * RAW_FETCH_CONNECTIONS
+
+    def client(slot: int) -> None:
+        connection = http.client.HTTPConnection(host, int(port), timeout=10)
+        number = slot
+        while time.perf_counter() < deadline:
+            connection.request("GET", BenchSite.article_path(number % articles))
+            response = connection.getresponse()
+            response.read()
+            counts[slot] += 1
+            number += RAW_FETCH_CONNECTIONS
+        connection.close()
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(slot,)) for slot in range(RAW_FETCH_CONNECTIONS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(counts) / (time.perf_counter() - started)
+
+
+# --- the crawl process ---------------------------------------------------------------------------------
+
+
+class BenchMeter:
+    """Extension of every bench crawl: times from the first request reaching the downloader to
+    spider_closed, counts responses, distinct article pages fetched and items; writes ``bench/*`` stats."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.first: float | None = None
+        self.last_response = 0.0
+        self.responses = 0
+        self.items = 0
+        self.articles: set[int] = set()
+        crawler.signals.connect(self.request_reached, signal=signals.request_reached_downloader)
+        crawler.signals.connect(self.response_received, signal=signals.response_received)
+        crawler.signals.connect(self.item_scraped, signal=signals.item_scraped)
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def request_reached(self, **_: Any) -> None:
+        if self.first is None:
+            self.first = time.perf_counter()
+
+    def response_received(self, response: Response, **_: Any) -> None:
+        self.responses += 1
+        self.last_response = time.perf_counter()
+        match = ARTICLE_RE.search(response.url)
+        if match is not None and response.status == 200:
+            self.articles.add(int(match[1]))
+
+    def item_scraped(self, **_: Any) -> None:
+        self.items += 1
+
+    def spider_closed(self, **_: Any) -> None:
+        now = time.perf_counter()
+        first = now if self.first is None else self.first
+        stats = self.crawler.stats
+        assert stats is not None
+        stats.set_value("bench/seconds", now - first)
+        stats.set_value("bench/tail_seconds", now - max(self.last_response, first))
+        stats.set_value("bench/responses", self.responses)
+        stats.set_value("bench/articles", len(self.articles))
+        stats.set_value("bench/items", self.items)
+
+
+class BenchSpider(Spider):
+    """The minimal spider of the plain and scrapy-redis crawls: the pager and the article links of index
+    pages (each link once per page), a small item per article page."""
+
+    name = "bench"
+    article_re = re.compile(ARTICLE_PATTERN)
+
+    def __init__(self, *args: Any, start_url: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.start_url = start_url
+
+    async def start(self) -> AsyncIterator[Request]:
+        yield Request(self.start_url, callback=self.parse_index, priority=1, dont_filter=True)
+
+    def parse_index(self, response: Response) -> Iterator[Request]:
+        seen: set[str] = set()
+        for href in response.xpath("//main//a/@href").getall():
+            url = response.urljoin(href)
+            if url not in seen and self.article_re.search(url):
+                seen.add(url)
+                yield Request(url, callback=self.parse_article)
+        next_page = response.xpath("//div[@class='pager']/a[@rel='next']/@href").get()
+        if next_page:
+            yield Request(response.urljoin(next_page), callback=self.parse_index, priority=1)
+
+    def parse_article(self, response: Response) -> Iterator[dict[str, Any]]:
+        yield {"url": response.url, "title": response.xpath("//h1/text()").get()}
+
+
+class RedisMeter:
+    """Counts redis-py's socket sends (round trips: a pipeline is one) and times the commands behind them
+    (wall time in the client, the round trip included), in this process, by wrapping redis-py's connection
+    and client classes."""
+
+    def __init__(self) -> None:
+        self.round_trips = 0
+        self.commands: dict[str, list[float]] = {}  # name -> [calls, seconds]
+        self.scripts = _script_names()
+
+    def install(self) -> None:
+        connection_class: Any = redis.connection.AbstractConnection
+        send = connection_class.send_packed_command
+
+        @functools.wraps(send)
+        def send_packed_command(connection: Any, command: Any, check_health: bool = True) -> Any:
+            self.round_trips += 1
+            return send(connection, command, check_health)
+
+        client_class: Any = redis.Redis
+        pipeline_class: Any = redis.client.Pipeline
+        execute = client_class.execute_command
+
+        @functools.wraps(execute)
+        def execute_command(client: Any, *args: Any, **options: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return execute(client, *args, **options)
+            finally:
+                self._count(self._name(args), time.perf_counter() - started)
+
+        execute_pipeline = pipeline_class.execute
+
+        @functools.wraps(execute_pipeline)
+        def execute_stack(pipeline: Any, raise_on_error: bool = True) -> Any:
+            names = "+".join(str(command[0][0]) for command in pipeline.command_stack)
+            started = time.perf_counter()
+            try:
+                return execute_pipeline(pipeline, raise_on_error)
+            finally:
+                self._count(f"pipeline {names}", time.perf_counter() - started)
+
+        connection_class.send_packed_command = send_packed_command
+        client_class.execute_command = execute_command
+        pipeline_class.execute = execute_stack
+
+    def _name(self, args: Sequence[Any]) -> str:
+        name = str(args[0]).upper() if args else "?"
+        if name in {"EVALSHA", "EVAL"} and len(args) > 1:
+            sha = args[1] if isinstance(args[1], str) else hashlib.sha1(str(args[1]).encode()).hexdigest()
+            name = f"{name} {self.scripts.get(sha, sha[:8])}"
+        return name
+
+    def _count(self, name: str, seconds: float) -> None:
+        entry = self.commands.setdefault(name, [0, 0.0])
+        entry[0] += 1
+        entry[1] += seconds
+
+    def report(self) -> dict[str, list[float]]:
+        """The commands, most time first."""
+        return dict(sorted(self.commands.items(), key=lambda item: -item[1][1]))
+
+
+def _script_names() -> dict[str, str]:
+    """SHA-1 of our Lua scripts -> a name, to tell the EVALSHA calls apart."""
+    from crawler import dupefilter, queue  # noqa: PLC0415 - only the crawl processes need them
+
+    sources = {
+        "queue.push": queue._PUSH,
+        "queue.pop": queue._POP,
+        "queue.ack": queue._ACK,
+        "queue.renew": queue._RENEW,
+        "queue.requeue_expired": queue._REQUEUE,
+        "queue.release": queue._RELEASE,
+        "bloom.test_and_set": dupefilter._LUA_TEST_AND_SET,
+    }
+    return {hashlib.sha1(source.encode("utf-8")).hexdigest(): name for name, source in sources.items()}
+
+
+def _settings(base: Settings, overrides: Mapping[str, Any]) -> Settings:
+    for name, value in overrides.items():
+        base.set(name, value, priority="cmdline")
+    return base
+
+
+def _run_spider(settings: Settings, **spider_args: Any) -> dict[str, Any]:
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(BenchSpider)
+    process.crawl(crawler, **spider_args)
+    process.start()
+    assert crawler.stats is not None
+    return dict(crawler.stats.get_stats())
+
+
+def _redis_info(url: str) -> dict[str, Any]:
+    """Of the Redis server at ``url``: its pid, CPU seconds so far, memory used."""
+    client = redis.Redis.from_url(url)
+    try:
+        info: dict[str, Any] = client.info("all")
+    finally:
+        client.close()
+    pid = int(info["process_id"])
+    return {
+        "pid": pid,
+        "cpu": _cpu_seconds(pid),
+        "used_memory": int(info["used_memory"]),
+        "commandstats": {
+            key.removeprefix("cmdstat_"): (int(value["calls"]), int(value["usec"]))
+            for key, value in info.items()
+            if key.startswith("cmdstat_")
+        },
+    }
+
+
+def _server_side(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """What the Redis server did during the crawl: CPU seconds, memory at the end, commands (calls, usec)."""
+    commands: dict[str, tuple[int, int]] = {}
+    for name, (calls, usec) in after["commandstats"].items():
+        calls_before, usec_before = before["commandstats"].get(name, (0, 0))
+        if calls > calls_before:
+            commands[name] = (calls - calls_before, usec - usec_before)
+    return {
+        "redis_cpu": after["cpu"] - before["cpu"],
+        "redis_memory": after["used_memory"],
+        "redis_commands": dict(sorted(commands.items(), key=lambda item: -item[1][1])),
+    }
+
+
+def crawl_plain(origin: str, site: BenchSite, workdir: Path, extra: Mapping[str, Any]) -> dict[str, Any]:
+    settings = _settings(Settings(), {**COMMON_SETTINGS, **extra})
+    return {"stats": _run_spider(settings, start_url=f"{origin}/news/")}
+
+
+def crawl_scrapy_redis(
+    origin: str, site: BenchSite, workdir: Path, extra: Mapping[str, Any]
+) -> dict[str, Any]:
+    from crawler.embedded import EmbeddedRedis  # noqa: PLC0415 - only this crawl process needs it
+
+    with EmbeddedRedis(workdir / "data") as embedded:
+        before = _redis_info(embedded.url)
+        settings = _settings(
+            Settings(),
+            {
+                **COMMON_SETTINGS,
+                "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+                "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+                "REDIS_URL": embedded.url,
+                **extra,
+            },
+        )
+        stats = _run_spider(settings, start_url=f"{origin}/news/")
+        after = _redis_info(embedded.url)
+    return {"stats": stats, **_server_side(before, after)}
+
+
+def crawl_ours(origin: str, site: BenchSite, workdir: Path, extra: Mapping[str, Any]) -> dict[str, Any]:
+    # As `crawler temp` runs a crawl (crawler/crawlcli.py run_temp and _crawl_job), without the progress bar.
+    from crawler.crawlcli import redis_for  # noqa: PLC0415 - only this crawl process needs them
+    from crawler.queue import Keys  # noqa: PLC0415
+    from crawler.redisconn import connect  # noqa: PLC0415
+    from crawler.rules import load_rule  # noqa: PLC0415
+    from crawler.runner import JobCounts, crawl_settings, enqueue_job, run_worker  # noqa: PLC0415
+    from crawler.store import open_store  # noqa: PLC0415
+
+    rules = workdir / "rules"
+    rules.mkdir(parents=True)
+    path = rules / f"{SITE_ID}.yaml"
+    path.write_text(site.rule_yaml(origin), encoding="utf-8")
+    rule = load_rule(path)
+    data = workdir / "data"
+    with redis_for(data) as url:
+        settings = crawl_settings(
+            {
+                "REDIS_URL": url,
+                "CRAWLER_DATA_DIR": str(data),
+                "CRAWLER_RULES_DIR": str(rules),
+                "CRAWLER_ALLOW_PRIVATE_NETWORKS": True,
+                **COMMON_SETTINGS,
+                **extra,
+            }
+        )
+        server = connect(url)
+        keys = Keys(settings["REDIS_KEY_PREFIX"])
+        job = enqueue_job(server, keys.prefix, [rule], lease_seconds=settings.getfloat("LEASE_SECONDS"))
+        before = _redis_info(url)
+        stats = run_worker(settings, job=job, sites=[rule.site])
+        after = _redis_info(url)
+        counts = JobCounts.read(server, keys, job)
+        server.close()
+    store = open_store(settings)
+    try:
+        stored = store.count(site=rule.site)
+    finally:
+        store.close()
+    return {
+        "stats": stats,
+        **_server_side(before, after),
+        "job": {"fetched": counts.fetched, "stored": counts.stored, "pending": counts.pending,
+                "skipped": counts.skipped, "errors": counts.errors},
+        "stored": stored,
+    }  # fmt: skip
+
+
+CRAWL_FUNCTIONS: dict[str, Callable[[str, BenchSite, Path, Mapping[str, Any]], dict[str, Any]]] = {
+    "plain": crawl_plain,
+    "scrapy-redis": crawl_scrapy_redis,
+    "ours": crawl_ours,
+}
+
+
+def child(
+    kind: str,
+    origin: str,
+    articles: int,
+    workdir: Path,
+    result: Path,
+    profile: Path | None,
+    settings: Mapping[str, Any],
+) -> int:
+    """One crawl in this (fresh) process; its results as JSON in ``result``."""
+    os.environ.pop("REDIS_URL", None)
+    os.environ.pop("MONGO_URI", None)
+    if kind == "ours":
+        os.environ["CRAWLER_ALLOW_PRIVATE_NETWORKS"] = "1"
+    site = BenchSite(articles)
+    meter = RedisMeter()
+    meter.install()
+    extra = {**settings, "EXTENSIONS": {BenchMeter: 0}}
+    profiler = cProfile.Profile() if profile is not None else None
+    if profiler is not None:
+        profiler.enable()
+    outcome = CRAWL_FUNCTIONS[kind](origin, site, workdir, extra)
+    if profiler is not None:
+        profiler.disable()
+        assert profile is not None
+        profiler.dump_stats(profile)
+    status = Path("/proc/self/status").read_text()
+    peak = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
+    stats = outcome.pop("stats")
+    outcome.update(
+        {
+            "seconds": stats.get("bench/seconds", 0.0),
+            "tail_seconds": stats.get("bench/tail_seconds", 0.0),
+            "responses": stats.get("bench/responses", 0),
+            "articles": stats.get("bench/articles", 0),
+            "items": stats.get("bench/items", 0),
+            "errors": stats.get("log_count/ERROR", 0),
+            "qread": sum(v for k, v in stats.items() if k.startswith("extract/qread_fallback/")),
+            "peak_rss_kb": int(peak[1]) if peak else 0,
+            "round_trips": meter.round_trips,
+            "commands": meter.report(),
+        }
+    )
+    result.write_text(json.dumps(outcome, default=str), encoding="utf-8")
+    return 0
+
+
+# --- the bench -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlResult:
+    kind: str
+    data: dict[str, Any]
+    server_cpu: float
+
+    @property
+    def seconds(self) -> float:
+        return float(self.data["seconds"])
+
+    @property
+    def responses(self) -> int:
+        return int(self.data["responses"])
+
+    @property
+    def rate(self) -> float:
+        return self.responses / self.seconds if self.seconds else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlOptions:
+    """What every crawl of a bench run gets besides the site: settings on top of COMMON_SETTINGS, and
+    where its profiles go (cProfile in the crawl process, or py-spy sampling it from outside)."""
+
+    settings: dict[str, Any]
+    profile: Path | None = None
+    py_spy: Path | None = None
+
+
+def run_crawl(
+    kind: str, server: SiteServer, articles: int, folder: Path, options: CrawlOptions
+) -> CrawlResult:
+    workdir = folder / kind
+    workdir.mkdir()
+    result = workdir / "result.json"
+    log = workdir / "crawl.log"
+    command = [
+        sys.executable, str(Path(__file__).resolve()), "--child", kind, "--origin", server.origin,
+        "--articles", str(articles), "--workdir", str(workdir), "--result", str(result),
+        "--settings-json", json.dumps(options.settings),
+    ]  # fmt: skip
+    if options.profile is not None:
+        command += ["--profile-file", str(options.profile / f"{kind}.prof")]
+    if options.py_spy is not None:
+        # --idle: blocked time (Redis replies, SQLite, the event loop's wait) is sampled too.
+        py_spy = Path(sys.executable).parent / "py-spy"
+        samples = options.py_spy / f"{kind}.txt"
+        spy = [str(py_spy), "record", "--idle", "--threads", "--format", "raw", "-o", str(samples), "--"]
+        command = [*spy, *command]
+    env = {key: value for key, value in os.environ.items() if key not in {"REDIS_URL", "MONGO_URI"}}
+    cpu_before = server.cpu_seconds()
+    with log.open("wb") as output:
+        code = subprocess.run(
+            command, stdout=output, stderr=subprocess.STDOUT, env=env, check=False
+        ).returncode
+    server_cpu = server.cpu_seconds() - cpu_before
+    if code != 0 or not result.exists():
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-40:])
+        raise SystemExit(f"the {kind} crawl failed (exit code {code}); the end of {log}:\n{tail}")
+    warnings = Counter(
+        match[1][:150]
+        for match in re.finditer(r"\] (?:WARNING|ERROR): (.*)", log.read_text(errors="replace"))
+    )
+    for message, count in warnings.items():
+        print(f"  log ({count}x): {message}")
+    return CrawlResult(kind, json.loads(result.read_text(encoding="utf-8")), server_cpu)
+
+
+def crawl_table(results: Sequence[CrawlResult], articles: int, index_pages: int) -> str:
+    reference = next((r for r in results if r.kind == REFERENCE), None)
+    lines = [
+        "| crawler | pages | articles fetched | items | seconds | pages/s | vs stock scrapy-redis"
+        " | peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        ratio = f"{r.rate / reference.rate:.2f}x" if reference is not None and reference.rate else "-"
+        check = "" if r.data["articles"] == articles else " (MISSING)"
+        lines.append(
+            f"| {LABELS[r.kind]} | {r.responses:,} | {r.data['articles']:,}/{articles:,}{check}"
+            f" | {r.data['items']:,} | {r.seconds:.1f} | {r.rate:.1f} | {ratio}"
+            f" | {r.data['peak_rss_kb'] / 1024:.0f} |"
+        )
+    lines.append(
+        f"\npages = responses: robots.txt + {index_pages:,} index pages + {articles:,} articles"
+        " when complete."
+    )
+    return "\n".join(lines)
+
+
+def details_table(results: Sequence[CrawlResult]) -> str:
+    lines = [
+        "| crawler | Redis round trips/page | Redis CPU s | site server CPU (% of a core) | idle tail s"
+        " | qRead fallbacks | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        pages = max(r.responses, 1)
+        redis_cpu = r.data.get("redis_cpu")
+        lines.append(
+            f"| {LABELS[r.kind]} | {r.data['round_trips'] / pages:.2f}"
+            f" | {'-' if redis_cpu is None else f'{redis_cpu:.1f}'}"
+            f" | {100 * r.server_cpu / r.seconds if r.seconds else 0:.0f}%"
+            f" | {r.data['tail_seconds']:.1f} | {r.data['qread']:,} | {r.data['errors']} |"
+        )
+    for r in results:
+        commands = r.data["commands"]
+        if commands:
+            pages = max(r.responses, 1)
+            waited = sum(seconds for _, seconds in commands.values())
+            shown = ", ".join(
+                f"{name} {calls / pages:.2f} ({1e6 * seconds / pages:.0f} us)"
+                for name, (calls, seconds) in list(commands.items())[:10]
+            )
+            lines.append(
+                f"\n{LABELS[r.kind]}: the crawl process waited {waited:.1f} s on Redis"
+                f" ({100 * waited / r.seconds if r.seconds else 0:.0f}% of the crawl);"
+                f" commands per page (client wall time per page): {shown}"
+            )
+        server_side = r.data.get("redis_commands")
+        if server_side:
+            pages = max(r.responses, 1)
+            shown = ", ".join(
+                f"{name} {calls / pages:.2f} calls {usec / pages:.0f} us"
+                for name, (calls, usec) in list(server_side.items())[:8]
+            )
+            lines.append(f"{LABELS[r.kind]}, Redis server time per page (INFO commandstats): {shown}")
+        if "job" in r.data:
+            lines.append(
+                f"{LABELS[r.kind]}, job counters: {r.data['job']}; stored in SQLite: {r.data['stored']:,}"
+            )
+    return "\n".join(lines)
+
+
+def print_profile(path: Path, limit: int = 25) -> None:
+    for order in ("tottime", "cumulative"):
+        print(f"\n{path.name}, top {limit} by {order}:")
+        stats = pstats.Stats(str(path), stream=sys.stdout)
+        stats.sort_stats(order).print_stats(limit)
+
+
+# Where a py-spy sample of the crawl's main thread goes: the first category (in this order) with a frame
+# matching its pattern anywhere in the stack; a sample matching none is "Scrapy, Twisted, asyncio".
+SPY_CATEGORIES = (
+    ("Redis calls (redis-py, waiting for the reply included)", re.compile(r"\(redis/")),
+    ("SQLite store (StorePipeline)", re.compile(r"^StorePipeline\.process_item ")),
+    ("qRead fallback (QreadFallbackPipeline)", re.compile(r"^QreadFallbackPipeline\.process_item ")),
+    ("clean pipeline", re.compile(r"^CleanPipeline\.process_item ")),
+    ("rule fields (Rule.extract_fields)", re.compile(r"^Rule\.extract_fields ")),
+    ("index links (Rule.article_links, next_page_url)", re.compile(r"^Rule\.(article_links|next_page_url) ")),
+    ("request JSON (crawler/serializer.py)", re.compile(r"\(crawler/serializer\.py")),
+    ("HTML parsing (parsel create_root_node)", re.compile(r"create_root_node ")),
+    ("minimal spider callbacks", re.compile(r"^BenchSpider\.")),
+    ("event loop waiting (select: nothing to do)", re.compile(r"^(EpollSelector|BaseSelector)\.select ")),
+)
+_LINE_NUMBER_RE = re.compile(r":\d+\)$")
+
+
+def summarize_py_spy(path: Path, pages: int, limit: int = 20) -> str:
+    """Categories (SPY_CATEGORIES) and top functions of the crawl's main thread in a py-spy raw file, in
+    milliseconds per page (100 samples a second), from when the reactor runs."""
+    categories: Counter[str] = Counter()
+    leaves: Counter[str] = Counter()
+    inclusive: Counter[str] = Counter()
+    total = 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        start = next((i for i, frame in enumerate(frames) if frame.startswith("CrawlerProcess.start ")), None)
+        if not frames[0].endswith("MainThread") or start is None:
+            continue
+        samples = int(count)
+        total += samples
+        crawl = [_LINE_NUMBER_RE.sub(")", frame) for frame in frames[start + 1 :]]
+        category = next(
+            (name for name, pattern in SPY_CATEGORIES if any(pattern.search(frame) for frame in crawl)),
+            "Scrapy, Twisted, asyncio (the rest)",
+        )
+        categories[category] += samples
+        leaves[crawl[-1] if crawl else "?"] += samples
+        for frame in set(crawl):
+            if "(crawler/" in frame or "(extractors/" in frame or "(scrapy/" in frame or "(redis/" in frame:
+                inclusive[frame] += samples
+    per_page = 10_000 / max(pages, 1)  # ms per page of one sample (10 ms)
+
+    def rows(counter: Counter[str], top: int) -> list[str]:
+        return [
+            f"| {name} | {count * per_page / 1000:.2f} | {100 * count / max(total, 1):.1f}% |"
+            for name, count in counter.most_common(top)
+        ]
+
+    header = ["", "| where | ms/page | share |", "|---|---:|---:|"]
+    lines = [f"py-spy, {path.name}: {total / 100:.1f} s of the crawl's main thread sampled, {pages:,} pages"]
+    lines += [*header, *rows(categories, len(categories))]
+    lines += [f"\nTop {limit} functions, self time (the innermost frame):", *header, *rows(leaves, limit)]
+    lines += [f"\nTop {limit} functions of crawler/, extractors/, scrapy/, redis/, inclusive:", *header]
+    lines += rows(inclusive, limit)
+    return "\n".join(lines)
+
+
+def bloom_comparison(urls: int) -> None:
+    """Redis bytes per URL of scrapy-redis's fingerprint set and of our Bloom filter, by bench/bloom.py."""
+    from crawler.embedded import EmbeddedRedis  # noqa: PLC0415 - the crawl processes import it themselves
+    from crawler.redisconn import connect  # noqa: PLC0415
+
+    error_rate = 0.001
+    probes = max(urls // 10, 1000)
+    everything = bloom_bench.fingerprints(urls + probes, seed=2026)
+    added, unseen = everything[:urls], everything[urls:]
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-crawl-bloom-") as folder,
+        EmbeddedRedis(Path(folder)) as server,
+    ):
+        client = connect(server.url)
+        rows = [
+            bloom_bench.bench_set(client, added, unseen),
+            bloom_bench.bench_bloom(
+                client, "RedisBloom (ours), at capacity", urls, error_rate, added, unseen
+            ),
+        ]
+        client.close()
+    print(f"\nRedis bytes per URL at {urls:,} URLs (bench/bloom.py):\n")
+    print(bloom_bench.table(rows, error_rate))
+    fingerprint_set, bloom = rows
+    print(
+        f"\nbytes/URL: scrapy-redis fingerprint set {fingerprint_set.redis_bytes / urls:.1f},"
+        f" our Bloom filter {bloom.redis_bytes / urls:.2f}"
+        f" ({fingerprint_set.redis_bytes / bloom.redis_bytes:.0f}x less)"
+    )
+
+
+def bench(args: argparse.Namespace, options: CrawlOptions) -> int:
+    kinds = [kind.strip() for kind in args.only.split(",") if kind.strip()]
+    unknown = sorted(set(kinds) - set(CRAWLS))
+    if unknown:
+        raise SystemExit(
+            f"--only {args.only!r}: unknown crawl {', '.join(unknown)}; expected some of {CRAWLS}"
+        )
+    articles = args.articles if args.articles is not None else (2000 if args.quick else 20_000)
+    bloom_urls = args.bloom_urls if args.bloom_urls is not None else (100_000 if args.quick else 1_000_000)
+    index_pages = math.ceil(articles / PER_PAGE)
+    started = time.perf_counter()
+    print(f"Generating and serving the bench site: {articles:,} articles, {index_pages:,} index pages ...")
+    server = SiteServer.start(articles)
+    try:
+        print(
+            f"Site on {server.origin}: {server.site_bytes / articles / 1024:.1f} KB/page on average,"
+            f" {server.site_bytes / 2**20:.0f} MB in all."
+        )
+        shared = {**COMMON_SETTINGS, **options.settings}
+        print("Settings of every crawl: " + ", ".join(f"{name}={value}" for name, value in shared.items()))
+        rate = raw_fetch_rate(server.origin, articles)
+        print(f"Raw fetch rate: {rate:,.0f} pages/s with {RAW_FETCH_CONNECTIONS} keep-alive connections.")
+        results = []
+        with tempfile.TemporaryDirectory(prefix="bench-crawl-") as folder:
+            for kind in [kind for kind in CRAWLS if kind in kinds]:
+                print(f"Crawl: {LABELS[kind]} ...", flush=True)
+                result = run_crawl(kind, server, articles, Path(folder), options)
+                print(f"  {result.responses:,} pages in {result.seconds:.1f} s: {result.rate:.1f} pages/s")
+                results.append(result)
+    finally:
+        server.stop()
+    print(f"\n{crawl_table(results, articles, index_pages)}\n")
+    print(details_table(results))
+    print(f"\nsite server raw fetch rate: {rate:,.0f} pages/s ({os.cpu_count()} CPUs on this machine)")
+    for result in results:
+        if options.profile is not None:
+            print_profile(options.profile / f"{result.kind}.prof")
+        if options.py_spy is not None:
+            print(f"\n{summarize_py_spy(options.py_spy / f'{result.kind}.txt', result.responses)}")
+    if bloom_urls > 0:
+        bloom_comparison(bloom_urls)
+    print(f"\nwhole run: {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--articles", type=int, default=None, help="article pages (default 20000)")
+    parser.add_argument("--only", default=",".join(CRAWLS), help=f"crawls to run, of {', '.join(CRAWLS)}")
+    parser.add_argument("--quick", action="store_true", help="2000 articles, Bloom at 100,000 URLs")
+    parser.add_argument("--bloom-urls", type=int, default=None, help="URLs of the Bloom comparison (0: skip)")
+    parser.add_argument("--profile", type=Path, default=None, metavar="DIR", help="cProfile each crawl")
+    parser.add_argument(
+        "--py-spy", type=Path, default=None, metavar="DIR", help="sample each crawl with py-spy (installed)"
+    )
+    parser.add_argument(
+        "-s",
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting for every crawl (VALUE read as JSON when it parses, else a string)",
+    )
+    # The server and crawl processes this script starts:
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=CRAWLS, help=argparse.SUPPRESS)
+    parser.add_argument("--origin", help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--profile-file", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--settings-json", default="{}", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.articles is not None and args.articles < PER_PAGE:
+        parser.error(f"--articles {args.articles}: expected at least {PER_PAGE} (one index page)")
+    if args.serve:
+        return serve(args.articles)
+    if args.child is not None:
+        settings = json.loads(args.settings_json)
+        return child(
+            args.child, args.origin, args.articles, args.workdir, args.result, args.profile_file, settings
+        )
+    for folder in (args.profile, args.py_spy):
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+    return bench(args, CrawlOptions(_settings_from(parser, args.set), args.profile, args.py_spy))
+
+
+def _settings_from(parser: argparse.ArgumentParser, pairs: Sequence[str]) -> dict[str, Any]:
+    settings: dict[str, Any] = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or not name.isupper():
+            parser.error(f"--set {pair!r}: expected NAME=VALUE with an upper-case setting name")
+        try:
+            settings[name] = json.loads(value)
+        except ValueError:
+            settings[name] = value
+    return settings
+
+
+if __name__ == "__main__":
+    sys.exit(main())
