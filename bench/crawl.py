@@ -11,7 +11,12 @@ Run from the repo root::
     --only a,b          crawls to run, of: plain, scrapy-redis, ours (default all three, in that order)
     --quick             2000 articles and a 100,000-URL Bloom comparison (unless given explicitly)
     --bloom-urls N      URLs of the Bloom vs fingerprint-set comparison (default 1000000; 0 skips it)
+    --repeat N          run the crawls N times, in turn (plain, scrapy-redis, ours, plain, ...); the table
+                        shows each crawler's median run, and every run's pages/s and ratio are listed
+    -s NAME=VALUE       a Scrapy setting for all the crawls (repeatable), e.g. -s CONCURRENT_ITEMS=8
     --profile DIR       run each crawl under cProfile, write DIR/<crawl>.prof, print its top functions
+    --py-spy DIR        sample each crawl with py-spy (pip install py-spy), write DIR/<crawl>.txt, print
+                        where the main thread's time goes (ms per page: Redis, SQLite, fields, qRead, ...)
 
 The site: a news site generated into memory and served by a ``ThreadingHTTPServer`` (HTTP/1.1 keep-alive)
 in its own process on 127.0.0.1. Article pages are 5-10 KB (head, section menu, breadcrumb, headline,
@@ -24,7 +29,8 @@ read during each crawl, to show it is not the bottleneck.
 
 The crawls, one after another, each in a fresh Python process (its peak RSS is its own ``VmHWM``; the
 embedded Redis server is another process and not counted), all with CONCURRENT_REQUESTS 32 (32 per site),
-no delay, AutoThrottle off, robots.txt obeyed, LOG_LEVEL WARNING:
+crawler/settings.py's CONCURRENT_ITEMS (Scrapy's default 100 when it sets none), no delay, AutoThrottle off,
+robots.txt obeyed, LOG_LEVEL WARNING (COMMON_SETTINGS, printed at the start):
 
 - ``plain``: plain Scrapy and its in-memory scheduler; a minimal spider that follows the pager and the
   article links of index pages (deduplicated within the page) and yields a small item per article;
@@ -39,7 +45,9 @@ no delay, AutoThrottle off, robots.txt obeyed, LOG_LEVEL WARNING:
 pages/s = responses (robots.txt, index and article pages) / seconds from the first request reaching the
 downloader to spider_closed. Each crawl checks that it fetched every article once (distinct article
 URLs among the responses) and counts its items (stored articles for ours). Redis round trips are counted
-in the crawl process (socket sends of redis-py; a pipeline is one), with the commands behind them.
+in the crawl process (socket sends of redis-py; a pipeline is one), with the commands behind them and the
+wall time the crawl process spent in each; the Redis server's side comes from INFO (CPU seconds,
+commandstats, append-only file). Runs differ by 10-20% on a busy 2-core machine: use --repeat.
 
 Last, Redis bytes per URL at ``--bloom-urls`` URLs: scrapy-redis's fingerprint set against our Bloom
 filter, measured by ``bench/bloom.py`` (its ``bench_set`` and ``bench_bloom``).
@@ -580,6 +588,9 @@ def _redis_info(url: str) -> dict[str, Any]:
         "pid": pid,
         "cpu": _cpu_seconds(pid),
         "used_memory": int(info["used_memory"]),
+        "forks": int(info.get("total_forks", 0)),
+        "aof_delayed_fsync": int(info.get("aof_delayed_fsync", 0)),
+        "aof_size": int(info.get("aof_current_size", 0)),
         "commandstats": {
             key.removeprefix("cmdstat_"): (int(value["calls"]), int(value["usec"]))
             for key, value in info.items()
@@ -598,6 +609,9 @@ def _server_side(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[st
     return {
         "redis_cpu": after["cpu"] - before["cpu"],
         "redis_memory": after["used_memory"],
+        "redis_forks": after["forks"] - before["forks"],
+        "aof_delayed_fsync": after["aof_delayed_fsync"] - before["aof_delayed_fsync"],
+        "aof_bytes": after["aof_size"],
         "redis_commands": dict(sorted(commands.items(), key=lambda item: -item[1][1])),
     }
 
@@ -737,6 +751,7 @@ def child(
 @dataclass(frozen=True, slots=True)
 class CrawlResult:
     kind: str
+    name: str
     data: dict[str, Any]
     server_cpu: float
 
@@ -764,9 +779,10 @@ class CrawlOptions:
 
 
 def run_crawl(
-    kind: str, server: SiteServer, articles: int, folder: Path, options: CrawlOptions
+    kind: str, name: str, server: SiteServer, articles: int, folder: Path, options: CrawlOptions
 ) -> CrawlResult:
-    workdir = folder / kind
+    """One crawl in its own process; ``name`` names its folder and profile files."""
+    workdir = folder / name
     workdir.mkdir()
     result = workdir / "result.json"
     log = workdir / "crawl.log"
@@ -776,11 +792,11 @@ def run_crawl(
         "--settings-json", json.dumps(options.settings),
     ]  # fmt: skip
     if options.profile is not None:
-        command += ["--profile-file", str(options.profile / f"{kind}.prof")]
+        command += ["--profile-file", str(options.profile / f"{name}.prof")]
     if options.py_spy is not None:
         # --idle: blocked time (Redis replies, SQLite, the event loop's wait) is sampled too.
         py_spy = Path(sys.executable).parent / "py-spy"
-        samples = options.py_spy / f"{kind}.txt"
+        samples = options.py_spy / f"{name}.txt"
         spy = [str(py_spy), "record", "--idle", "--threads", "--format", "raw", "-o", str(samples), "--"]
         command = [*spy, *command]
     env = {key: value for key, value in os.environ.items() if key not in {"REDIS_URL", "MONGO_URI"}}
@@ -799,7 +815,7 @@ def run_crawl(
     )
     for message, count in warnings.items():
         print(f"  log ({count}x): {message}")
-    return CrawlResult(kind, json.loads(result.read_text(encoding="utf-8")), server_cpu)
+    return CrawlResult(kind, name, json.loads(result.read_text(encoding="utf-8")), server_cpu)
 
 
 def crawl_table(results: Sequence[CrawlResult], articles: int, index_pages: int) -> str:
@@ -861,6 +877,11 @@ def details_table(results: Sequence[CrawlResult]) -> str:
                 for name, (calls, usec) in list(server_side.items())[:8]
             )
             lines.append(f"{LABELS[r.kind]}, Redis server time per page (INFO commandstats): {shown}")
+            lines.append(
+                f"{LABELS[r.kind]}, Redis persistence: append-only file {r.data['aof_bytes'] / 2**20:.0f} MB"
+                f" at the end, {r.data['redis_forks']} fork(s) (AOF rewrites),"
+                f" {r.data['aof_delayed_fsync']} delayed fsync(s)"
+            )
         if "job" in r.data:
             lines.append(
                 f"{LABELS[r.kind]}, job counters: {r.data['job']}; stored in SQLite: {r.data['stored']:,}"
@@ -987,23 +1008,45 @@ def bench(args: argparse.Namespace, options: CrawlOptions) -> int:
         print("Settings of every crawl: " + ", ".join(f"{name}={value}" for name, value in shared.items()))
         rate = raw_fetch_rate(server.origin, articles)
         print(f"Raw fetch rate: {rate:,.0f} pages/s with {RAW_FETCH_CONNECTIONS} keep-alive connections.")
-        results = []
+        runs: dict[str, list[CrawlResult]] = {}
         with tempfile.TemporaryDirectory(prefix="bench-crawl-") as folder:
-            for kind in [kind for kind in CRAWLS if kind in kinds]:
-                print(f"Crawl: {LABELS[kind]} ...", flush=True)
-                result = run_crawl(kind, server, articles, Path(folder), options)
-                print(f"  {result.responses:,} pages in {result.seconds:.1f} s: {result.rate:.1f} pages/s")
-                results.append(result)
+            for number in range(1, args.repeat + 1):
+                for kind in [kind for kind in CRAWLS if kind in kinds]:
+                    name = kind if args.repeat == 1 else f"{kind}-{number}"
+                    print(
+                        f"Crawl: {LABELS[kind]}{'' if args.repeat == 1 else f', run {number}'} ...",
+                        flush=True,
+                    )
+                    result = run_crawl(kind, name, server, articles, Path(folder), options)
+                    print(
+                        f"  {result.responses:,} pages in {result.seconds:.1f} s: {result.rate:.1f} pages/s"
+                    )
+                    runs.setdefault(kind, []).append(result)
     finally:
         server.stop()
+    # The median run of each crawler (by pages/s) stands for it; with --repeat, every run's pages/s is shown.
+    results = [sorted(done, key=lambda r: r.rate)[(len(done) - 1) // 2] for done in runs.values()]
     print(f"\n{crawl_table(results, articles, index_pages)}\n")
+    if args.repeat > 1:
+        for kind, done in runs.items():
+            print(
+                f"{LABELS[kind]}: pages/s of the {len(done)} runs: {', '.join(f'{r.rate:.1f}' for r in done)}"
+            )
+        reference = runs.get(REFERENCE)
+        if reference is not None:
+            for kind, done in runs.items():
+                ratios = [r.rate / ref.rate for r, ref in zip(done, reference, strict=True) if ref.rate]
+                print(f"{LABELS[kind]}: ratio to the stock scrapy-redis run of the same round: "
+                      + ", ".join(f"{ratio:.2f}x" for ratio in ratios))  # fmt: skip
+        print()
     print(details_table(results))
     print(f"\nsite server raw fetch rate: {rate:,.0f} pages/s ({os.cpu_count()} CPUs on this machine)")
-    for result in results:
-        if options.profile is not None:
-            print_profile(options.profile / f"{result.kind}.prof")
-        if options.py_spy is not None:
-            print(f"\n{summarize_py_spy(options.py_spy / f'{result.kind}.txt', result.responses)}")
+    for done in runs.values():
+        for result in done:
+            if options.profile is not None:
+                print_profile(options.profile / f"{result.name}.prof")
+            if options.py_spy is not None:
+                print(f"\n{summarize_py_spy(options.py_spy / f'{result.name}.txt', result.responses)}")
     if bloom_urls > 0:
         bloom_comparison(bloom_urls)
     print(f"\nwhole run: {time.perf_counter() - started:.0f} s")
@@ -1017,6 +1060,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--articles", type=int, default=None, help="article pages (default 20000)")
     parser.add_argument("--only", default=",".join(CRAWLS), help=f"crawls to run, of {', '.join(CRAWLS)}")
     parser.add_argument("--quick", action="store_true", help="2000 articles, Bloom at 100,000 URLs")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run the crawls N times, in turn; report the median",
+    )
     parser.add_argument("--bloom-urls", type=int, default=None, help="URLs of the Bloom comparison (0: skip)")
     parser.add_argument("--profile", type=Path, default=None, metavar="DIR", help="cProfile each crawl")
     parser.add_argument(
@@ -1039,6 +1089,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--profile-file", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--settings-json", default="{}", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error(f"--repeat {args.repeat}: expected 1 or more")
     if args.articles is not None and args.articles < PER_PAGE:
         parser.error(f"--articles {args.articles}: expected at least {PER_PAGE} (one index page)")
     if args.serve:

@@ -57,6 +57,9 @@ SPIDER_MIDDLEWARES = {
     # Our requests are built fresh, never by copying response.meta: nothing for it to find.
     "scrapy.spidermiddlewares.metacopy.MetaCopyDetectionMiddleware": None,
 }
+# An article page gives one item: Scrapy's default of 100 parallel item slots per response only costs
+# asyncio tasks (bench/crawl.py measured the crawl 7-45% faster at 8).
+CONCURRENT_ITEMS = 8
 # News pages need no session: no cookie jar to keep per site (Scrapy's advice for broad crawls).
 COOKIES_ENABLED = False
 ITEM_PIPELINES = {
