@@ -519,13 +519,9 @@ def _add_rules(commands: Any) -> None:
     try_.set_defaults(handler=run_rules_try)
 
 
-def _rules_dir(given: str | None = None) -> Path:
-    return Path(given or os.environ.get("CRAWLER_RULES_DIR") or "rules")
-
-
 def run_rules_check(args: argparse.Namespace) -> int:
     """``crawler rules check``: every error of every rule file, one per line, then a summary."""
-    paths = [Path(path) for path in args.paths] or [_rules_dir()]
+    paths = [Path(path) for path in args.paths] or [crawlcli.rules_dir()]
     loaded: dict[str, Rule] = {}
     errors: list[RuleError] = []
     files = 0
@@ -599,7 +595,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
     if args.site.endswith(RULE_SUFFIX) and candidate.is_file():
         path = candidate
     else:
-        directory = _rules_dir(args.rules_dir)
+        directory = crawlcli.rules_dir(args.rules_dir)
         path = directory / f"{args.site}{RULE_SUFFIX}"
         if not path.is_file():
             sites = sorted(entry.stem for entry in directory.glob(f"*{RULE_SUFFIX}"))

@@ -97,8 +97,9 @@ def _settings_from(pairs: list[str]) -> dict[str, str]:
     return overrides
 
 
-def rules_dir() -> Path:
-    return Path(os.environ.get("CRAWLER_RULES_DIR", "rules"))
+def rules_dir(given: str | None = None) -> Path:
+    """``given``, else ``$CRAWLER_RULES_DIR``, else ``./rules``."""
+    return Path(given or os.environ.get("CRAWLER_RULES_DIR") or "rules")
 
 
 def data_dir() -> Path:

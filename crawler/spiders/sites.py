@@ -146,13 +146,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def spider_idle(self) -> None:
         """More seeds if any; a job's crawl closes when the job has nothing pending, a worker never."""
         self.schedule_next_requests()
-        if self.job is not None and self.job_pending() <= 0:
+        scheduler = scheduler_of(self.crawler)
+        if self.job is not None and scheduler is not None and scheduler.queue.job_pending(self.job) <= 0:
             return
         raise DontCloseSpider
-
-    def job_pending(self) -> int:
-        assert self.job is not None
-        return int(self.server.hget(self.keys.job(self.job), "pending") or 0)
 
     # --- callbacks -------------------------------------------------------------------------------------
 
