@@ -1,4 +1,5 @@
-"""The ``crawler`` command line: one sub-command per job (``extract``, ``rules check|try``; docs/cli.md).
+"""The ``crawler`` command line: one sub-command per job (``extract``, ``demo``, ``temp``, ``worker``,
+``articles``, ``rules check|try``; docs/cli.md).
 
 Every error a user can cause ends as one line on stderr and an exit code, never a traceback:
 
@@ -31,7 +32,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from crawler import __version__, crawlcli
+from crawler import __version__, articlescli, crawlcli
 from crawler.errors import CrawlerError, InputError
 from crawler.fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, Fetcher
 from crawler.rules import RULE_SUFFIX, Rule, RuleError, RuleErrors, load_rule, load_rules
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_extract(commands)
     crawlcli.add_commands(commands)
+    articlescli.add_commands(commands)
     _add_rules(commands)
     return parser
 

@@ -1,4 +1,5 @@
-"""The crawl commands of ``crawler``: ``demo``, ``temp`` and ``worker`` (docs/cli.md)."""
+"""The crawl commands of ``crawler``: ``demo``, ``temp``, ``worker``, ``schedule`` and ``run``
+(docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import argparse
 import logging
 import os
 import shutil
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +20,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from crawler.errors import InputError
+from crawler.grabs import GrabScheduler
 from crawler.queue import Keys
 from crawler.redisconn import connect, resolve_redis_url
-from crawler.rules import load_rule, load_rules
+from crawler.rules import Rule, load_rule, load_rules
 from crawler.runner import JobCounts, crawl_settings, enqueue_job, run_worker
 from crawler.store import open_store
 
@@ -74,6 +78,30 @@ def add_commands(commands: Any) -> None:
     )
     _add_set_option(worker)
     worker.set_defaults(handler=run_worker_command)
+
+    schedule = commands.add_parser(
+        "schedule",
+        help="the scheduler alone: queue each rule's regular grabs when due, until Ctrl-C",
+        description=(
+            "Queue each rule's index pages when its period (schedule.every or schedule.cron) is due, exactly"
+            " once per period however many schedulers run (one is active at a time: a Redis lock)."
+        ),
+    )
+    schedule.add_argument("--once", action="store_true", help="queue the grabs due now, then exit")
+    _add_set_option(schedule)
+    schedule.set_defaults(handler=run_schedule_command)
+
+    run = commands.add_parser(
+        "run",
+        help="scheduler and a worker on this machine, on embedded defaults, until Ctrl-C",
+        description=(
+            "The service on one machine: the scheduler and a worker in this process (embedded Redis and"
+            " SQLite unless REDIS_URL and MONGO_URI say otherwise), until Ctrl-C; started again, it goes on"
+            " where it stopped."
+        ),
+    )
+    _add_set_option(run)
+    run.set_defaults(handler=run_service)
 
 
 def _add_set_option(parser: argparse.ArgumentParser) -> None:
@@ -149,6 +177,86 @@ def run_worker_command(args: argparse.Namespace) -> int:
             {**_crawl_overrides(url, directory, rules_dir()), "LOG_LEVEL": "INFO", **_settings_from(args.set)}
         )
         run_worker(settings, sites=sites)
+    return 0
+
+
+# --- crawler schedule and crawler run ----------------------------------------------------------------
+
+
+def _grab_scheduler(settings: Any, url: str) -> GrabScheduler:
+    return GrabScheduler(
+        connect(url),
+        settings["REDIS_KEY_PREFIX"],
+        lease_seconds=settings.getfloat("LEASE_SECONDS"),
+        default_every=timedelta(seconds=settings.getfloat("SCHEDULE_DEFAULT_EVERY")),
+    )
+
+
+def _rule_loader(folder: Path) -> Callable[[], list[Rule]]:
+    """Reads the rules folder afresh (edits take effect at the next tick); broken files are logged once."""
+    reported: set[str] = set()
+
+    def load() -> list[Rule]:
+        ruleset = load_rules(folder)
+        for error in ruleset.errors:
+            if str(error) not in reported:
+                reported.add(str(error))
+                logger.error("rule error, site not scheduled: %s", error)
+        return list(ruleset.rules.values())
+
+    return load
+
+
+def run_schedule_command(args: argparse.Namespace) -> int:
+    directory = data_dir()
+    with redis_for(directory) as url:
+        settings = crawl_settings(
+            {**_crawl_overrides(url, directory, rules_dir()), "LOG_LEVEL": "INFO", **_settings_from(args.set)}
+        )
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        scheduler = _grab_scheduler(settings, url)
+        load = _rule_loader(rules_dir())
+        if args.once:
+            for seeded in scheduler.tick(load()):
+                print(f"queued the grab of {seeded.site} as job {seeded.job}")
+            return 0
+        stop = threading.Event()
+        try:
+            scheduler.run(
+                load,
+                stop,
+                tick_seconds=settings.getfloat("SCHEDULE_TICK_SECONDS"),
+                leader_seconds=settings.getfloat("SCHEDULE_LEADER_SECONDS"),
+            )
+        except KeyboardInterrupt:
+            stop.set()
+    return 0
+
+
+def run_service(args: argparse.Namespace) -> int:
+    directory = data_dir()
+    with redis_for(directory) as url:
+        settings = crawl_settings(
+            {**_crawl_overrides(url, directory, rules_dir()), "LOG_LEVEL": "INFO", **_settings_from(args.set)}
+        )
+        scheduler = _grab_scheduler(settings, url)
+        stop = threading.Event()
+        thread = threading.Thread(
+            target=scheduler.run,
+            args=(_rule_loader(rules_dir()), stop),
+            kwargs={
+                "tick_seconds": settings.getfloat("SCHEDULE_TICK_SECONDS"),
+                "leader_seconds": settings.getfloat("SCHEDULE_LEADER_SECONDS"),
+            },
+            name="scheduler",
+            daemon=True,
+        )
+        thread.start()
+        try:
+            run_worker(settings)
+        finally:
+            stop.set()
+            thread.join(timeout=10)
     return 0
 
 
@@ -280,14 +388,10 @@ def _print_stored(console: Console, directory: Path, sample: int = 3) -> None:
                 "\n".join(f"{a.get('published') or '?'}  {str(a.get('title') or '')[:60]}" for a in newest),
             )
         console.print(table)
-        hashes: dict[str, int] = {}
-        for article in articles:
-            key = str(article.get("content_hash"))
-            hashes[key] = hashes.get(key, 0) + 1
-        reposts = sum(count - 1 for count in hashes.values() if count > 1)
+        reposts = sum(int(row["reposts"]) for row in store.stats())
         console.print(
-            f"{len(articles)} articles; {reposts} of them repeat another's text under another URL"
-            " (reposts: the duplicate-article pass is not built yet)."
+            f"{len(articles)} articles stored; {reposts} reposts (the same article under another URL)"
+            " recorded against their originals instead of stored twice: `crawler articles stats`."
         )
     finally:
         store.close()

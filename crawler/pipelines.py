@@ -1,34 +1,41 @@
-"""Item pipelines, in ITEM_PIPELINES order: clean (100) -> qRead fallback (200) -> store (900).
+"""Item pipelines, in ITEM_PIPELINES order: clean (100) -> qRead fallback (200) -> summary (300) ->
+store (900).
 
 They take the dict the spider yields for an article page: ``site``, ``url``, ``fetched_at``, ``title``,
 ``body``, ``published``, ``author``, ``fields``, ``job``, and the private keys ``_html`` (the decoded page)
 and ``_min_body_chars`` (the rule's minimum body length), which are never stored. Every outcome is a
 crawler stat (the status view reads them): ``extract/rule_body/<site>``, ``extract/short_body/<site>``,
 ``extract/qread_fallback/<site>``, ``store/new/<site>``, ``store/updated/<site>``,
+``store/unchanged/<site>``, ``store/repost/<site>``, ``store/spooled/<site>``,
 ``store/dropped_empty/<site>``, ``store/errors/<site>``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import logging
 import re
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime
 from typing import Any, Self
 from urllib.parse import urldefrag
 
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DropItem
+from scrapy.exceptions import DropItem, NotConfigured
 
 from crawler.errors import InputError
-from crawler.store import Store, StoreError, open_store
+from crawler.store import Store, StoreError, Written, open_store
+from crawler.store.base import make_document
 from extractors import ALGORITHMS, DEFAULT_ALGORITHM, extract
+from extractors.summary import summaries
 from extractors.text import normalize_space
 
 __all__ = [
     "CleanPipeline",
     "QreadFallbackPipeline",
     "StorePipeline",
+    "SummaryPipeline",
     "clean_body",
     "clean_line",
     "normalize_published",
@@ -234,29 +241,87 @@ class QreadFallbackPipeline:
         self.crawler.stats.inc_value(key)
 
 
-class StorePipeline:
-    """Upserts each item into the store of ``open_store(settings)`` (opened when the spider opens, closed
-    when it closes), committed before the item moves on; keys starting with ``_`` are removed from the
-    item first. An item with no body (even after the qRead fallback) is dropped."""
+class SummaryPipeline:
+    """Extractive summaries of the body, ``{"1": ..., "3": ...}`` for ``SUMMARY_SENTENCES = [1, 3]``,
+    in the item's ``summary``; off when the list is empty."""
 
-    def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
-        self.store: Store | None = None
+    def __init__(self, lengths: list[int]) -> None:
+        self.lengths = lengths
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
-
-    def open_spider(self) -> None:
-        self.store = open_store(self.crawler.settings)
-        logger.info("storing articles in %r", self.store)
-
-    def close_spider(self) -> None:
-        if self.store is not None:
-            self.store.close()
-            self.store = None
+        lengths = crawler.settings.getlist("SUMMARY_SENTENCES")
+        if not lengths:
+            raise NotConfigured("SUMMARY_SENTENCES is empty: no summaries")
+        try:
+            numbers = sorted({int(length) for length in lengths})
+        except (TypeError, ValueError):
+            numbers = []
+        if not numbers or numbers[0] < 1:
+            raise InputError(
+                f"setting SUMMARY_SENTENCES is {lengths!r}: expected sentence counts of 1 or more,"
+                " e.g. [1, 3]"
+            )
+        return cls(numbers)
 
     def process_item(self, item: dict[str, Any]) -> dict[str, Any]:
+        body = item.get("body")
+        if isinstance(body, str) and body:
+            title = item.get("title")
+            item["summary"] = summaries(body, self.lengths, title=title if isinstance(title, str) else None)
+        return item
+
+
+class StorePipeline:
+    """Stores each item in the store of ``open_store(settings)`` (opened when the spider opens, closed
+    when it closes), keys starting with ``_`` removed first; an item with no body (even after the qRead
+    fallback) is dropped.
+
+    Group commit: items wait (at most ``STORE_FLUSH_SECONDS``) until ``STORE_BATCH_SIZE`` of them can
+    be written together; the batch is written on a thread of its own (the store's only thread, so the
+    crawl never waits on a disk or a network write), and each item moves on, and its request is
+    acknowledged, only once its batch is stored. A bad item is refused alone, before it joins a batch.
+    A repost (the same article as a stored one, under another URL) is recorded against the original and
+    dropped at INFO level: it is no stored article.
+    """
+
+    def __init__(self, crawler: Crawler, batch_size: int, flush_seconds: float) -> None:
+        self.crawler = crawler
+        self.batch_size = batch_size
+        self.flush_seconds = flush_seconds
+        self.store: Store | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._waiting: list[tuple[dict[str, Any], asyncio.Future[Written]]] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushes: set[asyncio.Future[None]] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        batch_size = crawler.settings.getint("STORE_BATCH_SIZE", 100)
+        flush_seconds = crawler.settings.getfloat("STORE_FLUSH_SECONDS", 0.2)
+        if batch_size < 1 or flush_seconds < 0:
+            raise InputError(
+                f"settings STORE_BATCH_SIZE {batch_size!r} and STORE_FLUSH_SECONDS {flush_seconds!r}:"
+                " expected a batch of 1 or more articles and 0 or more seconds"
+            )
+        return cls(crawler, batch_size, flush_seconds)
+
+    async def open_spider(self) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+        self.store = await self._run(open_store, self.crawler.settings)
+        logger.info("storing articles in %r", self.store)
+
+    async def close_spider(self) -> None:
+        if self._executor is None:
+            return
+        await self._flush()
+        if self.store is not None:
+            await self._run(self.store.close)
+            self.store = None
+        self._executor.shutdown(wait=True)
+        self._executor = None
+
+    async def process_item(self, item: dict[str, Any]) -> dict[str, Any]:
         if self.store is None:
             raise StoreError("StorePipeline got an item before the spider opened: the store is not open")
         for key in [key for key in item if key.startswith("_")]:
@@ -268,12 +333,60 @@ class StorePipeline:
                 f"no body in {item.get('url')} of site {site!r}, neither from the rule nor from qRead"
             )
         try:
-            new = self.store.upsert(item)
+            make_document(item)
         except StoreError:
             self._count(f"store/errors/{site}")
             raise
-        self._count(f"store/{'new' if new else 'updated'}/{site}")
+        written = asyncio.get_running_loop().create_future()
+        self._waiting.append((item, written))
+        if len(self._waiting) >= self.batch_size:
+            await self._flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self._flush_soon)
+        try:
+            result = await written
+        except StoreError:
+            self._count(f"store/errors/{site}")
+            raise
+        self._count(f"store/{result.outcome}/{site}")
+        if result.outcome == "repost":
+            raise DropItem(
+                f"{result.url} is a repost of {result.original}: recorded there, not stored again",
+                log_level="INFO",
+            )
         return item
+
+    def _flush_soon(self) -> None:
+        self._timer = None
+        flush = asyncio.ensure_future(self._flush())
+        self._flushes.add(flush)
+        flush.add_done_callback(self._flushes.discard)
+
+    async def _flush(self) -> None:
+        """Write the waiting items as one batch; each item's future gets its result or the batch's error."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        batch, self._waiting = self._waiting, []
+        if not batch or self.store is None or self._executor is None:
+            return
+        loop = asyncio.get_running_loop()
+        writing = loop.run_in_executor(self._executor, self.store.upsert_many, [item for item, _ in batch])
+
+        def settle(done: asyncio.Future[list[Written]]) -> None:
+            error = StoreError("the batch write was cancelled") if done.cancelled() else done.exception()
+            for index, (_, written) in enumerate(batch):
+                if error is not None:
+                    written.set_exception(error)
+                else:
+                    written.set_result(done.result()[index])
+
+        writing.add_done_callback(settle)
+        await asyncio.wait([writing])
+
+    async def _run(self, function: Any, *args: Any) -> Any:
+        assert self._executor is not None
+        return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
 
     def _count(self, key: str) -> None:
         assert self.crawler.stats is not None

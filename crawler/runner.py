@@ -59,16 +59,18 @@ def enqueue_job(
     *,
     article_urls: Iterable[str] = (),
     lease_seconds: float = 60.0,
+    job: str | None = None,
+    kind: str = "temp",
 ) -> str:
-    """Queue a new job: each rule's start URLs as index pages, or, when ``article_urls`` are given (one
-    rule then), those pages alone as article pages. Returns the job id."""
-    job = uuid.uuid4().hex[:12]
+    """Queue a job: each rule's start URLs as index pages, or, when ``article_urls`` are given (one rule
+    then), those pages alone as article pages. ``kind`` is ``temp`` (a crawl asked for now) or ``grab``
+    (a regular grab of the schedule). Returns the job id (a new one unless given: queueing a job again
+    adds nothing, since the queue stores an identical request once)."""
+    job = job or uuid.uuid4().hex[:12]
     keys = Keys(prefix)
     rules = list(rules)
-    server.hset(
-        keys.job(job),
-        mapping={"sites": ",".join(rule.site for rule in rules), "created": f"{time.time():.3f}"},
-    )
+    server.hsetnx(keys.job(job), "created", f"{time.time():.3f}")
+    server.hset(keys.job(job), mapping={"sites": ",".join(rule.site for rule in rules), "kind": kind})
     queue = LeasedQueue(server, None, prefix, lease_seconds=lease_seconds)
     urls = list(article_urls)
     for rule in rules:

@@ -1,12 +1,15 @@
 """Scrapy settings of the crawler, grouped by prefix; environment variables override the URIs and folders.
 
 Scrapy's own settings come first, then ours: ``CRAWLER_`` (folders), ``REDIS_``, ``SCHEDULER_``,
-``LEASE_``, ``BLOOM_``, ``STORE_``, ``QREAD_``, ``RULES_``.
+``SCHEDULE_``, ``LEASE_``, ``BLOOM_``, ``STORE_``, ``MONGO_``, ``DEDUP_``, ``SUMMARY_``, ``QREAD_``,
+``RULES_``.
 """
 
 from __future__ import annotations
 
 import os
+
+from crawler.store.fingerprint import DEFAULT_MAX_DISTANCE
 
 # --- Scrapy -------------------------------------------------------------------------------------------
 BOT_NAME = "crawler"
@@ -65,6 +68,7 @@ COOKIES_ENABLED = False
 ITEM_PIPELINES = {
     "crawler.pipelines.CleanPipeline": 100,
     "crawler.pipelines.QreadFallbackPipeline": 200,
+    "crawler.pipelines.SummaryPipeline": 300,
     "crawler.pipelines.StorePipeline": 900,
 }
 
@@ -90,6 +94,14 @@ SCHEDULER_SERIALIZER = "crawler.serializer"
 # Seconds an idle worker waits before it closes (0: never, a long-running worker).
 SCHEDULER_IDLE_CLOSE_SECONDS = 0
 
+# --- SCHEDULE_: regular grabs (crawler/grabs.py) -----------------------------------------------------
+# Seconds between two looks at which grabs are due (a grab starts at most this late).
+SCHEDULE_TICK_SECONDS = 5.0
+# Seconds the active scheduler holds its lock; another takes over this long after it stops.
+SCHEDULE_LEADER_SECONDS = 30.0
+# Period of a rule without schedule.every or schedule.cron, in seconds.
+SCHEDULE_DEFAULT_EVERY = 3600
+
 # --- LEASE_: requests being worked on -----------------------------------------------------------------
 # Seconds a worker holds a request before it goes back to the queue, unless renewed.
 LEASE_SECONDS = 60
@@ -105,10 +117,34 @@ BLOOM_ERROR_RATE = 0.001
 BLOOM_GROWTH = 2
 
 # --- STORE_: where articles go ------------------------------------------------------------------------
-# MongoDB when set (a later issue), else the embedded SQLite store under CRAWLER_DATA_DIR.
-MONGO_URI = os.environ.get("MONGO_URI") or None
-# Articles written per SQLite transaction.
+# Articles per write: a batch is stored (one transaction, or one bulk write) before its requests are acked.
 STORE_BATCH_SIZE = 100
+# Seconds an article waits for its batch to fill before the batch is written anyway.
+STORE_FLUSH_SECONDS = 0.2
+# Seconds between tries to replay the local spool into MongoDB while it is unreachable.
+STORE_SPOOL_RETRY_SECONDS = 10.0
+
+# --- MONGO_: the MongoDB store (crawler/store/mongo.py), used when MONGO_URI is set -----------------
+# Server to store articles in; unset means the embedded SQLite store under CRAWLER_DATA_DIR.
+MONGO_URI = os.environ.get("MONGO_URI") or None
+# Weekly databases are named <MONGO_DB_PREFIX>_<YYYY>w<WW>.
+MONGO_DB_PREFIX = os.environ.get("MONGO_DB_PREFIX", "crawler")
+# Write concern: "majority" or the number of members that acknowledge a write.
+MONGO_WRITE_CONCERN = os.environ.get("MONGO_WRITE_CONCERN", "majority")
+# Milliseconds to find a server or connect before the batch goes to the spool.
+MONGO_TIMEOUT_MS = 5000
+
+# --- DEDUP_: the same article under another URL -------------------------------------------------------
+# Look for an earlier copy of each new article's body and record the repost instead of storing it.
+DEDUP_ENABLED = True
+# Days before and after an article's first fetch within which a copy counts as a repost.
+DEDUP_WINDOW_DAYS = 7
+# Most SimHash bits in which a near-duplicate body may differ (crawler/store/fingerprint.py says why).
+DEDUP_MAX_DISTANCE = DEFAULT_MAX_DISTANCE
+
+# --- SUMMARY_: extractive summaries stored with each article -------------------------------------------
+# Summary lengths in sentences (an empty list turns summaries off).
+SUMMARY_SENTENCES = [1, 3]
 
 # --- QREAD_: the body when a rule's fields fall short -------------------------------------------------
 # Extraction algorithm used when a rule's body is missing or shorter than its min_body_chars.

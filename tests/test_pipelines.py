@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DropItem
+from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.pipelines import ItemPipelineManager
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from crawler import settings as project_settings
 from crawler.errors import InputError
-from crawler.pipelines import CleanPipeline, QreadFallbackPipeline, StorePipeline, normalize_published
-from crawler.store import SqliteStore
+from crawler.pipelines import (
+    CleanPipeline,
+    QreadFallbackPipeline,
+    StorePipeline,
+    SummaryPipeline,
+    normalize_published,
+)
+from crawler.store import SqliteStore, StoreError
 
 STORY = [
     "The harbour bridge reopened to traffic on Monday morning after six weeks of repairs to its deck and its"
@@ -65,12 +70,21 @@ def crawler(tmp_path: Path) -> Crawler:
     return make_crawler(tmp_path)
 
 
-@pytest.fixture
-def store_pipeline(crawler: Crawler) -> Iterator[StorePipeline]:
+def run_store(crawler: Crawler, items: list[dict[str, Any]]) -> list[dict[str, Any] | Exception]:
+    """Open a StorePipeline, send ``items`` through it at once (as concurrent responses do), close it;
+    each item's output, or the exception it raised."""
     pipeline = build_from_crawler(StorePipeline, crawler)
-    pipeline.open_spider()
-    yield pipeline
-    pipeline.close_spider()
+
+    async def run() -> list[dict[str, Any] | Exception]:
+        await pipeline.open_spider()
+        try:
+            return list(
+                await asyncio.gather(*(pipeline.process_item(one) for one in items), return_exceptions=True)
+            )
+        finally:
+            await pipeline.close_spider()
+
+    return asyncio.run(run())
 
 
 def stats(crawler: Crawler) -> dict[str, Any]:
@@ -189,12 +203,10 @@ def test_an_unknown_algorithm_setting_is_refused_by_name(tmp_path: Path) -> None
 
 
 def test_store_upserts_without_private_keys_and_counts(tmp_path: Path, crawler: Crawler) -> None:
-    pipeline = build_from_crawler(StorePipeline, crawler)
-    pipeline.open_spider()
-    stored = pipeline.process_item(item(_min_body_chars=100))
+    (stored,) = run_store(crawler, [item(_min_body_chars=100)])
+    assert isinstance(stored, dict)
     assert not [key for key in stored if key.startswith("_")]
-    pipeline.process_item(item(fetched_at="2026-11-21T08:00:00Z", title="Bridge reopens at last"))
-    pipeline.close_spider()
+    run_store(crawler, [item(fetched_at="2026-11-21T08:00:00Z", title="Bridge reopens at last")])
     assert stats(crawler) == {"store/new/citynews": 1, "store/updated/citynews": 1}
     assert sorted(path.name for path in (tmp_path / "articles").iterdir() if path.suffix == ".sqlite") == [
         "articles_2026w47.sqlite"
@@ -209,15 +221,63 @@ def test_store_upserts_without_private_keys_and_counts(tmp_path: Path, crawler: 
     assert not [key for key in document if key.startswith("_")]
 
 
-def test_an_item_without_a_body_is_dropped_and_counted(
-    store_pipeline: StorePipeline, crawler: Crawler
-) -> None:
+def test_items_are_written_in_batches_and_each_learns_its_outcome(tmp_path: Path) -> None:
+    crawler = make_crawler(tmp_path, STORE_BATCH_SIZE=4, STORE_FLUSH_SECONDS=0.05)
+    body = "\n\n".join(STORY)
+    items = [
+        item(url=f"http://127.0.0.1:8631/citynews/{n}.html", body=f"Story {n}. {LONG_RULE_BODY}")
+        for n in range(9)
+    ]
+    items.append(item(url="http://127.0.0.1:8631/citynews/copy.html", body="Story 0. " + LONG_RULE_BODY))
+    items.append(item(url="http://127.0.0.1:8631/citynews/bad.html", fetched_at="not a time", body=body))
+    outputs = run_store(crawler, items)
+    assert all(isinstance(output, dict) for output in outputs[:9])
+    assert isinstance(outputs[9], DropItem)
+    assert str(outputs[9]).endswith(
+        "copy.html is a repost of http://127.0.0.1:8631/citynews/0.html: recorded there, not stored again"
+    )
+    assert isinstance(outputs[10], StoreError)
+    assert "field 'fetched_at' 'not a time' is not an ISO-8601 time" in str(outputs[10])
+    assert stats(crawler) == {"store/new/citynews": 9, "store/repost/citynews": 1, "store/errors/citynews": 1}
+    with SqliteStore(tmp_path) as store:
+        assert store.count() == 9
+        original = store.get("http://127.0.0.1:8631/citynews/0.html")
+    assert original is not None
+    assert [r["url"] for r in original["reposts"]] == ["http://127.0.0.1:8631/citynews/copy.html"]
+
+
+def test_a_failed_batch_fails_each_of_its_items(tmp_path: Path) -> None:
+    crawler = make_crawler(tmp_path)
+    (tmp_path / "articles").mkdir()
+    (tmp_path / "articles" / "articles_2026w47.sqlite").write_bytes(b"this is not a database" * 100)
+    outputs = run_store(crawler, [item(url=f"http://127.0.0.1:8631/citynews/{n}.html") for n in range(3)])
+    assert all(isinstance(output, StoreError) for output in outputs)
+    assert "articles_2026w47.sqlite" in str(outputs[0])
+    assert stats(crawler) == {"store/errors/citynews": 3}
+
+
+def test_an_item_without_a_body_is_dropped_and_counted(tmp_path: Path, crawler: Crawler) -> None:
     dropped = item(body=None)
-    with pytest.raises(DropItem, match=r"no body in http://127\.0\.0\.1:8631/citynews/2026/bridge\.html"):
-        store_pipeline.process_item(dropped)
+    (output,) = run_store(crawler, [dropped])
+    assert isinstance(output, DropItem)
+    assert "no body in http://127.0.0.1:8631/citynews/2026/bridge.html" in str(output)
     assert "_html" not in dropped  # Scrapy logs a dropped item: never with the whole page
     assert stats(crawler) == {"store/dropped_empty/citynews": 1}
-    assert store_pipeline.store is not None and store_pipeline.store.count() == 0
+    with SqliteStore(tmp_path) as store:
+        assert store.count() == 0
+
+
+def test_summaries_of_the_configured_lengths(tmp_path: Path) -> None:
+    pipeline = build_from_crawler(SummaryPipeline, make_crawler(tmp_path, SUMMARY_SENTENCES="3,1"))
+    summarised = pipeline.process_item(item(body="\n\n".join(STORY)))
+    assert set(summarised["summary"]) == {"1", "3"}
+    assert summarised["summary"]["1"] in " ".join(STORY)
+    assert len(summarised["summary"]["3"]) > len(summarised["summary"]["1"])
+    assert "summary" not in pipeline.process_item(item(body=None))
+    with pytest.raises(NotConfigured, match="SUMMARY_SENTENCES is empty"):
+        build_from_crawler(SummaryPipeline, make_crawler(tmp_path, SUMMARY_SENTENCES=[]))
+    with pytest.raises(InputError, match=r"setting SUMMARY_SENTENCES is \['0'\]: expected sentence counts"):
+        build_from_crawler(SummaryPipeline, make_crawler(tmp_path, SUMMARY_SENTENCES="0"))
 
 
 def test_the_pipelines_run_in_order_through_scrapys_manager(tmp_path: Path, crawler: Crawler) -> None:

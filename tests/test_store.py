@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import multiprocessing
+import re
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_store_contract import FLOOD, FLOOD_OTHER, FLOOD_REPOST
 
 from crawler.store import SqliteStore, StoreError, article_id, open_store, week_of
-from crawler.store.base import DOCUMENT_FIELDS, content_hash, previous_week, week_bounds
-
-WRITERS = 4
-SHARED_URLS = 200
+from crawler.store.base import Candidate, content_hash, make_document, previous_week, week_bounds
+from crawler.store.fingerprint import same_article
 
 
 def article(url: str, fetched_at: str, *, site: str = "citynews", **extra: Any) -> dict[str, Any]:
@@ -79,180 +78,6 @@ def test_files_land_under_the_data_dir_one_per_week_in_wal_mode(tmp_path: Path, 
     connection.close()
 
 
-def test_upsert_is_idempotent(store: SqliteStore) -> None:
-    item = article("http://news.test/a", "2026-11-20T10:00:00Z")
-    assert store.upsert(item) is True
-    assert store.upsert(item) is False
-    assert store.upsert(dict(item)) is False
-    assert store.count() == 1
-
-
-def test_the_stored_document_has_every_field(store: SqliteStore) -> None:
-    url = "http://news.test/a"
-    extraction = {"body_from": "rule", "algorithm": None, "body_chars": 24}
-    store.upsert(article(url, "2026-11-20T10:00:00+00:00", extraction=extraction, _html="<html></html>"))
-    document = store.get(url)
-    assert document == {
-        "id": article_id(url),
-        "url": url,
-        "site": "citynews",
-        "title": f"Title of {url}",
-        "body": f"Body of {url}.",
-        "published": "2026-11-20",
-        "author": "A. Writer",
-        "fields": {"section": "city"},
-        "fetched_at": "2026-11-20T10:00:00.000000Z",
-        "first_seen": "2026-11-20T10:00:00.000000Z",
-        "week": "2026w47",
-        "extraction": extraction,
-        "content_hash": content_hash(f"Body of {url}."),
-        "job": "job-1",
-    }
-    assert list(document) == list(DOCUMENT_FIELDS)
-    assert store.get(article_id(url)) == document
-    assert store.get("http://news.test/missing") is None
-
-
-def test_a_refetch_updates_the_fields_but_keeps_first_seen(store: SqliteStore) -> None:
-    url = "http://news.test/a"
-    store.upsert(article(url, "2026-11-20T10:00:00Z"))
-    assert (
-        store.upsert(article(url, "2026-11-21T08:00:00Z", title="Corrected title", body="New body.")) is False
-    )
-    document = store.get(url)
-    assert document is not None
-    assert (document["title"], document["body"]) == ("Corrected title", "New body.")
-    assert document["fetched_at"] == "2026-11-21T08:00:00.000000Z"
-    assert document["first_seen"] == "2026-11-20T10:00:00.000000Z"
-    assert document["content_hash"] == content_hash("New body.")
-    # A fetch older than the stored one (a late retry) changes nothing.
-    store.upsert(article(url, "2026-11-20T12:00:00Z", title="Stale title"))
-    assert store.get(url) == document
-
-
-def test_a_retry_after_the_week_ended_updates_last_weeks_document(store: SqliteStore) -> None:
-    url = "http://news.test/a"
-    assert store.upsert(article(url, "2027-01-03T23:59:50Z")) is True
-    assert store.upsert(article(url, "2027-01-04T00:00:30Z", title="Retried")) is False
-    assert store.weeks() == ["2026w53"]
-    document = store.get(url)
-    assert document is not None
-    assert (document["week"], document["title"]) == ("2026w53", "Retried")
-    # More than a week later, the URL gets a document in its new week.
-    assert store.upsert(article(url, "2027-01-12T09:00:00Z")) is True
-    assert store.weeks() == ["2026w53", "2027w02"]
-    newest = store.get(url)
-    assert newest is not None and newest["week"] == "2027w02"
-
-
-def test_upsert_many_counts_new_urls_and_validates_before_writing(tmp_path: Path) -> None:
-    with SqliteStore(tmp_path, batch_size=3) as store:
-        items = [article(f"http://news.test/{n}", f"2026-11-2{n % 3}T10:00:00Z") for n in range(10)]
-        assert store.upsert_many(items) == 10
-        assert store.upsert_many([*items[:4], article("http://news.test/new", "2026-11-20T10:00:00Z")]) == 1
-        assert store.count() == 11
-        with pytest.raises(StoreError, match=r"article http://news.test/bad: unknown field 'colour'"):
-            store.upsert_many(
-                [
-                    article("http://news.test/12", "2026-11-20T10:00:00Z"),
-                    {**article("http://news.test/bad", "2026-11-20T10:00:00Z"), "colour": "red"},
-                ]
-            )
-        assert store.count() == 11
-
-
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"fetched_at": "yesterday"}, r"field 'fetched_at' 'yesterday' is not an ISO-8601 time"),
-        ({"site": ""}, r"field 'site' is '': expected a site id"),
-        ({"title": 12}, r"field 'title' is 12: expected a string or None"),
-        ({"fields": ["a"]}, r"field 'fields' is \['a'\]: expected a mapping"),
-        ({"fields": {"when": datetime(2026, 1, 1)}}, r"field 'fields' cannot be stored as JSON"),
-    ],
-)
-def test_an_invalid_article_is_refused_with_the_field_named(
-    store: SqliteStore, change: dict[str, Any], message: str
-) -> None:
-    with pytest.raises(StoreError, match=rf"article http://news.test/a: {message}"):
-        store.upsert({**article("http://news.test/a", "2026-11-20T10:00:00Z"), **change})
-    assert store.count() == 0
-
-
-def test_an_article_without_fetched_at_or_url_is_refused(store: SqliteStore) -> None:
-    item = article("http://news.test/a", "2026-11-20T10:00:00Z")
-    del item["fetched_at"]
-    with pytest.raises(StoreError, match="field 'fetched_at' is missing"):
-        store.upsert(item)
-    with pytest.raises(StoreError, match="field 'url' is None: expected a non-empty string"):
-        store.upsert({"site": "citynews", "fetched_at": "2026-11-20T10:00:00Z"})
-
-
-def test_count_per_site_and_week(store: SqliteStore) -> None:
-    store.upsert_many(
-        [
-            article("http://news.test/1", "2026-11-17T10:00:00Z"),
-            article("http://news.test/2", "2026-11-18T10:00:00Z"),
-            article("http://other.test/1", "2026-11-18T10:00:00Z", site="other"),
-            article("http://news.test/3", "2026-11-24T10:00:00Z"),
-        ]
-    )
-    assert store.count() == 4
-    assert store.count(site="citynews") == 3
-    assert store.count(week="2026w47") == 3
-    assert store.count(site="citynews", week="2026w48") == 1
-    assert store.count(site="other", week="2026w48") == 0
-    assert store.count(week="2026w30") == 0
-
-
-def test_iter_articles_orders_by_first_seen_and_filters(store: SqliteStore) -> None:
-    times = {
-        "http://news.test/1": "2026-11-16T09:00:00Z",
-        "http://other.test/1": "2026-11-17T09:00:00Z",
-        "http://news.test/2": "2026-11-22T23:00:00Z",
-        "http://news.test/3": "2026-11-23T01:00:00Z",
-        "http://other.test/2": "2026-11-25T09:00:00Z",
-    }
-    store.upsert_many(
-        article(url, fetched, site="other" if "other" in url else "citynews")
-        for url, fetched in times.items()
-    )
-    # A re-fetch moves fetched_at, never first_seen, so it does not change the order.
-    store.upsert(article("http://news.test/1", "2026-11-24T09:00:00Z"))
-
-    def urls(**query: Any) -> list[str]:
-        return [document["url"] for document in store.iter_articles(**query)]
-
-    newest = list(reversed(times))
-    assert urls() == newest
-    assert urls(newest_first=False) == list(times)
-    assert urls(site="citynews") == ["http://news.test/3", "http://news.test/2", "http://news.test/1"]
-    assert urls(week="2026w47") == ["http://news.test/2", "http://other.test/1", "http://news.test/1"]
-    assert urls(since=datetime(2026, 11, 17, 9, tzinfo=UTC)) == newest[:4]
-    assert urls(until=datetime(2026, 11, 23, 1, tzinfo=UTC)) == newest[2:]
-    assert urls(since=datetime(2026, 11, 22, 12), until=datetime(2026, 11, 24)) == newest[1:3]
-    assert urls(limit=2) == newest[:2]
-    assert urls(limit=3, newest_first=False) == list(times)[:3]
-    assert urls(limit=0) == []
-    with pytest.raises(StoreError, match="limit -1 is negative"):
-        store.iter_articles(limit=-1)
-
-
-def test_iter_articles_reads_large_weeks_in_pages(tmp_path: Path) -> None:
-    start = datetime(2026, 11, 16, tzinfo=UTC)
-    with SqliteStore(tmp_path, batch_size=500) as store:
-        store.upsert_many(
-            article(f"http://news.test/{n}", (start + timedelta(seconds=n // 2)).isoformat())
-            for n in range(1234)
-        )
-        documents = list(store.iter_articles(newest_first=False))
-        assert len(documents) == 1234
-        assert len({document["url"] for document in documents}) == 1234
-        keys = [document["first_seen"] for document in documents]
-        assert keys == sorted(keys)
-        assert len(list(store.iter_articles(limit=777))) == 777
-
-
 def test_open_store_reads_settings_or_the_environment(tmp_path: Path) -> None:
     with open_store({"CRAWLER_DATA_DIR": str(tmp_path), "STORE_BATCH_SIZE": "7"}) as store:
         assert isinstance(store, SqliteStore)
@@ -260,14 +85,6 @@ def test_open_store_reads_settings_or_the_environment(tmp_path: Path) -> None:
         assert store.batch_size == 7
     with pytest.raises(StoreError, match="STORE_BATCH_SIZE is 'many': expected a whole number"):
         open_store({"CRAWLER_DATA_DIR": str(tmp_path), "STORE_BATCH_SIZE": "many"})
-
-
-def test_mongo_uri_is_refused_by_name_without_showing_the_password(tmp_path: Path) -> None:
-    settings = {"CRAWLER_DATA_DIR": str(tmp_path), "MONGO_URI": "mongodb://crawler:s3cret@db.example:27017/x"}
-    with pytest.raises(StoreError, match="MONGO_URI is set") as raised:
-        open_store(settings)
-    assert "s3cret" not in str(raised.value)
-    assert "mongodb://db.example:27017/" in str(raised.value)
 
 
 def test_a_closed_store_says_so(tmp_path: Path) -> None:
@@ -280,27 +97,118 @@ def test_a_closed_store_says_so(tmp_path: Path) -> None:
         store.count()
 
 
-def _write_shared_urls(data_dir: str, writer: int) -> int:
-    """One writer process: the same URLs as every other writer, one committed upsert each."""
-    new = 0
-    with SqliteStore(data_dir) as store:
-        for n in range(SHARED_URLS):
-            fetched_at = f"2026-11-20T10:{n // 60:02d}:{n % 60:02d}.{writer:06d}Z"
-            new += store.upsert(article(f"http://news.test/{n}", fetched_at, title=f"writer {writer}"))
-    return new
+def test_open_store_gives_mongodb_for_mongo_uri_without_showing_the_password(tmp_path: Path) -> None:
+    from crawler.store.mongo import MongoStore
+
+    settings = {
+        "CRAWLER_DATA_DIR": str(tmp_path),
+        "MONGO_URI": "mongodb://crawler:s3cret@127.0.0.1:1/?serverSelectionTimeoutMS=100",
+        "MONGO_DB_PREFIX": "news",
+        "MONGO_WRITE_CONCERN": "2",
+    }
+    with open_store(settings) as store:
+        assert isinstance(store, MongoStore)
+        assert store.prefix == "news"
+        assert store.write_concern.document == {"w": 2}
+        assert "s3cret" not in repr(store)
+        assert store.spool.directory == tmp_path / "spool"
+    bad = {**settings, "MONGO_URI": "http://crawler:s3cret@db.test/"}
+    message = re.escape("MONGO_URI is 'http://db.test/...': expected mongodb://")
+    with pytest.raises(StoreError, match=message) as raised:
+        open_store(bad)
+    assert "s3cret" not in str(raised.value)
 
 
-def test_concurrent_writer_processes_store_each_url_once(tmp_path: Path) -> None:
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(WRITERS) as pool:
-        new_counts = pool.starmap(_write_shared_urls, [(str(tmp_path), writer) for writer in range(WRITERS)])
-    assert sum(new_counts) == SHARED_URLS  # each URL was new to exactly one writer
-    with SqliteStore(tmp_path) as store:
-        assert store.weeks() == ["2026w47"]
-        assert store.count() == SHARED_URLS
-        # The newest fetch of each URL won, whichever process wrote last.
-        assert {document["title"] for document in store.iter_articles()} == {f"writer {WRITERS - 1}"}
-    with sqlite3.connect(tmp_path / "articles" / "articles_2026w47.sqlite") as connection:
-        (rows,) = connection.execute("SELECT count(*) FROM articles").fetchone()
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("MONGO_WRITE_CONCERN", "0", "MONGO_WRITE_CONCERN is '0': expected 'majority' or a number"),
+        ("MONGO_DB_PREFIX", "my db", "MONGO_DB_PREFIX is 'my db': expected 1 to 40 letters"),
+        ("DEDUP_WINDOW_DAYS", "-1", "DEDUP_WINDOW_DAYS is '-1': expected a number of at least 0"),
+        ("DEDUP_MAX_DISTANCE", "70", "DEDUP_MAX_DISTANCE is 70: expected a bit count from 0 to 64"),
+        ("DEDUP_ENABLED", "maybe", "DEDUP_ENABLED is 'maybe': expected true or false"),
+    ],
+)
+def test_store_settings_are_checked_by_name(tmp_path: Path, name: str, value: str, message: str) -> None:
+    settings = {"CRAWLER_DATA_DIR": str(tmp_path), "MONGO_URI": "mongodb://127.0.0.1:1", name: value}
+    with pytest.raises(StoreError, match=re.escape(message)):
+        open_store(settings)
+
+
+def test_weekly_mongodb_databases_follow_iso_weeks(tmp_path: Path) -> None:
+    from mongofake import FakeClient
+
+    from crawler.store.mongo import MongoStore
+
+    client = FakeClient()
+    with MongoStore("mongodb://fake", spool_dir=tmp_path, prefix="news", client=client) as store:  # type: ignore[arg-type]
+        store.upsert_many(
+            [
+                article("http://news.test/a", "2027-01-01T12:00:00Z"),
+                article("http://news.test/b", "2027-01-04T00:00:01Z"),
+                article("http://news.test/c", "2020-12-31T23:59:00Z"),
+            ]
+        )
+        assert store.weeks() == ["2020w53", "2026w53", "2027w01"]
+    names = sorted(client.list_database_names())
+    assert names == ["news_2020w53", "news_2026w53", "news_2027w01"]
+    indexes = client["news_2026w53"]["articles"].index_information()
+    assert indexes["url"]["unique"] is True
+    assert {"site_published", "content_hash", "simhash_bands", "text", "reposts_url"} <= set(indexes)
+
+
+def test_a_version_1_file_is_migrated_with_its_rows(tmp_path: Path) -> None:
+    folder = tmp_path / "articles"
+    folder.mkdir()
+    path = folder / "articles_2026w47.sqlite"
+    connection = sqlite3.connect(path)
+    connection.executescript(
+        """
+        CREATE TABLE articles (id TEXT NOT NULL, url TEXT NOT NULL UNIQUE, site TEXT NOT NULL, title TEXT,
+            body TEXT, published TEXT, author TEXT, fields TEXT NOT NULL, fetched_at TEXT NOT NULL,
+            first_seen TEXT NOT NULL, week TEXT NOT NULL, extraction TEXT, content_hash TEXT, job TEXT);
+        PRAGMA user_version = 1;
+        """
+    )
+    connection.execute(
+        "INSERT INTO articles VALUES (?, ?, 'citynews', 'Old', 'Kept body text', NULL, NULL,"
+        " '{\"a\": \"1\"}', '2026-11-20T10:00:00.000000Z', '2026-11-19T10:00:00.000000Z', '2026w47',"
+        " NULL, 'stale', NULL)",
+        (article_id("http://news.test/old"), "http://news.test/old"),
+    )
+    connection.commit()
     connection.close()
-    assert rows == SHARED_URLS
+    with SqliteStore(tmp_path) as store:
+        document = store.get("http://news.test/old")
+        assert document is not None
+        assert (document["title"], document["fields"], document["reposts"]) == ("Old", {"a": "1"}, [])
+        assert document["first_seen"] == "2026-11-19T10:00:00.000000Z"
+        assert document["content_hash"] == content_hash("Kept body text")
+        assert [d["url"] for d in store.search("kept")] == ["http://news.test/old"]
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA user_version").fetchone() == (2,)
+    check.close()
+
+
+def test_a_near_match_needs_the_bodies_to_share_their_shingles(store: SqliteStore) -> None:
+    document = make_document(article("http://news.test/new", "2026-11-20T10:00:00Z", body=FLOOD_REPOST))
+    # A stored document with the very same SimHash (as if by chance) but another text is no original.
+    twin = Candidate(
+        "http://a.test/1", "a", "2026w47", "2026-11-19T10:00:00.000000Z", None, document["simhash"]
+    )
+    assert not same_article(FLOOD_REPOST, FLOOD_OTHER)
+    assert store.find_original(document, [twin], lambda _: FLOOD_OTHER) is None
+    assert store.find_original(document, [twin], lambda _: FLOOD) == (twin, "near", 0)
+    # Outside the window, or the same URL: never.
+    late = Candidate(
+        "http://a.test/2", "a", "2026w48", "2026-11-28T10:00:00.000000Z", None, document["simhash"]
+    )
+    itself = Candidate(
+        document["url"], "a", "2026w47", "2026-11-19T10:00:00.000000Z", None, document["simhash"]
+    )
+    assert store.find_original(document, [late, itself], lambda _: FLOOD) is None
+    # An exact match wins over a closer-looking near one, and needs no body.
+    exact = Candidate(
+        "http://b.test/1", "b", "2026w47", "2026-11-20T09:00:00.000000Z", document["content_hash"], None
+    )
+    assert store.find_original(document, [twin, exact], lambda _: None) == (exact, "exact", 0)

@@ -2,14 +2,22 @@
 
 Each file is created when first written, in WAL mode with ``synchronous=NORMAL`` (a commit survives the
 process being killed; the last commits before a power cut may be lost until :meth:`SqliteStore.flush`
-checkpoints them), and holds one table ``articles`` with the document fields of :mod:`crawler.store.base`
-as columns (``fields`` and ``extraction`` as JSON text), the URL UNIQUE, and indexes on ``id``,
-``(site, published)``, ``content_hash``, ``first_seen`` and ``(site, first_seen)``.
+checkpoints them). It holds:
+
+- ``articles``: the document fields of :mod:`crawler.store.base` as columns (``fields``, ``extraction``,
+  ``summary`` and ``reposts`` as JSON text) behind an ``INTEGER PRIMARY KEY pk``, the URL UNIQUE, and
+  indexes on ``id``, ``(site, published)``, ``content_hash``, ``(first_seen, id)`` and
+  ``(site, first_seen, id)`` (reads are in ``first_seen`` order, ties broken by id, as in MongoDB);
+- ``simhash_bands``: the 8 band keys of each document's SimHash, indexed, for the near-duplicate lookup;
+- ``articles_fts``: an FTS5 index (trigram tokenizer: substrings of any language, CJK included) of title
+  and body, kept in step by triggers, for ``search``.
 
 Several processes may write the same week at once (workers on one machine): writes take the file's write
-lock at once (``BEGIN IMMEDIATE``) and wait up to ``busy_timeout`` seconds for it; the URL check and the
-``INSERT ... ON CONFLICT(url) DO UPDATE`` run in that one transaction, so a URL never gets two rows.
-``PRAGMA user_version`` holds the schema version.
+lock at once (``BEGIN IMMEDIATE``) and wait up to ``busy_timeout`` seconds for it; the URL check, the
+duplicate lookup in that week and the write run in that one transaction, so a URL never gets two rows and
+two copies of an article written into one week never both stay. A repost is recorded in its original's
+file after that transaction commits. ``PRAGMA user_version`` holds the schema version; files of version 1
+are migrated when opened.
 """
 
 from __future__ import annotations
@@ -23,15 +31,25 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from crawler.store import fingerprint
 from crawler.store.base import (
     DOCUMENT_FIELDS,
+    UPDATED_FIELDS,
+    Candidate,
+    DedupPolicy,
     Store,
     StoreError,
+    Written,
+    check_limit,
     format_timestamp,
+    limited,
     make_document,
+    matches,
     parse_timestamp,
     parse_week,
     previous_week,
+    repost_record,
+    search_terms,
     week_bounds,
 )
 
@@ -39,20 +57,28 @@ __all__ = ["BUSY_TIMEOUT_SECONDS", "SCHEMA_VERSION", "SqliteStore"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # Seconds a write waits for another process's transaction on the same week's file.
 BUSY_TIMEOUT_SECONDS = 30.0
 # Rows read per query by iter_articles (keyset pages: no statement stays open between pages).
 _PAGE_SIZE = 500
+# The trigram tokenizer indexes runs of 3 characters: shorter search terms cannot use the index.
+_FTS_MIN_TERM = 3
 _FILE_RE = re.compile(r"^articles_(\d{4}w\d{2})\.sqlite$")
 _ID_RE = re.compile(r"^[0-9a-f]{16}$")
-_JSON_COLUMNS = frozenset({"fields", "extraction"})
+_JSON_COLUMNS = frozenset({"fields", "extraction", "summary", "reposts"})
 _COLUMNS = ", ".join(DOCUMENT_FIELDS)
-_WEEK = DOCUMENT_FIELDS.index("week")
 _FIRST_SEEN = DOCUMENT_FIELDS.index("first_seen")
+_ID = DOCUMENT_FIELDS.index("id")
 
+# External-content FTS5: a row leaves the index by an insert of its old values with the 'delete' command.
+_FTS_FORGET = (
+    "INSERT INTO articles_fts (articles_fts, rowid, title, body)"
+    " VALUES ('delete', old.pk, old.title, old.body)"
+)
 _SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS articles (
+    """CREATE TABLE articles (
+        pk INTEGER PRIMARY KEY,
         id TEXT NOT NULL,
         url TEXT NOT NULL UNIQUE,
         site TEXT NOT NULL,
@@ -66,21 +92,40 @@ _SCHEMA = (
         week TEXT NOT NULL,
         extraction TEXT,
         content_hash TEXT,
+        simhash TEXT,
+        summary TEXT,
+        reposts TEXT NOT NULL DEFAULT '[]',
         job TEXT
     )""",
-    "CREATE INDEX IF NOT EXISTS articles_id ON articles (id)",
-    "CREATE INDEX IF NOT EXISTS articles_site_published ON articles (site, published)",
-    "CREATE INDEX IF NOT EXISTS articles_content_hash ON articles (content_hash)",
-    "CREATE INDEX IF NOT EXISTS articles_first_seen ON articles (first_seen)",
-    "CREATE INDEX IF NOT EXISTS articles_site_first_seen ON articles (site, first_seen)",
-    f"PRAGMA user_version = {SCHEMA_VERSION}",
+    "CREATE INDEX articles_id ON articles (id)",
+    "CREATE INDEX articles_site_published ON articles (site, published)",
+    "CREATE INDEX articles_content_hash ON articles (content_hash)",
+    "CREATE INDEX articles_first_seen ON articles (first_seen, id)",
+    "CREATE INDEX articles_site_first_seen ON articles (site, first_seen, id)",
+    "CREATE TABLE simhash_bands (key INTEGER NOT NULL, pk INTEGER NOT NULL)",
+    "CREATE INDEX simhash_bands_key ON simhash_bands (key)",
+    "CREATE INDEX simhash_bands_pk ON simhash_bands (pk)",
+    """CREATE VIRTUAL TABLE articles_fts USING fts5(
+        title, body, content='articles', content_rowid='pk', tokenize='trigram'
+    )""",
+    """CREATE TRIGGER articles_fts_insert AFTER INSERT ON articles BEGIN
+        INSERT INTO articles_fts (rowid, title, body) VALUES (new.pk, new.title, new.body);
+    END""",
+    f"""CREATE TRIGGER articles_fts_delete AFTER DELETE ON articles BEGIN
+        {_FTS_FORGET};
+        DELETE FROM simhash_bands WHERE pk = old.pk;
+    END""",
+    f"""CREATE TRIGGER articles_fts_update AFTER UPDATE OF title, body ON articles BEGIN
+        {_FTS_FORGET};
+        INSERT INTO articles_fts (rowid, title, body) VALUES (new.pk, new.title, new.body);
+    END""",
 )
-# A re-fetch replaces every field but id, url, first_seen and week; an older fetch changes nothing.
-_UPDATED = [name for name in DOCUMENT_FIELDS if name not in {"id", "url", "first_seen", "week"}]
-_UPSERT = (
-    f"INSERT INTO articles ({_COLUMNS}) VALUES ({', '.join('?' for _ in DOCUMENT_FIELDS)})"
-    f" ON CONFLICT (url) DO UPDATE SET {', '.join(f'{name} = excluded.{name}' for name in _UPDATED)}"
-    " WHERE excluded.fetched_at >= articles.fetched_at"
+_INSERT = f"INSERT INTO articles ({_COLUMNS}) VALUES ({', '.join('?' for _ in DOCUMENT_FIELDS)})"
+_UPDATE = f"UPDATE articles SET {', '.join(f'{name} = ?' for name in UPDATED_FIELDS)} WHERE pk = ?"
+_CANDIDATE_COLUMNS = "a.url, a.site, a.week, a.first_seen, a.content_hash, a.simhash"
+_ADD_REPOST = (
+    "UPDATE articles SET reposts = json_insert(reposts, '$[#]', json(?)) WHERE url = ?"
+    " AND NOT EXISTS (SELECT 1 FROM json_each(articles.reposts) WHERE json_extract(value, '$.url') = ?)"
 )
 
 
@@ -94,12 +139,14 @@ class SqliteStore(Store):
         *,
         batch_size: int = 100,
         busy_timeout: float = BUSY_TIMEOUT_SECONDS,
+        dedup: DedupPolicy | None = None,
     ) -> None:
         if batch_size < 1:
             raise StoreError(f"STORE_BATCH_SIZE is {batch_size!r}: expected a whole number of at least 1")
         self.directory = Path(data_dir) / "articles"
         self.batch_size = batch_size
         self.busy_timeout = busy_timeout
+        self.dedup = DedupPolicy() if dedup is None else dedup
         self._connections: dict[str, sqlite3.Connection] = {}
         self._closed = False
 
@@ -113,19 +160,22 @@ class SqliteStore(Store):
 
     # --- writing ----------------------------------------------------------------------------------------
 
-    def upsert_many(self, articles: Iterable[Mapping[str, Any]]) -> int:
+    def upsert_many(self, articles: Iterable[Mapping[str, Any]]) -> list[Written]:
         documents = [make_document(article) for article in articles]
-        rows = [_row(document) for document in documents]
-        new = 0
+        results: list[Written] = []
         for start in range(0, len(documents), self.batch_size):
-            by_week: dict[str, list[tuple[str, Sequence[object]]]] = {}
             batch = documents[start : start + self.batch_size]
-            homes = self._homes(batch)
-            for document, row, home in zip(batch, rows[start : start + self.batch_size], homes, strict=True):
-                by_week.setdefault(home, []).append((document["url"], row))
+            by_week: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+            for index, (document, home) in enumerate(zip(batch, self._homes(batch), strict=True)):
+                by_week.setdefault(home, []).append((index, document))
+            written: dict[int, Written] = {}
             for week, writes in by_week.items():
-                new += self._write(week, writes)
-        return new
+                reposts: list[tuple[str, str, dict[str, Any]]] = []
+                written.update(self._write(week, writes, reposts))
+                for original_week, original_url, record in reposts:
+                    self._add_repost(original_week, original_url, record)
+            results.extend(written[index] for index in range(len(batch)))
+        return results
 
     def _homes(self, documents: Sequence[Mapping[str, Any]]) -> list[str]:
         """The week each document is written to: the week before its own if that week holds its URL."""
@@ -149,27 +199,123 @@ class SqliteStore(Store):
             homes.append(previous if (previous, document["url"]) in held else document["week"])
         return homes
 
-    def _write(self, week: str, writes: Sequence[tuple[str, Sequence[object]]]) -> int:
-        """Upsert ``writes`` (url, row) into the week's file in one transaction; returns how many were new."""
+    def _write(
+        self,
+        week: str,
+        writes: Sequence[tuple[int, dict[str, Any]]],
+        reposts: list[tuple[str, str, dict[str, Any]]],
+    ) -> list[tuple[int, Written]]:
+        """Write ``writes`` (batch index, document) into the week's file in one transaction; reposts
+        found are appended to ``reposts`` (original's week, original's URL, record) for after the commit."""
         connection = self._open(week, create=True)
         assert connection is not None  # created when missing
-        new = 0
+        results = []
         try:
             connection.execute("BEGIN IMMEDIATE")
-            for url, row in writes:
-                known = connection.execute("SELECT 1 FROM articles WHERE url = ?", (url,)).fetchone()
-                values = list(row)
-                values[_WEEK] = week
-                connection.execute(_UPSERT, values)
-                new += known is None
+            for index, document in writes:
+                results.append((index, self._write_one(connection, week, document, reposts)))
             connection.execute("COMMIT")
         except sqlite3.Error as exc:
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
             raise StoreError(
-                f"cannot write {len(writes)} article(s) (first {writes[0][0]}) to {self.path(week)}: {exc}"
+                f"cannot write {len(writes)} article(s) (first {writes[0][1]['url']}) to"
+                f" {self.path(week)}: {exc}"
             ) from exc
-        return new
+        return results
+
+    def _write_one(
+        self,
+        connection: sqlite3.Connection,
+        week: str,
+        document: dict[str, Any],
+        reposts: list[tuple[str, str, dict[str, Any]]],
+    ) -> Written:
+        url = document["url"]
+        stored = connection.execute(
+            "SELECT pk, fetched_at, simhash FROM articles WHERE url = ?", (url,)
+        ).fetchone()
+        if stored is not None:
+            pk, fetched_at, simhash = stored
+            if document["fetched_at"] < fetched_at:
+                return Written("unchanged", url)
+            row = _row(document)
+            connection.execute(_UPDATE, [row[DOCUMENT_FIELDS.index(name)] for name in UPDATED_FIELDS] + [pk])
+            if simhash != document["simhash"]:
+                _index_bands(connection, pk, document["simhash"])
+            return Written("updated", url)
+        found = self.find_original(
+            document,
+            self._candidates(connection, week, document),
+            lambda candidate: self._body(connection if candidate.week == week else None, candidate),
+        )
+        if found is not None:
+            candidate, match, distance = found
+            reposts.append((candidate.week, candidate.url, repost_record(document, match, distance)))
+            return Written("repost", url, candidate.url)
+        document = {**document, "week": week}
+        cursor = connection.execute(_INSERT, _row(document))
+        assert cursor.lastrowid is not None
+        _index_bands(connection, cursor.lastrowid, document["simhash"])
+        return Written("new", url)
+
+    def _candidates(
+        self, home: sqlite3.Connection, home_week: str, document: Mapping[str, Any]
+    ) -> list[Candidate]:
+        """Stored documents within the duplicate window with the same content hash or a shared band key."""
+        if not self.dedup.enabled or document["content_hash"] is None:
+            return []
+        lower, upper = self.dedup_range(document)
+        keys = (
+            []
+            if document["simhash"] is None
+            else fingerprint.band_keys(fingerprint.from_hex(document["simhash"]))
+        )
+        query = (
+            f"SELECT {_CANDIDATE_COLUMNS} FROM articles a WHERE a.content_hash = ?"
+            " AND a.first_seen BETWEEN ? AND ?"
+        )
+        params: list[object] = [document["content_hash"], lower, upper]
+        if keys:
+            query += (
+                f" UNION SELECT {_CANDIDATE_COLUMNS} FROM simhash_bands b JOIN articles a ON a.pk = b.pk"
+                f" WHERE b.key IN ({', '.join('?' for _ in keys)}) AND a.first_seen BETWEEN ? AND ?"
+            )
+            params += [*keys, lower, upper]
+        found: list[Candidate] = []
+        for week in self.dedup_weeks(document):
+            connection = home if week == home_week else self._open(week, create=False)
+            if connection is None:
+                continue
+            try:
+                rows = connection.execute(query, params).fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot read the article store {self.path(week)}: {exc}") from exc
+            found.extend(Candidate(*row) for row in rows)
+        return found
+
+    def _body(self, connection: sqlite3.Connection | None, candidate: Candidate) -> str | None:
+        """The body of a duplicate candidate, read on ``connection`` (the open transaction's, for its
+        own week) or on its week's."""
+        connection = connection or self._open(candidate.week, create=False)
+        if connection is None:
+            return None
+        try:
+            row = connection.execute("SELECT body FROM articles WHERE url = ?", (candidate.url,)).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the article store {self.path(candidate.week)}: {exc}") from exc
+        return None if row is None else row[0]
+
+    def _add_repost(self, week: str, url: str, record: dict[str, Any]) -> None:
+        connection = self._open(week, create=False)
+        if connection is None:
+            raise StoreError(f"the article store {self.path(week)} disappeared while a repost was recorded")
+        try:
+            connection.execute(_ADD_REPOST, (json.dumps(record, sort_keys=True), url, record["url"]))
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot record {record['url']} as a repost of {url} in {self.path(week)}: {exc}"
+            ) from exc
 
     # --- reading ----------------------------------------------------------------------------------------
 
@@ -178,6 +324,18 @@ class SqliteStore(Store):
         query = f"SELECT {_COLUMNS} FROM articles WHERE {column} = ? LIMIT 1"
         for week in reversed(self.weeks()):
             row = self._query(week, query, (url_or_id,)).fetchone()
+            if row is not None:
+                return _document(row)
+        return None
+
+    def original_of(self, url: str) -> dict[str, Any] | None:
+        query = (
+            f"SELECT {_COLUMNS} FROM articles WHERE reposts LIKE ? ESCAPE '\\' AND EXISTS (SELECT 1 FROM"
+            " json_each(articles.reposts) WHERE json_extract(value, '$.url') = ?) LIMIT 1"
+        )
+        pattern = "%" + url.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        for week in reversed(self.weeks()):
+            row = self._query(week, query, (pattern, url)).fetchone()
             if row is not None:
                 return _document(row)
         return None
@@ -201,8 +359,7 @@ class SqliteStore(Store):
         newest_first: bool = True,
         limit: int | None = None,
     ) -> Iterator[dict[str, Any]]:
-        if limit is not None and limit < 0:
-            raise StoreError(f"limit {limit!r} is negative: expected None (no limit) or a count of 0 or more")
+        check_limit(limit)
         lower = None if since is None else parse_timestamp(since, "since")
         upper = None if until is None else parse_timestamp(until, "until")
         weeks = [
@@ -224,6 +381,39 @@ class SqliteStore(Store):
             params.append(format_timestamp(upper))
         return self._iter(weeks, conditions, params, newest_first, limit)
 
+    def search(
+        self, query: str, *, site: str | None = None, week: str | None = None, limit: int | None = 20
+    ) -> Iterator[dict[str, Any]]:
+        check_limit(limit)
+        terms = search_terms(query)
+        if not terms:
+            raise StoreError(f'search text {query!r} has no words: give one or more words or "a phrase"')
+        conditions = []
+        params: list[object] = []
+        indexed = [term for term in terms if len(term) >= _FTS_MIN_TERM]
+        if indexed:
+            conditions.append("pk IN (SELECT rowid FROM articles_fts WHERE articles_fts MATCH ?)")
+            params.append(" AND ".join('"' + term.replace('"', '""') + '"' for term in indexed))
+        if site is not None:
+            conditions.append("site = ?")
+            params.append(site)
+        hits = self._iter(self._weeks_asked(week), conditions, params, True, None)
+        return limited((document for document in hits if matches(document, terms)), limit)
+
+    def stats(self) -> list[dict[str, Any]]:
+        query = (
+            "SELECT site, count(*), coalesce(sum(json_array_length(reposts)), 0),"
+            " coalesce(sum(json_extract(extraction, '$.body_from') = 'qread'), 0)"
+            " FROM articles GROUP BY site ORDER BY site"
+        )
+        rows = []
+        for week in self.weeks():
+            for site, articles, reposts, qread in self._query(week, query, ()):
+                rows.append(
+                    {"week": week, "site": site, "articles": articles, "reposts": reposts, "qread": qread}
+                )
+        return rows
+
     def _iter(
         self,
         weeks: list[str],
@@ -237,21 +427,21 @@ class SqliteStore(Store):
         for week in sorted(weeks, reverse=newest_first):
             last: tuple[object, object] | None = None
             while left is None or left > 0:
-                where = [*conditions, f"(first_seen, rowid) {after} (?, ?)"] if last else conditions
+                where = [*conditions, f"(first_seen, id) {after} (?, ?)"] if last else conditions
                 page = _PAGE_SIZE if left is None else min(_PAGE_SIZE, left)
                 query = (
-                    f"SELECT rowid, {_COLUMNS} FROM articles"
+                    f"SELECT {_COLUMNS} FROM articles"
                     + (f" WHERE {' AND '.join(where)}" if where else "")
-                    + f" ORDER BY first_seen {order}, rowid {order} LIMIT {page}"
+                    + f" ORDER BY first_seen {order}, id {order} LIMIT {page}"
                 )
                 rows = self._query(week, query, [*params, *(last or ())]).fetchall()
                 for row in rows:
-                    yield _document(row[1:])
+                    yield _document(row)
                 if left is not None:
                     left -= len(rows)
                 if len(rows) < page:
                     break
-                last = (rows[-1][_FIRST_SEEN + 1], rows[-1][0])
+                last = (rows[-1][_FIRST_SEEN], rows[-1][_ID])
 
     def weeks(self) -> list[str]:
         self._check_open()
@@ -287,7 +477,9 @@ class SqliteStore(Store):
             return None
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(path, timeout=self.busy_timeout, isolation_level=None)
+            connection = sqlite3.connect(
+                path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+            )
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the article store {path}: {exc}") from exc
         try:
@@ -320,8 +512,18 @@ class SqliteStore(Store):
             connection.close()
 
 
+def _index_bands(connection: sqlite3.Connection, pk: int, simhash: str | None) -> None:
+    connection.execute("DELETE FROM simhash_bands WHERE pk = ?", (pk,))
+    if simhash is not None:
+        keys = fingerprint.band_keys(fingerprint.from_hex(simhash))
+        connection.executemany(
+            "INSERT INTO simhash_bands (key, pk) VALUES (?, ?)", [(key, pk) for key in keys]
+        )
+
+
 def _prepare(connection: sqlite3.Connection, path: Path) -> None:
-    """WAL mode, NORMAL sync and the schema (created by whichever process comes first)."""
+    """WAL mode, NORMAL sync and the schema (created, or migrated from version 1, by whichever process
+    comes first)."""
     (mode,) = connection.execute("PRAGMA journal_mode = WAL").fetchone()
     if str(mode).lower() != "wal":
         raise StoreError(
@@ -329,22 +531,65 @@ def _prepare(connection: sqlite3.Connection, path: Path) -> None:
             " put CRAWLER_DATA_DIR on a local file system"
         )
     connection.execute("PRAGMA synchronous = NORMAL")
-    (version,) = connection.execute("PRAGMA user_version").fetchone()
-    if version == SCHEMA_VERSION:
+    if _schema_version(connection, path) == SCHEMA_VERSION:
         return
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        version = _schema_version(connection, path)
+        if version == 1:
+            _migrate_from_1(connection)
+        elif version == 0:
+            for statement in _SCHEMA:
+                connection.execute(statement)
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute("COMMIT")
+    finally:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+
+
+def _schema_version(connection: sqlite3.Connection, path: Path) -> int:
+    (version,) = connection.execute("PRAGMA user_version").fetchone()
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"the article store {path} has schema version {version}, newer than this crawler's"
             f" {SCHEMA_VERSION}: upgrade the crawler to read it"
         )
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        for statement in _SCHEMA:
-            connection.execute(statement)
-        connection.execute("COMMIT")
-    finally:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
+    return int(version)
+
+
+def _migrate_from_1(connection: sqlite3.Connection) -> None:
+    """Version 1 had no pk, SimHash, summary, reposts or search index: rebuild the table from its rows
+    (hashes computed afresh)."""
+    connection.execute("ALTER TABLE articles RENAME TO articles_v1")
+    for statement in (
+        "DROP INDEX IF EXISTS " + name
+        for name in (
+            "articles_id",
+            "articles_site_published",
+            "articles_content_hash",
+            "articles_first_seen",
+            "articles_site_first_seen",
+        )
+    ):
+        connection.execute(statement)
+    for statement in _SCHEMA:
+        connection.execute(statement)
+    old_columns = [name for name in DOCUMENT_FIELDS if name not in {"simhash", "summary", "reposts"}]
+    rows = connection.execute(
+        f"SELECT {', '.join(old_columns)} FROM articles_v1 ORDER BY first_seen, rowid"
+    ).fetchall()
+    for row in rows:
+        old = dict(zip(old_columns, row, strict=True))
+        for name in ("fields", "extraction"):
+            if isinstance(old[name], str):
+                old[name] = json.loads(old[name])
+        document = make_document(old)
+        document["week"] = old["week"]
+        cursor = connection.execute(_INSERT, _row(document))
+        assert cursor.lastrowid is not None
+        _index_bands(connection, cursor.lastrowid, document["simhash"])
+    connection.execute("DROP TABLE articles_v1")
 
 
 def _row(document: Mapping[str, Any]) -> tuple[object, ...]:

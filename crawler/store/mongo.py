@@ -1,0 +1,570 @@
+"""The MongoDB store: one database per ISO week, ``<prefix>_2026w47``, collection ``articles``.
+
+A week's indexes are created when this process first uses the week: the URL (unique), ``(site,
+published)``, ``content_hash``, ``simhash_bands`` (the SimHash's band keys, a field kept for the
+near-duplicate lookup and never returned), ``(first_seen, _id)``, ``(site, first_seen, _id)``,
+``reposts.url``, and a text index on title and body (``default_language: none``: no stemming, no stop
+words, any language split on white space and punctuation). ``_id`` is the document's ``id``.
+
+Writes: each batch is read once per week for the URLs it holds and the duplicate candidates, then written
+with one unordered ``bulk_write`` per week, under the configured write concern. A document is an upsert
+filtered on its URL and on ``fetched_at`` not being newer than its own, so a retried item never makes a
+second document and a late retry changes nothing (its upsert meets the unique URL: ``unchanged``).
+
+When the server cannot be reached (``ConnectionFailure``: no server, network errors, no primary), the
+batch goes to the local spool (:mod:`crawler.store.spool`) under ``CRAWLER_DATA_DIR/spool``; while the
+spool holds documents, later batches join it (order is kept), and every ``retry_seconds`` the spool is
+replayed in order through the same write path. Orphan spools of crashed workers are replayed too.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pymongo import ASCENDING, DESCENDING, TEXT, IndexModel, MongoClient, UpdateOne
+from pymongo.collection import Collection
+from pymongo.errors import BulkWriteError, ConnectionFailure, PyMongoError
+from pymongo.write_concern import WriteConcern
+
+from crawler.store import fingerprint
+from crawler.store.base import (
+    DOCUMENT_FIELDS,
+    UPDATED_FIELDS,
+    Candidate,
+    DedupPolicy,
+    Store,
+    StoreError,
+    Written,
+    check_limit,
+    format_timestamp,
+    limited,
+    make_document,
+    matches,
+    parse_timestamp,
+    parse_week,
+    previous_week,
+    redacted,
+    repost_record,
+    search_terms,
+    week_bounds,
+)
+from crawler.store.spool import Spool
+
+__all__ = ["MongoStore", "parse_write_concern"]
+
+logger = logging.getLogger(__name__)
+
+# Documents per cursor batch when reading: a few MB of articles at most in memory.
+_READ_BATCH = 500
+_DUPLICATE_KEY = 11000
+_ID_RE = re.compile(r"^[0-9a-f]{16}$")
+_WORD_RE = re.compile(r"^\w+$", re.ASCII)
+_HIDDEN = {"_id": 0, "simhash_bands": 0}
+_CANDIDATE_FIELDS = {
+    "_id": 0,
+    "url": 1,
+    "site": 1,
+    "week": 1,
+    "first_seen": 1,
+    "content_hash": 1,
+    "simhash": 1,
+}
+_INDEXES = [
+    IndexModel([("url", ASCENDING)], unique=True, name="url"),
+    IndexModel([("site", ASCENDING), ("published", ASCENDING)], name="site_published"),
+    IndexModel([("content_hash", ASCENDING)], name="content_hash"),
+    IndexModel([("simhash_bands", ASCENDING)], name="simhash_bands"),
+    IndexModel([("first_seen", ASCENDING), ("_id", ASCENDING)], name="first_seen"),
+    IndexModel([("site", ASCENDING), ("first_seen", ASCENDING), ("_id", ASCENDING)], name="site_first_seen"),
+    IndexModel([("reposts.url", ASCENDING)], name="reposts_url"),
+    IndexModel([("title", TEXT), ("body", TEXT)], name="text", default_language="none"),
+]
+
+
+def parse_write_concern(value: object) -> WriteConcern:
+    """``MONGO_WRITE_CONCERN``: ``majority`` or a number of members (1 or more), acknowledged writes only."""
+    text = str(value).strip()
+    if text == "majority":
+        return WriteConcern(w="majority")
+    if text.isdigit() and int(text) >= 1:
+        return WriteConcern(w=int(text))
+    raise StoreError(
+        f"MONGO_WRITE_CONCERN is {value!r}: expected 'majority' or a number of members, 1 or more"
+        " (unacknowledged writes would lose articles silently)"
+    )
+
+
+class MongoStore(Store):
+    """Articles in weekly MongoDB databases ``<prefix>_<YYYY>w<WW>``; see the module's docstring."""
+
+    def __init__(
+        self,
+        uri: str,
+        *,
+        spool_dir: str | Path,
+        prefix: str = "crawler",
+        write_concern: WriteConcern | None = None,
+        batch_size: int = 100,
+        dedup: DedupPolicy | None = None,
+        timeout_ms: int = 5000,
+        retry_seconds: float = 10.0,
+        client: MongoClient[dict[str, Any]] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if batch_size < 1:
+            raise StoreError(f"STORE_BATCH_SIZE is {batch_size!r}: expected a whole number of at least 1")
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", prefix):
+            raise StoreError(
+                f"MONGO_DB_PREFIX is {prefix!r}: expected 1 to 40 letters, digits, '_' or '-'"
+                " (database names are <prefix>_<YYYY>w<WW>)"
+            )
+        self.prefix = prefix
+        self._where = redacted(uri)
+        self.batch_size = batch_size
+        self.dedup = DedupPolicy() if dedup is None else dedup
+        self.write_concern = write_concern or WriteConcern(w="majority")
+        self.retry_seconds = retry_seconds
+        self._clock = clock
+        self._retry_at = 0.0
+        self._orphans_at = 0.0
+        self._indexed: set[str] = set()
+        self._week_re = re.compile(rf"^{re.escape(prefix)}_(\d{{4}}w\d{{2}})$")
+        self._closed = False
+        try:
+            self.client: MongoClient[dict[str, Any]] = client or MongoClient(
+                uri,
+                serverSelectionTimeoutMS=timeout_ms,
+                connectTimeoutMS=timeout_ms,
+                socketTimeoutMS=max(timeout_ms * 6, 30_000),
+                appname="focused-crawler",
+            )
+        except PyMongoError as exc:
+            raise StoreError(f"MONGO_URI cannot be used: {exc}: expected mongodb://HOST[:PORT]/...") from exc
+        self.spool = Spool(Path(spool_dir) / "spool", f"mongo_{prefix}")
+
+    def __repr__(self) -> str:
+        return f"MongoStore({self._where!r}, prefix={self.prefix!r})"
+
+    def collection(self, week: str, *, create: bool = True) -> Collection[dict[str, Any]]:
+        """The ``articles`` collection of the week's database, its indexes made on first use when
+        ``create`` (reading a week that does not exist creates nothing)."""
+        self._check_open()
+        parse_week(week)
+        collection = self.client[f"{self.prefix}_{week}"].get_collection(
+            "articles", write_concern=self.write_concern
+        )
+        if create and week not in self._indexed:
+            collection.create_indexes(_INDEXES)
+            self._indexed.add(week)
+        return collection
+
+    # --- writing ----------------------------------------------------------------------------------------
+
+    def upsert_many(self, articles: Iterable[Mapping[str, Any]]) -> list[Written]:
+        self._check_open()
+        documents = [make_document(article) for article in articles]
+        if self.spool.pending or self._orphans_due():
+            self._replay_if_due(force=not self.spool.pending)
+        if self.spool.pending:
+            self.spool.append(documents)
+            return [Written("spooled", document["url"]) for document in documents]
+        results: list[Written] = []
+        for start in range(0, len(documents), self.batch_size):
+            batch = documents[start : start + self.batch_size]
+            try:
+                results.extend(self._write(batch))
+            except ConnectionFailure as exc:
+                rest = documents[start:]
+                logger.warning(
+                    "MongoDB is unreachable (%s): %d article(s) spooled to %s until it is back",
+                    exc,
+                    len(rest),
+                    self.spool.path,
+                )
+                self.spool.append(rest)
+                self._retry_at = self._clock() + self.retry_seconds
+                results.extend(Written("spooled", document["url"]) for document in rest)
+                break
+            except PyMongoError as exc:
+                raise StoreError(
+                    f"cannot write {len(batch)} article(s) (first {batch[0]['url']}) to MongoDB: {exc}"
+                ) from exc
+        return results
+
+    def _write(self, documents: Sequence[dict[str, Any]]) -> list[Written]:
+        """Write one batch: read what its weeks hold, decide each document, one bulk write per week."""
+        stored = self._stored(documents)
+        unknown = [
+            d
+            for d in documents
+            if not {(d["week"], d["url"]), (previous_week(d["week"]), d["url"])} & stored.keys()
+        ]
+        candidates = self._candidates(unknown)
+        operations: dict[str, list[UpdateOne]] = {}
+        planned: list[tuple[str, int, Written]] = []
+        bodies: dict[str, str | None] = {}  # this batch's new documents: candidates not written yet
+        for document in documents:
+            url = document["url"]
+            previous = previous_week(document["week"])
+            home = previous if (previous, url) in stored else document["week"]
+            known = stored.get((home, url))
+            if known is not None and document["fetched_at"] < known:
+                planned.append(("", -1, Written("unchanged", url)))
+                continue
+            if known is None:
+                found = self.find_original(
+                    document, candidates, lambda c: bodies[c.url] if c.url in bodies else self._body(c)
+                )
+                if found is not None:
+                    candidate, match, distance = found
+                    record = repost_record(document, match, distance)
+                    ops = operations.setdefault(candidate.week, [])
+                    ops.append(
+                        UpdateOne(
+                            {"url": candidate.url, "reposts.url": {"$ne": url}},
+                            {"$push": {"reposts": record}},
+                        )
+                    )
+                    planned.append((candidate.week, len(ops) - 1, Written("repost", url, candidate.url)))
+                    continue
+                bodies[url] = document["body"]
+                candidates.append(
+                    Candidate(
+                        url,
+                        document["site"],
+                        home,
+                        document["first_seen"],
+                        document["content_hash"],
+                        document["simhash"],
+                    )
+                )
+            ops = operations.setdefault(home, [])
+            ops.append(_upsert(document, home))
+            planned.append((home, len(ops) - 1, Written("updated" if known is not None else "new", url)))
+        upserted, refused = self._bulk(operations)
+        return [_settled(written, (week, index), upserted, refused) for week, index, written in planned]
+
+    def _stored(self, documents: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+        """``(week, url) -> fetched_at`` of the batch's URLs held by their own week or the week before."""
+        urls_by_week: dict[str, set[str]] = {}
+        for document in documents:
+            for week in (document["week"], previous_week(document["week"])):
+                urls_by_week.setdefault(week, set()).add(document["url"])
+        stored = {}
+        for week, urls in urls_by_week.items():
+            query = {"url": {"$in": sorted(urls)}}
+            for found in self.collection(week, create=False).find(
+                query, {"_id": 0, "url": 1, "fetched_at": 1}
+            ):
+                stored[(week, found["url"])] = found["fetched_at"]
+        return stored
+
+    def _candidates(self, documents: Sequence[Mapping[str, Any]]) -> list[Candidate]:
+        """Stored documents within the duplicate window of ``documents`` that share a content hash or a
+        SimHash band key with one of them."""
+        if not self.dedup.enabled:
+            return []
+        hashes: set[str] = set()
+        keys: set[int] = set()
+        lowers, uppers, weeks = [], [], set()
+        for document in documents:
+            if document["content_hash"] is None:
+                continue
+            hashes.add(document["content_hash"])
+            if document["simhash"] is not None:
+                keys.update(fingerprint.band_keys(fingerprint.from_hex(document["simhash"])))
+            lower, upper = self.dedup_range(document)
+            lowers.append(lower)
+            uppers.append(upper)
+            weeks.update(self.dedup_weeks(document))
+        if not hashes:
+            return []
+        query = {
+            "$or": [{"content_hash": {"$in": sorted(hashes)}}, {"simhash_bands": {"$in": sorted(keys)}}],
+            "first_seen": {"$gte": min(lowers), "$lte": max(uppers)},
+        }
+        return [
+            Candidate(
+                row["url"],
+                row["site"],
+                row["week"],
+                row["first_seen"],
+                row.get("content_hash"),
+                row.get("simhash"),
+            )
+            for week in sorted(weeks)
+            for row in self.collection(week, create=False).find(query, _CANDIDATE_FIELDS)
+        ]
+
+    def _body(self, candidate: Candidate) -> str | None:
+        found = self.collection(candidate.week, create=False).find_one({"url": candidate.url}, {"body": 1})
+        return None if found is None else found.get("body")
+
+    def _bulk(
+        self, operations: Mapping[str, list[UpdateOne]]
+    ) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
+        """Run each week's operations unordered; ``(week, index)`` of the upserts that inserted, and of
+        those refused by the unique URL (a newer fetch stored meanwhile)."""
+        upserted: set[tuple[str, int]] = set()
+        refused: set[tuple[str, int]] = set()
+        for week, ops in operations.items():
+            try:
+                result = self.collection(week).bulk_write(ops, ordered=False)
+                upserted.update((week, index) for index in result.upserted_ids or {})
+            except BulkWriteError as exc:
+                details = exc.details
+                upserted.update((week, entry["index"]) for entry in details.get("upserted", []))
+                for error in details.get("writeErrors", []):
+                    if error.get("code") != _DUPLICATE_KEY:
+                        raise StoreError(
+                            f"MongoDB refused an article write in {self.prefix}_{week}: {error.get('errmsg')}"
+                        ) from exc
+                    refused.add((week, error["index"]))
+        return upserted, refused
+
+    # --- the spool --------------------------------------------------------------------------------------
+
+    def _orphans_due(self) -> bool:
+        """Whether spools of stopped workers wait (looked for every ``retry_seconds``)."""
+        now = self._clock()
+        if now < self._orphans_at:
+            return False
+        self._orphans_at = now + self.retry_seconds
+        return bool(self.spool.orphans())
+
+    def _replay_if_due(self, force: bool = False) -> None:
+        """Replay this process's spool, then orphans, in order; stop at the first unreachable write."""
+        if not force and self._clock() < self._retry_at:
+            return
+        self._retry_at = self._clock() + self.retry_seconds
+        sources = [
+            self.spool.replay(self.batch_size),
+            *(self.spool.adopt(path, self.batch_size) for path in self.spool.orphans()),
+        ]
+        replayed = 0
+        try:
+            for batches in sources:
+                for batch in batches:
+                    self._write(batch)
+                    replayed += len(batch)
+        except ConnectionFailure as exc:
+            logger.info("MongoDB still unreachable (%s); %d spooled article(s) written so far", exc, replayed)
+            return
+        except PyMongoError as exc:
+            raise StoreError(f"cannot replay the spool {self.spool.path} into MongoDB: {exc}") from exc
+        if replayed:
+            logger.info("MongoDB is back: %d spooled article(s) written", replayed)
+
+    # --- reading ----------------------------------------------------------------------------------------
+
+    def get(self, url_or_id: str) -> dict[str, Any] | None:
+        query = {"_id": url_or_id} if _ID_RE.match(url_or_id) else {"url": url_or_id}
+        return self._find_one(query)
+
+    def original_of(self, url: str) -> dict[str, Any] | None:
+        return self._find_one({"reposts.url": url})
+
+    def _find_one(self, query: Mapping[str, Any]) -> dict[str, Any] | None:
+        for week in reversed(self.weeks()):
+            with self._reading():
+                found = self.collection(week).find_one(query, _HIDDEN)
+            if found is not None:
+                return _ordered(found)
+        return None
+
+    def count(self, site: str | None = None, week: str | None = None) -> int:
+        query = {} if site is None else {"site": site}
+        total = 0
+        for name in self._weeks_asked(week):
+            with self._reading():
+                total += self.collection(name).count_documents(query)
+        return total
+
+    def iter_articles(
+        self,
+        site: str | None = None,
+        week: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        newest_first: bool = True,
+        limit: int | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        check_limit(limit)
+        lower = None if since is None else parse_timestamp(since, "since")
+        upper = None if until is None else parse_timestamp(until, "until")
+        weeks = [
+            name
+            for name in self._weeks_asked(week)
+            if (lower is None or week_bounds(name)[1] > lower)
+            and (upper is None or week_bounds(name)[0] < upper)
+        ]
+        query: dict[str, Any] = {} if site is None else {"site": site}
+        bounds = {}
+        if lower is not None:
+            bounds["$gte"] = format_timestamp(lower)
+        if upper is not None:
+            bounds["$lt"] = format_timestamp(upper)
+        if bounds:
+            query["first_seen"] = bounds
+        return self._iter(weeks, query, newest_first, limit)
+
+    def search(
+        self, query: str, *, site: str | None = None, week: str | None = None, limit: int | None = 20
+    ) -> Iterator[dict[str, Any]]:
+        check_limit(limit)
+        terms = search_terms(query)
+        if not terms:
+            raise StoreError(f'search text {query!r} has no words: give one or more words or "a phrase"')
+        words = [term for term in terms if _WORD_RE.match(term)]
+        condition: dict[str, Any]
+        if words:
+            condition = {"$text": {"$search": f'"{max(words, key=len)}"'}}
+        else:
+            pattern = {"$regex": re.escape(terms[0]), "$options": "i"}
+            condition = {"$or": [{"title": pattern}, {"body": pattern}]}
+        if site is not None:
+            condition["site"] = site
+        hits = self._iter(self._weeks_asked(week), condition, True, None)
+        return limited((document for document in hits if matches(document, terms)), limit)
+
+    def stats(self) -> list[dict[str, Any]]:
+        pipeline: list[dict[str, Any]] = [
+            {
+                "$group": {
+                    "_id": "$site",
+                    "articles": {"$sum": 1},
+                    "reposts": {"$sum": {"$size": {"$ifNull": ["$reposts", []]}}},
+                    "qread": {"$sum": {"$cond": [{"$eq": ["$extraction.body_from", "qread"]}, 1, 0]}},
+                }
+            },
+            {"$sort": {"_id": 1}},
+        ]
+        rows: list[dict[str, Any]] = []
+        for week in self.weeks():
+            with self._reading():
+                groups = list(self.collection(week).aggregate(pipeline))
+            rows.extend(
+                {
+                    "week": week,
+                    "site": group["_id"],
+                    **{key: group[key] for key in ("articles", "reposts", "qread")},
+                }
+                for group in groups
+            )
+        return rows
+
+    def _iter(
+        self, weeks: list[str], query: Mapping[str, Any], newest_first: bool, limit: int | None
+    ) -> Iterator[dict[str, Any]]:
+        direction = DESCENDING if newest_first else ASCENDING
+        left = limit
+        for week in sorted(weeks, reverse=newest_first):
+            if left is not None and left <= 0:
+                return
+            cursor = (
+                self.collection(week)
+                .find(query, _HIDDEN)
+                .sort([("first_seen", direction), ("_id", direction)])
+                .batch_size(_READ_BATCH)
+            )
+            if left is not None:
+                cursor = cursor.limit(left)
+            try:
+                for found in cursor:
+                    yield _ordered(found)
+                    if left is not None:
+                        left -= 1
+            except PyMongoError as exc:
+                raise StoreError(f"cannot read {self.prefix}_{week} from MongoDB: {exc}") from exc
+            finally:
+                cursor.close()
+
+    def weeks(self) -> list[str]:
+        self._check_open()
+        with self._reading():
+            names = self.client.list_database_names()
+        return sorted(match[1] for name in names if (match := self._week_re.match(name)))
+
+    def _weeks_asked(self, week: str | None) -> list[str]:
+        if week is None:
+            return self.weeks()
+        parse_week(week)
+        return [week] if week in self.weeks() else []
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        try:
+            yield
+        except PyMongoError as exc:
+            raise StoreError(f"cannot read from MongoDB ({self!r}): {exc}") from exc
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"the MongoDB article store {self.prefix}_* is closed")
+
+    def flush(self) -> None:
+        """Replay the spool now if it holds documents (it stays on disk if MongoDB is still away)."""
+        self._check_open()
+        if self.spool.pending or self.spool.orphans():
+            self._replay_if_due(force=True)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            self.flush()
+        finally:
+            self._closed = True
+            self.spool.close()
+            self.client.close()
+        if self.spool.pending:
+            logger.warning(
+                "MongoDB still unreachable: spooled articles stay in %s for the next start", self.spool.path
+            )
+
+
+def _settled(
+    planned: Written,
+    operation: tuple[str, int],
+    upserted: set[tuple[str, int]],
+    refused: set[tuple[str, int]],
+) -> Written:
+    """What a planned write did, as the bulk write reported it."""
+    if planned.outcome not in {"new", "updated"}:
+        return planned
+    if operation in refused:
+        return Written("unchanged", planned.url)  # a newer fetch is stored already
+    if operation in upserted:
+        return Written("new", planned.url)
+    return Written("updated", planned.url)  # (if planned new: another worker stored it meanwhile)
+
+
+def _upsert(document: Mapping[str, Any], week: str) -> UpdateOne:
+    """The write of a new or re-fetched document: insert it, or replace the fields a re-fetch changes
+    unless the stored fetch is newer."""
+    updated = {name: document[name] for name in UPDATED_FIELDS}
+    simhash = document["simhash"]
+    updated["simhash_bands"] = [] if simhash is None else fingerprint.band_keys(fingerprint.from_hex(simhash))
+    fixed = {
+        "_id": document["id"],
+        "id": document["id"],
+        "first_seen": document["first_seen"],
+        "week": week,
+        "reposts": document["reposts"],
+    }
+    return UpdateOne(
+        {"url": document["url"], "fetched_at": {"$lte": document["fetched_at"]}},
+        {"$set": updated, "$setOnInsert": fixed},
+        upsert=True,
+    )
+
+
+def _ordered(found: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: found.get(name) for name in DOCUMENT_FIELDS}

@@ -1,0 +1,167 @@
+"""A local spool of documents the store could not write: a JSON-lines file replayed in order.
+
+The MongoDB store writes here when the server is unreachable, so a worker goes on crawling, acknowledges
+what it spooled (it is on local disk, flushed and fsynced) and never holds more than one batch in memory.
+Each spool file belongs to one process, which holds an exclusive ``flock`` on it while it lives; a file
+nobody holds (its worker crashed or stopped while the server was down) is an orphan, which the next store
+opened on the same folder takes over and replays.
+
+Replay reads ``batch`` lines at a time from the offset kept beside the file (``<file>.offset``, written
+after each batch is stored), so a replay cut short resumes where it stopped; writing a batch twice is
+harmless, since the store's writes are upserts.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import socket
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from crawler.store.base import StoreError
+
+__all__ = ["Spool"]
+
+logger = logging.getLogger(__name__)
+
+_SUFFIX = ".jsonl"
+
+
+class Spool:
+    """This process's spool file in ``directory`` (created on first append), locked while open."""
+
+    def __init__(self, directory: Path, name: str) -> None:
+        self.directory = directory
+        self.path = directory / f"{name}-{socket.gethostname()}-{os.getpid()}{_SUFFIX}"
+        self._file: IO[str] | None = None
+
+    def __repr__(self) -> str:
+        return f"Spool({str(self.path)!r})"
+
+    @property
+    def pending(self) -> bool:
+        """Whether documents wait in this process's file."""
+        return self._file is not None or self.path.exists()
+
+    def append(self, documents: Sequence[dict[str, Any]]) -> None:
+        """Add ``documents`` at the end, flushed and fsynced before returning."""
+        handle = self._open()
+        try:
+            for document in documents:
+                handle.write(json.dumps(document, ensure_ascii=False, sort_keys=True) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        except OSError as exc:
+            raise StoreError(
+                f"cannot spool {len(documents)} article(s) to {self.path}: {exc}: free disk space under"
+                " CRAWLER_DATA_DIR, or bring the store back"
+            ) from exc
+
+    def replay(self, batch: int) -> Iterator[list[dict[str, Any]]]:
+        """Batches of this file's documents in order, from the saved offset. The caller stores each
+        batch before asking for the next; when the file is exhausted it is removed."""
+        yield from _replay(self.path, batch)
+        self._close()
+        _remove(self.path)
+
+    def orphans(self) -> list[Path]:
+        """Spool files of this kind in the folder that no live process holds, oldest first."""
+        if not self.directory.is_dir():
+            return []
+        prefix = self.path.name.split("-", 1)[0] + "-"
+        found = []
+        for path in sorted(self.directory.glob(f"{prefix}*{_SUFFIX}"), key=_modified):
+            if path == self.path:
+                continue
+            try:
+                with path.open("a", encoding="utf-8") as handle:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                logger.warning("cannot look at the spool file %s: %s", path, exc)
+                continue
+            found.append(path)
+        return found
+
+    def adopt(self, orphan: Path, batch: int) -> Iterator[list[dict[str, Any]]]:
+        """Batches of an orphan spool file, held locked while replayed, removed when exhausted."""
+        with orphan.open("a", encoding="utf-8") as handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return
+            yield from _replay(orphan, batch)
+            _remove(orphan)
+
+    def close(self) -> None:
+        """Release the lock; a file with documents left stays for the next store to replay."""
+        self._close()
+
+    def _open(self) -> IO[str]:
+        if self._file is None:
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                handle = self.path.open("a", encoding="utf-8")
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                raise StoreError(f"cannot open the spool file {self.path}: {exc}") from exc
+            self._file = handle
+        return self._file
+
+    def _close(self) -> None:
+        handle, self._file = self._file, None
+        if handle is not None:
+            handle.close()
+
+
+def _replay(path: Path, batch: int) -> Iterator[list[dict[str, Any]]]:
+    offset_path = path.with_name(path.name + ".offset")
+    try:
+        offset = int(offset_path.read_text(encoding="ascii")) if offset_path.exists() else 0
+    except (OSError, ValueError) as exc:
+        raise StoreError(
+            f"cannot read the spool offset {offset_path}: {exc}: delete it to replay {path} from the start"
+        ) from exc
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot read the spool file {path}: {exc}") from exc
+    with handle:
+        handle.seek(offset)
+        while True:
+            documents = []
+            for line in iter(handle.readline, b""):
+                if not line.endswith(b"\n"):
+                    break  # cut short by a crash while it was written, so never acknowledged: skipped
+                documents.append(json.loads(line))
+                offset += len(line)
+                if len(documents) >= batch:
+                    break
+            if not documents:
+                break
+            yield documents
+            offset_path.write_text(str(offset), encoding="ascii")
+    _remove(offset_path)
+
+
+def _modified(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        logger.warning("cannot remove %s: %s", path, exc)

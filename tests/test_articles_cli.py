@@ -1,0 +1,292 @@
+"""``crawler articles`` on a store filled by a real crawl of the demo sites (served on 127.0.0.1), and the
+same commands giving the same output on the MongoDB store (the pymongo-shaped fake, NOT MongoDB, always;
+a real server when MONGO_URI is set)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tracemalloc
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mongofake import FakeClient
+
+from crawler import articlescli
+from crawler.cli import main
+from crawler.demo.sites import demo_sites
+from crawler.store import SqliteStore, Store
+from crawler.store.mongo import MongoStore
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO_ARTICLES = sum(len(site.articles) for site in demo_sites())
+DEMO_REPOSTS = sum(1 for site in demo_sites() for article in site.articles if article.repost_of)
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The data folder of one `crawler demo` run: 3 sites crawled into the weekly SQLite store."""
+    data = tmp_path_factory.mktemp("demo")
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
+    env.update(CRAWLER_DATA_DIR=str(data), CRAWLER_RULES_DIR=str(REPO / "rules"))
+    result = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "demo", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"{DEMO_ARTICLES - DEMO_REPOSTS} articles stored; {DEMO_REPOSTS} reposts" in result.stdout
+    return data / "demo"
+
+
+def articles(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, data: Path, *args: str
+) -> tuple[int, str, str]:
+    """Run `crawler articles ARGS` in this process on the SQLite store under ``data``."""
+    monkeypatch.setenv("CRAWLER_DATA_DIR", str(data))
+    monkeypatch.delenv("MONGO_URI", raising=False)
+    code = main(["articles", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_crawl_filled_the_store(crawled: Path) -> None:
+    with SqliteStore(crawled) as store:
+        assert store.count() == DEMO_ARTICLES - DEMO_REPOSTS
+        recorded = {r["url"] for row in store.iter_articles() for r in row["reposts"]}
+    expected = {a.path for s in demo_sites() for a in s.articles if a.repost_of} | {
+        a.repost_of for s in demo_sites() for a in s.articles if a.repost_of
+    }
+    assert len(recorded) == DEMO_REPOSTS
+    assert {url.split(":", 2)[2].split("/", 1)[1] for url in recorded} <= {p.lstrip("/") for p in expected}
+
+
+def test_list_newest_first_with_filters(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, _ = articles(capsys, monkeypatch, crawled, "list", "--format", "jsonl", "--limit", "0")
+    assert (code, out) == (0, "")
+    code, out, _ = articles(capsys, monkeypatch, crawled, "list", "--format", "jsonl", "--limit", "500")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) == DEMO_ARTICLES - DEMO_REPOSTS
+    keys = [(row["first_seen"], row["id"]) for row in rows]
+    assert keys == sorted(keys, reverse=True)
+    _, out, _ = articles(capsys, monkeypatch, crawled, "list", "--site", "demo-huaxia", "--format", "json")
+    huaxia = json.loads(out)
+    assert huaxia and {row["site"] for row in huaxia} == {"demo-huaxia"}
+    week = rows[0]["week"]
+    _, out, _ = articles(
+        capsys, monkeypatch, crawled, "list", "--week", week, "--format", "jsonl", "--limit", "3"
+    )
+    assert [json.loads(line)["url"] for line in out.splitlines()] == [row["url"] for row in rows[:3]]
+    future = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%d")
+    _, out, _ = articles(capsys, monkeypatch, crawled, "list", "--since", future, "--format", "jsonl")
+    assert out == ""
+    _, out, _ = articles(capsys, monkeypatch, crawled, "list", "--since", "1d", "--until", future)
+    assert "Articles, newest first" in out
+    assert "20 articles" in out
+    assert rows[0]["id"] in out
+    with pytest.raises(SystemExit):
+        articles(capsys, monkeypatch, crawled, "list", "--week", "2026w99")
+    assert "week '2026w99' is not an ISO week" in capsys.readouterr().err
+
+
+def test_show_prints_every_field_and_finds_reposts(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SqliteStore(crawled) as store:
+        original = next(d for d in store.iter_articles() if d["reposts"])
+    code, out, _ = articles(capsys, monkeypatch, crawled, "show", original["url"])
+    assert code == 0
+    for label in (
+        "id:",
+        "url:",
+        "site:",
+        "title:",
+        "published:",
+        "first_seen:",
+        "week:",
+        "simhash:",
+        "body:",
+    ):
+        assert label in out
+    assert "summary, 1 sentence:" in out and "summary, 3 sentences:" in out
+    assert "reposts (1):" in out and original["reposts"][0]["url"] in out
+    assert max(len(line) for line in out.splitlines() if "://" not in line) <= articlescli.MAX_WRAP, "wrapped"
+    _, by_id, _ = articles(capsys, monkeypatch, crawled, "show", original["id"])
+    assert by_id == out
+    repost_url = original["reposts"][0]["url"]
+    _, via_repost, _ = articles(capsys, monkeypatch, crawled, "show", repost_url, "--format", "json")
+    assert json.loads(via_repost) == original
+    code, _, err = articles(capsys, monkeypatch, crawled, "show", "http://nowhere.test/x")
+    assert code == 1
+    assert "no stored article has the URL or id 'http://nowhere.test/x'" in err
+
+
+def test_search_words_and_chinese(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SqliteStore(crawled) as store:
+        english = next(d for d in store.iter_articles(site="demo-citynews"))
+        chinese = next(d for d in store.iter_articles(site="demo-huaxia"))
+    word = max(english["title"].split(), key=len).strip(".,:;'\"").lower()
+    _, out, _ = articles(capsys, monkeypatch, crawled, "search", word, "--format", "jsonl", "--limit", "100")
+    hits = [json.loads(line) for line in out.splitlines()]
+    assert english["url"] in {hit["url"] for hit in hits}
+    assert all(word in (hit["title"] + " " + hit["body"]).lower() for hit in hits)
+    phrase = chinese["title"][:4]
+    _, out, _ = articles(capsys, monkeypatch, crawled, "search", phrase, "--format", "jsonl")
+    assert chinese["url"] in {json.loads(line)["url"] for line in out.splitlines()}
+    code, out, _ = articles(capsys, monkeypatch, crawled, "search", "zzzqqqxxx")
+    assert (code, out.strip()) == (0, "0 articles")
+
+
+def test_export_streams_jsonl_and_csv_to_stdout_or_a_file(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _, out, err = articles(capsys, monkeypatch, crawled, "export")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) == DEMO_ARTICLES - DEMO_REPOSTS
+    assert f"exported {len(rows)} articles" in err
+    assert [r["first_seen"] for r in rows] == sorted(r["first_seen"] for r in rows), "oldest first"
+    target = tmp_path / "out.csv"
+    code, _, _ = articles(capsys, monkeypatch, crawled, "export", "--format", "csv", "-o", str(target))
+    assert code == 0
+    with target.open(encoding="utf-8", newline="") as handle:
+        table = list(csv.DictReader(handle))
+    assert [row["url"] for row in table] == [row["url"] for row in rows]
+    assert json.loads(table[0]["fields"]) == rows[0]["fields"]
+    assert table[0]["body"] == rows[0]["body"]
+    assert not (tmp_path / "out.csv.part").exists()
+
+
+def test_stats_per_site_and_week(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, out, _ = articles(capsys, monkeypatch, crawled, "stats", "--format", "json")
+    stats = json.loads(out)
+    assert stats["total"]["articles"] == DEMO_ARTICLES - DEMO_REPOSTS
+    assert stats["total"]["reposts"] == DEMO_REPOSTS
+    qread = sum(1 for s in demo_sites() for a in s.articles if a.needs_qread)
+    assert stats["total"]["qread"] == qread
+    assert {row["site"] for row in stats["weeks"]} == {s.rule_id for s in demo_sites()}
+    _, table, _ = articles(capsys, monkeypatch, crawled, "stats")
+    assert "demo-citynews" in table and "total" in table and "qRead bodies" in table
+
+
+def test_export_memory_does_not_grow_with_the_store(tmp_path: Path) -> None:
+    """Constant memory: exporting 5x more articles takes no more memory (bench/export.py: 100k)."""
+    peaks = []
+    body = "Words of a stored article body. " * 60
+    with SqliteStore(tmp_path, batch_size=1000) as store:
+        start = datetime(2026, 11, 16, tzinfo=UTC)
+        for count in (2000, 10_000):
+            store.upsert_many(
+                {
+                    "site": "s",
+                    "url": f"http://s.test/{count}/{n}",
+                    "fetched_at": start + timedelta(seconds=n),
+                    "body": f"{n} {body}",
+                }
+                for n in range(count)
+            )
+            sink = io.StringIO()
+            tracemalloc.start()
+            exported = articlescli._write_documents(
+                store.iter_articles(newest_first=False), "jsonl", _Null(sink)
+            )
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+            assert exported == store.count()
+    assert peaks[1] < peaks[0] * 1.5 + 200_000, peaks
+
+
+class _Null(io.StringIO):
+    """A stream that counts and forgets what it is given (the export's memory, not the output's)."""
+
+    def __init__(self, sink: io.StringIO) -> None:
+        super().__init__()
+        self.written = 0
+
+    def write(self, text: str) -> int:
+        self.written += len(text)
+        return len(text)
+
+
+# --- the same output on both backends ---------------------------------------------------------------------
+
+
+@pytest.fixture(params=["mongo-shaped-fake", "mongodb"])
+def mongo_copy(request: pytest.FixtureRequest, crawled: Path, tmp_path: Path) -> Iterator[Store]:
+    """The crawled documents copied, oldest first, into a MongoDB store."""
+    if request.param == "mongodb":
+        uri = os.environ.get("MONGO_URI")
+        if not uri:
+            pytest.skip("MONGO_URI is not set: no MongoDB server to compare with")
+        store = MongoStore(uri, spool_dir=tmp_path, prefix=f"cli{os.getpid()}")
+    else:
+        store = MongoStore("mongodb://fake", spool_dir=tmp_path, prefix="cli", client=FakeClient())  # type: ignore[arg-type]
+    with SqliteStore(crawled) as source:
+        results = store.upsert_many(source.iter_articles(newest_first=False))
+    assert {r.outcome for r in results} == {"new"}
+    try:
+        yield store
+    finally:
+        if request.param == "mongodb":
+            for week in store.weeks():
+                store.client.drop_database(f"{store.prefix}_{week}")
+        store.close()
+
+
+COMPARED = [
+    ("list",),
+    ("list", "--format", "csv", "--limit", "500"),
+    ("list", "--site", "demo-huaxia", "--format", "jsonl"),
+    ("export",),
+    ("export", "--format", "csv", "--site", "demo-techdaily"),
+    ("stats",),
+    ("stats", "--format", "json"),
+]
+
+
+def test_every_articles_command_prints_the_same_on_mongodb(
+    crawled: Path,
+    mongo_copy: Store,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with SqliteStore(crawled) as store:
+        some = next(d for d in store.iter_articles() if d["reposts"])
+        word = max(some["title"].split(), key=len).strip(".,:;'\"").lower()
+    commands: list[tuple[str, ...]] = [*COMPARED, ("show", some["url"]), ("show", some["reposts"][0]["url"])]
+    if not isinstance(mongo_copy.client, FakeClient):  # type: ignore[attr-defined]
+        commands += [("search", word), ("search", word, "--format", "jsonl", "--site", some["site"])]
+    for command in commands:
+        expected = articles(capsys, monkeypatch, crawled, *command)
+        monkeypatch.setattr(articlescli, "open_store", lambda _env: _Unclosed(mongo_copy))
+        assert articles(capsys, monkeypatch, crawled, *command) == expected, command
+        monkeypatch.undo()
+
+
+class _Unclosed:
+    """The MongoDB store for one command, left open for the next (the command closes what it opens)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def close(self) -> None:
+        return None

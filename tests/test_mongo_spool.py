@@ -1,0 +1,193 @@
+"""MongoDB unreachable: articles go to the local spool, in order, and are replayed when it is back.
+
+The first test spools through the real pymongo driver against a port where nothing listens. Replays run
+into the pymongo-shaped fake (tests/mongofake.py, NOT MongoDB: no MongoDB server can run here), which
+can be switched down and up again.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import tracemalloc
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mongofake import FakeClient
+from test_store_contract import FLOOD, FLOOD_REPOST, article
+
+from crawler.store import Written
+from crawler.store.mongo import MongoStore
+from crawler.store.spool import Spool
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def fake_store(tmp_path: Path, client: FakeClient, clock: Clock, **options: Any) -> MongoStore:
+    return MongoStore(
+        "mongodb://fake",
+        spool_dir=tmp_path,
+        prefix="news",
+        client=client,  # type: ignore[arg-type]
+        clock=clock,
+        retry_seconds=10,
+        **options,
+    )
+
+
+def spooled_urls(path: Path) -> list[str]:
+    return [json.loads(line)["url"] for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def stored(client: FakeClient, week: str = "2026w47") -> dict[str, dict[str, Any]]:
+    return {d["url"]: d for d in client[f"news_{week}"]["articles"].find({})}
+
+
+def test_an_unreachable_server_spools_in_order_and_a_later_store_replays_it(tmp_path: Path) -> None:
+    uri = f"mongodb://127.0.0.1:{closed_port()}/"
+    down = MongoStore(uri, spool_dir=tmp_path, prefix="news", retry_seconds=3600, timeout_ms=200)
+    first = down.upsert_many(
+        [
+            article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD),
+            article("http://news.test/a", "2026-11-17T11:00:00Z", title="first fetch"),
+        ]
+    )
+    assert [w.outcome for w in first] == ["spooled", "spooled"]
+    # While the spool holds articles, later ones join it without trying the server (order is kept).
+    later = down.upsert_many(
+        [
+            article("http://other.test/repost", "2026-11-17T12:00:00Z", body=FLOOD_REPOST),
+            article("http://news.test/a", "2026-11-17T13:00:00Z", title="second fetch"),
+        ]
+    )
+    assert [w.outcome for w in later] == ["spooled", "spooled"]
+    spool_file = down.spool.path
+    down.close()
+    assert spooled_urls(spool_file) == [
+        "http://news.test/flood",
+        "http://news.test/a",
+        "http://other.test/repost",
+        "http://news.test/a",
+    ]
+    # The worker is gone; its spool is an orphan that the next store on this folder takes over.
+    client = FakeClient()
+    with fake_store(tmp_path, client, Clock()) as back:
+        assert back.upsert(article("http://news.test/b", "2026-11-18T09:00:00Z")).new
+    documents = stored(client)
+    assert set(documents) == {"http://news.test/flood", "http://news.test/a", "http://news.test/b"}
+    assert documents["http://news.test/a"]["title"] == "second fetch", (
+        "replayed in order: the newer fetch won"
+    )
+    assert [r["url"] for r in documents["http://news.test/flood"]["reposts"]] == ["http://other.test/repost"]
+    assert not spool_file.exists()
+    assert not list((tmp_path / "spool").iterdir())
+
+
+def test_writes_spool_while_down_and_replay_when_the_retry_is_due(tmp_path: Path) -> None:
+    client, clock = FakeClient(), Clock()
+    with fake_store(tmp_path, client, clock, batch_size=2) as store:
+        assert store.upsert(article("http://news.test/0", "2026-11-17T10:00:00Z")).new
+        client.down = True
+        results = store.upsert_many(
+            article(f"http://news.test/{n}", "2026-11-17T11:00:00Z") for n in range(1, 6)
+        )
+        assert [w.outcome for w in results] == ["spooled"] * 5
+        client.down = False
+        clock.now += 5  # not due yet: still spooled, in order
+        assert store.upsert(article("http://news.test/6", "2026-11-17T12:00:00Z")).outcome == "spooled"
+        assert len(stored(client)) == 1
+        clock.now += 10
+        assert store.upsert(article("http://news.test/7", "2026-11-17T13:00:00Z")) == Written(
+            "new", "http://news.test/7"
+        )
+        assert set(stored(client)) == {f"http://news.test/{n}" for n in range(8)}
+        assert not store.spool.pending
+
+
+def test_a_replay_cut_short_resumes_where_it_stopped(tmp_path: Path) -> None:
+    client, clock = FakeClient(), Clock()
+    store = fake_store(tmp_path, client, clock, batch_size=2)
+    client.down = True
+    store.upsert_many(article(f"http://news.test/{n}", "2026-11-17T11:00:00Z") for n in range(6))
+    client.down = False
+    written: list[str] = []
+    original = store._write
+
+    def failing_after_one_batch(batch: Sequence[dict[str, Any]]) -> list[Written]:
+        if written:
+            client.down = True
+        written.extend(document["url"] for document in batch)
+        return original(batch)
+
+    store._write = failing_after_one_batch  # type: ignore[method-assign,assignment]
+    clock.now += 60
+    assert store.upsert(article("http://news.test/x", "2026-11-17T12:00:00Z")).outcome == "spooled"
+    client.down = False
+    assert set(stored(client)) == {"http://news.test/0", "http://news.test/1"}
+    offset = Path(str(store.spool.path) + ".offset")
+    assert offset.exists(), "the replayed batch is remembered"
+    store._write = original  # type: ignore[method-assign]
+    clock.now += 60
+    store.flush()
+    assert set(stored(client)) == {f"http://news.test/{n}" for n in range(6)} | {"http://news.test/x"}
+    assert not offset.exists() and not store.spool.pending
+    store.close()
+
+
+def test_a_line_cut_short_by_a_crash_is_skipped(tmp_path: Path) -> None:
+    spool = Spool(tmp_path, "mongo_news")
+    spool.append([{"url": "a"}, {"url": "b"}])
+    spool.close()
+    with spool.path.open("a", encoding="utf-8") as handle:
+        handle.write('{"url": "c", "bo')
+    assert [[d["url"] for d in batch] for batch in spool.replay(1)] == [["a"], ["b"]]
+    assert not spool.path.exists()
+
+
+def test_replay_holds_one_batch_in_memory(tmp_path: Path) -> None:
+    spool = Spool(tmp_path, "mongo_news")
+    body = "x" * 2000
+    for start in range(0, 5000, 500):
+        spool.append([{"url": f"u{n}", "body": body} for n in range(start, start + 500)])
+    spool.close()
+    tracemalloc.start()
+    count = 0
+    for batch in spool.replay(100):
+        count += len(batch)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert count == 5000
+    assert peak < 2_000_000, f"peak {peak} bytes: replay must not read the whole spool ({5000 * 2000} bytes)"
+
+
+def test_a_spool_held_by_a_live_process_is_no_orphan(tmp_path: Path) -> None:
+    mine = Spool(tmp_path, "mongo_news")
+    theirs = Spool(tmp_path, "mongo_news")
+    theirs.path = tmp_path / "mongo_news-otherhost-1.jsonl"
+    theirs.append([{"url": "held"}])
+    assert mine.orphans() == []
+    theirs.close()
+    assert mine.orphans() == [theirs.path]
+
+
+@pytest.mark.parametrize("value", ["0", "none", "-1"])
+def test_unacknowledged_write_concerns_are_refused(value: str) -> None:
+    from crawler.store import StoreError
+    from crawler.store.mongo import parse_write_concern
+
+    with pytest.raises(StoreError, match="MONGO_WRITE_CONCERN"):
+        parse_write_concern(value)

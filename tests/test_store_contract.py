@@ -1,0 +1,478 @@
+"""The store contract: the same cases against every backend.
+
+- ``sqlite``: the embedded store, always.
+- ``mongodb``: a real MongoDB server, when ``MONGO_URI`` is set (each test uses databases of its own
+  prefix, dropped afterwards); skipped, saying so, when it is not.
+- ``mongo-shaped-fake``: the MongoDB store's code over mongomock (tests/mongofake.py). It checks the
+  store's query and update shapes; it is NOT MongoDB and counts as nothing more. Cases that need what
+  mongomock lacks (``$text``, several processes) skip on it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crawler.store import DOCUMENT_FIELDS, DedupPolicy, Store, StoreError, Written, article_id, content_hash
+from crawler.store.fingerprint import from_hex, hamming, simhash, to_hex
+from crawler.store.sqlite import SqliteStore
+
+MONGO_URI = os.environ.get("MONGO_URI")
+BACKENDS = ["sqlite", "mongodb", "mongo-shaped-fake"]
+WRITERS = 4
+SHARED_URLS = 120
+
+# Two different articles about the same event, and a repost of the first one with a byline and site
+# chrome added (the body a crawler reads on the reposting site).
+FLOOD = (
+    "Heavy rain flooded the lower districts of Riverton on Tuesday night, forcing the evacuation of"
+    " more than two thousand residents from homes along the Miller River.\n\n"
+    "The river rose four metres in six hours after the storm stalled over the valley, the regional"
+    " water authority said, and the old levee near the rail bridge gave way shortly after midnight.\n\n"
+    "Mayor Ellen Park said emergency shelters at the sports hall and two schools were taking in"
+    " families, and asked people to stay away from the flooded streets until the water recedes.\n\n"
+    "Forecasters expect more rain on Thursday. Repairs to the levee will start once the water level"
+    " drops, which engineers say could take the rest of the week."
+)
+FLOOD_REPOST = "By Jane Doe, Staff Reporter\n\n" + FLOOD + "\n\nShare this article. Read more: weather news."
+FLOOD_OTHER = (
+    "Residents of Riverton returned on Friday to homes damaged by this week's flood, as the Miller"
+    " River fell back below its banks for the first time since the storm.\n\n"
+    "Insurers estimate the damage at several million, and the city council will meet on Monday to"
+    " discuss a new levee. Mayor Ellen Park said the old one had been due for repair for years.\n\n"
+    "Volunteers cleared mud from the main street while engineers inspected the rail bridge, which"
+    " stays closed to trains until the checks are complete, the rail operator said."
+)
+CHINESE = (
+    "本市昨日举行科技创新大会，来自全国各地的三百多家企业参加了展览，展示了人工智能、新能源汽车和生物医药"
+    "等领域的最新成果。\n\n市长在开幕式上表示，今年将投入五十亿元支持企业研发，并在高新区建设新的孵化基地，"
+    "吸引更多年轻人才来本市创业。\n\n大会将持续三天，市民可以凭身份证免费参观。"
+)
+
+
+def article(url: str, fetched_at: str, *, site: str = "citynews", **extra: Any) -> dict[str, Any]:
+    return {
+        "site": site,
+        "url": url,
+        "fetched_at": fetched_at,
+        "title": f"Title of {url}",
+        "body": f"Body of {url}.",
+        "published": "2026-11-20",
+        "author": "A. Writer",
+        "fields": {"section": "city"},
+        "job": "job-1",
+        **extra,
+    }
+
+
+def open_backend(kind: str, tmp_path: Path, prefix: str, **options: Any) -> Store:
+    """A store of ``kind`` over ``tmp_path`` (SQLite files, the spool) and, for MongoDB, ``prefix``."""
+    if kind == "sqlite":
+        return SqliteStore(tmp_path, **options)
+    from crawler.store.mongo import MongoStore
+
+    if kind == "mongodb":
+        if not MONGO_URI:
+            pytest.skip("MONGO_URI is not set: no MongoDB server to run the contract against")
+        return MongoStore(MONGO_URI, spool_dir=tmp_path, prefix=prefix, **options)
+    from mongofake import FakeClient
+
+    client = options.pop("client", None) or FakeClient()
+    return MongoStore("mongodb://fake", spool_dir=tmp_path, prefix=prefix, client=client, **options)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def prefix() -> Iterator[str]:
+    name = f"test{uuid.uuid4().hex[:10]}"
+    yield name
+    if MONGO_URI:
+        from pymongo import MongoClient
+
+        client: MongoClient[dict[str, Any]] = MongoClient(MONGO_URI, serverSelectionTimeoutMS=3000)
+        for database in client.list_database_names():
+            if database.startswith(f"{name}_"):
+                client.drop_database(database)
+        client.close()
+
+
+@pytest.fixture
+def store(backend: str, tmp_path: Path, prefix: str) -> Iterator[Store]:
+    opened = open_backend(backend, tmp_path, prefix)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def outcomes(results: list[Written]) -> list[str]:
+    return [result.outcome for result in results]
+
+
+# --- upserts ----------------------------------------------------------------------------------------------
+
+
+def test_upsert_is_idempotent(store: Store) -> None:
+    item = article("http://news.test/a", "2026-11-20T10:00:00Z")
+    assert store.upsert(item) == Written("new", "http://news.test/a")
+    assert store.upsert(item).outcome == "updated"
+    assert store.upsert(dict(item)).outcome == "updated"
+    assert store.count() == 1
+
+
+def test_the_stored_document_has_every_field(store: Store) -> None:
+    url = "http://news.test/a"
+    extraction = {"body_from": "rule", "algorithm": None, "body_chars": len(FLOOD)}
+    summary = {"1": "Heavy rain flooded Riverton.", "3": "Heavy rain flooded Riverton. More rain."}
+    store.upsert(
+        article(
+            url, "2026-11-20T10:00:00+00:00", body=FLOOD, extraction=extraction, summary=summary, _html="<p>"
+        )
+    )
+    document = store.get(url)
+    fingerprint = simhash(FLOOD)
+    assert fingerprint is not None
+    assert document == {
+        "id": article_id(url),
+        "url": url,
+        "site": "citynews",
+        "title": f"Title of {url}",
+        "body": FLOOD,
+        "published": "2026-11-20",
+        "author": "A. Writer",
+        "fields": {"section": "city"},
+        "fetched_at": "2026-11-20T10:00:00.000000Z",
+        "first_seen": "2026-11-20T10:00:00.000000Z",
+        "week": "2026w47",
+        "extraction": extraction,
+        "content_hash": content_hash(FLOOD),
+        "simhash": to_hex(fingerprint),
+        "summary": summary,
+        "reposts": [],
+        "job": "job-1",
+    }
+    assert list(document) == list(DOCUMENT_FIELDS)
+    assert store.get(article_id(url)) == document
+    assert store.get("http://news.test/missing") is None
+
+
+def test_a_refetch_updates_the_fields_but_keeps_first_seen(store: Store) -> None:
+    url = "http://news.test/a"
+    store.upsert(article(url, "2026-11-20T10:00:00Z"))
+    refetch = article(url, "2026-11-21T08:00:00Z", title="Corrected title", body="New body.")
+    assert store.upsert(refetch).outcome == "updated"
+    document = store.get(url)
+    assert document is not None
+    assert (document["title"], document["body"]) == ("Corrected title", "New body.")
+    assert document["fetched_at"] == "2026-11-21T08:00:00.000000Z"
+    assert document["first_seen"] == "2026-11-20T10:00:00.000000Z"
+    assert document["content_hash"] == content_hash("New body.")
+    # A fetch older than the stored one (a late retry) changes nothing.
+    assert store.upsert(article(url, "2026-11-20T12:00:00Z", title="Stale title")).outcome == "unchanged"
+    assert store.get(url) == document
+
+
+def test_a_retry_after_the_week_ended_updates_last_weeks_document(store: Store) -> None:
+    url = "http://news.test/a"
+    assert store.upsert(article(url, "2027-01-03T23:59:50Z")).new
+    assert store.upsert(article(url, "2027-01-04T00:00:30Z", title="Retried")).outcome == "updated"
+    assert store.weeks() == ["2026w53"]
+    document = store.get(url)
+    assert document is not None
+    assert (document["week"], document["title"]) == ("2026w53", "Retried")
+    # More than a week later, the URL gets a document in its new week.
+    assert store.upsert(article(url, "2027-01-12T09:00:00Z")).new
+    assert store.weeks() == ["2026w53", "2027w02"]
+    newest = store.get(url)
+    assert newest is not None and newest["week"] == "2027w02"
+
+
+def test_upsert_many_reports_each_article_and_validates_before_writing(store: Store) -> None:
+    items = [article(f"http://news.test/{n}", f"2026-11-2{n % 3}T10:00:00Z") for n in range(10)]
+    assert outcomes(store.upsert_many(items)) == ["new"] * 10
+    again = store.upsert_many([*items[:4], article("http://news.test/new", "2026-11-20T10:00:00Z")])
+    assert outcomes(again) == ["updated"] * 4 + ["new"]
+    assert [result.url for result in again][-1] == "http://news.test/new"
+    assert store.count() == 11
+    with pytest.raises(StoreError, match=r"article http://news.test/bad: unknown field 'colour'"):
+        store.upsert_many(
+            [
+                article("http://news.test/12", "2026-11-20T10:00:00Z"),
+                {**article("http://news.test/bad", "2026-11-20T10:00:00Z"), "colour": "red"},
+            ]
+        )
+    assert store.count() == 11
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"fetched_at": "yesterday"}, r"field 'fetched_at' 'yesterday' is not an ISO-8601 time"),
+        ({"site": ""}, r"field 'site' is '': expected a site id"),
+        ({"title": 12}, r"field 'title' is 12: expected a string or None"),
+        ({"fields": ["a"]}, r"field 'fields' is \['a'\]: expected a mapping"),
+        ({"fields": {"when": datetime(2026, 1, 1)}}, r"field 'fields' cannot be stored as JSON"),
+        ({"summary": {"1": 3}}, r"field 'summary' is \{'1': 3\}: expected a mapping of lengths to texts"),
+    ],
+)
+def test_an_invalid_article_is_refused_with_the_field_named(
+    store: Store, change: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(StoreError, match=rf"article http://news.test/a: {message}"):
+        store.upsert({**article("http://news.test/a", "2026-11-20T10:00:00Z"), **change})
+    assert store.count() == 0
+
+
+def test_an_article_without_fetched_at_or_url_is_refused(store: Store) -> None:
+    item = article("http://news.test/a", "2026-11-20T10:00:00Z")
+    del item["fetched_at"]
+    with pytest.raises(StoreError, match="field 'fetched_at' is missing"):
+        store.upsert(item)
+    with pytest.raises(StoreError, match="field 'url' is None: expected a non-empty string"):
+        store.upsert({"site": "citynews", "fetched_at": "2026-11-20T10:00:00Z"})
+
+
+# --- reads ------------------------------------------------------------------------------------------------
+
+
+def test_count_per_site_and_week(store: Store) -> None:
+    store.upsert_many(
+        [
+            article("http://news.test/1", "2026-11-17T10:00:00Z"),
+            article("http://news.test/2", "2026-11-18T10:00:00Z"),
+            article("http://other.test/1", "2026-11-18T10:00:00Z", site="other"),
+            article("http://news.test/3", "2026-11-24T10:00:00Z"),
+        ]
+    )
+    assert store.count() == 4
+    assert store.count(site="citynews") == 3
+    assert store.count(week="2026w47") == 3
+    assert store.count(site="citynews", week="2026w48") == 1
+    assert store.count(site="other", week="2026w48") == 0
+    assert store.count(week="2026w30") == 0
+
+
+def test_iter_articles_orders_by_first_seen_and_filters(store: Store) -> None:
+    times = {
+        "http://news.test/1": "2026-11-16T09:00:00Z",
+        "http://other.test/1": "2026-11-17T09:00:00Z",
+        "http://news.test/2": "2026-11-22T23:00:00Z",
+        "http://news.test/3": "2026-11-23T01:00:00Z",
+        "http://other.test/2": "2026-11-25T09:00:00Z",
+    }
+    store.upsert_many(
+        article(url, fetched, site="other" if "other" in url else "citynews")
+        for url, fetched in times.items()
+    )
+    # A re-fetch moves fetched_at, never first_seen, so it does not change the order.
+    store.upsert(article("http://news.test/1", "2026-11-24T09:00:00Z"))
+
+    def urls(**query: Any) -> list[str]:
+        return [document["url"] for document in store.iter_articles(**query)]
+
+    newest = list(reversed(times))
+    assert urls() == newest
+    assert urls(newest_first=False) == list(times)
+    assert urls(site="citynews") == ["http://news.test/3", "http://news.test/2", "http://news.test/1"]
+    assert urls(week="2026w47") == ["http://news.test/2", "http://other.test/1", "http://news.test/1"]
+    assert urls(since=datetime(2026, 11, 17, 9, tzinfo=UTC)) == newest[:4]
+    assert urls(until=datetime(2026, 11, 23, 1, tzinfo=UTC)) == newest[2:]
+    assert urls(since=datetime(2026, 11, 22, 12), until=datetime(2026, 11, 24)) == newest[1:3]
+    assert urls(limit=2) == newest[:2]
+    assert urls(limit=3, newest_first=False) == list(times)[:3]
+    assert urls(limit=0) == []
+    with pytest.raises(StoreError, match="limit -1 is negative"):
+        store.iter_articles(limit=-1)
+
+
+def test_iter_articles_reads_large_weeks_in_pages_with_ties_in_id_order(
+    backend: str, tmp_path: Path, prefix: str
+) -> None:
+    start = datetime(2026, 11, 16, tzinfo=UTC)
+    with open_backend(backend, tmp_path, prefix, batch_size=500) as store:
+        store.upsert_many(
+            article(f"http://news.test/{n}", (start + timedelta(seconds=n // 3)).isoformat())
+            for n in range(1234)
+        )
+        documents = list(store.iter_articles(newest_first=False))
+        assert len(documents) == 1234
+        keys = [(document["first_seen"], document["id"]) for document in documents]
+        assert keys == sorted(keys)
+        assert len(set(keys)) == 1234
+        assert len(list(store.iter_articles(limit=777))) == 777
+
+
+def test_search_finds_whole_words_phrases_and_chinese(backend: str, store: Store) -> None:
+    if backend == "mongo-shaped-fake":
+        pytest.skip("mongomock has no $text: search runs against SQLite and a real MongoDB only")
+    store.upsert_many(
+        [
+            article("http://news.test/flood", "2026-11-17T10:00:00Z", title="Riverton flood", body=FLOOD),
+            article(
+                "http://news.test/after", "2026-11-18T10:00:00Z", title="After the flood", body=FLOOD_OTHER
+            ),
+            article(
+                "http://cn.test/keji", "2026-11-18T11:00:00Z", site="huaxia", title="科技大会", body=CHINESE
+            ),
+        ]
+    )
+
+    def found(text: str, **options: Any) -> list[str]:
+        return [document["url"] for document in store.search(text, **options)]
+
+    assert found("levee") == ["http://news.test/after", "http://news.test/flood"]
+    assert found("LEVEE Mayor") == ["http://news.test/after", "http://news.test/flood"]
+    assert found('"rail bridge" evacuation') == ["http://news.test/flood"]
+    assert found("lev") == [], "whole words only"
+    assert found("人工智能") == ["http://cn.test/keji"]
+    assert found("levee", site="huaxia") == []
+    assert found("levee", limit=1) == ["http://news.test/after"]
+    assert found("levee", week="2026w47") == ["http://news.test/after", "http://news.test/flood"]
+    with pytest.raises(StoreError, match="has no words"):
+        list(store.search('  ""  '))
+
+
+def test_stats_count_articles_reposts_and_qread_bodies(store: Store) -> None:
+    qread = {"body_from": "qread", "algorithm": "qread", "body_chars": 10}
+    store.upsert_many(
+        [
+            article("http://news.test/1", "2026-11-17T10:00:00Z", body=FLOOD),
+            article("http://news.test/2", "2026-11-18T10:00:00Z", extraction=qread),
+            article("http://other.test/1", "2026-11-18T10:00:00Z", site="other", body=FLOOD_REPOST),
+            article("http://news.test/3", "2026-11-24T10:00:00Z", extraction=qread),
+        ]
+    )
+    assert store.stats() == [
+        {"week": "2026w47", "site": "citynews", "articles": 2, "reposts": 1, "qread": 1},
+        {"week": "2026w48", "site": "citynews", "articles": 1, "reposts": 0, "qread": 1},
+    ]
+
+
+# --- duplicate articles -----------------------------------------------------------------------------------
+
+
+def test_an_exact_repost_is_recorded_against_the_earlier_article(store: Store) -> None:
+    original = article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD)
+    # The same text, differently spaced and punctuated: the same normalised text.
+    copy = article("http://other.test/copy", "2026-11-18T08:00:00Z", site="other", body=FLOOD.upper() + "!!")
+    assert store.upsert(original).new
+    assert store.upsert(copy) == Written("repost", "http://other.test/copy", "http://news.test/flood")
+    assert store.upsert(copy).outcome == "repost", "a retried repost is recorded once"
+    assert store.count() == 1
+    kept = store.get("http://news.test/flood")
+    assert kept is not None
+    assert kept["reposts"] == [
+        {
+            "url": "http://other.test/copy",
+            "site": "other",
+            "fetched_at": "2026-11-18T08:00:00.000000Z",
+            "match": "exact",
+            "distance": 0,
+        }
+    ]
+    assert store.get("http://other.test/copy") is None
+    assert store.original_of("http://other.test/copy") == kept
+    assert store.original_of("http://other.test/unknown") is None
+
+
+def test_a_near_repost_is_found_and_a_different_article_on_the_same_event_is_kept(store: Store) -> None:
+    first, repost, other = simhash(FLOOD), simhash(FLOOD_REPOST), simhash(FLOOD_OTHER)
+    assert first is not None and repost is not None and other is not None
+    results = store.upsert_many(
+        [
+            article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD),
+            article("http://news.test/after", "2026-11-17T11:00:00Z", body=FLOOD_OTHER),
+            # In the same batch, and in the next week: both are compared.
+            article("http://other.test/repost", "2026-11-23T09:00:00Z", site="other", body=FLOOD_REPOST),
+        ]
+    )
+    assert outcomes(results) == ["new", "new", "repost"]
+    assert results[2].original == "http://news.test/flood"
+    kept = store.get("http://news.test/flood")
+    assert kept is not None
+    (record,) = kept["reposts"]
+    assert (record["url"], record["match"]) == ("http://other.test/repost", "near")
+    assert record["distance"] == hamming(first, repost) <= store.dedup.max_distance
+    assert hamming(first, other) > store.dedup.max_distance
+    assert store.count() == 2
+    assert {d["url"] for d in store.iter_articles()} == {"http://news.test/flood", "http://news.test/after"}
+
+
+def test_a_copy_outside_the_time_window_is_stored(backend: str, tmp_path: Path, prefix: str) -> None:
+    policy = DedupPolicy(window=timedelta(days=2))
+    with open_backend(backend, tmp_path, prefix, dedup=policy) as store:
+        assert store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD)).new
+        assert store.upsert(article("http://b.test/1", "2026-11-20T10:00:00Z", body=FLOOD_REPOST)).new
+        assert (
+            store.upsert(article("http://c.test/1", "2026-11-21T10:00:00Z", body=FLOOD)).outcome == "repost"
+        )
+
+
+def test_duplicate_detection_can_be_switched_off(backend: str, tmp_path: Path, prefix: str) -> None:
+    with open_backend(backend, tmp_path, prefix, dedup=DedupPolicy(enabled=False)) as store:
+        results = store.upsert_many(
+            [
+                article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD),
+                article("http://other.test/copy", "2026-11-17T11:00:00Z", body=FLOOD),
+            ]
+        )
+        assert outcomes(results) == ["new", "new"]
+
+
+def test_a_refetch_with_an_edited_body_keeps_its_reposts(store: Store) -> None:
+    store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD))
+    store.upsert(article("http://other.test/copy", "2026-11-17T11:00:00Z", body=FLOOD))
+    edited = FLOOD.replace("Tuesday", "Tuesday evening")
+    assert (
+        store.upsert(article("http://news.test/flood", "2026-11-18T10:00:00Z", body=edited)).outcome
+        == "updated"
+    )
+    kept = store.get("http://news.test/flood")
+    assert kept is not None
+    assert kept["body"] == edited
+    assert [record["url"] for record in kept["reposts"]] == ["http://other.test/copy"]
+    assert kept["simhash"] == to_hex(simhash(edited) or 0)
+    assert from_hex(kept["simhash"]) == simhash(edited)
+
+
+# --- concurrent writers -----------------------------------------------------------------------------------
+
+
+def _write_shared_urls(kind: str, tmp: str, prefix: str, writer: int) -> list[str]:
+    """One writer process: the same URLs as every other writer, one upsert each."""
+    results: list[str] = []
+    with open_backend(kind, Path(tmp) if kind == "sqlite" else Path(tmp) / f"spool{writer}", prefix) as store:
+        for n in range(SHARED_URLS):
+            fetched_at = f"2026-11-20T10:{n // 60:02d}:{n % 60:02d}.{writer:06d}Z"
+            written = store.upsert(article(f"http://news.test/{n}", fetched_at, title=f"writer {writer}"))
+            results.append(written.outcome)
+    return results
+
+
+def test_concurrent_writer_processes_store_each_url_once(backend: str, tmp_path: Path, prefix: str) -> None:
+    if backend == "mongo-shaped-fake":
+        pytest.skip("mongomock lives in one process: concurrent writers run against SQLite and real MongoDB")
+    if backend == "mongodb" and not MONGO_URI:
+        pytest.skip("MONGO_URI is not set: no MongoDB server to run the contract against")
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(WRITERS) as pool:
+        results = pool.starmap(
+            _write_shared_urls, [(backend, str(tmp_path), prefix, writer) for writer in range(WRITERS)]
+        )
+    assert sum(result.count("new") for result in results) == SHARED_URLS, "each URL new to one writer"
+    with open_backend(backend, tmp_path, prefix) as store:
+        assert store.weeks() == ["2026w47"]
+        assert store.count() == SHARED_URLS
+        # The newest fetch of each URL won, whichever process wrote last.
+        assert {document["title"] for document in store.iter_articles()} == {f"writer {WRITERS - 1}"}
