@@ -33,5 +33,6 @@ ENV CRAWLER_RULES_DIR=/app/rules \
 
 USER crawler
 
-# No HEALTHCHECK: no `crawler` command reports a process's health yet (`crawler status` has its issue).
+# No HEALTHCHECK: `crawler status` reports the service as a whole (workers by their heartbeats in Redis),
+# not one container.
 CMD ["crawler", "worker"]

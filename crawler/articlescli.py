@@ -166,18 +166,22 @@ def run_list(args: argparse.Namespace) -> int:
         documents = store.iter_articles(
             site=args.site, week=args.week, since=args.since, until=args.until, limit=args.limit
         )
-        _print_documents(documents, args.format, title="Articles, newest first")
+        _print_documents(documents, args.format, title="Articles, newest first", limit=args.limit)
     return 0
 
 
 def run_search(args: argparse.Namespace) -> int:
     with _store() as store:
         documents = store.search(args.text, site=args.site, week=args.week, limit=args.limit)
-        _print_documents(documents, args.format, title=f"Articles with {args.text}, newest first")
+        _print_documents(
+            documents, args.format, title=f"Articles with {args.text}, newest first", limit=args.limit
+        )
     return 0
 
 
-def _print_documents(documents: Iterable[dict[str, Any]], form: str, *, title: str) -> None:
+def _print_documents(
+    documents: Iterable[dict[str, Any]], form: str, *, title: str, limit: int | None
+) -> None:
     if form != "table":
         _write_documents(documents, form, sys.stdout)
         return
@@ -203,7 +207,8 @@ def _print_documents(documents: Iterable[dict[str, Any]], form: str, *, title: s
     console = _console()
     if rows:
         console.print(table)
-    console.print(f"{rows} article{'s' if rows != 1 else ''}")
+    more = " (the first ones: --limit N shows more)" if limit is not None and rows == limit else ""
+    console.print(f"{rows} article{'s' if rows != 1 else ''}{more}")
 
 
 # --- show -----------------------------------------------------------------------------------------------

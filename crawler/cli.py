@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from crawler import __version__, articlescli, crawlcli
+from crawler import __version__, articlescli, crawlcli, statuscli
 from crawler.errors import CrawlerError, InputError
 from crawler.fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, Fetcher
 from crawler.rules import RULE_SUFFIX, Rule, RuleError, RuleErrors, load_rule, load_rules
@@ -101,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_extract(commands)
     crawlcli.add_commands(commands)
     articlescli.add_commands(commands)
+    statuscli.add_commands(commands)
     _add_rules(commands)
     return parser
 

@@ -11,7 +11,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -188,7 +187,7 @@ def _grab_scheduler(settings: Any, url: str) -> GrabScheduler:
         connect(url),
         settings["REDIS_KEY_PREFIX"],
         lease_seconds=settings.getfloat("LEASE_SECONDS"),
-        default_every=timedelta(seconds=settings.getfloat("SCHEDULE_DEFAULT_EVERY")),
+        yield_boost=settings.getint("SCHEDULE_YIELD_BOOST"),
     )
 
 
@@ -328,6 +327,8 @@ def _crawl_job(
         rules,
         article_urls=article_urls or (),
         lease_seconds=settings.getfloat("LEASE_SECONDS"),
+        kind="temp",
+        boost=settings.getint("SCHEDULE_TEMP_BOOST"),
     )
     started = time.monotonic()
     with Progress(

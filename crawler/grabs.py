@@ -1,20 +1,23 @@
 """Regular grabs: when each rule's index pages are due, and seeding them exactly once per period.
 
-A rule's period is ``schedule.every`` (slots aligned on multiples of the period since the Unix epoch, so
-every scheduler computes the same ones) or ``schedule.cron`` (5 fields, UTC); a rule with neither is
-grabbed every ``SCHEDULE_DEFAULT_EVERY``. The state of each site lives in Redis, so it survives a restart
-of any scheduler:
+A rule's period is ``schedule.every`` (adapted between its bounds by :mod:`crawler.revisit`: the next grab
+is due one interval after the last one started) or ``schedule.cron`` (5 fields, UTC). A rule without a
+schedule has no regular grab (``crawler temp`` crawls it on demand). The state of each site lives in
+Redis, so it survives a restart of any scheduler:
 
 ``crawler:grab:<site>`` (hash)
     ``next`` (epoch seconds the next grab is due), ``last`` (when the last one was seeded), ``job`` (its
-    job id), ``seeding`` (a job claimed but not yet queued), ``grabs`` (how many so far).
+    job id), ``seeding`` (a job claimed but not yet queued), ``grabs`` (how many so far), and what
+    :mod:`crawler.revisit` keeps there (``interval``, ``yield``, ...).
 
-1. ``claim`` (one Lua script): if ``next`` is missing or not after now, set ``next`` to the following
-   slot, ``last`` to now and ``seeding`` to a new job id, and say yes; any other scheduler asking for the
-   same period is told no. Two schedulers, or one restarted, never seed a period twice.
-2. The site's start URLs are queued as that job (:func:`crawler.runner.enqueue_job`), then ``seeding``
-   is cleared. A scheduler that died between the two leaves ``seeding`` set: the next tick queues that
-   same job again (the queue stores an identical request once), so no period is skipped either.
+1. ``claim`` (one Lua script): if ``next`` is missing or not after now, set ``next`` to now plus the
+   site's interval (or the cron expression's next time), ``last`` to now and ``seeding`` to a new job id,
+   and say yes; any other scheduler asking for the same period is told no. Two schedulers, or one
+   restarted, never seed a period twice.
+2. The site's start URLs are queued as that job (:func:`crawler.runner.enqueue_job`), with a priority
+   boost that grows with the site's yield (how often its grabs find new articles), then ``seeding`` is
+   cleared. A scheduler that died between the two leaves ``seeding`` set: the next tick queues that same
+   job again (the queue stores an identical request once), so no period is skipped either.
 3. Periods missed while no scheduler ran are not replayed one by one: the first tick after seeds the
    current one (an index page read once shows what a missed read would have).
 
@@ -25,7 +28,6 @@ schedule``; the others wait, and take over within ``SCHEDULE_LEADER_SECONDS`` wh
 from __future__ import annotations
 
 import logging
-import math
 import os
 import socket
 import threading
@@ -33,7 +35,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import redis
 from croniter import croniter
@@ -42,12 +44,13 @@ from crawler.queue import Keys
 from crawler.rules import Rule
 from crawler.runner import enqueue_job
 
-__all__ = ["DEFAULT_EVERY", "GrabScheduler", "Seeded", "next_slot"]
+__all__ = ["GrabScheduler", "Seeded", "next_due"]
 
 logger = logging.getLogger(__name__)
 
-# SCHEDULE_DEFAULT_EVERY when the settings do not say (crawler/settings.py does).
-DEFAULT_EVERY = timedelta(hours=1)
+# SCHEDULE_YIELD_BOOST when the settings do not say: the priority a site whose grabs always find new
+# articles gets over one whose grabs never do.
+DEFAULT_YIELD_BOOST = 5
 
 _CLAIM = """
 local due = redis.call('HGET', KEYS[1], 'next')
@@ -66,13 +69,15 @@ return 0
 """
 
 
-def next_slot(rule: Rule, moment: float, default_every: timedelta = DEFAULT_EVERY) -> float:
-    """The first slot of ``rule``'s schedule strictly after ``moment`` (epoch seconds)."""
+def next_due(rule: Rule, moment: float, interval: float | None = None) -> float | None:
+    """When the grab after one started at ``moment`` is due: ``moment`` plus the site's ``interval``
+    (default ``schedule.every``), or the cron expression's first time after ``moment``; None without a
+    schedule."""
     if rule.cron is not None:
-        start = datetime.fromtimestamp(moment, UTC)
-        return float(croniter(rule.cron, start).get_next(float))
-    period = (rule.every or default_every).total_seconds()
-    return (math.floor(moment / period) + 1) * period
+        return float(croniter(rule.cron, datetime.fromtimestamp(moment, UTC)).get_next(float))
+    if rule.every is None:
+        return None
+    return moment + (interval if interval is not None else rule.every.total_seconds())
 
 
 @dataclass(frozen=True)
@@ -93,13 +98,13 @@ class GrabScheduler:
         prefix: str,
         *,
         lease_seconds: float = 60.0,
-        default_every: timedelta = DEFAULT_EVERY,
+        yield_boost: int = DEFAULT_YIELD_BOOST,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.server = server
         self.keys = Keys(prefix)
         self.lease_seconds = lease_seconds
-        self.default_every = default_every
+        self.yield_boost = yield_boost
         self.clock = clock
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._claim = server.register_script(_CLAIM)
@@ -119,22 +124,36 @@ class GrabScheduler:
         seeded = []
         for rule in rules:
             key = self.state_key(rule.site)
-            unfinished = self.server.hget(key, "seeding")
-            if unfinished is not None:
-                self._seed(rule, unfinished.decode() if isinstance(unfinished, bytes) else str(unfinished))
+            state = {_text(k): _text(v) for k, v in self.server.hgetall(key).items()}
+            if "seeding" in state:
+                self._seed(rule, state["seeding"], self._boost(state))
+                continue
+            interval = float(state["interval"]) if "interval" in state else None
+            following = next_due(rule, now, interval)
+            if following is None:
                 continue
             job = uuid.uuid4().hex[:12]
-            following = next_slot(rule, now, self.default_every)
             if not self._claim(keys=[key], args=[f"{now:.3f}", f"{following:.3f}", job]):
                 continue
-            self._seed(rule, job)
+            self._seed(rule, job, self._boost(state))
             seeded.append(Seeded(rule.site, job, following))
             logger.info("grab of %s queued as job %s; next at %s", rule.site, job, _when(following))
         return seeded
 
-    def _seed(self, rule: Rule, job: str) -> None:
+    def _boost(self, state: dict[str, str]) -> int:
+        """Priority over other sites' grabs: the site's yield (0 to 1) times ``yield_boost``; a site never
+        grabbed yet counts as productive."""
+        return round(self.yield_boost * float(state.get("yield", 1.0)))
+
+    def _seed(self, rule: Rule, job: str, boost: int) -> None:
         enqueue_job(
-            self.server, self.keys.prefix, [rule], job=job, kind="grab", lease_seconds=self.lease_seconds
+            self.server,
+            self.keys.prefix,
+            [rule],
+            job=job,
+            kind="grab",
+            boost=boost,
+            lease_seconds=self.lease_seconds,
         )
         key = self.state_key(rule.site)
         pipe = self.server.pipeline()
@@ -181,6 +200,10 @@ class GrabScheduler:
         finally:
             if leading:
                 self.resign()
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def _when(moment: float) -> str:

@@ -95,7 +95,7 @@ _LINKS_KEYS = ("xpath", "allow", "deny")
 _ARTICLE_KEYS = ("fields", "min_body_chars")
 _FIELD_KEYS = ("xpath", "regex", "join", "strip")
 _POLITENESS_KEYS = ("delay", "concurrency", "obey_robots")
-_SCHEDULE_KEYS = ("every", "cron")
+_SCHEDULE_KEYS = ("every", "cron", "min", "max")
 
 _SITE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _FIELD_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -466,6 +466,9 @@ class Rule:
     priority: int = 0
     every: timedelta | None = None
     cron: str | None = None
+    # Bounds of the adaptive period of `every` (None: the SCHEDULE_ADAPT_ factors of the settings).
+    every_min: timedelta | None = None
+    every_max: timedelta | None = None
     headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     encoding: str | None = None
     _subdomain_suffixes: tuple[str, ...] = field(init=False, repr=False)
@@ -941,7 +944,7 @@ def _build_rule(data: object, site: str, path: Path, check: _Checker, min_body_c
     concurrency = check.integer(politeness, "concurrency", "politeness", 4, 1)
     obey_robots = check.boolean(politeness, "obey_robots", "politeness", True)
     priority = check.integer(top, "priority", "", 0, None)
-    every, cron = _schedule(top, check)
+    every, cron, bounds = _schedule(top, check)
     headers = _headers(top, check)
     encoding = None
     if "encoding" in top:
@@ -974,6 +977,8 @@ def _build_rule(data: object, site: str, path: Path, check: _Checker, min_body_c
         priority=priority,
         every=every,
         cron=cron,
+        every_min=bounds[0],
+        every_max=bounds[1],
         headers=MappingProxyType(headers),
         encoding=encoding,
     )
@@ -1119,35 +1124,58 @@ def _field(name: str, value: object, check: _Checker) -> FieldRule | None:
     return FieldRule(name, xpath, pattern, join, strip)
 
 
-def _schedule(top: Mapping[str, Any], check: _Checker) -> tuple[timedelta | None, str | None]:
-    expected = 'a mapping with one of every (e.g. 20m) or cron (e.g. "*/20 * * * *")'
+def _schedule(
+    top: Mapping[str, Any], check: _Checker
+) -> tuple[timedelta | None, str | None, tuple[timedelta | None, timedelta | None]]:
+    """``every``, ``cron``, and the bounds ``min``/``max`` of an adaptive ``every``."""
+    expected = 'a mapping with one of every (e.g. 20m) or cron (e.g. "*/20 * * * *"), and min/max with every'
+    nothing: tuple[timedelta | None, timedelta | None] = (None, None)
     if "schedule" not in top:
-        return None, None
+        return None, None, nothing
     schedule = check.mapping(top["schedule"], "schedule", _SCHEDULE_KEYS, expected)
     if schedule is None:
-        return None, None
+        return None, None, nothing
     if ("every" in schedule) == ("cron" in schedule):
-        check.fail("schedule", "both every and cron" if schedule else "neither every nor cron", expected)
-        return None, None
-    if "every" in schedule:
-        value = schedule["every"]
+        check.fail(
+            "schedule", "both every and cron" if "every" in schedule else "neither every nor cron", expected
+        )
+        return None, None, nothing
+    if "every" not in schedule:
+        if "min" in schedule or "max" in schedule:
+            check.fail("schedule", "min or max with cron", "min and max bound an adaptive every, not a cron")
+            return None, None, nothing
+        value = schedule["cron"]
         if not isinstance(value, str):
-            check.wrong_type("schedule.every", value, EXPECTED_EVERY)
-            return None, None
+            check.wrong_type("schedule.cron", value, EXPECTED_CRON)
+            return None, None, nothing
         try:
-            return parse_every(value), None
+            return None, check_cron(value), nothing
         except ValueError as exc:
-            check.fail("schedule.every", f"{exc}: {_shown(value)}", EXPECTED_EVERY)
-            return None, None
-    value = schedule["cron"]
-    if not isinstance(value, str):
-        check.wrong_type("schedule.cron", value, EXPECTED_CRON)
-        return None, None
-    try:
-        return None, check_cron(value)
-    except ValueError as exc:
-        check.fail("schedule.cron", f"invalid cron expression {_shown(value)}: {exc}", EXPECTED_CRON)
-        return None, None
+            check.fail("schedule.cron", f"invalid cron expression {_shown(value)}: {exc}", EXPECTED_CRON)
+            return None, None, nothing
+    periods: dict[str, timedelta] = {}
+    for key in ("every", "min", "max"):
+        if key not in schedule:
+            continue
+        value = schedule[key]
+        if not isinstance(value, str):
+            check.wrong_type(f"schedule.{key}", value, EXPECTED_EVERY)
+            continue
+        try:
+            periods[key] = parse_every(value)
+        except ValueError as exc:
+            check.fail(f"schedule.{key}", f"{exc}: {_shown(value)}", EXPECTED_EVERY)
+    if "every" not in periods:
+        return None, None, nothing
+    every = periods["every"]
+    low, high = periods.get("min"), periods.get("max")
+    if low is not None and low > every:
+        check.fail("schedule.min", f"{_shown(schedule['min'])} is longer than every", "a period up to every")
+    if high is not None and high < every:
+        check.fail(
+            "schedule.max", f"{_shown(schedule['max'])} is shorter than every", "a period from every up"
+        )
+    return every, None, (low, high)
 
 
 def _headers(top: Mapping[str, Any], check: _Checker) -> dict[str, str]:

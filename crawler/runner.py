@@ -61,11 +61,13 @@ def enqueue_job(
     lease_seconds: float = 60.0,
     job: str | None = None,
     kind: str = "temp",
+    boost: int = 0,
 ) -> str:
     """Queue a job: each rule's start URLs as index pages, or, when ``article_urls`` are given (one rule
     then), those pages alone as article pages. ``kind`` is ``temp`` (a crawl asked for now) or ``grab``
-    (a regular grab of the schedule). Returns the job id (a new one unless given: queueing a job again
-    adds nothing, since the queue stores an identical request once)."""
+    (a regular grab of the schedule); ``boost`` raises the priority of its requests (and of the article
+    requests they lead to) over the rule's own. Returns the job id (a new one unless given: queueing a
+    job again adds nothing, since the queue stores an identical request once)."""
     job = job or uuid.uuid4().hex[:12]
     keys = Keys(prefix)
     rules = list(rules)
@@ -76,10 +78,10 @@ def enqueue_job(
     for rule in rules:
         if urls:
             for url in urls:
-                queue.push(article_request(rule, url, job=job))
+                queue.push(article_request(rule, url, job=job, boost=boost, job_kind=kind))
         else:
             for url in rule.start_urls:
-                queue.push(index_request(rule, url, job=job))
+                queue.push(index_request(rule, url, job=job, boost=boost, job_kind=kind))
     return job
 
 

@@ -53,9 +53,11 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.prefix: str = settings["REDIS_KEY_PREFIX"]
         self.lease_seconds = settings.getfloat("LEASE_SECONDS")
         self.renew_seconds = settings.getfloat("LEASE_RENEW_SECONDS")
+        self.poll_seconds = settings.getfloat("SCHEDULER_IDLE_POLL_SECONDS", 0.5)
         self.worker = worker_id()
         self.held: set[str] = set()
         self._renewal: task.LoopingCall | None = None
+        self._poll: task.LoopingCall | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -71,15 +73,28 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             logger.info("Resuming: %d requests queued, %d leased", waiting, self.queue.leased())
         self._renewal = task.LoopingCall(self.tend_leases)
         self._renewal.start(self.renew_seconds, now=True)
+        if self.poll_seconds > 0:
+            self._poll = task.LoopingCall(self.wake_engine)
+            self._poll.start(self.poll_seconds, now=False)
 
     def close(self, reason: str) -> None:
-        if self._renewal is not None and self._renewal.running:
-            self._renewal.stop()
+        for loop in (self._renewal, self._poll):
+            if loop is not None and loop.running:
+                loop.stop()
         released = self.queue.release(self.held)
         if released:
             logger.info("Returned %d unfinished requests to the queue", released)
             self.stats.inc_value("lease/released", released)
         self.held.clear()
+
+    def wake_engine(self) -> None:
+        """Have the engine ask this scheduler for a request now. An idle engine asks only on its 5 s
+        heartbeat (a private constant of Scrapy's engine); requests queued by other processes (a grab, a
+        temp crawl) would wait that long. The engine's slot is private too: without it, nothing is done."""
+        slot = getattr(self.crawler.engine, "_slot", None)
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
 
     def tend_leases(self) -> None:
         """Renew what this worker holds; put back what any worker let expire."""

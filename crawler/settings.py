@@ -1,8 +1,8 @@
 """Scrapy settings of the crawler, grouped by prefix; environment variables override the URIs and folders.
 
 Scrapy's own settings come first, then ours: ``CRAWLER_`` (folders), ``REDIS_``, ``SCHEDULER_``,
-``SCHEDULE_``, ``LEASE_``, ``BLOOM_``, ``STORE_``, ``MONGO_``, ``DEDUP_``, ``SUMMARY_``, ``QREAD_``,
-``RULES_``.
+``SCHEDULE_``, ``SUPERVISION_``, ``LEASE_``, ``BLOOM_``, ``STORE_``, ``MONGO_``, ``DEDUP_``,
+``SUMMARY_``, ``QREAD_``, ``RULES_``.
 """
 
 from __future__ import annotations
@@ -51,6 +51,16 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.NetworkGuardMiddleware": 50,
     # Rules carry no HTTP credentials: nothing to add, nothing to leak to another host.
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
+    # Index pages of regular grabs are asked for with If-None-Match / If-Modified-Since.
+    "crawler.conditional.ConditionalIndexMiddleware": 570,
+    # 403/429 and captcha pages count as bans (after decompression at 590, before retries at 550).
+    "crawler.bans.BanDetectionMiddleware": 580,
+}
+# Per-site counters are summed in Redis by the hour too (crawler status reads them).
+STATS_CLASS = "crawler.sitestats.RedisStatsCollector"
+EXTENSIONS = {
+    # Each worker's heartbeat in Redis: alive, pages, rate.
+    "crawler.heartbeat.WorkerHeartbeat": 500,
 }
 SPIDER_MIDDLEWARES = {
     # A request's lease is acknowledged once its items are stored and its links queued.
@@ -93,14 +103,33 @@ SCHEDULER_PERSIST = True
 SCHEDULER_SERIALIZER = "crawler.serializer"
 # Seconds an idle worker waits before it closes (0: never, a long-running worker).
 SCHEDULER_IDLE_CLOSE_SECONDS = 0
+# Seconds between an idle worker's looks at the shared queue (Scrapy's own engine looks every 5 s).
+SCHEDULER_IDLE_POLL_SECONDS = 0.5
 
 # --- SCHEDULE_: regular grabs (crawler/grabs.py) -----------------------------------------------------
 # Seconds between two looks at which grabs are due (a grab starts at most this late).
 SCHEDULE_TICK_SECONDS = 5.0
 # Seconds the active scheduler holds its lock; another takes over this long after it stops.
 SCHEDULE_LEADER_SECONDS = 30.0
-# Period of a rule without schedule.every or schedule.cron, in seconds.
-SCHEDULE_DEFAULT_EVERY = 3600
+# Index pages of regular grabs are read with If-None-Match / If-Modified-Since (304 when unchanged).
+SCHEDULE_CONDITIONAL_REQUESTS = True
+# Bounds of an adaptive schedule.every whose rule sets no schedule.min/max, as factors of every.
+SCHEDULE_ADAPT_MIN_FACTOR = 0.5
+SCHEDULE_ADAPT_MAX_FACTOR = 4.0
+# Priority over other grabs of a site whose grabs always find new articles (scaled by its yield, 0-1).
+SCHEDULE_YIELD_BOOST = 5
+# Priority of a temp crawl's requests over every regular grab's.
+SCHEDULE_TEMP_BOOST = 100
+
+# --- SUPERVISION_: what crawler status reads -------------------------------------------------------------
+# Seconds between two writes of the per-site counters to Redis.
+SUPERVISION_FLUSH_SECONDS = 2.0
+# Hours the hourly per-site counters are kept (the status view compares the last 24 h with the week before).
+SUPERVISION_KEEP_HOURS = 192
+# Seconds between two heartbeats of a worker (3 missed: the worker is taken for dead).
+SUPERVISION_HEARTBEAT_SECONDS = 5.0
+# Seconds of heartbeats a worker's rate (responses per minute) is measured over.
+SUPERVISION_RATE_SECONDS = 60.0
 
 # --- LEASE_: requests being worked on -----------------------------------------------------------------
 # Seconds a worker holds a request before it goes back to the queue, unless renewed.

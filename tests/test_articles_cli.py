@@ -95,7 +95,7 @@ def test_list_newest_first_with_filters(
     assert out == ""
     _, out, _ = articles(capsys, monkeypatch, crawled, "list", "--since", "1d", "--until", future)
     assert "Articles, newest first" in out
-    assert "20 articles" in out
+    assert "20 articles (the first ones: --limit N shows more)" in out
     assert rows[0]["id"] in out
     with pytest.raises(SystemExit):
         articles(capsys, monkeypatch, crawled, "list", "--week", "2026w99")

@@ -316,3 +316,47 @@ def test_crawl_settings_come_from_the_project_with_overrides() -> None:
     assert settings["SCHEDULER"] == "crawler.scheduler.LeasedScheduler"
     assert settings.getbool("SCHEDULER_PERSIST")
     assert not settings.getbool("REMOTE_CONTROL_ENABLED")
+
+
+def test_crawler_run_stopped_and_started_again_goes_on_where_it_stopped(slow_demo: DemoRun) -> None:
+    from crawler.embedded import EmbeddedRedis
+
+    demo = slow_demo
+    expected = {article.path for s in demo_sites() for article in s.articles}
+
+    def start() -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "run"],
+            env=demo.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def stored_count() -> int:
+        if not (demo.data / "articles").exists():
+            return 0
+        return len(stored(demo))
+
+    first = start()
+    deadline = time.monotonic() + CRAWL_TIMEOUT
+    while stored_count() < 20:
+        assert time.monotonic() < deadline and first.poll() is None, "the first run stores articles"
+        time.sleep(0.1)
+    no_deprecations(finish(first))
+    assert len(accounted(demo)) < len(expected), "stopped mid-crawl"
+    second = start()
+    try:
+        while len(accounted(demo)) < len(expected):
+            assert time.monotonic() < deadline and second.poll() is None, "the second run finishes the crawl"
+            time.sleep(0.1)
+    finally:
+        no_deprecations(finish(second))
+    assert sorted(accounted(demo)) == sorted(expected), "every article stored (or recorded) once"
+    with EmbeddedRedis(demo.data) as embedded:
+        server = connect(embedded.ensure())
+        grabs = {s.rule_id: int(server.hget(f"crawler:grab:{s.rule_id}", "grabs") or 0) for s in demo_sites()}
+    assert grabs == {s.rule_id: 1 for s in demo_sites()}, "the restart seeded no grab twice (20m periods)"
+    requested = demo.requested()
+    assert all(requested[path] == 1 for s in demo_sites() for path in s.index_paths[:1]), "index read once"

@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 import redis
 
-from crawler.grabs import GrabScheduler, next_slot
-from crawler.queue import Keys
+from crawler.grabs import GrabScheduler, next_due
+from crawler.queue import Keys, LeasedQueue
+from crawler.revisit import Revisits, bounds, next_interval
 from crawler.rules import Rule, load_rules
+from crawler.runner import enqueue_job
 
 REPO = Path(__file__).resolve().parents[1]
 PREFIX = "crawler"
@@ -47,20 +49,25 @@ def job_kind(server: redis.Redis, job: str) -> str:
     return value.decode()
 
 
-def test_next_slot_of_every_and_cron(rules: dict[str, Rule]) -> None:
+def test_next_due_of_every_and_cron(rules: dict[str, Rule]) -> None:
     rule = rules["demo-citynews"]
     assert rule.every == timedelta(minutes=20)
     moment = datetime(2026, 11, 22, 10, 7, 30, tzinfo=UTC).timestamp()
-    assert next_slot(rule, moment) == datetime(2026, 11, 22, 10, 20, tzinfo=UTC).timestamp()
-    on_the_slot = datetime(2026, 11, 22, 10, 20, tzinfo=UTC).timestamp()
-    assert next_slot(rule, on_the_slot) == datetime(2026, 11, 22, 10, 40, tzinfo=UTC).timestamp()
+    assert next_due(rule, moment) == moment + 20 * 60
+    assert next_due(rule, moment, interval=600) == moment + 600, "the adapted interval"
     cron = dataclasses.replace(rule, every=None, cron="30 6,18 * * 1-5")  # 06:30 and 18:30 on weekdays
     friday_evening = datetime(2026, 11, 20, 19, 0, tzinfo=UTC).timestamp()
-    assert next_slot(cron, friday_evening) == datetime(2026, 11, 23, 6, 30, tzinfo=UTC).timestamp()
-    neither = dataclasses.replace(rule, every=None, cron=None)
-    assert (
-        next_slot(neither, moment, timedelta(hours=2)) == datetime(2026, 11, 22, 12, tzinfo=UTC).timestamp()
-    )
+    assert next_due(cron, friday_evening) == datetime(2026, 11, 23, 6, 30, tzinfo=UTC).timestamp()
+    assert next_due(dataclasses.replace(rule, every=None, cron=None), moment) is None
+
+
+def test_a_rule_without_a_schedule_has_no_regular_grab(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    clock = Clock(datetime(2026, 11, 22, 10, 7, tzinfo=UTC))
+    unscheduled = dataclasses.replace(rules["demo-citynews"], every=None, cron=None)
+    assert GrabScheduler(redis_client, PREFIX, clock=clock).tick([unscheduled]) == []
+    assert queued_index_pages(redis_client) == 0
 
 
 def test_each_period_is_seeded_once_by_two_schedulers(
@@ -81,10 +88,10 @@ def test_each_period_is_seeded_once_by_two_schedulers(
     for _ in range(3 * 20):  # the next hour, minute by minute, both schedulers ticking
         clock.advance(minutes=1)
         periods += len(first.tick(citynews)) + len(second.tick(citynews))
-    assert periods == 4, "10:07, 10:20, 10:40, 11:00: one grab per period"
+    assert periods == 4, "10:07, 10:27, 10:47, 11:07: one grab per period"
     state = redis_client.hgetall(first.state_key("demo-citynews"))
     assert int(state[b"grabs"]) == 4
-    assert float(state[b"next"]) == datetime(2026, 11, 22, 11, 20, tzinfo=UTC).timestamp()
+    assert float(state[b"next"]) == datetime(2026, 11, 22, 11, 27, tzinfo=UTC).timestamp()
 
 
 def test_a_restarted_scheduler_neither_seeds_twice_nor_skips(
@@ -144,3 +151,63 @@ def test_crawler_schedule_once_queues_the_due_grabs(redis_server: str, redis_cli
     assert sites == ["demo-citynews", "demo-huaxia", "demo-techdaily"]
     second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert (second.returncode, second.stdout) == (0, ""), "not due again within the period"
+
+
+def test_adaptive_intervals_shrink_and_grow_within_the_bounds(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    rule = dataclasses.replace(
+        rules["demo-citynews"], every_min=timedelta(minutes=10), every_max=timedelta(hours=1)
+    )
+    assert bounds(rule, 0.5, 4.0) == (600, 3600)
+    assert bounds(rules["demo-citynews"], 0.5, 4.0) == (600, 4800), "the settings' factors of every"
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, PREFIX, clock=clock)
+    revisits = Revisits(redis_client, PREFIX, min_factor=0.5, max_factor=4.0)
+    intervals = []
+    for found in [3, 2, 5, 1, 0, 0, 0, 0, 0, 0, 0, 4]:
+        assert len(scheduler.tick([rule])) == 1
+        intervals.append(revisits.record(rule, found, clock.now))
+        state = redis_client.hgetall(scheduler.state_key(rule.site))
+        assert float(state[b"next"]) == pytest.approx(clock.now + intervals[-1]), (
+            "one interval after this grab"
+        )
+        clock.now = float(state[b"next"])
+    expected = [1200.0]
+    for found in [3, 2, 5, 1, 0, 0, 0, 0, 0, 0, 0, 4]:
+        expected.append(next_interval(expected[-1], found, 600, 3600))
+    assert intervals == pytest.approx(expected[1:])
+    assert intervals[:4] == pytest.approx([960, 768, 614.4, 600]), (
+        "shorter while grabs find news, down to min"
+    )
+    assert intervals[4:7] == pytest.approx([840, 1176, 1646.4]), "longer while they find none"
+    assert intervals[-2] == 3600.0 and intervals[-1] == 2880.0, "up to max; shorter again on news"
+    assert 0 < float(redis_client.hget(scheduler.state_key(rule.site), "yield") or 0) < 1
+
+
+def test_productive_sites_and_temp_crawls_go_first(redis_client: redis.Redis, rules: dict[str, Rule]) -> None:
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, PREFIX, clock=clock, yield_boost=5)
+    revisits = Revisits(redis_client, PREFIX, min_factor=0.5, max_factor=4.0)
+    busy, idle = rules["demo-citynews"], rules["demo-techdaily"]
+    scheduler.tick([busy, idle])
+    for _ in range(6):
+        revisits.record(busy, 4, clock.now)
+        revisits.record(idle, 0, clock.now)
+    redis_client.delete(Keys(PREFIX).queue)
+    clock.advance(hours=5)
+    scheduler.tick([busy, idle])
+    temp = enqueue_job(redis_client, PREFIX, [idle], kind="temp", boost=100)
+    queue = LeasedQueue(redis_client, None, PREFIX)
+    order = []
+    while (request := queue.pop()) is not None:
+        order.append((request.meta["job_kind"], request.meta["site"], request.priority))
+    assert [kind for kind, _, _ in order[: len(idle.start_urls)]] == ["temp"] * len(idle.start_urls)
+    assert order[0][2] == idle.priority + 101
+    grabs = [(site, priority) for kind, site, priority in order if kind == "grab"]
+    assert grabs[0][0] == "demo-citynews", "the productive site's grab first"
+    assert grabs[0][1] > grabs[-1][1]
+    assert redis_client.hget(Keys(PREFIX).job(temp), "kind") == b"temp"
+    assert redis_client.hget(scheduler.state_key("demo-techdaily"), "job") != temp.encode(), (
+        "the schedule untouched"
+    )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any, Self
@@ -29,6 +30,7 @@ from twisted.python.failure import Failure
 
 from crawler.middlewares import ack
 from crawler.queue import Keys
+from crawler.revisit import Revisits
 from crawler.rules import Rule, RuleSet, load_rules
 from crawler.scheduler import scheduler_of
 
@@ -38,29 +40,48 @@ INDEX = "index"
 ARTICLE = "article"
 
 
-def index_request(rule: Rule, url: str, *, job: str | None = None, page: int = 1) -> Request:
-    """A request for one of ``rule``'s index pages (never deduplicated: index pages change)."""
+def index_request(
+    rule: Rule,
+    url: str,
+    *,
+    job: str | None = None,
+    page: int = 1,
+    boost: int = 0,
+    job_kind: str | None = None,
+) -> Request:
+    """A request for one of ``rule``'s index pages (never deduplicated: index pages change). ``boost``
+    raises its priority over the rule's own (a temp crawl's, or a productive site's grab)."""
     return Request(
         url,
-        meta=_meta(rule, INDEX, job, page=page, depth=0),
+        meta=_meta(rule, INDEX, job, job_kind, page=page, depth=0, boost=boost),
         headers=rule.headers or None,
-        priority=rule.priority + 1,
+        priority=rule.priority + boost + 1,
         dont_filter=True,
     )
 
 
-def article_request(rule: Rule, url: str, *, job: str | None = None, depth: int = 1) -> Request:
+def article_request(
+    rule: Rule,
+    url: str,
+    *,
+    job: str | None = None,
+    depth: int = 1,
+    boost: int = 0,
+    job_kind: str | None = None,
+) -> Request:
     """A request for one of ``rule``'s article pages."""
     return Request(
         url,
-        meta=_meta(rule, ARTICLE, job, depth=depth),
+        meta=_meta(rule, ARTICLE, job, job_kind, depth=depth, boost=boost),
         headers=rule.headers or None,
-        priority=rule.priority,
+        priority=rule.priority + boost,
     )
 
 
-def _meta(rule: Rule, kind: str, job: str | None, **extra: int) -> dict[str, Any]:
+def _meta(rule: Rule, kind: str, job: str | None, job_kind: str | None, **extra: int) -> dict[str, Any]:
     meta: dict[str, Any] = {"site": rule.site, "kind": kind, "job": job, "download_slot": rule.site, **extra}
+    if job_kind is not None:
+        meta["job_kind"] = job_kind
     if not rule.obey_robots:
         meta["dont_obey_robotstxt"] = True
     return meta
@@ -99,6 +120,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         assert crawler is not None
         self.redis_key = f"{crawler.settings['REDIS_KEY_PREFIX']}:seeds"
         super().setup_redis(crawler)
+        self.revisits = Revisits(
+            self.server,
+            crawler.settings["REDIS_KEY_PREFIX"],
+            min_factor=crawler.settings.getfloat("SCHEDULE_ADAPT_MIN_FACTOR", 0.5),
+            max_factor=crawler.settings.getfloat("SCHEDULE_ADAPT_MAX_FACTOR", 4.0),
+        )
 
     def load(self, ruleset: RuleSet) -> None:
         """Take the valid rules; a broken rule is logged (and counted when the crawl opens), and never
@@ -160,6 +187,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         return self.parse_index(response)
 
     def parse_index(self, response: Response) -> Iterator[Request]:
+        if response.status == 304:
+            self._not_modified(response)
+            return
         rule, page = self._page(response)
         if rule is None or page is None:
             return
@@ -167,14 +197,21 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         links = rule.article_links(page.url, page.selector.root)
         self._regex_timeouts(rule, before)
         self.count(f"crawl/links/{rule.site}", len(links))
-        job = response.meta.get("job")
-        requests = [article_request(rule, url, job=job) for url in links]
-        yield from self._unseen(rule, requests, job)
+        job, boost, job_kind = (
+            response.meta.get("job"),
+            int(response.meta.get("boost", 0)),
+            self._job_kind(response),
+        )
+        requests = [article_request(rule, url, job=job, boost=boost, job_kind=job_kind) for url in links]
+        fresh = list(self._unseen(rule, requests, job))
+        yield from fresh
         number = int(response.meta.get("page", 1))
+        if number == 1 and job_kind == "grab":
+            self.revisits.record(rule, len(fresh), time.time())
         if number < rule.max_pages:
             next_url = rule.next_page_url(page.url, page.selector.root)
             if next_url:
-                yield index_request(rule, next_url, job=job, page=number + 1)
+                yield index_request(rule, next_url, job=job, page=number + 1, boost=boost, job_kind=job_kind)
 
     def parse_article(self, response: Response) -> Iterator[Any]:
         rule, page = self._page(response)
@@ -183,6 +220,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         before = rule.regex_timeouts
         fields = rule.extract_fields(page.selector.root)
         self._regex_timeouts(rule, before)
+        self.count(f"fields/pages/{rule.site}")
+        for name, value in fields.items():
+            if value is None:
+                self.count(f"fields/missing/{name}/{rule.site}")
         job = response.meta.get("job")
         yield {
             "site": rule.site,
@@ -200,7 +241,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         depth = int(response.meta.get("depth", 1))
         if depth < rule.depth:
             links = rule.article_links(page.url, page.selector.root)
-            requests = [article_request(rule, url, job=job, depth=depth + 1) for url in links]
+            boost, job_kind = int(response.meta.get("boost", 0)), self._job_kind(response)
+            requests = [
+                article_request(rule, url, job=job, depth=depth + 1, boost=boost, job_kind=job_kind)
+                for url in links
+            ]
             yield from self._unseen(rule, requests, job)
 
     def on_error(self, failure: Failure) -> None:
@@ -218,6 +263,20 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         ack(self.crawler, request)
 
     # --- helpers ---------------------------------------------------------------------------------------
+
+    def _not_modified(self, response: Response) -> None:
+        """An index page unchanged since the last read (conditional request, 304): nothing new on it."""
+        rule = self.rules.get(str(response.meta.get("site")))
+        if rule is None:
+            return
+        self.count(f"crawl/not_modified/{rule.site}")
+        if int(response.meta.get("page", 1)) == 1 and self._job_kind(response) == "grab":
+            self.revisits.record(rule, 0, time.time(), not_modified=True)
+
+    @staticmethod
+    def _job_kind(response: Response) -> str | None:
+        kind = response.meta.get("job_kind")
+        return kind if isinstance(kind, str) else None
 
     def _regex_timeouts(self, rule: Rule, before: int) -> None:
         """Count the rule's regular expressions that ran out of time on this page (they matched nothing)."""
@@ -237,6 +296,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self.count(f"crawl/not_text/{rule.site}")
             logger.warning("Not a text page, skipped: %s", response.url)
             return rule, None
+        self.count(f"crawl/pages/{rule.site}")
         if rule.encoding:
             response = response.replace(encoding=rule.encoding)
         assert isinstance(response, TextResponse)

@@ -1,0 +1,248 @@
+"""A farm of generated news sites on 127.0.0.1 whose articles appear over a controllable clock.
+
+The service tests and ``bench/simulate.py`` run regular grabs against it: each site publishes
+``per_hour`` articles per simulated hour, so its index page changes at its own pace. The farm's clock is
+``Farm.now`` (epoch seconds), set by the caller; nothing sleeps.
+
+Routes, per site ``<name>``:
+
+- ``/<name>/``: the index, the newest ``LISTED`` articles already published, with an ``ETag`` (the
+  newest article's number and the layout) and a ``Last-Modified`` (its publication time); a request
+  whose ``If-None-Match`` or ``If-Modified-Since`` shows nothing changed gets ``304 Not Modified``;
+- ``/<name>/a/<k>.html``: article ``k`` once published (404 before);
+- every page of a site in ``Farm.banned``: ``403``; of a site in ``Farm.captcha``: a challenge page;
+- ``Farm.layout[name] = 2``: the article pages change their markup (the rule's XPaths stop matching).
+
+``Farm.log`` records every request: simulated time, site, kind (``index``/``article``), status, and the
+article number. :meth:`Farm.rule` writes each site's rule.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.server
+import random
+import threading
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Self
+from urllib.parse import urlsplit
+
+__all__ = ["LISTED", "Farm", "FarmSite", "Visit"]
+
+# Articles an index page lists (newest first).
+LISTED = 20
+# Articles each site has published before the clock starts.
+BACKLOG = 5
+_WORDS = (
+    "council river bridge market school police budget report storm election mayor museum hospital train"
+    " station park festival court judge company workers price energy water harbour library tram road"
+    " housing tax farmers airport museum orchestra football theatre clinic bakery ferry tunnel forest"
+    " village district minister protest strike vote inquiry contract factory warehouse reservoir"
+).split()
+
+
+@dataclass(frozen=True)
+class FarmSite:
+    """One site of the farm and the schedule its rule asks for."""
+
+    name: str
+    per_hour: float
+    every: str = "20m"
+    min: str | None = None
+    max: str | None = None
+
+
+@dataclass(frozen=True)
+class Visit:
+    moment: float
+    site: str
+    kind: str
+    status: int
+    article: int | None
+
+
+@dataclass
+class Farm:
+    """The sites, their server (started by ``with``), the clock and the request log."""
+
+    sites: list[FarmSite]
+    start: float
+    now: float = 0.0
+    banned: set[str] = field(default_factory=set)
+    captcha: set[str] = field(default_factory=set)
+    layout: dict[str, int] = field(default_factory=dict)
+    log: list[Visit] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.now = self.now or self.start
+        self._by_name = {site.name: site for site in self.sites}
+        self._lock = threading.Lock()
+        self._server: http.server.ThreadingHTTPServer | None = None
+
+    # --- publication ----------------------------------------------------------------------------------
+
+    def published(self, name: str, article: int) -> float:
+        """When article ``article`` of site ``name`` appears (the first ``BACKLOG`` before the start)."""
+        return self.start + (article - BACKLOG) * 3600.0 / self._by_name[name].per_hour
+
+    def newest(self, name: str, moment: float | None = None) -> int:
+        """The number of the newest article of site ``name`` published at ``moment`` (default now)."""
+        at = self.now if moment is None else moment
+        return int((at - self.start) * self._by_name[name].per_hour / 3600.0) + BACKLOG - 1
+
+    # --- the server -----------------------------------------------------------------------------------
+
+    @property
+    def origin(self) -> str:
+        assert self._server is not None, "the farm is not started"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> Self:
+        farm = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                farm._serve(self)
+
+            def log_message(self, format: str, *args: object) -> None:
+                return None
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, name="farm", daemon=True).start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def _serve(self, request: http.server.BaseHTTPRequestHandler) -> None:
+        parts = urlsplit(request.path).path.strip("/").split("/")
+        site = self._by_name.get(parts[0])
+        if parts == ["robots.txt"]:
+            self._send(request, 200, b"User-agent: *\nAllow: /\n", "text/plain")
+            return
+        if site is None:
+            self._send(request, 404, b"no such site", "text/plain")
+            return
+        kind = "index" if len(parts) == 1 else "article"
+        article = None
+        if kind == "article":
+            try:
+                article = int(parts[2].removesuffix(".html")) if len(parts) == 3 and parts[1] == "a" else None
+            except ValueError:
+                article = None
+        status = self._answer(request, site, kind, article)
+        with self._lock:
+            self.log.append(Visit(self.now, site.name, kind, status, article))
+
+    def _answer(
+        self, request: http.server.BaseHTTPRequestHandler, site: FarmSite, kind: str, article: int | None
+    ) -> int:
+        if site.name in self.banned:
+            return self._send(request, 403, b"<html><body>Forbidden</body></html>")
+        if site.name in self.captcha:
+            page = b'<html><body><div class="g-recaptcha">Are you a robot?</div></body></html>'
+            return self._send(request, 200, page)
+        newest = self.newest(site.name)
+        if kind == "index":
+            version = self.layout.get(site.name, 1)
+            etag = f'"{site.name}-{newest}-{version}"'
+            modified = email.utils.formatdate(self.published(site.name, newest), usegmt=True)
+            since = request.headers.get("If-Modified-Since")
+            unchanged = request.headers.get("If-None-Match") == etag or (
+                since is not None
+                and request.headers.get("If-None-Match") is None
+                and email.utils.parsedate_to_datetime(since).timestamp() >= self.published(site.name, newest)
+            )
+            headers = {"ETag": etag, "Last-Modified": modified}
+            if unchanged:
+                return self._send(request, 304, b"", headers=headers)
+            return self._send(request, 200, self._index(site, newest).encode(), headers=headers)
+        if article is None or not 0 <= article <= newest:
+            return self._send(request, 404, b"<html><body>Not found</body></html>")
+        return self._send(request, 200, self._article(site, article).encode())
+
+    @staticmethod
+    def _send(
+        request: http.server.BaseHTTPRequestHandler,
+        status: int,
+        body: bytes,
+        content_type: str = "text/html; charset=utf-8",
+        headers: dict[str, str] | None = None,
+    ) -> int:
+        request.send_response(status)
+        for name, value in (headers or {}).items():
+            request.send_header(name, value)
+        if status != 304:
+            request.send_header("Content-Type", content_type)
+            request.send_header("Content-Length", str(len(body)))
+        request.end_headers()
+        if status != 304:
+            request.wfile.write(body)
+        return status
+
+    # --- pages ----------------------------------------------------------------------------------------
+
+    def _index(self, site: FarmSite, newest: int) -> str:
+        items = "".join(
+            f'<li><a href="/{site.name}/a/{k}.html">{self._title(site, k)}</a></li>'
+            for k in range(newest, max(newest - LISTED, -1), -1)
+        )
+        return (
+            f"<html><head><title>{site.name}</title></head><body><h1>{site.name}</h1>"
+            f'<ul class="list">{items}</ul></body></html>'
+        )
+
+    def _article(self, site: FarmSite, article: int) -> str:
+        title = self._title(site, article)
+        rng = random.Random(f"{site.name}/{article}")
+        paragraphs = [
+            " ".join(rng.choice(_WORDS) for _ in range(rng.randint(40, 70))).capitalize() + "."
+            for _ in range(5)
+        ]
+        if self.layout.get(site.name, 1) == 2:
+            text = "".join(f"<section><p>{p}</p></section>" for p in paragraphs)
+            return (
+                f"<html><head><title>{title}</title></head><body><h2 class='title'>{title}</h2>{text}"
+                "</body></html>"
+            )
+        text = "".join(f"<p>{p}</p>" for p in paragraphs)
+        return (
+            f"<html><head><title>{title}</title></head><body><h1 class='headline'>{title}</h1>"
+            f"<div class='story'>{text}</div></body></html>"
+        )
+
+    @staticmethod
+    def _title(site: FarmSite, article: int) -> str:
+        rng = random.Random(f"title/{site.name}/{article}")
+        return f"{site.name} {article}: " + " ".join(rng.choice(_WORDS) for _ in range(6))
+
+    # --- rules ----------------------------------------------------------------------------------------
+
+    def rule(self, name: str) -> str:
+        """The YAML rule of site ``name`` on this farm's origin."""
+        site = self._by_name[name]
+        bounds = "".join(
+            f", {key}: {value}" for key, value in (("min", site.min), ("max", site.max)) if value
+        )
+        return (
+            f"name: Farm site {name}\n"
+            "domains: [127.0.0.1]\n"
+            f"start_urls: ['{self.origin}/{name}/']\n"
+            "index:\n"
+            "  links:\n"
+            "    xpath: [\"//ul[@class='list']\"]\n"
+            f"    allow: ['/{name}/a/\\d+\\.html$']\n"
+            "article:\n"
+            "  fields:\n"
+            "    title: {xpath: \"//h1[@class='headline']\"}\n"
+            '    body: {xpath: "//div[@class=\'story\']/p", join: "\\n\\n"}\n'
+            "  min_body_chars: 100\n"
+            "politeness: {delay: 0, concurrency: 8, obey_robots: false}\n"
+            f"schedule: {{every: {site.every}{bounds}}}\n"
+        )

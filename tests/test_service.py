@@ -1,0 +1,215 @@
+"""The service over simulated time: regular grabs of the news farm (crawler/demo/farm.py, a real HTTP server
+on 127.0.0.1 whose articles appear on a controllable clock), crawled by a real `crawler worker` process
+through the real embedded Redis. The scheduler ticks on the same clock; nothing sleeps through a period."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import redis
+
+from crawler.demo.farm import Farm, FarmSite
+from crawler.grabs import GrabScheduler
+from crawler.queue import Keys
+from crawler.rules import load_rules
+from crawler.statuscli import build_status
+from crawler.store import open_store
+
+PREFIX = "crawler"
+JOB_TIMEOUT = 60.0
+
+
+@dataclass
+class Service:
+    farm: Farm
+    server: redis.Redis
+    scheduler: GrabScheduler
+    rules: Path
+    data: Path
+    url: str
+
+    def env(self) -> dict[str, str]:
+        env = {key: value for key, value in os.environ.items() if key not in ("MONGO_URI",)}
+        env.update(
+            REDIS_URL=self.url,
+            CRAWLER_RULES_DIR=str(self.rules),
+            CRAWLER_DATA_DIR=str(self.data),
+            CRAWLER_ALLOW_PRIVATE_NETWORKS="1",
+        )
+        return env
+
+    def step(self, seconds: float) -> list[str]:
+        """Advance the clock, tick the scheduler, wait until the grabs it queued are done."""
+        self.farm.now += seconds
+        seeded = self.scheduler.tick(load_rules(self.rules).rules.values())
+        for grab in seeded:
+            wait_for_job(self.server, grab.job)
+        return [grab.site for grab in seeded]
+
+    def run(self, hours: float, step_minutes: float = 1.0) -> None:
+        for _ in range(int(hours * 60 / step_minutes)):
+            self.step(step_minutes * 60)
+
+    def state(self, site: str) -> dict[str, str]:
+        state = self.server.hgetall(self.scheduler.state_key(site))
+        return {_text(k): _text(v) for k, v in state.items()}
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def wait_for_job(server: redis.Redis, job: str) -> None:
+    deadline = time.monotonic() + JOB_TIMEOUT
+    while int(server.hget(Keys(PREFIX).job(job), "pending") or 0) > 0:
+        assert time.monotonic() < deadline, f"job {job} did not finish"
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def service(
+    request: pytest.FixtureRequest, tmp_path: Path, redis_server: str, redis_client: redis.Redis
+) -> Iterator[Service]:
+    sites: list[FarmSite] = request.param
+    start = float(int(time.time()))
+    with Farm(sites, start) as farm:
+        rules = tmp_path / "rules"
+        rules.mkdir()
+        for site in sites:
+            (rules / f"{site.name}.yaml").write_text(farm.rule(site.name), encoding="utf-8")
+        scheduler = GrabScheduler(redis_client, PREFIX, clock=lambda: farm.now)
+        service = Service(farm, redis_client, scheduler, rules, tmp_path / "data", redis_server)
+        log = (tmp_path / "worker.log").open("w", encoding="utf-8")
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "worker", "-s", "SCHEDULER_IDLE_POLL_SECONDS=0.05"],
+            env=service.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+        try:
+            yield service
+        finally:
+            worker.send_signal(signal.SIGINT)
+            try:
+                worker.wait(60)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+            log.close()
+    output = (tmp_path / "worker.log").read_text(encoding="utf-8")
+    assert "Traceback" not in output, output[-3000:]
+    assert "DeprecationWarning" not in output, output[-3000:]
+
+
+QUIET_AND_BUSY = [
+    FarmSite("quiet", per_hour=0.001, every="10m", min="10m", max="40m"),
+    FarmSite("busy", per_hour=12, every="20m", min="10m", max="80m"),
+]
+
+
+@pytest.mark.parametrize("service", [QUIET_AND_BUSY], indirect=True)
+def test_unchanged_index_pages_cost_304s_and_intervals_adapt(service: Service) -> None:
+    service.run(hours=3)
+    farm = service.farm
+    index = [v for v in farm.log if v.kind == "index"]
+    quiet = [v.status for v in index if v.site == "quiet"]
+    assert quiet[0] == 200 and len(quiet) >= 4
+    assert set(quiet[1:]) == {304}, "an unchanged index page costs a 304, never a download"
+    assert float(service.state("quiet")["interval"]) == 2400, "no news: the interval grew to max (40m)"
+    assert float(service.state("busy")["interval"]) == 600, "news at every grab: it shrank to min (10m)"
+    for site, low in (("quiet", 600), ("busy", 600)):
+        times = [v.moment for v in index if v.site == site]
+        assert min(b - a for a, b in itertools.pairwise(times)) >= low, f"{site}: never under min"
+    # Every article of the busy site published before the last grab was fetched, within one period.
+    fetched = {
+        v.article: v.moment for v in farm.log if v.site == "busy" and v.kind == "article" and v.status == 200
+    }
+    last_grab = max(v.moment for v in index if v.site == "busy")
+    published = [k for k in range(farm.newest("busy", last_grab) + 1)]
+    assert set(published) <= set(fetched)
+    latency = [fetched[k] - max(farm.published("busy", k), farm.start) for k in published]
+    assert max(latency) <= 20 * 60 + 60, "stored within one period (20m, the rule's every) of appearing"
+    with open_store({"CRAWLER_DATA_DIR": str(service.data)}) as store:
+        assert store.count(site="busy") == len(fetched)
+        assert store.count(site="quiet") == farm.newest("quiet") + 1
+
+
+SUPERVISED = [
+    FarmSite("steady", per_hour=6, every="20m"),
+    FarmSite("banning", per_hour=6, every="20m"),
+    FarmSite("redesigned", per_hour=6, every="20m"),
+]
+
+
+@pytest.mark.parametrize("service", [SUPERVISED], indirect=True)
+def test_status_marks_a_banned_site_and_a_changed_layout(service: Service) -> None:
+    service.run(hours=1, step_minutes=5)
+    service.farm.banned.add("banning")
+    service.farm.layout["redesigned"] = 2
+    service.run(hours=2, step_minutes=5)
+    time.sleep(2.5)  # the worker writes its counters every 2 s
+    report = build_status(service.server, PREFIX, load_rules(service.rules), time.time())
+    sites = {site["site"]: site for site in report["sites"]}
+    assert sites["steady"]["attention"] == []
+    assert sites["banning"]["bans_24h"] > 0
+    assert any(reason.startswith("banned") for reason in sites["banning"]["attention"])
+    body = next(f for f in sites["redesigned"]["fields"] if f["field"] == "body")
+    assert body["stopped"] and body["missing_24h"] >= 0.5
+    assert any("field body stopped matching" in reason for reason in sites["redesigned"]["attention"])
+    assert sites["redesigned"]["qread_fallbacks_24h"] > 0, "qRead read the redesigned pages"
+    assert report["attention"] == ["banning", "redesigned"]
+    assert report["workers_alive"] == 1
+    assert sites["steady"]["new_24h"] == sites["steady"]["pages_24h"] - sites["steady"]["grabs"]
+    assert sites["steady"]["last_grab"] is not None and sites["steady"]["next_grab"] is not None
+    result = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "status", "--format", "json"],
+        env=service.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(result.stdout)["attention"] == ["banning", "redesigned"]
+    table = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "status"],
+        env=service.env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert table.stdout.count("NEEDS ATTENTION") == 2
+
+
+@pytest.mark.parametrize("service", [[FarmSite("news", per_hour=6, every="20m")]], indirect=True)
+def test_a_temp_crawl_on_a_running_service_leaves_the_schedule_alone(service: Service) -> None:
+    service.run(hours=0.5)
+    before = service.state("news")
+    service.farm.now += 5 * 60
+    result = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "temp", "news"],
+        env=service.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "stored" in result.stdout
+    after = service.state("news")
+    assert after == before, "a temp crawl changes nothing of the regular grabs"
+    temp_index = [v for v in service.farm.log if v.kind == "index"][-1]
+    assert temp_index.status == 200, "a temp crawl reads the whole index page (no conditional request)"
+    jobs = [key for key in service.server.scan_iter(f"{PREFIX}:job:*")]
+    kinds = sorted(service.server.hget(key, "kind") or b"" for key in jobs)
+    assert kinds.count(b"temp") == 1 and kinds.count(b"grab") == int(before["grabs"])

@@ -1,0 +1,61 @@
+"""`crawler status` from the counters in Redis (the real embedded server): an overdue grab, a broken rule,
+dead workers, field history; and the ban detector's captcha markers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import redis
+
+from crawler.bans import looks_like_captcha
+from crawler.heartbeat import workers_key
+from crawler.rules import load_rules
+from crawler.sitestats import hour_key, hour_of
+from crawler.statuscli import build_status
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_overdue_grabs_broken_rules_dead_workers_and_field_history(
+    tmp_path: Path, redis_client: redis.Redis
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    for name in ("demo-citynews", "demo-techdaily"):
+        shutil.copy(REPO / "rules" / f"{name}.yaml", rules)
+    (rules / "broken.yaml").write_text("name: Broken\nstart_urls: 12\n", encoding="utf-8")
+    now = time.time()
+    redis_client.hset(
+        "crawler:grab:demo-citynews", mapping={"last": now - 3600, "next": now - 2400, "job": "j1"}
+    )
+    redis_client.hset("crawler:job:j1", mapping={"stored": 7})
+    redis_client.hset("crawler:grab:demo-techdaily", mapping={"last": now - 60, "next": now + 1140})
+    beat = {"host": "h", "pid": 1, "started": now - 100, "pages": 10, "rate": 6.0, "sites": []}
+    redis_client.hset(workers_key("crawler"), "h:1", json.dumps({**beat, "seen": now - 2}))
+    redis_client.hset(workers_key("crawler"), "h:2", json.dumps({**beat, "pid": 2, "seen": now - 600}))
+    # techdaily's author field: missing on most pages for a week (no news), body fine.
+    for back, pages, missing_author in ((2, 10, 9), (30, 50, 45), (100, 40, 36)):
+        key = hour_key("crawler", "demo-techdaily", hour_of(now - back * 3600))
+        redis_client.hset(key, mapping={"fields/pages": pages, "fields/missing/author": missing_author})
+    report = build_status(redis_client, "crawler", load_rules(rules), now)
+    sites = {site["site"]: site for site in report["sites"]}
+    assert [w["alive"] for w in report["workers"]] == [True, False]
+    assert report["workers_alive"] == 1
+    assert sites["demo-citynews"]["new_last_grab"] == 7
+    assert any("grab overdue" in reason for reason in sites["demo-citynews"]["attention"])
+    author = next(f for f in sites["demo-techdaily"]["fields"] if f["field"] == "author")
+    assert author["missing_24h"] == 0.9 and author["missing_before"] == 0.9 and not author["stopped"]
+    assert sites["demo-techdaily"]["attention"] == []
+    assert report["rule_errors"] and report["rule_errors"][0]["file"].endswith("broken.yaml")
+    assert report["attention"] == sorted(["demo-citynews", report["rule_errors"][0]["file"]])
+
+
+def test_captcha_pages_are_told_from_articles_about_captchas() -> None:
+    assert looks_like_captcha(b'<div class="g-recaptcha" data-sitekey="x"></div>')
+    assert looks_like_captcha("<p>请输入验证码</p>".encode())
+    assert looks_like_captcha(b"<h1>Our systems have detected unusual traffic from your computer</h1>")
+    article = b"<p>Sites ask readers to solve a captcha more and more often, researchers say.</p>" * 50
+    assert not looks_like_captcha(article)
