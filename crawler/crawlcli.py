@@ -355,7 +355,8 @@ def _crawl_job(
                 errors=counts.errors,
             )
 
-        run_worker(settings, job=job, sites=[rule.site for rule in rules], on_tick=tick)
+        # Every rule: on a running service this worker takes any request of the shared queue, and helps.
+        run_worker(settings, job=job, on_tick=tick)
         tick()
     counts = JobCounts.read(server, keys, job)
     logger.info("job %s done in %.1f s", job, time.monotonic() - started)

@@ -118,6 +118,13 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         request: Request | None = self.queue.pop()
         if request is None:
             return None
+        only = getattr(self.spider, "only_sites", None)
+        if only and request.meta.get("site") not in only:
+            # A site this worker does not serve (`crawler worker --sites`): back to the queue at once for
+            # a worker that does, never dropped.
+            self.queue.release([request.meta["lease"]])
+            self.stats.inc_value("scheduler/returned_other_site")
+            return None
         self.held.add(request.meta["lease"])
         self.stats.inc_value("scheduler/dequeued/redis")
         return request
