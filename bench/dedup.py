@@ -574,7 +574,7 @@ def detect(
         if own is not None:
             near = {
                 other.url: other
-                for key in fingerprint.band_keys(own)
+                for key in fingerprint.probe_keys(own)
                 for other in by_band.get(key, ())
                 if other.first_seen >= lower
             }
@@ -742,7 +742,7 @@ def report(corpus: Corpus, threshold: int) -> list[str]:
     ]
 
     unbanded = sum(
-        not set(fingerprint.band_keys(prints(a.body)[1] or 0))
+        not set(fingerprint.probe_keys(prints(a.body)[1] or 0))
         & set(fingerprint.band_keys(prints(originals[a.story].body)[1] or 0))
         for a in corpus.reposts
         if (d := distance(a, originals[a.story])) is not None and d <= threshold

@@ -23,15 +23,16 @@ Figures, per site and overall, from the farm's request log and the store:
 * the gaps between consecutive index reads against the bounds: shortest, longest, gaps under ``min`` -
   goal 0;
 * the latency of each article published up to the site's last index read: when its page was first read
-  (200) minus when it appeared on the index page (the farm's start for the backlog). That is one
-  inter-article period after ``Farm.published`` (see :func:`appeared`), whose figures are printed too.
+  (200) minus when it appeared on the index page (``Farm.published``; the farm's start for the backlog).
   "Within one period" is checked against the interval in force, which the crawler keeps within
   ``[min, max]``: latency <= ``max``. The count over the rule's plain ``every`` is printed too (a quiet
   site's interval grows towards ``max`` on purpose, so that stricter reading may fail for slow sites);
 * articles published, fetched and stored, grabs, the final adapted interval and yield of each site.
 
-A default day (20 sites, 24 h, 1-minute steps) took about 3.5 minutes of wall time on the development
-machine with one worker.
+A default day (20 sites, 24 h, 1-minute steps: about 2,100 grabs) took 230 s of wall time on the
+development machine with one worker; ``--hours 2 --sites 5`` about 11 s. The exit code is 0 when the three
+goals pass (the stricter reading of "one period" is informational), 1 when one fails, 2 when the run
+aborts.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ sys.path.insert(0, str(REPO))
 
 import redis  # noqa: E402
 
-from crawler.demo.farm import BACKLOG, LISTED, Farm, FarmSite, Visit  # noqa: E402
+from crawler.demo.farm import LISTED, Farm, FarmSite, Visit  # noqa: E402
 from crawler.embedded import EmbeddedRedis  # noqa: E402
 from crawler.grabs import GrabScheduler  # noqa: E402
 from crawler.queue import Keys  # noqa: E402
@@ -141,7 +142,6 @@ class SiteFigures:
     below_min: int = 0
     above_max: int = 0
     latencies: list[float] = field(default_factory=list)
-    by_published: list[float] = field(default_factory=list)
     over_every: int = 0
     over_max: int = 0
     published: int = 0
@@ -151,14 +151,9 @@ class SiteFigures:
 
 
 def appeared(farm: Farm, site: FarmSite, article: int) -> float:
-    """When ``article`` first shows on the index page and its page stops answering 404: the first moment
-    ``farm.newest`` reaches it (the farm's start for the backlog). ``farm.published`` says one
-    inter-article period earlier: article ``k`` is counted by ``newest`` only from ``k - BACKLOG + 1``
-    periods after the start."""
-    moment = farm.start + max(article - BACKLOG + 1, 0) * 3600.0 / site.per_hour
-    while farm.newest(site.name, moment) < article:  # rounding
-        moment += 0.001
-    return moment
+    """When ``article`` first shows on the index page and its page stops answering 404 (the farm's start
+    for the backlog)."""
+    return max(farm.published(site.name, article), farm.start)
 
 
 def figures(farm: Farm, states: dict[str, dict[str, str]], stored: dict[str, int]) -> list[SiteFigures]:
@@ -200,7 +195,6 @@ def figures(farm: Farm, states: dict[str, dict[str, str]], stored: dict[str, int
                     continue
                 latency = fetched[k] - appeared(farm, site, k)
                 row.latencies.append(latency)
-                row.by_published.append(fetched[k] - max(farm.published(site.name, k), farm.start))
                 row.over_every += latency > every
                 row.over_max += latency > high
         result.append(row)
@@ -269,9 +263,6 @@ def summary(rows: list[SiteFigures], step: float) -> list[str]:
     over_every = sum(r.over_every for r in rows)
     over_max = sum(r.over_max for r in rows)
     grabs = sum(r.grabs for r in rows)
-    naive = [x for r in rows for x in r.by_published]
-    naive_over_max = sum(x > minutes(r.site.max) * 60 for r in rows for x in r.by_published)
-    naive_over_every = sum(x > minutes(r.site.every) * 60 for r in rows for x in r.by_published)
     slowest = max(rows, key=lambda r: max(r.latencies, default=0.0))
     lines = [
         f"grabs {grabs}; index fetches {index}: {ok} answered 200, {not_modified} answered 304",
@@ -285,9 +276,6 @@ def summary(rows: list[SiteFigures], step: float) -> list[str]:
         f" {slowest.site.max}), p95 {percentile(latencies, 0.95) / 60:.1f} min, median"
         f" {percentile(latencies, 0.5) / 60:.1f} min; over the site's max bound: {over_max}; over its"
         f" plain every: {over_every} of {len(latencies)}",
-        f"(measured from farm.published() instead, one inter-article period before the article shows:"
-        f" max {max(naive, default=0) / 60:.1f} min, over the max bound {naive_over_max}, over every"
-        f" {naive_over_every})",
         "",
         _check(
             unchanged == 0 and changed_304 == 0,
@@ -299,10 +287,8 @@ def summary(rows: list[SiteFigures], step: float) -> list[str]:
             "new articles stored within one period, the interval in force (<= max bound):"
             f" {over_max} late, {missed} never fetched, {fetched - stored} fetched but not stored",
         ),
-        _check(
-            missed == 0 and over_every == 0,
-            f"(stricter, informational) within the rule's plain every: {over_every} late",
-        ),
+        f"NOTE  within the rule's plain every (a stricter reading, not a goal: quiet sites slow down on"
+        f" purpose): {over_every} of {len(latencies)} later",
     ]
     return lines
 

@@ -26,7 +26,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 
 from crawler.errors import InputError
 from crawler.store import Store, StoreError, Written, open_store
-from crawler.store.base import make_document
+from crawler.store.base import check_article
 from extractors import ALGORITHMS, DEFAULT_ALGORITHM, extract
 from extractors.summary import summaries
 from extractors.text import normalize_space
@@ -333,7 +333,7 @@ class StorePipeline:
                 f"no body in {item.get('url')} of site {site!r}, neither from the rule nor from qRead"
             )
         try:
-            make_document(item)
+            check_article(item)
         except StoreError:
             self._count(f"store/errors/{site}")
             raise

@@ -17,6 +17,7 @@ from crawler.store.fingerprint import (
     from_hex,
     hamming,
     normalise,
+    probe_keys,
     shingles,
     simhash,
     to_hex,
@@ -214,30 +215,36 @@ def test_short_texts_have_no_simhash() -> None:
 
 def test_band_keys_are_one_per_band_in_separate_ranges() -> None:
     h = 0x0123456789ABCDEF
-    assert band_keys(h) == [
-        0xEF,
-        256 + 0xCD,
-        512 + 0xAB,
-        768 + 0x89,
-        1024 + 0x67,
-        1280 + 0x45,
-        1536 + 0x23,
-        1792 + 0x01,
-    ]
-    assert band_keys(0) == [band * 256 for band in range(fingerprint.SIMHASH_BANDS)]
+    assert band_keys(h) == [0xCDEF, 65536 + 0x89AB, 2 * 65536 + 0x4567, 3 * 65536 + 0x0123]
+    assert band_keys(0) == [band * 65536 for band in range(fingerprint.SIMHASH_BANDS)]
+    probes = probe_keys(h)
+    assert len(probes) == len(set(probes)) == 4 * (1 + 16 + 120)
+    assert set(band_keys(h)) <= set(probes)
+    assert all(
+        band * 65536 <= key < (band + 1) * 65536
+        for band in range(4)
+        for key in probes[band * 137 : (band + 1) * 137]
+    )
 
 
 @given(
     st.integers(min_value=0, max_value=2**64 - 1),
-    st.sets(st.integers(min_value=0, max_value=63), max_size=7),
+    st.sets(st.integers(min_value=0, max_value=63), max_size=11),
 )
-def test_simhashes_within_7_bits_share_a_band_key(h: int, flipped: set[int]) -> None:
+def test_simhashes_within_11_bits_always_meet(h: int, flipped: set[int]) -> None:
     other = h
     for bit in flipped:
         other ^= 1 << bit
     assert hamming(h, other) == len(flipped)
-    assert set(band_keys(h)) & set(band_keys(other))
-    assert all(band * 256 <= key < (band + 1) * 256 for band, key in enumerate(band_keys(other)))
+    assert set(probe_keys(h)) & set(band_keys(other))
+    assert set(probe_keys(other)) & set(band_keys(h))
+
+
+def test_three_flips_in_every_band_are_not_found() -> None:
+    h = 0
+    other = sum(1 << (band * 16 + bit) for band in range(4) for bit in range(3))
+    assert hamming(h, other) == 12
+    assert not set(probe_keys(h)) & set(band_keys(other))
 
 
 @given(st.integers(min_value=0, max_value=2**64 - 1))

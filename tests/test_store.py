@@ -7,29 +7,14 @@ import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 import pytest
-from test_store_contract import FLOOD, FLOOD_OTHER, FLOOD_REPOST
+from test_store_contract import FLOOD, FLOOD_OTHER, FLOOD_REPOST, article
 
 from crawler.store import SqliteStore, StoreError, article_id, open_store, week_of
 from crawler.store.base import Candidate, content_hash, make_document, previous_week, week_bounds
 from crawler.store.fingerprint import same_article
-
-
-def article(url: str, fetched_at: str, *, site: str = "citynews", **extra: Any) -> dict[str, Any]:
-    return {
-        "site": site,
-        "url": url,
-        "fetched_at": fetched_at,
-        "title": f"Title of {url}",
-        "body": f"Body of {url}.",
-        "published": "2026-11-20",
-        "author": "A. Writer",
-        "fields": {"section": "city"},
-        "job": "job-1",
-        **extra,
-    }
+from crawler.store.sqlite import SCHEMA_VERSION
 
 
 @pytest.fixture
@@ -186,7 +171,7 @@ def test_a_version_1_file_is_migrated_with_its_rows(tmp_path: Path) -> None:
         assert document["content_hash"] == content_hash("Kept body text")
         assert [d["url"] for d in store.search("kept")] == ["http://news.test/old"]
     with sqlite3.connect(path) as check:
-        assert check.execute("PRAGMA user_version").fetchone() == (2,)
+        assert check.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     check.close()
 
 
@@ -212,3 +197,16 @@ def test_a_near_match_needs_the_bodies_to_share_their_shingles(store: SqliteStor
         "http://b.test/1", "b", "2026w47", "2026-11-20T09:00:00.000000Z", document["content_hash"], None
     )
     assert store.find_original(document, [twin, exact], lambda _: None) == (exact, "exact", 0)
+
+
+def test_a_version_2_file_gets_its_band_keys_rebuilt(tmp_path: Path) -> None:
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD))
+    path = tmp_path / "articles" / "articles_2026w47.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE simhash_bands SET key = key + 1000000")  # keys of the old layout
+        connection.execute("PRAGMA user_version = 2")
+    connection.close()
+    with SqliteStore(tmp_path) as store:
+        repost = store.upsert(article("http://other.test/copy", "2026-11-17T11:00:00Z", body=FLOOD_REPOST))
+    assert repost.outcome == "repost", "found through the rebuilt keys"

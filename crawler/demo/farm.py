@@ -83,8 +83,9 @@ class Farm:
     # --- publication ----------------------------------------------------------------------------------
 
     def published(self, name: str, article: int) -> float:
-        """When article ``article`` of site ``name`` appears (the first ``BACKLOG`` before the start)."""
-        return self.start + (article - BACKLOG) * 3600.0 / self._by_name[name].per_hour
+        """When article ``article`` of site ``name`` appears: the first moment :meth:`newest` counts it
+        (the ``BACKLOG`` articles numbered below it are out before the start)."""
+        return self.start + (article - BACKLOG + 1) * 3600.0 / self._by_name[name].per_hour
 
     def newest(self, name: str, moment: float | None = None) -> int:
         """The number of the newest article of site ``name`` published at ``moment`` (default now)."""

@@ -39,8 +39,8 @@ and the week before, so a retry across the Sunday/Monday midnight updates last w
 Duplicate articles: a new URL whose body has the ``content_hash`` of a document first seen within
 ``DedupPolicy.window`` of it (exact), or a SimHash at most ``max_distance`` bits from one and most of its
 shingles (near, :meth:`Store.find_original`), is not stored: it is recorded in that document's
-``reposts``. Candidates for the near match share one of the SimHash's band keys
-(:func:`crawler.store.fingerprint.band_keys`).
+``reposts``. Candidates for the near match have a band key among the SimHash's probe keys
+(:func:`crawler.store.fingerprint.probe_keys`).
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ __all__ = [
     "StoreError",
     "Written",
     "article_id",
+    "check_article",
     "content_hash",
     "format_timestamp",
     "make_document",
@@ -248,13 +249,19 @@ def content_hash(body: str | None) -> str | None:
     return hashlib.sha1(normalised.encode("utf-8")).hexdigest()
 
 
-def make_document(article: Mapping[str, Any]) -> dict[str, Any]:
+def check_article(article: Mapping[str, Any]) -> None:
+    """StoreError, naming the article and the field, if :func:`make_document` would refuse ``article``
+    (the fingerprints, the costly part, are not computed)."""
+    make_document(article, fingerprints=False)
+
+
+def make_document(article: Mapping[str, Any], *, fingerprints: bool = True) -> dict[str, Any]:
     """The stored document for ``article`` (an item of the pipeline, or a document read from a store).
 
     Keys starting with ``_`` are left out; ``id``, ``week``, ``content_hash`` and ``simhash`` are
-    computed; a ``first_seen`` or ``reposts`` given is kept (a document copied from another store), else
-    ``first_seen`` is ``fetched_at``. StoreError names the article and the field when a field is missing,
-    unknown or of the wrong type.
+    computed (the last two only with ``fingerprints``); a ``first_seen`` or ``reposts`` given is kept (a
+    document copied from another store), else ``first_seen`` is ``fetched_at``. StoreError names the
+    article and the field when a field is missing, unknown or of the wrong type.
     """
     url = article.get("url")
     if not isinstance(url, str) or not url.strip():
@@ -307,7 +314,7 @@ def make_document(article: Mapping[str, Any]) -> dict[str, Any]:
         else parse_timestamp(first_seen_value, f"article {url}: field 'first_seen'")
     )
     body = article.get("body")
-    shingled = fingerprint.simhash(body) if body else None
+    shingled = fingerprint.simhash(body) if body and fingerprints else None
     return {
         "id": article_id(url),
         "url": url,
@@ -321,7 +328,7 @@ def make_document(article: Mapping[str, Any]) -> dict[str, Any]:
         "first_seen": format_timestamp(first_seen),
         "week": week_of(first_seen),
         "extraction": None if extraction is None else dict(extraction),
-        "content_hash": content_hash(body),
+        "content_hash": content_hash(body) if fingerprints else None,
         "simhash": None if shingled is None else fingerprint.to_hex(shingled),
         "summary": None if summary is None else {str(k): v for k, v in summary.items()},
         "reposts": [dict(r) for r in reposts],
@@ -475,6 +482,30 @@ class Store(ABC):
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+    # --- reads shared by the backends ---------------------------------------------------------------
+
+    def weeks_asked(self, week: str | None) -> list[str]:
+        """Every week with a store, or just ``week`` if it has one (StoreError if it names no week)."""
+        if week is None:
+            return self.weeks()
+        parse_week(week)
+        return [week] if week in self.weeks() else []
+
+    def time_window(
+        self, week: str | None, since: datetime | None, until: datetime | None
+    ) -> tuple[list[str], datetime | None, datetime | None]:
+        """The weeks that may hold documents with ``since <= first_seen < until`` (in ``week`` if given),
+        and those bounds as aware UTC times."""
+        lower = None if since is None else parse_timestamp(since, "since")
+        upper = None if until is None else parse_timestamp(until, "until")
+        weeks = [
+            name
+            for name in self.weeks_asked(week)
+            if (lower is None or week_bounds(name)[1] > lower)
+            and (upper is None or week_bounds(name)[0] < upper)
+        ]
+        return weeks, lower, upper
 
     # --- the duplicate pass, shared by the backends -------------------------------------------------
 

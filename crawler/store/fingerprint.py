@@ -23,8 +23,11 @@ are. ``bench/dedup.py`` measures both; it chose ``DEFAULT_MAX_DISTANCE``. A matc
 by :func:`same_article` (the bodies' shared shingles), so that two SimHashes close by chance never make
 two articles one.
 
-The store finds candidates by :func:`band_keys`: 8 bands of 8 bits, so two SimHashes at most 7 bits apart
-always share a band (pigeonhole) and most of those a few bits further apart do.
+The store keeps 4 band keys per SimHash (:func:`band_keys`, 16 bits each) and looks candidates up by
+:func:`probe_keys`: each band's value and every value 1 or 2 bits from it. Two SimHashes at most 11 bits
+apart always meet (pigeonhole: 4 bands of 3 flips or more would make 12), most up to the threshold do,
+and an unrelated one comes up with a chance of 0.8% (4 x 137 / 65,536): a lookup reads about 1% of the
+window, where 8 bands of 8 bits read 3%.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ __all__ = [
     "from_hex",
     "hamming",
     "normalise",
+    "probe_keys",
     "same_article",
     "shingles",
     "simhash",
@@ -72,16 +76,20 @@ MIN_FEATURES = 40
 # (seeds 1-3); leads of 200 to 300 tokens measured best, 150 and 400 a point lower, weight 3 like 2.
 LEAD_SHINGLES = 300
 LEAD_WEIGHT = 2
-# Band keys of a SimHash: 8 bands of 8 bits (pigeonhole: within 7 bits, at least one band is equal).
-SIMHASH_BANDS = 8
+# Band keys of a SimHash: 4 bands of 16 bits, looked up with up to 2 bits flipped in a band (pigeonhole:
+# within 11 bits, some band differs in 2 bits at most). bench/dedup.py seeds 1-3: of the reposts within the
+# threshold, this finds 725/728, 764/767, 781/784, where 8 bands of 8 bits (same value) found 719, 761, 778
+# while reading 3.7 times as many unrelated candidates.
+SIMHASH_BANDS = 4
 _BAND_BITS = 64 // SIMHASH_BANDS
+_PROBE_FLIPS = 2
 # Near-duplicate threshold in bits; every match within it is confirmed by same_article. bench/dedup.py
 # (1,200 articles about 40 events, English and Chinese, 731 reposts with one or two edits, seed 1): reposts
 # are median 4, p95 10 bits from their original; different articles about one event at least 16 (p5 25,
 # median 31). SimHash alone is exact up to 14 bits and lets false matches in from 16 (precision 0.993),
 # and chance collisions grow with the articles in the window (W x 3.9e-5 at 16 bits); with the shingle
-# check, precision stays 1.000 up to 24 bits. 16: recall 0.984 through SqliteStore; further out the band
-# lookup (8 bits a band) misses most of what it would add.
+# check, precision stays 1.000 up to 24 bits. 16: recall 0.992 through SqliteStore (seeds 1-3: 0.991 to
+# 0.994); further out few reposts remain, and the band lookup finds fewer of them.
 DEFAULT_MAX_DISTANCE = 16
 
 # A near match (SimHash within the threshold) is confirmed when this share of the shorter body's distinct
@@ -159,11 +167,18 @@ def hamming(a: int, b: int) -> int:
 
 
 def band_keys(h: int) -> list[int]:
-    """The ``SIMHASH_BANDS`` lookup keys of SimHash ``h``: band ``i`` (bits ``8i`` to ``8i + 7``) gives key
-    ``i * 256 + value``, so keys of different bands never collide. SimHashes at most 7 bits apart share at
-    least one key."""
+    """The ``SIMHASH_BANDS`` keys a store keeps for SimHash ``h``: band ``i`` (bits ``16i`` to ``16i + 15``)
+    gives key ``i * 65536 + value``, so keys of different bands never collide."""
     mask = (1 << _BAND_BITS) - 1
     return [band << _BAND_BITS | (h >> (band * _BAND_BITS)) & mask for band in range(SIMHASH_BANDS)]
+
+
+def probe_keys(h: int) -> list[int]:
+    """The keys to look up for SimHash ``h``: each of its band keys with 0, 1 or 2 of the band's bits
+    flipped (4 x 137). Any stored SimHash at most 11 bits from ``h`` has one of them."""
+    flips = [0, *(1 << bit for bit in range(_BAND_BITS))]
+    flips += [(1 << a) | (1 << b) for a in range(_BAND_BITS) for b in range(a + 1, _BAND_BITS)]
+    return [key ^ flip for key in band_keys(h) for flip in flips]
 
 
 def to_hex(h: int) -> str:

@@ -47,13 +47,11 @@ from crawler.store.base import (
     limited,
     make_document,
     matches,
-    parse_timestamp,
     parse_week,
     previous_week,
     redacted,
     repost_record,
     search_terms,
-    week_bounds,
 )
 from crawler.store.spool import Spool
 
@@ -279,7 +277,7 @@ class MongoStore(Store):
                 continue
             hashes.add(document["content_hash"])
             if document["simhash"] is not None:
-                keys.update(fingerprint.band_keys(fingerprint.from_hex(document["simhash"])))
+                keys.update(fingerprint.probe_keys(fingerprint.from_hex(document["simhash"])))
             lower, upper = self.dedup_range(document)
             lowers.append(lower)
             uppers.append(upper)
@@ -382,7 +380,7 @@ class MongoStore(Store):
     def count(self, site: str | None = None, week: str | None = None) -> int:
         query = {} if site is None else {"site": site}
         total = 0
-        for name in self._weeks_asked(week):
+        for name in self.weeks_asked(week):
             with self._reading():
                 total += self.collection(name).count_documents(query)
         return total
@@ -397,14 +395,7 @@ class MongoStore(Store):
         limit: int | None = None,
     ) -> Iterator[dict[str, Any]]:
         check_limit(limit)
-        lower = None if since is None else parse_timestamp(since, "since")
-        upper = None if until is None else parse_timestamp(until, "until")
-        weeks = [
-            name
-            for name in self._weeks_asked(week)
-            if (lower is None or week_bounds(name)[1] > lower)
-            and (upper is None or week_bounds(name)[0] < upper)
-        ]
+        weeks, lower, upper = self.time_window(week, since, until)
         query: dict[str, Any] = {} if site is None else {"site": site}
         bounds = {}
         if lower is not None:
@@ -431,7 +422,7 @@ class MongoStore(Store):
             condition = {"$or": [{"title": pattern}, {"body": pattern}]}
         if site is not None:
             condition["site"] = site
-        hits = self._iter(self._weeks_asked(week), condition, True, None)
+        hits = self._iter(self.weeks_asked(week), condition, True, None)
         return limited((document for document in hits if matches(document, terms)), limit)
 
     def stats(self) -> list[dict[str, Any]]:
@@ -491,12 +482,6 @@ class MongoStore(Store):
         with self._reading():
             names = self.client.list_database_names()
         return sorted(match[1] for name in names if (match := self._week_re.match(name)))
-
-    def _weeks_asked(self, week: str | None) -> list[str]:
-        if week is None:
-            return self.weeks()
-        parse_week(week)
-        return [week] if week in self.weeks() else []
 
     @contextmanager
     def _reading(self) -> Iterator[None]:

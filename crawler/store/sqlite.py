@@ -8,7 +8,7 @@ checkpoints them). It holds:
   ``summary`` and ``reposts`` as JSON text) behind an ``INTEGER PRIMARY KEY pk``, the URL UNIQUE, and
   indexes on ``id``, ``(site, published)``, ``content_hash``, ``(first_seen, id)`` and
   ``(site, first_seen, id)`` (reads are in ``first_seen`` order, ties broken by id, as in MongoDB);
-- ``simhash_bands``: the 8 band keys of each document's SimHash, indexed, for the near-duplicate lookup;
+- ``simhash_bands``: the 4 band keys of each document's SimHash, indexed, for the near-duplicate lookup;
 - ``articles_fts``: an FTS5 index (trigram tokenizer: substrings of any language, CJK included) of title
   and body, kept in step by triggers, for ``search``.
 
@@ -45,19 +45,17 @@ from crawler.store.base import (
     limited,
     make_document,
     matches,
-    parse_timestamp,
     parse_week,
     previous_week,
     repost_record,
     search_terms,
-    week_bounds,
 )
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "SCHEMA_VERSION", "SqliteStore"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Seconds a write waits for another process's transaction on the same week's file.
 BUSY_TIMEOUT_SECONDS = 30.0
 # Rows read per query by iter_articles (keyset pages: no statement stays open between pages).
@@ -269,7 +267,7 @@ class SqliteStore(Store):
         keys = (
             []
             if document["simhash"] is None
-            else fingerprint.band_keys(fingerprint.from_hex(document["simhash"]))
+            else fingerprint.probe_keys(fingerprint.from_hex(document["simhash"]))
         )
         query = (
             f"SELECT {_CANDIDATE_COLUMNS} FROM articles a WHERE a.content_hash = ?"
@@ -341,7 +339,7 @@ class SqliteStore(Store):
         return None
 
     def count(self, site: str | None = None, week: str | None = None) -> int:
-        weeks = self._weeks_asked(week)
+        weeks = self.weeks_asked(week)
         query = "SELECT count(*) FROM articles" + (" WHERE site = ?" if site is not None else "")
         params = () if site is None else (site,)
         total = 0
@@ -360,14 +358,7 @@ class SqliteStore(Store):
         limit: int | None = None,
     ) -> Iterator[dict[str, Any]]:
         check_limit(limit)
-        lower = None if since is None else parse_timestamp(since, "since")
-        upper = None if until is None else parse_timestamp(until, "until")
-        weeks = [
-            name
-            for name in self._weeks_asked(week)
-            if (lower is None or week_bounds(name)[1] > lower)
-            and (upper is None or week_bounds(name)[0] < upper)
-        ]
+        weeks, lower, upper = self.time_window(week, since, until)
         conditions = []
         params: list[object] = []
         if site is not None:
@@ -397,7 +388,7 @@ class SqliteStore(Store):
         if site is not None:
             conditions.append("site = ?")
             params.append(site)
-        hits = self._iter(self._weeks_asked(week), conditions, params, True, None)
+        hits = self._iter(self.weeks_asked(week), conditions, params, True, None)
         return limited((document for document in hits if matches(document, terms)), limit)
 
     def stats(self) -> list[dict[str, Any]]:
@@ -448,12 +439,6 @@ class SqliteStore(Store):
         if not self.directory.is_dir():
             return []
         return sorted(match[1] for path in self.directory.iterdir() if (match := _FILE_RE.match(path.name)))
-
-    def _weeks_asked(self, week: str | None) -> list[str]:
-        if week is None:
-            return self.weeks()
-        parse_week(week)
-        return [week] if self.path(week).exists() else []
 
     def _query(self, week: str, query: str, params: Sequence[object]) -> sqlite3.Cursor:
         connection = self._open(week, create=False)
@@ -538,6 +523,8 @@ def _prepare(connection: sqlite3.Connection, path: Path) -> None:
         version = _schema_version(connection, path)
         if version == 1:
             _migrate_from_1(connection)
+        elif version == 2:
+            _rebuild_bands(connection)
         elif version == 0:
             for statement in _SCHEMA:
                 connection.execute(statement)
@@ -556,6 +543,15 @@ def _schema_version(connection: sqlite3.Connection, path: Path) -> int:
             f" {SCHEMA_VERSION}: upgrade the crawler to read it"
         )
     return int(version)
+
+
+def _rebuild_bands(connection: sqlite3.Connection) -> None:
+    """Version 2 kept 8 band keys of 8 bits per SimHash; version 3 keeps 4 of 16 bits."""
+    connection.execute("DELETE FROM simhash_bands")
+    for pk, simhash in connection.execute(
+        "SELECT pk, simhash FROM articles WHERE simhash IS NOT NULL"
+    ).fetchall():
+        _index_bands(connection, pk, simhash)
 
 
 def _migrate_from_1(connection: sqlite3.Connection) -> None:
