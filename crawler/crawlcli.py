@@ -370,6 +370,10 @@ def _print_summary(counts: JobCounts) -> None:
     )
 
 
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _print_stored(console: Console, directory: Path, sample: int = 3) -> None:
     """Per site: articles stored, where their bodies came from, and the newest few."""
     store = open_store({"CRAWLER_DATA_DIR": str(directory)})
@@ -387,7 +391,9 @@ def _print_stored(console: Console, directory: Path, sample: int = 3) -> None:
                 str(len(mine)),
                 str(len(mine) - from_qread),
                 str(from_qread),
-                "\n".join(f"{a.get('published') or '?'}  {str(a.get('title') or '')[:60]}" for a in newest),
+                "\n".join(
+                    f"{a.get('published') or '?'}  {_cut(str(a.get('title') or ''), 60)}" for a in newest
+                ),
             )
         console.print(table)
         reposts = sum(int(row["reposts"]) for row in store.stats())
