@@ -63,7 +63,7 @@ from crawler.demo.farm import LISTED, Farm, FarmSite, Visit  # noqa: E402
 from crawler.embedded import EmbeddedRedis  # noqa: E402
 from crawler.grabs import GrabScheduler  # noqa: E402
 from crawler.queue import Keys  # noqa: E402
-from crawler.redisconn import connect  # noqa: E402
+from crawler.redisconn import connect, hash_of  # noqa: E402
 from crawler.rules import load_rules, parse_every  # noqa: E402
 from crawler.store import open_store  # noqa: E402
 
@@ -297,10 +297,6 @@ def _check(passed: bool, text: str) -> str:
     return f"{'PASS' if passed else 'FAIL'}  {text}"
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
 def wait_for_job(server: redis.Redis, job: str, worker: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + JOB_TIMEOUT
     key = Keys(PREFIX).job(job)
@@ -308,7 +304,7 @@ def wait_for_job(server: redis.Redis, job: str, worker: subprocess.Popen[bytes],
         if worker.poll() is not None:
             raise SimulationError(f"the worker exited with code {worker.returncode}; its log:\n{_tail(log)}")
         if time.monotonic() > deadline:
-            state = {_text(k): _text(v) for k, v in server.hgetall(key).items()}
+            state = hash_of(server, key)
             raise SimulationError(
                 f"grab job {job} did not finish within {JOB_TIMEOUT:g} s (job state {state});"
                 f" the worker's log:\n{_tail(log)}"
@@ -387,10 +383,7 @@ def simulate(args: argparse.Namespace, folder: Path, url: str, err: TextIO) -> i
             finally:
                 stop_worker(worker)
             simulated = time.perf_counter() - started
-        states = {
-            site.name: {_text(k): _text(v) for k, v in server.hgetall(scheduler.state_key(site.name)).items()}
-            for site in sites
-        }
+        states = {site.name: hash_of(server, scheduler.state_key(site.name)) for site in sites}
     finally:
         server.close()
     with open_store({"CRAWLER_DATA_DIR": str(data)}) as store:

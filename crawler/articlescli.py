@@ -29,6 +29,7 @@ from rich.table import Table
 from crawler.errors import CrawlerError, InputError
 from crawler.store import DOCUMENT_FIELDS, Store, open_store
 from crawler.store.base import parse_timestamp, parse_week
+from crawler.terminal import printable
 
 __all__ = ["ArticleNotFound", "add_commands"]
 
@@ -201,7 +202,7 @@ def _print_documents(
             document["first_seen"][:16].replace("T", " "),
             document["site"],
             str(document.get("published") or "")[:10],
-            _printable(document.get("title") or "(no title)"),
+            printable(document.get("title") or "(no title)"),
         )
         rows += 1
     console = _console()
@@ -234,10 +235,10 @@ def run_show(args: argparse.Namespace) -> int:
         if name in {"body", "summary", "reposts", "fields", "extraction"}:
             continue
         lines.append(
-            f"{name + ':':<14}{_printable(str(document[name] if document[name] is not None else '-'))}"
+            f"{name + ':':<14}{printable(str(document[name] if document[name] is not None else '-'))}"
         )
     for name, value in sorted((document.get("fields") or {}).items()):
-        lines.append(f"{'fields.' + name + ':':<14}{_printable(str(value if value is not None else '-'))}")
+        lines.append(f"{'fields.' + name + ':':<14}{printable(str(value if value is not None else '-'))}")
     extraction = document.get("extraction") or {}
     if extraction:
         lines.append(
@@ -248,20 +249,20 @@ def run_show(args: argparse.Namespace) -> int:
     for length, text in sorted((document.get("summary") or {}).items(), key=lambda pair: int(pair[0])):
         lines.append("")
         lines.append(f"summary, {length} sentence{'s' if length != '1' else ''}:")
-        lines.extend(textwrap.wrap(_printable(text), width, initial_indent="  ", subsequent_indent="  "))
+        lines.extend(textwrap.wrap(printable(text), width, initial_indent="  ", subsequent_indent="  "))
     reposts = document.get("reposts") or []
     if reposts:
         lines.append("")
         lines.append(f"reposts ({len(reposts)}):")
         lines.extend(
             f"  {repost['fetched_at'][:16].replace('T', ' ')}  {repost['site']}"
-            f"  {_printable(repost['url'])}  ({repost['match']}, {repost['distance']} bits)"
+            f"  {printable(repost['url'])}  ({repost['match']}, {repost['distance']} bits)"
             for repost in reposts
         )
     lines.append("")
     lines.append("body:")
     for paragraph in (document.get("body") or "").split("\n\n"):
-        lines.extend(textwrap.wrap(_printable(paragraph), width) or [""])
+        lines.extend(textwrap.wrap(printable(paragraph), width) or [""])
         lines.append("")
     sys.stdout.write("\n".join(lines).rstrip("\n") + "\n")
     return 0
@@ -356,8 +357,3 @@ def _console() -> Console:
     if sys.stdout.isatty():
         return Console()
     return Console(width=MAX_WRAP, color_system=None, force_terminal=False, soft_wrap=False)
-
-
-def _printable(text: str) -> str:
-    """``text`` without terminal control characters (a page must not drive the terminal)."""
-    return re.sub("[\x00-\x08\x0b-\x1f\x7f-\x9f]", " ", text)

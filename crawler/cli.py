@@ -37,6 +37,7 @@ from crawler.errors import CrawlerError, InputError
 from crawler.fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, Fetcher
 from crawler.rules import RULE_SUFFIX, Rule, RuleError, RuleErrors, load_rule, load_rules
 from crawler.settings import QREAD_ALGORITHM
+from crawler.terminal import cut, printable
 from extractors import ALGORITHMS, DEFAULT_ALGORITHM, Block, Extraction, get_extractor
 from extractors.encoding import Decoded, decode, sniff_binary
 from extractors.htmlparse import parse_html
@@ -71,8 +72,6 @@ exit codes:
 """
 
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-# Terminal control characters (C0 but tab and newline, DEL, C1): a page must not drive the terminal.
-_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _ENCODING_SOURCES = {
     "bom": "byte order mark",
     "declared": "Content-Type header",
@@ -250,7 +249,7 @@ def run_extract(args: argparse.Namespace) -> int:
         else:
             _explain_plain(report, args.max_blocks)
     elif extraction.text:
-        print(_printable(extraction.text))
+        print(printable(extraction.text))
     if not extraction.text:
         why = "; ".join(extraction.notes) or "no block was chosen"
         print(f"crawler extract: no main text found in {page.source}: {why}", file=sys.stderr)
@@ -324,15 +323,6 @@ def _shown(source: str) -> str:
     return "standard input" if source == "-" else repr(source)
 
 
-def _printable(text: str) -> str:
-    return _CONTROL_RE.sub("", text)
-
-
-def _cut(text: str, width: int) -> str:
-    text = _printable(" ".join(text.split()))
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def _shown_blocks(blocks: list[Block], max_blocks: int) -> tuple[list[Block], int]:
     """The first ``max_blocks`` blocks (0: all) and every chosen one; and how many are left out."""
     if not max_blocks or len(blocks) <= max_blocks:
@@ -354,16 +344,16 @@ class Report:
 def _summary(report: Report) -> list[tuple[str, str]]:
     page, decoded, extraction = report.page, report.decoded, report.extraction
     chosen = extraction.chosen_blocks
-    rows = [("source", _printable(page.source))]
+    rows = [("source", printable(page.source))]
     if page.url:
         after = f" (after {len(page.redirects)} redirects)" if page.redirects else ""
         rows.append(("url", page.url + after))
     rows += [
         ("encoding", f"{decoded.encoding} ({_ENCODING_SOURCES[decoded.source]})"),
         ("algorithm", extraction.algorithm),
-        ("title", f"{_printable(extraction.title or '-')} ({report.title_source})"),
+        ("title", f"{printable(extraction.title or '-')} ({report.title_source})"),
         ("chosen", f"{len(chosen)} of {len(extraction.blocks)} blocks, {sum(b.words for b in chosen)} words"),
-        ("notes", _printable("; ".join(extraction.notes)) or "-"),
+        ("notes", printable("; ".join(extraction.notes)) or "-"),
     ]
     return rows
 
@@ -375,15 +365,15 @@ _NUMERIC = frozenset({"#", "lines", "words", "density", "title sim", "score"})
 def _block_cells(block: Block) -> list[str]:
     return [
         str(block.index),
-        _cut(block.label, LABEL_WIDTH),
+        cut(block.label, LABEL_WIDTH),
         str(block.lines),
         str(block.words),
         f"{block.density:.2f}",
         "-" if block.similarity is None else f"{block.similarity:.3f}",
         f"{block.score:.2f}",
         "✓" if block.chosen else "",
-        _cut(block.reason, 40),
-        _cut(block.preview, PREVIEW_WIDTH),
+        cut(block.reason, 40),
+        cut(block.preview, PREVIEW_WIDTH),
     ]
 
 
@@ -406,7 +396,7 @@ def _explain_plain(report: Report, max_blocks: int) -> None:
     print()
     print("--- main text ---")
     if extraction.text:
-        print(_printable(extraction.text))
+        print(printable(extraction.text))
 
 
 def _explain_rich(console: Console, report: Report, max_blocks: int) -> None:
@@ -434,7 +424,7 @@ def _explain_rich(console: Console, report: Report, max_blocks: int) -> None:
         console.print(Text(f"... {hidden} more blocks not shown (--max-blocks 0 shows all)"))
     console.rule("main text")
     if extraction.text:
-        console.print(Text(_printable(extraction.text)))
+        console.print(Text(printable(extraction.text)))
 
 
 # --- crawler rules ----------------------------------------------------------------------------------------
@@ -550,7 +540,7 @@ def run_rules_check(args: argparse.Namespace) -> int:
             else:
                 loaded[rule.site] = rule
     for error in errors:
-        print(_printable(str(error)))
+        print(printable(str(error)))
     summary = _counted(len(loaded), "rule") + " ok"
     if errors:
         bad_files = len(dict.fromkeys(error.file for error in errors))
@@ -608,7 +598,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
         rule = load_rule(path)
     except RuleErrors as exc:
         for error in exc.errors:
-            print(f"crawler rules: error: {_printable(str(error))}", file=sys.stderr)
+            print(f"crawler rules: error: {printable(str(error))}", file=sys.stderr)
         return exc.exit_code
     if args.url is not None and not _URL_RE.match(args.url):
         raise InputError(f"--url {args.url!r} is not an http(s) URL")
@@ -672,24 +662,24 @@ def _trial_document(trial: Trial) -> dict[str, Any]:
 def _print_trial(trial: Trial) -> None:
     rule, page = trial.rule, trial.page
     as_url = "" if page.url else f" (links resolved as {trial.url})"
-    print(f"rule       {rule.site} ({_printable(rule.name)}), {rule.path}")
-    print(f"page       {_printable(page.source)}{as_url}")
+    print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
+    print(f"page       {printable(page.source)}{as_url}")
     how = "the rule's encoding key" if rule.encoding else _ENCODING_SOURCES[trial.decoded.source]
     print(f"encoding   {trial.decoded.encoding} ({how})")
     print()
     print(f"as an index page: {_counted(len(trial.links), 'article link')}")
     for link in trial.links:
-        print(f"  {_printable(link)}")
+        print(f"  {printable(link)}")
     if rule.next_page is None:
         next_page = "- (the rule has no index.next_page)"
     else:
-        next_page = _printable(trial.next_page) if trial.next_page else "- (none found)"
+        next_page = printable(trial.next_page) if trial.next_page else "- (none found)"
     print(f"next page  {next_page}")
     print()
     print("as an article page:")
     width = max(len(name) for name in trial.fields)
     for name, value in trial.fields.items():
-        lines = ["-"] if value is None else _printable(value).splitlines() or [""]
+        lines = ["-"] if value is None else printable(value).splitlines() or [""]
         print(f"  {name:<{width}}  {lines[0]}".rstrip())
         for line in lines[1:]:
             print(f"  {'':<{width}}  {line}".rstrip())
@@ -697,7 +687,7 @@ def _print_trial(trial: Trial) -> None:
     if trial.body_from == "qread":
         print()
         print(f"--- body from {QREAD_ALGORITHM} ---")
-        print(_printable(trial.qread_body) if trial.qread_body else "(qRead found no main text either)")
+        print(printable(trial.qread_body) if trial.qread_body else "(qRead found no main text either)")
 
 
 # --- argument types ---------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from crawler.redisconn import connect, resolve_redis_url
 from crawler.rules import Rule, load_rule, load_rules
 from crawler.runner import JobCounts, crawl_settings, enqueue_job, run_worker
 from crawler.store import open_store
+from crawler.terminal import cut
 
 logger = logging.getLogger(__name__)
 
@@ -370,10 +371,6 @@ def _print_summary(counts: JobCounts) -> None:
     )
 
 
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def _print_stored(console: Console, directory: Path, sample: int = 3) -> None:
     """Per site: articles stored, where their bodies came from, and the newest few."""
     store = open_store({"CRAWLER_DATA_DIR": str(directory)})
@@ -392,7 +389,7 @@ def _print_stored(console: Console, directory: Path, sample: int = 3) -> None:
                 str(len(mine) - from_qread),
                 str(from_qread),
                 "\n".join(
-                    f"{a.get('published') or '?'}  {_cut(str(a.get('title') or ''), 60)}" for a in newest
+                    f"{a.get('published') or '?'}  {cut(str(a.get('title') or ''), 60)}" for a in newest
                 ),
             )
         console.print(table)

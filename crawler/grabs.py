@@ -41,6 +41,7 @@ import redis
 from croniter import croniter
 
 from crawler.queue import Keys
+from crawler.redisconn import hash_of
 from crawler.rules import Rule
 from crawler.runner import enqueue_job
 
@@ -124,7 +125,7 @@ class GrabScheduler:
         seeded = []
         for rule in rules:
             key = self.state_key(rule.site)
-            state = {_text(k): _text(v) for k, v in self.server.hgetall(key).items()}
+            state = hash_of(self.server, key)
             if "seeding" in state:
                 self._seed(rule, state["seeding"], self._boost(state))
                 continue
@@ -200,10 +201,6 @@ class GrabScheduler:
         finally:
             if leading:
                 self.resign()
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def _when(moment: float) -> str:

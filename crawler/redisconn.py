@@ -21,7 +21,7 @@ import redis
 
 from crawler.embedded import EmbeddedRedis, RedisUnavailableError
 
-__all__ = ["RedisUnavailableError", "connect", "resolve_redis_url"]
+__all__ = ["RedisUnavailableError", "connect", "decoded", "hash_of", "resolve_redis_url"]
 
 # The data folder when neither the settings nor the environment name one (as in crawler/settings.py).
 DEFAULT_DATA_DIR = "data"
@@ -107,3 +107,13 @@ def _redacted(url: str) -> str:
         return url
     user = userinfo.split(":", 1)[0]
     return urlunsplit(parts._replace(netloc=f"{user}:***@{hostport}"))
+
+
+def decoded(value: bytes | str) -> str:
+    """A reply of the clients of :func:`connect` (bytes) as text."""
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def hash_of(server: redis.Redis, key: str) -> dict[str, str]:
+    """The hash at ``key`` (HGETALL) with its fields and values as text; empty when there is none."""
+    return {decoded(field): decoded(value) for field, value in server.hgetall(key).items()}

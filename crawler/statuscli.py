@@ -31,7 +31,7 @@ from rich.table import Table
 
 from crawler.heartbeat import workers_key
 from crawler.queue import Keys
-from crawler.redisconn import connect
+from crawler.redisconn import connect, decoded, hash_of
 from crawler.rules import Rule, RuleSet, load_rules
 from crawler.sitestats import hour_key, hour_of
 
@@ -91,7 +91,7 @@ def build_status(server: redis.Redis, prefix: str, ruleset: RuleSet, now: float)
         age = now - float(beat["seen"])
         workers.append(
             {
-                "id": _text(worker),
+                "id": decoded(worker),
                 "host": beat["host"],
                 "pid": beat["pid"],
                 "alive": age <= beat_limit,
@@ -109,7 +109,7 @@ def build_status(server: redis.Redis, prefix: str, ruleset: RuleSet, now: float)
     return {
         "now": _iso(now),
         "queue": {"queued": int(server.zcard(keys.queue)), "leased": int(server.zcard(keys.leases))},
-        "scheduler": {"active": None if leader is None else _text(leader)},
+        "scheduler": {"active": None if leader is None else decoded(leader)},
         "workers": workers,
         "workers_alive": sum(1 for worker in workers if worker["alive"]),
         "sites": sites,
@@ -121,7 +121,7 @@ def build_status(server: redis.Redis, prefix: str, ruleset: RuleSet, now: float)
 
 
 def _site(server: redis.Redis, prefix: str, rule: Rule, now: float) -> dict[str, Any]:
-    state = {_text(k): _text(v) for k, v in server.hgetall(f"{prefix}:grab:{rule.site}").items()}
+    state = hash_of(server, f"{prefix}:grab:{rule.site}")
     recent, history = _counters(server, prefix, rule.site, now)
     last_job = state.get("job")
     last_new = None
@@ -194,7 +194,7 @@ def _counters(server: redis.Redis, prefix: str, site: str, now: float) -> tuple[
     for index, values in enumerate(pipe.execute()):
         target = recent if index < HOURS_RECENT else history
         for name, count in values.items():
-            target[_text(name)] += int(count)
+            target[decoded(name)] += int(count)
     return recent, history
 
 
@@ -259,7 +259,3 @@ def _span(seconds: float) -> str:
 
 def _iso(moment: float) -> str:
     return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

@@ -21,6 +21,7 @@ import redis
 from crawler.demo.farm import Farm, FarmSite
 from crawler.grabs import GrabScheduler
 from crawler.queue import Keys
+from crawler.redisconn import hash_of
 from crawler.rules import load_rules
 from crawler.statuscli import build_status
 from crawler.store import open_store
@@ -61,12 +62,7 @@ class Service:
             self.step(step_minutes * 60)
 
     def state(self, site: str) -> dict[str, str]:
-        state = self.server.hgetall(self.scheduler.state_key(site))
-        return {_text(k): _text(v) for k, v in state.items()}
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+        return hash_of(self.server, self.scheduler.state_key(site))
 
 
 def wait_for_job(server: redis.Redis, job: str) -> None:

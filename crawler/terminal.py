@@ -1,0 +1,23 @@
+"""Text printed on a terminal: what a page or a stored article holds must not drive the terminal, and long
+values are cut to a width."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["cut", "printable"]
+
+# Terminal control characters (C0 but tab and newline, DEL, C1).
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` without terminal control characters."""
+    return _CONTROL_RE.sub("", text)
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` on one line (white space collapsed), printable, at most ``width`` characters (an ellipsis
+    ends a cut one)."""
+    text = printable(" ".join(text.split()))
+    return text if len(text) <= width else text[: width - 1] + "…"
