@@ -1,9 +1,10 @@
 """Workers alive: each worker writes a heartbeat into Redis, which ``crawler status`` reads.
 
 ``crawler:workers`` (hash) maps a worker id (``host:pid``) to JSON: ``host``, ``pid``, ``started``,
-``seen`` (epoch seconds of the last beat), ``pages`` (responses so far), ``rate`` (responses per minute
-over the last ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it serves, empty for all). A worker is
-alive while ``seen`` is at most three beats old; a clean stop removes its entry.
+``seen`` (epoch seconds of the last beat), ``every`` (seconds between its beats), ``pages`` (responses so
+far), ``rate`` (responses per minute over the last ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it
+serves, empty for all). A worker is alive while ``seen`` is at most three of its beats old; a clean stop
+removes its entry.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ class WorkerHeartbeat:
             "pid": os.getpid(),
             "started": round(self.started, 3),
             "seen": round(now, 3),
+            "every": self.seconds,
             "pages": self.pages,
             "rate": round(rate, 1),
             "sites": sites,

@@ -70,10 +70,12 @@ def add_commands(commands: Any) -> None:
 
 def run_status(args: argparse.Namespace) -> int:
     from crawler.crawlcli import data_dir, redis_for, rules_dir  # noqa: PLC0415 - crawlcli imports Scrapy
+    from crawler.runner import crawl_settings  # noqa: PLC0415 - the same
 
+    prefix = str(crawl_settings({})["REDIS_KEY_PREFIX"])
     with redis_for(data_dir()) as url:
         server = connect(url)
-        report = build_status(server, "crawler", load_rules(rules_dir()), time.time())
+        report = build_status(server, prefix, load_rules(rules_dir()), time.time())
     if args.format == "json":
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     else:
@@ -84,11 +86,11 @@ def run_status(args: argparse.Namespace) -> int:
 def build_status(server: redis.Redis, prefix: str, ruleset: RuleSet, now: float) -> dict[str, Any]:
     """The status of the service at ``now`` (epoch seconds), as a JSON-ready mapping."""
     keys = Keys(prefix)
-    beat_limit = MISSED_BEATS * 5.0
     workers = []
     for worker, raw in sorted(server.hgetall(workers_key(prefix)).items()):
         beat = json.loads(raw)
         age = now - float(beat["seen"])
+        beat_limit = MISSED_BEATS * float(beat["every"])
         workers.append(
             {
                 "id": decoded(worker),

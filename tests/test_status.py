@@ -33,7 +33,7 @@ def test_overdue_grabs_broken_rules_dead_workers_and_field_history(
     )
     redis_client.hset("crawler:job:j1", mapping={"stored": 7})
     redis_client.hset("crawler:grab:demo-techdaily", mapping={"last": now - 60, "next": now + 1140})
-    beat = {"host": "h", "pid": 1, "started": now - 100, "pages": 10, "rate": 6.0, "sites": []}
+    beat = {"host": "h", "pid": 1, "started": now - 100, "every": 5.0, "pages": 10, "rate": 6.0, "sites": []}
     redis_client.hset(workers_key("crawler"), "h:1", json.dumps({**beat, "seen": now - 2}))
     redis_client.hset(workers_key("crawler"), "h:2", json.dumps({**beat, "pid": 2, "seen": now - 600}))
     # techdaily's author field: missing on most pages for a week (no news), body fine.

@@ -205,9 +205,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         requests = [article_request(rule, url, job=job, boost=boost, job_kind=job_kind) for url in links]
         fresh = list(self._unseen(rule, requests, job))
         yield from fresh
+        self._record_visit(rule, response, len(fresh))
         number = int(response.meta.get("page", 1))
-        if number == 1 and job_kind == "grab":
-            self.revisits.record(rule, len(fresh), time.time())
         if number < rule.max_pages:
             next_url = rule.next_page_url(page.url, page.selector.root)
             if next_url:
@@ -270,8 +269,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if rule is None:
             return
         self.count(f"crawl/not_modified/{rule.site}")
+        self._record_visit(rule, response, 0, not_modified=True)
+
+    def _record_visit(
+        self, rule: Rule, response: Response, found_new: int, *, not_modified: bool = False
+    ) -> None:
+        """A regular grab's first index page was read: its news adapts the site's revisit interval."""
         if int(response.meta.get("page", 1)) == 1 and self._job_kind(response) == "grab":
-            self.revisits.record(rule, 0, time.time(), not_modified=True)
+            self.revisits.record(rule, found_new, time.time(), not_modified=not_modified)
 
     @staticmethod
     def _job_kind(response: Response) -> str | None:
