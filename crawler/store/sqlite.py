@@ -120,6 +120,8 @@ _SCHEMA = (
 )
 _INSERT = f"INSERT INTO articles ({_COLUMNS}) VALUES ({', '.join('?' for _ in DOCUMENT_FIELDS)})"
 _UPDATE = f"UPDATE articles SET {', '.join(f'{name} = ?' for name in UPDATED_FIELDS)} WHERE pk = ?"
+# Where the updated fields sit in a row of _row().
+_UPDATED_COLUMNS = [DOCUMENT_FIELDS.index(name) for name in UPDATED_FIELDS]
 _CANDIDATE_COLUMNS = "a.url, a.site, a.week, a.first_seen, a.content_hash, a.simhash"
 _ADD_REPOST = (
     "UPDATE articles SET reposts = json_insert(reposts, '$[#]', json(?)) WHERE url = ?"
@@ -238,7 +240,7 @@ class SqliteStore(Store):
             if document["fetched_at"] < fetched_at:
                 return Written("unchanged", url)
             row = _row(document)
-            connection.execute(_UPDATE, [row[DOCUMENT_FIELDS.index(name)] for name in UPDATED_FIELDS] + [pk])
+            connection.execute(_UPDATE, [row[column] for column in _UPDATED_COLUMNS] + [pk])
             if simhash != document["simhash"]:
                 _index_bands(connection, pk, document["simhash"])
             return Written("updated", url)
