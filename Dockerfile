@@ -25,7 +25,7 @@ WORKDIR /app
 COPY scrapy.cfg ./
 COPY rules/ ./rules/
 
-# Where the CLI looks (crawler/crawlcli.py: rules_dir(), data_dir()): the rules folder, and the worker's
+# Where the CLI looks (crawler/config.py): the rules folder, and the worker's
 # own data (the spool used while MongoDB is unreachable; the embedded Redis and SQLite stores when
 # REDIS_URL and MONGO_URI are unset). Named volumes mounted on /app/data take its owner from the image.
 ENV CRAWLER_RULES_DIR=/app/rules \

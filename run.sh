@@ -2,7 +2,7 @@
 # One entry point for a fresh clone: creates ./.venv on first use (and again when pyproject.toml changes),
 # then runs what is asked.
 #   ./run.sh demo            the main job on embedded defaults (`crawler demo`)
-#   ./run.sh test [ARGS]     lint, type check and the test suite (pytest ARGS)
+#   ./run.sh test [ARGS]     lint, type check, import contracts and the test suite (pytest ARGS)
 #   ./run.sh bench [ARGS]    bench/extraction.py with the peers installed (pip install .[bench])
 #   ./run.sh crawler ARGS    any `crawler` command
 set -euo pipefail
@@ -34,6 +34,7 @@ case "$cmd" in
         ensure_venv dev
         "$venv/bin/ruff" check .
         "$venv/bin/mypy"
+        "$venv/bin/lint-imports"
         exec "$venv/bin/pytest" "$@" ;;
     bench)
         ensure_venv dev,bench

@@ -4,9 +4,9 @@ Run from the repo root::
 
     .venv/bin/python bench/bloom.py [--urls 1000000] [--probes 200000] [--error-rate 0.001]
 
-One run, one embedded Redis server (``crawler.embedded``, in a temporary folder, the product's configuration:
-append-only file on), three stores of the same fingerprints (20-byte SHA-1 of synthetic URLs, the shape of
-Scrapy's request fingerprints):
+One run, one embedded Redis server (``crawler.redisio.embedded``, in a temporary folder, the product's
+configuration: append-only file on), three stores of the same fingerprints (20-byte SHA-1 of synthetic
+URLs, the shape of Scrapy's request fingerprints):
 
 - ``scrapy-redis set``: a Redis SET of 40-hex fingerprints, as scrapy-redis's ``RFPDupeFilter`` keeps them
   (SADD, 1000 members per command);
@@ -36,9 +36,9 @@ if str(_REPO_ROOT) not in sys.path:
 
 import redis  # noqa: E402
 
-from crawler.dupefilter import RedisBloom  # noqa: E402
-from crawler.embedded import EmbeddedRedis  # noqa: E402
-from crawler.redisconn import connect  # noqa: E402
+from crawler.redisio.bloom import RedisBloom  # noqa: E402
+from crawler.redisio.connection import connect  # noqa: E402
+from crawler.redisio.embedded import EmbeddedRedis  # noqa: E402
 
 BATCH = 1000
 

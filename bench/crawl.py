@@ -35,7 +35,7 @@ robots.txt obeyed, LOG_LEVEL WARNING (COMMON_SETTINGS, printed at the start):
 - ``plain``: plain Scrapy and its in-memory scheduler; a minimal spider that follows the pager and the
   article links of index pages (deduplicated within the page) and yields a small item per article;
 - ``scrapy-redis``: the same spider on stock scrapy-redis (its Scheduler, RFPDupeFilter, PriorityQueue,
-  pickle) against an embedded Redis (``crawler.embedded.EmbeddedRedis``) in a temporary folder; no
+  pickle) against an embedded Redis (``crawler.redisio.embedded.EmbeddedRedis``) in a temporary folder; no
   pipelines;
 - ``ours``: the ``sites`` spider with the whole pipeline, run as ``crawler temp`` runs it: a rule for
   the site in a temporary rules folder, ``enqueue_job`` of its start URL, ``run_worker(settings, job=...)``
@@ -547,7 +547,7 @@ class RedisMeter:
 
 def _script_names() -> dict[str, str]:
     """SHA-1 of our Lua scripts -> a name, to tell the EVALSHA calls apart."""
-    from crawler import dupefilter, queue  # noqa: PLC0415 - only the crawl processes need them
+    from crawler.redisio import bloom, queue  # noqa: PLC0415 - only the crawl processes need them
 
     sources = {
         "queue.push": queue._PUSH,
@@ -556,7 +556,7 @@ def _script_names() -> dict[str, str]:
         "queue.renew": queue._RENEW,
         "queue.requeue_expired": queue._REQUEUE,
         "queue.release": queue._RELEASE,
-        "bloom.test_and_set": dupefilter._LUA_TEST_AND_SET,
+        "bloom.test_and_set": bloom._LUA_TEST_AND_SET,
     }
     return {hashlib.sha1(source.encode("utf-8")).hexdigest(): name for name, source in sources.items()}
 
@@ -624,7 +624,7 @@ def crawl_plain(origin: str, site: BenchSite, workdir: Path, extra: Mapping[str,
 def crawl_scrapy_redis(
     origin: str, site: BenchSite, workdir: Path, extra: Mapping[str, Any]
 ) -> dict[str, Any]:
-    from crawler.embedded import EmbeddedRedis  # noqa: PLC0415 - only this crawl process needs it
+    from crawler.redisio.embedded import EmbeddedRedis  # noqa: PLC0415 - only this crawl process needs it
 
     with EmbeddedRedis(workdir / "data") as embedded:
         before = _redis_info(embedded.url)
@@ -644,34 +644,27 @@ def crawl_scrapy_redis(
 
 
 def crawl_ours(origin: str, site: BenchSite, workdir: Path, extra: Mapping[str, Any]) -> dict[str, Any]:
-    # As `crawler temp` runs a crawl (crawler/crawlcli.py run_temp and _crawl_job), without the progress bar.
-    from crawler.crawlcli import redis_for  # noqa: PLC0415 - only this crawl process needs them
-    from crawler.queue import Keys  # noqa: PLC0415
-    from crawler.redisconn import connect  # noqa: PLC0415
+    # As `crawler temp` runs a crawl (crawler/cli/crawl.py run_temp and _crawl_job), without the progress bar.
+    from crawler.cli.crawl import redis_for  # noqa: PLC0415 - only this crawl process needs them
+    from crawler.config import Config  # noqa: PLC0415
+    from crawler.keys import Keys  # noqa: PLC0415
+    from crawler.redisio.connection import connect  # noqa: PLC0415
+    from crawler.requests import JobCounts, enqueue_job  # noqa: PLC0415
     from crawler.rules import load_rule  # noqa: PLC0415
-    from crawler.runner import JobCounts, crawl_settings, enqueue_job, run_worker  # noqa: PLC0415
     from crawler.store import open_store  # noqa: PLC0415
+    from crawler.worker.process import run_worker  # noqa: PLC0415
 
     rules = workdir / "rules"
     rules.mkdir(parents=True)
     path = rules / f"{SITE_ID}.yaml"
     path.write_text(site.rule_yaml(origin), encoding="utf-8")
     rule = load_rule(path)
-    data = workdir / "data"
-    with redis_for(data) as url:
-        settings = crawl_settings(
-            {
-                "REDIS_URL": url,
-                "CRAWLER_DATA_DIR": str(data),
-                "CRAWLER_RULES_DIR": str(rules),
-                "CRAWLER_ALLOW_PRIVATE_NETWORKS": True,
-                **COMMON_SETTINGS,
-                **extra,
-            }
-        )
+    config = Config(data_dir=workdir / "data", rules_dir=rules, allow_private_networks=True)
+    with redis_for(config) as url:
+        settings = config.replace(redis_url=url).settings({**COMMON_SETTINGS, **extra})
         server = connect(url)
         keys = Keys(settings["REDIS_KEY_PREFIX"])
-        job = enqueue_job(server, keys.prefix, [rule], lease_seconds=settings.getfloat("LEASE_SECONDS"))
+        job = enqueue_job(server, keys, [rule], lease_seconds=settings.getfloat("LEASE_SECONDS"))
         before = _redis_info(url)
         stats = run_worker(settings, job=job, sites=[rule.site])
         after = _redis_info(url)
@@ -957,8 +950,8 @@ def summarize_py_spy(path: Path, pages: int, limit: int = 20) -> str:
 
 def bloom_comparison(urls: int) -> None:
     """Redis bytes per URL of scrapy-redis's fingerprint set and of our Bloom filter, by bench/bloom.py."""
-    from crawler.embedded import EmbeddedRedis  # noqa: PLC0415 - the crawl processes import it themselves
-    from crawler.redisconn import connect  # noqa: PLC0415
+    from crawler.redisio.connection import connect  # noqa: PLC0415
+    from crawler.redisio.embedded import EmbeddedRedis  # noqa: PLC0415 - the crawl processes import it themselves
 
     error_rate = 0.001
     probes = max(urls // 10, 1000)

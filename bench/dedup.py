@@ -546,7 +546,7 @@ class Corpus:
 
 @functools.cache
 def prints(body: str) -> tuple[str, int | None]:
-    """Content hash (as ``crawler.store.base.content_hash``) and SimHash of a body."""
+    """Content hash (as ``crawler.store.document.content_hash``) and SimHash of a body."""
     return hashlib.sha1(fingerprint.normalise(body).encode("utf-8")).hexdigest(), fingerprint.simhash(body)
 
 

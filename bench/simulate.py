@@ -5,7 +5,7 @@
 Runs the service as in ``tests/test_service.py``: the farm of generated news sites
 (``crawler/demo/farm.py``, a real HTTP server on 127.0.0.1 whose articles appear on a controllable clock),
 one real ``crawler worker`` process, the embedded Redis in a temporary folder (or ``REDIS_URL`` when set:
-it must hold no ``crawler:*`` keys), and a :class:`crawler.grabs.GrabScheduler` ticking on the farm's
+it must hold no ``crawler:*`` keys), and a :class:`crawler.schedule.grabs.GrabScheduler` ticking on the farm's
 clock. Nothing sleeps through a period: the clock moves in ``--step-minutes`` steps from the farm's start
 (a tick at the start, then one per step), and after each tick the script waits until the grabs it seeded
 are done (their job has nothing pending).
@@ -60,11 +60,11 @@ sys.path.insert(0, str(REPO))
 import redis  # noqa: E402
 
 from crawler.demo.farm import LISTED, Farm, FarmSite, Visit  # noqa: E402
-from crawler.embedded import EmbeddedRedis  # noqa: E402
-from crawler.grabs import GrabScheduler  # noqa: E402
-from crawler.queue import Keys  # noqa: E402
-from crawler.redisconn import connect, hash_of  # noqa: E402
+from crawler.keys import Keys  # noqa: E402
+from crawler.redisio.connection import connect, hash_of  # noqa: E402
+from crawler.redisio.embedded import EmbeddedRedis  # noqa: E402
 from crawler.rules import load_rules, parse_every  # noqa: E402
+from crawler.schedule.grabs import GrabScheduler  # noqa: E402
 from crawler.store import open_store  # noqa: E402
 
 PREFIX = "crawler"
@@ -355,7 +355,7 @@ def simulate(args: argparse.Namespace, folder: Path, url: str, err: TextIO) -> i
                 CRAWLER_DATA_DIR=str(data),
                 CRAWLER_ALLOW_PRIVATE_NETWORKS="1",
             )
-            scheduler = GrabScheduler(server, PREFIX, clock=lambda: farm.now)
+            scheduler = GrabScheduler(server, Keys(PREFIX), clock=lambda: farm.now)
             with log_path.open("wb") as log:
                 worker = subprocess.Popen(
                     [sys.executable, "-m", "crawler.cli", "worker", "-s", "SCHEDULER_IDLE_POLL_SECONDS=0.05"],
@@ -383,7 +383,7 @@ def simulate(args: argparse.Namespace, folder: Path, url: str, err: TextIO) -> i
             finally:
                 stop_worker(worker)
             simulated = time.perf_counter() - started
-        states = {site.name: hash_of(server, scheduler.state_key(site.name)) for site in sites}
+        states = {site.name: hash_of(server, Keys(PREFIX).grab(site.name)) for site in sites}
     finally:
         server.close()
     with open_store({"CRAWLER_DATA_DIR": str(data)}) as store:

@@ -1,7 +1,10 @@
 """A focused web crawler service: YAML site rules, regular and temp grabs, qRead article extraction.
 
-The command line lives in :mod:`crawler.cli` (the ``crawler`` console script); fetching one page politely
-for it in :mod:`crawler.fetch`; the named exceptions every part raises in :mod:`crawler.errors`.
+The folders are the architecture (docs/architecture.md): :mod:`crawler.cli` on top, then the Scrapy
+plug-ins of a worker (:mod:`crawler.worker`) and the status report, the regular grabs
+(:mod:`crawler.schedule`), requests and jobs (:mod:`crawler.requests`), the rules, the Redis parts, the
+store and the demo sites, and at the bottom the configuration, the Redis keys, the settings and the
+errors. Each imports only from below it (the contracts in pyproject.toml).
 """
 
 from __future__ import annotations

@@ -6,7 +6,15 @@ report any of them the same way: one line on stderr, that exit code, no tracebac
 
 from __future__ import annotations
 
-__all__ = ["EXIT_FETCH", "EXIT_USAGE", "BlockedAddressError", "CrawlerError", "FetchError", "InputError"]
+__all__ = [
+    "EXIT_FETCH",
+    "EXIT_USAGE",
+    "BlockedAddressError",
+    "CrawlerError",
+    "FetchError",
+    "InputError",
+    "StoreError",
+]
 
 # Exit codes of the command line (also listed in `crawler --help` and docs/cli.md).
 EXIT_FETCH = 1
@@ -39,3 +47,7 @@ class FetchError(CrawlerError):
 
 class BlockedAddressError(FetchError):
     """A URL whose host resolves to a loopback, private, link-local or otherwise non-public address."""
+
+
+class StoreError(CrawlerError):
+    """The article store cannot be opened, read or written, or an article or query given to it is invalid."""

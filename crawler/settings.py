@@ -1,23 +1,19 @@
-"""Scrapy settings of the crawler, grouped by prefix; environment variables override the URIs and folders.
+"""Scrapy settings of the crawler, grouped by prefix: plain values, no code.
 
-Scrapy's own settings come first, then ours: ``CRAWLER_`` (folders), ``REDIS_``, ``SCHEDULER_``,
-``SCHEDULE_``, ``SUPERVISION_``, ``LEASE_``, ``BLOOM_``, ``STORE_``, ``MONGO_``, ``DEDUP_``,
-``SUMMARY_``, ``QREAD_``, ``RULES_``.
+Scrapy's own settings come first, then ours: ``REDIS_``, ``SCHEDULER_``, ``SCHEDULE_``, ``SUPERVISION_``,
+``LEASE_``, ``BLOOM_``, ``STORE_``, ``MONGO_``, ``DEDUP_``, ``SUMMARY_``, ``QREAD_``. The settings that
+come from the environment (``REDIS_URL``, ``MONGO_URI``, ``MONGO_DB_PREFIX``, ``MONGO_WRITE_CONCERN``,
+``CRAWLER_DATA_DIR``, ``CRAWLER_RULES_DIR``, ``CRAWLER_ALLOW_PRIVATE_NETWORKS``) are read, with their
+defaults, in :mod:`crawler.config`.
 """
-
-from __future__ import annotations
-
-import os
-
-from crawler.store.fingerprint import DEFAULT_MAX_DISTANCE
 
 # --- Scrapy -------------------------------------------------------------------------------------------
 BOT_NAME = "crawler"
-SPIDER_MODULES = ["crawler.spiders"]
-NEWSPIDER_MODULE = "crawler.spiders"
+SPIDER_MODULES = ["crawler.worker.spider"]
+NEWSPIDER_MODULE = "crawler.worker.spider"
 # Identify ourselves; sites can reach the operator through the project's name.
 USER_AGENT = "focused-crawler/0.1.0 (focused web crawler; obeys robots.txt)"
-# robots.txt is obeyed unless a rule says otherwise (see crawler/middlewares: RuleRobotsTxtMiddleware).
+# robots.txt is obeyed unless a rule says otherwise (a rule's politeness.obey_robots: false turns it off).
 ROBOTSTXT_OBEY = True
 # Scrapy 2.19's RemoteControl extension runs Python sent to it over HTTP: never on.
 REMOTE_CONTROL_ENABLED = False
@@ -44,27 +40,27 @@ LOG_LEVEL = "INFO"
 # Article pages are read once; index pages are re-read every grab: no HTTP cache.
 HTTPCACHE_ENABLED = False
 
-SCHEDULER = "crawler.scheduler.LeasedScheduler"
-DUPEFILTER_CLASS = "crawler.dupefilter.RedisBloomDupeFilter"
+SCHEDULER = "crawler.worker.scheduler.LeasedScheduler"
+DUPEFILTER_CLASS = "crawler.worker.dupefilter.RedisBloomDupeFilter"
 DOWNLOADER_MIDDLEWARES = {
     # Loopback, private and link-local addresses are refused (checked on the resolved address).
-    "crawler.middlewares.NetworkGuardMiddleware": 50,
+    "crawler.worker.netguard.NetworkGuardMiddleware": 50,
     # Rules carry no HTTP credentials: nothing to add, nothing to leak to another host.
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
     # Index pages of regular grabs are asked for with If-None-Match / If-Modified-Since.
-    "crawler.conditional.ConditionalIndexMiddleware": 570,
+    "crawler.worker.conditional.ConditionalIndexMiddleware": 570,
     # 403/429 and captcha pages count as bans (after decompression at 590, before retries at 550).
-    "crawler.bans.BanDetectionMiddleware": 580,
+    "crawler.worker.bans.BanDetectionMiddleware": 580,
 }
 # Per-site counters are summed in Redis by the hour too (crawler status reads them).
-STATS_CLASS = "crawler.sitestats.RedisStatsCollector"
+STATS_CLASS = "crawler.worker.stats.RedisStatsCollector"
 EXTENSIONS = {
     # Each worker's heartbeat in Redis: alive, pages, rate.
-    "crawler.heartbeat.WorkerHeartbeat": 500,
+    "crawler.worker.heartbeat.WorkerHeartbeat": 500,
 }
 SPIDER_MIDDLEWARES = {
     # A request's lease is acknowledged once its items are stored and its links queued.
-    "crawler.middlewares.LeaseAckMiddleware": 10,
+    "crawler.worker.leaseack.LeaseAckMiddleware": 10,
     # Depth is the rule's (meta["depth"], checked by the spider), not DEPTH_LIMIT's.
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
     # Our requests are built fresh, never by copying response.meta: nothing for it to find.
@@ -76,23 +72,13 @@ CONCURRENT_ITEMS = 8
 # News pages need no session: no cookie jar to keep per site (Scrapy's advice for broad crawls).
 COOKIES_ENABLED = False
 ITEM_PIPELINES = {
-    "crawler.pipelines.CleanPipeline": 100,
-    "crawler.pipelines.QreadFallbackPipeline": 200,
-    "crawler.pipelines.SummaryPipeline": 300,
-    "crawler.pipelines.StorePipeline": 900,
+    "crawler.worker.pipelines.clean.CleanPipeline": 100,
+    "crawler.worker.pipelines.fallback.QreadFallbackPipeline": 200,
+    "crawler.worker.pipelines.summary.SummaryPipeline": 300,
+    "crawler.worker.pipelines.store.StorePipeline": 900,
 }
 
-# --- CRAWLER_: where things live ----------------------------------------------------------------------
-# Data folder: embedded Redis, SQLite weekly stores, spool files.
-CRAWLER_DATA_DIR = os.environ.get("CRAWLER_DATA_DIR", "data")
-# Folder of site rules, one YAML file per site.
-CRAWLER_RULES_DIR = os.environ.get("CRAWLER_RULES_DIR", "rules")
-# Test-only: allow loopback/private addresses (the local test and demo servers). Never in production.
-CRAWLER_ALLOW_PRIVATE_NETWORKS = os.environ.get("CRAWLER_ALLOW_PRIVATE_NETWORKS", "") == "1"
-
 # --- REDIS_: the shared queue's server ----------------------------------------------------------------
-# Shared Redis; unset means the embedded server under CRAWLER_DATA_DIR (crawler/embedded.py).
-REDIS_URL = os.environ.get("REDIS_URL") or None
 # Prefix of every key we write, so one Redis can hold several deployments.
 REDIS_KEY_PREFIX = "crawler"
 
@@ -100,7 +86,7 @@ REDIS_KEY_PREFIX = "crawler"
 # Always persist: one worker's clean exit must never wipe the shared queue.
 SCHEDULER_PERSIST = True
 # Requests are JSON in Redis, never pickle.
-SCHEDULER_SERIALIZER = "crawler.serializer"
+SCHEDULER_SERIALIZER = "crawler.redisio.serializer"
 # Seconds an idle worker waits before it closes (0: never, a long-running worker).
 SCHEDULER_IDLE_CLOSE_SECONDS = 0
 # Seconds between an idle worker's looks at the shared queue (Scrapy's own engine looks every 5 s).
@@ -153,13 +139,7 @@ STORE_FLUSH_SECONDS = 0.2
 # Seconds between tries to replay the local spool into MongoDB while it is unreachable.
 STORE_SPOOL_RETRY_SECONDS = 10.0
 
-# --- MONGO_: the MongoDB store (crawler/store/mongo.py), used when MONGO_URI is set -----------------
-# Server to store articles in; unset means the embedded SQLite store under CRAWLER_DATA_DIR.
-MONGO_URI = os.environ.get("MONGO_URI") or None
-# Weekly databases are named <MONGO_DB_PREFIX>_<YYYY>w<WW>.
-MONGO_DB_PREFIX = os.environ.get("MONGO_DB_PREFIX", "crawler")
-# Write concern: "majority" or the number of members that acknowledge a write.
-MONGO_WRITE_CONCERN = os.environ.get("MONGO_WRITE_CONCERN", "majority")
+# --- MONGO_: the MongoDB store (crawler/store/mongo.py), used when MONGO_URI is set (crawler/config.py) ---
 # Milliseconds to find a server or connect before the batch goes to the spool.
 MONGO_TIMEOUT_MS = 5000
 
@@ -168,8 +148,9 @@ MONGO_TIMEOUT_MS = 5000
 DEDUP_ENABLED = True
 # Days before and after an article's first fetch within which a copy counts as a repost.
 DEDUP_WINDOW_DAYS = 7
-# Most SimHash bits in which a near-duplicate body may differ (crawler/store/fingerprint.py says why).
-DEDUP_MAX_DISTANCE = DEFAULT_MAX_DISTANCE
+# Most SimHash bits in which a near-duplicate body may differ; None: the tuned DEFAULT_MAX_DISTANCE of
+# crawler/store/fingerprint.py, which says why.
+DEDUP_MAX_DISTANCE = None
 
 # --- SUMMARY_: extractive summaries stored with each article -------------------------------------------
 # Summary lengths in sentences (an empty list turns summaries off).

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from crawler.embedded import EmbeddedRedis
-from crawler.redisconn import connect
+from crawler.redisio.connection import connect
+from crawler.redisio.embedded import EmbeddedRedis
 
 TESTS_DIR = Path(__file__).resolve().parent
 SITE_SERVER_SCRIPT = TESTS_DIR / "siteserver.py"

@@ -20,6 +20,7 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/status/N``                  an empty response with status N
 ``/slow?seconds=S``            an article page sent after S seconds
 ``/binary``                    64 KB of random bytes as application/octet-stream
+``/echo-headers``              an HTML page listing the request's headers, one ``<li>`` per header
 =============================  ====================================================================
 """
 
@@ -29,6 +30,7 @@ import argparse
 import contextlib
 import functools
 import gzip
+import html
 import http.server
 import random
 import sys
@@ -132,6 +134,13 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif path == "/slow":
             time.sleep(float(query.get("seconds", "5")))
             self._send(200, SLOW_PAGE.encode(), "text/html; charset=utf-8")
+        elif path == "/echo-headers":
+            items = "".join(
+                f"<li class='header' data-name='{html.escape(name.lower())}'>{html.escape(value)}</li>"
+                for name, value in self.headers.items()
+            )
+            page = f"<html><head><title>Headers</title></head><body><ul>{items}</ul></body></html>"
+            self._send(200, page.encode(), "text/html; charset=utf-8")
         elif path == "/binary":
             self._send(200, random.Random(7).randbytes(64 * 1024), "application/octet-stream")
         else:

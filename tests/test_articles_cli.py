@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from mongofake import FakeClient
 
-from crawler import articlescli
+from crawler.cli import articles as articlescli
 from crawler.cli import main
 from crawler.demo.sites import demo_sites
 from crawler.store import SqliteStore, Store

@@ -14,8 +14,9 @@ from scrapy import Request, Spider
 from scrapy.dupefilters import RFPDupeFilter
 from scrapy.utils.test import get_crawler
 
-from crawler.dupefilter import TIGHTENING, BloomError, RedisBloom, RedisBloomDupeFilter, SliceGeometry
-from crawler.redisconn import connect
+from crawler.redisio.bloom import TIGHTENING, BloomError, RedisBloom, SliceGeometry
+from crawler.redisio.connection import connect
+from crawler.worker.dupefilter import RedisBloomDupeFilter
 
 KEY = "test:bloom"
 TARGET = 0.001
@@ -243,7 +244,7 @@ def test_dupefilter_persists_and_logs_without_deprecations(
     ours.close("finished")
     again, _ = dupefilter_crawler(redis_server)
     assert again.request_seen(request)
-    with caplog.at_level(logging.DEBUG, logger="crawler.dupefilter"):
+    with caplog.at_level(logging.DEBUG, logger="crawler.worker.dupefilter"):
         again.log(request, Spider("sites"))
         again.log(request, Spider("sites"))
     assert [r.getMessage() for r in caplog.records] == [

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conftest import SITES_DIR, SiteServer
 
-from crawler.fetch import ALLOW_PRIVATE_NETWORKS_ENV, ROBOTS_TOKEN, RobotsTxt
+from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from extractors import ALGORITHMS
 
 ARTICLE = SITES_DIR / "news" / "harbour-bridge.html"
@@ -300,7 +300,7 @@ def test_robots_txt_disallow_is_refused(site_server: SiteServer) -> None:
         crawler("extract", url),
         1,
         f"robots.txt of {site_server.origin} disallows {url}",
-        "'Disallow: /private/'",
+        "for user agent 'focused-crawler'",
         "--ignore-robots",
     )
 
@@ -435,45 +435,3 @@ def test_connection_refused() -> None:
     # Port 9 (discard) on loopback: nothing listens there in the test environment.
     run = crawler("extract", "--ignore-robots", "http://127.0.0.1:9/")
     one_line_error(run, 1, "cannot connect to 127.0.0.1 port 9")
-
-
-# --- robots.txt matching (RFC 9309), as the fetcher applies it --------------------------------------------
-
-ROBOTS = """\
-User-agent: *
-Disallow: /private/
-Allow: /private/allowed.html
-Disallow: /*.pdf$
-Disallow: /search?
-
-User-agent: other-bot
-User-agent: FOCUSED-CRAWLER/2.0
-Disallow: /only-us/
-Allow: /only-us/*/public
-"""
-
-
-@pytest.mark.parametrize(
-    ("token", "path", "allowed"),
-    [
-        ("somebot", "/", True),
-        ("somebot", "/private/x.html", False),
-        ("somebot", "/private/allowed.html", True),
-        ("somebot", "/files/report.pdf", False),
-        ("somebot", "/files/report.pdf?download=1", True),
-        ("somebot", "/search?q=bridge", False),
-        ("somebot", "/search", True),
-        ("somebot", "/robots.txt", True),
-        (ROBOTS_TOKEN, "/private/x.html", True),  # our own group replaces the * group
-        (ROBOTS_TOKEN, "/only-us/x", False),
-        (ROBOTS_TOKEN, "/only-us/a/b/public", True),
-        ("other-bot", "/only-us/%7Efoo", False),
-    ],
-)
-def test_robots_rules(token: str, path: str, allowed: bool) -> None:
-    assert RobotsTxt.parse(ROBOTS).allows(token, path) is allowed
-
-
-def test_robots_matching_is_linear_on_hostile_patterns() -> None:
-    robots = RobotsTxt.parse("User-agent: *\nDisallow: /" + "*a" * 200 + "*b$\n")
-    assert robots.allows("x", "/" + "a" * 5000)

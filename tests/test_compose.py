@@ -152,7 +152,9 @@ def crawler_argv_problem(argv: list[str]) -> str | None:
     """None when ``argv`` is a real ``crawler`` command line, else what is wrong with it."""
     if not argv or argv[0] != "crawler":
         return f"{argv} does not run the `crawler` console script (argv[0] must be 'crawler')"
-    from crawler.cli import build_parser  # here: a broken import fails the command checks, not the others
+    from crawler.cli.main import (
+        build_parser,  # here: a broken import fails the command checks, not the others
+    )
 
     output = io.StringIO()
     try:

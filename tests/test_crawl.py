@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from crawler.config import crawl_settings
 from crawler.demo.sites import DEMO_ORIGIN, DemoSite, demo_sites
-from crawler.redisconn import connect
+from crawler.keys import Keys
+from crawler.redisio.connection import connect
+from crawler.requests import enqueue_job
 from crawler.rules import load_rules
-from crawler.runner import crawl_settings, enqueue_job
 from crawler.store import open_store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -186,7 +188,7 @@ def test_a_second_temp_crawl_stores_nothing_new_and_fetches_no_article_twice(dem
 
 
 def test_two_workers_sharing_the_queue_never_fetch_the_same_url(tmp_path: Path) -> None:
-    from crawler.embedded import EmbeddedRedis
+    from crawler.redisio.embedded import EmbeddedRedis
 
     # Answers take a second and every article is queued at once, so the crawl outlasts an idle worker's
     # look at the queue (Scrapy's engine heartbeat, 5 s): both workers take part.
@@ -212,7 +214,7 @@ def test_two_workers_sharing_the_queue_never_fetch_the_same_url(tmp_path: Path) 
                 jobs = [
                     enqueue_job(
                         server,
-                        "crawler",
+                        Keys("crawler"),
                         [ruleset[s.rule_id]],
                         article_urls=[a.url(demo.origin) for a in s.articles],
                     )
@@ -240,13 +242,13 @@ def test_two_workers_sharing_the_queue_never_fetch_the_same_url(tmp_path: Path) 
 
 
 def test_a_worker_killed_mid_crawl_loses_nothing(slow_demo: DemoRun) -> None:
-    from crawler.embedded import EmbeddedRedis
+    from crawler.redisio.embedded import EmbeddedRedis
 
     demo = slow_demo
     with EmbeddedRedis(demo.data) as embedded:
         url = embedded.ensure()
         server = connect(url)
-        job = enqueue_job(server, "crawler", load_rules(demo.rules).rules.values())
+        job = enqueue_job(server, Keys("crawler"), load_rules(demo.rules).rules.values())
         env = demo.env(REDIS_URL=url)
         command = [
             sys.executable,
@@ -313,13 +315,13 @@ def finish(worker: subprocess.Popen[str] | subprocess.Popen[bytes]) -> str:
 def test_crawl_settings_come_from_the_project_with_overrides() -> None:
     settings = crawl_settings({"LEASE_SECONDS": "7"})
     assert settings.getfloat("LEASE_SECONDS") == 7
-    assert settings["SCHEDULER"] == "crawler.scheduler.LeasedScheduler"
+    assert settings["SCHEDULER"] == "crawler.worker.scheduler.LeasedScheduler"
     assert settings.getbool("SCHEDULER_PERSIST")
     assert not settings.getbool("REMOTE_CONTROL_ENABLED")
 
 
 def test_crawler_run_stopped_and_started_again_goes_on_where_it_stopped(slow_demo: DemoRun) -> None:
-    from crawler.embedded import EmbeddedRedis
+    from crawler.redisio.embedded import EmbeddedRedis
 
     demo = slow_demo
     expected = {article.path for s in demo_sites() for article in s.articles}

@@ -23,8 +23,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from crawler.embedded import MAX_SOCKET_PATH, EmbeddedRedis, RedisUnavailableError
-from crawler.redisconn import connect, resolve_redis_url
+from crawler.redisio.connection import connect, resolve_redis_url
+from crawler.redisio.embedded import MAX_SOCKET_PATH, EmbeddedRedis, RedisUnavailableError
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 # Upper bound of the waits below (for a process to die, a socket to close); never a timing assertion.
@@ -37,11 +37,11 @@ PR_SET_CHILD_SUBREAPER = 36
 CHILD = """
 import sys
 from pathlib import Path
-from crawler.embedded import EmbeddedRedis
+from crawler.redisio.embedded import EmbeddedRedis
 server = EmbeddedRedis(Path(sys.argv[1]))
 server.ensure()
 if "set" in sys.argv:
-    from crawler.redisconn import connect
+    from crawler.redisio.connection import connect
     with connect(server.url) as client:
         client.set(b"from-child", b"yes")
 print(server.pid if server.owner else "attached", flush=True)
@@ -213,7 +213,7 @@ def test_recovers_when_the_server_is_killed(data_dir: Path, caplog: pytest.LogCa
         os.kill(pid, signal.SIGKILL)
         _wait_until(lambda: _refuses(server.socket_path), "the killed server's socket to refuse connections")
         assert server.pid_path.exists()  # what a crash leaves behind: a stale socket and pid file
-        with caplog.at_level(logging.WARNING, logger="crawler.embedded"):
+        with caplog.at_level(logging.WARNING, logger="crawler.redisio.embedded"):
             server.ensure()
         assert server.owner
         assert server.pid != pid
@@ -233,7 +233,10 @@ def test_a_new_process_recovers_from_a_stale_socket_and_pid_file(
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stale:
         stale.bind(str(redis_dir / "redis.sock"))  # bound, never listening: refuses connections
     (redis_dir / "redis.pid").write_text("999999999\n", "ascii")
-    with caplog.at_level(logging.WARNING, logger="crawler.embedded"), EmbeddedRedis(data_dir) as server:
+    with (
+        caplog.at_level(logging.WARNING, logger="crawler.redisio.embedded"),
+        EmbeddedRedis(data_dir) as server,
+    ):
         assert server.owner
         assert _call(server.url, "ping")
     assert "refuses connections" in caplog.text
@@ -316,14 +319,14 @@ def test_redis_url_to_a_closed_port_gives_a_clear_error() -> None:
         " start it or unset REDIS_URL to use the embedded server"
     )
     with pytest.raises(RedisUnavailableError) as info:
-        resolve_redis_url({"REDIS_URL": url})
+        resolve_redis_url(url, Path("unused"))
     assert str(info.value) == expected
 
 
 def test_the_error_does_not_show_the_password() -> None:
     port = _closed_port()
     with pytest.raises(RedisUnavailableError) as info:
-        resolve_redis_url({"REDIS_URL": f"redis://user:s3cret@127.0.0.1:{port}/0"})
+        resolve_redis_url(f"redis://user:s3cret@127.0.0.1:{port}/0", Path("unused"))
     assert f"redis://user:***@127.0.0.1:{port}/0" in str(info.value)
     assert "s3cret" not in str(info.value)
 
@@ -336,13 +339,13 @@ def test_connect_to_nothing_and_to_a_bad_url() -> None:
 
 
 def test_redis_url_wins_over_the_embedded_server(redis_server: str, data_dir: Path) -> None:
-    url, embedded = resolve_redis_url({"REDIS_URL": redis_server, "CRAWLER_DATA_DIR": str(data_dir)})
+    url, embedded = resolve_redis_url(redis_server, data_dir)
     assert (url, embedded) == (redis_server, None)
     assert not (data_dir / "redis").exists()
 
 
 def test_without_redis_url_the_embedded_server_is_used(data_dir: Path) -> None:
-    url, embedded = resolve_redis_url({"REDIS_URL": None, "CRAWLER_DATA_DIR": str(data_dir)})
+    url, embedded = resolve_redis_url(None, data_dir)
     assert embedded is not None
     try:
         assert embedded.owner

@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 import redis
 
-from crawler.grabs import GrabScheduler, next_due
-from crawler.queue import Keys, LeasedQueue
-from crawler.revisit import Revisits, bounds, next_interval
+from crawler.keys import Keys
+from crawler.redisio import serializer
+from crawler.redisio.queue import LeasedQueue
+from crawler.requests import enqueue_job
 from crawler.rules import Rule, load_rules
-from crawler.runner import enqueue_job
+from crawler.schedule.grabs import GrabScheduler, next_due
+from crawler.schedule.revisit import Revisits, bounds, next_interval
 
 REPO = Path(__file__).resolve().parents[1]
 PREFIX = "crawler"
@@ -66,7 +68,7 @@ def test_a_rule_without_a_schedule_has_no_regular_grab(
 ) -> None:
     clock = Clock(datetime(2026, 11, 22, 10, 7, tzinfo=UTC))
     unscheduled = dataclasses.replace(rules["demo-citynews"], every=None, cron=None)
-    assert GrabScheduler(redis_client, PREFIX, clock=clock).tick([unscheduled]) == []
+    assert GrabScheduler(redis_client, Keys(PREFIX), clock=clock).tick([unscheduled]) == []
     assert queued_index_pages(redis_client) == 0
 
 
@@ -74,8 +76,8 @@ def test_each_period_is_seeded_once_by_two_schedulers(
     redis_client: redis.Redis, rules: dict[str, Rule]
 ) -> None:
     clock = Clock(datetime(2026, 11, 22, 10, 7, tzinfo=UTC))
-    first = GrabScheduler(redis_client, PREFIX, clock=clock)
-    second = GrabScheduler(redis_client, PREFIX, clock=clock)
+    first = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    second = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
     citynews = [rules["demo-citynews"]]
     seeded = first.tick(citynews) + second.tick(citynews)
     assert [s.site for s in seeded] == ["demo-citynews"], "the first grab of a new rule is due at once"
@@ -89,7 +91,7 @@ def test_each_period_is_seeded_once_by_two_schedulers(
         clock.advance(minutes=1)
         periods += len(first.tick(citynews)) + len(second.tick(citynews))
     assert periods == 4, "10:07, 10:27, 10:47, 11:07: one grab per period"
-    state = redis_client.hgetall(first.state_key("demo-citynews"))
+    state = redis_client.hgetall(Keys(PREFIX).grab("demo-citynews"))
     assert int(state[b"grabs"]) == 4
     assert float(state[b"next"]) == datetime(2026, 11, 22, 11, 27, tzinfo=UTC).timestamp()
 
@@ -99,12 +101,12 @@ def test_a_restarted_scheduler_neither_seeds_twice_nor_skips(
 ) -> None:
     clock = Clock(datetime(2026, 11, 22, 10, 7, tzinfo=UTC))
     citynews = [rules["demo-citynews"]]
-    assert len(GrabScheduler(redis_client, PREFIX, clock=clock).tick(citynews)) == 1
+    assert len(GrabScheduler(redis_client, Keys(PREFIX), clock=clock).tick(citynews)) == 1
     clock.advance(minutes=5)
-    restarted = GrabScheduler(redis_client, PREFIX, clock=clock)
+    restarted = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
     assert restarted.tick(citynews) == [], "same period: nothing"
     clock.advance(hours=3)  # stopped for three hours: the current period is seeded once, at the restart
-    again = GrabScheduler(redis_client, PREFIX, clock=clock)
+    again = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
     assert len(again.tick(citynews)) == 1
     assert again.tick(citynews) == []
 
@@ -113,8 +115,8 @@ def test_a_seeding_cut_short_is_finished_by_the_next_tick(
     redis_client: redis.Redis, rules: dict[str, Rule]
 ) -> None:
     clock = Clock(datetime(2026, 11, 22, 10, 7, tzinfo=UTC))
-    scheduler = GrabScheduler(redis_client, PREFIX, clock=clock)
-    key = scheduler.state_key("demo-citynews")
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    key = Keys(PREFIX).grab("demo-citynews")
     # A scheduler claimed the period and died before queueing its job.
     redis_client.hset(
         key, mapping={"next": str(clock.now + 600), "last": str(clock.now), "seeding": "abc123"}
@@ -127,15 +129,15 @@ def test_a_seeding_cut_short_is_finished_by_the_next_tick(
 
 
 def test_one_scheduler_is_active_at_a_time(redis_client: redis.Redis) -> None:
-    first = GrabScheduler(redis_client, PREFIX)
-    second = GrabScheduler(redis_client, PREFIX)
+    first = GrabScheduler(redis_client, Keys(PREFIX))
+    second = GrabScheduler(redis_client, Keys(PREFIX))
     assert first.lead(30)
     assert not second.lead(30)
     assert first.lead(30), "the leader renews its lock"
     first.resign()
     assert second.lead(30)
     assert not first.lead(30)
-    redis_client.delete(second.leader_key)  # the lock expired: its holder stopped without resigning
+    redis_client.delete(Keys(PREFIX).leader)  # the lock expired: its holder stopped without resigning
     assert first.lead(30)
 
 
@@ -162,13 +164,13 @@ def test_adaptive_intervals_shrink_and_grow_within_the_bounds(
     assert bounds(rule, 0.5, 4.0) == (600, 3600)
     assert bounds(rules["demo-citynews"], 0.5, 4.0) == (600, 4800), "the settings' factors of every"
     clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
-    scheduler = GrabScheduler(redis_client, PREFIX, clock=clock)
-    revisits = Revisits(redis_client, PREFIX, min_factor=0.5, max_factor=4.0)
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    revisits = Revisits(redis_client, Keys(PREFIX), min_factor=0.5, max_factor=4.0)
     intervals = []
     for found in [3, 2, 5, 1, 0, 0, 0, 0, 0, 0, 0, 4]:
         assert len(scheduler.tick([rule])) == 1
         intervals.append(revisits.record(rule, found, clock.now))
-        state = redis_client.hgetall(scheduler.state_key(rule.site))
+        state = redis_client.hgetall(Keys(PREFIX).grab(rule.site))
         assert float(state[b"next"]) == pytest.approx(clock.now + intervals[-1]), (
             "one interval after this grab"
         )
@@ -182,13 +184,13 @@ def test_adaptive_intervals_shrink_and_grow_within_the_bounds(
     )
     assert intervals[4:7] == pytest.approx([840, 1176, 1646.4]), "longer while they find none"
     assert intervals[-2] == 3600.0 and intervals[-1] == 2880.0, "up to max; shorter again on news"
-    assert 0 < float(redis_client.hget(scheduler.state_key(rule.site), "yield") or 0) < 1
+    assert 0 < float(redis_client.hget(Keys(PREFIX).grab(rule.site), "yield") or 0) < 1
 
 
 def test_productive_sites_and_temp_crawls_go_first(redis_client: redis.Redis, rules: dict[str, Rule]) -> None:
     clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
-    scheduler = GrabScheduler(redis_client, PREFIX, clock=clock, yield_boost=5)
-    revisits = Revisits(redis_client, PREFIX, min_factor=0.5, max_factor=4.0)
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock, yield_boost=5)
+    revisits = Revisits(redis_client, Keys(PREFIX), min_factor=0.5, max_factor=4.0)
     busy, idle = rules["demo-citynews"], rules["demo-techdaily"]
     scheduler.tick([busy, idle])
     for _ in range(6):
@@ -197,17 +199,18 @@ def test_productive_sites_and_temp_crawls_go_first(redis_client: redis.Redis, ru
     redis_client.delete(Keys(PREFIX).queue)
     clock.advance(hours=5)
     scheduler.tick([busy, idle])
-    temp = enqueue_job(redis_client, PREFIX, [idle], kind="temp", boost=100)
-    queue = LeasedQueue(redis_client, None, PREFIX)
+    temp = enqueue_job(redis_client, Keys(PREFIX), [idle], kind="temp", boost=100)
+    queue = LeasedQueue(redis_client, Keys(PREFIX))
     order = []
-    while (request := queue.pop()) is not None:
-        order.append((request.meta["job_kind"], request.meta["site"], request.priority))
+    while (member := queue.pop()) is not None:
+        request = serializer.loads(member)
+        order.append((request["meta"]["job_kind"], request["meta"]["site"], request["priority"]))
     assert [kind for kind, _, _ in order[: len(idle.start_urls)]] == ["temp"] * len(idle.start_urls)
     assert order[0][2] == idle.priority + 101
     grabs = [(site, priority) for kind, site, priority in order if kind == "grab"]
     assert grabs[0][0] == "demo-citynews", "the productive site's grab first"
     assert grabs[0][1] > grabs[-1][1]
     assert redis_client.hget(Keys(PREFIX).job(temp), "kind") == b"temp"
-    assert redis_client.hget(scheduler.state_key("demo-techdaily"), "job") != temp.encode(), (
+    assert redis_client.hget(Keys(PREFIX).grab("demo-techdaily"), "job") != temp.encode(), (
         "the schedule untouched"
     )

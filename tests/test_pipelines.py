@@ -15,14 +15,12 @@ from scrapy.utils.test import get_crawler
 
 from crawler import settings as project_settings
 from crawler.errors import InputError
-from crawler.pipelines import (
-    CleanPipeline,
-    QreadFallbackPipeline,
-    StorePipeline,
-    SummaryPipeline,
-    normalize_published,
-)
+from crawler.items import Article, Page
 from crawler.store import SqliteStore, StoreError
+from crawler.worker.pipelines.clean import CleanPipeline, normalize_published
+from crawler.worker.pipelines.fallback import QreadFallbackPipeline
+from crawler.worker.pipelines.store import StorePipeline
+from crawler.worker.pipelines.summary import SummaryPipeline
 
 STORY = [
     "The harbour bridge reopened to traffic on Monday morning after six weeks of repairs to its deck and its"
@@ -49,8 +47,8 @@ def make_crawler(data_dir: Path, **overrides: Any) -> Crawler:
     return get_crawler(settings_dict=settings)
 
 
-def item(**values: Any) -> dict[str, Any]:
-    return {
+def item(*, html: str = PAGE, min_body_chars: int = 200, **values: Any) -> Article:
+    fields: dict[str, Any] = {
         "site": "citynews",
         "url": "http://127.0.0.1:8631/citynews/2026/bridge.html",
         "fetched_at": "2026-11-20T10:31:00Z",
@@ -60,9 +58,9 @@ def item(**values: Any) -> dict[str, Any]:
         "author": "A. Writer",
         "fields": {},
         "job": None,
-        "_html": PAGE,
         **values,
     }
+    return Article(**fields, page=Page(html, min_body_chars))
 
 
 @pytest.fixture
@@ -70,12 +68,12 @@ def crawler(tmp_path: Path) -> Crawler:
     return make_crawler(tmp_path)
 
 
-def run_store(crawler: Crawler, items: list[dict[str, Any]]) -> list[dict[str, Any] | Exception]:
+def run_store(crawler: Crawler, items: list[Article]) -> list[Article | BaseException]:
     """Open a StorePipeline, send ``items`` through it at once (as concurrent responses do), close it;
     each item's output, or the exception it raised."""
     pipeline = build_from_crawler(StorePipeline, crawler)
 
-    async def run() -> list[dict[str, Any] | Exception]:
+    async def run() -> list[Article | BaseException]:
         await pipeline.open_spider()
         try:
             return list(
@@ -107,17 +105,17 @@ def test_clean_normalises_text_fields_and_drops_the_fragment(crawler: Crawler) -
             fields={"section": "  City  ", "tags": ""},
         )
     )
-    assert cleaned["url"] == "http://127.0.0.1:8631/citynews/2026/bridge.html"
-    assert cleaned["title"] == "Bridge reopens after repairs"
-    assert cleaned["author"] is None
-    assert cleaned["published"] == "2026-11-20"
-    assert cleaned["body"] == "First paragraph, wrapped.\n\nSecond paragraph."
-    assert cleaned["fields"] == {"section": "City", "tags": None}
+    assert cleaned.url == "http://127.0.0.1:8631/citynews/2026/bridge.html"
+    assert cleaned.title == "Bridge reopens after repairs"
+    assert cleaned.author is None
+    assert cleaned.published == "2026-11-20"
+    assert cleaned.body == "First paragraph, wrapped.\n\nSecond paragraph."
+    assert cleaned.fields == {"section": "City", "tags": None}
 
 
 def test_clean_turns_an_empty_body_into_none(crawler: Crawler) -> None:
     pipeline = build_from_crawler(CleanPipeline, crawler)
-    assert pipeline.process_item(item(body=" \n\n \t "))["body"] is None
+    assert pipeline.process_item(item(body=" \n\n \t ")).body is None
 
 
 @pytest.mark.parametrize(
@@ -150,11 +148,11 @@ def test_published_dates_become_iso(text: str, iso: str) -> None:
 def test_qread_supplies_the_body_when_the_rules_is_short(crawler: Crawler) -> None:
     pipeline = build_from_crawler(QreadFallbackPipeline, crawler)
     result = pipeline.process_item(item(body="Bridge reopens."))
-    assert result["body"] == "\n\n".join(STORY)
-    assert result["extraction"] == {
+    assert result.body == "\n\n".join(STORY)
+    assert result.extraction == {
         "body_from": "qread",
         "algorithm": "qread",
-        "body_chars": len(result["body"]),
+        "body_chars": len(result.body),
     }
     assert stats(crawler)["extract/qread_fallback/citynews"] == 1
     assert stats(crawler)["extract/short_body/citynews"] == 1
@@ -163,33 +161,33 @@ def test_qread_supplies_the_body_when_the_rules_is_short(crawler: Crawler) -> No
 
 def test_qread_supplies_a_missing_body(crawler: Crawler) -> None:
     pipeline = build_from_crawler(QreadFallbackPipeline, crawler)
-    assert pipeline.process_item(item(body=None))["body"] == "\n\n".join(STORY)
+    assert pipeline.process_item(item(body=None)).body == "\n\n".join(STORY)
     assert stats(crawler)["extract/qread_fallback/citynews"] == 1
 
 
 def test_the_rules_body_is_kept_when_long_enough(crawler: Crawler) -> None:
     pipeline = build_from_crawler(QreadFallbackPipeline, crawler)
     result = pipeline.process_item(item())
-    assert result["body"] == LONG_RULE_BODY
-    assert result["extraction"] == {"body_from": "rule", "algorithm": None, "body_chars": len(LONG_RULE_BODY)}
+    assert result.body == LONG_RULE_BODY
+    assert result.extraction == {"body_from": "rule", "algorithm": None, "body_chars": len(LONG_RULE_BODY)}
     assert stats(crawler) == {"extract/rule_body/citynews": 1}
 
 
 def test_the_rules_own_minimum_wins_over_the_setting(crawler: Crawler) -> None:
     pipeline = build_from_crawler(QreadFallbackPipeline, crawler)
     assert (
-        pipeline.process_item(item(body="Bridge reopens.", _min_body_chars=10))["body"] == "Bridge reopens."
+        pipeline.process_item(item(body="Bridge reopens.", min_body_chars=10)).body == "Bridge reopens."
     )
-    assert pipeline.process_item(item(_min_body_chars=10_000))["body"] == "\n\n".join(STORY)
+    assert pipeline.process_item(item(min_body_chars=10_000)).body == "\n\n".join(STORY)
     assert stats(crawler)["extract/rule_body/citynews"] == 1
     assert stats(crawler)["extract/qread_fallback/citynews"] == 1
 
 
 def test_a_short_rule_body_stays_when_qread_finds_less(crawler: Crawler) -> None:
     pipeline = build_from_crawler(QreadFallbackPipeline, crawler)
-    result = pipeline.process_item(item(body="Bridge reopens.", _html="<html><body><p>Hi</p></body></html>"))
-    assert result["body"] == "Bridge reopens."
-    assert result["extraction"]["body_from"] == "rule"
+    result = pipeline.process_item(item(body="Bridge reopens.", html="<html><body><p>Hi</p></body></html>"))
+    assert result.body == "Bridge reopens."
+    assert result.extraction is not None and result.extraction["body_from"] == "rule"
     assert stats(crawler)["extract/short_body/citynews"] == 1
     assert stats(crawler)["extract/rule_body/citynews"] == 1
 
@@ -203,16 +201,16 @@ def test_an_unknown_algorithm_setting_is_refused_by_name(tmp_path: Path) -> None
 
 
 def test_store_upserts_without_private_keys_and_counts(tmp_path: Path, crawler: Crawler) -> None:
-    (stored,) = run_store(crawler, [item(_min_body_chars=100)])
-    assert isinstance(stored, dict)
-    assert not [key for key in stored if key.startswith("_")]
+    (stored,) = run_store(crawler, [item(min_body_chars=100)])
+    assert isinstance(stored, Article)
+    assert stored.page is None, "the page is let go once the article is stored"
     run_store(crawler, [item(fetched_at="2026-11-21T08:00:00Z", title="Bridge reopens at last")])
     assert stats(crawler) == {"store/new/citynews": 1, "store/updated/citynews": 1}
     assert sorted(path.name for path in (tmp_path / "articles").iterdir() if path.suffix == ".sqlite") == [
         "articles_2026w47.sqlite"
     ]
     with SqliteStore(tmp_path) as store:
-        document = store.get(item()["url"])
+        document = store.get(item().url)
     assert document is not None
     assert (document["title"], document["first_seen"]) == (
         "Bridge reopens at last",
@@ -231,7 +229,7 @@ def test_items_are_written_in_batches_and_each_learns_its_outcome(tmp_path: Path
     items.append(item(url="http://127.0.0.1:8631/citynews/copy.html", body="Story 0. " + LONG_RULE_BODY))
     items.append(item(url="http://127.0.0.1:8631/citynews/bad.html", fetched_at="not a time", body=body))
     outputs = run_store(crawler, items)
-    assert all(isinstance(output, dict) for output in outputs[:9])
+    assert all(isinstance(output, Article) for output in outputs[:9])
     assert isinstance(outputs[9], DropItem)
     assert str(outputs[9]).endswith(
         "copy.html is a repost of http://127.0.0.1:8631/citynews/0.html: recorded there, not stored again"
@@ -261,7 +259,7 @@ def test_an_item_without_a_body_is_dropped_and_counted(tmp_path: Path, crawler: 
     (output,) = run_store(crawler, [dropped])
     assert isinstance(output, DropItem)
     assert "no body in http://127.0.0.1:8631/citynews/2026/bridge.html" in str(output)
-    assert "_html" not in dropped  # Scrapy logs a dropped item: never with the whole page
+    assert dropped.page is None and PAGE not in repr(dropped)  # Scrapy logs a dropped item: never its page
     assert stats(crawler) == {"store/dropped_empty/citynews": 1}
     with SqliteStore(tmp_path) as store:
         assert store.count() == 0
@@ -269,11 +267,11 @@ def test_an_item_without_a_body_is_dropped_and_counted(tmp_path: Path, crawler: 
 
 def test_summaries_of_the_configured_lengths(tmp_path: Path) -> None:
     pipeline = build_from_crawler(SummaryPipeline, make_crawler(tmp_path, SUMMARY_SENTENCES="3,1"))
-    summarised = pipeline.process_item(item(body="\n\n".join(STORY)))
-    assert set(summarised["summary"]) == {"1", "3"}
-    assert summarised["summary"]["1"] in " ".join(STORY)
-    assert len(summarised["summary"]["3"]) > len(summarised["summary"]["1"])
-    assert "summary" not in pipeline.process_item(item(body=None))
+    summarised = pipeline.process_item(item(body="\n\n".join(STORY))).summary
+    assert summarised is not None and set(summarised) == {"1", "3"}
+    assert summarised["1"] in " ".join(STORY)
+    assert len(summarised["3"]) > len(summarised["1"])
+    assert pipeline.process_item(item(body=None)).summary is None
     with pytest.raises(NotConfigured, match="SUMMARY_SENTENCES is empty"):
         build_from_crawler(SummaryPipeline, make_crawler(tmp_path, SUMMARY_SENTENCES=[]))
     with pytest.raises(InputError, match=r"setting SUMMARY_SENTENCES is \['0'\]: expected sentence counts"):
@@ -283,7 +281,7 @@ def test_summaries_of_the_configured_lengths(tmp_path: Path) -> None:
 def test_the_pipelines_run_in_order_through_scrapys_manager(tmp_path: Path, crawler: Crawler) -> None:
     manager = ItemPipelineManager.from_crawler(crawler)
 
-    async def run() -> list[dict[str, Any]]:
+    async def run() -> list[Article]:
         await manager.open_spider_async()
         try:
             outputs = [
@@ -293,13 +291,13 @@ def test_the_pipelines_run_in_order_through_scrapys_manager(tmp_path: Path, craw
                 for n, body in enumerate(["  Too   short. ", LONG_RULE_BODY])
             ]
             with pytest.raises(DropItem):
-                await manager.process_item_async(item(body=None, _html="<html></html>"))
+                await manager.process_item_async(item(body=None, html="<html></html>"))
         finally:
             await manager.close_spider_async()
         return outputs
 
     outputs = asyncio.run(run())
-    assert [output["extraction"]["body_from"] for output in outputs] == ["qread", "rule"]
+    assert [(output.extraction or {}).get("body_from") for output in outputs] == ["qread", "rule"]
     assert stats(crawler) == {
         "extract/short_body/citynews": 2,
         "extract/qread_fallback/citynews": 1,

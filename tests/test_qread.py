@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from extractors import extract
-from extractors.qread import THETA, extract_paper
+from extractors.qread import THETA
+from extractors.qread_paper import extract_paper
 
 PAGES = Path(__file__).parent / "pages"
 GOLDEN = Path(__file__).parent / "golden"

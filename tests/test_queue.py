@@ -5,63 +5,83 @@ from __future__ import annotations
 import time
 
 import redis
-from scrapy import Request
+from scrapy import Request, Spider
 
-from crawler import serializer
-from crawler.queue import LeasedQueue
+from crawler.keys import Keys
+from crawler.redisio import serializer
+from crawler.redisio.queue import LeasedQueue
+from crawler.requests import Work, decode_request, leased, push
+
+SPIDER = Spider(name="sites")
 
 
 def request(url: str, *, site: str = "news", job: str | None = "j1", priority: int = 0) -> Request:
     return Request(url, meta={"site": site, "job": job, "kind": "article"}, priority=priority)
 
 
+def take(queue: LeasedQueue) -> Request | None:
+    """Lease the next request, as the worker's scheduler does."""
+    lease = queue.pop()
+    if lease is None:
+        return None
+    taken = decode_request(lease, SPIDER)
+    leased(taken, lease)
+    return taken
+
+
+def ack(queue: LeasedQueue, request: Request) -> bool:
+    work = Work.of(request)
+    assert work.lease is not None
+    return queue.ack(work.lease, site=work.site, job=work.job)
+
+
 def make_queue(client: redis.Redis, lease_seconds: float = 60.0) -> LeasedQueue:
-    return LeasedQueue(client, None, "test", lease_seconds=lease_seconds)
+    return LeasedQueue(client, Keys("test"), lease_seconds=lease_seconds)
 
 
 def test_requests_come_out_by_priority_then_in_arrival_order(redis_client: redis.Redis) -> None:
     queue = make_queue(redis_client)
     for url, priority in [("http://a.test/1", 0), ("http://a.test/2", 0), ("http://a.test/3", 5)]:
-        assert queue.push(request(url, priority=priority))
-    popped = [queue.pop() for _ in range(3)]
+        assert push(queue, request(url, priority=priority))
+    popped = [take(queue) for _ in range(3)]
     assert [r.url for r in popped if r is not None] == [
         "http://a.test/3",
         "http://a.test/1",
         "http://a.test/2",
     ]
-    assert queue.pop() is None
+    assert take(queue) is None
 
 
 def test_a_popped_request_is_leased_not_deleted_until_acknowledged(redis_client: redis.Redis) -> None:
     queue = make_queue(redis_client)
-    queue.push(request("http://a.test/1"))
+    push(queue, request("http://a.test/1"))
     assert queue.pending("news") == 1 and queue.job_pending("j1") == 1
-    taken = queue.pop()
+    taken = take(queue)
     assert taken is not None and taken.meta["site"] == "news"
     assert len(queue) == 0 and queue.leased() == 1 and queue.pending("news") == 1
-    assert queue.ack(taken)
+    assert ack(queue, taken)
     assert queue.leased() == 0 and queue.pending("news") == 0 and queue.job_pending("j1") == 0
-    assert not queue.ack(taken), "a second acknowledgement changes nothing"
+    assert not ack(queue, taken), "a second acknowledgement changes nothing"
     assert queue.pending("news") == 0
 
 
 def test_an_expired_lease_goes_back_to_the_queue_with_its_place(redis_client: redis.Redis) -> None:
     queue = make_queue(redis_client, lease_seconds=30)
-    queue.push(request("http://a.test/high", priority=3))
-    queue.push(request("http://a.test/low"))
-    taken = queue.pop()
+    push(queue, request("http://a.test/high", priority=3))
+    push(queue, request("http://a.test/low"))
+    taken = take(queue)
     assert taken is not None and taken.url == "http://a.test/high"
     assert queue.requeue_expired(now=time.time()) == 0, "not expired yet"
     assert queue.requeue_expired(now=time.time() + 31) == 1
-    again = queue.pop()
+    again = take(queue)
     assert again is not None and again.url == "http://a.test/high", "it keeps its priority"
     assert queue.pending("news") == 2
 
 
 def test_renewal_keeps_a_lease_alive_and_release_returns_it(redis_client: redis.Redis) -> None:
     queue = make_queue(redis_client, lease_seconds=30)
-    queue.push(request("http://a.test/1"))
-    taken = queue.pop()
+    push(queue, request("http://a.test/1"))
+    taken = take(queue)
     assert taken is not None
     lease = taken.meta["lease"]
     queue.lease_seconds = 120
@@ -73,8 +93,8 @@ def test_renewal_keeps_a_lease_alive_and_release_returns_it(redis_client: redis.
 
 def test_the_same_request_twice_is_queued_once(redis_client: redis.Redis) -> None:
     queue = make_queue(redis_client)
-    assert queue.push(request("http://a.test/1"))
-    assert not queue.push(request("http://a.test/1"))
+    assert push(queue, request("http://a.test/1"))
+    assert not push(queue, request("http://a.test/1"))
     assert len(queue) == 1 and queue.pending("news") == 1
 
 
@@ -87,12 +107,12 @@ def test_requests_travel_as_json_and_come_back_whole(redis_client: redis.Redis) 
         priority=4,
         dont_filter=True,
     )
-    queue.push(original)
+    push(queue, original)
     stored = redis_client.zrange("test:queue", 0, -1)
     assert isinstance(stored, list)
     assert isinstance(stored[0], bytes)
     assert serializer.loads(stored[0])["url"] == "http://a.test/x?q=1"
-    back = queue.pop()
+    back = take(queue)
     assert back is not None
     assert back.url == original.url and back.priority == 4 and back.dont_filter
     assert back.headers.get("Accept-Language") == b"zh-CN"

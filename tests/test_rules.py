@@ -16,7 +16,7 @@ import lxml.html
 import pytest
 from conftest import SiteServer
 
-from crawler.fetch import ALLOW_PRIVATE_NETWORKS_ENV
+from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.rules import (
     REGEX_TIMEOUT,
     STANDARD_FIELDS,
@@ -803,6 +803,31 @@ def test_rules_try_fetches_a_url(tmp_path: Path, site_server: SiteServer) -> Non
     run = crawler("rules", "try", "local", url, cwd=tmp_path, env={ALLOW_PRIVATE_NETWORKS_ENV: ""})
     assert run.code == 1 and run.stdout == ""
     assert "loopback" in run.stderr
+
+
+def test_rules_try_sends_the_rules_headers_as_the_crawl_does(tmp_path: Path, site_server: SiteServer) -> None:
+    rule = f"""
+        domains: [127.0.0.1]
+        start_urls: [{site_server.url("/news/")}]
+        index:
+          links: {{allow: '/news/'}}
+        headers:
+          Accept-Language: zh-CN
+          X-Crawler-Test: from the rule
+        article:
+          fields:
+            language: {{xpath: "//li[@data-name='accept-language']"}}
+            marker: {{xpath: "//li[@data-name='x-crawler-test']"}}
+            agent: {{xpath: "//li[@data-name='user-agent']"}}
+    """
+    write(tmp_path / "rules", "local.yaml", rule)
+    allowed = {ALLOW_PRIVATE_NETWORKS_ENV: "1"}
+    url = site_server.url("/echo-headers")
+    run = crawler("rules", "try", "local", url, "--format", "json", cwd=tmp_path, env=allowed)
+    assert (run.code, run.stderr) == (0, "")
+    fields = json.loads(run.stdout)["fields"]
+    assert (fields["language"], fields["marker"]) == ("zh-CN", "from the rule")
+    assert fields["agent"].startswith("focused-crawler/"), "the crawl's own User-Agent"
 
 
 def test_rules_try_errors(tmp_path: Path) -> None:

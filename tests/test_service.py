@@ -19,11 +19,11 @@ import pytest
 import redis
 
 from crawler.demo.farm import Farm, FarmSite
-from crawler.grabs import GrabScheduler
-from crawler.queue import Keys
-from crawler.redisconn import hash_of
+from crawler.keys import Keys
+from crawler.redisio.connection import hash_of
 from crawler.rules import load_rules
-from crawler.statuscli import build_status
+from crawler.schedule.grabs import GrabScheduler
+from crawler.status import build_status
 from crawler.store import open_store
 
 PREFIX = "crawler"
@@ -62,7 +62,7 @@ class Service:
             self.step(step_minutes * 60)
 
     def state(self, site: str) -> dict[str, str]:
-        return hash_of(self.server, self.scheduler.state_key(site))
+        return hash_of(self.server, Keys(PREFIX).grab(site))
 
 
 def wait_for_job(server: redis.Redis, job: str) -> None:
@@ -83,7 +83,7 @@ def service(
         rules.mkdir()
         for site in sites:
             (rules / f"{site.name}.yaml").write_text(farm.rule(site.name), encoding="utf-8")
-        scheduler = GrabScheduler(redis_client, PREFIX, clock=lambda: farm.now)
+        scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=lambda: farm.now)
         service = Service(farm, redis_client, scheduler, rules, tmp_path / "data", redis_server)
         log = (tmp_path / "worker.log").open("w", encoding="utf-8")
         worker = subprocess.Popen(
@@ -155,7 +155,7 @@ def test_status_marks_a_banned_site_and_a_changed_layout(service: Service) -> No
     service.farm.layout["redesigned"] = 2
     service.run(hours=2, step_minutes=5)
     time.sleep(2.5)  # the worker writes its counters every 2 s
-    report = build_status(service.server, PREFIX, load_rules(service.rules), time.time())
+    report = build_status(service.server, Keys(PREFIX), load_rules(service.rules), time.time())
     sites = {site["site"]: site for site in report["sites"]}
     assert sites["steady"]["attention"] == []
     assert sites["banning"]["bans_24h"] > 0

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import redis
 
-from crawler.bans import looks_like_captcha
-from crawler.heartbeat import workers_key
+from crawler.keys import Keys, hour_of
 from crawler.rules import load_rules
-from crawler.sitestats import hour_key, hour_of
-from crawler.statuscli import build_status
+from crawler.status import build_status
+from crawler.worker.bans import looks_like_captcha
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -34,13 +33,13 @@ def test_overdue_grabs_broken_rules_dead_workers_and_field_history(
     redis_client.hset("crawler:job:j1", mapping={"stored": 7})
     redis_client.hset("crawler:grab:demo-techdaily", mapping={"last": now - 60, "next": now + 1140})
     beat = {"host": "h", "pid": 1, "started": now - 100, "every": 5.0, "pages": 10, "rate": 6.0, "sites": []}
-    redis_client.hset(workers_key("crawler"), "h:1", json.dumps({**beat, "seen": now - 2}))
-    redis_client.hset(workers_key("crawler"), "h:2", json.dumps({**beat, "pid": 2, "seen": now - 600}))
+    redis_client.hset(Keys("crawler").workers, "h:1", json.dumps({**beat, "seen": now - 2}))
+    redis_client.hset(Keys("crawler").workers, "h:2", json.dumps({**beat, "pid": 2, "seen": now - 600}))
     # techdaily's author field: missing on most pages for a week (no news), body fine.
     for back, pages, missing_author in ((2, 10, 9), (30, 50, 45), (100, 40, 36)):
-        key = hour_key("crawler", "demo-techdaily", hour_of(now - back * 3600))
+        key = Keys("crawler").stats("demo-techdaily", hour_of(now - back * 3600))
         redis_client.hset(key, mapping={"fields/pages": pages, "fields/missing/author": missing_author})
-    report = build_status(redis_client, "crawler", load_rules(rules), now)
+    report = build_status(redis_client, Keys("crawler"), load_rules(rules), now)
     sites = {site["site"]: site for site in report["sites"]}
     assert [w["alive"] for w in report["workers"]] == [True, False]
     assert report["workers_alive"] == 1

@@ -12,7 +12,8 @@ import pytest
 from test_store_contract import FLOOD, FLOOD_OTHER, FLOOD_REPOST, article
 
 from crawler.store import SqliteStore, StoreError, article_id, open_store, week_of
-from crawler.store.base import Candidate, content_hash, make_document, previous_week, week_bounds
+from crawler.store.base import Candidate
+from crawler.store.document import content_hash, make_document, previous_week, week_bounds
 from crawler.store.fingerprint import same_article
 from crawler.store.sqlite import SCHEMA_VERSION
 

@@ -1,5 +1,5 @@
-"""Article storage: the store interface (:mod:`crawler.store.base`, which lists the document fields) and
-its backends; :func:`open_store` picks the backend from the settings or the environment.
+"""Article storage: the document (:mod:`crawler.store.document`), the store interface
+(:mod:`crawler.store.base`) and its backends; :func:`open_store` picks the backend from the settings.
 
 With ``MONGO_URI`` set, MongoDB (:mod:`crawler.store.mongo`): one database per ISO week,
 ``<MONGO_DB_PREFIX>_2026w47``. Without it, the embedded SQLite store (:mod:`crawler.store.sqlite`): one
@@ -14,25 +14,16 @@ reads::
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from scrapy.settings import BaseSettings
-
+from crawler import settings as defaults
+from crawler.config import Config
+from crawler.errors import StoreError
 from crawler.store import fingerprint
-from crawler.store.base import (
-    DOCUMENT_FIELDS,
-    DedupPolicy,
-    Store,
-    StoreError,
-    Written,
-    article_id,
-    content_hash,
-    redacted,
-    week_of,
-)
+from crawler.store.base import DedupPolicy, Store, Written, redacted
+from crawler.store.document import DOCUMENT_FIELDS, article_id, content_hash, week_of
 from crawler.store.sqlite import SqliteStore
 
 __all__ = [
@@ -49,24 +40,23 @@ __all__ = [
     "week_of",
 ]
 
-DEFAULT_DATA_DIR = "data"
-DEFAULT_BATCH_SIZE = 100
-DEFAULT_PREFIX = "crawler"
 
-
-def open_store(settings_or_env: BaseSettings | Mapping[str, Any] | None = None) -> Store:
-    """The store the settings (Scrapy settings, or a mapping such as ``os.environ``; default the
-    environment) name: ``MONGO_URI``, ``MONGO_DB_PREFIX``, ``MONGO_WRITE_CONCERN``, ``MONGO_TIMEOUT_MS``,
-    ``CRAWLER_DATA_DIR``, ``STORE_BATCH_SIZE``, ``STORE_SPOOL_RETRY_SECONDS``, ``DEDUP_ENABLED``,
-    ``DEDUP_WINDOW_DAYS``, ``DEDUP_MAX_DISTANCE``. Settings missing from a mapping take the defaults of
-    crawler/settings.py."""
-    source: BaseSettings | Mapping[str, Any] = os.environ if settings_or_env is None else settings_or_env
-    data_dir = str(source.get("CRAWLER_DATA_DIR") or DEFAULT_DATA_DIR)
-    batch_size = _whole(source, "STORE_BATCH_SIZE", DEFAULT_BATCH_SIZE, minimum=1)
+def open_store(settings: Mapping[str, Any]) -> Store:
+    """The store the settings (Scrapy settings, or any mapping) name: ``MONGO_URI``, ``MONGO_DB_PREFIX``,
+    ``MONGO_WRITE_CONCERN``, ``MONGO_TIMEOUT_MS``, ``CRAWLER_DATA_DIR``, ``STORE_BATCH_SIZE``,
+    ``STORE_SPOOL_RETRY_SECONDS``, ``DEDUP_ENABLED``, ``DEDUP_WINDOW_DAYS``, ``DEDUP_MAX_DISTANCE``.
+    Settings missing from a mapping take the defaults of :mod:`crawler.settings` and
+    :class:`crawler.config.Config`."""
+    source = settings
+    config = Config()
+    data_dir = str(source.get("CRAWLER_DATA_DIR") or config.data_dir)
+    batch_size = _whole(source, "STORE_BATCH_SIZE", defaults.STORE_BATCH_SIZE, minimum=1)
     dedup = DedupPolicy(
-        window=timedelta(days=_number(source, "DEDUP_WINDOW_DAYS", 7, minimum=0, whole=False)),
+        window=timedelta(
+            days=_number(source, "DEDUP_WINDOW_DAYS", defaults.DEDUP_WINDOW_DAYS, minimum=0, whole=False)
+        ),
         max_distance=_whole(source, "DEDUP_MAX_DISTANCE", fingerprint.DEFAULT_MAX_DISTANCE, minimum=0),
-        enabled=_flag(source, "DEDUP_ENABLED", default=True),
+        enabled=_flag(source, "DEDUP_ENABLED", default=defaults.DEDUP_ENABLED),
     )
     mongo_uri = source.get("MONGO_URI")
     if not mongo_uri:
@@ -81,18 +71,18 @@ def open_store(settings_or_env: BaseSettings | Mapping[str, Any] | None = None) 
     return MongoStore(
         uri,
         spool_dir=data_dir,
-        prefix=str(source.get("MONGO_DB_PREFIX") or DEFAULT_PREFIX),
-        write_concern=parse_write_concern(source.get("MONGO_WRITE_CONCERN") or "majority"),
+        prefix=str(source.get("MONGO_DB_PREFIX") or config.mongo_db_prefix),
+        write_concern=parse_write_concern(source.get("MONGO_WRITE_CONCERN") or config.mongo_write_concern),
         batch_size=batch_size,
         dedup=dedup,
-        timeout_ms=_whole(source, "MONGO_TIMEOUT_MS", 5000, minimum=1),
-        retry_seconds=_number(source, "STORE_SPOOL_RETRY_SECONDS", 10.0, minimum=0, whole=False),
+        timeout_ms=_whole(source, "MONGO_TIMEOUT_MS", defaults.MONGO_TIMEOUT_MS, minimum=1),
+        retry_seconds=_number(
+            source, "STORE_SPOOL_RETRY_SECONDS", defaults.STORE_SPOOL_RETRY_SECONDS, minimum=0, whole=False
+        ),
     )
 
 
-def _number(
-    source: BaseSettings | Mapping[str, Any], name: str, default: float, *, minimum: float, whole: bool
-) -> float:
+def _number(source: Mapping[str, Any], name: str, default: float, *, minimum: float, whole: bool) -> float:
     value = source.get(name)
     if value in (None, ""):
         return default
@@ -106,11 +96,11 @@ def _number(
     return number
 
 
-def _whole(source: BaseSettings | Mapping[str, Any], name: str, default: int, *, minimum: int) -> int:
+def _whole(source: Mapping[str, Any], name: str, default: int, *, minimum: int) -> int:
     return int(_number(source, name, default, minimum=minimum, whole=True))
 
 
-def _flag(source: BaseSettings | Mapping[str, Any], name: str, *, default: bool) -> bool:
+def _flag(source: Mapping[str, Any], name: str, *, default: bool) -> bool:
     value = source.get(name)
     if value in (None, ""):
         return default

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -33,25 +33,26 @@ from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError, ConnectionFailure, PyMongoError
 from pymongo.write_concern import WriteConcern
 
+from crawler.errors import StoreError
 from crawler.store import fingerprint
 from crawler.store.base import (
-    DOCUMENT_FIELDS,
-    UPDATED_FIELDS,
     Candidate,
     DedupPolicy,
     Store,
-    StoreError,
     Written,
     check_limit,
-    format_timestamp,
     limited,
-    make_document,
     matches,
+    redacted,
+    search_terms,
+)
+from crawler.store.document import (
+    DOCUMENT_FIELDS,
+    UPDATED_FIELDS,
+    format_timestamp,
     parse_week,
     previous_week,
-    redacted,
     repost_record,
-    search_terms,
 )
 from crawler.store.spool import Spool
 
@@ -165,9 +166,8 @@ class MongoStore(Store):
 
     # --- writing ----------------------------------------------------------------------------------------
 
-    def upsert_many(self, articles: Iterable[Mapping[str, Any]]) -> list[Written]:
+    def write(self, documents: Sequence[dict[str, Any]]) -> list[Written]:
         self._check_open()
-        documents = [make_document(article) for article in articles]
         if self.spool.pending or self._orphans_due():
             self._replay_if_due(force=not self.spool.pending)
         if self.spool.pending:

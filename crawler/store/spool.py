@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from crawler.store.base import StoreError
+from crawler.errors import StoreError
 
 __all__ = ["Spool"]
 

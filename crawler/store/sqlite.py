@@ -4,7 +4,7 @@ Each file is created when first written, in WAL mode with ``synchronous=NORMAL``
 process being killed; the last commits before a power cut may be lost until :meth:`SqliteStore.flush`
 checkpoints them). It holds:
 
-- ``articles``: the document fields of :mod:`crawler.store.base` as columns (``fields``, ``extraction``,
+- ``articles``: the document fields of :mod:`crawler.store.document` as columns (``fields``, ``extraction``,
   ``summary`` and ``reposts`` as JSON text) behind an ``INTEGER PRIMARY KEY pk``, the URL UNIQUE, and
   indexes on ``id``, ``(site, published)``, ``content_hash``, ``(first_seen, id)`` and
   ``(site, first_seen, id)`` (reads are in ``first_seen`` order, ties broken by id, as in MongoDB);
@@ -26,36 +26,46 @@ import json
 import logging
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from crawler.errors import StoreError
 from crawler.store import fingerprint
 from crawler.store.base import (
-    DOCUMENT_FIELDS,
-    UPDATED_FIELDS,
     Candidate,
     DedupPolicy,
     Store,
-    StoreError,
     Written,
     check_limit,
-    format_timestamp,
     limited,
-    make_document,
     matches,
+    search_terms,
+)
+from crawler.store.document import (
+    DOCUMENT_FIELDS,
+    format_timestamp,
     parse_week,
     previous_week,
     repost_record,
-    search_terms,
+)
+from crawler.store.sqlite_schema import (
+    COLUMNS,
+    INSERT,
+    SCHEMA_VERSION,
+    UPDATE,
+    UPDATED_COLUMNS,
+    document_of,
+    index_bands,
+    prepare,
+    row_of,
 )
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "SCHEMA_VERSION", "SqliteStore"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
 # Seconds a write waits for another process's transaction on the same week's file.
 BUSY_TIMEOUT_SECONDS = 30.0
 # Rows read per query by iter_articles (keyset pages: no statement stays open between pages).
@@ -64,64 +74,9 @@ _PAGE_SIZE = 500
 _FTS_MIN_TERM = 3
 _FILE_RE = re.compile(r"^articles_(\d{4}w\d{2})\.sqlite$")
 _ID_RE = re.compile(r"^[0-9a-f]{16}$")
-_JSON_COLUMNS = frozenset({"fields", "extraction", "summary", "reposts"})
-_COLUMNS = ", ".join(DOCUMENT_FIELDS)
 _FIRST_SEEN = DOCUMENT_FIELDS.index("first_seen")
 _ID = DOCUMENT_FIELDS.index("id")
 
-# External-content FTS5: a row leaves the index by an insert of its old values with the 'delete' command.
-_FTS_FORGET = (
-    "INSERT INTO articles_fts (articles_fts, rowid, title, body)"
-    " VALUES ('delete', old.pk, old.title, old.body)"
-)
-_SCHEMA = (
-    """CREATE TABLE articles (
-        pk INTEGER PRIMARY KEY,
-        id TEXT NOT NULL,
-        url TEXT NOT NULL UNIQUE,
-        site TEXT NOT NULL,
-        title TEXT,
-        body TEXT,
-        published TEXT,
-        author TEXT,
-        fields TEXT NOT NULL,
-        fetched_at TEXT NOT NULL,
-        first_seen TEXT NOT NULL,
-        week TEXT NOT NULL,
-        extraction TEXT,
-        content_hash TEXT,
-        simhash TEXT,
-        summary TEXT,
-        reposts TEXT NOT NULL DEFAULT '[]',
-        job TEXT
-    )""",
-    "CREATE INDEX articles_id ON articles (id)",
-    "CREATE INDEX articles_site_published ON articles (site, published)",
-    "CREATE INDEX articles_content_hash ON articles (content_hash)",
-    "CREATE INDEX articles_first_seen ON articles (first_seen, id)",
-    "CREATE INDEX articles_site_first_seen ON articles (site, first_seen, id)",
-    "CREATE TABLE simhash_bands (key INTEGER NOT NULL, pk INTEGER NOT NULL)",
-    "CREATE INDEX simhash_bands_key ON simhash_bands (key)",
-    "CREATE INDEX simhash_bands_pk ON simhash_bands (pk)",
-    """CREATE VIRTUAL TABLE articles_fts USING fts5(
-        title, body, content='articles', content_rowid='pk', tokenize='trigram'
-    )""",
-    """CREATE TRIGGER articles_fts_insert AFTER INSERT ON articles BEGIN
-        INSERT INTO articles_fts (rowid, title, body) VALUES (new.pk, new.title, new.body);
-    END""",
-    f"""CREATE TRIGGER articles_fts_delete AFTER DELETE ON articles BEGIN
-        {_FTS_FORGET};
-        DELETE FROM simhash_bands WHERE pk = old.pk;
-    END""",
-    f"""CREATE TRIGGER articles_fts_update AFTER UPDATE OF title, body ON articles BEGIN
-        {_FTS_FORGET};
-        INSERT INTO articles_fts (rowid, title, body) VALUES (new.pk, new.title, new.body);
-    END""",
-)
-_INSERT = f"INSERT INTO articles ({_COLUMNS}) VALUES ({', '.join('?' for _ in DOCUMENT_FIELDS)})"
-_UPDATE = f"UPDATE articles SET {', '.join(f'{name} = ?' for name in UPDATED_FIELDS)} WHERE pk = ?"
-# Where the updated fields sit in a row of _row().
-_UPDATED_COLUMNS = [DOCUMENT_FIELDS.index(name) for name in UPDATED_FIELDS]
 _CANDIDATE_COLUMNS = "a.url, a.site, a.week, a.first_seen, a.content_hash, a.simhash"
 _ADD_REPOST = (
     "UPDATE articles SET reposts = json_insert(reposts, '$[#]', json(?)) WHERE url = ?"
@@ -160,8 +115,7 @@ class SqliteStore(Store):
 
     # --- writing ----------------------------------------------------------------------------------------
 
-    def upsert_many(self, articles: Iterable[Mapping[str, Any]]) -> list[Written]:
-        documents = [make_document(article) for article in articles]
+    def write(self, documents: Sequence[dict[str, Any]]) -> list[Written]:
         results: list[Written] = []
         for start in range(0, len(documents), self.batch_size):
             batch = documents[start : start + self.batch_size]
@@ -239,10 +193,10 @@ class SqliteStore(Store):
             pk, fetched_at, simhash = stored
             if document["fetched_at"] < fetched_at:
                 return Written("unchanged", url)
-            row = _row(document)
-            connection.execute(_UPDATE, [row[column] for column in _UPDATED_COLUMNS] + [pk])
+            row = row_of(document)
+            connection.execute(UPDATE, [row[column] for column in UPDATED_COLUMNS] + [pk])
             if simhash != document["simhash"]:
-                _index_bands(connection, pk, document["simhash"])
+                index_bands(connection, pk, document["simhash"])
             return Written("updated", url)
         found = self.find_original(
             document,
@@ -254,9 +208,9 @@ class SqliteStore(Store):
             reposts.append((candidate.week, candidate.url, repost_record(document, match, distance)))
             return Written("repost", url, candidate.url)
         document = {**document, "week": week}
-        cursor = connection.execute(_INSERT, _row(document))
+        cursor = connection.execute(INSERT, row_of(document))
         assert cursor.lastrowid is not None
-        _index_bands(connection, cursor.lastrowid, document["simhash"])
+        index_bands(connection, cursor.lastrowid, document["simhash"])
         return Written("new", url)
 
     def _candidates(
@@ -321,23 +275,23 @@ class SqliteStore(Store):
 
     def get(self, url_or_id: str) -> dict[str, Any] | None:
         column = "id" if _ID_RE.match(url_or_id) else "url"
-        query = f"SELECT {_COLUMNS} FROM articles WHERE {column} = ? LIMIT 1"
+        query = f"SELECT {COLUMNS} FROM articles WHERE {column} = ? LIMIT 1"
         for week in reversed(self.weeks()):
             row = self._query(week, query, (url_or_id,)).fetchone()
             if row is not None:
-                return _document(row)
+                return document_of(row)
         return None
 
     def original_of(self, url: str) -> dict[str, Any] | None:
         query = (
-            f"SELECT {_COLUMNS} FROM articles WHERE reposts LIKE ? ESCAPE '\\' AND EXISTS (SELECT 1 FROM"
+            f"SELECT {COLUMNS} FROM articles WHERE reposts LIKE ? ESCAPE '\\' AND EXISTS (SELECT 1 FROM"
             " json_each(articles.reposts) WHERE json_extract(value, '$.url') = ?) LIMIT 1"
         )
         pattern = "%" + url.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         for week in reversed(self.weeks()):
             row = self._query(week, query, (pattern, url)).fetchone()
             if row is not None:
-                return _document(row)
+                return document_of(row)
         return None
 
     def count(self, site: str | None = None, week: str | None = None) -> int:
@@ -423,13 +377,13 @@ class SqliteStore(Store):
                 where = [*conditions, f"(first_seen, id) {after} (?, ?)"] if last else conditions
                 page = _PAGE_SIZE if left is None else min(_PAGE_SIZE, left)
                 query = (
-                    f"SELECT {_COLUMNS} FROM articles"
+                    f"SELECT {COLUMNS} FROM articles"
                     + (f" WHERE {' AND '.join(where)}" if where else "")
                     + f" ORDER BY first_seen {order}, id {order} LIMIT {page}"
                 )
                 rows = self._query(week, query, [*params, *(last or ())]).fetchall()
                 for row in rows:
-                    yield _document(row)
+                    yield document_of(row)
                 if left is not None:
                     left -= len(rows)
                 if len(rows) < page:
@@ -470,7 +424,7 @@ class SqliteStore(Store):
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the article store {path}: {exc}") from exc
         try:
-            _prepare(connection, path)
+            prepare(connection, path)
         except sqlite3.Error as exc:
             connection.close()
             raise StoreError(f"cannot open the article store {path}: {exc}") from exc
@@ -497,121 +451,3 @@ class SqliteStore(Store):
         self._closed = True
         for connection in connections.values():
             connection.close()
-
-
-def _index_bands(connection: sqlite3.Connection, pk: int, simhash: str | None) -> None:
-    connection.execute("DELETE FROM simhash_bands WHERE pk = ?", (pk,))
-    if simhash is not None:
-        keys = fingerprint.band_keys(fingerprint.from_hex(simhash))
-        connection.executemany(
-            "INSERT INTO simhash_bands (key, pk) VALUES (?, ?)", [(key, pk) for key in keys]
-        )
-
-
-def _prepare(connection: sqlite3.Connection, path: Path) -> None:
-    """WAL mode, NORMAL sync and the schema (created, or migrated from version 1, by whichever process
-    comes first)."""
-    (mode,) = connection.execute("PRAGMA journal_mode = WAL").fetchone()
-    if str(mode).lower() != "wal":
-        raise StoreError(
-            f"the article store {path} cannot use write-ahead logging (journal mode stays {mode!r}):"
-            " put CRAWLER_DATA_DIR on a local file system"
-        )
-    connection.execute("PRAGMA synchronous = NORMAL")
-    if _schema_version(connection, path) == SCHEMA_VERSION:
-        return
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        version = _schema_version(connection, path)
-        if version == 1:
-            _migrate_from_1(connection)
-        elif version == 2:
-            _rebuild_bands(connection)
-        elif version == 0:
-            for statement in _SCHEMA:
-                connection.execute(statement)
-        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        connection.execute("COMMIT")
-    finally:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-
-
-def _schema_version(connection: sqlite3.Connection, path: Path) -> int:
-    (version,) = connection.execute("PRAGMA user_version").fetchone()
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"the article store {path} has schema version {version}, newer than this crawler's"
-            f" {SCHEMA_VERSION}: upgrade the crawler to read it"
-        )
-    return int(version)
-
-
-def _rebuild_bands(connection: sqlite3.Connection) -> None:
-    """Version 2 kept 8 band keys of 8 bits per SimHash; version 3 keeps 4 of 16 bits."""
-    connection.execute("DELETE FROM simhash_bands")
-    for pk, simhash in connection.execute(
-        "SELECT pk, simhash FROM articles WHERE simhash IS NOT NULL"
-    ).fetchall():
-        _index_bands(connection, pk, simhash)
-
-
-def _migrate_from_1(connection: sqlite3.Connection) -> None:
-    """Version 1 had no pk, SimHash, summary, reposts or search index: rebuild the table from its rows
-    (hashes computed afresh)."""
-    connection.execute("ALTER TABLE articles RENAME TO articles_v1")
-    for statement in (
-        "DROP INDEX IF EXISTS " + name
-        for name in (
-            "articles_id",
-            "articles_site_published",
-            "articles_content_hash",
-            "articles_first_seen",
-            "articles_site_first_seen",
-        )
-    ):
-        connection.execute(statement)
-    for statement in _SCHEMA:
-        connection.execute(statement)
-    old_columns = [name for name in DOCUMENT_FIELDS if name not in {"simhash", "summary", "reposts"}]
-    rows = connection.execute(
-        f"SELECT {', '.join(old_columns)} FROM articles_v1 ORDER BY first_seen, rowid"
-    ).fetchall()
-    for row in rows:
-        old = dict(zip(old_columns, row, strict=True))
-        for name in ("fields", "extraction"):
-            if isinstance(old[name], str):
-                old[name] = json.loads(old[name])
-        document = make_document(old)
-        document["week"] = old["week"]
-        cursor = connection.execute(_INSERT, _row(document))
-        assert cursor.lastrowid is not None
-        _index_bands(connection, cursor.lastrowid, document["simhash"])
-    connection.execute("DROP TABLE articles_v1")
-
-
-def _row(document: Mapping[str, Any]) -> tuple[object, ...]:
-    """Column values of ``document`` in DOCUMENT_FIELDS order, JSON columns encoded."""
-    values: list[object] = []
-    for name in DOCUMENT_FIELDS:
-        value = document[name]
-        if name in _JSON_COLUMNS and value is not None:
-            try:
-                value = json.dumps(value, ensure_ascii=False, sort_keys=True)
-            except (TypeError, ValueError) as exc:
-                raise StoreError(
-                    f"article {document['url']}: field {name!r} cannot be stored as JSON ({exc}):"
-                    " expected strings, numbers, booleans, None, lists and mappings"
-                ) from None
-        values.append(value)
-    return tuple(values)
-
-
-def _document(row: Sequence[object]) -> dict[str, Any]:
-    """The document of a row read in DOCUMENT_FIELDS order."""
-    document = dict(zip(DOCUMENT_FIELDS, row, strict=True))
-    for name in _JSON_COLUMNS:
-        value = document[name]
-        if isinstance(value, str):
-            document[name] = json.loads(value)
-    return document

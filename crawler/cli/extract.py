@@ -1,0 +1,227 @@
+"""``crawler extract URL|FILE``: the main text of one page, and with ``--explain`` why."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from crawler.cli.options import add_fetch_options, non_negative_int
+from crawler.cli.pages import ENCODING_SOURCES, Page, decode_page, read_page, run_algorithm
+from crawler.cli.terminal import cut, printable
+from extractors import ALGORITHMS, DEFAULT_ALGORITHM, Block, Extraction
+from extractors.encoding import Decoded
+
+__all__ = ["add_commands", "run_extract"]
+
+PREVIEW_WIDTH = 60
+LABEL_WIDTH = 32
+DEFAULT_MAX_BLOCKS = 200
+
+
+def add_commands(commands: Any, exit_codes_help: str) -> None:
+    """Add ``extract`` to the ``crawler`` parser."""
+    extract = commands.add_parser(
+        "extract",
+        help="print the main text of one page (URL, file or - for stdin)",
+        description=(
+            "Print the main text of one page: an http(s) URL, an HTML file, or - for standard input."
+            " URLs are fetched politely: robots.txt obeyed, a size limit, at most 5 redirects, and never"
+            " from loopback, private or link-local addresses."
+        ),
+        epilog=exit_codes_help,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    extract.add_argument(
+        "source", metavar="URL|FILE", help="http(s) URL, path of an HTML file, or - for standard input"
+    )
+    extract.add_argument(
+        "--algo",
+        choices=list(ALGORITHMS),
+        default=DEFAULT_ALGORITHM,
+        help=f"extraction algorithm (default: {DEFAULT_ALGORITHM})",
+    )
+    extract.add_argument(
+        "--explain",
+        action="store_true",
+        help="show every block the algorithm weighed, which were chosen and why, then the text",
+    )
+    extract.add_argument("--title", metavar="T", help="the article title, instead of the page's own")
+    extract.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    extract.add_argument(
+        "--ignore-robots", action="store_true", help="fetch the URL even if its robots.txt disallows it"
+    )
+    add_fetch_options(extract)
+    extract.add_argument(
+        "--max-blocks",
+        type=non_negative_int,
+        default=DEFAULT_MAX_BLOCKS,
+        metavar="N",
+        help=f"--explain: show the first N blocks and the chosen; 0: all (default: {DEFAULT_MAX_BLOCKS})",
+    )
+    extract.set_defaults(handler=run_extract)
+
+
+def run_extract(args: argparse.Namespace) -> int:
+    """``crawler extract``: read or fetch the page, decode it, extract, print."""
+    page = read_page(
+        args.source,
+        max_bytes=args.max_bytes,
+        timeout=args.timeout,
+        obey_robots=not args.ignore_robots,
+    )
+    decoded = decode_page(page)
+    extraction = run_algorithm(
+        decoded.text,
+        url=page.url,
+        title=args.title,
+        algo=args.algo,
+        source=page.source,
+        explain=args.explain,
+    )
+    if args.title:
+        title_source = "given with --title"
+    else:
+        title_source = "from the page" if extraction.title else "none found"
+    if args.format == "json":
+        document: dict[str, Any] = {
+            "source": page.source,
+            "url": page.url,
+            "redirects": list(page.redirects),
+            "encoding": decoded.encoding,
+            "encoding_source": decoded.source,
+            "algorithm": extraction.algorithm,
+            "title": extraction.title,
+            "title_source": title_source,
+            "text": extraction.text,
+            "paragraphs": extraction.paragraphs,
+            "notes": extraction.notes,
+        }
+        if args.explain:
+            document["blocks"] = [asdict(block) for block in extraction.blocks]
+        print(json.dumps(document, ensure_ascii=False, indent=2))
+    elif args.explain:
+        report = Report(page, decoded, extraction, title_source)
+        console = Console(file=sys.stdout, highlight=False)
+        if console.is_terminal:
+            _explain_rich(console, report, args.max_blocks)
+        else:
+            _explain_plain(report, args.max_blocks)
+    elif extraction.text:
+        print(printable(extraction.text))
+    if not extraction.text:
+        why = "; ".join(extraction.notes) or "no block was chosen"
+        print(f"crawler extract: no main text found in {page.source}: {why}", file=sys.stderr)
+    return 0
+
+
+def _shown_blocks(blocks: list[Block], max_blocks: int) -> tuple[list[Block], int]:
+    """The first ``max_blocks`` blocks (0: all) and every chosen one; and how many are left out."""
+    if not max_blocks or len(blocks) <= max_blocks:
+        return blocks, 0
+    shown = [block for position, block in enumerate(blocks) if position < max_blocks or block.chosen]
+    return shown, len(blocks) - len(shown)
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Everything ``--explain`` shows about one extraction."""
+
+    page: Page
+    decoded: Decoded
+    extraction: Extraction
+    title_source: str
+
+
+def _summary(report: Report) -> list[tuple[str, str]]:
+    page, decoded, extraction = report.page, report.decoded, report.extraction
+    chosen = extraction.chosen_blocks
+    rows = [("source", printable(page.source))]
+    if page.url:
+        after = f" (after {len(page.redirects)} redirects)" if page.redirects else ""
+        rows.append(("url", page.url + after))
+    rows += [
+        ("encoding", f"{decoded.encoding} ({ENCODING_SOURCES[decoded.source]})"),
+        ("algorithm", extraction.algorithm),
+        ("title", f"{printable(extraction.title or '-')} ({report.title_source})"),
+        ("chosen", f"{len(chosen)} of {len(extraction.blocks)} blocks, {sum(b.words for b in chosen)} words"),
+        ("notes", printable("; ".join(extraction.notes)) or "-"),
+    ]
+    return rows
+
+
+_COLUMNS = ("#", "label", "lines", "words", "density", "title sim", "score", "chosen", "reason", "preview")
+_NUMERIC = frozenset({"#", "lines", "words", "density", "title sim", "score"})
+
+
+def _block_cells(block: Block) -> list[str]:
+    return [
+        str(block.index),
+        cut(block.label, LABEL_WIDTH),
+        str(block.lines),
+        str(block.words),
+        f"{block.density:.2f}",
+        "-" if block.similarity is None else f"{block.similarity:.3f}",
+        f"{block.score:.2f}",
+        "✓" if block.chosen else "",
+        cut(block.reason, 40),
+        cut(block.preview, PREVIEW_WIDTH),
+    ]
+
+
+def _explain_plain(report: Report, max_blocks: int) -> None:
+    extraction = report.extraction
+    for name, value in _summary(report):
+        print(f"{name:<10} {value}")
+    print()
+    blocks, hidden = _shown_blocks(extraction.blocks, max_blocks)
+    rows = [list(_COLUMNS)] + [_block_cells(block) for block in blocks]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(_COLUMNS))]
+    for row in rows:
+        cells = [
+            cell.rjust(width) if _COLUMNS[column] in _NUMERIC else cell.ljust(width)
+            for column, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        print("  ".join(cells).rstrip())
+    if hidden:
+        print(f"... {hidden} more blocks not shown (--max-blocks 0 shows all)")
+    print()
+    print("--- main text ---")
+    if extraction.text:
+        print(printable(extraction.text))
+
+
+def _explain_rich(console: Console, report: Report, max_blocks: int) -> None:
+    extraction = report.extraction
+    summary = Table.grid(padding=(0, 2))
+    summary.add_column(style="bold")
+    summary.add_column()
+    for name, value in _summary(report):
+        summary.add_row(Text(name), Text(value))
+    console.print(summary)
+    blocks, hidden = _shown_blocks(extraction.blocks, max_blocks)
+    table = Table(title=Text(f"{extraction.algorithm}: blocks weighed, in document order"), show_lines=False)
+    for name in _COLUMNS:
+        if name in _NUMERIC:
+            table.add_column(name, justify="right", no_wrap=True)
+        elif name == "preview":
+            table.add_column(name, overflow="ellipsis", no_wrap=True, ratio=1, min_width=20)
+        else:
+            table.add_column(name, overflow="ellipsis", no_wrap=name != "reason", min_width=len(name))
+    for block in blocks:
+        style = "bold green" if block.chosen else None
+        table.add_row(*(Text(cell) for cell in _block_cells(block)), style=style)
+    console.print(table)
+    if hidden:
+        console.print(Text(f"... {hidden} more blocks not shown (--max-blocks 0 shows all)"))
+    console.rule("main text")
+    if extraction.text:
+        console.print(Text(printable(extraction.text)))

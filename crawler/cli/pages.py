@@ -1,0 +1,120 @@
+"""The page a command works on: read from a file or standard input, or fetched through Scrapy
+(:mod:`crawler.worker.fetch`), decoded, and given to an extractor."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import lxml.etree
+
+from crawler.errors import InputError
+from crawler.worker.fetch import fetch
+from extractors import Extraction, get_extractor
+from extractors.encoding import Decoded, decode, sniff_binary
+
+__all__ = ["ENCODING_SOURCES", "URL_RE", "Page", "decode_page", "read_page", "run_algorithm", "shown"]
+
+logger = logging.getLogger(__name__)
+
+URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+ENCODING_SOURCES = {
+    "bom": "byte order mark",
+    "declared": "Content-Type header",
+    "meta": "<meta> in the page",
+    "utf-8": "valid UTF-8",
+    "utf-16": "UTF-16 without byte order mark",
+    "detected": "detected by charset-normalizer",
+    "default": "fallback, nothing else fitted",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """The bytes of the page to extract from, and where they came from."""
+
+    source: str  # as the user gave it: URL, path or "-"
+    data: bytes
+    url: str | None = None  # final URL when fetched
+    content_type: str | None = None
+    redirects: tuple[str, ...] = ()
+
+
+def read_page(
+    source: str,
+    *,
+    max_bytes: int,
+    timeout: float,
+    obey_robots: bool,
+    headers: Mapping[str, str] | None = None,
+) -> Page:
+    """The page's bytes from a URL (fetched with ``headers``), a file or stdin (``-``);
+    :class:`InputError` / ``FetchError`` else."""
+    if source == "-":
+        return Page("-", _limited(sys.stdin.buffer.read(max_bytes + 1), "standard input", max_bytes))
+    if URL_RE.match(source):
+        response = fetch(
+            source, timeout=timeout, max_bytes=max_bytes, obey_robots=obey_robots, headers=headers
+        )
+        return Page(source, response.body, response.url, response.content_type, response.redirects)
+    path = Path(source)
+    try:
+        with path.open("rb") as file:
+            data = file.read(max_bytes + 1)
+    except FileNotFoundError:
+        hint = "give the path of an HTML file, an http(s) URL, or - for standard input"
+        host = source.split("/", 1)[0]
+        if ("/" in source.strip("/") and "." in host.strip(".")) or source.startswith("www."):
+            hint = f"did you mean the URL https://{source} ?"
+        raise InputError(f"no such file: {source!r} ({hint})") from None
+    except IsADirectoryError:
+        raise InputError(f"{source!r} is a directory, not an HTML file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {source!r}: {exc.strerror or exc}") from None
+    return Page(source, _limited(data, repr(source), max_bytes))
+
+
+def _limited(data: bytes, what: str, max_bytes: int) -> bytes:
+    if len(data) > max_bytes:
+        raise InputError(
+            f"{what} is larger than the limit of {max_bytes:,} bytes (raise it with --max-bytes)"
+        )
+    return data
+
+
+def decode_page(page: Page) -> Decoded:
+    """The page as text; :class:`InputError` when it is empty or not text at all."""
+    what = f"the page fetched from {page.url}" if page.url else shown(page.source)
+    if not page.data.strip():
+        raise InputError(f"{what} is empty: there is no page to extract from")
+    kind = sniff_binary(page.data)
+    if kind is not None:
+        sent = f", sent as {page.content_type}" if page.content_type else ""
+        raise InputError(f"{what} is not HTML: it looks like {kind}{sent}")
+    decoded = decode(page.data, page.content_type)
+    logger.debug("decoded %s as %s (%s)", page.source, decoded.encoding, decoded.source)
+    return decoded
+
+
+def run_algorithm(
+    html: str, *, url: str | None, title: str | None, algo: str, source: str, explain: bool = False
+) -> Extraction:
+    """Run the extractor named ``algo``; an input that breaks the parser is an :class:`InputError`."""
+    try:
+        extractor = get_extractor(algo)
+    except ImportError as exc:
+        raise InputError(f"algorithm {algo!r} is not available in this installation: {exc}") from None
+    try:
+        return extractor(html, url=url, title=title, explain=explain)
+    except (RecursionError, MemoryError, lxml.etree.LxmlError) as exc:
+        raise InputError(
+            f"{shown(source)} could not be processed by {algo}: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def shown(source: str) -> str:
+    return "standard input" if source == "-" else repr(source)

@@ -1,0 +1,279 @@
+"""``crawler rules check [PATH ...]`` and ``crawler rules try SITE URL|FILE``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from crawler.cli.options import add_fetch_options
+from crawler.cli.pages import ENCODING_SOURCES, URL_RE, Page, decode_page, read_page, run_algorithm, shown
+from crawler.cli.terminal import printable
+from crawler.config import Config
+from crawler.errors import InputError
+from crawler.rules import RULE_SUFFIX, Rule, RuleError, RuleErrors, load_rule, load_rules
+from crawler.settings import QREAD_ALGORITHM
+from extractors.encoding import Decoded
+from extractors.htmlparse import parse_html
+
+__all__ = ["add_commands", "run_rules_check", "run_rules_try"]
+
+EXIT_OK = 0
+# `crawler rules`: a rule file has errors.
+EXIT_RULE_ERRORS = RuleError.exit_code
+
+RULES_EXIT_CODES_HELP = """\
+exit codes:
+  0    done: every rule is valid (check); the page was read and shown (try)
+  1    a rule has errors (each printed on its own line); try: the page could not be fetched
+  2    usage or input error: bad arguments; a PATH, rule or page file that does not exist or cannot be
+       read; an invalid or non-http(s) URL
+  130  interrupted
+"""
+
+
+def add_commands(commands: Any) -> None:
+    """Add ``rules check`` and ``rules try`` to the ``crawler`` parser."""
+    rules = commands.add_parser(
+        "rules",
+        help="check the site rules; try one on a page",
+        description="Site rules (rules/<site>.yaml, docs/rules.md): validate them, or see what one extracts.",
+        epilog=RULES_EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = rules.add_subparsers(dest="rules_command", required=True, metavar="ACTION")
+    check = actions.add_parser(
+        "check",
+        help="validate rule files and print every error",
+        description=(
+            "Validate rule files: print every error of every file, one per line (file: key path: problem"
+            " (expected ...)), then a summary. Exit 1 when any rule has an error."
+        ),
+        epilog=RULES_EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="rule files, or folders of *.yaml rules (default: $CRAWLER_RULES_DIR, else ./rules)",
+    )
+    check.set_defaults(handler=run_rules_check)
+
+    try_ = actions.add_parser(
+        "try",
+        help="show what a site's rule extracts from one page: links, next page, fields, qRead fallback",
+        description=(
+            "Read one page (an http(s) URL, fetched politely; an HTML file; or - for standard input) and"
+            " apply SITE's rule to it as an index page (the article links and the next page) and as an"
+            " article page (every field, and qRead's body when the rule's body is missing or shorter"
+            " than min_body_chars)."
+        ),
+        epilog=RULES_EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    try_.add_argument(
+        "site", metavar="SITE", help="site id (a rule file's name without .yaml), or a rule file"
+    )
+    try_.add_argument("source", metavar="URL|FILE", help="http(s) URL, path of an HTML file, or - for stdin")
+    try_.add_argument(
+        "--rules-dir",
+        metavar="DIR",
+        help="folder of the rules (default: $CRAWLER_RULES_DIR, else ./rules)",
+    )
+    try_.add_argument(
+        "--url",
+        metavar="URL",
+        help="the URL a file was saved from, to resolve its links (default: the rule's first start URL)",
+    )
+    try_.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    add_fetch_options(try_)
+    try_.set_defaults(handler=run_rules_try)
+
+
+def run_rules_check(args: argparse.Namespace) -> int:
+    """``crawler rules check``: every error of every rule file, one per line, then a summary."""
+    paths = [Path(path) for path in args.paths] or [Config.from_env().rules_dir]
+    loaded: dict[str, Rule] = {}
+    errors: list[RuleError] = []
+    files = 0
+    for path in paths:
+        if path.is_dir():
+            ruleset = load_rules(path)
+            rules, found = list(ruleset), ruleset.errors
+            files += len(rules) + len(ruleset.files_with_errors)
+        elif path.exists():
+            files += 1
+            try:
+                rules, found = [load_rule(path)], ()
+            except RuleErrors as exc:
+                rules, found = [], exc.errors
+        else:
+            raise InputError(f"no such rule file or folder: {str(path)!r}")
+        errors += found
+        for rule in rules:
+            other = loaded.get(rule.site)
+            if other is not None and other.path.resolve() != rule.path.resolve():
+                problem = f"site id {rule.site!r} is also the site of {other.path}"
+                errors.append(RuleError(str(rule.path), "", problem, "one rule file per site id"))
+            else:
+                loaded[rule.site] = rule
+    for error in errors:
+        print(printable(str(error)))
+    summary = _counted(len(loaded), "rule") + " ok"
+    if errors:
+        bad_files = len(dict.fromkeys(error.file for error in errors))
+        summary += f", {_counted(bad_files, 'file')} with {_counted(len(errors), 'error')}"
+    print(summary)
+    if not files:
+        print(f"crawler rules check: no *.yaml rule file in {', '.join(map(str, paths))}", file=sys.stderr)
+    return EXIT_RULE_ERRORS if errors else EXIT_OK
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+@dataclass(frozen=True, slots=True)
+class Trial:
+    """What ``crawler rules try`` found on one page."""
+
+    rule: Rule
+    page: Page
+    decoded: Decoded
+    url: str
+    links: list[str]
+    next_page: str | None
+    fields: dict[str, str | None]
+    qread_body: str | None  # None when the rule's own body is long enough
+
+    @property
+    def body_from(self) -> str:
+        return "qread" if self.rule.needs_qread(self.fields["body"]) else "rule"
+
+    @property
+    def body_note(self) -> str:
+        body, minimum = self.fields["body"], self.rule.min_body_chars
+        if body is None:
+            return f"qRead: the rule gives no body (min_body_chars {minimum})"
+        if self.body_from == "qread":
+            return f"qRead: the rule's body has {len(body):,} characters < min_body_chars {minimum}"
+        return f"the rule: {len(body):,} characters >= min_body_chars {minimum}"
+
+
+def run_rules_try(args: argparse.Namespace) -> int:
+    """``crawler rules try``: the links, next page and fields SITE's rule finds on one page."""
+    candidate = Path(args.site)
+    if args.site.endswith(RULE_SUFFIX) and candidate.is_file():
+        path = candidate
+    else:
+        directory = Path(args.rules_dir) if args.rules_dir else Config.from_env().rules_dir
+        path = directory / f"{args.site}{RULE_SUFFIX}"
+        if not path.is_file():
+            sites = sorted(entry.stem for entry in directory.glob(f"*{RULE_SUFFIX}"))
+            known = f" (sites: {', '.join(sites)})" if sites else f" (no rules in {directory})"
+            raise InputError(f"no rule for site {args.site!r}: {str(path)!r} does not exist{known}")
+    try:
+        rule = load_rule(path)
+    except RuleErrors as exc:
+        for error in exc.errors:
+            print(f"crawler rules: error: {printable(str(error))}", file=sys.stderr)
+        return exc.exit_code
+    if args.url is not None and not URL_RE.match(args.url):
+        raise InputError(f"--url {args.url!r} is not an http(s) URL")
+    page = read_page(
+        args.source,
+        max_bytes=args.max_bytes,
+        timeout=args.timeout,
+        obey_robots=rule.obey_robots,
+        headers=rule.headers,
+    )
+    if rule.encoding:
+        page = replace(page, content_type=f"text/html; charset={rule.encoding}")
+    decoded = decode_page(page)
+    root = parse_html(decoded.text)
+    if root is None:
+        raise InputError(f"{shown(page.source)} holds no HTML element to apply the rule to")
+    url = page.url or args.url or rule.start_urls[0]
+    if not rule.allows_host(urlsplit(url).hostname):
+        print(
+            f"crawler rules try: note: {url} is not on the rule's domains ({', '.join(rule.domains)}):"
+            " its links are all dropped",
+            file=sys.stderr,
+        )
+    fields = rule.extract_fields(root)
+    qread_body = None
+    if rule.needs_qread(fields["body"]):
+        extraction = run_algorithm(
+            decoded.text, url=url, title=fields["title"], algo=QREAD_ALGORITHM, source=page.source
+        )
+        qread_body = extraction.text or None
+    trial = Trial(
+        rule,
+        page,
+        decoded,
+        url,
+        rule.article_links(url, root),
+        rule.next_page_url(url, root),
+        fields,
+        qread_body,
+    )
+    if args.format == "json":
+        print(json.dumps(_trial_document(trial), ensure_ascii=False, indent=2))
+    else:
+        _print_trial(trial)
+    return EXIT_OK
+
+
+def _trial_document(trial: Trial) -> dict[str, Any]:
+    rule = trial.rule
+    return {
+        "site": rule.site,
+        "rule_file": str(rule.path),
+        "source": trial.page.source,
+        "url": trial.url,
+        "encoding": trial.decoded.encoding,
+        "links": trial.links,
+        "next_page": trial.next_page,
+        "fields": trial.fields,
+        "min_body_chars": rule.min_body_chars,
+        "body_from": trial.body_from,
+        "body": trial.qread_body if trial.body_from == "qread" else trial.fields["body"],
+    }
+
+
+def _print_trial(trial: Trial) -> None:
+    rule, page = trial.rule, trial.page
+    as_url = "" if page.url else f" (links resolved as {trial.url})"
+    print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
+    print(f"page       {printable(page.source)}{as_url}")
+    how = "the rule's encoding key" if rule.encoding else ENCODING_SOURCES[trial.decoded.source]
+    print(f"encoding   {trial.decoded.encoding} ({how})")
+    print()
+    print(f"as an index page: {_counted(len(trial.links), 'article link')}")
+    for link in trial.links:
+        print(f"  {printable(link)}")
+    if rule.next_page is None:
+        next_page = "- (the rule has no index.next_page)"
+    else:
+        next_page = printable(trial.next_page) if trial.next_page else "- (none found)"
+    print(f"next page  {next_page}")
+    print()
+    print("as an article page:")
+    width = max(len(name) for name in trial.fields)
+    for name, value in trial.fields.items():
+        lines = ["-"] if value is None else printable(value).splitlines() or [""]
+        print(f"  {name:<{width}}  {lines[0]}".rstrip())
+        for line in lines[1:]:
+            print(f"  {'':<{width}}  {line}".rstrip())
+    print(f"body from  {trial.body_note}")
+    if trial.body_from == "qread":
+        print()
+        print(f"--- body from {QREAD_ALGORITHM} ---")
+        print(printable(trial.qread_body) if trial.qread_body else "(qRead found no main text either)")

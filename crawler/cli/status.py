@@ -1,0 +1,102 @@
+"""``crawler status [--format json]``: the service's status (:mod:`crawler.status`) as tables or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from crawler.cli.crawl import redis_for
+from crawler.config import Config
+from crawler.redisio.connection import connect
+from crawler.rules import load_rules
+from crawler.status import build_status
+
+__all__ = ["add_commands"]
+
+
+def add_commands(commands: Any) -> None:
+    """Add ``status`` to the ``crawler`` parser."""
+    status = commands.add_parser(
+        "status",
+        help="queue, leases, workers, and per site: grabs, new articles, errors, bans, fields, qRead",
+        description=(
+            "What the service is doing, read from Redis (REDIS_URL, or the embedded server under"
+            " CRAWLER_DATA_DIR): the queue, leases, workers alive and their rate, and per site the last and"
+            " next grab, new articles, fetch errors, bans, fields that stopped matching, qRead fallbacks."
+            " Sites that need a person's attention are marked."
+        ),
+    )
+    status.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    status.set_defaults(handler=run_status)
+
+
+def run_status(args: argparse.Namespace) -> int:
+    config = Config.from_env()
+    with redis_for(config) as url:
+        server = connect(url)
+        report = build_status(server, config.keys, load_rules(config.rules_dir), time.time())
+    if args.format == "json":
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+    else:
+        _print(report)
+    return 0
+
+
+def _print(report: dict[str, Any]) -> None:
+    console = Console() if sys.stdout.isatty() else Console(width=140, color_system=None)
+    queue = report["queue"]
+    console.print(
+        f"[bold]{report['now']}[/bold]  queue {queue['queued']} requests, {queue['leased']} leased;"
+        f" scheduler: {report['scheduler']['active'] or 'none active'};"
+        f" workers alive: {report['workers_alive']} of {len(report['workers'])}"
+    )
+    if report["workers"]:
+        workers = Table(title="Workers", title_justify="left")
+        for column in ("worker", "alive", "last beat", "pages", "pages/min", "sites"):
+            workers.add_column(column)
+        for worker in report["workers"]:
+            workers.add_row(
+                worker["id"],
+                "yes" if worker["alive"] else "[red]no[/red]",
+                f"{worker['seen_seconds_ago']:.0f} s ago",
+                str(worker["pages"]),
+                f"{worker['rate_per_minute']:.1f}",
+                ",".join(worker["sites"]) or "all",
+            )
+        console.print(workers)
+    sites = Table(title="Sites (counts over the last 24 h)", title_justify="left")
+    for column in (
+        "site",
+        "schedule",
+        "last grab",
+        "next grab",
+        "new last/24h",
+        "errors",
+        "bans",
+        "304s",
+        "qRead",
+        "attention",
+    ):
+        sites.add_column(column, overflow="fold")
+    for site in report["sites"]:
+        sites.add_row(
+            site["site"],
+            site["schedule"],
+            (site["last_grab"] or "never")[:16].replace("T", " "),
+            (site["next_grab"] or "-")[:16].replace("T", " "),
+            f"{'-' if site['new_last_grab'] is None else site['new_last_grab']}/{site['new_24h']}",
+            str(site["errors_24h"]),
+            str(site["bans_24h"]),
+            str(site["not_modified_24h"]),
+            str(site["qread_fallbacks_24h"]),
+            "[red]NEEDS ATTENTION[/red]\n" + "\n".join(site["attention"]) if site["attention"] else "ok",
+        )
+    console.print(sites)
+    for broken in report["rule_errors"]:
+        console.print(f"[red]NEEDS ATTENTION[/red] rule file {broken['file']}: {broken['error']}")

@@ -1,0 +1,55 @@
+"""The article item: what the spider gives for an article page and the pipelines complete, stored as the
+document of :mod:`crawler.store.document` (which lists every stored field).
+
+It is a dataclass (Scrapy's ``itemadapter`` takes it). The page itself travels with it for the qRead
+fallback (:attr:`Article.page`) but is never stored, logged or shown in its ``repr``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Article", "Page"]
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """The article page as the spider read it: its decoded text and the rule's minimum body length."""
+
+    html: str
+    min_body_chars: int
+
+
+@dataclass(slots=True)
+class Article:
+    """One article page's item (see the module docstring)."""
+
+    site: str
+    url: str
+    fetched_at: str
+    title: str | None = None
+    body: str | None = None
+    published: str | None = None
+    author: str | None = None
+    fields: dict[str, str | None] = field(default_factory=dict)
+    job: str | None = None
+    extraction: dict[str, Any] | None = None
+    summary: dict[str, str] | None = None
+    page: Page | None = field(default=None, repr=False, compare=False)
+
+    def document(self) -> dict[str, Any]:
+        """The fields the store keeps (the page left out)."""
+        return {
+            "site": self.site,
+            "url": self.url,
+            "fetched_at": self.fetched_at,
+            "title": self.title,
+            "body": self.body,
+            "published": self.published,
+            "author": self.author,
+            "fields": self.fields,
+            "job": self.job,
+            "extraction": self.extraction,
+            "summary": self.summary,
+        }

@@ -1,0 +1,68 @@
+"""Every Redis key the service writes, in one place (as scrapy-redis keeps its ``defaults.py``).
+
+All keys start with the deployment's prefix (``REDIS_KEY_PREFIX``, default ``crawler``), so one Redis can
+hold several deployments. What each key holds is described where it is written, named here.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+__all__ = ["Keys", "hour_of"]
+
+
+def hour_of(moment: float) -> str:
+    """The UTC hour of ``moment`` (epoch seconds) as the hourly stats keys name it: ``2026112210``."""
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y%m%d%H")
+
+
+class Keys:
+    """The Redis keys of one deployment."""
+
+    __slots__ = (
+        "bloom",
+        "leader",
+        "lease_scores",
+        "leases",
+        "pending",
+        "prefix",
+        "queue",
+        "seeds",
+        "sequence",
+        "validators",
+        "workers",
+    )
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        # The leased request queue (crawler/redisio/queue.py): a sorted set of JSON requests by priority.
+        self.queue = f"{prefix}:queue"
+        # Requests being worked on: a sorted set by lease deadline, and each one's queue score (a hash).
+        self.leases = f"{prefix}:leases"
+        self.lease_scores = f"{prefix}:lease-scores"
+        # Requests queued or leased and not yet acknowledged, per site (a hash).
+        self.pending = f"{prefix}:pending"
+        # The arrival counter that orders requests of one priority.
+        self.sequence = f"{prefix}:sequence"
+        # JSON seeds pushed by scripts and `scrapy crawl sites` users (a list).
+        self.seeds = f"{prefix}:seeds"
+        # The Bloom filter of seen article URLs: `<bloom>:meta` and its slices `<bloom>:s0`, `:s1`, ...
+        self.bloom = f"{prefix}:bloom"
+        # ETag and Last-Modified of each index page's last answer (a hash: URL -> JSON).
+        self.validators = f"{prefix}:validators"
+        # Workers' heartbeats (a hash: worker id -> JSON).
+        self.workers = f"{prefix}:workers"
+        # The one active scheduler of regular grabs (a string with a time-to-live).
+        self.leader = f"{prefix}:scheduler:leader"
+
+    def job(self, job: str) -> str:
+        """A job's counters: pending, fetched, stored, skipped, errors, and what it is (a hash)."""
+        return f"{self.prefix}:job:{job}"
+
+    def grab(self, site: str) -> str:
+        """A site's regular grabs and adaptive revisits: next, last, job, interval, yield, ... (a hash)."""
+        return f"{self.prefix}:grab:{site}"
+
+    def stats(self, site: str, hour: str) -> str:
+        """A site's counters of one UTC hour (``2026112210``): ``store/new``, ``ban``, ... (a hash)."""
+        return f"{self.prefix}:stats:{site}:{hour}"

@@ -1,0 +1,350 @@
+"""Seen URLs: a scalable Bloom filter in Redis (the Scrapy dupefilter on it is
+:mod:`crawler.worker.dupefilter`).
+
+Words: a *slice* is one sub-filter of the scalable filter, stored as one Redis string (``<key>:s0``,
+``<key>:s1``, ...); a *partition* is one of the ``k`` equal parts of a slice's bitmap, each with its own
+hash function (pybloom-live calls them "slices" of its ``BloomFilter``).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import struct
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import redis
+from pybloom_live.pybloom import make_hashfuncs
+
+from crawler.errors import CrawlerError
+
+__all__ = ["MAX_ITEMS_PER_CALL", "TIGHTENING", "BloomError", "RedisBloom", "SliceGeometry"]
+
+# Each slice's error rate is this fraction of the previous one's, and the first slice gets
+# error_rate * (1 - TIGHTENING): the rates sum to less than error_rate however many slices there are.
+# 0.5 keeps the first slice cheap (1.98 bytes/URL for a 0.1% target); pybloom-live's 0.9 lets the sum
+# reach 9x its target.
+TIGHTENING: Final = 0.5
+# Items per Lua call: a longer batch is split, since Redis runs nothing else while a script runs.
+MAX_ITEMS_PER_CALL: Final = 1000
+# The largest Redis string (proto-max-bulk-len and string limit, 512 MiB): the largest slice possible.
+MAX_SLICE_BYTES: Final = 512 * 1024 * 1024
+
+# Test-and-set (mode "add") or test (mode "has") a batch of items against every slice, atomically.
+# KEYS: the metadata hash, then the slices s0, s1, ... the caller sent offsets for.
+# ARGV: mode, slices the caller knows, 1 if it also sent the next (not yet created) slice else 0, item count;
+# then for each sent slice its partitions (bit offsets per item), its capacity, its size in bytes; then the
+# offsets, big-endian uint32, item after item and, for each item, slice after slice.
+# Item after item, newest slice first, it reads the item's bits with GETBIT until one is 0 (most new items
+# stop after a bit or two), and sets a new item's bits in the last slice with one BITFIELD call; a second copy
+# of an item later in the batch is then seen. A new slice is made at its full size by SETRANGE of its last
+# byte (one exact allocation; SETBIT growing a string leaves up to 1 MB of slack). Offsets travel as one
+# packed string, not one argument each: redis-py spends microseconds packing every argument.
+# Reply: {status, slices, items in the last slice, items added in all, "0"/"1" (1: seen) per item handled}.
+# Status 0: every item handled. 1: stopped because the last slice is full and the next slice's offsets were
+# not sent (the caller resends the rest with them). 2: the caller knows a different number of slices than the
+# metadata says (another client grew the filter): nothing was done, the caller refreshes and resends.
+_LUA_TEST_AND_SET = """
+local mode = ARGV[1]
+local known = tonumber(ARGV[2])
+local sent = known + tonumber(ARGV[3])
+local nitems = tonumber(ARGV[4])
+local blob = ARGV[5 + 3 * sent]
+local parts, caps, sizes, first = {}, {}, {}, {}
+local stride = 0
+for i = 1, sent do
+  parts[i] = tonumber(ARGV[4 + i])
+  caps[i] = tonumber(ARGV[4 + sent + i])
+  sizes[i] = tonumber(ARGV[4 + 2 * sent + i])
+  first[i] = stride
+  stride = stride + parts[i]
+end
+local state = redis.call('HMGET', KEYS[1], 'slices', 'last_count', 'count')
+local slices = tonumber(state[1]) or 0
+local last_count = tonumber(state[2]) or 0
+local count = tonumber(state[3]) or 0
+local count_before = count
+if slices ~= known then
+  return {2, slices, last_count, count, ''}
+end
+local decode = struct.unpack
+local flags = {}
+local status = 0
+for j = 0, nitems - 1 do
+  local seen = false
+  for i = slices, 1, -1 do
+    local at = 1 + 4 * (j * stride + first[i])
+    local all = true
+    for p = 0, parts[i] - 1 do
+      if redis.call('GETBIT', KEYS[1 + i], (decode('>I', blob, at + 4 * p))) == 0 then
+        all = false
+        break
+      end
+    end
+    if all then
+      seen = true
+      break
+    end
+  end
+  if not seen and mode == 'add' then
+    if slices == 0 or last_count >= caps[slices] then
+      if slices == sent then
+        status = 1
+        break
+      end
+      slices = slices + 1
+      redis.call('SETRANGE', KEYS[1 + slices], sizes[slices] - 1, '\\0')
+      last_count = 0
+    end
+    local at = 1 + 4 * (j * stride + first[slices])
+    local ops = {}
+    for p = 0, parts[slices] - 1 do
+      ops[4 * p + 1] = 'SET'
+      ops[4 * p + 2] = 'u1'
+      ops[4 * p + 3] = (decode('>I', blob, at + 4 * p))
+      ops[4 * p + 4] = 1
+    end
+    redis.call('BITFIELD', KEYS[1 + slices], unpack(ops))
+    last_count = last_count + 1
+    count = count + 1
+  end
+  flags[j + 1] = seen and '1' or '0'
+end
+if count ~= count_before then
+  redis.call('HSET', KEYS[1], 'slices', slices, 'last_count', last_count, 'count', count)
+end
+return {status, slices, last_count, count, table.concat(flags)}
+"""
+_NEED_NEXT: Final = 1  # the reply status "stopped: send the next slice's offsets"
+
+
+class BloomError(CrawlerError):
+    """The Bloom filter cannot be used: bad sizing settings, a filter in Redis made with other settings,
+    or a filter grown past the largest slice Redis can hold."""
+
+
+@dataclass(frozen=True, slots=True)
+class SliceGeometry:
+    """One slice: its capacity and error rate, and pybloom-live's sizing and hash functions for them."""
+
+    index: int
+    capacity: int
+    error_rate: float
+    partitions: int
+    bits_per_partition: int
+    hashes: Callable[[str], Iterator[int]] = field(repr=False, compare=False)
+    starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        starts = tuple(range(0, self.partitions * self.bits_per_partition, self.bits_per_partition))
+        object.__setattr__(self, "starts", starts)  # the first bit of each partition
+
+    @classmethod
+    def of(cls, index: int, capacity: int, error_rate: float) -> SliceGeometry:
+        """The slice sized as ``pybloom_live.BloomFilter(capacity, error_rate)`` sizes itself."""
+        partitions = math.ceil(math.log(1.0 / error_rate, 2))
+        bits_per_partition = math.ceil(
+            (capacity * abs(math.log(error_rate))) / (partitions * (math.log(2) ** 2))
+        )
+        hashes, _ = make_hashfuncs(partitions, bits_per_partition)
+        return cls(index, capacity, error_rate, partitions, bits_per_partition, hashes)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the slice's bitmap in Redis."""
+        return (self.partitions * self.bits_per_partition + 7) // 8
+
+    def offsets(self, text: str) -> list[int]:
+        """The item's bit offsets in the slice's bitmap: one per partition."""
+        return list(map(operator.add, self.starts, self.hashes(text)))
+
+
+class RedisBloom:
+    """A scalable Bloom filter in Redis: test-and-set of a batch of items in one atomic Lua call.
+
+    Items are bytes, or str taken as their UTF-8 bytes (``"x"`` and ``b"x"`` are one item). The first slice
+    holds ``capacity`` items at ``error_rate * (1 - TIGHTENING)``; when it is full a new slice is created,
+    ``growth`` times larger and with ``TIGHTENING`` times its error rate, so the false-positive rate stays
+    under ``error_rate`` however far the filter grows. Each slice is a bitmap sized and hashed like
+    pybloom-live's ``BloomFilter`` (``k`` partitions, ``make_hashfuncs``); the bit offsets are computed here
+    and sent to the script, which checks every slice (an item is seen if one slice has all its bits) and sets
+    the item's bits in the last slice. Bits are never cleared, so there is no false negative.
+
+    Growth is safe when workers race: the metadata hash ``<key>:meta`` (slice count, items in the last slice,
+    items in all) is read and written only inside the script, which Redis runs atomically, so exactly one
+    call creates a slice. A client sends offsets for the slices it knows of (and for the next one when its
+    batch may fill the last); a script call that finds a different slice count does nothing and answers
+    "stale" with the slice count, and the client resends for those slices, so an item is never tested
+    against fewer slices than exist. The sizing parameters are written to the metadata once and checked by
+    every client: a client with other settings would hash to other bits, so it is refused (BloomError).
+    """
+
+    def __init__(
+        self, server: redis.Redis, key: str, capacity: int, error_rate: float, growth: int = 2
+    ) -> None:
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+            raise BloomError(
+                f"Bloom filter {key}: capacity (BLOOM_CAPACITY) is {capacity!r}; expected a whole number >= 1"
+            )
+        if not 0.0 < error_rate < 1.0:
+            raise BloomError(
+                f"Bloom filter {key}: error_rate (BLOOM_ERROR_RATE) is {error_rate!r};"
+                " expected a fraction between 0 and 1, e.g. 0.001"
+            )
+        if isinstance(growth, bool) or not isinstance(growth, int) or growth < 1:
+            raise BloomError(
+                f"Bloom filter {key}: growth (BLOOM_GROWTH) is {growth!r}; expected a whole number >= 1,"
+                " e.g. 2"
+            )
+        self.server = server
+        self.key = key
+        self.capacity = capacity
+        self.error_rate = error_rate
+        self.growth = growth
+        self.meta_key = f"{key}:meta"
+        self._script = server.register_script(_LUA_TEST_AND_SET)
+        self._slices: list[SliceGeometry] = []
+        self._known = 0  # slices that exist, as of the last reply
+        self._last_count = 0  # items in the last of them
+        self._check_parameters()
+
+    def _check_parameters(self) -> None:
+        """Write the sizing parameters if the filter is new; refuse a filter made with other ones."""
+        wanted = {
+            "capacity": str(self.capacity),
+            "error_rate": repr(self.error_rate),
+            "growth": str(self.growth),
+            "tightening": repr(TIGHTENING),
+        }
+        with self.server.pipeline(transaction=True) as pipe:
+            for name, value in wanted.items():
+                pipe.hsetnx(self.meta_key, name, value)
+            pipe.hmget(self.meta_key, [*wanted, "slices", "last_count"])
+            replies = pipe.execute()
+        stored = [_text(value) for value in replies[-1]]
+        for (name, value), found in zip(wanted.items(), stored, strict=False):
+            if found != value:
+                raise BloomError(
+                    f"Bloom filter {self.key}: {self.meta_key} field {name!r} is {found!r} but this client"
+                    f" was given {value!r}; every worker must use the same BLOOM_ settings (restore them, or"
+                    f" delete the keys {self.key}:* to start an empty filter)"
+                )
+        self._known = int(stored[len(wanted)] or 0)
+        self._last_count = int(stored[len(wanted) + 1] or 0)
+
+    @property
+    def keys(self) -> list[str]:
+        """The Redis keys of the filter: the metadata hash, then the slices that exist (as last seen)."""
+        return [self.meta_key, *(self._slice_key(i) for i in range(self._known))]
+
+    def slice(self, index: int) -> SliceGeometry:
+        """Geometry of slice ``index`` (0 is the first)."""
+        while len(self._slices) <= index:
+            i = len(self._slices)
+            geometry = SliceGeometry.of(
+                i,
+                self.capacity * self.growth**i,
+                self.error_rate * (1.0 - TIGHTENING) * TIGHTENING**i,
+            )
+            if geometry.nbytes > MAX_SLICE_BYTES:
+                raise BloomError(
+                    f"Bloom filter {self.key} is full: slice {i} would need {geometry.nbytes} bytes, over the"
+                    f" {MAX_SLICE_BYTES} bytes of a Redis string; raise BLOOM_CAPACITY or BLOOM_GROWTH"
+                    " for a new filter"
+                )
+            self._slices.append(geometry)
+        return self._slices[index]
+
+    def add_many(self, items: Sequence[bytes | str]) -> list[bool]:
+        """Test-and-set: True for each item that was new and is now added, False for one already seen
+        (including a second copy earlier in ``items``). One Lua call per ``MAX_ITEMS_PER_CALL`` items."""
+        return [not seen for seen in self._run("add", items)]
+
+    def add(self, item: bytes | str) -> bool:
+        """Test-and-set one item: True if it was new and is now added."""
+        return self.add_many([item])[0]
+
+    def contains_many(self, items: Sequence[bytes | str]) -> list[bool]:
+        """True for each item the filter has seen (or a false positive); adds nothing."""
+        return self._run("has", items)
+
+    def __contains__(self, item: bytes | str) -> bool:
+        return self.contains_many([item])[0]
+
+    def count(self) -> int:
+        """Items added (new items only; duplicates are not counted)."""
+        return int(_text(self.server.hget(self.meta_key, "count")) or 0)
+
+    def bytes_used(self) -> int:
+        """Bytes Redis uses for the filter's keys (``MEMORY USAGE``: the bitmaps plus Redis's overhead)."""
+        self._refresh()
+        with self.server.pipeline(transaction=False) as pipe:
+            for key in self.keys:
+                pipe.memory_usage(key, samples=0)
+            return sum(int(size or 0) for size in pipe.execute())
+
+    def clear(self) -> None:
+        """Delete the filter (every slice and the metadata): every item becomes new again.
+
+        For an operator with the workers stopped: a slice created by a worker meanwhile would stay behind.
+        """
+        self._refresh()
+        self.server.delete(*self.keys)
+        self._known = 0
+        self._last_count = 0
+        self._check_parameters()
+
+    def _run(self, mode: str, items: Sequence[bytes | str]) -> list[bool]:
+        texts = [_as_text(item) for item in items]
+        seen: list[bool] = []
+        for start in range(0, len(texts), MAX_ITEMS_PER_CALL):
+            seen.extend(self._call(mode, texts[start : start + MAX_ITEMS_PER_CALL]))
+        return seen
+
+    def _call(self, mode: str, texts: list[str]) -> list[bool]:
+        """One batch: calls the script until every item is handled (a retry happens only on growth)."""
+        seen: list[bool] = []
+        with_next = False
+        while len(seen) < len(texts):
+            pending = texts[len(seen) :]
+            known = self._known
+            if mode == "add" and not with_next:
+                with_next = known == 0 or self._last_count + len(pending) > self.slice(known - 1).capacity
+            sent = [self.slice(i) for i in range(known + (mode == "add" and with_next))]
+            args: list[str | int | bytes] = [mode, known, len(sent) - known, len(pending)]
+            args.extend(geometry.partitions for geometry in sent)
+            args.extend(geometry.capacity for geometry in sent)
+            args.extend(geometry.nbytes for geometry in sent)
+            offsets = [offset for text in pending for geometry in sent for offset in geometry.offsets(text)]
+            args.append(struct.pack(f">{len(offsets)}I", *offsets))
+            keys = [self.meta_key, *(self._slice_key(i) for i in range(len(sent)))]
+            reply = self._script(keys=keys, args=args)
+            status, self._known, self._last_count = int(reply[0]), int(reply[1]), int(reply[2])
+            seen.extend(flag == "1" for flag in _text(reply[4]) or "")
+            # Stale: the slice count changed under us (the next loop sends the right slices). Need next: the
+            # last slice filled up and the next slice's offsets were not sent.
+            with_next = status == _NEED_NEXT
+        return seen
+
+    def _refresh(self) -> None:
+        self._known = int(_text(self.server.hget(self.meta_key, "slices")) or 0)
+
+    def _slice_key(self, index: int) -> str:
+        return f"{self.key}:s{index}"
+
+
+def _as_text(item: bytes | str) -> str:
+    """The item as pybloom-live's hash functions take it: a str of one character per byte.
+
+    pybloom-live hashes ``str.encode("utf-8")`` but ``str(key)`` (the repr) of bytes; the latin-1 text of the
+    item's bytes is one str per byte string, so bytes hash as themselves and ``"x"`` is the same item as
+    ``b"x"``.
+    """
+    data = item.encode("utf-8") if isinstance(item, str) else item
+    return data.decode("latin-1")
+
+
+def _text(value: bytes | str | None) -> str | None:
+    return value.decode("utf-8") if isinstance(value, bytes) else value

@@ -1,0 +1,113 @@
+"""Which Redis to use and how to connect to it: ``REDIS_URL`` when set, else the embedded server.
+
+Typical use (the caller closes the embedded server, which stops it only if this process started it)::
+
+    url, embedded = resolve_redis_url(config.redis_url, config.data_dir)
+    client = connect(url)
+    ...
+    client.close()
+    if embedded is not None:
+        embedded.close()
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+
+from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
+
+__all__ = ["RedisUnavailableError", "connect", "decoded", "hash_of", "resolve_redis_url"]
+
+# Seconds to open a connection: Redis answers at once or not at all.
+CONNECT_TIMEOUT = 5.0
+# Seconds a command may take: a whole Lua call on a page's links included, with room for a slow disk.
+SOCKET_TIMEOUT = 30.0
+# A connection idle this many seconds is checked with a PING before it is used again.
+HEALTH_CHECK_INTERVAL = 15
+
+
+def resolve_redis_url(url: str | None, data_dir: Path) -> tuple[str, EmbeddedRedis | None]:
+    """The Redis URL to use and the embedded server behind it if there is one.
+
+    ``url`` (``REDIS_URL``) wins: it is checked with a PING, and :class:`RedisUnavailableError` says so
+    when nothing answers there. Without it, the embedded server under ``data_dir`` is started, or attached
+    to when another process runs it; call its ``close()`` when done.
+    """
+    if url:
+        client = _client(str(url), "REDIS_URL")
+        try:
+            failure = _ping_failure(client)
+        finally:
+            client.close()
+        if failure is not None:
+            raise RedisUnavailableError(
+                f"cannot reach Redis at {_redacted(str(url))} (REDIS_URL): {failure};"
+                " start it or unset REDIS_URL to use the embedded server"
+            )
+        return str(url), None
+    embedded = EmbeddedRedis(data_dir)
+    return embedded.ensure(), embedded
+
+
+def connect(url: str) -> redis.Redis:
+    """A client of the Redis at ``url`` (``redis://``, ``rediss://`` or ``unix://``), checked with a PING:
+    bytes in and out (``decode_responses=False``), bounded timeouts, health checks on idle connections."""
+    client = _client(url, "the Redis URL")
+    failure = _ping_failure(client)
+    if failure is not None:
+        client.close()
+        raise RedisUnavailableError(f"cannot reach Redis at {_redacted(url)}: {failure}")
+    return client
+
+
+def _client(url: str, source: str) -> redis.Redis:
+    try:
+        return redis.Redis.from_url(
+            url,
+            decode_responses=False,
+            socket_connect_timeout=CONNECT_TIMEOUT,
+            socket_timeout=SOCKET_TIMEOUT,
+            health_check_interval=HEALTH_CHECK_INTERVAL,
+        )
+    except ValueError as exc:
+        raise RedisUnavailableError(
+            f"{source} {_redacted(url)!r} is not a Redis URL ({exc}); expected"
+            " redis://host:port/db, rediss://host:port/db or unix:///path/to/redis.sock"
+        ) from None
+
+
+def _ping_failure(client: redis.Redis) -> str | None:
+    """Why ``client`` cannot PING its server, or None when it can."""
+    try:
+        client.ping()
+    except redis.AuthenticationError as exc:
+        return f"authentication failed ({exc}); put the right user and password in the URL"
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror
+        return str(exc)
+    return None
+
+
+def _redacted(url: str) -> str:
+    """``url`` with its password (if any) replaced by ``***``."""
+    parts = urlsplit(url)
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    user = userinfo.split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{hostport}"))
+
+
+def decoded(value: bytes | str) -> str:
+    """A reply of the clients of :func:`connect` (bytes) as text."""
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def hash_of(server: redis.Redis, key: str) -> dict[str, str]:
+    """The hash at ``key`` (HGETALL) with its fields and values as text; empty when there is none."""
+    return {decoded(field): decoded(value) for field, value in server.hgetall(key).items()}

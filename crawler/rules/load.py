@@ -1,0 +1,179 @@
+"""Reading rule files: a folder (:func:`load_rules`, every valid rule and every error of the others), one
+file (:func:`load_rule`) or a YAML text (:func:`parse_rule`). The YAML is read with PyYAML's safe loader,
+duplicate keys are errors, and :mod:`crawler.rules.schema` checks and compiles what it holds."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import MappingProxyType
+from typing import Final
+
+import yaml  # type: ignore[import-untyped, unused-ignore]
+
+from crawler.rules.errors import RuleError, RuleErrors
+from crawler.rules.errors import shown as _shown
+from crawler.rules.expressions import REGEX_TIMEOUT
+from crawler.rules.model import Rule, RuleSet
+from crawler.rules.schema import Checker, build_rule
+from crawler.settings import QREAD_MIN_BODY_CHARS
+
+__all__ = ["MAX_RULE_BYTES", "RULE_SUFFIX", "load_rule", "load_rules", "parse_rule"]
+
+# Rule files are small; anything larger is a mistake (or an attack on the YAML parser).
+MAX_RULE_BYTES: Final = 1024 * 1024
+RULE_SUFFIX: Final = ".yaml"
+_SITE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def load_rules(
+    directory: str | Path, *, min_body_chars: int = QREAD_MIN_BODY_CHARS, regex_timeout: float = REGEX_TIMEOUT
+) -> RuleSet:
+    """Every ``*.yaml`` rule of ``directory``: the valid ones and the errors of all the others.
+
+    ``min_body_chars`` is the default of ``article.min_body_chars`` (the QREAD_MIN_BODY_CHARS setting);
+    ``regex_timeout`` the time limit of one regex search. A folder that cannot be read is a RuleError.
+    """
+    folder = Path(directory)
+    try:
+        entries = sorted(entry for entry in folder.iterdir() if not entry.name.startswith("."))
+    except OSError as exc:
+        raise RuleError(
+            str(folder),
+            "",
+            f"cannot read the rules folder: {exc.strerror or exc}",
+            "a folder of *.yaml rules",
+        ) from None
+    rules: dict[str, Rule] = {}
+    errors: list[RuleError] = []
+    for entry in entries:
+        if entry.suffix == ".yml":
+            errors.append(
+                RuleError(str(entry), "", "rule files end in .yaml: this one is not read", "a .yaml file")
+            )
+            continue
+        if entry.suffix != RULE_SUFFIX or entry.is_dir():
+            continue
+        try:
+            rule = load_rule(entry, min_body_chars=min_body_chars, regex_timeout=regex_timeout)
+        except RuleErrors as exc:
+            errors.extend(exc.errors)
+            continue
+        rules[rule.site] = rule
+    return RuleSet(folder, MappingProxyType(rules), tuple(errors))
+
+
+def load_rule(
+    path: str | Path, *, min_body_chars: int = QREAD_MIN_BODY_CHARS, regex_timeout: float = REGEX_TIMEOUT
+) -> Rule:
+    """The rule of one file (its name without ``.yaml`` is the site id); :class:`RuleErrors` lists every
+    error of the file otherwise."""
+    path = Path(path)
+    file = str(path)
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(MAX_RULE_BYTES + 1)
+    except OSError as exc:
+        raise RuleErrors(
+            file, [RuleError(file, "", f"cannot read the file: {exc.strerror or exc}")]
+        ) from None
+    if len(data) > MAX_RULE_BYTES:
+        raise RuleErrors(
+            file,
+            [RuleError(file, "", "the file is too large", f"a rule file under {MAX_RULE_BYTES:,} bytes")],
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        problem = f"not UTF-8 text: byte {data[exc.start]:#04x} at offset {exc.start}"
+        raise RuleErrors(file, [RuleError(file, "", problem, "a UTF-8 YAML file")]) from None
+    return parse_rule(
+        text,
+        site=path.name.removesuffix(RULE_SUFFIX),
+        file=file,
+        min_body_chars=min_body_chars,
+        regex_timeout=regex_timeout,
+    )
+
+
+def parse_rule(
+    text: str,
+    *,
+    site: str,
+    file: str | None = None,
+    min_body_chars: int = QREAD_MIN_BODY_CHARS,
+    regex_timeout: float = REGEX_TIMEOUT,
+) -> Rule:
+    """The rule of site ``site`` from the YAML ``text`` (``file`` names it in errors, default
+    ``rules/<site>.yaml``); :class:`RuleErrors` lists every error otherwise."""
+    file = file if file is not None else f"rules/{site}{RULE_SUFFIX}"
+    check = Checker(file, regex_timeout)
+    data, readable = _read_yaml(text, check)
+    if not _SITE_ID_RE.fullmatch(site):
+        check.fail(
+            "",
+            f"site id {_shown(site)} (the file name) is not allowed",
+            "letters, digits, '.', '_' or '-', starting with a letter or digit",
+        )
+    if readable:
+        rule = build_rule(data, site, Path(file), check, min_body_chars)
+        if rule is not None and not check.errors:
+            return rule
+    raise RuleErrors(file, check.errors)
+
+
+# --- reading the YAML ---------------------------------------------------------------------------------------
+
+
+def _read_yaml(text: str, check: Checker) -> tuple[object, bool]:
+    """The YAML document of ``text`` (PyYAML's safe loader) and whether there is one; syntax errors and
+    duplicate keys are reported (a document with duplicate keys is still checked further)."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            check.fail("", "the file is empty", "a mapping with at least domains, start_urls and index")
+            return None, False
+        for key_node in _duplicate_keys(node):
+            mark = key_node.start_mark
+            check.fail(
+                f"line {mark.line + 1}, column {mark.column + 1}",
+                f"duplicate key {_shown(key_node.value)}",
+                "each key once in a mapping: YAML would keep only the last one",
+            )
+        return loader.construct_document(node), True
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = ", ".join(part for part in (exc.context, exc.problem) if part)
+        check.fail(where, f"invalid YAML: {problem}")
+        return None, False
+    except yaml.YAMLError as exc:
+        check.fail("", f"invalid YAML: {exc}")
+        return None, False
+    finally:
+        loader.dispose()
+
+
+def _duplicate_keys(root: yaml.Node) -> list[yaml.ScalarNode]:
+    """The key nodes that repeat an earlier key of the same mapping (each node visited once: aliases)."""
+    duplicates: list[yaml.ScalarNode] = []
+    visited: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            seen: set[tuple[str, str]] = set()
+            for key_node, value_node in node.value:
+                if isinstance(key_node, yaml.ScalarNode) and key_node.value != "<<":
+                    identity = (key_node.tag, key_node.value)
+                    if identity in seen:
+                        duplicates.append(key_node)
+                    seen.add(identity)
+                stack += (key_node, value_node)
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
+    return sorted(duplicates, key=lambda key_node: (key_node.start_mark.line, key_node.start_mark.column))

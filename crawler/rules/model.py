@@ -1,0 +1,311 @@
+"""The compiled rule, and applying it to a page: :meth:`Rule.article_links`, :meth:`Rule.next_page_url`
+and :meth:`Rule.extract_fields`, all working on an lxml element (``response.selector.root``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+from lxml import etree
+from w3lib.url import safe_url_string
+
+from crawler.rules.errors import RuleError
+from crawler.rules.expressions import RuleRegex, RuleXPath
+from crawler.settings import QREAD_MIN_BODY_CHARS
+from extractors.text import normalize_space
+
+__all__ = ["HTTP_SCHEMES", "STANDARD_FIELDS", "FieldRule", "LinkRule", "Rule", "RuleSet"]
+
+# The fields every article item has (None when the rule does not give them); any other name is custom.
+STANDARD_FIELDS: Final = ("title", "body", "published", "author")
+
+# White space HTML strips around attribute values such as href.
+_HTML_SPACE = " \t\n\r\f"
+HTTP_SCHEMES: Final = frozenset({"http", "https"})
+# Elements whose text is not page text (unless an XPath selects them directly).
+_NO_TEXT_TAGS = frozenset({"script", "style", "template"})
+# Elements that start a new line in the text of an element, as a browser shows it.
+_BLOCK_TAGS = frozenset(
+    "address article aside blockquote br dd details dialog div dl dt fieldset figcaption figure footer form"
+    " h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section summary table tbody tfoot thead tr ul".split()
+)
+
+_ALL_HREFS = etree.XPath("//a/@href", smart_strings=False)
+_BASE_HREF = etree.XPath("(//base/@href)[1]", smart_strings=False)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FieldRule:
+    """How one field is read: the first XPath with a non-empty result, joined, then the regex, stripped."""
+
+    name: str
+    xpath: tuple[RuleXPath, ...] = ()
+    regex: RuleRegex | None = None
+    join: str = " "
+    strip: bool = True
+
+    def extract(self, root: etree._Element, page_text: Callable[[], str]) -> str | None:
+        """The field's value on the page ``root``; ``None`` when nothing (or only white space) was found.
+
+        ``page_text`` gives the text of the whole page, for a regex without XPath.
+        """
+        if self.xpath:
+            pieces: list[str] = []
+            for xpath in self.xpath:
+                pieces = [piece for text in _result_texts(xpath(root)) if (piece := self._clean(text))]
+                if pieces:
+                    break
+            text: str | None = self.join.join(pieces)
+        else:
+            text = page_text()
+        if text and self.regex is not None:
+            text = self.regex.first(text)
+            if text is not None:
+                text = self._clean(text)
+        return text or None
+
+    def _clean(self, text: str) -> str:
+        return normalize_space(text) if self.strip else text
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class LinkRule:
+    """Where an index page's article links are (areas or hrefs; ``()``: the whole page) and which to keep."""
+
+    xpath: tuple[RuleXPath, ...] = ()
+    allow: tuple[RuleRegex, ...] = ()
+    deny: tuple[RuleRegex, ...] = ()
+
+    def accepts(self, url: str) -> bool:
+        """True when ``url`` matches one ``allow`` expression (or there are none) and no ``deny`` one."""
+        if self.allow and not any(pattern.search(url) for pattern in self.allow):
+            return False
+        return not any(pattern.search(url) for pattern in self.deny)
+
+    def hrefs(self, root: etree._Element) -> Iterator[str]:
+        """Every href of the link areas (elements: each ``a/@href`` inside; strings: hrefs themselves)."""
+        if not self.xpath:
+            yield from _strings(_ALL_HREFS, root)
+            return
+        for xpath in self.xpath:
+            for item in xpath(root):
+                if isinstance(item, etree._Element):
+                    for anchor in item.iter("a"):
+                        href = anchor.get("href")
+                        if href is not None:
+                            yield href
+                elif isinstance(item, str):
+                    yield item
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Rule:
+    """One site's rule, validated and compiled; see docs/rules.md for each attribute's key and default."""
+
+    site: str
+    name: str
+    path: Path
+    domains: tuple[str, ...]
+    start_urls: tuple[str, ...]
+    links: LinkRule
+    next_page: RuleXPath | None = None
+    max_pages: int = 1
+    depth: int = 1
+    fields: Mapping[str, FieldRule] = field(default_factory=lambda: MappingProxyType({}))
+    min_body_chars: int = QREAD_MIN_BODY_CHARS
+    delay: float = 0.0
+    concurrency: int = 4
+    obey_robots: bool = True
+    priority: int = 0
+    every: timedelta | None = None
+    cron: str | None = None
+    # Bounds of the adaptive period of `every` (None: the SCHEDULE_ADAPT_ factors of the settings).
+    every_min: timedelta | None = None
+    every_max: timedelta | None = None
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    encoding: str | None = None
+    _subdomain_suffixes: tuple[str, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_subdomain_suffixes", tuple(f".{domain}" for domain in self.domains))
+
+    def allows_host(self, host: str | None) -> bool:
+        """True when ``host`` (no port) is one of the rule's domains or a subdomain of one."""
+        if not host:
+            return False
+        host = host.rstrip(".").lower()
+        return host in self.domains or host.endswith(self._subdomain_suffixes)
+
+    def article_links(self, page_url: str, root: etree._Element) -> list[str]:
+        """The article links of an index page: absolute, without fragment, on the rule's domains, kept by
+        ``allow``/``deny``, each once, in document order."""
+        base = _base_url(page_url, root)
+        links: list[str] = []
+        seen_hrefs: set[str] = set()
+        seen_urls: set[str] = set()
+        for href in self.links.hrefs(root):
+            if href in seen_hrefs:
+                continue
+            seen_hrefs.add(href)
+            url = self._absolute(base, href)
+            if url is None or url in seen_urls:
+                continue
+            seen_urls.add(url)
+            if self.links.accepts(url):
+                links.append(url)
+        return links
+
+    def next_page_url(self, page_url: str, root: etree._Element) -> str | None:
+        """The next index page (``index.next_page``) when the rule has one and the page links to it."""
+        if self.next_page is None:
+            return None
+        base = _base_url(page_url, root)
+        current = self._absolute(page_url, page_url)
+        for item in self.next_page(root):
+            href: str | None = None
+            if isinstance(item, etree._Element):
+                href = (
+                    item.get("href")
+                    if item.tag == "a"
+                    else next((a.get("href") for a in item.iter("a") if a.get("href") is not None), None)
+                )
+            elif isinstance(item, str):
+                href = item
+            url = self._absolute(base, href) if href is not None else None
+            if url is not None and url != current:
+                return url
+        return None
+
+    def extract_fields(self, root: etree._Element) -> dict[str, str | None]:
+        """Every field of the article page ``root``: the standard ones (None when absent) and custom ones."""
+        page_text: list[str] = []
+
+        def whole_text() -> str:
+            if not page_text:
+                page_text.append(_element_text(root))
+            return page_text[0]
+
+        values: dict[str, str | None] = dict.fromkeys(STANDARD_FIELDS)
+        for name, spec in self.fields.items():
+            values[name] = spec.extract(root, whole_text)
+        return values
+
+    def needs_qread(self, body: str | None) -> bool:
+        """True when qRead must supply the body: the rule gave none, or one shorter than min_body_chars."""
+        return body is None or len(body) < self.min_body_chars
+
+    @property
+    def regex_timeouts(self) -> int:
+        """How many searches of this rule's regular expressions ran out of time since it was loaded."""
+        patterns = [*self.links.allow, *self.links.deny]
+        patterns += [spec.regex for spec in self.fields.values() if spec.regex is not None]
+        return sum(pattern.timeouts for pattern in patterns)
+
+    def _absolute(self, base: str, href: str) -> str | None:
+        """``href`` resolved against ``base``, without fragment, percent-encoded as Scrapy requests it;
+        ``None`` when it is no http(s) URL or its host is not on the rule's domains."""
+        href = href.strip(_HTML_SPACE)
+        if not href or href.startswith("#"):
+            return None
+        try:
+            # safe_url_string also turns an international host name into its IDNA form, as domains are.
+            url = safe_url_string(urldefrag(urljoin(base, href))[0], encoding=self.encoding or "utf-8")
+            parts = urlsplit(url)
+        except ValueError:
+            return None
+        if parts.scheme not in HTTP_SCHEMES or not self.allows_host(parts.hostname):
+            return None
+        return url
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSet:
+    """The valid rules of a folder by site id, and every error of the files that are not."""
+
+    directory: Path
+    rules: Mapping[str, Rule]
+    errors: tuple[RuleError, ...] = ()
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self.rules.values())
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __contains__(self, site: object) -> bool:
+        return site in self.rules
+
+    def __getitem__(self, site: str) -> Rule:
+        return self.rules[site]
+
+    def get(self, site: str) -> Rule | None:
+        return self.rules.get(site)
+
+    @property
+    def files_with_errors(self) -> tuple[str, ...]:
+        """The files that have errors, each once, in the order they were read."""
+        return tuple(dict.fromkeys(error.file for error in self.errors))
+
+
+def _base_url(page_url: str, root: etree._Element) -> str:
+    """The URL relative links of the page resolve against: its ``<base href>`` when valid, else its URL."""
+    for href in _strings(_BASE_HREF, root):
+        try:
+            base = urljoin(page_url, href.strip(_HTML_SPACE))
+        except ValueError:
+            return page_url
+        return base if urlsplit(base).scheme in HTTP_SCHEMES else page_url
+    return page_url
+
+
+def _strings(xpath: etree.XPath, root: etree._Element) -> list[str]:
+    """The string results of one of our own node-set XPath (they never fail on an element)."""
+    result = xpath(root)
+    return [item for item in result if isinstance(item, str)] if isinstance(result, list) else []
+
+
+def _result_texts(results: Iterable[Any]) -> list[str]:
+    """The text of each XPath result: elements give their text content, strings stay, numbers as XPath."""
+    texts: list[str] = []
+    for item in results:
+        if isinstance(item, etree._Element):
+            texts.append(_element_text(item))
+        elif isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, bool):
+            texts.append("true" if item else "false")
+        elif isinstance(item, float):
+            texts.append(str(int(item)) if item.is_integer() else str(item))
+    return texts
+
+
+def _element_text(element: etree._Element) -> str:
+    """The text of ``element`` as a browser shows it: scripts and styles left out, a line break around each
+    block element, comments skipped (their tails kept)."""
+    if not isinstance(element.tag, str) or element.tag in _NO_TEXT_TAGS:
+        return element.text or ""  # a comment, script or style selected on purpose
+    parts: list[str] = []
+    stack: list[tuple[etree._Element, bool]] = [(element, False)]
+    while stack:
+        node, closing = stack.pop()
+        tag = node.tag
+        block = tag in _BLOCK_TAGS and node is not element
+        if closing:
+            if block:
+                parts.append("\n")
+        elif isinstance(tag, str) and tag not in _NO_TEXT_TAGS:
+            if block:
+                parts.append("\n")
+            if node.text:
+                parts.append(node.text)
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node))
+            continue
+        if node is not element and node.tail:
+            parts.append(node.tail)
+    return "".join(parts)

@@ -1,0 +1,82 @@
+"""The periods of a rule's schedule: ``every`` (``20m``, ``1h30m``) and 5-field ``cron`` expressions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import timedelta
+
+__all__ = ["EXPECTED_CRON", "EXPECTED_EVERY", "check_cron", "parse_every"]
+
+_DURATION_RE = re.compile(r"(?:[0-9]+[smhd])+")
+_DURATION_PART_RE = re.compile(r"([0-9]+)([smhd])")
+_DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_CRON_NUMBER_RE = re.compile(r"[0-9]+")
+_MONTHS = {
+    name: number for number, name in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)
+}
+_WEEKDAYS = {name: number for number, name in enumerate("sun mon tue wed thu fri sat".split())}
+# name, lowest, highest, names allowed for the values (0 and 7 are both Sunday)
+_CRON_FIELDS: tuple[tuple[str, int, int, Mapping[str, int]], ...] = (
+    ("minute", 0, 59, {}),
+    ("hour", 0, 23, {}),
+    ("day of month", 1, 31, {}),
+    ("month", 1, 12, _MONTHS),
+    ("day of week", 0, 7, _WEEKDAYS),
+)
+
+EXPECTED_EVERY = "a period such as 90s, 20m, 1h, 1d or 1h30m: units s, m, h, d, more than 0 in all"
+EXPECTED_CRON = (
+    'a cron expression of 5 fields "minute hour day-of-month month day-of-week", e.g. "*/20 * * * *"'
+)
+
+
+def parse_every(text: str) -> timedelta:
+    """The period of ``schedule.every``: ``"90s"``, ``"20m"``, ``"1h30m"``, ``"1d"``; ``ValueError`` else."""
+    compact = "".join(text.split()).lower()
+    if not _DURATION_RE.fullmatch(compact):
+        raise ValueError("not a period")
+    seconds = sum(
+        int(number) * _DURATION_SECONDS[unit] for number, unit in _DURATION_PART_RE.findall(compact)
+    )
+    if seconds == 0:
+        raise ValueError("a period of 0")
+    return timedelta(seconds=seconds)
+
+
+def check_cron(expression: str) -> str:
+    """``expression`` with single spaces when it is a valid 5-field cron expression; ``ValueError`` saying
+    which field is wrong otherwise (numbers, ``*``, ranges ``a-b``, steps ``/n``, lists ``a,b``, and the
+    names jan-dec and sun-sat)."""
+    fields = expression.split()
+    if len(fields) != len(_CRON_FIELDS):
+        raise ValueError(f"{len(fields)} field{'s' if len(fields) != 1 else ''} instead of 5")
+    for text, (name, low, high, names) in zip(fields, _CRON_FIELDS, strict=True):
+        for item in text.split(","):
+            _check_cron_item(item, name, low, high, names)
+    return " ".join(fields)
+
+
+def _check_cron_item(item: str, name: str, low: int, high: int, names: Mapping[str, int]) -> None:
+    span, slash, step = item.partition("/")
+    if slash and (not _CRON_NUMBER_RE.fullmatch(step) or not 1 <= int(step) <= high - low + 1):
+        raise ValueError(f"{name} step {step!r} is not a number from 1 to {high - low + 1}")
+    if span == "*":
+        return
+    start, dash, end = span.partition("-")
+    first = _cron_value(start, name, low, high, names)
+    if dash and _cron_value(end, name, low, high, names) < first:
+        raise ValueError(f"{name} range {span!r} ends before it starts")
+
+
+def _cron_value(text: str, name: str, low: int, high: int, names: Mapping[str, int]) -> int:
+    if _CRON_NUMBER_RE.fullmatch(text):
+        value = int(text)
+        if low <= value <= high:
+            return value
+        raise ValueError(f"{name} {value} is out of range {low}-{high}")
+    if text.lower() in names:
+        return names[text.lower()]
+    shown = repr(text) if text else "an empty value"
+    names_hint = f" or a name {', '.join(names)}" if names else ""
+    raise ValueError(f"{name} {shown} is not a number {low}-{high}{names_hint}")

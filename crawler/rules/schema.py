@@ -1,0 +1,473 @@
+"""The rule schema: every key a rule file may hold, checked and compiled (:func:`build_rule`), each error
+collected with the file, the key path, the value and what was expected (:class:`Checker`)."""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from crawler.rules.errors import RuleError
+from crawler.rules.errors import shown as _shown
+from crawler.rules.expressions import (
+    EXPECTED_NODES_XPATH,
+    EXPECTED_REGEX,
+    EXPECTED_XPATH,
+    RuleRegex,
+    RuleXPath,
+)
+from crawler.rules.model import HTTP_SCHEMES, FieldRule, LinkRule, Rule
+from crawler.rules.periods import EXPECTED_CRON, EXPECTED_EVERY, check_cron, parse_every
+from extractors.encoding import normalize_encoding
+
+__all__ = ["Checker", "build_rule"]
+
+_T = TypeVar("_T")
+
+
+# Allowed keys at each level of a rule file, in the order docs/rules.md lists them.
+_TOP_KEYS = (
+    "name",
+    "domains",
+    "start_urls",
+    "index",
+    "depth",
+    "article",
+    "politeness",
+    "priority",
+    "schedule",
+    "headers",
+    "encoding",
+)
+_INDEX_KEYS = ("links", "next_page", "max_pages")
+_LINKS_KEYS = ("xpath", "allow", "deny")
+_ARTICLE_KEYS = ("fields", "min_body_chars")
+_FIELD_KEYS = ("xpath", "regex", "join", "strip")
+_POLITENESS_KEYS = ("delay", "concurrency", "obey_robots")
+_SCHEDULE_KEYS = ("every", "cron", "min", "max")
+
+_FIELD_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_HOST_LABELS_RE = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,62})(?:\.[a-z0-9_](?:[a-z0-9_-]{0,62}))*")
+# RFC 9110 token characters: what a header name may hold.
+_HEADER_NAME_RE = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+class Checker:
+    """Collects every error of one file; each helper returns the value read (or a default after an error)."""
+
+    def __init__(self, file: str, regex_timeout: float) -> None:
+        self.file = file
+        self.regex_timeout = regex_timeout
+        self.errors: list[RuleError] = []
+
+    def fail(self, key: str, problem: str, expected: str | None = None) -> None:
+        self.errors.append(RuleError(self.file, key, problem, expected))
+
+    def wrong_type(self, key: str, value: object, expected: str) -> None:
+        self.fail(key, f"wrong type: {_described(value)}", expected)
+
+    def mapping(
+        self, value: object, key: str, allowed: Sequence[str] | None, expected: str
+    ) -> dict[str, Any] | None:
+        """``value`` as a mapping of string keys; unknown keys (when ``allowed`` is given) are errors."""
+        if not isinstance(value, dict):
+            self.wrong_type(key, value, expected)
+            return None
+        checked: dict[str, Any] = {}
+        for name, item in value.items():
+            if not isinstance(name, str):
+                self.fail(
+                    _join(key, str(name)), f"key {_described(name)} is not a string", "a key name (quote it)"
+                )
+            elif allowed is not None and name not in allowed:
+                close = difflib.get_close_matches(name, allowed, n=1)
+                hint = f"; did you mean {_shown(close[0])}?" if close else ""
+                self.fail(
+                    _join(key, name), f"unknown key {_shown(name)}", f"one of: {', '.join(allowed)}{hint}"
+                )
+            else:
+                checked[name] = item
+        return checked
+
+    def missing(self, key: str, expected: str) -> None:
+        self.fail(key, "missing", expected)
+
+    def integer(self, data: Mapping[str, Any], name: str, key: str, default: int, minimum: int | None) -> int:
+        if name not in data:
+            return default
+        value = data[name]
+        expected = "a whole number" + (f" >= {minimum}" if minimum is not None else "")
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.wrong_type(_join(key, name), value, expected)
+            return default
+        if minimum is not None and value < minimum:
+            self.fail(_join(key, name), f"out of range: {value}", expected)
+            return default
+        return value
+
+    def number(self, data: Mapping[str, Any], name: str, key: str, default: float, minimum: float) -> float:
+        if name not in data:
+            return default
+        value = data[name]
+        expected = f"a number >= {minimum:g}"
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            self.wrong_type(_join(key, name), value, expected)
+            return default
+        if not math.isfinite(value) or value < minimum:
+            self.fail(_join(key, name), f"out of range: {value}", expected)
+            return default
+        return float(value)
+
+    def boolean(self, data: Mapping[str, Any], name: str, key: str, default: bool) -> bool:
+        if name not in data:
+            return default
+        value = data[name]
+        if not isinstance(value, bool):
+            self.wrong_type(_join(key, name), value, "true or false")
+            return default
+        return value
+
+    def string(self, value: object, key: str, expected: str, *, empty: bool = False) -> str | None:
+        if not isinstance(value, str):
+            self.wrong_type(key, value, expected)
+            return None
+        if not empty and not value.strip():
+            self.fail(key, f"empty string {_shown(value)}", expected)
+            return None
+        return value
+
+    def strings(self, value: object, key: str, expected: str, convert: Callable[[str, str], _T]) -> list[_T]:
+        """One string or a non-empty list of them, each turned into a value by ``convert(string, key path)``;
+        the RuleError that ``convert`` raises for a bad string is collected."""
+        if isinstance(value, str):
+            items: list[tuple[str, object]] = [(key, value)]
+        elif isinstance(value, list) and value:
+            items = [(f"{key}[{index}]", item) for index, item in enumerate(value)]
+        else:
+            self.wrong_type(key, value, f"{expected}, or a list of them")
+            return []
+        converted: list[_T] = []
+        for path, item in items:
+            text = self.string(item, path, expected)
+            if text is not None:
+                try:
+                    converted.append(convert(text, path))
+                except RuleError as exc:
+                    self.errors.append(exc)
+        return converted
+
+    def regexes(self, value: object, key: str) -> tuple[RuleRegex, ...]:
+        def compile_regex(pattern: str, path: str) -> RuleRegex:
+            return RuleRegex(pattern, timeout=self.regex_timeout, file=self.file, key=path)
+
+        return tuple(self.strings(value, key, EXPECTED_REGEX, compile_regex))
+
+    def xpaths(self, value: object, key: str, *, nodes: bool) -> tuple[RuleXPath, ...]:
+        def compile_xpath(expression: str, path: str) -> RuleXPath:
+            return RuleXPath(expression, nodes=nodes, file=self.file, key=path)
+
+        expected = EXPECTED_NODES_XPATH if nodes else EXPECTED_XPATH
+        return tuple(self.strings(value, key, expected, compile_xpath))
+
+
+def build_rule(data: object, site: str, path: Path, check: Checker, min_body_chars: int) -> Rule | None:
+    if not isinstance(data, dict):
+        check.fail(
+            "", f"the rule is {_described(data)}", "a mapping with at least domains, start_urls, index"
+        )
+        return None
+    top = check.mapping(data, "", _TOP_KEYS, "a mapping of rule keys (see docs/rules.md)") or {}
+
+    name = site
+    if "name" in top:
+        name = check.string(top["name"], "name", "a display name") or site
+    domains = _domains(top, check)
+    start_urls = _start_urls(top, check, domains)
+    links, next_page, max_pages = _index(top, check)
+    depth = check.integer(top, "depth", "", 1, 1)
+    fields, min_body = _article(top, check, min_body_chars)
+    politeness = top.get("politeness", {})
+    politeness = check.mapping(politeness, "politeness", _POLITENESS_KEYS, "a mapping") or {}
+    delay = check.number(politeness, "delay", "politeness", 0.0, 0.0)
+    concurrency = check.integer(politeness, "concurrency", "politeness", 4, 1)
+    obey_robots = check.boolean(politeness, "obey_robots", "politeness", True)
+    priority = check.integer(top, "priority", "", 0, None)
+    every, cron, bounds = _schedule(top, check)
+    headers = _headers(top, check)
+    encoding = None
+    if "encoding" in top:
+        label = check.string(top["encoding"], "encoding", "a web text encoding such as utf-8, gbk or big5")
+        if label is not None:
+            encoding = normalize_encoding(label)
+            if encoding is None:
+                check.fail(
+                    "encoding",
+                    f"unknown encoding {_shown(label)}",
+                    "a web text encoding such as utf-8, gbk, gb18030, big5, shift_jis or windows-1252",
+                )
+    if check.errors:
+        return None
+    return Rule(
+        site=site,
+        name=name,
+        path=path,
+        domains=domains,
+        start_urls=start_urls,
+        links=links,
+        next_page=next_page,
+        max_pages=max_pages,
+        depth=depth,
+        fields=MappingProxyType(fields),
+        min_body_chars=min_body,
+        delay=delay,
+        concurrency=concurrency,
+        obey_robots=obey_robots,
+        priority=priority,
+        every=every,
+        cron=cron,
+        every_min=bounds[0],
+        every_max=bounds[1],
+        headers=MappingProxyType(headers),
+        encoding=encoding,
+    )
+
+
+def _domains(top: Mapping[str, Any], check: Checker) -> tuple[str, ...]:
+    expected = "a host name such as example.com, without scheme, port or path"
+
+    def host_name(value: str, key: str) -> str:
+        host = value.strip().rstrip(".").lower()
+        try:
+            return str(ipaddress.ip_address(host.strip("[]")))
+        except ValueError:
+            pass
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            host = ""
+        if not _HOST_LABELS_RE.fullmatch(host):
+            raise RuleError(check.file, key, f"not a host name: {_shown(value)}", expected)
+        return host
+
+    if "domains" not in top:
+        check.missing("domains", f"a list of host names, each {expected}")
+        return ()
+    return tuple(dict.fromkeys(check.strings(top["domains"], "domains", expected, host_name)))
+
+
+def _start_urls(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) -> tuple[str, ...]:
+    expected = "an http:// or https:// URL of an index page"
+
+    def start_url(value: str, key: str) -> str:
+        url = value.strip()
+        try:
+            parts = urlsplit(url)
+            valid = parts.scheme in HTTP_SCHEMES and bool(parts.hostname) and parts.port != 0
+        except ValueError:
+            valid = False
+        if not valid:
+            raise RuleError(check.file, key, f"not an http(s) URL: {_shown(value)}", expected)
+        if parts.username is not None or parts.password is not None:
+            raise RuleError(check.file, key, f"credentials in the URL {_shown(value)}", "a URL without them")
+        host = (parts.hostname or "").rstrip(".")
+        if domains and not any(host == domain or host.endswith(f".{domain}") for domain in domains):
+            raise RuleError(
+                check.file,
+                key,
+                f"host {_shown(host)} of {_shown(value)} is not in domains",
+                "a URL on the domains",
+            )
+        return url
+
+    if "start_urls" not in top:
+        check.missing("start_urls", f"a list of URLs, each {expected}")
+        return ()
+    return tuple(dict.fromkeys(check.strings(top["start_urls"], "start_urls", expected, start_url)))
+
+
+def _index(top: Mapping[str, Any], check: Checker) -> tuple[LinkRule, RuleXPath | None, int]:
+    expected_links = "a mapping with xpath (link areas or hrefs), allow or both, and optionally deny"
+    if "index" not in top:
+        check.missing("index", "a mapping with links, and optionally next_page and max_pages")
+        return LinkRule(), None, 1
+    index = check.mapping(top["index"], "index", _INDEX_KEYS, "a mapping with links, next_page, max_pages")
+    if index is None:
+        return LinkRule(), None, 1
+    links = LinkRule()
+    if "links" not in index:
+        check.missing("index.links", expected_links)
+    else:
+        spec = check.mapping(index["links"], "index.links", _LINKS_KEYS, expected_links)
+        if spec is not None:
+            if "xpath" not in spec and "allow" not in spec:
+                check.fail("index.links", "neither xpath nor allow", expected_links)
+            links = LinkRule(
+                xpath=check.xpaths(spec["xpath"], "index.links.xpath", nodes=True) if "xpath" in spec else (),
+                allow=check.regexes(spec["allow"], "index.links.allow") if "allow" in spec else (),
+                deny=check.regexes(spec["deny"], "index.links.deny") if "deny" in spec else (),
+            )
+    next_page = None
+    if "next_page" in index:
+        value = index["next_page"]
+        if isinstance(value, str):
+            found = check.xpaths(value, "index.next_page", nodes=True)
+            next_page = found[0] if found else None
+        else:
+            check.wrong_type("index.next_page", value, EXPECTED_NODES_XPATH)
+    max_pages = check.integer(index, "max_pages", "index", 1, 1)
+    return links, next_page, max_pages
+
+
+def _article(top: Mapping[str, Any], check: Checker, min_body_chars: int) -> tuple[dict[str, FieldRule], int]:
+    if "article" not in top:
+        return {}, min_body_chars
+    article = check.mapping(top["article"], "article", _ARTICLE_KEYS, "a mapping with fields, min_body_chars")
+    if article is None:
+        return {}, min_body_chars
+    fields: dict[str, FieldRule] = {}
+    if "fields" in article:
+        specs = check.mapping(article["fields"], "article.fields", None, "a mapping of field names to specs")
+        for name, spec in (specs or {}).items():
+            field_rule = _field(name, spec, check)
+            if field_rule is not None:
+                fields[name] = field_rule
+    return fields, check.integer(article, "min_body_chars", "article", min_body_chars, 0)
+
+
+def _field(name: str, value: object, check: Checker) -> FieldRule | None:
+    key = f"article.fields.{name}"
+    if not _FIELD_NAME_RE.fullmatch(name):
+        check.fail(
+            key,
+            f"field name {_shown(name)} is not allowed",
+            "letters, digits and _, not starting with a digit",
+        )
+        return None
+    spec = check.mapping(
+        value, key, _FIELD_KEYS, "a mapping with xpath, regex or both, and optionally join and strip"
+    )
+    if spec is None:
+        return None
+    if "xpath" not in spec and "regex" not in spec:
+        check.fail(
+            key,
+            "neither xpath nor regex",
+            "a mapping with xpath, regex or both, and optionally join and strip",
+        )
+        return None
+    xpath = check.xpaths(spec["xpath"], f"{key}.xpath", nodes=False) if "xpath" in spec else ()
+    pattern = None
+    if "regex" in spec:
+        if isinstance(spec["regex"], str):
+            found = check.regexes(spec["regex"], f"{key}.regex")
+            pattern = found[0] if found else None
+        else:
+            check.wrong_type(f"{key}.regex", spec["regex"], EXPECTED_REGEX)
+    join = " "
+    if "join" in spec:
+        join = check.string(spec["join"], f"{key}.join", "a string put between the pieces", empty=True) or " "
+    strip = check.boolean(spec, "strip", key, True)
+    return FieldRule(name, xpath, pattern, join, strip)
+
+
+def _schedule(
+    top: Mapping[str, Any], check: Checker
+) -> tuple[timedelta | None, str | None, tuple[timedelta | None, timedelta | None]]:
+    """``every``, ``cron``, and the bounds ``min``/``max`` of an adaptive ``every``."""
+    expected = 'a mapping with one of every (e.g. 20m) or cron (e.g. "*/20 * * * *"), and min/max with every'
+    nothing: tuple[timedelta | None, timedelta | None] = (None, None)
+    if "schedule" not in top:
+        return None, None, nothing
+    schedule = check.mapping(top["schedule"], "schedule", _SCHEDULE_KEYS, expected)
+    if schedule is None:
+        return None, None, nothing
+    if ("every" in schedule) == ("cron" in schedule):
+        check.fail(
+            "schedule", "both every and cron" if "every" in schedule else "neither every nor cron", expected
+        )
+        return None, None, nothing
+    if "every" not in schedule:
+        if "min" in schedule or "max" in schedule:
+            check.fail("schedule", "min or max with cron", "min and max bound an adaptive every, not a cron")
+            return None, None, nothing
+        value = schedule["cron"]
+        if not isinstance(value, str):
+            check.wrong_type("schedule.cron", value, EXPECTED_CRON)
+            return None, None, nothing
+        try:
+            return None, check_cron(value), nothing
+        except ValueError as exc:
+            check.fail("schedule.cron", f"invalid cron expression {_shown(value)}: {exc}", EXPECTED_CRON)
+            return None, None, nothing
+    periods: dict[str, timedelta] = {}
+    for key in ("every", "min", "max"):
+        if key not in schedule:
+            continue
+        value = schedule[key]
+        if not isinstance(value, str):
+            check.wrong_type(f"schedule.{key}", value, EXPECTED_EVERY)
+            continue
+        try:
+            periods[key] = parse_every(value)
+        except ValueError as exc:
+            check.fail(f"schedule.{key}", f"{exc}: {_shown(value)}", EXPECTED_EVERY)
+    if "every" not in periods:
+        return None, None, nothing
+    every = periods["every"]
+    low, high = periods.get("min"), periods.get("max")
+    if low is not None and low > every:
+        check.fail("schedule.min", f"{_shown(schedule['min'])} is longer than every", "a period up to every")
+    if high is not None and high < every:
+        check.fail(
+            "schedule.max", f"{_shown(schedule['max'])} is shorter than every", "a period from every up"
+        )
+    return every, None, (low, high)
+
+
+def _headers(top: Mapping[str, Any], check: Checker) -> dict[str, str]:
+    if "headers" not in top:
+        return {}
+    headers = check.mapping(top["headers"], "headers", None, "a mapping of header names to values") or {}
+    checked: dict[str, str] = {}
+    for name, value in headers.items():
+        key = f"headers.{name}"
+        if not _HEADER_NAME_RE.fullmatch(name):
+            check.fail(key, f"invalid header name {_shown(name)}", "letters, digits and -")
+        elif not isinstance(value, str):
+            check.wrong_type(key, value, "a string value (quote numbers)")
+        elif any(char in value for char in "\r\n\0"):
+            check.fail(key, f"line break in the value {_shown(value)}", "a value on one line")
+        else:
+            checked[name] = value
+    return checked
+
+
+# --- helpers -----------------------------------------------------------------------------------------------
+
+
+def _join(key: str, name: str) -> str:
+    return f"{key}.{name}" if key else name
+
+
+def _described(value: object) -> str:
+    """What a YAML value is, for a message: ``the string "5"``, ``a list of 2 items``, ``null``."""
+    if value is None:
+        return "null (an empty value)"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f"the string {_shown(value)}"
+    if isinstance(value, list):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"the {type(value).__name__} {value}"

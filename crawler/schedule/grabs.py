@@ -1,0 +1,198 @@
+"""Regular grabs: when each rule's index pages are due, and seeding them exactly once per period.
+
+A rule's period is ``schedule.every`` (adapted between its bounds by :mod:`crawler.revisit`: the next grab
+is due one interval after the last one started) or ``schedule.cron`` (5 fields, UTC). A rule without a
+schedule has no regular grab (``crawler temp`` crawls it on demand). The state of each site lives in
+Redis, so it survives a restart of any scheduler:
+
+``crawler:grab:<site>`` (hash)
+    ``next`` (epoch seconds the next grab is due), ``last`` (when the last one was seeded), ``job`` (its
+    job id), ``seeding`` (a job claimed but not yet queued), ``grabs`` (how many so far), and what
+    :mod:`crawler.schedule.revisit` keeps there (``interval``, ``yield``, ...).
+
+1. ``claim`` (one Lua script): if ``next`` is missing or not after now, set ``next`` to now plus the
+   site's interval (or the cron expression's next time), ``last`` to now and ``seeding`` to a new job id,
+   and say yes; any other scheduler asking for the same period is told no. Two schedulers, or one
+   restarted, never seed a period twice.
+2. The site's start URLs are queued as that job (:func:`crawler.requests.enqueue_job`), with a priority
+   boost that grows with the site's yield (how often its grabs find new articles), then ``seeding`` is
+   cleared. A scheduler that died between the two leaves ``seeding`` set: the next tick queues that same
+   job again (the queue stores an identical request once), so no period is skipped either.
+3. Periods missed while no scheduler ran are not replayed one by one: the first tick after seeds the
+   current one (an index page read once shows what a missed read would have).
+
+``crawler:scheduler:leader`` (a string with a time-to-live) names the one active scheduler of ``crawler
+schedule``; the others wait, and take over within ``SCHEDULE_LEADER_SECONDS`` when it stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import redis
+from croniter import croniter
+
+from crawler import settings as defaults
+from crawler.keys import Keys
+from crawler.redisio.connection import hash_of
+from crawler.requests import enqueue_job
+from crawler.rules import Rule
+
+__all__ = ["GrabScheduler", "Seeded", "next_due"]
+
+logger = logging.getLogger(__name__)
+
+
+_CLAIM = """
+local due = redis.call('HGET', KEYS[1], 'next')
+if due and tonumber(due) > tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'next', ARGV[2], 'last', ARGV[1], 'seeding', ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'grabs', 1)
+return 1
+"""
+_RENEW_LEADER = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+_RESIGN_LEADER = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+def next_due(rule: Rule, moment: float, interval: float | None = None) -> float | None:
+    """When the grab after one started at ``moment`` is due: ``moment`` plus the site's ``interval``
+    (default ``schedule.every``), or the cron expression's first time after ``moment``; None without a
+    schedule."""
+    if rule.cron is not None:
+        return float(croniter(rule.cron, datetime.fromtimestamp(moment, UTC)).get_next(float))
+    if rule.every is None:
+        return None
+    return moment + (interval if interval is not None else rule.every.total_seconds())
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """A grab queued by :meth:`GrabScheduler.tick`."""
+
+    site: str
+    job: str
+    next_due: float
+
+
+class GrabScheduler:
+    """Seeds the regular grabs of ``rules`` into the shared queue (see the module's docstring)."""
+
+    def __init__(
+        self,
+        server: redis.Redis,
+        keys: Keys,
+        *,
+        lease_seconds: float = 60.0,
+        yield_boost: int = defaults.SCHEDULE_YIELD_BOOST,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.server = server
+        self.keys = keys
+        self.lease_seconds = lease_seconds
+        self.yield_boost = yield_boost
+        self.clock = clock
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self._claim = server.register_script(_CLAIM)
+        self._renew = server.register_script(_RENEW_LEADER)
+        self._resign = server.register_script(_RESIGN_LEADER)
+
+    def tick(self, rules: Iterable[Rule]) -> list[Seeded]:
+        """Seed every rule whose grab is due now, and finish any seeding a stopped scheduler left."""
+        now = self.clock()
+        seeded = []
+        for rule in rules:
+            key = self.keys.grab(rule.site)
+            state = hash_of(self.server, key)
+            if "seeding" in state:
+                self._seed(rule, state["seeding"], self._boost(state))
+                continue
+            interval = float(state["interval"]) if "interval" in state else None
+            following = next_due(rule, now, interval)
+            if following is None:
+                continue
+            job = uuid.uuid4().hex[:12]
+            if not self._claim(keys=[key], args=[f"{now:.3f}", f"{following:.3f}", job]):
+                continue
+            self._seed(rule, job, self._boost(state))
+            seeded.append(Seeded(rule.site, job, following))
+            logger.info("grab of %s queued as job %s; next at %s", rule.site, job, _when(following))
+        return seeded
+
+    def _boost(self, state: dict[str, str]) -> int:
+        """Priority over other sites' grabs: the site's yield (0 to 1) times ``yield_boost``; a site never
+        grabbed yet counts as productive."""
+        return round(self.yield_boost * float(state.get("yield", 1.0)))
+
+    def _seed(self, rule: Rule, job: str, boost: int) -> None:
+        enqueue_job(
+            self.server,
+            self.keys,
+            [rule],
+            job=job,
+            kind="grab",
+            boost=boost,
+            lease_seconds=self.lease_seconds,
+        )
+        key = self.keys.grab(rule.site)
+        pipe = self.server.pipeline()
+        pipe.hset(key, "job", job)
+        pipe.hdel(key, "seeding")
+        pipe.execute()
+
+    # --- the one active scheduler ------------------------------------------------------------------------
+
+    def lead(self, seconds: float) -> bool:
+        """Become (or stay) the active scheduler for ``seconds``; False while another one is."""
+        milliseconds = max(int(seconds * 1000), 1)
+        if self._renew(keys=[self.keys.leader], args=[self.owner, milliseconds]):
+            return True
+        return bool(self.server.set(self.keys.leader, self.owner, nx=True, px=milliseconds))
+
+    def resign(self) -> None:
+        """Let another scheduler take over at once."""
+        self._resign(keys=[self.keys.leader], args=[self.owner])
+
+    def run(
+        self,
+        load: Callable[[], Iterable[Rule]],
+        stop: threading.Event,
+        *,
+        tick_seconds: float = 5.0,
+        leader_seconds: float = 30.0,
+    ) -> None:
+        """Tick every ``tick_seconds`` while leader (rules re-read each tick), until ``stop`` is set."""
+        leading = False
+        try:
+            while not stop.is_set():
+                now_leading = self.lead(leader_seconds)
+                if now_leading != leading:
+                    logger.warning(
+                        "%s: %s",
+                        self.owner,
+                        "active scheduler" if now_leading else "another scheduler is active; waiting",
+                    )
+                    leading = now_leading
+                if leading:
+                    self.tick(load())
+                stop.wait(tick_seconds)
+        finally:
+            if leading:
+                self.resign()
+
+
+def _when(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")

@@ -1,1 +1,0 @@
-"""The crawler's spiders: one, ``sites``, serves every site rule."""

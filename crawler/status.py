@@ -1,0 +1,167 @@
+"""The status of the service, from the counters in Redis (never from logs): :func:`build_status` gathers
+it as one JSON-ready mapping, which ``crawler status`` (:mod:`crawler.cli.status`) prints. Sources:
+
+- the queue (``crawler:queue``, ``crawler:leases``), the workers' heartbeats (``crawler:workers``,
+  :mod:`crawler.worker.heartbeat`), the active scheduler (``crawler:scheduler:leader``);
+- per site, the grab state (``crawler:grab:<site>``, :mod:`crawler.schedule.grabs` and
+  :mod:`crawler.schedule.revisit`), the last grab's job counters, and the hourly counters
+  (``crawler:stats:<site>:<hour>``, :mod:`crawler.worker.stats`) of the last 24 hours and of the 7 days
+  before.
+
+A site **needs attention** when, in the last 24 hours, it banned the crawler (403/429 or captcha pages),
+most of its requests failed, or a field of its rule stopped matching (the share of article pages where
+the field's XPath found nothing rose by ``FIELD_JUMP`` over its own history); when its grab is overdue
+(no scheduler is running); or when its rule file has errors.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+
+from crawler.keys import Keys, hour_of
+from crawler.redisio.connection import decoded, hash_of
+from crawler.rules import Rule, RuleSet
+
+__all__ = ["FIELD_JUMP", "build_status"]
+
+HOURS_RECENT = 24
+HOURS_HISTORY = 7 * 24
+# A field "stopped matching" when its missing share over the last 24 h is at least this much above its
+# share in the 7 days before (a field that never matched on some pages is no news), on at least
+# FIELD_MIN_PAGES pages, and most pages miss it.
+FIELD_JUMP = 0.3
+FIELD_MIN_PAGES = 3
+# Most requests failing, on at least this many, is a site problem rather than a blip.
+ERROR_MIN_REQUESTS = 3
+# A grab this late (seconds past due) means no scheduler is running.
+OVERDUE_SECONDS = 300
+# A worker is taken for dead after this many missed heartbeats.
+MISSED_BEATS = 3
+
+
+def build_status(server: redis.Redis, keys: Keys, ruleset: RuleSet, now: float) -> dict[str, Any]:
+    """The status of the service at ``now`` (epoch seconds), as a JSON-ready mapping."""
+    workers = []
+    for worker, raw in sorted(server.hgetall(keys.workers).items()):
+        beat = json.loads(raw)
+        age = now - float(beat["seen"])
+        beat_limit = MISSED_BEATS * float(beat["every"])
+        workers.append(
+            {
+                "id": decoded(worker),
+                "host": beat["host"],
+                "pid": beat["pid"],
+                "alive": age <= beat_limit,
+                "seen_seconds_ago": round(age, 1),
+                "pages": beat["pages"],
+                "rate_per_minute": beat["rate"],
+                "sites": beat.get("sites", []),
+            }
+        )
+    leader = server.get(keys.leader)
+    sites = [_site(server, keys, rule, now) for rule in sorted(ruleset.rules.values(), key=lambda r: r.site)]
+    broken = [{"file": error.file, "error": str(error)} for error in ruleset.errors]
+    return {
+        "now": _iso(now),
+        "queue": {"queued": int(server.zcard(keys.queue)), "leased": int(server.zcard(keys.leases))},
+        "scheduler": {"active": None if leader is None else decoded(leader)},
+        "workers": workers,
+        "workers_alive": sum(1 for worker in workers if worker["alive"]),
+        "sites": sites,
+        "rule_errors": broken,
+        "attention": sorted(
+            {site["site"] for site in sites if site["attention"]} | {b["file"] for b in broken}
+        ),
+    }
+
+
+def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float) -> dict[str, Any]:
+    state = hash_of(server, keys.grab(rule.site))
+    recent, history = _counters(server, keys, rule.site, now)
+    last_job = state.get("job")
+    last_new = None
+    if last_job is not None:
+        stored = server.hget(keys.job(last_job), "stored")
+        last_new = int(stored or 0)
+    pages = recent["fields/pages"]
+    fields = []
+    for name in sorted(rule.fields):
+        share = recent[f"fields/missing/{name}"] / pages if pages else 0.0
+        past_pages = history["fields/pages"]
+        past = history[f"fields/missing/{name}"] / past_pages if past_pages else 0.0
+        stopped = pages >= FIELD_MIN_PAGES and share >= 0.5 and share - past >= FIELD_JUMP
+        fields.append(
+            {
+                "field": name,
+                "missing_24h": round(share, 3),
+                "missing_before": round(past, 3),
+                "stopped": stopped,
+            }
+        )
+    requests = recent["crawl/pages"] + recent["crawl/errors"] + recent["crawl/not_modified"]
+    attention = []
+    if recent["ban"]:
+        attention.append(f"banned: {recent['ban']} refusals (403/429) or captcha pages in 24 h")
+    if recent["crawl/errors"] >= ERROR_MIN_REQUESTS and recent["crawl/errors"] * 2 > requests:
+        attention.append(f"fetch errors: {recent['crawl/errors']} of {requests} requests in 24 h failed")
+    attention.extend(
+        f"field {field['field']} stopped matching: missing on {field['missing_24h']:.0%} of pages"
+        f" (before: {field['missing_before']:.0%}): the site's layout changed?"
+        for field in fields
+        if field["stopped"]
+    )
+    next_due = float(state["next"]) if "next" in state else None
+    if next_due is not None and now - next_due > OVERDUE_SECONDS and (rule.every or rule.cron):
+        attention.append(f"grab overdue since {_iso(next_due)}: is a scheduler running?")
+    if rule.every is not None:
+        every = rule.every.total_seconds()
+        schedule = f"every {_span(float(state.get('interval', every)))} (rule: {_span(every)})"
+    else:
+        schedule = f"cron {rule.cron}" if rule.cron else "none (temp crawls only)"
+    return {
+        "site": rule.site,
+        "schedule": schedule,
+        "last_grab": _iso(float(state["last"])) if "last" in state else None,
+        "next_grab": None if next_due is None else _iso(next_due),
+        "grabs": int(state.get("grabs", 0)),
+        "yield": round(float(state["yield"]), 3) if "yield" in state else None,
+        "new_last_grab": last_new,
+        "new_24h": recent["store/new"],
+        "reposts_24h": recent["store/repost"],
+        "pages_24h": recent["crawl/pages"],
+        "not_modified_24h": recent["crawl/not_modified"],
+        "errors_24h": recent["crawl/errors"],
+        "bans_24h": recent["ban"],
+        "qread_fallbacks_24h": recent["extract/qread_fallback"],
+        "fields": fields,
+        "attention": attention,
+    }
+
+
+def _counters(server: redis.Redis, keys: Keys, site: str, now: float) -> tuple[Counter[str], Counter[str]]:
+    """The site's counters summed over the last 24 hours, and over the 7 days before."""
+    hours = [hour_of(now - 3600 * back) for back in range(HOURS_RECENT + HOURS_HISTORY)]
+    pipe = server.pipeline(transaction=False)
+    for hour in hours:
+        pipe.hgetall(keys.stats(site, hour))
+    recent: Counter[str] = Counter()
+    history: Counter[str] = Counter()
+    for index, values in enumerate(pipe.execute()):
+        target = recent if index < HOURS_RECENT else history
+        for name, count in values.items():
+            target[decoded(name)] += int(count)
+    return recent, history
+
+
+def _span(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m"
+
+
+def _iso(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

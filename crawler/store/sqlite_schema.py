@@ -1,0 +1,202 @@
+"""The schema of the weekly SQLite files (:mod:`crawler.store.sqlite` describes them): tables, indexes,
+search index and triggers, rows to documents and back, and the migrations of older files."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from crawler.errors import StoreError
+from crawler.store import fingerprint
+from crawler.store.document import DOCUMENT_FIELDS, UPDATED_FIELDS, make_document
+
+__all__ = [
+    "COLUMNS",
+    "INSERT",
+    "SCHEMA_VERSION",
+    "UPDATE",
+    "UPDATED_COLUMNS",
+    "document_of",
+    "index_bands",
+    "prepare",
+    "row_of",
+]
+
+SCHEMA_VERSION = 3
+_JSON_COLUMNS = frozenset({"fields", "extraction", "summary", "reposts"})
+COLUMNS = ", ".join(DOCUMENT_FIELDS)
+
+# External-content FTS5: a row leaves the index by an insert of its old values with the 'delete' command.
+_FTS_FORGET = (
+    "INSERT INTO articles_fts (articles_fts, rowid, title, body)"
+    " VALUES ('delete', old.pk, old.title, old.body)"
+)
+_SCHEMA = (
+    """CREATE TABLE articles (
+        pk INTEGER PRIMARY KEY,
+        id TEXT NOT NULL,
+        url TEXT NOT NULL UNIQUE,
+        site TEXT NOT NULL,
+        title TEXT,
+        body TEXT,
+        published TEXT,
+        author TEXT,
+        fields TEXT NOT NULL,
+        fetched_at TEXT NOT NULL,
+        first_seen TEXT NOT NULL,
+        week TEXT NOT NULL,
+        extraction TEXT,
+        content_hash TEXT,
+        simhash TEXT,
+        summary TEXT,
+        reposts TEXT NOT NULL DEFAULT '[]',
+        job TEXT
+    )""",
+    "CREATE INDEX articles_id ON articles (id)",
+    "CREATE INDEX articles_site_published ON articles (site, published)",
+    "CREATE INDEX articles_content_hash ON articles (content_hash)",
+    "CREATE INDEX articles_first_seen ON articles (first_seen, id)",
+    "CREATE INDEX articles_site_first_seen ON articles (site, first_seen, id)",
+    "CREATE TABLE simhash_bands (key INTEGER NOT NULL, pk INTEGER NOT NULL)",
+    "CREATE INDEX simhash_bands_key ON simhash_bands (key)",
+    "CREATE INDEX simhash_bands_pk ON simhash_bands (pk)",
+    """CREATE VIRTUAL TABLE articles_fts USING fts5(
+        title, body, content='articles', content_rowid='pk', tokenize='trigram'
+    )""",
+    """CREATE TRIGGER articles_fts_insert AFTER INSERT ON articles BEGIN
+        INSERT INTO articles_fts (rowid, title, body) VALUES (new.pk, new.title, new.body);
+    END""",
+    f"""CREATE TRIGGER articles_fts_delete AFTER DELETE ON articles BEGIN
+        {_FTS_FORGET};
+        DELETE FROM simhash_bands WHERE pk = old.pk;
+    END""",
+    f"""CREATE TRIGGER articles_fts_update AFTER UPDATE OF title, body ON articles BEGIN
+        {_FTS_FORGET};
+        INSERT INTO articles_fts (rowid, title, body) VALUES (new.pk, new.title, new.body);
+    END""",
+)
+INSERT = f"INSERT INTO articles ({COLUMNS}) VALUES ({', '.join('?' for _ in DOCUMENT_FIELDS)})"
+UPDATE = f"UPDATE articles SET {', '.join(f'{name} = ?' for name in UPDATED_FIELDS)} WHERE pk = ?"
+# Where the updated fields sit in a row of row_of().
+UPDATED_COLUMNS = [DOCUMENT_FIELDS.index(name) for name in UPDATED_FIELDS]
+
+
+def index_bands(connection: sqlite3.Connection, pk: int, simhash: str | None) -> None:
+    connection.execute("DELETE FROM simhash_bands WHERE pk = ?", (pk,))
+    if simhash is not None:
+        keys = fingerprint.band_keys(fingerprint.from_hex(simhash))
+        connection.executemany(
+            "INSERT INTO simhash_bands (key, pk) VALUES (?, ?)", [(key, pk) for key in keys]
+        )
+
+
+def prepare(connection: sqlite3.Connection, path: Path) -> None:
+    """WAL mode, NORMAL sync and the schema (created, or migrated from version 1, by whichever process
+    comes first)."""
+    (mode,) = connection.execute("PRAGMA journal_mode = WAL").fetchone()
+    if str(mode).lower() != "wal":
+        raise StoreError(
+            f"the article store {path} cannot use write-ahead logging (journal mode stays {mode!r}):"
+            " put CRAWLER_DATA_DIR on a local file system"
+        )
+    connection.execute("PRAGMA synchronous = NORMAL")
+    if _schema_version(connection, path) == SCHEMA_VERSION:
+        return
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        version = _schema_version(connection, path)
+        if version == 1:
+            _migrate_from_1(connection)
+        elif version == 2:
+            _rebuild_bands(connection)
+        elif version == 0:
+            for statement in _SCHEMA:
+                connection.execute(statement)
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute("COMMIT")
+    finally:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+
+
+def _schema_version(connection: sqlite3.Connection, path: Path) -> int:
+    (version,) = connection.execute("PRAGMA user_version").fetchone()
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"the article store {path} has schema version {version}, newer than this crawler's"
+            f" {SCHEMA_VERSION}: upgrade the crawler to read it"
+        )
+    return int(version)
+
+
+def _rebuild_bands(connection: sqlite3.Connection) -> None:
+    """Version 2 kept 8 band keys of 8 bits per SimHash; version 3 keeps 4 of 16 bits."""
+    connection.execute("DELETE FROM simhash_bands")
+    for pk, simhash in connection.execute(
+        "SELECT pk, simhash FROM articles WHERE simhash IS NOT NULL"
+    ).fetchall():
+        index_bands(connection, pk, simhash)
+
+
+def _migrate_from_1(connection: sqlite3.Connection) -> None:
+    """Version 1 had no pk, SimHash, summary, reposts or search index: rebuild the table from its rows
+    (hashes computed afresh)."""
+    connection.execute("ALTER TABLE articles RENAME TO articles_v1")
+    for statement in (
+        "DROP INDEX IF EXISTS " + name
+        for name in (
+            "articles_id",
+            "articles_site_published",
+            "articles_content_hash",
+            "articles_first_seen",
+            "articles_site_first_seen",
+        )
+    ):
+        connection.execute(statement)
+    for statement in _SCHEMA:
+        connection.execute(statement)
+    old_columns = [name for name in DOCUMENT_FIELDS if name not in {"simhash", "summary", "reposts"}]
+    rows = connection.execute(
+        f"SELECT {', '.join(old_columns)} FROM articles_v1 ORDER BY first_seen, rowid"
+    ).fetchall()
+    for row in rows:
+        old = dict(zip(old_columns, row, strict=True))
+        for name in ("fields", "extraction"):
+            if isinstance(old[name], str):
+                old[name] = json.loads(old[name])
+        document = make_document(old)
+        document["week"] = old["week"]
+        cursor = connection.execute(INSERT, row_of(document))
+        assert cursor.lastrowid is not None
+        index_bands(connection, cursor.lastrowid, document["simhash"])
+    connection.execute("DROP TABLE articles_v1")
+
+
+def row_of(document: Mapping[str, Any]) -> tuple[object, ...]:
+    """Column values of ``document`` in DOCUMENT_FIELDS order, JSON columns encoded."""
+    values: list[object] = []
+    for name in DOCUMENT_FIELDS:
+        value = document[name]
+        if name in _JSON_COLUMNS and value is not None:
+            try:
+                value = json.dumps(value, ensure_ascii=False, sort_keys=True)
+            except (TypeError, ValueError) as exc:
+                raise StoreError(
+                    f"article {document['url']}: field {name!r} cannot be stored as JSON ({exc}):"
+                    " expected strings, numbers, booleans, None, lists and mappings"
+                ) from None
+        values.append(value)
+    return tuple(values)
+
+
+def document_of(row: Sequence[object]) -> dict[str, Any]:
+    """The document of a row read in DOCUMENT_FIELDS order."""
+    document = dict(zip(DOCUMENT_FIELDS, row, strict=True))
+    for name in _JSON_COLUMNS:
+        value = document[name]
+        if isinstance(value, str):
+            document[name] = json.loads(value)
+    return document

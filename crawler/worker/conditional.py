@@ -1,0 +1,72 @@
+"""Conditional requests for index pages: an unchanged index page costs a 304, not a download.
+
+``ConditionalIndexMiddleware`` (a downloader middleware) keeps, in the Redis hash ``crawler:validators``
+(URL -> JSON ``[etag, last_modified]``), the ``ETag`` and ``Last-Modified`` of each index page's last 200
+answer, and sends them back as ``If-None-Match`` and ``If-Modified-Since`` when a regular grab reads the
+page again. A 304 answer reaches the spider (``handle_httpstatus_list``), which counts it
+(``crawl/not_modified/<site>``) and records a visit that found nothing new. Temp crawls always read the
+whole page. Every worker shares the validators, so whichever worker reads a page next can ask.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Self
+
+import redis
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Response
+
+from crawler.requests import Work
+from crawler.worker.connection import keys_of, server_of
+
+__all__ = ["ConditionalIndexMiddleware"]
+
+
+class ConditionalIndexMiddleware:
+    """If-None-Match / If-Modified-Since on the index pages of regular grabs (see the module's docstring)."""
+
+    def __init__(self, server: redis.Redis, key: str) -> None:
+        self.server = server
+        self.key = key
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        if not settings.getbool("SCHEDULE_CONDITIONAL_REQUESTS") or not settings.get("REDIS_URL"):
+            raise NotConfigured(
+                "conditional index requests are off (SCHEDULE_CONDITIONAL_REQUESTS, or no REDIS_URL to keep"
+                " the validators in)"
+            )
+        return cls(server_of(crawler), keys_of(crawler).validators)
+
+    @staticmethod
+    def _applies(request: Request) -> bool:
+        work = Work.of(request)
+        return not work.is_article and work.is_grab
+
+    def process_request(self, request: Request) -> None:
+        if not self._applies(request):
+            return
+        request.meta["handle_httpstatus_list"] = [*request.meta.get("handle_httpstatus_list", ()), 304]
+        saved = self.server.hget(self.key, request.url)
+        if saved is None:
+            return
+        etag, modified = json.loads(saved)
+        if etag and b"If-None-Match" not in request.headers:
+            request.headers[b"If-None-Match"] = etag
+        if modified and b"If-Modified-Since" not in request.headers:
+            request.headers[b"If-Modified-Since"] = modified
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        if not Work.of(request).is_article and response.status == 200:
+            etag = response.headers.get(b"ETag")
+            modified = response.headers.get(b"Last-Modified")
+            if etag or modified:
+                value = [(etag or b"").decode("latin-1"), (modified or b"").decode("latin-1")]
+                self.server.hset(self.key, request.url, json.dumps(value))
+            else:
+                self.server.hdel(self.key, request.url)
+        return response

@@ -1,0 +1,288 @@
+"""One page fetched through Scrapy's own downloader and middlewares, for ``crawler extract URL`` and
+``crawler rules try SITE URL`` (as ``scrapy fetch`` does): the page a command shows is the page the crawl
+would get.
+
+What the fetch goes through, as a crawl does: the network guard (:mod:`crawler.worker.netguard`: no
+loopback, private or link-local address), robots.txt read by Scrapy's parser (Protego) unless asked not
+to, redirects (at most ``REDIRECT_MAX_TIMES``, each one through the guard and robots.txt again), the
+size limit after decompression (``DOWNLOAD_MAXSIZE``), one timeout per request; with the rule's headers
+when a rule is given. No retries: a command reports what failed, at once.
+
+Scrapy's reactor runs once per process, so :func:`fetch` is called at most once per process (each
+command is a process).
+"""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import logging
+import urllib.parse
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from scrapy import Request, Spider
+from scrapy.crawler import CrawlerProcess
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadCancelledError,
+    DownloadConnectionRefusedError,
+    DownloadTimeoutError,
+    IgnoreRequest,
+)
+from scrapy.http import Response as ScrapyResponse
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.internet.defer import CancelledError
+from twisted.internet.error import ConnectError, DNSLookupError, TimeoutError
+from twisted.python.failure import Failure
+
+from crawler import PROJECT_NAME
+from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV, Config
+from crawler.errors import BlockedAddressError, FetchError, InputError
+from crawler.worker.netguard import BlockedRequest
+
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "ROBOTS_TOKEN", "Response", "check_url", "fetch"]
+
+# The product token robots.txt groups are matched against (the User-Agent header starts with it).
+ROBOTS_TOKEN = PROJECT_NAME
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# Loggers held back while a command fetches: their errors are reported as one line by the command instead.
+_QUIET_LOGGERS = ("scrapy", "twisted", "py.warnings", "protego")
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A fetched page: the final URL after redirects, its status, Content-Type and decompressed body."""
+
+    url: str
+    status: int
+    content_type: str | None
+    body: bytes
+    redirects: tuple[str, ...] = ()
+
+
+def check_url(url: str) -> str:
+    """``url`` without surrounding white space when it is an http(s) URL that can be fetched;
+    :class:`InputError` saying what is wrong with it otherwise."""
+    url = url.strip()
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port  # ValueError when out of range
+    except ValueError as exc:
+        raise InputError(f"invalid URL {url!r}: {exc}") from None
+    problem = None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS:
+        shown = f"scheme {scheme!r}" if scheme else "no scheme"
+        problem = f"{shown}: only http:// and https:// URLs can be fetched"
+    elif not parts.hostname:
+        problem = "no host name"
+    elif parts.username is not None or parts.password is not None:
+        problem = "credentials in the URL are not supported (they would be sent in clear)"
+    elif port == 0:
+        problem = "port 0"
+    if problem is not None:
+        raise InputError(f"invalid URL {url!r}: {problem}")
+    return url
+
+
+def fetch(
+    url: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    obey_robots: bool = True,
+    headers: Mapping[str, str] | None = None,
+    config: Config | None = None,
+) -> Response:
+    """GET ``url`` through Scrapy (see the module docstring); :class:`InputError` for a bad URL,
+    :class:`FetchError` (:class:`BlockedAddressError` for a refused address) when it cannot be fetched."""
+    url = check_url(url)
+    config = config or Config.from_env()
+    settings = config.settings(
+        {
+            # Scrapy's own scheduler, no pipelines, none of the worker's Redis plug-ins: one page, here.
+            "SCHEDULER": "scrapy.core.scheduler.Scheduler",
+            "DUPEFILTER_CLASS": "scrapy.dupefilters.BaseDupeFilter",
+            "STATS_CLASS": "scrapy.statscollectors.MemoryStatsCollector",
+            "ITEM_PIPELINES": {},
+            "EXTENSIONS": {"scrapy.extensions.logstats.LogStats": None},
+            "SPIDER_MIDDLEWARES": {"crawler.worker.leaseack.LeaseAckMiddleware": None},
+            "DOWNLOADER_MIDDLEWARES": {
+                "crawler.worker.netguard.NetworkGuardMiddleware": 50,
+                "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
+            },
+            "ROBOTSTXT_OBEY": obey_robots,
+            "RETRY_ENABLED": False,
+            "AUTOTHROTTLE_ENABLED": False,
+            "DOWNLOAD_TIMEOUT": timeout,
+            "DOWNLOAD_MAXSIZE": max_bytes,
+            "DOWNLOAD_WARNSIZE": 0,
+            "LOG_ENABLED": False,
+            "LOG_INSTALL_ROOT_HANDLER": False,
+        }
+    )
+    outcome: dict[str, Any] = {}
+    with _quiet():
+        process = CrawlerProcess(settings)
+        process.crawl(_OnePage, url=url, headers=dict(headers or {}), outcome=outcome)
+        process.start()
+    if "response" in outcome:
+        return outcome["response"]  # type: ignore[no-any-return]
+    failure = outcome.get("failure")
+    if failure is None:
+        raise FetchError(f"fetching {url} gave no response (the crawl stopped early)", url=url)
+    redirects = settings.getint("REDIRECT_MAX_TIMES")
+    raise _error(url, failure, timeout=timeout, max_bytes=max_bytes, redirects=redirects)
+
+
+class _OnePage(Spider):
+    """Fetches its one URL and keeps the response, or the failure, in ``outcome``."""
+
+    name = "fetch"
+
+    def __init__(self, *, url: str, headers: dict[str, str], outcome: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.url = url
+        self.request_headers = headers
+        self.outcome = outcome
+
+    async def start(self) -> AsyncIterator[Request]:
+        yield Request(
+            self.url,
+            headers=self.request_headers or None,
+            callback=self.keep,
+            errback=self.failed,
+            dont_filter=True,
+        )
+
+    def keep(self, response: ScrapyResponse) -> Iterator[Any]:
+        content_type = response.headers.get(b"Content-Type")
+        self.outcome["response"] = Response(
+            url=response.url,
+            status=response.status,
+            content_type=content_type.decode("latin-1") if content_type else None,
+            body=response.body,
+            redirects=tuple(response.meta.get("redirect_urls", ())),
+        )
+        yield from ()
+
+    def failed(self, failure: Failure) -> None:
+        self.outcome["failure"] = failure
+
+
+def _error(url: str, failure: Failure, *, timeout: float, max_bytes: int, redirects: int) -> FetchError:
+    """The one-line error of a fetch that failed."""
+    error = failure.value
+    if isinstance(error, BlockedRequest):
+        return BlockedAddressError(
+            f"refusing to fetch {error.url}: {error.reason}; loopback, private and link-local addresses are"
+            f" never fetched ({ALLOW_PRIVATE_NETWORKS_ENV}=1 allows them, for tests against a local server"
+            " only)",
+            url=error.url,
+        )
+    if isinstance(error, HttpError):
+        response = error.response
+        redirected = _redirect_target(response)
+        if redirected is not None:
+            problem = _url_problem(redirected)
+            return FetchError(
+                f"{response.url} redirected to {redirected!r}, which cannot be fetched: {problem}",
+                url=response.url,
+            )
+        origin = response.meta.get("redirect_urls", [url])[0]
+        after = f" (redirected from {origin})" if origin != response.url else ""
+        reason = http.client.responses.get(response.status, "")
+        return FetchError(f"HTTP {response.status} {reason} for {response.url}{after}", url=response.url)
+    if isinstance(error, IgnoreRequest):
+        message = str(error)
+        if message.startswith("Forbidden by robots.txt"):
+            target = getattr(failure, "request", None)
+            refused = target.url if isinstance(target, Request) else url
+            origin = _origin(refused)
+            return FetchError(
+                f"robots.txt of {origin} disallows {refused} for user agent {ROBOTS_TOKEN!r};"
+                " pass --ignore-robots to fetch it anyway",
+                url=refused,
+            )
+        if message.startswith("max redirections reached"):
+            return FetchError(f"too many redirects: more than {redirects}, starting at {url}", url=url)
+        if "DOWNLOAD_MAXSIZE" in message:
+            return FetchError(
+                f"response of {url} is larger than the limit of {max_bytes:,} bytes (after decompression);"
+                " raise the limit with --max-bytes if the page is wanted",
+                url=url,
+            )
+        return FetchError(f"fetching {url} was refused: {message}", url=url)
+    if isinstance(error, CancelledError | DownloadCancelledError):
+        return FetchError(
+            f"response of {url} is larger than the limit of {max_bytes:,} bytes;"
+            " raise the limit with --max-bytes if the page is wanted",
+            url=url,
+        )
+    if isinstance(error, TimeoutError | DownloadTimeoutError):
+        return FetchError(f"timed out after {timeout:g} s fetching {url}", url=url)
+    if isinstance(error, DNSLookupError | CannotResolveHostError):
+        host = urllib.parse.urlsplit(url).hostname
+        return FetchError(f"cannot resolve host {host!r} of {url}: {error}", url=url)
+    if isinstance(error, ConnectError | DownloadConnectionRefusedError):
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme, 80)
+        why = "connection refused" if isinstance(error, DownloadConnectionRefusedError) else str(error)
+        return FetchError(f"cannot connect to {parts.hostname} port {port} for {url}: {why}", url=url)
+    return FetchError(f"fetching {url} failed: {failure.getErrorMessage()}", url=url)
+
+
+def _redirect_target(response: ScrapyResponse) -> str | None:
+    """Where a 3xx answer that Scrapy did not follow points, when it points somewhere (another scheme)."""
+    location = response.headers.get(b"Location")
+    if not 300 <= response.status < 400 or not location:
+        return None
+    return urllib.parse.urljoin(response.url, location.decode("latin-1").strip())
+
+
+def _url_problem(url: str) -> str:
+    try:
+        check_url(url)
+    except InputError as exc:
+        return str(exc).split(": ", 1)[-1]
+    return "Scrapy did not follow it"
+
+
+def _origin(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        if ipaddress.ip_address(host).version == 6:
+            host = f"[{host}]"
+    except ValueError:
+        pass
+    port = "" if parts.port in (None, _DEFAULT_PORTS.get(parts.scheme)) else f":{parts.port}"
+    return f"{parts.scheme}://{host}{port}"
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Scrapy's and Twisted's log held back unless the command runs with --verbose (root at DEBUG): what
+    failed is reported as one line by the command instead."""
+    if logging.getLogger().isEnabledFor(logging.DEBUG):
+        yield
+        return
+    quiet = _QuietFilter()
+    handlers = list(logging.getLogger().handlers)
+    for handler in handlers:
+        handler.addFilter(quiet)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(quiet)
+
+
+class _QuietFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.name.startswith(_QUIET_LOGGERS)

@@ -1,0 +1,96 @@
+"""Workers alive: each worker writes a heartbeat into Redis, which ``crawler status`` reads.
+
+``crawler:workers`` (hash) maps a worker id (``host:pid``) to JSON: ``host``, ``pid``, ``started``,
+``seen`` (epoch seconds of the last beat), ``every`` (seconds between its beats), ``pages`` (responses so
+far), ``rate`` (responses per minute over the last ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it
+serves, empty for all). A worker is alive while ``seen`` is at most three of its beats old; a clean stop
+removes its entry.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import time
+from collections import deque
+from typing import Self
+
+import redis
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from twisted.internet import task
+
+from crawler.worker.connection import keys_of, server_of
+
+__all__ = ["WorkerHeartbeat"]
+
+logger = logging.getLogger(__name__)
+
+
+class WorkerHeartbeat:
+    """The worker's beat, every ``SUPERVISION_HEARTBEAT_SECONDS``."""
+
+    def __init__(self, crawler: Crawler, server: redis.Redis, seconds: float, rate_seconds: float) -> None:
+        self.crawler = crawler
+        self.server = server
+        self.seconds = seconds
+        self.rate_seconds = rate_seconds
+        self.key = keys_of(crawler).workers
+        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+        self.started = time.time()
+        self.pages = 0
+        self._history: deque[tuple[float, int]] = deque()
+        self._loop: task.LoopingCall | None = None
+        crawler.signals.connect(self.opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.closed, signal=signals.spider_closed)
+        crawler.signals.connect(self.received, signal=signals.response_received)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        seconds = crawler.settings.getfloat("SUPERVISION_HEARTBEAT_SECONDS")
+        if seconds <= 0 or not crawler.settings.get("REDIS_URL"):
+            raise NotConfigured("no heartbeat: SUPERVISION_HEARTBEAT_SECONDS is 0 or REDIS_URL is unset")
+        rate_seconds = crawler.settings.getfloat("SUPERVISION_RATE_SECONDS")
+        return cls(crawler, server_of(crawler), seconds, rate_seconds)
+
+    def received(self) -> None:
+        self.pages += 1
+
+    def opened(self) -> None:
+        self._loop = task.LoopingCall(self.beat)
+        self._loop.start(self.seconds, now=True)
+
+    def closed(self) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        try:
+            self.server.hdel(self.key, self.worker)
+        except redis.RedisError as exc:
+            logger.warning("cannot remove this worker's heartbeat: %s", exc)
+
+    def beat(self) -> None:
+        now = time.time()
+        self._history.append((now, self.pages))
+        while len(self._history) > 1 and now - self._history[0][0] > self.rate_seconds:
+            self._history.popleft()
+        first_time, first_pages = self._history[0]
+        elapsed = now - first_time
+        rate = (self.pages - first_pages) * 60 / elapsed if elapsed > 0 else 0.0
+        sites = sorted(getattr(self.crawler.spider, "only_sites", None) or ())
+        beat = {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "started": round(self.started, 3),
+            "seen": round(now, 3),
+            "every": self.seconds,
+            "pages": self.pages,
+            "rate": round(rate, 1),
+            "sites": sites,
+        }
+        try:
+            self.server.hset(self.key, self.worker, json.dumps(beat))
+        except redis.RedisError as exc:
+            logger.warning("cannot write this worker's heartbeat: %s", exc)

@@ -1,0 +1,139 @@
+"""``CleanPipeline`` (100): the article's text fields tidied, its publication date in ISO-8601."""
+
+from __future__ import annotations
+
+import email.utils
+import re
+from datetime import date, datetime
+from typing import Self
+from urllib.parse import urldefrag
+
+from scrapy.crawler import Crawler
+
+from crawler.items import Article
+from extractors.text import normalize_space
+
+__all__ = ["CleanPipeline", "clean_body", "clean_line", "normalize_published"]
+
+# Control characters but tab, newline and carriage return (C0, DEL, C1): never part of an article's text.
+_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# A blank line (white space allowed on it): the paragraph separator of a body.
+_PARAGRAPH_BREAK_RE = re.compile(r"\n[^\S\n]*\n\s*")
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sept", "sep"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_TIME = r"(?:[T\s,]*(\d{1,2})[:时](\d{2})(?:[:分](\d{2}))?)?"
+# Year first with - / . or 年 月 日 (unambiguous); day-first and month-first numeric dates are left alone.
+_NUMERIC_DATE_RE = re.compile(
+    r"(?<!\d)(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})(?!\d)\s*日?" + _TIME
+)
+_MONTH_DAY_YEAR_RE = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
+_DAY_MONTH_YEAR_RE = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+(\d{{4}})\b", re.IGNORECASE)
+
+
+def clean_line(value: str | None) -> str | None:
+    """One-line text with white space collapsed and control characters removed; "" becomes None."""
+    if value is None:
+        return None
+    return normalize_space(_CONTROL_RE.sub(" ", value)) or None
+
+
+def clean_body(value: str | None) -> str | None:
+    """Paragraphs (separated by blank lines) cleaned like :func:`clean_line`, empty ones dropped, joined
+    by one blank line; None when nothing is left."""
+    if value is None:
+        return None
+    paragraphs = (normalize_space(part) for part in _PARAGRAPH_BREAK_RE.split(_CONTROL_RE.sub(" ", value)))
+    return "\n\n".join(part for part in paragraphs if part) or None
+
+
+def normalize_published(text: str) -> str:
+    """ISO-8601 form of a publication date, ``2026-11-20``, or ``2026-11-20T10:31:00`` (with the page's
+    UTC offset when it gives one) when it has a time; ``text`` unchanged when no date is recognised.
+
+    Recognised: ISO-8601, RFC 2822 (``Fri, 20 Nov 2026 10:31:00 GMT``), year-first numeric dates
+    (``2026/11/20``, ``2026.11.20 10:31``, ``2026年11月20日``) and English month names
+    (``November 20, 2026``, ``20 Nov. 2026``), anywhere in the text.
+    """
+    try:
+        return date.fromisoformat(text).isoformat()
+    except ValueError:
+        pass
+    try:
+        return datetime.fromisoformat(text).isoformat(timespec="seconds")
+    except ValueError:
+        pass
+    try:
+        return email.utils.parsedate_to_datetime(text).isoformat(timespec="seconds")
+    except (TypeError, ValueError, IndexError):
+        pass
+    found = _date_in(text)
+    return text if found is None else found
+
+
+def _date_in(text: str) -> str | None:
+    """The first recognised date (and time) inside ``text``, ISO-8601."""
+    match = _NUMERIC_DATE_RE.search(text)
+    if match is not None:
+        year, month, day, hour, minute, second = match.groups()
+        return _iso(int(year), int(month), int(day), hour, minute, second)
+    match = _MONTH_DAY_YEAR_RE.search(text)
+    if match is not None:
+        month_name, day, year = match.groups()
+        return _iso(int(year), _MONTHS[month_name.lower()], int(day), None, None, None)
+    match = _DAY_MONTH_YEAR_RE.search(text)
+    if match is not None:
+        day, month_name, year = match.groups()
+        return _iso(int(year), _MONTHS[month_name.lower()], int(day), None, None, None)
+    return None
+
+
+def _iso(
+    year: int, month: int, day: int, hour: str | None, minute: str | None, second: str | None
+) -> str | None:
+    try:
+        if hour is None or minute is None:
+            return date(year, month, day).isoformat()
+        moment = datetime(year, month, day, int(hour), int(minute), int(second or 0))
+    except ValueError:
+        return None
+    return moment.isoformat(timespec="seconds")
+
+
+class CleanPipeline:
+    """White space of title, author and published collapsed, body paragraphs cleaned, empty strings to
+    None (custom fields too), ``published`` in ISO-8601 when it parses, the URL's fragment dropped."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls()
+
+    def process_item(self, item: Article) -> Article:
+        item.url = urldefrag(item.url.strip()).url
+        item.title = clean_line(item.title)
+        item.author = clean_line(item.author)
+        published = clean_line(item.published)
+        item.published = normalize_published(published) if published is not None else None
+        item.body = clean_body(item.body)
+        item.fields = {name: clean_line(value) for name, value in item.fields.items()}
+        return item

@@ -1,0 +1,151 @@
+"""``StorePipeline`` (900): the article stored, in batches, before its request is acknowledged.
+
+Every outcome is a crawler stat (the status view reads them): ``store/new/<site>``,
+``store/updated/<site>``, ``store/unchanged/<site>``, ``store/repost/<site>``, ``store/spooled/<site>``,
+``store/dropped_empty/<site>``, ``store/errors/<site>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Self
+
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DropItem
+
+from crawler.errors import InputError, StoreError
+from crawler.items import Article
+from crawler.store import Store, Written, open_store
+from crawler.store.document import add_fingerprints, make_document
+
+__all__ = ["StorePipeline"]
+
+logger = logging.getLogger(__name__)
+
+
+class StorePipeline:
+    """Stores each item in the store of ``open_store(settings)`` (opened when the spider opens, closed
+    when it closes); an item with no body (even after the qRead fallback) is dropped. The item's page is
+    let go first: it is never stored.
+
+    Group commit: items wait (at most ``STORE_FLUSH_SECONDS``) until ``STORE_BATCH_SIZE`` of them can
+    be written together; the batch is written on a thread of its own (the store's only thread, so the
+    crawl never waits on a disk or a network write), and each item moves on, and its request is
+    acknowledged, only once its batch is stored. An item is checked once, as its document is made (on
+    the crawl's thread, cheap), and refused alone before it joins a batch; its fingerprints (the costly
+    part) are computed on the store's thread. A repost (the same article as a stored one, under another
+    URL) is recorded against the original and dropped at INFO level: it is no stored article.
+    """
+
+    def __init__(self, crawler: Crawler, batch_size: int, flush_seconds: float) -> None:
+        self.crawler = crawler
+        self.batch_size = batch_size
+        self.flush_seconds = flush_seconds
+        self.store: Store | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._waiting: list[tuple[dict[str, Any], asyncio.Future[Written]]] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushes: set[asyncio.Future[None]] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        batch_size = crawler.settings.getint("STORE_BATCH_SIZE")
+        flush_seconds = crawler.settings.getfloat("STORE_FLUSH_SECONDS")
+        if batch_size < 1 or flush_seconds < 0:
+            raise InputError(
+                f"settings STORE_BATCH_SIZE {batch_size!r} and STORE_FLUSH_SECONDS {flush_seconds!r}:"
+                " expected a batch of 1 or more articles and 0 or more seconds"
+            )
+        return cls(crawler, batch_size, flush_seconds)
+
+    async def open_spider(self) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+        self.store = await self._run(open_store, self.crawler.settings)
+        logger.info("storing articles in %r", self.store)
+
+    async def close_spider(self) -> None:
+        if self._executor is None:
+            return
+        await self._flush()
+        if self.store is not None:
+            await self._run(self.store.close)
+            self.store = None
+        self._executor.shutdown(wait=True)
+        self._executor = None
+
+    async def process_item(self, item: Article) -> Article:
+        if self.store is None:
+            raise StoreError("StorePipeline got an item before the spider opened: the store is not open")
+        item.page = None
+        site = item.site
+        if not item.body:
+            self._count(f"store/dropped_empty/{site}")
+            raise DropItem(f"no body in {item.url} of site {site!r}, neither from the rule nor from qRead")
+        try:
+            document = make_document(item.document(), fingerprints=False)
+        except StoreError:
+            self._count(f"store/errors/{site}")
+            raise
+        written = asyncio.get_running_loop().create_future()
+        self._waiting.append((document, written))
+        if len(self._waiting) >= self.batch_size:
+            await self._flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self._flush_soon)
+        try:
+            result = await written
+        except StoreError:
+            self._count(f"store/errors/{site}")
+            raise
+        self._count(f"store/{result.outcome}/{site}")
+        if result.outcome == "repost":
+            raise DropItem(
+                f"{result.url} is a repost of {result.original}: recorded there, not stored again",
+                log_level="INFO",
+            )
+        return item
+
+    def _flush_soon(self) -> None:
+        self._timer = None
+        flush = asyncio.ensure_future(self._flush())
+        self._flushes.add(flush)
+        flush.add_done_callback(self._flushes.discard)
+
+    async def _flush(self) -> None:
+        """Write the waiting items as one batch; each item's future gets its result or the batch's error."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        batch, self._waiting = self._waiting, []
+        if not batch or self.store is None or self._executor is None:
+            return
+        loop = asyncio.get_running_loop()
+        writing = loop.run_in_executor(
+            self._executor, _write, self.store, [document for document, _ in batch]
+        )
+
+        def settle(done: asyncio.Future[list[Written]]) -> None:
+            error = StoreError("the batch write was cancelled") if done.cancelled() else done.exception()
+            for index, (_, written) in enumerate(batch):
+                if error is not None:
+                    written.set_exception(error)
+                else:
+                    written.set_result(done.result()[index])
+
+        writing.add_done_callback(settle)
+        await asyncio.wait([writing])
+
+    async def _run(self, function: Any, *args: Any) -> Any:
+        assert self._executor is not None
+        return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
+
+    def _count(self, key: str) -> None:
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value(key)
+
+
+def _write(store: Store, documents: list[dict[str, Any]]) -> list[Written]:
+    """On the store's thread: the documents' fingerprints, then one batch write."""
+    return store.write([add_fingerprints(document) for document in documents])

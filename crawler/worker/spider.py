@@ -1,0 +1,296 @@
+"""The one spider: it serves every site rule, reading its work from the shared leased queue.
+
+Index pages (a rule's start URLs and their pagination) are always fetched again; the article links they
+give go through the Bloom filter, a page's links in one Redis call after they are deduplicated within the
+page, so an article URL is fetched once. Article pages give one item each and are not followed further
+unless the rule's ``depth`` says so.
+
+Seeds also come as JSON from the ``crawler:seeds`` list (``{"site": ..., "url": ..., "kind":
+"index"|"article", "job": ...}``), read with our own parsing: scrapy-redis would turn extra keys into a
+form body. The command line queues its seeds straight into the leased queue instead, so none can be lost
+between a pop and a schedule.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any, Self
+
+from scrapy import Request, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest
+from scrapy.http import Response, TextResponse
+from scrapy.settings import BaseSettings
+from scrapy_redis.spiders import RedisSpider
+from twisted.python.failure import Failure
+
+from crawler.config import apply_environment
+from crawler.items import Article, Page
+from crawler.redisio.queue import LeasedQueue
+from crawler.requests import ARTICLE, INDEX, Work, article_request, index_request
+from crawler.rules import Rule, RuleSet, load_rules
+from crawler.schedule.revisit import Revisits
+from crawler.worker.connection import keys_of, server_of
+from crawler.worker.dupefilter import RedisBloomDupeFilter
+from crawler.worker.leaseack import ack
+
+__all__ = ["SitesSpider"]
+
+logger = logging.getLogger(__name__)
+
+
+class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no type hints
+    name = "sites"
+
+    def __init__(self, *args: Any, sites: str | None = None, job: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.only_sites = {site for site in (sites or "").split(",") if site}
+        self.job = job
+        self.rules: dict[str, Rule] = {}
+        self.rule_errors = 0
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        """The environment's settings (for ``scrapy crawl sites``), and per-site politeness: one download
+        slot per rule, with the rule's delay and concurrency."""
+        super().update_settings(settings)
+        apply_environment(settings)
+        ruleset = load_rules(settings["CRAWLER_RULES_DIR"])
+        slots = {
+            rule.site: {"delay": rule.delay, "concurrency": rule.concurrency}
+            for rule in ruleset.rules.values()
+        }
+        settings.set("DOWNLOAD_SLOTS", {**settings.getdict("DOWNLOAD_SLOTS"), **slots}, priority="spider")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        spider: Self = super().from_crawler(crawler, *args, **kwargs)
+        spider.load(load_rules(crawler.settings["CRAWLER_RULES_DIR"]))
+        crawler.signals.connect(spider.opened, signal=signals.spider_opened)
+        return spider
+
+    def setup_redis(self, crawler: Crawler | None = None) -> None:
+        """scrapy-redis's set-up on the worker's one Redis client, with our keys."""
+        assert crawler is not None
+        self.keys = keys_of(crawler)
+        self.redis_key = self.keys.seeds
+        self.server = server_of(crawler)
+        self.redis_batch_size = crawler.settings.getint("CONCURRENT_REQUESTS")
+        self.redis_encoding = "utf-8"
+        self.fetch_data = self.pop_list_queue
+        self.count_size = self.server.llen
+        self.max_idle_time = 0
+        crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
+        self.queue = LeasedQueue(self.server, self.keys)
+        self.revisits = Revisits(
+            self.server,
+            self.keys,
+            min_factor=crawler.settings.getfloat("SCHEDULE_ADAPT_MIN_FACTOR"),
+            max_factor=crawler.settings.getfloat("SCHEDULE_ADAPT_MAX_FACTOR"),
+        )
+
+    def load(self, ruleset: RuleSet) -> None:
+        """Take the valid rules; a broken rule is logged (and counted when the crawl opens), and never
+        stops the others."""
+        for error in ruleset.errors:
+            logger.error("%s", error)
+        self.rule_errors = len(ruleset.errors)
+        self.rules = {
+            site: rule
+            for site, rule in ruleset.rules.items()
+            if not self.only_sites or site in self.only_sites
+        }
+        logger.info("Serving %d site rules: %s", len(self.rules), ", ".join(sorted(self.rules)))
+
+    def opened(self) -> None:
+        # The spider's own handle on the shared Bloom filter: a page's links are tested in one call.
+        self.seen_links = RedisBloomDupeFilter.from_crawler(self.crawler)
+        if self.rule_errors:
+            self.count("rules/errors", self.rule_errors)
+
+    async def start(self) -> AsyncIterator[Request]:
+        for request in self.next_requests():
+            yield request
+
+    def make_request_from_data(self, data: bytes) -> Request | None:
+        """A seed from the ``seeds`` list: JSON with ``site``, ``url``, and optional ``kind`` and ``job``."""
+        try:
+            seed = json.loads(data)
+        except (ValueError, UnicodeDecodeError):
+            logger.error("Seed is not JSON, dropped: %r", data[:200])
+            self.count("seeds/invalid")
+            return None
+        if not isinstance(seed, dict) or not isinstance(seed.get("url"), str):
+            logger.error("Seed has no url, dropped: %r", seed)
+            self.count("seeds/invalid")
+            return None
+        rule = self.rules.get(str(seed.get("site")))
+        if rule is None:
+            logger.error("Seed names no known site rule, dropped: %r", seed)
+            self.count("seeds/unknown_site")
+            return None
+        job = seed.get("job") if isinstance(seed.get("job"), str) else None
+        if seed.get("kind", INDEX) == ARTICLE:
+            return article_request(rule, seed["url"], job=job)
+        return index_request(rule, seed["url"], job=job)
+
+    def spider_idle(self) -> None:
+        """More seeds if any; a job's crawl closes when the job has nothing pending, a worker never."""
+        self.schedule_next_requests()
+        if self.job is not None and self.queue.job_pending(self.job) <= 0:
+            return
+        raise DontCloseSpider
+
+    # --- callbacks -------------------------------------------------------------------------------------
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        """Requests queued from outside a crawl have no callback: their ``kind`` says which page it is."""
+        if _work(response).is_article:
+            return self.parse_article(response)
+        return self.parse_index(response)
+
+    def parse_index(self, response: Response) -> Iterator[Request]:
+        if response.status == 304:
+            self._not_modified(response)
+            return
+        rule, page = self._page(response)
+        if rule is None or page is None:
+            return
+        work = _work(response)
+        before = rule.regex_timeouts
+        links = rule.article_links(page.url, page.selector.root)
+        self._regex_timeouts(rule, before)
+        self.count(f"crawl/links/{rule.site}", len(links))
+        requests = [
+            article_request(rule, url, job=work.job, boost=work.boost, job_kind=work.job_kind)
+            for url in links
+        ]
+        fresh = list(self._unseen(rule, requests, work.job))
+        yield from fresh
+        self._record_visit(rule, work, len(fresh))
+        if work.page < rule.max_pages:
+            next_url = rule.next_page_url(page.url, page.selector.root)
+            if next_url:
+                yield index_request(
+                    rule, next_url, job=work.job, page=work.page + 1, boost=work.boost, job_kind=work.job_kind
+                )
+
+    def parse_article(self, response: Response) -> Iterator[Any]:
+        rule, page = self._page(response)
+        if rule is None or page is None:
+            return
+        work = _work(response)
+        before = rule.regex_timeouts
+        fields = rule.extract_fields(page.selector.root)
+        self._regex_timeouts(rule, before)
+        self.count(f"fields/pages/{rule.site}")
+        for name, value in fields.items():
+            if value is None:
+                self.count(f"fields/missing/{name}/{rule.site}")
+        yield Article(
+            site=rule.site,
+            url=page.url,
+            fetched_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            title=fields.pop("title", None),
+            body=fields.pop("body", None),
+            published=fields.pop("published", None),
+            author=fields.pop("author", None),
+            fields=fields,
+            job=work.job,
+            page=Page(page.text, rule.min_body_chars),
+        )
+        if work.depth < rule.depth:
+            links = rule.article_links(page.url, page.selector.root)
+            requests = [
+                article_request(
+                    rule, url, job=work.job, depth=work.depth + 1, boost=work.boost, job_kind=work.job_kind
+                )
+                for url in links
+            ]
+            yield from self._unseen(rule, requests, work.job)
+
+    def on_error(self, failure: Failure) -> None:
+        """A request that failed (network, HTTP status, robots.txt) still ends its lease, and is counted."""
+        request: Request = failure.request  # type: ignore[attr-defined]
+        work = Work.of(request)
+        site = work.site or "unknown"
+        if isinstance(failure.value, IgnoreRequest):
+            self.count(f"crawl/ignored/{site}")
+            self.job_count(work.job, "skipped")
+            logger.info("Ignored %s: %s", request.url, failure.getErrorMessage())
+        else:
+            self.count(f"crawl/errors/{site}")
+            self.job_count(work.job, "errors")
+            logger.warning("Failed %s: %s", request.url, failure.getErrorMessage())
+        ack(self.crawler, request)
+
+    # --- helpers ---------------------------------------------------------------------------------------
+
+    def _not_modified(self, response: Response) -> None:
+        """An index page unchanged since the last read (conditional request, 304): nothing new on it."""
+        work = _work(response)
+        rule = self.rules.get(work.site)
+        if rule is None:
+            return
+        self.count(f"crawl/not_modified/{rule.site}")
+        self._record_visit(rule, work, 0, not_modified=True)
+
+    def _record_visit(self, rule: Rule, work: Work, found_new: int, *, not_modified: bool = False) -> None:
+        """A regular grab's first index page was read: its news adapts the site's revisit interval."""
+        if work.page == 1 and work.is_grab:
+            self.revisits.record(rule, found_new, time.time(), not_modified=not_modified)
+
+    def _regex_timeouts(self, rule: Rule, before: int) -> None:
+        """Count the rule's regular expressions that ran out of time on this page (they matched nothing)."""
+        timeouts = rule.regex_timeouts - before
+        if timeouts:
+            self.count(f"rules/regex_timeout/{rule.site}", timeouts)
+
+    def _page(self, response: Response) -> tuple[Rule | None, TextResponse | None]:
+        """The response's rule and the response as text (the rule's encoding when it sets one)."""
+        site = _work(response).site
+        rule = self.rules.get(site)
+        if rule is None:
+            self.count("crawl/no_rule")
+            logger.error("No rule for site %r of %s: dropped", site, response.url)
+            return None, None
+        if not isinstance(response, TextResponse):
+            self.count(f"crawl/not_text/{rule.site}")
+            logger.warning("Not a text page, skipped: %s", response.url)
+            return rule, None
+        self.count(f"crawl/pages/{rule.site}")
+        if rule.encoding:
+            response = response.replace(encoding=rule.encoding)
+        assert isinstance(response, TextResponse)
+        return rule, response
+
+    def _unseen(self, rule: Rule, requests: list[Request], job: str | None) -> Iterable[Request]:
+        """The requests whose URLs the Bloom filter had not seen (test-and-set, one Redis call)."""
+        if not requests:
+            return requests
+        seen = self.seen_links.seen_many(requests)
+        fresh = [request for request, was_seen in zip(requests, seen, strict=True) if not was_seen]
+        for request in fresh:
+            request.dont_filter = True  # already tested and set above
+        skipped = len(requests) - len(fresh)
+        if skipped:
+            self.count(f"crawl/seen/{rule.site}", skipped)
+            self.job_count(job, "skipped", skipped)
+        return fresh
+
+    def count(self, key: str, amount: int = 1) -> None:
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value(key, amount)
+
+    def job_count(self, job: str | None, field: str, amount: int = 1) -> None:
+        if job:
+            self.server.hincrby(self.keys.job(job), field, amount)
+
+
+def _work(response: Response) -> Work:
+    assert response.request is not None
+    return Work.of(response.request)

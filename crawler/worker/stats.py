@@ -1,0 +1,85 @@
+"""Per-site counters shared by every worker, in Redis, by the hour: what ``crawler status`` reads.
+
+``RedisStatsCollector`` is Scrapy's in-memory stats collector (``STATS_CLASS``) that also adds every
+per-site counter (a key ``<what>/<site>``, such as ``store/new/citynews``, ``crawl/errors/citynews``,
+``ban/citynews``, ``fields/missing/body/citynews``) to the hash ``crawler:stats:<site>:<YYYYMMDDHH>``
+(UTC hour) under ``<what>``. Increments are summed in memory and written every
+``SUPERVISION_FLUSH_SECONDS`` in one pipelined round trip, and when the crawl closes; each hourly hash
+expires after ``SUPERVISION_KEEP_HOURS``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+
+import redis
+from scrapy.crawler import Crawler
+from scrapy.spiders import Spider
+from scrapy.statscollectors import MemoryStatsCollector
+from twisted.internet import task
+
+from crawler.keys import hour_of
+from crawler.worker.connection import keys_of, server_of
+
+__all__ = ["GROUPS", "RedisStatsCollector"]
+
+logger = logging.getLogger(__name__)
+
+# Stats key groups that end in a site id (the others, Scrapy's own, stay in the process).
+GROUPS = ("crawl/", "extract/", "store/", "ban/", "fields/", "rules/")
+
+
+class RedisStatsCollector(MemoryStatsCollector):
+    """Scrapy's stats, with the per-site counters also summed in Redis by the hour."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        settings = crawler.settings
+        self.crawler = crawler
+        self.keys = keys_of(crawler)
+        self.flush_seconds = settings.getfloat("SUPERVISION_FLUSH_SECONDS")
+        self.keep_seconds = int(settings.getfloat("SUPERVISION_KEEP_HOURS") * 3600)
+        self._shared = bool(settings.get("REDIS_URL"))
+        self._pending: Counter[tuple[str, str, str]] = Counter()
+        self._lock = threading.Lock()
+        self._loop: task.LoopingCall | None = None
+
+    def inc_value(self, key: str, count: int = 1, start: int = 0, spider: Spider | None = None) -> None:
+        super().inc_value(key, count, start)
+        if key.startswith(GROUPS) and "/" in key:
+            what, _, site = key.rpartition("/")
+            with self._lock:
+                self._pending[(site, hour_of(time.time()), what)] += count
+
+    def open_spider(self, spider: Spider | None = None) -> None:
+        super().open_spider()
+        if self._shared:
+            self._loop = task.LoopingCall(self.flush)
+            self._loop.start(self.flush_seconds, now=False)
+
+    def close_spider(self, spider: Spider | None = None, reason: str | None = None) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        self.flush()
+        super().close_spider(reason=reason)
+
+    def flush(self) -> None:
+        """Write the counts summed since the last flush (kept for the next one if Redis is away)."""
+        with self._lock:
+            pending, self._pending = self._pending, Counter()
+        if not pending or not self._shared:
+            return
+        try:
+            pipe = server_of(self.crawler).pipeline(transaction=False)
+            for (site, hour, what), count in pending.items():
+                key = self.keys.stats(site, hour)
+                pipe.hincrby(key, what, count)
+                pipe.expire(key, self.keep_seconds)
+            pipe.execute()
+        except redis.RedisError as exc:
+            logger.warning("cannot write site counters to Redis (%s): kept for the next try", exc)
+            with self._lock:
+                self._pending.update(pending)
