@@ -14,6 +14,7 @@ __all__ = [
     "FetchError",
     "InputError",
     "StoreError",
+    "StoreUnavailableError",
 ]
 
 # Exit codes of the command line (also listed in `crawler --help` and docs/cli.md).
@@ -51,3 +52,8 @@ class BlockedAddressError(FetchError):
 
 class StoreError(CrawlerError):
     """The article store cannot be opened, read or written, or an article or query given to it is invalid."""
+
+
+class StoreUnavailableError(StoreError):
+    """The store could not write a batch (disk full, read-only, a corrupt file, the server away): its
+    articles are not stored, and their requests are tried again later."""

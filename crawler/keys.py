@@ -20,7 +20,10 @@ class Keys:
     """The Redis keys of one deployment."""
 
     __slots__ = (
+        "attempts",
         "bloom",
+        "dead",
+        "delayed",
         "leader",
         "lease_scores",
         "leases",
@@ -40,6 +43,12 @@ class Keys:
         # Requests being worked on: a sorted set by lease deadline, and each one's queue score (a hash).
         self.leases = f"{prefix}:leases"
         self.lease_scores = f"{prefix}:lease-scores"
+        # Requests whose work could not be finished (their article not stored), tries so far (a hash).
+        self.attempts = f"{prefix}:attempts"
+        # Requests waiting for their time (a retry's backoff, a deferred store): a sorted set by that time.
+        self.delayed = f"{prefix}:delayed"
+        # Requests that ended in an error, with the reason (a hash: member -> JSON).
+        self.dead = f"{prefix}:dead"
         # Requests queued or leased and not yet acknowledged, per site (a hash).
         self.pending = f"{prefix}:pending"
         # The arrival counter that orders requests of one priority.

@@ -14,6 +14,9 @@ Metadata (``request.meta``), read through :class:`Work` only:
 ``lease``       the queue member that names the request's lease, set when a worker takes it
 ==============  ==================================================================================
 
+Scrapy's own keys travel with a request through the queue too: ``retry_times`` (how often it was retried,
+so retries stay bounded whichever worker takes the next try), ``redirect_urls``.
+
 A *job*'s counters live in ``<prefix>:job:<id>`` (``pending``, ``fetched``, ``stored``, ``skipped``,
 ``errors``); it is done when ``pending`` is back to zero, whichever workers did the work.
 """
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +33,10 @@ import redis
 from scrapy import Request, Spider
 from scrapy.utils.request import request_from_dict
 
+from crawler.errors import CrawlerError
 from crawler.keys import Keys
 from crawler.redisio import serializer
+from crawler.redisio.bloom import QueueTarget, RedisBloom
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import Rule
 
@@ -40,6 +45,7 @@ __all__ = [
     "INDEX",
     "JOB_FIELDS",
     "JobCounts",
+    "QueueEntryError",
     "Work",
     "article_request",
     "decode_request",
@@ -48,6 +54,8 @@ __all__ = [
     "index_request",
     "leased",
     "push",
+    "queue_new",
+    "without_lease",
 ]
 
 INDEX = "index"
@@ -67,6 +75,7 @@ class Work:
     depth: int = 1
     boost: int = 0
     lease: str | None = None
+    retries: int = 0
 
     @classmethod
     def of(cls, request: Request) -> Work:
@@ -81,6 +90,7 @@ class Work:
             depth=int(meta.get("depth", 1)),
             boost=int(meta.get("boost", 0)),
             lease=lease if isinstance(lease, str) else None,
+            retries=int(meta.get("retry_times", 0)),
         )
 
     @property
@@ -154,13 +164,44 @@ def encode_request(request: Request, spider: Spider | None = None) -> bytes:
     return serializer.dumps(request.to_dict(spider=spider))
 
 
+class QueueEntryError(CrawlerError):
+    """A queue entry that is no request of ours: not JSON, not a request, or naming a class or a method
+    it may not (the entry is dead-lettered once, never run)."""
+
+
 def decode_request(member: bytes | str, spider: Spider) -> Request:
     """The request ``member`` encodes; one queued from outside a crawl gets the spider's ``on_error`` as
-    its errback, so that a failure still ends its lease."""
-    data = serializer.loads(member)
+    its errback, so that a failure still ends its lease. :class:`QueueEntryError` when the entry is no
+    request of ours: only plain Scrapy requests are queued (no ``_class``: it would name a class to
+    import), with a URL, a site, and callbacks that are the spider's own methods."""
+    shown = repr(member[:120])
+    try:
+        data = serializer.loads(member)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise QueueEntryError(f"queue entry {shown} is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise QueueEntryError(f"queue entry {shown} is not a request: expected a JSON object")
+    if "_class" in data:
+        raise QueueEntryError(
+            f"queue entry {shown} names the class {data['_class']!r}: only plain requests are queued"
+        )
+    meta = data.get("meta")
+    if (
+        not isinstance(data.get("url"), str)
+        or not isinstance(meta, dict)
+        or not isinstance(meta.get("site"), str)
+    ):
+        raise QueueEntryError(f"queue entry {shown} has no url or no site: expected a request of a site rule")
+    for name in ("callback", "errback"):
+        method = data.get(name)
+        if method is not None and (not isinstance(method, str) or method.startswith("_")):
+            raise QueueEntryError(f"queue entry {shown} has {name} {method!r}: expected a method name")
     if data.get("errback") is None and hasattr(spider, "on_error"):
         data["errback"] = "on_error"
-    return request_from_dict(data, spider=spider)
+    try:
+        return request_from_dict(data, spider=spider)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise QueueEntryError(f"queue entry {shown} is not a request Scrapy can make: {exc}") from None
 
 
 def push(queue: LeasedQueue, request: Request, spider: Spider | None = None) -> bool:
@@ -169,6 +210,40 @@ def push(queue: LeasedQueue, request: Request, spider: Spider | None = None) -> 
     return queue.push(
         encode_request(request, spider), priority=request.priority, site=work.site, job=work.job
     )
+
+
+def without_lease(request: Request) -> Request:
+    """A copy of ``request`` (a retry or a redirect of a leased one) without its old lease, to queue."""
+    return request.replace(meta={key: value for key, value in request.meta.items() if key != "lease"})
+
+
+def queue_new(
+    bloom: RedisBloom, keys: Keys, requests: Sequence[Request], fingerprints: Sequence[bytes]
+) -> list[bool]:
+    """Queue the requests whose fingerprints the Bloom filter has not seen, marking them seen in the same
+    atomic calls (one per site, job and priority; a page's links share them). True for each new one."""
+    fresh = [False] * len(requests)
+    groups: dict[tuple[str, str | None, int], list[int]] = {}
+    for index, request in enumerate(requests):
+        work = Work.of(request)
+        request.dont_filter = True  # tested here: the scheduler's dupefilter passes it
+        groups.setdefault((work.site, work.job, request.priority), []).append(index)
+    for (site, job, priority), indices in groups.items():
+        target = QueueTarget(
+            queue=keys.queue,
+            pending=keys.pending,
+            sequence=keys.sequence,
+            job_key=keys.job(job) if job else "",
+            site=site,
+            job=job,
+            priority=priority,
+        )
+        added = bloom.add_and_queue(
+            [fingerprints[i] for i in indices], [encode_request(requests[i]) for i in indices], target
+        )
+        for index, new in zip(indices, added, strict=True):
+            fresh[index] = new
+    return fresh
 
 
 # --- jobs ---------------------------------------------------------------------------------------------

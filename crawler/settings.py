@@ -25,9 +25,15 @@ DOWNLOAD_DELAY = 0.0
 AUTOTHROTTLE_ENABLED = True
 AUTOTHROTTLE_START_DELAY = 0.0
 AUTOTHROTTLE_TARGET_CONCURRENCY = 8.0
-# Retries with Scrapy's backoff; a ban-aware policy comes with the supervision issue.
+# Retries (Scrapy's RetryMiddleware), each one through the shared queue after its backoff; a ban-aware
+# policy comes with the supervision issue.
 RETRY_ENABLED = True
 RETRY_TIMES = 2
+# Seconds a retry waits before a worker takes it again, doubled at each retry (1, 2, 4, ... s): a site
+# that fails for a while is asked again after it, not RETRY_TIMES times in a second.
+RETRY_BACKOFF_SECONDS = 1.0
+# The longest wait of one retry.
+RETRY_BACKOFF_MAX_SECONDS = 60.0
 DOWNLOAD_TIMEOUT = 30
 # Decompressed size limits: a page over DOWNLOAD_MAXSIZE is dropped, one over DOWNLOAD_WARNSIZE logged.
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
@@ -40,10 +46,13 @@ LOG_LEVEL = "INFO"
 # Article pages are read once; index pages are re-read every grab: no HTTP cache.
 HTTPCACHE_ENABLED = False
 
+# Host names resolving to loopback, private or link-local addresses are refused as they are resolved to
+# connect: the address checked is the address connected to.
+TWISTED_DNS_RESOLVER = "crawler.worker.netguard.GuardedResolver"
 SCHEDULER = "crawler.worker.scheduler.LeasedScheduler"
 DUPEFILTER_CLASS = "crawler.worker.dupefilter.RedisBloomDupeFilter"
 DOWNLOADER_MIDDLEWARES = {
-    # Loopback, private and link-local addresses are refused (checked on the resolved address).
+    # Other schemes than http(s), and loopback, private and link-local IP literals, refused at once.
     "crawler.worker.netguard.NetworkGuardMiddleware": 50,
     # Rules carry no HTTP credentials: nothing to add, nothing to leak to another host.
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
@@ -138,6 +147,11 @@ STORE_BATCH_SIZE = 100
 STORE_FLUSH_SECONDS = 0.2
 # Seconds between tries to replay the local spool into MongoDB while it is unreachable.
 STORE_SPOOL_RETRY_SECONDS = 10.0
+# Seconds before a page whose article could not be stored (disk full, read-only, store away) is fetched
+# and stored again; its request keeps its lease meanwhile (crawler/redisio/queue.py defer).
+STORE_RETRY_SECONDS = 30.0
+# Tries to store a page's article before its request is dead-lettered with the store's error.
+STORE_MAX_ATTEMPTS = 5
 
 # --- MONGO_: the MongoDB store (crawler/store/mongo.py), used when MONGO_URI is set (crawler/config.py) ---
 # Milliseconds to find a server or connect before the batch goes to the spool.
@@ -155,6 +169,11 @@ DEDUP_MAX_DISTANCE = None
 # --- SUMMARY_: extractive summaries stored with each article -------------------------------------------
 # Summary lengths in sentences (an empty list turns summaries off).
 SUMMARY_SENTENCES = [1, 3]
+
+# --- RULES_: applying site rules to pages ------------------------------------------------------------
+# Seconds all of a rule's regular expressions may take on one page together (each search also stops at
+# 0.2 s): a pattern that backtracks on every link costs a page this long, not 0.2 s a link.
+RULES_REGEX_PAGE_SECONDS = 1.0
 
 # --- QREAD_: the body when a rule's fields fall short -------------------------------------------------
 # Extraction algorithm used when a rule's body is missing or shorter than its min_body_chars.

@@ -27,7 +27,7 @@ from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded, hash_of
 from crawler.rules import Rule, RuleSet
 
-__all__ = ["FIELD_JUMP", "build_status"]
+__all__ = ["FIELD_JUMP", "build_status", "span"]
 
 HOURS_RECENT = 24
 HOURS_HISTORY = 7 * 24
@@ -61,14 +61,25 @@ def build_status(server: redis.Redis, keys: Keys, ruleset: RuleSet, now: float) 
                 "pages": beat["pages"],
                 "rate_per_minute": beat["rate"],
                 "sites": beat.get("sites", []),
+                "redis_errors": beat.get("redis_errors", 0),
             }
         )
     leader = server.get(keys.leader)
-    sites = [_site(server, keys, rule, now) for rule in sorted(ruleset.rules.values(), key=lambda r: r.site)]
+    dead = _dead_letters(server, keys)
+    sites = [
+        _site(server, keys, rule, now, dead.get(rule.site, 0))
+        for rule in sorted(ruleset.rules.values(), key=lambda r: r.site)
+    ]
     broken = [{"file": error.file, "error": str(error)} for error in ruleset.errors]
     return {
         "now": _iso(now),
-        "queue": {"queued": int(server.zcard(keys.queue)), "leased": int(server.zcard(keys.leases))},
+        "redis": _redis(server),
+        "queue": {
+            "queued": int(server.zcard(keys.queue)),
+            "leased": int(server.zcard(keys.leases)),
+            "waiting": int(server.zcard(keys.delayed)),
+            "dead_letters": sum(dead.values()),
+        },
         "scheduler": {"active": None if leader is None else decoded(leader)},
         "workers": workers,
         "workers_alive": sum(1 for worker in workers if worker["alive"]),
@@ -80,7 +91,32 @@ def build_status(server: redis.Redis, keys: Keys, ruleset: RuleSet, now: float) 
     }
 
 
-def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float) -> dict[str, Any]:
+def _redis(server: redis.Redis) -> dict[str, Any]:
+    """The Redis server's health: version, uptime, the append-only file, memory."""
+    info = server.info()
+    return {
+        "version": decoded(info.get("redis_version", "")),
+        "uptime_seconds": int(info.get("uptime_in_seconds", 0)),
+        "aof_enabled": bool(info.get("aof_enabled", 0)),
+        "aof_last_write_ok": decoded(info.get("aof_last_write_status", "ok")) == "ok",
+        "used_memory_bytes": int(info.get("used_memory", 0)),
+    }
+
+
+def _dead_letters(server: redis.Redis, keys: Keys) -> dict[str, int]:
+    """Dead letters per site (an entry that was no request counts under ``""``)."""
+    counts: Counter[str] = Counter()
+    for raw in server.hvals(keys.dead):
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            record = {}
+        site = record.get("site") if isinstance(record, dict) else None
+        counts[site if isinstance(site, str) else ""] += 1
+    return dict(counts)
+
+
+def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float, dead: int) -> dict[str, Any]:
     state = hash_of(server, keys.grab(rule.site))
     recent, history = _counters(server, keys, rule.site, now)
     last_job = state.get("job")
@@ -109,6 +145,8 @@ def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float) -> dict[str, 
         attention.append(f"banned: {recent['ban']} refusals (403/429) or captcha pages in 24 h")
     if recent["crawl/errors"] >= ERROR_MIN_REQUESTS and recent["crawl/errors"] * 2 > requests:
         attention.append(f"fetch errors: {recent['crawl/errors']} of {requests} requests in 24 h failed")
+    if dead:
+        attention.append(f"{dead} dead letters: `crawler dead list --site {rule.site}`")
     attention.extend(
         f"field {field['field']} stopped matching: missing on {field['missing_24h']:.0%} of pages"
         f" (before: {field['missing_before']:.0%}): the site's layout changed?"
@@ -120,7 +158,7 @@ def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float) -> dict[str, 
         attention.append(f"grab overdue since {_iso(next_due)}: is a scheduler running?")
     if rule.every is not None:
         every = rule.every.total_seconds()
-        schedule = f"every {_span(float(state.get('interval', every)))} (rule: {_span(every)})"
+        schedule = f"every {span(float(state.get('interval', every)))} (rule: {span(every)})"
     else:
         schedule = f"cron {rule.cron}" if rule.cron else "none (temp crawls only)"
     return {
@@ -137,6 +175,7 @@ def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float) -> dict[str, 
         "not_modified_24h": recent["crawl/not_modified"],
         "errors_24h": recent["crawl/errors"],
         "bans_24h": recent["ban"],
+        "dead_letters": dead,
         "qread_fallbacks_24h": recent["extract/qread_fallback"],
         "fields": fields,
         "attention": attention,
@@ -158,7 +197,8 @@ def _counters(server: redis.Redis, keys: Keys, site: str, now: float) -> tuple[C
     return recent, history
 
 
-def _span(seconds: float) -> str:
+def span(seconds: float) -> str:
+    """A duration as the status shows it: ``45m``, ``3h05m``."""
     minutes = round(seconds / 60)
     return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m"
 

@@ -33,6 +33,7 @@ __all__ = [
     "decode_html",
     "looks_binary",
     "normalize_encoding",
+    "redetect",
     "sniff_binary",
 ]
 
@@ -235,6 +236,15 @@ def decode(data: bytes, declared: str | None = None) -> Decoded:
     if encoding is not None:
         return Decoded(data.decode(encoding, "replace"), encoding, "detected")
     return Decoded(data.decode("cp1252", "replace"), "cp1252", "default")
+
+
+def redetect(data: bytes) -> Decoded | None:
+    """The page decoded by detection alone (charset-normalizer), whatever it declares: for a page whose
+    declared charset leaves undecodable bytes. None when nothing is detected."""
+    encoding = _detect(data[:DETECT_BYTES])
+    if encoding is None:
+        return None
+    return Decoded(data.decode(encoding, "replace"), encoding, "detected")
 
 
 def decode_html(data: bytes, declared: str | None = None) -> str:

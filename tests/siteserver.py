@@ -21,6 +21,12 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/slow?seconds=S``            an article page sent after S seconds
 ``/binary``                    64 KB of random bytes as application/octet-stream
 ``/echo-headers``              an HTML page listing the request's headers, one ``<li>`` per header
+``/links?to=P,Q,...``          an index page whose ``<ul class="news">`` links to P, Q, ... (paths or URLs)
+``/a/ID``                      a generated article page, "Article ID" (any ID)
+``/r/ID``                      a 302 redirect to ``/a/ID``
+``/flaky/ID?fail=N``           503 (``Retry-After: 0``) for the first N requests of ID, then the article
+``/gbk-as-utf8``               the GBK article, sent with ``charset=utf-8`` in its Content-Type
+``/unsized?kb=N``              an N KB HTML page without Content-Length (its end is the connection's)
 =============================  ====================================================================
 """
 
@@ -89,6 +95,29 @@ _LARGE_PARAGRAPH = (
 )
 
 
+# Requests so far per /flaky/ID (the server is threaded).
+_COUNTS: dict[str, int] = {}
+_COUNTS_LOCK = threading.Lock()
+
+
+def generated_article(name: str) -> str:
+    """The article page of ``/a/NAME``: a headline and three paragraphs of words drawn for that name, so
+    that two generated articles never look like reposts of each other."""
+    words = random.Random(name).choices(_WORDS, k=120)
+    paragraphs = [" ".join(words[start : start + 40]).capitalize() + "." for start in range(0, 120, 40)]
+    return article_page(f"Article {name}", paragraphs)
+
+
+_WORDS = [
+    "harbour", "bridge", "council", "river", "station", "market", "school", "library", "garden", "tower",
+    "ferry", "tunnel", "museum", "stadium", "hospital", "airport", "festival", "election", "budget", "storm",
+    "engineer", "teacher", "driver", "farmer", "nurse", "mayor", "artist", "student", "trader", "pilot",
+    "opens", "closes", "repairs", "builds", "plans", "delays", "wins", "loses", "moves", "reports",
+    "early", "late", "quiet", "busy", "new", "old", "northern", "southern", "eastern", "western",
+    "monday", "tuesday", "friday", "morning", "evening", "summer", "winter", "spring", "autumn", "night",
+]  # fmt: skip
+
+
 @functools.cache
 def _gzipped_page(megabytes: float) -> bytes:
     size = int(megabytes * 1024 * 1024)
@@ -141,6 +170,42 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             )
             page = f"<html><head><title>Headers</title></head><body><ul>{items}</ul></body></html>"
             self._send(200, page.encode(), "text/html; charset=utf-8")
+        elif path == "/links":
+            items = "".join(
+                f'<li><a href="{html.escape(link)}">{html.escape(link)}</a></li>'
+                for link in query.get("to", "").split(",")
+                if link
+            )
+            page = f"<html><head><title>Index</title></head><body><ul class='news'>{items}</ul></body></html>"
+            self._send(200, page.encode(), "text/html; charset=utf-8")
+        elif path.startswith("/a/"):
+            self._send(200, generated_article(path.removeprefix("/a/")).encode(), "text/html; charset=utf-8")
+        elif path.startswith("/r/"):
+            self._redirect("/a/" + path.removeprefix("/r/"), 302)
+        elif path.startswith("/flaky/"):
+            name = path.removeprefix("/flaky/")
+            with _COUNTS_LOCK:
+                _COUNTS[name] = _COUNTS.get(name, 0) + 1
+                seen = _COUNTS[name]
+            if seen <= int(query.get("fail", "1")):
+                self._send(503, b"busy", "text/plain", {"Retry-After": "0"})
+            else:
+                self._send(200, generated_article(name).encode(), "text/html; charset=utf-8")
+        elif path == "/gbk-as-utf8":
+            chinese = article_page(GBK_TITLE, GBK_PARAGRAPHS, lang="zh")
+            self._send(200, chinese.encode("gbk"), "text/html; charset=utf-8")
+        elif path == "/unsized":
+            size = int(float(query.get("kb", "100")) * 1024)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            block = _LARGE_PARAGRAPH.encode()
+            sent = 0
+            while sent < size:
+                self.wfile.write(block)
+                sent += len(block)
+            self.close_connection = True
         elif path == "/binary":
             self._send(200, random.Random(7).randbytes(64 * 1024), "application/octet-stream")
         else:

@@ -100,6 +100,15 @@ def _refuses(path: Path) -> bool:
         return False
 
 
+def _listens(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(str(path))
+        except (FileNotFoundError, ConnectionRefusedError):
+            return False
+        return True
+
+
 @pytest.fixture
 def spawn() -> Iterator[Callable[..., tuple[subprocess.Popen[str], str]]]:
     """Start CHILD on a data folder; returns the process and its first line. Ended (killed if need be)
@@ -201,7 +210,7 @@ def test_data_survives_close_and_restart(data_dir: Path) -> None:
 
 
 def test_recovers_when_the_server_is_killed(data_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
-    server = EmbeddedRedis(data_dir)
+    server = EmbeddedRedis(data_dir, watch_seconds=0)  # no watchdog: the next ensure() recovers
     try:
         server.ensure()
         client = connect(server.url)
@@ -270,24 +279,55 @@ def _adopting_orphans() -> Iterator[None]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux-only")
-def test_after_the_owner_is_killed_the_next_one_attaches(
+def test_after_the_owner_is_killed_the_next_user_attaches_and_the_last_to_leave_stops_it(
     data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]]
 ) -> None:
     with _adopting_orphans():
         child, said = spawn(data_dir)
         server_pid = int(said)
         try:
-            child.kill()  # SIGKILL: the owner cannot shut its server down
+            child.kill()  # SIGKILL: the owner cannot leave; its user file stays, but it counts no more
             child.wait(WAIT_LIMIT)
             assert not _gone(server_pid)
             with EmbeddedRedis(data_dir) as server:
                 assert not server.owner
                 assert _call(server.url, "ping")
-            assert not _gone(server_pid)  # a non-owner's close leaves it running
+            _wait_until(lambda: _gone(server_pid), "the last user to stop the server")
+            assert list((data_dir / "redis" / "users").iterdir()) == []
         finally:
-            _shut_down(data_dir.resolve() / "redis" / "redis.sock")
-            _wait_until(lambda: _gone(server_pid), "the orphaned server to shut down")
+            if not _gone(server_pid):
+                _shut_down(data_dir.resolve() / "redis" / "redis.sock")
+                _wait_until(lambda: _gone(server_pid), "the orphaned server to shut down")
             os.waitpid(server_pid, 0)  # reap it: it became our child when its owner died
+
+
+def test_the_owner_interrupted_leaves_the_server_to_its_other_users(
+    data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]]
+) -> None:
+    child, said = spawn(data_dir)
+    server_pid = int(said)
+    with EmbeddedRedis(data_dir) as server:
+        assert not server.owner
+        _call(server.url, "set", b"kept", b"yes")
+        child.send_signal(signal.SIGINT)  # Ctrl-C of the process that started the server
+        child.wait(WAIT_LIMIT)
+        assert not _gone(server_pid), "another process still uses the server"
+        assert _call(server.url, "get", b"kept") == b"yes"
+    _wait_until(lambda: _gone(server_pid), "the last user to stop the server")
+
+
+def test_a_killed_server_is_started_again_by_the_watchdog_with_its_data(data_dir: Path) -> None:
+    with EmbeddedRedis(data_dir, watch_seconds=0.1) as server:
+        client = connect(server.url)
+        client.config_set("appendfsync", "always")  # the write is on disk before SET returns
+        client.set(b"survivor", b"yes")
+        first = server.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        _wait_until(lambda: server.pid not in (None, first), "the watchdog to start a new server")
+        _wait_until(lambda: _listens(server.socket_path), "the new server to listen")
+        assert client.get(b"survivor") == b"yes", "the client reconnects; the data was on disk"
+        client.close()
 
 
 def test_a_server_that_cannot_start_is_reported_with_its_log(data_dir: Path) -> None:

@@ -214,3 +214,44 @@ def test_productive_sites_and_temp_crawls_go_first(redis_client: redis.Redis, ru
     assert redis_client.hget(Keys(PREFIX).grab("demo-techdaily"), "job") != temp.encode(), (
         "the schedule untouched"
     )
+
+
+def test_the_scheduler_survives_redis_killed_and_started_again(
+    rules: dict[str, Rule], tmp_path: Path
+) -> None:
+    import signal
+    import threading
+    import time
+
+    from crawler.redisio.connection import connect
+    from crawler.redisio.embedded import EmbeddedRedis
+
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    stop = threading.Event()
+    with EmbeddedRedis(tmp_path, watch_seconds=0) as embedded:
+        server = connect(embedded.url)
+        scheduler = GrabScheduler(server, Keys(PREFIX), clock=clock)
+        citynews = [rules["demo-citynews"]]
+        thread = threading.Thread(
+            target=scheduler.run, args=(lambda: citynews, stop), kwargs={"tick_seconds": 0.05}
+        )
+        thread.start()
+        try:
+            deadline = time.monotonic() + 30
+            while int(server.hget(Keys(PREFIX).grab("demo-citynews"), "grabs") or 0) < 1:
+                assert time.monotonic() < deadline, "the first grab was never seeded"
+                time.sleep(0.05)
+            assert embedded.pid is not None
+            os.kill(embedded.pid, signal.SIGKILL)
+            time.sleep(1)  # ticks fail meanwhile
+            assert thread.is_alive(), "a tick that fails is tried again, the scheduler goes on"
+            embedded.ensure()
+            clock.advance(minutes=25)  # the next period is due
+            while int(server.hget(Keys(PREFIX).grab("demo-citynews"), "grabs") or 0) < 2:
+                assert time.monotonic() < deadline, "no grab was seeded after Redis came back"
+                time.sleep(0.05)
+        finally:
+            stop.set()
+            thread.join(30)
+        assert not thread.is_alive()
+        server.close()

@@ -14,7 +14,7 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from crawler import settings as project_settings
-from crawler.errors import InputError
+from crawler.errors import InputError, StoreUnavailableError
 from crawler.items import Article, Page
 from crawler.store import SqliteStore, StoreError
 from crawler.worker.pipelines.clean import CleanPipeline, normalize_published
@@ -249,9 +249,10 @@ def test_a_failed_batch_fails_each_of_its_items(tmp_path: Path) -> None:
     (tmp_path / "articles").mkdir()
     (tmp_path / "articles" / "articles_2026w47.sqlite").write_bytes(b"this is not a database" * 100)
     outputs = run_store(crawler, [item(url=f"http://127.0.0.1:8631/citynews/{n}.html") for n in range(3)])
-    assert all(isinstance(output, StoreError) for output in outputs)
+    # The store's failure, not the articles': each is to be stored again later (its request deferred).
+    assert all(isinstance(output, StoreUnavailableError) for output in outputs)
     assert "articles_2026w47.sqlite" in str(outputs[0])
-    assert stats(crawler) == {"store/errors/citynews": 3}
+    assert stats(crawler) == {"store/unavailable/citynews": 3}
 
 
 def test_an_item_without_a_body_is_dropped_and_counted(tmp_path: Path, crawler: Crawler) -> None:

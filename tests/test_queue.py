@@ -117,3 +117,33 @@ def test_requests_travel_as_json_and_come_back_whole(redis_client: redis.Redis) 
     assert back.url == original.url and back.priority == 4 and back.dont_filter
     assert back.headers.get("Accept-Language") == b"zh-CN"
     assert back.meta["page"] == 2
+
+
+def test_a_retry_with_a_backoff_waits_then_goes_back_to_the_queue(redis_client: redis.Redis) -> None:
+    queue = make_queue(redis_client)
+    push(queue, request("http://a.test/1"))
+    lease = queue.pop()
+    assert lease is not None
+    assert queue.handoff(lease, b'{"retry": 1}', priority=0, site="news", job="j1", delay=30)
+    assert (len(queue), queue.leased(), queue.delayed()) == (0, 0, 1), "waiting, with no worker"
+    assert queue.pending("news") == 1 and queue.job_pending("j1") == 1
+    assert queue.queue_due(now=time.time()) == 0, "not yet"
+    assert queue.queue_due(now=time.time() + 31) == 1
+    assert (len(queue), queue.delayed()) == (1, 0)
+
+
+def test_a_deferred_request_comes_back_until_its_attempts_are_used_up(redis_client: redis.Redis) -> None:
+    queue = make_queue(redis_client)
+    push(queue, request("http://a.test/1"))
+    for attempt in (1, 2):
+        lease = queue.pop()
+        assert lease is not None
+        assert queue.defer(lease, 10, max_attempts=2) == attempt
+        assert (queue.leased(), queue.delayed(), queue.pending("news")) == (0, 1, 1)
+        assert queue.queue_due(now=time.time() + 11) == 1
+    lease = queue.pop()
+    assert lease is not None
+    assert queue.defer(lease, 10, max_attempts=2) == 0, "used up: still leased, for a dead letter"
+    assert queue.dead_letter(lease, b'{"reason": "the store refused it"}', site="news", job="j1")
+    assert (queue.leased(), queue.delayed(), queue.pending("news"), queue.job_pending("j1")) == (0, 0, 0, 0)
+    assert list(queue.dead().values()) == ['{"reason": "the store refused it"}']

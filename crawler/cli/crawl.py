@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import redis
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -128,8 +129,10 @@ def run_temp(args: argparse.Namespace) -> int:
     rule = load_rule(path)
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, settings_from(args.set))
-        counts = _crawl_job(settings, url, [rule], article_urls=args.url, title=f"temp crawl of {rule.site}")
-    _print_summary(counts)
+        job, counts = _crawl_job(
+            settings, url, [rule], article_urls=args.url, title=f"temp crawl of {rule.site}"
+        )
+    _print_summary(job, counts)
     return 0 if counts.errors == 0 or counts.stored > 0 else 1
 
 
@@ -257,8 +260,8 @@ def run_demo(args: argparse.Namespace) -> int:
         console.print(f"Demo sites on {server.origin}: {', '.join(sorted(ruleset.rules))}")
         with redis_for(config) as url:
             settings = _crawl_settings(config, url, {})
-            counts = _crawl_job(settings, url, ruleset.rules.values(), title="demo crawl")
-    _print_summary(counts)
+            job, counts = _crawl_job(settings, url, ruleset.rules.values(), title="demo crawl")
+    _print_summary(job, counts)
     _print_stored(console, directory)
     return 0
 
@@ -276,7 +279,7 @@ def _crawl_settings(config: Config, redis_url: str, overrides: dict[str, Any]) -
 
 def _crawl_job(
     settings: Any, url: str, rules: Any, *, article_urls: list[str] | None = None, title: str
-) -> JobCounts:
+) -> tuple[str, JobCounts]:
     server = connect(url)
     keys = Keys(settings["REDIS_KEY_PREFIX"])
     rules = list(rules)
@@ -304,7 +307,10 @@ def _crawl_job(
         bar = progress.add_task(title, total=None, stored=0, skipped=0, errors=0)
 
         def tick() -> None:
-            counts = JobCounts.read(server, keys, job)
+            try:
+                counts = JobCounts.read(server, keys, job)
+            except redis.RedisError:
+                return  # Redis away for a moment: the worker says so in the log; the bar waits
             progress.update(
                 bar,
                 completed=counts.fetched,
@@ -319,14 +325,16 @@ def _crawl_job(
         tick()
     counts = JobCounts.read(server, keys, job)
     logger.info("job %s done in %.1f s", job, time.monotonic() - started)
-    return counts
+    return job, counts
 
 
-def _print_summary(counts: JobCounts) -> None:
+def _print_summary(job: str, counts: JobCounts) -> None:
     print(
         f"fetched {counts.fetched} pages, stored {counts.stored} articles,"
         f" skipped {counts.skipped} (already seen or refused), errors {counts.errors}"
     )
+    if counts.errors:
+        print(f"the errors are dead letters, each with its reason: `crawler dead list --job {job}`")
 
 
 def _print_stored(console: Console, directory: Path, sample: int = 3) -> None:

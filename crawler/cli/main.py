@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from crawler import __version__
-from crawler.cli import articles, crawl, extract, rules, status
+from crawler.cli import articles, crawl, dead, extract, rules, status
 from crawler.errors import CrawlerError
 
 __all__ = ["EXIT_CODES_HELP", "build_parser", "main"]
@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_commands(commands)
     articles.add_commands(commands)
     status.add_commands(commands)
+    dead.add_commands(commands)
     rules.add_commands(commands)
     return parser
 

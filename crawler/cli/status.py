@@ -15,7 +15,7 @@ from crawler.cli.crawl import redis_for
 from crawler.config import Config
 from crawler.redisio.connection import connect
 from crawler.rules import load_rules
-from crawler.status import build_status
+from crawler.status import build_status, span
 
 __all__ = ["add_commands"]
 
@@ -52,13 +52,22 @@ def _print(report: dict[str, Any]) -> None:
     console = Console() if sys.stdout.isatty() else Console(width=140, color_system=None)
     queue = report["queue"]
     console.print(
-        f"[bold]{report['now']}[/bold]  queue {queue['queued']} requests, {queue['leased']} leased;"
+        f"[bold]{report['now']}[/bold]  queue {queue['queued']} requests, {queue['leased']} leased,"
+        f" {queue['waiting']} waiting (retries, deferred), {queue['dead_letters']} dead letters;"
         f" scheduler: {report['scheduler']['active'] or 'none active'};"
         f" workers alive: {report['workers_alive']} of {len(report['workers'])}"
     )
+    health = report["redis"]
+    aof = (
+        "off" if not health["aof_enabled"] else "ok" if health["aof_last_write_ok"] else "[red]FAILING[/red]"
+    )
+    console.print(
+        f"redis {health['version']}: up {span(health['uptime_seconds'])}, append-only file {aof},"
+        f" {health['used_memory_bytes'] / 1e6:.1f} MB"
+    )
     if report["workers"]:
         workers = Table(title="Workers", title_justify="left")
-        for column in ("worker", "alive", "last beat", "pages", "pages/min", "sites"):
+        for column in ("worker", "alive", "last beat", "pages", "pages/min", "Redis errors", "sites"):
             workers.add_column(column)
         for worker in report["workers"]:
             workers.add_row(
@@ -67,6 +76,7 @@ def _print(report: dict[str, Any]) -> None:
                 f"{worker['seen_seconds_ago']:.0f} s ago",
                 str(worker["pages"]),
                 f"{worker['rate_per_minute']:.1f}",
+                str(worker["redis_errors"]),
                 ",".join(worker["sites"]) or "all",
             )
         console.print(workers)

@@ -20,7 +20,7 @@ from pybloom_live.pybloom import make_hashfuncs
 
 from crawler.errors import CrawlerError
 
-__all__ = ["MAX_ITEMS_PER_CALL", "TIGHTENING", "BloomError", "RedisBloom", "SliceGeometry"]
+__all__ = ["MAX_ITEMS_PER_CALL", "TIGHTENING", "BloomError", "QueueTarget", "RedisBloom", "SliceGeometry"]
 
 # Each slice's error rate is this fraction of the previous one's, and the first slice gets
 # error_rate * (1 - TIGHTENING): the rates sum to less than error_rate however many slices there are.
@@ -46,7 +46,7 @@ MAX_SLICE_BYTES: Final = 512 * 1024 * 1024
 # Status 0: every item handled. 1: stopped because the last slice is full and the next slice's offsets were
 # not sent (the caller resends the rest with them). 2: the caller knows a different number of slices than the
 # metadata says (another client grew the filter): nothing was done, the caller refreshes and resends.
-_LUA_TEST_AND_SET = """
+_LUA_TEST_AND_SET_CORE = """
 local mode = ARGV[1]
 local known = tonumber(ARGV[2])
 local sent = known + tonumber(ARGV[3])
@@ -115,8 +115,34 @@ end
 if count ~= count_before then
   redis.call('HSET', KEYS[1], 'slices', slices, 'last_count', last_count, 'count', count)
 end
+"""
+_LUA_TEST_AND_SET = (
+    _LUA_TEST_AND_SET_CORE
+    + """
 return {status, slices, last_count, count, table.concat(flags)}
 """
+)
+# The same, and every new item queued in the same call: a URL is marked seen only together with its
+# queuing (a crash between the two cannot lose it). After the slice keys: the queue, the pending counts,
+# the arrival counter, the job's hash (or ''); after the offsets: site, job (or ''), priority, then one
+# queue member per item (the queue's score and counters as crawler/redisio/queue.py's push).
+_LUA_TEST_AND_SET_AND_QUEUE = (
+    _LUA_TEST_AND_SET_CORE
+    + """
+local queue_keys = 1 + sent
+local site, job, priority = ARGV[6 + 3 * sent], ARGV[7 + 3 * sent], tonumber(ARGV[8 + 3 * sent])
+for j = 1, #flags do
+  if flags[j] == '0' then
+    local score = -priority * 1099511627776 + redis.call('INCR', KEYS[queue_keys + 3])
+    if redis.call('ZADD', KEYS[queue_keys + 1], 'NX', score, ARGV[8 + 3 * sent + j]) == 1 then
+      redis.call('HINCRBY', KEYS[queue_keys + 2], site, 1)
+      if job ~= '' then redis.call('HINCRBY', KEYS[queue_keys + 4], 'pending', 1) end
+    end
+  end
+end
+return {status, slices, last_count, count, table.concat(flags)}
+"""
+)
 _NEED_NEXT: Final = 1  # the reply status "stopped: send the next slice's offsets"
 
 
@@ -159,6 +185,24 @@ class SliceGeometry:
     def offsets(self, text: str) -> list[int]:
         """The item's bit offsets in the slice's bitmap: one per partition."""
         return list(map(operator.add, self.starts, self.hashes(text)))
+
+
+@dataclass(frozen=True, slots=True)
+class QueueTarget:
+    """Where :meth:`RedisBloom.add_and_queue` queues new items: the leased queue's keys (queue, pending
+    counts, arrival counter, the job's hash or ''), and the site, job and priority of every member."""
+
+    queue: str
+    pending: str
+    sequence: str
+    job_key: str
+    site: str
+    job: str | None
+    priority: int
+
+    @property
+    def keys(self) -> list[str]:
+        return [self.queue, self.pending, self.sequence, self.job_key]
 
 
 class RedisBloom:
@@ -205,6 +249,7 @@ class RedisBloom:
         self.growth = growth
         self.meta_key = f"{key}:meta"
         self._script = server.register_script(_LUA_TEST_AND_SET)
+        self._and_queue = server.register_script(_LUA_TEST_AND_SET_AND_QUEUE)
         self._slices: list[SliceGeometry] = []
         self._known = 0  # slices that exist, as of the last reply
         self._last_count = 0  # items in the last of them
@@ -262,6 +307,20 @@ class RedisBloom:
         (including a second copy earlier in ``items``). One Lua call per ``MAX_ITEMS_PER_CALL`` items."""
         return [not seen for seen in self._run("add", items)]
 
+    def add_and_queue(
+        self, items: Sequence[bytes | str], members: Sequence[bytes], target: QueueTarget
+    ) -> list[bool]:
+        """Test-and-set ``items`` and, in the same atomic calls, queue the member of each new one into
+        ``target`` (a URL is never marked seen without its request queued). True for each new item."""
+        if len(items) != len(members):
+            raise ValueError(f"{len(items)} items but {len(members)} members: expected one member per item")
+        texts = [_as_text(item) for item in items]
+        seen: list[bool] = []
+        for start in range(0, len(texts), MAX_ITEMS_PER_CALL):
+            batch = members[start : start + MAX_ITEMS_PER_CALL]
+            seen.extend(self._call("add", texts[start : start + MAX_ITEMS_PER_CALL], (target, batch)))
+        return [not was_seen for was_seen in seen]
+
     def add(self, item: bytes | str) -> bool:
         """Test-and-set one item: True if it was new and is now added."""
         return self.add_many([item])[0]
@@ -303,8 +362,11 @@ class RedisBloom:
             seen.extend(self._call(mode, texts[start : start + MAX_ITEMS_PER_CALL]))
         return seen
 
-    def _call(self, mode: str, texts: list[str]) -> list[bool]:
-        """One batch: calls the script until every item is handled (a retry happens only on growth)."""
+    def _call(
+        self, mode: str, texts: list[str], queued: tuple[QueueTarget, Sequence[bytes]] | None = None
+    ) -> list[bool]:
+        """One batch: calls the script until every item is handled (a retry happens only on growth).
+        With ``queued``, each new item's member is queued in the same call (the target and the members)."""
         seen: list[bool] = []
         with_next = False
         while len(seen) < len(texts):
@@ -320,7 +382,13 @@ class RedisBloom:
             offsets = [offset for text in pending for geometry in sent for offset in geometry.offsets(text)]
             args.append(struct.pack(f">{len(offsets)}I", *offsets))
             keys = [self.meta_key, *(self._slice_key(i) for i in range(len(sent)))]
-            reply = self._script(keys=keys, args=args)
+            if queued is None:
+                reply = self._script(keys=keys, args=args)
+            else:
+                target, members = queued
+                keys.extend(target.keys)
+                args.extend([target.site, target.job or "", int(target.priority), *members[len(seen) :]])
+                reply = self._and_queue(keys=keys, args=args)
             status, self._known, self._last_count = int(reply[0]), int(reply[1]), int(reply[2])
             seen.extend(flag == "1" for flag in _text(reply[4]) or "")
             # Stale: the slice count changed under us (the next loop sends the right slices). Need next: the

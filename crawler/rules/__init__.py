@@ -24,7 +24,7 @@ what it reads from a page (:meth:`Rule.article_links`, :meth:`Rule.next_page_url
 from __future__ import annotations
 
 from crawler.rules.errors import RuleError, RuleErrors
-from crawler.rules.expressions import REGEX_TIMEOUT, RuleRegex, RuleXPath
+from crawler.rules.expressions import REGEX_TIMEOUT, RegexBudget, RuleRegex, RuleXPath
 from crawler.rules.load import RULE_SUFFIX, load_rule, load_rules, parse_rule
 from crawler.rules.model import STANDARD_FIELDS, FieldRule, LinkRule, Rule, RuleSet
 from crawler.rules.periods import check_cron, parse_every
@@ -35,6 +35,7 @@ __all__ = [
     "STANDARD_FIELDS",
     "FieldRule",
     "LinkRule",
+    "RegexBudget",
     "Rule",
     "RuleError",
     "RuleErrors",

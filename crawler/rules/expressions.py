@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import lxml.html
@@ -20,6 +21,7 @@ __all__ = [
     "EXPECTED_REGEX",
     "EXPECTED_XPATH",
     "REGEX_TIMEOUT",
+    "RegexBudget",
     "RuleRegex",
     "RuleXPath",
 ]
@@ -67,10 +69,29 @@ EXPECTED_REGEX = "a regular expression in the syntax of the Python regex module"
 EXPECTED_NODES_XPATH = "an XPath selecting elements or href strings, e.g. //ul[@class='news'] or //a/@href"
 
 
+class RegexBudget:
+    """The time a rule's regular expressions may take on one page, all their searches together
+    (``RULES_REGEX_PAGE_SECONDS``): a search gets what is left of it, at most its own limit, and once it
+    is spent the searches left are skipped (counted in ``skipped``), so a pattern that backtracks on every
+    link costs a page about this long, not one limit per link."""
+
+    __slots__ = ("_clock", "deadline", "skipped")
+
+    def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self.deadline = clock() + seconds
+        self.skipped = 0
+
+    def left(self) -> float:
+        """Seconds left for the page's searches."""
+        return self.deadline - self._clock()
+
+
 class RuleRegex:
     """A rule's regular expression, compiled once with ``regex``; every search is bounded in time.
 
-    A search that runs past ``timeout`` seconds is counted in ``timeouts``, logged, and treated as no match.
+    A search that runs past ``timeout`` seconds (or past what is left of the page's
+    :class:`RegexBudget`) is counted in ``timeouts``, logged, and treated as no match.
     """
 
     __slots__ = ("_compiled", "file", "key", "pattern", "timeout", "timeouts")
@@ -97,39 +118,53 @@ class RuleRegex:
         groups: int = self._compiled.groups
         return groups
 
-    def search(self, text: str) -> regex.Match[str] | None:
+    def search(self, text: str, budget: RegexBudget | None = None) -> regex.Match[str] | None:
         """The first match in ``text``; ``None`` when there is none or the time limit ran out."""
+        found = self.matches(text, budget)
+        return found if isinstance(found, regex.Match) else None
+
+    def matches(self, text: str, budget: RegexBudget | None = None) -> regex.Match[str] | bool | None:
+        """The first match in ``text``, False when there is none, None when it could not be told: the time
+        limit ran out, or the page's ``budget`` was spent before (the search was skipped)."""
+        timeout = self.timeout
+        if budget is not None:
+            left = budget.left()
+            if left <= 0:
+                budget.skipped += 1
+                return None
+            timeout = min(timeout, left)
         try:
-            return self._compiled.search(text, timeout=self.timeout)
+            match = self._compiled.search(text, timeout=timeout)
         except TimeoutError:
-            self._timed_out(text)
+            self._timed_out(text, timeout)
             return None
+        return False if match is None else match
 
     def findall(self, text: str) -> list[Any]:
         """Every match in ``text`` (as ``re.findall``); ``[]`` when the time limit ran out."""
         try:
             found: list[Any] = self._compiled.findall(text, timeout=self.timeout)
         except TimeoutError:
-            self._timed_out(text)
+            self._timed_out(text, self.timeout)
             return []
         return found
 
-    def first(self, text: str) -> str | None:
+    def first(self, text: str, budget: RegexBudget | None = None) -> str | None:
         """The first group of the first match (the whole match when there is no group), or ``None``."""
-        match = self.search(text)
+        match = self.search(text, budget)
         if match is None:
             return None
         value: str | None = match.group(1 if self.groups else 0)
         return value
 
-    def _timed_out(self, text: str) -> None:
+    def _timed_out(self, text: str, timeout: float) -> None:
         self.timeouts += 1
         logger.warning(
-            "%s: %s: regex %s ran past %g s on %d characters: treated as no match",
+            "%s: %s: regex %s ran past %.3g s on %d characters: treated as no match",
             self.file,
             self.key,
             _shown(self.pattern),
-            self.timeout,
+            timeout,
             len(text),
         )
 

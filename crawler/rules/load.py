@@ -128,8 +128,9 @@ def parse_rule(
 def _read_yaml(text: str, check: Checker) -> tuple[object, bool]:
     """The YAML document of ``text`` (PyYAML's safe loader) and whether there is one; syntax errors and
     duplicate keys are reported (a document with duplicate keys is still checked further)."""
-    loader = yaml.SafeLoader(text)
+    loader: yaml.SafeLoader | None = None
     try:
+        loader = yaml.SafeLoader(text)  # reads the whole text: a character YAML forbids fails here
         node = loader.get_single_node()
         if node is None:
             check.fail("", "the file is empty", "a mapping with at least domains, start_urls and index")
@@ -148,11 +149,23 @@ def _read_yaml(text: str, check: Checker) -> tuple[object, bool]:
         problem = ", ".join(part for part in (exc.context, exc.problem) if part)
         check.fail(where, f"invalid YAML: {problem}")
         return None, False
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        character = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
+        check.fail(f"line {line}, column {column}", f"invalid YAML: the character {character} ({exc.reason})")
+        return None, False
     except yaml.YAMLError as exc:
-        check.fail("", f"invalid YAML: {exc}")
+        check.fail("", f"invalid YAML: {' '.join(str(exc).split())}")
+        return None, False
+    except RecursionError:
+        check.fail(
+            "", "invalid YAML: nested too deeply for the parser", "lists and mappings a few levels deep"
+        )
         return None, False
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def _duplicate_keys(root: yaml.Node) -> list[yaml.ScalarNode]:

@@ -15,7 +15,7 @@ from lxml import etree
 from w3lib.url import safe_url_string
 
 from crawler.rules.errors import RuleError
-from crawler.rules.expressions import RuleRegex, RuleXPath
+from crawler.rules.expressions import RegexBudget, RuleRegex, RuleXPath
 from crawler.settings import QREAD_MIN_BODY_CHARS
 from extractors.text import normalize_space
 
@@ -49,7 +49,9 @@ class FieldRule:
     join: str = " "
     strip: bool = True
 
-    def extract(self, root: etree._Element, page_text: Callable[[], str]) -> str | None:
+    def extract(
+        self, root: etree._Element, page_text: Callable[[], str], budget: RegexBudget | None = None
+    ) -> str | None:
         """The field's value on the page ``root``; ``None`` when nothing (or only white space) was found.
 
         ``page_text`` gives the text of the whole page, for a regex without XPath.
@@ -64,7 +66,7 @@ class FieldRule:
         else:
             text = page_text()
         if text and self.regex is not None:
-            text = self.regex.first(text)
+            text = self.regex.first(text, budget)
             if text is not None:
                 text = self._clean(text)
         return text or None
@@ -81,11 +83,12 @@ class LinkRule:
     allow: tuple[RuleRegex, ...] = ()
     deny: tuple[RuleRegex, ...] = ()
 
-    def accepts(self, url: str) -> bool:
-        """True when ``url`` matches one ``allow`` expression (or there are none) and no ``deny`` one."""
-        if self.allow and not any(pattern.search(url) for pattern in self.allow):
+    def accepts(self, url: str, budget: RegexBudget | None = None) -> bool:
+        """True when ``url`` matches one ``allow`` expression (or there are none) and no ``deny`` one. A
+        ``deny`` expression that could not be run (out of time) refuses the link: it might have matched."""
+        if self.allow and not any(pattern.matches(url, budget) for pattern in self.allow):
             return False
-        return not any(pattern.search(url) for pattern in self.deny)
+        return all(pattern.matches(url, budget) is False for pattern in self.deny)
 
     def hrefs(self, root: etree._Element) -> Iterator[str]:
         """Every href of the link areas (elements: each ``a/@href`` inside; strings: hrefs themselves)."""
@@ -141,7 +144,9 @@ class Rule:
         host = host.rstrip(".").lower()
         return host in self.domains or host.endswith(self._subdomain_suffixes)
 
-    def article_links(self, page_url: str, root: etree._Element) -> list[str]:
+    def article_links(
+        self, page_url: str, root: etree._Element, budget: RegexBudget | None = None
+    ) -> list[str]:
         """The article links of an index page: absolute, without fragment, on the rule's domains, kept by
         ``allow``/``deny``, each once, in document order."""
         base = _base_url(page_url, root)
@@ -156,7 +161,7 @@ class Rule:
             if url is None or url in seen_urls:
                 continue
             seen_urls.add(url)
-            if self.links.accepts(url):
+            if self.links.accepts(url, budget):
                 links.append(url)
         return links
 
@@ -181,8 +186,11 @@ class Rule:
                 return url
         return None
 
-    def extract_fields(self, root: etree._Element) -> dict[str, str | None]:
-        """Every field of the article page ``root``: the standard ones (None when absent) and custom ones."""
+    def extract_fields(
+        self, root: etree._Element, budget: RegexBudget | None = None
+    ) -> dict[str, str | None]:
+        """Every field of the article page ``root``: the standard ones (None when absent) and custom ones.
+        ``budget`` bounds the time of all the fields' regular expressions together."""
         page_text: list[str] = []
 
         def whole_text() -> str:
@@ -192,7 +200,7 @@ class Rule:
 
         values: dict[str, str | None] = dict.fromkeys(STANDARD_FIELDS)
         for name, spec in self.fields.items():
-            values[name] = spec.extract(root, whole_text)
+            values[name] = spec.extract(root, whole_text, budget)
         return values
 
     def needs_qread(self, body: str | None) -> bool:

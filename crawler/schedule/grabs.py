@@ -27,6 +27,7 @@ schedule``; the others wait, and take over within ``SCHEDULE_LEADER_SECONDS`` wh
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -44,7 +45,7 @@ from crawler import settings as defaults
 from crawler.keys import Keys
 from crawler.redisio.connection import hash_of
 from crawler.requests import enqueue_job
-from crawler.rules import Rule
+from crawler.rules import Rule, RuleError
 
 __all__ = ["GrabScheduler", "Seeded", "next_due"]
 
@@ -176,22 +177,33 @@ class GrabScheduler:
     ) -> None:
         """Tick every ``tick_seconds`` while leader (rules re-read each tick), until ``stop`` is set."""
         leading = False
+        failing = False
         try:
             while not stop.is_set():
-                now_leading = self.lead(leader_seconds)
-                if now_leading != leading:
-                    logger.warning(
-                        "%s: %s",
-                        self.owner,
-                        "active scheduler" if now_leading else "another scheduler is active; waiting",
-                    )
-                    leading = now_leading
-                if leading:
-                    self.tick(load())
+                try:
+                    now_leading = self.lead(leader_seconds)
+                    if now_leading != leading:
+                        logger.warning(
+                            "%s: %s",
+                            self.owner,
+                            "active scheduler" if now_leading else "another scheduler is active; waiting",
+                        )
+                        leading = now_leading
+                    if leading:
+                        self.tick(load())
+                    if failing:
+                        logger.warning("%s: the scheduler works again", self.owner)
+                        failing = False
+                except (redis.RedisError, RuleError) as exc:
+                    # Redis away (a restart, a failover), or the rules folder unreadable: next tick.
+                    if not failing:
+                        logger.error("%s: a tick failed (%s); trying again every tick", self.owner, exc)
+                        failing = True
                 stop.wait(tick_seconds)
         finally:
             if leading:
-                self.resign()
+                with contextlib.suppress(redis.RedisError):
+                    self.resign()
 
 
 def _when(moment: float) -> str:

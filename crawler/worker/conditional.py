@@ -11,6 +11,7 @@ whole page. Every worker shares the validators, so whichever worker reads a page
 from __future__ import annotations
 
 import json
+import logging
 from typing import Self
 
 import redis
@@ -24,11 +25,14 @@ from crawler.worker.connection import keys_of, server_of
 
 __all__ = ["ConditionalIndexMiddleware"]
 
+logger = logging.getLogger(__name__)
+
 
 class ConditionalIndexMiddleware:
     """If-None-Match / If-Modified-Since on the index pages of regular grabs (see the module's docstring)."""
 
-    def __init__(self, server: redis.Redis, key: str) -> None:
+    def __init__(self, crawler: Crawler, server: redis.Redis, key: str) -> None:
+        self.crawler = crawler
         self.server = server
         self.key = key
 
@@ -40,7 +44,7 @@ class ConditionalIndexMiddleware:
                 "conditional index requests are off (SCHEDULE_CONDITIONAL_REQUESTS, or no REDIS_URL to keep"
                 " the validators in)"
             )
-        return cls(server_of(crawler), keys_of(crawler).validators)
+        return cls(crawler, server_of(crawler), keys_of(crawler).validators)
 
     @staticmethod
     def _applies(request: Request) -> bool:
@@ -51,7 +55,11 @@ class ConditionalIndexMiddleware:
         if not self._applies(request):
             return
         request.meta["handle_httpstatus_list"] = [*request.meta.get("handle_httpstatus_list", ()), 304]
-        saved = self.server.hget(self.key, request.url)
+        try:
+            saved = self.server.hget(self.key, request.url)
+        except redis.RedisError as exc:
+            self._redis_failed(exc)
+            return  # Redis away: the whole page is read, as without validators
         if saved is None:
             return
         etag, modified = json.loads(saved)
@@ -64,9 +72,17 @@ class ConditionalIndexMiddleware:
         if not Work.of(request).is_article and response.status == 200:
             etag = response.headers.get(b"ETag")
             modified = response.headers.get(b"Last-Modified")
-            if etag or modified:
-                value = [(etag or b"").decode("latin-1"), (modified or b"").decode("latin-1")]
-                self.server.hset(self.key, request.url, json.dumps(value))
-            else:
-                self.server.hdel(self.key, request.url)
+            try:
+                if etag or modified:
+                    value = [(etag or b"").decode("latin-1"), (modified or b"").decode("latin-1")]
+                    self.server.hset(self.key, request.url, json.dumps(value))
+                else:
+                    self.server.hdel(self.key, request.url)
+            except redis.RedisError as exc:
+                self._redis_failed(exc)  # the next grab reads the whole page: nothing is lost
         return response
+
+    def _redis_failed(self, exc: redis.RedisError) -> None:
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value("redis/errors")
+        logger.debug("conditional request without Redis: %s", exc)

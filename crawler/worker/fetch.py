@@ -41,7 +41,7 @@ from twisted.python.failure import Failure
 from crawler import PROJECT_NAME
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV, Config
 from crawler.errors import BlockedAddressError, FetchError, InputError
-from crawler.worker.netguard import BlockedRequest
+from crawler.worker.netguard import BlockedRequest, blocked_by_guard
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "ROBOTS_TOKEN", "Response", "check_url", "fetch"]
 
@@ -178,12 +178,14 @@ class _OnePage(Spider):
 def _error(url: str, failure: Failure, *, timeout: float, max_bytes: int, redirects: int) -> FetchError:
     """The one-line error of a fetch that failed."""
     error = failure.value
-    if isinstance(error, BlockedRequest):
+    refusal = _refusal(failure, url)
+    if refusal is not None:
+        refused, reason = refusal
         return BlockedAddressError(
-            f"refusing to fetch {error.url}: {error.reason}; loopback, private and link-local addresses are"
+            f"refusing to fetch {refused}: {reason}; loopback, private and link-local addresses are"
             f" never fetched ({ALLOW_PRIVATE_NETWORKS_ENV}=1 allows them, for tests against a local server"
             " only)",
-            url=error.url,
+            url=refused,
         )
     if isinstance(error, HttpError):
         response = error.response
@@ -235,6 +237,18 @@ def _error(url: str, failure: Failure, *, timeout: float, max_bytes: int, redire
         why = "connection refused" if isinstance(error, DownloadConnectionRefusedError) else str(error)
         return FetchError(f"cannot connect to {parts.hostname} port {port} for {url}: {why}", url=url)
     return FetchError(f"fetching {url} failed: {failure.getErrorMessage()}", url=url)
+
+
+def _refusal(failure: Failure, url: str) -> tuple[str, str] | None:
+    """The URL the network guard refused and why, when it did (an IP literal, or a name resolved to one)."""
+    error = failure.value
+    if isinstance(error, BlockedRequest):
+        return error.url, error.reason
+    blocked = blocked_by_guard(failure)
+    if blocked is None:
+        return None
+    request = getattr(failure, "request", None)
+    return (request.url if isinstance(request, Request) else url), blocked.reason
 
 
 def _redirect_target(response: ScrapyResponse) -> str | None:

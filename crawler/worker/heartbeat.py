@@ -3,8 +3,8 @@
 ``crawler:workers`` (hash) maps a worker id (``host:pid``) to JSON: ``host``, ``pid``, ``started``,
 ``seen`` (epoch seconds of the last beat), ``every`` (seconds between its beats), ``pages`` (responses so
 far), ``rate`` (responses per minute over the last ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it
-serves, empty for all). A worker is alive while ``seen`` is at most three of its beats old; a clean stop
-removes its entry.
+serves, empty for all), ``redis_errors`` (Redis calls that failed and were tried again). A worker is alive
+while ``seen`` is at most three of its beats old; a clean stop removes its entry.
 """
 
 from __future__ import annotations
@@ -89,6 +89,7 @@ class WorkerHeartbeat:
             "pages": self.pages,
             "rate": round(rate, 1),
             "sites": sites,
+            "redis_errors": int(self.crawler.stats.get_value("redis/errors", 0)) if self.crawler.stats else 0,
         }
         try:
             self.server.hset(self.key, self.worker, json.dumps(beat))

@@ -1,24 +1,50 @@
-"""``LeaseAckMiddleware`` (a spider middleware): a request's lease ends when its work is done."""
+"""``LeaseAckMiddleware`` (a spider middleware): a request's lease ends when its work is done, the way
+its work ended.
+
+- every item it gave stored (or dropped: a repost, a page without an article) and every link it gave
+  queued: acknowledged;
+- an item the store could not write (disk full, read-only, store away): deferred, fetched and stored
+  again later (``STORE_RETRY_SECONDS``, at most ``STORE_MAX_ATTEMPTS`` times), never acknowledged;
+- an item refused (an invalid article, a pipeline's error) or a spider error on the page: dead-lettered
+  with the reason;
+- Redis failing under the callback (its links could not be queued): forgotten, so its lease expires and
+  the page is fetched again.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
 from typing import Any, Self
 
+import redis
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 from scrapy.utils.python import global_object_name
+from twisted.python.failure import Failure
 
+from crawler.errors import StoreUnavailableError
 from crawler.worker.scheduler import scheduler_of
 
-__all__ = ["LeaseAckMiddleware", "ack"]
+__all__ = ["LeaseAckMiddleware", "ack", "dead_letter"]
+
+
+@dataclass(slots=True)
+class _Work:
+    """What became of one request's output so far."""
+
+    open_items: int = 0
+    stored: int = 0
+    output_done: bool = False
+    retry: str | None = None  # why its article could not be stored now
+    error: str | None = None  # why it failed for good
+    redis_failed: bool = False
 
 
 class LeaseAckMiddleware:
-    """Ends a request's lease once its work is done: every item it gave stored (or dropped), every link
-    it gave queued, or its failure handled. Until then the lease is renewed, and if the worker dies it
-    expires and the request goes back to the queue.
+    """Ends a request's lease once its work is done (see the module's docstring). Until then the lease is
+    renewed, and if the worker dies it expires and the request goes back to the queue.
 
     The spider's output is passed through unchanged; items are counted per request, and the
     ``item_scraped``/``item_dropped``/``item_error`` signals (which carry the response) count them down.
@@ -26,12 +52,10 @@ class LeaseAckMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.open_items: dict[int, int] = {}  # id(request) -> items not yet through the pipelines
-        self.stored: dict[int, int] = {}  # id(request) -> items stored
-        self.output_done: set[int] = set()
+        self.work: dict[int, _Work] = {}  # id(request) -> its work
         crawler.signals.connect(self._item_stored, signal=signals.item_scraped)
-        for signal in (signals.item_dropped, signals.item_error):
-            crawler.signals.connect(self._item_done, signal=signal)
+        crawler.signals.connect(self._item_dropped, signal=signals.item_dropped)
+        crawler.signals.connect(self._item_failed, signal=signals.item_error)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -42,54 +66,85 @@ class LeaseAckMiddleware:
     ) -> AsyncIterator[Any]:
         request = response.request
         assert request is not None
-        key = id(request)
-        self.open_items.setdefault(key, 0)
+        work = self.work.setdefault(id(request), _Work())
         async for element in result:
             if not isinstance(element, Request):
-                self.open_items[key] += 1
+                work.open_items += 1
             yield element
-        self.output_done.add(key)
-        self._maybe_ack(request)
+        work.output_done = True
+        self._maybe_done(request)
 
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterable[Any]:
         request = response.request
         assert request is not None
-        key = id(request)
-        self.open_items.setdefault(key, 0)
+        work = self.work.setdefault(id(request), _Work())
         for element in result:
             if not isinstance(element, Request):
-                self.open_items[key] += 1
+                work.open_items += 1
             yield element
-        self.output_done.add(key)
-        self._maybe_ack(request)
+        work.output_done = True
+        self._maybe_done(request)
 
     def process_spider_exception(self, response: Response, exception: Exception) -> None:
         request = response.request
         assert request is not None and self.crawler.stats is not None
         self.crawler.stats.inc_value(f"spider/exception/{global_object_name(type(exception))}")
-        self.output_done.add(id(request))
-        self._maybe_ack(request)
+        work = self.work.setdefault(id(request), _Work())
+        if isinstance(exception, redis.RedisError):
+            work.redis_failed = True
+        else:
+            work.error = f"the spider failed on the page: {type(exception).__name__}: {exception}"
+        work.output_done = True
+        self._maybe_done(request)
 
     def _item_stored(self, item: Any, response: Response | None = None, **_: Any) -> None:
-        if response is not None and response.request is not None and id(response.request) in self.open_items:
-            key = id(response.request)
-            self.stored[key] = self.stored.get(key, 0) + 1
-        self._item_done(item, response)
+        work = self._work_of(response)
+        if work is not None:
+            work.stored += 1
+            self._item_done(response)
 
-    def _item_done(self, item: Any, response: Response | None = None, **_: Any) -> None:
+    def _item_dropped(self, item: Any, response: Response | None = None, **_: Any) -> None:
+        self._item_done(response)
+
+    def _item_failed(
+        self, item: Any, response: Response | None = None, failure: Failure | None = None, **_: Any
+    ) -> None:
+        work = self._work_of(response)
+        if work is not None and failure is not None:
+            error = failure.value
+            if isinstance(error, StoreUnavailableError):
+                work.retry = f"its article could not be stored: {error}"
+            else:
+                work.error = f"its article was refused: {type(error).__name__}: {error}"
+        self._item_done(response)
+
+    def _work_of(self, response: Response | None) -> _Work | None:
         if response is None or response.request is None:
-            return
-        key = id(response.request)
-        if key in self.open_items:
-            self.open_items[key] -= 1
-            self._maybe_ack(response.request)
+            return None
+        return self.work.get(id(response.request))
 
-    def _maybe_ack(self, request: Request) -> None:
-        key = id(request)
-        if key in self.output_done and self.open_items.get(key, 0) <= 0:
-            self.output_done.discard(key)
-            self.open_items.pop(key, None)
-            ack(self.crawler, request, fetched=1, stored=self.stored.pop(key, 0))
+    def _item_done(self, response: Response | None) -> None:
+        work = self._work_of(response)
+        if work is not None and response is not None and response.request is not None:
+            work.open_items -= 1
+            self._maybe_done(response.request)
+
+    def _maybe_done(self, request: Request) -> None:
+        work = self.work.get(id(request))
+        if work is None or not work.output_done or work.open_items > 0:
+            return
+        del self.work[id(request)]
+        scheduler = scheduler_of(self.crawler)
+        if scheduler is None:
+            return
+        if work.redis_failed:
+            scheduler.forget(request)
+        elif work.retry is not None:
+            scheduler.defer(request, work.retry)
+        elif work.error is not None:
+            scheduler.dead_letter(request, work.error)
+        else:
+            scheduler.ack(request, fetched=1, stored=work.stored)
 
 
 def ack(crawler: Crawler, request: Request, *, fetched: int = 0, stored: int = 0) -> None:
@@ -97,3 +152,11 @@ def ack(crawler: Crawler, request: Request, *, fetched: int = 0, stored: int = 0
     scheduler = scheduler_of(crawler)
     if scheduler is not None:
         scheduler.ack(request, fetched=fetched, stored=stored)
+
+
+def dead_letter(crawler: Crawler, request: Request, reason: str) -> None:
+    """End ``request``'s lease as failed for good, with ``reason`` (no-op when the scheduler is not the
+    leased one)."""
+    scheduler = scheduler_of(crawler)
+    if scheduler is not None:
+        scheduler.dead_letter(request, reason)

@@ -1,20 +1,43 @@
-"""Where a request may go: ``NetworkGuardMiddleware`` (a downloader middleware) refuses loopback, private,
-link-local and reserved addresses."""
+"""Where a request may go: no loopback, private, link-local or reserved address, checked on the address the
+connection is made to.
+
+Two parts: ``GuardedResolver`` (``TWISTED_DNS_RESOLVER``) checks every address a host name resolves to, at the
+moment Scrapy resolves it to connect, so the address checked is the address connected to (a DNS answer
+that changes between a check and the connection, DNS rebinding, cannot slip a private address in);
+``NetworkGuardMiddleware`` (a downloader middleware) refuses other schemes and IP literals at once,
+before any connection, for every request and every redirect.
+
+Both are off only with the test-only ``CRAWLER_ALLOW_PRIVATE_NETWORKS``, for the local test and demo
+servers.
+"""
 
 from __future__ import annotations
 
 import ipaddress
-import socket
 import urllib.parse
+from collections.abc import Sequence
 from typing import Self
 
 from scrapy import Request
 from scrapy.crawler import Crawler
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import CannotResolveHostError, IgnoreRequest, NotConfigured
+from scrapy.resolver import CachingThreadedResolver
+from scrapy.utils.datatypes import LocalCache
+from twisted.internet.base import ReactorBase
+from twisted.internet.defer import Deferred, fail
+from twisted.internet.error import DNSLookupError
+from twisted.python.failure import Failure
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 
-__all__ = ["BlockedRequest", "NetworkGuardMiddleware", "blocked_reason"]
+__all__ = [
+    "BlockedAddress",
+    "BlockedRequest",
+    "GuardedResolver",
+    "NetworkGuardMiddleware",
+    "blocked_by_guard",
+    "blocked_reason",
+]
 
 
 class BlockedRequest(IgnoreRequest):
@@ -46,12 +69,74 @@ def blocked_reason(address: str) -> str | None:
     return None
 
 
+class BlockedAddress(DNSLookupError):
+    """A host name that resolves to an address that is never fetched (the resolver's refusal)."""
+
+    def __init__(self, host: str, reason: str) -> None:
+        super().__init__(f"refusing {host}: {reason}")
+        self.host = host
+        self.reason = reason
+
+
+# Host names the resolver refused, and why (Twisted turns a resolver's error into "no results", so the
+# reason is kept here for the failed request's report). Bounded as Scrapy's DNS cache is.
+_refused: LocalCache[str, str] = LocalCache(10_000)
+
+
+def blocked_by_guard(failure: Failure) -> BlockedAddress | None:
+    """The guard's refusal behind a download that failed to resolve its host, if it is one."""
+    if not isinstance(failure.value, DNSLookupError | CannotResolveHostError):
+        return None
+    request = getattr(failure, "request", None)
+    host = urllib.parse.urlsplit(request.url).hostname if isinstance(request, Request) else None
+    reason = _refused.get(host) if host else None
+    return None if host is None or reason is None else BlockedAddress(host, reason)
+
+
+class GuardedResolver(CachingThreadedResolver):
+    """Scrapy's caching resolver (``TWISTED_DNS_RESOLVER``) that refuses a host name whose address is
+    loopback, private, link-local or reserved: the address it returns is the address the connection goes
+    to, so the check and the connection see the same answer."""
+
+    def __init__(self, reactor: ReactorBase, cache_size: int, timeout: float, *, allow_private: bool) -> None:
+        super().__init__(reactor, cache_size, timeout)
+        self.allow_private = allow_private
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, reactor: ReactorBase) -> Self:
+        settings = crawler.settings
+        cache_size = settings.getint("DNSCACHE_SIZE") if settings.getbool("DNSCACHE_ENABLED") else 0
+        return cls(
+            reactor,
+            cache_size,
+            settings.getfloat("DNS_TIMEOUT"),
+            allow_private=settings.getbool("CRAWLER_ALLOW_PRIVATE_NETWORKS"),
+        )
+
+    def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> Deferred[str]:
+        resolved = super().getHostByName(name, timeout)
+        if self.allow_private:
+            return resolved
+        return resolved.addCallback(self._checked, name)
+
+    @staticmethod
+    def _checked(address: str, name: str) -> str | Deferred[str]:
+        kind = blocked_reason(address)
+        if kind is None:
+            return address
+        reason = f"{name} is {kind}" if name == address else f"{name} resolves to {address}, {kind}"
+        _refused[name] = reason
+        return fail(BlockedAddress(name, reason))
+
+
 class NetworkGuardMiddleware:
-    """Refuses requests to loopback, private, link-local and reserved addresses, checked on the resolved
-    address of every request, redirects included (they come back through the downloader middlewares).
+    """Refuses requests to other schemes than http and https, and to IP literals that are loopback,
+    private, link-local or reserved, at once, for every request, redirects included (they come back
+    through the downloader middlewares). Host names are checked by :class:`GuardedResolver` when they are
+    resolved to connect.
 
     Off (``NotConfigured``) only with the test-only ``CRAWLER_ALLOW_PRIVATE_NETWORKS``, for the local test
-    and demo servers. Host lookups are cached per host for the life of the crawl.
+    and demo servers.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -81,21 +166,11 @@ class NetworkGuardMiddleware:
 
     @staticmethod
     def _verdict(host: str) -> str | None:
-        """Why ``host`` is refused (``127.0.0.1 is a loopback address``, ``localhost resolves to
-        127.0.0.1, a loopback address``), None when every address it has is public."""
+        """Why the IP literal ``host`` is refused (``127.0.0.1 is a loopback address``); None for a public
+        address, and for a host name (the resolver checks it)."""
         try:
             literal = ipaddress.ip_address(host)
         except ValueError:
-            literal = None
-        if literal is not None:
-            kind = blocked_reason(str(literal))
-            return None if kind is None else f"{host} is {kind}"
-        try:
-            infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
-        except (socket.gaierror, UnicodeError):
-            return None  # not an address at all: the download fails on it, as a DNS error
-        for info in infos:
-            kind = blocked_reason(str(info[4][0]))
-            if kind is not None:
-                return f"{host} resolves to {info[4][0]}, {kind}"
-        return None
+            return None
+        kind = blocked_reason(str(literal))
+        return None if kind is None else f"{host} is {kind}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -10,9 +11,36 @@ from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 from twisted.internet import task
 
+from crawler.errors import CrawlerError
 from crawler.worker.spider import SitesSpider
 
 __all__ = ["run_worker"]
+
+
+
+class _OneLine(logging.Filter):
+    """Keeps a record's message and drops its traceback: for a robots.txt that cannot be downloaded (a
+    host that refuses connections: the crawl goes on, the page's own failure is reported), and for our
+    named errors in the item pipelines (their messages say what failed and the fix). A bug keeps its
+    traceback."""
+
+    def __init__(self, *, only_ours: bool) -> None:
+        super().__init__()
+        self.only_ours = only_ours
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None and (not self.only_ours or isinstance(error, CrawlerError)):
+            record.msg = f"{record.msg}: {type(error).__name__}: {error}"
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_ONE_LINE_LOGGERS = {
+    "scrapy.downloadermiddlewares.robotstxt": _OneLine(only_ours=False),
+    "scrapy.core.scraper": _OneLine(only_ours=True),
+}
 
 
 def run_worker(
@@ -28,6 +56,8 @@ def run_worker(
     ``on_tick`` is called every ``every`` seconds while it runs (a progress display). Returns the crawl's
     stats.
     """
+    for name, one_line in _ONE_LINE_LOGGERS.items():
+        logging.getLogger(name).addFilter(one_line)
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SitesSpider)
     tickers: list[task.LoopingCall] = []
@@ -38,6 +68,8 @@ def run_worker(
         tickers.append(task.LoopingCall(on_tick))
         tickers[0].start(every, now=True)
 
+    started: list[bool] = []
+    crawler.signals.connect(lambda: started.append(True), signal=signals.engine_started, weak=False)
     if on_tick is not None:
         crawler.signals.connect(start_ticking, signal=signals.engine_started)
     process.crawl(crawler, job=job, sites=",".join(sites) or None)
@@ -45,5 +77,7 @@ def run_worker(
     for ticker in tickers:
         if ticker.running:
             ticker.stop()
+    if not started:
+        raise KeyboardInterrupt  # stopped (Ctrl-C) before the crawl had started: nothing ran
     assert crawler.stats is not None
     return dict(crawler.stats.get_stats())

@@ -5,6 +5,14 @@ Compared with ``scrapy_redis.scheduler.Scheduler``, which it subclasses:
 - requests are leased, not deleted (:class:`crawler.redisio.queue.LeasedQueue`); the worker renews its
   leases every ``LEASE_RENEW_SECONDS`` and puts back everyone's expired leases, and on close it returns
   the leases it still holds, so neither a crash nor a clean exit loses a request;
+- a retry or a redirect of a leased request hands its lease on (one Redis script ends the old lease and
+  queues the new request), so no lease is left behind; a retry waits its backoff (doubling) first, so a
+  site that answers 503 for a while gets its requests again after it, not all at once;
+- a request whose work could not be finished (its article not stored) is deferred, and tried again at
+  most ``STORE_MAX_ATTEMPTS`` times; one that failed for good is dead-lettered with its reason;
+- a queue entry that is no request of ours (not JSON, a class to import) is dead-lettered once;
+- Redis going away (a restart, a failover) never stops it: each call that fails is counted
+  (``redis/errors``) and tried again later, the lease loop keeps running;
 - the queue always persists (``SCHEDULER_PERSIST`` is ignored: one worker's exit must never wipe the
   queue all workers share);
 - requests are JSON (:func:`crawler.requests.encode_request`), never pickle;
@@ -14,12 +22,16 @@ Compared with ``scrapy_redis.scheduler.Scheduler``, which it subclasses:
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
+import time
 import uuid
-from typing import Self
+from collections.abc import Callable
+from typing import ParamSpec, Self, TypeVar
 
+import redis
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.utils.misc import load_object
@@ -28,10 +40,28 @@ from twisted.internet import task
 
 from crawler.redisio import serializer
 from crawler.redisio.queue import LeasedQueue
-from crawler.requests import Work, decode_request, leased, push
+from crawler.requests import (
+    QueueEntryError,
+    Work,
+    decode_request,
+    encode_request,
+    leased,
+    push,
+    without_lease,
+)
 from crawler.worker.connection import keys_of, server_of
 
+__all__ = ["LeasedScheduler", "scheduler_of", "worker_id"]
+
 logger = logging.getLogger(__name__)
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+# Entries looked at per call of next_request when they turn out to be no requests (dead-lettered).
+POISON_PER_CALL = 10
+# Seconds between two looks of an idle worker at the delayed requests whose time has come.
+DUE_CHECK_SECONDS = 1.0
 
 
 def worker_id() -> str:
@@ -53,9 +83,15 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.keys = keys_of(crawler)
         self.lease_seconds = settings.getfloat("LEASE_SECONDS")
         self.renew_seconds = settings.getfloat("LEASE_RENEW_SECONDS")
-        self.poll_seconds = settings.getfloat("SCHEDULER_IDLE_POLL_SECONDS", 0.5)
+        self.poll_seconds = settings.getfloat("SCHEDULER_IDLE_POLL_SECONDS")
+        self.retry_seconds = settings.getfloat("STORE_RETRY_SECONDS")
+        self.max_attempts = settings.getint("STORE_MAX_ATTEMPTS")
+        self.backoff_seconds = settings.getfloat("RETRY_BACKOFF_SECONDS")
+        self.backoff_max_seconds = settings.getfloat("RETRY_BACKOFF_MAX_SECONDS")
         self.worker = worker_id()
         self.held: set[str] = set()
+        self.redis_down_since: float | None = None
+        self._next_due_check = 0.0
         self._renewal: task.LoopingCall | None = None
         self._poll: task.LoopingCall | None = None
 
@@ -79,7 +115,11 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         for loop in (self._renewal, self._poll):
             if loop is not None and loop.running:
                 loop.stop()
-        released = self.queue.release(self.held)
+        try:
+            released = self.queue.release(self.held)
+        except redis.RedisError as exc:
+            self._redis_failed("return the unfinished requests", exc)
+            released = 0
         if released:
             logger.info("Returned %d unfinished requests to the queue", released)
             self.stats.inc_value("lease/released", released)
@@ -95,56 +135,223 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             nextcall.schedule()
 
     def tend_leases(self) -> None:
-        """Renew what this worker holds; put back what any worker let expire."""
-        self.queue.renew(self.held)
-        expired = self.queue.requeue_expired()
+        """Renew what this worker holds; put back what any worker let expire. A Redis that is away is
+        counted and tried again at the next turn: the loop never stops."""
+        try:
+            self.queue.renew(self.held)
+            expired = self.queue.requeue_expired()
+            self.queue.queue_due()
+        except redis.RedisError as exc:
+            self._redis_failed("renew the leases", exc)
+            return
+        self._redis_ok()
         if expired:
             logger.warning("%d expired leases went back to the queue", expired)
             self.stats.inc_value("lease/expired", expired)
 
+    # --- requests in ---------------------------------------------------------------------------------
+
     def enqueue_request(self, request: Request) -> bool:
-        if not request.dont_filter and self.df.request_seen(request):
-            self.df.log(request, self.spider)
+        work = Work.of(request)
+        try:
+            if work.lease is not None:
+                return self._hand_on(request, work)
+            if not request.dont_filter and self.df.request_seen(request):
+                self.df.log(request, self.spider)
+                return False
+            queued = push(self.queue, request, self.spider)
+        except redis.RedisError as exc:
+            self._redis_failed(f"queue {request.url}", exc)
             return False
-        if push(self.queue, request, self.spider):
-            self.stats.inc_value("scheduler/enqueued/redis")
-            return True
-        self.stats.inc_value("scheduler/already_queued")
-        return False
+        self._redis_ok()
+        self.stats.inc_value("scheduler/enqueued/redis" if queued else "scheduler/already_queued")
+        return queued
+
+    def _hand_on(self, request: Request, work: Work) -> bool:
+        """A retry or a redirect of a leased request: its lease ends as the new request is queued."""
+        assert work.lease is not None
+        self.held.discard(work.lease)
+        if not request.dont_filter and self.df.request_seen(request):
+            # Redirected to a URL seen already: nothing more to fetch, the request ends here.
+            self.stats.inc_value("scheduler/redirect_seen")
+            self.queue.ack(work.lease, site=work.site, job=work.job)
+            return False
+        member = encode_request(without_lease(request), self.spider)
+        handed = self.queue.handoff(
+            work.lease,
+            member,
+            priority=request.priority,
+            site=work.site,
+            job=work.job,
+            delay=self._backoff(work),
+        )
+        self.stats.inc_value("lease/handed_on" if handed else "lease/handoff_expired")
+        return handed
+
+    def _backoff(self, work: Work) -> float:
+        """Seconds a retry waits before it may be taken again: ``RETRY_BACKOFF_SECONDS``, doubled at each
+        retry, at most ``RETRY_BACKOFF_MAX_SECONDS`` (a redirect goes on at once). The leased member is
+        the request as it was taken: a retry is a copy that was retried once more."""
+        assert work.lease is not None
+        try:
+            taken = serializer.loads(work.lease)
+            before = int(taken["meta"].get("retry_times", 0))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            before = work.retries
+        if work.retries <= before or self.backoff_seconds <= 0:
+            return 0.0
+        return float(min(self.backoff_seconds * 2 ** (work.retries - 1), self.backoff_max_seconds))
+
+    # --- requests out --------------------------------------------------------------------------------
 
     def next_request(self) -> Request | None:
-        lease = self.queue.pop()
-        if lease is None:
-            return None
-        request = decode_request(lease, self.spider)
-        leased(request, lease)
-        only = getattr(self.spider, "only_sites", None)
-        if only and Work.of(request).site not in only:
-            # A site this worker does not serve (`crawler worker --sites`): back to the queue at once for
-            # a worker that does, never dropped.
-            self.queue.release([lease])
-            self.stats.inc_value("scheduler/returned_other_site")
-            return None
-        self.held.add(lease)
-        self.stats.inc_value("scheduler/dequeued/redis")
-        return request
+        for _ in range(POISON_PER_CALL):
+            try:
+                lease = self.queue.pop()
+                if lease is None and time.monotonic() >= self._next_due_check:
+                    # Nothing queued: retries whose backoff is over, deferred requests, back in the queue.
+                    self._next_due_check = time.monotonic() + DUE_CHECK_SECONDS
+                    if self.queue.queue_due():
+                        lease = self.queue.pop()
+            except redis.RedisError as exc:
+                self._redis_failed("take a request", exc)
+                return None
+            self._redis_ok()
+            if lease is None:
+                return None
+            try:
+                request = decode_request(lease, self.spider)
+            except QueueEntryError as exc:
+                self._dead_letter_entry(lease, str(exc))
+                continue
+            leased(request, lease)
+            only = getattr(self.spider, "only_sites", None)
+            if only and Work.of(request).site not in only:
+                # A site this worker does not serve (`crawler worker --sites`): back to the queue at once
+                # for a worker that does, never dropped.
+                self._call("return a request of another site", self.queue.release, [lease])
+                self.stats.inc_value("scheduler/returned_other_site")
+                return None
+            self.held.add(lease)
+            self.stats.inc_value("scheduler/dequeued/redis")
+            return request
+        return None
+
+    def _dead_letter_entry(self, lease: str, reason: str) -> None:
+        """A queue entry that is no request: out of the queue for good, once, with the reason."""
+        logger.error("Dead-lettered a queue entry: %s", reason)
+        self.stats.inc_value("queue/poison")
+        record = self._record(reason, url=None, site=None, job=None)
+        self._call("dead-letter a queue entry", self.queue.dead_letter, lease, record, site="", job=None)
+
+    # --- how a request's work ends -------------------------------------------------------------------
 
     def ack(self, request: Request, *, fetched: int = 0, stored: int = 0) -> None:
         """``request``'s work is done (items stored, links queued): its lease ends, and its job counts the
         page ``fetched`` and the items ``stored``."""
-        work = Work.of(request)
-        lease = work.lease
-        if lease is None or lease not in self.held:
+        work = self._release_hold(request)
+        if work is None or work.lease is None:
             return
-        self.held.discard(lease)
-        if not self.queue.ack(lease, site=work.site, job=work.job, fetched=fetched, stored=stored):
+        acked = self._call(
+            "acknowledge a request",
+            self.queue.ack,
+            work.lease,
+            site=work.site,
+            job=work.job,
+            fetched=fetched,
+            stored=stored,
+        )
+        if acked is False:
             self.stats.inc_value("lease/ack_after_expiry")
 
+    def defer(self, request: Request, reason: str) -> None:
+        """``request``'s work could not be finished (its article not stored): it is fetched again after
+        ``STORE_RETRY_SECONDS``, or dead-lettered when ``STORE_MAX_ATTEMPTS`` tries are used up."""
+        work = self._release_hold(request)
+        if work is None or work.lease is None:
+            return
+        attempts = self._call(
+            "defer a request",
+            self.queue.defer,
+            work.lease,
+            self.retry_seconds,
+            max_attempts=self.max_attempts,
+        )
+        if attempts == 0:
+            self.dead_letter(request, f"{reason} (tried {self.max_attempts} times)", held=False)
+        elif attempts is not None and attempts > 0:
+            self.stats.inc_value(f"lease/deferred/{work.site}")
+            logger.warning(
+                "%s: %s; it is tried again in %g s (attempt %d of %d)",
+                request.url,
+                reason,
+                self.retry_seconds,
+                attempts,
+                self.max_attempts,
+            )
+
+    def dead_letter(self, request: Request, reason: str, *, held: bool = True) -> None:
+        """``request`` failed for good (after its retries): its lease ends, it is kept with ``reason`` in
+        the dead letters (``crawler dead``), its job counts an error."""
+        work = self._release_hold(request) if held else Work.of(request)
+        if work is None or work.lease is None:
+            return
+        self.stats.inc_value(f"dead/{work.site}")
+        logger.warning("Dead-lettered %s: %s", request.url, reason)
+        record = self._record(reason, url=request.url, site=work.site, job=work.job)
+        self._call(
+            "dead-letter a request", self.queue.dead_letter, work.lease, record, site=work.site, job=work.job
+        )
+
+    def forget(self, request: Request) -> None:
+        """Stop renewing ``request``'s lease (Redis failed under its work): it expires and goes back to
+        the queue, for this worker or another."""
+        self._release_hold(request)
+        self.stats.inc_value("lease/forgotten")
+
+    def _release_hold(self, request: Request) -> Work | None:
+        work = Work.of(request)
+        if work.lease is None or work.lease not in self.held:
+            return None
+        self.held.discard(work.lease)
+        return work
+
+    def _record(self, reason: str, *, url: str | None, site: str | None, job: str | None) -> bytes:
+        record = {"reason": reason, "url": url, "site": site, "job": job, "at": round(time.time(), 3)}
+        return json.dumps({**record, "worker": self.worker}, ensure_ascii=False).encode("utf-8")
+
+    # --- Redis away ----------------------------------------------------------------------------------
+
+    def _call(self, what: str, function: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T | None:
+        """``function(*args, **kwargs)``, or None (counted, logged) when Redis fails under it."""
+        try:
+            result = function(*args, **kwargs)
+        except redis.RedisError as exc:
+            self._redis_failed(what, exc)
+            return None
+        self._redis_ok()
+        return result
+
+    def _redis_failed(self, what: str, exc: redis.RedisError) -> None:
+        self.stats.inc_value("redis/errors")
+        if self.redis_down_since is None:
+            self.redis_down_since = time.monotonic()
+            logger.error("Redis failed (%s: %s): the worker goes on and tries again", what, exc)
+
+    def _redis_ok(self) -> None:
+        if self.redis_down_since is not None:
+            logger.warning("Redis is back after %.1f s", time.monotonic() - self.redis_down_since)
+            self.redis_down_since = None
+
     def has_pending_requests(self) -> bool:
-        return len(self.queue) > 0
+        return len(self) > 0
 
     def __len__(self) -> int:
-        return len(self.queue)
+        try:
+            return len(self.queue)
+        except redis.RedisError as exc:
+            self._redis_failed("count the queue", exc)
+            return 0
 
     def __repr__(self) -> str:
         return f"<LeasedScheduler worker={self.worker}>"

@@ -2,8 +2,15 @@
 
 Index pages (a rule's start URLs and their pagination) are always fetched again; the article links they
 give go through the Bloom filter, a page's links in one Redis call after they are deduplicated within the
-page, so an article URL is fetched once. Article pages give one item each and are not followed further
-unless the rule's ``depth`` says so.
+page, so an article URL is fetched once. That same call queues the new ones: a URL is never marked seen
+without its request queued. Article pages give one item each and are not followed further unless the
+rule's ``depth`` says so.
+
+A request that failed (after Scrapy's retries) is dead-lettered with the reason (``crawler dead``); one
+refused on purpose (robots.txt, the network guard, a captcha page) is counted as skipped. A page whose
+text holds many U+FFFD under its declared charset is decoded again by detection (a site that declares
+UTF-8 and sends GBK), and counted. A rule's regular expressions share a time budget per page
+(``RULES_REGEX_PAGE_SECONDS``).
 
 Seeds also come as JSON from the ``crawler:seeds`` list (``{"site": ..., "url": ..., "kind":
 "index"|"article", "job": ...}``), read with our own parsing: scrapy-redis would turn extra keys into a
@@ -13,34 +20,44 @@ between a pop and a schedule.
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from typing import Any, Self
 
+import redis
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DontCloseSpider, IgnoreRequest
+from scrapy.exceptions import DontCloseSpider, DownloadCancelledError, DownloadTimeoutError, IgnoreRequest
 from scrapy.http import Response, TextResponse
 from scrapy.settings import BaseSettings
+from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy_redis.spiders import RedisSpider
+from twisted.internet.defer import CancelledError
+from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.python.failure import Failure
 
 from crawler.config import apply_environment
 from crawler.items import Article, Page
 from crawler.redisio.queue import LeasedQueue
-from crawler.requests import ARTICLE, INDEX, Work, article_request, index_request
-from crawler.rules import Rule, RuleSet, load_rules
+from crawler.requests import ARTICLE, INDEX, Work, article_request, index_request, queue_new
+from crawler.rules import RegexBudget, Rule, RuleSet, load_rules
 from crawler.schedule.revisit import Revisits
 from crawler.worker.connection import keys_of, server_of
-from crawler.worker.dupefilter import RedisBloomDupeFilter
-from crawler.worker.leaseack import ack
+from crawler.worker.dupefilter import bloom_of
+from crawler.worker.leaseack import ack, dead_letter
+from crawler.worker.netguard import blocked_by_guard
+from extractors.encoding import redetect
 
 __all__ = ["SitesSpider"]
 
 logger = logging.getLogger(__name__)
+
+# U+FFFD from this many on, a page's declared charset is doubted and the page decoded again by detection.
+CHARSET_DOUBT_REPLACEMENTS = 8
 
 
 class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no type hints
@@ -107,8 +124,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         logger.info("Serving %d site rules: %s", len(self.rules), ", ".join(sorted(self.rules)))
 
     def opened(self) -> None:
-        # The spider's own handle on the shared Bloom filter: a page's links are tested in one call.
-        self.seen_links = RedisBloomDupeFilter.from_crawler(self.crawler)
+        # The spider's own handle on the shared Bloom filter: a page's links are tested and queued in one
+        # call.
+        self.bloom = bloom_of(self.crawler)
+        self.regex_page_seconds = self.crawler.settings.getfloat("RULES_REGEX_PAGE_SECONDS")
+        self.max_size = self.crawler.settings.getint("DOWNLOAD_MAXSIZE")
         if self.rule_errors:
             self.count("rules/errors", self.rule_errors)
 
@@ -139,10 +159,15 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         return index_request(rule, seed["url"], job=job)
 
     def spider_idle(self) -> None:
-        """More seeds if any; a job's crawl closes when the job has nothing pending, a worker never."""
-        self.schedule_next_requests()
-        if self.job is not None and self.queue.job_pending(self.job) <= 0:
-            return
+        """More seeds if any; a job's crawl closes when the job has nothing pending, a worker never (nor a
+        job's crawl while Redis cannot tell: it waits for Redis to come back)."""
+        try:
+            self.schedule_next_requests()
+            if self.job is not None and self.queue.job_pending(self.job) <= 0:
+                return
+        except redis.RedisError as exc:
+            self.count("redis/errors")
+            logger.warning("Redis failed while the crawl was idle (%s): waiting for it", exc)
         raise DontCloseSpider
 
     # --- callbacks -------------------------------------------------------------------------------------
@@ -161,17 +186,17 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if rule is None or page is None:
             return
         work = _work(response)
+        budget = RegexBudget(self.regex_page_seconds)
         before = rule.regex_timeouts
-        links = rule.article_links(page.url, page.selector.root)
-        self._regex_timeouts(rule, before)
+        links = rule.article_links(page.url, page.selector.root, budget)
+        self._regex_spent(rule, before, budget)
         self.count(f"crawl/links/{rule.site}", len(links))
         requests = [
             article_request(rule, url, job=work.job, boost=work.boost, job_kind=work.job_kind)
             for url in links
         ]
-        fresh = list(self._unseen(rule, requests, work.job))
-        yield from fresh
-        self._record_visit(rule, work, len(fresh))
+        fresh = self._queue_new(rule, requests, work.job)
+        self._record_visit(rule, work, fresh)
         if work.page < rule.max_pages:
             next_url = rule.next_page_url(page.url, page.selector.root)
             if next_url:
@@ -184,9 +209,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if rule is None or page is None:
             return
         work = _work(response)
+        budget = RegexBudget(self.regex_page_seconds)
         before = rule.regex_timeouts
-        fields = rule.extract_fields(page.selector.root)
-        self._regex_timeouts(rule, before)
+        fields = rule.extract_fields(page.selector.root, budget)
         self.count(f"fields/pages/{rule.site}")
         for name, value in fields.items():
             if value is None:
@@ -204,29 +229,32 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             page=Page(page.text, rule.min_body_chars),
         )
         if work.depth < rule.depth:
-            links = rule.article_links(page.url, page.selector.root)
+            links = rule.article_links(page.url, page.selector.root, budget)
             requests = [
                 article_request(
                     rule, url, job=work.job, depth=work.depth + 1, boost=work.boost, job_kind=work.job_kind
                 )
                 for url in links
             ]
-            yield from self._unseen(rule, requests, work.job)
+            self._queue_new(rule, requests, work.job)
+        self._regex_spent(rule, before, budget)
 
     def on_error(self, failure: Failure) -> None:
-        """A request that failed (network, HTTP status, robots.txt) still ends its lease, and is counted."""
+        """A request that failed still ends, and is counted: refused on purpose (robots.txt, the network
+        guard, a captcha page), it is skipped; failed (an HTTP error status, the network, a timeout, after
+        Scrapy's retries), it is dead-lettered with the reason."""
         request: Request = failure.request  # type: ignore[attr-defined]
         work = Work.of(request)
         site = work.site or "unknown"
-        if isinstance(failure.value, IgnoreRequest):
+        refused = isinstance(failure.value, IgnoreRequest) and not isinstance(failure.value, HttpError)
+        if refused or blocked_by_guard(failure) is not None:
             self.count(f"crawl/ignored/{site}")
             self.job_count(work.job, "skipped")
             logger.info("Ignored %s: %s", request.url, failure.getErrorMessage())
-        else:
-            self.count(f"crawl/errors/{site}")
-            self.job_count(work.job, "errors")
-            logger.warning("Failed %s: %s", request.url, failure.getErrorMessage())
-        ack(self.crawler, request)
+            ack(self.crawler, request)
+            return
+        self.count(f"crawl/errors/{site}")
+        dead_letter(self.crawler, request, self._reason(failure, work))
 
     # --- helpers ---------------------------------------------------------------------------------------
 
@@ -244,11 +272,38 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if work.page == 1 and work.is_grab:
             self.revisits.record(rule, found_new, time.time(), not_modified=not_modified)
 
-    def _regex_timeouts(self, rule: Rule, before: int) -> None:
-        """Count the rule's regular expressions that ran out of time on this page (they matched nothing)."""
+    def _reason(self, failure: Failure, work: Work) -> str:
+        """Why a request failed, in one line (never empty)."""
+        error = failure.value
+        after = f" (after {work.retries} retries)" if work.retries else ""
+        if isinstance(error, HttpError):
+            status = error.response.status
+            return f"HTTP {status} {http.client.responses.get(status, '')}".rstrip() + after
+        if isinstance(error, DownloadCancelledError | CancelledError):
+            detail = str(error) or (
+                f"the response was larger than DOWNLOAD_MAXSIZE ({self.max_size:,} bytes) or its download"
+                " was stopped"
+            )
+            return f"download cancelled: {detail}"
+        if isinstance(error, DownloadTimeoutError | TxTimeoutError):
+            return f"timed out: {failure.getErrorMessage() or type(error).__name__}{after}"
+        return f"{type(error).__name__}: {failure.getErrorMessage() or 'no message'}{after}"
+
+    def _regex_spent(self, rule: Rule, before: int, budget: RegexBudget) -> None:
+        """Count the rule's regular expressions that ran out of time on this page (they matched nothing),
+        and those skipped once the page's budget was spent."""
         timeouts = rule.regex_timeouts - before
         if timeouts:
             self.count(f"rules/regex_timeout/{rule.site}", timeouts)
+        if budget.skipped:
+            self.count(f"rules/regex_skipped/{rule.site}", budget.skipped)
+            logger.warning(
+                "%s: the rule's regular expressions spent their %g s on %s: %d searches skipped",
+                rule.site,
+                self.regex_page_seconds,
+                rule.site,
+                budget.skipped,
+            )
 
     def _page(self, response: Response) -> tuple[Rule | None, TextResponse | None]:
         """The response's rule and the response as text (the rule's encoding when it sets one)."""
@@ -265,19 +320,54 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.count(f"crawl/pages/{rule.site}")
         if rule.encoding:
             response = response.replace(encoding=rule.encoding)
+        else:
+            response = self._checked_charset(rule, response)
         assert isinstance(response, TextResponse)
         return rule, response
 
-    def _unseen(self, rule: Rule, requests: list[Request], job: str | None) -> Iterable[Request]:
-        """The requests whose URLs the Bloom filter had not seen (test-and-set, one Redis call)."""
+    def _checked_charset(self, rule: Rule, response: TextResponse) -> TextResponse:
+        """The response, decoded again by detection when its declared charset leaves many U+FFFD in the
+        text and the detected one leaves far fewer (a site that declares UTF-8 and sends GBK)."""
+        replaced = response.text.count("\ufffd")
+        if replaced < CHARSET_DOUBT_REPLACEMENTS:
+            return response
+        detected = redetect(response.body)
+        if detected is None or detected.text.count("\ufffd") * 4 > replaced:
+            self.count(f"crawl/charset_undecodable/{rule.site}")
+            logger.warning(
+                "%s: %d characters cannot be decoded as %s (declared), and detection does no better",
+                response.url,
+                replaced,
+                response.encoding,
+            )
+            return response
+        self.count(f"crawl/charset_mismatch/{rule.site}")
+        logger.warning(
+            "%s: declared %s, but %d characters cannot be decoded so: decoded as %s (detected)",
+            response.url,
+            response.encoding,
+            replaced,
+            detected.encoding,
+        )
+        fixed = response.replace(encoding=detected.encoding)
+        assert isinstance(fixed, TextResponse)
+        return fixed
+
+    def _queue_new(self, rule: Rule, requests: list[Request], job: str | None) -> int:
+        """Queue the requests whose URLs the Bloom filter had not seen, marking them seen in the same
+        Redis call; how many were new."""
         if not requests:
-            return requests
-        seen = self.seen_links.seen_many(requests)
-        fresh = [request for request, was_seen in zip(requests, seen, strict=True) if not was_seen]
-        for request in fresh:
-            request.dont_filter = True  # already tested and set above
-        skipped = len(requests) - len(fresh)
+            return 0
+        fingerprinter = self.crawler.request_fingerprinter
+        fresh = sum(
+            queue_new(self.bloom, self.keys, requests, [fingerprinter.fingerprint(r) for r in requests])
+        )
+        skipped = len(requests) - fresh
+        if fresh:
+            self.count("bloom/added", fresh)
+            self.count("scheduler/enqueued/redis", fresh)
         if skipped:
+            self.count("bloom/seen", skipped)
             self.count(f"crawl/seen/{rule.site}", skipped)
             self.job_count(job, "skipped", skipped)
         return fresh
@@ -287,8 +377,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.crawler.stats.inc_value(key, amount)
 
     def job_count(self, job: str | None, field: str, amount: int = 1) -> None:
-        if job:
+        """Add to a job's counter (a count lost while Redis is away only makes the summary short)."""
+        if not job:
+            return
+        try:
             self.server.hincrby(self.keys.job(job), field, amount)
+        except redis.RedisError as exc:
+            self.count("redis/errors")
+            logger.warning("Redis failed (%s): job %s's %s count is short by %d", exc, job, field, amount)
 
 
 def _work(response: Response) -> Work:

@@ -2,7 +2,8 @@
 
 Every outcome is a crawler stat (the status view reads them): ``store/new/<site>``,
 ``store/updated/<site>``, ``store/unchanged/<site>``, ``store/repost/<site>``, ``store/spooled/<site>``,
-``store/dropped_empty/<site>``, ``store/errors/<site>``.
+``store/dropped_empty/<site>``, ``store/errors/<site>`` (an invalid article, refused alone),
+``store/unavailable/<site>`` (the store could not write: the request is deferred and tried again).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, Self
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
-from crawler.errors import InputError, StoreError
+from crawler.errors import InputError, StoreError, StoreUnavailableError
 from crawler.items import Article
 from crawler.store import Store, Written, open_store
 from crawler.store.document import add_fingerprints, make_document
@@ -96,8 +97,8 @@ class StorePipeline:
             self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self._flush_soon)
         try:
             result = await written
-        except StoreError:
-            self._count(f"store/errors/{site}")
+        except StoreUnavailableError:
+            self._count(f"store/unavailable/{site}")
             raise
         self._count(f"store/{result.outcome}/{site}")
         if result.outcome == "repost":
@@ -127,10 +128,15 @@ class StorePipeline:
         )
 
         def settle(done: asyncio.Future[list[Written]]) -> None:
-            error = StoreError("the batch write was cancelled") if done.cancelled() else done.exception()
+            error = None if done.cancelled() else done.exception()
             for index, (_, written) in enumerate(batch):
-                if error is not None:
-                    written.set_exception(error)
+                if done.cancelled():
+                    written.set_exception(StoreUnavailableError("the batch write was cancelled"))
+                elif error is not None:
+                    # The documents were checked before: whatever failed is the store's, not theirs.
+                    unavailable = StoreUnavailableError(f"{type(error).__name__}: {error}")
+                    unavailable.__cause__ = error
+                    written.set_exception(unavailable)
                 else:
                     written.set_result(done.result()[index])
 

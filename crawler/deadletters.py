@@ -1,0 +1,104 @@
+"""The dead letters: requests that ended in an error (after their retries), kept with the reason, until a
+person puts them back in the queue (``crawler dead requeue``) or drops them (``crawler dead drop``).
+
+Each is a queue member (the request's JSON) in the hash ``<prefix>:dead``, with a record: the reason, the
+URL, site, job, when and which worker. An entry that was no request at all (not JSON, a class to import)
+is kept the same way, with no site; it can be dropped, not requeued.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from crawler.redisio import serializer
+from crawler.redisio.queue import LeasedQueue
+
+__all__ = ["DeadLetter", "dead_letters", "requeue"]
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """One dead letter; ``id`` (12 hex digits of the member's SHA-1) names it on the command line."""
+
+    id: str
+    member: str
+    reason: str
+    url: str | None
+    site: str | None
+    job: str | None
+    at: float | None
+    worker: str | None
+    priority: int | None  # None: no request (it cannot be requeued)
+
+    def document(self) -> dict[str, Any]:
+        """The dead letter as ``crawler dead list --format json`` shows it."""
+        return {
+            "id": self.id,
+            "url": self.url,
+            "site": self.site,
+            "job": self.job,
+            "reason": self.reason,
+            "at": self.at,
+            "worker": self.worker,
+            "requeueable": self.priority is not None,
+        }
+
+
+def dead_letters(queue: LeasedQueue) -> list[DeadLetter]:
+    """Every dead letter, oldest first."""
+    letters = [_letter(member, record) for member, record in queue.dead().items()]
+    return sorted(letters, key=lambda letter: (letter.at or 0.0, letter.id))
+
+
+def requeue(queue: LeasedQueue, letters: Iterable[DeadLetter]) -> tuple[int, list[DeadLetter]]:
+    """Put ``letters`` back in the queue (their jobs count them pending again, and one error fewer);
+    how many went back, and those that are no request (left as they are)."""
+    back = 0
+    refused: list[DeadLetter] = []
+    for letter in letters:
+        if letter.priority is None or letter.site is None:
+            refused.append(letter)
+            continue
+        back += queue.requeue_dead(letter.member, priority=letter.priority, site=letter.site, job=letter.job)
+    return back, refused
+
+
+def _letter(member: str, record_text: str) -> DeadLetter:
+    try:
+        record = json.loads(record_text)
+    except ValueError:
+        record = {"reason": record_text}
+    if not isinstance(record, dict):
+        record = {"reason": str(record)}
+    request = _request(member)
+    meta = request.get("meta") if request is not None else None
+    site = meta.get("site") if isinstance(meta, dict) else None
+    job = meta.get("job") if isinstance(meta, dict) else None
+    priority = request.get("priority", 0) if request is not None and isinstance(site, str) else None
+    at = record.get("at")
+    return DeadLetter(
+        id=hashlib.sha1(member.encode("utf-8")).hexdigest()[:12],
+        member=member,
+        reason=str(record.get("reason") or "no reason recorded"),
+        url=request.get("url") if request is not None and isinstance(request.get("url"), str) else None,
+        site=site if isinstance(site, str) else None,
+        job=job if isinstance(job, str) else None,
+        at=float(at) if isinstance(at, int | float) else None,
+        worker=str(record["worker"]) if record.get("worker") else None,
+        priority=int(priority) if isinstance(priority, int) else None,
+    )
+
+
+def _request(member: str) -> dict[str, Any] | None:
+    """The member as a request's JSON, or None when it is none (a poison entry)."""
+    try:
+        data = serializer.loads(member)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or "_class" in data:
+        return None
+    return data

@@ -1,0 +1,516 @@
+"""Nothing lost, nothing hung: real crawls (the `crawler` commands, subprocesses) against the local test
+server, through the real embedded Redis, when requests are retried and redirected, fail for good, when
+the store cannot write, when Redis is killed, when rule files or queue entries are broken, when a page
+lies about its charset; and what each leaves behind (dead letters, counters), read back with the
+commands a person would use."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from conftest import SiteServer
+
+from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
+from crawler.keys import Keys
+from crawler.redisio.connection import connect
+from crawler.redisio.embedded import EmbeddedRedis
+from crawler.store import open_store
+from crawler.store.document import week_of
+
+REPO = Path(__file__).resolve().parents[1]
+COMMAND_TIMEOUT = 180
+# Upper bound of the waits below; never a timing assertion.
+WAIT_LIMIT = 60.0
+# Short leases and retries, so that failures come round in seconds.
+FAST = (
+    "LEASE_SECONDS=4",
+    "LEASE_RENEW_SECONDS=1",
+    "STORE_RETRY_SECONDS=1",
+    "STORE_MAX_ATTEMPTS=2",
+    "RETRY_TIMES=2",
+    "RETRY_BACKOFF_SECONDS=0.2",
+    "DOWNLOAD_TIMEOUT=10",
+)
+
+RULE = """
+domains: [127.0.0.1]
+start_urls: ["{start}"]
+index:
+  links: {{xpath: "//ul[@class='news']"}}
+article:
+  fields:
+    title: {{xpath: //h1}}
+    body: {{xpath: "//div[@class='article']/p", join: "\\n\\n"}}
+"""
+
+
+@dataclass
+class Site:
+    """A rule of the local test server in a folder of its own, with its own data folder (own Redis)."""
+
+    server: SiteServer
+    root: Path
+    name: str = "faults"
+
+    @property
+    def rules(self) -> Path:
+        return self.root / "rules"
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    def rule(self, *links: str, name: str | None = None) -> str:
+        """Write the rule of a site whose index page links to ``links``; its site id."""
+        site = name or self.name
+        start = self.server.url("/links?to=" + quote(",".join(links), safe="/,:?="))
+        self.rules.mkdir(parents=True, exist_ok=True)
+        (self.rules / f"{site}.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+        return site
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
+        env.update(
+            CRAWLER_DATA_DIR=str(self.data),
+            CRAWLER_RULES_DIR=str(self.rules),
+            **{ALLOW_PRIVATE_NETWORKS_ENV: "1"},
+            **extra,
+        )
+        return env
+
+    def crawler(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "crawler.cli", *args],
+            env=self.env(**env),
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert "Traceback" not in done.stderr, done.stderr[-4000:]
+        return done
+
+    def temp(self, *args: str) -> subprocess.CompletedProcess[str]:
+        settings = [item for pair in FAST for item in ("-s", pair)]
+        return self.crawler("temp", self.name, *settings, *args)
+
+    @contextmanager
+    def temp_running(self, *args: str) -> Iterator[subprocess.Popen[str]]:
+        """`crawler temp` in the background (its stdout and stderr piped); killed if still running."""
+        settings = [item for pair in FAST for item in ("-s", pair)]
+        crawl = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "temp", self.name, *settings, *args],
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            yield crawl
+        finally:
+            if crawl.poll() is None:
+                crawl.kill()
+                crawl.communicate()
+
+    def dead(self) -> list[dict[str, Any]]:
+        done = self.crawler("dead", "list", "--format", "json")
+        assert done.returncode == 0, done.stderr
+        letters: list[dict[str, Any]] = json.loads(done.stdout)
+        return letters
+
+    def status(self) -> dict[str, Any]:
+        done = self.crawler("status", "--format", "json")
+        assert done.returncode == 0, done.stderr
+        report: dict[str, Any] = json.loads(done.stdout)
+        return report
+
+    def stored(self) -> dict[str, dict[str, Any]]:
+        """Stored articles by path."""
+        with open_store({"CRAWLER_DATA_DIR": str(self.data)}) as store:
+            return {
+                str(a["url"]).removeprefix(self.server.origin): a
+                for a in store.iter_articles(newest_first=False)
+            }
+
+
+@pytest.fixture
+def site(site_server: SiteServer, tmp_path: Path) -> Site:
+    return Site(site_server, tmp_path)
+
+
+def unique(name: str) -> str:
+    """An id no other test (or run) of the session server has used: /flaky counts per id."""
+    return f"{name}-{os.getpid()}-{time.monotonic_ns()}"
+
+
+def wait_until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WAIT_LIMIT
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.1)
+
+
+# --- retries, redirects, failures for good ------------------------------------------------------------
+
+
+def test_retried_redirected_and_failed_requests_each_end_once_and_the_temp_crawl_exits(site: Site) -> None:
+    recovers, fails = unique("recovers"), unique("fails")
+    site.rule(
+        "/a/plain",
+        "/r/moved",
+        f"/flaky/{recovers}?fail=1",
+        f"/flaky/{fails}?fail=99",
+        "/status/404",
+        "http://127.0.0.1:9/a/nobody-listens",
+    )
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "stored 3 articles" in done.stdout and "errors 3" in done.stdout, done.stdout
+    assert "crawler dead list --job" in done.stdout
+    assert set(site.stored()) == {"/a/plain", "/a/moved", f"/flaky/{recovers}?fail=1"}
+    reasons = {
+        str(letter["url"]).removeprefix(site.server.origin): letter["reason"] for letter in site.dead()
+    }
+    assert reasons[f"/flaky/{fails}?fail=99"] == "HTTP 503 Service Unavailable (after 2 retries)"
+    assert reasons["/status/404"] == "HTTP 404 Not Found"
+    assert reasons["http://127.0.0.1:9/a/nobody-listens"].startswith("DownloadConnectionRefusedError")
+    queue = site.status()["queue"]
+    assert queue == {"queued": 0, "leased": 0, "waiting": 0, "dead_letters": 3}, "no lease left behind"
+
+    requeued = site.crawler("dead", "requeue", "--site", site.name)
+    assert requeued.stdout.strip() == "requeued 3 dead letters"
+    assert site.status()["queue"] == {"queued": 3, "leased": 0, "waiting": 0, "dead_letters": 0}
+
+
+def test_a_retry_or_a_redirect_hands_its_lease_on(redis_client: Any) -> None:
+    from scrapy import Request, Spider
+
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.requests import decode_request, encode_request, leased, push, without_lease
+
+    keys = Keys("test")
+    queue = LeasedQueue(redis_client, keys)
+    spider = Spider(name="sites")
+    push(queue, Request("http://a.test/1", meta={"site": "news", "job": "j", "kind": "article"}))
+    lease = queue.pop()
+    assert lease is not None
+    taken = decode_request(lease, spider)
+    leased(taken, lease)
+    retry = taken.replace(meta={**taken.meta, "retry_times": 1}, dont_filter=True)
+    assert queue.handoff(lease, encode_request(without_lease(retry)), priority=0, site="news", job="j"), (
+        "the retry is queued in the old request's place"
+    )
+    assert (queue.leased(), len(queue), queue.pending("news"), queue.job_pending("j")) == (0, 1, 1, 1)
+    again = queue.pop()
+    assert again is not None and decode_request(again, spider).meta["retry_times"] == 1
+    assert not queue.handoff(lease, b"{}", priority=0, site="news", job="j"), "a lease ends once"
+    assert queue.ack(again, site="news", job="j")
+    assert (queue.leased(), len(queue), queue.pending("news"), queue.job_pending("j")) == (0, 0, 0, 0)
+
+
+# --- the store fails ------------------------------------------------------------------------------------
+
+
+def _corrupt_this_weeks_store(data: Path) -> Path:
+    path = data / "articles" / f"articles_{week_of(datetime.now(UTC))}.sqlite"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"this is not a database" * 100)
+    return path
+
+
+def test_articles_the_store_refuses_are_never_acknowledged_and_end_as_dead_letters(site: Site) -> None:
+    site.rule("/a/one", "/a/two")
+    _corrupt_this_weeks_store(site.data)
+    done = site.temp()
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    assert "stored 0 articles" in done.stdout and "errors 2" in done.stdout, done.stdout
+    letters = site.dead()
+    assert sorted(str(letter["url"]).removeprefix(site.server.origin) for letter in letters) == [
+        "/a/one",
+        "/a/two",
+    ]
+    assert all(
+        "could not be stored" in letter["reason"] and "(tried 2 times)" in letter["reason"]
+        for letter in letters
+    )
+    assert site.status()["queue"] == {"queued": 0, "leased": 0, "waiting": 0, "dead_letters": 2}
+
+
+def test_a_store_that_comes_back_stores_every_article_once(site: Site) -> None:
+    site.rule(*(f"/a/back{n}" for n in range(6)))
+    corrupt = _corrupt_this_weeks_store(site.data)
+    with site.temp_running("-s", "STORE_MAX_ATTEMPTS=20") as crawl:
+        assert crawl.stderr is not None
+        for line in crawl.stderr:  # the store refuses, the requests are deferred; then it is mended
+            if "could not be stored" in line:
+                corrupt.unlink()
+                break
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+    assert crawl.returncode == 0, err[-4000:]
+    assert "stored 6 articles" in out and "errors 0" in out, out
+    assert sorted(site.stored()) == sorted(f"/a/back{n}" for n in range(6))
+    assert site.dead() == []
+
+
+# --- Redis is killed ------------------------------------------------------------------------------------
+
+
+def test_a_worker_survives_redis_killed_and_restarted(site: Site) -> None:
+    site.rule(*(f"/flaky/{unique('slow')}?fail=0" for _ in range(1)), *(f"/a/r{n}" for n in range(30)))
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        log = site.root / "worker.log"
+        with log.open("w", encoding="utf-8") as stream:
+            worker = subprocess.Popen(
+                [sys.executable, "-m", "crawler.cli", "worker", *[i for p in FAST for i in ("-s", p)],
+                 "-s", "CONCURRENT_REQUESTS=1", "-s", "DOWNLOAD_DELAY=0.2"],
+                env=site.env(REDIS_URL=url),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stream,
+            )  # fmt: skip
+            try:
+                from crawler.requests import JobCounts, enqueue_job
+                from crawler.rules import load_rule
+
+                client = connect(url)
+                keys = Keys("crawler")
+                job = enqueue_job(client, keys, [load_rule(site.rules / f"{site.name}.yaml")])
+                wait_until(lambda: JobCounts.read(client, keys, job).stored >= 3, "some articles stored")
+                os.kill(redis_server.pid or 0, signal.SIGKILL)
+                client.close()
+                time.sleep(3)  # Redis away for a while: the worker's calls fail, its loops go on
+                redis_server.ensure()  # started again on its append-only file
+                client = connect(url)
+                wait_until(lambda: JobCounts.read(client, keys, job).pending == 0, "the job to finish")
+                counts = JobCounts.read(client, keys, job)
+                assert worker.poll() is None, "the worker is still running"
+            finally:
+                worker.send_signal(signal.SIGINT)
+                worker.wait(WAIT_LIMIT)
+        text = log.read_text(encoding="utf-8")
+        assert "Unhandled error in Deferred" not in text, text[-4000:]
+        assert "Redis is back" in text, text[-4000:]
+    assert counts.errors == 0
+    stored = site.stored()
+    assert {f"/a/r{n}" for n in range(30)} <= set(stored), "every article stored"
+    assert len(stored) == 31, "each once"
+
+
+def test_the_temp_crawls_own_redis_killed_is_started_again_and_nothing_is_lost(site: Site) -> None:
+    site.rule(*(f"/a/k{n}" for n in range(40)))
+    pid_file = site.data / "redis" / "redis.pid"
+    with site.temp_running("-s", "CONCURRENT_REQUESTS=1", "-s", "DOWNLOAD_DELAY=0.1") as crawl:
+        wait_until(pid_file.exists, "the embedded Redis to start")
+        time.sleep(2)
+        os.kill(int(pid_file.read_text("ascii")), signal.SIGKILL)
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+    assert crawl.returncode == 0, err[-4000:]
+    assert "is gone" in err and "starting it again" in err, err[-4000:]
+    assert "stored 40 articles" in out and "errors 0" in out, out
+    assert sorted(site.stored()) == sorted(f"/a/k{n}" for n in range(40))
+
+
+# --- links are marked seen only as they are queued ------------------------------------------------------
+
+
+def test_an_index_pages_links_are_queued_by_the_call_that_marks_them_seen(
+    redis_server: str, redis_client: Any, tmp_path: Path
+) -> None:
+    from scrapy.http import HtmlResponse, Request
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.worker.spider import SitesSpider
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    rule = RULE.format(start="http://news.test/").replace("[127.0.0.1]", "[news.test]")
+    (rules / "news.yaml").write_text(rule, encoding="utf-8")
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    values.update(
+        REDIS_URL=redis_server,
+        CRAWLER_RULES_DIR=str(rules),
+        CRAWLER_DATA_DIR=str(tmp_path),
+        # In memory: the Redis collector's flush loop would start a reactor in the test process.
+        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
+    )
+    crawler = get_crawler(SitesSpider, settings_dict=values)
+    spider = SitesSpider.from_crawler(crawler)
+    crawler.spider = spider
+    spider.opened()
+    links = "".join(f'<li><a href="/a/{n}">{n}</a></li>' for n in range(5))
+    request = Request("http://news.test/", meta={"site": "news", "kind": "index", "job": "j1"})
+    response = HtmlResponse(
+        "http://news.test/", body=f"<ul class='news'>{links}</ul>".encode(), request=request
+    )
+    output = list(spider.parse_index(response))
+    queue = LeasedQueue(redis_client, Keys("crawler"))
+    assert not [out for out in output if isinstance(out, Request)], "nothing left for a later push"
+    assert len(queue) == 5 and spider.bloom.count() == 5, "marked seen and queued, together"
+    assert queue.job_pending("j1") == 5
+    assert list(spider.parse_index(response)) == [] and len(queue) == 5, "seen: not queued again"
+
+
+# --- broken rule files, broken queue entries ------------------------------------------------------------
+
+
+def test_broken_rule_files_are_named_and_skipped_by_every_command(site: Site) -> None:
+    site.rule("/a/good1", "/a/good2")
+    (site.rules / "nul.yaml").write_bytes(b"name: x\x00\n")
+    (site.rules / "deep.yaml").write_text("domains: " + "[" * 20_000 + "\n", encoding="utf-8")
+    (site.rules / "deepmap.yaml").write_text("domains: " + "{a: " * 3000 + "1" + "}" * 3000 + "\n", "utf-8")
+    checked = site.crawler("rules", "check")
+    assert checked.returncode == 1
+    assert checked.stdout.splitlines()[-1] == "1 rule ok, 3 files with 3 errors"
+    assert "nul.yaml: line 1, column 8: invalid YAML: the character U+0000" in checked.stdout
+    assert "deep.yaml: invalid YAML: nested too deeply for the parser" in checked.stdout
+    status = site.status()
+    assert sorted(Path(error["file"]).name for error in status["rule_errors"]) == [
+        "deep.yaml",
+        "deepmap.yaml",
+        "nul.yaml",
+    ]
+    scheduled = site.crawler("schedule", "--once")
+    assert scheduled.returncode == 0, scheduled.stderr[-3000:]
+    done = site.temp()
+    assert done.returncode == 0 and "stored 2 articles" in done.stdout, done.stdout + done.stderr[-3000:]
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker"],
+        env=site.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert worker.stderr is not None
+    lines = []
+    for line in worker.stderr:
+        lines.append(line)
+        if "Spider opened" in line:
+            break
+    worker.send_signal(signal.SIGINT)
+    _, rest = worker.communicate(timeout=WAIT_LIMIT)
+    log = "".join(lines) + rest
+    assert "Serving 1 site rules: faults" in log and "Traceback" not in log, log[-4000:]
+    assert "nul.yaml" in log
+
+
+def test_queue_entries_that_are_no_requests_are_dead_lettered_once_and_never_run(site: Site) -> None:
+    site.rule("/a/after-poison")
+    marker = site.root / "imported"
+    poison_module = site.root / "poisonmodule.py"
+    poison_module.write_text(f"open({str(marker)!r}, 'w').close()\nclass Request: pass\n", encoding="utf-8")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        entry = {"url": "http://127.0.0.1/x", "_class": "poisonmodule.Request", "meta": {"site": "faults"}}
+        client.zadd("crawler:queue", {b"this is not JSON": -1e15, json.dumps(entry).encode(): -1e15})
+        client.close()
+    done = site.crawler("temp", site.name, PYTHONPATH=str(site.root))
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "stored 1 articles" in done.stdout
+    assert not marker.exists(), "the class an entry names is never imported"
+    reasons = " | ".join(sorted(letter["reason"] for letter in site.dead()))
+    assert len(site.dead()) == 2, reasons
+    assert "names the class 'poisonmodule.Request'" in reasons
+    assert "is not JSON" in reasons
+    assert all(not letter["requeueable"] for letter in site.dead())
+    assert site.status()["queue"] == {"queued": 0, "leased": 0, "waiting": 0, "dead_letters": 2}
+
+
+# --- the regular expressions' time, per page ------------------------------------------------------------
+
+
+def test_a_rules_regular_expressions_share_one_time_budget_per_page(tmp_path: Path) -> None:
+    import lxml.html
+
+    from crawler.rules import RegexBudget, load_rule
+
+    rule_file = tmp_path / "slow.yaml"
+    rule_file.write_text(
+        "domains: [news.test]\nstart_urls: ['http://news.test/']\nindex:\n  links: {allow: '(a|aa)+$'}\n",
+        encoding="utf-8",
+    )
+    rule = load_rule(rule_file)
+    links = "".join(f'<a href="/{"a" * 40}{n}b">x</a>' for n in range(200))
+    root = lxml.html.document_fromstring(f"<html><body>{links}</body></html>")
+    budget = RegexBudget(0.5)
+    assert rule.article_links("http://news.test/", root, budget) == []
+    # Each search may take 0.2 s: without the page's budget, 200 of them would take 40 s.
+    assert rule.regex_timeouts <= 4, "the budget stops the searches once it is spent"
+    assert budget.skipped >= 190
+
+
+# --- the network guard checks the address it connects to ----------------------------------------------
+
+REBINDING = """
+import socket, sys
+real_getaddrinfo, real_gethostbyname = socket.getaddrinfo, socket.gethostbyname
+
+def getaddrinfo(host, *args, **kwargs):  # what a check made before the connection would see
+    if host == "rebind.test":
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", 0))]
+    return real_getaddrinfo(host, *args, **kwargs)
+
+def gethostbyname(host):  # what the connection's own resolution sees
+    return "127.0.0.1" if host == "rebind.test" else real_gethostbyname(host)
+
+socket.getaddrinfo, socket.gethostbyname = getaddrinfo, gethostbyname
+from crawler.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_dns_rebinding_cannot_reach_a_private_address(site_server: SiteServer) -> None:
+    env = {key: value for key, value in os.environ.items() if key != ALLOW_PRIVATE_NETWORKS_ENV}
+    url = f"http://rebind.test:{site_server.port}/news/harbour-bridge.html"
+    done = subprocess.run(
+        [sys.executable, "-c", REBINDING, "extract", "--ignore-robots", url],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout[:500]
+    assert done.stdout == ""
+    assert f"refusing to fetch {url}: rebind.test resolves to 127.0.0.1, a loopback address" in done.stderr
+
+
+# --- pages that lie about their charset, and limits -----------------------------------------------------
+
+
+def test_a_page_declaring_utf8_but_sent_in_gbk_is_stored_readable(site: Site) -> None:
+    site.rule("/gbk-as-utf8")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "declared utf-8" in done.stderr and "gb18030 (detected)" in done.stderr
+    (article,) = site.stored().values()
+    assert article["title"] == "长江大桥完成检修重新通车"
+    assert "长江大桥于昨日清晨六时重新开放通行" in str(article["body"])
+    assert "\ufffd" not in str(article["body"])
+
+
+def test_a_response_cut_at_the_size_limit_is_dead_lettered_with_its_reason(site: Site) -> None:
+    site.rule("/unsized?kb=200", "/a/small")
+    done = site.temp("-s", "DOWNLOAD_MAXSIZE=65536")
+    assert done.returncode == 0, done.stderr[-4000:]
+    (letter,) = site.dead()
+    assert "larger than DOWNLOAD_MAXSIZE (65,536 bytes)" in letter["reason"], letter
+    assert list(site.stored()) == ["/a/small"]
