@@ -7,12 +7,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# The project, installed as a package (the `crawler` console script of pyproject.toml); every dependency
-# has a manylinux wheel for CPython 3.11, so no compiler is needed. The sources go once installed.
-COPY pyproject.toml README.md /tmp/src/
+# The project, installed as a package (the `crawler` console script of pyproject.toml), every dependency
+# at the version constraints.txt pins (a build is reproducible); each has a manylinux wheel for CPython
+# 3.11, so no compiler is needed. The sources go once installed.
+COPY pyproject.toml README.md constraints.txt /tmp/src/
 COPY crawler /tmp/src/crawler
 COPY extractors /tmp/src/extractors
-RUN pip install /tmp/src && rm -rf /tmp/src
+RUN pip install --constraint /tmp/src/constraints.txt /tmp/src && rm -rf /tmp/src
 
 # A non-root user owns the data folder only: the code and the rules are read-only to it.
 RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/crawler crawler \
@@ -20,8 +21,8 @@ RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/cra
     && chown crawler:crawler /app/data
 
 WORKDIR /app
-# `scrapy crawl sites` and `scrapy list` work from /app; the bundled rules are a default that the
-# compose file replaces by mounting ./rules on /app/rules, read-only.
+# `scrapy crawl sites` and `scrapy list` work from /app; the repository's rules (an example for a real
+# news site) are a default that the compose file replaces by mounting ./rules on /app/rules, read-only.
 COPY scrapy.cfg ./
 COPY rules/ ./rules/
 

@@ -24,6 +24,8 @@ ensure_venv() {
     fi
 }
 
+# The commands `crawler` suggests in its messages are run the way it was run here.
+export CRAWLER_COMMAND="./run.sh crawler"
 cmd=${1:-help}
 shift || true
 case "$cmd" in

@@ -282,7 +282,7 @@ def run(workdir: Path, articles: int, seed: int) -> dict[str, Any]:
             (0.65, chaos.kill_worker),
             (0.80, chaos.kill_redis),
         ]
-        counts = JobCounts(1, 0, 0, 0, 0)
+        counts = JobCounts(1, 0, 0, 0, 0, 0)
         while True:
             try:
                 counts = JobCounts.read(server, keys, job)

@@ -60,9 +60,9 @@ _REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(_REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(_REPO_ROOT))
 
+from bench.corpus import default_corpus  # noqa: E402
 from crawler.store import DedupPolicy, SqliteStore, fingerprint  # noqa: E402
 
-DEFAULT_CORPUS = _REPO_ROOT.parent / "shared" / "extraction-dev"
 # The store's default window (crawler.store.base.DedupPolicy).
 WINDOW = timedelta(days=7)
 LANGS = ("en", "zh")
@@ -790,7 +790,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--threshold", type=int, default=fingerprint.DEFAULT_MAX_DISTANCE, help="near-duplicate bits"
     )
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the extraction dev set")
+    parser.add_argument("--corpus", type=Path, default=default_corpus(), help="the extraction dev set")
     # Knobs to measure the fingerprint's tuned constants again (they are read at every call).
     parser.add_argument("--shingle", type=int, default=fingerprint.SHINGLE, help="tokens per shingle")
     parser.add_argument("--lead-weight", type=int, default=fingerprint.LEAD_WEIGHT, help="1: equal weights")

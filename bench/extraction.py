@@ -6,7 +6,8 @@ Run from the repo root::
     .venv/bin/python bench/extraction.py [ARGS]
     .venv/bin/python -m bench.extraction [ARGS]
 
-    --corpus DIR        corpus of shared/extraction-dev's layout (default: ../shared/extraction-dev)
+    --corpus DIR        corpus of shared/extraction-dev's layout (default: $EXTRACTION_CORPUS, else
+                        ../shared/extraction-dev; without one, the bench says where to get it and skips)
     --only a,b          run these only: our algorithms (extractors.ALGORITHMS) and peers by name
                         (trafilatura, trafilatura-fast, readability, resiliparse, justext, justext-li,
                         boilerpy3, visible-text)
@@ -30,6 +31,7 @@ import argparse
 import contextlib
 import gc
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -41,11 +43,11 @@ _REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(_REPO_ROOT) not in sys.path:  # run as a script: make `bench` and `extractors` importable
     sys.path.insert(0, str(_REPO_ROOT))
 
+from bench.corpus import CORPUS_ENV, HOW_TO_GET, default_corpus  # noqa: E402
 from bench.peers import PEER_NAMES, load_peers  # noqa: E402
 from extractors import ALGORITHMS, get_extractor  # noqa: E402
 from extractors.scoring import ACC_F1, PageScore, score_page, shingle_f1  # noqa: E402
 
-DEFAULT_CORPUS = _REPO_ROOT.parent / "shared" / "extraction-dev"
 LANGUAGES = ("en", "zh")
 REFERENCE = "trafilatura"  # the speed ratio column is against this extractor's median
 
@@ -302,7 +304,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="bench/extraction.py",
         description="Score main-text extractors against a corpus with ground truth.",
     )
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="corpus directory (%(default)s)")
+    parser.add_argument(
+        "--corpus", type=Path, help=f"corpus directory (default: $EXTRACTION_CORPUS, else {default_corpus()})"
+    )
     parser.add_argument("--only", help="comma-separated extractor names (ours and peers)")
     parser.add_argument("--lang", choices=LANGUAGES, help="pages of this language only")
     parser.add_argument("--limit", type=int, help="the first N pages only")
@@ -324,9 +328,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-    if not (args.corpus / "manifest.json").is_file():
-        print(f"no corpus at {args.corpus} (expected manifest.json, html/, truth/)", file=sys.stderr)
-        return 2
+    corpus = args.corpus or default_corpus()
+    if not (corpus / "manifest.json").is_file():
+        print(
+            f"no corpus at {corpus} (expected manifest.json, html/, truth/).\n{HOW_TO_GET}", file=sys.stderr
+        )
+        # Asked for by name, a missing corpus is an error; the default one missing skips the bench.
+        return 2 if args.corpus or os.environ.get(CORPUS_ENV) else 0
+    args.corpus = corpus
     pages = load_corpus(args.corpus, args.lang, args.limit)
     if not pages:
         print("no pages selected", file=sys.stderr)

@@ -24,12 +24,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings, Settings
+from typing import TYPE_CHECKING, Any
 
 from crawler import settings as project_settings
 from crawler.keys import Keys
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings, Settings
 
 __all__ = ["ALLOW_PRIVATE_NETWORKS_ENV", "Config", "apply_environment", "crawl_settings"]
 
@@ -92,6 +93,8 @@ class Config:
     def settings(self, overrides: Mapping[str, Any] | None = None) -> Settings:
         """The Scrapy settings of a crawl: :mod:`crawler.settings`, this configuration, then ``overrides``
         (the command line's, which win)."""
+        from scrapy.settings import Settings  # noqa: PLC0415 - Scrapy only when a crawl is set up
+
         settings = Settings()
         settings.setmodule(project_settings, priority="project")
         settings.setdict(self.values(), priority="project")
@@ -107,6 +110,8 @@ def crawl_settings(overrides: Mapping[str, Any] | None = None, *, config: Config
 def apply_environment(settings: BaseSettings) -> None:
     """Give ``settings`` the environment's values where nothing set them at the project's priority or
     above (``scrapy crawl sites``, which reads only :mod:`crawler.settings`)."""
+    from scrapy.settings import SETTINGS_PRIORITIES  # noqa: PLC0415 - Scrapy only when a crawl is set up
+
     project = SETTINGS_PRIORITIES["project"]
     for name, value in Config.from_env().values().items():
         if (settings.getpriority(name) or 0) < project:

@@ -65,7 +65,7 @@ class Keys:
         self.leader = f"{prefix}:scheduler:leader"
 
     def job(self, job: str) -> str:
-        """A job's counters: pending, fetched, stored, skipped, errors, and what it is (a hash)."""
+        """A job's counters: pending, fetched, stored, skipped, errors, refused, and what it is (a hash)."""
         return f"{self.prefix}:job:{job}"
 
     def grab(self, site: str) -> str:

@@ -18,7 +18,8 @@ Scrapy's own keys travel with a request through the queue too: ``retry_times`` (
 so retries stay bounded whichever worker takes the next try), ``redirect_urls``.
 
 A *job*'s counters live in ``<prefix>:job:<id>`` (``pending``, ``fetched``, ``stored``, ``skipped``,
-``errors``); it is done when ``pending`` is back to zero, whichever workers did the work.
+``errors``, ``refused`` by the network guard); it is done when ``pending`` is back to zero, whichever
+workers did the work.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ __all__ = [
 
 INDEX = "index"
 ARTICLE = "article"
-JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors")
+JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors", "refused")
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +257,7 @@ class JobCounts:
     stored: int
     skipped: int
     errors: int
+    refused: int
 
     @classmethod
     def read(cls, server: redis.Redis, keys: Keys, job: str) -> JobCounts:

@@ -1,7 +1,8 @@
 """Scrapy settings of the crawler, grouped by prefix: plain values, no code.
 
-Scrapy's own settings come first, then ours: ``REDIS_``, ``SCHEDULER_``, ``SCHEDULE_``, ``SUPERVISION_``,
-``LEASE_``, ``BLOOM_``, ``STORE_``, ``MONGO_``, ``DEDUP_``, ``SUMMARY_``, ``QREAD_``. The settings that
+Scrapy's own settings come first (with ``NETGUARD_PRIVATE_DOMAINS`` beside the resolver), then ours:
+``REDIS_``, ``SCHEDULER_``, ``SCHEDULE_``, ``SUPERVISION_``, ``LEASE_``, ``BLOOM_``, ``STORE_``,
+``MONGO_``, ``DEDUP_``, ``SUMMARY_``, ``QREAD_``. The settings that
 come from the environment (``REDIS_URL``, ``MONGO_URI``, ``MONGO_DB_PREFIX``, ``MONGO_WRITE_CONCERN``,
 ``CRAWLER_DATA_DIR``, ``CRAWLER_RULES_DIR``, ``CRAWLER_ALLOW_PRIVATE_NETWORKS``) are read, with their
 defaults, in :mod:`crawler.config`.
@@ -49,11 +50,17 @@ HTTPCACHE_ENABLED = False
 # Host names resolving to loopback, private or link-local addresses are refused as they are resolved to
 # connect: the address checked is the address connected to.
 TWISTED_DNS_RESOLVER = "crawler.worker.netguard.GuardedResolver"
+# Domains allowed to resolve to private addresses: the worker sets them from the rules that say
+# `allow_private_addresses: true` (a site on this machine or an intranet), and only those.
+NETGUARD_PRIVATE_DOMAINS: list[str] = []
 SCHEDULER = "crawler.worker.scheduler.LeasedScheduler"
 DUPEFILTER_CLASS = "crawler.worker.dupefilter.RedisBloomDupeFilter"
 DOWNLOADER_MIDDLEWARES = {
     # Other schemes than http(s), and loopback, private and link-local IP literals, refused at once.
     "crawler.worker.netguard.NetworkGuardMiddleware": 50,
+    # A host name the resolver refused is reported as refused, not retried as a DNS failure (above 550,
+    # the RetryMiddleware).
+    "crawler.worker.netguard.RefusedHostMiddleware": 560,
     # Rules carry no HTTP credentials: nothing to add, nothing to leak to another host.
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
     # Index pages of regular grabs are asked for with If-None-Match / If-Modified-Since.
@@ -120,7 +127,7 @@ SCHEDULE_TEMP_BOOST = 100
 # Seconds between two writes of the per-site counters to Redis.
 SUPERVISION_FLUSH_SECONDS = 2.0
 # Hours the hourly per-site counters are kept (the status view compares the last 24 h with the week before).
-SUPERVISION_KEEP_HOURS = 192
+SUPERVISION_KEEP_HOURS = 192.0
 # Seconds between two heartbeats of a worker (3 missed: the worker is taken for dead).
 SUPERVISION_HEARTBEAT_SECONDS = 5.0
 # Seconds of heartbeats a worker's rate (responses per minute) is measured over.
@@ -128,9 +135,9 @@ SUPERVISION_RATE_SECONDS = 60.0
 
 # --- LEASE_: requests being worked on -----------------------------------------------------------------
 # Seconds a worker holds a request before it goes back to the queue, unless renewed.
-LEASE_SECONDS = 60
+LEASE_SECONDS = 60.0
 # Seconds between renewals of a worker's leases (a third of LEASE_SECONDS keeps two tries in hand).
-LEASE_RENEW_SECONDS = 20
+LEASE_RENEW_SECONDS = 20.0
 
 # --- BLOOM_: seen article URLs ------------------------------------------------------------------------
 # URLs the first slice of the filter holds at BLOOM_ERROR_RATE; later slices grow by BLOOM_GROWTH.

@@ -145,6 +145,12 @@ def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float, dead: int) ->
         attention.append(f"banned: {recent['ban']} refusals (403/429) or captcha pages in 24 h")
     if recent["crawl/errors"] >= ERROR_MIN_REQUESTS and recent["crawl/errors"] * 2 > requests:
         attention.append(f"fetch errors: {recent['crawl/errors']} of {requests} requests in 24 h failed")
+    if recent["crawl/refused"]:
+        attention.append(
+            f"refused {recent['crawl/refused']} requests to private addresses in 24 h:"
+            f" `allow_private_addresses: true` in {rule.path} allows them if the site is on this machine"
+            " or an intranet"
+        )
     if dead:
         attention.append(f"{dead} dead letters: `crawler dead list --site {rule.site}`")
     attention.extend(
@@ -174,6 +180,7 @@ def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float, dead: int) ->
         "pages_24h": recent["crawl/pages"],
         "not_modified_24h": recent["crawl/not_modified"],
         "errors_24h": recent["crawl/errors"],
+        "refused_24h": recent["crawl/refused"],
         "bans_24h": recent["ban"],
         "dead_letters": dead,
         "qread_fallbacks_24h": recent["extract/qread_fallback"],
@@ -198,9 +205,15 @@ def _counters(server: redis.Redis, keys: Keys, site: str, now: float) -> tuple[C
 
 
 def span(seconds: float) -> str:
-    """A duration as the status shows it: ``45m``, ``3h05m``."""
+    """A duration as the status shows it: ``40s``, ``1m24s``, ``20m``, ``3h05m``."""
+    if seconds < 3600:
+        whole = round(seconds)
+        minutes, rest = divmod(whole, 60)
+        if not minutes:
+            return f"{rest}s"
+        return f"{minutes}m{rest:02d}s" if rest else f"{minutes}m"
     minutes = round(seconds / 60)
-    return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m"
+    return f"{minutes // 60}h{minutes % 60:02d}m"
 
 
 def _iso(moment: float) -> str:

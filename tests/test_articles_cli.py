@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tracemalloc
@@ -21,6 +22,7 @@ from mongofake import FakeClient
 
 from crawler.cli import articles as articlescli
 from crawler.cli import main
+from crawler.demo import DEMO_RULES
 from crawler.demo.sites import demo_sites
 from crawler.store import SqliteStore, Store
 from crawler.store.mongo import MongoStore
@@ -35,7 +37,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The data folder of one `crawler demo` run: 3 sites crawled into the weekly SQLite store."""
     data = tmp_path_factory.mktemp("demo")
     env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
-    env.update(CRAWLER_DATA_DIR=str(data), CRAWLER_RULES_DIR=str(REPO / "rules"))
+    env.update(CRAWLER_DATA_DIR=str(data), CRAWLER_RULES_DIR=str(DEMO_RULES))
     result = subprocess.run(
         [sys.executable, "-m", "crawler.cli", "demo", "--port", "0"],
         env=env,
@@ -46,7 +48,10 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert f"{DEMO_ARTICLES - DEMO_REPOSTS} articles stored; {DEMO_REPOSTS} reposts" in result.stdout
+    assert (
+        f"{DEMO_ARTICLES - DEMO_REPOSTS} articles stored in {data / 'demo'}; {DEMO_REPOSTS} reposts"
+        in result.stdout
+    )
     return data / "demo"
 
 
@@ -290,3 +295,38 @@ class _Unclosed:
 
     def close(self) -> None:
         return None
+
+
+def test_an_unknown_site_is_named_with_the_sites_that_have_articles(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for command in (["list"], ["search", "harbour"], ["export"]):
+        code, out, err = articles(capsys, monkeypatch, crawled, *command, "--site", "demo-citynew")
+        assert code == 2, (command, out, err)
+        assert "no articles of site 'demo-citynew'; did you mean 'demo-citynews'?" in err
+        assert "(sites with articles: demo-citynews, demo-huaxia, demo-techdaily)" in err
+
+
+def test_show_puts_a_space_after_every_label(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SqliteStore(crawled) as store:
+        document = next(d for d in store.iter_articles() if d["site"] == "demo-citynews" and d["fields"])
+    _, out, _ = articles(capsys, monkeypatch, crawled, "show", document["id"])
+    section = document["fields"]["section"]
+    assert re.search(rf"^fields\.section: +{re.escape(section)}$", out, re.MULTILINE), out
+    assert not re.search(r"^[\w.]+:\S", out, re.MULTILINE), "a label runs into its value"
+
+
+def test_an_empty_store_says_where_articles_come_from_and_where_the_demos_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "demo").mkdir()
+    monkeypatch.delenv("CRAWLER_COMMAND", raising=False)
+    code, out, err = articles(capsys, monkeypatch, tmp_path, "stats")
+    assert code == 0 and "total" in out
+    assert f"no articles stored under {tmp_path} yet; crawl first: `crawler temp SITE`" in err
+    assert (
+        f"the demo's are under {tmp_path / 'demo'}: `crawler --data-dir {tmp_path / 'demo'} articles stats`"
+        in err
+    )

@@ -7,6 +7,7 @@ import os
 import random
 import subprocess
 import sys
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -362,7 +363,24 @@ def test_loopback_is_refused_without_the_allowance(site_server: SiteServer) -> N
         1,
         f"refusing to fetch {url}",
         "127.0.0.1 is a loopback address",
-        ALLOW_PRIVATE_NETWORKS_ENV,
+        "--allow-private",
+        "allow_private_addresses: true",
+    )
+
+
+def test_allow_private_fetches_the_urls_own_host_and_no_other(site_server: SiteServer) -> None:
+    url = site_server.url(ARTICLE_PATH)
+    run = crawler("extract", "--allow-private", url, allow_private=False)
+    assert run.code == 0, run.stderr
+    assert run.stdout.strip()
+    # A redirect to another private host (localhost resolves to loopback) is refused all the same.
+    elsewhere = f"http://localhost:{site_server.port}{ARTICLE_PATH}"
+    redirect = site_server.url(f"/redirect?to={urllib.parse.quote(elsewhere, safe='')}")
+    one_line_error(
+        crawler("extract", "--allow-private", redirect, allow_private=False),
+        1,
+        f"refusing to fetch {elsewhere}",
+        "localhost resolves to 127.0.0.1",
     )
 
 

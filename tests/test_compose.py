@@ -23,6 +23,7 @@ import json
 import shlex
 import shutil
 import subprocess
+import tomllib
 from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -30,11 +31,15 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
+CONSTRAINTS = ROOT / "constraints.txt"
 SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "compose-spec.json"
 IMAGE = "focused-crawler:latest"
 COMPOSE_TIMEOUT = 120.0
@@ -163,7 +168,8 @@ def crawler_argv_problem(argv: list[str]) -> str | None:
     except SystemExit as exc:
         said = " ".join(output.getvalue().split())
         return f"`{shlex.join(argv)}` is not a crawler command (exit {exc.code}): {said}"
-    if not callable(getattr(args, "handler", None)):
+    module, _, function = str(getattr(args, "handler", "")).partition(":")
+    if not module or not callable(getattr(importlib.import_module(module), function, None)):
         return f"`{shlex.join(argv)}` names no crawler command"
     return None
 
@@ -361,16 +367,48 @@ def test_scheduler_and_workers_share_one_image_built_here() -> None:
         assert (ROOT / context / dockerfile_name).resolve() == DOCKERFILE
 
 
-def test_app_services_wait_for_healthy_redis_and_mongo() -> None:
+def test_app_services_wait_for_healthy_redis_and_those_that_store_for_mongo() -> None:
     for name in app_service_names():
         depends_on = services()[name].get("depends_on") or {}
-        for needed in ("redis", "mongo"):
+        # The scheduler queues requests and stores nothing: MongoDB down must not hold the grabs back.
+        for needed in ("redis",) if name == "scheduler" else ("redis", "mongo"):
             assert isinstance(depends_on, dict), f"service {name!r}: depends_on must say the condition"
             condition = (depends_on.get(needed) or {}).get("condition")
             assert condition == "service_healthy", (
                 f"service {name!r} does not wait for {needed} to be healthy"
             )
             assert "healthcheck" in services()[needed]
+
+
+def test_the_scheduler_does_not_wait_for_mongo() -> None:
+    assert "mongo" not in (services()["scheduler"].get("depends_on") or {})
+
+
+def test_the_image_installs_pinned_versions_of_every_runtime_dependency() -> None:
+    pins: dict[str, Version] = {}
+    for raw in CONSTRAINTS.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        requirement = Requirement(line)
+        (specifier,) = requirement.specifier
+        assert specifier.operator == "==", f"{CONSTRAINTS.name}: {line!r} is not pinned to one version"
+        pins[canonicalize_name(requirement.name)] = Version(specifier.version)
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        dependencies = tomllib.load(file)["project"]["dependencies"]
+    for dependency in dependencies:
+        requirement = Requirement(dependency)
+        pinned = pins.get(canonicalize_name(requirement.name))
+        assert pinned is not None, f"{requirement.name} is not pinned in {CONSTRAINTS.name}"
+        assert requirement.specifier.contains(pinned), (
+            f"{CONSTRAINTS.name} pins {requirement.name} {pinned}, outside {requirement.specifier}"
+        )
+    installs = [arguments for arguments in dockerfile_args("RUN") if "pip install" in arguments]
+    assert any(
+        "--constraint" in words and words[words.index("--constraint") + 1].endswith(CONSTRAINTS.name)
+        for words in (shlex.split(arguments) for arguments in installs)
+    ), f"the Dockerfile's pip install does not use {CONSTRAINTS.name}"
+    assert any(CONSTRAINTS.name in arguments.split()[:-1] for arguments in dockerfile_args("COPY"))
 
 
 def test_long_running_services_restart() -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from crawler.config import crawl_settings
+from crawler.demo import DEMO_RULES
 from crawler.demo.sites import DEMO_ORIGIN, DemoSite, demo_sites
 from crawler.keys import Keys
 from crawler.redisio.connection import connect
@@ -84,7 +85,7 @@ def start_demo(tmp_path: Path, *, delay: float = 0.0) -> DemoRun:
     origin = f"http://127.0.0.1:{port}"
     rules = tmp_path / "rules"
     rules.mkdir()
-    for path in sorted((REPO / "rules").glob("demo-*.yaml")):
+    for path in sorted((DEMO_RULES).glob("demo-*.yaml")):
         (rules / path.name).write_text(path.read_text(encoding="utf-8").replace(DEMO_ORIGIN, origin), "utf-8")
     return DemoRun(origin, rules, tmp_path / "data", log, process)
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import lxml.html
 import pytest
 
+from crawler.demo import DEMO_RULES
 from crawler.demo.server import DemoError, DemoServer
 from crawler.demo.sites import (
     ARTICLES_PER_PAGE,
@@ -41,7 +42,7 @@ from crawler.rules import load_rule
 from extractors import extract
 
 ROOT = Path(__file__).resolve().parent.parent
-RULES_DIR = ROOT / "rules"
+RULES_DIR = DEMO_RULES
 SITES = demo_sites()
 SITE_IDS = [site.id for site in SITES]
 STARTUP_TIMEOUT = 30.0

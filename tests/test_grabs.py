@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from crawler.demo import DEMO_RULES
 from crawler.keys import Keys
 from crawler.redisio import serializer
 from crawler.redisio.queue import LeasedQueue
@@ -38,7 +39,7 @@ class Clock:
 
 @pytest.fixture
 def rules() -> dict[str, Rule]:
-    return dict(load_rules(REPO / "rules").rules)
+    return dict(load_rules(DEMO_RULES).rules)
 
 
 def queued_index_pages(server: redis.Redis) -> int:
@@ -143,7 +144,7 @@ def test_one_scheduler_is_active_at_a_time(redis_client: redis.Redis) -> None:
 
 def test_crawler_schedule_once_queues_the_due_grabs(redis_server: str, redis_client: redis.Redis) -> None:
     env = {key: value for key, value in os.environ.items() if key != "MONGO_URI"}
-    env.update(REDIS_URL=redis_server, CRAWLER_RULES_DIR=str(REPO / "rules"))
+    env.update(REDIS_URL=redis_server, CRAWLER_RULES_DIR=str(DEMO_RULES))
     command = [sys.executable, "-m", "crawler.cli", "schedule", "--once"]
     first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert first.returncode == 0, first.stderr[-2000:]

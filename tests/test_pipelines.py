@@ -175,9 +175,7 @@ def test_the_rules_body_is_kept_when_long_enough(crawler: Crawler) -> None:
 
 def test_the_rules_own_minimum_wins_over_the_setting(crawler: Crawler) -> None:
     pipeline = build_from_crawler(QreadFallbackPipeline, crawler)
-    assert (
-        pipeline.process_item(item(body="Bridge reopens.", min_body_chars=10)).body == "Bridge reopens."
-    )
+    assert pipeline.process_item(item(body="Bridge reopens.", min_body_chars=10)).body == "Bridge reopens."
     assert pipeline.process_item(item(min_body_chars=10_000)).body == "\n\n".join(STORY)
     assert stats(crawler)["extract/rule_body/citynews"] == 1
     assert stats(crawler)["extract/qread_fallback/citynews"] == 1

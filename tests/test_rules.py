@@ -183,8 +183,9 @@ def test_unknown_keys_are_rejected_at_every_level(tmp_path: Path) -> None:
     text += "article:\n  fields:\n    title: {xpath: //h1, joint: ' '}\n"
     file = tmp_path / "rules" / "site.yaml"
     assert errors_of(tmp_path, text) == [
-        f'{file}: nmae: unknown key "nmae" (expected one of: name, domains, start_urls, index, depth,'
-        ' article, politeness, priority, schedule, headers, encoding; did you mean "name"?)',
+        f'{file}: nmae: unknown key "nmae" (expected one of: name, domains, allow_private_addresses,'
+        " start_urls, index, depth, article, politeness, priority, schedule, headers, encoding; did you"
+        ' mean "name"?)',
         f'{file}: index.links.allwo: unknown key "allwo" (expected one of: xpath, allow, deny;'
         ' did you mean "allow"?)',
         f'{file}: article.fields.title.joint: unknown key "joint" (expected one of: xpath, regex, join,'
@@ -838,8 +839,8 @@ def test_rules_try_errors(tmp_path: Path) -> None:
     run = crawler("rules", "try", "citynewz", str(index), cwd=tmp_path)
     assert run.code == 2
     assert (
-        "no rule for site 'citynewz': 'rules/citynewz.yaml' does not exist (sites: broken, citynews)"
-        in run.stderr
+        "no rule for site 'citynewz': 'rules/citynewz.yaml' does not exist; did you mean 'citynews'?"
+        " (sites: broken, citynews)" in run.stderr
     )
 
     run = crawler("rules", "try", "broken", str(index), cwd=tmp_path)
@@ -857,3 +858,26 @@ def test_the_example_rule_of_the_reference_is_valid(tmp_path: Path) -> None:
     documented = set(re.findall(r"^\| `([a-z_.]+)`", reference, flags=re.MULTILINE))
     assert {"name", "domains", "index.links.xpath", "schedule.cron", "encoding"} <= documented
     assert rule.fields
+
+
+def test_the_example_rule_of_a_real_site_is_polite_and_finds_its_article_links() -> None:
+    ruleset = load_rules(REPO / "rules")
+    assert not ruleset.errors
+    rule = ruleset.rules["guardian"]
+    assert (rule.delay, rule.concurrency, rule.obey_robots) == (10.0, 1, True)
+    assert not rule.allow_private, "the repository's rules are for public sites"
+    assert "body" not in rule.fields, "qRead reads the body of a site whose layout it does not know"
+    page = lxml.html.fromstring(
+        "<html><body>"
+        '<a href="/world/2026/nov/24/ceasefire-talks-resume">story</a>'
+        '<a href="https://www.theguardian.com/uk-news/2026/nov/23/rail-strike-called-off">story</a>'
+        '<a href="/world/live/2026/nov/24/news-live">live blog</a>'
+        '<a href="/world/gallery/2026/nov/24/pictures">gallery</a>'
+        '<a href="/world/ukraine">section</a>'
+        '<a href="https://www.example.com/world/2026/nov/24/elsewhere">another site</a>'
+        "</body></html>"
+    )
+    assert rule.article_links("https://www.theguardian.com/world", page) == [
+        "https://www.theguardian.com/world/2026/nov/24/ceasefire-talks-resume",
+        "https://www.theguardian.com/uk-news/2026/nov/23/rail-strike-called-off",
+    ]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import redis
 
+from crawler.demo import DEMO_RULES
 from crawler.keys import Keys, hour_of
 from crawler.rules import load_rules
 from crawler.status import build_status
@@ -24,7 +25,7 @@ def test_overdue_grabs_broken_rules_dead_workers_and_field_history(
     rules = tmp_path / "rules"
     rules.mkdir()
     for name in ("demo-citynews", "demo-techdaily"):
-        shutil.copy(REPO / "rules" / f"{name}.yaml", rules)
+        shutil.copy(DEMO_RULES / f"{name}.yaml", rules)
     (rules / "broken.yaml").write_text("name: Broken\nstart_urls: 12\n", encoding="utf-8")
     now = time.time()
     redis_client.hset(

@@ -11,33 +11,31 @@ from __future__ import annotations
 
 import argparse
 import csv
+import difflib
 import json
-import re
+import shlex
 import shutil
 import sys
 import textwrap
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
 from rich.console import Console
 from rich.table import Table
 
-from crawler.cli.terminal import printable
+from crawler.cli.terminal import command_name, printable
 from crawler.config import Config
 from crawler.errors import CrawlerError, InputError
 from crawler.store import DOCUMENT_FIELDS, Store, open_store
-from crawler.store.document import parse_timestamp, parse_week
 
-__all__ = ["ArticleNotFound", "add_commands"]
+__all__ = ["ArticleNotFound", "run_export", "run_list", "run_search", "run_show", "run_stats"]
 
-_RELATIVE_RE = re.compile(r"^(\d+)([mhdw])$")
-_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 # Widest text `show` wraps to, however wide the terminal.
 MAX_WRAP = 100
-DEFAULT_LIMIT = 20
+# Fields `show` prints in sections of their own, not on one labelled line.
+_NOT_ONE_LINE = frozenset({"body", "summary", "reposts", "fields", "extraction"})
 # JSON-valued fields, written as JSON text in a CSV cell.
 _NESTED = ("fields", "extraction", "summary", "reposts")
 
@@ -46,108 +44,34 @@ class ArticleNotFound(CrawlerError):
     """No stored article has the URL or id asked for."""
 
 
-def add_commands(commands: Any) -> None:
-    """Add ``articles list|show|search|export|stats`` to the ``crawler`` parser."""
-    articles = commands.add_parser(
-        "articles",
-        help="list, show, search, export stored articles, and count them per site and week",
-        description=(
-            "Read the article store: MongoDB when MONGO_URI is set, else the SQLite files under"
-            " CRAWLER_DATA_DIR/articles. Same commands and output on both."
-        ),
-    )
-    actions = articles.add_subparsers(dest="articles_command", required=True, metavar="ACTION")
-
-    listing = actions.add_parser("list", help="stored articles, newest first")
-    _add_filters(listing, limit=DEFAULT_LIMIT)
-    _add_format(listing, ("table", "json", "jsonl", "csv"))
-    listing.set_defaults(handler=run_list)
-
-    show = actions.add_parser("show", help="one article: every field, the text wrapped")
-    show.add_argument("article", metavar="URL|ID", help="the article's URL, or its 16-digit id")
-    _add_format(show, ("text", "json"))
-    show.set_defaults(handler=run_show)
-
-    search = actions.add_parser(
-        "search",
-        help='articles whose title or body has every word (or "phrase"), newest first',
-        description=(
-            'Full-text search of titles and bodies: every word or "quoted phrase" must appear (whole'
-            " words; Chinese anywhere), case ignored. MongoDB's text index or SQLite's FTS5 finds them."
-        ),
-    )
-    search.add_argument("text", help='words and "phrases" to look for')
-    search.add_argument("--site", help="one site's articles")
-    search.add_argument("--week", type=_week, help="one week's articles: 2026w47")
-    search.add_argument(
-        "--limit", type=_count, default=DEFAULT_LIMIT, help=f"at most N (default {DEFAULT_LIMIT})"
-    )
-    _add_format(search, ("table", "json", "jsonl", "csv"))
-    search.set_defaults(handler=run_search)
-
-    export = actions.add_parser(
-        "export",
-        help="every matching article, streamed as JSON lines or CSV",
-        description="Stream articles (oldest first) as JSON lines or CSV, in constant memory.",
-    )
-    _add_filters(export, limit=None)
-    _add_format(export, ("jsonl", "csv"))
-    export.add_argument(
-        "-o", "--output", metavar="FILE", help="write to FILE (made complete, then renamed) instead of stdout"
-    )
-    export.set_defaults(handler=run_export)
-
-    stats = actions.add_parser("stats", help="articles, reposts and qRead bodies per site and week")
-    _add_format(stats, ("table", "json"))
-    stats.set_defaults(handler=run_stats)
+def _check_site(store: Store, site: str | None) -> None:
+    """:class:`InputError` when ``site`` (if given) has no article in the store: a misspelt site id says so,
+    with the sites that have articles, rather than showing nothing."""
+    if site is None:
+        return
+    sites = sorted({str(row["site"]) for row in store.stats()})
+    if site in sites:
+        return
+    if not sites:
+        raise InputError(f"no articles of site {site!r}: the store has no articles yet ({store!r})")
+    close = difflib.get_close_matches(site, sites, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise InputError(f"no articles of site {site!r}{hint} (sites with articles: {', '.join(sites)})")
 
 
-def _add_filters(parser: argparse.ArgumentParser, *, limit: int | None) -> None:
-    parser.add_argument("--site", help="one site's articles")
-    parser.add_argument("--week", type=_week, help="one week's articles: 2026w47")
-    parser.add_argument(
-        "--since", type=_moment, help="first seen at or after: 2026-11-20, 2026-11-20T08:00Z or 24h, 7d"
-    )
-    parser.add_argument("--until", type=_moment, help="first seen before (same forms as --since)")
-    parser.add_argument(
-        "--limit",
-        type=_count,
-        default=limit,
-        help=f"at most N articles (default {'all' if limit is None else limit})",
-    )
-
-
-def _add_format(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
-    parser.add_argument(
-        "--format", choices=formats, default=formats[0], help=f"output format (default {formats[0]})"
-    )
-
-
-def _week(value: str) -> str:
-    try:
-        parse_week(value)
-    except CrawlerError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return value
-
-
-def _moment(value: str) -> datetime:
-    relative = _RELATIVE_RE.match(value.strip())
-    if relative is not None:
-        return datetime.now(UTC) - timedelta(**{_UNITS[relative[2]]: int(relative[1])})
-    text = value.strip().replace("Z", "+00:00") if value.strip().endswith("Z") else value.strip()
-    try:
-        return parse_timestamp(text, "time")
-    except CrawlerError:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a time: expected 2026-11-20, 2026-11-20T08:00Z, or 30m, 24h, 7d, 2w ago"
-        ) from None
-
-
-def _count(value: str) -> int:
-    if not value.isdigit():
-        raise argparse.ArgumentTypeError(f"{value!r} is not a count: expected a whole number, 0 or more")
-    return int(value)
+def _note_if_empty(store: Store) -> None:
+    """On stderr, when the store has no article at all: where articles come from, and where the demo's
+    are."""
+    if store.stats():
+        return
+    data = Config.from_env().data_dir
+    command = command_name()
+    note = f"crawler articles: note: no articles stored under {data} yet; crawl first: `{command} temp SITE`"
+    demo = data / "demo"
+    if demo.is_dir():
+        shown = shlex.quote(str(demo))
+        note += f"; the demo's are under {demo}: `{command} --data-dir {shown} articles stats`"
+    print(note, file=sys.stderr)
 
 
 @contextmanager
@@ -164,28 +88,29 @@ def _store() -> Iterator[Store]:
 
 def run_list(args: argparse.Namespace) -> int:
     with _store() as store:
+        _check_site(store, args.site)
         documents = store.iter_articles(
             site=args.site, week=args.week, since=args.since, until=args.until, limit=args.limit
         )
-        _print_documents(documents, args.format, title="Articles, newest first", limit=args.limit)
+        if not _print_documents(documents, args.format, title="Articles, newest first", limit=args.limit):
+            _note_if_empty(store)
     return 0
 
 
 def run_search(args: argparse.Namespace) -> int:
     with _store() as store:
+        _check_site(store, args.site)
         documents = store.search(args.text, site=args.site, week=args.week, limit=args.limit)
-        _print_documents(
-            documents, args.format, title=f"Articles with {args.text}, newest first", limit=args.limit
-        )
+        title = f"Articles with {args.text}, newest first"
+        if not _print_documents(documents, args.format, title=title, limit=args.limit):
+            _note_if_empty(store)
     return 0
 
 
-def _print_documents(
-    documents: Iterable[dict[str, Any]], form: str, *, title: str, limit: int | None
-) -> None:
+def _print_documents(documents: Iterable[dict[str, Any]], form: str, *, title: str, limit: int | None) -> int:
+    """Print ``documents`` in ``form``; returns how many there were."""
     if form != "table":
-        _write_documents(documents, form, sys.stdout)
-        return
+        return _write_documents(documents, form, sys.stdout)
     table = Table(title=title, title_justify="left")
     for column, style in (
         ("id", "dim"),
@@ -210,6 +135,7 @@ def _print_documents(
         console.print(table)
     more = " (the first ones: --limit N shows more)" if limit is not None and rows == limit else ""
     console.print(f"{rows} article{'s' if rows != 1 else ''}{more}")
+    return rows
 
 
 # --- show -----------------------------------------------------------------------------------------------
@@ -231,14 +157,12 @@ def run_show(args: argparse.Namespace) -> int:
         return 0
     width = min(shutil.get_terminal_size((MAX_WRAP, 24)).columns, MAX_WRAP)
     lines = [] if note is None else [note, ""]
-    for name in DOCUMENT_FIELDS:
-        if name in {"body", "summary", "reposts", "fields", "extraction"}:
-            continue
-        lines.append(
-            f"{name + ':':<14}{printable(str(document[name] if document[name] is not None else '-'))}"
-        )
-    for name, value in sorted((document.get("fields") or {}).items()):
-        lines.append(f"{'fields.' + name + ':':<14}{printable(str(value if value is not None else '-'))}")
+    labelled = [(f"{name}:", document[name]) for name in DOCUMENT_FIELDS if name not in _NOT_ONE_LINE] + [
+        (f"fields.{name}:", value) for name, value in sorted((document.get("fields") or {}).items())
+    ]
+    label_width = max(14, *(len(label) + 1 for label, _ in labelled))
+    for label, value in labelled:
+        lines.append(f"{label:<{label_width}}{printable(str(value if value is not None else '-'))}")
     extraction = document.get("extraction") or {}
     if extraction:
         lines.append(
@@ -273,6 +197,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     with _store() as store:
+        _check_site(store, args.site)
         documents = store.iter_articles(
             site=args.site,
             week=args.week,
@@ -333,6 +258,8 @@ def _write_documents(documents: Iterable[dict[str, Any]], form: str, out: IO[str
 def run_stats(args: argparse.Namespace) -> int:
     with _store() as store:
         rows = store.stats()
+        if not rows:
+            _note_if_empty(store)
     totals = {key: sum(int(row[key]) for row in rows) for key in ("articles", "reposts", "qread")}
     if args.format == "json":
         sys.stdout.write(json.dumps({"weeks": rows, "total": totals}, ensure_ascii=False, indent=2) + "\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shlex
 import shutil
 import threading
 import time
@@ -19,91 +20,20 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from scrapy.settings import Settings
 
-from crawler.cli.options import add_set_option, settings_from
-from crawler.cli.terminal import cut
+from crawler.cli.options import rules_folder, settings_from
+from crawler.cli.terminal import command_name, cut
 from crawler.config import Config
-from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT
+from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.errors import InputError
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, resolve_redis_url
 from crawler.requests import JobCounts, enqueue_job
-from crawler.rules import Rule, load_rule, load_rules
+from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.schedule.grabs import GrabScheduler
 from crawler.store import open_store
 from crawler.worker.process import run_worker
 
 logger = logging.getLogger(__name__)
-
-
-def add_commands(commands: Any) -> None:
-    """Add ``demo``, ``temp`` and ``worker`` to the ``crawler`` parser."""
-    demo = commands.add_parser(
-        "demo",
-        help="serve the bundled demo news sites on 127.0.0.1, crawl them, print what was stored",
-        description=(
-            "The main job on embedded defaults: serve the demo news sites (3 sites, 150 articles, one"
-            " in GBK) on 127.0.0.1, crawl them with rules/demo-*.yaml through the embedded Redis queue,"
-            " store the articles in SQLite under CRAWLER_DATA_DIR/demo, and print what was stored."
-        ),
-    )
-    demo.add_argument(
-        "--port",
-        type=int,
-        default=None,
-        help=f"port of the demo sites (default {DEMO_PORT}, or any free one when that is taken)",
-    )
-    demo.add_argument(
-        "--keep", action="store_true", help="keep the previous demo's data instead of starting anew"
-    )
-    demo.set_defaults(handler=run_demo)
-
-    temp = commands.add_parser(
-        "temp",
-        help="crawl one site once, now: progress, then a summary",
-        description=(
-            "Crawl one site once, now: its index pages (or the --url pages alone, as article pages),"
-            " the new articles they link to, with a progress bar; exits when the site's work is done."
-        ),
-    )
-    temp.add_argument("site", help="site id (the rule file's name without .yaml)")
-    temp.add_argument("--url", action="append", default=[], metavar="U", help="crawl this article page only")
-    add_set_option(temp)
-    temp.set_defaults(handler=run_temp)
-
-    worker = commands.add_parser(
-        "worker",
-        help="one worker of the shared queue (run N of them, on any machine), until Ctrl-C",
-        description="Take requests from the shared queue and crawl them, until Ctrl-C.",
-    )
-    worker.add_argument(
-        "--sites", default="", help="comma-separated site ids this worker serves (default all)"
-    )
-    add_set_option(worker)
-    worker.set_defaults(handler=run_worker_command)
-
-    schedule = commands.add_parser(
-        "schedule",
-        help="the scheduler alone: queue each rule's regular grabs when due, until Ctrl-C",
-        description=(
-            "Queue each rule's index pages when its period (schedule.every or schedule.cron) is due, exactly"
-            " once per period however many schedulers run (one is active at a time: a Redis lock)."
-        ),
-    )
-    schedule.add_argument("--once", action="store_true", help="queue the grabs due now, then exit")
-    add_set_option(schedule)
-    schedule.set_defaults(handler=run_schedule_command)
-
-    run = commands.add_parser(
-        "run",
-        help="scheduler and a worker on this machine, on embedded defaults, until Ctrl-C",
-        description=(
-            "The service on one machine: the scheduler and a worker in this process (embedded Redis and"
-            " SQLite unless REDIS_URL and MONGO_URI say otherwise), until Ctrl-C; started again, it goes on"
-            " where it stopped."
-        ),
-    )
-    add_set_option(run)
-    run.set_defaults(handler=run_service)
 
 
 @contextmanager
@@ -123,17 +53,16 @@ def redis_for(config: Config) -> Iterator[str]:
 
 def run_temp(args: argparse.Namespace) -> int:
     config = Config.from_env()
-    path = config.rules_dir / f"{args.site}.yaml"
-    if not path.is_file():
-        raise InputError(f"no rule for site {args.site!r}: {path} does not exist (see `crawler rules check`)")
-    rule = load_rule(path)
+    rules_folder(config.rules_dir)
+    rule = load_rule(rule_file(config.rules_dir, args.site))
+    overrides = settings_from(args.set)
     with redis_for(config) as url:
-        settings = _crawl_settings(config, url, settings_from(args.set))
+        settings = _crawl_settings(config, url, overrides)
         job, counts = _crawl_job(
             settings, url, [rule], article_urls=args.url, title=f"temp crawl of {rule.site}"
         )
     _print_summary(job, counts)
-    return 0 if counts.errors == 0 or counts.stored > 0 else 1
+    return 0 if (counts.errors == 0 and counts.refused == 0) or counts.stored > 0 else 1
 
 
 # --- crawler worker -----------------------------------------------------------------------------------
@@ -141,9 +70,11 @@ def run_temp(args: argparse.Namespace) -> int:
 
 def run_worker_command(args: argparse.Namespace) -> int:
     config = Config.from_env()
+    rules_folder(config.rules_dir)
     sites = [site for site in args.sites.split(",") if site]
+    overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
     with redis_for(config) as url:
-        settings = _crawl_settings(config, url, {"LOG_LEVEL": "INFO", **settings_from(args.set)})
+        settings = _crawl_settings(config, url, overrides)
         run_worker(settings, sites=sites)
     return 0
 
@@ -177,8 +108,10 @@ def _rule_loader(folder: Path) -> Callable[[], list[Rule]]:
 
 def run_schedule_command(args: argparse.Namespace) -> int:
     config = Config.from_env()
+    rules_folder(config.rules_dir)
+    overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
     with redis_for(config) as url:
-        settings = _crawl_settings(config, url, {"LOG_LEVEL": "INFO", **settings_from(args.set)})
+        settings = _crawl_settings(config, url, overrides)
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         scheduler = _grab_scheduler(settings, url)
         load = _rule_loader(config.rules_dir)
@@ -196,13 +129,16 @@ def run_schedule_command(args: argparse.Namespace) -> int:
             )
         except KeyboardInterrupt:
             stop.set()
+            raise
     return 0
 
 
 def run_service(args: argparse.Namespace) -> int:
     config = Config.from_env()
+    rules_folder(config.rules_dir)
+    overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
     with redis_for(config) as url:
-        settings = _crawl_settings(config, url, {"LOG_LEVEL": "INFO", **settings_from(args.set)})
+        settings = _crawl_settings(config, url, overrides)
         scheduler = _grab_scheduler(settings, url)
         stop = threading.Event()
         thread = threading.Thread(
@@ -228,9 +164,11 @@ def run_service(args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    """``crawler demo``: serve the demo sites, crawl them into CRAWLER_DATA_DIR/demo and show what was
+    stored; with ``--serve``, serve them until Ctrl-C for the user's own commands."""
     from crawler.demo.server import DemoError, DemoServer  # noqa: PLC0415 - loaded for the demo only
 
-    console = Console()
+    console = Console(stderr=args.serve)
     server = DemoServer(port=DEMO_PORT if args.port is None else args.port)
     try:
         server.start()
@@ -241,28 +179,48 @@ def run_demo(args: argparse.Namespace) -> int:
         server = DemoServer(port=0).start()
     with server:
         config = Config.from_env()
-        rules_dir = config.rules_dir
         directory = config.data_dir / "demo"
-        if directory.exists() and not args.keep:
+        if directory.exists() and not args.keep and not args.serve:
             shutil.rmtree(directory)
-        demo_rules = directory / "rules"
-        demo_rules.mkdir(parents=True, exist_ok=True)
-        # The demo sites are on 127.0.0.1.
-        config = config.replace(data_dir=directory, rules_dir=demo_rules, allow_private_networks=True)
-        for path in sorted(rules_dir.glob("demo-*.yaml")):
-            text = path.read_text(encoding="utf-8").replace(DEMO_ORIGIN, server.origin)
-            (demo_rules / path.name).write_text(text, encoding="utf-8")
+        demo_rules = _demo_rules(directory / "rules", server.origin)
         ruleset = load_rules(demo_rules)
         for error in ruleset.errors:
             console.print(f"[red]rule error[/red] {error}")
         if not ruleset.rules:
-            raise InputError(f"no demo rules (rules/demo-*.yaml) in {rules_dir}")
+            raise InputError(f"no demo rules (demo-*.yaml) in {DEMO_RULES}: the installation is incomplete")
         console.print(f"Demo sites on {server.origin}: {', '.join(sorted(ruleset.rules))}")
+        if args.serve:
+            return _serve(server.origin, directory, sorted(ruleset.rules))
+        config = config.replace(data_dir=directory, rules_dir=demo_rules)
         with redis_for(config) as url:
             settings = _crawl_settings(config, url, {})
             job, counts = _crawl_job(settings, url, ruleset.rules.values(), title="demo crawl")
     _print_summary(job, counts)
     _print_stored(console, directory)
+    return 0
+
+
+def _demo_rules(folder: Path, origin: str) -> Path:
+    """The bundled demo rules, copied to ``folder`` with the origin the demo sites are served on."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in sorted(DEMO_RULES.glob("demo-*.yaml")):
+        text = path.read_text(encoding="utf-8").replace(DEMO_ORIGIN, origin)
+        (folder / path.name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def _serve(origin: str, directory: Path, sites: list[str]) -> int:
+    """Serve the demo sites until Ctrl-C, after saying how to crawl them."""
+    folders = f"--data-dir {shlex.quote(str(directory))} --rules-dir {shlex.quote(str(directory / 'rules'))}"
+    print(
+        f"Serving the demo sites on {origin} until Ctrl-C. Their rules are in {directory / 'rules'};"
+        f" crawl them from another terminal:\n"
+        f"  {command_name()} {folders} temp {sites[0]}\n"
+        f"  {command_name()} {folders} run\n"
+        f"  {command_name()} --data-dir {shlex.quote(str(directory))} articles stats",
+        flush=True,
+    )
+    threading.Event().wait()
     return 0
 
 
@@ -331,14 +289,21 @@ def _crawl_job(
 def _print_summary(job: str, counts: JobCounts) -> None:
     print(
         f"fetched {counts.fetched} pages, stored {counts.stored} articles,"
-        f" skipped {counts.skipped} (already seen or refused), errors {counts.errors}"
+        f" skipped {counts.skipped} (seen already or disallowed by robots.txt), errors {counts.errors}"
     )
+    if counts.refused:
+        print(
+            f"refused {counts.refused} requests to private addresses (loopback, private, link-local):"
+            " a rule for a site on this machine or an intranet allows them with"
+            " `allow_private_addresses: true`"
+        )
     if counts.errors:
         print(f"the errors are dead letters, each with its reason: `crawler dead list --job {job}`")
 
 
 def _print_stored(console: Console, directory: Path, sample: int = 3) -> None:
-    """Per site: articles stored, where their bodies came from, and the newest few."""
+    """Per site: articles stored, where their bodies came from, and the newest few (a table on a
+    terminal, plain lines when piped)."""
     store = open_store({"CRAWLER_DATA_DIR": str(directory)})
     try:
         articles = list(store.iter_articles())
@@ -348,21 +313,31 @@ def _print_stored(console: Console, directory: Path, sample: int = 3) -> None:
         for site in sorted({str(article["site"]) for article in articles}):
             mine = [article for article in articles if article["site"] == site]
             from_qread = sum(1 for a in mine if (a.get("extraction") or {}).get("body_from") == "qread")
-            newest = sorted(mine, key=lambda a: str(a.get("published") or ""), reverse=True)[:sample]
-            table.add_row(
-                site,
-                str(len(mine)),
-                str(len(mine) - from_qread),
-                str(from_qread),
-                "\n".join(
-                    f"{a.get('published') or '?'}  {cut(str(a.get('title') or ''), 60)}" for a in newest
-                ),
-            )
-        console.print(table)
+            newest = [
+                f"{a.get('published') or '?'}  {cut(str(a.get('title') or ''), 60)}"
+                for a in sorted(mine, key=lambda a: str(a.get("published") or ""), reverse=True)[:sample]
+            ]
+            if console.is_terminal:
+                table.add_row(
+                    site, str(len(mine)), str(len(mine) - from_qread), str(from_qread), "\n".join(newest)
+                )
+            else:
+                console.print(
+                    f"{site}: {len(mine)} articles, body by rule {len(mine) - from_qread},"
+                    f" by qRead {from_qread}; newest:",
+                    soft_wrap=True,
+                )
+                for line in newest:
+                    console.print(f"  {line}", soft_wrap=True, markup=False)
+        if console.is_terminal:
+            console.print(table)
         reposts = sum(int(row["reposts"]) for row in store.stats())
         console.print(
-            f"{len(articles)} articles stored; {reposts} reposts (the same article under another URL)"
-            " recorded against their originals instead of stored twice: `crawler articles stats`."
+            f"{len(articles)} articles stored in {directory}; {reposts} reposts (the same article under"
+            " another URL) recorded against their originals instead of stored twice. See them with"
+            f" `{command_name()} --data-dir {shlex.quote(str(directory))} articles stats`",
+            soft_wrap=True,
+            markup=False,
         )
     finally:
         store.close()

@@ -9,7 +9,6 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -22,41 +21,7 @@ from crawler.errors import InputError
 from crawler.redisio.connection import connect
 from crawler.redisio.queue import LeasedQueue
 
-__all__ = ["add_commands"]
-
-
-def add_commands(commands: Any) -> None:
-    """Add ``dead list``, ``dead requeue`` and ``dead drop`` to the ``crawler`` parser."""
-    dead = commands.add_parser(
-        "dead",
-        help="requests that ended in an error (after their retries): list, requeue or drop them",
-        description=(
-            "Dead letters: every request that ended in an error (an HTTP error status, the network, a"
-            " timeout, after its retries; an article the store kept refusing; a queue entry that was no"
-            " request), with the reason. Requeue them once the cause is fixed, or drop them."
-        ),
-    )
-    actions = dead.add_subparsers(dest="dead_command", required=True, metavar="ACTION")
-    listing = actions.add_parser("list", help="the dead letters, oldest first")
-    _add_selection(listing, ids=False)
-    listing.add_argument("--format", choices=("table", "json"), default="table", help="output format")
-    listing.set_defaults(handler=run_list)
-    back = actions.add_parser("requeue", help="put dead letters back in the queue")
-    _add_selection(back, ids=True)
-    back.set_defaults(handler=run_requeue)
-    drop = actions.add_parser("drop", help="forget dead letters for good")
-    _add_selection(drop, ids=True)
-    drop.set_defaults(handler=run_drop)
-
-
-def _add_selection(parser: argparse.ArgumentParser, *, ids: bool) -> None:
-    parser.add_argument("--site", help="one site's dead letters")
-    parser.add_argument("--job", help="one job's dead letters (the id `crawler temp` printed)")
-    if ids:
-        parser.add_argument("ids", nargs="*", metavar="ID", help="dead letters by id (`crawler dead list`)")
-        parser.add_argument(
-            "--all", action="store_true", help="every dead letter (with --site/--job: theirs)"
-        )
+__all__ = ["run_drop", "run_list", "run_requeue"]
 
 
 @contextmanager

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import urllib.parse
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -12,62 +13,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from crawler.cli.options import add_fetch_options, non_negative_int
 from crawler.cli.pages import ENCODING_SOURCES, Page, decode_page, read_page, run_algorithm
 from crawler.cli.terminal import cut, printable
-from extractors import ALGORITHMS, DEFAULT_ALGORITHM, Block, Extraction
+from extractors import Block, Extraction
 from extractors.encoding import Decoded
 
-__all__ = ["add_commands", "run_extract"]
+__all__ = ["run_extract"]
 
 PREVIEW_WIDTH = 60
 LABEL_WIDTH = 32
-DEFAULT_MAX_BLOCKS = 200
-
-
-def add_commands(commands: Any, exit_codes_help: str) -> None:
-    """Add ``extract`` to the ``crawler`` parser."""
-    extract = commands.add_parser(
-        "extract",
-        help="print the main text of one page (URL, file or - for stdin)",
-        description=(
-            "Print the main text of one page: an http(s) URL, an HTML file, or - for standard input."
-            " URLs are fetched politely: robots.txt obeyed, a size limit, at most 5 redirects, and never"
-            " from loopback, private or link-local addresses."
-        ),
-        epilog=exit_codes_help,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    extract.add_argument(
-        "source", metavar="URL|FILE", help="http(s) URL, path of an HTML file, or - for standard input"
-    )
-    extract.add_argument(
-        "--algo",
-        choices=list(ALGORITHMS),
-        default=DEFAULT_ALGORITHM,
-        help=f"extraction algorithm (default: {DEFAULT_ALGORITHM})",
-    )
-    extract.add_argument(
-        "--explain",
-        action="store_true",
-        help="show every block the algorithm weighed, which were chosen and why, then the text",
-    )
-    extract.add_argument("--title", metavar="T", help="the article title, instead of the page's own")
-    extract.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
-    )
-    extract.add_argument(
-        "--ignore-robots", action="store_true", help="fetch the URL even if its robots.txt disallows it"
-    )
-    add_fetch_options(extract)
-    extract.add_argument(
-        "--max-blocks",
-        type=non_negative_int,
-        default=DEFAULT_MAX_BLOCKS,
-        metavar="N",
-        help=f"--explain: show the first N blocks and the chosen; 0: all (default: {DEFAULT_MAX_BLOCKS})",
-    )
-    extract.set_defaults(handler=run_extract)
 
 
 def run_extract(args: argparse.Namespace) -> int:
@@ -77,6 +31,7 @@ def run_extract(args: argparse.Namespace) -> int:
         max_bytes=args.max_bytes,
         timeout=args.timeout,
         obey_robots=not args.ignore_robots,
+        private_domains=_own_host(args.source) if args.allow_private else (),
     )
     decoded = decode_page(page)
     extraction = run_algorithm(
@@ -197,6 +152,12 @@ def _explain_plain(report: Report, max_blocks: int) -> None:
     print("--- main text ---")
     if extraction.text:
         print(printable(extraction.text))
+
+
+def _own_host(source: str) -> tuple[str, ...]:
+    """The host of the URL ``source`` (none for a file), the one host ``--allow-private`` lets through."""
+    host = urllib.parse.urlsplit(source.strip()).hostname
+    return (host,) if host else ()
 
 
 def _explain_rich(console: Console, report: Report, max_blocks: int) -> None:

@@ -14,50 +14,20 @@ Every error a user can cause ends as one line on stderr and an exit code, never 
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
 
-from crawler import __version__
-from crawler.cli import articles, crawl, dead, extract, rules, status
+from crawler.cli.parser import build_parser
 from crawler.errors import CrawlerError
 
-__all__ = ["EXIT_CODES_HELP", "build_parser", "main"]
+__all__ = ["build_parser", "main"]
 
 EXIT_OK = 0
 EXIT_INTERRUPTED = 130
-
-EXIT_CODES_HELP = """\
-exit codes:
-  0    done (extract: also when no main text was found; a note says so on stderr)
-  1    fetch failure: network, timeout, HTTP error status, robots.txt, refused address, size limit;
-       rules: a rule has errors
-  2    usage or input error: bad arguments; missing, unreadable, empty, binary or too large input;
-       invalid or non-http(s) URL
-  130  interrupted
-"""
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The ``crawler`` parser: global options and one sub-parser per command."""
-    parser = argparse.ArgumentParser(
-        prog="crawler",
-        description="A focused web crawler service: site rules, regular and temp grabs, article extraction.",
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log what is done on stderr")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    extract.add_commands(commands, EXIT_CODES_HELP)
-    crawl.add_commands(commands)
-    articles.add_commands(commands)
-    status.add_commands(commands)
-    dead.add_commands(commands)
-    rules.add_commands(commands)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -66,14 +36,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.reconfigure(errors="replace")
     parser = build_parser()
     args = parser.parse_args(argv)
+    # The global folders are the environment's, for this command and every process it starts.
+    if args.data_dir_option:
+        os.environ["CRAWLER_DATA_DIR"] = args.data_dir_option
+    if args.rules_dir_option:
+        os.environ["CRAWLER_RULES_DIR"] = args.rules_dir_option
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    handler: Callable[[argparse.Namespace], int] = args.handler
     try:
-        return handler(args)
+        return _handler(args.handler)(args)
     except CrawlerError as exc:
         print(f"crawler {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -85,3 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+
+
+def _handler(name: str) -> Callable[[argparse.Namespace], int]:
+    """The command's handler, ``"module:function"``, imported now (with what it uses)."""
+    module, _, function = name.partition(":")
+    handler: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), function)
+    return handler

@@ -4,19 +4,34 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import json
 import math
+import re
+from pathlib import Path
+from typing import Any
 
+from crawler import settings as defaults
+from crawler.cli.terminal import command_name
 from crawler.errors import InputError
-from crawler.worker.fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT
 
 __all__ = [
     "add_fetch_options",
     "add_set_option",
+    "known_settings",
     "non_negative_int",
     "positive_float",
     "positive_int",
+    "rules_folder",
     "settings_from",
 ]
+
+# Settings that are a number of seconds (or other units) or a factor: any number, even where the default
+# is a whole one.
+_DURATION_RE = re.compile(r"(SECONDS|TIMEOUT|DELAY|HOURS|DAYS|FACTOR|RATE|_MS)$")
+# How a yes/no setting may be written on the command line.
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
 
 
 def positive_float(value: str) -> float:
@@ -58,15 +73,70 @@ def add_set_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def settings_from(pairs: list[str]) -> dict[str, str]:
-    """The ``-s`` pairs as settings."""
-    overrides: dict[str, str] = {}
+def settings_from(pairs: list[str]) -> dict[str, Any]:
+    """The ``-s`` pairs as settings: each name a setting of :mod:`crawler.settings`, of the environment's
+    (:mod:`crawler.config`) or of Scrapy's, each value of its default's type; :class:`InputError` names
+    the pair, says what was expected and suggests the name meant."""
+    known = known_settings()
+    overrides: dict[str, Any] = {}
     for pair in pairs:
         name, equals, value = pair.partition("=")
-        if not equals or not name.isupper():
-            raise InputError(f"--set {pair!r}: expected NAME=VALUE with an upper-case setting name")
-        overrides[name] = value
+        name = name.strip()
+        if not equals or not name:
+            raise InputError(f"-s {pair!r}: expected NAME=VALUE, e.g. -s LEASE_SECONDS=30")
+        if name not in known:
+            close = difflib.get_close_matches(name.upper(), known, n=1)
+            hint = f"; did you mean {close[0]}?" if close else " (see crawler/settings.py)"
+            raise InputError(f"-s {pair!r}: no setting is named {name}{hint}")
+        overrides[name] = _typed(pair, name, value, known[name])
     return overrides
+
+
+def known_settings() -> dict[str, Any]:
+    """Every setting a crawl knows, with its default: Scrapy's, then ours, then the environment's."""
+    from scrapy.settings import default_settings  # noqa: PLC0415 - Scrapy only when a crawl is set up
+
+    from crawler.config import Config  # noqa: PLC0415 - the same
+
+    known = {name: getattr(default_settings, name) for name in dir(default_settings) if name.isupper()}
+    known.update({name: getattr(defaults, name) for name in dir(defaults) if name.isupper()})
+    known.update(Config().values())
+    return known
+
+
+def _typed(pair: str, name: str, value: str, default: Any) -> Any:
+    """``value`` as a value of ``default``'s type (a string where the default says nothing); a duration or
+    a factor takes any number whatever its default (Scrapy's ``DOWNLOAD_DELAY = 0``)."""
+    text = value.strip()
+    if isinstance(default, bool):
+        if text.lower() in _TRUE | _FALSE:
+            return text.lower() in _TRUE
+        expected = "true or false (also 1/0, yes/no, on/off)"
+    elif isinstance(default, int) and not _DURATION_RE.search(name):
+        try:
+            return int(text.replace("_", ""))
+        except ValueError:
+            expected = "a whole number"
+    elif isinstance(default, float | int):
+        try:
+            number = float(text)
+        except ValueError:
+            expected = "a number"
+        else:
+            if math.isfinite(number):
+                return number
+            expected = "a finite number"
+    elif isinstance(default, dict):
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return parsed
+        expected = 'a JSON object, e.g. {"name": 1}'
+    else:
+        return value
+    raise InputError(f"-s {pair!r}: {value!r} is not {expected} (the default is {default!r})")
 
 
 def add_fetch_options(parser: argparse.ArgumentParser) -> None:
@@ -74,14 +144,27 @@ def add_fetch_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         type=positive_float,
-        default=DEFAULT_TIMEOUT,
+        default=float(defaults.DOWNLOAD_TIMEOUT),
         metavar="SECONDS",
-        help=f"time limit of each request: connection, headers and body (default: {DEFAULT_TIMEOUT:g})",
+        help=f"time limit of a request, its body included (default: {defaults.DOWNLOAD_TIMEOUT:g})",
     )
     parser.add_argument(
         "--max-bytes",
         type=positive_int,
-        default=DEFAULT_MAX_BYTES,
+        default=defaults.DOWNLOAD_MAXSIZE,
         metavar="N",
-        help=f"size limit of the page, after decompression (default: {DEFAULT_MAX_BYTES:,})",
+        help=f"size limit of the page, after decompression (default: {defaults.DOWNLOAD_MAXSIZE:,})",
+    )
+
+
+def rules_folder(directory: Path) -> Path:
+    """``directory`` when it is a folder; :class:`InputError` saying how to get one otherwise (checked
+    before a command starts Redis or creates its data folder)."""
+    if directory.is_dir():
+        return directory
+    problem = "is not a folder" if directory.exists() else "does not exist"
+    raise InputError(
+        f"the rules folder {str(directory)!r} {problem}: give the folder of your site rules with"
+        " --rules-dir DIR (or CRAWLER_RULES_DIR), one YAML file per site (docs/rules.md); or see the"
+        f" bundled demo sites crawled: `{command_name()} demo`"
     )

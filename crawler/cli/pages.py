@@ -6,14 +6,13 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import lxml.etree
 
 from crawler.errors import InputError
-from crawler.worker.fetch import fetch
 from extractors import Extraction, get_extractor
 from extractors.encoding import Decoded, decode, sniff_binary
 
@@ -51,14 +50,25 @@ def read_page(
     timeout: float,
     obey_robots: bool,
     headers: Mapping[str, str] | None = None,
+    private_domains: Sequence[str] = (),
 ) -> Page:
-    """The page's bytes from a URL (fetched with ``headers``), a file or stdin (``-``);
+    """The page's bytes from a URL (fetched with ``headers``; hosts of ``private_domains`` may be private
+    addresses), a file or stdin (``-``);
     :class:`InputError` / ``FetchError`` else."""
+    if not source.strip():
+        raise InputError("no page given: expected an http(s) URL, the path of an HTML file, or - for stdin")
     if source == "-":
         return Page("-", _limited(sys.stdin.buffer.read(max_bytes + 1), "standard input", max_bytes))
     if URL_RE.match(source):
+        from crawler.worker.fetch import fetch  # noqa: PLC0415 - Scrapy only when a URL is fetched
+
         response = fetch(
-            source, timeout=timeout, max_bytes=max_bytes, obey_robots=obey_robots, headers=headers
+            source,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            obey_robots=obey_robots,
+            headers=headers,
+            private_domains=private_domains,
         )
         return Page(source, response.body, response.url, response.content_type, response.redirects)
     path = Path(source)

@@ -10,91 +10,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from crawler.cli.options import add_fetch_options
 from crawler.cli.pages import ENCODING_SOURCES, URL_RE, Page, decode_page, read_page, run_algorithm, shown
 from crawler.cli.terminal import printable
 from crawler.config import Config
 from crawler.errors import InputError
-from crawler.rules import RULE_SUFFIX, Rule, RuleError, RuleErrors, load_rule, load_rules
+from crawler.rules import RULE_SUFFIX, Rule, RuleError, RuleErrors, load_rule, load_rules, rule_file
 from crawler.settings import QREAD_ALGORITHM
 from extractors.encoding import Decoded
 from extractors.htmlparse import parse_html
 
-__all__ = ["add_commands", "run_rules_check", "run_rules_try"]
+__all__ = ["run_rules_check", "run_rules_try"]
 
 EXIT_OK = 0
 # `crawler rules`: a rule file has errors.
 EXIT_RULE_ERRORS = RuleError.exit_code
-
-RULES_EXIT_CODES_HELP = """\
-exit codes:
-  0    done: every rule is valid (check); the page was read and shown (try)
-  1    a rule has errors (each printed on its own line); try: the page could not be fetched
-  2    usage or input error: bad arguments; a PATH, rule or page file that does not exist or cannot be
-       read; an invalid or non-http(s) URL
-  130  interrupted
-"""
-
-
-def add_commands(commands: Any) -> None:
-    """Add ``rules check`` and ``rules try`` to the ``crawler`` parser."""
-    rules = commands.add_parser(
-        "rules",
-        help="check the site rules; try one on a page",
-        description="Site rules (rules/<site>.yaml, docs/rules.md): validate them, or see what one extracts.",
-        epilog=RULES_EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    actions = rules.add_subparsers(dest="rules_command", required=True, metavar="ACTION")
-    check = actions.add_parser(
-        "check",
-        help="validate rule files and print every error",
-        description=(
-            "Validate rule files: print every error of every file, one per line (file: key path: problem"
-            " (expected ...)), then a summary. Exit 1 when any rule has an error."
-        ),
-        epilog=RULES_EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    check.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="rule files, or folders of *.yaml rules (default: $CRAWLER_RULES_DIR, else ./rules)",
-    )
-    check.set_defaults(handler=run_rules_check)
-
-    try_ = actions.add_parser(
-        "try",
-        help="show what a site's rule extracts from one page: links, next page, fields, qRead fallback",
-        description=(
-            "Read one page (an http(s) URL, fetched politely; an HTML file; or - for standard input) and"
-            " apply SITE's rule to it as an index page (the article links and the next page) and as an"
-            " article page (every field, and qRead's body when the rule's body is missing or shorter"
-            " than min_body_chars)."
-        ),
-        epilog=RULES_EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    try_.add_argument(
-        "site", metavar="SITE", help="site id (a rule file's name without .yaml), or a rule file"
-    )
-    try_.add_argument("source", metavar="URL|FILE", help="http(s) URL, path of an HTML file, or - for stdin")
-    try_.add_argument(
-        "--rules-dir",
-        metavar="DIR",
-        help="folder of the rules (default: $CRAWLER_RULES_DIR, else ./rules)",
-    )
-    try_.add_argument(
-        "--url",
-        metavar="URL",
-        help="the URL a file was saved from, to resolve its links (default: the rule's first start URL)",
-    )
-    try_.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
-    )
-    add_fetch_options(try_)
-    try_.set_defaults(handler=run_rules_try)
 
 
 def run_rules_check(args: argparse.Namespace) -> int:
@@ -174,11 +103,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
         path = candidate
     else:
         directory = Path(args.rules_dir) if args.rules_dir else Config.from_env().rules_dir
-        path = directory / f"{args.site}{RULE_SUFFIX}"
-        if not path.is_file():
-            sites = sorted(entry.stem for entry in directory.glob(f"*{RULE_SUFFIX}"))
-            known = f" (sites: {', '.join(sites)})" if sites else f" (no rules in {directory})"
-            raise InputError(f"no rule for site {args.site!r}: {str(path)!r} does not exist{known}")
+        path = rule_file(directory, args.site)
     try:
         rule = load_rule(path)
     except RuleErrors as exc:
@@ -193,6 +118,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         obey_robots=rule.obey_robots,
         headers=rule.headers,
+        private_domains=rule.domains if rule.allow_private else (),
     )
     if rule.encoding:
         page = replace(page, content_type=f"text/html; charset={rule.encoding}")

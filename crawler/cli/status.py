@@ -12,32 +12,18 @@ from rich.console import Console
 from rich.table import Table
 
 from crawler.cli.crawl import redis_for
+from crawler.cli.options import rules_folder
 from crawler.config import Config
 from crawler.redisio.connection import connect
 from crawler.rules import load_rules
 from crawler.status import build_status, span
 
-__all__ = ["add_commands"]
-
-
-def add_commands(commands: Any) -> None:
-    """Add ``status`` to the ``crawler`` parser."""
-    status = commands.add_parser(
-        "status",
-        help="queue, leases, workers, and per site: grabs, new articles, errors, bans, fields, qRead",
-        description=(
-            "What the service is doing, read from Redis (REDIS_URL, or the embedded server under"
-            " CRAWLER_DATA_DIR): the queue, leases, workers alive and their rate, and per site the last and"
-            " next grab, new articles, fetch errors, bans, fields that stopped matching, qRead fallbacks."
-            " Sites that need a person's attention are marked."
-        ),
-    )
-    status.add_argument("--format", choices=("table", "json"), default="table", help="output format")
-    status.set_defaults(handler=run_status)
+__all__ = ["run_status"]
 
 
 def run_status(args: argparse.Namespace) -> int:
     config = Config.from_env()
+    rules_folder(config.rules_dir)
     with redis_for(config) as url:
         server = connect(url)
         report = build_status(server, config.keys, load_rules(config.rules_dir), time.time())
@@ -55,7 +41,8 @@ def _print(report: dict[str, Any]) -> None:
         f"[bold]{report['now']}[/bold]  queue {queue['queued']} requests, {queue['leased']} leased,"
         f" {queue['waiting']} waiting (retries, deferred), {queue['dead_letters']} dead letters;"
         f" scheduler: {report['scheduler']['active'] or 'none active'};"
-        f" workers alive: {report['workers_alive']} of {len(report['workers'])}"
+        f" workers alive: {report['workers_alive']} of {len(report['workers'])}",
+        soft_wrap=True,
     )
     health = report["redis"]
     aof = (
@@ -63,7 +50,8 @@ def _print(report: dict[str, Any]) -> None:
     )
     console.print(
         f"redis {health['version']}: up {span(health['uptime_seconds'])}, append-only file {aof},"
-        f" {health['used_memory_bytes'] / 1e6:.1f} MB"
+        f" {health['used_memory_bytes'] / 1e6:.1f} MB",
+        soft_wrap=True,
     )
     if report["workers"]:
         workers = Table(title="Workers", title_justify="left")
@@ -109,4 +97,4 @@ def _print(report: dict[str, Any]) -> None:
         )
     console.print(sites)
     for broken in report["rule_errors"]:
-        console.print(f"[red]NEEDS ATTENTION[/red] rule file {broken['file']}: {broken['error']}")
+        console.print(f"[red]NEEDS ATTENTION[/red] {broken['error']}")

@@ -3,9 +3,13 @@ values are cut to a width."""
 
 from __future__ import annotations
 
+import os
 import re
 
-__all__ = ["cut", "printable"]
+__all__ = ["COMMAND_ENV", "command_name", "cut", "printable"]
+
+# How the user runs this command (``./run.sh crawler`` sets it), for the commands a message suggests.
+COMMAND_ENV = "CRAWLER_COMMAND"
 
 # Terminal control characters (C0 but tab and newline, DEL, C1).
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -21,3 +25,9 @@ def cut(text: str, width: int) -> str:
     ends a cut one)."""
     text = printable(" ".join(text.split()))
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def command_name() -> str:
+    """The command line that runs ``crawler`` here: ``$CRAWLER_COMMAND`` (``./run.sh crawler``), else
+    ``crawler``."""
+    return os.environ.get(COMMAND_ENV, "").strip() or "crawler"

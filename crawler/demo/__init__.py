@@ -5,12 +5,21 @@
 * :mod:`crawler.demo.server`: the HTTP server on 127.0.0.1 (``python -m crawler.demo.server``, and
   ``DemoServer`` in-process; not imported here, so that ``python -m`` runs it cleanly).
 
-The rules that crawl them are ``rules/demo-citynews.yaml``, ``rules/demo-techdaily.yaml`` and
-``rules/demo-huaxia.yaml``; they name the origin ``DEMO_ORIGIN`` (``http://127.0.0.1:8631``).
+The rules that crawl them are package data, in ``DEMO_RULES`` (``crawler/demo/rules/``):
+``demo-citynews.yaml``, ``demo-techdaily.yaml`` and ``demo-huaxia.yaml``; they name the origin
+``DEMO_ORIGIN`` (``http://127.0.0.1:8631``) and allow its loopback address.
 """
 
 from __future__ import annotations
 
-from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DemoArticle, DemoSite, demo_site, demo_sites
+from crawler.demo.sites import (
+    DEMO_ORIGIN,
+    DEMO_PORT,
+    DEMO_RULES,
+    DemoArticle,
+    DemoSite,
+    demo_site,
+    demo_sites,
+)
 
-__all__ = ["DEMO_ORIGIN", "DEMO_PORT", "DemoArticle", "DemoSite", "demo_site", "demo_sites"]
+__all__ = ["DEMO_ORIGIN", "DEMO_PORT", "DEMO_RULES", "DemoArticle", "DemoSite", "demo_site", "demo_sites"]

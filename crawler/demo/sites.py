@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 from crawler.demo.vocab import CITYNEWS, HUAXIA, TECHDAILY, SectionVocab, SiteVocab
 
@@ -33,6 +34,7 @@ __all__ = [
     "ARTICLES_PER_SITE",
     "DEMO_ORIGIN",
     "DEMO_PORT",
+    "DEMO_RULES",
     "INDEX_PAGES",
     "DemoArticle",
     "DemoSection",
@@ -42,7 +44,9 @@ __all__ = [
     "robots_txt",
 ]
 
-# The origin the bundled rules (rules/demo-*.yaml) name; `crawler demo` serves there by default.
+# The rules that crawl the demo sites (package data: a pip-installed crawler has them too).
+DEMO_RULES = Path(__file__).resolve().parent / "rules"
+# The origin the bundled rules (DEMO_RULES/demo-*.yaml) name; `crawler demo` serves there by default.
 DEMO_PORT = 8631
 DEMO_ORIGIN = f"http://127.0.0.1:{DEMO_PORT}"
 ARTICLES_PER_PAGE = 10
@@ -98,7 +102,7 @@ class DemoSection:
 class DemoSite:
     """One demo news site: its pages' paths and its articles, newest first (the order the index lists)."""
 
-    id: str  # "citynews"; the rule is rules/demo-<id>.yaml
+    id: str  # "citynews"; the rule is DEMO_RULES/demo-<id>.yaml
     name: str
     language: str  # "en" or "zh"
     encoding: str  # what the pages are encoded in and declare: "utf-8" or "gbk"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from crawler.rules.errors import RuleError, RuleErrors
 from crawler.rules.expressions import REGEX_TIMEOUT, RegexBudget, RuleRegex, RuleXPath
-from crawler.rules.load import RULE_SUFFIX, load_rule, load_rules, parse_rule
+from crawler.rules.load import RULE_SUFFIX, load_rule, load_rules, parse_rule, rule_file
 from crawler.rules.model import STANDARD_FIELDS, FieldRule, LinkRule, Rule, RuleSet
 from crawler.rules.periods import check_cron, parse_every
 
@@ -47,4 +47,5 @@ __all__ = [
     "load_rules",
     "parse_every",
     "parse_rule",
+    "rule_file",
 ]

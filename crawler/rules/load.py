@@ -4,6 +4,7 @@ duplicate keys are errors, and :mod:`crawler.rules.schema` checks and compiles w
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 from types import MappingProxyType
@@ -11,6 +12,7 @@ from typing import Final
 
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
+from crawler.errors import InputError
 from crawler.rules.errors import RuleError, RuleErrors
 from crawler.rules.errors import shown as _shown
 from crawler.rules.expressions import REGEX_TIMEOUT
@@ -18,7 +20,7 @@ from crawler.rules.model import Rule, RuleSet
 from crawler.rules.schema import Checker, build_rule
 from crawler.settings import QREAD_MIN_BODY_CHARS
 
-__all__ = ["MAX_RULE_BYTES", "RULE_SUFFIX", "load_rule", "load_rules", "parse_rule"]
+__all__ = ["MAX_RULE_BYTES", "RULE_SUFFIX", "load_rule", "load_rules", "parse_rule", "rule_file"]
 
 # Rule files are small; anything larger is a mistake (or an attack on the YAML parser).
 MAX_RULE_BYTES: Final = 1024 * 1024
@@ -61,6 +63,19 @@ def load_rules(
             continue
         rules[rule.site] = rule
     return RuleSet(folder, MappingProxyType(rules), tuple(errors))
+
+
+def rule_file(directory: Path, site: str) -> Path:
+    """The rule file of ``site`` in ``directory``; :class:`InputError` naming the sites there (and the
+    one meant, if one is close) when there is none."""
+    path = directory / f"{site}{RULE_SUFFIX}"
+    if path.is_file():
+        return path
+    sites = sorted(entry.stem for entry in directory.glob(f"*{RULE_SUFFIX}")) if directory.is_dir() else []
+    close = difflib.get_close_matches(site, sites, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    known = f"sites: {', '.join(sites)}" if sites else f"no rules in {directory}"
+    raise InputError(f"no rule for site {site!r}: {str(path)!r} does not exist{hint} ({known})")
 
 
 def load_rule(

@@ -132,6 +132,8 @@ class Rule:
     every_max: timedelta | None = None
     headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     encoding: str | None = None
+    # The site is on this machine or an intranet: its hosts may resolve to private addresses.
+    allow_private: bool = False
     _subdomain_suffixes: tuple[str, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -36,6 +36,7 @@ _T = TypeVar("_T")
 _TOP_KEYS = (
     "name",
     "domains",
+    "allow_private_addresses",
     "start_urls",
     "index",
     "depth",
@@ -198,6 +199,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
     delay = check.number(politeness, "delay", "politeness", 0.0, 0.0)
     concurrency = check.integer(politeness, "concurrency", "politeness", 4, 1)
     obey_robots = check.boolean(politeness, "obey_robots", "politeness", True)
+    allow_private = check.boolean(top, "allow_private_addresses", "", False)
     priority = check.integer(top, "priority", "", 0, None)
     every, cron, bounds = _schedule(top, check)
     headers = _headers(top, check)
@@ -236,6 +238,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         every_max=bounds[1],
         headers=MappingProxyType(headers),
         encoding=encoding,
+        allow_private=allow_private,
     )
 
 

@@ -3,10 +3,11 @@
 would get.
 
 What the fetch goes through, as a crawl does: the network guard (:mod:`crawler.worker.netguard`: no
-loopback, private or link-local address), robots.txt read by Scrapy's parser (Protego) unless asked not
-to, redirects (at most ``REDIRECT_MAX_TIMES``, each one through the guard and robots.txt again), the
-size limit after decompression (``DOWNLOAD_MAXSIZE``), one timeout per request; with the rule's headers
-when a rule is given. No retries: a command reports what failed, at once.
+loopback, private or link-local address unless the host is one of ``private_domains``), robots.txt read
+by Scrapy's parser (Protego) unless asked not to, redirects (at most ``REDIRECT_MAX_TIMES``, each one
+through the guard and robots.txt again), the size limit after decompression (``DOWNLOAD_MAXSIZE``), one
+timeout per request; with the rule's headers when a rule is given. No retries: a command reports what
+failed, at once.
 
 Scrapy's reactor runs once per process, so :func:`fetch` is called at most once per process (each
 command is a process).
@@ -18,7 +19,7 @@ import http.client
 import ipaddress
 import logging
 import urllib.parse
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +40,8 @@ from twisted.internet.error import ConnectError, DNSLookupError, TimeoutError
 from twisted.python.failure import Failure
 
 from crawler import PROJECT_NAME
-from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV, Config
+from crawler import settings as defaults
+from crawler.config import Config
 from crawler.errors import BlockedAddressError, FetchError, InputError
 from crawler.worker.netguard import BlockedRequest, blocked_by_guard
 
@@ -47,8 +49,8 @@ __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "ROBOTS_TOKEN", "Response", "
 
 # The product token robots.txt groups are matched against (the User-Agent header starts with it).
 ROBOTS_TOKEN = PROJECT_NAME
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+DEFAULT_TIMEOUT = float(defaults.DOWNLOAD_TIMEOUT)
+DEFAULT_MAX_BYTES = defaults.DOWNLOAD_MAXSIZE
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Loggers held back while a command fetches: their errors are reported as one line by the command instead.
 _QUIET_LOGGERS = ("scrapy", "twisted", "py.warnings", "protego")
@@ -97,10 +99,12 @@ def fetch(
     max_bytes: int = DEFAULT_MAX_BYTES,
     obey_robots: bool = True,
     headers: Mapping[str, str] | None = None,
+    private_domains: Sequence[str] = (),
     config: Config | None = None,
 ) -> Response:
     """GET ``url`` through Scrapy (see the module docstring); :class:`InputError` for a bad URL,
-    :class:`FetchError` (:class:`BlockedAddressError` for a refused address) when it cannot be fetched."""
+    :class:`FetchError` (:class:`BlockedAddressError` for a refused address) when it cannot be fetched.
+    Hosts of ``private_domains`` may resolve to private addresses (a rule's ``allow_private_addresses``)."""
     url = check_url(url)
     config = config or Config.from_env()
     settings = config.settings(
@@ -116,6 +120,7 @@ def fetch(
                 "crawler.worker.netguard.NetworkGuardMiddleware": 50,
                 "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
             },
+            "NETGUARD_PRIVATE_DOMAINS": [domain.lower() for domain in private_domains],
             "ROBOTSTXT_OBEY": obey_robots,
             "RETRY_ENABLED": False,
             "AUTOTHROTTLE_ENABLED": False,
@@ -183,8 +188,8 @@ def _error(url: str, failure: Failure, *, timeout: float, max_bytes: int, redire
         refused, reason = refusal
         return BlockedAddressError(
             f"refusing to fetch {refused}: {reason}; loopback, private and link-local addresses are"
-            f" never fetched ({ALLOW_PRIVATE_NETWORKS_ENV}=1 allows them, for tests against a local server"
-            " only)",
+            " fetched only when asked: `allow_private_addresses: true` in the site's rule (crawls and"
+            " `crawler rules try`), --allow-private for `crawler extract`",
             url=refused,
         )
     if isinstance(error, HttpError):

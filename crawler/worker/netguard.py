@@ -7,8 +7,10 @@ that changes between a check and the connection, DNS rebinding, cannot slip a pr
 ``NetworkGuardMiddleware`` (a downloader middleware) refuses other schemes and IP literals at once,
 before any connection, for every request and every redirect.
 
-Both are off only with the test-only ``CRAWLER_ALLOW_PRIVATE_NETWORKS``, for the local test and demo
-servers.
+A site on this machine or an intranet is crawled when its rule says ``allow_private_addresses: true``:
+its domains (``NETGUARD_PRIVATE_DOMAINS``, taken from the rules) may then resolve to private addresses,
+and no other host may. Both parts are off for every host only with the test-only
+``CRAWLER_ALLOW_PRIVATE_NETWORKS``.
 """
 
 from __future__ import annotations
@@ -31,13 +33,19 @@ from twisted.python.failure import Failure
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 
 __all__ = [
+    "ALLOW_HINT",
     "BlockedAddress",
     "BlockedRequest",
     "GuardedResolver",
     "NetworkGuardMiddleware",
+    "RefusedHostMiddleware",
     "blocked_by_guard",
     "blocked_reason",
+    "private_allowed",
 ]
+
+# How a refusal says what to do about it.
+ALLOW_HINT = "a rule for this site allows it with `allow_private_addresses: true`"
 
 
 class BlockedRequest(IgnoreRequest):
@@ -69,6 +77,13 @@ def blocked_reason(address: str) -> str | None:
     return None
 
 
+def private_allowed(host: str, domains: Sequence[str]) -> bool:
+    """True when ``host`` is one of ``domains`` (those of the rules with ``allow_private_addresses``) or a
+    subdomain of one."""
+    host = host.rstrip(".").lower()
+    return any(host == domain or host.endswith(f".{domain}") for domain in domains)
+
+
 class BlockedAddress(DNSLookupError):
     """A host name that resolves to an address that is never fetched (the resolver's refusal)."""
 
@@ -77,6 +92,11 @@ class BlockedAddress(DNSLookupError):
         self.host = host
         self.reason = reason
 
+
+# Domains allowed private addresses by the crawls of this process. Scrapy builds the resolver once per
+# process from the process's settings, not a crawl's (where the spider puts its rules' domains): each
+# crawl's middleware adds its NETGUARD_PRIVATE_DOMAINS here for the resolver.
+_private_domains: set[str] = set()
 
 # Host names the resolver refused, and why (Twisted turns a resolver's error into "no results", so the
 # reason is kept here for the failed request's report). Bounded as Scrapy's DNS cache is.
@@ -98,9 +118,18 @@ class GuardedResolver(CachingThreadedResolver):
     loopback, private, link-local or reserved: the address it returns is the address the connection goes
     to, so the check and the connection see the same answer."""
 
-    def __init__(self, reactor: ReactorBase, cache_size: int, timeout: float, *, allow_private: bool) -> None:
+    def __init__(
+        self,
+        reactor: ReactorBase,
+        cache_size: int,
+        timeout: float,
+        *,
+        allow_private: bool,
+        private_domains: Sequence[str] = (),
+    ) -> None:
         super().__init__(reactor, cache_size, timeout)
         self.allow_private = allow_private
+        self.private_domains = tuple(private_domains)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, reactor: ReactorBase) -> Self:
@@ -111,11 +140,12 @@ class GuardedResolver(CachingThreadedResolver):
             cache_size,
             settings.getfloat("DNS_TIMEOUT"),
             allow_private=settings.getbool("CRAWLER_ALLOW_PRIVATE_NETWORKS"),
+            private_domains=settings.getlist("NETGUARD_PRIVATE_DOMAINS"),
         )
 
     def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> Deferred[str]:
         resolved = super().getHostByName(name, timeout)
-        if self.allow_private:
+        if self.allow_private or private_allowed(name, (*self.private_domains, *_private_domains)):
             return resolved
         return resolved.addCallback(self._checked, name)
 
@@ -135,16 +165,16 @@ class NetworkGuardMiddleware:
     through the downloader middlewares). Host names are checked by :class:`GuardedResolver` when they are
     resolved to connect.
 
-    Off (``NotConfigured``) only with the test-only ``CRAWLER_ALLOW_PRIVATE_NETWORKS``, for the local test
-    and demo servers.
+    The hosts of ``NETGUARD_PRIVATE_DOMAINS`` (the rules with ``allow_private_addresses``) pass. Off
+    (``NotConfigured``) only with the test-only ``CRAWLER_ALLOW_PRIVATE_NETWORKS``.
     """
 
     def __init__(self, crawler: Crawler) -> None:
         if crawler.settings.getbool("CRAWLER_ALLOW_PRIVATE_NETWORKS"):
-            raise NotConfigured(
-                f"private networks allowed ({ALLOW_PRIVATE_NETWORKS_ENV}, tests and demo only)"
-            )
+            raise NotConfigured(f"private networks allowed ({ALLOW_PRIVATE_NETWORKS_ENV}, tests only)")
         self.crawler = crawler
+        self.private_domains = tuple(crawler.settings.getlist("NETGUARD_PRIVATE_DOMAINS"))
+        _private_domains.update(self.private_domains)
         self.verdicts: dict[str, str | None] = {}
 
     @classmethod
@@ -157,7 +187,7 @@ class NetworkGuardMiddleware:
             raise IgnoreRequest(f"refusing {request.url}: only http and https are fetched")
         host = parts.hostname or ""
         if host not in self.verdicts:
-            self.verdicts[host] = self._verdict(host)
+            self.verdicts[host] = None if private_allowed(host, self.private_domains) else self._verdict(host)
         reason = self.verdicts[host]
         if reason is not None:
             assert self.crawler.stats is not None
@@ -174,3 +204,21 @@ class NetworkGuardMiddleware:
             return None
         kind = blocked_reason(str(literal))
         return None if kind is None else f"{host} is {kind}"
+
+
+class RefusedHostMiddleware:
+    """Turns the resolver's refusal of a host name (Twisted reports it as a failed DNS lookup) into
+    :class:`BlockedRequest` before Scrapy's RetryMiddleware sees it: a refused address is not retried, and
+    is reported as a refusal, not as a DNS failure. Its order must be above RetryMiddleware's."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls()
+
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        if not isinstance(exception, DNSLookupError | CannotResolveHostError):
+            return
+        host = urllib.parse.urlsplit(request.url).hostname
+        reason = _refused.get(host) if host else None
+        if reason is not None:
+            raise BlockedRequest(request.url, reason)

@@ -17,7 +17,6 @@ from crawler.worker.spider import SitesSpider
 __all__ = ["run_worker"]
 
 
-
 class _OneLine(logging.Filter):
     """Keeps a record's message and drops its traceback: for a robots.txt that cannot be downloaded (a
     host that refuses connections: the crawl goes on, the page's own failure is reported), and for our
@@ -54,7 +53,8 @@ def run_worker(
     """Run the ``sites`` spider in this process until its job is done (or, with no job, until stopped).
 
     ``on_tick`` is called every ``every`` seconds while it runs (a progress display). Returns the crawl's
-    stats.
+    stats; raises KeyboardInterrupt when it was stopped by Ctrl-C or SIGTERM (after Scrapy's clean stop:
+    its unfinished requests are back in the queue).
     """
     for name, one_line in _ONE_LINE_LOGGERS.items():
         logging.getLogger(name).addFilter(one_line)
@@ -80,4 +80,7 @@ def run_worker(
     if not started:
         raise KeyboardInterrupt  # stopped (Ctrl-C) before the crawl had started: nothing ran
     assert crawler.stats is not None
-    return dict(crawler.stats.get_stats())
+    stats = dict(crawler.stats.get_stats())
+    if stats.get("finish_reason") == "shutdown":
+        raise KeyboardInterrupt  # Ctrl-C (or SIGTERM): Scrapy stopped the crawl cleanly first
+    return stats

@@ -7,7 +7,8 @@ without its request queued. Article pages give one item each and are not followe
 rule's ``depth`` says so.
 
 A request that failed (after Scrapy's retries) is dead-lettered with the reason (``crawler dead``); one
-refused on purpose (robots.txt, the network guard, a captcha page) is counted as skipped. A page whose
+refused by the network guard is counted as refused (with a warning that says how to allow it), one
+refused on purpose (robots.txt, a captcha page) as skipped. A page whose
 text holds many U+FFFD under its declared charset is decoded again by detection (a site that declares
 UTF-8 and sends GBK), and counted. A rule's regular expressions share a time budget per page
 (``RULES_REGEX_PAGE_SECONDS``).
@@ -26,6 +27,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Self
 
 import redis
@@ -42,6 +44,8 @@ from twisted.python.failure import Failure
 
 from crawler.config import apply_environment
 from crawler.items import Article, Page
+from crawler.redisio.connection import resolve_redis_url
+from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import ARTICLE, INDEX, Work, article_request, index_request, queue_new
 from crawler.rules import RegexBudget, Rule, RuleSet, load_rules
@@ -49,7 +53,7 @@ from crawler.schedule.revisit import Revisits
 from crawler.worker.connection import keys_of, server_of
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
-from crawler.worker.netguard import blocked_by_guard
+from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, blocked_by_guard
 from extractors.encoding import redetect
 
 __all__ = ["SitesSpider"]
@@ -58,6 +62,15 @@ logger = logging.getLogger(__name__)
 
 # U+FFFD from this many on, a page's declared charset is doubted and the page decoded again by detection.
 CHARSET_DOUBT_REPLACEMENTS = 8
+
+
+# The embedded Redis servers ``scrapy crawl sites`` started or joined (no REDIS_URL), left at the end.
+_embedded: list[EmbeddedRedis] = []
+
+
+def _leave_embedded() -> None:
+    while _embedded:
+        _embedded.pop().close()
 
 
 class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no type hints
@@ -72,22 +85,38 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
-        """The environment's settings (for ``scrapy crawl sites``), and per-site politeness: one download
-        slot per rule, with the rule's delay and concurrency."""
+        """The environment's settings (for ``scrapy crawl sites``), per-site politeness (one download slot
+        per rule, with the rule's delay and concurrency), and the domains of the rules that allow private
+        addresses."""
         super().update_settings(settings)
         apply_environment(settings)
+        if not settings.get("REDIS_URL"):
+            # `scrapy crawl sites` without REDIS_URL: the embedded Redis under the data folder, started or
+            # joined as `crawler worker` does, and left when the crawl closes.
+            url, embedded = resolve_redis_url(None, Path(settings["CRAWLER_DATA_DIR"]))
+            settings.set("REDIS_URL", url, priority="spider")
+            if embedded is not None:
+                _embedded.append(embedded)
         ruleset = load_rules(settings["CRAWLER_RULES_DIR"])
         slots = {
             rule.site: {"delay": rule.delay, "concurrency": rule.concurrency}
             for rule in ruleset.rules.values()
         }
         settings.set("DOWNLOAD_SLOTS", {**settings.getdict("DOWNLOAD_SLOTS"), **slots}, priority="spider")
+        private = {domain for rule in ruleset.rules.values() if rule.allow_private for domain in rule.domains}
+        settings.set(
+            "NETGUARD_PRIVATE_DOMAINS",
+            sorted({*settings.getlist("NETGUARD_PRIVATE_DOMAINS"), *private}),
+            priority="spider",
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider: Self = super().from_crawler(crawler, *args, **kwargs)
         spider.load(load_rules(crawler.settings["CRAWLER_RULES_DIR"]))
         crawler.signals.connect(spider.opened, signal=signals.spider_opened)
+        if _embedded:
+            crawler.signals.connect(_leave_embedded, signal=signals.engine_stopped)
         return spider
 
     def setup_redis(self, crawler: Crawler | None = None) -> None:
@@ -240,14 +269,25 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._regex_spent(rule, before, budget)
 
     def on_error(self, failure: Failure) -> None:
-        """A request that failed still ends, and is counted: refused on purpose (robots.txt, the network
-        guard, a captcha page), it is skipped; failed (an HTTP error status, the network, a timeout, after
+        """A request that failed still ends, and is counted: refused by the network guard, it is counted
+        as refused and logged with how to allow it; refused on purpose (robots.txt, a captcha page), it
+        is skipped; failed (an HTTP error status, the network, a timeout, after
         Scrapy's retries), it is dead-lettered with the reason."""
         request: Request = failure.request  # type: ignore[attr-defined]
         work = Work.of(request)
         site = work.site or "unknown"
-        refused = isinstance(failure.value, IgnoreRequest) and not isinstance(failure.value, HttpError)
-        if refused or blocked_by_guard(failure) is not None:
+        guarded = blocked_by_guard(failure) or (
+            failure.value if isinstance(failure.value, BlockedRequest) else None
+        )
+        if guarded is not None:
+            self.count(f"crawl/refused/{site}")
+            self.job_count(work.job, "refused")
+            rule = self.rules.get(work.site)
+            hint = f"`allow_private_addresses: true` in {rule.path} allows it" if rule else ALLOW_HINT
+            logger.warning("Refused %s: %s; %s", request.url, guarded.reason, hint)
+            ack(self.crawler, request)
+            return
+        if isinstance(failure.value, IgnoreRequest) and not isinstance(failure.value, HttpError):
             self.count(f"crawl/ignored/{site}")
             self.job_count(work.job, "skipped")
             logger.info("Ignored %s: %s", request.url, failure.getErrorMessage())

@@ -1,0 +1,428 @@
+"""The ``crawler`` command's parser: every command and option, built without importing what the commands
+use (Scrapy, Redis, lxml, rich), so ``crawler --help`` and a usage error answer at once. Each command's
+handler is named ``"module:function"`` and imported when the command runs."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from crawler import __version__
+from crawler.cli.options import add_fetch_options, add_set_option, non_negative_int
+from crawler.demo import DEMO_PORT
+from extractors import ALGORITHMS, DEFAULT_ALGORITHM
+
+__all__ = ["DEFAULT_LIMIT", "DEFAULT_MAX_BLOCKS", "EXIT_CODES_HELP", "RULES_EXIT_CODES_HELP", "build_parser"]
+
+EXIT_CODES_HELP = """\
+exit codes:
+  0    done (extract: also when no main text was found; a note says so on stderr)
+  1    fetch failure: network, timeout, HTTP error status, robots.txt, refused address, size limit;
+       rules: a rule has errors
+  2    usage or input error: bad arguments; missing, unreadable, empty, binary or too large input;
+       invalid or non-http(s) URL
+  130  interrupted
+"""
+
+RULES_EXIT_CODES_HELP = """\
+exit codes:
+  0    done: every rule is valid (check); the page was read and shown (try)
+  1    a rule has errors (each printed on its own line); try: the page could not be fetched
+  2    usage or input error: bad arguments; a PATH, rule or page file that does not exist or cannot be
+       read; an invalid or non-http(s) URL
+  130  interrupted
+"""
+# `extract --explain`: blocks shown unless --max-blocks says otherwise.
+DEFAULT_MAX_BLOCKS = 200
+# `articles list|search`: articles shown unless --limit says otherwise.
+DEFAULT_LIMIT = 20
+_RELATIVE_RE = re.compile(r"^(\d+)([mhdw])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``crawler`` parser: global options and one sub-parser per command."""
+    parser = argparse.ArgumentParser(
+        prog="crawler",
+        description="A focused web crawler service: site rules, regular and temp grabs, article extraction.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what is done on stderr")
+    parser.add_argument(
+        "--data-dir",
+        dest="data_dir_option",
+        metavar="DIR",
+        help="the data folder: embedded Redis, SQLite stores (default: $CRAWLER_DATA_DIR, else ./data)",
+    )
+    parser.add_argument(
+        "--rules-dir",
+        dest="rules_dir_option",
+        metavar="DIR",
+        help="the folder of site rules (default: $CRAWLER_RULES_DIR, else ./rules)",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_extract, _add_crawl, _add_articles, _add_status, _add_dead, _add_rules):
+        add(commands)
+    return parser
+
+
+def _add_extract(commands: Any) -> None:
+    """Add ``extract`` to the ``crawler`` parser."""
+    extract = commands.add_parser(
+        "extract",
+        help="print the main text of one page (URL, file or - for stdin)",
+        description=(
+            "Print the main text of one page: an http(s) URL, an HTML file, or - for standard input."
+            " URLs are fetched politely: robots.txt obeyed, a size limit, at most 5 redirects, and never"
+            " from loopback, private or link-local addresses."
+        ),
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    extract.add_argument(
+        "source", metavar="URL|FILE", help="http(s) URL, path of an HTML file, or - for standard input"
+    )
+    extract.add_argument(
+        "--algo",
+        choices=list(ALGORITHMS),
+        default=DEFAULT_ALGORITHM,
+        help=f"extraction algorithm (default: {DEFAULT_ALGORITHM})",
+    )
+    extract.add_argument(
+        "--explain",
+        action="store_true",
+        help="show every block the algorithm weighed, which were chosen and why, then the text",
+    )
+    extract.add_argument("--title", metavar="T", help="the article title, instead of the page's own")
+    extract.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    extract.add_argument(
+        "--ignore-robots", action="store_true", help="fetch the URL even if its robots.txt disallows it"
+    )
+    extract.add_argument(
+        "--allow-private",
+        action="store_true",
+        help="fetch the URL's host even on a loopback or private address (a page on this machine or an"
+        " intranet); redirects elsewhere stay refused",
+    )
+    add_fetch_options(extract)
+    extract.add_argument(
+        "--max-blocks",
+        type=non_negative_int,
+        default=DEFAULT_MAX_BLOCKS,
+        metavar="N",
+        help=f"--explain: show the first N blocks and the chosen; 0: all (default: {DEFAULT_MAX_BLOCKS})",
+    )
+    extract.set_defaults(handler="crawler.cli.extract:run_extract")
+
+
+def _add_crawl(commands: Any) -> None:
+    """Add ``demo``, ``temp`` and ``worker`` to the ``crawler`` parser."""
+    demo = commands.add_parser(
+        "demo",
+        help="serve the bundled demo news sites on 127.0.0.1, crawl them, print what was stored",
+        description=(
+            "The main job on embedded defaults: serve the demo news sites (3 sites, 150 articles, one"
+            " in GBK) on 127.0.0.1, crawl them with the bundled demo rules through the embedded Redis"
+            " queue, store the articles in SQLite under CRAWLER_DATA_DIR/demo (./data/demo), and print"
+            " what was stored and the command that shows it."
+        ),
+    )
+    demo.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"port of the demo sites (default {DEMO_PORT}, or any free one when that is taken)",
+    )
+    demo.add_argument(
+        "--keep", action="store_true", help="keep the previous demo's data instead of starting anew"
+    )
+    demo.add_argument(
+        "--serve",
+        action="store_true",
+        help="only serve the demo sites, until Ctrl-C, and print the commands that crawl them",
+    )
+    demo.set_defaults(handler="crawler.cli.crawl:run_demo")
+
+    temp = commands.add_parser(
+        "temp",
+        help="crawl one site once, now: progress, then a summary",
+        description=(
+            "Crawl one site once, now: its index pages (or the --url pages alone, as article pages),"
+            " the new articles they link to, with a progress bar; exits when the site's work is done."
+        ),
+    )
+    temp.add_argument("site", help="site id (the rule file's name without .yaml)")
+    temp.add_argument(
+        "--url",
+        action="append",
+        default=[],
+        metavar="U",
+        help="crawl this article page only, not the index pages (repeat --url for more pages)",
+    )
+    add_set_option(temp)
+    temp.set_defaults(handler="crawler.cli.crawl:run_temp")
+
+    worker = commands.add_parser(
+        "worker",
+        help="one worker of the shared queue (run N of them, on any machine), until Ctrl-C",
+        description="Take requests from the shared queue and crawl them, until Ctrl-C.",
+    )
+    worker.add_argument(
+        "--sites", default="", help="comma-separated site ids this worker serves (default all)"
+    )
+    add_set_option(worker)
+    worker.set_defaults(handler="crawler.cli.crawl:run_worker_command")
+
+    schedule = commands.add_parser(
+        "schedule",
+        help="the scheduler alone: queue each rule's regular grabs when due, until Ctrl-C",
+        description=(
+            "Queue each rule's index pages when its period (schedule.every or schedule.cron) is due, exactly"
+            " once per period however many schedulers run (one is active at a time: a Redis lock)."
+        ),
+    )
+    schedule.add_argument("--once", action="store_true", help="queue the grabs due now, then exit")
+    add_set_option(schedule)
+    schedule.set_defaults(handler="crawler.cli.crawl:run_schedule_command")
+
+    run = commands.add_parser(
+        "run",
+        help="scheduler and a worker on this machine, on embedded defaults, until Ctrl-C",
+        description=(
+            "The service on one machine: the scheduler and a worker in this process (embedded Redis and"
+            " SQLite unless REDIS_URL and MONGO_URI say otherwise), until Ctrl-C; started again, it goes on"
+            " where it stopped."
+        ),
+    )
+    add_set_option(run)
+    run.set_defaults(handler="crawler.cli.crawl:run_service")
+
+
+def _add_articles(commands: Any) -> None:
+    """Add ``articles list|show|search|export|stats`` to the ``crawler`` parser."""
+    articles = commands.add_parser(
+        "articles",
+        help="list, show, search, export stored articles, and count them per site and week",
+        description=(
+            "Read the article store: MongoDB when MONGO_URI is set, else the SQLite files under"
+            " CRAWLER_DATA_DIR/articles. Same commands and output on both."
+        ),
+    )
+    actions = articles.add_subparsers(dest="articles_command", required=True, metavar="ACTION")
+
+    listing = actions.add_parser("list", help="stored articles, newest first")
+    _add_filters(listing, limit=DEFAULT_LIMIT)
+    _add_format(listing, ("table", "json", "jsonl", "csv"))
+    listing.set_defaults(handler="crawler.cli.articles:run_list")
+
+    show = actions.add_parser("show", help="one article: every field, the text wrapped")
+    show.add_argument("article", metavar="URL|ID", help="the article's URL, or its 16-digit id")
+    _add_format(show, ("text", "json"))
+    show.set_defaults(handler="crawler.cli.articles:run_show")
+
+    search = actions.add_parser(
+        "search",
+        help='articles whose title or body has every word (or "phrase"), newest first',
+        description=(
+            'Full-text search of titles and bodies: every word or "quoted phrase" must appear (whole'
+            " words; Chinese anywhere), case ignored. MongoDB's text index or SQLite's FTS5 finds them."
+        ),
+    )
+    search.add_argument("text", help='words and "phrases" to look for')
+    search.add_argument("--site", help="one site's articles")
+    search.add_argument("--week", type=_week, help="one week's articles: 2026w47")
+    search.add_argument(
+        "--limit", type=_count, default=DEFAULT_LIMIT, help=f"at most N (default {DEFAULT_LIMIT})"
+    )
+    _add_format(search, ("table", "json", "jsonl", "csv"))
+    search.set_defaults(handler="crawler.cli.articles:run_search")
+
+    export = actions.add_parser(
+        "export",
+        help="every matching article, streamed as JSON lines or CSV",
+        description="Stream articles (oldest first) as JSON lines or CSV, in constant memory.",
+    )
+    _add_filters(export, limit=None)
+    _add_format(export, ("jsonl", "csv"))
+    export.add_argument(
+        "-o", "--output", metavar="FILE", help="write to FILE (made complete, then renamed) instead of stdout"
+    )
+    export.set_defaults(handler="crawler.cli.articles:run_export")
+
+    stats = actions.add_parser("stats", help="articles, reposts and qRead bodies per site and week")
+    _add_format(stats, ("table", "json"))
+    stats.set_defaults(handler="crawler.cli.articles:run_stats")
+
+
+def _add_filters(parser: argparse.ArgumentParser, *, limit: int | None) -> None:
+    parser.add_argument("--site", help="one site's articles")
+    parser.add_argument("--week", type=_week, help="one week's articles: 2026w47")
+    parser.add_argument(
+        "--since", type=_moment, help="first seen at or after: 2026-11-20, 2026-11-20T08:00Z or 24h, 7d"
+    )
+    parser.add_argument("--until", type=_moment, help="first seen before (same forms as --since)")
+    parser.add_argument(
+        "--limit",
+        type=_count,
+        default=limit,
+        help=f"at most N articles (default {'all' if limit is None else limit})",
+    )
+
+
+def _add_format(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+    parser.add_argument(
+        "--format", choices=formats, default=formats[0], help=f"output format (default {formats[0]})"
+    )
+
+
+def _add_status(commands: Any) -> None:
+    """Add ``status`` to the ``crawler`` parser."""
+    status = commands.add_parser(
+        "status",
+        help="queue, leases, workers, and per site: grabs, new articles, errors, bans, fields, qRead",
+        description=(
+            "What the service is doing, read from Redis (REDIS_URL, or the embedded server under"
+            " CRAWLER_DATA_DIR): the queue, leases, workers alive and their rate, and per site the last and"
+            " next grab, new articles, fetch errors, bans, fields that stopped matching, qRead fallbacks."
+            " Sites that need a person's attention are marked."
+        ),
+    )
+    status.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    status.set_defaults(handler="crawler.cli.status:run_status")
+
+
+def _add_dead(commands: Any) -> None:
+    """Add ``dead list``, ``dead requeue`` and ``dead drop`` to the ``crawler`` parser."""
+    dead = commands.add_parser(
+        "dead",
+        help="requests that ended in an error (after their retries): list, requeue or drop them",
+        description=(
+            "Dead letters: every request that ended in an error (an HTTP error status, the network, a"
+            " timeout, after its retries; an article the store kept refusing; a queue entry that was no"
+            " request), with the reason. Requeue them once the cause is fixed, or drop them."
+        ),
+    )
+    actions = dead.add_subparsers(dest="dead_command", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", help="the dead letters, oldest first")
+    _add_selection(listing, ids=False)
+    listing.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    listing.set_defaults(handler="crawler.cli.dead:run_list")
+    back = actions.add_parser("requeue", help="put dead letters back in the queue")
+    _add_selection(back, ids=True)
+    back.set_defaults(handler="crawler.cli.dead:run_requeue")
+    drop = actions.add_parser("drop", help="forget dead letters for good")
+    _add_selection(drop, ids=True)
+    drop.set_defaults(handler="crawler.cli.dead:run_drop")
+
+
+def _add_selection(parser: argparse.ArgumentParser, *, ids: bool) -> None:
+    parser.add_argument("--site", help="one site's dead letters")
+    parser.add_argument("--job", help="one job's dead letters (the id `crawler temp` printed)")
+    if ids:
+        parser.add_argument("ids", nargs="*", metavar="ID", help="dead letters by id (`crawler dead list`)")
+        parser.add_argument(
+            "--all", action="store_true", help="every dead letter (with --site/--job: theirs)"
+        )
+
+
+def _add_rules(commands: Any) -> None:
+    """Add ``rules check`` and ``rules try`` to the ``crawler`` parser."""
+    rules = commands.add_parser(
+        "rules",
+        help="check the site rules; try one on a page",
+        description="Site rules (rules/<site>.yaml, docs/rules.md): validate them, or see what one extracts.",
+        epilog=RULES_EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = rules.add_subparsers(dest="rules_command", required=True, metavar="ACTION")
+    check = actions.add_parser(
+        "check",
+        help="validate rule files and print every error",
+        description=(
+            "Validate rule files: print every error of every file, one per line (file: key path: problem"
+            " (expected ...)), then a summary. Exit 1 when any rule has an error."
+        ),
+        epilog=RULES_EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="rule files, or folders of *.yaml rules (default: $CRAWLER_RULES_DIR, else ./rules)",
+    )
+    check.set_defaults(handler="crawler.cli.rules:run_rules_check")
+
+    try_ = actions.add_parser(
+        "try",
+        help="show what a site's rule extracts from one page: links, next page, fields, qRead fallback",
+        description=(
+            "Read one page (an http(s) URL, fetched politely; an HTML file; or - for standard input) and"
+            " apply SITE's rule to it as an index page (the article links and the next page) and as an"
+            " article page (every field, and qRead's body when the rule's body is missing or shorter"
+            " than min_body_chars)."
+        ),
+        epilog=RULES_EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    try_.add_argument(
+        "site", metavar="SITE", help="site id (a rule file's name without .yaml), or a rule file"
+    )
+    try_.add_argument("source", metavar="URL|FILE", help="http(s) URL, path of an HTML file, or - for stdin")
+    try_.add_argument(
+        "--rules-dir",
+        metavar="DIR",
+        help="folder of the rules (default: $CRAWLER_RULES_DIR, else ./rules)",
+    )
+    try_.add_argument(
+        "--url",
+        metavar="URL",
+        help="the URL a file was saved from, to resolve its links (default: the rule's first start URL)",
+    )
+    try_.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    add_fetch_options(try_)
+    try_.set_defaults(handler="crawler.cli.rules:run_rules_try")
+
+
+# --- argument types (a store's week and time, read as the store reads them) ---------------------------
+
+
+def _week(value: str) -> str:
+    from crawler.errors import StoreError  # noqa: PLC0415 - the store's modules, when this option is given
+    from crawler.store.document import parse_week  # noqa: PLC0415 - the same
+
+    try:
+        parse_week(value)
+    except StoreError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
+def _moment(value: str) -> datetime:
+    from crawler.errors import StoreError  # noqa: PLC0415 - the store's modules, when this option is given
+    from crawler.store.document import parse_timestamp  # noqa: PLC0415 - the same
+
+    relative = _RELATIVE_RE.match(value.strip())
+    if relative is not None:
+        return datetime.now(UTC) - timedelta(**{_UNITS[relative[2]]: int(relative[1])})
+    text = value.strip().replace("Z", "+00:00") if value.strip().endswith("Z") else value.strip()
+    try:
+        return parse_timestamp(text, "time")
+    except StoreError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a time: expected 2026-11-20, 2026-11-20T08:00Z, or 30m, 24h, 7d, 2w ago"
+        ) from None
+
+
+def _count(value: str) -> int:
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r} is not a count: expected a whole number, 0 or more")
+    return int(value)

@@ -1,0 +1,453 @@
+"""Every command line of README.md and docs/cli.md, run as written, or listed with the reason it is not run
+here (issue 11: docs and behaviour must not drift apart).
+
+The commands are the lines of the ``sh`` code blocks (``text`` blocks hold synopses and output). Each one
+runs under bash, as a user types it, in a sandbox laid out like a checkout: ``run.sh``, ``pyproject.toml``
+and ``scrapy.cfg``, the project's virtualenv, ``rules/`` holding the demo rules (pointed at the demo
+server this module starts: nothing but 127.0.0.1 is reached), and ``./data``. A line changes only where a
+user fills something in (``SITE``, ``PAGE``, the demo's port), as its case says. A documented command
+without a case, and a case whose command is no longer documented, fail the module; so does an inline
+``crawler ...`` span of the two files that the real parser refuses. Commands that run until Ctrl-C are
+interrupted once they have done their work, and must exit with 130 as ``--help`` says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import re
+import shlex
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from crawler.cli.parser import build_parser
+from crawler.demo import DEMO_ORIGIN, DEMO_RULES, demo_site
+from crawler.demo.server import DemoServer
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = (ROOT / "README.md", ROOT / "docs" / "cli.md")
+COMMAND_TIMEOUT = 240.0
+READY_TIMEOUT = 120.0
+INTERRUPTED = 130
+_FENCE_RE = re.compile(r"^```(\S*)\s*$")
+_INLINE_RE = re.compile(r"`(crawler [^`]+)`")
+_COMMENT_RE = re.compile(r"\s+#\s.*$")
+
+
+# --- the documented commands ---------------------------------------------------------------------------
+
+
+def documented_commands() -> list[str]:
+    """The lines of the ``sh`` blocks of README.md and docs/cli.md, trailing comments cut, in order."""
+    lines: list[str] = []
+    for path in DOCS:
+        language: str | None = None
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            fence = _FENCE_RE.match(raw.strip())
+            if fence:
+                language = None if language is not None else fence.group(1)
+                continue
+            if language == "sh" and raw.strip():
+                line = _COMMENT_RE.sub("", raw.strip())
+                if line not in lines:
+                    lines.append(line)
+    return lines
+
+
+def untyped_blocks() -> list[str]:
+    """Code blocks of the two files that say neither ``sh`` (commands) nor ``text`` (everything else)."""
+    found = []
+    for path in DOCS:
+        inside = False
+        for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            fence = _FENCE_RE.match(raw.strip())
+            if fence:
+                if not inside and fence.group(1) not in ("sh", "text"):
+                    found.append(f"{path.name}:{number}")
+                inside = not inside
+    return found
+
+
+# --- the sandbox -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Sandbox:
+    """A folder laid out like a checkout, the demo server its rules point at, and the demo's articles."""
+
+    path: Path
+    origin: str
+    env: dict[str, str]
+    demo_done: bool = False
+
+    @property
+    def checkout(self) -> Path:
+        return ROOT
+
+    def fill(self, text: str) -> str:
+        return text.replace("{origin}", self.origin)
+
+    def ensure_demo(self) -> None:
+        """`crawler demo` has stored its articles under ./data/demo (once per module)."""
+        if not self.demo_done:
+            run = subprocess.run(
+                ["crawler", "demo"],
+                cwd=self.path,
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=COMMAND_TIMEOUT,
+                check=False,
+            )
+            assert run.returncode == 0, run.stderr[-3000:]
+            self.demo_done = True
+
+    def stored(self) -> int:
+        """Articles in the SQLite store under ./data (0 when there is none yet)."""
+        total = 0
+        for path in (self.path / "data" / "articles").glob("*.sqlite"):
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
+                total += connection.execute("SELECT count(*) FROM articles").fetchone()[0]
+        return total
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    path = tmp_path_factory.mktemp("checkout")
+    for name in ("run.sh", "pyproject.toml", "scrapy.cfg"):
+        shutil.copy2(ROOT / name, path / name)
+    # run.sh's virtualenv: the one running these tests, already installed (its stamp is fresh).
+    venv = path / ".venv"
+    venv.mkdir()
+    (venv / "bin").symlink_to(Path(sys.prefix) / "bin")
+    (venv / "pyvenv.cfg").symlink_to(Path(sys.prefix) / "pyvenv.cfg")
+    (venv / ".installed-dev").touch()
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("CRAWLER_", "REDIS_", "MONGO_"))
+        and name not in ("COLUMNS", "EXTRACTION_CORPUS")
+    }
+    env["PATH"] = f"{Path(sys.prefix) / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    with DemoServer(port=0) as server:
+        rules = path / "rules"
+        rules.mkdir()
+        for rule in DEMO_RULES.glob("demo-*.yaml"):
+            text = rule.read_text(encoding="utf-8").replace(DEMO_ORIGIN, server.origin)
+            (rules / rule.name).write_text(text, encoding="utf-8")
+        # A page saved from the demo site, as a user saves one to try a rule or an extractor on.
+        article = demo_site("citynews").page_articles(1)[0]
+        with urllib.request.urlopen(article.url(server.origin), timeout=30) as response:
+            (path / "page.html").write_bytes(response.read())
+        yield Sandbox(path, server.origin, env)
+
+
+# --- how each command is checked -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+@dataclass(frozen=True)
+class Run:
+    """Run the line and wait for it: its exit code, and text its output must hold."""
+
+    expect: tuple[str, ...] = ()
+    code: int = 0
+    fill: Mapping[str, str] = field(default_factory=dict)
+    cwd: str = "sandbox"  # or "checkout": the repository itself (read-only commands)
+    demo: bool = False  # needs the demo's articles under ./data/demo
+    check: Callable[[Result, Sandbox], None] | None = None
+
+
+@dataclass(frozen=True)
+class UntilCtrlC:
+    """Start the line, wait until ``ready`` holds (text of its output, or a check made from the sandbox
+    before the start), run ``meanwhile`` (documented lines that need it running), then Ctrl-C it: exit
+    code ``code``."""
+
+    ready: str | Callable[[Sandbox], Callable[[], bool]]
+    code: int = INTERRUPTED
+    meanwhile: tuple[str, ...] = ()
+    demo: bool = False
+
+
+@dataclass(frozen=True)
+class Meanwhile:
+    """Run by the case of ``during`` while that command runs."""
+
+    during: str
+    expect: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NotRun:
+    reason: str
+
+
+Case = Run | UntilCtrlC | Meanwhile | NotRun
+
+SITE = {"SITE": "demo-citynews"}
+INTERNET = "fetches a page of the Internet: tests and benchmarks reach 127.0.0.1 only"
+BENCHMARK = (
+    "a benchmark: minutes of CPU, figures in docs/ (performance.md, operations.md, storage.md); never timed"
+    " in tests"
+)
+
+
+def _shows_the_demo_articles(result: Result, sandbox: Sandbox) -> None:
+    """The demo's last line names a command that shows what it stored: run it as printed."""
+    named = re.findall(r"`([^`]+ articles stats)`", result.stdout)
+    assert named, result.stdout[-2000:]
+    shown = _bash(named[-1], sandbox.path, sandbox.env)
+    assert shown.code == 0, shown.stderr
+    assert re.search(r"total\s.*\b146\b", shown.stdout), shown.stdout
+
+
+def _printed_main_text(result: Result, sandbox: Sandbox) -> None:
+    assert len(result.stdout.split()) > 50, result.output
+
+
+def _stores_articles(sandbox: Sandbox) -> Callable[[], bool]:
+    """Ready once the store holds more articles than when the command started."""
+    before = sandbox.stored()
+    return lambda: sandbox.stored() > before
+
+
+CASES: dict[str, Case] = {
+    # README.md
+    "./run.sh demo": Run(expect=("stored 146 articles", "4 reposts"), check=_shows_the_demo_articles),
+    "./run.sh test": NotRun("the test suite itself, which runs this test"),
+    "./run.sh crawler rules check": Run(expect=("3 rules ok",)),
+    "./run.sh crawler rules try SITE PAGE": Run(
+        expect=("links", "title"), fill={**SITE, "PAGE": "{origin}/citynews/"}
+    ),
+    "./run.sh crawler temp SITE": Run(expect=("stored", "errors 0"), fill=SITE),
+    "./run.sh crawler run": UntilCtrlC(ready=_stores_articles),
+    "./run.sh crawler status": Run(expect=("demo-citynews", "queue")),
+    "./run.sh crawler articles stats": Run(expect=("total",)),
+    "./run.sh crawler articles list": Run(expect=("article",)),
+    "./run.sh crawler dead list": Run(expect=("dead letters",)),
+    "./run.sh crawler extract PAGE --explain": Run(expect=("main text",), fill={"PAGE": "page.html"}),
+    "./run.sh crawler demo --serve": UntilCtrlC(ready="crawl them from another terminal"),
+    "./run.sh crawler worker": UntilCtrlC(ready="Spider opened"),
+    "./run.sh crawler schedule": UntilCtrlC(ready="active scheduler"),
+    "./run.sh crawler --data-dir data/demo articles stats": Run(expect=("146",), demo=True),
+    "docker compose up -d --build --scale worker=4": NotRun(
+        "no Docker engine on these machines: tests/test_compose.py checks the compose file and the image"
+    ),
+    "./run.sh bench": NotRun(
+        "installs the peers with pip and scores 219 pages for minutes; test_bench_without_its_corpus_says_"
+        "where_to_get_it runs bench/extraction.py without the corpus"
+    ),
+    ".venv/bin/python bench/crawl.py": NotRun(BENCHMARK),
+    ".venv/bin/python bench/dedup.py": NotRun(BENCHMARK),
+    ".venv/bin/python bench/export.py": NotRun(BENCHMARK),
+    ".venv/bin/python bench/simulate.py": NotRun(BENCHMARK),
+    ".venv/bin/python bench/chaos.py": NotRun(BENCHMARK),
+    # docs/cli.md
+    "crawler --data-dir data/demo articles stats": Run(expect=("146",), demo=True),
+    "crawler extract https://example.com/news/story.html": NotRun(INTERNET),
+    "crawler extract page.html --algo qread-paper --explain": Run(expect=("qread-paper", "main text")),
+    "crawler extract - --format json < page.html": Run(expect=('"algorithm": "qread"', '"text"')),
+    "crawler extract --allow-private http://127.0.0.1:8631/citynews/": Run(
+        fill={"http://127.0.0.1:8631": "{origin}"}, check=_printed_main_text
+    ),
+    "crawler rules check": Run(expect=("3 rules ok",)),
+    "crawler rules check rules/guardian.yaml": Run(expect=("1 rule ok",), cwd="checkout"),
+    "crawler rules try guardian https://www.theguardian.com/world": NotRun(INTERNET),
+    "crawler demo": Run(expect=("stored 146 articles",), check=_shows_the_demo_articles),
+    "crawler --data-dir data/demo articles search harbour": Run(expect=("harbour",), demo=True),
+    "crawler demo --serve": UntilCtrlC(
+        ready="crawl them from another terminal",
+        meanwhile=("crawler --data-dir data/demo --rules-dir data/demo/rules temp demo-citynews",),
+    ),
+    "crawler --data-dir data/demo --rules-dir data/demo/rules temp demo-citynews": Meanwhile(
+        during="crawler demo --serve", expect=("fetched", "errors 0")
+    ),
+    "scrapy crawl sites": UntilCtrlC(ready="Spider opened", code=0),
+}
+
+
+def _bash(line: str, cwd: Path, env: Mapping[str, str], timeout: float = COMMAND_TIMEOUT) -> Result:
+    run = subprocess.run(
+        ["bash", "-c", line],
+        cwd=cwd,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return Result(run.returncode, run.stdout, run.stderr)
+
+
+def _filled(line: str, case: Run, sandbox: Sandbox) -> str:
+    for placeholder, value in case.fill.items():
+        line = re.sub(rf"(?<![\w/.-]){re.escape(placeholder)}(?![\w-])", sandbox.fill(value), line)
+    return line
+
+
+def _check_output(line: str, result: Result, code: int, expect: tuple[str, ...]) -> None:
+    assert result.code == code, f"{line!r} exited with {result.code}, not {code}:\n{result.output[-3000:]}"
+    assert "Traceback" not in result.output, result.output[-3000:]
+    for text in expect:
+        assert text in result.output, f"{line!r} does not say {text!r}:\n{result.output[-3000:]}"
+
+
+def _readiness(case: UntilCtrlC, sandbox: Sandbox, log: Path) -> Callable[[], bool]:
+    if not isinstance(case.ready, str):
+        return case.ready(sandbox)
+    text = case.ready
+    return lambda: text in log.read_text(encoding="utf-8", errors="replace")
+
+
+def _until_ctrl_c(line: str, case: UntilCtrlC, sandbox: Sandbox) -> None:
+    log = sandbox.path / (re.sub(r"\W+", "-", line) + ".log")
+    ready = _readiness(case, sandbox, log)
+    with log.open("w", encoding="utf-8") as out:
+        process = subprocess.Popen(
+            ["bash", "-c", line],
+            cwd=sandbox.path,
+            env=sandbox.env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + READY_TIMEOUT
+            while True:
+                output = log.read_text(encoding="utf-8", errors="replace")
+                if ready():
+                    break
+                assert process.poll() is None, f"{line!r} ended with {process.returncode}:\n{output[-3000:]}"
+                assert time.monotonic() < deadline, (
+                    f"{line!r} not ready in {READY_TIMEOUT:g} s:\n{output[-3000:]}"
+                )
+                time.sleep(0.2)
+            for during in case.meanwhile:
+                meanwhile = CASES[during]
+                assert isinstance(meanwhile, Meanwhile)
+                result = _bash(during, sandbox.path, sandbox.env)
+                _check_output(during, result, 0, meanwhile.expect)
+            os.killpg(process.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group
+            code = process.wait(60)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+    output = log.read_text(encoding="utf-8", errors="replace")
+    assert code == case.code, f"{line!r} exited with {code} after Ctrl-C, not {case.code}:\n{output[-3000:]}"
+    assert "Traceback" not in output, output[-3000:]
+
+
+# --- the tests -------------------------------------------------------------------------------------------
+
+
+def test_every_documented_command_has_a_case_and_every_case_is_documented() -> None:
+    documented = documented_commands()
+    missing = [line for line in documented if line not in CASES]
+    stale = [line for line in CASES if line not in documented]
+    assert not missing, f"documented commands with no case here (run them or say why not): {missing}"
+    assert not stale, f"cases of commands the docs no longer hold: {stale}"
+
+
+def test_every_code_block_says_whether_it_holds_commands() -> None:
+    assert not untyped_blocks(), "code blocks must be ```sh (commands, run here) or ```text"
+
+
+def test_every_inline_crawler_command_parses() -> None:
+    """A `crawler ...` span in the prose parses, or only lacks its arguments (`crawler rules try` names
+    the command): a misspelt command or option, or a bad value, fails."""
+    parser = build_parser()
+    subparsers = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    commands = set(subparsers.choices)
+    checked = 0
+    for path in DOCS:
+        for span in _INLINE_RE.findall(path.read_text(encoding="utf-8")):
+            words = shlex.split(span)[1:]
+            command = next((word for word in words if not word.startswith("-")), "")
+            if command not in commands or re.search(r"[\[|]|\.\.\.", span):
+                continue  # messages (`crawler extract: error: ...`) and synopses (`[--keep]`, `A|B`)
+            errors = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(errors):
+                    parser.parse_args(words)
+            except SystemExit:
+                if "arguments are required" not in errors.getvalue():
+                    pytest.fail(f"{path.name}: `{span}` does not parse: {errors.getvalue().strip()}")
+            checked += 1
+    assert checked >= 10, "the docs name fewer crawler commands inline than expected: is the pattern right?"
+
+
+@pytest.mark.parametrize("line", documented_commands())
+def test_documented_command(line: str, sandbox: Sandbox) -> None:
+    case = CASES.get(line)
+    if case is None:
+        pytest.fail(f"no case for the documented command {line!r}")
+    if isinstance(case, NotRun):
+        pytest.skip(f"not run: {case.reason}")
+    if isinstance(case, Meanwhile):
+        pytest.skip(f"run while {case.during!r} runs, by its test")
+    if case.demo:
+        sandbox.ensure_demo()
+    if isinstance(case, UntilCtrlC):
+        _until_ctrl_c(line, case, sandbox)
+        return
+    cwd = sandbox.checkout if case.cwd == "checkout" else sandbox.path
+    result = _bash(_filled(line, case, sandbox), cwd, sandbox.env)
+    _check_output(line, result, case.code, case.expect)
+    if case.check is not None:
+        case.check(result, sandbox)
+
+
+def test_bench_without_its_corpus_says_where_to_get_it(tmp_path: Path) -> None:
+    env = {**os.environ, "EXTRACTION_CORPUS": str(tmp_path / "none")}
+    named = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "extraction.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        check=False,
+    )
+    assert named.returncode == 2
+    assert "WCXB" in named.stderr and "Chinese Web Content Extraction Dataset" in named.stderr
+    assert "CC-BY-4.0" in named.stderr and "MIT" in named.stderr
+    # The default corpus missing (a user's clone): the same message, and the bench skips (exit 0).
+    copy = tmp_path / "clone" / "bench"
+    shutil.copytree(ROOT / "bench", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    del env["EXTRACTION_CORPUS"]
+    skipped = subprocess.run(
+        [sys.executable, str(copy / "extraction.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert skipped.returncode == 0, skipped.stderr
+    assert skipped.stdout == "" and "WCXB" in skipped.stderr

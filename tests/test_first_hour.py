@@ -1,0 +1,227 @@
+"""What a new user meets in the first hour (issue 11), beyond the documented commands that
+``test_docs_commands.py`` runs: sites on this machine allowed by their rule only, and refused with how to
+allow them; ``-s`` checked; commands run outside a checkout; answers that name what was meant; a command
+line that starts without loading the crawl machinery.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from crawler.demo import DEMO_ORIGIN, DEMO_RULES
+from crawler.demo.server import DemoServer
+from crawler.status import span
+
+COMMAND_TIMEOUT = 240.0
+ALLOW_KEY = "allow_private_addresses: true"
+
+
+@dataclass(frozen=True)
+class Ran:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def crawler(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Ran:
+    """`crawler ARGS` in a fresh process, with no Redis, MongoDB or crawler settings from outside."""
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("CRAWLER_", "REDIS_", "MONGO_"))
+    }
+    environment.update(env or {})
+    run = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    return Ran(run.returncode, run.stdout, run.stderr)
+
+
+@pytest.fixture(scope="module")
+def demo_origin() -> Iterator[str]:
+    with DemoServer(port=0) as server:
+        yield server.origin
+
+
+def demo_rule(
+    folder: Path, origin: str, site: str = "citynews", *, allow: bool, host: str = "127.0.0.1"
+) -> Path:
+    """The demo rule of ``site`` in ``folder``, served at ``origin`` (on ``host``), with or without the
+    allowance of private addresses."""
+    text = (DEMO_RULES / f"demo-{site}.yaml").read_text(encoding="utf-8")
+    text = text.replace(DEMO_ORIGIN, origin.replace("127.0.0.1", host))
+    text = text.replace("domains: [127.0.0.1]", f"domains: [{host}]")
+    if not allow:
+        text = text.replace(ALLOW_KEY, "allow_private_addresses: false")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"demo-{site}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --- private addresses: the rule's own hosts, and no other ---------------------------------------------
+
+
+def test_a_rule_that_allows_private_addresses_is_crawled_on_this_machine(
+    tmp_path: Path, demo_origin: str
+) -> None:
+    demo_rule(tmp_path / "rules", demo_origin, allow=True)
+    run = crawler("temp", "demo-citynews", cwd=tmp_path)
+    assert run.code == 0, run.stderr[-3000:]
+    stored = re.search(r"stored (\d+) articles", run.stdout)
+    assert stored and int(stored.group(1)) >= 45, run.stdout
+    assert "refused" not in run.stdout
+
+
+def test_a_private_address_is_refused_with_what_and_how_to_allow_it(tmp_path: Path, demo_origin: str) -> None:
+    # Two rules on this machine: citynews allows its host (127.0.0.1), techdaily (on localhost) does not.
+    # The allowance of one rule is not the other's.
+    demo_rule(tmp_path / "rules", demo_origin, allow=True)
+    refused = demo_rule(tmp_path / "rules", demo_origin, "techdaily", allow=False, host="localhost")
+    run = crawler("temp", "demo-techdaily", cwd=tmp_path)
+    assert run.code == 1, "a temp crawl that stored nothing because it was refused is a failure"
+    assert "stored 0 articles" in run.stdout
+    assert "refused 1 requests to private addresses" in run.stdout and ALLOW_KEY in run.stdout
+    assert f"Refused {demo_origin.replace('127.0.0.1', 'localhost')}/techdaily/" in run.stderr
+    assert "localhost resolves to 127.0.0.1, a loopback address" in run.stderr
+    assert f"`{ALLOW_KEY}` in {refused.relative_to(tmp_path)} allows it" in run.stderr
+    assert "Gave up retrying" not in run.stderr, "a refused address was retried as a DNS failure"
+    status = crawler("status", "--format", "json", cwd=tmp_path)
+    assert status.code == 0, status.stderr
+    assert "refused 1 requests to private addresses in 24 h" in status.stdout
+
+
+def test_rules_try_fetches_a_private_page_only_when_the_rule_allows_it(
+    tmp_path: Path, demo_origin: str
+) -> None:
+    allowed = demo_rule(tmp_path / "allowed", demo_origin, allow=True)
+    run = crawler("rules", "try", str(allowed), f"{demo_origin}/citynews/", cwd=tmp_path)
+    assert run.code == 0, run.stderr
+    assert "/citynews/2026/" in run.stdout
+    refused = demo_rule(tmp_path / "refused", demo_origin, allow=False)
+    run = crawler("rules", "try", str(refused), f"{demo_origin}/citynews/", cwd=tmp_path)
+    assert run.code == 1
+    assert "127.0.0.1 is a loopback address" in run.stderr and ALLOW_KEY in run.stderr
+
+
+# --- -s NAME=VALUE --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pair", "message"),
+    [
+        (
+            "LEASE_SECONS=5",
+            "-s 'LEASE_SECONS=5': no setting is named LEASE_SECONS; did you mean LEASE_SECONDS?",
+        ),
+        ("LEASE_SECONDS=abc", "-s 'LEASE_SECONDS=abc': 'abc' is not a number (the default is 60.0)"),
+        ("ROBOTSTXT_OBEY=maybe", "'maybe' is not true or false"),
+        ("CONCURRENT_REQUESTS=1.5", "'1.5' is not a whole number"),
+        ("LEASE_SECONDS", "expected NAME=VALUE"),
+    ],
+)
+def test_set_options_are_checked_before_anything_starts(tmp_path: Path, pair: str, message: str) -> None:
+    for command in (["temp", "demo-citynews"], ["worker"], ["schedule", "--once"], ["run"]):
+        run = crawler("--rules-dir", str(DEMO_RULES), *command, "-s", pair, cwd=tmp_path)
+        assert run.code == 2, (command, run.stderr)
+        assert message in run.stderr, (command, run.stderr)
+        assert "Traceback" not in run.stderr
+    assert not (tmp_path / "data").exists(), "a bad -s started Redis or created the data folder"
+
+
+# --- outside a checkout ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["status"], ["worker"], ["schedule"], ["run"], ["temp", "news"]])
+def test_without_a_rules_folder_commands_say_how_to_give_one_and_create_nothing(
+    tmp_path: Path, command: list[str]
+) -> None:
+    run = crawler(*command, cwd=tmp_path)
+    assert run.code == 2, run.stderr
+    assert (
+        "the rules folder 'rules' does not exist: give the folder of your site rules with --rules-dir DIR"
+        in (run.stderr)
+    )
+    assert list(tmp_path.iterdir()) == [], "the command created files before it failed"
+
+
+def test_the_demo_runs_from_any_folder_with_its_packaged_rules(tmp_path: Path) -> None:
+    run = crawler("demo", "--port", "0", cwd=tmp_path)
+    assert run.code == 0, run.stderr[-3000:]
+    assert "stored 146 articles" in run.stdout
+    assert "`crawler --data-dir data/demo articles stats`" in run.stdout
+    assert "┃" not in run.stdout, "a table drawn for a terminal on a pipe"
+    assert sorted(path.name for path in (tmp_path / "data" / "demo" / "rules").iterdir()) == [
+        "demo-citynews.yaml",
+        "demo-huaxia.yaml",
+        "demo-techdaily.yaml",
+    ]
+
+
+# --- answers that name what was meant --------------------------------------------------------------------
+
+
+def test_temp_of_an_unknown_site_suggests_the_one_meant(tmp_path: Path) -> None:
+    run = crawler("--rules-dir", str(DEMO_RULES), "temp", "demo-citynew", cwd=tmp_path)
+    assert run.code == 2
+    assert "no rule for site 'demo-citynew'" in run.stderr
+    assert "did you mean 'demo-citynews'?" in run.stderr
+    assert "(sites: demo-citynews, demo-huaxia, demo-techdaily)" in run.stderr
+
+
+def test_extract_of_an_empty_source_says_what_it_expects(tmp_path: Path) -> None:
+    run = crawler("extract", "", cwd=tmp_path)
+    assert run.code == 2
+    assert "no page given: expected an http(s) URL, the path of an HTML file, or - for stdin" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [(40, "40s"), (84, "1m24s"), (1200, "20m"), (1260.4, "21m"), (3600, "1h00m"), (11_100, "3h05m")],
+)
+def test_status_shows_intervals_to_the_second_under_an_hour(seconds: float, shown: str) -> None:
+    assert span(seconds) == shown
+
+
+# --- a quick start ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "unused"),
+    [
+        (["--help"], ("scrapy", "twisted", "redis", "lxml", "rich", "yaml")),
+        (["rules", "check", str(DEMO_RULES)], ("scrapy", "twisted", "redis")),
+        (["temp", "--help"], ("scrapy", "twisted", "redis", "lxml")),
+    ],
+)
+def test_the_command_line_loads_only_what_the_command_uses(argv: list[str], unused: tuple[str, ...]) -> None:
+    probe = (
+        "import sys\n"
+        "from crawler.cli.main import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print('IMPORTED=' + ','.join(sorted(name for name in {unused!r} if name in sys.modules)))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=COMMAND_TIMEOUT, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    imported = run.stdout.rpartition("IMPORTED=")[2].strip()
+    assert imported == "", f"`crawler {' '.join(argv)}` imported {imported}"
