@@ -44,7 +44,10 @@ case "$cmd" in
     crawler)
         ensure_venv dev
         exec "$venv/bin/crawler" "$@" ;;
+    help | -h | --help)
+        sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//' ;;
     *)
-        sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
-        [ "$cmd" = help ] || exit 2 ;;
+        echo "run.sh: unknown command '$cmd'" >&2
+        sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//' >&2
+        exit 2 ;;
 esac

@@ -9,6 +9,8 @@ Environment variables (each also a setting of the same name; a ``-s NAME=VALUE``
 ``MONGO_WRITE_CONCERN``                 ``majority``, or how many members acknowledge a write
 ``CRAWLER_DATA_DIR``                    the data folder: embedded Redis, SQLite stores, spool files
 ``CRAWLER_RULES_DIR``                   the folder of site rules, one YAML file per site
+``CRAWLER_PROXIES``                     proxies of the sites whose rule names none (URLs, comma-separated)
+``CRAWLER_PROXY_FILE``                  a file of such proxies, one URL per line
 ``CRAWLER_ALLOW_PRIVATE_NETWORKS``      ``1``: fetch loopback and private addresses (tests only)
 ======================================  ==============================================================
 
@@ -48,6 +50,8 @@ class Config:
     mongo_write_concern: str = "majority"
     data_dir: Path = Path("data")
     rules_dir: Path = Path("rules")
+    proxies: str = ""
+    proxy_file: str = ""
     allow_private_networks: bool = False
 
     @classmethod
@@ -66,6 +70,8 @@ class Config:
             mongo_write_concern=text("MONGO_WRITE_CONCERN", default.mongo_write_concern),
             data_dir=Path(text("CRAWLER_DATA_DIR", str(default.data_dir))),
             rules_dir=Path(text("CRAWLER_RULES_DIR", str(default.rules_dir))),
+            proxies=text("CRAWLER_PROXIES", default.proxies),
+            proxy_file=text("CRAWLER_PROXY_FILE", default.proxy_file),
             allow_private_networks=source.get(ALLOW_PRIVATE_NETWORKS_ENV, "").strip() == "1",
         )
 
@@ -87,6 +93,8 @@ class Config:
             "MONGO_WRITE_CONCERN": self.mongo_write_concern,
             "CRAWLER_DATA_DIR": str(self.data_dir),
             "CRAWLER_RULES_DIR": str(self.rules_dir),
+            "CRAWLER_PROXIES": self.proxies,
+            "CRAWLER_PROXY_FILE": self.proxy_file,
             ALLOW_PRIVATE_NETWORKS_ENV: self.allow_private_networks,
         }
 

@@ -27,6 +27,7 @@ class DeadLetter:
     id: str
     member: str
     reason: str
+    kind: str | None  # what kind of error: "HTTP 404", "timeout", "challenge page", ...
     url: str | None
     site: str | None
     job: str | None
@@ -42,6 +43,7 @@ class DeadLetter:
             "site": self.site,
             "job": self.job,
             "reason": self.reason,
+            "kind": self.kind,
             "at": self.at,
             "worker": self.worker,
             "requeueable": self.priority is not None,
@@ -63,7 +65,9 @@ def requeue(queue: LeasedQueue, letters: Iterable[DeadLetter]) -> tuple[int, lis
         if letter.priority is None or letter.site is None:
             refused.append(letter)
             continue
-        back += queue.requeue_dead(letter.member, priority=letter.priority, site=letter.site, job=letter.job)
+        back += queue.requeue_dead(
+            letter.member, priority=letter.priority, site=letter.site, job=letter.job, kind=letter.kind
+        )
     return back, refused
 
 
@@ -84,6 +88,7 @@ def _letter(member: str, record_text: str) -> DeadLetter:
         id=hashlib.sha1(member.encode("utf-8")).hexdigest()[:12],
         member=member,
         reason=str(record.get("reason") or "no reason recorded"),
+        kind=str(record["kind"]) if record.get("kind") else None,
         url=request.get("url") if request is not None and isinstance(request.get("url"), str) else None,
         site=site if isinstance(site, str) else None,
         job=job if isinstance(job, str) else None,

@@ -21,15 +21,19 @@ class Keys:
 
     __slots__ = (
         "attempts",
+        "bans",
         "bloom",
         "dead",
         "delayed",
+        "downloading",
+        "gated",
         "leader",
         "lease_scores",
+        "lease_sites",
         "leases",
         "pending",
         "prefix",
-        "queue",
+        "ready",
         "seeds",
         "sequence",
         "validators",
@@ -38,11 +42,18 @@ class Keys:
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
-        # The leased request queue (crawler/redisio/queue.py): a sorted set of JSON requests by priority.
-        self.queue = f"{prefix}:queue"
-        # Requests being worked on: a sorted set by lease deadline, and each one's queue score (a hash).
+        # The leased request queue (crawler/redisio/queue.py), one sorted set of JSON requests per site
+        # (queue_of): the sites that may send now, by their first request (a sorted set), and those that
+        # wait for their politeness delay or backoff, by the time they may send again (a sorted set).
+        self.ready = f"{prefix}:ready"
+        self.gated = f"{prefix}:gated"
+        # The leases whose download is under way (a set): what a site's concurrency counts.
+        self.downloading = f"{prefix}:downloading"
+        # Requests being worked on: a sorted set by lease deadline, and each one's queue score and site
+        # (hashes; a request waiting in `delayed` keeps them too).
         self.leases = f"{prefix}:leases"
         self.lease_scores = f"{prefix}:lease-scores"
+        self.lease_sites = f"{prefix}:lease-sites"
         # Requests whose work could not be finished (their article not stored), tries so far (a hash).
         self.attempts = f"{prefix}:attempts"
         # Requests waiting for their time (a retry's backoff, a deferred store): a sorted set by that time.
@@ -59,10 +70,35 @@ class Keys:
         self.bloom = f"{prefix}:bloom"
         # ETag and Last-Modified of each index page's last answer (a hash: URL -> JSON).
         self.validators = f"{prefix}:validators"
+        # Bans declared, with their evidence (a hash: site -> JSON: when, what, the signals).
+        self.bans = f"{prefix}:bans"
         # Workers' heartbeats (a hash: worker id -> JSON).
         self.workers = f"{prefix}:workers"
         # The one active scheduler of regular grabs (a string with a time-to-live).
         self.leader = f"{prefix}:scheduler:leader"
+
+    def queue_of(self, site: str) -> str:
+        """A site's queued requests (a sorted set: JSON request -> priority and arrival)."""
+        return f"{self.prefix}:queue:{site}"
+
+    def polite(self, site: str) -> str:
+        """A site's politeness, shared by every worker (a hash): ``delay``, ``crawl_delay``, ``concurrency``,
+        ``inflight``, ``next`` (when it may send again), and its backoff: ``until``, ``level``,
+        ``reason``."""
+        return f"{self.prefix}:polite:{site}"
+
+    def proxy(self, proxy: str) -> str:
+        """A proxy's health (by its id, its URL without credentials; a hash): ``ok``, ``failed``,
+        ``banned``, ``latency_ms``, ``benched_until``, ``reason``."""
+        return f"{self.prefix}:proxy:{proxy}"
+
+    def session(self, site: str, name: str) -> str:
+        """Which worker holds a site's session (a string with a time-to-live)."""
+        return f"{self.prefix}:session:{site}:{name}"
+
+    def session_bench(self, site: str, name: str) -> str:
+        """A session benched after a ban or a logout, and why (a string with a time-to-live)."""
+        return f"{self.prefix}:session-bench:{site}:{name}"
 
     def job(self, job: str) -> str:
         """A job's counters: pending, fetched, stored, skipped, errors, refused, and what it is (a hash)."""

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
@@ -38,6 +38,7 @@ from crawler.errors import CrawlerError
 from crawler.keys import Keys
 from crawler.redisio import serializer
 from crawler.redisio.bloom import QueueTarget, RedisBloom
+from crawler.redisio.connection import decoded
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import Rule
 
@@ -45,6 +46,8 @@ __all__ = [
     "ARTICLE",
     "INDEX",
     "JOB_FIELDS",
+    "SENT_ONLY_HEADERS",
+    "SENT_ONLY_META",
     "JobCounts",
     "QueueEntryError",
     "Work",
@@ -61,7 +64,7 @@ __all__ = [
 
 INDEX = "index"
 ARTICLE = "article"
-JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors", "refused")
+JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors", "refused", "reposts")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,10 +162,35 @@ def _meta(rule: Rule, kind: str, job: str | None, job_kind: str | None, **extra:
 # --- through the queue ---------------------------------------------------------------------------------
 
 
+# What a request picks up on its way out is never queued: its proxy and the proxy's credentials, its
+# session's cookies and headers are chosen again for each try, and no secret ever reaches Redis.
+SENT_ONLY_META = (
+    "proxy",
+    "_auth_proxy",
+    "_scheme_proxy",
+    "proxy_id",
+    "proxy_sent",
+    "session",
+    "session_headers",
+)
+SENT_ONLY_HEADERS = ("Proxy-Authorization", "Cookie", "Authorization")
+
+
 def encode_request(request: Request, spider: Spider | None = None) -> bytes:
-    """``request`` as the queue keeps it: canonical JSON (never pickle). Callbacks are named by method
-    name, so ``spider`` is needed when the request has one."""
-    return serializer.dumps(request.to_dict(spider=spider))
+    """``request`` as the queue keeps it: canonical JSON (never pickle), without what was added to send it
+    (``SENT_ONLY_META``, ``SENT_ONLY_HEADERS`` and the session's own headers). Callbacks are named by
+    method name, so ``spider`` is needed when the request has one."""
+    data = request.to_dict(spider=spider)
+    meta = data.get("meta") or {}
+    dropped = {name.lower() for name in (*SENT_ONLY_HEADERS, *meta.get("session_headers", ()))}
+    headers = data.get("headers") or {}
+    data["headers"] = {
+        name: value
+        for name, value in headers.items()
+        if (name.decode("latin-1") if isinstance(name, bytes) else name).lower() not in dropped
+    }
+    data["meta"] = {key: value for key, value in meta.items() if key not in SENT_ONLY_META}
+    return serializer.dumps(data)
 
 
 class QueueEntryError(CrawlerError):
@@ -231,7 +259,7 @@ def queue_new(
         groups.setdefault((work.site, work.job, request.priority), []).append(index)
     for (site, job, priority), indices in groups.items():
         target = QueueTarget(
-            queue=keys.queue,
+            prefix=keys.prefix,
             pending=keys.pending,
             sequence=keys.sequence,
             job_key=keys.job(job) if job else "",
@@ -252,17 +280,38 @@ def queue_new(
 
 @dataclass(frozen=True, slots=True)
 class JobCounts:
+    """A job's counters: requests pending, pages fetched, articles stored, links skipped, errors (and
+    how many of each kind), requests refused by the network guard, reposts recorded."""
+
     pending: int
     fetched: int
     stored: int
     skipped: int
     errors: int
     refused: int
+    reposts: int = 0
+    error_kinds: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def read(cls, server: redis.Redis, keys: Keys, job: str) -> JobCounts:
-        values = server.hmget(keys.job(job), list(JOB_FIELDS))
-        return cls(*(int(value or 0) for value in values))
+        values: dict[str, int] = {}
+        for name, value in server.hgetall(keys.job(job)).items():
+            text = decoded(value)
+            if text.lstrip("-").isdigit():
+                values[decoded(name)] = int(text)
+        kinds = {
+            name.removeprefix("error:"): n for name, n in sorted(values.items()) if name.startswith("error:")
+        }
+        return cls(
+            pending=values.get("pending", 0),
+            fetched=values.get("fetched", 0),
+            stored=values.get("stored", 0),
+            skipped=values.get("skipped", 0),
+            errors=values.get("errors", 0),
+            refused=values.get("refused", 0),
+            reposts=values.get("reposts", 0),
+            error_kinds={kind: count for kind, count in kinds.items() if count > 0},
+        )
 
 
 def enqueue_job(
@@ -288,6 +337,7 @@ def enqueue_job(
     queue = LeasedQueue(server, keys, lease_seconds=lease_seconds)
     urls = list(article_urls)
     for rule in rules:
+        queue.configure(rule.site, delay=rule.delay, concurrency=rule.concurrency)
         if urls:
             for url in urls:
                 push(queue, article_request(rule, url, job=job, boost=boost, job_kind=kind))

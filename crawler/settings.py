@@ -30,6 +30,9 @@ AUTOTHROTTLE_TARGET_CONCURRENCY = 8.0
 # policy comes with the supervision issue.
 RETRY_ENABLED = True
 RETRY_TIMES = 2
+# Scrapy's list and 403 (a sign of a ban: tried again after the site's backoff). A 429, or a 503 with
+# Retry-After, gets here only after BACKOFF_MAX_TRIES waits behind its site's backoff (BackoffMiddleware).
+RETRY_HTTP_CODES = [500, 502, 503, 504, 522, 524, 408, 429, 403]
 # Seconds a retry waits before a worker takes it again, doubled at each retry (1, 2, 4, ... s): a site
 # that fails for a while is asked again after it, not RETRY_TIMES times in a second.
 RETRY_BACKOFF_SECONDS = 1.0
@@ -56,6 +59,8 @@ NETGUARD_PRIVATE_DOMAINS: list[str] = []
 SCHEDULER = "crawler.worker.scheduler.LeasedScheduler"
 DUPEFILTER_CLASS = "crawler.worker.dupefilter.RedisBloomDupeFilter"
 DOWNLOADER_MIDDLEWARES = {
+    # Next to the downloader: a download that ended frees its site's slot (for every worker).
+    "crawler.worker.slots.SiteSlotMiddleware": 950,
     # Other schemes than http(s), and loopback, private and link-local IP literals, refused at once.
     "crawler.worker.netguard.NetworkGuardMiddleware": 50,
     # A host name the resolver refused is reported as refused, not retried as a DNS failure (above 550,
@@ -65,8 +70,16 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
     # Index pages of regular grabs are asked for with If-None-Match / If-Modified-Since.
     "crawler.worker.conditional.ConditionalIndexMiddleware": 570,
-    # 403/429 and captcha pages count as bans (after decompression at 590, before retries at 550).
+    # 403/429 and redirects to a login page are signs of a ban (after decompression at 590, before
+    # retries at 550); challenge and empty pages are judged by the spider once read.
     "crawler.worker.bans.BanDetectionMiddleware": 580,
+    # A 429 or 503 holds its site back for every worker; after a 429 (or Retry-After) the request waits
+    # in the queue without using a retry.
+    "crawler.worker.backoff.BackoffMiddleware": 575,
+    # A site's session (cookies, headers) and a proxy of the pool, before Scrapy's HttpProxyMiddleware
+    # (750) sends the proxy's credentials.
+    "crawler.worker.sessions.SessionMiddleware": 730,
+    "crawler.worker.proxies.ProxyMiddleware": 740,
 }
 # Per-site counters are summed in Redis by the hour too (crawler status reads them).
 STATS_CLASS = "crawler.worker.stats.RedisStatsCollector"
@@ -132,6 +145,50 @@ SUPERVISION_KEEP_HOURS = 192.0
 SUPERVISION_HEARTBEAT_SECONDS = 5.0
 # Seconds of heartbeats a worker's rate (responses per minute) is measured over.
 SUPERVISION_RATE_SECONDS = 60.0
+
+# --- POLITENESS_ and BACKOFF_: each site as a whole, for every worker (crawler/redisio/queue.py) ------
+# A robots.txt crawl-delay longer than the rule's delay is kept, up to this many seconds.
+ROBOTS_MAX_CRAWL_DELAY = 600.0
+# A 429 or 503 without Retry-After holds its site back this long, doubled at each one since the last
+# BACKOFF_CALM_SECONDS without any, at most BACKOFF_MAX_SECONDS (a Retry-After is kept up to that too).
+BACKOFF_FIRST_SECONDS = 5.0
+BACKOFF_MAX_SECONDS = 600.0
+BACKOFF_CALM_SECONDS = 300.0
+# After a backoff the site is asked at most once every this many seconds, doubled at each backoff up to
+# BACKOFF_MAX_THROTTLE_SECONDS, the delay halving every 2 minutes (THROTTLE_HALF_LIFE): 0.5 s keeps a
+# site that allowed a few requests a second under its limit without slowing a fast one for long.
+BACKOFF_THROTTLE_SECONDS = 0.5
+BACKOFF_MAX_THROTTLE_SECONDS = 30.0
+# Times one request is queued again behind its site's backoff before it goes on to RETRY_TIMES (a 429, or a
+# 503 with Retry-After, uses no retry: the site asked to wait, the request did not fail).
+BACKOFF_MAX_TRIES = 8
+
+# --- BAN_: a site (or a proxy) that stopped serving the crawler (crawler/worker/bans.py) --------------
+# Answers of a site (and of a proxy) each worker judges together.
+BAN_WINDOW = 20
+# A ban: at least this many signs (403, 429, challenge, login or empty pages) in the window, and at least
+# this share of it. One odd page is never a ban.
+BAN_MIN_SIGNALS = 3
+BAN_MIN_SHARE = 0.5
+# A banned site is held back this long for every worker, doubled as BACKOFF_ doubles.
+BAN_BACKOFF_SECONDS = 60.0
+
+# --- PROXY_ and SESSION_: how sites are reached (crawler/worker/proxies.py, sessions.py) ---------------
+# (The proxies of the sites whose rule names none are CRAWLER_PROXIES and CRAWLER_PROXY_FILE, read from
+# the environment in crawler/config.py. None: requests go out directly.)
+# Requests at once through one proxy, in each worker.
+PROXY_CONCURRENCY = 4
+# A proxy that failed this many times in a row (or was banned) rests this many seconds, for every worker.
+PROXY_MAX_FAILURES = 3
+PROXY_BENCH_SECONDS = 300.0
+# Seconds a worker's hold on a session lasts unless renewed (it renews it while it runs).
+SESSION_LEASE_SECONDS = 60.0
+# A session that was logged out or banned rests this long.
+SESSION_BENCH_SECONDS = 1800.0
+# A request for which every session is held by other workers waits this long in the queue, at most
+# SESSION_MAX_WAITS times, then is dead-lettered.
+SESSION_WAIT_SECONDS = 5.0
+SESSION_MAX_WAITS = 60
 
 # --- LEASE_: requests being worked on -----------------------------------------------------------------
 # Seconds a worker holds a request before it goes back to the queue, unless renewed.

@@ -8,10 +8,12 @@ it as one JSON-ready mapping, which ``crawler status`` (:mod:`crawler.cli.status
   (``crawler:stats:<site>:<hour>``, :mod:`crawler.worker.stats`) of the last 24 hours and of the 7 days
   before.
 
-A site **needs attention** when, in the last 24 hours, it banned the crawler (403/429 or captcha pages),
-most of its requests failed, or a field of its rule stopped matching (the share of article pages where
-the field's XPath found nothing rose by ``FIELD_JUMP`` over its own history); when its grab is overdue
-(no scheduler is running); or when its rule file has errors.
+A site **needs attention** when, in the last 24 hours, it banned the crawler (a ban judged by
+:mod:`crawler.worker.bans`, shown with its evidence), most of its requests failed, its errors rose
+(``RISING_FACTOR``), or a field of its rule stopped matching (the share of article pages where the
+field's XPath found nothing rose by ``FIELD_JUMP`` over its own history); when it is backing off (a 429,
+a 503, a ban); when its grabs found no new article for ``NO_NEWS_INTERVALS`` intervals; when its grab is
+overdue (no scheduler is running); or when its rule file has errors. The proxies' health is shown too.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import redis
 
 from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded, hash_of
+from crawler.redisio.queue import LeasedQueue
 from crawler.rules import Rule, RuleSet
 
 __all__ = ["FIELD_JUMP", "build_status", "span"]
@@ -42,6 +45,10 @@ ERROR_MIN_REQUESTS = 3
 OVERDUE_SECONDS = 300
 # A worker is taken for dead after this many missed heartbeats.
 MISSED_BEATS = 3
+# Errors "rising": the last hour has this many times the hourly mean of the 23 hours before.
+RISING_FACTOR = 3.0
+# A site whose grabs found no new article for this many of its intervals needs a look.
+NO_NEWS_INTERVALS = 5
 
 
 def build_status(server: redis.Redis, keys: Keys, ruleset: RuleSet, now: float) -> dict[str, Any]:
@@ -75,7 +82,7 @@ def build_status(server: redis.Redis, keys: Keys, ruleset: RuleSet, now: float) 
         "now": _iso(now),
         "redis": _redis(server),
         "queue": {
-            "queued": int(server.zcard(keys.queue)),
+            "queued": len(LeasedQueue(server, keys)),
             "leased": int(server.zcard(keys.leases)),
             "waiting": int(server.zcard(keys.delayed)),
             "dead_letters": sum(dead.values()),
@@ -83,6 +90,7 @@ def build_status(server: redis.Redis, keys: Keys, ruleset: RuleSet, now: float) 
         "scheduler": {"active": None if leader is None else decoded(leader)},
         "workers": workers,
         "workers_alive": sum(1 for worker in workers if worker["alive"]),
+        "proxies": _proxies(server, keys, now),
         "sites": sites,
         "rule_errors": broken,
         "attention": sorted(
@@ -140,11 +148,31 @@ def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float, dead: int) ->
             }
         )
     requests = recent["crawl/pages"] + recent["crawl/errors"] + recent["crawl/not_modified"]
+    ban = _ban(server, keys, rule.site, now)
+    (polite,) = LeasedQueue(server, keys).politeness([rule.site])
+    errors_by_kind = {
+        name.removeprefix("errors/"): count
+        for name, count in sorted(recent.items())
+        if name.startswith("errors/")
+    }
     attention = []
-    if recent["ban"]:
-        attention.append(f"banned: {recent['ban']} refusals (403/429) or captcha pages in 24 h")
+    if ban is not None:
+        evidence = "; ".join(
+            f"{signal['what']} at {signal['url']}"
+            + (f" via {signal['proxy']}" if signal.get("proxy") else "")
+            for signal in ban["signals"][-3:]
+        )
+        attention.append(f"banned at {ban['at_iso']} ({ban['what']}): {evidence}")
+    if polite.backoff_until is not None:
+        attention.append(f"backing off until {_iso(polite.backoff_until)}: {polite.backoff_reason}")
     if recent["crawl/errors"] >= ERROR_MIN_REQUESTS and recent["crawl/errors"] * 2 > requests:
         attention.append(f"fetch errors: {recent['crawl/errors']} of {requests} requests in 24 h failed")
+    last_hour, before = _errors_rising(server, keys, rule.site, now)
+    if last_hour >= ERROR_MIN_REQUESTS and last_hour > RISING_FACTOR * max(before, 1.0):
+        attention.append(f"errors rising: {last_hour} in the last hour, {before:.1f} an hour before")
+    no_news = _no_news(state, rule, now)
+    if no_news is not None:
+        attention.append(no_news)
     if recent["crawl/refused"]:
         attention.append(
             f"refused {recent['crawl/refused']} requests to private addresses in 24 h:"
@@ -152,7 +180,8 @@ def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float, dead: int) ->
             " or an intranet"
         )
     if dead:
-        attention.append(f"{dead} dead letters: `crawler dead list --site {rule.site}`")
+        letters = "dead letter" if dead == 1 else "dead letters"
+        attention.append(f"{dead} {letters}: `crawler dead list --site {rule.site}`")
     attention.extend(
         f"field {field['field']} stopped matching: missing on {field['missing_24h']:.0%} of pages"
         f" (before: {field['missing_before']:.0%}): the site's layout changed?"
@@ -179,14 +208,104 @@ def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float, dead: int) ->
         "reposts_24h": recent["store/repost"],
         "pages_24h": recent["crawl/pages"],
         "not_modified_24h": recent["crawl/not_modified"],
-        "errors_24h": recent["crawl/errors"],
+        "errors_24h": sum(errors_by_kind.values()) or recent["crawl/errors"],
+        "errors_by_kind_24h": errors_by_kind,
         "refused_24h": recent["crawl/refused"],
         "bans_24h": recent["ban"],
+        "ban_signals_24h": recent["ban_signal"],
+        "ban": ban,
+        "backoffs_24h": recent["backoff"],
+        "backing_off_until": None if polite.backoff_until is None else _iso(polite.backoff_until),
+        "backoff_reason": polite.backoff_reason,
+        "politeness": {
+            "delay": polite.delay,
+            "crawl_delay": polite.crawl_delay,
+            "concurrency": polite.concurrency,
+            "downloading": polite.inflight,
+        },
+        "sessions": _sessions(server, keys, rule),
         "dead_letters": dead,
         "qread_fallbacks_24h": recent["extract/qread_fallback"],
         "fields": fields,
         "attention": attention,
     }
+
+
+def _ban(server: redis.Redis, keys: Keys, site: str, now: float) -> dict[str, Any] | None:
+    """The site's last ban within 24 hours, with its evidence (the signals that made it)."""
+    raw = server.hget(keys.bans, site)
+    if raw is None:
+        return None
+    try:
+        ban = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(ban, dict) or now - float(ban.get("at", 0)) > HOURS_RECENT * 3600:
+        return None
+    return {**ban, "at_iso": _iso(float(ban["at"]))}
+
+
+def _errors_rising(server: redis.Redis, keys: Keys, site: str, now: float) -> tuple[int, float]:
+    """The site's errors in the last hour, and their hourly mean over the 23 hours before."""
+    pipe = server.pipeline(transaction=False)
+    for back in range(HOURS_RECENT):
+        pipe.hget(keys.stats(site, hour_of(now - 3600 * back)), "crawl/errors")
+    counts = [int(value or 0) for value in pipe.execute()]
+    return counts[0], sum(counts[1:]) / (HOURS_RECENT - 1)
+
+
+def _no_news(state: dict[str, str], rule: Rule, now: float) -> str | None:
+    """ "no new articles for N grabs" when the site's grabs found nothing new for ``NO_NEWS_INTERVALS`` of
+    its intervals (at least that many grabs)."""
+    if rule.every is None or int(state.get("visits", 0)) < NO_NEWS_INTERVALS:
+        return None
+    interval = float(state.get("interval", rule.every.total_seconds()))
+    since = float(state.get("last_found", state.get("first_visit", now)))
+    if now - since < NO_NEWS_INTERVALS * interval:
+        return None
+    found = f"since {_iso(since)}" if "last_found" in state else "in any grab so far"
+    return f"no new articles {found} ({NO_NEWS_INTERVALS}+ intervals): is the rule still finding its links?"
+
+
+def _sessions(server: redis.Redis, keys: Keys, rule: Rule) -> list[dict[str, Any]]:
+    """Each session of the rule: which worker holds it, and why it is benched (never its values)."""
+    if not rule.sessions:
+        return []
+    pipe = server.pipeline(transaction=False)
+    for session in rule.sessions:
+        pipe.get(keys.session(rule.site, session.name))
+        pipe.get(keys.session_bench(rule.site, session.name))
+    replies = pipe.execute()
+    return [
+        {
+            "name": session.name,
+            "held_by": decoded(replies[2 * index]) if replies[2 * index] else None,
+            "benched": decoded(replies[2 * index + 1]) if replies[2 * index + 1] else None,
+        }
+        for index, session in enumerate(rule.sessions)
+    ]
+
+
+def _proxies(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]]:
+    """Each proxy's health, by its id (never its credentials)."""
+    prefix = keys.proxy("")
+    shown = []
+    for key in sorted(server.scan_iter(match=f"{prefix}*", count=1000)):
+        health = hash_of(server, decoded(key))
+        until = float(health.get("benched_until", 0) or 0)
+        shown.append(
+            {
+                "proxy": decoded(key).removeprefix(prefix),
+                "ok": int(health.get("ok", 0)),
+                "failed": int(health.get("failed", 0)),
+                "banned": int(health.get("banned", 0)),
+                "latency_ms": int(health["latency_ms"]) if "latency_ms" in health else None,
+                "benched": until > now,
+                "benched_until": _iso(until) if until > now else None,
+                "reason": health.get("reason") if until > now else None,
+            }
+        )
+    return shown
 
 
 def _counters(server: redis.Redis, keys: Keys, site: str, now: float) -> tuple[Counter[str], Counter[str]]:

@@ -61,7 +61,7 @@ class DemoRun:
         return collections.Counter(self.requests_log.read_text(encoding="utf-8").split())
 
 
-def start_demo(tmp_path: Path, *, delay: float = 0.0) -> DemoRun:
+def start_demo(tmp_path: Path, *, delay: float = 0.0, concurrency: int | None = None) -> DemoRun:
     log = tmp_path / "requests.log"
     log.touch()
     process = subprocess.Popen(
@@ -86,7 +86,10 @@ def start_demo(tmp_path: Path, *, delay: float = 0.0) -> DemoRun:
     rules = tmp_path / "rules"
     rules.mkdir()
     for path in sorted((DEMO_RULES).glob("demo-*.yaml")):
-        (rules / path.name).write_text(path.read_text(encoding="utf-8").replace(DEMO_ORIGIN, origin), "utf-8")
+        text = path.read_text(encoding="utf-8").replace(DEMO_ORIGIN, origin)
+        if concurrency is not None:
+            text = text.replace("  concurrency: 4\n", f"  concurrency: {concurrency}\n")
+        (rules / path.name).write_text(text, "utf-8")
     return DemoRun(origin, rules, tmp_path / "data", log, process)
 
 
@@ -191,9 +194,9 @@ def test_a_second_temp_crawl_stores_nothing_new_and_fetches_no_article_twice(dem
 def test_two_workers_sharing_the_queue_never_fetch_the_same_url(tmp_path: Path) -> None:
     from crawler.redisio.embedded import EmbeddedRedis
 
-    # Answers take a second and every article is queued at once, so the crawl outlasts an idle worker's
-    # look at the queue (Scrapy's engine heartbeat, 5 s): both workers take part.
-    demo = start_demo(tmp_path, delay=1.0)
+    # Answers take a second and every article is queued at once, and the sites allow more downloads at
+    # once (3 x 16) than one worker makes (CONCURRENT_REQUESTS, 32): both workers take part.
+    demo = start_demo(tmp_path, delay=1.0, concurrency=16)
     logs = [tmp_path / f"worker{number}.log" for number in range(2)]
     streams = [log.open("w", encoding="utf-8") for log in logs]
     try:

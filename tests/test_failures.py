@@ -42,6 +42,7 @@ FAST = (
     "STORE_MAX_ATTEMPTS=2",
     "RETRY_TIMES=2",
     "RETRY_BACKOFF_SECONDS=0.2",
+    "BACKOFF_FIRST_SECONDS=1",
     "DOWNLOAD_TIMEOUT=10",
 )
 
@@ -207,7 +208,7 @@ def test_a_retry_or_a_redirect_hands_its_lease_on(redis_client: Any) -> None:
     queue = LeasedQueue(redis_client, keys)
     spider = Spider(name="sites")
     push(queue, Request("http://a.test/1", meta={"site": "news", "job": "j", "kind": "article"}))
-    lease = queue.pop()
+    lease = queue.pop().member
     assert lease is not None
     taken = decode_request(lease, spider)
     leased(taken, lease)
@@ -216,7 +217,7 @@ def test_a_retry_or_a_redirect_hands_its_lease_on(redis_client: Any) -> None:
         "the retry is queued in the old request's place"
     )
     assert (queue.leased(), len(queue), queue.pending("news"), queue.job_pending("j")) == (0, 1, 1, 1)
-    again = queue.pop()
+    again = queue.pop().member
     assert again is not None and decode_request(again, spider).meta["retry_times"] == 1
     assert not queue.handoff(lease, b"{}", priority=0, site="news", job="j"), "a lease ends once"
     assert queue.ack(again, site="news", job="j")
@@ -420,7 +421,8 @@ def test_queue_entries_that_are_no_requests_are_dead_lettered_once_and_never_run
     with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
         client = connect(redis_server.ensure())
         entry = {"url": "http://127.0.0.1/x", "_class": "poisonmodule.Request", "meta": {"site": "faults"}}
-        client.zadd("crawler:queue", {b"this is not JSON": -1e15, json.dumps(entry).encode(): -1e15})
+        client.zadd("crawler:queue:faults", {b"this is not JSON": -1e15, json.dumps(entry).encode(): -1e15})
+        client.zadd("crawler:ready", {"faults": -1e15})
         client.close()
     done = site.crawler("temp", site.name, PYTHONPATH=str(site.root))
     assert done.returncode == 0, done.stderr[-4000:]

@@ -43,7 +43,7 @@ def rules() -> dict[str, Rule]:
 
 
 def queued_index_pages(server: redis.Redis) -> int:
-    return int(server.zcard(Keys(PREFIX).queue))
+    return len(LeasedQueue(server, Keys(PREFIX)))
 
 
 def job_kind(server: redis.Redis, job: str) -> str:
@@ -197,13 +197,13 @@ def test_productive_sites_and_temp_crawls_go_first(redis_client: redis.Redis, ru
     for _ in range(6):
         revisits.record(busy, 4, clock.now)
         revisits.record(idle, 0, clock.now)
-    redis_client.delete(Keys(PREFIX).queue)
+    LeasedQueue(redis_client, Keys(PREFIX)).clear()
     clock.advance(hours=5)
     scheduler.tick([busy, idle])
     temp = enqueue_job(redis_client, Keys(PREFIX), [idle], kind="temp", boost=100)
     queue = LeasedQueue(redis_client, Keys(PREFIX))
     order = []
-    while (member := queue.pop()) is not None:
+    while (member := queue.pop().member) is not None:
         request = serializer.loads(member)
         order.append((request["meta"]["job_kind"], request["meta"]["site"], request["priority"]))
     assert [kind for kind, _, _ in order[: len(idle.start_urls)]] == ["temp"] * len(idle.start_urls)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 import redis
 from scrapy import Request, Spider
 
@@ -21,7 +22,7 @@ def request(url: str, *, site: str = "news", job: str | None = "j1", priority: i
 
 def take(queue: LeasedQueue) -> Request | None:
     """Lease the next request, as the worker's scheduler does."""
-    lease = queue.pop()
+    lease = queue.pop().member
     if lease is None:
         return None
     taken = decode_request(lease, SPIDER)
@@ -108,7 +109,7 @@ def test_requests_travel_as_json_and_come_back_whole(redis_client: redis.Redis) 
         dont_filter=True,
     )
     push(queue, original)
-    stored = redis_client.zrange("test:queue", 0, -1)
+    stored = redis_client.zrange("test:queue:news", 0, -1)
     assert isinstance(stored, list)
     assert isinstance(stored[0], bytes)
     assert serializer.loads(stored[0])["url"] == "http://a.test/x?q=1"
@@ -122,7 +123,7 @@ def test_requests_travel_as_json_and_come_back_whole(redis_client: redis.Redis) 
 def test_a_retry_with_a_backoff_waits_then_goes_back_to_the_queue(redis_client: redis.Redis) -> None:
     queue = make_queue(redis_client)
     push(queue, request("http://a.test/1"))
-    lease = queue.pop()
+    lease = queue.pop().member
     assert lease is not None
     assert queue.handoff(lease, b'{"retry": 1}', priority=0, site="news", job="j1", delay=30)
     assert (len(queue), queue.leased(), queue.delayed()) == (0, 0, 1), "waiting, with no worker"
@@ -136,14 +137,124 @@ def test_a_deferred_request_comes_back_until_its_attempts_are_used_up(redis_clie
     queue = make_queue(redis_client)
     push(queue, request("http://a.test/1"))
     for attempt in (1, 2):
-        lease = queue.pop()
+        lease = queue.pop().member
         assert lease is not None
         assert queue.defer(lease, 10, max_attempts=2) == attempt
         assert (queue.leased(), queue.delayed(), queue.pending("news")) == (0, 1, 1)
         assert queue.queue_due(now=time.time() + 11) == 1
-    lease = queue.pop()
+    lease = queue.pop().member
     assert lease is not None
     assert queue.defer(lease, 10, max_attempts=2) == 0, "used up: still leased, for a dead letter"
     assert queue.dead_letter(lease, b'{"reason": "the store refused it"}', site="news", job="j1")
     assert (queue.leased(), queue.delayed(), queue.pending("news"), queue.job_pending("j1")) == (0, 0, 0, 0)
     assert list(queue.dead().values()) == ['{"reason": "the store refused it"}']
+
+
+# --- each site's politeness, for every worker together ----------------------------------------------------
+
+
+def test_a_site_sends_at_most_its_concurrency_at_once_and_a_download_frees_a_slot(
+    redis_client: redis.Redis,
+) -> None:
+    queue = make_queue(redis_client)
+    queue.configure("news", delay=0.0, concurrency=2)
+    for number in range(4):
+        push(queue, request(f"http://a.test/{number}"))
+    push(queue, request("http://b.test/1", site="other"))
+    first, second = queue.pop(), queue.pop()
+    assert (first.site, second.site) == ("news", "news")
+    third = queue.pop()
+    assert third.site == "other", "a full site waits; the other sites go on"
+    assert queue.pop().member is None, "two downloads of news are under way"
+    assert first.member is not None
+    after_download = queue.pop([first.member])
+    assert after_download.site == "news", "the ended download freed a slot"
+    assert second.member is not None
+    assert queue.ack(second.member, site="news", job="j1"), "a lease that ends frees its slot too"
+    assert queue.pop().site == "news"
+    assert queue.politeness(["news"])[0].inflight == 2
+
+
+def test_a_site_sends_at_most_one_request_per_delay_and_says_when_it_may_again(
+    redis_client: redis.Redis,
+) -> None:
+    queue = make_queue(redis_client)
+    queue.configure("news", delay=0.4, concurrency=10)
+    for number in range(3):
+        push(queue, request(f"http://a.test/{number}"))
+    started = time.monotonic()
+    assert queue.pop().member is not None
+    waiting = queue.pop()
+    assert waiting.member is None and waiting.wait is not None and 0.2 < waiting.wait <= 0.4
+    taken = 1
+    while taken < 3:
+        if queue.pop().member is not None:
+            taken += 1
+        else:
+            time.sleep(0.02)
+    assert time.monotonic() - started >= 0.8, "3 requests with a delay of 0.4 s take 0.8 s at least"
+
+
+def test_a_waiting_site_never_holds_back_the_others(redis_client: redis.Redis) -> None:
+    queue = make_queue(redis_client)
+    queue.configure("slow", delay=30.0, concurrency=1)
+    for number in range(50):
+        push(queue, request(f"http://slow.test/{number}", site="slow", priority=100))
+    push(queue, request("http://fast.test/1", site="fast"))
+    assert queue.pop().site == "slow", "the higher priority first"
+    assert queue.pop().site == "fast", "then the others, while the slow site waits"
+    assert queue.pop().member is None
+
+
+def test_a_back_off_holds_the_site_for_every_worker_and_doubles(redis_client: redis.Redis) -> None:
+    queue = make_queue(redis_client)
+    push(queue, request("http://a.test/1"))
+    push(queue, request("http://b.test/1", site="other"))
+
+    def back_off(site: str, seconds: float | None = None, longest: float = 600.0) -> float:
+        return queue.back_off(
+            site, seconds=seconds, first=0.3, longest=longest, calm=300.0, reason="HTTP 429"
+        )
+
+    assert back_off("news") == pytest.approx(0.3, abs=0.01)
+    assert back_off("news") == pytest.approx(0.3, abs=0.02), "a burst of answers is one backoff"
+    time.sleep(0.35)
+    assert back_off("news") == pytest.approx(0.6, abs=0.01), "the next one, after it ended, doubles"
+    time.sleep(0.65)
+    assert back_off("news") == pytest.approx(1.2, abs=0.01)
+    assert back_off("news", seconds=0.1) == pytest.approx(1.2, abs=0.05), "a shorter wait never cuts it"
+    assert back_off("third", seconds=2.0) == pytest.approx(2.0, abs=0.01), "a Retry-After is what it asks"
+    assert back_off("news", seconds=9999.0, longest=60.0) == pytest.approx(60.0, abs=0.01)
+    assert queue.pop().site == "other"
+    held = queue.pop()
+    assert held.member is None and held.wait is not None and held.wait > 50
+    (shown,) = queue.politeness(["news"])
+    assert shown.backoff_until is not None and shown.backoff_reason == "HTTP 429"
+    assert queue.pending("news") == 1, "its request stays queued"
+
+
+def test_a_site_that_was_calm_starts_its_backoff_over(redis_client: redis.Redis) -> None:
+    queue = make_queue(redis_client)
+    assert queue.back_off(
+        "news", seconds=None, first=0.2, longest=60.0, calm=0.1, reason="HTTP 429"
+    ) == pytest.approx(0.2)
+    time.sleep(0.5)
+    assert queue.back_off(
+        "news", seconds=None, first=0.2, longest=60.0, calm=0.1, reason="HTTP 429"
+    ) == pytest.approx(0.2)
+
+
+def test_expired_and_released_leases_free_their_sites_slots(redis_client: redis.Redis) -> None:
+    queue = make_queue(redis_client, lease_seconds=0.1)
+    queue.configure("news", delay=0.0, concurrency=1)
+    push(queue, request("http://a.test/1"))
+    push(queue, request("http://a.test/2"))
+    taken = queue.pop()
+    assert taken.member is not None and queue.pop().member is None
+    time.sleep(0.2)
+    assert queue.requeue_expired() == 1
+    again = queue.pop()
+    assert again.member is not None, "the expired lease gave its slot back"
+    assert queue.release([again.member]) == 1
+    assert queue.pop().member is not None
+    assert queue.politeness(["news"])[0].inflight == 1

@@ -184,8 +184,8 @@ def test_unknown_keys_are_rejected_at_every_level(tmp_path: Path) -> None:
     file = tmp_path / "rules" / "site.yaml"
     assert errors_of(tmp_path, text) == [
         f'{file}: nmae: unknown key "nmae" (expected one of: name, domains, allow_private_addresses,'
-        " start_urls, index, depth, article, politeness, priority, schedule, headers, encoding; did you"
-        ' mean "name"?)',
+        " start_urls, index, depth, article, politeness, priority, schedule, headers, encoding, access;"
+        ' did you mean "name"?)',
         f'{file}: index.links.allwo: unknown key "allwo" (expected one of: xpath, allow, deny;'
         ' did you mean "allow"?)',
         f'{file}: article.fields.title.joint: unknown key "joint" (expected one of: xpath, regex, join,'
@@ -853,8 +853,15 @@ def test_rules_try_errors(tmp_path: Path) -> None:
 
 def test_the_example_rule_of_the_reference_is_valid(tmp_path: Path) -> None:
     reference = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
-    (example,) = re.findall(r"```yaml\n(.*?)```", reference, flags=re.DOTALL)
+    example, access = re.findall(r"```yaml\n(.*?)```", reference, flags=re.DOTALL)
     rule = load_rule(write(tmp_path, "citynews.yaml", example))
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for name in ("alice", "bob"):
+        (sessions / f"{name}.yaml").write_text("cookies: {sid: x}\n", encoding="utf-8")
+    with_access = load_rule(write(tmp_path, "citynews.yaml", example + access))
+    assert [session.name for session in with_access.sessions] == ["alice", "bob"]
+    assert len(with_access.proxies) == 2
     documented = set(re.findall(r"^\| `([a-z_.]+)`", reference, flags=re.MULTILINE))
     assert {"name", "domains", "index.links.xpath", "schedule.cron", "encoding"} <= documented
     assert rule.fields
@@ -881,3 +888,54 @@ def test_the_example_rule_of_a_real_site_is_polite_and_finds_its_article_links()
         "https://www.theguardian.com/world/2026/nov/24/ceasefire-talks-resume",
         "https://www.theguardian.com/uk-news/2026/nov/23/rail-strike-called-off",
     ]
+
+
+def test_access_names_proxies_and_sessions_and_never_shows_a_credential(tmp_path: Path) -> None:
+    sessions = tmp_path / "rules" / "sessions"
+    write(sessions, "alice.yaml", "cookies: {sid: alice-cookie}\nheaders: {X-Token: alice-token}\n")
+    write(
+        tmp_path / "rules",
+        "proxies.txt",
+        "# ours\nhttp://user:pw-one@10.0.0.1:3128\n\nhttps://10.0.0.2:8443\n",
+    )
+    rule = load_rule(
+        write(
+            tmp_path / "rules",
+            "site.yaml",
+            MINIMAL_RULE
+            + "access:\n  proxies_file: proxies.txt\n"
+            + "  sessions: [sessions/alice.yaml]\n  login_url: '/signin'\n",
+        )
+    )
+    assert [proxy.id for proxy in rule.proxies] == ["http://10.0.0.1:3128", "https://10.0.0.2:8443"]
+    assert rule.proxies[0].url == "http://user:pw-one@10.0.0.1:3128"
+    (alice,) = rule.sessions
+    assert (alice.name, dict(alice.cookies), dict(alice.headers)) == (
+        "alice",
+        {"sid": "alice-cookie"},
+        {"X-Token": "alice-token"},
+    )
+    assert rule.login_url is not None and rule.login_url.search("https://x.test/signin?next=/a")
+    shown = repr(rule) + str(rule.proxies) + str(rule.sessions)
+    for secret in ("pw-one", "alice-cookie", "alice-token"):
+        assert secret not in shown, "a rule prints its secrets"
+
+
+def test_access_errors_name_the_key_and_hide_the_credentials(tmp_path: Path) -> None:
+    write(tmp_path / "rules" / "sessions", "broken.yaml", "cookies: [not, a, mapping]\n")
+    text = MINIMAL_RULE + (
+        "access:\n"
+        "  proxies: ['socks5://me:hunter2@10.0.0.1:1080', 'http://me:hunter2@10.0.0.1:3128/path', ftp://x]\n"
+        "  sessions: [sessions/broken.yaml, sessions/missing.yaml]\n"
+        "  login_url: '(unclosed'\n"
+    )
+    errors = "\n".join(errors_of(tmp_path, text))
+    assert "hunter2" not in errors
+    assert "access.proxies[0]: 'socks5://***@10.0.0.1:1080': SOCKS proxies are not supported" in errors
+    assert "access.proxies[1]: 'http://***@10.0.0.1:3128/path': a proxy URL has no path" in errors
+    assert "access.proxies[2]: not a proxy URL: 'ftp://x'" in errors
+    assert "access.sessions[0]:" in errors and "cookies must be a mapping of names to strings" in errors
+    assert "access.sessions[1]: cannot read" in errors and "missing.yaml" in errors
+    assert "access.login_url:" in errors
+    both = MINIMAL_RULE + "access:\n  proxies: ['http://10.0.0.1:3128']\n  proxies_file: p.txt\n"
+    assert any("access: both proxies and proxies_file" in error for error in errors_of(tmp_path, both))

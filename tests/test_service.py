@@ -87,7 +87,17 @@ def service(
         service = Service(farm, redis_client, scheduler, rules, tmp_path / "data", redis_server)
         log = (tmp_path / "worker.log").open("w", encoding="utf-8")
         worker = subprocess.Popen(
-            [sys.executable, "-m", "crawler.cli", "worker", "-s", "SCHEDULER_IDLE_POLL_SECONDS=0.05"],
+            [
+                sys.executable,
+                "-m",
+                "crawler.cli",
+                "worker",
+                *("-s", "SCHEDULER_IDLE_POLL_SECONDS=0.05"),
+                # A banned site is held back for seconds, not minutes: the clock of the farm is simulated,
+                # the queue's is Redis's.
+                *("-s", "BAN_BACKOFF_SECONDS=0.5", "-s", "BACKOFF_MAX_SECONDS=2"),
+                *("-s", "RETRY_BACKOFF_SECONDS=0.1"),
+            ],
             env=service.env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

@@ -62,6 +62,9 @@ def run_temp(args: argparse.Namespace) -> int:
             settings, url, [rule], article_urls=args.url, title=f"temp crawl of {rule.site}"
         )
     _print_summary(job, counts)
+    if counts.fetched == 0 and counts.stored == 0:
+        print("nothing could be fetched: see the reasons above (`crawler dead list` for the errors)")
+        return 1
     return 0 if (counts.errors == 0 and counts.refused == 0) or counts.stored > 0 else 1
 
 
@@ -287,10 +290,17 @@ def _crawl_job(
 
 
 def _print_summary(job: str, counts: JobCounts) -> None:
+    kinds = ", ".join(f"{kind}: {count}" for kind, count in counts.error_kinds.items())
     print(
         f"fetched {counts.fetched} pages, stored {counts.stored} articles,"
         f" skipped {counts.skipped} (seen already or disallowed by robots.txt), errors {counts.errors}"
+        + (f" ({kinds})" if kinds and counts.errors else "")
     )
+    if counts.reposts:
+        print(
+            f"recorded {counts.reposts} reposts (the same article under another URL) against their originals,"
+            " not stored twice"
+        )
     if counts.refused:
         print(
             f"refused {counts.refused} requests to private addresses (loopback, private, link-local):"

@@ -51,6 +51,7 @@ def read_page(
     obey_robots: bool,
     headers: Mapping[str, str] | None = None,
     private_domains: Sequence[str] = (),
+    proxy: str | None = None,
 ) -> Page:
     """The page's bytes from a URL (fetched with ``headers``; hosts of ``private_domains`` may be private
     addresses), a file or stdin (``-``);
@@ -69,6 +70,7 @@ def read_page(
             obey_robots=obey_robots,
             headers=headers,
             private_domains=private_domains,
+            proxy=proxy,
         )
         return Page(source, response.body, response.url, response.content_type, response.redirects)
     path = Path(source)

@@ -15,6 +15,7 @@ from crawler.cli.terminal import printable
 from crawler.config import Config
 from crawler.errors import InputError
 from crawler.rules import RULE_SUFFIX, Rule, RuleError, RuleErrors, load_rule, load_rules, rule_file
+from crawler.rules.access import global_proxies
 from crawler.settings import QREAD_ALGORITHM
 from extractors.encoding import Decoded
 from extractors.htmlparse import parse_html
@@ -96,6 +97,32 @@ class Trial:
         return f"the rule: {len(body):,} characters >= min_body_chars {minimum}"
 
 
+def _access(rule: Rule, source: str) -> tuple[dict[str, str], str | None]:
+    """The headers and proxy a crawl of ``rule`` would send a page with: the rule's headers, its first
+    session's cookies and headers, its first proxy (else the first global one). A note on stderr says
+    which session and proxy (by name and URL without credentials)."""
+    headers = dict(rule.headers)
+    if not URL_RE.match(source):
+        return headers, None
+    notes = []
+    if rule.sessions:
+        session = rule.sessions[0]
+        if session.cookies:
+            headers["Cookie"] = "; ".join(f"{name}={value}" for name, value in session.cookies.items())
+        headers.update(session.headers)
+        notes.append(f"session {session.name}")
+    config = Config.from_env()
+    proxies = rule.proxies or tuple(global_proxies(config.proxies, config.proxy_file))
+    if proxies:
+        notes.append(f"proxy {proxies[0].id}")
+    if notes:
+        print(
+            f"crawler rules try: note: fetching with {' and '.join(notes)}, as the crawl would",
+            file=sys.stderr,
+        )
+    return headers, proxies[0].url if proxies else None
+
+
 def run_rules_try(args: argparse.Namespace) -> int:
     """``crawler rules try``: the links, next page and fields SITE's rule finds on one page."""
     candidate = Path(args.site)
@@ -112,13 +139,15 @@ def run_rules_try(args: argparse.Namespace) -> int:
         return exc.exit_code
     if args.url is not None and not URL_RE.match(args.url):
         raise InputError(f"--url {args.url!r} is not an http(s) URL")
+    headers, proxy = _access(rule, args.source)
     page = read_page(
         args.source,
         max_bytes=args.max_bytes,
         timeout=args.timeout,
         obey_robots=rule.obey_robots,
-        headers=rule.headers,
+        headers=headers,
         private_domains=rule.domains if rule.allow_private else (),
+        proxy=proxy,
     )
     if rule.encoding:
         page = replace(page, content_type=f"text/html; charset={rule.encoding}")

@@ -89,12 +89,33 @@ def _print(report: dict[str, Any]) -> None:
             (site["last_grab"] or "never")[:16].replace("T", " "),
             (site["next_grab"] or "-")[:16].replace("T", " "),
             f"{'-' if site['new_last_grab'] is None else site['new_last_grab']}/{site['new_24h']}",
-            str(site["errors_24h"]),
+            _errors(site),
             str(site["bans_24h"]),
             str(site["not_modified_24h"]),
             str(site["qread_fallbacks_24h"]),
             "[red]NEEDS ATTENTION[/red]\n" + "\n".join(site["attention"]) if site["attention"] else "ok",
         )
     console.print(sites)
+    if report["proxies"]:
+        proxies = Table(title="Proxies", title_justify="left")
+        for column in ("proxy", "ok", "failed", "banned", "latency", "state"):
+            proxies.add_column(column)
+        for proxy in report["proxies"]:
+            state = (
+                f"benched until {proxy['benched_until'][11:19]}: {proxy['reason']}"
+                if proxy["benched"]
+                else "ok"
+            )
+            latency = "-" if proxy["latency_ms"] is None else f"{proxy['latency_ms']} ms"
+            proxies.add_row(
+                proxy["proxy"], str(proxy["ok"]), str(proxy["failed"]), str(proxy["banned"]), latency, state
+            )
+        console.print(proxies)
     for broken in report["rule_errors"]:
         console.print(f"[red]NEEDS ATTENTION[/red] {broken['error']}")
+
+
+def _errors(site: dict[str, Any]) -> str:
+    """A site's errors, and of which kinds: ``3 (HTTP 404: 2, timeout: 1)``."""
+    kinds = ", ".join(f"{kind}: {count}" for kind, count in site["errors_by_kind_24h"].items())
+    return f"{site['errors_24h']} ({kinds})" if kinds else str(site["errors_24h"])

@@ -11,10 +11,17 @@ Routes, per site ``<name>``:
   whose ``If-None-Match`` or ``If-Modified-Since`` shows nothing changed gets ``304 Not Modified``;
 - ``/<name>/a/<k>.html``: article ``k`` once published (404 before);
 - every page of a site in ``Farm.banned``: ``403``; of a site in ``Farm.captcha``: a challenge page;
-- ``Farm.layout[name] = 2``: the article pages change their markup (the rule's XPaths stop matching).
+- ``Farm.layout[name] = 2``: the article pages change their markup (the rule's XPaths stop matching);
+- a site with ``rate_limit`` (requests per second): above it, ``429`` with ``Retry-After`` (seconds);
+- a site with ``comment_captcha``: every article ends with a comment form holding a reCAPTCHA widget (a
+  real article all the same);
+- a site with ``cookie``: a request without ``Cookie: session=<cookie>`` is redirected to ``/login``;
+- ``Farm.proxy_limit[name] = n``: requests that came through the proxy ``name`` (its ``Via`` header)
+  get ``403`` after the first ``n``.
 
-``Farm.log`` records every request: simulated time, site, kind (``index``/``article``), status, and the
-article number. :meth:`Farm.rule` writes each site's rule.
+``Farm.log`` records every request: simulated time, site, kind (``index``/``article``), status, the
+article number, the real time it was answered, the proxy it came through and its ``Cookie``.
+:meth:`Farm.rule` writes each site's rule.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import email.utils
 import http.server
 import random
 import threading
+import time
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Self
@@ -51,6 +59,12 @@ class FarmSite:
     every: str = "20m"
     min: str | None = None
     max: str | None = None
+    delay: float = 0.0
+    concurrency: int = 8
+    rate_limit: float | None = None
+    retry_after: int = 1
+    comment_captcha: bool = False
+    cookie: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,9 @@ class Visit:
     kind: str
     status: int
     article: int | None
+    at: float = 0.0
+    proxy: str | None = None
+    cookie: str | None = None
 
 
 @dataclass
@@ -72,6 +89,7 @@ class Farm:
     banned: set[str] = field(default_factory=set)
     captcha: set[str] = field(default_factory=set)
     layout: dict[str, int] = field(default_factory=dict)
+    proxy_limit: dict[str, int] = field(default_factory=dict)
     log: list[Visit] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -79,6 +97,8 @@ class Farm:
         self._by_name = {site.name: site for site in self.sites}
         self._lock = threading.Lock()
         self._server: http.server.ThreadingHTTPServer | None = None
+        self._recent: dict[str, list[float]] = {}
+        self._through: dict[str, int] = {}
 
     # --- publication ----------------------------------------------------------------------------------
 
@@ -137,9 +157,40 @@ class Farm:
                 article = int(parts[2].removesuffix(".html")) if len(parts) == 3 and parts[1] == "a" else None
             except ValueError:
                 article = None
-        status = self._answer(request, site, kind, article)
+        if parts[1:] == ["login"]:
+            kind = "login"
+        via = request.headers.get("Via")
+        proxy = via.split()[-1] if via else None
+        cookie = request.headers.get("Cookie")
+        answered_at = time.time()
+        status = self._gate(request, site, proxy, cookie, answered_at)
+        if status is None:
+            status = self._answer(request, site, kind, article)
         with self._lock:
-            self.log.append(Visit(self.now, site.name, kind, status, article))
+            self.log.append(Visit(self.now, site.name, kind, status, article, answered_at, proxy, cookie))
+
+    def _gate(
+        self,
+        request: http.server.BaseHTTPRequestHandler,
+        site: FarmSite,
+        proxy: str | None,
+        cookie: str | None,
+        now: float,
+    ) -> int | None:
+        """The answer of a request the site refuses (rate limit, proxy ban, no session), else None."""
+        with self._lock:
+            recent = [moment for moment in self._recent.get(site.name, []) if moment > now - 1.0]
+            self._recent[site.name] = [*recent, now]
+            self._through[proxy or ""] = self._through.get(proxy or "", 0) + 1
+            through = self._through[proxy or ""]
+        if site.rate_limit is not None and len(recent) + 1 > site.rate_limit:
+            return self._send(request, 429, b"slow down", headers={"Retry-After": str(site.retry_after)})
+        if proxy is not None and through > self.proxy_limit.get(proxy, through):
+            return self._send(request, 403, b"<html><body>Forbidden</body></html>")
+        path = urlsplit(request.path).path
+        if site.cookie is not None and not path.endswith("/login") and cookie != f"session={site.cookie}":
+            return self._send(request, 302, b"", headers={"Location": f"/{site.name}/login"})
+        return None
 
     def _answer(
         self, request: http.server.BaseHTTPRequestHandler, site: FarmSite, kind: str, article: int | None
@@ -148,6 +199,9 @@ class Farm:
             return self._send(request, 403, b"<html><body>Forbidden</body></html>")
         if site.name in self.captcha:
             page = b'<html><body><div class="g-recaptcha">Are you a robot?</div></body></html>'
+            return self._send(request, 200, page)
+        if kind == "login":
+            page = b"<html><body><form action='login'><input name='user'><input name='pw'></form></body>"
             return self._send(request, 200, page)
         newest = self.newest(site.name)
         if kind == "index":
@@ -213,9 +267,15 @@ class Farm:
                 "</body></html>"
             )
         text = "".join(f"<p>{p}</p>" for p in paragraphs)
+        comments = (
+            "<form class='comments'><textarea name='comment'></textarea>"
+            "<div class='g-recaptcha' data-sitekey='x'></div><button>Post</button></form>"
+            if site.comment_captcha
+            else ""
+        )
         return (
             f"<html><head><title>{title}</title></head><body><h1 class='headline'>{title}</h1>"
-            f"<div class='story'>{text}</div></body></html>"
+            f"<div class='story'>{text}</div>{comments}</body></html>"
         )
 
     @staticmethod
@@ -244,6 +304,6 @@ class Farm:
             "    title: {xpath: \"//h1[@class='headline']\"}\n"
             '    body: {xpath: "//div[@class=\'story\']/p", join: "\\n\\n"}\n'
             "  min_body_chars: 100\n"
-            "politeness: {delay: 0, concurrency: 8, obey_robots: false}\n"
+            f"politeness: {{delay: {site.delay}, concurrency: {site.concurrency}, obey_robots: false}}\n"
             f"schedule: {{every: {site.every}{bounds}}}\n"
         )

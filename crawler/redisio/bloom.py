@@ -19,6 +19,7 @@ import redis
 from pybloom_live.pybloom import make_hashfuncs
 
 from crawler.errors import CrawlerError
+from crawler.redisio.queue import SITE_LUA
 
 __all__ = ["MAX_ITEMS_PER_CALL", "TIGHTENING", "BloomError", "QueueTarget", "RedisBloom", "SliceGeometry"]
 
@@ -123,20 +124,22 @@ return {status, slices, last_count, count, table.concat(flags)}
 """
 )
 # The same, and every new item queued in the same call: a URL is marked seen only together with its
-# queuing (a crash between the two cannot lose it). After the slice keys: the queue, the pending counts,
-# the arrival counter, the job's hash (or ''); after the offsets: site, job (or ''), priority, then one
-# queue member per item (the queue's score and counters as crawler/redisio/queue.py's push).
+# queuing (a crash between the two cannot lose it). After the slice keys: the pending counts, the arrival
+# counter, the job's hash (or ''); after the offsets: site, job (or ''), priority, the queue's key prefix,
+# then one queue member per item (queued, scored and counted as crawler/redisio/queue.py's push does).
 _LUA_TEST_AND_SET_AND_QUEUE = (
-    _LUA_TEST_AND_SET_CORE
+    SITE_LUA
+    + _LUA_TEST_AND_SET_CORE
     + """
 local queue_keys = 1 + sent
 local site, job, priority = ARGV[6 + 3 * sent], ARGV[7 + 3 * sent], tonumber(ARGV[8 + 3 * sent])
+local prefix = ARGV[9 + 3 * sent]
 for j = 1, #flags do
   if flags[j] == '0' then
-    local score = -priority * 1099511627776 + redis.call('INCR', KEYS[queue_keys + 3])
-    if redis.call('ZADD', KEYS[queue_keys + 1], 'NX', score, ARGV[8 + 3 * sent + j]) == 1 then
-      redis.call('HINCRBY', KEYS[queue_keys + 2], site, 1)
-      if job ~= '' then redis.call('HINCRBY', KEYS[queue_keys + 4], 'pending', 1) end
+    local score = -priority * 1099511627776 + redis.call('INCR', KEYS[queue_keys + 2])
+    if enqueue(prefix, site, score, ARGV[9 + 3 * sent + j]) == 1 then
+      redis.call('HINCRBY', KEYS[queue_keys + 1], site, 1)
+      if job ~= '' then redis.call('HINCRBY', KEYS[queue_keys + 3], 'pending', 1) end
     end
   end
 end
@@ -189,10 +192,11 @@ class SliceGeometry:
 
 @dataclass(frozen=True, slots=True)
 class QueueTarget:
-    """Where :meth:`RedisBloom.add_and_queue` queues new items: the leased queue's keys (queue, pending
-    counts, arrival counter, the job's hash or ''), and the site, job and priority of every member."""
+    """Where :meth:`RedisBloom.add_and_queue` queues new items: the leased queue's key prefix and keys
+    (pending counts, arrival counter, the job's hash or ''), and the site, job and priority of every
+    member."""
 
-    queue: str
+    prefix: str
     pending: str
     sequence: str
     job_key: str
@@ -202,7 +206,7 @@ class QueueTarget:
 
     @property
     def keys(self) -> list[str]:
-        return [self.queue, self.pending, self.sequence, self.job_key]
+        return [self.pending, self.sequence, self.job_key]
 
 
 class RedisBloom:
@@ -387,7 +391,8 @@ class RedisBloom:
             else:
                 target, members = queued
                 keys.extend(target.keys)
-                args.extend([target.site, target.job or "", int(target.priority), *members[len(seen) :]])
+                args.extend([target.site, target.job or "", int(target.priority), target.prefix])
+                args.extend(members[len(seen) :])
                 reply = self._and_queue(keys=keys, args=args)
             status, self._known, self._last_count = int(reply[0]), int(reply[1]), int(reply[2])
             seen.extend(flag == "1" for flag in _text(reply[4]) or "")

@@ -1,148 +1,296 @@
-"""The shared request queue with leases: a request taken by a worker is leased, never deleted.
+"""The shared request queue with leases: a request taken by a worker is leased, never deleted; and the
+politeness of each site, shared by every worker.
 
 scrapy-redis pops a request and deletes it: a worker that dies loses what it held. Here (all in Redis, each
 step one Lua script, so workers on many machines agree):
 
-- ``crawler:queue`` is a sorted set of JSON requests; the score orders by priority, then by arrival
-  (FIFO within a priority). An identical request pushed twice is stored once.
-- ``pop`` moves the first request to ``crawler:leases`` (score = lease deadline) and remembers its queue
-  score in ``crawler:lease-scores``; the worker keeps the member, which names the lease, in the
-  request's metadata.
+- each site has its own queue, ``crawler:queue:<site>``: a sorted set of JSON requests, the score ordering
+  by priority, then by arrival (FIFO within a priority). An identical request pushed twice is stored once.
+- a site that may send now is in ``crawler:ready``, scored by its first request: ``pop`` takes the first
+  request of the first ready site, so priorities hold across sites. A site that must wait is in
+  ``crawler:gated`` until it may send again; a site with as many requests being downloaded
+  (``crawler:downloading``) as its ``concurrency`` is in neither until one of them is downloaded (the
+  worker says so at its next pop) or its lease ends. Its politeness is ``crawler:polite:<site>`` (a
+  hash): ``delay`` (the rule's), ``crawl_delay`` (its robots.txt's), ``concurrency``, ``inflight``,
+  ``next``, and a backoff (``until``, ``level``, ``reason``) after a 429 or 503. A pop sets ``next`` to
+  now plus the largest of the delays, so every worker together sends the site at most one request per
+  delay, however many there are; the time is Redis's own clock, the one clock every worker shares.
+- ``pop`` moves the request to ``crawler:leases`` (score = lease deadline) and remembers its queue score
+  and site in ``crawler:lease-scores`` and ``crawler:lease-sites``; the worker keeps the member, which
+  names the lease, in the request's metadata.
 - ``ack`` removes the lease once the request's items are stored and its links queued; ``renew`` pushes the
   deadlines of a live worker's leases forward; ``requeue_expired`` puts every lease past its deadline back
-  in the queue with its old score (a worker killed with SIGKILL stops renewing, so what it held returns).
+  in its site's queue with its old score (a worker killed with SIGKILL stops renewing, so what it held
+  returns).
 - ``handoff`` ends a lease and queues the request that replaces it (a retry, a redirect) in one step:
   the work goes on under a new lease, the old one is never left behind.
 - ``defer`` ends a lease for now (an article that could not be stored): the request waits in
-  ``crawler:delayed`` (score: when it may be taken again) and ``queue_due`` returns it to the queue, at
+  ``crawler:delayed`` (score: when it may be taken again) and ``queue_due`` returns it to its queue, at
   most ``max_attempts`` times. A retry handed on with a backoff waits there too.
 - ``dead_letter`` ends a lease for good with a reason (an error after its retries, an entry that is no
   request): the member moves to ``crawler:dead`` (hash: member -> JSON with the reason), from where
   ``requeue_dead`` puts it back in the queue.
+- ``back_off`` holds a site back for a while (a 429 or 503, its ``Retry-After``, a ban): every worker
+  waits, its requests stay queued.
 - ``crawler:pending`` counts, per site, the requests queued or leased and not yet ended, and
   ``crawler:job:<id>`` does the same for a job (``pending``): a job is done when its count is zero.
 
 Every request that enters the queue ends exactly once: acknowledged (stored, or nothing to store), or
-dead-lettered with its reason.
+dead-lettered with its reason; every lease that ends gives its site's slot back.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import redis
 
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded
 
-__all__ = ["LeasedQueue"]
+__all__ = ["SITE_LUA", "LeasedQueue", "Popped", "SitePoliteness"]
+
+# Seconds in which a site's throttle (the delay between requests a backoff left) halves: a site that asked
+# to slow down is asked gently for a few minutes, then at its rule's pace again.
+THROTTLE_HALF_LIFE = 120
 
 # The queue score is -priority * 2**40 + an arrival counter (in _PUSH): priorities are small integers
 # (rules say 0 by default) and the counter fills the rest of a double's 53-bit mantissa, so requests of
 # one priority come out in the order they went in.
 
-_PUSH = """
-local score = -tonumber(ARGV[1]) * 1099511627776 + redis.call('INCR', KEYS[4])
-local added = redis.call('ZADD', KEYS[1], 'NX', score, ARGV[2])
+# The functions every script that queues a request or ends a lease shares (K: the key prefix). A site goes
+# where it belongs: ready (scored by its first request), gated until the time it may send again, or
+# nowhere (its queue is empty, or it has as many downloads under way as its concurrency: the end of one
+# puts it back). A lease's download ends once: reported after the download, or with the lease.
+SITE_LUA = (
+    """
+-- The delay a backoff left, halved every THROTTLE_HALF_LIFE seconds since.
+local function throttle_of(throttle, since, now)
+  if not throttle then return 0 end
+  return tonumber(throttle) * 0.5 ^ ((now - (tonumber(since) or now)) / """
+    + str(THROTTLE_HALF_LIFE)
+    + """)
+end
+local function now_of()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+local function schedule_site(K, site, now)
+  if redis.call('ZSCORE', K .. ':gated', site) then return end
+  local head = redis.call('ZRANGE', K .. ':queue:' .. site, 0, 0, 'WITHSCORES')
+  if #head == 0 then
+    redis.call('ZREM', K .. ':ready', site)
+    return
+  end
+  local p = redis.call('HMGET', K .. ':polite:' .. site, 'inflight', 'concurrency', 'next', 'until')
+  local limit = tonumber(p[2]) or 0
+  if limit > 0 and (tonumber(p[1]) or 0) >= limit then
+    redis.call('ZREM', K .. ':ready', site)
+    return
+  end
+  local at = math.max(tonumber(p[3]) or 0, tonumber(p[4]) or 0)
+  if at > now then
+    redis.call('ZREM', K .. ':ready', site)
+    redis.call('ZADD', K .. ':gated', at, site)
+    return
+  end
+  redis.call('ZADD', K .. ':ready', head[2], site)
+end
+local function enqueue(K, site, score, member)
+  local added = redis.call('ZADD', K .. ':queue:' .. site, 'NX', score, member)
+  if added == 1 then schedule_site(K, site, now_of()) end
+  return added
+end
+local function downloaded(K, site, member)
+  if not site or redis.call('SREM', K .. ':downloading', member) == 0 then return end
+  local key = K .. ':polite:' .. site
+  if redis.call('HINCRBY', key, 'inflight', -1) < 0 then redis.call('HSET', key, 'inflight', 0) end
+  schedule_site(K, site, now_of())
+end
+"""
+)
+
+# KEYS: pending, job (or ''), sequence. ARGV: prefix, priority, member, site, job (or '').
+_PUSH = (
+    SITE_LUA
+    + """
+local score = -tonumber(ARGV[2]) * 1099511627776 + redis.call('INCR', KEYS[3])
+local added = enqueue(ARGV[1], ARGV[4], score, ARGV[3])
 if added == 1 then
-  redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
-  if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[3], 'pending', 1) end
+  redis.call('HINCRBY', KEYS[1], ARGV[4], 1)
+  if ARGV[5] ~= '' then redis.call('HINCRBY', KEYS[2], 'pending', 1) end
 end
 return added
 """
+)
 
-_POP = """
-local item = redis.call('ZPOPMIN', KEYS[1])
-if #item == 0 then return false end
-redis.call('ZADD', KEYS[2], ARGV[1], item[1])
-redis.call('HSET', KEYS[3], item[1], item[2])
-return item[1]
-"""
-
-_ACK = """
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[5], ARGV[1])
-redis.call('HINCRBY', KEYS[3], ARGV[2], -1)
-if ARGV[3] ~= '' then
-  redis.call('HINCRBY', KEYS[4], 'pending', -1)
-  if ARGV[4] ~= '0' then redis.call('HINCRBY', KEYS[4], 'fetched', ARGV[4]) end
-  if ARGV[5] ~= '0' then redis.call('HINCRBY', KEYS[4], 'stored', ARGV[5]) end
+# KEYS: leases, lease-scores, lease-sites. ARGV: prefix, lease deadline, then the leases this worker has
+# downloaded since its last call (their sites' slots are free again).
+# Sites whose wait is over become ready; the first request of the first ready site is leased, and its site
+# counts one more download and may send again after its largest delay. Reply: {member, site}, or {false,
+# seconds until the first gated site may send (false when none waits)}.
+_POP = (
+    SITE_LUA
+    + """
+local K = ARGV[1]
+for i = 3, #ARGV do downloaded(K, redis.call('HGET', KEYS[3], ARGV[i]), ARGV[i]) end
+local now = now_of()
+local due = redis.call('ZRANGEBYSCORE', K .. ':gated', '-inf', now, 'LIMIT', 0, 100)
+for _, site in ipairs(due) do
+  redis.call('ZREM', K .. ':gated', site)
+  schedule_site(K, site, now)
 end
+for _ = 1, 10 do
+  local top = redis.call('ZRANGE', K .. ':ready', 0, 0)
+  if #top == 0 then
+    local first = redis.call('ZRANGE', K .. ':gated', 0, 0, 'WITHSCORES')
+    if #first == 0 then return {false, false} end
+    return {false, tostring(math.max(tonumber(first[2]) - now, 0))}
+  end
+  local site = top[1]
+  local item = redis.call('ZPOPMIN', K .. ':queue:' .. site)
+  if #item == 0 then
+    redis.call('ZREM', K .. ':ready', site)
+  else
+    redis.call('ZADD', KEYS[1], ARGV[2], item[1])
+    redis.call('HSET', KEYS[2], item[1], item[2])
+    redis.call('HSET', KEYS[3], item[1], site)
+    redis.call('SADD', K .. ':downloading', item[1])
+    local key = K .. ':polite:' .. site
+    redis.call('HINCRBY', key, 'inflight', 1)
+    local p = redis.call('HMGET', key, 'delay', 'crawl_delay', 'throttle', 'throttle_since')
+    local interval = math.max(tonumber(p[1]) or 0, tonumber(p[2]) or 0, throttle_of(p[3], p[4], now))
+    if interval > 0 then redis.call('HSET', key, 'next', now + interval) end
+    redis.call('ZREM', K .. ':ready', site)
+    schedule_site(K, site, now)
+    return {item[1], site}
+  end
+end
+return {false, false}
+"""
+)
+
+# KEYS: leases, lease-scores, pending, job (or ''), attempts, lease-sites.
+# ARGV: prefix, the lease, site, job (or ''), pages fetched, items stored, reposts recorded.
+_ACK = (
+    SITE_LUA
+    + """
+if redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then return 0 end
+local site = redis.call('HGET', KEYS[6], ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('HDEL', KEYS[5], ARGV[2])
+redis.call('HDEL', KEYS[6], ARGV[2])
+redis.call('HINCRBY', KEYS[3], ARGV[3], -1)
+if ARGV[4] ~= '' then
+  redis.call('HINCRBY', KEYS[4], 'pending', -1)
+  if ARGV[5] ~= '0' then redis.call('HINCRBY', KEYS[4], 'fetched', ARGV[5]) end
+  if ARGV[6] ~= '0' then redis.call('HINCRBY', KEYS[4], 'stored', ARGV[6]) end
+  if ARGV[7] ~= '0' then redis.call('HINCRBY', KEYS[4], 'reposts', ARGV[7]) end
+end
+downloaded(ARGV[1], site, ARGV[2])
 return 1
 """
+)
 
-# KEYS: leases, lease-scores, queue, pending, job (or ''), sequence, attempts, delayed.
-# ARGV: the old lease, the new member, its priority, site, job (or ''), the time before which it may not
-# be taken (0: at once). A later one waits in the delayed set until queue_due moves it to the queue (a
-# retry's backoff), with its queue score kept in lease-scores.
+# KEYS: leases, lease-scores, pending, job (or ''), sequence, attempts, delayed, lease-sites.
+# ARGV: prefix, the old lease, the new member, its priority, site, job (or ''), the time before which it
+# may not be taken (0: at once). A later one waits in the delayed set until queue_due moves it to its
+# site's queue (a retry's backoff), with its queue score and site kept.
 # A lease that is no longer held (it expired: its request is back in the queue, or with another worker)
 # hands nothing on: the request goes on from the queue.
-_HANDOFF = """
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return -1 end
-redis.call('HDEL', KEYS[2], ARGV[1])
-local attempts = redis.call('HGET', KEYS[7], ARGV[1])
-redis.call('HDEL', KEYS[7], ARGV[1])
-local score = -tonumber(ARGV[3]) * 1099511627776 + redis.call('INCR', KEYS[6])
+_HANDOFF = (
+    SITE_LUA
+    + """
+local K = ARGV[1]
+if redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then return -1 end
+local old_site = redis.call('HGET', KEYS[8], ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('HDEL', KEYS[8], ARGV[2])
+local attempts = redis.call('HGET', KEYS[6], ARGV[2])
+redis.call('HDEL', KEYS[6], ARGV[2])
+local site = ARGV[5]
+local score = -tonumber(ARGV[4]) * 1099511627776 + redis.call('INCR', KEYS[5])
 local added = 0
-if tonumber(ARGV[6]) > 0 then
-  local queued = redis.call('ZSCORE', KEYS[3], ARGV[2])
-  if not queued and redis.call('ZADD', KEYS[8], 'NX', ARGV[6], ARGV[2]) == 1 then
-    redis.call('HSET', KEYS[2], ARGV[2], score)
+if tonumber(ARGV[7]) > 0 then
+  local queued = redis.call('ZSCORE', K .. ':queue:' .. site, ARGV[3])
+  if not queued and redis.call('ZADD', KEYS[7], 'NX', ARGV[7], ARGV[3]) == 1 then
+    redis.call('HSET', KEYS[2], ARGV[3], score)
+    redis.call('HSET', KEYS[8], ARGV[3], site)
     added = 1
   end
 else
-  added = redis.call('ZADD', KEYS[3], 'NX', score, ARGV[2])
+  added = enqueue(K, site, score, ARGV[3])
 end
 if added == 1 then
-  if attempts then redis.call('HSET', KEYS[7], ARGV[2], attempts) end
+  if attempts then redis.call('HSET', KEYS[6], ARGV[3], attempts) end
 else
-  redis.call('HINCRBY', KEYS[4], ARGV[4], -1)
-  if ARGV[5] ~= '' then redis.call('HINCRBY', KEYS[5], 'pending', -1) end
+  redis.call('HINCRBY', KEYS[3], site, -1)
+  if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[4], 'pending', -1) end
 end
+downloaded(K, old_site, ARGV[2])
 return added
 """
+)
 
-# KEYS: leases, attempts, delayed. ARGV: the lease, when it may be taken again, the most attempts.
-# Returns the attempts so far, 0 when they are used up (the lease is kept: the caller dead-letters it),
-# -1 when not held. A deferred request leaves the leases for the delayed set (its queue score stays).
-_DEFER = """
-if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return -1 end
-local attempts = redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
-if attempts > tonumber(ARGV[3]) then return 0 end
-redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+# KEYS: leases, attempts, delayed, lease-sites. ARGV: prefix, the lease, when it may be taken again, the
+# most attempts. Returns the attempts so far, 0 when they are used up (the lease is kept: the caller
+# dead-letters it), -1 when not held. A deferred request leaves the leases for the delayed set (its queue
+# score and site stay).
+_DEFER = (
+    SITE_LUA
+    + """
+if not redis.call('ZSCORE', KEYS[1], ARGV[2]) then return -1 end
+local attempts = redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
+if attempts > tonumber(ARGV[4]) then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
+downloaded(ARGV[1], redis.call('HGET', KEYS[4], ARGV[2]), ARGV[2])
 return attempts
 """
+)
 
-# KEYS: leases, lease-scores, pending, job (or ''), dead, attempts. ARGV: the lease, site (or '' for an
-# entry that never was a request: no counter counted it), job (or ''), the record (JSON).
-_DEAD = """
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[6], ARGV[1])
-redis.call('HSET', KEYS[5], ARGV[1], ARGV[4])
-if ARGV[2] ~= '' then redis.call('HINCRBY', KEYS[3], ARGV[2], -1) end
-if ARGV[3] ~= '' then
+# KEYS: leases, lease-scores, pending, job (or ''), dead, attempts, lease-sites. ARGV: prefix, the lease,
+# site (or '' for an entry that never was a request: no counter counted it), job (or ''), the record
+# (JSON), the kind of error (counted in the job as error:<kind>).
+_DEAD = (
+    SITE_LUA
+    + """
+if redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then return 0 end
+local site = redis.call('HGET', KEYS[7], ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('HDEL', KEYS[6], ARGV[2])
+redis.call('HDEL', KEYS[7], ARGV[2])
+redis.call('HSET', KEYS[5], ARGV[2], ARGV[5])
+if ARGV[3] ~= '' then redis.call('HINCRBY', KEYS[3], ARGV[3], -1) end
+if ARGV[4] ~= '' then
   redis.call('HINCRBY', KEYS[4], 'pending', -1)
   redis.call('HINCRBY', KEYS[4], 'errors', 1)
+  if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[4], 'error:' .. ARGV[6], 1) end
 end
+downloaded(ARGV[1], site, ARGV[2])
 return 1
 """
+)
 
-# KEYS: dead, queue, pending, job (or ''), sequence. ARGV: the member, its priority, site, job (or '').
-_REQUEUE_DEAD = """
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
-local score = -tonumber(ARGV[2]) * 1099511627776 + redis.call('INCR', KEYS[5])
-if redis.call('ZADD', KEYS[2], 'NX', score, ARGV[1]) == 0 then return 0 end
-redis.call('HINCRBY', KEYS[3], ARGV[3], 1)
-if ARGV[4] ~= '' then
-  redis.call('HINCRBY', KEYS[4], 'pending', 1)
-  redis.call('HINCRBY', KEYS[4], 'errors', -1)
+# KEYS: dead, pending, job (or ''), sequence. ARGV: prefix, the member, its priority, site, job (or ''),
+# the kind of its error (or '').
+_REQUEUE_DEAD = (
+    SITE_LUA
+    + """
+if redis.call('HDEL', KEYS[1], ARGV[2]) == 0 then return 0 end
+local score = -tonumber(ARGV[3]) * 1099511627776 + redis.call('INCR', KEYS[4])
+if enqueue(ARGV[1], ARGV[4], score, ARGV[2]) == 0 then return 0 end
+redis.call('HINCRBY', KEYS[2], ARGV[4], 1)
+if ARGV[5] ~= '' then
+  redis.call('HINCRBY', KEYS[3], 'pending', 1)
+  redis.call('HINCRBY', KEYS[3], 'errors', -1)
+  if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[3], 'error:' .. ARGV[6], -1) end
 end
 return 1
 """
+)
 
 _RENEW = """
 local renewed = 0
@@ -152,35 +300,118 @@ end
 return renewed
 """
 
-# KEYS: a sorted set by time (the leases, or the delayed requests), lease-scores, queue. ARGV: now, the
-# most to move. Every member whose time has passed goes back to the queue with its old score.
-_REQUEUE = """
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+# KEYS: a sorted set by time (the leases, or the delayed requests), lease-scores, lease-sites. ARGV:
+# prefix, now, the most to move, 1 when the set holds leases (each one ends). Every member whose time has
+# passed goes back to its site's queue with its old score.
+_REQUEUE = (
+    SITE_LUA
+    + """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
 for _, member in ipairs(due) do
   local score = redis.call('HGET', KEYS[2], member) or '0'
+  local site = redis.call('HGET', KEYS[3], member)
   redis.call('ZREM', KEYS[1], member)
   redis.call('HDEL', KEYS[2], member)
-  redis.call('ZADD', KEYS[3], score, member)
+  redis.call('HDEL', KEYS[3], member)
+  if site then enqueue(ARGV[1], site, score, member) end
+  if ARGV[4] == '1' then downloaded(ARGV[1], site, member) end
 end
 return #due
 """
+)
 
-_RELEASE = """
+# KEYS: leases, lease-scores, lease-sites. ARGV: prefix, then the leases to return to their queues now.
+_RELEASE = (
+    SITE_LUA
+    + """
 local released = 0
-for i = 1, #ARGV do
+for i = 2, #ARGV do
   local score = redis.call('HGET', KEYS[2], ARGV[i])
   if score and redis.call('ZREM', KEYS[1], ARGV[i]) == 1 then
+    local site = redis.call('HGET', KEYS[3], ARGV[i])
     redis.call('HDEL', KEYS[2], ARGV[i])
-    redis.call('ZADD', KEYS[3], score, ARGV[i])
+    redis.call('HDEL', KEYS[3], ARGV[i])
+    if site then enqueue(ARGV[1], site, score, ARGV[i]) end
+    downloaded(ARGV[1], site, ARGV[i])
     released = released + 1
   end
 end
 return released
 """
+)
+
+# KEYS: the site's politeness hash. ARGV: prefix, site, seconds to wait (empty: the doubling backoff),
+# the first backoff's seconds, the longest, seconds of calm after which the doubling starts over, the
+# reason, the delay between requests after a first backoff, the longest such delay. Every worker holds the
+# site back until then; its requests stay queued. Each backoff that begins after the last one ended
+# doubles the next wait, and the site's *throttle*: a delay between its requests afterwards (at least the
+# given one), which halves every THROTTLE_HALF_LIFE seconds, so the site is asked gently, then faster again.
+# Reply: the seconds.
+_BACK_OFF = (
+    SITE_LUA
+    + """
+local K, site = ARGV[1], ARGV[2]
+local now = now_of()
+local p = redis.call('HMGET', KEYS[1], 'until', 'level', 'throttle', 'throttle_since')
+local last_until, level = tonumber(p[1]) or 0, tonumber(p[2]) or 0
+if now - last_until > tonumber(ARGV[6]) then level = 0 end
+-- Answers to requests sent before the backoff began (a burst of them) do not make it longer, nor slow the
+-- site down again.
+if now >= last_until then
+  level = level + 1
+  local throttle = math.min(math.max(2 * throttle_of(p[3], p[4], now), tonumber(ARGV[8])), tonumber(ARGV[9]))
+  redis.call('HSET', KEYS[1], 'throttle', throttle, 'throttle_since', now)
+end
+level = math.max(level, 1)
+local wait = tonumber(ARGV[3])
+if not wait then wait = tonumber(ARGV[4]) * 2 ^ (level - 1) end
+wait = math.min(wait, tonumber(ARGV[5]))
+local until_time = math.max(now + wait, last_until)
+redis.call('HSET', KEYS[1], 'until', until_time, 'level', level, 'reason', ARGV[7], 'since', now)
+if redis.call('ZSCORE', K .. ':ready', site) or redis.call('ZSCORE', K .. ':gated', site) then
+  redis.call('ZREM', K .. ':ready', site)
+  redis.call('ZADD', K .. ':gated', until_time, site)
+end
+return tostring(until_time - now)
+"""
+)
+
+# KEYS: pending. ARGV: prefix. The requests queued (not leased, not waiting), over every site.
+_QUEUED = """
+local total = 0
+for _, site in ipairs(redis.call('HKEYS', KEYS[1])) do
+  total = total + redis.call('ZCARD', ARGV[1] .. ':queue:' .. site)
+end
+return total
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Popped:
+    """What ``pop`` gave: the member and its site, or nothing and how long until a waiting site may send
+    (None when no site waits)."""
+
+    member: str | None
+    site: str | None = None
+    wait: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SitePoliteness:
+    """A site's shared politeness as ``crawler status`` shows it."""
+
+    site: str
+    delay: float
+    crawl_delay: float
+    concurrency: int
+    inflight: int
+    backoff_until: float | None
+    backoff_reason: str | None
 
 
 class LeasedQueue:
-    """The shared queue of encoded requests with leases; see the module docstring.
+    """The shared queue of encoded requests with leases, per site, with each site's politeness; see the
+    module docstring.
 
     A member is the request's canonical JSON (:mod:`crawler.requests` encodes and decodes it); the
     caller gives its priority, site and job, which the counters need.
@@ -200,36 +431,121 @@ class LeasedQueue:
         self._defer = server.register_script(_DEFER)
         self._dead = server.register_script(_DEAD)
         self._requeue_dead = server.register_script(_REQUEUE_DEAD)
+        self._back_off = server.register_script(_BACK_OFF)
+        self._queued = server.register_script(_QUEUED)
 
     def __len__(self) -> int:
-        return int(self.server.zcard(self.keys.queue))
+        """Requests queued (neither leased nor waiting), over every site."""
+        return int(self._queued(keys=[self.keys.pending], args=[self.keys.prefix]))
 
     def push(self, member: bytes, *, priority: int, site: str, job: str | None) -> bool:
         """Queue ``member``; False when the very same member is already queued."""
-        keys = [self.keys.queue, self.keys.pending, self.keys.job(job) if job else "", self.keys.sequence]
-        return bool(self._push(keys=keys, args=[int(priority), member, site, job or ""]))
+        keys = [self.keys.pending, self.keys.job(job) if job else "", self.keys.sequence]
+        return bool(self._push(keys=keys, args=[self.keys.prefix, int(priority), member, site, job or ""]))
 
-    def pop(self) -> str | None:
-        """Lease the first member for ``lease_seconds``; None when the queue is empty. The member (as
-        text) names the lease."""
+    def pop(self, downloaded: Iterable[str] = ()) -> Popped:
+        """Lease the first request of the first site that may send now, for ``lease_seconds``; or nothing,
+        with how long until a waiting site may send. The member (as text) names the lease.
+
+        ``downloaded``: the leases whose download ended since the last call (their sites may send another
+        request: a site's ``concurrency`` counts downloads, not the parsing and storing after them)."""
         deadline = time.time() + self.lease_seconds
-        member = self._pop(keys=[self.keys.queue, self.keys.leases, self.keys.lease_scores], args=[deadline])
+        keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
+        member, site_or_wait = self._pop(keys=keys, args=[self.keys.prefix, deadline, *downloaded])
         if not member:
-            return None
-        return decoded(member)
+            return Popped(None, wait=float(site_or_wait) if site_or_wait else None)
+        return Popped(decoded(member), decoded(site_or_wait))
 
-    def ack(self, lease: str, *, site: str, job: str | None, fetched: int = 0, stored: int = 0) -> bool:
+    def configure(self, site: str, *, delay: float, concurrency: int) -> None:
+        """A site's politeness from its rule: at most one request every ``delay`` seconds and
+        ``concurrency`` at once, for every worker together (the workers and the jobs set it, alike)."""
+        self.server.hset(self.keys.polite(site), mapping={"delay": delay, "concurrency": concurrency})
+
+    def set_crawl_delay(self, site: str, seconds: float) -> None:
+        """The crawl-delay the site's robots.txt asks for (used when longer than the rule's delay)."""
+        self.server.hset(self.keys.polite(site), "crawl_delay", seconds)
+
+    def back_off(
+        self,
+        site: str,
+        *,
+        seconds: float | None,
+        first: float,
+        longest: float,
+        calm: float,
+        reason: str,
+        throttle: float = 0.0,
+        longest_throttle: float = 0.0,
+    ) -> float:
+        """Hold ``site`` back for every worker: ``seconds`` (a Retry-After), else ``first`` doubled at each
+        backoff since the last ``calm`` seconds without one, at most ``longest``; and then ask it at most
+        once every ``throttle`` seconds (doubled at each backoff, at most ``longest_throttle``, halving
+        every ``THROTTLE_HALF_LIFE`` seconds). Returns the seconds it is held back."""
+        args = [
+            self.keys.prefix,
+            site,
+            "" if seconds is None else seconds,
+            first,
+            longest,
+            calm,
+            reason,
+            throttle,
+            longest_throttle,
+        ]
+        return float(self._back_off(keys=[self.keys.polite(site)], args=args))
+
+    def politeness(self, sites: Iterable[str]) -> list[SitePoliteness]:
+        """Each site's shared politeness and backoff (a backoff that is over shows as None)."""
+        chosen = list(sites)
+        now = float(self.server.time()[0])
+        with self.server.pipeline(transaction=False) as pipe:
+            for site in chosen:
+                pipe.hmget(
+                    self.keys.polite(site),
+                    "delay",
+                    "crawl_delay",
+                    "concurrency",
+                    "inflight",
+                    "until",
+                    "reason",
+                )
+            replies = pipe.execute()
+        shown = []
+        for site, reply in zip(chosen, replies, strict=True):
+            delay, crawl_delay, concurrency, inflight, until, reason = (
+                decoded(v) if v else None for v in reply
+            )
+            until_time = float(until) if until else None
+            shown.append(
+                SitePoliteness(
+                    site,
+                    float(delay or 0),
+                    float(crawl_delay or 0),
+                    int(concurrency or 0),
+                    max(int(inflight or 0), 0),
+                    until_time if until_time is not None and until_time > now else None,
+                    reason if until_time is not None and until_time > now else None,
+                )
+            )
+        return shown
+
+    def ack(
+        self, lease: str, *, site: str, job: str | None, fetched: int = 0, stored: int = 0, reposts: int = 0
+    ) -> bool:
         """End ``lease`` for good: its work is done. False if it was not leased (any more).
 
-        ``fetched`` and ``stored`` go to its job's counters in the same call (one round trip a page)."""
+        ``fetched``, ``stored`` and ``reposts`` go to its job's counters in the same call (one round trip a
+        page)."""
         keys = [
             self.keys.leases,
             self.keys.lease_scores,
             self.keys.pending,
             self.keys.job(job) if job else "",
             self.keys.attempts,
+            self.keys.lease_sites,
         ]
-        return bool(self._ack(keys=keys, args=[lease, site, job or "", fetched, stored]))
+        args: list[str | int] = [self.keys.prefix, lease, site, job or "", fetched, stored, reposts]
+        return bool(self._ack(keys=keys, args=args))
 
     def handoff(
         self, lease: str, member: bytes, *, priority: int, site: str, job: str | None, delay: float = 0.0
@@ -241,27 +557,38 @@ class LeasedQueue:
         keys = [
             self.keys.leases,
             self.keys.lease_scores,
-            self.keys.queue,
             self.keys.pending,
             self.keys.job(job) if job else "",
             self.keys.sequence,
             self.keys.attempts,
             self.keys.delayed,
+            self.keys.lease_sites,
         ]
         deadline = time.time() + delay if delay > 0 else 0.0
-        args: list[str | bytes | int | float] = [lease, member, int(priority), site, job or "", deadline]
+        args: list[str | bytes | int | float] = [
+            self.keys.prefix,
+            lease,
+            member,
+            int(priority),
+            site,
+            job or "",
+            deadline,
+        ]
         return int(self._handoff(keys=keys, args=args)) == 1
 
     def defer(self, lease: str, seconds: float, *, max_attempts: int) -> int:
         """End ``lease`` for now and queue its request again in ``seconds`` (its work could not be finished
         now). Returns the attempts so far; 0 when ``max_attempts`` are used up (the lease is kept:
         dead-letter it), -1 when it was not held any more."""
-        keys = [self.keys.leases, self.keys.attempts, self.keys.delayed]
-        return int(self._defer(keys=keys, args=[lease, time.time() + seconds, max_attempts]))
+        keys = [self.keys.leases, self.keys.attempts, self.keys.delayed, self.keys.lease_sites]
+        return int(
+            self._defer(keys=keys, args=[self.keys.prefix, lease, time.time() + seconds, max_attempts])
+        )
 
-    def dead_letter(self, lease: str, record: bytes, *, site: str, job: str | None) -> bool:
+    def dead_letter(self, lease: str, record: bytes, *, site: str, job: str | None, kind: str = "") -> bool:
         """End ``lease`` for good and keep its member in the dead letters with ``record`` (JSON: the
-        reason). ``site`` is empty for an entry that never was a request. False if it was not held."""
+        reason); its job counts an error of ``kind``. ``site`` is empty for an entry that never was a
+        request. False if it was not held."""
         keys = [
             self.keys.leases,
             self.keys.lease_scores,
@@ -269,24 +596,23 @@ class LeasedQueue:
             self.keys.job(job) if job else "",
             self.keys.dead,
             self.keys.attempts,
+            self.keys.lease_sites,
         ]
-        return bool(self._dead(keys=keys, args=[lease, site, job or "", record]))
+        return bool(self._dead(keys=keys, args=[self.keys.prefix, lease, site, job or "", record, kind]))
 
     def dead(self) -> dict[str, str]:
         """The dead letters: member -> record (JSON)."""
         records = self.server.hgetall(self.keys.dead)
         return {decoded(member): decoded(record) for member, record in records.items()}
 
-    def requeue_dead(self, member: str, *, priority: int, site: str, job: str | None) -> bool:
-        """Put a dead letter back in the queue; False if it is not (or no longer) a dead letter."""
-        keys = [
-            self.keys.dead,
-            self.keys.queue,
-            self.keys.pending,
-            self.keys.job(job) if job else "",
-            self.keys.sequence,
-        ]
-        return bool(self._requeue_dead(keys=keys, args=[member, int(priority), site, job or ""]))
+    def requeue_dead(
+        self, member: str, *, priority: int, site: str, job: str | None, kind: str | None = None
+    ) -> bool:
+        """Put a dead letter back in the queue (its job counts one error of ``kind`` fewer); False if it is
+        not (or no longer) a dead letter."""
+        keys = [self.keys.dead, self.keys.pending, self.keys.job(job) if job else "", self.keys.sequence]
+        args: list[str | int] = [self.keys.prefix, member, int(priority), site, job or "", kind or ""]
+        return bool(self._requeue_dead(keys=keys, args=args))
 
     def drop_dead(self, members: Iterable[str]) -> int:
         """Forget these dead letters for good; returns how many there were."""
@@ -305,19 +631,21 @@ class LeasedQueue:
         held = list(members)
         if not held:
             return 0
-        keys = [self.keys.leases, self.keys.lease_scores, self.keys.queue]
-        return int(self._release(keys=keys, args=held))
+        keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
+        return int(self._release(keys=keys, args=[self.keys.prefix, *held]))
 
     def requeue_expired(self, now: float | None = None, limit: int = 1000) -> int:
         """Put up to ``limit`` leases whose deadline has passed back in the queue; returns how many."""
-        keys = [self.keys.leases, self.keys.lease_scores, self.keys.queue]
-        return int(self._requeue(keys=keys, args=[time.time() if now is None else now, limit]))
+        keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
+        moment = time.time() if now is None else now
+        return int(self._requeue(keys=keys, args=[self.keys.prefix, moment, limit, 1]))
 
     def queue_due(self, now: float | None = None, limit: int = 1000) -> int:
         """Move up to ``limit`` delayed requests whose time has come (retries after their backoff, deferred
         ones) into the queue; returns how many."""
-        keys = [self.keys.delayed, self.keys.lease_scores, self.keys.queue]
-        return int(self._requeue(keys=keys, args=[time.time() if now is None else now, limit]))
+        keys = [self.keys.delayed, self.keys.lease_scores, self.keys.lease_sites]
+        moment = time.time() if now is None else now
+        return int(self._requeue(keys=keys, args=[self.keys.prefix, moment, limit, 0]))
 
     def delayed(self) -> int:
         """Requests waiting for their time (a retry's backoff, a deferred store)."""
@@ -336,6 +664,17 @@ class LeasedQueue:
         return int(self.server.hget(self.keys.job(job), "pending") or 0)
 
     def clear(self) -> None:
+        sites = [decoded(site) for site in self.server.hkeys(self.keys.pending)]
         self.server.delete(
-            self.keys.queue, self.keys.leases, self.keys.lease_scores, self.keys.pending, self.keys.delayed
+            self.keys.ready,
+            self.keys.gated,
+            self.keys.leases,
+            self.keys.lease_scores,
+            self.keys.lease_sites,
+            self.keys.pending,
+            self.keys.delayed,
+            self.keys.downloading,
+            *(self.keys.queue_of(site) for site in sites),
         )
+        for site in sites:
+            self.server.hset(self.keys.polite(site), "inflight", 0)

@@ -14,6 +14,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 from lxml import etree
 from w3lib.url import safe_url_string
 
+from crawler.rules.access import Proxy, Session
 from crawler.rules.errors import RuleError
 from crawler.rules.expressions import RegexBudget, RuleRegex, RuleXPath
 from crawler.settings import QREAD_MIN_BODY_CHARS
@@ -134,6 +135,11 @@ class Rule:
     encoding: str | None = None
     # The site is on this machine or an intranet: its hosts may resolve to private addresses.
     allow_private: bool = False
+    # How the site is reached (access:): its own proxies instead of the global ones, its sessions, and the
+    # URLs of its login page (a session sent there was logged out).
+    proxies: tuple[Proxy, ...] = ()
+    sessions: tuple[Session, ...] = ()
+    login_url: RuleRegex | None = None
     _subdomain_suffixes: tuple[str, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from crawler.rules.access import AccessError, Proxy, Session, parse_proxy, read_proxy_file, read_session
 from crawler.rules.errors import RuleError
 from crawler.rules.errors import shown as _shown
 from crawler.rules.expressions import (
@@ -46,6 +47,7 @@ _TOP_KEYS = (
     "schedule",
     "headers",
     "encoding",
+    "access",
 )
 _INDEX_KEYS = ("links", "next_page", "max_pages")
 _LINKS_KEYS = ("xpath", "allow", "deny")
@@ -53,6 +55,7 @@ _ARTICLE_KEYS = ("fields", "min_body_chars")
 _FIELD_KEYS = ("xpath", "regex", "join", "strip")
 _POLITENESS_KEYS = ("delay", "concurrency", "obey_robots")
 _SCHEDULE_KEYS = ("every", "cron", "min", "max")
+_ACCESS_KEYS = ("proxies", "proxies_file", "sessions", "login_url")
 
 _FIELD_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _HOST_LABELS_RE = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,62})(?:\.[a-z0-9_](?:[a-z0-9_-]{0,62}))*")
@@ -214,6 +217,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
                     f"unknown encoding {_shown(label)}",
                     "a web text encoding such as utf-8, gbk, gb18030, big5, shift_jis or windows-1252",
                 )
+    proxies, sessions, login_url = _access(top, check, path)
     if check.errors:
         return None
     return Rule(
@@ -239,7 +243,63 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         headers=MappingProxyType(headers),
         encoding=encoding,
         allow_private=allow_private,
+        proxies=proxies,
+        sessions=sessions,
+        login_url=login_url,
     )
+
+
+def _access(
+    top: Mapping[str, Any], check: Checker, path: Path
+) -> tuple[tuple[Proxy, ...], tuple[Session, ...], RuleRegex | None]:
+    """``access``: the site's proxies (a list, or a file of them), its session files (relative to the
+    rule's folder) and the regex of its login page's URL. No credential is ever in an error message."""
+    if "access" not in top:
+        return (), (), None
+    expected = "a mapping with proxies or proxies_file, sessions, login_url"
+    access = check.mapping(top["access"], "access", _ACCESS_KEYS, expected)
+    if access is None:
+        return (), (), None
+    proxies: list[Proxy] = []
+    if "proxies" in access and "proxies_file" in access:
+        check.fail("access", "both proxies and proxies_file", "one of them")
+    elif "proxies" in access:
+
+        def proxy(value: str, key: str) -> Proxy:
+            try:
+                return parse_proxy(value)
+            except AccessError as exc:
+                raise RuleError(check.file, key, str(exc), "http://[user:password@]host:port") from None
+
+        proxies = check.strings(access["proxies"], "access.proxies", "a proxy URL", proxy)
+    elif "proxies_file" in access:
+        name = check.string(access["proxies_file"], "access.proxies_file", "a file of proxy URLs")
+        if name is not None:
+            try:
+                proxies = read_proxy_file(path.parent / name)
+            except AccessError as exc:
+                check.fail("access.proxies_file", str(exc), "a file of proxy URLs, one per line")
+
+    def session(value: str, key: str) -> Session:
+        try:
+            return read_session(path.parent / value)
+        except AccessError as exc:
+            raise RuleError(
+                check.file, key, str(exc), "a YAML or JSON file with cookies and/or headers"
+            ) from None
+
+    sessions = (
+        check.strings(access["sessions"], "access.sessions", "a session file", session)
+        if "sessions" in access
+        else []
+    )
+    names = [s.name for s in sessions]
+    for duplicate in sorted({name for name in names if names.count(name) > 1}):
+        check.fail(
+            "access.sessions", f"two sessions named {_shown(duplicate)}", "session files of different names"
+        )
+    login = check.regexes(access["login_url"], "access.login_url")[:1] if "login_url" in access else ()
+    return tuple(dict.fromkeys(proxies)), tuple(sessions), login[0] if login else None
 
 
 def _domains(top: Mapping[str, Any], check: Checker) -> tuple[str, ...]:

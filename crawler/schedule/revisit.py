@@ -12,8 +12,8 @@ and moves within ``[min, max]`` (the rule's ``schedule.min``/``schedule.max``, e
 
 Cron schedules are not adapted (their times are the user's); their visits still count for the yield.
 The state is in the site's hash ``crawler:grab:<site>`` (see :mod:`crawler.schedule.grabs`): ``interval``,
-``yield``, ``visits``, ``productive``, ``not_modified``, ``last_new``, ``last_visit``; one Lua call per
-visit updates it.
+``yield``, ``visits``, ``productive``, ``not_modified``, ``last_new``, ``last_visit``, ``first_visit``,
+``last_found`` (the last visit that found new articles); one Lua call per visit updates it.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ local productive = found > 0 and 1 or 0
 local yield = tonumber(redis.call('HGET', key, 'yield') or productive)
 yield = (1 - weight) * yield + weight * productive
 redis.call('HSET', key, 'yield', tostring(yield), 'last_new', found, 'last_visit', ARGV[1])
+redis.call('HSETNX', key, 'first_visit', ARGV[1])
+if productive == 1 then redis.call('HSET', key, 'last_found', ARGV[1]) end
 redis.call('HINCRBY', key, 'visits', 1)
 redis.call('HINCRBY', key, 'productive', productive)
 if not_modified then redis.call('HINCRBY', key, 'not_modified', 1) end

@@ -100,11 +100,13 @@ def fetch(
     obey_robots: bool = True,
     headers: Mapping[str, str] | None = None,
     private_domains: Sequence[str] = (),
+    proxy: str | None = None,
     config: Config | None = None,
 ) -> Response:
     """GET ``url`` through Scrapy (see the module docstring); :class:`InputError` for a bad URL,
     :class:`FetchError` (:class:`BlockedAddressError` for a refused address) when it cannot be fetched.
-    Hosts of ``private_domains`` may resolve to private addresses (a rule's ``allow_private_addresses``)."""
+    Hosts of ``private_domains`` may resolve to private addresses (a rule's ``allow_private_addresses``);
+    ``proxy`` (a URL, credentials and all) is the proxy to go through."""
     url = check_url(url)
     config = config or Config.from_env()
     settings = config.settings(
@@ -134,7 +136,7 @@ def fetch(
     outcome: dict[str, Any] = {}
     with _quiet():
         process = CrawlerProcess(settings)
-        process.crawl(_OnePage, url=url, headers=dict(headers or {}), outcome=outcome)
+        process.crawl(_OnePage, url=url, headers=dict(headers or {}), proxy=proxy, outcome=outcome)
         process.start()
     if "response" in outcome:
         return outcome["response"]  # type: ignore[no-any-return]
@@ -150,10 +152,13 @@ class _OnePage(Spider):
 
     name = "fetch"
 
-    def __init__(self, *, url: str, headers: dict[str, str], outcome: dict[str, Any], **kwargs: Any) -> None:
+    def __init__(
+        self, *, url: str, headers: dict[str, str], proxy: str | None, outcome: dict[str, Any], **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.url = url
         self.request_headers = headers
+        self.proxy = proxy
         self.outcome = outcome
 
     async def start(self) -> AsyncIterator[Request]:
@@ -163,6 +168,7 @@ class _OnePage(Spider):
             callback=self.keep,
             errback=self.failed,
             dont_filter=True,
+            meta={"proxy": self.proxy} if self.proxy else {},
         )
 
     def keep(self, response: ScrapyResponse) -> Iterator[Any]:

@@ -25,6 +25,7 @@ from scrapy.utils.python import global_object_name
 from twisted.python.failure import Failure
 
 from crawler.errors import StoreUnavailableError
+from crawler.worker.pipelines.store import RepostRecorded
 from crawler.worker.scheduler import scheduler_of
 
 __all__ = ["LeaseAckMiddleware", "ack", "dead_letter"]
@@ -36,10 +37,13 @@ class _Work:
 
     open_items: int = 0
     stored: int = 0
+    reposts: int = 0
     output_done: bool = False
     retry: str | None = None  # why its article could not be stored now
     error: str | None = None  # why it failed for good
+    error_kind: str = "other"
     redis_failed: bool = False
+    handed_on: bool = False  # the spider tries it again (a refused page): its lease goes with the retry
 
 
 class LeaseAckMiddleware:
@@ -68,8 +72,7 @@ class LeaseAckMiddleware:
         assert request is not None
         work = self.work.setdefault(id(request), _Work())
         async for element in result:
-            if not isinstance(element, Request):
-                work.open_items += 1
+            self._count(work, request, element)
             yield element
         work.output_done = True
         self._maybe_done(request)
@@ -79,11 +82,18 @@ class LeaseAckMiddleware:
         assert request is not None
         work = self.work.setdefault(id(request), _Work())
         for element in result:
-            if not isinstance(element, Request):
-                work.open_items += 1
+            self._count(work, request, element)
             yield element
         work.output_done = True
         self._maybe_done(request)
+
+    @staticmethod
+    def _count(work: _Work, request: Request, element: Any) -> None:
+        """An item to wait for, or a retry of the request itself (which takes its lease on)."""
+        if not isinstance(element, Request):
+            work.open_items += 1
+        elif element.meta.get("lease") is not None and element.meta.get("lease") == request.meta.get("lease"):
+            work.handed_on = True
 
     def process_spider_exception(self, response: Response, exception: Exception) -> None:
         request = response.request
@@ -93,7 +103,10 @@ class LeaseAckMiddleware:
         if isinstance(exception, redis.RedisError):
             work.redis_failed = True
         else:
-            work.error = f"the spider failed on the page: {type(exception).__name__}: {exception}"
+            work.error, work.error_kind = (
+                f"the spider failed on the page: {type(exception).__name__}: {exception}",
+                "spider",
+            )
         work.output_done = True
         self._maybe_done(request)
 
@@ -103,7 +116,12 @@ class LeaseAckMiddleware:
             work.stored += 1
             self._item_done(response)
 
-    def _item_dropped(self, item: Any, response: Response | None = None, **_: Any) -> None:
+    def _item_dropped(
+        self, item: Any, response: Response | None = None, exception: Exception | None = None, **_: Any
+    ) -> None:
+        work = self._work_of(response)
+        if work is not None and isinstance(exception, RepostRecorded):
+            work.reposts += 1
         self._item_done(response)
 
     def _item_failed(
@@ -116,6 +134,7 @@ class LeaseAckMiddleware:
                 work.retry = f"its article could not be stored: {error}"
             else:
                 work.error = f"its article was refused: {type(error).__name__}: {error}"
+                work.error_kind = "article refused"
         self._item_done(response)
 
     def _work_of(self, response: Response | None) -> _Work | None:
@@ -137,14 +156,16 @@ class LeaseAckMiddleware:
         scheduler = scheduler_of(self.crawler)
         if scheduler is None:
             return
+        if work.handed_on:
+            return
         if work.redis_failed:
             scheduler.forget(request)
         elif work.retry is not None:
             scheduler.defer(request, work.retry)
         elif work.error is not None:
-            scheduler.dead_letter(request, work.error)
+            scheduler.dead_letter(request, work.error, kind=work.error_kind)
         else:
-            scheduler.ack(request, fetched=1, stored=work.stored)
+            scheduler.ack(request, fetched=1, stored=work.stored, reposts=work.reposts)
 
 
 def ack(crawler: Crawler, request: Request, *, fetched: int = 0, stored: int = 0) -> None:
@@ -154,9 +175,9 @@ def ack(crawler: Crawler, request: Request, *, fetched: int = 0, stored: int = 0
         scheduler.ack(request, fetched=fetched, stored=stored)
 
 
-def dead_letter(crawler: Crawler, request: Request, reason: str) -> None:
-    """End ``request``'s lease as failed for good, with ``reason`` (no-op when the scheduler is not the
-    leased one)."""
+def dead_letter(crawler: Crawler, request: Request, reason: str, kind: str = "other") -> None:
+    """End ``request``'s lease as failed for good, with ``reason`` and the ``kind`` of error (no-op when
+    the scheduler is not the leased one)."""
     scheduler = scheduler_of(crawler)
     if scheduler is not None:
-        scheduler.dead_letter(request, reason)
+        scheduler.dead_letter(request, reason, kind=kind)

@@ -35,6 +35,7 @@ import redis
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.utils.misc import load_object
+from scrapy.utils.reactor import CallLaterOnce
 from scrapy_redis.scheduler import Scheduler
 from twisted.internet import task
 
@@ -90,8 +91,12 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.backoff_max_seconds = settings.getfloat("RETRY_BACKOFF_MAX_SECONDS")
         self.worker = worker_id()
         self.held: set[str] = set()
+        # Leases whose download ended, to report at the next pop (crawler.worker.slots).
+        self.downloaded: list[str] = []
         self.redis_down_since: float | None = None
         self._next_due_check = 0.0
+        self._not_before = 0.0
+        self._wake = CallLaterOnce(self.wake_engine)
         self._renewal: task.LoopingCall | None = None
         self._poll: task.LoopingCall | None = None
 
@@ -115,6 +120,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         for loop in (self._renewal, self._poll):
             if loop is not None and loop.running:
                 loop.stop()
+        self._wake.cancel()
         try:
             released = self.queue.release(self.held)
         except redis.RedisError as exc:
@@ -176,6 +182,10 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             self.stats.inc_value("scheduler/redirect_seen")
             self.queue.ack(work.lease, site=work.site, job=work.job)
             return False
+        # A request handed back to wait (for a free session) says how long; it is not kept in the queue.
+        wait = float(request.meta.get("wait_seconds", 0.0))
+        if wait:
+            request = request.replace(meta={k: v for k, v in request.meta.items() if k != "wait_seconds"})
         member = encode_request(without_lease(request), self.spider)
         handed = self.queue.handoff(
             work.lease,
@@ -183,7 +193,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             priority=request.priority,
             site=work.site,
             job=work.job,
-            delay=self._backoff(work),
+            delay=max(self._backoff(work), wait),
         )
         self.stats.inc_value("lease/handed_on" if handed else "lease/handoff_expired")
         return handed
@@ -205,19 +215,28 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
     # --- requests out --------------------------------------------------------------------------------
 
     def next_request(self) -> Request | None:
+        if time.monotonic() < self._not_before and not self.downloaded:
+            return None  # every site with requests waits for its politeness delay or backoff
         for _ in range(POISON_PER_CALL):
             try:
-                lease = self.queue.pop()
-                if lease is None and time.monotonic() >= self._next_due_check:
-                    # Nothing queued: retries whose backoff is over, deferred requests, back in the queue.
+                reported, self.downloaded = self.downloaded, []
+                try:
+                    popped = self.queue.pop(reported)
+                except redis.RedisError:
+                    self.downloaded.extend(reported)
+                    raise
+                if popped.member is None and time.monotonic() >= self._next_due_check:
+                    # Nothing to take: retries whose backoff is over, deferred requests, back in the queue.
                     self._next_due_check = time.monotonic() + DUE_CHECK_SECONDS
                     if self.queue.queue_due():
-                        lease = self.queue.pop()
+                        popped = self.queue.pop()
             except redis.RedisError as exc:
                 self._redis_failed("take a request", exc)
                 return None
             self._redis_ok()
+            lease = popped.member
             if lease is None:
+                self._wait_for_gate(popped.wait)
                 return None
             try:
                 request = decode_request(lease, self.spider)
@@ -237,6 +256,16 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             return request
         return None
 
+    def _wait_for_gate(self, wait: float | None) -> None:
+        """Nothing may be sent now: ask Redis again when the first waiting site may send (at most
+        ``SCHEDULER_IDLE_POLL_SECONDS`` later: another process may queue work for a site that is free),
+        and wake the engine then."""
+        if wait is None or wait <= 0:
+            return
+        wait = min(wait, self.poll_seconds) if self.poll_seconds > 0 else wait
+        self._not_before = time.monotonic() + wait
+        self._wake.schedule(wait)
+
     def _dead_letter_entry(self, lease: str, reason: str) -> None:
         """A queue entry that is no request: out of the queue for good, once, with the reason."""
         logger.error("Dead-lettered a queue entry: %s", reason)
@@ -246,9 +275,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
 
     # --- how a request's work ends -------------------------------------------------------------------
 
-    def ack(self, request: Request, *, fetched: int = 0, stored: int = 0) -> None:
+    def ack(self, request: Request, *, fetched: int = 0, stored: int = 0, reposts: int = 0) -> None:
         """``request``'s work is done (items stored, links queued): its lease ends, and its job counts the
-        page ``fetched`` and the items ``stored``."""
+        page ``fetched``, the items ``stored`` and the ``reposts`` recorded."""
         work = self._release_hold(request)
         if work is None or work.lease is None:
             return
@@ -260,6 +289,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             job=work.job,
             fetched=fetched,
             stored=stored,
+            reposts=reposts,
         )
         if acked is False:
             self.stats.inc_value("lease/ack_after_expiry")
@@ -278,7 +308,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             max_attempts=self.max_attempts,
         )
         if attempts == 0:
-            self.dead_letter(request, f"{reason} (tried {self.max_attempts} times)", held=False)
+            self.dead_letter(request, f"{reason} (tried {self.max_attempts} times)", kind="store", held=False)
         elif attempts is not None and attempts > 0:
             self.stats.inc_value(f"lease/deferred/{work.site}")
             logger.warning(
@@ -290,17 +320,25 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 self.max_attempts,
             )
 
-    def dead_letter(self, request: Request, reason: str, *, held: bool = True) -> None:
+    def dead_letter(self, request: Request, reason: str, *, kind: str = "other", held: bool = True) -> None:
         """``request`` failed for good (after its retries): its lease ends, it is kept with ``reason`` in
-        the dead letters (``crawler dead``), its job counts an error."""
+        the dead letters (``crawler dead``), its job counts an error of ``kind`` ("HTTP 404", "timeout",
+        ...), and so do the site's counters."""
         work = self._release_hold(request) if held else Work.of(request)
         if work is None or work.lease is None:
             return
         self.stats.inc_value(f"dead/{work.site}")
+        self.stats.inc_value(f"errors/{kind}/{work.site}")
         logger.warning("Dead-lettered %s: %s", request.url, reason)
-        record = self._record(reason, url=request.url, site=work.site, job=work.job)
+        record = self._record(reason, url=request.url, site=work.site, job=work.job, kind=kind)
         self._call(
-            "dead-letter a request", self.queue.dead_letter, work.lease, record, site=work.site, job=work.job
+            "dead-letter a request",
+            self.queue.dead_letter,
+            work.lease,
+            record,
+            site=work.site,
+            job=work.job,
+            kind=kind,
         )
 
     def forget(self, request: Request) -> None:
@@ -316,8 +354,17 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.held.discard(work.lease)
         return work
 
-    def _record(self, reason: str, *, url: str | None, site: str | None, job: str | None) -> bytes:
-        record = {"reason": reason, "url": url, "site": site, "job": job, "at": round(time.time(), 3)}
+    def _record(
+        self, reason: str, *, url: str | None, site: str | None, job: str | None, kind: str | None = None
+    ) -> bytes:
+        record = {
+            "reason": reason,
+            "kind": kind,
+            "url": url,
+            "site": site,
+            "job": job,
+            "at": round(time.time(), 3),
+        }
         return json.dumps({**record, "worker": self.worker}, ensure_ascii=False).encode("utf-8")
 
     # --- Redis away ----------------------------------------------------------------------------------

@@ -33,14 +33,25 @@ from typing import Any, Self
 import redis
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DontCloseSpider, DownloadCancelledError, DownloadTimeoutError, IgnoreRequest
+from scrapy.downloadermiddlewares.retry import get_retry_request
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DontCloseSpider,
+    DownloadCancelledError,
+    DownloadConnectionRefusedError,
+    DownloadTimeoutError,
+    IgnoreRequest,
+)
 from scrapy.http import Response, TextResponse
+from scrapy.robotstxt import RobotParser
 from scrapy.settings import BaseSettings
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy_redis.spiders import RedisSpider
 from twisted.internet.defer import CancelledError
+from twisted.internet.error import ConnectError, ConnectionLost, DNSLookupError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.python.failure import Failure
+from twisted.web._newclient import ResponseFailed
 
 from crawler.config import apply_environment
 from crawler.items import Article, Page
@@ -50,10 +61,12 @@ from crawler.redisio.queue import LeasedQueue
 from crawler.requests import ARTICLE, INDEX, Work, article_request, index_request, queue_new
 from crawler.rules import RegexBudget, Rule, RuleSet, load_rules
 from crawler.schedule.revisit import Revisits
+from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import keys_of, server_of
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, blocked_by_guard
+from extractors import extract
 from extractors.encoding import redetect
 
 __all__ = ["SitesSpider"]
@@ -62,6 +75,10 @@ logger = logging.getLogger(__name__)
 
 # U+FFFD from this many on, a page's declared charset is doubted and the page decoded again by detection.
 CHARSET_DOUBT_REPLACEMENTS = 8
+# An article page without any of its fields and under this size is "empty" (a site serving blank pages to
+# a crawler it refuses), once the site's pages have matched this many times in this worker.
+EMPTY_PAGE_BYTES = 2048
+EMPTY_AFTER_MATCHED = 5
 
 
 # The embedded Redis servers ``scrapy crawl sites`` started or joined (no REDIS_URL), left at the end.
@@ -82,6 +99,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.job = job
         self.rules: dict[str, Rule] = {}
         self.rule_errors = 0
+        # Per site, the article pages where the rule's fields matched: an empty page after them is a sign.
+        self.matched: dict[str, int] = {}
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
@@ -98,9 +117,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if embedded is not None:
                 _embedded.append(embedded)
         ruleset = load_rules(settings["CRAWLER_RULES_DIR"])
+        # The rule's delay is held by the shared queue for all workers together (it gates the site); here
+        # each worker's own download slot of the site keeps the rule's concurrency.
         slots = {
-            rule.site: {"delay": rule.delay, "concurrency": rule.concurrency}
-            for rule in ruleset.rules.values()
+            rule.site: {"delay": 0.0, "concurrency": rule.concurrency} for rule in ruleset.rules.values()
         }
         settings.set("DOWNLOAD_SLOTS", {**settings.getdict("DOWNLOAD_SLOTS"), **slots}, priority="spider")
         private = {domain for rule in ruleset.rules.values() if rule.allow_private for domain in rule.domains}
@@ -115,6 +135,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         spider: Self = super().from_crawler(crawler, *args, **kwargs)
         spider.load(load_rules(crawler.settings["CRAWLER_RULES_DIR"]))
         crawler.signals.connect(spider.opened, signal=signals.spider_opened)
+        crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
         if _embedded:
             crawler.signals.connect(_leave_embedded, signal=signals.engine_stopped)
         return spider
@@ -156,10 +177,27 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         # The spider's own handle on the shared Bloom filter: a page's links are tested and queued in one
         # call.
         self.bloom = bloom_of(self.crawler)
+        self.bans = watch_of(self.crawler)
         self.regex_page_seconds = self.crawler.settings.getfloat("RULES_REGEX_PAGE_SECONDS")
         self.max_size = self.crawler.settings.getint("DOWNLOAD_MAXSIZE")
         if self.rule_errors:
             self.count("rules/errors", self.rule_errors)
+        # Each site's politeness holds for every worker together: the queue gates the site as a whole.
+        for rule in self.rules.values():
+            self.queue.configure(rule.site, delay=rule.delay, concurrency=rule.concurrency)
+
+    def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
+        """A site's robots.txt asks for a crawl-delay longer than the rule's delay: every worker keeps it
+        (at most ``ROBOTS_MAX_CRAWL_DELAY``)."""
+        rule = self.rules.get(Work.of(request).site)
+        agent = self.crawler.settings.get("ROBOTSTXT_USER_AGENT") or self.crawler.settings["USER_AGENT"]
+        asked = robotparser.crawl_delay(agent)
+        if rule is None or asked is None or asked <= rule.delay:
+            return
+        longest = self.crawler.settings.getfloat("ROBOTS_MAX_CRAWL_DELAY")
+        delay = min(float(asked), longest)
+        logger.info("%s: robots.txt asks for a crawl-delay of %g s (kept: %g s)", rule.site, asked, delay)
+        self.queue.set_crawl_delay(rule.site, delay)
 
     async def start(self) -> AsyncIterator[Request]:
         for request in self.next_requests():
@@ -219,6 +257,16 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         before = rule.regex_timeouts
         links = rule.article_links(page.url, page.selector.root, budget)
         self._regex_spent(rule, before, budget)
+        refused = response.meta.get("ban_signal")
+        if refused is None and not links and looks_like_captcha(page.body):
+            refused = "challenge page"
+            self.bans.signal(
+                rule.site, Signal(page.url, page.status, refused, response.meta.get("proxy_id"), time.time())
+            )
+        if refused is not None:
+            yield from self._retry_refused(response, rule, refused)
+            return
+        self.bans.ok(rule.site, response.meta.get("proxy_id"))
         self.count(f"crawl/links/{rule.site}", len(links))
         requests = [
             article_request(rule, url, job=work.job, boost=work.boost, job_kind=work.job_kind)
@@ -241,6 +289,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         budget = RegexBudget(self.regex_page_seconds)
         before = rule.regex_timeouts
         fields = rule.extract_fields(page.selector.root, budget)
+        refused = self._refusal(rule, page, fields)
+        if refused is not None:
+            yield from self._retry_refused(response, rule, refused)
+            return
+        self.bans.ok(rule.site, response.meta.get("proxy_id"))
         self.count(f"fields/pages/{rule.site}")
         for name, value in fields.items():
             if value is None:
@@ -294,7 +347,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             ack(self.crawler, request)
             return
         self.count(f"crawl/errors/{site}")
-        dead_letter(self.crawler, request, self._reason(failure, work))
+        dead_letter(self.crawler, request, self._reason(failure, work), _kind(failure))
 
     # --- helpers ---------------------------------------------------------------------------------------
 
@@ -328,6 +381,51 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if isinstance(error, DownloadTimeoutError | TxTimeoutError):
             return f"timed out: {failure.getErrorMessage() or type(error).__name__}{after}"
         return f"{type(error).__name__}: {failure.getErrorMessage() or 'no message'}{after}"
+
+    def _refusal(self, rule: Rule, page: TextResponse, fields: dict[str, str | None]) -> str | None:
+        """What the article page is instead of the article, when it looks refused (see
+        :mod:`crawler.worker.bans`): a login page it was redirected to, a challenge page, an empty page
+        where the rule's fields matched before. A page with its title and its body is never refused."""
+        proxy = page.meta.get("proxy_id")
+        what = page.meta.get("ban_signal")
+        if what is None:
+            if any(value is not None for value in fields.values()):
+                self.matched[rule.site] = self.matched.get(rule.site, 0) + 1
+            if looks_like_captcha(page.body) and not self._complete(rule, page, fields):
+                what = "challenge page"
+            elif (
+                all(value is None for value in fields.values())
+                and len(page.body) < EMPTY_PAGE_BYTES
+                and self.matched.get(rule.site, 0) >= EMPTY_AFTER_MATCHED
+            ):
+                what = "empty page"
+            if what is not None:
+                self.bans.signal(rule.site, Signal(page.url, page.status, what, proxy, time.time()))
+        return what
+
+    def _complete(self, rule: Rule, page: TextResponse, fields: dict[str, str | None]) -> bool:
+        """The page holds an article: its title (when the rule reads one) and a body of ``min_body_chars``,
+        the rule's or, when that is short, qRead's."""
+        if "title" in rule.fields and not fields.get("title"):
+            return False
+        body = fields.get("body") or ""
+        if len(body) >= rule.min_body_chars:
+            return True
+        return len(extract(page.text, url=page.url, title=fields.get("title")).text) >= rule.min_body_chars
+
+    def _retry_refused(self, response: Response, rule: Rule, what: str) -> Iterator[Request]:
+        """A refused page is tried again (Scrapy's retries, after the site's backoff if a ban was declared),
+        and at the end dead-lettered with what it was."""
+        request = response.request
+        assert request is not None
+        self.count(f"crawl/refused_page/{rule.site}")
+        retry = get_retry_request(request, spider=self, reason=what)
+        if retry is None:
+            retries = request.meta.get("retry_times", 0)
+            reason = f"{what} instead of the page at {response.url} (after {retries} retries)"
+            dead_letter(self.crawler, request, reason, what)
+            return
+        yield retry
 
     def _regex_spent(self, rule: Rule, before: int, budget: RegexBudget) -> None:
         """Count the rule's regular expressions that ran out of time on this page (they matched nothing),
@@ -425,6 +523,23 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         except redis.RedisError as exc:
             self.count("redis/errors")
             logger.warning("Redis failed (%s): job %s's %s count is short by %d", exc, job, field, amount)
+
+
+def _kind(failure: Failure) -> str:
+    """The kind of a failed download, as errors are counted and summed up: ``HTTP 404``, ``DNS``,
+    ``timeout``, ``connection``, ``size limit``, else the exception's name."""
+    error = failure.value
+    if isinstance(error, HttpError):
+        return f"HTTP {error.response.status}"
+    if isinstance(error, DNSLookupError | CannotResolveHostError):
+        return "DNS"
+    if isinstance(error, DownloadTimeoutError | TxTimeoutError):
+        return "timeout"
+    if isinstance(error, DownloadCancelledError | CancelledError):
+        return "size limit"
+    if isinstance(error, ConnectError | ConnectionLost | ResponseFailed | DownloadConnectionRefusedError):
+        return "connection"
+    return type(error).__name__
 
 
 def _work(response: Response) -> Work:

@@ -29,7 +29,18 @@ __all__ = ["GROUPS", "RedisStatsCollector"]
 logger = logging.getLogger(__name__)
 
 # Stats key groups that end in a site id (the others, Scrapy's own, stay in the process).
-GROUPS = ("crawl/", "extract/", "store/", "ban/", "fields/", "rules/", "dead/")
+GROUPS = (
+    "crawl/",
+    "extract/",
+    "store/",
+    "ban/",
+    "ban_signal/",
+    "backoff/",
+    "errors/",
+    "fields/",
+    "rules/",
+    "dead/",
+)
 
 
 class RedisStatsCollector(MemoryStatsCollector):

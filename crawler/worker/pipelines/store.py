@@ -21,9 +21,14 @@ from crawler.items import Article
 from crawler.store import Store, Written, open_store
 from crawler.store.document import add_fingerprints, make_document
 
-__all__ = ["StorePipeline"]
+__all__ = ["RepostRecorded", "StorePipeline"]
 
 logger = logging.getLogger(__name__)
+
+
+class RepostRecorded(DropItem):
+    """The item is a repost of a stored article: recorded against the original, not stored again (its job
+    counts it as a repost)."""
 
 
 class StorePipeline:
@@ -102,7 +107,7 @@ class StorePipeline:
             raise
         self._count(f"store/{result.outcome}/{site}")
         if result.outcome == "repost":
-            raise DropItem(
+            raise RepostRecorded(
                 f"{result.url} is a repost of {result.original}: recorded there, not stored again",
                 log_level="INFO",
             )

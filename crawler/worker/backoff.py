@@ -1,0 +1,120 @@
+"""``BackoffMiddleware`` (a downloader middleware): a site that answers 429 Too Many Requests or 503
+Service Unavailable is held back for every worker, as it asked.
+
+The wait is the answer's ``Retry-After`` (seconds or an HTTP date), else ``BACKOFF_FIRST_SECONDS`` doubled
+at each backoff since the last ``BACKOFF_CALM_SECONDS`` without one, at most ``BACKOFF_MAX_SECONDS``. The
+shared queue gates the site until then (:meth:`crawler.redisio.queue.LeasedQueue.back_off`): no worker
+takes its requests, which stay queued; the other sites go on. Afterwards the site is asked at most once
+every ``BACKOFF_THROTTLE_SECONDS`` (doubled at each backoff, at most ``BACKOFF_MAX_THROTTLE_SECONDS``), a
+delay that halves every two minutes: a site that asked to slow down is not flooded again at once.
+
+After a 429, or a 503 with a ``Retry-After`` above 0 (the site asked to wait; the request did not
+fail), the request goes back to its site's queue without using one of Scrapy's retries, at most
+``BACKOFF_MAX_TRIES`` times, after which its answer goes on as an HTTP error (a dead letter). A 503
+without ``Retry-After`` is a server error as well: it goes on to Scrapy's retries (``RETRY_TIMES``), which
+wait behind the site's backoff, so a page that keeps failing ends as a dead letter in a few tries, not
+after hours of backoffs. Counted as ``backoff/<site>``; ``crawler status`` shows the site "backing off
+until ...".
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import time
+from typing import Self
+
+import redis
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+
+from crawler.redisio.queue import LeasedQueue
+from crawler.requests import Work
+from crawler.worker.connection import keys_of, server_of
+
+__all__ = ["BACKOFF_STATUSES", "BackoffMiddleware", "retry_after"]
+
+logger = logging.getLogger(__name__)
+
+BACKOFF_STATUSES = frozenset({429, 503})
+# The request's meta key counting its backoffs.
+TRIES_KEY = "backoff_tries"
+
+
+def retry_after(value: bytes | None, now: float) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait (a number of seconds, or an HTTP date); None when
+    there is none or it cannot be read."""
+    if not value:
+        return None
+    text = value.decode("latin-1").strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        moment = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(moment.timestamp() - now, 0.0)
+
+
+class BackoffMiddleware:
+    """Holds a site back after a 429 or 503, for every worker (see the module docstring)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        self.crawler = crawler
+        self.first = settings.getfloat("BACKOFF_FIRST_SECONDS")
+        self.longest = settings.getfloat("BACKOFF_MAX_SECONDS")
+        self.calm = settings.getfloat("BACKOFF_CALM_SECONDS")
+        self.max_tries = settings.getint("BACKOFF_MAX_TRIES")
+        self.throttle = settings.getfloat("BACKOFF_THROTTLE_SECONDS")
+        self.longest_throttle = settings.getfloat("BACKOFF_MAX_THROTTLE_SECONDS")
+        self._queue: LeasedQueue | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    @property
+    def queue(self) -> LeasedQueue:
+        if self._queue is None:
+            self._queue = LeasedQueue(server_of(self.crawler), keys_of(self.crawler))
+        return self._queue
+
+    def process_response(self, request: Request, response: Response) -> Request | Response:
+        if response.status not in BACKOFF_STATUSES or request.meta.get("dont_retry"):
+            return response
+        work = Work.of(request)
+        site = work.site or "unknown"
+        # A Retry-After of 0 asks for no wait: the site's backoff of its own applies.
+        asked = retry_after(response.headers.get(b"Retry-After"), time.time()) or None
+        reason = f"HTTP {response.status}" + (f", Retry-After {asked:g} s" if asked is not None else "")
+        try:
+            seconds = self.queue.back_off(
+                site,
+                seconds=asked,
+                first=self.first,
+                longest=self.longest,
+                calm=self.calm,
+                reason=reason,
+                throttle=self.throttle,
+                longest_throttle=self.longest_throttle,
+            )
+        except redis.RedisError as exc:
+            logger.warning(
+                "%s: could not record its backoff (%s): the request is retried as usual", site, exc
+            )
+            return response
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value(f"backoff/{site}")
+        tries = int(request.meta.get(TRIES_KEY, 0)) + 1
+        logger.warning(
+            "%s answered %s with %s: every worker waits %.0f s before its next request there",
+            site,
+            request.url,
+            reason,
+            seconds,
+        )
+        if tries > self.max_tries or (response.status == 503 and asked is None):
+            return response  # an HTTP error: Scrapy's retries, then a dead letter with the reason
+        return request.replace(meta={**request.meta, TRIES_KEY: tries}, dont_filter=True)

@@ -1,0 +1,271 @@
+"""The proxy pool: requests go out through proxies, each proxy's health shared by every worker.
+
+Proxies come from the settings (``CRAWLER_PROXIES``: URLs separated by commas or white space, or
+``CRAWLER_PROXY_FILE``: one URL per line; both also from the environment) and from rules
+(``access.proxies`` or ``access.proxies_file``): a site whose rule names proxies uses those, the others
+the global ones, or none when there are none. ``ProxyMiddleware`` picks one for each request:
+
+- never a *benched* proxy: one banned by a site (:mod:`crawler.worker.bans` judges proxies as it judges
+  sites), or one that failed ``PROXY_MAX_FAILURES`` times in a row (refused connections, timeouts),
+  benched for ``PROXY_BENCH_SECONDS``, for every worker;
+- at most ``PROXY_CONCURRENCY`` requests at once through one proxy in this worker (a request waits for a
+  free one);
+- the least busy, then the one with the fewest failures, in turn.
+
+A retry or a redirect goes back through the queue, where no proxy is kept (:data:`crawler.requests
+.SENT_ONLY_META`): its next try picks again, so a failing proxy is left behind. When every proxy of a site
+is benched, the site backs off until the first one is back, and its requests wait in the queue.
+
+Health is kept in Redis per proxy (``crawler:proxy:<id>``: ``ok``, ``failed``, ``banned``, ``latency_ms``,
+``benched_until``, ``reason``), summed every ``SUPERVISION_FLUSH_SECONDS``; ``crawler status`` shows it.
+Only a proxy's id (its URL without credentials) is ever logged, stored or shown; the credentials go from
+the rule or setting to Scrapy's ``HttpProxyMiddleware``, which sends them to the proxy alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Self
+from weakref import WeakKeyDictionary
+
+import redis
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import Response
+from twisted.internet import task
+
+from crawler.redisio.queue import LeasedQueue
+from crawler.requests import Work
+from crawler.rules.access import Proxy, global_proxies
+from crawler.worker.connection import keys_of, server_of
+
+if TYPE_CHECKING:
+    from crawler.worker.bans import Signal
+
+__all__ = ["ProxyMiddleware", "ProxyPool", "pool_of"]
+
+logger = logging.getLogger(__name__)
+
+# How the latency average follows new answers (an exponentially weighted mean).
+_LATENCY_WEIGHT = 0.2
+# Seconds a request waits between two looks for a free proxy.
+_WAIT_STEP = 0.05
+# Answers that are the proxy's failure, not the site's: its credentials refused, its upstream unreachable.
+PROXY_FAILURE_STATUSES = frozenset({407, 502, 504})
+
+
+class ProxyPool:
+    """The proxies of a worker, their use here and their shared health (see the module docstring)."""
+
+    def __init__(
+        self, crawler: Crawler, shared: Sequence[Proxy], by_site: dict[str, tuple[Proxy, ...]]
+    ) -> None:
+        settings = crawler.settings
+        self.crawler = crawler
+        self.shared = tuple(shared)
+        self.by_site = by_site
+        self.concurrency = settings.getint("PROXY_CONCURRENCY")
+        self.bench_seconds = settings.getfloat("PROXY_BENCH_SECONDS")
+        self.max_failures = settings.getint("PROXY_MAX_FAILURES")
+        self.keys = keys_of(crawler)
+        self.inflight: Counter[str] = Counter()
+        self.failures_in_row: Counter[str] = Counter()
+        self.benched: dict[str, float] = {}
+        self.latency: dict[str, float] = {}
+        self._counts: Counter[tuple[str, str]] = Counter()
+        self._turn = 0
+        self._loop: task.LoopingCall | None = None
+
+    def candidates(self, site: str | None) -> tuple[Proxy, ...]:
+        return self.by_site.get(site or "", ()) or self.shared
+
+    def all_proxies(self) -> list[Proxy]:
+        return list(dict.fromkeys([*self.shared, *(p for proxies in self.by_site.values() for p in proxies)]))
+
+    def choose(self, site: str | None) -> Proxy | bool | None:
+        """A proxy for a request of ``site``: the least busy one that is not benched and has a free slot;
+        True when every usable one is busy (wait), None when every one is benched."""
+        now = time.time()
+        usable = [p for p in self.candidates(site) if self.benched.get(p.id, 0.0) <= now]
+        if not usable:
+            return None
+        free = [p for p in usable if self.inflight[p.id] < self.concurrency]
+        if not free:
+            return True
+        self._turn += 1
+        turn = self._turn
+        order = {p.id: (index - turn) % len(free) for index, p in enumerate(free)}
+        chosen = min(free, key=lambda p: (self.inflight[p.id], self.failures_in_row[p.id], order[p.id]))
+        self.inflight[chosen.id] += 1
+        return chosen
+
+    async def acquire(self, site: str | None) -> Proxy | None:
+        """A proxy for a request of ``site``, waiting for a free one; None when every one is benched."""
+        while True:
+            chosen = self.choose(site)
+            if chosen is not True:
+                return chosen if isinstance(chosen, Proxy) else None
+            await asyncio.sleep(_WAIT_STEP)
+
+    def bench_left(self, site: str | None) -> float:
+        """Seconds until the first benched proxy of ``site`` is back."""
+        now = time.time()
+        return max(min((self.benched.get(p.id, now) for p in self.candidates(site)), default=now) - now, 1.0)
+
+    def release(self, proxy: str, *, ok: bool, latency: float | None = None) -> None:
+        """A request through ``proxy`` ended: its slot is free, its outcome counted."""
+        self.inflight[proxy] = max(self.inflight[proxy] - 1, 0)
+        if ok:
+            self.failures_in_row[proxy] = 0
+            self._counts[(proxy, "ok")] += 1
+            if latency is not None:
+                before = self.latency.get(proxy)
+                self.latency[proxy] = (
+                    latency if before is None else before + _LATENCY_WEIGHT * (latency - before)
+                )
+            return
+        self._counts[(proxy, "failed")] += 1
+        self.failures_in_row[proxy] += 1
+        if self.failures_in_row[proxy] >= self.max_failures:
+            self.bench(proxy, f"{self.failures_in_row[proxy]} failures in a row")
+
+    def banned(self, proxy: str, evidence: Iterable[Signal]) -> None:
+        """A site banned ``proxy`` (its evidence, from the ban watch): benched for every worker."""
+        self._counts[(proxy, "banned")] += 1
+        self.bench(proxy, "banned: " + ", ".join(sorted({signal.what for signal in evidence})))
+
+    def bench(self, proxy: str, reason: str) -> None:
+        until = time.time() + self.bench_seconds
+        self.benched[proxy] = until
+        self.failures_in_row[proxy] = 0
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value("proxy/benched")
+        logger.warning("Proxy %s benched for %.0f s: %s", proxy, self.bench_seconds, reason)
+        try:
+            self._server().hset(
+                self.keys.proxy(proxy), mapping={"benched_until": f"{until:.3f}", "reason": reason}
+            )
+        except redis.RedisError as exc:
+            logger.warning("Could not share that proxy %s is benched: %s", proxy, exc)
+
+    def _server(self) -> redis.Redis:
+        return server_of(self.crawler)
+
+    def start(self, seconds: float) -> None:
+        self._loop = task.LoopingCall(self.flush)
+        self._loop.start(seconds, now=True)
+
+    def stop(self) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        self.flush()
+
+    def flush(self) -> None:
+        """Add this worker's counts to each proxy's health in Redis, and read which proxies other workers
+        benched. Redis away: the counts wait for the next turn."""
+        counts, self._counts = self._counts, Counter()
+        proxies = [p.id for p in self.all_proxies()]
+        try:
+            with self._server().pipeline(transaction=False) as pipe:
+                for (proxy, what), count in counts.items():
+                    pipe.hincrby(self.keys.proxy(proxy), what, count)
+                for proxy, latency in self.latency.items():
+                    pipe.hset(self.keys.proxy(proxy), "latency_ms", round(latency * 1000))
+                for proxy in proxies:
+                    pipe.hget(self.keys.proxy(proxy), "benched_until")
+                replies = pipe.execute()
+        except redis.RedisError as exc:
+            self._counts.update(counts)
+            logger.debug("proxy health not written (Redis: %s): tried again", exc)
+            return
+        for proxy, until in zip(proxies, replies[len(replies) - len(proxies) :], strict=True):
+            if until is not None:
+                self.benched[proxy] = max(self.benched.get(proxy, 0.0), float(until))
+
+
+_pools: WeakKeyDictionary[Crawler, ProxyPool] = WeakKeyDictionary()
+
+
+def pool_of(crawler: Crawler) -> ProxyPool | None:
+    """The crawl's proxy pool, None when it uses no proxy."""
+    return _pools.get(crawler)
+
+
+class ProxyMiddleware:
+    """Sends each request through a proxy of its site's pool (see the module docstring). Off
+    (``NotConfigured``) when neither the settings nor any rule names a proxy."""
+
+    def __init__(self, crawler: Crawler, pool: ProxyPool) -> None:
+        self.crawler = crawler
+        self.pool = pool
+        self.queue = LeasedQueue(server_of(crawler), keys_of(crawler))
+        _pools[crawler] = pool
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        shared = global_proxies(settings.get("CRAWLER_PROXIES"), settings.get("CRAWLER_PROXY_FILE"))
+        rules = getattr(crawler.spider, "rules", {}) or {}
+        by_site = {site: rule.proxies for site, rule in rules.items() if rule.proxies}
+        if not shared and not by_site:
+            raise NotConfigured(
+                "no proxies: neither CRAWLER_PROXIES, CRAWLER_PROXY_FILE nor a rule's access.proxies"
+            )
+        pool = ProxyPool(crawler, shared, by_site)
+        middleware = cls(crawler, pool)
+        pool.start(settings.getfloat("SUPERVISION_FLUSH_SECONDS"))
+        from scrapy import signals  # noqa: PLC0415 - only when proxies are used
+
+        crawler.signals.connect(pool.stop, signal=signals.spider_closed)
+        logger.info("Proxies: %d shared, %d sites with their own", len(shared), len(by_site))
+        return middleware
+
+    async def process_request(self, request: Request) -> Request | None:
+        if "proxy_id" in request.meta or request.meta.get("dont_proxy"):
+            return None
+        work = Work.of(request)
+        proxy = await self.pool.acquire(work.site)
+        if proxy is None:
+            return self._all_benched(request, work)
+        request.meta["proxy"] = proxy.url
+        request.meta["proxy_id"] = proxy.id
+        request.meta["proxy_sent"] = time.monotonic()
+        return None
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        proxy = request.meta.get("proxy_id")
+        if proxy is not None:
+            sent = request.meta.get("proxy_sent")
+            latency = time.monotonic() - sent if isinstance(sent, float) else None
+            self.pool.release(proxy, ok=response.status not in PROXY_FAILURE_STATUSES, latency=latency)
+        return response
+
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        proxy = request.meta.get("proxy_id")
+        if proxy is not None:
+            self.pool.release(proxy, ok=False)
+
+    def _all_benched(self, request: Request, work: Work) -> Request:
+        """Every proxy of the site is benched: the site waits for the first one back, the request too."""
+        if work.lease is None:
+            raise IgnoreRequest(f"no proxy to fetch {request.url}: every proxy is benched")
+        seconds = self.pool.bench_left(work.site)
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value(f"proxy/all_benched/{work.site}")
+        try:
+            self.queue.back_off(
+                work.site,
+                seconds=seconds,
+                first=seconds,
+                longest=max(seconds, self.pool.bench_seconds),
+                calm=0.0,
+                reason="every proxy of the site is benched",
+            )
+        except redis.RedisError as exc:
+            logger.warning("%s: could not hold the site back (%s)", work.site, exc)
+        return request.replace(dont_filter=True)

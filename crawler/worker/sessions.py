@@ -1,0 +1,227 @@
+"""The session (account) pool: a site's requests carry one of its named sessions, one worker per session.
+
+A rule's ``access.sessions`` names files of cookies and headers (a logged-in account, an API token;
+:mod:`crawler.rules.access`). ``SessionMiddleware`` gives each request of such a site the session this
+worker holds for it, and takes one when it holds none:
+
+- a session is held by one worker at a time: ``crawler:session:<site>:<name>`` names its holder, with a
+  time-to-live of ``SESSION_LEASE_SECONDS`` the worker renews while it runs (a worker that dies lets it go
+  by itself) and gives back when it closes;
+- a session is *benched* for ``SESSION_BENCH_SECONDS`` when its site sends it to the login page
+  (``access.login_url``, else any URL whose path is a login page) or bans the site: the worker takes
+  another one, and the request is tried again with it;
+- a request of a site whose every session is held by other workers (or benched) waits in the queue
+  ``SESSION_WAIT_SECONDS``, at most ``SESSION_MAX_WAITS`` times, then is dead-lettered.
+
+Cookies go out in a ``Cookie`` header (Scrapy's cookie jar is off: nothing of one session leaks into
+another), headers as given. None of it is ever queued (:data:`crawler.requests.SENT_ONLY_META`), logged,
+stored or shown: a session is known by its name.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Self
+from urllib.parse import urljoin
+from weakref import WeakKeyDictionary
+
+import redis
+from scrapy import Request, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Response
+from twisted.internet import task
+
+from crawler.errors import CrawlerError
+from crawler.requests import Work
+from crawler.rules import Rule
+from crawler.rules.access import Session
+from crawler.worker.bans import looks_like_login
+from crawler.worker.connection import keys_of, server_of
+from crawler.worker.scheduler import worker_id
+
+__all__ = ["NoSessionError", "SessionMiddleware", "SessionPool", "sessions_of"]
+
+logger = logging.getLogger(__name__)
+
+# Takes the first of the given sessions that nobody holds and that is not benched. KEYS: per session,
+# its holder key then its bench key. ARGV: the worker, the hold's milliseconds. Reply: its index, or 0.
+_TAKE = """
+for i = 1, #KEYS, 2 do
+  if redis.call('EXISTS', KEYS[i + 1]) == 0 and redis.call('SET', KEYS[i], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    return (i + 1) / 2
+  end
+end
+return 0
+"""
+# Renews (ARGV[2] milliseconds) or gives back (ARGV[2] = 0) a hold, if this worker (ARGV[1]) has it.
+_HOLD = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if tonumber(ARGV[2]) > 0 then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return redis.call('DEL', KEYS[1])
+"""
+
+
+class NoSessionError(CrawlerError):
+    """Every session of a site stayed held by other workers or benched: the request is dead-lettered."""
+
+
+class SessionPool:
+    """The sessions of the rules, and the one this worker holds per site (see the module docstring)."""
+
+    def __init__(self, crawler: Crawler, rules: dict[str, Rule]) -> None:
+        settings = crawler.settings
+        self.crawler = crawler
+        self.rules = {site: rule for site, rule in rules.items() if rule.sessions}
+        self.keys = keys_of(crawler)
+        self.worker = worker_id()
+        self.lease_ms = int(settings.getfloat("SESSION_LEASE_SECONDS") * 1000)
+        self.bench_ms = int(settings.getfloat("SESSION_BENCH_SECONDS") * 1000)
+        self.held: dict[str, Session] = {}
+        server = server_of(crawler)
+        self.server = server
+        self._take = server.register_script(_TAKE)
+        self._hold = server.register_script(_HOLD)
+        self._loop: task.LoopingCall | None = None
+
+    def session_for(self, site: str) -> Session | None:
+        """The session this worker holds for ``site``, taking a free one when it holds none."""
+        held = self.held.get(site)
+        if held is not None:
+            return held
+        sessions = self.rules[site].sessions
+        keys = [
+            key
+            for s in sessions
+            for key in (self.keys.session(site, s.name), self.keys.session_bench(site, s.name))
+        ]
+        index = int(self._take(keys=keys, args=[self.worker, self.lease_ms]))
+        if index == 0:
+            return None
+        session = self.held[site] = sessions[index - 1]
+        logger.info("%s: this worker now uses session %s", site, session.name)
+        return session
+
+    def bench(self, site: str, name: str, reason: str) -> None:
+        """The session ``name`` of ``site`` was logged out or banned: it rests, and is given back."""
+        if self.held.get(site) is not None and self.held[site].name == name:
+            del self.held[site]
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value(f"session/benched/{site}")
+        logger.warning("%s: session %s benched for %.0f s: %s", site, name, self.bench_ms / 1000, reason)
+        try:
+            self.server.set(self.keys.session_bench(site, name), reason, px=self.bench_ms)
+            self._hold(keys=[self.keys.session(site, name)], args=[self.worker, 0])
+        except redis.RedisError as exc:
+            logger.warning("%s: could not share that session %s is benched: %s", site, name, exc)
+
+    def renew(self) -> None:
+        """Keep this worker's holds (Redis away: tried again at the next turn; a hold lost meanwhile is
+        taken again, or another session is)."""
+        for site, session in list(self.held.items()):
+            try:
+                kept = int(
+                    self._hold(
+                        keys=[self.keys.session(site, session.name)], args=[self.worker, self.lease_ms]
+                    )
+                )
+            except redis.RedisError as exc:
+                logger.debug("session holds not renewed (Redis: %s)", exc)
+                return
+            if not kept:
+                del self.held[site]
+
+    def start(self) -> None:
+        self._loop = task.LoopingCall(self.renew)
+        self._loop.start(self.lease_ms / 3000, now=False)
+
+    def stop(self) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        for site, session in list(self.held.items()):
+            try:
+                self._hold(keys=[self.keys.session(site, session.name)], args=[self.worker, 0])
+            except redis.RedisError as exc:
+                logger.debug(
+                    "session %s of %s not given back (Redis: %s): it expires", session.name, site, exc
+                )
+        self.held.clear()
+
+
+_pools: WeakKeyDictionary[Crawler, SessionPool] = WeakKeyDictionary()
+
+
+def sessions_of(crawler: Crawler) -> SessionPool | None:
+    """The crawl's session pool, None when no rule has sessions."""
+    return _pools.get(crawler)
+
+
+class SessionMiddleware:
+    """Gives each request of a site with sessions the session this worker holds for it (see the module
+    docstring). Off (``NotConfigured``) when no rule names a session."""
+
+    def __init__(self, crawler: Crawler, pool: SessionPool) -> None:
+        settings = crawler.settings
+        self.crawler = crawler
+        self.pool = pool
+        self.wait_seconds = settings.getfloat("SESSION_WAIT_SECONDS")
+        self.max_waits = settings.getint("SESSION_MAX_WAITS")
+        _pools[crawler] = pool
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        rules = getattr(crawler.spider, "rules", {}) or {}
+        if not any(rule.sessions for rule in rules.values()):
+            raise NotConfigured("no rule names sessions (access.sessions)")
+        pool = SessionPool(crawler, rules)
+        pool.start()
+        crawler.signals.connect(pool.stop, signal=signals.spider_closed)
+        return cls(crawler, pool)
+
+    def process_request(self, request: Request) -> Request | None:
+        site = Work.of(request).site
+        if site not in self.pool.rules or "session" in request.meta:
+            return None
+        session = self.pool.session_for(site)
+        assert self.crawler.stats is not None
+        if session is None:
+            waits = int(request.meta.get("session_waits", 0)) + 1
+            count = len(self.pool.rules[site].sessions)
+            if waits > self.max_waits:
+                raise NoSessionError(
+                    f"no session of {site} came free for {request.url}: all {count} are held by other workers"
+                    " or benched (add sessions to access.sessions, or run fewer workers on the site)"
+                )
+            self.crawler.stats.inc_value(f"session/wait/{site}")
+            meta = {**request.meta, "session_waits": waits, "wait_seconds": self.wait_seconds}
+            return request.replace(meta=meta, dont_filter=True)
+        if session.cookies:
+            request.headers[b"Cookie"] = "; ".join(
+                f"{name}={value}" for name, value in session.cookies.items()
+            )
+        for name, value in session.headers.items():
+            request.headers[name] = value
+        request.meta["session"] = session.name
+        request.meta["session_headers"] = list(session.headers)
+        return None
+
+    def process_response(self, request: Request, response: Response) -> Request | Response:
+        name = request.meta.get("session")
+        site = Work.of(request).site
+        if name is None or site not in self.pool.rules:
+            return response
+        # The login page, reached, or about to be (a redirect to it): the session was logged out.
+        location = response.headers.get(b"Location") if 300 <= response.status < 400 else None
+        target = urljoin(response.url, location.decode("latin-1")) if location else response.url
+        login = self.pool.rules[site].login_url
+        if not (login.search(target) if login is not None else looks_like_login(target)):
+            return response
+        self.pool.bench(site, name, f"sent to the login page {target}")
+        # Tried again from where it started (before any redirect), with another session.
+        dropped = ("session", "session_headers", "redirect_urls", "redirect_reasons", "redirect_times")
+        meta = {key: value for key, value in request.meta.items() if key not in dropped}
+        original = request.meta.get("redirect_urls", [request.url])[0]
+        retry = request.replace(url=original, meta=meta, dont_filter=True)
+        for header in (b"Cookie", *(h.encode() for h in request.meta.get("session_headers", ()))):
+            retry.headers.pop(header, None)
+        return retry

@@ -1,0 +1,313 @@
+"""Supervision and anti-blocking across workers (issue 12), against the news farm (crawler/demo/farm.py, a
+real HTTP server on 127.0.0.1), real `crawler` processes and the real embedded Redis: each site's
+politeness held by all workers together, backoff on 429 with Retry-After, bans judged on a pattern and
+never on one page, proxies and sessions rotated and benched, errors counted by kind. Every article is
+stored once and nothing is lost."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import redis
+from proxyserver import TestProxy
+
+from crawler.demo.farm import Farm, FarmSite
+from crawler.keys import Keys
+from crawler.redisio.connection import connect
+from crawler.redisio.embedded import EmbeddedRedis
+from crawler.requests import enqueue_job
+from crawler.rules import load_rules
+from crawler.store import open_store
+
+COMMAND_TIMEOUT = 240.0
+KEYS = Keys("crawler")
+
+
+@dataclass
+class Setup:
+    farm: Farm
+    root: Path
+    url: str
+    server: redis.Redis
+
+    @property
+    def rules(self) -> Path:
+        return self.root / "rules"
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(("CRAWLER_", "REDIS_", "MONGO_"))
+        }
+        env.update(
+            REDIS_URL=self.url,
+            CRAWLER_RULES_DIR=str(self.rules),
+            CRAWLER_DATA_DIR=str(self.data),
+            CRAWLER_ALLOW_PRIVATE_NETWORKS="1",
+            **extra,
+        )
+        return env
+
+    def rule(self, name: str, extra: str = "") -> None:
+        self.rules.mkdir(exist_ok=True)
+        (self.rules / f"{name}.yaml").write_text(self.farm.rule(name) + extra, encoding="utf-8")
+
+    def temp(self, site: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "crawler.cli", "temp", site],
+            env=self.env(**extra),
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+    def stored_urls(self) -> list[str]:
+        store = open_store({"CRAWLER_DATA_DIR": str(self.data)})
+        try:
+            return [str(article["url"]) for article in store.iter_articles()]
+        finally:
+            store.close()
+
+    def status(self) -> dict[str, object]:
+        run = subprocess.run(
+            [sys.executable, "-m", "crawler.cli", "status", "--format", "json"],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            check=True,
+        )
+        report: dict[str, object] = json.loads(run.stdout)
+        return report
+
+
+def farm_site(name: str, **options: object) -> FarmSite:
+    return FarmSite(name, per_hour=1.0, **options)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def setup(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Setup]:
+    sites: list[FarmSite] = request.param
+    # 15 simulated hours after the start, each site (one article an hour) lists 20 articles.
+    farm = Farm(sites, start=1_700_000_000.0, now=1_700_000_000.0 + 15 * 3600)
+    with farm, EmbeddedRedis(tmp_path / "data", watch_seconds=0) as embedded:
+        url = embedded.ensure()
+        server = connect(url)
+        yield Setup(farm, tmp_path, url, server)
+        server.close()
+
+
+def articles_of(farm: Farm, name: str) -> set[str]:
+    """The URLs of the articles a grab of the farm site ``name`` finds (those listed on its index)."""
+    newest = farm.newest(name)
+    return {f"{farm.origin}/{name}/a/{k}.html" for k in range(max(newest - 19, 0), newest + 1)}
+
+
+def no_traceback(output: str) -> None:
+    assert "Traceback" not in output, output[-4000:]
+
+
+# --- politeness held by every worker together -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("setup", [[farm_site("polite", delay=1.0, concurrency=2)]], indirect=True)
+def test_three_workers_together_keep_a_sites_delay(setup: Setup) -> None:
+    setup.rule("polite")
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "worker"],
+            env=setup.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    try:
+        rule = load_rules(setup.rules).rules["polite"]
+        urls = sorted(articles_of(setup.farm, "polite"))[:12]
+        job = enqueue_job(setup.server, KEYS, [rule], article_urls=urls)
+        deadline = time.monotonic() + 120
+        while int(setup.server.hget(KEYS.job(job), "pending") or 0) > 0:
+            assert time.monotonic() < deadline, "the job did not finish"
+            time.sleep(0.2)
+    finally:
+        outputs = []
+        for worker in workers:
+            worker.send_signal(2)
+            outputs.append(worker.communicate(timeout=60)[1])
+    for output in outputs:
+        no_traceback(output)
+    moments = sorted(visit.at for visit in setup.farm.log if visit.site == "polite")
+    assert len(moments) == 12, "every article fetched once"
+    gaps = [later - earlier for earlier, later in itertools.pairwise(moments)]
+    rate = (len(moments) - 1) / (moments[-1] - moments[0])
+    assert rate <= 1.05, f"{rate:.2f} requests/s with delay 1 s and 3 workers (gaps {gaps})"
+    assert min(gaps) >= 0.9, f"two requests {min(gaps):.2f} s apart"
+    assert all("Serving 1 site rules" in output for output in outputs), "three workers served the site"
+    assert sorted(setup.stored_urls()) == urls
+
+
+# --- 429 and Retry-After ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("setup", [[farm_site("busy", rate_limit=3, retry_after=1)]], indirect=True)
+def test_a_site_answering_429_is_waited_for_and_loses_nothing(setup: Setup) -> None:
+    setup.rule("busy")
+    done = setup.temp("busy")
+    no_traceback(done.stderr)
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = articles_of(setup.farm, "busy")
+    assert sorted(setup.stored_urls()) == sorted(expected), "every article stored once"
+    visits = [visit for visit in setup.farm.log if visit.site == "busy"]
+    refused = [visit for visit in visits if visit.status == 429]
+    assert refused, "the farm's limit was reached"
+    assert len(refused) <= 8, f"{len(refused)} answers 429: the crawler kept asking"
+    for answer in refused:
+        # After a 429 with Retry-After: 1, nothing is sent for that second (a request answered at about
+        # the same moment, already on its way, aside).
+        burst = [v for v in visits if answer.at + 0.15 < v.at < answer.at + 0.85]
+        assert not burst, f"{len(burst)} requests within the Retry-After of the 429 at {answer.at}"
+    assert "errors 0" in done.stdout
+
+
+# --- bans: a pattern, never one page -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("setup", [[farm_site("comments", comment_captcha=True)]], indirect=True)
+def test_articles_with_a_recaptcha_comment_form_are_stored_and_no_ban(setup: Setup) -> None:
+    setup.rule("comments")
+    done = setup.temp("comments")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(setup.stored_urls()) == sorted(articles_of(setup.farm, "comments"))
+    assert "a sign of a ban" not in done.stderr
+    site = next(s for s in setup.status()["sites"] if s["site"] == "comments")  # type: ignore[attr-defined]
+    assert site["bans_24h"] == 0 and not site["attention"]
+
+
+@pytest.mark.parametrize("setup", [[farm_site("walled")]], indirect=True)
+def test_a_site_serving_challenge_pages_is_banned_with_evidence_and_its_requests_kept(setup: Setup) -> None:
+    setup.rule("walled")
+    setup.farm.captcha.add("walled")
+    done = setup.temp("walled")
+    assert done.returncode == 1, "nothing could be stored"
+    assert "challenge page" in done.stdout, done.stdout
+    site = next(s for s in setup.status()["sites"] if s["site"] == "walled")  # type: ignore[attr-defined]
+    assert site["bans_24h"] >= 1
+    ban = site["ban"]
+    assert ban is not None and "challenge page" in ban["what"]
+    assert ban["signals"] and ban["signals"][0]["url"].startswith(setup.farm.origin)
+    assert any("banned" in reason for reason in site["attention"])
+    dead = [json.loads(record) for record in setup.server.hvals(KEYS.dead)]
+    assert dead and all(letter["kind"] == "challenge page" for letter in dead), "kept, with what it was"
+    assert setup.stored_urls() == []
+
+
+# --- proxies -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("setup", [[farm_site("proxied")]], indirect=True)
+def test_a_proxy_the_site_bans_is_benched_and_the_other_serves_every_article(setup: Setup) -> None:
+    with (
+        TestProxy("alpha", user="crawler", password="s3cret-alpha") as alpha,
+        TestProxy("beta", user="crawler", password="s3cret-beta") as beta,
+    ):
+        setup.farm.proxy_limit["alpha"] = 3
+        proxies = f"{alpha.url('crawler', 's3cret-alpha')},{beta.url('crawler', 's3cret-beta')}"
+        setup.rule("proxied")
+        done = setup.temp("proxied", CRAWLER_PROXIES=proxies)
+        status = setup.status()
+    no_traceback(done.stderr)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(setup.stored_urls()) == sorted(articles_of(setup.farm, "proxied")), "every article once"
+    assert alpha.relayed >= 3 and beta.relayed > alpha.relayed
+    assert "Proxy http://127.0.0.1" in done.stderr and "benched" in done.stderr
+    everything = done.stdout + done.stderr + json.dumps(status) + _redis_dump(setup.server)
+    for secret in ("s3cret-alpha", "s3cret-beta"):
+        assert secret not in everything, "a proxy's credentials were shown or stored"
+    proxies_shown = {p["proxy"]: p for p in status["proxies"]}  # type: ignore[attr-defined]
+    assert proxies_shown[f"http://127.0.0.1:{alpha.port}"]["benched"]
+
+
+@pytest.mark.parametrize("setup", [[farm_site("rule-proxy")]], indirect=True)
+def test_a_rules_own_proxies_are_used_for_its_site(setup: Setup) -> None:
+    with TestProxy("own", user="u", password="rule-secret") as own:
+        setup.rule("rule-proxy", f"access:\n  proxies: ['{own.url('u', 'rule-secret')}']\n")
+        done = setup.temp("rule-proxy")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert own.relayed == len([v for v in setup.farm.log if v.site == "rule-proxy"]) > 0
+    assert {v.proxy for v in setup.farm.log} == {"own"}
+    assert "rule-secret" not in done.stdout + done.stderr + _redis_dump(setup.server)
+
+
+def _redis_dump(server: redis.Redis) -> str:
+    """Every key and value in Redis, as text (to look for a secret)."""
+    parts = []
+    for key in server.scan_iter():
+        kind = server.type(key)
+        if kind == b"string":
+            parts.append(repr(server.get(key)))
+        elif kind == b"hash":
+            parts.append(repr(server.hgetall(key)))
+        elif kind == b"zset":
+            parts.append(repr(server.zrange(key, 0, -1)))
+        elif kind == b"set":
+            parts.append(repr(server.smembers(key)))
+        elif kind == b"list":
+            parts.append(repr(server.lrange(key, 0, -1)))
+    return "\n".join(parts)
+
+
+# --- sessions ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("setup", [[farm_site("members", cookie="good-token")]], indirect=True)
+def test_a_logged_out_session_is_benched_and_another_serves_the_site(setup: Setup) -> None:
+    sessions = setup.rules / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "expired.yaml").write_text("cookies: {session: old-token}\n", encoding="utf-8")
+    (sessions / "fresh.yaml").write_text("cookies: {session: good-token}\n", encoding="utf-8")
+    setup.rule("members", "access:\n  sessions: [sessions/expired.yaml, sessions/fresh.yaml]\n")
+    done = setup.temp("members")
+    no_traceback(done.stderr)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(setup.stored_urls()) == sorted(articles_of(setup.farm, "members"))
+    assert "session expired benched" in done.stderr
+    served = {v.cookie for v in setup.farm.log if v.status == 200 and v.kind == "article"}
+    assert served == {"session=good-token"}
+    dump = _redis_dump(setup.server)
+    assert "good-token" not in dump and "old-token" not in dump, "a session's cookies reached Redis"
+
+
+# --- errors are errors -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("setup", [[farm_site("gone")]], indirect=True)
+def test_a_start_url_answering_404_is_an_error_of_its_kind(setup: Setup) -> None:
+    setup.rule("gone")
+    (setup.rules / "gone.yaml").write_text(
+        (setup.rules / "gone.yaml").read_text(encoding="utf-8").replace("/gone/'", "/gone/missing/'"),
+        encoding="utf-8",
+    )
+    done = setup.temp("gone")
+    assert done.returncode == 1
+    assert "errors 1 (HTTP 404: 1)" in done.stdout, done.stdout
+    site = next(s for s in setup.status()["sites"] if s["site"] == "gone")  # type: ignore[attr-defined]
+    assert site["errors_by_kind_24h"] == {"HTTP 404": 1}
