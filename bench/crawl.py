@@ -1,42 +1,58 @@
-"""Crawl bench: pages/s and peak memory of plain Scrapy, stock scrapy-redis and ours, on one local site.
+"""Crawl bench: pages/s, CPU, peak memory and extraction quality of plain Scrapy, stock scrapy-redis, the
+usual scrapy-redis + trafilatura recipe and ours, on one local site (generated, or of real pages).
 
 Run from the repo root::
 
-    .venv/bin/python bench/crawl.py                     # 20,000 articles, the three crawls, Bloom bytes/URL
+    .venv/bin/python bench/crawl.py                     # 20,000 articles, the four crawls, Bloom bytes/URL
     .venv/bin/python bench/crawl.py --quick             # smoke run: 2,000 articles, Bloom at 100,000 URLs
+    .venv/bin/python bench/crawl.py --site real --only scrapy-redis,recipe,ours --bloom-urls 0
     .venv/bin/python bench/crawl.py --articles 50000 --only scrapy-redis,ours
     .venv/bin/python bench/crawl.py --quick --only ours --profile /tmp/prof   # + cProfile of each crawl
 
-    --articles N        article pages of the generated site (default 20000; 50 per index page)
-    --only a,b          crawls to run, of: plain, scrapy-redis, ours (default all three, in that order)
+    --site synthetic|real  the generated news site (default), or the real-page site (bench/realsite.py)
+    --articles N        article pages of the site (default 20000, --site real 10000; 50 per index page)
+    --only a,b          crawls to run, of: plain, scrapy-redis, recipe, ours (default all four, in that
+                        order; recipe is skipped, with a message, when trafilatura is not installed)
     --quick             2000 articles and a 100,000-URL Bloom comparison (unless given explicitly)
     --bloom-urls N      URLs of the Bloom vs fingerprint-set comparison (default 1000000; 0 skips it)
-    --repeat N          run the crawls N times, in turn (plain, scrapy-redis, ours, plain, ...); the table
-                        shows each crawler's median run, and every run's pages/s and ratio are listed
+    --repeat N          run the crawls N times, in turn (plain, scrapy-redis, recipe, ours, plain, ...); the
+                        table shows each crawler's median run, and every run's pages/s and ratio are listed
     -s NAME=VALUE       a Scrapy setting for all the crawls (repeatable), e.g. -s CONCURRENT_ITEMS=8
     --profile DIR       run each crawl under cProfile, write DIR/<crawl>.prof, print its top functions
     --py-spy DIR        sample each crawl with py-spy (pip install py-spy), write DIR/<crawl>.txt, print
                         where the main thread's time goes (ms per page: Redis, SQLite, fields, qRead, ...)
 
-The site: a news site generated into memory and served by a ``ThreadingHTTPServer`` (HTTP/1.1 keep-alive)
-in its own process on 127.0.0.1. Article pages are 5-10 KB (head, section menu, breadcrumb, headline,
-date, byline, 5-9 paragraphs, tags, related links, footer); one in ten keeps only a short lead in the
-story block and the rest of its text in a feature block, so the rule's body is short and qRead supplies
+The synthetic site: a news site generated into memory and served by a ``ThreadingHTTPServer`` (HTTP/1.1
+keep-alive) in its own process on 127.0.0.1. Article pages are 5-10 KB (head, section menu, breadcrumb,
+headline, date, byline, 5-9 paragraphs, tags, related links, footer); one in ten keeps only a short lead in
+the story block and the rest of its text in a feature block, so the rule's body is short and qRead supplies
 it. Index pages (``/news/``, ``/news/page/N/``) list 50 articles each, every one linked three times
 (picture, headline, "read more"), plus 10 "most read" links to articles of any page and a pager. Before
 the crawls the server's raw fetch rate is measured with 32 keep-alive connections, and its CPU time is
 read during each crawl, to show it is not the bottleneck.
 
-The crawls, one after another, each in a fresh Python process (its peak RSS is its own ``VmHWM``; the
-embedded Redis server is another process and not counted), all with CONCURRENT_REQUESTS 32 (32 per site),
-crawler/settings.py's CONCURRENT_ITEMS (Scrapy's default 100 when it sets none), no delay, AutoThrottle off,
-robots.txt obeyed, LOG_LEVEL WARNING (COMMON_SETTINGS, printed at the start):
+The real-page site (``--site real``, bench/realsite.py): the English pages of ../shared/extraction-dev and
+extraction-train (692 of 694: two repeat another page's text; about 190 KB on average), article N being
+copy N // 692 of page N % 692 with every word of its text replaced by a word of the same length chosen by
+a hash of (copy, word): markup and sizes unchanged, every copy a distinct article. The same paths, index
+pages and pager as the synthetic site; the server renders every copy once at its start into an unlinked
+temporary file and serves it from there. Our rule for it has a title XPath (``//title``) and no body
+XPath, so qRead reads every body.
+
+The crawls, one after another, each in a fresh Python process (its peak RSS is its own ``VmHWM`` at the end
+of the crawl; the embedded Redis server is another process and not counted), all with CONCURRENT_REQUESTS
+32 (32 per site), crawler/settings.py's CONCURRENT_ITEMS (Scrapy's default 100 when it sets none), no delay,
+AutoThrottle off, robots.txt obeyed, LOG_LEVEL WARNING (COMMON_SETTINGS, printed at the start):
 
 - ``plain``: plain Scrapy and its in-memory scheduler; a minimal spider that follows the pager and the
   article links of index pages (deduplicated within the page) and yields a small item per article;
 - ``scrapy-redis``: the same spider on stock scrapy-redis (its Scheduler, RFPDupeFilter, PriorityQueue,
   pickle) against an embedded Redis (``crawler.redisio.embedded.EmbeddedRedis``) in a temporary folder; no
   pipelines;
+- ``recipe``: what users build instead: the ``scrapy-redis`` crawl with an item pipeline
+  (``RecipePipeline``) that runs ``trafilatura.extract(html)`` on each article page and inserts (url,
+  title, text) into a plain SQLite table, one INSERT and one commit per item (trafilatura comes with
+  ``pip install -e .[bench]``);
 - ``ours``: the ``sites`` spider with the whole pipeline, run as ``crawler temp`` runs it: a rule for
   the site in a temporary rules folder, ``enqueue_job`` of its start URL, ``run_worker(settings, job=...)``
   on the embedded Redis of a temporary data folder (leased queue, Bloom filter, rule extraction, qRead
@@ -44,10 +60,19 @@ robots.txt obeyed, LOG_LEVEL WARNING (COMMON_SETTINGS, printed at the start):
 
 pages/s = responses (robots.txt, index and article pages) / seconds from the first request reaching the
 downloader to spider_closed. Each crawl checks that it fetched every article once (distinct article
-URLs among the responses) and counts its items (stored articles for ours). Redis round trips are counted
-in the crawl process (socket sends of redis-py; a pipeline is one), with the commands behind them and the
-wall time the crawl process spent in each; the Redis server's side comes from INFO (CPU seconds,
-commandstats, append-only file). Runs differ by 10-20% on a busy 2-core machine: use --repeat.
+URLs among the responses) and counts its items (stored articles for recipe and ours). Redis round trips are
+counted in the crawl process (socket sends of redis-py; a pipeline is one), with the commands behind them
+and the wall time the crawl process spent in each; the Redis server's side comes from INFO (commandstats,
+append-only file). Runs differ by 10-20% on a busy 2-core machine: use --repeat.
+
+CPU: user + system seconds (/proc) from the start of the crawl to its end, of the crawl process (every
+thread) and its descendants (helper processes, reaped ones included), and of the Redis server with its
+forks; the site server apart. The details table gives them per 1,000 stored articles (items for plain and
+scrapy-redis) and over stock scrapy-redis's.
+
+Extraction quality, for recipe and ours: token P/R/F1 (``extractors.scoring.token_prf``, the corpus
+README's definition) of each stored text against the article's known body (synthetic site: the generated
+paragraphs; real site: the page's truth file with the copy's substitution), averaged over stored articles.
 
 Last, Redis bytes per URL at ``--bloom-urls`` URLs: scrapy-redis's fingerprint set against our Bloom
 filter, measured by ``bench/bloom.py`` (its ``bench_set`` and ``bench_bloom``).
@@ -60,19 +85,21 @@ import cProfile
 import functools
 import hashlib
 import http.client
+import importlib.util
 import json
 import math
 import os
 import pstats
 import random
 import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -89,18 +116,21 @@ from scrapy.http import Response  # noqa: E402
 from scrapy.settings import Settings, default_settings  # noqa: E402
 
 from bench import bloom as bloom_bench  # noqa: E402
+from bench.realsite import CORPORA, LANGUAGE, RealSite, index_parts  # noqa: E402
 from crawler import settings as project_settings  # noqa: E402
+from extractors.scoring import ACC_F1, token_prf  # noqa: E402
 
-CRAWLS = ("plain", "scrapy-redis", "ours")
+CRAWLS = ("plain", "scrapy-redis", "recipe", "ours")
 LABELS = {
     "plain": "plain Scrapy (memory scheduler)",
     "scrapy-redis": "stock scrapy-redis (crawl only)",
+    "recipe": "recipe: scrapy-redis + trafilatura + SQLite",
     "ours": "ours (full pipeline)",
 }
-REFERENCE = "scrapy-redis"  # the ratio column is pages/s over this crawl's
+REFERENCE = "scrapy-redis"  # the ratio columns are pages/s and CPU per article over this crawl's
+DEFAULT_ARTICLES = {"synthetic": 20_000, "real": 10_000}  # --articles when not given (2,000 with --quick)
 SITE_ID = "bench-gazette"
 PER_PAGE = 50  # articles listed per index page
-MOST_READ = 10  # "most read" links on every index page, to articles of any page
 RELATED = 4  # related-article links on an article page
 SHORT_BODY_EVERY = 10  # one article in this many keeps only a short lead in the rule's body block
 CONCURRENCY = 32
@@ -181,7 +211,7 @@ class BenchSite:
 
     def responses(self) -> dict[str, bytes]:
         """Every page of the site as a complete HTTP/1.1 response."""
-        bodies: dict[str, str] = {"/robots.txt": "User-agent: *\nDisallow: /search\n"}
+        bodies: dict[str, str] = {"/robots.txt": ROBOTS_TXT}
         for page in range(1, self.pages + 1):
             bodies[self.index_path(page)] = self.index_html(page)
         for number in range(self.articles):
@@ -214,46 +244,39 @@ class BenchSite:
         )
 
     def index_html(self, page: int) -> str:
-        rng = random.Random(-page)
-        first = (page - 1) * PER_PAGE
-        items = []
-        for number in range(first, min(first + PER_PAGE, self.articles)):
-            url = self.article_path(number)
-            teaser = self._paragraphs[number % len(self._paragraphs)][:160]
-            items.append(
-                f'<li class="item"><a class="thumb" href="{url}"><img src="/img/{number}.jpg" alt=""></a>'
-                f'<h3><a href="{url}">{self._titles[number]}</a></h3><p class="teaser">{teaser}...</p>'
-                f'<a class="more" href="{url}">Read more</a></li>\n'
-            )
-        most_read = "".join(
-            f'<li><a href="{self.article_path(number)}">{self._titles[number]}</a></li>'
-            for number in rng.sample(range(self.articles), min(MOST_READ, self.articles))
+        items, most_read, pager = index_parts(
+            page,
+            self.pages,
+            self.articles,
+            lambda number: self._titles[number],
+            lambda number: self._paragraphs[number % len(self._paragraphs)][:160],
         )
-        pager = []
-        if page > 1:
-            pager.append(f'<a rel="prev" href="{self.index_path(page - 1)}">Newer</a>')
-        pager.extend(
-            f'<a href="{self.index_path(other)}">{other}</a>'
-            for other in range(max(1, page - 2), min(self.pages, page + 2) + 1)
-        )
-        if page < self.pages:
-            pager.append(f'<a rel="next" href="{self.index_path(page + 1)}">Older</a>')
         return (
             self._chrome_top(f"Latest news, page {page}")
-            + f'<main><h1>Latest news</h1><ul class="list">\n{"".join(items)}</ul>'
+            + f'<main><h1>Latest news</h1><ul class="list">\n{items}</ul>'
             + f'<aside class="most-read"><h2>Most read</h2><ol>{most_read}</ol></aside>'
-            + f'<div class="pager">{" ".join(pager)}</div></main>\n'
+            + f'<div class="pager">{pager}</div></main>\n'
             + self._chrome_bottom()
         )
+
+    def _article_paragraphs(self, rng: random.Random) -> list[str]:
+        """The paragraphs of an article, drawn first from its ``random.Random(number)``."""
+        return [self._paragraphs[rng.randrange(len(self._paragraphs))] for _ in range(rng.randint(5, 9))]
+
+    def article_text(self, number: int) -> str:
+        """The known body of article ``number``: the text of its story and feature blocks, paragraphs
+        separated by a blank line (a short-body article's lead is cut as its page shows it)."""
+        paragraphs = self._article_paragraphs(random.Random(number))
+        if self.short_body(number):
+            paragraphs[0] = paragraphs[0][:120]
+        return "\n\n".join(paragraphs)
 
     def article_html(self, number: int) -> str:
         rng = random.Random(number)
         section = _SECTIONS[number % len(_SECTIONS)]
         title = self._titles[number]
         day = f"2026-{1 + number % 12:02d}-{1 + number % 28:02d}"
-        paragraphs = [
-            self._paragraphs[rng.randrange(len(self._paragraphs))] for _ in range(rng.randint(5, 9))
-        ]
+        paragraphs = self._article_paragraphs(rng)
         if self.short_body(number):
             story = f"<p>{paragraphs[0][:120]}</p>"
             feature = (
@@ -310,8 +333,45 @@ schedule:
 """
 
 
-def _http_response(body: str, text: bool) -> bytes:
-    data = body.encode("utf-8")
+def real_rule_yaml(site: RealSite, origin: str) -> str:
+    """Our rule for the real-page site: the index part of the synthetic site's rule, a title from
+    ``<title>`` and no body XPath, so that qRead reads every body."""
+    return f"""\
+name: Bench Reader
+domains: [127.0.0.1]
+start_urls:
+  - {origin}/news/
+index:
+  links:
+    xpath: ["//main"]
+    allow: ['{ARTICLE_PATTERN}']
+  next_page: "//div[@class='pager']/a[@rel='next']/@href"
+  max_pages: {site.pages}
+depth: 1
+article:
+  fields:
+    title: {{xpath: "//title"}}
+politeness:
+  delay: 0
+  concurrency: {CONCURRENCY}
+  obey_robots: true
+schedule:
+  every: 1d
+"""
+
+
+Site = BenchSite | RealSite
+SITES = ("synthetic", "real")
+ROBOTS_TXT = "User-agent: *\nDisallow: /search\n"
+
+
+def make_site(kind: str, articles: int) -> Site:
+    """The bench site of ``kind`` for the crawl processes (the real site without its page templates)."""
+    return BenchSite(articles) if kind == "synthetic" else RealSite(articles)
+
+
+def _http_response(body: str | bytes, text: bool) -> bytes:
+    data = body.encode("utf-8") if isinstance(body, str) else body
     kind = "text/plain" if text else "text/html"
     head = f"HTTP/1.1 200 OK\r\nContent-Type: {kind}; charset=utf-8\r\nContent-Length: {len(data)}\r\n\r\n"
     return head.encode("ascii") + data
@@ -323,10 +383,18 @@ _NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Len
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as Scrapy's downloader uses it
     disable_nagle_algorithm = True
-    pages: ClassVar[dict[str, bytes]] = {}
+    pages: ClassVar[dict[str, bytes]] = {}  # whole responses by path
+    rendered: ClassVar[int] = -1  # the real site: descriptor of the file of its rendered article responses
+    offsets: ClassVar[list[tuple[int, int]]] = []  # (offset, length) of article N's response in that file
 
     def do_GET(self) -> None:
-        self.wfile.write(self.pages.get(self.path, _NOT_FOUND))
+        page = self.pages.get(self.path)
+        if page is None and self.offsets:
+            match = ARTICLE_RE.search(self.path)
+            if match is not None and int(match[1]) < len(self.offsets):
+                offset, length = self.offsets[int(match[1])]
+                page = os.pread(self.rendered, length, offset)
+        self.wfile.write(_NOT_FOUND if page is None else page)
 
     def log_message(self, format: str, *args: Any) -> None:
         """No access log."""
@@ -337,11 +405,37 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # 32 connections open at once: the default backlog of 5 makes SYN retries
 
 
-def serve(articles: int) -> int:
-    """The server process: render the site, print the port, serve until terminated."""
-    _Handler.pages = BenchSite(articles).responses()
+def serve(articles: int, site: str) -> int:
+    """The server process: render the site, print the port and the site's bytes, serve until terminated."""
+    if site == "synthetic":
+        _Handler.pages = BenchSite(articles).responses()
+        size = sum(map(len, _Handler.pages.values()))
+        return _serve_forever(size)
+    real = RealSite(articles, templates=True)
+    pages = {"/robots.txt": _http_response(ROBOTS_TXT, True)}
+    pages.update(
+        (real.index_path(page), _http_response(real.index_html(page), False))
+        for page in range(1, real.pages + 1)
+    )
+    _Handler.pages = pages
+    # Every copy rendered once, into an unlinked temporary file read back per request: the server does no
+    # substitution during the crawls (each crawl fetches every article), and its memory stays the templates'.
+    with tempfile.TemporaryFile(prefix="bench-crawl-real-") as rendered:
+        offset = 0
+        for number in range(articles):
+            response = _http_response(real.article_html(number), False)
+            rendered.write(response)
+            _Handler.offsets.append((offset, len(response)))
+            offset += len(response)
+        rendered.flush()
+        _Handler.rendered = rendered.fileno()
+        real.templates.clear()
+        return _serve_forever(sum(map(len, pages.values())) + offset)
+
+
+def _serve_forever(size: int) -> int:
     with _Server(("127.0.0.1", 0), _Handler) as server:
-        print(f"READY {server.server_address[1]} {sum(map(len, _Handler.pages.values()))}", flush=True)
+        print(f"READY {server.server_address[1]} {size}", flush=True)
         server.serve_forever()
     return 0
 
@@ -353,8 +447,9 @@ class SiteServer:
     site_bytes: int
 
     @classmethod
-    def start(cls, articles: int) -> SiteServer:
-        command = [sys.executable, str(Path(__file__).resolve()), "--serve", "--articles", str(articles)]
+    def start(cls, articles: int, site: str) -> SiteServer:
+        script = str(Path(__file__).resolve())
+        command = [sys.executable, script, "--serve", "--articles", str(articles), "--site", site]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         assert process.stdout is not None
         line = process.stdout.readline().split()
@@ -482,6 +577,55 @@ class BenchSpider(Spider):
         yield {"url": response.url, "title": response.xpath("//h1/text()").get()}
 
 
+class RecipeSpider(BenchSpider):
+    """The recipe crawl's spider: BenchSpider's, its article items carrying the page's HTML."""
+
+    name = "recipe"
+
+    def parse_article(self, response: Response) -> Iterator[dict[str, Any]]:
+        yield {"url": response.url, "title": response.xpath("//title/text()").get(), "html": response.text}
+
+
+RECIPE_TABLE = "articles"
+
+
+class RecipePipeline:
+    """What users add to scrapy-redis for articles: ``trafilatura.extract(html)`` on each article page and
+    one INSERT and one commit per item into a plain SQLite table (url, title, text), in the crawl thread."""
+
+    def __init__(self, path: str) -> None:
+        import trafilatura  # noqa: PLC0415 - optional (pip install -e .[bench]); bench() checks it first
+
+        self.extract = trafilatura.extract
+        self.path = path
+        self.connection: sqlite3.Connection | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler.settings["RECIPE_DATABASE"])
+
+    def open_spider(self) -> None:
+        self.connection = sqlite3.connect(self.path)
+        self.connection.execute(
+            f"CREATE TABLE IF NOT EXISTS {RECIPE_TABLE} (url TEXT PRIMARY KEY, title TEXT, text TEXT)"
+        )
+        self.connection.commit()
+
+    def close_spider(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+
+    def process_item(self, item: dict[str, Any]) -> dict[str, Any]:
+        assert self.connection is not None
+        text = self.extract(item["html"], url=item["url"])
+        self.connection.execute(
+            f"INSERT OR REPLACE INTO {RECIPE_TABLE} (url, title, text) VALUES (?, ?, ?)",
+            (item["url"], item["title"], text),
+        )
+        self.connection.commit()
+        return item
+
+
 class RedisMeter:
     """Counts redis-py's socket sends (round trips: a pipeline is one) and times the commands behind them
     (wall time in the client, the round trip included), in this process, by wrapping redis-py's connection
@@ -567,9 +711,9 @@ def _settings(base: Settings, overrides: Mapping[str, Any]) -> Settings:
     return base
 
 
-def _run_spider(settings: Settings, **spider_args: Any) -> dict[str, Any]:
+def _run_spider(settings: Settings, spider: type[Spider] = BenchSpider, **spider_args: Any) -> dict[str, Any]:
     process = CrawlerProcess(settings)
-    crawler = process.create_crawler(BenchSpider)
+    crawler = process.create_crawler(spider)
     process.crawl(crawler, **spider_args)
     process.start()
     assert crawler.stats is not None
@@ -616,13 +760,95 @@ def _server_side(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[st
     }
 
 
-def crawl_plain(origin: str, site: BenchSite, workdir: Path, extra: Mapping[str, Any]) -> dict[str, Any]:
+def _process_table() -> dict[int, tuple[int, float]]:
+    """pid -> (parent pid, CPU seconds of the process and of its reaped children) of every process."""
+    tick = os.sysconf("SC_CLK_TCK")
+    table: dict[int, tuple[int, float]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # ended meanwhile
+                continue
+            # utime, stime, cutime, cstime: a child is counted alive, or in its parent once reaped
+            table[int(entry.name)] = (int(fields[1]), sum(map(int, fields[11:15])) / tick)
+    return table
+
+
+def _tree(table: Mapping[int, tuple[int, float]], root: int) -> set[int]:
+    """``root`` and its descendants in ``table``."""
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        if pid in table and pid not in found:
+            found.add(pid)
+            stack.extend(children.get(pid, ()))
+    return found
+
+
+def cpu_mark(redis_pid: int | None = None) -> dict[str, float]:
+    """CPU seconds so far of a crawl's processes: ``crawl``, this process (every thread) and its other
+    descendants (helper processes; reaped ones included); ``redis``, the Redis server and its forks."""
+    table = _process_table()
+    redis_tree = _tree(table, redis_pid) if redis_pid is not None else set()
+    crawl_tree = _tree(table, os.getpid()) - redis_tree
+    return {
+        "crawl": sum(table[pid][1] for pid in crawl_tree),
+        "redis": sum(table[pid][1] for pid in redis_tree),
+    }
+
+
+def _crawl_ended(cpu_before: Mapping[str, float], redis_pid: int | None = None) -> dict[str, Any]:
+    """At the end of a crawl: the CPU seconds its processes used since ``cpu_before`` (cpu_mark), and this
+    process's peak RSS so far (taken here, before the stored texts are read back and scored)."""
+    after = cpu_mark(redis_pid)
+    return {
+        "cpu": {name: after[name] - cpu_before[name] for name in cpu_before},
+        "peak_rss_kb": _peak_rss_kb(),
+    }
+
+
+def _peak_rss_kb() -> int:
+    peak = re.search(r"^VmHWM:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.MULTILINE)
+    return int(peak[1]) if peak else 0
+
+
+def score_texts(site: Site, texts: Iterable[tuple[str, str | None]]) -> dict[str, Any]:
+    """Token P/R/F1 (extractors.scoring.token_prf, the corpus README's definition) of each stored text
+    against its article's known body (``site.article_text``), averaged over the stored articles."""
+    scores = []
+    for url, text in texts:
+        match = ARTICLE_RE.search(url)
+        if match is not None:
+            scores.append(token_prf(text or "", site.article_text(int(match[1])), "en"))
+    count = max(len(scores), 1)
+    return {
+        "scored": len(scores),
+        "precision": sum(p for p, _, _ in scores) / count,
+        "recall": sum(r for _, r, _ in scores) / count,
+        "f1": sum(f for _, _, f in scores) / count,
+        "acc": sum(1 for _, _, f in scores if f >= ACC_F1) / count,
+        "empty": sum(1 for _, _, f in scores if f == 0.0),
+    }
+
+
+def crawl_plain(origin: str, site: Site, workdir: Path, extra: Mapping[str, Any]) -> dict[str, Any]:
     settings = _settings(Settings(), {**COMMON_SETTINGS, **extra})
-    return {"stats": _run_spider(settings, start_url=f"{origin}/news/")}
+    cpu_before = cpu_mark()
+    stats = _run_spider(settings, start_url=f"{origin}/news/")
+    return {"stats": stats, **_crawl_ended(cpu_before)}
 
 
 def crawl_scrapy_redis(
-    origin: str, site: BenchSite, workdir: Path, extra: Mapping[str, Any]
+    origin: str,
+    site: Site,
+    workdir: Path,
+    extra: Mapping[str, Any],
+    spider: type[BenchSpider] = BenchSpider,
 ) -> dict[str, Any]:
     from crawler.redisio.embedded import EmbeddedRedis  # noqa: PLC0415 - only this crawl process needs it
 
@@ -638,12 +864,29 @@ def crawl_scrapy_redis(
                 **extra,
             },
         )
-        stats = _run_spider(settings, start_url=f"{origin}/news/")
+        cpu_before = cpu_mark(before["pid"])
+        stats = _run_spider(settings, spider, start_url=f"{origin}/news/")
+        ended = _crawl_ended(cpu_before, before["pid"])
         after = _redis_info(embedded.url)
-    return {"stats": stats, **_server_side(before, after)}
+    return {"stats": stats, **_server_side(before, after), **ended}
 
 
-def crawl_ours(origin: str, site: BenchSite, workdir: Path, extra: Mapping[str, Any]) -> dict[str, Any]:
+def crawl_recipe(origin: str, site: Site, workdir: Path, extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Stock scrapy-redis with RecipePipeline: trafilatura and one SQLite INSERT + commit per article."""
+    database = workdir / "recipe.sqlite"
+    recipe = {"ITEM_PIPELINES": {RecipePipeline: 300}, "RECIPE_DATABASE": str(database)}
+    outcome = crawl_scrapy_redis(origin, site, workdir, {**extra, **recipe}, spider=RecipeSpider)
+    connection = sqlite3.connect(database)
+    try:
+        rows: list[tuple[str, str | None]] = connection.execute(
+            f"SELECT url, text FROM {RECIPE_TABLE}"
+        ).fetchall()
+    finally:
+        connection.close()
+    return {**outcome, "stored": len(rows), "texts": rows}
+
+
+def crawl_ours(origin: str, site: Site, workdir: Path, extra: Mapping[str, Any]) -> dict[str, Any]:
     # As `crawler temp` runs a crawl (crawler/cli/crawl.py run_temp and _crawl_job), without the progress bar.
     from crawler.cli.crawl import redis_for  # noqa: PLC0415 - only this crawl process needs them
     from crawler.config import Config  # noqa: PLC0415
@@ -657,7 +900,8 @@ def crawl_ours(origin: str, site: BenchSite, workdir: Path, extra: Mapping[str, 
     rules = workdir / "rules"
     rules.mkdir(parents=True)
     path = rules / f"{SITE_ID}.yaml"
-    path.write_text(site.rule_yaml(origin), encoding="utf-8")
+    rule_text = site.rule_yaml(origin) if isinstance(site, BenchSite) else real_rule_yaml(site, origin)
+    path.write_text(rule_text, encoding="utf-8")
     rule = load_rule(path)
     config = Config(data_dir=workdir / "data", rules_dir=rules, allow_private_networks=True)
     with redis_for(config) as url:
@@ -666,33 +910,43 @@ def crawl_ours(origin: str, site: BenchSite, workdir: Path, extra: Mapping[str, 
         keys = Keys(settings["REDIS_KEY_PREFIX"])
         job = enqueue_job(server, keys, [rule], lease_seconds=settings.getfloat("LEASE_SECONDS"))
         before = _redis_info(url)
+        cpu_before = cpu_mark(before["pid"])
         stats = run_worker(settings, job=job, sites=[rule.site])
+        ended = _crawl_ended(cpu_before, before["pid"])
         after = _redis_info(url)
         counts = JobCounts.read(server, keys, job)
         server.close()
     store = open_store(settings)
     try:
         stored = store.count(site=rule.site)
+        texts = [
+            (document["url"], document.get("body"))
+            for document in store.iter_articles(site=rule.site, newest_first=False)
+        ]
     finally:
         store.close()
     return {
         "stats": stats,
         **_server_side(before, after),
+        **ended,
+        "texts": texts,
         "job": {"fetched": counts.fetched, "stored": counts.stored, "pending": counts.pending,
                 "skipped": counts.skipped, "errors": counts.errors},
         "stored": stored,
     }  # fmt: skip
 
 
-CRAWL_FUNCTIONS: dict[str, Callable[[str, BenchSite, Path, Mapping[str, Any]], dict[str, Any]]] = {
+CRAWL_FUNCTIONS: dict[str, Callable[[str, Site, Path, Mapping[str, Any]], dict[str, Any]]] = {
     "plain": crawl_plain,
     "scrapy-redis": crawl_scrapy_redis,
+    "recipe": crawl_recipe,
     "ours": crawl_ours,
 }
 
 
 def child(
     kind: str,
+    site_kind: str,
     origin: str,
     articles: int,
     workdir: Path,
@@ -705,7 +959,7 @@ def child(
     os.environ.pop("MONGO_URI", None)
     if kind == "ours":
         os.environ["CRAWLER_ALLOW_PRIVATE_NETWORKS"] = "1"
-    site = BenchSite(articles)
+    site = make_site(site_kind, articles)
     meter = RedisMeter()
     meter.install()
     extra = {**settings, "EXTENSIONS": {BenchMeter: 0}}
@@ -717,8 +971,9 @@ def child(
         profiler.disable()
         assert profile is not None
         profiler.dump_stats(profile)
-    status = Path("/proc/self/status").read_text()
-    peak = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
+    texts = outcome.pop("texts", None)
+    if texts is not None:  # the crawls that extract article text: (url, text) of every stored article
+        outcome["quality"] = score_texts(site, texts)
     stats = outcome.pop("stats")
     outcome.update(
         {
@@ -729,7 +984,7 @@ def child(
             "items": stats.get("bench/items", 0),
             "errors": stats.get("log_count/ERROR", 0),
             "qread": sum(v for k, v in stats.items() if k.startswith("extract/qread_fallback/")),
-            "peak_rss_kb": int(peak[1]) if peak else 0,
+            "peak_rss_kb": outcome.get("peak_rss_kb") or _peak_rss_kb(),
             "round_trips": meter.round_trips,
             "commands": meter.report(),
         }
@@ -760,15 +1015,26 @@ class CrawlResult:
     def rate(self) -> float:
         return self.responses / self.seconds if self.seconds else 0.0
 
+    @property
+    def stored(self) -> int:
+        """Articles stored (items for the crawls that store nothing)."""
+        return int(self.data.get("stored", self.data["items"]))
+
+    @property
+    def cpu_per_1000(self) -> float:
+        """CPU seconds of the crawl's processes (crawl process and Redis) per 1,000 stored articles."""
+        return 1000 * sum(self.data["cpu"].values()) / self.stored if self.stored else 0.0
+
 
 @dataclass(frozen=True, slots=True)
 class CrawlOptions:
-    """What every crawl of a bench run gets besides the site: settings on top of COMMON_SETTINGS, and
-    where its profiles go (cProfile in the crawl process, or py-spy sampling it from outside)."""
+    """What every crawl of a bench run gets: settings on top of COMMON_SETTINGS, where its profiles go
+    (cProfile in the crawl process, or py-spy sampling it from outside), and the site (SITES)."""
 
     settings: dict[str, Any]
     profile: Path | None = None
     py_spy: Path | None = None
+    site: str = "synthetic"
 
 
 def run_crawl(
@@ -780,8 +1046,9 @@ def run_crawl(
     result = workdir / "result.json"
     log = workdir / "crawl.log"
     command = [
-        sys.executable, str(Path(__file__).resolve()), "--child", kind, "--origin", server.origin,
-        "--articles", str(articles), "--workdir", str(workdir), "--result", str(result),
+        sys.executable, str(Path(__file__).resolve()), "--child", kind, "--site", options.site,
+        "--origin", server.origin, "--articles", str(articles), "--workdir", str(workdir),
+        "--result", str(result),
         "--settings-json", json.dumps(options.settings),
     ]  # fmt: skip
     if options.profile is not None:
@@ -834,20 +1101,32 @@ def crawl_table(results: Sequence[CrawlResult], articles: int, index_pages: int)
 
 
 def details_table(results: Sequence[CrawlResult]) -> str:
+    reference = next((r for r in results if r.kind == REFERENCE), None)
     lines = [
-        "| crawler | Redis round trips/page | Redis CPU s | site server CPU (% of a core) | idle tail s"
-        " | qRead fallbacks | errors |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| crawler | Redis round trips/page | crawl process CPU s | Redis CPU s | CPU s per 1,000 articles"
+        " | vs stock scrapy-redis | site server CPU (% of a core) | idle tail s | qRead fallbacks | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         pages = max(r.responses, 1)
-        redis_cpu = r.data.get("redis_cpu")
+        cpu = r.data["cpu"]
+        ratio = (
+            f"{r.cpu_per_1000 / reference.cpu_per_1000:.2f}x"
+            if reference is not None and reference.cpu_per_1000
+            else "-"
+        )
+        redis_cpu = f"{cpu['redis']:.1f}" if "redis_cpu" in r.data else "-"
         lines.append(
-            f"| {LABELS[r.kind]} | {r.data['round_trips'] / pages:.2f}"
-            f" | {'-' if redis_cpu is None else f'{redis_cpu:.1f}'}"
+            f"| {LABELS[r.kind]} | {r.data['round_trips'] / pages:.2f} | {cpu['crawl']:.1f}"
+            f" | {redis_cpu} | {r.cpu_per_1000:.2f} | {ratio}"
             f" | {100 * r.server_cpu / r.seconds if r.seconds else 0:.0f}%"
             f" | {r.data['tail_seconds']:.1f} | {r.data['qread']:,} | {r.data['errors']} |"
         )
+    lines.append(
+        "\nCPU s = user + system seconds from the crawl's start to its end: the crawl process with every"
+        " thread and helper process, and the Redis server with its forks (the site server apart);"
+        " per 1,000 articles stored (items for the crawl-only crawls)."
+    )
     for r in results:
         commands = r.data["commands"]
         if commands:
@@ -879,6 +1158,32 @@ def details_table(results: Sequence[CrawlResult]) -> str:
             lines.append(
                 f"{LABELS[r.kind]}, job counters: {r.data['job']}; stored in SQLite: {r.data['stored']:,}"
             )
+        elif "stored" in r.data:
+            lines.append(f"{LABELS[r.kind]}: rows in its SQLite table: {r.data['stored']:,}")
+    return "\n".join(lines)
+
+
+def quality_table(results: Sequence[CrawlResult], site: str) -> str:
+    """Token P/R/F1 of the stored texts (score_texts) of the crawls that extract the article text."""
+    truth = (
+        "the generated article text"
+        if site == "synthetic"
+        else "the page's ground truth (truth/<id>.txt) with the copy's word substitution"
+    )
+    lines = [
+        "| crawler | articles scored | token F1 | precision | recall | F1 >= 0.9 | empty texts |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        q = r.data["quality"]
+        lines.append(
+            f"| {LABELS[r.kind]} | {q['scored']:,} | {q['f1']:.3f} | {q['precision']:.3f} | {q['recall']:.3f}"
+            f" | {100 * q['acc']:.1f}% | {q['empty']:,} |"
+        )
+    lines.append(
+        f"\nExtraction quality: each stored text against {truth}; token P/R/F1 as extractors/scoring.py"
+        " (white-space tokens), averaged over the stored articles."
+    )
     return "\n".join(lines)
 
 
@@ -894,7 +1199,7 @@ def print_profile(path: Path, limit: int = 25) -> None:
 SPY_CATEGORIES = (
     ("Redis calls (redis-py, waiting for the reply included)", re.compile(r"\(redis/")),
     ("SQLite store (StorePipeline)", re.compile(r"^StorePipeline\.process_item ")),
-    ("qRead fallback (QreadFallbackPipeline)", re.compile(r"^QreadFallbackPipeline\.process_item ")),
+    ("qRead, summaries, fingerprints (TextPipeline)", re.compile(r"^TextPipeline\.process_item ")),
     ("clean pipeline", re.compile(r"^CleanPipeline\.process_item ")),
     ("rule fields (Rule.extract_fields)", re.compile(r"^Rule\.extract_fields ")),
     ("index links (Rule.article_links, next_page_url)", re.compile(r"^Rule\.(article_links|next_page_url) ")),
@@ -986,17 +1291,38 @@ def bench(args: argparse.Namespace, options: CrawlOptions) -> int:
         raise SystemExit(
             f"--only {args.only!r}: unknown crawl {', '.join(unknown)}; expected some of {CRAWLS}"
         )
-    articles = args.articles if args.articles is not None else (2000 if args.quick else 20_000)
+    if "recipe" in kinds and importlib.util.find_spec("trafilatura") is None:
+        print(
+            "The recipe crawl is skipped: trafilatura is not installed in this environment"
+            " (pip install -e '.[bench]', which ./run.sh bench does)."
+        )
+        kinds.remove("recipe")
+        if not kinds:
+            raise SystemExit("--only recipe: nothing left to run")
+    default_articles = DEFAULT_ARTICLES[options.site]
+    articles = args.articles if args.articles is not None else (2000 if args.quick else default_articles)
     bloom_urls = args.bloom_urls if args.bloom_urls is not None else (100_000 if args.quick else 1_000_000)
     index_pages = math.ceil(articles / PER_PAGE)
     started = time.perf_counter()
-    print(f"Generating and serving the bench site: {articles:,} articles, {index_pages:,} index pages ...")
-    server = SiteServer.start(articles)
+    what = "the generated news site" if options.site == "synthetic" else "the real-page site"
+    print(
+        f"Generating and serving {what}: {articles:,} articles, {index_pages:,} index pages ...", flush=True
+    )
+    server = SiteServer.start(articles, options.site)
     try:
         print(
-            f"Site on {server.origin}: {server.site_bytes / articles / 1024:.1f} KB/page on average,"
+            f"Site on {server.origin} (ready in {time.perf_counter() - started:.0f} s):"
+            f" {server.site_bytes / articles / 1024:.1f} KB/page on average,"
             f" {server.site_bytes / 2**20:.0f} MB in all."
         )
+        if options.site == "real":
+            real = RealSite(articles)
+            left_out = ", ".join(f"{page} (repeats {earlier})" for page, earlier in real.repeats.items())
+            print(
+                f"Real pages: {len(real.sources)} pages of language {LANGUAGE!r} of {', '.join(CORPORA)},"
+                f" up to {real.copies} word-substituted copies of each"
+                + (f"; left out: {left_out}." if left_out else ".")
+            )
         shared = {**COMMON_SETTINGS, **options.settings}
         print("Settings of every crawl: " + ", ".join(f"{name}={value}" for name, value in shared.items()))
         rate = raw_fetch_rate(server.origin, articles)
@@ -1033,6 +1359,9 @@ def bench(args: argparse.Namespace, options: CrawlOptions) -> int:
                       + ", ".join(f"{ratio:.2f}x" for ratio in ratios))  # fmt: skip
         print()
     print(details_table(results))
+    quality = [r for r in results if "quality" in r.data]
+    if quality:
+        print(f"\n{quality_table(quality, options.site)}")
     print(f"\nsite server raw fetch rate: {rate:,.0f} pages/s ({os.cpu_count()} CPUs on this machine)")
     for done in runs.values():
         for result in done:
@@ -1050,7 +1379,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--articles", type=int, default=None, help="article pages (default 20000)")
+    parser.add_argument(
+        "--articles", type=int, default=None, help="article pages (default 20000; --site real 10000)"
+    )
+    parser.add_argument(
+        "--site", choices=SITES, default="synthetic", help="the generated site, or real pages"
+    )
     parser.add_argument("--only", default=",".join(CRAWLS), help=f"crawls to run, of {', '.join(CRAWLS)}")
     parser.add_argument("--quick", action="store_true", help="2000 articles, Bloom at 100,000 URLs")
     parser.add_argument(
@@ -1087,16 +1421,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.articles is not None and args.articles < PER_PAGE:
         parser.error(f"--articles {args.articles}: expected at least {PER_PAGE} (one index page)")
     if args.serve:
-        return serve(args.articles)
+        return serve(args.articles, args.site)
     if args.child is not None:
         settings = json.loads(args.settings_json)
         return child(
-            args.child, args.origin, args.articles, args.workdir, args.result, args.profile_file, settings
-        )
+            args.child, args.site, args.origin, args.articles, args.workdir, args.result, args.profile_file,
+            settings,
+        )  # fmt: skip
     for folder in (args.profile, args.py_spy):
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True)
-    return bench(args, CrawlOptions(_settings_from(parser, args.set), args.profile, args.py_spy))
+    options = CrawlOptions(_settings_from(parser, args.set), args.profile, args.py_spy, args.site)
+    return bench(args, options)
 
 
 def _settings_from(parser: argparse.ArgumentParser, pairs: Sequence[str]) -> dict[str, Any]:

@@ -37,6 +37,9 @@ class Article:
     extraction: dict[str, Any] | None = None
     summary: dict[str, str] | None = None
     page: Page | None = field(default=None, repr=False, compare=False)
+    # The body's content hash and SimHash when the text pool computed them (the store computes them
+    # otherwise); None until then.
+    fingerprints: tuple[str | None, str | None] | None = field(default=None, repr=False, compare=False)
 
     def document(self) -> dict[str, Any]:
         """The fields the store keeps (the page left out)."""

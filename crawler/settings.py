@@ -2,7 +2,7 @@
 
 Scrapy's own settings come first (with ``NETGUARD_PRIVATE_DOMAINS`` beside the resolver), then ours:
 ``REDIS_``, ``SCHEDULER_``, ``SCHEDULE_``, ``SUPERVISION_``, ``LEASE_``, ``BLOOM_``, ``STORE_``,
-``MONGO_``, ``DEDUP_``, ``SUMMARY_``, ``QREAD_``. The settings that
+``MONGO_``, ``DEDUP_``, ``WORKER_``, ``TEXT_``, ``SUMMARY_``, ``QREAD_``. The settings that
 come from the environment (``REDIS_URL``, ``MONGO_URI``, ``MONGO_DB_PREFIX``, ``MONGO_WRITE_CONCERN``,
 ``CRAWLER_DATA_DIR``, ``CRAWLER_RULES_DIR``, ``CRAWLER_ALLOW_PRIVATE_NETWORKS``) are read, with their
 defaults, in :mod:`crawler.config`.
@@ -102,8 +102,7 @@ CONCURRENT_ITEMS = 8
 COOKIES_ENABLED = False
 ITEM_PIPELINES = {
     "crawler.worker.pipelines.clean.CleanPipeline": 100,
-    "crawler.worker.pipelines.fallback.QreadFallbackPipeline": 200,
-    "crawler.worker.pipelines.summary.SummaryPipeline": 300,
+    "crawler.worker.pipelines.text.TextPipeline": 200,
     "crawler.worker.pipelines.store.StorePipeline": 900,
 }
 
@@ -120,6 +119,10 @@ SCHEDULER_SERIALIZER = "crawler.redisio.serializer"
 SCHEDULER_IDLE_CLOSE_SECONDS = 0
 # Seconds between an idle worker's looks at the shared queue (Scrapy's own engine looks every 5 s).
 SCHEDULER_IDLE_POLL_SECONDS = 0.5
+# Requests a worker leases in one round trip, to hand to the engine one by one (a site's politeness holds
+# between them; they are held, so renewed, and returned when the worker stops). 8 take most of a page's
+# Redis wait off the crawl without keeping many requests from other workers.
+SCHEDULER_POP_BATCH = 8
 
 # --- SCHEDULE_: regular grabs (crawler/grabs.py) -----------------------------------------------------
 # Seconds between two looks at which grabs are due (a grab starts at most this late).
@@ -229,6 +232,18 @@ DEDUP_WINDOW_DAYS = 7
 # Most SimHash bits in which a near-duplicate body may differ; None: the tuned DEFAULT_MAX_DISTANCE of
 # crawler/store/fingerprint.py, which says why.
 DEDUP_MAX_DISTANCE = None
+
+# --- WORKER_: the worker's process ---------------------------------------------------------------------
+# Seconds a thread holds the GIL before another may take it (Python's default is 0.005). The store's
+# thread runs Python too; each time the reactor's thread waits on a socket or a regex it gives the GIL up
+# and, at 5 ms, waited up to that long to get it back: 0.5 ms took the bench crawl from about 145 to
+# 200 pages/s.
+WORKER_SWITCH_INTERVAL = 0.0005
+
+# --- TEXT_: the per-article text work (qRead, summaries, fingerprints; crawler/worker/textwork.py) ------
+# Processes doing it off the crawl's thread (0: on the crawl's thread). Two keep a 2-core machine busy;
+# give one per spare core on a larger one.
+TEXT_PROCESSES = 2
 
 # --- SUMMARY_: extractive summaries stored with each article -------------------------------------------
 # Summary lengths in sentences (an empty list turns summaries off).

@@ -144,6 +144,28 @@ def test_set_options_are_checked_before_anything_starts(tmp_path: Path, pair: st
     assert not (tmp_path / "data").exists(), "a bad -s started Redis or created the data folder"
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        (
+            "CRAWLER_PROXIES",
+            "garbage",
+            "setting CRAWLER_PROXIES: not a proxy URL: 'garbage'; expected http://",
+        ),
+        ("CRAWLER_PROXIES", "socks5://u:pw@127.0.0.1:1080", "'socks5://***@127.0.0.1:1080': SOCKS proxies"),
+        ("CRAWLER_PROXY_FILE", "missing.txt", "setting CRAWLER_PROXY_FILE: cannot read missing.txt"),
+    ],
+)
+def test_bad_global_proxies_are_a_clear_error_before_the_crawl(
+    tmp_path: Path, variable: str, value: str, message: str
+) -> None:
+    for command in (["temp", "demo-citynews"], ["worker"]):
+        run = crawler("--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path, env={variable: value})
+        assert run.code == 2, (command, run.stderr)
+        assert message in run.stderr and "Traceback" not in run.stderr, (command, run.stderr)
+        assert "pw@" not in run.stderr
+
+
 # --- outside a checkout ---------------------------------------------------------------------------------
 
 

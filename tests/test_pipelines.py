@@ -1,4 +1,5 @@
-"""The item pipelines built by Scrapy from settings (deprecation warnings are errors): clean, qRead, store."""
+"""The item pipelines built by Scrapy from settings (deprecation warnings are errors): clean, text (qRead,
+summaries, fingerprints, in the text pool), store."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.exceptions import DropItem
 from scrapy.pipelines import ItemPipelineManager
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
@@ -17,10 +18,11 @@ from crawler import settings as project_settings
 from crawler.errors import InputError, StoreUnavailableError
 from crawler.items import Article, Page
 from crawler.store import SqliteStore, StoreError
+from crawler.store.document import add_fingerprints
 from crawler.worker.pipelines.clean import CleanPipeline, normalize_published
-from crawler.worker.pipelines.fallback import QreadFallbackPipeline
 from crawler.worker.pipelines.store import StorePipeline
-from crawler.worker.pipelines.summary import SummaryPipeline
+from crawler.worker.pipelines.text import TextPipeline
+from crawler.worker.textwork import text_pool_of
 
 STORY = [
     "The harbour bridge reopened to traffic on Monday morning after six weeks of repairs to its deck and its"
@@ -43,7 +45,8 @@ LONG_RULE_BODY = "A body the rule read in full. " * 10
 def make_crawler(data_dir: Path, **overrides: Any) -> Crawler:
     """A crawler with the project's settings (and so its ITEM_PIPELINES), storing under ``data_dir``."""
     settings = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
-    settings.update(CRAWLER_DATA_DIR=str(data_dir), MONGO_URI=None, **overrides)
+    settings.update(CRAWLER_DATA_DIR=str(data_dir), MONGO_URI=None, TEXT_PROCESSES=0)
+    settings.update(overrides)
     return get_crawler(settings_dict=settings)
 
 
@@ -83,6 +86,11 @@ def run_store(crawler: Crawler, items: list[Article]) -> list[Article | BaseExce
             await pipeline.close_spider()
 
     return asyncio.run(run())
+
+
+def text(pipeline: TextPipeline, one: Article) -> Article:
+    """``one`` through the text pipeline."""
+    return asyncio.run(pipeline.process_item(one))
 
 
 def stats(crawler: Crawler) -> dict[str, Any]:
@@ -142,12 +150,12 @@ def test_published_dates_become_iso(text: str, iso: str) -> None:
     assert normalize_published(text) == iso
 
 
-# --- QreadFallbackPipeline ---------------------------------------------------------------------------
+# --- TextPipeline ----------------------------------------------------------------------------------------
 
 
 def test_qread_supplies_the_body_when_the_rules_is_short(crawler: Crawler) -> None:
-    pipeline = build_from_crawler(QreadFallbackPipeline, crawler)
-    result = pipeline.process_item(item(body="Bridge reopens."))
+    pipeline = build_from_crawler(TextPipeline, crawler)
+    result = text(pipeline, item(body="Bridge reopens."))
     assert result.body == "\n\n".join(STORY)
     assert result.extraction == {
         "body_from": "qread",
@@ -160,30 +168,30 @@ def test_qread_supplies_the_body_when_the_rules_is_short(crawler: Crawler) -> No
 
 
 def test_qread_supplies_a_missing_body(crawler: Crawler) -> None:
-    pipeline = build_from_crawler(QreadFallbackPipeline, crawler)
-    assert pipeline.process_item(item(body=None)).body == "\n\n".join(STORY)
+    pipeline = build_from_crawler(TextPipeline, crawler)
+    assert text(pipeline, item(body=None)).body == "\n\n".join(STORY)
     assert stats(crawler)["extract/qread_fallback/citynews"] == 1
 
 
 def test_the_rules_body_is_kept_when_long_enough(crawler: Crawler) -> None:
-    pipeline = build_from_crawler(QreadFallbackPipeline, crawler)
-    result = pipeline.process_item(item())
+    pipeline = build_from_crawler(TextPipeline, crawler)
+    result = text(pipeline, item())
     assert result.body == LONG_RULE_BODY
     assert result.extraction == {"body_from": "rule", "algorithm": None, "body_chars": len(LONG_RULE_BODY)}
     assert stats(crawler) == {"extract/rule_body/citynews": 1}
 
 
 def test_the_rules_own_minimum_wins_over_the_setting(crawler: Crawler) -> None:
-    pipeline = build_from_crawler(QreadFallbackPipeline, crawler)
-    assert pipeline.process_item(item(body="Bridge reopens.", min_body_chars=10)).body == "Bridge reopens."
-    assert pipeline.process_item(item(min_body_chars=10_000)).body == "\n\n".join(STORY)
+    pipeline = build_from_crawler(TextPipeline, crawler)
+    assert text(pipeline, item(body="Bridge reopens.", min_body_chars=10)).body == "Bridge reopens."
+    assert text(pipeline, item(min_body_chars=10_000)).body == "\n\n".join(STORY)
     assert stats(crawler)["extract/rule_body/citynews"] == 1
     assert stats(crawler)["extract/qread_fallback/citynews"] == 1
 
 
 def test_a_short_rule_body_stays_when_qread_finds_less(crawler: Crawler) -> None:
-    pipeline = build_from_crawler(QreadFallbackPipeline, crawler)
-    result = pipeline.process_item(item(body="Bridge reopens.", html="<html><body><p>Hi</p></body></html>"))
+    pipeline = build_from_crawler(TextPipeline, crawler)
+    result = text(pipeline, item(body="Bridge reopens.", html="<html><body><p>Hi</p></body></html>"))
     assert result.body == "Bridge reopens."
     assert result.extraction is not None and result.extraction["body_from"] == "rule"
     assert stats(crawler)["extract/short_body/citynews"] == 1
@@ -192,7 +200,37 @@ def test_a_short_rule_body_stays_when_qread_finds_less(crawler: Crawler) -> None
 
 def test_an_unknown_algorithm_setting_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="setting QREAD_ALGORITHM is 'magic': expected one of qread"):
-        build_from_crawler(QreadFallbackPipeline, make_crawler(tmp_path, QREAD_ALGORITHM="magic"))
+        build_from_crawler(TextPipeline, make_crawler(tmp_path, QREAD_ALGORITHM="magic"))
+
+
+def test_the_text_pool_gives_what_the_crawl_thread_gives_and_outlives_a_killed_process(
+    tmp_path: Path,
+) -> None:
+    here = make_crawler(tmp_path / "here")
+    pooled = make_crawler(tmp_path / "pool", TEXT_PROCESSES=1)
+    inline = build_from_crawler(TextPipeline, here)
+    pipeline = build_from_crawler(TextPipeline, pooled)
+    pool = text_pool_of(pooled)
+    try:
+        bodies: tuple[dict[str, Any], ...] = ({"body": "Bridge reopens."}, {})
+        for values in bodies:
+            expected, got = text(inline, item(**values)), text(pipeline, item(**values))
+            assert got == expected and got.fingerprints == expected.fingerprints
+            assert got.summary is not None and got.fingerprints is not None
+            document = add_fingerprints({"body": got.body})
+            assert got.fingerprints == (document["content_hash"], document["simhash"])
+        executor = pool._executor
+        assert executor is not None
+        for process in list(executor._processes.values()):
+            process.kill()
+            process.join()
+        again = text(pipeline, item(body="Bridge reopens."))
+        assert again.body == "\n\n".join(STORY), "done on the crawl's thread when the pool broke"
+        assert stats(pooled)["text/pool_restarted"] == 1
+        assert text(pipeline, item()).fingerprints == text(inline, item()).fingerprints, "a new pool"
+        assert pool._executor is not None and pool._executor is not executor
+    finally:
+        pool.close()
 
 
 # --- StorePipeline -----------------------------------------------------------------------------------
@@ -265,16 +303,16 @@ def test_an_item_without_a_body_is_dropped_and_counted(tmp_path: Path, crawler: 
 
 
 def test_summaries_of_the_configured_lengths(tmp_path: Path) -> None:
-    pipeline = build_from_crawler(SummaryPipeline, make_crawler(tmp_path, SUMMARY_SENTENCES="3,1"))
-    summarised = pipeline.process_item(item(body="\n\n".join(STORY))).summary
+    pipeline = build_from_crawler(TextPipeline, make_crawler(tmp_path, SUMMARY_SENTENCES="3,1"))
+    summarised = text(pipeline, item(body="\n\n".join(STORY))).summary
     assert summarised is not None and set(summarised) == {"1", "3"}
     assert summarised["1"] in " ".join(STORY)
     assert len(summarised["3"]) > len(summarised["1"])
-    assert pipeline.process_item(item(body=None)).summary is None
-    with pytest.raises(NotConfigured, match="SUMMARY_SENTENCES is empty"):
-        build_from_crawler(SummaryPipeline, make_crawler(tmp_path, SUMMARY_SENTENCES=[]))
+    assert text(pipeline, item(body=None, html="")).summary is None
+    unsummarised = build_from_crawler(TextPipeline, make_crawler(tmp_path, SUMMARY_SENTENCES=[]))
+    assert text(unsummarised, item()).summary is None
     with pytest.raises(InputError, match=r"setting SUMMARY_SENTENCES is \['0'\]: expected sentence counts"):
-        build_from_crawler(SummaryPipeline, make_crawler(tmp_path, SUMMARY_SENTENCES="0"))
+        build_from_crawler(TextPipeline, make_crawler(tmp_path, SUMMARY_SENTENCES="0"))
 
 
 def test_the_pipelines_run_in_order_through_scrapys_manager(tmp_path: Path, crawler: Crawler) -> None:

@@ -10,7 +10,7 @@ from scrapy import Request, Spider
 
 from crawler.keys import Keys
 from crawler.redisio import serializer
-from crawler.redisio.queue import LeasedQueue
+from crawler.redisio.queue import Ack, LeasedQueue
 from crawler.requests import Work, decode_request, leased, push
 
 SPIDER = Spider(name="sites")
@@ -64,6 +64,21 @@ def test_a_popped_request_is_leased_not_deleted_until_acknowledged(redis_client:
     assert queue.leased() == 0 and queue.pending("news") == 0 and queue.job_pending("j1") == 0
     assert not ack(queue, taken), "a second acknowledgement changes nothing"
     assert queue.pending("news") == 0
+
+
+def test_acknowledgements_in_one_round_trip_end_each_lease_once(redis_client: redis.Redis) -> None:
+    queue = make_queue(redis_client)
+    for n in range(3):
+        push(queue, request(f"http://a.test/{n}"))
+    leases = [queue.pop().member for _ in range(3)]
+    assert all(leases) and queue.leased() == 3
+    acks = [Ack(str(lease), "news", "j1", fetched=1, stored=1) for lease in leases]
+    assert queue.ack_many([*acks[:2], acks[0]]) == [True, True, False], "a lease ends once"
+    assert queue.leased() == 1 and queue.pending("news") == 1 and queue.job_pending("j1") == 1
+    assert queue.ack_many(acks[2:]) == [True]
+    assert queue.leased() == 0 and queue.pending("news") == 0 and queue.job_pending("j1") == 0
+    assert redis_client.hget(Keys("test").job("j1"), "stored") == b"3"
+    assert queue.ack_many([]) == []
 
 
 def test_an_expired_lease_goes_back_to_the_queue_with_its_place(redis_client: redis.Redis) -> None:

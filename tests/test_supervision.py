@@ -66,9 +66,9 @@ class Setup:
         self.rules.mkdir(exist_ok=True)
         (self.rules / f"{name}.yaml").write_text(self.farm.rule(name) + extra, encoding="utf-8")
 
-    def temp(self, site: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    def temp(self, site: str, *settings: str, **extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "crawler.cli", "temp", site],
+            [sys.executable, "-m", "crawler.cli", "temp", site, *(f"--set={pair}" for pair in settings)],
             env=self.env(**extra),
             capture_output=True,
             text=True,
@@ -257,6 +257,17 @@ def test_a_rules_own_proxies_are_used_for_its_site(setup: Setup) -> None:
     assert "rule-secret" not in done.stdout + done.stderr + _redis_dump(setup.server)
 
 
+@pytest.mark.parametrize("setup", [[farm_site("unreachable")]], indirect=True)
+def test_a_proxy_that_refuses_connections_is_named_in_the_error(setup: Setup) -> None:
+    setup.rule("unreachable", "access:\n  proxies: ['http://u:closed-secret@127.0.0.1:9']\n")
+    done = setup.temp("unreachable", "PROXY_MAX_FAILURES=10", "RETRY_BACKOFF_SECONDS=0.1")
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "errors 1 (connection: 1)" in done.stdout, done.stdout
+    (letter,) = [json.loads(record) for record in setup.server.hvals(KEYS.dead)]
+    assert letter["reason"].endswith("(through the proxy http://127.0.0.1:9)"), letter["reason"]
+    assert "closed-secret" not in done.stdout + done.stderr + _redis_dump(setup.server)
+
+
 def _redis_dump(server: redis.Redis) -> str:
     """Every key and value in Redis, as text (to look for a secret)."""
     parts = []
@@ -311,3 +322,49 @@ def test_a_start_url_answering_404_is_an_error_of_its_kind(setup: Setup) -> None
     assert "errors 1 (HTTP 404: 1)" in done.stdout, done.stdout
     site = next(s for s in setup.status()["sites"] if s["site"] == "gone")  # type: ignore[attr-defined]
     assert site["errors_by_kind_24h"] == {"HTTP 404": 1}
+
+
+# --- a rule added while the workers run --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("setup", [[farm_site("first"), farm_site("later")]], indirect=True)
+def test_a_running_worker_takes_a_rule_added_after_it_started_and_loses_nothing_without_one(
+    setup: Setup,
+) -> None:
+    setup.rule("first")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker"],
+        env=setup.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not setup.server.hlen(KEYS.workers):
+            assert time.monotonic() < deadline, "the worker did not start"
+            time.sleep(0.2)
+        setup.rule("later")
+        urls = sorted(articles_of(setup.farm, "later"))[:3]
+        job = enqueue_job(setup.server, KEYS, [load_rules(setup.rules).rules["later"]], article_urls=urls)
+        other = setup.root / "other-rules"
+        other.mkdir()
+        (other / "ghost.yaml").write_text(
+            setup.farm.rule("first").replace("first", "ghost"), encoding="utf-8"
+        )
+        ghost = enqueue_job(setup.server, KEYS, [load_rules(other).rules["ghost"]], article_urls=[urls[0]])
+        for one in (job, ghost):
+            while int(setup.server.hget(KEYS.job(one), "pending") or 0) > 0:
+                assert time.monotonic() < deadline + 60, "a job did not finish"
+                time.sleep(0.2)
+    finally:
+        worker.send_signal(2)
+        output = worker.communicate(timeout=60)[1]
+    no_traceback(output)
+    assert sorted(setup.stored_urls()) == urls, "the rule added later was read by the running worker"
+    assert setup.server.hget(KEYS.job(ghost), "error:no rule") == b"1"
+    letters = [json.loads(record) for record in setup.server.hvals(KEYS.dead)]
+    assert [letter["reason"].split(":")[0] for letter in letters] == [
+        f"no rule for site 'ghost' in {setup.rules}"
+    ]

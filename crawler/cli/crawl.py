@@ -29,6 +29,7 @@ from crawler.keys import Keys
 from crawler.redisio.connection import connect, resolve_redis_url
 from crawler.requests import JobCounts, enqueue_job
 from crawler.rules import Rule, load_rule, load_rules, rule_file
+from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler
 from crawler.store import open_store
 from crawler.worker.process import run_worker
@@ -235,7 +236,10 @@ def _crawl_settings(config: Config, redis_url: str, overrides: dict[str, Any]) -
     # Scrapy logs through its own root handler, at LOG_LEVEL: the command line's handler steps aside.
     for handler in list(logging.root.handlers):
         logging.root.removeHandler(handler)
-    return config.replace(redis_url=redis_url).settings({"LOG_LEVEL": "WARNING", **overrides})
+    settings = config.replace(redis_url=redis_url).settings({"LOG_LEVEL": "WARNING", **overrides})
+    # Checked here, where a wrong value is a clear error, not in the crawl (a traceback in the reactor).
+    global_proxies(settings.get("CRAWLER_PROXIES"), settings.get("CRAWLER_PROXY_FILE"))
+    return settings
 
 
 def _crawl_job(

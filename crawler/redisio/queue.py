@@ -50,7 +50,7 @@ import redis
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded
 
-__all__ = ["SITE_LUA", "LeasedQueue", "Popped", "SitePoliteness"]
+__all__ = ["SITE_LUA", "Ack", "LeasedQueue", "Popped", "SitePoliteness"]
 
 # Seconds in which a site's throttle (the delay between requests a backoff left) halves: a site that asked
 # to slow down is asked gently for a few minutes, then at its rule's pace again.
@@ -126,25 +126,30 @@ return added
 """
 )
 
-# KEYS: leases, lease-scores, lease-sites. ARGV: prefix, lease deadline, then the leases this worker has
-# downloaded since its last call (their sites' slots are free again).
+# KEYS: leases, lease-scores, lease-sites. ARGV: prefix, lease deadline, how many to lease at most, then the
+# leases this worker has downloaded since its last call (their sites' slots are free again).
 # Sites whose wait is over become ready; the first request of the first ready site is leased, and its site
-# counts one more download and may send again after its largest delay. Reply: {member, site}, or {false,
-# seconds until the first gated site may send (false when none waits)}.
+# counts one more download and may send again after its largest delay; again, up to the count. Reply:
+# {member, site, member, site, ...}, or {false, seconds until the first gated site may send (false when
+# none waits)}.
 _POP = (
     SITE_LUA
     + """
 local K = ARGV[1]
-for i = 3, #ARGV do downloaded(K, redis.call('HGET', KEYS[3], ARGV[i]), ARGV[i]) end
+local count = tonumber(ARGV[3])
+for i = 4, #ARGV do downloaded(K, redis.call('HGET', KEYS[3], ARGV[i]), ARGV[i]) end
 local now = now_of()
 local due = redis.call('ZRANGEBYSCORE', K .. ':gated', '-inf', now, 'LIMIT', 0, 100)
 for _, site in ipairs(due) do
   redis.call('ZREM', K .. ':gated', site)
   schedule_site(K, site, now)
 end
-for _ = 1, 10 do
+local out = {}
+for _ = 1, count + 10 do
+  if #out >= 2 * count then break end
   local top = redis.call('ZRANGE', K .. ':ready', 0, 0)
   if #top == 0 then
+    if #out > 0 then return out end
     local first = redis.call('ZRANGE', K .. ':gated', 0, 0, 'WITHSCORES')
     if #first == 0 then return {false, false} end
     return {false, tostring(math.max(tonumber(first[2]) - now, 0))}
@@ -165,9 +170,11 @@ for _ = 1, 10 do
     if interval > 0 then redis.call('HSET', key, 'next', now + interval) end
     redis.call('ZREM', K .. ':ready', site)
     schedule_site(K, site, now)
-    return {item[1], site}
+    out[#out + 1] = item[1]
+    out[#out + 1] = site
   end
 end
+if #out > 0 then return out end
 return {false, false}
 """
 )
@@ -387,6 +394,19 @@ return total
 
 
 @dataclass(frozen=True, slots=True)
+class Ack:
+    """A lease to end with :meth:`LeasedQueue.ack_many`, and its job's counts (as :meth:`LeasedQueue.ack`
+    takes them)."""
+
+    lease: str
+    site: str
+    job: str | None
+    fetched: int = 0
+    stored: int = 0
+    reposts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Popped:
     """What ``pop`` gave: the member and its site, or nothing and how long until a waiting site may send
     (None when no site waits)."""
@@ -449,12 +469,21 @@ class LeasedQueue:
 
         ``downloaded``: the leases whose download ended since the last call (their sites may send another
         request: a site's ``concurrency`` counts downloads, not the parsing and storing after them)."""
+        return self.pop_many(downloaded, 1)[0]
+
+    def pop_many(self, downloaded: Iterable[str] = (), count: int = 1) -> list[Popped]:
+        """:meth:`pop` up to ``count`` times in one call, each lease taken as :meth:`pop` takes it (a site's
+        politeness holds between them); at least one entry, which has no member when nothing may be sent
+        now."""
         deadline = time.time() + self.lease_seconds
         keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
-        member, site_or_wait = self._pop(keys=keys, args=[self.keys.prefix, deadline, *downloaded])
-        if not member:
-            return Popped(None, wait=float(site_or_wait) if site_or_wait else None)
-        return Popped(decoded(member), decoded(site_or_wait))
+        reply = self._pop(keys=keys, args=[self.keys.prefix, deadline, max(count, 1), *downloaded])
+        if not reply[0]:
+            return [Popped(None, wait=float(reply[1]) if reply[1] else None)]
+        return [
+            Popped(decoded(member), decoded(site))
+            for member, site in zip(reply[::2], reply[1::2], strict=True)
+        ]
 
     def configure(self, site: str, *, delay: float, concurrency: int) -> None:
         """A site's politeness from its rule: at most one request every ``delay`` seconds and
@@ -546,6 +575,23 @@ class LeasedQueue:
         ]
         args: list[str | int] = [self.keys.prefix, lease, site, job or "", fetched, stored, reposts]
         return bool(self._ack(keys=keys, args=args))
+
+    def ack_many(self, acks: Iterable[Ack]) -> list[bool]:
+        """:meth:`ack` for each of ``acks``, in one round trip (a pipeline of the same script); each one's
+        outcome, in order."""
+        with self.server.pipeline(transaction=False) as pipe:
+            for ack in acks:
+                keys = [
+                    self.keys.leases,
+                    self.keys.lease_scores,
+                    self.keys.pending,
+                    self.keys.job(ack.job) if ack.job else "",
+                    self.keys.attempts,
+                    self.keys.lease_sites,
+                ]
+                args: list[str | int] = [self.keys.prefix, ack.lease, ack.site, ack.job or ""]
+                self._ack(keys=keys, args=[*args, ack.fetched, ack.stored, ack.reposts], client=pipe)
+            return [bool(done) for done in pipe.execute()]
 
     def handoff(
         self, lease: str, member: bytes, *, priority: int, site: str, job: str | None, delay: float = 0.0

@@ -84,11 +84,9 @@ def parse_proxy(text: str) -> Proxy:
             " proxies); use an http:// or https:// proxy"
         )
     if scheme not in PROXY_SCHEMES or not parts.hostname:
-        raise AccessError(
-            f"not a proxy URL: {_redacted(value)!r} (expected http://[user:password@]host:port)"
-        )
+        raise AccessError(f"not a proxy URL: {_redacted(value)!r}")
     if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise AccessError(f"{_redacted(value)!r}: a proxy URL has no path (expected http://host:port)")
+        raise AccessError(f"{_redacted(value)!r}: a proxy URL has no path")
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     shown = f"{scheme}://{host}" + (f":{port}" if port else "")
     return Proxy(shown, value)
@@ -102,12 +100,18 @@ def global_proxies(listed: str | Sequence[str] | None, file: str | None) -> list
         try:
             proxies.append(parse_proxy(entry))
         except AccessError as exc:
-            raise InputError(f"setting CRAWLER_PROXIES: {exc}") from None
+            raise InputError(
+                f"setting CRAWLER_PROXIES: {exc}; expected http://[user:password@]host:port, separated by"
+                " commas"
+            ) from None
     if file:
         try:
             proxies.extend(read_proxy_file(Path(file)))
         except AccessError as exc:
-            raise InputError(f"setting CRAWLER_PROXY_FILE: {exc}") from None
+            raise InputError(
+                f"setting CRAWLER_PROXY_FILE: {exc}; expected a file of http://[user:password@]host:port"
+                " lines"
+            ) from None
     return list(dict.fromkeys(proxies))
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Self
 
 from scrapy import Request
@@ -97,6 +97,12 @@ class BlockedAddress(DNSLookupError):
 # process from the process's settings, not a crawl's (where the spider puts its rules' domains): each
 # crawl's middleware adds its NETGUARD_PRIVATE_DOMAINS here for the resolver.
 _private_domains: set[str] = set()
+
+
+def allow_private_domains(domains: Iterable[str]) -> None:
+    """Add the domains of a rule read while the crawl runs (``allow_private_addresses``)."""
+    _private_domains.update(domains)
+
 
 # Host names the resolver refused, and why (Twisted turns a resolver's error into "no results", so the
 # reason is kept here for the failed request's report). Bounded as Scrapy's DNS cache is.
@@ -187,7 +193,8 @@ class NetworkGuardMiddleware:
             raise IgnoreRequest(f"refusing {request.url}: only http and https are fetched")
         host = parts.hostname or ""
         if host not in self.verdicts:
-            self.verdicts[host] = None if private_allowed(host, self.private_domains) else self._verdict(host)
+            allowed = private_allowed(host, (*self.private_domains, *_private_domains))
+            self.verdicts[host] = None if allowed else self._verdict(host)
         reason = self.verdicts[host]
         if reason is not None:
             assert self.crawler.stats is not None

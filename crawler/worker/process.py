@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -36,6 +37,20 @@ class _OneLine(logging.Filter):
         return True
 
 
+class _OptionalOff(logging.Filter):
+    """Scrapy warns of each component that said NotConfigured; ours are off by design when unused (no
+    proxies, no sessions): said at INFO, as it is no problem."""
+
+    OPTIONAL = ("crawler.worker.proxies.ProxyMiddleware", "crawler.worker.sessions.SessionMiddleware")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, dict) else {}
+        if str(record.msg).startswith("Disabled ") and args.get("clspath") in self.OPTIONAL:
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+_OPTIONAL_OFF = _OptionalOff()
 _ONE_LINE_LOGGERS = {
     "scrapy.downloadermiddlewares.robotstxt": _OneLine(only_ours=False),
     "scrapy.core.scraper": _OneLine(only_ours=True),
@@ -58,6 +73,8 @@ def run_worker(
     """
     for name, one_line in _ONE_LINE_LOGGERS.items():
         logging.getLogger(name).addFilter(one_line)
+    logging.getLogger("scrapy.middleware").addFilter(_OPTIONAL_OFF)
+    sys.setswitchinterval(settings.getfloat("WORKER_SWITCH_INTERVAL"))
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SitesSpider)
     tickers: list[task.LoopingCall] = []

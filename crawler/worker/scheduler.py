@@ -28,6 +28,7 @@ import os
 import socket
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from typing import ParamSpec, Self, TypeVar
 
@@ -40,7 +41,7 @@ from scrapy_redis.scheduler import Scheduler
 from twisted.internet import task
 
 from crawler.redisio import serializer
-from crawler.redisio.queue import LeasedQueue
+from crawler.redisio.queue import Ack, LeasedQueue, Popped
 from crawler.requests import (
     QueueEntryError,
     Work,
@@ -91,12 +92,18 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.backoff_max_seconds = settings.getfloat("RETRY_BACKOFF_MAX_SECONDS")
         self.worker = worker_id()
         self.held: set[str] = set()
+        self.pop_batch = settings.getint("SCHEDULER_POP_BATCH")
+        # Leased requests not yet given to the engine (held: renewed, and released when the worker stops).
+        self._popped: deque[Popped] = deque()
         # Leases whose download ended, to report at the next pop (crawler.worker.slots).
         self.downloaded: list[str] = []
         self.redis_down_since: float | None = None
         self._next_due_check = 0.0
         self._not_before = 0.0
         self._wake = CallLaterOnce(self.wake_engine)
+        # Acknowledgements waiting for the end of this reactor turn (flush_acks).
+        self._acks: list[Ack] = []
+        self._ack_soon = CallLaterOnce(self.flush_acks)
         self._renewal: task.LoopingCall | None = None
         self._poll: task.LoopingCall | None = None
 
@@ -121,6 +128,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             if loop is not None and loop.running:
                 loop.stop()
         self._wake.cancel()
+        self._ack_soon.cancel()
+        self.flush_acks()
         try:
             released = self.queue.release(self.held)
         except redis.RedisError as exc:
@@ -130,6 +139,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             logger.info("Returned %d unfinished requests to the queue", released)
             self.stats.inc_value("lease/released", released)
         self.held.clear()
+        self._popped.clear()
 
     def wake_engine(self) -> None:
         """Have the engine ask this scheduler for a request now. An idle engine asks only on its 5 s
@@ -215,32 +225,15 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
     # --- requests out --------------------------------------------------------------------------------
 
     def next_request(self) -> Request | None:
-        if time.monotonic() < self._not_before and not self.downloaded:
-            return None  # every site with requests waits for its politeness delay or backoff
         for _ in range(POISON_PER_CALL):
-            try:
-                reported, self.downloaded = self.downloaded, []
-                try:
-                    popped = self.queue.pop(reported)
-                except redis.RedisError:
-                    self.downloaded.extend(reported)
-                    raise
-                if popped.member is None and time.monotonic() >= self._next_due_check:
-                    # Nothing to take: retries whose backoff is over, deferred requests, back in the queue.
-                    self._next_due_check = time.monotonic() + DUE_CHECK_SECONDS
-                    if self.queue.queue_due():
-                        popped = self.queue.pop()
-            except redis.RedisError as exc:
-                self._redis_failed("take a request", exc)
+            if not self._popped and not self._take():
                 return None
-            self._redis_ok()
-            lease = popped.member
-            if lease is None:
-                self._wait_for_gate(popped.wait)
-                return None
+            lease = self._popped.popleft().member
+            assert lease is not None
             try:
                 request = decode_request(lease, self.spider)
             except QueueEntryError as exc:
+                self.held.discard(lease)
                 self._dead_letter_entry(lease, str(exc))
                 continue
             leased(request, lease)
@@ -248,13 +241,41 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             if only and Work.of(request).site not in only:
                 # A site this worker does not serve (`crawler worker --sites`): back to the queue at once
                 # for a worker that does, never dropped.
+                self.held.discard(lease)
                 self._call("return a request of another site", self.queue.release, [lease])
                 self.stats.inc_value("scheduler/returned_other_site")
                 return None
-            self.held.add(lease)
             self.stats.inc_value("scheduler/dequeued/redis")
             return request
         return None
+
+    def _take(self) -> bool:
+        """Lease up to ``SCHEDULER_POP_BATCH`` requests in one round trip into this worker's buffer (held,
+        so renewed, from now on); False when none may be sent now."""
+        if time.monotonic() < self._not_before and not self.downloaded:
+            return False  # every site with requests waits for its politeness delay or backoff
+        try:
+            reported, self.downloaded = self.downloaded, []
+            try:
+                popped = self.queue.pop_many(reported, self.pop_batch)
+            except redis.RedisError:
+                self.downloaded.extend(reported)
+                raise
+            if popped[0].member is None and time.monotonic() >= self._next_due_check:
+                # Nothing to take: retries whose backoff is over, deferred requests, back in the queue.
+                self._next_due_check = time.monotonic() + DUE_CHECK_SECONDS
+                if self.queue.queue_due():
+                    popped = self.queue.pop_many((), self.pop_batch)
+        except redis.RedisError as exc:
+            self._redis_failed("take a request", exc)
+            return False
+        self._redis_ok()
+        if popped[0].member is None:
+            self._wait_for_gate(popped[0].wait)
+            return False
+        self.held.update(entry.member for entry in popped if entry.member is not None)
+        self._popped.extend(popped)
+        return True
 
     def _wait_for_gate(self, wait: float | None) -> None:
         """Nothing may be sent now: ask Redis again when the first waiting site may send (at most
@@ -281,18 +302,20 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         work = self._release_hold(request)
         if work is None or work.lease is None:
             return
-        acked = self._call(
-            "acknowledge a request",
-            self.queue.ack,
-            work.lease,
-            site=work.site,
-            job=work.job,
-            fetched=fetched,
-            stored=stored,
-            reposts=reposts,
-        )
-        if acked is False:
-            self.stats.inc_value("lease/ack_after_expiry")
+        self._acks.append(Ack(work.lease, work.site, work.job, fetched, stored, reposts))
+        self._ack_soon.schedule()
+
+    def flush_acks(self) -> None:
+        """Send the acknowledgements of this reactor turn in one round trip (a stored batch releases up to
+        ``STORE_BATCH_SIZE`` at once). Redis away: their leases expire, their requests are fetched again
+        and stored over themselves, as when a worker dies after storing."""
+        acks, self._acks = self._acks, []
+        if not acks:
+            return
+        outcomes = self._call("acknowledge requests", self.queue.ack_many, acks)
+        late = 0 if outcomes is None else outcomes.count(False)
+        if late:
+            self.stats.inc_value("lease/ack_after_expiry", late)
 
     def defer(self, request: Request, reason: str) -> None:
         """``request``'s work could not be finished (its article not stored): it is fetched again after
@@ -395,10 +418,10 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
 
     def __len__(self) -> int:
         try:
-            return len(self.queue)
+            return len(self.queue) + len(self._popped)
         except redis.RedisError as exc:
             self._redis_failed("count the queue", exc)
-            return 0
+            return len(self._popped)
 
     def __repr__(self) -> str:
         return f"<LeasedScheduler worker={self.worker}>"

@@ -65,7 +65,7 @@ from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import keys_of, server_of
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
-from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, blocked_by_guard
+from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, allow_private_domains, blocked_by_guard
 from extractors import extract
 from extractors.encoding import redetect
 
@@ -79,6 +79,10 @@ CHARSET_DOUBT_REPLACEMENTS = 8
 # a crawler it refuses), once the site's pages have matched this many times in this worker.
 EMPTY_PAGE_BYTES = 2048
 EMPTY_AFTER_MATCHED = 5
+# Seconds between two reads of the rules folder for a site no rule of this worker names (a rule file added
+# while it runs): often enough for a user who adds a rule and starts a temp crawl, rarely enough that a
+# flood of requests of an unknown site costs nothing.
+RULES_RELOAD_SECONDS = 5.0
 
 
 # The embedded Redis servers ``scrapy crawl sites`` started or joined (no REDIS_URL), left at the end.
@@ -98,6 +102,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.only_sites = {site for site in (sites or "").split(",") if site}
         self.job = job
         self.rules: dict[str, Rule] = {}
+        self._next_reload = 0.0
         self.rule_errors = 0
         # Per site, the article pages where the rule's fields matched: an empty page after them is a sign.
         self.matched: dict[str, int] = {}
@@ -173,6 +178,31 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         }
         logger.info("Serving %d site rules: %s", len(self.rules), ", ".join(sorted(self.rules)))
 
+    def rule_of(self, site: str | None) -> Rule | None:
+        """The rule of ``site``; a site this worker does not know yet (its rule file was added while it
+        runs) has the rules folder read again, at most every ``RULES_RELOAD_SECONDS``."""
+        rule = self.rules.get(site or "")
+        if rule is not None or not site or (self.only_sites and site not in self.only_sites):
+            return rule
+        now = time.monotonic()
+        if now < self._next_reload:
+            return None
+        self._next_reload = now + RULES_RELOAD_SECONDS
+        ruleset = load_rules(self.crawler.settings["CRAWLER_RULES_DIR"])
+        added = {
+            name: new
+            for name, new in ruleset.rules.items()
+            if name not in self.rules and (not self.only_sites or name in self.only_sites)
+        }
+        for new in added.values():
+            self.queue.configure(new.site, delay=new.delay, concurrency=new.concurrency)
+            if new.allow_private:
+                allow_private_domains(new.domains)
+        if added:
+            logger.warning("Rules added while running: %s", ", ".join(sorted(added)))
+            self.rules.update(added)
+        return self.rules.get(site)
+
     def opened(self) -> None:
         # The spider's own handle on the shared Bloom filter: a page's links are tested and queued in one
         # call.
@@ -215,7 +245,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             logger.error("Seed has no url, dropped: %r", seed)
             self.count("seeds/invalid")
             return None
-        rule = self.rules.get(str(seed.get("site")))
+        rule = self.rule_of(str(seed.get("site")))
         if rule is None:
             logger.error("Seed names no known site rule, dropped: %r", seed)
             self.count("seeds/unknown_site")
@@ -347,7 +377,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             ack(self.crawler, request)
             return
         self.count(f"crawl/errors/{site}")
-        dead_letter(self.crawler, request, self._reason(failure, work), _kind(failure))
+        reason = self._reason(failure, work)
+        proxy = request.meta.get("proxy_id")
+        if proxy:
+            reason += f" (through the proxy {proxy})"
+        dead_letter(self.crawler, request, reason, _kind(failure))
 
     # --- helpers ---------------------------------------------------------------------------------------
 
@@ -446,10 +480,16 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def _page(self, response: Response) -> tuple[Rule | None, TextResponse | None]:
         """The response's rule and the response as text (the rule's encoding when it sets one)."""
         site = _work(response).site
-        rule = self.rules.get(site)
+        rule = self.rule_of(site)
         if rule is None:
             self.count("crawl/no_rule")
-            logger.error("No rule for site %r of %s: dropped", site, response.url)
+            folder = self.crawler.settings["CRAWLER_RULES_DIR"]
+            reason = (
+                f"no rule for site {site!r} in {folder}: add or fix its rule file (`crawler rules check`),"
+                f" then `crawler dead requeue --site {site}`"
+            )
+            assert response.request is not None
+            dead_letter(self.crawler, response.request, reason, "no rule")
             return None, None
         if not isinstance(response, TextResponse):
             self.count(f"crawl/not_text/{rule.site}")

@@ -41,7 +41,8 @@ class StorePipeline:
     crawl never waits on a disk or a network write), and each item moves on, and its request is
     acknowledged, only once its batch is stored. An item is checked once, as its document is made (on
     the crawl's thread, cheap), and refused alone before it joins a batch; its fingerprints (the costly
-    part) are computed on the store's thread. A repost (the same article as a stored one, under another
+    part) come from the text pool (:mod:`crawler.worker.textwork`), else are computed on the store's
+    thread. A repost (the same article as a stored one, under another
     URL) is recorded against the original and dropped at INFO level: it is no stored article.
     """
 
@@ -51,7 +52,8 @@ class StorePipeline:
         self.flush_seconds = flush_seconds
         self.store: Store | None = None
         self._executor: ThreadPoolExecutor | None = None
-        self._waiting: list[tuple[dict[str, Any], asyncio.Future[Written]]] = []
+        # Each waiting document, its future, and whether its fingerprints are still to be computed.
+        self._waiting: list[tuple[dict[str, Any], asyncio.Future[Written], bool]] = []
         self._timer: asyncio.TimerHandle | None = None
         self._flushes: set[asyncio.Future[None]] = set()
 
@@ -94,8 +96,10 @@ class StorePipeline:
         except StoreError:
             self._count(f"store/errors/{site}")
             raise
+        if item.fingerprints is not None:
+            document["content_hash"], document["simhash"] = item.fingerprints
         written = asyncio.get_running_loop().create_future()
-        self._waiting.append((document, written))
+        self._waiting.append((document, written, item.fingerprints is None))
         if len(self._waiting) >= self.batch_size:
             await self._flush()
         elif self._timer is None:
@@ -129,12 +133,12 @@ class StorePipeline:
             return
         loop = asyncio.get_running_loop()
         writing = loop.run_in_executor(
-            self._executor, _write, self.store, [document for document, _ in batch]
+            self._executor, _write, self.store, [(document, needed) for document, _, needed in batch]
         )
 
         def settle(done: asyncio.Future[list[Written]]) -> None:
             error = None if done.cancelled() else done.exception()
-            for index, (_, written) in enumerate(batch):
+            for index, (_, written, _needed) in enumerate(batch):
                 if done.cancelled():
                     written.set_exception(StoreUnavailableError("the batch write was cancelled"))
                 elif error is not None:
@@ -157,6 +161,6 @@ class StorePipeline:
         self.crawler.stats.inc_value(key)
 
 
-def _write(store: Store, documents: list[dict[str, Any]]) -> list[Written]:
-    """On the store's thread: the documents' fingerprints, then one batch write."""
-    return store.write([add_fingerprints(document) for document in documents])
+def _write(store: Store, documents: list[tuple[dict[str, Any], bool]]) -> list[Written]:
+    """On the store's thread: the fingerprints the text pool did not compute, then one batch write."""
+    return store.write([add_fingerprints(document) if needed else document for document, needed in documents])

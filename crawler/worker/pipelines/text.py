@@ -1,0 +1,100 @@
+"""``TextPipeline`` (200): the body from qRead when the rule's is missing or too short, the summaries and
+the fingerprints of the body, computed in the text pool (:mod:`crawler.worker.textwork`)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Self
+
+from scrapy.crawler import Crawler
+
+from crawler.errors import InputError
+from crawler.items import Article
+from crawler.worker.textwork import TextPool, text_pool_of
+from extractors import ALGORITHMS
+
+__all__ = ["TextPipeline"]
+
+logger = logging.getLogger(__name__)
+
+
+class TextPipeline:
+    """The body from ``QREAD_ALGORITHM`` when the rule's is missing or shorter than the rule's
+    ``min_body_chars`` (carried by the item's page), if longer; where the body came from in
+    ``extraction``; summaries of ``SUMMARY_SENTENCES`` sentences in ``summary`` (``{"1": ..., "3": ...}``,
+    none when the list is empty); the body's content hash and SimHash for the store. An item left without
+    a body gets no ``extraction`` (StorePipeline drops it)."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        pool: TextPool,
+        algorithm: str,
+        min_body_chars: int,
+        lengths: tuple[int, ...],
+    ) -> None:
+        self.crawler = crawler
+        self.pool = pool
+        self.algorithm = algorithm
+        self.min_body_chars = min_body_chars
+        self.lengths = lengths
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        algorithm = settings.get("QREAD_ALGORITHM")
+        if algorithm not in ALGORITHMS:
+            raise InputError(
+                f"setting QREAD_ALGORITHM is {algorithm!r}: expected one of {', '.join(ALGORITHMS)}"
+            )
+        min_body_chars = settings.getint("QREAD_MIN_BODY_CHARS")
+        if min_body_chars < 0:
+            raise InputError(
+                f"setting QREAD_MIN_BODY_CHARS is {min_body_chars!r}: expected a character count, 0 or more"
+            )
+        given = settings.getlist("SUMMARY_SENTENCES")
+        try:
+            lengths = tuple(sorted({int(length) for length in given}))
+        except (TypeError, ValueError):
+            lengths = (0,)
+        if lengths and lengths[0] < 1:
+            raise InputError(
+                f"setting SUMMARY_SENTENCES is {given!r}: expected sentence counts of 1 or more, e.g. [1, 3],"
+                " or an empty list for no summaries"
+            )
+        return cls(crawler, text_pool_of(crawler), algorithm, min_body_chars, lengths)
+
+    def open_spider(self) -> None:
+        self.pool.start()
+
+    async def process_item(self, item: Article) -> Article:
+        site = item.site
+        body = item.body or None
+        minimum = item.page.min_body_chars if item.page is not None else self.min_body_chars
+        rule_chars = len(body) if body is not None else 0
+        short = body is None or rule_chars < minimum
+        html = item.page.html if short and item.page is not None and item.page.html else None
+        if short:
+            self._count(f"extract/short_body/{site}")
+        if html is None and body is None:
+            return item
+        result = await self.pool.article_text(html, item.url, item.title, body, self.algorithm, self.lengths)
+        if result.qread_body is not None:
+            item.body = result.qread_body
+            item.extraction = {
+                "body_from": "qread",
+                "algorithm": result.algorithm,
+                "body_chars": len(result.qread_body),
+            }
+            self._count(f"extract/qread_fallback/{site}")
+            logger.debug("body of %s from %s: %d characters", item.url, result.algorithm, len(item.body))
+        elif body is not None:
+            item.extraction = {"body_from": "rule", "algorithm": None, "body_chars": rule_chars}
+            self._count(f"extract/rule_body/{site}")
+        item.summary = result.summary
+        item.fingerprints = (result.content_hash, result.simhash)
+        return item
+
+    def _count(self, key: str) -> None:
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value(key)
