@@ -166,6 +166,21 @@ def test_bad_global_proxies_are_a_clear_error_before_the_crawl(
         assert "pw@" not in run.stderr
 
 
+def test_suggested_commands_repeat_how_this_one_was_run(tmp_path: Path) -> None:
+    data = tmp_path / "my data"
+    run = crawler(
+        "--data-dir",
+        str(data),
+        "dead",
+        "drop",
+        "nope",
+        cwd=tmp_path,
+        env={"CRAWLER_COMMAND": "./run.sh crawler"},
+    )
+    assert run.code == 2, run.stderr
+    assert f"`./run.sh crawler --data-dir '{data}' dead list` shows" in run.stderr
+
+
 # --- outside a checkout ---------------------------------------------------------------------------------
 
 

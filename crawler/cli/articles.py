@@ -25,7 +25,7 @@ from typing import IO, Any
 from rich.console import Console
 from rich.table import Table
 
-from crawler.cli.terminal import command_name, printable
+from crawler.cli.terminal import command_name, printable, suggest
 from crawler.config import Config
 from crawler.errors import CrawlerError, InputError
 from crawler.store import DOCUMENT_FIELDS, Store, open_store
@@ -150,7 +150,8 @@ def run_show(args: argparse.Namespace) -> int:
             note = f"{args.article} is a repost of this article (it is recorded here, not stored again)"
     if document is None:
         raise ArticleNotFound(
-            f"no stored article has the URL or id {args.article!r}: see `crawler articles list` or `search`"
+            f"no stored article has the URL or id {args.article!r}: see `{suggest('articles list')}`"
+            " or `search`"
         )
     if args.format == "json":
         sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")

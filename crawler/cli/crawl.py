@@ -21,7 +21,7 @@ from rich.table import Table
 from scrapy.settings import Settings
 
 from crawler.cli.options import rules_folder, settings_from
-from crawler.cli.terminal import command_name, cut
+from crawler.cli.terminal import command_name, cut, suggest
 from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.errors import InputError
@@ -312,7 +312,7 @@ def _print_summary(job: str, counts: JobCounts) -> None:
             " `allow_private_addresses: true`"
         )
     if counts.errors:
-        print(f"the errors are dead letters, each with its reason: `crawler dead list --job {job}`")
+        print(f"the errors are dead letters, each with its reason: `{suggest(f'dead list --job {job}')}`")
 
 
 def _print_stored(console: Console, directory: Path, sample: int = 3) -> None:

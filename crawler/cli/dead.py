@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from crawler.cli.crawl import redis_for
-from crawler.cli.terminal import cut
+from crawler.cli.terminal import cut, suggest
 from crawler.config import Config
 from crawler.deadletters import DeadLetter, dead_letters, requeue
 from crawler.errors import InputError
@@ -50,7 +50,7 @@ def _selected(queue: LeasedQueue, args: argparse.Namespace) -> list[DeadLetter]:
         if unknown:
             among = " of the site or job given" if args.site or args.job else ""
             raise InputError(
-                f"no dead letter {unknown[0]!r}{among}: expected an id that `crawler dead list` shows"
+                f"no dead letter {unknown[0]!r}{among}: expected an id that `{suggest('dead list')}` shows"
             )
         return [known[given] for given in ids]
     if not (args.all or args.site or args.job):

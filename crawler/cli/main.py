@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from crawler.cli.parser import build_parser
+from crawler.cli.terminal import given_folders
 from crawler.errors import CrawlerError
 
 __all__ = ["build_parser", "main"]
@@ -41,6 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["CRAWLER_DATA_DIR"] = args.data_dir_option
     if args.rules_dir_option:
         os.environ["CRAWLER_RULES_DIR"] = args.rules_dir_option
+    given_folders(args.data_dir_option, args.rules_dir_option)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
