@@ -165,6 +165,21 @@ def test_three_workers_together_keep_a_sites_delay(setup: Setup) -> None:
     assert sorted(setup.stored_urls()) == urls
 
 
+@pytest.mark.parametrize("setup", [[farm_site("slow", concurrency=4)]], indirect=True)
+def test_a_longer_robots_crawl_delay_holds_the_site(setup: Setup) -> None:
+    setup.farm.crawl_delay = 0.5
+    setup.rule("slow")
+    rule = setup.rules / "slow.yaml"
+    rule.write_text(rule.read_text(encoding="utf-8").replace("obey_robots: false", "obey_robots: true"))
+    done = setup.temp("slow")
+    assert done.returncode == 0, done.stderr[-3000:]
+    moments = sorted(visit.at for visit in setup.farm.log if visit.site == "slow" and visit.kind == "article")
+    assert len(moments) == 20
+    rate = (len(moments) - 1) / (moments[-1] - moments[0])
+    assert rate <= 2.1, f"{rate:.2f} requests/s with a crawl-delay of 0.5 s"
+    assert float(setup.server.hget(KEYS.polite("slow"), "crawl_delay") or 0) == 0.5
+
+
 # --- 429 and Retry-After ---------------------------------------------------------------------------------
 
 

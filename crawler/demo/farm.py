@@ -16,6 +16,7 @@ Routes, per site ``<name>``:
 - a site with ``comment_captcha``: every article ends with a comment form holding a reCAPTCHA widget (a
   real article all the same);
 - a site with ``cookie``: a request without ``Cookie: session=<cookie>`` is redirected to ``/login``;
+- ``Farm.crawl_delay = s``: robots.txt asks for a ``Crawl-delay`` of ``s`` seconds;
 - ``Farm.proxy_limit[name] = n``: requests that came through the proxy ``name`` (its ``Via`` header)
   get ``403`` after the first ``n``.
 
@@ -90,6 +91,7 @@ class Farm:
     captcha: set[str] = field(default_factory=set)
     layout: dict[str, int] = field(default_factory=dict)
     proxy_limit: dict[str, int] = field(default_factory=dict)
+    crawl_delay: float | None = None
     log: list[Visit] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -145,7 +147,8 @@ class Farm:
         parts = urlsplit(request.path).path.strip("/").split("/")
         site = self._by_name.get(parts[0])
         if parts == ["robots.txt"]:
-            self._send(request, 200, b"User-agent: *\nAllow: /\n", "text/plain")
+            delay = "" if self.crawl_delay is None else f"Crawl-delay: {self.crawl_delay:g}\n"
+            self._send(request, 200, f"User-agent: *\nAllow: /\n{delay}".encode(), "text/plain")
             return
         if site is None:
             self._send(request, 404, b"no such site", "text/plain")
