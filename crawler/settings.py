@@ -31,7 +31,8 @@ AUTOTHROTTLE_TARGET_CONCURRENCY = 8.0
 RETRY_ENABLED = True
 RETRY_TIMES = 2
 # Scrapy's list and 403 (a sign of a ban: tried again after the site's backoff). A 429, or a 503 with
-# Retry-After, gets here only after BACKOFF_MAX_TRIES waits behind its site's backoff (BackoffMiddleware).
+# Retry-After, gets here only after BACKOFF_MAX_TRIES waits behind its site's backoff (BackoffMiddleware);
+# a 503 without one is a server error of its page, as a 500.
 RETRY_HTTP_CODES = [500, 502, 503, 504, 522, 524, 408, 429, 403]
 # Seconds a retry waits before a worker takes it again, doubled at each retry (1, 2, 4, ... s): a site
 # that fails for a while is asked again after it, not RETRY_TIMES times in a second.
@@ -73,8 +74,8 @@ DOWNLOADER_MIDDLEWARES = {
     # 403/429 and redirects to a login page are signs of a ban (after decompression at 590, before
     # retries at 550); challenge and empty pages are judged by the spider once read.
     "crawler.worker.bans.BanDetectionMiddleware": 580,
-    # A 429 or 503 holds its site back for every worker; after a 429 (or Retry-After) the request waits
-    # in the queue without using a retry.
+    # A 429, or a 503 with Retry-After, holds its site back for every worker; the request waits in the
+    # queue without using a retry.
     "crawler.worker.backoff.BackoffMiddleware": 575,
     # A site's session (cookies, headers) and a proxy of the pool, before Scrapy's HttpProxyMiddleware
     # (750) sends the proxy's credentials.
@@ -152,7 +153,7 @@ SUPERVISION_RATE_SECONDS = 60.0
 # --- POLITENESS_ and BACKOFF_: each site as a whole, for every worker (crawler/redisio/queue.py) ------
 # A robots.txt crawl-delay longer than the rule's delay is kept, up to this many seconds.
 ROBOTS_MAX_CRAWL_DELAY = 600.0
-# A 429 or 503 without Retry-After holds its site back this long, doubled at each one since the last
+# A 429 without Retry-After holds its site back this long, doubled at each one since the last
 # BACKOFF_CALM_SECONDS without any, at most BACKOFF_MAX_SECONDS (a Retry-After is kept up to that too).
 BACKOFF_FIRST_SECONDS = 5.0
 BACKOFF_MAX_SECONDS = 600.0

@@ -190,8 +190,10 @@ def test_retried_redirected_and_failed_requests_each_end_once_and_the_temp_crawl
     assert reasons[f"/flaky/{fails}?fail=99"] == "HTTP 503 Service Unavailable (after 2 retries)"
     assert reasons["/status/404"] == "HTTP 404 Not Found"
     assert reasons["http://127.0.0.1:9/a/nobody-listens"].startswith("DownloadConnectionRefusedError")
-    queue = site.status()["queue"]
-    assert queue == {"queued": 0, "leased": 0, "waiting": 0, "dead_letters": 3}, "no lease left behind"
+    report = site.status()
+    assert report["queue"] == {"queued": 0, "leased": 0, "waiting": 0, "dead_letters": 3}, "no lease left"
+    (faults,) = report["sites"]
+    assert faults["backoffs_24h"] == 0, "a page answering 503 without Retry-After never held the site back"
 
     requeued = site.crawler("dead", "requeue", "--site", site.name)
     assert requeued.stdout.strip() == "requeued 3 dead letters"

@@ -4,6 +4,10 @@ summaries, fingerprints, in the text pool), store."""
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -231,6 +235,41 @@ def test_the_text_pool_gives_what_the_crawl_thread_gives_and_outlives_a_killed_p
         assert pool._executor is not None and pool._executor is not executor
     finally:
         pool.close()
+
+
+POOL_OF_A_KILLED_PARENT = """
+import multiprocessing, os, signal, sys
+from concurrent.futures import ProcessPoolExecutor
+from crawler.worker.textwork import _quiet_child
+pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet_child)
+print(*{pool.submit(os.getpid).result() for _ in range(8)}, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_the_text_processes_of_a_killed_worker_end_with_it() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", POOL_OF_A_KILLED_PARENT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    children = [int(pid) for pid in run.stdout.split()]
+    assert children
+
+    def running(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        return state != "Z"  # a zombie has ended: only its parent (now init) has not reaped it yet
+
+    deadline = time.monotonic() + 10
+    while any(running(pid) for pid in children):
+        assert time.monotonic() < deadline, f"pool processes {children} outlived their parent"
+        time.sleep(0.2)
 
 
 # --- StorePipeline -----------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""``BackoffMiddleware`` (a downloader middleware): a site that answers 429 Too Many Requests or 503
-Service Unavailable is held back for every worker, as it asked.
+"""``BackoffMiddleware`` (a downloader middleware): a site that answers 429 Too Many Requests, or 503
+Service Unavailable with a ``Retry-After``, is held back for every worker, as it asked.
 
 The wait is the answer's ``Retry-After`` (seconds or an HTTP date), else ``BACKOFF_FIRST_SECONDS`` doubled
 at each backoff since the last ``BACKOFF_CALM_SECONDS`` without one, at most ``BACKOFF_MAX_SECONDS``. The
@@ -8,13 +8,12 @@ takes its requests, which stay queued; the other sites go on. Afterwards the sit
 every ``BACKOFF_THROTTLE_SECONDS`` (doubled at each backoff, at most ``BACKOFF_MAX_THROTTLE_SECONDS``), a
 delay that halves every two minutes: a site that asked to slow down is not flooded again at once.
 
-After a 429, or a 503 with a ``Retry-After`` above 0 (the site asked to wait; the request did not
-fail), the request goes back to its site's queue without using one of Scrapy's retries, at most
-``BACKOFF_MAX_TRIES`` times, after which its answer goes on as an HTTP error (a dead letter). A 503
-without ``Retry-After`` is a server error as well: it goes on to Scrapy's retries (``RETRY_TIMES``), which
-wait behind the site's backoff, so a page that keeps failing ends as a dead letter in a few tries, not
-after hours of backoffs. Counted as ``backoff/<site>``; ``crawler status`` shows the site "backing off
-until ...".
+The request that got such an answer goes back to its site's queue without using one of Scrapy's retries
+(the site asked to wait; the request did not fail), at most ``BACKOFF_MAX_TRIES`` times, after which its
+answer goes on as an HTTP error (a dead letter). A 503 without ``Retry-After`` (or with 0) is a server
+error of that page, as a 500 is: Scrapy's retries, each after its own backoff (``RETRY_BACKOFF_SECONDS``),
+then a dead letter; a few pages that fail now and then never hold a whole site back. Counted as
+``backoff/<site>``; ``crawler status`` shows the site "backing off until ...".
 """
 
 from __future__ import annotations
@@ -84,10 +83,12 @@ class BackoffMiddleware:
     def process_response(self, request: Request, response: Response) -> Request | Response:
         if response.status not in BACKOFF_STATUSES or request.meta.get("dont_retry"):
             return response
+        # A Retry-After of 0 asks for no wait.
+        asked = retry_after(response.headers.get(b"Retry-After"), time.time()) or None
+        if response.status == 503 and asked is None:
+            return response  # a server error of this page: Scrapy's retries, each after its backoff
         work = Work.of(request)
         site = work.site or "unknown"
-        # A Retry-After of 0 asks for no wait: the site's backoff of its own applies.
-        asked = retry_after(response.headers.get(b"Retry-After"), time.time()) or None
         reason = f"HTTP {response.status}" + (f", Retry-After {asked:g} s" if asked is not None else "")
         try:
             seconds = self.queue.back_off(
@@ -115,6 +116,6 @@ class BackoffMiddleware:
             reason,
             seconds,
         )
-        if tries > self.max_tries or (response.status == 503 and asked is None):
-            return response  # an HTTP error: Scrapy's retries, then a dead letter with the reason
+        if tries > self.max_tries:
+            return response  # an HTTP error now: Scrapy's retries, then a dead letter with the reason
         return request.replace(meta={**request.meta, TRIES_KEY: tries}, dont_filter=True)

@@ -18,7 +18,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 import signal
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -38,6 +41,9 @@ from extractors.summary import summaries
 __all__ = ["TextPool", "TextResult", "article_text", "text_pool_of"]
 
 logger = logging.getLogger(__name__)
+
+# Seconds between a pool process's looks at whether its parent still runs.
+_PARENT_CHECK_SECONDS = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +95,17 @@ def _ready() -> None:
 
 
 def _quiet_child() -> None:
-    """A pool process leaves Ctrl-C to its parent (which stops the crawl and then the pool)."""
+    """A pool process leaves Ctrl-C to its parent (which stops the crawl and then the pool), and ends when
+    its parent is gone (a worker killed with SIGKILL never shuts its pool down)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_CHECK_SECONDS)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 class TextPool:
