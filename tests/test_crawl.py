@@ -4,6 +4,7 @@ real embedded Redis, stored in SQLite. Each test has its own data folder, so its
 from __future__ import annotations
 
 import collections
+import logging
 import os
 import signal
 import subprocess
@@ -14,6 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from twisted.internet.defer import AlreadyCalledError
+from twisted.logger import ILogObserver, Logger, STDLibLogObserver
+from twisted.python.failure import Failure
 
 from crawler.config import crawl_settings
 from crawler.demo import DEMO_RULES
@@ -23,6 +27,7 @@ from crawler.redisio.connection import connect
 from crawler.requests import enqueue_job
 from crawler.rules import load_rules
 from crawler.store import open_store
+from crawler.worker.process import _CLOSE_RACE
 
 REPO = Path(__file__).resolve().parents[1]
 CRAWL_TIMEOUT = 240
@@ -366,3 +371,26 @@ def test_crawler_run_stopped_and_started_again_goes_on_where_it_stopped(slow_dem
     assert grabs == {s.rule_id: 1 for s in demo_sites()}, "the restart seeded no grab twice (20m periods)"
     requested = demo.requested()
     assert all(requested[path] == 1 for s in demo_sites() for path in s.index_paths[:1]), "index read once"
+
+
+def test_the_close_race_of_scrapys_http_handler_is_no_critical_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    twisted_logger = logging.getLogger("twisted")
+    twisted_logger.addFilter(_CLOSE_RACE)
+    try:
+        with caplog.at_level(logging.DEBUG, logger="twisted"):
+            try:
+                raise AlreadyCalledError("Deferred already called")
+            except AlreadyCalledError:
+                failure = Failure()  # type: ignore[no-untyped-call]
+            # Twisted's reactor logs a timed call's error so; Scrapy sends it on to the "twisted" logger.
+            to_logging: ILogObserver = STDLibLogObserver(name="twisted")  # type: ignore[assignment]
+            Logger(observer=to_logging).failure("while handling timed call", failure)
+            Logger(observer=to_logging).critical("another problem")
+    finally:
+        twisted_logger.removeFilter(_CLOSE_RACE)
+    race, other = caplog.records
+    assert (race.levelno, race.exc_info) == (logging.DEBUG, None)
+    assert race.getMessage() == "closing the download connections took longer than 1 s"
+    assert other.levelno == logging.CRITICAL

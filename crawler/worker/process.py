@@ -11,6 +11,7 @@ from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 from twisted.internet import task
+from twisted.internet.defer import AlreadyCalledError
 
 from crawler.errors import CrawlerError
 from crawler.worker.spider import SitesSpider
@@ -50,6 +51,25 @@ class _OptionalOff(logging.Filter):
         return True
 
 
+class _CloseRace(logging.Filter):
+    """Scrapy's HTTP handler, closing, fires the same Deferred from a 1 s timer when its connections take
+    longer to close (scrapy/core/downloader/handlers/http11.py): on a loaded machine both fire and Twisted
+    logs the timer's AlreadyCalledError as CRITICAL, with a traceback, after the crawl ended well. Said
+    in one DEBUG line instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        error = record.exc_info[1] if record.exc_info else None
+        if "timed call" in message and (
+            isinstance(error, AlreadyCalledError) or "AlreadyCalledError" in message
+        ):
+            record.msg, record.args = "closing the download connections took longer than 1 s", ()
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+_CLOSE_RACE = _CloseRace()
 _OPTIONAL_OFF = _OptionalOff()
 _ONE_LINE_LOGGERS = {
     "scrapy.downloadermiddlewares.robotstxt": _OneLine(only_ours=False),
@@ -74,6 +94,7 @@ def run_worker(
     for name, one_line in _ONE_LINE_LOGGERS.items():
         logging.getLogger(name).addFilter(one_line)
     logging.getLogger("scrapy.middleware").addFilter(_OPTIONAL_OFF)
+    logging.getLogger("twisted").addFilter(_CLOSE_RACE)
     sys.setswitchinterval(settings.getfloat("WORKER_SWITCH_INTERVAL"))
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SitesSpider)
