@@ -565,15 +565,7 @@ class LeasedQueue:
 
         ``fetched``, ``stored`` and ``reposts`` go to its job's counters in the same call (one round trip a
         page)."""
-        keys = [
-            self.keys.leases,
-            self.keys.lease_scores,
-            self.keys.pending,
-            self.keys.job(job) if job else "",
-            self.keys.attempts,
-            self.keys.lease_sites,
-        ]
-        args: list[str | int] = [self.keys.prefix, lease, site, job or "", fetched, stored, reposts]
+        keys, args = self._ack_call(Ack(lease, site, job, fetched, stored, reposts))
         return bool(self._ack(keys=keys, args=args))
 
     def ack_many(self, acks: Iterable[Ack]) -> list[bool]:
@@ -581,17 +573,22 @@ class LeasedQueue:
         outcome, in order."""
         with self.server.pipeline(transaction=False) as pipe:
             for ack in acks:
-                keys = [
-                    self.keys.leases,
-                    self.keys.lease_scores,
-                    self.keys.pending,
-                    self.keys.job(ack.job) if ack.job else "",
-                    self.keys.attempts,
-                    self.keys.lease_sites,
-                ]
-                args: list[str | int] = [self.keys.prefix, ack.lease, ack.site, ack.job or ""]
-                self._ack(keys=keys, args=[*args, ack.fetched, ack.stored, ack.reposts], client=pipe)
+                keys, args = self._ack_call(ack)
+                self._ack(keys=keys, args=args, client=pipe)
             return [bool(done) for done in pipe.execute()]
+
+    def _ack_call(self, ack: Ack) -> tuple[list[str], list[str | int]]:
+        """The keys and arguments of the ack script for ``ack``."""
+        keys = [
+            self.keys.leases,
+            self.keys.lease_scores,
+            self.keys.pending,
+            self.keys.job(ack.job) if ack.job else "",
+            self.keys.attempts,
+            self.keys.lease_sites,
+        ]
+        args: list[str | int] = [self.keys.prefix, ack.lease, ack.site, ack.job or ""]
+        return keys, [*args, ack.fetched, ack.stored, ack.reposts]
 
     def handoff(
         self, lease: str, member: bytes, *, priority: int, site: str, job: str | None, delay: float = 0.0
