@@ -7,13 +7,20 @@ hold several deployments. What each key holds is described where it is written, 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 
 __all__ = ["Keys", "hour_of"]
 
 
 def hour_of(moment: float) -> str:
     """The UTC hour of ``moment`` (epoch seconds) as the hourly stats keys name it: ``2026112210``."""
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y%m%d%H")
+    return _hour_name(int(moment // 3600))
+
+
+@lru_cache(maxsize=64)
+def _hour_name(hour: int) -> str:
+    # The crawl names the hour of every counted event: strftime once per hour, not per event.
+    return datetime.fromtimestamp(hour * 3600, UTC).strftime("%Y%m%d%H")
 
 
 class Keys:

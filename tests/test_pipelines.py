@@ -26,7 +26,7 @@ from crawler.store.document import add_fingerprints
 from crawler.worker.pipelines.clean import CleanPipeline, normalize_published
 from crawler.worker.pipelines.store import StorePipeline
 from crawler.worker.pipelines.text import TextPipeline
-from crawler.worker.textwork import text_pool_of
+from crawler.worker.textwork import article_text, text_pool_of
 
 STORY = [
     "The harbour bridge reopened to traffic on Monday morning after six weeks of repairs to its deck and its"
@@ -235,6 +235,70 @@ def test_the_text_pool_gives_what_the_crawl_thread_gives_and_outlives_a_killed_p
         assert pool._executor is not None and pool._executor is not executor
     finally:
         pool.close()
+
+
+def _bodies(count: int, repeat: int) -> list[str]:
+    return [f"{' '.join(STORY)} Story {number}.\n\n" * repeat for number in range(count)]
+
+
+def test_the_text_pool_sends_waiting_articles_together_and_an_error_stays_with_its_article(
+    tmp_path: Path,
+) -> None:
+    pool = text_pool_of(make_crawler(tmp_path, TEXT_PROCESSES=1))
+    sent: list[int] = []
+    executor = pool._pool()
+    submit = executor.submit
+
+    def counted(function: Any, batch: list[Any]) -> Any:
+        sent.append(len(batch))
+        return submit(function, batch)
+
+    executor.submit = counted  # type: ignore[method-assign]
+    bodies = _bodies(40, 1)
+
+    async def run() -> list[Any]:
+        calls = [pool.article_text(None, f"http://x.test/{n}", "Bridge", body, "qread", (1, 3)) for n, body in
+                 enumerate(bodies)]  # fmt: skip
+        calls.insert(7, pool.article_text(None, "http://x.test/bad", "Bridge", bodies[0], "qread", (0,)))
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+    try:
+        results = asyncio.run(run())
+    finally:
+        pool.close()
+    bad = results.pop(7)
+    assert isinstance(bad, ValueError) and "at least 1 sentence" in str(bad), "only its own article failed"
+    for number, (body, result) in enumerate(zip(bodies, results, strict=True)):
+        assert result == article_text(None, f"http://x.test/{number}", "Bridge", body, "qread", (1, 3))
+    assert sum(sent) == 41
+    assert len(sent) < 10 and max(sent) > 1, f"batches sent: {sent}"
+
+
+def test_articles_of_batches_under_way_when_a_text_process_dies_are_done_here(tmp_path: Path) -> None:
+    crawler = make_crawler(tmp_path, TEXT_PROCESSES=1)
+    pool = text_pool_of(crawler)
+    executor = pool._pool()
+    bodies = _bodies(24, 20)  # about 20 ms of work each: the process is still busy when it is killed
+
+    async def run() -> list[Any]:
+        calls = [
+            asyncio.ensure_future(
+                pool.article_text(None, f"http://x.test/{n}", "Bridge", body, "qread", (1, 3))
+            )
+            for n, body in enumerate(bodies)
+        ]
+        await asyncio.sleep(0.05)
+        for process in list(executor._processes.values()):
+            process.kill()
+        return await asyncio.gather(*calls)
+
+    try:
+        results = asyncio.run(run())
+    finally:
+        pool.close()
+    for number, (body, result) in enumerate(zip(bodies, results, strict=True)):
+        assert result == article_text(None, f"http://x.test/{number}", "Bridge", body, "qread", (1, 3))
+    assert stats(crawler)["text/pool_restarted"] == 1, "one new pool, however many batches were under way"
 
 
 POOL_OF_A_KILLED_PARENT = """

@@ -200,14 +200,116 @@ def test_a_near_match_needs_the_bodies_to_share_their_shingles(store: SqliteStor
     assert store.find_original(document, [twin, exact], lambda _: None) == (exact, "exact", 0)
 
 
+# The search index of schema versions 2 and 3, as they created it: trigrams of the raw text, triggers.
+_TRIGRAM_SEARCH = """
+    DROP TRIGGER articles_bands_delete;
+    DROP TABLE articles_fts;
+    CREATE VIRTUAL TABLE articles_fts USING fts5(
+        title, body, content='articles', content_rowid='pk', tokenize='trigram'
+    );
+    CREATE TRIGGER articles_fts_insert AFTER INSERT ON articles BEGIN
+        INSERT INTO articles_fts (rowid, title, body) VALUES (new.pk, new.title, new.body);
+    END;
+    CREATE TRIGGER articles_fts_delete AFTER DELETE ON articles BEGIN
+        INSERT INTO articles_fts (articles_fts, rowid, title, body)
+            VALUES ('delete', old.pk, old.title, old.body);
+        DELETE FROM simhash_bands WHERE pk = old.pk;
+    END;
+    CREATE TRIGGER articles_fts_update AFTER UPDATE OF title, body ON articles BEGIN
+        INSERT INTO articles_fts (articles_fts, rowid, title, body)
+            VALUES ('delete', old.pk, old.title, old.body);
+        INSERT INTO articles_fts (rowid, title, body) VALUES (new.pk, new.title, new.body);
+    END;
+    INSERT INTO articles_fts (articles_fts) VALUES ('rebuild');
+"""
+
+
+def _as_old_version(path: Path, version: int) -> None:
+    """Turn a week's file written by this crawler into one of schema ``version`` (2 or 3)."""
+    connection = sqlite3.connect(path)
+    connection.executescript(_TRIGRAM_SEARCH)
+    if version == 2:
+        connection.execute("UPDATE simhash_bands SET key = key + 1000000")  # keys of the old layout
+    connection.execute(f"PRAGMA user_version = {version}")
+    connection.commit()
+    connection.close()
+
+
+def _indexed(path: Path, phrase: str) -> list[int]:
+    """Rows of the week's search index holding ``phrase`` (an FTS5 query)."""
+    with sqlite3.connect(path) as connection:
+        rows = connection.execute("SELECT rowid FROM articles_fts WHERE articles_fts MATCH ?", (phrase,))
+        found = [row[0] for row in rows]
+    connection.close()
+    return found
+
+
 def test_a_version_2_file_gets_its_band_keys_rebuilt(tmp_path: Path) -> None:
     with SqliteStore(tmp_path) as store:
         store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD))
     path = tmp_path / "articles" / "articles_2026w47.sqlite"
-    with sqlite3.connect(path) as connection:
-        connection.execute("UPDATE simhash_bands SET key = key + 1000000")  # keys of the old layout
-        connection.execute("PRAGMA user_version = 2")
-    connection.close()
+    _as_old_version(path, 2)
     with SqliteStore(tmp_path) as store:
         repost = store.upsert(article("http://other.test/copy", "2026-11-17T11:00:00Z", body=FLOOD_REPOST))
     assert repost.outcome == "repost", "found through the rebuilt keys"
+
+
+def test_a_version_3_file_gets_the_word_search_index(tmp_path: Path) -> None:
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD))
+        store.upsert(
+            article("http://cn.test/1", "2026-11-17T11:00:00Z", title="经济新闻", body="今天的经济形势很好。")
+        )
+    path = tmp_path / "articles" / "articles_2026w47.sqlite"
+    _as_old_version(path, 3)
+    assert _indexed(path, '"经济形"') == [2], "the old trigram index"
+    assert _indexed(path, '"经济"') == [], "trigrams hold no two-character term"
+    with SqliteStore(tmp_path) as store:
+        assert [d["url"] for d in store.search("经济")] == ["http://cn.test/1"]
+        assert [d["url"] for d in store.search("levee")] == ["http://news.test/flood"]
+        store.upsert(article("http://news.test/later", "2026-11-17T12:00:00Z", body="A levee report."))
+        assert [d["url"] for d in store.search("levee")] == [
+            "http://news.test/later",
+            "http://news.test/flood",
+        ]
+    assert _indexed(path, '"经 济"') == [2]
+    assert _indexed(path, "levee") == [1, 3]
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        triggers = check.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
+        assert triggers == [("articles_bands_delete",)]
+    check.close()
+
+
+def test_a_refetched_body_leaves_the_search_index(store: SqliteStore, tmp_path: Path) -> None:
+    store.upsert(article("http://news.test/1", "2026-11-17T10:00:00Z", title="Levee", body="The old words."))
+    store.upsert(
+        article("http://news.test/1", "2026-11-17T12:00:00Z", title="Levee", body="Fresh text here.")
+    )
+    path = tmp_path / "articles" / "articles_2026w47.sqlite"
+    assert _indexed(path, "old") == []
+    assert _indexed(path, "fresh") == [1]
+    assert _indexed(path, "levee") == [1]
+    assert [d["url"] for d in store.search("fresh levee")] == ["http://news.test/1"]
+    assert list(store.search("old")) == []
+
+
+def test_search_uses_the_index_for_short_and_mixed_terms(store: SqliteStore) -> None:
+    store.upsert_many(
+        [
+            article(
+                "http://news.test/ai", "2026-11-17T10:00:00Z", body="AI rules in the U.S. for Café owners."
+            ),
+            article("http://cn.test/phone", "2026-11-17T11:00:00Z", body="新款iPhone手机发布了。"),
+        ]
+    )
+
+    def found(text: str) -> list[str]:
+        return [document["url"] for document in store.search(text)]
+
+    assert found("ai") == ["http://news.test/ai"]
+    assert found('"u.s."') == ["http://news.test/ai"]
+    assert found("cafe") == [], "diacritics are folded by the index only: the match is exact"
+    assert found("café") == ["http://news.test/ai"]
+    assert found("phone手机") == ["http://cn.test/phone"], "a CJK term matches anywhere"
+    assert found("手") == ["http://cn.test/phone"]

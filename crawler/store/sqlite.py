@@ -9,8 +9,8 @@ checkpoints them). It holds:
   indexes on ``id``, ``(site, published)``, ``content_hash``, ``(first_seen, id)`` and
   ``(site, first_seen, id)`` (reads are in ``first_seen`` order, ties broken by id, as in MongoDB);
 - ``simhash_bands``: the 4 band keys of each document's SimHash, indexed, for the near-duplicate lookup;
-- ``articles_fts``: an FTS5 index (trigram tokenizer: substrings of any language, CJK included) of title
-  and body, kept in step by triggers, for ``search``.
+- ``articles_fts``: a contentless FTS5 index of the words of title and body, every CJK character a word
+  (:func:`crawler.store.sqlite_schema.search_text`), kept in step by the writes, for ``search``.
 
 Several processes may write the same week at once (workers on one machine): writes take the file's write
 lock at once (``BEGIN IMMEDIATE``) and wait up to ``busy_timeout`` seconds for it; the URL check, the
@@ -58,9 +58,12 @@ from crawler.store.sqlite_schema import (
     UPDATED_COLUMNS,
     document_of,
     index_bands,
+    index_search,
     prepare,
     row_of,
+    search_text,
 )
+from extractors.text import CJK_RE
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "SCHEMA_VERSION", "SqliteStore"]
 
@@ -70,8 +73,9 @@ logger = logging.getLogger(__name__)
 BUSY_TIMEOUT_SECONDS = 30.0
 # Rows read per query by iter_articles (keyset pages: no statement stays open between pages).
 _PAGE_SIZE = 500
-# The trigram tokenizer indexes runs of 3 characters: shorter search terms cannot use the index.
-_FTS_MIN_TERM = 3
+_CJK_RUN_RE = re.compile(CJK_RE.pattern + "+")
+# A word character of the search index's tokenizer (unicode61 splits on everything else).
+_WORD_CHAR_RE = re.compile(r"[^\W_]")
 _FILE_RE = re.compile(r"^articles_(\d{4}w\d{2})\.sqlite$")
 _ID_RE = re.compile(r"^[0-9a-f]{16}$")
 _FIRST_SEEN = DOCUMENT_FIELDS.index("first_seen")
@@ -187,16 +191,18 @@ class SqliteStore(Store):
     ) -> Written:
         url = document["url"]
         stored = connection.execute(
-            "SELECT pk, fetched_at, simhash FROM articles WHERE url = ?", (url,)
+            "SELECT pk, fetched_at, simhash, title, body FROM articles WHERE url = ?", (url,)
         ).fetchone()
         if stored is not None:
-            pk, fetched_at, simhash = stored
+            pk, fetched_at, simhash, title, body = stored
             if document["fetched_at"] < fetched_at:
                 return Written("unchanged", url)
             row = row_of(document)
             connection.execute(UPDATE, [row[column] for column in UPDATED_COLUMNS] + [pk])
             if simhash != document["simhash"]:
                 index_bands(connection, pk, document["simhash"])
+            if (title, body) != (document["title"], document["body"]):
+                index_search(connection, pk, document["title"], document["body"], old=(title, body))
             return Written("updated", url)
         found = self.find_original(
             document,
@@ -211,6 +217,7 @@ class SqliteStore(Store):
         cursor = connection.execute(INSERT, row_of(document))
         assert cursor.lastrowid is not None
         index_bands(connection, cursor.lastrowid, document["simhash"])
+        index_search(connection, cursor.lastrowid, document["title"], document["body"])
         return Written("new", url)
 
     def _candidates(
@@ -337,10 +344,10 @@ class SqliteStore(Store):
             raise StoreError(f'search text {query!r} has no words: give one or more words or "a phrase"')
         conditions = []
         params: list[object] = []
-        indexed = [term for term in terms if len(term) >= _FTS_MIN_TERM]
-        if indexed:
+        phrases = [phrase for term in terms for phrase in _index_phrases(term)]
+        if phrases:
             conditions.append("pk IN (SELECT rowid FROM articles_fts WHERE articles_fts MATCH ?)")
-            params.append(" AND ".join('"' + term.replace('"', '""') + '"' for term in indexed))
+            params.append(" AND ".join('"' + phrase.replace('"', '""') + '"' for phrase in phrases))
         if site is not None:
             conditions.append("site = ?")
             params.append(site)
@@ -451,3 +458,13 @@ class SqliteStore(Store):
         self._closed = True
         for connection in connections.values():
             connection.close()
+
+
+def _index_phrases(term: str) -> list[str]:
+    """The phrases of the search index that every document ``matches`` for ``term`` holds: the whole term
+    when it is a Latin word or phrase (matched at word boundaries), each run of CJK characters when it has
+    some (matched anywhere, so its Latin part may be inside a longer word); none without a word
+    character."""
+    if CJK_RE.search(term):
+        return [search_text(run) for run in _CJK_RUN_RE.findall(term)]
+    return [term] if _WORD_CHAR_RE.search(term) else []
