@@ -26,7 +26,8 @@ from crawler.store.document import add_fingerprints
 from crawler.worker.pipelines.clean import CleanPipeline, normalize_published
 from crawler.worker.pipelines.store import StorePipeline
 from crawler.worker.pipelines.text import TextPipeline
-from crawler.worker.textwork import article_text, text_pool_of
+from crawler.worker.textjob import article_text
+from crawler.worker.textwork import text_pool_of
 
 STORY = [
     "The harbour bridge reopened to traffic on Monday morning after six weeks of repairs to its deck and its"
@@ -304,8 +305,8 @@ def test_articles_of_batches_under_way_when_a_text_process_dies_are_done_here(tm
 POOL_OF_A_KILLED_PARENT = """
 import multiprocessing, os, signal, sys
 from concurrent.futures import ProcessPoolExecutor
-from crawler.worker.textwork import _quiet_child
-pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet_child)
+from crawler.worker.textjob import quiet_child
+pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"), initializer=quiet_child)
 print(*{pool.submit(os.getpid).result() for _ in range(8)}, flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """

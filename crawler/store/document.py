@@ -56,6 +56,7 @@ __all__ = [
     "article_id",
     "check_article",
     "content_hash",
+    "fingerprints",
     "format_timestamp",
     "make_document",
     "parse_timestamp",
@@ -173,12 +174,20 @@ def article_id(url: str) -> str:
 def content_hash(body: str | None) -> str | None:
     """sha1 (hex) of ``body``'s normalised text (case, punctuation and white space ignored); None
     without a body or when nothing is left."""
-    if not body:
-        return None
-    normalised = fingerprint.normalise(body)
+    return fingerprints(body)[0]
+
+
+def fingerprints(body: str | None) -> tuple[str | None, str | None]:
+    """``body``'s content hash (:func:`content_hash`) and SimHash (hex, None when the body is too short
+    for one), its text normalised once for both."""
+    normalised = fingerprint.normalise(body) if body else ""
     if not normalised:
-        return None
-    return hashlib.sha1(normalised.encode("utf-8")).hexdigest()
+        return None, None
+    shingled = fingerprint.simhash(normalised, normalised=True)
+    return (
+        hashlib.sha1(normalised.encode("utf-8")).hexdigest(),
+        None if shingled is None else fingerprint.to_hex(shingled),
+    )
 
 
 def check_article(article: Mapping[str, Any]) -> None:
@@ -271,10 +280,7 @@ def make_document(article: Mapping[str, Any], *, fingerprints: bool = True) -> d
 def add_fingerprints(document: dict[str, Any]) -> dict[str, Any]:
     """``document`` (from :func:`make_document`) with its body's ``content_hash`` and ``simhash`` (the
     costly part, which the crawl computes off the reactor's thread)."""
-    body = document.get("body")
-    shingled = fingerprint.simhash(body) if body else None
-    document["content_hash"] = content_hash(body)
-    document["simhash"] = None if shingled is None else fingerprint.to_hex(shingled)
+    document["content_hash"], document["simhash"] = fingerprints(document.get("body"))
     return document
 
 

@@ -114,22 +114,28 @@ def normalise(text: str) -> str:
     return " ".join(_PUNCT_RE.sub(" ", folded).split())
 
 
-def shingles(text: str) -> list[str]:
+def shingles(text: str, *, normalised: bool = False) -> list[str]:
     """The token shingles of ``text`` in text order, repeats included: ``SHINGLE`` consecutive tokens of
     its normalised text (a CJK character is a token, other tokens are split on white space), joined by a
-    space. A text of fewer tokens has one shingle, all of them."""
-    normalised = normalise(text)
+    space. A text of fewer tokens has one shingle, all of them. ``normalised``: ``text`` is
+    :func:`normalise`'s already."""
+    if not normalised:
+        text = normalise(text)
+    return _shingles_of(text)
+
+
+def _shingles_of(normalised: str) -> list[str]:
     tokens = _TOKEN_RE.findall(normalised) if CJK_RE.search(normalised) else normalised.split()
     if len(tokens) <= SHINGLE:
         return [" ".join(tokens)] if tokens else []
     return list(map(" ".join, zip(*(tokens[i:] for i in range(SHINGLE)), strict=False)))
 
 
-def simhash(text: str) -> int | None:
+def simhash(text: str, *, normalised: bool = False) -> int | None:
     """The 64-bit SimHash (unsigned) of ``text``'s shingles, those of the lead counting ``LEAD_WEIGHT``
     times; None when it has fewer than ``MIN_FEATURES`` distinct shingles (an empty or very short text),
-    whose fingerprint would not be reliable."""
-    sequence = shingles(text)
+    whose fingerprint would not be reliable. ``normalised``: ``text`` is :func:`normalise`'s already."""
+    sequence = shingles(text, normalised=normalised)
     lead = set(sequence[:LEAD_SHINGLES])
     rest = set(sequence[LEAD_SHINGLES:]) - lead
     if len(lead) + len(rest) < MIN_FEATURES:

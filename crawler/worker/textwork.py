@@ -4,12 +4,13 @@ rule's falls short, the summaries and the fingerprints.
 Each of these is pure Python over one article's text (qRead parses the page; a 100 KB page costs
 milliseconds), so on the crawl's thread they would hold the GIL away from the reactor and use one core
 only. :class:`TextPool` sends them to ``TEXT_PROCESSES`` processes (spawned, so they share nothing with the
-reactor's threads): :func:`article_text` gets what an article needs (the page's HTML only when qRead must
-read it) and returns plain values. ``TEXT_PROCESSES = 0`` does the same work on the crawl's thread.
+reactor's threads; they run :mod:`crawler.worker.textjob`, which imports no Scrapy): an article's call
+gets what it needs (the page's HTML only when qRead must read it) and returns plain values.
+``TEXT_PROCESSES = 0`` does the same work on the crawl's thread.
 
-Articles go to the processes in batches (:func:`article_texts`): a call costs about 0.3 ms of the crawl
-process's CPU and 0.2 ms of the pool's whatever it carries, as much as a short article's summaries. At
-most two batches per process are under way; the articles that come meanwhile wait and go together in
+Articles go to the processes in batches (``textjob.article_texts``): a call costs about 0.3 ms of the
+crawl process's CPU and 0.2 ms of the pool's whatever it carries, as much as a short article's summaries.
+At most two batches per process are under way; the articles that come meanwhile wait and go together in
 the next one (up to ``_BATCH_MAX``), so a crawl at rest sends each article at once and a busy one sends
 them several a call.
 
@@ -24,13 +25,9 @@ import asyncio
 import functools
 import logging
 import multiprocessing
-import os
 import signal
-import threading
-import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
 from typing import Any, Self
 from weakref import WeakKeyDictionary
 
@@ -38,105 +35,25 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 
 from crawler.errors import InputError
-from crawler.store import fingerprint
-from crawler.store.document import content_hash
-from crawler.worker.pipelines.clean import clean_body
-from extractors import extract
-from extractors.summary import summaries
+from crawler.worker.textjob import Args, TextResult, article_text, article_texts, quiet_child, ready
 
-__all__ = ["TextPool", "TextResult", "article_text", "article_texts", "text_pool_of"]
+__all__ = ["TextPool", "text_pool_of"]
 
 logger = logging.getLogger(__name__)
 
-# Seconds between a pool process's looks at whether its parent still runs.
-_PARENT_CHECK_SECONDS = 1.0
 # Batches under way per process: one being worked on, one waiting in its queue, so a process never idles
 # between two.
 _BATCHES_PER_PROCESS = 2
 # Articles per batch at most: 16 short articles are about 25 ms of work, which keeps an article's wait for
-# its text (and so its store and acknowledgement) short; larger batches saved no more CPU.
+# its text (and so its store and acknowledgement) short.
 _BATCH_MAX = 16
 
-_Args = tuple[str | None, str, str | None, str | None, str, tuple[int, ...]]
-_Batched = tuple[_Args, "asyncio.Future[TextResult]"]
-
-
-@dataclass(frozen=True, slots=True)
-class TextResult:
-    """What :func:`article_text` found: the body from qRead (None when the rule's stays), its algorithm,
-    the summaries by length (None without a body or without lengths), the body's content hash and
-    SimHash (hex)."""
-
-    qread_body: str | None
-    algorithm: str | None
-    summary: dict[str, str] | None
-    content_hash: str | None
-    simhash: str | None
-
-
-def article_text(
-    html: str | None,
-    url: str,
-    title: str | None,
-    body: str | None,
-    algorithm: str,
-    lengths: tuple[int, ...],
-) -> TextResult:
-    """The text work of one article (in a pool process): with ``html`` (the rule's body fell short), the
-    body qRead finds there, kept when longer than ``body``; then, on the body kept, its summaries of
-    ``lengths`` sentences and its fingerprints."""
-    qread_body = found_by = None
-    if html:
-        result = extract(html, url=url, title=title, algo=algorithm)
-        text = clean_body(result.text)
-        if text and len(text) > len(body or ""):
-            qread_body, found_by = text, result.algorithm
-    kept = qread_body or body
-    if not kept:
-        return TextResult(qread_body, found_by, None, None, None)
-    summary = summaries(kept, list(lengths), title=title) if lengths else None
-    shingled = fingerprint.simhash(kept)
-    return TextResult(
-        qread_body,
-        found_by,
-        summary,
-        content_hash(kept),
-        None if shingled is None else fingerprint.to_hex(shingled),
-    )
-
-
-def article_texts(batch: list[_Args]) -> list[TextResult | Exception]:
-    """:func:`article_text` of each article of ``batch`` (in a pool process): its result, or the error
-    it raised, so one bad page fails only its own article."""
-    results: list[TextResult | Exception] = []
-    for args in batch:
-        try:
-            results.append(article_text(*args))
-        except Exception as exc:  # noqa: BLE001 - given back to the article's own caller, raised there
-            results.append(exc)
-    return results
-
-
-def _ready() -> None:
-    """Nothing: a first call that makes a pool process start."""
-
-
-def _quiet_child() -> None:
-    """A pool process leaves Ctrl-C to its parent (which stops the crawl and then the pool), and ends when
-    its parent is gone (a worker killed with SIGKILL never shuts its pool down)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(_PARENT_CHECK_SECONDS)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+_Batched = tuple[Args, "asyncio.Future[TextResult]"]
 
 
 class TextPool:
-    """``TEXT_PROCESSES`` processes doing :func:`article_text` (see the module docstring)."""
+    """``TEXT_PROCESSES`` processes doing :func:`~crawler.worker.textjob.article_text` (see the module
+    docstring)."""
 
     def __init__(self, crawler: Crawler, processes: int) -> None:
         self.crawler = crawler
@@ -170,10 +87,10 @@ class TextPool:
                 self._executor = ProcessPoolExecutor(
                     max_workers=self.processes,
                     mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_quiet_child,
+                    initializer=quiet_child,
                 )
                 for _ in range(self.processes):
-                    self._executor.submit(_ready)
+                    self._executor.submit(ready)
             finally:
                 if previous is not None:
                     signal.signal(signal.SIGINT, previous)
@@ -194,7 +111,8 @@ class TextPool:
         algorithm: str,
         lengths: tuple[int, ...],
     ) -> TextResult:
-        """:func:`article_text` in a pool process (on this thread when there is none, or the pool broke)."""
+        """:func:`~crawler.worker.textjob.article_text` in a pool process (on this thread when there is
+        none, or the pool broke)."""
         if self.processes == 0:
             return article_text(html, url, title, body, algorithm, lengths)
         future: asyncio.Future[TextResult] = asyncio.get_running_loop().create_future()

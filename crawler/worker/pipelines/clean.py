@@ -5,13 +5,14 @@ from __future__ import annotations
 import email.utils
 import re
 from datetime import date, datetime
-from typing import Self
+from typing import TYPE_CHECKING, Self
 from urllib.parse import urldefrag
-
-from scrapy.crawler import Crawler
 
 from crawler.items import Article
 from extractors.text import normalize_space
+
+if TYPE_CHECKING:  # a text process imports clean_body without Scrapy (crawler/worker/textjob.py)
+    from scrapy.crawler import Crawler
 
 __all__ = ["CleanPipeline", "clean_body", "clean_line", "normalize_published"]
 
