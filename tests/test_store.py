@@ -14,7 +14,7 @@ from test_store_contract import FLOOD, FLOOD_OTHER, FLOOD_REPOST, article
 from crawler.store import SqliteStore, StoreError, article_id, open_store, week_of
 from crawler.store.base import Candidate
 from crawler.store.document import content_hash, make_document, previous_week, week_bounds
-from crawler.store.fingerprint import same_article
+from crawler.store.fingerprint import band_keys, from_hex, same_article
 from crawler.store.sqlite import SCHEMA_VERSION
 
 
@@ -225,11 +225,25 @@ _TRIGRAM_SEARCH = """
 
 
 def _as_old_version(path: Path, version: int) -> None:
-    """Turn a week's file written by this crawler into one of schema ``version`` (2 or 3)."""
+    """Turn a week's file written by this crawler into one of schema ``version`` (2, 3 or 4): the band
+    keys without their SimHash (version 2: of another layout), the trigram search index before 4."""
     connection = sqlite3.connect(path)
-    connection.executescript(_TRIGRAM_SEARCH)
-    if version == 2:
-        connection.execute("UPDATE simhash_bands SET key = key + 1000000")  # keys of the old layout
+    if version < 4:
+        connection.executescript(_TRIGRAM_SEARCH)
+    rows = connection.execute("SELECT pk, simhash FROM articles WHERE simhash IS NOT NULL").fetchall()
+    connection.executescript(
+        """
+        DROP TABLE simhash_bands;
+        CREATE TABLE simhash_bands (key INTEGER NOT NULL, pk INTEGER NOT NULL);
+        CREATE INDEX simhash_bands_key ON simhash_bands (key);
+        CREATE INDEX simhash_bands_pk ON simhash_bands (pk);
+        """
+    )
+    offset = 1_000_000 if version == 2 else 0  # keys of the old layout
+    connection.executemany(
+        "INSERT INTO simhash_bands (key, pk) VALUES (?, ?)",
+        [(key + offset, pk) for pk, simhash in rows for key in band_keys(from_hex(simhash))],
+    )
     connection.execute(f"PRAGMA user_version = {version}")
     connection.commit()
     connection.close()
@@ -313,3 +327,32 @@ def test_search_uses_the_index_for_short_and_mixed_terms(store: SqliteStore) -> 
     assert found("café") == ["http://news.test/ai"]
     assert found("phone手机") == ["http://cn.test/phone"], "a CJK term matches anywhere"
     assert found("手") == ["http://cn.test/phone"]
+
+
+def test_a_version_4_file_gets_the_simhash_beside_its_band_keys(tmp_path: Path) -> None:
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD))
+    path = tmp_path / "articles" / "articles_2026w47.sqlite"
+    _as_old_version(path, 4)
+    with SqliteStore(tmp_path) as store:
+        repost = store.upsert(article("http://other.test/copy", "2026-11-17T11:00:00Z", body=FLOOD_REPOST))
+    assert repost.outcome == "repost"
+    with sqlite3.connect(path) as check:
+        columns = [row[1] for row in check.execute("PRAGMA table_info(simhash_bands)")]
+        (keys,) = check.execute("SELECT count(*) FROM simhash_bands WHERE simhash IS NOT NULL").fetchone()
+    check.close()
+    assert columns == ["key", "pk", "simhash"]
+    assert keys == 4, "the original's 4 keys (the repost is not stored)"
+
+
+def test_a_band_key_shared_by_a_far_simhash_is_no_candidate(store: SqliteStore) -> None:
+    store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD))
+    document = make_document(article("http://news.test/other", "2026-11-17T11:00:00Z", body=FLOOD_OTHER))
+    flood = make_document(article("http://x.test/1", "2026-11-17T10:00:00Z", body=FLOOD))
+    far = from_hex(flood["simhash"]) ^ ((1 << 64) - (1 << 16))  # the first band kept, 48 bits flipped
+    document["simhash"] = f"{far:016x}"
+    connection = store._open("2026w47", create=False)
+    assert connection is not None
+    assert store._candidates(connection, "2026w47", document) == [], "one band alike, 48 bits apart"
+    document["simhash"] = flood["simhash"]
+    assert [c.url for c in store._candidates(connection, "2026w47", document)] == ["http://news.test/flood"]

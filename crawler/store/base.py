@@ -281,9 +281,14 @@ class Store(ABC):
             if (distance := fingerprint.hamming(own, fingerprint.from_hex(c.simhash or "0")))
             <= self.dedup.max_distance
         )
+        own_shingles: set[str] | None = None
         for distance, _, _, candidate in near:
             body = body_of(candidate)
-            if body is not None and fingerprint.same_article(document["body"], body):
+            if body is None:
+                continue
+            if own_shingles is None:
+                own_shingles = set(fingerprint.shingles(document["body"]))
+            if fingerprint.same_shingles(own_shingles, set(fingerprint.shingles(body))):
                 return candidate, "near", distance
         return None
 

@@ -54,6 +54,7 @@ __all__ = [
     "normalise",
     "probe_keys",
     "same_article",
+    "same_shingles",
     "shingles",
     "simhash",
     "to_hex",
@@ -158,7 +159,11 @@ def simhash(text: str, *, normalised: bool = False) -> int | None:
 def same_article(a: str, b: str) -> bool:
     """Whether two bodies whose SimHashes are close are the same article: at least
     ``SAME_ARTICLE_SHARE`` of the shorter one's distinct shingles are in the other."""
-    first, second = set(shingles(a)), set(shingles(b))
+    return same_shingles(set(shingles(a)), set(shingles(b)))
+
+
+def same_shingles(first: set[str], second: set[str]) -> bool:
+    """:func:`same_article` of two bodies given by their sets of shingles."""
     smaller = min(len(first), len(second))
     return smaller > 0 and len(first & second) >= SAME_ARTICLE_SHARE * smaller
 

@@ -8,7 +8,8 @@ checkpoints them). It holds:
   ``summary`` and ``reposts`` as JSON text) behind an ``INTEGER PRIMARY KEY pk``, the URL UNIQUE, and
   indexes on ``id``, ``(site, published)``, ``content_hash``, ``(first_seen, id)`` and
   ``(site, first_seen, id)`` (reads are in ``first_seen`` order, ties broken by id, as in MongoDB);
-- ``simhash_bands``: the 4 band keys of each document's SimHash, indexed, for the near-duplicate lookup;
+- ``simhash_bands``: the 4 band keys of each document's SimHash with the SimHash, indexed together, for
+  the near-duplicate lookup;
 - ``articles_fts``: a contentless FTS5 index of the words of title and body, every CJK character a word
   (:func:`crawler.store.sqlite_schema.search_text`), kept in step by the writes, for ``search``.
 
@@ -81,6 +82,8 @@ _ID_RE = re.compile(r"^[0-9a-f]{16}$")
 _FIRST_SEEN = DOCUMENT_FIELDS.index("first_seen")
 _ID = DOCUMENT_FIELDS.index("id")
 
+# A SimHash as the band index keeps it (signed) back to its unsigned value.
+_UNSIGNED = (1 << 64) - 1
 _CANDIDATE_COLUMNS = "a.url, a.site, a.week, a.first_seen, a.content_hash, a.simhash"
 _ADD_REPOST = (
     "UPDATE articles SET reposts = json_insert(reposts, '$[#]', json(?)) WHERE url = ?"
@@ -223,32 +226,41 @@ class SqliteStore(Store):
     def _candidates(
         self, home: sqlite3.Connection, home_week: str, document: Mapping[str, Any]
     ) -> list[Candidate]:
-        """Stored documents within the duplicate window with the same content hash or a shared band key."""
+        """Stored documents within the duplicate window with the same content hash, or a shared band key
+        and a SimHash within the distance (read from the band index alone: a key is shared by about 1%
+        of the window, most of them far off)."""
         if not self.dedup.enabled or document["content_hash"] is None:
             return []
         lower, upper = self.dedup_range(document)
-        keys = (
-            []
-            if document["simhash"] is None
-            else fingerprint.probe_keys(fingerprint.from_hex(document["simhash"]))
-        )
-        query = (
-            f"SELECT {_CANDIDATE_COLUMNS} FROM articles a WHERE a.content_hash = ?"
-            " AND a.first_seen BETWEEN ? AND ?"
-        )
-        params: list[object] = [document["content_hash"], lower, upper]
-        if keys:
-            query += (
-                f" UNION SELECT {_CANDIDATE_COLUMNS} FROM simhash_bands b JOIN articles a ON a.pk = b.pk"
-                f" WHERE b.key IN ({', '.join('?' for _ in keys)}) AND a.first_seen BETWEEN ? AND ?"
-            )
-            params += [*keys, lower, upper]
+        own = None if document["simhash"] is None else fingerprint.from_hex(document["simhash"])
+        keys = [] if own is None else fingerprint.probe_keys(own)
+        bands = f"SELECT pk, simhash FROM simhash_bands WHERE key IN ({', '.join('?' for _ in keys)})"
         found: list[Candidate] = []
         for week in self.dedup_weeks(document):
             connection = home if week == home_week else self._open(week, create=False)
             if connection is None:
                 continue
             try:
+                near = (
+                    {
+                        pk
+                        for pk, simhash in connection.execute(bands, keys)
+                        if fingerprint.hamming(own, simhash & _UNSIGNED) <= self.dedup.max_distance
+                    }
+                    if own is not None
+                    else set()
+                )
+                query = (
+                    f"SELECT {_CANDIDATE_COLUMNS} FROM articles a WHERE a.content_hash = ?"
+                    " AND a.first_seen BETWEEN ? AND ?"
+                )
+                params: list[object] = [document["content_hash"], lower, upper]
+                if near:
+                    query += (
+                        f" UNION SELECT {_CANDIDATE_COLUMNS} FROM articles a"
+                        f" WHERE a.pk IN ({', '.join('?' for _ in near)}) AND a.first_seen BETWEEN ? AND ?"
+                    )
+                    params += [*near, lower, upper]
                 rows = connection.execute(query, params).fetchall()
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot read the article store {self.path(week)}: {exc}") from exc

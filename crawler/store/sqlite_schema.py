@@ -37,7 +37,7 @@ __all__ = [
     "search_text",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 _JSON_COLUMNS = frozenset({"fields", "extraction", "summary", "reposts"})
 COLUMNS = ", ".join(DOCUMENT_FIELDS)
 
@@ -67,8 +67,12 @@ _TABLES = (
     "CREATE INDEX articles_content_hash ON articles (content_hash)",
     "CREATE INDEX articles_first_seen ON articles (first_seen, id)",
     "CREATE INDEX articles_site_first_seen ON articles (site, first_seen, id)",
-    "CREATE TABLE simhash_bands (key INTEGER NOT NULL, pk INTEGER NOT NULL)",
-    "CREATE INDEX simhash_bands_key ON simhash_bands (key)",
+)
+# A band key of each SimHash with the SimHash itself (signed, as SQLite keeps integers): the lookup reads
+# the keys' rows from the index alone and keeps those within the distance before it reads any article.
+_BANDS = (
+    "CREATE TABLE simhash_bands (key INTEGER NOT NULL, pk INTEGER NOT NULL, simhash INTEGER NOT NULL)",
+    "CREATE INDEX simhash_bands_key ON simhash_bands (key, simhash, pk)",
     "CREATE INDEX simhash_bands_pk ON simhash_bands (pk)",
 )
 _SEARCH = (
@@ -86,7 +90,7 @@ _OLD_SEARCH = (
     "DROP TRIGGER IF EXISTS articles_fts_delete",
     "DROP TABLE IF EXISTS articles_fts",
 )
-_SCHEMA = _TABLES + _SEARCH
+_SCHEMA = _TABLES + _BANDS + _SEARCH
 _FTS_INSERT = "INSERT INTO articles_fts (rowid, title, body) VALUES (?, ?, ?)"
 # A contentless FTS5 row leaves the index by the 'delete' command with the values it was indexed with.
 _FTS_DELETE = "INSERT INTO articles_fts (articles_fts, rowid, title, body) VALUES ('delete', ?, ?, ?)"
@@ -100,9 +104,11 @@ UPDATED_COLUMNS = [DOCUMENT_FIELDS.index(name) for name in UPDATED_FIELDS]
 def index_bands(connection: sqlite3.Connection, pk: int, simhash: str | None) -> None:
     connection.execute("DELETE FROM simhash_bands WHERE pk = ?", (pk,))
     if simhash is not None:
-        keys = fingerprint.band_keys(fingerprint.from_hex(simhash))
+        value = fingerprint.from_hex(simhash)
+        signed = value - (1 << 64) if value >> 63 else value
         connection.executemany(
-            "INSERT INTO simhash_bands (key, pk) VALUES (?, ?)", [(key, pk) for key in keys]
+            "INSERT INTO simhash_bands (key, pk, simhash) VALUES (?, ?, ?)",
+            [(key, pk, signed) for key in fingerprint.band_keys(value)],
         )
 
 
@@ -143,10 +149,10 @@ def prepare(connection: sqlite3.Connection, path: Path) -> None:
         version = _schema_version(connection, path)
         if version == 1:
             _migrate_from_1(connection)
-        elif version in (2, 3):
-            if version == 2:
-                _rebuild_bands(connection)
-            _rebuild_search(connection)
+        elif version in (2, 3, 4):
+            _rebuild_bands(connection)
+            if version < 4:
+                _rebuild_search(connection)
         elif version == 0:
             for statement in _SCHEMA:
                 connection.execute(statement)
@@ -168,8 +174,11 @@ def _schema_version(connection: sqlite3.Connection, path: Path) -> int:
 
 
 def _rebuild_bands(connection: sqlite3.Connection) -> None:
-    """Version 2 kept 8 band keys of 8 bits per SimHash; version 3 keeps 4 of 16 bits."""
-    connection.execute("DELETE FROM simhash_bands")
+    """Version 2 kept 8 band keys of 8 bits per SimHash, versions 3 and 4 kept 4 of 16 bits without the
+    SimHash beside them."""
+    connection.execute("DROP TABLE IF EXISTS simhash_bands")
+    for statement in _BANDS:
+        connection.execute(statement)
     for pk, simhash in connection.execute(
         "SELECT pk, simhash FROM articles WHERE simhash IS NOT NULL"
     ).fetchall():
