@@ -243,7 +243,7 @@ def _bodies(count: int, repeat: int) -> list[str]:
 
 
 def test_the_text_pool_sends_waiting_articles_together_and_an_error_stays_with_its_article(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pool = text_pool_of(make_crawler(tmp_path, TEXT_PROCESSES=1))
     sent: list[int] = []
@@ -254,7 +254,7 @@ def test_the_text_pool_sends_waiting_articles_together_and_an_error_stays_with_i
         sent.append(len(batch))
         return submit(function, batch)
 
-    executor.submit = counted  # type: ignore[method-assign]
+    monkeypatch.setattr(executor, "submit", counted)
     bodies = _bodies(40, 1)
 
     async def run() -> list[Any]:
