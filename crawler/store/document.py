@@ -174,7 +174,8 @@ def article_id(url: str) -> str:
 def content_hash(body: str | None) -> str | None:
     """sha1 (hex) of ``body``'s normalised text (case, punctuation and white space ignored); None
     without a body or when nothing is left."""
-    return fingerprints(body)[0]
+    normalised = fingerprint.normalise(body) if body else ""
+    return hashlib.sha1(normalised.encode("utf-8")).hexdigest() if normalised else None
 
 
 def fingerprints(body: str | None) -> tuple[str | None, str | None]:
