@@ -79,8 +79,8 @@ _LIST_MARK_RE = re.compile(r"\s*\w{1,3}")
 # A full sentence ends with end punctuation; captions and sub-headings do not.
 _FULL_SENTENCE_RE = re.compile(r"[.!?…。！？；][\"'”’」』）)\]》〕】»]*$")
 _CJK_RUN_RE = re.compile(CJK_RE.pattern + "+")
-# The terms of extractors.text.terms in ASCII text, where no CJK character can be.
-_ASCII_TERM_RE = re.compile(r"[^\W_]+")
+# The terms of extractors.text.terms in text without CJK characters.
+_WORD_TERM_RE = re.compile(r"[^\W_]+")
 # Words too common to tell sentences apart; single letters and digits too (the "s" of "Lilly's").
 _STOP_WORDS = frozenset(
     "a about above after again against all also am an and any are as at be because been before being below "
@@ -243,13 +243,12 @@ def _analyse(text: str, title: str | None) -> tuple[list[_Sentence], list[_Sente
 
 def _content_terms(text: str) -> Counter[str]:
     """Words but stop words, and the character bigrams of CJK runs (a lone character counts alone)."""
-    if text.isascii():  # most sentences: the words of extractors.text.terms, counted once
-        return Counter([word for word in _ASCII_TERM_RE.findall(text.lower()) if word not in _STOP_WORDS])
-    runs = _CJK_RUN_RE.findall(text)
-    words = terms(_CJK_RUN_RE.sub(" ", text) if runs else text)
+    runs = [] if text.isascii() else _CJK_RUN_RE.findall(text)
+    if not runs:  # most sentences: the words of extractors.text.terms, counted once
+        return Counter([word for word in _WORD_TERM_RE.findall(text.lower()) if word not in _STOP_WORDS])
+    words = terms(_CJK_RUN_RE.sub(" ", text))
     bag = Counter({word: count for word, count in words.items() if word not in _STOP_WORDS})
-    for run in runs:
-        bag.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
+    bag.update([run[i : i + 2] for run in runs for i in range(max(1, len(run) - 1))])
     return bag
 
 

@@ -35,6 +35,8 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Sequence
+from typing import AnyStr
 
 import regex
 
@@ -126,17 +128,31 @@ def shingles(text: str, *, normalised: bool = False) -> list[str]:
 
 
 def _shingles_of(normalised: str) -> list[str]:
-    tokens = _TOKEN_RE.findall(normalised) if CJK_RE.search(normalised) else normalised.split()
+    return _joined(_tokens(normalised), " ")
+
+
+def _tokens(normalised: str) -> list[str]:
+    return _TOKEN_RE.findall(normalised) if CJK_RE.search(normalised) else normalised.split()
+
+
+def _joined(tokens: Sequence[AnyStr], space: AnyStr) -> list[AnyStr]:
+    """Every ``SHINGLE`` consecutive tokens joined by ``space`` (all of them when fewer)."""
     if len(tokens) <= SHINGLE:
-        return [" ".join(tokens)] if tokens else []
-    return list(map(" ".join, zip(*(tokens[i:] for i in range(SHINGLE)), strict=False)))
+        return [space.join(tokens)] if tokens else []
+    return list(map(space.join, zip(*(tokens[i:] for i in range(SHINGLE)), strict=False)))
 
 
 def simhash(text: str, *, normalised: bool = False) -> int | None:
     """The 64-bit SimHash (unsigned) of ``text``'s shingles, those of the lead counting ``LEAD_WEIGHT``
     times; None when it has fewer than ``MIN_FEATURES`` distinct shingles (an empty or very short text),
     whose fingerprint would not be reliable. ``normalised``: ``text`` is :func:`normalise`'s already."""
-    sequence = shingles(text, normalised=normalised)
+    if not normalised:
+        text = normalise(text)
+    # The shingles as the UTF-8 bytes their digests hash: the tokens encoded once, not every shingle (a
+    # normalised text's tokens are split by single ASCII spaces, so the encoded text splits alike).
+    encoded = text.encode("utf-8")
+    tokens = [token.encode("utf-8") for token in _tokens(text)] if CJK_RE.search(text) else encoded.split()
+    sequence = _joined(tokens, b" ")
     lead = set(sequence[:LEAD_SHINGLES])
     rest = set(sequence[LEAD_SHINGLES:]) - lead
     if len(lead) + len(rest) < MIN_FEATURES:
@@ -168,8 +184,9 @@ def same_shingles(first: set[str], second: set[str]) -> bool:
     return smaller > 0 and len(first & second) >= SAME_ARTICLE_SHARE * smaller
 
 
-def _digests(features: set[str]) -> bytes:
-    return b"".join([hashlib.blake2b(f.encode("utf-8"), digest_size=8).digest() for f in features])
+def _digests(features: set[bytes]) -> bytes:
+    blake2b = hashlib.blake2b
+    return b"".join([blake2b(feature, digest_size=8).digest() for feature in features])
 
 
 def hamming(a: int, b: int) -> int:
