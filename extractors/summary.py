@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from extractors.qread import HEADLINE_SIMILARITY, HEADLINE_SIZE
-from extractors.text import CJK_RE, cjk_share, cosine, count_words, normalize_space, terms
+from extractors.text import CJK_RE, CJK_RUN_RE, cjk_share, cosine, count_words, normalize_space, terms
 
 # A sentence is Chinese/Japanese, joined to its CJK neighbours without a space, from this share of CJK
 # characters: Chinese sentences full of figures and Latin names stay above it, English quoting a name below.
@@ -78,7 +78,6 @@ _INITIALS_RE = re.compile(r"[A-Z]|[A-Za-z](?:\.[A-Za-z])+")
 _LIST_MARK_RE = re.compile(r"\s*\w{1,3}")
 # A full sentence ends with end punctuation; captions and sub-headings do not.
 _FULL_SENTENCE_RE = re.compile(r"[.!?…。！？；][\"'”’」』）)\]》〕】»]*$")
-_CJK_RUN_RE = re.compile(CJK_RE.pattern + "+")
 # The terms of extractors.text.terms in text without CJK characters.
 _WORD_TERM_RE = re.compile(r"[^\W_]+")
 # Words too common to tell sentences apart; single letters and digits too (the "s" of "Lilly's").
@@ -243,10 +242,10 @@ def _analyse(text: str, title: str | None) -> tuple[list[_Sentence], list[_Sente
 
 def _content_terms(text: str) -> Counter[str]:
     """Words but stop words, and the character bigrams of CJK runs (a lone character counts alone)."""
-    runs = [] if text.isascii() else _CJK_RUN_RE.findall(text)
+    runs = [] if text.isascii() else CJK_RUN_RE.findall(text)
     if not runs:  # most sentences: the words of extractors.text.terms, counted once
         return Counter([word for word in _WORD_TERM_RE.findall(text.lower()) if word not in _STOP_WORDS])
-    words = terms(_CJK_RUN_RE.sub(" ", text))
+    words = terms(CJK_RUN_RE.sub(" ", text))
     bag = Counter({word: count for word, count in words.items() if word not in _STOP_WORDS})
     bag.update([run[i : i + 2] for run in runs for i in range(max(1, len(run) - 1))])
     return bag

@@ -14,6 +14,8 @@ _WORD_RE = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 # Similarity terms: CJK characters one by one, other words lower-cased without punctuation.
 _TERM_RE = re.compile(rf"[{_CJK}]|[^\W_]+")
 CJK_RE = re.compile(rf"[{_CJK}]")
+# A run of CJK characters.
+CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
 # Characters str.split() does not take for white space but browsers show as nothing.
 _INVISIBLE_SPACES = str.maketrans({"\u200b": " ", "\ufeff": " "})
 

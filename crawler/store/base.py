@@ -29,6 +29,7 @@ from crawler.store.document import (
     week_bounds,
     weeks_between,
 )
+from extractors.text import CJK_RE
 
 __all__ = [
     "Candidate",
@@ -43,7 +44,6 @@ __all__ = [
     "search_terms",
 ]
 
-_CJK_TERM_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _QUOTED_RE = re.compile(r'"([^"]*)"|(\S+)')
 
 Outcome = Literal["new", "updated", "unchanged", "repost", "spooled"]
@@ -129,7 +129,7 @@ def matches(document: Mapping[str, Any], terms: Sequence[str]) -> bool:
     so a search gives the same documents everywhere."""
     text = " ".join(" ".join(str(document.get(name) or "").split()) for name in ("title", "body")).lower()
     for term in terms:
-        if _CJK_TERM_RE.search(term):
+        if CJK_RE.search(term):
             if term not in text:
                 return False
         elif re.search(rf"(?<!\w){re.escape(term)}(?!\w)", text) is None:

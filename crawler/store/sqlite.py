@@ -64,7 +64,7 @@ from crawler.store.sqlite_schema import (
     row_of,
     search_text,
 )
-from extractors.text import CJK_RE
+from extractors.text import CJK_RE, CJK_RUN_RE
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "SCHEMA_VERSION", "SqliteStore"]
 
@@ -74,7 +74,6 @@ logger = logging.getLogger(__name__)
 BUSY_TIMEOUT_SECONDS = 30.0
 # Rows read per query by iter_articles (keyset pages: no statement stays open between pages).
 _PAGE_SIZE = 500
-_CJK_RUN_RE = re.compile(CJK_RE.pattern + "+")
 # A word character of the search index's tokenizer (unicode61 splits on everything else).
 _WORD_CHAR_RE = re.compile(r"[^\W_]")
 _FILE_RE = re.compile(r"^articles_(\d{4}w\d{2})\.sqlite$")
@@ -478,5 +477,5 @@ def _index_phrases(term: str) -> list[str]:
     some (matched anywhere, so its Latin part may be inside a longer word); none without a word
     character."""
     if CJK_RE.search(term):
-        return [search_text(run) for run in _CJK_RUN_RE.findall(term)]
+        return [search_text(run) for run in CJK_RUN_RE.findall(term)]
     return [term] if _WORD_CHAR_RE.search(term) else []

@@ -12,7 +12,6 @@ spaced text in a trigger.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -94,7 +93,6 @@ _SCHEMA = _TABLES + _BANDS + _SEARCH
 _FTS_INSERT = "INSERT INTO articles_fts (rowid, title, body) VALUES (?, ?, ?)"
 # A contentless FTS5 row leaves the index by the 'delete' command with the values it was indexed with.
 _FTS_DELETE = "INSERT INTO articles_fts (articles_fts, rowid, title, body) VALUES ('delete', ?, ?, ?)"
-_CJK_CHAR_RE = re.compile(CJK_RE.pattern)
 INSERT = f"INSERT INTO articles ({COLUMNS}) VALUES ({', '.join('?' for _ in DOCUMENT_FIELDS)})"
 UPDATE = f"UPDATE articles SET {', '.join(f'{name} = ?' for name in UPDATED_FIELDS)} WHERE pk = ?"
 # Where the updated fields sit in a row of row_of().
@@ -116,7 +114,7 @@ def search_text(text: str | None) -> str:
     """``text`` as the search index reads it: every CJK character a word of its own."""
     if not text:
         return ""
-    return text if text.isascii() else _CJK_CHAR_RE.sub(r" \g<0> ", text)
+    return text if text.isascii() else CJK_RE.sub(r" \g<0> ", text)
 
 
 def index_search(
