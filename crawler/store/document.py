@@ -175,7 +175,7 @@ def content_hash(body: str | None) -> str | None:
     """sha1 (hex) of ``body``'s normalised text (case, punctuation and white space ignored); None
     without a body or when nothing is left."""
     normalised = fingerprint.normalise(body) if body else ""
-    return hashlib.sha1(normalised.encode("utf-8")).hexdigest() if normalised else None
+    return _sha1(normalised) if normalised else None
 
 
 def fingerprints(body: str | None) -> tuple[str | None, str | None]:
@@ -185,10 +185,11 @@ def fingerprints(body: str | None) -> tuple[str | None, str | None]:
     if not normalised:
         return None, None
     shingled = fingerprint.simhash(normalised, normalised=True)
-    return (
-        hashlib.sha1(normalised.encode("utf-8")).hexdigest(),
-        None if shingled is None else fingerprint.to_hex(shingled),
-    )
+    return _sha1(normalised), None if shingled is None else fingerprint.to_hex(shingled)
+
+
+def _sha1(normalised: str) -> str:
+    return hashlib.sha1(normalised.encode("utf-8")).hexdigest()
 
 
 def check_article(article: Mapping[str, Any]) -> None:

@@ -117,18 +117,11 @@ def normalise(text: str) -> str:
     return " ".join(_PUNCT_RE.sub(" ", folded).split())
 
 
-def shingles(text: str, *, normalised: bool = False) -> list[str]:
+def shingles(text: str) -> list[str]:
     """The token shingles of ``text`` in text order, repeats included: ``SHINGLE`` consecutive tokens of
     its normalised text (a CJK character is a token, other tokens are split on white space), joined by a
-    space. A text of fewer tokens has one shingle, all of them. ``normalised``: ``text`` is
-    :func:`normalise`'s already."""
-    if not normalised:
-        text = normalise(text)
-    return _shingles_of(text)
-
-
-def _shingles_of(normalised: str) -> list[str]:
-    return _joined(_tokens(normalised), " ")
+    space. A text of fewer tokens has one shingle, all of them."""
+    return _joined(_tokens(normalise(text)), " ")
 
 
 def _tokens(normalised: str) -> list[str]:
@@ -150,8 +143,10 @@ def simhash(text: str, *, normalised: bool = False) -> int | None:
         text = normalise(text)
     # The shingles as the UTF-8 bytes their digests hash: the tokens encoded once, not every shingle (a
     # normalised text's tokens are split by single ASCII spaces, so the encoded text splits alike).
-    encoded = text.encode("utf-8")
-    tokens = [token.encode("utf-8") for token in _tokens(text)] if CJK_RE.search(text) else encoded.split()
+    if CJK_RE.search(text):
+        tokens = [token.encode("utf-8") for token in _tokens(text)]
+    else:
+        tokens = text.encode("utf-8").split()
     sequence = _joined(tokens, b" ")
     lead = set(sequence[:LEAD_SHINGLES])
     rest = set(sequence[LEAD_SHINGLES:]) - lead
