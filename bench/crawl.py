@@ -504,11 +504,14 @@ def raw_fetch_rate(origin: str, articles: int, seconds: float = RAW_FETCH_SECOND
 
 class BenchMeter:
     """Extension of every bench crawl: times from the first request reaching the downloader to
-    spider_closed, counts responses, distinct article pages fetched and items; writes ``bench/*`` stats."""
+    spider_closed, counts responses, distinct article pages fetched and items; writes ``bench/*`` stats,
+    the two moments also as epoch seconds (``bench/started_at``, ``bench/ended_at``: comparable between
+    the processes of bench/scaling.py)."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.first: float | None = None
+        self.started_at: float | None = None
         self.last_response = 0.0
         self.responses = 0
         self.items = 0
@@ -525,6 +528,7 @@ class BenchMeter:
     def request_reached(self, **_: Any) -> None:
         if self.first is None:
             self.first = time.perf_counter()
+            self.started_at = time.time()
 
     def response_received(self, response: Response, **_: Any) -> None:
         self.responses += 1
@@ -546,6 +550,9 @@ class BenchMeter:
         stats.set_value("bench/responses", self.responses)
         stats.set_value("bench/articles", len(self.articles))
         stats.set_value("bench/items", self.items)
+        ended_at = time.time()
+        stats.set_value("bench/started_at", ended_at if self.started_at is None else self.started_at)
+        stats.set_value("bench/ended_at", ended_at)
 
 
 class BenchSpider(Spider):

@@ -16,9 +16,10 @@ Each run has its own data folder and embedded Redis: the parent enqueues the sit
 does, then starts the workers at once, each in a fresh process running ``run_worker(settings, job=...)``
 as ``crawler worker`` does (its text pool included), and waits for all of them. The site's rule allows 32
 downloads at once per worker (its ``concurrency`` holds for every worker together). pages/s = responses of
-all the workers / seconds from the first worker's first request to the last worker's end. CPU: user +
-system seconds of the workers and their helper processes (reaped children of this process) and of the
-Redis server, per 1,000 stored articles. Peak RSS: each worker process's own ``VmHWM``, the largest one
+all the workers / seconds from the first worker's first request to the last worker's end (bench/crawl.py's
+BenchMeter in each worker, its moments in epoch seconds). CPU: user + system seconds of the workers and
+their helper processes (reaped children of this process) and of the Redis server, per 1,000 stored
+articles. Peak RSS: each worker process's own ``VmHWM``, the largest one
 shown. Redis memory: ``used_memory`` at the end, with every article stored and nothing queued. Articles
 stored + reposts (articles the duplicate pass recorded as another's repost: the synthetic site builds its
 articles from a pool of 1,000 paragraphs, and a few of them share most of theirs) = the site's articles.
@@ -29,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import resource
 import subprocess
 import sys
@@ -38,10 +38,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
-
-from scrapy import signals
-from scrapy.crawler import Crawler
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -50,47 +47,17 @@ from bench.crawl import (
     CONCURRENCY,
     SITE_ID,
     SITES,
+    BenchMeter,
     BenchSite,
     SiteServer,
     _peak_rss_kb,
     _redis_info,
+    _settings_from,
     make_site,
     real_rule_yaml,
 )
 
 DEFAULT_ARTICLES = 10_000
-
-
-class ScalingMeter:
-    """Extension of each worker: the system-wide monotonic time of its first request reaching the
-    downloader and of its end, and its responses (``scaling/*`` stats)."""
-
-    def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
-        self.first: float | None = None
-        self.responses = 0
-        crawler.signals.connect(self.request_reached, signal=signals.request_reached_downloader)
-        crawler.signals.connect(self.response_received, signal=signals.response_received)
-        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
-
-    def request_reached(self, **_: Any) -> None:
-        if self.first is None:
-            self.first = time.monotonic()
-
-    def response_received(self, **_: Any) -> None:
-        self.responses += 1
-
-    def spider_closed(self, **_: Any) -> None:
-        stats = self.crawler.stats
-        assert stats is not None
-        now = time.monotonic()
-        stats.set_value("scaling/first", now if self.first is None else self.first)
-        stats.set_value("scaling/end", now)
-        stats.set_value("scaling/responses", self.responses)
 
 
 def _rule_text(site_kind: str, articles: int, origin: str, workers: int) -> str:
@@ -114,12 +81,12 @@ def worker(workdir: Path, redis_url: str, job: str, result: Path, settings: Mapp
     from crawler.worker.process import run_worker  # noqa: PLC0415
 
     os.environ["CRAWLER_ALLOW_PRIVATE_NETWORKS"] = "1"
-    merged = {**COMMON_SETTINGS, **settings, "EXTENSIONS": {ScalingMeter: 0}}
+    merged = {**COMMON_SETTINGS, **settings, "EXTENSIONS": {BenchMeter: 0}}
     stats = run_worker(_config(workdir, redis_url).settings(merged), job=job, sites=[SITE_ID])
     outcome = {
-        "first": stats["scaling/first"],
-        "end": stats["scaling/end"],
-        "responses": stats["scaling/responses"],
+        "first": stats["bench/started_at"],
+        "end": stats["bench/ended_at"],
+        "responses": stats["bench/responses"],
         "peak_rss_kb": _peak_rss_kb(),
         "errors": stats.get("log_count/ERROR", 0),
     }
@@ -286,15 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--workers {args.workers!r}: expected counts of 1 or more")
     if args.repeat < 1:
         parser.error(f"--repeat {args.repeat}: expected 1 or more")
-    settings: dict[str, Any] = {}
-    for pair in args.set:
-        name, sep, value = pair.partition("=")
-        if not sep or not re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
-            parser.error(f"-s {pair!r}: expected NAME=VALUE with an upper-case setting name")
-        try:
-            settings[name] = json.loads(value)
-        except json.JSONDecodeError:
-            settings[name] = value
+    settings = _settings_from(parser, args.set)
     started = time.perf_counter()
     print(f"Serving the {args.site} site: {args.articles:,} articles ...", flush=True)
     server = SiteServer.start(args.articles, args.site)
