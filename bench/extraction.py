@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import gzip
 import json
 import os
 import sys
@@ -102,6 +103,14 @@ class Row:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def read_html(path: Path) -> str:
+    """A corpus page as text: UTF-8, gzip-compressed when its name ends in ``.gz`` (extraction-train)."""
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        data = gzip.decompress(data)
+    return data.decode("utf-8", errors="replace")
+
+
 def load_corpus(corpus: Path, lang: str | None, limit: int | None) -> list[Page]:
     manifest = json.loads((corpus / "manifest.json").read_text(encoding="utf-8"))
     pages: list[Page] = []
@@ -116,7 +125,7 @@ def load_corpus(corpus: Path, lang: str | None, limit: int | None) -> list[Page]
                 id=page_id,
                 url=entry.get("url"),
                 lang=entry["lang"],
-                html=html_path.read_text(encoding="utf-8", errors="replace"),
+                html=read_html(html_path),
                 truth=truth_path.read_text(encoding="utf-8", errors="replace"),
             )
         )

@@ -29,6 +29,7 @@ class Extractor(Protocol):
 # name -> "module:function"; modules are imported on first use so one algorithm's cost is not paid by all.
 ALGORITHMS: dict[str, str] = {
     "qread": "extractors.qread:extract",
+    "qread-learned": "extractors.qread:extract_learned",
     "qread-paper": "extractors.qread_paper:extract_paper",
     "density": "extractors.density:extract",
     "cedp": "extractors.cedp:extract",
