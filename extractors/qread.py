@@ -38,7 +38,6 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
-from extractors import boilerplate
 from extractors.htmlparse import page_title, parse_tree
 from extractors.model import Block, Extraction
 from extractors.text import CJK_RE, block_similarity, cosine, count_words, normalize_space, terms
@@ -246,6 +245,8 @@ def extract_learned(
     if isinstance(reading, Extraction):
         reading.algorithm = LEARNED_ALGORITHM
         return reading
+    from extractors import boilerplate  # noqa: PLC0415 - the default extractor never loads the step
+
     kept = reading.kept if reading.cjk else boilerplate.refine(reading)
     added, removed = len(kept - reading.kept), len(reading.kept - kept)
     if removed:
