@@ -63,6 +63,7 @@ class Page:
     lang: str
     html: str
     truth: str
+    domain: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,7 @@ def load_corpus(corpus: Path, lang: str | None, limit: int | None) -> list[Page]
                 lang=entry["lang"],
                 html=read_html(html_path),
                 truth=truth_path.read_text(encoding="utf-8", errors="replace"),
+                domain=entry.get("domain"),
             )
         )
         if limit is not None and len(pages) >= limit:

@@ -32,7 +32,7 @@ _REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(_REPO_ROOT) not in sys.path:  # run as a script: make `bench` and `extractors` importable
     sys.path.insert(0, str(_REPO_ROOT))
 
-from bench.extraction import read_html  # noqa: E402
+from bench.extraction import Page, load_corpus  # noqa: E402
 from bench.peers import load_peers  # noqa: E402
 from extractors import boilerplate  # noqa: E402
 from extractors.qread import Reading, read, render  # noqa: E402
@@ -50,16 +50,15 @@ MIN_WEIGHT = 0.001
 
 @dataclass(slots=True)
 class Sample:
-    page: str
-    domain: str
-    lang: str
-    truth: str
-    html: str
-    url: str | None
+    page: Page
     reading: Reading
     chosen: list[int]
     features: list[list[str]]
     labels: list[int]
+
+    @property
+    def domain(self) -> str:
+        return self.page.domain or self.page.id
 
 
 def label_lines(reading: Reading, chosen: list[int], truth: str, lang: str) -> list[int]:
@@ -80,32 +79,15 @@ def label_lines(reading: Reading, chosen: list[int], truth: str, lang: str) -> l
 
 def load(corpus: Path, limit: int | None) -> list[Sample]:
     """Stage 1 and 2 for every page of ``corpus`` qRead keeps something of."""
-    manifest = json.loads((corpus / "manifest.json").read_text(encoding="utf-8"))
     samples = []
-    for entry in manifest["pages"][:limit]:
-        html = read_html(corpus / entry["html"])
-        truth = (corpus / entry["truth"]).read_text(encoding="utf-8")
-        reading = read(html)
+    for page in load_corpus(corpus, None, limit):
+        reading = read(page.html)
         if not isinstance(reading, Reading):
             continue
         chosen = boilerplate.candidates(reading)
         features = boilerplate.line_features(reading, chosen) if chosen else []
-        labels = label_lines(reading, chosen, truth, entry["lang"])
-        domain = entry.get("domain") or entry["id"]
-        samples.append(
-            Sample(
-                entry["id"],
-                domain,
-                entry["lang"],
-                truth,
-                html,
-                entry.get("url"),
-                reading,
-                chosen,
-                features,
-                labels,
-            )
-        )
+        labels = label_lines(reading, chosen, page.truth, page.lang)
+        samples.append(Sample(page, reading, chosen, features, labels))
     return samples
 
 
@@ -166,7 +148,7 @@ def folds_of(samples: list[Sample]) -> list[int]:
 
 
 def score(samples: list[Sample], texts: list[str]) -> tuple[float, float]:
-    f1s = [token_prf(text, s.truth, s.lang)[2] for s, text in zip(samples, texts, strict=True)]
+    f1s = [token_prf(text, s.page.truth, s.page.lang)[2] for s, text in zip(samples, texts, strict=True)]
     return sum(f1s) / len(f1s), sum(f >= ACC_F1 for f in f1s) / len(f1s)
 
 
@@ -209,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         texts = []
         for sample in samples:
             try:
-                texts.append(peer.run(sample.html, sample.url, sample.lang))
+                texts.append(peer.run(sample.page.html, sample.page.url, sample.page.lang))
             except Exception:  # noqa: BLE001 - a peer's failure on a page scores that page 0
                 texts.append("")
         peer_f1, peer_acc = score(samples, texts)

@@ -229,7 +229,7 @@ def extract(
     reading = read(html, title=title, explain=explain)
     if isinstance(reading, Extraction):
         return reading
-    return _extraction(reading, reading.kept, 0)
+    return _extraction(reading, reading.kept, ALGORITHM)
 
 
 def extract_learned(
@@ -248,12 +248,10 @@ def extract_learned(
     from extractors import boilerplate  # noqa: PLC0415 - the default extractor never loads the step
 
     kept = reading.kept if reading.cjk else boilerplate.refine(reading)
-    added, removed = len(kept - reading.kept), len(reading.kept - kept)
+    removed = len(reading.kept - kept)
     if removed:
         reading.dropped["the learned boilerplate step"] = removed
-    extraction = _extraction(reading, kept, added)
-    extraction.algorithm = LEARNED_ALGORITHM
-    return extraction
+    return _extraction(reading, kept, LEARNED_ALGORITHM)
 
 
 def read(html: str, *, title: str | None = None, explain: bool = False) -> Reading | Extraction:
@@ -338,8 +336,11 @@ def render(reading: Reading, kept: set[int]) -> str:
     return "\n\n".join(reading.lines[i].text for i in sorted(kept))
 
 
-def _extraction(reading: Reading, kept: set[int], added: int) -> Extraction:
+def _extraction(reading: Reading, kept: set[int], algorithm: str) -> Extraction:
+    """The extraction of the ``kept`` lines of ``reading``, with the notes saying what was left out and
+    what the learned step added."""
     segments, best = reading.segments, reading.best
+    added = len(kept - reading.kept)
     chosen = {index for index, s in enumerate(segments) if any(i in kept for i in range(s.start, s.end))}
     reasons = {}
     for index in chosen | {best}:
@@ -357,7 +358,7 @@ def _extraction(reading: Reading, kept: set[int], added: int) -> Extraction:
     if added:
         notes.append(f"{_lines(added)} outside qRead's choice added by the learned boilerplate step")
     extraction = _result(
-        ALGORITHM, reading.title, reading.lines, segments, reading.similarities, chosen, reasons, kept
+        algorithm, reading.title, reading.lines, segments, reading.similarities, chosen, reasons, kept
     )
     extraction.notes = notes + extraction.notes
     return extraction
