@@ -103,7 +103,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 _REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(_REPO_ROOT) not in sys.path:  # run as a script: make `bench` and `crawler` importable
@@ -1351,7 +1351,7 @@ def bench(args: argparse.Namespace, options: CrawlOptions) -> int:
     finally:
         server.stop()
     # The median run of each crawler (by pages/s) stands for it; with --repeat, every run's pages/s is shown.
-    results = [sorted(done, key=lambda r: r.rate)[(len(done) - 1) // 2] for done in runs.values()]
+    results = [median_run(done) for done in runs.values()]
     print(f"\n{crawl_table(results, articles, index_pages)}\n")
     if args.repeat > 1:
         for kind, done in runs.items():
@@ -1380,6 +1380,19 @@ def bench(args: argparse.Namespace, options: CrawlOptions) -> int:
         bloom_comparison(bloom_urls)
     print(f"\nwhole run: {time.perf_counter() - started:.0f} s")
     return 0
+
+
+class _Rated(Protocol):
+    @property
+    def rate(self) -> float: ...
+
+
+RunT = TypeVar("RunT", bound=_Rated)
+
+
+def median_run(runs: Sequence[RunT]) -> RunT:
+    """The run of median pages/s (the lower one of an even count)."""
+    return sorted(runs, key=lambda run: run.rate)[(len(runs) - 1) // 2]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

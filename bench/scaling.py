@@ -54,6 +54,7 @@ from bench.crawl import (
     _redis_info,
     _settings_from,
     make_site,
+    median_run,
     real_rule_yaml,
 )
 
@@ -268,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     runs.setdefault(workers, []).append(one)
     finally:
         server.stop()
-    medians = [sorted(done, key=lambda r: r.rate)[(len(done) - 1) // 2] for done in runs.values()]
+    medians = [median_run(done) for done in runs.values()]
     print(f"\n{table(medians, args.articles)}\n")
     if args.repeat > 1:
         for workers, done in runs.items():

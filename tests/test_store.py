@@ -258,14 +258,21 @@ def _indexed(path: Path, phrase: str) -> list[int]:
     return found
 
 
-def test_a_version_2_file_gets_its_band_keys_rebuilt(tmp_path: Path) -> None:
+def _repost_to_old_file(tmp_path: Path, version: int) -> tuple[str, Path]:
+    """The outcome of storing FLOOD's repost once the week's file holding FLOOD is made one of schema
+    ``version`` (the store upgrades it when it opens it), and the file."""
     with SqliteStore(tmp_path) as store:
         store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD))
     path = tmp_path / "articles" / "articles_2026w47.sqlite"
-    _as_old_version(path, 2)
+    _as_old_version(path, version)
     with SqliteStore(tmp_path) as store:
         repost = store.upsert(article("http://other.test/copy", "2026-11-17T11:00:00Z", body=FLOOD_REPOST))
-    assert repost.outcome == "repost", "found through the rebuilt keys"
+    return repost.outcome, path
+
+
+def test_a_version_2_file_gets_its_band_keys_rebuilt(tmp_path: Path) -> None:
+    outcome, _ = _repost_to_old_file(tmp_path, 2)
+    assert outcome == "repost", "found through the rebuilt keys"
 
 
 def test_a_version_3_file_gets_the_word_search_index(tmp_path: Path) -> None:
@@ -330,13 +337,8 @@ def test_search_uses_the_index_for_short_and_mixed_terms(store: SqliteStore) -> 
 
 
 def test_a_version_4_file_gets_the_simhash_beside_its_band_keys(tmp_path: Path) -> None:
-    with SqliteStore(tmp_path) as store:
-        store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD))
-    path = tmp_path / "articles" / "articles_2026w47.sqlite"
-    _as_old_version(path, 4)
-    with SqliteStore(tmp_path) as store:
-        repost = store.upsert(article("http://other.test/copy", "2026-11-17T11:00:00Z", body=FLOOD_REPOST))
-    assert repost.outcome == "repost"
+    outcome, path = _repost_to_old_file(tmp_path, 4)
+    assert outcome == "repost"
     with sqlite3.connect(path) as check:
         columns = [row[1] for row in check.execute("PRAGMA table_info(simhash_bands)")]
         (keys,) = check.execute("SELECT count(*) FROM simhash_bands WHERE simhash IS NOT NULL").fetchone()
