@@ -117,3 +117,24 @@ def test_chinese_pages_keep_qread_s_choice() -> None:
     )
     html = f"<html><body><div>{paragraphs}</div><div>{feed}</div></body></html>"
     assert extract(html, algo="qread-learned").text == extract(html, algo="qread").text
+
+
+def test_without_a_model_file_qread_s_choice_stays(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("extractors.boilerplate.resources.files", lambda _package: _Missing())
+    boilerplate.load_model.cache_clear()
+    try:
+        assert boilerplate.load_model() is None
+        reading = _reading(_page(FEED))
+        assert boilerplate.refine(reading) == reading.kept
+    finally:
+        boilerplate.load_model.cache_clear()
+
+
+class _Missing:
+    """A package folder without the model file."""
+
+    def joinpath(self, *_parts: str) -> _Missing:
+        return self
+
+    def read_text(self, encoding: str) -> str:
+        raise FileNotFoundError("data/boilerplate.json")
