@@ -165,6 +165,48 @@ def test_three_workers_together_keep_a_sites_delay(setup: Setup) -> None:
     assert sorted(setup.stored_urls()) == urls
 
 
+# A worker whose crawl gets Ctrl-C as it opens (on spider_opened, before the engine runs).
+_CTRL_C_AT_OPEN = """
+import os, signal, sys
+from scrapy import signals
+from crawler.worker.spider import SitesSpider
+
+def ctrl_c() -> None:
+    os.kill(os.getpid(), signal.SIGINT)
+
+made = SitesSpider.from_crawler.__func__
+
+def from_crawler(cls, crawler, *args, **kwargs):
+    crawler.signals.connect(ctrl_c, signal=signals.spider_opened, weak=False)
+    return made(cls, crawler, *args, **kwargs)
+
+if __name__ == "__main__":
+    SitesSpider.from_crawler = classmethod(from_crawler)
+    from crawler.cli.main import main
+    sys.exit(main(["worker"]))
+"""
+
+
+@pytest.mark.parametrize("setup", [[farm_site("polite")]], indirect=True)
+def test_ctrl_c_while_the_crawl_opens_ends_the_worker_as_interrupted(setup: Setup) -> None:
+    setup.rule("polite")
+    script = setup.root / "ctrl_c_at_open.py"
+    script.write_text(_CTRL_C_AT_OPEN, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, str(script)],
+        env=setup.env(),
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    no_traceback(run.stderr)
+    assert "Received SIGINT" in run.stderr
+    assert run.returncode == 130, run.stderr[-3000:]
+    assert "crawler worker: interrupted" in run.stderr
+
+
 @pytest.mark.parametrize("setup", [[farm_site("slow", concurrency=4)]], indirect=True)
 def test_a_longer_robots_crawl_delay_holds_the_site(setup: Setup) -> None:
     setup.farm.crawl_delay = 0.5

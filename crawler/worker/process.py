@@ -77,6 +77,18 @@ _ONE_LINE_LOGGERS = {
 }
 
 
+class _WorkerProcess(CrawlerProcess):
+    """Scrapy's process, remembering whether a shutdown signal (Ctrl-C, SIGTERM) stopped it: one that
+    comes while the crawl opens finds the engine not running yet, so the reactor stops without the
+    spider's close and its "shutdown" finish reason."""
+
+    interrupted = False
+
+    def _signal_shutdown(self, signum: int, _: Any) -> None:
+        self.interrupted = True
+        super()._signal_shutdown(signum, _)
+
+
 def run_worker(
     settings: Settings,
     *,
@@ -96,7 +108,7 @@ def run_worker(
     logging.getLogger("scrapy.middleware").addFilter(_OPTIONAL_OFF)
     logging.getLogger("twisted").addFilter(_CLOSE_RACE)
     sys.setswitchinterval(settings.getfloat("WORKER_SWITCH_INTERVAL"))
-    process = CrawlerProcess(settings)
+    process = _WorkerProcess(settings)
     crawler = process.create_crawler(SitesSpider)
     tickers: list[task.LoopingCall] = []
 
@@ -119,6 +131,6 @@ def run_worker(
         raise KeyboardInterrupt  # stopped (Ctrl-C) before the crawl had started: nothing ran
     assert crawler.stats is not None
     stats = dict(crawler.stats.get_stats())
-    if stats.get("finish_reason") == "shutdown":
-        raise KeyboardInterrupt  # Ctrl-C (or SIGTERM): Scrapy stopped the crawl cleanly first
+    if process.interrupted or stats.get("finish_reason") == "shutdown":
+        raise KeyboardInterrupt  # Ctrl-C (or SIGTERM), once the crawl ran or while it opened
     return stats
