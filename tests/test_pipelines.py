@@ -4,10 +4,12 @@ summaries, fingerprints, in the text pool), store."""
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from crawler.errors import InputError, StoreUnavailableError
 from crawler.items import Article, Page
 from crawler.store import SqliteStore, StoreError
 from crawler.store.document import add_fingerprints
+from crawler.worker import textwork
 from crawler.worker.pipelines.clean import CleanPipeline, normalize_published
 from crawler.worker.pipelines.store import StorePipeline
 from crawler.worker.pipelines.text import TextPipeline
@@ -235,6 +238,33 @@ def test_the_text_pool_gives_what_the_crawl_thread_gives_and_outlives_a_killed_p
         assert text(pipeline, item()).fingerprints == text(inline, item()).fingerprints, "a new pool"
         assert pool._executor is not None and pool._executor is not executor
     finally:
+        pool.close()
+
+
+def test_a_ctrl_c_while_the_text_processes_start_is_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The processes start with Ctrl-C ignored (so they do not die of it while importing); a Ctrl-C
+    that comes meanwhile still reaches the crawl once they are started, not dropped."""
+    crawler = make_crawler(tmp_path, TEXT_PROCESSES=1)
+    build_from_crawler(TextPipeline, crawler)
+    pool = text_pool_of(crawler)
+
+    def starting(*args: Any, **kwargs: Any) -> ProcessPoolExecutor:
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the pool starts
+        return ProcessPoolExecutor(*args, **kwargs)
+
+    monkeypatch.setattr(textwork, "ProcessPoolExecutor", starting)
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, _frame: caught.append(number))
+    try:
+        pool.start()
+        assert caught == [signal.SIGINT], "delivered once the processes were started"
+        executor = pool._executor
+        assert executor is not None
+        assert executor.submit(sum, [1, 2]).result(timeout=60) == 3, "the processes did not die of it"
+    finally:
+        signal.signal(signal.SIGINT, previous)
         pool.close()
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import shlex
 import shutil
@@ -32,6 +33,7 @@ from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler
 from crawler.store import open_store
+from crawler.threads import ctrl_c_blocked
 from crawler.worker.process import run_worker
 
 logger = logging.getLogger(__name__)
@@ -155,7 +157,8 @@ def run_service(args: argparse.Namespace) -> int:
             name="scheduler",
             daemon=True,
         )
-        thread.start()
+        with ctrl_c_blocked():
+            thread.start()
         try:
             run_worker(settings)
         finally:
@@ -258,17 +261,22 @@ def _crawl_job(
         boost=settings.getint("SCHEDULE_TEMP_BOOST"),
     )
     started = time.monotonic()
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total} pages"),
-        TextColumn(
-            "stored {task.fields[stored]}  skipped {task.fields[skipped]}  errors {task.fields[errors]}"
-        ),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=False,
-    ) as progress:
+    with contextlib.ExitStack() as stack:
+        with ctrl_c_blocked():  # the bar's refresh thread
+            progress = stack.enter_context(
+                Progress(
+                    TextColumn("[bold]{task.description}"),
+                    BarColumn(),
+                    TextColumn("{task.completed}/{task.total} pages"),
+                    TextColumn(
+                        "stored {task.fields[stored]}  skipped {task.fields[skipped]}"
+                        "  errors {task.fields[errors]}"
+                    ),
+                    TimeElapsedColumn(),
+                    console=Console(stderr=True),
+                    transient=False,
+                )
+            )
         bar = progress.add_task(title, total=None, stored=0, skipped=0, errors=0)
 
         def tick() -> None:

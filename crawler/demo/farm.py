@@ -37,6 +37,8 @@ from types import TracebackType
 from typing import Self
 from urllib.parse import urlsplit
 
+from crawler.threads import ctrl_c_blocked
+
 __all__ = ["LISTED", "Farm", "FarmSite", "Visit"]
 
 # Articles an index page lists (newest first).
@@ -133,7 +135,8 @@ class Farm:
 
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name="farm", daemon=True).start()
+        with ctrl_c_blocked():
+            threading.Thread(target=self._server.serve_forever, name="farm", daemon=True).start()
         return self
 
     def __exit__(

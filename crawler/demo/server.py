@@ -42,6 +42,7 @@ from typing import Any
 from crawler.demo.layouts import Page, render_pages
 from crawler.demo.sites import demo_sites
 from crawler.errors import CrawlerError
+from crawler.threads import ctrl_c_blocked
 
 __all__ = ["DemoError", "DemoServer", "main"]
 
@@ -191,7 +192,8 @@ class DemoServer:
             self._thread = threading.Thread(
                 target=self._server.serve_forever, name=f"demo-server-{self.port}", daemon=True
             )
-            self._thread.start()
+            with ctrl_c_blocked():
+                self._thread.start()
         return self
 
     def stop(self) -> None:
@@ -256,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, stop)
         stdin = _stdin_pipe()
         if stdin is not None:
-            threading.Thread(target=stop_at_eof, args=(stdin,), daemon=True).start()
+            with ctrl_c_blocked():
+                threading.Thread(target=stop_at_eof, args=(stdin,), daemon=True).start()
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()
     return 0

@@ -55,6 +55,7 @@ from pathlib import Path
 from types import TracebackType
 
 from crawler.errors import CrawlerError
+from crawler.threads import ctrl_c_blocked
 
 __all__ = ["EmbeddedRedis", "RedisUnavailableError", "redis_server_executable"]
 
@@ -275,7 +276,8 @@ class EmbeddedRedis:
             return
         self._stop_watching.clear()
         self._watcher = threading.Thread(target=self._watching, name="embedded-redis-watch", daemon=True)
-        self._watcher.start()
+        with ctrl_c_blocked():
+            self._watcher.start()
 
     def _watching(self) -> None:
         """Every ``watch_seconds``: a server that is gone (its socket refuses connections, or is missing)

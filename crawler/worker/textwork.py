@@ -28,6 +28,7 @@ import multiprocessing
 import signal
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import resource_tracker
 from typing import Any, Self
 from weakref import WeakKeyDictionary
 
@@ -35,6 +36,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 
 from crawler.errors import InputError
+from crawler.threads import ctrl_c_blocked
 from crawler.worker.textjob import Args, TextResult, article_text, article_texts, quiet_child, ready
 
 __all__ = ["TextPool", "text_pool_of"]
@@ -77,23 +79,33 @@ class TextPool:
 
     def _pool(self) -> ProcessPoolExecutor:
         """The pool, its processes started (a call each) while Ctrl-C is ignored, which they inherit: the
-        terminal sends it to the whole process group, and a process still importing would die of it."""
+        terminal sends it to the whole process group, and a process still importing would die of it.
+
+        Ctrl-C is blocked on this thread meanwhile too, so one meant for the crawl is not lost: Linux
+        keeps a blocked signal pending even while it is ignored, and delivers it once the handler and the
+        mask are back. The threads the pool starts inherit the block, and the project's helper threads
+        are started with it (``crawler.threads``); a thread started otherwise (the store's, a library's)
+        could still take it and drop it."""
         if self._executor is None:
-            try:
-                previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            except ValueError:  # not the main thread: the processes ignore it once started
-                previous = None
-            try:
-                self._executor = ProcessPoolExecutor(
-                    max_workers=self.processes,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=quiet_child,
-                )
-                for _ in range(self.processes):
-                    self._executor.submit(ready)
-            finally:
-                if previous is not None:
-                    signal.signal(signal.SIGINT, previous)
+            # multiprocessing starts its resource tracker with the first process and unblocks Ctrl-C on
+            # this thread after it (dropping one pending while ignored): it is started before, then.
+            resource_tracker.ensure_running()
+            with ctrl_c_blocked():
+                try:
+                    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+                except ValueError:  # not the main thread: the processes ignore it once started
+                    previous = None
+                try:
+                    self._executor = ProcessPoolExecutor(
+                        max_workers=self.processes,
+                        mp_context=multiprocessing.get_context("spawn"),
+                        initializer=quiet_child,
+                    )
+                    for _ in range(self.processes):
+                        self._executor.submit(ready)
+                finally:
+                    if previous is not None:
+                        signal.signal(signal.SIGINT, previous)
         return self._executor
 
     def start(self) -> None:
