@@ -257,6 +257,6 @@ RULES_REGEX_PAGE_SECONDS = 1.0
 
 # --- QREAD_: the body when a rule's fields fall short -------------------------------------------------
 # Extraction algorithm used when a rule's body is missing or shorter than its min_body_chars.
-QREAD_ALGORITHM = "qread"
+QREAD_ALGORITHM = "qread-learned"
 # Default minimum body length (characters) under which qRead supplies the body.
 QREAD_MIN_BODY_CHARS = 200

@@ -5,7 +5,7 @@ Every algorithm has the same shape, ``extract(html, *, url=None, title=None, exp
 module picks one by name::
 
     from extractors import extract
-    result = extract(html, algo="qread")
+    result = extract(html, algo="qread")  # qRead alone; the default adds the learned step
     print(result.text)
 """
 
@@ -34,7 +34,7 @@ ALGORITHMS: dict[str, str] = {
     "density": "extractors.density:extract",
     "cedp": "extractors.cedp:extract",
 }
-DEFAULT_ALGORITHM = "qread"
+DEFAULT_ALGORITHM = "qread-learned"
 
 
 class UnknownAlgorithmError(ValueError):
@@ -62,5 +62,5 @@ def extract(
     algo: str = DEFAULT_ALGORITHM,
     explain: bool = False,
 ) -> Extraction:
-    """Main text of ``html`` by the algorithm named ``algo`` (``qread`` unless told otherwise)."""
+    """Main text of ``html`` by the algorithm named ``algo`` (``qread-learned`` unless told otherwise)."""
     return get_extractor(algo)(html, url=url, title=title, explain=explain)

@@ -6,7 +6,8 @@ and it misses body lines the block boundary cut off. As the density-filter seed 
 blocks decides what hand rules cannot:
 
 1. Candidates: the lines from ``WINDOW`` lines before qRead's first kept line to ``WINDOW`` after its
-   last, less those qRead found never to be text (link lists, the headline, captions, repeats).
+   last, less those qRead found never to be text (link lists, the headline, captions, repeats) and any
+   headline or caption line.
 2. Features of each line, all binary (:func:`line_features`): its tag, the class and id words of its block
    and of the two blocks above it, its size, link share and kind, qRead's decision on it and where it sits
    relative to the lines qRead kept, the words of the sub-heading it follows, its first words (all of
@@ -28,10 +29,9 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from itertools import repeat
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from extractors.qread import Reading
+from extractors.qread import NOT_TEXT_TAGS, Reading
 
 __all__ = [
     "MODEL_FILE",
@@ -103,7 +103,8 @@ def candidates(reading: Reading) -> list[int]:
         return []
     low = max(0, min(reading.kept) - WINDOW)
     high = min(len(reading.lines), max(reading.kept) + WINDOW + 1)
-    return [i for i in range(low, high) if i not in reading.hard]
+    hard, lines = reading.hard, reading.lines
+    return [i for i in range(low, high) if i not in hard and lines[i].tag not in NOT_TEXT_TAGS]
 
 
 def refine(reading: Reading, model: Model | None = None) -> set[int]:
@@ -180,13 +181,18 @@ def _line_parts(reading: Reading, chosen: list[int]) -> Iterator[tuple[list[str]
     first_kept, last_kept = min(kept), max(kept)
     in_block = set(reading.in_block)
     kept_words = sum(lines[i].words for i in kept) or 1
+    headline = next((i for i, line in enumerate(lines) if line.tag == "h1"), -1)
+    # The sub-heading each line follows (any heading line, a candidate or not; the headline ends it).
     heading: list[str] = []
     heading_line = -1
-    # The sub-heading before the window's first line counts too.
-    for i in range(chosen[0] - 1, max(-1, chosen[0] - WINDOW), -1):
-        if lines[i].tag in _HEADING_TAGS:
+    headings = {}
+    for i in range(max(0, chosen[0] - WINDOW), chosen[-1] + 1):
+        tag = lines[i].tag
+        if tag == "h1":
+            heading, heading_line = [], i
+        headings[i] = (heading, heading_line)
+        if tag in _HEADING_TAGS:
             heading, heading_line = _words(lines[i].text, _HEADING_WORDS), i
-            break
     # Each line's state (kept by qRead, in its block, out of it) with its kind, from the line before the
     # first candidate to the one after the last.
     low, high = chosen[0] - 1, chosen[-1] + 2
@@ -220,6 +226,7 @@ def _line_parts(reading: Reading, chosen: list[int]) -> Iterator[tuple[list[str]
             f"prev:{before[0]}:{before[1]}",
             f"next:{after[0]}:{after[1]}",
             f"end:{text[-1] in _END_PUNCTUATION}",
+            f"headline:{'none' if headline < 0 else 'after' if i > headline else 'before'}",
         ]
         if here == "kept":
             words_before += words
@@ -231,11 +238,10 @@ def _line_parts(reading: Reading, chosen: list[int]) -> Iterator[tuple[list[str]
             found.extend([f"word:{word}" for word in _words(text[:_LEAD_CHARS], _LEAD_WORDS)])
         else:
             found.extend([f"word:{word}" for word in _words(text, _SHORT_LINE)])
+        heading, heading_line = headings[i]
         if heading:
             found.extend([f"under:{word}" for word in heading])
             found.append(f"under_distance:{_bucket(i - heading_line)}")
-        if line.tag in _HEADING_TAGS:
-            heading, heading_line = _words(text, _HEADING_WORDS), i
         yield found, line.owner
 
 

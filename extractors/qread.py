@@ -4,14 +4,15 @@ qRead (Wang and Wang, described in ``shared/seeds/kwb-crawler-and-qread.txt``) r
 DOM. The seed's own version is :func:`extractors.qread_paper.extract_paper`, kept to be compared with
 this one on the same corpus.
 
-``extract`` (the default, ``algo="qread"``) keeps qRead's core, the densest segment, and fixes what the
+``extract`` (``algo="qread"``; the default extractor, ``extract_learned``, adds stage 7) keeps qRead's core, the densest segment, and fixes what the
 measurements on the development set showed (``docs/extraction.md``):
 
 1. Filter: drop what is never text (scripts, styles, media, form inputs).
 2. Lines come from the DOM, not the source: every block element ends a line (minified pages have one
    source line), and each line knows its words, its words inside links and its block element. Lines in
    blocks that look like boilerplate (``<nav>``, hidden, class or id words such as ``sidebar``, ``share``,
-   ``comments``) are left out, unless the block holds an article mark or most of the page's text.
+   ``comments``) are left out, unless the block holds an article mark or most of the page's text (a
+   hidden block only the latter: a hidden copy of the article is metadata, not a second body).
 3. Segments: the empty lines between two text lines are the containers closed and opened between them,
    so θ keeps its meaning whatever the source formatting.
 4. The core is the segment with the most words outside links per line, weighted by the square root of
@@ -22,7 +23,7 @@ measurements on the development set showed (``docs/extraction.md``):
 6. Clean the block: leave out link lists, short lines before the first and after the last article line
    (datelines, share bars), captions, repeated long lines, and the headline (the line most like the title:
    the seed's title similarity, used where it helps).
-7. Only in ``extract_learned`` (``algo="qread-learned"``): the learned boilerplate step of
+7. Only in ``extract_learned`` (``algo="qread-learned"``, the default): the learned boilerplate step of
    ``extractors/boilerplate.py`` trims what stage 6 kept and pulls in body lines around it.
 """
 
@@ -161,12 +162,15 @@ _TOKEN_PART_RE = re.compile(r"[a-z0-9]+")
 
 
 @functools.lru_cache(maxsize=8192)
-def _looks_boilerplate(words: str) -> bool:
+def _looks_boilerplate(words: str) -> int:
+    """``_WORDED`` when a class or id token says boilerplate, ``_BODY`` when one says article body."""
+    if _BODY_MARK_RE.search(words):
+        return _BODY
     for token in words.lower().split():
         parts = _TOKEN_PART_RE.findall(token.split("--", 1)[0].split("__", 1)[0])
         if parts and (parts[0] in _BOILERPLATE_WORDS or parts[-1] in _BOILERPLATE_WORDS):
-            return True
-    return False
+            return _WORDED
+    return 0
 
 
 # Marks of the article itself: a block holding one of them is not boilerplate, whatever its class says.
@@ -182,6 +186,11 @@ _TAG_KIND: dict[object, int] = {
     | (tag == "br" and _BREAK)
     for tag in {*_BLOCK_TAGS, *_CONTAINER_TAGS, *_SUSPECT_TAGS, *_ARTICLE_MARK_TAGS, "a", "br"}
 }
+# What marks a boilerplate-looking element (see _marked_elements), and what guards it (an article mark).
+_WORDED, _HIDDEN, _GUARDED, _BODY = 1, 2, 4, 8
+# Class or id words of the article's body ("article-body", "entry-content", "post_text", "storyBody"): a
+# mark of the article like <article>, guarding a boilerplate-looking block that holds it.
+_BODY_MARK_RE = re.compile(r"(?:article|entry|post|story)[-_]*(?:body|content|text)\b", re.IGNORECASE)
 _HIDDEN_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 # The attributes that may mark an element as boilerplate (see _marked_elements).
 _MARK_ATTRIBUTES = lxml.etree.XPath("//@class | //@id | //@hidden | //@aria-hidden | //@style")
@@ -189,7 +198,7 @@ _NEVER_SUSPECT_TAGS = frozenset({"html", "body", "article", "main"})
 # A block whose class says boilerplate but holds more than this share of the page's text is kept.
 MAX_BOILERPLATE_SHARE = 0.6
 # Lines of these blocks are not the article's text: the headline (it is the title) and picture captions.
-_NOT_TEXT_TAGS = frozenset({"h1", "figcaption"})
+NOT_TEXT_TAGS = frozenset({"h1", "figcaption"})
 # A line before the article text that is this similar to the title, and not much longer, is the headline.
 HEADLINE_SIMILARITY = 0.6
 HEADLINE_SIZE = 1.5
@@ -239,7 +248,7 @@ def extract_learned(
     kept around its core trimmed, what it missed pulled in, by a model fitted on the training pages.
 
     The model learned from English pages only: Chinese pages keep qRead's choice (their token F1 on the
-    development set: 0.917 with it, 0.920 without). Not the default yet: see docs/extraction.md.
+    development set: 0.917 with it, 0.920 without). The default extractor (docs/extraction.md).
     """
     reading = read(html, title=title, explain=explain)
     if isinstance(reading, Extraction):
@@ -305,7 +314,7 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
             (i for i in inside if not good_lines[0] <= i <= good_lines[-1]), "short, before or after the text"
         )
         inside = [i for i in inside if good_lines[0] <= i <= good_lines[-1]]
-    kept = {i for i in inside if lines[i].tag not in _NOT_TEXT_TAGS}
+    kept = {i for i in inside if lines[i].tag not in NOT_TEXT_TAGS}
     drop((i for i in inside if i not in kept), "headline or caption tag", never_text=True)
     # A long line met twice is a carousel or a repeated teaser: the article says a thing once.
     seen: set[str] = set()
@@ -463,7 +472,7 @@ def _walk(root: lxml.etree._Element) -> _Walk:
     span: list[tuple[int, int]] = [(0, 0)]
     blocks: list[lxml.etree._Element] = [root]  # walk id -> block element
     stack: list[int] = [0]  # open block elements, walk ids
-    suspects: list[list[int]] = []  # [start, end, guarded] of boilerplate-looking elements
+    suspects: list[list[int]] = []  # [start, end, _HIDDEN | _GUARDED flags] of boilerplate-looking elements
     open_suspects: list[tuple[lxml.etree._Element, list[int]]] = []
     marked = _marked_elements(root)
     gap = 0
@@ -497,13 +506,16 @@ def _walk(root: lxml.etree._Element) -> _Walk:
         position += 1
         kind = _TAG_KIND.get(element.tag, 0)
         if event == "start":
-            if kind & _SUSPECT or (element in marked and not kind & _MARK):
-                record = [position, 0, 0]
+            verdict = marked.get(element, 0)
+            if kind & _SUSPECT or verdict & _HIDDEN or (verdict & _WORDED and not kind & _MARK):
+                record = [position, 0, verdict & _HIDDEN]
                 suspects.append(record)
                 open_suspects.append((element, record))
-            if open_suspects and (kind & _MARK or element.get("itemprop") == "articleBody"):
+            if open_suspects and (
+                kind & _MARK or verdict & _BODY or element.get("itemprop") == "articleBody"
+            ):
                 for _, record in open_suspects:
-                    record[2] = 1
+                    record[2] |= _GUARDED
             if kind & _BLOCK:
                 if pieces:
                     flush()
@@ -558,13 +570,14 @@ def _label(element: lxml.etree._Element) -> str:
     return f"{element.tag}#{ident}" if ident else str(element.tag)
 
 
-def _marked_elements(root: lxml.etree._Element) -> set[lxml.etree._Element]:
-    """Elements whose attributes say boilerplate: hidden, or a boilerplate word in their class or id.
+def _marked_elements(root: lxml.etree._Element) -> dict[lxml.etree._Element, int]:
+    """Elements whose attributes say boilerplate (``_WORDED``: a boilerplate word in their class or id) or
+    say they are not shown (``_HIDDEN``: by their style, ``hidden`` or ``aria-hidden``).
 
     One XPath selects the attributes (in C, three times faster than testing every element), and each
     distinct class or id value is judged once (and remembered: pages of one site share their classes).
     """
-    marked: set[lxml.etree._Element] = set()
+    marked: dict[lxml.etree._Element, int] = {}
     found = _MARK_ATTRIBUTES(root)
     for value in found if isinstance(found, list) else []:
         if not isinstance(value, lxml.etree._ElementUnicodeResult):
@@ -573,13 +586,13 @@ def _marked_elements(root: lxml.etree._Element) -> set[lxml.etree._Element]:
         if name in {"class", "id"}:
             verdict = _looks_boilerplate(str(value))
         elif name == "style":
-            verdict = _HIDDEN_RE.search(value) is not None
+            verdict = _HIDDEN if _HIDDEN_RE.search(value) is not None else 0
         else:
-            verdict = name == "hidden" or value == "true"
+            verdict = _HIDDEN if name == "hidden" or value == "true" else 0
         if verdict:
             element = value.getparent()
             if element is not None and element.tag not in _NEVER_SUSPECT_TAGS:
-                marked.add(element)
+                marked[element] = marked.get(element, 0) | verdict
     return marked
 
 
@@ -592,8 +605,12 @@ def _without_boilerplate(lines: list[_Line], suspects: list[list[int]]) -> list[
         words.append(words[-1] + line.words)
     limit = MAX_BOILERPLATE_SHARE * words[-1]
     doomed = bytearray(len(lines))
-    for start, end, guarded in suspects:
+    for start, end, flags in suspects:
         i, j = bisect_left(positions, start), bisect_left(positions, end + 1)
-        if not guarded and words[j] - words[i] <= limit:
+        # An article mark inside guards a block whose class says boilerplate, not a hidden one: a hidden
+        # copy of the article (metadata for machines) would show the body twice.
+        if flags & _GUARDED and not flags & _HIDDEN:
+            continue
+        if words[j] - words[i] <= limit:
             doomed[i:j] = b"\x01" * (j - i)
     return [line for line, drop in zip(lines, doomed, strict=True) if not drop]

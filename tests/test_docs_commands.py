@@ -271,7 +271,7 @@ CASES: dict[str, Case] = {
     "crawler --data-dir data/demo articles stats": Run(expect=("146",), demo=True),
     "crawler extract https://example.com/news/story.html": NotRun(INTERNET),
     "crawler extract page.html --algo qread-paper --explain": Run(expect=("qread-paper", "main text")),
-    "crawler extract - --format json < page.html": Run(expect=('"algorithm": "qread"', '"text"')),
+    "crawler extract - --format json < page.html": Run(expect=('"algorithm": "qread-learned"', '"text"')),
     "crawler extract --allow-private http://127.0.0.1:8631/citynews/": Run(
         fill={"http://127.0.0.1:8631": "{origin}"}, check=_printed_main_text
     ),

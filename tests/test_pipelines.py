@@ -167,7 +167,7 @@ def test_qread_supplies_the_body_when_the_rules_is_short(crawler: Crawler) -> No
     assert result.body == "\n\n".join(STORY)
     assert result.extraction == {
         "body_from": "qread",
-        "algorithm": "qread",
+        "algorithm": "qread-learned",
         "body_chars": len(result.body),
     }
     assert stats(crawler)["extract/qread_fallback/citynews"] == 1

@@ -55,6 +55,26 @@ def test_chinese_page_counts_characters_as_words() -> None:
     assert chosen and all(block.words > 100 for block in chosen)
 
 
+def test_a_hidden_copy_of_the_article_does_not_double_the_body() -> None:
+    """A hidden "republish this article" box holds the headline, the body, a date and an image URL: its
+    article marks do not make it text, so the body comes out once."""
+    result = extract(page("hidden_copy.html"))
+    assert len(result.paragraphs) == 5
+    assert result.paragraphs[0].startswith("More than four hundred volunteers")
+    assert result.paragraphs[-1].startswith("The results will be sent")
+    for junk in ("Republish this article", "2026-06-28", "cdn.valleypost.example", "Creative Commons"):
+        assert junk not in result.text
+
+
+def test_a_body_class_inside_a_boilerplate_looking_wrapper_keeps_the_body() -> None:
+    """The story sits in a wrapper whose class ends in "sidebar" (a grid with a table of contents beside
+    the text); the ``article-body`` inside it marks the article, so the wrapper is not boilerplate."""
+    result = extract(page("body_in_sidebar_class.html"))
+    assert len(result.paragraphs) == 6
+    assert result.paragraphs[0].startswith("Cloud computing has moved")
+    assert result.paragraphs[-1].startswith("That stickiness is why")
+
+
 def test_headline_is_left_out_because_it_is_the_title() -> None:
     assert "How the city plans" not in extract(page("equal_density.html")).text
 

@@ -764,7 +764,7 @@ def test_rules_try_on_a_local_file(tmp_path: Path) -> None:
     assert "  body       First paragraph." in lines and "             Second paragraph." in lines
     assert "  section    Transport" in lines
     assert "body from  qRead: the rule's body has 35 characters < min_body_chars 150" in lines
-    assert lines.index("--- body from qread ---") > lines.index("as an article page:")
+    assert lines.index("--- body from qread-learned ---") > lines.index("as an article page:")
 
     run = crawler(
         "rules", "try", "citynews", str(article), "--url", "http://elsewhere.example/a", cwd=tmp_path
