@@ -4,8 +4,9 @@ qRead (Wang and Wang, described in ``shared/seeds/kwb-crawler-and-qread.txt``) r
 DOM. The seed's own version is :func:`extractors.qread_paper.extract_paper`, kept to be compared with
 this one on the same corpus.
 
-``extract`` (``algo="qread"``; the default extractor, ``extract_learned``, adds stage 7) keeps qRead's core, the densest segment, and fixes what the
-measurements on the development set showed (``docs/extraction.md``):
+``extract`` (``algo="qread"``; the default extractor, ``extract_learned``, adds stage 7) keeps qRead's
+core, the densest segment, and fixes what the measurements on the development set showed
+(``docs/extraction.md``):
 
 1. Filter: drop what is never text (scripts, styles, media, form inputs).
 2. Lines come from the DOM, not the source: every block element ends a line (minified pages have one
@@ -164,9 +165,13 @@ _TOKEN_PART_RE = re.compile(r"[a-z0-9]+")
 @functools.lru_cache(maxsize=8192)
 def _looks_boilerplate(words: str) -> int:
     """``_WORDED`` when a class or id token says boilerplate, ``_BODY`` when one says article body."""
+    words = words.lower()
     if _BODY_MARK_RE.search(words):
         return _BODY
-    for token in words.lower().split():
+    # Most values hold no boilerplate word at all: one look at all their parts settles them.
+    if _BOILERPLATE_WORDS.isdisjoint(_TOKEN_PART_RE.findall(words)):
+        return 0
+    for token in words.split():
         parts = _TOKEN_PART_RE.findall(token.split("--", 1)[0].split("__", 1)[0])
         if parts and (parts[0] in _BOILERPLATE_WORDS or parts[-1] in _BOILERPLATE_WORDS):
             return _WORDED
@@ -190,10 +195,12 @@ _TAG_KIND: dict[object, int] = {
 _WORDED, _HIDDEN, _GUARDED, _BODY = 1, 2, 4, 8
 # Class or id words of the article's body ("article-body", "entry-content", "post_text", "storyBody"): a
 # mark of the article like <article>, guarding a boilerplate-looking block that holds it.
-_BODY_MARK_RE = re.compile(r"(?:article|entry|post|story)[-_]*(?:body|content|text)\b", re.IGNORECASE)
+_BODY_MARK_RE = re.compile(r"(?:article|entry|post|story)[-_]*(?:body|content|text)\b")
 _HIDDEN_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 # The attributes that may mark an element as boilerplate (see _marked_elements).
-_MARK_ATTRIBUTES = lxml.etree.XPath("//@class | //@id | //@hidden | //@aria-hidden | //@style")
+_NAME_ATTRIBUTES = lxml.etree.XPath("//@class | //@id")
+_STYLE_ATTRIBUTES = lxml.etree.XPath("//@style")
+_HIDDEN_ATTRIBUTES = lxml.etree.XPath("//@hidden | //@aria-hidden[. = 'true']")
 _NEVER_SUSPECT_TAGS = frozenset({"html", "body", "article", "main"})
 # A block whose class says boilerplate but holds more than this share of the page's text is kept.
 MAX_BOILERPLATE_SHARE = 0.6
@@ -574,26 +581,31 @@ def _marked_elements(root: lxml.etree._Element) -> dict[lxml.etree._Element, int
     """Elements whose attributes say boilerplate (``_WORDED``: a boilerplate word in their class or id) or
     say they are not shown (``_HIDDEN``: by their style, ``hidden`` or ``aria-hidden``).
 
-    One XPath selects the attributes (in C, three times faster than testing every element), and each
+    XPath selects the attributes (in C, three times faster than testing every element), and each
     distinct class or id value is judged once (and remembered: pages of one site share their classes).
     """
     marked: dict[lxml.etree._Element, int] = {}
-    found = _MARK_ATTRIBUTES(root)
-    for value in found if isinstance(found, list) else []:
-        if not isinstance(value, lxml.etree._ElementUnicodeResult):
-            continue
-        name = value.attrname
-        if name in {"class", "id"}:
-            verdict = _looks_boilerplate(str(value))
-        elif name == "style":
-            verdict = _HIDDEN if _HIDDEN_RE.search(value) is not None else 0
-        else:
-            verdict = _HIDDEN if name == "hidden" or value == "true" else 0
+
+    def mark(value: object, verdict: int) -> None:
+        element = value.getparent() if isinstance(value, lxml.etree._ElementUnicodeResult) else None
+        if element is not None and element.tag not in _NEVER_SUSPECT_TAGS:
+            marked[element] = marked.get(element, 0) | verdict
+
+    for value in _attributes(_NAME_ATTRIBUTES, root):
+        verdict = _looks_boilerplate(str(value))
         if verdict:
-            element = value.getparent()
-            if element is not None and element.tag not in _NEVER_SUSPECT_TAGS:
-                marked[element] = marked.get(element, 0) | verdict
+            mark(value, verdict)
+    for value in _attributes(_STYLE_ATTRIBUTES, root):
+        if _HIDDEN_RE.search(value):
+            mark(value, _HIDDEN)
+    for value in _attributes(_HIDDEN_ATTRIBUTES, root):
+        mark(value, _HIDDEN)
     return marked
+
+
+def _attributes(xpath: lxml.etree.XPath, root: lxml.etree._Element) -> list[str]:
+    found = xpath(root)
+    return found if isinstance(found, list) else []  # type: ignore[return-value]
 
 
 def _without_boilerplate(lines: list[_Line], suspects: list[list[int]]) -> list[_Line]:
