@@ -8,10 +8,10 @@ blocks decides what hand rules cannot:
 1. Candidates: the lines from ``WINDOW`` lines before qRead's first kept line to ``WINDOW`` after its
    last, less those qRead found never to be text (link lists, the headline, captions, repeats) and any
    headline or caption line.
-2. Features of each line, all binary (:func:`line_features`): its tag, the class and id words of its block
-   and of the two blocks above it, its size, link share and kind, qRead's decision on it and where it sits
-   relative to the lines qRead kept, the words of the sub-heading it follows, its first words (all of
-   them for a short line), end punctuation, and its neighbours' kinds and decisions.
+2. Features of each line, all binary (:func:`line_features`): the tag and the class and id words of its
+   block and of the two blocks above it, its size, link share and kind, qRead's decision on it and where
+   it sits relative to the lines qRead kept and to the headline, the words of the sub-heading it follows,
+   its first words (all of them for a short line), and its neighbours' kinds and decisions.
 3. Score: a logistic model whose weights ``bench/train_boilerplate.py`` fits on the extraction training
    set (``data/boilerplate.json``); a feature the training never saw weighs nothing.
 4. Choice: the run of consecutive candidates with the largest sum of score times the square root of the
@@ -53,7 +53,6 @@ WINDOW = 10
 
 _WORD_RE = re.compile(r"[a-z]{2,20}")
 _HEADING_TAGS = frozenset({"h2", "h3", "h4", "h5", "h6"})
-_END_PUNCTUATION = frozenset(".!?。！？\"'”’)")
 _CLASS_LEVELS = 3
 _HEADING_WORDS = 4
 # A line of up to this many words is described by all its words, a longer one by its first few.
@@ -215,7 +214,6 @@ def _line_parts(reading: Reading, chosen: list[int]) -> Iterator[tuple[list[str]
         here, kind = states[i]
         before, after = states.get(i - 1, ("none", 0)), states.get(i + 1, ("none", 0))
         found = [
-            f"tag:{line.tag}",
             f"kind:{kind}",
             f"size:{min(words.bit_length(), 9)}",
             f"links:{0 if share == 0 else 1 if share < 0.34 else 2 if share <= 0.67 else 3}",
@@ -225,15 +223,12 @@ def _line_parts(reading: Reading, chosen: list[int]) -> Iterator[tuple[list[str]
             f"share:{here}:{min(9, 10 * words_before // kept_words)}",
             f"prev:{before[0]}:{before[1]}",
             f"next:{after[0]}:{after[1]}",
-            f"end:{text[-1] in _END_PUNCTUATION}",
             f"headline:{'none' if headline < 0 else 'after' if i > headline else 'before'}",
         ]
         if here == "kept":
             words_before += words
         if line.cjk:
             found.append("cjk")
-        if "©" in text or "opyright" in text or "OPYRIGHT" in text:
-            found.append("copyright")
         if words > _SHORT_LINE:
             found.extend([f"word:{word}" for word in _words(text[:_LEAD_CHARS], _LEAD_WORDS)])
         else:
