@@ -241,15 +241,21 @@ def _line_parts(reading: Reading, chosen: list[int]) -> Iterator[tuple[list[str]
 
 
 def _body_block(reading: Reading) -> tuple[int, str]:
-    """The block holding most of qRead's kept words through its children (their parent block), and its
-    class: where the body's paragraphs sit."""
+    """The deepest block holding at least half of qRead's kept words, and its class: where the body's
+    paragraphs sit, even when each paragraph has a wrapper of its own (held-out token F1 0.937 against
+    0.936 for the parent block of most kept words, and a story in per-paragraph grid rows kept whole)."""
     counts: dict[int, int] = {}
     parents = reading.walk.parents
+    total = 0
     for i in reading.kept:
         line = reading.lines[i]
-        parent = parents[line.owner] if line.owner > 0 else 0
-        counts[parent] = counts.get(parent, 0) + line.words
-    body = max(counts, key=counts.__getitem__)
+        total += line.words
+        block = parents[line.owner] if line.owner > 0 else 0
+        while block >= 0:
+            counts[block] = counts.get(block, 0) + line.words
+            block = parents[block]
+    # The deepest block with at least half of the kept words (walk ids grow with depth along a chain).
+    body = max(block for block, words in counts.items() if 2 * words >= total)
     return body, reading.walk.blocks[body].get("class") or ""
 
 

@@ -213,6 +213,44 @@ def test_link_boilerplate_stays_out(before: str, after: str) -> None:
     assert extract(_news_page(before, after)).paragraphs == STORY
 
 
+FLOOD = [
+    "The river rose faster than anyone in the valley could remember, and by midnight the water had reached "
+    "the steps of the town hall.",
+    "Volunteers filled sandbags in the car park of the school until the power failed at about two in the "
+    "morning.",
+    "By dawn the main road was closed and the bridge at the mill had been shut by engineers worried about "
+    "debris.",
+    "The mayor said nobody had been hurt, but that forty homes near the river had water in their ground "
+    "floors.",
+    "Forecasters expect the river to fall slowly over the weekend, though more rain is due on Monday.",
+    "The council has opened the sports hall for families who cannot return home, with meals served from "
+    "noon.",
+]
+
+
+def test_paragraphs_each_in_its_own_wrapper_are_all_kept() -> None:
+    """Missed body: every paragraph sits in its own grid row (``div.blk > div.row > div.col``), so no block
+    but the content wrapper holds most of the story, and a long subtitle sits in the header beside it."""
+    subtitle = (
+        "Forty homes flooded and the main road closed after a night of rain that the valley's oldest "
+        "residents say was the worst they had seen in their lives, with more rain forecast for Monday and "
+        "the council warning people to stay away from the river banks until the water falls."
+    )
+    rows = "".join(
+        f'<div class="blk"><div class="row"><div class="col"><span>{text}</span></div></div></div>'
+        for text in FLOOD
+    )
+    html = (
+        "<html><head><title>Flood closes valley road | Valley News</title></head><body>"
+        '<div class="top"><a href="/">Home</a> <a href="/news">News</a> <a href="/sport">Sport</a></div>'
+        f'<div class="hero"><h1>Flood closes valley road</h1><h2 class="sub">{subtitle}</h2>'
+        "<p>By Ann Lee, 4 March 2025</p></div>"
+        f'<div class="content">{rows}</div>'
+        '<div class="bottom"><a href="/about">About</a> <a href="/contact">Contact</a></div></body></html>'
+    )
+    assert extract(html).paragraphs[-len(FLOOD) :] == FLOOD
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="not handled: the training pages hold their FAQ in the truth on about a third of the pages that "
