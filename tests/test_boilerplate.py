@@ -213,6 +213,16 @@ def test_link_boilerplate_stays_out(before: str, after: str) -> None:
     assert extract(_news_page(before, after)).paragraphs == STORY
 
 
+def test_body_lines_qread_cuts_at_the_edges_are_pulled_in() -> None:
+    """qRead leaves out short lines before the first and after the last article line (datelines, share
+    bars); the step brings back those that are the story's: its first sub-heading and a sign-off."""
+    heading, sign_off = "What the council decided", "For The Harbour Times, I'm Maria Lopez in Riverside."
+    html = _news_page().replace('<div class="txt">', f'<div class="txt"><h2>{heading}</h2>', 1)
+    html = html.replace(f"<p>{STORY[-1]}</p>", f"<p>{STORY[-1]}</p><p>{sign_off}</p>", 1)
+    assert extract(html, algo="qread").paragraphs == STORY
+    assert extract(html).paragraphs == [heading, *STORY, sign_off]
+
+
 FLOOD = [
     "The river rose faster than anyone in the valley could remember, and by midnight the water had reached "
     "the steps of the town hall.",
