@@ -272,6 +272,60 @@ def _bodies(count: int, repeat: int) -> list[str]:
     return [f"{' '.join(STORY)} Story {number}.\n\n" * repeat for number in range(count)]
 
 
+def test_the_text_pool_is_started_when_every_process_has_answered(tmp_path: Path) -> None:
+    """A worker's first requests must not share the cores with the text processes' imports (they left up
+    to 0.2 s after their politeness slot): the wait ends when each process has answered, not the first."""
+    pool = text_pool_of(make_crawler(tmp_path, TEXT_PROCESSES=2))
+
+    async def run() -> tuple[set[int], set[int]]:
+        pool.start()
+        answered = await pool.started(60)
+        executor = pool._executor
+        assert executor is not None
+        return answered, {process.pid for process in executor._processes.values()}
+
+    try:
+        answered, alive = asyncio.run(run())
+        assert len(answered) == 2
+        assert answered == alive
+    finally:
+        pool.close()
+
+
+def test_the_text_pipeline_opens_after_the_pool_has_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    crawler = make_crawler(tmp_path, TEXT_PROCESSES=2, TEXT_START_SECONDS=12.5)
+    pipeline = build_from_crawler(TextPipeline, crawler)
+    pool = text_pool_of(crawler)
+    waited: list[float] = []
+
+    async def started(seconds: float) -> set[int]:
+        waited.append(seconds)
+        return set()
+
+    monkeypatch.setattr(pool, "started", started)
+    try:
+        asyncio.run(pipeline.open_spider())
+        assert waited == [12.5]
+        assert pool._executor is not None, "the processes were started first"
+    finally:
+        pool.close()
+
+
+def test_without_time_to_wait_the_text_pool_does_not_wait(tmp_path: Path) -> None:
+    pool = text_pool_of(make_crawler(tmp_path, TEXT_PROCESSES=2))
+
+    async def run() -> set[int]:
+        pool.start()
+        return await pool.started(0)
+
+    try:
+        assert asyncio.run(run()) == set()
+    finally:
+        pool.close()
+
+
 def test_the_text_pool_sends_waiting_articles_together_and_an_error_stays_with_its_article(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -74,8 +74,9 @@ def article_texts(batch: list[Args]) -> list[TextResult | Exception]:
     return results
 
 
-def ready() -> None:
-    """Nothing: a first call that makes a pool process start."""
+def ready() -> int:
+    """The process's id: a first call that makes a pool process start, and says which one answered."""
+    return os.getpid()
 
 
 def quiet_child() -> None:

@@ -49,6 +49,9 @@ _BATCHES_PER_PROCESS = 2
 # Articles per batch at most: 16 short articles are about 25 ms of work, which keeps an article's wait for
 # its text (and so its store and acknowledgement) short.
 _BATCH_MAX = 16
+# Between two rounds of calls while a process still imports (one that has answered may take a round's
+# calls alone): short beside an import's 0.2 s, long enough not to keep the answered one busy.
+_STARTED_POLL_SECONDS = 0.02
 
 _Batched = tuple[Args, "asyncio.Future[TextResult]"]
 
@@ -113,6 +116,33 @@ class TextPool:
         articles."""
         if self.processes > 0:
             self._pool()
+
+    async def started(self, seconds: float) -> set[int]:
+        """Wait, at most ``seconds``, until every process has answered once (its imports done), and give
+        the ids of those that did: a worker's first requests then do not share the cores with them, and
+        leave when the site's politeness delay lets them, not a fifth of a second later."""
+        executor = self._executor
+        answered: set[int] = set()
+        if executor is None:
+            return answered
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while len(answered) < self.processes:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                logger.info("Text processes not all started after %.0f s: crawling meanwhile", seconds)
+                return answered
+            calls = [asyncio.wrap_future(executor.submit(ready)) for _ in range(self.processes)]
+            done, pending = await asyncio.wait(calls, timeout=remaining)
+            for call in pending:
+                call.cancel()
+            for call in done:
+                if call.exception() is not None:  # a broken pool: the crawl's articles will restart it
+                    return answered
+                answered.add(call.result())
+            if len(answered) < self.processes:
+                await asyncio.sleep(_STARTED_POLL_SECONDS)
+        return answered
 
     async def article_text(
         self,

@@ -64,8 +64,9 @@ class TextPipeline:
             )
         return cls(crawler, text_pool_of(crawler), algorithm, min_body_chars, lengths)
 
-    def open_spider(self) -> None:
+    async def open_spider(self) -> None:
         self.pool.start()
+        await self.pool.started(self.crawler.settings.getfloat("TEXT_START_SECONDS"))
 
     async def process_item(self, item: Article) -> Article:
         site = item.site
