@@ -277,7 +277,7 @@ def test_the_text_pool_is_started_when_every_process_has_answered(tmp_path: Path
     to 0.2 s after their politeness slot): the wait ends when each process has answered, not the first."""
     pool = text_pool_of(make_crawler(tmp_path, TEXT_PROCESSES=2))
 
-    async def run() -> tuple[set[int], set[int]]:
+    async def run() -> tuple[set[int], set[int | None]]:
         pool.start()
         answered = await pool.started(60)
         executor = pool._executor
