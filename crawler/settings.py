@@ -246,7 +246,7 @@ WORKER_SWITCH_INTERVAL = 0.0005
 # give one per spare core on a larger one.
 TEXT_PROCESSES = 2
 # Seconds the crawl waits at its start for those processes to finish their imports, so its first requests
-# do not share the cores with them (they then left up to 0.2 s after their politeness slot); 0 waits not.
+# do not share the cores with them (they then left up to 0.2 s after their politeness slot); 0: no wait.
 TEXT_START_SECONDS = 30.0
 
 # --- SUMMARY_: extractive summaries stored with each article -------------------------------------------

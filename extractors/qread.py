@@ -261,7 +261,8 @@ def extract_learned(
     if isinstance(reading, Extraction):
         reading.algorithm = LEARNED_ALGORITHM
         return reading
-    from extractors import boilerplate  # noqa: PLC0415 - the default extractor never loads the step
+    # Imported here: it imports this module, and a process that never extracts never loads its model.
+    from extractors import boilerplate  # noqa: PLC0415
 
     kept = reading.kept if reading.cjk else boilerplate.refine(reading)
     removed = len(reading.kept - kept)

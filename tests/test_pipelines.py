@@ -313,6 +313,30 @@ def test_the_text_pipeline_opens_after_the_pool_has_started(
         pool.close()
 
 
+def test_a_text_process_that_died_at_the_start_does_not_stop_the_crawl_opening(tmp_path: Path) -> None:
+    """A process killed while the pool starts breaks it: the wait ends (the crawl's first articles start
+    a new pool) instead of raising out of the pipeline's opening."""
+    pool = text_pool_of(make_crawler(tmp_path, TEXT_PROCESSES=2))
+
+    async def run() -> set[int]:
+        pool.start()
+        executor = pool._executor
+        assert executor is not None
+        pid = next(iter(executor._processes.values())).pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while not executor._broken:
+            assert time.monotonic() < deadline, "the pool never saw its process die"
+            await asyncio.sleep(0.05)
+        return await pool.started(60)
+
+    try:
+        assert len(asyncio.run(run())) < 2
+    finally:
+        pool.close()
+
+
 def test_without_time_to_wait_the_text_pool_does_not_wait(tmp_path: Path) -> None:
     pool = text_pool_of(make_crawler(tmp_path, TEXT_PROCESSES=2))
 

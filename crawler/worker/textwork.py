@@ -132,12 +132,15 @@ class TextPool:
             if remaining <= 0:
                 logger.info("Text processes not all started after %.0f s: crawling meanwhile", seconds)
                 return answered
-            calls = [asyncio.wrap_future(executor.submit(ready)) for _ in range(self.processes)]
+            try:
+                calls = [asyncio.wrap_future(executor.submit(ready)) for _ in range(self.processes)]
+            except BrokenProcessPool:  # a process died: the crawl's first articles start a new pool
+                return answered
             done, pending = await asyncio.wait(calls, timeout=remaining)
             for call in pending:
                 call.cancel()
             for call in done:
-                if call.exception() is not None:  # a broken pool: the crawl's articles will restart it
+                if call.exception() is not None:  # as above
                     return answered
                 answered.add(call.result())
             if len(answered) < self.processes:
