@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import re
 import sqlite3
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -358,3 +360,36 @@ def test_a_band_key_shared_by_a_far_simhash_is_no_candidate(store: SqliteStore) 
     assert store._candidates(connection, "2026w47", document) == [], "one band alike, 48 bits apart"
     document["simhash"] = flood["simhash"]
     assert [c.url for c in store._candidates(connection, "2026w47", document)] == ["http://news.test/flood"]
+
+
+NEW_FILES = 30
+OPENERS = 6
+
+
+def _open_new_stores(tmp: str, start: float, opener: int) -> list[str]:
+    """One process: from ``start`` on, a write to each of ``NEW_FILES`` stores no process has opened yet."""
+    while time.time() < start:
+        time.sleep(0.001)
+    failures: list[str] = []
+    for n in range(NEW_FILES):
+        try:
+            with SqliteStore(Path(tmp) / str(n)) as store:
+                store.upsert(article(f"http://news.test/{opener}", "2026-11-20T10:00:00Z"))
+        except StoreError as exc:
+            failures.append(str(exc))
+    return failures
+
+
+def test_processes_opening_a_new_week_file_together_all_write(tmp_path: Path) -> None:
+    # SQLite answers one of two connections switching a new file to WAL at once with "database is locked"
+    # at once, busy timeout or not: the CI saw a writer fail so when four started together.
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(OPENERS) as pool:
+        start = time.time() + 2.0
+        failures = pool.starmap(
+            _open_new_stores, [(str(tmp_path), start, opener) for opener in range(OPENERS)]
+        )
+    assert [failure for failed in failures for failure in failed] == []
+    for n in range(NEW_FILES):
+        with SqliteStore(tmp_path / str(n)) as store:
+            assert store.count() == OPENERS

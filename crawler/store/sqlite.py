@@ -14,11 +14,12 @@ checkpoints them). It holds:
   (:func:`crawler.store.sqlite_schema.search_text`), kept in step by the writes, for ``search``.
 
 Several processes may write the same week at once (workers on one machine): writes take the file's write
-lock at once (``BEGIN IMMEDIATE``) and wait up to ``busy_timeout`` seconds for it; the URL check, the
-duplicate lookup in that week and the write run in that one transaction, so a URL never gets two rows and
-two copies of an article written into one week never both stay. A repost is recorded in its original's
-file after that transaction commits. ``PRAGMA user_version`` holds the schema version; files of version 1
-are migrated when opened.
+lock at once (``BEGIN IMMEDIATE``) and wait up to ``busy_timeout`` seconds for it (and for the switch of
+a new file to WAL, which SQLite refuses at once, busy timeout or not, while another process makes it); the
+URL check, the duplicate lookup in that week and the write run in that one transaction, so a URL never gets
+two rows and two copies of an article written into one week never both stay. A repost is recorded in its
+original's file after that transaction commits. ``PRAGMA user_version`` holds the schema version; files of
+version 1 are migrated when opened.
 """
 
 from __future__ import annotations
@@ -442,7 +443,7 @@ class SqliteStore(Store):
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the article store {path}: {exc}") from exc
         try:
-            prepare(connection, path)
+            prepare(connection, path, self.busy_timeout)
         except sqlite3.Error as exc:
             connection.close()
             raise StoreError(f"cannot open the article store {path}: {exc}") from exc

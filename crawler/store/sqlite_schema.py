@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,10 @@ _OLD_SEARCH = (
     "DROP TABLE IF EXISTS articles_fts",
 )
 _SCHEMA = _TABLES + _BANDS + _SEARCH
+# The first pause between two tries of a journal-mode switch another process holds up, doubled up to the
+# last: a switch takes a millisecond or two, and a file is new at most once a week.
+_WAL_RETRY_FIRST_PAUSE = 0.002
+_WAL_RETRY_LAST_PAUSE = 0.05
 _FTS_INSERT = "INSERT INTO articles_fts (rowid, title, body) VALUES (?, ?, ?)"
 # A contentless FTS5 row leaves the index by the 'delete' command with the values it was indexed with.
 _FTS_DELETE = "INSERT INTO articles_fts (articles_fts, rowid, title, body) VALUES ('delete', ?, ?, ?)"
@@ -130,10 +135,10 @@ def index_search(
     connection.execute(_FTS_INSERT, (pk, search_text(title), search_text(body)))
 
 
-def prepare(connection: sqlite3.Connection, path: Path) -> None:
+def prepare(connection: sqlite3.Connection, path: Path, timeout: float) -> None:
     """WAL mode, NORMAL sync and the schema (created, or migrated from version 1, by whichever process
-    comes first)."""
-    (mode,) = connection.execute("PRAGMA journal_mode = WAL").fetchone()
+    comes first), waiting up to ``timeout`` seconds for the other processes that open the file."""
+    mode = _switch_to_wal(connection, timeout)
     if str(mode).lower() != "wal":
         raise StoreError(
             f"the article store {path} cannot use write-ahead logging (journal mode stays {mode!r}):"
@@ -159,6 +164,24 @@ def prepare(connection: sqlite3.Connection, path: Path) -> None:
     finally:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
+
+
+def _switch_to_wal(connection: sqlite3.Connection, timeout: float) -> object:
+    """The journal mode after asking for WAL. Two processes switching a new file at once: SQLite answers
+    one of them SQLITE_BUSY at once, without the busy timeout (waiting could deadlock), so the switch is
+    tried again until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    pause = _WAL_RETRY_FIRST_PAUSE
+    while True:
+        try:
+            (mode,) = connection.execute("PRAGMA journal_mode = WAL").fetchone()
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, _WAL_RETRY_LAST_PAUSE)
+        else:
+            return mode
 
 
 def _schema_version(connection: sqlite3.Connection, path: Path) -> int:
