@@ -23,6 +23,7 @@ The model is read once per process; without its file the step keeps qRead's choi
 from __future__ import annotations
 
 import functools
+import heapq
 import json
 import math
 import re
@@ -60,16 +61,33 @@ _SHORT_LINE = 8
 _LEAD_WORDS = 3
 # Enough characters for the first few words of a long line (longer words are not words of the model).
 _LEAD_CHARS = 80
+# Line shapes whose weight a model remembers (about 5,000 on the 763 pages of the two corpora).
+_SHAPES_REMEMBERED = 50_000
+_NO_STATE = ("none", 0)
+# A line's shape (see shape_features): kind, size, link share, state, side, distance, share of the kept
+# text before it, the states of the lines before and after it, where the headline is, CJK or not.
+Shape = tuple[int, int, int, str, str, str, int, tuple[str, int], tuple[str, int], str, bool]
 
 
 class Model:
     """A logistic model over named binary features: ``bias`` plus the weights of the features present."""
 
-    __slots__ = ("bias", "weights")
+    __slots__ = ("_shapes", "bias", "weights")
 
     def __init__(self, bias: float, weights: dict[str, float]) -> None:
         self.bias = bias
         self.weights = weights
+        self._shapes: dict[Shape, float] = {}
+
+    def weigh_shape(self, shape: Shape) -> float:
+        """The weight of a line's shape features (:func:`shape_features`), remembered: lines of every page
+        share a few thousand shapes, and a line's shape is 11 of its features."""
+        weight = self._shapes.get(shape)
+        if weight is None:
+            if len(self._shapes) >= _SHAPES_REMEMBERED:
+                self._shapes.clear()
+            weight = self._shapes[shape] = self.weigh(shape_features(shape))
+        return weight
 
     def logit(self, features: Sequence[str]) -> float:
         return self.bias + self.weigh(features)
@@ -141,27 +159,33 @@ def choose(reading: Reading, chosen: list[int], logits: list[float]) -> set[int]
 
 def line_features(reading: Reading, chosen: list[int]) -> list[list[str]]:
     """Stage 2: the binary features of each line of ``chosen``, as the training script reads them."""
-    return [found + own + upper for found, own, upper in _described(reading, chosen, list)]
+    return [
+        shape_features(shape) + found + own + upper
+        for shape, found, own, upper in _described(reading, chosen, list)
+    ]
 
 
 def line_logits(reading: Reading, chosen: list[int], model: Model) -> list[float]:
     """Stages 2 and 3: ``model.logit(line_features(...)[n])`` of each line of ``chosen``, the features of
     its block and of the blocks above weighed once per distinct block."""
+    bias, weigh, weigh_shape = model.bias, model.weigh, model.weigh_shape
     return [
-        model.logit(found) + own + upper for found, own, upper in _described(reading, chosen, model.weigh)
+        bias + weigh_shape(shape) + weigh(found) + own + upper
+        for shape, found, own, upper in _described(reading, chosen, weigh)
     ]
 
 
 def _described(
-    reading: Reading, chosen: list[int], blocks: Callable[[list[str]], T]
-) -> Iterator[tuple[list[str], T, T]]:
-    """For each line of ``chosen``: its own features, then ``blocks`` of the features of its block and of
-    those of the blocks above it, each computed once per distinct block (their tag and names; the parent)."""
+    reading: Reading, chosen: list[int], blocks: Callable[[Sequence[str]], T]
+) -> Iterator[tuple[Shape, list[str], T, T]]:
+    """For each line of ``chosen``: its shape, its other own features, then ``blocks`` of the features of
+    its block and of those of the blocks above it, each computed once per distinct block (their tag and
+    names; the parent)."""
     walk = reading.walk
     body, body_class = _body_block(reading)
     own: dict[tuple[str, str], T] = {}
     upper: dict[int, T] = {}
-    for found, owner in _line_parts(reading, chosen):
+    for shape, found, owner in _line_parts(reading, chosen):
         block = walk.blocks[owner]
         key = (block.tag, _names(block))
         if key not in own:
@@ -169,11 +193,12 @@ def _described(
         parent = walk.parents[owner]
         if parent not in upper:
             upper[parent] = blocks(_upper_features(walk, parent, body, body_class))
-        yield found, own[key], upper[parent]
+        yield shape, found, own[key], upper[parent]
 
 
-def _line_parts(reading: Reading, chosen: list[int]) -> Iterator[tuple[list[str], int]]:
-    """The features of each line of ``chosen`` but those of its blocks, and its block (walk id)."""
+def _line_parts(reading: Reading, chosen: list[int]) -> Iterator[tuple[Shape, list[str], int]]:
+    """The shape of each line of ``chosen`` (:func:`shape_features`), its other features but those of its
+    blocks, and its block (walk id)."""
     lines, kinds, kept = reading.lines, reading.kinds, reading.kept
     if not chosen:
         return
@@ -181,7 +206,8 @@ def _line_parts(reading: Reading, chosen: list[int]) -> Iterator[tuple[list[str]
     in_block = set(reading.in_block)
     kept_words = sum(lines[i].words for i in kept) or 1
     headline = next((i for i, line in enumerate(lines) if line.tag == "h1"), -1)
-    # The sub-heading each line follows (any heading line, a candidate or not; the headline ends it).
+    # The sub-heading each line follows (any heading line, a candidate or not; the headline ends it), as
+    # features.
     heading: list[str] = []
     heading_line = -1
     headings = {}
@@ -191,7 +217,7 @@ def _line_parts(reading: Reading, chosen: list[int]) -> Iterator[tuple[list[str]
             heading, heading_line = [], i
         headings[i] = (heading, heading_line)
         if tag in _HEADING_TAGS:
-            heading, heading_line = _words(lines[i].text, _HEADING_WORDS), i
+            heading, heading_line = [f"under:{word}" for word in _words(lines[i].text, _HEADING_WORDS)], i
     # Each line's state (kept by qRead, in its block, out of it) with its kind, from the line before the
     # first candidate to the one after the last.
     low, high = chosen[0] - 1, chosen[-1] + 2
@@ -210,34 +236,53 @@ def _line_parts(reading: Reading, chosen: list[int]) -> Iterator[tuple[list[str]
             side, distance = "inside", 0
         words = line.words
         share = line.link_words / words if words else 0.0
-        text = line.text
         here, kind = states[i]
-        before, after = states.get(i - 1, ("none", 0)), states.get(i + 1, ("none", 0))
-        found = [
-            f"kind:{kind}",
-            f"size:{min(words.bit_length(), 9)}",
-            f"links:{0 if share == 0 else 1 if share < 0.34 else 2 if share <= 0.67 else 3}",
-            f"state:{here}",
-            f"where:{side}:{_bucket(distance)}",
-            f"where:{side}:{here}",
-            f"share:{here}:{min(9, 10 * words_before // kept_words)}",
-            f"prev:{before[0]}:{before[1]}",
-            f"next:{after[0]}:{after[1]}",
-            f"headline:{'none' if headline < 0 else 'after' if i > headline else 'before'}",
-        ]
+        shape = (
+            kind,
+            min(words.bit_length(), 9),
+            0 if share == 0 else 1 if share < 0.34 else 2 if share <= 0.67 else 3,
+            here,
+            side,
+            _bucket(distance),
+            min(9, 10 * words_before // kept_words),
+            states.get(i - 1, _NO_STATE),
+            states.get(i + 1, _NO_STATE),
+            "none" if headline < 0 else "after" if i > headline else "before",
+            line.cjk,
+        )
         if here == "kept":
             words_before += words
-        if line.cjk:
-            found.append("cjk")
-        if words > _SHORT_LINE:
-            found.extend([f"word:{word}" for word in _words(text[:_LEAD_CHARS], _LEAD_WORDS)])
-        else:
-            found.extend([f"word:{word}" for word in _words(text, _SHORT_LINE)])
+        text = line.text if words <= _SHORT_LINE else line.text[:_LEAD_CHARS]
+        found = [
+            f"word:{word}" for word in _words(text, _SHORT_LINE if words <= _SHORT_LINE else _LEAD_WORDS)
+        ]
         heading, heading_line = headings[i]
         if heading:
-            found.extend([f"under:{word}" for word in heading])
+            found += heading
             found.append(f"under_distance:{_bucket(i - heading_line)}")
-        yield found, line.owner
+        yield shape, found, line.owner
+
+
+def shape_features(shape: Shape) -> list[str]:
+    """The features of a line's shape: its kind, size, link share, qRead's decision on it (its state),
+    where it sits relative to the lines qRead kept and to the headline, how much of the kept text comes
+    before it, its neighbours' states and kinds, and whether it is CJK text."""
+    kind, size, links, here, side, bucket, share, before, after, headline, cjk = shape
+    found = [
+        f"kind:{kind}",
+        f"size:{size}",
+        f"links:{links}",
+        f"state:{here}",
+        f"where:{side}:{bucket}",
+        f"where:{side}:{here}",
+        f"share:{here}:{share}",
+        f"prev:{before[0]}:{before[1]}",
+        f"next:{after[0]}:{after[1]}",
+        f"headline:{headline}",
+    ]
+    if cjk:
+        found.append("cjk")
+    return found
 
 
 def _body_block(reading: Reading) -> tuple[int, str]:
@@ -251,11 +296,21 @@ def _body_block(reading: Reading) -> tuple[int, str]:
         line = reading.lines[i]
         total += line.words
         block = parents[line.owner] if line.owner > 0 else 0
-        while block >= 0:
-            counts[block] = counts.get(block, 0) + line.words
-            block = parents[block]
-    # The deepest block with at least half of the kept words (walk ids grow with depth along a chain).
-    body = max(block for block, words in counts.items() if 2 * words >= total)
+        counts[block] = counts.get(block, 0) + line.words
+    # Words summed up the tree, deepest first (a block's walk id is larger than its parent's): the first
+    # block with half of them holds all its descendants' words and is the deepest such block.
+    queue = [-block for block in counts]
+    heapq.heapify(queue)
+    while queue:
+        block = -heapq.heappop(queue)
+        if 2 * counts[block] >= total:
+            break
+        parent = parents[block]
+        if parent not in counts:
+            counts[parent] = 0
+            heapq.heappush(queue, -parent)
+        counts[parent] += counts[block]
+    body = block
     return body, reading.walk.blocks[body].get("class") or ""
 
 
@@ -273,23 +328,29 @@ def _names(block: Any) -> str:
     return f"{block.get('class') or ''} {block.get('id') or ''}".lower()
 
 
-def _own_features(tag: str, names: str) -> list[str]:
+def _own_features(tag: str, names: str) -> Sequence[str]:
     """The tag and the class and id words of the line's own block."""
-    return [f"t0:{tag}", *sorted({f"c0:{word}" for word in _WORD_RE.findall(names)})]
+    return _block_features(0, tag, names)
+
+
+@functools.lru_cache(maxsize=4096)
+def _block_features(level: int, tag: str, names: str) -> tuple[str, ...]:
+    """The tag and the class and id words of a block ``level`` blocks above a line (remembered: pages of
+    one site share their blocks' names)."""
+    return (f"t{level}:{tag}", *sorted({f"c{level}:{word}" for word in _WORD_RE.findall(names)}))
 
 
 def _upper_features(walk: Any, parent: int, body: int, body_class: str) -> list[str]:
     """Tags and class and id words of the two blocks above the line's block, where they sit relative to
     the body's block (steps up from the body to a block holding them; inside it, how deep), and whether
     the line's parent block has the body's class."""
-    found = []
+    found: list[str] = []
     element = parent
     for level in range(1, _CLASS_LEVELS):
         if element < 0:
             break
         block = walk.blocks[element]
-        found.append(f"t{level}:{block.tag}")
-        found.extend(sorted({f"c{level}:{word}" for word in _WORD_RE.findall(_names(block))}))
+        found.extend(_block_features(level, block.tag, _names(block)))
         element = walk.parents[element]
     position = walk.span[parent][0] if parent >= 0 else 0
     steps, element = 0, body

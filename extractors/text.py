@@ -60,6 +60,12 @@ def cjk_share(text: str) -> float:
 
 def normalize_space(text: str) -> str:
     """Collapse every run of white space (no-break, ideographic and zero-width spaces too) to one space."""
+    return " ".join(split_space(text))
+
+
+def split_space(text: str) -> list[str]:
+    """The pieces of ``text`` between runs of white space (no-break, ideographic and zero-width too): its
+    words, when it holds no CJK character."""
     if "\u200b" in text or "\ufeff" in text:
         text = text.translate(_INVISIBLE_SPACES)
-    return " ".join(text.split())
+    return text.split()

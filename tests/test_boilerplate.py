@@ -288,6 +288,39 @@ def test_the_fast_scores_are_the_fitted_model_s(after: str) -> None:
     assert boilerplate.line_logits(reading, chosen, model) == pytest.approx(expected, abs=1e-9)
 
 
+def _deepest_block_with_half_the_words(reading: Reading) -> int:
+    """``_body_block`` by its definition: every block's kept words counted up its whole ancestry."""
+    parents = reading.walk.parents
+    counts: dict[int, int] = {}
+    for i in reading.kept:
+        line = reading.lines[i]
+        block = parents[line.owner] if line.owner > 0 else 0
+        while block >= 0:
+            counts[block] = counts.get(block, 0) + line.words
+            block = parents[block]
+    total = sum(reading.lines[i].words for i in reading.kept)
+    return max(block for block, words in counts.items() if 2 * words >= total)
+
+
+@pytest.mark.parametrize("layout", ["paragraphs", "grid rows", "nested sections"])
+def test_the_body_block_is_the_deepest_with_half_the_kept_words(layout: str) -> None:
+    if layout == "paragraphs":
+        html = _page(FEED)
+    elif layout == "grid rows":
+        rows = "".join(f'<div class="row"><div class="col"><p>{text}</p></div></div>' for text in BODY)
+        html = f'<html><body><h1>Harbour bridge</h1><div class="grid">{rows}</div>{FEED}</body></html>'
+    else:
+        sections = "".join(
+            f"<section><div><h2>Part {n}</h2><p>{BODY[n]}</p><p>{BODY[n + 3]}</p></div></section>"
+            for n in range(3)
+        )
+        html = f"<html><body><main><article>{sections}</article></main>{CALL_TO_ACTION}</body></html>"
+    reading = _reading(html)
+    body, _ = boilerplate._body_block(reading)
+    assert body == _deepest_block_with_half_the_words(reading)
+    assert body > 0, "the body's block is below the root on each of these pages"
+
+
 def test_the_choice_is_the_best_run_of_lines() -> None:
     reading = _reading(_page(FEED))
     chosen = boilerplate.candidates(reading)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from extractors import extract
-from extractors.qread import THETA
+from extractors.qread import _BODY, _BODY_MARK_RE, _BOILERPLATE_WORDS, _WORDED, THETA, _looks_boilerplate
 from extractors.qread_paper import extract_paper
 
 PAGES = Path(__file__).parent / "pages"
@@ -131,3 +134,38 @@ def test_golden_page(case: dict[str, Any]) -> None:
         assert snippet in text, f"missing {snippet!r}"
     for snippet in case["must_not_contain"]:
         assert snippet not in text, f"junk {snippet!r}"
+
+
+def _looks_boilerplate_by_definition(value: str) -> int:
+    """The rule of ``_looks_boilerplate`` without its fast paths: an article-body mark, else a boilerplate
+    word as the first or last part of a class token, BEM modifiers and elements cut off."""
+    value = value.lower()
+    if _BODY_MARK_RE.search(value):
+        return _BODY
+    for token in value.split():
+        parts = re.findall(r"[a-z0-9]+", token.split("--", 1)[0].split("__", 1)[0])
+        if parts and (parts[0] in _BOILERPLATE_WORDS or parts[-1] in _BOILERPLATE_WORDS):
+            return _WORDED
+    return 0
+
+
+_CLASS_WORDS = st.sampled_from(
+    [
+        *sorted(_BOILERPLATE_WORDS),
+        *["Nav", "FOOTER", "Share", "article", "entry", "post", "story", "body", "content", "text", "main"],
+        *["wrap", "grid", "x1", "navigation", "é", "ü", "İ"],
+    ]
+)
+_CLASS_GLUE = st.sampled_from(["", " ", "-", "_", "--", "__", ":", "/", "\t"])
+
+
+@given(
+    st.lists(st.tuples(_CLASS_WORDS, _CLASS_GLUE), max_size=6).map(lambda pairs: "".join(map("".join, pairs)))
+)
+@example("x1-nav")
+@example("layout--sidebar")
+@example("nav__item is-Open")
+@example("Entry_Content")
+@example("navigation")
+def test_class_names_are_judged_by_their_rule(value: str) -> None:
+    assert _looks_boilerplate.__wrapped__(value) == _looks_boilerplate_by_definition(value)
