@@ -5,12 +5,13 @@ Metadata (``request.meta``), read through :class:`Work` only:
 
 ==============  ==================================================================================
 ``site``        the rule's site id (also the download slot: politeness is per site)
-``kind``        ``index`` (a rule's start URL or its pagination) or ``article``
+``kind``        ``index`` (a rule's start URL or its pagination), ``feed`` (one of its feeds) or ``article``
 ``job``         the job that queued it (a temp crawl, a regular grab), or None
 ``job_kind``    ``temp`` or ``grab``
 ``page``        index pages: 1 for a start URL, 2 for the page after it, ...
 ``depth``       article pages: 1 when linked from an index page, more when followed from articles
 ``boost``       priority over the rule's own (a temp crawl's, a productive site's grab)
+``entry``       article pages found in a feed: the entry's ``title``, ``published`` and ``author``
 ``lease``       the queue member that names the request's lease, set when a worker takes it
 ==============  ==================================================================================
 
@@ -44,6 +45,7 @@ from crawler.rules import Rule
 
 __all__ = [
     "ARTICLE",
+    "FEED",
     "INDEX",
     "JOB_FIELDS",
     "SENT_ONLY_HEADERS",
@@ -55,6 +57,7 @@ __all__ = [
     "decode_request",
     "encode_request",
     "enqueue_job",
+    "feed_request",
     "index_request",
     "leased",
     "push",
@@ -63,6 +66,7 @@ __all__ = [
 ]
 
 INDEX = "index"
+FEED = "feed"
 ARTICLE = "article"
 JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors", "refused", "reposts")
 
@@ -87,7 +91,7 @@ class Work:
         job, job_kind, lease = meta.get("job"), meta.get("job_kind"), meta.get("lease")
         return cls(
             site=str(meta.get("site", "")),
-            kind=ARTICLE if meta.get("kind") == ARTICLE else INDEX,
+            kind=meta["kind"] if meta.get("kind") in (ARTICLE, FEED) else INDEX,
             job=job if isinstance(job, str) and job else None,
             job_kind=job_kind if isinstance(job_kind, str) else None,
             page=int(meta.get("page", 1)),
@@ -100,6 +104,10 @@ class Work:
     @property
     def is_article(self) -> bool:
         return self.kind == ARTICLE
+
+    @property
+    def is_feed(self) -> bool:
+        return self.kind == FEED
 
     @property
     def is_grab(self) -> bool:
@@ -132,6 +140,19 @@ def index_request(
     )
 
 
+def feed_request(
+    rule: Rule, url: str, *, job: str | None = None, boost: int = 0, job_kind: str | None = None
+) -> Request:
+    """A request for one of ``rule``'s feeds (never deduplicated, like an index page)."""
+    return Request(
+        url,
+        meta=_meta(rule, FEED, job, job_kind, page=1, depth=0, boost=boost),
+        headers=rule.headers or None,
+        priority=rule.priority + boost + 1,
+        dont_filter=True,
+    )
+
+
 def article_request(
     rule: Rule,
     url: str,
@@ -140,14 +161,13 @@ def article_request(
     depth: int = 1,
     boost: int = 0,
     job_kind: str | None = None,
+    entry: Mapping[str, str] | None = None,
 ) -> Request:
-    """A request for one of ``rule``'s article pages."""
-    return Request(
-        url,
-        meta=_meta(rule, ARTICLE, job, job_kind, depth=depth, boost=boost),
-        headers=rule.headers or None,
-        priority=rule.priority + boost,
-    )
+    """A request for one of ``rule``'s article pages; ``entry``: what a feed's entry says of it."""
+    meta = _meta(rule, ARTICLE, job, job_kind, depth=depth, boost=boost)
+    if entry:
+        meta["entry"] = dict(entry)
+    return Request(url, meta=meta, headers=rule.headers or None, priority=rule.priority + boost)
 
 
 def _meta(rule: Rule, kind: str, job: str | None, job_kind: str | None, **extra: int) -> dict[str, Any]:
@@ -325,11 +345,11 @@ def enqueue_job(
     kind: str = "temp",
     boost: int = 0,
 ) -> str:
-    """Queue a job: each rule's start URLs as index pages, or, when ``article_urls`` are given (one rule
-    then), those pages alone as article pages. ``kind`` is ``temp`` (a crawl asked for now) or ``grab``
-    (a regular grab of the schedule); ``boost`` raises the priority of its requests (and of the article
-    requests they lead to) over the rule's own. Returns the job id (a new one unless given: queueing a
-    job again adds nothing, since the queue stores an identical request once)."""
+    """Queue a job: each rule's start URLs as index pages and its feeds, or, when ``article_urls`` are
+    given (one rule then), those pages alone as article pages. ``kind`` is ``temp`` (a crawl asked for
+    now) or ``grab`` (a regular grab of the schedule); ``boost`` raises the priority of its requests (and
+    of the article requests they lead to) over the rule's own. Returns the job id (a new one unless given:
+    queueing a job again adds nothing, since the queue stores an identical request once)."""
     job = job or uuid.uuid4().hex[:12]
     rules = list(rules)
     server.hsetnx(keys.job(job), "created", f"{time.time():.3f}")
@@ -344,4 +364,6 @@ def enqueue_job(
         else:
             for url in rule.start_urls:
                 push(queue, index_request(rule, url, job=job, boost=boost, job_kind=kind))
+            for url in rule.feeds:
+                push(queue, feed_request(rule, url, job=job, boost=boost, job_kind=kind))
     return job

@@ -27,6 +27,10 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/flaky/ID?fail=N``           503 (``Retry-After: 0``) for the first N requests of ID, then the article
 ``/gbk-as-utf8``               the GBK article, sent with ``charset=utf-8`` in its Content-Type
 ``/unsized?kb=N``              an N KB HTML page without Content-Length (its end is the connection's)
+``/feed?to=P,Q&format=F``      a feed of entries linking to P, Q, ... (relative as given): ``rss`` (RSS
+                               2.0, the default), ``rss1`` (RSS 1.0), ``rss091`` or ``atom``; entry N
+                               is dated 2026-11-(N+1) 08:00 UTC, by "Author N"; with an ``ETag`` (a
+                               304 when ``If-None-Match`` names it) and a ``Last-Modified``
 =============================  ====================================================================
 """
 
@@ -34,8 +38,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import email.utils
 import functools
 import gzip
+import hashlib
 import html
 import http.server
 import random
@@ -43,6 +49,7 @@ import sys
 import threading
 import time
 import urllib.parse
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +123,57 @@ _WORDS = [
     "early", "late", "quiet", "busy", "new", "old", "northern", "southern", "eastern", "western",
     "monday", "tuesday", "friday", "morning", "evening", "summer", "winter", "spring", "autumn", "night",
 ]  # fmt: skip
+
+
+FEED_TYPES = {
+    "rss": "application/rss+xml",
+    "rss1": "application/rdf+xml",
+    "rss091": "text/xml",
+    "atom": "application/atom+xml; charset=utf-8",
+}
+
+
+def feed_document(links: list[str], kind: str) -> str:
+    """A feed of ``kind`` (see ``FEED_TYPES``) whose entry N links to ``links[N]``, titled "Entry N", dated
+    2026-11-(N+1) 08:00 UTC and written by "Author N" (RSS 0.91 entries have neither date nor author)."""
+    entries = list(enumerate(links))
+    if kind == "atom":
+        items = "".join(
+            f'<entry><title>Entry {n}</title><link rel="alternate" href="{html.escape(link)}"/>'
+            f"<id>urn:entry:{n}</id><updated>2026-11-{n + 1:02d}T08:00:00Z</updated>"
+            f"<author><name>Author {n}</name></author></entry>"
+            for n, link in entries
+        )
+        return (
+            '<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
+            f"<title>Test feed</title><id>urn:feed</id><updated>2026-11-24T08:00:00Z</updated>{items}</feed>"
+        )
+    if kind == "rss1":
+        items = "".join(
+            f'<item rdf:about="{html.escape(link)}"><title>Entry {n}</title><link>{html.escape(link)}</link>'
+            f"<dc:date>2026-11-{n + 1:02d}T08:00:00Z</dc:date><dc:creator>Author {n}</dc:creator></item>"
+            for n, link in entries
+        )
+        return (
+            '<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"'
+            ' xmlns="http://purl.org/rss/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/">'
+            f'<channel rdf:about="urn:feed"><title>Test feed</title></channel>{items}</rdf:RDF>'
+        )
+    dated = kind != "rss091"
+    items = "".join(
+        f"<item><title>Entry {n}</title><link>{html.escape(link)}</link>"
+        + (
+            f"<pubDate>{email.utils.format_datetime(datetime(2026, 11, n + 1, 8, tzinfo=UTC))}</pubDate>"
+            f"<author>author{n}@news.test (Author {n})</author>"
+            if dated
+            else ""
+        )
+        + "</item>"
+        for n, link in entries
+    )
+    version = "2.0" if dated else "0.91"
+    channel = f"<channel><title>Test feed</title>{items}</channel>"
+    return f'<?xml version="1.0"?><rss version="{version}">{channel}</rss>'
 
 
 @functools.cache
@@ -206,6 +264,17 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 self.wfile.write(block)
                 sent += len(block)
             self.close_connection = True
+        elif path == "/feed":
+            links = [link for link in query.get("to", "").split(",") if link]
+            body = feed_document(links, query.get("format", "rss")).encode()
+            etag = f'"{hashlib.sha1(body).hexdigest()[:16]}"'
+            if self.headers.get("If-None-Match") == etag:
+                self.send_response(304)
+                self.send_header("ETag", etag)
+                self.end_headers()
+            else:
+                headers = {"ETag": etag, "Last-Modified": "Tue, 24 Nov 2026 08:00:00 GMT"}
+                self._send(200, body, FEED_TYPES[query.get("format", "rss")], headers)
         elif path == "/binary":
             self._send(200, random.Random(7).randbytes(64 * 1024), "application/octet-stream")
         else:

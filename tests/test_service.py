@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,41 @@ def test_unchanged_index_pages_cost_304s_and_intervals_adapt(service: Service) -
     with open_store({"CRAWLER_DATA_DIR": str(service.data)}) as store:
         assert store.count(site="busy") == len(fetched)
         assert store.count(site="quiet") == farm.newest("quiet") + 1
+
+
+FEED_SITES = [
+    FarmSite("wire", per_hour=6, every="20m", feed=True),
+    FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True),
+]
+
+
+@pytest.mark.parametrize("service", [FEED_SITES], indirect=True)
+def test_sites_read_from_their_feeds_alone_get_every_article_with_the_feeds_dates_and_authors(
+    service: Service,
+) -> None:
+    service.run(hours=1, step_minutes=5)
+    farm = service.farm
+    assert [v for v in farm.log if v.kind == "index"] == [], "a feed-only rule reads no index page"
+    calm = [v.status for v in farm.log if v.kind == "feed" and v.site == "calm"]
+    assert calm[0] == 200 and len(calm) >= 2
+    assert set(calm[1:]) == {304}, "an unchanged feed costs a 304 (the grab's conditional request)"
+    feeds = [v for v in farm.log if v.kind == "feed" and v.site == "wire"]
+    assert len(feeds) >= 3 and all(v.status == 200 for v in feeds), "news at every grab"
+    fetched = {v.article for v in farm.log if v.site == "wire" and v.kind == "article" and v.status == 200}
+    assert set(range(farm.newest("wire", feeds[-1].moment) + 1)) <= fetched
+    with open_store({"CRAWLER_DATA_DIR": str(service.data)}) as store:
+        stored = list(store.iter_articles(site="wire"))
+    assert len(stored) == len(fetched)
+    for article in stored:
+        number = int(str(article["url"]).rsplit("/", 1)[1].removesuffix(".html"))
+        assert article["author"] == farm.author(number), "the page has no author: the feed's"
+        published = datetime.fromisoformat(str(article["published"]))
+        assert published.timestamp() == int(farm.published("wire", number)), (
+            "the page has no date: the feed's"
+        )
+        assert str(article["title"]).startswith(f"wire {number}: "), "the page's own title"
+    state = service.state("calm")
+    assert float(state["interval"]) > 600, "a feed with no news lets the interval grow, as an index page"
 
 
 SUPERVISED = [

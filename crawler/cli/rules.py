@@ -1,4 +1,4 @@
-"""``crawler rules check [PATH ...]`` and ``crawler rules try SITE URL|FILE``."""
+"""``crawler rules check [PATH ...]`` and ``crawler rules try SITE URL|FILE`` (a page, or a feed)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from crawler.config import Config
 from crawler.errors import InputError
 from crawler.rules import RULE_SUFFIX, Rule, RuleError, RuleErrors, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
+from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.settings import QREAD_ALGORITHM
 from extractors.encoding import Decoded
 from extractors.htmlparse import parse_html
@@ -149,13 +150,18 @@ def run_rules_try(args: argparse.Namespace) -> int:
         private_domains=rule.domains if rule.allow_private else (),
         proxy=proxy,
     )
+    feed_url = page.url or args.url or (rule.feeds or rule.start_urls or ("",))[0]
+    feed = _as_feed(page, feed_url)
+    if feed is not None:
+        _show_feed(rule, page, feed_url, feed, args.format)
+        return EXIT_OK
     if rule.encoding:
         page = replace(page, content_type=f"text/html; charset={rule.encoding}")
     decoded = decode_page(page)
     root = parse_html(decoded.text)
     if root is None:
         raise InputError(f"{shown(page.source)} holds no HTML element to apply the rule to")
-    url = page.url or args.url or rule.start_urls[0]
+    url = page.url or args.url or (rule.start_urls or rule.feeds)[0]
     if not rule.allows_host(urlsplit(url).hostname):
         print(
             f"crawler rules try: note: {url} is not on the rule's domains ({', '.join(rule.domains)}):"
@@ -184,6 +190,44 @@ def run_rules_try(args: argparse.Namespace) -> int:
     else:
         _print_trial(trial)
     return EXIT_OK
+
+
+def _as_feed(page: Page, url: str) -> Feed | None:
+    """The page read as a feed, when it is an RSS or Atom feed (an HTML page is not)."""
+    try:
+        return read_feed(page.data, url, page.content_type)
+    except FeedError:
+        return None
+
+
+def _show_feed(rule: Rule, page: Page, url: str, feed: Feed, output: str) -> None:
+    """The entries of a feed the crawl would follow, with what each says of its article."""
+    kept = rule.feed_entries(feed.entries, url)
+    left_out = len(feed.entries) - len(kept) + feed.over_limit + feed.without_link
+    if output == "json":
+        document = {
+            "site": rule.site,
+            "rule_file": str(rule.path),
+            "source": page.source,
+            "url": url,
+            "feed": feed.version,
+            "entries": [
+                {"url": e.url, "title": e.title, "published": e.published, "author": e.author} for e in kept
+            ],
+            "left_out": left_out,
+        }
+        print(json.dumps(document, ensure_ascii=False, indent=2))
+        return
+    print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
+    print(f"page       {printable(page.source)}")
+    print()
+    print(f"as a feed ({feed.version}): {_counted(len(kept), 'article link')}, {left_out} left out")
+    print("  (off the rule's domains, refused by index.links allow/deny, repeated, without a link)")
+    for entry in kept:
+        print(f"  {printable(entry.url)}")
+        said = [f"{name}: {printable(value)}" for name, value in entry.hints().items()]
+        if said:
+            print(f"    {'; '.join(said)}")
 
 
 def _trial_document(trial: Trial) -> dict[str, Any]:

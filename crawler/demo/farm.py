@@ -9,6 +9,9 @@ Routes, per site ``<name>``:
 - ``/<name>/``: the index, the newest ``LISTED`` articles already published, with an ``ETag`` (the
   newest article's number and the layout) and a ``Last-Modified`` (its publication time); a request
   whose ``If-None-Match`` or ``If-Modified-Since`` shows nothing changed gets ``304 Not Modified``;
+- ``/<name>/feed.xml``: a site with ``feed``: an RSS 2.0 feed of the same articles, each with its
+  publication date and its author (``Reporter k mod 5``; the article pages give neither), with the
+  index's ``ETag``, ``Last-Modified`` and ``304``; the site's rule reads the feed alone (no index page);
 - ``/<name>/a/<k>.html``: article ``k`` once published (404 before);
 - every page of a site in ``Farm.banned``: ``403``; of a site in ``Farm.captcha``: a challenge page;
 - ``Farm.layout[name] = 2``: the article pages change their markup (the rule's XPaths stop matching);
@@ -20,7 +23,7 @@ Routes, per site ``<name>``:
 - ``Farm.proxy_limit[name] = n``: requests that came through the proxy ``name`` (its ``Via`` header)
   get ``403`` after the first ``n``.
 
-``Farm.log`` records every request: simulated time, site, kind (``index``/``article``), status, the
+``Farm.log`` records every request: simulated time, site, kind (``index``/``feed``/``article``), status, the
 article number, the real time it was answered, the proxy it came through and its ``Cookie``.
 :meth:`Farm.rule` writes each site's rule.
 """
@@ -68,6 +71,7 @@ class FarmSite:
     retry_after: int = 1
     comment_captcha: bool = False
     cookie: str | None = None
+    feed: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,7 +160,7 @@ class Farm:
         if site is None:
             self._send(request, 404, b"no such site", "text/plain")
             return
-        kind = "index" if len(parts) == 1 else "article"
+        kind = "index" if len(parts) == 1 else "feed" if parts[1:] == ["feed.xml"] else "article"
         article = None
         if kind == "article":
             try:
@@ -210,7 +214,7 @@ class Farm:
             page = b"<html><body><form action='login'><input name='user'><input name='pw'></form></body>"
             return self._send(request, 200, page)
         newest = self.newest(site.name)
-        if kind == "index":
+        if kind in ("index", "feed"):
             version = self.layout.get(site.name, 1)
             etag = f'"{site.name}-{newest}-{version}"'
             modified = email.utils.formatdate(self.published(site.name, newest), usegmt=True)
@@ -223,6 +227,10 @@ class Farm:
             headers = {"ETag": etag, "Last-Modified": modified}
             if unchanged:
                 return self._send(request, 304, b"", headers=headers)
+            if kind == "feed":
+                return self._send(
+                    request, 200, self._feed(site, newest).encode(), "application/rss+xml", headers
+                )
             return self._send(request, 200, self._index(site, newest).encode(), headers=headers)
         if article is None or not 0 <= article <= newest:
             return self._send(request, 404, b"<html><body>Not found</body></html>")
@@ -258,6 +266,23 @@ class Farm:
             f"<html><head><title>{site.name}</title></head><body><h1>{site.name}</h1>"
             f'<ul class="list">{items}</ul></body></html>'
         )
+
+    def _feed(self, site: FarmSite, newest: int) -> str:
+        items = "".join(
+            f"<item><title>{self._title(site, k)}</title><link>/{site.name}/a/{k}.html</link>"
+            f"<pubDate>{email.utils.formatdate(self.published(site.name, k), usegmt=True)}</pubDate>"
+            f"<author>desk@{site.name}.test ({self.author(k)})</author></item>"
+            for k in range(newest, max(newest - LISTED, -1), -1)
+        )
+        return (
+            f'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>{site.name}</title>'
+            f"<link>{self.origin}/{site.name}/</link>{items}</channel></rss>"
+        )
+
+    @staticmethod
+    def author(article: int) -> str:
+        """The author a feed gives for article number ``article``."""
+        return f"Reporter {article % 5}"
 
     def _article(self, site: FarmSite, article: int) -> str:
         title = self._title(site, article)
@@ -297,14 +322,20 @@ class Farm:
         bounds = "".join(
             f", {key}: {value}" for key, value in (("min", site.min), ("max", site.max)) if value
         )
+        if site.feed:
+            where = f"feeds: ['{self.origin}/{name}/feed.xml']\n"
+        else:
+            where = (
+                f"start_urls: ['{self.origin}/{name}/']\n"
+                "index:\n"
+                "  links:\n"
+                "    xpath: [\"//ul[@class='list']\"]\n"
+                f"    allow: ['/{name}/a/\\d+\\.html$']\n"
+            )
         return (
             f"name: Farm site {name}\n"
             "domains: [127.0.0.1]\n"
-            f"start_urls: ['{self.origin}/{name}/']\n"
-            "index:\n"
-            "  links:\n"
-            "    xpath: [\"//ul[@class='list']\"]\n"
-            f"    allow: ['/{name}/a/\\d+\\.html$']\n"
+            f"{where}"
             "article:\n"
             "  fields:\n"
             "    title: {xpath: \"//h1[@class='headline']\"}\n"

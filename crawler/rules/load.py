@@ -148,7 +148,9 @@ def _read_yaml(text: str, check: Checker) -> tuple[object, bool]:
         loader = yaml.SafeLoader(text)  # reads the whole text: a character YAML forbids fails here
         node = loader.get_single_node()
         if node is None:
-            check.fail("", "the file is empty", "a mapping with at least domains, start_urls and index")
+            check.fail(
+                "", "the file is empty", "a mapping with at least domains, and start_urls and index or feeds"
+            )
             return None, False
         for key_node in _duplicate_keys(node):
             mark = key_node.start_mark

@@ -1,10 +1,11 @@
 """The compiled rule, and applying it to a page: :meth:`Rule.article_links`, :meth:`Rule.next_page_url`
-and :meth:`Rule.extract_fields`, all working on an lxml element (``response.selector.root``)."""
+and :meth:`Rule.extract_fields`, all working on an lxml element (``response.selector.root``), and to a
+feed's entries (:meth:`Rule.feed_entries`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from types import MappingProxyType
@@ -17,6 +18,7 @@ from w3lib.url import safe_url_string
 from crawler.rules.access import Proxy, Session
 from crawler.rules.errors import RuleError
 from crawler.rules.expressions import RegexBudget, RuleRegex, RuleXPath
+from crawler.rules.feeds import FeedEntry
 from crawler.settings import QREAD_MIN_BODY_CHARS
 from extractors.text import normalize_space
 
@@ -117,6 +119,8 @@ class Rule:
     domains: tuple[str, ...]
     start_urls: tuple[str, ...]
     links: LinkRule
+    # RSS or Atom feeds listing the site's articles, read like index pages (see crawler.rules.feeds).
+    feeds: tuple[str, ...] = ()
     next_page: RuleXPath | None = None
     max_pages: int = 1
     depth: int = 1
@@ -172,6 +176,21 @@ class Rule:
             if self.links.accepts(url, budget):
                 links.append(url)
         return links
+
+    def feed_entries(
+        self, entries: Iterable[FeedEntry], feed_url: str, budget: RegexBudget | None = None
+    ) -> list[FeedEntry]:
+        """The entries of a feed whose links are articles of the rule: absolute (against ``feed_url``),
+        without fragment, on the rule's domains, kept by ``index.links``' ``allow``/``deny``, each once."""
+        kept: list[FeedEntry] = []
+        seen: set[str] = set()
+        for entry in entries:
+            url = self._absolute(feed_url, entry.url)
+            if url is None or url in seen or not self.links.accepts(url, budget):
+                continue
+            seen.add(url)
+            kept.append(replace(entry, url=url))
+        return kept
 
     def next_page_url(self, page_url: str, root: etree._Element) -> str | None:
         """The next index page (``index.next_page``) when the rule has one and the page links to it."""

@@ -39,6 +39,7 @@ _TOP_KEYS = (
     "domains",
     "allow_private_addresses",
     "start_urls",
+    "feeds",
     "index",
     "depth",
     "article",
@@ -184,7 +185,9 @@ class Checker:
 def build_rule(data: object, site: str, path: Path, check: Checker, min_body_chars: int) -> Rule | None:
     if not isinstance(data, dict):
         check.fail(
-            "", f"the rule is {_described(data)}", "a mapping with at least domains, start_urls, index"
+            "",
+            f"the rule is {_described(data)}",
+            "a mapping with at least domains, and start_urls and index or feeds",
         )
         return None
     top = check.mapping(data, "", _TOP_KEYS, "a mapping of rule keys (see docs/rules.md)") or {}
@@ -193,8 +196,14 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
     if "name" in top:
         name = check.string(top["name"], "name", "a display name") or site
     domains = _domains(top, check)
-    start_urls = _start_urls(top, check, domains)
-    links, next_page, max_pages = _index(top, check)
+    feeds = _urls(top, "feeds", check, domains, "an http:// or https:// URL of an RSS or Atom feed")
+    if "start_urls" in top or not feeds:
+        start_urls = _start_urls(top, check, domains)
+        links, next_page, max_pages = _index(top, check)
+    else:
+        # A site read from its feeds alone: index.links, when given, still filters the entries' links.
+        start_urls = ()
+        links, next_page, max_pages = _index(top, check) if "index" in top else (LinkRule(), None, 1)
     depth = check.integer(top, "depth", "", 1, 1)
     fields, min_body = _article(top, check, min_body_chars)
     politeness = top.get("politeness", {})
@@ -227,6 +236,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         domains=domains,
         start_urls=start_urls,
         links=links,
+        feeds=feeds,
         next_page=next_page,
         max_pages=max_pages,
         depth=depth,
@@ -327,8 +337,18 @@ def _domains(top: Mapping[str, Any], check: Checker) -> tuple[str, ...]:
 
 def _start_urls(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) -> tuple[str, ...]:
     expected = "an http:// or https:// URL of an index page"
+    if "start_urls" not in top:
+        check.missing("start_urls", f"a list of URLs, each {expected} (or feeds: a list of feed URLs)")
+        return ()
+    return _urls(top, "start_urls", check, domains, expected)
 
-    def start_url(value: str, key: str) -> str:
+
+def _urls(
+    top: Mapping[str, Any], name: str, check: Checker, domains: Sequence[str], expected: str
+) -> tuple[str, ...]:
+    """The URLs of key ``name`` (one, or a list): http(s), without credentials, on the rule's domains."""
+
+    def url_of(value: str, key: str) -> str:
         url = value.strip()
         try:
             parts = urlsplit(url)
@@ -349,10 +369,9 @@ def _start_urls(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) 
             )
         return url
 
-    if "start_urls" not in top:
-        check.missing("start_urls", f"a list of URLs, each {expected}")
+    if name not in top:
         return ()
-    return tuple(dict.fromkeys(check.strings(top["start_urls"], "start_urls", expected, start_url)))
+    return tuple(dict.fromkeys(check.strings(top[name], name, expected, url_of)))
 
 
 def _index(top: Mapping[str, Any], check: Checker) -> tuple[LinkRule, RuleXPath | None, int]:

@@ -1,10 +1,11 @@
 """The one spider: it serves every site rule, reading its work from the shared leased queue.
 
-Index pages (a rule's start URLs and their pagination) are always fetched again; the article links they
-give go through the Bloom filter, a page's links in one Redis call after they are deduplicated within the
-page, so an article URL is fetched once. That same call queues the new ones: a URL is never marked seen
-without its request queued. Article pages give one item each and are not followed further unless the
-rule's ``depth`` says so.
+Index pages (a rule's start URLs and their pagination) and feeds are always fetched again; the article
+links they give go through the Bloom filter, a page's links in one Redis call after they are deduplicated
+within the page, so an article URL is fetched once. That same call queues the new ones: a URL is never
+marked seen without its request queued. Article pages give one item each and are not followed further
+unless the rule's ``depth`` says so; one found in a feed takes its title, date and author from the feed's
+entry where the page has none.
 
 A request that failed (after Scrapy's retries) is dead-lettered with the reason (``crawler dead``); one
 refused by the network guard is counted as refused (with a warning that says how to allow it), one
@@ -14,7 +15,7 @@ UTF-8 and sends GBK), and counted. A rule's regular expressions share a time bud
 (``RULES_REGEX_PAGE_SECONDS``).
 
 Seeds also come as JSON from the ``crawler:seeds`` list (``{"site": ..., "url": ..., "kind":
-"index"|"article", "job": ...}``), read with our own parsing: scrapy-redis would turn extra keys into a
+"index"|"feed"|"article", "job": ...}``), read with our own parsing: scrapy-redis would turn extra keys into a
 form body. The command line queues its seeds straight into the leased queue instead, so none can be lost
 between a pop and a schedule.
 """
@@ -58,8 +59,18 @@ from crawler.items import Article, Page
 from crawler.redisio.connection import resolve_redis_url
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
-from crawler.requests import ARTICLE, INDEX, Work, article_request, index_request, queue_new
+from crawler.requests import (
+    ARTICLE,
+    FEED,
+    INDEX,
+    Work,
+    article_request,
+    feed_request,
+    index_request,
+    queue_new,
+)
 from crawler.rules import RegexBudget, Rule, RuleSet, load_rules
+from crawler.rules.feeds import FeedError, read_feed
 from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import keys_of, server_of
@@ -251,8 +262,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self.count("seeds/unknown_site")
             return None
         job = seed.get("job") if isinstance(seed.get("job"), str) else None
-        if seed.get("kind", INDEX) == ARTICLE:
+        kind = seed.get("kind", INDEX)
+        if kind == ARTICLE:
             return article_request(rule, seed["url"], job=job)
+        if kind == FEED:
+            return feed_request(rule, seed["url"], job=job)
         return index_request(rule, seed["url"], job=job)
 
     def spider_idle(self) -> None:
@@ -271,9 +285,60 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         """Requests queued from outside a crawl have no callback: their ``kind`` says which page it is."""
-        if _work(response).is_article:
+        work = _work(response)
+        if work.is_article:
             return self.parse_article(response)
+        if work.is_feed:
+            return self.parse_feed(response)
         return self.parse_index(response)
+
+    def parse_feed(self, response: Response) -> Iterator[Request]:
+        """A rule's feed: its entries' links queued as article requests (new ones only), each with what
+        its entry says of the article (title, date, author); a document that is no feed is dead-lettered
+        with what it is."""
+        if response.status == 304:
+            self._not_modified(response)
+            return
+        rule = self._rule(response)
+        if rule is None:
+            return
+        self.count(f"crawl/pages/{rule.site}")
+        work = _work(response)
+        content_type = response.headers.get(b"Content-Type")
+        try:
+            feed = read_feed(
+                response.body, response.url, content_type.decode("latin-1") if content_type else None
+            )
+        except FeedError as exc:
+            self.count(f"crawl/feed_errors/{rule.site}")
+            assert response.request is not None
+            dead_letter(self.crawler, response.request, str(exc), "not a feed")
+            return
+        if feed.over_limit:
+            self.count(f"crawl/feed_over_limit/{rule.site}", feed.over_limit)
+            logger.warning(
+                "%s: the feed %s has %d entries past its first %d, left out",
+                rule.site,
+                response.url,
+                feed.over_limit,
+                len(feed.entries) + feed.without_link,
+            )
+        if feed.without_link:
+            self.count(f"crawl/feed_no_link/{rule.site}", feed.without_link)
+        budget = RegexBudget(self.regex_page_seconds)
+        before = rule.regex_timeouts
+        entries = rule.feed_entries(feed.entries, response.url, budget)
+        self._regex_spent(rule, before, budget)
+        self.count(f"crawl/links/{rule.site}", len(entries))
+        requests = [
+            article_request(
+                rule, entry.url, job=work.job, boost=work.boost, job_kind=work.job_kind, entry=entry.hints()
+            )
+            for entry in entries
+        ]
+        fresh = self._queue_new(rule, requests, work.job)
+        self._record_visit(rule, work, fresh)
+        yield from ()
 
     def parse_index(self, response: Response) -> Iterator[Request]:
         if response.status == 304:
@@ -328,6 +393,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         for name, value in fields.items():
             if value is None:
                 self.count(f"fields/missing/{name}/{rule.site}")
+        entry = response.meta.get("entry")
+        if isinstance(entry, dict):
+            for name in ("title", "published", "author"):
+                if fields.get(name) is None and isinstance(entry.get(name), str):
+                    fields[name] = entry[name]
+                    self.count(f"fields/from_feed/{name}/{rule.site}")
         yield Article(
             site=rule.site,
             url=page.url,
@@ -395,7 +466,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._record_visit(rule, work, 0, not_modified=True)
 
     def _record_visit(self, rule: Rule, work: Work, found_new: int, *, not_modified: bool = False) -> None:
-        """A regular grab's first index page was read: its news adapts the site's revisit interval."""
+        """A regular grab's first index page was read (or its feed, for a site read from feeds alone): its
+        news adapts the site's revisit interval."""
+        if work.is_feed and rule.start_urls:
+            return
         if work.page == 1 and work.is_grab:
             self.revisits.record(rule, found_new, time.time(), not_modified=not_modified)
 
@@ -477,8 +551,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 budget.skipped,
             )
 
-    def _page(self, response: Response) -> tuple[Rule | None, TextResponse | None]:
-        """The response's rule and the response as text (the rule's encoding when it sets one)."""
+    def _rule(self, response: Response) -> Rule | None:
+        """The response's rule; without one, the request is dead-lettered saying how to mend it."""
         site = _work(response).site
         rule = self.rule_of(site)
         if rule is None:
@@ -490,6 +564,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             )
             assert response.request is not None
             dead_letter(self.crawler, response.request, reason, "no rule")
+        return rule
+
+    def _page(self, response: Response) -> tuple[Rule | None, TextResponse | None]:
+        """The response's rule and the response as text (the rule's encoding when it sets one)."""
+        rule = self._rule(response)
+        if rule is None:
             return None, None
         if not isinstance(response, TextResponse):
             self.count(f"crawl/not_text/{rule.site}")

@@ -1,0 +1,133 @@
+"""Feeds (RSS 0.9x, 1.0 and 2.0, Atom) read with feedparser: each entry's link, title, date and author.
+
+A rule's ``feeds`` are read like its index pages: again at every grab (conditionally, so an unchanged feed
+costs a 304), never deduplicated. :meth:`Rule.feed_entries` keeps the entries whose links are on the rule's
+domains and pass ``index.links``' ``allow`` and ``deny``; the date and author of an entry fill the
+article's ``published`` and ``author`` where its page has none (``entry`` in the article request's
+metadata).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import feedparser
+
+from crawler.errors import CrawlerError
+
+__all__ = ["MAX_ENTRIES", "Feed", "FeedEntry", "FeedError", "read_feed"]
+
+# Entries read from one feed, newest first as feeds list them: a news feed holds tens; one of many
+# thousands is an archive or a mistake, and its tail is old news a sitemap or the index pages reach.
+MAX_ENTRIES = 1000
+_HTML_RE = re.compile(rb"<(?:!doctype\s+html|html[\s>])", re.IGNORECASE)
+
+
+class FeedError(CrawlerError):
+    """A document that is no RSS or Atom feed (the message says what it is instead)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FeedEntry:
+    """One entry of a feed: its link (absolute when the feed gives a base), and what the feed says of it."""
+
+    url: str
+    title: str | None = None
+    published: str | None = None  # ISO 8601 in UTC, from the entry's published or else updated date
+    author: str | None = None
+
+    def hints(self) -> dict[str, str]:
+        """What the entry tells of the article page, for the request's metadata (no empty values)."""
+        found = {"title": self.title, "published": self.published, "author": self.author}
+        return {name: value for name, value in found.items() if value}
+
+
+@dataclass(frozen=True, slots=True)
+class Feed:
+    """A feed's kind (``rss20``, ``atom10``...), its entries in the feed's order, and how many were left
+    out past ``MAX_ENTRIES`` or for having no link."""
+
+    version: str
+    entries: tuple[FeedEntry, ...]
+    over_limit: int = 0
+    without_link: int = 0
+
+
+def read_feed(body: bytes, url: str, content_type: str | None = None, max_entries: int = MAX_ENTRIES) -> Feed:
+    """The feed ``body`` fetched from ``url``; :class:`FeedError` when it is no feed at all.
+
+    feedparser takes broken feeds (an unescaped ``&``, a wrong encoding): a document it recognises as a
+    feed, or that has entries, is read, whatever its flaws."""
+    headers = {"content-location": url}
+    if content_type:
+        headers["content-type"] = content_type
+    parsed = feedparser.parse(body, response_headers=headers, sanitize_html=False, resolve_relative_uris=True)
+    version = str(parsed.get("version") or "")
+    if not version and not parsed.entries:
+        start = body[:40].decode("utf-8", "replace").strip()
+        if _HTML_RE.search(body[:2048]):
+            raise FeedError(f"{url} is an HTML page, not an RSS or Atom feed (it starts {start!r})")
+        reason = parsed.get("bozo_exception")
+        detail = f": {_first_line(reason)}" if reason else ""
+        raise FeedError(f"{url} is not an RSS or Atom feed{detail} (it starts {start!r})")
+    entries: list[FeedEntry] = []
+    without_link = 0
+    for entry in parsed.entries[:max_entries]:
+        link = _link(entry)
+        if link is None:
+            without_link += 1
+            continue
+        entries.append(
+            FeedEntry(
+                url=link,
+                title=_text(entry.get("title")),
+                published=_date(entry.get("published_parsed") or entry.get("updated_parsed")),
+                author=_author(entry),
+            )
+        )
+    return Feed(version or "unknown", tuple(entries), max(0, len(parsed.entries) - max_entries), without_link)
+
+
+def _link(entry: Any) -> str | None:
+    """The entry's page: its ``link`` (Atom: the ``alternate`` link), else its id when that is a URL (an
+    RSS ``guid`` that is a permalink)."""
+    link = entry.get("link")
+    if isinstance(link, str) and link.strip():
+        return link.strip()
+    ident = entry.get("id")
+    if isinstance(ident, str) and ident.startswith(("http://", "https://")):
+        return ident.strip()
+    return None
+
+
+def _author(entry: Any) -> str | None:
+    """The entry's author by name (an RSS ``<author>`` is ``email (Name)``; feedparser splits it)."""
+    detail = entry.get("author_detail")
+    name = _text(detail.get("name")) if isinstance(detail, dict) else None
+    return name or _text(entry.get("author"))
+
+
+def _date(parsed: time.struct_time | None) -> str | None:
+    if parsed is None:
+        return None
+    try:
+        return datetime.fromtimestamp(calendar.timegm(parsed), UTC).isoformat()
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
+def _text(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = " ".join(value.split())
+    return text or None
+
+
+def _first_line(error: object) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0][:200] if lines else type(error).__name__

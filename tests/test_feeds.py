@@ -1,0 +1,262 @@
+"""Feeds: RSS 0.91, 1.0 and 2.0 and Atom read into entries; the rule key ``feeds`` checked like the other
+URLs; a feed's entries kept by the rule; and real temp crawls of feeds served by the local test server
+(entries' dates and authors stored where the page has none, a document that is no feed and one over the
+size limit dead-lettered with the reason). The grabs of feed-only sites (conditional requests, the
+revisit interval) are in tests/test_service.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from conftest import SiteServer
+from siteserver import feed_document
+from test_failures import RULE, Site
+
+from crawler.rules import RuleErrors, parse_rule
+from crawler.rules.feeds import FeedEntry, FeedError, read_feed
+
+FEED_URL = "http://news.test/feeds/latest.xml"
+FEED_RULE = """
+domains: [news.test]
+feeds: ["http://news.test/feeds/latest.xml"]
+article:
+  fields:
+    title: {xpath: //h1}
+"""
+
+
+@pytest.mark.parametrize(
+    ("kind", "version"), [("rss", "rss20"), ("rss1", "rss10"), ("rss091", "rss091u"), ("atom", "atom10")]
+)
+def test_each_kind_of_feed_gives_its_entries_links_dates_and_authors(kind: str, version: str) -> None:
+    document = feed_document(["/news/1.html", "http://news.test/news/2.html"], kind)
+    feed = read_feed(document.encode(), FEED_URL)
+    assert feed.version == version
+    assert [entry.url for entry in feed.entries] == [
+        "http://news.test/news/1.html",
+        "http://news.test/news/2.html",
+    ], "a relative link resolves against the feed's URL"
+    assert [entry.title for entry in feed.entries] == ["Entry 0", "Entry 1"]
+    if kind == "rss091":
+        assert [(entry.published, entry.author) for entry in feed.entries] == [(None, None), (None, None)]
+    else:
+        assert [entry.published for entry in feed.entries] == [
+            "2026-11-01T08:00:00+00:00",
+            "2026-11-02T08:00:00+00:00",
+        ]
+        assert [entry.author for entry in feed.entries] == ["Author 0", "Author 1"], "the name, not the email"
+
+
+def test_an_entry_without_a_link_takes_its_permalink_guid_or_is_counted_out() -> None:
+    document = (
+        '<rss version="2.0"><channel><title>t</title>'
+        '<item><title>guid</title><guid isPermaLink="true">http://news.test/g.html</guid></item>'
+        "<item><title>nothing to follow</title><description>text</description></item>"
+        "</channel></rss>"
+    )
+    feed = read_feed(document.encode(), FEED_URL)
+    assert [entry.url for entry in feed.entries] == ["http://news.test/g.html"]
+    assert feed.without_link == 1
+
+
+def test_a_broken_but_recognisable_feed_is_read() -> None:
+    document = '<rss version="2.0"><channel><item><title>Fish & chips</title><link>/a</link></item></channel>'
+    feed = read_feed(document.encode(), FEED_URL)
+    assert [(entry.url, entry.title) for entry in feed.entries] == [("http://news.test/a", "Fish & chips")]
+
+
+def test_entries_past_the_limit_are_left_out_and_counted() -> None:
+    document = feed_document([f"/a/{n}" for n in range(12)], "rss")
+    feed = read_feed(document.encode(), FEED_URL, max_entries=5)
+    assert [entry.url for entry in feed.entries] == [f"http://news.test/a/{n}" for n in range(5)]
+    assert feed.over_limit == 7
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (
+            b"<!DOCTYPE html><html><body><p>Sign in</p></body></html>",
+            "is an HTML page, not an RSS or Atom feed",
+        ),
+        (b"", "is not an RSS or Atom feed (it starts '')"),
+        (b"%PDF-1.7 binary", "is not an RSS or Atom feed: "),
+        (b'<?xml version="1.0"?><catalog><book/></catalog>', "is not an RSS or Atom feed"),
+    ],
+)
+def test_a_document_that_is_no_feed_says_what_it_is(body: bytes, says: str) -> None:
+    with pytest.raises(FeedError) as raised:
+        read_feed(body, FEED_URL)
+    assert str(raised.value).startswith(FEED_URL) and says in str(raised.value)
+
+
+def test_entry_hints_leave_out_what_the_feed_does_not_say() -> None:
+    entry = FeedEntry("http://news.test/a", title="A", published=None, author="")
+    assert entry.hints() == {"title": "A"}
+
+
+# --- the rule key ------------------------------------------------------------------------------------------
+
+
+def test_a_rule_may_read_its_site_from_feeds_alone() -> None:
+    rule = parse_rule(FEED_RULE, site="wire")
+    assert rule.feeds == (FEED_URL,)
+    assert rule.start_urls == ()
+
+
+@pytest.mark.parametrize(
+    ("feeds", "message"),
+    [
+        ('"ftp://news.test/feed.xml"', 'feeds: not an http(s) URL: "ftp://news.test/feed.xml"'),
+        ('["http://elsewhere.test/feed.xml"]', 'feeds[0]: host "elsewhere.test" of'),
+        ("[]", "feeds: wrong type: a list of 0 items"),
+        ("42", "feeds: wrong type: the number 42"),
+    ],
+)
+def test_a_bad_feed_url_is_named_with_its_key_and_value(feeds: str, message: str) -> None:
+    text = FEED_RULE.replace('["http://news.test/feeds/latest.xml"]', feeds)
+    with pytest.raises(RuleErrors) as raised:
+        parse_rule(text, site="wire")
+    assert any(str(error).startswith(f"rules/wire.yaml: {message}") for error in raised.value.errors), (
+        raised.value
+    )
+
+
+def test_a_rule_with_neither_start_urls_nor_feeds_says_both_ways() -> None:
+    text = "domains: [news.test]\nindex: {links: {xpath: //ul}}\n"
+    with pytest.raises(RuleErrors) as raised:
+        parse_rule(text, site="wire")
+    (error,) = raised.value.errors
+    assert str(error).startswith("rules/wire.yaml: start_urls: missing") and "(or feeds:" in str(error)
+
+
+def test_start_urls_still_need_an_index_when_the_rule_has_feeds_too() -> None:
+    text = FEED_RULE + 'start_urls: ["http://news.test/"]\n'
+    with pytest.raises(RuleErrors) as raised:
+        parse_rule(text, site="wire")
+    assert [error.key for error in raised.value.errors] == ["index"]
+
+
+def test_the_rule_keeps_the_entries_on_its_domains_that_its_links_allow() -> None:
+    text = FEED_RULE + "index:\n  links: {allow: ['/news/\\d+\\.html$'], deny: ['/news/9']}\n"
+    rule = parse_rule(text, site="wire")
+    entries = [
+        FeedEntry("/news/1.html", title="one"),
+        FeedEntry("http://news.test/news/1.html#comments", title="one again"),
+        FeedEntry("http://elsewhere.test/news/2.html"),
+        FeedEntry("/video/3.html"),
+        FeedEntry("/news/9.html"),
+        FeedEntry("https://live.news.test/news/4.html", author="A"),
+    ]
+    kept = rule.feed_entries(entries, FEED_URL)
+    assert kept == [
+        FeedEntry("http://news.test/news/1.html", title="one"),
+        FeedEntry("https://live.news.test/news/4.html", author="A"),
+    ]
+
+
+# --- crawls ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def site(site_server: SiteServer, tmp_path: Path) -> Site:
+    return Site(site_server, tmp_path, name="wire")
+
+
+def _feed_rule(site: Site, *feeds: str, start: str | None = None) -> None:
+    """A rule of the test server reading ``feeds`` (paths), and an index page when ``start`` is given."""
+    text = (
+        RULE.format(start=site.server.url(start))
+        if start
+        else RULE.split("start_urls:")[0]
+        + (
+            "article:\n  fields:\n    title: {xpath: //h1}\n"
+            '    body: {xpath: "//div[@class=\'article\']/p", join: "\\n\\n"}\n'
+        )
+    )
+    text += "feeds: [" + ", ".join(f'"{site.server.url(feed)}"' for feed in feeds) + "]\n"
+    site.rules.mkdir(parents=True, exist_ok=True)
+    (site.rules / f"{site.name}.yaml").write_text(text, encoding="utf-8")
+
+
+def _feed(kind: str, *links: str) -> str:
+    return f"/feed?format={kind}&to=" + quote(",".join(links), safe="/,")
+
+
+@pytest.mark.parametrize("kind", ["rss", "atom"])
+def test_a_temp_crawl_of_a_feed_stores_its_articles_with_the_entries_dates_and_authors(
+    site: Site, kind: str
+) -> None:
+    _feed_rule(site, _feed(kind, "/a/feed-one", "/a/feed-two", "http://elsewhere.test/a/three"))
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "stored 2 articles" in done.stdout, done.stdout
+    stored = site.stored()
+    assert set(stored) == {"/a/feed-one", "/a/feed-two"}, "the entry off the rule's domains is not followed"
+    one, two = stored["/a/feed-one"], stored["/a/feed-two"]
+    assert (one["published"], one["author"]) == ("2026-11-01T08:00:00+00:00", "Author 0")
+    assert (two["published"], two["author"]) == ("2026-11-02T08:00:00+00:00", "Author 1")
+    assert one["title"] == "Article feed-one", "the page's own title before the entry's"
+
+
+def test_a_feed_beside_index_pages_adds_only_what_they_do_not_list(site: Site) -> None:
+    _feed_rule(site, _feed("rss", "/a/both", "/a/feed-only"), start="/links?to=/a/both,/a/index-only")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert set(site.stored()) == {"/a/both", "/a/feed-only", "/a/index-only"}
+    assert "stored 3 articles" in done.stdout, "an article listed in both is fetched once"
+
+
+def test_a_feed_that_is_an_html_page_is_dead_lettered_saying_so(site: Site) -> None:
+    _feed_rule(site, "/a/not-a-feed", _feed("atom", "/a/fine"))
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    (letter,) = site.dead()
+    assert letter["url"] == site.server.url("/a/not-a-feed")
+    assert "is an HTML page, not an RSS or Atom feed" in letter["reason"], letter
+    assert list(site.stored()) == ["/a/fine"], "the other feed of the rule is read all the same"
+    requeued = site.crawler("dead", "requeue", "--site", site.name)
+    assert requeued.stdout.strip() == "requeued 1 dead letter", "nothing lost: the feed can be read again"
+
+
+def test_a_50_mb_feed_ends_as_a_dead_letter_at_the_size_limit(site: Site) -> None:
+    _feed_rule(site, "/large?mb=50", _feed("rss", "/a/small"))
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    (letter,) = site.dead()
+    reason = letter["reason"]
+    assert reason.startswith("download cancelled: Expected to receive 52428800 bytes"), letter
+    assert "larger than download max size (33554432)" in reason, "DOWNLOAD_MAXSIZE, 32 MB by default"
+    assert list(site.stored()) == ["/a/small"]
+
+
+def test_rules_try_on_a_feed_lists_the_entries_the_crawl_would_follow(site: Site) -> None:
+    feed = _feed("atom", "/a/one", "http://elsewhere.test/a/two", "/a/three")
+    _feed_rule(site, feed)
+    done = site.crawler("rules", "try", "wire", site.server.url(feed))
+    assert done.returncode == 0, done.stderr
+    assert "as a feed (atom10): 2 article links, 1 left out" in done.stdout, done.stdout
+    said = "title: Entry 0; published: 2026-11-01T08:00:00+00:00; author: Author 0"
+    assert f"  {site.server.url('/a/one')}\n    {said}\n" in done.stdout
+    as_json = site.crawler("rules", "try", "wire", site.server.url(feed), "--format", "json")
+    document = json.loads(as_json.stdout)
+    assert document["feed"] == "atom10" and document["left_out"] == 1
+    assert [entry["url"] for entry in document["entries"]] == [
+        site.server.url("/a/one"),
+        site.server.url("/a/three"),
+    ]
+
+
+def test_rules_try_on_a_saved_feed_resolves_its_links_against_the_rules_feed(site: Site) -> None:
+    _feed_rule(site, "/feeds/news.xml")
+    saved = site.root / "news.xml"
+    saved.write_text(feed_document(["/a/one", "/a/two"], "rss"), encoding="utf-8")
+    done = site.crawler("rules", "try", "wire", str(saved), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert [entry["url"] for entry in json.loads(done.stdout)["entries"]] == [
+        site.server.url("/a/one"),
+        site.server.url("/a/two"),
+    ]
