@@ -43,6 +43,7 @@ class Keys:
         "ready",
         "seeds",
         "sequence",
+        "sitemaps",
         "validators",
         "workers",
     )
@@ -77,6 +78,8 @@ class Keys:
         self.bloom = f"{prefix}:bloom"
         # ETag and Last-Modified of each index page's last answer (a hash: URL -> JSON).
         self.validators = f"{prefix}:validators"
+        # The latest change a regular grab saw in each sitemap (a hash: URL -> epoch seconds, the site's).
+        self.sitemaps = f"{prefix}:sitemaps"
         # Bans declared, with their evidence (a hash: site -> JSON: when, what, the signals).
         self.bans = f"{prefix}:bans"
         # Workers' heartbeats (a hash: worker id -> JSON).

@@ -5,13 +5,16 @@ Metadata (``request.meta``), read through :class:`Work` only:
 
 ==============  ==================================================================================
 ``site``        the rule's site id (also the download slot: politeness is per site)
-``kind``        ``index`` (a rule's start URL or its pagination), ``feed`` (one of its feeds) or ``article``
+``kind``        ``index`` (a rule's start URL or its pagination), ``feed`` (one of its feeds), ``sitemap``
+                (one of its sitemaps, or one they list) or ``article``
 ``job``         the job that queued it (a temp crawl, a regular grab), or None
 ``job_kind``    ``temp`` or ``grab``
-``page``        index pages: 1 for a start URL, 2 for the page after it, ...
+``page``        index pages: 1 for a start URL, 2 for the page after it, ...; sitemaps: 1 for a rule's,
+                2 for one it lists, ...
 ``depth``       article pages: 1 when linked from an index page, more when followed from articles
 ``boost``       priority over the rule's own (a temp crawl's, a productive site's grab)
-``entry``       article pages found in a feed: the entry's ``title``, ``published`` and ``author``
+``entry``       article pages found in a feed or a news sitemap: what it says of the article's ``title``,
+                ``published`` and ``author``
 ``lease``       the queue member that names the request's lease, set when a worker takes it
 ==============  ==================================================================================
 
@@ -50,6 +53,7 @@ __all__ = [
     "JOB_FIELDS",
     "SENT_ONLY_HEADERS",
     "SENT_ONLY_META",
+    "SITEMAP",
     "JobCounts",
     "QueueEntryError",
     "Work",
@@ -62,11 +66,13 @@ __all__ = [
     "leased",
     "push",
     "queue_new",
+    "sitemap_request",
     "without_lease",
 ]
 
 INDEX = "index"
 FEED = "feed"
+SITEMAP = "sitemap"
 ARTICLE = "article"
 JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors", "refused", "reposts")
 
@@ -91,7 +97,7 @@ class Work:
         job, job_kind, lease = meta.get("job"), meta.get("job_kind"), meta.get("lease")
         return cls(
             site=str(meta.get("site", "")),
-            kind=meta["kind"] if meta.get("kind") in (ARTICLE, FEED) else INDEX,
+            kind=meta["kind"] if meta.get("kind") in (ARTICLE, FEED, SITEMAP) else INDEX,
             job=job if isinstance(job, str) and job else None,
             job_kind=job_kind if isinstance(job_kind, str) else None,
             page=int(meta.get("page", 1)),
@@ -108,6 +114,10 @@ class Work:
     @property
     def is_feed(self) -> bool:
         return self.kind == FEED
+
+    @property
+    def is_sitemap(self) -> bool:
+        return self.kind == SITEMAP
 
     @property
     def is_grab(self) -> bool:
@@ -147,6 +157,26 @@ def feed_request(
     return Request(
         url,
         meta=_meta(rule, FEED, job, job_kind, page=1, depth=0, boost=boost),
+        headers=rule.headers or None,
+        priority=rule.priority + boost + 1,
+        dont_filter=True,
+    )
+
+
+def sitemap_request(
+    rule: Rule,
+    url: str,
+    *,
+    job: str | None = None,
+    level: int = 1,
+    boost: int = 0,
+    job_kind: str | None = None,
+) -> Request:
+    """A request for one of ``rule``'s sitemaps (``level`` 1) or one a sitemap lists (never deduplicated,
+    like an index page)."""
+    return Request(
+        url,
+        meta=_meta(rule, SITEMAP, job, job_kind, page=level, depth=0, boost=boost),
         headers=rule.headers or None,
         priority=rule.priority + boost + 1,
         dont_filter=True,
@@ -345,11 +375,12 @@ def enqueue_job(
     kind: str = "temp",
     boost: int = 0,
 ) -> str:
-    """Queue a job: each rule's start URLs as index pages and its feeds, or, when ``article_urls`` are
-    given (one rule then), those pages alone as article pages. ``kind`` is ``temp`` (a crawl asked for
-    now) or ``grab`` (a regular grab of the schedule); ``boost`` raises the priority of its requests (and
-    of the article requests they lead to) over the rule's own. Returns the job id (a new one unless given:
-    queueing a job again adds nothing, since the queue stores an identical request once)."""
+    """Queue a job: each rule's start URLs as index pages, its feeds and its sitemaps, or, when
+    ``article_urls`` are given (one rule then), those pages alone as article pages. ``kind`` is ``temp``
+    (a crawl asked for now) or ``grab`` (a regular grab of the schedule); ``boost`` raises the priority
+    of its requests (and of the article requests they lead to) over the rule's own. Returns the job id (a
+    new one unless given: queueing a job again adds nothing, since the queue stores an identical request
+    once)."""
     job = job or uuid.uuid4().hex[:12]
     rules = list(rules)
     server.hsetnx(keys.job(job), "created", f"{time.time():.3f}")
@@ -366,4 +397,6 @@ def enqueue_job(
                 push(queue, index_request(rule, url, job=job, boost=boost, job_kind=kind))
             for url in rule.feeds:
                 push(queue, feed_request(rule, url, job=job, boost=boost, job_kind=kind))
+            for url in rule.sitemaps:
+                push(queue, sitemap_request(rule, url, job=job, boost=boost, job_kind=kind))
     return job

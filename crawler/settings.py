@@ -258,6 +258,17 @@ SUMMARY_SENTENCES = [1, 3]
 # 0.2 s): a pattern that backtracks on every link costs a page this long, not 0.2 s a link.
 RULES_REGEX_PAGE_SECONDS = 1.0
 
+# --- SITEMAPS_: a rule's sitemaps (crawler/rules/sitemaps.py) ---------------------------------------
+# Levels of sitemaps followed from a rule's: robots.txt -> sitemap index -> sitemap is 3; deeper nesting is
+# left out (counted), so a sitemap index that lists itself or a chain of them ends.
+SITEMAPS_MAX_DEPTH = 3
+# Bytes of one sitemap once uncompressed: the protocol's limit (a .gz past it is a bomb, refused).
+SITEMAPS_MAX_BYTES = 50 * 1024 * 1024
+# A grab offers a sitemap's entries changed after the latest change the previous grab saw in it, less this
+# margin (a page published late with an earlier date; what is offered twice, the Bloom filter skips);
+# temp crawls offer every entry.
+SITEMAPS_SINCE_MARGIN_SECONDS = 3600.0
+
 # --- QREAD_: the body when a rule's fields fall short -------------------------------------------------
 # Extraction algorithm used when a rule's body is missing or shorter than its min_body_chars.
 QREAD_ALGORITHM = "qread-learned"

@@ -31,7 +31,15 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                2.0, the default), ``rss1`` (RSS 1.0), ``rss091`` or ``atom``; entry N
                                is dated 2026-11-(N+1) 08:00 UTC, by "Author N"; with an ``ETag`` (a
                                304 when ``If-None-Match`` names it) and a ``Last-Modified``
+``/sitemap.xml?to=P,Q``        a sitemap (``urlset``) of P, Q, ...; ``&lastmod=D1,D2`` their lastmod,
+                               ``&news=1`` a news sitemap (``news:title`` "News N", ``news:
+                               publication_date`` 2026-11-(N+1)T08:00Z); ``.xml.gz``: gzip-compressed
+``/sitemap-index.xml?to=S,T``  a sitemap index of the sitemaps S, T, ...; ``&lastmod=`` as above
+``/sitemap-loop.xml``          a sitemap index that lists itself
+``/sitemap-bomb.xml.gz``       60 KB of gzip that inflate to 60 MB of white space in a ``urlset``
 =============================  ====================================================================
+
+robots.txt also names ``/sitemap.xml?to=/a/from-robots`` (``Sitemap:``).
 """
 
 from __future__ import annotations
@@ -176,6 +184,33 @@ def feed_document(links: list[str], kind: str) -> str:
     return f'<?xml version="1.0"?><rss version="{version}">{channel}</rss>'
 
 
+def sitemap_document(kind: str, links: list[str], dates: list[str], *, news: bool) -> str:
+    """A ``urlset`` or ``sitemapindex`` of ``links`` (``dates[N]``, when given, the lastmod of link N); a
+    news sitemap gives link N the title "News N" and the date 2026-11-(N+1) 08:00 UTC."""
+    item = "sitemap" if kind == "sitemapindex" else "url"
+    entries = []
+    for n, link in enumerate(links):
+        lastmod = f"<lastmod>{dates[n]}</lastmod>" if n < len(dates) else ""
+        extra = (
+            f"<news:news><news:publication><news:name>Test</news:name><news:language>en</news:language>"
+            f"</news:publication><news:publication_date>2026-11-{n + 1:02d}T08:00:00Z</news:publication_date>"
+            f"<news:title>News {n}</news:title></news:news>"
+            if news
+            else ""
+        )
+        entries.append(f"<{item}><loc>{html.escape(link)}</loc>{lastmod}{extra}</{item}>")
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?><{kind} xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+        f' xmlns:news="http://www.google.com/schemas/sitemap-news/0.9">{"".join(entries)}</{kind}>'
+    )
+
+
+@functools.cache
+def _sitemap_bomb() -> bytes:
+    head = b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+    return gzip.compress(head + b" " * (60 * 1024 * 1024) + b"</urlset>", compresslevel=9)
+
+
 @functools.cache
 def _gzipped_page(megabytes: float) -> bytes:
     size = int(megabytes * 1024 * 1024)
@@ -194,7 +229,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         query = {key: values[-1] for key, values in urllib.parse.parse_qs(parts.query).items()}
         path = parts.path
         if path == "/robots.txt":
-            self._send(200, ROBOTS_TXT.encode(), "text/plain; charset=utf-8")
+            sitemap = f"Sitemap: http://{self.headers.get('Host')}/sitemap.xml?to=/a/from-robots\n"
+            self._send(200, (ROBOTS_TXT + sitemap).encode(), "text/plain; charset=utf-8")
         elif path.startswith("/private/"):
             self._send(200, PRIVATE_PAGE.encode(), "text/html; charset=utf-8")
         elif path == "/redirect":
@@ -275,6 +311,20 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             else:
                 headers = {"ETag": etag, "Last-Modified": "Tue, 24 Nov 2026 08:00:00 GMT"}
                 self._send(200, body, FEED_TYPES[query.get("format", "rss")], headers)
+        elif path in ("/sitemap.xml", "/sitemap.xml.gz", "/sitemap-index.xml"):
+            links = [link for link in query.get("to", "").split(",") if link]
+            dates = [date for date in query.get("lastmod", "").split(",") if date]
+            kind = "sitemapindex" if path == "/sitemap-index.xml" else "urlset"
+            body = sitemap_document(kind, links, dates, news=query.get("news") == "1").encode()
+            if path.endswith(".gz"):
+                self._send(200, gzip.compress(body), "application/x-gzip")
+            else:
+                self._send(200, body, "application/xml")
+        elif path == "/sitemap-loop.xml":
+            loop = sitemap_document("sitemapindex", ["/sitemap-loop.xml"], [], news=False)
+            self._send(200, loop.encode(), "application/xml")
+        elif path == "/sitemap-bomb.xml.gz":
+            self._send(200, _sitemap_bomb(), "application/x-gzip")
         elif path == "/binary":
             self._send(200, random.Random(7).randbytes(64 * 1024), "application/octet-stream")
         else:

@@ -130,7 +130,9 @@ def test_a_rule_with_neither_start_urls_nor_feeds_says_both_ways() -> None:
     with pytest.raises(RuleErrors) as raised:
         parse_rule(text, site="wire")
     (error,) = raised.value.errors
-    assert str(error).startswith("rules/wire.yaml: start_urls: missing") and "(or feeds:" in str(error)
+    assert str(error).startswith("rules/wire.yaml: start_urls: missing") and "(or feeds or sitemaps:" in str(
+        error
+    )
 
 
 def test_start_urls_still_need_an_index_when_the_rule_has_feeds_too() -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from crawler.demo.farm import Farm, FarmSite
+from crawler.demo.farm import LISTED, Farm, FarmSite
 from crawler.keys import Keys
 from crawler.redisio.connection import hash_of
 from crawler.rules import load_rules
@@ -185,6 +185,37 @@ def test_sites_read_from_their_feeds_alone_get_every_article_with_the_feeds_date
         assert str(article["title"]).startswith(f"wire {number}: "), "the page's own title"
     state = service.state("calm")
     assert float(state["interval"]) > 600, "a feed with no news lets the interval grow, as an index page"
+
+
+@pytest.mark.parametrize(
+    "service", [[FarmSite("maps", per_hour=6, every="20m", sitemap=True)]], indirect=True
+)
+def test_a_site_read_from_its_sitemap_offers_each_grab_only_what_changed_since_the_last(
+    service: Service,
+) -> None:
+    service.run(hours=2, step_minutes=10)
+    farm = service.farm
+    sitemaps = [v for v in farm.log if v.kind == "sitemap"]
+    assert all(v.status == 200 for v in sitemaps) and len(sitemaps) >= 5
+    assert not [v for v in farm.log if v.kind in ("index", "feed")], "a sitemap-only rule"
+    fetched = [v.article for v in farm.log if v.kind == "article" and v.status == 200]
+    assert len(fetched) == len(set(fetched)), "no article fetched twice"
+    assert set(range(farm.newest("maps", sitemaps[-1].moment) + 1)) <= set(fetched)
+    # A grab offers the entries changed after the latest change the grab before saw, less an hour.
+    expected = 0
+    for before, now in itertools.pairwise(sitemaps):
+        latest = farm.published("maps", farm.newest("maps", before.moment))
+        newest = farm.newest("maps", now.moment)
+        listed = range(max(newest - LISTED + 1, 0), newest + 1)
+        expected += sum(1 for k in listed if farm.published("maps", k) <= latest - 3600)
+    assert expected > 0
+    time.sleep(2.5)  # the worker writes its counters every 2 s
+    unchanged = sum(
+        int(service.server.hget(key, "crawl/sitemap_unchanged") or 0)
+        for key in service.server.scan_iter(f"{PREFIX}:stats:maps:*")
+    )
+    assert unchanged == expected, "what an earlier grab read is not offered again"
+    assert service.server.hget(Keys(PREFIX).sitemaps, f"{farm.origin}/maps/sitemap.xml") is not None
 
 
 SUPERVISED = [

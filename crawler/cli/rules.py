@@ -1,4 +1,4 @@
-"""``crawler rules check [PATH ...]`` and ``crawler rules try SITE URL|FILE`` (a page, or a feed)."""
+"""``crawler rules check [PATH ...]`` and ``crawler rules try SITE URL|FILE`` (a page, feed or sitemap)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from crawler.errors import InputError
 from crawler.rules import RULE_SUFFIX, Rule, RuleError, RuleErrors, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
 from crawler.rules.feeds import Feed, FeedError, read_feed
+from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
 from crawler.settings import QREAD_ALGORITHM
 from extractors.encoding import Decoded
 from extractors.htmlparse import parse_html
@@ -150,7 +151,11 @@ def run_rules_try(args: argparse.Namespace) -> int:
         private_domains=rule.domains if rule.allow_private else (),
         proxy=proxy,
     )
-    feed_url = page.url or args.url or (rule.feeds or rule.start_urls or ("",))[0]
+    feed_url = page.url or args.url or (rule.feeds or rule.sitemaps or rule.start_urls or ("",))[0]
+    sitemap = _as_sitemap(page, feed_url)
+    if sitemap is not None:
+        _show_sitemap(rule, page, feed_url, sitemap, args.format)
+        return EXIT_OK
     feed = _as_feed(page, feed_url)
     if feed is not None:
         _show_feed(rule, page, feed_url, feed, args.format)
@@ -161,7 +166,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
     root = parse_html(decoded.text)
     if root is None:
         raise InputError(f"{shown(page.source)} holds no HTML element to apply the rule to")
-    url = page.url or args.url or (rule.start_urls or rule.feeds)[0]
+    url = page.url or args.url or (rule.start_urls or rule.feeds or rule.sitemaps)[0]
     if not rule.allows_host(urlsplit(url).hostname):
         print(
             f"crawler rules try: note: {url} is not on the rule's domains ({', '.join(rule.domains)}):"
@@ -228,6 +233,49 @@ def _show_feed(rule: Rule, page: Page, url: str, feed: Feed, output: str) -> Non
         said = [f"{name}: {printable(value)}" for name, value in entry.hints().items()]
         if said:
             print(f"    {'; '.join(said)}")
+
+
+def _as_sitemap(page: Page, url: str) -> Sitemap | None:
+    """The page read as a sitemap, when it is one (or a robots.txt naming sitemaps)."""
+    try:
+        sitemap = read_sitemap(page.data, url)
+    except SitemapError:
+        return None
+    return sitemap if sitemap.kind != "robots" or sitemap.entries else None
+
+
+def _show_sitemap(rule: Rule, page: Page, url: str, sitemap: Sitemap, output: str) -> None:
+    """The sitemaps or pages of a sitemap a crawl would follow (a temp crawl: all of them)."""
+    kept = rule.sitemap_entries(sitemap.entries, url, pages=not sitemap.lists_sitemaps)
+    what = "sitemap" if sitemap.lists_sitemaps else "article link"
+    if output == "json":
+        document = {
+            "site": rule.site,
+            "rule_file": str(rule.path),
+            "source": page.source,
+            "url": url,
+            "sitemap": sitemap.kind,
+            "entries": [
+                {
+                    "url": e.url,
+                    "lastmod": e.lastmod.isoformat() if e.lastmod else None,
+                    **e.hints(),
+                }
+                for e in kept
+            ],
+            "left_out": len(sitemap.entries) - len(kept),
+        }
+        print(json.dumps(document, ensure_ascii=False, indent=2))
+        return
+    print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
+    print(f"page       {printable(page.source)}")
+    print()
+    left_out = len(sitemap.entries) - len(kept)
+    print(f"as a {sitemap.kind}: {_counted(len(kept), what)}, {left_out} left out")
+    for entry in kept:
+        said = [f"lastmod: {entry.lastmod.isoformat()}"] if entry.lastmod else []
+        said += [f"{name}: {printable(value)}" for name, value in entry.hints().items()]
+        print(f"  {printable(entry.url)}" + (f"\n    {'; '.join(said)}" if said else ""))
 
 
 def _trial_document(trial: Trial) -> dict[str, Any]:

@@ -12,6 +12,8 @@ Routes, per site ``<name>``:
 - ``/<name>/feed.xml``: a site with ``feed``: an RSS 2.0 feed of the same articles, each with its
   publication date and its author (``Reporter k mod 5``; the article pages give neither), with the
   index's ``ETag``, ``Last-Modified`` and ``304``; the site's rule reads the feed alone (no index page);
+- ``/<name>/sitemap.xml``: a site with ``sitemap``: a sitemap of the same articles, each with its
+  publication time as ``lastmod``, with the index's validators; the site's rule reads the sitemap alone;
 - ``/<name>/a/<k>.html``: article ``k`` once published (404 before);
 - every page of a site in ``Farm.banned``: ``403``; of a site in ``Farm.captcha``: a challenge page;
 - ``Farm.layout[name] = 2``: the article pages change their markup (the rule's XPaths stop matching);
@@ -23,8 +25,8 @@ Routes, per site ``<name>``:
 - ``Farm.proxy_limit[name] = n``: requests that came through the proxy ``name`` (its ``Via`` header)
   get ``403`` after the first ``n``.
 
-``Farm.log`` records every request: simulated time, site, kind (``index``/``feed``/``article``), status, the
-article number, the real time it was answered, the proxy it came through and its ``Cookie``.
+``Farm.log`` records every request: simulated time, site, kind (``index``/``feed``/``sitemap``/``article``),
+status, the article number, the real time it was answered, the proxy it came through and its ``Cookie``.
 :meth:`Farm.rule` writes each site's rule.
 """
 
@@ -36,6 +38,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Self
 from urllib.parse import urlsplit
@@ -72,6 +75,7 @@ class FarmSite:
     comment_captcha: bool = False
     cookie: str | None = None
     feed: bool = False
+    sitemap: bool = False
 
 
 @dataclass(frozen=True)
@@ -160,7 +164,9 @@ class Farm:
         if site is None:
             self._send(request, 404, b"no such site", "text/plain")
             return
-        kind = "index" if len(parts) == 1 else "feed" if parts[1:] == ["feed.xml"] else "article"
+        kind = {(): "index", ("feed.xml",): "feed", ("sitemap.xml",): "sitemap"}.get(
+            tuple(parts[1:]), "article"
+        )
         article = None
         if kind == "article":
             try:
@@ -214,7 +220,7 @@ class Farm:
             page = b"<html><body><form action='login'><input name='user'><input name='pw'></form></body>"
             return self._send(request, 200, page)
         newest = self.newest(site.name)
-        if kind in ("index", "feed"):
+        if kind in ("index", "feed", "sitemap"):
             version = self.layout.get(site.name, 1)
             etag = f'"{site.name}-{newest}-{version}"'
             modified = email.utils.formatdate(self.published(site.name, newest), usegmt=True)
@@ -227,6 +233,10 @@ class Farm:
             headers = {"ETag": etag, "Last-Modified": modified}
             if unchanged:
                 return self._send(request, 304, b"", headers=headers)
+            if kind == "sitemap":
+                return self._send(
+                    request, 200, self._sitemap(site, newest).encode(), "application/xml", headers
+                )
             if kind == "feed":
                 return self._send(
                     request, 200, self._feed(site, newest).encode(), "application/rss+xml", headers
@@ -279,6 +289,14 @@ class Farm:
             f"<link>{self.origin}/{site.name}/</link>{items}</channel></rss>"
         )
 
+    def _sitemap(self, site: FarmSite, newest: int) -> str:
+        entries = "".join(
+            f"<url><loc>{self.origin}/{site.name}/a/{k}.html</loc><lastmod>"
+            f"{datetime.fromtimestamp(self.published(site.name, k), UTC).isoformat()}</lastmod></url>"
+            for k in range(newest, max(newest - LISTED, -1), -1)
+        )
+        return f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'
+
     @staticmethod
     def author(article: int) -> str:
         """The author a feed gives for article number ``article``."""
@@ -324,6 +342,8 @@ class Farm:
         )
         if site.feed:
             where = f"feeds: ['{self.origin}/{name}/feed.xml']\n"
+        elif site.sitemap:
+            where = f"sitemaps: ['{self.origin}/{name}/sitemap.xml']\n"
         else:
             where = (
                 f"start_urls: ['{self.origin}/{name}/']\n"

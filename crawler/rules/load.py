@@ -149,7 +149,9 @@ def _read_yaml(text: str, check: Checker) -> tuple[object, bool]:
         node = loader.get_single_node()
         if node is None:
             check.fail(
-                "", "the file is empty", "a mapping with at least domains, and start_urls and index or feeds"
+                "",
+                "the file is empty",
+                "a mapping with at least domains, and start_urls and index, feeds or sitemaps",
             )
             return None, False
         for key_node in _duplicate_keys(node):

@@ -1,6 +1,6 @@
 """The compiled rule, and applying it to a page: :meth:`Rule.article_links`, :meth:`Rule.next_page_url`
 and :meth:`Rule.extract_fields`, all working on an lxml element (``response.selector.root``), and to a
-feed's entries (:meth:`Rule.feed_entries`)."""
+feed's entries (:meth:`Rule.feed_entries`) and a sitemap's (:meth:`Rule.sitemap_entries`)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from crawler.rules.access import Proxy, Session
 from crawler.rules.errors import RuleError
 from crawler.rules.expressions import RegexBudget, RuleRegex, RuleXPath
 from crawler.rules.feeds import FeedEntry
+from crawler.rules.sitemaps import SitemapEntry
 from crawler.settings import QREAD_MIN_BODY_CHARS
 from extractors.text import normalize_space
 
@@ -121,6 +122,8 @@ class Rule:
     links: LinkRule
     # RSS or Atom feeds listing the site's articles, read like index pages (see crawler.rules.feeds).
     feeds: tuple[str, ...] = ()
+    # Sitemaps (or robots.txt files naming them) listing the site's articles (see crawler.rules.sitemaps).
+    sitemaps: tuple[str, ...] = ()
     next_page: RuleXPath | None = None
     max_pages: int = 1
     depth: int = 1
@@ -187,6 +190,26 @@ class Rule:
         for entry in entries:
             url = self._absolute(feed_url, entry.url)
             if url is None or url in seen or not self.links.accepts(url, budget):
+                continue
+            seen.add(url)
+            kept.append(replace(entry, url=url))
+        return kept
+
+    def sitemap_entries(
+        self,
+        entries: Iterable[SitemapEntry],
+        sitemap_url: str,
+        *,
+        pages: bool,
+        budget: RegexBudget | None = None,
+    ) -> list[SitemapEntry]:
+        """The entries of a sitemap the crawl follows: absolute, without fragment, on the rule's domains,
+        each once; ``pages`` (a ``urlset``'s) also kept by ``index.links``' ``allow``/``deny``."""
+        kept: list[SitemapEntry] = []
+        seen: set[str] = set()
+        for entry in entries:
+            url = self._absolute(sitemap_url, entry.url)
+            if url is None or url in seen or (pages and not self.links.accepts(url, budget)):
                 continue
             seen.add(url)
             kept.append(replace(entry, url=url))

@@ -40,6 +40,7 @@ _TOP_KEYS = (
     "allow_private_addresses",
     "start_urls",
     "feeds",
+    "sitemaps",
     "index",
     "depth",
     "article",
@@ -187,7 +188,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         check.fail(
             "",
             f"the rule is {_described(data)}",
-            "a mapping with at least domains, and start_urls and index or feeds",
+            "a mapping with at least domains, and start_urls and index, feeds or sitemaps",
         )
         return None
     top = check.mapping(data, "", _TOP_KEYS, "a mapping of rule keys (see docs/rules.md)") or {}
@@ -197,11 +198,18 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         name = check.string(top["name"], "name", "a display name") or site
     domains = _domains(top, check)
     feeds = _urls(top, "feeds", check, domains, "an http:// or https:// URL of an RSS or Atom feed")
-    if "start_urls" in top or not feeds:
+    sitemaps = _urls(
+        top,
+        "sitemaps",
+        check,
+        domains,
+        "an http:// or https:// URL of a sitemap, or of a robots.txt naming some",
+    )
+    if "start_urls" in top or not ("feeds" in top or "sitemaps" in top):
         start_urls = _start_urls(top, check, domains)
         links, next_page, max_pages = _index(top, check)
     else:
-        # A site read from its feeds alone: index.links, when given, still filters the entries' links.
+        # A site read from its feeds or sitemaps alone: index.links, when given, still filters their links.
         start_urls = ()
         links, next_page, max_pages = _index(top, check) if "index" in top else (LinkRule(), None, 1)
     depth = check.integer(top, "depth", "", 1, 1)
@@ -237,6 +245,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         start_urls=start_urls,
         links=links,
         feeds=feeds,
+        sitemaps=sitemaps,
         next_page=next_page,
         max_pages=max_pages,
         depth=depth,
@@ -338,7 +347,9 @@ def _domains(top: Mapping[str, Any], check: Checker) -> tuple[str, ...]:
 def _start_urls(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) -> tuple[str, ...]:
     expected = "an http:// or https:// URL of an index page"
     if "start_urls" not in top:
-        check.missing("start_urls", f"a list of URLs, each {expected} (or feeds: a list of feed URLs)")
+        check.missing(
+            "start_urls", f"a list of URLs, each {expected} (or feeds or sitemaps: lists of their URLs)"
+        )
         return ()
     return _urls(top, "start_urls", check, domains, expected)
 

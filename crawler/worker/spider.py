@@ -15,9 +15,9 @@ UTF-8 and sends GBK), and counted. A rule's regular expressions share a time bud
 (``RULES_REGEX_PAGE_SECONDS``).
 
 Seeds also come as JSON from the ``crawler:seeds`` list (``{"site": ..., "url": ..., "kind":
-"index"|"feed"|"article", "job": ...}``), read with our own parsing: scrapy-redis would turn extra keys into a
-form body. The command line queues its seeds straight into the leased queue instead, so none can be lost
-between a pop and a schedule.
+"index"|"feed"|"sitemap"|"article", "job": ...}``), read with our own parsing: scrapy-redis would turn
+extra keys into a form body. The command line queues its seeds straight into the leased queue instead,
+so none can be lost between a pop and a schedule.
 """
 
 from __future__ import annotations
@@ -63,14 +63,17 @@ from crawler.requests import (
     ARTICLE,
     FEED,
     INDEX,
+    SITEMAP,
     Work,
     article_request,
     feed_request,
     index_request,
     queue_new,
+    sitemap_request,
 )
 from crawler.rules import RegexBudget, Rule, RuleSet, load_rules
 from crawler.rules.feeds import FeedError, read_feed
+from crawler.rules.sitemaps import SitemapEntry, SitemapError, read_sitemap
 from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import keys_of, server_of
@@ -267,6 +270,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return article_request(rule, seed["url"], job=job)
         if kind == FEED:
             return feed_request(rule, seed["url"], job=job)
+        if kind == SITEMAP:
+            return sitemap_request(rule, seed["url"], job=job)
         return index_request(rule, seed["url"], job=job)
 
     def spider_idle(self) -> None:
@@ -290,7 +295,103 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return self.parse_article(response)
         if work.is_feed:
             return self.parse_feed(response)
+        if work.is_sitemap:
+            return self.parse_sitemap(response)
         return self.parse_index(response)
+
+    def parse_sitemap(self, response: Response) -> Iterator[Request]:
+        """A sitemap (or a robots.txt naming sitemaps): the sitemaps it lists followed (up to
+        ``SITEMAPS_MAX_DEPTH`` levels), the pages it lists queued as article requests (new ones only, with
+        a news sitemap's title and date); in a regular grab, only the entries changed since the previous
+        grab read this sitemap. A document that is no sitemap, or past the protocol's limits, is
+        dead-lettered saying so."""
+        if response.status == 304:
+            self._not_modified(response)
+            return
+        rule = self._rule(response)
+        if rule is None:
+            return
+        self.count(f"crawl/pages/{rule.site}")
+        work = _work(response)
+        settings = self.crawler.settings
+        try:
+            sitemap = read_sitemap(
+                response.body, response.url, max_bytes=settings.getint("SITEMAPS_MAX_BYTES")
+            )
+        except SitemapError as exc:
+            self.count(f"crawl/sitemap_errors/{rule.site}")
+            assert response.request is not None
+            dead_letter(self.crawler, response.request, str(exc), "not a sitemap")
+            return
+        since = self._sitemap_since(response.url, work)
+        budget = RegexBudget(self.regex_page_seconds)
+        before = rule.regex_timeouts
+        entries = rule.sitemap_entries(
+            sitemap.entries, response.url, pages=not sitemap.lists_sitemaps, budget=budget
+        )
+        self._regex_spent(rule, before, budget)
+        changed = [e for e in entries if since is None or e.changed is None or e.changed.timestamp() > since]
+        if len(changed) < len(entries):
+            self.count(f"crawl/sitemap_unchanged/{rule.site}", len(entries) - len(changed))
+        if sitemap.lists_sitemaps:
+            if changed and work.page >= settings.getint("SITEMAPS_MAX_DEPTH"):
+                self.count(f"crawl/sitemap_too_deep/{rule.site}", len(changed))
+                logger.warning(
+                    "%s: %s lists %d sitemaps %d levels below the rule's (SITEMAPS_MAX_DEPTH): left out",
+                    rule.site,
+                    response.url,
+                    len(changed),
+                    work.page,
+                )
+            else:
+                for entry in changed:
+                    yield sitemap_request(
+                        rule,
+                        entry.url,
+                        job=work.job,
+                        level=work.page + 1,
+                        boost=work.boost,
+                        job_kind=work.job_kind,
+                    )
+        else:
+            self.count(f"crawl/links/{rule.site}", len(changed))
+            requests = [
+                article_request(
+                    rule, e.url, job=work.job, boost=work.boost, job_kind=work.job_kind, entry=e.hints()
+                )
+                for e in changed
+            ]
+            self._record_visit(rule, work, self._queue_new(rule, requests, work.job))
+        self._sitemap_read(response.url, work, entries)
+
+    def _sitemap_since(self, url: str, work: Work) -> float | None:
+        """The latest change a regular grab saw in the sitemap ``url`` (by the site's own clock), less
+        ``SITEMAPS_SINCE_MARGIN_SECONDS``; None for a temp crawl, a sitemap never read, or Redis away
+        (every entry is offered then)."""
+        if not work.is_grab:
+            return None
+        try:
+            value = self.server.hget(self.keys.sitemaps, url)
+        except redis.RedisError as exc:
+            self.count("redis/errors")
+            logger.warning("Redis failed (%s): every entry of %s is offered", exc, url)
+            return None
+        if value is None:
+            return None
+        margin: float = self.crawler.settings.getfloat("SITEMAPS_SINCE_MARGIN_SECONDS")
+        return float(value) - margin
+
+    def _sitemap_read(self, url: str, work: Work, entries: list[SitemapEntry]) -> None:
+        """A regular grab read the sitemap ``url``: the next one offers what changed after its latest
+        change (the site's clock against the site's: ours may differ)."""
+        changes = [entry.changed.timestamp() for entry in entries if entry.changed is not None]
+        if not work.is_grab or not changes:
+            return
+        try:
+            self.server.hset(self.keys.sitemaps, url, f"{max(changes):.3f}")
+        except redis.RedisError as exc:
+            self.count("redis/errors")
+            logger.warning("Redis failed (%s): the next grab offers every entry of %s", exc, url)
 
     def parse_feed(self, response: Response) -> Iterator[Request]:
         """A rule's feed: its entries' links queued as article requests (new ones only), each with what
@@ -466,9 +567,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._record_visit(rule, work, 0, not_modified=True)
 
     def _record_visit(self, rule: Rule, work: Work, found_new: int, *, not_modified: bool = False) -> None:
-        """A regular grab's first index page was read (or its feed, for a site read from feeds alone): its
-        news adapts the site's revisit interval."""
-        if work.is_feed and rule.start_urls:
+        """A regular grab's first index page was read (else its feed, for a site with no index page; else a
+        sitemap of the rule's own, for a site with neither): its news adapts the site's revisit interval."""
+        if (work.is_feed and rule.start_urls) or (work.is_sitemap and (rule.start_urls or rule.feeds)):
             return
         if work.page == 1 and work.is_grab:
             self.revisits.record(rule, found_new, time.time(), not_modified=not_modified)

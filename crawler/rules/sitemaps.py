@@ -1,0 +1,178 @@
+"""Sitemaps (the sitemaps.org protocol, Google's news extension) and the sitemaps a robots.txt names.
+
+A rule's ``sitemaps`` are read like its index pages, again at every grab. :func:`read_sitemap` reads one
+document, gzip-compressed or not: a ``urlset`` gives pages (with ``lastmod``, and ``news:title`` and
+``news:publication_date`` of a news sitemap), a ``sitemapindex`` or a robots.txt gives more sitemaps.
+The limits are the protocol's own (50,000 entries, 50 MB uncompressed): a file past them, or one that
+decompresses past them (a gzip bomb), is refused with a :class:`SitemapError` that says so.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from io import BytesIO
+from urllib.parse import urlsplit
+
+import lxml.etree
+
+from crawler.errors import CrawlerError
+
+__all__ = ["MAX_BYTES", "MAX_ENTRIES", "Sitemap", "SitemapEntry", "SitemapError", "read_sitemap"]
+
+# The protocol's limits for one sitemap file (sitemaps.org): entries, and bytes once uncompressed.
+MAX_ENTRIES = 50_000
+MAX_BYTES = 50 * 1024 * 1024
+_ROBOTS_SITEMAP_RE = re.compile(rb"^\s*sitemap\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class SitemapError(CrawlerError):
+    """A document that is no sitemap, or one past the protocol's limits (the message says which)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapEntry:
+    """A page of a ``urlset`` or a sitemap of an index: its URL (``loc``, as given) and its dates in UTC."""
+
+    url: str
+    lastmod: datetime | None = None
+    title: str | None = None  # news:title
+    published: datetime | None = None  # news:publication_date
+
+    @property
+    def changed(self) -> datetime | None:
+        """When the page last changed, as far as the sitemap says."""
+        return self.lastmod or self.published
+
+    def hints(self) -> dict[str, str]:
+        """What a news sitemap says of the article, for the request's metadata."""
+        found = {"title": self.title, "published": self.published.isoformat() if self.published else None}
+        return {name: value for name, value in found.items() if value}
+
+
+@dataclass(frozen=True, slots=True)
+class Sitemap:
+    """``urlset`` (its entries are pages), ``sitemapindex`` or ``robots`` (its entries are sitemaps)."""
+
+    kind: str
+    entries: tuple[SitemapEntry, ...]
+
+    @property
+    def lists_sitemaps(self) -> bool:
+        return self.kind != "urlset"
+
+
+def read_sitemap(
+    body: bytes, url: str, *, max_bytes: int = MAX_BYTES, max_entries: int = MAX_ENTRIES
+) -> Sitemap:
+    """The sitemap ``body`` fetched from ``url`` (a robots.txt when the URL's path is ``/robots.txt``)."""
+    if body.startswith(_GZIP_MAGIC):
+        body = _gunzip(body, url, max_bytes)
+    if len(body) > max_bytes:
+        raise SitemapError(
+            f"{url} holds {len(body):,} bytes, over the {max_bytes:,} a sitemap may have: split it into"
+            " several sitemaps listed by a sitemap index"
+        )
+    if urlsplit(url).path == "/robots.txt":
+        found = [match.decode("utf-8", "replace") for match in _ROBOTS_SITEMAP_RE.findall(body)]
+        return Sitemap("robots", tuple(SitemapEntry(link) for link in dict.fromkeys(found)))
+    return _read_xml(body, url, max_entries)
+
+
+def _read_xml(body: bytes, url: str, max_entries: int) -> Sitemap:
+    """1. Parse incrementally, entities never expanded and no network; 2. the root names the kind;
+    3. each ``url`` or ``sitemap`` element gives an entry, and is freed once read."""
+    # 1.
+    events = lxml.etree.iterparse(
+        BytesIO(body),
+        events=("start", "end"),
+        recover=True,
+        resolve_entities=False,
+        no_network=True,
+        remove_comments=True,
+        remove_pis=True,
+        huge_tree=False,
+    )
+    entries: list[SitemapEntry] = []
+    kind = ""
+    try:
+        for event, element in events:
+            name = _local(element)
+            # 2.
+            if not kind:
+                kind = name
+                if kind not in ("urlset", "sitemapindex"):
+                    raise SitemapError(f"{url} is not a sitemap: its root element is <{name}>")
+                continue
+            # 3.
+            if event != "end" or name not in ("url", "sitemap"):
+                continue
+            entry = _entry(element)
+            element.clear()
+            if entry is None:
+                continue
+            if len(entries) >= max_entries:
+                raise SitemapError(
+                    f"{url} lists more than {max_entries:,} entries, the protocol's limit for one sitemap"
+                )
+            entries.append(entry)
+    except lxml.etree.XMLSyntaxError:
+        if kind:
+            return Sitemap(kind, tuple(entries))  # what came before the broken end is read
+    if not kind:
+        start = body[:40].decode("utf-8", "replace").strip()
+        raise SitemapError(f"{url} is not a sitemap: it holds no XML element (it starts {start!r})")
+    return Sitemap(kind, tuple(entries))
+
+
+def _entry(element: lxml.etree._Element) -> SitemapEntry | None:
+    loc = lastmod = title = published = None
+    for child in element.iter():
+        name = _local(child)
+        text = (child.text or "").strip()
+        if name == "loc" and loc is None:
+            loc = text
+        elif name == "lastmod":
+            lastmod = _date(text)
+        elif name == "title":
+            title = " ".join(text.split()) or None
+        elif name == "publication_date":
+            published = _date(text)
+    if not loc:
+        return None
+    return SitemapEntry(loc, lastmod, title, published)
+
+
+def _local(element: lxml.etree._Element) -> str:
+    tag = element.tag
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _date(text: str) -> datetime | None:
+    """A W3C date-time (``2026-11-20``, ``2026-11-20T10:31:00+01:00``, ``...Z``) in UTC; a date alone is
+    its midnight in UTC."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def _gunzip(body: bytes, url: str, max_bytes: int) -> bytes:
+    """``body`` uncompressed, never past ``max_bytes`` (a few KB can hold gigabytes of zeros)."""
+    inflater = zlib.decompressobj(wbits=zlib.MAX_WBITS | 16)
+    try:
+        data = inflater.decompress(body, max_bytes + 1)
+    except zlib.error as exc:
+        raise SitemapError(f"{url} is not a readable gzip file: {exc}") from None
+    if len(data) > max_bytes:
+        raise SitemapError(
+            f"{url} decompresses to more than {max_bytes:,} bytes, over the limit of a sitemap (a gzip"
+            " bomb, or a sitemap to split)"
+        )
+    return data

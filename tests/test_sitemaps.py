@@ -1,0 +1,216 @@
+"""Sitemaps: urlsets (news sitemaps too), sitemap indexes, robots.txt naming sitemaps, gzip, and the
+protocol's limits; the rule key ``sitemaps``; and real temp crawls of sitemaps served by the local test
+server (from robots.txt down to the articles, a news sitemap's dates stored, a sitemap index that lists
+itself, a gzip bomb). Grabs that offer only what changed since the last one are in tests/test_service.py."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from conftest import SiteServer
+from siteserver import sitemap_document
+from test_failures import Site
+
+from crawler.rules import RuleErrors, parse_rule
+from crawler.rules.sitemaps import SitemapEntry, SitemapError, read_sitemap
+
+SITEMAP_URL = "http://news.test/sitemaps/news.xml"
+SITEMAP_RULE = """
+domains: [news.test]
+sitemaps: ["http://news.test/robots.txt"]
+article:
+  fields:
+    title: {xpath: //h1}
+"""
+
+
+def test_a_news_sitemap_gives_pages_their_lastmod_title_and_publication_date() -> None:
+    links = ["http://news.test/a/1.html", "/a/2.html"]
+    document = sitemap_document("urlset", links, ["2026-11-20T10:31:00+01:00"], news=True)
+    sitemap = read_sitemap(document.encode(), SITEMAP_URL)
+    assert sitemap.kind == "urlset" and not sitemap.lists_sitemaps
+    first, second = sitemap.entries
+    assert first == SitemapEntry(
+        "http://news.test/a/1.html",
+        lastmod=datetime(2026, 11, 20, 9, 31, tzinfo=UTC),
+        title="News 0",
+        published=datetime(2026, 11, 1, 8, tzinfo=UTC),
+    )
+    assert second.url == "/a/2.html" and second.lastmod is None, "as given: the rule resolves it"
+    assert second.hints() == {"title": "News 1", "published": "2026-11-02T08:00:00+00:00"}
+
+
+def test_a_gzip_compressed_sitemap_and_a_sitemap_index_are_read() -> None:
+    document = sitemap_document("urlset", ["http://news.test/a/1.html"], ["2026-11-20"], news=False)
+    sitemap = read_sitemap(gzip.compress(document.encode()), SITEMAP_URL + ".gz")
+    assert [(e.url, e.lastmod) for e in sitemap.entries] == [
+        ("http://news.test/a/1.html", datetime(2026, 11, 20, tzinfo=UTC))
+    ]
+    index = sitemap_document(
+        "sitemapindex", ["http://news.test/s1.xml", "http://news.test/s2.xml"], [], news=False
+    )
+    listed = read_sitemap(index.encode(), "http://news.test/index.xml")
+    assert listed.kind == "sitemapindex" and listed.lists_sitemaps
+    assert [entry.url for entry in listed.entries] == ["http://news.test/s1.xml", "http://news.test/s2.xml"]
+
+
+def test_a_robots_txt_gives_the_sitemaps_it_names() -> None:
+    robots = b"User-agent: *\nDisallow: /admin/\nSitemap: http://news.test/s1.xml\nsitemap:http://news.test/s2.xml\n"
+    sitemap = read_sitemap(robots, "http://news.test/robots.txt")
+    assert sitemap.kind == "robots" and sitemap.lists_sitemaps
+    assert [entry.url for entry in sitemap.entries] == ["http://news.test/s1.xml", "http://news.test/s2.xml"]
+
+
+def test_entities_are_never_expanded() -> None:
+    document = (
+        b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">]>'
+        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>&b;</loc></url>'
+        b"<url><loc>http://news.test/a/1.html</loc></url></urlset>"
+    )
+    assert [entry.url for entry in read_sitemap(document, SITEMAP_URL).entries] == [
+        "http://news.test/a/1.html"
+    ]
+
+
+def test_what_comes_before_a_broken_end_is_read() -> None:
+    document = sitemap_document("urlset", ["http://news.test/a/1.html"], [], news=False)
+    broken = document.removesuffix("</urlset>") + "<url><loc>http://news.test/a/2"
+    assert [entry.url for entry in read_sitemap(broken.encode(), SITEMAP_URL).entries][:1] == [
+        "http://news.test/a/1.html"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (
+            b"<!DOCTYPE html><html><body>Not found</body></html>",
+            "is not a sitemap: its root element is <html>",
+        ),
+        (b"", "is not a sitemap: it holds no XML element (it starts '')"),
+        (b"Sorry, try later", "is not a sitemap: it holds no XML element (it starts 'Sorry, try later')"),
+        (b"\x1f\x8b\x08garbage", "is not a readable gzip file"),
+    ],
+)
+def test_a_document_that_is_no_sitemap_says_what_it_is(body: bytes, says: str) -> None:
+    with pytest.raises(SitemapError) as raised:
+        read_sitemap(body, SITEMAP_URL)
+    assert str(raised.value).startswith(SITEMAP_URL) and says in str(raised.value)
+
+
+def test_the_protocols_limits_hold_for_entries_bytes_and_decompression() -> None:
+    document = sitemap_document("urlset", [f"http://news.test/a/{n}" for n in range(11)], [], news=False)
+    with pytest.raises(SitemapError, match=r"lists more than 10 entries, the protocol's limit"):
+        read_sitemap(document.encode(), SITEMAP_URL, max_entries=10)
+    with pytest.raises(SitemapError, match=r"holds [\d,]+ bytes, over the 100 a sitemap may have"):
+        read_sitemap(document.encode(), SITEMAP_URL, max_bytes=100)
+    bomb = gzip.compress(b"<urlset>" + b" " * 5_000_000 + b"</urlset>")
+    assert len(bomb) < 10_000
+    with pytest.raises(SitemapError, match=r"decompresses to more than 1,000,000 bytes, .* \(a gzip bomb"):
+        read_sitemap(bomb, SITEMAP_URL + ".gz", max_bytes=1_000_000)
+
+
+# --- the rule key ------------------------------------------------------------------------------------------
+
+
+def test_a_rule_may_read_its_site_from_sitemaps_alone() -> None:
+    rule = parse_rule(SITEMAP_RULE, site="maps")
+    assert rule.sitemaps == ("http://news.test/robots.txt",) and rule.start_urls == () and rule.feeds == ()
+
+
+def test_a_sitemap_off_the_domains_is_named_with_its_key_and_value() -> None:
+    text = SITEMAP_RULE.replace("http://news.test/robots.txt", "http://other.test/sitemap.xml")
+    with pytest.raises(RuleErrors) as raised:
+        parse_rule(text, site="maps")
+    (error,) = raised.value.errors
+    assert str(error).startswith(
+        'rules/maps.yaml: sitemaps[0]: host "other.test" of "http://other.test/sitemap'
+    )
+
+
+def test_allow_and_deny_filter_a_sitemaps_pages_not_the_sitemaps_it_lists() -> None:
+    rule = parse_rule(SITEMAP_RULE + "index:\n  links: {allow: ['/news/']}\n", site="maps")
+    entries = [
+        SitemapEntry("/news/1.html"),
+        SitemapEntry("/sport/2.html"),
+        SitemapEntry("http://x.test/news/3"),
+    ]
+    pages = rule.sitemap_entries(entries, SITEMAP_URL, pages=True)
+    assert [entry.url for entry in pages] == ["http://news.test/news/1.html"]
+    sitemaps = rule.sitemap_entries([SitemapEntry("/sitemaps/sport.xml")], SITEMAP_URL, pages=False)
+    assert [entry.url for entry in sitemaps] == ["http://news.test/sitemaps/sport.xml"]
+
+
+# --- crawls ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def site(site_server: SiteServer, tmp_path: Path) -> Site:
+    return Site(site_server, tmp_path, name="maps")
+
+
+def _sitemap_rule(site: Site, *sitemaps: str) -> None:
+    text = (
+        "domains: [127.0.0.1]\n"
+        "sitemaps: [" + ", ".join(f'"{site.server.url(path)}"' for path in sitemaps) + "]\n"
+        "article:\n  fields:\n    title: {xpath: //h1}\n"
+        '    body: {xpath: "//div[@class=\'article\']/p", join: "\\n\\n"}\n'
+    )
+    site.rules.mkdir(parents=True, exist_ok=True)
+    (site.rules / f"{site.name}.yaml").write_text(text, encoding="utf-8")
+
+
+def _map(path: str, *links: str, news: bool = False) -> str:
+    return f"{path}?to=" + quote(",".join(links), safe="/,") + ("&news=1" if news else "")
+
+
+def test_a_temp_crawl_follows_robots_txt_and_a_sitemap_index_down_to_the_articles(site: Site) -> None:
+    news = site.server.url(_map("/sitemap.xml", "/a/news-one", news=True))
+    packed = site.server.url(_map("/sitemap.xml.gz", "/a/packed-one", "http://elsewhere.test/a/x"))
+    index = _map("/sitemap-index.xml", news, packed)
+    _sitemap_rule(site, "/robots.txt", index)
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    stored = site.stored()
+    assert set(stored) == {"/a/from-robots", "/a/news-one", "/a/packed-one"}
+    assert stored["/a/news-one"]["published"] == "2026-11-01T08:00:00+00:00", "the news sitemap's date"
+    assert stored["/a/news-one"]["title"] == "Article news-one", "the page's own title before the sitemap's"
+    assert stored["/a/from-robots"]["published"] is None
+
+
+def test_a_sitemap_index_that_lists_itself_ends_at_the_depth_limit(site: Site) -> None:
+    _sitemap_rule(site, "/sitemap-loop.xml", _map("/sitemap.xml", "/a/fine"))
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "levels below the rule's (SITEMAPS_MAX_DEPTH): left out" in done.stderr
+    assert list(site.stored()) == ["/a/fine"]
+    assert site.dead() == []
+
+
+def test_a_gzip_bomb_is_dead_lettered_saying_so(site: Site) -> None:
+    _sitemap_rule(site, "/sitemap-bomb.xml.gz", _map("/sitemap.xml", "/a/fine"))
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    (letter,) = site.dead()
+    assert "decompresses to more than 52,428,800 bytes" in letter["reason"], letter
+    assert list(site.stored()) == ["/a/fine"]
+
+
+def test_rules_try_on_a_sitemap_lists_what_a_crawl_would_follow(site: Site) -> None:
+    _sitemap_rule(site, "/robots.txt")
+    url = site.server.url(_map("/sitemap.xml", "/a/one", "http://elsewhere.test/a/two", news=True))
+    done = site.crawler("rules", "try", "maps", url)
+    assert done.returncode == 0, done.stderr
+    assert "as a urlset: 1 article link, 1 left out" in done.stdout, done.stdout
+    assert "title: News 0; published: 2026-11-01T08:00:00+00:00" in done.stdout
+    robots = site.crawler("rules", "try", "maps", site.server.url("/robots.txt"), "--format", "json")
+    document = json.loads(robots.stdout)
+    assert document["sitemap"] == "robots"
+    assert [entry["url"] for entry in document["entries"]] == [
+        site.server.url("/sitemap.xml?to=/a/from-robots")
+    ]
