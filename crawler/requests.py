@@ -6,11 +6,12 @@ Metadata (``request.meta``), read through :class:`Work` only:
 ==============  ==================================================================================
 ``site``        the rule's site id (also the download slot: politeness is per site)
 ``kind``        ``index`` (a rule's start URL or its pagination), ``feed`` (one of its feeds), ``sitemap``
-                (one of its sitemaps, or one they list) or ``article``
+                (one of its sitemaps, or one they list), ``api`` (a page of its JSON API) or ``article``
 ``job``         the job that queued it (a temp crawl, a regular grab), or None
 ``job_kind``    ``temp`` or ``grab``
 ``page``        index pages: 1 for a start URL, 2 for the page after it, ...; sitemaps: 1 for a rule's,
-                2 for one it lists, ...
+                2 for one it lists, ...; API pages as index pages
+``api_seen``    API pages: the URLs of the pages before it, so that a cursor that loops is seen
 ``depth``       article pages: 1 when linked from an index page, more when followed from articles
 ``boost``       priority over the rule's own (a temp crawl's, a productive site's grab)
 ``entry``       article pages found in a feed or a news sitemap: what it says of the article's ``title``,
@@ -47,6 +48,7 @@ from crawler.redisio.queue import LeasedQueue
 from crawler.rules import Rule
 
 __all__ = [
+    "API",
     "ARTICLE",
     "FEED",
     "INDEX",
@@ -57,6 +59,7 @@ __all__ = [
     "JobCounts",
     "QueueEntryError",
     "Work",
+    "api_request",
     "article_request",
     "decode_request",
     "encode_request",
@@ -73,6 +76,7 @@ __all__ = [
 INDEX = "index"
 FEED = "feed"
 SITEMAP = "sitemap"
+API = "api"
 ARTICLE = "article"
 JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors", "refused", "reposts")
 
@@ -97,7 +101,7 @@ class Work:
         job, job_kind, lease = meta.get("job"), meta.get("job_kind"), meta.get("lease")
         return cls(
             site=str(meta.get("site", "")),
-            kind=meta["kind"] if meta.get("kind") in (ARTICLE, FEED, SITEMAP) else INDEX,
+            kind=meta["kind"] if meta.get("kind") in (ARTICLE, FEED, SITEMAP, API) else INDEX,
             job=job if isinstance(job, str) and job else None,
             job_kind=job_kind if isinstance(job_kind, str) else None,
             page=int(meta.get("page", 1)),
@@ -118,6 +122,10 @@ class Work:
     @property
     def is_sitemap(self) -> bool:
         return self.kind == SITEMAP
+
+    @property
+    def is_api(self) -> bool:
+        return self.kind == API
 
     @property
     def is_grab(self) -> bool:
@@ -178,6 +186,29 @@ def sitemap_request(
         url,
         meta=_meta(rule, SITEMAP, job, job_kind, page=level, depth=0, boost=boost),
         headers=rule.headers or None,
+        priority=rule.priority + boost + 1,
+        dont_filter=True,
+    )
+
+
+def api_request(
+    rule: Rule,
+    url: str,
+    *,
+    job: str | None = None,
+    page: int = 1,
+    seen: Sequence[str] = (),
+    boost: int = 0,
+    job_kind: str | None = None,
+) -> Request:
+    """A request for a page of ``rule``'s JSON API (never deduplicated, like an index page); ``seen``: the
+    URLs of the pages before it in its chain."""
+    meta = _meta(rule, API, job, job_kind, page=page, depth=0, boost=boost)
+    meta["api_seen"] = list(seen)
+    return Request(
+        url,
+        meta=meta,
+        headers={"Accept": "application/json", **rule.headers},
         priority=rule.priority + boost + 1,
         dont_filter=True,
     )
@@ -375,7 +406,7 @@ def enqueue_job(
     kind: str = "temp",
     boost: int = 0,
 ) -> str:
-    """Queue a job: each rule's start URLs as index pages, its feeds and its sitemaps, or, when
+    """Queue a job: each rule's start URLs as index pages, its feeds, sitemaps and API, or, when
     ``article_urls`` are given (one rule then), those pages alone as article pages. ``kind`` is ``temp``
     (a crawl asked for now) or ``grab`` (a regular grab of the schedule); ``boost`` raises the priority
     of its requests (and of the article requests they lead to) over the rule's own. Returns the job id (a
@@ -399,4 +430,6 @@ def enqueue_job(
                 push(queue, feed_request(rule, url, job=job, boost=boost, job_kind=kind))
             for url in rule.sitemaps:
                 push(queue, sitemap_request(rule, url, job=job, boost=boost, job_kind=kind))
+            for url in rule.api.urls if rule.api else ():
+                push(queue, api_request(rule, url, job=job, boost=boost, job_kind=kind))
     return job

@@ -37,6 +37,12 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/sitemap-index.xml?to=S,T``  a sitemap index of the sitemaps S, T, ...; ``&lastmod=`` as above
 ``/sitemap-loop.xml``          a sitemap index that lists itself
 ``/sitemap-bomb.xml.gz``       60 KB of gzip that inflate to 60 MB of white space in a ``urlset``
+``/api?pages=N&per=K``         a JSON API: ``{"data": {"posts": [...]}, "paging": {"next": C}}``, page
+                               ``&cursor=C`` (1 to N; the first has none), K posts each: ``link``
+                               ``/a/api-C-I``, ``title``, ``user.name``, ``created`` (2026-11-(C+I)
+                               08:00Z), ``stats.likes``, and with ``&full=1`` the article in
+                               ``content.text``; ``&loop=1``: ``next`` is always 1 (the cursor loops)
+``/api-object``                JSON whose ``data.posts`` is an object, not a list
 =============================  ====================================================================
 
 robots.txt also names ``/sitemap.xml?to=/a/from-robots`` (``Sitemap:``).
@@ -52,6 +58,7 @@ import gzip
 import hashlib
 import html
 import http.server
+import json
 import random
 import sys
 import threading
@@ -118,9 +125,13 @@ _COUNTS_LOCK = threading.Lock()
 def generated_article(name: str) -> str:
     """The article page of ``/a/NAME``: a headline and three paragraphs of words drawn for that name, so
     that two generated articles never look like reposts of each other."""
+    return article_page(f"Article {name}", generated_text(name).split("\n\n"))
+
+
+def generated_text(name: str) -> str:
+    """The three paragraphs of ``/a/NAME``, a blank line between them."""
     words = random.Random(name).choices(_WORDS, k=120)
-    paragraphs = [" ".join(words[start : start + 40]).capitalize() + "." for start in range(0, 120, 40)]
-    return article_page(f"Article {name}", paragraphs)
+    return "\n\n".join(" ".join(words[start : start + 40]).capitalize() + "." for start in range(0, 120, 40))
 
 
 _WORDS = [
@@ -182,6 +193,29 @@ def feed_document(links: list[str], kind: str) -> str:
     version = "2.0" if dated else "0.91"
     channel = f"<channel><title>Test feed</title>{items}</channel>"
     return f'<?xml version="1.0"?><rss version="{version}">{channel}</rss>'
+
+
+def api_page(query: dict[str, str]) -> dict[str, Any]:
+    """A page of the ``/api`` route (see the module docstring)."""
+    pages, per, cursor = (
+        int(query.get("pages", "1")),
+        int(query.get("per", "2")),
+        int(query.get("cursor", "1")),
+    )
+    posts = []
+    for item in range(per):
+        post: dict[str, Any] = {
+            "link": f"/a/api-{cursor}-{item}",
+            "title": f"API post {cursor}-{item}",
+            "user": {"name": f"Writer {item}"},
+            "created": f"2026-11-{cursor + item:02d}T08:00:00Z",
+            "stats": {"likes": cursor * 10 + item},
+        }
+        if query.get("full") == "1":
+            post["content"] = {"text": generated_text(f"api-{cursor}-{item}")}
+        posts.append(post)
+    following = 1 if query.get("loop") == "1" else cursor + 1 if cursor < pages else None
+    return {"data": {"posts": posts}, "paging": {"next": following}}
 
 
 def sitemap_document(kind: str, links: list[str], dates: list[str], *, news: bool) -> str:
@@ -325,6 +359,10 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self._send(200, loop.encode(), "application/xml")
         elif path == "/sitemap-bomb.xml.gz":
             self._send(200, _sitemap_bomb(), "application/x-gzip")
+        elif path == "/api":
+            self._send(200, json.dumps(api_page(query)).encode(), "application/json")
+        elif path == "/api-object":
+            self._send(200, b'{"data": {"posts": {"link": "/a/x"}}}', "application/json")
         elif path == "/binary":
             self._send(200, random.Random(7).randbytes(64 * 1024), "application/octet-stream")
         else:

@@ -16,6 +16,7 @@ from crawler.config import Config
 from crawler.errors import InputError
 from crawler.rules import RULE_SUFFIX, Rule, RuleError, RuleErrors, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
+from crawler.rules.api import ApiError, ApiRule
 from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
 from crawler.settings import QREAD_ALGORITHM
@@ -151,7 +152,13 @@ def run_rules_try(args: argparse.Namespace) -> int:
         private_domains=rule.domains if rule.allow_private else (),
         proxy=proxy,
     )
-    feed_url = page.url or args.url or (rule.feeds or rule.sitemaps or rule.start_urls or ("",))[0]
+    api_urls = rule.api.urls if rule.api else ()
+    feed_url = (
+        page.url or args.url or (rule.feeds or rule.sitemaps or api_urls or rule.start_urls or ("",))[0]
+    )
+    if rule.api is not None and _is_json(page.data):
+        _show_api(rule, rule.api, page, feed_url, args.format)
+        return EXIT_OK
     sitemap = _as_sitemap(page, feed_url)
     if sitemap is not None:
         _show_sitemap(rule, page, feed_url, sitemap, args.format)
@@ -166,7 +173,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
     root = parse_html(decoded.text)
     if root is None:
         raise InputError(f"{shown(page.source)} holds no HTML element to apply the rule to")
-    url = page.url or args.url or (rule.start_urls or rule.feeds or rule.sitemaps)[0]
+    url = page.url or args.url or (rule.start_urls or rule.feeds or rule.sitemaps or api_urls)[0]
     if not rule.allows_host(urlsplit(url).hostname):
         print(
             f"crawler rules try: note: {url} is not on the rule's domains ({', '.join(rule.domains)}):"
@@ -233,6 +240,57 @@ def _show_feed(rule: Rule, page: Page, url: str, feed: Feed, output: str) -> Non
         said = [f"{name}: {printable(value)}" for name, value in entry.hints().items()]
         if said:
             print(f"    {'; '.join(said)}")
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def _show_api(rule: Rule, api: ApiRule, page: Page, url: str, output: str) -> None:
+    """The items of a page of the rule's API: each one's article URL and fields, and the next page."""
+    try:
+        found = api.read(page.data, url)
+    except ApiError as exc:
+        raise InputError(str(exc)) from None
+    items = [(rule.absolute_url(item.url), item) for item in found.items]
+    next_url = rule.absolute_url(found.next_url) if found.next_url else None
+    if output == "json":
+        document = {
+            "site": rule.site,
+            "rule_file": str(rule.path),
+            "source": page.source,
+            "url": url,
+            "items": [
+                {
+                    "url": link,
+                    "stored_from": "json" if item.is_article else "page",
+                    "fields": dict(item.fields),
+                }
+                for link, item in items
+                if link is not None
+            ],
+            "left_out": found.without_url + sum(1 for link, _ in items if link is None),
+            "next_page": next_url,
+        }
+        print(json.dumps(document, ensure_ascii=False, indent=2))
+        return
+    print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
+    print(f"page       {printable(page.source)}")
+    print()
+    kept = [(link, item) for link, item in items if link is not None]
+    left_out = len(found.items) - len(kept) + found.without_url
+    print(f"as an API page: {_counted(len(kept), 'item')}, {left_out} left out")
+    for link, item in kept:
+        how = "stored from the JSON" if item.is_article else "its page fetched"
+        print(f"  {printable(str(link))} ({how})")
+        for name, value in item.fields.items():
+            if value is not None:
+                print(f"    {name}: {printable(value if len(value) <= 80 else value[:77] + '...')}")
+    print(f"next page  {printable(next_url) if next_url else '- (none)'}")
 
 
 def _as_sitemap(page: Page, url: str) -> Sitemap | None:

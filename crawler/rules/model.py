@@ -16,6 +16,7 @@ from lxml import etree
 from w3lib.url import safe_url_string
 
 from crawler.rules.access import Proxy, Session
+from crawler.rules.api import ApiRule
 from crawler.rules.errors import RuleError
 from crawler.rules.expressions import RegexBudget, RuleRegex, RuleXPath
 from crawler.rules.feeds import FeedEntry
@@ -124,6 +125,8 @@ class Rule:
     feeds: tuple[str, ...] = ()
     # Sitemaps (or robots.txt files naming them) listing the site's articles (see crawler.rules.sitemaps).
     sitemaps: tuple[str, ...] = ()
+    # A JSON API listing the site's articles, or holding them (see crawler.rules.api).
+    api: ApiRule | None = None
     next_page: RuleXPath | None = None
     max_pages: int = 1
     depth: int = 1
@@ -263,6 +266,11 @@ class Rule:
         patterns = [*self.links.allow, *self.links.deny]
         patterns += [spec.regex for spec in self.fields.values() if spec.regex is not None]
         return sum(pattern.timeouts for pattern in patterns)
+
+    def absolute_url(self, url: str) -> str | None:
+        """``url`` as a crawl requests it (without fragment, percent-encoded), or None when it is no
+        http(s) URL on the rule's domains."""
+        return self._absolute(url, url)
 
     def _absolute(self, base: str, href: str) -> str | None:
         """``href`` resolved against ``base``, without fragment, percent-encoded as Scrapy requests it;

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from crawler.rules.access import AccessError, Proxy, Session, parse_proxy, read_proxy_file, read_session
+from crawler.rules.api import EXPECTED_JMESPATH, ApiRule, JmesPath
 from crawler.rules.errors import RuleError
 from crawler.rules.errors import shown as _shown
 from crawler.rules.expressions import (
@@ -41,6 +42,7 @@ _TOP_KEYS = (
     "start_urls",
     "feeds",
     "sitemaps",
+    "api",
     "index",
     "depth",
     "article",
@@ -54,6 +56,7 @@ _TOP_KEYS = (
 _INDEX_KEYS = ("links", "next_page", "max_pages")
 _LINKS_KEYS = ("xpath", "allow", "deny")
 _ARTICLE_KEYS = ("fields", "min_body_chars")
+_API_KEYS = ("url", "items", "fields", "next", "cursor_param", "max_pages")
 _FIELD_KEYS = ("xpath", "regex", "join", "strip")
 _POLITENESS_KEYS = ("delay", "concurrency", "obey_robots")
 _SCHEDULE_KEYS = ("every", "cron", "min", "max")
@@ -188,7 +191,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         check.fail(
             "",
             f"the rule is {_described(data)}",
-            "a mapping with at least domains, and start_urls and index, feeds or sitemaps",
+            "a mapping with at least domains, and start_urls and index, feeds, sitemaps or api",
         )
         return None
     top = check.mapping(data, "", _TOP_KEYS, "a mapping of rule keys (see docs/rules.md)") or {}
@@ -205,11 +208,13 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         domains,
         "an http:// or https:// URL of a sitemap, or of a robots.txt naming some",
     )
-    if "start_urls" in top or not ("feeds" in top or "sitemaps" in top):
+    api = _api(top, check, domains)
+    if "start_urls" in top or not ("feeds" in top or "sitemaps" in top or "api" in top):
         start_urls = _start_urls(top, check, domains)
         links, next_page, max_pages = _index(top, check)
     else:
-        # A site read from its feeds or sitemaps alone: index.links, when given, still filters their links.
+        # A site read from its feeds, sitemaps or API alone: index.links, when given, still filters their
+        # links.
         start_urls = ()
         links, next_page, max_pages = _index(top, check) if "index" in top else (LinkRule(), None, 1)
     depth = check.integer(top, "depth", "", 1, 1)
@@ -246,6 +251,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         links=links,
         feeds=feeds,
         sitemaps=sitemaps,
+        api=api,
         next_page=next_page,
         max_pages=max_pages,
         depth=depth,
@@ -347,17 +353,21 @@ def _domains(top: Mapping[str, Any], check: Checker) -> tuple[str, ...]:
 def _start_urls(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) -> tuple[str, ...]:
     expected = "an http:// or https:// URL of an index page"
     if "start_urls" not in top:
-        check.missing(
-            "start_urls", f"a list of URLs, each {expected} (or feeds or sitemaps: lists of their URLs)"
-        )
+        check.missing("start_urls", f"a list of URLs, each {expected} (or feeds, sitemaps or api)")
         return ()
     return _urls(top, "start_urls", check, domains, expected)
 
 
 def _urls(
-    top: Mapping[str, Any], name: str, check: Checker, domains: Sequence[str], expected: str
+    top: Mapping[str, Any],
+    name: str,
+    check: Checker,
+    domains: Sequence[str],
+    expected: str,
+    path: str | None = None,
 ) -> tuple[str, ...]:
-    """The URLs of key ``name`` (one, or a list): http(s), without credentials, on the rule's domains."""
+    """The URLs of key ``name`` (one, or a list; ``path``: its key path, default ``name``): http(s),
+    without credentials, on the rule's domains."""
 
     def url_of(value: str, key: str) -> str:
         url = value.strip()
@@ -382,7 +392,63 @@ def _urls(
 
     if name not in top:
         return ()
-    return tuple(dict.fromkeys(check.strings(top[name], name, expected, url_of)))
+    return tuple(dict.fromkeys(check.strings(top[name], path or name, expected, url_of)))
+
+
+def _api(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) -> ApiRule | None:
+    """``api``: a JSON endpoint as the site's index (its URLs, JMESPath to the items, each item's fields
+    and the next page)."""
+    expected = "a mapping with url, items, fields (with url), and optionally next, cursor_param, max_pages"
+    if "api" not in top:
+        return None
+    api = check.mapping(top["api"], "api", _API_KEYS, expected)
+    if api is None:
+        return None
+    errors = len(check.errors)
+
+    def path(value: object, key: str) -> JmesPath | None:
+        text = check.string(value, key, EXPECTED_JMESPATH)
+        if text is None:
+            return None
+        try:
+            return JmesPath(text, file=check.file, key=key)
+        except RuleError as exc:
+            check.errors.append(exc)
+            return None
+
+    for required in ("url", "items", "fields"):
+        if required not in api:
+            check.missing(f"api.{required}", expected)
+    urls = _urls(api, "url", check, domains, "an http:// or https:// URL of the API's first page", "api.url")
+    items = path(api["items"], "api.items") if "items" in api else None
+    fields: dict[str, JmesPath] = {}
+    if "fields" in api:
+        specs = check.mapping(api["fields"], "api.fields", None, "a mapping of field names to JMESPath") or {}
+        if specs and "url" not in specs:
+            check.missing("api.fields.url", "the JMESPath of each item's article URL")
+        for name, spec in specs.items():
+            if not _FIELD_NAME_RE.fullmatch(name):
+                check.fail(
+                    f"api.fields.{name}",
+                    f"field name {_shown(name)} is not allowed",
+                    "letters, digits and _, not starting with a digit",
+                )
+                continue
+            compiled = path(spec, f"api.fields.{name}")
+            if compiled is not None:
+                fields[name] = compiled
+    next_page = path(api["next"], "api.next") if "next" in api else None
+    cursor = (
+        check.string(api["cursor_param"], "api.cursor_param", "a query parameter name")
+        if "cursor_param" in api
+        else None
+    )
+    if cursor is not None and next_page is None:
+        check.fail("api.cursor_param", "without api.next", "api.next: the JMESPath of the next cursor")
+    max_pages = check.integer(api, "max_pages", "api", 5, 1)
+    if len(check.errors) > errors or items is None:
+        return None
+    return ApiRule(urls, items, MappingProxyType(fields), next_page, cursor, max_pages)
 
 
 def _index(top: Mapping[str, Any], check: Checker) -> tuple[LinkRule, RuleXPath | None, int]:

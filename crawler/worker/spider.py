@@ -15,7 +15,7 @@ UTF-8 and sends GBK), and counted. A rule's regular expressions share a time bud
 (``RULES_REGEX_PAGE_SECONDS``).
 
 Seeds also come as JSON from the ``crawler:seeds`` list (``{"site": ..., "url": ..., "kind":
-"index"|"feed"|"sitemap"|"article", "job": ...}``), read with our own parsing: scrapy-redis would turn
+"index"|"feed"|"sitemap"|"api"|"article", "job": ...}``), read with our own parsing: scrapy-redis would turn
 extra keys into a form body. The command line queues its seeds straight into the leased queue instead,
 so none can be lost between a pop and a schedule.
 """
@@ -60,11 +60,13 @@ from crawler.redisio.connection import resolve_redis_url
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import (
+    API,
     ARTICLE,
     FEED,
     INDEX,
     SITEMAP,
     Work,
+    api_request,
     article_request,
     feed_request,
     index_request,
@@ -72,6 +74,7 @@ from crawler.requests import (
     sitemap_request,
 )
 from crawler.rules import RegexBudget, Rule, RuleSet, load_rules
+from crawler.rules.api import ApiError
 from crawler.rules.feeds import FeedError, read_feed
 from crawler.rules.sitemaps import SitemapEntry, SitemapError, read_sitemap
 from crawler.schedule.revisit import Revisits
@@ -272,6 +275,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return feed_request(rule, seed["url"], job=job)
         if kind == SITEMAP:
             return sitemap_request(rule, seed["url"], job=job)
+        if kind == API:
+            return api_request(rule, seed["url"], job=job)
         return index_request(rule, seed["url"], job=job)
 
     def spider_idle(self) -> None:
@@ -297,7 +302,89 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return self.parse_feed(response)
         if work.is_sitemap:
             return self.parse_sitemap(response)
+        if work.is_api:
+            return self.parse_api(response)
         return self.parse_index(response)
+
+    def parse_api(self, response: Response) -> Iterator[Any]:
+        """A page of a rule's JSON API: an item that holds its article (a body) is stored as it is, any
+        other one's URL queued as an article request (new ones only) with the item's fields as hints;
+        then the next page, up to ``api.max_pages``, unless it repeats an earlier one (a cursor that
+        loops). A page that is no JSON, or whose items are no list, is dead-lettered saying so."""
+        rule = self._rule(response)
+        if rule is None or rule.api is None:
+            return
+        self.count(f"crawl/pages/{rule.site}")
+        work = _work(response)
+        try:
+            page = rule.api.read(response.body, response.url)
+        except ApiError as exc:
+            self.count(f"crawl/api_errors/{rule.site}")
+            assert response.request is not None
+            dead_letter(self.crawler, response.request, str(exc), "not the API's JSON")
+            return
+        if page.without_url:
+            self.count(f"crawl/api_no_url/{rule.site}", page.without_url)
+        articles, links = [], []
+        for item in page.items:
+            url = rule.absolute_url(item.url)
+            if url is None:
+                self.count(f"crawl/api_off_domains/{rule.site}")
+            elif item.is_article:
+                articles.append((url, item))
+            else:
+                links.append((url, item))
+        fetched_at = datetime.now(UTC).isoformat(timespec="seconds")
+        for url, item in articles:
+            fields = dict(item.fields)
+            self.count(f"fields/pages/{rule.site}")
+            yield Article(
+                site=rule.site,
+                url=url,
+                fetched_at=fetched_at,
+                title=fields.pop("title", None),
+                body=fields.pop("body", None),
+                published=fields.pop("published", None),
+                author=fields.pop("author", None),
+                fields=fields,
+                job=work.job,
+            )
+        requests = [
+            article_request(
+                rule,
+                url,
+                job=work.job,
+                boost=work.boost,
+                job_kind=work.job_kind,
+                entry={name: value for name, value in item.fields.items() if value is not None},
+            )
+            for url, item in links
+        ]
+        self.count(f"crawl/links/{rule.site}", len(links) + len(articles))
+        fresh = self._queue_new(rule, requests, work.job)
+        self._record_visit(rule, work, fresh + len(articles))
+        next_url = rule.absolute_url(page.next_url) if page.next_url else None
+        if next_url is None or work.page >= rule.api.max_pages:
+            return
+        seen = [*response.meta.get("api_seen", ()), response.url]
+        if next_url in seen:
+            self.count(f"crawl/api_cursor_loop/{rule.site}")
+            logger.warning(
+                "%s: the API's next page %s repeats page %d of this chain: the cursor loops, stopped",
+                rule.site,
+                next_url,
+                seen.index(next_url) + 1,
+            )
+            return
+        yield api_request(
+            rule,
+            next_url,
+            job=work.job,
+            page=work.page + 1,
+            seen=seen,
+            boost=work.boost,
+            job_kind=work.job_kind,
+        )
 
     def parse_sitemap(self, response: Response) -> Iterator[Request]:
         """A sitemap (or a robots.txt naming sitemaps): the sitemaps it lists followed (up to
@@ -569,7 +656,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def _record_visit(self, rule: Rule, work: Work, found_new: int, *, not_modified: bool = False) -> None:
         """A regular grab's first index page was read (else its feed, for a site with no index page; else a
         sitemap of the rule's own, for a site with neither): its news adapts the site's revisit interval."""
-        if (work.is_feed and rule.start_urls) or (work.is_sitemap and (rule.start_urls or rule.feeds)):
+        if (
+            (work.is_feed and rule.start_urls)
+            or (work.is_sitemap and (rule.start_urls or rule.feeds))
+            or (work.is_api and (rule.start_urls or rule.feeds or rule.sitemaps))
+        ):
             return
         if work.page == 1 and work.is_grab:
             self.revisits.record(rule, found_new, time.time(), not_modified=not_modified)

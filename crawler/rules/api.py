@@ -1,0 +1,149 @@
+"""JSON APIs as a site's index: a rule's ``api`` section, compiled (:class:`ApiRule`), and what it reads
+from one page of JSON (:meth:`ApiRule.read`): the items, each item's fields, and the next page.
+
+Every expression is JMESPath (https://jmespath.org), compiled when the rule is loaded. An item whose
+``fields`` give a ``body`` is the article itself (stored without fetching a page); otherwise its ``url``
+is fetched as an article page, the other fields filling the page's where it has none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+
+import jmespath
+import jmespath.exceptions
+
+from crawler.errors import CrawlerError
+from crawler.rules.errors import RuleError
+from crawler.rules.errors import shown as _shown
+
+__all__ = ["EXPECTED_JMESPATH", "ApiError", "ApiItem", "ApiPage", "ApiRule", "JmesPath"]
+
+EXPECTED_JMESPATH = "a JMESPath expression such as data.items or user.name (https://jmespath.org)"
+
+
+class ApiError(CrawlerError):
+    """A page of a rule's API that is no JSON, or whose items are no list (the message says which)."""
+
+
+class JmesPath:
+    """A JMESPath expression compiled at load time; :class:`RuleError` naming the file and key if invalid."""
+
+    __slots__ = ("_compiled", "expression")
+
+    def __init__(self, expression: str, *, file: str, key: str) -> None:
+        self.expression = expression
+        try:
+            self._compiled = jmespath.compile(expression)
+        except jmespath.exceptions.JMESPathError as exc:
+            problem = " ".join(str(exc).split())
+            raise RuleError(
+                file, key, f"invalid JMESPath {_shown(expression)}: {problem}", EXPECTED_JMESPATH
+            ) from None
+
+    def search(self, data: Any) -> Any:
+        try:
+            return self._compiled.search(data)
+        except jmespath.exceptions.JMESPathError:
+            return None  # a function given a value of the wrong type: no result, as a missing key
+
+
+@dataclass(frozen=True, slots=True)
+class ApiItem:
+    """One item of a page: its article's URL (absolute), and its fields as strings (None: not given)."""
+
+    url: str
+    fields: Mapping[str, str | None]
+
+    @property
+    def is_article(self) -> bool:
+        """The item holds the article itself (a body): no page to fetch."""
+        return bool(self.fields.get("body"))
+
+
+@dataclass(frozen=True, slots=True)
+class ApiPage:
+    """What one page of the API gave: its items, how many had no usable URL, and the next page's URL."""
+
+    items: tuple[ApiItem, ...]
+    without_url: int
+    next_url: str | None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ApiRule:
+    """A rule's ``api`` section (see docs/rules.md#json-apis)."""
+
+    urls: tuple[str, ...]
+    items: JmesPath
+    fields: Mapping[str, JmesPath] = field(default_factory=lambda: MappingProxyType({}))
+    next: JmesPath | None = None
+    cursor_param: str | None = None
+    max_pages: int = 5
+
+    def read(self, body: bytes, page_url: str) -> ApiPage:
+        """The items and next page of the JSON ``body`` fetched from ``page_url``; :class:`ApiError` when
+        it is no JSON or ``items`` gives no list. Item URLs are resolved against ``page_url``; whether they
+        are on the rule's domains is the rule's to say."""
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            start = body[:40].decode("utf-8", "replace").strip()
+            raise ApiError(f"{page_url} is not JSON: {exc} (it starts {start!r})") from None
+        found = self.items.search(data)
+        if not isinstance(found, list):
+            raise ApiError(
+                f"{page_url}: api.items {_shown(self.items.expression)} gives {_kind(found)}, not a list of"
+                " items"
+            )
+        items: list[ApiItem] = []
+        without_url = 0
+        for entry in found:
+            url = _text(self.fields["url"].search(entry))
+            if url is None:
+                without_url += 1
+                continue
+            values = {name: _text(path.search(entry)) for name, path in self.fields.items() if name != "url"}
+            items.append(ApiItem(urljoin(page_url, url), MappingProxyType(values)))
+        return ApiPage(tuple(items), without_url, self._next_url(data, page_url))
+
+    def _next_url(self, data: Any, page_url: str) -> str | None:
+        if self.next is None:
+            return None
+        value = _text(self.next.search(data))
+        if value is None:
+            return None
+        if self.cursor_param is None:
+            return urljoin(page_url, value)
+        parts = urlsplit(page_url)
+        query = [
+            (name, old)
+            for name, old in parse_qsl(parts.query, keep_blank_values=True)
+            if name != self.cursor_param
+        ]
+        return urlunsplit(parts._replace(query=urlencode([*query, (self.cursor_param, value)])))
+
+
+def _text(value: Any) -> str | None:
+    """A field's value as stored: strings trimmed, numbers and booleans as JSON writes them, lists and
+    objects as JSON; None for null, missing or empty."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.strip() or None
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True) if value else None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing (null or no such key)"
+    return {dict: "an object", str: "a string", bool: "a boolean"}.get(
+        type(value), f"a {type(value).__name__}"
+    )

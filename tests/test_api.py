@@ -1,0 +1,219 @@
+"""JSON APIs as a site's index: the rule's ``api`` section checked (JMESPath compiled at load time),
+a page read into items and its next page (a URL or a cursor), and real temp crawls of the local test
+server's API: articles stored from the JSON without fetching a page, or fetched at their URL with the
+item's fields filling the page's; cursor pages up to ``max_pages``; a cursor that loops; a page that is no
+JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SiteServer
+from test_failures import Site
+
+from crawler.rules import RuleErrors, parse_rule
+from crawler.rules.api import ApiError
+
+API_RULE = """
+domains: [api.test]
+api:
+  url: http://api.test/v1/posts?limit=2
+  items: data.posts
+  next: paging.next
+  cursor_param: cursor
+  max_pages: 3
+  fields:
+    url: link
+    title: title
+    body: content.text
+    author: user.name
+    published: created
+    likes: stats.likes
+    tags: tags
+"""
+PAGE = {
+    "data": {
+        "posts": [
+            {
+                "link": "/p/1",
+                "title": " One ",
+                "content": {"text": "Body one."},
+                "user": {"name": "Ann"},
+                "created": "2026-11-20T08:00:00Z",
+                "stats": {"likes": 3},
+                "tags": ["a", "b"],
+            },
+            {"link": "https://api.test/p/2", "title": "Two", "user": None},
+            {"title": "no link"},
+        ]
+    },
+    "paging": {"next": "c2"},
+}
+
+
+def test_a_page_gives_items_with_their_fields_and_the_next_cursor() -> None:
+    api = parse_rule(API_RULE, site="api").api
+    assert api is not None
+    page = api.read(json.dumps(PAGE).encode(), "http://api.test/v1/posts?limit=2&cursor=c1")
+    first, second = page.items
+    assert first.url == "http://api.test/p/1" and first.is_article
+    assert dict(first.fields) == {
+        "title": "One",
+        "body": "Body one.",
+        "author": "Ann",
+        "published": "2026-11-20T08:00:00Z",
+        "likes": "3",
+        "tags": '["a", "b"]',
+    }
+    assert second.url == "https://api.test/p/2" and not second.is_article, "no body: its page is fetched"
+    assert second.fields["author"] is None
+    assert page.without_url == 1
+    assert page.next_url == "http://api.test/v1/posts?limit=2&cursor=c2", "the cursor replaces the old one"
+
+
+def test_without_a_cursor_parameter_next_is_a_url() -> None:
+    api = parse_rule(API_RULE.replace("  cursor_param: cursor\n", ""), site="api").api
+    assert api is not None
+    page = api.read(
+        json.dumps({"data": {"posts": []}, "paging": {"next": "/v1/posts?page=2"}}).encode(),
+        "http://api.test/v1/posts",
+    )
+    assert page.items == () and page.next_url == "http://api.test/v1/posts?page=2"
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (
+            b"<html><body>Sign in</body></html>",
+            "is not JSON: Expecting value: line 1 column 1 (char 0) (it starts '<html>",
+        ),
+        (
+            b'{"data": {"posts": {"link": "/x"}}}',
+            'api.items "data.posts" gives an object, not a list of items',
+        ),
+        (
+            b'{"error": "rate limited"}',
+            'api.items "data.posts" gives nothing (null or no such key), not a list',
+        ),
+    ],
+)
+def test_a_page_that_is_not_the_apis_json_says_what_it_is(body: bytes, says: str) -> None:
+    api = parse_rule(API_RULE, site="api").api
+    assert api is not None
+    with pytest.raises(ApiError) as raised:
+        api.read(body, "http://api.test/v1/posts")
+    assert says in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("items: data.posts", "items: data.["), 'api.items: invalid JMESPath "data.[": '),
+        (
+            ("    url: link\n", ""),
+            "api.fields.url: missing (expected the JMESPath of each item's article URL)",
+        ),
+        (("    title: title", "    title: 5"), "api.fields.title: wrong type: the number 5"),
+        (("  next: paging.next\n", ""), "api.cursor_param: without api.next"),
+        (("http://api.test/v1", "http://other.test/v1"), 'api.url: host "other.test" of'),
+        (("  max_pages: 3", "  max_pages: 0"), "api.max_pages: out of range: 0"),
+        (("  items: data.posts\n", ""), "api.items: missing"),
+    ],
+)
+def test_a_bad_api_section_is_named_with_its_key_and_value(change: tuple[str, str], message: str) -> None:
+    with pytest.raises(RuleErrors) as raised:
+        parse_rule(API_RULE.replace(*change), site="api")
+    assert any(str(error).startswith(f"rules/api.yaml: {message}") for error in raised.value.errors), [
+        str(error) for error in raised.value.errors
+    ]
+
+
+# --- crawls ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def site(site_server: SiteServer, tmp_path: Path) -> Site:
+    return Site(site_server, tmp_path, name="api")
+
+
+def _api_rule(site: Site, query: str, *, max_pages: int = 5) -> None:
+    text = (
+        "domains: [127.0.0.1]\n"
+        "api:\n"
+        f'  url: "{site.server.url("/api?" + query)}"\n'
+        "  items: data.posts\n"
+        "  next: paging.next\n"
+        "  cursor_param: cursor\n"
+        f"  max_pages: {max_pages}\n"
+        "  fields: {url: link, title: title, body: content.text, author: user.name, published: created,"
+        " likes: stats.likes}\n"
+        "article:\n  fields:\n    title: {xpath: //h1}\n"
+        '    body: {xpath: "//div[@class=\'article\']/p", join: "\\n\\n"}\n'
+    )
+    site.rules.mkdir(parents=True, exist_ok=True)
+    (site.rules / f"{site.name}.yaml").write_text(text, encoding="utf-8")
+
+
+def test_articles_held_in_the_json_are_stored_without_fetching_their_pages(site: Site) -> None:
+    _api_rule(site, "pages=3&per=2&full=1")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    stored = site.stored()
+    assert set(stored) == {f"/a/api-{page}-{item}" for page in (1, 2, 3) for item in (0, 1)}
+    article = stored["/a/api-2-1"]
+    assert article["title"] == "API post 2-1" and article["author"] == "Writer 1"
+    assert article["published"] == "2026-11-03T08:00:00+00:00"
+    assert article["fields"] == {"likes": "21"}
+    assert str(article["body"]).startswith(str(article["body"]).split("\n\n")[0]) and "\n\n" in str(
+        article["body"]
+    )
+    assert "fetched 3 pages" in done.stdout, "three API pages and no article page"
+
+
+def test_items_without_a_body_are_fetched_with_the_items_fields_filling_the_pages(site: Site) -> None:
+    _api_rule(site, "pages=2&per=2", max_pages=1)
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    stored = site.stored()
+    assert set(stored) == {"/a/api-1-0", "/a/api-1-1"}, "max_pages 1: the second page is not read"
+    article = stored["/a/api-1-0"]
+    assert article["title"] == "Article api-1-0", "the page's own title first"
+    assert (article["author"], article["published"]) == ("Writer 0", "2026-11-01T08:00:00+00:00")
+
+
+def test_a_cursor_that_loops_stops_the_chain_saying_so(site: Site) -> None:
+    _api_rule(site, "pages=9&per=1&full=1&loop=1", max_pages=9)
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "the cursor loops, stopped" in done.stderr
+    assert set(site.stored()) == {"/a/api-1-0"}, "page 1 and its repeat hold the same post"
+    assert site.dead() == []
+
+
+def test_an_api_answering_html_is_dead_lettered_saying_so(site: Site) -> None:
+    text_rule = site.server.url("/a/not-json")
+    site.rules.mkdir(parents=True, exist_ok=True)
+    (site.rules / "api.yaml").write_text(
+        f'domains: [127.0.0.1]\napi: {{url: "{text_rule}", items: data.posts, fields: {{url: link}}}}\n',
+        encoding="utf-8",
+    )
+    done = site.temp()
+    assert done.returncode == 1, "nothing stored, an error: the temp crawl fails"
+    (letter,) = site.dead()
+    assert letter["reason"].startswith(f"{text_rule} is not JSON: "), letter
+
+
+def test_rules_try_on_an_api_page_shows_its_items_and_next_page(site: Site) -> None:
+    _api_rule(site, "pages=2&per=2&full=1")
+    url = site.server.url("/api?pages=2&per=2")
+    done = site.crawler("rules", "try", "api", url)
+    assert done.returncode == 0, done.stderr
+    assert "as an API page: 2 items, 0 left out" in done.stdout
+    assert f"{site.server.url('/a/api-1-0')} (its page fetched)\n    title: API post 1-0\n" in done.stdout
+    assert f"next page  {site.server.url('/api?pages=2&per=2&cursor=2')}" in done.stdout
+    as_json = json.loads(site.crawler("rules", "try", "api", url + "&full=1", "--format", "json").stdout)
+    assert [item["stored_from"] for item in as_json["items"]] == ["json", "json"]
+    assert as_json["items"][1]["fields"]["likes"] == "11"
