@@ -6,11 +6,12 @@ Metadata (``request.meta``), read through :class:`Work` only:
 ==============  ==================================================================================
 ``site``        the rule's site id (also the download slot: politeness is per site)
 ``kind``        ``index`` (a rule's start URL or its pagination), ``feed`` (one of its feeds), ``sitemap``
-                (one of its sitemaps, or one they list), ``api`` (a page of its JSON API) or ``article``
+                (one of its sitemaps, or one they list), ``api`` (a page of its JSON API), ``search`` (a
+                result page of one of its keywords) or ``article``
 ``job``         the job that queued it (a temp crawl, a regular grab), or None
 ``job_kind``    ``temp`` or ``grab``
 ``page``        index pages: 1 for a start URL, 2 for the page after it, ...; sitemaps: 1 for a rule's,
-                2 for one it lists, ...; API pages as index pages
+                2 for one it lists, ...; API and search result pages as index pages
 ``api_seen``    API pages: the URLs of the pages before it, so that a cursor that loops is seen
 ``depth``       article pages: 1 when linked from an index page, more when followed from articles
 ``boost``       priority over the rule's own (a temp crawl's, a productive site's grab)
@@ -53,6 +54,7 @@ __all__ = [
     "FEED",
     "INDEX",
     "JOB_FIELDS",
+    "SEARCH",
     "SENT_ONLY_HEADERS",
     "SENT_ONLY_META",
     "SITEMAP",
@@ -69,6 +71,7 @@ __all__ = [
     "leased",
     "push",
     "queue_new",
+    "search_request",
     "sitemap_request",
     "without_lease",
 ]
@@ -77,6 +80,7 @@ INDEX = "index"
 FEED = "feed"
 SITEMAP = "sitemap"
 API = "api"
+SEARCH = "search"
 ARTICLE = "article"
 JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors", "refused", "reposts")
 
@@ -101,7 +105,7 @@ class Work:
         job, job_kind, lease = meta.get("job"), meta.get("job_kind"), meta.get("lease")
         return cls(
             site=str(meta.get("site", "")),
-            kind=meta["kind"] if meta.get("kind") in (ARTICLE, FEED, SITEMAP, API) else INDEX,
+            kind=meta["kind"] if meta.get("kind") in (ARTICLE, FEED, SITEMAP, API, SEARCH) else INDEX,
             job=job if isinstance(job, str) and job else None,
             job_kind=job_kind if isinstance(job_kind, str) else None,
             page=int(meta.get("page", 1)),
@@ -126,6 +130,10 @@ class Work:
     @property
     def is_api(self) -> bool:
         return self.kind == API
+
+    @property
+    def is_search(self) -> bool:
+        return self.kind == SEARCH
 
     @property
     def is_grab(self) -> bool:
@@ -209,6 +217,25 @@ def api_request(
         url,
         meta=meta,
         headers={"Accept": "application/json", **rule.headers},
+        priority=rule.priority + boost + 1,
+        dont_filter=True,
+    )
+
+
+def search_request(
+    rule: Rule,
+    url: str,
+    *,
+    job: str | None = None,
+    page: int = 1,
+    boost: int = 0,
+    job_kind: str | None = None,
+) -> Request:
+    """A request for a result page of one of ``rule``'s keywords (never deduplicated, like an index page)."""
+    return Request(
+        url,
+        meta=_meta(rule, SEARCH, job, job_kind, page=page, depth=0, boost=boost),
+        headers=rule.headers or None,
         priority=rule.priority + boost + 1,
         dont_filter=True,
     )
@@ -406,7 +433,7 @@ def enqueue_job(
     kind: str = "temp",
     boost: int = 0,
 ) -> str:
-    """Queue a job: each rule's start URLs as index pages, its feeds, sitemaps and API, or, when
+    """Queue a job: each rule's start URLs as index pages, its feeds, sitemaps, API and search pages, or, when
     ``article_urls`` are given (one rule then), those pages alone as article pages. ``kind`` is ``temp``
     (a crawl asked for now) or ``grab`` (a regular grab of the schedule); ``boost`` raises the priority
     of its requests (and of the article requests they lead to) over the rule's own. Returns the job id (a
@@ -432,4 +459,6 @@ def enqueue_job(
                 push(queue, sitemap_request(rule, url, job=job, boost=boost, job_kind=kind))
             for url in rule.api.urls if rule.api else ():
                 push(queue, api_request(rule, url, job=job, boost=boost, job_kind=kind))
+            for url in rule.search.urls() if rule.search else ():
+                push(queue, search_request(rule, url, job=job, boost=boost, job_kind=kind))
     return job

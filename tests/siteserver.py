@@ -43,6 +43,9 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                08:00Z), ``stats.likes``, and with ``&full=1`` the article in
                                ``content.text``; ``&loop=1``: ``next`` is always 1 (the cursor loops)
 ``/api-object``                JSON whose ``data.posts`` is an object, not a list
+``/search?q=K&page=P``         a search result page for K (pages 1 to 3, ``<a rel="next">``): in
+                               ``<ol class="results">``, ``/a/found-K-P`` here, ``/a/there-K-P``
+                               on host ``localhost`` (another site), ``http://elsewhere.test/K``
 =============================  ====================================================================
 
 robots.txt also names ``/sitemap.xml?to=/a/from-robots`` (``Sitemap:``).
@@ -363,6 +366,21 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self._send(200, json.dumps(api_page(query)).encode(), "application/json")
         elif path == "/api-object":
             self._send(200, b'{"data": {"posts": {"link": "/a/x"}}}', "application/json")
+        elif path == "/search":
+            keyword, number = query.get("q", ""), int(query.get("page", "1"))
+            port = self.headers.get("Host", "127.0.0.1:80").rsplit(":", 1)[-1]
+            results = [
+                f"/a/found-{keyword}-{number}",
+                f"http://localhost:{port}/a/there-{keyword}-{number}",
+                f"http://elsewhere.test/{keyword}",
+            ]
+            items = "".join(
+                f'<li><a href="{html.escape(link)}">{html.escape(link)}</a></li>' for link in results
+            )
+            after = f"/search?q={urllib.parse.quote_plus(keyword)}&amp;page={number + 1}"
+            following = f'<a rel="next" href="{after}">More</a>' if number < 3 else ""
+            page = f"<html><body><ol class='results'>{items}</ol>{following}</body></html>"
+            self._send(200, page.encode(), "text/html; charset=utf-8")
         elif path == "/binary":
             self._send(200, random.Random(7).randbytes(64 * 1024), "application/octet-stream")
         else:

@@ -184,8 +184,8 @@ def test_unknown_keys_are_rejected_at_every_level(tmp_path: Path) -> None:
     file = tmp_path / "rules" / "site.yaml"
     assert errors_of(tmp_path, text) == [
         f'{file}: nmae: unknown key "nmae" (expected one of: name, domains, allow_private_addresses,'
-        " start_urls, feeds, sitemaps, api, index, depth, article, politeness, priority, schedule,"
-        " headers, encoding, access;"
+        " start_urls, feeds, sitemaps, api, search, index, depth, article, politeness, priority,"
+        " schedule, headers, encoding, access;"
         ' did you mean "name"?)',
         f'{file}: index.links.allwo: unknown key "allwo" (expected one of: xpath, allow, deny;'
         ' did you mean "allow"?)',
@@ -858,7 +858,9 @@ def test_rules_try_errors(tmp_path: Path) -> None:
 
 def test_the_example_rule_of_the_reference_is_valid(tmp_path: Path) -> None:
     reference = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
-    example, access, feeds, sitemaps, api = re.findall(r"```yaml\n(.*?)```", reference, flags=re.DOTALL)
+    example, access, feeds, sitemaps, api, search = re.findall(
+        r"```yaml\n(.*?)```", reference, flags=re.DOTALL
+    )
     rule = load_rule(write(tmp_path, "citynews.yaml", example))
     wire = load_rule(write(tmp_path, "wire.yaml", feeds))
     assert len(wire.feeds) == 2 and wire.start_urls == ()
@@ -866,6 +868,8 @@ def test_the_example_rule_of_the_reference_is_valid(tmp_path: Path) -> None:
     assert len(gazette.sitemaps) == 2 and gazette.start_urls == ()
     timeline = load_rule(write(tmp_path, "timeline.yaml", api))
     assert timeline.api is not None and timeline.api.max_pages == 4 and "likes" in timeline.api.fields
+    watch = load_rule(write(tmp_path, "harbour-watch.yaml", search))
+    assert watch.search is not None and len(watch.search.urls()) == 3
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     for name in ("alice", "bob"):

@@ -10,7 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
-from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.parse import quote_plus, urldefrag, urljoin, urlsplit
 
 from lxml import etree
 from w3lib.url import safe_url_string
@@ -24,7 +24,7 @@ from crawler.rules.sitemaps import SitemapEntry
 from crawler.settings import QREAD_MIN_BODY_CHARS
 from extractors.text import normalize_space
 
-__all__ = ["HTTP_SCHEMES", "STANDARD_FIELDS", "FieldRule", "LinkRule", "Rule", "RuleSet"]
+__all__ = ["HTTP_SCHEMES", "STANDARD_FIELDS", "FieldRule", "LinkRule", "Rule", "RuleSet", "SearchRule"]
 
 # The fields every article item has (None when the rule does not give them); any other name is custom.
 STANDARD_FIELDS: Final = ("title", "body", "published", "author")
@@ -112,6 +112,21 @@ class LinkRule:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class SearchRule:
+    """A rule's ``search``: a search page's URL template, the keywords, and how its results are read."""
+
+    url: str  # with {keyword}
+    keywords: tuple[str, ...]
+    links: LinkRule = field(default_factory=LinkRule)
+    next_page: RuleXPath | None = None
+    max_pages: int = 1
+
+    def urls(self) -> list[str]:
+        """The first result page of each keyword (the keyword URL-encoded into the template)."""
+        return [self.url.replace("{keyword}", quote_plus(keyword)) for keyword in self.keywords]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class Rule:
     """One site's rule, validated and compiled; see docs/rules.md for each attribute's key and default."""
 
@@ -127,6 +142,8 @@ class Rule:
     sitemaps: tuple[str, ...] = ()
     # A JSON API listing the site's articles, or holding them (see crawler.rules.api).
     api: ApiRule | None = None
+    # Search result pages of keywords (a search engine's or the site's own search), read as index pages.
+    search: SearchRule | None = None
     next_page: RuleXPath | None = None
     max_pages: int = 1
     depth: int = 1
@@ -183,6 +200,27 @@ class Rule:
                 links.append(url)
         return links
 
+    def search_results(
+        self, search: SearchRule, page_url: str, root: etree._Element, budget: RegexBudget | None = None
+    ) -> list[str]:
+        """The result links of a search page: absolute, without fragment, on any host (the results of a
+        search engine are other sites' pages), kept by ``search.links``' ``allow``/``deny``, each once."""
+        base = _base_url(page_url, root)
+        links: list[str] = []
+        seen: set[str] = set()
+        for href in search.links.hrefs(root):
+            url = self._absolute(base, href, any_host=True)
+            if url is None or url in seen:
+                continue
+            seen.add(url)
+            if search.links.accepts(url, budget):
+                links.append(url)
+        return links
+
+    def search_next_page(self, search: SearchRule, page_url: str, root: etree._Element) -> str | None:
+        """The next result page (``search.next_page``), on any host."""
+        return self._next_page(search.next_page, page_url, root, any_host=True)
+
     def feed_entries(
         self, entries: Iterable[FeedEntry], feed_url: str, budget: RegexBudget | None = None
     ) -> list[FeedEntry]:
@@ -220,11 +258,16 @@ class Rule:
 
     def next_page_url(self, page_url: str, root: etree._Element) -> str | None:
         """The next index page (``index.next_page``) when the rule has one and the page links to it."""
-        if self.next_page is None:
+        return self._next_page(self.next_page, page_url, root)
+
+    def _next_page(
+        self, xpath: RuleXPath | None, page_url: str, root: etree._Element, *, any_host: bool = False
+    ) -> str | None:
+        if xpath is None:
             return None
         base = _base_url(page_url, root)
-        current = self._absolute(page_url, page_url)
-        for item in self.next_page(root):
+        current = self._absolute(page_url, page_url, any_host=any_host)
+        for item in xpath(root):
             href: str | None = None
             if isinstance(item, etree._Element):
                 href = (
@@ -234,7 +277,7 @@ class Rule:
                 )
             elif isinstance(item, str):
                 href = item
-            url = self._absolute(base, href) if href is not None else None
+            url = self._absolute(base, href, any_host=any_host) if href is not None else None
             if url is not None and url != current:
                 return url
         return None
@@ -272,9 +315,10 @@ class Rule:
         http(s) URL on the rule's domains."""
         return self._absolute(url, url)
 
-    def _absolute(self, base: str, href: str) -> str | None:
+    def _absolute(self, base: str, href: str, *, any_host: bool = False) -> str | None:
         """``href`` resolved against ``base``, without fragment, percent-encoded as Scrapy requests it;
-        ``None`` when it is no http(s) URL or its host is not on the rule's domains."""
+        ``None`` when it is no http(s) URL or its host is not on the rule's domains (unless
+        ``any_host``)."""
         href = href.strip(_HTML_SPACE)
         if not href or href.startswith("#"):
             return None
@@ -284,7 +328,9 @@ class Rule:
             parts = urlsplit(url)
         except ValueError:
             return None
-        if parts.scheme not in HTTP_SCHEMES or not self.allows_host(parts.hostname):
+        if parts.scheme not in HTTP_SCHEMES or not (
+            (any_host and parts.hostname) or self.allows_host(parts.hostname)
+        ):
             return None
         return url
 

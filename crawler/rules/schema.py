@@ -25,7 +25,7 @@ from crawler.rules.expressions import (
     RuleRegex,
     RuleXPath,
 )
-from crawler.rules.model import HTTP_SCHEMES, FieldRule, LinkRule, Rule
+from crawler.rules.model import HTTP_SCHEMES, FieldRule, LinkRule, Rule, SearchRule
 from crawler.rules.periods import EXPECTED_CRON, EXPECTED_EVERY, check_cron, parse_every
 from extractors.encoding import normalize_encoding
 
@@ -43,6 +43,7 @@ _TOP_KEYS = (
     "feeds",
     "sitemaps",
     "api",
+    "search",
     "index",
     "depth",
     "article",
@@ -57,6 +58,7 @@ _INDEX_KEYS = ("links", "next_page", "max_pages")
 _LINKS_KEYS = ("xpath", "allow", "deny")
 _ARTICLE_KEYS = ("fields", "min_body_chars")
 _API_KEYS = ("url", "items", "fields", "next", "cursor_param", "max_pages")
+_SEARCH_KEYS = ("url", "keywords", "links", "next_page", "max_pages")
 _FIELD_KEYS = ("xpath", "regex", "join", "strip")
 _POLITENESS_KEYS = ("delay", "concurrency", "obey_robots")
 _SCHEDULE_KEYS = ("every", "cron", "min", "max")
@@ -191,7 +193,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         check.fail(
             "",
             f"the rule is {_described(data)}",
-            "a mapping with at least domains, and start_urls and index, feeds, sitemaps or api",
+            "a mapping with at least domains, and start_urls and index, feeds, sitemaps, api or search",
         )
         return None
     top = check.mapping(data, "", _TOP_KEYS, "a mapping of rule keys (see docs/rules.md)") or {}
@@ -209,7 +211,8 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         "an http:// or https:// URL of a sitemap, or of a robots.txt naming some",
     )
     api = _api(top, check, domains)
-    if "start_urls" in top or not ("feeds" in top or "sitemaps" in top or "api" in top):
+    search = _search(top, check)
+    if "start_urls" in top or not any(key in top for key in ("feeds", "sitemaps", "api", "search")):
         start_urls = _start_urls(top, check, domains)
         links, next_page, max_pages = _index(top, check)
     else:
@@ -252,6 +255,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         feeds=feeds,
         sitemaps=sitemaps,
         api=api,
+        search=search,
         next_page=next_page,
         max_pages=max_pages,
         depth=depth,
@@ -353,7 +357,7 @@ def _domains(top: Mapping[str, Any], check: Checker) -> tuple[str, ...]:
 def _start_urls(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) -> tuple[str, ...]:
     expected = "an http:// or https:// URL of an index page"
     if "start_urls" not in top:
-        check.missing("start_urls", f"a list of URLs, each {expected} (or feeds, sitemaps or api)")
+        check.missing("start_urls", f"a list of URLs, each {expected} (or feeds, sitemaps, api or search)")
         return ()
     return _urls(top, "start_urls", check, domains, expected)
 
@@ -449,6 +453,67 @@ def _api(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) -> ApiR
     if len(check.errors) > errors or items is None:
         return None
     return ApiRule(urls, items, MappingProxyType(fields), next_page, cursor, max_pages)
+
+
+def _search(top: Mapping[str, Any], check: Checker) -> SearchRule | None:
+    """``search``: a search page's URL template with ``{keyword}``, the keywords, and how its results and
+    its next page are found (as ``index``)."""
+    expected = "a mapping with url (with {keyword}), keywords, links, and optionally next_page, max_pages"
+    if "search" not in top:
+        return None
+    search = check.mapping(top["search"], "search", _SEARCH_KEYS, expected)
+    if search is None:
+        return None
+    errors = len(check.errors)
+    for required in ("url", "keywords", "links"):
+        if required not in search:
+            check.missing(f"search.{required}", expected)
+    template = None
+    if "url" in search:
+        template = check.string(search["url"], "search.url", "an http(s) URL with {keyword} in it")
+        if template is not None:
+            parts = urlsplit(template.replace("{keyword}", "x"))
+            if "{keyword}" not in template:
+                check.fail(
+                    "search.url",
+                    f"no {{keyword}} in {_shown(template)}",
+                    "a URL with {keyword} where the words go",
+                )
+            elif parts.scheme not in HTTP_SCHEMES or not parts.hostname:
+                check.fail(
+                    "search.url", f"not an http(s) URL: {_shown(template)}", "an http(s) URL with {keyword}"
+                )
+    keywords: list[str] = []
+    if "keywords" in search:
+        keywords = check.strings(
+            search["keywords"], "search.keywords", "a keyword or phrase", lambda text, _: text.strip()
+        )
+    links = LinkRule()
+    if "links" in search:
+        expected_links = "a mapping with xpath (result areas or hrefs), allow or both, and optionally deny"
+        spec = check.mapping(search["links"], "search.links", _LINKS_KEYS, expected_links)
+        if spec is not None:
+            if "xpath" not in spec and "allow" not in spec:
+                check.fail("search.links", "neither xpath nor allow", expected_links)
+            links = LinkRule(
+                xpath=check.xpaths(spec["xpath"], "search.links.xpath", nodes=True)
+                if "xpath" in spec
+                else (),
+                allow=check.regexes(spec["allow"], "search.links.allow") if "allow" in spec else (),
+                deny=check.regexes(spec["deny"], "search.links.deny") if "deny" in spec else (),
+            )
+    next_page = None
+    if "next_page" in search:
+        value = search["next_page"]
+        if isinstance(value, str):
+            found = check.xpaths(value, "search.next_page", nodes=True)
+            next_page = found[0] if found else None
+        else:
+            check.wrong_type("search.next_page", value, EXPECTED_NODES_XPATH)
+    max_pages = check.integer(search, "max_pages", "search", 1, 1)
+    if len(check.errors) > errors or template is None:
+        return None
+    return SearchRule(template, tuple(dict.fromkeys(keywords)), links, next_page, max_pages)
 
 
 def _index(top: Mapping[str, Any], check: Checker) -> tuple[LinkRule, RuleXPath | None, int]:

@@ -15,9 +15,9 @@ UTF-8 and sends GBK), and counted. A rule's regular expressions share a time bud
 (``RULES_REGEX_PAGE_SECONDS``).
 
 Seeds also come as JSON from the ``crawler:seeds`` list (``{"site": ..., "url": ..., "kind":
-"index"|"feed"|"sitemap"|"api"|"article", "job": ...}``), read with our own parsing: scrapy-redis would turn
-extra keys into a form body. The command line queues its seeds straight into the leased queue instead,
-so none can be lost between a pop and a schedule.
+"index"|"feed"|"sitemap"|"api"|"search"|"article", "job": ...}``), read with our own parsing:
+scrapy-redis would turn extra keys into a form body. The command line queues its seeds straight into
+the leased queue instead, so none can be lost between a pop and a schedule.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
+from urllib.parse import urlsplit
 
 import redis
 from scrapy import Request, signals
@@ -64,6 +65,7 @@ from crawler.requests import (
     ARTICLE,
     FEED,
     INDEX,
+    SEARCH,
     SITEMAP,
     Work,
     api_request,
@@ -71,6 +73,7 @@ from crawler.requests import (
     feed_request,
     index_request,
     queue_new,
+    search_request,
     sitemap_request,
 )
 from crawler.rules import RegexBudget, Rule, RuleSet, load_rules
@@ -277,6 +280,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return sitemap_request(rule, seed["url"], job=job)
         if kind == API:
             return api_request(rule, seed["url"], job=job)
+        if kind == SEARCH:
+            return search_request(rule, seed["url"], job=job)
         return index_request(rule, seed["url"], job=job)
 
     def spider_idle(self) -> None:
@@ -304,7 +309,58 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return self.parse_sitemap(response)
         if work.is_api:
             return self.parse_api(response)
+        if work.is_search:
+            return self.parse_search(response)
         return self.parse_index(response)
+
+    def parse_search(self, response: Response) -> Iterator[Request]:
+        """A result page of one of the rule's keywords: each result on the rule's domains queued as its
+        article, each one on another rule's domains as that rule's article (new ones only), the others
+        counted; then the next result page, up to ``search.max_pages``."""
+        if response.status == 304:
+            self._not_modified(response)
+            return
+        rule, page = self._page(response)
+        if rule is None or page is None or rule.search is None:
+            return
+        work = _work(response)
+        budget = RegexBudget(self.regex_page_seconds)
+        before = rule.regex_timeouts
+        results = rule.search_results(rule.search, page.url, page.selector.root, budget)
+        self._regex_spent(rule, before, budget)
+        by_rule: dict[str, tuple[Rule, list[str]]] = {}
+        unruled = 0
+        for url in results:
+            owner = self._rule_of_host(rule, urlsplit(url).hostname)
+            if owner is None:
+                unruled += 1
+            else:
+                by_rule.setdefault(owner.site, (owner, []))[1].append(url)
+        if unruled:
+            self.count(f"crawl/search_unruled/{rule.site}", unruled)
+        self.count(f"crawl/links/{rule.site}", len(results) - unruled)
+        fresh = 0
+        for owner, urls in by_rule.values():
+            if owner is not rule:
+                self.count(f"crawl/search_other_rules/{rule.site}", len(urls))
+            requests = [
+                article_request(owner, url, job=work.job, boost=work.boost, job_kind=work.job_kind)
+                for url in urls
+            ]
+            fresh += self._queue_new(owner, requests, work.job)
+        self._record_visit(rule, work, fresh)
+        if work.page < rule.search.max_pages:
+            next_url = rule.search_next_page(rule.search, page.url, page.selector.root)
+            if next_url:
+                yield search_request(
+                    rule, next_url, job=work.job, page=work.page + 1, boost=work.boost, job_kind=work.job_kind
+                )
+
+    def _rule_of_host(self, rule: Rule, host: str | None) -> Rule | None:
+        """The rule whose domains hold ``host``: ``rule`` first, else another one this worker serves."""
+        if rule.allows_host(host):
+            return rule
+        return next((other for other in self.rules.values() if other.allows_host(host)), None)
 
     def parse_api(self, response: Response) -> Iterator[Any]:
         """A page of a rule's JSON API: an item that holds its article (a body) is stored as it is, any
@@ -660,6 +716,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             (work.is_feed and rule.start_urls)
             or (work.is_sitemap and (rule.start_urls or rule.feeds))
             or (work.is_api and (rule.start_urls or rule.feeds or rule.sitemaps))
+            or (work.is_search and (rule.start_urls or rule.feeds or rule.sitemaps or rule.api))
         ):
             return
         if work.page == 1 and work.is_grab:
