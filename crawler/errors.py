@@ -11,6 +11,7 @@ __all__ = [
     "EXIT_USAGE",
     "BlockedAddressError",
     "CrawlerError",
+    "DocumentError",
     "FetchError",
     "InputError",
     "StoreError",
@@ -48,6 +49,10 @@ class FetchError(CrawlerError):
 
 class BlockedAddressError(FetchError):
     """A URL whose host resolves to a loopback, private, link-local or otherwise non-public address."""
+
+
+class DocumentError(CrawlerError):
+    """A PDF or DOCX article whose text cannot be read: encrypted, broken, or past a limit."""
 
 
 class StoreError(CrawlerError):

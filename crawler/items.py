@@ -15,10 +15,12 @@ __all__ = ["Article", "Page"]
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """The article page as the spider read it: its decoded text and the rule's minimum body length."""
+    """The article page as the spider read it: its decoded text and the rule's minimum body length; for a
+    PDF or DOCX document, its bytes (its text is read in a text process)."""
 
     html: str
     min_body_chars: int
+    document: bytes | None = None
 
 
 @dataclass(slots=True)

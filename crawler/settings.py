@@ -269,6 +269,10 @@ SITEMAPS_MAX_BYTES = 50 * 1024 * 1024
 # temp crawls offer every entry.
 SITEMAPS_SINCE_MARGIN_SECONDS = 3600.0
 
+# --- DOCUMENTS_: PDF and DOCX articles (extractors/documents.py) -----------------------------------------
+# Bytes of one PDF or DOCX article: a longer one is dead-lettered (its text would hold a text process).
+DOCUMENTS_MAX_BYTES = 20 * 1024 * 1024
+
 # --- QREAD_: the body when a rule's fields fall short -------------------------------------------------
 # Extraction algorithm used when a rule's body is missing or shorter than its min_body_chars.
 QREAD_ALGORITHM = "qread-learned"

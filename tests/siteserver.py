@@ -46,6 +46,11 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/search?q=K&page=P``         a search result page for K (pages 1 to 3, ``<a rel="next">``): in
                                ``<ol class="results">``, ``/a/found-K-P`` here, ``/a/there-K-P``
                                on host ``localhost`` (another site), ``http://elsewhere.test/K``
+``/doc/NAME.pdf``, ``.docx``    a PDF or DOCX of the generated article NAME (title "Document NAME",
+                               author "Doc Writer", created 2026-11-20 10:31 UTC), sent as
+                               ``application/pdf`` or the Word type; ``/doc/locked.pdf``: encrypted
+                               (password "secret"); ``/doc/broken.pdf``: cut after 200 bytes;
+                               ``/doc/bomb.docx``: a DOCX whose text inflates to 60 MB
 =============================  ====================================================================
 
 robots.txt also names ``/sitemap.xml?to=/a/from-robots`` (``Sitemap:``).
@@ -61,15 +66,19 @@ import gzip
 import hashlib
 import html
 import http.server
+import io
 import json
 import random
 import sys
 import threading
 import time
 import urllib.parse
+import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import pypdf
 
 DEFAULT_ROOT = Path(__file__).resolve().parent / "sites"
 
@@ -219,6 +228,85 @@ def api_page(query: dict[str, str]) -> dict[str, Any]:
         posts.append(post)
     following = 1 if query.get("loop") == "1" else cursor + 1 if cursor < pages else None
     return {"data": {"posts": posts}, "paging": {"next": following}}
+
+
+DOCUMENT_TYPES = {
+    "pdf": "application/pdf",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+}
+
+
+@functools.cache
+def document_file(name: str, kind: str) -> bytes:
+    """The ``/doc/NAME.KIND`` file (see the module docstring)."""
+    if name == "bomb" and kind == "docx":
+        return docx_document("Bomb", [" " * (60 * 1024 * 1024)])
+    paragraphs = generated_text(name).split("\n\n")
+    if kind == "docx":
+        return docx_document(f"Document {name}", paragraphs)
+    pdf = pdf_document(f"Document {name}", paragraphs)
+    if name == "locked":
+        writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(pdf)))
+        writer.encrypt("secret", algorithm="AES-128")
+        locked = io.BytesIO()
+        writer.write(locked)
+        return locked.getvalue()
+    return pdf[:200] if name == "broken" else pdf
+
+
+def pdf_document(title: str, paragraphs: list[str]) -> bytes:
+    """A one-page PDF of ``paragraphs`` (one text line each) in Helvetica, with a title, an author and a
+    creation date in its metadata."""
+    lines = []
+    for number, paragraph in enumerate(paragraphs):
+        text = paragraph.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        lines.append(f"BT /F1 9 Tf 36 {760 - 40 * number} Td ({text}) Tj ET")
+    content = "\n".join(lines).encode("latin-1")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >>"
+        b" /Contents 4 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        f"<< /Title ({title}) /Author (Doc Writer) /CreationDate (D:20261120103100Z) >>".encode("latin-1"),
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    start = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        start,
+    )
+    return bytes(out)
+
+
+def docx_document(title: str, paragraphs: list[str]) -> bytes:
+    """A DOCX of ``paragraphs`` with a title, an author and a creation date in docProps/core.xml."""
+    word = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    body = "".join(f"<w:p><w:r><w:t>{html.escape(p)}</w:t></w:r></w:p>" for p in paragraphs)
+    core = (
+        '<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties"'
+        ' xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/">'
+        f"<dc:title>{html.escape(title)}</dc:title><dc:creator>Doc Writer</dc:creator>"
+        "<dcterms:created>2026-11-20T10:31:00Z</dcterms:created></cp:coreProperties>"
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(
+            "[Content_Types].xml",
+            '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>',
+        )
+        archive.writestr(
+            "word/document.xml", f'<w:document xmlns:w="{word}"><w:body>{body}</w:body></w:document>'
+        )
+        archive.writestr("docProps/core.xml", core)
+    return buffer.getvalue()
 
 
 def sitemap_document(kind: str, links: list[str], dates: list[str], *, news: bool) -> str:
@@ -381,6 +469,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             following = f'<a rel="next" href="{after}">More</a>' if number < 3 else ""
             page = f"<html><body><ol class='results'>{items}</ol>{following}</body></html>"
             self._send(200, page.encode(), "text/html; charset=utf-8")
+        elif path.startswith("/doc/"):
+            name, _, kind = path.removeprefix("/doc/").rpartition(".")
+            self._send(200, document_file(name, kind), DOCUMENT_TYPES.get(kind, "application/octet-stream"))
         elif path == "/binary":
             self._send(200, random.Random(7).randbytes(64 * 1024), "application/octet-stream")
         else:

@@ -87,6 +87,7 @@ from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, allow_private_domains, blocked_by_guard
 from extractors import extract
+from extractors.documents import document_kind
 from extractors.encoding import redetect
 
 __all__ = ["SitesSpider"]
@@ -621,6 +622,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 )
 
     def parse_article(self, response: Response) -> Iterator[Any]:
+        # By its first bytes: servers send PDFs as text/plain or octet-stream as often as application/pdf.
+        if document_kind(response.body):
+            yield from self._document(response)
+            return
         rule, page = self._page(response)
         if rule is None or page is None:
             return
@@ -665,6 +670,35 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             ]
             self._queue_new(rule, requests, work.job)
         self._regex_spent(rule, before, budget)
+
+    def _document(self, response: Response) -> Iterator[Article]:
+        """An article link that gives a PDF or DOCX document: an item whose text and metadata a text
+        process reads (off the crawl thread), with what a feed or API said of it; one over
+        ``DOCUMENTS_MAX_BYTES`` is dead-lettered saying so."""
+        rule = self._rule(response)
+        if rule is None:
+            return
+        self.count(f"crawl/pages/{rule.site}")
+        limit = self.crawler.settings.getint("DOCUMENTS_MAX_BYTES")
+        if len(response.body) > limit:
+            self.count(f"crawl/document_too_large/{rule.site}")
+            assert response.request is not None
+            size = len(response.body)
+            reason = f"{response.url} is a document of {size:,} bytes, over DOCUMENTS_MAX_BYTES ({limit:,})"
+            dead_letter(self.crawler, response.request, reason, "document too large")
+            return
+        entry = response.meta.get("entry")
+        said = entry if isinstance(entry, dict) else {}
+        yield Article(
+            site=rule.site,
+            url=response.url,
+            fetched_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            title=said.get("title"),
+            published=said.get("published"),
+            author=said.get("author"),
+            job=_work(response).job,
+            page=Page("", rule.min_body_chars, document=response.body),
+        )
 
     def on_error(self, failure: Failure) -> None:
         """A request that failed still ends, and is counted: refused by the network guard, it is counted

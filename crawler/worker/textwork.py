@@ -155,13 +155,14 @@ class TextPool:
         body: str | None,
         algorithm: str,
         lengths: tuple[int, ...],
+        document: bytes | None = None,
     ) -> TextResult:
         """:func:`~crawler.worker.textjob.article_text` in a pool process (on this thread when there is
         none, or the pool broke)."""
         if self.processes == 0:
-            return article_text(html, url, title, body, algorithm, lengths)
+            return article_text(html, url, title, body, algorithm, lengths, document)
         future: asyncio.Future[TextResult] = asyncio.get_running_loop().create_future()
-        self._waiting.append(((html, url, title, body, algorithm, lengths), future))
+        self._waiting.append(((html, url, title, body, algorithm, lengths, document), future))
         self._send()
         return await future
 

@@ -8,10 +8,11 @@ from typing import Self
 
 from scrapy.crawler import Crawler
 
-from crawler.errors import InputError
+from crawler.errors import DocumentError, InputError
 from crawler.items import Article
 from crawler.worker.textwork import TextPool, text_pool_of
 from extractors import ALGORITHMS
+from extractors.documents import DocumentError as UnreadableDocument
 
 __all__ = ["TextPipeline"]
 
@@ -75,12 +76,32 @@ class TextPipeline:
         rule_chars = len(body) if body is not None else 0
         short = body is None or rule_chars < minimum
         html = item.page.html if short and item.page is not None and item.page.html else None
-        if short:
+        document = item.page.document if item.page is not None else None
+        if document is not None:
+            html = None
+        elif short:
             self._count(f"extract/short_body/{site}")
-        if html is None and body is None:
+        if html is None and body is None and document is None:
             return item
-        result = await self.pool.article_text(html, item.url, item.title, body, self.algorithm, self.lengths)
-        if result.qread_body is not None:
+        try:
+            result = await self.pool.article_text(
+                html, item.url, item.title, body, self.algorithm, self.lengths, document
+            )
+        except UnreadableDocument as exc:
+            self._count(f"extract/document_errors/{site}")
+            raise DocumentError(str(exc)) from None
+        if document is not None:
+            item.body = result.qread_body
+            item.extraction = {
+                "body_from": "document",
+                "algorithm": result.algorithm,
+                "body_chars": len(result.qread_body or ""),
+            }
+            for name, value in (result.metadata or {}).items():
+                if getattr(item, name) is None:
+                    setattr(item, name, value)
+            self._count(f"extract/document/{site}")
+        elif result.qread_body is not None:
             item.body = result.qread_body
             item.extraction = {
                 "body_from": "qread",

@@ -1,0 +1,163 @@
+"""Text of PDF and Word (DOCX) documents in the article shape: paragraphs, and the title, author and date
+the document's own metadata gives.
+
+1. The kind, from the first bytes: ``%PDF-``, or a ZIP archive holding ``word/document.xml``.
+2. PDF (pypdf): an encrypted document is read when its user password is empty, refused otherwise; the
+   text of at most ``MAX_PAGES`` pages, a page's lines joined, pages as paragraphs.
+3. DOCX (the standard library's zipfile and lxml): ``word/document.xml`` read only when its uncompressed
+   size is under ``MAX_XML_BYTES`` (a ZIP bomb is refused before it inflates); each ``w:p`` a paragraph;
+   ``docProps/core.xml`` gives title, creator and created date.
+
+Every failure is a :class:`DocumentError` that says what the file is and what went wrong.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import zipfile
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import lxml.etree
+import pypdf
+import pypdf.errors
+
+__all__ = ["MAX_PAGES", "MAX_XML_BYTES", "Document", "DocumentError", "document_kind", "read_document"]
+
+# Pages read of one PDF: a news document is a few pages; a 2,000-page report would hold the worker's text
+# process for minutes.
+MAX_PAGES = 300
+# Uncompressed bytes of a DOCX's document.xml: a 300-page text is about 5 MB of XML.
+MAX_XML_BYTES = 50 * 1024 * 1024
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_CORE = {
+    "title": "{http://purl.org/dc/elements/1.1/}title",
+    "author": "{http://purl.org/dc/elements/1.1/}creator",
+    "published": "{http://purl.org/dc/terms/}created",
+}
+_PDF_DATE_RE = re.compile(r"D:(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?(?:([+-Z])(\d{2})?'?(\d{2})?)?")
+_BLANK_LINES_RE = re.compile(r"\n\s*\n+")
+
+# pypdf reports each flaw of a broken file it reads around as a log warning: counted as the file's result.
+logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+
+class DocumentError(ValueError):
+    """A PDF or DOCX whose text cannot be read: encrypted, broken, or past a limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A document's kind (``pdf`` or ``docx``), its text (paragraphs separated by a blank line) and what
+    its metadata says (None when it says nothing)."""
+
+    kind: str
+    text: str
+    title: str | None = None
+    author: str | None = None
+    published: str | None = None  # ISO 8601
+
+
+def document_kind(data: bytes) -> str | None:
+    """``pdf``, ``docx`` or None, from the first bytes (the Content-Type of a download is often wrong)."""
+    if data.startswith(b"%PDF-"):
+        return "pdf"
+    if data.startswith(b"PK\x03\x04") and b"word/" in data[:4096]:
+        return "docx"
+    return None
+
+
+def read_document(data: bytes, name: str = "the document") -> Document:
+    """Stages 1 to 3: the text and metadata of the PDF or DOCX ``data`` (``name`` names it in errors)."""
+    # 1.
+    kind = document_kind(data)
+    if kind == "pdf":
+        return _read_pdf(data, name)
+    if kind == "docx":
+        return _read_docx(data, name)
+    raise DocumentError(f"{name} is neither a PDF nor a DOCX document (it starts {data[:16]!r})")
+
+
+def _read_pdf(data: bytes, name: str) -> Document:
+    # 2.
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise DocumentError(f"{name} is an encrypted PDF: it needs a password to be read")
+        pages = [(page.extract_text() or "").strip() for page in reader.pages[:MAX_PAGES]]
+        info = reader.metadata
+        title = _clean(info.get("/Title")) if info else None
+        author = _clean(info.get("/Author")) if info else None
+        published = _pdf_date(info.get("/CreationDate")) if info else None
+    except DocumentError:
+        raise
+    except (pypdf.errors.PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
+        raise DocumentError(f"{name} is a broken PDF: {type(exc).__name__}: {exc}") from None
+    text = "\n\n".join(_paragraph(page) for page in pages if page)
+    return Document("pdf", text, title, author, published)
+
+
+def _read_docx(data: bytes, name: str) -> Document:
+    # 3.
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            body = archive.getinfo("word/document.xml")
+            if body.file_size > MAX_XML_BYTES:
+                raise DocumentError(
+                    f"{name} is a DOCX whose text would take {body.file_size:,} bytes uncompressed, over"
+                    f" {MAX_XML_BYTES:,} (a ZIP bomb, or a document too large to read)"
+                )
+            root = _xml(archive.read(body))
+            core = (
+                _xml(archive.read("docProps/core.xml")) if "docProps/core.xml" in archive.namelist() else None
+            )
+    except DocumentError:
+        raise
+    except (zipfile.BadZipFile, KeyError, lxml.etree.XMLSyntaxError, OSError, EOFError) as exc:
+        raise DocumentError(f"{name} is a broken DOCX: {type(exc).__name__}: {exc}") from None
+    paragraphs = []
+    for paragraph in root.iter(f"{_W}p"):
+        text = "".join(node.text or "" for node in paragraph.iter(f"{_W}t"))
+        if text.strip():
+            paragraphs.append(" ".join(text.split()))
+    meta = {key: _clean(core.findtext(tag)) if core is not None else None for key, tag in _CORE.items()}
+    return Document("docx", "\n\n".join(paragraphs), meta["title"], meta["author"], meta["published"])
+
+
+def _xml(data: bytes) -> lxml.etree._Element:
+    parser = lxml.etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    return lxml.etree.fromstring(data, parser=parser)
+
+
+def _paragraph(page: str) -> str:
+    """A PDF page's text: its blank-line breaks kept, each paragraph's lines joined."""
+    return "\n\n".join(" ".join(part.split()) for part in _BLANK_LINES_RE.split(page) if part.strip())
+
+
+def _clean(value: object) -> str | None:
+    text = " ".join(str(value).split()) if value is not None else ""
+    return text or None
+
+
+def _pdf_date(value: object) -> str | None:
+    """A PDF date (``D:20261120103100+01'00'``) as ISO 8601 in UTC (a date without offset taken as UTC)."""
+    match = _PDF_DATE_RE.match(str(value or ""))
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, sign, off_hours, off_minutes = match.groups()
+    offset = timedelta(hours=int(off_hours or 0), minutes=int(off_minutes or 0))
+    try:
+        moment = datetime(
+            int(year),
+            int(month or 1),
+            int(day or 1),
+            int(hour or 0),
+            int(minute or 0),
+            int(second or 0),
+            tzinfo=UTC,
+        )
+    except ValueError:
+        return None
+    return (moment - offset if sign == "+" else moment + offset if sign == "-" else moment).isoformat()

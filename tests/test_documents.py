@@ -1,0 +1,113 @@
+"""PDF and DOCX articles: text and metadata read (extractors/documents.py), the failures named (encrypted,
+broken, a ZIP bomb, neither kind), and real temp crawls of the local test server's documents: stored in
+the article shape, their text read off the crawl thread; a broken or encrypted one dead-lettered saying
+so; one over DOCUMENTS_MAX_BYTES too."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import SiteServer
+from siteserver import document_file, generated_text
+from test_failures import Site
+
+from extractors.documents import DocumentError, document_kind, read_document
+
+
+@pytest.mark.parametrize("kind", ["pdf", "docx"])
+def test_a_document_gives_its_text_and_its_metadata(kind: str) -> None:
+    document = read_document(document_file("report", kind), f"report.{kind}")
+    assert document.kind == kind
+    assert document.title == "Document report" and document.author == "Doc Writer"
+    assert document.published is not None and document.published.startswith("2026-11-20T10:31:00")
+    for paragraph in generated_text("report").split("\n\n"):
+        assert paragraph in document.text
+
+
+def test_a_docx_keeps_its_paragraphs() -> None:
+    document = read_document(document_file("report", "docx"))
+    assert document.text == generated_text("report")
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        (document_file("locked", "pdf"), "locked.pdf is an encrypted PDF: it needs a password to be read"),
+        (document_file("broken", "pdf"), "broken.pdf is a broken PDF: "),
+        (document_file("bomb", "docx"), "bomb.docx is a DOCX whose text would take 62,914,"),
+        (b"PK\x03\x04word/ not really a zip", "x.docx is a broken DOCX: BadZipFile"),
+        (b"<html>not a document</html>", "is neither a PDF nor a DOCX document (it starts b'<html>"),
+    ],
+)
+def test_a_document_that_cannot_be_read_says_why(data: bytes, says: str) -> None:
+    name = says.split(" ", 1)[0] if says.endswith(("read", ": ")) or "DOCX" in says else "x.docx"
+    with pytest.raises(DocumentError) as raised:
+        read_document(data, name)
+    assert says in str(raised.value)
+
+
+def test_a_docx_without_core_properties_has_no_metadata() -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(
+            "word/document.xml",
+            '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'
+            "<w:p><w:r><w:t>One </w:t></w:r><w:r><w:t>paragraph.</w:t></w:r></w:p></w:body></w:document>",
+        )
+    document = read_document(buffer.getvalue())
+    assert (document.text, document.title, document.published) == ("One paragraph.", None, None)
+
+
+def test_the_kind_comes_from_the_first_bytes() -> None:
+    assert document_kind(document_file("x", "pdf")) == "pdf"
+    assert document_kind(document_file("x", "docx")) == "docx"
+    assert document_kind(b"PK\x03\x04 a zip of images") is None
+    assert document_kind(b"<!DOCTYPE html>") is None
+
+
+# --- crawls ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def site(site_server: SiteServer, tmp_path: Path) -> Site:
+    return Site(site_server, tmp_path, name="docs")
+
+
+def test_a_temp_crawl_stores_pdf_and_docx_articles_in_the_article_shape(site: Site) -> None:
+    site.rule("/doc/annual.pdf", "/doc/minutes.docx", "/a/page")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    stored = site.stored()
+    assert set(stored) == {"/doc/annual.pdf", "/doc/minutes.docx", "/a/page"}
+    for path, name in (("/doc/annual.pdf", "annual"), ("/doc/minutes.docx", "minutes")):
+        article = stored[path]
+        assert article["title"] == f"Document {name}" and article["author"] == "Doc Writer"
+        assert str(article["published"]).startswith("2026-11-20T10:31:00")
+        assert generated_text(name).split("\n\n")[0] in str(article["body"])
+        assert article["extraction"]["body_from"] == "document"
+    assert stored["/doc/minutes.docx"]["extraction"]["algorithm"] == "docx"
+
+
+def test_an_encrypted_or_broken_document_is_dead_lettered_saying_so(site: Site) -> None:
+    site.rule("/doc/locked.pdf", "/doc/broken.pdf", "/doc/fine.pdf")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    reasons = {
+        str(letter["url"]).removeprefix(site.server.origin): letter["reason"] for letter in site.dead()
+    }
+    assert "is an encrypted PDF: it needs a password to be read" in reasons["/doc/locked.pdf"]
+    assert "is a broken PDF" in reasons["/doc/broken.pdf"]
+    assert list(site.stored()) == ["/doc/fine.pdf"]
+    assert site.crawler("dead", "requeue", "--site", "docs").stdout.strip() == "requeued 2 dead letters"
+
+
+def test_a_document_over_the_size_limit_is_dead_lettered(site: Site) -> None:
+    site.rule("/doc/big.pdf", "/a/small")
+    done = site.temp("-s", "DOCUMENTS_MAX_BYTES=500")
+    assert done.returncode == 0, done.stderr[-4000:]
+    (letter,) = site.dead()
+    assert "is a document of" in letter["reason"] and "over DOCUMENTS_MAX_BYTES (500)" in letter["reason"]
+    assert list(site.stored()) == ["/a/small"]
