@@ -217,3 +217,13 @@ def test_rules_try_on_an_api_page_shows_its_items_and_next_page(site: Site) -> N
     as_json = json.loads(site.crawler("rules", "try", "api", url + "&full=1", "--format", "json").stdout)
     assert [item["stored_from"] for item in as_json["items"]] == ["json", "json"]
     assert as_json["items"][1]["fields"]["likes"] == "11"
+
+
+def test_index_links_allow_and_deny_filter_the_items(site: Site) -> None:
+    _api_rule(site, "pages=1&per=3&full=1")
+    rule = site.rules / "api.yaml"
+    links = "index:\n  links: {allow: ['/a/'], deny: ['api-1-1$']}\n"
+    rule.write_text(rule.read_text(encoding="utf-8") + links, encoding="utf-8")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert set(site.stored()) == {"/a/api-1-0", "/a/api-1-2"}

@@ -52,6 +52,10 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Path:
         f"{DEMO_ARTICLES - DEMO_REPOSTS} articles stored in {data / 'demo'}; {DEMO_REPOSTS} reposts"
         in result.stdout
     )
+    # The demo shows three ways in: index pages, a feed and a JSON API.
+    assert "demo-citynews (read from its index pages): " in result.stdout
+    assert "demo-techdaily (read from its RSS/Atom feed): " in result.stdout
+    assert "demo-huaxia (read from its JSON API): " in result.stdout
     return data / "demo"
 
 

@@ -38,7 +38,8 @@ from crawler.demo.sites import (
     DemoSite,
     demo_sites,
 )
-from crawler.rules import load_rule
+from crawler.rules import Rule, load_rule
+from crawler.rules.feeds import read_feed
 from extractors import extract
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -374,25 +375,56 @@ def test_http_headers_404_redirect_etag_and_head(origin: str) -> None:
 # --- the rules --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("site_id", SITE_IDS)
-def test_rules_find_the_articles_and_their_fields(origin: str, site_id: str) -> None:
-    site = site_by_id(site_id)
-    rule = load_rule(RULES_DIR / f"{site.rule_id}.yaml")
-    assert rule.start_urls == (DEMO_ORIGIN + site.start_path,)
-    assert (rule.max_pages, rule.delay, rule.concurrency, rule.obey_robots) == (INDEX_PAGES, 0.0, 4, True)
-    assert rule.every is not None and rule.every.total_seconds() == 20 * 60
-    url: str | None = rule.start_urls[0].replace(DEMO_ORIGIN, origin)
+def _listed(origin: str, site: DemoSite, rule: Rule) -> tuple[list[str], int]:
+    """The article links a crawl of ``rule`` finds, the way its rule reads the site (index pages, its feed
+    or its JSON API), and how many pages that took."""
     links: list[str] = []
     pages_read = 0
+    if rule.feeds:
+        (feed_url,) = (url.replace(DEMO_ORIGIN, origin) for url in rule.feeds)
+        pages_read = 1
+        feed = read_feed(fetch(feed_url).body, feed_url)
+        return [entry.url for entry in rule.feed_entries(feed.entries, feed_url)], pages_read
+    if rule.api is not None:
+        next_url: str | None = rule.api.urls[0].replace(DEMO_ORIGIN, origin)
+        while next_url is not None and pages_read < rule.api.max_pages:
+            pages_read += 1
+            found = rule.api.read(fetch(next_url).body, next_url)
+            urls = [rule.absolute_url(item.url) for item in found.items]
+            links += [url for url in urls if url is not None and rule.links.accepts(url)]
+            next_url = found.next_url
+        return links, pages_read
+    url: str | None = rule.start_urls[0].replace(DEMO_ORIGIN, origin)
     while url is not None and pages_read < rule.max_pages:
         pages_read += 1
         root = page(origin, url.removeprefix(origin), site)
         links += rule.article_links(url, root)
         url = rule.next_page_url(url, root)
-    assert pages_read == INDEX_PAGES
+    return links, pages_read
+
+
+@pytest.mark.parametrize(
+    ("site_id", "way_in"), [("citynews", "index"), ("techdaily", "feed"), ("huaxia", "api")]
+)
+def test_rules_find_the_articles_and_their_fields(origin: str, site_id: str, way_in: str) -> None:
+    site = site_by_id(site_id)
+    rule = load_rule(RULES_DIR / f"{site.rule_id}.yaml")
+    if way_in == "index":
+        assert rule.start_urls == (DEMO_ORIGIN + site.start_path,) and rule.max_pages == INDEX_PAGES
+    elif way_in == "feed":
+        assert rule.feeds == (f"{DEMO_ORIGIN}/techdaily/feed.xml",) and rule.start_urls == ()
+    else:
+        assert rule.api is not None and rule.api.urls == (f"{DEMO_ORIGIN}/huaxia/api/list_1.json",)
+    assert (rule.delay, rule.concurrency, rule.obey_robots) == (0.0, 4, True)
+    assert rule.every is not None and rule.every.total_seconds() == 20 * 60
+    links, pages_read = _listed(origin, site, rule)
+    assert pages_read == (1 if way_in == "feed" else INDEX_PAGES)
     expected = {origin + a.path for a in (*site.articles, *site.private_articles)}
-    assert set(links) == expected
-    assert len(links) > len(expected)  # articles linked again on later pages
+    assert set(links) == expected, "every article, the private ones too, and no sponsored post"
+    if way_in == "index":
+        assert len(links) > len(expected)  # articles linked again on later pages
+    else:
+        assert len(links) == len(expected), "a feed or an API lists each story once"
     for article in site.articles:
         fields = rule.extract_fields(page(origin, article.path, site))
         assert fields["title"] == article.title

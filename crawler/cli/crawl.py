@@ -203,8 +203,25 @@ def run_demo(args: argparse.Namespace) -> int:
             settings = _crawl_settings(config, url, {})
             job, counts = _crawl_job(settings, url, ruleset.rules.values(), title="demo crawl")
     _print_summary(job, counts)
-    _print_stored(console, directory)
+    _print_stored(console, directory, {site: ways_in(rule) for site, rule in ruleset.rules.items()})
     return 0
+
+
+def ways_in(rule: Rule) -> str:
+    """How a rule reads its site: ``index pages``, ``RSS/Atom feed``, ``sitemap``, ``JSON API``,
+    ``keyword search``, joined by ``+``."""
+    ways = [
+        name
+        for name, used in (
+            ("index pages", rule.start_urls),
+            ("RSS/Atom feed", rule.feeds),
+            ("sitemap", rule.sitemaps),
+            ("JSON API", rule.api),
+            ("keyword search", rule.search),
+        )
+        if used
+    ]
+    return " + ".join(ways)
 
 
 def _demo_rules(folder: Path, origin: str) -> Path:
@@ -323,14 +340,14 @@ def _print_summary(job: str, counts: JobCounts) -> None:
         print(f"the errors are dead letters, each with its reason: `{suggest(f'dead list --job {job}')}`")
 
 
-def _print_stored(console: Console, directory: Path, sample: int = 3) -> None:
-    """Per site: articles stored, where their bodies came from, and the newest few (a table on a
-    terminal, plain lines when piped)."""
+def _print_stored(console: Console, directory: Path, ways: dict[str, str], sample: int = 3) -> None:
+    """Per site: how its rule reads it (``ways``), articles stored, where their bodies came from, and the
+    newest few (a table on a terminal, plain lines when piped)."""
     store = open_store({"CRAWLER_DATA_DIR": str(directory)})
     try:
         articles = list(store.iter_articles())
         table = Table(title=f"Stored in {directory}")
-        for column in ("site", "articles", "body by rule", "body by qRead", "newest"):
+        for column in ("site", "read from", "articles", "body by rule", "body by qRead", "newest"):
             table.add_column(column)
         for site in sorted({str(article["site"]) for article in articles}):
             mine = [article for article in articles if article["site"] == site]
@@ -341,12 +358,17 @@ def _print_stored(console: Console, directory: Path, sample: int = 3) -> None:
             ]
             if console.is_terminal:
                 table.add_row(
-                    site, str(len(mine)), str(len(mine) - from_qread), str(from_qread), "\n".join(newest)
+                    site,
+                    ways.get(site, "?"),
+                    str(len(mine)),
+                    str(len(mine) - from_qread),
+                    str(from_qread),
+                    "\n".join(newest),
                 )
             else:
                 console.print(
-                    f"{site}: {len(mine)} articles, body by rule {len(mine) - from_qread},"
-                    f" by qRead {from_qread}; newest:",
+                    f"{site} (read from its {ways.get(site, '?')}): {len(mine)} articles, body by rule"
+                    f" {len(mine) - from_qread}, by qRead {from_qread}; newest:",
                     soft_wrap=True,
                 )
                 for line in newest:

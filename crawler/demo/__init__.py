@@ -7,7 +7,8 @@
 
 The rules that crawl them are package data, in ``DEMO_RULES`` (``crawler/demo/rules/``):
 ``demo-citynews.yaml``, ``demo-techdaily.yaml`` and ``demo-huaxia.yaml``; they name the origin
-``DEMO_ORIGIN`` (``http://127.0.0.1:8631``) and allow its loopback address.
+``DEMO_ORIGIN`` (``http://127.0.0.1:8631``) and allow its loopback address. City News is read from its
+index pages, TechDaily from its RSS feed, 华夏网 from its JSON news list.
 """
 
 from __future__ import annotations

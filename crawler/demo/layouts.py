@@ -13,13 +13,17 @@ What the layouts put in on purpose:
 * a link to each site's private article (robots.txt disallows it) and, on TechDaily, sponsored posts in
   the feed (the rule denies them);
 * the article layouts ``feature`` (the body sits in another container than the rule's XPath names) and
-  ``short`` (the rule's XPath finds only a one-sentence lead; the rest is nested below it).
+  ``short`` (the rule's XPath finds only a one-sentence lead; the rest is nested below it);
+* other ways in than index pages: TechDaily's RSS feed (``/techdaily/feed.xml``) and 华夏网's JSON news
+  list (``/huaxia/api/list_N.json``), which the demo's rules read.
 """
 
 from __future__ import annotations
 
 import abc
+import email.utils
 import html
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -63,6 +67,7 @@ def render_pages() -> dict[str, Page]:
         content_type = f"text/html; charset={site.encoding}"
         for path, text in layout.pages().items():
             pages[path] = Page(text.encode(site.encoding), content_type)
+        pages.update(layout.data_pages())
     return pages
 
 
@@ -118,6 +123,10 @@ class _Layout(abc.ABC):
     @abc.abstractmethod
     def extra_pages(self) -> dict[str, str]:
         """The site's other pages (about, contact) by path."""
+
+    def data_pages(self) -> dict[str, Page]:
+        """The site's machine-readable pages (a feed, a JSON API), each with its own type, by path."""
+        return {}
 
     def related(self, article: DemoArticle, count: int = 4) -> list[DemoArticle]:
         """Other articles of the same section, the nearest in time first."""
@@ -501,6 +510,32 @@ class _TechDaily(_Layout):
 {self.tail()}"""
         return {"/techdaily/about/": about}
 
+    def data_pages(self) -> dict[str, Page]:
+        """``/techdaily/feed.xml``: an RSS 2.0 feed of every post the index pages list, in their order
+        (sponsored posts and the draft too), with its date and author; the demo's rule reads it alone."""
+        site = self.site
+        posts: list[DemoArticle] = []
+        for page in range(1, INDEX_PAGES + 1):
+            listed = list(site.page_articles(page))
+            if page in (1, 3):
+                listed.insert(4, site.denied_articles[0 if page == 1 else 1])
+            if page == 1:
+                listed.insert(7, site.private_articles[0])
+            posts += listed
+        items = "\n".join(
+            f"  <item><title>{_e(post.title)}</title><link>{post.path}</link><guid>{post.path}</guid>"
+            f"<pubDate>{email.utils.format_datetime(post.published)}</pubDate>"
+            f"<dc:creator>{_e(post.author)}</dc:creator></item>"
+            for post in posts
+        )
+        feed = f"""<?xml version="1.0" encoding="utf-8"?>
+<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel>
+  <title>TechDaily</title><link>/techdaily/</link><description>Technology news</description>
+{items}
+</channel></rss>
+"""
+        return {"/techdaily/feed.xml": Page(feed.encode(), "application/rss+xml; charset=utf-8")}
+
 
 # --- 华夏网 (huaxia) ------------------------------------------------------------------------------------
 
@@ -674,6 +709,26 @@ class _Huaxia(_Layout):
 </div>
 {self.tail()}"""
         return {"/huaxia/about.html": about}
+
+    def data_pages(self) -> dict[str, Page]:
+        """``/huaxia/api/list_N.json``: the portal's news list as JSON (UTF-8), ten stories a page as the
+        index pages list them (the internal story too), each page naming the next; the demo's rule reads
+        it alone."""
+        site = self.site
+        pages = {}
+        for page in range(1, INDEX_PAGES + 1):
+            stories = list(site.page_articles(page))
+            if page == 1:
+                stories.insert(5, site.private_articles[0])
+            listed = [
+                {"url": story.path, "title": story.title, "time": f"{story.published:%Y-%m-%d %H:%M:%S}"}
+                for story in stories
+            ]
+            following = f"/huaxia/api/list_{page + 1}.json" if page < INDEX_PAGES else None
+            document = {"code": 0, "data": {"list": listed, "next": following}}
+            body = json.dumps(document, ensure_ascii=False).encode()
+            pages[f"/huaxia/api/list_{page}.json"] = Page(body, "application/json; charset=utf-8")
+        return pages
 
 
 _LAYOUTS: dict[str, type[_Layout]] = {"citynews": _CityNews, "techdaily": _TechDaily, "huaxia": _Huaxia}

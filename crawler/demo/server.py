@@ -15,10 +15,11 @@ In-process (``crawler demo`` uses this)::
 
 Paths (see :mod:`crawler.demo.sites`): ``/`` lists the sites; ``/robots.txt``; ``/citynews/``,
 ``/citynews/page/2/``, ``/citynews/2026/<slug>.html``; ``/techdaily/``, ``/techdaily/page/2/``,
-``/techdaily/2026/11/<slug>.html``; ``/huaxia/``, ``/huaxia/index_2.html``, ``/huaxia/2026-11/20/c_<id>.htm``;
-section and about pages. Every response has a Content-Type with its charset, a Content-Length and an ETag
-(``If-None-Match`` gives 304); a directory path without its final slash is redirected (301); anything else
-is 404. GET and HEAD only. Requests are not logged unless ``--verbose``.
+``/techdaily/2026/11/<slug>.html``, ``/techdaily/feed.xml`` (RSS); ``/huaxia/``, ``/huaxia/index_2.html``,
+``/huaxia/2026-11/20/c_<id>.htm``, ``/huaxia/api/list_1.json`` (JSON); section and about pages. Every
+response has a Content-Type with its charset, a Content-Length and an ETag (``If-None-Match`` gives 304);
+a directory path without its final slash is redirected (301); anything else is 404. GET and HEAD only.
+Requests are not logged unless ``--verbose``.
 """
 
 from __future__ import annotations

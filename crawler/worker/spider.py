@@ -387,6 +387,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             url = rule.absolute_url(item.url)
             if url is None:
                 self.count(f"crawl/api_off_domains/{rule.site}")
+            elif not rule.links.accepts(url):
+                self.count(f"crawl/api_refused/{rule.site}")
             elif item.is_article:
                 articles.append((url, item))
             else:
