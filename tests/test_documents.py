@@ -111,3 +111,14 @@ def test_a_document_over_the_size_limit_is_dead_lettered(site: Site) -> None:
     (letter,) = site.dead()
     assert "is a document of" in letter["reason"] and "over DOCUMENTS_MAX_BYTES (500)" in letter["reason"]
     assert list(site.stored()) == ["/a/small"]
+
+
+def test_rules_try_on_a_document_shows_what_the_crawl_would_store(site: Site) -> None:
+    site.rule("/a/page")
+    done = site.crawler("rules", "try", "docs", site.server.url("/doc/annual.pdf"))
+    assert done.returncode == 0, done.stderr
+    assert "as a PDF article (" in done.stdout and "  title      Document annual\n" in done.stdout
+    assert generated_text("annual").split("\n\n")[0][:60] in done.stdout
+    locked = site.crawler("rules", "try", "docs", site.server.url("/doc/locked.pdf"))
+    assert locked.returncode == 2
+    assert "locked.pdf is an encrypted PDF: it needs a password to be read" in locked.stderr

@@ -20,6 +20,7 @@ from crawler.rules.api import ApiError, ApiRule
 from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
 from crawler.settings import QREAD_ALGORITHM
+from extractors.documents import DocumentError, document_kind, read_document
 from extractors.encoding import Decoded
 from extractors.htmlparse import parse_html
 
@@ -156,6 +157,9 @@ def run_rules_try(args: argparse.Namespace) -> int:
     feed_url = (
         page.url or args.url or (rule.feeds or rule.sitemaps or api_urls or rule.start_urls or ("",))[0]
     )
+    if document_kind(page.data):
+        _show_document(rule, page, args.format)
+        return EXIT_OK
     if rule.api is not None and _is_json(page.data):
         _show_api(rule, rule.api, page, feed_url, args.format)
         return EXIT_OK
@@ -240,6 +244,32 @@ def _show_feed(rule: Rule, page: Page, url: str, feed: Feed, output: str) -> Non
         said = [f"{name}: {printable(value)}" for name, value in entry.hints().items()]
         if said:
             print(f"    {'; '.join(said)}")
+
+
+def _show_document(rule: Rule, page: Page, output: str) -> None:
+    """A PDF or DOCX article as a crawl would store it: its metadata and its text."""
+    try:
+        document = read_document(page.data, page.source)
+    except DocumentError as exc:
+        raise InputError(str(exc)) from None
+    fields = {"title": document.title, "published": document.published, "author": document.author}
+    if output == "json":
+        found = {
+            "site": rule.site,
+            "rule_file": str(rule.path),
+            "source": page.source,
+            "document": document.kind,
+        }
+        print(json.dumps({**found, "fields": fields, "body": document.text}, ensure_ascii=False, indent=2))
+        return
+    print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
+    print(f"page       {printable(page.source)}")
+    print()
+    print(f"as a {document.kind.upper()} article ({_counted(len(document.text), 'character')} of text):")
+    for name, value in fields.items():
+        print(f"  {name:<9}  {printable(value) if value else '-'}")
+    print()
+    print(printable(document.text) if document.text else "(no text: a scanned document?)")
 
 
 def _is_json(data: bytes) -> bool:
