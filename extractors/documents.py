@@ -6,7 +6,7 @@ the document's own metadata gives.
    text of at most ``MAX_PAGES`` pages, a page's lines joined, pages as paragraphs.
 3. DOCX (the standard library's zipfile and lxml): ``word/document.xml`` read only when its uncompressed
    size is under ``MAX_XML_BYTES`` (a ZIP bomb is refused before it inflates); each ``w:p`` a paragraph;
-   ``docProps/core.xml`` gives title, creator and created date.
+   ``docProps/core.xml`` (under ``MAX_CORE_BYTES``) gives title, creator and created date.
 
 Every failure is a :class:`DocumentError` that says what the file is and what went wrong.
 """
@@ -31,6 +31,8 @@ __all__ = ["MAX_PAGES", "MAX_XML_BYTES", "Document", "DocumentError", "document_
 MAX_PAGES = 300
 # Uncompressed bytes of a DOCX's document.xml: a 300-page text is about 5 MB of XML.
 MAX_XML_BYTES = 50 * 1024 * 1024
+# Uncompressed bytes of a DOCX's docProps/core.xml (title, author, dates): a few hundred in practice.
+MAX_CORE_BYTES = 1024 * 1024
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _CORE = {
     "title": "{http://purl.org/dc/elements/1.1/}title",
@@ -110,12 +112,26 @@ def _read_docx(data: bytes, name: str) -> Document:
                     f" {MAX_XML_BYTES:,} (a ZIP bomb, or a document too large to read)"
                 )
             root = _xml(archive.read(body))
-            core = (
-                _xml(archive.read("docProps/core.xml")) if "docProps/core.xml" in archive.namelist() else None
-            )
+            core = None
+            if "docProps/core.xml" in archive.namelist():
+                info = archive.getinfo("docProps/core.xml")
+                if info.file_size > MAX_CORE_BYTES:
+                    raise DocumentError(
+                        f"{name} is a DOCX whose properties would take {info.file_size:,} bytes uncompressed,"
+                        f" over {MAX_CORE_BYTES:,} (a ZIP bomb)"
+                    )
+                core = _xml(archive.read(info))
     except DocumentError:
         raise
-    except (zipfile.BadZipFile, KeyError, lxml.etree.XMLSyntaxError, OSError, EOFError) as exc:
+    except (
+        zipfile.BadZipFile,
+        KeyError,
+        lxml.etree.XMLSyntaxError,
+        OSError,
+        EOFError,
+        RuntimeError,  # an entry encrypted with a password
+        NotImplementedError,  # a compression method zipfile does not have
+    ) as exc:
         raise DocumentError(f"{name} is a broken DOCX: {type(exc).__name__}: {exc}") from None
     paragraphs = []
     for paragraph in root.iter(f"{_W}p"):

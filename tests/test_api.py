@@ -227,3 +227,27 @@ def test_index_links_allow_and_deny_filter_the_items(site: Site) -> None:
     done = site.temp()
     assert done.returncode == 0, done.stderr[-4000:]
     assert set(site.stored()) == {"/a/api-1-0", "/a/api-1-2"}
+
+
+def test_an_empty_fields_mapping_is_an_error_naming_url() -> None:
+    with pytest.raises(RuleErrors) as raised:
+        parse_rule(API_RULE.split("  fields:", maxsplit=1)[0] + "  fields: {}\n", site="api")
+    assert [error.key for error in raised.value.errors] == ["api.fields.url"]
+
+
+def test_a_url_that_is_no_string_is_an_item_without_url() -> None:
+    api = parse_rule(API_RULE, site="api").api
+    assert api is not None
+    body = json.dumps({"data": {"posts": [{"link": {"a": 1}}, {"link": 7}, {"link": " /p/3 "}]}}).encode()
+    page = api.read(body, "http://api.test/v1/posts")
+    assert [item.url for item in page.items] == ["http://api.test/p/3"] and page.without_url == 2
+
+
+def test_the_rules_encoding_reads_an_api_in_gbk() -> None:
+    api = parse_rule(API_RULE + "encoding: gbk\n", site="api").api
+    assert api is not None
+    body = json.dumps({"data": {"posts": [{"link": "/p/1", "title": "新闻"}]}}, ensure_ascii=False).encode(
+        "gbk"
+    )
+    (item,) = api.read(body, "http://api.test/v1/posts", "gb18030").items
+    assert item.fields["title"] == "新闻"

@@ -122,3 +122,33 @@ def test_rules_try_on_a_document_shows_what_the_crawl_would_store(site: Site) ->
     locked = site.crawler("rules", "try", "docs", site.server.url("/doc/locked.pdf"))
     assert locked.returncode == 2
     assert "locked.pdf is an encrypted PDF: it needs a password to be read" in locked.stderr
+
+
+def _docx_with(name: str, data: bytes) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/document.xml", _DOCUMENT_XML)
+        archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+_DOCUMENT_XML = (
+    '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'
+    "<w:p><w:r><w:t>Text.</w:t></w:r></w:p></w:body></w:document>"
+)
+
+
+def test_a_docx_whose_properties_inflate_past_the_limit_is_refused() -> None:
+    bomb = _docx_with("docProps/core.xml", b" " * (2 * 1024 * 1024))
+    assert len(bomb) < 10_000
+    with pytest.raises(DocumentError, match=r"whose properties would take 2,097,152 bytes .* \(a ZIP bomb\)"):
+        read_document(bomb, "props.docx")
+
+
+def test_a_docx_with_an_encrypted_entry_is_a_document_error() -> None:
+    data = bytearray(_docx_with("docProps/app.xml", b"<x/>"))
+    for header, flags_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = data.find(header)
+        data[start + flags_at] |= 1  # the entry says it is encrypted
+    with pytest.raises(DocumentError, match=r"locked.docx is a broken DOCX: RuntimeError: .*encrypted"):
+        read_document(bytes(data), "locked.docx")

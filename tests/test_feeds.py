@@ -261,3 +261,10 @@ def test_rules_try_on_a_saved_feed_resolves_its_links_against_the_rules_feed(sit
         site.server.url("/a/one"),
         site.server.url("/a/two"),
     ]
+
+
+def test_a_body_that_names_a_file_is_never_read_from_this_machine(tmp_path: Path) -> None:
+    local = tmp_path / "feed.xml"
+    local.write_text(feed_document(["/a/secret"], "rss"), encoding="utf-8")
+    with pytest.raises(FeedError, match="is not an RSS or Atom feed"):
+        read_feed(str(local).encode(), FEED_URL)

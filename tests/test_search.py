@@ -5,6 +5,7 @@ counted; result pages followed up to ``max_pages``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,21 @@ def test_results_go_to_the_rule_whose_domains_hold_them_and_result_pages_are_fol
     }
     assert stored == expected, "two result pages of each keyword; the localhost results are the other rule's"
     assert "stored 8 articles" in done.stdout
+
+
+def test_rules_try_on_a_saved_result_page_of_a_search_only_rule(site: Site) -> None:
+    site.rules.mkdir(parents=True, exist_ok=True)
+    (site.rules / "finder.yaml").write_text(
+        f'domains: [127.0.0.1]\nsearch: {{url: "{site.server.url("/search?q={keyword}")}", keywords: [ferry],'
+        " links: {xpath: \"//ol[@class='results']\"}}\n",
+        encoding="utf-8",
+    )
+    saved = site.root / "results.html"
+    saved.write_text(
+        "<html><body><ol class='results'><li><a href='/a/one'>1</a></li>"
+        "<li><a href='http://elsewhere.test/two'>2</a></li></ol></body></html>",
+        encoding="utf-8",
+    )
+    done = site.crawler("rules", "try", "finder", str(saved), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["links"] == [site.server.url("/a/one"), "http://elsewhere.test/two"]

@@ -218,6 +218,23 @@ def test_a_site_read_from_its_sitemap_offers_each_grab_only_what_changed_since_t
     assert service.server.hget(Keys(PREFIX).sitemaps, f"{farm.origin}/maps/sitemap.xml") is not None
 
 
+@pytest.mark.parametrize(
+    "service",
+    [[FarmSite("calm-api", per_hour=0.001, every="10m", min="10m", max="40m", api=True)]],
+    indirect=True,
+)
+def test_an_unchanged_api_page_costs_a_304_and_is_never_dead_lettered(service: Service) -> None:
+    service.run(hours=1, step_minutes=5)
+    farm = service.farm
+    pages = [v.status for v in farm.log if v.kind == "api"]
+    assert pages[0] == 200 and len(pages) >= 2
+    assert set(pages[1:]) == {304}, "the grab's conditional request"
+    assert service.server.hlen(Keys(PREFIX).dead) == 0, "a 304 is no page that is not JSON"
+    fetched = {v.article for v in farm.log if v.kind == "article" and v.status == 200}
+    assert fetched == set(range(farm.newest("calm-api") + 1))
+    assert float(service.state("calm-api")["interval"]) > 600
+
+
 SUPERVISED = [
     FarmSite("steady", per_hour=6, every="20m"),
     FarmSite("banning", per_hour=6, every="20m"),

@@ -214,3 +214,17 @@ def test_rules_try_on_a_sitemap_lists_what_a_crawl_would_follow(site: Site) -> N
     assert [entry["url"] for entry in document["entries"]] == [
         site.server.url("/sitemap.xml?to=/a/from-robots")
     ]
+
+
+def test_a_date_at_the_edge_of_the_calendar_is_no_date() -> None:
+    document = sitemap_document(
+        "urlset",
+        ["http://news.test/a/1", "http://news.test/a/2"],
+        ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:00-01:00"],
+        news=False,
+    )
+    entries = read_sitemap(document.encode(), SITEMAP_URL).entries
+    assert [(entry.url, entry.lastmod) for entry in entries] == [
+        ("http://news.test/a/1", None),
+        ("http://news.test/a/2", None),
+    ]

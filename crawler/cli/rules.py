@@ -177,8 +177,12 @@ def run_rules_try(args: argparse.Namespace) -> int:
     root = parse_html(decoded.text)
     if root is None:
         raise InputError(f"{shown(page.source)} holds no HTML element to apply the rule to")
-    url = page.url or args.url or (rule.start_urls or rule.feeds or rule.sitemaps or api_urls)[0]
-    if not rule.allows_host(urlsplit(url).hostname):
+    search = rule.search if rule.search is not None and not rule.start_urls else None
+    search_urls = tuple(search.urls()) if search is not None else ()
+    url = (
+        page.url or args.url or (rule.start_urls or rule.feeds or rule.sitemaps or api_urls or search_urls)[0]
+    )
+    if search is None and not rule.allows_host(urlsplit(url).hostname):
         print(
             f"crawler rules try: note: {url} is not on the rule's domains ({', '.join(rule.domains)}):"
             " its links are all dropped",
@@ -196,8 +200,9 @@ def run_rules_try(args: argparse.Namespace) -> int:
         page,
         decoded,
         url,
-        rule.article_links(url, root),
-        rule.next_page_url(url, root),
+        # A rule read from keyword searches alone: the page is a result page (results on any host).
+        rule.search_results(search, url, root) if search is not None else rule.article_links(url, root),
+        rule.search_next_page(search, url, root) if search is not None else rule.next_page_url(url, root),
         fields,
         qread_body,
     )
@@ -283,7 +288,7 @@ def _is_json(data: bytes) -> bool:
 def _show_api(rule: Rule, api: ApiRule, page: Page, url: str, output: str) -> None:
     """The items of a page of the rule's API: each one's article URL and fields, and the next page."""
     try:
-        found = api.read(page.data, url)
+        found = api.read(page.data, url, rule.encoding)
     except ApiError as exc:
         raise InputError(str(exc)) from None
     items = [(rule.absolute_url(item.url), item) for item in found.items]

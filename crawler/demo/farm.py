@@ -14,6 +14,8 @@ Routes, per site ``<name>``:
   index's ``ETag``, ``Last-Modified`` and ``304``; the site's rule reads the feed alone (no index page);
 - ``/<name>/sitemap.xml``: a site with ``sitemap``: a sitemap of the same articles, each with its
   publication time as ``lastmod``, with the index's validators; the site's rule reads the sitemap alone;
+- ``/<name>/api.json``: a site with ``api``: the same articles as JSON (``{"items": [{"url", "title"}]}``),
+  with the index's validators; the site's rule reads the API alone;
 - ``/<name>/a/<k>.html``: article ``k`` once published (404 before);
 - every page of a site in ``Farm.banned``: ``403``; of a site in ``Farm.captcha``: a challenge page;
 - ``Farm.layout[name] = 2``: the article pages change their markup (the rule's XPaths stop matching);
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import email.utils
 import http.server
+import json
 import random
 import threading
 import time
@@ -76,6 +79,7 @@ class FarmSite:
     cookie: str | None = None
     feed: bool = False
     sitemap: bool = False
+    api: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,7 @@ class Farm:
         if site is None:
             self._send(request, 404, b"no such site", "text/plain")
             return
-        kind = {(): "index", ("feed.xml",): "feed", ("sitemap.xml",): "sitemap"}.get(
+        kind = {(): "index", ("feed.xml",): "feed", ("sitemap.xml",): "sitemap", ("api.json",): "api"}.get(
             tuple(parts[1:]), "article"
         )
         article = None
@@ -220,7 +224,7 @@ class Farm:
             page = b"<html><body><form action='login'><input name='user'><input name='pw'></form></body>"
             return self._send(request, 200, page)
         newest = self.newest(site.name)
-        if kind in ("index", "feed", "sitemap"):
+        if kind in ("index", "feed", "sitemap", "api"):
             version = self.layout.get(site.name, 1)
             etag = f'"{site.name}-{newest}-{version}"'
             modified = email.utils.formatdate(self.published(site.name, newest), usegmt=True)
@@ -233,6 +237,13 @@ class Farm:
             headers = {"ETag": etag, "Last-Modified": modified}
             if unchanged:
                 return self._send(request, 304, b"", headers=headers)
+            if kind == "api":
+                listed = [
+                    {"url": f"/{site.name}/a/{k}.html", "title": self._title(site, k)}
+                    for k in range(newest, max(newest - LISTED, -1), -1)
+                ]
+                body = json.dumps({"items": listed}).encode()
+                return self._send(request, 200, body, "application/json", headers)
             if kind == "sitemap":
                 return self._send(
                     request, 200, self._sitemap(site, newest).encode(), "application/xml", headers
@@ -344,6 +355,11 @@ class Farm:
             where = f"feeds: ['{self.origin}/{name}/feed.xml']\n"
         elif site.sitemap:
             where = f"sitemaps: ['{self.origin}/{name}/sitemap.xml']\n"
+        elif site.api:
+            api = (
+                f"{{url: '{self.origin}/{name}/api.json', items: items, fields: {{url: url, title: title}}}}"
+            )
+            where = f"api: {api}\n"
         else:
             where = (
                 f"start_urls: ['{self.origin}/{name}/']\n"

@@ -86,12 +86,13 @@ class ApiRule:
     cursor_param: str | None = None
     max_pages: int = 5
 
-    def read(self, body: bytes, page_url: str) -> ApiPage:
-        """The items and next page of the JSON ``body`` fetched from ``page_url``; :class:`ApiError` when
-        it is no JSON or ``items`` gives no list. Item URLs are resolved against ``page_url``; whether they
-        are on the rule's domains is the rule's to say."""
+    def read(self, body: bytes, page_url: str, encoding: str | None = None) -> ApiPage:
+        """The items and next page of the JSON ``body`` fetched from ``page_url`` (in ``encoding``, the
+        rule's, when given; else UTF-8, -16 or -32 as JSON says); :class:`ApiError` when it is no JSON or
+        ``items`` gives no list. Item URLs are resolved against ``page_url``; whether they are on the
+        rule's domains is the rule's to say."""
         try:
-            data = json.loads(body)
+            data = json.loads(body.decode(encoding, "replace") if encoding else body)
         except (ValueError, UnicodeDecodeError) as exc:
             start = body[:40].decode("utf-8", "replace").strip()
             raise ApiError(f"{page_url} is not JSON: {exc} (it starts {start!r})") from None
@@ -104,8 +105,9 @@ class ApiRule:
         items: list[ApiItem] = []
         without_url = 0
         for entry in found:
-            url = _text(self.fields["url"].search(entry))
-            if url is None:
+            found_url = self.fields["url"].search(entry)
+            url = found_url.strip() if isinstance(found_url, str) else None
+            if not url:
                 without_url += 1
                 continue
             values = {name: _text(path.search(entry)) for name, path in self.fields.items() if name != "url"}

@@ -10,6 +10,7 @@ metadata).
 from __future__ import annotations
 
 import calendar
+import io
 import re
 import time
 from dataclasses import dataclass
@@ -66,7 +67,11 @@ def read_feed(body: bytes, url: str, content_type: str | None = None, max_entrie
     headers = {"content-location": url}
     if content_type:
         headers["content-type"] = content_type
-    parsed = feedparser.parse(body, response_headers=headers, sanitize_html=False, resolve_relative_uris=True)
+    # A file object, never the bytes themselves: feedparser takes a string or bytes for a path or URL to
+    # open first, and a body of "/dev/zero" would be read from this machine's disk.
+    parsed = feedparser.parse(
+        io.BytesIO(body), response_headers=headers, sanitize_html=False, resolve_relative_uris=True
+    )
     version = str(parsed.get("version") or "")
     if not version and not parsed.entries:
         start = body[:40].decode("utf-8", "replace").strip()

@@ -428,7 +428,7 @@ def _api(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) -> ApiR
     fields: dict[str, JmesPath] = {}
     if "fields" in api:
         specs = check.mapping(api["fields"], "api.fields", None, "a mapping of field names to JMESPath") or {}
-        if specs and "url" not in specs:
+        if "url" not in specs:
             check.missing("api.fields.url", "the JMESPath of each item's article URL")
         for name, spec in specs.items():
             if not _FIELD_NAME_RE.fullmatch(name):

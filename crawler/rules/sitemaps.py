@@ -156,11 +156,9 @@ def _date(text: str) -> datetime | None:
     its midnight in UTC."""
     try:
         moment = datetime.fromisoformat(text)
-    except ValueError:
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except (ValueError, OverflowError):  # not a date; a date at the edge of the calendar (0001, 9999)
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
 
 
 def _gunzip(body: bytes, url: str, max_bytes: int) -> bytes:

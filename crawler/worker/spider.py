@@ -368,13 +368,16 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         other one's URL queued as an article request (new ones only) with the item's fields as hints;
         then the next page, up to ``api.max_pages``, unless it repeats an earlier one (a cursor that
         loops). A page that is no JSON, or whose items are no list, is dead-lettered saying so."""
+        if response.status == 304:
+            self._not_modified(response)
+            return
         rule = self._rule(response)
         if rule is None or rule.api is None:
             return
         self.count(f"crawl/pages/{rule.site}")
         work = _work(response)
         try:
-            page = rule.api.read(response.body, response.url)
+            page = rule.api.read(response.body, response.url, rule.encoding)
         except ApiError as exc:
             self.count(f"crawl/api_errors/{rule.site}")
             assert response.request is not None
