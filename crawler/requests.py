@@ -54,6 +54,7 @@ __all__ = [
     "FEED",
     "INDEX",
     "JOB_FIELDS",
+    "LISTING_KINDS",
     "SEARCH",
     "SENT_ONLY_HEADERS",
     "SENT_ONLY_META",
@@ -61,18 +62,15 @@ __all__ = [
     "JobCounts",
     "QueueEntryError",
     "Work",
-    "api_request",
     "article_request",
     "decode_request",
     "encode_request",
     "enqueue_job",
-    "feed_request",
     "index_request",
     "leased",
+    "listing_request",
     "push",
     "queue_new",
-    "search_request",
-    "sitemap_request",
     "without_lease",
 ]
 
@@ -82,6 +80,8 @@ SITEMAP = "sitemap"
 API = "api"
 SEARCH = "search"
 ARTICLE = "article"
+# The kinds of page that list a rule's articles (see listing_request).
+LISTING_KINDS = frozenset({INDEX, FEED, SITEMAP, API, SEARCH})
 JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors", "refused", "reposts")
 
 
@@ -105,7 +105,7 @@ class Work:
         job, job_kind, lease = meta.get("job"), meta.get("job_kind"), meta.get("lease")
         return cls(
             site=str(meta.get("site", "")),
-            kind=meta["kind"] if meta.get("kind") in (ARTICLE, FEED, SITEMAP, API, SEARCH) else INDEX,
+            kind=meta["kind"] if meta.get("kind") in (ARTICLE, *LISTING_KINDS) else INDEX,
             job=job if isinstance(job, str) and job else None,
             job_kind=job_kind if isinstance(job_kind, str) else None,
             page=int(meta.get("page", 1)),
@@ -157,50 +157,12 @@ def index_request(
 ) -> Request:
     """A request for one of ``rule``'s index pages (never deduplicated: index pages change). ``boost``
     raises its priority over the rule's own (a temp crawl's, or a productive site's grab)."""
-    return Request(
-        url,
-        meta=_meta(rule, INDEX, job, job_kind, page=page, depth=0, boost=boost),
-        headers=rule.headers or None,
-        priority=rule.priority + boost + 1,
-        dont_filter=True,
-    )
+    return listing_request(rule, INDEX, url, job=job, page=page, boost=boost, job_kind=job_kind)
 
 
-def feed_request(
-    rule: Rule, url: str, *, job: str | None = None, boost: int = 0, job_kind: str | None = None
-) -> Request:
-    """A request for one of ``rule``'s feeds (never deduplicated, like an index page)."""
-    return Request(
-        url,
-        meta=_meta(rule, FEED, job, job_kind, page=1, depth=0, boost=boost),
-        headers=rule.headers or None,
-        priority=rule.priority + boost + 1,
-        dont_filter=True,
-    )
-
-
-def sitemap_request(
+def listing_request(
     rule: Rule,
-    url: str,
-    *,
-    job: str | None = None,
-    level: int = 1,
-    boost: int = 0,
-    job_kind: str | None = None,
-) -> Request:
-    """A request for one of ``rule``'s sitemaps (``level`` 1) or one a sitemap lists (never deduplicated,
-    like an index page)."""
-    return Request(
-        url,
-        meta=_meta(rule, SITEMAP, job, job_kind, page=level, depth=0, boost=boost),
-        headers=rule.headers or None,
-        priority=rule.priority + boost + 1,
-        dont_filter=True,
-    )
-
-
-def api_request(
-    rule: Rule,
+    kind: str,
     url: str,
     *,
     job: str | None = None,
@@ -209,36 +171,16 @@ def api_request(
     boost: int = 0,
     job_kind: str | None = None,
 ) -> Request:
-    """A request for a page of ``rule``'s JSON API (never deduplicated, like an index page); ``seen``: the
-    URLs of the pages before it in its chain."""
-    meta = _meta(rule, API, job, job_kind, page=page, depth=0, boost=boost)
-    meta["api_seen"] = list(seen)
-    return Request(
-        url,
-        meta=meta,
-        headers={"Accept": "application/json", **rule.headers},
-        priority=rule.priority + boost + 1,
-        dont_filter=True,
-    )
-
-
-def search_request(
-    rule: Rule,
-    url: str,
-    *,
-    job: str | None = None,
-    page: int = 1,
-    boost: int = 0,
-    job_kind: str | None = None,
-) -> Request:
-    """A request for a result page of one of ``rule``'s keywords (never deduplicated, like an index page)."""
-    return Request(
-        url,
-        meta=_meta(rule, SEARCH, job, job_kind, page=page, depth=0, boost=boost),
-        headers=rule.headers or None,
-        priority=rule.priority + boost + 1,
-        dont_filter=True,
-    )
+    """A request for a page that lists ``rule``'s articles, of ``kind``: an index page (``page``: 1 for a
+    start URL, 2 for the next...), a feed, a sitemap (``page``: 1 for the rule's, 2 for one it lists...),
+    a page of its JSON API (``seen``: the URLs of the pages before it in its chain) or a search result
+    page. Never deduplicated: such pages change; a step above the rule's priority, and ``boost`` more."""
+    meta = _meta(rule, kind, job, job_kind, page=page, depth=0, boost=boost)
+    headers = rule.headers or None
+    if kind == API:
+        meta["api_seen"] = list(seen)
+        headers = {"Accept": "application/json", **rule.headers}
+    return Request(url, meta=meta, headers=headers, priority=rule.priority + boost + 1, dont_filter=True)
 
 
 def article_request(
@@ -451,14 +393,13 @@ def enqueue_job(
             for url in urls:
                 push(queue, article_request(rule, url, job=job, boost=boost, job_kind=kind))
         else:
-            for url in rule.start_urls:
-                push(queue, index_request(rule, url, job=job, boost=boost, job_kind=kind))
-            for url in rule.feeds:
-                push(queue, feed_request(rule, url, job=job, boost=boost, job_kind=kind))
-            for url in rule.sitemaps:
-                push(queue, sitemap_request(rule, url, job=job, boost=boost, job_kind=kind))
-            for url in rule.api.urls if rule.api else ():
-                push(queue, api_request(rule, url, job=job, boost=boost, job_kind=kind))
-            for url in rule.search.urls() if rule.search else ():
-                push(queue, search_request(rule, url, job=job, boost=boost, job_kind=kind))
+            firsts = [
+                *((INDEX, url) for url in rule.start_urls),
+                *((FEED, url) for url in rule.feeds),
+                *((SITEMAP, url) for url in rule.sitemaps),
+                *((API, url) for url in (rule.api.urls if rule.api else ())),
+                *((SEARCH, url) for url in (rule.search.urls() if rule.search else ())),
+            ]
+            for page_kind, url in firsts:
+                push(queue, listing_request(rule, page_kind, url, job=job, boost=boost, job_kind=kind))
     return job

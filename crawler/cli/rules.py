@@ -227,9 +227,7 @@ def _show_feed(rule: Rule, page: Page, url: str, feed: Feed, output: str) -> Non
     left_out = len(feed.entries) - len(kept) + feed.over_limit + feed.without_link
     if output == "json":
         document = {
-            "site": rule.site,
-            "rule_file": str(rule.path),
-            "source": page.source,
+            **_source(rule, page),
             "url": url,
             "feed": feed.version,
             "entries": [
@@ -239,9 +237,7 @@ def _show_feed(rule: Rule, page: Page, url: str, feed: Feed, output: str) -> Non
         }
         print(json.dumps(document, ensure_ascii=False, indent=2))
         return
-    print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
-    print(f"page       {printable(page.source)}")
-    print()
+    _print_source(rule, page)
     print(f"as a feed ({feed.version}): {_counted(len(kept), 'article link')}, {left_out} left out")
     print("  (off the rule's domains, refused by index.links allow/deny, repeated, without a link)")
     for entry in kept:
@@ -260,21 +256,29 @@ def _show_document(rule: Rule, page: Page, output: str) -> None:
     fields = {"title": document.title, "published": document.published, "author": document.author}
     if output == "json":
         found = {
-            "site": rule.site,
-            "rule_file": str(rule.path),
-            "source": page.source,
+            **_source(rule, page),
             "document": document.kind,
         }
         print(json.dumps({**found, "fields": fields, "body": document.text}, ensure_ascii=False, indent=2))
         return
-    print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
-    print(f"page       {printable(page.source)}")
-    print()
+    _print_source(rule, page)
     print(f"as a {document.kind.upper()} article ({_counted(len(document.text), 'character')} of text):")
     for name, value in fields.items():
         print(f"  {name:<9}  {printable(value) if value else '-'}")
     print()
     print(printable(document.text) if document.text else "(no text: a scanned document?)")
+
+
+def _source(rule: Rule, page: Page) -> dict[str, str]:
+    """The rule and the page a JSON answer of ``rules try`` is about."""
+    return {"site": rule.site, "rule_file": str(rule.path), "source": page.source}
+
+
+def _print_source(rule: Rule, page: Page) -> None:
+    """The rule and the page a text answer of ``rules try`` is about, then a blank line."""
+    print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
+    print(f"page       {printable(page.source)}")
+    print()
 
 
 def _is_json(data: bytes) -> bool:
@@ -295,9 +299,7 @@ def _show_api(rule: Rule, api: ApiRule, page: Page, url: str, output: str) -> No
     next_url = rule.absolute_url(found.next_url) if found.next_url else None
     if output == "json":
         document = {
-            "site": rule.site,
-            "rule_file": str(rule.path),
-            "source": page.source,
+            **_source(rule, page),
             "url": url,
             "items": [
                 {
@@ -313,9 +315,7 @@ def _show_api(rule: Rule, api: ApiRule, page: Page, url: str, output: str) -> No
         }
         print(json.dumps(document, ensure_ascii=False, indent=2))
         return
-    print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
-    print(f"page       {printable(page.source)}")
-    print()
+    _print_source(rule, page)
     kept = [(link, item) for link, item in items if link is not None]
     left_out = len(found.items) - len(kept) + found.without_url
     print(f"as an API page: {_counted(len(kept), 'item')}, {left_out} left out")
@@ -343,9 +343,7 @@ def _show_sitemap(rule: Rule, page: Page, url: str, sitemap: Sitemap, output: st
     what = "sitemap" if sitemap.lists_sitemaps else "article link"
     if output == "json":
         document = {
-            "site": rule.site,
-            "rule_file": str(rule.path),
-            "source": page.source,
+            **_source(rule, page),
             "url": url,
             "sitemap": sitemap.kind,
             "entries": [
@@ -360,9 +358,7 @@ def _show_sitemap(rule: Rule, page: Page, url: str, sitemap: Sitemap, output: st
         }
         print(json.dumps(document, ensure_ascii=False, indent=2))
         return
-    print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
-    print(f"page       {printable(page.source)}")
-    print()
+    _print_source(rule, page)
     left_out = len(sitemap.entries) - len(kept)
     print(f"as a {sitemap.kind}: {_counted(len(kept), what)}, {left_out} left out")
     for entry in kept:

@@ -62,6 +62,11 @@ _WORDS = (
 ).split()
 
 
+def _listed(newest: int) -> range:
+    """The articles an index page, a feed, a sitemap or an API page lists: the ``LISTED`` newest."""
+    return range(newest, max(newest - LISTED, -1), -1)
+
+
 @dataclass(frozen=True)
 class FarmSite:
     """One site of the farm and the schedule its rule asks for."""
@@ -240,7 +245,7 @@ class Farm:
             if kind == "api":
                 listed = [
                     {"url": f"/{site.name}/a/{k}.html", "title": self._title(site, k)}
-                    for k in range(newest, max(newest - LISTED, -1), -1)
+                    for k in _listed(newest)
                 ]
                 body = json.dumps({"items": listed}).encode()
                 return self._send(request, 200, body, "application/json", headers)
@@ -280,8 +285,7 @@ class Farm:
 
     def _index(self, site: FarmSite, newest: int) -> str:
         items = "".join(
-            f'<li><a href="/{site.name}/a/{k}.html">{self._title(site, k)}</a></li>'
-            for k in range(newest, max(newest - LISTED, -1), -1)
+            f'<li><a href="/{site.name}/a/{k}.html">{self._title(site, k)}</a></li>' for k in _listed(newest)
         )
         return (
             f"<html><head><title>{site.name}</title></head><body><h1>{site.name}</h1>"
@@ -293,7 +297,7 @@ class Farm:
             f"<item><title>{self._title(site, k)}</title><link>/{site.name}/a/{k}.html</link>"
             f"<pubDate>{email.utils.formatdate(self.published(site.name, k), usegmt=True)}</pubDate>"
             f"<author>desk@{site.name}.test ({self.author(k)})</author></item>"
-            for k in range(newest, max(newest - LISTED, -1), -1)
+            for k in _listed(newest)
         )
         return (
             f'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>{site.name}</title>'
@@ -304,7 +308,7 @@ class Farm:
         entries = "".join(
             f"<url><loc>{self.origin}/{site.name}/a/{k}.html</loc><lastmod>"
             f"{datetime.fromtimestamp(self.published(site.name, k), UTC).isoformat()}</lastmod></url>"
-            for k in range(newest, max(newest - LISTED, -1), -1)
+            for k in _listed(newest)
         )
         return f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'
 

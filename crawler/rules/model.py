@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 from urllib.parse import quote_plus, urldefrag, urljoin, urlsplit
 
 from lxml import etree
@@ -25,6 +25,9 @@ from crawler.settings import QREAD_MIN_BODY_CHARS
 from extractors.text import normalize_space
 
 __all__ = ["HTTP_SCHEMES", "STANDARD_FIELDS", "FieldRule", "LinkRule", "Rule", "RuleSet", "SearchRule"]
+
+# An entry of a feed or a sitemap: a link with what its document says of it.
+_Entry = TypeVar("_Entry", FeedEntry, SitemapEntry)
 
 # The fields every article item has (None when the rule does not give them); any other name is custom.
 STANDARD_FIELDS: Final = ("title", "body", "published", "author")
@@ -184,38 +187,39 @@ class Rule:
     ) -> list[str]:
         """The article links of an index page: absolute, without fragment, on the rule's domains, kept by
         ``allow``/``deny``, each once, in document order."""
-        base = _base_url(page_url, root)
-        links: list[str] = []
-        seen_hrefs: set[str] = set()
-        seen_urls: set[str] = set()
-        for href in self.links.hrefs(root):
-            if href in seen_hrefs:
-                continue
-            seen_hrefs.add(href)
-            url = self._absolute(base, href)
-            if url is None or url in seen_urls:
-                continue
-            seen_urls.add(url)
-            if self.links.accepts(url, budget):
-                links.append(url)
-        return links
+        return self._page_links(self.links, page_url, root, budget)
 
     def search_results(
         self, search: SearchRule, page_url: str, root: etree._Element, budget: RegexBudget | None = None
     ) -> list[str]:
         """The result links of a search page: absolute, without fragment, on any host (the results of a
         search engine are other sites' pages), kept by ``search.links``' ``allow``/``deny``, each once."""
+        return self._page_links(search.links, page_url, root, budget, any_host=True)
+
+    def _page_links(
+        self,
+        links: LinkRule,
+        page_url: str,
+        root: etree._Element,
+        budget: RegexBudget | None,
+        *,
+        any_host: bool = False,
+    ) -> list[str]:
         base = _base_url(page_url, root)
-        links: list[str] = []
-        seen: set[str] = set()
-        for href in search.links.hrefs(root):
-            url = self._absolute(base, href, any_host=True)
-            if url is None or url in seen:
+        found: list[str] = []
+        seen_hrefs: set[str] = set()
+        seen_urls: set[str] = set()
+        for href in links.hrefs(root):
+            if href in seen_hrefs:
                 continue
-            seen.add(url)
-            if search.links.accepts(url, budget):
-                links.append(url)
-        return links
+            seen_hrefs.add(href)
+            url = self._absolute(base, href, any_host=any_host)
+            if url is None or url in seen_urls:
+                continue
+            seen_urls.add(url)
+            if links.accepts(url, budget):
+                found.append(url)
+        return found
 
     def search_next_page(self, search: SearchRule, page_url: str, root: etree._Element) -> str | None:
         """The next result page (``search.next_page``), on any host."""
@@ -226,15 +230,7 @@ class Rule:
     ) -> list[FeedEntry]:
         """The entries of a feed whose links are articles of the rule: absolute (against ``feed_url``),
         without fragment, on the rule's domains, kept by ``index.links``' ``allow``/``deny``, each once."""
-        kept: list[FeedEntry] = []
-        seen: set[str] = set()
-        for entry in entries:
-            url = self._absolute(feed_url, entry.url)
-            if url is None or url in seen or not self.links.accepts(url, budget):
-                continue
-            seen.add(url)
-            kept.append(replace(entry, url=url))
-        return kept
+        return self._kept_entries(entries, feed_url, self.links, budget)
 
     def sitemap_entries(
         self,
@@ -246,11 +242,18 @@ class Rule:
     ) -> list[SitemapEntry]:
         """The entries of a sitemap the crawl follows: absolute, without fragment, on the rule's domains,
         each once; ``pages`` (a ``urlset``'s) also kept by ``index.links``' ``allow``/``deny``."""
-        kept: list[SitemapEntry] = []
+        return self._kept_entries(entries, sitemap_url, self.links if pages else None, budget)
+
+    def _kept_entries(
+        self, entries: Iterable[_Entry], base: str, links: LinkRule | None, budget: RegexBudget | None
+    ) -> list[_Entry]:
+        """``entries`` whose URL, resolved against ``base``, is on the rule's domains and kept by ``links``
+        (when given), each URL once, carrying that URL."""
+        kept: list[_Entry] = []
         seen: set[str] = set()
         for entry in entries:
-            url = self._absolute(sitemap_url, entry.url)
-            if url is None or url in seen or (pages and not self.links.accepts(url, budget)):
+            url = self._absolute(base, entry.url)
+            if url is None or url in seen or (links is not None and not links.accepts(url, budget)):
                 continue
             seen.add(url)
             kept.append(replace(entry, url=url))

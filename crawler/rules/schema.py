@@ -491,25 +491,8 @@ def _search(top: Mapping[str, Any], check: Checker) -> SearchRule | None:
     links = LinkRule()
     if "links" in search:
         expected_links = "a mapping with xpath (result areas or hrefs), allow or both, and optionally deny"
-        spec = check.mapping(search["links"], "search.links", _LINKS_KEYS, expected_links)
-        if spec is not None:
-            if "xpath" not in spec and "allow" not in spec:
-                check.fail("search.links", "neither xpath nor allow", expected_links)
-            links = LinkRule(
-                xpath=check.xpaths(spec["xpath"], "search.links.xpath", nodes=True)
-                if "xpath" in spec
-                else (),
-                allow=check.regexes(spec["allow"], "search.links.allow") if "allow" in spec else (),
-                deny=check.regexes(spec["deny"], "search.links.deny") if "deny" in spec else (),
-            )
-    next_page = None
-    if "next_page" in search:
-        value = search["next_page"]
-        if isinstance(value, str):
-            found = check.xpaths(value, "search.next_page", nodes=True)
-            next_page = found[0] if found else None
-        else:
-            check.wrong_type("search.next_page", value, EXPECTED_NODES_XPATH)
+        links = _links(search["links"], "search.links", check, expected_links)
+    next_page = _next_page(search, "search", check)
     max_pages = check.integer(search, "max_pages", "search", 1, 1)
     if len(check.errors) > errors or template is None:
         return None
@@ -528,25 +511,37 @@ def _index(top: Mapping[str, Any], check: Checker) -> tuple[LinkRule, RuleXPath 
     if "links" not in index:
         check.missing("index.links", expected_links)
     else:
-        spec = check.mapping(index["links"], "index.links", _LINKS_KEYS, expected_links)
-        if spec is not None:
-            if "xpath" not in spec and "allow" not in spec:
-                check.fail("index.links", "neither xpath nor allow", expected_links)
-            links = LinkRule(
-                xpath=check.xpaths(spec["xpath"], "index.links.xpath", nodes=True) if "xpath" in spec else (),
-                allow=check.regexes(spec["allow"], "index.links.allow") if "allow" in spec else (),
-                deny=check.regexes(spec["deny"], "index.links.deny") if "deny" in spec else (),
-            )
-    next_page = None
-    if "next_page" in index:
-        value = index["next_page"]
-        if isinstance(value, str):
-            found = check.xpaths(value, "index.next_page", nodes=True)
-            next_page = found[0] if found else None
-        else:
-            check.wrong_type("index.next_page", value, EXPECTED_NODES_XPATH)
+        links = _links(index["links"], "index.links", check, expected_links)
+    next_page = _next_page(index, "index", check)
     max_pages = check.integer(index, "max_pages", "index", 1, 1)
     return links, next_page, max_pages
+
+
+def _links(value: object, key: str, check: Checker, expected: str) -> LinkRule:
+    """``index.links`` or ``search.links``: where the links are (``xpath``), which are kept (``allow``,
+    ``deny``)."""
+    spec = check.mapping(value, key, _LINKS_KEYS, expected)
+    if spec is None:
+        return LinkRule()
+    if "xpath" not in spec and "allow" not in spec:
+        check.fail(key, "neither xpath nor allow", expected)
+    return LinkRule(
+        xpath=check.xpaths(spec["xpath"], f"{key}.xpath", nodes=True) if "xpath" in spec else (),
+        allow=check.regexes(spec["allow"], f"{key}.allow") if "allow" in spec else (),
+        deny=check.regexes(spec["deny"], f"{key}.deny") if "deny" in spec else (),
+    )
+
+
+def _next_page(section: Mapping[str, Any], key: str, check: Checker) -> RuleXPath | None:
+    """``index.next_page`` or ``search.next_page``: the XPath of the next page's link, when given."""
+    if "next_page" not in section:
+        return None
+    value = section["next_page"]
+    if not isinstance(value, str):
+        check.wrong_type(f"{key}.next_page", value, EXPECTED_NODES_XPATH)
+        return None
+    found = check.xpaths(value, f"{key}.next_page", nodes=True)
+    return found[0] if found else None
 
 
 def _article(top: Mapping[str, Any], check: Checker, min_body_chars: int) -> tuple[dict[str, FieldRule], int]:

@@ -63,18 +63,15 @@ from crawler.redisio.queue import LeasedQueue
 from crawler.requests import (
     API,
     ARTICLE,
-    FEED,
     INDEX,
+    LISTING_KINDS,
     SEARCH,
     SITEMAP,
     Work,
-    api_request,
     article_request,
-    feed_request,
     index_request,
+    listing_request,
     queue_new,
-    search_request,
-    sitemap_request,
 )
 from crawler.rules import RegexBudget, Rule, RuleSet, load_rules
 from crawler.rules.api import ApiError
@@ -275,15 +272,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         kind = seed.get("kind", INDEX)
         if kind == ARTICLE:
             return article_request(rule, seed["url"], job=job)
-        if kind == FEED:
-            return feed_request(rule, seed["url"], job=job)
-        if kind == SITEMAP:
-            return sitemap_request(rule, seed["url"], job=job)
-        if kind == API:
-            return api_request(rule, seed["url"], job=job)
-        if kind == SEARCH:
-            return search_request(rule, seed["url"], job=job)
-        return index_request(rule, seed["url"], job=job)
+        return listing_request(rule, kind if kind in LISTING_KINDS else INDEX, seed["url"], job=job)
 
     def spider_idle(self) -> None:
         """More seeds if any; a job's crawl closes when the job has nothing pending, a worker never (nor a
@@ -353,8 +342,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if work.page < rule.search.max_pages:
             next_url = rule.search_next_page(rule.search, page.url, page.selector.root)
             if next_url:
-                yield search_request(
-                    rule, next_url, job=work.job, page=work.page + 1, boost=work.boost, job_kind=work.job_kind
+                yield listing_request(
+                    rule,
+                    SEARCH,
+                    next_url,
+                    job=work.job,
+                    page=work.page + 1,
+                    boost=work.boost,
+                    job_kind=work.job_kind,
                 )
 
     def _rule_of_host(self, rule: Rule, host: str | None) -> Rule | None:
@@ -368,20 +363,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         other one's URL queued as an article request (new ones only) with the item's fields as hints;
         then the next page, up to ``api.max_pages``, unless it repeats an earlier one (a cursor that
         loops). A page that is no JSON, or whose items are no list, is dead-lettered saying so."""
-        if response.status == 304:
-            self._not_modified(response)
-            return
-        rule = self._rule(response)
+        rule = self._listing_rule(response)
         if rule is None or rule.api is None:
             return
-        self.count(f"crawl/pages/{rule.site}")
         work = _work(response)
         try:
             page = rule.api.read(response.body, response.url, rule.encoding)
         except ApiError as exc:
-            self.count(f"crawl/api_errors/{rule.site}")
-            assert response.request is not None
-            dead_letter(self.crawler, response.request, str(exc), "not the API's JSON")
+            self._unreadable(response, f"crawl/api_errors/{rule.site}", str(exc), "not the API's JSON")
             return
         if page.without_url:
             self.count(f"crawl/api_no_url/{rule.site}", page.without_url)
@@ -438,8 +427,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 seen.index(next_url) + 1,
             )
             return
-        yield api_request(
+        yield listing_request(
             rule,
+            API,
             next_url,
             job=work.job,
             page=work.page + 1,
@@ -454,13 +444,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         a news sitemap's title and date); in a regular grab, only the entries changed since the previous
         grab read this sitemap. A document that is no sitemap, or past the protocol's limits, is
         dead-lettered saying so."""
-        if response.status == 304:
-            self._not_modified(response)
-            return
-        rule = self._rule(response)
+        rule = self._listing_rule(response)
         if rule is None:
             return
-        self.count(f"crawl/pages/{rule.site}")
         work = _work(response)
         settings = self.crawler.settings
         try:
@@ -468,9 +454,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 response.body, response.url, max_bytes=settings.getint("SITEMAPS_MAX_BYTES")
             )
         except SitemapError as exc:
-            self.count(f"crawl/sitemap_errors/{rule.site}")
-            assert response.request is not None
-            dead_letter(self.crawler, response.request, str(exc), "not a sitemap")
+            self._unreadable(response, f"crawl/sitemap_errors/{rule.site}", str(exc), "not a sitemap")
             return
         since = self._sitemap_since(response.url, work)
         budget = RegexBudget(self.regex_page_seconds)
@@ -494,11 +478,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 )
             else:
                 for entry in changed:
-                    yield sitemap_request(
+                    yield listing_request(
                         rule,
+                        SITEMAP,
                         entry.url,
                         job=work.job,
-                        level=work.page + 1,
+                        page=work.page + 1,
                         boost=work.boost,
                         job_kind=work.job_kind,
                     )
@@ -546,13 +531,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         """A rule's feed: its entries' links queued as article requests (new ones only), each with what
         its entry says of the article (title, date, author); a document that is no feed is dead-lettered
         with what it is."""
-        if response.status == 304:
-            self._not_modified(response)
-            return
-        rule = self._rule(response)
+        rule = self._listing_rule(response)
         if rule is None:
             return
-        self.count(f"crawl/pages/{rule.site}")
         work = _work(response)
         content_type = response.headers.get(b"Content-Type")
         try:
@@ -560,9 +541,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 response.body, response.url, content_type.decode("latin-1") if content_type else None
             )
         except FeedError as exc:
-            self.count(f"crawl/feed_errors/{rule.site}")
-            assert response.request is not None
-            dead_letter(self.crawler, response.request, str(exc), "not a feed")
+            self._unreadable(response, f"crawl/feed_errors/{rule.site}", str(exc), "not a feed")
             return
         if feed.over_limit:
             self.count(f"crawl/feed_over_limit/{rule.site}", feed.over_limit)
@@ -686,11 +665,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.count(f"crawl/pages/{rule.site}")
         limit = self.crawler.settings.getint("DOCUMENTS_MAX_BYTES")
         if len(response.body) > limit:
-            self.count(f"crawl/document_too_large/{rule.site}")
-            assert response.request is not None
             size = len(response.body)
             reason = f"{response.url} is a document of {size:,} bytes, over DOCUMENTS_MAX_BYTES ({limit:,})"
-            dead_letter(self.crawler, response.request, reason, "document too large")
+            self._unreadable(response, f"crawl/document_too_large/{rule.site}", reason, "document too large")
             return
         entry = response.meta.get("entry")
         said = entry if isinstance(entry, dict) else {}
@@ -838,6 +815,24 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 rule.site,
                 budget.skipped,
             )
+
+    def _listing_rule(self, response: Response) -> Rule | None:
+        """The rule of a feed, sitemap or API page to read; None when there is none to read: a 304 (counted,
+        its visit recorded) or a site without rule (dead-lettered)."""
+        if response.status == 304:
+            self._not_modified(response)
+            return None
+        rule = self._rule(response)
+        if rule is not None:
+            self.count(f"crawl/pages/{rule.site}")
+        return rule
+
+    def _unreadable(self, response: Response, counter: str, reason: str, kind: str) -> None:
+        """A page that is not what its request was for: ``counter`` counted, the request dead-lettered with
+        ``reason``."""
+        self.count(counter)
+        assert response.request is not None
+        dead_letter(self.crawler, response.request, reason, kind)
 
     def _rule(self, response: Response) -> Rule | None:
         """The response's rule; without one, the request is dead-lettered saying how to mend it."""
