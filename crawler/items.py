@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Article", "Page"]
+__all__ = ["Article", "Discovered", "Page"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +21,22 @@ class Page:
     html: str
     min_body_chars: int
     document: bytes | None = None
+
+
+@dataclass(slots=True)
+class Discovered:
+    """What a page of a discover crawl brings beside its article: how it was reached (its ``depth``, the
+    ``features`` of the link that led there, the relevance of the page that link was on, its ``host``),
+    then, once its text is read, its relevance to the topic (``score``, ``why``) and its links
+    (URL, anchor text, context text)."""
+
+    depth: int
+    features: tuple[int, ...]
+    source: float
+    host: str
+    score: float | None = None
+    why: str | None = None
+    links: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -42,6 +58,8 @@ class Article:
     # The body's content hash and SimHash when the text pool computed them (the store computes them
     # otherwise); None until then.
     fingerprints: tuple[str | None, str | None] | None = field(default=None, repr=False, compare=False)
+    # A page of a discover crawl: how it was reached and what it holds (never stored as such).
+    discover: Discovered | None = field(default=None, repr=False, compare=False)
 
     def document(self) -> dict[str, Any]:
         """The fields the store keeps (the page left out)."""

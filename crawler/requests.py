@@ -13,10 +13,14 @@ Metadata (``request.meta``), read through :class:`Work` only:
 ``page``        index pages: 1 for a start URL, 2 for the page after it, ...; sitemaps: 1 for a rule's,
                 2 for one it lists, ...; API and search result pages as index pages
 ``api_seen``    API pages: the URLs of the pages before it, so that a cursor that loops is seen
-``depth``       article pages: 1 when linked from an index page, more when followed from articles
+``depth``       article pages: 1 when linked from an index page, more when followed from articles; discover
+                pages: 0 for a seed, one more per link followed
 ``boost``       priority over the rule's own (a temp crawl's, a productive site's grab)
 ``entry``       article pages found in a feed or a news sitemap: what it says of the article's ``title``,
                 ``published`` and ``author``
+``slot``        discover pages: the queue slot of their host (``<site>@<host>``): politeness is per host
+``link``        discover pages: the features of the link that led there (the link model learns from them)
+``source``      discover pages: the relevance of the page the link was found on
 ``lease``       the queue member that names the request's lease, set when a worker takes it
 ==============  ==================================================================================
 
@@ -35,11 +39,13 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import redis
 from scrapy import Request, Spider
 from scrapy.utils.request import request_from_dict
 
+from crawler.discover.frontier import slot_of
 from crawler.errors import CrawlerError
 from crawler.keys import Keys
 from crawler.redisio import serializer
@@ -47,10 +53,12 @@ from crawler.redisio.bloom import QueueTarget, RedisBloom
 from crawler.redisio.connection import decoded
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import Rule
+from crawler.rules.model import DiscoverRule
 
 __all__ = [
     "API",
     "ARTICLE",
+    "DISCOVER",
     "FEED",
     "INDEX",
     "JOB_FIELDS",
@@ -64,6 +72,7 @@ __all__ = [
     "Work",
     "article_request",
     "decode_request",
+    "discover_request",
     "encode_request",
     "enqueue_job",
     "index_request",
@@ -80,6 +89,7 @@ SITEMAP = "sitemap"
 API = "api"
 SEARCH = "search"
 ARTICLE = "article"
+DISCOVER = "discover"
 # The kinds of page that list a rule's articles (see listing_request).
 LISTING_KINDS = frozenset({INDEX, FEED, SITEMAP, API, SEARCH})
 JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors", "refused", "reposts")
@@ -98,6 +108,7 @@ class Work:
     boost: int = 0
     lease: str | None = None
     retries: int = 0
+    slot: str = ""
 
     @classmethod
     def of(cls, request: Request) -> Work:
@@ -105,7 +116,7 @@ class Work:
         job, job_kind, lease = meta.get("job"), meta.get("job_kind"), meta.get("lease")
         return cls(
             site=str(meta.get("site", "")),
-            kind=meta["kind"] if meta.get("kind") in (ARTICLE, *LISTING_KINDS) else INDEX,
+            kind=meta["kind"] if meta.get("kind") in (ARTICLE, DISCOVER, *LISTING_KINDS) else INDEX,
             job=job if isinstance(job, str) and job else None,
             job_kind=job_kind if isinstance(job_kind, str) else None,
             page=int(meta.get("page", 1)),
@@ -113,6 +124,7 @@ class Work:
             boost=int(meta.get("boost", 0)),
             lease=lease if isinstance(lease, str) else None,
             retries=int(meta.get("retry_times", 0)),
+            slot=str(meta.get("slot") or meta.get("site", "")),
         )
 
     @property
@@ -134,6 +146,10 @@ class Work:
     @property
     def is_search(self) -> bool:
         return self.kind == SEARCH
+
+    @property
+    def is_discover(self) -> bool:
+        return self.kind == DISCOVER
 
     @property
     def is_grab(self) -> bool:
@@ -198,6 +214,29 @@ def article_request(
     if entry:
         meta["entry"] = dict(entry)
     return Request(url, meta=meta, headers=rule.headers or None, priority=rule.priority + boost)
+
+
+def discover_request(
+    rule: Rule,
+    url: str,
+    *,
+    job: str | None,
+    job_kind: str | None = None,
+    depth: int = 0,
+    features: Sequence[int] = (),
+    source: float = 0.0,
+    priority: int = 0,
+) -> Request:
+    """A request for a page of ``rule``'s discover crawl: in its host's queue slot; ``features``: those of
+    the link that led there, ``source``: the relevance of the page it was on. A seed (depth 0) is
+    fetched at every grab; a link found is deduplicated by the frontier."""
+    host = (urlsplit(url).netloc or "").lower()
+    meta = _meta(rule, DISCOVER, job, job_kind, depth=depth)
+    meta["slot"] = meta["download_slot"] = slot_of(rule.site, host)
+    if features:
+        meta["link"] = list(features)
+        meta["source"] = source
+    return Request(url, meta=meta, headers=rule.headers or None, priority=priority, dont_filter=True)
 
 
 def _meta(rule: Rule, kind: str, job: str | None, job_kind: str | None, **extra: int) -> dict[str, Any]:
@@ -287,7 +326,7 @@ def push(queue: LeasedQueue, request: Request, spider: Spider | None = None) -> 
     """Queue ``request``; False when the very same request is already queued."""
     work = Work.of(request)
     return queue.push(
-        encode_request(request, spider), priority=request.priority, site=work.site, job=work.job
+        encode_request(request, spider), priority=request.priority, site=work.slot, job=work.job
     )
 
 
@@ -306,7 +345,7 @@ def queue_new(
     for index, request in enumerate(requests):
         work = Work.of(request)
         request.dont_filter = True  # tested here: the scheduler's dupefilter passes it
-        groups.setdefault((work.site, work.job, request.priority), []).append(index)
+        groups.setdefault((work.slot, work.job, request.priority), []).append(index)
     for (site, job, priority), indices in groups.items():
         target = QueueTarget(
             prefix=keys.prefix,
@@ -375,7 +414,8 @@ def enqueue_job(
     kind: str = "temp",
     boost: int = 0,
 ) -> str:
-    """Queue a job: each rule's start URLs as index pages, its feeds, sitemaps, API and search pages, or, when
+    """Queue a job: each rule's start URLs as index pages, its feeds, sitemaps, API and search pages, its
+    discover seeds, or, when
     ``article_urls`` are given (one rule then), those pages alone as article pages. ``kind`` is ``temp``
     (a crawl asked for now) or ``grab`` (a regular grab of the schedule); ``boost`` raises the priority
     of its requests (and of the article requests they lead to) over the rule's own. Returns the job id (a
@@ -402,4 +442,26 @@ def enqueue_job(
             ]
             for page_kind, url in firsts:
                 push(queue, listing_request(rule, page_kind, url, job=job, boost=boost, job_kind=kind))
+            if rule.discover is not None:
+                _enqueue_seeds(server, keys, queue, rule, rule.discover, job, kind)
     return job
+
+
+def _enqueue_seeds(
+    server: redis.Redis,
+    keys: Keys,
+    queue: LeasedQueue,
+    rule: Rule,
+    discover: DiscoverRule,
+    job: str,
+    kind: str,
+) -> None:
+    """A discover crawl's seeds, each in its host's slot, counted against the job's page budget (the
+    frontier releases the rest of it: crawler.discover.frontier)."""
+    server.hset(keys.job(job), "budget", discover.budget)
+    for url in discover.seeds[: discover.budget]:
+        request = discover_request(rule, url, job=job, job_kind=kind, priority=rule.priority + 1)
+        slot = Work.of(request).slot
+        queue.configure(slot, delay=rule.delay, concurrency=rule.concurrency)
+        if push(queue, request):
+            server.hincrby(keys.job(job), "issued", 1)

@@ -104,6 +104,7 @@ COOKIES_ENABLED = False
 ITEM_PIPELINES = {
     "crawler.worker.pipelines.clean.CleanPipeline": 100,
     "crawler.worker.pipelines.text.TextPipeline": 200,
+    "crawler.worker.pipelines.discover.DiscoverPipeline": 300,
     "crawler.worker.pipelines.store.StorePipeline": 900,
 }
 
@@ -268,6 +269,17 @@ SITEMAPS_MAX_BYTES = 50 * 1024 * 1024
 # margin (a page published late with an earlier date; what is offered twice, the Bloom filter skips);
 # temp crawls offer every entry.
 SITEMAPS_SINCE_MARGIN_SECONDS = 3600.0
+
+# --- DISCOVER_: discover crawls toward a topic (crawler/worker/discovery.py, crawler/discover/) -----------
+# Requests of a discover job kept in the shared queue (queued or leased): few enough that the frontier's
+# latest values and the bandit's latest rewards choose the next ones, enough to keep every worker busy.
+DISCOVER_QUEUE_TARGET = 16
+# Pages a worker learns from between two shares of its link model through Redis.
+DISCOVER_SYNC_PAGES = 20
+# Links a host keeps in the frontier at most (the best ones): a trap's endless pages stay bounded.
+DISCOVER_FRONTIER_PER_HOST = 2000
+# Stored articles of each of a topic's example sites read as examples.
+DISCOVER_EXAMPLE_ARTICLES = 50
 
 # --- DOCUMENTS_: PDF and DOCX articles (extractors/documents.py) -----------------------------------------
 # Bytes of one PDF or DOCX article: a longer one is dead-lettered (its text would hold a text process).

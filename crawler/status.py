@@ -25,6 +25,8 @@ from typing import Any
 
 import redis
 
+from crawler.discover.frontier import Frontier
+from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded, hash_of
 from crawler.redisio.queue import LeasedQueue
@@ -227,7 +229,30 @@ def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float, dead: int) ->
         "dead_letters": dead,
         "qread_fallbacks_24h": recent["extract/qread_fallback"],
         "fields": fields,
+        "discover": _discover(server, keys, rule, recent) if rule.discover else None,
         "attention": attention,
+    }
+
+
+def _discover(server: redis.Redis, keys: Keys, rule: Rule, recent: Counter[str]) -> dict[str, Any]:
+    """A discover rule's last 24 hours (pages relevant and not, links kept and refused, the link model's
+    time a page) and its state (the frontier's links and hosts, the model's shared updates)."""
+    read = recent["discover/relevant"] + recent["discover/irrelevant"]
+    frontier = Frontier(server, keys, rule.site)
+    model = SharedModel(server, keys, rule.site, "status")
+    pages = recent["discover/model_pages"]
+    return {
+        "relevant_24h": recent["discover/relevant"],
+        "irrelevant_24h": recent["discover/irrelevant"],
+        "harvest_24h": round(recent["discover/relevant"] / read, 3) if read else None,
+        "links_kept_24h": recent["discover/links_kept"],
+        "links_refused_24h": recent["discover/links_refused"],
+        "model_ms_per_page_24h": (
+            round(recent["discover/model_microseconds"] / pages / 1000, 3) if pages else None
+        ),
+        "frontier_links": frontier.size(),
+        "frontier_hosts": int(server.hlen(frontier.target.best)),
+        "model_shares": int(server.xlen(model.log_key)),
     }
 
 

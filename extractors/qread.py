@@ -510,7 +510,7 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                 _Line(
                     text,
                     count_words(text) if cjk else len(words),
-                    (count_words(link_text) if cjk else len(link_text.split())) if link_text else 0,
+                    (count_words(link_text) if cjk else len(split_space(link_text))) if link_text else 0,
                     gap,
                     tag,
                     stack[-1],

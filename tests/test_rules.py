@@ -184,7 +184,7 @@ def test_unknown_keys_are_rejected_at_every_level(tmp_path: Path) -> None:
     file = tmp_path / "rules" / "site.yaml"
     assert errors_of(tmp_path, text) == [
         f'{file}: nmae: unknown key "nmae" (expected one of: name, domains, allow_private_addresses,'
-        " start_urls, feeds, sitemaps, api, search, index, depth, article, politeness, priority,"
+        " start_urls, feeds, sitemaps, api, search, discover, index, depth, article, politeness, priority,"
         " schedule, headers, encoding, access;"
         ' did you mean "name"?)',
         f'{file}: index.links.allwo: unknown key "allwo" (expected one of: xpath, allow, deny;'
@@ -858,7 +858,7 @@ def test_rules_try_errors(tmp_path: Path) -> None:
 
 def test_the_example_rule_of_the_reference_is_valid(tmp_path: Path) -> None:
     reference = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
-    example, access, feeds, sitemaps, api, search = re.findall(
+    example, access, feeds, sitemaps, api, search, discover = re.findall(
         r"```yaml\n(.*?)```", reference, flags=re.DOTALL
     )
     rule = load_rule(write(tmp_path, "citynews.yaml", example))
@@ -870,6 +870,17 @@ def test_the_example_rule_of_the_reference_is_valid(tmp_path: Path) -> None:
     assert timeline.api is not None and timeline.api.max_pages == 4 and "likes" in timeline.api.fields
     watch = load_rule(write(tmp_path, "harbour-watch.yaml", search))
     assert watch.search is not None and len(watch.search.urls()) == 3
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "solar-farm.html").write_text(
+        "<html><body><p>" + "The solar farm feeds the grid. " * 20 + "</p></body></html>", encoding="utf-8"
+    )
+    energy = load_rule(write(tmp_path, "energy-web.yaml", discover)).discover
+    assert (
+        energy is not None
+        and energy.budget == 800
+        and energy.examples
+        and energy.example_sites == ("citynews",)
+    )
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     for name in ("alice", "bob"):

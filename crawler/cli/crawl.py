@@ -25,9 +25,10 @@ from crawler.cli.options import rules_folder, settings_from
 from crawler.cli.terminal import command_name, cut, suggest
 from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
+from crawler.discover.frontier import Frontier
 from crawler.errors import InputError
 from crawler.keys import Keys
-from crawler.redisio.connection import connect, resolve_redis_url
+from crawler.redisio.connection import connect, hash_of, resolve_redis_url
 from crawler.requests import JobCounts, enqueue_job
 from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
@@ -64,7 +65,10 @@ def run_temp(args: argparse.Namespace) -> int:
         job, counts = _crawl_job(
             settings, url, [rule], article_urls=args.url, title=f"temp crawl of {rule.site}"
         )
+        discovered = _discover_summary(settings, url, rule, job, counts) if rule.discover else None
     _print_summary(job, counts)
+    if discovered:
+        print(discovered)
     if counts.fetched == 0 and counts.stored == 0:
         print("nothing could be fetched: see the reasons above (`crawler dead list` for the errors)")
         return 1
@@ -316,6 +320,19 @@ def _crawl_job(
     counts = JobCounts.read(server, keys, job)
     logger.info("job %s done in %.1f s", job, time.monotonic() - started)
     return job, counts
+
+
+def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: JobCounts) -> str:
+    """What a discover crawl found: relevant pages of those read, its budget, the frontier left."""
+    server = connect(url)
+    keys = Keys(settings["REDIS_KEY_PREFIX"])
+    budget = hash_of(server, keys.job(job)).get("budget", "?")
+    left = Frontier(server, keys, rule.site).size()
+    harvest = f" (harvest {counts.stored / counts.fetched:.2f})" if counts.fetched else ""
+    return (
+        f"discover: {counts.stored} relevant pages stored of {counts.fetched} read{harvest}, budget {budget};"
+        f" {left} links wait in the frontier for the next crawl"
+    )
 
 
 def _print_summary(job: str, counts: JobCounts) -> None:

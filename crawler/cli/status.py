@@ -96,6 +96,25 @@ def _print(report: dict[str, Any]) -> None:
             "[red]NEEDS ATTENTION[/red]\n" + "\n".join(site["attention"]) if site["attention"] else "ok",
         )
     console.print(sites)
+    discovering = [site for site in report["sites"] if site.get("discover")]
+    if discovering:
+        table = Table(title="Discover crawls (counts over the last 24 h)", title_justify="left")
+        for column in ("site", "relevant", "read", "harvest", "frontier", "hosts", "model ms/page", "shares"):
+            table.add_column(column)
+        for site in discovering:
+            found = site["discover"]
+            harvest, cost = found["harvest_24h"], found["model_ms_per_page_24h"]
+            table.add_row(
+                site["site"],
+                str(found["relevant_24h"]),
+                str(found["relevant_24h"] + found["irrelevant_24h"]),
+                "-" if harvest is None else f"{harvest:.2f}",
+                str(found["frontier_links"]),
+                str(found["frontier_hosts"]),
+                "-" if cost is None else f"{cost:.3f}",
+                str(found["model_shares"]),
+            )
+        console.print(table)
     if report["proxies"]:
         proxies = Table(title="Proxies", title_justify="left")
         for column in ("proxy", "ok", "failed", "banned", "latency", "state"):

@@ -21,7 +21,15 @@ from pybloom_live.pybloom import make_hashfuncs
 from crawler.errors import CrawlerError
 from crawler.redisio.queue import SITE_LUA
 
-__all__ = ["MAX_ITEMS_PER_CALL", "TIGHTENING", "BloomError", "QueueTarget", "RedisBloom", "SliceGeometry"]
+__all__ = [
+    "MAX_ITEMS_PER_CALL",
+    "TIGHTENING",
+    "BloomError",
+    "QueueTarget",
+    "RedisBloom",
+    "SliceGeometry",
+    "StashTarget",
+]
 
 # Each slice's error rate is this fraction of the previous one's, and the first slice gets
 # error_rate * (1 - TIGHTENING): the rates sum to less than error_rate however many slices there are.
@@ -146,6 +154,28 @@ end
 return {status, slices, last_count, count, table.concat(flags)}
 """
 )
+# The same, and every new item kept in a discover rule's frontier in the same call (a link is marked seen
+# only together with its keeping). After the slice keys: the frontier's hash of each host's best score;
+# after the offsets: the frontier's key prefix (a host's sorted set is the prefix and the host), the most
+# entries a host keeps (0: no limit; past it the lowest goes), then host, score and entry per item.
+_LUA_TEST_AND_SET_AND_STASH = (
+    _LUA_TEST_AND_SET_CORE
+    + """
+local frontier, cap = ARGV[6 + 3 * sent], tonumber(ARGV[7 + 3 * sent])
+local best = KEYS[2 + sent]
+for j = 1, #flags do
+  if flags[j] == '0' then
+    local at = 5 + 3 * sent + 3 * j
+    local host = ARGV[at]
+    local key = frontier .. host
+    redis.call('ZADD', key, tonumber(ARGV[at + 1]), ARGV[at + 2])
+    if cap > 0 and redis.call('ZCARD', key) > cap then redis.call('ZPOPMIN', key) end
+    redis.call('HSET', best, host, redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
+  end
+end
+return {status, slices, last_count, count, table.concat(flags)}
+"""
+)
 _NEED_NEXT: Final = 1  # the reply status "stopped: send the next slice's offsets"
 
 
@@ -208,6 +238,26 @@ class QueueTarget:
     def keys(self) -> list[str]:
         return [self.pending, self.sequence, self.job_key]
 
+    def args(self) -> list[str | int]:
+        return [self.site, self.job or "", int(self.priority), self.prefix]
+
+
+@dataclass(frozen=True, slots=True)
+class StashTarget:
+    """Where :meth:`RedisBloom.add_and_stash` keeps new items: a discover rule's frontier (the key prefix
+    of its hosts' sorted sets, the hash of each host's best score) and the most entries a host keeps."""
+
+    prefix: str
+    best: str
+    per_host: int
+
+    @property
+    def keys(self) -> list[str]:
+        return [self.best]
+
+    def args(self) -> list[str | int]:
+        return [self.prefix, self.per_host]
+
 
 class RedisBloom:
     """A scalable Bloom filter in Redis: test-and-set of a batch of items in one atomic Lua call.
@@ -254,6 +304,7 @@ class RedisBloom:
         self.meta_key = f"{key}:meta"
         self._script = server.register_script(_LUA_TEST_AND_SET)
         self._and_queue = server.register_script(_LUA_TEST_AND_SET_AND_QUEUE)
+        self._and_stash = server.register_script(_LUA_TEST_AND_SET_AND_STASH)
         self._slices: list[SliceGeometry] = []
         self._known = 0  # slices that exist, as of the last reply
         self._last_count = 0  # items in the last of them
@@ -316,12 +367,27 @@ class RedisBloom:
     ) -> list[bool]:
         """Test-and-set ``items`` and, in the same atomic calls, queue the member of each new one into
         ``target`` (a URL is never marked seen without its request queued). True for each new item."""
-        if len(items) != len(members):
-            raise ValueError(f"{len(items)} items but {len(members)} members: expected one member per item")
+        return self._add_with(items, [[member] for member in members], target)
+
+    def add_and_stash(
+        self, items: Sequence[bytes | str], entries: Sequence[tuple[str, float, bytes]], target: StashTarget
+    ) -> list[bool]:
+        """Test-and-set ``items`` and, in the same atomic calls, keep the entry of each new one (its host,
+        score and value) in the frontier ``target``. True for each new item."""
+        return self._add_with(items, [list(entry) for entry in entries], target)
+
+    def _add_with(
+        self,
+        items: Sequence[bytes | str],
+        extras: Sequence[list[str | float | bytes]],
+        target: QueueTarget | StashTarget,
+    ) -> list[bool]:
+        if len(items) != len(extras):
+            raise ValueError(f"{len(items)} items but {len(extras)} members: expected one member per item")
         texts = [_as_text(item) for item in items]
         seen: list[bool] = []
         for start in range(0, len(texts), MAX_ITEMS_PER_CALL):
-            batch = members[start : start + MAX_ITEMS_PER_CALL]
+            batch = extras[start : start + MAX_ITEMS_PER_CALL]
             seen.extend(self._call("add", texts[start : start + MAX_ITEMS_PER_CALL], (target, batch)))
         return [not was_seen for was_seen in seen]
 
@@ -367,10 +433,14 @@ class RedisBloom:
         return seen
 
     def _call(
-        self, mode: str, texts: list[str], queued: tuple[QueueTarget, Sequence[bytes]] | None = None
+        self,
+        mode: str,
+        texts: list[str],
+        queued: tuple[QueueTarget | StashTarget, Sequence[list[str | float | bytes]]] | None = None,
     ) -> list[bool]:
         """One batch: calls the script until every item is handled (a retry happens only on growth).
-        With ``queued``, each new item's member is queued in the same call (the target and the members)."""
+        With ``queued``, each new item's member is queued (or its entry kept) in the same call (the target,
+        and each item's arguments)."""
         seen: list[bool] = []
         with_next = False
         while len(seen) < len(texts):
@@ -379,7 +449,7 @@ class RedisBloom:
             if mode == "add" and not with_next:
                 with_next = known == 0 or self._last_count + len(pending) > self.slice(known - 1).capacity
             sent = [self.slice(i) for i in range(known + (mode == "add" and with_next))]
-            args: list[str | int | bytes] = [mode, known, len(sent) - known, len(pending)]
+            args: list[str | int | float | bytes] = [mode, known, len(sent) - known, len(pending)]
             args.extend(geometry.partitions for geometry in sent)
             args.extend(geometry.capacity for geometry in sent)
             args.extend(geometry.nbytes for geometry in sent)
@@ -389,11 +459,12 @@ class RedisBloom:
             if queued is None:
                 reply = self._script(keys=keys, args=args)
             else:
-                target, members = queued
+                target, extras = queued
                 keys.extend(target.keys)
-                args.extend([target.site, target.job or "", int(target.priority), target.prefix])
-                args.extend(members[len(seen) :])
-                reply = self._and_queue(keys=keys, args=args)
+                args.extend(target.args())
+                args.extend(value for extra in extras[len(seen) :] for value in extra)
+                script = self._and_queue if isinstance(target, QueueTarget) else self._and_stash
+                reply = script(keys=keys, args=args)
             status, self._known, self._last_count = int(reply[0]), int(reply[1]), int(reply[2])
             seen.extend(flag == "1" for flag in _text(reply[4]) or "")
             # Stale: the slice count changed under us (the next loop sends the right slices). Need next: the

@@ -24,7 +24,27 @@ from crawler.rules.sitemaps import SitemapEntry
 from crawler.settings import QREAD_MIN_BODY_CHARS
 from extractors.text import normalize_space
 
-__all__ = ["HTTP_SCHEMES", "STANDARD_FIELDS", "FieldRule", "LinkRule", "Rule", "RuleSet", "SearchRule"]
+__all__ = [
+    "BEST_FIRST",
+    "BREADTH_FIRST",
+    "DISCOVER_STRATEGIES",
+    "HTTP_SCHEMES",
+    "LEARNED",
+    "STANDARD_FIELDS",
+    "DiscoverRule",
+    "FieldRule",
+    "LinkRule",
+    "Rule",
+    "RuleSet",
+    "SearchRule",
+]
+
+# How a discover crawl orders its frontier (see crawler.discover.frontier): by the learnt value of each link
+# with a bandit over hosts, by the relevance of the page a link was found on, or by depth then arrival.
+LEARNED = "learned"
+BEST_FIRST = "best-first"
+BREADTH_FIRST = "breadth-first"
+DISCOVER_STRATEGIES = (LEARNED, BEST_FIRST, BREADTH_FIRST)
 
 # An entry of a feed or a sitemap: a link with what its document says of it.
 _Entry = TypeVar("_Entry", FeedEntry, SitemapEntry)
@@ -115,6 +135,36 @@ class LinkRule:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class DiscoverRule:
+    """A rule's ``discover``: a crawl toward a topic beyond the rule's own sites (see docs/discover.md)."""
+
+    keywords: tuple[str, ...]
+    seeds: tuple[str, ...]
+    # The texts of the example articles (files next to the rule), and the sites whose stored articles
+    # are examples too.
+    examples: tuple[str, ...] = ()
+    example_sites: tuple[str, ...] = ()
+    budget: int = 500
+    max_depth: int = 3
+    # Hosts it may go to (and their subdomains; empty: any) and hosts it may not.
+    domains: tuple[str, ...] = ()
+    deny_domains: tuple[str, ...] = ()
+    threshold: float = 0.5
+    strategy: str = LEARNED
+
+    def allows_host(self, host: str | None) -> bool:
+        """True when a link to ``host`` (no port) may be followed."""
+        if not host:
+            return False
+        host = host.rstrip(".").lower()
+
+        def within(domains: tuple[str, ...]) -> bool:
+            return any(host == domain or host.endswith(f".{domain}") for domain in domains)
+
+        return (not self.domains or within(self.domains)) and not within(self.deny_domains)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class SearchRule:
     """A rule's ``search``: a search page's URL template, the keywords, and how its results are read."""
 
@@ -147,6 +197,8 @@ class Rule:
     api: ApiRule | None = None
     # Search result pages of keywords (a search engine's or the site's own search), read as index pages.
     search: SearchRule | None = None
+    # A crawl toward a topic, beyond the rule's domains (see crawler.discover).
+    discover: DiscoverRule | None = None
     next_page: RuleXPath | None = None
     max_pages: int = 1
     depth: int = 1
@@ -174,6 +226,12 @@ class Rule:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_subdomain_suffixes", tuple(f".{domain}" for domain in self.domains))
+
+    @property
+    def known_domains(self) -> tuple[str, ...]:
+        """The rule's domains and those its discover crawl may go to (``allow_private_addresses`` lets
+        them resolve to private addresses)."""
+        return (*self.domains, *(self.discover.domains if self.discover else ()))
 
     def allows_host(self, host: str | None) -> bool:
         """True when ``host`` (no port) is one of the rule's domains or a subdomain of one."""

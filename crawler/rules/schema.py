@@ -25,8 +25,17 @@ from crawler.rules.expressions import (
     RuleRegex,
     RuleXPath,
 )
-from crawler.rules.model import HTTP_SCHEMES, FieldRule, LinkRule, Rule, SearchRule
+from crawler.rules.model import (
+    DISCOVER_STRATEGIES,
+    HTTP_SCHEMES,
+    DiscoverRule,
+    FieldRule,
+    LinkRule,
+    Rule,
+    SearchRule,
+)
 from crawler.rules.periods import EXPECTED_CRON, EXPECTED_EVERY, check_cron, parse_every
+from extractors import extract
 from extractors.encoding import normalize_encoding
 
 __all__ = ["Checker", "build_rule"]
@@ -44,6 +53,7 @@ _TOP_KEYS = (
     "sitemaps",
     "api",
     "search",
+    "discover",
     "index",
     "depth",
     "article",
@@ -59,6 +69,10 @@ _LINKS_KEYS = ("xpath", "allow", "deny")
 _ARTICLE_KEYS = ("fields", "min_body_chars")
 _API_KEYS = ("url", "items", "fields", "next", "cursor_param", "max_pages")
 _SEARCH_KEYS = ("url", "keywords", "links", "next_page", "max_pages")
+_DISCOVER_KEYS = ("topic", "seeds", "budget", "max_depth", "domains", "deny_domains", "threshold", "strategy")
+_TOPIC_KEYS = ("keywords", "examples", "sites")
+# An example article file read at most this far: an article is a few tens of kilobytes.
+_EXAMPLE_MAX_BYTES = 2_000_000
 _FIELD_KEYS = ("xpath", "regex", "join", "strip")
 _POLITENESS_KEYS = ("delay", "concurrency", "obey_robots")
 _SCHEDULE_KEYS = ("every", "cron", "min", "max")
@@ -201,7 +215,8 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
     name = site
     if "name" in top:
         name = check.string(top["name"], "name", "a display name") or site
-    domains = _domains(top, check)
+    domains = _domains(top, check) if "domains" in top or "discover" not in top else ()
+    discover = _discover(top, check, path)
     feeds = _urls(top, "feeds", check, domains, "an http:// or https:// URL of an RSS or Atom feed")
     sitemaps = _urls(
         top,
@@ -212,7 +227,9 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
     )
     api = _api(top, check, domains)
     search = _search(top, check)
-    if "start_urls" in top or not any(key in top for key in ("feeds", "sitemaps", "api", "search")):
+    if "start_urls" in top or not any(
+        key in top for key in ("feeds", "sitemaps", "api", "search", "discover")
+    ):
         start_urls = _start_urls(top, check, domains)
         links, next_page, max_pages = _index(top, check)
     else:
@@ -256,6 +273,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         sitemaps=sitemaps,
         api=api,
         search=search,
+        discover=discover,
         next_page=next_page,
         max_pages=max_pages,
         depth=depth,
@@ -331,7 +349,7 @@ def _access(
     return tuple(dict.fromkeys(proxies)), tuple(sessions), login[0] if login else None
 
 
-def _domains(top: Mapping[str, Any], check: Checker) -> tuple[str, ...]:
+def _domains(top: Mapping[str, Any], check: Checker, key: str = "domains") -> tuple[str, ...]:
     expected = "a host name such as example.com, without scheme, port or path"
 
     def host_name(value: str, key: str) -> str:
@@ -351,7 +369,7 @@ def _domains(top: Mapping[str, Any], check: Checker) -> tuple[str, ...]:
     if "domains" not in top:
         check.missing("domains", f"a list of host names, each {expected}")
         return ()
-    return tuple(dict.fromkeys(check.strings(top["domains"], "domains", expected, host_name)))
+    return tuple(dict.fromkeys(check.strings(top["domains"], key, expected, host_name)))
 
 
 def _start_urls(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) -> tuple[str, ...]:
@@ -497,6 +515,109 @@ def _search(top: Mapping[str, Any], check: Checker) -> SearchRule | None:
     if len(check.errors) > errors or template is None:
         return None
     return SearchRule(template, tuple(dict.fromkeys(keywords)), links, next_page, max_pages)
+
+
+def _discover(top: Mapping[str, Any], check: Checker, path: Path) -> DiscoverRule | None:
+    """``discover``: a crawl toward a topic (keywords, example article files next to the rule, sites whose
+    stored articles are examples), from seed URLs, within a page budget, a depth and domains."""
+    expected = (
+        "a mapping with topic, seeds, and optionally budget, max_depth, domains, deny_domains, threshold"
+    )
+    if "discover" not in top:
+        return None
+    section = check.mapping(top["discover"], "discover", _DISCOVER_KEYS, expected)
+    if section is None:
+        return None
+    errors = len(check.errors)
+    for required in ("topic", "seeds"):
+        if required not in section:
+            check.missing(f"discover.{required}", expected)
+    keywords: list[str] = []
+    examples: list[str] = []
+    sites: list[str] = []
+    topic_expected = "a mapping with keywords, examples (article files), sites (whose articles), or several"
+    topic = check.mapping(section.get("topic", {}), "discover.topic", _TOPIC_KEYS, topic_expected) or {}
+    if "keywords" in topic:
+        keywords = check.strings(
+            topic["keywords"], "discover.topic.keywords", "a keyword or phrase", lambda text, _: text.strip()
+        )
+    if "examples" in topic:
+        examples = check.strings(
+            topic["examples"],
+            "discover.topic.examples",
+            "the path of an article file (text or HTML), relative to the rule file",
+            lambda name, key: _example(name, key, check, path),
+        )
+    if "sites" in topic:
+        sites = check.strings(
+            topic["sites"],
+            "discover.topic.sites",
+            "a site id (a rule file's name)",
+            lambda text, _: text.strip(),
+        )
+    if "topic" in section and not (keywords or examples or sites):
+        check.fail("discover.topic", "no keywords, examples or sites", topic_expected)
+    allowed = (
+        _domains({"domains": section["domains"]}, check, "discover.domains") if "domains" in section else ()
+    )
+    denied = (
+        _domains({"domains": section["deny_domains"]}, check, "discover.deny_domains")
+        if "deny_domains" in section
+        else ()
+    )
+    seeds = _urls(section, "seeds", check, allowed, "an http(s) URL to start from", "discover.seeds")
+    budget = check.integer(section, "budget", "discover", 500, 1)
+    max_depth = check.integer(section, "max_depth", "discover", 3, 1)
+    threshold = check.number(section, "threshold", "discover", 0.5, 0.0)
+    if threshold >= 1.0:
+        check.fail(
+            "discover.threshold", f"{threshold!r} is 1 or more", "a relevance between 0 and 1, e.g. 0.5"
+        )
+    strategy = DISCOVER_STRATEGIES[0]
+    if "strategy" in section:
+        given = check.string(section["strategy"], "discover.strategy", " or ".join(DISCOVER_STRATEGIES))
+        if given is not None and given not in DISCOVER_STRATEGIES:
+            check.fail(
+                "discover.strategy", f"unknown strategy {_shown(given)}", " or ".join(DISCOVER_STRATEGIES)
+            )
+        elif given is not None:
+            strategy = given
+    if len(check.errors) > errors:
+        return None
+    return DiscoverRule(
+        keywords=tuple(dict.fromkeys(keywords)),
+        seeds=seeds,
+        examples=tuple(examples),
+        example_sites=tuple(dict.fromkeys(sites)),
+        budget=budget,
+        max_depth=max_depth,
+        domains=allowed,
+        deny_domains=denied,
+        threshold=threshold,
+        strategy=strategy,
+    )
+
+
+def _example(name: str, key: str, check: Checker, path: Path) -> str:
+    """The text of the example article file ``name`` (relative to the rule file ``path``); an HTML file's
+    main text."""
+    file = (path.parent / name.strip()).resolve()
+    try:
+        with file.open("rb") as handle:
+            data = handle.read(_EXAMPLE_MAX_BYTES)
+    except OSError as exc:
+        raise RuleError(
+            check.file,
+            key,
+            f"cannot read {_shown(name)} ({exc.strerror or exc})",
+            "an article file next to the rule",
+        ) from None
+    text = data.decode("utf-8", errors="replace")
+    if text.lstrip()[:1] == "<":
+        text = extract(text).text
+    if not text.strip():
+        raise RuleError(check.file, key, f"no text in {_shown(name)}", "an article file with its text")
+    return text
 
 
 def _index(top: Mapping[str, Any], check: Checker) -> tuple[LinkRule, RuleXPath | None, int]:

@@ -190,7 +190,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if not request.dont_filter and self.df.request_seen(request):
             # Redirected to a URL seen already: nothing more to fetch, the request ends here.
             self.stats.inc_value("scheduler/redirect_seen")
-            self.queue.ack(work.lease, site=work.site, job=work.job)
+            self.queue.ack(work.lease, site=work.slot, job=work.job)
             return False
         # A request handed back to wait (for a free session) says how long; it is not kept in the queue.
         wait = float(request.meta.get("wait_seconds", 0.0))
@@ -201,7 +201,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             work.lease,
             member,
             priority=request.priority,
-            site=work.site,
+            site=work.slot,
             job=work.job,
             delay=max(self._backoff(work), wait),
         )
@@ -302,8 +302,13 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         work = self._release_hold(request)
         if work is None or work.lease is None:
             return
-        self._acks.append(Ack(work.lease, work.site, work.job, fetched, stored, reposts))
+        self._acks.append(Ack(work.lease, work.slot, work.job, fetched, stored, reposts))
         self._ack_soon.schedule()
+
+    def acks_waiting(self, job: str) -> int:
+        """Requests of ``job`` whose acknowledgement waits for the end of this reactor turn: done, though
+        the job's ``pending`` still counts them."""
+        return sum(1 for ack in self._acks if ack.job == job)
 
     def flush_acks(self) -> None:
         """Send the acknowledgements of this reactor turn in one round trip (a stored batch releases up to
@@ -359,7 +364,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             self.queue.dead_letter,
             work.lease,
             record,
-            site=work.site,
+            site=work.slot,
             job=work.job,
             kind=kind,
         )
@@ -428,6 +433,10 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
 
 
 def scheduler_of(crawler: Crawler) -> LeasedScheduler | None:
-    """The crawler's scheduler, when it is ours."""
-    scheduler = crawler.engine.scheduler if crawler.engine is not None else None
+    """The crawler's scheduler, when it is ours (None before the crawl starts)."""
+    try:
+        engine = crawler.engine
+    except RuntimeError:  # Scrapy 2.19: "Crawler.engine is not set yet", before the crawl starts
+        return None
+    scheduler = engine.scheduler if engine is not None else None
     return scheduler if isinstance(scheduler, LeasedScheduler) else None

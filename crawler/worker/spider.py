@@ -56,7 +56,7 @@ from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed
 
 from crawler.config import apply_environment
-from crawler.items import Article, Page
+from crawler.items import Article, Discovered, Page
 from crawler.redisio.connection import resolve_redis_url
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
@@ -80,6 +80,7 @@ from crawler.rules.sitemaps import SitemapEntry, SitemapError, read_sitemap
 from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import keys_of, server_of
+from crawler.worker.discovery import discovery_of
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, allow_private_domains, blocked_by_guard
@@ -146,7 +147,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             rule.site: {"delay": 0.0, "concurrency": rule.concurrency} for rule in ruleset.rules.values()
         }
         settings.set("DOWNLOAD_SLOTS", {**settings.getdict("DOWNLOAD_SLOTS"), **slots}, priority="spider")
-        private = {domain for rule in ruleset.rules.values() if rule.allow_private for domain in rule.domains}
+        private = {
+            domain for rule in ruleset.rules.values() if rule.allow_private for domain in rule.known_domains
+        }
         settings.set(
             "NETGUARD_PRIVATE_DOMAINS",
             sorted({*settings.getlist("NETGUARD_PRIVATE_DOMAINS"), *private}),
@@ -215,7 +218,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         for new in added.values():
             self.queue.configure(new.site, delay=new.delay, concurrency=new.concurrency)
             if new.allow_private:
-                allow_private_domains(new.domains)
+                allow_private_domains(new.known_domains)
         if added:
             logger.warning("Rules added while running: %s", ", ".join(sorted(added)))
             self.rules.update(added)
@@ -245,7 +248,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         longest = self.crawler.settings.getfloat("ROBOTS_MAX_CRAWL_DELAY")
         delay = min(float(asked), longest)
         logger.info("%s: robots.txt asks for a crawl-delay of %g s (kept: %g s)", rule.site, asked, delay)
-        self.queue.set_crawl_delay(rule.site, delay)
+        self.queue.set_crawl_delay(Work.of(request).slot, delay)
 
     async def start(self) -> AsyncIterator[Request]:
         for request in self.next_requests():
@@ -278,6 +281,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         """More seeds if any; a job's crawl closes when the job has nothing pending, a worker never (nor a
         job's crawl while Redis cannot tell: it waits for Redis to come back)."""
         try:
+            discovering = [rule for rule in self.rules.values() if rule.discover is not None]
+            if discovering and self.job is not None:
+                discovery_of(self.crawler).refill_jobs(discovering, self.job)
+            elif discovering:
+                discovery_of(self.crawler).refill_known()
             self.schedule_next_requests()
             if self.job is not None and self.queue.job_pending(self.job) <= 0:
                 return
@@ -301,7 +309,43 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return self.parse_api(response)
         if work.is_search:
             return self.parse_search(response)
+        if work.is_discover:
+            return self.parse_discover(response)
         return self.parse_index(response)
+
+    def parse_discover(self, response: Response) -> Iterator[Article]:
+        """A page of a discover crawl: an item whose text, relevance and links a text process reads, which
+        then teaches the link model and fills the frontier (crawler.worker.discovery), and is stored when
+        relevant."""
+        rule, page = self._page(response)
+        if rule is None or page is None:
+            self._discover_on(_work(response), finishing=1)
+            return
+        if rule.discover is None:
+            self._unreadable(
+                response,
+                f"discover/no_discover_rule/{rule.site}",
+                f"the rule of {rule.site!r} ({rule.path}) has no discover section any more",
+                "no rule",
+            )
+            return
+        work = _work(response)
+        meta = response.meta
+        title = page.xpath("normalize-space(//title)").get() or None
+        yield Article(
+            site=rule.site,
+            url=page.url,
+            fetched_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            title=title,
+            job=work.job,
+            page=Page(page.text, rule.min_body_chars),
+            discover=Discovered(
+                depth=work.depth,
+                features=tuple(int(feature) for feature in meta.get("link", ())),
+                source=float(meta.get("source", 0.0)),
+                host=(urlsplit(page.url).netloc or "").lower(),
+            ),
+        )
 
     def parse_search(self, response: Response) -> Iterator[Request]:
         """A result page of one of the rule's keywords: each result on the rule's domains queued as its
@@ -700,12 +744,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             hint = f"`allow_private_addresses: true` in {rule.path} allows it" if rule else ALLOW_HINT
             logger.warning("Refused %s: %s; %s", request.url, guarded.reason, hint)
             ack(self.crawler, request)
+            self._discover_on(work)
             return
         if isinstance(failure.value, IgnoreRequest) and not isinstance(failure.value, HttpError):
             self.count(f"crawl/ignored/{site}")
             self.job_count(work.job, "skipped")
             logger.info("Ignored %s: %s", request.url, failure.getErrorMessage())
             ack(self.crawler, request)
+            self._discover_on(work)
             return
         self.count(f"crawl/errors/{site}")
         reason = self._reason(failure, work)
@@ -713,6 +759,15 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if proxy:
             reason += f" (through the proxy {proxy})"
         dead_letter(self.crawler, request, reason, _kind(failure))
+        self._discover_on(work)
+
+    def _discover_on(self, work: Work, finishing: int = 0) -> None:
+        """A page of a discover crawl ended without being read (failed, refused, not a text page): its
+        job's requests are topped up from the frontier still, so its crawl goes on; ``finishing``: 1 when
+        the page's lease ends after this (see Discovery.refill)."""
+        rule = self.rules.get(work.site)
+        if work.is_discover and work.job is not None and rule is not None and rule.discover is not None:
+            discovery_of(self.crawler).refill_jobs([rule], work.job, finishing=finishing)
 
     # --- helpers ---------------------------------------------------------------------------------------
 

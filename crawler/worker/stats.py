@@ -40,6 +40,7 @@ GROUPS = (
     "fields/",
     "rules/",
     "dead/",
+    "discover/",
 )
 
 

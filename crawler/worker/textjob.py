@@ -13,6 +13,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from crawler.discover.links import Link, page_links
+from crawler.discover.topic import Relevance, Topic
 from crawler.store.document import fingerprints
 from crawler.worker.pipelines.clean import clean_body
 from extractors import extract
@@ -24,7 +26,7 @@ __all__ = ["Args", "TextResult", "article_text", "article_texts", "quiet_child",
 # Seconds between a pool process's looks at whether its parent still runs.
 _PARENT_CHECK_SECONDS = 1.0
 
-Args = tuple[str | None, str, str | None, str | None, str, tuple[int, ...], bytes | None]
+Args = tuple[str | None, str, str | None, str | None, str, tuple[int, ...], bytes | None, Topic | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +34,8 @@ class TextResult:
     """What :func:`article_text` found: the body from qRead or the document (None when the rule's stays),
     its algorithm (``pdf`` or ``docx`` for a document), the summaries by length (None without a body or
     without lengths), the body's content hash and SimHash (hex), and what a document's metadata says
-    (``title``, ``author``, ``published``)."""
+    (``title``, ``author``, ``published``); for a page of a discover crawl, its relevance to the topic and
+    its links."""
 
     qread_body: str | None
     algorithm: str | None
@@ -40,6 +43,8 @@ class TextResult:
     content_hash: str | None
     simhash: str | None
     metadata: dict[str, str] | None = None
+    relevance: Relevance | None = None
+    links: list[Link] | None = None
 
 
 def article_text(
@@ -50,11 +55,13 @@ def article_text(
     algorithm: str,
     lengths: tuple[int, ...],
     document: bytes | None = None,
+    topic: Topic | None = None,
 ) -> TextResult:
     """The text work of one article (in a pool process): with ``document`` (a PDF or DOCX), its text and
     metadata (:class:`~extractors.documents.DocumentError` when it cannot be read); with ``html`` (the
     rule's body fell short), the body qRead finds there, kept when longer than ``body``; then, on the
-    body kept, its summaries of ``lengths`` sentences and its fingerprints."""
+    body kept, its summaries of ``lengths`` sentences and its fingerprints; with ``topic`` (a page of a
+    discover crawl), its relevance (from its title and the body kept) and its links."""
     qread_body = found_by = None
     metadata = None
     if document is not None:
@@ -68,10 +75,14 @@ def article_text(
         if text and len(text) > len(body or ""):
             qread_body, found_by = text, result.algorithm
     kept = qread_body or body
+    relevance = links = None
+    if topic is not None:
+        relevance = topic.relevance(title, kept or "")
+        links = page_links(html, url) if html else []
     if not kept:
-        return TextResult(qread_body, found_by, None, None, None, metadata)
+        return TextResult(qread_body, found_by, None, None, None, metadata, relevance, links)
     summary = summaries(kept, list(lengths), title=title) if lengths else None
-    return TextResult(qread_body, found_by, summary, *fingerprints(kept), metadata)
+    return TextResult(qread_body, found_by, summary, *fingerprints(kept), metadata, relevance, links)
 
 
 def article_texts(batch: list[Args]) -> list[TextResult | Exception]:

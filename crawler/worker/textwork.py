@@ -35,6 +35,7 @@ from weakref import WeakKeyDictionary
 from scrapy import signals
 from scrapy.crawler import Crawler
 
+from crawler.discover.topic import Topic
 from crawler.errors import InputError
 from crawler.threads import ctrl_c_blocked
 from crawler.worker.textjob import Args, TextResult, article_text, article_texts, quiet_child, ready
@@ -156,13 +157,14 @@ class TextPool:
         algorithm: str,
         lengths: tuple[int, ...],
         document: bytes | None = None,
+        topic: Topic | None = None,
     ) -> TextResult:
         """:func:`~crawler.worker.textjob.article_text` in a pool process (on this thread when there is
         none, or the pool broke)."""
         if self.processes == 0:
-            return article_text(html, url, title, body, algorithm, lengths, document)
+            return article_text(html, url, title, body, algorithm, lengths, document, topic)
         future: asyncio.Future[TextResult] = asyncio.get_running_loop().create_future()
-        self._waiting.append(((html, url, title, body, algorithm, lengths, document), future))
+        self._waiting.append(((html, url, title, body, algorithm, lengths, document, topic), future))
         self._send()
         return await future
 

@@ -10,6 +10,7 @@ from scrapy.crawler import Crawler
 
 from crawler.errors import DocumentError, InputError
 from crawler.items import Article
+from crawler.worker.discovery import discovery_of
 from crawler.worker.textwork import TextPool, text_pool_of
 from extractors import ALGORITHMS
 from extractors.documents import DocumentError as UnreadableDocument
@@ -75,7 +76,9 @@ class TextPipeline:
         minimum = item.page.min_body_chars if item.page is not None else self.min_body_chars
         rule_chars = len(body) if body is not None else 0
         short = body is None or rule_chars < minimum
-        html = item.page.html if short and item.page is not None and item.page.html else None
+        topic = discovery_of(self.crawler).topic(site) if item.discover is not None else None
+        wanted = short or topic is not None
+        html = item.page.html if wanted and item.page is not None and item.page.html else None
         document = item.page.document if item.page is not None else None
         if document is not None:
             html = None
@@ -85,7 +88,7 @@ class TextPipeline:
             return item
         try:
             result = await self.pool.article_text(
-                html, item.url, item.title, body, self.algorithm, self.lengths, document
+                html, item.url, item.title, body, self.algorithm, self.lengths, document, topic
             )
         except UnreadableDocument as exc:
             self._count(f"extract/document_errors/{site}")
@@ -115,6 +118,10 @@ class TextPipeline:
             self._count(f"extract/rule_body/{site}")
         item.summary = result.summary
         item.fingerprints = (result.content_hash, result.simhash)
+        if item.discover is not None and result.relevance is not None:
+            item.discover.score = result.relevance.score
+            item.discover.why = result.relevance.why
+            item.discover.links = result.links or []
         return item
 
     def _count(self, key: str) -> None:

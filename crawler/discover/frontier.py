@@ -1,0 +1,218 @@
+"""A discover rule's frontier: the links found and not fetched yet, kept per host in Redis, and the bandit
+that picks the hosts the next requests go to.
+
+Keys (``<prefix>:discover:<site>:...``): ``frontier:<host>`` (a sorted set of entries by score),
+``best`` (hash: host -> its best entry's score), ``good`` and ``bad`` (hashes: host -> relevant and
+irrelevant pages fetched there).
+
+1. **Keeping** (:meth:`Frontier.keep`): a page's new links are tested against the Bloom filter and kept
+   in their hosts' sets in one Lua call, so a link is marked seen only together with its keeping. A host
+   keeps its ``per_host`` best entries.
+2. **Choosing hosts** (:meth:`Frontier.choose`): with the ``learned`` strategy, a Thompson sample of each
+   host's rate of relevant pages (Beta(1 + good, 1 + bad)) times its best entry's value: a host that
+   gave relevant pages gets more of the budget, an unknown one is tried, one that gave none fades
+   (Anthelion's "Thompson sampling · best score"). The other strategies take the hosts of the best
+   entries.
+3. **Releasing** (:meth:`Frontier.release`): each chosen host's best entry becomes a request in the shared
+   queue, in one Lua call that takes the entry out of the frontier, counts it against the job's budget
+   (``issued`` in the job's hash) and queues the request, so an entry is queued once whichever workers
+   release at the same time, and never past the budget. The request goes to the host's own queue slot
+   (``<site>@<host>``), which has the rule's delay and concurrency: politeness holds per host, across
+   every worker.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import redis
+
+from crawler.keys import Keys
+from crawler.redisio.bloom import RedisBloom, StashTarget
+from crawler.redisio.connection import decoded
+from crawler.redisio.queue import SITE_LUA
+from crawler.rules.model import BEST_FIRST, BREADTH_FIRST, LEARNED
+
+__all__ = ["Entry", "Frontier", "slot_of"]
+
+# KEYS: pending counts, the job's hash, the arrival counter, the best scores. ARGV: the queue's key prefix,
+# the frontier's, the budget, the rule's delay and concurrency, then per entry: host, queue slot, entry,
+# queued request, priority. Reply: how many were queued.
+_RELEASE = (
+    SITE_LUA
+    + """
+local K, frontier, budget = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local released = 0
+for at = 6, #ARGV, 5 do
+  if (tonumber(redis.call('HGET', KEYS[2], 'issued')) or 0) >= budget then break end
+  local host, slot = ARGV[at], ARGV[at + 1]
+  local key = frontier .. host
+  if redis.call('ZREM', key, ARGV[at + 2]) == 1 then
+    local polite = K .. ':polite:' .. slot
+    redis.call('HSETNX', polite, 'delay', ARGV[4])
+    redis.call('HSETNX', polite, 'concurrency', ARGV[5])
+    local score = -tonumber(ARGV[at + 4]) * 1099511627776 + redis.call('INCR', KEYS[3])
+    if enqueue(K, slot, score, ARGV[at + 3]) == 1 then
+      redis.call('HINCRBY', KEYS[1], slot, 1)
+      redis.call('HINCRBY', KEYS[2], 'pending', 1)
+    end
+    redis.call('HINCRBY', KEYS[2], 'issued', 1)
+    released = released + 1
+  end
+  local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if #top == 0 then redis.call('HDEL', KEYS[4], host) else redis.call('HSET', KEYS[4], host, top[2]) end
+end
+return released
+"""
+)
+
+
+def slot_of(site: str, host: str) -> str:
+    """The queue slot of ``host``'s requests in ``site``'s discover crawl."""
+    return f"{site}@{host}"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A link in the frontier: its URL, its depth from a seed, its features (for the model to learn
+    from the page it leads to), the relevance of the page it was found on, and its value."""
+
+    url: str
+    depth: int
+    features: tuple[int, ...]
+    source: float
+    value: float
+
+    def encode(self) -> bytes:
+        data = [self.url, self.depth, list(self.features), round(self.source, 3), round(self.value, 4)]
+        return json.dumps(data, separators=(",", ":")).encode()
+
+    @classmethod
+    def decode(cls, data: bytes | str) -> Entry:
+        url, depth, features, source, value = json.loads(data)
+        return cls(str(url), int(depth), tuple(int(f) for f in features), float(source), float(value))
+
+
+class Frontier:
+    """A discover rule's frontier and host bandit (see the module docstring)."""
+
+    def __init__(
+        self,
+        server: redis.Redis,
+        keys: Keys,
+        site: str,
+        *,
+        strategy: str = LEARNED,
+        per_host: int = 2000,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.server = server
+        self.keys = keys
+        self.site = site
+        self.strategy = strategy
+        self.base = f"{keys.prefix}:discover:{site}"
+        self.target = StashTarget(
+            prefix=f"{self.base}:frontier:", best=f"{self.base}:best", per_host=per_host
+        )
+        self.rng = rng or random.Random()
+        self._release = server.register_script(_RELEASE)
+
+    def score(self, entry: Entry, sequence: int) -> float:
+        """The entry's place in its host's set: its value (``learned``), the relevance of the page it was
+        found on (``best-first``), or its depth then its arrival (``breadth-first``)."""
+        if self.strategy == BREADTH_FIRST:
+            return -float(entry.depth * 2**32 + sequence)
+        if self.strategy == BEST_FIRST:
+            return entry.source
+        return entry.value
+
+    def keep(
+        self, bloom: RedisBloom, fingerprints: Sequence[bytes], hosts: Sequence[str], entries: Sequence[Entry]
+    ) -> int:
+        """Keep the entries whose fingerprints the Bloom filter had not seen (step 1); how many."""
+        if not entries:
+            return 0
+        first = int(self.server.incrby(f"{self.base}:seq", len(entries))) - len(entries)
+        stashed = [
+            (host, self.score(entry, first + at), entry.encode())
+            for at, (host, entry) in enumerate(zip(hosts, entries, strict=True))
+        ]
+        return sum(bloom.add_and_stash(fingerprints, stashed, self.target))
+
+    def reward(self, host: str, relevant: bool) -> None:
+        """A page of ``host`` was fetched: relevant or not."""
+        self.server.hincrby(f"{self.base}:{'good' if relevant else 'bad'}", host, 1)
+
+    def choose(self, count: int) -> list[str]:
+        """The hosts of the next ``count`` requests, each once (step 2)."""
+        with self.server.pipeline(transaction=False) as pipe:
+            pipe.hgetall(self.target.best)
+            pipe.hgetall(f"{self.base}:good")
+            pipe.hgetall(f"{self.base}:bad")
+            best_raw, good_raw, bad_raw = pipe.execute()
+        best = {decoded(host): float(score) for host, score in best_raw.items()}
+        if self.strategy != LEARNED:
+            return sorted(best, key=lambda host: (-best[host], host))[:count]
+        good = {decoded(host): int(n) for host, n in good_raw.items()}
+        bad = {decoded(host): int(n) for host, n in bad_raw.items()}
+        betavariate = self.rng.betavariate
+        sampled = {
+            host: betavariate(1 + good.get(host, 0), 1 + bad.get(host, 0)) * value
+            for host, value in best.items()
+        }
+        return sorted(sampled, key=lambda host: (-sampled[host], host))[:count]
+
+    def release(
+        self,
+        count: int,
+        *,
+        job: str,
+        budget: int,
+        delay: float,
+        concurrency: int,
+        request_of: Callable[[Entry, str], tuple[bytes, int]],
+    ) -> int:
+        """Queue the best entry of each of ``count`` chosen hosts as a request of ``job``, within
+        ``budget`` (step 3); ``request_of(entry, host)`` gives its queued request and priority. How many
+        were queued."""
+        if count <= 0:
+            return 0
+        hosts = self.choose(count)
+        if not hosts:
+            return 0
+        with self.server.pipeline(transaction=False) as pipe:
+            for host in hosts:
+                pipe.zrange(f"{self.target.prefix}{host}", -1, -1)
+            tops = pipe.execute()
+        args: list[str | int | float | bytes] = [
+            self.keys.prefix,
+            self.target.prefix,
+            budget,
+            delay,
+            concurrency,
+        ]
+        for host, top in zip(hosts, tops, strict=True):
+            if not top:  # taken meanwhile: the call only updates the host's best score
+                args.extend([host, slot_of(self.site, host), b"", b"", 0])
+                continue
+            member, priority = request_of(Entry.decode(top[0]), host)
+            args.extend([host, slot_of(self.site, host), top[0], member, priority])
+        keys = [self.keys.pending, self.keys.job(job), self.keys.sequence, self.target.best]
+        return int(self._release(keys=keys, args=args))
+
+    def size(self) -> int:
+        """Entries in the frontier (one call per host)."""
+        hosts = [decoded(host) for host in self.server.hkeys(self.target.best)]
+        with self.server.pipeline(transaction=False) as pipe:
+            for host in hosts:
+                pipe.zcard(f"{self.target.prefix}{host}")
+            return sum(int(n) for n in pipe.execute())
+
+    def clear(self) -> None:
+        """Forget the frontier and the hosts' record (the link model stays)."""
+        hosts = [decoded(host) for host in self.server.hkeys(self.target.best)]
+        names = [f"{self.target.prefix}{host}" for host in hosts]
+        self.server.delete(*names, self.target.best, f"{self.base}:good", f"{self.base}:bad")

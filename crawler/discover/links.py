@@ -1,0 +1,192 @@
+"""The value of a link before it is fetched: its features, and an online model learnt from every page.
+
+A link's features (hashed to ``FEATURE_BITS`` bits with CRC-32, the same in every process and on every
+machine, unlike Python's ``hash``):
+
+- ``h=``: its host; ``u=``: the words of its path and query (a number is ``u=N``), ``p=``: how many
+  segments its path has;
+- ``a=``: the words of its anchor text (``a=-`` when it has none), ``c=``: the words around it (its
+  parent block's text), Chinese as character pairs;
+- ``s=``: how relevant the page it was found on is (five steps), ``d=``: its depth from a seed;
+- ``b``: a bias.
+
+The model (:class:`LinkModel`) is a logistic regression over them, learnt by stochastic gradient
+descent with a per-feature step (AdaGrad): each fetched page teaches it that the features of the link
+that led there predict that page's label (relevant or not). Its value is the chance that a link's
+target is relevant. One update and one prediction cost about as many dictionary reads as a link has
+features (some 20 to 40).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+import lxml.html
+import regex
+from lxml import etree
+
+__all__ = ["FEATURE_BITS", "Link", "LinkModel", "link_features", "page_links", "tokens"]
+
+# A link as a page gives it: its absolute URL (no fragment), its anchor text, the text around it.
+Link = tuple[str, str, str]
+
+# Features are hashed into 2**20 slots: collisions among the few hundred thousand a long crawl sees stay
+# rare, and only the slots in use take memory.
+FEATURE_BITS = 20
+_MASK = (1 << FEATURE_BITS) - 1
+# Words of the text around a link kept at most: a block's first words say what it lists.
+CONTEXT_WORDS = 24
+# Links of a page kept at most (the first ones): a page that links to thousands is a directory or a trap.
+LINKS_PER_PAGE = 300
+# Characters of anchor and context text kept.
+ANCHOR_CHARS = 200
+CONTEXT_CHARS = 300
+# The text around a link is its parent's, or its parent's parent's when shorter than this (a link alone in
+# a list item takes its list's).
+CONTEXT_MIN_CHARS = 20
+# AdaGrad's base step: large enough that a few pages move a new feature's weight, its per-feature decay
+# (the root of the feature's summed squared gradients) keeps a frequent feature's weight steady.
+LEARNING_RATE = 0.5
+# A score is squashed from at most this far from zero (math.exp overflows past about 709).
+_LOGIT_LIMIT = 30.0
+
+_WORD = regex.compile(r"[\p{Latin}\p{N}]+|\p{Han}+")
+_HAN = regex.compile(r"\p{Han}")
+_URL_PARTS = regex.compile(r"[^0-9a-z]+")
+
+
+def tokens(text: str, limit: int = 0) -> list[str]:
+    """The words of a short text (an anchor, a block): Latin words lower-cased, each run of Chinese as its
+    character pairs (one character alone as itself); at most ``limit`` (0: all)."""
+    found: list[str] = []
+    for match in _WORD.finditer(text.lower()):
+        word = match.group()
+        if _HAN.match(word):
+            found.extend(word[at : at + 2] for at in range(max(1, len(word) - 1)))
+        elif len(word) > 1 and not word.isdigit():
+            found.append(word)
+        if limit and len(found) >= limit:
+            return found[:limit]
+    return found
+
+
+def page_links(html: str, url: str, limit: int = LINKS_PER_PAGE) -> list[Link]:
+    """The http(s) links of the page ``html`` at ``url``, each once (the first anchor), in order, with
+    their anchor and context text."""
+    try:
+        root = lxml.html.document_fromstring(html)
+    except (etree.ParserError, ValueError):
+        return []
+    base = url
+    declared = root.find(".//base")
+    if declared is not None and declared.get("href"):
+        base = urljoin(url, str(declared.get("href")).strip())
+    found: dict[str, Link] = {}
+    for anchor in root.iter("a"):
+        href = (anchor.get("href") or "").strip()
+        if not href or href.startswith("#"):
+            continue
+        try:
+            target = urldefrag(urljoin(base, href))[0]
+            # A port out of range, a host with a space: no request can be made of it.
+            valid = urlsplit(target).port != 0 and " " not in urlsplit(target).netloc
+        except ValueError:
+            continue
+        if not valid or not target.startswith(("http://", "https://")) or target in found:
+            continue
+        block = anchor.getparent()
+        context = _text(block) if block is not None else ""
+        if block is not None and len(context) < CONTEXT_MIN_CHARS:
+            above = block.getparent()
+            context = _text(above) if above is not None and above.tag != "body" else context
+        found[target] = (target, _text(anchor)[:ANCHOR_CHARS], context[:CONTEXT_CHARS])
+        if len(found) >= limit:
+            break
+    return list(found.values())
+
+
+def _text(element: etree._Element) -> str:
+    return " ".join(" ".join(str(text) for text in element.itertext()).split())
+
+
+def _slot(feature: str) -> int:
+    return zlib.crc32(feature.encode()) & _MASK
+
+
+def link_features(url: str, anchor: str, context: str, source: float, depth: int) -> list[int]:
+    """The hashed features of a link to ``url`` (see the module docstring), each once."""
+    parts = urlsplit(url)
+    path = parts.path.lower()
+    named = [f"h={parts.netloc.lower()}", f"p={path.count('/')}", f"s={min(4, int(source * 5))}"]
+    named.append(f"d={min(depth, 6)}")
+    named.extend(
+        "u=N" if word.isdigit() else f"u={word}"
+        for word in _URL_PARTS.split(f"{path} {parts.query.lower()}")
+        if 1 < len(word) <= 30
+    )
+    named.extend(f"a={word}" for word in tokens(anchor) or ["-"])
+    named.extend(f"c={word}" for word in tokens(context, CONTEXT_WORDS))
+    named.append("b")
+    return list({_slot(feature) for feature in named})
+
+
+def _squash(score: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-_LOGIT_LIMIT, min(_LOGIT_LIMIT, score))))
+
+
+@dataclass(slots=True)
+class LinkModel:
+    """Logistic regression over hashed binary features, learnt online with AdaGrad (see the module
+    docstring). ``weights`` and ``squares`` (each feature's summed squared gradients) are the model;
+    ``changes`` holds what this process learnt since :meth:`take_changes` (for sharing it)."""
+
+    rate: float = LEARNING_RATE
+    weights: dict[int, float] = field(default_factory=dict)
+    squares: dict[int, float] = field(default_factory=dict)
+    changes: dict[int, list[float]] = field(default_factory=dict)
+    updates: int = 0
+
+    def value(self, features: Iterable[int]) -> float:
+        """The chance that the target of a link with ``features`` is relevant."""
+        weights = self.weights
+        return _squash(sum(weights.get(feature, 0.0) for feature in features))
+
+    def learn(self, features: Iterable[int], label: float) -> float:
+        """One step toward predicting ``label`` (1: relevant, 0: not) for ``features``; the value
+        predicted before the step."""
+        features = list(features)
+        predicted = self.value(features)
+        gradient = predicted - label
+        if gradient == 0.0:
+            return predicted
+        squared = gradient * gradient
+        weights, squares, changes = self.weights, self.squares, self.changes
+        for feature in features:
+            total = squares.get(feature, 0.0) + squared
+            squares[feature] = total
+            step = self.rate * gradient / math.sqrt(total)
+            weights[feature] = weights.get(feature, 0.0) - step
+            change = changes.get(feature)
+            if change is None:
+                changes[feature] = [-step, squared]
+            else:
+                change[0] -= step
+                change[1] += squared
+        self.updates += 1
+        return predicted
+
+    def take_changes(self) -> dict[int, list[float]]:
+        """What was learnt here since the last call (feature -> [weight change, squares change])."""
+        changes, self.changes = self.changes, {}
+        return changes
+
+    def merge(self, changes: Iterable[tuple[int, float, float]]) -> None:
+        """Add what another process learnt (feature, weight change, squares change)."""
+        weights, squares = self.weights, self.squares
+        for feature, weight, square in changes:
+            weights[feature] = weights.get(feature, 0.0) + weight
+            squares[feature] = squares.get(feature, 0.0) + square

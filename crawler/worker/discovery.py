@@ -1,0 +1,274 @@
+"""A worker's part in discover crawls (see docs/discover.md): each discover rule's topic, link model and
+frontier, and what a fetched page teaches them.
+
+For each page of a discover crawl, once its text is read (in a text process: its relevance and links):
+
+1. **learn**: the link model learns that the features of the link that led to the page predict its
+   label (relevant: a score at the rule's ``threshold`` or over); the page's host counts one relevant or
+   irrelevant page for the bandit;
+2. **keep**: its links that the rule allows (host within ``domains``, not in ``deny_domains``, depth
+   within ``max_depth``) get their features and the model's value, and the new ones are kept in the
+   frontier (through the Bloom filter, in one call);
+3. **refill**: the job's requests in the queue are topped up to ``DISCOVER_QUEUE_TARGET`` from the
+   frontier, the bandit choosing the hosts, within the job's page budget.
+
+A failed page and an idle worker refill too, so a job's crawl goes on until its budget is spent or its
+frontier is empty. The model's time (features, update, predictions) is counted in
+``discover/model_microseconds/<site>`` and ``discover/model_pages/<site>``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from typing import Self
+from urllib.parse import urlsplit
+from weakref import WeakKeyDictionary
+
+import redis
+from scrapy import Request
+from scrapy.crawler import Crawler
+
+from crawler.discover.frontier import Entry, Frontier
+from crawler.discover.links import link_features
+from crawler.discover.shared import SharedModel
+from crawler.discover.topic import Topic
+from crawler.errors import StoreError
+from crawler.items import Discovered
+from crawler.redisio.connection import decoded
+from crawler.requests import discover_request, encode_request
+from crawler.rules import Rule
+from crawler.rules.model import DiscoverRule
+from crawler.store import open_store
+from crawler.worker.connection import keys_of, server_of
+from crawler.worker.dupefilter import bloom_of
+from crawler.worker.scheduler import scheduler_of
+
+__all__ = ["Discovery", "discovery_of"]
+
+logger = logging.getLogger(__name__)
+
+
+class Discovery:
+    """The discover rules' topics, models and frontiers of one worker (see the module docstring)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.server = server_of(crawler)
+        self.keys = keys_of(crawler)
+        settings = crawler.settings
+        self.queue_target = settings.getint("DISCOVER_QUEUE_TARGET")
+        self.sync_pages = settings.getint("DISCOVER_SYNC_PAGES")
+        self.per_host = settings.getint("DISCOVER_FRONTIER_PER_HOST")
+        self.example_articles = settings.getint("DISCOVER_EXAMPLE_ARTICLES")
+        self.worker = uuid.uuid4().hex[:12]
+        self._topics: dict[str, Topic] = {}
+        self._models: dict[str, SharedModel] = {}
+        self._frontiers: dict[str, Frontier] = {}
+        # Discover jobs this worker refilled and that may want more (job -> site).
+        self._jobs: dict[str, str] = {}
+        self._bloom = bloom_of(crawler)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def rule(self, site: str) -> Rule | None:
+        """The discover rule of ``site``, None when the spider has no such rule (or it is no discover
+        rule)."""
+        spider = self.crawler.spider
+        rule = spider.rule_of(site) if spider is not None and hasattr(spider, "rule_of") else None
+        return rule if rule is not None and rule.discover is not None else None
+
+    def topic(self, site: str) -> Topic | None:
+        """The topic of ``site``'s discover rule, built on first use: its keywords, its example files, and
+        the latest ``DISCOVER_EXAMPLE_ARTICLES`` stored articles of its example sites."""
+        topic = self._topics.get(site)
+        rule = self.rule(site)
+        if topic is not None or rule is None:
+            return topic
+        assert rule.discover is not None
+        examples = [*rule.discover.examples, *self._stored_examples(rule.discover)]
+        topic = self._topics[site] = Topic.build(rule.discover.keywords, examples)
+        logger.info(
+            "%s: discover topic of %d terms and %d phrases (%d examples)",
+            site,
+            len(topic.terms),
+            len(topic.phrases),
+            len(examples),
+        )
+        return topic
+
+    def _stored_examples(self, discover: DiscoverRule) -> list[str]:
+        if not discover.example_sites:
+            return []
+        texts: list[str] = []
+        try:
+            with open_store(self.crawler.settings) as store:
+                for site in discover.example_sites:
+                    texts.extend(
+                        f"{document.get('title') or ''}\n{document['body']}"
+                        for document in store.iter_articles(site=site, limit=self.example_articles)
+                        if document.get("body")
+                    )
+        except StoreError as exc:
+            logger.warning("Discover topic: the stored examples cannot be read (%s): keywords only", exc)
+        return texts
+
+    def model(self, site: str) -> SharedModel:
+        model = self._models.get(site)
+        if model is None:
+            model = self._models[site] = SharedModel(
+                self.server, self.keys, site, self.worker, sync_every=self.sync_pages
+            )
+            model.load()
+        return model
+
+    def frontier(self, rule: Rule) -> Frontier:
+        frontier = self._frontiers.get(rule.site)
+        if frontier is None:
+            assert rule.discover is not None
+            frontier = self._frontiers[rule.site] = Frontier(
+                self.server, self.keys, rule.site, strategy=rule.discover.strategy, per_host=self.per_host
+            )
+        return frontier
+
+    def page(self, rule: Rule, url: str, page: Discovered, job: str | None) -> bool:
+        """A page of ``rule``'s discover crawl was read: learn, keep its links, refill (see the module
+        docstring). True when it is relevant. Raises ``redis.RedisError`` when Redis fails."""
+        discover = rule.discover
+        assert discover is not None
+        score = page.score or 0.0
+        relevant = score >= discover.threshold
+        started = time.perf_counter()
+        # 1. Learn.
+        model = self.model(rule.site)
+        if page.features:
+            model.model.learn(page.features, 1.0 if relevant else 0.0)
+        # 2. Keep (the features and values of its links).
+        entries: list[Entry] = []
+        hosts: list[str] = []
+        refused = 0
+        depth = page.depth + 1
+        if depth <= discover.max_depth:
+            for link, anchor, context in page.links:
+                try:
+                    parts = urlsplit(link)
+                    allowed = discover.allows_host(parts.hostname)
+                except ValueError:  # a host or port no URL may have
+                    allowed = False
+                if not allowed:
+                    refused += 1
+                    continue
+                features = link_features(link, anchor, context, score, depth)
+                hosts.append(parts.netloc.lower())
+                entries.append(Entry(link, depth, tuple(features), score, model.model.value(features)))
+        spent = time.perf_counter() - started
+        self._count(f"discover/model_microseconds/{rule.site}", int(spent * 1e6))
+        self._count(f"discover/model_pages/{rule.site}")
+        if page.features:
+            model.learnt()
+        frontier = self.frontier(rule)
+        frontier.reward(page.host, relevant)
+        fingerprinter = self.crawler.request_fingerprinter
+        fingerprints = [fingerprinter.fingerprint(Request(entry.url)) for entry in entries]
+        kept = frontier.keep(self._bloom, fingerprints, hosts, entries)
+        self._count(f"discover/{'relevant' if relevant else 'irrelevant'}/{rule.site}")
+        self._count(f"discover/links_kept/{rule.site}", kept)
+        self._count(f"discover/links_seen/{rule.site}", len(entries) - kept)
+        self._count(f"discover/links_refused/{rule.site}", refused)
+        # 3. Refill.
+        if job is not None:
+            self.refill(rule, job, finishing=1)
+        return relevant
+
+    def refill(self, rule: Rule, job: str, *, finishing: int = 0) -> int:
+        """Top ``job``'s requests in the queue up to ``DISCOVER_QUEUE_TARGET`` from the frontier, within
+        its budget; how many were queued. The job's ``pending`` counts the ``finishing`` pages whose
+        refill this is and the requests whose acknowledgement waits for the end of the reactor's turn:
+        they are left out, so that pages ending together never leave the job with nothing queued."""
+        budget, issued, pending, kind = self.server.hmget(
+            self.keys.job(job), "budget", "issued", "pending", "kind"
+        )
+        job_kind = decoded(kind) if kind is not None else None
+        scheduler = scheduler_of(self.crawler)
+        ending = finishing + (scheduler.acks_waiting(job) if scheduler is not None else 0)
+        room = min(self.queue_target - (_number(pending) - ending), _number(budget) - _number(issued))
+        if room <= 0:
+            return 0
+        self._jobs[job] = rule.site
+        frontier = self.frontier(rule)
+        spider = self.crawler.spider
+
+        def request_of(entry: Entry, host: str) -> tuple[bytes, int]:
+            priority = rule.priority + max(0, int(frontier.score(entry, 0) * 100))
+            request = discover_request(
+                rule,
+                entry.url,
+                job=job,
+                job_kind=job_kind,
+                depth=entry.depth,
+                features=entry.features,
+                source=entry.source,
+                priority=priority,
+            )
+            return encode_request(request, spider), priority
+
+        released = frontier.release(
+            room,
+            job=job,
+            budget=_number(budget),
+            delay=rule.delay,
+            concurrency=rule.concurrency,
+            request_of=request_of,
+        )
+        self._count(f"discover/released/{rule.site}", released)
+        if released == 0:
+            self._jobs.pop(job, None)  # budget spent or frontier empty: nothing more to do for it here
+        return released
+
+    def refill_jobs(self, rules: list[Rule], job: str, *, finishing: int = 0) -> None:
+        """Refill ``job`` for each discover rule (a temp crawl's idle worker, a failed page); Redis failing
+        is counted and left to the next time."""
+        for rule in rules:
+            if rule.discover is not None:
+                self._refill_safely(rule, job, finishing)
+
+    def refill_known(self) -> None:
+        """Refill the discover jobs this worker refilled last (an idle worker): a job whose pages all
+        ended while the queue was full goes on."""
+        for job, site in list(self._jobs.items()):
+            rule = self.rule(site)
+            if rule is None:
+                self._jobs.pop(job, None)
+            else:
+                self._refill_safely(rule, job)
+
+    def _refill_safely(self, rule: Rule, job: str, finishing: int = 0) -> None:
+        try:
+            self.refill(rule, job, finishing=finishing)
+        except redis.RedisError as exc:
+            self._count("redis/errors")
+            logger.warning("Redis failed while refilling %s's discover crawl (%s)", rule.site, exc)
+
+    def _count(self, key: str, amount: int = 1) -> None:
+        assert self.crawler.stats is not None
+        if amount:
+            self.crawler.stats.inc_value(key, amount)
+
+
+def _number(value: bytes | str | None) -> int:
+    text = decoded(value) if value is not None else ""
+    return int(text) if text.lstrip("-").isdigit() else 0
+
+
+_discoveries: WeakKeyDictionary[Crawler, Discovery] = WeakKeyDictionary()
+
+
+def discovery_of(crawler: Crawler) -> Discovery:
+    """The crawl's discover state, made on first use."""
+    found = _discoveries.get(crawler)
+    if found is None:
+        found = _discoveries[crawler] = Discovery.from_crawler(crawler)
+    return found

@@ -1,0 +1,557 @@
+"""Discover mode, its parts: the rule's ``discover`` section checked (errors name the file, key and value),
+the relevance of a page to a topic (English and Chinese), the features of a link and the online link
+model (a step checked by hand), the model shared through the real embedded Redis, the frontier (Bloom
+filter, budget, queue slots) and the host bandit. Real crawls of the generated web are in
+tests/test_discover_crawl.py."""
+
+from __future__ import annotations
+
+import math
+import random
+import subprocess
+import sys
+import threading
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from crawler.demo.web import TOPIC, TOPIC_KEYWORDS, SimWeb
+from crawler.discover.frontier import Entry, Frontier, slot_of
+from crawler.discover.links import LEARNING_RATE, LinkModel, link_features, page_links, tokens
+from crawler.discover.shared import SharedModel
+from crawler.discover.topic import Topic, words
+from crawler.errors import StoreUnavailableError
+from crawler.items import Article, Discovered
+from crawler.keys import Keys
+from crawler.redisio.bloom import RedisBloom
+from crawler.redisio.embedded import EmbeddedRedis
+from crawler.redisio.queue import LeasedQueue
+from crawler.rules import RuleErrors, load_rules, parse_rule
+from crawler.rules.model import BEST_FIRST, BREADTH_FIRST, LEARNED
+from crawler.worker.pipelines.discover import DiscoverPipeline, NotRelevant
+
+DISCOVER_RULE = """
+name: Energy news anywhere
+discover:
+  topic:
+    keywords: [solar, wind turbine, battery storage]
+  seeds: ["https://portal.test/energy/", "https://news.test/"]
+  budget: 50
+  max_depth: 2
+  domains: [portal.test, news.test, blog.test]
+  deny_domains: [ads.blog.test]
+  threshold: 0.4
+  strategy: best-first
+politeness: {delay: 1, concurrency: 2}
+"""
+
+
+# --- the rule -------------------------------------------------------------------------------------------
+
+
+def test_a_discover_rule_needs_no_domains_start_urls_or_index() -> None:
+    rule = parse_rule(DISCOVER_RULE, site="energy")
+    discover = rule.discover
+    assert discover is not None
+    assert rule.domains == () and rule.start_urls == ()
+    assert discover.keywords == ("solar", "wind turbine", "battery storage")
+    assert discover.seeds == ("https://portal.test/energy/", "https://news.test/")
+    assert (discover.budget, discover.max_depth, discover.threshold) == (50, 2, 0.4)
+    assert discover.strategy == BEST_FIRST
+    assert rule.known_domains == ("portal.test", "news.test", "blog.test")
+    assert discover.allows_host("www.blog.test") and discover.allows_host("NEWS.test.")
+    assert not discover.allows_host("ads.blog.test") and not discover.allows_host("x.ads.blog.test")
+    assert not discover.allows_host("elsewhere.test") and not discover.allows_host(None)
+    anywhere = parse_rule(
+        DISCOVER_RULE.replace("  domains: [portal.test, news.test, blog.test]\n", ""), site="e"
+    )
+    assert anywhere.discover is not None and anywhere.discover.allows_host("elsewhere.test")
+    learned = parse_rule(DISCOVER_RULE.replace("  strategy: best-first\n", ""), site="e").discover
+    assert learned is not None and learned.strategy == LEARNED
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("  strategy: best-first", "  strategy: random"), 'discover.strategy: unknown strategy "random"'),
+        (("  budget: 50", "  budget: 0"), "discover.budget: out of range: 0"),
+        (("  threshold: 0.4", "  threshold: 1.5"), "discover.threshold: 1.5 is 1 or more"),
+        (('  seeds: ["https://portal.test/energy/", "https://news.test/"]\n', ""), "discover.seeds: missing"),
+        (('"https://news.test/"]', '"https://other.test/"]'), 'discover.seeds[1]: host "other.test"'),
+        (
+            ("    keywords: [solar, wind turbine, battery storage]", "    keywords: []"),
+            "discover.topic.keywords",
+        ),
+        (("    keywords: [solar, wind turbine, battery storage]", "    sites: []"), "discover.topic.sites"),
+        (
+            ("    keywords: [solar, wind turbine, battery storage]", "    colour: red"),
+            'discover.topic.colour: unknown key "colour"',
+        ),
+        (("  budget: 50", "  pages: 50"), 'discover.pages: unknown key "pages"'),
+        (("[ads.blog.test]", "[ads blog]"), 'discover.deny_domains[0]: not a host name: "ads blog"'),
+    ],
+)
+def test_a_bad_discover_section_is_named_with_its_key_and_value(
+    change: tuple[str, str], message: str
+) -> None:
+    assert change[0] in DISCOVER_RULE
+    with pytest.raises(RuleErrors) as raised:
+        parse_rule(DISCOVER_RULE.replace(*change), site="energy")
+    assert any(str(error).startswith(f"rules/energy.yaml: {message}") for error in raised.value.errors), [
+        str(error) for error in raised.value.errors
+    ]
+
+
+def test_example_articles_are_read_next_to_the_rule_and_a_missing_one_is_named(tmp_path: Path) -> None:
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "one.html").write_text(
+        "<html><body><article><h1>Solar farms</h1>"
+        + "<p>The solar farm feeds the grid with cheap electricity every sunny day of the year.</p>" * 8
+        + "</article><footer>Contact us</footer></body></html>",
+        "utf-8",
+    )
+    (tmp_path / "examples" / "two.txt").write_text("Wind and solar power keep the grid green.\n" * 5, "utf-8")
+    text = DISCOVER_RULE.replace(
+        "    keywords: [solar, wind turbine, battery storage]",
+        "    examples: [examples/one.html, examples/two.txt]",
+    )
+    (tmp_path / "energy.yaml").write_text(text, "utf-8")
+    (tmp_path / "broken.yaml").write_text(text.replace("two.txt", "three.txt"), "utf-8")
+    ruleset = load_rules(tmp_path)
+    assert list(ruleset.rules) == ["energy"], "the broken rule never stops the other"
+    discover = ruleset.rules["energy"].discover
+    assert discover is not None and len(discover.examples) == 2
+    assert "Contact us" not in discover.examples[0], "an HTML example's main text"
+    assert any(
+        'broken.yaml: discover.topic.examples[1]: cannot read "examples/three.txt"' in str(error)
+        for error in ruleset.errors
+    ), [str(error) for error in ruleset.errors]
+
+
+# --- relevance --------------------------------------------------------------------------------------------
+
+ON_TOPIC = (
+    "Offshore wind turbines and solar farms now supply a third of the grid's electricity. Battery storage "
+    "smooths the evening peak, and the new solar parks feed the batteries at noon. Engineers say the wind "
+    "turbine fleet will double, and battery storage sites are being built beside every substation. "
+) * 3
+IN_PASSING = (
+    "The football club won the derby on Saturday after a late penalty. The coach praised the squad, the "
+    "keeper saved two shots, and the supporters sang until the end. The stadium, lit by a solar roof, was "
+    "full. "
+) + (
+    "Next week the team travels north for the cup tie, and the captain is fit again. The manager said the "
+    "young players had earned their places and the club would sign a new striker before the winter. "
+) * 3
+
+
+def test_a_page_about_the_topic_scores_high_and_a_passing_mention_low() -> None:
+    topic = Topic.build(["solar", "wind turbine", "battery storage", "grid"])
+    about = topic.relevance("Solar and wind power the grid", ON_TOPIC)
+    passing = topic.relevance("Derby won late", IN_PASSING)
+    assert about.score >= 0.9 and passing.score <= 0.3, (about, passing)
+    assert dict(about.terms)["solar"] >= 6 and dict(about.terms)["wind turbine"] == 6, about.terms
+    assert about.why.startswith("topic terms are") and "solar ×" in about.why
+    assert dict(passing.terms) == {"solar": 1}
+    assert topic.relevance(None, "").why == "no topic term in 0 words"
+    assert words("Batteries, turbines and the grid's grids") == ["battery", "turbine", "grid", "grid"]
+
+
+def test_chinese_pages_are_segmented_by_jieba_and_scored() -> None:
+    topic = Topic.build(["光伏", "储能", "新能源汽车", "电网"])
+    about = topic.relevance(
+        "光伏和储能助力电网",
+        "今年光伏装机容量大幅增长，储能电站建设加快。电网公司表示，新能源汽车充电需求上升，光伏发电和储能"
+        "系统将共同保障电网稳定。多地出台政策支持光伏与储能项目。" * 2,
+    )
+    unrelated = topic.relevance(
+        "足球联赛", "昨晚的足球联赛中，主队在最后时刻打进制胜一球，球迷们欢呼雀跃。" * 3
+    )
+    assert about.score >= 0.9 and unrelated.score == 0.0, (about, unrelated)
+    assert "光伏" in dict(about.terms) and "新能源汽车" in dict(about.terms)
+    assert words("新能源汽车销量") == ["新能源", "汽车销量"], "jieba cuts the keyword otherwise here"
+    assert dict(topic.relevance(None, "新能源汽车销量大增").terms) == {"新能源汽车": 1}, "found as written"
+
+
+def test_the_examples_give_the_words_most_of_them_share() -> None:
+    examples = [
+        "Heat pumps warm homes; heat pumps save gas. Insulation helps the pumps.",
+        "A heat pump moves heat. Pumps and insulation cut bills.",
+        "Football scores and heat.",
+    ]
+    topic = Topic.build([], examples)
+    assert topic.terms["pump"] == pytest.approx(0.5 * 2 / 3, abs=0.001)
+    assert topic.terms["heat"] == 0.5, "every example holds it"
+    assert "football" not in topic.terms, "one example of three"
+    assert Topic.build(["pump"], examples).terms["pump"] == 1.0, "a keyword keeps its weight"
+
+
+# --- links and the link model ---------------------------------------------------------------------------
+
+
+def test_a_pages_links_come_with_their_anchor_and_context_text() -> None:
+    page = (
+        "<html><head><base href='http://h.test/news/'></head><body><nav><ul><li><a href='/a'>Home</a></li>"
+        "<li><a href='b.html#top'>Sport</a></li></ul></nav><p>Prices fell as <a href='http://x.test/c'>"
+        "solar panels</a> got cheaper this year.</p><a href='mailto:x@h.test'>mail</a><a href='#'>top</a>"
+        "<a href='/a'>Home again</a></body></html>"
+    )
+    assert page_links(page, "http://h.test/other/") == [
+        ("http://h.test/a", "Home", "Home Sport"),
+        ("http://h.test/news/b.html", "Sport", "Home Sport"),
+        ("http://x.test/c", "solar panels", "Prices fell as solar panels got cheaper this year."),
+    ]
+    assert page_links("", "http://h.test/") == []
+    broken = (
+        "<a href='http://h.test:99999/x'>port</a><a href='http://[::1/x'>v6</a><a href='http://a b/'>sp</a>"
+    )
+    assert page_links(f"<p>{broken}<a href='/ok'>ok</a></p>", "http://h.test/") == [
+        ("http://h.test/ok", "ok", "port v6 sp ok")
+    ], "links no request can be made of are left out"
+    assert tokens("Solar 2026 光伏发电") == ["solar", "光伏", "伏发", "发电"]
+
+
+def test_link_features_are_the_same_in_every_process() -> None:
+    here = link_features("http://h.test/energy/solar-farm-12.html", "Solar farm", "news", 0.7, 2)
+    code = (
+        "from crawler.discover.links import link_features as f;"
+        "print(sorted(f('http://h.test/energy/solar-farm-12.html', 'Solar farm', 'news', 0.7, 2)))"
+    )
+    there = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert there.stdout.strip() == str(sorted(here)), "CRC-32, never Python's salted hash"
+    named = [
+        "h=h.test",
+        "u=energy",
+        "u=solar",
+        "u=farm",
+        "u=N",
+        "u=html",
+        "a=solar",
+        "a=farm",
+        "c=news",
+        "s=3",
+        "d=2",
+        "b",
+    ]
+    assert {zlib.crc32(name.encode()) & 0xFFFFF for name in named} <= set(here)
+
+
+def test_one_step_of_the_link_model_is_logistic_regression_with_adagrad() -> None:
+    model = LinkModel()
+    assert model.learn([1, 2], 1.0) == 0.5, "an empty model says one chance in two"
+    # By hand: gradient 0.5 - 1 = -0.5; each feature's squares 0.25; step 0.5 * -0.5 / 0.5 = -0.5.
+    assert model.weights == {1: LEARNING_RATE, 2: LEARNING_RATE}
+    assert model.squares == {1: 0.25, 2: 0.25}
+    predicted = model.value([1, 2])
+    assert predicted == pytest.approx(1 / (1 + math.exp(-2 * LEARNING_RATE)))
+    model.learn([2, 3], 0.0)
+    # By hand: the prediction sigmoid(w2 + w3) = sigmoid(0.5) is the gradient; feature 3's first step is
+    # the whole rate, feature 2's is scaled by the root of both its squared gradients.
+    gradient = 1 / (1 + math.exp(-LEARNING_RATE))
+    assert model.weights[3] == pytest.approx(-LEARNING_RATE)
+    assert model.weights[2] == pytest.approx(
+        LEARNING_RATE - LEARNING_RATE * gradient / math.sqrt(0.25 + gradient**2)
+    )
+    assert model.updates == 2
+    changes = model.take_changes()
+    assert changes[2][0] == pytest.approx(model.weights[2]) and model.changes == {}
+
+
+def test_the_link_model_learns_which_links_lead_to_the_topic() -> None:
+    rng = random.Random(3)
+    model = LinkModel()
+    for _ in range(400):
+        relevant = rng.random() < 0.3
+        section = "energy" if relevant != (rng.random() < 0.1) else rng.choice(["sport", "food", "film"])
+        model.learn(
+            link_features(f"http://h.test/{section}/{rng.randrange(999)}.html", "", "", 0.5, 2), relevant
+        )
+    energy = model.value(link_features("http://h.test/energy/77.html", "", "", 0.5, 2))
+    sport = model.value(link_features("http://h.test/sport/77.html", "", "", 0.5, 2))
+    assert energy > 0.7 and sport < 0.2, (energy, sport)
+
+
+# --- shared through Redis -----------------------------------------------------------------------------------
+
+
+def test_workers_learn_from_each_others_pages_through_redis(redis_client: Any) -> None:
+    keys = Keys("crawler")
+    first = SharedModel(redis_client, keys, "energy", "worker-1", sync_every=2)
+    second = SharedModel(redis_client, keys, "energy", "worker-2", sync_every=2)
+    first.load()
+    second.load()
+    first.model.learn([1, 2], 1.0)
+    first.learnt()
+    second.model.learn([2, 3], 0.0)
+    second.learnt()
+    assert second.model.weights.get(1) is None, "not shared before a sync"
+    first.model.learn([1], 1.0)
+    first.learnt()  # the second page: shared
+    second.sync()
+    third = SharedModel(redis_client, keys, "energy", "worker-3")
+    third.load()
+    for model in (second, third):
+        assert model.model.weights[1] == pytest.approx(first.model.weights[1])
+    first.sync()
+    assert first.model.weights[3] == pytest.approx(second.model.weights[3]), "both ways"
+    assert first.model.weights[2] == pytest.approx(second.model.weights[2]), "the sum of both steps"
+    third.sync()
+    assert third.model.weights == pytest.approx(first.model.weights)
+    assert first.version == second.version == third.version != "0-0"
+
+
+def test_a_worker_behind_the_trimmed_log_reloads_the_whole_model(redis_client: Any) -> None:
+    keys = Keys("crawler")
+    ahead = SharedModel(redis_client, keys, "energy", "ahead")
+    behind = SharedModel(redis_client, keys, "energy", "behind")
+    ahead.load()
+    behind.load()
+    for feature in range(5):
+        ahead.model.learn([feature], 1.0)
+        ahead.sync()
+    redis_client.xtrim(ahead.log_key, maxlen=1, approximate=False)
+    behind.sync()
+    assert behind.model.weights == pytest.approx(ahead.model.weights), "the entries trimmed away are not lost"
+
+
+def test_a_sync_that_redis_refuses_keeps_what_was_learnt(redis_client: Any) -> None:
+    keys = Keys("crawler")
+    away = SharedModel(redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2), keys, "energy", "w")
+    away.version = "0-0"
+    away.model.learn([7], 1.0)
+    learnt = away.model.weights[7]
+    with pytest.raises(redis.ConnectionError):
+        away.sync()
+    back = SharedModel(redis_client, keys, "energy", "w")
+    back.load()
+    back.model = away.model
+    back.sync()
+    other = SharedModel(redis_client, keys, "energy", "other")
+    other.load()
+    assert other.model.weights == {7: pytest.approx(learnt)}, "shared at the next sync"
+
+
+# --- the frontier and the bandit --------------------------------------------------------------------------
+
+
+def _entry(url: str, value: float, depth: int = 1, source: float = 0.0) -> Entry:
+    return Entry(url, depth, (1, 2), source, value)
+
+
+def _frontier(server: Any, strategy: str = LEARNED, seed: int = 0) -> tuple[Frontier, RedisBloom]:
+    keys = Keys("crawler")
+    bloom = RedisBloom(server, keys.bloom, capacity=10_000, error_rate=0.001)
+    return Frontier(server, keys, "energy", strategy=strategy, per_host=3, rng=random.Random(seed)), bloom
+
+
+def test_links_are_kept_once_per_url_and_a_host_keeps_its_best(redis_client: Any) -> None:
+    frontier, bloom = _frontier(redis_client)
+    urls = [f"http://a.test/{n}" for n in range(5)]
+    entries = [_entry(url, value=n / 10) for n, url in enumerate(urls)]
+    assert frontier.keep(bloom, [u.encode() for u in urls], ["a.test"] * 5, entries) == 5
+    assert frontier.keep(bloom, [u.encode() for u in urls], ["a.test"] * 5, entries) == 0, "seen: never again"
+    assert frontier.size() == 3, "per_host: the lowest went"
+    members = redis_client.zrange(f"{frontier.target.prefix}a.test", 0, -1)
+    assert [Entry.decode(member).url for member in members] == urls[2:]
+    assert float(redis_client.hget(frontier.target.best, "a.test")) == pytest.approx(0.4)
+
+
+def test_release_queues_best_entries_in_their_hosts_slots_and_never_passes_the_budget(
+    redis_client: Any,
+) -> None:
+    keys = Keys("crawler")
+    job = "j1"
+    redis_client.hset(keys.job(job), mapping={"budget": 6, "issued": 0})
+    frontiers = [_frontier(redis_client, BEST_FIRST, seed)[0] for seed in range(4)]
+    frontier, bloom = _frontier(redis_client, BEST_FIRST)
+    hosts = [f"h{n}.test" for n in range(8)]
+    urls = [f"http://{host}/{k}" for host in hosts for k in range(3)]
+    entries = [_entry(url, 0.0, source=(n % 7) / 10) for n, url in enumerate(urls)]
+    frontier.keep(bloom, [u.encode() for u in urls], [urlsplit_host(u) for u in urls], entries)
+
+    def request_of(entry: Entry, host: str) -> tuple[bytes, int]:
+        return f'{{"url": "{entry.url}"}}'.encode(), int(entry.source * 100)
+
+    released: list[int] = []
+
+    def release(each: Frontier) -> None:
+        released.extend(
+            each.release(3, job=job, budget=6, delay=2.0, concurrency=1, request_of=request_of)
+            for _ in range(5)
+        )
+
+    threads = [threading.Thread(target=release, args=(each,)) for each in frontiers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(released) == 6 and int(redis_client.hget(keys.job(job), "issued")) == 6
+    assert int(redis_client.hget(keys.job(job), "pending")) == 6
+    queue = LeasedQueue(redis_client, keys)
+    assert len(queue) == 6 and frontier.size() == len(urls) - 6, (
+        "each entry once, in the queue or the frontier"
+    )
+    slots = [key.decode().split(":queue:", 1)[1] for key in redis_client.keys("crawler:queue:*")]
+    assert all(slot.startswith("energy@h") for slot in slots)
+    polite = redis_client.hgetall(keys.polite(slots[0]))
+    assert (float(polite[b"delay"]), int(polite[b"concurrency"])) == (2.0, 1), (
+        "the rule's politeness per host"
+    )
+    assert slot_of("energy", "h1.test:8080") == "energy@h1.test:8080"
+
+
+def urlsplit_host(url: str) -> str:
+    return url.split("/")[2]
+
+
+def test_the_bandit_gives_the_budget_to_hosts_that_gave_relevant_pages_and_still_tries_new_ones(
+    redis_client: Any,
+) -> None:
+    frontier, bloom = _frontier(redis_client, LEARNED, seed=7)
+    hosts = ["good.test", "bad.test", "new.test"]
+    urls = [f"http://{host}/{k}" for host in hosts for k in range(3)]
+    frontier.keep(
+        bloom, [u.encode() for u in urls], [urlsplit_host(u) for u in urls], [_entry(u, 0.6) for u in urls]
+    )
+    for _ in range(20):
+        frontier.reward("good.test", relevant=True)
+        frontier.reward("bad.test", relevant=False)
+    picks = [frontier.choose(1)[0] for _ in range(300)]
+    assert picks.count("good.test") > 200 and picks.count("bad.test") < 10, {h: picks.count(h) for h in hosts}
+    assert picks.count("new.test") > 10, "a host with no record yet is tried"
+    best_first, _ = _frontier(redis_client, BEST_FIRST)
+    assert best_first.choose(3) == sorted(hosts), "the other strategies: the best entries, no sampling"
+
+
+def test_breadth_first_orders_by_depth_then_arrival(redis_client: Any) -> None:
+    frontier, bloom = _frontier(redis_client, BREADTH_FIRST)
+    urls = ["http://a.test/deep", "http://a.test/first", "http://a.test/second"]
+    entries = [_entry(urls[0], 0.9, depth=3), _entry(urls[1], 0.1, depth=1), _entry(urls[2], 0.5, depth=1)]
+    frontier.keep(bloom, [u.encode() for u in urls], ["a.test"] * 3, entries)
+    ranked = redis_client.zrevrange(f"{frontier.target.prefix}a.test", 0, -1)
+    assert [Entry.decode(member).url for member in ranked] == [urls[1], urls[2], urls[0]]
+
+
+# --- the generated web --------------------------------------------------------------------------------------
+
+
+def test_the_generated_web_is_a_function_of_its_seed_with_the_topic_planted() -> None:
+    web, again, other = SimWeb(5, 60), SimWeb(5, 60), SimWeb(6, 60)
+    origin = [f"http://127.0.0.1:{9000 + n}" for n in range(60)]
+    assert [h.sections for h in web.hosts] == [h.sections for h in again.hosts]
+    assert [h.sections for h in web.hosts] != [h.sections for h in other.hosts]
+    kinds = {host.kind for host in web.hosts}
+    assert {"directory", "hub", "mixed", "plain"} <= kinds
+    relevant = [
+        (host.index, web.article_path(host.index, number, page))
+        for host in web.hosts
+        for number, section in enumerate(host.sections)
+        if section.theme == TOPIC
+        for page in range(section.pages)
+    ]
+    assert len(relevant) == web.relevant_pages() > 0
+    host, path = relevant[0]
+    page = web.page(host, path, origin)
+    assert page is not None and web.relevant(host, path)
+    assert page == again.page(host, path, origin), "the same page every time"
+    assert web.page(host, "/missing.html", origin) is None and not web.relevant(host, "/missing.html")
+    topic = Topic.build(TOPIC_KEYWORDS)
+    assert topic.relevance(None, page).score >= 0.5
+    assert web.seeds(origin) == [f"{origin[0]}/dir/{n}.html" for n in range(1, 5)]
+    listed: set[str] = set()
+    for seed in web.seeds(origin):
+        listed |= {
+            url for url, _, _ in page_links(web.page(0, seed.removeprefix(origin[0]), origin) or "", seed)
+        }
+    assert listed == {f"{o}/" for o in origin[1:]}, "the directory lists every host"
+
+
+def test_a_trap_hosts_calendar_never_ends() -> None:
+    web = SimWeb(1, 200)
+    trap = next(host.index for host in web.hosts if host.kind == "trap")
+    origin = [f"http://127.0.0.1:{9000 + n}" for n in range(200)]
+    path = "/calendar/2026/11/26.html"
+    for _ in range(50):
+        page = web.page(trap, path, origin) or ""
+        nexts = [url for url, anchor, _ in page_links(page, origin[trap] + path) if anchor == "Next day"]
+        path = nexts[0].removeprefix(origin[trap])
+    assert path == "/calendar/2027/01/15.html"
+
+
+# --- a worker's part: the pipeline ----------------------------------------------------------------------
+
+
+def _pipeline(redis_url: str, tmp_path: Path) -> DiscoverPipeline:
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.worker.spider import SitesSpider
+
+    rules = tmp_path / "rules"
+    rules.mkdir(exist_ok=True)
+    (rules / "energy.yaml").write_text(DISCOVER_RULE.replace("  strategy: best-first\n", ""), "utf-8")
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    values.update(
+        REDIS_URL=redis_url,
+        CRAWLER_RULES_DIR=str(rules),
+        CRAWLER_DATA_DIR=str(tmp_path),
+        # In memory: the Redis collector's flush loop would start a reactor in the test process.
+        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
+    )
+    crawler = get_crawler(SitesSpider, settings_dict=values)
+    crawler.spider = SitesSpider.from_crawler(crawler)
+    return DiscoverPipeline.from_crawler(crawler)
+
+
+def _page(score: float, features: tuple[int, ...] = ()) -> Article:
+    links = [
+        ("http://news.test/energy/solar-farm-1.html", "Solar farm opens", "Energy news: solar farm opens"),
+        ("http://ads.blog.test/win", "Win a prize", ""),
+        ("http://elsewhere.test/x", "Elsewhere", ""),
+    ]
+    return Article(
+        site="energy",
+        url="http://portal.test/energy/",
+        fetched_at="2026-11-26T09:00:00+00:00",
+        body="text",
+        job="j1",
+        discover=Discovered(0, features, 0.0, "portal.test", score=score, why="why it scored", links=links),
+    )
+
+
+def test_a_page_teaches_the_model_keeps_its_allowed_links_and_tops_the_queue_up(
+    redis_server: str, redis_client: Any, tmp_path: Path
+) -> None:
+    keys = Keys("crawler")
+    redis_client.hset(keys.job("j1"), mapping={"budget": 10, "issued": 1, "pending": 1, "kind": "temp"})
+    pipeline = _pipeline(redis_server, tmp_path)
+    with pytest.raises(NotRelevant, match=r"relevance 0\.10 under 0\.4"):
+        pipeline.process_item(_page(0.1))
+    assert int(redis_client.hget(keys.job("j1"), "issued")) == 2, "its one allowed link released"
+    queued = LeasedQueue(redis_client, keys)
+    assert len(queued) == 1 and queued.job_pending("j1") == 2
+    assert redis_client.hget("crawler:discover:energy:bad", "portal.test") == b"1"
+    stats = pipeline.crawler.stats
+    assert stats is not None and stats.get_value("discover/links_refused/energy") == 2
+    relevant = pipeline.process_item(_page(0.9, features=(1, 2, 3)))
+    assert relevant.fields == {"relevance": "0.900", "relevance_why": "why it scored"}
+    model = pipeline.discovery.model("energy").model
+    assert model.updates == 1 and model.weights[1] > 0, "learnt from the link that led there"
+    assert stats.get_value("discover/links_seen/energy") == 1, "the same link again: the Bloom filter"
+
+
+def test_redis_failing_under_a_page_defers_it(tmp_path: Path) -> None:
+    with EmbeddedRedis(tmp_path / "redis") as server:
+        pipeline = _pipeline(server.url, tmp_path)
+    with pytest.raises(StoreUnavailableError, match="Redis failed while its links were kept"):
+        pipeline.process_item(_page(0.9))
