@@ -386,7 +386,7 @@ def test_release_queues_best_entries_in_their_hosts_slots_and_never_passes_the_b
 
     def release(each: Frontier) -> None:
         released.extend(
-            each.release(3, job=job, budget=6, delay=2.0, concurrency=1, request_of=request_of)
+            each.release(3, job=job, budget=6, delay=2.0, concurrency=1, request_of=request_of)[0]
             for _ in range(5)
         )
 
@@ -431,6 +431,42 @@ def test_the_bandit_gives_the_budget_to_hosts_that_gave_relevant_pages_and_still
     assert picks.count("new.test") > 10, "a host with no record yet is tried"
     best_first, _ = _frontier(redis_client, BEST_FIRST)
     assert best_first.choose(3) == sorted(hosts), "the other strategies: the best entries, no sampling"
+
+
+def test_a_chosen_hosts_links_are_valued_again_and_one_worth_less_now_waits(redis_client: Any) -> None:
+    keys = Keys("crawler")
+    redis_client.hset(keys.job("j"), mapping={"budget": 10, "issued": 0})
+    frontier, bloom = _frontier(redis_client, LEARNED)
+    urls = ["http://a.test/old-favourite", "http://a.test/now-best", "http://c.test/faded"]
+    now = {urls[0]: 0.1, urls[1]: 0.8, urls[2]: 0.1}
+
+    def request_of(entry: Entry, host: str) -> tuple[bytes, int]:
+        return entry.url.encode(), 0
+
+    def release() -> tuple[int, int]:
+        return frontier.release(
+            1,
+            job="j",
+            budget=10,
+            delay=0,
+            concurrency=1,
+            request_of=request_of,
+            value_of=lambda e: now[e.url],
+        )
+
+    frontier.keep(
+        bloom, [u.encode() for u in urls[:2]], ["a.test"] * 2, [_entry(urls[0], 0.9), _entry(urls[1], 0.5)]
+    )
+    assert release() == (1, 0), "its best link valued again (0.8 >= 0.8 x 0.9) goes"
+    assert redis_client.zrange("crawler:queue:energy@a.test", 0, -1) == [urls[1].encode()], "worth most now"
+    assert float(redis_client.hget(frontier.target.best, "a.test")) == pytest.approx(0.1), (
+        "its score corrected"
+    )
+    redis_client.delete(frontier.target.prefix + "a.test", frontier.target.best)
+    frontier.keep(bloom, [urls[2].encode()], ["c.test"], [_entry(urls[2], 0.9)])
+    assert release() == (0, 1), "worth 0.1 now, under 0.8 x 0.9: left for the next choice"
+    assert float(redis_client.hget(frontier.target.best, "c.test")) == pytest.approx(0.1)
+    assert frontier.release(1, job="j", budget=10, delay=0, concurrency=1, request_of=request_of) == (1, 0)
 
 
 def test_breadth_first_orders_by_depth_then_arrival(redis_client: Any) -> None:

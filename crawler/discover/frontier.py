@@ -14,11 +14,12 @@ irrelevant pages fetched there).
    (Anthelion's "Thompson sampling · best score"). The other strategies take the hosts of the best
    entries.
 3. **Releasing** (:meth:`Frontier.release`): each chosen host's best entry becomes a request in the shared
-   queue, in one Lua call that takes the entry out of the frontier, counts it against the job's budget
-   (``issued`` in the job's hash) and queues the request, so an entry is queued once whichever workers
-   release at the same time, and never past the budget. The request goes to the host's own queue slot
-   (``<site>@<host>``), which has the rule's delay and concurrency: politeness holds per host, across
-   every worker.
+   queue (with the ``learned`` strategy, its few best entries are valued again by the model of now first:
+   a link's value was the model's when it was found), in one Lua call that takes the entry out of the
+   frontier, counts it against the job's budget (``issued`` in the job's hash) and queues the request, so
+   an entry is queued once whichever workers release at the same time, and never past the budget. The
+   request goes to the host's own queue slot (``<site>@<host>``), which has the rule's delay and
+   concurrency: politeness holds per host, across every worker.
 """
 
 from __future__ import annotations
@@ -39,23 +40,30 @@ from crawler.rules.model import BEST_FIRST, BREADTH_FIRST, LEARNED
 __all__ = ["Entry", "Frontier", "slot_of"]
 
 # KEYS: pending counts, the job's hash, the arrival counter, the best scores. ARGV: the queue's key prefix,
-# the frontier's, the budget, the rule's delay and concurrency, then per entry: host, queue slot, entry,
-# queued request, priority. Reply: how many were queued.
+# the frontier's, the budget, the rule's delay and concurrency, then per host: host, queue slot, the entry
+# to release ('' for none), its queued request, its priority, how many entries are valued again, then
+# score and entry of each (a score is changed only for an entry still there). Reply: how many were queued.
 _RELEASE = (
     SITE_LUA
     + """
 local K, frontier, budget = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local released = 0
-for at = 6, #ARGV, 5 do
-  if (tonumber(redis.call('HGET', KEYS[2], 'issued')) or 0) >= budget then break end
-  local host, slot = ARGV[at], ARGV[at + 1]
+local at = 6
+while at <= #ARGV do
+  local host, slot, entry, member, priority = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], ARGV[at + 4]
+  local changed = tonumber(ARGV[at + 5])
   local key = frontier .. host
-  if redis.call('ZREM', key, ARGV[at + 2]) == 1 then
+  for i = 0, changed - 1 do
+    redis.call('ZADD', key, 'XX', tonumber(ARGV[at + 6 + 2 * i]), ARGV[at + 7 + 2 * i])
+  end
+  at = at + 6 + 2 * changed
+  local spent = (tonumber(redis.call('HGET', KEYS[2], 'issued')) or 0) >= budget
+  if not spent and entry ~= '' and redis.call('ZREM', key, entry) == 1 then
     local polite = K .. ':polite:' .. slot
     redis.call('HSETNX', polite, 'delay', ARGV[4])
     redis.call('HSETNX', polite, 'concurrency', ARGV[5])
-    local score = -tonumber(ARGV[at + 4]) * 1099511627776 + redis.call('INCR', KEYS[3])
-    if enqueue(K, slot, score, ARGV[at + 3]) == 1 then
+    local score = -tonumber(priority) * 1099511627776 + redis.call('INCR', KEYS[3])
+    if enqueue(K, slot, score, member) == 1 then
       redis.call('HINCRBY', KEYS[1], slot, 1)
       redis.call('HINCRBY', KEYS[2], 'pending', 1)
     end
@@ -68,6 +76,13 @@ end
 return released
 """
 )
+# Entries of a chosen host valued again with the model of now before one is released (the learned strategy):
+# a link's value is the model's when it was found, and the model learns; the host's best few are enough to
+# correct its order where it matters, a few at each release.
+REVALUED = 4
+# A chosen host whose best entry, valued again, fell under this share of its score is not sent a request
+# this time: its score is corrected, and the next choice weighs it with the others again.
+REVALUE_KEEP = 0.8
 
 
 def slot_of(site: str, host: str) -> str:
@@ -174,18 +189,23 @@ class Frontier:
         delay: float,
         concurrency: int,
         request_of: Callable[[Entry, str], tuple[bytes, int]],
-    ) -> int:
+        value_of: Callable[[Entry], float] | None = None,
+    ) -> tuple[int, int]:
         """Queue the best entry of each of ``count`` chosen hosts as a request of ``job``, within
-        ``budget`` (step 3); ``request_of(entry, host)`` gives its queued request and priority. How many
-        were queued."""
+        ``budget`` (step 3); ``request_of(entry, host)`` gives its queued request and priority. With
+        ``value_of`` (the learned strategy), each chosen host's ``REVALUED`` best entries are valued again
+        first, and a host whose best fell under ``REVALUE_KEEP`` of its score is left for the next choice.
+        How many were queued, and how many hosts were left so."""
         if count <= 0:
-            return 0
+            return 0, 0
         hosts = self.choose(count)
         if not hosts:
-            return 0
+            return 0, 0
         with self.server.pipeline(transaction=False) as pipe:
             for host in hosts:
-                pipe.zrange(f"{self.target.prefix}{host}", -1, -1)
+                pipe.zrevrange(
+                    f"{self.target.prefix}{host}", 0, REVALUED - 1 if value_of else 0, withscores=True
+                )
             tops = pipe.execute()
         args: list[str | int | float | bytes] = [
             self.keys.prefix,
@@ -194,14 +214,28 @@ class Frontier:
             delay,
             concurrency,
         ]
+        left = 0
         for host, top in zip(hosts, tops, strict=True):
+            block: list[str | int | float | bytes] = [host, slot_of(self.site, host)]
             if not top:  # taken meanwhile: the call only updates the host's best score
-                args.extend([host, slot_of(self.site, host), b"", b"", 0])
+                args.extend([*block, b"", b"", 0, 0])
                 continue
-            member, priority = request_of(Entry.decode(top[0]), host)
-            args.extend([host, slot_of(self.site, host), top[0], member, priority])
+            valued = [(float(score), member, Entry.decode(member)) for member, score in top]
+            changes: list[str | int | float | bytes] = []
+            if value_of is not None:
+                old_best = valued[0][0]
+                valued = [(value_of(entry), member, entry) for _, member, entry in valued]
+                changes = [part for score, member, _ in valued for part in (score, member)]
+                valued.sort(key=lambda item: -item[0])
+                if valued[0][0] < REVALUE_KEEP * old_best:
+                    left += 1
+                    args.extend([*block, b"", b"", 0, len(valued), *changes])
+                    continue
+            _, member, entry = valued[0]
+            request, priority = request_of(entry, host)
+            args.extend([*block, member, request, priority, len(changes) // 2, *changes])
         keys = [self.keys.pending, self.keys.job(job), self.keys.sequence, self.target.best]
-        return int(self._release(keys=keys, args=args))
+        return int(self._release(keys=keys, args=args)), left
 
     def size(self) -> int:
         """Entries in the frontier (one call per host)."""

@@ -19,7 +19,9 @@ features (some 20 to 40).
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,7 +31,15 @@ import lxml.html
 import regex
 from lxml import etree
 
-__all__ = ["FEATURE_BITS", "Link", "LinkModel", "link_features", "page_links", "tokens"]
+__all__ = [
+    "FEATURE_BITS",
+    "Link",
+    "LinkModel",
+    "clear_feature_cache",
+    "link_features",
+    "page_links",
+    "tokens",
+]
 
 # A link as a page gives it: its absolute URL (no fragment), its anchor text, the text around it.
 Link = tuple[str, str, str]
@@ -55,6 +65,7 @@ LEARNING_RATE = 0.5
 _LOGIT_LIMIT = 30.0
 
 _WORD = regex.compile(r"[\p{Latin}\p{N}]+|\p{Han}+")
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
 _HAN = regex.compile(r"\p{Han}")
 _URL_PARTS = regex.compile(r"[^0-9a-z]+")
 
@@ -62,6 +73,9 @@ _URL_PARTS = regex.compile(r"[^0-9a-z]+")
 def tokens(text: str, limit: int = 0) -> list[str]:
     """The words of a short text (an anchor, a block): Latin words lower-cased, each run of Chinese as its
     character pairs (one character alone as itself); at most ``limit`` (0: all)."""
+    if text.isascii():  # most anchors and blocks: the plain ``re`` is three times as fast
+        words = [word for word in _ASCII_WORD.findall(text.lower()) if len(word) > 1 and not word.isdigit()]
+        return words[:limit] if limit else words
     found: list[str] = []
     for match in _WORD.finditer(text.lower()):
         word = match.group()
@@ -128,10 +142,25 @@ def link_features(url: str, anchor: str, context: str, source: float, depth: int
         for word in _URL_PARTS.split(f"{path} {parts.query.lower()}")
         if 1 < len(word) <= 30
     )
-    named.extend(f"a={word}" for word in tokens(anchor) or ["-"])
-    named.extend(f"c={word}" for word in tokens(context, CONTEXT_WORDS))
     named.append("b")
-    return list({_slot(feature) for feature in named})
+    slots = {_slot(feature) for feature in named}
+    slots.update(_text_slots("a", anchor))
+    slots.update(_text_slots("c", context))
+    return list(slots)
+
+
+def clear_feature_cache() -> None:
+    """Forget the anchors' and contexts' slots kept (for a measure that starts cold)."""
+    _text_slots.cache_clear()
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_slots(kind: str, text: str) -> tuple[int, ...]:
+    """The slots of the words of an anchor (``a``) or a context (``c``): a page's menu and its blocks'
+    texts come again link after link, and pages of a site share them."""
+    if kind == "c":
+        return tuple(_slot(f"c={word}") for word in tokens(text, CONTEXT_WORDS))
+    return tuple(_slot(f"a={word}") for word in tokens(text) or ["-"])
 
 
 def _squash(score: float) -> float:

@@ -39,7 +39,7 @@ from crawler.items import Discovered
 from crawler.redisio.connection import decoded
 from crawler.requests import discover_request, encode_request
 from crawler.rules import Rule
-from crawler.rules.model import DiscoverRule
+from crawler.rules.model import LEARNED, DiscoverRule
 from crawler.store import open_store
 from crawler.worker.connection import keys_of, server_of
 from crawler.worker.dupefilter import bloom_of
@@ -48,6 +48,10 @@ from crawler.worker.scheduler import scheduler_of
 __all__ = ["Discovery", "discovery_of"]
 
 logger = logging.getLogger(__name__)
+
+# Choices of hosts a refill makes at most (see Frontier.release: a host whose best link lost its value is
+# left for the next choice).
+REFILL_ROUNDS = 3
 
 
 class Discovery:
@@ -215,14 +219,29 @@ class Discovery:
             )
             return encode_request(request, spider), priority
 
-        released = frontier.release(
-            room,
-            job=job,
-            budget=_number(budget),
-            delay=rule.delay,
-            concurrency=rule.concurrency,
-            request_of=request_of,
-        )
+        model = self.model(rule.site).model
+        value_of = None
+        if frontier.strategy == LEARNED:
+
+            def value_of(entry: Entry) -> float:
+                return model.value(entry.features)
+
+        released = 0
+        # A chosen host whose best link is worth less now is left for the next choice: choose again, a
+        # few times at most.
+        for _ in range(REFILL_ROUNDS):
+            queued, left = frontier.release(
+                room - released,
+                job=job,
+                budget=_number(budget),
+                delay=rule.delay,
+                concurrency=rule.concurrency,
+                request_of=request_of,
+                value_of=value_of,
+            )
+            released += queued
+            if not left or released >= room:
+                break
         self._count(f"discover/released/{rule.site}", released)
         if released == 0:
             self._jobs.pop(job, None)  # budget spent or frontier empty: nothing more to do for it here
