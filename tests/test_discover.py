@@ -6,7 +6,9 @@ tests/test_discover_crawl.py."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import random
 import subprocess
 import sys
@@ -591,3 +593,31 @@ def test_redis_failing_under_a_page_defers_it(tmp_path: Path) -> None:
         pipeline = _pipeline(server.url, tmp_path)
     with pytest.raises(StoreUnavailableError, match="Redis failed while its links were kept"):
         pipeline.process_item(_page(0.9))
+
+
+def test_rules_try_shows_a_pages_relevance_and_the_links_a_discover_crawl_would_keep(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "energy.yaml").write_text(DISCOVER_RULE, "utf-8")
+    page = tmp_path / "page.html"
+    links = (
+        '<a href="https://news.test/wind">Wind</a> <a href="https://ads.blog.test/x">Ad</a>'
+        ' <a href="https://elsewhere.test/y">Elsewhere</a>'
+    )
+    page.write_text(
+        f"<html><head><title>Solar and wind</title></head><body><article><p>{ON_TOPIC}</p><p>{links}</p>"
+        "</article></body></html>",
+        "utf-8",
+    )
+    env = {**os.environ, "CRAWLER_RULES_DIR": str(rules), "CRAWLER_DATA_DIR": str(tmp_path / "data")}
+    command = [sys.executable, "-m", "crawler.cli", "rules", "try", "energy", str(page)]
+    shown = subprocess.run(command, env=env, capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "relevance  1.000 (stored: threshold 0.4)" in shown.stdout, shown.stdout
+    assert "why        topic terms are" in shown.stdout
+    assert "links      1 kept of 3 links" in shown.stdout and "https://news.test/wind" in shown.stdout
+    as_json = subprocess.run(
+        [*command, "--format", "json"], env=env, capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    document = json.loads(as_json.stdout)
+    assert document["stored"] is True and document["links_kept"] == ["https://news.test/wind"]

@@ -13,11 +13,14 @@ from urllib.parse import urlsplit
 from crawler.cli.pages import ENCODING_SOURCES, URL_RE, Page, decode_page, read_page, run_algorithm, shown
 from crawler.cli.terminal import printable
 from crawler.config import Config
+from crawler.discover.links import page_links
+from crawler.discover.topic import Topic
 from crawler.errors import InputError
 from crawler.rules import RULE_SUFFIX, Rule, RuleError, RuleErrors, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
 from crawler.rules.api import ApiError, ApiRule
 from crawler.rules.feeds import Feed, FeedError, read_feed
+from crawler.rules.model import DiscoverRule
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
 from crawler.settings import QREAD_ALGORITHM
 from extractors.documents import DocumentError, document_kind, read_document
@@ -150,7 +153,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         obey_robots=rule.obey_robots,
         headers=headers,
-        private_domains=rule.domains if rule.allow_private else (),
+        private_domains=rule.known_domains if rule.allow_private else (),
         proxy=proxy,
     )
     api_urls = rule.api.urls if rule.api else ()
@@ -177,6 +180,13 @@ def run_rules_try(args: argparse.Namespace) -> int:
     root = parse_html(decoded.text)
     if root is None:
         raise InputError(f"{shown(page.source)} holds no HTML element to apply the rule to")
+    if rule.discover is not None and not (
+        rule.start_urls or rule.feeds or rule.sitemaps or rule.api or rule.search
+    ):
+        title = str(root.xpath("normalize-space(//title)")) or None
+        url = page.url or args.url or rule.discover.seeds[0]
+        _show_discover(rule, rule.discover, page, url, decoded.text, title, args.format)
+        return EXIT_OK
     search = rule.search if rule.search is not None and not rule.start_urls else None
     search_urls = tuple(search.urls()) if search is not None else ()
     url = (
@@ -267,6 +277,48 @@ def _show_document(rule: Rule, page: Page, output: str) -> None:
         print(f"  {name:<9}  {printable(value) if value else '-'}")
     print()
     print(printable(document.text) if document.text else "(no text: a scanned document?)")
+
+
+def _show_discover(
+    rule: Rule, discover: DiscoverRule, page: Page, url: str, html: str, title: str | None, output: str
+) -> None:
+    """A page as a discover crawl would judge it: its relevance to the topic and why, stored or not, and
+    the links it would keep (those the rule allows)."""
+    topic = Topic.build(discover.keywords, discover.examples)
+    extraction = run_algorithm(html, url=url, title=title, algo=QREAD_ALGORITHM, source=page.source)
+    relevance = topic.relevance(title, extraction.text)
+    links = page_links(html, url)
+    kept = [link for link, _, _ in links if discover.allows_host(urlsplit(link).hostname)]
+    stored = relevance.score >= discover.threshold
+    left_out = (
+        f"the stored articles of {', '.join(discover.example_sites)} are examples in a crawl, not here"
+        if discover.example_sites
+        else None
+    )
+    if output == "json":
+        document = {
+            **_source(rule, page),
+            "relevance": relevance.score,
+            "why": relevance.why,
+            "threshold": discover.threshold,
+            "stored": stored,
+            "links": len(links),
+            "links_kept": kept,
+            "note": left_out,
+        }
+        print(json.dumps(document, ensure_ascii=False, indent=2))
+        return
+    _print_source(rule, page)
+    verdict = "stored" if stored else "not stored"
+    print(f"relevance  {relevance.score:.3f} ({verdict}: threshold {discover.threshold:g})")
+    print(f"why        {printable(relevance.why)}")
+    if left_out:
+        print(f"note       {left_out}")
+    print(f"links      {len(kept)} kept of {_counted(len(links), 'link')} (domains, deny_domains)")
+    for link in kept[:10]:
+        print(f"  {printable(link)}")
+    if len(kept) > 10:
+        print(f"  ... and {len(kept) - 10} more")
 
 
 def _source(rule: Rule, page: Page) -> dict[str, str]:
