@@ -621,3 +621,30 @@ def test_rules_try_shows_a_pages_relevance_and_the_links_a_discover_crawl_would_
     )
     document = json.loads(as_json.stdout)
     assert document["stored"] is True and document["links_kept"] == ["https://news.test/wind"]
+
+
+def test_a_refill_whose_every_choice_fell_in_value_still_releases_a_link(
+    redis_server: str, redis_client: Any, tmp_path: Path
+) -> None:
+    keys = Keys("crawler")
+    # Room for one request (DISCOVER_QUEUE_TARGET 16, 15 pending): each choice is of one host.
+    redis_client.hset(keys.job("j1"), mapping={"budget": 100, "issued": 0, "pending": 15, "kind": "temp"})
+    pipeline = _pipeline(redis_server, tmp_path)
+    discovery = pipeline.discovery
+    rule = discovery.rule("energy")
+    assert rule is not None
+    frontier = discovery.frontier(rule)
+    urls = [f"http://h{n}.test/once-promising" for n in range(3)]
+    hosts = [urlsplit_host(url) for url in urls]
+    frontier.keep(discovery._bloom, [u.encode() for u in urls], hosts, [_entry(u, 0.9) for u in urls])
+    for host in hosts:  # hosts that gave relevant pages: their draws are all near 1
+        redis_client.hset("crawler:discover:energy:good", host, 1000)
+    # The empty model values each 0.5 now, under 0.8 x 0.9: each choice is left, corrected, and the next
+    # choice takes another host; after three, the best link as it is goes, so a crawl never stops.
+    assert discovery.refill(rule, "j1") == 1
+    assert LeasedQueue(redis_client, keys).job_pending("j1") == 16
+    assert sorted(float(redis_client.hget(frontier.target.best, host) or 0) for host in hosts) == [
+        0.0,
+        0.5,
+        0.5,
+    ]

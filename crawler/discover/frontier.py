@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import redis
 
@@ -225,6 +225,7 @@ class Frontier:
             if value_of is not None:
                 old_best = valued[0][0]
                 valued = [(value_of(entry), member, entry) for _, member, entry in valued]
+                valued = [(value, member, replace(entry, value=value)) for value, member, entry in valued]
                 changes = [part for score, member, _ in valued for part in (score, member)]
                 valued.sort(key=lambda item: -item[0])
                 if valued[0][0] < REVALUE_KEEP * old_best:

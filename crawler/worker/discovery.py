@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from typing import Self
 from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
@@ -226,22 +227,28 @@ class Discovery:
             def value_of(entry: Entry) -> float:
                 return model.value(entry.features)
 
-        released = 0
-        # A chosen host whose best link is worth less now is left for the next choice: choose again, a
-        # few times at most.
-        for _ in range(REFILL_ROUNDS):
-            queued, left = frontier.release(
-                room - released,
+        def release(count: int, revalue: Callable[[Entry], float] | None) -> tuple[int, int]:
+            return frontier.release(
+                count,
                 job=job,
                 budget=_number(budget),
                 delay=rule.delay,
                 concurrency=rule.concurrency,
                 request_of=request_of,
-                value_of=value_of,
+                value_of=revalue,
             )
+
+        released = 0
+        # A chosen host whose best link is worth less now is left for the next choice: choose again, a
+        # few times at most.
+        for _ in range(REFILL_ROUNDS):
+            queued, left = release(room - released, value_of)
             released += queued
             if not left or released >= room:
                 break
+        else:
+            if released == 0:  # every choice fell: the best links as they are, so no crawl stops with links
+                released = release(room, None)[0]
         self._count(f"discover/released/{rule.site}", released)
         if released == 0:
             self._jobs.pop(job, None)  # budget spent or frontier empty: nothing more to do for it here
