@@ -232,6 +232,12 @@ def model_cost(web: SimWeb, pages: int = 400, repeat: int = 5) -> float:
     return statistics.median(runs)
 
 
+def _ratio(ours: float, theirs: float) -> str:
+    """``ours`` over ``theirs`` as ``X.XX×``; ``inf×`` when theirs found nothing (a budget spent before any
+    article: breadth-first on the directory's home pages, at a small budget)."""
+    return f"{ours / theirs:.2f}×" if theirs > 0 else "inf×"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -272,9 +278,8 @@ def main(argv: list[str] | None = None) -> int:
         " 400 pages, median of 5)"
     )
     print(
-        f"harvest: ours {means[LEARNED] / max(means[BREADTH_FIRST], 1e-9):.2f}× breadth-first,"
-        f" {means[LEARNED] / max(means[BEST_FIRST], 1e-9):.2f}× best-first"
-        f" ({args.webs} webs, budget {args.budget})"
+        f"harvest: ours {_ratio(means[LEARNED], means[BREADTH_FIRST])} breadth-first,"
+        f" {_ratio(means[LEARNED], means[BEST_FIRST])} best-first ({args.webs} webs, budget {args.budget})"
     )
     return 0
 

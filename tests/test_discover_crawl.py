@@ -27,6 +27,7 @@ import pytest
 from crawler.demo.web import TOPIC_KEYWORDS, SimWeb
 from crawler.discover.shared import FEATURES_VERSION
 from crawler.keys import Keys
+from crawler.requests import JobCounts, enqueue_job
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
 
@@ -266,3 +267,56 @@ def test_grabs_spend_their_budget_per_period_and_two_workers_share_one_link_mode
                 worker.kill()
                 _, errors = worker.communicate()
             assert "Traceback" not in errors, errors[-3000:]
+
+
+def test_a_worker_killed_mid_crawl_loses_no_request_and_the_budget_holds(
+    web: Web, redis_server: str, redis_client: Any
+) -> None:
+    web.rule(budget=60, delay=0.3)
+    keys = Keys("crawler")
+    job = enqueue_job(redis_client, keys, load_rules(web.rules).rules.values(), kind="temp")
+    command = [sys.executable, "-m", "crawler.cli", "worker"]
+    command += [
+        "-s",
+        "LEASE_SECONDS=3",
+        "-s",
+        "LEASE_RENEW_SECONDS=1",
+        "-s",
+        "SCHEDULER_IDLE_POLL_SECONDS=0.05",
+    ]
+    env = web.env(REDIS_URL=redis_server)
+    victim = subprocess.Popen(
+        command,
+        env=env,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + COMMAND_TIMEOUT
+    while int(redis_client.hget(keys.job(job), "fetched") or 0) < 15:
+        assert time.monotonic() < deadline and victim.poll() is None, "the first worker made no progress"
+        time.sleep(0.05)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    assert int(redis_client.zcard(keys.leases)) > 0, "the killed worker held leases"
+    survivor = subprocess.Popen(
+        command,
+        env=env,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        while int(redis_client.hget(keys.job(job), "pending") or 0) > 0:
+            assert time.monotonic() < deadline, "the crawl did not end"
+            time.sleep(0.1)
+    finally:
+        survivor.send_signal(signal.SIGINT)
+        _, errors = survivor.communicate(timeout=60)
+    assert "Traceback" not in errors, errors[-3000:]
+    counts = JobCounts.read(redis_client, keys, job)
+    assert (counts.fetched, counts.errors, int(redis_client.hget(keys.job(job), "issued"))) == (60, 0, 60)
+    assert len({(host, path) for _, host, path in web.fetched()}) == 60, "every request fetched, none lost"
