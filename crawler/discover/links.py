@@ -20,12 +20,13 @@ features (some 20 to 40).
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.parse import SplitResult, urldefrag, urljoin, urlsplit
 
 import lxml.html
 import regex
@@ -67,7 +68,7 @@ _LOGIT_LIMIT = 30.0
 _WORD = regex.compile(r"[\p{Latin}\p{N}]+|\p{Han}+")
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
 _HAN = regex.compile(r"\p{Han}")
-_URL_PARTS = regex.compile(r"[^0-9a-z]+")
+_URL_PARTS = re.compile(r"[^0-9a-z]+")
 
 
 def tokens(text: str, limit: int = 0) -> list[str]:
@@ -127,13 +128,18 @@ def _text(element: etree._Element) -> str:
     return " ".join(" ".join(str(text) for text in element.itertext()).split())
 
 
+# Features of a few characters ("u=html", "p=2", a host) come again link after link: their slots are kept.
+@functools.lru_cache(maxsize=1 << 16)
 def _slot(feature: str) -> int:
     return zlib.crc32(feature.encode()) & _MASK
 
 
-def link_features(url: str, anchor: str, context: str, source: float, depth: int) -> list[int]:
-    """The hashed features of a link to ``url`` (see the module docstring), each once."""
-    parts = urlsplit(url)
+def link_features(
+    url: str, anchor: str, context: str, source: float, depth: int, parts: SplitResult | None = None
+) -> list[int]:
+    """The hashed features of a link to ``url`` (see the module docstring), each once; ``parts``: the URL
+    split already."""
+    parts = parts or urlsplit(url)
     path = parts.path.lower()
     named = [f"h={parts.netloc.lower()}", f"p={path.count('/')}", f"s={min(4, int(source * 5))}"]
     named.append(f"d={min(depth, 6)}")
@@ -143,15 +149,16 @@ def link_features(url: str, anchor: str, context: str, source: float, depth: int
         if 1 < len(word) <= 30
     )
     named.append("b")
-    slots = {_slot(feature) for feature in named}
+    slots = set(map(_slot, named))
     slots.update(_text_slots("a", anchor))
     slots.update(_text_slots("c", context))
     return list(slots)
 
 
 def clear_feature_cache() -> None:
-    """Forget the anchors' and contexts' slots kept (for a measure that starts cold)."""
+    """Forget the slots kept (for a measure that starts cold)."""
     _text_slots.cache_clear()
+    _slot.cache_clear()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -181,8 +188,7 @@ class LinkModel:
 
     def value(self, features: Iterable[int]) -> float:
         """The chance that the target of a link with ``features`` is relevant."""
-        weights = self.weights
-        return _squash(sum(weights.get(feature, 0.0) for feature in features))
+        return _squash(sum(map(self.weights.get, features, itertools.repeat(0.0))))
 
     def learn(self, features: Iterable[int], label: float) -> float:
         """One step toward predicting ``label`` (1: relevant, 0: not) for ``features``; the value

@@ -13,7 +13,8 @@ For each page of a discover crawl, once its text is read (in a text process: its
    frontier, the bandit choosing the hosts, within the job's page budget.
 
 A failed page and an idle worker refill too, so a job's crawl goes on until its budget is spent or its
-frontier is empty. The model's time (features, update, predictions) is counted in
+frontier is empty. The model's time (features, update, predictions; the crawl thread's CPU time, which
+the text processes beside it do not inflate) is counted in
 ``discover/model_microseconds/<site>`` and ``discover/model_pages/<site>``.
 """
 
@@ -50,6 +51,9 @@ __all__ = ["Discovery", "discovery_of"]
 
 logger = logging.getLogger(__name__)
 
+# Links a worker remembers having put through the Bloom filter (about 100 bytes each): the menus, boxes and
+# related links of the pages of the hosts it crawls lately.
+KNOWN_LINKS = 100_000
 # Choices of hosts a refill makes at most (see Frontier.release: a host whose best link lost its value is
 # left for the next choice).
 REFILL_ROUNDS = 3
@@ -73,6 +77,9 @@ class Discovery:
         self._frontiers: dict[str, Frontier] = {}
         # Discover jobs this worker refilled and that may want more (job -> site).
         self._jobs: dict[str, str] = {}
+        # Links this worker put through the Bloom filter lately, oldest first: seen, whatever the filter
+        # said then (a page's menu and boxes come again page after page; their features are not made again).
+        self._known: dict[str, None] = {}
         self._bloom = bloom_of(crawler)
 
     @classmethod
@@ -146,7 +153,7 @@ class Discovery:
         assert discover is not None
         score = page.score or 0.0
         relevant = score >= discover.threshold
-        started = time.perf_counter()
+        started = time.thread_time()
         # 1. Learn.
         model = self.model(rule.site)
         if page.features:
@@ -154,10 +161,13 @@ class Discovery:
         # 2. Keep (the features and values of its links).
         entries: list[Entry] = []
         hosts: list[str] = []
-        refused = 0
+        refused = known = 0
         depth = page.depth + 1
         if depth <= discover.max_depth:
             for link, anchor, context in page.links:
+                if link in self._known:
+                    known += 1
+                    continue
                 try:
                     parts = urlsplit(link)
                     allowed = discover.allows_host(parts.hostname)
@@ -166,10 +176,10 @@ class Discovery:
                 if not allowed:
                     refused += 1
                     continue
-                features = link_features(link, anchor, context, score, depth)
+                features = link_features(link, anchor, context, score, depth, parts)
                 hosts.append(parts.netloc.lower())
                 entries.append(Entry(link, depth, tuple(features), score, model.model.value(features)))
-        spent = time.perf_counter() - started
+        spent = time.thread_time() - started
         self._count(f"discover/model_microseconds/{rule.site}", int(spent * 1e6))
         self._count(f"discover/model_pages/{rule.site}")
         if page.features:
@@ -179,9 +189,12 @@ class Discovery:
         fingerprinter = self.crawler.request_fingerprinter
         fingerprints = [fingerprinter.fingerprint(Request(entry.url)) for entry in entries]
         kept = frontier.keep(self._bloom, fingerprints, hosts, entries)
+        self._known.update(dict.fromkeys(entry.url for entry in entries))
+        while len(self._known) > KNOWN_LINKS:
+            del self._known[next(iter(self._known))]
         self._count(f"discover/{'relevant' if relevant else 'irrelevant'}/{rule.site}")
         self._count(f"discover/links_kept/{rule.site}", kept)
-        self._count(f"discover/links_seen/{rule.site}", len(entries) - kept)
+        self._count(f"discover/links_seen/{rule.site}", len(entries) - kept + known)
         self._count(f"discover/links_refused/{rule.site}", refused)
         # 3. Refill.
         if job is not None:
