@@ -177,7 +177,9 @@ def test_a_temp_crawl_keeps_its_budget_and_politeness_fetches_each_url_once_and_
     assert "relevant" in done.stdout and "budget 90" in done.stdout, done.stdout
     status = web.crawler("status", "--format", "json")
     assert status.returncode == 0, status.stderr
-    found = next(site for site in json.loads(status.stdout)["sites"] if site["site"] == "web")["discover"]
+    row = next(site for site in json.loads(status.stdout)["sites"] if site["site"] == "web")
+    assert row["qread_fallbacks_24h"] == 0, "qRead reads every discover page: no fallback from rule fields"
+    found = row["discover"]
     assert found["relevant_24h"] == len(stored) and found["relevant_24h"] + found["irrelevant_24h"] == 90
     assert found["frontier_links"] > 0 and found["frontier_hosts"] > 0 and found["model_shares"] > 0
     assert 0 < found["model_ms_per_page_24h"] < 50

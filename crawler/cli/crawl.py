@@ -331,7 +331,7 @@ def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: Job
     harvest = f" (harvest {counts.stored / counts.fetched:.2f})" if counts.fetched else ""
     return (
         f"discover: {counts.stored} relevant pages stored of {counts.fetched} read{harvest}, budget {budget};"
-        f" {left} links wait in the frontier for the next crawl"
+        f" {left} links wait in the frontier for its next crawl (temp or grab)"
     )
 
 

@@ -99,7 +99,16 @@ def _print(report: dict[str, Any]) -> None:
     discovering = [site for site in report["sites"] if site.get("discover")]
     if discovering:
         table = Table(title="Discover crawls (counts over the last 24 h)", title_justify="left")
-        for column in ("site", "relevant", "read", "harvest", "frontier", "hosts", "model ms/page", "shares"):
+        for column in (
+            "site",
+            "relevant",
+            "read",
+            "harvest",
+            "frontier",
+            "hosts",
+            "model ms/page",
+            "model syncs",
+        ):
             table.add_column(column)
         for site in discovering:
             found = site["discover"]

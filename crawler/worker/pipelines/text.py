@@ -82,7 +82,7 @@ class TextPipeline:
         document = item.page.document if item.page is not None else None
         if document is not None:
             html = None
-        elif short:
+        elif short and topic is None:  # a discover page has no rule fields: qRead is its reader, no fallback
             self._count(f"extract/short_body/{site}")
         if html is None and body is None and document is None:
             return item
@@ -111,7 +111,8 @@ class TextPipeline:
                 "algorithm": result.algorithm,
                 "body_chars": len(result.qread_body),
             }
-            self._count(f"extract/qread_fallback/{site}")
+            if topic is None:
+                self._count(f"extract/qread_fallback/{site}")
             logger.debug("body of %s from %s: %d characters", item.url, result.algorithm, len(item.body))
         elif body is not None:
             item.extraction = {"body_from": "rule", "algorithm": None, "body_chars": rule_chars}
