@@ -34,6 +34,11 @@ its original's reposts); anything else is.
 Precision = duplicate decisions naming an article of the same story / all duplicate decisions. Recall =
 reposts matched to their story / all reposts. Distances are SimHash bits between a repost and its original,
 and between two distinct articles of one topic.
+
+Last, issue 17's kinds (:func:`hard_kinds`) go through the store with the corpus: partial reposts, short
+articles reposted trimmed or with a block of related links, distinct articles carrying one shared
+disclaimer, and a page that is mostly that disclaimer; per kind, the recall and the distinct articles
+dropped as reposts, and the store's time per article.
 """
 
 from __future__ import annotations
@@ -780,6 +785,114 @@ def report(corpus: Corpus, threshold: int) -> list[str]:
     return lines
 
 
+# --- the kinds of issue 17: partial reposts, short articles, shared boilerplate ---------------------------
+
+# A legal disclaimer many outlets append (about 90 words): carried by distinct articles, it must never make
+# them one, nor may a page that is mostly this disclaimer absorb them.
+DISCLAIMER = (
+    "This article is provided for general information only and does not constitute financial, legal or"
+    " investment advice. Readers should seek independent professional advice before acting on anything in"
+    " it. The publisher accepts no liability for any loss arising from the use of this content, and makes"
+    " no representation as to its accuracy or completeness. Subscribers may not copy, republish or"
+    " redistribute this article, in whole or in part, without the prior written permission of the publisher"
+    " and its licensors."
+)
+# Words of a short article at most (issue 17: recall fell under 200 words).
+SHORT_WORDS = 200
+
+
+def hard_kinds(corpus: Corpus, seed: int) -> dict[str, list[Article]]:
+    """Articles of issue 17's kinds, added to ``corpus``'s (English ones):
+
+    - ``partial``: reposts of the first 30 to 60% of an original's paragraphs;
+    - ``short+trim``, ``short+links``: short originals (under ``SHORT_WORDS`` words, stored as new
+      articles: kind ``short``), reposted with their last paragraph cut, or with a "Related stories" block
+      of five headlines appended;
+    - ``carrier``: distinct new articles of 1 to 14 paragraphs that each end with the same disclaimer (none
+      is a repost);
+    - ``dominated``: one page that is mostly the disclaimer and 18 words of its own, stored before the
+      carriers (none of them is its repost)."""
+    rng = random.Random(seed * 7919 + 17)
+    english = [(a, p) for a, p in corpus.originals if a.lang == "en"]
+    kinds: dict[str, list[Article]] = defaultdict(list)
+
+    def repost(original: Article, body: str, kind: str, n: int) -> Article:
+        first_seen = original.first_seen + timedelta(minutes=rng.randrange(10, 48 * 60))
+        url = f"https://aggregator{rng.randrange(12)}.example/{kind}/{n}"
+        return Article(
+            url, "aggregator", "en", original.topic, original.title, body, first_seen, original.url, kind
+        )
+
+    def new(topic: Topic, paragraphs: Sequence[str], kind: str, n: int, hours: float = 0.0) -> Article:
+        first_seen = topic.start + timedelta(hours=hours, minutes=rng.randrange(36 * 60))
+        url = f"https://{kind}{rng.randrange(30)}.example/{n}"
+        body = "\n\n".join(paragraphs)
+        return Article(
+            url, f"{kind}-site", "en", topic.index, corpus.title(topic), body, first_seen, url, None
+        )
+
+    for n, (original, parts) in enumerate(rng.sample(english, min(300, len(english)))):
+        keep = max(1, math.ceil(len(parts.paragraphs) * rng.uniform(0.3, 0.6)))
+        kinds["partial"].append(
+            repost(original, replace(parts, paragraphs=parts.paragraphs[:keep]).body(), "partial", n)
+        )
+    english_topics = [topic for topic in corpus.topics if topic.lang == "en"]
+    for n in range(300):
+        topic = rng.choice(english_topics)
+        paragraphs: list[str] = []
+        for paragraph in corpus.paragraphs(topic):
+            if len(" ".join([*paragraphs, paragraph]).split()) > SHORT_WORDS:
+                break
+            paragraphs.append(paragraph)
+        if len(paragraphs) < 2:
+            continue
+        short = new(topic, paragraphs, "short", n)
+        kinds["short"].append(short)
+        if n % 2:
+            kinds["short+trim"].append(repost(short, "\n\n".join(paragraphs[:-1]), "short+trim", n))
+        else:
+            related = "Related stories\n\n" + "\n\n".join(
+                corpus.title(rng.choice(english_topics)) for _ in range(5)
+            )
+            kinds["short+links"].append(repost(short, f"{short.body}\n\n{related}", "short+links", n))
+    dominated_topic = english_topics[0]
+    own = " ".join(corpus.sentence(dominated_topic).split()[:18])
+    kinds["dominated"].append(new(dominated_topic, [own, DISCLAIMER], "dominated", 0, hours=-48))
+    for n in range(300):
+        topic = rng.choice(english_topics)
+        own_paragraphs = corpus.paragraphs(topic)
+        own_paragraphs = own_paragraphs[: rng.randint(1, len(own_paragraphs))]  # short ones too
+        kinds["carrier"].append(new(topic, [*own_paragraphs, DISCLAIMER], "carrier", n))
+    return kinds
+
+
+def hard_report(corpus: Corpus, threshold: int, seed: int) -> list[str]:
+    """Issue 17's kinds through SqliteStore with the corpus: recall per repost kind, distinct articles
+    dropped per carrier kind, and the store's time per article."""
+    kinds = hard_kinds(corpus, seed)
+    added = [article for part in kinds.values() for article in part]
+    articles = corpus.articles() + added
+    story = {a.url: a.story for a in articles}
+    started = time.perf_counter()
+    found = detect_in_store(articles, threshold)
+    per_article = (time.perf_counter() - started) * 1000 / len(articles)
+    lines = [
+        "| kind (issue 17) | articles | reposts found | recall | distinct articles dropped |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for kind, part in kinds.items():
+        s = score(part, found, story)
+        recall = f"{s.recall:.3f}" if s.reposts else "-"
+        dropped = sum(1 for a in part if a.edit is None and found[a.url] is not None)
+        lines.append(f"| {kind} | {len(part)} | {s.detected} | {recall} | {dropped} |")
+    s = score(articles, found, story)
+    lines.append(
+        f"\nall {len(articles)} articles through SqliteStore: precision {s.precision:.4f}, recall"
+        f" {s.recall:.4f}; {per_article:.2f} ms per article in the store (the whole upsert, dedup included)"
+    )
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -814,6 +927,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" {WINDOW.days} days, {fingerprint.SHINGLE}-token shingles, lead weight {fingerprint.LEAD_WEIGHT}\n"
     )
     print("\n".join(report(corpus, args.threshold)))
+    print()
+    print("\n".join(hard_report(corpus, args.threshold, args.seed)))
     print(f"\nwhole run: {time.perf_counter() - started:.1f} s")
     return 0
 
