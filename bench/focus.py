@@ -34,7 +34,6 @@ The last line: ``harvest: ours X.XX× breadth-first, Y.YY× best-first (N webs, 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import random
@@ -44,7 +43,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -52,7 +50,7 @@ from urllib.parse import urlsplit
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from crawler.demo.web import TOPIC_KEYWORDS, SimWeb  # noqa: E402
+from crawler.demo.web import SimWeb, served  # noqa: E402
 from crawler.discover.frontier import REVALUED  # noqa: E402
 from crawler.discover.links import LinkModel, clear_feature_cache, link_features, page_links  # noqa: E402
 from crawler.rules.model import BEST_FIRST, BREADTH_FIRST, LEARNED  # noqa: E402
@@ -81,54 +79,6 @@ class Run:
         return self.relevant / self.total_relevant if self.total_relevant else 0.0
 
 
-@contextlib.contextmanager
-def served(seed: int, hosts: int, log: Path) -> Iterator[list[str]]:
-    """The web of ``seed`` served; its hosts' origins."""
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "crawler.demo.web",
-            "--seed",
-            str(seed),
-            "--hosts",
-            str(hosts),
-            "--request-log",
-            str(log),
-        ],
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    try:
-        assert process.stdout is not None
-        ports = json.loads(process.stdout.readline())["ports"]
-        yield [f"http://127.0.0.1:{port}" for port in ports]
-    finally:
-        process.terminate()
-        process.communicate(timeout=30)
-
-
-def rule_text(strategy: str, seeds: list[str], budget: int, depth: int) -> str:
-    listed = "\n".join(f"    - {url}" for url in seeds)
-    keywords = ", ".join(TOPIC_KEYWORDS)
-    return f"""name: The topic across the generated web ({strategy})
-allow_private_addresses: true
-discover:
-  topic:
-    keywords: [{keywords}]
-  seeds:
-{listed}
-  budget: {budget}
-  max_depth: {depth}
-  domains: [127.0.0.1]
-  strategy: {strategy}
-politeness:
-  delay: 0
-  concurrency: 2
-"""
-
-
 def crawl(
     strategy: str, web: SimWeb, origins: list[str], log: Path, budget: int, depth: int, seed: int
 ) -> Run:
@@ -138,7 +88,10 @@ def crawl(
     try:
         rules = work / "rules"
         rules.mkdir()
-        (rules / "web.yaml").write_text(rule_text(strategy, web.seeds(origins), budget, depth), "utf-8")
+        rule = web.rule(origins, budget=budget, max_depth=depth, strategy=strategy)
+        (rules / "web.yaml").write_text(
+            f"name: The topic across the generated web ({strategy})\n{rule}", "utf-8"
+        )
         before = log.stat().st_size if log.exists() else 0
         env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
         env.update(
@@ -147,21 +100,8 @@ def crawl(
             CRAWLER_ALLOW_PRIVATE_NETWORKS="1",
         )
         started = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "crawler.cli", "temp", "web"],
-            env=env,
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=CRAWL_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        _crawler(env, "temp", "web")
         seconds = time.perf_counter() - started
-        if done.returncode != 0:
-            raise SystemExit(
-                f"crawler temp failed ({done.returncode}):\n{done.stdout}\n{done.stderr[-3000:]}"
-            )
         with log.open("rb") as handle:
             handle.seek(before)
             lines = handle.read().decode().split("\n")
@@ -178,17 +118,28 @@ def crawl(
         shutil.rmtree(work, ignore_errors=True)
 
 
-def stored_pages(env: dict[str, str], web: SimWeb, port_host: dict[int, int]) -> tuple[int, int]:
-    """Pages the crawl stored (its scorer called relevant), and how many of them are."""
-    listed = subprocess.run(
-        [sys.executable, "-m", "crawler.cli", "articles", "export", "--site", "web", "--format", "jsonl"],
+def _crawler(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``crawler ARGS`` run with ``env``; a failure ends the bench, saying why."""
+    done = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", *args],
         env=env,
         cwd=REPO,
         capture_output=True,
         text=True,
-        check=True,
+        timeout=CRAWL_TIMEOUT,
         stdin=subprocess.DEVNULL,
+        check=False,
     )
+    if done.returncode != 0:
+        raise SystemExit(
+            f"crawler {' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr[-3000:]}"
+        )
+    return done
+
+
+def stored_pages(env: dict[str, str], web: SimWeb, port_host: dict[int, int]) -> tuple[int, int]:
+    """Pages the crawl stored (its scorer called relevant), and how many of them are."""
+    listed = _crawler(env, "articles", "export", "--site", "web", "--format", "jsonl")
     stored = good = 0
     for line in listed.stdout.splitlines():
         url = urlsplit(json.loads(line)["url"])

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_crawl import finish, wait_until_done
 
-from crawler.demo.web import TOPIC_KEYWORDS, SimWeb
+from crawler.demo.web import SimWeb, served
 from crawler.discover.shared import FEATURES_VERSION
 from crawler.keys import Keys
 from crawler.requests import JobCounts, enqueue_job
@@ -58,17 +59,10 @@ class Web:
         self, *, budget: int, depth: int = 6, delay: float = 0.0, seeds: list[str] | None = None
     ) -> None:
         self.rules.mkdir(parents=True, exist_ok=True)
-        listed = "\n".join(f"    - {url}" for url in (seeds or self.sim.seeds(self.origins)))
-        (self.rules / "web.yaml").write_text(
-            "allow_private_addresses: true\n"
-            "discover:\n"
-            f"  topic:\n    keywords: [{', '.join(TOPIC_KEYWORDS)}]\n"
-            f"  seeds:\n{listed}\n"
-            f"  budget: {budget}\n  max_depth: {depth}\n  domains: [127.0.0.1]\n"
-            f"politeness: {{delay: {delay}, concurrency: 1}}\n"
-            "schedule: {every: 10m}\n",
-            "utf-8",
+        text = self.sim.rule(
+            self.origins, budget=budget, max_depth=depth, delay=delay, concurrency=1, seeds=seeds, every="10m"
         )
+        (self.rules / "web.yaml").write_text(text, "utf-8")
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
@@ -92,6 +86,21 @@ class Web:
             cwd=REPO,
         )
 
+    def worker(self, redis_url: str, *settings: str, stderr: int = subprocess.PIPE) -> subprocess.Popen[str]:
+        """A `crawler worker` on ``redis_url``, with ``-s`` ``settings`` (NAME=VALUE)."""
+        command = [sys.executable, "-m", "crawler.cli", "worker"]
+        for setting in ("SCHEDULER_IDLE_POLL_SECONDS=0.05", *settings):
+            command += ["-s", setting]
+        return subprocess.Popen(
+            command,
+            env=self.env(REDIS_URL=redis_url),
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            text=True,
+        )
+
     def fetched(self) -> list[tuple[float, int, str]]:
         """Every request the web served (time, host, path), robots.txt left out."""
         lines = [line.split() for line in self.log.read_text(encoding="utf-8").splitlines()]
@@ -108,29 +117,8 @@ class Web:
 @pytest.fixture
 def web(tmp_path: Path) -> Iterator[Web]:
     log = tmp_path / "requests.log"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "crawler.demo.web",
-            "--seed",
-            str(SEED),
-            "--hosts",
-            str(HOSTS),
-            "--request-log",
-            str(log),
-        ],
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    assert process.stdout is not None
-    ports = json.loads(process.stdout.readline())["ports"]
-    try:
-        yield Web(SimWeb(SEED, HOSTS), [f"http://127.0.0.1:{port}" for port in ports], log, tmp_path)
-    finally:
-        process.terminate()
-        process.communicate(timeout=30)
+    with served(SEED, HOSTS, log) as origins:
+        yield Web(SimWeb(SEED, HOSTS), origins, log, tmp_path)
 
 
 def _no_url_twice(fetched: list[tuple[float, int, str]]) -> None:
@@ -224,38 +212,14 @@ def test_grabs_spend_their_budget_per_period_and_two_workers_share_one_link_mode
     keys = Keys("crawler")
     clock = [time.time()]
     scheduler = GrabScheduler(redis_client, keys, clock=lambda: clock[0])
-    env = web.env(REDIS_URL=redis_server)
-    workers = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "crawler.cli",
-                "worker",
-                "-s",
-                "SCHEDULER_IDLE_POLL_SECONDS=0.05",
-                "-s",
-                "DISCOVER_SYNC_PAGES=5",
-            ],
-            env=env,
-            cwd=REPO,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    workers = [web.worker(redis_server, "DISCOVER_SYNC_PAGES=5") for _ in range(2)]
     try:
         jobs = []
         for _ in range(2):
             seeded = scheduler.tick(load_rules(web.rules).rules.values())
             assert [grab.site for grab in seeded] == ["web"]
             jobs.append(seeded[0].job)
-            deadline = time.monotonic() + COMMAND_TIMEOUT
-            while int(redis_client.hget(keys.job(seeded[0].job), "pending") or 0) > 0:
-                assert time.monotonic() < deadline, "the grab did not end"
-                time.sleep(0.05)
+            wait_until_done(redis_client, seeded[0].job)
             clock[0] += 11 * 60
         for job in jobs:
             assert int(redis_client.hget(keys.job(job), "issued") or 0) == 60
@@ -269,12 +233,7 @@ def test_grabs_spend_their_budget_per_period_and_two_workers_share_one_link_mode
     finally:
         for worker in workers:
             worker.send_signal(signal.SIGINT)
-        for worker in workers:
-            try:
-                _, errors = worker.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-                _, errors = worker.communicate()
+        for errors in [finish(worker) for worker in workers]:
             assert "Traceback" not in errors, errors[-3000:]
 
 
@@ -284,24 +243,8 @@ def test_a_worker_killed_mid_crawl_loses_no_request_and_the_budget_holds(
     web.rule(budget=60, delay=0.3)
     keys = Keys("crawler")
     job = enqueue_job(redis_client, keys, load_rules(web.rules).rules.values(), kind="temp")
-    command = [sys.executable, "-m", "crawler.cli", "worker"]
-    command += [
-        "-s",
-        "LEASE_SECONDS=3",
-        "-s",
-        "LEASE_RENEW_SECONDS=1",
-        "-s",
-        "SCHEDULER_IDLE_POLL_SECONDS=0.05",
-    ]
-    env = web.env(REDIS_URL=redis_server)
-    victim = subprocess.Popen(
-        command,
-        env=env,
-        cwd=REPO,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    leases = ("LEASE_SECONDS=3", "LEASE_RENEW_SECONDS=1")
+    victim = web.worker(redis_server, *leases, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + COMMAND_TIMEOUT
     while int(redis_client.hget(keys.job(job), "fetched") or 0) < 15:
         assert time.monotonic() < deadline and victim.poll() is None, "the first worker made no progress"
@@ -309,22 +252,11 @@ def test_a_worker_killed_mid_crawl_loses_no_request_and_the_budget_holds(
     victim.send_signal(signal.SIGKILL)
     victim.wait()
     assert int(redis_client.zcard(keys.leases)) > 0, "the killed worker held leases"
-    survivor = subprocess.Popen(
-        command,
-        env=env,
-        cwd=REPO,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    survivor = web.worker(redis_server, *leases)
     try:
-        while int(redis_client.hget(keys.job(job), "pending") or 0) > 0:
-            assert time.monotonic() < deadline, "the crawl did not end"
-            time.sleep(0.1)
+        wait_until_done(redis_client, job)
     finally:
-        survivor.send_signal(signal.SIGINT)
-        _, errors = survivor.communicate(timeout=60)
+        errors = finish(survivor)
     assert "Traceback" not in errors, errors[-3000:]
     counts = JobCounts.read(redis_client, keys, job)
     assert (counts.fetched, counts.errors, int(redis_client.hget(keys.job(job), "issued"))) == (60, 0, 60)

@@ -15,7 +15,7 @@ web is a pure function of its seed; pages are made when asked. Its shape is a re
 
 Ground truth: a page is relevant when it is an article of the topic's theme (:meth:`SimWeb.relevant`).
 
-As a process (``bench/focus.py`` and the tests start it)::
+As a process (``bench/focus.py`` and the tests start it with :func:`served`)::
 
     python -m crawler.demo.web --seed 1 [--hosts 200] [--request-log FILE]
 
@@ -35,12 +35,15 @@ import os
 import random
 import signal
 import stat
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
-__all__ = ["TOPIC", "TOPIC_KEYWORDS", "SimWeb", "main"]
+__all__ = ["TOPIC", "TOPIC_KEYWORDS", "SimWeb", "main", "served"]
 
 # Shares of the hosts that are topic hubs, mixed hosts and traps (the rest are plain).
 HUB_SHARE = 0.07
@@ -369,6 +372,53 @@ class SimWeb:
     def seeds(self, origin: list[str]) -> list[str]:
         """The directory's pages: where a crawl of the web starts."""
         return [f"{origin[0]}/dir/{n}.html" for n in range(1, DIRECTORY_PAGES + 1)]
+
+    def rule(
+        self,
+        origin: list[str],
+        *,
+        budget: int,
+        max_depth: int,
+        delay: float = 0.0,
+        concurrency: int = 2,
+        strategy: str | None = None,
+        seeds: list[str] | None = None,
+        every: str | None = None,
+    ) -> str:
+        """A discover rule (YAML) for the topic on this web served at ``origin``: the topic's keywords, the
+        directory's pages as seeds (or ``seeds``), and the given budget, depth, politeness, ``strategy``
+        and ``schedule.every`` (the rule's defaults when None)."""
+        listed = "\n".join(f"    - {url}" for url in seeds or self.seeds(origin))
+        text = (
+            "allow_private_addresses: true\n"
+            "discover:\n"
+            f"  topic:\n    keywords: [{', '.join(TOPIC_KEYWORDS)}]\n"
+            f"  seeds:\n{listed}\n"
+            f"  budget: {budget}\n  max_depth: {max_depth}\n  domains: [127.0.0.1]\n"
+        )
+        if strategy is not None:
+            text += f"  strategy: {strategy}\n"
+        text += f"politeness: {{delay: {delay}, concurrency: {concurrency}}}\n"
+        if every is not None:
+            text += f"schedule: {{every: {every}}}\n"
+        return text
+
+
+@contextlib.contextmanager
+def served(seed: int, hosts: int, log: Path) -> Iterator[list[str]]:
+    """The web of ``seed`` with ``hosts`` hosts, served by ``python -m crawler.demo.web`` in a process of its
+    own (every request logged to ``log``) until the block ends; its hosts' origins."""
+    command = [sys.executable, "-m", "crawler.demo.web", "--seed", str(seed), "--hosts", str(hosts)]
+    process = subprocess.Popen(
+        [*command, "--request-log", str(log)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert process.stdout is not None
+        ports = json.loads(process.stdout.readline())["ports"]
+        yield [f"http://127.0.0.1:{port}" for port in ports]
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
 
 
 # --- serving -------------------------------------------------------------------------------------------

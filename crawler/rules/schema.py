@@ -121,6 +121,26 @@ class Checker:
                 checked[name] = item
         return checked
 
+    def section(
+        self,
+        top: Mapping[str, Any],
+        name: str,
+        allowed: Sequence[str],
+        required: Sequence[str],
+        expected: str,
+    ) -> dict[str, Any] | None:
+        """The section ``name`` of ``top`` (None when absent or not a mapping): its keys ``allowed``, each of
+        ``required`` there."""
+        if name not in top:
+            return None
+        section = self.mapping(top[name], name, allowed, expected)
+        if section is None:
+            return None
+        for key in required:
+            if key not in section:
+                self.missing(f"{name}.{key}", expected)
+        return section
+
     def missing(self, key: str, expected: str) -> None:
         self.fail(key, "missing", expected)
 
@@ -421,12 +441,10 @@ def _api(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) -> ApiR
     """``api``: a JSON endpoint as the site's index (its URLs, JMESPath to the items, each item's fields
     and the next page)."""
     expected = "a mapping with url, items, fields (with url), and optionally next, cursor_param, max_pages"
-    if "api" not in top:
-        return None
-    api = check.mapping(top["api"], "api", _API_KEYS, expected)
+    errors = len(check.errors)
+    api = check.section(top, "api", _API_KEYS, ("url", "items", "fields"), expected)
     if api is None:
         return None
-    errors = len(check.errors)
 
     def path(value: object, key: str) -> JmesPath | None:
         text = check.string(value, key, EXPECTED_JMESPATH)
@@ -438,9 +456,6 @@ def _api(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) -> ApiR
             check.errors.append(exc)
             return None
 
-    for required in ("url", "items", "fields"):
-        if required not in api:
-            check.missing(f"api.{required}", expected)
     urls = _urls(api, "url", check, domains, "an http:// or https:// URL of the API's first page", "api.url")
     items = path(api["items"], "api.items") if "items" in api else None
     fields: dict[str, JmesPath] = {}
@@ -477,15 +492,10 @@ def _search(top: Mapping[str, Any], check: Checker) -> SearchRule | None:
     """``search``: a search page's URL template with ``{keyword}``, the keywords, and how its results and
     its next page are found (as ``index``)."""
     expected = "a mapping with url (with {keyword}), keywords, links, and optionally next_page, max_pages"
-    if "search" not in top:
-        return None
-    search = check.mapping(top["search"], "search", _SEARCH_KEYS, expected)
+    errors = len(check.errors)
+    search = check.section(top, "search", _SEARCH_KEYS, ("url", "keywords", "links"), expected)
     if search is None:
         return None
-    errors = len(check.errors)
-    for required in ("url", "keywords", "links"):
-        if required not in search:
-            check.missing(f"search.{required}", expected)
     template = None
     if "url" in search:
         template = check.string(search["url"], "search.url", "an http(s) URL with {keyword} in it")
@@ -523,15 +533,10 @@ def _discover(top: Mapping[str, Any], check: Checker, path: Path) -> DiscoverRul
     expected = (
         "a mapping with topic, seeds, and optionally budget, max_depth, domains, deny_domains, threshold"
     )
-    if "discover" not in top:
-        return None
-    section = check.mapping(top["discover"], "discover", _DISCOVER_KEYS, expected)
+    errors = len(check.errors)
+    section = check.section(top, "discover", _DISCOVER_KEYS, ("topic", "seeds"), expected)
     if section is None:
         return None
-    errors = len(check.errors)
-    for required in ("topic", "seeds"):
-        if required not in section:
-            check.missing(f"discover.{required}", expected)
     keywords: list[str] = []
     examples: list[str] = []
     sites: list[str] = []
