@@ -502,6 +502,14 @@ def test_the_generated_web_is_a_function_of_its_seed_with_the_topic_planted() ->
     page = web.page(host, path, origin)
     assert page is not None and web.relevant(host, path)
     assert page == again.page(host, path, origin), "the same page every time"
+    hub = next(h for h in web.hosts if h.kind == "hub")
+    plain = next(h for h in web.hosts if h.kind == "plain")
+    topic_index = next(f"/{section.slug}/" for section in hub.sections if section.theme == TOPIC)
+    assert web.about_topic(hub.index, "/") and web.about_topic(hub.index, topic_index)
+    assert web.about_topic(host, path) and not web.relevant(hub.index, topic_index), "an index is no article"
+    assert not web.about_topic(plain.index, "/") and not web.about_topic(
+        plain.index, f"/{plain.sections[0].slug}/"
+    )
     assert web.page(host, "/missing.html", origin) is None and not web.relevant(host, "/missing.html")
     topic = Topic.build(TOPIC_KEYWORDS)
     assert topic.relevance(None, page).score >= 0.5

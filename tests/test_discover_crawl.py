@@ -153,8 +153,10 @@ def test_a_temp_crawl_keeps_its_budget_and_politeness_fetches_each_url_once_and_
         assert isinstance(fields, dict) and float(fields["relevance"]) >= 0.5
         assert str(fields["relevance_why"]).startswith("topic terms are")
     port_host = {int(origin.rsplit(":", 1)[1]): index for index, origin in enumerate(web.origins)}
+    # On the topic: its articles, and the pages that list their headlines (a topic section's index, a topic
+    # hub's home page), which the scorer rightly finds about the topic though they are no articles.
     truly = [
-        web.sim.relevant(
+        web.sim.about_topic(
             port_host[int(str(a["url"]).split(":")[2].split("/")[0])], "/" + str(a["url"]).split("/", 3)[3]
         )
         for a in stored

@@ -212,6 +212,15 @@ class SimWeb:
         located = self._locate(host, path)
         return located is not None and self.hosts[host].sections[located[0]].theme == TOPIC
 
+    def about_topic(self, host: int, path: str) -> bool:
+        """A page that is about the topic, article or not: an article of the topic, the index of a topic
+        section (its headlines), or the home page of a host whose sections are mostly the topic's."""
+        sections = self.hosts[host].sections if 0 <= host < len(self.hosts) else ()
+        on_topic = [section for section in sections if section.theme == TOPIC]
+        if path == "/":
+            return len(on_topic) * 2 > len(sections)
+        return self.relevant(host, path) or any(path == f"/{section.slug}/" for section in on_topic)
+
     def relevant_pages(self) -> int:
         """How many relevant pages the web holds."""
         return len(self.by_theme[TOPIC])
