@@ -31,9 +31,11 @@ from crawler.keys import Keys
 from crawler.redisio.bloom import RedisBloom
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
+from crawler.requests import Work, discover_request
 from crawler.rules import RuleErrors, load_rules, parse_rule
 from crawler.rules.model import BEST_FIRST, BREADTH_FIRST, LEARNED
 from crawler.worker.pipelines.discover import DiscoverPipeline, NotRelevant
+from crawler.worker.scheduler import leases_ending
 
 DISCOVER_RULE = """
 name: Energy news anywhere
@@ -575,7 +577,7 @@ def _page(score: float, features: tuple[int, ...] = ()) -> Article:
     )
 
 
-def test_a_page_teaches_the_model_keeps_its_allowed_links_and_tops_the_queue_up(
+def test_a_page_teaches_the_model_keeps_its_allowed_links_and_its_lease_ending_tops_the_queue_up(
     redis_server: str, redis_client: Any, tmp_path: Path
 ) -> None:
     keys = Keys("crawler")
@@ -583,6 +585,12 @@ def test_a_page_teaches_the_model_keeps_its_allowed_links_and_tops_the_queue_up(
     pipeline = _pipeline(redis_server, tmp_path)
     with pytest.raises(NotRelevant, match=r"relevance 0\.10 under 0\.4"):
         pipeline.process_item(_page(0.1))
+    assert int(redis_client.hget(keys.job("j1"), "issued")) == 1, "nothing released before its lease ends"
+    crawler = pipeline.crawler
+    rule = pipeline.discovery.rule("energy")
+    assert rule is not None
+    work = Work.of(discover_request(rule, "http://portal.test/energy/", job="j1"))
+    crawler.signals.send_catch_log(leases_ending, works=[work])
     assert int(redis_client.hget(keys.job("j1"), "issued")) == 2, "its one allowed link released"
     queued = LeasedQueue(redis_client, keys)
     assert len(queued) == 1 and queued.job_pending("j1") == 2

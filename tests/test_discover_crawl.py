@@ -216,6 +216,10 @@ def test_grabs_spend_their_budget_per_period_and_two_workers_share_one_link_mode
     scheduler = GrabScheduler(redis_client, keys, clock=lambda: clock[0])
     workers = [web.worker(redis_server, "DISCOVER_SYNC_PAGES=5") for _ in range(2)]
     try:
+        deadline = time.monotonic() + COMMAND_TIMEOUT
+        while redis_client.hlen(keys.workers) < 2:  # both at work (their heartbeats) before the first grab
+            assert time.monotonic() < deadline and all(w.poll() is None for w in workers), "workers not up"
+            time.sleep(0.05)
         jobs = []
         for _ in range(2):
             seeded = scheduler.tick(load_rules(web.rules).rules.values())
@@ -263,3 +267,24 @@ def test_a_worker_killed_mid_crawl_loses_no_request_and_the_budget_holds(
     counts = JobCounts.read(redis_client, keys, job)
     assert (counts.fetched, counts.errors, int(redis_client.hget(keys.job(job), "issued"))) == (60, 0, 60)
     assert len({(host, path) for _, host, path in web.fetched()}) == 60, "every request fetched, none lost"
+
+
+def test_a_job_whose_pages_wait_for_their_store_batch_is_topped_up_as_they_end(
+    web: Web, redis_server: str, redis_client: Any
+) -> None:
+    """Relevant pages keep their leases until their batch is stored (up to STORE_FLUSH_SECONDS): the job's
+    queue is topped up as their leases end, not only as they are read, so the job never counts nothing
+    pending while its frontier has links and its budget has room."""
+    web.rule(budget=30)
+    keys = Keys("crawler")
+    job = enqueue_job(redis_client, keys, load_rules(web.rules).rules.values(), kind="temp")
+    worker = web.worker(redis_server, "STORE_FLUSH_SECONDS=2", "DISCOVER_QUEUE_TARGET=2")
+    try:
+        wait_until_done(redis_client, job)
+        issued = int(redis_client.hget(keys.job(job), "issued") or 0)
+        time.sleep(1.0)
+        assert (issued, int(redis_client.hget(keys.job(job), "pending") or 0)) == (30, 0)
+    finally:
+        errors = finish(worker)
+    assert "Traceback" not in errors, errors[-3000:]
+    assert len(web.fetched()) == 30

@@ -9,13 +9,17 @@ For each page of a discover crawl, once its text is read (in a text process: its
 2. **keep**: its links that the rule allows (host within ``domains``, not in ``deny_domains``, depth
    within ``max_depth``) get their features and the model's value, and the new ones are kept in the
    frontier (through the Bloom filter, in one call);
-3. **refill**: the job's requests in the queue are topped up to ``DISCOVER_QUEUE_TARGET`` from the
-   frontier, the bandit choosing the hosts, within the job's page budget.
+3. **refill**: just before the page's lease ends (acknowledged once its article is stored or dropped,
+   or dead-lettered: :data:`~crawler.worker.scheduler.leases_ending`), the job's requests in the queue
+   are topped up to ``DISCOVER_QUEUE_TARGET`` from the frontier, the bandit choosing the hosts, within
+   the job's page budget.
 
-A failed page and an idle worker refill too, so a job's crawl goes on until its budget is spent or its
-frontier is empty. The model's time (features, update, predictions; the crawl thread's CPU time, which
-the text processes beside it do not inflate) is counted in
-``discover/model_microseconds/<site>`` and ``discover/model_pages/<site>``.
+Every lease of a discover request refills so before it ends (a page read, failed, refused or no text),
+counting itself and the leases ending with it as ended: the last page of a job to end sees the frontier
+with its own links, so a job counts nothing pending only when its budget is spent or its frontier is
+empty. An idle worker refills too (after Redis failed under a refill). The model's time (features,
+update, predictions; the crawl thread's CPU time, which the text processes beside it do not inflate) is
+counted in ``discover/model_microseconds/<site>`` and ``discover/model_pages/<site>``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from typing import Self
 from urllib.parse import urlsplit
@@ -39,13 +44,12 @@ from crawler.discover.topic import Topic
 from crawler.errors import StoreError
 from crawler.items import Discovered
 from crawler.redisio.connection import decoded
-from crawler.requests import discover_request, encode_request
+from crawler.requests import Work, discover_request, encode_request
 from crawler.rules import Rule
 from crawler.rules.model import LEARNED, DiscoverRule
 from crawler.store import open_store
 from crawler.worker.connection import keys_of, server_of
 from crawler.worker.dupefilter import bloom_of
-from crawler.worker.scheduler import scheduler_of
 
 __all__ = ["Discovery", "discovery_of"]
 
@@ -146,8 +150,8 @@ class Discovery:
             )
         return frontier
 
-    def page(self, rule: Rule, url: str, page: Discovered, job: str | None) -> bool:
-        """A page of ``rule``'s discover crawl was read: learn, keep its links, refill (see the module
+    def page(self, rule: Rule, page: Discovered) -> bool:
+        """A page of ``rule``'s discover crawl was read: learn, keep its links (steps 1 and 2 of the module
         docstring). True when it is relevant. Raises ``redis.RedisError`` when Redis fails."""
         discover = rule.discover
         assert discover is not None
@@ -196,22 +200,25 @@ class Discovery:
         self._count(f"discover/links_kept/{rule.site}", kept)
         self._count(f"discover/links_seen/{rule.site}", len(entries) - kept + known)
         self._count(f"discover/links_refused/{rule.site}", refused)
-        # 3. Refill.
-        if job is not None:
-            self.refill(rule, job, finishing=1)
         return relevant
 
-    def refill(self, rule: Rule, job: str, *, finishing: int = 0) -> int:
+    def leases_ending(self, works: list[Work]) -> None:
+        """The leases of these discover requests are about to end: their jobs are refilled first, counting
+        them as ended (step 3); Redis failing is counted and left to the idle refill."""
+        ending = Counter((work.site, work.job) for work in works if work.job is not None)
+        for (site, job), count in ending.items():
+            rule = self.rule(site)
+            if rule is not None:
+                self._refill_safely(rule, job, count)
+
+    def refill(self, rule: Rule, job: str, *, ending: int = 0) -> int:
         """Top ``job``'s requests in the queue up to ``DISCOVER_QUEUE_TARGET`` from the frontier, within
-        its budget; how many were queued. The job's ``pending`` counts the ``finishing`` pages whose
-        refill this is and the requests whose acknowledgement waits for the end of the reactor's turn:
-        they are left out, so that pages ending together never leave the job with nothing queued."""
+        its budget; how many were queued. The job's ``pending`` still counts the ``ending`` leases whose
+        refill this is: they are left out."""
         budget, issued, pending, kind = self.server.hmget(
             self.keys.job(job), "budget", "issued", "pending", "kind"
         )
         job_kind = decoded(kind) if kind is not None else None
-        scheduler = scheduler_of(self.crawler)
-        ending = finishing + (scheduler.acks_waiting(job) if scheduler is not None else 0)
         room = min(self.queue_target - (_number(pending) - ending), _number(budget) - _number(issued))
         if room <= 0:
             return 0
@@ -267,16 +274,16 @@ class Discovery:
             self._jobs.pop(job, None)  # budget spent or frontier empty: nothing more to do for it here
         return released
 
-    def refill_jobs(self, rules: list[Rule], job: str, *, finishing: int = 0) -> None:
-        """Refill ``job`` for each discover rule (a temp crawl's idle worker, a failed page); Redis failing
-        is counted and left to the next time."""
+    def refill_jobs(self, rules: list[Rule], job: str) -> None:
+        """Refill ``job`` for each discover rule (a temp crawl's idle worker); Redis failing is counted and
+        left to the next time."""
         for rule in rules:
             if rule.discover is not None:
-                self._refill_safely(rule, job, finishing)
+                self._refill_safely(rule, job)
 
     def refill_known(self) -> None:
-        """Refill the discover jobs this worker refilled last (an idle worker): a job whose pages all
-        ended while the queue was full goes on."""
+        """Refill the discover jobs this worker refilled last (an idle worker): a job whose refill Redis
+        failed under goes on."""
         for job, site in list(self._jobs.items()):
             rule = self.rule(site)
             if rule is None:
@@ -284,9 +291,9 @@ class Discovery:
             else:
                 self._refill_safely(rule, job)
 
-    def _refill_safely(self, rule: Rule, job: str, finishing: int = 0) -> None:
+    def _refill_safely(self, rule: Rule, job: str, ending: int = 0) -> None:
         try:
-            self.refill(rule, job, finishing=finishing)
+            self.refill(rule, job, ending=ending)
         except redis.RedisError as exc:
             self._count("redis/errors")
             logger.warning("Redis failed while refilling %s's discover crawl (%s)", rule.site, exc)

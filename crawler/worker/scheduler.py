@@ -53,7 +53,7 @@ from crawler.requests import (
 )
 from crawler.worker.connection import keys_of, server_of
 
-__all__ = ["LeasedScheduler", "scheduler_of", "worker_id"]
+__all__ = ["LeasedScheduler", "leases_ending", "scheduler_of", "worker_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +64,12 @@ _T = TypeVar("_T")
 POISON_PER_CALL = 10
 # Seconds between two looks of an idle worker at the delayed requests whose time has come.
 DUE_CHECK_SECONDS = 1.0
+
+# Signal sent just before the leases of discover requests end, acknowledged or dead-lettered, with
+# ``works``: their Works. Their jobs' queues are topped up from the frontier first
+# (crawler.worker.discovery), counting these leases as ended, so a job's ``pending`` never reaches zero
+# while its frontier has links and its budget has room.
+leases_ending = object()
 
 
 def worker_id() -> str:
@@ -101,8 +107,10 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self._next_due_check = 0.0
         self._not_before = 0.0
         self._wake = CallLaterOnce(self.wake_engine)
-        # Acknowledgements waiting for the end of this reactor turn (flush_acks).
+        # Acknowledgements waiting for the end of this reactor turn (flush_acks), and the discover requests
+        # among them (leases_ending).
         self._acks: list[Ack] = []
+        self._ending: list[Work] = []
         self._ack_soon = CallLaterOnce(self.flush_acks)
         self._renewal: task.LoopingCall | None = None
         self._poll: task.LoopingCall | None = None
@@ -303,20 +311,20 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if work is None or work.lease is None:
             return
         self._acks.append(Ack(work.lease, work.slot, work.job, fetched, stored, reposts))
+        if work.is_discover:
+            self._ending.append(work)
         self._ack_soon.schedule()
-
-    def acks_waiting(self, job: str) -> int:
-        """Requests of ``job`` whose acknowledgement waits for the end of this reactor turn: done, though
-        the job's ``pending`` still counts them."""
-        return sum(1 for ack in self._acks if ack.job == job)
 
     def flush_acks(self) -> None:
         """Send the acknowledgements of this reactor turn in one round trip (a stored batch releases up to
         ``STORE_BATCH_SIZE`` at once). Redis away: their leases expire, their requests are fetched again
         and stored over themselves, as when a worker dies after storing."""
         acks, self._acks = self._acks, []
+        ending, self._ending = self._ending, []
         if not acks:
             return
+        if ending:
+            self.crawler.signals.send_catch_log(leases_ending, works=ending)
         outcomes = self._call("acknowledge requests", self.queue.ack_many, acks)
         late = 0 if outcomes is None else outcomes.count(False)
         if late:
@@ -359,6 +367,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.stats.inc_value(f"errors/{kind}/{work.site}")
         logger.warning("Dead-lettered %s: %s", request.url, reason)
         record = self._record(reason, url=request.url, site=work.site, job=work.job, kind=kind)
+        if work.is_discover:
+            self.crawler.signals.send_catch_log(leases_ending, works=[work])
         self._call(
             "dead-letter a request",
             self.queue.dead_letter,

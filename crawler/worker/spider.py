@@ -84,6 +84,7 @@ from crawler.worker.discovery import discovery_of
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, allow_private_domains, blocked_by_guard
+from crawler.worker.scheduler import leases_ending
 from extractors import extract
 from extractors.documents import document_kind
 from extractors.encoding import redetect
@@ -162,6 +163,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         spider.load(load_rules(crawler.settings["CRAWLER_RULES_DIR"]))
         crawler.signals.connect(spider.opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
+        crawler.signals.connect(spider.leases_ending, signal=leases_ending)
         if _embedded:
             crawler.signals.connect(_leave_embedded, signal=signals.engine_stopped)
         return spider
@@ -294,6 +296,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             logger.warning("Redis failed while the crawl was idle (%s): waiting for it", exc)
         raise DontCloseSpider
 
+    def leases_ending(self, works: list[Work]) -> None:
+        """Leases of discover requests are about to end: their jobs are topped up first (the crawl's
+        discover state is made then, at the first page of a discover crawl)."""
+        discovery_of(self.crawler).leases_ending(works)
+
     # --- callbacks -------------------------------------------------------------------------------------
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
@@ -319,7 +326,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         relevant."""
         rule, page = self._page(response)
         if rule is None or page is None:
-            self._discover_on(_work(response), finishing=1)
             return
         if rule.discover is None:
             self._unreadable(
@@ -744,14 +750,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             hint = f"`allow_private_addresses: true` in {rule.path} allows it" if rule else ALLOW_HINT
             logger.warning("Refused %s: %s; %s", request.url, guarded.reason, hint)
             ack(self.crawler, request)
-            self._discover_on(work)
             return
         if isinstance(failure.value, IgnoreRequest) and not isinstance(failure.value, HttpError):
             self.count(f"crawl/ignored/{site}")
             self.job_count(work.job, "skipped")
             logger.info("Ignored %s: %s", request.url, failure.getErrorMessage())
             ack(self.crawler, request)
-            self._discover_on(work)
             return
         self.count(f"crawl/errors/{site}")
         reason = self._reason(failure, work)
@@ -759,15 +763,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if proxy:
             reason += f" (through the proxy {proxy})"
         dead_letter(self.crawler, request, reason, _kind(failure))
-        self._discover_on(work)
-
-    def _discover_on(self, work: Work, finishing: int = 0) -> None:
-        """A page of a discover crawl ended without being read (failed, refused, not a text page): its
-        job's requests are topped up from the frontier still, so its crawl goes on; ``finishing``: 1 when
-        the page's lease ends after this (see Discovery.refill)."""
-        rule = self.rules.get(work.site)
-        if work.is_discover and work.job is not None and rule is not None and rule.discover is not None:
-            discovery_of(self.crawler).refill_jobs([rule], work.job, finishing=finishing)
 
     # --- helpers ---------------------------------------------------------------------------------------
 
