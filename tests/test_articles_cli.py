@@ -143,6 +143,45 @@ def test_show_prints_every_field_and_finds_reposts(
     assert "no stored article has the URL or id 'http://nowhere.test/x'" in err
 
 
+def test_show_of_a_partial_repost_names_its_original_and_how_much_they_share(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paragraphs = [
+        f"Paragraph {n} of the harbour story: crews worked through the night on pier {n}, the port said,"
+        f" while {n * 3} ships waited offshore for berth number {n + 10} to open again on the morning tide."
+        for n in range(1, 9)
+    ]
+    with SqliteStore(tmp_path) as store:
+        store.upsert(
+            {
+                "site": "port",
+                "url": "http://port.test/whole",
+                "fetched_at": "2026-11-17T10:00:00Z",
+                "title": "Harbour",
+                "body": "\n\n".join(paragraphs),
+            }
+        )
+        part = store.upsert(
+            {
+                "site": "agg",
+                "url": "http://agg.test/part",
+                "fetched_at": "2026-11-17T11:00:00Z",
+                "title": "Harbour",
+                "body": "\n\n".join(paragraphs[:3]),
+            }
+        )
+    assert part.outcome == "repost"
+    code, out, _ = articles(capsys, monkeypatch, tmp_path, "show", "http://agg.test/part")
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.startswith(
+        "http://agg.test/part is a repost of this article, http://port.test/whole: a part of it"
+    )
+    assert "100% of the shorter text's own phrases shared" in first
+    _, whole, _ = articles(capsys, monkeypatch, tmp_path, "show", "http://port.test/whole")
+    assert "http://agg.test/part  (a part of it (100% of the shorter text's own phrases shared" in whole
+
+
 def test_search_words_and_chinese(
     crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

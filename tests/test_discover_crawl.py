@@ -214,7 +214,8 @@ def test_grabs_spend_their_budget_per_period_and_two_workers_share_one_link_mode
     keys = Keys("crawler")
     clock = [time.time()]
     scheduler = GrabScheduler(redis_client, keys, clock=lambda: clock[0])
-    workers = [web.worker(redis_server, "DISCOVER_SYNC_PAGES=5") for _ in range(2)]
+    # Every page shared at once: both workers write to the log whatever share of the pages each one gets.
+    workers = [web.worker(redis_server, "DISCOVER_SYNC_PAGES=1") for _ in range(2)]
     try:
         deadline = time.monotonic() + COMMAND_TIMEOUT
         while redis_client.hlen(keys.workers) < 2:  # both at work (their heartbeats) before the first grab

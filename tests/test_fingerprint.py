@@ -263,3 +263,54 @@ def test_hex_rejects_what_is_not_a_simhash() -> None:
     for text in ("", "abc", "0123456789ABCDEF", "0123456789abcdeg", "0x23456789abcdef"):
         with pytest.raises(ValueError, match="16 lower-case hex digits"):
             from_hex(text)
+
+
+# --- phrases: containment and boilerplate ----------------------------------------------------------------
+
+
+def test_a_paragraph_hash_ignores_case_punctuation_and_short_lines() -> None:
+    text = "Related stories\n\nThe Council Met On Tuesday, In Private!\n\nBy Jo Ng"
+    same = "the council met on tuesday in private"
+    assert fingerprint.paragraph_hashes(text) == fingerprint.paragraph_hashes(same)
+    assert len(fingerprint.paragraph_hashes(text)) == 1, "'Related stories' and 'By Jo Ng' are too short"
+
+
+def test_boilerplate_paragraphs_take_their_phrases_out() -> None:
+    disclaimer = "This article is general information and no advice of any kind whatsoever."
+    text = f"{BRIDGE}\n\n{disclaimer}"
+    everything = fingerprint.Phrases.of(text)
+    (boilerplate,) = fingerprint.paragraph_hashes(disclaimer)
+    own = fingerprint.Phrases.of(text, lambda hashes: [h for h in hashes if h == boilerplate])
+    assert own.shingles == fingerprint.Phrases.of(BRIDGE).shingles
+    assert len(everything.shingles) - len(own.shingles) == len(shingles(disclaimer))
+
+
+def _phrases(shingles: frozenset[int], boilerplate: int = 0) -> fingerprint.Phrases:
+    return fingerprint.Phrases(shingles, len(shingles) + boilerplate)
+
+
+def test_a_part_must_be_found_nearly_whole_a_resemblance_mostly() -> None:
+    whole = _phrases(frozenset(range(1000)))
+    assert fingerprint.same_or_part(_phrases(frozenset(range(400))), whole)[0], "a 40% prefix"
+    part_with_edits = _phrases(frozenset(range(340)) | frozenset(range(5000, 5060)))
+    same, share, ratio = fingerprint.same_or_part(part_with_edits, whole)
+    assert (same, share, ratio) == (False, 0.85, 0.4), "a part is copied: 85% shared is too little"
+    edited = _phrases(frozenset(range(240, 1000)) | frozenset(range(5000, 5190)))
+    same, share, ratio = fingerprint.same_or_part(whole, edited)
+    assert same and share == 0.8 and ratio == 0.95, "one length: 80% shared is enough"
+    tiny = _phrases(frozenset(range(30)))
+    assert not fingerprint.same_or_part(tiny, whole)[0], "under MIN_FEATURES phrases: too little to tell"
+    mostly_boilerplate = _phrases(frozenset(range(100)), boilerplate=150)
+    assert not fingerprint.same_or_part(mostly_boilerplate, whole)[0], "its own phrases under OWN_SHARE"
+    assert fingerprint.same_or_part(_phrases(frozenset(range(100)), boilerplate=90), whole)[0]
+
+
+@given(st.integers(min_value=0, max_value=2**32), st.floats(min_value=0.3, max_value=1.0))
+def test_a_part_finds_its_wholes_anchors_among_its_own_smallest(seed: int, share: float) -> None:
+    words = [f"w{(seed * 7919 + n * 104729) % 1000003}" for n in range(600)]
+    whole = fingerprint.Phrases.of(" ".join(words))
+    part = fingerprint.Phrases.of(" ".join(words[: int(600 * share)]))
+    anchors = set(whole.anchors())
+    in_part = {a for a in anchors if (a + (1 << 64) if a < 0 else a) in part.shingles}
+    assert in_part <= set(part.anchors(fingerprint.ANCHOR_PROBES)), "what the part holds, it probes"
+    assert all(-(1 << 63) <= a < 1 << 63 for a in anchors), "signed 64-bit, as stores keep integers"

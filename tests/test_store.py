@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from test_store_contract import FLOOD, FLOOD_OTHER, FLOOD_REPOST, article
 
-from crawler.store import SqliteStore, StoreError, article_id, open_store, week_of
-from crawler.store.base import Candidate
+from crawler.store import SqliteStore, StoreError, Written, article_id, open_store, week_of
+from crawler.store.base import Candidate, Original
 from crawler.store.document import content_hash, make_document, previous_week, week_bounds
 from crawler.store.fingerprint import band_keys, from_hex, same_article
 from crawler.store.sqlite import SCHEMA_VERSION
@@ -186,7 +186,8 @@ def test_a_near_match_needs_the_bodies_to_share_their_shingles(store: SqliteStor
     )
     assert not same_article(FLOOD_REPOST, FLOOD_OTHER)
     assert store.find_original(document, [twin], lambda _: FLOOD_OTHER) is None
-    assert store.find_original(document, [twin], lambda _: FLOOD) == (twin, "near", 0)
+    found = store.find_original(document, [twin], lambda _: FLOOD)
+    assert found is not None and (found.candidate, found.match, found.distance) == (twin, "near", 0)
     # Outside the window, or the same URL: never.
     late = Candidate(
         "http://a.test/2", "a", "2026w48", "2026-11-28T10:00:00.000000Z", None, document["simhash"]
@@ -199,7 +200,7 @@ def test_a_near_match_needs_the_bodies_to_share_their_shingles(store: SqliteStor
     exact = Candidate(
         "http://b.test/1", "b", "2026w47", "2026-11-20T09:00:00.000000Z", document["content_hash"], None
     )
-    assert store.find_original(document, [twin, exact], lambda _: None) == (exact, "exact", 0)
+    assert store.find_original(document, [twin, exact], lambda _: None) == Original(exact, "exact", 0)
 
 
 # The search index of schema versions 2 and 3, as they created it: trigrams of the raw text, triggers.
@@ -227,9 +228,18 @@ _TRIGRAM_SEARCH = """
 
 
 def _as_old_version(path: Path, version: int) -> None:
-    """Turn a week's file written by this crawler into one of schema ``version`` (2, 3 or 4): the band
-    keys without their SimHash (version 2: of another layout), the trigram search index before 4."""
+    """Turn a week's file written by this crawler into one of schema ``version`` (2 to 5): no anchors nor
+    paragraph counts; before 5, the band keys without their SimHash (version 2: of another layout); before
+    4, the trigram search index."""
     connection = sqlite3.connect(path)
+    connection.executescript(
+        "DROP TRIGGER articles_anchors_delete; DROP TABLE anchors; DROP TABLE paragraphs;"
+    )
+    if version == 5:
+        connection.execute(f"PRAGMA user_version = {version}")
+        connection.commit()
+        connection.close()
+        return
     if version < 4:
         connection.executescript(_TRIGRAM_SEARCH)
     rows = connection.execute("SELECT pk, simhash FROM articles WHERE simhash IS NOT NULL").fetchall()
@@ -277,6 +287,23 @@ def test_a_version_2_file_gets_its_band_keys_rebuilt(tmp_path: Path) -> None:
     assert outcome == "repost", "found through the rebuilt keys"
 
 
+def test_a_version_5_file_gets_anchors_and_paragraph_counts(tmp_path: Path) -> None:
+    """Version 5 kept neither: they are made from its articles, and a part of one of them is found."""
+    whole = "\n\n".join(f"{paragraph} Paragraph {n} of the story." for n, paragraph in enumerate([FLOOD] * 3))
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/whole", "2026-11-17T10:00:00Z", body=whole))
+    path = tmp_path / "articles" / "articles_2026w47.sqlite"
+    _as_old_version(path, 5)
+    with SqliteStore(tmp_path) as store:
+        part = FLOOD.split("\n\n")[0] + "\n\n" + FLOOD.split("\n\n")[1]
+        written = store.upsert(article("http://other.test/part", "2026-11-17T11:00:00Z", body=part))
+    assert written == Written("repost", "http://other.test/part", "http://news.test/whole")
+    with sqlite3.connect(path) as check:
+        assert check.execute("SELECT count(*) FROM anchors").fetchone() == (16,)
+        assert check.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    check.close()
+
+
 def test_a_version_3_file_gets_the_word_search_index(tmp_path: Path) -> None:
     with SqliteStore(tmp_path) as store:
         store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD))
@@ -300,7 +327,7 @@ def test_a_version_3_file_gets_the_word_search_index(tmp_path: Path) -> None:
     with sqlite3.connect(path) as check:
         assert check.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         triggers = check.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
-        assert triggers == [("articles_bands_delete",)]
+        assert triggers == [("articles_bands_delete",), ("articles_anchors_delete",)]
     check.close()
 
 
@@ -357,9 +384,11 @@ def test_a_band_key_shared_by_a_far_simhash_is_no_candidate(store: SqliteStore) 
     document["simhash"] = f"{far:016x}"
     connection = store._open("2026w47", create=False)
     assert connection is not None
-    assert store._candidates(connection, "2026w47", document) == [], "one band alike, 48 bits apart"
+    assert store._candidates(connection, "2026w47", document, None) == [], "one band alike, 48 bits apart"
     document["simhash"] = flood["simhash"]
-    assert [c.url for c in store._candidates(connection, "2026w47", document)] == ["http://news.test/flood"]
+    assert [c.url for c in store._candidates(connection, "2026w47", document, None)] == [
+        "http://news.test/flood"
+    ]
 
 
 NEW_FILES = 30

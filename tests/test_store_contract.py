@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import random
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -379,6 +380,7 @@ def test_an_exact_repost_is_recorded_against_the_earlier_article(store: Store) -
             "fetched_at": "2026-11-18T08:00:00.000000Z",
             "match": "exact",
             "distance": 0,
+            "share": 1.0,
         }
     ]
     assert store.get("http://other.test/copy") is None
@@ -407,6 +409,92 @@ def test_a_near_repost_is_found_and_a_different_article_on_the_same_event_is_kep
     assert hamming(first, other) > store.dedup.max_distance
     assert store.count() == 2
     assert {d["url"] for d in store.iter_articles()} == {"http://news.test/flood", "http://news.test/after"}
+
+
+def made_up(seed: int, paragraphs: int, words: int = 45) -> list[str]:
+    """Paragraphs of made-up text, different for each ``seed`` (their three-word phrases shared by no other
+    seed's, but by chance)."""
+    rng = random.Random(seed)
+    return [
+        " ".join(rng.choice(VOCABULARY) for _ in range(words)).capitalize() + "." for _ in range(paragraphs)
+    ]
+
+
+VOCABULARY = (
+    "council river bridge school market price water road station village harbour election minister court"
+    " report budget hospital farmer museum festival storm railway factory workers union police mayor city"
+    " county tax housing energy plant solar wind grid airport flight tourism season harvest rain drought"
+    " library teacher student museum theatre artist concert league match coach player injury transfer club"
+    " bank loan rate inflation company shares profit loss merger deal court judge trial witness verdict"
+    " appeal law vote party leader campaign poll survey office plan project cost contract tender builder"
+).split()
+DISCLAIMER = (
+    "This article is for general information only and is not advice of any kind. Readers should take"
+    " independent professional advice before acting on it. The publisher accepts no liability for any loss"
+    " arising from its use, and no copy of it may be made or shared without written permission."
+)
+
+
+def test_a_partial_repost_is_found_and_names_the_whole(store: Store) -> None:
+    paragraphs = made_up(1, 8)
+    part = "By Sam Lee, Staff Reporter\n\n" + "\n\n".join(paragraphs[:3])
+    results = store.upsert_many(
+        [
+            article("http://news.test/whole", "2026-11-17T10:00:00Z", body="\n\n".join(paragraphs)),
+            article("http://other.test/part", "2026-11-17T12:00:00Z", site="other", body=part),
+        ]
+    )
+    assert outcomes(results) == ["new", "repost"], "the first 3 of 8 paragraphs, republished"
+    kept = store.get("http://news.test/whole")
+    assert kept is not None
+    (record,) = kept["reposts"]
+    assert (record["match"], record["partial_of"]) == ("partial", "http://news.test/whole")
+    assert record["share"] >= 0.9 and record["distance"] > store.dedup.max_distance, "far in SimHash bits"
+
+
+def test_an_original_held_whole_by_its_repost_is_found(store: Store) -> None:
+    short = "\n\n".join(made_up(2, 2))
+    related = "Related stories\n\n" + "\n\n".join(made_up(seed, 1, words=9)[0] for seed in range(10, 15))
+    assert store.upsert(article("http://news.test/short", "2026-11-17T10:00:00Z", body=short)).new
+    repost = article("http://other.test/more", "2026-11-17T11:00:00Z", body=f"{short}\n\n{related}")
+    assert store.upsert(repost) == Written("repost", "http://other.test/more", "http://news.test/short")
+    kept = store.get("http://news.test/short")
+    assert kept is not None
+    (record,) = kept["reposts"]
+    assert (record["match"], record["partial_of"]) == ("partial", "http://other.test/more")
+
+
+def test_shared_boilerplate_never_makes_distinct_articles_one(store: Store) -> None:
+    """A page that is mostly a disclaimer, then articles carrying it: none is the page's repost, nor another's
+    (the disclaimer is boilerplate once two stored documents carry it), however short its own text."""
+    own = " ".join(made_up(3, 1)[0].split()[:18])
+    page = article("http://legal.test/0", "2026-11-17T08:00:00Z", body=f"{own}\n\n{DISCLAIMER}")
+    assert store.upsert(page).new
+    for n, paragraphs in enumerate([3, 2, 1, 4, 1], start=1):
+        body = "\n\n".join([*made_up(100 + n, paragraphs, words=40 if paragraphs > 1 else 22), DISCLAIMER])
+        written = store.upsert(article(f"http://news.test/{n}", f"2026-11-17T1{n}:00:00Z", body=body))
+        assert written.new, f"carrier {n} ({paragraphs} paragraphs of its own) taken for {written.original}"
+    assert store.count() == 6
+
+
+def test_two_articles_sharing_a_paragraph_beside_boilerplate_are_kept(store: Store) -> None:
+    """An early article whose paragraphs but one became common (a templated site draws them from one pool),
+    then an article holding that one: what is left of the first is found whole in it, and still they are
+    two articles (the shared part is a fifth of the shorter one)."""
+    common, (kept,), rest = made_up(300, 4), made_up(301, 1, words=60), made_up(302, 20)
+    bodies = [
+        [*common, kept],
+        [*common, *rest[0:8]],
+        [*common, *rest[8:16]],
+        [kept, *rest[16:20]],
+    ]
+    results = store.upsert_many(
+        [
+            article(f"http://templated.test/{n}", f"2026-11-17T1{n}:00:00Z", body="\n\n".join(body))
+            for n, body in enumerate(bodies)
+        ]
+    )
+    assert outcomes(results) == ["new"] * 4
 
 
 def test_a_copy_outside_the_time_window_is_stored(backend: str, tmp_path: Path, prefix: str) -> None:

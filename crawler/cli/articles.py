@@ -141,13 +141,37 @@ def _print_documents(documents: Iterable[dict[str, Any]], form: str, *, title: s
 # --- show -----------------------------------------------------------------------------------------------
 
 
+def _repost_kind(record: dict[str, Any], original: str) -> str:
+    """How a repost matched its original, in words: an exact copy, the same article edited, or one a part
+    of the other; how much they share, and the SimHash distance."""
+    match = record.get("match")
+    if match == "exact":
+        return "an exact copy"
+    if match == "partial":
+        kind = "a part of it" if record.get("partial_of") == original else "it holds this article whole"
+    else:
+        kind = "the same article, edited"
+    details = []
+    if record.get("share") is not None:
+        details.append(f"{record['share']:.0%} of the shorter text's own phrases shared")
+    if record.get("distance") is not None:
+        details.append(f"SimHash {record['distance']} bits apart")
+    return kind + (f" ({', '.join(details)})" if details else "")
+
+
 def run_show(args: argparse.Namespace) -> int:
     with _store() as store:
         document = store.get(args.article)
         note = None
         if document is None:
             document = store.original_of(args.article)
-            note = f"{args.article} is a repost of this article (it is recorded here, not stored again)"
+            if document is not None:
+                records = [r for r in document.get("reposts") or [] if r["url"] == args.article]
+                how = f": {_repost_kind(records[0], document['url'])}" if records else ""
+                note = (
+                    f"{args.article} is a repost of this article, {document['url']}{how}"
+                    " (recorded here, not stored again)"
+                )
     if document is None:
         raise ArticleNotFound(
             f"no stored article has the URL or id {args.article!r}: see `{suggest('articles list')}`"
@@ -181,7 +205,7 @@ def run_show(args: argparse.Namespace) -> int:
         lines.append(f"reposts ({len(reposts)}):")
         lines.extend(
             f"  {repost['fetched_at'][:16].replace('T', ' ')}  {repost['site']}"
-            f"  {printable(repost['url'])}  ({repost['match']}, {repost['distance']} bits)"
+            f"  {printable(repost['url'])}  ({_repost_kind(repost, document['url'])})"
             for repost in reposts
         )
     lines.append("")

@@ -2,10 +2,11 @@
 predicate (the document itself is :mod:`crawler.store.document`).
 
 Duplicate articles: a new URL whose body has the ``content_hash`` of a document first seen within
-``DedupPolicy.window`` of it (exact), or a SimHash at most ``max_distance`` bits from one and most of its
-shingles (near, :meth:`Store.find_original`), is not stored: it is recorded in that document's
-``reposts``. Candidates for the near match have a band key among the SimHash's probe keys
-(:func:`crawler.store.fingerprint.probe_keys`).
+``DedupPolicy.window`` of it (exact); or whose body is that document's, but for edits, or a part of it, or
+holds it whole (near or partial, :meth:`Store.find_original`, on the bodies' distinctive phrases:
+:class:`crawler.store.fingerprint.Phrases`), is not stored: it is recorded in that document's ``reposts``.
+Candidates for the near or partial match share a SimHash band key
+(:func:`crawler.store.fingerprint.band_keys`) or an anchor (the smallest phrase hashes) with the body.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from extractors.text import CJK_RE
 __all__ = [
     "Candidate",
     "DedupPolicy",
+    "Original",
     "Store",
     "StoreError",
     "Written",
@@ -45,6 +47,9 @@ __all__ = [
 ]
 
 _QUOTED_RE = re.compile(r'"([^"]*)"|(\S+)')
+# Candidates found by their anchors alone whose bodies are read, at most: those sharing the most anchors
+# (a part of 30% shares about 5 of 16 with its whole; others share a name or a quote, if anything).
+ANCHORED_CANDIDATES = 8
 
 Outcome = Literal["new", "updated", "unchanged", "repost", "spooled"]
 
@@ -93,6 +98,24 @@ class Candidate:
     first_seen: str
     content_hash: str | None
     simhash: str | None
+    # Its anchors (fingerprint.Phrases.anchors) the backend read, or those among the new body's probes.
+    anchors: frozenset[int] = frozenset()
+    # Its body, when the backend read it with the rest (else find_original asks for it).
+    body: str | None = None
+
+
+@dataclass(frozen=True)
+class Original:
+    """The stored document a new body duplicates, and how: ``exact``, ``near`` (the same article but for
+    edits) or ``partial`` (one body a part of the other: ``partial_of`` is the URL of the whole, the
+    original's or the new one's); the SimHash distance (None when a body has no SimHash), and the share of
+    the shorter body's distinctive phrases found in the longer."""
+
+    candidate: Candidate
+    match: Literal["exact", "near", "partial"]
+    distance: int | None
+    share: float = 1.0
+    partial_of: str | None = None
 
 
 def redacted(uri: str) -> str:
@@ -252,15 +275,21 @@ class Store(ABC):
         document: Mapping[str, Any],
         candidates: Iterable[Candidate],
         body_of: Callable[[Candidate], str | None],
-    ) -> tuple[Candidate, str, int] | None:
+        counts: Callable[[list[int]], Mapping[int, int]] | None = None,
+        phrases: fingerprint.Phrases | None = None,
+    ) -> Original | None:
         """The stored document ``document`` duplicates among ``candidates`` (which the backend read by
-        content hash and band keys), with the match (``exact`` or ``near``) and the SimHash distance.
+        content hash, band keys and anchors), and how; ``counts`` gives the stored documents each
+        paragraph hash occurs in (:func:`crawler.store.fingerprint.paragraph_hashes`: boilerplate when
+        common), ``phrases`` are the new body's (boilerplate left out) when the backend made them already.
 
         1. Candidates outside the window, or of the same URL, are left out.
         2. The same content hash is an exact match: the earliest such document wins at once.
-        3. Otherwise, SimHashes at most ``max_distance`` bits apart, closest (then earliest) first, are
-           confirmed by their bodies (``body_of``, :func:`crawler.store.fingerprint.same_article`): the
-           first confirmed one wins. Two texts whose SimHashes collide by chance never pass.
+        3. Otherwise the candidates whose SimHash is at most ``max_distance`` bits away, closest (then
+           earliest) first, then those sharing anchors with the body (most shared first, at most
+           ``ANCHORED_CANDIDATES``), are confirmed by their bodies' distinctive phrases
+           (:func:`crawler.store.fingerprint.same_or_part`): the first confirmed one wins. Two texts whose
+           SimHashes collide by chance, or that share only boilerplate, never pass.
         """
         if not self.dedup.enabled or document.get("content_hash") is None:
             return None
@@ -271,25 +300,47 @@ class Store(ABC):
         # 2.
         exact = [c for c in eligible if c.content_hash == document["content_hash"]]
         if exact:
-            return min(exact, key=lambda c: (c.first_seen, c.url)), "exact", 0
+            return Original(min(exact, key=lambda c: (c.first_seen, c.url)), "exact", 0)
         if own is None:
             return None
         # 3.
+        unique = {c.url: c for c in eligible}.values()
+        distances = {
+            c.url: fingerprint.hamming(own, fingerprint.from_hex(c.simhash)) if c.simhash else None
+            for c in unique
+        }
         near = sorted(
             (distance, c.first_seen, c.url, c)
-            for c in {c.url: c for c in eligible if c.simhash is not None}.values()
-            if (distance := fingerprint.hamming(own, fingerprint.from_hex(c.simhash or "0")))
-            <= self.dedup.max_distance
+            for c in unique
+            if (distance := distances[c.url]) is not None and distance <= self.dedup.max_distance
         )
-        own_shingles: set[str] | None = None
-        for distance, _, _, candidate in near:
-            body = body_of(candidate)
+        if phrases is None:
+            phrases = fingerprint.Phrases.of(document["body"], counts and fingerprint.common_of(counts))
+        probes = set(phrases.anchors(fingerprint.ANCHOR_PROBES))
+        anchored = sorted(
+            (-hits, c.first_seen, c.url, c)
+            for c in unique
+            if c.url not in {url for _, _, url, _ in near} and (hits := len(c.anchors & probes))
+        )[:ANCHORED_CANDIDATES]
+        checked = [candidate for _, _, _, candidate in near + anchored]
+        if counts is not None:  # every paragraph count the decisions need, in one read
+            counts([h for c in checked if c.body for h in fingerprint.paragraph_hashes(c.body)])
+        for candidate in checked:
+            body = candidate.body if candidate.body is not None else body_of(candidate)
             if body is None:
                 continue
-            if own_shingles is None:
-                own_shingles = set(fingerprint.shingles(document["body"]))
-            if fingerprint.same_shingles(own_shingles, set(fingerprint.shingles(body))):
-                return candidate, "near", distance
+            # The pair's boilerplate: paragraphs common besides the candidate's own copy of them.
+            pair = counts and fingerprint.common_of(counts, set(fingerprint.paragraph_hashes(body)))
+            theirs = fingerprint.Phrases.of(body, pair)
+            mine = fingerprint.Phrases.of(document["body"], pair)
+            same, share, ratio = fingerprint.same_or_part(mine, theirs)
+            if not same:
+                continue
+            distance = distances[candidate.url]
+            if ratio >= fingerprint.PART_RATIO:
+                return Original(candidate, "near", distance, share)
+            whole = document["url"] if len(mine.shingles) > len(theirs.shingles) else candidate.url
+            return Original(candidate, "partial", distance, share, whole)
         return None
 
     def dedup_range(self, document: Mapping[str, Any]) -> tuple[str, str]:

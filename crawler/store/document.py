@@ -301,12 +301,25 @@ def _describe(article: Mapping[str, Any]) -> str:
     return f"of site {site!r}" if site else "(no site, no url)"
 
 
-def repost_record(document: Mapping[str, Any], match: str, distance: int) -> dict[str, Any]:
-    """The entry a repost leaves in its original's ``reposts``."""
-    return {
+def repost_record(
+    document: Mapping[str, Any],
+    match: str,
+    distance: int | None,
+    share: float = 1.0,
+    partial_of: str | None = None,
+) -> dict[str, Any]:
+    """The entry a repost leaves in its original's ``reposts``: how it matched (``exact``, ``near``,
+    ``partial``), the SimHash distance, the share of the shorter body's distinctive phrases in the longer,
+    and for a partial match the URL of the whole (``partial_of``: the original's, or the repost's when the
+    original is a part of it)."""
+    record = {
         "url": document["url"],
         "site": document["site"],
         "fetched_at": document["fetched_at"],
         "match": match,
         "distance": distance,
+        "share": round(share, 3),
     }
+    if partial_of is not None:
+        record["partial_of"] = partial_of
+    return record

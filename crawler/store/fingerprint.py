@@ -23,39 +23,75 @@ are. ``bench/dedup.py`` measures both; it chose ``DEFAULT_MAX_DISTANCE``. A matc
 by :func:`same_article` (the bodies' shared shingles), so that two SimHashes close by chance never make
 two articles one.
 
-The store keeps 4 band keys per SimHash (:func:`band_keys`, 16 bits each) and looks candidates up by
-:func:`probe_keys`: each band's value and every value 1 or 2 bits from it. Two SimHashes at most 11 bits
-apart always meet (pigeonhole: 4 bands of 3 flips or more would make 12), most up to the threshold do,
-and an unrelated one comes up with a chance of 0.8% (4 x 137 / 65,536): a lookup reads about 1% of the
-window, where 8 bands of 8 bits read 3%.
+The store keeps 4 band keys per SimHash (:func:`band_keys`, 16 bits each), and looks candidates up by
+those keys and by the body's anchors (step 3 below). The anchors find what the threshold promises: every
+repost up to 16 bits away in ``bench/dedup.py``, where the bands alone, even probed with every value 1 or
+2 bits from each band's (:func:`probe_keys`: 548 keys, two thirds of the lookup's time), found about 60%
+of those 15 and 16 bits away.
+
+A repost may also be a part of its original (an outlet republishes its first paragraphs), or the original
+a part of it (a short article with a block of links appended): far apart in SimHash bits, though one
+holds the other. :class:`Phrases` decides on containment, on the phrases that are the body's own:
+
+1. **Paragraphs**: each line of at least ``PARAGRAPH_TOKENS`` tokens, normalised, is hashed
+   (:func:`paragraph_hashes`); a store counts in how many stored documents each one occurs. A paragraph in
+   ``COMMON_DOCUMENTS`` or more of them besides the stored one compared with (:func:`common_of`: a
+   disclaimer, a paywall notice, a newsletter call) is boilerplate.
+2. **Distinctive shingles**: the 64-bit hashes of the shingles of the body's lines, but its boilerplate
+   paragraphs' (:meth:`Phrases.of`). Shingles here stay within a line: a line's are kept or left out
+   with it.
+3. **Anchors**: a stored document keeps its ``ANCHORS`` smallest distinctive shingle hashes (a bottom-k
+   sketch) in an index; a new body looks up its ``ANCHOR_PROBES`` smallest. A body that holds a share
+   ``p`` of another's shingles holds each of its anchors with chance ``p``: a repost of 30% of its
+   original misses all 16 with chance 0.7^16 = 0.3%; whichever body is the part, the part's smallest
+   hashes that the other holds are among the other's smallest too.
+4. **Decision** (:func:`same_or_part`): the share of the shorter body's distinctive shingles found in the
+   longer one. Bodies of about one length (the shorter at least ``PART_RATIO`` of the longer) are one
+   article from ``SAME_ARTICLE_SHARE`` (edits, rephrased sentences); one much shorter must be found
+   nearly whole (``PART_SHARE``), since a part that is a repost is copied, not rewritten.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
-from collections.abc import Sequence
+from array import array
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import AnyStr
 
 import regex
+import xxhash
 
 from extractors.text import CJK_RE
 
 __all__ = [
+    "ANCHORS",
+    "ANCHOR_PROBES",
+    "COMMON_DOCUMENTS",
     "DEFAULT_MAX_DISTANCE",
     "LEAD_SHINGLES",
     "LEAD_WEIGHT",
     "MIN_FEATURES",
+    "OWN_SHARE",
+    "PARAGRAPH_TOKENS",
+    "PART_RATIO",
+    "PART_SHARE",
     "SAME_ARTICLE_SHARE",
     "SHINGLE",
     "SIMHASH_BANDS",
+    "Phrases",
     "band_keys",
+    "common_of",
     "from_hex",
     "hamming",
     "normalise",
+    "paragraph_hashes",
     "probe_keys",
     "same_article",
+    "same_or_part",
     "same_shingles",
     "shingles",
     "simhash",
@@ -79,10 +115,10 @@ MIN_FEATURES = 40
 # (seeds 1-3); leads of 200 to 300 tokens measured best, 150 and 400 a point lower, weight 3 like 2.
 LEAD_SHINGLES = 300
 LEAD_WEIGHT = 2
-# Band keys of a SimHash: 4 bands of 16 bits, looked up with up to 2 bits flipped in a band (pigeonhole:
-# within 11 bits, some band differs in 2 bits at most). bench/dedup.py seeds 1-3: of the reposts within the
-# threshold, this finds 725/728, 764/767, 781/784, where 8 bands of 8 bits (same value) found 719, 761, 778
-# while reading 3.7 times as many unrelated candidates.
+# Band keys of a SimHash: 4 bands of 16 bits. Probed with up to 2 bits flipped in a band (probe_keys, the
+# bench's SimHash-only lookup; pigeonhole: within 11 bits, some band differs in 2 bits at most), they found
+# 725/728, 764/767, 781/784 of the reposts within the threshold (bench/dedup.py seeds 1-3), where 8 bands of
+# 8 bits (same value) found 719, 761, 778 while reading 3.7 times as many unrelated candidates.
 SIMHASH_BANDS = 4
 _BAND_BITS = 64 // SIMHASH_BANDS
 _PROBE_FLIPS = 2
@@ -91,8 +127,8 @@ _PROBE_FLIPS = 2
 # are median 4, p95 10 bits from their original; different articles about one event at least 16 (p5 25,
 # median 31). SimHash alone is exact up to 14 bits and lets false matches in from 16 (precision 0.993),
 # and chance collisions grow with the articles in the window (W x 3.9e-5 at 16 bits); with the shingle
-# check, precision stays 1.000 up to 24 bits. 16: recall 0.992 through SqliteStore (seeds 1-3: 0.991 to
-# 0.994); further out few reposts remain, and the band lookup finds fewer of them.
+# check, precision stays 1.000 up to 24 bits. 16: recall 0.992 through SqliteStore with the band lookup
+# (seeds 1-3: 0.991 to 0.994); further out few reposts remain that are not partial (those the anchors find).
 DEFAULT_MAX_DISTANCE = 16
 
 # A near match (SimHash within the threshold) is confirmed when this share of the shorter body's distinct
@@ -102,6 +138,43 @@ DEFAULT_MAX_DISTANCE = 16
 # different articles all the same, which 0.7 keeps apart. Two unrelated texts whose SimHashes are close by
 # chance share next to none, so the check also keeps chance matches from growing with the window.
 SAME_ARTICLE_SHARE = 0.7
+# A body shorter than this share of the other (in distinctive shingles) is a part of it when it is found in
+# it at PART_SHARE or more. bench/dedup.py seed 1: reposts with one or two edits keep 0.81 of their
+# original's length or more 95 times in 100 (at least 0.64); partial reposts are 0.19 to 0.92 of it (median
+# 0.56); a short article with five headlines appended is 0.76 to 0.89 of its repost.
+PART_RATIO = 0.8
+# A part is copied, not rewritten: partial reposts share 1.000 of their shingles with the whole (seed 1, all
+# 300), reposts with edits 0.80 at least (1 in 100 under 0.87). A page that is mostly a disclaimer and a
+# line of its own shares 0.82 with any article carrying the disclaimer, before the disclaimer is known as
+# boilerplate (step 1): under this.
+PART_SHARE = 0.9
+# The shorter body's own shingles found in the longer must be this share of all its shingles (boilerplate
+# included) too: two bodies that share a little besides their boilerplate are not one article, however
+# little else they have. bench/crawl.py's generated site draws each article's 5 to 9 paragraphs from a pool
+# of 1,000 (each in about 28 articles): without it, an article stored early, whose paragraphs had become
+# common but one, was found whole in a later article, which was taken for its repost (2,258 of 4,000).
+OWN_SHARE = 0.5
+# Tokens a line needs to be counted as a paragraph (and to be boilerplate when common): a byline or a share
+# line ("By Jane Doe, Staff Reporter", "Share on Facebook · Email") has them; "Related stories" is too short
+# to say anything.
+PARAGRAPH_TOKENS = 4
+# Stored documents a paragraph occurs in, besides the one compared with (common_of), to be boilerplate.
+# Two: a repost is not stored, so an article's own paragraph is in one stored document (its original's)
+# however often it is reposted, two if it was stored twice; two more documents carrying it make it
+# shared text.
+COMMON_DOCUMENTS = 2
+# Anchors a stored document keeps (its smallest distinctive shingle hashes), and the smallest hashes a new
+# body looks up: a part of 30% misses all 16 anchors of its whole with chance 0.3%; a body that holds a
+# shorter one finds its anchors among its 32 smallest when the shorter is half its length or more.
+ANCHORS = 16
+ANCHOR_PROBES = 32
+# Bodies whose lines' hashes are kept (8 KB for 1,000 words), and bodies whose phrases are (sets: about 60 KB
+# for 1,000 words): the stored articles a burst of reposts of one story is compared with are read again and
+# again. bench/dedup.py: 1.3 ms an article in the store so, 2.0 ms with 256 bodies kept as sets and no more.
+LINES_CACHED = 4096
+PHRASES_CACHED = 256
+# Paragraph hashes are kept in 63 bits: SQLite and MongoDB integers are signed 64-bit.
+_HASH_MASK = (1 << 63) - 1
 
 # Punctuation and symbols (© | · • and the like): removed, so "U.S." and "U.S" hash alike.
 _PUNCT_RE = regex.compile(r"[\p{P}\p{S}]+")
@@ -179,6 +252,104 @@ def same_shingles(first: set[str], second: set[str]) -> bool:
     return smaller > 0 and len(first & second) >= SAME_ARTICLE_SHARE * smaller
 
 
+def paragraph_hashes(text: str) -> list[int]:
+    """The hashes of ``text``'s paragraphs (its lines of ``PARAGRAPH_TOKENS`` tokens or more, normalised),
+    each once, in text order."""
+    return list(dict.fromkeys(paragraph for paragraph, _ in _lines(text) if paragraph is not None))
+
+
+@functools.lru_cache(maxsize=PHRASES_CACHED)
+def _phrases(text: str, boilerplate: frozenset[int]) -> Phrases:
+    """:meth:`Phrases.of` once its boilerplate is known: a stored body is compared with many new ones."""
+    lines = _lines(text)
+    kept = b"".join(hashes for paragraph, hashes in lines if paragraph not in boilerplate)
+    own = frozenset(array("Q", kept))
+    if not boilerplate:
+        return Phrases(own, len(own))
+    return Phrases(own, len(frozenset(array("Q", b"".join(hashes for _, hashes in lines)))))
+
+
+@dataclass(frozen=True)
+class Phrases:
+    """A body's distinctive shingles (see the module docstring, step 2): their 64-bit hashes."""
+
+    shingles: frozenset[int]
+    # The body's shingles, boilerplate included: how many.
+    total: int
+
+    @classmethod
+    def of(cls, text: str, common: Callable[[list[int]], Iterable[int]] | None = None) -> Phrases:
+        """The shingles of ``text``'s lines but its paragraphs that ``common`` (given the paragraphs'
+        hashes) says are boilerplate."""
+        paragraphs = paragraph_hashes(text)
+        boilerplate = frozenset(common(paragraphs)) if common is not None and paragraphs else frozenset()
+        return _phrases(text, boilerplate)
+
+    @functools.cached_property
+    def smallest(self) -> tuple[int, ...]:
+        """The ``ANCHOR_PROBES`` smallest shingle hashes, in order."""
+        return tuple(sorted(self.shingles)[:ANCHOR_PROBES])  # a C sort: faster than heapq here
+
+    def anchors(self, count: int = ANCHORS) -> list[int]:
+        """The ``count`` smallest shingle hashes (a bottom-k sketch, ``count`` at most ``ANCHOR_PROBES``),
+        signed as stores keep 64-bit integers: the anchors a store indexes (``ANCHORS``), or those a new
+        body looks up (``ANCHOR_PROBES``)."""
+        return [h - (1 << 64) if h >> 63 else h for h in self.smallest[:count]]
+
+
+def common_of(
+    counts: Callable[[list[int]], Mapping[int, int]], besides: Collection[int] = ()
+) -> Callable[[list[int]], list[int]]:
+    """The boilerplate test :meth:`Phrases.of` takes, from ``counts`` (paragraph hash -> the stored
+    documents it occurs in): ``COMMON_DOCUMENTS`` or more, not counting the stored document compared with
+    (``besides``: its paragraphs). An article stored twice (out of each other's window, or missed) keeps
+    its paragraphs its own when a third copy is compared with either."""
+
+    def common(hashes: list[int]) -> list[int]:
+        found = counts(hashes)
+        return [h for h in hashes if found.get(h, 0) - (h in besides) >= COMMON_DOCUMENTS]
+
+    return common
+
+
+def same_or_part(shorter: Phrases, longer: Phrases) -> tuple[bool, float, float]:
+    """Whether two bodies are one article, either whole or one a part of the other (step 4); the share of
+    the shorter's shingles found in the longer, and the shorter's length as a share of the longer's."""
+    if len(shorter.shingles) > len(longer.shingles):
+        shorter, longer = longer, shorter
+    size = len(shorter.shingles)
+    if size < MIN_FEATURES:  # too little of its own to tell
+        return False, 0.0, 0.0
+    shared = len(shorter.shingles & longer.shingles)
+    share, ratio = shared / size, size / len(longer.shingles)
+    enough = share >= (SAME_ARTICLE_SHARE if ratio >= PART_RATIO else PART_SHARE)
+    return enough and shared >= OWN_SHARE * shorter.total, share, ratio
+
+
+@functools.lru_cache(maxsize=LINES_CACHED)
+def _lines(text: str) -> tuple[tuple[int | None, bytes], ...]:
+    """Each line of ``text`` with words: its paragraph hash (None under ``PARAGRAPH_TOKENS`` tokens) and the
+    hashes of its shingles (xxHash64: a tenth of BLAKE2b's time, and these hashes need no more), packed as
+    unsigned 64-bit integers (8 bytes a shingle, a seventh of a set's memory)."""
+    hashed = xxhash.xxh64_intdigest
+    lines = []
+    # normalise(), line by line: one pass of each step over the whole text.
+    folded = _PUNCT_RE.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+    for line in folded.splitlines():
+        normalised = " ".join(line.split())
+        if not normalised:
+            continue
+        if CJK_RE.search(normalised):
+            tokens = [token.encode("utf-8") for token in _tokens(normalised)]
+        else:
+            tokens = normalised.encode("utf-8").split()
+        paragraph = None
+        if len(tokens) >= PARAGRAPH_TOKENS:
+            paragraph = hashed(normalised.encode("utf-8")) & _HASH_MASK
+        lines.append((paragraph, array("Q", map(hashed, _joined(tokens, b" "))).tobytes()))
+    return tuple(lines)
+
+
 def _digests(features: set[bytes]) -> bytes:
     blake2b = hashlib.blake2b
     return b"".join([blake2b(feature, digest_size=8).digest() for feature in features])
@@ -197,8 +368,9 @@ def band_keys(h: int) -> list[int]:
 
 
 def probe_keys(h: int) -> list[int]:
-    """The keys to look up for SimHash ``h``: each of its band keys with 0, 1 or 2 of the band's bits
-    flipped (4 x 137). Any stored SimHash at most 11 bits from ``h`` has one of them."""
+    """The keys a SimHash-only lookup probes for SimHash ``h`` (``bench/dedup.py``'s reference): each of
+    its band keys with 0, 1 or 2 of the band's bits flipped (4 x 137). Any stored SimHash at most 11 bits
+    from ``h`` has one of them."""
     flips = [0, *(1 << bit for bit in range(_BAND_BITS))]
     flips += [(1 << a) | (1 << b) for a in range(_BAND_BITS) for b in range(a + 1, _BAND_BITS)]
     return [key ^ flip for key in band_keys(h) for flip in flips]

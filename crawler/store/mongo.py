@@ -2,9 +2,12 @@
 
 A week's indexes are created when this process first uses the week: the URL (unique), ``(site,
 published)``, ``content_hash``, ``simhash_bands`` (the SimHash's band keys, a field kept for the
-near-duplicate lookup and never returned), ``(first_seen, _id)``, ``(site, first_seen, _id)``,
-``reposts.url``, and a text index on title and body (``default_language: none``: no stemming, no stop
-words, any language split on white space and punctuation). ``_id`` is the document's ``id``.
+near-duplicate lookup and never returned), ``anchors`` (the body's smallest phrase hashes, likewise, for
+the lookup of the documents a body is a part of or holds), ``(first_seen, _id)``, ``(site, first_seen,
+_id)``, ``reposts.url``, and a text index on title and body (``default_language: none``: no stemming, no
+stop words, any language split on white space and punctuation). ``_id`` is the document's ``id``. The
+week's ``paragraphs`` collection counts the stored documents each paragraph occurs in (``_id``: its
+hash; boilerplate when common: :class:`crawler.store.fingerprint.Phrases`).
 
 Writes: each batch is read once per week for the URLs it holds and the duplicate candidates, then written
 with one unordered ``bulk_write`` per week, under the configured write concern. A document is an upsert
@@ -65,7 +68,7 @@ _READ_BATCH = 500
 _DUPLICATE_KEY = 11000
 _ID_RE = re.compile(r"^[0-9a-f]{16}$")
 _WORD_RE = re.compile(r"^\w+$", re.ASCII)
-_HIDDEN = {"_id": 0, "simhash_bands": 0}
+_HIDDEN = {"_id": 0, "simhash_bands": 0, "anchors": 0}
 _CANDIDATE_FIELDS = {
     "_id": 0,
     "url": 1,
@@ -74,12 +77,14 @@ _CANDIDATE_FIELDS = {
     "first_seen": 1,
     "content_hash": 1,
     "simhash": 1,
+    "anchors": 1,
 }
 _INDEXES = [
     IndexModel([("url", ASCENDING)], unique=True, name="url"),
     IndexModel([("site", ASCENDING), ("published", ASCENDING)], name="site_published"),
     IndexModel([("content_hash", ASCENDING)], name="content_hash"),
     IndexModel([("simhash_bands", ASCENDING)], name="simhash_bands"),
+    IndexModel([("anchors", ASCENDING)], name="anchors"),
     IndexModel([("first_seen", ASCENDING), ("_id", ASCENDING)], name="first_seen"),
     IndexModel([("site", ASCENDING), ("first_seen", ASCENDING), ("_id", ASCENDING)], name="site_first_seen"),
     IndexModel([("reposts.url", ASCENDING)], name="reposts_url"),
@@ -204,8 +209,17 @@ class MongoStore(Store):
             for d in documents
             if not {(d["week"], d["url"]), (previous_week(d["week"]), d["url"])} & stored.keys()
         ]
-        candidates = self._candidates(unknown)
+        paragraphs = {d["url"]: fingerprint.paragraph_hashes(d["body"]) if d["body"] else [] for d in unknown}
+        counts = self._paragraph_counts(unknown, paragraphs)
+
+        def counted(hashes: list[int]) -> dict[int, int]:
+            return {h: counts.get(h, 0) for h in hashes}
+
+        common = fingerprint.common_of(counted)
+        phrases = {d["url"]: fingerprint.Phrases.of(d["body"], common) for d in unknown if d["body"]}
+        candidates = self._candidates(unknown, phrases)
         operations: dict[str, list[UpdateOne]] = {}
+        recounts: dict[str, list[UpdateOne]] = {}
         planned: list[tuple[str, int, Written]] = []
         bodies: dict[str, str | None] = {}  # this batch's new documents: candidates not written yet
         for document in documents:
@@ -216,13 +230,20 @@ class MongoStore(Store):
             if known is not None and document["fetched_at"] < known:
                 planned.append(("", -1, Written("unchanged", url)))
                 continue
+            own = phrases.get(url)
             if known is None:
                 found = self.find_original(
-                    document, candidates, lambda c: bodies[c.url] if c.url in bodies else self._body(c)
+                    document,
+                    candidates,
+                    lambda c: bodies[c.url] if c.url in bodies else self._body(c),
+                    counted,
+                    own,
                 )
                 if found is not None:
-                    candidate, match, distance = found
-                    record = repost_record(document, match, distance)
+                    candidate = found.candidate
+                    record = repost_record(
+                        document, found.match, found.distance, found.share, found.partial_of
+                    )
                     ops = operations.setdefault(candidate.week, [])
                     ops.append(
                         UpdateOne(
@@ -241,13 +262,44 @@ class MongoStore(Store):
                         document["first_seen"],
                         document["content_hash"],
                         document["simhash"],
+                        frozenset(own.anchors()) if own is not None else frozenset(),
                     )
                 )
+                for paragraph in paragraphs.get(url, ()):
+                    counts[paragraph] = counts.get(paragraph, 0) + 1
+                    recounts.setdefault(home, []).append(
+                        UpdateOne({"_id": paragraph}, {"$inc": {"documents": 1}}, upsert=True)
+                    )
+            elif own is None and document["body"]:
+                own = fingerprint.Phrases.of(document["body"], common)
             ops = operations.setdefault(home, [])
-            ops.append(_upsert(document, home))
+            ops.append(_upsert(document, home, own.anchors() if own is not None else []))
             planned.append((home, len(ops) - 1, Written("updated" if known is not None else "new", url)))
         upserted, refused = self._bulk(operations)
+        for week, ops in recounts.items():
+            self._paragraphs(week).bulk_write(ops, ordered=False)
         return [_settled(written, (week, index), upserted, refused) for week, index, written in planned]
+
+    def _paragraphs(self, week: str) -> Collection[dict[str, Any]]:
+        """The week's ``paragraphs`` collection (``_id``: a paragraph's hash, ``documents``: how many)."""
+        return self.client[f"{self.prefix}_{week}"].get_collection(
+            "paragraphs", write_concern=self.write_concern
+        )
+
+    def _paragraph_counts(
+        self, documents: Sequence[Mapping[str, Any]], paragraphs: Mapping[str, list[int]]
+    ) -> dict[int, int]:
+        """In how many stored documents of the weeks ``documents`` are compared with each of their
+        ``paragraphs`` occurs (those in none left out)."""
+        hashes = sorted({h for hashes in paragraphs.values() for h in hashes})
+        if not hashes or not self.dedup.enabled:
+            return {}
+        weeks = sorted({week for document in documents for week in self.dedup_weeks(document)})
+        counts: dict[int, int] = {}
+        for week in weeks:
+            for found in self._paragraphs(week).find({"_id": {"$in": hashes}}):
+                counts[found["_id"]] = counts.get(found["_id"], 0) + int(found["documents"])
+        return counts
 
     def _stored(self, documents: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
         """``(week, url) -> fetched_at`` of the batch's URLs held by their own week or the week before."""
@@ -264,20 +316,26 @@ class MongoStore(Store):
                 stored[(week, found["url"])] = found["fetched_at"]
         return stored
 
-    def _candidates(self, documents: Sequence[Mapping[str, Any]]) -> list[Candidate]:
-        """Stored documents within the duplicate window of ``documents`` that share a content hash or a
-        SimHash band key with one of them."""
+    def _candidates(
+        self, documents: Sequence[Mapping[str, Any]], phrases: Mapping[str, fingerprint.Phrases]
+    ) -> list[Candidate]:
+        """Stored documents within the duplicate window of ``documents`` that share a content hash, a
+        SimHash band key or an anchor (among its ``ANCHOR_PROBES`` smallest phrase hashes: ``phrases``)
+        with one of them."""
         if not self.dedup.enabled:
             return []
         hashes: set[str] = set()
         keys: set[int] = set()
+        probes: set[int] = set()
         lowers, uppers, weeks = [], [], set()
         for document in documents:
             if document["content_hash"] is None:
                 continue
             hashes.add(document["content_hash"])
             if document["simhash"] is not None:
-                keys.update(fingerprint.probe_keys(fingerprint.from_hex(document["simhash"])))
+                keys.update(fingerprint.band_keys(fingerprint.from_hex(document["simhash"])))
+                if document["url"] in phrases:
+                    probes.update(phrases[document["url"]].anchors(fingerprint.ANCHOR_PROBES))
             lower, upper = self.dedup_range(document)
             lowers.append(lower)
             uppers.append(upper)
@@ -285,7 +343,11 @@ class MongoStore(Store):
         if not hashes:
             return []
         query = {
-            "$or": [{"content_hash": {"$in": sorted(hashes)}}, {"simhash_bands": {"$in": sorted(keys)}}],
+            "$or": [
+                {"content_hash": {"$in": sorted(hashes)}},
+                {"simhash_bands": {"$in": sorted(keys)}},
+                {"anchors": {"$in": sorted(probes)}},
+            ],
             "first_seen": {"$gte": min(lowers), "$lte": max(uppers)},
         }
         return [
@@ -296,6 +358,7 @@ class MongoStore(Store):
                 row["first_seen"],
                 row.get("content_hash"),
                 row.get("simhash"),
+                frozenset(row.get("anchors") or ()),
             )
             for week in sorted(weeks)
             for row in self.collection(week, create=False).find(query, _CANDIDATE_FIELDS)
@@ -531,12 +594,13 @@ def _settled(
     return Written("updated", planned.url)  # (if planned new: another worker stored it meanwhile)
 
 
-def _upsert(document: Mapping[str, Any], week: str) -> UpdateOne:
-    """The write of a new or re-fetched document: insert it, or replace the fields a re-fetch changes
-    unless the stored fetch is newer."""
+def _upsert(document: Mapping[str, Any], week: str, anchors: list[int]) -> UpdateOne:
+    """The write of a new or re-fetched document (its body's ``anchors`` with it): insert it, or replace
+    the fields a re-fetch changes unless the stored fetch is newer."""
     updated = {name: document[name] for name in UPDATED_FIELDS}
     simhash = document["simhash"]
     updated["simhash_bands"] = [] if simhash is None else fingerprint.band_keys(fingerprint.from_hex(simhash))
+    updated["anchors"] = anchors
     fixed = {
         "_id": document["id"],
         "id": document["id"],

@@ -10,6 +10,9 @@ checkpoints them). It holds:
   ``(site, first_seen, id)`` (reads are in ``first_seen`` order, ties broken by id, as in MongoDB);
 - ``simhash_bands``: the 4 band keys of each document's SimHash with the SimHash, indexed together, for
   the near-duplicate lookup;
+- ``anchors`` and ``paragraphs``: each document's 16 smallest phrase hashes, for the lookup of the
+  documents a body is a part of or holds, and in how many documents each paragraph occurs (boilerplate:
+  :class:`crawler.store.fingerprint.Phrases`);
 - ``articles_fts``: a contentless FTS5 index of the words of title and body, every CJK character a word
   (:func:`crawler.store.sqlite_schema.search_text`), kept in step by the writes, for ``search``.
 
@@ -19,7 +22,7 @@ a new file to WAL, which SQLite refuses at once, busy timeout or not, while anot
 URL check, the duplicate lookup in that week and the write run in that one transaction, so a URL never gets
 two rows and two copies of an article written into one week never both stay. A repost is recorded in its
 original's file after that transaction commits. ``PRAGMA user_version`` holds the schema version; files of
-version 1 are migrated when opened.
+older versions are migrated when opened.
 """
 
 from __future__ import annotations
@@ -60,7 +63,9 @@ from crawler.store.sqlite_schema import (
     UPDATED_COLUMNS,
     document_of,
     index_bands,
+    index_phrases,
     index_search,
+    paragraph_counts,
     prepare,
     row_of,
     search_text,
@@ -84,7 +89,7 @@ _ID = DOCUMENT_FIELDS.index("id")
 
 # A SimHash as the band index keeps it (signed) back to its unsigned value.
 _UNSIGNED = (1 << 64) - 1
-_CANDIDATE_COLUMNS = "a.url, a.site, a.week, a.first_seen, a.content_hash, a.simhash"
+_CANDIDATE_COLUMNS = "a.url, a.site, a.week, a.first_seen, a.content_hash, a.simhash, a.body"
 _ADD_REPOST = (
     "UPDATE articles SET reposts = json_insert(reposts, '$[#]', json(?)) WHERE url = ?"
     " AND NOT EXISTS (SELECT 1 FROM json_each(articles.reposts) WHERE json_extract(value, '$.url') = ?)"
@@ -111,6 +116,8 @@ class SqliteStore(Store):
         self.dedup = DedupPolicy() if dedup is None else dedup
         self._connections: dict[str, sqlite3.Connection] = {}
         self._closed = False
+        # Paragraph counts read during the batch being written, kept in step with its new documents.
+        self._counts: dict[int, int] = {}
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.directory)!r})"
@@ -130,6 +137,7 @@ class SqliteStore(Store):
             for index, (document, home) in enumerate(zip(batch, self._homes(batch), strict=True)):
                 by_week.setdefault(home, []).append((index, document))
             written: dict[int, Written] = {}
+            self._counts = {}
             for week, writes in by_week.items():
                 reposts: list[tuple[str, str, dict[str, Any]]] = []
                 written.update(self._write(week, writes, reposts))
@@ -204,37 +212,96 @@ class SqliteStore(Store):
             connection.execute(UPDATE, [row[column] for column in UPDATED_COLUMNS] + [pk])
             if simhash != document["simhash"]:
                 index_bands(connection, pk, document["simhash"])
+            if body != document["body"] and document["body"]:
+                files = self._dedup_files(connection, week, document)
+
+                def recounted(hashes: list[int]) -> dict[int, int]:
+                    return self._paragraph_counts(files, hashes)
+
+                own = fingerprint.Phrases.of(document["body"], fingerprint.common_of(recounted))
+                index_phrases(connection, pk, own)
             if (title, body) != (document["title"], document["body"]):
                 index_search(connection, pk, document["title"], document["body"], old=(title, body))
             return Written("updated", url)
+        body = document["body"]
+        paragraphs = fingerprint.paragraph_hashes(body) if body else []
+        files = self._dedup_files(connection, week, document)
+
+        def counts(hashes: list[int]) -> dict[int, int]:
+            return self._paragraph_counts(files, hashes)
+
+        phrases = fingerprint.Phrases.of(body, fingerprint.common_of(counts)) if body else None
         found = self.find_original(
             document,
-            self._candidates(connection, week, document),
+            self._candidates(connection, week, document, phrases),
             lambda candidate: self._body(connection if candidate.week == week else None, candidate),
+            counts,
+            phrases,
         )
         if found is not None:
-            candidate, match, distance = found
-            reposts.append((candidate.week, candidate.url, repost_record(document, match, distance)))
-            return Written("repost", url, candidate.url)
+            record = repost_record(document, found.match, found.distance, found.share, found.partial_of)
+            reposts.append((found.candidate.week, found.candidate.url, record))
+            return Written("repost", url, found.candidate.url)
         document = {**document, "week": week}
         cursor = connection.execute(INSERT, row_of(document))
         assert cursor.lastrowid is not None
         index_bands(connection, cursor.lastrowid, document["simhash"])
+        if phrases is not None:
+            index_phrases(connection, cursor.lastrowid, phrases, paragraphs)
+            for paragraph in paragraphs:
+                if paragraph in self._counts:
+                    self._counts[paragraph] += 1
         index_search(connection, cursor.lastrowid, document["title"], document["body"])
         return Written("new", url)
 
-    def _candidates(
+    def _dedup_files(
         self, home: sqlite3.Connection, home_week: str, document: Mapping[str, Any]
+    ) -> list[tuple[str, sqlite3.Connection]]:
+        """The weeks ``document`` is compared with that have a file, and their connections."""
+        if not self.dedup.enabled:
+            return []
+        weeks = [
+            (week, home if week == home_week else self._open(week, create=False))
+            for week in self.dedup_weeks(document)
+        ]
+        return [(week, connection) for week, connection in weeks if connection is not None]
+
+    def _paragraph_counts(
+        self, weeks: list[tuple[str, sqlite3.Connection]], hashes: list[int]
+    ) -> dict[int, int]:
+        """In how many stored documents of the ``weeks`` a document is compared with each of the paragraph
+        ``hashes`` occurs (read once per batch, kept in step with its new documents)."""
+        counts = self._counts
+        unknown = [h for h in hashes if h not in counts]
+        if unknown:
+            counts.update(dict.fromkeys(unknown, 0))
+            for week, connection in weeks:
+                try:
+                    found = paragraph_counts(connection, unknown)
+                except sqlite3.Error as exc:
+                    raise StoreError(f"cannot read the article store {self.path(week)}: {exc}") from exc
+                for paragraph, documents in found.items():
+                    counts[paragraph] += documents
+        return {h: counts[h] for h in hashes}
+
+    def _candidates(
+        self,
+        home: sqlite3.Connection,
+        home_week: str,
+        document: Mapping[str, Any],
+        phrases: fingerprint.Phrases | None,
     ) -> list[Candidate]:
         """Stored documents within the duplicate window with the same content hash, or a shared band key
-        and a SimHash within the distance (read from the band index alone: a key is shared by about 1%
-        of the window, most of them far off)."""
+        and a SimHash within the distance (read from the band index alone), or an anchor among the body's
+        ``ANCHOR_PROBES`` smallest phrase hashes."""
         if not self.dedup.enabled or document["content_hash"] is None:
             return []
         lower, upper = self.dedup_range(document)
         own = None if document["simhash"] is None else fingerprint.from_hex(document["simhash"])
-        keys = [] if own is None else fingerprint.probe_keys(own)
+        keys = [] if own is None else fingerprint.band_keys(own)
         bands = f"SELECT pk, simhash FROM simhash_bands WHERE key IN ({', '.join('?' for _ in keys)})"
+        probes = [] if own is None or phrases is None else phrases.anchors(fingerprint.ANCHOR_PROBES)
+        anchors = f"SELECT pk, key FROM anchors WHERE key IN ({', '.join('?' for _ in probes)})"
         found: list[Candidate] = []
         for week in self.dedup_weeks(document):
             connection = home if week == home_week else self._open(week, create=False)
@@ -250,21 +317,27 @@ class SqliteStore(Store):
                     if own is not None
                     else set()
                 )
+                anchored: dict[int, set[int]] = {}
+                for pk, key in connection.execute(anchors, probes) if probes else ():
+                    anchored.setdefault(pk, set()).add(key)
                 query = (
-                    f"SELECT {_CANDIDATE_COLUMNS} FROM articles a WHERE a.content_hash = ?"
+                    f"SELECT a.pk, {_CANDIDATE_COLUMNS} FROM articles a WHERE a.content_hash = ?"
                     " AND a.first_seen BETWEEN ? AND ?"
                 )
                 params: list[object] = [document["content_hash"], lower, upper]
-                if near:
+                if near or anchored:
+                    # The keys as one JSON array: one statement whatever their number, prepared once.
                     query += (
-                        f" UNION SELECT {_CANDIDATE_COLUMNS} FROM articles a"
-                        f" WHERE a.pk IN ({', '.join('?' for _ in near)}) AND a.first_seen BETWEEN ? AND ?"
+                        f" UNION ALL SELECT a.pk, {_CANDIDATE_COLUMNS} FROM articles a"
+                        " WHERE a.pk IN (SELECT value FROM json_each(?)) AND a.first_seen BETWEEN ? AND ?"
                     )
-                    params += [*near, lower, upper]
+                    params += [json.dumps(sorted(near | anchored.keys())), lower, upper]
                 rows = connection.execute(query, params).fetchall()
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot read the article store {self.path(week)}: {exc}") from exc
-            found.extend(Candidate(*row) for row in rows)
+            for pk, url, site, of_week, first_seen, content, simhash, body in rows:
+                shared = frozenset(anchored.get(pk, ()))
+                found.append(Candidate(url, site, of_week, first_seen, content, simhash, shared, body))
         return found
 
     def _body(self, connection: sqlite3.Connection | None, candidate: Candidate) -> str | None:

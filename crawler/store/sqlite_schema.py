@@ -31,13 +31,15 @@ __all__ = [
     "UPDATED_COLUMNS",
     "document_of",
     "index_bands",
+    "index_phrases",
     "index_search",
+    "paragraph_counts",
     "prepare",
     "row_of",
     "search_text",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 _JSON_COLUMNS = frozenset({"fields", "extraction", "summary", "reposts"})
 COLUMNS = ", ".join(DOCUMENT_FIELDS)
 
@@ -75,6 +77,18 @@ _BANDS = (
     "CREATE INDEX simhash_bands_key ON simhash_bands (key, simhash, pk)",
     "CREATE INDEX simhash_bands_pk ON simhash_bands (pk)",
 )
+# Each document's anchors (fingerprint.Phrases.anchors: a lookup of the documents a body is a part of, or
+# holds), and in how many stored documents each paragraph occurs (fingerprint.paragraph_hashes: a paragraph
+# in several is boilerplate). A document deleted takes its anchors; its paragraphs stay counted.
+_PHRASES = (
+    "CREATE TABLE anchors (key INTEGER NOT NULL, pk INTEGER NOT NULL)",
+    "CREATE INDEX anchors_key ON anchors (key, pk)",
+    "CREATE INDEX anchors_pk ON anchors (pk)",
+    "CREATE TABLE paragraphs (hash INTEGER PRIMARY KEY, documents INTEGER NOT NULL)",
+    """CREATE TRIGGER articles_anchors_delete AFTER DELETE ON articles BEGIN
+        DELETE FROM anchors WHERE pk = old.pk;
+    END""",
+)
 _SEARCH = (
     """CREATE VIRTUAL TABLE articles_fts USING fts5(
         title, body, content='', tokenize='unicode61 remove_diacritics 2'
@@ -90,7 +104,7 @@ _OLD_SEARCH = (
     "DROP TRIGGER IF EXISTS articles_fts_delete",
     "DROP TABLE IF EXISTS articles_fts",
 )
-_SCHEMA = _TABLES + _BANDS + _SEARCH
+_SCHEMA = _TABLES + _BANDS + _PHRASES + _SEARCH
 # The first pause between two tries of a journal-mode switch another process holds up, doubled up to the
 # last: a switch takes a millisecond or two, and a file is new at most once a week.
 _WAL_RETRY_FIRST_PAUSE = 0.002
@@ -113,6 +127,46 @@ def index_bands(connection: sqlite3.Connection, pk: int, simhash: str | None) ->
             "INSERT INTO simhash_bands (key, pk, simhash) VALUES (?, ?, ?)",
             [(key, pk, signed) for key in fingerprint.band_keys(value)],
         )
+
+
+def index_phrases(
+    connection: sqlite3.Connection, pk: int, phrases: fingerprint.Phrases, paragraphs: Sequence[int] = ()
+) -> None:
+    """Keep article ``pk``'s anchors (in place of its old ones), and count its ``paragraphs`` (a new
+    document's: an updated one's were counted when it was new)."""
+    connection.execute("DELETE FROM anchors WHERE pk = ?", (pk,))
+    connection.executemany(
+        "INSERT INTO anchors (key, pk) VALUES (?, ?)", [(key, pk) for key in phrases.anchors()]
+    )
+    connection.executemany(
+        "INSERT INTO paragraphs (hash, documents) VALUES (?, 1)"
+        " ON CONFLICT (hash) DO UPDATE SET documents = documents + 1",
+        [(paragraph,) for paragraph in paragraphs],
+    )
+
+
+def paragraph_counts(connection: sqlite3.Connection, hashes: Sequence[int]) -> dict[int, int]:
+    """In how many stored documents of this file each of the paragraph ``hashes`` occurs (those in none
+    left out)."""
+    if not hashes:
+        return {}
+    query = f"SELECT hash, documents FROM paragraphs WHERE hash IN ({', '.join('?' for _ in hashes)})"
+    return dict(connection.execute(query, list(hashes)).fetchall())
+
+
+def _index_all_phrases(connection: sqlite3.Connection) -> None:
+    """Versions 1 to 5 kept no anchors nor paragraph counts: made from the articles, in the order they were
+    first seen."""
+    for pk, body in connection.execute(
+        "SELECT pk, body FROM articles WHERE body IS NOT NULL ORDER BY first_seen, pk"
+    ).fetchall():
+        paragraphs = fingerprint.paragraph_hashes(body)
+        counts = paragraph_counts(connection, paragraphs)
+
+        def common(hashes: list[int], counts: dict[int, int] = counts) -> list[int]:
+            return [h for h in hashes if counts.get(h, 0) >= fingerprint.COMMON_DOCUMENTS]
+
+        index_phrases(connection, pk, fingerprint.Phrases.of(body, common), paragraphs)
 
 
 def search_text(text: str | None) -> str:
@@ -152,10 +206,14 @@ def prepare(connection: sqlite3.Connection, path: Path, timeout: float) -> None:
         version = _schema_version(connection, path)
         if version == 1:
             _migrate_from_1(connection)
-        elif version in (2, 3, 4):
-            _rebuild_bands(connection)
+        elif version in (2, 3, 4, 5):
+            if version < 5:
+                _rebuild_bands(connection)
             if version < 4:
                 _rebuild_search(connection)
+            for statement in _PHRASES:
+                connection.execute(statement)
+            _index_all_phrases(connection)
         elif version == 0:
             for statement in _SCHEMA:
                 connection.execute(statement)
@@ -247,6 +305,7 @@ def _migrate_from_1(connection: sqlite3.Connection) -> None:
         index_bands(connection, cursor.lastrowid, document["simhash"])
         index_search(connection, cursor.lastrowid, document["title"], document["body"])
     connection.execute("DROP TABLE articles_v1")
+    _index_all_phrases(connection)
 
 
 def row_of(document: Mapping[str, Any]) -> tuple[object, ...]:
