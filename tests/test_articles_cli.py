@@ -143,6 +143,21 @@ def test_show_prints_every_field_and_finds_reposts(
     assert "no stored article has the URL or id 'http://nowhere.test/x'" in err
 
 
+def test_list_reposts_gives_the_articles_reposts_were_recorded_against(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SqliteStore(crawled) as store:
+        originals = [d["url"] for d in store.iter_articles() if d["reposts"]]
+    assert originals, "the demo records reposts"
+    code, out, _ = articles(capsys, monkeypatch, crawled, "list", "--reposts", "--format", "jsonl")
+    assert code == 0
+    assert [json.loads(line)["url"] for line in out.splitlines()] == originals
+    _, one, _ = articles(
+        capsys, monkeypatch, crawled, "list", "--reposts", "--limit", "1", "--format", "jsonl"
+    )
+    assert [json.loads(line)["url"] for line in one.splitlines()] == originals[:1]
+
+
 def test_show_of_a_partial_repost_names_its_original_and_how_much_they_share(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -281,6 +281,9 @@ CASES: dict[str, Case] = {
     "crawler rules try guardian https://www.theguardian.com/world": NotRun(INTERNET),
     "crawler demo": Run(expect=("stored 146 articles",), check=_shows_the_demo_articles),
     "crawler --data-dir data/demo articles search harbour": Run(expect=("harbour",), demo=True),
+    "crawler --data-dir data/demo articles list --reposts": Run(
+        expect=("reposts recorded against them",), demo=True
+    ),
     "crawler demo --serve": UntilCtrlC(
         ready="crawl them from another terminal",
         meanwhile=("crawler --data-dir data/demo --rules-dir data/demo/rules temp demo-citynews",),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import csv
 import difflib
+import itertools
 import json
 import shlex
 import shutil
@@ -90,9 +91,17 @@ def run_list(args: argparse.Namespace) -> int:
     with _store() as store:
         _check_site(store, args.site)
         documents = store.iter_articles(
-            site=args.site, week=args.week, since=args.since, until=args.until, limit=args.limit
+            site=args.site,
+            week=args.week,
+            since=args.since,
+            until=args.until,
+            limit=None if args.reposts else args.limit,
         )
-        if not _print_documents(documents, args.format, title="Articles, newest first", limit=args.limit):
+        title = "Articles, newest first"
+        if args.reposts:
+            documents = itertools.islice((d for d in documents if d.get("reposts")), args.limit)
+            title = "Articles with reposts recorded against them, newest first"
+        if not _print_documents(documents, args.format, title=title, limit=args.limit):
             _note_if_empty(store)
     return 0
 

@@ -396,7 +396,8 @@ def _print_stored(console: Console, directory: Path, ways: dict[str, str], sampl
         console.print(
             f"{len(articles)} articles stored in {directory}; {reposts} reposts (the same article under"
             " another URL) recorded against their originals instead of stored twice. See them with"
-            f" `{command_name()} --data-dir {shlex.quote(str(directory))} articles stats`",
+            f" `{command_name()} --data-dir {shlex.quote(str(directory))} articles stats` and"
+            " `articles list --reposts`",
             soft_wrap=True,
             markup=False,
         )

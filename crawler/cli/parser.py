@@ -218,6 +218,11 @@ def _add_articles(commands: Any) -> None:
 
     listing = actions.add_parser("list", help="stored articles, newest first")
     _add_filters(listing, limit=DEFAULT_LIMIT)
+    listing.add_argument(
+        "--reposts",
+        action="store_true",
+        help="only the articles that reposts were recorded against (`articles show ID` lists them)",
+    )
     _add_format(listing, ("table", "json", "jsonl", "csv"))
     listing.set_defaults(handler="crawler.cli.articles:run_list")
 
