@@ -317,10 +317,11 @@ class Store(ABC):
         if phrases is None:
             phrases = fingerprint.Phrases.of(document["body"], counts and fingerprint.common_of(counts))
         probes = set(phrases.anchors(fingerprint.ANCHOR_PROBES))
+        near_urls = {url for _, _, url, _ in near}
         anchored = sorted(
             (-hits, c.first_seen, c.url, c)
             for c in unique
-            if c.url not in {url for _, _, url, _ in near} and (hits := len(c.anchors & probes))
+            if c.url not in near_urls and (hits := len(c.anchors & probes))
         )[:ANCHORED_CANDIDATES]
         checked = [candidate for _, _, _, candidate in near + anchored]
         if counts is not None:  # every paragraph count the decisions need, in one read

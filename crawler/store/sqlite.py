@@ -27,11 +27,12 @@ older versions are migrated when opened.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -213,23 +214,14 @@ class SqliteStore(Store):
             if simhash != document["simhash"]:
                 index_bands(connection, pk, document["simhash"])
             if body != document["body"] and document["body"]:
-                files = self._dedup_files(connection, week, document)
-
-                def recounted(hashes: list[int]) -> dict[int, int]:
-                    return self._paragraph_counts(files, hashes)
-
-                own = fingerprint.Phrases.of(document["body"], fingerprint.common_of(recounted))
-                index_phrases(connection, pk, own)
+                common = fingerprint.common_of(self._counter(connection, week, document))
+                index_phrases(connection, pk, fingerprint.Phrases.of(document["body"], common))
             if (title, body) != (document["title"], document["body"]):
                 index_search(connection, pk, document["title"], document["body"], old=(title, body))
             return Written("updated", url)
         body = document["body"]
         paragraphs = fingerprint.paragraph_hashes(body) if body else []
-        files = self._dedup_files(connection, week, document)
-
-        def counts(hashes: list[int]) -> dict[int, int]:
-            return self._paragraph_counts(files, hashes)
-
+        counts = self._counter(connection, week, document)
         phrases = fingerprint.Phrases.of(body, fingerprint.common_of(counts)) if body else None
         found = self.find_original(
             document,
@@ -254,17 +246,17 @@ class SqliteStore(Store):
         index_search(connection, cursor.lastrowid, document["title"], document["body"])
         return Written("new", url)
 
-    def _dedup_files(
+    def _counter(
         self, home: sqlite3.Connection, home_week: str, document: Mapping[str, Any]
-    ) -> list[tuple[str, sqlite3.Connection]]:
-        """The weeks ``document`` is compared with that have a file, and their connections."""
-        if not self.dedup.enabled:
-            return []
-        weeks = [
-            (week, home if week == home_week else self._open(week, create=False))
-            for week in self.dedup_weeks(document)
-        ]
-        return [(week, connection) for week, connection in weeks if connection is not None]
+    ) -> Callable[[list[int]], dict[int, int]]:
+        """The paragraph counts of the weeks ``document`` is compared with (those that have a file), as
+        :meth:`Store.find_original` and :func:`crawler.store.fingerprint.common_of` ask for them."""
+        weeks: list[tuple[str, sqlite3.Connection]] = []
+        for week in self.dedup_weeks(document) if self.dedup.enabled else ():
+            connection = home if week == home_week else self._open(week, create=False)
+            if connection is not None:
+                weeks.append((week, connection))
+        return functools.partial(self._paragraph_counts, weeks)
 
     def _paragraph_counts(
         self, weeks: list[tuple[str, sqlite3.Connection]], hashes: list[int]

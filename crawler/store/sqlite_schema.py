@@ -11,6 +11,7 @@ spaced text in a trigger.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import time
@@ -157,16 +158,12 @@ def paragraph_counts(connection: sqlite3.Connection, hashes: Sequence[int]) -> d
 def _index_all_phrases(connection: sqlite3.Connection) -> None:
     """Versions 1 to 5 kept no anchors nor paragraph counts: made from the articles, in the order they were
     first seen."""
+    common = fingerprint.common_of(functools.partial(paragraph_counts, connection))
     for pk, body in connection.execute(
         "SELECT pk, body FROM articles WHERE body IS NOT NULL ORDER BY first_seen, pk"
     ).fetchall():
-        paragraphs = fingerprint.paragraph_hashes(body)
-        counts = paragraph_counts(connection, paragraphs)
-
-        def common(hashes: list[int], counts: dict[int, int] = counts) -> list[int]:
-            return [h for h in hashes if counts.get(h, 0) >= fingerprint.COMMON_DOCUMENTS]
-
-        index_phrases(connection, pk, fingerprint.Phrases.of(body, common), paragraphs)
+        phrases = fingerprint.Phrases.of(body, common)
+        index_phrases(connection, pk, phrases, fingerprint.paragraph_hashes(body))
 
 
 def search_text(text: str | None) -> str:
