@@ -8,7 +8,8 @@ Deterministic: the same pages give the same file. Needs ``pip install -e '.[trai
    tokens in a row in the truth; a longer one: at least half its token trigrams found in the truth).
 3. Keep the features seen on pages of at least ``--min-sites`` sites: a class word of one site teaches
    nothing about the next.
-4. Fit a logistic regression (liblinear, L2), each line weighted by the square root of its words.
+4. Fit a logistic regression (liblinear, L2), each page weighing the same, shared by its lines in
+   proportion to the square root of their words.
 5. Cross-validate by site (5 folds grouped by domain): each fold's pages are extracted with a model fitted
    on the other folds; the held-out token F1 and acc are printed beside qRead's alone and the peers'
    (``--peers``, on the same pages: ``pip install -e '.[bench]'``).
@@ -46,6 +47,10 @@ FOLDS = 5
 C = 0.03
 MIN_SITES = 2
 MIN_WEIGHT = 0.001
+# Each page weighs the same in the fit, as in the score (a mean over pages), shared by its lines in
+# proportion to the square root of their words: held-out token F1 0.9383 against 0.9370 when lines weighed
+# the square root of their words alone (long pages then outweighed short ones). C was chosen at this scale.
+PAGE_WEIGHT = 100.0
 
 
 @dataclass(slots=True)
@@ -108,6 +113,7 @@ def fit(samples: list[Sample], c: float, min_sites: int) -> boilerplate.Model:
     labels: list[int] = []
     weights: list[float] = []
     for sample in samples:
+        page_total = sum(math.sqrt(max(1, sample.reading.lines[i].words)) for i in sample.chosen) or 1.0
         for index, found, label in zip(sample.chosen, sample.features, sample.labels, strict=True):
             row = len(labels)
             for feature in set(found):
@@ -115,7 +121,7 @@ def fit(samples: list[Sample], c: float, min_sites: int) -> boilerplate.Model:
                     rows.append(row)
                     cols.append(column[feature])
             labels.append(label)
-            weights.append(math.sqrt(max(1, sample.reading.lines[index].words)))
+            weights.append(PAGE_WEIGHT * math.sqrt(max(1, sample.reading.lines[index].words)) / page_total)
     matrix = csr_matrix(([1.0] * len(rows), (rows, cols)), shape=(len(labels), len(vocabulary)))
     model = LogisticRegression(C=c, solver="liblinear", max_iter=1000)
     model.fit(matrix, labels, sample_weight=weights)

@@ -14,6 +14,9 @@ core, the densest segment, and fixes what the measurements on the development se
    blocks that look like boilerplate (``<nav>``, hidden, class or id words such as ``sidebar``, ``share``,
    ``comments``) are left out, unless the block holds an article mark or most of the page's text (a
    hidden block only the latter: a hidden copy of the article is metadata, not a second body).
+   WordPress's post classes (``tag-energy ... status-publish``) mark the article, class words inside
+   ``<pre>`` are a code highlighter's, and the parts a React page streamed hidden at its end are walked
+   in their places (``htmlparse.place_streamed``).
 3. Segments: the empty lines between two text lines are the containers closed and opened between them,
    so θ keeps its meaning whatever the source formatting.
 4. The core is the segment with the most words outside links per line, weighted by the square root of
@@ -40,7 +43,7 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
-from extractors.htmlparse import page_title, parse_tree
+from extractors.htmlparse import page_title, parse_tree, place_streamed
 from extractors.model import Block, Extraction
 from extractors.text import CJK_RE, block_similarity, cosine, count_words, split_space, terms
 
@@ -171,6 +174,8 @@ def _looks_boilerplate(words: str) -> int:
     words = words.lower()
     if ("body" in words or "content" in words or "text" in words) and _BODY_MARK_RE.search(words):
         return _BODY
+    if "status-publish" in words and _POST_CLASS_RE.search(words):
+        return _BODY
     # Most values hold no boilerplate word at all: one look at all their parts settles them (in bytes when
     # ASCII, in half the time of the regular expression).
     if words.isascii():
@@ -188,7 +193,7 @@ def _looks_boilerplate(words: str) -> int:
 # Marks of the article itself: a block holding one of them is not boilerplate, whatever its class says.
 _ARTICLE_MARK_TAGS = frozenset({"article", "main", "h1"})
 # What the walk does with each tag, as bit flags looked up once per element.
-_BLOCK, _CONTAINER, _SUSPECT, _MARK, _LINK, _BREAK = 1, 2, 4, 8, 16, 32
+_BLOCK, _CONTAINER, _SUSPECT, _MARK, _LINK, _BREAK, _CODE = 1, 2, 4, 8, 16, 32, 64
 _TAG_KIND: dict[object, int] = {
     tag: (tag in _BLOCK_TAGS and _BLOCK)
     | (tag in _CONTAINER_TAGS and _CONTAINER)
@@ -196,6 +201,7 @@ _TAG_KIND: dict[object, int] = {
     | (tag in _ARTICLE_MARK_TAGS and _MARK)
     | (tag == "a" and _LINK)
     | (tag == "br" and _BREAK)
+    | (tag == "pre" and _CODE)
     for tag in {*_BLOCK_TAGS, *_CONTAINER_TAGS, *_SUSPECT_TAGS, *_ARTICLE_MARK_TAGS, "a", "br"}
 }
 # What marks a boilerplate-looking element (see _looks_boilerplate and _hidden), and what guards it (an
@@ -204,6 +210,10 @@ _WORDED, _HIDDEN, _GUARDED, _BODY = 1, 2, 4, 8
 # Class or id words of the article's body ("article-body", "entry-content", "post_text", "storyBody"): a
 # mark of the article like <article>, guarding a boilerplate-looking block that holds it.
 _BODY_MARK_RE = re.compile(r"(?:article|entry|post|story)[-_]*(?:body|content|text)\b")
+# WordPress's post_class() on the element holding a post: "post-1571 type-post status-publish ... hentry
+# tag-thermostats category-news". Its tag and category words name the post's terms, not a tag list, and
+# it guards the boilerplate-looking blocks around the post as an article mark does.
+_POST_CLASS_RE = re.compile(r"(?:^|\s)type-[a-z0-9_-]+\s(?:.*\s)?status-publish(?:\s|$)")
 _HIDDEN_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _NEVER_SUSPECT_TAGS = frozenset({"html", "body", "article", "main"})
 # The attributes that may mark an element, read during the walk (a third of the time of XPath queries,
@@ -286,11 +296,13 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
     if root is None:
         return Extraction.empty(ALGORITHM, title, "no HTML document in the input")
     title = title or page_title(root)
-    # 1. Filter: what is never text.
-    lxml.etree.strip_elements(root, *_DROP_TAGS, with_tail=False)
-    lxml.etree.strip_tags(root, *_FORMATTING_TAGS)
-    # 2. Lines from the DOM, boilerplate blocks left out; 3. empty lines from the containers between them.
-    walk = _walk(root)
+    # 1. Filter: what is never text; 2. lines from the DOM, boilerplate blocks left out; 3. empty lines
+    # from the containers between them.
+    walk = _walk(_filtered(root))
+    if walk.streamed and (again := parse_tree(html)) is not None:
+        # Parts React streamed at the end of the page, hidden: put in place, then walked again (rare).
+        place_streamed(again)
+        walk = _walk(_filtered(again))
     lines = walk.lines
     segments = _segment(lines, THETA)
     if not segments:
@@ -355,6 +367,13 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
     return Reading(
         title, lines, walk, segments, similarities, best, kinds, container, in_block, kept, hard, dropped, cjk
     )
+
+
+def _filtered(root: lxml.etree._Element) -> lxml.etree._Element:
+    """Stage 1: ``root`` without what is never text, formatting tags merged into their parents' text."""
+    lxml.etree.strip_elements(root, *_DROP_TAGS, with_tail=False)
+    lxml.etree.strip_tags(root, *_FORMATTING_TAGS)
+    return root
 
 
 def render(reading: Reading, kept: set[int]) -> str:
@@ -474,6 +493,7 @@ class _Walk:
     span: list[tuple[int, int]]  # walk id -> positions of its start and end events
     blocks: list[lxml.etree._Element]  # walk id -> the block element
     dropped: int  # lines left out in boilerplate blocks
+    streamed: bool  # a hidden part React streamed at the end of the page (see htmlparse.place_streamed)
 
 
 def _walk(root: lxml.etree._Element) -> _Walk:
@@ -494,6 +514,9 @@ def _walk(root: lxml.etree._Element) -> _Walk:
     open_kinds: list[int] = []  # _TAG_KIND of the open elements
     gap = 0
     in_link = 0
+    # Inside <pre>, class words are a highlighter's ("hljs-comment", "token tag"), not the page's layout.
+    in_code = 0
+    streamed = False
     tag = "body"
     position = 0
 
@@ -528,12 +551,16 @@ def _walk(root: lxml.etree._Element) -> _Walk:
             kind = _TAG_KIND.get(name, 0)
             open_kinds.append(kind)
             verdict = 0
-            if name not in _NEVER_SUSPECT_TAGS:
+            if name not in _NEVER_SUSPECT_TAGS and not in_code:
                 for key, value in element.items():
                     if key in _NAME_ATTRIBUTES:
                         verdict |= _looks_boilerplate(value)
                     elif key in _SHOWN_ATTRIBUTES:
                         verdict |= _hidden(key, value)
+            if kind & _CODE:
+                in_code += 1
+            if verdict & _HIDDEN and name == "div" and (element.get("id") or "")[:2] == "S:":
+                streamed = True
             if kind & _SUSPECT or verdict & _HIDDEN or (verdict & _WORDED and not kind & _MARK):
                 record = [position, 0, verdict & _HIDDEN]
                 suspects.append(record)
@@ -571,6 +598,8 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                     gap += 1
             elif kind & _LINK:
                 in_link -= 1
+            if kind & _CODE:
+                in_code -= 1
             if open_suspects and open_suspects[-1][0] is element:
                 if pieces:
                     flush()
@@ -586,7 +615,7 @@ def _walk(root: lxml.etree._Element) -> _Walk:
     flush()
     span[0] = (0, position + 1)
     kept = _without_boilerplate(lines, suspects)
-    return _Walk(kept, parents, span, blocks, len(lines) - len(kept))
+    return _Walk(kept, parents, span, blocks, len(lines) - len(kept), streamed)
 
 
 def _label(element: lxml.etree._Element) -> str:

@@ -38,3 +38,21 @@ def test_title_comes_from_title_then_open_graph_then_h1() -> None:
     assert title('<meta property="og:title" content="OG title"><h1>Head</h1>') == "OG title"
     assert title("<body><h1>Only <b>heading</b></h1></body>") == "Only heading"
     assert title("<body><p>none</p></body>") is None
+
+
+def test_streamed_parts_are_moved_into_their_templates_by_parse_html() -> None:
+    """``parse_html`` (the other extractors' parser) puts React's streamed parts where their templates
+    stand, nested parts included; a hidden part without a template stays as it is."""
+    html = (
+        "<html><body><main><p>Before.</p><template id='B:0'></template><p>After.</p></main>"
+        "<footer>Footer.</footer>"
+        "<div hidden id='S:0'><p>First part.</p><template id='P:1'></template></div>"
+        "<div hidden id='S:1'><p>Nested part.</p></div>"
+        "<div hidden id='S:7'><p>No place.</p></div></body></html>"
+    )
+    root = parse_html(html)
+    assert root is not None
+    main = root.find(".//main")
+    assert main is not None
+    assert [p.text_content() for p in main.iter("p")] == ["Before.", "First part.", "Nested part.", "After."]
+    assert root.xpath("//div[@id='S:7']/@hidden") == [""]

@@ -78,6 +78,36 @@ def test_a_body_class_inside_a_boilerplate_looking_wrapper_keeps_the_body() -> N
     assert result.paragraphs[-1].startswith("That stickiness is why")
 
 
+def test_parts_react_streamed_at_the_end_of_the_page_are_read_in_their_place() -> None:
+    """A streamed React page holds its story in hidden ``<div id="S:n">`` parts after the footer, and a
+    script (gone from the saved page) moves each into its ``<template id="B:n">`` or ``P:n``: the story
+    is read, in its order, without the sidebar and the footer."""
+    result = extract(page("react_streamed.html"))
+    starts = ["An index fund is", "Because nobody", "Over long periods", "Most brokers"]
+    found = [next(i for i, p in enumerate(result.paragraphs) if p.startswith(start)) for start in starts]
+    assert found == sorted(found)
+    for junk in ("Popular this week", "Savings rates climb", "independent publisher"):
+        assert junk not in result.text
+
+
+def test_a_wordpress_post_whose_classes_name_its_tags_is_not_a_tag_list() -> None:
+    """WordPress's post classes ("tag-energy category-heating ... status-publish hentry") name the post's
+    terms: the post's element is the article, not a tag cloud to leave out."""
+    result = extract(page("wordpress_post_classes.html"))
+    assert len(result.paragraphs) == 3
+    assert result.paragraphs[0].startswith("A smart thermostat learns")
+    assert result.paragraphs[-1].startswith("The savings are largest")
+
+
+def test_a_code_highlighters_classes_do_not_hide_its_comments() -> None:
+    """Inside ``<pre>``, "hljs-comment" is a highlighter's class, not a comment thread; a hidden
+    ``<pre>`` (a copy for machines) stays hidden."""
+    result = extract(page("highlighted_code.html"))
+    assert "# record the staged files with a message" in result.text
+    assert "# fetch the changes from the remote branch" in result.text
+    assert "a copy for machines" not in result.text
+
+
 def test_headline_is_left_out_because_it_is_the_title() -> None:
     assert "How the city plans" not in extract(page("equal_density.html")).text
 
