@@ -26,7 +26,8 @@ core, the densest segment, and fixes what the measurements on the development se
    done on the tree: an article split by an advert or a sub-heading is one block.
 6. Clean the block: leave out link lists, short lines before the first and after the last article line
    (datelines, share bars), captions, repeated long lines, and the headline (the line most like the title:
-   the seed's title similarity, used where it helps).
+   the seed's title similarity, used where it helps); on Chinese pages, a dateline with its source and a
+   copyright or reprint notice that ends the text.
 7. Only in ``extract_learned`` (``algo="qread-learned"``, the default): the learned boilerplate step of
    ``extractors/boilerplate.py`` trims what stage 6 kept and pulls in body lines around it.
 """
@@ -225,6 +226,15 @@ _SHOWN_ATTRIBUTES = frozenset({"style", "hidden", "aria-hidden"})
 MAX_BOILERPLATE_SHARE = 0.6
 # Lines of these blocks are not the article's text: the headline (it is the title) and picture captions.
 NOT_TEXT_TAGS = frozenset({"h1", "figcaption"})
+# Lines of Chinese news pages that are never the article (see _notices): the start of a notice on
+# copyright or reprinting, and a date with the source.
+_NOTICE_RE = re.compile(
+    r"\W*(?:反侵权公告|版权声明|版权所有|原创版权|转载申请|转载请|未经(?:书面)?(?:许可|授权)|免责声明"
+    r"|本文(?:系|为|来源|转自|仅代表)|声明[：:])"
+)
+_DATELINE_RE = re.compile(
+    r"\W*\d{4}[-./年]\d{1,2}[-./月]\d{1,2}日?\s*(?:\d{1,2}:\d{2}(?::\d{2})?)?\s*来源[：:]"
+)
 # A line before the article text that is this similar to the title, and not much longer, is the headline.
 HEADLINE_SIMILARITY = 0.6
 HEADLINE_SIZE = 1.5
@@ -364,9 +374,30 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
             ):
                 kept.discard(i)
                 drop([i], "the headline", never_text=True)
+    # A Chinese news page's dateline with its source, and the copyright or reprint notice that ends it.
+    if cjk:
+        datelines, notice = _notices(lines, kept)
+        kept.difference_update(datelines, notice)
+        drop(datelines, "a dateline", never_text=True)
+        drop(notice, "a copyright or reprint notice and what follows it", never_text=True)
     return Reading(
         title, lines, walk, segments, similarities, best, kinds, container, in_block, kept, hard, dropped, cjk
     )
+
+
+def _notices(lines: list[_Line], kept: set[int]) -> tuple[list[int], list[int]]:
+    """The kept CJK lines that are a dateline with the source ("2022-02-13 07:00 来源：央广网"), and those
+    from a copyright or reprint notice ("反侵权公告", "原创版权禁止商业转载", "声明：该文观点仅代表作者本人")
+    in the second half of the kept text to the end."""
+    order = sorted(kept)
+    datelines = [i for i in order if lines[i].cjk and _DATELINE_RE.match(lines[i].text)]
+    total = sum(lines[i].words for i in order)
+    before = 0
+    for position, i in enumerate(order):
+        if 2 * before >= total and lines[i].cjk and _NOTICE_RE.match(lines[i].text):
+            return datelines, order[position:]
+        before += lines[i].words
+    return datelines, []
 
 
 def _filtered(root: lxml.etree._Element) -> lxml.etree._Element:

@@ -58,6 +58,26 @@ def test_chinese_page_counts_characters_as_words() -> None:
     assert chosen and all(block.words > 100 for block in chosen)
 
 
+def test_a_chinese_news_pages_dateline_and_reprint_notice_are_not_the_article() -> None:
+    """A dateline with the source ("2026-11-20 09:15:00来源：…") before the story and the copyright and
+    reprint notices after it are long lines of text, but never the article's."""
+    result = extract(page("chinese_notices.html"))
+    assert len(result.paragraphs) == 3
+    assert result.paragraphs[0].startswith("记者从市民政局获悉")
+    assert result.paragraphs[-1].startswith("市民政局有关负责人表示")
+    for junk in ("来源", "原创版权", "转载申请"):
+        assert junk not in result.text
+
+
+def test_a_notice_word_early_in_a_chinese_story_does_not_cut_it() -> None:
+    """Only a notice in the second half of the text ends the article: a story that opens on one is kept."""
+    opening = "<p>未经许可不得入内的老旧厂房，如今改建成了养老服务中心。</p>"
+    html = page("chinese_notices.html").replace("<p>记者从市民政局获悉", f"{opening}<p>记者从市民政局获悉")
+    result = extract(html)
+    assert result.paragraphs[0].startswith("未经许可不得入内")
+    assert result.paragraphs[-1].startswith("市民政局有关负责人表示")
+
+
 def test_a_hidden_copy_of_the_article_does_not_double_the_body() -> None:
     """A hidden "republish this article" box holds the headline, the body, a date and an image URL: its
     article marks do not make it text, so the body comes out once."""
