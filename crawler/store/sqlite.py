@@ -117,8 +117,9 @@ class SqliteStore(Store):
         self.dedup = DedupPolicy() if dedup is None else dedup
         self._connections: dict[str, sqlite3.Connection] = {}
         self._closed = False
-        # Paragraph counts read during the batch being written, kept in step with its new documents.
-        self._counts: dict[int, int] = {}
+        # Paragraph counts read from each week's file during the batch being written, kept in step with the
+        # new documents written into it.
+        self._counts: dict[str, dict[int, int]] = {}
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.directory)!r})"
@@ -240,9 +241,10 @@ class SqliteStore(Store):
         index_bands(connection, cursor.lastrowid, document["simhash"])
         if phrases is not None:
             index_phrases(connection, cursor.lastrowid, phrases, paragraphs)
+            counted = self._counts.get(week, {})
             for paragraph in paragraphs:
-                if paragraph in self._counts:
-                    self._counts[paragraph] += 1
+                if paragraph in counted:
+                    counted[paragraph] += 1
         index_search(connection, cursor.lastrowid, document["title"], document["body"])
         return Written("new", url)
 
@@ -262,19 +264,20 @@ class SqliteStore(Store):
         self, weeks: list[tuple[str, sqlite3.Connection]], hashes: list[int]
     ) -> dict[int, int]:
         """In how many stored documents of the ``weeks`` a document is compared with each of the paragraph
-        ``hashes`` occurs (read once per batch, kept in step with its new documents)."""
-        counts = self._counts
-        unknown = [h for h in hashes if h not in counts]
-        if unknown:
-            counts.update(dict.fromkeys(unknown, 0))
-            for week, connection in weeks:
+        ``hashes`` occurs (each week's file read once per batch, kept in step with its new documents)."""
+        total = dict.fromkeys(hashes, 0)
+        for week, connection in weeks:
+            counted = self._counts.setdefault(week, {})
+            unknown = [h for h in hashes if h not in counted]
+            if unknown:
                 try:
                     found = paragraph_counts(connection, unknown)
                 except sqlite3.Error as exc:
                     raise StoreError(f"cannot read the article store {self.path(week)}: {exc}") from exc
-                for paragraph, documents in found.items():
-                    counts[paragraph] += documents
-        return {h: counts[h] for h in hashes}
+                counted.update((h, found.get(h, 0)) for h in unknown)
+            for h in hashes:
+                total[h] += counted[h]
+        return total
 
     def _candidates(
         self,
