@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from test_store_contract import DISCLAIMER, FLOOD, FLOOD_OTHER, FLOOD_REPOST, article, made_up
+from test_store_contract import FLOOD, FLOOD_OTHER, FLOOD_REPOST, article
 
 from crawler.store import SqliteStore, StoreError, Written, article_id, open_store, week_of
 from crawler.store.base import Candidate, Original
@@ -285,25 +285,6 @@ def _repost_to_old_file(tmp_path: Path, version: int) -> tuple[str, Path]:
 def test_a_version_2_file_gets_its_band_keys_rebuilt(tmp_path: Path) -> None:
     outcome, _ = _repost_to_old_file(tmp_path, 2)
     assert outcome == "repost", "found through the rebuilt keys"
-
-
-def test_paragraph_counts_of_a_batch_are_those_of_each_documents_own_weeks(store: SqliteStore) -> None:
-    """A batch across a week's end: the Wednesday article counts the disclaimer in its weeks (47 to 48: no
-    carrier), the next Monday's in its own (47 to 49: two carriers in week 49, so boilerplate). Read for the
-    first and kept for the batch, the first count made the Monday page, the disclaimer and five words of its
-    own, a part of the Wednesday article."""
-    for n in (1, 2):
-        body = "\n\n".join([*made_up(200 + n, 3), DISCLAIMER])
-        assert store.upsert(article(f"http://legal.test/{n}", "2026-12-02T10:00:00Z", body=body)).new
-    wednesday = "\n\n".join([*made_up(210, 2), DISCLAIMER])
-    monday = f"Opening hours change next week.\n\n{DISCLAIMER}"
-    results = store.upsert_many(
-        [
-            article("http://news.test/wednesday", "2026-11-18T10:00:00Z", body=wednesday),
-            article("http://other.test/monday", "2026-11-23T10:00:00Z", body=monday),
-        ]
-    )
-    assert [written.outcome for written in results] == ["new", "new"]
 
 
 def test_a_version_5_file_gets_anchors_and_paragraph_counts(tmp_path: Path) -> None:

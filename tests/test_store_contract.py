@@ -477,6 +477,48 @@ def test_shared_boilerplate_never_makes_distinct_articles_one(store: Store) -> N
     assert store.count() == 6
 
 
+def test_a_batchs_paragraph_counts_are_those_of_each_documents_own_weeks(store: Store) -> None:
+    """A batch across a week's end: the Wednesday article counts the disclaimer in its weeks (46 to 48: no
+    carrier), the next Monday's page in its own (47 to 49: two carriers in week 49, so boilerplate). The
+    page, the disclaimer and five words of its own, is no part of the Wednesday article."""
+    for n in (1, 2):
+        body = "\n\n".join([*made_up(200 + n, 3), DISCLAIMER])
+        assert store.upsert(article(f"http://legal.test/{n}", "2026-12-02T10:00:00Z", body=body)).new
+    wednesday = "\n\n".join([*made_up(210, 2), DISCLAIMER])
+    monday = f"Opening hours change next week.\n\n{DISCLAIMER}"
+    results = store.upsert_many(
+        [
+            article("http://news.test/wednesday", "2026-11-18T10:00:00Z", body=wednesday),
+            article("http://other.test/monday", "2026-11-23T10:00:00Z", body=monday),
+        ]
+    )
+    assert outcomes(results) == ["new", "new"]
+
+
+def test_paragraphs_common_only_outside_a_documents_weeks_are_its_own(store: Store) -> None:
+    """The disclaimer is carried by two articles of week 45 and one of week 48. One batch then holds a
+    week-46 article carrying it (its weeks, 45 to 47, hold the two carriers) and a week-48 page, the
+    disclaimer and five words of its own: its weeks (47 to 49) hold one copy of the disclaimer, the
+    week-48 article's, whose text it is there; the page is a part of that article."""
+    for n in (1, 2):
+        body = "\n\n".join([*made_up(220 + n, 3), DISCLAIMER])
+        assert store.upsert(article(f"http://legal.test/{n}", "2026-11-03T10:00:00Z", body=body)).new
+    whole = "\n\n".join([*made_up(230, 2), DISCLAIMER])
+    assert store.upsert(article("http://news.test/whole", "2026-11-24T10:00:00Z", body=whole)).new
+    earlier = "\n\n".join([*made_up(231, 2), DISCLAIMER])
+    page = f"Opening hours change next week.\n\n{DISCLAIMER}"
+    results = store.upsert_many(
+        [
+            article("http://news.test/earlier", "2026-11-11T10:00:00Z", body=earlier),
+            article("http://other.test/page", "2026-11-25T10:00:00Z", body=page),
+        ]
+    )
+    assert [(written.outcome, written.original) for written in results] == [
+        ("new", None),
+        ("repost", "http://news.test/whole"),
+    ]
+
+
 def test_two_articles_sharing_a_paragraph_beside_boilerplate_are_kept(store: Store) -> None:
     """An early article whose paragraphs but one became common (a templated site draws them from one pool),
     then an article holding that one: what is left of the first is found whole in it, and still they are

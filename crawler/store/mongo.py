@@ -209,14 +209,25 @@ class MongoStore(Store):
             for d in documents
             if not {(d["week"], d["url"]), (previous_week(d["week"]), d["url"])} & stored.keys()
         ]
-        paragraphs = {d["url"]: fingerprint.paragraph_hashes(d["body"]) if d["body"] else [] for d in unknown}
-        counts = self._paragraph_counts(unknown, paragraphs)
+        bodied = [d for d in documents if d["body"]]
+        paragraphs = {d["url"]: fingerprint.paragraph_hashes(d["body"]) for d in bodied}
+        counts = self._paragraph_counts(bodied, paragraphs)
 
-        def counted(hashes: list[int]) -> dict[int, int]:
-            return {h: counts.get(h, 0) for h in hashes}
+        def counter(document: Mapping[str, Any]) -> Callable[[list[int]], dict[int, int]]:
+            """The paragraph counts of the weeks ``document`` is compared with, kept in step with the
+            batch's new documents."""
+            weeks = [counts.setdefault(week, {}) for week in self.dedup_weeks(document)]
 
-        common = fingerprint.common_of(counted)
-        phrases = {d["url"]: fingerprint.Phrases.of(d["body"], common) for d in unknown if d["body"]}
+            def counted(hashes: list[int]) -> dict[int, int]:
+                return {h: sum(week.get(h, 0) for week in weeks) for h in hashes}
+
+            return counted
+
+        phrases = {
+            d["url"]: fingerprint.Phrases.of(d["body"], fingerprint.common_of(counter(d)))
+            for d in unknown
+            if d["body"]
+        }
         candidates = self._candidates(unknown, phrases)
         operations: dict[str, list[UpdateOne]] = {}
         recounts: dict[str, list[UpdateOne]] = {}
@@ -231,6 +242,7 @@ class MongoStore(Store):
                 planned.append(("", -1, Written("unchanged", url)))
                 continue
             own = phrases.get(url)
+            counted = counter(document)
             if known is None:
                 found = self.find_original(
                     document,
@@ -265,13 +277,14 @@ class MongoStore(Store):
                         frozenset(own.anchors()) if own is not None else frozenset(),
                     )
                 )
+                counted_here = counts.setdefault(home, {})
                 for paragraph in paragraphs.get(url, ()):
-                    counts[paragraph] = counts.get(paragraph, 0) + 1
+                    counted_here[paragraph] = counted_here.get(paragraph, 0) + 1
                     recounts.setdefault(home, []).append(
                         UpdateOne({"_id": paragraph}, {"$inc": {"documents": 1}}, upsert=True)
                     )
             elif own is None and document["body"]:
-                own = fingerprint.Phrases.of(document["body"], common)
+                own = fingerprint.Phrases.of(document["body"], fingerprint.common_of(counted))
             ops = operations.setdefault(home, [])
             ops.append(_upsert(document, home, own.anchors() if own is not None else []))
             planned.append((home, len(ops) - 1, Written("updated" if known is not None else "new", url)))
@@ -288,18 +301,20 @@ class MongoStore(Store):
 
     def _paragraph_counts(
         self, documents: Sequence[Mapping[str, Any]], paragraphs: Mapping[str, list[int]]
-    ) -> dict[int, int]:
-        """In how many stored documents of the weeks ``documents`` are compared with each of their
+    ) -> dict[str, dict[int, int]]:
+        """For each week ``documents`` are compared with, in how many of its stored documents each of their
         ``paragraphs`` occurs (those in none left out)."""
         hashes = sorted({h for hashes in paragraphs.values() for h in hashes})
         if not hashes or not self.dedup.enabled:
             return {}
         weeks = sorted({week for document in documents for week in self.dedup_weeks(document)})
-        counts: dict[int, int] = {}
-        for week in weeks:
-            for found in self._paragraphs(week).find({"_id": {"$in": hashes}}):
-                counts[found["_id"]] = counts.get(found["_id"], 0) + int(found["documents"])
-        return counts
+        return {
+            week: {
+                found["_id"]: int(found["documents"])
+                for found in self._paragraphs(week).find({"_id": {"$in": hashes}})
+            }
+            for week in weeks
+        }
 
     def _stored(self, documents: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
         """``(week, url) -> fetched_at`` of the batch's URLs held by their own week or the week before."""
