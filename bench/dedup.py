@@ -569,7 +569,8 @@ def detect(
     """The URL of the article each one duplicates (None for a new one), processing ``articles`` in
     ``first_seen`` order as the store does; ``candidates`` receives the size of each band lookup (articles
     of the window sharing a band key: what the store reads to compare). ``verify``: confirm a near match
-    by the bodies' shared shingles (``fingerprint.same_article``), as the store does."""
+    by the bodies' shared shingles (``fingerprint.same_article``), as the store did before it decided on
+    their distinctive phrases (``fingerprint.same_or_part``)."""
     by_hash: dict[str, list[Article]] = defaultdict(list)
     by_band: dict[int, list[Article]] = defaultdict(list)
     found: dict[str, str | None] = {}

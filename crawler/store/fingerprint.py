@@ -19,9 +19,10 @@ or its last paragraph cut).
 
 Texts sharing most of their weighted features are a few bits apart; texts sharing few (different articles
 about one event: same names and keywords, different sentences) are about 32 bits apart, as unrelated texts
-are. ``bench/dedup.py`` measures both; it chose ``DEFAULT_MAX_DISTANCE``. A match within it is confirmed
-by :func:`same_article` (the bodies' shared shingles), so that two SimHashes close by chance never make
-two articles one.
+are. ``bench/dedup.py`` measures both; it chose ``DEFAULT_MAX_DISTANCE``. The store confirms a match
+within it on the bodies' distinctive phrases (:func:`same_or_part`, below), so that two SimHashes close by
+chance never make two articles one; :func:`same_article`, the same check on all their shingles, is the
+reference ``bench/dedup.py`` measured the threshold with.
 
 The store keeps 4 band keys per SimHash (:func:`band_keys`, 16 bits each), and looks candidates up by
 those keys and by the body's anchors (step 3 below). The anchors find what the threshold promises: every
@@ -122,7 +123,8 @@ LEAD_WEIGHT = 2
 SIMHASH_BANDS = 4
 _BAND_BITS = 64 // SIMHASH_BANDS
 _PROBE_FLIPS = 2
-# Near-duplicate threshold in bits; every match within it is confirmed by same_article. bench/dedup.py
+# Near-duplicate threshold in bits; every match within it is confirmed on the bodies (same_or_part; in
+# bench/dedup.py's SimHash-only reference, same_article). bench/dedup.py
 # (1,200 articles about 40 events, English and Chinese, 731 reposts with one or two edits, seed 1): reposts
 # are median 4, p95 10 bits from their original; different articles about one event at least 16 (p5 25,
 # median 31). SimHash alone is exact up to 14 bits and lets false matches in from 16 (precision 0.993),

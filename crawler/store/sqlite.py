@@ -253,12 +253,20 @@ class SqliteStore(Store):
     ) -> Callable[[list[int]], dict[int, int]]:
         """The paragraph counts of the weeks ``document`` is compared with (those that have a file), as
         :meth:`Store.find_original` and :func:`crawler.store.fingerprint.common_of` ask for them."""
-        weeks: list[tuple[str, sqlite3.Connection]] = []
-        for week in self.dedup_weeks(document) if self.dedup.enabled else ():
+        weeks = self._dedup_files(home, home_week, document) if self.dedup.enabled else []
+        return functools.partial(self._paragraph_counts, weeks)
+
+    def _dedup_files(
+        self, home: sqlite3.Connection, home_week: str, document: Mapping[str, Any]
+    ) -> list[tuple[str, sqlite3.Connection]]:
+        """The weeks ``document`` is compared with that have a file, and their connections (``home``'s for
+        ``home_week``)."""
+        files = []
+        for week in self.dedup_weeks(document):
             connection = home if week == home_week else self._open(week, create=False)
             if connection is not None:
-                weeks.append((week, connection))
-        return functools.partial(self._paragraph_counts, weeks)
+                files.append((week, connection))
+        return files
 
     def _paragraph_counts(
         self, weeks: list[tuple[str, sqlite3.Connection]], hashes: list[int]
@@ -298,10 +306,7 @@ class SqliteStore(Store):
         probes = [] if own is None or phrases is None else phrases.anchors(fingerprint.ANCHOR_PROBES)
         anchors = f"SELECT pk, key FROM anchors WHERE key IN ({', '.join('?' for _ in probes)})"
         found: list[Candidate] = []
-        for week in self.dedup_weeks(document):
-            connection = home if week == home_week else self._open(week, create=False)
-            if connection is None:
-                continue
+        for week, connection in self._dedup_files(home, home_week, document):
             try:
                 near = (
                     {
