@@ -590,8 +590,9 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                         verdict |= _hidden(key, value)
             if kind & _CODE:
                 in_code += 1
+            # What htmlparse.place_streamed moves: a <div hidden id="S:n">, not one hidden by its style.
             if verdict & _HIDDEN and name == "div" and (element.get("id") or "")[:2] == "S:":
-                streamed = True
+                streamed = streamed or element.get("hidden") is not None
             if kind & _SUSPECT or verdict & _HIDDEN or (verdict & _WORDED and not kind & _MARK):
                 record = [position, 0, verdict & _HIDDEN]
                 suspects.append(record)
