@@ -3,7 +3,8 @@
 mongomock keeps the documents and answers finds, updates and aggregations; this module replays
 ``bulk_write`` one operation at a time (mongomock 4.3 cannot take the operations of pymongo 4.9 and
 later), reports duplicate keys the way an unordered bulk write does, and can be switched ``down`` to
-raise ``AutoReconnect`` like an unreachable server. ``$text`` is not implemented by mongomock: the search
+raise ``AutoReconnect`` like an unreachable server, or made to drop the connection at the next bulk writes
+to one collection (``cut_writes``). ``$text`` is not implemented by mongomock: the search
 case runs against a real server only. Tests that count as MongoDB need ``MONGO_URI``.
 """
 
@@ -39,6 +40,7 @@ class FakeCollection:
 
     def bulk_write(self, requests: list[UpdateOne], ordered: bool = True) -> _Result:
         self._client.check()
+        self._client.check_write(self._collection.name)
         upserted: dict[int, Any] = {}
         errors: list[dict[str, Any]] = []
         for index, request in enumerate(requests):
@@ -78,10 +80,20 @@ class FakeClient:
     def __init__(self) -> None:
         self._client: Any = mongomock.MongoClient()
         self.down = False
+        self._cuts: dict[str, int] = {}
 
     def check(self) -> None:
         if self.down:
             raise AutoReconnect("connection refused (the fake server is down)")
+
+    def cut_writes(self, collection: str, times: int = 1) -> None:
+        """The next ``times`` bulk writes to collections named ``collection`` lose the connection."""
+        self._cuts[collection] = times
+
+    def check_write(self, collection: str) -> None:
+        if self._cuts.get(collection, 0) > 0:
+            self._cuts[collection] -= 1
+            raise AutoReconnect(f"connection lost during a write to {collection} (cut by the test)")
 
     def __getitem__(self, name: str) -> FakeDatabase:
         return FakeDatabase(self, self._client[name])

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from mongofake import FakeClient
-from test_store_contract import FLOOD, FLOOD_REPOST, article
+from test_store_contract import DISCLAIMER, FLOOD, FLOOD_REPOST, article, made_up
 
 from crawler.store import Written
 from crawler.store.mongo import MongoStore
@@ -146,6 +146,55 @@ def test_a_replay_cut_short_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert set(stored(client)) == {f"http://news.test/{n}" for n in range(6)} | {"http://news.test/x"}
     assert not offset.exists() and not store.spool.pending
     store.close()
+
+
+def carriers(count: int) -> list[dict[str, Any]]:
+    """Articles of their own text that all end with the disclaimer."""
+    return [
+        article(
+            f"http://legal.test/{n}",
+            f"2026-11-17T1{n}:00:00Z",
+            body="\n\n".join([*made_up(500 + n, 3), DISCLAIMER]),
+        )
+        for n in range(count)
+    ]
+
+
+PAGE = f"Opening hours change next week.\n\n{DISCLAIMER}"
+
+
+def test_a_batch_cut_short_while_counting_its_paragraphs_counts_them_when_replayed(tmp_path: Path) -> None:
+    """Two carriers of the disclaimer, written while the connection drops at the paragraph counts, then
+    replayed: the disclaimer is common, and a page of it and five words of its own is no part of them (it
+    was one of the first carrier when the replay found the carriers stored and counted nothing)."""
+    client, clock = FakeClient(), Clock()
+    with fake_store(tmp_path, client, clock) as store:
+        client.cut_writes("paragraphs")
+        assert [w.outcome for w in store.upsert_many(carriers(2))] == ["spooled"] * 2
+        clock.now += 60
+        page = store.upsert(article("http://other.test/page", "2026-11-18T10:00:00Z", body=PAGE))
+        assert set(stored(client)) == {f"http://legal.test/{n}" for n in range(2)} | {
+            "http://other.test/page"
+        }
+        assert page == Written("new", "http://other.test/page")
+
+
+def test_a_batch_whose_paragraphs_were_counted_is_not_counted_again_when_replayed(tmp_path: Path) -> None:
+    """A carrier of the disclaimer and a page of it and five words of its own, in one batch whose article
+    write drops the connection after the carrier's paragraphs were counted. Replayed, the page is what it
+    would have been: a part of the carrier (the disclaimer is in one document before it, not in two: the
+    count the cut write left is the carrier's, which the batch counts itself)."""
+    client, clock = FakeClient(), Clock()
+    with fake_store(tmp_path, client, clock) as store:
+        client.cut_writes("articles")
+        page = article("http://other.test/page", "2026-11-18T10:00:00Z", body=PAGE)
+        assert [w.outcome for w in store.upsert_many([*carriers(1), page])] == ["spooled", "spooled"]
+        clock.now += 60
+        store.flush()
+        assert not store.spool.pending
+        assert set(stored(client)) == {"http://legal.test/0"}
+        original = store.original_of("http://other.test/page")
+        assert original is not None and original["url"] == "http://legal.test/0"
 
 
 def test_a_line_cut_short_by_a_crash_is_skipped(tmp_path: Path) -> None:

@@ -495,6 +495,27 @@ def test_a_batchs_paragraph_counts_are_those_of_each_documents_own_weeks(store: 
     assert outcomes(results) == ["new", "new"]
 
 
+def test_a_batch_decides_as_its_documents_written_one_by_one(store: Store) -> None:
+    """A carrier of the disclaimer is stored; one batch then holds a second carrier and a page of the
+    disclaimer and five words of its own. Two carriers make the disclaimer common, so the page is no part
+    of them, as when the three are written one by one."""
+    first, second = (
+        article(
+            f"http://legal.test/{n}",
+            "2026-11-17T10:00:00Z",
+            body="\n\n".join([*made_up(240 + n, 3), DISCLAIMER]),
+        )
+        for n in (1, 2)
+    )
+    assert store.upsert(first).new
+    page = article(
+        "http://other.test/page",
+        "2026-11-18T10:00:00Z",
+        body=f"Opening hours change next week.\n\n{DISCLAIMER}",
+    )
+    assert outcomes(store.upsert_many([second, page])) == ["new", "new"]
+
+
 def test_paragraphs_common_only_outside_a_documents_weeks_are_its_own(store: Store) -> None:
     """The disclaimer is carried by two articles of week 45 and one of week 48. One batch then holds a
     week-46 article carrying it (its weeks, 45 to 47, hold the two carriers) and a week-48 page, the

@@ -7,7 +7,10 @@ the lookup of the documents a body is a part of or holds), ``(first_seen, _id)``
 _id)``, ``reposts.url``, and a text index on title and body (``default_language: none``: no stemming, no
 stop words, any language split on white space and punctuation). ``_id`` is the document's ``id``. The
 week's ``paragraphs`` collection counts the stored documents each paragraph occurs in (``_id``: its
-hash; boilerplate when common: :class:`crawler.store.fingerprint.Phrases`).
+hash, ``urls``: the first few of them; boilerplate when common: :class:`crawler.store.fingerprint.Phrases`).
+A batch counts its new documents' paragraphs before it writes them, by URL: a batch written again after a
+failure (a retry, the spool's replay) neither counts a document twice nor leaves one uncounted, and its own
+URLs are left out of the counts it reads.
 
 Writes: each batch is read once per week for the URLs it holds and the duplicate candidates, then written
 with one unordered ``bulk_write`` per week, under the configured write concern. A document is an upsert
@@ -66,6 +69,9 @@ logger = logging.getLogger(__name__)
 # Documents per cursor batch when reading: a few MB of articles at most in memory.
 _READ_BATCH = 500
 _DUPLICATE_KEY = 11000
+# The URLs a paragraph keeps: enough to tell it common (fingerprint.COMMON_DOCUMENTS besides the document
+# compared with) once the URLs of the batch being written, counted by a write cut short, are left out.
+_PARAGRAPH_URLS = 8
 _ID_RE = re.compile(r"^[0-9a-f]{16}$")
 _WORD_RE = re.compile(r"^\w+$", re.ASCII)
 _HIDDEN = {"_id": 0, "simhash_bands": 0, "anchors": 0}
@@ -228,9 +234,12 @@ class MongoStore(Store):
             for d in unknown
             if d["body"]
         }
+        # The stored candidates are looked up once, with the phrases of the batch's start; a document whose
+        # paragraphs the batch counted meanwhile makes its phrases again, as if written on its own.
         candidates = self._candidates(unknown, phrases)
         operations: dict[str, list[UpdateOne]] = {}
         recounts: dict[str, list[UpdateOne]] = {}
+        recounted: set[int] = set()
         planned: list[tuple[str, int, Written]] = []
         bodies: dict[str, str | None] = {}  # this batch's new documents: candidates not written yet
         for document in documents:
@@ -243,6 +252,8 @@ class MongoStore(Store):
                 continue
             own = phrases.get(url)
             counted = counter(document)
+            if own is not None and not recounted.isdisjoint(paragraphs.get(url, ())):
+                own = fingerprint.Phrases.of(document["body"], fingerprint.common_of(counted))
             if known is None:
                 found = self.find_original(
                     document,
@@ -280,21 +291,34 @@ class MongoStore(Store):
                 counted_here = counts.setdefault(home, {})
                 for paragraph in paragraphs.get(url, ()):
                     counted_here[paragraph] = counted_here.get(paragraph, 0) + 1
-                    recounts.setdefault(home, []).append(
-                        UpdateOne({"_id": paragraph}, {"$inc": {"documents": 1}}, upsert=True)
-                    )
+                    recounted.add(paragraph)
+                    recounts.setdefault(home, []).append(_counted_in(paragraph, url))
             elif own is None and document["body"]:
                 own = fingerprint.Phrases.of(document["body"], fingerprint.common_of(counted))
             ops = operations.setdefault(home, [])
             ops.append(_upsert(document, home, own.anchors() if own is not None else []))
             planned.append((home, len(ops) - 1, Written("updated" if known is not None else "new", url)))
+        self._recount(recounts)
         upserted, refused = self._bulk(operations)
-        for week, ops in recounts.items():
-            self._paragraphs(week).bulk_write(ops, ordered=False)
         return [_settled(written, (week, index), upserted, refused) for week, index, written in planned]
 
+    def _recount(self, recounts: Mapping[str, list[UpdateOne]]) -> None:
+        """Add the batch's new documents to the counts of their paragraphs (see :func:`_counted_in`). A
+        duplicate key is a document counted already: by this batch written before, or by another writer."""
+        for week, ops in recounts.items():
+            try:
+                self._paragraphs(week).bulk_write(ops, ordered=False)
+            except BulkWriteError as exc:
+                for error in exc.details.get("writeErrors", []):
+                    if error.get("code") != _DUPLICATE_KEY:
+                        database = f"{self.prefix}_{week}"
+                        raise StoreError(
+                            f"MongoDB refused a paragraph count in {database}: {error.get('errmsg')}"
+                        ) from exc
+
     def _paragraphs(self, week: str) -> Collection[dict[str, Any]]:
-        """The week's ``paragraphs`` collection (``_id``: a paragraph's hash, ``documents``: how many)."""
+        """The week's ``paragraphs`` collection (``_id``: a paragraph's hash, ``urls``: the first
+        ``_PARAGRAPH_URLS`` documents holding it; ``documents``: how many more, counted before ``urls``)."""
         return self.client[f"{self.prefix}_{week}"].get_collection(
             "paragraphs", write_concern=self.write_concern
         )
@@ -303,14 +327,16 @@ class MongoStore(Store):
         self, documents: Sequence[Mapping[str, Any]], paragraphs: Mapping[str, list[int]]
     ) -> dict[str, dict[int, int]]:
         """For each week ``documents`` are compared with, in how many of its stored documents each of their
-        ``paragraphs`` occurs (those in none left out)."""
+        ``paragraphs`` occurs, ``documents`` themselves left out (a write of them cut short counted them)."""
         hashes = sorted({h for hashes in paragraphs.values() for h in hashes})
         if not hashes or not self.dedup.enabled:
             return {}
         weeks = sorted({week for document in documents for week in self.dedup_weeks(document)})
+        batch = {document["url"] for document in documents}
         return {
             week: {
-                found["_id"]: int(found["documents"])
+                found["_id"]: int(found.get("documents", 0))
+                + sum(url not in batch for url in found.get("urls", ()))
                 for found in self._paragraphs(week).find({"_id": {"$in": hashes}})
             }
             for week in weeks
@@ -607,6 +633,17 @@ def _settled(
     if operation in upserted:
         return Written("new", planned.url)
     return Written("updated", planned.url)  # (if planned new: another worker stored it meanwhile)
+
+
+def _counted_in(paragraph: int, url: str) -> UpdateOne:
+    """``url`` added to the documents holding ``paragraph``, once: a URL counted already makes the upsert
+    meet the paragraph's ``_id`` (a duplicate key, see ``_recount``). Beyond ``_PARAGRAPH_URLS`` URLs the
+    count stays there, which is common enough."""
+    return UpdateOne(
+        {"_id": paragraph, "urls": {"$ne": url}},
+        {"$push": {"urls": {"$each": [url], "$slice": _PARAGRAPH_URLS}}},
+        upsert=True,
+    )
 
 
 def _upsert(document: Mapping[str, Any], week: str, anchors: list[int]) -> UpdateOne:
