@@ -3,8 +3,8 @@
 mongomock keeps the documents and answers finds, updates and aggregations; this module replays
 ``bulk_write`` one operation at a time (mongomock 4.3 cannot take the operations of pymongo 4.9 and
 later), reports duplicate keys the way an unordered bulk write does, and can be switched ``down`` to
-raise ``AutoReconnect`` like an unreachable server, or made to drop the connection at the next bulk writes
-to one collection (``cut_writes``). ``$text`` is not implemented by mongomock: the search
+raise ``AutoReconnect`` like an unreachable server, or made to fail one call of one collection
+(``fail_next``: a connection lost, a write refused). ``$text`` is not implemented by mongomock: the search
 case runs against a real server only. Tests that count as MongoDB need ``MONGO_URI``.
 """
 
@@ -34,13 +34,14 @@ class FakeCollection:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             self._client.check()
+            self._client.check_call(self._collection.name, name)
             return attribute(*args, **kwargs)
 
         return call
 
     def bulk_write(self, requests: list[UpdateOne], ordered: bool = True) -> _Result:
         self._client.check()
-        self._client.check_write(self._collection.name)
+        self._client.check_call(self._collection.name, "bulk_write")
         upserted: dict[int, Any] = {}
         errors: list[dict[str, Any]] = []
         for index, request in enumerate(requests):
@@ -80,20 +81,26 @@ class FakeClient:
     def __init__(self) -> None:
         self._client: Any = mongomock.MongoClient()
         self.down = False
-        self._cuts: dict[str, int] = {}
+        self._failures: dict[tuple[str, str], list[Any]] = {}
 
     def check(self) -> None:
         if self.down:
             raise AutoReconnect("connection refused (the fake server is down)")
 
-    def cut_writes(self, collection: str, times: int = 1) -> None:
-        """The next ``times`` bulk writes to collections named ``collection`` lose the connection."""
-        self._cuts[collection] = times
+    def fail_next(self, collection: str, operation: str, error: Exception, *, after: int = 0) -> None:
+        """The call of ``operation`` (``bulk_write``, ``find``…) on a collection named ``collection`` that
+        comes after ``after`` others raises ``error``; the calls after it succeed."""
+        self._failures[(collection, operation)] = [after, error]
 
-    def check_write(self, collection: str) -> None:
-        if self._cuts.get(collection, 0) > 0:
-            self._cuts[collection] -= 1
-            raise AutoReconnect(f"connection lost during a write to {collection} (cut by the test)")
+    def check_call(self, collection: str, operation: str) -> None:
+        failure = self._failures.get((collection, operation))
+        if failure is None:
+            return
+        if failure[0] > 0:
+            failure[0] -= 1
+            return
+        del self._failures[(collection, operation)]
+        raise failure[1]
 
     def __getitem__(self, name: str) -> FakeDatabase:
         return FakeDatabase(self, self._client[name])

@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 import socket
 import tracemalloc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mongofake import FakeClient
+from pymongo.errors import AutoReconnect, BulkWriteError
 from test_store_contract import DISCLAIMER, FLOOD, FLOOD_REPOST, article, made_up
 
-from crawler.store import Written
+from crawler.store import StoreError, Written
 from crawler.store.mongo import MongoStore
 from crawler.store.spool import Spool
 
@@ -163,13 +164,96 @@ def carriers(count: int) -> list[dict[str, Any]]:
 PAGE = f"Opening hours change next week.\n\n{DISCLAIMER}"
 
 
+def lost() -> AutoReconnect:
+    return AutoReconnect("connection lost (by the test)")
+
+
+def written_state(
+    client: FakeClient,
+) -> tuple[set[str], dict[str, list[str]], set[tuple[int, frozenset[str]]]]:
+    """What the week holds: its articles, the reposts recorded against each, and its paragraphs' URLs."""
+    articles = stored(client)
+    reposts = {url: sorted(r["url"] for r in d.get("reposts", [])) for url, d in articles.items()}
+    paragraphs = {(d["_id"], frozenset(d["urls"])) for d in client["news_2026w47"]["paragraphs"].find({})}
+    return set(articles), reposts, paragraphs
+
+
+def a_batch_after_a_carrier(
+    store: MongoStore, before_batch: Callable[[], None] = lambda: None
+) -> list[Written]:
+    """A carrier of the disclaimer, then (after ``before_batch``) one batch: a second carrier, a page of the
+    disclaimer and five words of its own, an article and its repost."""
+    first, second = carriers(2)
+    assert store.upsert(first).new
+    before_batch()
+    return store.upsert_many(
+        [
+            second,
+            article("http://other.test/page", "2026-11-18T10:00:00Z", body=PAGE),
+            article("http://news.test/flood", "2026-11-18T11:00:00Z", body=FLOOD),
+            article("http://other.test/repost", "2026-11-18T12:00:00Z", body=FLOOD_REPOST),
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("collection", "operation", "after"),
+    [
+        ("articles", "find", 0),  # the batch's URLs
+        ("articles", "find", 1),  # the duplicate candidates
+        ("paragraphs", "find", 0),  # the paragraph counts
+        ("paragraphs", "bulk_write", 0),
+        ("articles", "bulk_write", 0),
+    ],
+)
+def test_a_connection_lost_at_any_step_of_a_batch_spools_it_and_the_replay_writes_what_it_would_have(
+    tmp_path: Path, collection: str, operation: str, after: int
+) -> None:
+    """Wherever the connection drops while a batch is written (reading its URLs, its candidates or its
+    paragraph counts; writing the counts or the articles), the batch is spooled whole, and its replay leaves
+    the articles, reposts and paragraph counts a write never cut leaves."""
+    uncut = FakeClient()
+    with fake_store(tmp_path / "uncut", uncut, Clock()) as store:
+        expected = a_batch_after_a_carrier(store)
+    assert [w.outcome for w in expected] == ["new", "new", "new", "repost"]
+    client, clock = FakeClient(), Clock()
+    with fake_store(tmp_path / "cut", client, clock) as store:
+        cut = a_batch_after_a_carrier(
+            store, lambda: client.fail_next(collection, operation, lost(), after=after)
+        )
+        assert [w.outcome for w in cut] == ["spooled"] * 4
+        clock.now += 60
+        store.flush()
+        assert not store.spool.pending
+    assert written_state(client) == written_state(uncut)
+
+
+def test_a_refused_paragraph_count_fails_the_batch_before_any_article_is_written(tmp_path: Path) -> None:
+    """A paragraph count MongoDB refuses (not a duplicate key) fails the whole batch with a StoreError that
+    names the database, and no article of it is stored: nothing is acknowledged that was not counted.
+    Written again, the batch stores what it would have."""
+    refused = BulkWriteError(
+        {"writeErrors": [{"index": 0, "code": 121, "errmsg": "Document failed validation"}]}
+    )
+    client, clock = FakeClient(), Clock()
+    batch = carriers(2)
+    with fake_store(tmp_path, client, clock) as store:
+        client.fail_next("paragraphs", "bulk_write", refused)
+        with pytest.raises(StoreError, match=r"paragraph count in news_2026w47: Document failed validation"):
+            store.upsert_many(batch)
+        assert stored(client) == {}
+        assert [w.outcome for w in store.upsert_many(batch)] == ["new", "new"]
+        page = store.upsert(article("http://other.test/page", "2026-11-18T10:00:00Z", body=PAGE))
+        assert page == Written("new", "http://other.test/page")
+
+
 def test_a_batch_cut_short_while_counting_its_paragraphs_counts_them_when_replayed(tmp_path: Path) -> None:
     """Two carriers of the disclaimer, written while the connection drops at the paragraph counts, then
     replayed: the disclaimer is common, and a page of it and five words of its own is no part of them (it
     was one of the first carrier when the replay found the carriers stored and counted nothing)."""
     client, clock = FakeClient(), Clock()
     with fake_store(tmp_path, client, clock) as store:
-        client.cut_writes("paragraphs")
+        client.fail_next("paragraphs", "bulk_write", lost())
         assert [w.outcome for w in store.upsert_many(carriers(2))] == ["spooled"] * 2
         clock.now += 60
         page = store.upsert(article("http://other.test/page", "2026-11-18T10:00:00Z", body=PAGE))
@@ -186,7 +270,7 @@ def test_a_batch_whose_paragraphs_were_counted_is_not_counted_again_when_replaye
     count the cut write left is the carrier's, which the batch counts itself)."""
     client, clock = FakeClient(), Clock()
     with fake_store(tmp_path, client, clock) as store:
-        client.cut_writes("articles")
+        client.fail_next("articles", "bulk_write", lost())
         page = article("http://other.test/page", "2026-11-18T10:00:00Z", body=PAGE)
         assert [w.outcome for w in store.upsert_many([*carriers(1), page])] == ["spooled", "spooled"]
         clock.now += 60

@@ -10,7 +10,7 @@ week's ``paragraphs`` collection counts the stored documents each paragraph occu
 hash, ``urls``: the first few of them; boilerplate when common: :class:`crawler.store.fingerprint.Phrases`).
 A batch counts its new documents' paragraphs before it writes them, by URL: a batch written again after a
 failure (a retry, the spool's replay) neither counts a document twice nor leaves one uncounted, and its own
-URLs are left out of the counts it reads.
+URLs are left out of the counts it reads. A batch decides as its documents written one by one.
 
 Writes: each batch is read once per week for the URLs it holds and the duplicate candidates, then written
 with one unordered ``bulk_write`` per week, under the configured write concern. A document is an upsert
@@ -234,9 +234,11 @@ class MongoStore(Store):
             for d in unknown
             if d["body"]
         }
-        # The stored candidates are looked up once, with the phrases of the batch's start; a document whose
-        # paragraphs the batch counted meanwhile makes its phrases again, as if written on its own.
+        # The stored candidates are looked up once for the whole batch, with the phrases of its start. Each
+        # document is then compared with those a lookup of its own would find (see _reachable), its phrases
+        # made again when the batch counted some of its paragraphs meanwhile: as if written on its own.
         candidates = self._candidates(unknown, phrases)
+        bands: dict[str, frozenset[int]] = {}
         operations: dict[str, list[UpdateOne]] = {}
         recounts: dict[str, list[UpdateOne]] = {}
         recounted: set[int] = set()
@@ -257,7 +259,7 @@ class MongoStore(Store):
             if known is None:
                 found = self.find_original(
                     document,
-                    candidates,
+                    _reachable(document, candidates, own, bands),
                     lambda c: bodies[c.url] if c.url in bodies else self._body(c),
                     counted,
                     own,
@@ -633,6 +635,31 @@ def _settled(
     if operation in upserted:
         return Written("new", planned.url)
     return Written("updated", planned.url)  # (if planned new: another worker stored it meanwhile)
+
+
+def _reachable(
+    document: Mapping[str, Any],
+    candidates: list[Candidate],
+    phrases: fingerprint.Phrases | None,
+    bands: dict[str, frozenset[int]],
+) -> list[Candidate]:
+    """Those of the batch's ``candidates`` a lookup of ``document`` alone finds, as SqliteStore's does: the
+    same content hash, a SimHash band key in common, or an anchor among the probes of its ``phrases``.
+    ``bands`` keeps the candidates' band keys by URL."""
+    simhash = document["simhash"]
+    keys = frozenset(fingerprint.band_keys(fingerprint.from_hex(simhash))) if simhash else frozenset()
+    probes = frozenset(phrases.anchors(fingerprint.ANCHOR_PROBES)) if phrases is not None else frozenset()
+    found = []
+    for candidate in candidates:
+        if candidate.simhash and candidate.url not in bands:
+            bands[candidate.url] = frozenset(fingerprint.band_keys(fingerprint.from_hex(candidate.simhash)))
+        if (
+            candidate.content_hash == document["content_hash"]
+            or not keys.isdisjoint(bands.get(candidate.url, ()))
+            or not probes.isdisjoint(candidate.anchors)
+        ):
+            found.append(candidate)
+    return found
 
 
 def _counted_in(paragraph: int, url: str) -> UpdateOne:
