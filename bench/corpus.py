@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["CORPUS_ENV", "HOW_TO_GET", "default_corpus"]
+__all__ = ["CORPUS_ENV", "HOW_TO_GET", "HOW_TO_GET_TRAINING", "default_corpus"]
 
 CORPUS_ENV = "EXTRACTION_CORPUS"
 
@@ -25,6 +25,14 @@ public sources (or use any folder of that layout) and give it with --corpus DIR 
      commit 99d0ef08419109: original/*.html with cleaned/*.txt.
 Layout: html/<id>.html (UTF-8), truth/<id>.txt, manifest.json {"pages": [{"id", "url", "lang", ...}]}
 (docs/extraction.md)."""
+
+
+HOW_TO_GET_TRAINING = """\
+The extraction training set is not in this repository either. Build it from WCXB v1.0,
+https://github.com/Murrough-Foley/web-content-extraction-benchmark (CC-BY-4.0, attribution: Murrough
+Foley, WCXB), commit c039d5ee9f5a: every page of the dev split whose page_type is article, less the pages
+of the development set and those without ground truth, in the development set's layout (html/<id>.html
+or html/<id>.html.gz), and give it with --corpus DIR (docs/extraction.md)."""
 
 
 def default_corpus() -> Path:

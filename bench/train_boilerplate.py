@@ -33,6 +33,7 @@ _REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(_REPO_ROOT) not in sys.path:  # run as a script: make `bench` and `extractors` importable
     sys.path.insert(0, str(_REPO_ROOT))
 
+from bench.corpus import HOW_TO_GET_TRAINING  # noqa: E402
 from bench.extraction import Page, load_corpus  # noqa: E402
 from bench.peers import load_peers  # noqa: E402
 from extractors import boilerplate  # noqa: E402
@@ -170,7 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if not (args.corpus / "manifest.json").is_file():
-        print(f"no training corpus at {args.corpus} (expected manifest.json, html/, truth/)", file=sys.stderr)
+        print(
+            f"no training corpus at {args.corpus} (expected manifest.json, html/, truth/).\n"
+            + HOW_TO_GET_TRAINING,
+            file=sys.stderr,
+        )
         return 2
     try:
         import sklearn  # noqa: F401, PLC0415 - only to say what is missing before the long part

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -53,8 +54,15 @@ RISING_FACTOR = 3.0
 NO_NEWS_INTERVALS = 5
 
 
-def build_status(server: redis.Redis, keys: Keys, ruleset: RuleSet, now: float) -> dict[str, Any]:
-    """The status of the service at ``now`` (epoch seconds), as a JSON-ready mapping."""
+def build_status(
+    server: redis.Redis,
+    keys: Keys,
+    ruleset: RuleSet,
+    now: float,
+    suggest: Callable[[str], str] = "crawler {}".format,
+) -> dict[str, Any]:
+    """The status of the service at ``now`` (epoch seconds), as a JSON-ready mapping; ``suggest`` writes
+    the command lines it suggests the way the user runs ``crawler`` (``crawler.cli.terminal.suggest``)."""
     workers = []
     for worker, raw in sorted(server.hgetall(keys.workers).items()):
         beat = json.loads(raw)
@@ -76,7 +84,7 @@ def build_status(server: redis.Redis, keys: Keys, ruleset: RuleSet, now: float) 
     leader = server.get(keys.leader)
     dead = _dead_letters(server, keys)
     sites = [
-        _site(server, keys, rule, now, dead.get(rule.site, 0))
+        _site(server, keys, rule, now, dead.get(rule.site, 0), suggest)
         for rule in sorted(ruleset.rules.values(), key=lambda r: r.site)
     ]
     broken = [{"file": error.file, "error": str(error)} for error in ruleset.errors]
@@ -126,7 +134,9 @@ def _dead_letters(server: redis.Redis, keys: Keys) -> dict[str, int]:
     return dict(counts)
 
 
-def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float, dead: int) -> dict[str, Any]:
+def _site(
+    server: redis.Redis, keys: Keys, rule: Rule, now: float, dead: int, suggest: Callable[[str], str]
+) -> dict[str, Any]:
     state = hash_of(server, keys.grab(rule.site))
     recent, history = _counters(server, keys, rule.site, now)
     last_job = state.get("job")
@@ -183,7 +193,7 @@ def _site(server: redis.Redis, keys: Keys, rule: Rule, now: float, dead: int) ->
         )
     if dead:
         letters = "dead letter" if dead == 1 else "dead letters"
-        attention.append(f"{dead} {letters}: `crawler dead list --site {rule.site}`")
+        attention.append(f"{dead} {letters}: `{suggest(f'dead list --site {rule.site}')}`")
     attention.extend(
         f"field {field['field']} stopped matching: missing on {field['missing_24h']:.0%} of pages"
         f" (before: {field['missing_before']:.0%}): the site's layout changed?"

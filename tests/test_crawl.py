@@ -19,12 +19,13 @@ from twisted.internet.defer import AlreadyCalledError
 from twisted.logger import ILogObserver, Logger, STDLibLogObserver
 from twisted.python.failure import Failure
 
+from crawler.cli.crawl import _print_summary
 from crawler.config import crawl_settings
 from crawler.demo import DEMO_RULES
 from crawler.demo.sites import DEMO_ORIGIN, DemoSite, demo_sites
 from crawler.keys import Keys
 from crawler.redisio.connection import connect
-from crawler.requests import enqueue_job
+from crawler.requests import JobCounts, enqueue_job
 from crawler.rules import load_rules
 from crawler.store import open_store
 from crawler.worker.process import _CLOSE_RACE
@@ -395,3 +396,14 @@ def test_the_close_race_of_scrapys_http_handler_is_no_critical_traceback(
     assert (race.levelno, race.exc_info) == (logging.DEBUG, None)
     assert race.getMessage() == "closing the download connections took longer than 1 s"
     assert other.levelno == logging.CRITICAL
+
+
+@pytest.mark.parametrize(("reposts", "said"), [(1, "recorded 1 repost "), (2, "recorded 2 reposts ")])
+def test_the_summary_counts_reposts_in_words(
+    reposts: int, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    counts = JobCounts(
+        pending=0, fetched=3, stored=3 - reposts, skipped=0, errors=0, refused=0, reposts=reposts
+    )
+    _print_summary("job-1", counts)
+    assert said in capsys.readouterr().out

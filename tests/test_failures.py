@@ -200,6 +200,26 @@ def test_retried_redirected_and_failed_requests_each_end_once_and_the_temp_crawl
     assert site.status()["queue"] == {"queued": 3, "leased": 0, "waiting": 0, "dead_letters": 0}
 
 
+def test_a_crawl_that_fetched_nothing_and_the_status_suggest_dead_list_as_the_crawler_was_run(
+    site: Site,
+) -> None:
+    """The commands suggested after a failed temp crawl and by ``status`` repeat how ``crawler`` was run:
+    ``CRAWLER_COMMAND`` (``./run.sh`` sets it) and the ``--data-dir`` given."""
+    site.rules.mkdir(parents=True)
+    (site.rules / "nowhere.yaml").write_text(
+        RULE.format(start="http://127.0.0.1:9/nobody-listens"), encoding="utf-8"
+    )
+    given = ("--data-dir", str(site.data))
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    done = site.crawler(*given, "temp", "nowhere", *settings, CRAWLER_COMMAND="./run.sh crawler")
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    suggested = f"./run.sh crawler --data-dir {site.data} dead list"
+    assert f"nothing could be fetched: see the reasons above (`{suggested}` for the errors)" in done.stdout
+    status = site.crawler(*given, "status", "--format", "json", CRAWLER_COMMAND="./run.sh crawler")
+    (nowhere,) = json.loads(status.stdout)["sites"]
+    assert f"1 dead letter: `{suggested} --site nowhere`" in nowhere["attention"]
+
+
 def test_a_retry_or_a_redirect_hands_its_lease_on(redis_client: Any) -> None:
     from scrapy import Request, Spider
 

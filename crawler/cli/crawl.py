@@ -70,7 +70,7 @@ def run_temp(args: argparse.Namespace) -> int:
     if discovered:
         print(discovered)
     if counts.fetched == 0 and counts.stored == 0:
-        print("nothing could be fetched: see the reasons above (`crawler dead list` for the errors)")
+        print(f"nothing could be fetched: see the reasons above (`{suggest('dead list')}` for the errors)")
         return 1
     return 0 if (counts.errors == 0 and counts.refused == 0) or counts.stored > 0 else 1
 
@@ -344,8 +344,8 @@ def _print_summary(job: str, counts: JobCounts) -> None:
     )
     if counts.reposts:
         print(
-            f"recorded {counts.reposts} reposts (the same article under another URL) against their originals,"
-            " not stored twice"
+            f"recorded {counts.reposts} {'repost' if counts.reposts == 1 else 'reposts'} (the same article"
+            " under another URL) against their originals, not stored twice"
         )
     if counts.refused:
         print(

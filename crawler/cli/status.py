@@ -13,6 +13,7 @@ from rich.table import Table
 
 from crawler.cli.crawl import redis_for
 from crawler.cli.options import rules_folder
+from crawler.cli.terminal import suggest
 from crawler.config import Config
 from crawler.redisio.connection import connect
 from crawler.rules import load_rules
@@ -26,7 +27,7 @@ def run_status(args: argparse.Namespace) -> int:
     rules_folder(config.rules_dir)
     with redis_for(config) as url:
         server = connect(url)
-        report = build_status(server, config.keys, load_rules(config.rules_dir), time.time())
+        report = build_status(server, config.keys, load_rules(config.rules_dir), time.time(), suggest)
     if args.format == "json":
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     else:
