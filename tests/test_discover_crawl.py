@@ -215,7 +215,9 @@ def test_grabs_spend_their_budget_per_period_and_two_workers_share_one_link_mode
     clock = [time.time()]
     scheduler = GrabScheduler(redis_client, keys, clock=lambda: clock[0])
     # Every page shared at once: both workers write to the log whatever share of the pages each one gets.
-    workers = [web.worker(redis_server, "DISCOVER_SYNC_PAGES=1") for _ in range(2)]
+    # One request at a time each, so that they take turns: with 32, one worker leased a grab's pages while
+    # the other was slow to poll, wrote nothing to the log, and the test failed (once, in a full run).
+    workers = [web.worker(redis_server, "DISCOVER_SYNC_PAGES=1", "CONCURRENT_REQUESTS=1") for _ in range(2)]
     try:
         deadline = time.monotonic() + COMMAND_TIMEOUT
         while redis_client.hlen(keys.workers) < 2:  # both at work (their heartbeats) before the first grab
