@@ -645,21 +645,24 @@ def _reachable(
 ) -> list[Candidate]:
     """Those of the batch's ``candidates`` a lookup of ``document`` alone finds, as SqliteStore's does: the
     same content hash, a SimHash band key in common, or an anchor among the probes of its ``phrases``.
-    ``bands`` keeps the candidates' band keys by URL."""
-    simhash = document["simhash"]
-    keys = frozenset(fingerprint.band_keys(fingerprint.from_hex(simhash))) if simhash else frozenset()
+    ``bands`` keeps the band keys of the SimHashes met (hex)."""
+
+    def keys_of(simhash: str | None) -> frozenset[int]:
+        if not simhash:
+            return frozenset()
+        if simhash not in bands:
+            bands[simhash] = frozenset(fingerprint.band_keys(fingerprint.from_hex(simhash)))
+        return bands[simhash]
+
+    keys = keys_of(document["simhash"])
     probes = frozenset(phrases.anchors(fingerprint.ANCHOR_PROBES)) if phrases is not None else frozenset()
-    found = []
-    for candidate in candidates:
-        if candidate.simhash and candidate.url not in bands:
-            bands[candidate.url] = frozenset(fingerprint.band_keys(fingerprint.from_hex(candidate.simhash)))
-        if (
-            candidate.content_hash == document["content_hash"]
-            or not keys.isdisjoint(bands.get(candidate.url, ()))
-            or not probes.isdisjoint(candidate.anchors)
-        ):
-            found.append(candidate)
-    return found
+    return [
+        candidate
+        for candidate in candidates
+        if candidate.content_hash == document["content_hash"]
+        or not keys.isdisjoint(keys_of(candidate.simhash))
+        or not probes.isdisjoint(candidate.anchors)
+    ]
 
 
 def _counted_in(paragraph: int, url: str) -> UpdateOne:
