@@ -84,11 +84,7 @@ def place_streamed(root: lxml.etree._Element) -> None:
         name = element.get("id") or ""
         if name[:2] in ("B:", "P:"):
             places[name[2:]] = element
-    parts = [
-        element
-        for element in root.iter("div")
-        if element.get("hidden") is not None and (element.get("id") or "")[:2] == "S:"
-    ]
+    parts = [element for element in root.iter("div") if is_streamed_part(element)]
     for part in parts:
         place = places.get((part.get("id") or "")[2:])
         parent = None if place is None else place.getparent()
@@ -98,6 +94,14 @@ def place_streamed(root: lxml.etree._Element) -> None:
         part.tail = place.tail
         del part.attrib["hidden"]
         parent.replace(place, part)
+
+
+def is_streamed_part(element: lxml.etree._Element) -> bool:
+    """Whether ``element`` is a part React streamed at the end of the page, which :func:`place_streamed`
+    moves: a ``<div hidden id="S:n">`` (not one hidden by its style)."""
+    return (
+        element.tag == "div" and element.get("hidden") is not None and (element.get("id") or "")[:2] == "S:"
+    )
 
 
 def _keep_tail(element: lxml.etree._Element) -> None:

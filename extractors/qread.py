@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
-from extractors.htmlparse import page_title, parse_tree, place_streamed
+from extractors.htmlparse import is_streamed_part, page_title, parse_tree, place_streamed
 from extractors.model import Block, Extraction
 from extractors.text import CJK_RE, block_similarity, cosine, count_words, split_space, terms
 
@@ -590,9 +590,8 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                         verdict |= _hidden(key, value)
             if kind & _CODE:
                 in_code += 1
-            # What htmlparse.place_streamed moves: a <div hidden id="S:n">, not one hidden by its style.
-            if verdict & _HIDDEN and name == "div" and (element.get("id") or "")[:2] == "S:":
-                streamed = streamed or element.get("hidden") is not None
+            if verdict & _HIDDEN and not streamed:
+                streamed = is_streamed_part(element)
             if kind & _SUSPECT or verdict & _HIDDEN or (verdict & _WORDED and not kind & _MARK):
                 record = [position, 0, verdict & _HIDDEN]
                 suspects.append(record)

@@ -311,12 +311,7 @@ class MongoStore(Store):
             try:
                 self._paragraphs(week).bulk_write(ops, ordered=False)
             except BulkWriteError as exc:
-                for error in exc.details.get("writeErrors", []):
-                    if error.get("code") != _DUPLICATE_KEY:
-                        database = f"{self.prefix}_{week}"
-                        raise StoreError(
-                            f"MongoDB refused a paragraph count in {database}: {error.get('errmsg')}"
-                        ) from exc
+                self._duplicates(exc, "a paragraph count", week)
 
     def _paragraphs(self, week: str) -> Collection[dict[str, Any]]:
         """The week's ``paragraphs`` collection (``_id``: a paragraph's hash, ``urls``: the first
@@ -423,15 +418,21 @@ class MongoStore(Store):
                 result = self.collection(week).bulk_write(ops, ordered=False)
                 upserted.update((week, index) for index in result.upserted_ids or {})
             except BulkWriteError as exc:
-                details = exc.details
-                upserted.update((week, entry["index"]) for entry in details.get("upserted", []))
-                for error in details.get("writeErrors", []):
-                    if error.get("code") != _DUPLICATE_KEY:
-                        raise StoreError(
-                            f"MongoDB refused an article write in {self.prefix}_{week}: {error.get('errmsg')}"
-                        ) from exc
-                    refused.add((week, error["index"]))
+                upserted.update((week, entry["index"]) for entry in exc.details.get("upserted", []))
+                refused.update((week, index) for index in self._duplicates(exc, "an article write", week))
         return upserted, refused
+
+    def _duplicates(self, exc: BulkWriteError, what: str, week: str) -> list[int]:
+        """The indexes of the operations of an unordered bulk write that met a duplicate key; any other
+        refusal is a StoreError naming ``what`` was refused and the week's database."""
+        duplicates = []
+        for error in exc.details.get("writeErrors", []):
+            if error.get("code") != _DUPLICATE_KEY:
+                raise StoreError(
+                    f"MongoDB refused {what} in {self.prefix}_{week}: {error.get('errmsg')}"
+                ) from exc
+            duplicates.append(error["index"])
+        return duplicates
 
     # --- the spool --------------------------------------------------------------------------------------
 
