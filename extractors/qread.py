@@ -283,8 +283,8 @@ def extract_learned(
     """``extract`` and then stage 7, the learned boilerplate step (``extractors.boilerplate``): what qRead
     kept around its core trimmed, what it missed pulled in, by a model fitted on the training pages.
 
-    The model learned from English pages only: Chinese pages keep qRead's choice (their token F1 on the
-    development set: 0.917 with it, 0.920 without). The default extractor (docs/extraction.md).
+    The model learned from English pages only: on a CJK page the step runs only where qRead kept short
+    lines (``boilerplate.applies``). The default extractor (docs/extraction.md).
     """
     reading = read(html, title=title, explain=explain)
     if isinstance(reading, Extraction):
@@ -293,7 +293,7 @@ def extract_learned(
     # Imported here: it imports this module, and a process that never extracts never loads its model.
     from extractors import boilerplate  # noqa: PLC0415
 
-    kept = reading.kept if reading.cjk else boilerplate.refine(reading)
+    kept = boilerplate.refine(reading) if boilerplate.applies(reading) else reading.kept
     removed = len(reading.kept - kept)
     if removed:
         reading.dropped["the learned boilerplate step"] = removed
@@ -326,7 +326,7 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
     # the largest share of them.
     cjk = sum(1 for line in lines if line.cjk) * 2 > len(lines)
     kinds = [_kind(line, cjk) for line in lines]
-    core = [i for i in range(segments[best].start, segments[best].end) if kinds[i] == _GOOD] or [
+    core = [i for i in range(segments[best].start, segments[best].end) if kinds[i] == GOOD] or [
         segments[best].start,
         segments[best].end - 1,
     ]
@@ -344,10 +344,10 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
                 hard.add(index)
 
     # 6. Clean the block.
-    inside = [i for i in in_block if kinds[i] != _BAD]
-    drop((i for i in in_block if kinds[i] == _BAD), "mostly links", never_text=True)
+    inside = [i for i in in_block if kinds[i] != BAD]
+    drop((i for i in in_block if kinds[i] == BAD), "mostly links", never_text=True)
     # Short lines before the first and after the last article line are datelines, bylines, share bars.
-    good_lines = [i for i in inside if kinds[i] == _GOOD]
+    good_lines = [i for i in inside if kinds[i] == GOOD]
     if good_lines:
         drop(
             (i for i in inside if not good_lines[0] <= i <= good_lines[-1]), "short, before or after the text"
@@ -358,7 +358,7 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
     # A long line met twice is a carousel or a repeated teaser: the article says a thing once.
     seen: set[str] = set()
     for i in sorted(kept):
-        if kinds[i] == _GOOD:
+        if kinds[i] == GOOD:
             if lines[i].text in seen:
                 kept.discard(i)
                 drop([i], "repeated", never_text=True)
@@ -367,7 +367,7 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
     if title_terms:
         title_words = count_words(title or "")
         for i in sorted(kept):
-            if kinds[i] == _GOOD and lines[i].words > HEADLINE_SIZE * title_words:
+            if kinds[i] == GOOD and lines[i].words > HEADLINE_SIZE * title_words:
                 break
             if lines[i].words <= HEADLINE_SIZE * title_words and (
                 cosine(terms(lines[i].text), title_terms) >= HEADLINE_SIMILARITY
@@ -453,7 +453,7 @@ def _path(walk: _Walk, element: int) -> str:
     return " > ".join(reversed(labels))
 
 
-_GOOD, _NEUTRAL, _BAD = 1, 0, -1
+GOOD, NEUTRAL, BAD = 1, 0, -1
 # Words outside links that make a line article text on its own (CJK: characters, about two per word).
 GOOD_LINE_WORDS = 10
 GOOD_LINE_CJK = 20
@@ -464,9 +464,9 @@ LINK_LIST_SHARE = 2 / 3
 
 def _kind(line: _Line, cjk: bool) -> int:
     if line.link_words > LINK_LIST_SHARE * line.words:
-        return _BAD
+        return BAD
     content = line.words - line.link_words
-    return _GOOD if content >= (GOOD_LINE_CJK if cjk else GOOD_LINE_WORDS) else _NEUTRAL
+    return GOOD if content >= (GOOD_LINE_CJK if cjk else GOOD_LINE_WORDS) else NEUTRAL
 
 
 def _article_container(walk: _Walk, kinds: list[int], first: int, last: int) -> int:
@@ -478,8 +478,8 @@ def _article_container(walk: _Walk, kinds: list[int], first: int, last: int) -> 
     total = [0]
     for line, kind in zip(walk.lines, kinds, strict=True):
         content = line.words - line.link_words
-        good.append(good[-1] + (content if kind == _GOOD else 0))
-        total.append(total[-1] + line.words + (line.words if kind == _BAD else 0))
+        good.append(good[-1] + (content if kind == GOOD else 0))
+        total.append(total[-1] + line.words + (line.words if kind == BAD else 0))
     positions = [line.position for line in walk.lines]
     candidates = _common_ancestors(walk.parents, first, last)
     best, best_score = candidates[0], -math.inf
@@ -588,17 +588,20 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                         verdict |= _looks_boilerplate(value)
                     elif key in _SHOWN_ATTRIBUTES:
                         verdict |= _hidden(key, value)
-            if kind & _CODE:
-                in_code += 1
-            if verdict & _HIDDEN and not streamed:
-                streamed = is_streamed_part(element)
-            if kind & _SUSPECT or verdict & _HIDDEN or (verdict & _WORDED and not kind & _MARK):
+                    elif key == "itemprop" and value == "articleBody":
+                        verdict |= _BODY
+            # Most elements have no verdict: the tag alone settles them.
+            if verdict:
+                if verdict & _HIDDEN and not streamed:
+                    streamed = is_streamed_part(element)
+                suspect = kind & _SUSPECT or verdict & _HIDDEN or (verdict & _WORDED and not kind & _MARK)
+            else:
+                suspect = kind & _SUSPECT
+            if suspect:
                 record = [position, 0, verdict & _HIDDEN]
                 suspects.append(record)
                 open_suspects.append((element, record))
-            if open_suspects and (
-                kind & _MARK or verdict & _BODY or element.get("itemprop") == "articleBody"
-            ):
+            if open_suspects and (kind & _MARK or verdict & _BODY):
                 for _, record in open_suspects:
                     record[2] |= _GUARDED
             if kind & _BLOCK:
@@ -611,6 +614,8 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                 stack.append(len(parents) - 1)
                 if kind & _CONTAINER:
                     gap += 1
+                elif kind & _CODE:  # <pre>: a block, not a container
+                    in_code += 1
             elif kind & _BREAK:
                 if pieces:
                     flush()
@@ -627,10 +632,10 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                     span[closed] = (span[closed][0], position)
                 if kind & _CONTAINER:
                     gap += 1
+                elif kind & _CODE:
+                    in_code -= 1
             elif kind & _LINK:
                 in_link -= 1
-            if kind & _CODE:
-                in_code -= 1
             if open_suspects and open_suspects[-1][0] is element:
                 if pieces:
                     flush()

@@ -334,8 +334,51 @@ def test_without_a_run_above_zero_qread_s_choice_stays() -> None:
     assert boilerplate.refine(reading, boilerplate.Model(-5.0, {})) == reading.kept
 
 
-def test_chinese_pages_keep_qread_s_choice() -> None:
-    """The model learned from English pages: on this page it would drop the last related item."""
+# A Chinese news story: five long paragraphs.
+ZH_STORY = [
+    "市政府今天宣布了新的港口大桥计划，预计明年开工，将改善城市交通和居民出行。",
+    "大桥全长三公里，设有公交专用道和自行车道，不允许私家车通行，总投资约十五亿元。",
+    "支持者认为，大桥将使东部郊区到市中心的通勤时间缩短二十分钟，并减轻轮渡的压力。",
+    "反对者则担心施工期间海滨商铺的生意会受到影响，市政府为此设立了五千万元的补偿基金。",
+    "工程师将于下月开始勘测海床，首批合同预计在明年春天签署，最终设计将公开征求意见。",
+]
+ZH_PARAGRAPHS = [f"{sentence}{ZH_STORY[(i + 1) % 5]}" for i, sentence in enumerate(ZH_STORY)]
+# Forum replies under the story, in the same table: short ones, then a long one that makes qRead keep them.
+ZH_REPLIES = "".join(
+    f'<tr><td class="p2"><a href="/u{i}">← 返回</a></td></tr><tr><td class="p4">{text}</td></tr>'
+    f"<tr><td>〓 发布时间 2024/03/1{i} 22:3{i}:13 by 网友{i} 〓</td></tr>"
+    for i, text in enumerate(
+        [
+            "顶一下",
+            "楼主说得好",
+            "支持！",
+            "无聊",
+            "我赞成",
+            "悲哀啊",
+            "我家就住在海边，每天坐轮渡上班，真心希望大桥能早点建好，省下不少时间。",
+        ]
+    )
+)
+
+
+def _zh_page(after: str) -> str:
+    paragraphs = "".join(f"<p>{text}</p>" for text in ZH_PARAGRAPHS)
+    return (
+        "<html><head><title>港口大桥计划公布</title></head><body>"
+        f'<table><tr><td class="p4">{paragraphs}</td></tr>{after}</table></body></html>'
+    )
+
+
+def test_short_replies_qread_keeps_after_a_chinese_story_are_dropped() -> None:
+    html = _zh_page(ZH_REPLIES)
+    assert "楼主说得好" in extract(html, algo="qread").text  # qRead alone keeps them: the step drops them
+    assert boilerplate.applies(_reading(html))
+    assert extract(html).paragraphs == ZH_PARAGRAPHS
+
+
+def test_a_chinese_page_of_long_lines_keeps_qread_s_choice() -> None:
+    """The model learned from English pages: on a CJK page of long lines it does not run (on this page it
+    would drop the last related item)."""
     sentence = "市政府今天宣布了新的港口大桥计划，预计明年开工，将改善城市交通和居民出行。"
     teaser = "岛上的渡轮服务将在夏季增加班次，方便游客。"
     paragraphs = "".join(f"<p>{sentence * 3}{i}</p>" for i in range(5))
@@ -344,7 +387,23 @@ def test_chinese_pages_keep_qread_s_choice() -> None:
         for i in range(5)
     )
     html = f"<html><body><div>{paragraphs}</div><div>{feed}</div></body></html>"
+    reading = _reading(html)
+    assert not boilerplate.applies(reading)
+    assert boilerplate.refine(reading) != reading.kept
     assert extract(html, algo="qread-learned").text == extract(html, algo="qread").text
+
+
+def test_a_line_of_chinese_text_has_no_word_features_and_a_line_of_figures_has_the_no_word_one() -> None:
+    """Words the model never saw weigh nothing; ``word:-`` says a line has no words (figures, symbols),
+    which a line of Chinese text does."""
+    html = _zh_page("<tr><td>2024-03-15 22:36</td></tr><tr><td>Harbour bridge 港口大桥</td></tr>")
+    reading = _reading(html)
+    chosen = boilerplate.candidates(reading)
+    texts = [reading.lines[i].text for i in chosen]
+    features = dict(zip(texts, boilerplate.line_features(reading, chosen), strict=True))
+    assert not [name for name in features[ZH_PARAGRAPHS[0]] if name.startswith("word:")]
+    assert "word:-" in features["2024-03-15 22:36"]
+    assert {"word:harbour", "word:bridge"} <= set(features["Harbour bridge 港口大桥"])
 
 
 def test_without_a_model_file_qread_s_choice_stays(monkeypatch: pytest.MonkeyPatch) -> None:
