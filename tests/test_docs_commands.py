@@ -284,6 +284,9 @@ CASES: dict[str, Case] = {
     "crawler --data-dir data/demo articles list --reposts": Run(
         expect=("reposts recorded against them",), demo=True
     ),
+    "crawler --data-dir data/demo --rules-dir data/demo/rules status": Run(
+        expect=("demo-citynews", "demo-huaxia", "demo-techdaily"), demo=True
+    ),
     "crawler demo --serve": UntilCtrlC(
         ready="crawl them from another terminal",
         meanwhile=("crawler --data-dir data/demo --rules-dir data/demo/rules temp demo-citynews",),

@@ -203,6 +203,13 @@ def test_the_demo_runs_from_any_folder_with_its_packaged_rules(tmp_path: Path) -
     assert "stored 146 articles" in run.stdout
     assert "`crawler --data-dir data/demo articles stats`" in run.stdout
     assert "┃" not in run.stdout, "a table drawn for a terminal on a pipe"
+    # The status command it suggests, run as given, shows the demo's sites (./rules holds none of them).
+    suggested = re.search(r"`crawler (--data-dir \S+ --rules-dir \S+ status)`", run.stdout)
+    assert suggested, run.stdout[-2000:]
+    status = crawler(*suggested.group(1).split(), cwd=tmp_path)
+    assert status.code == 0, status.stderr[-3000:]
+    for site in ("demo-citynews", "demo-huaxia", "demo-techdaily"):
+        assert site in status.stdout
     assert sorted(path.name for path in (tmp_path / "data" / "demo" / "rules").iterdir()) == [
         "demo-citynews.yaml",
         "demo-huaxia.yaml",

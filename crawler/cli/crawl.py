@@ -397,7 +397,9 @@ def _print_stored(console: Console, directory: Path, ways: dict[str, str], sampl
             f"{len(articles)} articles stored in {directory}; {reposts} reposts (the same article under"
             " another URL) recorded against their originals instead of stored twice. See them with"
             f" `{command_name()} --data-dir {shlex.quote(str(directory))} articles stats` and"
-            " `articles list --reposts`",
+            " `articles list --reposts`; the crawl's counters per site with"
+            f" `{command_name()} --data-dir {shlex.quote(str(directory))}"
+            f" --rules-dir {shlex.quote(str(directory / 'rules'))} status` (the demo's rules are there)",
             soft_wrap=True,
             markup=False,
         )
