@@ -293,7 +293,14 @@ def extract_learned(
     # Imported here: it imports this module, and a process that never extracts never loads its model.
     from extractors import boilerplate  # noqa: PLC0415
 
-    kept = boilerplate.refine(reading) if boilerplate.applies(reading) else reading.kept
+    if not boilerplate.applies(reading):
+        extraction = _extraction(reading, reading.kept, LEARNED_ALGORITHM)
+        extraction.notes.append(
+            "the learned boilerplate step did not run: a CJK page whose kept lines are long (the model"
+            " learned from English pages)"
+        )
+        return extraction
+    kept = boilerplate.refine(reading)
     removed = len(reading.kept - kept)
     if removed:
         reading.dropped["the learned boilerplate step"] = removed
