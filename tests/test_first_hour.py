@@ -31,8 +31,9 @@ class Ran:
     stderr: str
 
 
-def crawler(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Ran:
-    """`crawler ARGS` in a fresh process, with no Redis, MongoDB or crawler settings from outside."""
+def crawler(*args: str, cwd: Path, env: dict[str, str] | None = None, stdout: int = subprocess.PIPE) -> Ran:
+    """`crawler ARGS` in a fresh process, with no Redis, MongoDB or crawler settings from outside; its
+    standard output to ``stdout`` (captured by default)."""
     environment = {
         name: value
         for name, value in os.environ.items()
@@ -43,13 +44,14 @@ def crawler(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Ran:
         [sys.executable, "-m", "crawler.cli", *args],
         cwd=cwd,
         env=environment,
-        capture_output=True,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
         text=True,
         timeout=COMMAND_TIMEOUT,
         stdin=subprocess.DEVNULL,
         check=False,
     )
-    return Ran(run.returncode, run.stdout, run.stderr)
+    return Ran(run.returncode, run.stdout or "", run.stderr)
 
 
 @pytest.fixture(scope="module")
@@ -215,6 +217,33 @@ def test_the_demo_runs_from_any_folder_with_its_packaged_rules(tmp_path: Path) -
         "demo-huaxia.yaml",
         "demo-techdaily.yaml",
     ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(("extract", "page.html"), id="extract"),
+        pytest.param(("articles", "list"), id="articles list (through rich)"),
+    ],
+)
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """`crawler ... | head`: once the reader has closed the pipe, the command stops, says nothing and exits
+    with 0 (what rich's consoles do with a broken pipe is exit with 1)."""
+    (tmp_path / "page.html").write_text(
+        "<html><body><p>"
+        + "The harbour bridge opens to buses and bicycles next spring. " * 5
+        + "</p></body></html>",
+        encoding="utf-8",
+    )
+    reader, writer = os.pipe()
+    os.close(reader)  # gone before the command writes its first line
+    try:
+        run = crawler("--data-dir", str(tmp_path / "data"), *command, cwd=tmp_path, stdout=writer)
+    finally:
+        os.close(writer)
+    assert run.code == 0, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr
+    assert "Broken pipe" not in run.stderr
 
 
 # --- answers that name what was meant --------------------------------------------------------------------

@@ -61,6 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+    except SystemExit as exc:
+        # rich's consoles meet a broken pipe the same way (stdout sent to /dev/null), then exit with 1.
+        if isinstance(exc.__context__, BrokenPipeError):
+            return EXIT_OK
+        raise
 
 
 def _handler(name: str) -> Callable[[argparse.Namespace], int]:
