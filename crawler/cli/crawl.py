@@ -237,9 +237,14 @@ def _demo_rules(folder: Path, origin: str) -> Path:
     return folder
 
 
+def _demo_folders(directory: Path) -> str:
+    """The options that point a command at the demo's data folder ``directory`` and the rules in it."""
+    return f"--data-dir {shlex.quote(str(directory))} --rules-dir {shlex.quote(str(directory / 'rules'))}"
+
+
 def _serve(origin: str, directory: Path, sites: list[str]) -> int:
     """Serve the demo sites until Ctrl-C, after saying how to crawl them."""
-    folders = f"--data-dir {shlex.quote(str(directory))} --rules-dir {shlex.quote(str(directory / 'rules'))}"
+    folders = _demo_folders(directory)
     print(
         f"Serving the demo sites on {origin} until Ctrl-C. Their rules are in {directory / 'rules'};"
         f" crawl them from another terminal:\n"
@@ -398,8 +403,7 @@ def _print_stored(console: Console, directory: Path, ways: dict[str, str], sampl
             " another URL) recorded against their originals instead of stored twice. See them with"
             f" `{command_name()} --data-dir {shlex.quote(str(directory))} articles stats` and"
             " `articles list --reposts`; the crawl's counters per site with"
-            f" `{command_name()} --data-dir {shlex.quote(str(directory))}"
-            f" --rules-dir {shlex.quote(str(directory / 'rules'))} status` (the demo's rules are there)",
+            f" `{command_name()} {_demo_folders(directory)} status` (the demo's rules are there)",
             soft_wrap=True,
             markup=False,
         )
