@@ -175,6 +175,28 @@ def test_a_temp_crawl_keeps_its_budget_and_politeness_fetches_each_url_once_and_
     assert 0 < found["model_ms_per_page_24h"] < 50
 
 
+def test_a_link_back_to_a_seed_is_not_fetched_again_and_the_summary_counts_what_was_stored(
+    tmp_path: Path,
+) -> None:
+    # A small web crawled breadth first from a host's home page: every page links back to it, the home
+    # page itself first.
+    log = tmp_path / "requests.log"
+    with served(SEED, 5, log) as origins:
+        web = Web(SimWeb(SEED, 5), origins, log, tmp_path)
+        web.rules.mkdir()
+        text = web.sim.rule(
+            origins, budget=15, max_depth=6, strategy="breadth-first", seeds=[f"{origins[1]}/"]
+        )
+        (web.rules / "web.yaml").write_text(text, "utf-8")
+        done = web.crawler("temp", "web")
+        assert done.returncode == 0, done.stderr[-3000:]
+        fetched = web.fetched()
+        assert fetched[0][1:] == (1, "/") and len(fetched) == 15
+        _no_url_twice(fetched)
+        stored = web.stored()
+        assert f"stored {len(stored)} articles" in done.stdout, done.stdout
+
+
 def test_a_crawl_within_its_depth_ends_when_the_frontier_runs_dry(web: Web) -> None:
     web.rule(budget=500, depth=1)
     done = web.crawler("temp", "web")

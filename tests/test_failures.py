@@ -195,9 +195,18 @@ def test_retried_redirected_and_failed_requests_each_end_once_and_the_temp_crawl
     (faults,) = report["sites"]
     assert faults["backoffs_24h"] == 0, "a page answering 503 without Retry-After never held the site back"
 
+    # A misspelt site or job is an error, not a selection of nothing.
+    misspelt = site.crawler("dead", "requeue", "--site", f"{site.name}x")
+    assert misspelt.returncode == 2, misspelt.stdout
+    assert f"no site '{site.name}x'" in misspelt.stderr and f"did you mean '{site.name}'?" in misspelt.stderr
+    unknown_job = site.crawler("dead", "list", "--job", "000000000000")
+    assert unknown_job.returncode == 2 and "no job '000000000000'" in unknown_job.stderr, unknown_job.stderr
+    assert site.status()["queue"]["dead_letters"] == 3
     requeued = site.crawler("dead", "requeue", "--site", site.name)
     assert requeued.stdout.strip() == "requeued 3 dead letters"
     assert site.status()["queue"] == {"queued": 3, "leased": 0, "waiting": 0, "dead_letters": 0}
+    # A site with a rule and no dead letter left selects nothing, rightly.
+    assert site.crawler("dead", "list", "--site", site.name).returncode == 0
 
 
 def test_a_crawl_that_fetched_nothing_and_the_status_suggest_dead_list_as_the_crawler_was_run(

@@ -84,6 +84,8 @@ class Discovery:
         # Links this worker put through the Bloom filter lately, oldest first: seen, whatever the filter
         # said then (a page's menu and boxes come again page after page; their features are not made again).
         self._known: dict[str, None] = {}
+        # The fingerprints of each discover rule's seeds (site -> its seeds and their fingerprints).
+        self._seeds: dict[str, tuple[tuple[str, ...], frozenset[bytes]]] = {}
         self._bloom = bloom_of(crawler)
 
     @classmethod
@@ -192,8 +194,18 @@ class Discovery:
         frontier.reward(page.host, relevant)
         fingerprinter = self.crawler.request_fingerprinter
         fingerprints = [fingerprinter.fingerprint(Request(entry.url)) for entry in entries]
+        # A link back to a seed is seen: the seeds are fetched at the start of every crawl, and never go
+        # through the Bloom filter (they are fetched again at the next one).
+        links = [entry.url for entry in entries]
+        seeds = self._seed_fingerprints(rule)
+        if not seeds.isdisjoint(fingerprints):
+            fresh = [i for i, fingerprint in enumerate(fingerprints) if fingerprint not in seeds]
+            known += len(entries) - len(fresh)
+            fingerprints = [fingerprints[i] for i in fresh]
+            hosts = [hosts[i] for i in fresh]
+            entries = [entries[i] for i in fresh]
         kept = frontier.keep(self._bloom, fingerprints, hosts, entries)
-        self._known.update(dict.fromkeys(entry.url for entry in entries))
+        self._known.update(dict.fromkeys(links))
         while len(self._known) > KNOWN_LINKS:
             del self._known[next(iter(self._known))]
         self._count(f"discover/{'relevant' if relevant else 'irrelevant'}/{rule.site}")
@@ -201,6 +213,19 @@ class Discovery:
         self._count(f"discover/links_seen/{rule.site}", len(entries) - kept + known)
         self._count(f"discover/links_refused/{rule.site}", refused)
         return relevant
+
+    def _seed_fingerprints(self, rule: Rule) -> frozenset[bytes]:
+        """The request fingerprints of ``rule``'s seeds (made again when the rule's seeds change)."""
+        assert rule.discover is not None
+        seeds = tuple(rule.discover.seeds)
+        cached = self._seeds.get(rule.site)
+        if cached is None or cached[0] != seeds:
+            fingerprinter = self.crawler.request_fingerprinter
+            cached = self._seeds[rule.site] = (
+                seeds,
+                frozenset(fingerprinter.fingerprint(Request(url)) for url in seeds),
+            )
+        return cached[1]
 
     def leases_ending(self, works: list[Work]) -> None:
         """The leases of these discover requests are about to end: their jobs are refilled first, counting
