@@ -168,6 +168,16 @@ def test_bad_global_proxies_are_a_clear_error_before_the_crawl(
         assert "pw@" not in run.stderr
 
 
+def test_a_data_folder_nothing_was_crawled_in_is_noted_by_the_commands_that_read(tmp_path: Path) -> None:
+    for command in (["status"], ["dead", "list"]):
+        misspelt = tmp_path / command[0] / "dmeo"
+        run = crawler("--data-dir", str(misspelt), "--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
+        assert run.code == 0, run.stderr
+        assert f"note: nothing was crawled under {misspelt} yet (a new data folder)" in run.stderr, command
+        again = crawler("--data-dir", str(misspelt), "--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
+        assert again.code == 0 and "note: nothing was crawled" not in again.stderr, command
+
+
 def test_suggested_commands_repeat_how_this_one_was_run(tmp_path: Path) -> None:
     data = tmp_path / "my data"
     run = crawler(

@@ -8,6 +8,7 @@ import contextlib
 import logging
 import shlex
 import shutil
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -41,9 +42,17 @@ logger = logging.getLogger(__name__)
 
 
 @contextmanager
-def redis_for(config: Config) -> Iterator[str]:
+def redis_for(config: Config, *, reading: str | None = None) -> Iterator[str]:
     """The configuration's Redis: REDIS_URL, or the embedded server under its data folder (stopped at the
-    end if this process started it)."""
+    end if this process started it). ``reading``: the command, which only reads; when the embedded server
+    has never run under the data folder, it says so on stderr (a misspelt ``--data-dir`` shows nothing
+    otherwise: an empty queue, as if all were well)."""
+    if reading is not None and not config.redis_url and not (config.data_dir / "redis").is_dir():
+        print(
+            f"crawler {reading}: note: nothing was crawled under {config.data_dir} yet (a new data folder);"
+            " give the one of your crawls with --data-dir DIR",
+            file=sys.stderr,
+        )
     url, embedded = resolve_redis_url(config.redis_url, config.data_dir)
     try:
         yield url

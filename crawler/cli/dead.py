@@ -29,7 +29,7 @@ __all__ = ["run_drop", "run_list", "run_requeue"]
 @contextmanager
 def _queue() -> Iterator[LeasedQueue]:
     config = Config.from_env()
-    with redis_for(config) as url:
+    with redis_for(config, reading="dead") as url:
         server = connect(url)
         try:
             yield LeasedQueue(server, config.keys)

@@ -25,7 +25,7 @@ __all__ = ["run_status"]
 def run_status(args: argparse.Namespace) -> int:
     config = Config.from_env()
     rules_folder(config.rules_dir)
-    with redis_for(config) as url:
+    with redis_for(config, reading="status") as url:
         server = connect(url)
         report = build_status(server, config.keys, load_rules(config.rules_dir), time.time(), suggest)
     if args.format == "json":
