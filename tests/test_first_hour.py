@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -265,6 +266,31 @@ def test_temp_of_an_unknown_site_suggests_the_one_meant(tmp_path: Path) -> None:
     assert "no rule for site 'demo-citynew'" in run.stderr
     assert "did you mean 'demo-citynews'?" in run.stderr
     assert "(sites: demo-citynews, demo-huaxia, demo-techdaily)" in run.stderr
+
+
+def test_a_rule_in_a_yml_file_is_named_with_how_to_have_it_read(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules / "citynews.yml")
+    for command in (["temp", "citynews"], ["rules", "try", "citynews", "page.html"]):
+        run = crawler("--rules-dir", str(rules), *command, cwd=tmp_path)
+        assert run.code == 2, (command, run.stderr)
+        assert f"rename '{rules / 'citynews.yml'}' to 'citynews.yaml'" in run.stderr, (command, run.stderr)
+
+
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        (["temp", "--rules-dir", str(DEMO_RULES), "demo-citynews"], "--rules-dir"),
+        (["articles", "stats", "--data-dir=data"], "--data-dir"),
+    ],
+)
+def test_a_global_option_after_the_command_says_where_it_goes(
+    tmp_path: Path, command: list[str], option: str
+) -> None:
+    run = crawler(*command, cwd=tmp_path)
+    assert run.code == 2, run.stderr
+    assert f"{option} is an option of crawler itself: give it before the command" in run.stderr, run.stderr
 
 
 def test_extract_of_an_empty_source_says_what_it_expects(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 from crawler import __version__
 from crawler.cli.options import add_fetch_options, add_set_option, non_negative_int
@@ -42,9 +42,30 @@ _RELATIVE_RE = re.compile(r"^(\d+)([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
+# The options of ``crawler`` itself, given before the command, and what each takes.
+_GLOBAL_OPTIONS = {"--data-dir": " DIR", "--rules-dir": " DIR", "--verbose": "", "-v": ""}
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose "unrecognized arguments" error says where a global option goes when one
+    was given after the command (``crawler temp --rules-dir DIR SITE`` took DIR for the site)."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments:"):
+            given = message.split(":", 1)[1].split()
+            for option, value in _GLOBAL_OPTIONS.items():
+                if any(word == option or word.startswith(f"{option}=") for word in given):
+                    message += (
+                        f" ({option} is an option of crawler itself: give it before the command,"
+                        f" as in `crawler {option}{value} COMMAND ...`)"
+                    )
+                    break
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``crawler`` parser: global options and one sub-parser per command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="crawler",
         description="A focused web crawler service: site rules, regular and temp grabs, article extraction.",
         epilog=EXIT_CODES_HELP,

@@ -71,6 +71,12 @@ def rule_file(directory: Path, site: str) -> Path:
     path = directory / f"{site}{RULE_SUFFIX}"
     if path.is_file():
         return path
+    other = directory / f"{site}.yml"
+    if other.is_file():
+        raise InputError(
+            f"no rule for site {site!r}: {str(path)!r} does not exist; rules are read from {RULE_SUFFIX}"
+            f" files only: rename {str(other)!r} to {path.name!r}"
+        )
     sites = sorted(entry.stem for entry in directory.glob(f"*{RULE_SUFFIX}")) if directory.is_dir() else []
     close = difflib.get_close_matches(site, sites, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
