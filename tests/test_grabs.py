@@ -4,6 +4,7 @@ schedulers, across restarts; cron expressions; a seeding cut short; the one acti
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import subprocess
 import sys
@@ -140,6 +141,35 @@ def test_one_scheduler_is_active_at_a_time(redis_client: redis.Redis) -> None:
     assert not first.lead(30)
     redis_client.delete(Keys(PREFIX).leader)  # the lock expired: its holder stopped without resigning
     assert first.lead(30)
+
+
+def test_the_active_scheduler_says_so_quietly_and_one_left_waiting_warns(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    import threading
+
+    first = GrabScheduler(redis_client, Keys(PREFIX))
+    second = GrabScheduler(redis_client, Keys(PREFIX))
+    caplog.set_level(logging.INFO, logger="crawler.schedule.grabs")
+    stop = threading.Event()
+
+    def one_tick() -> list[Rule]:
+        stop.set()
+        return []
+
+    first.run(one_tick, stop, tick_seconds=0)
+    assert first.lead(30), "the first is the active one again (it resigned as it stopped)"
+    stop.clear()
+    waiting = threading.Thread(target=second.run, args=(lambda: [], stop), kwargs={"tick_seconds": 0.01})
+    waiting.start()
+    waiting.join(0.2)
+    stop.set()
+    waiting.join(10)
+    first.resign()
+    records = [(record.levelno, record.getMessage()) for record in caplog.records]
+    assert (logging.INFO, f"{first.owner}: active scheduler") in records
+    assert (logging.WARNING, f"{second.owner}: another scheduler is active; waiting") in records
+    assert [level for level, message in records if first.owner in message] == [logging.INFO]
 
 
 def test_crawler_schedule_once_queues_the_due_grabs(redis_server: str, redis_client: redis.Redis) -> None:

@@ -175,19 +175,19 @@ class GrabScheduler:
         tick_seconds: float = 5.0,
         leader_seconds: float = 30.0,
     ) -> None:
-        """Tick every ``tick_seconds`` while leader (rules re-read each tick), until ``stop`` is set."""
-        leading = False
+        """Tick every ``tick_seconds`` while leader (rules re-read each tick), until ``stop`` is set. Says
+        whether it is the active scheduler when it starts and each time that changes."""
+        leading: bool | None = None
         failing = False
         try:
             while not stop.is_set():
                 try:
                     now_leading = self.lead(leader_seconds)
                     if now_leading != leading:
-                        logger.warning(
-                            "%s: %s",
-                            self.owner,
-                            "active scheduler" if now_leading else "another scheduler is active; waiting",
-                        )
+                        if now_leading:
+                            logger.info("%s: active scheduler", self.owner)
+                        else:
+                            logger.warning("%s: another scheduler is active; waiting", self.owner)
                         leading = now_leading
                     if leading:
                         self.tick(load())
