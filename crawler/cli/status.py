@@ -79,7 +79,7 @@ def _print(report: dict[str, Any]) -> None:
         "errors",
         "bans",
         "304s",
-        "qRead",
+        "qRead fallbacks",
         "attention",
     ):
         sites.add_column(column, overflow="fold")
