@@ -198,7 +198,8 @@ def test_retried_redirected_and_failed_requests_each_end_once_and_the_temp_crawl
     # A misspelt site or job is an error, not a selection of nothing.
     misspelt = site.crawler("dead", "requeue", "--site", f"{site.name}x")
     assert misspelt.returncode == 2, misspelt.stdout
-    assert f"no site '{site.name}x'" in misspelt.stderr and f"did you mean '{site.name}'?" in misspelt.stderr
+    assert f"no rule for site '{site.name}x'" in misspelt.stderr, misspelt.stderr
+    assert f"did you mean '{site.name}'?" in misspelt.stderr, misspelt.stderr
     unknown_job = site.crawler("dead", "list", "--job", "000000000000")
     assert unknown_job.returncode == 2 and "no job '000000000000'" in unknown_job.stderr, unknown_job.stderr
     assert site.status()["queue"]["dead_letters"] == 3

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import sys
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from crawler.deadletters import DeadLetter, dead_letters, requeue
 from crawler.errors import InputError
 from crawler.redisio.connection import connect
 from crawler.redisio.queue import LeasedQueue
-from crawler.rules import RULE_SUFFIX
+from crawler.rules import rule_file
 
 __all__ = ["run_drop", "run_list", "run_requeue"]
 
@@ -63,21 +62,11 @@ def _selected(queue: LeasedQueue, args: argparse.Namespace) -> list[DeadLetter]:
 
 
 def _check_filters(queue: LeasedQueue, letters: list[DeadLetter], site: str | None, job: str | None) -> None:
-    """:class:`InputError` when ``site`` has neither a rule nor a dead letter, or ``job`` was never run: a
-    misspelt name says so, rather than selecting nothing (``dead requeue --site guardain`` requeued 0)."""
+    """:class:`InputError` when ``site`` has neither a dead letter nor a rule (naming the site meant), or
+    ``job`` was never run: a misspelt name says so, rather than selecting nothing (``dead requeue --site
+    guardain`` requeued 0)."""
     if site is not None and all(letter.site != site for letter in letters):
-        rules_dir = Config.from_env().rules_dir
-        if not (rules_dir / f"{site}{RULE_SUFFIX}").is_file():
-            sites = sorted(
-                {entry.stem for entry in rules_dir.glob(f"*{RULE_SUFFIX}")}
-                | {letter.site for letter in letters if letter.site}
-            )
-            close = difflib.get_close_matches(site, sites, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            known = f"sites: {', '.join(sites)}" if sites else f"no rules in {rules_dir} and no dead letters"
-            raise InputError(
-                f"no site {site!r}: no rule in {rules_dir} and no dead letter of it{hint} ({known})"
-            )
+        rule_file(Config.from_env().rules_dir, site)
     if (
         job is not None
         and all(letter.job != job for letter in letters)

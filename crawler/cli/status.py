@@ -79,7 +79,7 @@ def _print(report: dict[str, Any]) -> None:
         "errors",
         "bans",
         "304s",
-        "qRead fallbacks",
+        "qRead",
         "attention",
     ):
         sites.add_column(column, overflow="fold")
