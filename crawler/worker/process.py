@@ -95,13 +95,14 @@ def run_worker(
     job: str | None = None,
     sites: Iterable[str] = (),
     every: float = 0.5,
-    on_tick: Callable[[], None] | None = None,
+    on_tick: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
     """Run the ``sites`` spider in this process until its job is done (or, with no job, until stopped).
 
-    ``on_tick`` is called every ``every`` seconds while it runs (a progress display). Returns the crawl's
-    stats; raises KeyboardInterrupt when it was stopped by Ctrl-C or SIGTERM (after Scrapy's clean stop:
-    its unfinished requests are back in the queue).
+    ``on_tick`` is called every ``every`` seconds while it runs (a progress display); when it returns
+    False, the crawl stops as on Ctrl-C. Returns the crawl's stats; raises KeyboardInterrupt when it was
+    stopped by Ctrl-C, SIGTERM or ``on_tick`` (after Scrapy's clean stop: its unfinished requests are back
+    in the queue).
     """
     for name, one_line in _ONE_LINE_LOGGERS.items():
         logging.getLogger(name).addFilter(one_line)
@@ -112,10 +113,15 @@ def run_worker(
     crawler = process.create_crawler(SitesSpider)
     tickers: list[task.LoopingCall] = []
 
+    def ticking() -> None:
+        assert on_tick is not None
+        if not on_tick() and not process.interrupted:
+            process.interrupted = True
+            process._graceful_stop_reactor()  # what Scrapy's own Ctrl-C handler calls
+
     def start_ticking() -> None:
         # Made once the crawl runs: a LoopingCall takes the global reactor, which Scrapy installs first.
-        assert on_tick is not None
-        tickers.append(task.LoopingCall(on_tick))
+        tickers.append(task.LoopingCall(ticking))
         tickers[0].start(every, now=True)
 
     started: list[bool] = []
