@@ -9,6 +9,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tracemalloc
@@ -363,6 +364,27 @@ def test_an_unknown_site_is_named_with_the_sites_that_have_articles(
         assert code == 2, (command, out, err)
         assert "no articles of site 'demo-citynew'; did you mean 'demo-citynews'?" in err
         assert "(sites with articles: demo-citynews, demo-huaxia, demo-techdaily)" in err
+
+
+@pytest.mark.parametrize("damage", ["header", "middle"])
+def test_a_damaged_week_file_is_named_with_what_to_do(
+    crawled: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    damage: str,
+) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(crawled, data)
+    (week,) = (data / "articles").glob("articles_*.sqlite")
+    raw = bytearray(week.read_bytes())
+    start, end = (0, 4096) if damage == "header" else (len(raw) // 4, len(raw))
+    raw[start:end] = b"\xff" * (end - start)
+    week.write_bytes(bytes(raw))
+    code, out, err = articles(capsys, monkeypatch, data, "stats")
+    assert code == 1, (out, err)
+    assert f"the article store {week}" in err and "the file is damaged" in err, err
+    assert "Backing up a week" in err and "move it out of the folder" in err, err
 
 
 def test_show_puts_a_space_after_every_label(

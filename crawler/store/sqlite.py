@@ -495,7 +495,9 @@ class SqliteStore(Store):
         try:
             return connection.execute(query, params)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot read the article store {self.path(week)}: {exc}") from exc
+            raise StoreError(
+                f"cannot read the article store {self.path(week)}: {exc}{_damage_hint(exc)}"
+            ) from exc
 
     # --- connections ------------------------------------------------------------------------------------
 
@@ -519,7 +521,7 @@ class SqliteStore(Store):
             prepare(connection, path, self.busy_timeout)
         except sqlite3.Error as exc:
             connection.close()
-            raise StoreError(f"cannot open the article store {path}: {exc}") from exc
+            raise StoreError(f"cannot open the article store {path}: {exc}{_damage_hint(exc)}") from exc
         except StoreError:
             connection.close()
             raise
@@ -553,3 +555,15 @@ def _index_phrases(term: str) -> list[str]:
     if CJK_RE.search(term):
         return [search_text(run) for run in CJK_RUN_RE.findall(term)]
     return [term] if _WORD_CHAR_RE.search(term) else []
+
+
+def _damage_hint(exc: sqlite3.Error) -> str:
+    """What to do with a week's file that SQLite finds damaged (not a database, or malformed)."""
+    if not isinstance(exc, sqlite3.DatabaseError) or not (
+        "malformed" in str(exc) or "not a database" in str(exc)
+    ):
+        return ""
+    return (
+        "; the file is damaged: restore it from a backup (docs/operations.md, 'Backing up a week'), or move"
+        " it out of the folder to go on without that week's articles"
+    )
