@@ -288,9 +288,10 @@ def test_a_rule_in_a_yml_file_is_named_with_how_to_have_it_read(tmp_path: Path) 
 def test_a_global_option_after_the_command_says_where_it_goes(
     tmp_path: Path, command: list[str], option: str
 ) -> None:
-    run = crawler(*command, cwd=tmp_path)
+    run = crawler(*command, cwd=tmp_path, env={"CRAWLER_COMMAND": "./run.sh crawler"})
     assert run.code == 2, run.stderr
     assert f"{option} is an option of crawler itself: give it before the command" in run.stderr, run.stderr
+    assert f"as in `./run.sh crawler {option} DIR COMMAND ...`" in run.stderr, run.stderr
 
 
 def test_extract_of_an_empty_source_says_what_it_expects(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 from crawler import __version__
 from crawler.cli.options import add_fetch_options, add_set_option, non_negative_int
+from crawler.cli.terminal import command_name
 from crawler.demo import DEMO_PORT
 from extractors import ALGORITHMS, DEFAULT_ALGORITHM
 
@@ -57,7 +58,7 @@ class _Parser(argparse.ArgumentParser):
                 if any(word == option or word.startswith(f"{option}=") for word in given):
                     message += (
                         f" ({option} is an option of crawler itself: give it before the command,"
-                        f" as in `crawler {option}{value} COMMAND ...`)"
+                        f" as in `{command_name()} {option}{value} COMMAND ...`)"
                     )
                     break
         super().error(message)
