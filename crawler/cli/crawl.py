@@ -30,7 +30,7 @@ from crawler.discover.frontier import Frontier
 from crawler.errors import InputError
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url
-from crawler.redisio.embedded import RedisUnavailableError
+from crawler.redisio.embedded import RedisUnavailableError, server_directory
 from crawler.requests import JobCounts, enqueue_job
 from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
@@ -48,7 +48,7 @@ def redis_for(config: Config, *, reading: str | None = None) -> Iterator[str]:
     end if this process started it). ``reading``: the command, which only reads; when the embedded server
     has never run under the data folder, it says so on stderr (a misspelt ``--data-dir`` shows nothing
     otherwise: an empty queue, as if all were well)."""
-    if reading is not None and not config.redis_url and not (config.data_dir / "redis").is_dir():
+    if reading is not None and not config.redis_url and not server_directory(config.data_dir).is_dir():
         print(
             f"crawler {reading}: note: nothing was crawled under {config.data_dir} yet (a new data folder);"
             " give the one of your crawls with --data-dir DIR",

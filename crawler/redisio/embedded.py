@@ -58,7 +58,7 @@ from types import TracebackType
 from crawler.errors import CrawlerError
 from crawler.threads import ctrl_c_blocked
 
-__all__ = ["EmbeddedRedis", "RedisUnavailableError", "redis_server_executable"]
+__all__ = ["EmbeddedRedis", "RedisUnavailableError", "redis_server_executable", "server_directory"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,11 +74,18 @@ POLL_INTERVAL = 0.05
 LOG_TAIL_LINES = 20
 # Seconds between two looks of a user's watchdog at the server (it restarts a server that died).
 WATCH_SECONDS = 1.0
+# The server's append-only file, in its folder.
+AOF_FILE = "appendonly.aof"
 # Longest unix socket path (bytes) the kernel takes: sun_path is 108 bytes with the final NUL on Linux.
 MAX_SOCKET_PATH = 107
 
 _PING = b"*1\r\n$4\r\nPING\r\n"
 _SHUTDOWN = b"*1\r\n$8\r\nSHUTDOWN\r\n"
+
+
+def server_directory(data_dir: Path) -> Path:
+    """The folder of the embedded server of the data folder ``data_dir`` (its socket, log and data)."""
+    return data_dir.resolve() / "redis"
 
 
 def _quote(path: Path) -> str:
@@ -129,7 +136,8 @@ class EmbeddedRedis:
         start_timeout: float = DEFAULT_START_TIMEOUT,
         watch_seconds: float = WATCH_SECONDS,
     ) -> None:
-        self.directory = data_dir.resolve() / "redis"
+        self.directory = server_directory(data_dir)
+        self.aof_path = self.directory / AOF_FILE
         self.socket_path = self.directory / "redis.sock"
         self.pid_path = self.directory / "redis.pid"
         self.config_path = self.directory / "redis.conf"
@@ -388,7 +396,7 @@ class EmbeddedRedis:
             f"pidfile {_quote(self.pid_path)}",
             'logfile ""',
             "appendonly yes",
-            'appendfilename "appendonly.aof"',
+            f"appendfilename {_quote(Path(AOF_FILE))}",
             "appendfsync everysec",
             # No RDB snapshots: the empty string must be quoted in the file (an unquoted empty value is
             # ignored and the default save points stay).
@@ -548,7 +556,7 @@ class EmbeddedRedis:
         ships no ``redis-check-aof``, but ``redis-server`` runs as it under that name."""
         if "append only file" not in tail:
             return ""
-        aof = shlex.quote(str(self.directory / "appendonly.aof"))
+        aof = shlex.quote(str(self.aof_path))
         checker = shlex.quote(str(self.directory / "redis-check-aof"))
         return (
             f": its append-only file {aof} is damaged; keep a copy of it, then mend it (what follows the"
