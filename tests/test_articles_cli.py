@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -27,6 +28,7 @@ from crawler.demo import DEMO_RULES
 from crawler.demo.sites import demo_sites
 from crawler.store import SqliteStore, Store
 from crawler.store.mongo import MongoStore
+from crawler.store.sqlite import DamagedWeekError
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_ARTICLES = sum(len(site.articles) for site in demo_sites())
@@ -338,7 +340,7 @@ def test_every_articles_command_prints_the_same_on_mongodb(
         commands += [("search", word), ("search", word, "--format", "jsonl", "--site", some["site"])]
     for command in commands:
         expected = articles(capsys, monkeypatch, crawled, *command)
-        monkeypatch.setattr(articlescli, "open_store", lambda _env: _Unclosed(mongo_copy))
+        monkeypatch.setattr(articlescli, "open_store", lambda _env, **_options: _Unclosed(mongo_copy))
         assert articles(capsys, monkeypatch, crawled, *command) == expected, command
         monkeypatch.undo()
 
@@ -366,7 +368,7 @@ def test_an_unknown_site_is_named_with_the_sites_that_have_articles(
         assert "(sites with articles: demo-citynews, demo-huaxia, demo-techdaily)" in err
 
 
-@pytest.mark.parametrize("damage", ["header", "middle"])
+@pytest.mark.parametrize("damage", ["header", "pages"])
 def test_a_damaged_week_file_is_named_with_what_to_do(
     crawled: Path,
     tmp_path: Path,
@@ -377,14 +379,182 @@ def test_a_damaged_week_file_is_named_with_what_to_do(
     data = tmp_path / "data"
     shutil.copytree(crawled, data)
     (week,) = (data / "articles").glob("articles_*.sqlite")
-    raw = bytearray(week.read_bytes())
-    start, end = (0, 4096) if damage == "header" else (len(raw) // 4, len(raw))
-    raw[start:end] = b"\xff" * (end - start)
-    week.write_bytes(bytes(raw))
+    _damage(week, damage)
     code, out, err = articles(capsys, monkeypatch, data, "stats")
     assert code == 1, (out, err)
     assert f"the article store {week}" in err and "the file is damaged" in err, err
     assert "Backing up a week" in err and "move it out of the folder" in err, err
+
+
+def _damage(path: Path, damage: str) -> None:
+    """Overwrite a SQLite file's header (its first 4 KB: no longer a database) or its pages (the last
+    three quarters: malformed) with 0xff bytes; or (``unreadable``) put a folder in its place."""
+    if damage == "unreadable":
+        path.unlink()
+        path.mkdir()
+        return
+    raw = bytearray(path.read_bytes())
+    start, end = (0, 4096) if damage == "header" else (len(raw) // 4, len(raw))
+    raw[start:end] = b"\xff" * (end - start)
+    path.write_bytes(bytes(raw))
+
+
+# Three weeks of articles; the oldest is the one damaged.
+STORED_WEEKS = {
+    "2026w44": datetime(2026, 10, 28, 9, tzinfo=UTC),
+    "2026w45": datetime(2026, 11, 4, 9, tzinfo=UTC),
+    "2026w46": datetime(2026, 11, 11, 9, tzinfo=UTC),
+}
+DAMAGED_WEEK = "2026w44"
+
+
+@pytest.fixture(scope="module")
+def three_weeks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data folder whose SQLite store holds 3 weeks of 24 articles (sites north and south), each with
+    "harbour" in its title and a body of its own."""
+    data = tmp_path_factory.mktemp("weeks")
+    rng = random.Random(47)
+    vocabulary = [
+        "".join(rng.choice("bdfgklmnprstv") + rng.choice("aeiou") for _ in range(3)) for _ in range(800)
+    ]
+    with SqliteStore(data) as store:
+        results = store.upsert_many(
+            {
+                "site": ("north", "south")[n % 2],
+                "url": f"http://{('north', 'south')[n % 2]}.test/{week}/{n}",
+                "fetched_at": start + timedelta(minutes=n),
+                "title": f"Harbour report {n} of {week}",
+                "body": "\n\n".join(" ".join(rng.choices(vocabulary, k=80)) for _ in range(5)),
+            }
+            for week, start in STORED_WEEKS.items()
+            for n in range(24)
+        )
+        assert {r.outcome for r in results} == {"new"}
+        assert store.weeks() == list(STORED_WEEKS)
+    return data
+
+
+# What the warning says for each kind of damage: how the file failed, and what to do.
+DAMAGE_MESSAGES = {
+    "header": ("open", "file is not a database; the file is damaged: restore it from a backup"),
+    "pages": ("read", "the file is damaged: restore it from a backup"),
+    "unreadable": (
+        "open",
+        "unable to open database file; the file cannot be read: make it a file the crawler's user may read"
+        " and write, restore it from a backup",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE_MESSAGES))
+def test_a_damaged_old_week_leaves_out_only_its_articles_with_a_warning_and_exit_1(
+    three_weeks: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    damage: str,
+) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(three_weeks, data)
+    with SqliteStore(data) as store:
+        kept = [d for d in store.iter_articles(newest_first=False) if d["week"] != DAMAGED_WEEK]
+        kept_stats = [row for row in store.stats() if row["week"] != DAMAGED_WEEK]
+    assert len(kept) == 48 and {row["week"] for row in kept_stats} == {"2026w45", "2026w46"}
+    damaged = data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite"
+    _damage(damaged, damage)
+
+    failed, why = DAMAGE_MESSAGES[damage]
+
+    def warned_once(err: str) -> None:
+        assert err.count("warning:") == 1, err
+        assert (
+            f"crawler articles: warning: articles of week {DAMAGED_WEEK} are missing from this output:"
+            f" cannot {failed} the article store {damaged}: "
+        ) in err, err
+        assert f"{why} (docs/operations.md, 'Backing up a week')" in err, err
+        assert "or move it out of the folder to go on without that week's articles" in err
+        assert "error" not in err and "Traceback" not in err and "no articles stored" not in err, err
+
+    code, out, err = articles(capsys, monkeypatch, data, "stats", "--format", "json")
+    assert code == 1, err
+    warned_once(err)
+    stats = json.loads(out)
+    assert stats["weeks"] == kept_stats
+    assert stats["total"]["articles"] == 48
+    code, out, err = articles(capsys, monkeypatch, data, "stats")
+    assert code == 1 and "2026w45" in out and "2026w46" in out and DAMAGED_WEEK not in out, out
+    assert re.search(r"total\W+48\W", out), out
+    warned_once(err)
+
+    code, out, err = articles(
+        capsys, monkeypatch, data, "search", "harbour", "--format", "jsonl", "--limit", "100"
+    )
+    assert code == 1, err
+    assert [json.loads(line)["url"] for line in out.splitlines()] == [d["url"] for d in reversed(kept)]
+    warned_once(err)
+
+    code, out, err = articles(capsys, monkeypatch, data, "export")
+    assert code == 1, err
+    assert [json.loads(line) for line in out.splitlines()] == kept
+    assert "exported 48 articles" in err
+    warned_once(err)
+    target = tmp_path / "out.csv"
+    code, _, err = articles(capsys, monkeypatch, data, "export", "--format", "csv", "-o", str(target))
+    assert code == 1, err
+    with target.open(encoding="utf-8", newline="") as handle:
+        assert [row["url"] for row in csv.DictReader(handle)] == [d["url"] for d in kept]
+    warned_once(err)
+
+    code, out, err = articles(capsys, monkeypatch, data, "list", "--format", "jsonl", "--limit", "100")
+    assert code == 1, err
+    assert [json.loads(line)["url"] for line in out.splitlines()] == [d["url"] for d in reversed(kept)]
+    warned_once(err)
+
+
+def test_a_damaged_week_asked_for_with_week_is_an_error_and_the_other_weeks_read_as_before(
+    three_weeks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(three_weeks, data)
+    damaged = data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite"
+    _damage(damaged, "pages")
+    for command in (["export"], ["search", "harbour"], ["list"]):
+        code, out, err = articles(capsys, monkeypatch, data, *command, "--week", DAMAGED_WEEK)
+        assert (code, out) == (1, ""), (command, out, err)
+        assert err.startswith(f"crawler articles: error: cannot read the article store {damaged}: "), err
+        assert "; the file is damaged: restore it from a backup" in err, err
+        assert "warning" not in err
+    code, out, err = articles(capsys, monkeypatch, data, "export", "--week", "2026w45")
+    assert code == 0 and "warning" not in err, err
+    assert {json.loads(line)["week"] for line in out.splitlines()} == {"2026w45"}
+
+
+def test_a_store_reads_around_a_damaged_week_only_when_told_and_writes_never_skip_it(
+    three_weeks: Path, tmp_path: Path
+) -> None:
+    shutil.copytree(three_weeks, tmp_path / "data")
+    damaged = tmp_path / "data" / "articles" / f"articles_{DAMAGED_WEEK}.sqlite"
+    _damage(damaged, "header")
+    with (
+        SqliteStore(tmp_path / "data") as store,
+        pytest.raises(DamagedWeekError, match=re.escape(str(damaged))),
+    ):
+        store.stats()
+    with SqliteStore(tmp_path / "data", skip_damaged=True) as store:
+        assert store.count() == 48
+        assert list(store.weeks_left_out()) == [DAMAGED_WEEK]
+        assert "the file is damaged" in str(store.weeks_left_out()[DAMAGED_WEEK])
+        with pytest.raises(DamagedWeekError, match=re.escape(str(damaged))):
+            store.count(week=DAMAGED_WEEK)
+        # The week after it is compared with it for duplicates: storing there fails, naming the file.
+        article = {"site": "north", "title": "Harbour", "body": "A new harbour report."}
+        with pytest.raises(DamagedWeekError, match=re.escape(str(damaged))):
+            store.upsert({**article, "url": "http://north.test/new/1", "fetched_at": "2026-11-02T09:00:00Z"})
+        written = store.upsert(
+            {**article, "url": "http://north.test/new/2", "fetched_at": "2026-11-18T09:00:00Z"}
+        )
+        assert written.outcome == "new"
+        assert store.count(week="2026w47") == 1
 
 
 def test_show_puts_a_space_after_every_label(

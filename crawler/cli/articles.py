@@ -5,6 +5,10 @@ opens from the configuration (MongoDB with ``MONGO_URI``, else the SQLite files 
 ``CRAWLER_DATA_DIR``). Their output depends only on the documents, so it is the same on both backends.
 Tables by default (readable in a terminal, plain when piped); ``--format json|jsonl|csv`` for machines.
 ``export`` streams: one document in memory at a time, whatever the store's size.
+
+A SQLite week file that cannot be read (damaged, or unreadable) is left out of reads across weeks: the
+other weeks are shown, a warning on stderr names the file and what to do, and the exit code is
+``EXIT_PARTIAL`` so that scripts see the output is incomplete. ``--week`` naming that week is an error.
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ MAX_WRAP = 100
 _NOT_ONE_LINE = frozenset({"body", "summary", "reposts", "fields", "extraction"})
 # JSON-valued fields, written as JSON text in a CSV cell.
 _NESTED = ("fields", "extraction", "summary", "reposts")
+# Exit codes: the output is complete; the output leaves out weeks whose files could not be read.
+EXIT_OK = 0
+EXIT_PARTIAL = 1
 
 
 class ArticleNotFound(CrawlerError):
@@ -53,17 +60,19 @@ def _check_site(store: Store, site: str | None) -> None:
     sites = sorted({str(row["site"]) for row in store.stats()})
     if site in sites:
         return
+    read = " in the weeks that could be read" if store.weeks_left_out() else ""
     if not sites:
-        raise InputError(f"no articles of site {site!r}: the store has no articles yet ({store!r})")
+        empty = read or ": the store has no articles yet"
+        raise InputError(f"no articles of site {site!r}{empty} ({store!r})")
     close = difflib.get_close_matches(site, sites, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise InputError(f"no articles of site {site!r}{hint} (sites with articles: {', '.join(sites)})")
+    raise InputError(f"no articles of site {site!r}{read}{hint} (sites with articles: {', '.join(sites)})")
 
 
 def _note_if_empty(store: Store) -> None:
     """On stderr, when the store has no article at all: where articles come from, and where the demo's
-    are."""
-    if store.stats():
+    are (not when weeks were left out: it has articles that could not be read)."""
+    if store.stats() or store.weeks_left_out():
         return
     data = Config.from_env().data_dir
     command = command_name()
@@ -77,11 +86,24 @@ def _note_if_empty(store: Store) -> None:
 
 @contextmanager
 def _store() -> Iterator[Store]:
-    store = open_store(Config.from_env().values())
+    """The configured store, its reads across weeks leaving out the weeks whose files cannot be read; once
+    closed, each week left out is named on stderr with the error that says what to do."""
+    store = open_store(Config.from_env().values(), skip_damaged=True)
     try:
         yield store
     finally:
+        left_out = store.weeks_left_out()
         store.close()
+        for week, error in left_out.items():
+            print(
+                f"crawler articles: warning: articles of week {week} are missing from this output: {error}",
+                file=sys.stderr,
+            )
+
+
+def _status(store: Store) -> int:
+    """The exit code of a command that read ``store``: ``EXIT_PARTIAL`` when weeks were left out."""
+    return EXIT_PARTIAL if store.weeks_left_out() else EXIT_OK
 
 
 # --- list and search ----------------------------------------------------------------------------------
@@ -103,7 +125,7 @@ def run_list(args: argparse.Namespace) -> int:
             title = "Articles with reposts recorded against them, newest first"
         if not _print_documents(documents, args.format, title=title, limit=args.limit):
             _note_if_empty(store)
-    return 0
+        return _status(store)
 
 
 def run_search(args: argparse.Namespace) -> int:
@@ -113,7 +135,7 @@ def run_search(args: argparse.Namespace) -> int:
         title = f"Articles with {args.text}, newest first"
         if not _print_documents(documents, args.format, title=title, limit=args.limit):
             _note_if_empty(store)
-    return 0
+        return _status(store)
 
 
 def _print_documents(documents: Iterable[dict[str, Any]], form: str, *, title: str, limit: int | None) -> int:
@@ -181,14 +203,20 @@ def run_show(args: argparse.Namespace) -> int:
                     f"{args.article} is a repost of this article, {document['url']}{how}"
                     " (recorded here, not stored again)"
                 )
-    if document is None:
-        raise ArticleNotFound(
-            f"no stored article has the URL or id {args.article!r}: see `{suggest('articles list')}`"
-            " or `search`"
-        )
-    if args.format == "json":
+        if document is None:
+            raise ArticleNotFound(
+                f"no stored article has the URL or id {args.article!r}: see `{suggest('articles list')}`"
+                " or `search`"
+            )
+        _print_document(document, note, args.format)
+        return _status(store)
+
+
+def _print_document(document: dict[str, Any], note: str | None, form: str) -> None:
+    """Print ``document`` as ``show`` does: JSON, or its fields and text (after ``note`` if given)."""
+    if form == "json":
         sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
-        return 0
+        return
     width = min(shutil.get_terminal_size((MAX_WRAP, 24)).columns, MAX_WRAP)
     lines = [] if note is None else [note, ""]
     labelled = [(f"{name}:", document[name]) for name in DOCUMENT_FIELDS if name not in _NOT_ONE_LINE] + [
@@ -223,7 +251,6 @@ def run_show(args: argparse.Namespace) -> int:
         lines.extend(textwrap.wrap(printable(paragraph), width) or [""])
         lines.append("")
     sys.stdout.write("\n".join(lines).rstrip("\n") + "\n")
-    return 0
 
 
 # --- export ---------------------------------------------------------------------------------------------
@@ -251,8 +278,8 @@ def run_export(args: argparse.Namespace) -> int:
                 partial.replace(target)
             except OSError as exc:
                 raise InputError(f"cannot write the export to {target}: {exc}") from exc
-    sys.stderr.write(f"exported {count} article{'s' if count != 1 else ''}\n")
-    return 0
+        sys.stderr.write(f"exported {count} article{'s' if count != 1 else ''}\n")
+        return _status(store)
 
 
 def _write_documents(documents: Iterable[dict[str, Any]], form: str, out: IO[str]) -> int:
@@ -294,10 +321,16 @@ def run_stats(args: argparse.Namespace) -> int:
         rows = store.stats()
         if not rows:
             _note_if_empty(store)
+        _print_stats(rows, args.format)
+        return _status(store)
+
+
+def _print_stats(rows: list[dict[str, Any]], form: str) -> None:
+    """Print the rows of :meth:`Store.stats` and their total as a table or (``form`` json) JSON."""
     totals = {key: sum(int(row[key]) for row in rows) for key in ("articles", "reposts", "qread")}
-    if args.format == "json":
+    if form == "json":
         sys.stdout.write(json.dumps({"weeks": rows, "total": totals}, ensure_ascii=False, indent=2) + "\n")
-        return 0
+        return
     table = Table(title="Stored articles per week and site", title_justify="left")
     table.add_column("week")
     table.add_column("site", style="cyan")
@@ -310,7 +343,6 @@ def run_stats(args: argparse.Namespace) -> int:
         "total", "", str(totals["articles"]), str(totals["reposts"]), str(totals["qread"]), style="bold"
     )
     _console().print(table)
-    return 0
 
 
 def _console() -> Console:

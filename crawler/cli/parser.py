@@ -21,7 +21,7 @@ EXIT_CODES_HELP = """\
 exit codes:
   0    done (extract: also when no main text was found; a note says so on stderr)
   1    fetch failure: network, timeout, HTTP error status, robots.txt, refused address, size limit;
-       rules: a rule has errors
+       rules: a rule has errors; articles: a week's file could not be read (the other weeks shown)
   2    usage or input error: bad arguments; missing, unreadable, empty, binary or too large input;
        invalid or non-http(s) URL
   130  interrupted

@@ -41,12 +41,13 @@ __all__ = [
 ]
 
 
-def open_store(settings: Mapping[str, Any]) -> Store:
+def open_store(settings: Mapping[str, Any], *, skip_damaged: bool = False) -> Store:
     """The store the settings (Scrapy settings, or any mapping) name: ``MONGO_URI``, ``MONGO_DB_PREFIX``,
     ``MONGO_WRITE_CONCERN``, ``MONGO_TIMEOUT_MS``, ``CRAWLER_DATA_DIR``, ``STORE_BATCH_SIZE``,
     ``STORE_SPOOL_RETRY_SECONDS``, ``DEDUP_ENABLED``, ``DEDUP_WINDOW_DAYS``, ``DEDUP_MAX_DISTANCE``.
     Settings missing from a mapping take the defaults of :mod:`crawler.settings` and
-    :class:`crawler.config.Config`."""
+    :class:`crawler.config.Config`. ``skip_damaged``: reads across weeks leave out a SQLite week file that
+    cannot be read (:meth:`Store.weeks_left_out`) instead of failing."""
     source = settings
     config = Config()
     data_dir = str(source.get("CRAWLER_DATA_DIR") or config.data_dir)
@@ -60,7 +61,7 @@ def open_store(settings: Mapping[str, Any]) -> Store:
     )
     mongo_uri = source.get("MONGO_URI")
     if not mongo_uri:
-        return SqliteStore(data_dir, batch_size=batch_size, dedup=dedup)
+        return SqliteStore(data_dir, batch_size=batch_size, dedup=dedup, skip_damaged=skip_damaged)
     from crawler.store.mongo import MongoStore, parse_write_concern  # noqa: PLC0415 - pymongo only when used
 
     uri = str(mongo_uri)

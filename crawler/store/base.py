@@ -225,6 +225,12 @@ class Store(ABC):
     def weeks(self) -> list[str]:
         """Names of the weeks that have a store, oldest first."""
 
+    def weeks_left_out(self) -> dict[str, StoreError]:
+        """The weeks reads across weeks left out so far, each with the error that says why and what to
+        do: weeks whose files cannot be read, in a store opened to skip them (``SqliteStore``'s
+        ``skip_damaged``); none in a store that fails on them instead."""
+        return {}
+
     @abstractmethod
     def flush(self) -> None:
         """Make every write so far durable in the backend's main storage."""

@@ -23,6 +23,12 @@ URL check, the duplicate lookup in that week and the write run in that one trans
 two rows and two copies of an article written into one week never both stay. A repost is recorded in its
 original's file after that transaction commits. ``PRAGMA user_version`` holds the schema version; files of
 older versions are migrated when opened.
+
+A week's file SQLite cannot read (damaged: not a database, malformed; or unreadable) is a
+:class:`DamagedWeekError` naming it and what to do. A store opened with ``skip_damaged`` leaves such a
+week out of reads across weeks (``get``, ``original_of``, ``stats``, and ``count``, ``iter_articles``,
+``search`` without ``week``) and keeps the error in :meth:`SqliteStore.weeks_left_out`, so that a reader
+shows the other weeks and says what is missing; reads of that week alone, and writes, still fail.
 """
 
 from __future__ import annotations
@@ -73,7 +79,7 @@ from crawler.store.sqlite_schema import (
 )
 from extractors.text import CJK_RE, CJK_RUN_RE
 
-__all__ = ["BUSY_TIMEOUT_SECONDS", "SCHEMA_VERSION", "SqliteStore"]
+__all__ = ["BUSY_TIMEOUT_SECONDS", "SCHEMA_VERSION", "DamagedWeekError", "SqliteStore"]
 
 logger = logging.getLogger(__name__)
 
@@ -91,15 +97,25 @@ _ID = DOCUMENT_FIELDS.index("id")
 # A SimHash as the band index keeps it (signed) back to its unsigned value.
 _UNSIGNED = (1 << 64) - 1
 _CANDIDATE_COLUMNS = "a.url, a.site, a.week, a.first_seen, a.content_hash, a.simhash, a.body"
+# SQLite's primary result codes for a file that is damaged (SQLITE_CORRUPT, SQLITE_NOTADB), or that
+# cannot be opened or read (SQLITE_IOERR, SQLITE_CANTOPEN).
+_DAMAGED_CODES = frozenset({11, 26})
+_UNREADABLE_CODES = frozenset({10, 14})
 _ADD_REPOST = (
     "UPDATE articles SET reposts = json_insert(reposts, '$[#]', json(?)) WHERE url = ?"
     " AND NOT EXISTS (SELECT 1 FROM json_each(articles.reposts) WHERE json_extract(value, '$.url') = ?)"
 )
 
 
+class DamagedWeekError(StoreError):
+    """A week's file that SQLite cannot read: damaged (not a database, malformed) or unreadable; the
+    message names the file and what to do."""
+
+
 class SqliteStore(Store):
     """Articles in weekly SQLite files under ``<data_dir>/articles``; ``upsert_many`` writes
-    ``batch_size`` articles per transaction."""
+    ``batch_size`` articles per transaction. With ``skip_damaged``, reads across weeks leave out the weeks
+    whose files cannot be read (:meth:`weeks_left_out`) instead of failing."""
 
     def __init__(
         self,
@@ -108,6 +124,7 @@ class SqliteStore(Store):
         batch_size: int = 100,
         busy_timeout: float = BUSY_TIMEOUT_SECONDS,
         dedup: DedupPolicy | None = None,
+        skip_damaged: bool = False,
     ) -> None:
         if batch_size < 1:
             raise StoreError(f"STORE_BATCH_SIZE is {batch_size!r}: expected a whole number of at least 1")
@@ -115,6 +132,8 @@ class SqliteStore(Store):
         self.batch_size = batch_size
         self.busy_timeout = busy_timeout
         self.dedup = DedupPolicy() if dedup is None else dedup
+        self.skip_damaged = skip_damaged
+        self._left_out: dict[str, DamagedWeekError] = {}
         self._connections: dict[str, sqlite3.Connection] = {}
         self._closed = False
         # Paragraph counts read from each week's file during the batch being written, kept in step with the
@@ -369,9 +388,9 @@ class SqliteStore(Store):
         column = "id" if _ID_RE.match(url_or_id) else "url"
         query = f"SELECT {COLUMNS} FROM articles WHERE {column} = ? LIMIT 1"
         for week in reversed(self.weeks()):
-            row = self._query(week, query, (url_or_id,)).fetchone()
-            if row is not None:
-                return document_of(row)
+            rows = self._query(week, query, (url_or_id,), across=True)
+            if rows:
+                return document_of(rows[0])
         return None
 
     def original_of(self, url: str) -> dict[str, Any] | None:
@@ -381,9 +400,9 @@ class SqliteStore(Store):
         )
         pattern = "%" + url.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         for week in reversed(self.weeks()):
-            row = self._query(week, query, (pattern, url)).fetchone()
-            if row is not None:
-                return document_of(row)
+            rows = self._query(week, query, (pattern, url), across=True)
+            if rows:
+                return document_of(rows[0])
         return None
 
     def count(self, site: str | None = None, week: str | None = None) -> int:
@@ -392,8 +411,8 @@ class SqliteStore(Store):
         params = () if site is None else (site,)
         total = 0
         for name in weeks:
-            (number,) = self._query(name, query, params).fetchone()
-            total += int(number)
+            for (number,) in self._query(name, query, params, across=week is None):
+                total += int(number)
         return total
 
     def iter_articles(
@@ -418,7 +437,7 @@ class SqliteStore(Store):
         if upper is not None:
             conditions.append("first_seen < ?")
             params.append(format_timestamp(upper))
-        return self._iter(weeks, conditions, params, newest_first, limit)
+        return self._iter(weeks, conditions, params, newest_first, limit, across=week is None)
 
     def search(
         self, query: str, *, site: str | None = None, week: str | None = None, limit: int | None = 20
@@ -436,7 +455,7 @@ class SqliteStore(Store):
         if site is not None:
             conditions.append("site = ?")
             params.append(site)
-        hits = self._iter(self.weeks_asked(week), conditions, params, True, None)
+        hits = self._iter(self.weeks_asked(week), conditions, params, True, None, across=week is None)
         return limited((document for document in hits if matches(document, terms)), limit)
 
     def stats(self) -> list[dict[str, Any]]:
@@ -447,7 +466,7 @@ class SqliteStore(Store):
         )
         rows = []
         for week in self.weeks():
-            for site, articles, reposts, qread in self._query(week, query, ()):
+            for site, articles, reposts, qread in self._query(week, query, (), across=True):
                 rows.append(
                     {"week": week, "site": site, "articles": articles, "reposts": reposts, "qread": qread}
                 )
@@ -460,6 +479,8 @@ class SqliteStore(Store):
         params: list[object],
         newest_first: bool,
         limit: int | None,
+        *,
+        across: bool,
     ) -> Iterator[dict[str, Any]]:
         order, after = ("DESC", "<") if newest_first else ("ASC", ">")
         left = limit
@@ -473,7 +494,7 @@ class SqliteStore(Store):
                     + (f" WHERE {' AND '.join(where)}" if where else "")
                     + f" ORDER BY first_seen {order}, id {order} LIMIT {page}"
                 )
-                rows = self._query(week, query, [*params, *(last or ())]).fetchall()
+                rows = self._query(week, query, [*params, *(last or ())], across=across)
                 for row in rows:
                     yield document_of(row)
                 if left is not None:
@@ -488,16 +509,31 @@ class SqliteStore(Store):
             return []
         return sorted(match[1] for path in self.directory.iterdir() if (match := _FILE_RE.match(path.name)))
 
-    def _query(self, week: str, query: str, params: Sequence[object]) -> sqlite3.Cursor:
+    def weeks_left_out(self) -> dict[str, StoreError]:
+        return dict(self._left_out)
+
+    def _query(self, week: str, query: str, params: Sequence[object], *, across: bool = False) -> list[Any]:
+        """The rows of ``query`` on the week's file. A read ``across`` weeks by a store that skips damaged
+        weeks gets no rows from a week whose file cannot be read, and records it in ``weeks_left_out``."""
+        if across and self.skip_damaged and week in self._left_out:
+            return []
+        try:
+            return self._rows(week, query, params)
+        except DamagedWeekError as exc:
+            if not (across and self.skip_damaged):
+                raise
+            logger.debug("week %s left out of a read across weeks: %s", week, exc)
+            self._left_out[week] = exc
+            return []
+
+    def _rows(self, week: str, query: str, params: Sequence[object]) -> list[Any]:
         connection = self._open(week, create=False)
         if connection is None:
             raise StoreError(f"the article store {self.path(week)} disappeared while being read")
         try:
-            return connection.execute(query, params)
+            return connection.execute(query, params).fetchall()
         except sqlite3.Error as exc:
-            raise StoreError(
-                f"cannot read the article store {self.path(week)}: {exc}{_damage_hint(exc)}"
-            ) from exc
+            raise _read_error(f"cannot read the article store {self.path(week)}", exc) from exc
 
     # --- connections ------------------------------------------------------------------------------------
 
@@ -515,13 +551,15 @@ class SqliteStore(Store):
             connection = sqlite3.connect(
                 path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
             )
-        except (OSError, sqlite3.Error) as exc:
+        except OSError as exc:
             raise StoreError(f"cannot open the article store {path}: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise _read_error(f"cannot open the article store {path}", exc) from exc
         try:
             prepare(connection, path, self.busy_timeout)
         except sqlite3.Error as exc:
             connection.close()
-            raise StoreError(f"cannot open the article store {path}: {exc}{_damage_hint(exc)}") from exc
+            raise _read_error(f"cannot open the article store {path}", exc) from exc
         except StoreError:
             connection.close()
             raise
@@ -557,13 +595,25 @@ def _index_phrases(term: str) -> list[str]:
     return [term] if _WORD_CHAR_RE.search(term) else []
 
 
+def _read_error(what: str, exc: sqlite3.Error) -> StoreError:
+    """The error for ``what`` failed (``cannot open/read the article store PATH``) on ``exc``: a
+    :class:`DamagedWeekError` with what to do when the file is damaged or unreadable."""
+    hint = _damage_hint(exc)
+    return DamagedWeekError(f"{what}: {exc}{hint}") if hint else StoreError(f"{what}: {exc}")
+
+
 def _damage_hint(exc: sqlite3.Error) -> str:
-    """What to do with a week's file that SQLite finds damaged (not a database, or malformed)."""
-    if not isinstance(exc, sqlite3.DatabaseError) or not (
-        "malformed" in str(exc) or "not a database" in str(exc)
-    ):
+    """What to do with a week's file that SQLite finds damaged (not a database, or malformed) or cannot
+    open or read; empty for any other error."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
         return ""
-    return (
-        "; the file is damaged: restore it from a backup (docs/operations.md, 'Backing up a week'), or move"
-        " it out of the folder to go on without that week's articles"
+    restore = (
+        "restore it from a backup (docs/operations.md, 'Backing up a week'), or move it out of the folder to"
+        " go on without that week's articles"
     )
+    if code & 0xFF in _DAMAGED_CODES:
+        return f"; the file is damaged: {restore}"
+    if code & 0xFF in _UNREADABLE_CODES:
+        return f"; the file cannot be read: make it a file the crawler's user may read and write, {restore}"
+    return ""
