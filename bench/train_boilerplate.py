@@ -170,17 +170,22 @@ def main(argv: list[str] | None = None) -> int:
         "--peers", default="trafilatura,readability", help="peers scored on the same pages ('' for none)"
     )
     args = parser.parse_args(argv)
-    if not (args.corpus / "manifest.json").is_file():
-        print(
-            f"no training corpus at {args.corpus} (expected manifest.json, html/, truth/).\n"
-            + HOW_TO_GET_TRAINING,
-            file=sys.stderr,
-        )
-        return 2
+    # What is missing, the install first (what a user does before anything else), then the corpus.
+    absent: list[str] = []
     try:
         import sklearn  # noqa: F401, PLC0415 - only to say what is missing before the long part
     except ImportError:
-        print("bench/train_boilerplate.py needs scikit-learn: pip install -e '.[train]'", file=sys.stderr)
+        absent.append(
+            "bench/train_boilerplate.py needs scikit-learn, in the project's train extra:"
+            " pip install -e '.[train]'"
+        )
+    if not (args.corpus / "manifest.json").is_file():
+        absent.append(
+            f"no training corpus at {args.corpus} (expected manifest.json, html/, truth/).\n"
+            + HOW_TO_GET_TRAINING
+        )
+    if absent:
+        print("\n".join(absent), file=sys.stderr)
         return 2
     samples = load(args.corpus, args.limit)
     print(f"{len(samples)} pages, {sum(len(s.chosen) for s in samples)} candidate lines", flush=True)

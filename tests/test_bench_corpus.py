@@ -35,3 +35,41 @@ def test_a_missing_corpus_is_named_with_where_to_get_it(
     assert "Murrough-Foley/web-content-extraction-benchmark" in done.stderr
     assert "--corpus DIR" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _train(corpus: Path, sklearn: str) -> subprocess.CompletedProcess[str]:
+    """bench/train_boilerplate.py run with ``--corpus corpus``, scikit-learn ``installed`` (an empty module
+    in its place) or ``missing`` (its import refused), whatever this environment holds."""
+    module = "types.ModuleType('sklearn')" if sklearn == "installed" else "None"
+    shim = (
+        f"import runpy, sys, types; sys.modules['sklearn'] = {module}; sys.argv = sys.argv[1:];"
+        " runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", shim, "bench/train_boilerplate.py", "--corpus", str(corpus)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_training_names_the_missing_install_first_then_the_missing_corpus(tmp_path: Path) -> None:
+    install = (
+        "bench/train_boilerplate.py needs scikit-learn, in the project's train extra:"
+        " pip install -e '.[train]'"
+    )
+    nowhere = tmp_path / "nowhere"
+    both = _train(nowhere, "missing")
+    assert both.returncode == 2, both.stderr
+    assert both.stderr.startswith(install + "\n"), both.stderr
+    assert f"no training corpus at {nowhere}" in both.stderr and "Traceback" not in both.stderr
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "manifest.json").write_text("[]", encoding="utf-8")
+    install_only = _train(tmp_path / "corpus", "missing")
+    assert (install_only.returncode, install_only.stderr) == (2, install + "\n")
+    corpus_only = _train(nowhere, "installed")
+    assert corpus_only.returncode == 2, corpus_only.stderr
+    assert corpus_only.stderr.startswith(f"no training corpus at {nowhere}"), corpus_only.stderr
+    assert "scikit-learn" not in corpus_only.stderr
