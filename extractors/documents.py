@@ -139,7 +139,8 @@ def _read_docx(data: bytes, name: str) -> Document:
         if text.strip():
             paragraphs.append(" ".join(text.split()))
     meta = {key: _clean(core.findtext(tag)) if core is not None else None for key, tag in _CORE.items()}
-    return Document("docx", "\n\n".join(paragraphs), meta["title"], meta["author"], meta["published"])
+    published = _docx_date(meta["published"])
+    return Document("docx", "\n\n".join(paragraphs), meta["title"], meta["author"], published)
 
 
 def _xml(data: bytes) -> lxml.etree._Element:
@@ -155,6 +156,22 @@ def _paragraph(page: str) -> str:
 def _clean(value: object) -> str | None:
     text = " ".join(str(value).split()) if value is not None else ""
     return text or None
+
+
+def _docx_date(value: str | None) -> str | None:
+    """A DOCX date (W3CDTF, ``2026-11-20T10:31:00Z``) in UTC, written as a PDF's is (``+00:00``); a day
+    alone as it is, and the text as it is when it is no date."""
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if len(value) == len("2026-11-20"):
+        return value
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat()
 
 
 def _pdf_date(value: object) -> str | None:

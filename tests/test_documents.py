@@ -22,9 +22,28 @@ def test_a_document_gives_its_text_and_its_metadata(kind: str) -> None:
     document = read_document(document_file("report", kind), f"report.{kind}")
     assert document.kind == kind
     assert document.title == "Document report" and document.author == "Doc Writer"
-    assert document.published is not None and document.published.startswith("2026-11-20T10:31:00")
+    # Both kinds write the moment alike (a DOCX said "2026-11-20T10:31:00Z").
+    assert document.published == "2026-11-20T10:31:00+00:00"
     for paragraph in generated_text("report").split("\n\n"):
         assert paragraph in document.text
+
+
+@pytest.mark.parametrize(
+    ("created", "published"),
+    [
+        ("2026-11-20T11:31:00+01:00", "2026-11-20T10:31:00+00:00"),
+        ("2026-11-20T10:31:00", "2026-11-20T10:31:00+00:00"),
+        ("2026-11-20", "2026-11-20"),
+        ("last Friday", "last Friday"),
+    ],
+)
+def test_a_docx_date_is_written_in_utc_as_a_pdf_date_is(created: str, published: str) -> None:
+    core = (
+        '<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties"'
+        ' xmlns:dcterms="http://purl.org/dc/terms/">'
+        f"<dcterms:created>{created}</dcterms:created></cp:coreProperties>"
+    )
+    assert read_document(_docx_with("docProps/core.xml", core.encode()), "d.docx").published == published
 
 
 def test_a_docx_keeps_its_paragraphs() -> None:
