@@ -208,6 +208,8 @@ def test_rules_try_on_a_sitemap_lists_what_a_crawl_would_follow(site: Site) -> N
     assert done.returncode == 0, done.stderr
     assert "as a urlset: 1 article link, 1 left out" in done.stdout, done.stdout
     assert "title: News 0; published: 2026-11-01T08:00:00+00:00" in done.stdout
+    said = site.crawler("rules", "try", "maps", site.server.url("/robots.txt"))
+    assert "as a robots.txt: 1 sitemap, 0 left out" in said.stdout, said.stdout
     robots = site.crawler("rules", "try", "maps", site.server.url("/robots.txt"), "--format", "json")
     document = json.loads(robots.stdout)
     assert document["sitemap"] == "robots"

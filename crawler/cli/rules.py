@@ -412,7 +412,8 @@ def _show_sitemap(rule: Rule, page: Page, url: str, sitemap: Sitemap, output: st
         return
     _print_source(rule, page)
     left_out = len(sitemap.entries) - len(kept)
-    print(f"as a {sitemap.kind}: {_counted(len(kept), what)}, {left_out} left out")
+    kind = "robots.txt" if sitemap.kind == "robots" else sitemap.kind
+    print(f"as a {kind}: {_counted(len(kept), what)}, {left_out} left out")
     for entry in kept:
         said = [f"lastmod: {entry.lastmod.isoformat()}"] if entry.lastmod else []
         said += [f"{name}: {printable(value)}" for name, value in entry.hints().items()]
