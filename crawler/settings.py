@@ -48,6 +48,8 @@ REDIRECT_MAX_TIMES = 5
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 LOG_LEVEL = "INFO"
+# An article the store could not write is logged in one line (its URL), never whole (its body).
+LOG_FORMATTER = "crawler.worker.logformatter.ItemLogFormatter"
 # Article pages are read once; index pages are re-read every grab: no HTTP cache.
 HTTPCACHE_ENABLED = False
 

@@ -300,6 +300,42 @@ def test_a_store_that_comes_back_stores_every_article_once(site: Site) -> None:
     assert site.dead() == []
 
 
+def test_an_article_the_store_refuses_is_logged_in_one_line_never_whole(site: Site) -> None:
+    paths = ("/a/quiet0", "/a/quiet1")
+    site.rule(*paths)
+    corrupt = _corrupt_this_weeks_store(site.data)
+    refused = dict.fromkeys(paths, 0)
+    log: list[str] = []
+    with site.temp_running("-s", "STORE_MAX_ATTEMPTS=20") as crawl:
+        assert crawl.stderr is not None
+        for line in crawl.stderr:  # each article refused twice; then the store is mended
+            log.append(line)
+            for path in paths:
+                refused[path] += site.server.url(path) in line and "could not be stored" in line
+            if min(refused.values()) >= 2:
+                corrupt.unlink()
+                break
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+    log.extend(err.splitlines(keepends=True))
+    assert crawl.returncode == 0, err[-4000:]
+    assert "stored 2 articles" in out and "errors 0" in out, out
+    stored = site.stored()
+    assert sorted(stored) == sorted(paths)
+    text = "".join(log)
+    for path in paths:
+        for paragraph in str(stored[path]["body"]).split("\n\n"):
+            assert paragraph[:80] not in text, f"the body of {path} is in the log: {text[-4000:]}"
+        # Each refusal is one line: the URL, the site, the store, its error and what to do.
+        lines = [line for line in log if site.server.url(path) in line]
+        refusal = (
+            f"{site.server.url(path)} of site 'faults': its article could not be stored:"
+            f" SqliteStore({str(site.data / 'articles')!r}) could not write:"
+        )
+        error = f"{corrupt}: file is not a database; the file is damaged: restore it"
+        assert len(lines) >= 2, text[-4000:]
+        assert all(refusal in line and error in line for line in lines), lines
+
+
 # --- Redis is killed ------------------------------------------------------------------------------------
 
 

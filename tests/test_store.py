@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import re
+import resource
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -422,3 +423,34 @@ def test_processes_opening_a_new_week_file_together_all_write(tmp_path: Path) ->
     for n in range(NEW_FILES):
         with SqliteStore(tmp_path / str(n)) as store:
             assert store.count() == OPENERS
+
+
+def _write_past_a_file_size_limit(directory: str) -> tuple[str, int]:
+    """In a process of its own: a second article written while no file may grow (``RLIMIT_FSIZE``, which
+    any process may lower: SQLite fails as on a full disk), then once they may; the first error and the
+    count."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    with SqliteStore(directory) as store:
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        largest = max(path.stat().st_size for path in store.directory.iterdir())
+        resource.setrlimit(resource.RLIMIT_FSIZE, (largest, hard))
+        try:
+            store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z", body="Words. " * 2000))
+        except StoreError as exc:
+            error = str(exc)
+        else:
+            error = ""
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z", body="Words. " * 2000))
+        return error, store.count()
+
+
+def test_a_store_whose_disk_cannot_grow_its_file_says_to_free_disk_space(tmp_path: Path) -> None:
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        error, count = pool.apply(_write_past_a_file_size_limit, (str(tmp_path),))
+    folder = tmp_path / "articles"
+    assert error.startswith(
+        f"cannot write 1 article(s) (first http://news.test/second) to {folder}/articles_2026w47"
+    ), error
+    assert error.endswith(f": disk I/O error; free disk space under {folder}, or mend its disk"), error
+    assert count == 2

@@ -210,7 +210,7 @@ class SqliteStore(Store):
                 connection.execute("ROLLBACK")
             raise StoreError(
                 f"cannot write {len(writes)} article(s) (first {writes[0][1]['url']}) to"
-                f" {self.path(week)}: {exc}"
+                f" {self.path(week)}: {exc}{_disk_hint(exc, self.directory)}"
             ) from exc
         return results
 
@@ -379,7 +379,8 @@ class SqliteStore(Store):
             connection.execute(_ADD_REPOST, (json.dumps(record, sort_keys=True), url, record["url"]))
         except sqlite3.Error as exc:
             raise StoreError(
-                f"cannot record {record['url']} as a repost of {url} in {self.path(week)}: {exc}"
+                f"cannot record {record['url']} as a repost of {url} in {self.path(week)}:"
+                f" {exc}{_disk_hint(exc, self.directory)}"
             ) from exc
 
     # --- reading ----------------------------------------------------------------------------------------
@@ -559,7 +560,7 @@ class SqliteStore(Store):
             prepare(connection, path, self.busy_timeout)
         except sqlite3.Error as exc:
             connection.close()
-            raise _read_error(f"cannot open the article store {path}", exc) from exc
+            raise _read_error(f"cannot open the article store {path}", exc, self.directory) from exc
         except StoreError:
             connection.close()
             raise
@@ -595,11 +596,15 @@ def _index_phrases(term: str) -> list[str]:
     return [term] if _WORD_CHAR_RE.search(term) else []
 
 
-def _read_error(what: str, exc: sqlite3.Error) -> StoreError:
+def _read_error(what: str, exc: sqlite3.Error, directory: Path | None = None) -> StoreError:
     """The error for ``what`` failed (``cannot open/read the article store PATH``) on ``exc``: a
-    :class:`DamagedWeekError` with what to do when the file is damaged or unreadable."""
+    :class:`DamagedWeekError` with what to do when the file is damaged or unreadable; else, with the
+    store's ``directory``, what to do when its disk is full."""
     hint = _damage_hint(exc)
-    return DamagedWeekError(f"{what}: {exc}{hint}") if hint else StoreError(f"{what}: {exc}")
+    if hint:
+        return DamagedWeekError(f"{what}: {exc}{hint}")
+    full = _disk_hint(exc, directory) if directory is not None else ""
+    return StoreError(f"{what}: {exc}{full}")
 
 
 def _damage_hint(exc: sqlite3.Error) -> str:
@@ -617,3 +622,12 @@ def _damage_hint(exc: sqlite3.Error) -> str:
     if code & 0xFF in _UNREADABLE_CODES:
         return f"; the file cannot be read: make it a file the crawler's user may read and write, {restore}"
     return ""
+
+
+def _disk_hint(exc: sqlite3.Error, directory: Path) -> str:
+    """What to do when SQLite cannot write a week's file to its disk: full (``SQLITE_FULL``), or failing
+    to write (``SQLITE_IOERR``, which a file grown past its size limit gives too)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None or code & 0xFF not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
+        return ""
+    return f"; free disk space under {directory}, or mend its disk"

@@ -348,8 +348,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         elif attempts is not None and attempts > 0:
             self.stats.inc_value(f"lease/deferred/{work.site}")
             logger.warning(
-                "%s: %s; it is tried again in %g s (attempt %d of %d)",
+                "%s of site %r: %s; it is tried again in %g s (attempt %d of %d)",
                 request.url,
+                work.site,
                 reason,
                 self.retry_seconds,
                 attempts,
@@ -365,7 +366,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             return
         self.stats.inc_value(f"dead/{work.site}")
         self.stats.inc_value(f"errors/{kind}/{work.site}")
-        logger.warning("Dead-lettered %s: %s", request.url, reason)
+        logger.warning("Dead-lettered %s of site %r: %s", request.url, work.site, reason)
         record = self._record(reason, url=request.url, site=work.site, job=work.job, kind=kind)
         if work.is_discover:
             self.crawler.signals.send_catch_log(leases_ending, works=[work])

@@ -129,21 +129,24 @@ class StorePipeline:
             self._timer.cancel()
             self._timer = None
         batch, self._waiting = self._waiting, []
-        if not batch or self.store is None or self._executor is None:
+        store = self.store
+        if not batch or store is None or self._executor is None:
             return
         loop = asyncio.get_running_loop()
         writing = loop.run_in_executor(
-            self._executor, _write, self.store, [(document, needed) for document, _, needed in batch]
+            self._executor, _write, store, [(document, needed) for document, _, needed in batch]
         )
 
         def settle(done: asyncio.Future[list[Written]]) -> None:
             error = None if done.cancelled() else done.exception()
             for index, (_, written, _needed) in enumerate(batch):
                 if done.cancelled():
-                    written.set_exception(StoreUnavailableError("the batch write was cancelled"))
+                    written.set_exception(StoreUnavailableError(f"the write to {store!r} was cancelled"))
                 elif error is not None:
                     # The documents were checked before: whatever failed is the store's, not theirs.
-                    unavailable = StoreUnavailableError(f"{type(error).__name__}: {error}")
+                    unavailable = StoreUnavailableError(
+                        f"{store!r} could not write: {type(error).__name__}: {error}"
+                    )
                     unavailable.__cause__ = error
                     written.set_exception(unavailable)
                 else:
