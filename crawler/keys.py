@@ -114,6 +114,11 @@ class Keys:
         """A job's counters: pending, fetched, stored, skipped, errors, refused, and what it is (a hash)."""
         return f"{self.prefix}:job:{job}"
 
+    def temp(self, site: str) -> str:
+        """The job of a site's last temp crawl (a string): the next temp crawl of the site goes on with it
+        while it has requests pending."""
+        return f"{self.prefix}:temp:{site}"
+
     def grab(self, site: str) -> str:
         """A site's regular grabs and adaptive revisits: next, last, job, interval, yield, ... (a hash)."""
         return f"{self.prefix}:grab:{site}"

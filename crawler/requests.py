@@ -80,6 +80,8 @@ __all__ = [
     "listing_request",
     "push",
     "queue_new",
+    "remember_temp_job",
+    "unfinished_temp_job",
     "without_lease",
 ]
 
@@ -401,6 +403,21 @@ class JobCounts:
             reposts=values.get("reposts", 0),
             error_kinds={kind: count for kind, count in kinds.items() if count > 0},
         )
+
+
+def unfinished_temp_job(server: redis.Redis, keys: Keys, site: str) -> str | None:
+    """The job of ``site``'s last temp crawl of the whole site while it has requests pending (that crawl
+    was killed or stopped before its end, or runs still), else None."""
+    last = server.get(keys.temp(site))
+    if last is None:
+        return None
+    job = decoded(last)
+    return job if JobCounts.read(server, keys, job).pending > 0 else None
+
+
+def remember_temp_job(server: redis.Redis, keys: Keys, site: str, job: str) -> None:
+    """Record ``job`` as ``site``'s last temp crawl of the whole site (see :func:`unfinished_temp_job`)."""
+    server.set(keys.temp(site), job)
 
 
 def enqueue_job(

@@ -395,6 +395,25 @@ def test_the_temp_crawls_own_redis_killed_is_started_again_and_nothing_is_lost(s
     assert sorted(site.stored()) == sorted(f"/a/k{n}" for n in range(40))
 
 
+def test_a_temp_crawl_killed_and_run_again_resumes_its_job_and_says_what_it_stored(site: Site) -> None:
+    paths = [f"/a/again{n}" for n in range(30)]
+    site.rule(*paths)
+    with site.temp_running("-s", "CONCURRENT_REQUESTS=1", "-s", "DOWNLOAD_DELAY=0.1") as crawl:
+        wait_until(lambda: len(site.stored()) >= 5, "some articles stored")
+        crawl.kill()  # SIGKILL: its leases come back after LEASE_SECONDS, its Redis runs on
+        crawl.communicate(timeout=COMMAND_TIMEOUT)
+    again = site.temp()
+    assert again.returncode == 0, again.stderr[-4000:]
+    assert f"stored {len(paths)} articles" in again.stdout and "errors 0" in again.stdout, again.stdout
+    resumed = again.stdout.splitlines()[0]
+    assert resumed.startswith("resumed job ") and f"{len(paths)} articles stored in all" in resumed, resumed
+    assert sorted(site.stored()) == sorted(paths), "the job's articles, each once"
+    assert site.status()["queue"] == {"queued": 0, "leased": 0, "waiting": 0, "dead_letters": 0}
+    fresh = site.temp()  # the resumed job ended: the next temp crawl is a new one, its links seen already
+    assert "resumed" not in fresh.stdout and "stored 0 articles" in fresh.stdout, fresh.stdout
+    assert f"skipped {len(paths)}" in fresh.stdout, fresh.stdout
+
+
 def test_a_temp_crawl_whose_redis_cannot_start_again_ends_with_an_error_within_its_patience(
     site: Site,
 ) -> None:

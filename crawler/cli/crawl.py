@@ -31,7 +31,7 @@ from crawler.errors import InputError
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url
 from crawler.redisio.embedded import RedisUnavailableError, server_directory
-from crawler.requests import JobCounts, enqueue_job
+from crawler.requests import JobCounts, enqueue_job, remember_temp_job, unfinished_temp_job
 from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler
@@ -72,10 +72,24 @@ def run_temp(args: argparse.Namespace) -> int:
     overrides = settings_from(args.set)
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, overrides)
-        job, counts = _crawl_job(
-            settings, url, [rule], article_urls=args.url, title=f"temp crawl of {rule.site}"
-        )
+        server, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
+        resumed = None if args.url else unfinished_temp_job(server, keys, rule.site)
+        if resumed is None:
+            job = _enqueue(settings, server, keys, [rule], article_urls=args.url)
+            if not args.url:
+                remember_temp_job(server, keys, rule.site, job)
+            before = None
+        else:
+            job, before = resumed, JobCounts.read(server, keys, resumed)
+        title = f"temp crawl of {rule.site}" + (f" (job {job} resumed)" if resumed else "")
+        counts = _crawl_job(settings, url, job, title=title)
         discovered = _discover_summary(settings, url, rule, job, counts) if rule.discover else None
+    if before is not None:
+        print(
+            f"resumed job {job}, the last temp crawl of {rule.site}, which had not ended (it was killed or"
+            f" stopped, or runs still): {counts.stored} articles stored in all, {before.stored} before this"
+            f" run, {counts.stored - before.stored} in it; the counts below are the job's in all"
+        )
     _print_summary(job, counts)
     if discovered:
         print(discovered)
@@ -215,7 +229,8 @@ def run_demo(args: argparse.Namespace) -> int:
         config = config.replace(data_dir=directory, rules_dir=demo_rules)
         with redis_for(config) as url:
             settings = _crawl_settings(config, url, {})
-            job, counts = _crawl_job(settings, url, ruleset.rules.values(), title="demo crawl")
+            job = _enqueue(settings, connect(url), Keys(settings["REDIS_KEY_PREFIX"]), ruleset.rules.values())
+            counts = _crawl_job(settings, url, job, title="demo crawl")
     _print_summary(job, counts)
     _print_stored(console, directory, {site: ways_in(rule) for site, rule in ruleset.rules.items()})
     return 0
@@ -281,21 +296,25 @@ def _crawl_settings(config: Config, redis_url: str, overrides: dict[str, Any]) -
     return settings
 
 
-def _crawl_job(
-    settings: Any, url: str, rules: Any, *, article_urls: list[str] | None = None, title: str
-) -> tuple[str, JobCounts]:
-    server = connect(url)
-    keys = Keys(settings["REDIS_KEY_PREFIX"])
-    rules = list(rules)
-    job = enqueue_job(
+def _enqueue(
+    settings: Any, server: redis.Redis, keys: Keys, rules: Any, *, article_urls: list[str] | None = None
+) -> str:
+    """Queue ``rules`` (or ``article_urls`` of the one rule) as a new temp job; its id."""
+    return enqueue_job(
         server,
         keys,
-        rules,
+        list(rules),
         article_urls=article_urls or (),
         lease_seconds=settings.getfloat("LEASE_SECONDS"),
         kind="temp",
         boost=settings.getint("SCHEDULE_TEMP_BOOST"),
     )
+
+
+def _crawl_job(settings: Any, url: str, job: str, *, title: str) -> JobCounts:
+    """Crawl until ``job`` has nothing pending, with a progress bar titled ``title``; the job's counts."""
+    server = connect(url)
+    keys = Keys(settings["REDIS_KEY_PREFIX"])
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
         with ctrl_c_blocked():  # the bar's refresh thread
@@ -348,7 +367,7 @@ def _crawl_job(
         tick()
     counts = JobCounts.read(server, keys, job)
     logger.info("job %s done in %.1f s", job, time.monotonic() - started)
-    return job, counts
+    return counts
 
 
 def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: JobCounts) -> str:
