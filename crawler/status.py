@@ -13,7 +13,9 @@ A site **needs attention** when, in the last 24 hours, it banned the crawler (a 
 (``RISING_FACTOR``), or a field of its rule stopped matching (the share of article pages where the
 field's XPath found nothing rose by ``FIELD_JUMP`` over its own history); when it is backing off (a 429,
 a 503, a ban); when its grabs found no new article for ``NO_NEWS_INTERVALS`` intervals; when its grab is
-overdue (no scheduler is running); or when its rule file has errors. The proxies' health is shown too.
+overdue (no scheduler is running); or when its rule file has errors. Redis needs attention when it refuses
+writes (its disk is full: :func:`crawler.redisio.connection.writes_refused`). The proxies' health is
+shown too.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import redis
 from crawler.discover.frontier import Frontier
 from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
-from crawler.redisio.connection import decoded, hash_of
+from crawler.redisio.connection import decoded, hash_of, writes_refused
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import Rule, RuleSet
 
@@ -88,9 +90,10 @@ def build_status(
         for rule in sorted(ruleset.rules.values(), key=lambda r: r.site)
     ]
     broken = [{"file": error.file, "error": str(error)} for error in ruleset.errors]
+    health = _redis(server)
     return {
         "now": _iso(now),
-        "redis": _redis(server),
+        "redis": health,
         "queue": {
             "queued": len(LeasedQueue(server, keys)),
             "leased": int(server.zcard(keys.leases)),
@@ -104,13 +107,16 @@ def build_status(
         "sites": sites,
         "rule_errors": broken,
         "attention": sorted(
-            {site["site"] for site in sites if site["attention"]} | {b["file"] for b in broken}
+            {site["site"] for site in sites if site["attention"]}
+            | {b["file"] for b in broken}
+            | ({"redis"} if health["writes_refused"] else set())
         ),
     }
 
 
 def _redis(server: redis.Redis) -> dict[str, Any]:
-    """The Redis server's health: version, uptime, the append-only file, memory."""
+    """The Redis server's health: version, uptime, the append-only file, memory, and why it refuses
+    writes when it does (its disk is full)."""
     info = server.info()
     return {
         "version": decoded(info.get("redis_version", "")),
@@ -118,6 +124,7 @@ def _redis(server: redis.Redis) -> dict[str, Any]:
         "aof_enabled": bool(info.get("aof_enabled", 0)),
         "aof_last_write_ok": decoded(info.get("aof_last_write_status", "ok")) == "ok",
         "used_memory_bytes": int(info.get("used_memory", 0)),
+        "writes_refused": writes_refused(server),
     }
 
 

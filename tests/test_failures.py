@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+import redis
 from conftest import SiteServer
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
@@ -92,7 +94,9 @@ class Site:
         )
         return env
 
-    def crawler(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    def crawler(
+        self, *args: str, files_writable: bool = True, **env: str
+    ) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
             [sys.executable, "-m", "crawler.cli", *args],
             env=self.env(**env),
@@ -101,6 +105,7 @@ class Site:
             timeout=COMMAND_TIMEOUT,
             stdin=subprocess.DEVNULL,
             check=False,
+            preexec_fn=None if files_writable else _cannot_write_files,
         )
         assert "Traceback" not in done.stderr, done.stderr[-4000:]
         return done
@@ -438,6 +443,59 @@ def test_a_temp_crawl_whose_redis_cannot_start_again_ends_with_an_error_within_i
         "Redis has not answered for 3 s (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS): the temp crawl stops" in err
     )
     assert "Traceback" not in err, err[-4000:]
+
+
+# --- Redis's disk is full -------------------------------------------------------------------------------
+
+
+def _cannot_write_files() -> None:
+    """In a child process: no file may grow past 0 bytes (EFBIG instead of SIGXFSZ), as on a full disk."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+
+
+def _refuses_writes(client: redis.Redis) -> bool:
+    try:
+        client.ping()
+    except redis.ResponseError as exc:
+        return str(exc).startswith("MISCONF")
+    return False
+
+
+def test_a_redis_whose_disk_is_full_is_said_at_once_and_status_still_shows_the_queue(site: Site) -> None:
+    """The embedded server's append-only file is /dev/full: its writes fail with ENOSPC, as on a full disk,
+    and Redis answers every write, and PING, with MISCONF; it still answers reads."""
+    site.rule("/a/full")
+    aof = site.data.resolve() / "redis" / "appendonly.aof"
+    aof.parent.mkdir(parents=True)
+    aof.symlink_to("/dev/full")
+    said = (
+        f'Redis refuses writes: the disk of its append-only file {aof} is full (Redis says "MISCONF Errors'
+        ' writing to the AOF file: No space left on device"); free space on that disk: Redis then takes'
+        " writes again by itself, and nothing is lost"
+    )
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        record = {"site": site.name, "url": site.server.url("/a/full"), "reason": "HTTP 404 Not Found"}
+        client.hset(Keys("crawler").dead, "000000000001", json.dumps(record))  # taken, then not written
+        wait_until(lambda: _refuses_writes(client), "Redis to refuse writes")
+        client.close()
+
+        # Read by a person, on that disk: status cannot write a byte either (not even its user file).
+        status = site.crawler("status", files_writable=False)
+        assert status.returncode == 0, status.stderr[-4000:]
+        assert "queue 0 requests, 0 leased, 0 waiting (retries, deferred), 1 dead letters" in status.stdout
+        assert f"NEEDS ATTENTION {said}" in status.stdout, status.stdout
+        report = site.status()
+        assert report["queue"]["dead_letters"] == 1
+        assert report["redis"]["writes_refused"].startswith(said)
+        assert report["attention"] == [site.name, "redis"]
+
+        temp = site.crawler("temp", site.name)
+        assert temp.returncode == 1, temp.stdout
+        assert f"crawler temp: error: {said}" in temp.stderr, temp.stderr[-4000:]
+        requeue = site.crawler("dead", "requeue", "--all")
+        assert requeue.returncode == 1 and f"crawler dead: error: {said}" in requeue.stderr, requeue.stderr
 
 
 # --- links are marked seen only as they are queued ------------------------------------------------------

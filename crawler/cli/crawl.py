@@ -47,14 +47,15 @@ def redis_for(config: Config, *, reading: str | None = None) -> Iterator[str]:
     """The configuration's Redis: REDIS_URL, or the embedded server under its data folder (stopped at the
     end if this process started it). ``reading``: the command, which only reads; when the embedded server
     has never run under the data folder, it says so on stderr (a misspelt ``--data-dir`` shows nothing
-    otherwise: an empty queue, as if all were well)."""
+    otherwise: an empty queue, as if all were well); a Redis that refuses writes (its disk is full) is
+    an error, except to such a command (``crawler status`` shows it)."""
     if reading is not None and not config.redis_url and not server_directory(config.data_dir).is_dir():
         print(
             f"crawler {reading}: note: nothing was crawled under {config.data_dir} yet (a new data folder);"
             " give the one of your crawls with --data-dir DIR",
             file=sys.stderr,
         )
-    url, embedded = resolve_redis_url(config.redis_url, config.data_dir)
+    url, embedded = resolve_redis_url(config.redis_url, config.data_dir, reads_only=reading is not None)
     try:
         yield url
     finally:

@@ -26,10 +26,10 @@ __all__ = ["run_drop", "run_list", "run_requeue"]
 
 
 @contextmanager
-def _queue() -> Iterator[LeasedQueue]:
+def _queue(*, writes: bool) -> Iterator[LeasedQueue]:
     config = Config.from_env()
     with redis_for(config, reading="dead") as url:
-        server = connect(url)
+        server = connect(url, reads_only=not writes)
         try:
             yield LeasedQueue(server, config.keys)
         finally:
@@ -76,7 +76,7 @@ def _check_filters(queue: LeasedQueue, letters: list[DeadLetter], site: str | No
 
 
 def run_list(args: argparse.Namespace) -> int:
-    with _queue() as queue:
+    with _queue(writes=False) as queue:
         letters = _selected(queue, args)
     if args.format == "json":
         sys.stdout.write(json.dumps([letter.document() for letter in letters], ensure_ascii=False, indent=2))
@@ -101,7 +101,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_requeue(args: argparse.Namespace) -> int:
-    with _queue() as queue:
+    with _queue(writes=True) as queue:
         back, refused = requeue(queue, _selected(queue, args))
     print(f"requeued {back} dead letter{'s' if back != 1 else ''}")
     for letter in refused:
@@ -110,7 +110,7 @@ def run_requeue(args: argparse.Namespace) -> int:
 
 
 def run_drop(args: argparse.Namespace) -> int:
-    with _queue() as queue:
+    with _queue(writes=True) as queue:
         dropped = queue.drop_dead(letter.member for letter in _selected(queue, args))
     print(f"dropped {dropped} dead letter{'s' if dropped != 1 else ''}")
     return 0

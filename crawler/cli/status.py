@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from crawler.cli.crawl import redis_for
 from crawler.cli.options import rules_folder
@@ -26,7 +27,7 @@ def run_status(args: argparse.Namespace) -> int:
     config = Config.from_env()
     rules_folder(config.rules_dir)
     with redis_for(config, reading="status") as url:
-        server = connect(url)
+        server = connect(url, reads_only=True)
         report = build_status(server, config.keys, load_rules(config.rules_dir), time.time(), suggest)
     if args.format == "json":
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
@@ -54,6 +55,10 @@ def _print(report: dict[str, Any]) -> None:
         f" {health['used_memory_bytes'] / 1e6:.1f} MB",
         soft_wrap=True,
     )
+    if health["writes_refused"]:
+        console.print(
+            Text.assemble(("NEEDS ATTENTION", "red"), " ", health["writes_refused"]), soft_wrap=True
+        )
     if report["workers"]:
         workers = Table(title="Workers", title_justify="left")
         for column in ("worker", "alive", "last beat", "pages", "pages/min", "Redis errors", "sites"):

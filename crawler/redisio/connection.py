@@ -12,14 +12,14 @@ Typical use (the caller closes the embedded server, which stops it only if this 
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
 
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
 
-__all__ = ["RedisUnavailableError", "connect", "decoded", "hash_of", "resolve_redis_url"]
+__all__ = ["RedisUnavailableError", "connect", "decoded", "hash_of", "resolve_redis_url", "writes_refused"]
 
 # Seconds to open a connection: Redis answers at once or not at all.
 CONNECT_TIMEOUT = 5.0
@@ -29,17 +29,21 @@ SOCKET_TIMEOUT = 30.0
 HEALTH_CHECK_INTERVAL = 15
 
 
-def resolve_redis_url(url: str | None, data_dir: Path) -> tuple[str, EmbeddedRedis | None]:
+def resolve_redis_url(
+    url: str | None, data_dir: Path, *, reads_only: bool = False
+) -> tuple[str, EmbeddedRedis | None]:
     """The Redis URL to use and the embedded server behind it if there is one.
 
     ``url`` (``REDIS_URL``) wins: it is checked with a PING, and :class:`RedisUnavailableError` says so
     when nothing answers there. Without it, the embedded server under ``data_dir`` is started, or attached
-    to when another process runs it; call its ``close()`` when done.
+    to when another process runs it; call its ``close()`` when done. A Redis that refuses writes (its
+    disk is full) is an error that says so and what to do (:func:`writes_refused`), unless ``reads_only``.
     """
     if url:
         client = _client(str(url), "REDIS_URL")
         try:
             failure = _ping_failure(client)
+            refused = None if failure is not None or reads_only else writes_refused(client)
         finally:
             client.close()
         if failure is not None:
@@ -47,20 +51,68 @@ def resolve_redis_url(url: str | None, data_dir: Path) -> tuple[str, EmbeddedRed
                 f"cannot reach Redis at {_redacted(str(url))} (REDIS_URL): {failure};"
                 " start it or unset REDIS_URL to use the embedded server"
             )
+        if refused is not None:
+            raise RedisUnavailableError(f"{refused} (REDIS_URL {_redacted(str(url))})")
         return str(url), None
     embedded = EmbeddedRedis(data_dir)
-    return embedded.ensure(), embedded
+    resolved = embedded.ensure(reads_only=reads_only)
+    if not reads_only:
+        try:
+            connect(resolved).close()
+        except RedisUnavailableError:
+            embedded.close()
+            raise
+    return resolved, embedded
 
 
-def connect(url: str) -> redis.Redis:
+def connect(url: str, *, reads_only: bool = False) -> redis.Redis:
     """A client of the Redis at ``url`` (``redis://``, ``rediss://`` or ``unix://``), checked with a PING:
-    bytes in and out (``decode_responses=False``), bounded timeouts, health checks on idle connections."""
+    bytes in and out (``decode_responses=False``), bounded timeouts, health checks on idle connections.
+    A Redis that refuses writes (its disk is full) is an error that says so and what to do
+    (:func:`writes_refused`), unless ``reads_only``: its reads still work."""
     client = _client(url, "the Redis URL")
     failure = _ping_failure(client)
-    if failure is not None:
+    refused = None if failure is not None or reads_only else writes_refused(client)
+    if failure is not None or refused is not None:
         client.close()
-        raise RedisUnavailableError(f"cannot reach Redis at {_redacted(url)}: {failure}")
+        raise RedisUnavailableError(refused or f"cannot reach Redis at {_redacted(url)}: {failure}")
     return client
+
+
+def writes_refused(server: redis.Redis) -> str | None:
+    """Why Redis refuses writes, quoting it, and what to do: it runs, but answers PING with an error
+    (``MISCONF`` when it could not write its data to disk); None when it answers PING."""
+    try:
+        server.ping()
+    except redis.ResponseError as exc:
+        said = str(exc)
+    else:
+        return None
+    if not said.startswith("MISCONF"):
+        return f'Redis runs but answers PING with an error: "{said}"; its log says why'
+    kind, setting = ("append-only", "appendfilename") if "AOF" in said else ("snapshot (RDB)", "dbfilename")
+    path = _data_file(server, setting)
+    what = f"its {kind} file" + (f" {path}" if path else "")
+    if "No space left on device" in said:
+        cause, fix = f"the disk of {what} is full", "free space on that disk"
+    else:
+        cause, fix = f"it cannot write {what}", "make it writable again (its log says what failed)"
+    return (
+        f'Redis refuses writes: {cause} (Redis says "{said}"); {fix}: Redis then takes writes again by'
+        " itself, and nothing is lost (what it could not write yet waits in its memory: keep it running"
+        " until then)"
+    )
+
+
+def _data_file(server: redis.Redis, setting: str) -> PurePosixPath | None:
+    """The path of Redis's data file named by ``setting`` (in its folder ``dir``), as its configuration
+    says; None when the configuration cannot be read (CONFIG refused)."""
+    try:
+        folder = server.config_get("dir").get("dir")
+        name = server.config_get(setting).get(setting)
+    except redis.ResponseError:
+        return None
+    return PurePosixPath(decoded(folder)) / decoded(name) if folder and name else None
 
 
 def _client(url: str, source: str) -> redis.Redis:
@@ -90,6 +142,8 @@ def _ping_failure(client: redis.Redis) -> str | None:
         if isinstance(cause, OSError) and cause.strerror:
             return cause.strerror
         return str(exc)
+    except redis.ResponseError:
+        return None  # it answers, with an error: see writes_refused
     return None
 
 

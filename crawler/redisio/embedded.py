@@ -105,7 +105,12 @@ class _State(enum.Enum):
     STALE = "a socket file that refuses connections"
     READY = "a server answering PING"
     LOADING = "a server still loading its data"
+    REFUSING = "a server that answers PING with an error (it runs, but refuses writes)"
     SILENT = "a server that accepts connections but does not answer PING"
+
+
+# A server in these states is up: it answers (what a client may do with it is the client's to say).
+_ANSWERING = frozenset({_State.READY, _State.REFUSING})
 
 
 def redis_server_executable() -> Path:
@@ -175,12 +180,14 @@ class EmbeddedRedis:
         """True when this object (in this process) is one of the server's users."""
         return self._user_file is not None and self._user_pid == os.getpid()
 
-    def ensure(self) -> str:
+    def ensure(self, *, reads_only: bool = False) -> str:
         """Make sure a server answers on the socket and return its URL: attach to a running one, else start
         one (removing what a crashed server left behind); join its users, and watch it (a server that
-        dies is started again). Raises :class:`RedisUnavailableError`."""
+        dies is started again). A server that answers PING with an error is up: it is attached to at
+        once. ``reads_only``: a process that only reads may use another process's server without joining
+        its users when it cannot write its user file (a full disk). Raises :class:`RedisUnavailableError`."""
         with self._lock:
-            if self.joined and self._probe() is _State.READY:
+            if self.joined and self._probe() in _ANSWERING:
                 return self.url
             if len(os.fsencode(self.socket_path)) > MAX_SOCKET_PATH:
                 raise RedisUnavailableError(
@@ -191,7 +198,13 @@ class EmbeddedRedis:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             with self._start_lock():
                 self._start_or_attach()
-                self._join()
+                try:
+                    self._join(reads_only=reads_only)
+                except RedisUnavailableError:
+                    if self.owner and not self._live_users():
+                        self._stop_server()
+                    self._forget_process()
+                    raise
             self._watch()
         return self.url
 
@@ -247,12 +260,28 @@ class EmbeddedRedis:
 
     # --- the users: the server's reference count ------------------------------------------------------
 
-    def _join(self) -> None:
+    def _join(self, *, reads_only: bool) -> None:
         if self.joined:
             return
-        self.users_path.mkdir(mode=0o700, exist_ok=True)
         user = self.users_path / f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        user.write_text(f"{os.getpid()}\n", "ascii")
+        try:
+            self.users_path.mkdir(mode=0o700, exist_ok=True)
+            user.write_text(f"{os.getpid()}\n", "ascii")
+        except OSError as exc:
+            user.unlink(missing_ok=True)
+            if reads_only and not self.owner:
+                logger.warning(
+                    "cannot write %s (%s): reading from the embedded Redis at %s without counting as one"
+                    " of its users",
+                    user,
+                    exc.strerror,
+                    self.socket_path,
+                )
+                return
+            raise RedisUnavailableError(
+                f"cannot write {user}, which keeps the embedded Redis running for this process:"
+                f" {exc.strerror}; free space on the disk of {self.directory} (or make it writable)"
+            ) from exc
         self._user_file, self._user_pid = user, os.getpid()
         atexit.register(self.close)
 
@@ -425,7 +454,7 @@ class EmbeddedRedis:
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.start_timeout
         state = self._probe()
-        while state is not _State.READY:
+        while state not in _ANSWERING:
             process = self._process
             if process is not None and process.poll() is not None:
                 tail = self._log_tail()
@@ -473,6 +502,8 @@ class EmbeddedRedis:
             return _State.READY
         if reply.startswith(b"-LOADING"):
             return _State.LOADING
+        if reply.startswith(b"-"):
+            return _State.REFUSING
         return _State.SILENT
 
     def _stop_server(self) -> None:
