@@ -16,6 +16,7 @@ __all__ = [
     "InputError",
     "StoreError",
     "StoreUnavailableError",
+    "Terminated",
 ]
 
 # Exit codes of the command line (also listed in `crawler --help` and docs/cli.md).
@@ -57,6 +58,12 @@ class DocumentError(CrawlerError):
 
 class StoreError(CrawlerError):
     """The article store cannot be opened, read or written, or an article or query given to it is invalid."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM asked the process to stop (``docker stop``, a service manager, ``kill``): a
+    KeyboardInterrupt, so every clean stop made for Ctrl-C runs, and the command exits with 143 (128 +
+    SIGTERM) rather than Ctrl-C's 130."""
 
 
 class StoreUnavailableError(StoreError):

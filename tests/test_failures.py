@@ -27,7 +27,7 @@ from conftest import SiteServer
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.keys import Keys
-from crawler.redisio.connection import connect
+from crawler.redisio.connection import connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.store import open_store
 from crawler.store.document import week_of
@@ -443,6 +443,99 @@ def test_a_temp_crawl_whose_redis_cannot_start_again_ends_with_an_error_within_i
         "Redis has not answered for 3 s (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS): the temp crawl stops" in err
     )
     assert "Traceback" not in err, err[-4000:]
+
+
+# --- stopped by a signal: SIGTERM (docker stop, a service manager) or Ctrl-C -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "sign", "code", "said"),
+    [
+        ("worker", signal.SIGTERM, 143, "terminated (SIGTERM)"),
+        ("worker", signal.SIGINT, 130, "interrupted"),
+        ("temp", signal.SIGTERM, 143, "terminated (SIGTERM)"),
+    ],
+)
+def test_a_crawl_stopped_by_sigterm_or_ctrl_c_returns_its_leases_and_exits_with_128_plus_the_signal(
+    site: Site, command: str, sign: signal.Signals, code: int, said: str
+) -> None:
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.requests import JobCounts, enqueue_job
+    from crawler.rules import load_rule
+
+    site.rule(*(f"/slow?seconds=1&n={unique('held')}" for _ in range(20)))  # each holds its lease 1 s
+    keys = Keys("crawler")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        client = connect(url)
+        queue = LeasedQueue(client, keys)
+
+        def jobs() -> list[str]:
+            return [decoded(key).removeprefix(keys.job("")) for key in client.keys(keys.job("*"))]
+
+        if command == "worker":
+            enqueue_job(client, keys, [load_rule(site.rules / f"{site.name}.yaml")])
+        settings = [item for pair in (*FAST, "CONCURRENT_REQUESTS=2") for item in ("-s", pair)]
+        arguments = [command, *settings] if command == "worker" else [command, site.name, *settings]
+        crawl = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", *arguments],
+            env=site.env(REDIS_URL=url),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            wait_until(lambda: len(jobs()) == 1, "the job to be queued")
+            (job,) = jobs()
+            wait_until(
+                lambda: JobCounts.read(client, keys, job).fetched >= 3 and queue.leased() > 0,
+                "pages fetched and leases held",
+            )
+            crawl.send_signal(sign)
+            _, err = crawl.communicate(timeout=WAIT_LIMIT)
+        finally:
+            if crawl.poll() is None:
+                crawl.kill()
+                crawl.communicate()
+        assert crawl.returncode == code, err[-4000:]
+        assert f"crawler {command}: {said}" in err, err[-4000:]
+        assert "Traceback" not in err, err[-4000:]
+        counts = JobCounts.read(client, keys, job)
+        assert queue.leased() == 0, "every lease given back"
+        assert 0 < counts.pending == len(queue), "the unfinished requests are back in the queue"
+        assert counts.fetched + counts.pending == 21, "nothing lost: the index page and 20 pages"
+        client.close()
+
+
+def test_the_scheduler_stopped_by_sigterm_stops_its_embedded_redis_and_exits_with_143(site: Site) -> None:
+    site.rule("/a/scheduled")
+    log = site.root / "schedule.log"
+    with log.open("w", encoding="utf-8") as stream:
+        scheduler = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "schedule"],
+            env=site.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=stream,
+            stderr=stream,
+        )
+        try:
+            wait_until(lambda: "active scheduler" in log.read_text(encoding="utf-8"), "the scheduler to run")
+            scheduler.send_signal(signal.SIGTERM)
+            scheduler.wait(WAIT_LIMIT)
+        finally:
+            if scheduler.poll() is None:
+                scheduler.kill()
+                scheduler.wait()
+    pid_file = site.data / "redis" / "redis.pid"
+    left = int(pid_file.read_text("ascii")) if pid_file.exists() else None
+    if left is not None:
+        os.kill(left, signal.SIGKILL)  # a server the scheduler left running (the test fails below)
+    text = log.read_text(encoding="utf-8")
+    assert scheduler.returncode == 143, text[-4000:]
+    assert "crawler schedule: terminated (SIGTERM)" in text, text[-4000:]
+    assert left is None and "shut down (exit code 0)" in text, "the embedded Redis it started is stopped"
+    assert list((site.data / "redis" / "users").iterdir()) == [], "it left the server's users"
 
 
 # --- Redis's disk is full -------------------------------------------------------------------------------

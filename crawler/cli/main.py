@@ -9,7 +9,8 @@ Every error a user can cause ends as one line on stderr and an exit code, never 
   not be read (the other weeks shown);
 * 2: usage or input error (bad arguments; a file that is missing, unreadable, empty, binary or too large;
   a URL that is malformed or not http/https);
-* 130: interrupted (Ctrl-C).
+* 130: interrupted (Ctrl-C);
+* 143: terminated (SIGTERM), after the same clean stop as Ctrl-C.
 """
 
 from __future__ import annotations
@@ -19,17 +20,21 @@ import importlib
 import io
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
+from types import FrameType
+from typing import NoReturn
 
 from crawler.cli.parser import build_parser
 from crawler.cli.terminal import given_folders
-from crawler.errors import CrawlerError
+from crawler.errors import CrawlerError, Terminated
 
 __all__ = ["build_parser", "main"]
 
 EXIT_OK = 0
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,11 +54,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # Scrapy's own handler takes SIGTERM (and Ctrl-C) while a crawl runs (crawler.worker.process).
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return _handler(args.handler)(args)
     except CrawlerError as exc:
         print(f"crawler {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except Terminated:
+        print(f"crawler {args.command}: terminated (SIGTERM)", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print(f"crawler {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -67,6 +77,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(exc.__context__, BrokenPipeError):
             return EXIT_OK
         raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum: int, frame: FrameType | None) -> NoReturn:
+    """SIGTERM: stop as on Ctrl-C (a KeyboardInterrupt in the main thread), to exit with 143."""
+    raise Terminated
 
 
 def _handler(name: str) -> Callable[[argparse.Namespace], int]:

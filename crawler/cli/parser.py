@@ -24,7 +24,8 @@ exit codes:
        rules: a rule has errors; articles: a week's file could not be read (the other weeks shown)
   2    usage or input error: bad arguments; missing, unreadable, empty, binary or too large input;
        invalid or non-http(s) URL
-  130  interrupted
+  130  interrupted (Ctrl-C)
+  143  terminated (SIGTERM)
 """
 
 RULES_EXIT_CODES_HELP = """\
@@ -33,7 +34,8 @@ exit codes:
   1    a rule has errors (each printed on its own line); try: the page could not be fetched
   2    usage or input error: bad arguments; a PATH, rule or page file that does not exist or cannot be
        read; an invalid or non-http(s) URL
-  130  interrupted
+  130  interrupted (Ctrl-C)
+  143  terminated (SIGTERM)
 """
 # `extract --explain`: blocks shown unless --max-blocks says otherwise.
 DEFAULT_MAX_BLOCKS = 200

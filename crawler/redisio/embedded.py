@@ -22,7 +22,8 @@ The server lives as long as any process uses it:
   flushes the append-only file); the others leave it running, whoever started it. The server runs in its
   own session and process group, so the terminal's Ctrl-C reaches the users only.
 * a user ends by SIGTERM: Python's default handler exits without cleanup, so the application must turn
-  SIGTERM into a clean exit (Scrapy's signal handlers do); otherwise it is the SIGKILL case.
+  SIGTERM into a clean exit (``crawler`` and Scrapy's signal handlers do); otherwise it is the SIGKILL
+  case.
 * a user ends by SIGKILL (or a crash): its file stays, but a user whose process is gone no longer counts;
   the server keeps running for the others, and the last live user to leave stops it.
 * the server itself dies by SIGKILL (or a crash): each user's watchdog (a thread, every

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -13,7 +14,7 @@ from scrapy.settings import Settings
 from twisted.internet import task
 from twisted.internet.defer import AlreadyCalledError
 
-from crawler.errors import CrawlerError
+from crawler.errors import CrawlerError, Terminated
 from crawler.worker.spider import SitesSpider
 
 __all__ = ["run_worker"]
@@ -78,15 +79,21 @@ _ONE_LINE_LOGGERS = {
 
 
 class _WorkerProcess(CrawlerProcess):
-    """Scrapy's process, remembering whether a shutdown signal (Ctrl-C, SIGTERM) stopped it: one that
-    comes while the crawl opens finds the engine not running yet, so the reactor stops without the
-    spider's close and its "shutdown" finish reason."""
+    """Scrapy's process, remembering whether a shutdown signal (Ctrl-C, SIGTERM) stopped it, and which:
+    one that comes while the crawl opens finds the engine not running yet, so the reactor stops without
+    the spider's close and its "shutdown" finish reason."""
 
     interrupted = False
+    signum: int | None = None
 
     def _signal_shutdown(self, signum: int, _: Any) -> None:
         self.interrupted = True
+        self.signum = signum
         super()._signal_shutdown(signum, _)
+
+    def stopped(self) -> KeyboardInterrupt:
+        """What to raise once stopped: :class:`Terminated` for SIGTERM, else KeyboardInterrupt."""
+        return Terminated() if self.signum == signal.SIGTERM else KeyboardInterrupt()
 
 
 def run_worker(
@@ -101,8 +108,8 @@ def run_worker(
 
     ``on_tick`` is called every ``every`` seconds while it runs (a progress display); when it returns
     False, the crawl stops as on Ctrl-C. Returns the crawl's stats; raises KeyboardInterrupt when it was
-    stopped by Ctrl-C, SIGTERM or ``on_tick`` (after Scrapy's clean stop: its unfinished requests are back
-    in the queue).
+    stopped by Ctrl-C or ``on_tick``, :class:`Terminated` (a KeyboardInterrupt) by SIGTERM, after Scrapy's
+    clean stop: its unfinished requests are back in the queue.
     """
     for name, one_line in _ONE_LINE_LOGGERS.items():
         logging.getLogger(name).addFilter(one_line)
@@ -134,9 +141,9 @@ def run_worker(
         if ticker.running:
             ticker.stop()
     if not started:
-        raise KeyboardInterrupt  # stopped (Ctrl-C) before the crawl had started: nothing ran
+        raise process.stopped()  # stopped (Ctrl-C, SIGTERM) before the crawl had started: nothing ran
     assert crawler.stats is not None
     stats = dict(crawler.stats.get_stats())
     if process.interrupted or stats.get("finish_reason") == "shutdown":
-        raise KeyboardInterrupt  # Ctrl-C (or SIGTERM), once the crawl ran or while it opened
+        raise process.stopped()  # Ctrl-C or SIGTERM, once the crawl ran or while it opened
     return stats
