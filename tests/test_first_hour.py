@@ -122,6 +122,29 @@ def test_rules_try_fetches_a_private_page_only_when_the_rule_allows_it(
     assert "127.0.0.1 is a loopback address" in run.stderr and ALLOW_KEY in run.stderr
 
 
+# --- temp --url: the pages given, checked before anything starts ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("notaurl", "invalid URL 'notaurl': no scheme: only http:// and https:// URLs can be fetched"),
+        (
+            "ftp://127.0.0.1/x",
+            "invalid URL 'ftp://127.0.0.1/x': scheme 'ftp': only http:// and https:// URLs can be fetched",
+        ),
+    ],
+)
+def test_temp_of_a_url_that_is_no_http_url_is_a_usage_error(
+    tmp_path: Path, demo_origin: str, url: str, message: str
+) -> None:
+    demo_rule(tmp_path / "rules", demo_origin, allow=True)
+    run = crawler("temp", "demo-citynews", "--url", url, cwd=tmp_path)
+    assert run.code == 2, run.stdout + run.stderr[-3000:]
+    assert run.stderr.strip() == f"crawler temp: error: {message}"
+    assert not (tmp_path / "data").exists(), "a bad --url started Redis or queued a request"
+
+
 # --- -s NAME=VALUE --------------------------------------------------------------------------------------
 
 

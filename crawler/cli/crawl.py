@@ -37,6 +37,7 @@ from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler
 from crawler.store import open_store
 from crawler.threads import ctrl_c_blocked
+from crawler.worker.fetch import check_url
 from crawler.worker.process import run_worker
 
 logger = logging.getLogger(__name__)
@@ -70,14 +71,15 @@ def run_temp(args: argparse.Namespace) -> int:
     config = Config.from_env()
     rules_folder(config.rules_dir)
     rule = load_rule(rule_file(config.rules_dir, args.site))
+    article_urls = [check_url(given) for given in args.url or ()]
     overrides = settings_from(args.set)
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, overrides)
         server, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
-        resumed = None if args.url else unfinished_temp_job(server, keys, rule.site)
+        resumed = None if article_urls else unfinished_temp_job(server, keys, rule.site)
         if resumed is None:
-            job = _enqueue(settings, server, keys, [rule], article_urls=args.url)
-            if not args.url:
+            job = _enqueue(settings, server, keys, [rule], article_urls=article_urls)
+            if not article_urls:
                 remember_temp_job(server, keys, rule.site, job)
             before = None
         else:
