@@ -145,6 +145,25 @@ def test_temp_of_a_url_that_is_no_http_url_is_a_usage_error(
     assert not (tmp_path / "data").exists(), "a bad --url started Redis or queued a request"
 
 
+def test_a_url_with_credentials_is_refused_and_its_password_never_shown(
+    tmp_path: Path, demo_origin: str
+) -> None:
+    demo_rule(tmp_path / "rules", demo_origin, allow=True)
+    url = demo_origin.replace("://", "://reader:s3cr3t-pw@") + "/citynews/"
+    run = crawler("temp", "demo-citynews", "--url", url, cwd=tmp_path)
+    assert run.code == 2, run.stdout + run.stderr[-3000:]
+    shown = url.replace("reader:s3cr3t-pw@", "***@")
+    assert run.stderr.strip() == (
+        f"crawler temp: error: invalid URL {shown!r}: credentials in the URL are not supported (they would"
+        " be sent in clear)"
+    )
+    assert not (tmp_path / "data").exists(), "a URL with credentials was queued"
+    # `extract` says the same of it, as blind to the password.
+    run = crawler("extract", url, cwd=tmp_path)
+    assert run.code == 2 and "credentials in the URL" in run.stderr, run.stderr
+    assert "s3cr3t" not in run.stderr
+
+
 # --- -s NAME=VALUE --------------------------------------------------------------------------------------
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "parse_proxy",
     "read_proxy_file",
     "read_session",
+    "redacted",
 ]
 
 PROXY_SCHEMES = ("http", "https")
@@ -76,17 +77,17 @@ def parse_proxy(text: str) -> Proxy:
         parts = urlsplit(value)
         port = parts.port
     except ValueError:
-        raise AccessError(f"not a proxy URL: {_redacted(value)!r}") from None
+        raise AccessError(f"not a proxy URL: {redacted(value)!r}") from None
     scheme = parts.scheme.lower()
     if scheme.startswith("socks"):
         raise AccessError(
-            f"{_redacted(value)!r}: SOCKS proxies are not supported (Scrapy's downloader speaks HTTP to"
+            f"{redacted(value)!r}: SOCKS proxies are not supported (Scrapy's downloader speaks HTTP to"
             " proxies); use an http:// or https:// proxy"
         )
     if scheme not in PROXY_SCHEMES or not parts.hostname:
-        raise AccessError(f"not a proxy URL: {_redacted(value)!r}")
+        raise AccessError(f"not a proxy URL: {redacted(value)!r}")
     if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise AccessError(f"{_redacted(value)!r}: a proxy URL has no path")
+        raise AccessError(f"{redacted(value)!r}: a proxy URL has no path")
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     shown = f"{scheme}://{host}" + (f":{port}" if port else "")
     return Proxy(shown, value)
@@ -168,7 +169,7 @@ def _read(path: Path) -> str:
         raise AccessError(f"{path} is not UTF-8 text") from None
 
 
-def _redacted(value: str) -> str:
+def redacted(value: str) -> str:
     """``value`` with whatever stands before an ``@`` in its authority replaced by ``***``."""
     scheme, sep, rest = value.partition("://")
     if not sep:

@@ -43,6 +43,7 @@ from crawler import PROJECT_NAME
 from crawler import settings as defaults
 from crawler.config import Config
 from crawler.errors import BlockedAddressError, FetchError, InputError
+from crawler.rules.access import redacted
 from crawler.worker.netguard import BlockedRequest, blocked_by_guard
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "ROBOTS_TOKEN", "Response", "check_url", "fetch"]
@@ -69,13 +70,13 @@ class Response:
 
 def check_url(url: str) -> str:
     """``url`` without surrounding white space when it is an http(s) URL that can be fetched;
-    :class:`InputError` saying what is wrong with it otherwise."""
+    :class:`InputError` saying what is wrong with it otherwise (its credentials, if any, never shown)."""
     url = url.strip()
     try:
         parts = urllib.parse.urlsplit(url)
         port = parts.port  # ValueError when out of range
     except ValueError as exc:
-        raise InputError(f"invalid URL {url!r}: {exc}") from None
+        raise InputError(f"invalid URL {redacted(url)!r}: {exc}") from None
     problem = None
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS:
@@ -88,7 +89,7 @@ def check_url(url: str) -> str:
     elif port == 0:
         problem = "port 0"
     if problem is not None:
-        raise InputError(f"invalid URL {url!r}: {problem}")
+        raise InputError(f"invalid URL {redacted(url)!r}: {problem}")
     return url
 
 
