@@ -17,8 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from crawler.cli.crawl import article_url
 from crawler.demo import DEMO_ORIGIN, DEMO_RULES
 from crawler.demo.server import DemoServer
+from crawler.errors import InputError
+from crawler.rules import load_rule
 from crawler.status import span
 
 COMMAND_TIMEOUT = 240.0
@@ -162,6 +165,65 @@ def test_a_url_with_credentials_is_refused_and_its_password_never_shown(
     run = crawler("extract", url, cwd=tmp_path)
     assert run.code == 2 and "credentials in the URL" in run.stderr, run.stderr
     assert "s3cr3t" not in run.stderr
+
+
+def test_a_url_off_the_rules_domains_is_refused_before_anything_is_queued(
+    tmp_path: Path, demo_origin: str
+) -> None:
+    rule = demo_rule(tmp_path / "rules", demo_origin, allow=True)
+    # An address, not a name: nothing is resolved, whether the command checks it first or not.
+    url = demo_origin.replace("127.0.0.1", "127.0.0.2") + "/citynews/"
+    run = crawler("temp", "demo-citynews", "--url", url, cwd=tmp_path)
+    assert run.code == 2, run.stdout + run.stderr[-3000:]
+    assert run.stderr.strip() == (
+        f"crawler temp: error: --url {url!r}: its host 127.0.0.2 is not on the domains of site"
+        f" demo-citynews: 127.0.0.1 (or their subdomains; {rule.relative_to(tmp_path)}); give a page of"
+        " that site, or crawl this one with the rule of its own site"
+    )
+    assert not (tmp_path / "data").exists(), "a URL off the rule's domains was queued"
+
+
+IDN_RULE = """
+domains: [Bücher.example]
+start_urls: ["http://xn--bcher-kva.example/"]
+index:
+  links: {xpath: "//a/@href"}
+"""
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://bücher.example/a.html",
+        "http://NEWS.BÜCHER.example./a.html",
+        "https://xn--bcher-kva.example:8443/a.html",
+        " http://bücher.example/a.html#top ",
+    ],
+)
+def test_temp_takes_a_url_on_the_rules_domains_however_its_host_is_written(tmp_path: Path, url: str) -> None:
+    (tmp_path / "books.yaml").write_text(IDN_RULE, encoding="utf-8")
+    rule = load_rule(tmp_path / "books.yaml")
+    assert article_url(rule, url) == url.strip()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://notbücher.example/a.html",
+        "http://bücher.example.elsewhere.test/a.html",
+        "http://xn--bcher-kva.example.elsewhere.test/a.html",
+        "http://127.0.0.1/a.html",
+    ],
+)
+def test_temp_refuses_a_url_off_the_rules_domains_however_its_host_is_written(
+    tmp_path: Path, url: str
+) -> None:
+    (tmp_path / "books.yaml").write_text(IDN_RULE, encoding="utf-8")
+    rule = load_rule(tmp_path / "books.yaml")
+    with pytest.raises(
+        InputError, match=re.escape("not on the domains of site books: xn--bcher-kva.example (")
+    ):
+        article_url(rule, url)
 
 
 # --- -s NAME=VALUE --------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import redis
 from rich.console import Console
@@ -71,7 +72,7 @@ def run_temp(args: argparse.Namespace) -> int:
     config = Config.from_env()
     rules_folder(config.rules_dir)
     rule = load_rule(rule_file(config.rules_dir, args.site))
-    article_urls = [check_url(given) for given in args.url or ()]
+    article_urls = [article_url(rule, given) for given in args.url or ()]
     overrides = settings_from(args.set)
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, overrides)
@@ -100,6 +101,19 @@ def run_temp(args: argparse.Namespace) -> int:
         print(f"nothing could be fetched: see the reasons above (`{suggest('dead list')}` for the errors)")
         return 1
     return 0 if (counts.errors == 0 and counts.refused == 0) or counts.stored > 0 else 1
+
+
+def article_url(rule: Rule, given: str) -> str:
+    """``given`` (a ``--url``) when it is an http(s) URL without credentials on ``rule``'s domains;
+    :class:`InputError` saying what is wrong otherwise, before anything is queued or resolved."""
+    url = check_url(given)
+    if rule.absolute_url(url) is None:
+        raise InputError(
+            f"--url {url!r}: its host {urlsplit(url).hostname} is not on the domains of site {rule.site}:"
+            f" {', '.join(rule.domains)} (or their subdomains; {rule.path}); give a page of that site, or"
+            " crawl this one with the rule of its own site"
+        )
+    return url
 
 
 # --- crawler worker -----------------------------------------------------------------------------------
