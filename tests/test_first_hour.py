@@ -6,6 +6,7 @@ line that starts without loading the crawl machinery.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -224,6 +225,19 @@ def test_temp_refuses_a_url_off_the_rules_domains_however_its_host_is_written(
         InputError, match=re.escape("not on the domains of site books: xn--bcher-kva.example (")
     ):
         article_url(rule, url)
+
+
+def test_a_lone_url_refused_for_its_private_address_sends_to_no_dead_letter(
+    tmp_path: Path, demo_origin: str
+) -> None:
+    demo_rule(tmp_path / "rules", demo_origin, allow=False)
+    run = crawler("temp", "demo-citynews", "--url", f"{demo_origin}/citynews/", cwd=tmp_path)
+    assert run.code == 1, run.stdout + run.stderr[-3000:]
+    assert "refused 1 requests to private addresses" in run.stdout and ALLOW_KEY in run.stdout
+    assert run.stdout.splitlines()[-1] == "nothing could be fetched: see the reasons above"
+    assert "dead list" not in run.stdout, "a refusal is no dead letter"
+    letters = crawler("dead", "list", "--format", "json", cwd=tmp_path)
+    assert letters.code == 0 and json.loads(letters.stdout) == [], letters.stdout + letters.stderr
 
 
 # --- -s NAME=VALUE --------------------------------------------------------------------------------------

@@ -98,7 +98,8 @@ def run_temp(args: argparse.Namespace) -> int:
     if discovered:
         print(discovered)
     if counts.fetched == 0 and counts.stored == 0:
-        print(f"nothing could be fetched: see the reasons above (`{suggest('dead list')}` for the errors)")
+        dead = f" (`{suggest('dead list')}` for the errors)" if counts.errors else ""
+        print(f"nothing could be fetched: see the reasons above{dead}")
         return 1
     return 0 if (counts.errors == 0 and counts.refused == 0) or counts.stored > 0 else 1
 
