@@ -588,6 +588,49 @@ def test_base_href_and_non_ascii_links(tmp_path: Path) -> None:
     ]
 
 
+def test_urls_with_an_international_host_are_compared_and_requested_in_ascii_form(tmp_path: Path) -> None:
+    text = """
+        domains: [bücher.example]
+        start_urls: [http://Bücher.example/neu/, "http://www.bücher.example:8080/"]
+        feeds: http://bücher.example/feed.xml
+        sitemaps: http://xn--bcher-kva.example/sitemap.xml
+        api: {url: http://api.bücher.example/v1, items: data, fields: {url: link}}
+        index:
+          links: {allow: ['/']}
+    """
+    rule = load_rule(write(tmp_path, "buch.yaml", text))
+    assert rule.domains == ("xn--bcher-kva.example",)
+    assert rule.start_urls == ("http://xn--bcher-kva.example/neu/", "http://www.xn--bcher-kva.example:8080/")
+    assert rule.feeds == ("http://xn--bcher-kva.example/feed.xml",)
+    assert rule.sitemaps == ("http://xn--bcher-kva.example/sitemap.xml",)
+    assert rule.api is not None and rule.api.urls == ("http://api.xn--bcher-kva.example/v1",)
+    assert rule.allows_host("www.Bücher.example.") and rule.allows_host("xn--bcher-kva.example")
+    assert not rule.allows_host("bücherei.example")
+
+    discover = """
+        discover:
+          topic: {keywords: [buch]}
+          seeds: [http://bücher.example/]
+          domains: [bücher.example]
+    """
+    found = load_rule(write(tmp_path, "bookweb.yaml", discover)).discover
+    assert found is not None and found.seeds == ("http://xn--bcher-kva.example/",)
+    assert found.allows_host("www.bücher.example")
+
+    elsewhere = text.replace("feeds: http://bücher.example/", "feeds: http://bücherei.example/")
+    long_label = text.replace("feeds: http://bücher.example/", f"feeds: http://ü{'a' * 70}.bücher.example/")
+    file = tmp_path / "rules" / "site.yaml"
+    assert errors_of(tmp_path, elsewhere) == [
+        f'{file}: feeds: host "bücherei.example" of "http://bücherei.example/feed.xml" is not in domains'
+        " (expected a URL on the domains)"
+    ]
+    assert errors_of(tmp_path, long_label) == [
+        f'{file}: feeds: invalid host name "ü{"a" * 70}.bücher.example" in'
+        f' "http://ü{"a" * 70}.bücher.example/feed.xml" (expected a host name whose labels have 1 to 63'
+        " characters)"
+    ]
+
+
 def test_next_page_url(full_rule: Rule, tmp_path: Path) -> None:
     assert full_rule.next_page_url("http://127.0.0.1:8631/citynews/", page(INDEX_PAGE)) == (
         "http://127.0.0.1:8631/citynews/?page=2"

@@ -37,6 +37,7 @@ __all__ = [
     "Rule",
     "RuleSet",
     "SearchRule",
+    "ascii_host",
 ]
 
 # How a discover crawl orders its frontier (see crawler.discover.frontier): by the learnt value of each link
@@ -62,6 +63,19 @@ _BLOCK_TAGS = frozenset(
     "address article aside blockquote br dd details dialog div dl dt fieldset figcaption figure footer form"
     " h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section summary table tbody tfoot thead tr ul".split()
 )
+
+
+def ascii_host(host: str) -> str:
+    """``host`` as ``domains`` holds host names and requests go to: lower case, without a final dot, an
+    international name in its ASCII (IDNA) form (left as it is when it has none, e.g. a label too long)."""
+    host = host.rstrip(".").lower()
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
+
 
 _ALL_HREFS = etree.XPath("//a/@href", smart_strings=False)
 _BASE_HREF = etree.XPath("(//base/@href)[1]", smart_strings=False)
@@ -156,7 +170,7 @@ class DiscoverRule:
         """True when a link to ``host`` (no port) may be followed."""
         if not host:
             return False
-        host = host.rstrip(".").lower()
+        host = ascii_host(host)
 
         def within(domains: tuple[str, ...]) -> bool:
             return any(host == domain or host.endswith(f".{domain}") for domain in domains)
@@ -237,7 +251,7 @@ class Rule:
         """True when ``host`` (no port) is one of the rule's domains or a subdomain of one."""
         if not host:
             return False
-        host = host.rstrip(".").lower()
+        host = ascii_host(host)
         return host in self.domains or host.endswith(self._subdomain_suffixes)
 
     def article_links(

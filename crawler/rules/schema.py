@@ -12,7 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from crawler.rules.access import AccessError, Proxy, Session, parse_proxy, read_proxy_file, read_session
 from crawler.rules.api import EXPECTED_JMESPATH, ApiRule, JmesPath
@@ -33,6 +33,7 @@ from crawler.rules.model import (
     LinkRule,
     Rule,
     SearchRule,
+    ascii_host,
 )
 from crawler.rules.periods import EXPECTED_CRON, EXPECTED_EVERY, check_cron, parse_every
 from extractors import extract
@@ -378,10 +379,7 @@ def _domains(top: Mapping[str, Any], check: Checker, key: str = "domains") -> tu
             return str(ipaddress.ip_address(host.strip("[]")))
         except ValueError:
             pass
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            host = ""
+        host = ascii_host(host)
         if not _HOST_LABELS_RE.fullmatch(host):
             raise RuleError(check.file, key, f"not a host name: {_shown(value)}", expected)
         return host
@@ -409,7 +407,8 @@ def _urls(
     path: str | None = None,
 ) -> tuple[str, ...]:
     """The URLs of key ``name`` (one, or a list; ``path``: its key path, default ``name``): http(s),
-    without credentials, on the rule's domains."""
+    without credentials, on the rule's domains. An international host name is compared with the domains,
+    and kept, in its ASCII (IDNA) form: the form requests go to."""
 
     def url_of(value: str, key: str) -> str:
         url = value.strip()
@@ -422,14 +421,25 @@ def _urls(
             raise RuleError(check.file, key, f"not an http(s) URL: {_shown(value)}", expected)
         if parts.username is not None or parts.password is not None:
             raise RuleError(check.file, key, f"credentials in the URL {_shown(value)}", "a URL without them")
-        host = (parts.hostname or "").rstrip(".")
+        written = parts.hostname or ""
+        host = ascii_host(written)
+        if not host.isascii():
+            raise RuleError(
+                check.file,
+                key,
+                f"invalid host name {_shown(written)} in {_shown(value)}",
+                "a host name whose labels have 1 to 63 characters",
+            )
         if domains and not any(host == domain or host.endswith(f".{domain}") for domain in domains):
             raise RuleError(
                 check.file,
                 key,
-                f"host {_shown(host)} of {_shown(value)} is not in domains",
+                f"host {_shown(written.rstrip('.'))} of {_shown(value)} is not in domains",
                 "a URL on the domains",
             )
+        if not written.isascii():
+            port = f":{parts.port}" if parts.port is not None else ""
+            return urlunsplit(parts._replace(netloc=f"{host}{port}"))
         return url
 
     if name not in top:
