@@ -296,6 +296,82 @@ def test_xpath_errors_lxml_finds_only_when_evaluating_are_load_errors() -> None:
     assert RuleXPath("count(//a)")(page("<a href=x>1</a><a>2</a>")) == [2.0]
 
 
+def test_css_selectors_where_an_xpath_goes_are_errors_with_the_xpath_to_write(tmp_path: Path) -> None:
+    fields = """
+        article:
+          fields:
+            title: {xpath: "h1.headline"}
+            body: {xpath: "div.story > p"}
+            author: {xpath: ["//h2", "//span#byline"]}
+    """
+    write(tmp_path / "rules", "css.yaml", MINIMAL_RULE + textwrap.dedent(fields))
+    run = crawler("rules", "check", cwd=tmp_path)
+    contains = "contains(concat(' ', normalize-space(@class), ' '), ' {} ')"
+    assert (run.code, run.stdout.splitlines()) == (
+        1,
+        [
+            'rules/css.yaml: article.fields.title.xpath: CSS selector "h1.headline" in XPath "h1.headline":'
+            f" XPath has no .class or #id (expected an XPath such as //h1[{contains.format('headline')}],"
+            " or simpler //h1[@class='headline'] when that class is the element's only one)",
+            'rules/css.yaml: article.fields.body.xpath: CSS selector "div.story > p" in XPath'
+            ' "div.story > p": XPath has no .class or #id (expected an XPath such as'
+            f" //div[{contains.format('story')}]/p, or simpler //div[@class='story']/p when that class is"
+            " the element's only one)",
+            'rules/css.yaml: article.fields.author.xpath[1]: CSS selector "span#byline" in XPath'
+            ' "//span#byline": XPath has no .class or #id (expected for the step span#byline, a step such'
+            " as span[@id='byline'])",
+            "0 rules ok, 1 file with 3 errors",
+        ],
+    )
+    with pytest.raises(RuleError, match=r'CSS selector "ul.news" in XPath "//div/ul.news"'):
+        RuleXPath("//div/ul.news", nodes=True)
+    with pytest.raises(RuleError, match=r"CSS selector \"\.lead\" .*such as //\*\[contains"):
+        RuleXPath(".lead")
+    # XPath's own dots stay valid: the context node, its parent, numbers, and dots or # in strings.
+    for valid in (
+        ".",
+        "./p",
+        "..",
+        ".//a/text()",
+        "../p",
+        "string(.)",
+        "//p[. = 'a.b']",
+        "//a[contains(@href, '#top') and contains(@class, 'x.y')]",
+        "number(//span) * 1.5",
+        "//p[position() > 1.5]",
+        "//div/@data.x",
+        "//*[@class='story']/p",
+    ):
+        assert RuleXPath(valid).expression == valid
+
+
+def test_an_xpath_that_gives_a_boolean_is_refused_for_fields_too(tmp_path: Path) -> None:
+    text = MINIMAL_RULE + textwrap.dedent(
+        """
+        article:
+          fields:
+            body: {xpath: "div > p"}
+            paid: {xpath: ["//h1", "boolean(//div[@class='paywall'])"]}
+            count: {xpath: "count(//p)"}
+        """
+    )
+    file = tmp_path / "rules" / "site.yaml"
+    expected = (
+        "(expected an XPath selecting elements, attributes or text, or giving a string or a number, e.g."
+        " //div[@class='story']/p or //time/@datetime: a test goes inside brackets)"
+    )
+    assert errors_of(tmp_path, text) == [
+        f'{file}: article.fields.body.xpath: XPath "div > p" gives a boolean (true or false), not a part of'
+        f" the page: its top level is a comparison or a boolean function {expected}",
+        f"{file}: article.fields.paid.xpath[1]: XPath \"boolean(//div[@class='paywall'])\" gives a boolean"
+        " (true or false), not a part of the page: its top level is a comparison or a boolean function"
+        f" {expected}",
+    ]
+    with pytest.raises(RuleError, match=r"gives a boolean .*expected an XPath selecting elements or href"):
+        RuleXPath("//a = 'x'", nodes=True)
+    assert RuleXPath("//p[. = 'x'] | //h1[not(@class)]").expression  # tests inside brackets are fine
+
+
 def test_a_catastrophic_regex_times_out_instead_of_hanging(caplog: pytest.LogCaptureFixture) -> None:
     # (a+)+$ backtracks polynomially in the regex module: on this string it would run for days.
     pattern = RuleRegex("(a+)+$", timeout=0.05, file="rules/slow.yaml", key="article.fields.x.regex")

@@ -19,6 +19,7 @@ from crawler.rules.errors import shown as _shown
 __all__ = [
     "EXPECTED_NODES_XPATH",
     "EXPECTED_REGEX",
+    "EXPECTED_VALUE_XPATH",
     "EXPECTED_XPATH",
     "REGEX_TIMEOUT",
     "RegexBudget",
@@ -64,9 +65,21 @@ _XPATH_TOKEN_RE = re.compile(
     re.DOTALL,
 )
 
+# A CSS selector's compound step (h1.headline, div#main, .lead) where an XPath goes: XPath has no # and no
+# .class; its names may hold a dot, but HTML's element names never do. Found outside string literals, and
+# not in an attribute's name (@data.x) or after an axis (attribute::x.y) or a prefix.
+_CSS_STEP_RE = re.compile(r"(?<![\w.@:$-])(?:[A-Za-z_*][\w-]*)?(?:[.#][A-Za-z_-][\w-]*)+")
+_CSS_PART_RE = re.compile(r"([.#]?)([A-Za-z_*-][\w-]*)")
+_CSS_COMBINATOR_RE = re.compile(r"\s*>\s*|\s+")
+_XPATH_LITERAL_RE = re.compile(r""""[^"]*"|'[^']*'""")
+
 EXPECTED_XPATH = "an XPath 1.0 expression"
 EXPECTED_REGEX = "a regular expression in the syntax of the Python regex module"
 EXPECTED_NODES_XPATH = "an XPath selecting elements or href strings, e.g. //ul[@class='news'] or //a/@href"
+EXPECTED_VALUE_XPATH = (
+    "an XPath selecting elements, attributes or text, or giving a string or a number, e.g."
+    " //div[@class='story']/p or //time/@datetime: a test goes inside brackets"
+)
 
 
 class RegexBudget:
@@ -184,6 +197,9 @@ class RuleXPath:
         self.file = file
         self.key = key
         self.errors = 0
+        css = _css_problem(expression)
+        if css is not None:
+            raise RuleError(file, key, css[0], css[1])
         try:
             self._compiled = etree.XPath(expression, regexp=False, smart_strings=False)
             problem = _xpath_problem(expression)
@@ -192,14 +208,17 @@ class RuleXPath:
             probe = self._compiled(_PROBE_PAGE)
         except etree.XPathError as exc:
             raise RuleError(file, key, f"invalid XPath {_shown(expression)}: {exc}", EXPECTED_XPATH) from None
-        if nodes and not isinstance(probe, list):
-            kind = (
-                "a boolean"
-                if isinstance(probe, bool)
-                else "a number"
-                if isinstance(probe, float)
-                else "a string"
+        if isinstance(probe, bool):
+            # XPath 1.0 types are static: a comparison or a boolean function gives a yes/no on every page.
+            raise RuleError(
+                file,
+                key,
+                f"XPath {_shown(expression)} gives a boolean (true or false), not a part of the page:"
+                " its top level is a comparison or a boolean function",
+                EXPECTED_NODES_XPATH if nodes else EXPECTED_VALUE_XPATH,
             )
+        if nodes and not isinstance(probe, list):
+            kind = "a number" if isinstance(probe, float) else "a string"
             raise RuleError(file, key, f"XPath {_shown(expression)} gives {kind}", EXPECTED_NODES_XPATH)
 
     def __repr__(self) -> str:
@@ -214,6 +233,61 @@ class RuleXPath:
             logger.warning("%s: %s: XPath %s failed: %s", self.file, self.key, _shown(self.expression), exc)
             return []
         return result if isinstance(result, list) else [result]
+
+
+def _css_problem(expression: str) -> tuple[str, str] | None:
+    """(problem, expected) when ``expression`` has a CSS selector's step (``h1.headline``, ``div#main``),
+    with the XPath to write instead: of the whole expression when it is a CSS selector of such steps and
+    the combinators `` `` and ``>``, else of the step."""
+    unquoted = _XPATH_LITERAL_RE.sub(lambda literal: " " * len(literal.group()), expression)
+    step = _CSS_STEP_RE.search(unquoted)
+    if step is None:
+        return None
+    selector = expression.strip()
+    compounds = _CSS_COMBINATOR_RE.split(selector)
+    if all(_CSS_PART_RE.sub("", compound) == "" for compound in compounds):
+        separators = [
+            "/" if found.group().strip() == ">" else "//" for found in _CSS_COMBINATOR_RE.finditer(selector)
+        ]
+        exact = simple = "//"
+        place = "an XPath such as"
+    else:
+        selector = step.group()
+        compounds, separators = [selector], []
+        exact = simple = ""
+        place = f"for the step {selector}, a step such as"
+    for position, compound in enumerate(compounds):
+        if position:
+            exact += separators[position - 1]
+            simple += separators[position - 1]
+        tag, classes, ids = _css_parts(compound)
+        ids_test = "".join(f"[@id='{name}']" for name in ids)
+        exact += tag + "".join(_CLASS_TEST.format(name) for name in classes) + ids_test
+        simple += tag + "".join(f"[@class='{name}']" for name in classes) + ids_test
+    simpler = ""
+    if exact != simple and all(len(_css_parts(compound)[1]) <= 1 for compound in compounds):
+        simpler = f", or simpler {simple} when that class is the element's only one"
+    return (
+        f"CSS selector {_shown(selector)} in XPath {_shown(expression)}: XPath has no .class or #id",
+        f"{place} {exact}{simpler}",
+    )
+
+
+# The XPath 1.0 test of a CSS class: the word among the element's classes.
+_CLASS_TEST = "[contains(concat(' ', normalize-space(@class), ' '), ' {} ')]"
+
+
+def _css_parts(compound: str) -> tuple[str, list[str], list[str]]:
+    """A CSS compound selector's element name (``*`` when none), its classes and its ids."""
+    tag, classes, ids = "*", [], []
+    for marker, name in _CSS_PART_RE.findall(compound):
+        if marker == ".":
+            classes.append(name)
+        elif marker == "#":
+            ids.append(name)
+        else:
+            tag = name
+    return tag, classes, ids
 
 
 def _xpath_problem(expression: str) -> tuple[str, str] | None:

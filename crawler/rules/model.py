@@ -457,15 +457,14 @@ def _strings(xpath: etree.XPath, root: etree._Element) -> list[str]:
 
 
 def _result_texts(results: Iterable[Any]) -> list[str]:
-    """The text of each XPath result: elements give their text content, strings stay, numbers as XPath."""
+    """The text of each XPath result: elements give their text content, strings stay, numbers as XPath
+    prints them (a boolean result is refused when the expression is compiled)."""
     texts: list[str] = []
     for item in results:
         if isinstance(item, etree._Element):
             texts.append(_element_text(item))
         elif isinstance(item, str):
             texts.append(item)
-        elif isinstance(item, bool):
-            texts.append("true" if item else "false")
         elif isinstance(item, float):
             texts.append(str(int(item)) if item.is_integer() else str(item))
     return texts
