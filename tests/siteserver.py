@@ -166,7 +166,8 @@ FEED_TYPES = {
 
 def feed_document(links: list[str], kind: str) -> str:
     """A feed of ``kind`` (see ``FEED_TYPES``) whose entry N links to ``links[N]``, titled "Entry N", dated
-    2026-11-(N+1) 08:00 UTC and written by "Author N" (RSS 0.91 entries have neither date nor author)."""
+    2026-11-(N+1) 08:00 UTC and written by "Author N" (RSS: ``authorN@newsroom.example (Author N)``, an email
+    ending in more than 4 letters; RSS 0.91 entries have neither date nor author)."""
     entries = list(enumerate(links))
     if kind == "atom":
         items = "".join(
@@ -195,7 +196,7 @@ def feed_document(links: list[str], kind: str) -> str:
         f"<item><title>Entry {n}</title><link>{html.escape(link)}</link>"
         + (
             f"<pubDate>{email.utils.format_datetime(datetime(2026, 11, n + 1, 8, tzinfo=UTC))}</pubDate>"
-            f"<author>author{n}@news.test (Author {n})</author>"
+            f"<author>author{n}@newsroom.example (Author {n})</author>"
             if dated
             else ""
         )

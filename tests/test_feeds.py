@@ -50,6 +50,50 @@ def test_each_kind_of_feed_gives_its_entries_links_dates_and_authors(kind: str, 
         assert [entry.author for entry in feed.entries] == ["Author 0", "Author 1"], "the name, not the email"
 
 
+@pytest.mark.parametrize(
+    ("written", "author"),
+    [
+        ("editor@wire.example (Jane Feed)", "Jane Feed"),
+        ("desk@paper.online (Li Wei)", "Li Wei"),
+        ("news@press.agency(Ana  María)", "Ana María"),
+        ("jane@x.com (Jane (the elder) Doe)", "Jane (the elder) Doe"),
+        ("desk@paper.online ()", "desk@paper.online"),
+        ("desk@paper.online", "desk@paper.online"),
+        ("Jane Plain", "Jane Plain"),
+        ("Jane Doe (Reuters)", "Jane Doe (Reuters)"),
+        ("Jane Angle <jane@wire.example>", "Jane Angle"),
+    ],
+)
+def test_an_rss_author_gives_the_name_whatever_the_email_ends_with(written: str, author: str) -> None:
+    escaped = written.replace("<", "&lt;").replace(">", "&gt;")
+    document = (
+        '<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel><title>t</title>'
+        f"<item><link>http://news.test/a</link><author>{escaped}</author></item>"
+        f"<item><link>http://news.test/b</link><dc:creator>{escaped}</dc:creator></item>"
+        "</channel></rss>"
+    )
+    feed = read_feed(document.encode(), FEED_URL)
+    assert [entry.author for entry in feed.entries] == [author, author]
+
+
+def test_an_atom_author_gives_the_name_else_the_email() -> None:
+    entries = [
+        "<name>Jane Atom</name><email>jane@wire.example</email>",
+        "<email>desk@paper.online</email>",
+        "<name>Only Name</name>",
+    ]
+    document = (
+        '<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>'
+        + "".join(
+            f'<entry><title>{n}</title><link href="http://news.test/{n}"/><author>{author}</author></entry>'
+            for n, author in enumerate(entries)
+        )
+        + "</feed>"
+    )
+    feed = read_feed(document.encode(), FEED_URL)
+    assert [entry.author for entry in feed.entries] == ["Jane Atom", "desk@paper.online", "Only Name"]
+
+
 def test_an_entry_without_a_link_takes_its_permalink_guid_or_is_counted_out() -> None:
     document = (
         '<rss version="2.0"><channel><title>t</title>'

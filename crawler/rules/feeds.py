@@ -27,6 +27,12 @@ __all__ = ["MAX_ENTRIES", "Feed", "FeedEntry", "FeedError", "read_feed"]
 # thousands is an archive or a mistake, and its tail is old news a sitemap or the index pages reach.
 MAX_ENTRIES = 1000
 _HTML_RE = re.compile(rb"<(?:!doctype\s+html|html[\s>])", re.IGNORECASE)
+# An author as feeds write it: RSS's "email (Name)", and "Name (email)" (Atom's name and email as
+# feedparser joins them) or "Name <email>". An email's domain may end in any word (.online, .example):
+# feedparser's own split assumes 2 to 4 letters and cuts "editor@wire.example (Jane)" into "ple (Jane".
+_EMAIL = r"[^\s@()<>]+@[^\s@()<>]+"
+_EMAIL_NAME_RE = re.compile(rf"(?P<email>{_EMAIL})\s*\((?P<name>.*)\)")
+_NAME_EMAIL_RE = re.compile(rf"(?P<name>.+?)\s*(?:\({_EMAIL}\)|<{_EMAIL}>)")
 
 
 class FeedError(CrawlerError):
@@ -111,10 +117,16 @@ def _link(entry: Any) -> str | None:
 
 
 def _author(entry: Any) -> str | None:
-    """The entry's author by name (an RSS ``<author>`` is ``email (Name)``; feedparser splits it)."""
-    detail = entry.get("author_detail")
-    name = _text(detail.get("name")) if isinstance(detail, dict) else None
-    return name or _text(entry.get("author"))
+    """The entry's author by name: the Name of an RSS ``email (Name)``, of ``Name (email)`` or of
+    ``Name <email>``; else the author as written (a name, or an email alone)."""
+    author = _text(entry.get("author"))
+    if author is None:
+        return None
+    match = _EMAIL_NAME_RE.fullmatch(author)
+    if match is not None:
+        return _text(match["name"]) or match["email"]
+    match = _NAME_EMAIL_RE.fullmatch(author)
+    return match["name"] if match is not None else author
 
 
 def _date(parsed: time.struct_time | None) -> str | None:
