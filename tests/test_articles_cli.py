@@ -580,3 +580,31 @@ def test_an_empty_store_says_where_articles_come_from_and_where_the_demos_are(
         f"the demo's are under {tmp_path / 'demo'}: `crawler --data-dir {tmp_path / 'demo'} articles stats`"
         in err
     )
+
+
+MARKUP_TITLE = "[bold]Ferry[/bold] strike [updated] [red]x"
+
+
+def test_markup_in_stored_data_is_shown_as_written_in_the_tables(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SqliteStore(tmp_path) as store:
+        (written,) = store.upsert_many(
+            [
+                {
+                    "site": "wire",
+                    "url": "http://wire.test/ferry",
+                    "fetched_at": datetime(2026, 11, 18, 9, tzinfo=UTC),
+                    "title": MARKUP_TITLE,
+                    "body": "The ferry strike goes on.",
+                }
+            ]
+        )
+        assert written.outcome == "new"
+    for command in (["list"], ["search", "ferry"], ["search", "[updated]"]):
+        code, out, err = articles(capsys, monkeypatch, tmp_path, *command)
+        assert (code, err) == (0, ""), command
+        # The title column's lines (a long title wraps onto the next line of its cell).
+        title = " ".join(line.split("│")[5].strip() for line in out.splitlines() if line.startswith("│"))
+        assert title == MARKUP_TITLE, (command, out)
+    assert out.startswith("Articles with [updated], newest first")

@@ -8,8 +8,10 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
 import redis
 
+from crawler.cli import main
 from crawler.demo import DEMO_RULES
 from crawler.keys import Keys, hour_of
 from crawler.rules import load_rules
@@ -59,3 +61,49 @@ def test_captcha_pages_are_told_from_articles_about_captchas() -> None:
     assert looks_like_captcha(b"<h1>Our systems have detected unusual traffic from your computer</h1>")
     article = b"<p>Sites ask readers to solve a captcha more and more often, researchers say.</p>" * 50
     assert not looks_like_captcha(article)
+
+
+def test_the_status_tables_show_brackets_in_rule_errors_and_data_as_written(
+    tmp_path: Path,
+    redis_server: str,
+    redis_client: redis.Redis,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    broken = 'domains: [news.test]\nstart_urls: http://news.test/\nindex:\n  links: {xpath: "count(//a)"}\n'
+    broken += "article:\n  fields:\n    published: {xpath: '//time[re:test(., \"\\d\")]'}\n"
+    (rules / "broken.yaml").write_text(broken, encoding="utf-8")
+    now = time.time()
+    beat = {"host": "h", "pid": 1, "started": now - 100, "every": 5.0, "pages": 1, "rate": 1.0, "sites": []}
+    redis_client.hset(Keys("crawler").workers, "[red]box[/red]:1", json.dumps({**beat, "seen": now - 2}))
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
+    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
+    assert main(["status"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert 'invalid XPath "//time[re:test(., \\"\\\\d\\")]": undefined namespace prefix re:' in shown, shown
+    assert (
+        "(expected an XPath selecting elements or href strings, e.g. //ul[@class='news'] or //a/@href)"
+        in (shown)
+    )
+    assert "[red]box[/red]:1" in shown
+
+
+def test_dead_list_shows_brackets_in_urls_and_reasons_as_written(
+    tmp_path: Path,
+    redis_server: str,
+    redis_client: redis.Redis,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    request = {"url": "http://news.test/a?[b]=1", "meta": {"site": "news"}, "priority": 0}
+    reason = {"reason": "HTTP 500 [bold]x[/bold] at //ul[@class='news']", "at": time.time()}
+    redis_client.hset(Keys("crawler").dead, json.dumps(request), json.dumps(reason))
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
+    assert main(["dead", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "http://news.test/a?[b]=1" in out and "HTTP 500 [bold]x[/bold] at //ul[@class='news']" in out, out

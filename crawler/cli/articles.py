@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from crawler.cli.terminal import command_name, printable, suggest
@@ -142,7 +143,7 @@ def _print_documents(documents: Iterable[dict[str, Any]], form: str, *, title: s
     """Print ``documents`` in ``form``; returns how many there were."""
     if form != "table":
         return _write_documents(documents, form, sys.stdout)
-    table = Table(title=title, title_justify="left")
+    table = Table(title=escape(title), title_justify="left")
     for column, style in (
         ("id", "dim"),
         ("first seen", ""),
@@ -154,11 +155,11 @@ def _print_documents(documents: Iterable[dict[str, Any]], form: str, *, title: s
     rows = 0
     for document in documents:
         table.add_row(
-            document["id"],
-            document["first_seen"][:16].replace("T", " "),
-            document["site"],
-            str(document.get("published") or "")[:10],
-            printable(document.get("title") or "(no title)"),
+            escape(document["id"]),
+            escape(document["first_seen"][:16].replace("T", " ")),
+            escape(document["site"]),
+            escape(str(document.get("published") or "")[:10]),
+            escape(printable(document.get("title") or "(no title)")),
         )
         rows += 1
     console = _console()
@@ -337,7 +338,13 @@ def _print_stats(rows: list[dict[str, Any]], form: str) -> None:
     for column in ("articles", "reposts", "qRead bodies"):
         table.add_column(column, justify="right")
     for row in rows:
-        table.add_row(row["week"], row["site"], str(row["articles"]), str(row["reposts"]), str(row["qread"]))
+        table.add_row(
+            escape(row["week"]),
+            escape(row["site"]),
+            str(row["articles"]),
+            str(row["reposts"]),
+            str(row["qread"]),
+        )
     table.add_section()
     table.add_row(
         "total", "", str(totals["articles"]), str(totals["reposts"]), str(totals["qread"]), style="bold"

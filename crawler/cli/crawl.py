@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import redis
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from scrapy.settings import Settings
@@ -238,10 +239,10 @@ def run_demo(args: argparse.Namespace) -> int:
         demo_rules = _demo_rules(directory / "rules", server.origin)
         ruleset = load_rules(demo_rules)
         for error in ruleset.errors:
-            console.print(f"[red]rule error[/red] {error}")
+            console.print(f"[red]rule error[/red] {escape(str(error))}")
         if not ruleset.rules:
             raise InputError(f"no demo rules (demo-*.yaml) in {DEMO_RULES}: the installation is incomplete")
-        console.print(f"Demo sites on {server.origin}: {', '.join(sorted(ruleset.rules))}")
+        console.print(f"Demo sites on {server.origin}: {', '.join(sorted(ruleset.rules))}", markup=False)
         if args.serve:
             return _serve(server.origin, directory, sorted(ruleset.rules))
         config = config.replace(data_dir=directory, rules_dir=demo_rules)
@@ -350,7 +351,7 @@ def _crawl_job(settings: Any, url: str, job: str, *, title: str) -> JobCounts:
                     transient=False,
                 )
             )
-        bar = progress.add_task(title, total=None, stored=0, skipped=0, errors=0)
+        bar = progress.add_task(escape(title), total=None, stored=0, skipped=0, errors=0)
         patience: float = settings.getfloat("SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS")
         answered = [time.monotonic()]
 
@@ -429,7 +430,7 @@ def _print_stored(console: Console, directory: Path, ways: dict[str, str], sampl
     store = open_store({"CRAWLER_DATA_DIR": str(directory)})
     try:
         articles = list(store.iter_articles())
-        table = Table(title=f"Stored in {directory}")
+        table = Table(title=escape(f"Stored in {directory}"))
         for column in ("site", "read from", "articles", "body by rule", "body by qRead", "newest"):
             table.add_column(column)
         for site in sorted({str(article["site"]) for article in articles}):
@@ -441,18 +442,19 @@ def _print_stored(console: Console, directory: Path, ways: dict[str, str], sampl
             ]
             if console.is_terminal:
                 table.add_row(
-                    site,
-                    ways.get(site, "?"),
+                    escape(site),
+                    escape(ways.get(site, "?")),
                     str(len(mine)),
                     str(len(mine) - from_qread),
                     str(from_qread),
-                    "\n".join(newest),
+                    escape("\n".join(newest)),
                 )
             else:
                 console.print(
                     f"{site} (read from its {ways.get(site, '?')}): {len(mine)} articles, body by rule"
                     f" {len(mine) - from_qread}, by qRead {from_qread}; newest:",
                     soft_wrap=True,
+                    markup=False,
                 )
                 for line in newest:
                     console.print(f"  {line}", soft_wrap=True, markup=False)

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from crawler.cli.crawl import redis_for
@@ -89,12 +90,12 @@ def run_list(args: argparse.Namespace) -> int:
     for letter in letters:
         when = "-" if letter.at is None else datetime.fromtimestamp(letter.at, UTC).strftime("%Y-%m-%d %H:%M")
         table.add_row(
-            letter.id,
+            escape(letter.id),
             when,
-            letter.site or "-",
-            cut(letter.url or "(no request)", 80),
-            cut(letter.reason, 100),
-            letter.job or "-",
+            escape(letter.site or "-"),
+            escape(cut(letter.url or "(no request)", 80)),
+            escape(cut(letter.reason, 100)),
+            escape(letter.job or "-"),
         )
     console.print(table)
     return 0

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -42,7 +43,7 @@ def _print(report: dict[str, Any]) -> None:
     console.print(
         f"[bold]{report['now']}[/bold]  queue {queue['queued']} requests, {queue['leased']} leased,"
         f" {queue['waiting']} waiting (retries, deferred), {queue['dead_letters']} dead letters;"
-        f" scheduler: {report['scheduler']['active'] or 'none active'};"
+        f" scheduler: {escape(report['scheduler']['active'] or 'none active')};"
         f" workers alive: {report['workers_alive']} of {len(report['workers'])}",
         soft_wrap=True,
     )
@@ -50,8 +51,9 @@ def _print(report: dict[str, Any]) -> None:
     aof = (
         "off" if not health["aof_enabled"] else "ok" if health["aof_last_write_ok"] else "[red]FAILING[/red]"
     )
+    version = escape(str(health["version"]))
     console.print(
-        f"redis {health['version']}: up {span(health['uptime_seconds'])}, append-only file {aof},"
+        f"redis {version}: up {span(health['uptime_seconds'])}, append-only file {aof},"
         f" {health['used_memory_bytes'] / 1e6:.1f} MB",
         soft_wrap=True,
     )
@@ -65,13 +67,13 @@ def _print(report: dict[str, Any]) -> None:
             workers.add_column(column)
         for worker in report["workers"]:
             workers.add_row(
-                worker["id"],
+                escape(worker["id"]),
                 "yes" if worker["alive"] else "[red]no[/red]",
                 f"{worker['seen_seconds_ago']:.0f} s ago",
                 str(worker["pages"]),
                 f"{worker['rate_per_minute']:.1f}",
                 str(worker["redis_errors"]),
-                ",".join(worker["sites"]) or "all",
+                escape(",".join(worker["sites"]) or "all"),
             )
         console.print(workers)
     sites = Table(title="Sites (counts over the last 24 h)", title_justify="left")
@@ -90,16 +92,18 @@ def _print(report: dict[str, Any]) -> None:
         sites.add_column(column, overflow="fold")
     for site in report["sites"]:
         sites.add_row(
-            site["site"],
-            site["schedule"],
+            escape(site["site"]),
+            escape(site["schedule"]),
             (site["last_grab"] or "never")[:16].replace("T", " "),
             (site["next_grab"] or "-")[:16].replace("T", " "),
             f"{'-' if site['new_last_grab'] is None else site['new_last_grab']}/{site['new_24h']}",
-            _errors(site),
+            escape(_errors(site)),
             str(site["bans_24h"]),
             str(site["not_modified_24h"]),
             str(site["qread_fallbacks_24h"]),
-            "[red]NEEDS ATTENTION[/red]\n" + "\n".join(site["attention"]) if site["attention"] else "ok",
+            "[red]NEEDS ATTENTION[/red]\n" + escape("\n".join(site["attention"]))
+            if site["attention"]
+            else "ok",
         )
     console.print(sites)
     discovering = [site for site in report["sites"] if site.get("discover")]
@@ -120,7 +124,7 @@ def _print(report: dict[str, Any]) -> None:
             found = site["discover"]
             harvest, cost = found["harvest_24h"], found["model_ms_per_page_24h"]
             table.add_row(
-                site["site"],
+                escape(site["site"]),
                 str(found["relevant_24h"]),
                 str(found["relevant_24h"] + found["irrelevant_24h"]),
                 "-" if harvest is None else f"{harvest:.2f}",
@@ -136,17 +140,22 @@ def _print(report: dict[str, Any]) -> None:
             proxies.add_column(column)
         for proxy in report["proxies"]:
             state = (
-                f"benched until {proxy['benched_until'][11:19]}: {proxy['reason']}"
+                f"benched until {proxy['benched_until'][11:19]}: {escape(proxy['reason'])}"
                 if proxy["benched"]
                 else "ok"
             )
             latency = "-" if proxy["latency_ms"] is None else f"{proxy['latency_ms']} ms"
             proxies.add_row(
-                proxy["proxy"], str(proxy["ok"]), str(proxy["failed"]), str(proxy["banned"]), latency, state
+                escape(proxy["proxy"]),
+                str(proxy["ok"]),
+                str(proxy["failed"]),
+                str(proxy["banned"]),
+                latency,
+                state,
             )
         console.print(proxies)
     for broken in report["rule_errors"]:
-        console.print(f"[red]NEEDS ATTENTION[/red] {broken['error']}")
+        console.print(f"[red]NEEDS ATTENTION[/red] {escape(broken['error'])}")
 
 
 def _errors(site: dict[str, Any]) -> str:
