@@ -14,8 +14,11 @@ from typing import Any
 
 import pytest
 from conftest import SITES_DIR, SiteServer
+from scrapy import Request
 
+from crawler.cli import extract as extractcli
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
+from crawler.worker.netguard import private_allowed
 from extractors import ALGORITHMS
 
 ARTICLE = SITES_DIR / "news" / "harbour-bridge.html"
@@ -453,3 +456,10 @@ def test_connection_refused() -> None:
     # Port 9 (discard) on loopback: nothing listens there in the test environment.
     run = crawler("extract", "--ignore-robots", "http://127.0.0.1:9/")
     one_line_error(run, 1, "cannot connect to 127.0.0.1 port 9")
+
+
+def test_allow_private_lets_an_international_host_through_in_the_form_the_request_goes_to() -> None:
+    url = "http://Bücher.intranet:8080/a"
+    requested = urllib.parse.urlsplit(Request(url).url).hostname
+    assert requested == "xn--bcher-kva.intranet"
+    assert private_allowed(requested, extractcli._own_host(url))

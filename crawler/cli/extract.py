@@ -15,6 +15,7 @@ from rich.text import Text
 
 from crawler.cli.pages import ENCODING_SOURCES, Page, decode_page, read_page, run_algorithm
 from crawler.cli.terminal import cut, printable
+from crawler.rules.model import ascii_host
 from extractors import Block, Extraction
 from extractors.encoding import Decoded
 
@@ -155,9 +156,10 @@ def _explain_plain(report: Report, max_blocks: int) -> None:
 
 
 def _own_host(source: str) -> tuple[str, ...]:
-    """The host of the URL ``source`` (none for a file), the one host ``--allow-private`` lets through."""
+    """The host of the URL ``source`` (none for a file), the one host ``--allow-private`` lets through, in
+    the form the request goes to (an international name in ASCII)."""
     host = urllib.parse.urlsplit(source.strip()).hostname
-    return (host,) if host else ()
+    return (ascii_host(host),) if host else ()
 
 
 def _explain_rich(console: Console, report: Report, max_blocks: int) -> None:
