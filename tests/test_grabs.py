@@ -20,7 +20,7 @@ from crawler.redisio import serializer
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import enqueue_job
 from crawler.rules import Rule, load_rules
-from crawler.schedule.grabs import GrabScheduler, next_due
+from crawler.schedule.grabs import GrabScheduler, Planned, Seeded, next_due
 from crawler.schedule.revisit import Revisits, bounds, next_interval
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,7 +82,7 @@ def test_each_period_is_seeded_once_by_two_schedulers(
     second = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
     citynews = [rules["demo-citynews"]]
     seeded = first.tick(citynews) + second.tick(citynews)
-    assert [s.site for s in seeded] == ["demo-citynews"], "the first grab of a new rule is due at once"
+    assert [s.site for s in seeded] == ["demo-citynews"], "the first grab of a new every rule is due at once"
     assert job_kind(redis_client, seeded[0].job) == "grab"
     assert queued_index_pages(redis_client) == len(rules["demo-citynews"].start_urls)
     periods = 1
@@ -96,6 +96,93 @@ def test_each_period_is_seeded_once_by_two_schedulers(
     state = redis_client.hgetall(Keys(PREFIX).grab("demo-citynews"))
     assert int(state[b"grabs"]) == 4
     assert float(state[b"next"]) == datetime(2026, 11, 22, 11, 27, tzinfo=UTC).timestamp()
+
+
+def recorded_next(server: redis.Redis, site: str) -> datetime:
+    value = server.hget(Keys(PREFIX).grab(site), "next")
+    assert value is not None, f"no next grab recorded for {site}"
+    return datetime.fromtimestamp(float(value), UTC)
+
+
+@pytest.mark.parametrize(
+    ("cron", "first_seen", "first_grab"),
+    [
+        ("0 3 * * mon", datetime(2026, 11, 27, 0, 28, tzinfo=UTC), datetime(2026, 11, 30, 3, tzinfo=UTC)),
+        ("*/20 6-23 * * *", datetime(2026, 11, 27, 0, 23, tzinfo=UTC), datetime(2026, 11, 27, 6, tzinfo=UTC)),
+    ],
+)
+def test_a_new_cron_rule_is_first_grabbed_at_its_next_cron_time(
+    redis_client: redis.Redis, rules: dict[str, Rule], cron: str, first_seen: datetime, first_grab: datetime
+) -> None:
+    clock = Clock(first_seen)
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    rule = dataclasses.replace(rules["demo-citynews"], every=None, cron=cron)
+    assert scheduler.tick([rule]) == []
+    assert queued_index_pages(redis_client) == 0, "not grabbed before its cron time"
+    assert recorded_next(redis_client, rule.site) == first_grab
+    redis_client.delete(Keys(PREFIX).grab(rule.site))
+    assert scheduler.plan([rule]) == [Planned(rule.site, first_grab.timestamp(), first=True)]
+    assert GrabScheduler(redis_client, Keys(PREFIX), clock=clock).plan([rule]) == [], "said once"
+    assert recorded_next(redis_client, rule.site) == first_grab
+    clock.now = first_grab.timestamp() - 1
+    assert scheduler.tick([rule]) == []
+    clock.now = first_grab.timestamp() + 2
+    seeded = scheduler.tick([rule])
+    assert [(s.site, type(s)) for s in seeded] == [(rule.site, Seeded)]
+    assert queued_index_pages(redis_client) == len(rule.start_urls)
+    assert recorded_next(redis_client, rule.site) > first_grab
+    assert scheduler.tick([rule]) == []
+
+
+def test_a_new_cron_rule_seen_within_its_cron_minute_is_grabbed_at_once(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    clock = Clock(datetime(2026, 11, 30, 3, 0, 40, tzinfo=UTC))
+    rule = dataclasses.replace(rules["demo-citynews"], every=None, cron="0 3 * * mon")
+    seeded = GrabScheduler(redis_client, Keys(PREFIX), clock=clock).tick([rule])
+    assert [(s.site, type(s)) for s in seeded] == [(rule.site, Seeded)]
+    assert recorded_next(redis_client, rule.site) == datetime(2026, 12, 7, 3, 0, tzinfo=UTC)
+
+
+def test_a_changed_schedule_moves_the_next_grab_to_the_new_cron_time(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    clock = Clock(datetime(2026, 11, 27, 0, 28, tzinfo=UTC))  # a Friday
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    weekly = dataclasses.replace(rules["demo-citynews"], every=None, cron="0 3 * * mon")
+    assert scheduler.tick([weekly]) == []
+    daily = dataclasses.replace(weekly, cron="0 3 * * *")
+    three_today = datetime(2026, 11, 27, 3, 0, tzinfo=UTC)
+    assert scheduler.plan([daily]) == [Planned(daily.site, three_today.timestamp(), first=False)]
+    assert recorded_next(redis_client, daily.site) == three_today, "not Monday, the old expression's"
+    assert scheduler.plan([daily]) == []
+
+    every = rules["demo-techdaily"]
+    assert len(scheduler.tick([every])) == 1, "a new every rule is grabbed at once"
+    queued = queued_index_pages(redis_client)
+    nightly = dataclasses.replace(every, every=None, cron="0 3 * * *")
+    assert scheduler.tick([nightly]) == []
+    assert recorded_next(redis_client, nightly.site) == three_today
+    clock.advance(minutes=25)  # the every rule's next grab would be due now
+    assert scheduler.tick([daily, nightly]) == [], "the cron decides, not the former period"
+    assert queued_index_pages(redis_client) == queued, "the every rule's one grab only"
+
+
+def test_crawler_schedule_once_says_when_a_new_cron_rule_is_first_grabbed(
+    redis_server: str, redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    text = (DEMO_RULES / "demo-citynews.yaml").read_text("utf-8")
+    assert "every: 20m" in text
+    (tmp_path / "leapday.yaml").write_text(text.replace("every: 20m", 'cron: "0 3 29 2 *"'), "utf-8")
+    env = {key: value for key, value in os.environ.items() if key != "MONGO_URI"}
+    env.update(REDIS_URL=redis_server, CRAWLER_RULES_DIR=str(tmp_path))
+    command = [sys.executable, "-m", "crawler.cli", "schedule", "--once"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    due = recorded_next(redis_client, "leapday")
+    assert (due.month, due.day, due.hour, due.minute) == (2, 29, 3, 0)
+    assert done.stdout == f"leapday: first grab at {due.isoformat(timespec='seconds')}\n"
+    assert queued_index_pages(redis_client) == 0
 
 
 def test_a_restarted_scheduler_neither_seeds_twice_nor_skips(

@@ -169,7 +169,10 @@ def run_schedule_command(args: argparse.Namespace) -> int:
         scheduler = _grab_scheduler(settings, url)
         load = _rule_loader(config.rules_dir)
         if args.once:
-            for seeded in scheduler.tick(load()):
+            rules = load()
+            for planned in scheduler.plan(rules):
+                print(planned)
+            for seeded in scheduler.tick(rules):
                 print(f"queued the grab of {seeded.site} as job {seeded.job}")
             return 0
         stop = threading.Event()

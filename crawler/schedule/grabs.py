@@ -21,6 +21,13 @@ Redis, so it survives a restart of any scheduler:
 3. Periods missed while no scheduler ran are not replayed one by one: the first tick after seeds the
    current one (an index page read once shows what a missed read would have).
 
+A rule seen for the first time (no ``next``) is grabbed at once when it has ``every``; with ``cron`` its
+first grab is at the expression's next time (at once only within a minute the expression names), and
+that time is recorded as ``next``. A cron rule whose recorded ``next`` in the future is not the
+expression's next time (the expression was edited, or the rule had ``every`` before) gets the
+expression's next time instead. Both are set by ``plan`` (one Lua call that changes ``next`` only if it
+is still what the scheduler read), so two schedulers say it once.
+
 ``crawler:scheduler:leader`` (a string with a time-to-live) names the one active scheduler of ``crawler
 schedule``; the others wait, and take over within ``SCHEDULE_LEADER_SECONDS`` when it stops.
 """
@@ -47,7 +54,7 @@ from crawler.redisio.connection import hash_of
 from crawler.requests import enqueue_job
 from crawler.rules import Rule, RuleError
 
-__all__ = ["GrabScheduler", "Seeded", "next_due"]
+__all__ = ["GrabScheduler", "Planned", "Seeded", "next_due"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +64,11 @@ local due = redis.call('HGET', KEYS[1], 'next')
 if due and tonumber(due) > tonumber(ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[1], 'next', ARGV[2], 'last', ARGV[1], 'seeding', ARGV[3])
 redis.call('HINCRBY', KEYS[1], 'grabs', 1)
+return 1
+"""
+_PLAN = """
+if (redis.call('HGET', KEYS[1], 'next') or '') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'next', ARGV[2])
 return 1
 """
 _RENEW_LEADER = """
@@ -74,7 +86,7 @@ def next_due(rule: Rule, moment: float, interval: float | None = None) -> float 
     (default ``schedule.every``), or the cron expression's first time after ``moment``; None without a
     schedule."""
     if rule.cron is not None:
-        return float(croniter(rule.cron, datetime.fromtimestamp(moment, UTC)).get_next(float))
+        return _cron_after(rule.cron, moment)
     if rule.every is None:
         return None
     return moment + (interval if interval is not None else rule.every.total_seconds())
@@ -87,6 +99,20 @@ class Seeded:
     site: str
     job: str
     next_due: float
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A cron rule's next grab set by :meth:`GrabScheduler.plan`: the rule is new (``first``) or its
+    schedule changed."""
+
+    site: str
+    next_due: float
+    first: bool
+
+    def __str__(self) -> str:
+        change = "first grab" if self.first else "schedule changed; next grab"
+        return f"{self.site}: {change} at {_when(self.next_due)}"
 
 
 class GrabScheduler:
@@ -108,11 +134,15 @@ class GrabScheduler:
         self.clock = clock
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._claim = server.register_script(_CLAIM)
+        self._plan = server.register_script(_PLAN)
         self._renew = server.register_script(_RENEW_LEADER)
         self._resign = server.register_script(_RESIGN_LEADER)
 
     def tick(self, rules: Iterable[Rule]) -> list[Seeded]:
-        """Seed every rule whose grab is due now, and finish any seeding a stopped scheduler left."""
+        """Seed every rule whose grab is due now, and finish any seeding a stopped scheduler left (after
+        :meth:`plan`: a cron rule is due at its expression's times only)."""
+        rules = list(rules)
+        self.plan(rules)
         now = self.clock()
         seeded = []
         for rule in rules:
@@ -132,6 +162,29 @@ class GrabScheduler:
             seeded.append(Seeded(rule.site, job, following))
             logger.info("grab of %s queued as job %s; next at %s", rule.site, job, _when(following))
         return seeded
+
+    def plan(self, rules: Iterable[Rule]) -> list[Planned]:
+        """Set the next grab of every cron rule that is new (no ``next``) or whose ``next`` ahead is not
+        its expression's next time (the rule was edited); returns those set in the future, each once
+        however many schedulers plan. A new rule within a minute its expression names is made due now."""
+        now = self.clock()
+        planned = []
+        for rule in rules:
+            if rule.cron is None:
+                continue
+            key = self.keys.grab(rule.site)
+            recorded = self.server.hget(key, "next")
+            if recorded is None:
+                due = _cron_after(rule.cron, now - 60)
+            else:
+                due = _cron_after(rule.cron, now)
+                if float(recorded) <= now or due == float(recorded):
+                    continue
+            if not self._plan(keys=[key], args=[recorded or b"", f"{due:.3f}"]) or due <= now:
+                continue
+            planned.append(Planned(rule.site, due, first=recorded is None))
+            logger.info("%s", planned[-1])
+        return planned
 
     def _boost(self, state: dict[str, str]) -> int:
         """Priority over other sites' grabs: the site's yield (0 to 1) times ``yield_boost``; a site never
@@ -204,6 +257,11 @@ class GrabScheduler:
             if leading:
                 with contextlib.suppress(redis.RedisError):
                     self.resign()
+
+
+def _cron_after(expression: str, moment: float) -> float:
+    """The first time after ``moment`` that the cron ``expression`` names (UTC)."""
+    return float(croniter(expression, datetime.fromtimestamp(moment, UTC)).get_next(float))
 
 
 def _when(moment: float) -> str:
