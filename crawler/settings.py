@@ -56,8 +56,9 @@ HTTPCACHE_ENABLED = False
 # Host names resolving to loopback, private or link-local addresses are refused as they are resolved to
 # connect: the address checked is the address connected to.
 TWISTED_DNS_RESOLVER = "crawler.worker.netguard.GuardedResolver"
-# Domains allowed to resolve to private addresses: the worker sets them from the rules that say
-# `allow_private_addresses: true` (a site on this machine or an intranet), and only those.
+# Domains every request of a crawl may reach on private addresses: `crawler extract --allow-private` and
+# `crawler rules try` set them. A worker's rules that say `allow_private_addresses: true` allow their own
+# domains to their own requests only (crawler.worker.netguard).
 NETGUARD_PRIVATE_DOMAINS: list[str] = []
 SCHEDULER = "crawler.worker.scheduler.LeasedScheduler"
 DUPEFILTER_CLASS = "crawler.worker.dupefilter.RedisBloomDupeFilter"

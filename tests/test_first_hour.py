@@ -113,6 +113,28 @@ def test_a_private_address_is_refused_with_what_and_how_to_allow_it(tmp_path: Pa
     assert "refused 1 requests to private addresses in 24 h" in status.stdout
 
 
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_the_allowance_is_the_requests_own_rules_on_a_host_that_two_rules_share(
+    tmp_path: Path, demo_origin: str, host: str
+) -> None:
+    # citynews allows its host, techdaily on the same host does not: techdaily is refused as if alone.
+    demo_rule(tmp_path / "rules", demo_origin, allow=True, host=host)
+    refused = demo_rule(tmp_path / "rules", demo_origin, "techdaily", allow=False, host=host)
+    run = crawler("temp", "demo-techdaily", cwd=tmp_path)
+    assert run.code == 1, run.stdout + run.stderr[-3000:]
+    assert "stored 0 articles" in run.stdout
+    assert "refused 1 requests to private addresses" in run.stdout and ALLOW_KEY in run.stdout
+    assert f"Refused {demo_origin.replace('127.0.0.1', host)}/techdaily/" in run.stderr
+    kind = "127.0.0.1 is a loopback address" if host == "127.0.0.1" else "localhost resolves to 127.0.0.1"
+    assert kind in run.stderr
+    assert f"`{ALLOW_KEY}` in {refused.relative_to(tmp_path)} allows it" in run.stderr
+    allowed = crawler("temp", "demo-citynews", cwd=tmp_path)
+    assert allowed.code == 0, allowed.stderr[-3000:]
+    stored = re.search(r"stored (\d+) articles", allowed.stdout)
+    assert stored and int(stored.group(1)) >= 45, allowed.stdout
+    assert "refused" not in allowed.stdout
+
+
 def test_rules_try_fetches_a_private_page_only_when_the_rule_allows_it(
     tmp_path: Path, demo_origin: str
 ) -> None:

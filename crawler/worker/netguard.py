@@ -8,8 +8,12 @@ that changes between a check and the connection, DNS rebinding, cannot slip a pr
 before any connection, for every request and every redirect.
 
 A site on this machine or an intranet is crawled when its rule says ``allow_private_addresses: true``:
-its domains (``NETGUARD_PRIVATE_DOMAINS``, taken from the rules) may then resolve to private addresses,
-and no other host may. Both parts are off for every host only with the test-only
+its domains may then be private addresses, for its own requests only (the rule is the one of the
+request's site, ``meta["site"]``, asked of the spider through :class:`PrivateSites`). The resolver sees
+no request, so it lets the domains of every such rule resolve to private addresses; a request of another
+rule to one of them is checked by the middleware, on the address the resolver gives (and caches for the
+connection). ``NETGUARD_PRIVATE_DOMAINS`` are allowed for every request of a crawl (``crawler extract
+--allow-private``, ``crawler rules try``). Both parts are off for every host only with the test-only
 ``CRAWLER_ALLOW_PRIVATE_NETWORKS``.
 """
 
@@ -18,13 +22,15 @@ from __future__ import annotations
 import ipaddress
 import urllib.parse
 from collections.abc import Iterable, Sequence
-from typing import Self
+from enum import Enum
+from typing import Protocol, Self, runtime_checkable
 
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CannotResolveHostError, IgnoreRequest, NotConfigured
 from scrapy.resolver import CachingThreadedResolver
 from scrapy.utils.datatypes import LocalCache
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.base import ReactorBase
 from twisted.internet.defer import Deferred, fail
 from twisted.internet.error import DNSLookupError
@@ -38,6 +44,7 @@ __all__ = [
     "BlockedRequest",
     "GuardedResolver",
     "NetworkGuardMiddleware",
+    "PrivateSites",
     "RefusedHostMiddleware",
     "blocked_by_guard",
     "blocked_reason",
@@ -77,7 +84,7 @@ def blocked_reason(address: str) -> str | None:
     return None
 
 
-def private_allowed(host: str, domains: Sequence[str]) -> bool:
+def private_allowed(host: str, domains: Iterable[str]) -> bool:
     """True when ``host`` is one of ``domains`` (those of the rules with ``allow_private_addresses``) or a
     subdomain of one."""
     host = host.rstrip(".").lower()
@@ -93,15 +100,27 @@ class BlockedAddress(DNSLookupError):
         self.reason = reason
 
 
-# Domains allowed private addresses by the crawls of this process. Scrapy builds the resolver once per
-# process from the process's settings, not a crawl's (where the spider puts its rules' domains): each
-# crawl's middleware adds its NETGUARD_PRIVATE_DOMAINS here for the resolver.
+# Domains some rule (or crawl) of this process allows private addresses, which the resolver lets resolve
+# to them. Scrapy builds the resolver once per process from the process's settings, not a crawl's: the
+# spider adds its rules' domains here, each crawl's middleware its NETGUARD_PRIVATE_DOMAINS.
 _private_domains: set[str] = set()
 
 
 def allow_private_domains(domains: Iterable[str]) -> None:
-    """Add the domains of a rule read while the crawl runs (``allow_private_addresses``)."""
+    """Let the resolver give private addresses for ``domains`` (a rule's, ``allow_private_addresses``);
+    which requests may go there is the middleware's decision."""
     _private_domains.update(domains)
+
+
+@runtime_checkable
+class PrivateSites(Protocol):
+    """A spider whose requests carry their site (``meta["site"]``), each allowed private addresses by its
+    own rule."""
+
+    def private_domains_of(self, site: str) -> Sequence[str]:
+        """The domains the requests of ``site`` may reach on private addresses (none for an unknown
+        site)."""
+        ...
 
 
 # Host names the resolver refused, and why (Twisted turns a resolver's error into "no results", so the
@@ -165,14 +184,23 @@ class GuardedResolver(CachingThreadedResolver):
         return fail(BlockedAddress(name, reason))
 
 
+class _Check(Enum):
+    # A host name a request's own rule does not allow: checked on its address when another rule's does
+    # (the resolver lets it through then), else by the resolver.
+    RESOLVE = "resolve"
+
+
 class NetworkGuardMiddleware:
     """Refuses requests to other schemes than http and https, and to IP literals that are loopback,
     private, link-local or reserved, at once, for every request, redirects included (they come back
     through the downloader middlewares). Host names are checked by :class:`GuardedResolver` when they are
     resolved to connect.
 
-    The hosts of ``NETGUARD_PRIVATE_DOMAINS`` (the rules with ``allow_private_addresses``) pass. Off
-    (``NotConfigured``) only with the test-only ``CRAWLER_ALLOW_PRIVATE_NETWORKS``.
+    A request passes to the private hosts its own rule allows (the spider's :class:`PrivateSites`), and
+    to those of ``NETGUARD_PRIVATE_DOMAINS``. A request of no site (Scrapy's robots.txt requests, made for
+    a request that passed here) goes by every rule's. A host name that the resolver lets through for
+    another rule is resolved here and refused on a private address. Off (``NotConfigured``) only with the
+    test-only ``CRAWLER_ALLOW_PRIVATE_NETWORKS``.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -181,36 +209,61 @@ class NetworkGuardMiddleware:
         self.crawler = crawler
         self.private_domains = tuple(crawler.settings.getlist("NETGUARD_PRIVATE_DOMAINS"))
         _private_domains.update(self.private_domains)
-        self.verdicts: dict[str, str | None] = {}
+        self.sites = crawler.spider if isinstance(crawler.spider, PrivateSites) else None
+        # Per (site, host): None passes, a reason refuses, _Check.RESOLVE is a host name to check here when
+        # the resolver lets it through for another rule.
+        self.verdicts: dict[tuple[str, str], str | _Check | None] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
-    def process_request(self, request: Request) -> None:
+    async def process_request(self, request: Request) -> None:
         parts = urllib.parse.urlsplit(request.url)
         if parts.scheme not in ("http", "https"):
             raise IgnoreRequest(f"refusing {request.url}: only http and https are fetched")
         host = parts.hostname or ""
-        if host not in self.verdicts:
-            allowed = private_allowed(host, (*self.private_domains, *_private_domains))
-            self.verdicts[host] = None if allowed else self._verdict(host)
-        reason = self.verdicts[host]
+        site = str(request.meta.get("site") or "")
+        if (site, host) not in self.verdicts:
+            self.verdicts[site, host] = self._verdict(host, site)
+        reason = self.verdicts[site, host]
+        if reason is _Check.RESOLVE:
+            reason = await _resolved_verdict(host) if private_allowed(host, _private_domains) else None
         if reason is not None:
             assert self.crawler.stats is not None
             self.crawler.stats.inc_value("net/blocked")
             raise BlockedRequest(request.url, reason)
 
-    @staticmethod
-    def _verdict(host: str) -> str | None:
-        """Why the IP literal ``host`` is refused (``127.0.0.1 is a loopback address``); None for a public
-        address, and for a host name (the resolver checks it)."""
+    def _verdict(self, host: str, site: str) -> str | _Check | None:
+        """Why a request of ``site`` may not go to ``host`` (``127.0.0.1 is a loopback address``); None
+        when it may; ``_Check.RESOLVE`` for a host name not allowed to ``site``."""
+        if not site or self.sites is None:
+            allowed: Iterable[str] = _private_domains
+        else:
+            allowed = (*self.private_domains, *self.sites.private_domains_of(site))
+        if private_allowed(host, allowed):
+            return None
         try:
             literal = ipaddress.ip_address(host)
         except ValueError:
-            return None
+            return _Check.RESOLVE
         kind = blocked_reason(str(literal))
         return None if kind is None else f"{host} is {kind}"
+
+
+async def _resolved_verdict(host: str) -> str | None:
+    """Why ``host`` may not be fetched, on the address the resolver gives for it (and keeps in its cache
+    for the connection); None for a public address, or a host that does not resolve (the download fails
+    as it would)."""
+    from twisted.internet import reactor  # noqa: PLC0415 - the reactor the crawl installed
+
+    lookup: Deferred[str] = reactor.resolver.getHostByName(host)
+    try:
+        address = await maybe_deferred_to_future(lookup)
+    except (DNSLookupError, CannotResolveHostError):
+        return None
+    kind = blocked_reason(address)
+    return None if kind is None else f"{host} resolves to {address}, {kind}"
 
 
 class RefusedHostMiddleware:

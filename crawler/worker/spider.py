@@ -26,7 +26,7 @@ import http.client
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
@@ -129,9 +129,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
-        """The environment's settings (for ``scrapy crawl sites``), per-site politeness (one download slot
-        per rule, with the rule's delay and concurrency), and the domains of the rules that allow private
-        addresses."""
+        """The environment's settings (for ``scrapy crawl sites``), and per-site politeness (one download
+        slot per rule, with the rule's delay and concurrency)."""
         super().update_settings(settings)
         apply_environment(settings)
         if not settings.get("REDIS_URL"):
@@ -148,14 +147,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             rule.site: {"delay": 0.0, "concurrency": rule.concurrency} for rule in ruleset.rules.values()
         }
         settings.set("DOWNLOAD_SLOTS", {**settings.getdict("DOWNLOAD_SLOTS"), **slots}, priority="spider")
-        private = {
-            domain for rule in ruleset.rules.values() if rule.allow_private for domain in rule.known_domains
-        }
-        settings.set(
-            "NETGUARD_PRIVATE_DOMAINS",
-            sorted({*settings.getlist("NETGUARD_PRIVATE_DOMAINS"), *private}),
-            priority="spider",
-        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -199,7 +190,16 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             for site, rule in ruleset.rules.items()
             if not self.only_sites or site in self.only_sites
         }
+        for rule in self.rules.values():
+            if rule.allow_private:
+                allow_private_domains(rule.known_domains)
         logger.info("Serving %d site rules: %s", len(self.rules), ", ".join(sorted(self.rules)))
+
+    def private_domains_of(self, site: str) -> Sequence[str]:
+        """The domains the requests of ``site`` may reach on private addresses: its rule's, when the rule
+        says ``allow_private_addresses`` (the network guard asks, request by request)."""
+        rule = self.rule_of(site)
+        return rule.known_domains if rule is not None and rule.allow_private else ()
 
     def rule_of(self, site: str | None) -> Rule | None:
         """The rule of ``site``; a site this worker does not know yet (its rule file was added while it
