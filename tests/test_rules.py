@@ -31,6 +31,7 @@ from crawler.rules import (
     parse_every,
     parse_rule,
 )
+from crawler.rules.feeds import FeedEntry
 from crawler.settings import QREAD_MIN_BODY_CHARS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -420,7 +421,16 @@ _LINKS = "  links: {allow: ['/citynews/']}"
             "start_urls: [http://elsewhere.example/]",
             'start_urls[0]: host "elsewhere.example" of "http://elsewhere.example/" is not in domains',
         ),
-        (_START, "start_urls: ['http://me:pw@127.0.0.1/']", "start_urls[0]: credentials in the URL"),
+        (
+            _START,
+            "start_urls: ['http://me:pw@127.0.0.1/']",
+            'start_urls[0]: credentials in the URL "http://***@127.0.0.1/"',
+        ),
+        (
+            _START,
+            "start_urls: ['ftp://me:pw@127.0.0.1/']",
+            'start_urls[0]: not an http(s) URL: "ftp://***@127.0.0.1/"',
+        ),
         (_LINKS, "  links: {deny: ['/tag/']}", "index.links: neither xpath nor allow"),
         (
             _LINKS,
@@ -661,6 +671,24 @@ def test_base_href_and_non_ascii_links(tmp_path: Path) -> None:
     assert links == [
         "http://127.0.0.1:8631/citynews/2026/%E6%96%B0%E9%97%BB.html",
         "https://www.xn--bcher-kva.example/citynews/buch.html",
+    ]
+
+
+def test_a_rule_without_index_pages_may_filter_its_feeds_with_deny_alone(tmp_path: Path) -> None:
+    text = """
+        domains: [127.0.0.1]
+        feeds: http://127.0.0.1:8631/feed.xml
+        index:
+          links: {deny: ['/video/']}
+    """
+    rule = load_rule(write(tmp_path, "wire.yaml", text))
+    entries = [FeedEntry(url) for url in ("/a/story.html", "/video/clip.html", "http://elsewhere.example/a")]
+    kept = rule.feed_entries(entries, "http://127.0.0.1:8631/feed.xml")
+    assert [entry.url for entry in kept] == ["http://127.0.0.1:8631/a/story.html"]
+    with_pages = text.replace("feeds: http://127.0.0.1:8631/feed.xml", _START)
+    assert errors_of(tmp_path, with_pages) == [
+        f"{tmp_path / 'rules' / 'site.yaml'}: index.links: neither xpath nor allow (expected a mapping with"
+        " xpath (link areas or hrefs), allow or both, and optionally deny)"
     ]
 
 

@@ -14,7 +14,15 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from crawler.rules.access import AccessError, Proxy, Session, parse_proxy, read_proxy_file, read_session
+from crawler.rules.access import (
+    AccessError,
+    Proxy,
+    Session,
+    parse_proxy,
+    read_proxy_file,
+    read_session,
+    redacted,
+)
 from crawler.rules.api import EXPECTED_JMESPATH, ApiRule, JmesPath
 from crawler.rules.errors import RuleError
 from crawler.rules.errors import shown as _shown
@@ -257,7 +265,9 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         # A site read from its feeds, sitemaps or API alone: index.links, when given, still filters their
         # links.
         start_urls = ()
-        links, next_page, max_pages = _index(top, check) if "index" in top else (LinkRule(), None, 1)
+        links, next_page, max_pages = (
+            _index(top, check, filters_only=True) if "index" in top else (LinkRule(), None, 1)
+        )
     depth = check.integer(top, "depth", "", 1, 1)
     fields, min_body = _article(top, check, min_body_chars)
     politeness = top.get("politeness", {})
@@ -418,9 +428,11 @@ def _urls(
         except ValueError:
             valid = False
         if not valid:
-            raise RuleError(check.file, key, f"not an http(s) URL: {_shown(value)}", expected)
+            raise RuleError(check.file, key, f"not an http(s) URL: {_shown(redacted(value))}", expected)
         if parts.username is not None or parts.password is not None:
-            raise RuleError(check.file, key, f"credentials in the URL {_shown(value)}", "a URL without them")
+            raise RuleError(
+                check.file, key, f"credentials in the URL {_shown(redacted(value))}", "a URL without them"
+            )
         written = parts.hostname or ""
         host = ascii_host(written)
         if not host.isascii():
@@ -635,7 +647,11 @@ def _example(name: str, key: str, check: Checker, path: Path) -> str:
     return text
 
 
-def _index(top: Mapping[str, Any], check: Checker) -> tuple[LinkRule, RuleXPath | None, int]:
+def _index(
+    top: Mapping[str, Any], check: Checker, *, filters_only: bool = False
+) -> tuple[LinkRule, RuleXPath | None, int]:
+    """``index``; with ``filters_only`` (a rule without index pages), ``links`` only filters the links of
+    its feeds, sitemaps and API, and ``deny`` alone is enough."""
     expected_links = "a mapping with xpath (link areas or hrefs), allow or both, and optionally deny"
     if "index" not in top:
         check.missing("index", "a mapping with links, and optionally next_page and max_pages")
@@ -647,19 +663,19 @@ def _index(top: Mapping[str, Any], check: Checker) -> tuple[LinkRule, RuleXPath 
     if "links" not in index:
         check.missing("index.links", expected_links)
     else:
-        links = _links(index["links"], "index.links", check, expected_links)
+        links = _links(index["links"], "index.links", check, expected_links, deny_alone=filters_only)
     next_page = _next_page(index, "index", check)
     max_pages = check.integer(index, "max_pages", "index", 1, 1)
     return links, next_page, max_pages
 
 
-def _links(value: object, key: str, check: Checker, expected: str) -> LinkRule:
+def _links(value: object, key: str, check: Checker, expected: str, *, deny_alone: bool = False) -> LinkRule:
     """``index.links`` or ``search.links``: where the links are (``xpath``), which are kept (``allow``,
-    ``deny``)."""
+    ``deny``); ``deny`` alone only with ``deny_alone`` (links that are not read off a page)."""
     spec = check.mapping(value, key, _LINKS_KEYS, expected)
     if spec is None:
         return LinkRule()
-    if "xpath" not in spec and "allow" not in spec:
+    if "xpath" not in spec and "allow" not in spec and not (deny_alone and "deny" in spec):
         check.fail(key, "neither xpath nor allow", expected)
     return LinkRule(
         xpath=check.xpaths(spec["xpath"], f"{key}.xpath", nodes=True) if "xpath" in spec else (),
