@@ -591,6 +591,23 @@ def test_a_redis_whose_disk_is_full_is_said_at_once_and_status_still_shows_the_q
         assert requeue.returncode == 1 and f"crawler dead: error: {said}" in requeue.stderr, requeue.stderr
 
 
+def test_an_embedded_redis_whose_files_cannot_be_written_is_said_without_a_traceback(site: Site) -> None:
+    """Its config file is /dev/full: written at every start, it fails with ENOSPC, as on a full disk."""
+    site.rule("/a/full")
+    config = site.data.resolve() / "redis" / "redis.conf"
+    config.parent.mkdir(parents=True)
+    config.symlink_to("/dev/full")
+    said = (
+        f"cannot start the embedded Redis: cannot write {config}: No space left on device; free space on"
+        f" the disk of {config.parent} (or make it writable), then run the command again"
+    )
+    for command in (("status",), ("temp", site.name)):
+        done = site.crawler(*command)
+        assert done.returncode == 1, done.stdout
+        assert f"crawler {command[0]}: error: {said}" in done.stderr, done.stderr[-4000:]
+        assert "Traceback" not in done.stderr
+
+
 # --- links are marked seen only as they are queued ------------------------------------------------------
 
 

@@ -196,7 +196,6 @@ class EmbeddedRedis:
                     f" {len(os.fsencode(self.socket_path))} bytes long; unix sockets take at most"
                     f" {MAX_SOCKET_PATH}: use a shorter CRAWLER_DATA_DIR"
                 )
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             with self._start_lock():
                 self._start_or_attach()
                 try:
@@ -359,7 +358,11 @@ class EmbeddedRedis:
 
     @contextlib.contextmanager
     def _start_lock(self) -> Iterator[None]:
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise self._unwritable(exc, self.lock_path) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -435,10 +438,21 @@ class EmbeddedRedis:
         ]
         self.config_path.write_text("\n".join(lines) + "\n", "utf-8")
 
+    def _unwritable(self, exc: OSError, path: Path) -> RedisUnavailableError:
+        """The error for a file of the embedded server that could not be written before it starts."""
+        return RedisUnavailableError(
+            f"cannot start the embedded Redis: cannot write {exc.filename or path}: {exc.strerror or exc};"
+            f" free space on the disk of {self.directory} (or make it writable), then run the command again"
+        )
+
     def _start(self) -> None:
         executable = redis_server_executable()
-        self._write_config()
-        with self.log_path.open("ab") as log:
+        try:
+            self._write_config()
+            log = self.log_path.open("ab")
+        except OSError as exc:
+            raise self._unwritable(exc, self.config_path) from exc
+        with log:
             self._log_offset = log.tell()
             # Its own session and process group: the terminal's Ctrl-C reaches the owner only, and a kill
             # on failure reaches the server's forked children (AOF rewrites) too.
