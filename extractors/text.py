@@ -16,6 +16,9 @@ _TERM_RE = re.compile(rf"[{_CJK}]|[^\W_]+")
 CJK_RE = re.compile(rf"[{_CJK}]")
 # A run of CJK characters.
 CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
+# A letter or digit of a script other than CJK: what makes a Latin word longer (CJK text, written without
+# spaces, joins no Latin word: "到2027年" holds the word 2027).
+NON_CJK_WORD_CHAR_RE = re.compile(rf"[^\W_{_CJK}]")
 # Characters str.split() does not take for white space but browsers show as nothing.
 _INVISIBLE_SPACES = str.maketrans({"\u200b": " ", "\ufeff": " "})
 

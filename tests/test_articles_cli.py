@@ -218,6 +218,31 @@ def test_search_words_and_chinese(
     assert (code, out.strip()) == (0, "0 articles")
 
 
+def test_search_finds_a_number_written_against_chinese_characters(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SqliteStore(crawled) as store:
+        holding = [
+            d["url"] for d in store.iter_articles(site="demo-huaxia") if "2027" in f"{d['title']} {d['body']}"
+        ]
+    assert holding, "the demo's Chinese articles say 到2027年"
+    code, out, _ = articles(
+        capsys,
+        monkeypatch,
+        crawled,
+        "search",
+        "2027",
+        "--site",
+        "demo-huaxia",
+        "--format",
+        "jsonl",
+        "--limit",
+        "100",
+    )
+    assert code == 0
+    assert [json.loads(line)["url"] for line in out.splitlines()] == holding
+
+
 def test_export_streams_jsonl_and_csv_to_stdout_or_a_file(
     crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -366,6 +366,33 @@ def test_search_uses_the_index_for_short_and_mixed_terms(store: SqliteStore) -> 
     assert found("手") == ["http://cn.test/phone"]
 
 
+def test_latin_words_and_numbers_joined_to_chinese_are_whole_words(store: SqliteStore) -> None:
+    """Chinese is written without spaces: a CJK character beside a Latin word or number does not make it
+    part of a longer word, as a letter or digit of another script does."""
+    store.upsert_many(
+        [
+            article(
+                "http://cn.test/ai",
+                "2026-11-17T10:00:00Z",
+                title="人工智能",
+                body="人工智能AI大模型在2027年投入应用，5G基站覆盖率达到95%。",
+            ),
+            article(
+                "http://news.test/pets", "2026-11-17T11:00:00Z", body="A category of its own: concatenated."
+            ),
+        ]
+    )
+
+    def found(text: str) -> list[str]:
+        return [document["url"] for document in store.search(text)]
+
+    for term in ("AI", "2027", "5G", "95%", "ai 2027 5g", '"95%"'):
+        assert found(term) == ["http://cn.test/ai"], term
+    assert found("202") == [], "a digit after the term joins it to a longer number"
+    assert found("cat") == [], "Latin words still whole words"
+    assert found("category") == ["http://news.test/pets"]
+
+
 def test_a_version_4_file_gets_the_simhash_beside_its_band_keys(tmp_path: Path) -> None:
     outcome, path = _repost_to_old_file(tmp_path, 4)
     assert outcome == "repost"

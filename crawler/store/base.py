@@ -30,7 +30,7 @@ from crawler.store.document import (
     week_bounds,
     weeks_between,
 )
-from extractors.text import CJK_RE
+from extractors.text import CJK_RE, NON_CJK_WORD_CHAR_RE
 
 __all__ = [
     "Candidate",
@@ -47,6 +47,8 @@ __all__ = [
 ]
 
 _QUOTED_RE = re.compile(r'"([^"]*)"|(\S+)')
+# What may not touch a Latin search term, before or after it: a letter or digit of a script other than CJK.
+_JOINS = NON_CJK_WORD_CHAR_RE.pattern
 # Candidates found by their anchors alone whose bodies are read, at most: those sharing the most anchors
 # (a part of 30% shares about 5 of 16 with its whole; others share a name or a quote, if anything).
 ANCHORED_CANDIDATES = 8
@@ -148,14 +150,15 @@ def search_terms(query: str) -> list[str]:
 
 def matches(document: Mapping[str, Any], terms: Sequence[str]) -> bool:
     """Whether every term is in the document's title or body (lower-cased): CJK terms anywhere, other
-    terms as whole words (not inside a longer word). Both backends filter their index's hits with this,
-    so a search gives the same documents everywhere."""
+    terms as whole words (not inside a longer word: no letter or digit of a script other than CJK just
+    before or after them, so ``2027`` is a word of ``到2027年`` and ``cat`` none of ``category``). Both
+    backends filter their index's hits with this, so a search gives the same documents everywhere."""
     text = " ".join(" ".join(str(document.get(name) or "").split()) for name in ("title", "body")).lower()
     for term in terms:
         if CJK_RE.search(term):
             if term not in text:
                 return False
-        elif re.search(rf"(?<!\w){re.escape(term)}(?!\w)", text) is None:
+        elif re.search(rf"(?<!{_JOINS}){re.escape(term)}(?!{_JOINS})", text) is None:
             return False
     return True
 
