@@ -344,6 +344,57 @@ def test_search_finds_whole_words_phrases_and_chinese(backend: str, store: Store
         list(store.search('  ""  '))
 
 
+def test_search_ignores_accents_as_the_indexes_do(backend: str, store: Store) -> None:
+    if backend == "mongo-shaped-fake":
+        pytest.skip("mongomock has no $text: search runs against SQLite and a real MongoDB only")
+    store.upsert_many(
+        [
+            article(
+                "http://news.test/accents",
+                "2026-11-17T10:00:00Z",
+                title="Café culture",
+                body="A naïve guide to Zürich's cafés.",
+            ),
+            article(
+                "http://news.test/plain", "2026-11-18T10:00:00Z", title="Cafe prices", body="Zurich is dear."
+            ),
+        ]
+    )
+
+    def found(text: str) -> list[str]:
+        return [document["url"] for document in store.search(text)]
+
+    both = ["http://news.test/plain", "http://news.test/accents"]
+    assert found("cafe") == both
+    assert found("CAFÉ") == both
+    assert found("zurich") == both
+    assert found("Zürich") == both
+    assert found("naive") == ["http://news.test/accents"]
+    assert found("naïve zurich") == ["http://news.test/accents"]
+    assert found("cafes") == ["http://news.test/accents"]
+
+
+def test_mongodb_looks_an_accented_word_up_in_its_text_index(tmp_path: Path, prefix: str) -> None:
+    """The query's shape (on the fake: mongomock has no $text): an accented word is looked up in the text
+    index, which folds accents as SQLite's does, not by a regular expression of its exact letters, which
+    would miss the articles that write it without them."""
+    from crawler.store.mongo import MongoStore
+
+    store = open_backend("mongo-shaped-fake", tmp_path, prefix)
+    assert isinstance(store, MongoStore)
+    store.upsert(article("http://news.test/plain", "2026-11-18T10:00:00Z", body="Zurich is dear."))
+    asked: list[Any] = []
+
+    def recorded(weeks: list[str], query: Any, newest_first: bool, limit: int | None) -> Iterator[Any]:
+        asked.append(query)
+        return iter(())
+
+    store._iter = recorded  # type: ignore[method-assign]
+    assert list(store.search("Zürich")) == []
+    assert asked == [{"$text": {"$search": '"zürich"'}}]
+    store.close()
+
+
 def test_stats_count_articles_reposts_and_qread_bodies(store: Store) -> None:
     qread = {"body_from": "qread", "algorithm": "qread", "body_chars": 10}
     store.upsert_many(

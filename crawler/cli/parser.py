@@ -260,7 +260,8 @@ def _add_articles(commands: Any) -> None:
         help='articles whose title or body has every word (or "phrase"), newest first',
         description=(
             'Full-text search of titles and bodies: every word or "quoted phrase" must appear (whole'
-            " words; Chinese anywhere), case ignored. MongoDB's text index or SQLite's FTS5 finds them."
+            " words; Chinese anywhere), case and accents ignored. MongoDB's text index or SQLite's FTS5"
+            " finds them."
         ),
     )
     search.add_argument("text", help='words and "phrases" to look for')

@@ -12,6 +12,7 @@ Candidates for the near or partial match share a SimHash band key
 from __future__ import annotations
 
 import re
+import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ __all__ = [
     "StoreError",
     "Written",
     "check_limit",
+    "fold",
     "limited",
     "matches",
     "redacted",
@@ -49,6 +51,10 @@ __all__ = [
 _QUOTED_RE = re.compile(r'"([^"]*)"|(\S+)')
 # What may not touch a Latin search term, before or after it: a letter or digit of a script other than CJK.
 _JOINS = NON_CJK_WORD_CHAR_RE.pattern
+# The combining marks search drops once letters are decomposed: the accents of Latin (Greek, Cyrillic)
+# letters, which the search indexes fold too. Marks that are part of other scripts' letters stay (the kana
+# voicing marks: が is not か).
+_ACCENTS_RE = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 # Candidates found by their anchors alone whose bodies are read, at most: those sharing the most anchors
 # (a part of 30% shares about 5 of 16 with its whole; others share a name or a quote, if anything).
 ANCHORED_CANDIDATES = 8
@@ -148,13 +154,24 @@ def search_terms(query: str) -> list[str]:
     return [term for term in terms if term]
 
 
+def fold(text: str) -> str:
+    """``text`` as search compares it, the way the search indexes read it (SQLite's ``unicode61
+    remove_diacritics 2``, MongoDB's text index): compatibility forms decomposed (NFKD), accents dropped,
+    case folded, composed again (NFC). ``Café``, ``CAFE`` and ``café`` are all ``cafe``."""
+    if text.isascii():
+        return text.lower()
+    bare = _ACCENTS_RE.sub("", unicodedata.normalize("NFKD", text.casefold()))
+    return unicodedata.normalize("NFC", bare)
+
+
 def matches(document: Mapping[str, Any], terms: Sequence[str]) -> bool:
-    """Whether every term is in the document's title or body (lower-cased): CJK terms anywhere, other
-    terms as whole words (not inside a longer word: no letter or digit of a script other than CJK just
-    before or after them, so ``2027`` is a word of ``到2027年`` and ``cat`` none of ``category``). Both
-    backends filter their index's hits with this, so a search gives the same documents everywhere."""
-    text = " ".join(" ".join(str(document.get(name) or "").split()) for name in ("title", "body")).lower()
-    for term in terms:
+    """Whether every term is in the document's title or body, both :func:`fold`-ed (case and accents
+    ignored): CJK terms anywhere, other terms as whole words (not inside a longer word: no letter or digit
+    of a script other than CJK just before or after them, so ``2027`` is a word of ``到2027年`` and
+    ``cat`` none of ``category``). Both backends filter their index's hits with this, so a search gives
+    the same documents everywhere."""
+    text = " ".join(" ".join(fold(str(document.get(name) or "")).split()) for name in ("title", "body"))
+    for term in (" ".join(fold(term).split()) for term in terms):
         if CJK_RE.search(term):
             if term not in text:
                 return False

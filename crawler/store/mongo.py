@@ -61,6 +61,7 @@ from crawler.store.document import (
     repost_record,
 )
 from crawler.store.spool import Spool
+from extractors.text import CJK_RE
 
 __all__ = ["MongoStore", "parse_write_concern"]
 
@@ -73,7 +74,8 @@ _DUPLICATE_KEY = 11000
 # compared with) once the URLs of the batch being written, counted by a write cut short, are left out.
 _PARAGRAPH_URLS = 8
 _ID_RE = re.compile(r"^[0-9a-f]{16}$")
-_WORD_RE = re.compile(r"^\w+$", re.ASCII)
+# A term the text index finds: one word of letters or digits, not CJK (the index does not split CJK text).
+_WORD_RE = re.compile(rf"^(?:(?!{CJK_RE.pattern})\w)+$")
 _HIDDEN = {"_id": 0, "simhash_bands": 0, "anchors": 0}
 _CANDIDATE_FIELDS = {
     "_id": 0,
