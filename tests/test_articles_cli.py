@@ -243,6 +243,38 @@ def test_search_finds_a_number_written_against_chinese_characters(
     assert [json.loads(line)["url"] for line in out.splitlines()] == holding
 
 
+@pytest.mark.parametrize("text", ["", "   ", '""', "--", "?!", '" . "'])
+def test_a_search_with_nothing_to_look_for_is_an_input_error(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        articles(capsys, monkeypatch, tmp_path, "search", "--", text)
+    assert exited.value.code == 2
+    assert f"search text {text!r} has no words: a search needs a word" in capsys.readouterr().err
+
+
+def test_a_search_text_starting_with_a_dash_goes_after_two_dashes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CRAWLER_COMMAND", raising=False)
+    with pytest.raises(SystemExit) as exited:
+        articles(capsys, monkeypatch, tmp_path, "search", "-light")
+    assert exited.value.code == 2
+    assert "give it after --, as in `crawler articles search -- -light`" in capsys.readouterr().err
+    with SqliteStore(tmp_path) as store:
+        store.upsert(
+            {
+                "site": "s",
+                "url": "http://s.test/1",
+                "fetched_at": "2026-11-17T10:00:00Z",
+                "body": "Set the mode to -light at night.",
+            }
+        )
+    code, out, _ = articles(capsys, monkeypatch, tmp_path, "search", "--format", "jsonl", "--", "-light")
+    assert code == 0
+    assert [json.loads(line)["url"] for line in out.splitlines()] == ["http://s.test/1"]
+
+
 def test_export_streams_jsonl_and_csv_to_stdout_or_a_file(
     crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -340,8 +340,9 @@ def test_search_finds_whole_words_phrases_and_chinese(backend: str, store: Store
     assert found("levee", site="huaxia") == []
     assert found("levee", limit=1) == ["http://news.test/after"]
     assert found("levee", week="2026w47") == ["http://news.test/after", "http://news.test/flood"]
-    with pytest.raises(StoreError, match="has no words"):
-        list(store.search('  ""  '))
+    for nothing in ('  ""  ', "?!", "- --"):
+        with pytest.raises(StoreError, match="has no words"):
+            list(store.search(nothing))
 
 
 def test_search_ignores_accents_as_the_indexes_do(backend: str, store: Store) -> None:

@@ -51,9 +51,17 @@ _GLOBAL_OPTIONS = {"--data-dir": " DIR", "--rules-dir": " DIR", "--verbose": "",
 
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose "unrecognized arguments" error says where a global option goes when one
-    was given after the command (``crawler temp --rules-dir DIR SITE`` took DIR for the site)."""
+    was given after the command (``crawler temp --rules-dir DIR SITE`` took DIR for the site), and whose
+    "arguments are required" error adds its ``dash_hint`` if it has one (a positional value that starts
+    with ``-`` is taken for an option)."""
+
+    def __init__(self, *args: Any, dash_hint: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.dash_hint = dash_hint
 
     def error(self, message: str) -> NoReturn:
+        if self.dash_hint is not None and message.startswith("the following arguments are required:"):
+            message += f" ({self.dash_hint})"
         if message.startswith("unrecognized arguments:"):
             given = message.split(":", 1)[1].split()
             for option, value in _GLOBAL_OPTIONS.items():
@@ -257,6 +265,10 @@ def _add_articles(commands: Any) -> None:
 
     search = actions.add_parser(
         "search",
+        dash_hint=(
+            "a TEXT that starts with - is taken for an option: give it after --, as in"
+            f" `{command_name()} articles search -- -light`"
+        ),
         help='articles whose title or body has every word (or "phrase"), newest first',
         description=(
             'Full-text search of titles and bodies: every word or "quoted phrase" must appear (whole'
@@ -264,7 +276,12 @@ def _add_articles(commands: Any) -> None:
             " finds them."
         ),
     )
-    search.add_argument("text", help='words and "phrases" to look for')
+    search.add_argument(
+        "text",
+        metavar="TEXT",
+        type=_search_text,
+        help='words and "phrases" to look for (after -- if it starts with -)',
+    )
     search.add_argument("--site", help="one site's articles")
     search.add_argument("--week", type=_week, help="one week's articles: 2026w47")
     search.add_argument(
@@ -450,6 +467,17 @@ def _moment(value: str) -> datetime:
         raise argparse.ArgumentTypeError(
             f"{value!r} is not a time: expected 2026-11-20, 2026-11-20T08:00Z, or 30m, 24h, 7d, 2w ago"
         ) from None
+
+
+def _search_text(value: str) -> str:
+    from crawler.errors import StoreError  # noqa: PLC0415 - the store's modules, when this argument is given
+    from crawler.store.base import search_terms  # noqa: PLC0415 - the same
+
+    try:
+        search_terms(value)
+    except StoreError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
 
 
 def _count(value: str) -> int:

@@ -49,6 +49,8 @@ __all__ = [
 ]
 
 _QUOTED_RE = re.compile(r'"([^"]*)"|(\S+)')
+# A letter or digit, of any script: a search term needs one to be looked for.
+_WORD_CHAR_RE = re.compile(r"[^\W_]")
 # What may not touch a Latin search term, before or after it: a letter or digit of a script other than CJK.
 _JOINS = NON_CJK_WORD_CHAR_RE.pattern
 # The combining marks search drops once letters are decomposed: the accents of Latin (Greek, Cyrillic)
@@ -148,9 +150,16 @@ def limited(documents: Iterator[dict[str, Any]], limit: int | None) -> Iterator[
 
 
 def search_terms(query: str) -> list[str]:
-    """The terms of a search: words, or phrases in double quotes; lower-cased, empty ones dropped."""
+    """The terms of a search: words, or phrases in double quotes; lower-cased, empty ones dropped.
+    StoreError when no term has a letter or digit (``query`` is empty, white space or punctuation alone):
+    there is nothing to look for."""
     found = [(quoted or word).lower() for quoted, word in _QUOTED_RE.findall(query)]
     terms = [" ".join(term.split()) for term in found]
+    if not any(_WORD_CHAR_RE.search(term) for term in terms):
+        raise StoreError(
+            f"search text {query!r} has no words: a search needs a word (letters or digits, or Chinese"
+            ' characters) or "a phrase" to look for'
+        )
     return [term for term in terms if term]
 
 

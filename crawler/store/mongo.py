@@ -520,8 +520,6 @@ class MongoStore(Store):
     ) -> Iterator[dict[str, Any]]:
         check_limit(limit)
         terms = search_terms(query)
-        if not terms:
-            raise StoreError(f'search text {query!r} has no words: give one or more words or "a phrase"')
         words = [term for term in terms if _WORD_RE.match(term)]
         condition: dict[str, Any]
         if words:

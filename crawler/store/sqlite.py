@@ -445,8 +445,6 @@ class SqliteStore(Store):
     ) -> Iterator[dict[str, Any]]:
         check_limit(limit)
         terms = search_terms(query)
-        if not terms:
-            raise StoreError(f'search text {query!r} has no words: give one or more words or "a phrase"')
         conditions = []
         params: list[object] = []
         phrases = [phrase for term in terms for phrase in _index_phrases(term)]
