@@ -140,7 +140,11 @@ def test_show_prints_every_field_and_finds_reposts(
     assert by_id == out
     repost_url = original["reposts"][0]["url"]
     _, via_repost, _ = articles(capsys, monkeypatch, crawled, "show", repost_url, "--format", "json")
-    assert json.loads(via_repost) == original
+    shown = json.loads(via_repost)
+    assert next(iter(shown)) == "repost", "the JSON says first that the URL asked for is a repost"
+    assert shown == {"repost": original["reposts"][0], **original}
+    _, by_own_url, _ = articles(capsys, monkeypatch, crawled, "show", original["url"], "--format", "json")
+    assert json.loads(by_own_url) == original
     code, _, err = articles(capsys, monkeypatch, crawled, "show", "http://nowhere.test/x")
     assert code == 1
     assert "no stored article has the URL or id 'http://nowhere.test/x'" in err

@@ -194,32 +194,35 @@ def _repost_kind(record: dict[str, Any], original: str) -> str:
 def run_show(args: argparse.Namespace) -> int:
     with _store() as store:
         document = store.get(args.article)
-        note = None
+        repost = None
         if document is None:
             document = store.original_of(args.article)
             if document is not None:
-                records = [r for r in document.get("reposts") or [] if r["url"] == args.article]
-                how = f": {_repost_kind(records[0], document['url'])}" if records else ""
-                note = (
-                    f"{args.article} is a repost of this article, {document['url']}{how}"
-                    " (recorded here, not stored again)"
-                )
+                repost = next(r for r in document["reposts"] if r["url"] == args.article)
         if document is None:
             raise ArticleNotFound(
                 f"no stored article has the URL or id {args.article!r}: see `{suggest('articles list')}`"
                 " or `search`"
             )
-        _print_document(document, note, args.format)
+        _print_document(document, repost, args.format)
         return _status(store)
 
 
-def _print_document(document: dict[str, Any], note: str | None, form: str) -> None:
-    """Print ``document`` as ``show`` does: JSON, or its fields and text (after ``note`` if given)."""
+def _print_document(document: dict[str, Any], repost: dict[str, Any] | None, form: str) -> None:
+    """Print ``document`` as ``show`` does: JSON, or its fields and text. Asked for by the URL of a repost
+    recorded against it, the repost's record comes first: the JSON's ``repost`` key, a note in text."""
     if form == "json":
-        sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+        shown = document if repost is None else {"repost": repost, **document}
+        sys.stdout.write(json.dumps(shown, ensure_ascii=False, indent=2) + "\n")
         return
     width = min(shutil.get_terminal_size((MAX_WRAP, 24)).columns, MAX_WRAP)
-    lines = [] if note is None else [note, ""]
+    lines = []
+    if repost is not None:
+        lines += [
+            f"{repost['url']} is a repost of this article, {document['url']}:"
+            f" {_repost_kind(repost, document['url'])} (recorded here, not stored again)",
+            "",
+        ]
     labelled = [(f"{name}:", document[name]) for name in DOCUMENT_FIELDS if name not in _NOT_ONE_LINE] + [
         (f"fields.{name}:", value) for name, value in sorted((document.get("fields") or {}).items())
     ]
