@@ -150,6 +150,22 @@ def test_show_prints_every_field_and_finds_reposts(
     assert "no stored article has the URL or id 'http://nowhere.test/x'" in err
 
 
+def test_show_takes_a_url_with_a_fragment_and_an_id_in_capitals(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stored URLs have their fragment dropped, ids are hex digits: a URL copied with its #fragment, or an
+    id in capitals, is the same article."""
+    with SqliteStore(crawled) as store:
+        original = next(d for d in store.iter_articles() if d["reposts"])
+    _, expected, _ = articles(capsys, monkeypatch, crawled, "show", original["id"])
+    for asked in (f"{original['url']}#comments", original["id"].upper()):
+        assert articles(capsys, monkeypatch, crawled, "show", asked) == (0, expected, ""), asked
+    repost = original["reposts"][0]["url"]
+    code, out, _ = articles(capsys, monkeypatch, crawled, "show", f"{repost}#top")
+    assert code == 0
+    assert out.startswith(f"{repost} is a repost of this article, {original['url']}")
+
+
 def test_list_reposts_gives_the_articles_reposts_were_recorded_against(
     crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

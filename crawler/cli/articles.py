@@ -18,6 +18,7 @@ import csv
 import difflib
 import itertools
 import json
+import re
 import shlex
 import shutil
 import sys
@@ -26,6 +27,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urldefrag
 
 from rich.console import Console
 from rich.markup import escape
@@ -44,6 +46,8 @@ MAX_WRAP = 100
 _NOT_ONE_LINE = frozenset({"body", "summary", "reposts", "fields", "extraction"})
 # JSON-valued fields, written as JSON text in a CSV cell.
 _NESTED = ("fields", "extraction", "summary", "reposts")
+# An article id as given: 16 hex digits, in either case.
+_ID_RE = re.compile(r"[0-9a-f]{16}", re.IGNORECASE)
 # Exit codes: the output is complete; the output leaves out weeks whose files could not be read.
 EXIT_OK = 0
 EXIT_PARTIAL = 1
@@ -191,14 +195,24 @@ def _repost_kind(record: dict[str, Any], original: str) -> str:
     return kind + (f" ({', '.join(details)})" if details else "")
 
 
+def _lookup(article: str) -> str:
+    """What ``show`` looks ``article`` up by: an id in lower case (ids are hex digits), or the URL without
+    its fragment (stored URLs have none)."""
+    article = article.strip()
+    if _ID_RE.fullmatch(article):
+        return article.lower()
+    return urldefrag(article).url
+
+
 def run_show(args: argparse.Namespace) -> int:
+    asked = _lookup(args.article)
     with _store() as store:
-        document = store.get(args.article)
+        document = store.get(asked)
         repost = None
         if document is None:
-            document = store.original_of(args.article)
+            document = store.original_of(asked)
             if document is not None:
-                repost = next(r for r in document["reposts"] if r["url"] == args.article)
+                repost = next(r for r in document["reposts"] if r["url"] == asked)
         if document is None:
             raise ArticleNotFound(
                 f"no stored article has the URL or id {args.article!r}: see `{suggest('articles list')}`"
