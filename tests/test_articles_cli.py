@@ -314,6 +314,46 @@ def test_export_streams_jsonl_and_csv_to_stdout_or_a_file(
     assert not (tmp_path / "out.csv.part").exists()
 
 
+def test_export_to_a_folder_is_refused_before_it_starts(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    code, out, err = articles(capsys, monkeypatch, crawled, "export", "-o", str(folder))
+    assert (code, out) == (2, "")
+    assert f"-o {folder} is a folder: give the path of a file" in err and "or - for stdout" in err, err
+    assert "exported" not in err
+    missing = tmp_path / "nowhere" / "out.jsonl"
+    code, _, err = articles(capsys, monkeypatch, crawled, "export", "-o", str(missing))
+    assert code == 2
+    assert f"the folder {missing.parent} does not exist" in err, err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["exports"], "no .part file left"
+
+
+def test_export_to_dash_writes_to_stdout(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _, expected, _ = articles(capsys, monkeypatch, crawled, "export", "--site", "demo-huaxia")
+    code, out, err = articles(capsys, monkeypatch, crawled, "export", "--site", "demo-huaxia", "-o", "-")
+    assert (code, out) == (0, expected)
+    assert "exported" in err
+    assert list(tmp_path.iterdir()) == [], "no file named -"
+
+
+def test_an_export_that_fails_part_way_leaves_no_part_file(
+    three_weeks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(three_weeks, data)
+    _damage(data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite", "pages")
+    target = tmp_path / "out.jsonl"
+    code, _, err = articles(capsys, monkeypatch, data, "export", "--week", DAMAGED_WEEK, "-o", str(target))
+    assert code == 1 and "the file is damaged" in err, err
+    assert not target.exists()
+    assert not (tmp_path / "out.jsonl.part").exists(), "the unfinished export is removed"
+
+
 def test_stats_per_site_and_week(
     crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

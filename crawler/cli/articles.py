@@ -274,7 +274,24 @@ def _print_document(document: dict[str, Any], repost: dict[str, Any] | None, for
 # --- export ---------------------------------------------------------------------------------------------
 
 
+def _export_target(output: str | None, form: str) -> Path | None:
+    """The file ``export -o OUTPUT`` writes, or None for stdout (no ``-o``, or ``-o -``); InputError when
+    it cannot be a file: a folder, or in a folder that does not exist."""
+    if output is None or output == "-":
+        return None
+    target = Path(output)
+    if target.is_dir():
+        raise InputError(
+            f"-o {output} is a folder: give the path of a file to write the export to"
+            f" ({target / f'articles.{form}'}, say), or - for stdout"
+        )
+    if not target.parent.is_dir():
+        raise InputError(f"-o {output}: the folder {target.parent} does not exist: make it first")
+    return target
+
+
 def run_export(args: argparse.Namespace) -> int:
+    target = _export_target(args.output, args.format)
     with _store() as store:
         _check_site(store, args.site)
         documents = store.iter_articles(
@@ -285,10 +302,9 @@ def run_export(args: argparse.Namespace) -> int:
             newest_first=False,
             limit=args.limit,
         )
-        if args.output is None:
+        if target is None:
             count = _write_documents(documents, args.format, sys.stdout)
         else:
-            target = Path(args.output)
             partial = target.with_name(target.name + ".part")
             try:
                 with partial.open("w", encoding="utf-8", newline="") as handle:
@@ -296,6 +312,8 @@ def run_export(args: argparse.Namespace) -> int:
                 partial.replace(target)
             except OSError as exc:
                 raise InputError(f"cannot write the export to {target}: {exc}") from exc
+            finally:
+                partial.unlink(missing_ok=True)
         sys.stderr.write(f"exported {count} article{'s' if count != 1 else ''}\n")
         return _status(store)
 

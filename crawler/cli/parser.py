@@ -298,7 +298,10 @@ def _add_articles(commands: Any) -> None:
     _add_filters(export, limit=None)
     _add_format(export, ("jsonl", "csv"))
     export.add_argument(
-        "-o", "--output", metavar="FILE", help="write to FILE (made complete, then renamed) instead of stdout"
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE (made complete, then renamed) instead of stdout; - is stdout",
     )
     export.set_defaults(handler="crawler.cli.articles:run_export")
 
