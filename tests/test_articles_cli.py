@@ -4,6 +4,7 @@ a real server when MONGO_URI is set)."""
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
@@ -24,6 +25,7 @@ from mongofake import FakeClient
 
 from crawler.cli import articles as articlescli
 from crawler.cli import main
+from crawler.cli.parser import build_parser
 from crawler.demo import DEMO_RULES
 from crawler.demo.sites import demo_sites
 from crawler.store import SqliteStore, Store
@@ -112,6 +114,48 @@ def test_list_newest_first_with_filters(
     with pytest.raises(SystemExit):
         articles(capsys, monkeypatch, crawled, "list", "--week", "2026w99")
     assert "week '2026w99' is not an ISO week" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["list", "export"])
+def test_since_not_before_until_is_an_input_error_naming_both(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for given, said in (
+        (("2026-11-21", "2026-11-20"), ("2026-11-21T00:00:00Z", "2026-11-20T00:00:00Z")),
+        (("2026-11-20T08:00+02:00", "2026-11-20T06:00Z"), ("2026-11-20T06:00:00Z", "2026-11-20T06:00:00Z")),
+    ):
+        code, out, err = articles(
+            capsys, monkeypatch, tmp_path, command, "--since", given[0], "--until", given[1]
+        )
+        assert (code, out) == (2, ""), err
+        assert f"--since {said[0]} is not before --until {said[1]}: " in err, err
+        assert "give the earlier time to --since" in err
+
+
+def test_the_articles_synopses_of_cli_md_are_the_parsers() -> None:
+    """Every option of every `articles` sub-command is in its synopsis in docs/cli.md, and nothing else."""
+    text = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    block = text[text.index("crawler articles list ") :]
+    block = block[: block.index("```")]
+    synopses: dict[str, str] = {}
+    name = ""
+    for line in block.splitlines():
+        started = re.match(r"crawler articles (\w+)(.*)", line.strip())
+        if started:
+            name = started[1]
+            synopses[name] = started[2]
+        else:
+            synopses[name] += " " + line.strip()
+    parser = build_parser()
+    (top,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    (actions,) = (a for a in top.choices["articles"]._actions if isinstance(a, argparse._SubParsersAction))
+    assert sorted(synopses) == sorted(actions.choices)
+    for action, sub in actions.choices.items():
+        given = set(re.findall(r"(?<![\w-])--?[a-z][\w-]*", synopses[action]))
+        options = [a.option_strings for a in sub._actions if a.option_strings and a.dest != "help"]
+        missing = [strings[-1] for strings in options if not given & set(strings)]
+        unknown = given - {string for strings in options for string in strings}
+        assert (missing, unknown) == ([], set()), (action, synopses[action])
 
 
 def test_show_prints_every_field_and_finds_reposts(

@@ -25,6 +25,7 @@ import sys
 import textwrap
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import UTC
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urldefrag
@@ -114,7 +115,19 @@ def _status(store: Store) -> int:
 # --- list and search ----------------------------------------------------------------------------------
 
 
+def _check_window(args: argparse.Namespace) -> None:
+    """InputError when ``--since`` is not before ``--until``: no article is first seen in that window."""
+    if args.since is None or args.until is None or args.since < args.until:
+        return
+    since, until = (f"{moment.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}" for moment in (args.since, args.until))
+    raise InputError(
+        f"--since {since} is not before --until {until}: no article can be first seen at or after --since"
+        " and before --until; give the earlier time to --since"
+    )
+
+
 def run_list(args: argparse.Namespace) -> int:
+    _check_window(args)
     with _store() as store:
         _check_site(store, args.site)
         documents = store.iter_articles(
@@ -291,6 +304,7 @@ def _export_target(output: str | None, form: str) -> Path | None:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    _check_window(args)
     target = _export_target(args.output, args.format)
     with _store() as store:
         _check_site(store, args.site)
