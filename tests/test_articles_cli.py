@@ -634,6 +634,7 @@ def test_a_damaged_old_week_leaves_out_only_its_articles_with_a_warning_and_exit
         ) in err, err
         assert f"{why} (docs/operations.md, 'Backing up a week')" in err, err
         assert "or move it out of the folder to go on without that week's articles" in err
+        assert "-wal" not in err, "no writes are left beside the file: nothing more to move"
         assert "error" not in err and "Traceback" not in err and "no articles stored" not in err, err
 
     code, out, err = articles(capsys, monkeypatch, data, "stats", "--format", "json")
@@ -688,6 +689,49 @@ def test_a_damaged_week_asked_for_with_week_is_an_error_and_the_other_weeks_read
     code, out, err = articles(capsys, monkeypatch, data, "export", "--week", "2026w45")
     assert code == 0 and "warning" not in err, err
     assert {json.loads(line)["week"] for line in out.splitlines()} == {"2026w45"}
+
+
+# Writes into the damaged week, in the data folder given, by a process then killed: its -wal file stays.
+_KILLED_WRITER = """
+import os, signal, sys
+from crawler.store import SqliteStore
+
+store = SqliteStore(sys.argv[1])
+store.upsert_many(
+    {"site": "north", "url": f"http://north.test/late/{n}", "fetched_at": "2026-10-29T09:00:00Z",
+     "title": f"Late report {n}", "body": f"Late report number {n} of the harbour."}
+    for n in range(5)
+)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_damaged_week_with_a_killed_writers_wal_file_beside_it_names_the_files_to_move_out(
+    three_weeks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(three_weeks, data)
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_WRITER, str(data)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    damaged = data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite"
+    assert Path(f"{damaged}-wal").stat().st_size > 0 and Path(f"{damaged}-shm").exists()
+    _damage(damaged, "pages")
+    code, _, err = articles(capsys, monkeypatch, data, "stats")
+    assert code == 1, err
+    assert (
+        "; the file is damaged: restore it from a backup (docs/operations.md, 'Backing up a week'), or move"
+        " it out of the folder to go on without that week's articles; move"
+        f" articles_{DAMAGED_WEEK}.sqlite-wal and articles_{DAMAGED_WEEK}.sqlite-shm out of the folder with"
+        " it, every crawler on the folder"
+        " stopped first: SQLite applies the writes of a -wal file to the database file of its name, a backup"
+        " copied in too"
+    ) in err, err
 
 
 def test_a_store_reads_around_a_damaged_week_only_when_told_and_writes_never_skip_it(

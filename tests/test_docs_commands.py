@@ -9,6 +9,9 @@ user fills something in (``SITE``, ``PAGE``, the demo's port), as its case says.
 without a case, and a case whose command is no longer documented, fail the module; so does an inline
 ``crawler ...`` span of the two files that the real parser refuses. Commands that run until Ctrl-C are
 interrupted once they have done their work, and must exit with 130 as ``--help`` says.
+
+The SQLite backup and restore commands of docs/operations.md run as written too, on a week whose writer
+was killed.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import re
 import shlex
@@ -38,6 +42,7 @@ from crawler.demo.server import DemoServer
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = (ROOT / "README.md", ROOT / "docs" / "cli.md")
+OPERATIONS = ROOT / "docs" / "operations.md"
 COMMAND_TIMEOUT = 240.0
 READY_TIMEOUT = 120.0
 INTERRUPTED = 130
@@ -460,3 +465,105 @@ def test_bench_without_its_corpus_says_where_to_get_it(tmp_path: Path) -> None:
     )
     assert skipped.returncode == 0, skipped.stderr
     assert skipped.stdout == "" and "WCXB" in skipped.stderr
+
+
+# --- docs/operations.md: backing up and restoring a SQLite week ------------------------------------------
+
+
+def section_blocks(path: Path, heading: str) -> list[list[str]]:
+    """The ``sh`` blocks of the section of ``path`` under ``heading`` (a whole heading line), each as its
+    lines, trailing comments cut."""
+    blocks: list[list[str]] = []
+    inside_section = False
+    block: list[str] | None = None
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        fence = _FENCE_RE.match(raw.strip())
+        if block is not None:
+            if fence:
+                blocks.append(block)
+                block = None
+            elif raw.strip():
+                block.append(_COMMENT_RE.sub("", raw.strip()))
+        elif fence:
+            block = [] if inside_section and fence.group(1) == "sh" else None
+            if block is None:
+                continue
+        elif raw.startswith("#"):
+            inside_section = raw.strip() == heading
+    return blocks
+
+
+# A writer of the week 2026w47 (the docs' week): FIRST to LAST articles, then, with KILL, SIGKILL.
+_WEEK_WRITER = """
+import os, random, signal, sys
+from crawler.store import SqliteStore
+
+first, last, kill = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "kill"
+words = ["".join(random.Random(n).choices("bdfgklmnprstvaeiou", k=7)) for n in range(900)]
+store = SqliteStore("data")
+store.upsert_many(
+    {
+        "site": "north",
+        "url": f"http://north.test/{n}",
+        "fetched_at": f"2026-11-18T{n // 60 % 24:02d}:{n % 60:02d}:00Z",
+        "title": f"Report {n}",
+        "body": "\\n\\n".join(" ".join(random.Random(n * 10 + p).choices(words, k=70)) for p in range(4)),
+    }
+    for n in range(first, last)
+)
+if kill:
+    os.kill(os.getpid(), signal.SIGKILL)
+store.close()
+"""
+
+
+def _write_week(folder: Path, first: int, last: int, *, kill: bool = False) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _WEEK_WRITER, str(first), str(last), "kill" if kill else "close"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == (-signal.SIGKILL if kill else 0), done.stderr[-3000:]
+
+
+def test_the_documented_sqlite_restore_mends_a_week_whose_killed_writer_left_a_wal_file(
+    tmp_path: Path,
+) -> None:
+    blocks = [
+        block
+        for block in section_blocks(OPERATIONS, "## Backing up a week")
+        if any("data/articles/" in line for line in block)
+    ]
+    assert len(blocks) == 2, f"operations.md should give the SQLite backup, then the restore: {blocks}"
+    backup, restore = blocks
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("CRAWLER_", "MONGO_"))}
+    week = tmp_path / "data" / "articles" / "articles_2026w47.sqlite"
+    _write_week(tmp_path, 0, 60)
+    for line in backup:
+        result = _bash(line, tmp_path, env)
+        assert result.code == 0, f"{line!r}: {result.output}"
+    _write_week(tmp_path, 60, 120)
+    _write_week(tmp_path, 120, 180, kill=True)
+    wal = week.with_name(week.name + "-wal")
+    assert wal.stat().st_size > 0, "the killed writer left its writes in the -wal file"
+
+    for line in restore:
+        result = _bash(line, tmp_path, env)
+        assert result.code == 0, f"{line!r}: {result.output}"
+    stats = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "--data-dir", "data", "articles", "stats", "--format", "json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        check=False,
+    )
+    assert stats.returncode == 0, stats.stderr[-3000:]
+    assert json.loads(stats.stdout)["total"]["articles"] == 60, "the backup's articles, read whole"
+    with sqlite3.connect(week) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    connection.close()

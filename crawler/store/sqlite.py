@@ -532,7 +532,9 @@ class SqliteStore(Store):
         try:
             return connection.execute(query, params).fetchall()
         except sqlite3.Error as exc:
-            raise _read_error(f"cannot read the article store {self.path(week)}", exc) from exc
+            raise _read_error(
+                f"cannot read the article store {self.path(week)}", exc, self.path(week)
+            ) from exc
 
     # --- connections ------------------------------------------------------------------------------------
 
@@ -553,12 +555,12 @@ class SqliteStore(Store):
         except OSError as exc:
             raise StoreError(f"cannot open the article store {path}: {exc}") from exc
         except sqlite3.Error as exc:
-            raise _read_error(f"cannot open the article store {path}", exc) from exc
+            raise _read_error(f"cannot open the article store {path}", exc, path) from exc
         try:
             prepare(connection, path, self.busy_timeout)
         except sqlite3.Error as exc:
             connection.close()
-            raise _read_error(f"cannot open the article store {path}", exc, self.directory) from exc
+            raise _read_error(f"cannot open the article store {path}", exc, path, self.directory) from exc
         except StoreError:
             connection.close()
             raise
@@ -594,20 +596,22 @@ def _index_phrases(term: str) -> list[str]:
     return [term] if _WORD_CHAR_RE.search(term) else []
 
 
-def _read_error(what: str, exc: sqlite3.Error, directory: Path | None = None) -> StoreError:
+def _read_error(what: str, exc: sqlite3.Error, path: Path, directory: Path | None = None) -> StoreError:
     """The error for ``what`` failed (``cannot open/read the article store PATH``) on ``exc``: a
-    :class:`DamagedWeekError` with what to do when the file is damaged or unreadable; else, with the
-    store's ``directory``, what to do when its disk is full."""
-    hint = _damage_hint(exc)
+    :class:`DamagedWeekError` with what to do when the week's file ``path`` is damaged or unreadable;
+    else, with the store's ``directory``, what to do when its disk is full."""
+    hint = _damage_hint(exc, path)
     if hint:
         return DamagedWeekError(f"{what}: {exc}{hint}")
     full = _disk_hint(exc, directory) if directory is not None else ""
     return StoreError(f"{what}: {exc}{full}")
 
 
-def _damage_hint(exc: sqlite3.Error) -> str:
-    """What to do with a week's file that SQLite finds damaged (not a database, or malformed) or cannot
-    open or read; empty for any other error."""
+def _damage_hint(exc: sqlite3.Error, path: Path) -> str:
+    """What to do with the week's file ``path`` that SQLite finds damaged (not a database, or malformed)
+    or cannot open or read; empty for any other error. A ``-wal`` file beside it that holds writes (one
+    a writer killed while writing leaves) is named, with its ``-shm``: SQLite would apply it to a backup
+    copied in beside it."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is None:
         return ""
@@ -615,11 +619,31 @@ def _damage_hint(exc: sqlite3.Error) -> str:
         "restore it from a backup (docs/operations.md, 'Backing up a week'), or move it out of the folder to"
         " go on without that week's articles"
     )
+    leftovers = _wal_leftovers(path)
+    if leftovers:
+        restore += (
+            f"; move {' and '.join(leftovers)} out of the folder with it, every crawler on the folder stopped"
+            " first: SQLite applies the writes of a -wal file to the database file of its name, a backup"
+            " copied in too"
+        )
     if code & 0xFF in _DAMAGED_CODES:
         return f"; the file is damaged: {restore}"
     if code & 0xFF in _UNREADABLE_CODES:
         return f"; the file cannot be read: make it a file the crawler's user may read and write, {restore}"
     return ""
+
+
+def _wal_leftovers(path: Path) -> list[str]:
+    """The names of the ``-wal`` and ``-shm`` files beside the week's file ``path`` when its ``-wal``
+    holds writes (an empty one is an open connection's)."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        if wal.stat().st_size == 0:
+            return []
+    except OSError:
+        return []
+    shm = path.with_name(path.name + "-shm")
+    return [wal.name] + ([shm.name] if shm.exists() else [])
 
 
 def _disk_hint(exc: sqlite3.Error, directory: Path) -> str:
