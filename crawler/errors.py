@@ -1,10 +1,14 @@
 """The named exceptions of the crawler: one per domain; messages say what failed, the value and the fix.
 
 Every exception carries the process exit code the command line uses for it, so ``crawler`` sub-commands
-report any of them the same way: one line on stderr, that exit code, no traceback.
+report any of them the same way: one line on stderr, that exit code, no traceback. :func:`folder_advice`
+gives the fix of a file or folder that could not be made or written, by its ``errno``.
 """
 
 from __future__ import annotations
+
+import errno
+from pathlib import Path
 
 __all__ = [
     "EXIT_FETCH",
@@ -17,6 +21,8 @@ __all__ = [
     "StoreError",
     "StoreUnavailableError",
     "Terminated",
+    "file_in_the_way",
+    "folder_advice",
 ]
 
 # Exit codes of the command line (also listed in `crawler --help` and docs/cli.md).
@@ -69,3 +75,27 @@ class Terminated(KeyboardInterrupt):
 class StoreUnavailableError(StoreError):
     """The store could not write a batch (disk full, read-only, a corrupt file, the server away): its
     articles are not stored, and their requests are tried again later."""
+
+
+def folder_advice(exc: OSError, folder: Path) -> str:
+    """What to do when a file or folder in ``folder`` (or ``folder`` itself) could not be made or written
+    for ``exc``: free space on its disk (full, or over a quota), move away the file that stands where a
+    folder must be (named), or make the folder writable; empty for any other error, which says best what
+    is wrong."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"free space on the disk of {folder}"
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        in_the_way = file_in_the_way(Path(exc.filename) if exc.filename else folder)
+        if in_the_way is not None:
+            return f"{in_the_way} is a file, not a folder: move it away, or give another data folder"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"make {folder} writable by the crawler's user, or give another data folder"
+    return ""
+
+
+def file_in_the_way(path: Path) -> Path | None:
+    """The first of ``path`` and the folders above it, from the top, that exists and is no folder."""
+    for part in [*reversed(path.parents), path]:
+        if part.exists() and not part.is_dir():
+            return part
+    return None

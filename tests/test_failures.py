@@ -6,6 +6,7 @@ commands a person would use."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import resource
@@ -26,6 +27,7 @@ import redis
 from conftest import SiteServer
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
+from crawler.errors import folder_advice
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis
@@ -599,13 +601,65 @@ def test_an_embedded_redis_whose_files_cannot_be_written_is_said_without_a_trace
     config.symlink_to("/dev/full")
     said = (
         f"cannot start the embedded Redis: cannot write {config}: No space left on device; free space on"
-        f" the disk of {config.parent} (or make it writable), then run the command again"
+        f" the disk of {config.parent}, then run the command again"
     )
     for command in (("status",), ("temp", site.name)):
         done = site.crawler(*command)
         assert done.returncode == 1, done.stdout
         assert f"crawler {command[0]}: error: {said}" in done.stderr, done.stderr[-4000:]
         assert "Traceback" not in done.stderr
+
+
+def test_a_data_folder_under_a_file_names_that_file_not_the_disk_space(site: Site) -> None:
+    """``--data-dir`` under a file (as ``/etc/hostname/x``): the embedded Redis cannot make its folder
+    (ENOTDIR); the error names the file in the way, and says nothing of disk space."""
+    site.rule("/a/one")
+    in_the_way = site.root / "hostname"
+    in_the_way.write_text("a file\n", encoding="utf-8")
+    data = in_the_way / "x"
+    said = (
+        f"cannot start the embedded Redis: cannot write {data / 'redis'}: Not a directory; {in_the_way} is a"
+        " file, not a folder: move it away, or give another data folder, then run the command again"
+    )
+    for command in (("status",), ("dead", "list"), ("temp", site.name)):
+        done = site.crawler("--data-dir", str(data), *command)
+        assert done.returncode == 1, done.stdout
+        assert f"crawler {command[0]}: error: {said}" in done.stderr, done.stderr[-4000:]
+        assert "free space" not in done.stderr
+
+
+def test_a_file_where_the_embedded_redis_keeps_its_users_is_named_and_no_server_is_left(site: Site) -> None:
+    site.rule("/a/one")
+    users = site.data.resolve() / "redis" / "users"
+    users.parent.mkdir(parents=True)
+    users.write_text("a file\n", encoding="utf-8")
+    for command in (("status",), ("temp", site.name)):
+        done = site.crawler(*command)
+        assert done.returncode == 1, done.stdout
+        assert "which keeps the embedded Redis running for this process: File exists;" in done.stderr
+        assert f"; {users} is a file, not a folder: move it away" in done.stderr, done.stderr[-4000:]
+        assert not (users.parent / "redis.pid").exists(), "the server started for the command is stopped"
+
+
+@pytest.mark.parametrize(
+    ("number", "advice"),
+    [
+        (errno.ENOSPC, "free space on the disk of {folder}"),
+        (errno.EDQUOT, "free space on the disk of {folder}"),
+        (errno.EACCES, "make {folder} writable by the crawler's user, or give another data folder"),
+        (errno.EPERM, "make {folder} writable by the crawler's user, or give another data folder"),
+        (errno.EROFS, "make {folder} writable by the crawler's user, or give another data folder"),
+        (errno.EIO, ""),
+    ],
+)
+def test_the_advice_for_a_folder_that_cannot_be_written_fits_the_error(
+    tmp_path: Path, number: int, advice: str
+) -> None:
+    """Errors a test cannot cause as root on a real disk (permissions, a read-only or full file system)
+    are made by hand; the advice is the same function's as for the files above."""
+    folder = tmp_path / "redis"
+    exc = OSError(number, os.strerror(number), str(folder / "redis.conf"))
+    assert folder_advice(exc, folder) == advice.format(folder=folder)
 
 
 # --- links are marked seen only as they are queued ------------------------------------------------------

@@ -56,7 +56,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
-from crawler.errors import CrawlerError
+from crawler.errors import CrawlerError, folder_advice
 from crawler.threads import ctrl_c_blocked
 
 __all__ = ["EmbeddedRedis", "RedisUnavailableError", "redis_server_executable", "server_directory"]
@@ -268,7 +268,8 @@ class EmbeddedRedis:
             self.users_path.mkdir(mode=0o700, exist_ok=True)
             user.write_text(f"{os.getpid()}\n", "ascii")
         except OSError as exc:
-            user.unlink(missing_ok=True)
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                user.unlink()
             if reads_only and not self.owner:
                 logger.warning(
                     "cannot write %s (%s): reading from the embedded Redis at %s without counting as one"
@@ -278,9 +279,10 @@ class EmbeddedRedis:
                     self.socket_path,
                 )
                 return
+            advice = folder_advice(exc, self.users_path)
             raise RedisUnavailableError(
                 f"cannot write {user}, which keeps the embedded Redis running for this process:"
-                f" {exc.strerror}; free space on the disk of {self.directory} (or make it writable)"
+                f" {exc.strerror or exc}" + (f"; {advice}" if advice else "")
             ) from exc
         self._user_file, self._user_pid = user, os.getpid()
         atexit.register(self.close)
@@ -439,10 +441,12 @@ class EmbeddedRedis:
         self.config_path.write_text("\n".join(lines) + "\n", "utf-8")
 
     def _unwritable(self, exc: OSError, path: Path) -> RedisUnavailableError:
-        """The error for a file of the embedded server that could not be written before it starts."""
+        """The error for a file of the embedded server that could not be written before it starts, with
+        the fix that fits its ``errno`` (:func:`crawler.errors.folder_advice`)."""
+        advice = folder_advice(exc, self.directory)
         return RedisUnavailableError(
-            f"cannot start the embedded Redis: cannot write {exc.filename or path}: {exc.strerror or exc};"
-            f" free space on the disk of {self.directory} (or make it writable), then run the command again"
+            f"cannot start the embedded Redis: cannot write {exc.filename or path}: {exc.strerror or exc}"
+            + (f"; {advice}, then run the command again" if advice else "")
         )
 
     def _start(self) -> None:
