@@ -404,6 +404,11 @@ class JobCounts:
             error_kinds={kind: count for kind, count in kinds.items() if count > 0},
         )
 
+    @property
+    def unstored(self) -> int:
+        """Pages fetched whose articles the store kept refusing (errors of kind ``store``)."""
+        return self.error_kinds.get("store", 0)
+
 
 def unfinished_temp_job(server: redis.Redis, keys: Keys, site: str) -> str | None:
     """The job of ``site``'s last temp crawl of the whole site while it has requests pending (that crawl

@@ -291,6 +291,27 @@ def test_articles_the_store_refuses_are_never_acknowledged_and_end_as_dead_lette
     assert site.status()["queue"] == {"queued": 0, "leased": 0, "waiting": 0, "dead_letters": 2}
 
 
+def test_a_file_where_the_articles_folder_goes_is_named_and_the_summary_says_storing_failed(
+    site: Site,
+) -> None:
+    """The pages are fetched (each twice), only storing fails: the summary says so, not that nothing could
+    be fetched; the store's error says what is wrong with the folder."""
+    site.rule("/a/one")
+    site.data.mkdir(parents=True)
+    (site.data / "articles").write_text("a file\n", encoding="utf-8")
+    done = site.temp("--url", site.server.url("/a/one"), "--url", site.server.url("/a/two"))
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    assert "errors 2 (store: 2)" in done.stdout, done.stdout
+    assert done.stdout.splitlines()[-1] == (
+        "2 pages were fetched but their articles could not be stored: see the store's errors above, and in"
+        " the dead letters"
+    ), done.stdout
+    assert "nothing could be fetched" not in done.stdout
+    said = f"{site.data / 'articles'} is a file, not a folder: move it away, or give another data folder"
+    assert said in done.stderr, done.stderr[-4000:]
+    assert all(said in letter["reason"] for letter in site.dead())
+
+
 def test_a_store_that_comes_back_stores_every_article_once(site: Site) -> None:
     site.rule(*(f"/a/back{n}" for n in range(6)))
     corrupt = _corrupt_this_weeks_store(site.data)

@@ -98,6 +98,13 @@ def run_temp(args: argparse.Namespace) -> int:
     _print_summary(job, counts)
     if discovered:
         print(discovered)
+    if counts.stored == 0 and counts.unstored:
+        pages = "1 page was" if counts.unstored == 1 else f"{counts.unstored} pages were"
+        print(
+            f"{pages} fetched but {'its article' if counts.unstored == 1 else 'their articles'} could not be"
+            " stored: see the store's errors above, and in the dead letters"
+        )
+        return 1
     if counts.fetched == 0 and counts.stored == 0:
         dead = f" (`{suggest('dead list')}` for the errors)" if counts.errors else ""
         print(f"nothing could be fetched: see the reasons above{dead}")

@@ -43,7 +43,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from crawler.errors import StoreError
+from crawler.errors import StoreError, folder_advice
 from crawler.store import fingerprint
 from crawler.store.base import (
     Candidate,
@@ -553,7 +553,10 @@ class SqliteStore(Store):
                 path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
             )
         except OSError as exc:
-            raise StoreError(f"cannot open the article store {path}: {exc}") from exc
+            advice = folder_advice(exc, self.directory)
+            raise StoreError(
+                f"cannot open the article store {path}: {exc}" + (f"; {advice}" if advice else "")
+            ) from exc
         except sqlite3.Error as exc:
             raise _read_error(f"cannot open the article store {path}", exc, path) from exc
         try:
