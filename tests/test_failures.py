@@ -263,6 +263,23 @@ def test_a_retry_or_a_redirect_hands_its_lease_on(redis_client: Any) -> None:
     assert (queue.leased(), len(queue), queue.pending("news"), queue.job_pending("j")) == (0, 0, 0, 0)
 
 
+def test_a_repost_fetched_again_is_not_counted_as_recorded_again(site: Site) -> None:
+    """``/a/one?copy=1`` serves the article of ``/a/one``: a repost. A second crawl of both records nothing
+    new, and says so: no "recorded 1 repost" line, and the repost is kept once."""
+    site.rule("/a/one")
+    urls = ("--url", site.server.url("/a/one"), "--url", site.server.url("/a/one?copy=1"))
+    first = site.temp(*urls)
+    assert first.returncode == 0, first.stderr[-4000:]
+    assert "stored 1 articles" in first.stdout and "recorded 1 repost " in first.stdout, first.stdout
+    again = site.temp(*urls)
+    assert again.returncode == 0, again.stderr[-4000:]
+    assert "fetched 2 pages, stored 1 articles" in again.stdout, again.stdout
+    assert "recorded" not in again.stdout, again.stdout
+    (original,) = site.stored().values()
+    (repost,) = original["reposts"]
+    assert {original["url"], repost["url"]} == {site.server.url("/a/one"), site.server.url("/a/one?copy=1")}
+
+
 # --- the store fails ------------------------------------------------------------------------------------
 
 

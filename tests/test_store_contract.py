@@ -421,7 +421,9 @@ def test_an_exact_repost_is_recorded_against_the_earlier_article(store: Store) -
     copy = article("http://other.test/copy", "2026-11-18T08:00:00Z", site="other", body=FLOOD.upper() + "!!")
     assert store.upsert(original).new
     assert store.upsert(copy) == Written("repost", "http://other.test/copy", "http://news.test/flood")
-    assert store.upsert(copy).outcome == "repost", "a retried repost is recorded once"
+    assert store.upsert(copy) == Written(
+        "repost", "http://other.test/copy", "http://news.test/flood", recorded_before=True
+    ), "a retried repost is recorded once, and says it was recorded before"
     assert store.count() == 1
     kept = store.get("http://news.test/flood")
     assert kept is not None

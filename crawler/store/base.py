@@ -68,11 +68,13 @@ Outcome = Literal["new", "updated", "unchanged", "repost", "spooled"]
 class Written:
     """What storing one article did: ``new`` (a document made), ``updated`` (its URL's document
     replaced), ``unchanged`` (an older fetch than the stored one), ``repost`` (recorded against
-    ``original``), or ``spooled`` (kept on local disk until the backend is reachable again)."""
+    ``original``; ``recorded_before`` when an earlier write had recorded it, as for a re-fetch, and
+    nothing changed), or ``spooled`` (kept on local disk until the backend is reachable again)."""
 
     outcome: Outcome
     url: str
     original: str | None = None
+    recorded_before: bool = False
 
     @property
     def new(self) -> bool:

@@ -25,6 +25,7 @@ replayed in order through the same write path. Orphan spools of crashed workers 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import time
@@ -303,8 +304,32 @@ class MongoStore(Store):
             ops.append(_upsert(document, home, own.anchors() if own is not None else []))
             planned.append((home, len(ops) - 1, Written("updated" if known is not None else "new", url)))
         self._recount(recounts)
+        recorded = self._reposts_recorded([(week, written) for week, _, written in planned])
         upserted, refused = self._bulk(operations)
-        return [_settled(written, (week, index), upserted, refused) for week, index, written in planned]
+        return [
+            _settled(written, (week, index), upserted, refused, recorded) for week, index, written in planned
+        ]
+
+    def _reposts_recorded(self, planned: Sequence[tuple[str, Written]]) -> set[tuple[str, str]]:
+        """Of the reposts ``planned`` (each with its original's week), the ``(original, repost)`` URLs
+        recorded already (by an earlier write: a re-fetch), read before the batch is written."""
+        pairs: dict[str, set[tuple[str, str]]] = {}
+        for week, written in planned:
+            if written.outcome == "repost" and written.original is not None:
+                pairs.setdefault(week, set()).add((written.original, written.url))
+        recorded: set[tuple[str, str]] = set()
+        for week, wanted in pairs.items():
+            query = {
+                "url": {"$in": sorted({original for original, _ in wanted})},
+                "reposts.url": {"$in": sorted({repost for _, repost in wanted})},
+            }
+            for found in self.collection(week).find(query, {"_id": 0, "url": 1, "reposts.url": 1}):
+                recorded.update(
+                    pair
+                    for record in found.get("reposts", ())
+                    if (pair := (found["url"], record["url"])) in wanted
+                )
+        return recorded
 
     def _recount(self, recounts: Mapping[str, list[UpdateOne]]) -> None:
         """Add the batch's new documents to the counts of their paragraphs (see :func:`_counted_in`). A
@@ -627,8 +652,12 @@ def _settled(
     operation: tuple[str, int],
     upserted: set[tuple[str, int]],
     refused: set[tuple[str, int]],
+    recorded: set[tuple[str, str]],
 ) -> Written:
-    """What a planned write did, as the bulk write reported it."""
+    """What a planned write did, as the bulk write reported it (and, for a repost, whether its original
+    held it already: ``recorded``)."""
+    if planned.outcome == "repost":
+        return dataclasses.replace(planned, recorded_before=(planned.original, planned.url) in recorded)
     if planned.outcome not in {"new", "updated"}:
         return planned
     if operation in refused:

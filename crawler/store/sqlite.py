@@ -33,6 +33,7 @@ shows the other weeks and says what is missing; reads of that week alone, and wr
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -160,10 +161,11 @@ class SqliteStore(Store):
             written: dict[int, Written] = {}
             self._counts = {}
             for week, writes in by_week.items():
-                reposts: list[tuple[str, str, dict[str, Any]]] = []
+                reposts: list[tuple[int, str, str, dict[str, Any]]] = []
                 written.update(self._write(week, writes, reposts))
-                for original_week, original_url, record in reposts:
-                    self._add_repost(original_week, original_url, record)
+                for index, original_week, original_url, record in reposts:
+                    if not self._add_repost(original_week, original_url, record):
+                        written[index] = dataclasses.replace(written[index], recorded_before=True)
             results.extend(written[index] for index in range(len(batch)))
         return results
 
@@ -193,17 +195,18 @@ class SqliteStore(Store):
         self,
         week: str,
         writes: Sequence[tuple[int, dict[str, Any]]],
-        reposts: list[tuple[str, str, dict[str, Any]]],
+        reposts: list[tuple[int, str, str, dict[str, Any]]],
     ) -> list[tuple[int, Written]]:
         """Write ``writes`` (batch index, document) into the week's file in one transaction; reposts
-        found are appended to ``reposts`` (original's week, original's URL, record) for after the commit."""
+        found are appended to ``reposts`` (batch index, original's week, original's URL, record) for after
+        the commit."""
         connection = self._open(week, create=True)
         assert connection is not None  # created when missing
         results = []
         try:
             connection.execute("BEGIN IMMEDIATE")
             for index, document in writes:
-                results.append((index, self._write_one(connection, week, document, reposts)))
+                results.append((index, self._write_one(connection, week, index, document, reposts)))
             connection.execute("COMMIT")
         except sqlite3.Error as exc:
             if connection.in_transaction:
@@ -218,8 +221,9 @@ class SqliteStore(Store):
         self,
         connection: sqlite3.Connection,
         week: str,
+        index: int,
         document: dict[str, Any],
-        reposts: list[tuple[str, str, dict[str, Any]]],
+        reposts: list[tuple[int, str, str, dict[str, Any]]],
     ) -> Written:
         url = document["url"]
         stored = connection.execute(
@@ -252,7 +256,7 @@ class SqliteStore(Store):
         )
         if found is not None:
             record = repost_record(document, found.match, found.distance, found.share, found.partial_of)
-            reposts.append((found.candidate.week, found.candidate.url, record))
+            reposts.append((index, found.candidate.week, found.candidate.url, record))
             return Written("repost", url, found.candidate.url)
         document = {**document, "week": week}
         cursor = connection.execute(INSERT, row_of(document))
@@ -371,17 +375,19 @@ class SqliteStore(Store):
             raise StoreError(f"cannot read the article store {self.path(candidate.week)}: {exc}") from exc
         return None if row is None else row[0]
 
-    def _add_repost(self, week: str, url: str, record: dict[str, Any]) -> None:
+    def _add_repost(self, week: str, url: str, record: dict[str, Any]) -> bool:
+        """Record ``record`` among the reposts of ``url`` in the week's file; False when it was there."""
         connection = self._open(week, create=False)
         if connection is None:
             raise StoreError(f"the article store {self.path(week)} disappeared while a repost was recorded")
         try:
-            connection.execute(_ADD_REPOST, (json.dumps(record, sort_keys=True), url, record["url"]))
+            cursor = connection.execute(_ADD_REPOST, (json.dumps(record, sort_keys=True), url, record["url"]))
         except sqlite3.Error as exc:
             raise StoreError(
                 f"cannot record {record['url']} as a repost of {url} in {self.path(week)}:"
                 f" {exc}{_disk_hint(exc, self.directory)}"
             ) from exc
+        return cursor.rowcount > 0
 
     # --- reading ----------------------------------------------------------------------------------------
 

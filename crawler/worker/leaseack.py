@@ -120,7 +120,7 @@ class LeaseAckMiddleware:
         self, item: Any, response: Response | None = None, exception: Exception | None = None, **_: Any
     ) -> None:
         work = self._work_of(response)
-        if work is not None and isinstance(exception, RepostRecorded):
+        if work is not None and isinstance(exception, RepostRecorded) and exception.new:
             work.reposts += 1
         self._item_done(response)
 

@@ -1,7 +1,8 @@
 """``StorePipeline`` (900): the article stored, in batches, before its request is acknowledged.
 
 Every outcome is a crawler stat (the status view reads them): ``store/new/<site>``,
-``store/updated/<site>``, ``store/unchanged/<site>``, ``store/repost/<site>``, ``store/spooled/<site>``,
+``store/updated/<site>``, ``store/unchanged/<site>``, ``store/repost/<site>`` (a repost recorded),
+``store/repost_again/<site>`` (a repost recorded before, fetched again), ``store/spooled/<site>``,
 ``store/dropped_empty/<site>``, ``store/errors/<site>`` (an invalid article, refused alone),
 ``store/unavailable/<site>`` (the store could not write: the request is deferred and tried again).
 """
@@ -28,7 +29,11 @@ logger = logging.getLogger(__name__)
 
 class RepostRecorded(DropItem):
     """The item is a repost of a stored article: recorded against the original, not stored again (its job
-    counts it as a repost)."""
+    counts it as a repost when ``new``: not recorded by an earlier fetch)."""
+
+    def __init__(self, message: str, *, new: bool) -> None:
+        super().__init__(message, log_level="INFO")
+        self.new = new
 
 
 class StorePipeline:
@@ -109,11 +114,16 @@ class StorePipeline:
         except StoreUnavailableError:
             self._count(f"store/unavailable/{site}")
             raise
+        if result.outcome == "repost" and result.recorded_before:
+            self._count(f"store/repost_again/{site}")
+            raise RepostRecorded(
+                f"{result.url} is a repost of {result.original}: recorded there before, not stored",
+                new=False,
+            )
         self._count(f"store/{result.outcome}/{site}")
         if result.outcome == "repost":
             raise RepostRecorded(
-                f"{result.url} is a repost of {result.original}: recorded there, not stored again",
-                log_level="INFO",
+                f"{result.url} is a repost of {result.original}: recorded there, not stored again", new=True
             )
         return item
 
