@@ -235,6 +235,23 @@ def test_an_invalid_article_is_refused_with_the_field_named(
     assert store.count() == 0
 
 
+def test_the_fragment_of_a_url_is_dropped_and_a_copy_under_another_is_the_same_document(
+    store: Store,
+) -> None:
+    first = store.upsert(article("http://news.test/6#frag", "2026-11-17T10:00:00Z", body=FLOOD))
+    assert first == Written("new", "http://news.test/6")
+    again = store.upsert(article("http://news.test/6#other", "2026-11-17T11:00:00Z", body=FLOOD))
+    assert again == Written("updated", "http://news.test/6"), "the same page, not a repost of itself"
+    (stored,) = store.iter_articles()
+    assert (stored["url"], stored["id"], stored["reposts"]) == (
+        "http://news.test/6",
+        article_id("http://news.test/6"),
+        [],
+    )
+    with pytest.raises(StoreError, match="field 'url' is '#top': expected a non-empty string before its"):
+        store.upsert(article("#top", "2026-11-17T11:00:00Z"))
+
+
 def test_an_article_without_fetched_at_or_url_is_refused(store: Store) -> None:
     item = article("http://news.test/a", "2026-11-20T10:00:00Z")
     del item["fetched_at"]

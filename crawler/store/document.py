@@ -44,6 +44,7 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
+from urllib.parse import urldefrag
 
 from crawler.errors import StoreError
 from crawler.store import fingerprint
@@ -201,14 +202,19 @@ def check_article(article: Mapping[str, Any]) -> None:
 def make_document(article: Mapping[str, Any], *, fingerprints: bool = True) -> dict[str, Any]:
     """The stored document for ``article`` (an item of the pipeline, or a document read from a store).
 
-    Keys starting with ``_`` are left out; ``id``, ``week``, ``content_hash`` and ``simhash`` are
-    computed (the last two only with ``fingerprints``); a ``first_seen`` or ``reposts`` given is kept (a
-    document copied from another store), else ``first_seen`` is ``fetched_at``. StoreError names the
-    article and the field when a field is missing, unknown or of the wrong type.
+    The URL's fragment (``#...``, a place in the same page) is dropped. Keys starting with ``_`` are left
+    out; ``id``, ``week``, ``content_hash`` and ``simhash`` are computed (the last two only with
+    ``fingerprints``); a ``first_seen`` or ``reposts`` given is kept (a document copied from another
+    store), else ``first_seen`` is ``fetched_at``. StoreError names the article and the field when a field
+    is missing, unknown or of the wrong type.
     """
-    url = article.get("url")
+    given = article.get("url")
+    url = urldefrag(given).url if isinstance(given, str) else given
     if not isinstance(url, str) or not url.strip():
-        raise StoreError(f"article {_describe(article)}: field 'url' is {url!r}: expected a non-empty string")
+        before = " before its fragment" if isinstance(given, str) else ""
+        raise StoreError(
+            f"article {_describe(article)}: field 'url' is {given!r}: expected a non-empty string{before}"
+        )
     unknown = sorted(key for key in article if not key.startswith("_") and key not in DOCUMENT_FIELDS)
     if unknown:
         raise StoreError(
