@@ -67,6 +67,26 @@ def test_files_land_under_the_data_dir_one_per_week_in_wal_mode(tmp_path: Path, 
     connection.close()
 
 
+def test_a_write_that_only_records_a_repost_makes_no_file_for_its_week(
+    tmp_path: Path, store: SqliteStore
+) -> None:
+    assert store.upsert(article("http://news.test/flood", "2026-12-31T10:00:00Z", body=FLOOD)).new
+    copy = article("http://other.test/copy", "2027-01-04T08:00:00Z", site="other", body=FLOOD_REPOST)
+    assert store.upsert(copy) == Written("repost", "http://other.test/copy", "http://news.test/flood")
+    assert store.upsert(copy).recorded_before
+    assert store.weeks() == ["2026w53"]
+    assert list((tmp_path / "articles").glob("articles_2027w01*")) == [], "no file for a week with nothing"
+    # A batch that stores a document in that week makes its file, and still records the repost in its own.
+    other = article("http://other.test/other", "2027-01-04T09:00:00Z", site="other", body=FLOOD_OTHER)
+    again = article("http://third.test/copy", "2027-01-04T10:00:00Z", site="third", body=FLOOD)
+    assert [w.outcome for w in store.upsert_many([again, other])] == ["repost", "new"]
+    assert store.weeks() == ["2026w53", "2027w01"]
+    assert store.count(week="2027w01") == 1
+    original = store.get("http://news.test/flood")
+    assert original is not None
+    assert [r["url"] for r in original["reposts"]] == ["http://other.test/copy", "http://third.test/copy"]
+
+
 def test_open_store_reads_settings_or_the_environment(tmp_path: Path) -> None:
     with open_store({"CRAWLER_DATA_DIR": str(tmp_path), "STORE_BATCH_SIZE": "7"}) as store:
         assert isinstance(store, SqliteStore)

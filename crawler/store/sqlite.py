@@ -1,6 +1,7 @@
 """The embedded store: one SQLite file per ISO week, ``<data_dir>/articles/articles_2026w47.sqlite``.
 
-Each file is created when first written, in WAL mode with ``synchronous=NORMAL`` (a commit survives the
+Each file is created when a document is first stored in it (a write that only records reposts of other
+weeks' documents creates none), in WAL mode with ``synchronous=NORMAL`` (a commit survives the
 process being killed; the last commits before a power cut may be lost until :meth:`SqliteStore.flush`
 checkpoints them). It holds:
 
@@ -49,6 +50,7 @@ from crawler.store import fingerprint
 from crawler.store.base import (
     Candidate,
     DedupPolicy,
+    Original,
     Store,
     Written,
     check_limit,
@@ -199,9 +201,14 @@ class SqliteStore(Store):
     ) -> list[tuple[int, Written]]:
         """Write ``writes`` (batch index, document) into the week's file in one transaction; reposts
         found are appended to ``reposts`` (batch index, original's week, original's URL, record) for after
-        the commit."""
-        connection = self._open(week, create=True)
-        assert connection is not None  # created when missing
+        the commit. A week with no file gets one only when a document is to be stored in it."""
+        connection = self._open(week, create=False)
+        if connection is None:
+            elsewhere = self._reposts_elsewhere(week, writes, reposts)
+            if elsewhere is not None:
+                return elsewhere
+            connection = self._open(week, create=True)
+            assert connection is not None  # created when missing
         results = []
         try:
             connection.execute("BEGIN IMMEDIATE")
@@ -245,19 +252,9 @@ class SqliteStore(Store):
             return Written("updated", url)
         body = document["body"]
         paragraphs = fingerprint.paragraph_hashes(body) if body else []
-        counts = self._counter(connection, week, document)
-        phrases = fingerprint.Phrases.of(body, fingerprint.common_of(counts)) if body else None
-        found = self.find_original(
-            document,
-            self._candidates(connection, week, document, phrases),
-            lambda candidate: self._body(connection if candidate.week == week else None, candidate),
-            counts,
-            phrases,
-        )
+        found, phrases = self._original(connection, week, document)
         if found is not None:
-            record = repost_record(document, found.match, found.distance, found.share, found.partial_of)
-            reposts.append((index, found.candidate.week, found.candidate.url, record))
-            return Written("repost", url, found.candidate.url)
+            return _repost(index, document, found, reposts)
         document = {**document, "week": week}
         cursor = connection.execute(INSERT, row_of(document))
         assert cursor.lastrowid is not None
@@ -271,8 +268,45 @@ class SqliteStore(Store):
         index_search(connection, cursor.lastrowid, document["title"], document["body"])
         return Written("new", url)
 
+    def _reposts_elsewhere(
+        self,
+        week: str,
+        writes: Sequence[tuple[int, dict[str, Any]]],
+        reposts: list[tuple[int, str, str, dict[str, Any]]],
+    ) -> list[tuple[int, Written]] | None:
+        """For a week that has no file: the results of ``writes`` (batch index, document) when each one is
+        a repost of a document of another week (appended to ``reposts`` as :meth:`_write` does), else None
+        (a document is to be stored: the week needs its file)."""
+        found_reposts: list[tuple[int, str, str, dict[str, Any]]] = []
+        results = []
+        for index, document in writes:
+            found, _ = self._original(None, week, document)
+            if found is None:
+                return None
+            results.append((index, _repost(index, document, found, found_reposts)))
+        reposts.extend(found_reposts)
+        return results
+
+    def _original(
+        self, home: sqlite3.Connection | None, home_week: str, document: Mapping[str, Any]
+    ) -> tuple[Original | None, fingerprint.Phrases | None]:
+        """The stored document that ``document``, a URL new to ``home_week``, reposts, if any, and its
+        body's phrases; ``home`` is the connection of that week's file (its open transaction), None when
+        it has no file."""
+        body = document["body"]
+        counts = self._counter(home, home_week, document)
+        phrases = fingerprint.Phrases.of(body, fingerprint.common_of(counts)) if body else None
+        found = self.find_original(
+            document,
+            self._candidates(home, home_week, document, phrases),
+            lambda candidate: self._body(home if candidate.week == home_week else None, candidate),
+            counts,
+            phrases,
+        )
+        return found, phrases
+
     def _counter(
-        self, home: sqlite3.Connection, home_week: str, document: Mapping[str, Any]
+        self, home: sqlite3.Connection | None, home_week: str, document: Mapping[str, Any]
     ) -> Callable[[list[int]], dict[int, int]]:
         """The paragraph counts of the weeks ``document`` is compared with (those that have a file), as
         :meth:`Store.find_original` and :func:`crawler.store.fingerprint.common_of` ask for them."""
@@ -280,13 +314,13 @@ class SqliteStore(Store):
         return functools.partial(self._paragraph_counts, weeks)
 
     def _dedup_files(
-        self, home: sqlite3.Connection, home_week: str, document: Mapping[str, Any]
+        self, home: sqlite3.Connection | None, home_week: str, document: Mapping[str, Any]
     ) -> list[tuple[str, sqlite3.Connection]]:
         """The weeks ``document`` is compared with that have a file, and their connections (``home``'s for
-        ``home_week``)."""
+        ``home_week``, when given)."""
         files = []
         for week in self.dedup_weeks(document):
-            connection = home if week == home_week else self._open(week, create=False)
+            connection = home if week == home_week and home is not None else self._open(week, create=False)
             if connection is not None:
                 files.append((week, connection))
         return files
@@ -312,7 +346,7 @@ class SqliteStore(Store):
 
     def _candidates(
         self,
-        home: sqlite3.Connection,
+        home: sqlite3.Connection | None,
         home_week: str,
         document: Mapping[str, Any],
         phrases: fingerprint.Phrases | None,
@@ -593,6 +627,19 @@ class SqliteStore(Store):
         self._closed = True
         for connection in connections.values():
             connection.close()
+
+
+def _repost(
+    index: int,
+    document: Mapping[str, Any],
+    found: Original,
+    reposts: list[tuple[int, str, str, dict[str, Any]]],
+) -> Written:
+    """``document`` (batch index ``index``) as a repost of ``found``: its record appended to ``reposts``
+    (to be added to the original's after the commit)."""
+    record = repost_record(document, found.match, found.distance, found.share, found.partial_of)
+    reposts.append((index, found.candidate.week, found.candidate.url, record))
+    return Written("repost", document["url"], found.candidate.url)
 
 
 def _index_phrases(term: str) -> list[str]:
