@@ -771,6 +771,11 @@ def test_show_puts_a_space_after_every_label(
     section = document["fields"]["section"]
     assert re.search(rf"^fields\.section: +{re.escape(section)}$", out, re.MULTILINE), out
     assert not re.search(r"^[\w.]+:\S", out, re.MULTILINE), "a label runs into its value"
+    # Every one-line label's value starts in one column, the extraction's too.
+    labelled = out.split("\n\n")[0].splitlines()
+    assert labelled[-1].startswith("extraction:"), out
+    starts = {len(line) - len(line.split(":", 1)[1].lstrip()) for line in labelled}
+    assert len(starts) == 1, out
 
 
 def test_an_empty_store_says_where_articles_come_from_and_where_the_demos_are(

@@ -259,7 +259,7 @@ def _print_document(document: dict[str, Any], repost: dict[str, Any] | None, for
     extraction = document.get("extraction") or {}
     if extraction:
         lines.append(
-            f"{'extraction:':<14}body from {extraction.get('body_from')}"
+            f"{'extraction:':<{label_width}}body from {extraction.get('body_from')}"
             + (f" ({extraction['algorithm']})" if extraction.get("algorithm") else "")
             + f", {extraction.get('body_chars')} characters"
         )
