@@ -19,6 +19,7 @@ __all__ = [
     "FetchError",
     "InputError",
     "StoreError",
+    "StoreSettingError",
     "StoreUnavailableError",
     "Terminated",
     "file_in_the_way",
@@ -64,6 +65,13 @@ class DocumentError(CrawlerError):
 
 class StoreError(CrawlerError):
     """The article store cannot be opened, read or written, or an article or query given to it is invalid."""
+
+
+class StoreSettingError(StoreError):
+    """A store setting (``MONGO_URI``, ``MONGO_DB_PREFIX``, ``DEDUP_WINDOW_DAYS``, ...) has a value the store
+    cannot use: a usage error, found before anything is crawled or read."""
+
+    exit_code = EXIT_USAGE
 
 
 class Terminated(KeyboardInterrupt):

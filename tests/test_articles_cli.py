@@ -818,3 +818,37 @@ def test_markup_in_stored_data_is_shown_as_written_in_the_tables(
         title = " ".join(line.split("│")[5].strip() for line in out.splitlines() if line.startswith("│"))
         assert title == MARKUP_TITLE, (command, out)
     assert out.startswith("Articles with [updated], newest first")
+
+
+def run_articles(data: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`crawler articles ARGS` as a subprocess on the data folder ``data``, with ``env`` added."""
+    environment = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
+    environment.update(CRAWLER_DATA_DIR=str(data), **env)
+    return subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "articles", *args],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("uri", "said"),
+    [
+        ("mongodb://crawler:s3cret@127.0.0.1:99999/", "(Port must be an integer between 0 and 65535)"),
+        ("mongodb+srv://crawler:s3cret@db.test:27017/", "(mongodb+srv:// URIs must not include a port"),
+        ("mongodb://crawler:s3cret@db.test/news$", "(Bad database name)"),
+    ],
+)
+def test_a_mongo_uri_the_driver_refuses_is_a_usage_error_naming_it(
+    tmp_path: Path, uri: str, said: str
+) -> None:
+    done = run_articles(tmp_path, "stats", MONGO_URI=uri)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("crawler articles: error: MONGO_URI is 'mongodb"), line
+    assert "expected mongodb://HOST[:PORT]" in line and said in line, line
+    assert "s3cret" not in done.stderr

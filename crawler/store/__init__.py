@@ -15,39 +15,66 @@ reads::
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crawler import settings as defaults
 from crawler.config import Config
-from crawler.errors import StoreError
+from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
 from crawler.store.base import DedupPolicy, Store, Written, redacted
 from crawler.store.document import DOCUMENT_FIELDS, article_id, content_hash, week_of
 from crawler.store.sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    from crawler.store.mongo import MongoConfig
 
 __all__ = [
     "DOCUMENT_FIELDS",
     "DedupPolicy",
     "SqliteStore",
     "Store",
+    "StoreConfig",
     "StoreError",
+    "StoreSettingError",
     "Written",
     "article_id",
     "content_hash",
     "open_store",
     "redacted",
+    "store_config",
     "week_of",
 ]
 
 
-def open_store(settings: Mapping[str, Any], *, skip_damaged: bool = False) -> Store:
-    """The store the settings (Scrapy settings, or any mapping) name: ``MONGO_URI``, ``MONGO_DB_PREFIX``,
+@dataclass(frozen=True)
+class StoreConfig:
+    """The store the settings name, checked without opening it or connecting to it
+    (:func:`store_config`); :meth:`open` opens it."""
+
+    data_dir: str
+    batch_size: int
+    dedup: DedupPolicy
+    mongo: MongoConfig | None = None  # None: the embedded SQLite store
+
+    def open(self, *, skip_damaged: bool = False) -> Store:
+        """The store, opened. ``skip_damaged``: reads across weeks leave out a SQLite week file that cannot
+        be read (:meth:`Store.weeks_left_out`) instead of failing."""
+        if self.mongo is None:
+            return SqliteStore(
+                self.data_dir, batch_size=self.batch_size, dedup=self.dedup, skip_damaged=skip_damaged
+            )
+        return self.mongo.open(self.data_dir, batch_size=self.batch_size, dedup=self.dedup)
+
+
+def store_config(settings: Mapping[str, Any]) -> StoreConfig:
+    """The store the settings (Scrapy settings, or any mapping) name, every value checked
+    (:class:`StoreSettingError` names the one that is wrong): ``MONGO_URI``, ``MONGO_DB_PREFIX``,
     ``MONGO_WRITE_CONCERN``, ``MONGO_TIMEOUT_MS``, ``CRAWLER_DATA_DIR``, ``STORE_BATCH_SIZE``,
     ``STORE_SPOOL_RETRY_SECONDS``, ``DEDUP_ENABLED``, ``DEDUP_WINDOW_DAYS``, ``DEDUP_MAX_DISTANCE``.
     Settings missing from a mapping take the defaults of :mod:`crawler.settings` and
-    :class:`crawler.config.Config`. ``skip_damaged``: reads across weeks leave out a SQLite week file that
-    cannot be read (:meth:`Store.weeks_left_out`) instead of failing."""
+    :class:`crawler.config.Config`. Nothing is opened or connected to."""
     source = settings
     config = Config()
     data_dir = str(source.get("CRAWLER_DATA_DIR") or config.data_dir)
@@ -61,26 +88,24 @@ def open_store(settings: Mapping[str, Any], *, skip_damaged: bool = False) -> St
     )
     mongo_uri = source.get("MONGO_URI")
     if not mongo_uri:
-        return SqliteStore(data_dir, batch_size=batch_size, dedup=dedup, skip_damaged=skip_damaged)
-    from crawler.store.mongo import MongoStore, parse_write_concern  # noqa: PLC0415 - pymongo only when used
+        return StoreConfig(data_dir, batch_size, dedup)
+    from crawler.store.mongo import MongoConfig, parse_write_concern  # noqa: PLC0415 - pymongo only when used
 
-    uri = str(mongo_uri)
-    if not uri.startswith(("mongodb://", "mongodb+srv://")):
-        raise StoreError(
-            f"MONGO_URI is {redacted(uri)!r}: expected mongodb://HOST[:PORT] or mongodb+srv://HOST"
-        )
-    return MongoStore(
-        uri,
-        spool_dir=data_dir,
+    mongo = MongoConfig(
+        str(mongo_uri),
         prefix=str(source.get("MONGO_DB_PREFIX") or config.mongo_db_prefix),
         write_concern=parse_write_concern(source.get("MONGO_WRITE_CONCERN") or config.mongo_write_concern),
-        batch_size=batch_size,
-        dedup=dedup,
         timeout_ms=_whole(source, "MONGO_TIMEOUT_MS", defaults.MONGO_TIMEOUT_MS, minimum=1),
         retry_seconds=_number(
             source, "STORE_SPOOL_RETRY_SECONDS", defaults.STORE_SPOOL_RETRY_SECONDS, minimum=0, whole=False
         ),
     )
+    return StoreConfig(data_dir, batch_size, dedup, mongo)
+
+
+def open_store(settings: Mapping[str, Any], *, skip_damaged: bool = False) -> Store:
+    """The store the settings name (:func:`store_config`), opened (:meth:`StoreConfig.open`)."""
+    return store_config(settings).open(skip_damaged=skip_damaged)
 
 
 def _number(source: Mapping[str, Any], name: str, default: float, *, minimum: float, whole: bool) -> float:
@@ -93,7 +118,7 @@ def _number(source: Mapping[str, Any], name: str, default: float, *, minimum: fl
         number = None
     if number is None or number < minimum or (whole and not number.is_integer()):
         what = "a whole number" if whole else "a number"
-        raise StoreError(f"{name} is {value!r}: expected {what} of at least {minimum:g}")
+        raise StoreSettingError(f"{name} is {value!r}: expected {what} of at least {minimum:g}")
     return number
 
 
@@ -112,4 +137,4 @@ def _flag(source: Mapping[str, Any], name: str, *, default: bool) -> bool:
         return True
     if text in {"0", "false", "no", "off"}:
         return False
-    raise StoreError(f"{name} is {value!r}: expected true or false")
+    raise StoreSettingError(f"{name} is {value!r}: expected true or false")

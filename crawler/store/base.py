@@ -21,7 +21,7 @@ from types import TracebackType
 from typing import Any, Literal, Self
 from urllib.parse import urlsplit
 
-from crawler.errors import StoreError
+from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
 from crawler.store.document import (
     format_timestamp,
@@ -93,9 +93,9 @@ class DedupPolicy:
 
     def __post_init__(self) -> None:
         if self.window < timedelta(0):
-            raise StoreError(f"DEDUP_WINDOW_DAYS is {self.window.days}: expected 0 or more days")
+            raise StoreSettingError(f"DEDUP_WINDOW_DAYS is {self.window.days}: expected 0 or more days")
         if not 0 <= self.max_distance <= 64:
-            raise StoreError(
+            raise StoreSettingError(
                 f"DEDUP_MAX_DISTANCE is {self.max_distance!r}: expected a bit count from 0 to 64"
             )
 

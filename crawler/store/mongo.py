@@ -31,6 +31,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError, ConnectionFailure, PyMongoError
 from pymongo.write_concern import WriteConcern
 
-from crawler.errors import StoreError
+from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
 from crawler.store.base import (
     Candidate,
@@ -64,7 +65,7 @@ from crawler.store.document import (
 from crawler.store.spool import Spool
 from extractors.text import CJK_RE
 
-__all__ = ["MongoStore", "parse_write_concern"]
+__all__ = ["MongoConfig", "MongoStore", "check_prefix", "check_uri", "parse_write_concern"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ _DUPLICATE_KEY = 11000
 # compared with) once the URLs of the batch being written, counted by a write cut short, are left out.
 _PARAGRAPH_URLS = 8
 _ID_RE = re.compile(r"^[0-9a-f]{16}$")
+_PREFIX_RE = re.compile(r"[A-Za-z0-9_-]{1,40}")
 # A term the text index finds: one word of letters or digits, not CJK (the index does not split CJK text).
 _WORD_RE = re.compile(rf"^(?:(?!{CJK_RE.pattern})\w)+$")
 _HIDDEN = {"_id": 0, "simhash_bands": 0, "anchors": 0}
@@ -108,10 +110,60 @@ def parse_write_concern(value: object) -> WriteConcern:
         return WriteConcern(w="majority")
     if text.isdigit() and int(text) >= 1:
         return WriteConcern(w=int(text))
-    raise StoreError(
+    raise StoreSettingError(
         f"MONGO_WRITE_CONCERN is {value!r}: expected 'majority' or a number of members, 1 or more"
         " (unacknowledged writes would lose articles silently)"
     )
+
+
+def check_uri(uri: str) -> None:
+    """:class:`StoreSettingError` unless ``uri`` is a MongoDB URI the driver takes: parsed and its options
+    checked, without connecting (and without the DNS lookup of a ``mongodb+srv://`` host)."""
+    expected = f"MONGO_URI is {redacted(uri)!r}: expected mongodb://HOST[:PORT] or mongodb+srv://HOST"
+    if not uri.startswith(("mongodb://", "mongodb+srv://")):
+        raise StoreSettingError(expected)
+    try:
+        MongoClient(uri, connect=False).close()
+    except (PyMongoError, ValueError, TypeError) as exc:
+        raise StoreSettingError(f"{expected} ({exc})") from exc
+
+
+def check_prefix(prefix: str) -> str:
+    """``prefix`` when it is a valid ``MONGO_DB_PREFIX``, else :class:`StoreSettingError`."""
+    if not _PREFIX_RE.fullmatch(prefix):
+        raise StoreSettingError(
+            f"MONGO_DB_PREFIX is {prefix!r}: expected 1 to 40 letters, digits, '_' or '-'"
+            " (database names are <prefix>_<YYYY>w<WW>)"
+        )
+    return prefix
+
+
+@dataclass(frozen=True)
+class MongoConfig:
+    """The MongoDB store's settings, checked and not connected to (:func:`crawler.store.store_config`);
+    :meth:`open` opens the store."""
+
+    uri: str
+    prefix: str
+    write_concern: WriteConcern
+    timeout_ms: int
+    retry_seconds: float
+
+    def __post_init__(self) -> None:
+        check_uri(self.uri)
+        check_prefix(self.prefix)
+
+    def open(self, spool_dir: str | Path, *, batch_size: int, dedup: DedupPolicy) -> MongoStore:
+        return MongoStore(
+            self.uri,
+            spool_dir=spool_dir,
+            prefix=self.prefix,
+            write_concern=self.write_concern,
+            batch_size=batch_size,
+            dedup=dedup,
+            timeout_ms=self.timeout_ms,
+            retry_seconds=self.retry_seconds,
+        )
 
 
 class MongoStore(Store):
@@ -132,13 +184,10 @@ class MongoStore(Store):
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if batch_size < 1:
-            raise StoreError(f"STORE_BATCH_SIZE is {batch_size!r}: expected a whole number of at least 1")
-        if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", prefix):
-            raise StoreError(
-                f"MONGO_DB_PREFIX is {prefix!r}: expected 1 to 40 letters, digits, '_' or '-'"
-                " (database names are <prefix>_<YYYY>w<WW>)"
+            raise StoreSettingError(
+                f"STORE_BATCH_SIZE is {batch_size!r}: expected a whole number of at least 1"
             )
-        self.prefix = prefix
+        self.prefix = check_prefix(prefix)
         self._where = redacted(uri)
         self.batch_size = batch_size
         self.dedup = DedupPolicy() if dedup is None else dedup

@@ -45,7 +45,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from crawler.errors import StoreError, folder_advice
+from crawler.errors import StoreError, StoreSettingError, folder_advice
 from crawler.store import fingerprint
 from crawler.store.base import (
     Candidate,
@@ -130,7 +130,9 @@ class SqliteStore(Store):
         skip_damaged: bool = False,
     ) -> None:
         if batch_size < 1:
-            raise StoreError(f"STORE_BATCH_SIZE is {batch_size!r}: expected a whole number of at least 1")
+            raise StoreSettingError(
+                f"STORE_BATCH_SIZE is {batch_size!r}: expected a whole number of at least 1"
+            )
         self.directory = Path(data_dir) / "articles"
         self.batch_size = batch_size
         self.busy_timeout = busy_timeout
