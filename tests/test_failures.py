@@ -381,6 +381,80 @@ def test_an_article_the_store_refuses_is_logged_in_one_line_never_whole(site: Si
         assert all(refusal in line and error in line for line in lines), lines
 
 
+@pytest.mark.parametrize(
+    ("command", "env", "said"),
+    [
+        (("temp", "faults"), {"MONGO_URI": "localhost"}, "MONGO_URI is 'localhost': expected mongodb://"),
+        (
+            ("temp", "faults", "--url", "/a/one"),
+            {"MONGO_URI": "mongodb://crawler:s3cret@127.0.0.1:99999/"},
+            "MONGO_URI is 'mongodb://127.0.0.1:99999/...': expected mongodb://HOST[:PORT] or mongodb+srv://HOST"
+            " (Port must be an integer between 0 and 65535)",
+        ),
+        (("temp", "faults", "-s", "DEDUP_WINDOW_DAYS=-1"), {}, "DEDUP_WINDOW_DAYS is -1.0: expected"),
+        (("worker", "-s", "DEDUP_MAX_DISTANCE=99"), {}, "DEDUP_MAX_DISTANCE is 99: expected a bit count"),
+        (("run",), {"MONGO_URI": "mongodb://127.0.0.1:1/", "MONGO_DB_PREFIX": "my db"}, "MONGO_DB_PREFIX is"),
+        (("demo", "--port", "0"), {"MONGO_URI": "localhost"}, "MONGO_URI is 'localhost': expected"),
+    ],
+)
+def test_a_bad_store_setting_is_one_line_and_exit_2_before_redis_starts_or_anything_is_queued(
+    site: Site, command: tuple[str, ...], env: dict[str, Any], said: str
+) -> None:
+    site.rule("/a/one")
+    args = [site.server.url(arg) if arg.startswith("/") else arg for arg in command]
+    done = site.crawler(*args, **env)
+    assert done.returncode == 2, done.stdout + done.stderr[-4000:]
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"crawler {command[0]}: error: {said}"), line
+    assert "s3cret" not in done.stderr
+    assert not site.data.exists(), "checked before the embedded Redis started (or anything was queued)"
+
+
+OPEN_FAILS = """
+import sys
+
+from crawler.config import crawl_settings
+from crawler.errors import StoreError
+from crawler.worker.pipelines.store import StorePipeline
+from crawler.worker.process import run_worker
+
+
+class Unopenable(StorePipeline):
+    async def open_spider(self) -> None:
+        raise StoreError("the store cannot be opened: the test says so")
+
+
+settings = crawl_settings({"ITEM_PIPELINES": {"__main__.Unopenable": 900}, "REDIS_URL": sys.argv[1]})
+try:
+    run_worker(settings, job="nojob")
+except StoreError as exc:
+    print(f"raised {type(exc).__name__}: {exc}")
+"""
+
+
+def test_a_store_that_fails_as_the_crawl_opens_is_raised_as_itself_not_as_an_interruption(
+    tmp_path: Path, redis_server: str
+) -> None:
+    script = tmp_path / "open_fails.py"
+    script.write_text(OPEN_FAILS, encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
+    env["CRAWLER_DATA_DIR"] = str(tmp_path / "data")
+    done = subprocess.run(
+        [sys.executable, str(script), redis_server],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    said = "raised StoreError: the store cannot be opened: the test says so\n"
+    assert done.stdout == said, done.stderr[-4000:]
+    assert "Traceback" not in done.stderr, done.stderr[-4000:]
+
+
 # --- Redis is killed ------------------------------------------------------------------------------------
 
 

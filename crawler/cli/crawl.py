@@ -37,7 +37,7 @@ from crawler.requests import JobCounts, enqueue_job, remember_temp_job, unfinish
 from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler
-from crawler.store import open_store
+from crawler.store import open_store, store_config
 from crawler.threads import ctrl_c_blocked
 from crawler.worker.fetch import check_url
 from crawler.worker.process import run_worker
@@ -75,6 +75,7 @@ def run_temp(args: argparse.Namespace) -> int:
     rule = load_rule(rule_file(config.rules_dir, args.site))
     article_urls = [article_url(rule, given) for given in args.url or ()]
     overrides = settings_from(args.set)
+    _check_store(config, overrides)
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, overrides)
         server, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
@@ -133,6 +134,7 @@ def run_worker_command(args: argparse.Namespace) -> int:
     rules_folder(config.rules_dir)
     sites = [site for site in args.sites.split(",") if site]
     overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
+    _check_store(config, overrides)
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, overrides)
         run_worker(settings, sites=sites)
@@ -200,6 +202,7 @@ def run_service(args: argparse.Namespace) -> int:
     config = Config.from_env()
     rules_folder(config.rules_dir)
     overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
+    _check_store(config, overrides)
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, overrides)
         scheduler = _grab_scheduler(settings, url)
@@ -232,6 +235,7 @@ def run_demo(args: argparse.Namespace) -> int:
     stored; with ``--serve``, serve them until Ctrl-C for the user's own commands."""
     from crawler.demo.server import DemoError, DemoServer  # noqa: PLC0415 - loaded for the demo only
 
+    _check_store(Config.from_env(), {})
     console = Console(stderr=args.serve)
     server = DemoServer(port=DEMO_PORT if args.port is None else args.port)
     try:
@@ -312,6 +316,13 @@ def _serve(origin: str, directory: Path, sites: list[str]) -> int:
 
 
 # --- shared -------------------------------------------------------------------------------------------
+
+
+def _check_store(config: Config, overrides: dict[str, Any]) -> None:
+    """The store settings a crawl would run with (``MONGO_URI``, ``DEDUP_WINDOW_DAYS``, ...), checked
+    before Redis starts or anything is queued: a wrong value is a one-line usage error (exit 2), not a
+    failure of the crawl as it opens."""
+    store_config(config.settings(overrides))
 
 
 def _crawl_settings(config: Config, redis_url: str, overrides: dict[str, Any]) -> Settings:

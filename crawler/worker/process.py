@@ -13,6 +13,7 @@ from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 from twisted.internet import task
 from twisted.internet.defer import AlreadyCalledError
+from twisted.python.failure import Failure
 
 from crawler.errors import CrawlerError, Terminated
 from crawler.worker.spider import SitesSpider
@@ -70,7 +71,22 @@ class _CloseRace(logging.Filter):
         return True
 
 
+class _NeverOpened(logging.Filter):
+    """A crawl that fails as it opens (a pipeline that cannot open) is closed before Scrapy's CoreStats
+    had its start time, and CoreStats logs an AssertionError with a traceback for it: said in one DEBUG
+    line instead; the failure itself is raised by :func:`run_worker`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, AssertionError) and "CoreStats.spider_closed" in record.getMessage():
+            record.msg, record.args = "the crawl closed before it had opened: no core stats to close", ()
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
 _CLOSE_RACE = _CloseRace()
+_NEVER_OPENED = _NeverOpened()
 _OPTIONAL_OFF = _OptionalOff()
 _ONE_LINE_LOGGERS = {
     "scrapy.downloadermiddlewares.robotstxt": _OneLine(only_ours=False),
@@ -115,6 +131,7 @@ def run_worker(
         logging.getLogger(name).addFilter(one_line)
     logging.getLogger("scrapy.middleware").addFilter(_OPTIONAL_OFF)
     logging.getLogger("twisted").addFilter(_CLOSE_RACE)
+    logging.getLogger("scrapy.utils.signal").addFilter(_NEVER_OPENED)
     sys.setswitchinterval(settings.getfloat("WORKER_SWITCH_INTERVAL"))
     process = _WorkerProcess(settings)
     crawler = process.create_crawler(SitesSpider)
@@ -135,11 +152,16 @@ def run_worker(
     crawler.signals.connect(lambda: started.append(True), signal=signals.engine_started, weak=False)
     if on_tick is not None:
         crawler.signals.connect(start_ticking, signal=signals.engine_started)
-    process.crawl(crawler, job=job, sites=",".join(sites) or None)
+    # The crawl's own failure (a component that cannot be made, a pipeline that cannot open: the store),
+    # kept to be raised as itself: else the reactor stops as if interrupted, and the failure is lost.
+    failures: list[Failure] = []
+    process.crawl(crawler, job=job, sites=",".join(sites) or None).addErrback(failures.append)
     process.start()
     for ticker in tickers:
         if ticker.running:
             ticker.stop()
+    if failures and not process.interrupted:
+        failures[0].raiseException()
     if not started:
         raise process.stopped()  # stopped (Ctrl-C, SIGTERM) before the crawl had started: nothing ran
     assert crawler.stats is not None

@@ -19,7 +19,7 @@ from scrapy.exceptions import DropItem
 
 from crawler.errors import InputError, StoreError, StoreUnavailableError
 from crawler.items import Article
-from crawler.store import Store, Written, open_store
+from crawler.store import Store, StoreConfig, Written, store_config
 from crawler.store.document import add_fingerprints, make_document
 
 __all__ = ["RepostRecorded", "StorePipeline"]
@@ -37,9 +37,9 @@ class RepostRecorded(DropItem):
 
 
 class StorePipeline:
-    """Stores each item in the store of ``open_store(settings)`` (opened when the spider opens, closed
-    when it closes); an item with no body (even after the qRead fallback) is dropped. The item's page is
-    let go first: it is never stored.
+    """Stores each item in the store the settings name (``store_config(settings)``, checked when the
+    pipeline is made; opened when the spider opens, closed when it closes); an item with no body (even
+    after the qRead fallback) is dropped. The item's page is let go first: it is never stored.
 
     Group commit: items wait (at most ``STORE_FLUSH_SECONDS``) until ``STORE_BATCH_SIZE`` of them can
     be written together; the batch is written on a thread of its own (the store's only thread, so the
@@ -51,8 +51,9 @@ class StorePipeline:
     URL) is recorded against the original and dropped at INFO level: it is no stored article.
     """
 
-    def __init__(self, crawler: Crawler, batch_size: int, flush_seconds: float) -> None:
+    def __init__(self, crawler: Crawler, config: StoreConfig, batch_size: int, flush_seconds: float) -> None:
         self.crawler = crawler
+        self.config = config
         self.batch_size = batch_size
         self.flush_seconds = flush_seconds
         self.store: Store | None = None
@@ -71,11 +72,12 @@ class StorePipeline:
                 f"settings STORE_BATCH_SIZE {batch_size!r} and STORE_FLUSH_SECONDS {flush_seconds!r}:"
                 " expected a batch of 1 or more articles and 0 or more seconds"
             )
-        return cls(crawler, batch_size, flush_seconds)
+        # Checked here, as the crawl is set up: a wrong value is an error before anything is crawled.
+        return cls(crawler, store_config(crawler.settings), batch_size, flush_seconds)
 
     async def open_spider(self) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
-        self.store = await self._run(open_store, self.crawler.settings)
+        self.store = await self._run(self.config.open)
         logger.info("storing articles in %r", self.store)
 
     async def close_spider(self) -> None:
