@@ -60,6 +60,8 @@ class Article:
     fingerprints: tuple[str | None, str | None] | None = field(default=None, repr=False, compare=False)
     # A page of a discover crawl: how it was reached and what it holds (never stored as such).
     discover: Discovered | None = field(default=None, repr=False, compare=False)
+    # Stored in the store's local spool, not in MongoDB yet (unreachable): set by the StorePipeline.
+    spooled: bool = field(default=False, repr=False, compare=False)
 
     def document(self) -> dict[str, Any]:
         """The fields the store keeps (the page left out)."""

@@ -94,7 +94,7 @@ ARTICLE = "article"
 DISCOVER = "discover"
 # The kinds of page that list a rule's articles (see listing_request).
 LISTING_KINDS = frozenset({INDEX, FEED, SITEMAP, API, SEARCH})
-JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors", "refused", "reposts")
+JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors", "refused", "reposts", "spooled")
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,7 +372,8 @@ def queue_new(
 @dataclass(frozen=True, slots=True)
 class JobCounts:
     """A job's counters: requests pending, pages fetched, articles stored, links skipped, errors (and
-    how many of each kind), requests refused by the network guard, reposts recorded."""
+    how many of each kind), requests refused by the network guard, reposts recorded, and the articles of
+    those stored that went to the store's local spool (MongoDB unreachable)."""
 
     pending: int
     fetched: int
@@ -381,6 +382,7 @@ class JobCounts:
     errors: int
     refused: int
     reposts: int = 0
+    spooled: int = 0
     error_kinds: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
@@ -401,6 +403,7 @@ class JobCounts:
             errors=values.get("errors", 0),
             refused=values.get("refused", 0),
             reposts=values.get("reposts", 0),
+            spooled=values.get("spooled", 0),
             error_kinds={kind: count for kind, count in kinds.items() if count > 0},
         )
 

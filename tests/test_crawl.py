@@ -405,5 +405,5 @@ def test_the_summary_counts_reposts_in_words(
     counts = JobCounts(
         pending=0, fetched=3, stored=3 - reposts, skipped=0, errors=0, refused=0, reposts=reposts
     )
-    _print_summary("job-1", counts)
+    _print_summary("job-1", counts, crawl_settings())
     assert said in capsys.readouterr().out

@@ -11,6 +11,7 @@ import json
 import os
 import resource
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -408,6 +409,35 @@ def test_a_bad_store_setting_is_one_line_and_exit_2_before_redis_starts_or_anyth
     assert line.startswith(f"crawler {command[0]}: error: {said}"), line
     assert "s3cret" not in done.stderr
     assert not site.data.exists(), "checked before the embedded Redis started (or anything was queued)"
+
+
+def test_a_temp_crawl_with_mongodb_unreachable_says_what_it_spooled_and_articles_says_so_in_one_line(
+    site: Site,
+) -> None:
+    site.rule("/a/one", "/a/two")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        uri = f"mongodb://127.0.0.1:{probe.getsockname()[1]}/"  # nothing listens there
+    done = site.crawler("temp", site.name, "-s", "MONGO_TIMEOUT_MS=200", MONGO_URI=uri)
+    assert done.returncode == 0, done.stderr[-4000:]
+    (spool,) = (site.data / "spool").glob("*.jsonl")
+    assert len(spool.read_text(encoding="utf-8").splitlines()) == 2, "nothing lost"
+    assert "stored 2 articles" in done.stdout, done.stdout
+    assert (
+        "spooled 2 of them to local disk, MongoDB being unreachable (MONGO_URI):"
+        f" 2 articles wait in the spool {spool}, written into MongoDB when it is back"
+    ) in done.stdout, done.stdout
+    warning = f"WARNING: MongoDB is unreachable: 2 articles wait in the spool {spool}"
+    assert warning in done.stderr, done.stderr
+    shown = site.crawler("articles", "stats", MONGO_URI=uri)
+    assert shown.returncode == 1, shown.stderr
+    (line,) = shown.stderr.splitlines()
+    port = uri.rsplit(":", 1)[1].strip("/")
+    assert line == (
+        f"crawler articles: error: cannot reach MongoDB at 127.0.0.1:{port} (MONGO_URI) within 5000 ms"
+        f" (MONGO_TIMEOUT_MS): 127.0.0.1:{port}: [Errno 111] Connection refused;"
+        f" 2 articles wait in the spool {spool}, written into MongoDB when it is back"
+    ), line
 
 
 OPEN_FAILS = """

@@ -317,6 +317,50 @@ def test_a_spool_held_by_a_live_process_is_no_orphan(tmp_path: Path) -> None:
     assert mine.orphans() == [theirs.path]
 
 
+def test_a_read_of_an_unreachable_server_is_one_line(tmp_path: Path) -> None:
+    port = closed_port()
+    store = MongoStore(f"mongodb://crawler:s3cret@127.0.0.1:{port}/", spool_dir=tmp_path, timeout_ms=200)
+    with pytest.raises(StoreError) as raised:
+        store.stats()
+    store.close()
+    assert str(raised.value) == (
+        f"cannot reach MongoDB at 127.0.0.1:{port} (MONGO_URI) within 200 ms (MONGO_TIMEOUT_MS):"
+        f" 127.0.0.1:{port}: [Errno 111] Connection refused"
+    )
+
+
+def test_a_read_that_found_the_server_unreachable_names_the_spool_and_closing_does_not_try_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer_client = FakeClient()
+    writer_client.down = True
+    writer = fake_store(tmp_path, writer_client, Clock())
+    writer.upsert_many(article(f"http://news.test/{n}", "2026-11-17T11:00:00Z") for n in range(3))
+    writer.close()  # a worker stopped while MongoDB was down: its spool is left for the next store
+    client = FakeClient()
+    client.down = True
+    calls: list[str] = []
+    check = client.check
+
+    def counted() -> None:
+        calls.append("call")
+        check()
+
+    monkeypatch.setattr(client, "check", counted)
+    reader = fake_store(tmp_path, client, Clock())
+    with pytest.raises(StoreError) as raised:
+        reader.stats()
+    assert str(raised.value) == (
+        "cannot reach MongoDB at fake (MONGO_URI) within 5000 ms (MONGO_TIMEOUT_MS): connection refused (the"
+        f" fake server is down); 3 articles wait in the spool {writer.spool.path}, written into MongoDB when"
+        " it is back"
+    )
+    tried = len(calls)
+    reader.close()
+    assert len(calls) == tried, "closing did not try the server again right after it was found unreachable"
+    assert writer.spool.path.exists()
+
+
 @pytest.mark.parametrize("value", ["0", "none", "-1"])
 def test_unacknowledged_write_concerns_are_refused(value: str) -> None:
     from crawler.store import StoreError

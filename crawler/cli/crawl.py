@@ -96,7 +96,7 @@ def run_temp(args: argparse.Namespace) -> int:
             f" stopped, or runs still): {counts.stored} articles stored in all, {before.stored} before this"
             f" run, {counts.stored - before.stored} in it; the counts below are the job's in all"
         )
-    _print_summary(job, counts)
+    _print_summary(job, counts, settings)
     if discovered:
         print(discovered)
     if counts.stored == 0 and counts.unstored:
@@ -264,7 +264,7 @@ def run_demo(args: argparse.Namespace) -> int:
             settings = _crawl_settings(config, url, {})
             job = _enqueue(settings, connect(url), Keys(settings["REDIS_KEY_PREFIX"]), ruleset.rules.values())
             counts = _crawl_job(settings, url, job, title="demo crawl")
-    _print_summary(job, counts)
+    _print_summary(job, counts, settings)
     _print_stored(console, directory, {site: ways_in(rule) for site, rule in ruleset.rules.items()})
     return 0
 
@@ -423,13 +423,24 @@ def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: Job
     )
 
 
-def _print_summary(job: str, counts: JobCounts) -> None:
+def _print_summary(job: str, counts: JobCounts, settings: Settings) -> None:
     kinds = ", ".join(f"{kind}: {count}" for kind, count in counts.error_kinds.items())
     print(
         f"fetched {counts.fetched} pages, stored {counts.stored} articles,"
         f" skipped {counts.skipped} (seen already or disallowed by robots.txt), errors {counts.errors}"
         + (f" ({kinds})" if kinds and counts.errors else "")
     )
+    if counts.spooled:
+        waiting = store_config(settings).spooled()
+        print(
+            f"spooled {counts.spooled} of them to local disk, MongoDB being unreachable (MONGO_URI): "
+            + (
+                f"{waiting}, written into MongoDB when it is back: by the next crawl on this data folder, or"
+                f" `{suggest('articles stats')}` (docs/storage.md)"
+                if waiting
+                else "they have been written into MongoDB since"
+            )
+        )
     if counts.reposts:
         print(
             f"recorded {counts.reposts} {'repost' if counts.reposts == 1 else 'reposts'} (the same article"

@@ -180,7 +180,8 @@ return {false, false}
 )
 
 # KEYS: leases, lease-scores, pending, job (or ''), attempts, lease-sites.
-# ARGV: prefix, the lease, site, job (or ''), pages fetched, items stored, reposts recorded.
+# ARGV: prefix, the lease, site, job (or ''), pages fetched, items stored, reposts recorded, items of those
+# stored that were spooled.
 _ACK = (
     SITE_LUA
     + """
@@ -195,6 +196,7 @@ if ARGV[4] ~= '' then
   if ARGV[5] ~= '0' then redis.call('HINCRBY', KEYS[4], 'fetched', ARGV[5]) end
   if ARGV[6] ~= '0' then redis.call('HINCRBY', KEYS[4], 'stored', ARGV[6]) end
   if ARGV[7] ~= '0' then redis.call('HINCRBY', KEYS[4], 'reposts', ARGV[7]) end
+  if ARGV[8] ~= '0' then redis.call('HINCRBY', KEYS[4], 'spooled', ARGV[8]) end
 end
 downloaded(ARGV[1], site, ARGV[2])
 return 1
@@ -396,7 +398,7 @@ return total
 @dataclass(frozen=True, slots=True)
 class Ack:
     """A lease to end with :meth:`LeasedQueue.ack_many`, and its job's counts (as :meth:`LeasedQueue.ack`
-    takes them)."""
+    takes them; ``spooled``: how many of the items stored went to the store's local spool)."""
 
     lease: str
     site: str
@@ -404,6 +406,7 @@ class Ack:
     fetched: int = 0
     stored: int = 0
     reposts: int = 0
+    spooled: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -588,7 +591,7 @@ class LeasedQueue:
             self.keys.lease_sites,
         ]
         args: list[str | int] = [self.keys.prefix, ack.lease, ack.site, ack.job or ""]
-        return keys, [*args, ack.fetched, ack.stored, ack.reposts]
+        return keys, [*args, ack.fetched, ack.stored, ack.reposts, ack.spooled]
 
     def handoff(
         self, lease: str, member: bytes, *, priority: int, site: str, job: str | None, delay: float = 0.0

@@ -67,6 +67,11 @@ class StoreConfig:
             )
         return self.mongo.open(self.data_dir, batch_size=self.batch_size, dedup=self.dedup)
 
+    def spooled(self) -> str | None:
+        """What waits in the local spool of the MongoDB store under the data folder, to be written into
+        MongoDB when it is back (how many articles, where); None when nothing does (or for SQLite)."""
+        return None if self.mongo is None else self.mongo.spooled(self.data_dir)
+
 
 def store_config(settings: Mapping[str, Any]) -> StoreConfig:
     """The store the settings (Scrapy settings, or any mapping) name, every value checked

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pymongo import ASCENDING, DESCENDING, TEXT, IndexModel, MongoClient, UpdateOne
 from pymongo.collection import Collection
@@ -77,6 +78,10 @@ _DUPLICATE_KEY = 11000
 _PARAGRAPH_URLS = 8
 _ID_RE = re.compile(r"^[0-9a-f]{16}$")
 _PREFIX_RE = re.compile(r"[A-Za-z0-9_-]{1,40}")
+# What pymongo adds to the reason a server could not be reached: the topology (hundreds of characters),
+# and the timeouts, which the message of ``_unreachable`` gives once.
+_TOPOLOGY_RE = re.compile(r", Timeout: [\d.]+s, Topology Description: .*$", re.DOTALL)
+_TIMEOUTS_RE = re.compile(r" \(configured timeouts: [^)]*\)")
 # A term the text index finds: one word of letters or digits, not CJK (the index does not split CJK text).
 _WORD_RE = re.compile(rf"^(?:(?!{CJK_RE.pattern})\w)+$")
 _HIDDEN = {"_id": 0, "simhash_bands": 0, "anchors": 0}
@@ -165,6 +170,16 @@ class MongoConfig:
             retry_seconds=self.retry_seconds,
         )
 
+    def spooled(self, spool_dir: str | Path) -> str | None:
+        """What waits in this store's spool files under ``spool_dir`` (how many articles, where), else
+        None."""
+        return _spool(spool_dir, self.prefix).waiting()
+
+
+def _spool(spool_dir: str | Path, prefix: str) -> Spool:
+    """The spool of the stores of ``prefix`` on the data folder ``spool_dir``: ``spool_dir/spool``."""
+    return Spool(Path(spool_dir) / "spool", f"mongo_{prefix}")
+
 
 class MongoStore(Store):
     """Articles in weekly MongoDB databases ``<prefix>_<YYYY>w<WW>``; see the module's docstring."""
@@ -189,6 +204,8 @@ class MongoStore(Store):
             )
         self.prefix = check_prefix(prefix)
         self._where = redacted(uri)
+        self._hosts = urlsplit(uri).netloc.rpartition("@")[2]
+        self.timeout_ms = timeout_ms
         self.batch_size = batch_size
         self.dedup = DedupPolicy() if dedup is None else dedup
         self.write_concern = write_concern or WriteConcern(w="majority")
@@ -209,7 +226,7 @@ class MongoStore(Store):
             )
         except PyMongoError as exc:
             raise StoreError(f"MONGO_URI cannot be used: {exc}: expected mongodb://HOST[:PORT]/...") from exc
-        self.spool = Spool(Path(spool_dir) / "spool", f"mongo_{prefix}")
+        self.spool = _spool(spool_dir, prefix)
 
     def __repr__(self) -> str:
         return f"MongoStore({self._where!r}, prefix={self.prefix!r})"
@@ -245,7 +262,7 @@ class MongoStore(Store):
                 rest = documents[start:]
                 logger.warning(
                     "MongoDB is unreachable (%s): %d article(s) spooled to %s until it is back",
-                    exc,
+                    _reason(exc),
                     len(rest),
                     self.spool.path,
                 )
@@ -536,7 +553,9 @@ class MongoStore(Store):
                     self._write(batch)
                     replayed += len(batch)
         except ConnectionFailure as exc:
-            logger.info("MongoDB still unreachable (%s); %d spooled article(s) written so far", exc, replayed)
+            logger.info(
+                "MongoDB still unreachable (%s); %d spooled article(s) written so far", _reason(exc), replayed
+            )
             return
         except PyMongoError as exc:
             raise StoreError(f"cannot replay the spool {self.spool.path} into MongoDB: {exc}") from exc
@@ -653,6 +672,8 @@ class MongoStore(Store):
                     yield _ordered(found)
                     if left is not None:
                         left -= 1
+            except ConnectionFailure as exc:
+                raise self._unreachable(exc) from exc
             except PyMongoError as exc:
                 raise StoreError(f"cannot read {self.prefix}_{week} from MongoDB: {exc}") from exc
             finally:
@@ -668,8 +689,21 @@ class MongoStore(Store):
     def _reading(self) -> Iterator[None]:
         try:
             yield
+        except ConnectionFailure as exc:
+            raise self._unreachable(exc) from exc
         except PyMongoError as exc:
             raise StoreError(f"cannot read from MongoDB ({self!r}): {exc}") from exc
+
+    def _unreachable(self, exc: ConnectionFailure) -> StoreError:
+        """The error of a read that could not reach the server, in one line, with what waits in the spool;
+        the spool is not tried again before ``retry_seconds`` (closing the store does not wait twice)."""
+        self._retry_at = self._clock() + self.retry_seconds
+        waiting = self.spool.waiting()
+        return StoreError(
+            f"cannot reach MongoDB at {self._hosts} (MONGO_URI) within {self.timeout_ms} ms"
+            f" (MONGO_TIMEOUT_MS): {_reason(exc)}"
+            + (f"; {waiting}, written into MongoDB when it is back" if waiting else "")
+        )
 
     def _check_open(self) -> None:
         if self._closed:
@@ -682,18 +716,30 @@ class MongoStore(Store):
             self._replay_if_due(force=True)
 
     def close(self) -> None:
+        """Replay the spool if it holds documents and its retry is due (not when MongoDB was found
+        unreachable within ``retry_seconds``: no second wait), then close."""
         if self._closed:
             return
         try:
-            self.flush()
+            if self.spool.pending or self.spool.orphans():
+                self._replay_if_due()
         finally:
             self._closed = True
             self.spool.close()
             self.client.close()
-        if self.spool.pending:
+        waiting = self.spool.waiting() if self.spool.pending else None
+        if waiting:
             logger.warning(
-                "MongoDB still unreachable: spooled articles stay in %s for the next start", self.spool.path
+                "MongoDB is unreachable: %s, written into MongoDB when it is back (by the next crawl or"
+                " `crawler articles` command on this data folder)",
+                waiting,
             )
+
+
+def _reason(exc: ConnectionFailure) -> str:
+    """Why the server could not be reached (``127.0.0.1:1: [Errno 111] Connection refused``), without the
+    topology and timeouts pymongo adds."""
+    return _TIMEOUTS_RE.sub("", _TOPOLOGY_RE.sub("", str(exc)))
 
 
 def _settled(

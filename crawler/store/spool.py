@@ -68,13 +68,23 @@ class Spool:
         self._close()
         _remove(self.path)
 
+    def waiting(self) -> str | None:
+        """What waits in the spool files of this kind in the folder (this process's, those of live
+        processes, orphans): how many articles, in which file (or how many files); None when nothing."""
+        counts = [(path, _left(path)) for path in self._files()]
+        counts = [(path, count) for path, count in counts if count]
+        if not counts:
+            return None
+        total = sum(count for _, count in counts)
+        articles = f"{total} article{'s' if total != 1 else ''} wait{'s' if total == 1 else ''}"
+        if len(counts) == 1:
+            return f"{articles} in the spool {counts[0][0]}"
+        return f"{articles} in {len(counts)} spool files under {self.directory}"
+
     def orphans(self) -> list[Path]:
         """Spool files of this kind in the folder that no live process holds, oldest first."""
-        if not self.directory.is_dir():
-            return []
-        prefix = self.path.name.split("-", 1)[0] + "-"
         found = []
-        for path in sorted(self.directory.glob(f"{prefix}*{_SUFFIX}"), key=_modified):
+        for path in self._files():
             if path == self.path:
                 continue
             try:
@@ -101,6 +111,13 @@ class Spool:
     def close(self) -> None:
         """Release the lock; a file with documents left stays for the next store to replay."""
         self._close()
+
+    def _files(self) -> list[Path]:
+        """The spool files of this kind in the folder, oldest first."""
+        if not self.directory.is_dir():
+            return []
+        prefix = self.path.name.split("-", 1)[0] + "-"
+        return sorted(self.directory.glob(f"{prefix}*{_SUFFIX}"), key=_modified)
 
     def _open(self) -> IO[str]:
         if self._file is None:
@@ -149,6 +166,19 @@ def _replay(path: Path, batch: int) -> Iterator[list[dict[str, Any]]]:
             yield documents
             offset_path.write_text(str(offset), encoding="ascii")
     _remove(offset_path)
+
+
+def _left(path: Path) -> int:
+    """How many documents of the spool file ``path`` are still to be replayed (whole lines after its saved
+    offset); 0 for a file that cannot be read (its replay says why)."""
+    offset_path = path.with_name(path.name + ".offset")
+    try:
+        offset = int(offset_path.read_text(encoding="ascii")) if offset_path.exists() else 0
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+    except (OSError, ValueError):
+        return 0
 
 
 def _modified(path: Path) -> float:

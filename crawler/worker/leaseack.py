@@ -25,6 +25,7 @@ from scrapy.utils.python import global_object_name
 from twisted.python.failure import Failure
 
 from crawler.errors import StoreUnavailableError
+from crawler.items import Article
 from crawler.worker.pipelines.store import RepostRecorded
 from crawler.worker.scheduler import scheduler_of
 
@@ -37,6 +38,7 @@ class _Work:
 
     open_items: int = 0
     stored: int = 0
+    spooled: int = 0  # of those stored, kept in the store's local spool (MongoDB unreachable)
     reposts: int = 0
     output_done: bool = False
     retry: str | None = None  # why its article could not be stored now
@@ -114,6 +116,8 @@ class LeaseAckMiddleware:
         work = self._work_of(response)
         if work is not None:
             work.stored += 1
+            if isinstance(item, Article) and item.spooled:
+                work.spooled += 1
             self._item_done(response)
 
     def _item_dropped(
@@ -165,7 +169,7 @@ class LeaseAckMiddleware:
         elif work.error is not None:
             scheduler.dead_letter(request, work.error, kind=work.error_kind)
         else:
-            scheduler.ack(request, fetched=1, stored=work.stored, reposts=work.reposts)
+            scheduler.ack(request, fetched=1, stored=work.stored, reposts=work.reposts, spooled=work.spooled)
 
 
 def ack(crawler: Crawler, request: Request, *, fetched: int = 0, stored: int = 0) -> None:

@@ -123,6 +123,7 @@ class StorePipeline:
                 new=False,
             )
         self._count(f"store/{result.outcome}/{site}")
+        item.spooled = result.outcome == "spooled"
         if result.outcome == "repost":
             raise RepostRecorded(
                 f"{result.url} is a repost of {result.original}: recorded there, not stored again", new=True
