@@ -8,6 +8,7 @@ can be switched down and up again.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import tracemalloc
 from collections.abc import Callable, Sequence
@@ -359,6 +360,53 @@ def test_a_read_that_found_the_server_unreachable_names_the_spool_and_closing_do
     reader.close()
     assert len(calls) == tried, "closing did not try the server again right after it was found unreachable"
     assert writer.spool.path.exists()
+
+
+def test_a_spool_file_is_taken_over_only_by_a_store_of_exactly_its_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as stopped:
+        stopped.setattr(os, "getpid", lambda: 4242)  # workers that stopped while MongoDB was down
+        for name in ("mongo_news", "mongo_news-a"):
+            left = Spool(tmp_path, name)
+            left.append([{"url": name}])
+            left.close()
+    host = socket.gethostname()
+    for name in ("mongo_news", "mongo_news-a"):
+        spool = Spool(tmp_path, name)
+        (orphan,) = spool.orphans()
+        assert orphan.name == f"{name}@{host}-4242.jsonl"
+        assert [[document["url"] for document in batch] for batch in spool.adopt(orphan, 10)] == [[name]]
+    assert not list(tmp_path.iterdir())
+
+
+def test_spool_files_named_by_an_earlier_version_are_taken_over_only_when_their_name_is_clear(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    host = socket.gethostname()
+    clear = {"mongo_news": "mongo_news-otherhost-7.jsonl", "mongo_news-a": f"mongo_news-a-{host}-8.jsonl"}
+    unclear = "mongo_news-a-otherhost-9.jsonl"  # prefix news on host a-otherhost, or news-a on otherhost
+    for file_name in [*clear.values(), unclear]:
+        (tmp_path / file_name).write_text('{"url": "a"}\n', encoding="utf-8")
+    for name, file_name in clear.items():
+        assert [path.name for path in Spool(tmp_path, name).orphans()] == [file_name]
+    warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert len(warnings) == 2 and all(str(tmp_path / unclear) in warning for warning in warnings)
+    assert "rename it mongo_news@a-otherhost-9.jsonl" in warnings[0]
+    assert "rename it mongo_news-a@otherhost-9.jsonl" in warnings[1]
+
+
+def test_a_store_replays_no_spool_of_another_prefix_into_its_databases(tmp_path: Path) -> None:
+    down = FakeClient()
+    down.down = True
+    other = MongoStore("mongodb://fake", spool_dir=tmp_path, prefix="news-a", client=down)  # type: ignore[arg-type]
+    assert other.upsert(article("http://news-a.test/1", "2026-11-17T10:00:00Z")).outcome == "spooled"
+    other.close()
+    client = FakeClient()
+    with fake_store(tmp_path, client, Clock()) as news:
+        assert news.upsert(article("http://news.test/1", "2026-11-17T11:00:00Z")).new
+    assert set(stored(client)) == {"http://news.test/1"}
+    assert other.spool.path.exists()
 
 
 @pytest.mark.parametrize("value", ["0", "none", "-1"])

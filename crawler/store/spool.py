@@ -4,7 +4,12 @@ The MongoDB store writes here when the server is unreachable, so a worker goes o
 what it spooled (it is on local disk, flushed and fsynced) and never holds more than one batch in memory.
 Each spool file belongs to one process, which holds an exclusive ``flock`` on it while it lives; a file
 nobody holds (its worker crashed or stopped while the server was down) is an orphan, which the next store
-opened on the same folder takes over and replays.
+opened on the same folder with the same name (``mongo_<prefix>``) takes over and replays.
+
+A file is named ``<name>@<host>-<pid>.jsonl``: ``@`` occurs in no name (nor host name), so a name's files
+are told from another's exactly (``mongo_news@...`` from ``mongo_news-a@...``). Earlier versions named
+them ``<name>-<host>-<pid>.jsonl``, where a ``-`` in the name or the host makes the name unclear; such a
+file is taken over when its name is clear (see :meth:`Spool._earlier`), and named in a warning otherwise.
 
 Replay reads ``batch`` lines at a time from the offset kept beside the file (``<file>.offset``, written
 after each batch is stored), so a replay cut short resumes where it stopped; writing a batch twice is
@@ -14,6 +19,7 @@ harmless, since the store's writes are upserts.
 from __future__ import annotations
 
 import fcntl
+import glob
 import json
 import logging
 import os
@@ -29,15 +35,22 @@ __all__ = ["Spool"]
 logger = logging.getLogger(__name__)
 
 _SUFFIX = ".jsonl"
+# Between a spool's name and the host that wrote the file: in no name.
+_SEPARATOR = "@"
 
 
 class Spool:
-    """This process's spool file in ``directory`` (created on first append), locked while open."""
+    """This process's spool file in ``directory`` (created on first append), locked while open; ``name``
+    (``mongo_<prefix>``) tells its files from those of other names in the folder."""
 
     def __init__(self, directory: Path, name: str) -> None:
+        if not name or _SEPARATOR in name or "/" in name:
+            raise ValueError(f"spool name {name!r}: expected a file name without {_SEPARATOR!r}")
         self.directory = directory
-        self.path = directory / f"{name}-{socket.gethostname()}-{os.getpid()}{_SUFFIX}"
+        self.name = name
+        self.path = directory / f"{name}{_SEPARATOR}{socket.gethostname()}-{os.getpid()}{_SUFFIX}"
         self._file: IO[str] | None = None
+        self._unclear: set[Path] = set()  # files of earlier versions named in a warning already
 
     def __repr__(self) -> str:
         return f"Spool({str(self.path)!r})"
@@ -113,11 +126,43 @@ class Spool:
         self._close()
 
     def _files(self) -> list[Path]:
-        """The spool files of this kind in the folder, oldest first."""
+        """This name's spool files in the folder, oldest first: ``<name>@*.jsonl``, and those of earlier
+        versions whose name tells they are its."""
         if not self.directory.is_dir():
             return []
-        prefix = self.path.name.split("-", 1)[0] + "-"
-        return sorted(self.directory.glob(f"{prefix}*{_SUFFIX}"), key=_modified)
+        name = glob.escape(self.name)
+        files = [*self.directory.glob(f"{name}{_SEPARATOR}*{_SUFFIX}")]
+        files.extend(
+            path
+            for path in self.directory.glob(f"{name}-*{_SUFFIX}")
+            if _SEPARATOR not in path.name and self._earlier(path)  # (else another name's, of this version)
+        )
+        return sorted(files, key=_modified)
+
+    def _earlier(self, path: Path) -> bool:
+        """Whether ``path``, a file named by an earlier version ``<name>-<host>-<pid>.jsonl``, is this
+        name's: written on this host, or neither the name nor the host holds a ``-``. A longer name's
+        written on this host (``<name>-<more>-<this host>-<pid>``) is left to its own store. Else it may be
+        another name's (``mongo_news`` on host ``a-vm`` and ``mongo_news-a`` on host ``vm`` both wrote
+        ``mongo_news-a-vm-<pid>.jsonl``): it is named in a warning, once, and left alone."""
+        host, _, pid = path.name[len(self.name) + 1 : -len(_SUFFIX)].rpartition("-")
+        here = socket.gethostname()
+        if pid.isdigit() and host and (host == here or "-" not in self.name + host):
+            return True
+        if pid.isdigit() and host.endswith(f"-{here}"):
+            return False
+        if path not in self._unclear:
+            self._unclear.add(path)
+            logger.warning(
+                "the spool file %s, named by an earlier version, may hold articles of %s or of another"
+                " database prefix: if they are %s's, rename it %s (and its .offset file, if any, to the"
+                " same name and .offset) to have them replayed",
+                path,
+                self.name,
+                self.name,
+                f"{self.name}{_SEPARATOR}{host or 'HOST'}-{pid or 'PID'}{_SUFFIX}",
+            )
+        return False
 
     def _open(self) -> IO[str]:
         if self._file is None:
