@@ -699,13 +699,20 @@ def _refuses_writes(client: redis.Redis) -> bool:
     return False
 
 
+def _on_dev_full(site: Site, name: str) -> Path:
+    """The embedded server's file ``name`` made a link to /dev/full, whose writes fail with ENOSPC as on
+    a full disk."""
+    path = site.data.resolve() / "redis" / name
+    path.parent.mkdir(parents=True)
+    path.symlink_to("/dev/full")
+    return path
+
+
 def test_a_redis_whose_disk_is_full_is_said_at_once_and_status_still_shows_the_queue(site: Site) -> None:
     """The embedded server's append-only file is /dev/full: its writes fail with ENOSPC, as on a full disk,
     and Redis answers every write, and PING, with MISCONF; it still answers reads."""
     site.rule("/a/full")
-    aof = site.data.resolve() / "redis" / "appendonly.aof"
-    aof.parent.mkdir(parents=True)
-    aof.symlink_to("/dev/full")
+    aof = _on_dev_full(site, "appendonly.aof")
     said = (
         f'Redis refuses writes: the disk of its append-only file {aof} is full (Redis says "MISCONF Errors'
         ' writing to the AOF file: No space left on device"); free space on that disk: Redis then takes'
@@ -738,9 +745,7 @@ def test_a_redis_whose_disk_is_full_is_said_at_once_and_status_still_shows_the_q
 def test_an_embedded_redis_whose_files_cannot_be_written_is_said_without_a_traceback(site: Site) -> None:
     """Its config file is /dev/full: written at every start, it fails with ENOSPC, as on a full disk."""
     site.rule("/a/full")
-    config = site.data.resolve() / "redis" / "redis.conf"
-    config.parent.mkdir(parents=True)
-    config.symlink_to("/dev/full")
+    config = _on_dev_full(site, "redis.conf")
     said = (
         f"cannot start the embedded Redis: cannot write {config}: No space left on device; free space on"
         f" the disk of {config.parent}, then run the command again"
