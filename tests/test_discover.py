@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,29 @@ def test_example_articles_are_read_next_to_the_rule_and_a_missing_one_is_named(t
         'broken.yaml: discover.topic.examples[1]: cannot read "examples/three.txt"' in str(error)
         for error in ruleset.errors
     ), [str(error) for error in ruleset.errors]
+
+
+@pytest.mark.parametrize(
+    ("encoded", "head"),
+    [
+        (lambda text: text.encode("gbk"), '<meta charset="gbk">'),
+        (lambda text: text.encode("gbk"), ""),
+        (lambda text: b"\xff\xfe" + text.encode("utf-16-le"), ""),
+    ],
+    ids=["gbk-labelled", "gbk-unlabelled", "utf-16-bom"],
+)
+def test_an_example_article_is_decoded_as_a_page_is(
+    tmp_path: Path, encoded: Callable[[str], bytes], head: str
+) -> None:
+    story = "太阳能发电和风力发电为电网提供了越来越多的电力，储能电站在晚高峰时段向电网供电。" * 6
+    page = f"<html><head>{head}</head><body><article><h1>新能源</h1><p>{story}</p></article></body></html>"
+    (tmp_path / "zh.html").write_bytes(encoded(page))
+    text = DISCOVER_RULE.replace(
+        "    keywords: [solar, wind turbine, battery storage]", "    examples: [zh.html]"
+    )
+    (tmp_path / "energy.yaml").write_text(text, "utf-8")
+    discover = load_rules(tmp_path).rules["energy"].discover
+    assert discover is not None and discover.examples[0] == story
 
 
 # --- relevance --------------------------------------------------------------------------------------------

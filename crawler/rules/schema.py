@@ -45,7 +45,7 @@ from crawler.rules.model import (
 )
 from crawler.rules.periods import EXPECTED_CRON, EXPECTED_EVERY, check_cron, parse_every
 from extractors import extract
-from extractors.encoding import normalize_encoding
+from extractors.encoding import decode_html, normalize_encoding
 
 __all__ = ["Checker", "build_rule"]
 
@@ -626,8 +626,8 @@ def _discover(top: Mapping[str, Any], check: Checker, path: Path) -> DiscoverRul
 
 
 def _example(name: str, key: str, check: Checker, path: Path) -> str:
-    """The text of the example article file ``name`` (relative to the rule file ``path``); an HTML file's
-    main text."""
+    """The text of the example article file ``name`` (relative to the rule file ``path``), decoded as a
+    page is (BOM, ``<meta>`` charset, detection); an HTML file's main text."""
     file = (path.parent / name.strip()).resolve()
     try:
         with file.open("rb") as handle:
@@ -639,7 +639,7 @@ def _example(name: str, key: str, check: Checker, path: Path) -> str:
             f"cannot read {_shown(name)} ({exc.strerror or exc})",
             "an article file next to the rule",
         ) from None
-    text = data.decode("utf-8", errors="replace")
+    text = decode_html(data)
     if text.lstrip()[:1] == "<":
         text = extract(text).text
     if not text.strip():
