@@ -159,6 +159,35 @@ def test_an_example_article_is_decoded_as_a_page_is(
     assert discover is not None and discover.examples[0] == story
 
 
+def test_temp_url_with_a_discover_rule_says_how_to_crawl_it_or_judge_that_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from crawler.cli.main import main
+
+    (tmp_path / "energy.yaml").write_text(DISCOVER_RULE, "utf-8")
+    monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
+    data = tmp_path / "data"
+    code = main(
+        [
+            "--rules-dir",
+            str(tmp_path),
+            "--data-dir",
+            str(data),
+            "temp",
+            "energy",
+            "--url",
+            "https://news.test/a/1",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2, err
+    folders = f"--data-dir {data} --rules-dir {tmp_path}"
+    assert "site energy is a discover crawl" in err, err
+    assert f"`crawler {folders} temp energy` without --url" in err, err
+    assert f"`crawler {folders} rules try energy https://news.test/a/1`" in err, err
+    assert not data.exists(), "refused before anything started"
+
+
 # --- relevance --------------------------------------------------------------------------------------------
 
 ON_TOPIC = (

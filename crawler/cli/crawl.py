@@ -117,6 +117,12 @@ def article_url(rule: Rule, given: str) -> str:
     """``given`` (a ``--url``) when it is an http(s) URL without credentials on ``rule``'s domains;
     :class:`InputError` saying what is wrong otherwise, before anything is queued or resolved."""
     url = check_url(given)
+    if rule.discover is not None:
+        raise InputError(
+            f"--url {url!r}: site {rule.site} is a discover crawl ({rule.path}): it starts from its seeds and"
+            f" judges each page it reads; run `{suggest(f'temp {rule.site}')}` without --url, or see how it"
+            f" judges that page with `{suggest(f'rules try {rule.site} {url}')}`"
+        )
     if rule.absolute_url(url) is None:
         raise InputError(
             f"--url {url!r}: its host {urlsplit(url).hostname} is not on the domains of site {rule.site}:"
