@@ -171,6 +171,16 @@ def test_temp_of_a_url_that_is_no_http_url_is_a_usage_error(
     assert not (tmp_path / "data").exists(), "a bad --url started Redis or queued a request"
 
 
+def test_a_worker_for_a_site_with_no_rule_is_refused_naming_the_sites(
+    tmp_path: Path, demo_origin: str
+) -> None:
+    demo_rule(tmp_path / "rules", demo_origin, allow=True)
+    run = crawler("worker", "--sites", "demo-citynews,demo-citynew", cwd=tmp_path)
+    assert run.code == 2, run.stdout + run.stderr[-3000:]
+    assert "no rule for site 'demo-citynew'" in run.stderr and "did you mean 'demo-citynews'?" in run.stderr
+    assert not (tmp_path / "data").exists(), "a misspelt site started Redis"
+
+
 def test_a_url_with_credentials_is_refused_and_its_password_never_shown(
     tmp_path: Path, demo_origin: str
 ) -> None:

@@ -139,6 +139,8 @@ def run_worker_command(args: argparse.Namespace) -> int:
     config = Config.from_env()
     rules_folder(config.rules_dir)
     sites = [site for site in args.sites.split(",") if site]
+    for site in sites:
+        rule_file(config.rules_dir, site)  # a misspelt site is named, with the sites there
     overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
     _check_store(config, overrides)
     with redis_for(config) as url:
