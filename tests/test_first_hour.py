@@ -444,6 +444,17 @@ def test_a_global_option_after_the_command_says_where_it_goes(
     assert f"as in `./run.sh crawler {option} DIR COMMAND ...`" in run.stderr, run.stderr
 
 
+def test_a_setting_before_the_command_says_it_goes_after(tmp_path: Path) -> None:
+    run = crawler(
+        "-s", "LEASE_SECONDS=5", "temp", "citynews", cwd=tmp_path, env={"CRAWLER_COMMAND": "crawler"}
+    )
+    assert run.code == 2, run.stderr
+    assert (
+        "(-s LEASE_SECONDS=5 is an option of the commands that crawl: give it after the command, as in"
+        " `crawler temp SITE -s LEASE_SECONDS=5`)"
+    ) in " ".join(run.stderr.split()), run.stderr
+
+
 def test_extract_of_an_empty_source_says_what_it_expects(tmp_path: Path) -> None:
     run = crawler("extract", "", cwd=tmp_path)
     assert run.code == 2

@@ -71,7 +71,17 @@ class _Parser(argparse.ArgumentParser):
                         f" as in `{command_name()} {option}{value} COMMAND ...`)"
                     )
                     break
+        invalid = _INVALID_COMMAND_RE.match(message)
+        if invalid is not None and "=" in invalid[1]:
+            message += (
+                f" (-s {invalid[1]} is an option of the commands that crawl: give it after the command, as in"
+                f" `{command_name()} temp SITE -s {invalid[1]}`)"
+            )
         super().error(message)
+
+
+# argparse's message for a command it does not know, and the word it took for one.
+_INVALID_COMMAND_RE = re.compile(r"argument COMMAND: invalid choice: '([^']*)'")
 
 
 def build_parser() -> argparse.ArgumentParser:
