@@ -214,6 +214,10 @@ def test_a_page_about_the_topic_scores_high_and_a_passing_mention_low() -> None:
     assert about.why.startswith("topic terms are") and "solar ×" in about.why
     assert dict(passing.terms) == {"solar": 1}
     assert topic.relevance(None, "").why == "no topic term in 0 words"
+    # A short page's share is of MIN_WORDS words (60), as the score counts it: 3 of 60 is 5%, not 3 of its
+    # 5 words (stop words left out).
+    short = topic.relevance(None, "Solar panels on the grid, solar at noon.")
+    assert short.why.startswith("topic terms are 5.0% of 5 words, counted as 60, 2 distinct"), short.why
     assert words("Batteries, turbines and the grid's grids") == ["battery", "turbine", "grid", "grid"]
 
 

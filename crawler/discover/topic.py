@@ -190,7 +190,12 @@ class Topic:
             why = f"no topic term in {len(page)} words"
         else:
             named = ", ".join(f"{term} ×{count}" for term, count in top)
-            why = f"topic terms are {density:.1%} of {len(page)} words, {len(counts)} distinct: {named}"
+            of = (
+                f"{len(page)} words"
+                if len(page) >= MIN_WORDS
+                else f"{len(page)} words, counted as {MIN_WORDS}"
+            )
+            why = f"topic terms are {density:.1%} of {of}, {len(counts)} distinct: {named}"
         return Relevance(score=round(score, 3), terms=top, why=why)
 
 
