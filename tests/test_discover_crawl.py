@@ -5,13 +5,15 @@ Checked: the page budget is kept exactly; no URL is fetched twice, within a craw
 Bloom filter, the frontier kept in Redis); each host's politeness holds; relevant pages are stored with
 their relevance and why, others are not; a crawl ends when its frontier runs dry; a seed that fails is
 dead-lettered and the crawl goes on; grabs spend their budget per period; two workers share one link
-model."""
+model; the temp summary's harvest counts relevant pages recorded as reposts, as `crawler status` does."""
 
 from __future__ import annotations
 
 import collections
 import json
 import os
+import random
+import re
 import signal
 import subprocess
 import sys
@@ -22,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SITE_SERVER_SCRIPT, _read_port, _stop
 from test_crawl import finish, wait_until_done
 
-from crawler.demo.web import SimWeb, served
+from crawler.demo.web import TOPIC_KEYWORDS, SimWeb, served
 from crawler.discover.shared import FEATURES_VERSION
 from crawler.keys import Keys
 from crawler.requests import JobCounts, enqueue_job
@@ -195,6 +198,67 @@ def test_a_link_back_to_a_seed_is_not_fetched_again_and_the_summary_counts_what_
         _no_url_twice(fetched)
         stored = web.stored()
         assert f"stored {len(stored)} articles" in done.stdout, done.stdout
+
+
+def _article_page(title: str, rng: random.Random, words: tuple[str, ...]) -> str:
+    sentences = " ".join(
+        " ".join(rng.choice(words) for _ in range(rng.randint(12, 20))).capitalize() + "." for _ in range(20)
+    )
+    return (
+        f"<html><head><title>{title}</title></head>"
+        f"<body><article><h1>{title}</h1><p>{sentences}</p></article></body></html>"
+    )
+
+
+def test_the_summary_counts_relevant_pages_recorded_as_reposts_as_status_does(tmp_path: Path) -> None:
+    # A small web: an index of three articles on the topic, a copy of each under another URL, and three
+    # pages on something else. The copies are relevant pages read, recorded as reposts, not stored.
+    site = tmp_path / "site"
+    (site / "news").mkdir(parents=True)
+    (site / "copy").mkdir()
+    (site / "other").mkdir()
+    filler = ("the", "a", "of", "and", "report", "city", "council", "week", "plans", "people")
+    links = []
+    for n in range(1, 4):
+        page = _article_page(f"Energy story {n}", random.Random(n), TOPIC_KEYWORDS + filler)
+        (site / "news" / f"{n}.html").write_text(page, "utf-8")
+        (site / "copy" / f"{n}.html").write_text(page, "utf-8")
+        other = _article_page(f"Garden story {n}", random.Random(10 + n), ("compost", "tomato", *filler))
+        (site / "other" / f"{n}.html").write_text(other, "utf-8")
+        links += [f"/news/{n}.html", f"/copy/{n}.html", f"/other/{n}.html"]
+    listed = "".join(f'<li><a href="{link}">{link}</a></li>' for link in links)
+    (site / "index.html").write_text(f"<html><body><ul>{listed}</ul></body></html>", "utf-8")
+    log_path = tmp_path / "server.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, str(SITE_SERVER_SCRIPT), "--root", str(site)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+        )
+    try:
+        origin = f"http://127.0.0.1:{_read_port(server, log_path)}"
+        web = Web(SimWeb(SEED, 1), [origin], tmp_path / "unused.log", tmp_path)
+        web.rules.mkdir()
+        (web.rules / "web.yaml").write_text(
+            web.sim.rule([origin], budget=20, max_depth=2, seeds=[f"{origin}/index.html"]), "utf-8"
+        )
+        done = web.crawler("temp", "web")
+    finally:
+        _stop(server)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "recorded 3 reposts" in done.stdout, done.stdout
+    summary = re.search(
+        r"discover: (\d+) relevant pages (?:stored )?of (\d+) read \(harvest ([\d.]+)\)", done.stdout
+    )
+    assert summary is not None, done.stdout
+    status = web.crawler("status", "--format", "json")
+    assert status.returncode == 0, status.stderr
+    found = next(row for row in json.loads(status.stdout)["sites"] if row["site"] == "web")["discover"]
+    read = found["relevant_24h"] + found["irrelevant_24h"]
+    assert (int(summary[1]), int(summary[2])) == (found["relevant_24h"], read) == (6, 10)
+    assert float(summary[3]) == round(found["harvest_24h"], 2)
+    assert "6 relevant pages of 10 read (harvest 0.60): 3 stored, 3 recorded as reposts" in done.stdout
 
 
 def test_a_crawl_within_its_depth_ends_when_the_frontier_runs_dry(web: Web) -> None:

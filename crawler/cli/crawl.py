@@ -419,14 +419,17 @@ def _crawl_job(settings: Any, url: str, job: str, *, title: str) -> JobCounts:
 
 
 def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: JobCounts) -> str:
-    """What a discover crawl found: relevant pages of those read, its budget, the frontier left."""
+    """What a discover crawl found: relevant pages of those read (stored, or recorded as reposts of stored
+    ones: the harvest of docs/discover.md, as `crawler status` counts it), its budget, the frontier left."""
     server = connect(url)
     keys = Keys(settings["REDIS_KEY_PREFIX"])
     budget = hash_of(server, keys.job(job)).get("budget", "?")
     left = Frontier(server, keys, rule.site).size()
-    harvest = f" (harvest {counts.stored / counts.fetched:.2f})" if counts.fetched else ""
+    relevant = counts.stored + counts.reposts
+    harvest = f" (harvest {relevant / counts.fetched:.2f})" if counts.fetched else ""
     return (
-        f"discover: {counts.stored} relevant pages stored of {counts.fetched} read{harvest}, budget {budget};"
+        f"discover: {relevant} relevant pages of {counts.fetched} read{harvest}: {counts.stored} stored,"
+        f" {counts.reposts} recorded as reposts; budget {budget};"
         f" {left} links wait in the frontier for its next crawl (temp or grab)"
     )
 
