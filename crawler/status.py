@@ -194,9 +194,8 @@ def _site(
         attention.append(no_news)
     if recent["crawl/refused"]:
         attention.append(
-            f"refused {recent['crawl/refused']} requests to private addresses in 24 h:"
-            f" `allow_private_addresses: true` in {rule.path} allows them if the site is on this machine"
-            " or an intranet"
+            f"refused {recent['crawl/refused']} requests to private addresses in 24 h: "
+            + rule.private_hint("allows them if the site is on this machine or an intranet")
         )
     if dead:
         letters = "dead letter" if dead == 1 else "dead letters"

@@ -110,6 +110,35 @@ def test_a_bad_discover_section_is_named_with_its_key_and_value(
     ]
 
 
+def test_allow_private_addresses_on_a_discover_rule_without_domains_is_an_error_saying_to_list_them(
+    tmp_path: Path,
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    anywhere = "allow_private_addresses: true\n" + DISCOVER_RULE.replace(
+        "  domains: [portal.test, news.test, blog.test]\n", ""
+    )
+    (rules / "energy.yaml").write_text(anywhere, "utf-8")
+    (rules / "listed.yaml").write_text("allow_private_addresses: true\n" + DISCOVER_RULE, "utf-8")
+    env = {**os.environ, "CRAWLER_RULES_DIR": str(rules), "CRAWLER_DATA_DIR": str(tmp_path / "data")}
+    checked = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "rules", "check"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert (
+        "rules/energy.yaml: allow_private_addresses: applies to discover.domains, which this discover rule"
+        " does not have: add the private hosts to discover.domains"
+    ) in checked.stdout, checked.stdout
+    assert "listed.yaml" not in checked.stdout, checked.stdout
+    listed = parse_rule("allow_private_addresses: true\n" + DISCOVER_RULE, site="energy")
+    assert "list the host in discover.domains" in listed.private_hint("allows it")
+
+
 def test_example_articles_are_read_next_to_the_rule_and_a_missing_one_is_named(tmp_path: Path) -> None:
     (tmp_path / "examples").mkdir()
     (tmp_path / "examples" / "one.html").write_text(

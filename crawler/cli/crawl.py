@@ -96,7 +96,7 @@ def run_temp(args: argparse.Namespace) -> int:
             f" stopped, or runs still): {counts.stored} articles stored in all, {before.stored} before this"
             f" run, {counts.stored - before.stored} in it; the counts below are the job's in all"
         )
-    _print_summary(job, counts, settings)
+    _print_summary(job, counts, settings, rule)
     if discovered:
         print(discovered)
     if counts.stored == 0 and counts.unstored:
@@ -434,7 +434,8 @@ def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: Job
     )
 
 
-def _print_summary(job: str, counts: JobCounts, settings: Settings) -> None:
+def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule | None = None) -> None:
+    """The counts of ``job``, a crawl of ``rule`` (None: of several rules), and what to do about them."""
     kinds = ", ".join(f"{kind}: {count}" for kind, count in counts.error_kinds.items())
     print(
         f"fetched {counts.fetched} pages, stored {counts.stored} articles,"
@@ -458,10 +459,14 @@ def _print_summary(job: str, counts: JobCounts, settings: Settings) -> None:
             " under another URL) against their originals, not stored twice"
         )
     if counts.refused:
-        print(
-            f"refused {counts.refused} requests to private addresses (loopback, private, link-local):"
-            " a rule for a site on this machine or an intranet allows them with"
+        how = (
+            rule.private_hint("allows them if the site is on this machine or an intranet")
+            if rule is not None
+            else "a rule for a site on this machine or an intranet allows them with"
             " `allow_private_addresses: true`"
+        )
+        print(
+            f"refused {counts.refused} requests to private addresses (loopback, private, link-local): {how}"
         )
     if counts.errors:
         print(f"the errors are dead letters, each with its reason: `{suggest(f'dead list --job {job}')}`")

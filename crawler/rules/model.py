@@ -247,6 +247,16 @@ class Rule:
         them resolve to private addresses)."""
         return (*self.domains, *(self.discover.domains if self.discover else ()))
 
+    def private_hint(self, allows: str) -> str:
+        """How this rule lets requests to private addresses through, for a refusal to say: the key, then
+        ``allows`` ("allows it"); for a discover rule, the host listed in ``discover.domains`` too."""
+        if self.discover is not None:
+            return (
+                "a discover crawl fetches private addresses only on the hosts of its discover.domains: list"
+                f" the host in discover.domains, with `allow_private_addresses: true`, in {self.path}"
+            )
+        return f"`allow_private_addresses: true` in {self.path} {allows}"
+
     def allows_host(self, host: str | None) -> bool:
         """True when ``host`` (no port) is one of the rule's domains or a subdomain of one."""
         if not host:

@@ -276,6 +276,12 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
     concurrency = check.integer(politeness, "concurrency", "politeness", 4, 1)
     obey_robots = check.boolean(politeness, "obey_robots", "politeness", True)
     allow_private = check.boolean(top, "allow_private_addresses", "", False)
+    if allow_private and discover is not None and not discover.domains and not domains:
+        check.fail(
+            "allow_private_addresses",
+            "applies to discover.domains, which this discover rule does not have:"
+            " add the private hosts to discover.domains",
+        )
     priority = check.integer(top, "priority", "", 0, None)
     every, cron, bounds = _schedule(top, check)
     headers = _headers(top, check)
