@@ -100,10 +100,9 @@ _ID = DOCUMENT_FIELDS.index("id")
 # A SimHash as the band index keeps it (signed) back to its unsigned value.
 _UNSIGNED = (1 << 64) - 1
 _CANDIDATE_COLUMNS = "a.url, a.site, a.week, a.first_seen, a.content_hash, a.simhash, a.body"
-# SQLite's primary result codes for a file that is damaged (SQLITE_CORRUPT, SQLITE_NOTADB), or that
-# cannot be opened or read (SQLITE_IOERR, SQLITE_CANTOPEN).
-_DAMAGED_CODES = frozenset({11, 26})
-_UNREADABLE_CODES = frozenset({10, 14})
+# SQLite's primary result codes for a file that is damaged, or that cannot be opened or read.
+_DAMAGED_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+_UNREADABLE_CODES = frozenset({sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN})
 _ADD_REPOST = (
     "UPDATE articles SET reposts = json_insert(reposts, '$[#]', json(?)) WHERE url = ?"
     " AND NOT EXISTS (SELECT 1 FROM json_each(articles.reposts) WHERE json_extract(value, '$.url') = ?)"
@@ -671,7 +670,7 @@ def _damage_hint(exc: sqlite3.Error, path: Path) -> str:
     a writer killed while writing leaves) is named, with its ``-shm``: SQLite would apply it to a backup
     copied in beside it."""
     code = getattr(exc, "sqlite_errorcode", None)
-    if code is None:
+    if code is None or code & 0xFF not in _DAMAGED_CODES | _UNREADABLE_CODES:
         return ""
     restore = (
         "restore it from a backup (docs/operations.md, 'Backing up a week'), or move it out of the folder to"
@@ -686,9 +685,7 @@ def _damage_hint(exc: sqlite3.Error, path: Path) -> str:
         )
     if code & 0xFF in _DAMAGED_CODES:
         return f"; the file is damaged: {restore}"
-    if code & 0xFF in _UNREADABLE_CODES:
-        return f"; the file cannot be read: make it a file the crawler's user may read and write, {restore}"
-    return ""
+    return f"; the file cannot be read: make it a file the crawler's user may read and write, {restore}"
 
 
 def _wal_leftovers(path: Path) -> list[str]:
