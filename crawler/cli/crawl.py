@@ -80,15 +80,15 @@ def run_temp(args: argparse.Namespace) -> int:
         settings = _crawl_settings(config, url, overrides)
         server, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
         resumed = None if article_urls else unfinished_temp_job(server, keys, rule.site)
+        before = None if resumed is None else JobCounts.read(server, keys, resumed)
         if resumed is None:
             job = _enqueue(settings, server, keys, [rule], article_urls=article_urls)
             if not article_urls:
                 remember_temp_job(server, keys, rule.site, job)
-            before = None
         else:
-            job, before = resumed, JobCounts.read(server, keys, resumed)
+            job = resumed
         title = f"temp crawl of {rule.site}" + (f" (job {job} resumed)" if resumed else "")
-        counts = _crawl_job(settings, url, job, title=title)
+        counts = _crawl_job(settings, server, keys, job, title=title)
         discovered = _discover_summary(settings, url, rule, job, counts) if rule.discover else None
     if before is not None:
         print(
@@ -270,8 +270,9 @@ def run_demo(args: argparse.Namespace) -> int:
         config = config.replace(data_dir=directory, rules_dir=demo_rules)
         with redis_for(config) as url:
             settings = _crawl_settings(config, url, {})
-            job = _enqueue(settings, connect(url), Keys(settings["REDIS_KEY_PREFIX"]), ruleset.rules.values())
-            counts = _crawl_job(settings, url, job, title="demo crawl")
+            client, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
+            job = _enqueue(settings, client, keys, ruleset.rules.values())
+            counts = _crawl_job(settings, client, keys, job, title="demo crawl")
     _print_summary(job, counts, settings)
     _print_stored(console, directory, {site: ways_in(rule) for site, rule in ruleset.rules.items()})
     return 0
@@ -359,10 +360,8 @@ def _enqueue(
     )
 
 
-def _crawl_job(settings: Any, url: str, job: str, *, title: str) -> JobCounts:
+def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, title: str) -> JobCounts:
     """Crawl until ``job`` has nothing pending, with a progress bar titled ``title``; the job's counts."""
-    server = connect(url)
-    keys = Keys(settings["REDIS_KEY_PREFIX"])
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
         with ctrl_c_blocked():  # the bar's refresh thread
