@@ -44,6 +44,8 @@ HOURS_HISTORY = 7 * 24
 # FIELD_MIN_PAGES pages, and most pages miss it.
 FIELD_JUMP = 0.3
 FIELD_MIN_PAGES = 3
+# The counters of the pages where a rule field found nothing: fields/missing/<field>.
+_MISSING = "fields/missing/"
 # Most requests failing, on at least this many, is a site problem rather than a blip.
 ERROR_MIN_REQUESTS = 3
 # A grab this late (seconds past due) means no scheduler is running.
@@ -86,10 +88,13 @@ def build_status(
     leader = server.get(keys.leader)
     dead = _dead_letters(server, keys)
     sites = [
-        _site(server, keys, rule, now, dead.get(rule.site, 0), suggest)
-        for rule in sorted(ruleset.rules.values(), key=lambda r: r.site)
+        _site(
+            server, keys, site, ruleset.get(site), now, dead.get(site, 0), suggest, ruleset.broken.get(site)
+        )
+        for site in sorted({*ruleset.rules, *ruleset.broken})
     ]
     broken = [{"file": error.file, "error": str(error)} for error in ruleset.errors]
+    sites_files = set(ruleset.broken.values())
     health = _redis(server)
     return {
         "now": _iso(now),
@@ -108,7 +113,7 @@ def build_status(
         "rule_errors": broken,
         "attention": sorted(
             {site["site"] for site in sites if site["attention"]}
-            | {b["file"] for b in broken}
+            | {b["file"] for b in broken if b["file"] not in sites_files}
             | ({"redis"} if health["writes_refused"] else set())
         ),
     }
@@ -142,21 +147,36 @@ def _dead_letters(server: redis.Redis, keys: Keys) -> dict[str, int]:
 
 
 def _site(
-    server: redis.Redis, keys: Keys, rule: Rule, now: float, dead: int, suggest: Callable[[str], str]
+    server: redis.Redis,
+    keys: Keys,
+    site: str,
+    rule: Rule | None,
+    now: float,
+    dead: int,
+    suggest: Callable[[str], str],
+    broken: str | None,
 ) -> dict[str, Any]:
-    state = hash_of(server, keys.grab(rule.site))
-    recent, history = _counters(server, keys, rule.site, now)
+    """The status of ``site``: of its ``rule``, or (``rule`` None) of a site whose rule file ``broken`` has
+    errors, from its counters and state in Redis."""
+    state = hash_of(server, keys.grab(site))
+    recent, history = _counters(server, keys, site, now)
     last_job = state.get("job")
     last_new = None
     if last_job is not None:
         stored = server.hget(keys.job(last_job), "stored")
         last_new = int(stored or 0)
     pages = recent["fields/pages"]
+    if rule is not None:
+        names = sorted(rule.fields)
+    else:
+        names = sorted(
+            {name.removeprefix(_MISSING) for name in (*recent, *history) if name.startswith(_MISSING)}
+        )
     fields = []
-    for name in sorted(rule.fields):
-        share = recent[f"fields/missing/{name}"] / pages if pages else 0.0
+    for name in names:
+        share = recent[_MISSING + name] / pages if pages else 0.0
         past_pages = history["fields/pages"]
-        past = history[f"fields/missing/{name}"] / past_pages if past_pages else 0.0
+        past = history[_MISSING + name] / past_pages if past_pages else 0.0
         stopped = pages >= FIELD_MIN_PAGES and share >= 0.5 and share - past >= FIELD_JUMP
         fields.append(
             {
@@ -167,14 +187,16 @@ def _site(
             }
         )
     requests = recent["crawl/pages"] + recent["crawl/errors"] + recent["crawl/not_modified"]
-    ban = _ban(server, keys, rule.site, now)
-    (polite,) = LeasedQueue(server, keys).politeness([rule.site])
+    ban = _ban(server, keys, site, now)
+    (polite,) = LeasedQueue(server, keys).politeness([site])
     errors_by_kind = {
         name.removeprefix("errors/"): count
         for name, count in sorted(recent.items())
         if name.startswith("errors/")
     }
     attention = []
+    if broken is not None:
+        attention.append(f"rule file has errors: {broken}")
     if ban is not None:
         evidence = "; ".join(
             f"{signal['what']} at {signal['url']}"
@@ -186,20 +208,20 @@ def _site(
         attention.append(f"backing off until {_iso(polite.backoff_until)}: {polite.backoff_reason}")
     if recent["crawl/errors"] >= ERROR_MIN_REQUESTS and recent["crawl/errors"] * 2 > requests:
         attention.append(f"fetch errors: {recent['crawl/errors']} of {requests} requests in 24 h failed")
-    last_hour, before = _errors_rising(server, keys, rule.site, now)
+    last_hour, before = _errors_rising(server, keys, site, now)
     if last_hour >= ERROR_MIN_REQUESTS and last_hour > RISING_FACTOR * max(before, 1.0):
         attention.append(f"errors rising: {last_hour} in the last hour, {before:.1f} an hour before")
-    no_news = _no_news(state, rule, now)
+    no_news = _no_news(state, rule, now) if rule is not None else None
     if no_news is not None:
         attention.append(no_news)
     if recent["crawl/refused"]:
-        attention.append(
-            f"refused {recent['crawl/refused']} requests to private addresses in 24 h: "
-            + rule.private_hint("allows them if the site is on this machine or an intranet")
-        )
+        refused = f"refused {recent['crawl/refused']} requests to private addresses in 24 h"
+        if rule is not None:
+            refused += ": " + rule.private_hint("allows them if the site is on this machine or an intranet")
+        attention.append(refused)
     if dead:
         letters = "dead letter" if dead == 1 else "dead letters"
-        attention.append(f"{dead} {letters}: `{suggest(f'dead list --site {rule.site}')}`")
+        attention.append(f"{dead} {letters}: `{suggest(f'dead list --site {site}')}`")
     attention.extend(
         f"field {field['field']} stopped matching: missing on {field['missing_24h']:.0%} of pages"
         f" (before: {field['missing_before']:.0%}): the site's layout changed?"
@@ -207,15 +229,28 @@ def _site(
         if field["stopped"]
     )
     next_due = float(state["next"]) if "next" in state else None
-    if next_due is not None and now - next_due > OVERDUE_SECONDS and (rule.every or rule.cron):
+    if (
+        next_due is not None
+        and now - next_due > OVERDUE_SECONDS
+        and rule is not None
+        and (rule.every or rule.cron)
+    ):
         attention.append(f"grab overdue since {_iso(next_due)}: is a scheduler running?")
-    if rule.every is not None:
+    if rule is None:
+        schedule = "unknown"
+    elif rule.every is not None:
         every = rule.every.total_seconds()
         schedule = f"every {span(float(state.get('interval', every)))} (rule: {span(every)})"
     else:
         schedule = f"cron {rule.cron}" if rule.cron else "none (temp crawls only)"
+    discovering = (
+        rule.discover is not None
+        if rule is not None
+        else any(name.startswith("discover/") for name in recent)
+    )
     return {
-        "site": rule.site,
+        "site": site,
+        "rule_broken": broken is not None,
         "schedule": schedule,
         "last_grab": _iso(float(state["last"])) if "last" in state else None,
         "next_grab": None if next_due is None else _iso(next_due),
@@ -241,21 +276,21 @@ def _site(
             "concurrency": polite.concurrency,
             "downloading": polite.inflight,
         },
-        "sessions": _sessions(server, keys, rule),
+        "sessions": _sessions(server, keys, rule) if rule is not None else [],
         "dead_letters": dead,
         "qread_fallbacks_24h": recent["extract/qread_fallback"],
         "fields": fields,
-        "discover": _discover(server, keys, rule, recent) if rule.discover else None,
+        "discover": _discover(server, keys, site, recent) if discovering else None,
         "attention": attention,
     }
 
 
-def _discover(server: redis.Redis, keys: Keys, rule: Rule, recent: Counter[str]) -> dict[str, Any]:
-    """A discover rule's last 24 hours (pages relevant and not, links kept and refused, the link model's
+def _discover(server: redis.Redis, keys: Keys, site: str, recent: Counter[str]) -> dict[str, Any]:
+    """A discover crawl's last 24 hours (pages relevant and not, links kept and refused, the link model's
     time a page) and its state (the frontier's links and hosts, the model's shared updates)."""
     read = recent["discover/relevant"] + recent["discover/irrelevant"]
-    frontier = Frontier(server, keys, rule.site)
-    model = SharedModel(server, keys, rule.site, "status")
+    frontier = Frontier(server, keys, site)
+    model = SharedModel(server, keys, site, "status")
     pages = recent["discover/model_pages"]
     return {
         "relevant_24h": recent["discover/relevant"],

@@ -52,7 +52,7 @@ def test_overdue_grabs_broken_rules_dead_workers_and_field_history(
     assert author["missing_24h"] == 0.9 and author["missing_before"] == 0.9 and not author["stopped"]
     assert sites["demo-techdaily"]["attention"] == []
     assert report["rule_errors"] and report["rule_errors"][0]["file"].endswith("broken.yaml")
-    assert report["attention"] == sorted(["demo-citynews", report["rule_errors"][0]["file"]])
+    assert report["attention"] == ["broken", "demo-citynews"]
 
 
 def test_captcha_pages_are_told_from_articles_about_captchas() -> None:
@@ -107,3 +107,50 @@ def test_dead_list_shows_brackets_in_urls_and_reasons_as_written(
     assert main(["dead", "list"]) == 0
     out = capsys.readouterr().out
     assert "http://news.test/a?[b]=1" in out and "HTTP 500 [bold]x[/bold] at //ul[@class='news']" in out, out
+
+
+def test_a_site_whose_rule_file_is_broken_stays_listed_with_its_counters_and_dead_letters(
+    tmp_path: Path,
+    redis_server: str,
+    redis_client: redis.Redis,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    (rules / "gone.yaml").write_text("domains: [gone.test]\nstart_urls: [\n", encoding="utf-8")  # YAML error
+    (rules / "wrong.yaml").write_text("name: Wrong\nstart_urls: 12\n", encoding="utf-8")  # rule error
+    (rules / "no site.yaml").write_text("name: No site\n", encoding="utf-8")  # a name no site id can have
+    now = time.time()
+    keys = Keys("crawler")
+    redis_client.hset(
+        keys.stats("gone", hour_of(now - 3600)),
+        mapping={"crawl/pages": 5, "store/new": 4, "fields/pages": 4, "fields/missing/body": 1},
+    )
+    record = {"reason": "HTTP 500", "site": "gone", "url": "http://gone.test/a", "at": now}
+    redis_client.hset(keys.dead, json.dumps({"url": "http://gone.test/a"}), json.dumps(record))
+    redis_client.hset(keys.grab("wrong"), mapping={"last": now - 600, "next": now - 3000})
+    report = build_status(redis_client, keys, load_rules(rules), now)
+    sites = {site["site"]: site for site in report["sites"]}
+    assert sorted(sites) == ["demo-citynews", "gone", "wrong"]
+    gone, wrong = sites["gone"], sites["wrong"]
+    assert gone["rule_broken"] and wrong["rule_broken"] and not sites["demo-citynews"]["rule_broken"]
+    assert (gone["pages_24h"], gone["new_24h"], gone["dead_letters"]) == (5, 4, 1)
+    assert gone["fields"] == [{"field": "body", "missing_24h": 0.25, "missing_before": 0.0, "stopped": False}]
+    assert gone["attention"][0] == f"rule file has errors: {rules / 'gone.yaml'}"
+    assert any(reason.startswith("1 dead letter") for reason in gone["attention"])
+    assert wrong["attention"] == [f"rule file has errors: {rules / 'wrong.yaml'}"], "no grab overdue"
+    assert wrong["last_grab"] is not None
+    files = {error["file"] for error in report["rule_errors"]}
+    assert files == {str(rules / name) for name in ("gone.yaml", "wrong.yaml", "no site.yaml")}
+    assert report["attention"] == sorted([str(rules / "no site.yaml"), "gone", "wrong"])
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
+    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
+    assert main(["status"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("│ gone ")]
+    assert rows and "NEEDS ATTENTION" in rows[0] and "│ -/4 " in rows[0], rows
+    assert main(["status", "--format", "json"]) == 0
+    shown = {site["site"]: site for site in json.loads(capsys.readouterr().out)["sites"]}
+    assert shown["gone"]["rule_broken"] and shown["gone"]["dead_letters"] == 1

@@ -31,7 +31,7 @@ _SITE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 def load_rules(
     directory: str | Path, *, min_body_chars: int = QREAD_MIN_BODY_CHARS, regex_timeout: float = REGEX_TIMEOUT
 ) -> RuleSet:
-    """Every ``*.yaml`` rule of ``directory``: the valid ones and the errors of all the others.
+    """Every ``*.yaml`` rule of ``directory``: the valid ones, and the errors and sites of all the others.
 
     ``min_body_chars`` is the default of ``article.min_body_chars`` (the QREAD_MIN_BODY_CHARS setting);
     ``regex_timeout`` the time limit of one regex search. A folder that cannot be read is a RuleError.
@@ -48,11 +48,13 @@ def load_rules(
         ) from None
     rules: dict[str, Rule] = {}
     errors: list[RuleError] = []
+    broken: dict[str, str] = {}
     for entry in entries:
         if entry.suffix == ".yml":
             errors.append(
                 RuleError(str(entry), "", "rule files end in .yaml: this one is not read", "a .yaml file")
             )
+            broken.setdefault(entry.stem, str(entry))
             continue
         if entry.suffix != RULE_SUFFIX or entry.is_dir():
             continue
@@ -60,9 +62,11 @@ def load_rules(
             rule = load_rule(entry, min_body_chars=min_body_chars, regex_timeout=regex_timeout)
         except RuleErrors as exc:
             errors.extend(exc.errors)
+            broken.setdefault(entry.stem, str(entry))
             continue
         rules[rule.site] = rule
-    return RuleSet(folder, MappingProxyType(rules), tuple(errors))
+    sites = {site: file for site, file in broken.items() if site not in rules and _SITE_ID_RE.fullmatch(site)}
+    return RuleSet(folder, MappingProxyType(rules), tuple(errors), MappingProxyType(sites))
 
 
 def rule_file(directory: Path, site: str) -> Path:

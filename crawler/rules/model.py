@@ -422,11 +422,13 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class RuleSet:
-    """The valid rules of a folder by site id, and every error of the files that are not."""
+    """The valid rules of a folder by site id, every error of the files that are not, and the sites of those
+    files (``broken``: site id -> file; a file's name is its site id), which are not crawled."""
 
     directory: Path
     rules: Mapping[str, Rule]
     errors: tuple[RuleError, ...] = ()
+    broken: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules.values())
