@@ -286,8 +286,10 @@ def _site(
 
 
 def _discover(server: redis.Redis, keys: Keys, site: str, recent: Counter[str]) -> dict[str, Any]:
-    """A discover crawl's last 24 hours (pages relevant and not, links kept and refused, the link model's
-    time a page) and its state (the frontier's links and hosts, the model's shared updates)."""
+    """A discover crawl's last 24 hours (pages relevant and not; the links of its pages kept in the
+    frontier, refused by the rule's domains, seen already; the links released from the frontier to the
+    queue; the link model's time a page) and its state (the frontier's links and hosts, the model's shared
+    updates)."""
     read = recent["discover/relevant"] + recent["discover/irrelevant"]
     frontier = Frontier(server, keys, site)
     model = SharedModel(server, keys, site, "status")
@@ -298,6 +300,8 @@ def _discover(server: redis.Redis, keys: Keys, site: str, recent: Counter[str]) 
         "harvest_24h": round(recent["discover/relevant"] / read, 3) if read else None,
         "links_kept_24h": recent["discover/links_kept"],
         "links_refused_24h": recent["discover/links_refused"],
+        "links_seen_24h": recent["discover/links_seen"],
+        "links_released_24h": recent["discover/released"],
         "model_ms_per_page_24h": (
             round(recent["discover/model_microseconds"] / pages / 1000, 3) if pages else None
         ),

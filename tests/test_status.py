@@ -154,3 +154,54 @@ def test_a_site_whose_rule_file_is_broken_stays_listed_with_its_counters_and_dea
     assert main(["status", "--format", "json"]) == 0
     shown = {site["site"]: site for site in json.loads(capsys.readouterr().out)["sites"]}
     assert shown["gone"]["rule_broken"] and shown["gone"]["dead_letters"] == 1
+
+
+def test_a_discover_crawl_shows_its_links_kept_refused_seen_already_and_released(
+    tmp_path: Path,
+    redis_server: str,
+    redis_client: redis.Redis,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "energy.yaml").write_text(
+        "discover:\n  topic: {keywords: [solar, wind]}\n  seeds: ['https://news.test/']\n  budget: 50\n"
+        "  domains: [news.test]\n",
+        encoding="utf-8",
+    )
+    now = time.time()
+    redis_client.hset(
+        Keys("crawler").stats("energy", hour_of(now)),
+        mapping={
+            "discover/relevant": 3,
+            "discover/irrelevant": 7,
+            "discover/links_kept": 41,
+            "discover/links_refused": 5,
+            "discover/links_seen": 17,
+            "discover/released": 9,
+        },
+    )
+    found = build_status(redis_client, Keys("crawler"), load_rules(rules), now)["sites"][0]["discover"]
+    shown = {name: found[name] for name in found if name.startswith("links_")}
+    assert shown == {
+        "links_kept_24h": 41,
+        "links_refused_24h": 5,
+        "links_seen_24h": 17,
+        "links_released_24h": 9,
+    }
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
+    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
+    assert main(["status"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    table = lines[next(i for i, line in enumerate(lines) if line.startswith("Discover crawls")) :]
+    header = [cell.strip() for cell in table[2].strip("┃").split("┃")]
+    row = [cell.strip() for cell in table[4].strip("│").split("│")]
+    columns = dict(zip(header, row, strict=True))
+    assert (columns["links kept"], columns["refused"], columns["seen already"], columns["released"]) == (
+        "41",
+        "5",
+        "17",
+        "9",
+    )
