@@ -279,6 +279,8 @@ def _site(
         "sessions": _sessions(server, keys, rule) if rule is not None else [],
         "dead_letters": dead,
         "qread_fallbacks_24h": recent["extract/qread_fallback"],
+        "article_pages_24h": pages,
+        "article_pages_before": history["fields/pages"],
         "fields": fields,
         "discover": _discover(server, keys, site, recent) if discovering else None,
         "attention": attention,

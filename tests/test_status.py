@@ -149,8 +149,9 @@ def test_a_site_whose_rule_file_is_broken_stays_listed_with_its_counters_and_dea
     monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
     monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
     assert main(["status"]) == 0
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("│ gone ")]
-    assert rows and "NEEDS ATTENTION" in rows[0] and "│ -/4 " in rows[0], rows
+    lines = capsys.readouterr().out.splitlines()
+    assert _table(lines, "Sites")["gone"]["new last/24h"] == "-/4"
+    assert lines[lines.index("NEEDS ATTENTION gone") + 1] == f"  rule file has errors: {rules / 'gone.yaml'}"
     assert main(["status", "--format", "json"]) == 0
     shown = {site["site"]: site for site in json.loads(capsys.readouterr().out)["sites"]}
     assert shown["gone"]["rule_broken"] and shown["gone"]["dead_letters"] == 1
@@ -194,14 +195,77 @@ def test_a_discover_crawl_shows_its_links_kept_refused_seen_already_and_released
     monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
     monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
     assert main(["status"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    table = lines[next(i for i, line in enumerate(lines) if line.startswith("Discover crawls")) :]
-    header = [cell.strip() for cell in table[2].strip("┃").split("┃")]
-    row = [cell.strip() for cell in table[4].strip("│").split("│")]
-    columns = dict(zip(header, row, strict=True))
+    columns = _table(capsys.readouterr().out.splitlines(), "Discover crawls")["energy"]
     assert (columns["links kept"], columns["refused"], columns["seen already"], columns["released"]) == (
         "41",
         "5",
         "17",
         "9",
     )
+
+
+def test_the_tables_show_pages_ban_signs_backoffs_and_each_fields_missing_share(
+    tmp_path: Path,
+    redis_server: str,
+    redis_client: redis.Redis,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    now = time.time()
+    keys = Keys("crawler")
+    redis_client.hset(
+        keys.stats("demo-citynews", hour_of(now)),
+        mapping={
+            "crawl/pages": 12,
+            "ban": 1,
+            "ban_signal": 3,
+            "backoff": 2,
+            "fields/pages": 10,
+            "fields/missing/body": 5,
+        },
+    )
+    redis_client.hset(
+        keys.stats("demo-citynews", hour_of(now - 30 * 3600)),
+        mapping={"fields/pages": 10, "fields/missing/body": 1},
+    )
+    site = build_status(redis_client, keys, load_rules(rules), now)["sites"][0]
+    assert (site["article_pages_24h"], site["article_pages_before"]) == (10, 10)
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
+    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
+    assert main(["status"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    row = _table(lines, "Sites")["demo-citynews"]
+    assert (row["pages"], row["bans"], row["backoffs"]) == ("12", "1 (3 signs)", "2")
+    fields = _table(lines, "Rule fields")["demo-citynews"]
+    assert fields["article pages"] == "10 (10)"
+    assert "author 0% (0%), body 50% (10%) STOPPED MATCHING, published 0% (0%)" in fields["fields"]
+    reasons = lines[lines.index("NEEDS ATTENTION demo-citynews") + 1 :]
+    assert (
+        "  field body stopped matching: missing on 50% of pages (before: 10%): the site's layout changed?"
+        in (reasons)
+    )
+
+
+def _table(lines: list[str], title: str) -> dict[str, dict[str, str]]:
+    """The rows of the table of ``title`` as ``crawler status`` printed it (piped), by their first cell;
+    the cells of a row that wraps are joined with spaces."""
+    start = next(index for index, line in enumerate(lines) if line.startswith(title))
+    header = [cell.strip() for cell in lines[start + 2].strip("┃").split("┃")]
+    rows: dict[str, dict[str, str]] = {}
+    cells: list[str] = []
+    for line in lines[start + 4 :]:
+        if not line.startswith("│"):
+            break
+        parts = [cell.strip() for cell in line.strip("│").split("│")]
+        if parts[0]:
+            cells = parts
+            rows[parts[0]] = dict(zip(header, cells, strict=True))
+        else:
+            row = rows[cells[0]]
+            for name, part in zip(header, parts, strict=True):
+                row[name] = f"{row[name]} {part}".strip()
+    return rows

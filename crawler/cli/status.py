@@ -83,11 +83,12 @@ def _print(report: dict[str, Any]) -> None:
         "last grab",
         "next grab",
         "new last/24h",
+        "pages",
         "errors",
         "bans",
+        "backoffs",
         "304s",
         "qRead",
-        "attention",
     ):
         sites.add_column(column, overflow="fold")
     for site in report["sites"]:
@@ -97,15 +98,22 @@ def _print(report: dict[str, Any]) -> None:
             (site["last_grab"] or "never")[:16].replace("T", " "),
             (site["next_grab"] or "-")[:16].replace("T", " "),
             f"{'-' if site['new_last_grab'] is None else site['new_last_grab']}/{site['new_24h']}",
+            str(site["pages_24h"]),
             escape(_errors(site)),
-            str(site["bans_24h"]),
+            _bans(site),
+            str(site["backoffs_24h"]),
             str(site["not_modified_24h"]),
             str(site["qread_fallbacks_24h"]),
-            "[red]NEEDS ATTENTION[/red]\n" + escape("\n".join(site["attention"]))
-            if site["attention"]
-            else "ok",
         )
     console.print(sites)
+    for site in report["sites"]:
+        if site["attention"]:
+            console.print(
+                Text.assemble(("NEEDS ATTENTION", "red"), " ", (site["site"], "bold")), soft_wrap=True
+            )
+            for reason in site["attention"]:
+                console.print(Text.assemble("  ", reason), soft_wrap=True)
+    _print_fields(console, report["sites"])
     discovering = [site for site in report["sites"] if site.get("discover")]
     if discovering:
         table = Table(title="Discover crawls (counts over the last 24 h)", title_justify="left")
@@ -170,3 +178,36 @@ def _errors(site: dict[str, Any]) -> str:
     """A site's errors, and of which kinds: ``3 (HTTP 404: 2, timeout: 1)``."""
     kinds = ", ".join(f"{kind}: {count}" for kind, count in site["errors_by_kind_24h"].items())
     return f"{site['errors_24h']} ({kinds})" if kinds else str(site["errors_24h"])
+
+
+def _bans(site: dict[str, Any]) -> str:
+    """A site's bans, and the ban signs seen: ``1 (3 signs)``."""
+    signs = site["ban_signals_24h"]
+    if not signs:
+        return str(site["bans_24h"])
+    return f"{site['bans_24h']} ({signs} sign{'s' if signs != 1 else ''})"
+
+
+def _print_fields(console: Console, sites: list[dict[str, Any]]) -> None:
+    """Per site with rule fields, the share of its article pages where each field found nothing, in the last
+    24 h and in the 7 days before (``-``: no article page then); a field that stopped matching says so."""
+    shown = [site for site in sites if site["fields"]]
+    if not shown:
+        return
+    table = Table(
+        title="Rule fields: share of article pages where the field found nothing, last 24 h (7 days before)",
+        title_justify="left",
+    )
+    table.add_column("site")
+    table.add_column("article pages")
+    table.add_column("fields", overflow="fold")
+    for site in shown:
+        recent, before = site["article_pages_24h"], site["article_pages_before"]
+        cells = []
+        for field in site["fields"]:
+            share = f"{field['missing_24h']:.0%}" if recent else "-"
+            past = f"{field['missing_before']:.0%}" if before else "-"
+            cell = escape(f"{field['field']} {share} ({past})")
+            cells.append(f"[red]{cell} STOPPED MATCHING[/red]" if field["stopped"] else cell)
+        table.add_row(escape(site["site"]), f"{recent} ({before})", ", ".join(cells))
+    console.print(table)
