@@ -210,7 +210,10 @@ def _site(
         attention.append(f"fetch errors: {recent['crawl/errors']} of {requests} requests in 24 h failed")
     last_hour, before = _errors_rising(server, keys, site, now)
     if last_hour >= ERROR_MIN_REQUESTS and last_hour > RISING_FACTOR * max(before, 1.0):
-        attention.append(f"errors rising: {last_hour} in the last hour, {before:.1f} an hour before")
+        attention.append(
+            f"errors rising: {last_hour} in the last hour, against a mean of {before:.1f} an hour over the"
+            f" {HOURS_RECENT - 1} h before"
+        )
     no_news = _no_news(state, rule, now) if rule is not None else None
     if no_news is not None:
         attention.append(no_news)

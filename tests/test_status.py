@@ -269,3 +269,20 @@ def _table(lines: list[str], title: str) -> dict[str, dict[str, str]]:
             for name, part in zip(header, parts, strict=True):
                 row[name] = f"{row[name]} {part}".strip()
     return rows
+
+
+def test_errors_rising_say_the_mean_an_hour_over_the_23_hours_before(
+    tmp_path: Path, redis_client: redis.Redis
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    now = time.time()
+    keys = Keys("crawler")
+    redis_client.hset(keys.stats("demo-citynews", hour_of(now)), mapping={"crawl/errors": 12})
+    redis_client.hset(keys.stats("demo-citynews", hour_of(now - 5 * 3600)), mapping={"crawl/errors": 23})
+    site = build_status(redis_client, keys, load_rules(rules), now)["sites"][0]
+    assert (
+        "errors rising: 12 in the last hour, against a mean of 1.0 an hour over the 23 h before"
+        in (site["attention"])
+    )
