@@ -5,11 +5,13 @@ Checked: the page budget is kept exactly; no URL is fetched twice, within a craw
 Bloom filter, the frontier kept in Redis); each host's politeness holds; relevant pages are stored with
 their relevance and why, others are not; a crawl ends when its frontier runs dry; a seed that fails is
 dead-lettered and the crawl goes on; grabs spend their budget per period; two workers share one link
-model; the temp summary's harvest counts relevant pages recorded as reposts, as `crawler status` does."""
+model; the temp summary's harvest counts relevant pages recorded as reposts, as `crawler status` does; a
+second crawl with nothing new to read says so."""
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import random
@@ -200,6 +202,29 @@ def test_a_link_back_to_a_seed_is_not_fetched_again_and_the_summary_counts_what_
         assert f"stored {len(stored)} articles" in done.stdout, done.stdout
 
 
+@contextlib.contextmanager
+def served_folder(root: Path, log_path: Path) -> Iterator[str]:
+    """The files of ``root`` served by tests/siteserver.py on 127.0.0.1 until the block ends (every request
+    logged to ``log_path``); its origin."""
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, str(SITE_SERVER_SCRIPT), "--verbose", "--root", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+        )
+    try:
+        yield f"http://127.0.0.1:{_read_port(server, log_path)}"
+    finally:
+        _stop(server)
+
+
+def _requested(log_path: Path) -> list[str]:
+    """The paths of the GET requests served_folder's server logged, robots.txt left out."""
+    paths = re.findall(r'"GET (\S+) HTTP', log_path.read_text("utf-8"))
+    return [path for path in paths if path != "/robots.txt"]
+
+
 def _article_page(title: str, rng: random.Random, words: tuple[str, ...]) -> str:
     sentences = " ".join(
         " ".join(rng.choice(words) for _ in range(rng.randint(12, 20))).capitalize() + "." for _ in range(20)
@@ -228,24 +253,13 @@ def test_the_summary_counts_relevant_pages_recorded_as_reposts_as_status_does(tm
         links += [f"/news/{n}.html", f"/copy/{n}.html", f"/other/{n}.html"]
     listed = "".join(f'<li><a href="{link}">{link}</a></li>' for link in links)
     (site / "index.html").write_text(f"<html><body><ul>{listed}</ul></body></html>", "utf-8")
-    log_path = tmp_path / "server.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            [sys.executable, str(SITE_SERVER_SCRIPT), "--root", str(site)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-        )
-    try:
-        origin = f"http://127.0.0.1:{_read_port(server, log_path)}"
+    with served_folder(site, tmp_path / "server.log") as origin:
         web = Web(SimWeb(SEED, 1), [origin], tmp_path / "unused.log", tmp_path)
         web.rules.mkdir()
         (web.rules / "web.yaml").write_text(
             web.sim.rule([origin], budget=20, max_depth=2, seeds=[f"{origin}/index.html"]), "utf-8"
         )
         done = web.crawler("temp", "web")
-    finally:
-        _stop(server)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "recorded 3 reposts" in done.stdout, done.stdout
     summary = re.search(
@@ -291,6 +305,42 @@ def test_a_second_crawl_goes_on_from_the_frontier_and_fetches_nothing_again_but_
     assert len(both) == 80
     again = {page for page in second if page in first}
     assert again == {(0, f"/dir/{n}.html") for n in range(1, 5)}, "only the seeds are fetched again"
+
+
+def test_a_second_crawl_with_nothing_new_to_read_says_so_and_exits_0(tmp_path: Path) -> None:
+    # A seed on the topic linking to two articles and a page on something else, each linking back to it.
+    site = tmp_path / "site"
+    (site / "news").mkdir(parents=True)
+    filler = ("the", "a", "of", "and", "report", "city", "council", "week", "plans", "people")
+    home = '<p><a href="/index.html">Home</a></p>'
+    for n in (1, 2):
+        page = _article_page(f"Energy story {n}", random.Random(n), TOPIC_KEYWORDS + filler)
+        (site / "news" / f"{n}.html").write_text(page.replace("</article>", f"{home}</article>"), "utf-8")
+    other = _article_page("Garden story", random.Random(9), ("compost", "tomato", *filler))
+    (site / "news" / "garden.html").write_text(other.replace("</article>", f"{home}</article>"), "utf-8")
+    listed = "".join(f'<li><a href="/news/{name}.html">{name}</a></li>' for name in ("1", "2", "garden"))
+    seed = _article_page("Energy news", random.Random(7), TOPIC_KEYWORDS + filler)
+    (site / "index.html").write_text(seed.replace("</article>", f"</article><ul>{listed}</ul>"), "utf-8")
+    log_path = tmp_path / "server.log"
+    with served_folder(site, log_path) as origin:
+        web = Web(SimWeb(SEED, 1), [origin], tmp_path / "unused.log", tmp_path)
+        web.rules.mkdir()
+        (web.rules / "web.yaml").write_text(
+            web.sim.rule([origin], budget=20, max_depth=3, seeds=[f"{origin}/index.html"]), "utf-8"
+        )
+        first = web.crawler("temp", "web")
+        read_first = len(_requested(log_path))
+        second = web.crawler("temp", "web")
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert read_first == 4 and "nothing new to read" not in first.stdout, first.stdout
+    assert _requested(log_path)[read_first:] == ["/index.html"], "the seed alone, read again"
+    # It fetched its seed, and nothing failed: exit code 0 (docs/cli.md, `crawler temp`).
+    assert second.returncode == 0, second.stdout + second.stderr[-3000:]
+    assert "0 links wait in the frontier" in second.stdout, second.stdout
+    assert (
+        "discover: nothing new to read: the seeds and the 3 links found on them were read before;"
+        " the frontier is empty"
+    ) in second.stdout, second.stdout
 
 
 def test_grabs_spend_their_budget_per_period_and_two_workers_share_one_link_model(

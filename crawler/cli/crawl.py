@@ -419,18 +419,31 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
 
 def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: JobCounts) -> str:
     """What a discover crawl found: relevant pages of those read (stored, or recorded as reposts of stored
-    ones: the harvest of docs/discover.md, as `crawler status` counts it), its budget, the frontier left."""
+    ones: the harvest of docs/discover.md, as `crawler status` counts it), its budget, the frontier left;
+    then, when it read its seeds alone and every link on them was read before, a line saying so."""
+    assert rule.discover is not None
     server = connect(url)
     keys = Keys(settings["REDIS_KEY_PREFIX"])
-    budget = hash_of(server, keys.job(job)).get("budget", "?")
+    job_hash = hash_of(server, keys.job(job))
+    budget = job_hash.get("budget", "?")
     left = Frontier(server, keys, rule.site).size()
     relevant = counts.stored + counts.reposts
     harvest = f" (harvest {relevant / counts.fetched:.2f})" if counts.fetched else ""
-    return (
+    summary = (
         f"discover: {relevant} relevant pages of {counts.fetched} read{harvest}: {counts.stored} stored,"
         f" {counts.reposts} recorded as reposts; budget {budget};"
         f" {left} links wait in the frontier for its next crawl (temp or grab)"
     )
+    seeds = min(len(rule.discover.seeds), rule.discover.budget)
+    seen = int(job_hash.get("links_seen", "0"))
+    if counts.fetched and seen and left == 0 and int(job_hash.get("issued", "0")) <= seeds:
+        links = "the link found on them" if seen == 1 else f"the {seen} links found on them"
+        summary += (
+            f"\ndiscover: nothing new to read: the seeds and {links} were read before; the frontier is"
+            f" empty (the seeds are read again at every crawl, for new links; more seeds in {rule.path}"
+            " lead further)"
+        )
+    return summary
 
 
 def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule | None = None) -> None:

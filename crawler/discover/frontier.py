@@ -157,9 +157,9 @@ class Frontier:
         ]
         return sum(bloom.add_and_stash(fingerprints, stashed, self.target))
 
-    def reward(self, host: str, relevant: bool) -> None:
-        """A page of ``host`` was fetched: relevant or not."""
-        self.server.hincrby(f"{self.base}:{'good' if relevant else 'bad'}", host, 1)
+    def reward(self, host: str, relevant: bool, pipe: redis.client.Pipeline | None = None) -> None:
+        """A page of ``host`` was fetched: relevant or not (counted through ``pipe`` when given)."""
+        (pipe or self.server).hincrby(f"{self.base}:{'good' if relevant else 'bad'}", host, 1)
 
     def choose(self, count: int) -> list[str]:
         """The hosts of the next ``count`` requests, each once (step 2)."""

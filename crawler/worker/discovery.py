@@ -152,9 +152,10 @@ class Discovery:
             )
         return frontier
 
-    def page(self, rule: Rule, page: Discovered) -> bool:
-        """A page of ``rule``'s discover crawl was read: learn, keep its links (steps 1 and 2 of the module
-        docstring). True when it is relevant. Raises ``redis.RedisError`` when Redis fails."""
+    def page(self, rule: Rule, page: Discovered, job: str | None = None) -> bool:
+        """A page of ``rule``'s discover crawl (of ``job``) was read: learn, keep its links (steps 1 and 2
+        of the module docstring); its links seen already are counted in the job's ``links_seen``. True when
+        it is relevant. Raises ``redis.RedisError`` when Redis fails."""
         discover = rule.discover
         assert discover is not None
         score = page.score or 0.0
@@ -191,7 +192,6 @@ class Discovery:
         if page.features:
             model.learnt()
         frontier = self.frontier(rule)
-        frontier.reward(page.host, relevant)
         fingerprinter = self.crawler.request_fingerprinter
         fingerprints = [fingerprinter.fingerprint(Request(entry.url)) for entry in entries]
         # A link back to a seed is seen: the seeds are fetched at the start of every crawl, and never go
@@ -205,12 +205,18 @@ class Discovery:
             hosts = [hosts[i] for i in fresh]
             entries = [entries[i] for i in fresh]
         kept = frontier.keep(self._bloom, fingerprints, hosts, entries)
+        seen = len(entries) - kept + known
+        with self.server.pipeline(transaction=False) as pipe:
+            frontier.reward(page.host, relevant, pipe)
+            if job is not None and seen:
+                pipe.hincrby(self.keys.job(job), "links_seen", seen)
+            pipe.execute()
         self._known.update(dict.fromkeys(links))
         while len(self._known) > KNOWN_LINKS:
             del self._known[next(iter(self._known))]
         self._count(f"discover/{'relevant' if relevant else 'irrelevant'}/{rule.site}")
         self._count(f"discover/links_kept/{rule.site}", kept)
-        self._count(f"discover/links_seen/{rule.site}", len(entries) - kept + known)
+        self._count(f"discover/links_seen/{rule.site}", seen)
         self._count(f"discover/links_refused/{rule.site}", refused)
         return relevant
 
