@@ -6,7 +6,7 @@ Bloom filter, the frontier kept in Redis); each host's politeness holds; relevan
 their relevance and why, others are not; a crawl ends when its frontier runs dry; a seed that fails is
 dead-lettered and the crawl goes on; grabs spend their budget per period; two workers share one link
 model; the temp summary's harvest counts relevant pages recorded as reposts, as `crawler status` does; a
-second crawl with nothing new to read says so."""
+second crawl with nothing new to read says so; `rules try` lists the links the crawl follows."""
 
 from __future__ import annotations
 
@@ -341,6 +341,51 @@ def test_a_second_crawl_with_nothing_new_to_read_says_so_and_exits_0(tmp_path: P
         "discover: nothing new to read: the seeds and the 3 links found on them were read before;"
         " the frontier is empty"
     ) in second.stdout, second.stdout
+
+
+def test_rules_try_lists_the_links_the_crawl_follows_without_a_denied_host_the_page_or_a_seed(
+    tmp_path: Path,
+) -> None:
+    # The seed redirects to the page, which links to itself, to the seed, to an article, and to a page on
+    # a denied host (localhost: 127.0.0.1 too).
+    site = tmp_path / "site"
+    (site / "news").mkdir(parents=True)
+    filler = ("the", "a", "of", "and", "report", "city", "council", "week", "plans", "people")
+    (site / "news" / "1.html").write_text(
+        _article_page("Energy story", random.Random(1), TOPIC_KEYWORDS + filler), "utf-8"
+    )
+    log_path = tmp_path / "server.log"
+    with served_folder(site, log_path) as origin:
+        port = origin.rsplit(":", 1)[1]
+        seed = f"{origin}/redirect?to=/index.html"
+        links = ["/index.html", "/redirect?to=/index.html", "/news/1.html", f"http://localhost:{port}/x.html"]
+        listed = "".join(f'<li><a href="{link}">{link}</a></li>' for link in links)
+        page = _article_page("Energy news", random.Random(7), TOPIC_KEYWORDS + filler)
+        (site / "index.html").write_text(page.replace("</article>", f"</article><ul>{listed}</ul>"), "utf-8")
+        web = Web(SimWeb(SEED, 1), [origin], tmp_path / "unused.log", tmp_path)
+        web.rules.mkdir()
+        rule = web.sim.rule([origin], budget=20, max_depth=3, seeds=[seed])
+        rule = rule.replace(
+            "  domains: [127.0.0.1]\n", "  domains: [127.0.0.1, localhost]\n  deny_domains: [localhost]\n"
+        )
+        (web.rules / "web.yaml").write_text(rule, "utf-8")
+        tried = web.crawler("rules", "try", "web", seed)
+        as_json = web.crawler("rules", "try", "web", seed, "--format", "json")
+        before = len(_requested(log_path))
+        crawled = web.crawler("temp", "web")
+    assert tried.returncode == 0, tried.stderr
+    shown = tried.stdout.split("links      ", 1)[1].splitlines()
+    assert shown == [
+        "1 kept of 4 links: 1 refused (domains, deny_domains), 2 to this page or a seed (read already)",
+        f"  {origin}/news/1.html",
+    ], tried.stdout
+    document = json.loads(as_json.stdout)
+    assert document["links_kept"] == [f"{origin}/news/1.html"], as_json.stdout
+    assert (document["links"], document["links_refused"], document["links_seen"]) == (4, 1, 2)
+    # The crawl follows the same links: the page is read once, the denied host never.
+    assert crawled.returncode == 0, crawled.stderr[-3000:]
+    requested = _requested(log_path)[before:]
+    assert sorted(requested) == ["/index.html", "/news/1.html", "/redirect?to=/index.html"], requested
 
 
 def test_grabs_spend_their_budget_per_period_and_two_workers_share_one_link_model(

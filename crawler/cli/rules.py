@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from scrapy import Request
+from scrapy.utils.request import RequestFingerprinter
+
 from crawler.cli.pages import ENCODING_SOURCES, URL_RE, Page, decode_page, read_page, run_algorithm, shown
 from crawler.cli.terminal import printable
 from crawler.config import Config
-from crawler.discover.links import page_links
+from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Topic
 from crawler.errors import InputError
 from crawler.rules import RULE_SUFFIX, Rule, RuleError, RuleErrors, load_rule, load_rules, rule_file
@@ -288,7 +291,16 @@ def _show_discover(
     extraction = run_algorithm(html, url=url, title=title, algo=QREAD_ALGORITHM, source=page.source)
     relevance = topic.relevance(title, extraction.text)
     links = page_links(html, url)
-    kept = [link for link, _, _ in links if discover.allows_host(urlsplit(link).hostname)]
+    fingerprinter = RequestFingerprinter()
+
+    def fingerprint(link: str) -> bytes:
+        return fingerprinter.fingerprint(Request(link))
+
+    # The page read as a seed (depth 0): its links are within any max_depth.
+    followed = followed_links(
+        discover, url, 0, links, fingerprint, frozenset(map(fingerprint, discover.seeds))
+    )
+    kept = [link for (link, _, _), _, _ in followed.links]
     stored = relevance.score >= discover.threshold
     left_out = (
         f"the stored articles of {', '.join(discover.example_sites)} are examples in a crawl, not here"
@@ -304,6 +316,8 @@ def _show_discover(
             "stored": stored,
             "links": len(links),
             "links_kept": kept,
+            "links_refused": followed.refused,
+            "links_seen": followed.seen,
             "note": left_out,
         }
         print(json.dumps(document, ensure_ascii=False, indent=2))
@@ -314,7 +328,10 @@ def _show_discover(
     print(f"why        {printable(relevance.why)}")
     if left_out:
         print(f"note       {left_out}")
-    print(f"links      {len(kept)} kept of {_counted(len(links), 'link')} (domains, deny_domains)")
+    print(
+        f"links      {len(kept)} kept of {_counted(len(links), 'link')}: {followed.refused} refused (domains,"
+        f" deny_domains), {followed.seen} to this page or a seed (read already)"
+    )
     for link in kept[:10]:
         print(f"  {printable(link)}")
     if len(kept) > 10:

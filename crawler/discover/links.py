@@ -24,7 +24,8 @@ import itertools
 import math
 import re
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Container, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from urllib.parse import SplitResult, urldefrag, urljoin, urlsplit
 
@@ -32,11 +33,15 @@ import lxml.html
 import regex
 from lxml import etree
 
+from crawler.rules.model import DiscoverRule
+
 __all__ = [
     "FEATURE_BITS",
+    "Followed",
     "Link",
     "LinkModel",
     "clear_feature_cache",
+    "followed_links",
     "link_features",
     "page_links",
     "tokens",
@@ -122,6 +127,56 @@ def page_links(html: str, url: str, limit: int = LINKS_PER_PAGE) -> list[Link]:
         if len(found) >= limit:
             break
     return list(found.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Followed:
+    """The links of a page a discover crawl follows, each with its URL split and its request fingerprint
+    (the Bloom filter then keeps the new ones), and how many it does not: ``refused`` (to a host the rule
+    does not allow, or one no URL may have), ``seen`` (to the page itself or to a seed, or known seen)."""
+
+    links: list[tuple[Link, SplitResult, bytes]]
+    refused: int = 0
+    seen: int = 0
+
+
+def followed_links(
+    discover: DiscoverRule,
+    page_url: str,
+    depth: int,
+    links: Iterable[Link],
+    fingerprint: Callable[[str], bytes],
+    seeds: AbstractSet[bytes],
+    known: Container[str] = frozenset(),
+) -> Followed:
+    """The links of the page at ``page_url`` (``depth`` from a seed) that ``discover``'s crawl follows:
+    none past ``max_depth``; of the others, those to a host within ``domains`` and not in
+    ``deny_domains``, other than the page itself and the seeds (``seeds``: their fingerprints; the seeds
+    are read at every crawl and never go through the Bloom filter) and the URLs in ``known``.
+    ``fingerprint``: the crawl's request fingerprint of a URL."""
+    if depth + 1 > discover.max_depth:
+        return Followed([])
+    followed: list[tuple[Link, SplitResult, bytes]] = []
+    refused = seen = 0
+    itself = fingerprint(page_url)
+    for link in links:
+        if link[0] in known:
+            seen += 1
+            continue
+        try:
+            parts = urlsplit(link[0])
+            allowed = discover.allows_host(parts.hostname)
+        except ValueError:  # a host or port no URL may have
+            allowed = False
+        if not allowed:
+            refused += 1
+            continue
+        mark = fingerprint(link[0])
+        if mark == itself or mark in seeds:
+            seen += 1
+        else:
+            followed.append((link, parts, mark))
+    return Followed(followed, refused, seen)
 
 
 def _text(element: etree._Element) -> str:

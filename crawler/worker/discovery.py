@@ -6,9 +6,10 @@ For each page of a discover crawl, once its text is read (in a text process: its
 1. **learn**: the link model learns that the features of the link that led to the page predict its
    label (relevant: a score at the rule's ``threshold`` or over); the page's host counts one relevant or
    irrelevant page for the bandit;
-2. **keep**: its links that the rule allows (host within ``domains``, not in ``deny_domains``, depth
-   within ``max_depth``) get their features and the model's value, and the new ones are kept in the
-   frontier (through the Bloom filter, in one call);
+2. **keep**: its links that the crawl follows (:func:`~crawler.discover.links.followed_links`: host
+   within ``domains``, not in ``deny_domains``, depth within ``max_depth``, not the page itself nor a
+   seed; ``crawler rules try`` shows the same) get their features and the model's value, and the new
+   ones are kept in the frontier (through the Bloom filter, in one call);
 3. **refill**: just before the page's lease ends (acknowledged once its article is stored or dropped,
    or dead-lettered: :data:`~crawler.worker.scheduler.leases_ending`), the job's requests in the queue
    are topped up to ``DISCOVER_QUEUE_TARGET`` from the frontier, the bandit choosing the hosts, within
@@ -30,7 +31,6 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from typing import Self
-from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
 import redis
@@ -38,7 +38,7 @@ from scrapy import Request
 from scrapy.crawler import Crawler
 
 from crawler.discover.frontier import Entry, Frontier
-from crawler.discover.links import link_features
+from crawler.discover.links import followed_links, link_features
 from crawler.discover.shared import SharedModel
 from crawler.discover.topic import Topic
 from crawler.errors import StoreError
@@ -152,72 +152,57 @@ class Discovery:
             )
         return frontier
 
-    def page(self, rule: Rule, page: Discovered, job: str | None = None) -> bool:
-        """A page of ``rule``'s discover crawl (of ``job``) was read: learn, keep its links (steps 1 and 2
-        of the module docstring); its links seen already are counted in the job's ``links_seen``. True when
-        it is relevant. Raises ``redis.RedisError`` when Redis fails."""
+    def page(self, rule: Rule, page: Discovered, url: str, job: str | None = None) -> bool:
+        """The page at ``url`` of ``rule``'s discover crawl (of ``job``) was read: learn, keep its links
+        (steps 1 and 2 of the module docstring); its links seen already are counted in the job's
+        ``links_seen``. True when it is relevant. Raises ``redis.RedisError`` when Redis fails."""
         discover = rule.discover
         assert discover is not None
         score = page.score or 0.0
         relevant = score >= discover.threshold
+        fingerprinter = self.crawler.request_fingerprinter
+        followed = followed_links(
+            discover,
+            url,
+            page.depth,
+            page.links,
+            lambda link: fingerprinter.fingerprint(Request(link)),
+            self._seed_fingerprints(rule),
+            self._known,
+        )
         started = time.thread_time()
         # 1. Learn.
         model = self.model(rule.site)
         if page.features:
             model.model.learn(page.features, 1.0 if relevant else 0.0)
         # 2. Keep (the features and values of its links).
-        entries: list[Entry] = []
-        hosts: list[str] = []
-        refused = known = 0
         depth = page.depth + 1
-        if depth <= discover.max_depth:
-            for link, anchor, context in page.links:
-                if link in self._known:
-                    known += 1
-                    continue
-                try:
-                    parts = urlsplit(link)
-                    allowed = discover.allows_host(parts.hostname)
-                except ValueError:  # a host or port no URL may have
-                    allowed = False
-                if not allowed:
-                    refused += 1
-                    continue
-                features = link_features(link, anchor, context, score, depth, parts)
-                hosts.append(parts.netloc.lower())
-                entries.append(Entry(link, depth, tuple(features), score, model.model.value(features)))
+        entries: list[Entry] = []
+        for (link, anchor, context), parts, _ in followed.links:
+            features = link_features(link, anchor, context, score, depth, parts)
+            entries.append(Entry(link, depth, tuple(features), score, model.model.value(features)))
         spent = time.thread_time() - started
         self._count(f"discover/model_microseconds/{rule.site}", int(spent * 1e6))
         self._count(f"discover/model_pages/{rule.site}")
         if page.features:
             model.learnt()
         frontier = self.frontier(rule)
-        fingerprinter = self.crawler.request_fingerprinter
-        fingerprints = [fingerprinter.fingerprint(Request(entry.url)) for entry in entries]
-        # A link back to a seed is seen: the seeds are fetched at the start of every crawl, and never go
-        # through the Bloom filter (they are fetched again at the next one).
-        links = [entry.url for entry in entries]
-        seeds = self._seed_fingerprints(rule)
-        if not seeds.isdisjoint(fingerprints):
-            fresh = [i for i, fingerprint in enumerate(fingerprints) if fingerprint not in seeds]
-            known += len(entries) - len(fresh)
-            fingerprints = [fingerprints[i] for i in fresh]
-            hosts = [hosts[i] for i in fresh]
-            entries = [entries[i] for i in fresh]
+        hosts = [parts.netloc.lower() for _, parts, _ in followed.links]
+        fingerprints = [fingerprint for _, _, fingerprint in followed.links]
         kept = frontier.keep(self._bloom, fingerprints, hosts, entries)
-        seen = len(entries) - kept + known
+        seen = len(entries) - kept + followed.seen
         with self.server.pipeline(transaction=False) as pipe:
             frontier.reward(page.host, relevant, pipe)
             if job is not None and seen:
                 pipe.hincrby(self.keys.job(job), "links_seen", seen)
             pipe.execute()
-        self._known.update(dict.fromkeys(links))
+        self._known.update(dict.fromkeys(entry.url for entry in entries))
         while len(self._known) > KNOWN_LINKS:
             del self._known[next(iter(self._known))]
         self._count(f"discover/{'relevant' if relevant else 'irrelevant'}/{rule.site}")
         self._count(f"discover/links_kept/{rule.site}", kept)
         self._count(f"discover/links_seen/{rule.site}", seen)
-        self._count(f"discover/links_refused/{rule.site}", refused)
+        self._count(f"discover/links_refused/{rule.site}", followed.refused)
         return relevant
 
     def _seed_fingerprints(self, rule: Rule) -> frozenset[bytes]:

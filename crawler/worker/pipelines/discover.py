@@ -55,7 +55,7 @@ class DiscoverPipeline:
             rule = self.discovery.rule(item.site)
             if rule is None or rule.discover is None:
                 raise DropItem(f"{item.url}: site {item.site!r} has no discover rule any more")
-            relevant = self.discovery.page(rule, page, item.job)
+            relevant = self.discovery.page(rule, page, item.url, item.job)
         except redis.RedisError as exc:
             raise StoreUnavailableError(f"Redis failed while its links were kept ({exc})") from exc
         score = page.score or 0.0
