@@ -10,6 +10,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -723,6 +724,22 @@ def test_rules_try_shows_a_pages_relevance_and_the_links_a_discover_crawl_would_
     )
     document = json.loads(as_json.stdout)
     assert document["stored"] is True and document["links_kept"] == ["https://news.test/wind"]
+
+
+def test_the_json_of_rules_try_on_a_discover_page_has_the_keys_docs_cli_md_gives(tmp_path: Path) -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("|  | for a discover page: ")]
+    assert len(rows) == 1, "docs/cli.md, `rules try`: one `--format json` row for a discover page"
+    documented = re.findall(r"`(\w+)`", re.sub(r"\([^()]*\)", "", rows[0]))
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "energy.yaml").write_text(DISCOVER_RULE, "utf-8")
+    page = tmp_path / "page.html"
+    page.write_text(f"<html><head><title>Solar</title></head><body><p>{ON_TOPIC}</p></body></html>", "utf-8")
+    env = {**os.environ, "CRAWLER_RULES_DIR": str(rules), "CRAWLER_DATA_DIR": str(tmp_path / "data")}
+    command = [sys.executable, "-m", "crawler.cli", "rules", "try", "energy", str(page), "--format", "json"]
+    shown = subprocess.run(command, env=env, capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert documented == list(json.loads(shown.stdout)), rows[0]
 
 
 def test_a_refill_whose_every_choice_fell_in_value_still_releases_a_link(
