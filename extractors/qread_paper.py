@@ -3,7 +3,8 @@
 
 1. Filter: drop ``<head>``, comments, scripts, styles, and ``<div>`` navigation blocks (class or id ``menu``
    or ``nav``).
-2. Remove every tag, marking ``</p>`` and ``<br>`` as line breaks first; the other lines are the source's.
+2. Remove every tag, marking ``</p>`` and ``<br>`` as line breaks first; the other lines are the source's,
+   but two blocks on one source line (``<div>a</div><div>b</div>``) are two lines, as a browser shows them.
 3. Split the lines into segments separated by at least θ = 3 empty lines.
 4. Word density d(S) = w(S) / l(S): words over non-empty lines; a CJK character is a word.
 5. The densest segment is the article, corrected by cosine similarity with the title: a short article
@@ -20,7 +21,7 @@ import lxml.etree
 
 from extractors.htmlparse import page_title, parse_tree
 from extractors.model import Extraction
-from extractors.qread import THETA, _Line, _result, _Segment, _segment
+from extractors.qread import _BLOCK_TAGS, THETA, _Line, _result, _Segment, _segment
 from extractors.text import cosine, count_words, normalize_space, terms
 
 __all__ = ["PAPER_ALGORITHM", "extract_paper"]
@@ -72,10 +73,12 @@ def extract_paper(
 
 
 def _paper_text(root: lxml.etree._Element) -> Iterable[str]:
-    """Text and tails in document order, with a line break after every ``</p>`` and ``<br>``.
+    """Text and tails in document order, with a line break after every ``</p>`` and ``<br>``, and between
+    two blocks that share a source line (``<div>a</div><div>b</div>``), as the default qRead splits them.
 
     ``<head>`` and ``<div>`` navigation menus are skipped, their tails kept.
     """
+    lines = _SourceLines()
     walker = lxml.etree.iterwalk(root, events=("start", "end"))
     for event, element in walker:
         if event == "start":
@@ -83,16 +86,52 @@ def _paper_text(root: lxml.etree._Element) -> Iterable[str]:
                 element.tag == "div" and _NAV_RE.search(f"{element.get('class', '')} {element.get('id', '')}")
             ):
                 walker.skip_subtree()
+                lines.block_edge()
                 if element.tail:
-                    yield element.tail
+                    yield lines.add(element.tail)
                 continue
+            if element.tag in _BLOCK_TAGS:
+                lines.block_edge()
             if element.text:
-                yield element.text
+                yield lines.add(element.text)
             continue
         if element.tag in ("p", "br"):
-            yield "\n"
+            yield lines.add("\n")
+        elif element.tag in _BLOCK_TAGS:
+            lines.block_edge()
         if element.tail:
-            yield element.tail
+            yield lines.add(element.tail)
+
+
+class _SourceLines:
+    """The source lines of the text given to ``add``, and a line break owed between two blocks on one.
+
+    The break is added only where text would follow on the same line: a block that ends its source line
+    adds no empty line, so θ still counts the source's empty lines.
+    """
+
+    __slots__ = ("has_text", "owed")
+
+    def __init__(self) -> None:
+        self.has_text = False  # the current line holds text
+        self.owed = False  # a block started or ended after that text
+
+    def block_edge(self) -> None:
+        self.owed = self.has_text
+
+    def add(self, text: str) -> str:
+        """``text``, after a line break when one is owed and ``text`` continues the current line."""
+        first, newline, rest = text.partition("\n")
+        continues = bool(first.strip())
+        if self.owed and continues:
+            text = "\n" + text
+        if newline:
+            self.has_text = bool(rest.rpartition("\n")[2].strip())
+            self.owed = False
+        elif continues:
+            self.has_text = True
+            self.owed = False
+        return text
 
 
 def _paper_choice(segments: list[_Segment], similarities: list[float]) -> set[int]:

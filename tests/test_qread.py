@@ -165,6 +165,41 @@ def test_paper_version_splits_segments_at_theta_empty_source_lines() -> None:
     ]
 
 
+def test_paper_version_puts_adjacent_blocks_on_lines_of_their_own() -> None:
+    # Blocks with no line break between them in the source: their words must not run together.
+    html = (
+        "<html><body><div>The end of a paragraph</div><div>Next paragraph here</div>"
+        "<ul><li>one item</li><li>two items</li></ul><h2>A heading</h2>its tail"
+        "<table><tr><td>cell a</td><td>cell b</td></tr></table><p>bold <b>words</b>and<i>more</i></p>"
+        "</body></html>"
+    )
+    assert (
+        extract_paper(html).text
+        == extract(html, algo="qread").text
+        == "\n\n".join(
+            [
+                "The end of a paragraph",
+                "Next paragraph here",
+                "one item",
+                "two items",
+                "A heading",
+                "its tail",
+                "cell a",
+                "cell b",
+                "bold wordsandmore",
+            ]
+        )
+    )
+
+
+def test_paper_version_keeps_the_empty_source_lines_around_blocks() -> None:
+    # A block that already ends its source line gets no second line break: θ counts the source's lines,
+    # and θ - 1 empty lines do not split a segment.
+    gap = "\n" * THETA
+    html = f"<html><body><div>Home</div>  {gap}<div>News</div>\n<div>Sport</div>\n</body></html>"
+    assert [block.lines for block in extract_paper(html).blocks] == [3]
+
+
 def test_paper_version_uses_the_title_for_a_short_article() -> None:
     html = (
         "<html><head><title>Ferry strike ends</title></head><body>"
