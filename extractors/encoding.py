@@ -8,10 +8,13 @@ Order (the WHATWG encoding sniffing algorithm, simplified):
    declaration in the first ``PRESCAN_BYTES`` bytes;
 4. valid UTF-8, else UTF-16 without a BOM, else what ``charset-normalizer`` detects, else windows-1252.
 
-Labels are read as browsers read them: GB2312 and GBK are decoded as their superset GB18030, ISO-8859-1 and
-ASCII as windows-1252, Big5 as Big5-HKSCS, Shift_JIS as cp932, EUC-KR as cp949. Only text encodings used on
-the web are accepted; a label naming anything else (``rot13``, ``base64``, an unknown name) is ignored and the
-next step decides. Bytes that the chosen encoding cannot decode become U+FFFD.
+Labels are read as browsers read them: GB2312 is GBK, ISO-8859-1 and ASCII are windows-1252. An encoding is
+named as the WHATWG Encoding Standard names it (``utf-8``, ``windows-1252``, ``gbk``, ``shift_jis``; IANA's
+``utf-32le``/``be``, which only a BOM selects), the name every report gives, and decoded by the Python codec
+that matches the browsers' decoder (:func:`python_codec`): GBK by GB18030, Big5 by Big5-HKSCS, Shift_JIS
+by cp932, EUC-KR by cp949. Only text encodings used on the web are accepted; a label naming anything else
+(``rot13``, ``base64``, an unknown name) is ignored and the next step decides. Bytes that the chosen
+encoding cannot decode become U+FFFD.
 
 :func:`sniff_binary` tells data that is not text at all (images, archives, random bytes), so that callers can
 say "this is not HTML" instead of extracting noise.
@@ -33,6 +36,7 @@ __all__ = [
     "decode_html",
     "looks_binary",
     "normalize_encoding",
+    "python_codec",
     "redetect",
     "sniff_binary",
 ]
@@ -51,10 +55,10 @@ Source = Literal["bom", "declared", "meta", "utf-8", "utf-16", "detected", "defa
 _BOMS: tuple[tuple[bytes, str], ...] = (
     # UTF-32 first: its little-endian BOM starts with the UTF-16 one.
     (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF32_LE, "utf-32-le"),
-    (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
+    (codecs.BOM_UTF32_LE, "utf-32le"),
+    (codecs.BOM_UTF32_BE, "utf-32be"),
+    (codecs.BOM_UTF16_LE, "utf-16le"),
+    (codecs.BOM_UTF16_BE, "utf-16be"),
 )
 
 # Web labels Python does not know, mapped to one it does.
@@ -87,33 +91,53 @@ _LABEL_ALIASES = {
     "chinese": "gb2312",
     "x-x-big5": "big5",
 }
-# Python codec names of the labels browsers read as a larger encoding.
-_SUPERSETS = {
-    "gb2312": "gb18030",
+# The web encodings, by their WHATWG names (IANA's for UTF-32, which only a BOM selects), each with the
+# Python codec that decodes it as browsers do: a superset where the WHATWG decoder is one (GBK is decoded
+# as GB18030, Big5 as Big5-HKSCS, Shift_JIS as cp932, EUC-KR as cp949).
+_CODECS = {
+    "utf-8": "utf-8",
+    "utf-16le": "utf-16-le",
+    "utf-16be": "utf-16-be",
+    "utf-32le": "utf-32-le",
+    "utf-32be": "utf-32-be",
     "gbk": "gb18030",
-    "hz": "gb18030",
-    "iso8859-1": "cp1252",
-    "ascii": "cp1252",
-    "iso8859-9": "cp1254",
-    "iso8859-11": "cp874",
-    "tis-620": "cp874",
+    "gb18030": "gb18030",
     "big5": "big5hkscs",
     "shift_jis": "cp932",
-    "euc_kr": "cp949",
-    "ks_c_5601-1987": "cp949",
-    "utf-8-sig": "utf-8",
-    "utf-16": "utf-16-le",
-    "utf-32": "utf-32-le",
+    "euc-jp": "euc_jp",
+    "iso-2022-jp": "iso2022_jp",
+    "euc-kr": "cp949",
+    "koi8-r": "koi8-r",
+    "koi8-u": "koi8-u",
+    "macintosh": "mac-roman",
+    "x-mac-cyrillic": "mac-cyrillic",
+    "ibm866": "cp866",
+    "windows-874": "cp874",
+    **{f"windows-{number}": f"cp{number}" for number in range(1250, 1259)},
+    **{f"iso-8859-{number}": f"iso8859-{number}" for number in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)},
 }
-# Python codec names (after _SUPERSETS) accepted as web text encodings.
-_WEB_ENCODING_NAMES = (
-    "utf-8 utf-16-le utf-16-be utf-32-le utf-32-be gb18030 big5hkscs cp932 euc_jp iso2022_jp cp949 "
-    "koi8-r koi8-u mac-roman mac-cyrillic cp866 cp874 cp1250 cp1251 cp1252 cp1253 cp1254 cp1255 "
-    "cp1256 cp1257 cp1258 iso8859-2 iso8859-3 iso8859-4 iso8859-5 iso8859-6 iso8859-7 iso8859-8 "
-    "iso8859-10 iso8859-13 iso8859-14 iso8859-15 iso8859-16"
-)
-_WEB_ENCODINGS = frozenset(_WEB_ENCODING_NAMES.split())
-_WIDE = frozenset({"utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"})
+# Python codec names (``codecs.lookup(label).name``) of the labels, mapped to the web encoding a browser
+# reads them as (GB2312 as GBK, ISO-8859-1 and ASCII as windows-1252, ...); a label whose codec is not here
+# is no web text encoding.
+_WEB_NAMES = {
+    **{codec: name for name, codec in _CODECS.items()},
+    "gb2312": "gbk",
+    "gbk": "gbk",
+    "hz": "gbk",
+    "gb18030": "gb18030",
+    "iso8859-1": "windows-1252",
+    "ascii": "windows-1252",
+    "iso8859-9": "windows-1254",
+    "iso8859-11": "windows-874",
+    "tis-620": "windows-874",
+    "big5": "big5",
+    "shift_jis": "shift_jis",
+    "euc_kr": "euc-kr",
+    "utf-8-sig": "utf-8",
+    "utf-16": "utf-16le",
+    "utf-32": "utf-32le",
+}
+_WIDE = frozenset({"utf-16le", "utf-16be", "utf-32le", "utf-32be"})
 
 _CHARSET_RE = re.compile(rb"""charset\s*=\s*["']?\s*([A-Za-z0-9_.:()+-]{1,40})""", re.IGNORECASE)
 _META_RE = re.compile(rb"<meta\b[^>]*>", re.IGNORECASE)
@@ -150,7 +174,8 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
 
 @dataclass(frozen=True, slots=True)
 class Decoded:
-    """Decoded text, the Python codec used, and which step of the sniffing decided it."""
+    """Decoded text, the web encoding's name (WHATWG's: ``windows-1252``, ``gbk``; see
+    :func:`python_codec` for the codec that decoded it), and which step of the sniffing decided it."""
 
     text: str
     encoding: str
@@ -158,10 +183,11 @@ class Decoded:
 
 
 def normalize_encoding(label: str | None) -> str | None:
-    """The Python codec a browser would use for the charset ``label``; ``None`` when it is no web encoding.
+    """The name (WHATWG's) of the web encoding a browser reads the charset ``label`` (or Python codec
+    name) as; ``None`` when it is no web text encoding.
 
     >>> normalize_encoding("GB2312"), normalize_encoding("latin1"), normalize_encoding("rot13")
-    ('gb18030', 'cp1252', None)
+    ('gbk', 'windows-1252', None)
     """
     if not label:
         return None
@@ -171,8 +197,13 @@ def normalize_encoding(label: str | None) -> str | None:
         name = codecs.lookup(name).name
     except (LookupError, ValueError):
         return None
-    name = _SUPERSETS.get(name, name)
-    return name if name in _WEB_ENCODINGS else None
+    return _WEB_NAMES.get(name)
+
+
+def python_codec(name: str) -> str:
+    """The Python codec that decodes the web encoding ``name`` (from :func:`normalize_encoding`) as
+    browsers do: ``gbk`` is decoded as ``gb18030``, ``windows-1252`` as ``cp1252``."""
+    return _CODECS[name]
 
 
 def charset_from_content_type(content_type: str | None) -> str | None:
@@ -215,27 +246,27 @@ def decode(data: bytes, declared: str | None = None) -> Decoded:
     """
     for bom, bom_encoding in _BOMS:
         if data.startswith(bom):
-            return Decoded(data[len(bom) :].decode(bom_encoding, "replace"), bom_encoding, "bom")
+            return Decoded(data[len(bom) :].decode(_CODECS[bom_encoding], "replace"), bom_encoding, "bom")
     label = declared
     if label and ("=" in label or "/" in label):
         label = charset_from_content_type(label)
     encoding = normalize_encoding(label)
     if encoding is not None:
-        return Decoded(data.decode(encoding, "replace"), encoding, "declared")
+        return _decoded(data, encoding, "declared")
     encoding = _prescan(data[:PRESCAN_BYTES])
     if encoding is not None:
-        return Decoded(data.decode(encoding, "replace"), encoding, "meta")
+        return _decoded(data, encoding, "meta")
     wide = _utf16_without_bom(data[:SNIFF_BYTES])
     if wide is not None:
-        return Decoded(data.decode(wide, "replace"), wide, "utf-16")
+        return _decoded(data, wide, "utf-16")
     try:
         return Decoded(data.decode("utf-8"), "utf-8", "utf-8")
     except UnicodeDecodeError:
         pass
     encoding = _detect(data[:DETECT_BYTES])
     if encoding is not None:
-        return Decoded(data.decode(encoding, "replace"), encoding, "detected")
-    return Decoded(data.decode("cp1252", "replace"), "cp1252", "default")
+        return _decoded(data, encoding, "detected")
+    return _decoded(data, "windows-1252", "default")
 
 
 def redetect(data: bytes) -> Decoded | None:
@@ -244,7 +275,11 @@ def redetect(data: bytes) -> Decoded | None:
     encoding = _detect(data[:DETECT_BYTES])
     if encoding is None:
         return None
-    return Decoded(data.decode(encoding, "replace"), encoding, "detected")
+    return _decoded(data, encoding, "detected")
+
+
+def _decoded(data: bytes, encoding: str, source: Source) -> Decoded:
+    return Decoded(data.decode(_CODECS[encoding], "replace"), encoding, source)
 
 
 def decode_html(data: bytes, declared: str | None = None) -> str:
@@ -274,14 +309,14 @@ def _ascii_compatible(encoding: str) -> str:
 
 
 def _utf16_without_bom(sample: bytes) -> str | None:
-    """``utf-16-le``/``-be`` when ``sample`` looks like mostly-ASCII UTF-16 (zero bytes at one parity)."""
+    """``utf-16le``/``be`` when ``sample`` looks like mostly-ASCII UTF-16 (zero bytes at one parity)."""
     if len(sample) < 16:
         return None
     even, odd = sample[0::2], sample[1::2]
     if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
-        return "utf-16-le"
+        return "utf-16le"
     if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
-        return "utf-16-be"
+        return "utf-16be"
     return None
 
 
@@ -296,5 +331,5 @@ def _detect(sample: bytes) -> str | None:
         if (match.chaos, match.coherence) == (best.chaos, best.coherence) and (
             "cp1252" in match.could_be_from_charset
         ):
-            return "cp1252"
+            return "windows-1252"
     return normalize_encoding(best.encoding)

@@ -353,10 +353,34 @@ def test_gbk_page_with_charset_only_in_the_header(site_server: SiteServer) -> No
     run = crawler("extract", "--format", "json", site_server.url("/gbk"))
     assert run.code == 0, run.stderr
     document = run.json()
-    assert (document["encoding"], document["encoding_source"]) == ("gb18030", "declared")
+    assert (document["encoding"], document["encoding_source"]) == ("gbk", "declared")
     assert document["title"] == "长江大桥完成检修重新通车"
     assert "长江大桥于昨日清晨六时重新开放通行" in document["text"]
     assert "\ufffd" not in document["text"]
+
+
+FRENCH = "Le pont du port a rouvert samedi matin après trois mois de travaux, « enfin », disent-ils."
+JAPANESE = "港の橋は三か月の工事を終えて土曜日の朝に再開した。市民は「やっと」と話している。"
+
+
+@pytest.mark.parametrize(
+    ("head", "text", "codec", "name", "found"),
+    [
+        ("", FRENCH, "cp1252", "windows-1252", "detected"),
+        ('<meta charset="iso-8859-1">', FRENCH, "cp1252", "windows-1252", "meta"),
+        ('<meta charset="Shift_JIS">', JAPANESE, "cp932", "shift_jis", "meta"),
+    ],
+)
+def test_the_encoding_is_reported_by_its_web_name(
+    tmp_path: Path, head: str, text: str, codec: str, name: str, found: str
+) -> None:
+    path = tmp_path / "page.html"
+    body = f"<p>{text}</p>" * 3
+    path.write_bytes(f"<html><head>{head}<title>t</title></head><body>{body}</body></html>".encode(codec))
+    document = crawler("extract", "--format", "json", str(path)).json()
+    assert (document["encoding"], document["encoding_source"]) == (name, found)
+    assert text in document["text"]
+    assert f"\nencoding   {name} (" in crawler("extract", "--explain", str(path)).stdout
 
 
 def test_loopback_is_refused_without_the_allowance(site_server: SiteServer) -> None:

@@ -15,6 +15,7 @@ from extractors.encoding import (
     decode_html,
     looks_binary,
     normalize_encoding,
+    python_codec,
     sniff_binary,
 )
 
@@ -28,18 +29,18 @@ def page(body: str, head: str = "") -> str:
 
 
 @pytest.mark.parametrize(
-    ("bom", "codec"),
+    ("bom", "codec", "name"),
     [
-        (codecs.BOM_UTF8, "utf-8"),
-        (codecs.BOM_UTF16_LE, "utf-16-le"),
-        (codecs.BOM_UTF16_BE, "utf-16-be"),
-        (codecs.BOM_UTF32_LE, "utf-32-le"),
+        (codecs.BOM_UTF8, "utf-8", "utf-8"),
+        (codecs.BOM_UTF16_LE, "utf-16-le", "utf-16le"),
+        (codecs.BOM_UTF16_BE, "utf-16-be", "utf-16be"),
+        (codecs.BOM_UTF32_LE, "utf-32-le", "utf-32le"),
     ],
 )
-def test_byte_order_mark_wins_over_every_declaration(bom: bytes, codec: str) -> None:
+def test_byte_order_mark_wins_over_every_declaration(bom: bytes, codec: str, name: str) -> None:
     html = page(CHINESE, '<meta charset="iso-8859-1">')
     result = decode(bom + html.encode(codec), declared="text/html; charset=gbk")
-    assert (result.text, result.encoding, result.source) == (html, codec, "bom")
+    assert (result.text, result.encoding, result.source) == (html, name, "bom")
 
 
 def test_header_charset_wins_over_meta() -> None:
@@ -53,11 +54,42 @@ def test_declared_charset_as_label_or_content_type(declared: str) -> None:
     assert decode_html(CHINESE.encode("gbk"), declared) == CHINESE
 
 
-def test_gbk_and_gb2312_are_read_as_gb18030() -> None:
+def test_gbk_and_gb2312_are_gbk_read_as_gb18030() -> None:
     text = CHINESE + "<p>𠀀 and € and 碁</p>"  # outside GB2312/GBK: only GB18030 has them
     result = decode(text.encode("gb18030"), declared="gb2312")
-    assert (result.text, result.encoding) == (text, "gb18030")
-    assert normalize_encoding("GBK") == normalize_encoding("x-gbk") == "gb18030"
+    assert (result.text, result.encoding) == (text, "gbk")
+    assert normalize_encoding("GBK") == normalize_encoding("x-gbk") == normalize_encoding("GB2312") == "gbk"
+    assert python_codec("gbk") == python_codec("gb18030") == "gb18030"
+    assert decode(text.encode("gb18030"), declared="GB18030").encoding == "gb18030"
+
+
+@pytest.mark.parametrize(
+    ("label", "name", "codec"),
+    [
+        ("ISO-8859-1", "windows-1252", "cp1252"),
+        ("latin1", "windows-1252", "cp1252"),
+        ("us-ascii", "windows-1252", "cp1252"),
+        ("cp1252", "windows-1252", "cp1252"),
+        ("x-cp1251", "windows-1251", "cp1251"),
+        ("Shift_JIS", "shift_jis", "cp932"),
+        ("windows-31j", "shift_jis", "cp932"),
+        ("EUC-KR", "euc-kr", "cp949"),
+        ("big5-hkscs", "big5", "big5hkscs"),
+        ("tis-620", "windows-874", "cp874"),
+        ("iso-8859-9", "windows-1254", "cp1254"),
+        ("ISO-8859-15", "iso-8859-15", "iso8859-15"),
+        ("mac-roman", "macintosh", "mac-roman"),
+        ("x-mac-cyrillic", "x-mac-cyrillic", "mac-cyrillic"),
+        ("cp866", "ibm866", "cp866"),
+        ("EUC-JP", "euc-jp", "euc_jp"),
+        ("UTF8", "utf-8", "utf-8"),
+    ],
+)
+def test_an_encoding_is_named_as_whatwg_names_it_and_decoded_as_browsers_do(
+    label: str, name: str, codec: str
+) -> None:
+    assert normalize_encoding(label) == name
+    assert python_codec(name) == codec
 
 
 @pytest.mark.parametrize(
@@ -72,12 +104,12 @@ def test_gbk_and_gb2312_are_read_as_gb18030() -> None:
 def test_meta_charset(head: str) -> None:
     html = page(RUSSIAN, head)
     result = decode(html.encode("cp1251"))
-    assert (result.text, result.encoding, result.source) == (html, "cp1251", "meta")
+    assert (result.text, result.encoding, result.source) == (html, "windows-1251", "meta")
 
 
 def test_meta_charset_in_a_comment_is_ignored() -> None:
     html = page(CHINESE, '<!-- <meta charset="iso-8859-1"> --><meta charset="gbk">')
-    assert decode(html.encode("gbk")).encoding == "gb18030"
+    assert decode(html.encode("gbk")).encoding == "gbk"
 
 
 def test_xml_declaration() -> None:
@@ -107,9 +139,9 @@ def test_latin1_label_is_read_as_windows_1252() -> None:
     ("text", "codec", "expected"),
     [
         (CHINESE * 3, "gbk", "gb18030"),
-        (FRENCH * 3, "cp1252", "cp1252"),
-        (RUSSIAN * 3, "cp1251", "cp1251"),
-        ("<p>日本語のテキストです。これは検出のためのテストページです。</p>" * 3, "shift_jis", "cp932"),
+        (FRENCH * 3, "cp1252", "windows-1252"),
+        (RUSSIAN * 3, "cp1251", "windows-1251"),
+        ("<p>日本語のテキストです。これは検出のためのテストページです。</p>" * 3, "shift_jis", "shift_jis"),
     ],
 )
 def test_detection_without_any_declaration(text: str, codec: str, expected: str) -> None:
@@ -126,9 +158,9 @@ def test_plain_utf8_needs_no_detection() -> None:
 
 def test_utf16_without_bom() -> None:
     html = page(FRENCH)
-    for codec in ("utf-16-le", "utf-16-be"):
+    for codec, name in (("utf-16-le", "utf-16le"), ("utf-16-be", "utf-16be")):
         result = decode(html.encode(codec))
-        assert (result.text, result.encoding) == (html, codec)
+        assert (result.text, result.encoding) == (html, name)
         assert not looks_binary(html.encode(codec))
 
 

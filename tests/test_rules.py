@@ -164,7 +164,7 @@ def test_a_valid_rule_loads_with_every_key(full_rule: Rule, tmp_path: Path) -> N
     assert (rule.delay, rule.concurrency, rule.obey_robots, rule.priority) == (0.5, 2, False, 3)
     assert (rule.every, rule.cron) == (timedelta(hours=1, minutes=30), None)
     assert dict(rule.headers) == {"Accept-Language": "en"}
-    assert rule.encoding == "gb18030"  # GBK is read as its superset, as browsers do
+    assert rule.encoding == "gbk"  # named as browsers name it; read as its superset GB18030 (python_codec)
 
 
 def test_defaults_of_a_minimal_rule(tmp_path: Path) -> None:
@@ -929,6 +929,20 @@ def test_rules_try_on_a_local_file(tmp_path: Path) -> None:
     )
     document = json.loads(run.stdout)
     assert (document["body_from"], document["body"]) == ("rule", document["fields"]["body"])
+
+
+def test_rules_try_names_the_encoding_as_browsers_do(tmp_path: Path) -> None:
+    write(tmp_path / "rules", "citynews.yaml", FULL_RULE)  # encoding: gbk
+    write(tmp_path / "rules", "plain.yaml", MINIMAL_RULE)
+    article = tmp_path / "article.html"
+    article.write_bytes(ARTICLE_PAGE.replace("First", "长江大桥").encode("gbk"))
+    run = crawler("rules", "try", "citynews", str(article), "--format", "json", cwd=tmp_path)
+    assert (run.code, json.loads(run.stdout)["encoding"]) == (0, "gbk"), run.stderr
+    run = crawler("rules", "try", "citynews", str(article), cwd=tmp_path)
+    assert "encoding   gbk (the rule's encoding key)" in run.stdout.splitlines()
+    article.write_bytes(ARTICLE_PAGE.replace("<title>", '<meta charset="latin1"><title>').encode("cp1252"))
+    run = crawler("rules", "try", "plain", str(article), "--format", "json", cwd=tmp_path)
+    assert (run.code, json.loads(run.stdout)["encoding"]) == (0, "windows-1252"), run.stderr
 
 
 def test_rules_try_fetches_a_url(tmp_path: Path, site_server: SiteServer) -> None:

@@ -21,6 +21,7 @@ import jmespath.exceptions
 from crawler.errors import CrawlerError
 from crawler.rules.errors import RuleError
 from crawler.rules.errors import shown as _shown
+from extractors.encoding import python_codec
 
 __all__ = ["EXPECTED_JMESPATH", "ApiError", "ApiItem", "ApiPage", "ApiRule", "JmesPath"]
 
@@ -92,7 +93,7 @@ class ApiRule:
         ``items`` gives no list. Item URLs are resolved against ``page_url``; whether they are on the
         rule's domains is the rule's to say."""
         try:
-            data = json.loads(body.decode(encoding, "replace") if encoding else body)
+            data = json.loads(body.decode(python_codec(encoding), "replace") if encoding else body)
         except (ValueError, UnicodeDecodeError) as exc:
             start = body[:40].decode("utf-8", "replace").strip()
             raise ApiError(f"{page_url} is not JSON: {exc} (it starts {start!r})") from None

@@ -22,6 +22,7 @@ from crawler.rules.expressions import RegexBudget, RuleRegex, RuleXPath
 from crawler.rules.feeds import FeedEntry
 from crawler.rules.sitemaps import SitemapEntry
 from crawler.settings import QREAD_MIN_BODY_CHARS
+from extractors.encoding import python_codec
 from extractors.text import normalize_space
 
 __all__ = [
@@ -228,6 +229,7 @@ class Rule:
     every_min: timedelta | None = None
     every_max: timedelta | None = None
     headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # The web encoding every page is read in, by its WHATWG name (`gbk`, `windows-1252`).
     encoding: str | None = None
     # The site is on this machine or an intranet: its hosts may resolve to private addresses.
     allow_private: bool = False
@@ -409,7 +411,9 @@ class Rule:
             return None
         try:
             # safe_url_string also turns an international host name into its IDNA form, as domains are.
-            url = safe_url_string(urldefrag(urljoin(base, href))[0], encoding=self.encoding or "utf-8")
+            url = safe_url_string(
+                urldefrag(urljoin(base, href))[0], encoding=python_codec(self.encoding or "utf-8")
+            )
             parts = urlsplit(url)
         except ValueError:
             return None

@@ -87,7 +87,7 @@ from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, allow_private_do
 from crawler.worker.scheduler import leases_ending
 from extractors import extract
 from extractors.documents import document_kind
-from extractors.encoding import redetect
+from extractors.encoding import normalize_encoding, python_codec, redetect
 
 __all__ = ["SitesSpider"]
 
@@ -910,7 +910,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return rule, None
         self.count(f"crawl/pages/{rule.site}")
         if rule.encoding:
-            response = response.replace(encoding=rule.encoding)
+            response = response.replace(encoding=python_codec(rule.encoding))
         else:
             response = self._checked_charset(rule, response)
         assert isinstance(response, TextResponse)
@@ -929,18 +929,18 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 "%s: %d characters cannot be decoded as %s (declared), and detection does no better",
                 response.url,
                 replaced,
-                response.encoding,
+                _web_name(response.encoding),
             )
             return response
         self.count(f"crawl/charset_mismatch/{rule.site}")
         logger.warning(
             "%s: declared %s, but %d characters cannot be decoded so: decoded as %s (detected)",
             response.url,
-            response.encoding,
+            _web_name(response.encoding),
             replaced,
             detected.encoding,
         )
-        fixed = response.replace(encoding=detected.encoding)
+        fixed = response.replace(encoding=python_codec(detected.encoding))
         assert isinstance(fixed, TextResponse)
         return fixed
 
@@ -998,3 +998,8 @@ def _kind(failure: Failure) -> str:
 def _work(response: Response) -> Work:
     assert response.request is not None
     return Work.of(response.request)
+
+
+def _web_name(codec: str) -> str:
+    """The web encoding's name (``windows-1252``, ``gbk``) of the codec Scrapy decoded a response with."""
+    return normalize_encoding(codec) or codec
