@@ -58,7 +58,7 @@ def parse_tree(html: str) -> lxml.etree._Element | None:
     Control characters are left in (libxml2's HTML parser takes them, and a scan of the page costs a
     millisecond), so the tree's text must not be assigned back to it.
     """
-    if not html or not html.strip():
+    if not html or html.isspace():
         return None
     data = _XML_DECL_RE.sub("", html, count=1).encode("utf-8", "replace")
     try:
@@ -125,7 +125,7 @@ def _adopt_siblings(root: lxml.etree._Element) -> None:
 
 
 def _prepare(html: str) -> bytes | None:
-    if not html or not html.strip():
+    if not html or html.isspace():
         return None
     return _FORBIDDEN_RE.sub(" ", _XML_DECL_RE.sub("", html, count=1)).encode("utf-8", "replace")
 

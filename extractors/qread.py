@@ -75,7 +75,6 @@ class _Segment:
     words: int
     content_words: int
     lines: int
-    text: str
 
     @property
     def density(self) -> float:
@@ -90,8 +89,7 @@ def _segment(lines: list[_Line], theta: int) -> list[_Segment]:
             part = lines[start:index]
             words = sum(line.words for line in part)
             content = sum(line.words - line.link_words for line in part)
-            text = "\n".join(line.text for line in part)
-            segments.append(_Segment(start, index, words, content, len(part), text))
+            segments.append(_Segment(start, index, words, content, len(part)))
             start = index
     return segments
 
@@ -123,12 +121,30 @@ def _result(
             score=round(segment.density, 2),
             chosen=index in chosen,
             reason=reasons.get(index, "densest" if index in chosen else ""),
-            preview=segment.text[:PREVIEW_CHARS].replace("\n", " / "),
+            preview=_preview(lines, segment),
         )
         for index, segment in enumerate(segments)
     ]
     notes = [] if paragraphs else ["no line was kept"]
     return Extraction.of(paragraphs, title=title, algorithm=algorithm, blocks=blocks, notes=notes)
+
+
+def _texts(lines: list[_Line], segment: _Segment) -> Iterable[str]:
+    """The texts of the segment's lines (its text, joined by line breaks: not joined, a huge page's segment
+    would be one more copy of its text)."""
+    return (lines[i].text for i in range(segment.start, segment.end))
+
+
+def _preview(lines: list[_Line], segment: _Segment) -> str:
+    """The first ``PREVIEW_CHARS`` characters of the segment's text, its line breaks shown as `` / ``."""
+    texts: list[str] = []
+    joined = -1  # length of the texts joined by line breaks
+    for text in _texts(lines, segment):
+        if joined >= PREVIEW_CHARS:
+            break
+        texts.append(text)
+        joined += len(text) + 1
+    return "\n".join(texts)[:PREVIEW_CHARS].replace("\n", " / ")
 
 
 # Elements that end a text line.
@@ -325,7 +341,7 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
     if not segments:
         return Extraction.empty(ALGORITHM, title, "no text left after filtering")
     title_terms = terms(title) if title else None
-    similarities = [block_similarity(s.text, title_terms, explain) for s in segments]
+    similarities = [block_similarity(_texts(lines, s), title_terms, explain) for s in segments]
     # 4. The core: the best segment by content density and size.
     scores = [_score(s) for s in segments]
     best = max(range(len(segments)), key=scores.__getitem__)
@@ -421,7 +437,7 @@ def render(reading: Reading, kept: set[int]) -> str:
 
 def _extraction(reading: Reading, kept: set[int], algorithm: str) -> Extraction:
     """The extraction of the ``kept`` lines of ``reading``, with the notes saying what was left out and
-    what the learned step added."""
+    what the learned step added. The last use of ``reading``: its page's tree is let go."""
     segments, best = reading.segments, reading.best
     added = len(kept - reading.kept)
     chosen = {index for index, s in enumerate(segments) if any(i in kept for i in range(s.start, s.end))}
@@ -440,6 +456,9 @@ def _extraction(reading: Reading, kept: set[int], algorithm: str) -> Extraction:
     ]
     if added:
         notes.append(f"{_lines(added)} outside qRead's choice added by the learned boilerplate step")
+    # Nothing reads the tree from here on: it goes before the text is joined (a 21 MB page's tree is
+    # about 120 MB, its text up to 30 MB).
+    reading.walk.blocks.clear()
     extraction = _result(
         algorithm, reading.title, reading.lines, segments, reading.similarities, chosen, reasons, kept
     )

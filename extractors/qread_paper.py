@@ -21,7 +21,7 @@ import lxml.etree
 
 from extractors.htmlparse import page_title, parse_tree
 from extractors.model import Extraction
-from extractors.qread import _BLOCK_TAGS, THETA, _Line, _result, _Segment, _segment
+from extractors.qread import _BLOCK_TAGS, THETA, _Line, _result, _Segment, _segment, _texts
 from extractors.text import cosine, count_words, normalize_space, terms
 
 __all__ = ["PAPER_ALGORITHM", "extract_paper"]
@@ -67,7 +67,7 @@ def extract_paper(
         return Extraction.empty(PAPER_ALGORITHM, title, "no text left after filtering")
     # 4. and 5. Densest segment, corrected by title similarity.
     title_terms = terms(title) if title else None
-    similarities = [cosine(terms(s.text), title_terms) if title_terms else 0.0 for s in segments]
+    similarities = [cosine(terms(_texts(lines, s)), title_terms) if title_terms else 0.0 for s in segments]
     chosen = _paper_choice(segments, similarities)
     return _result(PAPER_ALGORITHM, title, lines, segments, list(similarities), chosen, {})
 

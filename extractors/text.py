@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _WORD_RE = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
@@ -30,9 +31,15 @@ def count_words(text: str) -> int:
     return len(_WORD_RE.findall(text))
 
 
-def terms(text: str) -> Counter[str]:
-    """Bag of lower-cased terms for cosine similarity (CJK characters count one by one)."""
-    return Counter(_TERM_RE.findall(text.lower()))
+def terms(text: str | Iterable[str]) -> Counter[str]:
+    """Bag of lower-cased terms for cosine similarity (CJK characters count one by one), of ``text`` or of
+    lines as if joined by line breaks (a term never spans one), without the copy the joined text would be."""
+    if isinstance(text, str):
+        return Counter(_TERM_RE.findall(text.lower()))
+    bag: Counter[str] = Counter()
+    for line in text:
+        bag.update(_TERM_RE.findall(line.lower()))
+    return bag
 
 
 def cosine(a: Counter[str], b: Counter[str]) -> float:
@@ -46,8 +53,11 @@ def cosine(a: Counter[str], b: Counter[str]) -> float:
     return dot / (math.hypot(*a.values()) * math.hypot(*b.values()))
 
 
-def block_similarity(text: str, title_terms: Counter[str] | None, measure: bool) -> float | None:
-    """A block's title similarity for the diagnostics: 0.0 with no title, ``None`` when not measured."""
+def block_similarity(
+    text: str | Iterable[str], title_terms: Counter[str] | None, measure: bool
+) -> float | None:
+    """A block's title similarity for the diagnostics (of its text or its lines, see :func:`terms`): 0.0
+    with no title, ``None`` when not measured."""
     if title_terms is None:
         return 0.0
     return round(cosine(terms(text), title_terms), 3) if measure else None

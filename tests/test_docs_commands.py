@@ -268,6 +268,7 @@ CASES: dict[str, Case] = {
     ".venv/bin/python bench/crawl.py": NotRun(BENCHMARK),
     ".venv/bin/python bench/dedup.py": NotRun(BENCHMARK),
     ".venv/bin/python bench/export.py": NotRun(BENCHMARK),
+    ".venv/bin/python bench/extract_memory.py": NotRun(BENCHMARK),
     ".venv/bin/python bench/simulate.py": NotRun(BENCHMARK),
     ".venv/bin/python bench/chaos.py": NotRun(BENCHMARK),
     ".venv/bin/python bench/scaling.py": NotRun(BENCHMARK),

@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from extractors import extract
 from extractors.qread import _BODY, _BODY_MARK_RE, _BOILERPLATE_WORDS, _WORDED, THETA, _looks_boilerplate
 from extractors.qread_paper import extract_paper
+from extractors.text import terms
 
 PAGES = Path(__file__).parent / "pages"
 GOLDEN = Path(__file__).parent / "golden"
@@ -145,6 +146,20 @@ def test_explanation_marks_the_densest_segment_and_gives_its_measures() -> None:
     assert all(b.similarity is None for b in extract(page("portal.html")).blocks)
     assert block.reason == f"densest: 3 of {block.lines} lines kept"
     assert any(note.startswith("article block: ") and "div.article" in note for note in result.notes)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("aAΣσß İ,.-_\t長江\u200b"), max_size=12), max_size=6))
+def test_the_terms_of_lines_are_those_of_their_joined_text(lines: list[str]) -> None:
+    # A huge page's segments are weighed line by line, not joined: the same bag, in the same order.
+    assert list(terms(lines).items()) == list(terms("\n".join(lines)).items())
+
+
+@pytest.mark.parametrize("first", [78, 79, 80, 81])
+def test_a_segments_preview_is_the_start_of_its_text(first: int) -> None:
+    html = f"<html><body><p>{'x' * first}</p><p>{'y' * 30}</p><p>end</p></body></html>"
+    (block,) = extract(html, algo="qread").blocks
+    assert block.preview == ("x" * first + "\n" + "y" * 30 + "\nend")[:80].replace("\n", " / ")
 
 
 def test_paper_version_splits_segments_at_theta_empty_source_lines() -> None:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 import urllib.parse
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from rich.console import Console
@@ -35,6 +35,8 @@ def run_extract(args: argparse.Namespace) -> int:
         private_domains=_own_host(args.source) if args.allow_private else (),
     )
     decoded = decode_page(page)
+    # Decoded, the bytes are not needed: a 21 MB page holds 21 MB less while it is extracted.
+    page = replace(page, data=b"")
     extraction = run_algorithm(
         decoded.text,
         url=page.url,

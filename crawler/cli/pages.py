@@ -101,7 +101,7 @@ def _limited(data: bytes, what: str, max_bytes: int) -> bytes:
 def decode_page(page: Page) -> Decoded:
     """The page as text; :class:`InputError` when it is empty or not text at all."""
     what = f"the page fetched from {page.url}" if page.url else shown(page.source)
-    if not page.data.strip():
+    if not page.data or page.data.isspace():
         raise InputError(f"{what} is empty: there is no page to extract from")
     kind = sniff_binary(page.data)
     if kind is not None:
