@@ -2,12 +2,14 @@
 
 Every exception carries the process exit code the command line uses for it, so ``crawler`` sub-commands
 report any of them the same way: one line on stderr, that exit code, no traceback. :func:`folder_advice`
-gives the fix of a file or folder that could not be made or written, by its ``errno``.
+gives the fix of a file or folder that could not be made or written, by its ``errno``; :func:`redacted` is
+a URL as a message may show it (``MONGO_URI``, ``REDIS_URL``, proxies, start URLs, URLs to fetch).
 """
 
 from __future__ import annotations
 
 import errno
+import re
 from pathlib import Path
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "Terminated",
     "file_in_the_way",
     "folder_advice",
+    "redacted",
 ]
 
 # Exit codes of the command line (also listed in `crawler --help` and docs/cli.md).
@@ -107,3 +110,46 @@ def file_in_the_way(path: Path) -> Path | None:
         if part.exists() and not part.is_dir():
             return part
     return None
+
+
+# Where the authority of a URL ends (after its scheme's ``//``), and where its query or fragment starts.
+_AUTHORITY_END_RE = re.compile(r"[/?#]")
+_QUERY_START_RE = re.compile(r"[?#]")
+# An authority that holds no user name: a host (or [IPv6 address]) and a port of digits.
+_HOST_PORT_RE = re.compile(r"(?:\[[^\]]*\]|[^:@\[\]]*)(?::\d+)?")
+# A query or fragment parameter whose value may be a secret (redis://host/0?password=..., ?api_key=...).
+_SECRET_PARAMETER_RE = re.compile(
+    r"(?P<name>[?#&;][^=?#&;]*(?:pass|pwd|secret|token|key|auth|sig|credential|session|cookie)[^=?#&;]*=)"
+    r"[^?#&;]*",
+    re.IGNORECASE,
+)
+
+
+def redacted(url: str) -> str:
+    """``url`` as a message may show it: its user name and password, whatever stands before the ``@`` of
+    its authority, as ``***`` (a user name can be the secret: a proxy's API key, a token); the values of
+    query or fragment parameters that may be secrets (``password=``, ``token=``, ``api_key=``...) as
+    ``***``; scheme, host, port and path as they are. A value with no ``scheme://`` is read as an
+    authority and what follows it (``user:pw@host:3128``).
+
+    >>> redacted("redis://user:s3cret@db.test:6379/0?password=s3cret&health=1")
+    'redis://***@db.test:6379/0?password=***&health=1'
+    """
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        scheme, rest = "", url
+    found = _AUTHORITY_END_RE.search(rest)
+    end = found.start() if found else len(rest)
+    query = _QUERY_START_RE.search(rest)
+    before_query = rest[: query.start()] if query else rest
+    if "@" in rest[:end]:
+        at = rest.rindex("@", 0, end)
+    elif "@" in before_query and not _HOST_PORT_RE.fullmatch(rest[:end]):
+        # A password with a "/" in it ("user:pa/ss@host"): the authority runs to the last "@".
+        at = before_query.rindex("@")
+    else:
+        at = -1
+    if at >= 0:
+        rest = "***" + rest[at:]
+    shown = f"{scheme}{separator}{rest}"
+    return _SECRET_PARAMETER_RE.sub(r"\g<name>***", shown)

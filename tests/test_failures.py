@@ -389,7 +389,7 @@ def test_an_article_the_store_refuses_is_logged_in_one_line_never_whole(site: Si
         (
             ("temp", "faults", "--url", "/a/one"),
             {"MONGO_URI": "mongodb://crawler:s3cret@127.0.0.1:99999/"},
-            "MONGO_URI is 'mongodb://127.0.0.1:99999/...': expected mongodb://HOST[:PORT] or mongodb+srv://HOST"
+            "MONGO_URI is 'mongodb://***@127.0.0.1:99999/': expected mongodb://HOST[:PORT] or mongodb+srv://HOST"
             " (Port must be an integer between 0 and 65535)",
         ),
         (("temp", "faults", "-s", "DEDUP_WINDOW_DAYS=-1"), {}, "DEDUP_WINDOW_DAYS is -1.0: expected"),

@@ -122,7 +122,7 @@ def test_open_store_gives_mongodb_for_mongo_uri_without_showing_the_password(tmp
         assert "s3cret" not in repr(store)
         assert store.spool.directory == tmp_path / "spool"
     bad = {**settings, "MONGO_URI": "http://crawler:s3cret@db.test/"}
-    message = re.escape("MONGO_URI is 'http://db.test/...': expected mongodb://")
+    message = re.escape("MONGO_URI is 'http://***@db.test/': expected mongodb://")
     with pytest.raises(StoreError, match=message) as raised:
         open_store(bad)
     assert "s3cret" not in str(raised.value)

@@ -13,10 +13,10 @@ Typical use (the caller closes the embedded server, which stops it only if this 
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
-from urllib.parse import urlsplit, urlunsplit
 
 import redis
 
+from crawler.errors import redacted
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
 
 __all__ = ["RedisUnavailableError", "connect", "decoded", "hash_of", "resolve_redis_url", "writes_refused"]
@@ -48,11 +48,11 @@ def resolve_redis_url(
             client.close()
         if failure is not None:
             raise RedisUnavailableError(
-                f"cannot reach Redis at {_redacted(str(url))} (REDIS_URL): {failure};"
+                f"cannot reach Redis at {redacted(str(url))} (REDIS_URL): {failure};"
                 " start it or unset REDIS_URL to use the embedded server"
             )
         if refused is not None:
-            raise RedisUnavailableError(f"{refused} (REDIS_URL {_redacted(str(url))})")
+            raise RedisUnavailableError(f"{refused} (REDIS_URL {redacted(str(url))})")
         return str(url), None
     embedded = EmbeddedRedis(data_dir)
     resolved = embedded.ensure(reads_only=reads_only)
@@ -75,7 +75,7 @@ def connect(url: str, *, reads_only: bool = False) -> redis.Redis:
     refused = None if failure is not None or reads_only else writes_refused(client)
     if failure is not None or refused is not None:
         client.close()
-        raise RedisUnavailableError(refused or f"cannot reach Redis at {_redacted(url)}: {failure}")
+        raise RedisUnavailableError(refused or f"cannot reach Redis at {redacted(url)}: {failure}")
     return client
 
 
@@ -126,7 +126,7 @@ def _client(url: str, source: str) -> redis.Redis:
         )
     except ValueError as exc:
         raise RedisUnavailableError(
-            f"{source} {_redacted(url)!r} is not a Redis URL ({exc}); expected"
+            f"{source} {redacted(url)!r} is not a Redis URL ({exc}); expected"
             " redis://host:port/db, rediss://host:port/db or unix:///path/to/redis.sock"
         ) from None
 
@@ -145,16 +145,6 @@ def _ping_failure(client: redis.Redis) -> str | None:
     except redis.ResponseError:
         return None  # it answers, with an error: see writes_refused
     return None
-
-
-def _redacted(url: str) -> str:
-    """``url`` with its password (if any) replaced by ``***``."""
-    parts = urlsplit(url)
-    userinfo, at, hostport = parts.netloc.rpartition("@")
-    if not at or ":" not in userinfo:
-        return url
-    user = userinfo.split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{hostport}"))
 
 
 def decoded(value: bytes | str) -> str:

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from crawler.errors import InputError
+from crawler.errors import InputError, redacted
 
 __all__ = [
     "PROXY_SCHEMES",
@@ -31,7 +31,6 @@ __all__ = [
     "parse_proxy",
     "read_proxy_file",
     "read_session",
-    "redacted",
 ]
 
 PROXY_SCHEMES = ("http", "https")
@@ -167,14 +166,3 @@ def _read(path: Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise AccessError(f"{path} is not UTF-8 text") from None
-
-
-def redacted(value: str) -> str:
-    """``value`` with whatever stands before an ``@`` in its authority replaced by ``***``."""
-    scheme, sep, rest = value.partition("://")
-    if not sep:
-        return "***" if "@" in value else value
-    authority, slash, tail = rest.partition("/")
-    if "@" in authority:
-        authority = "***@" + authority.rsplit("@", 1)[1]
-    return f"{scheme}://{authority}{slash}{tail}"

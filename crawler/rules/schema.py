@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from crawler.errors import redacted
 from crawler.rules.access import (
     AccessError,
     Proxy,
@@ -21,7 +22,6 @@ from crawler.rules.access import (
     parse_proxy,
     read_proxy_file,
     read_session,
-    redacted,
 )
 from crawler.rules.api import EXPECTED_JMESPATH, ApiRule, JmesPath
 from crawler.rules.errors import RuleError

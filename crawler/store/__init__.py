@@ -23,7 +23,7 @@ from crawler import settings as defaults
 from crawler.config import Config
 from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
-from crawler.store.base import DedupPolicy, Store, Written, redacted
+from crawler.store.base import DedupPolicy, Store, Written
 from crawler.store.document import DOCUMENT_FIELDS, article_id, content_hash, week_of
 from crawler.store.sqlite import SqliteStore
 
@@ -42,7 +42,6 @@ __all__ = [
     "article_id",
     "content_hash",
     "open_store",
-    "redacted",
     "store_config",
     "week_of",
 ]

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Literal, Self
-from urllib.parse import urlsplit
 
 from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
@@ -44,7 +43,6 @@ __all__ = [
     "fold",
     "limited",
     "matches",
-    "redacted",
     "search_terms",
 ]
 
@@ -57,7 +55,6 @@ _JOINS = NON_CJK_WORD_CHAR_RE.pattern
 # letters, which the search indexes fold too. Marks that are part of other scripts' letters stay (the kana
 # voicing marks: が is not か).
 _ACCENTS_RE = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
-_BARE_WORD_RE = re.compile(r"[\w.-]{1,100}")
 # Candidates found by their anchors alone whose bodies are read, at most: those sharing the most anchors
 # (a part of 30% shares about 5 of 16 with its whole; others share a name or a quote, if anything).
 ANCHORED_CANDIDATES = 8
@@ -129,16 +126,6 @@ class Original:
     distance: int | None
     share: float = 1.0
     partial_of: str | None = None
-
-
-def redacted(uri: str) -> str:
-    """``uri`` without its user name and password: a message must not show credentials. A bare word (a
-    host name given for a URI: ``localhost``) holds none and is shown."""
-    parts = urlsplit(uri)
-    host = parts.netloc.rpartition("@")[2]
-    if parts.scheme and host:
-        return f"{parts.scheme}://{host}/..."
-    return uri if _BARE_WORD_RE.fullmatch(uri) else "a value that is not a URI"
 
 
 def check_limit(limit: int | None) -> None:

@@ -42,7 +42,7 @@ from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError, ConnectionFailure, PyMongoError
 from pymongo.write_concern import WriteConcern
 
-from crawler.errors import StoreError, StoreSettingError
+from crawler.errors import StoreError, StoreSettingError, redacted
 from crawler.store import fingerprint
 from crawler.store.base import (
     Candidate,
@@ -52,7 +52,6 @@ from crawler.store.base import (
     check_limit,
     limited,
     matches,
-    redacted,
     search_terms,
 )
 from crawler.store.document import (

@@ -42,8 +42,7 @@ from twisted.python.failure import Failure
 from crawler import PROJECT_NAME
 from crawler import settings as defaults
 from crawler.config import Config
-from crawler.errors import BlockedAddressError, FetchError, InputError
-from crawler.rules.access import redacted
+from crawler.errors import BlockedAddressError, FetchError, InputError, redacted
 from crawler.worker.netguard import BlockedRequest, blocked_by_guard
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "ROBOTS_TOKEN", "Response", "check_url", "fetch"]

@@ -1,0 +1,74 @@
+"""URLs in messages (``MONGO_URI``, ``REDIS_URL``, proxies, start URLs, URLs to fetch): one shape from one
+function, ``crawler.errors.redacted``, and never a password."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from crawler.errors import InputError, StoreSettingError, redacted
+from crawler.redisio.connection import RedisUnavailableError, resolve_redis_url
+from crawler.rules.access import AccessError, parse_proxy
+from crawler.store.mongo import check_uri
+from crawler.worker.fetch import check_url
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://user:s3cret@db.test:6379/0", "redis://***@db.test:6379/0"),
+        ("redis://:s3cret@db.test/0", "redis://***@db.test/0"),
+        (
+            "mongodb://crawler:s3cret@h1:27017,h2/news?replicaSet=rs0",
+            "mongodb://***@h1:27017,h2/news?replicaSet=rs0",
+        ),
+        ("http://s3cret-api-key:@proxy.test:8011", "http://***@proxy.test:8011"),
+        ("https://s3cret-token@git.test/a/b", "https://***@git.test/a/b"),
+        ("http://user:s3c@ret@site.test/a", "http://***@site.test/a"),
+        ("http://user:s3c/ret@site.test/a", "http://***@site.test/a"),
+        ("http:/user:s3cret@site.test/a", "***@site.test/a"),
+        ("user:s3cret@proxy.test:3128", "***@proxy.test:3128"),
+        ("redis://db.test/0?password=s3cret&db=1", "redis://db.test/0?password=***&db=1"),
+        (
+            "https://site.test/a?page=2&api_key=s3cret#token=s3cret",
+            "https://site.test/a?page=2&api_key=***#token=***",
+        ),
+        ("https://site.test/@someone/post?page=2", "https://site.test/@someone/post?page=2"),
+        ("http://[::1]:8080/a@b", "http://[::1]:8080/a@b"),
+        ("localhost", "localhost"),
+        ("", ""),
+    ],
+)
+def test_a_url_is_shown_with_its_host_and_path_and_without_its_credentials(url: str, shown: str) -> None:
+    assert redacted(url) == shown
+    assert "s3c" not in redacted(url)
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_every_caller_shows_a_url_with_credentials_the_same_way() -> None:
+    port = _closed_port()
+    messages = []
+    with pytest.raises(RedisUnavailableError) as redis_error:
+        resolve_redis_url(f"redis://alice:s3cret@127.0.0.1:{port}/0", Path("unused"))
+    messages.append(str(redis_error.value))
+    assert f"cannot reach Redis at redis://***@127.0.0.1:{port}/0 (REDIS_URL)" in messages[-1]
+    with pytest.raises(StoreSettingError) as store_error:
+        check_uri("http://alice:s3cret@db.test/news")
+    messages.append(str(store_error.value))
+    assert messages[-1].startswith("MONGO_URI is 'http://***@db.test/news': expected mongodb://")
+    with pytest.raises(AccessError) as proxy_error:
+        parse_proxy("socks5://alice:s3cret@10.0.0.1:1080")
+    messages.append(str(proxy_error.value))
+    assert messages[-1].startswith("'socks5://***@10.0.0.1:1080': SOCKS proxies are not supported")
+    with pytest.raises(InputError) as fetch_error:
+        check_url("https://alice:s3cret@site.test/a?page=2")
+    messages.append(str(fetch_error.value))
+    assert messages[-1].startswith("invalid URL 'https://***@site.test/a?page=2': credentials in the URL")
+    assert not any("alice" in message or "s3cret" in message for message in messages), messages
