@@ -62,6 +62,9 @@ class Article:
     discover: Discovered | None = field(default=None, repr=False, compare=False)
     # Stored in the store's local spool, not in MongoDB yet (unreachable): set by the StorePipeline.
     spooled: bool = field(default=False, repr=False, compare=False)
+    # Its URL was stored before its crawl job (the store updated it, or kept a newer fetch): set by the
+    # StorePipeline.
+    stored_before: bool = field(default=False, repr=False, compare=False)
 
     def document(self) -> dict[str, Any]:
         """The fields the store keeps (the page left out)."""

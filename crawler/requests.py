@@ -27,9 +27,9 @@ Metadata (``request.meta``), read through :class:`Work` only:
 Scrapy's own keys travel with a request through the queue too: ``retry_times`` (how often it was retried,
 so retries stay bounded whichever worker takes the next try), ``redirect_urls``.
 
-A *job*'s counters live in ``<prefix>:job:<id>`` (``pending``, ``fetched``, ``stored``, ``skipped``,
-``errors``, ``refused`` by the network guard); it is done when ``pending`` is back to zero, whichever
-workers did the work.
+A *job*'s counters live in ``<prefix>:job:<id>`` (``pending``, ``fetched``, ``stored``, ``updated``
+(articles whose URLs were stored before), ``skipped``, ``errors``, ``refused`` by the network guard); it
+is done when ``pending`` is back to zero, whichever workers did the work.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ ARTICLE = "article"
 DISCOVER = "discover"
 # The kinds of page that list a rule's articles (see listing_request).
 LISTING_KINDS = frozenset({INDEX, FEED, SITEMAP, API, SEARCH})
-JOB_FIELDS = ("pending", "fetched", "stored", "skipped", "errors", "refused", "reposts", "spooled")
+JOB_FIELDS = ("pending", "fetched", "stored", "updated", "skipped", "errors", "refused", "reposts", "spooled")
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,8 +372,9 @@ def queue_new(
 @dataclass(frozen=True, slots=True)
 class JobCounts:
     """A job's counters: requests pending, pages fetched, articles stored, links skipped, errors (and
-    how many of each kind), requests refused by the network guard, reposts recorded, and the articles of
-    those stored that went to the store's local spool (MongoDB unreachable)."""
+    how many of each kind), requests refused by the network guard, reposts recorded, the articles of
+    those stored that went to the store's local spool (MongoDB unreachable), and the articles whose URLs
+    were stored before (written again, not stored anew: ``updated``)."""
 
     pending: int
     fetched: int
@@ -383,6 +384,7 @@ class JobCounts:
     refused: int
     reposts: int = 0
     spooled: int = 0
+    updated: int = 0
     error_kinds: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
@@ -404,6 +406,7 @@ class JobCounts:
             refused=values.get("refused", 0),
             reposts=values.get("reposts", 0),
             spooled=values.get("spooled", 0),
+            updated=values.get("updated", 0),
             error_kinds={kind: count for kind, count in kinds.items() if count > 0},
         )
 

@@ -274,11 +274,26 @@ def test_a_repost_fetched_again_is_not_counted_as_recorded_again(site: Site) -> 
     assert "stored 1 articles" in first.stdout and "recorded 1 repost " in first.stdout, first.stdout
     again = site.temp(*urls)
     assert again.returncode == 0, again.stderr[-4000:]
-    assert "fetched 2 pages, stored 1 articles" in again.stdout, again.stdout
+    assert "fetched 2 pages, stored 0 articles, updated 1 stored before," in again.stdout, again.stdout
     assert "recorded" not in again.stdout, again.stdout
     (original,) = site.stored().values()
     (repost,) = original["reposts"]
     assert {original["url"], repost["url"]} == {site.server.url("/a/one"), site.server.url("/a/one?copy=1")}
+
+
+def test_an_article_stored_before_and_fetched_again_is_counted_updated_not_stored(site: Site) -> None:
+    """The store writes an article whose URL it holds over itself ("updated"): the job counts it apart
+    from the articles stored, and the summary says so."""
+    site.rule("/a/again")
+    url = site.server.url("/a/again")
+    first = site.temp("--url", url)
+    assert first.returncode == 0, first.stderr[-4000:]
+    assert first.stdout.startswith("fetched 1 pages, stored 1 articles, skipped 0"), first.stdout
+    again = site.temp("--url", url)
+    assert again.returncode == 0, again.stderr[-4000:]
+    said = again.stdout.splitlines()[0]
+    assert said.startswith("fetched 1 pages, stored 0 articles, updated 1 stored before, skipped 0"), said
+    assert list(site.stored()) == ["/a/again"], "one document, written over"
 
 
 # --- the store fails ------------------------------------------------------------------------------------

@@ -235,13 +235,28 @@ def test_an_invalid_article_is_refused_with_the_field_named(
     assert store.count() == 0
 
 
+def test_a_write_over_a_stored_url_says_whether_the_same_job_stored_it(store: Store) -> None:
+    """A crawl job counts an article it stored once, even when its write is repeated (its request's
+    acknowledgement lost): the store tells such a write from one over an article stored before the job."""
+    url = "http://news.test/jobs"
+    assert store.upsert(article(url, "2026-11-20T10:00:00Z")) == Written("new", url)
+    assert store.upsert(article(url, "2026-11-20T11:00:00Z")) == Written("updated", url, same_job=True)
+    assert store.upsert(article(url, "2026-11-20T12:00:00Z", job="job-2")) == Written("updated", url)
+    older = store.upsert(article(url, "2026-11-20T09:00:00Z", job="job-2"))
+    assert older == Written("unchanged", url, same_job=True)
+    assert store.upsert(article(url, "2026-11-20T13:00:00Z", job=None)) == Written("updated", url)
+    assert store.upsert(article(url, "2026-11-20T14:00:00Z", job=None)) == Written("updated", url), (
+        "no job: nothing to tell"
+    )
+
+
 def test_the_fragment_of_a_url_is_dropped_and_a_copy_under_another_is_the_same_document(
     store: Store,
 ) -> None:
     first = store.upsert(article("http://news.test/6#frag", "2026-11-17T10:00:00Z", body=FLOOD))
     assert first == Written("new", "http://news.test/6")
     again = store.upsert(article("http://news.test/6#other", "2026-11-17T11:00:00Z", body=FLOOD))
-    assert again == Written("updated", "http://news.test/6"), "the same page, not a repost of itself"
+    assert again == Written("updated", "http://news.test/6", same_job=True), "the same page, not a repost"
     (stored,) = store.iter_articles()
     assert (stored["url"], stored["id"], stored["reposts"]) == (
         "http://news.test/6",

@@ -418,20 +418,22 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
 
 
 def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: JobCounts) -> str:
-    """What a discover crawl found: relevant pages of those read (stored, or recorded as reposts of stored
-    ones: the harvest of docs/discover.md, as `crawler status` counts it), its budget, the frontier left;
-    then, when it read its seeds alone and every link on them was read before, a line saying so."""
+    """What a discover crawl found: relevant pages of those read (stored, updated, or recorded as reposts
+    of stored ones: the harvest of docs/discover.md, as `crawler status` counts it), its budget, the
+    frontier left; then, when it read its seeds alone and every link on them was read before, a line
+    saying so."""
     assert rule.discover is not None
     server = connect(url)
     keys = Keys(settings["REDIS_KEY_PREFIX"])
     job_hash = hash_of(server, keys.job(job))
     budget = job_hash.get("budget", "?")
     left = Frontier(server, keys, rule.site).size()
-    relevant = counts.stored + counts.reposts
+    relevant = counts.stored + counts.updated + counts.reposts
     harvest = f" (harvest {relevant / counts.fetched:.2f})" if counts.fetched else ""
+    updated = f" {counts.updated} updated (stored before)," if counts.updated else ""
     summary = (
         f"discover: {relevant} relevant pages of {counts.fetched} read{harvest}: {counts.stored} stored,"
-        f" {counts.reposts} recorded as reposts; budget {budget};"
+        f"{updated} {counts.reposts} recorded as reposts; budget {budget};"
         f" {left} links wait in the frontier for its next crawl (temp or grab)"
     )
     seeds = min(len(rule.discover.seeds), rule.discover.budget)
@@ -449,8 +451,9 @@ def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: Job
 def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule | None = None) -> None:
     """The counts of ``job``, a crawl of ``rule`` (None: of several rules), and what to do about them."""
     kinds = ", ".join(f"{kind}: {count}" for kind, count in counts.error_kinds.items())
+    updated = f", updated {counts.updated} stored before" if counts.updated else ""
     print(
-        f"fetched {counts.fetched} pages, stored {counts.stored} articles,"
+        f"fetched {counts.fetched} pages, stored {counts.stored} articles{updated},"
         f" skipped {counts.skipped} (seen already or disallowed by robots.txt), errors {counts.errors}"
         + (f" ({kinds})" if kinds and counts.errors else "")
     )

@@ -181,7 +181,7 @@ return {false, false}
 
 # KEYS: leases, lease-scores, pending, job (or ''), attempts, lease-sites.
 # ARGV: prefix, the lease, site, job (or ''), pages fetched, items stored, reposts recorded, items of those
-# stored that were spooled.
+# stored that were spooled, items updated (their URLs stored before).
 _ACK = (
     SITE_LUA
     + """
@@ -197,6 +197,7 @@ if ARGV[4] ~= '' then
   if ARGV[6] ~= '0' then redis.call('HINCRBY', KEYS[4], 'stored', ARGV[6]) end
   if ARGV[7] ~= '0' then redis.call('HINCRBY', KEYS[4], 'reposts', ARGV[7]) end
   if ARGV[8] ~= '0' then redis.call('HINCRBY', KEYS[4], 'spooled', ARGV[8]) end
+  if ARGV[9] ~= '0' then redis.call('HINCRBY', KEYS[4], 'updated', ARGV[9]) end
 end
 downloaded(ARGV[1], site, ARGV[2])
 return 1
@@ -398,7 +399,8 @@ return total
 @dataclass(frozen=True, slots=True)
 class Ack:
     """A lease to end with :meth:`LeasedQueue.ack_many`, and its job's counts (as :meth:`LeasedQueue.ack`
-    takes them; ``spooled``: how many of the items stored went to the store's local spool)."""
+    takes them; ``spooled``: how many of the items stored went to the store's local spool; ``updated``:
+    items whose URLs were stored before, written again instead of stored anew)."""
 
     lease: str
     site: str
@@ -407,6 +409,7 @@ class Ack:
     stored: int = 0
     reposts: int = 0
     spooled: int = 0
+    updated: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -591,7 +594,7 @@ class LeasedQueue:
             self.keys.lease_sites,
         ]
         args: list[str | int] = [self.keys.prefix, ack.lease, ack.site, ack.job or ""]
-        return keys, [*args, ack.fetched, ack.stored, ack.reposts, ack.spooled]
+        return keys, [*args, ack.fetched, ack.stored, ack.reposts, ack.spooled, ack.updated]
 
     def handoff(
         self, lease: str, member: bytes, *, priority: int, site: str, job: str | None, delay: float = 0.0

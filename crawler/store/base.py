@@ -67,12 +67,15 @@ class Written:
     """What storing one article did: ``new`` (a document made), ``updated`` (its URL's document
     replaced), ``unchanged`` (an older fetch than the stored one), ``repost`` (recorded against
     ``original``; ``recorded_before`` when an earlier write had recorded it, as for a re-fetch, and
-    nothing changed), or ``spooled`` (kept on local disk until the backend is reachable again)."""
+    nothing changed), or ``spooled`` (kept on local disk until the backend is reachable again).
+    ``same_job``: the document ``updated`` or left ``unchanged`` was stored by the article's own crawl job
+    (a write repeated because its request's acknowledgement was lost), not before it."""
 
     outcome: Outcome
     url: str
     original: str | None = None
     recorded_before: bool = False
+    same_job: bool = False
 
     @property
     def new(self) -> bool:

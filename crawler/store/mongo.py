@@ -317,8 +317,9 @@ class MongoStore(Store):
             previous = previous_week(document["week"])
             home = previous if (previous, url) in stored else document["week"]
             known = stored.get((home, url))
-            if known is not None and document["fetched_at"] < known:
-                planned.append(("", -1, Written("unchanged", url)))
+            same_job = known is not None and known[1] is not None and known[1] == document["job"]
+            if known is not None and document["fetched_at"] < known[0]:
+                planned.append(("", -1, Written("unchanged", url, same_job=same_job)))
                 continue
             own = phrases.get(url)
             counted = counter(document)
@@ -367,7 +368,8 @@ class MongoStore(Store):
                 own = fingerprint.Phrases.of(document["body"], fingerprint.common_of(counted))
             ops = operations.setdefault(home, [])
             ops.append(_upsert(document, home, own.anchors() if own is not None else []))
-            planned.append((home, len(ops) - 1, Written("updated" if known is not None else "new", url)))
+            upsert = Written("updated" if known is not None else "new", url, same_job=same_job)
+            planned.append((home, len(ops) - 1, upsert))
         self._recount(recounts)
         recorded = self._reposts_recorded([(week, written) for week, _, written in planned])
         upserted, refused = self._bulk(operations)
@@ -431,8 +433,11 @@ class MongoStore(Store):
             for week in weeks
         }
 
-    def _stored(self, documents: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
-        """``(week, url) -> fetched_at`` of the batch's URLs held by their own week or the week before."""
+    def _stored(
+        self, documents: Sequence[Mapping[str, Any]]
+    ) -> dict[tuple[str, str], tuple[str, str | None]]:
+        """``(week, url) -> (fetched_at, job)`` of the batch's URLs held by their own week or the week
+        before."""
         urls_by_week: dict[str, set[str]] = {}
         for document in documents:
             for week in (document["week"], previous_week(document["week"])):
@@ -441,9 +446,9 @@ class MongoStore(Store):
         for week, urls in urls_by_week.items():
             query = {"url": {"$in": sorted(urls)}}
             for found in self.collection(week, create=False).find(
-                query, {"_id": 0, "url": 1, "fetched_at": 1}
+                query, {"_id": 0, "url": 1, "fetched_at": 1, "job": 1}
             ):
-                stored[(week, found["url"])] = found["fetched_at"]
+                stored[(week, found["url"])] = (found["fetched_at"], found.get("job"))
         return stored
 
     def _candidates(
@@ -755,10 +760,12 @@ def _settled(
     if planned.outcome not in {"new", "updated"}:
         return planned
     if operation in refused:
-        return Written("unchanged", planned.url)  # a newer fetch is stored already
+        return dataclasses.replace(planned, outcome="unchanged")  # a newer fetch is stored already
     if operation in upserted:
         return Written("new", planned.url)
-    return Written("updated", planned.url)  # (if planned new: another worker stored it meanwhile)
+    return dataclasses.replace(
+        planned, outcome="updated"
+    )  # (if planned new: another worker stored it meanwhile)
 
 
 def _reachable(

@@ -235,12 +235,13 @@ class SqliteStore(Store):
     ) -> Written:
         url = document["url"]
         stored = connection.execute(
-            "SELECT pk, fetched_at, simhash, title, body FROM articles WHERE url = ?", (url,)
+            "SELECT pk, fetched_at, simhash, title, body, job FROM articles WHERE url = ?", (url,)
         ).fetchone()
         if stored is not None:
-            pk, fetched_at, simhash, title, body = stored
+            pk, fetched_at, simhash, title, body, job = stored
+            same_job = job is not None and job == document["job"]
             if document["fetched_at"] < fetched_at:
-                return Written("unchanged", url)
+                return Written("unchanged", url, same_job=same_job)
             row = row_of(document)
             connection.execute(UPDATE, [row[column] for column in UPDATED_COLUMNS] + [pk])
             if simhash != document["simhash"]:
@@ -250,7 +251,7 @@ class SqliteStore(Store):
                 index_phrases(connection, pk, fingerprint.Phrases.of(document["body"], common))
             if (title, body) != (document["title"], document["body"]):
                 index_search(connection, pk, document["title"], document["body"], old=(title, body))
-            return Written("updated", url)
+            return Written("updated", url, same_job=same_job)
         body = document["body"]
         paragraphs = fingerprint.paragraph_hashes(body) if body else []
         found, phrases = self._original(connection, week, document)

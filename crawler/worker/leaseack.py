@@ -39,6 +39,7 @@ class _Work:
     open_items: int = 0
     stored: int = 0
     spooled: int = 0  # of those stored, kept in the store's local spool (MongoDB unreachable)
+    updated: int = 0  # items whose URL was stored before its job: written again, not stored anew
     reposts: int = 0
     output_done: bool = False
     retry: str | None = None  # why its article could not be stored now
@@ -115,9 +116,12 @@ class LeaseAckMiddleware:
     def _item_stored(self, item: Any, response: Response | None = None, **_: Any) -> None:
         work = self._work_of(response)
         if work is not None:
-            work.stored += 1
-            if isinstance(item, Article) and item.spooled:
-                work.spooled += 1
+            if isinstance(item, Article) and item.stored_before:
+                work.updated += 1
+            else:
+                work.stored += 1
+                if isinstance(item, Article) and item.spooled:
+                    work.spooled += 1
             self._item_done(response)
 
     def _item_dropped(
@@ -169,7 +173,14 @@ class LeaseAckMiddleware:
         elif work.error is not None:
             scheduler.dead_letter(request, work.error, kind=work.error_kind)
         else:
-            scheduler.ack(request, fetched=1, stored=work.stored, reposts=work.reposts, spooled=work.spooled)
+            scheduler.ack(
+                request,
+                fetched=1,
+                stored=work.stored,
+                reposts=work.reposts,
+                spooled=work.spooled,
+                updated=work.updated,
+            )
 
 
 def ack(crawler: Crawler, request: Request, *, fetched: int = 0, stored: int = 0) -> None:

@@ -305,15 +305,22 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
     # --- how a request's work ends -------------------------------------------------------------------
 
     def ack(
-        self, request: Request, *, fetched: int = 0, stored: int = 0, reposts: int = 0, spooled: int = 0
+        self,
+        request: Request,
+        *,
+        fetched: int = 0,
+        stored: int = 0,
+        reposts: int = 0,
+        spooled: int = 0,
+        updated: int = 0,
     ) -> None:
         """``request``'s work is done (items stored, links queued): its lease ends, and its job counts the
-        page ``fetched``, the items ``stored`` (``spooled`` of them to the store's local spool) and the
-        ``reposts`` recorded."""
+        page ``fetched``, the items ``stored`` (``spooled`` of them to the store's local spool), those
+        ``updated`` (their URLs stored before) and the ``reposts`` recorded."""
         work = self._release_hold(request)
         if work is None or work.lease is None:
             return
-        self._acks.append(Ack(work.lease, work.slot, work.job, fetched, stored, reposts, spooled))
+        self._acks.append(Ack(work.lease, work.slot, work.job, fetched, stored, reposts, spooled, updated))
         if work.is_discover:
             self._ending.append(work)
         self._ack_soon.schedule()

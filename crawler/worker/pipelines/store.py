@@ -124,6 +124,7 @@ class StorePipeline:
             )
         self._count(f"store/{result.outcome}/{site}")
         item.spooled = result.outcome == "spooled"
+        item.stored_before = result.outcome in ("updated", "unchanged") and not result.same_job
         if result.outcome == "repost":
             raise RepostRecorded(
                 f"{result.url} is a repost of {result.original}: recorded there, not stored again", new=True
