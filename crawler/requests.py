@@ -373,8 +373,9 @@ def queue_new(
 class JobCounts:
     """A job's counters: requests pending, pages fetched, articles stored, links skipped, errors (and
     how many of each kind), requests refused by the network guard, reposts recorded, the articles of
-    those stored that went to the store's local spool (MongoDB unreachable), and the articles whose URLs
-    were stored before (written again, not stored anew: ``updated``)."""
+    those stored that went to the store's local spool (MongoDB unreachable), the articles whose URLs
+    were stored before (written again, not stored anew: ``updated``), and the notes the crawl left for
+    its summary (a rule's feed that is no feed: the ``note:<url>`` fields)."""
 
     pending: int
     fetched: int
@@ -386,14 +387,18 @@ class JobCounts:
     spooled: int = 0
     updated: int = 0
     error_kinds: Mapping[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     @classmethod
     def read(cls, server: redis.Redis, keys: Keys, job: str) -> JobCounts:
         values: dict[str, int] = {}
+        notes: dict[str, str] = {}
         for name, value in server.hgetall(keys.job(job)).items():
             text = decoded(value)
             if text.lstrip("-").isdigit():
                 values[decoded(name)] = int(text)
+            elif decoded(name).startswith("note:"):
+                notes[decoded(name)] = text
         kinds = {
             name.removeprefix("error:"): n for name, n in sorted(values.items()) if name.startswith("error:")
         }
@@ -408,6 +413,7 @@ class JobCounts:
             spooled=values.get("spooled", 0),
             updated=values.get("updated", 0),
             error_kinds={kind: count for kind, count in kinds.items() if count > 0},
+            notes=tuple(note for _, note in sorted(notes.items())),
         )
 
     @property

@@ -267,6 +267,22 @@ def test_a_feed_that_is_an_html_page_is_dead_lettered_saying_so(site: Site) -> N
     assert requeued.stdout.strip() == "requeued 1 dead letter", "nothing lost: the feed can be read again"
 
 
+def test_a_feed_that_is_an_html_page_counts_as_fetched_and_the_summary_names_its_rule_key(site: Site) -> None:
+    _feed_rule(site, "/a/front-page")
+    done = site.temp()
+    assert done.returncode == 1, "an error, nothing stored"
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("fetched 1 pages, stored 0 articles, skipped 0"), done.stdout
+    url = site.server.url("/a/front-page")
+    said = (
+        f"{url} is not a feed (got text/html): `feeds[0]` in {site.rules / 'wire.yaml'} names it: give the"
+        " URL of the site's feed there (`crawler rules try wire URL` shows what a URL holds)"
+    )
+    assert lines[-1] == said, done.stdout
+    assert f"WARNING: wire: {said}" in done.stderr, done.stderr[-4000:]
+    assert "nothing could be fetched" not in done.stdout
+
+
 def test_a_50_mb_feed_ends_as_a_dead_letter_at_the_size_limit(site: Site) -> None:
     _feed_rule(site, "/large?mb=50", _feed("rss", "/a/small"))
     done = site.temp()

@@ -201,6 +201,29 @@ def test_a_gzip_bomb_is_dead_lettered_saying_so(site: Site) -> None:
     assert list(site.stored()) == ["/a/fine"]
 
 
+def test_a_sitemap_that_is_an_html_page_counts_as_fetched_and_the_summary_names_its_rule_key(
+    site: Site,
+) -> None:
+    listed = site.server.url("/a/listed-page")
+    _sitemap_rule(site, _map("/sitemap-index.xml", listed), "/a/named-page")
+    done = site.temp()
+    assert done.returncode == 1, "errors, nothing stored"
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("fetched 3 pages, stored 0 articles, skipped 0"), done.stdout
+    rule = site.rules / "maps.yaml"
+    hint = "(`crawler rules try maps URL` shows what a URL holds)"
+    listed_said = (
+        f"{listed} is not a sitemap (got text/html): a sitemap that `sitemaps` in {rule} leads to lists it:"
+        f" the site lists a page that is no sitemap {hint}"
+    )
+    named_said = (
+        f"{site.server.url('/a/named-page')} is not a sitemap (got text/html): `sitemaps[1]` in {rule}"
+        f" names it: give the URL of the site's sitemap there {hint}"
+    )
+    assert lines[-2:] == [listed_said, named_said], done.stdout
+    assert f"WARNING: maps: {named_said}" in done.stderr, done.stderr[-4000:]
+
+
 def test_rules_try_on_a_sitemap_lists_what_a_crawl_would_follow(site: Site) -> None:
     _sitemap_rule(site, "/robots.txt")
     url = site.server.url(_map("/sitemap.xml", "/a/one", "http://elsewhere.test/a/two", news=True))

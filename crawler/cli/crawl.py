@@ -105,12 +105,16 @@ def run_temp(args: argparse.Namespace) -> int:
             f"{pages} fetched but {'its article' if counts.unstored == 1 else 'their articles'} could not be"
             " stored: see the store's errors above, and in the dead letters"
         )
-        return 1
-    if counts.fetched == 0 and counts.stored == 0:
+        code = 1
+    elif counts.fetched == 0 and counts.stored == 0:
         dead = f" (`{suggest('dead list')}` for the errors)" if counts.errors else ""
         print(f"nothing could be fetched: see the reasons above{dead}")
-        return 1
-    return 0 if (counts.errors == 0 and counts.refused == 0) or counts.stored > 0 else 1
+        code = 1
+    else:
+        code = 0 if (counts.errors == 0 and counts.refused == 0) or counts.stored > 0 else 1
+    for note in counts.notes:
+        print(note)
+    return code
 
 
 def article_url(rule: Rule, given: str) -> str:

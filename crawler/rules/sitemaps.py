@@ -20,7 +20,15 @@ import lxml.etree
 
 from crawler.errors import CrawlerError
 
-__all__ = ["MAX_BYTES", "MAX_ENTRIES", "Sitemap", "SitemapEntry", "SitemapError", "read_sitemap"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_ENTRIES",
+    "NotASitemapError",
+    "Sitemap",
+    "SitemapEntry",
+    "SitemapError",
+    "read_sitemap",
+]
 
 # The protocol's limits for one sitemap file (sitemaps.org): entries, and bytes once uncompressed.
 MAX_ENTRIES = 50_000
@@ -31,6 +39,10 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 class SitemapError(CrawlerError):
     """A document that is no sitemap, or one past the protocol's limits (the message says which)."""
+
+
+class NotASitemapError(SitemapError):
+    """A document that is no sitemap at all (an HTML page, a text): not a sitemap past the limits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +117,7 @@ def _read_xml(body: bytes, url: str, max_entries: int) -> Sitemap:
             if not kind:
                 kind = name
                 if kind not in ("urlset", "sitemapindex"):
-                    raise SitemapError(f"{url} is not a sitemap: its root element is <{name}>")
+                    raise NotASitemapError(f"{url} is not a sitemap: its root element is <{name}>")
                 continue
             # 3.
             if event != "end" or name not in ("url", "sitemap"):
@@ -124,7 +136,7 @@ def _read_xml(body: bytes, url: str, max_entries: int) -> Sitemap:
             return Sitemap(kind, tuple(entries))  # what came before the broken end is read
     if not kind:
         start = body[:40].decode("utf-8", "replace").strip()
-        raise SitemapError(f"{url} is not a sitemap: it holds no XML element (it starts {start!r})")
+        raise NotASitemapError(f"{url} is not a sitemap: it holds no XML element (it starts {start!r})")
     return Sitemap(kind, tuple(entries))
 
 

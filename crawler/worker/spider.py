@@ -76,7 +76,7 @@ from crawler.requests import (
 from crawler.rules import RegexBudget, Rule, RuleSet, load_rules
 from crawler.rules.api import ApiError
 from crawler.rules.feeds import FeedError, read_feed
-from crawler.rules.sitemaps import SitemapEntry, SitemapError, read_sitemap
+from crawler.rules.sitemaps import NotASitemapError, SitemapEntry, SitemapError, read_sitemap
 from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import keys_of, server_of
@@ -504,6 +504,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 response.body, response.url, max_bytes=settings.getint("SITEMAPS_MAX_BYTES")
             )
         except SitemapError as exc:
+            if isinstance(exc, NotASitemapError):
+                self._not_a_listing(rule, response, "sitemap", "sitemaps", rule.sitemaps)
             self._unreadable(response, f"crawl/sitemap_errors/{rule.site}", str(exc), "not a sitemap")
             return
         since = self._sitemap_since(response.url, work)
@@ -591,6 +593,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 response.body, response.url, content_type.decode("latin-1") if content_type else None
             )
         except FeedError as exc:
+            self._not_a_listing(rule, response, "feed", "feeds", rule.feeds)
             self._unreadable(response, f"crawl/feed_errors/{rule.site}", str(exc), "not a feed")
             return
         if feed.over_limit:
@@ -878,11 +881,41 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         return rule
 
     def _unreadable(self, response: Response, counter: str, reason: str, kind: str) -> None:
-        """A page that is not what its request was for: ``counter`` counted, the request dead-lettered with
-        ``reason``."""
+        """A page that is not what its request was for: fetched all the same (its job counts it),
+        ``counter`` counted, the request dead-lettered with ``reason``."""
         self.count(counter)
         assert response.request is not None
+        self.job_count(_work(response).job, "fetched")
         dead_letter(self.crawler, response.request, reason, kind)
+
+    def _not_a_listing(
+        self, rule: Rule, response: Response, what: str, key: str, urls: Sequence[str]
+    ) -> None:
+        """The page a rule's ``key`` (``feeds``, ``sitemaps``) led to is no ``what`` at all: a warning, and
+        a note for its job's summary, naming the URL, what it is, and the rule file and key to mend."""
+        assert response.request is not None
+        asked = response.request.meta.get("redirect_urls", [response.url])[0]
+        content_type = response.headers.get(b"Content-Type")
+        got = content_type.decode("latin-1").split(";")[0].strip() if content_type else "no Content-Type"
+        fix = (
+            f"`{key}[{urls.index(asked)}]` in {rule.path} names it: give the URL of the site's {what} there"
+            if asked in urls
+            else f"a {what} that `{key}` in {rule.path} leads to lists it: the site lists a page that is no"
+            f" {what}"
+        )
+        note = (
+            f"{response.url} is not a {what} (got {got}): {fix}"
+            f" (`crawler rules try {rule.site} URL` shows what a URL holds)"
+        )
+        logger.warning("%s: %s", rule.site, note)
+        job = _work(response).job
+        if not job:
+            return
+        try:
+            self.server.hset(self.keys.job(job), f"note:{response.url}", note)
+        except redis.RedisError as exc:
+            self.count("redis/errors")
+            logger.warning("Redis failed (%s): job %s's summary will not say %s", exc, job, note)
 
     def _rule(self, response: Response) -> Rule | None:
         """The response's rule; without one, the request is dead-lettered saying how to mend it."""
