@@ -72,6 +72,9 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.worker.netguard.RefusedHostMiddleware": 560,
     # Rules carry no HTTP credentials: nothing to add, nothing to leak to another host.
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
+    # robots.txt fetched with, and read for, the User-Agent a rule's headers set (Scrapy's uses USER_AGENT).
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "crawler.worker.robots.AgentRobotsTxtMiddleware": 100,
     # Index pages of regular grabs are asked for with If-None-Match / If-Modified-Since.
     "crawler.worker.conditional.ConditionalIndexMiddleware": 570,
     # 403/429 and redirects to a login page are signs of a ban (after decompression at 590, before

@@ -53,7 +53,7 @@ DEFAULT_TIMEOUT = float(defaults.DOWNLOAD_TIMEOUT)
 DEFAULT_MAX_BYTES = defaults.DOWNLOAD_MAXSIZE
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Loggers held back while a command fetches: their errors are reported as one line by the command instead.
-_QUIET_LOGGERS = ("scrapy", "twisted", "py.warnings", "protego")
+_QUIET_LOGGERS = ("scrapy", "twisted", "py.warnings", "protego", "crawler.worker.robots")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +121,8 @@ def fetch(
             "DOWNLOADER_MIDDLEWARES": {
                 "crawler.worker.netguard.NetworkGuardMiddleware": 50,
                 "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
+                "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+                "crawler.worker.robots.AgentRobotsTxtMiddleware": 100,
             },
             "NETGUARD_PRIVATE_DOMAINS": [domain.lower() for domain in private_domains],
             "ROBOTSTXT_OBEY": obey_robots,
@@ -217,8 +219,10 @@ def _error(url: str, failure: Failure, *, timeout: float, max_bytes: int, redire
             target = getattr(failure, "request", None)
             refused = target.url if isinstance(target, Request) else url
             origin = _origin(refused)
+            own = target.headers.get(b"User-Agent") if isinstance(target, Request) else None
+            agent = own.decode("latin-1") if own else ROBOTS_TOKEN
             return FetchError(
-                f"robots.txt of {origin} disallows {refused} for user agent {ROBOTS_TOKEN!r};"
+                f"robots.txt of {origin} disallows {refused} for user agent {agent!r};"
                 " pass --ignore-robots to fetch it anyway",
                 url=refused,
             )

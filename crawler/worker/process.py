@@ -89,7 +89,7 @@ _CLOSE_RACE = _CloseRace()
 _NEVER_OPENED = _NeverOpened()
 _OPTIONAL_OFF = _OptionalOff()
 _ONE_LINE_LOGGERS = {
-    "scrapy.downloadermiddlewares.robotstxt": _OneLine(only_ours=False),
+    "crawler.worker.robots": _OneLine(only_ours=False),
     "scrapy.core.scraper": _OneLine(only_ours=True),
 }
 

@@ -84,6 +84,7 @@ from crawler.worker.discovery import discovery_of
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, allow_private_domains, blocked_by_guard
+from crawler.worker.robots import robots_agent
 from crawler.worker.scheduler import leases_ending
 from extractors import extract
 from extractors.documents import document_kind
@@ -243,8 +244,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         """A site's robots.txt asks for a crawl-delay longer than the rule's delay: every worker keeps it
         (at most ``ROBOTS_MAX_CRAWL_DELAY``)."""
         rule = self.rules.get(Work.of(request).site)
-        agent = self.crawler.settings.get("ROBOTSTXT_USER_AGENT") or self.crawler.settings["USER_AGENT"]
-        asked = robotparser.crawl_delay(agent)
+        settings = self.crawler.settings
+        asked = robotparser.crawl_delay(
+            settings.get("ROBOTSTXT_USER_AGENT") or robots_agent(request, settings)
+        )
         if rule is None or asked is None or asked <= rule.delay:
             return
         longest = self.crawler.settings.getfloat("ROBOTS_MAX_CRAWL_DELAY")

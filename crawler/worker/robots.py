@@ -1,0 +1,65 @@
+"""``AgentRobotsTxtMiddleware`` (100, in place of Scrapy's ``RobotsTxtMiddleware``): a site's robots.txt
+is fetched with the User-Agent of the request that needs it (a rule's own, from its ``headers``, else
+``USER_AGENT``) and matched against that agent, one parser per host and agent.
+
+Scrapy's middleware fetches every robots.txt with ``USER_AGENT`` and keeps one parser per host, so a
+site that answers a rule's agent otherwise, or a rule under another name than ours, was read as the
+built-in agent sees it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from scrapy import Request
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http.request import NO_CALLBACK
+from scrapy.robotstxt import RobotParser
+from scrapy.settings import BaseSettings
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
+
+__all__ = ["AgentRobotsTxtMiddleware", "robots_agent"]
+
+logger = logging.getLogger(__name__)
+
+
+def robots_agent(request: Request, settings: BaseSettings) -> str:
+    """The User-Agent ``request`` is sent with, which its robots.txt is fetched with and read for: its
+    own header (a rule's ``headers``), else ``USER_AGENT``."""
+    agent = request.headers.get(b"User-Agent")
+    return agent.decode("latin-1") if agent else str(settings["USER_AGENT"])
+
+
+class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
+    """Scrapy's robots.txt middleware, per host and User-Agent (see the module's docstring); matching
+    is Scrapy's: ``ROBOTSTXT_USER_AGENT`` when set, else the request's User-Agent."""
+
+    async def robot_parser(self, request: Request) -> RobotParser | None:
+        agent = robots_agent(request, self.crawler.settings)
+        url = urlparse_cached(request)
+        key = f"{url.netloc} {agent}"  # Scrapy's own methods below take it as the parser's name
+        if key not in self._parsers:
+            self._parsers[key] = Deferred()
+            robots = Request(
+                f"{url.scheme}://{url.netloc}/robots.txt",
+                headers={"User-Agent": agent},
+                priority=self.DOWNLOAD_PRIORITY,
+                meta={"dont_obey_robotstxt": True},
+                callback=NO_CALLBACK,
+            )
+            assert self.crawler.engine is not None
+            try:
+                response = await self.crawler.engine.download_async(robots)
+                await self._parse_robots(response, key, request)
+            except Exception as exc:  # as Scrapy's: a robots.txt that cannot be read allows everything
+                if not isinstance(exc, IgnoreRequest):
+                    logger.exception("Error downloading %s", robots)
+                self._robots_error(exc, key)
+            self._stats.inc_value("robotstxt/request_count")
+        parser = self._parsers[key]
+        if isinstance(parser, Deferred):
+            return await maybe_deferred_to_future(parser)
+        return parser

@@ -1,0 +1,88 @@
+"""robots.txt and a rule's own User-Agent: a temp crawl (the real ``crawler`` command, the embedded Redis)
+of a server on 127.0.0.1 that records the User-Agent of every request it gets."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import SITES_DIR, SiteServer
+from siteserver import SiteHandler
+from siteserver import SiteServer as HttpServer
+from test_failures import RULE, Site
+
+from crawler.settings import USER_AGENT
+
+RULE_AGENT = "RuleBot/1.0 (+http://bot.example/about)"
+ROBOTS = "User-agent: RuleBot\nDisallow: /private/\nCrawl-delay: 0.2\n\nUser-agent: *\nDisallow:\n"
+
+
+class _Recording(SiteHandler):
+    """The test site, with a robots.txt that has a group for RuleBot, recording each request's path and
+    User-Agent in ``seen``."""
+
+    def __init__(self, *args: object, seen: list[tuple[str, str]], **kwargs: object) -> None:
+        self.seen = seen
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]  # the handler's own arguments
+
+    def do_GET(self) -> None:
+        path = urllib.parse.urlsplit(self.path).path
+        self.seen.append((path, self.headers.get("User-Agent", "")))
+        if path == "/robots.txt":
+            self._send(200, ROBOTS.encode(), "text/plain")
+        else:
+            super().do_GET()
+
+
+@pytest.fixture
+def recorded() -> Iterator[tuple[SiteServer, list[tuple[str, str]]]]:
+    seen: list[tuple[str, str]] = []
+    handler = functools.partial(_Recording, seen=seen, directory=str(SITES_DIR))
+    with HttpServer(("127.0.0.1", 0), handler) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield SiteServer("127.0.0.1", server.server_address[1], SITES_DIR), seen
+        finally:
+            server.shutdown()
+            thread.join()
+
+
+def _agent_site(server: SiteServer, root: Path) -> Site:
+    """Site ``agent``: an index page linking to ``/a/open`` and ``/private/closed``, read as RuleBot."""
+    site = Site(server, root, name="agent")
+    start = server.url("/links?to=/a/open,/private/closed")
+    site.rules.mkdir(parents=True)
+    rule = RULE.format(start=start) + f'headers: {{User-Agent: "{RULE_AGENT}"}}\n'
+    (site.rules / "agent.yaml").write_text(rule, encoding="utf-8")
+    return site
+
+
+def test_robots_txt_is_fetched_with_and_read_for_the_rules_own_user_agent(
+    recorded: tuple[SiteServer, list[tuple[str, str]]], tmp_path: Path
+) -> None:
+    server, seen = recorded
+    site = _agent_site(server, tmp_path)
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert [agent for path, agent in seen if path == "/robots.txt"] == [RULE_AGENT], seen
+    assert all(agent == RULE_AGENT for _, agent in seen), f"never {USER_AGENT!r}: {seen}"
+    assert "/private/closed" not in {path for path, _ in seen}, "RuleBot's group disallows /private/"
+    assert list(site.stored()) == ["/a/open"]
+    (status,) = (entry for entry in site.status()["sites"] if entry["site"] == "agent")
+    assert status["politeness"]["crawl_delay"] == 0.2, "RuleBot's crawl-delay, not the one of '*' (none)"
+
+
+def test_rules_try_fetches_robots_txt_as_the_rule_and_names_its_agent_when_refused(
+    recorded: tuple[SiteServer, list[tuple[str, str]]], tmp_path: Path
+) -> None:
+    server, seen = recorded
+    site = _agent_site(server, tmp_path)
+    refused = site.crawler("rules", "try", "agent", server.url("/private/closed"))
+    assert refused.returncode == 1, refused.stderr
+    assert f"disallows {server.url('/private/closed')} for user agent {RULE_AGENT!r}" in refused.stderr
+    assert seen == [("/robots.txt", RULE_AGENT)], "robots.txt as RuleBot; the page itself never"
