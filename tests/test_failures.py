@@ -910,6 +910,28 @@ def test_broken_rule_files_are_named_and_skipped_by_every_command(site: Site) ->
     assert "nul.yaml" in log
 
 
+def test_a_temp_crawl_names_other_sites_broken_rule_files_in_one_warning_and_its_own_as_an_error(
+    site: Site,
+) -> None:
+    site.rule("/a/fine")
+    (site.rules / "a.yaml").write_text("domains: [127.0.0.1]\nbogus: 1\n", encoding="utf-8")
+    (site.rules / "b.yaml").write_text("domains: [\n", encoding="utf-8")
+    done = site.temp()
+    assert done.returncode == 0 and "stored 1 articles" in done.stdout, done.stdout + done.stderr[-3000:]
+    named = [line for line in done.stderr.splitlines() if "a.yaml" in line or "b.yaml" in line]
+    assert len(named) == 1, named
+    assert named[0].endswith(
+        "WARNING: 2 other rule files have errors: a.yaml, b.yaml; see `crawler rules check`"
+    ), named
+    assert " ERROR: " not in done.stderr, done.stderr[-3000:]
+    (site.rules / f"{site.name}.yaml").write_text("domains: [127.0.0.1]\nbogus: 1\n", encoding="utf-8")
+    own = site.temp()
+    assert own.returncode == 1, own.stderr
+    assert own.stderr.startswith(f"crawler temp: error: {site.rules / 'faults.yaml'}: bogus: unknown key"), (
+        own.stderr
+    )
+
+
 def test_queue_entries_that_are_no_requests_are_dead_lettered_once_and_never_run(site: Site) -> None:
     site.rule("/a/after-poison")
     marker = site.root / "imported"

@@ -182,9 +182,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     def load(self, ruleset: RuleSet) -> None:
         """Take the valid rules; a broken rule is logged (and counted when the crawl opens), and never
-        stops the others."""
-        for error in ruleset.errors:
-            logger.error("%s", error)
+        stops the others. A job's crawl (``crawler temp``, whose own rule was loaded before) names the
+        other broken files in one warning: they are no error of its own."""
+        if self.job is None:
+            for error in ruleset.errors:
+                logger.error("%s", error)
+        elif ruleset.errors:
+            files = sorted({Path(error.file).name for error in ruleset.errors})
+            logger.warning(
+                "%d other rule %s errors: %s; see `crawler rules check`",
+                len(files),
+                "file has" if len(files) == 1 else "files have",
+                ", ".join(files),
+            )
         self.rule_errors = len(ruleset.errors)
         self.rules = {
             site: rule
