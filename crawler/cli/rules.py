@@ -10,9 +10,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from scrapy import Request
-from scrapy.utils.request import RequestFingerprinter
-
 from crawler.cli.pages import ENCODING_SOURCES, URL_RE, Page, decode_page, read_page, run_algorithm, shown
 from crawler.cli.terminal import printable
 from crawler.config import Config
@@ -291,6 +288,9 @@ def _show_discover(
     extraction = run_algorithm(html, url=url, title=title, algo=QREAD_ALGORITHM, source=page.source)
     relevance = topic.relevance(title, extraction.text)
     links = page_links(html, url)
+    from scrapy import Request  # noqa: PLC0415 - Scrapy only for a discover page, not for rules check
+    from scrapy.utils.request import RequestFingerprinter  # noqa: PLC0415 - the same
+
     fingerprinter = RequestFingerprinter()
 
     def fingerprint(link: str) -> bytes:
