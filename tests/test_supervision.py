@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -425,3 +425,52 @@ def test_a_running_worker_takes_a_rule_added_after_it_started_and_loses_nothing_
     assert [letter["reason"].split(":")[0] for letter in letters] == [
         f"no rule for site 'ghost' in {setup.rules}"
     ]
+
+
+# --- what crawler status counts, across a worker killed mid-crawl -------------------------------------------
+
+
+def worker(setup: Setup, *settings: str) -> subprocess.Popen[str]:
+    """A `crawler worker` whose leases expire 3 s after it stops renewing them, with ``settings``."""
+    pairs = ("LEASE_SECONDS=3", "LEASE_RENEW_SECONDS=1", *settings)
+    return subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker", *(f"--set={pair}" for pair in pairs)],
+        env=setup.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_job(setup: Setup, job: str, field: str, done: Callable[[int], bool]) -> None:
+    deadline = time.monotonic() + COMMAND_TIMEOUT
+    while not done(int(setup.server.hget(KEYS.job(job), field) or 0)):
+        assert time.monotonic() < deadline, f"job {job}: {field} did not get there"
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("setup", [[farm_site("killed", delay=0.2, concurrency=1)]], indirect=True)
+def test_new_articles_of_a_worker_killed_mid_crawl_are_counted_once(setup: Setup) -> None:
+    setup.rule("killed")
+    job = enqueue_job(setup.server, KEYS, [load_rules(setup.rules).rules["killed"]])
+    # Its counters are never flushed before the kill: only what it acknowledged reaches Redis.
+    victim = worker(setup, "SUPERVISION_FLUSH_SECONDS=3600")
+    try:
+        wait_for_job(setup, job, "stored", lambda stored: stored >= 5)
+    finally:
+        victim.kill()
+        victim.communicate(timeout=60)
+    survivor = worker(setup)
+    try:
+        wait_for_job(setup, job, "pending", lambda pending: pending == 0)
+    finally:
+        survivor.send_signal(2)
+        no_traceback(survivor.communicate(timeout=60)[1])
+    stored = setup.stored_urls()
+    assert sorted(stored) == sorted(articles_of(setup.farm, "killed"))
+    site = next(s for s in setup.status()["sites"] if s["site"] == "killed")  # type: ignore[attr-defined]
+    assert (site["new_24h"], int(setup.server.hget(KEYS.job(job), "stored") or 0)) == (
+        len(stored),
+        len(stored),
+    )

@@ -47,8 +47,9 @@ from dataclasses import dataclass
 
 import redis
 
-from crawler.keys import Keys
+from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded
+from crawler.settings import SUPERVISION_KEEP_HOURS
 
 __all__ = ["SITE_LUA", "Ack", "LeasedQueue", "Popped", "SitePoliteness"]
 
@@ -179,9 +180,13 @@ return {false, false}
 """
 )
 
-# KEYS: leases, lease-scores, pending, job (or ''), attempts, lease-sites.
+# KEYS: leases, lease-scores, pending, job (or ''), attempts, lease-sites, the site's counters of this hour
+# (or '').
 # ARGV: prefix, the lease, site, job (or ''), pages fetched, items stored, reposts recorded, items of those
-# stored that were spooled, items updated (their URLs stored before).
+# stored that were spooled, items updated (their URLs stored before), seconds the counters are kept.
+# The items stored count as the site's new articles (``store/new``) in the same step that ends the lease:
+# a worker killed before it wrote its other counters loses none of them, and an article stored again by
+# the worker that takes over (same job: not "stored before") is counted then.
 _ACK = (
     SITE_LUA
     + """
@@ -198,6 +203,10 @@ if ARGV[4] ~= '' then
   if ARGV[7] ~= '0' then redis.call('HINCRBY', KEYS[4], 'reposts', ARGV[7]) end
   if ARGV[8] ~= '0' then redis.call('HINCRBY', KEYS[4], 'spooled', ARGV[8]) end
   if ARGV[9] ~= '0' then redis.call('HINCRBY', KEYS[4], 'updated', ARGV[9]) end
+end
+if ARGV[6] ~= '0' and KEYS[7] ~= '' then
+  redis.call('HINCRBY', KEYS[7], 'store/new', ARGV[6])
+  redis.call('EXPIRE', KEYS[7], ARGV[10])
 end
 downloaded(ARGV[1], site, ARGV[2])
 return 1
@@ -400,7 +409,9 @@ return total
 class Ack:
     """A lease to end with :meth:`LeasedQueue.ack_many`, and its job's counts (as :meth:`LeasedQueue.ack`
     takes them; ``spooled``: how many of the items stored went to the store's local spool; ``updated``:
-    items whose URLs were stored before, written again instead of stored anew)."""
+    items whose URLs were stored before, written again instead of stored anew; ``counted_site``: the
+    rule's site whose hourly counters count the items ``stored`` as new articles, ``store/new``; empty:
+    none)."""
 
     lease: str
     site: str
@@ -410,6 +421,7 @@ class Ack:
     reposts: int = 0
     spooled: int = 0
     updated: int = 0
+    counted_site: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,10 +455,18 @@ class LeasedQueue:
     caller gives its priority, site and job, which the counters need.
     """
 
-    def __init__(self, server: redis.Redis, keys: Keys, *, lease_seconds: float = 60.0) -> None:
+    def __init__(
+        self,
+        server: redis.Redis,
+        keys: Keys,
+        *,
+        lease_seconds: float = 60.0,
+        counters_keep_seconds: int = int(SUPERVISION_KEEP_HOURS * 3600),
+    ) -> None:
         self.server = server
         self.keys = keys
         self.lease_seconds = lease_seconds
+        self.counters_keep_seconds = counters_keep_seconds
         self._push = server.register_script(_PUSH)
         self._pop = server.register_script(_POP)
         self._ack = server.register_script(_ACK)
@@ -592,9 +612,11 @@ class LeasedQueue:
             self.keys.job(ack.job) if ack.job else "",
             self.keys.attempts,
             self.keys.lease_sites,
+            self.keys.stats(ack.counted_site, hour_of(time.time())) if ack.counted_site else "",
         ]
         args: list[str | int] = [self.keys.prefix, ack.lease, ack.site, ack.job or ""]
-        return keys, [*args, ack.fetched, ack.stored, ack.reposts, ack.spooled, ack.updated]
+        counts = [ack.fetched, ack.stored, ack.reposts, ack.spooled, ack.updated]
+        return keys, [*args, *counts, self.counters_keep_seconds]
 
     def handoff(
         self, lease: str, member: bytes, *, priority: int, site: str, job: str | None, delay: float = 0.0

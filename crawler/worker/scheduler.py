@@ -121,7 +121,12 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
 
     def open(self, spider: Spider) -> None:
         self.spider = spider
-        self.queue = LeasedQueue(self.server, self.keys, lease_seconds=self.lease_seconds)
+        self.queue = LeasedQueue(
+            self.server,
+            self.keys,
+            lease_seconds=self.lease_seconds,
+            counters_keep_seconds=int(self.crawler.settings.getfloat("SUPERVISION_KEEP_HOURS") * 3600),
+        )
         waiting = len(self.queue)
         if waiting:
             logger.info("Resuming: %d requests queued, %d leased", waiting, self.queue.leased())
@@ -316,11 +321,14 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
     ) -> None:
         """``request``'s work is done (items stored, links queued): its lease ends, and its job counts the
         page ``fetched``, the items ``stored`` (``spooled`` of them to the store's local spool), those
-        ``updated`` (their URLs stored before) and the ``reposts`` recorded."""
+        ``updated`` (their URLs stored before) and the ``reposts`` recorded; the site's hourly counters
+        count the items ``stored`` as new articles (``store/new``) in the same step."""
         work = self._release_hold(request)
         if work is None or work.lease is None:
             return
-        self._acks.append(Ack(work.lease, work.slot, work.job, fetched, stored, reposts, spooled, updated))
+        self._acks.append(
+            Ack(work.lease, work.slot, work.job, fetched, stored, reposts, spooled, updated, work.site)
+        )
         if work.is_discover:
             self._ending.append(work)
         self._ack_soon.schedule()

@@ -1,11 +1,13 @@
 """Per-site counters shared by every worker, in Redis, by the hour: what ``crawler status`` reads.
 
 ``RedisStatsCollector`` is Scrapy's in-memory stats collector (``STATS_CLASS``) that also adds every
-per-site counter (a key ``<what>/<site>``, such as ``store/new/citynews``, ``crawl/errors/citynews``,
-``ban/citynews``, ``fields/missing/body/citynews``) to the hash ``crawler:stats:<site>:<YYYYMMDDHH>``
-(UTC hour) under ``<what>``. Increments are summed in memory and written every
-``SUPERVISION_FLUSH_SECONDS`` in one pipelined round trip, and when the crawl closes; each hourly hash
-expires after ``SUPERVISION_KEEP_HOURS``.
+per-site counter (a key ``<what>/<site>``, such as ``crawl/errors/citynews``, ``ban/citynews``,
+``fields/missing/body/citynews``) to the hash ``crawler:stats:<site>:<YYYYMMDDHH>`` (UTC hour) under
+``<what>``. Increments are summed in memory and written every ``SUPERVISION_FLUSH_SECONDS`` in one
+pipelined round trip, and when the crawl closes; each hourly hash expires after ``SUPERVISION_KEEP_HOURS``.
+A worker killed (SIGKILL) loses what it had not written yet, except the new articles: ``store/new`` is
+written by the acknowledgement of each request (:class:`crawler.redisio.queue.Ack`), with its job's
+``stored``, not here.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ GROUPS = (
     "dead/",
     "discover/",
 )
+# Counters the acknowledgement of a request writes to Redis (crawler.redisio.queue), not the flush.
+ACKED = frozenset({"store/new"})
 
 
 class RedisStatsCollector(MemoryStatsCollector):
@@ -68,6 +72,8 @@ class RedisStatsCollector(MemoryStatsCollector):
         super().inc_value(key, count, start)
         if key.startswith(GROUPS) and "/" in key:
             what, _, site = key.rpartition("/")
+            if what in ACKED:
+                return
             with self._lock:
                 self._pending[(site, hour_of(time.time()), what)] += count
 
