@@ -170,15 +170,14 @@ def test_qread_supplies_the_body_when_the_rules_is_short(crawler: Crawler) -> No
         "algorithm": "qread-learned",
         "body_chars": len(result.body),
     }
-    assert stats(crawler)["extract/qread_fallback/citynews"] == 1
-    assert stats(crawler)["extract/short_body/citynews"] == 1
-    assert "extract/rule_body/citynews" not in stats(crawler)
+    assert stats(crawler) == {"extract/short_body/citynews": 1}, "the fallback is counted once stored"
 
 
 def test_qread_supplies_a_missing_body(crawler: Crawler) -> None:
     pipeline = build_from_crawler(TextPipeline, crawler)
-    assert text(pipeline, item(body=None)).body == "\n\n".join(STORY)
-    assert stats(crawler)["extract/qread_fallback/citynews"] == 1
+    result = text(pipeline, item(body=None))
+    assert result.body == "\n\n".join(STORY)
+    assert result.extraction is not None and result.extraction["body_from"] == "qread"
 
 
 def test_the_rules_body_is_kept_when_long_enough(crawler: Crawler) -> None:
@@ -194,7 +193,6 @@ def test_the_rules_own_minimum_wins_over_the_setting(crawler: Crawler) -> None:
     assert text(pipeline, item(body="Bridge reopens.", min_body_chars=10)).body == "Bridge reopens."
     assert text(pipeline, item(min_body_chars=10_000)).body == "\n\n".join(STORY)
     assert stats(crawler)["extract/rule_body/citynews"] == 1
-    assert stats(crawler)["extract/qread_fallback/citynews"] == 1
 
 
 def test_a_short_rule_body_stays_when_qread_finds_less(crawler: Crawler) -> None:
@@ -561,3 +559,33 @@ def test_the_pipelines_run_in_order_through_scrapys_manager(tmp_path: Path, craw
         "http://127.0.0.1:8631/citynews/1.html",
     }
     assert documents["http://127.0.0.1:8631/citynews/0.html"]["body"] == "\n\n".join(STORY)
+
+
+def test_a_body_from_qread_is_counted_once_per_article_stored_not_per_attempt(tmp_path: Path) -> None:
+    crawler = make_crawler(tmp_path)
+    (tmp_path / "articles").mkdir()
+    broken = tmp_path / "articles" / "articles_2026w47.sqlite"
+    broken.write_bytes(b"this is not a database" * 100)
+
+    async def attempt() -> Article | BaseException:
+        """The page fetched again and sent through every pipeline, as after a deferred store."""
+        manager = ItemPipelineManager.from_crawler(crawler)
+        await manager.open_spider_async()
+        try:
+            stored: Article = await manager.process_item_async(item(body="Too short."))
+        except StoreUnavailableError as exc:
+            return exc
+        finally:
+            await manager.close_spider_async()
+        return stored
+
+    outcomes = [asyncio.run(attempt()), asyncio.run(attempt())]
+    assert all(isinstance(outcome, StoreUnavailableError) for outcome in outcomes)
+    assert "extract/qread_fallback/citynews" not in stats(crawler), "no article stored: no fallback counted"
+    broken.unlink()
+    stored = asyncio.run(attempt())
+    assert isinstance(stored, Article) and stored.extraction is not None
+    assert stored.extraction["body_from"] == "qread"
+    assert stats(crawler)["extract/short_body/citynews"] == 3, "each attempt extracted the page again"
+    assert stats(crawler)["extract/qread_fallback/citynews"] == 1
+    assert stats(crawler)["store/new/citynews"] == 1

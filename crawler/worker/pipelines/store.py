@@ -4,7 +4,10 @@ Every outcome is a crawler stat (the status view reads them): ``store/new/<site>
 ``store/updated/<site>``, ``store/unchanged/<site>``, ``store/repost/<site>`` (a repost recorded),
 ``store/repost_again/<site>`` (a repost recorded before, fetched again), ``store/spooled/<site>``,
 ``store/dropped_empty/<site>``, ``store/errors/<site>`` (an invalid article, refused alone),
-``store/unavailable/<site>`` (the store could not write: the request is deferred and tried again).
+``store/unavailable/<site>`` (the store could not write: the request is deferred and tried again);
+and ``extract/qread_fallback/<site>`` for each article stored (not stored before its job, no repost) whose
+body came from qRead (``extraction.body_from``), a discover page's aside: once per article, however many
+times its page was fetched and extracted before the store could write it.
 """
 
 from __future__ import annotations
@@ -125,6 +128,14 @@ class StorePipeline:
         self._count(f"store/{result.outcome}/{site}")
         item.spooled = result.outcome == "spooled"
         item.stored_before = result.outcome in ("updated", "unchanged") and not result.same_job
+        if (
+            result.outcome != "repost"
+            and not item.stored_before
+            and item.discover is None
+            and item.extraction is not None
+            and item.extraction["body_from"] == "qread"
+        ):
+            self._count(f"extract/qread_fallback/{site}")
         if result.outcome == "repost":
             raise RepostRecorded(
                 f"{result.url} is a repost of {result.original}: recorded there, not stored again", new=True

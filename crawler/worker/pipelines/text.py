@@ -25,7 +25,9 @@ class TextPipeline:
     ``min_body_chars`` (carried by the item's page), if longer; where the body came from in
     ``extraction``; summaries of ``SUMMARY_SENTENCES`` sentences in ``summary`` (``{"1": ..., "3": ...}``,
     none when the list is empty); the body's content hash and SimHash for the store. An item left without
-    a body gets no ``extraction`` (StorePipeline drops it)."""
+    a body gets no ``extraction`` (StorePipeline drops it). A body from qRead is counted by StorePipeline,
+    once the article is stored: a page fetched again because its article could not be stored is
+    extracted again, and counted once."""
 
     def __init__(
         self,
@@ -111,8 +113,6 @@ class TextPipeline:
                 "algorithm": result.algorithm,
                 "body_chars": len(result.qread_body),
             }
-            if topic is None:
-                self._count(f"extract/qread_fallback/{site}")
             logger.debug("body of %s from %s: %d characters", item.url, result.algorithm, len(item.body))
         elif body is not None:
             item.extraction = {"body_from": "rule", "algorithm": None, "body_chars": rule_chars}
