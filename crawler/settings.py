@@ -159,6 +159,9 @@ SUPERVISION_KEEP_HOURS = 192.0
 SUPERVISION_HEARTBEAT_SECONDS = 5.0
 # Seconds of heartbeats a worker's rate (responses per minute) is measured over.
 SUPERVISION_RATE_SECONDS = 60.0
+# Seconds after its last heartbeat a dead worker stays listed by crawler status; then it is left out, and
+# the next beat of a live worker removes its entry.
+SUPERVISION_FORGET_WORKER_SECONDS = 3600.0
 
 # --- POLITENESS_ and BACKOFF_: each site as a whole, for every worker (crawler/redisio/queue.py) ------
 # A robots.txt crawl-delay longer than the rule's delay is kept, up to this many seconds.

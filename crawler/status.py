@@ -2,7 +2,8 @@
 it as one JSON-ready mapping, which ``crawler status`` (:mod:`crawler.cli.status`) prints. Sources:
 
 - the queue (``crawler:queue``, ``crawler:leases``), the workers' heartbeats (``crawler:workers``,
-  :mod:`crawler.worker.heartbeat`), the active scheduler (``crawler:scheduler:leader``);
+  :mod:`crawler.worker.heartbeat`: a dead worker shows 0 pages a minute, and is left out once its last
+  beat is ``SUPERVISION_FORGET_WORKER_SECONDS`` old), the active scheduler (``crawler:scheduler:leader``);
 - per site, the grab state (``crawler:grab:<site>``, :mod:`crawler.schedule.grabs` and
   :mod:`crawler.schedule.revisit`), the last grab's job counters, and the hourly counters
   (``crawler:stats:<site>:<hour>``, :mod:`crawler.worker.stats`) of the last 24 hours and of the 7 days
@@ -34,6 +35,7 @@ from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded, hash_of, writes_refused
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import Rule, RuleSet
+from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 
 __all__ = ["FIELD_JUMP", "build_status", "span"]
 
@@ -71,16 +73,18 @@ def build_status(
     for worker, raw in sorted(server.hgetall(keys.workers).items()):
         beat = json.loads(raw)
         age = now - float(beat["seen"])
-        beat_limit = MISSED_BEATS * float(beat["every"])
+        if age > SUPERVISION_FORGET_WORKER_SECONDS:
+            continue
+        alive = age <= MISSED_BEATS * float(beat["every"])
         workers.append(
             {
                 "id": decoded(worker),
                 "host": beat["host"],
                 "pid": beat["pid"],
-                "alive": age <= beat_limit,
+                "alive": alive,
                 "seen_seconds_ago": round(age, 1),
                 "pages": beat["pages"],
-                "rate_per_minute": beat["rate"],
+                "rate_per_minute": beat["rate"] if alive else 0.0,
                 "sites": beat.get("sites", []),
                 "redis_errors": beat.get("redis_errors", 0),
             }

@@ -4,19 +4,24 @@ dead workers, field history; and the ban detector's captcha markers."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
 import time
 from pathlib import Path
 
 import pytest
 import redis
+from scrapy.utils.test import get_crawler
 
+from crawler import settings as project_settings
 from crawler.cli import main
 from crawler.demo import DEMO_RULES
 from crawler.keys import Keys, hour_of
 from crawler.rules import load_rules
 from crawler.status import build_status
 from crawler.worker.bans import looks_like_captcha
+from crawler.worker.heartbeat import WorkerHeartbeat
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -285,4 +290,27 @@ def test_errors_rising_say_the_mean_an_hour_over_the_23_hours_before(
     assert (
         "errors rising: 12 in the last hour, against a mean of 1.0 an hour over the 23 h before"
         in (site["attention"])
+    )
+
+
+def test_a_dead_worker_shows_no_rate_and_is_dropped_an_hour_after_its_last_beat(
+    tmp_path: Path, redis_client: redis.Redis, redis_server: str
+) -> None:
+    keys = Keys("crawler")
+    now = time.time()
+    beat = {"host": "vm", "pid": 1, "started": now - 9000, "every": 5.0, "pages": 100, "rate": 240.0}
+    for worker, seen in (("vm:1", now - 2), ("vm:9524", now - 1398), ("vm:7", now - 3601)):
+        redis_client.hset(keys.workers, worker, json.dumps({**beat, "seen": seen}))
+    report = build_status(redis_client, keys, load_rules(tmp_path), now)
+    assert [(w["id"], w["alive"], w["rate_per_minute"]) for w in report["workers"]] == [
+        ("vm:1", True, 240.0),
+        ("vm:9524", False, 0.0),
+    ]
+    assert report["workers_alive"] == 1
+    # A live worker's beat removes the entry of the worker dead for over an hour, and only that one.
+    settings = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    crawler = get_crawler(settings_dict={**settings, "REDIS_URL": redis_server})
+    WorkerHeartbeat.from_crawler(crawler).beat()
+    assert sorted(redis_client.hkeys(keys.workers)) == sorted(
+        [b"vm:1", b"vm:9524", f"{socket.gethostname()}:{os.getpid()}".encode()]
     )

@@ -4,7 +4,9 @@
 ``seen`` (epoch seconds of the last beat), ``every`` (seconds between its beats), ``pages`` (responses so
 far), ``rate`` (responses per minute over the last ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it
 serves, empty for all), ``redis_errors`` (Redis calls that failed and were tried again). A worker is alive
-while ``seen`` is at most three of its beats old; a clean stop removes its entry.
+while ``seen`` is at most three of its beats old; a clean stop removes its entry, and the entry of a worker
+that died (``kill -9``, its machine gone) is removed by the first beat of a live worker once it is
+``SUPERVISION_FORGET_WORKER_SECONDS`` old.
 """
 
 from __future__ import annotations
@@ -29,15 +31,37 @@ __all__ = ["WorkerHeartbeat"]
 
 logger = logging.getLogger(__name__)
 
+# KEYS: the workers' hash. ARGV: this worker's id, its beat (JSON), the time (epoch seconds) before which a
+# beat is forgotten. One round trip a beat: this worker's entry written, those of long-dead workers removed.
+_BEAT = """
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local beats = redis.call('HGETALL', KEYS[1])
+local forget = tonumber(ARGV[3])
+for i = 1, #beats, 2 do
+  local ok, beat = pcall(cjson.decode, beats[i + 1])
+  local seen = ok and type(beat) == 'table' and tonumber(beat['seen'])
+  if seen and seen < forget then redis.call('HDEL', KEYS[1], beats[i]) end
+end
+"""
+
 
 class WorkerHeartbeat:
     """The worker's beat, every ``SUPERVISION_HEARTBEAT_SECONDS``."""
 
-    def __init__(self, crawler: Crawler, server: redis.Redis, seconds: float, rate_seconds: float) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        server: redis.Redis,
+        seconds: float,
+        rate_seconds: float,
+        forget_seconds: float,
+    ) -> None:
         self.crawler = crawler
         self.server = server
         self.seconds = seconds
         self.rate_seconds = rate_seconds
+        self.forget_seconds = forget_seconds
+        self._beat = server.register_script(_BEAT)
         self.key = keys_of(crawler).workers
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
         self.started = time.time()
@@ -54,7 +78,8 @@ class WorkerHeartbeat:
         if seconds <= 0 or not crawler.settings.get("REDIS_URL"):
             raise NotConfigured("no heartbeat: SUPERVISION_HEARTBEAT_SECONDS is 0 or REDIS_URL is unset")
         rate_seconds = crawler.settings.getfloat("SUPERVISION_RATE_SECONDS")
-        return cls(crawler, server_of(crawler), seconds, rate_seconds)
+        forget_seconds = crawler.settings.getfloat("SUPERVISION_FORGET_WORKER_SECONDS")
+        return cls(crawler, server_of(crawler), seconds, rate_seconds, forget_seconds)
 
     def received(self) -> None:
         self.pages += 1
@@ -92,6 +117,6 @@ class WorkerHeartbeat:
             "redis_errors": int(self.crawler.stats.get_value("redis/errors", 0)) if self.crawler.stats else 0,
         }
         try:
-            self.server.hset(self.key, self.worker, json.dumps(beat))
+            self._beat(keys=[self.key], args=[self.worker, json.dumps(beat), now - self.forget_seconds])
         except redis.RedisError as exc:
             logger.warning("cannot write this worker's heartbeat: %s", exc)
