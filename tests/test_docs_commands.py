@@ -11,7 +11,7 @@ without a case, and a case whose command is no longer documented, fail the modul
 interrupted once they have done their work, and must exit with 130 as ``--help`` says.
 
 The SQLite backup and restore commands of docs/operations.md run as written too, on a week whose writer
-was killed.
+was killed. The tree of docs/architecture.md names every module of crawler/, and nothing crawler/ lacks.
 """
 
 from __future__ import annotations
@@ -568,3 +568,59 @@ def test_the_documented_sqlite_restore_mends_a_week_whose_killed_writer_left_a_w
     with sqlite3.connect(week) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     connection.close()
+
+
+# --- docs/architecture.md: the tree of crawler/ ----------------------------------------------------------
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+_TREE_ENTRY_RE = re.compile(r"^  (\S+)(.*)$")
+_MODULE_NAME_RE = re.compile(r"(?<![\w.])(\w+\.py)\b")
+
+
+def crawler_tree() -> dict[str, str]:
+    """The entries of crawler/ in the tree of docs/architecture.md: the name at the entry's indent
+    (``cli/``, ``status.py``) -> the entry's text, its continuation lines included."""
+    lines = ARCHITECTURE.read_text(encoding="utf-8").splitlines()
+    start = lines.index("## The tree")
+    opening = next(number for number in range(start, len(lines)) if lines[number].startswith("```"))
+    closing = next(number for number in range(opening + 1, len(lines)) if lines[number].startswith("```"))
+    block = lines[opening + 1 : closing]
+    assert block and block[0].startswith("crawler/"), f"the tree should start with crawler/: {block[:1]}"
+    entries: dict[str, str] = {}
+    name = ""
+    for line in block[1:]:
+        if not line.startswith(" "):
+            break  # extractors/, the next top-level folder
+        entry = _TREE_ENTRY_RE.match(line)
+        if entry:
+            name = entry.group(1)
+            entries[name] = entry.group(2)
+        else:
+            entries[name] += " " + line.strip()
+    return entries
+
+
+def test_the_architecture_tree_names_every_module_of_crawler_and_no_other() -> None:
+    package = ROOT / "crawler"
+    tree = crawler_tree()
+    unnamed = []
+    for module in sorted(package.rglob("*.py")):
+        if module.name == "__init__.py":
+            continue
+        parts = module.relative_to(package).parts
+        if len(parts) == 1:
+            named = module.name in tree
+        else:
+            named = module.name in _MODULE_NAME_RE.findall(tree.get(f"{parts[0]}/", ""))
+        if not named:
+            unnamed.append(str(module.relative_to(ROOT)))
+    assert not unnamed, f"docs/architecture.md's tree leaves out {unnamed}"
+    stale = [
+        f"{name} {module}"
+        for name, text in tree.items()
+        if name.endswith("/")
+        for module in _MODULE_NAME_RE.findall(text)
+        if not any((package / name).rglob(module))
+    ]
+    stale += [name for name in tree if not (package / name).exists()]
+    assert not stale, f"docs/architecture.md's tree names what crawler/ no longer holds: {stale}"
