@@ -1210,7 +1210,7 @@ SPY_CATEGORIES = (
     ("clean pipeline", re.compile(r"^CleanPipeline\.process_item ")),
     ("rule fields (Rule.extract_fields)", re.compile(r"^Rule\.extract_fields ")),
     ("index links (Rule.article_links, next_page_url)", re.compile(r"^Rule\.(article_links|next_page_url) ")),
-    ("request JSON (crawler/serializer.py)", re.compile(r"\(crawler/serializer\.py")),
+    ("request JSON (crawler/redisio/serializer.py)", re.compile(r"\(crawler/redisio/serializer\.py")),
     ("HTML parsing (parsel create_root_node)", re.compile(r"create_root_node ")),
     ("minimal spider callbacks", re.compile(r"^BenchSpider\.")),
     ("event loop waiting (select: nothing to do)", re.compile(r"^(EpollSelector|BaseSelector)\.select ")),

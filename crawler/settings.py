@@ -1,11 +1,12 @@
 """Scrapy settings of the crawler, grouped by prefix: plain values, no code.
 
-Scrapy's own settings come first (with ``NETGUARD_PRIVATE_DOMAINS`` beside the resolver), then ours:
-``REDIS_``, ``SCHEDULER_``, ``SCHEDULE_``, ``SUPERVISION_``, ``LEASE_``, ``BLOOM_``, ``STORE_``,
-``MONGO_``, ``DEDUP_``, ``WORKER_``, ``TEXT_``, ``SUMMARY_``, ``QREAD_``. The settings that
-come from the environment (``REDIS_URL``, ``MONGO_URI``, ``MONGO_DB_PREFIX``, ``MONGO_WRITE_CONCERN``,
-``CRAWLER_DATA_DIR``, ``CRAWLER_RULES_DIR``, ``CRAWLER_ALLOW_PRIVATE_NETWORKS``) are read, with their
-defaults, in :mod:`crawler.config`.
+Scrapy's own settings come first (with our ``RETRY_BACKOFF_`` beside Scrapy's retries and
+``NETGUARD_PRIVATE_DOMAINS`` beside the resolver), then ours: ``REDIS_``, ``SCHEDULER_``, ``SCHEDULE_``,
+``SUPERVISION_``, ``ROBOTS_``, ``BACKOFF_``, ``BAN_``, ``PROXY_``, ``SESSION_``, ``LEASE_``, ``BLOOM_``,
+``STORE_``, ``MONGO_``, ``DEDUP_``, ``WORKER_``, ``TEXT_``, ``SUMMARY_``, ``RULES_``, ``SITEMAPS_``,
+``DISCOVER_``, ``DOCUMENTS_``, ``QREAD_``. The settings that come from the environment (``REDIS_URL``,
+``MONGO_URI``, ``MONGO_DB_PREFIX``, ``MONGO_WRITE_CONCERN``, ``CRAWLER_DATA_DIR``, ``CRAWLER_RULES_DIR``,
+``CRAWLER_ALLOW_PRIVATE_NETWORKS``) are read, with their defaults, in :mod:`crawler.config`.
 """
 
 # --- Scrapy -------------------------------------------------------------------------------------------
@@ -26,8 +27,8 @@ DOWNLOAD_DELAY = 0.0
 AUTOTHROTTLE_ENABLED = True
 AUTOTHROTTLE_START_DELAY = 0.0
 AUTOTHROTTLE_TARGET_CONCURRENCY = 8.0
-# Retries (Scrapy's RetryMiddleware), each one through the shared queue after its backoff; a ban-aware
-# policy comes with the supervision issue.
+# Retries (Scrapy's RetryMiddleware), each one through the shared queue after its backoff; a site's bans
+# are judged apart and hold the whole site back (BAN_, crawler/worker/bans.py).
 RETRY_ENABLED = True
 RETRY_TIMES = 2
 # Scrapy's list and 403 (a sign of a ban: tried again after the site's backoff). A 429, or a 503 with
@@ -132,7 +133,7 @@ SCHEDULER_IDLE_POLL_SECONDS = 0.5
 # Redis wait off the crawl without keeping many requests from other workers.
 SCHEDULER_POP_BATCH = 8
 
-# --- SCHEDULE_: regular grabs (crawler/grabs.py) -----------------------------------------------------
+# --- SCHEDULE_: regular grabs (crawler/schedule/grabs.py) ------------------------------------------
 # Seconds between two looks at which grabs are due (a grab starts at most this late).
 SCHEDULE_TICK_SECONDS = 5.0
 # Seconds the active scheduler holds its lock; another takes over this long after it stops.
@@ -163,7 +164,7 @@ SUPERVISION_RATE_SECONDS = 60.0
 # the next beat of a live worker removes its entry.
 SUPERVISION_FORGET_WORKER_SECONDS = 3600.0
 
-# --- POLITENESS_ and BACKOFF_: each site as a whole, for every worker (crawler/redisio/queue.py) ------
+# --- ROBOTS_ and BACKOFF_: each site as a whole, for every worker (crawler/redisio/queue.py) ----------
 # A robots.txt crawl-delay longer than the rule's delay is kept, up to this many seconds.
 ROBOTS_MAX_CRAWL_DELAY = 600.0
 # A 429 without Retry-After holds its site back this long, doubled at each one since the last

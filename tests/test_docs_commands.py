@@ -11,7 +11,9 @@ without a case, and a case whose command is no longer documented, fail the modul
 interrupted once they have done their work, and must exit with 130 as ``--help`` says.
 
 The SQLite backup and restore commands of docs/operations.md run as written too, on a week whose writer
-was killed. The tree of docs/architecture.md names every module of crawler/, and nothing crawler/ lacks.
+was killed. The tree of docs/architecture.md names every module of crawler/, and nothing crawler/ lacks;
+every file of the checkout the docs and the code name exists; the groups of crawler/settings.py are named
+by their settings' prefixes.
 """
 
 from __future__ import annotations
@@ -624,3 +626,58 @@ def test_the_architecture_tree_names_every_module_of_crawler_and_no_other() -> N
     ]
     stale += [name for name in tree if not (package / name).exists()]
     assert not stale, f"docs/architecture.md's tree names what crawler/ no longer holds: {stale}"
+
+
+# --- the files the docs and comments name; crawler/settings.py's groups ---------------------------------
+
+SETTINGS = ROOT / "crawler" / "settings.py"
+_PROJECT_FILE_RE = re.compile(r"(?<![\w/.-])((?:crawler|extractors|bench)/[\w/]+\.py)\b")
+_SECTION_RE = re.compile(r"^# --- (?P<title>.*?) -+$")
+_PREFIX_RE = re.compile(r"\b([A-Z]+_)(?=[\s,:]|$)")
+_SETTING_RE = re.compile(r"^([A-Z][A-Z0-9_]*)\s*[:=]")
+
+
+def test_every_project_file_the_docs_and_the_code_name_exists() -> None:
+    """A path such as ``crawler/schedule/grabs.py`` in README.md, docs/, or the comments and strings of
+    crawler/, extractors/ and bench/ names a file of the checkout."""
+    sources = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for folder in ("crawler", "extractors", "bench"):
+        sources += sorted((ROOT / folder).rglob("*.py"))
+    missing = sorted(
+        f"{source.relative_to(ROOT)}: {path}"
+        for source in sources
+        for path in set(_PROJECT_FILE_RE.findall(source.read_text(encoding="utf-8")))
+        if not (ROOT / path).is_file()
+    )
+    assert not missing, f"files named that the checkout does not hold: {missing}"
+
+
+def settings_sections() -> list[tuple[str, list[str]]]:
+    """The sections of crawler/settings.py after Scrapy's: each header's title and the settings under it."""
+    sections: list[tuple[str, list[str]]] = []
+    for line in SETTINGS.read_text(encoding="utf-8").splitlines():
+        header = _SECTION_RE.match(line)
+        if header:
+            sections.append((header.group("title"), []))
+            continue
+        setting = _SETTING_RE.match(line)
+        if setting and sections:
+            sections[-1][1].append(setting.group(1))
+    return sections[1:]
+
+
+def test_each_settings_group_is_named_by_the_prefixes_of_its_settings() -> None:
+    """Each header of crawler/settings.py (``# --- BAN_: ...``) names the prefixes of the settings under it,
+    no other, and the module's docstring lists every group."""
+    docstring = SETTINGS.read_text(encoding="utf-8").split('"""')[1]
+    wrong = []
+    for title, names in settings_sections():
+        prefixes = _PREFIX_RE.findall(title.split(":", 1)[0])
+        assert prefixes, f"crawler/settings.py: the header {title!r} names no prefix"
+        for prefix in prefixes:
+            if not any(name.startswith(prefix) for name in names):
+                wrong.append(f"{title!r}: {prefix} names no setting")
+            if f"``{prefix}``" not in docstring:
+                wrong.append(f"{prefix} is not in the docstring")
+        wrong += [f"{title!r}: {name} is not named" for name in names if not name.startswith(tuple(prefixes))]
+    assert not wrong, f"crawler/settings.py's groups: {wrong}"
