@@ -63,7 +63,9 @@ downloader to spider_closed. Each crawl checks that it fetched every article onc
 URLs among the responses) and counts its items (stored articles for recipe and ours). Redis round trips are
 counted in the crawl process (socket sends of redis-py; a pipeline is one), with the commands behind them
 and the wall time the crawl process spent in each; the Redis server's side comes from INFO (commandstats,
-append-only file). Runs differ by 10-20% on a busy 2-core machine: use --repeat.
+append-only file). On a busy 2-core machine a crawler's pages/s differ by up to a quarter between runs of
+the same code, its ratio to stock scrapy-redis in the same round by a few hundredths: use --repeat
+(docs/performance.md).
 
 CPU: user + system seconds (/proc) from the start of the crawl to its end, of the crawl process (every
 thread) and its descendants (helper processes, reaped ones included), and of the Redis server with its
