@@ -11,15 +11,16 @@ without a case, and a case whose command is no longer documented, fail the modul
 interrupted once they have done their work, and must exit with 130 as ``--help`` says.
 
 The SQLite backup and restore commands of docs/operations.md run as written too, on a week whose writer
-was killed. The tree of docs/architecture.md names every module of crawler/, and nothing crawler/ lacks;
-every file of the checkout the docs and the code name exists; the groups of crawler/settings.py are named
-by their settings' prefixes.
+was killed, and so does its loop that drops old weeks. The tree of docs/architecture.md names every module
+of crawler/, and nothing crawler/ lacks; every file of the checkout the docs and the code name exists; the
+groups of crawler/settings.py are named by their settings' prefixes.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import io
 import json
 import os
@@ -570,6 +571,39 @@ def test_the_documented_sqlite_restore_mends_a_week_whose_killed_writer_left_a_w
     with sqlite3.connect(week) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     connection.close()
+
+
+def _iso_week(day: datetime.date) -> str:
+    year, week, _ = day.isocalendar()
+    return f"{year}w{week:02d}"
+
+
+def test_the_documented_sqlite_drop_of_old_weeks_keeps_the_last_12_and_exits_0(tmp_path: Path) -> None:
+    """The loop of "Dropping old weeks", run as written on the files of this week and the 19 before it (a
+    -wal and -shm beside each): the 12 newest weeks stay (the newest, last in the loop, is kept), the others
+    go with their companions, and the loop exits 0."""
+    blocks = [
+        block
+        for block in section_blocks(OPERATIONS, "## Dropping old weeks")
+        if any("data/articles/" in line for line in block)
+    ]
+    assert len(blocks) == 1, f"operations.md should give one SQLite loop that drops old weeks: {blocks}"
+    folder = tmp_path / "data" / "articles"
+    folder.mkdir(parents=True)
+    today = datetime.datetime.now(datetime.UTC).date()
+    weeks = [_iso_week(today - datetime.timedelta(weeks=back)) for back in range(20)]
+    for week in weeks:
+        for suffix in ("", "-wal", "-shm"):
+            (folder / f"articles_{week}.sqlite{suffix}").write_bytes(b"")
+    result = _bash("\n".join(blocks[0]), tmp_path, os.environ)
+    if _iso_week(datetime.datetime.now(datetime.UTC).date()) != weeks[0]:
+        pytest.skip("a new ISO week began while the loop ran: its cutoff moved")
+    assert result.code == 0, f"the loop exited with {result.code}:\n{result.output}"
+    kept = sorted(path.name for path in folder.iterdir())
+    expected = sorted(
+        f"articles_{week}.sqlite{suffix}" for week in weeks[:12] for suffix in ("", "-wal", "-shm")
+    )
+    assert kept == expected, f"kept {kept}, not the last 12 weeks {weeks[:12]}"
 
 
 # --- docs/architecture.md: the tree of crawler/ ----------------------------------------------------------
