@@ -37,7 +37,9 @@ copy N // 692 of page N % 692 with every word of its text replaced by a word of 
 a hash of (copy, word): markup and sizes unchanged, every copy a distinct article. The same paths, index
 pages and pager as the synthetic site; the server renders every copy once at its start into an unlinked
 temporary file and serves it from there. Our rule for it has a title XPath (``//title``) and no body
-XPath, so qRead reads every body.
+XPath, so qRead reads every body. Without those corpora, ``--site real`` names the missing manifest.json
+files and where the corpora come from (bench/corpus.py), and exits with 2 before it serves or crawls
+anything.
 
 The crawls, one after another, each in a fresh Python process (its peak RSS is its own ``VmHWM`` at the end
 of the crawl; the embedded Redis server is another process and not counted), all with CONCURRENT_REQUESTS
@@ -118,7 +120,7 @@ from scrapy.http import Response  # noqa: E402
 from scrapy.settings import Settings, default_settings  # noqa: E402
 
 from bench import bloom as bloom_bench  # noqa: E402
-from bench.realsite import CORPORA, LANGUAGE, RealSite, index_parts  # noqa: E402
+from bench.realsite import CORPORA, LANGUAGE, RealSite, default_corpora, index_parts, missing_corpora  # noqa: E402
 from crawler import settings as project_settings  # noqa: E402
 from extractors.scoring import ACC_F1, token_prf  # noqa: E402
 
@@ -131,6 +133,7 @@ LABELS = {
 }
 REFERENCE = "scrapy-redis"  # the ratio columns are pages/s and CPU per article over this crawl's
 DEFAULT_ARTICLES = {"synthetic": 20_000, "real": 10_000}  # --articles when not given (2,000 with --quick)
+CORPORA_MISSING = 2  # exit code of --site real without its corpora (as bench/extraction.py's, asked for one)
 SITE_ID = "bench-gazette"
 PER_PAGE = 50  # articles listed per index page
 RELATED = 4  # related-article links on an article page
@@ -457,8 +460,9 @@ class SiteServer:
         line = process.stdout.readline().split()
         if len(line) != 3 or line[0] != "READY":
             process.kill()
-            process.wait()
-            raise SystemExit(f"the bench site server did not start (it said {line!r})")
+            code = process.wait()
+            said = f"it printed {' '.join(line)!r}" if line else f"exit code {code}: its error is above"
+            raise SystemExit(f"the bench site server did not start ({said})")
         return cls(process, f"http://127.0.0.1:{line[1]}", int(line[2]))
 
     def cpu_seconds(self) -> float:
@@ -1300,6 +1304,11 @@ def bench(args: argparse.Namespace, options: CrawlOptions) -> int:
         raise SystemExit(
             f"--only {args.only!r}: unknown crawl {', '.join(unknown)}; expected some of {CRAWLS}"
         )
+    if options.site == "real":
+        missing = missing_corpora(default_corpora())
+        if missing is not None:
+            print(missing, file=sys.stderr)
+            return CORPORA_MISSING
     if "recipe" in kinds and importlib.util.find_spec("trafilatura") is None:
         print(
             "The recipe crawl is skipped: trafilatura is not installed in this environment"

@@ -48,6 +48,7 @@ __all__ = [
     "article_path",
     "default_corpora",
     "index_path",
+    "missing_corpora",
 ]
 
 PER_PAGE = 50  # articles listed per index page (as the synthetic site)
@@ -301,17 +302,30 @@ class SourcePage:
     title: str
 
 
+def missing_corpora(corpora: Sequence[Path]) -> str | None:
+    """What is missing of ``corpora`` (their manifest.json), and where the corpora come from; None when
+    every one is there."""
+    missing = [str(root / "manifest.json") for root in corpora if not (root / "manifest.json").is_file()]
+    if not missing:
+        return None
+    return (
+        f"--site real: {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing: the real-page"
+        f" site is built from the English pages of the extraction corpora {', '.join(CORPORA)}, in"
+        " ../shared/ beside the checkout. They are not in this repository: build them as bench/corpus.py"
+        " says (from WCXB v1.0 and the Chinese Web Content Extraction Dataset: sources, commits, licences,"
+        " layout) and put them there."
+    )
+
+
 def load_pages(corpora: Sequence[Path]) -> list[SourcePage]:
     """The pages of LANGUAGE in the corpora's manifests, in manifest order; SystemExit naming what is
-    missing when a corpus is not there."""
+    missing when a corpus is not there (:func:`missing_corpora`)."""
+    missing = missing_corpora(corpora)
+    if missing is not None:
+        raise SystemExit(missing)
     pages: list[SourcePage] = []
     for root in corpora:
         manifest = root / "manifest.json"
-        if not manifest.is_file():
-            raise SystemExit(
-                f"--site real: {manifest} is missing: the real-page site is built from the extraction"
-                f" corpora {', '.join(CORPORA)} beside the checkout (../shared/; see bench/corpus.py)"
-            )
         for entry in json.loads(manifest.read_text(encoding="utf-8"))["pages"]:
             if entry.get("lang") != LANGUAGE:
                 continue

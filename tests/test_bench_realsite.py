@@ -5,6 +5,9 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import lxml.html
@@ -30,6 +33,7 @@ Residents of McAllen walked across it; iPhone photos were everywhere — café o
 FIRST = "Residents of McAllen walked across it; iPhone photos were everywhere &mdash; caf&eacute; owners too."
 FIRST_TEXT = "Residents of McAllen walked across it; iPhone photos were everywhere — café owners too."
 SECOND = "Engineers from Oslo checked every cable twice, and the ferry company lost half its trade."
+ROOT = Path(__file__).resolve().parent.parent
 MARKUP_RE = re.compile(r"<!--.*?-->|<script.*?</script>|<style.*?</style>|<[^>]*>|&\w+;", re.DOTALL)
 
 
@@ -121,3 +125,28 @@ def test_score_texts_against_the_copy_truth(tmp_path: Path) -> None:
     wrong_copy = [(f"http://127.0.0.1{article_path(n)}", site.article_text(n + 2)) for n in range(4)]
     quality = score_texts(site, [*wrong_copy, (f"http://127.0.0.1{article_path(9)}", None)])
     assert quality["scored"] == 5 and quality["empty"] == 1 and quality["f1"] < 0.5
+
+
+def test_the_real_site_bench_without_its_corpora_says_so_once_before_anything(tmp_path: Path) -> None:
+    """bench/crawl.py --site real in a clone without ../shared/: one message naming the missing manifests
+    and where the corpora come from, nothing announced before it, exit code 2 (as bench/extraction.py's
+    for a corpus it was asked for)."""
+    copy = tmp_path / "clone" / "bench"
+    shutil.copytree(ROOT / "bench", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    command = ["--site", "real", "--only", "scrapy-redis,recipe,ours", "--bloom-urls", "0"]
+    done = subprocess.run(
+        [sys.executable, str(copy / "crawl.py"), *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout == "", "nothing is announced before the corpora are checked"
+    shared = tmp_path / "shared"
+    for corpus in ("extraction-dev", "extraction-train"):
+        assert f"{shared / corpus / 'manifest.json'}" in done.stderr, done.stderr
+    assert "WCXB" in done.stderr and "bench/corpus.py" in done.stderr, done.stderr
+    assert "server did not start" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.count("missing") == 1, done.stderr
