@@ -5,6 +5,9 @@ is fetched with the User-Agent of the request that needs it (a rule's own, from 
 Scrapy's middleware fetches every robots.txt with ``USER_AGENT`` and keeps one parser per host, so a
 site that answers a rule's agent otherwise, or a rule under another name than ours, was read as the
 built-in agent sees it.
+
+It reuses the parent's ``_parsers``, ``_parse_robots`` and ``_robots_error``, in their Scrapy 2.18 shapes
+(``_parse_robots`` a coroutine taking the request): pyproject.toml's floor for Scrapy is that version.
 """
 
 from __future__ import annotations
