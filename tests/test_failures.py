@@ -545,6 +545,67 @@ def test_a_worker_survives_redis_killed_and_restarted(site: Site) -> None:
     assert len(stored) == 31, "each once"
 
 
+def _worker_on_the_embedded_redis(site: Site, log: Path) -> subprocess.Popen[str]:
+    """`crawler worker` on the site's data folder (its embedded Redis), its stderr into ``log``."""
+    with log.open("w", encoding="utf-8") as stream:
+        return subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "worker", *[i for p in FAST for i in ("-s", p)]],
+            env=site.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stream,
+            text=True,
+        )
+
+
+def _beats(socket_path: Path) -> bool:
+    """True when a worker's heartbeat is in the Redis of ``socket_path``."""
+    if not socket_path.exists():
+        return False
+    with connect(f"unix://{socket_path}") as client:
+        return bool(client.hlen(Keys("crawler").workers))
+
+
+def _server_starts(redis_log: Path) -> int:
+    """How many times a redis-server started on the folder (each writes its banner to redis.log)."""
+    return redis_log.read_text(encoding="utf-8", errors="replace").count("Redis is starting")
+
+
+def test_a_redis_that_cannot_start_again_is_logged_once_not_at_every_try(site: Site) -> None:
+    site.rule("/a/once")
+    folder = site.data / "redis"
+    log = site.root / "worker.log"
+    worker = _worker_on_the_embedded_redis(site, log)
+    try:
+        wait_until(lambda: _beats(folder / "redis.sock"), "the worker's first heartbeat")
+        aof = folder / "appendonly.aof"
+        kept = aof.read_bytes()
+        with aof.open("ab") as stream:
+            stream.write(b"*3\r\n$3\r\nSET\r\n garbage, not the protocol\r\n")
+        starts = _server_starts(folder / "redis.log")
+        before = len(log.read_text(encoding="utf-8"))
+        os.kill(int((folder / "redis.pid").read_text("ascii")), signal.SIGKILL)
+        wait_until(lambda: _server_starts(folder / "redis.log") >= starts + 5, "five failed restarts")
+        aof.write_bytes(kept)  # mended: the next try starts it
+        wait_until(lambda: "Redis is back" in log.read_text(encoding="utf-8"), "the worker to see Redis back")
+    finally:
+        worker.send_signal(signal.SIGINT)
+        worker.wait(WAIT_LIMIT)
+    text = log.read_text(encoding="utf-8")
+    outage = text[before:]
+    assert outage.count("could not be started again") == 1, outage[-4000:]
+    assert outage.count("Bad file format reading the append only file") == 1, "redis.log's tail once"
+    assert outage.count("Redis failed") == 1, outage[-4000:]
+    assert "idle" not in outage, outage[-4000:]
+    assert outage.count("Redis is back after") == 1, outage[-4000:]
+    said = [
+        line.split("] ", 1)[1].split(":", 1)[0]
+        for line in outage.splitlines()
+        if "[crawler.redisio.embedded] WARNING" in line or "[crawler.redisio.embedded] ERROR" in line
+    ]
+    assert said == ["WARNING", "ERROR", "WARNING"], "gone, could not start, back: " + outage[-4000:]
+
+
 def test_the_temp_crawls_own_redis_killed_is_started_again_and_nothing_is_lost(site: Site) -> None:
     site.rule(*(f"/a/k{n}" for n in range(40)))
     pid_file = site.data / "redis" / "redis.pid"

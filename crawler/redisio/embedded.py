@@ -75,6 +75,8 @@ POLL_INTERVAL = 0.05
 LOG_TAIL_LINES = 20
 # Seconds between two looks of a user's watchdog at the server (it restarts a server that died).
 WATCH_SECONDS = 1.0
+# Seconds between two reminders of a watchdog that the server is still down (it cannot start).
+REMINDER_SECONDS = 60.0
 # The server's append-only file, in its folder.
 AOF_FILE = "appendonly.aof"
 # Longest unix socket path (bytes) the kernel takes: sun_path is 108 bytes with the final NUL on Linux.
@@ -234,11 +236,13 @@ class EmbeddedRedis:
                     self._stop_server()
             self._forget_process()
 
-    def _start_or_attach(self) -> None:
-        """Under the start lock: a server that answers, this one's or another process's, or a new one."""
+    def _start_or_attach(self, *, quiet: bool = False) -> None:
+        """Under the start lock: a server that answers, this one's or another process's, or a new one.
+        ``quiet``: the watchdog, which said the server is gone: what is cleared up is logged at DEBUG."""
         process = self._process
         if process is not None and self.owner and process.poll() is not None:
-            logger.warning(
+            logger.log(
+                logging.DEBUG if quiet else logging.WARNING,
                 "the embedded Redis server (pid %d) exited with code %s; starting it again",
                 process.pid,
                 process.returncode,
@@ -248,7 +252,7 @@ class EmbeddedRedis:
             self._forget_process()
         state = self._probe()
         if state in {_State.ABSENT, _State.STALE}:
-            self._clear_leftovers(state)
+            self._clear_leftovers(state, quiet=quiet)
             self._start()
         else:
             logger.debug("attaching to the embedded Redis at %s (%s)", self.socket_path, state.value)
@@ -321,24 +325,55 @@ class EmbeddedRedis:
 
     def _watching(self) -> None:
         """Every ``watch_seconds``: a server that is gone (its socket refuses connections, or is missing)
-        is started again, by whichever user sees it first (the start lock decides)."""
+        is started again, by whichever user sees it first (the start lock decides). A server that cannot
+        start is logged once with its log; then a reminder every ``REMINDER_SECONDS`` while it stays down,
+        and one line when it is back."""
+        down_since: float | None = None
+        reminded = 0.0
         while not self._stop_watching.wait(self.watch_seconds):
             try:
                 state = self._probe()
-                if state not in {_State.ABSENT, _State.STALE}:
+                if state in {_State.ABSENT, _State.STALE}:
+                    with self._lock:
+                        if self._stop_watching.is_set() or not self.joined:
+                            return
+                        if down_since is None:
+                            logger.warning(
+                                "the embedded Redis server at %s is gone (%s): starting it again",
+                                self.socket_path,
+                                state.value,
+                            )
+                        with self._start_lock():
+                            self._start_or_attach(quiet=True)
+                elif state not in _ANSWERING:
                     continue
-                with self._lock:
-                    if self._stop_watching.is_set() or not self.joined:
-                        return
-                    logger.warning(
-                        "the embedded Redis server at %s is gone (%s): starting it again",
-                        self.socket_path,
-                        state.value,
-                    )
-                    with self._start_lock():
-                        self._start_or_attach()
             except RedisUnavailableError as exc:
-                logger.error("the embedded Redis server could not be started again: %s", exc)
+                now = time.monotonic()
+                if down_since is None:
+                    down_since = reminded = now
+                    logger.error(
+                        "the embedded Redis server could not be started again (trying again every %g s): %s",
+                        self.watch_seconds,
+                        exc,
+                    )
+                elif now - reminded >= REMINDER_SECONDS:
+                    reminded = now
+                    logger.warning(
+                        "Redis still down after %.0f s: the embedded server at %s cannot start (%s);"
+                        " trying again every %g s",
+                        now - down_since,
+                        self.socket_path,
+                        str(exc).splitlines()[0],
+                        self.watch_seconds,
+                    )
+                continue
+            if down_since is not None:
+                logger.warning(
+                    "the embedded Redis server at %s is back after %.0f s",
+                    self.socket_path,
+                    time.monotonic() - down_since,
+                )
+                down_since = None
 
     def __enter__(self) -> EmbeddedRedis:
         self.ensure()
@@ -371,8 +406,10 @@ class EmbeddedRedis:
         finally:
             os.close(fd)  # releases the lock
 
-    def _clear_leftovers(self, state: _State) -> None:
-        """Remove the socket and pid file of a dead server; refuse if its process still runs."""
+    def _clear_leftovers(self, state: _State, *, quiet: bool = False) -> None:
+        """Remove the socket and pid file of a dead server; refuse if its process still runs (``quiet``:
+        logged at DEBUG)."""
+        level = logging.DEBUG if quiet else logging.WARNING
         pid = self._wait_server_gone()
         if pid is not None:
             raise RedisUnavailableError(
@@ -380,14 +417,15 @@ class EmbeddedRedis:
                 f" socket {self.socket_path} is {state.value}; stop that process and try again"
             )
         if state is _State.STALE:
-            logger.warning(
+            logger.log(
+                level,
                 "the embedded Redis socket %s refuses connections (a crashed server left it);"
                 " removing it and starting a new server",
                 self.socket_path,
             )
             self.socket_path.unlink(missing_ok=True)
         if self.pid_path.exists():
-            logger.warning("removing the stale pid file %s of a server that is gone", self.pid_path)
+            logger.log(level, "removing the stale pid file %s of a server that is gone", self.pid_path)
             self.pid_path.unlink(missing_ok=True)
 
     def _wait_server_gone(self) -> int | None:

@@ -25,7 +25,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
-from crawler.worker.connection import keys_of, server_of
+from crawler.worker.connection import keys_of, outage_of, server_of
 
 __all__ = ["WorkerHeartbeat"]
 
@@ -119,4 +119,4 @@ class WorkerHeartbeat:
         try:
             self._beat(keys=[self.key], args=[self.worker, json.dumps(beat), now - self.forget_seconds])
         except redis.RedisError as exc:
-            logger.warning("cannot write this worker's heartbeat: %s", exc)
+            outage_of(self.crawler).failed("write this worker's heartbeat", exc)

@@ -51,7 +51,7 @@ from crawler.requests import (
     push,
     without_lease,
 )
-from crawler.worker.connection import keys_of, server_of
+from crawler.worker.connection import keys_of, outage_of, server_of
 
 __all__ = ["LeasedScheduler", "leases_ending", "scheduler_of", "worker_id"]
 
@@ -103,7 +103,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self._popped: deque[Popped] = deque()
         # Leases whose download ended, to report at the next pop (crawler.worker.slots).
         self.downloaded: list[str] = []
-        self.redis_down_since: float | None = None
+        self.outage = outage_of(crawler)
         self._next_due_check = 0.0
         self._not_before = 0.0
         self._wake = CallLaterOnce(self.wake_engine)
@@ -437,15 +437,10 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         return result
 
     def _redis_failed(self, what: str, exc: redis.RedisError) -> None:
-        self.stats.inc_value("redis/errors")
-        if self.redis_down_since is None:
-            self.redis_down_since = time.monotonic()
-            logger.error("Redis failed (%s: %s): the worker goes on and tries again", what, exc)
+        self.outage.failed(what, exc)
 
     def _redis_ok(self) -> None:
-        if self.redis_down_since is not None:
-            logger.warning("Redis is back after %.1f s", time.monotonic() - self.redis_down_since)
-            self.redis_down_since = None
+        self.outage.ok()
 
     def has_pending_requests(self) -> bool:
         return len(self) > 0

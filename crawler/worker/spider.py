@@ -79,7 +79,7 @@ from crawler.rules.feeds import FeedError, read_feed
 from crawler.rules.sitemaps import NotASitemapError, SitemapEntry, SitemapError, read_sitemap
 from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
-from crawler.worker.connection import keys_of, server_of
+from crawler.worker.connection import keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
@@ -305,8 +305,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if self.job is not None and self.queue.job_pending(self.job) <= 0:
                 return
         except redis.RedisError as exc:
-            self.count("redis/errors")
-            logger.warning("Redis failed while the crawl was idle (%s): waiting for it", exc)
+            outage_of(self.crawler).failed("look for more requests", exc)
         raise DontCloseSpider
 
     def leases_ending(self, works: list[Work]) -> None:

@@ -24,7 +24,7 @@ from scrapy.statscollectors import MemoryStatsCollector
 from twisted.internet import task
 
 from crawler.keys import hour_of
-from crawler.worker.connection import keys_of, server_of
+from crawler.worker.connection import keys_of, outage_of, server_of
 
 __all__ = ["GROUPS", "RedisStatsCollector"]
 
@@ -103,6 +103,6 @@ class RedisStatsCollector(MemoryStatsCollector):
                 pipe.expire(key, self.keep_seconds)
             pipe.execute()
         except redis.RedisError as exc:
-            logger.warning("cannot write site counters to Redis (%s): kept for the next try", exc)
+            outage_of(self.crawler).failed("write the site counters, kept for the next try", exc)
             with self._lock:
                 self._pending.update(pending)
