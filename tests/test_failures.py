@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -30,7 +31,7 @@ from conftest import SiteServer
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.errors import folder_advice
 from crawler.keys import Keys
-from crawler.redisio.connection import connect, decoded
+from crawler.redisio.connection import SOCKET_TIMEOUT, connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.store import open_store
 from crawler.store.document import week_of
@@ -604,6 +605,41 @@ def test_a_redis_that_cannot_start_again_is_logged_once_not_at_every_try(site: S
         if "[crawler.redisio.embedded] WARNING" in line or "[crawler.redisio.embedded] ERROR" in line
     ]
     assert said == ["WARNING", "ERROR", "WARNING"], "gone, could not start, back: " + outage[-4000:]
+
+
+def test_a_frozen_redis_is_down_from_before_its_first_error_not_from_it(site: Site) -> None:
+    site.rule("/a/frozen")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        log = site.root / "worker.log"
+        with log.open("w", encoding="utf-8") as stream:
+            worker = subprocess.Popen(
+                [sys.executable, "-m", "crawler.cli", "worker", *[i for p in FAST for i in ("-s", p)]],
+                env=site.env(REDIS_URL=url),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stream,
+            )
+        try:
+            wait_until(lambda: _beats(redis_server.socket_path), "the worker's first heartbeat")
+            os.kill(redis_server.pid or 0, signal.SIGSTOP)
+            try:
+                deadline = time.monotonic() + WAIT_LIMIT + 4 * SOCKET_TIMEOUT
+                while "Redis failed" not in log.read_text(encoding="utf-8"):
+                    assert time.monotonic() < deadline, "gave up waiting for the worker's first error"
+                    time.sleep(0.1)
+            finally:
+                os.kill(redis_server.pid or 0, signal.SIGCONT)
+            wait_until(lambda: "Redis is back after" in log.read_text(encoding="utf-8"), "Redis back")
+        finally:
+            worker.send_signal(signal.SIGINT)
+            worker.wait(WAIT_LIMIT)
+    text = log.read_text(encoding="utf-8")
+    back = re.search(r"Redis is back after ([0-9.]+) s", text)
+    assert back, text[-4000:]
+    # The call that failed first waited the whole socket timeout before its error; the outage began
+    # before that call, so it lasted at least as long.
+    assert float(back.group(1)) >= SOCKET_TIMEOUT, text[-4000:]
 
 
 def test_the_temp_crawls_own_redis_killed_is_started_again_and_nothing_is_lost(site: Site) -> None:

@@ -46,12 +46,15 @@ def keys_of(crawler: Crawler) -> Keys:
 class RedisOutage:
     """Redis away, as the whole worker sees it: every failed call is counted (``redis/errors``); the
     outage is logged once when it starts, reminded every ``REMINDER_SECONDS`` while it lasts, and logged
-    once when a call succeeds again."""
+    once when a call succeeds again, with its length from the last call that succeeded before it."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.since: float | None = None
         self._reminded = 0.0
+        # When a call last succeeded: an outage is counted from then, not from its first error (a frozen
+        # Redis raises only after the socket timeout).
+        self._last_ok = time.monotonic()
 
     def failed(self, what: str, exc: redis.RedisError) -> None:
         """A call to Redis (doing ``what``) failed with ``exc``."""
@@ -59,7 +62,7 @@ class RedisOutage:
             self.crawler.stats.inc_value("redis/errors")
         now = time.monotonic()
         if self.since is None:
-            self.since = self._reminded = now
+            self.since, self._reminded = self._last_ok, now
             logger.error("Redis failed (%s: %s): the worker goes on and tries again", what, exc)
         elif now - self._reminded >= REMINDER_SECONDS:
             self._reminded = now
@@ -72,8 +75,9 @@ class RedisOutage:
 
     def ok(self) -> None:
         """A call to Redis succeeded."""
+        self._last_ok = time.monotonic()
         if self.since is not None:
-            logger.warning("Redis is back after %.1f s", time.monotonic() - self.since)
+            logger.warning("Redis is back after %.1f s", self._last_ok - self.since)
             self.since = None
 
 

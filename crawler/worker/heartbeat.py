@@ -120,3 +120,5 @@ class WorkerHeartbeat:
             self._beat(keys=[self.key], args=[self.worker, json.dumps(beat), now - self.forget_seconds])
         except redis.RedisError as exc:
             outage_of(self.crawler).failed("write this worker's heartbeat", exc)
+            return
+        outage_of(self.crawler).ok()
