@@ -280,18 +280,18 @@ def _adopting_orphans() -> Iterator[None]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux-only")
-def test_after_the_owner_is_killed_the_next_user_attaches_and_the_last_to_leave_stops_it(
+def test_after_the_owner_is_killed_its_other_users_keep_the_server_and_the_last_to_leave_stops_it(
     data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]]
 ) -> None:
     with _adopting_orphans():
         child, said = spawn(data_dir)
         server_pid = int(said)
         try:
-            child.kill()  # SIGKILL: the owner cannot leave; its user file stays, but it counts no more
-            child.wait(WAIT_LIMIT)
-            assert not _gone(server_pid)
             with EmbeddedRedis(data_dir) as server:
                 assert not server.owner
+                child.kill()  # SIGKILL: the owner cannot leave; its user file stays, but it counts no more
+                child.wait(WAIT_LIMIT)
+                assert not _gone(server_pid)
                 assert _call(server.url, "ping")
             _wait_until(lambda: _gone(server_pid), "the last user to stop the server")
             assert list((data_dir / "redis" / "users").iterdir()) == []
@@ -300,6 +300,21 @@ def test_after_the_owner_is_killed_the_next_user_attaches_and_the_last_to_leave_
                 _shut_down(data_dir.resolve() / "redis" / "redis.sock")
                 _wait_until(lambda: _gone(server_pid), "the orphaned server to shut down")
             os.waitpid(server_pid, 0)  # reap it: it became our child when its owner died
+
+
+def test_a_server_whose_users_were_all_killed_is_shut_down_by_its_reaper_with_its_data(
+    data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]]
+) -> None:
+    child, said = spawn(data_dir, "set")
+    server_pid = int(said)
+    child.kill()  # SIGKILL: the only user cannot leave, so cannot stop the server
+    child.wait(WAIT_LIMIT)
+    _wait_until(lambda: _gone(server_pid), "the reaper to shut the server down")
+    assert list((data_dir / "redis" / "users").iterdir()) == []
+    assert "shutting it down" in (data_dir / "redis" / "redis.log").read_text(encoding="utf-8")
+    with EmbeddedRedis(data_dir) as server:
+        assert server.owner
+        assert _call(server.url, "get", b"from-child") == b"yes", "SHUTDOWN flushed the append-only file"
 
 
 def test_the_owner_interrupted_leaves_the_server_to_its_other_users(

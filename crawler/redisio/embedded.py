@@ -25,7 +25,10 @@ The server lives as long as any process uses it:
   SIGTERM into a clean exit (``crawler`` and Scrapy's signal handlers do); otherwise it is the SIGKILL
   case.
 * a user ends by SIGKILL (or a crash): its file stays, but a user whose process is gone no longer counts;
-  the server keeps running for the others, and the last live user to leave stops it.
+  the server keeps running for the others, and the last live user to leave stops it. When no live user
+  is left to do so, the server's reaper does (:mod:`crawler.redisio.reaper`: a small process the starter
+  of the server runs beside it, in its own session, which looks at the users every ``REAP_SECONDS``
+  under the start lock and shuts the server down with SHUTDOWN once none of them runs).
 * the server itself dies by SIGKILL (or a crash): each user's watchdog (a thread, every
   ``WATCH_SECONDS``) notices that the socket refuses connections, and one of them (the lock decides)
   removes the stale socket and pid file, says so in the log, and starts a new server, which loads the
@@ -49,6 +52,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -59,7 +63,13 @@ from types import TracebackType
 from crawler.errors import CrawlerError, folder_advice
 from crawler.threads import ctrl_c_blocked
 
-__all__ = ["EmbeddedRedis", "RedisUnavailableError", "redis_server_executable", "server_directory"]
+__all__ = [
+    "EmbeddedRedis",
+    "RedisUnavailableError",
+    "process_running",
+    "redis_server_executable",
+    "server_directory",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +87,10 @@ LOG_TAIL_LINES = 20
 WATCH_SECONDS = 1.0
 # Seconds between two reminders of a watchdog that the server is still down (it cannot start).
 REMINDER_SECONDS = 60.0
+# Seconds between two looks of the server's reaper at its users (it stops a server none of them uses).
+REAP_SECONDS = 5.0
+# The folder the crawler package is in, for the reaper's Python to import it from.
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 # The server's append-only file, in its folder.
 AOF_FILE = "appendonly.aof"
 # Longest unix socket path (bytes) the kernel takes: sun_path is 108 bytes with the final NUL on Linux.
@@ -89,6 +103,22 @@ _SHUTDOWN = b"*1\r\n$8\r\nSHUTDOWN\r\n"
 def server_directory(data_dir: Path) -> Path:
     """The folder of the embedded server of the data folder ``data_dir`` (its socket, log and data)."""
     return data_dir.resolve() / "redis"
+
+
+def process_running(pid: int) -> bool:
+    """True while the process ``pid`` runs (a zombie, exited but not reaped yet, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, another user's
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text("ascii")
+    except FileNotFoundError:
+        # No /proc (not Linux): trust the signal check above; else the process just exited.
+        return not Path("/proc/self").exists()
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _quote(path: Path) -> str:
@@ -259,6 +289,7 @@ class EmbeddedRedis:
         self._wait_ready()
         if self.owner:
             logger.info("started the embedded Redis server (pid %d) at %s", self.pid, self.socket_path)
+            self._start_reaper()
         else:
             logger.info("attached to the embedded Redis server at %s", self.socket_path)
 
@@ -297,6 +328,57 @@ class EmbeddedRedis:
         self._user_file = None
         self._user_pid = 0
         atexit.unregister(self.close)
+
+    def stop_if_unused(self, server_pid: int) -> None:
+        """The reaper's look (:mod:`crawler.redisio.reaper`): under the start lock, shut the server
+        ``server_pid`` down cleanly when none of its users' processes runs any more."""
+        with self._start_lock():
+            if not process_running(server_pid) or self._live_users():
+                return
+            logger.warning(
+                "no live process uses the embedded Redis server (pid %d) at %s (its last users were killed):"
+                " shutting it down",
+                server_pid,
+                self.socket_path,
+            )
+            self._stop_server()
+
+    def _start_reaper(self) -> None:
+        """Run the reaper of the server this process just started: it detaches at once (its own session,
+        no parent but init), so it outlives this process; its output goes to the server's log."""
+        assert self._process is not None
+        command = [
+            sys.executable,
+            "-m",
+            "crawler.redisio.reaper",
+            str(self.directory.parent),
+            str(self._process.pid),
+            f"{REAP_SECONDS:g}",
+        ]
+        path = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))
+        try:
+            with self.log_path.open("ab") as log:
+                code = subprocess.call(
+                    command,
+                    cwd=self.directory,
+                    env={**os.environ, "PYTHONPATH": path},
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+        except OSError as exc:
+            code, why = -1, str(exc.strerror or exc)
+        else:
+            why = f"exit code {code}, see {self.log_path}"
+        if code != 0:
+            logger.warning(
+                "cannot start the reaper of the embedded Redis server (pid %d): %s; if every process using"
+                " it is killed, it keeps running: stop it with `kill %d`",
+                self._process.pid,
+                why,
+                self._process.pid,
+            )
 
     def _live_users(self) -> list[Path]:
         """The users whose process still runs; the files of the others (killed) are removed."""

@@ -1,0 +1,44 @@
+"""The embedded Redis server's reaper: ``python -m crawler.redisio.reaper DATA_DIR SERVER_PID SECONDS``.
+
+The process that starts the embedded server (:mod:`crawler.redisio.embedded`) starts this one beside it,
+in its own session; it forks at once and the launcher exits, so the reaper is nobody's child and
+outlives its starter. Every ``SECONDS`` it looks at the server's users (``redis/users/<pid>-<token>``)
+under the start lock; when none of their processes is alive (the last one was killed with SIGKILL, so it
+could not shut the server down) it shuts the server down with SHUTDOWN, which flushes its append-only
+file. It exits once the server ``SERVER_PID`` is gone, however it went. Its log goes to ``redis.log``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+from crawler.redisio.embedded import EmbeddedRedis, process_running
+
+__all__ = ["reap"]
+
+
+def reap(data_dir: Path, server_pid: int, seconds: float) -> None:
+    """Shut the embedded server of ``data_dir`` down once it has no live user; return when it is gone."""
+    server = EmbeddedRedis(data_dir, watch_seconds=0)
+    while process_running(server_pid):
+        time.sleep(seconds)
+        server.stop_if_unused(server_pid)
+
+
+def main(argv: list[str]) -> int:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s crawler reaper [%(process)d]: %(message)s", stream=sys.stderr
+    )
+    data_dir, server_pid, seconds = argv
+    if os.fork():
+        return 0  # the launcher exits at once (its starter waits for it); the reaper goes on alone
+    reap(Path(data_dir), int(server_pid), float(seconds))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
