@@ -90,6 +90,7 @@ import functools
 import hashlib
 import http.client
 import importlib.util
+import itertools
 import json
 import math
 import os
@@ -639,6 +640,12 @@ class RecipePipeline:
         return item
 
 
+def _stack_names(names: Iterable[str]) -> str:
+    """A pipeline's commands, a run of one command as one name and its count: ``EVALSHA×64+HINCRBY``."""
+    runs = ((name, len(list(group))) for name, group in itertools.groupby(names))
+    return "+".join(name if count == 1 else f"{name}×{count}" for name, count in runs)
+
+
 class RedisMeter:
     """Counts redis-py's socket sends (round trips: a pipeline is one) and times the commands behind them
     (wall time in the client, the round trip included), in this process, by wrapping redis-py's connection
@@ -674,7 +681,7 @@ class RedisMeter:
 
         @functools.wraps(execute_pipeline)
         def execute_stack(pipeline: Any, raise_on_error: bool = True) -> Any:
-            names = "+".join(str(command[0][0]) for command in pipeline.command_stack)
+            names = _stack_names(str(command[0][0]) for command in pipeline.command_stack)
             started = time.perf_counter()
             try:
                 return execute_pipeline(pipeline, raise_on_error)

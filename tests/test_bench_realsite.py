@@ -12,7 +12,7 @@ from pathlib import Path
 
 import lxml.html
 
-from bench.crawl import score_texts
+from bench.crawl import _stack_names, score_texts
 from bench.realsite import RealSite, article_path
 
 PAGE = """<!DOCTYPE html>
@@ -150,3 +150,7 @@ def test_the_real_site_bench_without_its_corpora_says_so_once_before_anything(tm
     assert "WCXB" in done.stderr and "bench/corpus.py" in done.stderr, done.stderr
     assert "server did not start" not in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.count("missing") == 1, done.stderr
+
+
+def test_the_crawl_bench_names_a_pipeline_of_one_command_once_with_its_count() -> None:
+    assert _stack_names(["EVALSHA"] * 64 + ["HINCRBY", "EVALSHA"]) == "EVALSHA×64+HINCRBY+EVALSHA"
