@@ -282,6 +282,17 @@ def test_a_repost_fetched_again_is_not_counted_as_recorded_again(site: Site) -> 
     assert {original["url"], repost["url"]} == {site.server.url("/a/one"), site.server.url("/a/one?copy=1")}
 
 
+def test_a_repost_is_logged_in_one_line_naming_its_url_never_the_article(site: Site) -> None:
+    """Scrapy logs a dropped item whole (its body and all): the project's log formatter logs one line."""
+    site.rule("/a/one")
+    urls = ("--url", site.server.url("/a/one"), "--url", site.server.url("/a/one?copy=1"))
+    first = site.temp(*urls, "-s", "LOG_LEVEL=INFO")
+    assert first.returncode == 0, first.stderr[-4000:]
+    (dropped,) = [line for line in first.stderr.splitlines() if "Dropped" in line]
+    assert " is a repost of " in dropped and site.server.url("/a/one") in dropped, dropped
+    assert "Article(" not in first.stderr and "body=" not in first.stderr, first.stderr[-4000:]
+
+
 def test_an_article_stored_before_and_fetched_again_is_counted_updated_not_stored(site: Site) -> None:
     """The store writes an article whose URL it holds over itself ("updated"): the job counts it apart
     from the articles stored, and the summary says so."""

@@ -1,10 +1,12 @@
-"""``ItemLogFormatter`` (``LOG_FORMATTER``): Scrapy's log lines, except that an article the store could not
-write is not logged whole.
+"""``ItemLogFormatter`` (``LOG_FORMATTER``): Scrapy's log lines, except that an article is never logged
+whole: a line about an item names its URL, never its body.
 
 Scrapy logs an item that fails in the pipelines at ERROR with the whole item, its body and all, and does
 so again at every retry: a full disk would fill the log with article bodies. The request of such an article
 is deferred (:mod:`crawler.worker.leaseack`), and the scheduler logs that in one line naming its URL, its
-site, the store's error and what to do; Scrapy's own line says only the URL, at DEBUG.
+site, the store's error and what to do; Scrapy's own line says only the URL, at DEBUG. Scrapy logs a
+dropped item (a repost, a page without an article) with the whole item too: here it is one line, the
+item's URL and why it was dropped; a scraped item is its URL alone.
 """
 
 from __future__ import annotations
@@ -37,6 +39,38 @@ class ItemLogFormatter(LogFormatter):
             return {
                 "level": logging.DEBUG,
                 "msg": "The article of %(url)s is not stored now: its request is deferred",
-                "args": {"url": ItemAdapter(item).get("url")},
+                "args": {"url": _url(item)},
             }
-        return super().item_error(item, exception, response, spider)
+        result = super().item_error(item, exception, response, spider)
+        return {**result, "msg": "Error processing the item of %(url)s", "args": {"url": _url(item)}}
+
+    def dropped(
+        self,
+        item: Any,
+        exception: BaseException,
+        response: Response | Failure | None,
+        spider: Spider,
+    ) -> LogFormatterResult:
+        result = super().dropped(item, exception, response, spider)
+        url = _url(item)
+        if url is not None and str(url) in str(exception):
+            return {**result, "msg": "Dropped: %(exception)s", "args": {"exception": exception}}
+        return {
+            **result,
+            "msg": "Dropped %(url)s: %(exception)s",
+            "args": {"url": url, "exception": exception},
+        }
+
+    def scraped(
+        self,
+        item: Any,
+        response: Response | Failure | None,
+        spider: Spider,
+    ) -> LogFormatterResult:
+        result = super().scraped(item, response, spider)
+        return {**result, "msg": "Scraped %(url)s", "args": {"url": _url(item)}}
+
+
+def _url(item: Any) -> Any:
+    """The item's URL (its field ``url``), or None for an item without one."""
+    return ItemAdapter(item).get("url")
