@@ -34,6 +34,7 @@ class DeadLetter:
     at: float | None
     worker: str | None
     priority: int | None  # None: no request (it cannot be requeued)
+    fetched: bool = False  # its job counted its page fetched (its article could not be stored)
 
     def document(self) -> dict[str, Any]:
         """The dead letter as ``crawler dead list --format json`` shows it."""
@@ -57,7 +58,8 @@ def dead_letters(queue: LeasedQueue) -> list[DeadLetter]:
 
 
 def requeue(queue: LeasedQueue, letters: Iterable[DeadLetter]) -> tuple[int, list[DeadLetter]]:
-    """Put ``letters`` back in the queue (their jobs count them pending again, and one error fewer);
+    """Put ``letters`` back in the queue (their jobs count them pending again, one error fewer, and one
+    page fetched fewer for those counted fetched);
     how many went back, and those that are no request (left as they are)."""
     back = 0
     refused: list[DeadLetter] = []
@@ -66,7 +68,12 @@ def requeue(queue: LeasedQueue, letters: Iterable[DeadLetter]) -> tuple[int, lis
             refused.append(letter)
             continue
         back += queue.requeue_dead(
-            letter.member, priority=letter.priority, site=letter.site, job=letter.job, kind=letter.kind
+            letter.member,
+            priority=letter.priority,
+            site=letter.site,
+            job=letter.job,
+            kind=letter.kind,
+            fetched=letter.fetched,
         )
     return back, refused
 
@@ -95,6 +102,7 @@ def _letter(member: str, record_text: str) -> DeadLetter:
         at=float(at) if isinstance(at, int | float) else None,
         worker=str(record["worker"]) if record.get("worker") else None,
         priority=int(priority) if isinstance(priority, int) else None,
+        fetched=record.get("fetched") is True,
     )
 
 

@@ -34,7 +34,7 @@ from crawler.keys import Keys
 from crawler.redisio.connection import SOCKET_TIMEOUT, connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.store import open_store
-from crawler.store.document import week_of
+from crawler.store.document import make_document, week_of
 
 REPO = Path(__file__).resolve().parents[1]
 COMMAND_TIMEOUT = 180
@@ -346,15 +346,72 @@ def test_a_file_where_the_articles_folder_goes_is_named_and_the_summary_says_sto
     (site.data / "articles").write_text("a file\n", encoding="utf-8")
     done = site.temp("--url", site.server.url("/a/one"), "--url", site.server.url("/a/two"))
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    assert done.stdout.startswith("fetched 2 pages, stored 0 articles,"), done.stdout
     assert "errors 2 (store: 2)" in done.stdout, done.stdout
     assert done.stdout.splitlines()[-1] == (
-        "2 pages were fetched but their articles could not be stored: see the store's errors above, and in"
-        " the dead letters"
+        "the articles of 2 of the 2 pages fetched could not be stored (errors of kind store): see the store's"
+        " errors above, and in the dead letters"
     ), done.stdout
     assert "nothing could be fetched" not in done.stdout
     said = f"{site.data / 'articles'} is a file, not a folder: move it away, or give another data folder"
     assert said in done.stderr, done.stderr[-4000:]
     assert all(said in letter["reason"] for letter in site.dead())
+
+
+@contextmanager
+def _read_only_week(site: Site) -> Iterator[Path]:
+    """This week's SQLite file of ``site``, holding one article, made immutable (``chattr +i``, which root
+    obeys, unlike permissions): SQLite opens it read-only and refuses every write with "attempt to write
+    a readonly database", as on a read-only disk. Made mutable again at the end."""
+    path = site.data / "articles" / f"articles_{week_of(datetime.now(UTC))}.sqlite"
+    with open_store({"CRAWLER_DATA_DIR": str(site.data)}) as store:
+        store.upsert_many(
+            [
+                make_document(
+                    {
+                        "url": site.server.url("/a/kept"),
+                        "site": site.name,
+                        "title": "Kept",
+                        "body": "A story stored before the disk became read-only. " * 20,
+                        "fetched_at": datetime.now(UTC).isoformat(),
+                    }
+                )
+            ]
+        )
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False).returncode != 0:
+        pytest.skip("chattr +i is not possible here: no read-only file can be made as root")
+    try:
+        yield path
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def test_pages_whose_articles_a_read_only_store_refuses_are_counted_fetched_once_and_errors_once(
+    site: Site,
+) -> None:
+    """The index page and its 2 article pages are fetched (each article page twice: STORE_MAX_ATTEMPTS);
+    the store refuses both articles. 3 pages fetched, 2 errors of kind store, and the last line says the
+    same figures; requeued and stored, the job counts each page fetched once."""
+    site.rule("/a/ro-one", "/a/ro-two")
+    with _read_only_week(site):
+        done = site.temp()
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    first, last = done.stdout.splitlines()[0], done.stdout.splitlines()[-1]
+    assert first.startswith("fetched 3 pages, stored 0 articles,"), done.stdout
+    assert first.endswith("errors 2 (store: 2)"), done.stdout
+    assert last == (
+        "the articles of 2 of the 3 pages fetched could not be stored (errors of kind store): see the store's"
+        " errors above, and in the dead letters"
+    ), done.stdout
+    assert len(site.dead()) == 2
+    assert "attempt to write a readonly database" in done.stderr, done.stderr[-4000:]
+    # The disk mended, the dead letters requeued: the job's pages are counted fetched once still.
+    requeued = site.crawler("dead", "requeue", "--site", site.name)
+    assert requeued.returncode == 0, requeued.stderr
+    again = site.temp()
+    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    said = again.stdout.splitlines()[1]
+    assert said.startswith("fetched 3 pages, stored 2 articles,") and said.endswith("errors 0"), again.stdout
 
 
 def test_a_store_that_comes_back_stores_every_article_once(site: Site) -> None:

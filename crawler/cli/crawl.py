@@ -100,10 +100,10 @@ def run_temp(args: argparse.Namespace) -> int:
     if discovered:
         print(discovered)
     if counts.stored == 0 and counts.unstored:
-        pages = "1 page was" if counts.unstored == 1 else f"{counts.unstored} pages were"
+        articles = "the article" if counts.unstored == 1 else "the articles"
         print(
-            f"{pages} fetched but {'its article' if counts.unstored == 1 else 'their articles'} could not be"
-            " stored: see the store's errors above, and in the dead letters"
+            f"{articles} of {counts.unstored} of the {counts.fetched} pages fetched could not be stored"
+            " (errors of kind store): see the store's errors above, and in the dead letters"
         )
         code = 1
     elif counts.fetched == 0 and counts.stored == 0:

@@ -272,7 +272,7 @@ return attempts
 
 # KEYS: leases, lease-scores, pending, job (or ''), dead, attempts, lease-sites. ARGV: prefix, the lease,
 # site (or '' for an entry that never was a request: no counter counted it), job (or ''), the record
-# (JSON), the kind of error (counted in the job as error:<kind>).
+# (JSON), the kind of error (counted in the job as error:<kind>), '1' when its page was fetched (else '').
 _DEAD = (
     SITE_LUA
     + """
@@ -287,6 +287,7 @@ if ARGV[4] ~= '' then
   redis.call('HINCRBY', KEYS[4], 'pending', -1)
   redis.call('HINCRBY', KEYS[4], 'errors', 1)
   if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[4], 'error:' .. ARGV[6], 1) end
+  if ARGV[7] == '1' then redis.call('HINCRBY', KEYS[4], 'fetched', 1) end
 end
 downloaded(ARGV[1], site, ARGV[2])
 return 1
@@ -294,7 +295,7 @@ return 1
 )
 
 # KEYS: dead, pending, job (or ''), sequence. ARGV: prefix, the member, its priority, site, job (or ''),
-# the kind of its error (or '').
+# the kind of its error (or ''), '1' when its page was counted fetched (else '').
 _REQUEUE_DEAD = (
     SITE_LUA
     + """
@@ -306,6 +307,7 @@ if ARGV[5] ~= '' then
   redis.call('HINCRBY', KEYS[3], 'pending', 1)
   redis.call('HINCRBY', KEYS[3], 'errors', -1)
   if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[3], 'error:' .. ARGV[6], -1) end
+  if ARGV[7] == '1' then redis.call('HINCRBY', KEYS[3], 'fetched', -1) end
 end
 return 1
 """
@@ -656,10 +658,13 @@ class LeasedQueue:
             self._defer(keys=keys, args=[self.keys.prefix, lease, time.time() + seconds, max_attempts])
         )
 
-    def dead_letter(self, lease: str, record: bytes, *, site: str, job: str | None, kind: str = "") -> bool:
+    def dead_letter(
+        self, lease: str, record: bytes, *, site: str, job: str | None, kind: str = "", fetched: bool = False
+    ) -> bool:
         """End ``lease`` for good and keep its member in the dead letters with ``record`` (JSON: the
-        reason); its job counts an error of ``kind``. ``site`` is empty for an entry that never was a
-        request. False if it was not held."""
+        reason); its job counts an error of ``kind``, and a page fetched when ``fetched`` (its page was
+        fetched, what came of it failed). ``site`` is empty for an entry that never was a request. False
+        if it was not held."""
         keys = [
             self.keys.leases,
             self.keys.lease_scores,
@@ -669,7 +674,16 @@ class LeasedQueue:
             self.keys.attempts,
             self.keys.lease_sites,
         ]
-        return bool(self._dead(keys=keys, args=[self.keys.prefix, lease, site, job or "", record, kind]))
+        args: list[str | bytes] = [
+            self.keys.prefix,
+            lease,
+            site,
+            job or "",
+            record,
+            kind,
+            "1" if fetched else "",
+        ]
+        return bool(self._dead(keys=keys, args=args))
 
     def dead(self) -> dict[str, str]:
         """The dead letters: member -> record (JSON)."""
@@ -677,12 +691,28 @@ class LeasedQueue:
         return {decoded(member): decoded(record) for member, record in records.items()}
 
     def requeue_dead(
-        self, member: str, *, priority: int, site: str, job: str | None, kind: str | None = None
+        self,
+        member: str,
+        *,
+        priority: int,
+        site: str,
+        job: str | None,
+        kind: str | None = None,
+        fetched: bool = False,
     ) -> bool:
-        """Put a dead letter back in the queue (its job counts one error of ``kind`` fewer); False if it is
-        not (or no longer) a dead letter."""
+        """Put a dead letter back in the queue (its job counts one error of ``kind`` fewer, and one page
+        fetched fewer when ``fetched``: it was counted fetched as it died); False if it is not (or no
+        longer) a dead letter."""
         keys = [self.keys.dead, self.keys.pending, self.keys.job(job) if job else "", self.keys.sequence]
-        args: list[str | int] = [self.keys.prefix, member, int(priority), site, job or "", kind or ""]
+        args: list[str | int] = [
+            self.keys.prefix,
+            member,
+            int(priority),
+            site,
+            job or "",
+            kind or "",
+            "1" if fetched else "",
+        ]
         return bool(self._requeue_dead(keys=keys, args=args))
 
     def drop_dead(self, members: Iterable[str]) -> int:

@@ -362,7 +362,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             max_attempts=self.max_attempts,
         )
         if attempts == 0:
-            self.dead_letter(request, f"{reason} (tried {self.max_attempts} times)", kind="store", held=False)
+            self.dead_letter(
+                request, f"{reason} (tried {self.max_attempts} times)", kind="store", held=False, fetched=True
+            )
         elif attempts is not None and attempts > 0:
             self.stats.inc_value(f"lease/deferred/{work.site}")
             logger.warning(
@@ -375,17 +377,22 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 self.max_attempts,
             )
 
-    def dead_letter(self, request: Request, reason: str, *, kind: str = "other", held: bool = True) -> None:
+    def dead_letter(
+        self, request: Request, reason: str, *, kind: str = "other", held: bool = True, fetched: bool = False
+    ) -> None:
         """``request`` failed for good (after its retries): its lease ends, it is kept with ``reason`` in
         the dead letters (``crawler dead``), its job counts an error of ``kind`` ("HTTP 404", "timeout",
-        ...), and so do the site's counters."""
+        ...), and so do the site's counters; with ``fetched`` (its page was fetched, its article could not
+        be stored) the job counts the page fetched too, once, however many times it was fetched."""
         work = self._release_hold(request) if held else Work.of(request)
         if work is None or work.lease is None:
             return
         self.stats.inc_value(f"dead/{work.site}")
         self.stats.inc_value(f"errors/{kind}/{work.site}")
         logger.warning("Dead-lettered %s of site %r: %s", request.url, work.site, reason)
-        record = self._record(reason, url=request.url, site=work.site, job=work.job, kind=kind)
+        record = self._record(
+            reason, url=request.url, site=work.site, job=work.job, kind=kind, fetched=fetched
+        )
         if work.is_discover:
             self.crawler.signals.send_catch_log(leases_ending, works=[work])
         self._call(
@@ -396,6 +403,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             site=work.slot,
             job=work.job,
             kind=kind,
+            fetched=fetched,
         )
 
     def forget(self, request: Request) -> None:
@@ -412,9 +420,16 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         return work
 
     def _record(
-        self, reason: str, *, url: str | None, site: str | None, job: str | None, kind: str | None = None
+        self,
+        reason: str,
+        *,
+        url: str | None,
+        site: str | None,
+        job: str | None,
+        kind: str | None = None,
+        fetched: bool = False,
     ) -> bytes:
-        record = {
+        record: dict[str, object] = {
             "reason": reason,
             "kind": kind,
             "url": url,
@@ -422,6 +437,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             "job": job,
             "at": round(time.time(), 3),
         }
+        if fetched:
+            record["fetched"] = True
         return json.dumps({**record, "worker": self.worker}, ensure_ascii=False).encode("utf-8")
 
     # --- Redis away ----------------------------------------------------------------------------------
