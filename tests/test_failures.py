@@ -414,6 +414,25 @@ def test_pages_whose_articles_a_read_only_store_refuses_are_counted_fetched_once
     assert said.startswith("fetched 3 pages, stored 2 articles,") and said.endswith("errors 0"), again.stdout
 
 
+def test_a_read_only_store_refusal_says_what_to_do(site: Site) -> None:
+    """Each refusal line of a read-only week's file says how to mend it, as a full disk's does."""
+    site.rule("/a/ro-advice")
+    with _read_only_week(site) as week:
+        done = site.temp("--url", site.server.url("/a/ro-advice"))
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    refusals = [line for line in done.stderr.splitlines() if "it is tried again in" in line]
+    assert refusals, done.stderr[-4000:]
+    advice = (
+        f"{week}: attempt to write a readonly database; make {week.parent} and its files writable by the"
+        " crawler's user (a file marked immutable too: chattr -i), or remount its disk read-write; it is"
+        " tried again in 1 s"
+    )
+    assert all(advice in line for line in refusals), refusals
+    assert all(
+        advice.removesuffix("; it is tried again in 1 s") in letter["reason"] for letter in site.dead()
+    )
+
+
 def test_a_store_that_comes_back_stores_every_article_once(site: Site) -> None:
     site.rule(*(f"/a/back{n}" for n in range(6)))
     corrupt = _corrupt_this_weeks_store(site.data)

@@ -703,9 +703,15 @@ def _wal_leftovers(path: Path) -> list[str]:
 
 
 def _disk_hint(exc: sqlite3.Error, directory: Path) -> str:
-    """What to do when SQLite cannot write a week's file to its disk: full (``SQLITE_FULL``), or failing
-    to write (``SQLITE_IOERR``, which a file grown past its size limit gives too)."""
+    """What to do when SQLite cannot write a week's file to its disk: full (``SQLITE_FULL``), failing
+    to write (``SQLITE_IOERR``, which a file grown past its size limit gives too), or read-only
+    (``SQLITE_READONLY``: the file, or its folder, or its disk, cannot be written by this user)."""
     code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF == sqlite3.SQLITE_READONLY:
+        return (
+            f"; make {directory} and its files writable by the crawler's user (a file marked immutable too:"
+            " chattr -i), or remount its disk read-write"
+        )
     if code is None or code & 0xFF not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
         return ""
     return f"; free disk space under {directory}, or mend its disk"
