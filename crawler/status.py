@@ -15,8 +15,9 @@ A site **needs attention** when, in the last 24 hours, it banned the crawler (a 
 field's XPath found nothing rose by ``FIELD_JUMP`` over its own history); when it is backing off (a 429,
 a 503, a ban); when its grabs found no new article for ``NO_NEWS_INTERVALS`` intervals; when its grab is
 overdue (no scheduler is running); or when its rule file has errors. Redis needs attention when it refuses
-writes (its disk is full: :func:`crawler.redisio.connection.writes_refused`). The proxies' health is
-shown too.
+writes (its disk is full: :func:`crawler.redisio.connection.writes_refused`); the store does when the
+workers alive store articles in more than one place (each its own machine's SQLite files, with no
+``MONGO_URI``: :func:`store_split`). The proxies' health is shown too.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from crawler.redisio.queue import LeasedQueue
 from crawler.rules import Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 
-__all__ = ["FIELD_JUMP", "build_status", "span"]
+__all__ = ["FIELD_JUMP", "build_status", "span", "store_split"]
 
 HOURS_RECENT = 24
 HOURS_HISTORY = 7 * 24
@@ -87,8 +88,10 @@ def build_status(
                 "rate_per_minute": beat["rate"] if alive else 0.0,
                 "sites": beat.get("sites", []),
                 "redis_errors": beat.get("redis_errors", 0),
+                "store": beat.get("store"),
             }
         )
+    split = store_split(workers)
     leader = server.get(keys.leader)
     dead = _dead_letters(server, keys)
     sites = [
@@ -112,6 +115,7 @@ def build_status(
         "scheduler": {"active": None if leader is None else decoded(leader)},
         "workers": workers,
         "workers_alive": sum(1 for worker in workers if worker["alive"]),
+        "store_split": split,
         "proxies": _proxies(server, keys, now),
         "sites": sites,
         "rule_errors": broken,
@@ -119,8 +123,21 @@ def build_status(
             {site["site"] for site in sites if site["attention"]}
             | {b["file"] for b in broken if b["file"] not in sites_files}
             | ({"redis"} if health["writes_refused"] else set())
+            | ({"store"} if split else set())
         ),
     }
+
+
+def store_split(workers: list[dict[str, Any]]) -> str | None:
+    """What to do when the ``workers`` alive store articles in more than one place (a shared Redis, and
+    each worker's own SQLite files under its data folder: no ``MONGO_URI``); None when they share one."""
+    places = sorted({str(worker["store"]) for worker in workers if worker["alive"] and worker.get("store")})
+    if len(places) < 2:
+        return None
+    return (
+        f"workers store articles in {len(places)} places: {', '.join(places)}; set MONGO_URI so they share"
+        " one store (docs/operations.md)"
+    )
 
 
 def _redis(server: redis.Redis) -> dict[str, Any]:

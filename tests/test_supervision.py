@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -474,3 +475,61 @@ def test_new_articles_of_a_worker_killed_mid_crawl_are_counted_once(setup: Setup
         len(stored),
         len(stored),
     )
+
+
+# --- one store for every worker -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("setup", [[farm_site("split")]], indirect=True)
+def test_workers_of_one_redis_storing_in_two_local_folders_need_attention(setup: Setup) -> None:
+    """Two machines, simulated by two data folders on this host, share one Redis without MONGO_URI: each
+    worker says at start that it stores apart, and `crawler status` names both places."""
+    setup.rule("split")
+    folders = [setup.root / "machine-a", setup.root / "machine-b"]
+    workers = []
+    for folder in folders:
+        env = setup.env()
+        env["CRAWLER_DATA_DIR"] = str(folder)
+        workers.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "crawler.cli", "worker"],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while setup.server.hlen(KEYS.workers) < 2:
+            assert time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.2)
+        report = setup.status()
+        shown = subprocess.run(
+            [sys.executable, "-m", "crawler.cli", "status"],
+            env=setup.env(),
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            check=True,
+        ).stdout
+    finally:
+        outputs = []
+        for worker in workers:
+            worker.send_signal(2)
+            outputs.append(worker.communicate(timeout=60)[1])
+    places = [f"{socket.gethostname()}:{(folder / 'articles').resolve()}" for folder in folders]
+    said = (
+        f"workers store articles in 2 places: {places[0]}, {places[1]}; set MONGO_URI so they share one store"
+        " (docs/operations.md)"
+    )
+    assert report["store_split"] == said, report
+    assert "store" in report["attention"]  # type: ignore[operator]
+    assert f"NEEDS ATTENTION {said}" in shown, shown
+    for output, place in zip(outputs, places, strict=True):
+        no_traceback(output)
+        warnings = [line for line in output.splitlines() if "MONGO_URI is not" in line]
+        assert len(warnings) == 1, output[-4000:]
+        assert warnings[0].startswith("WARNING") and f"stores its articles in {place}," in warnings[0]
+        assert "set MONGO_URI so they share one store (docs/operations.md)" in warnings[0]

@@ -29,7 +29,7 @@ from crawler.cli.terminal import command_name, cut, suggest
 from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
-from crawler.errors import InputError
+from crawler.errors import InputError, redacted
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url
 from crawler.redisio.embedded import RedisUnavailableError, server_directory
@@ -37,7 +37,7 @@ from crawler.requests import JobCounts, enqueue_job, remember_temp_job, unfinish
 from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler
-from crawler.store import open_store, store_config
+from crawler.store import StoreConfig, open_store, store_config
 from crawler.threads import ctrl_c_blocked
 from crawler.worker.fetch import check_url
 from crawler.worker.process import run_worker
@@ -146,7 +146,7 @@ def run_worker_command(args: argparse.Namespace) -> int:
     for site in sites:
         rule_file(config.rules_dir, site)  # a misspelt site is named, with the sites there
     overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
-    _check_store(config, overrides)
+    _warn_if_stored_apart(config, _check_store(config, overrides))
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, overrides)
         run_worker(settings, sites=sites)
@@ -214,7 +214,7 @@ def run_service(args: argparse.Namespace) -> int:
     config = Config.from_env()
     rules_folder(config.rules_dir)
     overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
-    _check_store(config, overrides)
+    _warn_if_stored_apart(config, _check_store(config, overrides))
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, overrides)
         scheduler = _grab_scheduler(settings, url)
@@ -331,11 +331,25 @@ def _serve(origin: str, directory: Path, sites: list[str]) -> int:
 # --- shared -------------------------------------------------------------------------------------------
 
 
-def _check_store(config: Config, overrides: dict[str, Any]) -> None:
+def _check_store(config: Config, overrides: dict[str, Any]) -> StoreConfig:
     """The store settings a crawl would run with (``MONGO_URI``, ``DEDUP_WINDOW_DAYS``, ...), checked
     before Redis starts or anything is queued: a wrong value is a one-line usage error (exit 2), not a
     failure of the crawl as it opens."""
-    store_config(config.settings(overrides))
+    return store_config(config.settings(overrides))
+
+
+def _warn_if_stored_apart(config: Config, store: StoreConfig) -> None:
+    """One warning when a worker takes its work from a Redis other machines may share (``REDIS_URL``)
+    but stores its articles in this machine's own SQLite files (no ``MONGO_URI``): the workers of other
+    machines store theirs elsewhere (``crawler status`` shows it too)."""
+    if config.redis_url and store.local:
+        logger.warning(
+            "REDIS_URL is set (%s), MONGO_URI is not: this worker stores its articles in %s, its own SQLite"
+            " files, and workers on other machines (or other data folders) in theirs; set MONGO_URI so they"
+            " share one store (docs/operations.md)",
+            redacted(config.redis_url),
+            store.where(),
+        )
 
 
 def _crawl_settings(config: Config, redis_url: str, overrides: dict[str, Any]) -> Settings:

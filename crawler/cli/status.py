@@ -61,9 +61,20 @@ def _print(report: dict[str, Any]) -> None:
         console.print(
             Text.assemble(("NEEDS ATTENTION", "red"), " ", health["writes_refused"]), soft_wrap=True
         )
+    if report["store_split"]:
+        console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", report["store_split"]), soft_wrap=True)
     if report["workers"]:
         workers = Table(title="Workers", title_justify="left")
-        for column in ("worker", "alive", "last beat", "pages", "pages/min", "Redis errors", "sites"):
+        for column in (
+            "worker",
+            "alive",
+            "last beat",
+            "pages",
+            "pages/min",
+            "Redis errors",
+            "sites",
+            "store",
+        ):
             workers.add_column(column)
         for worker in report["workers"]:
             workers.add_row(
@@ -74,6 +85,7 @@ def _print(report: dict[str, Any]) -> None:
                 f"{worker['rate_per_minute']:.1f}",
                 str(worker["redis_errors"]),
                 escape(",".join(worker["sites"]) or "all"),
+                escape(worker["store"] or "-"),
             )
         console.print(workers)
     sites = Table(title="Sites (counts over the last 24 h)", title_justify="left")

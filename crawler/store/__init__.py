@@ -14,14 +14,16 @@ reads::
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawler import settings as defaults
 from crawler.config import Config
-from crawler.errors import StoreError, StoreSettingError
+from crawler.errors import StoreError, StoreSettingError, redacted
 from crawler.store import fingerprint
 from crawler.store.base import DedupPolicy, Store, Written
 from crawler.store.document import DOCUMENT_FIELDS, article_id, content_hash, week_of
@@ -65,6 +67,19 @@ class StoreConfig:
                 self.data_dir, batch_size=self.batch_size, dedup=self.dedup, skip_damaged=skip_damaged
             )
         return self.mongo.open(self.data_dir, batch_size=self.batch_size, dedup=self.dedup)
+
+    @property
+    def local(self) -> bool:
+        """Whether the store is this machine's own (SQLite files under the data folder), not MongoDB."""
+        return self.mongo is None
+
+    def where(self) -> str:
+        """Where articles go, the same for every process that stores into the same place:
+        ``HOST:/abs/path/articles`` for SQLite (this machine's name and the folder's absolute path),
+        the redacted ``MONGO_URI`` and the databases' prefix for MongoDB."""
+        if self.mongo is None:
+            return f"{socket.gethostname()}:{(Path(self.data_dir) / 'articles').resolve()}"
+        return f"{redacted(self.mongo.uri)} ({self.mongo.prefix}_*)"
 
     def spooled(self) -> str | None:
         """What waits in the local spool of the MongoDB store under the data folder, to be written into

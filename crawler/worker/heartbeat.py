@@ -3,10 +3,11 @@
 ``crawler:workers`` (hash) maps a worker id (``host:pid``) to JSON: ``host``, ``pid``, ``started``,
 ``seen`` (epoch seconds of the last beat), ``every`` (seconds between its beats), ``pages`` (responses so
 far), ``rate`` (responses per minute over the last ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it
-serves, empty for all), ``redis_errors`` (Redis calls that failed and were tried again). A worker is alive
-while ``seen`` is at most three of its beats old; a clean stop removes its entry, and the entry of a worker
-that died (``kill -9``, its machine gone) is removed by the first beat of a live worker once it is
-``SUPERVISION_FORGET_WORKER_SECONDS`` old.
+serves, empty for all), ``redis_errors`` (Redis calls that failed and were tried again), and ``store``
+(where it stores articles: :meth:`crawler.store.StoreConfig.where`, a SQLite folder with its host's name,
+or a MongoDB). A worker is alive while ``seen`` is at most three of its beats old; a clean stop removes its
+entry, and the entry of a worker that died (``kill -9``, its machine gone) is removed by the first beat of
+a live worker once it is ``SUPERVISION_FORGET_WORKER_SECONDS`` old.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
+from crawler.store import StoreConfig, store_config
 from crawler.worker.connection import keys_of, outage_of, server_of
 
 __all__ = ["WorkerHeartbeat"]
@@ -55,8 +57,10 @@ class WorkerHeartbeat:
         seconds: float,
         rate_seconds: float,
         forget_seconds: float,
+        store: StoreConfig,
     ) -> None:
         self.crawler = crawler
+        self.store = store.where()
         self.server = server
         self.seconds = seconds
         self.rate_seconds = rate_seconds
@@ -79,7 +83,8 @@ class WorkerHeartbeat:
             raise NotConfigured("no heartbeat: SUPERVISION_HEARTBEAT_SECONDS is 0 or REDIS_URL is unset")
         rate_seconds = crawler.settings.getfloat("SUPERVISION_RATE_SECONDS")
         forget_seconds = crawler.settings.getfloat("SUPERVISION_FORGET_WORKER_SECONDS")
-        return cls(crawler, server_of(crawler), seconds, rate_seconds, forget_seconds)
+        store = store_config(crawler.settings)
+        return cls(crawler, server_of(crawler), seconds, rate_seconds, forget_seconds, store)
 
     def received(self) -> None:
         self.pages += 1
@@ -115,6 +120,7 @@ class WorkerHeartbeat:
             "rate": round(rate, 1),
             "sites": sites,
             "redis_errors": int(self.crawler.stats.get_value("redis/errors", 0)) if self.crawler.stats else 0,
+            "store": self.store,
         }
         try:
             self._beat(keys=[self.key], args=[self.worker, json.dumps(beat), now - self.forget_seconds])
