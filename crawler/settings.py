@@ -160,8 +160,8 @@ SUPERVISION_KEEP_HOURS = 192.0
 SUPERVISION_HEARTBEAT_SECONDS = 5.0
 # Seconds of heartbeats a worker's rate (responses per minute) is measured over.
 SUPERVISION_RATE_SECONDS = 60.0
-# Seconds after its last heartbeat a dead worker stays listed by crawler status; then it is left out, and
-# the next beat of a live worker removes its entry.
+# Seconds after its last heartbeat a dead worker stays listed by crawler status (each worker's own, in its
+# beat; a live worker is never forgotten); then it is left out, and the next beat of a live worker removes it.
 SUPERVISION_FORGET_WORKER_SECONDS = 3600.0
 
 # --- ROBOTS_ and BACKOFF_: each site as a whole, for every worker (crawler/redisio/queue.py) ----------

@@ -74,9 +74,9 @@ def build_status(
     for worker, raw in sorted(server.hgetall(keys.workers).items()):
         beat = json.loads(raw)
         age = now - float(beat["seen"])
-        if age > SUPERVISION_FORGET_WORKER_SECONDS:
-            continue
         alive = age <= MISSED_BEATS * float(beat["every"])
+        if not alive and age > float(beat.get("forget", SUPERVISION_FORGET_WORKER_SECONDS)):
+            continue  # as the heartbeat forgets it (crawler/worker/heartbeat.py), by the worker's own setting
         workers.append(
             {
                 "id": decoded(worker),

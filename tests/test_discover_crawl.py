@@ -337,6 +337,9 @@ def test_a_second_crawl_with_nothing_new_to_read_says_so_and_exits_0(tmp_path: P
     # It fetched its seed, and nothing failed: exit code 0 (docs/cli.md, `crawler temp`).
     assert second.returncode == 0, second.stdout + second.stderr[-3000:]
     assert "0 links wait in the frontier" in second.stdout, second.stdout
+    # The seed stored by the first crawl is written again: updated, not stored (docs/cli.md's example).
+    assert "fetched 1 pages, stored 0 articles, updated 1 stored before," in second.stdout, second.stdout
+    assert "0 stored, 1 updated (stored before), 0 recorded as reposts" in second.stdout, second.stdout
     assert (
         "discover: nothing new to read: the seeds and the 3 links found on them were read before;"
         " the frontier is empty"

@@ -314,3 +314,31 @@ def test_a_dead_worker_shows_no_rate_and_is_dropped_an_hour_after_its_last_beat(
     assert sorted(redis_client.hkeys(keys.workers)) == sorted(
         [b"vm:1", b"vm:9524", f"{socket.gethostname()}:{os.getpid()}".encode()]
     )
+
+
+def test_a_worker_is_forgotten_by_its_own_setting_and_never_while_alive(
+    tmp_path: Path, redis_client: redis.Redis, redis_server: str
+) -> None:
+    keys = Keys("crawler")
+    now = time.time()
+    beat = {"host": "vm", "pid": 1, "started": now - 9000, "every": 5.0, "pages": 100, "rate": 240.0}
+    # vm:1 alive; vm:2 dead for 100 s with SUPERVISION_FORGET_WORKER_SECONDS=60 of its own; vm:3 the same
+    # without a setting of its own in its beat (the default, an hour, applies).
+    beats: tuple[tuple[str, float, dict[str, float]], ...] = (
+        ("vm:1", now - 2, {}),
+        ("vm:2", now - 100, {"forget": 60.0}),
+        ("vm:3", now - 100, {}),
+    )
+    for worker, seen, own in beats:
+        redis_client.hset(keys.workers, worker, json.dumps({**beat, **own, "seen": seen}))
+    report = build_status(redis_client, keys, load_rules(tmp_path), now)
+    assert [w["id"] for w in report["workers"]] == ["vm:1", "vm:3"]
+    # A worker started with 0 forgets the dead ones at once, never a live one.
+    settings = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    crawler = get_crawler(
+        settings_dict={**settings, "REDIS_URL": redis_server, "SUPERVISION_FORGET_WORKER_SECONDS": 0}
+    )
+    WorkerHeartbeat.from_crawler(crawler).beat()
+    assert sorted(redis_client.hkeys(keys.workers)) == sorted(
+        [b"vm:1", f"{socket.gethostname()}:{os.getpid()}".encode()]
+    )

@@ -5,9 +5,11 @@
 far), ``rate`` (responses per minute over the last ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it
 serves, empty for all), ``redis_errors`` (Redis calls that failed and were tried again), and ``store``
 (where it stores articles: :meth:`crawler.store.StoreConfig.where`, a SQLite folder with its host's name,
-or a MongoDB). A worker is alive while ``seen`` is at most three of its beats old; a clean stop removes its
-entry, and the entry of a worker that died (``kill -9``, its machine gone) is removed by the first beat of
-a live worker once it is ``SUPERVISION_FORGET_WORKER_SECONDS`` old.
+or a MongoDB), and ``forget`` (its ``SUPERVISION_FORGET_WORKER_SECONDS``). A worker is alive while ``seen`` is
+at most three of its beats old; a clean stop removes its entry, and the entry of a worker that died (``kill
+-9``, its machine gone) is removed by the first beat of a live worker once it is older than its own
+``forget`` and three of its beats: a worker's entry is never removed while it is alive, whatever the
+setting.
 """
 
 from __future__ import annotations
@@ -33,16 +35,22 @@ __all__ = ["WorkerHeartbeat"]
 
 logger = logging.getLogger(__name__)
 
-# KEYS: the workers' hash. ARGV: this worker's id, its beat (JSON), the time (epoch seconds) before which a
-# beat is forgotten. One round trip a beat: this worker's entry written, those of long-dead workers removed.
+# KEYS: the workers' hash. ARGV: this worker's id, its beat (JSON), the time (epoch seconds), this worker's
+# forget seconds (for an entry written without its own). One round trip a beat: this worker's entry
+# written, those of long-dead workers removed (older than their own forget seconds and 3 of their beats).
 _BEAT = """
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local beats = redis.call('HGETALL', KEYS[1])
-local forget = tonumber(ARGV[3])
+local now = tonumber(ARGV[3])
 for i = 1, #beats, 2 do
   local ok, beat = pcall(cjson.decode, beats[i + 1])
-  local seen = ok and type(beat) == 'table' and tonumber(beat['seen'])
-  if seen and seen < forget then redis.call('HDEL', KEYS[1], beats[i]) end
+  if ok and type(beat) == 'table' and tonumber(beat['seen']) then
+    local dead_for = now - tonumber(beat['seen'])
+    local forget = tonumber(beat['forget']) or tonumber(ARGV[4])
+    if dead_for > forget and dead_for > 3 * (tonumber(beat['every']) or 0) then
+      redis.call('HDEL', KEYS[1], beats[i])
+    end
+  end
 end
 """
 
@@ -121,9 +129,10 @@ class WorkerHeartbeat:
             "sites": sites,
             "redis_errors": int(self.crawler.stats.get_value("redis/errors", 0)) if self.crawler.stats else 0,
             "store": self.store,
+            "forget": self.forget_seconds,
         }
         try:
-            self._beat(keys=[self.key], args=[self.worker, json.dumps(beat), now - self.forget_seconds])
+            self._beat(keys=[self.key], args=[self.worker, json.dumps(beat), now, self.forget_seconds])
         except redis.RedisError as exc:
             outage_of(self.crawler).failed("write this worker's heartbeat", exc)
             return
