@@ -7,6 +7,7 @@ tests/test_discover_crawl.py."""
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import random
@@ -696,6 +697,23 @@ def test_redis_failing_under_a_page_defers_it(tmp_path: Path) -> None:
         pipeline = _pipeline(server.url, tmp_path)
     with pytest.raises(StoreUnavailableError, match="Redis failed while its links were kept"):
         pipeline.process_item(_page(0.9))
+
+
+def test_leases_ending_while_redis_is_away_log_the_outage_once_not_at_each_page(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with EmbeddedRedis(tmp_path / "redis") as server:
+        pipeline = _pipeline(server.url, tmp_path)
+        rule = pipeline.discovery.rule("energy")
+    assert rule is not None
+    with caplog.at_level(logging.WARNING):
+        for n in range(5):
+            work = Work.of(discover_request(rule, f"http://portal.test/energy/{n}.html", job="j1"))
+            pipeline.crawler.signals.send_catch_log(leases_ending, works=[work])
+    said = [record.getMessage() for record in caplog.records if record.name.startswith("crawler.worker.")]
+    assert len(said) == 1 and said[0].startswith("Redis failed (refill energy's discover crawl: "), said
+    stats = pipeline.crawler.stats
+    assert stats is not None and stats.get_value("redis/errors") == 5, "every failed refill is counted"
 
 
 def test_rules_try_shows_a_pages_relevance_and_the_links_a_discover_crawl_would_keep(tmp_path: Path) -> None:

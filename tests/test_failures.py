@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 import re
 import resource
@@ -727,6 +728,72 @@ def test_a_frozen_redis_is_down_from_before_its_first_error_not_from_it(site: Si
     # The call that failed first waited the whole socket timeout before its error; the outage began
     # before that call, so it lasted at least as long.
     assert float(back.group(1)) >= SOCKET_TIMEOUT, text[-4000:]
+
+
+def test_responses_that_bench_proxies_and_sessions_and_ban_a_site_log_a_redis_outage_once_not_at_each(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from scrapy.http import Request, Response
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.rules import load_rule
+    from crawler.rules.access import global_proxies
+    from crawler.worker.bans import BanDetectionMiddleware
+    from crawler.worker.proxies import ProxyMiddleware, ProxyPool
+    from crawler.worker.sessions import SessionMiddleware, SessionPool
+
+    (tmp_path / "alice.yaml").write_text("cookies: {sid: alice}\n", encoding="utf-8")
+    rule_file = tmp_path / "news.yaml"
+    rule_file.write_text(
+        RULE.format(start="http://news.test/").replace("[127.0.0.1]", "[news.test]")
+        + "access:\n  sessions: [alice.yaml]\n",
+        encoding="utf-8",
+    )
+
+    with EmbeddedRedis(tmp_path, watch_seconds=0) as redis_server:
+        values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+        values.update(
+            REDIS_URL=redis_server.ensure(),
+            STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
+            BAN_MIN_SIGNALS=1,
+            BAN_MIN_SHARE=0.0,
+            PROXY_MAX_FAILURES=1,
+        )
+        crawler = get_crawler(settings_dict=values)
+        proxies = ProxyMiddleware(
+            crawler, ProxyPool(crawler, global_proxies("http://127.0.0.1:9 http://127.0.0.1:10", None), {})
+        )
+        sessions = SessionMiddleware(crawler, SessionPool(crawler, {"news": load_rule(rule_file)}))
+        bans = BanDetectionMiddleware(crawler)
+
+        def answer(n: int, status: int) -> None:
+            meta = {"site": "news", "proxy_id": "http://127.0.0.1:9", "session": "alice"}
+            request = Request(f"http://news.test/a/{n}", meta=meta)
+            response = Response(request.url, status=status, request=request)
+            bans.process_response(request, proxies.process_response(request, response))
+
+        def logged_out(n: int) -> None:
+            request = Request(f"http://news.test/a/{n}", meta={"site": "news", "session": "alice"})
+            sessions.process_response(request, Response("http://news.test/login", request=request))
+
+        answer(0, 502)  # Redis up: the proxy is benched in Redis
+        os.kill(redis_server.pid or 0, signal.SIGKILL)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            for n in range(1, 6):
+                answer(n, 502)  # benches the proxy
+                answer(n, 403)  # bans the site and the proxy
+                logged_out(n)  # benches the session
+            redis_server.ensure()
+            answer(6, 502)
+    said = [record.getMessage() for record in caplog.records if record.name.startswith("crawler.worker.")]
+    # redis-py says "connect" in each of its connection errors (refused, reset, closed).
+    failures = [line for line in said if "connect" in line.lower() or "Redis failed" in line]
+    assert len(failures) == 1 and failures[0].startswith("Redis failed ("), "\n".join(said)
+    assert sum("Redis is back after" in line for line in said) == 1, "\n".join(said)
+    assert sum("looks banned" in line for line in said) == 5, "each ban is still said"
+    assert crawler.stats.get_value("redis/errors") == 20, "every failed call is counted"
 
 
 def test_the_temp_crawls_own_redis_killed_is_started_again_and_nothing_is_lost(site: Site) -> None:

@@ -38,7 +38,7 @@ from scrapy.http import Response
 
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work
-from crawler.worker.connection import keys_of, server_of
+from crawler.worker.connection import keys_of, outage_of, server_of
 
 __all__ = [
     "BAN_STATUSES",
@@ -197,8 +197,10 @@ class BanWatch:
             )
             self.queue.server.hset(keys_of(self.crawler).bans, site, json.dumps(record, ensure_ascii=False))
         except redis.RedisError as exc:
-            logger.error("%s looks banned (%s), but Redis failed to record it: %s", site, what, exc)
+            outage_of(self.crawler).failed(f"hold {site} back for its ban", exc)
+            logger.error("%s looks banned (%s), but Redis is away: no worker holds it back", site, what)
             return
+        outage_of(self.crawler).ok()
         logger.error(
             "%s looks banned (%s): every worker waits %.0f s before asking it again", site, what, seconds
         )

@@ -48,7 +48,7 @@ from crawler.requests import Work, discover_request, encode_request
 from crawler.rules import Rule
 from crawler.rules.model import LEARNED, DiscoverRule
 from crawler.store import open_store
-from crawler.worker.connection import keys_of, server_of
+from crawler.worker.connection import keys_of, outage_of, server_of
 from crawler.worker.dupefilter import bloom_of
 
 __all__ = ["Discovery", "discovery_of"]
@@ -311,8 +311,9 @@ class Discovery:
         try:
             self.refill(rule, job, ending=ending)
         except redis.RedisError as exc:
-            self._count("redis/errors")
-            logger.warning("Redis failed while refilling %s's discover crawl (%s)", rule.site, exc)
+            outage_of(self.crawler).failed(f"refill {rule.site}'s discover crawl", exc)
+            return
+        outage_of(self.crawler).ok()
 
     def _count(self, key: str, amount: int = 1) -> None:
         assert self.crawler.stats is not None

@@ -42,7 +42,7 @@ from twisted.internet import task
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work
 from crawler.rules.access import Proxy, global_proxies
-from crawler.worker.connection import keys_of, server_of
+from crawler.worker.connection import keys_of, outage_of, server_of
 
 if TYPE_CHECKING:
     from crawler.worker.bans import Signal
@@ -151,7 +151,9 @@ class ProxyPool:
                 self.keys.proxy(proxy), mapping={"benched_until": f"{until:.3f}", "reason": reason}
             )
         except redis.RedisError as exc:
-            logger.warning("Could not share that proxy %s is benched: %s", proxy, exc)
+            outage_of(self.crawler).failed(f"share that proxy {proxy} is benched", exc)
+            return
+        outage_of(self.crawler).ok()
 
     def _server(self) -> redis.Redis:
         return server_of(self.crawler)
@@ -181,8 +183,9 @@ class ProxyPool:
                 replies = pipe.execute()
         except redis.RedisError as exc:
             self._counts.update(counts)
-            logger.debug("proxy health not written (Redis: %s): tried again", exc)
+            outage_of(self.crawler).failed("write the proxies' health, kept for the next try", exc)
             return
+        outage_of(self.crawler).ok()
         for proxy, until in zip(proxies, replies[len(replies) - len(proxies) :], strict=True):
             if until is not None:
                 self.benched[proxy] = max(self.benched.get(proxy, 0.0), float(until))
@@ -267,5 +270,7 @@ class ProxyMiddleware:
                 reason="every proxy of the site is benched",
             )
         except redis.RedisError as exc:
-            logger.warning("%s: could not hold the site back (%s)", work.site, exc)
+            outage_of(self.crawler).failed(f"hold {work.site} back while its proxies are benched", exc)
+        else:
+            outage_of(self.crawler).ok()
         return request.replace(dont_filter=True)

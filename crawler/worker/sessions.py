@@ -37,7 +37,7 @@ from crawler.requests import Work
 from crawler.rules import Rule
 from crawler.rules.access import Session
 from crawler.worker.bans import looks_like_login
-from crawler.worker.connection import keys_of, server_of
+from crawler.worker.connection import keys_of, outage_of, server_of
 from crawler.worker.scheduler import worker_id
 
 __all__ = ["NoSessionError", "SessionMiddleware", "SessionPool", "sessions_of"]
@@ -113,7 +113,9 @@ class SessionPool:
             self.server.set(self.keys.session_bench(site, name), reason, px=self.bench_ms)
             self._hold(keys=[self.keys.session(site, name)], args=[self.worker, 0])
         except redis.RedisError as exc:
-            logger.warning("%s: could not share that session %s is benched: %s", site, name, exc)
+            outage_of(self.crawler).failed(f"share that session {name} of {site} is benched", exc)
+            return
+        outage_of(self.crawler).ok()
 
     def renew(self) -> None:
         """Keep this worker's holds (Redis away: tried again at the next turn; a hold lost meanwhile is
@@ -126,8 +128,9 @@ class SessionPool:
                     )
                 )
             except redis.RedisError as exc:
-                logger.debug("session holds not renewed (Redis: %s)", exc)
+                outage_of(self.crawler).failed("renew the session holds", exc)
                 return
+            outage_of(self.crawler).ok()
             if not kept:
                 del self.held[site]
 
