@@ -146,7 +146,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         try:
             released = self.queue.release(self.held)
         except redis.RedisError as exc:
-            self._redis_failed("return the unfinished requests", exc)
+            self.outage.failed("return the unfinished requests", exc)
             released = 0
         if released:
             logger.info("Returned %d unfinished requests to the queue", released)
@@ -171,9 +171,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             expired = self.queue.requeue_expired()
             self.queue.queue_due()
         except redis.RedisError as exc:
-            self._redis_failed("renew the leases", exc)
+            self.outage.failed("renew the leases", exc)
             return
-        self._redis_ok()
+        self.outage.ok()
         if expired:
             logger.warning("%d expired leases went back to the queue", expired)
             self.stats.inc_value("lease/expired", expired)
@@ -190,9 +190,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 return False
             queued = push(self.queue, request, self.spider)
         except redis.RedisError as exc:
-            self._redis_failed(f"queue {request.url}", exc)
+            self.outage.failed(f"queue {request.url}", exc)
             return False
-        self._redis_ok()
+        self.outage.ok()
         self.stats.inc_value("scheduler/enqueued/redis" if queued else "scheduler/already_queued")
         return queued
 
@@ -280,9 +280,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 if self.queue.queue_due():
                     popped = self.queue.pop_many((), self.pop_batch)
         except redis.RedisError as exc:
-            self._redis_failed("take a request", exc)
+            self.outage.failed("take a request", exc)
             return False
-        self._redis_ok()
+        self.outage.ok()
         if popped[0].member is None:
             self._wait_for_gate(popped[0].wait)
             return False
@@ -448,16 +448,10 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         try:
             result = function(*args, **kwargs)
         except redis.RedisError as exc:
-            self._redis_failed(what, exc)
+            self.outage.failed(what, exc)
             return None
-        self._redis_ok()
-        return result
-
-    def _redis_failed(self, what: str, exc: redis.RedisError) -> None:
-        self.outage.failed(what, exc)
-
-    def _redis_ok(self) -> None:
         self.outage.ok()
+        return result
 
     def has_pending_requests(self) -> bool:
         return len(self) > 0
@@ -466,7 +460,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         try:
             return len(self.queue) + len(self._popped)
         except redis.RedisError as exc:
-            self._redis_failed("count the queue", exc)
+            self.outage.failed("count the queue", exc)
             return len(self._popped)
 
     def __repr__(self) -> str:
