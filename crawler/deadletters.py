@@ -34,7 +34,7 @@ class DeadLetter:
     at: float | None
     worker: str | None
     priority: int | None  # None: no request (it cannot be requeued)
-    fetched: bool = False  # its job counted its page fetched (its article could not be stored)
+    fetched: bool = False  # its job counted its page fetched (its article refused, or never stored)
 
     def document(self) -> dict[str, Any]:
         """The dead letter as ``crawler dead list --format json`` shows it."""

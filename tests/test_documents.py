@@ -111,9 +111,14 @@ def test_a_temp_crawl_stores_pdf_and_docx_articles_in_the_article_shape(site: Si
 
 
 def test_an_encrypted_or_broken_document_is_dead_lettered_saying_so(site: Site) -> None:
+    """Each unreadable document is a page fetched and an error of kind `article refused`; requeued and
+    refused again, the job counts each page fetched once still."""
     site.rule("/doc/locked.pdf", "/doc/broken.pdf", "/doc/fine.pdf")
     done = site.temp()
     assert done.returncode == 0, done.stderr[-4000:]
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("fetched 4 pages, stored 1 articles,"), done.stdout
+    assert first.endswith("errors 2 (article refused: 2)"), done.stdout
     reasons = {
         str(letter["url"]).removeprefix(site.server.origin): letter["reason"] for letter in site.dead()
     }
@@ -121,6 +126,10 @@ def test_an_encrypted_or_broken_document_is_dead_lettered_saying_so(site: Site) 
     assert "is a broken PDF" in reasons["/doc/broken.pdf"]
     assert list(site.stored()) == ["/doc/fine.pdf"]
     assert site.crawler("dead", "requeue", "--site", "docs").stdout.strip() == "requeued 2 dead letters"
+    again = site.temp()
+    said = again.stdout.splitlines()[1]
+    assert said.startswith("fetched 4 pages, stored 1 articles,"), again.stdout
+    assert said.endswith("errors 2 (article refused: 2)"), again.stdout
 
 
 def test_a_document_over_the_size_limit_is_dead_lettered(site: Site) -> None:

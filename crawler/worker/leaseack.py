@@ -6,7 +6,7 @@ its work ended.
 - an item the store could not write (disk full, read-only, store away): deferred, fetched and stored
   again later (``STORE_RETRY_SECONDS``, at most ``STORE_MAX_ATTEMPTS`` times), never acknowledged;
 - an item refused (an invalid article, a pipeline's error) or a spider error on the page: dead-lettered
-  with the reason;
+  with the reason (an item refused counts its page fetched all the same);
 - Redis failing under the callback (its links could not be queued): forgotten, so its lease expires and
   the page is fetched again.
 """
@@ -45,6 +45,7 @@ class _Work:
     retry: str | None = None  # why its article could not be stored now
     error: str | None = None  # why it failed for good
     error_kind: str = "other"
+    fetched: bool = False  # its page counts as fetched though it failed (an article refused)
     redis_failed: bool = False
     handed_on: bool = False  # the spider tries it again (a refused page): its lease goes with the retry
 
@@ -143,6 +144,7 @@ class LeaseAckMiddleware:
             else:
                 work.error = f"its article was refused: {type(error).__name__}: {error}"
                 work.error_kind = "article refused"
+                work.fetched = True
         self._item_done(response)
 
     def _work_of(self, response: Response | None) -> _Work | None:
@@ -171,7 +173,7 @@ class LeaseAckMiddleware:
         elif work.retry is not None:
             scheduler.defer(request, work.retry)
         elif work.error is not None:
-            scheduler.dead_letter(request, work.error, kind=work.error_kind)
+            scheduler.dead_letter(request, work.error, kind=work.error_kind, fetched=work.fetched)
         else:
             scheduler.ack(
                 request,
