@@ -34,7 +34,7 @@ class DeadLetter:
     at: float | None
     worker: str | None
     priority: int | None  # None: no request (it cannot be requeued)
-    fetched: bool = False  # its job counted its page fetched (its article refused, or never stored)
+    fetched: bool = False  # its job counted its page fetched as it died: a requeue takes that back
 
     def document(self) -> dict[str, Any]:
         """The dead letter as ``crawler dead list --format json`` shows it."""

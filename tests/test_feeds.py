@@ -281,6 +281,13 @@ def test_a_feed_that_is_an_html_page_counts_as_fetched_and_the_summary_names_its
     assert lines[-1] == said, done.stdout
     assert f"WARNING: wire: {said}" in done.stderr, done.stderr[-4000:]
     assert "nothing could be fetched" not in done.stdout
+    # Requeued and an HTML page still: the job counts the page fetched once.
+    requeued = site.crawler("dead", "requeue", "--site", site.name)
+    assert requeued.stdout.strip() == "requeued 1 dead letter", requeued.stderr
+    again = site.temp()
+    summary = again.stdout.splitlines()[1]
+    assert summary.startswith("fetched 1 pages, stored 0 articles,"), again.stdout
+    assert summary.endswith("errors 1 (not a feed: 1)"), again.stdout
 
 
 def test_a_50_mb_feed_ends_as_a_dead_letter_at_the_size_limit(site: Site) -> None:

@@ -192,9 +192,11 @@ def ack(crawler: Crawler, request: Request, *, fetched: int = 0, stored: int = 0
         scheduler.ack(request, fetched=fetched, stored=stored)
 
 
-def dead_letter(crawler: Crawler, request: Request, reason: str, kind: str = "other") -> None:
-    """End ``request``'s lease as failed for good, with ``reason`` and the ``kind`` of error (no-op when
-    the scheduler is not the leased one)."""
+def dead_letter(
+    crawler: Crawler, request: Request, reason: str, kind: str = "other", *, fetched: bool = False
+) -> None:
+    """End ``request``'s lease as failed for good, with ``reason`` and the ``kind`` of error, its page
+    counted fetched when ``fetched`` (no-op when the scheduler is not the leased one)."""
     scheduler = scheduler_of(crawler)
     if scheduler is not None:
-        scheduler.dead_letter(request, reason, kind=kind)
+        scheduler.dead_letter(request, reason, kind=kind, fetched=fetched)

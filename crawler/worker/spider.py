@@ -893,12 +893,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         return rule
 
     def _unreadable(self, response: Response, counter: str, reason: str, kind: str) -> None:
-        """A page that is not what its request was for: fetched all the same (its job counts it),
-        ``counter`` counted, the request dead-lettered with ``reason``."""
+        """A page that is not what its request was for: fetched all the same (its job counts it, and its
+        dead letter says so: requeued, the fetch is taken back), ``counter`` counted, the request
+        dead-lettered with ``reason``."""
         self.count(counter)
         assert response.request is not None
-        self.job_count(_work(response).job, "fetched")
-        dead_letter(self.crawler, response.request, reason, kind)
+        dead_letter(self.crawler, response.request, reason, kind, fetched=True)
 
     def _not_a_listing(
         self, rule: Rule, response: Response, what: str, key: str, urls: Sequence[str]
