@@ -350,12 +350,13 @@ def test_rules_try_lists_the_links_the_crawl_follows_without_a_denied_host_the_p
     tmp_path: Path,
 ) -> None:
     # The seed redirects to the page, which links to itself, to the seed, to an article, and to a page on
-    # a denied host (localhost: 127.0.0.1 too).
+    # a denied host (localhost: 127.0.0.1 too). The article links back to the page the seed redirected to.
     site = tmp_path / "site"
     (site / "news").mkdir(parents=True)
     filler = ("the", "a", "of", "and", "report", "city", "council", "week", "plans", "people")
+    story = _article_page("Energy story", random.Random(1), TOPIC_KEYWORDS + filler)
     (site / "news" / "1.html").write_text(
-        _article_page("Energy story", random.Random(1), TOPIC_KEYWORDS + filler), "utf-8"
+        story.replace("</article>", '</article><a href="/index.html">Energy news</a>'), "utf-8"
     )
     log_path = tmp_path / "server.log"
     with served_folder(site, log_path) as origin:
@@ -385,7 +386,8 @@ def test_rules_try_lists_the_links_the_crawl_follows_without_a_denied_host_the_p
     document = json.loads(as_json.stdout)
     assert document["links_kept"] == [f"{origin}/news/1.html"], as_json.stdout
     assert (document["links"], document["links_refused"], document["links_seen"]) == (4, 1, 2)
-    # The crawl follows the same links: the page is read once, the denied host never.
+    # The crawl follows the same links: the page is read once (the redirect's target is seen, as a link
+    # kept is), the denied host never.
     assert crawled.returncode == 0, crawled.stderr[-3000:]
     requested = _requested(log_path)[before:]
     assert sorted(requested) == ["/index.html", "/news/1.html", "/redirect?to=/index.html"], requested

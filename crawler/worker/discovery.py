@@ -9,7 +9,9 @@ For each page of a discover crawl, once its text is read (in a text process: its
 2. **keep**: its links that the crawl follows (:func:`~crawler.discover.links.followed_links`: host
    within ``domains``, not in ``deny_domains``, depth within ``max_depth``, not the page itself nor a
    seed; ``crawler rules try`` shows the same) get their features and the model's value, and the new
-   ones are kept in the frontier (through the Bloom filter, in one call);
+   ones are kept in the frontier (through the Bloom filter, in one call); a page its request was
+   redirected to (and each URL on the way after the first) is marked seen in the Bloom filter too, as a
+   link kept is: a link to it elsewhere is not fetched again (a seed is never marked);
 3. **refill**: just before the page's lease ends (acknowledged once its article is stored or dropped,
    or dead-lettered: :data:`~crawler.worker.scheduler.leases_ending`), the job's requests in the queue
    are topped up to ``DISCOVER_QUEUE_TARGET`` from the frontier, the bandit choosing the hosts, within
@@ -161,13 +163,17 @@ class Discovery:
         score = page.score or 0.0
         relevant = score >= discover.threshold
         fingerprinter = self.crawler.request_fingerprinter
+        seeds = self._seed_fingerprints(rule)
+        if page.redirected:
+            reached = (fingerprinter.fingerprint(Request(link)) for link in (*page.redirected[1:], url))
+            self._bloom.add_many([mark for mark in reached if mark not in seeds])
         followed = followed_links(
             discover,
             url,
             page.depth,
             page.links,
             lambda link: fingerprinter.fingerprint(Request(link)),
-            self._seed_fingerprints(rule),
+            seeds,
             self._known,
         )
         started = time.thread_time()

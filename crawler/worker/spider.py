@@ -362,6 +362,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 features=tuple(int(feature) for feature in meta.get("link", ())),
                 source=float(meta.get("source", 0.0)),
                 host=(urlsplit(page.url).netloc or "").lower(),
+                redirected=tuple(meta.get("redirect_urls", ())),
             ),
         )
 
