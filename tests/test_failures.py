@@ -1286,3 +1286,43 @@ def test_a_response_cut_at_the_size_limit_is_dead_lettered_with_its_reason(site:
     (letter,) = site.dead()
     assert "larger than DOWNLOAD_MAXSIZE (65,536 bytes)" in letter["reason"], letter
     assert list(site.stored()) == ["/a/small"]
+
+
+def test_job_counts_backoffs_and_validators_log_a_redis_outage_once_not_at_each_page(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Per-page Redis calls of the spider (job counters), the backoff and the conditional requests
+    report through the worker's one outage: one line for a Redis away, every failure counted."""
+    from scrapy.http import HtmlResponse, Request
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.worker.backoff import BackoffMiddleware
+    from crawler.worker.conditional import ConditionalIndexMiddleware
+    from crawler.worker.spider import SitesSpider
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "news.yaml").write_text(RULE.format(start="http://127.0.0.1/"), encoding="utf-8")
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    values.update(
+        CRAWLER_RULES_DIR=str(rules),
+        CRAWLER_DATA_DIR=str(tmp_path),
+        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
+    )
+    with EmbeddedRedis(tmp_path / "redis") as server:  # made with Redis there, then used without it
+        crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.url})
+        spider = SitesSpider.from_crawler(crawler)
+        crawler.spider = spider
+        backoff = BackoffMiddleware.from_crawler(crawler)
+        conditional = ConditionalIndexMiddleware.from_crawler(crawler)
+    with caplog.at_level(logging.WARNING):
+        for n in range(3):
+            spider.job_count("j1", "fetched")
+            meta = {"site": "news", "kind": "index", "job": "j1", "job_kind": "grab"}
+            request = Request(f"http://news.test/{n}", meta=meta)
+            conditional.process_request(request)
+            backoff.process_response(request, HtmlResponse(request.url, status=429, request=request))
+    said = [record.getMessage() for record in caplog.records if "Redis" in record.getMessage()]
+    assert len(said) == 1 and said[0].startswith("Redis failed (count job j1's fetched"), said
+    assert crawler.stats is not None and crawler.stats.get_value("redis/errors") == 9

@@ -30,7 +30,7 @@ from scrapy.http import Response
 
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work
-from crawler.worker.connection import keys_of, server_of
+from crawler.worker.connection import keys_of, outage_of, server_of
 
 __all__ = ["BACKOFF_STATUSES", "BackoffMiddleware", "retry_after"]
 
@@ -102,10 +102,9 @@ class BackoffMiddleware:
                 longest_throttle=self.longest_throttle,
             )
         except redis.RedisError as exc:
-            logger.warning(
-                "%s: could not record its backoff (%s): the request is retried as usual", site, exc
-            )
+            outage_of(self.crawler).failed(f"record {site}'s backoff: the request is retried as usual", exc)
             return response
+        outage_of(self.crawler).ok()
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value(f"backoff/{site}")
         tries = int(request.meta.get(TRIES_KEY, 0)) + 1

@@ -21,7 +21,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
 from crawler.requests import Work
-from crawler.worker.connection import keys_of, server_of
+from crawler.worker.connection import keys_of, outage_of, server_of
 
 __all__ = ["ConditionalIndexMiddleware"]
 
@@ -58,8 +58,8 @@ class ConditionalIndexMiddleware:
         try:
             saved = self.server.hget(self.key, request.url)
         except redis.RedisError as exc:
-            self._redis_failed(exc)
-            return  # Redis away: the whole page is read, as without validators
+            outage_of(self.crawler).failed(f"read {request.url}'s validators: the page is read whole", exc)
+            return
         if saved is None:
             return
         etag, modified = json.loads(saved)
@@ -79,10 +79,7 @@ class ConditionalIndexMiddleware:
                 else:
                     self.server.hdel(self.key, request.url)
             except redis.RedisError as exc:
-                self._redis_failed(exc)  # the next grab reads the whole page: nothing is lost
+                outage_of(self.crawler).failed(
+                    f"save {request.url}'s validators: the next grab reads the page whole", exc
+                )
         return response
-
-    def _redis_failed(self, exc: redis.RedisError) -> None:
-        assert self.crawler.stats is not None
-        self.crawler.stats.inc_value("redis/errors")
-        logger.debug("conditional request without Redis: %s", exc)

@@ -572,9 +572,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         try:
             value = self.server.hget(self.keys.sitemaps, url)
         except redis.RedisError as exc:
-            self.count("redis/errors")
-            logger.warning("Redis failed (%s): every entry of %s is offered", exc, url)
+            outage_of(self.crawler).failed(f"read when {url} was read last: every entry is offered", exc)
             return None
+        outage_of(self.crawler).ok()
         if value is None:
             return None
         margin: float = self.crawler.settings.getfloat("SITEMAPS_SINCE_MARGIN_SECONDS")
@@ -589,8 +589,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         try:
             self.server.hset(self.keys.sitemaps, url, f"{max(changes):.3f}")
         except redis.RedisError as exc:
-            self.count("redis/errors")
-            logger.warning("Redis failed (%s): the next grab offers every entry of %s", exc, url)
+            outage_of(self.crawler).failed(f"note when {url} was read: the next grab offers every entry", exc)
+            return
+        outage_of(self.crawler).ok()
 
     def parse_feed(self, response: Response) -> Iterator[Request]:
         """A rule's feed: its entries' links queued as article requests (new ones only), each with what
@@ -927,8 +928,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         try:
             self.server.hset(self.keys.job(job), f"note:{response.url}", note)
         except redis.RedisError as exc:
-            self.count("redis/errors")
-            logger.warning("Redis failed (%s): job %s's summary will not say %s", exc, job, note)
+            outage_of(self.crawler).failed(f"note in job {job}'s summary: {note}", exc)
+            return
+        outage_of(self.crawler).ok()
 
     def _rule(self, response: Response) -> Rule | None:
         """The response's rule; without one, the request is dead-lettered saying how to mend it."""
@@ -1020,8 +1022,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         try:
             self.server.hincrby(self.keys.job(job), field, amount)
         except redis.RedisError as exc:
-            self.count("redis/errors")
-            logger.warning("Redis failed (%s): job %s's %s count is short by %d", exc, job, field, amount)
+            outage_of(self.crawler).failed(
+                f"count job {job}'s {field}: its summary is short by {amount}", exc
+            )
+            return
+        outage_of(self.crawler).ok()
 
 
 def _kind(failure: Failure) -> str:
