@@ -317,6 +317,20 @@ def test_a_server_whose_users_were_all_killed_is_shut_down_by_its_reaper_with_it
         assert _call(server.url, "get", b"from-child") == b"yes", "SHUTDOWN flushed the append-only file"
 
 
+def test_a_killed_user_not_reaped_yet_does_not_keep_the_server_from_its_reaper(
+    data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]]
+) -> None:
+    child, said = spawn(data_dir, "set")
+    server_pid = int(said)
+    child.kill()  # SIGKILL, and not waited for: the only user stays a zombie of this process
+    _wait_until(lambda: _gone(child.pid), "the killed user to exit")
+    try:
+        _wait_until(lambda: _gone(server_pid), "the reaper to shut the server down")
+        assert "shutting it down" in (data_dir / "redis" / "redis.log").read_text(encoding="utf-8")
+    finally:
+        child.wait(WAIT_LIMIT)
+
+
 def test_the_owner_interrupted_leaves_the_server_to_its_other_users(
     data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]]
 ) -> None:

@@ -381,18 +381,18 @@ class EmbeddedRedis:
             )
 
     def _live_users(self) -> list[Path]:
-        """The users whose process still runs; the files of the others (killed) are removed."""
+        """The users whose process still runs (a zombie, killed but not reaped yet, does not); the files of
+        the others (killed) are removed."""
         live = []
         for user in sorted(self.users_path.glob("*-*")):
             try:
                 pid = int(user.name.split("-", 1)[0])
-                os.kill(pid, 0)
-            except (ValueError, ProcessLookupError):
+            except ValueError:
+                pid = 0
+            if pid > 0 and process_running(pid):
+                live.append(user)
+            else:
                 user.unlink(missing_ok=True)
-                continue
-            except PermissionError:
-                pass  # alive, another user's
-            live.append(user)
         return live
 
     # --- the watchdog ---------------------------------------------------------------------------------
@@ -525,19 +525,17 @@ class EmbeddedRedis:
             pid = int(self.pid_path.read_text("ascii").strip())
         except (FileNotFoundError, ValueError, UnicodeDecodeError):
             return None
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not process_running(pid):
             return None
-        except PermissionError:
-            return pid  # alive, another user's
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes()
         except FileNotFoundError:
-            # No /proc (not Linux), or the process just exited: trust the signal check above.
+            # No /proc (not Linux), or the process just exited: trust the check above.
             return pid if not Path("/proc/self").exists() else None
-        # A zombie has an empty command line; a recycled pid runs something else (maybe another folder's
-        # server). Ours shows its config file, then (once started) its socket path: both hold the folder.
+        except PermissionError:
+            return pid  # alive, another user's
+        # A recycled pid runs something else (maybe another folder's server). Ours shows its config
+        # file, then (once started) its socket path: both hold the folder.
         return pid if b"redis-server" in command and os.fsencode(self.directory) in command else None
 
     def _write_config(self) -> None:
