@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -77,6 +78,20 @@ def _gone(pid: int) -> bool:
     except FileNotFoundError:
         return True
     return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def _reapers(data_dir: Path) -> list[int]:
+    """The pids of the running reapers (``python -m crawler.redisio.reaper``) of ``data_dir``'s server."""
+    folder = os.fsencode(data_dir.resolve())
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            words = cmdline.read_bytes().split(b"\0")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if b"crawler.redisio.reaper" in words and folder in words and not _gone(int(cmdline.parent.name)):
+            pids.append(int(cmdline.parent.name))
+    return pids
 
 
 def _wait_until(condition: Callable[[], bool], what: str) -> None:
@@ -173,6 +188,30 @@ def test_ensure_twice_keeps_one_server(data_dir: Path) -> None:
         pid = server.pid
         assert server.ensure() == server.url
         assert server.pid == pid
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="finds the reapers in /proc")
+def test_an_owner_attaching_again_to_its_own_silent_server_starts_no_second_reaper(
+    data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.DEBUG, logger="crawler.redisio.embedded"):
+        with EmbeddedRedis(data_dir, watch_seconds=0) as server:
+            pid = server.pid
+            assert pid is not None
+            _wait_until(lambda: len(_reapers(data_dir)) == 1, "the server's reaper to run")
+            os.kill(pid, signal.SIGSTOP)  # it accepts connections but does not answer PING
+            try:
+                again = threading.Thread(target=server.ensure)
+                again.start()
+                _wait_until(lambda: "attaching to the embedded Redis" in caplog.text, "ensure() to attach")
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            again.join(WAIT_LIMIT)
+            assert not again.is_alive()
+            assert server.pid == pid
+            assert len(_reapers(data_dir)) == 1
+        started = [r for r in caplog.records if r.getMessage().startswith("started the embedded Redis")]
+        assert len(started) == 1, caplog.text
 
 
 def test_second_instance_attaches_and_its_close_leaves_the_server(data_dir: Path) -> None:

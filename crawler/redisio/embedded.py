@@ -284,14 +284,13 @@ class EmbeddedRedis:
         if state in {_State.ABSENT, _State.STALE}:
             self._clear_leftovers(state, quiet=quiet)
             self._start()
-        else:
-            logger.debug("attaching to the embedded Redis at %s (%s)", self.socket_path, state.value)
-        self._wait_ready()
-        if self.owner:
+            self._wait_ready()
             logger.info("started the embedded Redis server (pid %d) at %s", self.pid, self.socket_path)
             self._start_reaper()
-        else:
-            logger.info("attached to the embedded Redis server at %s", self.socket_path)
+            return
+        logger.debug("attaching to the embedded Redis at %s (%s)", self.socket_path, state.value)
+        self._wait_ready()
+        logger.info("attached to the embedded Redis server at %s", self.socket_path)
 
     # --- the users: the server's reference count ------------------------------------------------------
 
