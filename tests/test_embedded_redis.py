@@ -35,12 +35,13 @@ WAIT_LIMIT = 30.0
 PR_SET_CHILD_SUBREAPER = 36
 
 # A process that starts (or attaches to) the embedded server of argv[1], prints its pid (or "attached"),
-# then waits until its stdin closes and exits; flags: "set" writes a key, "forget" skips close().
+# then waits until its stdin closes and exits; flags: "set" writes a key, "forget" skips close(),
+# "slow-reaper" gives the server it starts a reaper that looks at its users once an hour.
 CHILD = """
 import sys
 from pathlib import Path
-from crawler.redisio.embedded import EmbeddedRedis
-server = EmbeddedRedis(Path(sys.argv[1]))
+from crawler.redisio.embedded import REAP_SECONDS, EmbeddedRedis
+server = EmbeddedRedis(Path(sys.argv[1]), reap_seconds=3600 if "slow-reaper" in sys.argv else REAP_SECONDS)
 server.ensure()
 if "set" in sys.argv:
     from crawler.redisio.connection import connect
@@ -55,12 +56,16 @@ if "forget" not in sys.argv:
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Iterator[Path]:
-    """A data folder whose embedded server, if any is still running at the end, is stopped."""
+    """A data folder whose embedded server, if any is still running at the end, is stopped, and so are its
+    reapers (one that looks seldom would wait long to see its server gone)."""
     yield tmp_path
     pid = _server_pid(tmp_path)
     if pid is not None:
         os.kill(pid, signal.SIGKILL)
         _wait_until(lambda: _gone(pid), f"redis-server pid {pid} to die")
+    for reaper in _reapers(tmp_path):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(reaper, signal.SIGKILL)
 
 
 def _server_pid(data_dir: Path) -> int | None:
@@ -332,6 +337,29 @@ def test_after_the_owner_is_killed_its_other_users_keep_the_server_and_the_last_
                 child.wait(WAIT_LIMIT)
                 assert not _gone(server_pid)
                 assert _call(server.url, "ping")
+            _wait_until(lambda: _gone(server_pid), "the last user to stop the server")
+            assert list((data_dir / "redis" / "users").iterdir()) == []
+        finally:
+            if not _gone(server_pid):
+                _shut_down(data_dir.resolve() / "redis" / "redis.sock")
+                _wait_until(lambda: _gone(server_pid), "the orphaned server to shut down")
+            os.waitpid(server_pid, 0)  # reap it: it became our child when its owner died
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux-only")
+def test_a_user_attaching_after_the_owner_was_killed_keeps_the_server_and_as_the_last_to_leave_stops_it(
+    data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]]
+) -> None:
+    with _adopting_orphans():
+        child, said = spawn(data_dir, "set", "slow-reaper")  # its reaper does not look while this runs
+        server_pid = int(said)
+        try:
+            child.kill()  # SIGKILL: the owner cannot leave; its user file stays, but it counts no more
+            child.wait(WAIT_LIMIT)
+            assert not _gone(server_pid)
+            with EmbeddedRedis(data_dir) as server:
+                assert not server.owner
+                assert _call(server.url, "get", b"from-child") == b"yes"
             _wait_until(lambda: _gone(server_pid), "the last user to stop the server")
             assert list((data_dir / "redis" / "users").iterdir()) == []
         finally:

@@ -173,6 +173,7 @@ class EmbeddedRedis:
         *,
         start_timeout: float = DEFAULT_START_TIMEOUT,
         watch_seconds: float = WATCH_SECONDS,
+        reap_seconds: float = REAP_SECONDS,
     ) -> None:
         self.directory = server_directory(data_dir)
         self.aof_path = self.directory / AOF_FILE
@@ -184,6 +185,7 @@ class EmbeddedRedis:
         self.users_path = self.directory / "users"
         self.start_timeout = start_timeout
         self.watch_seconds = watch_seconds
+        self.reap_seconds = reap_seconds
         self._process: subprocess.Popen[bytes] | None = None
         self._owner_pid = 0
         self._log_offset = 0
@@ -352,7 +354,7 @@ class EmbeddedRedis:
             "crawler.redisio.reaper",
             str(self.directory.parent),
             str(self._process.pid),
-            f"{REAP_SECONDS:g}",
+            f"{self.reap_seconds:g}",
         ]
         path = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))
         try:
