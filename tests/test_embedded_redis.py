@@ -121,6 +121,15 @@ def _refuses(path: Path) -> bool:
         return False
 
 
+def _refuses_writes(path: Path) -> bool:
+    with redis.Redis(unix_socket_path=str(path)) as client:
+        try:
+            client.ping()
+        except redis.ResponseError as exc:
+            return str(exc).startswith("MISCONF")
+        return False
+
+
 def _listens(path: Path) -> bool:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         try:
@@ -396,6 +405,28 @@ def test_a_killed_user_not_reaped_yet_does_not_keep_the_server_from_its_reaper(
         assert "shutting it down" in (data_dir / "redis" / "redis.log").read_text(encoding="utf-8")
     finally:
         child.wait(WAIT_LIMIT)
+
+
+def test_a_server_refusing_writes_is_not_shut_down_by_its_reaper_and_it_says_why(
+    data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]]
+) -> None:
+    """The append-only file is /dev/full: the first write is taken, then not written (ENOSPC, as on a full
+    disk), and the server answers MISCONF; SHUTDOWN would exit without that write."""
+    aof = data_dir.resolve() / "redis" / "appendonly.aof"
+    aof.parent.mkdir()
+    aof.symlink_to("/dev/full")
+    child, said = spawn(data_dir, "set")
+    server_pid = int(said)
+    socket_path = aof.parent / "redis.sock"
+    _wait_until(lambda: _refuses_writes(socket_path), "the server to refuse writes")
+    child.kill()  # SIGKILL: the only user cannot leave
+    child.wait(WAIT_LIMIT)
+    log = aof.parent / "redis.log"
+    _wait_until(lambda: "but it refuses writes" in log.read_text(encoding="utf-8"), "the reaper to say why")
+    assert f"free space on the disk of {aof.parent}" in log.read_text(encoding="utf-8")
+    assert not _gone(server_pid)
+    with redis.Redis(unix_socket_path=str(socket_path)) as client:
+        assert client.get(b"from-child") == b"yes", "what it could not write is kept"
 
 
 def test_the_owner_interrupted_leaves_the_server_to_its_other_users(

@@ -28,7 +28,8 @@ The server lives as long as any process uses it:
   the server keeps running for the others, and the last live user to leave stops it. When no live user
   is left to do so, the server's reaper does (:mod:`crawler.redisio.reaper`: a small process the starter
   of the server runs beside it, in its own session, which looks at the users every ``REAP_SECONDS``
-  under the start lock and shuts the server down with SHUTDOWN once none of them runs).
+  under the start lock and shuts the server down with SHUTDOWN once none of them runs; not while the
+  server refuses writes, MISCONF: SHUTDOWN would lose what it could not write to its append-only file).
 * the server itself dies by SIGKILL (or a crash): each user's watchdog (a thread, every
   ``WATCH_SECONDS``) notices that the socket refuses connections, and one of them (the lock decides)
   removes the stale socket and pid file, says so in the log, and starts a new server, which loads the
@@ -330,12 +331,16 @@ class EmbeddedRedis:
         self._user_pid = 0
         atexit.unregister(self.close)
 
-    def stop_if_unused(self, server_pid: int) -> None:
+    def stop_if_unused(self, server_pid: int) -> bool:
         """The reaper's look (:mod:`crawler.redisio.reaper`): under the start lock, shut the server
-        ``server_pid`` down cleanly when none of its users' processes runs any more."""
+        ``server_pid`` down cleanly when none of its users' processes runs any more. A server that refuses
+        writes (MISCONF: it could not write its append-only file) is kept running, as SHUTDOWN would lose
+        what it holds in memory; True when such a server was kept."""
         with self._start_lock():
             if not process_running(server_pid) or self._live_users():
-                return
+                return False
+            if self._probe() is _State.REFUSING:
+                return True
             logger.warning(
                 "no live process uses the embedded Redis server (pid %d) at %s (its last users were killed):"
                 " shutting it down",
@@ -343,6 +348,7 @@ class EmbeddedRedis:
                 self.socket_path,
             )
             self._stop_server()
+            return False
 
     def _start_reaper(self) -> None:
         """Run the reaper of the server this process just started: it detaches at once (its own session,

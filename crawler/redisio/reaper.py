@@ -5,7 +5,10 @@ in its own session; it forks at once and the launcher exits, so the reaper is no
 outlives its starter. Every ``SECONDS`` it looks at the server's users (``redis/users/<pid>-<token>``)
 under the start lock; when none of their processes is alive (the last one was killed with SIGKILL, so it
 could not shut the server down) it shuts the server down with SHUTDOWN, which flushes its append-only
-file. It exits once the server ``SERVER_PID`` is gone, however it went. Its log goes to ``redis.log``.
+file. A server that refuses writes (MISCONF: its append-only file could not be written, a full disk) is
+not shut down, as SHUTDOWN would exit without what it holds in memory and could not write: the reaper says
+so once and goes on looking, and shuts it down once it takes writes again (space was freed). It exits
+once the server ``SERVER_PID`` is gone, however it went. Its log goes to ``redis.log``.
 """
 
 from __future__ import annotations
@@ -20,13 +23,28 @@ from crawler.redisio.embedded import EmbeddedRedis, process_running
 
 __all__ = ["reap"]
 
+logger = logging.getLogger(__name__)
+
 
 def reap(data_dir: Path, server_pid: int, seconds: float) -> None:
     """Shut the embedded server of ``data_dir`` down once it has no live user; return when it is gone."""
     server = EmbeddedRedis(data_dir, watch_seconds=0)
+    said = False
     while process_running(server_pid):
         time.sleep(seconds)
-        server.stop_if_unused(server_pid)
+        kept = server.stop_if_unused(server_pid)
+        if kept and not said:
+            logger.warning(
+                "no live process uses the embedded Redis server (pid %d) at %s, but it refuses writes"
+                " (MISCONF: it could not write its append-only file %s): not shutting it down, which would"
+                " lose what it holds in memory; free space on the disk of %s: it then writes what it holds"
+                " and takes writes again by itself, and this reaper shuts it down",
+                server_pid,
+                server.socket_path,
+                server.aof_path,
+                server.directory,
+            )
+        said = kept
 
 
 def main(argv: list[str]) -> int:
