@@ -1279,6 +1279,16 @@ def test_a_page_declaring_utf8_but_sent_in_gbk_is_stored_readable(site: Site) ->
     assert "\ufffd" not in str(article["body"])
 
 
+def test_a_page_declaring_gb2312_but_sent_in_utf8_is_warned_of_by_the_web_name_gbk(site: Site) -> None:
+    site.rule("/utf8-as-gb2312")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "/utf8-as-gb2312: declared gbk, but " in done.stderr, done.stderr[-4000:]
+    assert "gb18030" not in done.stderr
+    (article,) = site.stored().values()
+    assert article["title"] == "长江大桥完成检修重新通车"
+
+
 def test_a_response_cut_at_the_size_limit_is_dead_lettered_with_its_reason(site: Site) -> None:
     site.rule("/unsized?kb=200", "/a/small")
     done = site.temp("-s", "DOWNLOAD_MAXSIZE=65536")

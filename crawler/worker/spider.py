@@ -22,6 +22,7 @@ the leased queue instead, so none can be lost between a pop and a schedule.
 
 from __future__ import annotations
 
+import codecs
 import http.client
 import json
 import logging
@@ -88,7 +89,7 @@ from crawler.worker.robots import robots_agent
 from crawler.worker.scheduler import leases_ending
 from extractors import extract
 from extractors.documents import document_kind
-from extractors.encoding import normalize_encoding, python_codec, redetect
+from extractors.encoding import decode, normalize_encoding, python_codec, redetect
 
 __all__ = ["SitesSpider"]
 
@@ -977,14 +978,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 "%s: %d characters cannot be decoded as %s (declared), and detection does no better",
                 response.url,
                 replaced,
-                _web_name(response.encoding),
+                _web_name(response),
             )
             return response
         self.count(f"crawl/charset_mismatch/{rule.site}")
         logger.warning(
             "%s: declared %s, but %d characters cannot be decoded so: decoded as %s (detected)",
             response.url,
-            _web_name(response.encoding),
+            _web_name(response),
             replaced,
             detected.encoding,
         )
@@ -1051,6 +1052,12 @@ def _work(response: Response) -> Work:
     return Work.of(response.request)
 
 
-def _web_name(codec: str) -> str:
-    """The web encoding's name (``windows-1252``, ``gbk``) of the codec Scrapy decoded a response with."""
-    return normalize_encoding(codec) or codec
+def _web_name(response: TextResponse) -> str:
+    """The web encoding's name (``windows-1252``, ``gbk``) of what the response was decoded as: the name
+    decided from its declared charset (``gbk`` for GB2312), which the codec Scrapy decoded it with
+    (``gb18030``, for GBK and GB2312 alike) cannot tell; the codec's name when the two differ."""
+    content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
+    decided = decode(response.body, content_type).encoding
+    if codecs.lookup(python_codec(decided)).name == codecs.lookup(response.encoding).name:
+        return decided
+    return normalize_encoding(response.encoding) or response.encoding
