@@ -117,10 +117,43 @@ _AUTHORITY_END_RE = re.compile(r"[/?#]")
 _QUERY_START_RE = re.compile(r"[?#]")
 # An authority that holds no user name: a host (or [IPv6 address]) and a port of digits.
 _HOST_PORT_RE = re.compile(r"(?:\[[^\]]*\]|[^:@\[\]]*)(?::\d+)?")
-# A query or fragment parameter whose value may be a secret (redis://host/0?password=..., ?api_key=...).
+# Names of query or fragment parameters whose values may be secrets (redis://host/0?password=...,
+# ?api_key=...), matched whole: ?author=, ?design=, ?keyword= and ?passage= are no secrets.
+_SECRET_NAMES = (
+    "password",
+    "passwd",
+    "pwd",
+    "pass",
+    "passphrase",
+    "token",
+    "access_token",
+    "auth",
+    "authorization",
+    "api_key",
+    "apikey",
+    "key",
+    "secret",
+    "client_secret",
+    "sig",
+    "signature",
+    "session",
+    "sessionid",
+    "session_id",
+    "sid",
+    "jsessionid",
+    "phpsessid",
+    "credential",
+    "credentials",
+    "cookie",
+)
+# Endings of such names after a "_" or "-" (refresh_token, x-api-key, aws_secret, x-amz-signature).
+_SECRET_SUFFIXES = ("token", "key", "secret", "password", "passwd", "signature", "sig", "auth", "sessionid")
 _SECRET_PARAMETER_RE = re.compile(
-    r"(?P<name>[?#&;][^=?#&;]*(?:pass|pwd|secret|token|key|auth|sig|credential|session|cookie)[^=?#&;]*=)"
-    r"[^?#&;]*",
+    r"(?P<name>[?#&;](?:"
+    + "|".join(_SECRET_NAMES)
+    + r"|[^=?#&;]*[_-](?:"
+    + "|".join(_SECRET_SUFFIXES)
+    + r"))=)[^?#&;]*",
     re.IGNORECASE,
 )
 

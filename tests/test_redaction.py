@@ -36,6 +36,22 @@ from crawler.worker.fetch import check_url
             "https://site.test/a?page=2&api_key=***#token=***",
         ),
         ("https://site.test/@someone/post?page=2", "https://site.test/@someone/post?page=2"),
+        (
+            "https://site.test/s?author=bob&design=x&keyword=solar&passage=2&tokens=5&keys=a&sidebar=1",
+            "https://site.test/s?author=bob&design=x&keyword=solar&passage=2&tokens=5&keys=a&sidebar=1",
+        ),
+        (
+            "https://site.test/a?Password=s3c&PWD=s3c&Pass=s3c&Key=s3c&SID=s3c&sig=s3c&auth=s3c&page=2",
+            "https://site.test/a?Password=***&PWD=***&Pass=***&Key=***&SID=***&sig=***&auth=***&page=2",
+        ),
+        (
+            "https://site.test/a?refresh_token=s3c&x-api-key=s3c&aws_secret=s3c&X-Amz-Signature=s3c&q=1",
+            "https://site.test/a?refresh_token=***&x-api-key=***&aws_secret=***&X-Amz-Signature=***&q=1",
+        ),
+        (
+            "https://site.test/a;jsessionid=s3c?sessionid=s3c&client_secret=s3c&apikey=s3c#access_token=s3c",
+            "https://site.test/a;jsessionid=***?sessionid=***&client_secret=***&apikey=***#access_token=***",
+        ),
         ("http://[::1]:8080/a@b", "http://[::1]:8080/a@b"),
         ("localhost", "localhost"),
         ("", ""),
