@@ -18,6 +18,7 @@ from scrapy import Request
 
 from crawler.cli import extract as extractcli
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
+from crawler.settings import USER_AGENT
 from crawler.worker.netguard import private_allowed
 from extractors import ALGORITHMS
 
@@ -304,7 +305,7 @@ def test_robots_txt_disallow_is_refused(site_server: SiteServer) -> None:
         crawler("extract", url),
         1,
         f"robots.txt of {site_server.origin} disallows {url}",
-        "for user agent 'focused-crawler'",
+        f"for user agent {USER_AGENT!r};",  # what robots.txt was read for: the User-Agent sent, not a token
         "--ignore-robots",
     )
 

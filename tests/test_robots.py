@@ -4,6 +4,8 @@ of a server on 127.0.0.1 that records the User-Agent of every request it gets.""
 from __future__ import annotations
 
 import functools
+import subprocess
+import sys
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -13,7 +15,7 @@ import pytest
 from conftest import SITES_DIR, SiteServer
 from siteserver import SiteHandler
 from siteserver import SiteServer as HttpServer
-from test_failures import RULE, Site
+from test_failures import COMMAND_TIMEOUT, RULE, Site
 
 from crawler.settings import USER_AGENT
 
@@ -86,3 +88,30 @@ def test_rules_try_fetches_robots_txt_as_the_rule_and_names_its_agent_when_refus
     assert refused.returncode == 1, refused.stderr
     assert f"disallows {server.url('/private/closed')} for user agent {RULE_AGENT!r}" in refused.stderr
     assert seen == [("/robots.txt", RULE_AGENT)], "robots.txt as RuleBot; the page itself never"
+
+
+def test_rules_try_names_robotstxt_user_agent_when_it_is_set(
+    recorded: tuple[SiteServer, list[tuple[str, str]]], tmp_path: Path
+) -> None:
+    """A deployment whose crawler/settings.py sets ROBOTSTXT_USER_AGENT: robots.txt is read for that agent
+    (Scrapy's precedence), fetched with the rule's own, and the refusal names the agent it was read for."""
+    server, seen = recorded
+    site = _agent_site(server, tmp_path)
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, crawler.settings; crawler.settings.ROBOTSTXT_USER_AGENT = 'RuleBot';"
+            " from crawler.cli.main import main; sys.exit(main())",
+            *("rules", "try", "agent", server.url("/private/closed")),
+        ],
+        env=site.env(),
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert refused.returncode == 1, refused.stderr
+    assert f"disallows {server.url('/private/closed')} for user agent 'RuleBot';" in refused.stderr
+    assert seen == [("/robots.txt", RULE_AGENT)], "robots.txt fetched as the rule's agent; the page never"

@@ -34,21 +34,20 @@ from scrapy.exceptions import (
     IgnoreRequest,
 )
 from scrapy.http import Response as ScrapyResponse
+from scrapy.settings import BaseSettings
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet.defer import CancelledError
 from twisted.internet.error import ConnectError, DNSLookupError, TimeoutError
 from twisted.python.failure import Failure
 
-from crawler import PROJECT_NAME
 from crawler import settings as defaults
 from crawler.config import Config
 from crawler.errors import BlockedAddressError, FetchError, InputError, redacted
 from crawler.worker.netguard import BlockedRequest, blocked_by_guard
+from crawler.worker.robots import robots_agent
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "ROBOTS_TOKEN", "Response", "check_url", "fetch"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "Response", "check_url", "fetch"]
 
-# The product token robots.txt groups are matched against (the User-Agent header starts with it).
-ROBOTS_TOKEN = PROJECT_NAME
 DEFAULT_TIMEOUT = float(defaults.DOWNLOAD_TIMEOUT)
 DEFAULT_MAX_BYTES = defaults.DOWNLOAD_MAXSIZE
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -145,8 +144,7 @@ def fetch(
     failure = outcome.get("failure")
     if failure is None:
         raise FetchError(f"fetching {url} gave no response (the crawl stopped early)", url=url)
-    redirects = settings.getint("REDIRECT_MAX_TIMES")
-    raise _error(url, failure, timeout=timeout, max_bytes=max_bytes, redirects=redirects)
+    raise _error(url, failure, timeout=timeout, max_bytes=max_bytes, settings=settings)
 
 
 class _OnePage(Spider):
@@ -188,7 +186,9 @@ class _OnePage(Spider):
         self.outcome["failure"] = failure
 
 
-def _error(url: str, failure: Failure, *, timeout: float, max_bytes: int, redirects: int) -> FetchError:
+def _error(
+    url: str, failure: Failure, *, timeout: float, max_bytes: int, settings: BaseSettings
+) -> FetchError:
     """The one-line error of a fetch that failed."""
     error = failure.value
     refusal = _refusal(failure, url)
@@ -219,14 +219,14 @@ def _error(url: str, failure: Failure, *, timeout: float, max_bytes: int, redire
             target = getattr(failure, "request", None)
             refused = target.url if isinstance(target, Request) else url
             origin = _origin(refused)
-            own = target.headers.get(b"User-Agent") if isinstance(target, Request) else None
-            agent = own.decode("latin-1") if own else ROBOTS_TOKEN
+            agent = robots_agent(target if isinstance(target, Request) else Request(url), settings)
             return FetchError(
                 f"robots.txt of {origin} disallows {refused} for user agent {agent!r};"
                 " pass --ignore-robots to fetch it anyway",
                 url=refused,
             )
         if message.startswith("max redirections reached"):
+            redirects = settings.getint("REDIRECT_MAX_TIMES")
             return FetchError(f"too many redirects: more than {redirects}, starting at {url}", url=url)
         if "DOWNLOAD_MAXSIZE" in message:
             return FetchError(

@@ -1,6 +1,7 @@
 """``AgentRobotsTxtMiddleware`` (100, in place of Scrapy's ``RobotsTxtMiddleware``): a site's robots.txt
 is fetched with the User-Agent of the request that needs it (a rule's own, from its ``headers``, else
-``USER_AGENT``) and matched against that agent, one parser per host and agent.
+``USER_AGENT``) and matched against that agent (``ROBOTSTXT_USER_AGENT`` instead, when set: Scrapy's
+precedence, :func:`robots_agent`), one parser per host and agent.
 
 Scrapy's middleware fetches every robots.txt with ``USER_AGENT`` and keeps one parser per host, so a
 site that answers a rule's agent otherwise, or a rule under another name than ours, was read as the
@@ -24,24 +25,32 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-__all__ = ["AgentRobotsTxtMiddleware", "robots_agent"]
+__all__ = ["AgentRobotsTxtMiddleware", "robots_agent", "sent_agent"]
 
 logger = logging.getLogger(__name__)
 
 
 def robots_agent(request: Request, settings: BaseSettings) -> str:
-    """The User-Agent ``request`` is sent with, which its robots.txt is fetched with and read for: its
-    own header (a rule's ``headers``), else ``USER_AGENT``."""
+    """The User-Agent the robots.txt rules of ``request`` are read for, by Scrapy's precedence:
+    ``ROBOTSTXT_USER_AGENT`` when set, else the agent the request is sent with (:func:`sent_agent`). The
+    crawl-delay kept and the agent a refusal names are this one's."""
+    return str(settings.get("ROBOTSTXT_USER_AGENT") or "") or sent_agent(request, settings)
+
+
+def sent_agent(request: Request, settings: BaseSettings) -> str:
+    """The User-Agent ``request`` is sent with, and its robots.txt fetched with: its own header (a rule's
+    ``headers``), else ``USER_AGENT``."""
     agent = request.headers.get(b"User-Agent")
     return agent.decode("latin-1") if agent else str(settings["USER_AGENT"])
 
 
 class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
     """Scrapy's robots.txt middleware, per host and User-Agent (see the module's docstring); matching
-    is Scrapy's: ``ROBOTSTXT_USER_AGENT`` when set, else the request's User-Agent."""
+    is Scrapy's, the agent of :func:`robots_agent`: ``ROBOTSTXT_USER_AGENT`` when set, else the
+    request's User-Agent."""
 
     async def robot_parser(self, request: Request) -> RobotParser | None:
-        agent = robots_agent(request, self.crawler.settings)
+        agent = sent_agent(request, self.crawler.settings)
         url = urlparse_cached(request)
         key = f"{url.netloc} {agent}"  # Scrapy's own methods below take it as the parser's name
         if key not in self._parsers:

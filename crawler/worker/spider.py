@@ -256,9 +256,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         (at most ``ROBOTS_MAX_CRAWL_DELAY``)."""
         rule = self.rules.get(Work.of(request).site)
         settings = self.crawler.settings
-        asked = robotparser.crawl_delay(
-            settings.get("ROBOTSTXT_USER_AGENT") or robots_agent(request, settings)
-        )
+        asked = robotparser.crawl_delay(robots_agent(request, settings))
         if rule is None or asked is None or asked <= rule.delay:
             return
         longest = self.crawler.settings.getfloat("ROBOTS_MAX_CRAWL_DELAY")
