@@ -290,6 +290,24 @@ def test_a_feed_that_is_an_html_page_counts_as_fetched_and_the_summary_names_its
     assert summary.endswith("errors 1 (not a feed: 1)"), again.stdout
 
 
+def test_a_feed_url_the_request_percent_encodes_is_still_named_by_its_rule_key(site: Site) -> None:
+    """``/a/front page`` is requested as ``/a/front%20page``: the page is still the one ``feeds[0]``
+    names."""
+    _feed_rule(site, "/a/front page")
+    done = site.temp()
+    assert done.returncode == 1, "an error, nothing stored"
+    said = f"is not a feed (got text/html): `feeds[0]` in {site.rules / 'wire.yaml'} names it"
+    assert said in done.stdout.splitlines()[-1], done.stdout
+
+
+def test_a_feed_that_is_no_html_page_gets_no_note_that_it_is_an_html_page(site: Site) -> None:
+    _feed_rule(site, "/robots.txt")
+    done = site.temp()
+    (letter,) = site.dead()
+    assert "is not an RSS or Atom feed" in letter["reason"], letter
+    assert "is not a feed (got" not in done.stdout + done.stderr, done.stdout
+
+
 def test_a_50_mb_feed_ends_as_a_dead_letter_at_the_size_limit(site: Site) -> None:
     _feed_rule(site, "/large?mb=50", _feed("rss", "/a/small"))
     done = site.temp()

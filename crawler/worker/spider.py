@@ -55,6 +55,7 @@ from twisted.internet.error import ConnectError, ConnectionLost, DNSLookupError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed
+from w3lib.url import safe_url_string
 
 from crawler.config import apply_environment
 from crawler.items import Article, Discovered, Page
@@ -97,6 +98,8 @@ logger = logging.getLogger(__name__)
 
 # U+FFFD from this many on, a page's declared charset is doubted and the page decoded again by detection.
 CHARSET_DOUBT_REPLACEMENTS = 8
+# Content-Types of an HTML page: a rule's feed or sitemap that is one is named with its rule key.
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # An article page without any of its fields and under this size is "empty" (a site serving blank pages to
 # a crawler it refuses), once the site's pages have matched this many times in this worker.
 EMPTY_PAGE_BYTES = 2048
@@ -904,15 +907,21 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def _not_a_listing(
         self, rule: Rule, response: Response, what: str, key: str, urls: Sequence[str]
     ) -> None:
-        """The page a rule's ``key`` (``feeds``, ``sitemaps``) led to is no ``what`` at all: a warning, and
-        a note for its job's summary, naming the URL, what it is, and the rule file and key to mend."""
+        """The page a rule's ``key`` (``feeds``, ``sitemaps``) led to is an HTML page, no ``what`` at all: a
+        warning, and a note for its job's summary, naming the URL, what it is, and the rule file and key
+        to mend (the key's URLs compared as requested: percent-encoded). Nothing for a page of another
+        type: its dead letter says what is wrong with it."""
         assert response.request is not None
-        asked = response.request.meta.get("redirect_urls", [response.url])[0]
         content_type = response.headers.get(b"Content-Type")
-        got = content_type.decode("latin-1").split(";")[0].strip() if content_type else "no Content-Type"
+        got = content_type.decode("latin-1").split(";")[0].strip().lower() if content_type else ""
+        if got not in _HTML_TYPES:
+            return
+        asked = response.request.meta.get("redirect_urls", [response.url])[0]
+        requested = [safe_url_string(url) for url in urls]
         fix = (
-            f"`{key}[{urls.index(asked)}]` in {rule.path} names it: give the URL of the site's {what} there"
-            if asked in urls
+            f"`{key}[{requested.index(asked)}]` in {rule.path} names it: give the URL of the site's {what}"
+            " there"
+            if asked in requested
             else f"a {what} that `{key}` in {rule.path} leads to lists it: the site lists a page that is no"
             f" {what}"
         )
