@@ -974,9 +974,12 @@ def _on_dev_full(site: Site, name: str) -> Path:
     return path
 
 
-def test_a_redis_whose_disk_is_full_is_said_at_once_and_status_still_shows_the_queue(site: Site) -> None:
+def test_a_redis_whose_disk_is_full_is_said_at_once_and_status_still_shows_the_queue(
+    site: Site, caplog: pytest.LogCaptureFixture
+) -> None:
     """The embedded server's append-only file is /dev/full: its writes fail with ENOSPC, as on a full disk,
-    and Redis answers every write, and PING, with MISCONF; it still answers reads."""
+    and Redis answers every write, and PING, with MISCONF; it still answers reads. Its last user leaves it
+    running: SHUTDOWN would lose the write it could not make."""
     site.rule("/a/full")
     aof = _on_dev_full(site, "appendonly.aof")
     said = (
@@ -1006,6 +1009,14 @@ def test_a_redis_whose_disk_is_full_is_said_at_once_and_status_still_shows_the_q
         assert f"crawler temp: error: {said}" in temp.stderr, temp.stderr[-4000:]
         requeue = site.crawler("dead", "requeue", "--all")
         assert requeue.returncode == 1 and f"crawler dead: error: {said}" in requeue.stderr, requeue.stderr
+        process = redis_server._process
+        assert process is not None
+    try:
+        assert process.poll() is None, "left running, refusing writes"
+        assert any("left the embedded Redis server at" in r.getMessage() for r in caplog.records)
+    finally:
+        process.kill()
+        process.wait()
 
 
 def test_an_embedded_redis_whose_files_cannot_be_written_is_said_without_a_traceback(site: Site) -> None:

@@ -19,7 +19,9 @@ The server lives as long as any process uses it:
 
 * a user leaves with :meth:`EmbeddedRedis.close` (the ``with`` block, or the ``atexit`` hook if it
   forgot), by an exception or by Ctrl-C: the last user to leave shuts the server down cleanly (SHUTDOWN
-  flushes the append-only file); the others leave it running, whoever started it. The server runs in its
+  flushes the append-only file), unless the server refuses writes (MISCONF: SHUTDOWN would lose what it
+  could not write; its reaper stops it once it takes writes again); the others leave it running, whoever
+  started it. The server runs in its
   own session and process group, so the terminal's Ctrl-C reaches the users only.
 * a user ends by SIGTERM: Python's default handler exits without cleanup, so the application must turn
   SIGTERM into a clean exit (``crawler`` and Scrapy's signal handlers do); otherwise it is the SIGKILL
@@ -130,6 +132,11 @@ def _quote(path: Path) -> str:
 
 class RedisUnavailableError(CrawlerError):
     """No Redis to work with: ``REDIS_URL`` points at nothing, or the embedded server cannot start."""
+
+
+# Servers this process started and left running when it left them (they refused writes): kept referenced,
+# as a Popen dropped while its process runs warns that it is still running.
+_LEFT_RUNNING: list[subprocess.Popen[bytes]] = []
 
 
 class _State(enum.Enum):
@@ -245,8 +252,8 @@ class EmbeddedRedis:
 
     def close(self) -> None:
         """Leave the server's users. The last live user shuts the server down cleanly (SHUTDOWN flushes
-        the append-only file) and waits for it, killing its process group if it does not stop; the others
-        leave it running."""
+        the append-only file) and waits for it, killing its process group if it does not stop, unless the
+        server refuses writes (left running for its reaper, with a warning); the others leave it running."""
         self._stop_watching.set()
         watcher = self._watcher
         if watcher is not None and watcher is not threading.current_thread():
@@ -264,6 +271,16 @@ class EmbeddedRedis:
                         "left the embedded Redis server at %s: %d other process(es) still use it",
                         self.socket_path,
                         len(others),
+                    )
+                elif self._probe() is _State.REFUSING:
+                    if self._process is not None:
+                        _LEFT_RUNNING.append(self._process)
+                    logger.warning(
+                        "left the embedded Redis server at %s running: it refuses writes (its disk is full),"
+                        " and stopping it would lose what it could not write; its reaper stops it once it"
+                        " takes writes again (free space on the disk of %s)",
+                        self.socket_path,
+                        self.directory,
                     )
                 else:
                     self._stop_server()
