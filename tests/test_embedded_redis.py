@@ -524,6 +524,14 @@ def test_connect_to_nothing_and_to_a_bad_url() -> None:
         connect(f"redis://127.0.0.1:{_closed_port()}")
     with pytest.raises(RedisUnavailableError, match=r"'http://127\.0\.0\.1/' is not a Redis URL"):
         connect("http://127.0.0.1/")
+    # A query parameter redis-py does not know failed at the first command, with a TypeError traceback.
+    port = _closed_port()
+    with pytest.raises(RedisUnavailableError) as info:
+        connect(f"redis://bob:hunter2@127.0.0.1:{port}/0?token=zz&socket_timeout=3")
+    assert str(info.value).startswith(
+        f"the Redis URL 'redis://***@127.0.0.1:{port}/0?token=***&socket_timeout=3' has query parameters"
+        " Redis does not know: token;"
+    ), info.value
 
 
 def test_redis_url_wins_over_the_embedded_server(redis_server: str, data_dir: Path) -> None:

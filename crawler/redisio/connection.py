@@ -12,7 +12,9 @@ Typical use (the caller closes the embedded server, which stops it only if this 
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path, PurePosixPath
+from urllib.parse import parse_qs, urlsplit
 
 import redis
 
@@ -117,7 +119,7 @@ def _data_file(server: redis.Redis, setting: str) -> PurePosixPath | None:
 
 def _client(url: str, source: str) -> redis.Redis:
     try:
-        return redis.Redis.from_url(
+        client = redis.Redis.from_url(
             url,
             decode_responses=False,
             socket_connect_timeout=CONNECT_TIMEOUT,
@@ -129,6 +131,22 @@ def _client(url: str, source: str) -> redis.Redis:
             f"{source} {redacted(url)!r} is not a Redis URL ({exc}); expected"
             " redis://host:port/db, rediss://host:port/db or unix:///path/to/redis.sock"
         ) from None
+    # redis-py hands a URL's query parameters to its connections as they are, so an unknown one fails at
+    # the first command, with a TypeError.
+    known = {
+        name
+        for cls in client.connection_pool.connection_class.__mro__
+        if "__init__" in vars(cls)
+        for name in inspect.signature(vars(cls)["__init__"]).parameters
+    }
+    unknown = sorted(set(parse_qs(urlsplit(url).query)) - set(known))
+    if unknown:
+        client.close()
+        raise RedisUnavailableError(
+            f"{source} {redacted(url)!r} has query parameters Redis does not know: {', '.join(unknown)};"
+            " remove them (known ones include db, password, socket_timeout, ssl_cert_reqs)"
+        )
+    return client
 
 
 def _ping_failure(client: redis.Redis) -> str | None:
