@@ -32,7 +32,7 @@ from crawler.discover.frontier import Frontier
 from crawler.errors import InputError, redacted
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url
-from crawler.redisio.embedded import RedisUnavailableError, server_directory
+from crawler.redisio.embedded import RedisUnavailableError
 from crawler.requests import JobCounts, enqueue_job, remember_temp_job, unfinished_temp_job
 from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
@@ -49,21 +49,30 @@ logger = logging.getLogger(__name__)
 def redis_for(config: Config, *, reading: str | None = None) -> Iterator[str]:
     """The configuration's Redis: REDIS_URL, or the embedded server under its data folder (stopped at the
     end if this process started it). ``reading``: the command, which only reads; when the embedded server
-    has never run under the data folder, it says so on stderr (a misspelt ``--data-dir`` shows nothing
-    otherwise: an empty queue, as if all were well); a Redis that refuses writes (its disk is full) is
-    an error, except to such a command (``crawler status`` shows it)."""
-    if reading is not None and not config.redis_url and not server_directory(config.data_dir).is_dir():
-        print(
-            f"crawler {reading}: note: nothing was crawled under {config.data_dir} yet (a new data folder);"
-            " give the one of your crawls with --data-dir DIR",
-            file=sys.stderr,
-        )
+    under the data folder holds no key (nothing was crawled there), it says so on stderr (a misspelt
+    ``--data-dir`` shows nothing otherwise: an empty queue, as if all were well); a Redis that refuses
+    writes (its disk is full) is an error, except to such a command (``crawler status`` shows it)."""
     url, embedded = resolve_redis_url(config.redis_url, config.data_dir, reads_only=reading is not None)
     try:
+        if reading is not None and not config.redis_url and _holds_nothing(url):
+            print(
+                f"crawler {reading}: note: nothing was crawled under {config.data_dir} yet (a new data"
+                " folder); give the one of your crawls with --data-dir DIR",
+                file=sys.stderr,
+            )
         yield url
     finally:
         if embedded is not None:
             embedded.close()
+
+
+def _holds_nothing(url: str) -> bool:
+    """The Redis at ``url`` holds no key: no crawl, grab or dead letter was ever kept in it."""
+    client = connect(url, reads_only=True)
+    try:
+        return int(client.dbsize()) == 0
+    finally:
+        client.close()
 
 
 # --- crawler temp -------------------------------------------------------------------------------------
