@@ -88,6 +88,9 @@ def test_rules_try_fetches_robots_txt_as_the_rule_and_names_its_agent_when_refus
     assert refused.returncode == 1, refused.stderr
     assert f"disallows {server.url('/private/closed')} for user agent {RULE_AGENT!r}" in refused.stderr
     assert seen == [("/robots.txt", RULE_AGENT)], "robots.txt as RuleBot; the page itself never"
+    # What to do, with what rules try has (it has no --ignore-robots, which it once told users to pass).
+    assert "--ignore-robots" not in refused.stderr, refused.stderr
+    assert "`politeness: {obey_robots: false}` in " in refused.stderr, refused.stderr
 
 
 def test_rules_try_names_robotstxt_user_agent_when_it_is_set(

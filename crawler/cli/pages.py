@@ -52,6 +52,7 @@ def read_page(
     headers: Mapping[str, str] | None = None,
     private_domains: Sequence[str] = (),
     proxy: str | None = None,
+    robots_hint: str = "pass --ignore-robots to fetch it anyway",
 ) -> Page:
     """The page's bytes from a URL (fetched with ``headers``; hosts of ``private_domains`` may be private
     addresses), a file or stdin (``-``);
@@ -71,6 +72,7 @@ def read_page(
             headers=headers,
             private_domains=private_domains,
             proxy=proxy,
+            robots_hint=robots_hint,
         )
         return Page(source, response.body, response.url, response.content_type, response.redirects)
     path = Path(source)

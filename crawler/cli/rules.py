@@ -155,6 +155,10 @@ def run_rules_try(args: argparse.Namespace) -> int:
         headers=headers,
         private_domains=rule.known_domains if rule.allow_private else (),
         proxy=proxy,
+        robots_hint=(
+            f"its crawls are refused it too; `politeness: {{obey_robots: false}}` in {rule.path} reads it"
+            " anyway, or give rules try the page saved as a file"
+        ),
     )
     api_urls = rule.api.urls if rule.api else ()
     feed_url = (

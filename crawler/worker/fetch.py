@@ -101,11 +101,13 @@ def fetch(
     private_domains: Sequence[str] = (),
     proxy: str | None = None,
     config: Config | None = None,
+    robots_hint: str = "pass --ignore-robots to fetch it anyway",
 ) -> Response:
     """GET ``url`` through Scrapy (see the module docstring); :class:`InputError` for a bad URL,
     :class:`FetchError` (:class:`BlockedAddressError` for a refused address) when it cannot be fetched.
     Hosts of ``private_domains`` may resolve to private addresses (a rule's ``allow_private_addresses``);
-    ``proxy`` (a URL, credentials and all) is the proxy to go through."""
+    ``proxy`` (a URL, credentials and all) is the proxy to go through; ``robots_hint`` ends the error of
+    a page robots.txt disallows (what the command's user can do)."""
     url = check_url(url)
     config = config or Config.from_env()
     settings = config.settings(
@@ -144,7 +146,9 @@ def fetch(
     failure = outcome.get("failure")
     if failure is None:
         raise FetchError(f"fetching {url} gave no response (the crawl stopped early)", url=url)
-    raise _error(url, failure, timeout=timeout, max_bytes=max_bytes, settings=settings)
+    raise _error(
+        url, failure, timeout=timeout, max_bytes=max_bytes, settings=settings, robots_hint=robots_hint
+    )
 
 
 class _OnePage(Spider):
@@ -187,7 +191,7 @@ class _OnePage(Spider):
 
 
 def _error(
-    url: str, failure: Failure, *, timeout: float, max_bytes: int, settings: BaseSettings
+    url: str, failure: Failure, *, timeout: float, max_bytes: int, settings: BaseSettings, robots_hint: str
 ) -> FetchError:
     """The one-line error of a fetch that failed."""
     error = failure.value
@@ -221,8 +225,7 @@ def _error(
             origin = _origin(refused)
             agent = robots_agent(target if isinstance(target, Request) else Request(url), settings)
             return FetchError(
-                f"robots.txt of {origin} disallows {refused} for user agent {agent!r};"
-                " pass --ignore-robots to fetch it anyway",
+                f"robots.txt of {origin} disallows {refused} for user agent {agent!r}; {robots_hint}",
                 url=refused,
             )
         if message.startswith("max redirections reached"):
