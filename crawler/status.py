@@ -193,17 +193,23 @@ def _site(
         names = sorted(
             {name.removeprefix(_MISSING) for name in (*recent, *history) if name.startswith(_MISSING)}
         )
-    fields = []
+    fields: list[dict[str, Any]] = []
     for name in names:
-        share = recent[_MISSING + name] / pages if pages else 0.0
+        # None: no article page then, nothing measured (not 0% missing).
+        share = recent[_MISSING + name] / pages if pages else None
         past_pages = history["fields/pages"]
-        past = history[_MISSING + name] / past_pages if past_pages else 0.0
-        stopped = pages >= FIELD_MIN_PAGES and share >= 0.5 and share - past >= FIELD_JUMP
+        past = history[_MISSING + name] / past_pages if past_pages else None
+        stopped = (
+            share is not None
+            and pages >= FIELD_MIN_PAGES
+            and share >= 0.5
+            and share - (past or 0.0) >= FIELD_JUMP
+        )
         fields.append(
             {
                 "field": name,
-                "missing_24h": round(share, 3),
-                "missing_before": round(past, 3),
+                "missing_24h": None if share is None else round(share, 3),
+                "missing_before": None if past is None else round(past, 3),
                 "stopped": stopped,
             }
         )
@@ -248,7 +254,7 @@ def _site(
         attention.append(f"{dead} {letters}: `{suggest(f'dead list --site {site}')}`")
     attention.extend(
         f"field {field['field']} stopped matching: missing on {field['missing_24h']:.0%} of pages"
-        f" (before: {field['missing_before']:.0%}): the site's layout changed?"
+        f" (before: {_share(field['missing_before'])}): the site's layout changed?"
         for field in fields
         if field["stopped"]
     )
@@ -335,6 +341,10 @@ def _discover(server: redis.Redis, keys: Keys, site: str, recent: Counter[str]) 
         "frontier_hosts": int(server.hlen(frontier.target.best)),
         "model_shares": int(server.xlen(model.log_key)),
     }
+
+
+def _share(value: float | None) -> str:
+    return "no article page" if value is None else f"{value:.0%}"
 
 
 def _ban(server: redis.Redis, keys: Keys, site: str, now: float) -> dict[str, Any] | None:

@@ -142,7 +142,9 @@ def test_a_site_whose_rule_file_is_broken_stays_listed_with_its_counters_and_dea
     gone, wrong = sites["gone"], sites["wrong"]
     assert gone["rule_broken"] and wrong["rule_broken"] and not sites["demo-citynews"]["rule_broken"]
     assert (gone["pages_24h"], gone["new_24h"], gone["dead_letters"]) == (5, 4, 1)
-    assert gone["fields"] == [{"field": "body", "missing_24h": 0.25, "missing_before": 0.0, "stopped": False}]
+    # No article page in the 7 days before: nothing measured then (null), not 0% missing.
+    body = {"field": "body", "missing_24h": 0.25, "missing_before": None, "stopped": False}
+    assert gone["fields"] == [body]
     assert gone["attention"][0] == f"rule file has errors: {rules / 'gone.yaml'}"
     assert any(reason.startswith("1 dead letter") for reason in gone["attention"])
     assert wrong["attention"] == [f"rule file has errors: {rules / 'wrong.yaml'}"], "no grab overdue"

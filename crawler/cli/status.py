@@ -217,8 +217,8 @@ def _print_fields(console: Console, sites: list[dict[str, Any]]) -> None:
         recent, before = site["article_pages_24h"], site["article_pages_before"]
         cells = []
         for field in site["fields"]:
-            share = f"{field['missing_24h']:.0%}" if recent else "-"
-            past = f"{field['missing_before']:.0%}" if before else "-"
+            share = "-" if field["missing_24h"] is None else f"{field['missing_24h']:.0%}"
+            past = "-" if field["missing_before"] is None else f"{field['missing_before']:.0%}"
             cell = escape(f"{field['field']} {share} ({past})")
             cells.append(f"[red]{cell} STOPPED MATCHING[/red]" if field["stopped"] else cell)
         table.add_row(escape(site["site"]), f"{recent} ({before})", ", ".join(cells))
