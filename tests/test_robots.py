@@ -118,3 +118,17 @@ def test_rules_try_names_robotstxt_user_agent_when_it_is_set(
     assert refused.returncode == 1, refused.stderr
     assert f"disallows {server.url('/private/closed')} for user agent 'RuleBot';" in refused.stderr
     assert seen == [("/robots.txt", RULE_AGENT)], "robots.txt fetched as the rule's agent; the page never"
+
+
+def test_a_temp_crawl_whose_pages_robots_txt_disallows_says_so_on_its_last_line(
+    recorded: tuple[SiteServer, list[tuple[str, str]]], tmp_path: Path
+) -> None:
+    server, _ = recorded
+    site = _agent_site(server, tmp_path)
+    done = site.temp("--url", server.url("/private/closed"))
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    last = done.stdout.splitlines()[-1]
+    assert last.startswith(
+        "nothing could be fetched: its page was skipped, seen already or disallowed by robots.txt (`"
+    ), done.stdout
+    assert "rules try agent URL` says whether robots.txt disallows a URL)" in last, done.stdout

@@ -116,8 +116,16 @@ def run_temp(args: argparse.Namespace) -> int:
         )
         code = 1
     elif counts.fetched == 0 and counts.stored == 0:
-        dead = f" (`{suggest('dead list')}` for the errors)" if counts.errors else ""
-        print(f"nothing could be fetched: see the reasons above{dead}")
+        if counts.skipped and not counts.errors and not counts.refused:
+            site = rule.site if rule is not None else "SITE"
+            pages = "its page was" if counts.skipped == 1 else f"its {counts.skipped} pages were"
+            print(
+                f"nothing could be fetched: {pages} skipped, seen already or disallowed by robots.txt"
+                f" (`{suggest(f'rules try {site} URL')}` says whether robots.txt disallows a URL)"
+            )
+        else:
+            dead = f" (`{suggest('dead list')}` for the errors)" if counts.errors else ""
+            print(f"nothing could be fetched: see the reasons above{dead}")
         code = 1
     else:
         code = 0 if (counts.errors == 0 and counts.refused == 0) or counts.stored > 0 else 1
