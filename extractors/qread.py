@@ -262,6 +262,9 @@ class Reading:
 
     ``hard`` holds the lines of the block that are never text whatever the learned step says (link
     lists, the headline, captions, repeats); ``kept`` is qRead's own choice.
+
+    A reading is used up by the extraction made from it: ``_extraction`` lets go of the page's tree
+    (``walk.blocks``), so a reading is refined and extracted once, in that order.
     """
 
     title: str | None
