@@ -8,6 +8,9 @@ Order (the WHATWG encoding sniffing algorithm, simplified):
    declaration in the first ``PRESCAN_BYTES`` bytes;
 4. valid UTF-8, else UTF-16 without a BOM, else what ``charset-normalizer`` detects, else windows-1252.
 
+:func:`declared_encoding` is steps 1 to 3 alone, which read the first bytes only: the encoding a page
+declares, named without decoding the page (:func:`decode` takes its answer, so the two never disagree).
+
 Labels are read as browsers read them: GB2312 is GBK, ISO-8859-1 and ASCII are windows-1252. An encoding is
 named as the WHATWG Encoding Standard names it (``utf-8``, ``windows-1252``, ``gbk``, ``shift_jis``; IANA's
 ``utf-32le``/``be``, which only a BOM selects), the name every report gives, and decoded by the Python codec
@@ -32,6 +35,7 @@ import charset_normalizer
 __all__ = [
     "Decoded",
     "charset_from_content_type",
+    "declared_encoding",
     "decode",
     "decode_html",
     "looks_binary",
@@ -50,7 +54,8 @@ SNIFF_BYTES = 8192
 # Share of control bytes (other than tab, newlines, form feed, escape) above which data is not text.
 MAX_CONTROL_SHARE = 0.02
 
-Source = Literal["bom", "declared", "meta", "utf-8", "utf-16", "detected", "default"]
+Declaration = Literal["bom", "declared", "meta"]
+Source = Declaration | Literal["utf-8", "utf-16", "detected", "default"]
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     # UTF-32 first: its little-endian BOM starts with the UTF-16 one.
@@ -137,6 +142,7 @@ _WEB_NAMES = {
     "utf-16": "utf-16le",
     "utf-32": "utf-32le",
 }
+_BOM_LENGTHS = {encoding: len(bom) for bom, encoding in _BOMS}
 _WIDE = frozenset({"utf-16le", "utf-16be", "utf-32le", "utf-32be"})
 
 _CHARSET_RE = re.compile(rb"""charset\s*=\s*["']?\s*([A-Za-z0-9_.:()+-]{1,40})""", re.IGNORECASE)
@@ -238,24 +244,40 @@ def looks_binary(data: bytes) -> bool:
     return sniff_binary(data) is not None
 
 
+def declared_encoding(data: bytes, declared: str | None = None) -> tuple[str, Declaration] | None:
+    """The web encoding (its WHATWG name) that a page's bytes declare, and where: its byte order mark,
+    else ``declared`` (the transport's charset, as for :func:`decode`), else the ``<meta>`` charset or XML
+    declaration in its first ``PRESCAN_BYTES`` bytes. ``None`` when none of them names a web encoding
+    (:func:`decode` then detects it). Reads those bytes only: never decodes the page.
+
+    >>> declared_encoding(b"<meta charset=gb2312>", "text/html; charset=latin1")
+    ('windows-1252', 'declared')
+    """
+    for bom, bom_encoding in _BOMS:
+        if data.startswith(bom):
+            return bom_encoding, "bom"
+    label = declared
+    if label and ("=" in label or "/" in label):
+        label = charset_from_content_type(label)
+    encoding = normalize_encoding(label)
+    if encoding is not None:
+        return encoding, "declared"
+    encoding = _prescan(data[:PRESCAN_BYTES])
+    if encoding is not None:
+        return encoding, "meta"
+    return None
+
+
 def decode(data: bytes, declared: str | None = None) -> Decoded:
     """Decode a page's bytes (see the module docstring for the order); never raises for any input.
 
     ``declared`` is the charset given by the transport: either a bare label (``"gbk"``) or a whole
     ``Content-Type`` value (``"text/html; charset=gbk"``).
     """
-    for bom, bom_encoding in _BOMS:
-        if data.startswith(bom):
-            return Decoded(data[len(bom) :].decode(_CODECS[bom_encoding], "replace"), bom_encoding, "bom")
-    label = declared
-    if label and ("=" in label or "/" in label):
-        label = charset_from_content_type(label)
-    encoding = normalize_encoding(label)
-    if encoding is not None:
-        return _decoded(data, encoding, "declared")
-    encoding = _prescan(data[:PRESCAN_BYTES])
-    if encoding is not None:
-        return _decoded(data, encoding, "meta")
+    found = declared_encoding(data, declared)
+    if found is not None:
+        name, source = found
+        return _decoded(data[_BOM_LENGTHS[name] :] if source == "bom" else data, name, source)
     wide = _utf16_without_bom(data[:SNIFF_BYTES])
     if wide is not None:
         return _decoded(data, wide, "utf-16")

@@ -26,7 +26,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/r/ID``                      a 302 redirect to ``/a/ID``
 ``/flaky/ID?fail=N``           503 (``Retry-After: 0``) for the first N requests of ID, then the article
 ``/gbk-as-utf8``               the GBK article, sent with ``charset=utf-8`` in its Content-Type
-``/utf8-as-gb2312``            the same article, its paragraphs thrice, in UTF-8 sent with ``charset=gb2312``
+``/utf8-as-gb2312``            the same article, its paragraphs thrice, in UTF-8 sent with ``charset=gb2312``;
+                               ``?in=meta``: declared in ``<meta charset>``, the Content-Type without one
 ``/unsized?kb=N``              an N KB HTML page without Content-Length (its end is the connection's)
 ``/feed?to=P,Q&format=F``      a feed of entries linking to P, Q, ... (relative as given): ``rss`` (RSS
                                2.0, the default), ``rss1`` (RSS 1.0), ``rss091`` or ``atom``; entry N
@@ -417,7 +418,11 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self._send(200, chinese.encode("gbk"), "text/html; charset=utf-8")
         elif path == "/utf8-as-gb2312":
             chinese = article_page(GBK_TITLE, GBK_PARAGRAPHS * 3, lang="zh")
-            self._send(200, chinese.encode(), "text/html; charset=gb2312")
+            if query.get("in") == "meta":
+                chinese = chinese.replace("<head>", '<head><meta charset="gb2312">', 1)
+                self._send(200, chinese.encode(), "text/html")
+            else:
+                self._send(200, chinese.encode(), "text/html; charset=gb2312")
         elif path == "/unsized":
             size = int(float(query.get("kb", "100")) * 1024)
             self.send_response(200)

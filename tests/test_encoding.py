@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from extractors.encoding import (
     charset_from_content_type,
+    declared_encoding,
     decode,
     decode_html,
     looks_binary,
@@ -183,6 +184,95 @@ def test_decode_never_raises(data: bytes, declared: str | None) -> None:
     result = decode(data, declared)
     assert isinstance(result.text, str)
     looks_binary(data)
+
+
+@pytest.mark.parametrize(
+    ("bom", "name"),
+    [
+        (codecs.BOM_UTF8, "utf-8"),
+        (codecs.BOM_UTF16_LE, "utf-16le"),
+        (codecs.BOM_UTF16_BE, "utf-16be"),
+        (codecs.BOM_UTF32_LE, "utf-32le"),
+        (codecs.BOM_UTF32_BE, "utf-32be"),
+    ],
+)
+def test_declared_encoding_byte_order_mark_wins_over_the_header_and_the_meta(bom: bytes, name: str) -> None:
+    data = bom + page(FRENCH, '<meta charset="iso-8859-1">').encode("latin-1")
+    assert declared_encoding(data, "text/html; charset=gbk") == (name, "bom")
+
+
+def test_declared_encoding_header_wins_over_meta() -> None:
+    data = page(RUSSIAN, '<meta charset="utf-8">').encode("cp1251")
+    assert declared_encoding(data, "text/html; charset=windows-1251") == ("windows-1251", "declared")
+    assert declared_encoding(data, "windows-1251") == ("windows-1251", "declared")
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        '<meta charset="windows-1251">',
+        '<meta http-equiv="Content-Type" content="text/html; charset=cp1251">',
+    ],
+)
+def test_declared_encoding_meta_is_found_without_or_past_a_useless_header(head: str) -> None:
+    data = page(RUSSIAN, head).encode("cp1251")
+    for declared in (None, "", "text/html", "text/html; charset=no-such-charset"):
+        assert declared_encoding(data, declared) == ("windows-1251", "meta")
+    xml = ('<?xml version="1.0" encoding="windows-1251"?>' + page(RUSSIAN)).encode("cp1251")
+    assert declared_encoding(xml) == ("windows-1251", "meta")
+
+
+def test_declared_encoding_is_none_for_a_page_declaring_nothing() -> None:
+    assert declared_encoding(page(CHINESE).encode("gbk"), "text/html") is None
+    assert declared_encoding(page(CHINESE).encode()) is None
+    late = page(FRENCH * 200, '<meta charset="windows-1252">').replace("<meta", FRENCH * 100 + "<meta", 1)
+    assert len(late.split("<meta")[0].encode()) > 8192
+    assert declared_encoding(late.encode()) is None, "a <meta> past the first 8192 bytes is not read"
+
+
+@pytest.mark.parametrize(
+    ("label", "name"),
+    [
+        ("latin1", "windows-1252"),
+        ("ISO-8859-1", "windows-1252"),
+        ("us-ascii", "windows-1252"),
+        ("x-gbk", "gbk"),
+        ("gb2312", "gbk"),
+        ("GBK", "gbk"),
+        ("gb18030", "gb18030"),
+        ("x-sjis", "shift_jis"),
+        ("big5-hkscs", "big5"),
+        ("utf8", "utf-8"),
+    ],
+)
+def test_declared_encoding_reads_web_labels_as_browsers_do(label: str, name: str) -> None:
+    data = page(FRENCH).encode()
+    assert declared_encoding(data, f"text/html; charset={label}") == (name, "declared")
+    assert declared_encoding(page(FRENCH, f'<meta charset="{label}">').encode()) == (name, "meta")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.one_of(
+        st.binary(max_size=512),
+        st.sampled_from(
+            ["", '<meta charset="gb2312">', '<meta charset="latin1">', '<meta charset="utf-16">']
+        ).map(lambda head: page(FRENCH, head).encode()),
+    ),
+    bom=st.sampled_from([b"", codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF32_LE]),
+    declared=st.one_of(
+        st.none(), st.sampled_from(["text/html; charset=x-gbk", "latin1", "rot13"]), st.text(max_size=30)
+    ),
+)
+def test_declared_encoding_is_what_decode_decides_by_the_declarations(
+    data: bytes, bom: bytes, declared: str | None
+) -> None:
+    found = declared_encoding(bom + data, declared)
+    result = decode(bom + data, declared)
+    if found is None:
+        assert result.source not in ("bom", "declared", "meta")
+    else:
+        assert (result.encoding, result.source) == found
 
 
 def test_charset_from_content_type() -> None:

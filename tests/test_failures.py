@@ -28,6 +28,7 @@ from urllib.parse import quote
 import pytest
 import redis
 from conftest import SiteServer
+from siteserver import GBK_PARAGRAPHS, GBK_TITLE, article_page
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.errors import folder_advice
@@ -1290,14 +1291,72 @@ def test_a_page_declaring_utf8_but_sent_in_gbk_is_stored_readable(site: Site) ->
     assert "\ufffd" not in str(article["body"])
 
 
-def test_a_page_declaring_gb2312_but_sent_in_utf8_is_warned_of_by_the_web_name_gbk(site: Site) -> None:
-    site.rule("/utf8-as-gb2312")
+@pytest.mark.parametrize("path", ["/utf8-as-gb2312", "/utf8-as-gb2312?in=meta"], ids=["header", "meta"])
+def test_a_page_declaring_gb2312_but_sent_in_utf8_is_warned_of_by_the_web_name_gbk(
+    site: Site, path: str
+) -> None:
+    site.rule(path)
     done = site.temp()
     assert done.returncode == 0, done.stderr[-4000:]
-    assert "/utf8-as-gb2312: declared gbk, but " in done.stderr, done.stderr[-4000:]
+    assert f"{path}: declared gbk, but " in done.stderr, done.stderr[-4000:]
     assert "gb18030" not in done.stderr
     (article,) = site.stored().values()
     assert article["title"] == "长江大桥完成检修重新通车"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "head"),
+    [("text/html; charset=gb2312", ""), ("text/html", '<meta charset="gb2312">')],
+    ids=["header", "meta"],
+)
+def test_the_charset_a_misdeclaring_page_declares_is_named_without_decoding_it_again(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    content_type: str,
+    head: str,
+) -> None:
+    """The page is decoded once more, by detection; the charset it declares (in its Content-Type or its
+    <meta>) is read from those bytes, not by decoding the whole page a third time."""
+    from scrapy.http import HtmlResponse, Request
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.worker.spider import SitesSpider
+    from extractors import encoding
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "news.yaml").write_text(RULE.format(start="http://127.0.0.1/"), encoding="utf-8")
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    values.update(
+        CRAWLER_RULES_DIR=str(rules),
+        CRAWLER_DATA_DIR=str(tmp_path),
+        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
+    )
+    html = article_page(GBK_TITLE, GBK_PARAGRAPHS * 3, lang="zh").replace("<head>", f"<head>{head}")
+    request = Request("http://127.0.0.1/news/bridge", meta={"site": "news", "kind": "article"})
+    response = HtmlResponse(
+        request.url, body=html.encode(), headers={"Content-Type": content_type}, request=request
+    )
+    decoded: list[str] = []
+    full_decode = encoding._decoded
+
+    def counted(data: bytes, name: str, source: encoding.Source) -> encoding.Decoded:
+        decoded.append(source)
+        return full_decode(data, name, source)
+
+    with EmbeddedRedis(tmp_path / "redis") as server:
+        crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.url})
+        spider = SitesSpider.from_crawler(crawler)
+        crawler.spider = spider
+        monkeypatch.setattr(encoding, "_decoded", counted)
+        with caplog.at_level(logging.WARNING):
+            rule, text = spider._page(response)
+    assert rule is not None and text is not None and GBK_TITLE in text.text
+    said = [record.getMessage() for record in caplog.records]
+    assert any("/news/bridge: declared gbk, but " in line for line in said), said
+    assert decoded == ["detected"], "the page is decoded by detection, and not again to name its charset"
 
 
 def test_a_response_cut_at_the_size_limit_is_dead_lettered_with_its_reason(site: Site) -> None:

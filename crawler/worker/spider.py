@@ -90,7 +90,7 @@ from crawler.worker.robots import robots_agent
 from crawler.worker.scheduler import leases_ending
 from extractors import extract
 from extractors.documents import document_kind
-from extractors.encoding import decode, normalize_encoding, python_codec, redetect
+from extractors.encoding import declared_encoding, normalize_encoding, python_codec, redetect
 
 __all__ = ["SitesSpider"]
 
@@ -1061,10 +1061,13 @@ def _work(response: Response) -> Work:
 
 def _web_name(response: TextResponse) -> str:
     """The web encoding's name (``windows-1252``, ``gbk``) of what the response was decoded as: the name
-    decided from its declared charset (``gbk`` for GB2312), which the codec Scrapy decoded it with
-    (``gb18030``, for GBK and GB2312 alike) cannot tell; the codec's name when the two differ."""
+    of the charset it declares (BOM, Content-Type, ``<meta>``: ``gbk`` for GB2312), which the codec Scrapy
+    decoded it with (``gb18030``, for GBK and GB2312 alike) cannot tell; the codec's name when it declares
+    none or the two differ. Reads the declarations only, never decodes the body again."""
     content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
-    decided = decode(response.body, content_type).encoding
-    if codecs.lookup(python_codec(decided)).name == codecs.lookup(response.encoding).name:
-        return decided
+    found = declared_encoding(response.body, content_type)
+    if found is not None:
+        declared = found[0]
+        if codecs.lookup(python_codec(declared)).name == codecs.lookup(response.encoding).name:
+            return declared
     return normalize_encoding(response.encoding) or response.encoding
