@@ -530,8 +530,49 @@ def test_connect_to_nothing_and_to_a_bad_url() -> None:
         connect(f"redis://bob:hunter2@127.0.0.1:{port}/0?token=zz&socket_timeout=3")
     assert str(info.value).startswith(
         f"the Redis URL 'redis://***@127.0.0.1:{port}/0?token=***&socket_timeout=3' has query parameters"
-        " Redis does not know: token;"
+        " redis-py does not take for a redis:// URL: token;"
     ), info.value
+
+
+def test_query_parameters_redis_py_takes_for_the_scheme_are_accepted(redis_server: str) -> None:
+    # The connection pool takes max_connections; TLS options are the rediss:// connection's. Getting as far
+    # as "cannot reach" means redis-py built a connection with them.
+    port = _closed_port()
+    for url in (
+        f"redis://127.0.0.1:{port}/0?max_connections=10&socket_keepalive=yes",
+        f"rediss://127.0.0.1:{port}/0?max_connections=10&ssl_cert_reqs=none&ssl_check_hostname=no"
+        "&ssl_include_verify_flags=VERIFY_X509_STRICT&ssl_exclude_verify_flags=VERIFY_X509_PARTIAL_CHAIN",
+    ):
+        with pytest.raises(RedisUnavailableError, match=r"^cannot reach Redis at "):
+            connect(url)
+    client = connect(f"{redis_server}?max_connections=10&health_check_interval=5")
+    try:
+        assert client.connection_pool.max_connections == 10
+        assert client.ping()
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "refused"),
+    [
+        ("ssl_cert_reqs=none", "ssl_cert_reqs (only rediss:// URLs take it)"),
+        ("ssl_check_hostname=no", "ssl_check_hostname (only rediss:// URLs take it)"),
+        ("timeout=3", "timeout (redis-py reads it, but no connection from a URL takes it)"),
+    ],
+)
+def test_a_query_parameter_redis_py_would_fail_on_is_refused_and_not_listed_as_known(
+    query: str, refused: str
+) -> None:
+    url = f"redis://127.0.0.1:{_closed_port()}/0?{query}"
+    with pytest.raises(RedisUnavailableError) as info:
+        connect(url)
+    said = str(info.value)
+    assert f"has query parameters redis-py does not take for a redis:// URL: {refused};" in said, said
+    assert "redis-py would fail with a TypeError at the first command" in said, said
+    known = said.split("known ones for redis:// include ", 1)[1].rstrip(")").split(", ")
+    assert "max_connections" in known
+    assert refused.partition(" ")[0] not in known, said
 
 
 def test_redis_url_wins_over_the_embedded_server(redis_server: str, data_dir: Path) -> None:

@@ -12,11 +12,13 @@ Typical use (the caller closes the embedded server, which stops it only if this 
 
 from __future__ import annotations
 
+import functools
 import inspect
 from pathlib import Path, PurePosixPath
 from urllib.parse import parse_qs, urlsplit
 
 import redis
+from redis.connection import URL_QUERY_ARGUMENT_PARSERS
 
 from crawler.errors import redacted
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
@@ -118,8 +120,17 @@ def _data_file(server: redis.Redis, setting: str) -> PurePosixPath | None:
 
 
 def _client(url: str, source: str) -> redis.Redis:
+    scheme = urlsplit(url).scheme
+    refused = _refused_query_parameters(url, scheme) if scheme in _CONNECTION_CLASSES else []
+    if refused:
+        shown = ", ".join(sorted(_query_parameters(scheme) & _SHOWN))
+        raise RedisUnavailableError(
+            f"{source} {redacted(url)!r} has query parameters redis-py does not take for a {scheme}:// URL:"
+            f" {', '.join(refused)}; redis-py would fail with a TypeError at the first command; remove them"
+            f" (known ones for {scheme}:// include {shown})"
+        )
     try:
-        client = redis.Redis.from_url(
+        return redis.Redis.from_url(
             url,
             decode_responses=False,
             socket_connect_timeout=CONNECT_TIMEOUT,
@@ -131,22 +142,57 @@ def _client(url: str, source: str) -> redis.Redis:
             f"{source} {redacted(url)!r} is not a Redis URL ({exc}); expected"
             " redis://host:port/db, rediss://host:port/db or unix:///path/to/redis.sock"
         ) from None
-    # redis-py hands a URL's query parameters to its connections as they are, so an unknown one fails at
-    # the first command, with a TypeError.
-    known = {
+
+
+# The connections redis-py makes for a URL of each scheme.
+_CONNECTION_CLASSES: dict[str, type[object]] = {
+    "redis": redis.Connection,
+    "rediss": redis.SSLConnection,
+    "unix": redis.UnixDomainSocketConnection,
+}
+# The query parameters a refusal names as known ones when the URL's scheme takes them: the common ones,
+# not redis-py's internal ones.
+_SHOWN = frozenset(URL_QUERY_ARGUMENT_PARSERS) | {
+    "client_name",
+    "password",
+    "ssl_ca_certs",
+    "ssl_cert_reqs",
+    "ssl_certfile",
+    "ssl_keyfile",
+    "username",
+}
+
+
+@functools.cache
+def _query_parameters(scheme: str) -> frozenset[str]:
+    """The query parameters redis-py takes in a URL of ``scheme``: what its connection pool keeps
+    (``max_connections``) and the keyword parameters of the connections it makes for that scheme, to
+    which it hands every other query parameter as it is."""
+    pool = set(inspect.signature(redis.ConnectionPool.__init__).parameters) & set(URL_QUERY_ARGUMENT_PARSERS)
+    keywords = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    connection = {
         name
-        for cls in client.connection_pool.connection_class.__mro__
+        for cls in _CONNECTION_CLASSES[scheme].__mro__
         if "__init__" in vars(cls)
-        for name in inspect.signature(vars(cls)["__init__"]).parameters
+        for name, parameter in inspect.signature(vars(cls)["__init__"]).parameters.items()
+        if parameter.kind in keywords and name != "self"
     }
-    unknown = sorted(set(parse_qs(urlsplit(url).query)) - set(known))
-    if unknown:
-        client.close()
-        raise RedisUnavailableError(
-            f"{source} {redacted(url)!r} has query parameters Redis does not know: {', '.join(unknown)};"
-            " remove them (known ones include db, password, socket_timeout, ssl_cert_reqs)"
-        )
-    return client
+    return frozenset(pool | connection)
+
+
+def _refused_query_parameters(url: str, scheme: str) -> list[str]:
+    """The query parameters of ``url`` that redis-py does not take for ``scheme``, each with what takes it
+    when something does (redis-py would hand them to a connection that fails on them)."""
+    refused = []
+    for name in sorted(set(parse_qs(urlsplit(url).query)) - _query_parameters(scheme)):
+        takers = [f"{other}://" for other in _CONNECTION_CLASSES if name in _query_parameters(other)]
+        if takers:
+            refused.append(f"{name} (only {' and '.join(takers)} URLs take it)")
+        elif name in URL_QUERY_ARGUMENT_PARSERS:
+            refused.append(f"{name} (redis-py reads it, but no connection from a URL takes it)")
+        else:
+            refused.append(name)
+    return refused
 
 
 def _ping_failure(client: redis.Redis) -> str | None:
