@@ -129,6 +129,11 @@ _SECRET_NAMES = (
     "access_token",
     "auth",
     "authorization",
+    "code",
+    "auth_code",
+    "authorization_code",
+    "ticket",
+    "jwt",
     "api_key",
     "apikey",
     "key",
@@ -157,16 +162,26 @@ _SECRET_PARAMETER_RE = re.compile(
     re.IGNORECASE,
 )
 
+# The user name and password of a URL inside another one's query or fragment (?next=http://u:pw@host/),
+# plain or percent-encoded: up to the last "@" before its host, which ends at a "/", "?", "#", "&" or ";".
+_NESTED_USERINFO_RE = re.compile(
+    r"(?<![a-z0-9+.-])(?P<scheme>[a-z][a-z0-9+.-]*(?::|%3a)(?:/|%2f){2})(?:[^/?#&;%]|%(?!2f|3f|23)[0-9a-f]{2})*(?P<at>@|%40)",
+    re.IGNORECASE,
+)
+
 
 def redacted(url: str) -> str:
     """``url`` as a message may show it: its user name and password, whatever stands before the ``@`` of
     its authority, as ``***`` (a user name can be the secret: a proxy's API key, a token); the values of
-    query or fragment parameters that may be secrets (``password=``, ``token=``, ``api_key=``...) as
-    ``***``; scheme, host, port and path as they are. A value with no ``scheme://`` is read as an
-    authority and what follows it (``user:pw@host:3128``).
+    query or fragment parameters that may be secrets (``password=``, ``token=``, ``api_key=``, OAuth's
+    ``code=``...) as ``***``, and so the user name and password of a URL in a query or fragment value
+    (``?next=http://u:pw@host/``, plain or percent-encoded); scheme, host, port and path as they are. A
+    value with no ``scheme://`` is read as an authority and what follows it (``user:pw@host:3128``).
 
     >>> redacted("redis://user:s3cret@db.test:6379/0?password=s3cret&health=1")
     'redis://***@db.test:6379/0?password=***&health=1'
+    >>> redacted("https://site.test/login?next=http://u:s3cret@evil.test/")
+    'https://site.test/login?next=http://***@evil.test/'
     """
     scheme, separator, rest = url.partition("://")
     if not separator:
@@ -184,5 +199,5 @@ def redacted(url: str) -> str:
         at = -1
     if at >= 0:
         rest = "***" + rest[at:]
-    shown = f"{scheme}{separator}{rest}"
+    shown = _NESTED_USERINFO_RE.sub(r"\g<scheme>***\g<at>", f"{scheme}{separator}{rest}")
     return _SECRET_PARAMETER_RE.sub(r"\g<name>***", shown)

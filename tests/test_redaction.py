@@ -52,6 +52,22 @@ from crawler.worker.fetch import check_url
             "https://site.test/a;jsessionid=s3c?sessionid=s3c&client_secret=s3c&apikey=s3c#access_token=s3c",
             "https://site.test/a;jsessionid=***?sessionid=***&client_secret=***&apikey=***#access_token=***",
         ),
+        (
+            "https://site.test/login?next=http://u:s3cret@evil.test/a&q=1",
+            "https://site.test/login?next=http://***@evil.test/a&q=1",
+        ),
+        (
+            "https://site.test/login?next=https%3A%2F%2Fu%3As3c%40ret%40evil.test%2Fa&q=1#to=ftp://s3c@f.test",
+            "https://site.test/login?next=https%3A%2F%2F***%40evil.test%2Fa&q=1#to=ftp://***@f.test",
+        ),
+        (
+            "https://site.test/next?to=http://evil.test/a@b&go=https%3A%2F%2Fevil.test%2Fa%40b",
+            "https://site.test/next?to=http://evil.test/a@b&go=https%3A%2F%2Fevil.test%2Fa%40b",
+        ),
+        (
+            "https://site.test/cb?code=s3c&state=xyz&id_token=s3c&auth_code=s3c&Code=s3c",
+            "https://site.test/cb?code=***&state=xyz&id_token=***&auth_code=***&Code=***",
+        ),
         ("http://[::1]:8080/a@b", "http://[::1]:8080/a@b"),
         ("localhost", "localhost"),
         ("", ""),
