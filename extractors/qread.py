@@ -57,7 +57,9 @@ PREVIEW_CHARS = 80
 
 
 @dataclass(slots=True)
-class _Line:
+class Line:
+    """A text line of the page, with its words and those in links."""
+
     text: str
     words: int
     link_words: int
@@ -69,7 +71,9 @@ class _Line:
 
 
 @dataclass(slots=True)
-class _Segment:
+class Segment:
+    """A run of lines with fewer than θ empty lines between them."""
+
     start: int  # index of the first line in the line list
     end: int  # one past the last line
     words: int
@@ -81,29 +85,32 @@ class _Segment:
         return self.words / self.lines if self.lines else 0.0
 
 
-def _segment(lines: list[_Line], theta: int) -> list[_Segment]:
-    segments: list[_Segment] = []
+def split_segments(lines: list[Line], theta: int) -> list[Segment]:
+    """The segments of ``lines``: a line with ``theta`` or more empty lines before it starts a new one."""
+    segments: list[Segment] = []
     start = 0
     for index in range(1, len(lines) + 1):
         if index == len(lines) or lines[index].gap >= theta:
             part = lines[start:index]
             words = sum(line.words for line in part)
             content = sum(line.words - line.link_words for line in part)
-            segments.append(_Segment(start, index, words, content, len(part)))
+            segments.append(Segment(start, index, words, content, len(part)))
             start = index
     return segments
 
 
-def _result(
+def segments_extraction(
     algorithm: str,
     title: str | None,
-    lines: list[_Line],
-    segments: list[_Segment],
+    lines: list[Line],
+    segments: list[Segment],
     similarities: list[float | None],
     chosen: set[int],
     reasons: dict[int, str],
     kept_lines: set[int] | None = None,
 ) -> Extraction:
+    """The extraction of the ``chosen`` segments (only their ``kept_lines`` when given), with every segment
+    as a block: its density, its title similarity and the reason it was or was not chosen."""
     paragraphs = [
         lines[i].text
         for index in sorted(chosen)
@@ -129,17 +136,17 @@ def _result(
     return Extraction.of(paragraphs, title=title, algorithm=algorithm, blocks=blocks, notes=notes)
 
 
-def _texts(lines: list[_Line], segment: _Segment) -> Iterable[str]:
+def segment_texts(lines: list[Line], segment: Segment) -> Iterable[str]:
     """The texts of the segment's lines (its text, joined by line breaks: not joined, a huge page's segment
     would be one more copy of its text)."""
     return (lines[i].text for i in range(segment.start, segment.end))
 
 
-def _preview(lines: list[_Line], segment: _Segment) -> str:
+def _preview(lines: list[Line], segment: Segment) -> str:
     """The first ``PREVIEW_CHARS`` characters of the segment's text, its line breaks shown as `` / ``."""
     texts: list[str] = []
     joined = -1  # length of the texts joined by line breaks
-    for text in _texts(lines, segment):
+    for text in segment_texts(lines, segment):
         if joined >= PREVIEW_CHARS:
             break
         texts.append(text)
@@ -148,7 +155,7 @@ def _preview(lines: list[_Line], segment: _Segment) -> str:
 
 
 # Elements that end a text line.
-_BLOCK_TAGS = frozenset(
+BLOCK_TAGS = frozenset(
     "p div li h1 h2 h3 h4 h5 h6 td th tr dt dd blockquote pre section article main aside header "
     "footer nav ul ol dl table tbody thead tfoot figure figcaption form fieldset address details "
     "summary hr caption center body legend".split()
@@ -212,14 +219,14 @@ _ARTICLE_MARK_TAGS = frozenset({"article", "main", "h1"})
 # What the walk does with each tag, as bit flags looked up once per element.
 _BLOCK, _CONTAINER, _SUSPECT, _MARK, _LINK, _BREAK, _CODE = 1, 2, 4, 8, 16, 32, 64
 _TAG_KIND: dict[object, int] = {
-    tag: (tag in _BLOCK_TAGS and _BLOCK)
+    tag: (tag in BLOCK_TAGS and _BLOCK)
     | (tag in _CONTAINER_TAGS and _CONTAINER)
     | (tag in _SUSPECT_TAGS and _SUSPECT)
     | (tag in _ARTICLE_MARK_TAGS and _MARK)
     | (tag == "a" and _LINK)
     | (tag == "br" and _BREAK)
     | (tag == "pre" and _CODE)
-    for tag in {*_BLOCK_TAGS, *_CONTAINER_TAGS, *_SUSPECT_TAGS, *_ARTICLE_MARK_TAGS, "a", "br"}
+    for tag in {*BLOCK_TAGS, *_CONTAINER_TAGS, *_SUSPECT_TAGS, *_ARTICLE_MARK_TAGS, "a", "br"}
 }
 # What marks a boilerplate-looking element (see _looks_boilerplate and _hidden), and what guards it (an
 # article mark).
@@ -268,9 +275,9 @@ class Reading:
     """
 
     title: str | None
-    lines: list[_Line]
+    lines: list[Line]
     walk: _Walk
-    segments: list[_Segment]
+    segments: list[Segment]
     similarities: list[float | None]
     best: int
     kinds: list[int]
@@ -340,11 +347,11 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
         place_streamed(again)
         walk = _walk(_filtered(again))
     lines = walk.lines
-    segments = _segment(lines, THETA)
+    segments = split_segments(lines, THETA)
     if not segments:
         return Extraction.empty(ALGORITHM, title, "no text left after filtering")
     title_terms = terms(title) if title else None
-    similarities = [block_similarity(_texts(lines, s), title_terms, explain) for s in segments]
+    similarities = [block_similarity(segment_texts(lines, s), title_terms, explain) for s in segments]
     # 4. The core: the best segment by content density and size.
     scores = [_score(s) for s in segments]
     best = max(range(len(segments)), key=scores.__getitem__)
@@ -411,7 +418,7 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
     )
 
 
-def _notices(lines: list[_Line], kept: set[int]) -> tuple[list[int], list[int]]:
+def _notices(lines: list[Line], kept: set[int]) -> tuple[list[int], list[int]]:
     """The kept CJK lines that are a dateline with the source ("2022-02-13 07:00 来源：央广网"), and those
     from a copyright or reprint notice ("反侵权公告", "原创版权禁止商业转载", "声明：该文观点仅代表作者本人")
     in the second half of the kept text to the end."""
@@ -462,7 +469,7 @@ def _extraction(reading: Reading, kept: set[int], algorithm: str) -> Extraction:
     # Nothing reads the tree from here on: it goes before the text is joined (a 21 MB page's tree is
     # about 120 MB, its text up to 30 MB).
     reading.walk.blocks.clear()
-    extraction = _result(
+    extraction = segments_extraction(
         algorithm, reading.title, reading.lines, segments, reading.similarities, chosen, reasons, kept
     )
     extraction.notes = notes + extraction.notes
@@ -491,7 +498,7 @@ GOOD_LINE_CJK = 20
 LINK_LIST_SHARE = 2 / 3
 
 
-def _kind(line: _Line, cjk: bool) -> int:
+def _kind(line: Line, cjk: bool) -> int:
     if line.link_words > LINK_LIST_SHARE * line.words:
         return BAD
     content = line.words - line.link_words
@@ -536,7 +543,7 @@ def _common_ancestors(parents: list[int], first: int, last: int) -> list[int]:
     return chain[chain.index(node) :]
 
 
-def _score(segment: _Segment) -> float:
+def _score(segment: Segment) -> float:
     """qRead's density d(S), of the words outside links, times the square root of their number.
 
     Density alone lets a one-line caption beat a long article; the size weight fixes that. On the
@@ -548,7 +555,7 @@ def _score(segment: _Segment) -> float:
 
 @dataclass(slots=True)
 class _Walk:
-    lines: list[_Line]
+    lines: list[Line]
     parents: list[int]  # walk id of each block element's parent block element (-1 for the root)
     span: list[tuple[int, int]]  # walk id -> positions of its start and end events
     blocks: list[lxml.etree._Element]  # walk id -> the block element
@@ -562,7 +569,7 @@ def _walk(root: lxml.etree._Element) -> _Walk:
     Lines inside boilerplate blocks (stage 1) are left out, unless the block holds an article mark or most
     of the page's text: a class word is a hint, not proof ("no-sidebar" on the page wrapper).
     """
-    lines: list[_Line] = []
+    lines: list[Line] = []
     pieces: list[str] = []
     link_pieces: list[str] = []
     parents: list[int] = [-1]
@@ -590,7 +597,7 @@ def _walk(root: lxml.etree._Element) -> _Walk:
             cjk = not text.isascii() and CJK_RE.search(text) is not None
             link_text = "".join(link_pieces)
             lines.append(
-                _Line(
+                Line(
                     text,
                     count_words(text) if cjk else len(words),
                     (count_words(link_text) if cjk else len(split_space(link_text))) if link_text else 0,
@@ -700,7 +707,7 @@ def _hidden(name: str, value: str) -> int:
     return _HIDDEN if name == "hidden" or value == "true" else 0
 
 
-def _without_boilerplate(lines: list[_Line], suspects: list[list[int]]) -> list[_Line]:
+def _without_boilerplate(lines: list[Line], suspects: list[list[int]]) -> list[Line]:
     if not suspects or not lines:
         return lines
     positions = [line.position for line in lines]

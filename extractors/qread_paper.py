@@ -21,7 +21,15 @@ import lxml.etree
 
 from extractors.htmlparse import page_title, parse_tree
 from extractors.model import Extraction
-from extractors.qread import _BLOCK_TAGS, THETA, _Line, _result, _Segment, _segment, _texts
+from extractors.qread import (
+    BLOCK_TAGS,
+    THETA,
+    Line,
+    Segment,
+    segment_texts,
+    segments_extraction,
+    split_segments,
+)
 from extractors.text import cosine, count_words, normalize_space, terms
 
 __all__ = ["PAPER_ALGORITHM", "extract_paper"]
@@ -52,24 +60,26 @@ def extract_paper(
     lxml.etree.strip_elements(root, *_PAPER_DROP_TAGS, with_tail=False)
     # 2. Remove the tags; </p> and <br> become line breaks, the source's own line breaks stay.
     raw_lines = "".join(_paper_text(root)).split("\n")
-    lines: list[_Line] = []
+    lines: list[Line] = []
     empty = 0
     for raw in raw_lines:
         text = normalize_space(raw)
         if not text:
             empty += 1
             continue
-        lines.append(_Line(text, count_words(text), 0, empty, "text"))
+        lines.append(Line(text, count_words(text), 0, empty, "text"))
         empty = 0
     # 3. Segments: runs of lines with fewer than θ empty lines between them.
-    segments = _segment(lines, THETA)
+    segments = split_segments(lines, THETA)
     if not segments:
         return Extraction.empty(PAPER_ALGORITHM, title, "no text left after filtering")
     # 4. and 5. Densest segment, corrected by title similarity.
     title_terms = terms(title) if title else None
-    similarities = [cosine(terms(_texts(lines, s)), title_terms) if title_terms else 0.0 for s in segments]
+    similarities = [
+        cosine(terms(segment_texts(lines, s)), title_terms) if title_terms else 0.0 for s in segments
+    ]
     chosen = _paper_choice(segments, similarities)
-    return _result(PAPER_ALGORITHM, title, lines, segments, list(similarities), chosen, {})
+    return segments_extraction(PAPER_ALGORITHM, title, lines, segments, list(similarities), chosen, {})
 
 
 def _paper_text(root: lxml.etree._Element) -> Iterable[str]:
@@ -90,14 +100,14 @@ def _paper_text(root: lxml.etree._Element) -> Iterable[str]:
                 if element.tail:
                     yield lines.add(element.tail)
                 continue
-            if element.tag in _BLOCK_TAGS:
+            if element.tag in BLOCK_TAGS:
                 lines.block_edge()
             if element.text:
                 yield lines.add(element.text)
             continue
         if element.tag in ("p", "br"):
             yield lines.add("\n")
-        elif element.tag in _BLOCK_TAGS:
+        elif element.tag in BLOCK_TAGS:
             lines.block_edge()
         if element.tail:
             yield lines.add(element.tail)
@@ -134,7 +144,7 @@ class _SourceLines:
         return text
 
 
-def _paper_choice(segments: list[_Segment], similarities: list[float]) -> set[int]:
+def _paper_choice(segments: list[Segment], similarities: list[float]) -> set[int]:
     densest = max(range(len(segments)), key=lambda i: segments[i].density)
     if similarities[densest] < TITLE_SIMILARITY:
         # Case 1: a one- or two-sentence article is not the densest segment, but it resembles the title.

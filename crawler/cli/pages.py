@@ -52,10 +52,11 @@ def read_page(
     headers: Mapping[str, str] | None = None,
     private_domains: Sequence[str] = (),
     proxy: str | None = None,
-    robots_hint: str = "pass --ignore-robots to fetch it anyway",
+    robots_hint: str | None = None,
 ) -> Page:
     """The page's bytes from a URL (fetched with ``headers``; hosts of ``private_domains`` may be private
-    addresses), a file or stdin (``-``);
+    addresses; ``robots_hint`` ends the error of a page robots.txt disallows, fetch's own when None), a file
+    or stdin (``-``);
     :class:`InputError` / ``FetchError`` else."""
     if not source.strip():
         raise InputError("no page given: expected an http(s) URL, the path of an HTML file, or - for stdin")

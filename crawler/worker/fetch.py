@@ -46,10 +46,12 @@ from crawler.errors import BlockedAddressError, FetchError, InputError, redacted
 from crawler.worker.netguard import BlockedRequest, blocked_by_guard
 from crawler.worker.robots import robots_agent
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "Response", "check_url", "fetch"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "ROBOTS_HINT", "Response", "check_url", "fetch"]
 
 DEFAULT_TIMEOUT = float(defaults.DOWNLOAD_TIMEOUT)
 DEFAULT_MAX_BYTES = defaults.DOWNLOAD_MAXSIZE
+# How the error of a page robots.txt disallows ends when the caller says nothing else (`crawler extract`).
+ROBOTS_HINT = "pass --ignore-robots to fetch it anyway"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Loggers held back while a command fetches: their errors are reported as one line by the command instead.
 _QUIET_LOGGERS = ("scrapy", "twisted", "py.warnings", "protego", "crawler.worker.robots")
@@ -101,13 +103,13 @@ def fetch(
     private_domains: Sequence[str] = (),
     proxy: str | None = None,
     config: Config | None = None,
-    robots_hint: str = "pass --ignore-robots to fetch it anyway",
+    robots_hint: str | None = None,
 ) -> Response:
     """GET ``url`` through Scrapy (see the module docstring); :class:`InputError` for a bad URL,
     :class:`FetchError` (:class:`BlockedAddressError` for a refused address) when it cannot be fetched.
     Hosts of ``private_domains`` may resolve to private addresses (a rule's ``allow_private_addresses``);
     ``proxy`` (a URL, credentials and all) is the proxy to go through; ``robots_hint`` ends the error of
-    a page robots.txt disallows (what the command's user can do)."""
+    a page robots.txt disallows (what the command's user can do; :data:`ROBOTS_HINT` when None)."""
     url = check_url(url)
     config = config or Config.from_env()
     settings = config.settings(
@@ -147,7 +149,12 @@ def fetch(
     if failure is None:
         raise FetchError(f"fetching {url} gave no response (the crawl stopped early)", url=url)
     raise _error(
-        url, failure, timeout=timeout, max_bytes=max_bytes, settings=settings, robots_hint=robots_hint
+        url,
+        failure,
+        timeout=timeout,
+        max_bytes=max_bytes,
+        settings=settings,
+        robots_hint=robots_hint or ROBOTS_HINT,
     )
 
 
