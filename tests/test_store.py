@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_store_contract import FLOOD, FLOOD_OTHER, FLOOD_REPOST, article
 
-from crawler.store import SqliteStore, StoreError, Written, article_id, open_store, week_of
+from crawler.store import SqliteStore, StoreError, Written, article_id, open_store, store_config, week_of
 from crawler.store.base import Candidate, Original
 from crawler.store.document import content_hash, make_document, previous_week, week_bounds
 from crawler.store.fingerprint import band_keys, from_hex, same_article
@@ -501,3 +501,32 @@ def test_a_store_whose_disk_cannot_grow_its_file_says_to_free_disk_space(tmp_pat
     ), error
     assert error.endswith(f": disk I/O error; free disk space under {folder}, or mend its disk"), error
     assert count == 2
+
+
+# --- where a worker stores (its heartbeat; `crawler status` warns when the workers alive store apart) -------
+
+
+def _where(uri: str, prefix: str = "news") -> str:
+    return store_config({"MONGO_URI": uri, "MONGO_DB_PREFIX": prefix}).where()
+
+
+def test_one_mongodb_written_in_different_ways_is_one_place() -> None:
+    same = [
+        "mongodb://crawler:s3cret@db1.test:27017,db2.test/news?replicaSet=rs0&w=majority",
+        "mongodb://other:s3cret2@DB2.test:27017,db1.test:27017/?w=majority&replicaSet=rs0",
+        "mongodb://db2.test,db1.test/admin?authSource=admin&replicaSet=rs0&tls=false",
+    ]
+    places = {_where(uri) for uri in same}
+    assert places == {"mongodb://db1.test:27017,db2.test:27017 (news_*)"}, places
+    srv = "mongodb+srv://u:s3cret@Cluster.test/?retryWrites=true"
+    assert _where(srv) == "mongodb+srv://cluster.test (news_*)"
+    assert _where("mongodb://u:s3cret@[::1]:27018,%2Ftmp%2Fmongodb.sock/") == (
+        "mongodb://%2Ftmp%2Fmongodb.sock,[::1]:27018 (news_*)"
+    )
+
+
+def test_other_mongodb_servers_or_prefixes_are_other_places() -> None:
+    first = _where("mongodb://db1.test,db2.test/")
+    assert _where("mongodb://db1.test,db3.test/") != first
+    assert _where("mongodb://db1.test:27018,db2.test/") != first
+    assert _where("mongodb://db1.test,db2.test/", prefix="other") != first

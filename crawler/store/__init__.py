@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler import settings as defaults
 from crawler.config import Config
-from crawler.errors import StoreError, StoreSettingError, redacted
+from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
 from crawler.store.base import DedupPolicy, Store, Written
 from crawler.store.document import DOCUMENT_FIELDS, article_id, content_hash, week_of
@@ -75,11 +75,12 @@ class StoreConfig:
 
     def where(self) -> str:
         """Where articles go, the same for every process that stores into the same place:
-        ``HOST:/abs/path/articles`` for SQLite (this machine's name and the folder's absolute path),
-        the redacted ``MONGO_URI`` and the databases' prefix for MongoDB."""
+        ``HOST:/abs/path/articles`` for SQLite (this machine's name and the folder's absolute path: a
+        container has a name of its own), the servers of ``MONGO_URI`` and the databases' prefix for
+        MongoDB (:meth:`crawler.store.mongo.MongoConfig.place`: no credentials, options or database)."""
         if self.mongo is None:
             return f"{socket.gethostname()}:{(Path(self.data_dir) / 'articles').resolve()}"
-        return f"{redacted(self.mongo.uri)} ({self.mongo.prefix}_*)"
+        return self.mongo.place()
 
     def spooled(self) -> str | None:
         """What waits in the local spool of the MongoDB store under the data folder, to be written into

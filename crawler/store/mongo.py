@@ -35,11 +35,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from pymongo import ASCENDING, DESCENDING, TEXT, IndexModel, MongoClient, UpdateOne
 from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError, ConnectionFailure, PyMongoError
+from pymongo.uri_parser import split_hosts
 from pymongo.write_concern import WriteConcern
 
 from crawler.errors import StoreError, StoreSettingError, redacted
@@ -142,6 +143,15 @@ def check_prefix(prefix: str) -> str:
     return prefix
 
 
+def _shown_host(host: str, port: int | None) -> str:
+    """A host of a MongoDB URI as the URI writes it: a socket path percent-encoded, an IPv6 address in
+    brackets, the port after it."""
+    if "/" in host:
+        return quote(host, safe="")
+    shown = f"[{host}]" if ":" in host else host
+    return shown if port is None else f"{shown}:{port}"
+
+
 @dataclass(frozen=True)
 class MongoConfig:
     """The MongoDB store's settings, checked and not connected to (:func:`crawler.store.store_config`);
@@ -168,6 +178,16 @@ class MongoConfig:
             timeout_ms=self.timeout_ms,
             retry_seconds=self.retry_seconds,
         )
+
+    def place(self) -> str:
+        """Where this store keeps articles, the same for every URI that names the same servers, whatever
+        the order of their hosts, the options, the database or the credentials in it: the scheme, the hosts
+        with their ports, sorted, and the databases' prefix (``mongodb://db1:27017,db2:27017 (news_*)``)."""
+        scheme, _, rest = self.uri.partition("://")
+        authority = re.split(r"[/?]", rest, maxsplit=1)[0].rpartition("@")[2]
+        default_port = None if scheme == "mongodb+srv" else 27017
+        hosts = sorted(_shown_host(host, port) for host, port in split_hosts(authority, default_port))
+        return f"{scheme}://{','.join(hosts)} ({self.prefix}_*)"
 
     def spooled(self, spool_dir: str | Path) -> str | None:
         """What waits in this store's spool files under ``spool_dir`` (how many articles, where), else
