@@ -4,9 +4,12 @@
 #   ./run.sh demo            the main job on embedded defaults (`crawler demo`)
 #   ./run.sh test [ARGS]     lint, type check, import contracts and the test suite (pytest ARGS)
 #   ./run.sh bench [ARGS]    bench/extraction.py with the peers installed (pip install .[bench])
-#   ./run.sh crawler ARGS    any `crawler` command
+#   ./run.sh crawler ARGS    any `crawler` command, in the folder it is run from
 set -euo pipefail
+# `crawler` commands run in the caller's folder (its rules/ and data/); the rest in the checkout.
+here=$PWD
 cd "$(dirname "$0")"
+checkout=$PWD
 venv=.venv
 python=${PYTHON:-python3}
 
@@ -25,13 +28,19 @@ ensure_venv() {
 }
 
 # The commands `crawler` suggests in its messages are run the way it was run here.
-export CRAWLER_COMMAND="./run.sh crawler"
+case "$0" in
+    */*) runner=$0 ;;
+    *) runner=./$0 ;;
+esac
+CRAWLER_COMMAND="$(printf '%q' "$runner") crawler"
+export CRAWLER_COMMAND
 cmd=${1:-help}
 shift || true
 case "$cmd" in
     demo)
         ensure_venv dev
-        exec "$venv/bin/crawler" demo "$@" ;;
+        cd "$here"
+        exec "$checkout/$venv/bin/crawler" demo "$@" ;;
     test)
         ensure_venv dev
         "$venv/bin/ruff" check .
@@ -43,11 +52,12 @@ case "$cmd" in
         exec "$venv/bin/python" bench/extraction.py "$@" ;;
     crawler)
         ensure_venv dev
-        exec "$venv/bin/crawler" "$@" ;;
+        cd "$here"
+        exec "$checkout/$venv/bin/crawler" "$@" ;;
     help | -h | --help)
-        sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//' ;;
+        sed -n '2,7p' "$checkout/$(basename "$0")" | sed 's/^# \{0,1\}//' ;;
     *)
         echo "run.sh: unknown command '$cmd'" >&2
-        sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//' >&2
+        sed -n '2,7p' "$checkout/$(basename "$0")" | sed 's/^# \{0,1\}//' >&2
         exit 2 ;;
 esac

@@ -497,3 +497,49 @@ def test_the_command_line_loads_only_what_the_command_uses(argv: list[str], unus
     assert run.returncode == 0, run.stderr
     imported = run.stdout.rpartition("IMPORTED=")[2].strip()
     assert imported == "", f"`crawler {' '.join(argv)}` imported {imported}"
+
+
+def test_run_sh_runs_crawler_in_the_folder_it_is_run_from_and_suggests_itself(tmp_path: Path) -> None:
+    # A checkout with its virtualenv (the one running these tests), and a user's folder elsewhere with a
+    # rules/ of its own: `CHECKOUT/run.sh crawler ...` reads the user's folder, not the checkout's, and the
+    # commands it suggests are run the same way.
+    root = Path(__file__).resolve().parents[1]
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    for name in ("run.sh", "pyproject.toml"):
+        shutil.copy2(root / name, checkout / name)
+    venv = checkout / ".venv"
+    venv.mkdir()
+    (venv / "bin").symlink_to(Path(sys.prefix) / "bin")
+    (venv / ".installed-dev").touch()
+    (checkout / "rules").mkdir()
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", checkout / "rules" / "checkouts.yaml")
+    mine = tmp_path / "mine"
+    (mine / "rules").mkdir(parents=True)
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", mine / "rules" / "mine.yaml")
+    sentence = "A saved page holds this sentence of article text, long enough to be read as the article. "
+    (mine / "page.html").write_text(f"<html><body><p>{sentence * 5}</p></body></html>", encoding="utf-8")
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("CRAWLER_")}
+
+    def run_sh(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", str(checkout / "run.sh"), "crawler", *args],
+            cwd=mine,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+    check = run_sh("rules", "try", "nosuch", "page.html")
+    assert check.returncode == 2, check.stderr
+    assert "(sites: mine)" in check.stderr, check.stderr
+    extract = run_sh("extract", "page.html")
+    assert extract.returncode == 0, extract.stderr
+    assert sentence.strip() in extract.stdout, extract.stdout
+    misplaced = run_sh("articles", "stats", "--data-dir=data")
+    assert f"as in `{checkout / 'run.sh'} crawler --data-dir DIR COMMAND ...`" in misplaced.stderr, (
+        misplaced.stderr
+    )
