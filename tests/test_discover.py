@@ -249,6 +249,11 @@ def test_a_page_about_the_topic_scores_high_and_a_passing_mention_low() -> None:
     # 5 words (stop words left out).
     short = topic.relevance(None, "Solar panels on the grid, solar at noon.")
     assert short.why.startswith("topic terms are 5.0% of 5 words, counted as 60, 2 distinct"), short.why
+    assert not short.why.endswith("...")
+    # More distinct terms than the reason names: it says so.
+    many = Topic.build(["solar", "grid", "battery", "turbine", "inverter", "panel", "storage", "meter"])
+    cut = many.relevance(None, "Solar grid battery turbine inverter panel storage meter. " * 10)
+    assert cut.why.endswith(", ...") and "8 distinct" in cut.why and len(cut.terms) == 6, cut.why
     assert words("Batteries, turbines and the grid's grids") == ["battery", "turbine", "grid", "grid"]
 
 

@@ -189,7 +189,9 @@ class Topic:
         if not counts:
             why = f"no topic term in {len(page)} words"
         else:
-            named = ", ".join(f"{term} ×{count}" for term, count in top)
+            named = ", ".join(f"{term} ×{count}" for term, count in top) + (
+                ", ..." if len(counts) > len(top) else ""
+            )
             of = (
                 f"{len(page)} words"
                 if len(page) >= MIN_WORDS
