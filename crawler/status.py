@@ -17,7 +17,8 @@ a 503, a ban); when its grabs found no new article for ``NO_NEWS_INTERVALS`` int
 overdue (no scheduler is running); or when its rule file has errors. Redis needs attention when it refuses
 writes (its disk is full: :func:`crawler.redisio.connection.writes_refused`); the store does when the
 workers alive store articles in more than one place (each its own machine's SQLite files, with no
-``MONGO_URI``: :func:`store_split`). The proxies' health is shown too.
+``MONGO_URI``: :func:`store_split`); the queue does when requests wait and no worker is alive
+(:func:`no_worker`). The proxies' health is shown too.
 """
 
 from __future__ import annotations
@@ -70,6 +71,68 @@ def build_status(
 ) -> dict[str, Any]:
     """The status of the service at ``now`` (epoch seconds), as a JSON-ready mapping; ``suggest`` writes
     the command lines it suggests the way the user runs ``crawler`` (``crawler.cli.terminal.suggest``)."""
+    workers = _workers(server, keys, now)
+    split = store_split(workers)
+    leader = server.get(keys.leader)
+    dead = _dead_letters(server, keys)
+    sites = [
+        _site(
+            server, keys, site, ruleset.get(site), now, dead.get(site, 0), suggest, ruleset.broken.get(site)
+        )
+        for site in sorted({*ruleset.rules, *ruleset.broken})
+    ]
+    broken = [{"file": error.file, "error": str(error)} for error in ruleset.errors]
+    sites_files = set(ruleset.broken.values())
+    health = _redis(server)
+    queue = {
+        "queued": len(LeasedQueue(server, keys)),
+        "leased": int(server.zcard(keys.leases)),
+        "waiting": int(server.zcard(keys.delayed)),
+        "dead_letters": sum(dead.values()),
+    }
+    alive = sum(1 for worker in workers if worker["alive"])
+    idle = no_worker(queue["queued"] + queue["waiting"] + queue["leased"], alive, suggest)
+    return {
+        "now": _iso(now),
+        "redis": health,
+        "queue": queue,
+        "scheduler": {"active": None if leader is None else decoded(leader)},
+        "workers": workers,
+        "workers_alive": alive,
+        "no_worker": idle,
+        "store_split": split,
+        "proxies": _proxies(server, keys, now),
+        "sites": sites,
+        "rule_errors": broken,
+        "attention": sorted(
+            {site["site"] for site in sites if site["attention"]}
+            | {b["file"] for b in broken if b["file"] not in sites_files}
+            | ({"redis"} if health["writes_refused"] else set())
+            | ({"store"} if split else set())
+            | ({"queue"} if idle else set())
+        ),
+    }
+
+
+def workers_alive(server: redis.Redis, keys: Keys, now: float) -> int:
+    """How many workers beat in time at ``now`` (epoch seconds)."""
+    return sum(1 for worker in _workers(server, keys, now) if worker["alive"])
+
+
+def no_worker(requests: int, alive: int, suggest: Callable[[str], str] = "crawler {}".format) -> str | None:
+    """What to do when ``requests`` wait in the queue and no worker is ``alive`` to crawl them; None
+    otherwise."""
+    if not requests or alive:
+        return None
+    return (
+        f"{requests} request{'s' if requests != 1 else ''} in the queue and no worker alive to crawl"
+        f" {'them' if requests != 1 else 'it'}: start one with `{suggest('worker')}` (or `{suggest('run')}`,"
+        " the scheduler with a worker)"
+    )
+
+
+def _workers(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]]:
+    """The workers' last heartbeats, those forgotten left out."""
     workers = []
     for worker, raw in sorted(server.hgetall(keys.workers).items()):
         beat = json.loads(raw)
@@ -91,41 +154,7 @@ def build_status(
                 "store": beat.get("store"),
             }
         )
-    split = store_split(workers)
-    leader = server.get(keys.leader)
-    dead = _dead_letters(server, keys)
-    sites = [
-        _site(
-            server, keys, site, ruleset.get(site), now, dead.get(site, 0), suggest, ruleset.broken.get(site)
-        )
-        for site in sorted({*ruleset.rules, *ruleset.broken})
-    ]
-    broken = [{"file": error.file, "error": str(error)} for error in ruleset.errors]
-    sites_files = set(ruleset.broken.values())
-    health = _redis(server)
-    return {
-        "now": _iso(now),
-        "redis": health,
-        "queue": {
-            "queued": len(LeasedQueue(server, keys)),
-            "leased": int(server.zcard(keys.leases)),
-            "waiting": int(server.zcard(keys.delayed)),
-            "dead_letters": sum(dead.values()),
-        },
-        "scheduler": {"active": None if leader is None else decoded(leader)},
-        "workers": workers,
-        "workers_alive": sum(1 for worker in workers if worker["alive"]),
-        "store_split": split,
-        "proxies": _proxies(server, keys, now),
-        "sites": sites,
-        "rule_errors": broken,
-        "attention": sorted(
-            {site["site"] for site in sites if site["attention"]}
-            | {b["file"] for b in broken if b["file"] not in sites_files}
-            | ({"redis"} if health["writes_refused"] else set())
-            | ({"store"} if split else set())
-        ),
-    }
+    return workers
 
 
 def store_split(workers: list[dict[str, Any]]) -> str | None:

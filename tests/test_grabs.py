@@ -262,6 +262,7 @@ def test_the_active_scheduler_says_so_quietly_and_one_left_waiting_warns(
 def test_crawler_schedule_once_queues_the_due_grabs(redis_server: str, redis_client: redis.Redis) -> None:
     env = {key: value for key, value in os.environ.items() if key != "MONGO_URI"}
     env.update(REDIS_URL=redis_server, CRAWLER_RULES_DIR=str(DEMO_RULES))
+    env.pop("CRAWLER_COMMAND", None)
     command = [sys.executable, "-m", "crawler.cli", "schedule", "--once"]
     first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert first.returncode == 0, first.stderr[-2000:]
@@ -269,6 +270,8 @@ def test_crawler_schedule_once_queues_the_due_grabs(redis_server: str, redis_cli
         line.split()[4] for line in first.stdout.splitlines() if line.startswith("queued the grab of")
     )
     assert sites == ["demo-citynews", "demo-huaxia", "demo-techdaily"]
+    # No worker runs: the line after them says how to start one.
+    assert "3 grabs in the queue and no worker alive to crawl them: start one with `" in first.stdout
     second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert (second.returncode, second.stdout) == (0, ""), "not due again within the period"
 

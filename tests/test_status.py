@@ -344,3 +344,36 @@ def test_a_worker_is_forgotten_by_its_own_setting_and_never_while_alive(
     assert sorted(redis_client.hkeys(keys.workers)) == sorted(
         [b"vm:1", f"{socket.gethostname()}:{os.getpid()}".encode()]
     )
+
+
+def test_requests_waiting_with_no_worker_alive_say_how_to_start_one(
+    tmp_path: Path,
+    redis_server: str,
+    redis_client: redis.Redis,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    keys = Keys("crawler")
+    request = {"url": "http://news.test/a", "meta": {"site": "news"}, "priority": 0}
+    redis_client.hset(keys.dead, json.dumps(request), json.dumps({"reason": "HTTP 500", "at": time.time()}))
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("CRAWLER_RULES_DIR", str(tmp_path))
+    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
+    # A worker that died long ago does not crawl them.
+    now = time.time()
+    beat = {"host": "h", "pid": 1, "started": now - 900, "every": 5.0, "pages": 1, "rate": 1.0, "sites": []}
+    redis_client.hset(keys.workers, "h:1", json.dumps({**beat, "seen": now - 600}))
+    hint = "no worker alive to crawl it: start one with `crawler worker` (or `crawler run`"
+    assert main(["dead", "requeue", "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "requeued 1 dead letter" in out and f"1 request in the queue and {hint}" in out, out
+    assert main(["status"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert f"NEEDS ATTENTION 1 request in the queue and {hint}" in shown, shown
+    report = build_status(redis_client, keys, load_rules(tmp_path), time.time())
+    assert "queue" in report["attention"] and report["no_worker"].startswith("1 request in the queue")
+    # With a worker alive, nothing to say.
+    redis_client.hset(keys.workers, "h:2", json.dumps({**beat, "pid": 2, "seen": time.time()}))
+    report = build_status(redis_client, keys, load_rules(tmp_path), time.time())
+    assert report["no_worker"] is None and "queue" not in report["attention"]

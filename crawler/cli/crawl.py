@@ -37,6 +37,7 @@ from crawler.requests import JobCounts, enqueue_job, remember_temp_job, unfinish
 from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler
+from crawler.status import no_worker, workers_alive
 from crawler.store import StoreConfig, open_store, store_config
 from crawler.threads import ctrl_c_blocked
 from crawler.worker.fetch import check_url
@@ -210,8 +211,13 @@ def run_schedule_command(args: argparse.Namespace) -> int:
             rules = load()
             for planned in scheduler.plan(rules):
                 print(planned)
+            queued = 0
             for seeded in scheduler.tick(rules):
                 print(f"queued the grab of {seeded.site} as job {seeded.job}")
+                queued += 1
+            alive = workers_alive(scheduler.server, scheduler.keys, time.time())
+            if (idle := no_worker(queued, alive, suggest)) is not None:
+                print(idle.replace(f"{queued} request", f"{queued} grab", 1))
             return 0
         stop = threading.Event()
         try:

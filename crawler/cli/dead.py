@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ from crawler.errors import InputError
 from crawler.redisio.connection import connect
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import rule_file
+from crawler.status import no_worker, workers_alive
 
 __all__ = ["run_drop", "run_list", "run_requeue"]
 
@@ -104,7 +106,10 @@ def run_list(args: argparse.Namespace) -> int:
 def run_requeue(args: argparse.Namespace) -> int:
     with _queue(writes=True) as queue:
         back, refused = requeue(queue, _selected(queue, args))
+        idle = no_worker(back, workers_alive(queue.server, queue.keys, time.time()), suggest)
     print(f"requeued {back} dead letter{'s' if back != 1 else ''}")
+    if idle:
+        print(idle)
     for letter in refused:
         print(f"not requeued {letter.id}: no request ({cut(letter.reason, 100)}); drop it", file=sys.stderr)
     return 0

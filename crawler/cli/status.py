@@ -61,6 +61,8 @@ def _print(report: dict[str, Any]) -> None:
         console.print(
             Text.assemble(("NEEDS ATTENTION", "red"), " ", health["writes_refused"]), soft_wrap=True
         )
+    if report["no_worker"]:
+        console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", report["no_worker"]), soft_wrap=True)
     if report["store_split"]:
         console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", report["store_split"]), soft_wrap=True)
     if report["workers"]:
