@@ -310,6 +310,22 @@ def test_an_article_stored_before_and_fetched_again_is_counted_updated_not_store
     assert list(site.stored()) == ["/a/again"], "one document, written over"
 
 
+def test_a_crawl_that_wrote_its_articles_again_and_had_an_error_exits_0_as_one_storing_them_anew(
+    site: Site,
+) -> None:
+    """An article written again (updated: its URL stored before) is written as one stored anew is: a crawl
+    that wrote articles exits 0 despite an error, whichever of the two they were."""
+    site.rule("/a/again")
+    article, missing = site.server.url("/a/again"), site.server.url("/status/404")
+    first = site.temp("--url", article, "--url", missing)
+    assert first.returncode == 0, first.stdout + first.stderr[-4000:]
+    again = site.temp("--url", article, "--url", missing)
+    said = again.stdout.splitlines()[0]
+    assert said.startswith("fetched 1 pages, stored 0 articles, updated 1 stored before,"), said
+    assert "errors 1 (HTTP 404: 1)" in said, said
+    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+
+
 # --- the store fails ------------------------------------------------------------------------------------
 
 

@@ -109,7 +109,8 @@ def run_temp(args: argparse.Namespace) -> int:
     _print_summary(job, counts, settings, rule)
     if discovered:
         print(discovered)
-    if counts.stored == 0 and counts.unstored:
+    written = counts.stored + counts.updated
+    if written == 0 and counts.unstored:
         articles = "the article" if counts.unstored == 1 else "the articles"
         print(
             f"{articles} of {counts.unstored} of the {counts.fetched} pages fetched could not be stored"
@@ -118,18 +119,17 @@ def run_temp(args: argparse.Namespace) -> int:
         code = 1
     elif counts.fetched == 0 and counts.stored == 0:
         if counts.skipped and not counts.errors and not counts.refused:
-            site = rule.site if rule is not None else "SITE"
             pages = "its page was" if counts.skipped == 1 else f"its {counts.skipped} pages were"
             print(
                 f"nothing could be fetched: {pages} skipped, seen already or disallowed by robots.txt"
-                f" (`{suggest(f'rules try {site} URL')}` says whether robots.txt disallows a URL)"
+                f" (`{suggest(f'rules try {rule.site} URL')}` says whether robots.txt disallows a URL)"
             )
         else:
             dead = f" (`{suggest('dead list')}` for the errors)" if counts.errors else ""
             print(f"nothing could be fetched: see the reasons above{dead}")
         code = 1
     else:
-        code = 0 if (counts.errors == 0 and counts.refused == 0) or counts.stored > 0 else 1
+        code = 0 if (counts.errors == 0 and counts.refused == 0) or written > 0 else 1
     for note in counts.notes:
         print(note)
     return code
