@@ -28,7 +28,6 @@ from crawler.discover.frontier import Entry, Frontier, slot_of
 from crawler.discover.links import LEARNING_RATE, LinkModel, link_features, page_links, tokens
 from crawler.discover.shared import SharedModel
 from crawler.discover.topic import Topic, words
-from crawler.errors import StoreUnavailableError
 from crawler.items import Article, Discovered
 from crawler.keys import Keys
 from crawler.redisio.bloom import RedisBloom
@@ -676,8 +675,12 @@ def test_a_page_teaches_the_model_keeps_its_allowed_links_and_its_lease_ending_t
     keys = Keys("crawler")
     redis_client.hset(keys.job("j1"), mapping={"budget": 10, "issued": 1, "pending": 1, "kind": "temp"})
     pipeline = _pipeline(redis_server, tmp_path)
+    irrelevant = _page(0.1)
     with pytest.raises(NotRelevant, match=r"relevance 0\.10 under 0\.4"):
-        pipeline.process_item(_page(0.1))
+        pipeline.process_item(irrelevant)
+    stats = pipeline.crawler.stats
+    assert stats is not None and stats.get_value("discover/irrelevant/energy") is None, "not done yet"
+    pipeline.discovery.settle(irrelevant)  # its item dropped: done
     assert int(redis_client.hget(keys.job("j1"), "issued")) == 1, "nothing released before its lease ends"
     crawler = pipeline.crawler
     rule = pipeline.discovery.rule("energy")
@@ -688,20 +691,22 @@ def test_a_page_teaches_the_model_keeps_its_allowed_links_and_its_lease_ending_t
     queued = LeasedQueue(redis_client, keys)
     assert len(queued) == 1 and queued.job_pending("j1") == 2
     assert redis_client.hget("crawler:discover:energy:bad", "portal.test") == b"1"
-    stats = pipeline.crawler.stats
-    assert stats is not None and stats.get_value("discover/links_refused/energy") == 2
+    assert stats.get_value("discover/links_refused/energy") == 2
     relevant = pipeline.process_item(_page(0.9, features=(1, 2, 3)))
     assert relevant.fields == {"relevance": "0.900", "relevance_why": "why it scored"}
+    assert pipeline.discovery.model("energy").model.updates == 0, "nothing learnt before it is stored"
+    pipeline.discovery.settle(relevant)  # its item stored: done
     model = pipeline.discovery.model("energy").model
     assert model.updates == 1 and model.weights[1] > 0, "learnt from the link that led there"
     assert stats.get_value("discover/links_seen/energy") == 1, "the same link again: the Bloom filter"
 
 
-def test_redis_failing_under_a_page_defers_it(tmp_path: Path) -> None:
+def test_redis_failing_as_a_page_is_done_is_an_error_of_redis(tmp_path: Path) -> None:
+    """Its lease's middleware defers the page then (see tests/test_discover_crawl.py for the crawl)."""
     with EmbeddedRedis(tmp_path / "redis") as server:
         pipeline = _pipeline(server.url, tmp_path)
-    with pytest.raises(StoreUnavailableError, match="Redis failed while its links were kept"):
-        pipeline.process_item(_page(0.9))
+    with pytest.raises(redis.RedisError):
+        pipeline.discovery.settle(_page(0.9))
 
 
 def test_leases_ending_while_redis_is_away_log_the_outage_once_not_at_each_page(

@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,12 @@ from test_crawl import finish, wait_until_done
 from crawler.demo.web import TOPIC_KEYWORDS, SimWeb, served
 from crawler.discover.shared import FEATURES_VERSION
 from crawler.keys import Keys
+from crawler.redisio.connection import connect, decoded
+from crawler.redisio.embedded import EmbeddedRedis
 from crawler.requests import JobCounts, enqueue_job
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
+from crawler.store.document import week_of
 
 REPO = Path(__file__).resolve().parents[1]
 COMMAND_TIMEOUT = 240
@@ -307,9 +311,9 @@ def test_a_second_crawl_goes_on_from_the_frontier_and_fetches_nothing_again_but_
     assert again == {(0, f"/dir/{n}.html") for n in range(1, 5)}, "only the seeds are fetched again"
 
 
-def test_a_second_crawl_with_nothing_new_to_read_says_so_and_exits_0(tmp_path: Path) -> None:
-    # A seed on the topic linking to two articles and a page on something else, each linking back to it.
-    site = tmp_path / "site"
+def _seed_and_three_pages(site: Path) -> None:
+    """A seed on the topic linking to two articles and a page on something else, each linking back to it,
+    in the folder ``site``."""
     (site / "news").mkdir(parents=True)
     filler = ("the", "a", "of", "and", "report", "city", "council", "week", "plans", "people")
     home = '<p><a href="/index.html">Home</a></p>'
@@ -321,6 +325,11 @@ def test_a_second_crawl_with_nothing_new_to_read_says_so_and_exits_0(tmp_path: P
     listed = "".join(f'<li><a href="/news/{name}.html">{name}</a></li>' for name in ("1", "2", "garden"))
     seed = _article_page("Energy news", random.Random(7), TOPIC_KEYWORDS + filler)
     (site / "index.html").write_text(seed.replace("</article>", f"</article><ul>{listed}</ul>"), "utf-8")
+
+
+def test_a_second_crawl_with_nothing_new_to_read_says_so_and_exits_0(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    _seed_and_three_pages(site)
     log_path = tmp_path / "server.log"
     with served_folder(site, log_path) as origin:
         web = Web(SimWeb(SEED, 1), [origin], tmp_path / "unused.log", tmp_path)
@@ -344,6 +353,90 @@ def test_a_second_crawl_with_nothing_new_to_read_says_so_and_exits_0(tmp_path: P
         "discover: nothing new to read: the seeds and the 3 links found on them were read before;"
         " the frontier is empty"
     ) in second.stdout, second.stdout
+
+
+def _discover_counts(web: Web) -> tuple[dict[str, Any], int]:
+    """After a temp crawl of ``web``: its site's discover counters in `crawler status`, and its job's
+    ``links_seen``."""
+    status = web.crawler("status", "--format", "json")
+    assert status.returncode == 0, status.stderr
+    found = next(row for row in json.loads(status.stdout)["sites"] if row["site"] == "web")["discover"]
+    counted = ("relevant_24h", "irrelevant_24h", "links_kept_24h", "links_seen_24h", "links_refused_24h")
+    keys = Keys("crawler")
+    with EmbeddedRedis(web.data, watch_seconds=0) as server:
+        client = connect(server.url)
+        last = client.get(keys.temp("web"))
+        assert last is not None, "a temp crawl remembers its job"
+        job = decoded(last)
+        seen = int(client.hget(keys.job(job), "links_seen") or 0)
+        client.close()
+    return {name: found[name] for name in counted}, seen
+
+
+def test_a_page_fetched_again_because_its_store_failed_is_counted_once(tmp_path: Path) -> None:
+    """A page whose store fails is deferred and fetched again: its relevance, its links (kept, seen,
+    refused, the job's ``links_seen``) count once, as in a crawl whose store never failed, and the
+    summary says the same."""
+    site = tmp_path / "site"
+    _seed_and_three_pages(site)
+    settings = ("-s", "STORE_RETRY_SECONDS=1", "-s", "STORE_MAX_ATTEMPTS=20")
+    with served_folder(site, tmp_path / "server.log") as origin:
+        crawls: list[tuple[Web, str]] = []
+        for name in ("clean", "faulted"):
+            web = Web(SimWeb(SEED, 1), [origin], tmp_path / "unused.log", tmp_path / name)
+            web.rules.mkdir(parents=True)
+            (web.rules / "web.yaml").write_text(
+                web.sim.rule([origin], budget=20, max_depth=3, seeds=[f"{origin}/index.html"]), "utf-8"
+            )
+            if name == "clean":
+                done = web.crawler("temp", "web", *settings)
+                assert done.returncode == 0, done.stderr[-3000:]
+                crawls.append((web, done.stdout))
+                continue
+            week = web.data / "articles" / f"articles_{week_of(datetime.now(UTC))}.sqlite"
+            week.parent.mkdir(parents=True)
+            week.write_bytes(b"this is not a database" * 100)
+            crawl = subprocess.Popen(
+                [sys.executable, "-m", "crawler.cli", "temp", "web", *settings],
+                env=web.env(),
+                cwd=REPO,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            refused = False
+            try:
+                assert crawl.stderr is not None
+                for line in crawl.stderr:  # its store refuses, the page is deferred; then it is mended
+                    if "could not be stored" in line:
+                        week.unlink()
+                        refused = True
+                        break
+                out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+            finally:
+                if crawl.poll() is None:
+                    crawl.kill()
+                    crawl.communicate()
+            assert refused, "a store failed"
+            assert crawl.returncode == 0, err[-3000:]
+            crawls.append((web, out))
+    (clean, clean_out), (faulted, faulted_out) = crawls
+    crawls_out = (clean_out, faulted_out)
+    assert "stored 3 articles" in clean_out and "stored 3 articles" in faulted_out, faulted_out
+    # The seed and two articles relevant, the garden page not; the seed's three links kept, the link
+    # back to the seed on each of them seen.
+    once = {
+        "relevant_24h": 3,
+        "irrelevant_24h": 1,
+        "links_kept_24h": 3,
+        "links_seen_24h": 3,
+        "links_refused_24h": 0,
+    }
+    assert _discover_counts(clean) == (once, 3)
+    assert _discover_counts(faulted) == (once, 3)
+    summaries = [[line for line in out.splitlines() if line.startswith("discover:")] for out in crawls_out]
+    assert summaries[0] == summaries[1], faulted_out
 
 
 def test_rules_try_lists_the_links_the_crawl_follows_without_a_denied_host_the_page_or_a_seed(

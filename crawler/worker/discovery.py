@@ -1,7 +1,10 @@
 """A worker's part in discover crawls (see docs/discover.md): each discover rule's topic, link model and
 frontier, and what a fetched page teaches them.
 
-For each page of a discover crawl, once its text is read (in a text process: its relevance and links):
+For each page of a discover crawl, once its item is done (stored, dropped: not relevant, a repost, no
+body; or refused), never while its store is deferred (:meth:`Discovery.settle`, from
+:mod:`crawler.worker.leaseack`): a page fetched again because its store failed teaches, keeps and counts
+once, and the page its request was redirected to is not left seen by a store that failed:
 
 1. **learn**: the link model learns that the features of the link that led to the page predict its
    label (relevant: a score at the rule's ``threshold`` or over); the page's host counts one relevant or
@@ -44,7 +47,7 @@ from crawler.discover.links import followed_links, link_features
 from crawler.discover.shared import SharedModel
 from crawler.discover.topic import Topic
 from crawler.errors import StoreError
-from crawler.items import Discovered
+from crawler.items import Article, Discovered
 from crawler.redisio.connection import decoded
 from crawler.requests import Work, discover_request, encode_request
 from crawler.rules import Rule
@@ -53,7 +56,7 @@ from crawler.store import open_store
 from crawler.worker.connection import keys_of, outage_of, server_of
 from crawler.worker.dupefilter import bloom_of
 
-__all__ = ["Discovery", "discovery_of"]
+__all__ = ["Discovery", "discovery_of", "is_relevant"]
 
 logger = logging.getLogger(__name__)
 
@@ -154,14 +157,23 @@ class Discovery:
             )
         return frontier
 
-    def page(self, rule: Rule, page: Discovered, url: str, job: str | None = None) -> bool:
+    def settle(self, article: Article) -> None:
+        """``article``'s item is done (see the module docstring): its page of a discover crawl, if it is
+        one and its rule is still a discover rule, teaches and keeps its links (:meth:`page`). Raises
+        ``redis.RedisError`` when Redis fails."""
+        page = article.discover
+        rule = self.rule(article.site) if page is not None else None
+        if page is not None and rule is not None:
+            self.page(rule, page, article.url, article.job)
+
+    def page(self, rule: Rule, page: Discovered, url: str, job: str | None = None) -> None:
         """The page at ``url`` of ``rule``'s discover crawl (of ``job``) was read: learn, keep its links
         (steps 1 and 2 of the module docstring); its links seen already are counted in the job's
-        ``links_seen``. True when it is relevant. Raises ``redis.RedisError`` when Redis fails."""
+        ``links_seen``. Raises ``redis.RedisError`` when Redis fails."""
         discover = rule.discover
         assert discover is not None
         score = page.score or 0.0
-        relevant = score >= discover.threshold
+        relevant = is_relevant(discover, score)
         fingerprinter = self.crawler.request_fingerprinter
         seeds = self._seed_fingerprints(rule)
         if page.redirected:
@@ -209,7 +221,6 @@ class Discovery:
         self._count(f"discover/links_kept/{rule.site}", kept)
         self._count(f"discover/links_seen/{rule.site}", seen)
         self._count(f"discover/links_refused/{rule.site}", followed.refused)
-        return relevant
 
     def _seed_fingerprints(self, rule: Rule) -> frozenset[bytes]:
         """The request fingerprints of ``rule``'s seeds (made again when the rule's seeds change)."""
@@ -325,6 +336,11 @@ class Discovery:
         assert self.crawler.stats is not None
         if amount:
             self.crawler.stats.inc_value(key, amount)
+
+
+def is_relevant(discover: DiscoverRule, score: float) -> bool:
+    """A page of ``score`` is relevant to ``discover``'s topic: at its ``threshold`` or over."""
+    return score >= discover.threshold
 
 
 def _number(value: bytes | str | None) -> int:

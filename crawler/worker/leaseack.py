@@ -9,6 +9,10 @@ its work ended.
   with the reason (an item refused counts its page fetched all the same);
 - Redis failing under the callback (its links could not be queued): forgotten, so its lease expires and
   the page is fetched again.
+
+A page of a discover crawl teaches the link model and keeps its links once its item is done (stored,
+dropped or refused: :meth:`~crawler.worker.discovery.Discovery.settle`), never when its store is
+deferred: fetched again, it is counted once. Redis failing then defers it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from twisted.python.failure import Failure
 
 from crawler.errors import StoreUnavailableError
 from crawler.items import Article
+from crawler.worker.discovery import discovery_of
 from crawler.worker.pipelines.store import RepostRecorded
 from crawler.worker.scheduler import scheduler_of
 
@@ -117,6 +122,7 @@ class LeaseAckMiddleware:
     def _item_stored(self, item: Any, response: Response | None = None, **_: Any) -> None:
         work = self._work_of(response)
         if work is not None:
+            self._settle(work, item)
             if isinstance(item, Article) and item.stored_before:
                 work.updated += 1
             else:
@@ -129,8 +135,10 @@ class LeaseAckMiddleware:
         self, item: Any, response: Response | None = None, exception: Exception | None = None, **_: Any
     ) -> None:
         work = self._work_of(response)
-        if work is not None and isinstance(exception, RepostRecorded) and exception.new:
-            work.reposts += 1
+        if work is not None:
+            self._settle(work, item)
+            if isinstance(exception, RepostRecorded) and exception.new:
+                work.reposts += 1
         self._item_done(response)
 
     def _item_failed(
@@ -145,7 +153,18 @@ class LeaseAckMiddleware:
                 work.error = f"its article was refused: {type(error).__name__}: {error}"
                 work.error_kind = "article refused"
                 work.fetched = True
+                self._settle(work, item)
         self._item_done(response)
+
+    def _settle(self, work: _Work, item: Any) -> None:
+        """``item`` is done: a discover crawl's page teaches and keeps its links now; Redis failing defers
+        its request."""
+        if not isinstance(item, Article) or item.discover is None:
+            return
+        try:
+            discovery_of(self.crawler).settle(item)
+        except redis.RedisError as exc:
+            work.retry = f"Redis failed while its links were kept ({exc})"
 
     def _work_of(self, response: Response | None) -> _Work | None:
         if response is None or response.request is None:

@@ -1,9 +1,10 @@
-"""``DiscoverPipeline``: a page of a discover crawl, once its text is read, teaches the link model and
-fills the frontier (:mod:`crawler.worker.discovery`); then it is stored when relevant, with its
-``relevance`` and the reason (``relevance_why``) among its fields, and dropped (counted) when not.
+"""``DiscoverPipeline``: a page of a discover crawl, once its text is read, is stored when relevant, with
+its ``relevance`` and the reason (``relevance_why``) among its fields, and dropped (counted) when not.
 
-Redis failing meanwhile defers the page (``StoreUnavailableError``): it is fetched again later, so its
-links are not lost.
+It teaches the link model and fills the frontier once its item is done, stored or dropped
+(:meth:`crawler.worker.discovery.Discovery.settle`, from :mod:`crawler.worker.leaseack`), never while
+its store is deferred; Redis failing then defers the page: it is fetched again later, so its links are
+not lost.
 """
 
 from __future__ import annotations
@@ -11,13 +12,11 @@ from __future__ import annotations
 import logging
 from typing import Self
 
-import redis
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
-from crawler.errors import StoreUnavailableError
 from crawler.items import Article
-from crawler.worker.discovery import Discovery, discovery_of
+from crawler.worker.discovery import Discovery, discovery_of, is_relevant
 
 __all__ = ["DiscoverPipeline", "NotRelevant"]
 
@@ -51,15 +50,11 @@ class DiscoverPipeline:
         page = item.discover
         if page is None:
             return item
-        try:
-            rule = self.discovery.rule(item.site)
-            if rule is None or rule.discover is None:
-                raise DropItem(f"{item.url}: site {item.site!r} has no discover rule any more")
-            relevant = self.discovery.page(rule, page, item.url, item.job)
-        except redis.RedisError as exc:
-            raise StoreUnavailableError(f"Redis failed while its links were kept ({exc})") from exc
+        rule = self.discovery.rule(item.site)
+        if rule is None or rule.discover is None:
+            raise DropItem(f"{item.url}: site {item.site!r} has no discover rule any more")
         score = page.score or 0.0
-        if not relevant:
+        if not is_relevant(rule.discover, score):
             raise NotRelevant(
                 f"{item.url}: relevance {score:.2f} under {rule.discover.threshold:g} ({page.why})"
             )
