@@ -561,6 +561,26 @@ def test_a_temp_crawl_with_mongodb_unreachable_says_what_it_spooled_and_articles
     ), line
 
 
+def test_articles_spooled_while_mongodb_is_unreachable_are_not_counted_new_in_status(site: Site) -> None:
+    """Whether a spooled article is new, an update or a repost is known only once MongoDB takes it: the
+    status's ``new_24h`` counts the articles the store found new, none of those waiting in the spool."""
+    site.rule("/a/spooled", "/a/kept")
+    first = site.temp("--url", site.server.url("/a/kept"))
+    assert first.returncode == 0, first.stderr[-4000:]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        uri = f"mongodb://127.0.0.1:{probe.getsockname()[1]}/"  # nothing listens there
+    done = site.crawler(
+        "temp", site.name, "--url", site.server.url("/a/spooled"), "-s", "MONGO_TIMEOUT_MS=200", MONGO_URI=uri
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "stored 1 articles" in done.stdout and "spooled 1 of them" in done.stdout, done.stdout
+    status = site.crawler("status", "--format", "json")
+    assert status.returncode == 0, status.stderr[-4000:]
+    (shown,) = json.loads(status.stdout)["sites"]
+    assert shown["new_24h"] == 1, "the article stored in the local store, not the one spooled"
+
+
 OPEN_FAILS = """
 import sys
 

@@ -184,9 +184,10 @@ return {false, false}
 # (or '').
 # ARGV: prefix, the lease, site, job (or ''), pages fetched, items stored, reposts recorded, items of those
 # stored that were spooled, items updated (their URLs stored before), seconds the counters are kept.
-# The items stored count as the site's new articles (``store/new``) in the same step that ends the lease:
-# a worker killed before it wrote its other counters loses none of them, and an article stored again by
-# the worker that takes over (same job: not "stored before") is counted then.
+# The items stored less those spooled count as the site's new articles (``store/new``) in the same step
+# that ends the lease: a worker killed before it wrote its other counters loses none of them, and an
+# article stored again by the worker that takes over (same job: not "stored before") is counted then. An
+# article spooled is none of them: whether it is new is known only once MongoDB takes it.
 _ACK = (
     SITE_LUA
     + """
@@ -204,8 +205,9 @@ if ARGV[4] ~= '' then
   if ARGV[8] ~= '0' then redis.call('HINCRBY', KEYS[4], 'spooled', ARGV[8]) end
   if ARGV[9] ~= '0' then redis.call('HINCRBY', KEYS[4], 'updated', ARGV[9]) end
 end
-if ARGV[6] ~= '0' and KEYS[7] ~= '' then
-  redis.call('HINCRBY', KEYS[7], 'store/new', ARGV[6])
+local new = tonumber(ARGV[6]) - tonumber(ARGV[8])
+if new > 0 and KEYS[7] ~= '' then
+  redis.call('HINCRBY', KEYS[7], 'store/new', new)
   redis.call('EXPIRE', KEYS[7], ARGV[10])
 end
 downloaded(ARGV[1], site, ARGV[2])
@@ -412,8 +414,8 @@ class Ack:
     """A lease to end with :meth:`LeasedQueue.ack_many`, and its job's counts (as :meth:`LeasedQueue.ack`
     takes them; ``spooled``: how many of the items stored went to the store's local spool; ``updated``:
     items whose URLs were stored before, written again instead of stored anew; ``counted_site``: the
-    rule's site whose hourly counters count the items ``stored`` as new articles, ``store/new``; empty:
-    none)."""
+    rule's site whose hourly counters count the items ``stored`` but not ``spooled`` as new articles,
+    ``store/new``; empty: none)."""
 
     lease: str
     site: str

@@ -322,7 +322,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         """``request``'s work is done (items stored, links queued): its lease ends, and its job counts the
         page ``fetched``, the items ``stored`` (``spooled`` of them to the store's local spool), those
         ``updated`` (their URLs stored before) and the ``reposts`` recorded; the site's hourly counters
-        count the items ``stored`` as new articles (``store/new``) in the same step."""
+        count the items ``stored`` but not ``spooled`` as new articles (``store/new``) in the same step."""
         work = self._release_hold(request)
         if work is None or work.lease is None:
             return

@@ -7,7 +7,9 @@ per-site counter (a key ``<what>/<site>``, such as ``crawl/errors/citynews``, ``
 pipelined round trip, and when the crawl closes; each hourly hash expires after ``SUPERVISION_KEEP_HOURS``.
 A worker killed (SIGKILL) loses what it had not written yet, except the new articles: ``store/new`` is
 written by the acknowledgement of each request (:class:`crawler.redisio.queue.Ack`), with its job's
-``stored``, not here.
+``stored``, not here. It counts the articles the store found new; not those kept in the store's local
+spool while MongoDB is unreachable (``store/spooled``, written here): whether one is new, an update or a
+repost is known only once MongoDB takes it, and nothing counts that.
 """
 
 from __future__ import annotations
