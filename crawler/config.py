@@ -7,6 +7,7 @@ Environment variables (each also a setting of the same name; a ``-s NAME=VALUE``
 ``MONGO_URI``                           the MongoDB store; unset: weekly SQLite files under the data folder
 ``MONGO_DB_PREFIX``                     weekly MongoDB databases are ``<prefix>_<YYYY>w<WW>``
 ``MONGO_WRITE_CONCERN``                 ``majority``, or how many members acknowledge a write
+``MONGO_TIMEOUT_MS``                    how long a command waits for MongoDB (read commands too)
 ``CRAWLER_DATA_DIR``                    the data folder: embedded Redis, SQLite stores, spool files
 ``CRAWLER_RULES_DIR``                   the folder of site rules, one YAML file per site
 ``CRAWLER_PROXIES``                     proxies of the sites whose rule names none (URLs, comma-separated)
@@ -48,6 +49,8 @@ class Config:
     mongo_uri: str | None = None
     mongo_db_prefix: str = "crawler"
     mongo_write_concern: str = "majority"
+    # Empty: crawler.settings.MONGO_TIMEOUT_MS; checked as a number where the store is opened.
+    mongo_timeout_ms: str = ""
     data_dir: Path = Path("data")
     rules_dir: Path = Path("rules")
     proxies: str = ""
@@ -68,6 +71,7 @@ class Config:
             mongo_uri=source.get("MONGO_URI") or None,
             mongo_db_prefix=text("MONGO_DB_PREFIX", default.mongo_db_prefix),
             mongo_write_concern=text("MONGO_WRITE_CONCERN", default.mongo_write_concern),
+            mongo_timeout_ms=text("MONGO_TIMEOUT_MS", default.mongo_timeout_ms).strip(),
             data_dir=Path(text("CRAWLER_DATA_DIR", str(default.data_dir))),
             rules_dir=Path(text("CRAWLER_RULES_DIR", str(default.rules_dir))),
             proxies=text("CRAWLER_PROXIES", default.proxies),
@@ -85,8 +89,10 @@ class Config:
         return Keys(project_settings.REDIS_KEY_PREFIX)
 
     def values(self) -> dict[str, Any]:
-        """The configuration as settings: the environment variables' names and their values."""
-        return {
+        """The configuration as settings: the environment variables' names and their values (those with
+        a default in :mod:`crawler.settings` only when the environment sets them)."""
+        timeout = {"MONGO_TIMEOUT_MS": self.mongo_timeout_ms} if self.mongo_timeout_ms else {}
+        return timeout | {
             "REDIS_URL": self.redis_url,
             "MONGO_URI": self.mongo_uri,
             "MONGO_DB_PREFIX": self.mongo_db_prefix,
@@ -116,11 +122,12 @@ def crawl_settings(overrides: Mapping[str, Any] | None = None, *, config: Config
 
 
 def apply_environment(settings: BaseSettings) -> None:
-    """Give ``settings`` the environment's values where nothing set them at the project's priority or
-    above (``scrapy crawl sites``, which reads only :mod:`crawler.settings`)."""
+    """Give ``settings`` the environment's values where nothing set them above the project's priority
+    (``scrapy crawl sites``, which reads only :mod:`crawler.settings`): the environment wins over the
+    module's defaults, ``-s`` over the environment."""
     from scrapy.settings import SETTINGS_PRIORITIES  # noqa: PLC0415 - Scrapy only when a crawl is set up
 
     project = SETTINGS_PRIORITIES["project"]
     for name, value in Config.from_env().values().items():
-        if (settings.getpriority(name) or 0) < project:
+        if (settings.getpriority(name) or 0) <= project:
             settings.set(name, value, priority="project")

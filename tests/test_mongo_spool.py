@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -416,3 +418,41 @@ def test_unacknowledged_write_concerns_are_refused(value: str) -> None:
 
     with pytest.raises(StoreError, match="MONGO_WRITE_CONCERN"):
         parse_write_concern(value)
+
+
+@pytest.mark.parametrize("command", [["articles", "stats"], ["articles", "list"]])
+def test_mongo_timeout_ms_from_the_environment_is_the_one_a_read_command_waits(
+    tmp_path: Path, command: list[str]
+) -> None:
+    # `crawler articles` has no -s: MONGO_TIMEOUT_MS is an environment variable as MONGO_URI is.
+    port = closed_port()
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("CRAWLER_", "MONGO_"))}
+    env.update(
+        MONGO_URI=f"mongodb://127.0.0.1:{port}/", MONGO_TIMEOUT_MS="300", CRAWLER_DATA_DIR=str(tmp_path)
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", *command],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 1, run.stderr
+    assert (
+        f"cannot reach MongoDB at 127.0.0.1:{port} (MONGO_URI) within 300 ms (MONGO_TIMEOUT_MS)" in run.stderr
+    )
+    env["MONGO_TIMEOUT_MS"] = "soon"
+    wrong = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", *command],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert wrong.returncode == 2 and "MONGO_TIMEOUT_MS" in wrong.stderr and "'soon'" in wrong.stderr, (
+        wrong.stderr
+    )
