@@ -550,6 +550,7 @@ def test_a_temp_crawl_with_mongodb_unreachable_says_what_it_spooled_and_articles
     ) in done.stdout, done.stdout
     warning = f"WARNING: MongoDB is unreachable: 2 articles wait in the spool {spool}"
     assert warning in done.stderr, done.stderr
+    assert "holds SQLite article files" not in done.stderr, "no SQLite store was filled before"
     shown = site.crawler("articles", "stats", MONGO_URI=uri)
     assert shown.returncode == 1, shown.stderr
     (line,) = shown.stderr.splitlines()
@@ -575,6 +576,15 @@ def test_articles_spooled_while_mongodb_is_unreachable_are_not_counted_new_in_st
     )
     assert done.returncode == 0, done.stderr[-4000:]
     assert "stored 1 articles" in done.stdout and "spooled 1 of them" in done.stdout, done.stdout
+    # The first crawl stored into this data folder's SQLite files: its pages are seen, and not fetched
+    # again into MongoDB.
+    moved = (
+        f"MONGO_URI is set, and the data folder {site.data} holds SQLite article files"
+        f" ({site.data / 'articles'}) from crawls without it: the pages those crawls fetched are seen already"
+        " by its Redis and are not"
+        " fetched again into MongoDB; to fill MongoDB from the start, give another data folder"
+    )
+    assert moved in " ".join(done.stderr.split()), done.stderr[-4000:]
     status = site.crawler("status", "--format", "json")
     assert status.returncode == 0, status.stderr[-4000:]
     (shown,) = json.loads(status.stdout)["sites"]

@@ -85,7 +85,7 @@ def run_temp(args: argparse.Namespace) -> int:
     rule = load_rule(rule_file(config.rules_dir, args.site))
     article_urls = [article_url(rule, given) for given in args.url or ()]
     overrides = settings_from(args.set)
-    _check_store(config, overrides)
+    _warn_if_store_moved(config, _check_store(config, overrides))
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, overrides)
         server, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
@@ -164,7 +164,9 @@ def run_worker_command(args: argparse.Namespace) -> int:
     for site in sites:
         rule_file(config.rules_dir, site)  # a misspelt site is named, with the sites there
     overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
-    _warn_if_stored_apart(config, _check_store(config, overrides))
+    store = _check_store(config, overrides)
+    _warn_if_stored_apart(config, store)
+    _warn_if_store_moved(config, store)
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, overrides)
         run_worker(settings, sites=sites)
@@ -237,7 +239,9 @@ def run_service(args: argparse.Namespace) -> int:
     config = Config.from_env()
     rules_folder(config.rules_dir)
     overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
-    _warn_if_stored_apart(config, _check_store(config, overrides))
+    store = _check_store(config, overrides)
+    _warn_if_stored_apart(config, store)
+    _warn_if_store_moved(config, store)
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, overrides)
         scheduler = _grab_scheduler(settings, url)
@@ -373,6 +377,23 @@ def _warn_if_stored_apart(config: Config, store: StoreConfig) -> None:
             redacted(config.redis_url),
             store.where(),
         )
+
+
+def _warn_if_store_moved(config: Config, store: StoreConfig) -> None:
+    """One warning when a crawl stores in MongoDB with the embedded Redis of a data folder that holds
+    SQLite article files: the pages crawled into those were seen by that Redis and are not fetched again,
+    so MongoDB never gets them."""
+    sqlite = config.data_dir / "articles"
+    if store.mongo is None or config.redis_url or not any(sqlite.glob("*.sqlite")):
+        return
+    logger.warning(
+        "MONGO_URI is set, and the data folder %s holds SQLite article files (%s) from crawls without it: the"
+        " pages those crawls fetched are seen already by its Redis and are not fetched again into MongoDB;"
+        " to fill MongoDB from the start, give another data folder (`%s`)",
+        config.data_dir,
+        sqlite,
+        f"{command_name()} --data-dir DIR ...",
+    )
 
 
 def _crawl_settings(config: Config, redis_url: str, overrides: dict[str, Any]) -> Settings:
