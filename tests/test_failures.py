@@ -1066,6 +1066,99 @@ def test_a_redis_whose_disk_is_full_is_said_at_once_and_status_still_shows_the_q
         process.wait()
 
 
+@contextmanager
+def _snapshots_failing(client: redis.Redis, folder: Path) -> Iterator[None]:
+    """Redis refuses writes while this runs, and answers reads: its snapshot (BGSAVE) fails, as on a full
+    disk, and ``stop-writes-on-bgsave-error`` (on by default) then refuses every write with MISCONF until a
+    snapshot succeeds. It fails because its file's name is that of a folder, which the snapshot cannot
+    replace (whoever runs the test, root too)."""
+    (folder / "taken.rdb").mkdir()
+    (folder / "taken.rdb" / "in-the-way").touch()
+    client.config_set("save", "3600 1")
+    client.config_set("dbfilename", "taken.rdb")
+    client.bgsave()
+    wait_until(lambda: _refuses_writes(client), "Redis to refuse writes")
+    try:
+        yield
+    finally:
+        client.config_set("dbfilename", "dump.rdb")
+        client.bgsave()
+        wait_until(lambda: not _refuses_writes(client), "Redis to take writes again")
+        client.config_set("save", "")
+
+
+def test_a_redis_that_refuses_writes_is_logged_once_though_reads_work_and_once_when_writes_do(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis refuses writes (MISCONF), still answers reads and scripts that write nothing: an idle worker's
+    heartbeat and counters fail while its scheduler's polls and validators reads succeed. One outage,
+    logged once, not ended by a read: only a write ends it, in one line."""
+    from scrapy.http import Request
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.worker.conditional import ConditionalIndexMiddleware
+    from crawler.worker.heartbeat import WorkerHeartbeat
+    from crawler.worker.scheduler import LeasedScheduler
+    from crawler.worker.spider import SitesSpider
+    from crawler.worker.stats import RedisStatsCollector
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "news.yaml").write_text(RULE.format(start="http://127.0.0.1/"), encoding="utf-8")
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    values.update(
+        CRAWLER_RULES_DIR=str(rules),
+        CRAWLER_DATA_DIR=str(tmp_path),
+        # In memory: the Redis collector's flush loop would start a reactor in the test process.
+        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
+    )
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.ensure()})
+        spider = SitesSpider.from_crawler(crawler)
+        crawler.spider = spider
+        heartbeat = WorkerHeartbeat.from_crawler(crawler)
+        scheduler = LeasedScheduler.from_crawler(crawler)
+        conditional = ConditionalIndexMiddleware.from_crawler(crawler)
+        counters = RedisStatsCollector(crawler)
+        client = connect(server.url)
+        # What the scheduler's open() sets, without its loops (they would install a reactor in this process).
+        scheduler.spider, scheduler.queue = spider, LeasedQueue(client, Keys("crawler"))
+        heartbeat.beat()
+
+        def said() -> list[str]:
+            return [record.getMessage() for record in caplog.records if "Redis" in record.getMessage()]
+
+        def idle_turn() -> None:
+            """What an idle worker calls on Redis, every one in turn."""
+            heartbeat.beat()
+            scheduler.tend_leases()
+            assert scheduler.next_request() is None
+            counters.inc_value("crawl/fetched/news")
+            counters.flush()
+            conditional.process_request(Request("http://127.0.0.1/", meta={"site": "news", "job": "j1"}))
+
+        try:
+            with caplog.at_level(logging.WARNING), _snapshots_failing(client, server.directory):
+                for _ in range(3):
+                    idle_turn()
+                refusing = said()
+                caplog.clear()
+            with caplog.at_level(logging.WARNING):
+                assert scheduler.next_request() is None  # a read: Redis took no write yet
+                idle_turn()
+                idle_turn()
+            back = said()
+        finally:
+            client.close()
+    assert len(refusing) == 1, refusing
+    assert refusing[0].startswith("Redis refuses writes (write this worker's heartbeat: "), refusing
+    assert "MISCONF" in refusing[0], refusing
+    assert back == [back[0]] and back[0].startswith("Redis takes writes again after "), back
+    assert crawler.stats is not None and crawler.stats.get_value("redis/errors") == 6, "each failed write"
+
+
 def test_an_embedded_redis_whose_files_cannot_be_written_is_said_without_a_traceback(site: Site) -> None:
     """Its config file is /dev/full: written at every start, it fails with ENOSPC, as on a full disk."""
     site.rule("/a/full")

@@ -104,7 +104,7 @@ class BackoffMiddleware:
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"record {site}'s backoff: the request is retried as usual", exc)
             return response
-        outage_of(self.crawler).ok()
+        outage_of(self.crawler).ok(wrote=True)
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value(f"backoff/{site}")
         tries = int(request.meta.get(TRIES_KEY, 0)) + 1

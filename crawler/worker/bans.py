@@ -200,7 +200,7 @@ class BanWatch:
             outage_of(self.crawler).failed(f"hold {site} back for its ban", exc)
             logger.error("%s looks banned (%s), but Redis is away: no worker holds it back", site, what)
             return
-        outage_of(self.crawler).ok()
+        outage_of(self.crawler).ok(wrote=True)
         logger.error(
             "%s looks banned (%s): every worker waits %.0f s before asking it again", site, what, seconds
         )

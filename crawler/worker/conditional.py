@@ -60,6 +60,7 @@ class ConditionalIndexMiddleware:
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"read {request.url}'s validators: the page is read whole", exc)
             return
+        outage_of(self.crawler).ok(wrote=False)
         if saved is None:
             return
         etag, modified = json.loads(saved)
@@ -82,4 +83,6 @@ class ConditionalIndexMiddleware:
                 outage_of(self.crawler).failed(
                     f"save {request.url}'s validators: the next grab reads the page whole", exc
                 )
+            else:
+                outage_of(self.crawler).ok(wrote=True)
         return response

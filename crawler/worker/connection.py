@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from weakref import WeakKeyDictionary
 
@@ -19,6 +20,9 @@ logger = logging.getLogger(__name__)
 
 # Seconds between two reminders that Redis is still down.
 REMINDER_SECONDS = 60.0
+# The error codes of a write Redis refuses: at the start of the reply ("MISCONF ..."), after a pipeline's
+# "caused error: " or after a Lua script's ": -".
+_WRITE_REFUSED = re.compile(r"(?:^|: -?)(?:MISCONF|OOM|READONLY) ")
 
 _servers: WeakKeyDictionary[Crawler, redis.Redis] = WeakKeyDictionary()
 _outages: WeakKeyDictionary[Crawler, RedisOutage] = WeakKeyDictionary()
@@ -46,11 +50,17 @@ def keys_of(crawler: Crawler) -> Keys:
 class RedisOutage:
     """Redis away, as the whole worker sees it: every failed call is counted (``redis/errors``); the
     outage is logged once when it starts, reminded every ``REMINDER_SECONDS`` while it lasts, and logged
-    once when a call succeeds again, with its length from the last call that succeeded before it."""
+    once when it ends, with its length from the last call that succeeded before it.
+
+    A Redis that refuses writes (``MISCONF``: it cannot write to its disk; ``OOM``: its ``maxmemory`` is
+    full; ``READONLY``: a replica) still answers reads, and scripts that write nothing: that outage ends
+    only when a write succeeds, not at the next read."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.since: float | None = None
+        # True while Redis refuses writes (see the class docstring).
+        self.refusing = False
         self._reminded = 0.0
         # When a call last succeeded: an outage is counted from then, not from its first error (a frozen
         # Redis raises only after the socket timeout).
@@ -61,24 +71,45 @@ class RedisOutage:
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value("redis/errors")
         now = time.monotonic()
+        self.refusing = self.refusing or _refuses_writes(exc)
         if self.since is None:
             self.since, self._reminded = self._last_ok, now
-            logger.error("Redis failed (%s: %s): the worker goes on and tries again", what, exc)
+            if self.refusing:
+                logger.error(
+                    "Redis refuses writes (%s: %s): the worker goes on and tries again (Redis still answers"
+                    " its reads)",
+                    what,
+                    exc,
+                )
+            else:
+                logger.error("Redis failed (%s: %s): the worker goes on and tries again", what, exc)
         elif now - self._reminded >= REMINDER_SECONDS:
             self._reminded = now
             logger.warning(
-                "Redis still down after %.0f s: %s (%s); the worker goes on and tries again",
+                "Redis still %s after %.0f s: %s (%s); the worker goes on and tries again",
+                "refuses writes" if self.refusing else "down",
                 now - self.since,
                 exc,
                 what,
             )
 
-    def ok(self) -> None:
-        """A call to Redis succeeded."""
+    def ok(self, *, wrote: bool) -> None:
+        """A call to Redis succeeded; ``wrote``: it ran a write command (so Redis takes writes), not only
+        reads."""
         self._last_ok = time.monotonic()
-        if self.since is not None:
+        if self.since is None or (self.refusing and not wrote):
+            return
+        if self.refusing:
+            logger.warning("Redis takes writes again after %.1f s", self._last_ok - self.since)
+        else:
             logger.warning("Redis is back after %.1f s", self._last_ok - self.since)
-            self.since = None
+        self.since, self.refusing = None, False
+
+
+def _refuses_writes(exc: redis.RedisError) -> bool:
+    """True when ``exc`` is Redis refusing a write (``MISCONF``, ``OOM``, ``READONLY``), whether the write
+    was a command, a command of a pipeline or a command of a Lua script (each words it differently)."""
+    return isinstance(exc, redis.ResponseError) and _WRITE_REFUSED.search(str(exc)) is not None
 
 
 def outage_of(crawler: Crawler) -> RedisOutage:

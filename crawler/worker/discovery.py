@@ -326,11 +326,11 @@ class Discovery:
 
     def _refill_safely(self, rule: Rule, job: str, ending: int = 0) -> None:
         try:
-            self.refill(rule, job, ending=ending)
+            queued = self.refill(rule, job, ending=ending)
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"refill {rule.site}'s discover crawl", exc)
             return
-        outage_of(self.crawler).ok()
+        outage_of(self.crawler).ok(wrote=queued > 0)
 
     def _count(self, key: str, amount: int = 1) -> None:
         assert self.crawler.stats is not None

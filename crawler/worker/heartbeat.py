@@ -136,4 +136,4 @@ class WorkerHeartbeat:
         except redis.RedisError as exc:
             outage_of(self.crawler).failed("write this worker's heartbeat", exc)
             return
-        outage_of(self.crawler).ok()
+        outage_of(self.crawler).ok(wrote=True)

@@ -153,7 +153,7 @@ class ProxyPool:
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"share that proxy {proxy} is benched", exc)
             return
-        outage_of(self.crawler).ok()
+        outage_of(self.crawler).ok(wrote=True)
 
     def _server(self) -> redis.Redis:
         return server_of(self.crawler)
@@ -185,7 +185,7 @@ class ProxyPool:
             self._counts.update(counts)
             outage_of(self.crawler).failed("write the proxies' health, kept for the next try", exc)
             return
-        outage_of(self.crawler).ok()
+        outage_of(self.crawler).ok(wrote=bool(counts or self.latency))
         for proxy, until in zip(proxies, replies[len(replies) - len(proxies) :], strict=True):
             if until is not None:
                 self.benched[proxy] = max(self.benched.get(proxy, 0.0), float(until))
@@ -272,5 +272,5 @@ class ProxyMiddleware:
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"hold {work.site} back while its proxies are benched", exc)
         else:
-            outage_of(self.crawler).ok()
+            outage_of(self.crawler).ok(wrote=True)
         return request.replace(dont_filter=True)

@@ -169,11 +169,12 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         try:
             self.queue.renew(self.held)
             expired = self.queue.requeue_expired()
-            self.queue.queue_due()
+            due = self.queue.queue_due()
         except redis.RedisError as exc:
             self.outage.failed("renew the leases", exc)
             return
-        self.outage.ok()
+        # Each lease renewed, expired or due is written; with none, the scripts only read.
+        self.outage.ok(wrote=bool(self.held) or expired > 0 or due > 0)
         if expired:
             logger.warning("%d expired leases went back to the queue", expired)
             self.stats.inc_value("lease/expired", expired)
@@ -192,7 +193,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         except redis.RedisError as exc:
             self.outage.failed(f"queue {request.url}", exc)
             return False
-        self.outage.ok()
+        self.outage.ok(wrote=True)  # the push script counts every push (INCR) first
         self.stats.inc_value("scheduler/enqueued/redis" if queued else "scheduler/already_queued")
         return queued
 
@@ -255,7 +256,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 # A site this worker does not serve (`crawler worker --sites`): back to the queue at once
                 # for a worker that does, never dropped.
                 self.held.discard(lease)
-                self._call("return a request of another site", self.queue.release, [lease])
+                self._call("return a request of another site", False, self.queue.release, [lease])
                 self.stats.inc_value("scheduler/returned_other_site")
                 return None
             self.stats.inc_value("scheduler/dequeued/redis")
@@ -282,7 +283,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         except redis.RedisError as exc:
             self.outage.failed("take a request", exc)
             return False
-        self.outage.ok()
+        # A request taken is leased (written); taking none may only have read.
+        self.outage.ok(wrote=popped[0].member is not None)
         if popped[0].member is None:
             self._wait_for_gate(popped[0].wait)
             return False
@@ -305,7 +307,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         logger.error("Dead-lettered a queue entry: %s", reason)
         self.stats.inc_value("queue/poison")
         record = self._record(reason, url=None, site=None, job=None)
-        self._call("dead-letter a queue entry", self.queue.dead_letter, lease, record, site="", job=None)
+        self._call(
+            "dead-letter a queue entry", True, self.queue.dead_letter, lease, record, site="", job=None
+        )
 
     # --- how a request's work ends -------------------------------------------------------------------
 
@@ -343,7 +347,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             return
         if ending:
             self.crawler.signals.send_catch_log(leases_ending, works=ending)
-        outcomes = self._call("acknowledge requests", self.queue.ack_many, acks)
+        outcomes = self._call("acknowledge requests", True, self.queue.ack_many, acks)
         late = 0 if outcomes is None else outcomes.count(False)
         if late:
             self.stats.inc_value("lease/ack_after_expiry", late)
@@ -356,6 +360,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             return
         attempts = self._call(
             "defer a request",
+            False,
             self.queue.defer,
             work.lease,
             self.retry_seconds,
@@ -398,6 +403,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             self.crawler.signals.send_catch_log(leases_ending, works=[work])
         self._call(
             "dead-letter a request",
+            True,
             self.queue.dead_letter,
             work.lease,
             record,
@@ -444,14 +450,17 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
 
     # --- Redis away ----------------------------------------------------------------------------------
 
-    def _call(self, what: str, function: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T | None:
-        """``function(*args, **kwargs)``, or None (counted, logged) when Redis fails under it."""
+    def _call(
+        self, what: str, wrote: bool, function: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T | None:
+        """``function(*args, **kwargs)``, or None (counted, logged) when Redis fails under it; ``wrote``:
+        a call that succeeds has written (its script's first command is a write)."""
         try:
             result = function(*args, **kwargs)
         except redis.RedisError as exc:
             self.outage.failed(what, exc)
             return None
-        self.outage.ok()
+        self.outage.ok(wrote=wrote)
         return result
 
     def has_pending_requests(self) -> bool:

@@ -115,7 +115,7 @@ class SessionPool:
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"share that session {name} of {site} is benched", exc)
             return
-        outage_of(self.crawler).ok()
+        outage_of(self.crawler).ok(wrote=True)
 
     def renew(self) -> None:
         """Keep this worker's holds (Redis away: tried again at the next turn; a hold lost meanwhile is
@@ -130,7 +130,7 @@ class SessionPool:
             except redis.RedisError as exc:
                 outage_of(self.crawler).failed("renew the session holds", exc)
                 return
-            outage_of(self.crawler).ok()
+            outage_of(self.crawler).ok(wrote=bool(kept))  # a hold still ours is renewed (PEXPIRE)
             if not kept:
                 del self.held[site]
 

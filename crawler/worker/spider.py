@@ -576,7 +576,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"read when {url} was read last: every entry is offered", exc)
             return None
-        outage_of(self.crawler).ok()
+        outage_of(self.crawler).ok(wrote=False)
         if value is None:
             return None
         margin: float = self.crawler.settings.getfloat("SITEMAPS_SINCE_MARGIN_SECONDS")
@@ -593,7 +593,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"note when {url} was read: the next grab offers every entry", exc)
             return
-        outage_of(self.crawler).ok()
+        outage_of(self.crawler).ok(wrote=True)
 
     def parse_feed(self, response: Response) -> Iterator[Request]:
         """A rule's feed: its entries' links queued as article requests (new ones only), each with what
@@ -938,7 +938,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"note in job {job}'s summary: {note}", exc)
             return
-        outage_of(self.crawler).ok()
+        outage_of(self.crawler).ok(wrote=True)
 
     def _rule(self, response: Response) -> Rule | None:
         """The response's rule; without one, the request is dead-lettered saying how to mend it."""
@@ -1034,7 +1034,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 f"count job {job}'s {field}: its summary is short by {amount}", exc
             )
             return
-        outage_of(self.crawler).ok()
+        outage_of(self.crawler).ok(wrote=True)
 
 
 def _kind(failure: Failure) -> str:

@@ -108,3 +108,5 @@ class RedisStatsCollector(MemoryStatsCollector):
             outage_of(self.crawler).failed("write the site counters, kept for the next try", exc)
             with self._lock:
                 self._pending.update(pending)
+            return
+        outage_of(self.crawler).ok(wrote=True)
