@@ -99,6 +99,10 @@ def _reapers(data_dir: Path) -> list[int]:
     return pids
 
 
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
 def _wait_until(condition: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + WAIT_LIMIT
     while not condition():
@@ -427,6 +431,56 @@ def test_a_server_refusing_writes_is_not_shut_down_by_its_reaper_and_it_says_why
     assert not _gone(server_pid)
     with redis.Redis(unix_socket_path=str(socket_path)) as client:
         assert client.get(b"from-child") == b"yes", "what it could not write is kept"
+
+
+def test_a_reaper_that_cannot_look_says_so_once_and_shuts_the_server_down_once_it_can(
+    data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]]
+) -> None:
+    """The reaper's start lock cannot be opened (a folder took its name), then a user file cannot be
+    removed (a folder too): each pass fails, and the reaper says why once, and goes on looking."""
+    child, said = spawn(data_dir, "set")
+    server_pid = int(said)
+    folder = data_dir.resolve() / "redis"
+    log = folder / "redis.log"
+    lock = folder / "redis.lock"
+    lock.unlink()
+    lock.mkdir()
+    _wait_until(lambda: f"cannot write {lock}: Is a directory" in _text(log), "the lock failure")
+    stuck = folder / "users" / "999999999-stuck"  # no such pid: a user that was killed
+    stuck.mkdir()
+    lock.rmdir()
+    _wait_until(lambda: f"Is a directory: '{stuck}'" in _text(log), "the user failure")
+    stuck.rmdir()
+    child.kill()  # SIGKILL: the only user cannot leave, so cannot stop the server
+    child.wait(WAIT_LIMIT)
+    _wait_until(lambda: _gone(server_pid), "the reaper to shut the server down")
+    text = _text(log)
+    assert text.count("cannot look at the users of the embedded Redis server") == 2, text
+    assert "Traceback" not in text, text
+    assert "shutting it down" in text, text
+
+
+def test_a_reaper_whose_server_pid_now_runs_another_program_exits(data_dir: Path) -> None:
+    """The server's pid was reused by another process (not a redis-server of this folder): the reaper's
+    server is gone, and so is the reaper, at once."""
+    other = subprocess.Popen(["sleep", "600"])
+    log = data_dir / "reaper.log"
+    try:
+        with log.open("w", encoding="utf-8") as stream:
+            launcher = subprocess.run(
+                [sys.executable, "-m", "crawler.redisio.reaper", str(data_dir), str(other.pid), "0.05"],
+                cwd=PROJECT_DIR,
+                stderr=stream,
+                timeout=WAIT_LIMIT,
+                check=False,
+            )
+        assert launcher.returncode == 0, _text(log)
+        _wait_until(lambda: not _reapers(data_dir), "the reaper to exit")
+        assert other.poll() is None, "the other process is left alone"
+        assert _text(log) == ""
+    finally:
+        other.kill()
+        other.wait()
 
 
 def test_the_owner_interrupted_leaves_the_server_to_its_other_users(

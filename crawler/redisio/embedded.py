@@ -354,7 +354,7 @@ class EmbeddedRedis:
         writes (MISCONF: it could not write its append-only file) is kept running, as SHUTDOWN would lose
         what it holds in memory; True when such a server was kept."""
         with self._start_lock():
-            if not process_running(server_pid) or self._live_users():
+            if not self.runs_server(server_pid) or self._live_users():
                 return False
             if self._probe() is _State.REFUSING:
                 return True
@@ -549,18 +549,22 @@ class EmbeddedRedis:
             pid = int(self.pid_path.read_text("ascii").strip())
         except (FileNotFoundError, ValueError, UnicodeDecodeError):
             return None
+        return pid if self.runs_server(pid) else None
+
+    def runs_server(self, pid: int) -> bool:
+        """True while the process ``pid`` runs and is a redis-server of this folder: a pid recycled once
+        the server exited runs something else (maybe another folder's server)."""
         if not process_running(pid):
-            return None
+            return False
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):
             # No /proc (not Linux), or the process just exited: trust the check above.
-            return pid if not Path("/proc/self").exists() else None
+            return not Path("/proc/self").exists()
         except PermissionError:
-            return pid  # alive, another user's
-        # A recycled pid runs something else (maybe another folder's server). Ours shows its config
-        # file, then (once started) its socket path: both hold the folder.
-        return pid if b"redis-server" in command and os.fsencode(self.directory) in command else None
+            return True  # alive, another user's
+        # Ours shows its config file, then (once started) its socket path: both hold the folder.
+        return b"redis-server" in command and os.fsencode(self.directory) in command
 
     def _write_config(self) -> None:
         lines = [

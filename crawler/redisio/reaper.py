@@ -7,8 +7,11 @@ under the start lock; when none of their processes is alive (the last one was ki
 could not shut the server down) it shuts the server down with SHUTDOWN, which flushes its append-only
 file. A server that refuses writes (MISCONF: its append-only file could not be written, a full disk) is
 not shut down, as SHUTDOWN would exit without what it holds in memory and could not write: the reaper says
-so once and goes on looking, and shuts it down once it takes writes again (space was freed). It exits
-once the server ``SERVER_PID`` is gone, however it went. Its log goes to ``redis.log``.
+so once and goes on looking, and shuts it down once it takes writes again (space was freed). A look that
+fails (the start lock or the users' folder cannot be read or written, the server's socket cannot be
+opened) is said once, with why, and tried again at the next one. It exits once the server ``SERVER_PID``
+is gone, however it went (a process that took its pid since, no redis-server of this folder, is not it).
+Its log goes to ``redis.log``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-from crawler.redisio.embedded import EmbeddedRedis, process_running
+from crawler.errors import CrawlerError
+from crawler.redisio.embedded import EmbeddedRedis
 
 __all__ = ["reap"]
 
@@ -30,9 +34,24 @@ def reap(data_dir: Path, server_pid: int, seconds: float) -> None:
     """Shut the embedded server of ``data_dir`` down once it has no live user; return when it is gone."""
     server = EmbeddedRedis(data_dir, watch_seconds=0)
     said = False
-    while process_running(server_pid):
+    failure = ""
+    while server.runs_server(server_pid):
         time.sleep(seconds)
-        kept = server.stop_if_unused(server_pid)
+        try:
+            kept = server.stop_if_unused(server_pid)
+        except (OSError, CrawlerError) as exc:
+            if str(exc) != failure:
+                logger.warning(
+                    "cannot look at the users of the embedded Redis server (pid %d) at %s: %s; looking again"
+                    " every %g s",
+                    server_pid,
+                    server.socket_path,
+                    exc,
+                    seconds,
+                )
+            failure = str(exc)
+            continue
+        failure = ""
         if kept and not said:
             logger.warning(
                 "no live process uses the embedded Redis server (pid %d) at %s, but it refuses writes"
