@@ -41,6 +41,10 @@ __all__ = ["ALLOW_PRIVATE_NETWORKS_ENV", "Config", "apply_environment", "crawl_s
 ALLOW_PRIVATE_NETWORKS_ENV = "CRAWLER_ALLOW_PRIVATE_NETWORKS"
 
 
+# Environment variables that crawler.settings gives a default too: Config.values() holds them only when set.
+_SETTINGS_DEFAULTED = frozenset({"MONGO_TIMEOUT_MS"})
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """Where things are, from the environment; the defaults are the fields' own."""
@@ -122,12 +126,13 @@ def crawl_settings(overrides: Mapping[str, Any] | None = None, *, config: Config
 
 
 def apply_environment(settings: BaseSettings) -> None:
-    """Give ``settings`` the environment's values where nothing set them above the project's priority
-    (``scrapy crawl sites``, which reads only :mod:`crawler.settings`): the environment wins over the
-    module's defaults, ``-s`` over the environment."""
+    """Give ``settings`` the environment's values where nothing set them at the project's priority or
+    above (``scrapy crawl sites``, which reads only :mod:`crawler.settings`); ``MONGO_TIMEOUT_MS``, which
+    :mod:`crawler.settings` gives a default at the project's priority, where the environment sets it and
+    nothing set it above that (``-s`` wins)."""
     from scrapy.settings import SETTINGS_PRIORITIES  # noqa: PLC0415 - Scrapy only when a crawl is set up
 
     project = SETTINGS_PRIORITIES["project"]
     for name, value in Config.from_env().values().items():
-        if (settings.getpriority(name) or 0) <= project:
+        if (settings.getpriority(name) or 0) < project + (name in _SETTINGS_DEFAULTED):
             settings.set(name, value, priority="project")

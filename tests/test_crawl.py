@@ -330,6 +330,40 @@ def test_crawl_settings_come_from_the_project_with_overrides() -> None:
     assert not settings.getbool("REMOTE_CONTROL_ENABLED")
 
 
+def test_the_environment_fills_what_nothing_set_and_mongo_timeout_ms_over_its_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from scrapy.settings import Settings
+
+    from crawler import settings as project_settings
+    from crawler.config import apply_environment
+
+    for name in ("REDIS_URL", "MONGO_URI", "MONGO_TIMEOUT_MS"):
+        monkeypatch.delenv(name, raising=False)
+
+    def made() -> Settings:
+        settings = Settings()
+        settings.setmodule(project_settings, priority="project")
+        settings.set("REDIS_URL", "redis://given:6379/0", priority="project")
+        return settings
+
+    given = made()
+    apply_environment(given)
+    assert given["REDIS_URL"] == "redis://given:6379/0", "an unset variable takes nothing away"
+    assert given.getint("MONGO_TIMEOUT_MS") == project_settings.MONGO_TIMEOUT_MS
+    monkeypatch.setenv("MONGO_TIMEOUT_MS", "300")
+    monkeypatch.setenv("MONGO_URI", "mongodb://env:27017/")
+    given = made()
+    apply_environment(given)
+    assert given.getint("MONGO_TIMEOUT_MS") == 300, "the environment over crawler/settings.py's default"
+    assert given["MONGO_URI"] == "mongodb://env:27017/"
+    assert given["REDIS_URL"] == "redis://given:6379/0"
+    given = made()
+    given.set("MONGO_TIMEOUT_MS", 100, priority="cmdline")
+    apply_environment(given)
+    assert given.getint("MONGO_TIMEOUT_MS") == 100, "-s over the environment"
+
+
 def test_crawler_run_stopped_and_started_again_goes_on_where_it_stopped(slow_demo: DemoRun) -> None:
     from crawler.redisio.embedded import EmbeddedRedis
 

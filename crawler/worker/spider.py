@@ -268,7 +268,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.queue.set_crawl_delay(Work.of(request).slot, delay)
 
     async def start(self) -> AsyncIterator[Request]:
-        for request in self.next_requests():
+        """The seeds waiting as the crawl starts; none while Redis does not answer (the idle signal asks
+        again, as it does for every seed after these)."""
+        try:
+            requests = list(self.next_requests())
+        except redis.RedisError as exc:
+            outage_of(self.crawler).failed("read the seeds as the crawl starts", exc)
+            return
+        for request in requests:
             yield request
 
     def make_request_from_data(self, data: bytes) -> Request | None:
