@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import redis
 
+from crawler.commandline import suggest
 from crawler.discover.frontier import Frontier
 from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
@@ -67,18 +67,14 @@ def build_status(
     keys: Keys,
     ruleset: RuleSet,
     now: float,
-    suggest: Callable[[str], str] = "crawler {}".format,
 ) -> dict[str, Any]:
-    """The status of the service at ``now`` (epoch seconds), as a JSON-ready mapping; ``suggest`` writes
-    the command lines it suggests the way the user runs ``crawler`` (``crawler.cli.terminal.suggest``)."""
+    """The status of the service at ``now`` (epoch seconds), as a JSON-ready mapping."""
     workers = _workers(server, keys, now)
     split = store_split(workers)
     leader = server.get(keys.leader)
     dead = _dead_letters(server, keys)
     sites = [
-        _site(
-            server, keys, site, ruleset.get(site), now, dead.get(site, 0), suggest, ruleset.broken.get(site)
-        )
+        _site(server, keys, site, ruleset.get(site), now, dead.get(site, 0), ruleset.broken.get(site))
         for site in sorted({*ruleset.rules, *ruleset.broken})
     ]
     broken = [{"file": error.file, "error": str(error)} for error in ruleset.errors]
@@ -91,7 +87,7 @@ def build_status(
         "dead_letters": sum(dead.values()),
     }
     alive = sum(1 for worker in workers if worker["alive"])
-    idle = no_worker(queue["queued"] + queue["waiting"] + queue["leased"], alive, suggest)
+    idle = no_worker(queue["queued"] + queue["waiting"] + queue["leased"], alive)
     return {
         "now": _iso(now),
         "redis": health,
@@ -119,7 +115,7 @@ def workers_alive(server: redis.Redis, keys: Keys, now: float) -> int:
     return sum(1 for worker in _workers(server, keys, now) if worker["alive"])
 
 
-def no_worker(requests: int, alive: int, suggest: Callable[[str], str] = "crawler {}".format) -> str | None:
+def no_worker(requests: int, alive: int) -> str | None:
     """What to do when ``requests`` wait in the queue and no worker is ``alive`` to crawl them; None
     otherwise."""
     if not requests or alive:
@@ -203,7 +199,6 @@ def _site(
     rule: Rule | None,
     now: float,
     dead: int,
-    suggest: Callable[[str], str],
     broken: str | None,
 ) -> dict[str, Any]:
     """The status of ``site``: of its ``rule``, or (``rule`` None) of a site whose rule file ``broken`` has

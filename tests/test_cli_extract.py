@@ -384,15 +384,17 @@ def test_the_encoding_is_reported_by_its_web_name(
     assert f"\nencoding   {name} (" in crawler("extract", "--explain", str(path)).stdout
 
 
-def test_loopback_is_refused_without_the_allowance(site_server: SiteServer) -> None:
+def test_loopback_is_refused_without_the_allowance(site_server: SiteServer, tmp_path: Path) -> None:
     url = site_server.url(ARTICLE_PATH)
+    given = ("--rules-dir", str(tmp_path))
     one_line_error(
-        crawler("extract", url, allow_private=False),
+        crawler(*given, "extract", url, allow_private=False, env={"CRAWLER_COMMAND": "./run.sh crawler"}),
         1,
         f"refusing to fetch {url}",
         "127.0.0.1 is a loopback address",
-        "--allow-private",
-        "allow_private_addresses: true",
+        f"allow_private_addresses: true` in the site's rule (crawls and `./run.sh crawler {' '.join(given)}"
+        " rules try`)",
+        f"--allow-private for `./run.sh crawler {' '.join(given)} extract`",
     )
 
 

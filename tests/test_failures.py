@@ -91,7 +91,11 @@ class Site:
         return site
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if key not in ("REDIS_URL", "MONGO_URI", "CRAWLER_COMMAND")  # ./run.sh test sets CRAWLER_COMMAND
+        }
         env.update(
             CRAWLER_DATA_DIR=str(self.data),
             CRAWLER_RULES_DIR=str(self.rules),
@@ -539,7 +543,16 @@ def test_a_temp_crawl_with_mongodb_unreachable_says_what_it_spooled_and_articles
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         uri = f"mongodb://127.0.0.1:{probe.getsockname()[1]}/"  # nothing listens there
-    done = site.crawler("temp", site.name, "-s", "MONGO_TIMEOUT_MS=200", MONGO_URI=uri)
+    done = site.crawler(
+        "--data-dir",
+        str(site.data),
+        "temp",
+        site.name,
+        "-s",
+        "MONGO_TIMEOUT_MS=200",
+        MONGO_URI=uri,
+        CRAWLER_COMMAND="./run.sh crawler",
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     (spool,) = (site.data / "spool").glob("*.jsonl")
     assert len(spool.read_text(encoding="utf-8").splitlines()) == 2, "nothing lost"
@@ -548,7 +561,11 @@ def test_a_temp_crawl_with_mongodb_unreachable_says_what_it_spooled_and_articles
         "spooled 2 of them to local disk, MongoDB being unreachable (MONGO_URI):"
         f" 2 articles wait in the spool {spool}, written into MongoDB when it is back"
     ) in done.stdout, done.stdout
-    warning = f"WARNING: MongoDB is unreachable: 2 articles wait in the spool {spool}"
+    warning = (
+        f"WARNING: MongoDB is unreachable: 2 articles wait in the spool {spool}, written into MongoDB when it"
+        f" is back (by the next crawl or `./run.sh crawler --data-dir {site.data} articles` command on this"
+        " data folder)"
+    )
     assert warning in done.stderr, done.stderr
     assert "holds SQLite article files" not in done.stderr, "no SQLite store was filled before"
     shown = site.crawler("articles", "stats", MONGO_URI=uri)
@@ -1332,6 +1349,23 @@ def test_a_temp_crawl_names_other_sites_broken_rule_files_in_one_warning_and_its
     assert own.stderr.startswith(f"crawler temp: error: {site.rules / 'faults.yaml'}: bogus: unknown key"), (
         own.stderr
     )
+
+
+def test_the_warning_of_other_broken_rule_files_suggests_checking_the_folder_as_the_crawler_was_run(
+    site: Site,
+) -> None:
+    """The worker of a temp crawl suggests ``rules check`` the way the crawl was run: ``CRAWLER_COMMAND``
+    and the ``--rules-dir`` given, so that it checks the folder the crawl read."""
+    site.rule("/a/fine")
+    (site.rules / "b.yaml").write_text("domains: [\n", encoding="utf-8")
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    given = ("--rules-dir", str(site.rules))
+    done = site.crawler(*given, "temp", site.name, *settings, CRAWLER_COMMAND="./run.sh crawler")
+    assert done.returncode == 0 and "stored 1 articles" in done.stdout, done.stdout + done.stderr[-3000:]
+    assert (
+        f"WARNING: 1 other rule file has errors: b.yaml; see `./run.sh crawler --rules-dir {site.rules}"
+        " rules check`"
+    ) in done.stderr, done.stderr[-3000:]
 
 
 def test_queue_entries_that_are_no_requests_are_dead_lettered_once_and_never_run(site: Site) -> None:

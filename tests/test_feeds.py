@@ -290,6 +290,18 @@ def test_a_feed_that_is_an_html_page_counts_as_fetched_and_the_summary_names_its
     assert summary.endswith("errors 1 (not a feed: 1)"), again.stdout
 
 
+def test_the_note_of_a_feed_that_is_an_html_page_suggests_rules_try_as_the_crawler_was_run(
+    site: Site,
+) -> None:
+    """The worker writes the note: it suggests ``rules try`` with ``CRAWLER_COMMAND`` and the ``--rules-dir``
+    given, as the command's own messages do."""
+    _feed_rule(site, "/a/front-page")
+    done = site.crawler("--rules-dir", str(site.rules), "temp", site.name, CRAWLER_COMMAND="./run.sh crawler")
+    assert done.returncode == 1, "an error, nothing stored"
+    hint = f"(`./run.sh crawler --rules-dir {site.rules} rules try wire URL` shows what a URL holds)"
+    assert done.stdout.splitlines()[-1].endswith(hint), done.stdout
+
+
 def test_a_feed_url_the_request_percent_encodes_is_still_named_by_its_rule_key(site: Site) -> None:
     """``/a/front page`` is requested as ``/a/front%20page``: the page is still the one ``feeds[0]``
     names."""

@@ -391,8 +391,8 @@ def test_a_running_worker_takes_a_rule_added_after_it_started_and_loses_nothing_
 ) -> None:
     setup.rule("first")
     worker = subprocess.Popen(
-        [sys.executable, "-m", "crawler.cli", "worker"],
-        env=setup.env(),
+        [sys.executable, "-m", "crawler.cli", "--rules-dir", str(setup.rules), "worker"],
+        env=setup.env(CRAWLER_COMMAND="./run.sh crawler"),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -423,9 +423,11 @@ def test_a_running_worker_takes_a_rule_added_after_it_started_and_loses_nothing_
     assert sorted(setup.stored_urls()) == urls, "the rule added later was read by the running worker"
     assert setup.server.hget(KEYS.job(ghost), "error:no rule") == b"1"
     letters = [json.loads(record) for record in setup.server.hvals(KEYS.dead)]
-    assert [letter["reason"].split(":")[0] for letter in letters] == [
-        f"no rule for site 'ghost' in {setup.rules}"
-    ]
+    command = f"./run.sh crawler --rules-dir {setup.rules}"
+    assert [letter["reason"] for letter in letters] == [
+        f"no rule for site 'ghost' in {setup.rules}: add or fix its rule file (`{command} rules check`),"
+        f" then `{command} dead requeue --site ghost`"
+    ], "the commands it suggests are run as the worker was, on its rules folder"
 
 
 # --- what crawler status counts, across a worker killed mid-crawl -------------------------------------------

@@ -34,7 +34,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from crawler.cli.terminal import command_name, printable, suggest
+from crawler.cli.terminal import printable
+from crawler.commandline import command_name, suggest
 from crawler.config import Config
 from crawler.errors import CrawlerError, InputError
 from crawler.store import DOCUMENT_FIELDS, Store, open_store

@@ -25,7 +25,8 @@ from rich.table import Table
 from scrapy.settings import Settings
 
 from crawler.cli.options import rules_folder, settings_from
-from crawler.cli.terminal import command_name, cut, suggest
+from crawler.cli.terminal import cut
+from crawler.commandline import command_name, suggest
 from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
@@ -218,7 +219,7 @@ def run_schedule_command(args: argparse.Namespace) -> int:
                 print(f"queued the grab of {seeded.site} as job {seeded.job}")
                 queued += 1
             alive = workers_alive(scheduler.server, scheduler.keys, time.time())
-            if (idle := no_worker(queued, alive, suggest)) is not None:
+            if (idle := no_worker(queued, alive)) is not None:
                 print(idle.replace(f"{queued} request", f"{queued} grab", 1))
             return 0
         stop = threading.Event()

@@ -16,7 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from crawler.cli.crawl import redis_for
-from crawler.cli.terminal import cut, suggest
+from crawler.cli.terminal import cut
+from crawler.commandline import suggest
 from crawler.config import Config
 from crawler.deadletters import DeadLetter, dead_letters, requeue
 from crawler.errors import InputError
@@ -106,7 +107,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_requeue(args: argparse.Namespace) -> int:
     with _queue(writes=True) as queue:
         back, refused = requeue(queue, _selected(queue, args))
-        idle = no_worker(back, workers_alive(queue.server, queue.keys, time.time()), suggest)
+        idle = no_worker(back, workers_alive(queue.server, queue.keys, time.time()))
     print(f"requeued {back} dead letter{'s' if back != 1 else ''}")
     if idle:
         print(idle)

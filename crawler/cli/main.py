@@ -27,7 +27,7 @@ from types import FrameType
 from typing import NoReturn
 
 from crawler.cli.parser import build_parser
-from crawler.cli.terminal import given_folders
+from crawler.commandline import given_folders
 from crawler.errors import CrawlerError, Terminated
 
 __all__ = ["build_parser", "main"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler import settings as defaults
-from crawler.cli.terminal import command_name
+from crawler.commandline import command_name
 from crawler.errors import InputError
 
 __all__ = [

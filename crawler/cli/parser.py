@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 
 from crawler import __version__
 from crawler.cli.options import add_fetch_options, add_set_option, non_negative_int
-from crawler.cli.terminal import command_name
+from crawler.commandline import command_name
 from crawler.demo import DEMO_PORT
 from extractors import ALGORITHMS, DEFAULT_ALGORITHM
 

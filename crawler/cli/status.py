@@ -15,7 +15,6 @@ from rich.text import Text
 
 from crawler.cli.crawl import redis_for
 from crawler.cli.options import rules_folder
-from crawler.cli.terminal import suggest
 from crawler.config import Config
 from crawler.redisio.connection import connect
 from crawler.rules import load_rules
@@ -29,7 +28,7 @@ def run_status(args: argparse.Namespace) -> int:
     rules_folder(config.rules_dir)
     with redis_for(config, reading="status") as url:
         server = connect(url, reads_only=True)
-        report = build_status(server, config.keys, load_rules(config.rules_dir), time.time(), suggest)
+        report = build_status(server, config.keys, load_rules(config.rules_dir), time.time())
     if args.format == "json":
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     else:

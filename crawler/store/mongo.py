@@ -43,6 +43,7 @@ from pymongo.errors import BulkWriteError, ConnectionFailure, PyMongoError
 from pymongo.uri_parser import split_hosts
 from pymongo.write_concern import WriteConcern
 
+from crawler.commandline import suggest
 from crawler.errors import StoreError, StoreSettingError, redacted
 from crawler.store import fingerprint
 from crawler.store.base import (
@@ -755,8 +756,9 @@ class MongoStore(Store):
         if waiting:
             logger.warning(
                 "MongoDB is unreachable: %s, written into MongoDB when it is back (by the next crawl or"
-                " `crawler articles` command on this data folder)",
+                " `%s` command on this data folder)",
                 waiting,
+                suggest("articles"),
             )
 
 

@@ -41,6 +41,7 @@ from twisted.internet.error import ConnectError, DNSLookupError, TimeoutError
 from twisted.python.failure import Failure
 
 from crawler import settings as defaults
+from crawler.commandline import suggest
 from crawler.config import Config
 from crawler.errors import BlockedAddressError, FetchError, InputError, redacted
 from crawler.worker.netguard import BlockedRequest, blocked_by_guard
@@ -208,7 +209,7 @@ def _error(
         return BlockedAddressError(
             f"refusing to fetch {refused}: {reason}; loopback, private and link-local addresses are"
             " fetched only when asked: `allow_private_addresses: true` in the site's rule (crawls and"
-            " `crawler rules try`), --allow-private for `crawler extract`",
+            f" `{suggest('rules try')}`), --allow-private for `{suggest('extract')}`",
             url=refused,
         )
     if isinstance(error, HttpError):

@@ -57,6 +57,7 @@ from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed
 from w3lib.url import safe_url_string
 
+from crawler.commandline import suggest
 from crawler.config import apply_environment
 from crawler.items import Article, Discovered, Page
 from crawler.redisio.connection import resolve_redis_url
@@ -194,10 +195,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         elif ruleset.errors:
             files = sorted({Path(error.file).name for error in ruleset.errors})
             logger.warning(
-                "%d other rule %s errors: %s; see `crawler rules check`",
+                "%d other rule %s errors: %s; see `%s`",
                 len(files),
                 "file has" if len(files) == 1 else "files have",
                 ", ".join(files),
+                suggest("rules check"),
             )
         self.rule_errors = len(ruleset.errors)
         self.rules = {
@@ -934,7 +936,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         )
         note = (
             f"{response.url} is not a {what} (got {got}): {fix}"
-            f" (`crawler rules try {rule.site} URL` shows what a URL holds)"
+            f" (`{suggest(f'rules try {rule.site} URL')}` shows what a URL holds)"
         )
         logger.warning("%s: %s", rule.site, note)
         job = _work(response).job
@@ -955,8 +957,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self.count("crawl/no_rule")
             folder = self.crawler.settings["CRAWLER_RULES_DIR"]
             reason = (
-                f"no rule for site {site!r} in {folder}: add or fix its rule file (`crawler rules check`),"
-                f" then `crawler dead requeue --site {site}`"
+                f"no rule for site {site!r} in {folder}: add or fix its rule file"
+                f" (`{suggest('rules check')}`), then `{suggest(f'dead requeue --site {site}')}`"
             )
             assert response.request is not None
             dead_letter(self.crawler, response.request, reason, "no rule")

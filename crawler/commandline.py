@@ -1,0 +1,36 @@
+"""The commands a message suggests, written the way the user runs ``crawler``: ``$CRAWLER_COMMAND``
+(``./run.sh crawler``), else ``crawler``, with the ``--data-dir`` and ``--rules-dir`` the command line was
+given. Every part may suggest one: the workers of a crawl run in the process of its command."""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+__all__ = ["COMMAND_ENV", "command_name", "given_folders", "suggest"]
+
+# How the user runs this command (``./run.sh crawler`` sets it), for the commands a message suggests.
+COMMAND_ENV = "CRAWLER_COMMAND"
+
+# The global folder options of this command line (``--data-dir``, ``--rules-dir``), repeated in the
+# commands its messages suggest.
+_given: list[str] = []
+
+
+def command_name() -> str:
+    """The command line that runs ``crawler`` here: ``$CRAWLER_COMMAND`` (``./run.sh crawler``), else
+    ``crawler``."""
+    return os.environ.get(COMMAND_ENV, "").strip() or "crawler"
+
+
+def given_folders(data_dir: str | None, rules_dir: str | None) -> None:
+    """Remember the ``--data-dir`` and ``--rules-dir`` this command line was given."""
+    _given.clear()
+    for option, value in (("--data-dir", data_dir), ("--rules-dir", rules_dir)):
+        if value:
+            _given.extend((option, shlex.quote(value)))
+
+
+def suggest(arguments: str) -> str:
+    """A command to run next, the way this one was run: ``crawler --data-dir D dead list --job J``."""
+    return " ".join([command_name(), *_given, arguments])
