@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -379,6 +380,19 @@ def test_the_demo_runs_from_any_folder_with_its_packaged_rules(tmp_path: Path) -
         "demo-huaxia.yaml",
         "demo-techdaily.yaml",
     ]
+
+
+def test_the_commands_the_demo_crawl_suggests_point_at_the_demos_folders(tmp_path: Path) -> None:
+    """The demo crawls into data/demo with the rules in data/demo/rules: what its summary and its worker
+    suggest runs on those folders (MongoDB unreachable: the articles are spooled in data/demo)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        uri = f"mongodb://127.0.0.1:{probe.getsockname()[1]}/"  # nothing listens there
+    run = crawler("demo", "--port", "0", cwd=tmp_path, env={"MONGO_URI": uri})
+    assert run.code == 0, run.stderr[-3000:]
+    command = "crawler --data-dir data/demo --rules-dir data/demo/rules"
+    assert f"by the next crawl on this data folder, or `{command} articles stats`" in run.stdout, run.stdout
+    assert f"by the next crawl or `{command} articles` command on this data folder" in run.stderr, run.stderr
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ from scrapy.settings import Settings
 
 from crawler.cli.options import rules_folder, settings_from
 from crawler.cli.terminal import cut
-from crawler.commandline import command_name, suggest
+from crawler.commandline import command_name, given_folders, suggest
 from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
@@ -300,6 +300,7 @@ def run_demo(args: argparse.Namespace) -> int:
         if args.serve:
             return _serve(server.origin, directory, sorted(ruleset.rules))
         config = config.replace(data_dir=directory, rules_dir=demo_rules)
+        given_folders(str(directory), str(demo_rules))  # what its crawl suggests runs on the demo's folders
         with redis_for(config) as url:
             settings = _crawl_settings(config, url, {})
             client, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
