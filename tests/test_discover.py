@@ -140,6 +140,26 @@ def test_allow_private_addresses_on_a_discover_rule_without_domains_is_an_error_
     assert "list the host in discover.domains" in listed.private_hint("allows it")
 
 
+def test_every_error_of_a_discover_rule_is_reported_together(tmp_path: Path) -> None:
+    anywhere = "allow_private_addresses: true\n" + DISCOVER_RULE.replace(
+        "  domains: [portal.test, news.test, blog.test]\n", ""
+    )
+    private = "rules/energy.yaml: allow_private_addresses: applies to discover.domains"
+    for change, other in (
+        (("  threshold: 0.4", "  threshold: 1"), "rules/energy.yaml: discover.threshold: 1.0 is 1 or more"),
+        (
+            ("    keywords: [solar, wind turbine, battery storage]", "    examples: [nope.html]"),
+            'rules/energy.yaml: discover.topic.examples[0]: cannot read "nope.html"',
+        ),
+    ):
+        with pytest.raises(RuleErrors) as raised:
+            parse_rule(anywhere.replace(*change), site="energy", file=str(tmp_path / "rules/energy.yaml"))
+        errors = [str(error).removeprefix(f"{tmp_path}/") for error in raised.value.errors]
+        assert len(errors) == 2, errors
+        assert any(error.startswith(private) for error in errors), errors
+        assert any(error.startswith(other) for error in errors), errors
+
+
 def test_example_articles_are_read_next_to_the_rule_and_a_missing_one_is_named(tmp_path: Path) -> None:
     (tmp_path / "examples").mkdir()
     (tmp_path / "examples" / "one.html").write_text(

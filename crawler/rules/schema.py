@@ -276,7 +276,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
     concurrency = check.integer(politeness, "concurrency", "politeness", 4, 1)
     obey_robots = check.boolean(politeness, "obey_robots", "politeness", True)
     allow_private = check.boolean(top, "allow_private_addresses", "", False)
-    if allow_private and discover is not None and not discover.domains and not domains:
+    if allow_private and _discovers_anywhere(top) and not domains:
         check.fail(
             "allow_private_addresses",
             "applies to discover.domains, which this discover rule does not have:"
@@ -588,7 +588,7 @@ def _discover(top: Mapping[str, Any], check: Checker, path: Path) -> DiscoverRul
             "a site id (a rule file's name)",
             lambda text, _: text.strip(),
         )
-    if "topic" in section and not (keywords or examples or sites):
+    if "topic" in section and not any(key in topic for key in _TOPIC_KEYS):
         check.fail("discover.topic", "no keywords, examples or sites", topic_expected)
     allowed = (
         _domains({"domains": section["domains"]}, check, "discover.domains") if "domains" in section else ()
@@ -629,6 +629,13 @@ def _discover(top: Mapping[str, Any], check: Checker, path: Path) -> DiscoverRul
         threshold=threshold,
         strategy=strategy,
     )
+
+
+def _discovers_anywhere(top: Mapping[str, Any]) -> bool:
+    """Whether the rule has a discover section without ``domains`` (read from the file, so that the check
+    holds whatever other error the section has)."""
+    section = top.get("discover")
+    return isinstance(section, dict) and "domains" not in section
 
 
 def _example(name: str, key: str, check: Checker, path: Path) -> str:
