@@ -133,7 +133,7 @@ def test_allow_private_addresses_on_a_discover_rule_without_domains_is_an_error_
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert (
         "rules/energy.yaml: allow_private_addresses: applies to discover.domains, which this discover rule"
-        " does not have: add the private hosts to discover.domains"
+        " does not have (expected the private hosts listed in discover.domains)"
     ) in checked.stdout, checked.stdout
     assert "listed.yaml" not in checked.stdout, checked.stdout
     listed = parse_rule("allow_private_addresses: true\n" + DISCOVER_RULE, site="energy")

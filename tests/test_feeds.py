@@ -156,7 +156,7 @@ def test_a_rule_may_read_its_site_from_feeds_alone() -> None:
     [
         ('"ftp://news.test/feed.xml"', 'feeds: not an http(s) URL: "ftp://news.test/feed.xml"'),
         ('["http://elsewhere.test/feed.xml"]', 'feeds[0]: host "elsewhere.test" of'),
-        ("[]", "feeds: wrong type: a list of 0 items"),
+        ("[]", "feeds: an empty list (expected an http"),
         ("42", "feeds: wrong type: the number 42"),
     ],
 )
@@ -175,7 +175,7 @@ def test_a_rule_with_no_start_urls_nor_any_other_way_in_names_them_all() -> None
         parse_rule(text, site="wire")
     (error,) = raised.value.errors
     assert str(error).startswith("rules/wire.yaml: start_urls: missing")
-    assert str(error).endswith("(or feeds, sitemaps, api or search))")
+    assert str(error).endswith("(or feeds, sitemaps, api, search or discover))")
 
 
 def test_start_urls_still_need_an_index_when_the_rule_has_feeds_too() -> None:

@@ -17,6 +17,7 @@ import pytest
 from conftest import SiteServer
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
+from crawler.errors import InputError
 from crawler.rules import (
     REGEX_TIMEOUT,
     STANDARD_FIELDS,
@@ -30,6 +31,7 @@ from crawler.rules import (
     load_rules,
     parse_every,
     parse_rule,
+    rule_file,
 )
 from crawler.rules.feeds import FeedEntry
 from crawler.settings import QREAD_MIN_BODY_CHARS
@@ -214,8 +216,8 @@ def test_duplicate_keys_are_errors_not_silently_overwritten(tmp_path: Path) -> N
     [
         (
             "",
-            "the file is empty (expected a mapping with at least domains, and start_urls and index, feeds or"
-            " sitemaps)",
+            "the file is empty (expected a mapping with domains, and start_urls and index, feeds, sitemaps,"
+            " api or search; or a mapping with discover)",
         ),
         ("- a\n- b\n", "the rule is a list of 2 items (expected a mapping"),
         ("domains: [a]\n---\ndomains: [b]\n", "invalid YAML: expected a single document"),
@@ -414,7 +416,7 @@ _LINKS = "  links: {allow: ['/citynews/']}"
             "domains: missing (expected a list of host names, each a host name such as example.com",
         ),
         (_DOMAINS, "domains: [http://127.0.0.1/]", 'domains[0]: not a host name: "http://127.0.0.1/"'),
-        (_DOMAINS, "domains: []", "domains: wrong type: a list of 0 items"),
+        (_DOMAINS, "domains: []", "domains: an empty list (expected a host name"),
         (_START, "start_urls: [ftp://127.0.0.1/]", 'start_urls[0]: not an http(s) URL: "ftp://127.0.0.1/"'),
         (
             _START,
@@ -626,9 +628,53 @@ def test_yml_files_are_reported_not_silently_ignored(tmp_path: Path) -> None:
     ruleset = load_rules(tmp_path)
     assert len(ruleset) == 0
     (error,) = ruleset.errors
-    assert (
-        str(error)
-        == f"{tmp_path / 'site.yml'}: rule files end in .yaml: this one is not read (expected a .yaml file)"
+    assert str(error) == (
+        f"{tmp_path / 'site.yml'}: rule files end in .yaml: this one is not read"
+        f" (expected a .yaml file: rename {str(tmp_path / 'site.yml')!r} to 'site.yaml')"
+    )
+
+
+def test_rules_check_messages_name_the_problem_and_what_is_expected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = tmp_path / "rules"
+    write(rules, "b5.yml", MINIMAL_RULE)
+    write(rules, "big.yaml", "#" * 1_048_586)
+    write(rules, "empty.yaml", "")
+    write(rules, "list.yaml", "[1]\n")
+    write(rules, "nodomains.yaml", MINIMAL_RULE.replace("[127.0.0.1]", "[]"))
+    discover = "discover:\n  topic: {keywords: [solar]}\n  seeds: [http://b.example/]\n"
+    write(rules, "seeds.yaml", discover + "  domains: [a.example]\n")
+    write(rules, "private.yaml", "allow_private_addresses: true\n" + discover)
+    write(rules, "example.yaml", discover.replace("keywords: [solar]", "examples: [nope.html]"))
+    run = crawler("rules", "check", cwd=tmp_path)
+    expected_rule = (
+        "(expected a mapping with domains, and start_urls and index, feeds, sitemaps, api or search;"
+        " or a mapping with discover)"
+    )
+    assert run.code == 1
+    assert run.stdout.splitlines() == [
+        "rules/b5.yml: rule files end in .yaml: this one is not read"
+        " (expected a .yaml file: rename 'rules/b5.yml' to 'b5.yaml')",
+        "rules/big.yaml: the file is too large: 1,048,586 bytes"
+        " (expected a rule file of at most 1,048,576 bytes)",
+        f"rules/empty.yaml: the file is empty {expected_rule}",
+        'rules/example.yaml: discover.topic.examples[0]: cannot read "nope.html"'
+        " (rules/nope.html: No such file or directory) (expected an article file next to the rule)",
+        f"rules/list.yaml: the rule is a list of 1 item {expected_rule}",
+        "rules/nodomains.yaml: domains: an empty list (expected a host name such as example.com, without"
+        " scheme, port or path, or a list of one or more)",
+        "rules/private.yaml: allow_private_addresses: applies to discover.domains, which this discover rule"
+        " does not have (expected the private hosts listed in discover.domains)",
+        'rules/seeds.yaml: discover.seeds[0]: host "b.example" of "http://b.example/" is not in'
+        " discover.domains (expected a URL on discover.domains)",
+        "0 rules ok, 8 files with 8 errors",
+    ]
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as raised:
+        rule_file(Path("rules"), "b5")
+    assert str(raised.value) == (
+        "no rule for site 'b5': 'rules/b5.yaml' does not exist; " + run.stdout.splitlines()[0]
     )
 
 

@@ -45,7 +45,7 @@ def test_each_keyword_gives_its_first_result_page() -> None:
             ("https://find", "ftp://find"),
             'search.url: not an http(s) URL: "ftp://find.test/search?q={keyword}',
         ),
-        (("[harbour bridge, ferry, ferry]", "[]"), "search.keywords: wrong type: a list of 0 items"),
+        (("[harbour bridge, ferry, ferry]", "[]"), "search.keywords: an empty list (expected a keyword"),
         (
             ("{xpath: \"//ol[@class='results']\", deny: ['/video/']}", "{deny: [x]}"),
             "search.links: neither xpath",

@@ -5,6 +5,7 @@ duplicate keys are errors, and :mod:`crawler.rules.schema` checks and compiles w
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from pathlib import Path
 from types import MappingProxyType
@@ -17,7 +18,7 @@ from crawler.rules.errors import RuleError, RuleErrors
 from crawler.rules.errors import shown as _shown
 from crawler.rules.expressions import REGEX_TIMEOUT
 from crawler.rules.model import Rule, RuleSet
-from crawler.rules.schema import Checker, build_rule
+from crawler.rules.schema import EXPECTED_RULE, Checker, build_rule
 from crawler.settings import QREAD_MIN_BODY_CHARS
 
 __all__ = ["MAX_RULE_BYTES", "RULE_SUFFIX", "load_rule", "load_rules", "parse_rule", "rule_file"]
@@ -51,9 +52,7 @@ def load_rules(
     broken: dict[str, str] = {}
     for entry in entries:
         if entry.suffix == ".yml":
-            errors.append(
-                RuleError(str(entry), "", "rule files end in .yaml: this one is not read", "a .yaml file")
-            )
+            errors.append(_not_read(entry))
             broken.setdefault(entry.stem, str(entry))
             continue
         if entry.suffix != RULE_SUFFIX or entry.is_dir():
@@ -77,15 +76,23 @@ def rule_file(directory: Path, site: str) -> Path:
         return path
     other = directory / f"{site}.yml"
     if other.is_file():
-        raise InputError(
-            f"no rule for site {site!r}: {str(path)!r} does not exist; rules are read from {RULE_SUFFIX}"
-            f" files only: rename {str(other)!r} to {path.name!r}"
-        )
+        raise InputError(f"no rule for site {site!r}: {str(path)!r} does not exist; {_not_read(other)}")
     sites = sorted(entry.stem for entry in directory.glob(f"*{RULE_SUFFIX}")) if directory.is_dir() else []
     close = difflib.get_close_matches(site, sites, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     known = f"sites: {', '.join(sites)}" if sites else f"no rules in {directory}"
     raise InputError(f"no rule for site {site!r}: {str(path)!r} does not exist{hint} ({known})")
+
+
+def _not_read(path: Path) -> RuleError:
+    """The error of a ``.yml`` file, which is not read: it says to rename it."""
+    renamed = path.with_suffix(RULE_SUFFIX).name
+    return RuleError(
+        str(path),
+        "",
+        f"rule files end in {RULE_SUFFIX}: this one is not read",
+        f"a {RULE_SUFFIX} file: rename {str(path)!r} to {renamed!r}",
+    )
 
 
 def load_rule(
@@ -98,15 +105,15 @@ def load_rule(
     try:
         with path.open("rb") as stream:
             data = stream.read(MAX_RULE_BYTES + 1)
+            size = max(os.fstat(stream.fileno()).st_size, len(data))
     except OSError as exc:
         raise RuleErrors(
             file, [RuleError(file, "", f"cannot read the file: {exc.strerror or exc}")]
         ) from None
     if len(data) > MAX_RULE_BYTES:
-        raise RuleErrors(
-            file,
-            [RuleError(file, "", "the file is too large", f"a rule file under {MAX_RULE_BYTES:,} bytes")],
-        )
+        problem = f"the file is too large: {size:,} bytes"
+        expected = f"a rule file of at most {MAX_RULE_BYTES:,} bytes"
+        raise RuleErrors(file, [RuleError(file, "", problem, expected)])
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -158,11 +165,7 @@ def _read_yaml(text: str, check: Checker) -> tuple[object, bool]:
         loader = yaml.SafeLoader(text)  # reads the whole text: a character YAML forbids fails here
         node = loader.get_single_node()
         if node is None:
-            check.fail(
-                "",
-                "the file is empty",
-                "a mapping with at least domains, and start_urls and index, feeds or sitemaps",
-            )
+            check.fail("", "the file is empty", EXPECTED_RULE)
             return None, False
         for key_node in _duplicate_keys(node):
             mark = key_node.start_mark

@@ -47,7 +47,7 @@ from crawler.rules.periods import EXPECTED_CRON, EXPECTED_EVERY, check_cron, par
 from extractors import extract
 from extractors.encoding import decode_html, normalize_encoding
 
-__all__ = ["Checker", "build_rule"]
+__all__ = ["EXPECTED_RULE", "Checker", "build_rule"]
 
 _T = TypeVar("_T")
 
@@ -72,6 +72,12 @@ _TOP_KEYS = (
     "headers",
     "encoding",
     "access",
+)
+# What a rule reads its articles' links from, besides start_urls and index; discover needs no domains.
+_SOURCE_KEYS = ("feeds", "sitemaps", "api", "search")
+EXPECTED_RULE = (
+    f"a mapping with domains, and start_urls and index, {', '.join(_SOURCE_KEYS[:-1])} or {_SOURCE_KEYS[-1]};"
+    " or a mapping with discover"
 )
 _INDEX_KEYS = ("links", "next_page", "max_pages")
 _LINKS_KEYS = ("xpath", "allow", "deny")
@@ -204,6 +210,9 @@ class Checker:
             items: list[tuple[str, object]] = [(key, value)]
         elif isinstance(value, list) and value:
             items = [(f"{key}[{index}]", item) for index, item in enumerate(value)]
+        elif value == []:
+            self.fail(key, "an empty list", f"{expected}, or a list of one or more")
+            return []
         else:
             self.wrong_type(key, value, f"{expected}, or a list of them")
             return []
@@ -233,11 +242,7 @@ class Checker:
 
 def build_rule(data: object, site: str, path: Path, check: Checker, min_body_chars: int) -> Rule | None:
     if not isinstance(data, dict):
-        check.fail(
-            "",
-            f"the rule is {_described(data)}",
-            "a mapping with at least domains, and start_urls and index, feeds, sitemaps, api or search",
-        )
+        check.fail("", f"the rule is {_described(data)}", EXPECTED_RULE)
         return None
     top = check.mapping(data, "", _TOP_KEYS, "a mapping of rule keys (see docs/rules.md)") or {}
 
@@ -256,9 +261,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
     )
     api = _api(top, check, domains)
     search = _search(top, check)
-    if "start_urls" in top or not any(
-        key in top for key in ("feeds", "sitemaps", "api", "search", "discover")
-    ):
+    if "start_urls" in top or not any(key in top for key in (*_SOURCE_KEYS, "discover")):
         start_urls = _start_urls(top, check, domains)
         links, next_page, max_pages = _index(top, check)
     else:
@@ -279,8 +282,8 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
     if allow_private and _discovers_anywhere(top) and not domains:
         check.fail(
             "allow_private_addresses",
-            "applies to discover.domains, which this discover rule does not have:"
-            " add the private hosts to discover.domains",
+            "applies to discover.domains, which this discover rule does not have",
+            "the private hosts listed in discover.domains",
         )
     priority = check.integer(top, "priority", "", 0, None)
     every, cron, bounds = _schedule(top, check)
@@ -409,7 +412,8 @@ def _domains(top: Mapping[str, Any], check: Checker, key: str = "domains") -> tu
 def _start_urls(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) -> tuple[str, ...]:
     expected = "an http:// or https:// URL of an index page"
     if "start_urls" not in top:
-        check.missing("start_urls", f"a list of URLs, each {expected} (or feeds, sitemaps, api or search)")
+        others = f"{', '.join(_SOURCE_KEYS)} or discover"
+        check.missing("start_urls", f"a list of URLs, each {expected} (or {others})")
         return ()
     return _urls(top, "start_urls", check, domains, expected)
 
@@ -421,10 +425,11 @@ def _urls(
     domains: Sequence[str],
     expected: str,
     path: str | None = None,
+    domains_key: str = "domains",
 ) -> tuple[str, ...]:
     """The URLs of key ``name`` (one, or a list; ``path``: its key path, default ``name``): http(s),
-    without credentials, on the rule's domains. An international host name is compared with the domains,
-    and kept, in its ASCII (IDNA) form: the form requests go to."""
+    without credentials, on the ``domains`` (of the key ``domains_key``). An international host name is
+    compared with the domains, and kept, in its ASCII (IDNA) form: the form requests go to."""
 
     def url_of(value: str, key: str) -> str:
         url = value.strip()
@@ -452,8 +457,8 @@ def _urls(
             raise RuleError(
                 check.file,
                 key,
-                f"host {_shown(written.rstrip('.'))} of {_shown(value)} is not in domains",
-                "a URL on the domains",
+                f"host {_shown(written.rstrip('.'))} of {_shown(value)} is not in {domains_key}",
+                "a URL on the domains" if domains_key == "domains" else f"a URL on {domains_key}",
             )
         if not written.isascii():
             port = f":{parts.port}" if parts.port is not None else ""
@@ -598,7 +603,9 @@ def _discover(top: Mapping[str, Any], check: Checker, path: Path) -> DiscoverRul
         if "deny_domains" in section
         else ()
     )
-    seeds = _urls(section, "seeds", check, allowed, "an http(s) URL to start from", "discover.seeds")
+    seeds = _urls(
+        section, "seeds", check, allowed, "an http(s) URL to start from", "discover.seeds", "discover.domains"
+    )
     budget = check.integer(section, "budget", "discover", 500, 1)
     max_depth = check.integer(section, "max_depth", "discover", 3, 1)
     threshold = check.number(section, "threshold", "discover", 0.5, 0.0)
@@ -641,15 +648,15 @@ def _discovers_anywhere(top: Mapping[str, Any]) -> bool:
 def _example(name: str, key: str, check: Checker, path: Path) -> str:
     """The text of the example article file ``name`` (relative to the rule file ``path``), decoded as a
     page is (BOM, ``<meta>`` charset, detection); an HTML file's main text."""
-    file = (path.parent / name.strip()).resolve()
+    file = path.parent / name.strip()
     try:
-        with file.open("rb") as handle:
+        with file.resolve().open("rb") as handle:
             data = handle.read(_EXAMPLE_MAX_BYTES)
     except OSError as exc:
         raise RuleError(
             check.file,
             key,
-            f"cannot read {_shown(name)} ({exc.strerror or exc})",
+            f"cannot read {_shown(name)} ({file}: {exc.strerror or exc})",
             "an article file next to the rule",
         ) from None
     text = decode_html(data)
@@ -850,6 +857,8 @@ def _described(value: object) -> str:
         return f"the number {value}"
     if isinstance(value, str):
         return f"the string {_shown(value)}"
+    if value == []:
+        return "an empty list"
     if isinstance(value, list):
         return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
     if isinstance(value, dict):
