@@ -923,12 +923,30 @@ def test_rules_check_exit_codes_and_output(tmp_path: Path) -> None:
 
     run = crawler("rules", "check", "nowhere", cwd=tmp_path)
     assert (run.code, run.stdout) == (2, "")
-    assert run.stderr == "crawler rules: error: no such rule file or folder: 'nowhere'\n"
+    assert run.stderr == (
+        "crawler rules: error: no such rule file or folder: 'nowhere'"
+        " (expected a rule file or a folder of *.yaml rules)\n"
+    )
 
     (tmp_path / "empty").mkdir()
+    write(tmp_path / "empty", "notes.txt", "not a rule")
     run = crawler("rules", "check", "empty", cwd=tmp_path)
-    assert (run.code, run.stdout) == (0, "0 rules ok\n")
-    assert "no *.yaml rule file in empty" in run.stderr
+    assert (run.code, run.stdout) == (2, "")
+    assert run.stderr == (
+        "crawler rules: error: no rule files in 'empty': a rule is a <site>.yaml file"
+        " (docs/rules.md); give the folder that has them\n"
+    )
+    run = crawler("rules", "check", "empty", "rules/alpha.yaml", cwd=tmp_path)
+    assert (run.code, run.stdout) == (0, "1 rule ok\n")
+    assert run.stderr == "crawler rules check: no rule files in 'empty'\n"
+
+    run = crawler("rules", "check", cwd=tmp_path / "empty")
+    assert (run.code, run.stdout) == (2, "")
+    assert run.stderr == (
+        "crawler rules: error: the rules folder 'rules' does not exist: give the folder of your site rules"
+        " as PATH (`crawler rules check DIR`) or with CRAWLER_RULES_DIR, one YAML file per site"
+        " (docs/rules.md); or see the bundled demo sites crawled: `crawler demo`\n"
+    )
 
     run = crawler("rules", cwd=tmp_path)
     assert run.code == 2 and "ACTION" in run.stderr

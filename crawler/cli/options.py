@@ -157,14 +157,14 @@ def add_fetch_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def rules_folder(directory: Path) -> Path:
+def rules_folder(directory: Path, given: str = "with --rules-dir DIR (or CRAWLER_RULES_DIR)") -> Path:
     """``directory`` when it is a folder; :class:`InputError` saying how to get one otherwise (checked
-    before a command starts Redis or creates its data folder)."""
+    before a command starts Redis or creates its data folder). ``given``: how the command is given a
+    rules folder."""
     if directory.is_dir():
         return directory
     problem = "is not a folder" if directory.exists() else "does not exist"
     raise InputError(
-        f"the rules folder {str(directory)!r} {problem}: give the folder of your site rules with"
-        " --rules-dir DIR (or CRAWLER_RULES_DIR), one YAML file per site (docs/rules.md); or see the"
-        f" bundled demo sites crawled: `{command_name()} demo`"
+        f"the rules folder {str(directory)!r} {problem}: give the folder of your site rules {given}, one"
+        f" YAML file per site (docs/rules.md); or see the bundled demo sites crawled: `{command_name()} demo`"
     )

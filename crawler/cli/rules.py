@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from crawler.cli.options import rules_folder
 from crawler.cli.pages import ENCODING_SOURCES, URL_RE, Page, decode_page, read_page, run_algorithm, shown
-from crawler.cli.terminal import printable
+from crawler.cli.terminal import command_name, printable
 from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Topic
@@ -35,24 +36,31 @@ EXIT_RULE_ERRORS = RuleError.exit_code
 
 
 def run_rules_check(args: argparse.Namespace) -> int:
-    """``crawler rules check``: every error of every rule file, one per line, then a summary."""
-    paths = [Path(path) for path in args.paths] or [Config.from_env().rules_dir]
+    """``crawler rules check``: every error of every rule file, one per line, then a summary. A folder
+    without rule files is an input error (a note on stderr when other paths have some)."""
+    paths = [Path(path) for path in args.paths] or [
+        rules_folder(
+            Config.from_env().rules_dir,
+            f"as PATH (`{command_name()} rules check DIR`) or with CRAWLER_RULES_DIR",
+        )
+    ]
     loaded: dict[str, Rule] = {}
     errors: list[RuleError] = []
-    files = 0
+    empty: list[str] = []
     for path in paths:
         if path.is_dir():
             ruleset = load_rules(path)
             rules, found = list(ruleset), ruleset.errors
-            files += len(rules) + len(ruleset.files_with_errors)
+            if not rules and not found:
+                empty.append(repr(str(path)))
         elif path.exists():
-            files += 1
             try:
                 rules, found = [load_rule(path)], ()
             except RuleErrors as exc:
                 rules, found = [], exc.errors
         else:
-            raise InputError(f"no such rule file or folder: {str(path)!r}")
+            expected = f"expected a rule file or a folder of *{RULE_SUFFIX} rules"
+            raise InputError(f"no such rule file or folder: {str(path)!r} ({expected})")
         errors += found
         for rule in rules:
             other = loaded.get(rule.site)
@@ -61,6 +69,13 @@ def run_rules_check(args: argparse.Namespace) -> int:
                 errors.append(RuleError(str(rule.path), "", problem, "one rule file per site id"))
             else:
                 loaded[rule.site] = rule
+    if empty and not loaded and not errors:
+        raise InputError(
+            f"no rule files in {', '.join(empty)}: a rule is a <site>{RULE_SUFFIX} file (docs/rules.md);"
+            " give the folder that has them"
+        )
+    for folder in empty:
+        print(f"crawler rules check: no rule files in {folder}", file=sys.stderr)
     for error in errors:
         print(printable(str(error)))
     summary = _counted(len(loaded), "rule") + " ok"
@@ -68,8 +83,6 @@ def run_rules_check(args: argparse.Namespace) -> int:
         bad_files = len(dict.fromkeys(error.file for error in errors))
         summary += f", {_counted(bad_files, 'file')} with {_counted(len(errors), 'error')}"
     print(summary)
-    if not files:
-        print(f"crawler rules check: no *.yaml rule file in {', '.join(map(str, paths))}", file=sys.stderr)
     return EXIT_RULE_ERRORS if errors else EXIT_OK
 
 
