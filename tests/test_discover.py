@@ -160,6 +160,33 @@ def test_every_error_of_a_discover_rule_is_reported_together(tmp_path: Path) -> 
         assert any(error.startswith(other) for error in errors), errors
 
 
+def test_rules_check_warns_of_a_topic_site_that_names_no_rule(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    topic = "    keywords: [solar, wind turbine, battery storage]\n"
+    (rules / "energy.yaml").write_text(
+        DISCOVER_RULE.replace(topic, topic + "    sites: [citynews, grid-news, energy]\n"), "utf-8"
+    )
+    (rules / "citynewz.yaml").write_text("name: [broken\n", "utf-8")
+    (rules / "grid-news.yaml").write_text(DISCOVER_RULE, "utf-8")
+    checked = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "rules", "check"],
+        env={**os.environ, "CRAWLER_RULES_DIR": str(rules)},
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    lines = checked.stdout.splitlines()
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert lines[1:] == [
+        f'{rules / "energy.yaml"}: discover.topic.sites: warning: no rule for site "citynews" in {rules};'
+        ' did you mean "citynewz"? (expected a site id of a rule file there: citynewz, energy, grid-news)',
+        "2 rules ok, 1 file with 1 error, 1 warning",
+    ], lines
+    assert lines[0].startswith(f"{rules / 'citynewz.yaml'}: line ")
+
+
 def test_example_articles_are_read_next_to_the_rule_and_a_missing_one_is_named(tmp_path: Path) -> None:
     (tmp_path / "examples").mkdir()
     (tmp_path / "examples" / "one.html").write_text(

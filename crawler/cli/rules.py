@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from dataclasses import dataclass, replace
@@ -17,9 +18,19 @@ from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Topic
 from crawler.errors import InputError
-from crawler.rules import RULE_SUFFIX, Rule, RuleError, RuleErrors, load_rule, load_rules, rule_file
+from crawler.rules import (
+    RULE_SUFFIX,
+    Rule,
+    RuleError,
+    RuleErrors,
+    load_rule,
+    load_rules,
+    rule_file,
+    rule_sites,
+)
 from crawler.rules.access import global_proxies
 from crawler.rules.api import ApiError, ApiRule
+from crawler.rules.errors import shown as quoted
 from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.rules.model import DiscoverRule
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
@@ -76,14 +87,44 @@ def run_rules_check(args: argparse.Namespace) -> int:
         )
     for folder in empty:
         print(f"crawler rules check: no rule files in {folder}", file=sys.stderr)
-    for error in errors:
-        print(printable(str(error)))
+    warnings = [warning for rule in loaded.values() for warning in _site_warnings(rule)]
+    for line in (*errors, *warnings):
+        print(printable(str(line)))
     summary = _counted(len(loaded), "rule") + " ok"
     if errors:
         bad_files = len(dict.fromkeys(error.file for error in errors))
         summary += f", {_counted(bad_files, 'file')} with {_counted(len(errors), 'error')}"
+    if warnings:
+        summary += f", {_counted(len(warnings), 'warning')}"
     print(summary)
     return EXIT_RULE_ERRORS if errors else EXIT_OK
+
+
+def _site_warnings(rule: Rule) -> list[RuleError]:
+    """A warning (in a RuleError's form, not counted as an error) for each site of a discover rule's
+    ``topic.sites`` that names no rule file in the rule's folder: its stored articles would never be
+    examples."""
+    if rule.discover is None or not rule.discover.example_sites:
+        return []
+    folder = rule.path.parent
+    sites = rule_sites(folder)
+    warnings = []
+    for site in rule.discover.example_sites:
+        if site in sites:
+            continue
+        close = difflib.get_close_matches(site, sites, n=1)
+        hint = f"; did you mean {quoted(close[0])}?" if close else ""
+        warnings.append(
+            RuleError(
+                str(rule.path),
+                "discover.topic.sites",
+                f"warning: no rule for site {quoted(site)} in {folder}{hint}",
+                f"a site id of a rule file there: {', '.join(sites)}"
+                if sites
+                else f"a rule file in {folder}",
+            )
+        )
+    return warnings
 
 
 def _counted(count: int, noun: str) -> str:

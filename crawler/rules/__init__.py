@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from crawler.rules.errors import RuleError, RuleErrors
 from crawler.rules.expressions import REGEX_TIMEOUT, RegexBudget, RuleRegex, RuleXPath
-from crawler.rules.load import RULE_SUFFIX, load_rule, load_rules, parse_rule, rule_file
+from crawler.rules.load import RULE_SUFFIX, load_rule, load_rules, parse_rule, rule_file, rule_sites
 from crawler.rules.model import STANDARD_FIELDS, FieldRule, LinkRule, Rule, RuleSet
 from crawler.rules.periods import check_cron, parse_every
 
@@ -48,4 +48,5 @@ __all__ = [
     "parse_every",
     "parse_rule",
     "rule_file",
+    "rule_sites",
 ]

@@ -21,7 +21,15 @@ from crawler.rules.model import Rule, RuleSet
 from crawler.rules.schema import EXPECTED_RULE, Checker, build_rule
 from crawler.settings import QREAD_MIN_BODY_CHARS
 
-__all__ = ["MAX_RULE_BYTES", "RULE_SUFFIX", "load_rule", "load_rules", "parse_rule", "rule_file"]
+__all__ = [
+    "MAX_RULE_BYTES",
+    "RULE_SUFFIX",
+    "load_rule",
+    "load_rules",
+    "parse_rule",
+    "rule_file",
+    "rule_sites",
+]
 
 # Rule files are small; anything larger is a mistake (or an attack on the YAML parser).
 MAX_RULE_BYTES: Final = 1024 * 1024
@@ -68,6 +76,13 @@ def load_rules(
     return RuleSet(folder, MappingProxyType(rules), tuple(errors), MappingProxyType(sites))
 
 
+def rule_sites(directory: Path) -> list[str]:
+    """The site ids of the rule files in ``directory`` (valid or not), sorted; none when it is no folder."""
+    if not directory.is_dir():
+        return []
+    return sorted(entry.stem for entry in directory.glob(f"*{RULE_SUFFIX}") if not entry.name.startswith("."))
+
+
 def rule_file(directory: Path, site: str) -> Path:
     """The rule file of ``site`` in ``directory``; :class:`InputError` naming the sites there (and the
     one meant, if one is close) when there is none."""
@@ -77,7 +92,7 @@ def rule_file(directory: Path, site: str) -> Path:
     other = directory / f"{site}.yml"
     if other.is_file():
         raise InputError(f"no rule for site {site!r}: {str(path)!r} does not exist; {_not_read(other)}")
-    sites = sorted(entry.stem for entry in directory.glob(f"*{RULE_SUFFIX}")) if directory.is_dir() else []
+    sites = rule_sites(directory)
     close = difflib.get_close_matches(site, sites, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     known = f"sites: {', '.join(sites)}" if sites else f"no rules in {directory}"
