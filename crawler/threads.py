@@ -6,7 +6,10 @@ import contextlib
 import signal
 from collections.abc import Iterator
 
-__all__ = ["ctrl_c_blocked"]
+__all__ = ["STOP_SIGNALS", "ctrl_c_blocked", "stop_signals_blocked"]
+
+# The signals that stop a command cleanly: Ctrl-C and SIGTERM (a service manager, `docker stop`, `kill`).
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 @contextlib.contextmanager
@@ -21,6 +24,17 @@ def ctrl_c_blocked() -> Iterator[None]:
     (``crawler/worker/textwork.py``).
     """
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+@contextlib.contextmanager
+def stop_signals_blocked() -> Iterator[None]:
+    """Block Ctrl-C and SIGTERM on this thread for the ``with`` body, as :func:`ctrl_c_blocked` does Ctrl-C:
+    for the text pool, whose processes are started ignoring both (``crawler/worker/textwork.py``)."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
     finally:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from crawler.discover.links import Link, page_links
 from crawler.discover.topic import Relevance, Topic
 from crawler.store.document import fingerprints
+from crawler.threads import STOP_SIGNALS
 from crawler.worker.pipelines.clean import clean_body
 from extractors import extract
 from extractors.documents import read_document
@@ -103,9 +104,11 @@ def ready() -> int:
 
 
 def quiet_child() -> None:
-    """A pool process leaves Ctrl-C to its parent (which stops the crawl and then the pool), and ends when
-    its parent is gone (a worker killed with SIGKILL never shuts its pool down)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """A pool process leaves Ctrl-C and SIGTERM to its parent (which stops the crawl and then the pool: a
+    terminal's Ctrl-C, or a service manager's stop, signals the whole process group), and ends when its
+    parent is gone (a worker killed with SIGKILL never shuts its pool down)."""
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
     parent = os.getppid()
 
     def watch() -> None:

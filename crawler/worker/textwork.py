@@ -22,6 +22,7 @@ thread instead and a new pool is started, so an article is never lost to it; cou
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import multiprocessing
@@ -37,7 +38,7 @@ from scrapy.crawler import Crawler
 
 from crawler.discover.topic import Topic
 from crawler.errors import InputError
-from crawler.threads import ctrl_c_blocked
+from crawler.threads import STOP_SIGNALS, stop_signals_blocked
 from crawler.worker.textjob import Args, TextResult, article_text, article_texts, quiet_child, ready
 
 __all__ = ["TextPool", "text_pool_of"]
@@ -82,23 +83,26 @@ class TextPool:
         return pool
 
     def _pool(self) -> ProcessPoolExecutor:
-        """The pool, its processes started (a call each) while Ctrl-C is ignored, which they inherit: the
-        terminal sends it to the whole process group, and a process still importing would die of it.
+        """The pool, its processes started (a call each) while Ctrl-C and SIGTERM are ignored, which they
+        inherit: a terminal's Ctrl-C, or a service manager's stop, signals the whole process group, and a
+        process that died of it would look like a crash (its articles' work done here, a new pool
+        started) while the crawl stops; the crawl stops, then shuts the pool down.
 
-        Ctrl-C is blocked on this thread meanwhile too, so one meant for the crawl is not lost: Linux
+        Both are blocked on this thread meanwhile too, so one meant for the crawl is not lost: Linux
         keeps a blocked signal pending even while it is ignored, and delivers it once the handler and the
         mask are back. The threads the pool starts inherit the block, and the project's helper threads
-        are started with it (``crawler.threads``); a thread started otherwise (the store's, a library's)
-        could still take it and drop it."""
+        are started with Ctrl-C blocked (``crawler.threads``); a thread started otherwise (the store's, a
+        library's) could still take one and drop it."""
         if self._executor is None:
-            # multiprocessing starts its resource tracker with the first process and unblocks Ctrl-C on
-            # this thread after it (dropping one pending while ignored): it is started before, then.
+            # multiprocessing starts its resource tracker with the first process and unblocks Ctrl-C and
+            # SIGTERM on this thread after it (dropping one pending while ignored): it is started before.
             resource_tracker.ensure_running()
-            with ctrl_c_blocked():
-                try:
-                    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-                except ValueError:  # not the main thread: the processes ignore it once started
-                    previous = None
+            with stop_signals_blocked():
+                previous: dict[signal.Signals, Any] = {}
+                # Not on the main thread, signal() raises ValueError: the processes ignore them once started.
+                with contextlib.suppress(ValueError):
+                    for signum in STOP_SIGNALS:
+                        previous[signum] = signal.signal(signum, signal.SIG_IGN)
                 try:
                     self._executor = ProcessPoolExecutor(
                         max_workers=self.processes,
@@ -108,8 +112,8 @@ class TextPool:
                     for _ in range(self.processes):
                         self._executor.submit(ready)
                 finally:
-                    if previous is not None:
-                        signal.signal(signal.SIGINT, previous)
+                    for signum, handler in previous.items():
+                        signal.signal(signum, handler)
         return self._executor
 
     def start(self) -> None:
