@@ -436,6 +436,51 @@ def test_pages_whose_articles_a_read_only_store_refuses_are_counted_fetched_once
     assert said.startswith("fetched 3 pages, stored 2 articles,") and said.endswith("errors 0"), again.stdout
 
 
+SPIDER_BUG = """
+import sys
+from crawler.worker.spider import SitesSpider
+
+parse_article = SitesSpider.parse_article
+
+def failing(self, response):  # a bug of the spider's, on one page only
+    if response.url.endswith("/a/spider-fails"):
+        raise RuntimeError("a bug on this page")
+    yield from parse_article(self, response)
+
+SitesSpider.parse_article = failing
+from crawler.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_page_the_spider_failed_on_is_counted_fetched_once_and_an_error_once(site: Site) -> None:
+    """The index page and its 2 article pages are fetched; the spider raises on one of them: 3 pages
+    fetched, 1 stored, 1 error of kind spider. Requeued and fetched again (the spider mended), the job
+    counts each page fetched once still."""
+    site.rule("/a/spider-works", "/a/spider-fails")
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    done = subprocess.run(
+        [sys.executable, "-c", SPIDER_BUG, "temp", site.name, *settings],
+        env=site.env(),
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("fetched 3 pages, stored 1 articles,"), done.stdout + done.stderr[-4000:]
+    assert first.endswith("errors 1 (spider: 1)"), done.stdout
+    (letter,) = site.dead()
+    assert letter["reason"] == "the spider failed on the page: RuntimeError: a bug on this page"
+    requeued = site.crawler("dead", "requeue", "--site", site.name)
+    assert requeued.returncode == 0, requeued.stderr
+    again = site.temp()
+    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    said = again.stdout.splitlines()[1]
+    assert said.startswith("fetched 3 pages, stored 2 articles,") and said.endswith("errors 0"), again.stdout
+
+
 def test_a_read_only_store_refusal_says_what_to_do(site: Site) -> None:
     """Each refusal line of a read-only week's file says how to mend it, as a full disk's does."""
     site.rule("/a/ro-advice")

@@ -6,7 +6,7 @@ its work ended.
 - an item the store could not write (disk full, read-only, store away): deferred, fetched and stored
   again later (``STORE_RETRY_SECONDS``, at most ``STORE_MAX_ATTEMPTS`` times), never acknowledged;
 - an item refused (an invalid article, a pipeline's error) or a spider error on the page: dead-lettered
-  with the reason (an item refused counts its page fetched all the same);
+  with the reason, its page counted fetched all the same (once: a requeue takes it back);
 - Redis failing under the callback (its links could not be queued): forgotten, so its lease expires and
   the page is fetched again.
 
@@ -50,7 +50,7 @@ class _Work:
     retry: str | None = None  # why its article could not be stored now
     error: str | None = None  # why it failed for good
     error_kind: str = "other"
-    fetched: bool = False  # its page counts as fetched though it failed (an article refused)
+    fetched: bool = False  # its page counts as fetched though it failed (an article refused, a spider error)
     redis_failed: bool = False
     handed_on: bool = False  # the spider tries it again (a refused page): its lease goes with the retry
 
@@ -116,6 +116,7 @@ class LeaseAckMiddleware:
                 f"the spider failed on the page: {type(exception).__name__}: {exception}",
                 "spider",
             )
+            work.fetched = True
         work.output_done = True
         self._maybe_done(request)
 

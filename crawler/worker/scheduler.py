@@ -388,8 +388,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         """``request`` failed for good (after its retries): its lease ends, it is kept with ``reason`` in
         the dead letters (``crawler dead``), its job counts an error of ``kind`` ("HTTP 404", "timeout",
         ...), and so do the site's counters; with ``fetched`` (its page was fetched, what came of it failed:
-        its article refused or never stored, a feed or sitemap that is none) the job counts the page
-        fetched too, once, however many times it was fetched."""
+        its article refused or never stored, the spider failed on it, a feed or sitemap that is none) the
+        job counts the page fetched too, once, however many times it was fetched."""
         work = self._release_hold(request) if held else Work.of(request)
         if work is None or work.lease is None:
             return
