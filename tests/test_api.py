@@ -251,3 +251,21 @@ def test_the_rules_encoding_reads_an_api_in_gbk() -> None:
     )
     (item,) = api.read(body, "http://api.test/v1/posts", "gb18030").items
     assert item.fields["title"] == "新闻"
+
+
+def test_rules_try_on_an_api_url_answering_html_says_it_is_not_json(site: Site) -> None:
+    url = site.server.url("/a/not-json")
+    site.rules.mkdir(parents=True, exist_ok=True)
+    (site.rules / "api.yaml").write_text(
+        f'domains: [127.0.0.1]\napi: {{url: "{url}", items: data.posts, fields: {{url: link}}}}\n',
+        encoding="utf-8",
+    )
+    done = site.crawler("rules", "try", "api", url)
+    assert done.returncode == 1, done.stdout
+    assert done.stdout == "", "not read as an index page nor as an article page"
+    said = (
+        f"crawler rules: error: {url} is not the API's JSON (got text/html): `api.url` in"
+        f" {site.rules / 'api.yaml'} names it: give the URL of the site's API there; a crawl dead-letters it:"
+        f" {url} is not JSON: Expecting value"
+    )
+    assert done.stderr.startswith(said), done.stderr

@@ -365,3 +365,20 @@ def test_a_body_that_names_a_file_is_never_read_from_this_machine(tmp_path: Path
     local.write_text(feed_document(["/a/secret"], "rss"), encoding="utf-8")
     with pytest.raises(FeedError, match="is not an RSS or Atom feed"):
         read_feed(str(local).encode(), FEED_URL)
+
+
+def test_rules_try_on_a_feed_url_that_is_an_html_page_says_what_the_crawl_says_of_it(site: Site) -> None:
+    """``feeds[1]`` names an HTML page: rules try reads it as the feed the crawl reads, not as an index
+    page, and fails saying what the crawl says."""
+    page = "/links?to=/a/one,/a/two,/a/three"
+    _feed_rule(site, _feed("atom", "/a/fine"), page)
+    url = site.server.url(page)
+    done = site.crawler("rules", "try", "wire", url)
+    assert done.returncode == 1, done.stdout
+    assert done.stdout == ""
+    said = (
+        f"crawler rules: error: {url} is not a feed (got text/html): `feeds[1]` in {site.rules / 'wire.yaml'}"
+        " names it: give the URL of the site's feed there; a crawl dead-letters it:"
+        f" {url} is an HTML page, not an RSS or Atom feed (it starts "
+    )
+    assert done.stderr.startswith(said), done.stderr

@@ -253,3 +253,18 @@ def test_a_date_at_the_edge_of_the_calendar_is_no_date() -> None:
         ("http://news.test/a/1", None),
         ("http://news.test/a/2", None),
     ]
+
+
+def test_rules_try_on_a_sitemap_url_that_is_an_html_page_says_what_the_crawl_says_of_it(site: Site) -> None:
+    page = "/links?to=/a/one,/a/two"
+    _sitemap_rule(site, "/robots.txt", page)
+    url = site.server.url(page)
+    done = site.crawler("rules", "try", "maps", url)
+    assert done.returncode == 1, done.stdout
+    assert done.stdout == ""
+    said = (
+        f"crawler rules: error: {url} is not a sitemap (got text/html): `sitemaps[1]` in"
+        f" {site.rules / 'maps.yaml'} names it: give the URL of the site's sitemap there; a crawl"
+        f" dead-letters it: {url} is not a sitemap: its root element is <html>"
+    )
+    assert done.stderr.strip() == said, done.stderr

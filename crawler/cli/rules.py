@@ -17,7 +17,7 @@ from crawler.cli.terminal import command_name, printable
 from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Topic
-from crawler.errors import InputError
+from crawler.errors import CrawlerError, InputError
 from crawler.rules import (
     RULE_SUFFIX,
     Rule,
@@ -29,10 +29,10 @@ from crawler.rules import (
     rule_sites,
 )
 from crawler.rules.access import global_proxies
-from crawler.rules.api import ApiError, ApiRule
+from crawler.rules.api import ApiError, ApiPage
 from crawler.rules.errors import shown as quoted
 from crawler.rules.feeds import Feed, FeedError, read_feed
-from crawler.rules.model import DiscoverRule
+from crawler.rules.model import DiscoverRule, ListingKind
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
 from crawler.settings import QREAD_ALGORITHM
 from extractors.documents import DocumentError, document_kind, read_document
@@ -218,11 +218,20 @@ def run_rules_try(args: argparse.Namespace) -> int:
     feed_url = (
         page.url or args.url or (rule.feeds or rule.sitemaps or api_urls or rule.start_urls or ("",))[0]
     )
+    given = args.source if URL_RE.match(args.source) else args.url
+    listing = rule.listing_key(given) if given else None
+    if listing is not None and listing[0] != "search":
+        _show_listing(rule, page, feed_url, *listing, args.format)
+        return EXIT_OK
     if document_kind(page.data):
         _show_document(rule, page, args.format)
         return EXIT_OK
     if rule.api is not None and _is_json(page.data):
-        _show_api(rule, rule.api, page, feed_url, args.format)
+        try:
+            found = rule.api.read(page.data, feed_url, rule.encoding)
+        except ApiError as exc:
+            raise InputError(str(exc)) from None
+        _show_api(rule, page, feed_url, found, args.format)
         return EXIT_OK
     sitemap = _as_sitemap(page, feed_url)
     if sitemap is not None:
@@ -279,6 +288,45 @@ def run_rules_try(args: argparse.Namespace) -> int:
     else:
         _print_trial(trial)
     return EXIT_OK
+
+
+class NotAListingError(CrawlerError):
+    """A page that the rule's ``feeds``, ``sitemaps`` or ``api.url`` names is no feed, sitemap or JSON of
+    its API: a crawl dead-letters it."""
+
+
+# What a listing page of each kind should be, and what the site has that its key should name.
+_LISTINGS = {
+    "feed": ("a feed", "feed"),
+    "sitemap": ("a sitemap", "sitemap"),
+    "api": ("the API's JSON", "API"),
+}
+
+
+def _show_listing(rule: Rule, page: Page, url: str, kind: ListingKind, key: str, output: str) -> None:
+    """A page that the rule's ``key`` names, read as a crawl reads it: as the feed, sitemap or API page
+    the key says it is, else :class:`NotAListingError` saying what the crawl says of it."""
+    try:
+        if kind == "feed":
+            feed = read_feed(page.data, url, page.content_type)
+        elif kind == "sitemap":
+            sitemap = read_sitemap(page.data, url)
+        else:
+            assert rule.api is not None
+            found = rule.api.read(page.data, url, rule.encoding)
+    except (FeedError, SitemapError, ApiError) as exc:
+        what, thing = _LISTINGS[kind]
+        got = (page.content_type or "").split(";")[0].strip().lower()
+        raise NotAListingError(
+            f"{url} is not {what}{f' (got {got})' if got else ''}: `{key}` in {rule.path} names it: give the"
+            f" URL of the site's {thing} there; a crawl dead-letters it: {exc}"
+        ) from None
+    if kind == "feed":
+        _show_feed(rule, page, url, feed, output)
+    elif kind == "sitemap":
+        _show_sitemap(rule, page, url, sitemap, output)
+    else:
+        _show_api(rule, page, url, found, output)
 
 
 def _as_feed(page: Page, url: str) -> Feed | None:
@@ -416,12 +464,8 @@ def _is_json(data: bytes) -> bool:
     return True
 
 
-def _show_api(rule: Rule, api: ApiRule, page: Page, url: str, output: str) -> None:
+def _show_api(rule: Rule, page: Page, url: str, found: ApiPage, output: str) -> None:
     """The items of a page of the rule's API: each one's article URL and fields, and the next page."""
-    try:
-        found = api.read(page.data, url, rule.encoding)
-    except ApiError as exc:
-        raise InputError(str(exc)) from None
     items = [(rule.absolute_url(item.url), item) for item in found.items]
     next_url = rule.absolute_url(found.next_url) if found.next_url else None
     if output == "json":

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar
 from urllib.parse import quote_plus, urldefrag, urljoin, urlsplit
 
 from lxml import etree
@@ -35,6 +35,7 @@ __all__ = [
     "DiscoverRule",
     "FieldRule",
     "LinkRule",
+    "ListingKind",
     "Rule",
     "RuleSet",
     "SearchRule",
@@ -47,6 +48,8 @@ LEARNED = "learned"
 BEST_FIRST = "best-first"
 BREADTH_FIRST = "breadth-first"
 DISCOVER_STRATEGIES = (LEARNED, BEST_FIRST, BREADTH_FIRST)
+# What a rule's key says a URL is (Rule.listing_key): a crawl reads it as that.
+ListingKind = Literal["feed", "sitemap", "api", "search"]
 
 # An entry of a feed or a sitemap: a link with what its document says of it.
 _Entry = TypeVar("_Entry", FeedEntry, SitemapEntry)
@@ -258,6 +261,25 @@ class Rule:
                 f" the host in discover.domains, with `allow_private_addresses: true`, in {self.path}"
             )
         return f"`allow_private_addresses: true` in {self.path} {allows}"
+
+    def listing_key(self, url: str) -> tuple[ListingKind, str] | None:
+        """How a crawl of this rule reads ``url`` when one of its keys names it (compared as requested:
+        percent-encoded): ``("feed", "feeds[1]")``, ``("sitemap", ...)``, ``("api", "api.url")`` or
+        ``("search", "search.url")``; None when no ``feeds``, ``sitemaps``, ``api.url`` or search URL
+        names it."""
+        asked = safe_url_string(url)
+        keys: tuple[tuple[ListingKind, str, tuple[str, ...]], ...] = (
+            ("feed", "feeds", self.feeds),
+            ("sitemap", "sitemaps", self.sitemaps),
+            ("api", "api.url", self.api.urls if self.api else ()),
+        )
+        for kind, key, urls in keys:
+            for index, named in enumerate(urls):
+                if safe_url_string(named) == asked:
+                    return kind, key if kind == "api" and len(urls) == 1 else f"{key}[{index}]"
+        if self.search is not None and asked in map(safe_url_string, self.search.urls()):
+            return "search", "search.url"
+        return None
 
     def allows_host(self, host: str | None) -> bool:
         """True when ``host`` (no port) is one of the rule's domains or a subdomain of one."""
