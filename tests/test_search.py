@@ -119,3 +119,45 @@ def test_rules_try_on_a_saved_result_page_of_a_search_only_rule(site: Site) -> N
     done = site.crawler("rules", "try", "finder", str(saved), "--format", "json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["links"] == [site.server.url("/a/one"), "http://elsewhere.test/two"]
+
+
+def test_rules_try_on_a_result_page_shows_its_results_and_the_next_page_search_next_page_gives(
+    site: Site,
+) -> None:
+    """The rule of docs/rules.md's Keyword search (no start_urls): a result page is shown as one, its next
+    page the one ``search.next_page`` gives, as the crawl follows it; with start_urls too, a URL of
+    ``search.url`` is still a result page."""
+    search = (
+        "search:\n"
+        f'  url: "{site.server.url("/search?q={keyword}")}"\n'
+        "  keywords: [ferry]\n"
+        "  links: {xpath: \"//ol[@class='results']\"}\n"
+        "  next_page: \"//a[@rel='next']\"\n"
+        "  max_pages: 2\n"
+    )
+    site.rules.mkdir(parents=True, exist_ok=True)
+    rule = site.rules / "finder.yaml"
+    rule.write_text("domains: [127.0.0.1]\n" + search + ARTICLE, encoding="utf-8")
+    port = site.server.port
+    results = (
+        "as a search result page: 3 results\n"
+        "  (each one of the rule's article when on its domains, else of the rule whose domains hold it, else"
+        " left)\n"
+        f"  {site.server.url('/a/found-ferry-1')}\n"
+        f"  http://localhost:{port}/a/there-ferry-1\n"
+        "  http://elsewhere.test/ferry\n"
+        f"next page  {site.server.url('/search?q=ferry&page=2')}\n"
+    )
+    done = site.crawler("rules", "try", "finder", site.server.url("/search?q=ferry"))
+    assert done.returncode == 0, done.stderr
+    assert results in done.stdout, done.stdout
+    assert "as an index page" not in done.stdout
+    rule.write_text(
+        "domains: [127.0.0.1]\n"
+        f'start_urls: ["{site.server.url("/links?to=/a/one")}"]\n'
+        "index: {links: {xpath: \"//ul[@class='news']\"}}\n" + search + ARTICLE,
+        encoding="utf-8",
+    )
+    done = site.crawler("rules", "try", "finder", site.server.url("/search?q=ferry"))
+    assert done.returncode == 0, done.stderr
+    assert results in done.stdout, done.stdout

@@ -32,7 +32,7 @@ from crawler.rules.access import global_proxies
 from crawler.rules.api import ApiError, ApiPage
 from crawler.rules.errors import shown as quoted
 from crawler.rules.feeds import Feed, FeedError, read_feed
-from crawler.rules.model import DiscoverRule, ListingKind
+from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
 from crawler.settings import QREAD_ALGORITHM
 from extractors.documents import DocumentError, document_kind, read_document
@@ -139,6 +139,7 @@ class Trial:
     page: Page
     decoded: Decoded
     url: str
+    search: SearchRule | None  # the rule's search when the page is a result page (results on any host)
     links: list[str]
     next_page: str | None
     fields: dict[str, str | None]
@@ -254,7 +255,9 @@ def run_rules_try(args: argparse.Namespace) -> int:
         url = page.url or args.url or rule.discover.seeds[0]
         _show_discover(rule, rule.discover, page, url, decoded.text, title, args.format)
         return EXIT_OK
-    search = rule.search if rule.search is not None and not rule.start_urls else None
+    # A URL of search.url, or any page of a rule read from keyword searches alone, is a result page.
+    is_search = not rule.start_urls or (listing is not None and listing[0] == "search")
+    search = rule.search if is_search else None
     search_urls = tuple(search.urls()) if search is not None else ()
     url = (
         page.url or args.url or (rule.start_urls or rule.feeds or rule.sitemaps or api_urls or search_urls)[0]
@@ -277,7 +280,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
         page,
         decoded,
         url,
-        # A rule read from keyword searches alone: the page is a result page (results on any host).
+        search,
         rule.search_results(search, url, root) if search is not None else rule.article_links(url, root),
         rule.search_next_page(search, url, root) if search is not None else rule.next_page_url(url, root),
         fields,
@@ -564,11 +567,20 @@ def _print_trial(trial: Trial) -> None:
     how = "the rule's encoding key" if rule.encoding else ENCODING_SOURCES[trial.decoded.source]
     print(f"encoding   {trial.decoded.encoding} ({how})")
     print()
-    print(f"as an index page: {_counted(len(trial.links), 'article link')}")
+    if trial.search is None:
+        print(f"as an index page: {_counted(len(trial.links), 'article link')}")
+        next_key, next_xpath = "index.next_page", rule.next_page
+    else:
+        print(f"as a search result page: {_counted(len(trial.links), 'result')}")
+        print(
+            "  (each one of the rule's article when on its domains, else of the rule whose domains hold it,"
+            " else left)"
+        )
+        next_key, next_xpath = "search.next_page", trial.search.next_page
     for link in trial.links:
         print(f"  {printable(link)}")
-    if rule.next_page is None:
-        next_page = "- (the rule has no index.next_page)"
+    if next_xpath is None:
+        next_page = f"- (the rule has no {next_key})"
     else:
         next_page = printable(trial.next_page) if trial.next_page else "- (none found)"
     print(f"next page  {next_page}")
