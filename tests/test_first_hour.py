@@ -149,6 +149,38 @@ def test_rules_try_fetches_a_private_page_only_when_the_rule_allows_it(
     assert "127.0.0.1 is a loopback address" in run.stderr and ALLOW_KEY in run.stderr
 
 
+def test_rules_try_refusing_a_private_page_names_the_cause_the_rule_file_and_the_key_to_change(
+    tmp_path: Path, demo_origin: str
+) -> None:
+    """The rule allows private addresses on its domains (127.0.0.1), and localhost is not one of them: the
+    refusal says so, not to add the key the rule has; without the key, it names the rule file to add it
+    to."""
+    on_localhost = demo_origin.replace("127.0.0.1", "localhost") + "/citynews/"
+    rule = demo_rule(tmp_path / "rules", demo_origin, allow=True).relative_to(tmp_path)
+    run = crawler("rules", "try", "demo-citynews", on_localhost, cwd=tmp_path)
+    assert run.code == 1, run.stdout
+    assert run.stderr.strip() == (
+        f"crawler rules: error: refusing to fetch {on_localhost}: localhost resolves to 127.0.0.1, a loopback"
+        f" address; localhost is not one of the domains (127.0.0.1) of {rule}, the only hosts its"
+        f" `{ALLOW_KEY}` lets reach private addresses: add localhost to `domains` in {rule} if the site is"
+        " served there, or try the URL on one of its domains"
+    )
+    rule = demo_rule(tmp_path / "rules", demo_origin, allow=False).relative_to(tmp_path)
+    run = crawler("rules", "try", "demo-citynews", f"{demo_origin}/citynews/", cwd=tmp_path)
+    assert run.code == 1, run.stdout
+    assert run.stderr.strip().endswith(
+        "127.0.0.1 is a loopback address; loopback, private and link-local addresses are fetched only when"
+        f" asked: `{ALLOW_KEY}` in {rule} allows it"
+    ), run.stderr
+    run = crawler("rules", "try", "demo-citynews", on_localhost, cwd=tmp_path)
+    assert run.code == 1, run.stdout
+    assert run.stderr.strip().endswith(
+        f"localhost resolves to 127.0.0.1, a loopback address; localhost is not one of the domains"
+        f" (127.0.0.1) of {rule}, and private addresses are fetched only on a rule's domains when it says"
+        f" `{ALLOW_KEY}`: add localhost to `domains` in {rule}, and the key, if the site is served there"
+    ), run.stderr
+
+
 # --- temp --url: the pages given, checked before anything starts ----------------------------------------
 
 

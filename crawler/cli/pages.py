@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,10 +53,11 @@ def read_page(
     private_domains: Sequence[str] = (),
     proxy: str | None = None,
     robots_hint: str | None = None,
+    private_hint: Callable[[str], str] | None = None,
 ) -> Page:
     """The page's bytes from a URL (fetched with ``headers``; hosts of ``private_domains`` may be private
-    addresses; ``robots_hint`` ends the error of a page robots.txt disallows, fetch's own when None), a file
-    or stdin (``-``);
+    addresses; ``robots_hint`` and ``private_hint`` as :func:`crawler.worker.fetch.fetch` takes them), a
+    file or stdin (``-``);
     :class:`InputError` / ``FetchError`` else."""
     if not source.strip():
         raise InputError("no page given: expected an http(s) URL, the path of an HTML file, or - for stdin")
@@ -74,6 +75,7 @@ def read_page(
             private_domains=private_domains,
             proxy=proxy,
             robots_hint=robots_hint,
+            private_hint=private_hint,
         )
         return Page(source, response.body, response.url, response.content_type, response.redirects)
     path = Path(source)

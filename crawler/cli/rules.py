@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 
 from crawler.cli.options import rules_folder
 from crawler.cli.pages import ENCODING_SOURCES, URL_RE, Page, decode_page, read_page, run_algorithm, shown
-from crawler.cli.terminal import command_name, printable
+from crawler.cli.terminal import printable
+from crawler.commandline import command_name
 from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Topic
@@ -214,6 +215,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
             f"its crawls are refused it too; `politeness: {{obey_robots: false}}` in {rule.path} reads it"
             " anyway, or give rules try the page saved as a file"
         ),
+        private_hint=rule.private_refusal,
     )
     api_urls = rule.api.urls if rule.api else ()
     feed_url = (

@@ -262,6 +262,29 @@ class Rule:
             )
         return f"`allow_private_addresses: true` in {self.path} {allows}"
 
+    def private_refusal(self, host: str) -> str:
+        """What a refusal of ``host`` on a private address says to change in this rule's file: the key, or,
+        for a host off its domains (which the key never opens), the domains."""
+        if self.discover is not None:
+            return self.private_hint("allows it")
+        if self.allows_host(host):
+            return (
+                "loopback, private and link-local addresses are fetched only when asked:"
+                f" {self.private_hint('allows it')}"
+            )
+        off = f"{host} is not one of the domains ({', '.join(self.domains)}) of {self.path}"
+        if self.allow_private:
+            return (
+                f"{off}, the only hosts its `allow_private_addresses: true` lets reach private addresses: add"
+                f" {host} to `domains` in {self.path} if the site is served there, or try the URL on one of"
+                " its domains"
+            )
+        return (
+            f"{off}, and private addresses are fetched only on a rule's domains when it says"
+            f" `allow_private_addresses: true`: add {host} to `domains` in {self.path}, and the key, if the"
+            " site is served there"
+        )
+
     def listing_key(self, url: str) -> tuple[ListingKind, str] | None:
         """How a crawl of this rule reads ``url`` when one of its keys names it (compared as requested:
         percent-encoded): ``("feed", "feeds[1]")``, ``("sitemap", ...)``, ``("api", "api.url")`` or

@@ -19,7 +19,7 @@ import http.client
 import ipaddress
 import logging
 import urllib.parse
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -105,12 +105,15 @@ def fetch(
     proxy: str | None = None,
     config: Config | None = None,
     robots_hint: str | None = None,
+    private_hint: Callable[[str], str] | None = None,
 ) -> Response:
     """GET ``url`` through Scrapy (see the module docstring); :class:`InputError` for a bad URL,
     :class:`FetchError` (:class:`BlockedAddressError` for a refused address) when it cannot be fetched.
     Hosts of ``private_domains`` may resolve to private addresses (a rule's ``allow_private_addresses``);
     ``proxy`` (a URL, credentials and all) is the proxy to go through; ``robots_hint`` ends the error of
-    a page robots.txt disallows (what the command's user can do; :data:`ROBOTS_HINT` when None)."""
+    a page robots.txt disallows (what the command's user can do; :data:`ROBOTS_HINT` when None),
+    ``private_hint(host)`` that of a host refused on a private address (else the keys of a rule and of
+    ``crawler extract``)."""
     url = check_url(url)
     config = config or Config.from_env()
     settings = config.settings(
@@ -156,6 +159,7 @@ def fetch(
         max_bytes=max_bytes,
         settings=settings,
         robots_hint=robots_hint or ROBOTS_HINT,
+        private_hint=private_hint,
     )
 
 
@@ -199,19 +203,28 @@ class _OnePage(Spider):
 
 
 def _error(
-    url: str, failure: Failure, *, timeout: float, max_bytes: int, settings: BaseSettings, robots_hint: str
+    url: str,
+    failure: Failure,
+    *,
+    timeout: float,
+    max_bytes: int,
+    settings: BaseSettings,
+    robots_hint: str,
+    private_hint: Callable[[str], str] | None,
 ) -> FetchError:
     """The one-line error of a fetch that failed."""
     error = failure.value
     refusal = _refusal(failure, url)
     if refusal is not None:
         refused, reason = refusal
-        return BlockedAddressError(
-            f"refusing to fetch {refused}: {reason}; loopback, private and link-local addresses are"
-            " fetched only when asked: `allow_private_addresses: true` in the site's rule (crawls and"
-            f" `{suggest('rules try')}`), --allow-private for `{suggest('extract')}`",
-            url=refused,
+        how = (
+            private_hint(urllib.parse.urlsplit(refused).hostname or "")
+            if private_hint is not None
+            else "loopback, private and link-local addresses are fetched only when asked:"
+            " `allow_private_addresses: true` in the site's rule (crawls and"
+            f" `{suggest('rules try')}`), --allow-private for `{suggest('extract')}`"
         )
+        return BlockedAddressError(f"refusing to fetch {refused}: {reason}; {how}", url=refused)
     if isinstance(error, HttpError):
         response = error.response
         redirected = _redirect_target(response)
