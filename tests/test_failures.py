@@ -1232,6 +1232,10 @@ def test_a_redis_that_refuses_writes_is_logged_once_though_reads_work_and_once_w
     assert len(refusing) == 1, refusing
     assert refusing[0].startswith("Redis refuses writes (write this worker's heartbeat: "), refusing
     assert "MISCONF" in refusing[0], refusing
+    assert (
+        "; it cannot write its snapshot (RDB) file " in refusing[0]
+        and "its log says what failed" in refusing[0]
+    )
     assert back == [back[0]] and back[0].startswith("Redis takes writes again after "), back
     assert crawler.stats is not None and crawler.stats.get_value("redis/errors") == 6, "each failed write"
 

@@ -12,7 +12,7 @@ from scrapy.crawler import Crawler
 
 from crawler.errors import InputError
 from crawler.keys import Keys
-from crawler.redisio.connection import connect
+from crawler.redisio.connection import connect, writes_refused
 
 __all__ = ["RedisOutage", "keys_of", "outage_of", "server_of"]
 
@@ -77,9 +77,10 @@ class RedisOutage:
             if self.refusing:
                 logger.error(
                     "Redis refuses writes (%s: %s): the worker goes on and tries again (Redis still answers"
-                    " its reads)",
+                    " its reads)%s",
                     what,
                     exc,
+                    self._why_refused(),
                 )
             else:
                 logger.error("Redis failed (%s: %s): the worker goes on and tries again", what, exc)
@@ -92,6 +93,15 @@ class RedisOutage:
                 exc,
                 what,
             )
+
+    def _why_refused(self) -> str:
+        """What Redis's refusal means and what to do, naming its data file (``writes_refused``): ``; `` and
+        that, or nothing when Redis cannot say (it answers PING: OOM, a replica; or it is gone now)."""
+        try:
+            why = writes_refused(server_of(self.crawler))
+        except redis.RedisError:
+            return ""
+        return f"; {why.removeprefix('Redis refuses writes: ')}" if why else ""
 
     def ok(self, *, wrote: bool) -> None:
         """A call to Redis succeeded; ``wrote``: it ran a write command (so Redis takes writes), not only
