@@ -115,16 +115,21 @@ def workers_alive(server: redis.Redis, keys: Keys, now: float) -> int:
     return sum(1 for worker in _workers(server, keys, now) if worker["alive"])
 
 
-def no_worker(requests: int, alive: int) -> str | None:
-    """What to do when ``requests`` wait in the queue and no worker is ``alive`` to crawl them; None
-    otherwise."""
+def no_worker(requests: int, alive: int, what: str = "request") -> str | None:
+    """What to do when ``requests`` (of a kind: ``what``) wait in the queue and no worker is ``alive`` to
+    crawl them; None otherwise."""
     if not requests or alive:
         return None
     return (
-        f"{requests} request{'s' if requests != 1 else ''} in the queue and no worker alive to crawl"
+        f"{requests} {what}{'s' if requests != 1 else ''} in the queue and no worker alive to crawl"
         f" {'them' if requests != 1 else 'it'}: start one with `{suggest('worker')}` (or `{suggest('run')}`,"
         " the scheduler with a worker)"
     )
+
+
+def queue_size(server: redis.Redis, keys: Keys) -> int:
+    """The requests a worker has to crawl: queued, waiting (retries, deferred) and leased."""
+    return len(LeasedQueue(server, keys)) + int(server.zcard(keys.delayed)) + int(server.zcard(keys.leases))
 
 
 def _workers(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]]:

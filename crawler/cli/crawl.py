@@ -219,8 +219,8 @@ def run_schedule_command(args: argparse.Namespace) -> int:
                 print(f"queued the grab of {seeded.site} as job {seeded.job}")
                 queued += 1
             alive = workers_alive(scheduler.server, scheduler.keys, time.time())
-            if (idle := no_worker(queued, alive)) is not None:
-                print(idle.replace(f"{queued} request", f"{queued} grab", 1))
+            if (idle := no_worker(queued, alive, "grab")) is not None:
+                print(idle)
             return 0
         stop = threading.Event()
         try:

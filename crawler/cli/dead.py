@@ -24,7 +24,7 @@ from crawler.errors import InputError
 from crawler.redisio.connection import connect
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import rule_file
-from crawler.status import no_worker, workers_alive
+from crawler.status import no_worker, queue_size, workers_alive
 
 __all__ = ["run_drop", "run_list", "run_requeue"]
 
@@ -107,7 +107,8 @@ def run_list(args: argparse.Namespace) -> int:
 def run_requeue(args: argparse.Namespace) -> int:
     with _queue(writes=True) as queue:
         back, refused = requeue(queue, _selected(queue, args))
-        idle = no_worker(back, workers_alive(queue.server, queue.keys, time.time()))
+        waiting = queue_size(queue.server, queue.keys) if back else 0
+        idle = no_worker(waiting, workers_alive(queue.server, queue.keys, time.time()))
     print(f"requeued {back} dead letter{'s' if back != 1 else ''}")
     if idle:
         print(idle)
