@@ -1680,3 +1680,32 @@ def test_seeds_unreadable_as_the_crawl_starts_are_one_outage_line_and_no_start_r
     (said,) = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
     assert said.startswith("Redis failed (read the seeds as the crawl starts:"), said
     assert not any(record.exc_info for record in caplog.records)
+
+
+def test_an_outage_of_a_redis_gone_that_comes_back_refusing_writes_says_so_once(
+    redis_server: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis gone (a connection error), then back but refusing writes (its disk full): the outage is said
+    once as Redis gone, once more as Redis refusing writes, and its reminders say which; a read does not
+    end it, a write does."""
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    from crawler.worker.connection import RedisOutage
+
+    outage = RedisOutage(get_crawler(Spider, settings_dict={"REDIS_URL": redis_server}))
+    misconf = redis.ResponseError("MISCONF Errors writing to the AOF file: No space left on device")
+    with caplog.at_level(logging.WARNING, logger="crawler.worker.connection"):
+        outage.failed("write this worker's heartbeat", redis.ConnectionError("Connection refused"))
+        outage.failed("write this worker's heartbeat", misconf)
+        outage.failed("write this worker's heartbeat", misconf)
+        outage.ok(wrote=False)
+        outage._reminded -= 120  # a reminder is due
+        outage.failed("write this worker's heartbeat", misconf)
+        outage.ok(wrote=True)
+    said = [(record.levelname, record.getMessage()) for record in caplog.records]
+    assert [level for level, _ in said] == ["ERROR", "ERROR", "WARNING", "WARNING"], said
+    assert said[0][1].startswith("Redis failed (write this worker's heartbeat: Connection refused)")
+    assert said[1][1].startswith("Redis refuses writes (write this worker's heartbeat: MISCONF"), said
+    assert said[2][1].startswith("Redis still refuses writes after "), said
+    assert said[3][1].startswith("Redis takes writes again after "), said

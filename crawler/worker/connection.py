@@ -71,10 +71,15 @@ class RedisOutage:
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value("redis/errors")
         now = time.monotonic()
-        self.refusing = self.refusing or _refuses_writes(exc)
-        if self.since is None:
-            self.since, self._reminded = self._last_ok, now
-            if self.refusing:
+        refuses = _refuses_writes(exc)
+        if self.since is None or (refuses and not self.refusing):
+            # An outage starts, or one of a Redis gone away becomes one of a Redis refusing writes (back,
+            # with its disk full): each is said once, the second with the file and the fix.
+            if self.since is None:
+                self.since = self._last_ok
+            self._reminded = now
+            self.refusing = refuses
+            if refuses:
                 logger.error(
                     "Redis refuses writes (%s: %s): the worker goes on and tries again (Redis still answers"
                     " its reads)%s",
