@@ -134,5 +134,6 @@ def apply_environment(settings: BaseSettings) -> None:
 
     project = SETTINGS_PRIORITIES["project"]
     for name, value in Config.from_env().values().items():
-        if (settings.getpriority(name) or 0) < project + (name in _SETTINGS_DEFAULTED):
+        above = project + 1 if name in _SETTINGS_DEFAULTED else project
+        if (settings.getpriority(name) or 0) < above:
             settings.set(name, value, priority="project")

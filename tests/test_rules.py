@@ -1190,3 +1190,12 @@ def test_access_errors_name_the_key_and_hide_the_credentials(tmp_path: Path) -> 
     assert "access.login_url:" in errors
     both = MINIMAL_RULE + "access:\n  proxies: ['http://10.0.0.1:3128']\n  proxies_file: p.txt\n"
     assert any("access: both proxies and proxies_file" in error for error in errors_of(tmp_path, both))
+
+
+def test_a_folder_named_like_a_rule_file_is_no_site(tmp_path: Path) -> None:
+    from crawler.rules import rule_sites
+
+    (tmp_path / "news.yaml").write_text("domains: [news.test]\n", encoding="utf-8")
+    (tmp_path / "archive.yaml").mkdir()
+    (tmp_path / ".hidden.yaml").write_text("", encoding="utf-8")
+    assert rule_sites(tmp_path) == ["news"]

@@ -391,10 +391,11 @@ def _warn_if_store_moved(config: Config, store: StoreConfig) -> None:
     logger.warning(
         "MONGO_URI is set, and the data folder %s holds SQLite article files (%s) from crawls without it: the"
         " pages those crawls fetched are seen already by its Redis and are not fetched again into MongoDB;"
-        " to fill MongoDB from the start, give another data folder (`%s`)",
+        " to fill MongoDB from the start, give another data folder (`%s`); moving %s away ends this warning",
         config.data_dir,
         sqlite,
         f"{command_name()} --data-dir DIR ...",
+        sqlite,
     )
 
 

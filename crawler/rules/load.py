@@ -80,7 +80,11 @@ def rule_sites(directory: Path) -> list[str]:
     """The site ids of the rule files in ``directory`` (valid or not), sorted; none when it is no folder."""
     if not directory.is_dir():
         return []
-    return sorted(entry.stem for entry in directory.glob(f"*{RULE_SUFFIX}") if not entry.name.startswith("."))
+    return sorted(
+        entry.stem
+        for entry in directory.glob(f"*{RULE_SUFFIX}")
+        if not entry.name.startswith(".") and entry.is_file()
+    )
 
 
 def rule_file(directory: Path, site: str) -> Path:
