@@ -206,6 +206,18 @@ def test_an_api_answering_html_is_dead_lettered_saying_so(site: Site) -> None:
     assert letter["reason"].startswith(f"{text_rule} is not JSON: "), letter
 
 
+def test_an_api_whose_items_give_no_list_is_summed_up_as_such_not_as_no_json(site: Site) -> None:
+    _api_rule(site, "pages=1&per=2&full=1")
+    rule = site.rules / "api.yaml"
+    rule.write_text(rule.read_text(encoding="utf-8").replace("items: data.posts", "items: data.none"))
+    done = site.temp()
+    assert done.returncode == 1, "nothing stored, an error: the temp crawl fails"
+    (letter,) = site.dead()
+    assert 'api.items "data.none" gives nothing (null or no such key)' in letter["reason"], letter
+    assert "errors 1 (api.items no list: 1)" in done.stdout, done.stdout
+    assert "not the API's JSON" not in done.stdout
+
+
 def test_rules_try_on_an_api_page_shows_its_items_and_next_page(site: Site) -> None:
     _api_rule(site, "pages=2&per=2&full=1")
     url = site.server.url("/api?pages=2&per=2")

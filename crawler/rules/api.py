@@ -23,13 +23,17 @@ from crawler.rules.errors import RuleError
 from crawler.rules.errors import shown as _shown
 from extractors.encoding import python_codec
 
-__all__ = ["EXPECTED_JMESPATH", "ApiError", "ApiItem", "ApiPage", "ApiRule", "JmesPath"]
+__all__ = ["EXPECTED_JMESPATH", "ApiError", "ApiItem", "ApiItemsError", "ApiPage", "ApiRule", "JmesPath"]
 
 EXPECTED_JMESPATH = "a JMESPath expression such as data.items or user.name (https://jmespath.org)"
 
 
 class ApiError(CrawlerError):
     """A page of a rule's API that is no JSON, or whose items are no list (the message says which)."""
+
+
+class ApiItemsError(ApiError):
+    """A page of a rule's API that is JSON, but whose ``api.items`` gives no list (null, an object)."""
 
 
 class JmesPath:
@@ -89,9 +93,9 @@ class ApiRule:
 
     def read(self, body: bytes, page_url: str, encoding: str | None = None) -> ApiPage:
         """The items and next page of the JSON ``body`` fetched from ``page_url`` (in ``encoding``, the
-        rule's, when given; else UTF-8, -16 or -32 as JSON says); :class:`ApiError` when it is no JSON or
-        ``items`` gives no list. Item URLs are resolved against ``page_url``; whether they are on the
-        rule's domains is the rule's to say."""
+        rule's, when given; else UTF-8, -16 or -32 as JSON says); :class:`ApiError` when it is no JSON,
+        :class:`ApiItemsError` when ``items`` gives no list. Item URLs are resolved against ``page_url``;
+        whether they are on the rule's domains is the rule's to say."""
         try:
             data = json.loads(body.decode(python_codec(encoding), "replace") if encoding else body)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -99,7 +103,7 @@ class ApiRule:
             raise ApiError(f"{page_url} is not JSON: {exc} (it starts {start!r})") from None
         found = self.items.search(data)
         if not isinstance(found, list):
-            raise ApiError(
+            raise ApiItemsError(
                 f"{page_url}: api.items {_shown(self.items.expression)} gives {_kind(found)}, not a list of"
                 " items"
             )

@@ -77,7 +77,7 @@ from crawler.requests import (
     queue_new,
 )
 from crawler.rules import RegexBudget, Rule, RuleSet, load_rules
-from crawler.rules.api import ApiError
+from crawler.rules.api import ApiError, ApiItemsError
 from crawler.rules.feeds import FeedError, read_feed
 from crawler.rules.sitemaps import NotASitemapError, SitemapEntry, SitemapError, read_sitemap
 from crawler.schedule.revisit import Revisits
@@ -443,6 +443,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         work = _work(response)
         try:
             page = rule.api.read(response.body, response.url, rule.encoding)
+        except ApiItemsError as exc:
+            self._unreadable(response, f"crawl/api_errors/{rule.site}", str(exc), "api.items no list")
+            return
         except ApiError as exc:
             self._unreadable(response, f"crawl/api_errors/{rule.site}", str(exc), "not the API's JSON")
             return
