@@ -111,8 +111,8 @@ class Keys:
         return f"{self.prefix}:session-bench:{site}:{name}"
 
     def job(self, job: str) -> str:
-        """A job's counters: pending, fetched, stored, skipped, errors, refused (a discover crawl's too:
-        budget, issued, links_seen), and what it is (a hash)."""
+        """A job's counters: pending, fetched, stored, skipped, errors, refused, links (article links
+        found) (a discover crawl's too: budget, issued, links_seen), its notes, and what it is (a hash)."""
         return f"{self.prefix}:job:{job}"
 
     def temp(self, site: str) -> str:

@@ -374,8 +374,9 @@ class JobCounts:
     """A job's counters: requests pending, pages fetched, articles stored, links skipped, errors (and
     how many of each kind), requests refused by the network guard, reposts recorded, the articles of
     those stored that went to the store's local spool (MongoDB unreachable), the articles whose URLs
-    were stored before (written again, not stored anew: ``updated``), and the notes the crawl left for
-    its summary (a rule's feed that is no feed: the ``note:<url>`` fields)."""
+    were stored before (written again, not stored anew: ``updated``), the article links found on its
+    pages (``links``, seen already or not), and the notes the crawl left for its summary (a rule's feed
+    that is no feed, a start URL that failed: the ``note:<url>`` fields)."""
 
     pending: int
     fetched: int
@@ -386,6 +387,7 @@ class JobCounts:
     reposts: int = 0
     spooled: int = 0
     updated: int = 0
+    links: int = 0
     error_kinds: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
@@ -412,6 +414,7 @@ class JobCounts:
             reposts=values.get("reposts", 0),
             spooled=values.get("spooled", 0),
             updated=values.get("updated", 0),
+            links=values.get("links", 0),
             error_kinds={kind: count for kind, count in kinds.items() if count > 0},
             notes=tuple(note for _, note in sorted(notes.items())),
         )

@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import resource
+import shlex
 import signal
 import socket
 import subprocess
@@ -243,6 +244,36 @@ def test_a_crawl_that_fetched_nothing_and_the_status_suggest_dead_list_as_the_cr
     status = site.crawler(*given, "status", "--format", "json", CRAWLER_COMMAND="./run.sh crawler")
     (nowhere,) = json.loads(status.stdout)["sites"]
     assert f"1 dead letter: `{suggested} --site nowhere`" in nowhere["attention"]
+
+
+def test_a_temp_crawl_whose_index_page_gives_no_article_link_says_what_shows_why(site: Site) -> None:
+    start = site.server.url("/links?to=/a/one,/a/two")
+    site.rules.mkdir(parents=True)
+    rule = RULE.format(start=start).replace(
+        """links: {xpath: "//ul[@class='news']"}""", """links: {allow: ["/nothing/"]}"""
+    )
+    (site.rules / "nomatch.yaml").write_text(rule, encoding="utf-8")
+    done = site.crawler("temp", "nomatch", *[item for pair in FAST for item in ("-s", pair)])
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    assert "stored 0 articles" in done.stdout and "errors 0" in done.stdout, done.stdout
+    assert (
+        f"the index page gave no article links (index.links in {site.rules / 'nomatch.yaml'} picks them):"
+        f" `crawler rules try nomatch {shlex.quote(start)}` shows what the rule finds on it"
+    ) in done.stdout.splitlines(), done.stdout
+
+
+def test_a_temp_crawl_whose_start_url_answers_404_names_the_rules_key(site: Site) -> None:
+    start = site.server.url("/status/404")
+    site.rules.mkdir(parents=True)
+    (site.rules / "gone.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+    done = site.crawler("temp", "gone", *[item for pair in FAST for item in ("-s", pair)])
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    assert "errors 1 (HTTP 404: 1)" in done.stdout, done.stdout
+    assert (
+        f"{start} could not be read (HTTP 404 Not Found): `start_urls[0]` in {site.rules / 'gone.yaml'}"
+        " names it: give the URL of an index page of the site there (`crawler rules try gone URL` shows"
+        " what a URL holds)"
+    ) in done.stdout.splitlines(), done.stdout
 
 
 def test_a_retry_or_a_redirect_hands_its_lease_on(redis_client: Any) -> None:

@@ -131,9 +131,40 @@ def run_temp(args: argparse.Namespace) -> int:
         code = 1
     else:
         code = 0 if (counts.errors == 0 and counts.refused == 0) or written > 0 else 1
+        if not article_urls and not _found_anything(rule, counts):
+            print(_no_links_hint(rule, counts.fetched))
     for note in counts.notes:
         print(note)
     return code
+
+
+def _found_anything(rule: Rule, counts: JobCounts) -> bool:
+    """The crawl of ``rule``'s listings led somewhere: an article link found, an article stored or
+    updated, or something that failed or was skipped (whose reasons the summary gives)."""
+    return bool(
+        rule.discover
+        or counts.links
+        or counts.stored
+        or counts.updated
+        or counts.reposts
+        or counts.skipped
+        or counts.errors
+        or counts.refused
+    )
+
+
+def _no_links_hint(rule: Rule, fetched: int) -> str:
+    """The line that says the ``fetched`` pages of ``rule``'s listings gave no article link, and which
+    command shows what the rule finds on one."""
+    urls = (*rule.start_urls, *rule.feeds, *rule.sitemaps, *(rule.api.urls if rule.api else ()))
+    noun = "index page" if rule.start_urls else "page"
+    pages = f"the {noun}" if fetched == 1 else f"the {fetched} {noun}s"
+    picks = f" (index.links in {rule.path} picks them)" if rule.start_urls else ""
+    command = suggest(f"rules try {rule.site} {shlex.quote(urls[0]) if urls else 'URL'}")
+    return (
+        f"{pages} gave no article links{picks}: `{command}` shows what the rule finds on"
+        f" {'it' if fetched == 1 else 'one'}"
+    )
 
 
 def article_url(rule: Rule, given: str) -> str:

@@ -66,6 +66,7 @@ from crawler.redisio.queue import LeasedQueue
 from crawler.requests import (
     API,
     ARTICLE,
+    FEED,
     INDEX,
     LISTING_KINDS,
     SEARCH,
@@ -101,6 +102,13 @@ logger = logging.getLogger(__name__)
 CHARSET_DOUBT_REPLACEMENTS = 8
 # Content-Types of an HTML page: a rule's feed or sitemap that is one is named with its rule key.
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+# Per kind of listing request: the rule key that names its URLs, and what the page should be.
+_LISTING_KEYS = {
+    INDEX: ("start_urls", "an index page of the site"),
+    FEED: ("feeds", "the site's feed"),
+    SITEMAP: ("sitemaps", "the site's sitemap"),
+    API: ("api.url", "the API's first page"),
+}
 # An article page without any of its fields and under this size is "empty" (a site serving blank pages to
 # a crawler it refuses), once the site's pages have matched this many times in this worker.
 EMPTY_PAGE_BYTES = 2048
@@ -794,6 +802,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if proxy:
             reason += f" (through the proxy {proxy})"
         dead_letter(self.crawler, request, reason, _kind(failure))
+        rule = self.rules.get(work.site)
+        if rule is not None and work.kind in _LISTING_KEYS:
+            self._failed_listing(rule, request, work, reason)
 
     # --- helpers ---------------------------------------------------------------------------------------
 
@@ -942,11 +953,30 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             f" (`{suggest(f'rules try {rule.site} URL')}` shows what a URL holds)"
         )
         logger.warning("%s: %s", rule.site, note)
-        job = _work(response).job
+        self._note(_work(response).job, response.url, note)
+
+    def _failed_listing(self, rule: Rule, request: Request, work: Work, reason: str) -> None:
+        """A listing request that failed for good (``reason``: ``HTTP 404 Not Found``, a timeout...) whose
+        URL, as first asked, is one the rule names (a start URL, a feed, a sitemap, the API's first page):
+        a note for its job's summary naming the URL, the reason, and the rule file and key to mend."""
+        key, what = _LISTING_KEYS[work.kind]
+        urls = rule.api.urls if work.kind == API and rule.api is not None else getattr(rule, key, ())
+        asked = request.meta.get("redirect_urls", [request.url])[0]
+        requested = [safe_url_string(url) for url in urls]
+        if asked not in requested:
+            return
+        note = (
+            f"{asked} could not be read ({reason}): `{key}[{requested.index(asked)}]` in {rule.path} names"
+            f" it: give the URL of {what} there (`crawler rules try {rule.site} URL` shows what a URL holds)"
+        )
+        self._note(work.job, asked, note)
+
+    def _note(self, job: str | None, url: str, note: str) -> None:
+        """``note`` on ``url`` kept for ``job``'s summary (``note:<url>``)."""
         if not job:
             return
         try:
-            self.server.hset(self.keys.job(job), f"note:{response.url}", note)
+            self.server.hset(self.keys.job(job), f"note:{url}", note)
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"note in job {job}'s summary: {note}", exc)
             return
@@ -1014,9 +1044,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     def _queue_new(self, rule: Rule, requests: list[Request], job: str | None) -> int:
         """Queue the requests whose URLs the Bloom filter had not seen, marking them seen in the same
-        Redis call; how many were new."""
+        Redis call; how many were new. The job counts the article links found (``links``: none on its
+        index pages, its summary says so)."""
         if not requests:
             return 0
+        self.job_count(job, "links", len(requests))
         fingerprinter = self.crawler.request_fingerprinter
         fresh = sum(
             queue_new(self.bloom, self.keys, requests, [fingerprinter.fingerprint(r) for r in requests])
