@@ -274,7 +274,8 @@ def _site(
     if no_news is not None:
         attention.append(no_news)
     if recent["crawl/refused"]:
-        refused = f"refused {recent['crawl/refused']} requests to private addresses in 24 h"
+        count = recent["crawl/refused"]
+        refused = f"refused {count} {'request' if count == 1 else 'requests'} to private addresses in 24 h"
         if rule is not None:
             refused += ": " + rule.private_hint("allows them if the site is on this machine or an intranet")
         attention.append(refused)

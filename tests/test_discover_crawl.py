@@ -203,7 +203,8 @@ def test_a_link_back_to_a_seed_is_not_fetched_again_and_the_summary_counts_what_
         assert fetched[0][1:] == (1, "/") and len(fetched) == 15
         _no_url_twice(fetched)
         stored = web.stored()
-        assert f"stored {len(stored)} articles" in done.stdout, done.stdout
+        articles = "article" if len(stored) == 1 else "articles"
+        assert f"stored {len(stored)} {articles}" in done.stdout, done.stdout
 
 
 @contextlib.contextmanager
@@ -267,7 +268,7 @@ def test_the_summary_counts_relevant_pages_recorded_as_reposts_as_status_does(tm
     assert done.returncode == 0, done.stderr[-3000:]
     assert "recorded 3 reposts" in done.stdout, done.stdout
     summary = re.search(
-        r"discover: (\d+) relevant pages (?:stored )?of (\d+) read \(harvest ([\d.]+)\)", done.stdout
+        r"discover: (\d+) relevant pages? (?:stored )?of (\d+) read \(harvest ([\d.]+)\)", done.stdout
     )
     assert summary is not None, done.stdout
     status = web.crawler("status", "--format", "json")
@@ -347,7 +348,7 @@ def test_a_second_crawl_with_nothing_new_to_read_says_so_and_exits_0(tmp_path: P
     assert second.returncode == 0, second.stdout + second.stderr[-3000:]
     assert "0 links wait in the frontier" in second.stdout, second.stdout
     # The seed stored by the first crawl is written again: updated, not stored (docs/cli.md's example).
-    assert "fetched 1 pages, stored 0 articles, updated 1 stored before," in second.stdout, second.stdout
+    assert "fetched 1 page, stored 0 articles, updated 1 stored before," in second.stdout, second.stdout
     assert "0 stored, 1 updated (stored before), 0 recorded as reposts" in second.stdout, second.stdout
     assert (
         "discover: nothing new to read: the seeds and the 3 links found on them were read before;"

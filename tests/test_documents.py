@@ -117,7 +117,7 @@ def test_an_encrypted_or_broken_document_is_dead_lettered_saying_so(site: Site) 
     done = site.temp()
     assert done.returncode == 0, done.stderr[-4000:]
     first = done.stdout.splitlines()[0]
-    assert first.startswith("fetched 4 pages, stored 1 articles,"), done.stdout
+    assert first.startswith("fetched 4 pages, stored 1 article,"), done.stdout
     assert first.endswith("errors 2 (article refused: 2)"), done.stdout
     reasons = {
         str(letter["url"]).removeprefix(site.server.origin): letter["reason"] for letter in site.dead()
@@ -128,7 +128,7 @@ def test_an_encrypted_or_broken_document_is_dead_lettered_saying_so(site: Site) 
     assert site.crawler("dead", "requeue", "--site", "docs").stdout.strip() == "requeued 2 dead letters"
     again = site.temp()
     said = again.stdout.splitlines()[1]
-    assert said.startswith("fetched 4 pages, stored 1 articles,"), again.stdout
+    assert said.startswith("fetched 4 pages, stored 1 article,"), again.stdout
     assert said.endswith("errors 2 (article refused: 2)"), again.stdout
 
 

@@ -309,7 +309,7 @@ def test_a_repost_fetched_again_is_not_counted_as_recorded_again(site: Site) -> 
     urls = ("--url", site.server.url("/a/one"), "--url", site.server.url("/a/one?copy=1"))
     first = site.temp(*urls)
     assert first.returncode == 0, first.stderr[-4000:]
-    assert "stored 1 articles" in first.stdout and "recorded 1 repost " in first.stdout, first.stdout
+    assert "stored 1 article," in first.stdout and "recorded 1 repost " in first.stdout, first.stdout
     again = site.temp(*urls)
     assert again.returncode == 0, again.stderr[-4000:]
     assert "fetched 2 pages, stored 0 articles, updated 1 stored before," in again.stdout, again.stdout
@@ -337,11 +337,11 @@ def test_an_article_stored_before_and_fetched_again_is_counted_updated_not_store
     url = site.server.url("/a/again")
     first = site.temp("--url", url)
     assert first.returncode == 0, first.stderr[-4000:]
-    assert first.stdout.startswith("fetched 1 pages, stored 1 articles, skipped 0"), first.stdout
+    assert first.stdout.startswith("fetched 1 page, stored 1 article, skipped 0"), first.stdout
     again = site.temp("--url", url)
     assert again.returncode == 0, again.stderr[-4000:]
     said = again.stdout.splitlines()[0]
-    assert said.startswith("fetched 1 pages, stored 0 articles, updated 1 stored before, skipped 0"), said
+    assert said.startswith("fetched 1 page, stored 0 articles, updated 1 stored before, skipped 0"), said
     assert list(site.stored()) == ["/a/again"], "one document, written over"
 
 
@@ -1152,7 +1152,7 @@ def test_a_redis_whose_disk_is_full_is_said_at_once_and_status_still_shows_the_q
         # Read by a person, on that disk: status cannot write a byte either (not even its user file).
         status = site.crawler("status", files_writable=False)
         assert status.returncode == 0, status.stderr[-4000:]
-        assert "queue 0 requests, 0 leased, 0 waiting (retries, deferred), 1 dead letters" in status.stdout
+        assert "queue 0 requests, 0 leased, 0 waiting (retries, deferred), 1 dead letter" in status.stdout
         assert f"NEEDS ATTENTION {said}" in status.stdout, status.stdout
         report = site.status()
         assert report["queue"]["dead_letters"] == 1
@@ -1431,7 +1431,7 @@ def test_a_temp_crawl_names_other_sites_broken_rule_files_in_one_warning_and_its
     (site.rules / "a.yaml").write_text("domains: [127.0.0.1]\nbogus: 1\n", encoding="utf-8")
     (site.rules / "b.yaml").write_text("domains: [\n", encoding="utf-8")
     done = site.temp()
-    assert done.returncode == 0 and "stored 1 articles" in done.stdout, done.stdout + done.stderr[-3000:]
+    assert done.returncode == 0 and "stored 1 article," in done.stdout, done.stdout + done.stderr[-3000:]
     named = [line for line in done.stderr.splitlines() if "a.yaml" in line or "b.yaml" in line]
     assert len(named) == 1, named
     assert named[0].endswith(
@@ -1476,7 +1476,7 @@ def test_queue_entries_that_are_no_requests_are_dead_lettered_once_and_never_run
         client.close()
     done = site.crawler("temp", site.name, PYTHONPATH=str(site.root))
     assert done.returncode == 0, done.stderr[-4000:]
-    assert "stored 1 articles" in done.stdout
+    assert "stored 1 article," in done.stdout
     assert not marker.exists(), "the class an entry names is never imported"
     reasons = " | ".join(sorted(letter["reason"] for letter in site.dead()))
     assert len(site.dead()) == 2, reasons

@@ -274,7 +274,7 @@ def test_a_feed_that_is_an_html_page_counts_as_fetched_and_the_summary_names_its
     done = site.temp()
     assert done.returncode == 1, "an error, nothing stored"
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("fetched 1 pages, stored 0 articles, skipped 0"), done.stdout
+    assert lines[0].startswith("fetched 1 page, stored 0 articles, skipped 0"), done.stdout
     url = site.server.url("/a/front-page")
     said = (
         f"{url} is not a feed (got text/html): `feeds[0]` in {site.rules / 'wire.yaml'} names it: give the"
@@ -288,7 +288,7 @@ def test_a_feed_that_is_an_html_page_counts_as_fetched_and_the_summary_names_its
     assert requeued.stdout.splitlines()[0] == "requeued 1 dead letter", requeued.stderr
     again = site.temp()
     summary = again.stdout.splitlines()[1]
-    assert summary.startswith("fetched 1 pages, stored 0 articles,"), again.stdout
+    assert summary.startswith("fetched 1 page, stored 0 articles,"), again.stdout
     assert summary.endswith("errors 1 (not a feed: 1)"), again.stdout
 
 

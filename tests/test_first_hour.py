@@ -104,14 +104,14 @@ def test_a_private_address_is_refused_with_what_and_how_to_allow_it(tmp_path: Pa
     run = crawler("temp", "demo-techdaily", cwd=tmp_path)
     assert run.code == 1, "a temp crawl that stored nothing because it was refused is a failure"
     assert "stored 0 articles" in run.stdout
-    assert "refused 1 requests to private addresses" in run.stdout and ALLOW_KEY in run.stdout
+    assert "refused 1 request to private addresses" in run.stdout and ALLOW_KEY in run.stdout
     assert f"Refused {demo_origin.replace('127.0.0.1', 'localhost')}/techdaily/" in run.stderr
     assert "localhost resolves to 127.0.0.1, a loopback address" in run.stderr
     assert f"`{ALLOW_KEY}` in {refused.relative_to(tmp_path)} allows it" in run.stderr
     assert "Gave up retrying" not in run.stderr, "a refused address was retried as a DNS failure"
     status = crawler("status", "--format", "json", cwd=tmp_path)
     assert status.code == 0, status.stderr
-    assert "refused 1 requests to private addresses in 24 h" in status.stdout
+    assert "refused 1 request to private addresses in 24 h" in status.stdout
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
@@ -124,7 +124,7 @@ def test_the_allowance_is_the_requests_own_rules_on_a_host_that_two_rules_share(
     run = crawler("temp", "demo-techdaily", cwd=tmp_path)
     assert run.code == 1, run.stdout + run.stderr[-3000:]
     assert "stored 0 articles" in run.stdout
-    assert "refused 1 requests to private addresses" in run.stdout and ALLOW_KEY in run.stdout
+    assert "refused 1 request to private addresses" in run.stdout and ALLOW_KEY in run.stdout
     assert f"Refused {demo_origin.replace('127.0.0.1', host)}/techdaily/" in run.stderr
     kind = "127.0.0.1 is a loopback address" if host == "127.0.0.1" else "localhost resolves to 127.0.0.1"
     assert kind in run.stderr
@@ -298,7 +298,7 @@ def test_a_lone_url_refused_for_its_private_address_sends_to_no_dead_letter(
     demo_rule(tmp_path / "rules", demo_origin, allow=False)
     run = crawler("temp", "demo-citynews", "--url", f"{demo_origin}/citynews/", cwd=tmp_path)
     assert run.code == 1, run.stdout + run.stderr[-3000:]
-    assert "refused 1 requests to private addresses" in run.stdout and ALLOW_KEY in run.stdout
+    assert "refused 1 request to private addresses" in run.stdout and ALLOW_KEY in run.stdout
     assert run.stdout.splitlines()[-1] == "nothing could be fetched: see the reasons above"
     assert "dead list" not in run.stdout, "a refusal is no dead letter"
     letters = crawler("dead", "list", "--format", "json", cwd=tmp_path)

@@ -25,7 +25,7 @@ from rich.table import Table
 from scrapy.settings import Settings
 
 from crawler.cli.options import rules_folder, settings_from
-from crawler.cli.terminal import cut
+from crawler.cli.terminal import counted, cut
 from crawler.commandline import command_name, given_folders, suggest
 from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
@@ -104,8 +104,8 @@ def run_temp(args: argparse.Namespace) -> int:
     if before is not None:
         print(
             f"resumed job {job}, the last temp crawl of {rule.site}, which had not ended (it was killed or"
-            f" stopped, or runs still): {counts.stored} articles stored in all, {before.stored} before this"
-            f" run, {counts.stored - before.stored} in it; the counts below are the job's in all"
+            f" stopped, or runs still): {counted(counts.stored, 'article')} stored in all, {before.stored}"
+            f" before this run, {counts.stored - before.stored} in it; the counts below are the job's in all"
         )
     _print_summary(job, counts, settings, rule)
     if discovered:
@@ -114,8 +114,8 @@ def run_temp(args: argparse.Namespace) -> int:
     if written == 0 and counts.unstored:
         articles = "the article" if counts.unstored == 1 else "the articles"
         print(
-            f"{articles} of {counts.unstored} of the {counts.fetched} pages fetched could not be stored"
-            " (errors of kind store): see the store's errors above, and in the dead letters"
+            f"{articles} of {counts.unstored} of the {counted(counts.fetched, 'page')} fetched could not be"
+            " stored (errors of kind store): see the store's errors above, and in the dead letters"
         )
         code = 1
     elif counts.fetched == 0 and counts.stored == 0:
@@ -465,7 +465,7 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
                 Progress(
                     TextColumn("[bold]{task.description}"),
                     BarColumn(),
-                    TextColumn("{task.completed}/{task.total} pages"),
+                    TextColumn("{task.completed}/{task.total} {task.fields[pages]}"),
                     TextColumn(
                         "stored {task.fields[stored]}  skipped {task.fields[skipped]}"
                         "  errors {task.fields[errors]}"
@@ -475,7 +475,7 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
                     transient=False,
                 )
             )
-        bar = progress.add_task(escape(title), total=None, stored=0, skipped=0, errors=0)
+        bar = progress.add_task(escape(title), total=None, pages="pages", stored=0, skipped=0, errors=0)
         patience: float = settings.getfloat("SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS")
         answered = [time.monotonic()]
 
@@ -487,10 +487,12 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
                 # Redis away for a moment (the worker says so in the log): the bar waits, within patience.
                 return time.monotonic() - answered[0] < patience
             answered[0] = time.monotonic()
+            total = counts.fetched + counts.pending
             progress.update(
                 bar,
                 completed=counts.fetched,
-                total=counts.fetched + counts.pending,
+                total=total,
+                pages="page" if total == 1 else "pages",
                 stored=counts.stored,
                 skipped=counts.skipped,
                 errors=counts.errors,
@@ -528,9 +530,10 @@ def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: Job
     harvest = f" (harvest {relevant / counts.fetched:.2f})" if counts.fetched else ""
     updated = f" {counts.updated} updated (stored before)," if counts.updated else ""
     summary = (
-        f"discover: {relevant} relevant pages of {counts.fetched} read{harvest}: {counts.stored} stored,"
-        f"{updated} {counts.reposts} recorded as reposts; budget {budget};"
-        f" {left} links wait in the frontier for its next crawl (temp or grab)"
+        f"discover: {counted(relevant, 'relevant page')} of {counts.fetched} read{harvest}:"
+        f" {counts.stored} stored,{updated} {counts.reposts} recorded as reposts; budget {budget};"
+        f" {counted(left, 'link')} {'waits' if left == 1 else 'wait'} in the frontier for its next crawl"
+        " (temp or grab)"
     )
     seeds = min(len(rule.discover.seeds), rule.discover.budget)
     seen = int(job_hash.get("links_seen", "0"))
@@ -549,7 +552,7 @@ def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule |
     kinds = ", ".join(f"{kind}: {count}" for kind, count in counts.error_kinds.items())
     updated = f", updated {counts.updated} stored before" if counts.updated else ""
     print(
-        f"fetched {counts.fetched} pages, stored {counts.stored} articles{updated},"
+        f"fetched {counted(counts.fetched, 'page')}, stored {counted(counts.stored, 'article')}{updated},"
         f" skipped {counts.skipped} (seen already or disallowed by robots.txt), errors {counts.errors}"
         + (f" ({kinds})" if kinds and counts.errors else "")
     )
@@ -577,7 +580,8 @@ def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule |
             " `allow_private_addresses: true`"
         )
         print(
-            f"refused {counts.refused} requests to private addresses (loopback, private, link-local): {how}"
+            f"refused {counted(counts.refused, 'request')} to private addresses (loopback, private,"
+            f" link-local): {how}"
         )
     if counts.errors:
         print(f"the errors are dead letters, each with its reason: `{suggest(f'dead list --job {job}')}`")

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from crawler.cli.crawl import redis_for
 from crawler.cli.options import rules_folder
+from crawler.cli.terminal import counted
 from crawler.config import Config
 from crawler.redisio.connection import connect
 from crawler.rules import load_rules
@@ -40,8 +41,9 @@ def _print(report: dict[str, Any]) -> None:
     console = Console() if sys.stdout.isatty() else Console(width=140, color_system=None)
     queue = report["queue"]
     console.print(
-        f"[bold]{report['now']}[/bold]  queue {queue['queued']} requests, {queue['leased']} leased,"
-        f" {queue['waiting']} waiting (retries, deferred), {queue['dead_letters']} dead letters;"
+        f"[bold]{report['now']}[/bold]  queue {counted(queue['queued'], 'request')},"
+        f" {queue['leased']} leased, {queue['waiting']} waiting (retries, deferred),"
+        f" {counted(queue['dead_letters'], 'dead letter')};"
         f" scheduler: {escape(report['scheduler']['active'] or 'none active')};"
         f" workers alive: {report['workers_alive']} of {len(report['workers'])}",
         soft_wrap=True,

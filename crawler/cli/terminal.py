@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["cut", "printable"]
+__all__ = ["counted", "cut", "printable"]
 
 # Terminal control characters (C0 but tab and newline, DEL, C1).
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -21,3 +21,9 @@ def cut(text: str, width: int) -> str:
     ends a cut one)."""
     text = printable(" ".join(text.split()))
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and ``noun``, in the plural (``plural``, else ``noun`` + ``s``) unless it is 1:
+    ``1 page``, ``2 pages``, ``0 pages``."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
