@@ -276,6 +276,24 @@ def test_a_temp_crawl_whose_start_url_answers_404_names_the_rules_key(site: Site
     ) in done.stdout.splitlines(), done.stdout
 
 
+def test_a_rule_without_a_title_field_stores_the_pages_title_and_a_title_search_finds_it(
+    site: Site,
+) -> None:
+    start = site.server.url("/links?to=/a/untitled1")
+    site.rules.mkdir(parents=True)
+    rule = RULE.format(start=start).replace("    title: {xpath: //h1}\n", "")
+    assert "title:" not in rule
+    (site.rules / f"{site.name}.yaml").write_text(rule, encoding="utf-8")
+    done = site.temp()
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    article = site.stored()["/a/untitled1"]
+    assert article["title"] == "Article untitled1", "the page's title, as qRead reads it"
+    assert article["extraction"]["body_from"] == "rule"
+    found = site.crawler("articles", "search", "untitled1", "--format", "json")
+    assert found.returncode == 0, found.stderr
+    assert [hit["title"] for hit in json.loads(found.stdout)] == ["Article untitled1"], found.stdout
+
+
 def test_a_retry_or_a_redirect_hands_its_lease_on(redis_client: Any) -> None:
     from scrapy import Request, Spider
 

@@ -93,6 +93,7 @@ from crawler.worker.scheduler import leases_ending
 from extractors import extract
 from extractors.documents import document_kind
 from extractors.encoding import declared_encoding, normalize_encoding, python_codec, redetect
+from extractors.htmlparse import page_title
 
 __all__ = ["SitesSpider"]
 
@@ -721,6 +722,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 if fields.get(name) is None and isinstance(entry.get(name), str):
                     fields[name] = entry[name]
                     self.count(f"fields/from_feed/{name}/{rule.site}")
+        if fields.get("title") is None:
+            # The title qRead reads (<title>, og:title, <h1>), from the tree parsed already: no extraction.
+            fields["title"] = page_title(page.selector.root)
+            if fields["title"] is not None:
+                self.count(f"fields/from_page/title/{rule.site}")
         yield Article(
             site=rule.site,
             url=page.url,
