@@ -148,6 +148,7 @@ def _workers(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]
                 "pid": beat["pid"],
                 "alive": alive,
                 "seen_seconds_ago": round(age, 1),
+                "forget_seconds": float(beat.get("forget", SUPERVISION_FORGET_WORKER_SECONDS)),
                 "pages": beat["pages"],
                 "rate_per_minute": beat["rate"] if alive else 0.0,
                 "sites": beat.get("sites", []),

@@ -294,6 +294,22 @@ def test_a_rule_without_a_title_field_stores_the_pages_title_and_a_title_search_
     assert [hit["title"] for hit in json.loads(found.stdout)] == ["Article untitled1"], found.stdout
 
 
+def test_status_says_why_a_killed_temp_crawls_worker_is_still_listed_and_until_when(site: Site) -> None:
+    site.rule("/slow?seconds=20")
+    with site.temp_running("-s", "SUPERVISION_HEARTBEAT_SECONDS=0.5") as crawl:
+        wait_until(lambda: len(site.status()["workers"]) == 1, "the temp crawl's worker to beat")
+        crawl.kill()  # SIGKILL: the worker never removes its heartbeat
+        crawl.communicate(timeout=COMMAND_TIMEOUT)
+    wait_until(lambda: site.status()["workers_alive"] == 0, "the killed worker to be taken for dead")
+    status = site.crawler("status")
+    assert status.returncode == 0, status.stderr
+    shown = " ".join(status.stdout.split())
+    assert (
+        "workers alive: 0 of 1 (1 stopped without a clean stop, killed or its machine gone: listed until"
+        " 1h00m after its last beat, SUPERVISION_FORGET_WORKER_SECONDS; forgotten in "
+    ) in shown, shown
+
+
 def test_a_retry_or_a_redirect_hands_its_lease_on(redis_client: Any) -> None:
     from scrapy import Request, Spider
 

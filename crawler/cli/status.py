@@ -37,6 +37,26 @@ def run_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stopped(workers: list[dict[str, Any]]) -> str:
+    """What the workers listed as dead are: stopped without a clean stop, each listed until its
+    ``SUPERVISION_FORGET_WORKER_SECONDS`` after its last beat (crawler.worker.heartbeat); empty when
+    none is."""
+    dead = [worker for worker in workers if not worker["alive"]]
+    if not dead:
+        return ""
+    forget = max(worker["forget_seconds"] for worker in dead)
+    soonest = min(max(w["forget_seconds"] - w["seen_seconds_ago"], 0.0) for w in dead)
+    machine, beat, forgotten = (
+        ("its machine", "its", "forgotten")
+        if len(dead) == 1
+        else ("their machines", "each one's", "the first forgotten")
+    )
+    return (
+        f" ({len(dead)} stopped without a clean stop, killed or {machine} gone: listed until {span(forget)}"
+        f" after {beat} last beat, SUPERVISION_FORGET_WORKER_SECONDS; {forgotten} in {span(soonest)})"
+    )
+
+
 def _print(report: dict[str, Any]) -> None:
     console = Console() if sys.stdout.isatty() else Console(width=140, color_system=None)
     queue = report["queue"]
@@ -45,7 +65,7 @@ def _print(report: dict[str, Any]) -> None:
         f" {queue['leased']} leased, {queue['waiting']} waiting (retries, deferred),"
         f" {counted(queue['dead_letters'], 'dead letter')};"
         f" scheduler: {escape(report['scheduler']['active'] or 'none active')};"
-        f" workers alive: {report['workers_alive']} of {len(report['workers'])}",
+        f" workers alive: {report['workers_alive']} of {len(report['workers'])}{_stopped(report['workers'])}",
         soft_wrap=True,
     )
     health = report["redis"]
