@@ -390,7 +390,7 @@ def test_a_crawl_that_wrote_its_articles_again_and_had_an_error_exits_0_as_one_s
     assert first.returncode == 0, first.stdout + first.stderr[-4000:]
     again = site.temp("--url", article, "--url", missing)
     said = again.stdout.splitlines()[0]
-    assert said.startswith("fetched 1 pages, stored 0 articles, updated 1 stored before,"), said
+    assert said.startswith("fetched 1 page, stored 0 articles, updated 1 stored before,"), said
     assert "errors 1 (HTTP 404: 1)" in said, said
     assert again.returncode == 0, again.stdout + again.stderr[-4000:]
 
@@ -534,7 +534,7 @@ def test_a_page_the_spider_failed_on_is_counted_fetched_once_and_an_error_once(s
         check=False,
     )
     first = done.stdout.splitlines()[0]
-    assert first.startswith("fetched 3 pages, stored 1 articles,"), done.stdout + done.stderr[-4000:]
+    assert first.startswith("fetched 3 pages, stored 1 article,"), done.stdout + done.stderr[-4000:]
     assert first.endswith("errors 1 (spider: 1)"), done.stdout
     (letter,) = site.dead()
     assert letter["reason"] == "the spider failed on the page: RuntimeError: a bug on this page"
@@ -702,7 +702,7 @@ def test_articles_spooled_while_mongodb_is_unreachable_are_not_counted_new_in_st
         "temp", site.name, "--url", site.server.url("/a/spooled"), "-s", "MONGO_TIMEOUT_MS=200", MONGO_URI=uri
     )
     assert done.returncode == 0, done.stderr[-4000:]
-    assert "stored 1 articles" in done.stdout and "spooled 1 of them" in done.stdout, done.stdout
+    assert "stored 1 article" in done.stdout and "spooled 1 of them" in done.stdout, done.stdout
     # The first crawl stored into this data folder's SQLite files: its pages are seen, and not fetched
     # again into MongoDB.
     moved = (
@@ -1490,7 +1490,7 @@ def test_the_warning_of_other_broken_rule_files_suggests_checking_the_folder_as_
     settings = [item for pair in FAST for item in ("-s", pair)]
     given = ("--rules-dir", str(site.rules))
     done = site.crawler(*given, "temp", site.name, *settings, CRAWLER_COMMAND="./run.sh crawler")
-    assert done.returncode == 0 and "stored 1 articles" in done.stdout, done.stdout + done.stderr[-3000:]
+    assert done.returncode == 0 and "stored 1 article" in done.stdout, done.stdout + done.stderr[-3000:]
     assert (
         f"WARNING: 1 other rule file has errors: b.yaml; see `./run.sh crawler --rules-dir {site.rules}"
         " rules check`"
