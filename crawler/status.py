@@ -278,7 +278,9 @@ def _site(
         count = recent["crawl/refused"]
         refused = f"refused {count} {'request' if count == 1 else 'requests'} to private addresses in 24 h"
         if rule is not None:
-            refused += ": " + rule.private_hint("allows them if the site is on this machine or an intranet")
+            refused += ": " + rule.private_refusals(
+                "allows them if the site is on this machine or an intranet", "the crawls' warnings"
+            )
         attention.append(refused)
     if dead:
         letters = "dead letter" if dead == 1 else "dead letters"

@@ -13,11 +13,13 @@ import shutil
 import socket
 import subprocess
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import SiteServer
 
 from crawler.cli.crawl import article_url
 from crawler.demo import DEMO_ORIGIN, DEMO_RULES
@@ -179,6 +181,45 @@ def test_rules_try_refusing_a_private_page_names_the_cause_the_rule_file_and_the
         f" (127.0.0.1) of {rule}, and private addresses are fetched only on a rule's domains when it says"
         f" `{ALLOW_KEY}`: add localhost to `domains` in {rule}, and the key, if the site is served there"
     ), run.stderr
+
+
+def test_a_crawl_refusing_a_redirect_off_the_rules_domains_names_the_cause_and_the_rule_file(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """The rule allows private addresses on its domains (127.0.0.1), and its start page redirects to
+    localhost, which is not one of them: the crawl's warning and its summary say so, not to add the key the
+    rule has."""
+    away = f"http://localhost:{site_server.port}/links?to=/a/away"
+    start = site_server.url(f"/redirect?to={urllib.parse.quote(away, safe='')}")
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "away.yaml").write_text(
+        f"domains: [127.0.0.1]\n{ALLOW_KEY}\nstart_urls: [{start!r}]\n"
+        "index:\n  links: {xpath: \"//ul[@class='news']\"}\n"
+        "article:\n  fields:\n    title: {xpath: //h1}\n    body: {xpath: \"//div[@class='article']/p\"}\n",
+        encoding="utf-8",
+    )
+    rule = Path("rules", "away.yaml")
+    run = crawler("temp", "away", cwd=tmp_path)
+    assert run.code == 1, run.stdout + run.stderr[-3000:]
+    assert (
+        f"Refused {away}: localhost resolves to 127.0.0.1, a loopback address; localhost is not one of the"
+        f" domains (127.0.0.1) of {rule}, the only hosts its `{ALLOW_KEY}` lets reach private addresses: add"
+        f" localhost to `domains` in {rule} if the site is served there, or try the URL on one of its domains"
+    ) in run.stderr, run.stderr[-3000:]
+    assert "allows it" not in run.stderr
+    assert (
+        "refused 1 requests to private addresses (loopback, private, link-local): their hosts are off the"
+        f" domains (127.0.0.1) of {rule}, the only hosts its `{ALLOW_KEY}` lets reach private addresses: the"
+        " warnings above name each host"
+    ) in run.stdout, run.stdout
+    status = crawler("status", "--format", "json", cwd=tmp_path)
+    assert status.code == 0, status.stderr
+    assert (
+        "refused 1 requests to private addresses in 24 h: their hosts are off the domains (127.0.0.1) of"
+        f" {rule}, the only hosts its `{ALLOW_KEY}` lets reach private addresses: the crawls' warnings name"
+        " each host"
+    ) in status.stdout, status.stdout
 
 
 # --- temp --url: the pages given, checked before anything starts ----------------------------------------

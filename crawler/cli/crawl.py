@@ -574,7 +574,9 @@ def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule |
         )
     if counts.refused:
         how = (
-            rule.private_hint("allows them if the site is on this machine or an intranet")
+            rule.private_refusals(
+                "allows them if the site is on this machine or an intranet", "the warnings above"
+            )
             if rule is not None
             else "a rule for a site on this machine or an intranet allows them with"
             " `allow_private_addresses: true`"

@@ -285,6 +285,17 @@ class Rule:
             " site is served there"
         )
 
+    def private_refusals(self, allows: str, named: str) -> str:
+        """What refusals of this rule's requests on private addresses, counted, say to change: for a rule
+        whose key lets its own domains through, that their hosts are off those domains (``named``: where
+        each host is named, "the warnings above"); else :meth:`private_hint` with ``allows``."""
+        if self.discover is None and self.allow_private:
+            return (
+                f"their hosts are off the domains ({', '.join(self.domains)}) of {self.path}, the only hosts"
+                f" its `allow_private_addresses: true` lets reach private addresses: {named} name each host"
+            )
+        return self.private_hint(allows)
+
     def listing_key(self, url: str) -> tuple[ListingKind, str] | None:
         """How a crawl of this rule reads ``url`` when one of its keys names it (compared as requested:
         percent-encoded): ``("feed", "feeds[1]")``, ``("sitemap", ...)``, ``("api", "api.url")`` or

@@ -792,7 +792,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self.count(f"crawl/refused/{site}")
             self.job_count(work.job, "refused")
             rule = self.rules.get(work.site)
-            hint = rule.private_hint("allows it") if rule else ALLOW_HINT
+            hint = rule.private_refusal(urlsplit(request.url).hostname or "") if rule else ALLOW_HINT
             logger.warning("Refused %s: %s; %s", request.url, guarded.reason, hint)
             ack(self.crawler, request)
             return
