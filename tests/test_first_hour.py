@@ -468,6 +468,29 @@ def test_the_commands_the_demo_crawl_suggests_point_at_the_demos_folders(tmp_pat
     assert f"by the next crawl or `{command} articles` command on this data folder" in run.stderr, run.stderr
 
 
+def test_the_demo_with_mongodb_unreachable_ends_with_what_its_store_says_not_0_articles_stored(
+    tmp_path: Path,
+) -> None:
+    """With MONGO_URI set the demo stores into MongoDB: its closing lines read that store, not the SQLite
+    files of data/demo; MongoDB unreachable, they say so and what waits in the spool."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens there
+    env = {"MONGO_URI": f"mongodb://127.0.0.1:{port}/", "MONGO_TIMEOUT_MS": "200"}
+    run = crawler("demo", "--port", "0", cwd=tmp_path, env=env)
+    assert run.code == 0, run.stderr[-3000:]
+    stored = re.search(r"stored (\d+) articles", run.stdout)
+    assert stored and int(stored.group(1)) >= 145, run.stdout
+    (spool,) = [path.relative_to(tmp_path) for path in (tmp_path / "data" / "demo" / "spool").glob("*.jsonl")]
+    assert "articles stored in data/demo" not in run.stdout, run.stdout
+    assert run.stdout.splitlines()[-1].startswith(
+        f"the articles stored cannot be shown: cannot reach MongoDB at 127.0.0.1:{port} (MONGO_URI) within"
+        f" 200 ms (MONGO_TIMEOUT_MS): 127.0.0.1:{port}: [Errno 111] Connection refused; {stored.group(1)}"
+        f" articles wait in the spool {spool}, written into MongoDB when it is back. See them once it is"
+        " back with `crawler --data-dir data/demo articles stats`"
+    ), run.stdout[-2000:]
+
+
 @pytest.mark.parametrize(
     "command",
     [

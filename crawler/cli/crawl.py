@@ -30,7 +30,7 @@ from crawler.commandline import command_name, given_folders, suggest
 from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
-from crawler.errors import InputError, redacted
+from crawler.errors import InputError, StoreError, redacted
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url
 from crawler.redisio.embedded import RedisUnavailableError
@@ -39,7 +39,7 @@ from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler
 from crawler.status import no_worker, workers_alive
-from crawler.store import StoreConfig, open_store, store_config
+from crawler.store import StoreConfig, store_config
 from crawler.threads import ctrl_c_blocked
 from crawler.worker.fetch import check_url
 from crawler.worker.process import run_worker
@@ -338,7 +338,8 @@ def run_demo(args: argparse.Namespace) -> int:
             job = _enqueue(settings, client, keys, ruleset.rules.values())
             counts = _crawl_job(settings, client, keys, job, title="demo crawl")
     _print_summary(job, counts, settings)
-    _print_stored(console, directory, {site: ways_in(rule) for site, rule in ruleset.rules.items()})
+    ways = {site: ways_in(rule) for site, rule in ruleset.rules.items()}
+    _print_stored(console, store_config(settings), directory, ways)
     return 0
 
 
@@ -589,51 +590,63 @@ def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule |
         print(f"the errors are dead letters, each with its reason: `{suggest(f'dead list --job {job}')}`")
 
 
-def _print_stored(console: Console, directory: Path, ways: dict[str, str], sample: int = 3) -> None:
-    """Per site: how its rule reads it (``ways``), articles stored, where their bodies came from, and the
-    newest few (a table on a terminal, plain lines when piped)."""
-    store = open_store({"CRAWLER_DATA_DIR": str(directory)})
+def _print_stored(
+    console: Console, store: StoreConfig, directory: Path, ways: dict[str, str], sample: int = 3
+) -> None:
+    """Per site of ``ways`` (how its rule reads it), what the crawl's ``store`` holds: articles stored,
+    where their bodies came from, and the newest few (a table on a terminal, plain lines when piped); a
+    store that cannot be read (MongoDB unreachable) is said to be, with what waits in its spool."""
+    place = str(directory) if store.local else store.where()
+    folder = shlex.quote(str(directory))
+    see = (
+        f"`{command_name()} --data-dir {folder} articles stats` and `articles list --reposts`; the crawl's"
+        f" counters per site with `{command_name()} {_demo_folders(directory)} status` (the demo's rules are"
+        " there)"
+    )
     try:
-        articles = list(store.iter_articles())
-        table = Table(title=escape(f"Stored in {directory}"))
-        for column in ("site", "read from", "articles", "body by rule", "body by qRead", "newest"):
-            table.add_column(column)
-        for site in sorted({str(article["site"]) for article in articles}):
-            mine = [article for article in articles if article["site"] == site]
-            from_qread = sum(1 for a in mine if (a.get("extraction") or {}).get("body_from") == "qread")
-            newest = [
-                f"{a.get('published') or '?'}  {cut(str(a.get('title') or ''), 60)}"
-                for a in sorted(mine, key=lambda a: str(a.get("published") or ""), reverse=True)[:sample]
-            ]
-            if console.is_terminal:
-                table.add_row(
-                    escape(site),
-                    escape(ways.get(site, "?")),
-                    str(len(mine)),
-                    str(len(mine) - from_qread),
-                    str(from_qread),
-                    escape("\n".join(newest)),
-                )
-            else:
-                console.print(
-                    f"{site} (read from its {ways.get(site, '?')}): {len(mine)} articles, body by rule"
-                    f" {len(mine) - from_qread}, by qRead {from_qread}; newest:",
-                    soft_wrap=True,
-                    markup=False,
-                )
-                for line in newest:
-                    console.print(f"  {line}", soft_wrap=True, markup=False)
-        if console.is_terminal:
-            console.print(table)
-        reposts = sum(int(row["reposts"]) for row in store.stats())
+        with store.open() as opened:
+            articles = [article for site in sorted(ways) for article in opened.iter_articles(site=site)]
+            reposts = sum(int(row["reposts"]) for row in opened.stats() if row["site"] in ways)
+    except StoreError as error:
         console.print(
-            f"{len(articles)} articles stored in {directory}; {reposts} reposts (the same article under"
-            " another URL) recorded against their originals instead of stored twice. See them with"
-            f" `{command_name()} --data-dir {shlex.quote(str(directory))} articles stats` and"
-            " `articles list --reposts`; the crawl's counters per site with"
-            f" `{command_name()} {_demo_folders(directory)} status` (the demo's rules are there)",
+            f"the articles stored cannot be shown: {error}. See them once it is back with {see}",
             soft_wrap=True,
             markup=False,
         )
-    finally:
-        store.close()
+        return
+    table = Table(title=escape(f"Stored in {place}"))
+    for column in ("site", "read from", "articles", "body by rule", "body by qRead", "newest"):
+        table.add_column(column)
+    for site in sorted({str(article["site"]) for article in articles}):
+        mine = [article for article in articles if article["site"] == site]
+        from_qread = sum(1 for a in mine if (a.get("extraction") or {}).get("body_from") == "qread")
+        newest = [
+            f"{a.get('published') or '?'}  {cut(str(a.get('title') or ''), 60)}"
+            for a in sorted(mine, key=lambda a: str(a.get("published") or ""), reverse=True)[:sample]
+        ]
+        if console.is_terminal:
+            table.add_row(
+                escape(site),
+                escape(ways.get(site, "?")),
+                str(len(mine)),
+                str(len(mine) - from_qread),
+                str(from_qread),
+                escape("\n".join(newest)),
+            )
+        else:
+            console.print(
+                f"{site} (read from its {ways.get(site, '?')}): {len(mine)} articles, body by rule"
+                f" {len(mine) - from_qread}, by qRead {from_qread}; newest:",
+                soft_wrap=True,
+                markup=False,
+            )
+            for line in newest:
+                console.print(f"  {line}", soft_wrap=True, markup=False)
+    if console.is_terminal:
+        console.print(table)
+    console.print(
+        f"{len(articles)} articles stored in {place}; {reposts} reposts (the same article under another URL)"
+        f" recorded against their originals instead of stored twice. See them with {see}",
+        soft_wrap=True,
+        markup=False,
+    )

@@ -171,8 +171,8 @@ def _add_crawl(commands: Any) -> None:
         description=(
             "The main job on embedded defaults: serve the demo news sites (3 sites, 150 articles, one"
             " in GBK) on 127.0.0.1, crawl them with the bundled demo rules through the embedded Redis"
-            " queue, store the articles in SQLite under CRAWLER_DATA_DIR/demo (./data/demo), and print"
-            " what was stored and the command that shows it."
+            " queue, store the articles in SQLite under CRAWLER_DATA_DIR/demo (./data/demo), or in MongoDB"
+            " with MONGO_URI set, and print what that store holds and the command that shows it."
         ),
     )
     demo.add_argument(
