@@ -581,9 +581,9 @@ def test_connect_to_nothing_and_to_a_bad_url() -> None:
     # A query parameter redis-py does not know failed at the first command, with a TypeError traceback.
     port = _closed_port()
     with pytest.raises(RedisUnavailableError) as info:
-        connect(f"redis://bob:hunter2@127.0.0.1:{port}/0?token=zz&socket_timeout=3")
+        connect(f"redis://bob:hunter2@127.0.0.1:{port}/0?token=zz&socket_keepalive=no")
     assert str(info.value).startswith(
-        f"the Redis URL 'redis://***@127.0.0.1:{port}/0?token=***&socket_timeout=3' has query parameters"
+        f"the Redis URL 'redis://***@127.0.0.1:{port}/0?token=***&socket_keepalive=no' has query parameters"
         " redis-py does not take for a redis:// URL: token;"
     ), info.value
 
@@ -599,12 +599,62 @@ def test_query_parameters_redis_py_takes_for_the_scheme_are_accepted(redis_serve
     ):
         with pytest.raises(RedisUnavailableError, match=r"^cannot reach Redis at "):
             connect(url)
-    client = connect(f"{redis_server}?max_connections=10&health_check_interval=5")
+    client = connect(
+        f"{redis_server}?max_connections=10&client_name=crawler-test&retry_on_timeout=yes&socket_read_size=65536"
+    )
     try:
         assert client.connection_pool.max_connections == 10
-        assert client.ping()
+        assert client.client_getname() == "crawler-test"
+        assert client.echo("text") == b"text", "bytes in and out, as the crawler sets it"
     finally:
         client.close()
+
+
+CRAWLER_SETS = "the crawler sets it itself, to"
+NOT_TEXT = "redis-py takes a Python object there, which text cannot give"
+
+
+@pytest.mark.parametrize(
+    ("query", "why"),
+    [
+        # A query value wins over what the crawler gives redis-py: any text, "no" too, turns decoding on.
+        ("decode_responses=no", f"{CRAWLER_SETS} False"),
+        ("encoding=latin-1", f"{CRAWLER_SETS} 'utf-8'"),
+        ("socket_timeout=3", f"{CRAWLER_SETS} 30.0"),
+        ("socket_connect_timeout=1", f"{CRAWLER_SETS} 5.0"),
+        ("health_check_interval=5", f"{CRAWLER_SETS} 15"),
+        # redis-py hands these on as text (retry_on_error as a list of its letters) where it takes objects.
+        ("retry=3", NOT_TEXT),
+        ("retry_on_error=ConnectionError", NOT_TEXT),
+        ("credential_provider=vault", NOT_TEXT),
+        ("parser_class=resp3", NOT_TEXT),
+        ("connection_class=ssl", NOT_TEXT),
+        ("event_dispatcher=x", NOT_TEXT),
+        ("redis_connect_func=x", NOT_TEXT),
+        ("cache=yes", NOT_TEXT),
+        ("cache_config=x", NOT_TEXT),
+        ("socket_keepalive_options=x", NOT_TEXT),
+    ],
+)
+def test_a_query_parameter_the_crawler_sets_or_that_text_cannot_give_is_refused(query: str, why: str) -> None:
+    url = f"redis://127.0.0.1:{_closed_port()}/0?max_connections=10&{query}"
+    with pytest.raises(RedisUnavailableError) as info:
+        connect(url)
+    assert str(info.value) == (
+        f"the Redis URL {url!r} has query parameters the crawler does not take: {query} ({why}); remove them"
+    )
+
+
+def test_a_flag_redis_py_does_not_read_from_text_is_refused_for_rediss() -> None:
+    url = f"rediss://127.0.0.1:{_closed_port()}/0?ssl_validate_ocsp=no&decode_responses=false"
+    with pytest.raises(RedisUnavailableError) as info:
+        connect(url)
+    assert str(info.value) == (
+        f"the Redis URL {url!r} has query parameters the crawler does not take:"
+        " decode_responses=false (the crawler sets it itself, to False),"
+        " ssl_validate_ocsp=no (redis-py takes a Python object there, which text cannot give);"
+        " remove them"
+    )
 
 
 @pytest.mark.parametrize(

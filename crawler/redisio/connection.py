@@ -129,14 +129,14 @@ def _client(url: str, source: str) -> redis.Redis:
             f" {', '.join(refused)}; redis-py would fail with a TypeError at the first command; remove them"
             f" (known ones for {scheme}:// include {shown})"
         )
-    try:
-        return redis.Redis.from_url(
-            url,
-            decode_responses=False,
-            socket_connect_timeout=CONNECT_TIMEOUT,
-            socket_timeout=SOCKET_TIMEOUT,
-            health_check_interval=HEALTH_CHECK_INTERVAL,
+    untaken = _untaken_query_parameters(url, scheme) if scheme in _CONNECTION_CLASSES else []
+    if untaken:
+        raise RedisUnavailableError(
+            f"{source} {redacted(url)!r} has query parameters the crawler does not take:"
+            f" {', '.join(untaken)}; remove them"
         )
+    try:
+        return redis.Redis.from_url(url, **_CLIENT_OPTIONS)
     except ValueError as exc:
         raise RedisUnavailableError(
             f"{source} {redacted(url)!r} is not a Redis URL ({exc}); expected"
@@ -144,6 +144,16 @@ def _client(url: str, source: str) -> redis.Redis:
         ) from None
 
 
+# What the crawler gives every client: bytes in and out, UTF-8 text, bounded timeouts, health checks. A
+# query parameter of the URL would win over it (redis-py lets it), so none may name it.
+_CLIENT_OPTIONS: dict[str, object] = {
+    "decode_responses": False,
+    "encoding": "utf-8",
+    "encoding_errors": "strict",
+    "socket_connect_timeout": CONNECT_TIMEOUT,
+    "socket_timeout": SOCKET_TIMEOUT,
+    "health_check_interval": HEALTH_CHECK_INTERVAL,
+}
 # The connections redis-py makes for a URL of each scheme.
 _CONNECTION_CLASSES: dict[str, type[object]] = {
     "redis": redis.Connection,
@@ -152,7 +162,7 @@ _CONNECTION_CLASSES: dict[str, type[object]] = {
 }
 # The query parameters a refusal names as known ones when the URL's scheme takes them: the common ones,
 # not redis-py's internal ones.
-_SHOWN = frozenset(URL_QUERY_ARGUMENT_PARSERS) | {
+_SHOWN = frozenset(URL_QUERY_ARGUMENT_PARSERS) - {"retry_on_error"} - _CLIENT_OPTIONS.keys() | {
     "client_name",
     "password",
     "ssl_ca_certs",
@@ -161,15 +171,35 @@ _SHOWN = frozenset(URL_QUERY_ARGUMENT_PARSERS) | {
     "ssl_keyfile",
     "username",
 }
+# The query parameters a URL can give, as text, when its scheme takes them: those redis-py converts from
+# text, and those it takes as text. Not retry_on_error: redis-py makes a list of its letters.
+_TEXT = _SHOWN | {
+    "host",
+    "lib_name",
+    "lib_version",
+    "path",
+    "port",
+    "ssl_ca_data",
+    "ssl_ca_path",
+    "ssl_ciphers",
+    "ssl_ocsp_expected_cert",
+    "ssl_password",
+}
+# What the connection pool reads from the keyword parameters it hands on to its connections.
+_POOL_KEYWORDS = frozenset({"cache", "cache_config"})
 
 
 @functools.cache
 def _query_parameters(scheme: str) -> frozenset[str]:
-    """The query parameters redis-py takes in a URL of ``scheme``: what its connection pool keeps
-    (``max_connections``) and the keyword parameters of the connections it makes for that scheme, to
-    which it hands every other query parameter as it is."""
-    pool = set(inspect.signature(redis.ConnectionPool.__init__).parameters) & set(URL_QUERY_ARGUMENT_PARSERS)
+    """The query parameters redis-py takes in a URL of ``scheme``: the keyword parameters of its connection
+    pool and those the pool reads (``cache``), and those of the connections it makes for that scheme, to
+    which it hands every other query parameter as it is (as text when it has no parser for it)."""
     keywords = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    pool = {
+        name
+        for name, parameter in inspect.signature(redis.ConnectionPool.__init__).parameters.items()
+        if parameter.kind in keywords and name != "self"
+    }
     connection = {
         name
         for cls in _CONNECTION_CLASSES[scheme].__mro__
@@ -177,7 +207,7 @@ def _query_parameters(scheme: str) -> frozenset[str]:
         for name, parameter in inspect.signature(vars(cls)["__init__"]).parameters.items()
         if parameter.kind in keywords and name != "self"
     }
-    return frozenset(pool | connection)
+    return frozenset(pool | _POOL_KEYWORDS | connection)
 
 
 def _refused_query_parameters(url: str, scheme: str) -> list[str]:
@@ -193,6 +223,21 @@ def _refused_query_parameters(url: str, scheme: str) -> list[str]:
         else:
             refused.append(name)
     return refused
+
+
+def _untaken_query_parameters(url: str, scheme: str) -> list[str]:
+    """The query parameters of ``url`` that redis-py takes for ``scheme`` but the crawler does not, each
+    with its value as a message may show it and why: the crawler sets it itself, or redis-py takes a
+    Python object there (a flag, a class, a function), which it would get as text or a list of letters."""
+    values = parse_qs(urlsplit(redacted(url)).query)
+    untaken = []
+    for name in sorted(set(parse_qs(urlsplit(url).query)) & _query_parameters(scheme)):
+        value = values[name][0]
+        if name in _CLIENT_OPTIONS:
+            untaken.append(f"{name}={value} (the crawler sets it itself, to {_CLIENT_OPTIONS[name]!r})")
+        elif name not in _TEXT:
+            untaken.append(f"{name}={value} (redis-py takes a Python object there, which text cannot give)")
+    return untaken
 
 
 def _ping_failure(client: redis.Redis) -> str | None:
