@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -45,12 +45,21 @@ def test_a_news_sitemap_gives_pages_their_lastmod_title_and_publication_date() -
     assert second.hints() == {"title": "News 1", "published": "2026-11-02T08:00:00+00:00"}
 
 
+def test_a_date_alone_stays_a_date_and_changes_at_its_midnight_in_utc() -> None:
+    # W3C datetime allows a date alone: no time is made up for it, but a grab compares it as its midnight.
+    document = sitemap_document("urlset", ["http://news.test/a/1"], ["2026-11-20"], news=True, date_only=True)
+    (entry,) = read_sitemap(document.encode(), SITEMAP_URL).entries
+    assert (entry.lastmod, entry.published) == (date(2026, 11, 20), date(2026, 11, 1))
+    assert not isinstance(entry.lastmod, datetime) and not isinstance(entry.published, datetime)
+    assert entry.changed == datetime(2026, 11, 20, tzinfo=UTC)
+    assert entry.hints() == {"title": "News 0", "published": "2026-11-01"}
+    assert SitemapEntry("/a/2", published=date(2026, 11, 2)).changed == datetime(2026, 11, 2, tzinfo=UTC)
+
+
 def test_a_gzip_compressed_sitemap_and_a_sitemap_index_are_read() -> None:
-    document = sitemap_document("urlset", ["http://news.test/a/1.html"], ["2026-11-20"], news=False)
+    document = sitemap_document("urlset", ["http://news.test/a/1"], ["2026-11-20"], news=False)
     sitemap = read_sitemap(gzip.compress(document.encode()), SITEMAP_URL + ".gz")
-    assert [(e.url, e.lastmod) for e in sitemap.entries] == [
-        ("http://news.test/a/1.html", datetime(2026, 11, 20, tzinfo=UTC))
-    ]
+    assert [(e.url, e.lastmod) for e in sitemap.entries] == [("http://news.test/a/1", date(2026, 11, 20))]
     index = sitemap_document(
         "sitemapindex", ["http://news.test/s1.xml", "http://news.test/s2.xml"], [], news=False
     )
@@ -154,19 +163,20 @@ def site(site_server: SiteServer, tmp_path: Path) -> Site:
     return Site(site_server, tmp_path, name="maps")
 
 
-def _sitemap_rule(site: Site, *sitemaps: str) -> None:
+def _sitemap_rule(site: Site, *sitemaps: str, fields: str = "") -> None:
     text = (
         "domains: [127.0.0.1]\n"
         "sitemaps: [" + ", ".join(f'"{site.server.url(path)}"' for path in sitemaps) + "]\n"
         "article:\n  fields:\n    title: {xpath: //h1}\n"
-        '    body: {xpath: "//div[@class=\'article\']/p", join: "\\n\\n"}\n'
+        '    body: {xpath: "//div[@class=\'article\']/p", join: "\\n\\n"}\n' + fields
     )
     site.rules.mkdir(parents=True, exist_ok=True)
     (site.rules / f"{site.name}.yaml").write_text(text, encoding="utf-8")
 
 
-def _map(path: str, *links: str, news: bool = False) -> str:
-    return f"{path}?to=" + quote(",".join(links), safe="/,") + ("&news=1" if news else "")
+def _map(path: str, *links: str, news: bool = False, date_only: bool = False) -> str:
+    said = "&news=date" if date_only else "&news=1" if news else ""
+    return f"{path}?to=" + quote(",".join(links), safe="/,") + said
 
 
 def test_a_temp_crawl_follows_robots_txt_and_a_sitemap_index_down_to_the_articles(site: Site) -> None:
@@ -181,6 +191,16 @@ def test_a_temp_crawl_follows_robots_txt_and_a_sitemap_index_down_to_the_article
     assert stored["/a/news-one"]["published"] == "2026-11-01T08:00:00+00:00", "the news sitemap's date"
     assert stored["/a/news-one"]["title"] == "Article news-one", "the page's own title before the sitemap's"
     assert stored["/a/from-robots"]["published"] is None
+
+
+def test_a_news_sitemaps_date_alone_is_stored_as_a_date_and_the_pages_own_date_wins(site: Site) -> None:
+    news = _map("/sitemap.xml", "/a/news-one", "/news/harbour-bridge.html", date_only=True)
+    _sitemap_rule(site, news, fields="    published: {xpath: \"//p[@class='byline']\"}\n")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    stored = site.stored()
+    assert stored["/a/news-one"]["published"] == "2026-11-01", "the sitemap's date, with no time made up"
+    assert stored["/news/harbour-bridge.html"]["published"] == "2026-11-21", "the page's own date first"
 
 
 def test_a_sitemap_index_that_lists_itself_ends_at_the_depth_limit(site: Site) -> None:
@@ -239,6 +259,17 @@ def test_rules_try_on_a_sitemap_lists_what_a_crawl_would_follow(site: Site) -> N
     assert [entry["url"] for entry in document["entries"]] == [
         site.server.url("/sitemap.xml?to=/a/from-robots")
     ]
+
+
+def test_rules_try_shows_a_date_alone_as_the_sitemap_gives_it(site: Site) -> None:
+    _sitemap_rule(site, "/robots.txt")
+    url = site.server.url(_map("/sitemap.xml", "/a/one", date_only=True) + "&lastmod=2026-11-20")
+    done = site.crawler("rules", "try", "maps", url)
+    assert done.returncode == 0, done.stderr
+    assert "    lastmod: 2026-11-20; title: News 0; published: 2026-11-01\n" in done.stdout, done.stdout
+    said = site.crawler("rules", "try", "maps", url, "--format", "json")
+    (entry,) = json.loads(said.stdout)["entries"]
+    assert (entry["lastmod"], entry["published"]) == ("2026-11-20", "2026-11-01"), entry
 
 
 def test_a_date_at_the_edge_of_the_calendar_is_no_date() -> None:

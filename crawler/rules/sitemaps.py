@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 from io import BytesIO
 from urllib.parse import urlsplit
 
@@ -47,20 +47,25 @@ class NotASitemapError(SitemapError):
 
 @dataclass(frozen=True, slots=True)
 class SitemapEntry:
-    """A page of a ``urlset`` or a sitemap of an index: its URL (``loc``, as given) and its dates in UTC."""
+    """A page of a ``urlset`` or a sitemap of an index: its URL (``loc``, as given) and its dates as the
+    sitemap gives them: a date-time in UTC, or a date alone (W3C datetime allows it), no time made up."""
 
     url: str
-    lastmod: datetime | None = None
+    lastmod: datetime | date | None = None
     title: str | None = None  # news:title
-    published: datetime | None = None  # news:publication_date
+    published: datetime | date | None = None  # news:publication_date
 
     @property
     def changed(self) -> datetime | None:
-        """When the page last changed, as far as the sitemap says."""
-        return self.lastmod or self.published
+        """When the page last changed, as far as the sitemap says (a date alone: its midnight in UTC)."""
+        moment = self.lastmod or self.published
+        if moment is None or isinstance(moment, datetime):
+            return moment
+        return datetime.combine(moment, time(), UTC)
 
     def hints(self) -> dict[str, str]:
-        """What a news sitemap says of the article, for the request's metadata."""
+        """What a news sitemap says of the article, for the request's metadata (its date in ISO 8601, a
+        date alone as one)."""
         found = {"title": self.title, "published": self.published.isoformat() if self.published else None}
         return {name: value for name, value in found.items() if value}
 
@@ -163,9 +168,13 @@ def _local(element: lxml.etree._Element) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
-def _date(text: str) -> datetime | None:
-    """A W3C date-time (``2026-11-20``, ``2026-11-20T10:31:00+01:00``, ``...Z``) in UTC; a date alone is
-    its midnight in UTC."""
+def _date(text: str) -> datetime | date | None:
+    """A W3C date-time (``2026-11-20T10:31:00+01:00``, ``...Z``) in UTC, or a date alone (``2026-11-20``)
+    as it is."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        pass
     try:
         moment = datetime.fromisoformat(text)
         return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
