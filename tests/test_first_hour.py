@@ -209,14 +209,14 @@ def test_a_crawl_refusing_a_redirect_off_the_rules_domains_names_the_cause_and_t
     ) in run.stderr, run.stderr[-3000:]
     assert "allows it" not in run.stderr
     assert (
-        "refused 1 requests to private addresses (loopback, private, link-local): their hosts are off the"
+        "refused 1 request to private addresses (loopback, private, link-local): their hosts are off the"
         f" domains (127.0.0.1) of {rule}, the only hosts its `{ALLOW_KEY}` lets reach private addresses: the"
         " warnings above name each host"
     ) in run.stdout, run.stdout
     status = crawler("status", "--format", "json", cwd=tmp_path)
     assert status.code == 0, status.stderr
     assert (
-        "refused 1 requests to private addresses in 24 h: their hosts are off the domains (127.0.0.1) of"
+        "refused 1 request to private addresses in 24 h: their hosts are off the domains (127.0.0.1) of"
         f" {rule}, the only hosts its `{ALLOW_KEY}` lets reach private addresses: the crawls' warnings name"
         " each host"
     ) in status.stdout, status.stdout
