@@ -440,6 +440,70 @@ def test_a_page_fetched_again_because_its_store_failed_is_counted_once(tmp_path:
     assert summaries[0] == summaries[1], faulted_out
 
 
+# `crawler temp` whose discover pages fail at one URL once their items are done (a bug in Discovery.page).
+PAGE_FAILS = """
+import sys
+from crawler.worker.discovery import Discovery
+real_page = Discovery.page
+
+def page(self, rule, page, url, job=None):
+    if url.endswith("/news/1.html"):
+        raise RuntimeError("the link model broke on " + url)
+    return real_page(self, rule, page, url, job)
+
+Discovery.page = page
+from crawler.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_page_whose_links_fail_to_be_kept_is_dead_lettered_and_the_crawl_ends(tmp_path: Path) -> None:
+    """Its item stored, the page's links fail to be kept for a reason other than Redis: its request is
+    dead-lettered with the reason (never left leased, renewed for ever: the temp crawl would never end),
+    and the other pages are read, stored and counted."""
+    site = tmp_path / "site"
+    _seed_and_three_pages(site)
+    log_path = tmp_path / "server.log"
+    with served_folder(site, log_path) as origin:
+        web = Web(SimWeb(SEED, 1), [origin], tmp_path / "unused.log", tmp_path)
+        web.rules.mkdir()
+        (web.rules / "web.yaml").write_text(
+            web.sim.rule([origin], budget=20, max_depth=3, seeds=[f"{origin}/index.html"]), "utf-8"
+        )
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", PAGE_FAILS, "temp", "web"],
+                env=web.env(),
+                cwd=REPO,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=90,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            pytest.fail(f"the temp crawl never ended: {exc.stderr!r:.3000}")
+        assert sorted(_requested(log_path)) == [
+            "/index.html",
+            "/news/1.html",
+            "/news/2.html",
+            "/news/garden.html",
+        ]
+    assert done.returncode == 0, done.stderr[-3000:]
+    # Its article was stored before its links failed; the job counts its page an error, not a store.
+    assert "stored 2 articles" in done.stdout and "errors 1 (spider: 1)" in done.stdout, done.stdout
+    assert len(web.stored()) == 3
+    dead = web.crawler("dead", "list", "--format", "json")
+    assert dead.returncode == 0, dead.stderr
+    (letter,) = json.loads(dead.stdout)
+    assert letter["url"] == f"{origin}/news/1.html", letter
+    assert "RuntimeError: the link model broke on" in json.dumps(letter), letter
+    found, seen = _discover_counts(web)
+    # The seed, the second article and the garden page counted; the first article's links not kept.
+    assert (found["relevant_24h"], found["irrelevant_24h"], found["links_kept_24h"]) == (2, 1, 3)
+    assert (found["links_seen_24h"], seen) == (2, 2)
+
+
 def test_rules_try_lists_the_links_the_crawl_follows_without_a_denied_host_the_page_or_a_seed(
     tmp_path: Path,
 ) -> None:

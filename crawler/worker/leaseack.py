@@ -12,11 +12,13 @@ its work ended.
 
 A page of a discover crawl teaches the link model and keeps its links once its item is done (stored,
 dropped or refused: :meth:`~crawler.worker.discovery.Discovery.settle`), never when its store is
-deferred: fetched again, it is counted once. Redis failing then defers it.
+deferred: fetched again, it is counted once. Redis failing then defers it; any other error dead-letters
+it with the error (kind ``spider``).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Any, Self
@@ -35,6 +37,8 @@ from crawler.worker.pipelines.store import RepostRecorded
 from crawler.worker.scheduler import scheduler_of
 
 __all__ = ["LeaseAckMiddleware", "ack", "dead_letter"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -123,49 +127,61 @@ class LeaseAckMiddleware:
     def _item_stored(self, item: Any, response: Response | None = None, **_: Any) -> None:
         work = self._work_of(response)
         if work is not None:
-            self._settle(work, item)
-            if isinstance(item, Article) and item.stored_before:
-                work.updated += 1
-            else:
-                work.stored += 1
-                if isinstance(item, Article) and item.spooled:
-                    work.spooled += 1
-            self._item_done(response)
+            try:
+                self._settle(work, item)
+                if isinstance(item, Article) and item.stored_before:
+                    work.updated += 1
+                else:
+                    work.stored += 1
+                    if isinstance(item, Article) and item.spooled:
+                        work.spooled += 1
+            finally:
+                self._item_done(response)
 
     def _item_dropped(
         self, item: Any, response: Response | None = None, exception: Exception | None = None, **_: Any
     ) -> None:
-        work = self._work_of(response)
-        if work is not None:
-            self._settle(work, item)
-            if isinstance(exception, RepostRecorded) and exception.new:
-                work.reposts += 1
-        self._item_done(response)
+        try:
+            work = self._work_of(response)
+            if work is not None:
+                self._settle(work, item)
+                if isinstance(exception, RepostRecorded) and exception.new:
+                    work.reposts += 1
+        finally:
+            self._item_done(response)
 
     def _item_failed(
         self, item: Any, response: Response | None = None, failure: Failure | None = None, **_: Any
     ) -> None:
-        work = self._work_of(response)
-        if work is not None and failure is not None:
-            error = failure.value
-            if isinstance(error, StoreUnavailableError):
-                work.retry = f"its article could not be stored: {error}"
-            else:
-                work.error = f"its article was refused: {type(error).__name__}: {error}"
-                work.error_kind = "article refused"
-                work.fetched = True
-                self._settle(work, item)
-        self._item_done(response)
+        try:
+            work = self._work_of(response)
+            if work is not None and failure is not None:
+                error = failure.value
+                if isinstance(error, StoreUnavailableError):
+                    work.retry = f"its article could not be stored: {error}"
+                else:
+                    work.error = f"its article was refused: {type(error).__name__}: {error}"
+                    work.error_kind = "article refused"
+                    work.fetched = True
+                    self._settle(work, item)
+        finally:
+            self._item_done(response)
 
     def _settle(self, work: _Work, item: Any) -> None:
         """``item`` is done: a discover crawl's page teaches and keeps its links now; Redis failing defers
-        its request."""
+        its request, any other error dead-letters it with the error (a signal handler's exception would be
+        logged and lost by Scrapy, and the request left leased for ever)."""
         if not isinstance(item, Article) or item.discover is None:
             return
         try:
             discovery_of(self.crawler).settle(item)
         except redis.RedisError as exc:
             work.retry = f"Redis failed while its links were kept ({exc})"
+        except Exception as exc:  # any bug under it ends the request's lease, as a spider error does
+            logger.exception("%s: its links could not be kept", item.url)
+            work.error = f"its links could not be kept: {type(exc).__name__}: {exc}"
+            work.error_kind = "spider"
+            work.fetched = True
 
     def _work_of(self, response: Response | None) -> _Work | None:
         if response is None or response.request is None:
