@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 import redis
+from scrapy import Request
 
 from crawler.demo.web import TOPIC, TOPIC_KEYWORDS, SimWeb
 from crawler.discover.frontier import Entry, Frontier, slot_of
@@ -746,6 +747,81 @@ def test_a_page_teaches_the_model_keeps_its_allowed_links_and_its_lease_ending_t
     model = pipeline.discovery.model("energy").model
     assert model.updates == 1 and model.weights[1] > 0, "learnt from the link that led there"
     assert stats.get_value("discover/links_seen/energy") == 1, "the same link again: the Bloom filter"
+
+
+def _settled_once(
+    redis_client: Any, tmp_path: Path, redis_server: str, *, fails_after_keep: bool
+) -> dict[str, object]:
+    """A relevant page of job j1 settled (its lease ``lease-1``), Redis failing once right after its links
+    were kept when ``fails_after_keep``, so that its request is fetched again and settled again; what it
+    counted."""
+    redis_client.flushall()
+    keys = Keys("crawler")
+    redis_client.hset(keys.job("j1"), mapping={"budget": 10, "issued": 1, "pending": 1, "kind": "temp"})
+    data = tmp_path / ("faulted" if fails_after_keep else "clean")
+    data.mkdir()
+    pipeline = _pipeline(redis_server, data)
+    links = [
+        ("http://news.test/energy/solar-farm-1.html", "Solar farm opens", "Energy news: solar farm opens"),
+        ("http://news.test/energy/wind-2.html", "Wind farm", "Energy news: wind"),
+        ("http://portal.test/energy/", "Home", ""),  # the page itself: seen
+    ]
+    seen_before = "http://news.test/energy/wind-2.html"
+    pipeline.discovery._bloom.add(pipeline.crawler.request_fingerprinter.fingerprint(Request(seen_before)))
+    page = Discovered(0, (1, 2, 3), 0.0, "portal.test", score=0.9, why="why it scored", links=links)
+    article = Article(
+        site="energy",
+        url="http://portal.test/energy/",
+        fetched_at="2026-11-26T09:00:00+00:00",
+        body="text",
+        job="j1",
+        discover=page,
+    )
+    real_keep = Frontier.keep
+    failures = [redis.ConnectionError("Connection reset by peer")] if fails_after_keep else []
+
+    def keep(self: Frontier, *args: Any, **kwargs: Any) -> int:
+        kept = real_keep(self, *args, **kwargs)
+        if failures:
+            raise failures.pop()
+        return kept
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Frontier, "keep", keep)
+        if fails_after_keep:
+            with pytest.raises(redis.ConnectionError):
+                pipeline.discovery.settle(article, "lease-1")
+        pipeline.discovery.settle(article, "lease-1")  # fetched again: done
+    stats = pipeline.crawler.stats
+    rule = pipeline.discovery.rule("energy")
+    assert stats is not None and rule is not None
+    return {
+        "stats": {
+            name: stats.get_value(f"discover/{name}/energy")
+            for name in ("relevant", "irrelevant", "links_kept", "links_seen", "links_refused")
+        },
+        "links_seen": redis_client.hget(keys.job("j1"), "links_seen"),
+        "good": redis_client.hgetall("crawler:discover:energy:good"),
+        "frontier": pipeline.discovery.frontier(rule).size(),
+        "updates": pipeline.discovery.model("energy").model.updates,
+    }
+
+
+def test_a_page_whose_settling_redis_failed_under_midway_counts_once_when_settled_again(
+    redis_server: str, redis_client: Any, tmp_path: Path
+) -> None:
+    """Redis failing after its links were kept and before its host's reward and the job's links_seen were
+    written: its request is deferred; fetched again, the page counts as it would have in one pass, its
+    links kept then not counted seen, the model taught once."""
+    once = _settled_once(redis_client, tmp_path, redis_server, fails_after_keep=False)
+    assert once == {
+        "stats": {"relevant": 1, "irrelevant": None, "links_kept": 1, "links_seen": 2, "links_refused": None},
+        "links_seen": b"2",
+        "good": {b"portal.test": b"1"},
+        "frontier": 1,
+        "updates": 1,
+    }
+    assert _settled_once(redis_client, tmp_path, redis_server, fails_after_keep=True) == once
 
 
 def test_redis_failing_as_a_page_is_done_is_an_error_of_redis(tmp_path: Path) -> None:

@@ -446,10 +446,10 @@ import sys
 from crawler.worker.discovery import Discovery
 real_page = Discovery.page
 
-def page(self, rule, page, url, job=None):
+def page(self, rule, page, url, *args):
     if url.endswith("/news/1.html"):
         raise RuntimeError("the link model broke on " + url)
-    return real_page(self, rule, page, url, job)
+    return real_page(self, rule, page, url, *args)
 
 Discovery.page = page
 from crawler.cli import main

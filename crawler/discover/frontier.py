@@ -6,8 +6,12 @@ Keys (``<prefix>:discover:<site>:...``): ``frontier:<host>`` (a sorted set of en
 irrelevant pages fetched there).
 
 1. **Keeping** (:meth:`Frontier.keep`): a page's new links are tested against the Bloom filter and kept
-   in their hosts' sets in one Lua call, so a link is marked seen only together with its keeping. A host
-   keeps its ``per_host`` best entries.
+   in their hosts' sets in one Lua call, so a link is marked seen only together with its keeping, and
+   counted in the page's record (``settled:<lease digest>``, a hash with a time-to-live) in that call. A
+   host keeps its ``per_host`` best entries. The page is then settled (:meth:`Frontier.settle`): its
+   host's reward and its job's ``links_seen`` (its links less those its record kept), in one Lua call
+   that marks the record settled, once: a page fetched again after Redis failed between the two counts
+   its links kept the first time as kept, not seen, and rewards its host once.
 2. **Choosing hosts** (:meth:`Frontier.choose`): with the ``learned`` strategy, a Thompson sample of each
    host's rate of relevant pages (Beta(1 + good, 1 + bad)) times its best entry's value: a host that
    gave relevant pages gets more of the budget, an unknown one is tried, one that gave none fades
@@ -24,8 +28,10 @@ irrelevant pages fetched there).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -76,6 +82,18 @@ end
 return released
 """
 )
+# KEYS: the page's record, its host's count of relevant or irrelevant pages, the job's hash (or ''). ARGV:
+# the host, the links the page gave that the crawl follows, the record's time-to-live in seconds. Reply: the
+# links its record kept, or -1 when it was settled already (nothing is written).
+_SETTLE = """
+if redis.call('HSETNX', KEYS[1], 'settled', 1) == 0 then return -1 end
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+local kept = tonumber(redis.call('HGET', KEYS[1], 'kept')) or 0
+redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+local seen = tonumber(ARGV[2]) - kept
+if KEYS[3] ~= '' and seen > 0 then redis.call('HINCRBY', KEYS[3], 'links_seen', seen) end
+return kept
+"""
 # Entries of a chosen host valued again with the model of now before one is released (the learned strategy):
 # a link's value is the model's when it was found, and the model learns; the host's best few are enough to
 # correct its order where it matters, a few at each release.
@@ -134,6 +152,7 @@ class Frontier:
         )
         self.rng = rng or random.Random()
         self._release = server.register_script(_RELEASE)
+        self._settle = server.register_script(_SETTLE)
 
     def score(self, entry: Entry, sequence: int) -> float:
         """The entry's place in its host's set: its value (``learned``), the relevance of the page it was
@@ -144,10 +163,23 @@ class Frontier:
             return entry.source
         return entry.value
 
+    def record(self, lease: str | None) -> str:
+        """The key of the record of the page of the request whose lease is ``lease`` (a page without one
+        gets a record of its own)."""
+        name = hashlib.sha1(lease.encode()).hexdigest() if lease is not None else uuid.uuid4().hex
+        return f"{self.base}:settled:{name}"
+
     def keep(
-        self, bloom: RedisBloom, fingerprints: Sequence[bytes], hosts: Sequence[str], entries: Sequence[Entry]
+        self,
+        bloom: RedisBloom,
+        fingerprints: Sequence[bytes],
+        hosts: Sequence[str],
+        entries: Sequence[Entry],
+        record: str = "",
+        record_seconds: int = 0,
     ) -> int:
-        """Keep the entries whose fingerprints the Bloom filter had not seen (step 1); how many."""
+        """Keep the entries whose fingerprints the Bloom filter had not seen (step 1), counted in
+        ``record`` (kept ``record_seconds``) when given; how many."""
         if not entries:
             return 0
         first = int(self.server.incrby(f"{self.base}:seq", len(entries))) - len(entries)
@@ -155,11 +187,26 @@ class Frontier:
             (host, self.score(entry, first + at), entry.encode())
             for at, (host, entry) in enumerate(zip(hosts, entries, strict=True))
         ]
-        return sum(bloom.add_and_stash(fingerprints, stashed, self.target))
+        target = replace(self.target, record=record, record_seconds=record_seconds)
+        return sum(bloom.add_and_stash(fingerprints, stashed, target))
 
-    def reward(self, host: str, relevant: bool, pipe: redis.client.Pipeline | None = None) -> None:
-        """A page of ``host`` was fetched: relevant or not (counted through ``pipe`` when given)."""
-        (pipe or self.server).hincrby(f"{self.base}:{'good' if relevant else 'bad'}", host, 1)
+    def settle(
+        self, record: str, host: str, relevant: bool, found: int, job_key: str, record_seconds: int
+    ) -> int | None:
+        """The page of ``record`` (of ``host``, relevant or not, its ``found`` links followed) is settled
+        (step 1): its host rewarded, its links that ``record`` did not keep counted seen in the job's hash
+        ``job_key`` (or ''). The links its record kept; None when it was settled already."""
+        kept = int(
+            self._settle(
+                keys=[record, f"{self.base}:{'good' if relevant else 'bad'}", job_key],
+                args=[host, found, record_seconds],
+            )
+        )
+        return kept if kept >= 0 else None
+
+    def reward(self, host: str, relevant: bool) -> None:
+        """A page of ``host`` was fetched: relevant or not."""
+        self.server.hincrby(f"{self.base}:{'good' if relevant else 'bad'}", host, 1)
 
     def choose(self, count: int) -> list[str]:
         """The hosts of the next ``count`` requests, each once (step 2)."""

@@ -155,23 +155,31 @@ return {status, slices, last_count, count, table.concat(flags)}
 """
 )
 # The same, and every new item kept in a discover rule's frontier in the same call (a link is marked seen
-# only together with its keeping). After the slice keys: the frontier's hash of each host's best score;
-# after the offsets: the frontier's key prefix (a host's sorted set is the prefix and the host), the most
-# entries a host keeps (0: no limit; past it the lowest goes), then host, score and entry per item.
+# only together with its keeping), counted in the record's ``kept`` (a hash, its time-to-live renewed) when
+# a record is given. After the slice keys: the frontier's hash of each host's best score, the record (or
+# ''); after the offsets: the frontier's key prefix (a host's sorted set is the prefix and the host), the
+# most entries a host keeps (0: no limit; past it the lowest goes), the record's time-to-live in seconds,
+# then host, score and entry per item.
 _LUA_TEST_AND_SET_AND_STASH = (
     _LUA_TEST_AND_SET_CORE
     + """
 local frontier, cap = ARGV[6 + 3 * sent], tonumber(ARGV[7 + 3 * sent])
-local best = KEYS[2 + sent]
+local best, record = KEYS[2 + sent], KEYS[3 + sent]
+local kept = 0
 for j = 1, #flags do
   if flags[j] == '0' then
-    local at = 5 + 3 * sent + 3 * j
+    local at = 6 + 3 * sent + 3 * j
     local host = ARGV[at]
     local key = frontier .. host
     redis.call('ZADD', key, tonumber(ARGV[at + 1]), ARGV[at + 2])
     if cap > 0 and redis.call('ZCARD', key) > cap then redis.call('ZPOPMIN', key) end
     redis.call('HSET', best, host, redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
+    kept = kept + 1
   end
+end
+if record ~= '' then
+  redis.call('HINCRBY', record, 'kept', kept)
+  redis.call('EXPIRE', record, ARGV[8 + 3 * sent])
 end
 return {status, slices, last_count, count, table.concat(flags)}
 """
@@ -245,18 +253,21 @@ class QueueTarget:
 @dataclass(frozen=True, slots=True)
 class StashTarget:
     """Where :meth:`RedisBloom.add_and_stash` keeps new items: a discover rule's frontier (the key prefix
-    of its hosts' sorted sets, the hash of each host's best score) and the most entries a host keeps."""
+    of its hosts' sorted sets, the hash of each host's best score) and the most entries a host keeps; and
+    the ``record`` (a hash, kept ``record_seconds``) whose ``kept`` counts them, when not ''."""
 
     prefix: str
     best: str
     per_host: int
+    record: str = ""
+    record_seconds: int = 0
 
     @property
     def keys(self) -> list[str]:
-        return [self.best]
+        return [self.best, self.record]
 
     def args(self) -> list[str | int]:
-        return [self.prefix, self.per_host]
+        return [self.prefix, self.per_host, self.record_seconds]
 
 
 class RedisBloom:

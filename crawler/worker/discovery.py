@@ -4,7 +4,9 @@ frontier, and what a fetched page teaches them.
 For each page of a discover crawl, once its item is done (stored, dropped: not relevant, a repost, no
 body; or refused), never while its store is deferred (:meth:`Discovery.settle`, from
 :mod:`crawler.worker.leaseack`): a page fetched again because its store failed teaches, keeps and counts
-once, and the page its request was redirected to is not left seen by a store that failed:
+once, and the page its request was redirected to is not left seen by a store that failed. Redis failing
+partway defers its request; read again, the page of the same lease teaches, keeps and counts only what it
+had not (its record in Redis, see :mod:`crawler.discover.frontier`):
 
 1. **learn**: the link model learns that the features of the link that led to the page predict its
    label (relevant: a score at the rule's ``threshold`` or over); the page's host counts one relevant or
@@ -63,6 +65,9 @@ logger = logging.getLogger(__name__)
 # Links a worker remembers having put through the Bloom filter (about 100 bytes each): the menus, boxes and
 # related links of the pages of the hosts it crawls lately.
 KNOWN_LINKS = 100_000
+# How long a page's record (what it taught, kept and counted) is kept at least: its request read again
+# after Redis failed under it (deferred, or its lease expired) finds it.
+RECORD_SECONDS = 3600
 # Choices of hosts a refill makes at most (see Frontier.release: a host whose best link lost its value is
 # left for the next choice).
 REFILL_ROUNDS = 3
@@ -80,6 +85,11 @@ class Discovery:
         self.sync_pages = settings.getint("DISCOVER_SYNC_PAGES")
         self.per_host = settings.getint("DISCOVER_FRONTIER_PER_HOST")
         self.example_articles = settings.getint("DISCOVER_EXAMPLE_ARTICLES")
+        # A page's record outlives the tries of its request (see Frontier.settle).
+        self.record_seconds = max(
+            RECORD_SECONDS,
+            int(2 * settings.getfloat("STORE_RETRY_SECONDS") * settings.getint("STORE_MAX_ATTEMPTS")),
+        )
         self.worker = uuid.uuid4().hex[:12]
         self._topics: dict[str, Topic] = {}
         self._models: dict[str, SharedModel] = {}
@@ -157,21 +167,34 @@ class Discovery:
             )
         return frontier
 
-    def settle(self, article: Article) -> None:
+    def settle(self, article: Article, lease: str | None = None) -> None:
         """``article``'s item is done (see the module docstring): its page of a discover crawl, if it is
-        one and its rule is still a discover rule, teaches and keeps its links (:meth:`page`). Raises
-        ``redis.RedisError`` when Redis fails."""
+        one and its rule is still a discover rule, teaches and keeps its links (:meth:`page`; ``lease``:
+        its request's). Raises ``redis.RedisError`` when Redis fails."""
         page = article.discover
         rule = self.rule(article.site) if page is not None else None
         if page is not None and rule is not None:
-            self.page(rule, page, article.url, article.job)
+            self.page(rule, page, article.url, article.job, lease)
 
-    def page(self, rule: Rule, page: Discovered, url: str, job: str | None = None) -> None:
-        """The page at ``url`` of ``rule``'s discover crawl (of ``job``) was read: learn, keep its links
-        (steps 1 and 2 of the module docstring); its links seen already are counted in the job's
-        ``links_seen``. Raises ``redis.RedisError`` when Redis fails."""
+    def page(
+        self, rule: Rule, page: Discovered, url: str, job: str | None = None, lease: str | None = None
+    ) -> None:
+        """The page at ``url`` of ``rule``'s discover crawl (of ``job``, its request's lease ``lease``) was
+        read: learn, keep its links (steps 1 and 2 of the module docstring); its links seen already are
+        counted in the job's ``links_seen``. Raises ``redis.RedisError`` when Redis fails: read again (its
+        request deferred), the page of the same lease teaches, keeps and counts what it did not yet, once
+        (its record in Redis: :meth:`~crawler.discover.frontier.Frontier.settle`)."""
         discover = rule.discover
         assert discover is not None
+        frontier = self.frontier(rule)
+        record = frontier.record(lease)
+        with self.server.pipeline(transaction=True) as pipe:
+            pipe.hsetnx(record, "learnt", 1)
+            pipe.expire(record, self.record_seconds)
+            pipe.hexists(record, "settled")
+            first, _, settled = pipe.execute()
+        if settled:
+            return
         score = page.score or 0.0
         relevant = is_relevant(discover, score)
         fingerprinter = self.crawler.request_fingerprinter
@@ -189,9 +212,10 @@ class Discovery:
             self._known,
         )
         started = time.thread_time()
-        # 1. Learn.
+        # 1. Learn (once: not again when read again after Redis failed).
         model = self.model(rule.site)
-        if page.features:
+        learns = bool(first) and bool(page.features)
+        if learns:
             model.model.learn(page.features, 1.0 if relevant else 0.0)
         # 2. Keep (the features and values of its links).
         depth = page.depth + 1
@@ -202,24 +226,22 @@ class Discovery:
         spent = time.thread_time() - started
         self._count(f"discover/model_microseconds/{rule.site}", int(spent * 1e6))
         self._count(f"discover/model_pages/{rule.site}")
-        if page.features:
+        if learns:
             model.learnt()
-        frontier = self.frontier(rule)
         hosts = [parts.netloc.lower() for _, parts, _ in followed.links]
         fingerprints = [fingerprint for _, _, fingerprint in followed.links]
-        kept = frontier.keep(self._bloom, fingerprints, hosts, entries)
-        seen = len(entries) - kept + followed.seen
-        with self.server.pipeline(transaction=False) as pipe:
-            frontier.reward(page.host, relevant, pipe)
-            if job is not None and seen:
-                pipe.hincrby(self.keys.job(job), "links_seen", seen)
-            pipe.execute()
+        frontier.keep(self._bloom, fingerprints, hosts, entries, record, self.record_seconds)
+        found = len(entries) + followed.seen
+        job_key = self.keys.job(job) if job is not None else ""
+        kept = frontier.settle(record, page.host, relevant, found, job_key, self.record_seconds)
+        if kept is None:
+            return
         self._known.update(dict.fromkeys(entry.url for entry in entries))
         while len(self._known) > KNOWN_LINKS:
             del self._known[next(iter(self._known))]
         self._count(f"discover/{'relevant' if relevant else 'irrelevant'}/{rule.site}")
         self._count(f"discover/links_kept/{rule.site}", kept)
-        self._count(f"discover/links_seen/{rule.site}", seen)
+        self._count(f"discover/links_seen/{rule.site}", found - kept)
         self._count(f"discover/links_refused/{rule.site}", followed.refused)
 
     def _seed_fingerprints(self, rule: Rule) -> frozenset[bytes]:

@@ -32,6 +32,7 @@ from twisted.python.failure import Failure
 
 from crawler.errors import StoreUnavailableError
 from crawler.items import Article
+from crawler.requests import Work
 from crawler.worker.discovery import discovery_of
 from crawler.worker.pipelines.store import RepostRecorded
 from crawler.worker.scheduler import scheduler_of
@@ -128,7 +129,7 @@ class LeaseAckMiddleware:
         work = self._work_of(response)
         if work is not None:
             try:
-                self._settle(work, item)
+                self._settle(work, item, response)
                 if isinstance(item, Article) and item.stored_before:
                     work.updated += 1
                 else:
@@ -144,7 +145,7 @@ class LeaseAckMiddleware:
         try:
             work = self._work_of(response)
             if work is not None:
-                self._settle(work, item)
+                self._settle(work, item, response)
                 if isinstance(exception, RepostRecorded) and exception.new:
                     work.reposts += 1
         finally:
@@ -163,18 +164,20 @@ class LeaseAckMiddleware:
                     work.error = f"its article was refused: {type(error).__name__}: {error}"
                     work.error_kind = "article refused"
                     work.fetched = True
-                    self._settle(work, item)
+                    self._settle(work, item, response)
         finally:
             self._item_done(response)
 
-    def _settle(self, work: _Work, item: Any) -> None:
+    def _settle(self, work: _Work, item: Any, response: Response | None) -> None:
         """``item`` is done: a discover crawl's page teaches and keeps its links now; Redis failing defers
         its request, any other error dead-letters it with the error (a signal handler's exception would be
         logged and lost by Scrapy, and the request left leased for ever)."""
         if not isinstance(item, Article) or item.discover is None:
             return
+        request = response.request if response is not None else None
+        lease = Work.of(request).lease if request is not None else None
         try:
-            discovery_of(self.crawler).settle(item)
+            discovery_of(self.crawler).settle(item, lease)
         except redis.RedisError as exc:
             work.retry = f"Redis failed while its links were kept ({exc})"
         except Exception as exc:  # any bug under it ends the request's lease, as a spider error does
