@@ -1032,6 +1032,24 @@ def test_a_temp_crawl_whose_redis_cannot_start_again_ends_with_an_error_within_i
 # --- stopped by a signal: SIGTERM (docker stop, a service manager) or Ctrl-C -------------------------------
 
 
+def _text_processes(session: int) -> set[int]:
+    """The running text processes (spawned by multiprocessing) of the session ``session``: they leave
+    the crawl's process group, not its session."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
+            command = (entry / "cmdline").read_bytes()
+        except OSError:  # ended meanwhile
+            continue
+        state, _, _, sid = stat.rsplit(")", 1)[1].split()[:4]
+        if int(sid) == session and state != "Z" and b"spawn_main" in command:
+            found.add(int(entry.name))
+    return found
+
+
 @pytest.mark.parametrize(
     ("command", "sign", "code", "said", "whole_group"),
     [
@@ -1087,6 +1105,8 @@ def test_a_crawl_stopped_by_sigterm_or_ctrl_c_returns_its_leases_and_exits_with_
                 lambda: text_work_done() and queue.leased() > 0,
                 "articles stored or recorded as reposts (their text work done) and leases held",
             )
+            pool = _text_processes(crawl.pid)
+            assert pool, "the crawl's text processes are found"
             if whole_group:
                 os.killpg(crawl.pid, sign)
             else:
@@ -1100,6 +1120,7 @@ def test_a_crawl_stopped_by_sigterm_or_ctrl_c_returns_its_leases_and_exits_with_
         assert f"crawler {command}: {said}" in err, err[-4000:]
         assert "Traceback" not in err, err[-4000:]
         assert "A text process died" not in err, err[-4000:]
+        assert not _text_processes(crawl.pid), f"text processes outlived the command (of {sorted(pool)})"
         counts = JobCounts.read(client, keys, job)
         assert queue.leased() == 0, "every lease given back"
         assert 0 < counts.pending == len(queue), "the unfinished requests are back in the queue"

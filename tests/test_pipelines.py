@@ -266,6 +266,32 @@ def test_a_ctrl_c_while_the_text_processes_start_is_not_lost(
         pool.close()
 
 
+def test_a_text_process_is_out_of_its_parents_process_group_and_terminate_stops_it(tmp_path: Path) -> None:
+    """A signal to the crawl's process group (a service manager's stop, a terminal's Ctrl-C) does not
+    reach the text processes, but one sent to a process alone does: ``terminate()`` (which the standard
+    library uses on the survivors of a broken pool) and an operator's ``kill PID`` stop it."""
+    pool = text_pool_of(make_crawler(tmp_path, TEXT_PROCESSES=2))
+    try:
+        pool.start()
+        assert len(asyncio.run(pool.started(60))) == 2, "every process ran its initializer"
+        executor = pool._executor
+        assert executor is not None
+        processes = list(executor._processes.values())
+        for process in processes:
+            assert process.pid is not None
+            assert os.getpgid(process.pid) != os.getpgid(0), "in a process group of its own"
+            process.terminate()
+        deadline = time.monotonic() + 60
+        for process in processes:
+            # The pool's own thread, seeing one die, may reap the other: its join() then returns first.
+            while process.exitcode is None:
+                assert time.monotonic() < deadline, f"text process {process.pid} ignored SIGTERM"
+                process.join(0.1)
+            assert process.exitcode == -signal.SIGTERM
+    finally:
+        pool.close()
+
+
 def _bodies(count: int, repeat: int) -> list[str]:
     return [f"{' '.join(STORY)} Story {number}.\n\n" * repeat for number in range(count)]
 

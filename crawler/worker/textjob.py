@@ -104,11 +104,20 @@ def ready() -> int:
 
 
 def quiet_child() -> None:
-    """A pool process leaves Ctrl-C and SIGTERM to its parent (which stops the crawl and then the pool: a
-    terminal's Ctrl-C, or a service manager's stop, signals the whole process group), and ends when its
-    parent is gone (a worker killed with SIGKILL never shuts its pool down)."""
+    """A pool process leaves its parent's process group, so a signal to the group (a terminal's Ctrl-C, a
+    service manager's stop) reaches the parent only, which stops the crawl and then the pool; a signal
+    sent to the process alone stops it as any process (``terminate()``, which the standard library uses
+    on the survivors of a broken pool, or an operator's ``kill PID``). It ends when its parent is gone
+    (a worker killed with SIGKILL never shuts its pool down).
+
+    It was started with Ctrl-C and SIGTERM blocked (``crawler/worker/textwork.py``): one sent to the
+    group before it left is pending, and is dropped here rather than stopping it."""
+    os.setpgid(0, 0)
     for signum in STOP_SIGNALS:
-        signal.signal(signum, signal.SIG_IGN)
+        signal.signal(signum, signal.SIG_IGN)  # a pending signal that is ignored is dropped
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
     parent = os.getppid()
 
     def watch() -> None:
