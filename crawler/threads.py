@@ -1,40 +1,29 @@
-"""Helper threads that leave Ctrl-C to the main thread."""
+"""Helper threads that leave Ctrl-C and SIGTERM to the main thread."""
 
 from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-__all__ = ["STOP_SIGNALS", "ctrl_c_blocked", "stop_signals_blocked"]
+__all__ = ["STOP_SIGNALS", "signals_blocked"]
 
 # The signals that stop a command cleanly: Ctrl-C and SIGTERM (a service manager, `docker stop`, `kill`).
 STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 @contextlib.contextmanager
-def ctrl_c_blocked() -> Iterator[None]:
-    """Block Ctrl-C (SIGINT) on this thread for the ``with`` body: the threads started in it inherit the
-    block and never take the signal.
+def signals_blocked(signals: Iterable[signal.Signals]) -> Iterator[None]:
+    """Block ``signals`` on this thread for the ``with`` body: the threads and processes started in it
+    inherit the block. A blocked signal sent to the process goes to a thread that does not block it, or
+    waits until one does.
 
-    Python runs signal handlers on the main thread whichever thread the kernel picks, so a helper
-    thread loses nothing by it; but while the text pool starts its processes (Ctrl-C ignored for them to
-    inherit, blocked on the main thread so a Ctrl-C waits instead of being dropped), the kernel hands a
-    Ctrl-C to any thread that does not block it, and there it would be dropped
-    (``crawler/worker/textwork.py``).
+    Python runs signal handlers on the main thread whichever thread the kernel picks, so a helper thread
+    started with the :data:`STOP_SIGNALS` blocked loses nothing by it, and a stop goes to the main thread,
+    waking it; the text pool's processes start with them blocked, and drop one sent to the crawl's
+    process group meanwhile (``crawler/worker/textwork.py``).
     """
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-
-
-@contextlib.contextmanager
-def stop_signals_blocked() -> Iterator[None]:
-    """Block Ctrl-C and SIGTERM on this thread for the ``with`` body, as :func:`ctrl_c_blocked` does Ctrl-C:
-    for the text pool, whose processes are started ignoring both (``crawler/worker/textwork.py``)."""
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
     try:
         yield
     finally:

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -239,30 +240,41 @@ def test_the_text_pool_gives_what_the_crawl_thread_gives_and_outlives_a_killed_p
         pool.close()
 
 
-def test_a_ctrl_c_while_the_text_processes_start_is_not_lost(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_ctrl_c_or_sigterm_while_the_text_processes_start_is_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: signal.Signals
 ) -> None:
-    """The processes start with Ctrl-C ignored (so they do not die of it while importing); a Ctrl-C
-    that comes meanwhile still reaches the crawl once they are started, not dropped."""
+    """The processes start with Ctrl-C and SIGTERM blocked on the starting thread (so one sent to the
+    group does not kill them while they import); one that comes meanwhile still reaches the crawl, even
+    when another thread (a helper started without a block, a library's) takes it."""
     crawler = make_crawler(tmp_path, TEXT_PROCESSES=1)
     build_from_crawler(TextPipeline, crawler)
     pool = text_pool_of(crawler)
 
     def starting(*args: Any, **kwargs: Any) -> ProcessPoolExecutor:
-        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the pool starts
+        os.kill(os.getpid(), signum)  # while the pool starts
         return ProcessPoolExecutor(*args, **kwargs)
 
     monkeypatch.setattr(textwork, "ProcessPoolExecutor", starting)
     caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda number, _frame: caught.append(number))
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, name="takes-signals")  # blocks none
+    previous = signal.signal(signum, lambda number, _frame: caught.append(number))
     try:
+        other.start()
         pool.start()
-        assert caught == [signal.SIGINT], "delivered once the processes were started"
+        deadline = time.monotonic() + 60
+        while not caught:
+            assert time.monotonic() < deadline, f"{signum.name} sent while the pool started was lost"
+            time.sleep(0.05)
+        assert caught == [signum]
         executor = pool._executor
         assert executor is not None
         assert executor.submit(sum, [1, 2]).result(timeout=60) == 3, "the processes did not die of it"
     finally:
-        signal.signal(signal.SIGINT, previous)
+        stop.set()
+        other.join()
+        signal.signal(signum, previous)
         pool.close()
 
 
@@ -290,6 +302,43 @@ def test_a_text_process_is_out_of_its_parents_process_group_and_terminate_stops_
             assert process.exitcode == -signal.SIGTERM
     finally:
         pool.close()
+
+
+POOL_SIGNALLED_AS_IT_STARTS = """
+import asyncio, os, signal
+from concurrent.futures import ProcessPoolExecutor
+from scrapy.utils.test import get_crawler
+from crawler.worker import textwork
+
+class Signalled(ProcessPoolExecutor):
+    def submit(self, *args, **kwargs):
+        future = super().submit(*args, **kwargs)
+        os.killpg(0, signal.SIGTERM)  # a service manager's stop while the processes import
+        return future
+
+if __name__ == "__main__":
+    stops = []
+    signal.signal(signal.SIGTERM, lambda number, _frame: stops.append(number))
+    textwork.ProcessPoolExecutor = Signalled
+    pool = textwork.TextPool(get_crawler(), 2)
+    pool.start()
+    answered = asyncio.run(pool.started(60))
+    print(len(stops) > 0, len(answered), flush=True)
+    pool.close()
+"""
+
+
+def test_a_sigterm_to_the_group_while_the_text_processes_start_stops_the_crawl_not_them() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", POOL_SIGNALLED_AS_IT_STARTS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        start_new_session=True,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert run.stdout.split() == ["True", "2"], "the crawl got the stop; both processes lived and answered"
 
 
 def _bodies(count: int, repeat: int) -> list[str]:

@@ -1,22 +1,23 @@
-"""Helper threads leave Ctrl-C to the main thread (crawler/threads.py)."""
+"""Helper threads leave Ctrl-C and SIGTERM to the main thread (crawler/threads.py)."""
 
 from __future__ import annotations
 
 import signal
 import threading
 
-from crawler.threads import ctrl_c_blocked
+from crawler.threads import STOP_SIGNALS, signals_blocked
 
 
-def _blocked(native_id: int) -> bool:
-    """Whether the thread ``native_id`` of this process blocks SIGINT (its SigBlk mask in /proc)."""
+def _blocked(native_id: int) -> set[signal.Signals]:
+    """Which of the stop signals the thread ``native_id`` of this process blocks (its SigBlk mask in
+    /proc)."""
     with open(f"/proc/self/task/{native_id}/status", encoding="ascii") as status:
-        mask = next(line.split()[1] for line in status if line.startswith("SigBlk:"))
-    return bool(int(mask, 16) & (1 << (signal.SIGINT - 1)))
+        mask = int(next(line.split()[1] for line in status if line.startswith("SigBlk:")), 16)
+    return {signum for signum in STOP_SIGNALS if mask & (1 << (signum - 1))}
 
 
-def test_a_thread_started_with_ctrl_c_blocked_never_takes_it_and_the_starter_gets_it_back() -> None:
-    seen: list[bool] = []
+def test_a_thread_started_with_stop_signals_blocked_never_takes_them_and_the_starter_unblocks() -> None:
+    seen: list[set[signal.Signals]] = []
     ready = threading.Event()
 
     def run() -> None:
@@ -24,12 +25,12 @@ def test_a_thread_started_with_ctrl_c_blocked_never_takes_it_and_the_starter_get
         ready.set()
 
     before = _blocked(threading.get_native_id())
-    with ctrl_c_blocked():
-        assert _blocked(threading.get_native_id())
+    with signals_blocked(STOP_SIGNALS):
+        assert _blocked(threading.get_native_id()) == STOP_SIGNALS
         thread = threading.Thread(target=run)
         thread.start()
     assert ready.wait(10)
     thread.join()
-    assert seen == [True]
+    assert seen == [STOP_SIGNALS]
     assert _blocked(threading.get_native_id()) == before
-    assert not before, "the main thread of the tests takes Ctrl-C"
+    assert not before, "the main thread of the tests takes Ctrl-C and SIGTERM"

@@ -40,7 +40,7 @@ from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler
 from crawler.status import no_worker, workers_alive
 from crawler.store import StoreConfig, store_config
-from crawler.threads import ctrl_c_blocked
+from crawler.threads import STOP_SIGNALS, signals_blocked
 from crawler.worker.fetch import check_url
 from crawler.worker.process import run_worker
 
@@ -288,7 +288,7 @@ def run_service(args: argparse.Namespace) -> int:
             name="scheduler",
             daemon=True,
         )
-        with ctrl_c_blocked():
+        with signals_blocked(STOP_SIGNALS):
             thread.start()
         try:
             run_worker(settings)
@@ -461,7 +461,7 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
     """Crawl until ``job`` has nothing pending, with a progress bar titled ``title``; the job's counts."""
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
-        with ctrl_c_blocked():  # the bar's refresh thread
+        with signals_blocked(STOP_SIGNALS):  # the bar's refresh thread
             progress = stack.enter_context(
                 Progress(
                     TextColumn("[bold]{task.description}"),

@@ -46,7 +46,7 @@ from types import TracebackType
 from typing import Self
 from urllib.parse import urlsplit
 
-from crawler.threads import ctrl_c_blocked
+from crawler.threads import STOP_SIGNALS, signals_blocked
 
 __all__ = ["LISTED", "Farm", "FarmSite", "Visit"]
 
@@ -152,7 +152,7 @@ class Farm:
 
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        with ctrl_c_blocked():
+        with signals_blocked(STOP_SIGNALS):
             threading.Thread(target=self._server.serve_forever, name="farm", daemon=True).start()
         return self
 

@@ -43,7 +43,7 @@ from typing import Any
 from crawler.demo.layouts import Page, render_pages
 from crawler.demo.sites import demo_sites
 from crawler.errors import CrawlerError
-from crawler.threads import ctrl_c_blocked
+from crawler.threads import STOP_SIGNALS, signals_blocked
 
 __all__ = ["DemoError", "DemoServer", "main"]
 
@@ -193,7 +193,7 @@ class DemoServer:
             self._thread = threading.Thread(
                 target=self._server.serve_forever, name=f"demo-server-{self.port}", daemon=True
             )
-            with ctrl_c_blocked():
+            with signals_blocked(STOP_SIGNALS):
                 self._thread.start()
         return self
 
@@ -259,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, stop)
         stdin = _stdin_pipe()
         if stdin is not None:
-            with ctrl_c_blocked():
+            with signals_blocked(STOP_SIGNALS):
                 threading.Thread(target=stop_at_eof, args=(stdin,), daemon=True).start()
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()

@@ -64,7 +64,7 @@ from pathlib import Path
 from types import TracebackType
 
 from crawler.errors import CrawlerError, folder_advice
-from crawler.threads import ctrl_c_blocked
+from crawler.threads import STOP_SIGNALS, signals_blocked
 
 __all__ = [
     "EmbeddedRedis",
@@ -426,7 +426,7 @@ class EmbeddedRedis:
             return
         self._stop_watching.clear()
         self._watcher = threading.Thread(target=self._watching, name="embedded-redis-watch", daemon=True)
-        with ctrl_c_blocked():
+        with signals_blocked(STOP_SIGNALS):
             self._watcher.start()
 
     def _watching(self) -> None:

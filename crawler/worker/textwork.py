@@ -22,11 +22,9 @@ thread instead and a new pool is started, so an article is never lost to it; cou
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import multiprocessing
-import signal
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import resource_tracker
@@ -38,7 +36,7 @@ from scrapy.crawler import Crawler
 
 from crawler.discover.topic import Topic
 from crawler.errors import InputError
-from crawler.threads import STOP_SIGNALS, stop_signals_blocked
+from crawler.threads import STOP_SIGNALS, signals_blocked
 from crawler.worker.textjob import Args, TextResult, article_text, article_texts, quiet_child, ready
 
 __all__ = ["TextPool", "text_pool_of"]
@@ -83,37 +81,28 @@ class TextPool:
         return pool
 
     def _pool(self) -> ProcessPoolExecutor:
-        """The pool, its processes started (a call each) while Ctrl-C and SIGTERM are ignored, which they
-        inherit: a terminal's Ctrl-C, or a service manager's stop, signals the whole process group, and a
-        process that died of it would look like a crash (its articles' work done here, a new pool
-        started) while the crawl stops; the crawl stops, then shuts the pool down.
+        """The pool, its processes started (a call each) with Ctrl-C and SIGTERM blocked on this thread,
+        which they inherit: a terminal's Ctrl-C, or a service manager's stop, signals the whole process
+        group, and a process that died of it while importing would look like a crash (its articles' work
+        done here, a new pool started) while the crawl stops. Each process drops such a signal as it
+        leaves the group (:func:`~crawler.worker.textjob.quiet_child`); the crawl stops, then shuts the
+        pool down.
 
-        Both are blocked on this thread meanwhile too, so one meant for the crawl is not lost: Linux
-        keeps a blocked signal pending even while it is ignored, and delivers it once the handler and the
-        mask are back. The threads the pool starts inherit the block, and the project's helper threads
-        are started with Ctrl-C blocked (``crawler.threads``); a thread started otherwise (the store's, a
-        library's) could still take one and drop it."""
+        The crawl's handlers stay as they are: a signal sent to it meanwhile goes to another thread (run
+        on the main thread by Python), or waits until the block ends. The threads the pool starts inherit
+        the block."""
         if self._executor is None:
             # multiprocessing starts its resource tracker with the first process and unblocks Ctrl-C and
-            # SIGTERM on this thread after it (dropping one pending while ignored): it is started before.
+            # SIGTERM on this thread after it: it is started before.
             resource_tracker.ensure_running()
-            with stop_signals_blocked():
-                previous: dict[signal.Signals, Any] = {}
-                # Not on the main thread, signal() raises ValueError: the processes ignore them once started.
-                with contextlib.suppress(ValueError):
-                    for signum in STOP_SIGNALS:
-                        previous[signum] = signal.signal(signum, signal.SIG_IGN)
-                try:
-                    self._executor = ProcessPoolExecutor(
-                        max_workers=self.processes,
-                        mp_context=multiprocessing.get_context("spawn"),
-                        initializer=quiet_child,
-                    )
-                    for _ in range(self.processes):
-                        self._executor.submit(ready)
-                finally:
-                    for signum, handler in previous.items():
-                        signal.signal(signum, handler)
+            with signals_blocked(STOP_SIGNALS):
+                self._executor = ProcessPoolExecutor(
+                    max_workers=self.processes,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=quiet_child,
+                )
+                for _ in range(self.processes):
+                    self._executor.submit(ready)
         return self._executor
 
     def start(self) -> None:
