@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import logging
+import os
 import shlex
 import shutil
 import sys
@@ -303,10 +305,21 @@ def run_service(args: argparse.Namespace) -> int:
 
 def run_demo(args: argparse.Namespace) -> int:
     """``crawler demo``: serve the demo sites, crawl them into CRAWLER_DATA_DIR/demo and show what was
-    stored; with ``--serve``, serve them until Ctrl-C for the user's own commands."""
+    stored; with ``--serve``, serve them until Ctrl-C for the user's own commands. Its data folder is
+    held while it runs (another demo on it is refused), and started anew unless ``--keep`` or ``--serve``."""
+    config = Config.from_env()
+    _check_store(config, {})
+    directory = config.data_dir / "demo"
+    with _demo_lock(directory):
+        if not args.keep and not args.serve:
+            _start_anew(directory)
+        return _demo(args, config, directory)
+
+
+def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
+    """The demo on its data folder ``directory``, held (and started anew) by the caller."""
     from crawler.demo.server import DemoError, DemoServer  # noqa: PLC0415 - loaded for the demo only
 
-    _check_store(Config.from_env(), {})
     console = Console(stderr=args.serve)
     server = DemoServer(port=DEMO_PORT if args.port is None else args.port)
     try:
@@ -317,10 +330,6 @@ def run_demo(args: argparse.Namespace) -> int:
         console.print(f"Port {DEMO_PORT} is taken: the demo sites use a free port instead.")
         server = DemoServer(port=0).start()
     with server:
-        config = Config.from_env()
-        directory = config.data_dir / "demo"
-        if directory.exists() and not args.keep and not args.serve:
-            shutil.rmtree(directory)
         demo_rules = _demo_rules(directory / "rules", server.origin)
         ruleset = load_rules(demo_rules)
         for error in ruleset.errors:
@@ -341,6 +350,55 @@ def run_demo(args: argparse.Namespace) -> int:
     ways = {site: ways_in(rule) for site, rule in ruleset.rules.items()}
     _print_stored(console, store_config(settings), directory, ways)
     return 0
+
+
+DEMO_LOCK = "demo.lock"
+
+
+@contextmanager
+def _demo_lock(directory: Path) -> Iterator[None]:
+    """Hold the demo's data folder ``directory`` (an ``flock`` on its ``demo.lock``, which holds this
+    process's pid) while the demo crawls or serves; another ``crawler demo`` holding it is a usage error
+    that names it."""
+    lock = directory / DEMO_LOCK
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle = lock.open("a+", encoding="ascii")
+    except OSError as exc:
+        raise InputError(f"cannot open {lock}, the demo's lock file: {exc}: check the folder") from exc
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip()
+            pid = f"pid {holder}" if holder.isdigit() else "its pid unknown"
+            raise InputError(
+                f"{directory} is in use by another `crawler demo` ({pid}), which crawls or serves the demo"
+                f" sites with the rules in {directory / 'rules'}: stop it (Ctrl-C in its terminal"
+                + (f", or `kill {holder}`" if holder.isdigit() else "")
+                + "), or run this one on another data folder: `"
+                + f"{command_name()} --data-dir OTHER demo`"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.truncate(0)
+
+
+def _start_anew(directory: Path) -> None:
+    """Empty the demo's data folder ``directory``, but its lock file."""
+    for path in directory.iterdir():
+        if path.name == DEMO_LOCK:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
 
 
 def ways_in(rule: Rule) -> str:

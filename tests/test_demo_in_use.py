@@ -1,0 +1,81 @@
+"""``crawler demo`` starts its data folder anew, but never one in use: not under a ``crawler demo
+--serve`` whose printed commands crawl its rules (docs/cli.md)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_first_hour import crawler
+
+from crawler.redisio.embedded import process_running
+
+START_TIMEOUT = 60.0
+
+
+def _environment() -> dict[str, str]:
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("CRAWLER_", "REDIS_", "MONGO_"))
+    }
+
+
+def _start(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", *args],
+        cwd=cwd,
+        env=_environment(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+    try:
+        process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+
+
+def _wait_for(what: str, process: subprocess.Popen[str], check: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while not check():
+        if process.poll() is not None:
+            _, errors = process.communicate()
+            pytest.fail(f"the process ended (exit {process.returncode}) before {what}: {errors[-3000:]}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {what} within {START_TIMEOUT} s")
+        time.sleep(0.1)
+
+
+def test_the_demo_refuses_a_folder_a_demo_serves(tmp_path: Path) -> None:
+    serving = _start("demo", "--serve", "--port", "0", cwd=tmp_path)
+    try:
+        assert serving.stdout is not None
+        line = serving.stdout.readline()
+        assert line.startswith("Serving the demo sites on"), line
+        rules = tmp_path / "data" / "demo" / "rules"
+        written = {path.name: path.read_text(encoding="utf-8") for path in rules.iterdir()}
+        for args in (("demo",), ("demo", "--keep"), ("demo", "--serve")):
+            run = crawler(*args, "--port", "0", cwd=tmp_path)
+            assert run.code == 2, (args, run.stdout[-2000:], run.stderr[-3000:])
+            lines = run.stderr.strip().splitlines()
+            assert len(lines) == 1, run.stderr
+            assert "data/demo" in lines[0] and f"pid {serving.pid}" in lines[0], lines[0]
+            assert {path.name: path.read_text(encoding="utf-8") for path in rules.iterdir()} == written
+        assert serving.poll() is None
+    finally:
+        _stop(serving)
+    assert not process_running(serving.pid)
