@@ -1,5 +1,6 @@
-"""``crawler demo`` starts its data folder anew, but never one in use: not under a ``crawler demo
---serve`` whose printed commands crawl its rules (docs/cli.md)."""
+"""``crawler demo`` starts its data folder anew, but never one in use: not under a worker that uses its
+embedded Redis, not under a ``crawler demo --serve`` whose printed commands crawl its rules
+(docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from test_first_hour import crawler
+from test_first_hour import crawler, demo_rule
 
 from crawler.redisio.embedded import process_running
 
@@ -58,6 +59,42 @@ def _wait_for(what: str, process: subprocess.Popen[str], check: Callable[[], boo
         if time.monotonic() > deadline:
             pytest.fail(f"no {what} within {START_TIMEOUT} s")
         time.sleep(0.1)
+
+
+@pytest.fixture
+def worker(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """``crawler worker`` on data/demo with the demo rule of citynews (its sites need not be served), once
+    it uses the folder's embedded Redis."""
+    demo_rule(tmp_path / "data" / "demo" / "rules", "http://127.0.0.1:9/", allow=True)
+    process = _start("--data-dir", "data/demo", "--rules-dir", "data/demo/rules", "worker", cwd=tmp_path)
+    users = tmp_path / "data" / "demo" / "redis" / "users"
+    _wait_for(
+        "the worker's Redis user file",
+        process,
+        lambda: users.is_dir() and any(path.name.startswith(f"{process.pid}-") for path in users.iterdir()),
+    )
+    try:
+        yield process
+    finally:
+        _stop(process)
+
+
+def test_the_demo_refuses_to_start_anew_a_folder_a_worker_uses(
+    tmp_path: Path, worker: subprocess.Popen[str]
+) -> None:
+    users = tmp_path / "data" / "demo" / "redis" / "users"
+    before = sorted(users.iterdir())
+    run = crawler("demo", "--port", "0", cwd=tmp_path)
+    assert run.code == 2, (run.stdout[-2000:], run.stderr[-3000:])
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert "data/demo" in lines[0]
+    assert f"pid {worker.pid}" in lines[0]
+    assert "--keep" in lines[0] and "--data-dir" in lines[0]
+    assert worker.poll() is None
+    assert sorted(users.iterdir()) == before
+    assert (tmp_path / "data" / "demo" / "redis" / "redis.sock").exists()
+    assert (tmp_path / "data" / "demo" / "rules" / "demo-citynews.yaml").exists()
 
 
 def test_the_demo_refuses_a_folder_a_demo_serves(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from crawler.discover.frontier import Frontier
 from crawler.errors import InputError, StoreError, redacted
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url
-from crawler.redisio.embedded import RedisUnavailableError
+from crawler.redisio.embedded import RedisUnavailableError, live_users
 from crawler.requests import JobCounts, enqueue_job, remember_temp_job, unfinished_temp_job
 from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
@@ -306,7 +306,7 @@ def run_service(args: argparse.Namespace) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     """``crawler demo``: serve the demo sites, crawl them into CRAWLER_DATA_DIR/demo and show what was
     stored; with ``--serve``, serve them until Ctrl-C for the user's own commands. Its data folder is
-    held while it runs (another demo on it is refused), and started anew unless ``--keep`` or ``--serve``."""
+    held while it runs, and started anew (unless ``--keep`` or ``--serve``) only when nothing uses it."""
     config = Config.from_env()
     _check_store(config, {})
     directory = config.data_dir / "demo"
@@ -391,7 +391,19 @@ def _demo_lock(directory: Path) -> Iterator[None]:
 
 
 def _start_anew(directory: Path) -> None:
-    """Empty the demo's data folder ``directory``, but its lock file."""
+    """Empty the demo's data folder ``directory`` (but its lock file), unless something uses it: a
+    process its embedded Redis (a worker, a crawl): a usage error that names them and the ways out."""
+    others = (
+        f"stop them, or keep the folder with `{suggest('demo --keep')}`, or run the demo on another"
+        f" data folder: `{command_name()} --data-dir OTHER demo`"
+    )
+    users = live_users(directory)
+    if users:
+        pids = ", ".join(f"pid {pid}" for pid in users)
+        raise InputError(
+            f"cannot start the demo's data folder {directory} anew: processes use its embedded Redis"
+            f" ({pids}; a `crawler worker` or crawl on it): {others}"
+        )
     for path in directory.iterdir():
         if path.name == DEMO_LOCK:
             continue

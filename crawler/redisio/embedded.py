@@ -69,6 +69,7 @@ from crawler.threads import STOP_SIGNALS, signals_blocked
 __all__ = [
     "EmbeddedRedis",
     "RedisUnavailableError",
+    "live_users",
     "process_running",
     "redis_server_executable",
     "server_directory",
@@ -122,6 +123,19 @@ def process_running(pid: int) -> bool:
         # No /proc (not Linux): trust the signal check above; else the process just exited.
         return not Path("/proc/self").exists()
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def live_users(data_dir: Path) -> list[int]:
+    """The pids of the live processes that use the embedded Redis server of the data folder ``data_dir``
+    (its ``users/`` files), sorted; nothing is changed (the files of ended users stay for the server's
+    users to remove)."""
+    pids = set()
+    users = server_directory(data_dir) / "users"
+    for user in users.glob("*-*") if users.is_dir() else ():
+        pid = user.name.split("-", 1)[0]
+        if pid.isdigit() and int(pid) > 0 and process_running(int(pid)):
+            pids.add(int(pid))
+    return sorted(pids)
 
 
 def _quote(path: Path) -> str:
