@@ -1,6 +1,6 @@
 """``crawler demo`` starts its data folder anew, but never one in use: not under a worker that uses its
-embedded Redis, not under a ``crawler demo --serve`` whose printed commands crawl its rules
-(docs/cli.md)."""
+embedded Redis, not under a ``crawler demo --serve`` whose printed commands crawl its rules, not with
+articles waiting in its MongoDB spool (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -116,3 +116,17 @@ def test_the_demo_refuses_a_folder_a_demo_serves(tmp_path: Path) -> None:
     finally:
         _stop(serving)
     assert not process_running(serving.pid)
+
+
+def test_the_demo_refuses_to_delete_articles_waiting_in_its_spool(tmp_path: Path) -> None:
+    spool = tmp_path / "data" / "demo" / "spool"
+    spool.mkdir(parents=True)
+    waiting = spool / "mongo_crawler@somehost-4242.jsonl"
+    waiting.write_text('{"url": "http://127.0.0.1:9/a"}\n{"url": "http://127.0.0.1:9/b"}\n', encoding="utf-8")
+    run = crawler("demo", "--port", "0", cwd=tmp_path)
+    assert run.code == 2, (run.stdout[-2000:], run.stderr[-3000:])
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert "2 articles" in lines[0] and str(Path("data/demo/spool") / waiting.name) in lines[0], lines[0]
+    assert "articles stats" in lines[0] and "--keep" in lines[0]
+    assert waiting.read_text(encoding="utf-8").count("\n") == 2

@@ -42,6 +42,7 @@ from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler
 from crawler.status import no_worker, workers_alive
 from crawler.store import StoreConfig, store_config
+from crawler.store.spool import waiting_under
 from crawler.threads import STOP_SIGNALS, signals_blocked
 from crawler.worker.fetch import check_url
 from crawler.worker.process import run_worker
@@ -392,7 +393,8 @@ def _demo_lock(directory: Path) -> Iterator[None]:
 
 def _start_anew(directory: Path) -> None:
     """Empty the demo's data folder ``directory`` (but its lock file), unless something uses it: a
-    process its embedded Redis (a worker, a crawl): a usage error that names them and the ways out."""
+    process its embedded Redis (a worker, a crawl), or articles wait in its MongoDB spool; each is a usage
+    error that names it and the ways out."""
     others = (
         f"stop them, or keep the folder with `{suggest('demo --keep')}`, or run the demo on another"
         f" data folder: `{command_name()} --data-dir OTHER demo`"
@@ -403,6 +405,16 @@ def _start_anew(directory: Path) -> None:
         raise InputError(
             f"cannot start the demo's data folder {directory} anew: processes use its embedded Redis"
             f" ({pids}; a `crawler worker` or crawl on it): {others}"
+        )
+    spooled = waiting_under(directory / "spool")
+    if spooled:
+        folder = shlex.quote(str(directory))
+        raise InputError(
+            f"cannot start the demo's data folder {directory} anew: {spooled}, not written into MongoDB"
+            f" yet: with MongoDB reachable, write them with"
+            f" `MONGO_URI=URI {command_name()} --data-dir {folder} articles stats`; or keep the folder"
+            f" with `{suggest('demo --keep')}`, or run the demo on another data folder:"
+            f" `{command_name()} --data-dir OTHER demo`"
         )
     for path in directory.iterdir():
         if path.name == DEMO_LOCK:

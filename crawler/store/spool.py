@@ -30,7 +30,7 @@ from typing import IO, Any
 
 from crawler.errors import StoreError
 
-__all__ = ["Spool"]
+__all__ = ["Spool", "waiting_under"]
 
 logger = logging.getLogger(__name__)
 
@@ -84,15 +84,7 @@ class Spool:
     def waiting(self) -> str | None:
         """What waits in the spool files of this kind in the folder (this process's, those of live
         processes, orphans): how many articles, in which file (or how many files); None when nothing."""
-        counts = [(path, _left(path)) for path in self._files()]
-        counts = [(path, count) for path, count in counts if count]
-        if not counts:
-            return None
-        total = sum(count for _, count in counts)
-        articles = f"{total} article{'s' if total != 1 else ''} wait{'s' if total == 1 else ''}"
-        if len(counts) == 1:
-            return f"{articles} in the spool {counts[0][0]}"
-        return f"{articles} in {len(counts)} spool files under {self.directory}"
+        return _waiting(self.directory, self._files())
 
     def orphans(self) -> list[Path]:
         """Spool files of this kind in the folder that no live process holds, oldest first."""
@@ -179,6 +171,26 @@ class Spool:
         handle, self._file = self._file, None
         if handle is not None:
             handle.close()
+
+
+def waiting_under(directory: Path) -> str | None:
+    """What waits in the spool files of any name in ``directory`` (how many articles, in which file or
+    how many files); None when nothing does."""
+    files = sorted(directory.glob(f"*{_SUFFIX}"), key=_modified) if directory.is_dir() else []
+    return _waiting(directory, files)
+
+
+def _waiting(directory: Path, files: list[Path]) -> str | None:
+    """What waits in the spool ``files`` of ``directory``: how many articles, in which file (or how many
+    files); None when nothing does."""
+    counts = [(path, count) for path in files if (count := _left(path))]
+    if not counts:
+        return None
+    total = sum(count for _, count in counts)
+    articles = f"{total} article{'s' if total != 1 else ''} wait{'s' if total == 1 else ''}"
+    if len(counts) == 1:
+        return f"{articles} in the spool {counts[0][0]}"
+    return f"{articles} in {len(counts)} spool files under {directory}"
 
 
 def _replay(path: Path, batch: int) -> Iterator[list[dict[str, Any]]]:
