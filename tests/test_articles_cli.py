@@ -484,6 +484,7 @@ COMPARED = [
     ("export", "--format", "csv", "--site", "demo-techdaily"),
     ("stats",),
     ("stats", "--format", "json"),
+    ("list", "--week", "2026w01"),
 ]
 
 
@@ -527,6 +528,23 @@ def test_an_unknown_site_is_named_with_the_sites_that_have_articles(
         assert code == 2, (command, out, err)
         assert "no articles of site 'demo-citynew'; did you mean 'demo-citynews'?" in err
         assert "(sites with articles: demo-citynews, demo-huaxia, demo-techdaily)" in err
+
+
+def test_a_week_with_no_store_is_named_with_the_weeks_stored(
+    three_weeks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "out.jsonl"
+    for command in (["list"], ["search", "harbour"], ["export"], ["export", "-o", str(target)]):
+        code, out, err = articles(capsys, monkeypatch, three_weeks, *command, "--week", "2026w47")
+        assert (code, out) == (2, ""), (command, out, err)
+        assert err == (
+            "crawler articles: error: no articles of week '2026w47'"
+            " (weeks stored: 2026w44, 2026w45, 2026w46)\n"
+        ), err
+    assert not target.exists()
+    code, out, err = articles(capsys, monkeypatch, tmp_path / "empty", "list", "--week", "2026w47")
+    assert (code, out) == (2, ""), err
+    assert "error: no articles of week '2026w47': the store has no articles yet" in err, err
 
 
 @pytest.mark.parametrize("damage", ["header", "pages"])

@@ -76,6 +76,19 @@ def _check_site(store: Store, site: str | None) -> None:
     raise InputError(f"no articles of site {site!r}{read}{hint} (sites with articles: {', '.join(sites)})")
 
 
+def _check_week(store: Store, week: str | None) -> None:
+    """:class:`InputError` when ``week`` (if given) has no store: a week never crawled, or mistyped, says
+    so, with the weeks stored, rather than showing nothing."""
+    if week is None:
+        return
+    weeks = store.weeks()
+    if week in weeks:
+        return
+    if not weeks:
+        raise InputError(f"no articles of week {week!r}: the store has no articles yet ({store!r})")
+    raise InputError(f"no articles of week {week!r} (weeks stored: {', '.join(weeks)})")
+
+
 def _note_if_empty(store: Store) -> None:
     """On stderr, when the store has no article at all: where articles come from, and where the demo's
     are (not when weeks were left out: it has articles that could not be read)."""
@@ -131,6 +144,7 @@ def run_list(args: argparse.Namespace) -> int:
     _check_window(args)
     with _store() as store:
         _check_site(store, args.site)
+        _check_week(store, args.week)
         documents = store.iter_articles(
             site=args.site,
             week=args.week,
@@ -150,6 +164,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_search(args: argparse.Namespace) -> int:
     with _store() as store:
         _check_site(store, args.site)
+        _check_week(store, args.week)
         documents = store.search(args.text, site=args.site, week=args.week, limit=args.limit)
         title = f"Articles with {args.text}, newest first"
         if not _print_documents(documents, args.format, title=title, limit=args.limit):
@@ -309,6 +324,7 @@ def run_export(args: argparse.Namespace) -> int:
     target = _export_target(args.output, args.format)
     with _store() as store:
         _check_site(store, args.site)
+        _check_week(store, args.week)
         documents = store.iter_articles(
             site=args.site,
             week=args.week,
