@@ -709,6 +709,26 @@ def test_a_damaged_week_asked_for_with_week_is_an_error_and_the_other_weeks_read
     assert {json.loads(line)["week"] for line in out.splitlines()} == {"2026w45"}
 
 
+def test_show_of_an_article_not_found_with_a_week_unread_says_it_may_be_in_that_week(
+    three_weeks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(three_weeks, data)
+    with SqliteStore(data) as store:
+        lost, kept = (next(d for d in store.iter_articles(week=week)) for week in (DAMAGED_WEEK, "2026w45"))
+    _damage(data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite", "pages")
+    code, out, err = articles(capsys, monkeypatch, data, "show", kept["id"], "--format", "json")
+    assert (code, err) == (0, "") and json.loads(out)["url"] == kept["url"], err
+    code, out, err = articles(capsys, monkeypatch, data, "show", lost["id"])
+    assert (code, out) == (1, ""), err
+    warning, error = err.splitlines()
+    assert warning.startswith(f"crawler articles: warning: articles of week {DAMAGED_WEEK} are missing"), err
+    assert error == (
+        f"crawler articles: error: no readable week holds the URL or id {lost['id']!r}; week {DAMAGED_WEEK}"
+        " could not be read (see above): restore it (docs/operations.md, 'Backing up a week') and try again"
+    ), err
+
+
 # Writes into the damaged week, in the data folder given, by a process then killed: its -wal file stays.
 _KILLED_WRITER = """
 import os, signal, sys

@@ -243,12 +243,24 @@ def run_show(args: argparse.Namespace) -> int:
             if document is not None:
                 repost = next(r for r in document["reposts"] if r["url"] == asked)
         if document is None:
-            raise ArticleNotFound(
-                f"no stored article has the URL or id {args.article!r}: see `{suggest('articles list')}`"
-                " or `search`"
-            )
+            raise ArticleNotFound(_not_found(store, args.article))
         _print_document(document, repost, args.format)
         return _status(store)
+
+
+def _not_found(store: Store, article: str) -> str:
+    """Why ``show`` found no ``article``: none is stored, or none in the weeks read, naming the weeks that
+    could not be read (the warnings above say why) since it may be in one of them."""
+    unread = sorted(store.weeks_left_out())
+    if not unread:
+        return (
+            f"no stored article has the URL or id {article!r}: see `{suggest('articles list')}` or `search`"
+        )
+    weeks, them = (f"week {unread[0]}", "it") if len(unread) == 1 else (f"weeks {', '.join(unread)}", "them")
+    return (
+        f"no readable week holds the URL or id {article!r}; {weeks} could not be read (see above):"
+        f" restore {them} (docs/operations.md, 'Backing up a week') and try again"
+    )
 
 
 def _print_document(document: dict[str, Any], repost: dict[str, Any] | None, form: str) -> None:
