@@ -536,7 +536,8 @@ def test_a_rule_in_a_yml_file_is_named_with_how_to_have_it_read(tmp_path: Path) 
     for command in (["temp", "citynews"], ["rules", "try", "citynews", "page.html"]):
         run = crawler("--rules-dir", str(rules), *command, cwd=tmp_path)
         assert run.code == 2, (command, run.stderr)
-        assert f"rename '{rules / 'citynews.yml'}' to 'citynews.yaml'" in run.stderr, (command, run.stderr)
+        renamed = f"rename '{rules / 'citynews.yml'}' to '{rules / 'citynews.yaml'}'"
+        assert renamed in run.stderr, (command, run.stderr)
 
 
 @pytest.mark.parametrize(

@@ -104,8 +104,9 @@ def rule_file(directory: Path, site: str) -> Path:
 
 
 def _not_read(path: Path) -> RuleError:
-    """The error of a ``.yml`` file, which is not read: it says to rename it."""
-    renamed = path.with_suffix(RULE_SUFFIX).name
+    """The error of a ``.yml`` file, which is not read: it says to rename it, naming the new path in the
+    same folder (a bare name, given to ``mv``, would move the rule out of it)."""
+    renamed = str(path.with_suffix(RULE_SUFFIX))
     return RuleError(
         str(path),
         "",
