@@ -114,6 +114,34 @@ def test_dead_list_shows_brackets_in_urls_and_reasons_as_written(
     assert "http://news.test/a?[b]=1" in out and "HTTP 500 [bold]x[/bold] at //ul[@class='news']" in out, out
 
 
+def test_dead_list_piped_shows_long_urls_and_reasons_whole(
+    tmp_path: Path,
+    redis_server: str,
+    redis_client: redis.Redis,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url = "http://news.test/" + "/".join(f"section-{n}" for n in range(12)) + "/article.html"
+    reason = (
+        "DownloadConnectionRefusedError: Connection was refused by other side: 111: Connection refused"
+        " while fetching the page of the news site. (after 2 retries)"
+    )
+    assert len(url) > 80 and len(reason) > 100
+    request = {"url": url, "meta": {"site": "news"}, "priority": 0}
+    redis_client.hset(
+        Keys("crawler").dead, json.dumps(request), json.dumps({"reason": reason, "at": time.time()})
+    )
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
+    assert main(["dead", "list"]) == 0
+    out = capsys.readouterr().out
+    cells = [line.split("│") for line in out.splitlines() if line.count("│") == 7]
+    shown_url, shown_reason = ("".join(cells_[column] for cells_ in cells) for column in (4, 5))
+    assert "…" not in out, out
+    assert shown_url.replace(" ", "") == url, out
+    assert shown_reason.replace(" ", "") == reason.replace(" ", ""), out
+
+
 def test_a_site_whose_rule_file_is_broken_stays_listed_with_its_counters_and_dead_letters(
     tmp_path: Path,
     redis_server: str,

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from crawler.cli.crawl import redis_for
-from crawler.cli.terminal import cut
+from crawler.cli.terminal import cut, one_line
 from crawler.commandline import suggest
 from crawler.config import Config
 from crawler.deadletters import DeadLetter, dead_letters, requeue
@@ -96,8 +96,8 @@ def run_list(args: argparse.Namespace) -> int:
             escape(letter.id),
             when,
             escape(letter.site or "-"),
-            escape(cut(letter.url or "(no request)", 80)),
-            escape(cut(letter.reason, 100)),
+            escape(one_line(letter.url or "(no request)")),
+            escape(one_line(letter.reason)),
             escape(letter.job or "-"),
         )
     console.print(table)

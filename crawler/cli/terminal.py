@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["counted", "cut", "printable"]
+__all__ = ["counted", "cut", "one_line", "printable"]
 
 # Terminal control characters (C0 but tab and newline, DEL, C1).
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -16,10 +16,15 @@ def printable(text: str) -> str:
     return _CONTROL_RE.sub("", text)
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line (white space collapsed), printable."""
+    return printable(" ".join(text.split()))
+
+
 def cut(text: str, width: int) -> str:
     """``text`` on one line (white space collapsed), printable, at most ``width`` characters (an ellipsis
     ends a cut one)."""
-    text = printable(" ".join(text.split()))
+    text = one_line(text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
