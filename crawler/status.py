@@ -1,7 +1,8 @@
 """The status of the service, from the counters in Redis (never from logs): :func:`build_status` gathers
 it as one JSON-ready mapping, which ``crawler status`` (:mod:`crawler.cli.status`) prints. Sources:
 
-- the queue (``crawler:queue``, ``crawler:leases``), the workers' heartbeats (``crawler:workers``,
+- the queue (``crawler:queue``, ``crawler:leases``: a lease past its deadline is ``expired``, its worker
+  gone; a live worker puts it back in the queue), the workers' heartbeats (``crawler:workers``,
   :mod:`crawler.worker.heartbeat`: a dead worker shows 0 pages a minute, and is left out once its last
   beat is ``SUPERVISION_FORGET_WORKER_SECONDS`` old), the active scheduler (``crawler:scheduler:leader``);
 - per site, the grab state (``crawler:grab:<site>``, :mod:`crawler.schedule.grabs` and
@@ -83,6 +84,7 @@ def build_status(
     queue = {
         "queued": len(LeasedQueue(server, keys)),
         "leased": int(server.zcard(keys.leases)),
+        "expired": int(server.zcount(keys.leases, "-inf", now)),
         "waiting": int(server.zcard(keys.delayed)),
         "dead_letters": sum(dead.values()),
     }

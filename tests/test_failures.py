@@ -207,7 +207,9 @@ def test_retried_redirected_and_failed_requests_each_end_once_and_the_temp_crawl
     assert reasons["/status/404"] == "HTTP 404 Not Found"
     assert reasons["http://127.0.0.1:9/a/nobody-listens"].startswith("DownloadConnectionRefusedError")
     report = site.status()
-    assert report["queue"] == {"queued": 0, "leased": 0, "waiting": 0, "dead_letters": 3}, "no lease left"
+    assert report["queue"] == {"queued": 0, "leased": 0, "expired": 0, "waiting": 0, "dead_letters": 3}, (
+        "no lease left"
+    )
     (faults,) = report["sites"]
     assert faults["backoffs_24h"] == 0, "a page answering 503 without Retry-After never held the site back"
 
@@ -221,7 +223,7 @@ def test_retried_redirected_and_failed_requests_each_end_once_and_the_temp_crawl
     assert site.status()["queue"]["dead_letters"] == 3
     requeued = site.crawler("dead", "requeue", "--site", site.name)
     assert requeued.stdout.splitlines()[0] == "requeued 3 dead letters"
-    assert site.status()["queue"] == {"queued": 3, "leased": 0, "waiting": 0, "dead_letters": 0}
+    assert site.status()["queue"] == {"queued": 3, "leased": 0, "expired": 0, "waiting": 0, "dead_letters": 0}
     # A site with a rule and no dead letter left selects nothing, rightly.
     assert site.crawler("dead", "list", "--site", site.name).returncode == 0
 
@@ -420,7 +422,7 @@ def test_articles_the_store_refuses_are_never_acknowledged_and_end_as_dead_lette
         "could not be stored" in letter["reason"] and "(tried 2 times)" in letter["reason"]
         for letter in letters
     )
-    assert site.status()["queue"] == {"queued": 0, "leased": 0, "waiting": 0, "dead_letters": 2}
+    assert site.status()["queue"] == {"queued": 0, "leased": 0, "expired": 0, "waiting": 0, "dead_letters": 2}
 
 
 def test_a_file_where_the_articles_folder_goes_is_named_and_the_summary_says_storing_failed(
@@ -997,7 +999,7 @@ def test_a_temp_crawl_killed_and_run_again_resumes_its_job_and_says_what_it_stor
     resumed = again.stdout.splitlines()[0]
     assert resumed.startswith("resumed job ") and f"{len(paths)} articles stored in all" in resumed, resumed
     assert sorted(site.stored()) == sorted(paths), "the job's articles, each once"
-    assert site.status()["queue"] == {"queued": 0, "leased": 0, "waiting": 0, "dead_letters": 0}
+    assert site.status()["queue"] == {"queued": 0, "leased": 0, "expired": 0, "waiting": 0, "dead_letters": 0}
     fresh = site.temp()  # the resumed job ended: the next temp crawl is a new one, its links seen already
     assert "resumed" not in fresh.stdout and "stored 0 articles" in fresh.stdout, fresh.stdout
     assert f"skipped {len(paths)}" in fresh.stdout, fresh.stdout
@@ -1538,7 +1540,7 @@ def test_queue_entries_that_are_no_requests_are_dead_lettered_once_and_never_run
     assert "names the class 'poisonmodule.Request'" in reasons
     assert "is not JSON" in reasons
     assert all(not letter["requeueable"] for letter in site.dead())
-    assert site.status()["queue"] == {"queued": 0, "leased": 0, "waiting": 0, "dead_letters": 2}
+    assert site.status()["queue"] == {"queued": 0, "leased": 0, "expired": 0, "waiting": 0, "dead_letters": 2}
 
 
 # --- the regular expressions' time, per page ------------------------------------------------------------

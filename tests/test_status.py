@@ -18,6 +18,7 @@ from crawler import settings as project_settings
 from crawler.cli import main
 from crawler.demo import DEMO_RULES
 from crawler.keys import Keys, hour_of
+from crawler.redisio.queue import LeasedQueue
 from crawler.rules import load_rules
 from crawler.status import build_status
 from crawler.worker.bans import looks_like_captcha
@@ -405,3 +406,31 @@ def test_requests_waiting_with_no_worker_alive_say_how_to_start_one(
     redis_client.hset(keys.workers, "h:2", json.dumps({**beat, "pid": 2, "seen": time.time()}))
     report = build_status(redis_client, keys, load_rules(tmp_path), time.time())
     assert report["no_worker"] is None and "queue" not in report["attention"]
+
+
+def test_leases_past_their_deadline_are_shown_as_expired_apart_from_those_held(
+    tmp_path: Path,
+    redis_server: str,
+    redis_client: redis.Redis,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    keys = Keys("crawler")
+    # A worker killed with its leases (deadline passed: a negative lease time), and one holding its lease.
+    killed = LeasedQueue(redis_client, keys, lease_seconds=-60.0)
+    for index in range(6):
+        request = {"url": f"http://news.test/{index}", "meta": {"site": "news"}, "priority": 0}
+        killed.push(json.dumps(request).encode(), priority=0, site="news", job=None)
+    assert all(popped.member for popped in killed.pop_many(count=4))
+    assert LeasedQueue(redis_client, keys, lease_seconds=600.0).pop().member
+    report = build_status(redis_client, keys, load_rules(tmp_path), time.time())
+    assert report["queue"]["leased"] == 5 and report["queue"]["expired"] == 4, report["queue"]
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("CRAWLER_RULES_DIR", str(tmp_path))
+    assert main(["status"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "5 leased (4 of them expired: back in the queue when a worker runs)" in shown, shown
+    redis_client.delete(keys.leases)
+    assert main(["status"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert " 0 leased, " in shown and "expired" not in shown, shown

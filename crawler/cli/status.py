@@ -37,6 +37,14 @@ def run_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _expired(expired: int) -> str:
+    """The leases past their deadline, said apart: their worker is gone, and a live worker's tend puts
+    them back in the queue; empty when none is."""
+    if not expired:
+        return ""
+    return f" ({expired} of them expired: back in the queue when a worker runs)"
+
+
 def _stopped(workers: list[dict[str, Any]]) -> str:
     """What the workers listed as dead are: stopped without a clean stop, each listed until its
     ``SUPERVISION_FORGET_WORKER_SECONDS`` after its last beat (crawler.worker.heartbeat); empty when
@@ -62,7 +70,8 @@ def _print(report: dict[str, Any]) -> None:
     queue = report["queue"]
     console.print(
         f"[bold]{report['now']}[/bold]  queue {counted(queue['queued'], 'request')},"
-        f" {queue['leased']} leased, {queue['waiting']} waiting (retries, deferred),"
+        f" {queue['leased']} leased{_expired(queue['expired'])},"
+        f" {queue['waiting']} waiting (retries, deferred),"
         f" {counted(queue['dead_letters'], 'dead letter')};"
         f" scheduler: {escape(report['scheduler']['active'] or 'none active')};"
         f" workers alive: {report['workers_alive']} of {len(report['workers'])}{_stopped(report['workers'])}",
