@@ -181,7 +181,8 @@ def test_crawler_schedule_once_says_when_a_new_cron_rule_is_first_grabbed(
     assert done.returncode == 0, done.stderr[-2000:]
     due = recorded_next(redis_client, "leapday")
     assert (due.month, due.day, due.hour, due.minute) == (2, 29, 3, 0)
-    assert done.stdout == f"leapday: first grab at {due.isoformat(timespec='seconds')}\n"
+    when = due.isoformat(timespec="seconds")
+    assert done.stdout == f"leapday: first grab at {when}\nnothing due: the next grab at {when} (leapday)\n"
     assert queued_index_pages(redis_client) == 0
 
 
@@ -272,8 +273,12 @@ def test_crawler_schedule_once_queues_the_due_grabs(redis_server: str, redis_cli
     assert sites == ["demo-citynews", "demo-huaxia", "demo-techdaily"]
     # No worker runs: the line after them says how to start one.
     assert "3 grabs in the queue and no worker alive to crawl them: start one with `" in first.stdout
+    assert "INFO" not in first.stderr, "the queued lines are not logged a second time without -v"
     second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
-    assert (second.returncode, second.stdout) == (0, ""), "not due again within the period"
+    assert second.returncode == 0, second.stderr[-2000:]
+    upcoming = sorted((recorded_next(redis_client, site), site) for site in sites)
+    said = ", ".join(f"{due.isoformat(timespec='seconds')} ({site})" for due, site in upcoming)
+    assert second.stdout == f"nothing due: the next grabs at {said}\n", "not due again within the period"
 
 
 def test_adaptive_intervals_shrink_and_grow_within_the_bounds(

@@ -39,7 +39,7 @@ from crawler.redisio.embedded import RedisUnavailableError, live_users
 from crawler.requests import JobCounts, enqueue_job, remember_temp_job, unfinished_temp_job
 from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
-from crawler.schedule.grabs import GrabScheduler
+from crawler.schedule.grabs import GrabScheduler, when
 from crawler.status import no_worker, workers_alive
 from crawler.store import StoreConfig, store_config
 from crawler.store.spool import waiting_under
@@ -241,7 +241,9 @@ def run_schedule_command(args: argparse.Namespace) -> int:
     overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, overrides)
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        # --once prints what it did on stdout: its INFO logs would say it again on stderr.
+        level = logging.INFO if args.verbose or not args.once else logging.WARNING
+        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         scheduler = _grab_scheduler(settings, url)
         load = _rule_loader(config.rules_dir)
         if args.once:
@@ -252,6 +254,8 @@ def run_schedule_command(args: argparse.Namespace) -> int:
             for seeded in scheduler.tick(rules):
                 print(f"queued the grab of {seeded.site} as job {seeded.job}")
                 queued += 1
+            if not queued:
+                print(_nothing_due(scheduler.upcoming(rules)))
             alive = workers_alive(scheduler.server, scheduler.keys, time.time())
             if (idle := no_worker(queued, alive, "grab")) is not None:
                 print(idle)
@@ -268,6 +272,14 @@ def run_schedule_command(args: argparse.Namespace) -> int:
             stop.set()
             raise
     return 0
+
+
+def _nothing_due(upcoming: list[tuple[float, str]]) -> str:
+    """What ``schedule --once`` says when no grab was due: when each site's next grab is."""
+    if not upcoming:
+        return "nothing due: no rule has a schedule (every or cron)"
+    grabs = "grabs" if len(upcoming) > 1 else "grab"
+    return f"nothing due: the next {grabs} at " + ", ".join(f"{when(due)} ({site})" for due, site in upcoming)
 
 
 def run_service(args: argparse.Namespace) -> int:

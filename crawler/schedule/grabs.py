@@ -54,7 +54,7 @@ from crawler.redisio.connection import hash_of
 from crawler.requests import enqueue_job
 from crawler.rules import Rule, RuleError
 
-__all__ = ["GrabScheduler", "Planned", "Seeded", "next_due"]
+__all__ = ["GrabScheduler", "Planned", "Seeded", "next_due", "when"]
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ class Planned:
 
     def __str__(self) -> str:
         change = "first grab" if self.first else "schedule changed; next grab"
-        return f"{self.site}: {change} at {_when(self.next_due)}"
+        return f"{self.site}: {change} at {when(self.next_due)}"
 
 
 class GrabScheduler:
@@ -160,7 +160,7 @@ class GrabScheduler:
                 continue
             self._seed(rule, job, self._boost(state))
             seeded.append(Seeded(rule.site, job, following))
-            logger.info("grab of %s queued as job %s; next at %s", rule.site, job, _when(following))
+            logger.info("grab of %s queued as job %s; next at %s", rule.site, job, when(following))
         return seeded
 
     def plan(self, rules: Iterable[Rule]) -> list[Planned]:
@@ -185,6 +185,19 @@ class GrabScheduler:
             planned.append(Planned(rule.site, due, first=recorded is None))
             logger.info("%s", planned[-1])
         return planned
+
+    def upcoming(self, rules: Iterable[Rule]) -> list[tuple[float, str]]:
+        """The next grab recorded of each of ``rules`` that has one (a rule with ``every`` or ``cron``,
+        planned or grabbed already), as ``(epoch seconds, site)``, the earliest first."""
+        rules = list(rules)
+        pipe = self.server.pipeline(transaction=False)
+        for rule in rules:
+            pipe.hget(self.keys.grab(rule.site), "next")
+        return sorted(
+            (float(due), rule.site)
+            for rule, due in zip(rules, pipe.execute(), strict=True)
+            if due is not None and (rule.every or rule.cron)
+        )
 
     def _boost(self, state: dict[str, str]) -> int:
         """Priority over other sites' grabs: the site's yield (0 to 1) times ``yield_boost``; a site never
@@ -264,5 +277,5 @@ def _cron_after(expression: str, moment: float) -> float:
     return float(croniter(expression, datetime.fromtimestamp(moment, UTC)).get_next(float))
 
 
-def _when(moment: float) -> str:
+def when(moment: float) -> str:
     return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")
