@@ -299,7 +299,11 @@ def test_a_rule_without_a_title_field_stores_the_pages_title_and_a_title_search_
 def test_status_says_why_a_killed_temp_crawls_worker_is_still_listed_and_until_when(site: Site) -> None:
     site.rule("/slow?seconds=20")
     with site.temp_running("-s", "SUPERVISION_HEARTBEAT_SECONDS=0.5") as crawl:
-        wait_until(lambda: len(site.status()["workers"]) == 1, "the temp crawl's worker to beat")
+        # status reads no data folder until the temp crawl has created it.
+        wait_until(
+            lambda: site.data.is_dir() and len(site.status()["workers"]) == 1,
+            "the temp crawl's worker to beat",
+        )
         crawl.kill()  # SIGKILL: the worker never removes its heartbeat
         crawl.communicate(timeout=COMMAND_TIMEOUT)
     wait_until(lambda: site.status()["workers_alive"] == 0, "the killed worker to be taken for dead")
@@ -1354,11 +1358,15 @@ def test_a_data_folder_under_a_file_names_that_file_not_the_disk_space(site: Sit
         f"cannot start the embedded Redis: cannot write {data / 'redis'}: Not a directory; {in_the_way} is a"
         " file, not a folder: move it away, or give another data folder, then run the command again"
     )
-    for command in (("status",), ("dead", "list"), ("temp", site.name)):
+    done = site.crawler("--data-dir", str(data), "temp", site.name)
+    assert done.returncode == 1, done.stdout
+    assert f"crawler temp: error: {said}" in done.stderr, done.stderr[-4000:]
+    assert "free space" not in done.stderr
+    # The commands that only read the service's state start no Redis where no data folder is.
+    for command in (("status",), ("dead", "list")):
         done = site.crawler("--data-dir", str(data), *command)
-        assert done.returncode == 1, done.stdout
-        assert f"crawler {command[0]}: error: {said}" in done.stderr, done.stderr[-4000:]
-        assert "free space" not in done.stderr
+        assert done.returncode == 2, done.stdout
+        assert f"crawler {command[0]}: error: no data folder {data}: nothing was crawled there" in done.stderr
 
 
 def test_a_file_where_the_embedded_redis_keeps_its_users_is_named_and_no_server_is_left(site: Site) -> None:
@@ -1450,6 +1458,7 @@ def test_broken_rule_files_are_named_and_skipped_by_every_command(site: Site) ->
     assert checked.stdout.splitlines()[-1] == "1 rule ok, 3 files with 3 errors"
     assert "nul.yaml: line 1, column 8: invalid YAML: the character U+0000" in checked.stdout
     assert "deep.yaml: invalid YAML: nested too deeply for the parser" in checked.stdout
+    site.data.mkdir()  # status reads an existing data folder only
     status = site.status()
     assert sorted(Path(error["file"]).name for error in status["rule_errors"]) == [
         "deep.yaml",

@@ -393,9 +393,21 @@ def test_bad_global_proxies_are_a_clear_error_before_the_crawl(
         assert "pw@" not in run.stderr
 
 
+def test_a_data_folder_that_does_not_exist_is_an_error_of_the_commands_that_read_it(tmp_path: Path) -> None:
+    for command in (["status"], ["dead", "list"], ["dead", "requeue", "--all"], ["dead", "drop", "--all"]):
+        run = crawler("--data-dir", "data/mien", "--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
+        assert run.code == 2, (command, run.stderr)
+        assert run.stderr == (
+            f"crawler {command[0]}: error: no data folder data/mien: nothing was crawled there (give the"
+            " folder of your crawls with --data-dir DIR)\n"
+        ), command
+        assert not (tmp_path / "data").exists(), f"{command} created the data folder"
+
+
 def test_a_data_folder_nothing_was_crawled_in_is_noted_by_the_commands_that_read(tmp_path: Path) -> None:
     for command in (["status"], ["dead", "list"]):
         misspelt = tmp_path / command[0] / "dmeo"
+        misspelt.mkdir(parents=True)
         run = crawler("--data-dir", str(misspelt), "--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
         assert run.code == 0, run.stderr
         assert f"note: nothing was crawled under {misspelt} yet (a new data folder)" in run.stderr, command
@@ -406,6 +418,7 @@ def test_a_data_folder_nothing_was_crawled_in_is_noted_by_the_commands_that_read
 
 def test_suggested_commands_repeat_how_this_one_was_run(tmp_path: Path) -> None:
     data = tmp_path / "my data"
+    data.mkdir()
     run = crawler(
         "--data-dir",
         str(data),

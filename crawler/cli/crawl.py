@@ -56,7 +56,13 @@ def redis_for(config: Config, *, reading: str | None = None) -> Iterator[str]:
     end if this process started it). ``reading``: the command, which only reads; when the embedded server
     under the data folder holds no key (nothing was crawled there), it says so on stderr (a misspelt
     ``--data-dir`` shows nothing otherwise: an empty queue, as if all were well); a Redis that refuses
-    writes (its disk is full) is an error, except to such a command (``crawler status`` shows it)."""
+    writes (its disk is full) is an error, except to such a command (``crawler status`` shows it). Such a
+    command does not create a data folder that does not exist: :class:`InputError` names it."""
+    if reading is not None and not config.redis_url and not config.data_dir.is_dir():
+        raise InputError(
+            f"no data folder {config.data_dir}: nothing was crawled there (give the folder of your crawls"
+            " with --data-dir DIR)"
+        )
     url, embedded = resolve_redis_url(config.redis_url, config.data_dir, reads_only=reading is not None)
     try:
         if reading is not None and not config.redis_url and _holds_nothing(url):
