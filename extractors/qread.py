@@ -13,7 +13,8 @@ core, the densest segment, and fixes what the measurements on the development se
    source line), and each line knows its words, its words inside links and its block element. Lines in
    blocks that look like boilerplate (``<nav>``, hidden, class or id words such as ``sidebar``, ``share``,
    ``comments``) are left out, unless the block holds an article mark or most of the page's text (a
-   hidden block only the latter: a hidden copy of the article is metadata, not a second body).
+   hidden block only the latter: a hidden copy of the article is metadata, not a second body). A hidden
+   inline element (an icon's screen-reader label inside a link) leaves out its own text, not the line.
    WordPress's post classes (``tag-energy ... status-publish``) mark the article, class words inside
    ``<pre>`` are a code highlighter's, and the parts a React page streamed hidden at its end are walked
    in their places (``htmlparse.place_streamed``).
@@ -579,6 +580,7 @@ def _walk(root: lxml.etree._Element) -> _Walk:
     suspects: list[list[int]] = []  # [start, end, _HIDDEN | _GUARDED flags] of boilerplate-looking elements
     open_suspects: list[tuple[lxml.etree._Element, list[int]]] = []
     open_kinds: list[int] = []  # _TAG_KIND of the open elements
+    skipped: list[lxml.etree._Element] = []  # open hidden inline elements, whose text is left out
     gap = 0
     in_link = 0
     # Inside <pre>, class words are a highlighter's ("hljs-comment", "token tag"), not the page's layout.
@@ -633,7 +635,15 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                 suspect = kind & _SUSPECT or verdict & _HIDDEN or (verdict & _WORDED and not kind & _MARK)
             else:
                 suspect = kind & _SUSPECT
-            if suspect:
+            if (
+                verdict & _HIDDEN
+                and not kind & (_BLOCK | _CONTAINER)
+                and next(element.iter(*BLOCK_TAGS), None) is None
+            ):
+                # A hidden inline element (an icon's screen-reader label in a link): its text is left out,
+                # the sentence around it kept whole (as a hidden block, it took the sentence with it).
+                skipped.append(element)
+            elif suspect:
                 record = [position, 0, verdict & _HIDDEN]
                 suspects.append(record)
                 open_suspects.append((element, record))
@@ -657,9 +667,11 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                     flush()
             elif kind & _LINK:
                 in_link += 1
-            text = element.text
+            text = None if skipped else element.text
         else:
             kind = open_kinds.pop()
+            if skipped and skipped[-1] is element:
+                skipped.pop()
             if kind & _BLOCK:
                 if pieces:
                     flush()
@@ -676,7 +688,7 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                 if pieces:
                     flush()
                 open_suspects.pop()[1][1] = position
-            text = element.tail
+            text = None if skipped else element.tail
         if text:
             if not text.isspace():
                 pieces.append(text)

@@ -269,3 +269,25 @@ _CLASS_GLUE = st.sampled_from(["", " ", "-", "_", "--", "__", ":", "/", "\t"])
 @example("navigation")
 def test_class_names_are_judged_by_their_rule(value: str) -> None:
     assert _looks_boilerplate.__wrapped__(value) == _looks_boilerplate_by_definition(value)
+
+
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_sentence_holding_a_screen_reader_label_is_kept_whole_without_the_label(algo: str) -> None:
+    # A link with an icon's hidden label ("external icon") in the middle of a paragraph: the label is not
+    # the article, the words before and after it are (they were dropped with it).
+    label = (
+        '<span class="visually-hidden sr-only" aria-label=" external icon" role="img"></span>'
+        '<span class="cdc-icon-external" aria-hidden="true">external icon</span>'
+    )
+    paragraphs = "".join(
+        f"<p>Paragraph {n} of the guide says plainly what the reader needs to know about healthy meals"
+        f" and why it matters, with <a href='https://example.org/{n}'>a source{label}</a> to read more."
+        " The sentence after the link goes on with more of the advice.</p>"
+        for n in range(6)
+    )
+    page = f"<html><head><title>Healthy eating</title></head><body><main>{paragraphs}</main></body></html>"
+    text = extract(page, algo=algo).text
+    for n in range(6):
+        assert f"Paragraph {n} of the guide says plainly" in text, text
+        assert "with a source to read more. The sentence after the link goes on" in text, text
+    assert "external icon" not in text
