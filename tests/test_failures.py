@@ -67,6 +67,23 @@ article:
 """
 
 
+def spider_settings(tmp_path: Path) -> dict[str, Any]:
+    """The project's settings for a spider made in the test process: a rule of site ``news`` under
+    ``tmp_path``, and counters kept in memory (the Redis collector's flush loop would start a reactor)."""
+    from crawler import settings as project_settings
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "news.yaml").write_text(RULE.format(start="http://127.0.0.1/"), encoding="utf-8")
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    values.update(
+        CRAWLER_RULES_DIR=str(rules),
+        CRAWLER_DATA_DIR=str(tmp_path),
+        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
+    )
+    return values
+
+
 @dataclass
 class Site:
     """A rule of the local test server in a folder of its own, with its own data folder (own Redis)."""
@@ -1265,7 +1282,6 @@ def test_a_redis_that_refuses_writes_is_logged_once_though_reads_work_and_once_w
     from scrapy.http import Request
     from scrapy.utils.test import get_crawler
 
-    from crawler import settings as project_settings
     from crawler.redisio.queue import LeasedQueue
     from crawler.worker.conditional import ConditionalIndexMiddleware
     from crawler.worker.heartbeat import WorkerHeartbeat
@@ -1273,16 +1289,7 @@ def test_a_redis_that_refuses_writes_is_logged_once_though_reads_work_and_once_w
     from crawler.worker.spider import SitesSpider
     from crawler.worker.stats import RedisStatsCollector
 
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    (rules / "news.yaml").write_text(RULE.format(start="http://127.0.0.1/"), encoding="utf-8")
-    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
-    values.update(
-        CRAWLER_RULES_DIR=str(rules),
-        CRAWLER_DATA_DIR=str(tmp_path),
-        # In memory: the Redis collector's flush loop would start a reactor in the test process.
-        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
-    )
+    values = spider_settings(tmp_path)
     with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
         crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.ensure()})
         spider = SitesSpider.from_crawler(crawler)
@@ -1655,19 +1662,10 @@ def test_the_charset_a_misdeclaring_page_declares_is_named_without_decoding_it_a
     from scrapy.http import HtmlResponse, Request
     from scrapy.utils.test import get_crawler
 
-    from crawler import settings as project_settings
     from crawler.worker.spider import SitesSpider
     from extractors import encoding
 
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    (rules / "news.yaml").write_text(RULE.format(start="http://127.0.0.1/"), encoding="utf-8")
-    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
-    values.update(
-        CRAWLER_RULES_DIR=str(rules),
-        CRAWLER_DATA_DIR=str(tmp_path),
-        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
-    )
+    values = spider_settings(tmp_path)
     html = article_page(GBK_TITLE, GBK_PARAGRAPHS * 3, lang="zh").replace("<head>", f"<head>{head}")
     request = Request("http://127.0.0.1/news/bridge", meta={"site": "news", "kind": "article"})
     response = HtmlResponse(
@@ -1710,20 +1708,11 @@ def test_job_counts_backoffs_and_validators_log_a_redis_outage_once_not_at_each_
     from scrapy.http import HtmlResponse, Request
     from scrapy.utils.test import get_crawler
 
-    from crawler import settings as project_settings
     from crawler.worker.backoff import BackoffMiddleware
     from crawler.worker.conditional import ConditionalIndexMiddleware
     from crawler.worker.spider import SitesSpider
 
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    (rules / "news.yaml").write_text(RULE.format(start="http://127.0.0.1/"), encoding="utf-8")
-    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
-    values.update(
-        CRAWLER_RULES_DIR=str(rules),
-        CRAWLER_DATA_DIR=str(tmp_path),
-        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
-    )
+    values = spider_settings(tmp_path)
     with EmbeddedRedis(tmp_path / "redis") as server:  # made with Redis there, then used without it
         crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.url})
         spider = SitesSpider.from_crawler(crawler)
@@ -1751,18 +1740,9 @@ def test_seeds_unreadable_as_the_crawl_starts_are_one_outage_line_and_no_start_r
 
     from scrapy.utils.test import get_crawler
 
-    from crawler import settings as project_settings
     from crawler.worker.spider import SitesSpider
 
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    (rules / "news.yaml").write_text(RULE.format(start="http://127.0.0.1/"), encoding="utf-8")
-    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
-    values.update(
-        CRAWLER_RULES_DIR=str(rules),
-        CRAWLER_DATA_DIR=str(tmp_path),
-        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
-    )
+    values = spider_settings(tmp_path)
     with EmbeddedRedis(tmp_path / "redis") as server:
         crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.url})
         spider = SitesSpider.from_crawler(crawler)

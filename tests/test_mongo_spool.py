@@ -426,33 +426,33 @@ def test_mongo_timeout_ms_from_the_environment_is_the_one_a_read_command_waits(
 ) -> None:
     # `crawler articles` has no -s: MONGO_TIMEOUT_MS is an environment variable as MONGO_URI is.
     port = closed_port()
-    env = {name: value for name, value in os.environ.items() if not name.startswith(("CRAWLER_", "MONGO_"))}
-    env.update(
-        MONGO_URI=f"mongodb://127.0.0.1:{port}/", MONGO_TIMEOUT_MS="300", CRAWLER_DATA_DIR=str(tmp_path)
-    )
-    run = subprocess.run(
-        [sys.executable, "-m", "crawler.cli", *command],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert run.returncode == 1, run.stderr
+
+    def run(timeout_ms: str) -> subprocess.CompletedProcess[str]:
+        env = {
+            name: value for name, value in os.environ.items() if not name.startswith(("CRAWLER_", "MONGO_"))
+        }
+        env.update(
+            MONGO_URI=f"mongodb://127.0.0.1:{port}/",
+            MONGO_TIMEOUT_MS=timeout_ms,
+            CRAWLER_DATA_DIR=str(tmp_path),
+        )
+        return subprocess.run(
+            [sys.executable, "-m", "crawler.cli", *command],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    waited = run("300")
+    assert waited.returncode == 1, waited.stderr
     assert (
-        f"cannot reach MongoDB at 127.0.0.1:{port} (MONGO_URI) within 300 ms (MONGO_TIMEOUT_MS)" in run.stderr
+        f"cannot reach MongoDB at 127.0.0.1:{port} (MONGO_URI) within 300 ms (MONGO_TIMEOUT_MS)"
+        in waited.stderr
     )
-    env["MONGO_TIMEOUT_MS"] = "soon"
-    wrong = subprocess.run(
-        [sys.executable, "-m", "crawler.cli", *command],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    wrong = run("soon")
     assert wrong.returncode == 2 and "MONGO_TIMEOUT_MS" in wrong.stderr and "'soon'" in wrong.stderr, (
         wrong.stderr
     )

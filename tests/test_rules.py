@@ -870,7 +870,10 @@ class Run:
 
 def crawler(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str = "") -> Run:
     """``crawler ARGS`` in a subprocess (``python -m crawler.cli``), in ``cwd``."""
-    environment = {key: value for key, value in os.environ.items() if key != "CRAWLER_RULES_DIR"}
+    # As a user runs it: the messages quote plain `crawler` (./run.sh test exports CRAWLER_COMMAND).
+    environment = {
+        key: value for key, value in os.environ.items() if key not in ("CRAWLER_RULES_DIR", "CRAWLER_COMMAND")
+    }
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), environment.get("PYTHONPATH")]))
     environment.update(env or {})
     done = subprocess.run(
