@@ -301,6 +301,13 @@ class Rule:
         percent-encoded): ``("feed", "feeds[1]")``, ``("sitemap", ...)``, ``("api", "api.url")`` or
         ``("search", "search.url")``; None when no ``feeds``, ``sitemaps``, ``api.url`` or search URL
         names it."""
+        named = self.named_by(url)
+        return None if named is None or named[0] == "index" else (named[0], named[1])
+
+    def named_by(self, url: str) -> tuple[ListingKind | Literal["index"], str] | None:
+        """What this rule's keys say ``url`` is (compared as requested: percent-encoded) and the key that
+        names it: :meth:`listing_key`'s answers, then ``("index", "start_urls[0]")``; None when no key
+        names it."""
         asked = safe_url_string(url)
         keys: tuple[tuple[ListingKind, str, tuple[str, ...]], ...] = (
             ("feed", "feeds", self.feeds),
@@ -313,6 +320,9 @@ class Rule:
                     return kind, key if kind == "api" and len(urls) == 1 else f"{key}[{index}]"
         if self.search is not None and asked in map(safe_url_string, self.search.urls()):
             return "search", "search.url"
+        for index, named in enumerate(self.start_urls):
+            if safe_url_string(named) == asked:
+                return "index", f"start_urls[{index}]"
         return None
 
     def allows_host(self, host: str | None) -> bool:

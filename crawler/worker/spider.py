@@ -55,7 +55,6 @@ from twisted.internet.error import ConnectError, ConnectionLost, DNSLookupError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed
-from w3lib.url import safe_url_string
 
 from crawler.commandline import suggest
 from crawler.config import apply_environment
@@ -103,12 +102,12 @@ logger = logging.getLogger(__name__)
 CHARSET_DOUBT_REPLACEMENTS = 8
 # Content-Types of an HTML page: a rule's feed or sitemap that is one is named with its rule key.
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-# Per kind of listing request: the rule key that names its URLs, and what the page should be.
-_LISTING_KEYS = {
-    INDEX: ("start_urls", "an index page of the site"),
-    FEED: ("feeds", "the site's feed"),
-    SITEMAP: ("sitemaps", "the site's sitemap"),
-    API: ("api.url", "the API's first page"),
+# Per kind of listing request named by a rule key: what the page should be.
+_LISTING_PAGES = {
+    INDEX: "an index page of the site",
+    FEED: "the site's feed",
+    SITEMAP: "the site's sitemap",
+    API: "the API's first page",
 }
 # An article page without any of its fields and under this size is "empty" (a site serving blank pages to
 # a crawler it refuses), once the site's pages have matched this many times in this worker.
@@ -541,7 +540,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             )
         except SitemapError as exc:
             if isinstance(exc, NotASitemapError):
-                self._not_a_listing(rule, response, "sitemap", "sitemaps", rule.sitemaps)
+                self._not_a_listing(rule, response, "sitemap", "sitemaps")
             self._unreadable(response, f"crawl/sitemap_errors/{rule.site}", str(exc), "not a sitemap")
             return
         since = self._sitemap_since(response.url, work)
@@ -630,7 +629,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 response.body, response.url, content_type.decode("latin-1") if content_type else None
             )
         except FeedError as exc:
-            self._not_a_listing(rule, response, "feed", "feeds", rule.feeds)
+            self._not_a_listing(rule, response, "feed", "feeds")
             self._unreadable(response, f"crawl/feed_errors/{rule.site}", str(exc), "not a feed")
             return
         if feed.over_limit:
@@ -809,7 +808,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             reason += f" (through the proxy {proxy})"
         dead_letter(self.crawler, request, reason, _kind(failure))
         rule = self.rules.get(work.site)
-        if rule is not None and work.kind in _LISTING_KEYS:
+        if rule is not None and work.kind in _LISTING_PAGES:
             self._failed_listing(rule, request, work, reason)
 
     # --- helpers ---------------------------------------------------------------------------------------
@@ -933,9 +932,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         assert response.request is not None
         dead_letter(self.crawler, response.request, reason, kind, fetched=True)
 
-    def _not_a_listing(
-        self, rule: Rule, response: Response, what: str, key: str, urls: Sequence[str]
-    ) -> None:
+    def _not_a_listing(self, rule: Rule, response: Response, what: str, key: str) -> None:
         """The page a rule's ``key`` (``feeds``, ``sitemaps``) led to is an HTML page, no ``what`` at all: a
         warning, and a note for its job's summary, naming the URL, what it is, and the rule file and key
         to mend (the key's URLs compared as requested: percent-encoded). Nothing for a page of another
@@ -945,12 +942,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         got = content_type.decode("latin-1").split(";")[0].strip().lower() if content_type else ""
         if got not in _HTML_TYPES:
             return
-        asked = response.request.meta.get("redirect_urls", [response.url])[0]
-        requested = [safe_url_string(url) for url in urls]
+        named = rule.named_by(_asked_url(response.request))
         fix = (
-            f"`{key}[{requested.index(asked)}]` in {rule.path} names it: give the URL of the site's {what}"
-            " there"
-            if asked in requested
+            f"`{named[1]}` in {rule.path} names it: give the URL of the site's {what} there"
+            if named is not None and named[0] == what
             else f"a {what} that `{key}` in {rule.path} leads to lists it: the site lists a page that is no"
             f" {what}"
         )
@@ -965,15 +960,13 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         """A listing request that failed for good (``reason``: ``HTTP 404 Not Found``, a timeout...) whose
         URL, as first asked, is one the rule names (a start URL, a feed, a sitemap, the API's first page):
         a note for its job's summary naming the URL, the reason, and the rule file and key to mend."""
-        key, what = _LISTING_KEYS[work.kind]
-        urls = rule.api.urls if work.kind == API and rule.api is not None else getattr(rule, key, ())
-        asked = request.meta.get("redirect_urls", [request.url])[0]
-        requested = [safe_url_string(url) for url in urls]
-        if asked not in requested:
+        asked = _asked_url(request)
+        named = rule.named_by(asked)
+        if named is None or named[0] != work.kind:
             return
         note = (
-            f"{asked} could not be read ({reason}): `{key}[{requested.index(asked)}]` in {rule.path} names"
-            f" it: give the URL of {what} there (`crawler rules try {rule.site} URL` shows what a URL holds)"
+            f"{asked} could not be read ({reason}): `{named[1]}` in {rule.path} names it: give the URL of"
+            f" {_LISTING_PAGES[work.kind]} there (`crawler rules try {rule.site} URL` shows what a URL holds)"
         )
         self._note(work.job, asked, note)
 
@@ -1107,6 +1100,11 @@ def _kind(failure: Failure) -> str:
 def _work(response: Response) -> Work:
     assert response.request is not None
     return Work.of(response.request)
+
+
+def _asked_url(request: Request) -> str:
+    """The URL ``request`` first asked for, before any redirect."""
+    return str(request.meta.get("redirect_urls", [request.url])[0])
 
 
 def _web_name(response: TextResponse) -> str:
