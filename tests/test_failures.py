@@ -285,13 +285,16 @@ def test_a_temp_crawl_whose_start_url_answers_404_names_the_rules_key(site: Site
     start = site.server.url("/status/404")
     site.rules.mkdir(parents=True)
     (site.rules / "gone.yaml").write_text(RULE.format(start=start), encoding="utf-8")
-    done = site.crawler("temp", "gone", *[item for pair in FAST for item in ("-s", pair)])
+    # Run as ./run.sh runs it: the command it suggests is written so.
+    done = site.crawler(
+        "temp", "gone", *[item for pair in FAST for item in ("-s", pair)], CRAWLER_COMMAND="./run.sh crawler"
+    )
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "errors 1 (HTTP 404: 1)" in done.stdout, done.stdout
     assert (
         f"{start} could not be read (HTTP 404 Not Found): `start_urls[0]` in {site.rules / 'gone.yaml'}"
-        " names it: give the URL of an index page of the site there (`crawler rules try gone URL` shows"
-        " what a URL holds)"
+        " names it: give the URL of an index page of the site there (`./run.sh crawler rules try gone URL`"
+        " shows what a URL holds)"
     ) in done.stdout.splitlines(), done.stdout
 
 

@@ -966,7 +966,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return
         note = (
             f"{asked} could not be read ({reason}): `{named[1]}` in {rule.path} names it: give the URL of"
-            f" {_LISTING_PAGES[work.kind]} there (`crawler rules try {rule.site} URL` shows what a URL holds)"
+            f" {_LISTING_PAGES[work.kind]} there (`{suggest(f'rules try {rule.site} URL')}` shows what a URL"
+            " holds)"
         )
         self._note(work.job, asked, note)
 
