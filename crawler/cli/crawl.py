@@ -413,16 +413,16 @@ def _start_anew(directory: Path) -> None:
     """Empty the demo's data folder ``directory`` (but its lock file), unless something uses it: a
     process its embedded Redis (a worker, a crawl), or articles wait in its MongoDB spool; each is a usage
     error that names it and the ways out."""
-    others = (
-        f"stop them, or keep the folder with `{suggest('demo --keep')}`, or run the demo on another"
-        f" data folder: `{command_name()} --data-dir OTHER demo`"
+    elsewhere = (
+        f"keep the folder with `{suggest('demo --keep')}`, or run the demo on another data folder:"
+        f" `{command_name()} --data-dir OTHER demo`"
     )
     users = live_users(directory)
     if users:
         pids = ", ".join(f"pid {pid}" for pid in users)
         raise InputError(
             f"cannot start the demo's data folder {directory} anew: processes use its embedded Redis"
-            f" ({pids}; a `crawler worker` or crawl on it): {others}"
+            f" ({pids}; a `crawler worker` or crawl on it): stop them, or {elsewhere}"
         )
     spooled = waiting_under(directory / "spool")
     if spooled:
@@ -430,9 +430,7 @@ def _start_anew(directory: Path) -> None:
         raise InputError(
             f"cannot start the demo's data folder {directory} anew: {spooled}, not written into MongoDB"
             f" yet: with MongoDB reachable, write them with"
-            f" `MONGO_URI=URI {command_name()} --data-dir {folder} articles stats`; or keep the folder"
-            f" with `{suggest('demo --keep')}`, or run the demo on another data folder:"
-            f" `{command_name()} --data-dir OTHER demo`"
+            f" `MONGO_URI=URI {command_name()} --data-dir {folder} articles stats`; or {elsewhere}"
         )
     for path in directory.iterdir():
         if path.name == DEMO_LOCK:
