@@ -62,6 +62,12 @@ _END_MARK_RE = re.compile(
     r"(?=[。！？；….!?])(?:(?:[。！？；]|…{2,})+[”’」』）)》〕】\"']*"
     r"|(?P<latin>[.!?…]+)[\"'”’)\]»]*(?=\s))"
 )
+# What follows a CJK quote that ends in its own full stop, saying who spoke it ("“…。”老陈说。"): the
+# quote and these words are one sentence. Up to 30 characters, enough for a name and a title.
+_CJK_CLOSING_QUOTES = ("”", "」", "』")
+_ATTRIBUTION_RE = re.compile(
+    r"[^。！？；…“”「」『』\n]{0,30}?(?:说|说道|问道|表示|称|指出|介绍|坦言|感叹|告诉记者)[。！？]"
+)
 _NEXT_CHAR_RE = re.compile(r"\s+(\S)")
 _OPENING_QUOTES = frozenset("\"'“‘(［[«「『（")
 # The word before a full stop, inner dots included ("U.S", "e.g").
@@ -121,7 +127,8 @@ def split_sentences(text: str) -> list[str]:
     Latin text ends a sentence at . ! ? or an ellipsis (with the closing quotes and brackets after it)
     followed by white space and an upper-case letter, a digit, an opening quote or a CJK character, but not
     after an abbreviation (Mr., U.S., e.g., Jan., J. Smith) or a list number. CJK text ends one after 。！？；
-    and ……, closing quotes and brackets included. A paragraph end always ends a sentence.
+    and ……, closing quotes and brackets included, unless the words after a closing quote say who spoke it
+    ("“…。”老陈说。" is one sentence). A paragraph end always ends a sentence.
     """
     sentences: list[str] = []
     for raw in _PARAGRAPH_RE.split(text):
@@ -137,6 +144,8 @@ def _paragraph_sentences(paragraph: str) -> Iterator[str]:
     start = 0
     for match in _END_MARK_RE.finditer(paragraph):
         if match["latin"] is not None and not _latin_end(paragraph, match, start):
+            continue
+        if match[0].endswith(_CJK_CLOSING_QUOTES) and _ATTRIBUTION_RE.match(paragraph, match.end()):
             continue
         yield paragraph[start : match.end()]
         start = match.end()

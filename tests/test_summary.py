@@ -135,6 +135,23 @@ def test_chinese_sentences_keep_their_closing_quotes_and_brackets() -> None:
     assert split_sentences("「你好。」她笑了。『再见！』") == ["「你好。」", "她笑了。", "『再见！』"]
 
 
+def test_a_chinese_quote_and_the_words_that_say_who_spoke_it_are_one_sentence() -> None:
+    # “…。”X说。 is one sentence in Chinese: split after the quote, the summary gave "X说。" alone.
+    text = "“这是我们盼了多年的好事。”在西河生活了几十年的老陈感慨地说。记者了解到，项目进展顺利。"
+    assert split_sentences(text) == [
+        "“这是我们盼了多年的好事。”在西河生活了几十年的老陈感慨地说。",
+        "记者了解到，项目进展顺利。",
+    ]
+    # After a quote, a sentence that does not say who spoke stays a sentence of its own.
+    assert split_sentences("“这是好事。”记者了解到，项目进展顺利。") == [
+        "“这是好事。”",
+        "记者了解到，项目进展顺利。",
+    ]
+    summary = summarize(text + "项目计划总投资51.9亿元。今年以来已召开6次专题会议。", 2)
+    assert not summary.startswith("在西河")
+    assert "感慨地说。" not in summary or "“这是我们盼了多年的好事。”" in summary
+
+
 def test_paragraph_ends_end_sentences_and_white_space_is_normalised() -> None:
     text = (
         "  A heading without a full stop  \n\n"
