@@ -11,9 +11,10 @@ it as one JSON-ready mapping, which ``crawler status`` (:mod:`crawler.cli.status
   before.
 
 A site **needs attention** when, in the last 24 hours, it banned the crawler (a ban judged by
-:mod:`crawler.worker.bans`, shown with its evidence), most of its requests failed, its errors rose
-(``RISING_FACTOR``), or a field of its rule stopped matching (the share of article pages where the
-field's XPath found nothing rose by ``FIELD_JUMP`` over its own history); when it is backing off (a 429,
+:mod:`crawler.worker.bans`, shown with its evidence), most of its requests failed (at least
+``ERROR_MIN_REQUESTS``) or every one did, its errors rose (``RISING_FACTOR``), or a field of its rule
+stopped matching (the share of article pages where the field's XPath found nothing rose by
+``FIELD_JUMP`` over its own history); when it is backing off (a 429,
 a 503, a ban); when its grabs found no new article for ``NO_NEWS_INTERVALS`` intervals; when its grab is
 overdue (no scheduler is running); or when its rule file has errors. Redis needs attention when it refuses
 writes (its disk is full: :func:`crawler.redisio.connection.writes_refused`); the store does when the
@@ -51,7 +52,8 @@ FIELD_JUMP = 0.3
 FIELD_MIN_PAGES = 3
 # The counters of the pages where a rule field found nothing: fields/missing/<field>.
 _MISSING = "fields/missing/"
-# Most requests failing, on at least this many, is a site problem rather than a blip.
+# Most requests failing, on at least this many, is a site problem rather than a blip; every request failing
+# is one however few they were.
 ERROR_MIN_REQUESTS = 3
 # A grab this late (seconds past due) means no scheduler is running.
 OVERDUE_SECONDS = 300
@@ -265,8 +267,9 @@ def _site(
         attention.append(f"banned at {ban['at_iso']} ({ban['what']}): {evidence}")
     if polite.backoff_until is not None:
         attention.append(f"backing off until {_iso(polite.backoff_until)}: {polite.backoff_reason}")
-    if recent["crawl/errors"] >= ERROR_MIN_REQUESTS and recent["crawl/errors"] * 2 > requests:
-        attention.append(f"fetch errors: {recent['crawl/errors']} of {requests} requests in 24 h failed")
+    failed = recent["crawl/errors"]
+    if (failed >= ERROR_MIN_REQUESTS and failed * 2 > requests) or (failed and failed == requests):
+        attention.append(f"fetch errors: {failed} of {requests} requests in 24 h failed")
     last_hour, before = _errors_rising(server, keys, site, now)
     if last_hour >= ERROR_MIN_REQUESTS and last_hour > RISING_FACTOR * max(before, 1.0):
         attention.append(

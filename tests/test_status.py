@@ -434,3 +434,24 @@ def test_leases_past_their_deadline_are_shown_as_expired_apart_from_those_held(
     assert main(["status"]) == 0
     shown = " ".join(capsys.readouterr().out.split())
     assert " 0 leased, " in shown and "expired" not in shown, shown
+
+
+def test_a_site_whose_every_request_failed_needs_attention_however_few_they_were(
+    tmp_path: Path, redis_client: redis.Redis
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    for name in ("demo-citynews", "demo-techdaily"):
+        shutil.copy(DEMO_RULES / f"{name}.yaml", rules)
+    now = time.time()
+    keys = Keys("crawler")
+    redis_client.hset(keys.stats("demo-citynews", hour_of(now - 3600)), mapping={"crawl/errors": 2})
+    # Two failures beside a page fetched are below the minimum of "most requests failed".
+    redis_client.hset(
+        keys.stats("demo-techdaily", hour_of(now - 3600)), mapping={"crawl/errors": 2, "crawl/pages": 1}
+    )
+    report = build_status(redis_client, keys, load_rules(rules), now)
+    sites = {site["site"]: site for site in report["sites"]}
+    assert sites["demo-citynews"]["attention"] == ["fetch errors: 2 of 2 requests in 24 h failed"]
+    assert sites["demo-techdaily"]["attention"] == []
+    assert report["attention"] == ["demo-citynews"]
