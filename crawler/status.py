@@ -41,7 +41,7 @@ from crawler.redisio.queue import LeasedQueue
 from crawler.rules import Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 
-__all__ = ["FIELD_JUMP", "build_status", "span", "store_split"]
+__all__ = ["FIELD_JUMP", "build_status", "span", "status_sites", "store_split"]
 
 HOURS_RECENT = 24
 HOURS_HISTORY = 7 * 24
@@ -70,17 +70,24 @@ def build_status(
     keys: Keys,
     ruleset: RuleSet,
     now: float,
+    site: str | None = None,
 ) -> dict[str, Any]:
-    """The status of the service at ``now`` (epoch seconds), as a JSON-ready mapping."""
+    """The status of the service at ``now`` (epoch seconds), as a JSON-ready mapping; with ``site`` (one
+    of :func:`status_sites`), of that site alone beside the service's own parts (Redis, the queue, the
+    scheduler, workers, the store, proxies)."""
     workers = _workers(server, keys, now)
     split = store_split(workers)
     leader = server.get(keys.leader)
     dead = _dead_letters(server, keys)
     sites = [
-        _site(server, keys, site, ruleset.get(site), now, dead.get(site, 0), ruleset.broken.get(site))
-        for site in sorted({*ruleset.rules, *ruleset.broken})
+        _site(server, keys, name, ruleset.get(name), now, dead.get(name, 0), ruleset.broken.get(name))
+        for name in ([site] if site is not None else status_sites(ruleset))
     ]
-    broken = [{"file": error.file, "error": str(error)} for error in ruleset.errors]
+    broken = [
+        {"file": error.file, "error": str(error)}
+        for error in ruleset.errors
+        if site is None or error.file == ruleset.broken.get(site)
+    ]
     sites_files = set(ruleset.broken.values())
     health = _redis(server)
     queue = {
@@ -112,6 +119,11 @@ def build_status(
             | ({"queue"} if idle else set())
         ),
     }
+
+
+def status_sites(ruleset: RuleSet) -> list[str]:
+    """The sites the status lists: those of the rules folder, their rule files broken or not."""
+    return sorted({*ruleset.rules, *ruleset.broken})
 
 
 def workers_alive(server: redis.Redis, keys: Keys, now: float) -> int:

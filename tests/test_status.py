@@ -455,3 +455,46 @@ def test_a_site_whose_every_request_failed_needs_attention_however_few_they_were
     assert sites["demo-citynews"]["attention"] == ["fetch errors: 2 of 2 requests in 24 h failed"]
     assert sites["demo-techdaily"]["attention"] == []
     assert report["attention"] == ["demo-citynews"]
+
+
+def test_status_of_one_site_shows_its_block_and_the_service_lines_and_names_the_sites_when_unknown(
+    tmp_path: Path,
+    redis_server: str,
+    redis_client: redis.Redis,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    for name in ("demo-citynews", "demo-techdaily"):
+        shutil.copy(DEMO_RULES / f"{name}.yaml", rules)
+    (rules / "broken.yaml").write_text("name: Broken\nstart_urls: 12\n", encoding="utf-8")
+    now = time.time()
+    keys = Keys("crawler")
+    for site, errors in (("demo-citynews", 2), ("demo-techdaily", 5)):
+        redis_client.hset(keys.stats(site, hour_of(now - 3600)), mapping={"crawl/errors": errors})
+    request = {"url": "http://news.test/a", "meta": {"site": "demo-techdaily"}, "priority": 0}
+    LeasedQueue(redis_client, keys).push(
+        json.dumps(request).encode(), priority=0, site="demo-techdaily", job=None
+    )
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
+    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
+    assert main(["status", "--site", "demo-citynews"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "queue 1 request" in shown and "redis " in shown, shown
+    assert "NEEDS ATTENTION 1 request in the queue and no worker alive" in shown, shown
+    assert "NEEDS ATTENTION demo-citynews fetch errors: 2 of 2 requests in 24 h failed" in shown, shown
+    assert "demo-techdaily" not in shown and "broken" not in shown, shown
+    assert main(["status", "--site", "broken", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [site["site"] for site in report["sites"]] == ["broken"]
+    assert {error["file"] for error in report["rule_errors"]} == {str(rules / "broken.yaml")}
+    assert report["attention"] == ["broken", "queue"]
+    assert report["queue"]["queued"] == 1
+    assert main(["status", "--site", "demo-citynew"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("crawler status: error: no site 'demo-citynew' in ")
+    assert "did you mean 'demo-citynews'?" in error, error
+    assert "(sites: broken, demo-citynews, demo-techdaily)" in error, error

@@ -354,6 +354,10 @@ def _add_status(commands: Any) -> None:
         ),
     )
     status.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    status.add_argument(
+        "--site",
+        help="one site of the rules folder: its counters and reasons, beside Redis, queue and workers",
+    )
     status.set_defaults(handler="crawler.cli.status:run_status")
 
 

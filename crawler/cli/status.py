@@ -1,11 +1,14 @@
-"""``crawler status [--format json]``: the service's status (:mod:`crawler.status`) as tables or JSON."""
+"""``crawler status [--format json] [--site SITE]``: the service's status (:mod:`crawler.status`), or one
+site's beside the service's own parts, as tables or JSON."""
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -17,9 +20,10 @@ from crawler.cli.crawl import redis_for
 from crawler.cli.options import rules_folder
 from crawler.cli.terminal import counted
 from crawler.config import Config
+from crawler.errors import InputError
 from crawler.redisio.connection import connect
 from crawler.rules import load_rules
-from crawler.status import build_status, span
+from crawler.status import build_status, span, status_sites
 
 __all__ = ["run_status"]
 
@@ -27,14 +31,30 @@ __all__ = ["run_status"]
 def run_status(args: argparse.Namespace) -> int:
     config = Config.from_env()
     rules_folder(config.rules_dir)
+    ruleset = load_rules(config.rules_dir)
+    if args.site is not None:
+        _check_site(args.site, status_sites(ruleset), config.rules_dir)
     with redis_for(config, reading="status") as url:
         server = connect(url, reads_only=True)
-        report = build_status(server, config.keys, load_rules(config.rules_dir), time.time())
+        report = build_status(server, config.keys, ruleset, time.time(), args.site)
     if args.format == "json":
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     else:
         _print(report)
     return 0
+
+
+def _check_site(site: str, sites: list[str], folder: Path) -> None:
+    """:class:`InputError` when ``site`` is none of the ``sites`` the status lists (the rules of
+    ``folder``), naming them and the one meant if one is close."""
+    if site in sites:
+        return
+    close = difflib.get_close_matches(site, sites, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    known = f"sites: {', '.join(sites)}" if sites else "no rules there"
+    raise InputError(
+        f"no site {site!r} in {folder}: --site takes the id of a rule of the rules folder{hint} ({known})"
+    )
 
 
 def _expired(expired: int) -> str:
