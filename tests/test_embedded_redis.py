@@ -525,19 +525,60 @@ def test_a_damaged_append_only_file_is_named_with_a_repair_that_works(data_dir: 
     with EmbeddedRedis(data_dir) as server:
         client = redis.Redis(unix_socket_path=str(server.socket_path))
         client.set("kept", "1")
+        client.set("cut", "a value the crash cut short")
         client.close()
     aof = data_dir / "redis" / "appendonly.aof"
-    with aof.open("ab") as stream:
-        stream.write(b"*3\r\n$3\r\nSET\r\n garbage, not the protocol\r\n")
+    # The last record cut short (a crash in the middle of a write), and a whole record written after it.
+    aof.write_bytes(aof.read_bytes()[:-12] + b"*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n1\r\n")
     server = EmbeddedRedis(data_dir)
     with pytest.raises(RedisUnavailableError, match=r"append-only file .* is damaged") as info:
         server.ensure()
+    before = sorted(entry.name for entry in aof.parent.iterdir())
     repair = re.search(r"with `([^`]+)`", str(info.value))
     assert repair, str(info.value)
-    subprocess.run(repair.group(1), shell=True, input="y\n", text=True, check=True, capture_output=True)
+    # Run as given, with no terminal to answer a question: it asks none, and leaves nothing behind.
+    done = subprocess.run(
+        repair.group(1), shell=True, stdin=subprocess.DEVNULL, text=True, capture_output=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(entry.name for entry in aof.parent.iterdir()) == before
     with EmbeddedRedis(data_dir) as mended:
         client = redis.Redis(unix_socket_path=str(mended.socket_path))
         assert client.get("kept") == b"1", "what came before the damage is kept"
+        assert client.get("cut") is None and client.get("after") is None, "what follows it is lost"
+        client.close()
+
+
+def test_an_append_only_file_cut_in_its_rdb_part_is_named_with_the_way_out(data_dir: Path) -> None:
+    with EmbeddedRedis(data_dir) as server:
+        client = redis.Redis(unix_socket_path=str(server.socket_path))
+        client.mset({f"key{index}": "x" * 100 for index in range(2000)})
+        client.bgrewriteaof()  # the file now starts with a snapshot (RDB) of the data, as after a rewrite
+        _wait_until(
+            lambda: (
+                not any(
+                    client.info("persistence")[name]
+                    for name in ("aof_rewrite_in_progress", "aof_rewrite_scheduled")
+                )
+            ),
+            "the rewrite of the append-only file",
+        )
+        client.close()
+    aof = data_dir / "redis" / "appendonly.aof"
+    assert aof.read_bytes().startswith(b"REDIS")
+    with aof.open("r+b") as stream:
+        stream.truncate(aof.stat().st_size // 2)
+    server = EmbeddedRedis(data_dir)
+    with pytest.raises(RedisUnavailableError, match=r"append-only file .* is damaged") as info:
+        server.ensure()
+    message = str(info.value).split("; its log")[0]
+    assert "redis-check-aof cannot mend" in message, message
+    way_out = re.search(r"`(mv [^`]+)`", message)
+    assert way_out, message
+    subprocess.run(way_out.group(1), shell=True, stdin=subprocess.DEVNULL, check=True)
+    with EmbeddedRedis(data_dir) as started:
+        client = redis.Redis(unix_socket_path=str(started.socket_path))
+        assert client.dbsize() == 0
         client.close()
 
 

