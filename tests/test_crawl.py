@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from twisted.logger import ILogObserver, Logger, STDLibLogObserver
 from twisted.python.failure import Failure
 
 from crawler.cli.crawl import _print_summary
+from crawler.cli.terminal import fit_progress
 from crawler.config import crawl_settings
 from crawler.demo import DEMO_RULES
 from crawler.demo.sites import DEMO_ORIGIN, DemoSite, demo_sites
@@ -181,6 +183,38 @@ def test_temp_crawl_stores_exactly_the_expected_articles(demo: DemoRun) -> None:
     requested = demo.requested()
     assert expected.private_articles, "the demo site links a page robots.txt disallows"
     assert not any(requested[article.path] for article in expected.private_articles)
+
+
+_ESCAPE_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def test_the_temp_progress_line_fits_a_terminal_80_columns_wide(demo: DemoRun) -> None:
+    # As on a terminal 80 columns wide: rich redraws the line in place while the crawl runs.
+    result = demo.crawler("temp", "demo-techdaily", COLUMNS="80", TTY_COMPATIBLE="1", TTY_INTERACTIVE="1")
+    assert result.returncode == 0, result.stderr
+    frames = [_ESCAPE_RE.sub("", frame).rstrip() for frame in re.split(r"[\r\n]", result.stderr)]
+    lines = [frame for frame in frames if re.search(r"\bstored \d+", frame)]
+    assert lines, result.stderr
+    for line in lines:
+        assert len(line) <= 80 and re.search(r" \d+:\d\d:\d\d$", line), line
+        assert "…" not in line and "None" not in line, line
+    assert re.match(r"temp crawl of demo-techdaily .*51/51 pages stored \d+", lines[-1]), lines[-1]
+
+
+def test_a_narrow_progress_line_leaves_out_the_bar_and_zeros_then_cuts_the_title() -> None:
+    tallies = [("stored", 48), ("skipped", 0), ("errors", 2)]
+    title = "temp crawl of demo-techdaily (job 5b76c16c36d7 resumed)"
+    assert fit_progress(160, title, "51/51 pages", tallies, "0:00:04") == (
+        title,
+        40,
+        "stored 48  skipped 0  errors 2",
+    )
+    assert fit_progress(110, title, "51/51 pages", tallies, "0:00:04") == (title, 15, "stored 48 errors 2")
+    assert fit_progress(100, title, "51/51 pages", tallies, "0:00:04") == (title, 0, "stored 48 errors 2")
+    cut_title, bar, counts = fit_progress(80, title, "51/51 pages", tallies, "0:00:04")
+    assert (bar, counts) == (0, "stored 48 errors 2")
+    assert cut_title.startswith("temp crawl of demo-techdaily") and cut_title.endswith("…")
+    assert len(f"{cut_title} 51/51 pages {counts} 0:00:04") == 80
 
 
 def test_a_second_temp_crawl_stores_nothing_new_and_fetches_no_article_twice(demo: DemoRun) -> None:

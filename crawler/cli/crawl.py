@@ -20,14 +20,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import redis
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.progress import BarColumn, Progress, ProgressColumn, Task, TimeElapsedColumn
+from rich.table import Column, Table
+from rich.text import Text
 from scrapy.settings import Settings
 
 from crawler.cli.options import rules_folder, settings_from
-from crawler.cli.terminal import counted, cut
+from crawler.cli.terminal import counted, cut, fit_progress
 from crawler.commandline import command_name, given_folders, suggest
 from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
@@ -555,26 +556,41 @@ def _enqueue(
     )
 
 
+class _ProgressLine(ProgressColumn):
+    """A crawl's progress on one line of the ``console``'s width, however narrow: its title, a bar, the
+    pages fetched of those known, stored, skipped and errors, and the time elapsed
+    (:func:`crawler.cli.terminal.fit_progress` says what goes first when the line is too long)."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__()
+        self._console = console
+
+    def render(self, task: Task) -> RenderableType:
+        done = int(task.completed)
+        known = "" if task.total is None else f"/{int(task.total)}"
+        pages = f"{done}{known} {task.fields['pages']}"
+        tallies = [(name, int(task.fields[name])) for name in ("stored", "skipped", "errors")]
+        elapsed = TimeElapsedColumn().render(task)
+        title, bar_width, counts = fit_progress(
+            self._console.width, task.description, pages, tallies, elapsed.plain
+        )
+        parts: list[RenderableType] = [Text(title, style="bold")]
+        if bar_width:
+            parts.append(BarColumn(bar_width=bar_width).render(task))
+        parts += [Text(f"{pages} {counts}"), elapsed]
+        line = Table.grid(*(Column(no_wrap=True) for _ in parts), padding=(0, 1))
+        line.add_row(*parts)
+        return line
+
+
 def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, title: str) -> JobCounts:
     """Crawl until ``job`` has nothing pending, with a progress bar titled ``title``; the job's counts."""
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
         with signals_blocked(STOP_SIGNALS):  # the bar's refresh thread
-            progress = stack.enter_context(
-                Progress(
-                    TextColumn("[bold]{task.description}"),
-                    BarColumn(),
-                    TextColumn("{task.completed}/{task.total} {task.fields[pages]}"),
-                    TextColumn(
-                        "stored {task.fields[stored]}  skipped {task.fields[skipped]}"
-                        "  errors {task.fields[errors]}"
-                    ),
-                    TimeElapsedColumn(),
-                    console=Console(stderr=True),
-                    transient=False,
-                )
-            )
-        bar = progress.add_task(escape(title), total=None, pages="pages", stored=0, skipped=0, errors=0)
+            console = Console(stderr=True)
+            progress = stack.enter_context(Progress(_ProgressLine(console), console=console, transient=False))
+        bar = progress.add_task(title, total=None, pages="pages", stored=0, skipped=0, errors=0)
         patience: float = settings.getfloat("SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS")
         answered = [time.monotonic()]
 
