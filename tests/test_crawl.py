@@ -332,6 +332,35 @@ def test_a_worker_killed_mid_crawl_loses_nothing(slow_demo: DemoRun) -> None:
     assert all(requested[path] >= 1 for path in expected)
 
 
+def test_a_worker_killed_says_nothing_after_it_of_the_semaphores_its_text_pool_left(
+    slow_demo: DemoRun,
+) -> None:
+    from crawler.redisio.embedded import EmbeddedRedis
+
+    demo = slow_demo
+    with EmbeddedRedis(demo.data) as embedded:
+        url = embedded.ensure()
+        server = connect(url)
+        job = enqueue_job(server, Keys("crawler"), load_rules(demo.rules).rules.values())
+        victim = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "worker"],
+            env=demo.env(REDIS_URL=url),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + CRAWL_TIMEOUT
+        while int(server.hget(f"crawler:job:{job}", "stored") or 0) < 5:
+            assert time.monotonic() < deadline and victim.poll() is None
+            time.sleep(0.05)
+        victim.send_signal(signal.SIGKILL)
+        # Its stderr ends once the processes it started that write there are gone too: its text processes
+        # and multiprocessing's resource tracker, which unlinks the pool's semaphores the worker left.
+        _, stderr = victim.communicate(timeout=60)
+    assert "leaked semaphore" not in stderr, stderr
+
+
 def wait_until_done(server: object, job: str) -> None:
     deadline = time.monotonic() + CRAWL_TIMEOUT
     while True:

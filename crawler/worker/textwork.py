@@ -25,6 +25,7 @@ import asyncio
 import functools
 import logging
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import resource_tracker
@@ -54,6 +55,27 @@ _BATCH_MAX = 16
 _STARTED_POLL_SECONDS = 0.02
 
 _Batched = tuple[Args, "asyncio.Future[TextResult]"]
+
+# The warning of multiprocessing's resource tracker about the semaphores of the pool's queues that a crawl
+# killed (SIGKILL) left behind, as a PYTHONWARNINGS filter (its message starts with "resource_tracker").
+_TRACKER_WARNING = "ignore:resource_tracker:UserWarning:multiprocessing.resource_tracker"
+
+
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker without its warning at exit: the tracker outlives a crawl
+    killed with SIGKILL, unlinks the semaphores of the pool's queues that the crawl did not, and warns
+    "There appear to be 5 leaked semaphore objects to clean up at shutdown" on the crawl's stderr, after
+    the crawl is gone, about what it has just cleaned up. Its filter is in the environment it starts with
+    only."""
+    given = os.environ.get("PYTHONWARNINGS")
+    os.environ["PYTHONWARNINGS"] = f"{given},{_TRACKER_WARNING}" if given else _TRACKER_WARNING
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        if given is None:
+            del os.environ["PYTHONWARNINGS"]
+        else:
+            os.environ["PYTHONWARNINGS"] = given
 
 
 class TextPool:
@@ -94,7 +116,7 @@ class TextPool:
         if self._executor is None:
             # multiprocessing starts its resource tracker with the first process and unblocks Ctrl-C and
             # SIGTERM on this thread after it: it is started before.
-            resource_tracker.ensure_running()
+            _start_resource_tracker()
             with signals_blocked(STOP_SIGNALS):
                 self._executor = ProcessPoolExecutor(
                     max_workers=self.processes,
