@@ -25,7 +25,7 @@ import asyncio
 import functools
 import logging
 import multiprocessing
-import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import resource_tracker
@@ -57,7 +57,7 @@ _STARTED_POLL_SECONDS = 0.02
 _Batched = tuple[Args, "asyncio.Future[TextResult]"]
 
 # The warning of multiprocessing's resource tracker about the semaphores of the pool's queues that a crawl
-# killed (SIGKILL) left behind, as a PYTHONWARNINGS filter (its message starts with "resource_tracker").
+# killed (SIGKILL) left behind, as a -W option (its message starts with "resource_tracker").
 _TRACKER_WARNING = "ignore:resource_tracker:UserWarning:multiprocessing.resource_tracker"
 
 
@@ -65,17 +65,12 @@ def _start_resource_tracker() -> None:
     """Start multiprocessing's resource tracker without its warning at exit: the tracker outlives a crawl
     killed with SIGKILL, unlinks the semaphores of the pool's queues that the crawl did not, and warns
     "There appear to be 5 leaked semaphore objects to clean up at shutdown" on the crawl's stderr, after
-    the crawl is gone, about what it has just cleaned up. Its filter is in the environment it starts with
-    only."""
-    given = os.environ.get("PYTHONWARNINGS")
-    os.environ["PYTHONWARNINGS"] = f"{given},{_TRACKER_WARNING}" if given else _TRACKER_WARNING
-    try:
-        resource_tracker.ensure_running()
-    finally:
-        if given is None:
-            del os.environ["PYTHONWARNINGS"]
-        else:
-            os.environ["PYTHONWARNINGS"] = given
+    the crawl is gone, about what it has just cleaned up. multiprocessing starts the tracker (and the text
+    processes) with this interpreter's ``sys.warnoptions`` as ``-W`` options: the filter goes there, not
+    into the environment, which other threads may be reading."""
+    if _TRACKER_WARNING not in sys.warnoptions:
+        sys.warnoptions.append(_TRACKER_WARNING)
+    resource_tracker.ensure_running()
 
 
 class TextPool:
