@@ -20,6 +20,7 @@ __all__ = [
     "DocumentError",
     "FetchError",
     "InputError",
+    "NotAListingError",
     "StoreError",
     "StoreSettingError",
     "StoreUnavailableError",
@@ -64,6 +65,11 @@ class BlockedAddressError(FetchError):
 
 class DocumentError(CrawlerError):
     """A PDF or DOCX article whose text cannot be read: encrypted, broken, or past a limit."""
+
+
+class NotAListingError(CrawlerError):
+    """A page that the rule's ``feeds``, ``sitemaps`` or ``api.url`` names is no feed, sitemap or JSON of
+    its API: a crawl dead-letters it."""
 
 
 class StoreError(CrawlerError):

@@ -18,7 +18,7 @@ from crawler.commandline import command_name
 from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Topic
-from crawler.errors import CrawlerError, InputError
+from crawler.errors import InputError, NotAListingError
 from crawler.rules import (
     RULE_SUFFIX,
     Rule,
@@ -293,11 +293,6 @@ def run_rules_try(args: argparse.Namespace) -> int:
     else:
         _print_trial(trial)
     return EXIT_OK
-
-
-class NotAListingError(CrawlerError):
-    """A page that the rule's ``feeds``, ``sitemaps`` or ``api.url`` names is no feed, sitemap or JSON of
-    its API: a crawl dead-letters it."""
 
 
 # What a listing page of each kind should be, and what the site has that its key should name.
