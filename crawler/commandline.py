@@ -1,13 +1,14 @@
 """The commands a message suggests, written the way the user runs ``crawler``: ``$CRAWLER_COMMAND``
 (``./run.sh crawler``), else ``crawler``, with the ``--data-dir`` and ``--rules-dir`` the command line was
-given. Every part may suggest one: the workers of a crawl run in the process of its command."""
+given. Every part may suggest one: the workers of a crawl run in the process of its command. Every part
+writes a count the same way too: :func:`counted` (``1 page``, ``2 pages``)."""
 
 from __future__ import annotations
 
 import os
 import shlex
 
-__all__ = ["COMMAND_ENV", "command_name", "given_folders", "suggest"]
+__all__ = ["COMMAND_ENV", "command_name", "counted", "given_folders", "suggest"]
 
 # How the user runs this command (``./run.sh crawler`` sets it), for the commands a message suggests.
 COMMAND_ENV = "CRAWLER_COMMAND"
@@ -34,3 +35,9 @@ def given_folders(data_dir: str | None, rules_dir: str | None) -> None:
 def suggest(arguments: str) -> str:
     """A command to run next, the way this one was run: ``crawler --data-dir D dead list --job J``."""
     return " ".join([command_name(), *_given, arguments])
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and ``noun``, in the plural (``plural``, else ``noun`` + ``s``) unless it is 1:
+    ``1 page``, ``2 pages``, ``0 pages``."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"

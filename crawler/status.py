@@ -32,7 +32,7 @@ from typing import Any
 
 import redis
 
-from crawler.commandline import suggest
+from crawler.commandline import counted, suggest
 from crawler.discover.frontier import Frontier
 from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
@@ -137,7 +137,7 @@ def no_worker(requests: int, alive: int, what: str = "request") -> str | None:
     if not requests or alive:
         return None
     return (
-        f"{requests} {what}{'s' if requests != 1 else ''} in the queue and no worker alive to crawl"
+        f"{counted(requests, what)} in the queue and no worker alive to crawl"
         f" {'them' if requests != 1 else 'it'}: start one with `{suggest('worker')}` (or `{suggest('run')}`,"
         " the scheduler with a worker)"
     )
@@ -293,15 +293,14 @@ def _site(
         attention.append(no_news)
     if recent["crawl/refused"]:
         count = recent["crawl/refused"]
-        refused = f"refused {count} {'request' if count == 1 else 'requests'} to private addresses in 24 h"
+        refused = f"refused {counted(count, 'request')} to private addresses in 24 h"
         if rule is not None:
             refused += ": " + rule.private_refusals(
                 "allows them if the site is on this machine or an intranet", "the crawls' warnings"
             )
         attention.append(refused)
     if dead:
-        letters = "dead letter" if dead == 1 else "dead letters"
-        attention.append(f"{dead} {letters}: `{suggest(f'dead list --site {site}')}`")
+        attention.append(f"{counted(dead, 'dead letter')}: `{suggest(f'dead list --site {site}')}`")
     attention.extend(
         f"field {field['field']} stopped matching: missing on {field['missing_24h']:.0%} of pages"
         f" (before: {_share(field['missing_before'])}): the site's layout changed?"

@@ -35,7 +35,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from crawler.cli.terminal import printable
-from crawler.commandline import command_name, suggest
+from crawler.commandline import command_name, counted, suggest
 from crawler.config import Config
 from crawler.errors import CrawlerError, InputError
 from crawler.store import DOCUMENT_FIELDS, Store, open_store
@@ -199,7 +199,7 @@ def _print_documents(documents: Iterable[dict[str, Any]], form: str, *, title: s
     if rows:
         console.print(table)
     more = " (the first ones: --limit N shows more)" if limit is not None and rows == limit else ""
-    console.print(f"{rows} article{'s' if rows != 1 else ''}{more}")
+    console.print(f"{counted(rows, 'article')}{more}")
     return rows
 
 
@@ -357,7 +357,7 @@ def run_export(args: argparse.Namespace) -> int:
                 raise InputError(f"cannot write the export to {target}: {exc}") from exc
             finally:
                 partial.unlink(missing_ok=True)
-        sys.stderr.write(f"exported {count} article{'s' if count != 1 else ''}\n")
+        sys.stderr.write(f"exported {counted(count, 'article')}\n")
         return _status(store)
 
 

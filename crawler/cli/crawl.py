@@ -28,8 +28,8 @@ from rich.text import Text
 from scrapy.settings import Settings
 
 from crawler.cli.options import rules_folder, settings_from
-from crawler.cli.terminal import counted, cut, fit_progress
-from crawler.commandline import command_name, given_folders, suggest
+from crawler.cli.terminal import cut, fit_progress
+from crawler.commandline import command_name, counted, given_folders, suggest
 from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
@@ -647,7 +647,7 @@ def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: Job
     summary = (
         f"discover: {counted(relevant, 'relevant page')} of {counts.fetched} read{harvest}:"
         f" {counts.stored} stored,{updated} {counts.reposts} recorded as reposts; budget {budget};"
-        f" {counted(left, 'link')} {'waits' if left == 1 else 'wait'} in the frontier for its next crawl"
+        f" {counted(left, 'link waits', 'links wait')} in the frontier for its next crawl"
         " (temp or grab)"
     )
     seeds = min(len(rule.discover.seeds), rule.discover.budget)
@@ -684,7 +684,7 @@ def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule |
         )
     if counts.reposts:
         print(
-            f"recorded {counts.reposts} {'repost' if counts.reposts == 1 else 'reposts'} (the same article"
+            f"recorded {counted(counts.reposts, 'repost')} (the same article"
             " under another URL) against their originals, not stored twice"
         )
     if counts.refused:

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from crawler.cli.crawl import redis_for
 from crawler.cli.terminal import cut, one_line
-from crawler.commandline import suggest
+from crawler.commandline import counted, suggest
 from crawler.config import Config
 from crawler.deadletters import DeadLetter, dead_letters, requeue
 from crawler.errors import InputError
@@ -87,7 +87,7 @@ def run_list(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     console = Console() if sys.stdout.isatty() else Console(width=160, color_system=None)
-    table = Table(title=f"{len(letters)} dead letter{'s' if len(letters) != 1 else ''}", title_justify="left")
+    table = Table(title=counted(len(letters), "dead letter"), title_justify="left")
     for column in ("id", "when", "site", "url", "reason", "job"):
         table.add_column(column, overflow="fold")
     for letter in letters:
@@ -109,7 +109,7 @@ def run_requeue(args: argparse.Namespace) -> int:
         back, refused = requeue(queue, _selected(queue, args))
         waiting = queue_size(queue.server, queue.keys) if back else 0
         idle = no_worker(waiting, workers_alive(queue.server, queue.keys, time.time()))
-    print(f"requeued {back} dead letter{'s' if back != 1 else ''}")
+    print(f"requeued {counted(back, 'dead letter')}")
     if idle:
         print(idle)
     for letter in refused:
@@ -120,5 +120,5 @@ def run_requeue(args: argparse.Namespace) -> int:
 def run_drop(args: argparse.Namespace) -> int:
     with _queue(writes=True) as queue:
         dropped = queue.drop_dead(letter.member for letter in _selected(queue, args))
-    print(f"dropped {dropped} dead letter{'s' if dropped != 1 else ''}")
+    print(f"dropped {counted(dropped, 'dead letter')}")
     return 0

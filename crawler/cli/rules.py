@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from crawler.cli.options import rules_folder
 from crawler.cli.pages import ENCODING_SOURCES, URL_RE, Page, decode_page, read_page, run_algorithm, shown
 from crawler.cli.terminal import printable
-from crawler.commandline import command_name
+from crawler.commandline import command_name, counted
 from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Topic
@@ -91,12 +91,12 @@ def run_rules_check(args: argparse.Namespace) -> int:
     warnings = [warning for rule in loaded.values() for warning in _site_warnings(rule)]
     for line in (*errors, *warnings):
         print(printable(str(line)))
-    summary = _counted(len(loaded), "rule") + " ok"
+    summary = counted(len(loaded), "rule") + " ok"
     if errors:
         bad_files = len(dict.fromkeys(error.file for error in errors))
-        summary += f", {_counted(bad_files, 'file')} with {_counted(len(errors), 'error')}"
+        summary += f", {counted(bad_files, 'file')} with {counted(len(errors), 'error')}"
     if warnings:
-        summary += f", {_counted(len(warnings), 'warning')}"
+        summary += f", {counted(len(warnings), 'warning')}"
     print(summary)
     return EXIT_RULE_ERRORS if errors else EXIT_OK
 
@@ -126,10 +126,6 @@ def _site_warnings(rule: Rule) -> list[RuleError]:
             )
         )
     return warnings
-
-
-def _counted(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,7 +350,7 @@ def _show_feed(rule: Rule, page: Page, url: str, feed: Feed, output: str) -> Non
         print(json.dumps(document, ensure_ascii=False, indent=2))
         return
     _print_source(rule, page)
-    print(f"as a feed ({feed.version}): {_counted(len(kept), 'article link')}, {left_out} left out")
+    print(f"as a feed ({feed.version}): {counted(len(kept), 'article link')}, {left_out} left out")
     print("  (off the rule's domains, refused by index.links allow/deny, repeated, without a link)")
     for entry in kept:
         print(f"  {printable(entry.url)}")
@@ -378,7 +374,7 @@ def _show_document(rule: Rule, page: Page, output: str) -> None:
         print(json.dumps({**found, "fields": fields, "body": document.text}, ensure_ascii=False, indent=2))
         return
     _print_source(rule, page)
-    print(f"as a {document.kind.upper()} article ({_counted(len(document.text), 'character')} of text):")
+    print(f"as a {document.kind.upper()} article ({counted(len(document.text), 'character')} of text):")
     for name, value in fields.items():
         print(f"  {name:<9}  {printable(value) if value else '-'}")
     print()
@@ -435,7 +431,7 @@ def _show_discover(
     if left_out:
         print(f"note       {left_out}")
     print(
-        f"links      {len(kept)} kept of {_counted(len(links), 'link')}: {followed.refused} refused (domains,"
+        f"links      {len(kept)} kept of {counted(len(links), 'link')}: {followed.refused} refused (domains,"
         f" deny_domains), {followed.seen} to this page or a seed (read already)"
     )
     for link in kept[:10]:
@@ -489,7 +485,7 @@ def _show_api(rule: Rule, page: Page, url: str, found: ApiPage, output: str) -> 
     _print_source(rule, page)
     kept = [(link, item) for link, item in items if link is not None]
     left_out = len(found.items) - len(kept) + found.without_url
-    print(f"as an API page: {_counted(len(kept), 'item')}, {left_out} left out")
+    print(f"as an API page: {counted(len(kept), 'item')}, {left_out} left out")
     for link, item in kept:
         how = "stored from the JSON" if item.is_article else "its page fetched"
         print(f"  {printable(str(link))} ({how})")
@@ -532,7 +528,7 @@ def _show_sitemap(rule: Rule, page: Page, url: str, sitemap: Sitemap, output: st
     _print_source(rule, page)
     left_out = len(sitemap.entries) - len(kept)
     kind = "robots.txt" if sitemap.kind == "robots" else sitemap.kind
-    print(f"as a {kind}: {_counted(len(kept), what)}, {left_out} left out")
+    print(f"as a {kind}: {counted(len(kept), what)}, {left_out} left out")
     for entry in kept:
         said = [f"lastmod: {entry.lastmod.isoformat()}"] if entry.lastmod else []
         said += [f"{name}: {printable(value)}" for name, value in entry.hints().items()]
@@ -565,10 +561,10 @@ def _print_trial(trial: Trial) -> None:
     print(f"encoding   {trial.decoded.encoding} ({how})")
     print()
     if trial.search is None:
-        print(f"as an index page: {_counted(len(trial.links), 'article link')}")
+        print(f"as an index page: {counted(len(trial.links), 'article link')}")
         next_key, next_xpath = "index.next_page", rule.next_page
     else:
-        print(f"as a search result page: {_counted(len(trial.links), 'result')}")
+        print(f"as a search result page: {counted(len(trial.links), 'result')}")
         print(
             "  (each one of the rule's article when on its domains, else of the rule whose domains hold it,"
             " else left)"

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from crawler.cli.crawl import redis_for
 from crawler.cli.options import rules_folder
-from crawler.cli.terminal import counted
+from crawler.commandline import counted
 from crawler.config import Config
 from crawler.errors import InputError
 from crawler.redisio.connection import connect
@@ -249,7 +249,7 @@ def _bans(site: dict[str, Any]) -> str:
     signs = site["ban_signals_24h"]
     if not signs:
         return str(site["bans_24h"])
-    return f"{site['bans_24h']} ({signs} sign{'s' if signs != 1 else ''})"
+    return f"{site['bans_24h']} ({counted(signs, 'sign')})"
 
 
 def _print_fields(console: Console, sites: list[dict[str, Any]]) -> None:

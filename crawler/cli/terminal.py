@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["counted", "cut", "fit_progress", "one_line", "printable"]
+__all__ = ["cut", "fit_progress", "one_line", "printable"]
 
 # The progress bar's width, and the least it is shrunk to before it is left out.
 BAR_WIDTH = 40
@@ -30,12 +30,6 @@ def cut(text: str, width: int) -> str:
     ends a cut one)."""
     text = one_line(text)
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def counted(count: int, noun: str, plural: str | None = None) -> str:
-    """``count`` and ``noun``, in the plural (``plural``, else ``noun`` + ``s``) unless it is 1:
-    ``1 page``, ``2 pages``, ``0 pages``."""
-    return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
 def fit_progress(

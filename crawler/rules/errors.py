@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from crawler.commandline import counted
 from crawler.errors import EXIT_FETCH, CrawlerError
 
 __all__ = ["RuleError", "RuleErrors", "shown"]
@@ -35,7 +36,7 @@ class RuleErrors(RuleError):
     def __init__(self, file: str, errors: Sequence[RuleError]) -> None:
         self.errors = tuple(errors)
         count = len(self.errors)
-        super().__init__(file, "", f"{count} error{'s' if count != 1 else ''} in this rule file")
+        super().__init__(file, "", f"{counted(count, 'error')} in this rule file")
 
     def __str__(self) -> str:
         return "\n".join(str(error) for error in self.errors)

@@ -6,6 +6,8 @@ import re
 from collections.abc import Mapping
 from datetime import timedelta
 
+from crawler.commandline import counted
+
 __all__ = ["EXPECTED_CRON", "EXPECTED_EVERY", "check_cron", "parse_every"]
 
 _DURATION_RE = re.compile(r"(?:[0-9]+[smhd])+")
@@ -50,7 +52,7 @@ def check_cron(expression: str) -> str:
     names jan-dec and sun-sat)."""
     fields = expression.split()
     if len(fields) != len(_CRON_FIELDS):
-        raise ValueError(f"{len(fields)} field{'s' if len(fields) != 1 else ''} instead of 5")
+        raise ValueError(f"{counted(len(fields), 'field')} instead of 5")
     for text, (name, low, high, names) in zip(fields, _CRON_FIELDS, strict=True):
         for item in text.split(","):
             _check_cron_item(item, name, low, high, names)

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from crawler.commandline import counted
 from crawler.errors import redacted
 from crawler.rules.access import (
     AccessError,
@@ -860,7 +861,7 @@ def _described(value: object) -> str:
     if value == []:
         return "an empty list"
     if isinstance(value, list):
-        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+        return f"a list of {counted(len(value), 'item')}"
     if isinstance(value, dict):
         return "a mapping"
     return f"the {type(value).__name__} {value}"

@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from crawler.commandline import counted
 from crawler.errors import StoreError
 
 __all__ = ["Spool", "waiting_under"]
@@ -187,7 +188,7 @@ def _waiting(directory: Path, files: list[Path]) -> str | None:
     if not counts:
         return None
     total = sum(count for _, count in counts)
-    articles = f"{total} article{'s' if total != 1 else ''} wait{'s' if total == 1 else ''}"
+    articles = counted(total, "article waits", "articles wait")
     if len(counts) == 1:
         return f"{articles} in the spool {counts[0][0]}"
     return f"{articles} in {len(counts)} spool files under {directory}"

@@ -56,7 +56,7 @@ from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed
 
-from crawler.commandline import suggest
+from crawler.commandline import counted, suggest
 from crawler.config import apply_environment
 from crawler.items import Article, Discovered, Page
 from crawler.redisio.connection import resolve_redis_url
@@ -203,9 +203,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         elif ruleset.errors:
             files = sorted({Path(error.file).name for error in ruleset.errors})
             logger.warning(
-                "%d other rule %s errors: %s; see `%s`",
-                len(files),
-                "file has" if len(files) == 1 else "files have",
+                "%s errors: %s; see `%s`",
+                counted(len(files), "other rule file has", "other rule files have"),
                 ", ".join(files),
                 suggest("rules check"),
             )
