@@ -90,15 +90,16 @@ def build_status(
     ]
     sites_files = set(ruleset.broken.values())
     health = _redis(server)
+    to_crawl = _to_crawl(server, keys)
     queue = {
-        "queued": len(LeasedQueue(server, keys)),
-        "leased": int(server.zcard(keys.leases)),
+        "queued": to_crawl["queued"],
+        "leased": to_crawl["leased"],
         "expired": int(server.zcount(keys.leases, "-inf", now)),
-        "waiting": int(server.zcard(keys.delayed)),
+        "waiting": to_crawl["waiting"],
         "dead_letters": sum(dead.values()),
     }
     alive = sum(1 for worker in workers if worker["alive"])
-    idle = no_worker(queue["queued"] + queue["waiting"] + queue["leased"], alive)
+    idle = no_worker(sum(to_crawl.values()), alive)
     return {
         "now": _iso(now),
         "redis": health,
@@ -145,7 +146,13 @@ def no_worker(requests: int, alive: int, what: str = "request") -> str | None:
 
 def queue_size(server: redis.Redis, keys: Keys) -> int:
     """The requests a worker has to crawl: queued, waiting (retries, deferred) and leased."""
-    return len(LeasedQueue(server, keys)) + int(server.zcard(keys.delayed)) + int(server.zcard(keys.leases))
+    return sum(_to_crawl(server, keys).values())
+
+
+def _to_crawl(server: redis.Redis, keys: Keys) -> dict[str, int]:
+    """The requests a worker has to crawl, by state: queued, leased, waiting (retries, deferred)."""
+    queue = LeasedQueue(server, keys)
+    return {"queued": len(queue), "leased": queue.leased(), "waiting": queue.delayed()}
 
 
 def _workers(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]]:
