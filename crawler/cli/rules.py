@@ -31,7 +31,6 @@ from crawler.rules import (
 )
 from crawler.rules.access import global_proxies
 from crawler.rules.api import ApiError, ApiPage
-from crawler.rules.errors import shown as quoted
 from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
@@ -114,12 +113,12 @@ def _site_warnings(rule: Rule) -> list[RuleError]:
         if site in sites:
             continue
         close = difflib.get_close_matches(site, sites, n=1)
-        hint = f"; did you mean {quoted(close[0])}?" if close else ""
+        hint = f"; did you mean {close[0]!r}?" if close else ""
         warnings.append(
             RuleError(
                 str(rule.path),
                 "discover.topic.sites",
-                f"warning: no rule for site {quoted(site)} in {folder}{hint}",
+                f"warning: no rule for site {site!r} in {folder}{hint}",
                 f"a site id of a rule file there: {', '.join(sites)}"
                 if sites
                 else f"a rule file in {folder}",
