@@ -20,7 +20,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -83,32 +83,48 @@ class Web:
         )
         return env
 
-    def crawler(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def crawler(
+        self, *args: str, script: str | None = None, timeout: float = COMMAND_TIMEOUT
+    ) -> subprocess.CompletedProcess[str]:
+        """`crawler ARGS` run to its end (the crawler of ``script``, run with ``python -c``, if given)."""
         return subprocess.run(
-            [sys.executable, "-m", "crawler.cli", *args],
+            _command(args, script),
             env=self.env(),
             capture_output=True,
             text=True,
-            timeout=COMMAND_TIMEOUT,
+            timeout=timeout,
             stdin=subprocess.DEVNULL,
             check=False,
             cwd=REPO,
         )
 
-    def worker(self, redis_url: str, *settings: str, stderr: int = subprocess.PIPE) -> subprocess.Popen[str]:
-        """A `crawler worker` on ``redis_url``, with ``-s`` ``settings`` (NAME=VALUE)."""
-        command = [sys.executable, "-m", "crawler.cli", "worker"]
-        for setting in ("SCHEDULER_IDLE_POLL_SECONDS=0.05", *settings):
-            command += ["-s", setting]
+    def started(
+        self, *args: str, stdout: int = subprocess.PIPE, stderr: int = subprocess.PIPE, **env: str
+    ) -> subprocess.Popen[str]:
+        """`crawler ARGS` in the background, ``env`` added to its environment."""
         return subprocess.Popen(
-            command,
-            env=self.env(REDIS_URL=redis_url),
+            _command(args),
+            env=self.env(**env),
             cwd=REPO,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdout=stdout,
             stderr=stderr,
             text=True,
         )
+
+    def worker(self, redis_url: str, *settings: str, stderr: int = subprocess.PIPE) -> subprocess.Popen[str]:
+        """A `crawler worker` on ``redis_url``, with ``-s`` ``settings`` (NAME=VALUE)."""
+        options = [
+            item for setting in ("SCHEDULER_IDLE_POLL_SECONDS=0.05", *settings) for item in ("-s", setting)
+        ]
+        return self.started("worker", *options, stdout=subprocess.DEVNULL, stderr=stderr, REDIS_URL=redis_url)
+
+    def status(self) -> dict[str, Any]:
+        """The row of the site ``web`` in `crawler status --format json`."""
+        done = self.crawler("status", "--format", "json")
+        assert done.returncode == 0, done.stderr
+        row: dict[str, Any] = next(site for site in json.loads(done.stdout)["sites"] if site["site"] == "web")
+        return row
 
     def fetched(self) -> list[tuple[float, int, str]]:
         """Every request the web served (time, host, path), robots.txt left out."""
@@ -121,6 +137,22 @@ class Web:
             return []
         assert done.returncode == 0, done.stderr
         return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def _command(args: Sequence[str], script: str | None = None) -> list[str]:
+    """The command line of `crawler ARGS`: ``python -m crawler.cli``, or ``python -c script`` (a crawler
+    changed for a test)."""
+    return [sys.executable, *(("-c", script) if script else ("-m", "crawler.cli")), *args]
+
+
+def _folder_web(origin: str, root: Path, *, depth: int = 3, seeds: list[str] | None = None) -> Web:
+    """The served folder at ``origin`` as a Web whose data and rules are under ``root``: its rule ``web``
+    (a budget of 20 pages, ``depth``) starts from ``seeds``, else from the folder's index.html."""
+    web = Web(SimWeb(SEED, 1), [origin], root / "unused.log", root)
+    web.rules.mkdir(parents=True)
+    rule = web.sim.rule([origin], budget=20, max_depth=depth, seeds=seeds or [f"{origin}/index.html"])
+    (web.rules / "web.yaml").write_text(rule, "utf-8")
+    return web
 
 
 @pytest.fixture
@@ -174,9 +206,7 @@ def test_a_temp_crawl_keeps_its_budget_and_politeness_fetches_each_url_once_and_
     relevant_fetched = sum(web.sim.relevant(host, path) for _, host, path in fetched)
     assert len(stored) >= relevant_fetched * 0.9, "relevant pages fetched are stored"
     assert "relevant" in done.stdout and "budget 90" in done.stdout, done.stdout
-    status = web.crawler("status", "--format", "json")
-    assert status.returncode == 0, status.stderr
-    row = next(site for site in json.loads(status.stdout)["sites"] if site["site"] == "web")
+    row = web.status()
     assert row["qread_fallbacks_24h"] == 0, "qRead reads every discover page: no fallback from rule fields"
     found = row["discover"]
     assert found["relevant_24h"] == len(stored) and found["relevant_24h"] + found["irrelevant_24h"] == 90
@@ -259,11 +289,7 @@ def test_the_summary_counts_relevant_pages_recorded_as_reposts_as_status_does(tm
     listed = "".join(f'<li><a href="{link}">{link}</a></li>' for link in links)
     (site / "index.html").write_text(f"<html><body><ul>{listed}</ul></body></html>", "utf-8")
     with served_folder(site, tmp_path / "server.log") as origin:
-        web = Web(SimWeb(SEED, 1), [origin], tmp_path / "unused.log", tmp_path)
-        web.rules.mkdir()
-        (web.rules / "web.yaml").write_text(
-            web.sim.rule([origin], budget=20, max_depth=2, seeds=[f"{origin}/index.html"]), "utf-8"
-        )
+        web = _folder_web(origin, tmp_path, depth=2)
         done = web.crawler("temp", "web")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "recorded 3 reposts" in done.stdout, done.stdout
@@ -271,9 +297,7 @@ def test_the_summary_counts_relevant_pages_recorded_as_reposts_as_status_does(tm
         r"discover: (\d+) relevant pages? (?:stored )?of (\d+) read \(harvest ([\d.]+)\)", done.stdout
     )
     assert summary is not None, done.stdout
-    status = web.crawler("status", "--format", "json")
-    assert status.returncode == 0, status.stderr
-    found = next(row for row in json.loads(status.stdout)["sites"] if row["site"] == "web")["discover"]
+    found = web.status()["discover"]
     read = found["relevant_24h"] + found["irrelevant_24h"]
     assert (int(summary[1]), int(summary[2])) == (found["relevant_24h"], read) == (6, 10)
     assert float(summary[3]) == round(found["harvest_24h"], 2)
@@ -333,11 +357,7 @@ def test_a_second_crawl_with_nothing_new_to_read_says_so_and_exits_0(tmp_path: P
     _seed_and_three_pages(site)
     log_path = tmp_path / "server.log"
     with served_folder(site, log_path) as origin:
-        web = Web(SimWeb(SEED, 1), [origin], tmp_path / "unused.log", tmp_path)
-        web.rules.mkdir()
-        (web.rules / "web.yaml").write_text(
-            web.sim.rule([origin], budget=20, max_depth=3, seeds=[f"{origin}/index.html"]), "utf-8"
-        )
+        web = _folder_web(origin, tmp_path)
         first = web.crawler("temp", "web")
         read_first = len(_requested(log_path))
         second = web.crawler("temp", "web")
@@ -359,9 +379,7 @@ def test_a_second_crawl_with_nothing_new_to_read_says_so_and_exits_0(tmp_path: P
 def _discover_counts(web: Web) -> tuple[dict[str, Any], int]:
     """After a temp crawl of ``web``: its site's discover counters in `crawler status`, and its job's
     ``links_seen``."""
-    status = web.crawler("status", "--format", "json")
-    assert status.returncode == 0, status.stderr
-    found = next(row for row in json.loads(status.stdout)["sites"] if row["site"] == "web")["discover"]
+    found = web.status()["discover"]
     counted = ("relevant_24h", "irrelevant_24h", "links_kept_24h", "links_seen_24h", "links_refused_24h")
     keys = Keys("crawler")
     with EmbeddedRedis(web.data, watch_seconds=0) as server:
@@ -384,11 +402,7 @@ def test_a_page_fetched_again_because_its_store_failed_is_counted_once(tmp_path:
     with served_folder(site, tmp_path / "server.log") as origin:
         crawls: list[tuple[Web, str]] = []
         for name in ("clean", "faulted"):
-            web = Web(SimWeb(SEED, 1), [origin], tmp_path / "unused.log", tmp_path / name)
-            web.rules.mkdir(parents=True)
-            (web.rules / "web.yaml").write_text(
-                web.sim.rule([origin], budget=20, max_depth=3, seeds=[f"{origin}/index.html"]), "utf-8"
-            )
+            web = _folder_web(origin, tmp_path / name)
             if name == "clean":
                 done = web.crawler("temp", "web", *settings)
                 assert done.returncode == 0, done.stderr[-3000:]
@@ -397,15 +411,7 @@ def test_a_page_fetched_again_because_its_store_failed_is_counted_once(tmp_path:
             week = web.data / "articles" / f"articles_{week_of(datetime.now(UTC))}.sqlite"
             week.parent.mkdir(parents=True)
             week.write_bytes(b"this is not a database" * 100)
-            crawl = subprocess.Popen(
-                [sys.executable, "-m", "crawler.cli", "temp", "web", *settings],
-                env=web.env(),
-                cwd=REPO,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+            crawl = web.started("temp", "web", *settings)
             refused = False
             try:
                 assert crawl.stderr is not None
@@ -465,22 +471,9 @@ def test_a_page_whose_links_fail_to_be_kept_is_dead_lettered_and_the_crawl_ends(
     _seed_and_three_pages(site)
     log_path = tmp_path / "server.log"
     with served_folder(site, log_path) as origin:
-        web = Web(SimWeb(SEED, 1), [origin], tmp_path / "unused.log", tmp_path)
-        web.rules.mkdir()
-        (web.rules / "web.yaml").write_text(
-            web.sim.rule([origin], budget=20, max_depth=3, seeds=[f"{origin}/index.html"]), "utf-8"
-        )
+        web = _folder_web(origin, tmp_path)
         try:
-            done = subprocess.run(
-                [sys.executable, "-c", PAGE_FAILS, "temp", "web"],
-                env=web.env(),
-                cwd=REPO,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=90,
-                check=False,
-            )
+            done = web.crawler("temp", "web", script=PAGE_FAILS, timeout=90)
         except subprocess.TimeoutExpired as exc:
             pytest.fail(f"the temp crawl never ended: {exc.stderr!r:.3000}")
         assert sorted(_requested(log_path)) == [
@@ -524,13 +517,14 @@ def test_rules_try_lists_the_links_the_crawl_follows_without_a_denied_host_the_p
         listed = "".join(f'<li><a href="{link}">{link}</a></li>' for link in links)
         page = _article_page("Energy news", random.Random(7), TOPIC_KEYWORDS + filler)
         (site / "index.html").write_text(page.replace("</article>", f"</article><ul>{listed}</ul>"), "utf-8")
-        web = Web(SimWeb(SEED, 1), [origin], tmp_path / "unused.log", tmp_path)
-        web.rules.mkdir()
-        rule = web.sim.rule([origin], budget=20, max_depth=3, seeds=[seed])
-        rule = rule.replace(
-            "  domains: [127.0.0.1]\n", "  domains: [127.0.0.1, localhost]\n  deny_domains: [localhost]\n"
+        web = _folder_web(origin, tmp_path, seeds=[seed])
+        rule = web.rules / "web.yaml"
+        rule.write_text(
+            rule.read_text("utf-8").replace(
+                "  domains: [127.0.0.1]\n", "  domains: [127.0.0.1, localhost]\n  deny_domains: [localhost]\n"
+            ),
+            "utf-8",
         )
-        (web.rules / "web.yaml").write_text(rule, "utf-8")
         tried = web.crawler("rules", "try", "web", seed)
         as_json = web.crawler("rules", "try", "web", seed, "--format", "json")
         before = len(_requested(log_path))

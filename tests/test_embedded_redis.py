@@ -595,6 +595,18 @@ def _closed_port() -> int:
     return port
 
 
+def _closed_url(query: str, scheme: str = "redis") -> str:
+    """A ``scheme`` URL of database 0 on a closed port of 127.0.0.1, with the ``query`` given."""
+    return f"{scheme}://127.0.0.1:{_closed_port()}/0?{query}"
+
+
+def _refusal(url: str) -> str:
+    """What :func:`connect` says of ``url``: the message of the RedisUnavailableError it raises."""
+    with pytest.raises(RedisUnavailableError) as info:
+        connect(url)
+    return str(info.value)
+
+
 def test_redis_url_to_a_closed_port_gives_a_clear_error() -> None:
     url = f"redis://127.0.0.1:{_closed_port()}"
     expected = (
@@ -621,25 +633,32 @@ def test_connect_to_nothing_and_to_a_bad_url() -> None:
         connect("http://127.0.0.1/")
     # A query parameter redis-py does not know failed at the first command, with a TypeError traceback.
     port = _closed_port()
-    with pytest.raises(RedisUnavailableError) as info:
-        connect(f"redis://bob:hunter2@127.0.0.1:{port}/0?token=zz&socket_keepalive=no")
-    assert str(info.value).startswith(
+    said = _refusal(f"redis://bob:hunter2@127.0.0.1:{port}/0?token=zz&socket_keepalive=no")
+    assert said.startswith(
         f"the Redis URL 'redis://***@127.0.0.1:{port}/0?token=***&socket_keepalive=no' has query parameters"
         " redis-py does not take for a redis:// URL: token;"
-    ), info.value
+    ), said
 
 
-def test_query_parameters_redis_py_takes_for_the_scheme_are_accepted(redis_server: str) -> None:
+@pytest.mark.parametrize(
+    ("scheme", "query"),
+    [
+        ("redis", "max_connections=10&socket_keepalive=yes"),
+        (
+            "rediss",
+            "max_connections=10&ssl_cert_reqs=none&ssl_check_hostname=no"
+            "&ssl_include_verify_flags=VERIFY_X509_STRICT&ssl_exclude_verify_flags=VERIFY_X509_PARTIAL_CHAIN",
+        ),
+    ],
+)
+def test_query_parameters_redis_py_takes_for_the_scheme_are_accepted(scheme: str, query: str) -> None:
     # The connection pool takes max_connections; TLS options are the rediss:// connection's. Getting as far
     # as "cannot reach" means redis-py built a connection with them.
-    port = _closed_port()
-    for url in (
-        f"redis://127.0.0.1:{port}/0?max_connections=10&socket_keepalive=yes",
-        f"rediss://127.0.0.1:{port}/0?max_connections=10&ssl_cert_reqs=none&ssl_check_hostname=no"
-        "&ssl_include_verify_flags=VERIFY_X509_STRICT&ssl_exclude_verify_flags=VERIFY_X509_PARTIAL_CHAIN",
-    ):
-        with pytest.raises(RedisUnavailableError, match=r"^cannot reach Redis at "):
-            connect(url)
+    said = _refusal(_closed_url(query, scheme))
+    assert said.startswith("cannot reach Redis at "), said
+
+
+def test_query_parameters_redis_py_takes_reach_the_server(redis_server: str) -> None:
     client = connect(
         f"{redis_server}?max_connections=10&client_name=crawler-test&retry_on_timeout=yes&socket_read_size=65536"
     )
@@ -678,19 +697,15 @@ NOT_TEXT = "redis-py takes a Python object there, which text cannot give"
     ],
 )
 def test_a_query_parameter_the_crawler_sets_or_that_text_cannot_give_is_refused(query: str, why: str) -> None:
-    url = f"redis://127.0.0.1:{_closed_port()}/0?max_connections=10&{query}"
-    with pytest.raises(RedisUnavailableError) as info:
-        connect(url)
-    assert str(info.value) == (
+    url = _closed_url(f"max_connections=10&{query}")
+    assert _refusal(url) == (
         f"the Redis URL {url!r} has query parameters the crawler does not take: {query} ({why}); remove them"
     )
 
 
 def test_a_flag_redis_py_does_not_read_from_text_is_refused_for_rediss() -> None:
-    url = f"rediss://127.0.0.1:{_closed_port()}/0?ssl_validate_ocsp=no&decode_responses=false"
-    with pytest.raises(RedisUnavailableError) as info:
-        connect(url)
-    assert str(info.value) == (
+    url = _closed_url("ssl_validate_ocsp=no&decode_responses=false", "rediss")
+    assert _refusal(url) == (
         f"the Redis URL {url!r} has query parameters the crawler does not take:"
         " decode_responses=false (the crawler sets it itself, to False),"
         " ssl_validate_ocsp=no (redis-py takes a Python object there, which text cannot give);"
@@ -709,10 +724,7 @@ def test_a_flag_redis_py_does_not_read_from_text_is_refused_for_rediss() -> None
 def test_a_query_parameter_redis_py_would_fail_on_is_refused_and_not_listed_as_known(
     query: str, refused: str
 ) -> None:
-    url = f"redis://127.0.0.1:{_closed_port()}/0?{query}"
-    with pytest.raises(RedisUnavailableError) as info:
-        connect(url)
-    said = str(info.value)
+    said = _refusal(_closed_url(query))
     assert f"has query parameters redis-py does not take for a redis:// URL: {refused};" in said, said
     assert "redis-py would fail with a TypeError at the first command" in said, said
     known = said.split("known ones for redis:// include ", 1)[1].rstrip(")").split(", ")

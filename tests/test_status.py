@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,13 +26,68 @@ from crawler.worker.bans import looks_like_captcha
 from crawler.worker.heartbeat import WorkerHeartbeat
 
 REPO = Path(__file__).resolve().parents[1]
+# The id of a worker of this process in crawler:workers.
+THIS_WORKER = f"{socket.gethostname()}:{os.getpid()}".encode()
+
+
+@pytest.fixture
+def rules(tmp_path: Path) -> Path:
+    """An empty rules folder."""
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def run_crawler(
+    tmp_path: Path,
+    rules: Path,
+    redis_server: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> Callable[..., str]:
+    """`crawler ARGS` in this process, on the test's Redis, ``rules`` and a data folder of its own: what it
+    printed, its exit code 0 asserted."""
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
+    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
+
+    def run(*args: str) -> str:
+        assert main(list(args)) == 0
+        return capsys.readouterr().out
+
+    return run
+
+
+def _words(text: str) -> str:
+    """``text`` with its white space (a table's line breaks) as single spaces."""
+    return " ".join(text.split())
+
+
+def _beat(server: redis.Redis, worker: str, seen: float, **fields: object) -> None:
+    """The last heartbeat of ``worker`` (``host:pid``), seen at ``seen``: one beat every 5 s, ``fields``
+    (host, pid, pages, rate, forget...) over those of a worker started 100 s before."""
+    beat = {"host": "h", "pid": 1, "started": seen - 100, "every": 5.0, "pages": 1, "rate": 1.0, "sites": []}
+    server.hset(Keys("crawler").workers, worker, json.dumps({**beat, **fields, "seen": seen}))
+
+
+def _beat_here(redis_server: str, **settings: object) -> None:
+    """One heartbeat of a worker of this process (:data:`THIS_WORKER`), with the project's settings and
+    ``settings``."""
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    crawler = get_crawler(settings_dict={**values, "REDIS_URL": redis_server, **settings})
+    WorkerHeartbeat.from_crawler(crawler).beat()
+
+
+def _dead_letter(server: redis.Redis, url: str, reason: str) -> None:
+    """A dead letter of site news, now: the request of ``url``, failed for ``reason``."""
+    request = {"url": url, "meta": {"site": "news"}, "priority": 0}
+    server.hset(Keys("crawler").dead, json.dumps(request), json.dumps({"reason": reason, "at": time.time()}))
 
 
 def test_overdue_grabs_broken_rules_dead_workers_and_field_history(
-    tmp_path: Path, redis_client: redis.Redis
+    rules: Path, redis_client: redis.Redis
 ) -> None:
-    rules = tmp_path / "rules"
-    rules.mkdir()
     for name in ("demo-citynews", "demo-techdaily"):
         shutil.copy(DEMO_RULES / f"{name}.yaml", rules)
     (rules / "broken.yaml").write_text("name: Broken\nstart_urls: 12\n", encoding="utf-8")
@@ -41,9 +97,8 @@ def test_overdue_grabs_broken_rules_dead_workers_and_field_history(
     )
     redis_client.hset("crawler:job:j1", mapping={"stored": 7})
     redis_client.hset("crawler:grab:demo-techdaily", mapping={"last": now - 60, "next": now + 1140})
-    beat = {"host": "h", "pid": 1, "started": now - 100, "every": 5.0, "pages": 10, "rate": 6.0, "sites": []}
-    redis_client.hset(Keys("crawler").workers, "h:1", json.dumps({**beat, "seen": now - 2}))
-    redis_client.hset(Keys("crawler").workers, "h:2", json.dumps({**beat, "pid": 2, "seen": now - 600}))
+    _beat(redis_client, "h:1", now - 2, started=now - 100, pages=10, rate=6.0)
+    _beat(redis_client, "h:2", now - 600, pid=2, started=now - 100, pages=10, rate=6.0)
     # techdaily's author field: missing on most pages for a week (no news), body fine.
     for back, pages, missing_author in ((2, 10, 9), (30, 50, 45), (100, 40, 36)):
         key = Keys("crawler").stats("demo-techdaily", hour_of(now - back * 3600))
@@ -70,26 +125,14 @@ def test_captcha_pages_are_told_from_articles_about_captchas() -> None:
 
 
 def test_the_status_tables_show_brackets_in_rule_errors_and_data_as_written(
-    tmp_path: Path,
-    redis_server: str,
-    redis_client: redis.Redis,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
-    rules = tmp_path / "rules"
-    rules.mkdir()
     shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
     broken = 'domains: [news.test]\nstart_urls: http://news.test/\nindex:\n  links: {xpath: "count(//a)"}\n'
     broken += "article:\n  fields:\n    published: {xpath: '//time[re:test(., \"\\d\")]'}\n"
     (rules / "broken.yaml").write_text(broken, encoding="utf-8")
-    now = time.time()
-    beat = {"host": "h", "pid": 1, "started": now - 100, "every": 5.0, "pages": 1, "rate": 1.0, "sites": []}
-    redis_client.hset(Keys("crawler").workers, "[red]box[/red]:1", json.dumps({**beat, "seen": now - 2}))
-    monkeypatch.setenv("REDIS_URL", redis_server)
-    monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
-    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
-    assert main(["status"]) == 0
-    shown = " ".join(capsys.readouterr().out.split())
+    _beat(redis_client, "[red]box[/red]:1", time.time() - 2)
+    shown = _words(run_crawler("status"))
     assert 'invalid XPath "//time[re:test(., \\"\\\\d\\")]": undefined namespace prefix re:' in shown, shown
     assert (
         "(expected an XPath selecting elements or href strings, e.g. //ul[@class='news'] or //a/@href)"
@@ -99,28 +142,15 @@ def test_the_status_tables_show_brackets_in_rule_errors_and_data_as_written(
 
 
 def test_dead_list_shows_brackets_in_urls_and_reasons_as_written(
-    tmp_path: Path,
-    redis_server: str,
-    redis_client: redis.Redis,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
-    request = {"url": "http://news.test/a?[b]=1", "meta": {"site": "news"}, "priority": 0}
-    reason = {"reason": "HTTP 500 [bold]x[/bold] at //ul[@class='news']", "at": time.time()}
-    redis_client.hset(Keys("crawler").dead, json.dumps(request), json.dumps(reason))
-    monkeypatch.setenv("REDIS_URL", redis_server)
-    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
-    assert main(["dead", "list"]) == 0
-    out = capsys.readouterr().out
+    _dead_letter(redis_client, "http://news.test/a?[b]=1", "HTTP 500 [bold]x[/bold] at //ul[@class='news']")
+    out = run_crawler("dead", "list")
     assert "http://news.test/a?[b]=1" in out and "HTTP 500 [bold]x[/bold] at //ul[@class='news']" in out, out
 
 
 def test_dead_list_piped_shows_long_urls_and_reasons_whole(
-    tmp_path: Path,
-    redis_server: str,
-    redis_client: redis.Redis,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
     url = "http://news.test/" + "/".join(f"section-{n}" for n in range(12)) + "/article.html"
     reason = (
@@ -128,14 +158,8 @@ def test_dead_list_piped_shows_long_urls_and_reasons_whole(
         " while fetching the page of the news site. (after 2 retries)"
     )
     assert len(url) > 80 and len(reason) > 100
-    request = {"url": url, "meta": {"site": "news"}, "priority": 0}
-    redis_client.hset(
-        Keys("crawler").dead, json.dumps(request), json.dumps({"reason": reason, "at": time.time()})
-    )
-    monkeypatch.setenv("REDIS_URL", redis_server)
-    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
-    assert main(["dead", "list"]) == 0
-    out = capsys.readouterr().out
+    _dead_letter(redis_client, url, reason)
+    out = run_crawler("dead", "list")
     cells = [line.split("│") for line in out.splitlines() if line.count("│") == 7]
     shown_url, shown_reason = ("".join(cells_[column] for cells_ in cells) for column in (4, 5))
     assert "…" not in out, out
@@ -144,14 +168,8 @@ def test_dead_list_piped_shows_long_urls_and_reasons_whole(
 
 
 def test_a_site_whose_rule_file_is_broken_stays_listed_with_its_counters_and_dead_letters(
-    tmp_path: Path,
-    redis_server: str,
-    redis_client: redis.Redis,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
-    rules = tmp_path / "rules"
-    rules.mkdir()
     shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
     (rules / "gone.yaml").write_text("domains: [gone.test]\nstart_urls: [\n", encoding="utf-8")  # YAML error
     (rules / "wrong.yaml").write_text("name: Wrong\nstart_urls: 12\n", encoding="utf-8")  # rule error
@@ -181,27 +199,16 @@ def test_a_site_whose_rule_file_is_broken_stays_listed_with_its_counters_and_dea
     files = {error["file"] for error in report["rule_errors"]}
     assert files == {str(rules / name) for name in ("gone.yaml", "wrong.yaml", "no site.yaml")}
     assert report["attention"] == sorted([str(rules / "no site.yaml"), "gone", "wrong"])
-    monkeypatch.setenv("REDIS_URL", redis_server)
-    monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
-    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
-    assert main(["status"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines = run_crawler("status").splitlines()
     assert _table(lines, "Sites")["gone"]["new last/24h"] == "-/4"
     assert lines[lines.index("NEEDS ATTENTION gone") + 1] == f"  rule file has errors: {rules / 'gone.yaml'}"
-    assert main(["status", "--format", "json"]) == 0
-    shown = {site["site"]: site for site in json.loads(capsys.readouterr().out)["sites"]}
+    shown = {site["site"]: site for site in json.loads(run_crawler("status", "--format", "json"))["sites"]}
     assert shown["gone"]["rule_broken"] and shown["gone"]["dead_letters"] == 1
 
 
 def test_a_discover_crawl_shows_its_links_kept_refused_seen_already_and_released(
-    tmp_path: Path,
-    redis_server: str,
-    redis_client: redis.Redis,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
-    rules = tmp_path / "rules"
-    rules.mkdir()
     (rules / "energy.yaml").write_text(
         "discover:\n  topic: {keywords: [solar, wind]}\n  seeds: ['https://news.test/']\n  budget: 50\n"
         "  domains: [news.test]\n",
@@ -227,11 +234,7 @@ def test_a_discover_crawl_shows_its_links_kept_refused_seen_already_and_released
         "links_seen_24h": 17,
         "links_released_24h": 9,
     }
-    monkeypatch.setenv("REDIS_URL", redis_server)
-    monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
-    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
-    assert main(["status"]) == 0
-    columns = _table(capsys.readouterr().out.splitlines(), "Discover crawls")["energy"]
+    columns = _table(run_crawler("status").splitlines(), "Discover crawls")["energy"]
     assert (columns["links kept"], columns["refused"], columns["seen already"], columns["released"]) == (
         "41",
         "5",
@@ -241,14 +244,8 @@ def test_a_discover_crawl_shows_its_links_kept_refused_seen_already_and_released
 
 
 def test_the_tables_show_pages_ban_signs_backoffs_and_each_fields_missing_share(
-    tmp_path: Path,
-    redis_server: str,
-    redis_client: redis.Redis,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
-    rules = tmp_path / "rules"
-    rules.mkdir()
     shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
     now = time.time()
     keys = Keys("crawler")
@@ -269,11 +266,7 @@ def test_the_tables_show_pages_ban_signs_backoffs_and_each_fields_missing_share(
     )
     site = build_status(redis_client, keys, load_rules(rules), now)["sites"][0]
     assert (site["article_pages_24h"], site["article_pages_before"]) == (10, 10)
-    monkeypatch.setenv("REDIS_URL", redis_server)
-    monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
-    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
-    assert main(["status"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines = run_crawler("status").splitlines()
     row = _table(lines, "Sites")["demo-citynews"]
     assert (row["pages"], row["bans"], row["backoffs"]) == ("12", "1 (3 signs)", "2")
     fields = _table(lines, "Rule fields")["demo-citynews"]
@@ -308,10 +301,8 @@ def _table(lines: list[str], title: str) -> dict[str, dict[str, str]]:
 
 
 def test_errors_rising_say_the_mean_an_hour_over_the_23_hours_before(
-    tmp_path: Path, redis_client: redis.Redis
+    rules: Path, redis_client: redis.Redis
 ) -> None:
-    rules = tmp_path / "rules"
-    rules.mkdir()
     shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
     now = time.time()
     keys = Keys("crawler")
@@ -329,9 +320,8 @@ def test_a_dead_worker_shows_no_rate_and_is_dropped_an_hour_after_its_last_beat(
 ) -> None:
     keys = Keys("crawler")
     now = time.time()
-    beat = {"host": "vm", "pid": 1, "started": now - 9000, "every": 5.0, "pages": 100, "rate": 240.0}
     for worker, seen in (("vm:1", now - 2), ("vm:9524", now - 1398), ("vm:7", now - 3601)):
-        redis_client.hset(keys.workers, worker, json.dumps({**beat, "seen": seen}))
+        _beat(redis_client, worker, seen, host="vm", started=now - 9000, pages=100, rate=240.0)
     report = build_status(redis_client, keys, load_rules(tmp_path), now)
     assert [(w["id"], w["alive"], w["rate_per_minute"]) for w in report["workers"]] == [
         ("vm:1", True, 240.0),
@@ -339,12 +329,8 @@ def test_a_dead_worker_shows_no_rate_and_is_dropped_an_hour_after_its_last_beat(
     ]
     assert report["workers_alive"] == 1
     # A live worker's beat removes the entry of the worker dead for over an hour, and only that one.
-    settings = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
-    crawler = get_crawler(settings_dict={**settings, "REDIS_URL": redis_server})
-    WorkerHeartbeat.from_crawler(crawler).beat()
-    assert sorted(redis_client.hkeys(keys.workers)) == sorted(
-        [b"vm:1", b"vm:9524", f"{socket.gethostname()}:{os.getpid()}".encode()]
-    )
+    _beat_here(redis_server)
+    assert sorted(redis_client.hkeys(keys.workers)) == sorted([b"vm:1", b"vm:9524", THIS_WORKER])
 
 
 def test_a_worker_is_forgotten_by_its_own_setting_and_never_while_alive(
@@ -352,7 +338,6 @@ def test_a_worker_is_forgotten_by_its_own_setting_and_never_while_alive(
 ) -> None:
     keys = Keys("crawler")
     now = time.time()
-    beat = {"host": "vm", "pid": 1, "started": now - 9000, "every": 5.0, "pages": 100, "rate": 240.0}
     # vm:1 alive; vm:2 dead for 100 s with SUPERVISION_FORGET_WORKER_SECONDS=60 of its own; vm:3 the same
     # without a setting of its own in its beat (the default, an hour, applies).
     beats: tuple[tuple[str, float, dict[str, float]], ...] = (
@@ -361,59 +346,41 @@ def test_a_worker_is_forgotten_by_its_own_setting_and_never_while_alive(
         ("vm:3", now - 100, {}),
     )
     for worker, seen, own in beats:
-        redis_client.hset(keys.workers, worker, json.dumps({**beat, **own, "seen": seen}))
+        _beat(redis_client, worker, seen, host="vm", started=now - 9000, pages=100, rate=240.0, **own)
     report = build_status(redis_client, keys, load_rules(tmp_path), now)
     assert [w["id"] for w in report["workers"]] == ["vm:1", "vm:3"]
     # A worker started with 0 forgets the dead ones at once, never a live one.
-    settings = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
-    crawler = get_crawler(
-        settings_dict={**settings, "REDIS_URL": redis_server, "SUPERVISION_FORGET_WORKER_SECONDS": 0}
-    )
-    WorkerHeartbeat.from_crawler(crawler).beat()
-    assert sorted(redis_client.hkeys(keys.workers)) == sorted(
-        [b"vm:1", f"{socket.gethostname()}:{os.getpid()}".encode()]
-    )
+    _beat_here(redis_server, SUPERVISION_FORGET_WORKER_SECONDS=0)
+    assert sorted(redis_client.hkeys(keys.workers)) == sorted([b"vm:1", THIS_WORKER])
 
 
 def test_requests_waiting_with_no_worker_alive_say_how_to_start_one(
-    tmp_path: Path,
-    redis_server: str,
+    rules: Path,
     redis_client: redis.Redis,
-    capsys: pytest.CaptureFixture[str],
+    run_crawler: Callable[..., str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     keys = Keys("crawler")
-    request = {"url": "http://news.test/a", "meta": {"site": "news"}, "priority": 0}
-    redis_client.hset(keys.dead, json.dumps(request), json.dumps({"reason": "HTTP 500", "at": time.time()}))
-    monkeypatch.setenv("REDIS_URL", redis_server)
-    monkeypatch.setenv("CRAWLER_RULES_DIR", str(tmp_path))
-    monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
+    _dead_letter(redis_client, "http://news.test/a", "HTTP 500")
     monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
     # A worker that died long ago does not crawl them.
     now = time.time()
-    beat = {"host": "h", "pid": 1, "started": now - 900, "every": 5.0, "pages": 1, "rate": 1.0, "sites": []}
-    redis_client.hset(keys.workers, "h:1", json.dumps({**beat, "seen": now - 600}))
+    _beat(redis_client, "h:1", now - 600, started=now - 900)
     hint = "no worker alive to crawl it: start one with `crawler worker` (or `crawler run`"
-    assert main(["dead", "requeue", "--all"]) == 0
-    out = capsys.readouterr().out
+    out = run_crawler("dead", "requeue", "--all")
     assert "requeued 1 dead letter" in out and f"1 request in the queue and {hint}" in out, out
-    assert main(["status"]) == 0
-    shown = " ".join(capsys.readouterr().out.split())
+    shown = _words(run_crawler("status"))
     assert f"NEEDS ATTENTION 1 request in the queue and {hint}" in shown, shown
-    report = build_status(redis_client, keys, load_rules(tmp_path), time.time())
+    report = build_status(redis_client, keys, load_rules(rules), time.time())
     assert "queue" in report["attention"] and report["no_worker"].startswith("1 request in the queue")
     # With a worker alive, nothing to say.
-    redis_client.hset(keys.workers, "h:2", json.dumps({**beat, "pid": 2, "seen": time.time()}))
-    report = build_status(redis_client, keys, load_rules(tmp_path), time.time())
+    _beat(redis_client, "h:2", time.time(), pid=2, started=now - 900)
+    report = build_status(redis_client, keys, load_rules(rules), time.time())
     assert report["no_worker"] is None and "queue" not in report["attention"]
 
 
 def test_leases_past_their_deadline_are_shown_as_expired_apart_from_those_held(
-    tmp_path: Path,
-    redis_server: str,
-    redis_client: redis.Redis,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
     keys = Keys("crawler")
     # A worker killed with its leases (deadline passed: a negative lease time), and one holding its lease.
@@ -423,16 +390,12 @@ def test_leases_past_their_deadline_are_shown_as_expired_apart_from_those_held(
         killed.push(json.dumps(request).encode(), priority=0, site="news", job=None)
     assert all(popped.member for popped in killed.pop_many(count=4))
     assert LeasedQueue(redis_client, keys, lease_seconds=600.0).pop().member
-    report = build_status(redis_client, keys, load_rules(tmp_path), time.time())
+    report = build_status(redis_client, keys, load_rules(rules), time.time())
     assert report["queue"]["leased"] == 5 and report["queue"]["expired"] == 4, report["queue"]
-    monkeypatch.setenv("REDIS_URL", redis_server)
-    monkeypatch.setenv("CRAWLER_RULES_DIR", str(tmp_path))
-    assert main(["status"]) == 0
-    shown = " ".join(capsys.readouterr().out.split())
+    shown = _words(run_crawler("status"))
     assert "5 leased (4 of them expired: back in the queue when a worker runs)" in shown, shown
     redis_client.delete(keys.leases)
-    assert main(["status"]) == 0
-    shown = " ".join(capsys.readouterr().out.split())
+    shown = _words(run_crawler("status"))
     assert " 0 leased, " in shown and "expired" not in shown, shown
 
 
