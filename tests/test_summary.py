@@ -142,11 +142,16 @@ def test_a_chinese_quote_and_the_words_that_say_who_spoke_it_are_one_sentence() 
         "“这是我们盼了多年的好事。”在西河生活了几十年的老陈感慨地说。",
         "记者了解到，项目进展顺利。",
     ]
-    # After a quote, a sentence that does not say who spoke stays a sentence of its own.
+    # After a quote, a sentence that does not say who spoke stays a sentence of its own, even when a word
+    # of it ends in a character that can mean "say" (名称: name).
     assert split_sentences("“这是好事。”记者了解到，项目进展顺利。") == [
         "“这是好事。”",
         "记者了解到，项目进展顺利。",
     ]
+    assert split_sentences("“好。”这是新名称。下一句。") == ["“好。”", "这是新名称。", "下一句。"]
+    # Traditional characters, and the verb with 道 after it.
+    assert split_sentences("「好的。」他說。下一句。") == ["「好的。」他說。", "下一句。"]
+    assert split_sentences("“难。”她坦言道。下一句。") == ["“难。”她坦言道。", "下一句。"]
     summary = summarize(text + "项目计划总投资51.9亿元。今年以来已召开6次专题会议。", 2)
     assert not summary.startswith("在西河")
     assert "感慨地说。" not in summary or "“这是我们盼了多年的好事。”" in summary
