@@ -205,6 +205,12 @@ def test_bad_yaml_is_reported_with_file_and_line(tmp_path: Path) -> None:
     assert ": line 2, column " in message and "invalid YAML" in message
 
 
+def test_a_tab_that_indents_a_rule_is_named_with_the_fix(tmp_path: Path) -> None:
+    (message,) = errors_of(tmp_path, "domains: [127.0.0.1]\nstart_urls:\n\t- http://127.0.0.1/\n")
+    assert "line 3, column 1: invalid YAML: " in message
+    assert "(expected spaces: YAML indents with spaces, never tabs)" in message
+
+
 def test_duplicate_keys_are_errors_not_silently_overwritten(tmp_path: Path) -> None:
     text = MINIMAL_RULE + "article:\n  fields:\n    title: {xpath: //h1}\n    title: {xpath: //h2}\n"
     (message,) = errors_of(tmp_path, text)

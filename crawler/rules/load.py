@@ -35,6 +35,8 @@ __all__ = [
 MAX_RULE_BYTES: Final = 1024 * 1024
 RULE_SUFFIX: Final = ".yaml"
 _SITE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+# What YAML expects where a tab indents a line (PyYAML says only that a tab "cannot start any token").
+_TABS_EXPECTED = "spaces: YAML indents with spaces, never tabs"
 
 
 def load_rules(
@@ -199,7 +201,8 @@ def _read_yaml(text: str, check: Checker) -> tuple[object, bool]:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = ", ".join(part for part in (exc.context, exc.problem) if part)
-        check.fail(where, f"invalid YAML: {problem}")
+        tab = exc.problem is not None and "'\\t'" in exc.problem
+        check.fail(where, f"invalid YAML: {problem}", _TABS_EXPECTED if tab else None)
         return None, False
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
