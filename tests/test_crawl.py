@@ -207,14 +207,36 @@ def test_a_narrow_progress_line_leaves_out_the_bar_and_zeros_then_cuts_the_title
     assert fit_progress(160, title, "51/51 pages", tallies, "0:00:04") == (
         title,
         40,
-        "stored 48  skipped 0  errors 2",
+        "51/51 pages stored 48  skipped 0  errors 2",
+        "0:00:04",
     )
-    assert fit_progress(110, title, "51/51 pages", tallies, "0:00:04") == (title, 15, "stored 48 errors 2")
-    assert fit_progress(100, title, "51/51 pages", tallies, "0:00:04") == (title, 0, "stored 48 errors 2")
-    cut_title, bar, counts = fit_progress(80, title, "51/51 pages", tallies, "0:00:04")
-    assert (bar, counts) == (0, "stored 48 errors 2")
+    assert fit_progress(110, title, "51/51 pages", tallies, "0:00:04") == (
+        title,
+        15,
+        "51/51 pages stored 48 errors 2",
+        "0:00:04",
+    )
+    assert fit_progress(100, title, "51/51 pages", tallies, "0:00:04") == (
+        title,
+        0,
+        "51/51 pages stored 48 errors 2",
+        "0:00:04",
+    )
+    cut_title, bar, counts, elapsed = fit_progress(80, title, "51/51 pages", tallies, "0:00:04")
+    assert (bar, counts, elapsed) == (0, "51/51 pages stored 48 errors 2", "0:00:04")
     assert cut_title.startswith("temp crawl of demo-techdaily") and cut_title.endswith("…")
-    assert len(f"{cut_title} 51/51 pages {counts} 0:00:04") == 80
+    assert len(f"{cut_title} {counts} {elapsed}") == 80
+    # No room for the title: it is left out, then the tallies from the last, before the pages are cut.
+    assert fit_progress(40, title, "51/51 pages", tallies, "0:00:04") == (
+        "",
+        0,
+        "51/51 pages stored 48 errors 2",
+        "0:00:04",
+    )
+    assert fit_progress(20, title, "51/51 pages", tallies, "0:00:04") == ("", 0, "51/51 pages", "0:00:04")
+    for width in range(1, 19):
+        _, bar, counts, elapsed = fit_progress(width, title, "51/51 pages", tallies, "0:00:04")
+        assert bar == 0 and len(" ".join(filter(None, (counts, elapsed)))) <= width
 
 
 def test_a_second_temp_crawl_stores_nothing_new_and_fetches_no_article_twice(demo: DemoRun) -> None:

@@ -571,13 +571,15 @@ class _ProgressLine(ProgressColumn):
         pages = f"{done}{known} {task.fields['pages']}"
         tallies = [(name, int(task.fields[name])) for name in ("stored", "skipped", "errors")]
         elapsed = TimeElapsedColumn().render(task)
-        title, bar_width, counts = fit_progress(
+        title, bar_width, counts, shown_elapsed = fit_progress(
             self._console.width, task.description, pages, tallies, elapsed.plain
         )
-        parts: list[RenderableType] = [Text(title, style="bold")]
+        parts: list[RenderableType] = [Text(title, style="bold")] if title else []
         if bar_width:
             parts.append(BarColumn(bar_width=bar_width).render(task))
-        parts += [Text(f"{pages} {counts}"), elapsed]
+        parts.append(Text(counts))
+        if shown_elapsed:
+            parts.append(elapsed)
         line = Table.grid(*(Column(no_wrap=True) for _ in parts), padding=(0, 1))
         line.add_row(*parts)
         return line

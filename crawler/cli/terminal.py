@@ -10,6 +10,9 @@ __all__ = ["cut", "fit_progress", "one_line", "printable"]
 # The progress bar's width, and the least it is shrunk to before it is left out.
 BAR_WIDTH = 40
 MIN_BAR_WIDTH = 10
+# The least a progress line's title is cut to before it is left out, and its pages before the elapsed time is.
+MIN_TITLE_WIDTH = 10
+MIN_PAGES_WIDTH = 5
 
 # Terminal control characters (C0 but tab and newline, DEL, C1).
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -34,17 +37,29 @@ def cut(text: str, width: int) -> str:
 
 def fit_progress(
     width: int, title: str, pages: str, tallies: list[tuple[str, int]], elapsed: str
-) -> tuple[str, int, str]:
+) -> tuple[str, int, str, str]:
     """A progress line of ``title``, a bar, ``pages``, the ``tallies`` (name, count) and ``elapsed`` fit into
-    ``width`` columns: the title, the bar's width (0: none) and the text of the tallies. What goes first
-    when it is narrow: the bar's width down to ``MIN_BAR_WIDTH``, the double spaces between the tallies,
-    the tallies at 0 but the first, then the bar; the title is cut last."""
+    ``width`` columns, its parts joined by one space: the title ("": none), the bar's width (0: none), the
+    text of the pages and tallies, and the elapsed time ("": none). What goes first when it is narrow: the
+    bar's width down to ``MIN_BAR_WIDTH``, the double spaces between the tallies, the tallies at 0 but the
+    first, then the bar; then the title is cut down to ``MIN_TITLE_WIDTH``, then left out; then the tallies
+    from the last; then the pages are cut, and the elapsed time left out when even that does not fit."""
     spaced = "  ".join(f"{name} {count}" for name, count in tallies)
     single = " ".join(f"{name} {count}" for name, count in tallies)
-    shown = " ".join(f"{name} {count}" for index, (name, count) in enumerate(tallies) if count or not index)
-    for counts in (spaced, single, shown):
+    shown = [f"{name} {count}" for index, (name, count) in enumerate(tallies) if count or not index]
+    for counts in (spaced, single, " ".join(shown)):
         room = width - len(f"{title}  {pages} {counts} {elapsed}")
         if room >= MIN_BAR_WIDTH:
-            return title, min(room, BAR_WIDTH), counts
-    room = width - len(f" {pages} {shown} {elapsed}")
-    return cut(title, max(room, 1)), 0, shown
+            return title, min(room, BAR_WIDTH), f"{pages} {counts}", elapsed
+    title = one_line(title)
+    for kept in range(len(shown), -1, -1):
+        text = " ".join([pages, *shown[:kept]])
+        room = width - len(f" {text} {elapsed}")
+        if kept == len(shown) and room >= min(len(title), MIN_TITLE_WIDTH):
+            return cut(title, room), 0, text, elapsed
+        if len(f"{text} {elapsed}") <= width:
+            return "", 0, text, elapsed
+    room = width - len(f" {elapsed}")
+    if room >= MIN_PAGES_WIDTH:
+        return "", 0, cut(pages, room), elapsed
+    return "", 0, cut(pages, max(width, 1)), ""
