@@ -1,14 +1,16 @@
 """The commands a message suggests, written the way the user runs ``crawler``: ``$CRAWLER_COMMAND``
 (``./run.sh crawler``), else ``crawler``, with the ``--data-dir`` and ``--rules-dir`` the command line was
 given. Every part may suggest one: the workers of a crawl run in the process of its command. Every part
-writes a count the same way too: :func:`counted` (``1 page``, ``2 pages``)."""
+writes a count the same way too: :func:`counted` (``1 page``, ``2 pages``), and the value meant of a
+mistyped one: :func:`did_you_mean`."""
 
 from __future__ import annotations
 
+import difflib
 import os
 import shlex
 
-__all__ = ["COMMAND_ENV", "command_name", "counted", "given_folders", "suggest"]
+__all__ = ["COMMAND_ENV", "command_name", "counted", "did_you_mean", "given_folders", "suggest"]
 
 # How the user runs this command (``./run.sh crawler`` sets it), for the commands a message suggests.
 COMMAND_ENV = "CRAWLER_COMMAND"
@@ -41,3 +43,10 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
     """``count`` and ``noun``, in the plural (``plural``, else ``noun`` + ``s``) unless it is 1:
     ``1 page``, ``2 pages``, ``0 pages``."""
     return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
+def did_you_mean(value: str, choices: list[str]) -> str:
+    """The hint a message about a mistyped ``value`` ends with: ``; did you mean 'x'?`` naming the closest
+    of the ``choices``, or empty when none is close."""
+    close = difflib.get_close_matches(value, choices, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import difflib
 import itertools
 import json
 import re
@@ -35,7 +34,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from crawler.cli.terminal import printable
-from crawler.commandline import command_name, counted, suggest
+from crawler.commandline import command_name, counted, did_you_mean, suggest
 from crawler.config import Config
 from crawler.errors import CrawlerError, InputError
 from crawler.store import DOCUMENT_FIELDS, Store, open_store
@@ -71,8 +70,7 @@ def _check_site(store: Store, site: str | None) -> None:
     if not sites:
         empty = read or ": the store has no articles yet"
         raise InputError(f"no articles of site {site!r}{empty} ({store!r})")
-    close = difflib.get_close_matches(site, sites, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(site, sites)
     raise InputError(f"no articles of site {site!r}{read}{hint} (sites with articles: {', '.join(sites)})")
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import sys
 from dataclasses import dataclass, replace
@@ -14,7 +13,7 @@ from urllib.parse import urlsplit
 from crawler.cli.options import rules_folder
 from crawler.cli.pages import ENCODING_SOURCES, URL_RE, Page, decode_page, read_page, run_algorithm, shown
 from crawler.cli.terminal import printable
-from crawler.commandline import command_name, counted
+from crawler.commandline import command_name, counted, did_you_mean
 from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Topic
@@ -112,13 +111,11 @@ def _site_warnings(rule: Rule) -> list[RuleError]:
     for site in rule.discover.example_sites:
         if site in sites:
             continue
-        close = difflib.get_close_matches(site, sites, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
         warnings.append(
             RuleError(
                 str(rule.path),
                 "discover.topic.sites",
-                f"warning: no rule for site {site!r} in {folder}{hint}",
+                f"warning: no rule for site {site!r} in {folder}{did_you_mean(site, sites)}",
                 f"a site id of a rule file there: {', '.join(sites)}"
                 if sites
                 else f"a rule file in {folder}",

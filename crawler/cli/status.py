@@ -4,7 +4,6 @@ site's beside the service's own parts, as tables or JSON."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import sys
 import time
@@ -18,7 +17,7 @@ from rich.text import Text
 
 from crawler.cli.crawl import redis_for
 from crawler.cli.options import rules_folder
-from crawler.commandline import counted
+from crawler.commandline import counted, did_you_mean
 from crawler.config import Config
 from crawler.errors import InputError
 from crawler.redisio.connection import connect
@@ -49,9 +48,8 @@ def _check_site(site: str, sites: list[str], folder: Path) -> None:
     ``folder``), naming them and the one meant if one is close."""
     if site in sites:
         return
-    close = difflib.get_close_matches(site, sites, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
     known = f"sites: {', '.join(sites)}" if sites else "no rules there"
+    hint = did_you_mean(site, sites)
     raise InputError(
         f"no site {site!r} in {folder}: --site takes the id of a rule of the rules folder{hint} ({known})"
     )

@@ -4,7 +4,6 @@ duplicate keys are errors, and :mod:`crawler.rules.schema` checks and compiles w
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Final
 
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
+from crawler.commandline import did_you_mean
 from crawler.errors import InputError
 from crawler.rules.errors import RuleError, RuleErrors
 from crawler.rules.errors import shown as _shown
@@ -99,10 +99,10 @@ def rule_file(directory: Path, site: str) -> Path:
     if other.is_file():
         raise InputError(f"no rule for site {site!r}: {str(path)!r} does not exist; {_not_read(other)}")
     sites = rule_sites(directory)
-    close = difflib.get_close_matches(site, sites, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
     known = f"sites: {', '.join(sites)}" if sites else f"no rules in {directory}"
-    raise InputError(f"no rule for site {site!r}: {str(path)!r} does not exist{hint} ({known})")
+    raise InputError(
+        f"no rule for site {site!r}: {str(path)!r} does not exist{did_you_mean(site, sites)} ({known})"
+    )
 
 
 def _not_read(path: Path) -> RuleError:
