@@ -291,7 +291,7 @@ def _print_document(document: dict[str, Any], repost: dict[str, Any] | None, for
         )
     for length, text in sorted((document.get("summary") or {}).items(), key=lambda pair: int(pair[0])):
         lines.append("")
-        lines.append(f"summary, {length} sentence{'s' if length != '1' else ''}:")
+        lines.append(f"summary, {counted(int(length), 'sentence')}:")
         lines.extend(textwrap.wrap(printable(text), width, initial_indent="  ", subsequent_indent="  "))
     reposts = document.get("reposts") or []
     if reposts:
