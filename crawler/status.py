@@ -113,7 +113,7 @@ def build_status(
         "sites": sites,
         "rule_errors": broken,
         "attention": sorted(
-            {site["site"] for site in sites if site["attention"]}
+            {row["site"] for row in sites if row["attention"]}
             | {b["file"] for b in broken if b["file"] not in sites_files}
             | ({"redis"} if health["writes_refused"] else set())
             | ({"store"} if split else set())
