@@ -4,6 +4,7 @@ real embedded Redis, stored in SQLite. Each test has its own data folder, so its
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import os
 import re
@@ -376,11 +377,31 @@ def test_a_worker_killed_says_nothing_after_it_of_the_semaphores_its_text_pool_l
         while int(server.hget(f"crawler:job:{job}", "stored") or 0) < 5:
             assert time.monotonic() < deadline and victim.poll() is None
             time.sleep(0.05)
+        semaphores = _semaphores_of(victim.pid)
         victim.send_signal(signal.SIGKILL)
         # Its stderr ends once the processes it started that write there are gone too: its text processes
         # and multiprocessing's resource tracker, which unlinks the pool's semaphores the worker left.
         _, stderr = victim.communicate(timeout=60)
     assert "leaked semaphore" not in stderr, stderr
+    assert semaphores, "the worker's text pool held semaphores"
+    deadline = time.monotonic() + 30
+    while any(path.exists() for path in semaphores) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [path for path in semaphores if path.exists()], "the resource tracker removed them"
+
+
+def _semaphores_of(pid: int) -> set[Path]:
+    """The named semaphores of multiprocessing (``/dev/shm/sem.mp-*``) that process ``pid`` has open,
+    whatever other processes hold: those whose inode is mapped into its memory (glibc maps a semaphore by
+    the temporary name it was created under, the inode the same)."""
+    fields = [line.split() for line in Path(f"/proc/{pid}/maps").read_text(encoding="utf-8").splitlines()]
+    inodes = {int(line[4]) for line in fields if len(line) > 5 and line[5].startswith("/dev/shm/sem.")}
+    held = set()
+    for path in Path("/dev/shm").glob("sem.mp-*"):
+        with contextlib.suppress(FileNotFoundError):  # another process's, unlinked meanwhile
+            if path.stat().st_ino in inodes:
+                held.add(path)
+    return held
 
 
 def wait_until_done(server: object, job: str) -> None:
