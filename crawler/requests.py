@@ -80,6 +80,7 @@ __all__ = [
     "listing_request",
     "push",
     "queue_new",
+    "redirects",
     "remember_temp_job",
     "unfinished_temp_job",
     "without_lease",
@@ -330,6 +331,12 @@ def push(queue: LeasedQueue, request: Request, spider: Spider | None = None) -> 
     return queue.push(
         encode_request(request, spider), priority=request.priority, site=work.slot, job=work.job
     )
+
+
+def redirects(request: Request) -> str:
+    """The redirects that led to ``request``, in one line: "A redirects to B, which redirects to C"."""
+    urls = [*(str(url) for url in request.meta.get("redirect_urls", ())), request.url]
+    return " redirects to ".join(urls[:2]) + "".join(f", which redirects to {url}" for url in urls[2:])
 
 
 def without_lease(request: Request) -> Request:

@@ -14,6 +14,7 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/redirect?to=P&status=302``  a redirect to ``P`` (any path or URL) with the given 3xx status
 ``/redirect-chain/N?to=P``     N redirects in a row, then to ``P``
 ``/redirect-loop``             a redirect to itself, forever
+``/redirect-pair``             a redirect to ``/redirect-pair?x=1``, which redirects back, forever
 ``/large?mb=N``                an N MB HTML page (Content-Length set), streamed
 ``/large-gzip?mb=N``           an N MB HTML page sent gzip-compressed (a few KB on the wire)
 ``/gbk``                       a Chinese article in GBK; its charset only in the Content-Type header
@@ -377,6 +378,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 self._redirect(to, 302)
         elif path == "/redirect-loop":
             self._redirect("/redirect-loop", 302)
+        elif path == "/redirect-pair":
+            self._redirect("/redirect-pair" if "x" in query else "/redirect-pair?x=1", 302)
         elif path == "/large":
             self._send_large(float(query.get("mb", "40")))
         elif path == "/large-gzip":

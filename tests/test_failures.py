@@ -245,6 +245,52 @@ def test_retried_redirected_and_failed_requests_each_end_once_and_the_temp_crawl
     assert site.crawler("dead", "list", "--site", site.name).returncode == 0
 
 
+def test_a_redirect_to_a_page_seen_is_skipped_and_a_redirect_loop_is_a_dead_letter_naming_the_loop(
+    site: Site,
+) -> None:
+    """Every request leased ends counted: a redirect to a URL queued already is skipped (seen already); a
+    redirect back to a URL of its own chain (cut by the seen filter) and one past ``REDIRECT_MAX_TIMES``
+    are errors whose dead letters name the URL and the loop."""
+    site.rule("/a/landing", "/r/landing", "/redirect-loop", "/redirect-pair", "/redirect-chain/7?to=/a/far")
+    done = site.temp("-s", "LOG_LEVEL=INFO")
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    assert done.stdout.splitlines()[0] == (
+        "fetched 2 pages, stored 1 article, skipped 1 (seen already or disallowed by robots.txt), errors 3"
+        " (redirect loop: 2, too many redirects: 1)"
+    ), done.stdout + done.stderr[-8000:]
+    skipped = (
+        f"Skipped {site.server.url('/r/landing')}: it redirects to {site.server.url('/a/landing')}, seen"
+    )
+    assert skipped in done.stderr, done.stderr[-4000:]
+    reasons = {
+        str(letter["url"]).removeprefix(site.server.origin): letter["reason"] for letter in site.dead()
+    }
+    loop, pair = site.server.url("/redirect-loop"), site.server.url("/redirect-pair")
+    chain = site.server.url("/redirect-chain/7?to=/a/far")
+
+    def chain_at(n: int) -> str:
+        return site.server.url(f"/redirect-chain/{n}?to=%2Fa%2Ffar")
+
+    assert reasons == {
+        "/redirect-loop": f"a redirect loop: {loop} redirects to {loop}",
+        "/redirect-pair?x=1": f"a redirect loop: {pair} redirects to {pair}?x=1, which redirects to {pair}",
+        "/redirect-chain/2?to=%2Fa%2Ffar": f"too many redirects: more than 5 (REDIRECT_MAX_TIMES): {chain}"
+        + "".join(f"{', which' if n < 6 else ''} redirects to {chain_at(n)}" for n in (6, 5, 4, 3, 2)),
+    }
+    assert site.status()["queue"] == {"queued": 0, "leased": 0, "expired": 0, "waiting": 0, "dead_letters": 3}
+    # The loop the user met: a temp crawl of one URL (never seen before) that redirects in a loop.
+    fresh = Site(site.server, site.root / "fresh")
+    fresh.rule("/a/landing")
+    again = fresh.temp("--url", pair)
+    assert again.returncode == 1, again.stdout + again.stderr[-4000:]
+    assert again.stdout.splitlines()[0].endswith(
+        "skipped 0 (seen already or disallowed by robots.txt), errors 1 (redirect loop: 1)"
+    ), again.stdout
+    assert (
+        "nothing could be fetched: see the reasons above (`crawler dead list` for the errors)" in again.stdout
+    )
+
+
 def test_a_crawl_that_fetched_nothing_and_the_status_suggest_dead_list_as_the_crawler_was_run(
     site: Site,
 ) -> None:

@@ -183,7 +183,8 @@ return {false, false}
 # KEYS: leases, lease-scores, pending, job (or ''), attempts, lease-sites, the site's counters of this hour
 # (or '').
 # ARGV: prefix, the lease, site, job (or ''), pages fetched, items stored, reposts recorded, items of those
-# stored that were spooled, items updated (their URLs stored before), seconds the counters are kept.
+# stored that were spooled, items updated (their URLs stored before), seconds the counters are kept,
+# requests skipped (a redirect to a URL seen already).
 # The items stored less those spooled count as the site's new articles (``store/new``) in the same step
 # that ends the lease: a worker killed before it wrote its other counters loses none of them, and an
 # article stored again by the worker that takes over (same job: not "stored before") is counted then. An
@@ -204,6 +205,7 @@ if ARGV[4] ~= '' then
   if ARGV[7] ~= '0' then redis.call('HINCRBY', KEYS[4], 'reposts', ARGV[7]) end
   if ARGV[8] ~= '0' then redis.call('HINCRBY', KEYS[4], 'spooled', ARGV[8]) end
   if ARGV[9] ~= '0' then redis.call('HINCRBY', KEYS[4], 'updated', ARGV[9]) end
+  if ARGV[11] ~= '0' then redis.call('HINCRBY', KEYS[4], 'skipped', ARGV[11]) end
 end
 local new = tonumber(ARGV[6]) - tonumber(ARGV[8])
 if new > 0 and KEYS[7] ~= '' then
@@ -415,7 +417,8 @@ class Ack:
     takes them; ``spooled``: how many of the items stored went to the store's local spool; ``updated``:
     items whose URLs were stored before, written again instead of stored anew; ``counted_site``: the
     rule's site whose hourly counters count the items ``stored`` but not ``spooled`` as new articles,
-    ``store/new``; empty: none)."""
+    ``store/new``; empty: none; ``skipped``: 1 for a request that ended fetching nothing, its redirect
+    target seen already)."""
 
     lease: str
     site: str
@@ -426,6 +429,7 @@ class Ack:
     spooled: int = 0
     updated: int = 0
     counted_site: str = ""
+    skipped: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -620,7 +624,7 @@ class LeasedQueue:
         ]
         args: list[str | int] = [self.keys.prefix, ack.lease, ack.site, ack.job or ""]
         counts = [ack.fetched, ack.stored, ack.reposts, ack.spooled, ack.updated]
-        return keys, [*args, *counts, self.counters_keep_seconds]
+        return keys, [*args, *counts, self.counters_keep_seconds, ack.skipped]
 
     def handoff(
         self, lease: str, member: bytes, *, priority: int, site: str, job: str | None, delay: float = 0.0

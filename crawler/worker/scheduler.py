@@ -49,6 +49,7 @@ from crawler.requests import (
     encode_request,
     leased,
     push,
+    redirects,
     without_lease,
 )
 from crawler.worker.connection import keys_of, outage_of, server_of
@@ -198,14 +199,26 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         return queued
 
     def _hand_on(self, request: Request, work: Work) -> bool:
-        """A retry or a redirect of a leased request: its lease ends as the new request is queued."""
+        """A retry or a redirect of a leased request: its lease ends as the new request is queued. A
+        redirect back to a URL of its own chain is a dead letter naming the loop; one to a URL seen
+        already ends its request, counted skipped (an article's too: the seen filter passed its link,
+        not where the link leads)."""
         assert work.lease is not None
-        self.held.discard(work.lease)
-        if not request.dont_filter and self.df.request_seen(request):
-            # Redirected to a URL seen already: nothing more to fetch, the request ends here.
+        source = _redirected_from(request, work.lease)
+        if source is not None:
+            loop = self._loop(request)
+            if loop is not None:
+                self.dead_letter(
+                    request.replace(url=source), f"a redirect loop: {loop}", kind="redirect loop"
+                )
+                return False
+        filtered = not request.dont_filter or (source is not None and work.is_article)
+        if filtered and self.df.request_seen(request):
+            logger.info("Skipped %s: it redirects to %s, seen already", source or request.url, request.url)
             self.stats.inc_value("scheduler/redirect_seen")
-            self.queue.ack(work.lease, site=work.slot, job=work.job)
+            self.ack(request, skipped=1)
             return False
+        self.held.discard(work.lease)
         # A request handed back to wait (for a free session) says how long; it is not kept in the queue.
         wait = float(request.meta.get("wait_seconds", 0.0))
         if wait:
@@ -221,6 +234,16 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         )
         self.stats.inc_value("lease/handed_on" if handed else "lease/handoff_expired")
         return handed
+
+    def _loop(self, request: Request) -> str | None:
+        """The redirects that led to ``request`` ("A redirects to B, which redirects to A") when its URL
+        is one of theirs, as Scrapy's fingerprinter tells URLs apart; else None."""
+        fingerprint = self.crawler.request_fingerprinter.fingerprint
+        target = fingerprint(request)
+        chain = request.meta.get("redirect_urls", ())
+        if not any(fingerprint(request.replace(url=str(url))) == target for url in chain):
+            return None
+        return redirects(request)
 
     def _backoff(self, work: Work) -> float:
         """Seconds a retry waits before it may be taken again: ``RETRY_BACKOFF_SECONDS``, doubled at each
@@ -322,16 +345,29 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         reposts: int = 0,
         spooled: int = 0,
         updated: int = 0,
+        skipped: int = 0,
     ) -> None:
         """``request``'s work is done (items stored, links queued): its lease ends, and its job counts the
         page ``fetched``, the items ``stored`` (``spooled`` of them to the store's local spool), those
-        ``updated`` (their URLs stored before) and the ``reposts`` recorded; the site's hourly counters
+        ``updated`` (their URLs stored before), the ``reposts`` recorded and the requests ``skipped``
+        (redirected to a URL seen already); the site's hourly counters
         count the items ``stored`` but not ``spooled`` as new articles (``store/new``) in the same step."""
         work = self._release_hold(request)
         if work is None or work.lease is None:
             return
         self._acks.append(
-            Ack(work.lease, work.slot, work.job, fetched, stored, reposts, spooled, updated, work.site)
+            Ack(
+                work.lease,
+                work.slot,
+                work.job,
+                fetched,
+                stored,
+                reposts,
+                spooled,
+                updated,
+                work.site,
+                skipped=skipped,
+            )
         )
         if work.is_discover:
             self._ending.append(work)
@@ -475,6 +511,18 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
 
     def __repr__(self) -> str:
         return f"<LeasedScheduler worker={self.worker}>"
+
+
+def _redirected_from(request: Request, lease: str) -> str | None:
+    """The URL of the leased request ``request`` is a redirect of (Scrapy counted one redirect more);
+    None for a retry."""
+    try:
+        taken = serializer.loads(lease)
+        url, before = taken["url"], int(taken["meta"].get("redirect_times", 0))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    redirected = int(request.meta.get("redirect_times", 0)) > before
+    return url if redirected and isinstance(url, str) else None
 
 
 def scheduler_of(crawler: Crawler) -> LeasedScheduler | None:

@@ -75,6 +75,7 @@ from crawler.requests import (
     index_request,
     listing_request,
     queue_new,
+    redirects,
 )
 from crawler.rules import RegexBudget, Rule, RuleSet, load_rules
 from crawler.rules.api import ApiError, ApiItemsError
@@ -794,7 +795,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             logger.warning("Refused %s: %s; %s", request.url, guarded.reason, hint)
             ack(self.crawler, request)
             return
-        if isinstance(failure.value, IgnoreRequest) and not isinstance(failure.value, HttpError):
+        if (
+            isinstance(failure.value, IgnoreRequest)
+            and not isinstance(failure.value, HttpError)
+            and not _too_many_redirects(failure)
+        ):
             self.count(f"crawl/ignored/{site}")
             self.job_count(work.job, "skipped")
             logger.info("Ignored %s: %s", request.url, failure.getErrorMessage())
@@ -837,6 +842,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def _reason(self, failure: Failure, work: Work) -> str:
         """Why a request failed, in one line (never empty)."""
         error = failure.value
+        request: Request = failure.request  # type: ignore[attr-defined]
         after = f" (after {work.retries} retries)" if work.retries else ""
         if isinstance(error, HttpError):
             status = error.response.status
@@ -849,6 +855,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return f"download cancelled: {detail}"
         if isinstance(error, DownloadTimeoutError | TxTimeoutError):
             return f"timed out: {failure.getErrorMessage() or type(error).__name__}{after}"
+        if _too_many_redirects(failure):
+            limit = self.crawler.settings.getint("REDIRECT_MAX_TIMES")
+            return f"too many redirects: more than {limit} (REDIRECT_MAX_TIMES): {redirects(request)}"
         return f"{type(error).__name__}: {failure.getErrorMessage() or 'no message'}{after}"
 
     def _refusal(self, rule: Rule, page: TextResponse, fields: dict[str, str | None]) -> str | None:
@@ -1080,12 +1089,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         outage_of(self.crawler).ok(wrote=True)
 
 
+def _too_many_redirects(failure: Failure) -> bool:
+    """Scrapy's redirect middleware gave the request up: more redirects than ``REDIRECT_MAX_TIMES``."""
+    return isinstance(failure.value, IgnoreRequest) and str(failure.value) == "max redirections reached"
+
+
 def _kind(failure: Failure) -> str:
     """The kind of a failed download, as errors are counted and summed up: ``HTTP 404``, ``DNS``,
-    ``timeout``, ``connection``, ``size limit``, else the exception's name."""
+    ``timeout``, ``connection``, ``size limit``, ``too many redirects``, else the exception's name."""
     error = failure.value
     if isinstance(error, HttpError):
         return f"HTTP {error.response.status}"
+    if _too_many_redirects(failure):
+        return "too many redirects"
     if isinstance(error, DNSLookupError | CannotResolveHostError):
         return "DNS"
     if isinstance(error, DownloadTimeoutError | TxTimeoutError):
