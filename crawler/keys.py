@@ -112,7 +112,8 @@ class Keys:
 
     def job(self, job: str) -> str:
         """A job's counters: pending, fetched, stored, skipped, errors, refused, links (article links
-        found) (a discover crawl's too: budget, issued, links_seen), its notes, and what it is (a hash)."""
+        found) (a discover crawl's too: budget, issued, links_seen), its notes, what it is, and when a temp
+        crawl saw it end (``ended``) (a hash)."""
         return f"{self.prefix}:job:{job}"
 
     def temp(self, site: str) -> str:

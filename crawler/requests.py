@@ -78,10 +78,12 @@ __all__ = [
     "index_request",
     "leased",
     "listing_request",
+    "mark_temp_job",
     "push",
     "queue_new",
     "redirects",
     "remember_temp_job",
+    "temp_job_ended",
     "unfinished_temp_job",
     "without_lease",
 ]
@@ -445,6 +447,19 @@ def unfinished_temp_job(server: redis.Redis, keys: Keys, site: str) -> str | Non
 def remember_temp_job(server: redis.Redis, keys: Keys, site: str, job: str) -> None:
     """Record ``job`` as ``site``'s last temp crawl of the whole site (see :func:`unfinished_temp_job`)."""
     server.set(keys.temp(site), job)
+
+
+def mark_temp_job(server: redis.Redis, keys: Keys, job: str, *, ended: bool) -> None:
+    """Record that a temp crawl saw ``job`` end (nothing pending), or that one goes on with it."""
+    if ended:
+        server.hset(keys.job(job), "ended", f"{time.time():.3f}")
+    else:
+        server.hdel(keys.job(job), "ended")
+
+
+def temp_job_ended(server: redis.Redis, keys: Keys, job: str) -> bool:
+    """A temp crawl saw ``job`` end: what it has pending now are dead letters requeued since."""
+    return bool(server.hexists(keys.job(job), "ended"))
 
 
 def enqueue_job(

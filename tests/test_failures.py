@@ -1075,6 +1075,35 @@ def test_a_temp_crawl_killed_and_run_again_resumes_its_job_and_says_what_it_stor
     assert f"skipped {len(paths)}" in fresh.stdout, fresh.stdout
 
 
+def test_a_temp_crawl_after_dead_requeue_continues_the_requeued_letters_and_the_next_reads_the_site(
+    site: Site,
+) -> None:
+    """The last temp crawl ended; `dead requeue` put its dead letter back under its job. The next temp
+    crawl says it continues those requeued letters (not that the job was killed), and that it does not
+    read the site's index page again; the temp crawl after it, a new job, does."""
+    site.rule("/a/kept", "/status/404")
+    first = site.temp()
+    assert first.stdout.splitlines()[0].startswith("fetched 2 pages, stored 1 article,"), first.stdout
+    job = first.stdout.split("dead list --job ")[1][:12]
+    assert site.crawler("dead", "requeue", "--site", site.name).stdout.startswith("requeued 1 dead letter")
+    again = site.temp()
+    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    assert again.stdout.splitlines()[:2] == [
+        f"continued job {job}, the last temp crawl of {site.name}, which had ended: its 1 dead letter"
+        " requeued (`crawler dead requeue`) was fetched again, the site's listings not read again (`crawler"
+        f" temp {site.name}` reads them, in a new job, once this one has ended): 1 article stored in all, 1"
+        " before this run, 0 in it; the counts below are the job's in all",
+        "fetched 2 pages, stored 1 article, skipped 0 (seen already or disallowed by robots.txt), errors 1"
+        " (HTTP 404: 1)",
+    ], again.stdout
+    assert "had not ended" not in again.stdout
+    fresh = site.temp()
+    assert fresh.stdout.splitlines()[0].startswith("fetched 1 page, stored 0 articles, skipped 2"), (
+        fresh.stdout
+    )
+    assert f"--job {job}" not in fresh.stdout, "a new job"
+
+
 def test_a_temp_crawl_whose_redis_cannot_start_again_ends_with_an_error_within_its_patience(
     site: Site,
 ) -> None:

@@ -37,7 +37,14 @@ from crawler.errors import InputError, StoreError, redacted
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url
 from crawler.redisio.embedded import RedisUnavailableError, live_users
-from crawler.requests import JobCounts, enqueue_job, remember_temp_job, unfinished_temp_job
+from crawler.requests import (
+    JobCounts,
+    enqueue_job,
+    mark_temp_job,
+    remember_temp_job,
+    temp_job_ended,
+    unfinished_temp_job,
+)
 from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler, when
@@ -102,21 +109,37 @@ def run_temp(args: argparse.Namespace) -> int:
         server, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
         resumed = None if article_urls else unfinished_temp_job(server, keys, rule.site)
         before = None if resumed is None else JobCounts.read(server, keys, resumed)
+        requeued = resumed is not None and temp_job_ended(server, keys, resumed)
         if resumed is None:
             job = _enqueue(settings, server, keys, [rule], article_urls=article_urls)
             if not article_urls:
                 remember_temp_job(server, keys, rule.site, job)
         else:
             job = resumed
+            mark_temp_job(server, keys, job, ended=False)
         title = f"temp crawl of {rule.site}" + (f" (job {job} resumed)" if resumed else "")
         counts = _crawl_job(settings, server, keys, job, title=title)
+        if not article_urls and counts.pending == 0:
+            mark_temp_job(server, keys, job, ended=True)
         discovered = _discover_summary(settings, url, rule, job, counts) if rule.discover else None
     if before is not None:
-        print(
-            f"resumed job {job}, the last temp crawl of {rule.site}, which had not ended (it was killed or"
-            f" stopped, or runs still): {counted(counts.stored, 'article')} stored in all, {before.stored}"
-            f" before this run, {counts.stored - before.stored} in it; the counts below are the job's in all"
+        stored = (
+            f"{counted(counts.stored, 'article')} stored in all, {before.stored} before this run,"
+            f" {counts.stored - before.stored} in it; the counts below are the job's in all"
         )
+        if requeued:
+            fetched = "was" if before.pending == 1 else "were"
+            print(
+                f"continued job {job}, the last temp crawl of {rule.site}, which had ended: its"
+                f" {counted(before.pending, 'dead letter')} requeued (`{suggest('dead requeue')}`) {fetched}"
+                f" fetched again, the site's listings not read again (`{suggest(f'temp {rule.site}')}` reads"
+                f" them, in a new job, once this one has ended): {stored}"
+            )
+        else:
+            print(
+                f"resumed job {job}, the last temp crawl of {rule.site}, which had not ended (it was killed"
+                f" or stopped, or runs still): {stored}"
+            )
     _print_summary(job, counts, settings, rule)
     if discovered:
         print(discovered)
