@@ -6,7 +6,8 @@ Order (the WHATWG encoding sniffing algorithm, simplified):
 2. the charset declared by the transport (the HTTP ``Content-Type`` header), passed as ``declared``;
 3. ``<meta charset>``, ``<meta http-equiv="Content-Type" content="...; charset=...">`` or an XML
    declaration in the first ``PRESCAN_BYTES`` bytes;
-4. valid UTF-8, else UTF-16 without a BOM, else what ``charset-normalizer`` detects, else windows-1252.
+4. valid UTF-8, else UTF-16 without a BOM, else what ``charset-normalizer`` detects (the best of its
+   guesses that is a web encoding and decodes the page without U+FFFD), else windows-1252.
 
 :func:`declared_encoding` is steps 1 to 3 alone, which read the first bytes only: the encoding a page
 declares, named without decoding the page (:func:`decode` takes its answer, so the two never disagree).
@@ -343,15 +344,29 @@ def _utf16_without_bom(sample: bytes) -> str | None:
 
 
 def _detect(sample: bytes) -> str | None:
-    matches = list(charset_normalizer.from_bytes(sample))
-    if not matches:
+    """The web encoding charset-normalizer ranks best among those that decode ``sample`` without U+FFFD.
+    Its guesses that are no web encoding are passed over (it may rank cp775 or mac_latin2 first for a
+    short French page in windows-1252, which no browser would read so)."""
+    web = [(match, normalize_encoding(match.encoding)) for match in charset_normalizer.from_bytes(sample)]
+    clean = [
+        (match, name)
+        for match, name in web
+        if name is not None and "\ufffd" not in _decoded_head(sample, name)
+    ]
+    if not clean:
         return None
-    best = matches[0]
+    best, name = clean[0]
     # Short Western texts fit several single-byte encodings equally well; windows-1252, the web's default
     # legacy encoding, wins such ties (charset-normalizer would pick cp1250 for French).
-    for match in matches:
+    for match, _ in clean:
         if (match.chaos, match.coherence) == (best.chaos, best.coherence) and (
             "cp1252" in match.could_be_from_charset
         ):
             return "windows-1252"
-    return normalize_encoding(best.encoding)
+    return name
+
+
+def _decoded_head(sample: bytes, encoding: str) -> str:
+    """``sample``, the start of a page, decoded: a character cut at its end is left out, not replaced."""
+    decoder = codecs.getincrementaldecoder(_CODECS[encoding])("replace")
+    return decoder.decode(sample, final=False)

@@ -29,6 +29,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/gbk-as-utf8``               the GBK article, sent with ``charset=utf-8`` in its Content-Type
 ``/utf8-as-gb2312``            the same article, its paragraphs thrice, in UTF-8 sent with ``charset=gb2312``;
                                ``?in=meta``: declared in ``<meta charset>``, the Content-Type without one
+``/cp1252-as-utf8``            a French article in windows-1252 that declares utf-8 in its Content-Type and
+                               its ``<meta>``; charset-normalizer guesses cp775 first (no web encoding)
 ``/unsized?kb=N``              an N KB HTML page without Content-Length (its end is the connection's)
 ``/feed?to=P,Q&format=F``      a feed of entries linking to P, Q, ... (relative as given): ``rss`` (RSS
                                2.0, the default), ``rss1`` (RSS 1.0), ``rss091`` or ``atom``; entry N
@@ -102,6 +104,9 @@ GBK_PARAGRAPHS = (
     "市民王先生说：“以前每天上班都要绕路，现在终于方便了。”交通部门提醒驾驶人，"
     "大桥限速每小时六十公里，大型货车仍需在夜间通行。",
 )
+# French in windows-1252 that charset-normalizer takes for cp775 first, windows-1252 coming after.
+CP1252_TITLE = "Le café du marché"
+CP1252_PARAGRAPHS = ("Café crème ... €5, thé glacé ... €4, goûter ... €6.",) * 4
 
 
 def article_page(title: str, paragraphs: tuple[str, ...] | list[str], *, lang: str = "en") -> str:
@@ -431,6 +436,10 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 self._send(200, chinese.encode(), "text/html")
             else:
                 self._send(200, chinese.encode(), "text/html; charset=gb2312")
+        elif path == "/cp1252-as-utf8":
+            french = article_page(CP1252_TITLE, CP1252_PARAGRAPHS, lang="fr")
+            french = french.replace("<head>", '<head><meta charset="utf-8">', 1)
+            self._send(200, french.encode("cp1252"), "text/html; charset=utf-8")
         elif path == "/unsized":
             size = int(float(query.get("kb", "100")) * 1024)
             self.send_response(200)

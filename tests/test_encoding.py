@@ -17,6 +17,7 @@ from extractors.encoding import (
     looks_binary,
     normalize_encoding,
     python_codec,
+    redetect,
     sniff_binary,
 )
 
@@ -150,6 +151,23 @@ def test_detection_without_any_declaration(text: str, codec: str, expected: str)
     assert result.source == "detected"
     assert result.encoding == expected
     assert result.text == page(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Café crème ... €5\n" * 4,
+        page("<p>Café crème ... €5, thé glacé ... €4, goûter ... €6.</p>" * 4, '<meta charset="utf-8">'),
+        page("<p>Thé glacé ... €5</p>" * 6, '<meta charset="utf-8">'),
+    ],
+)
+def test_detection_passes_over_guesses_that_are_no_web_encoding(text: str) -> None:
+    """charset-normalizer's best guess for these is cp775 or mac_latin2, which no browser reads."""
+    detected = redetect(text.encode("cp1252"))
+    assert detected is not None
+    assert (detected.encoding, detected.text) == ("windows-1252", text)
+    if "<meta" not in text:
+        assert decode(text.encode("cp1252")).encoding == "windows-1252"
 
 
 def test_plain_utf8_needs_no_detection() -> None:

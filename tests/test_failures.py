@@ -29,7 +29,7 @@ from urllib.parse import quote
 import pytest
 import redis
 from conftest import SiteServer
-from siteserver import GBK_PARAGRAPHS, GBK_TITLE, article_page
+from siteserver import CP1252_PARAGRAPHS, CP1252_TITLE, GBK_PARAGRAPHS, GBK_TITLE, article_page
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.errors import folder_advice
@@ -1708,6 +1708,18 @@ def test_a_page_declaring_utf8_but_sent_in_gbk_is_stored_readable(site: Site) ->
     assert article["title"] == "长江大桥完成检修重新通车"
     assert "长江大桥于昨日清晨六时重新开放通行" in str(article["body"])
     assert "\ufffd" not in str(article["body"])
+
+
+def test_a_page_declaring_utf8_but_sent_in_windows_1252_is_stored_readable(site: Site) -> None:
+    """charset-normalizer's best guess for this French page is cp775, no web encoding: windows-1252, one of
+    its next guesses, decodes it."""
+    site.rule("/cp1252-as-utf8")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "declared utf-8" in done.stderr and "windows-1252 (detected)" in done.stderr, done.stderr[-4000:]
+    (article,) = site.stored().values()
+    assert article["title"] == CP1252_TITLE
+    assert str(article["body"]) == "\n\n".join(CP1252_PARAGRAPHS)
 
 
 @pytest.mark.parametrize("path", ["/utf8-as-gb2312", "/utf8-as-gb2312?in=meta"], ids=["header", "meta"])
