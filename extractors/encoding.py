@@ -20,6 +20,10 @@ by cp932, EUC-KR by cp949. Only text encodings used on the web are accepted; a l
 (``rot13``, ``base64``, an unknown name) is ignored and the next step decides. Bytes that the chosen
 encoding cannot decode become U+FFFD.
 
+:func:`decode_checked` is how a crawl reads a page, and every command that shows one: :func:`decode`, but a
+declared charset that leaves many U+FFFD is set aside for the detected one when that fits far better, and a
+charset given by the caller (a rule's ``encoding`` key) is used whatever the page declares.
+
 :func:`sniff_binary` tells data that is not text at all (images, archives, random bytes), so that callers can
 say "this is not HTML" instead of extracting noise.
 """
@@ -28,16 +32,19 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import charset_normalizer
 
 __all__ = [
+    "DOUBT_REPLACEMENTS",
     "Decoded",
+    "Doubt",
     "charset_from_content_type",
     "declared_encoding",
     "decode",
+    "decode_checked",
     "decode_html",
     "looks_binary",
     "normalize_encoding",
@@ -50,13 +57,15 @@ __all__ = [
 PRESCAN_BYTES = 8192
 # How much of the input is shown to charset-normalizer: enough to decide, bounded in time for huge pages.
 DETECT_BYTES = 256 * 1024
+# U+FFFD from this many on, :func:`decode_checked` doubts the charset a page declares and tries detection.
+DOUBT_REPLACEMENTS = 8
 # How much of the input is looked at to tell binary data from text.
 SNIFF_BYTES = 8192
 # Share of control bytes (other than tab, newlines, form feed, escape) above which data is not text.
 MAX_CONTROL_SHARE = 0.02
 
 Declaration = Literal["bom", "declared", "meta"]
-Source = Declaration | Literal["utf-8", "utf-16", "detected", "default"]
+Source = Declaration | Literal["utf-8", "utf-16", "detected", "default", "given"]
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     # UTF-32 first: its little-endian BOM starts with the UTF-16 one.
@@ -187,6 +196,19 @@ class Decoded:
     text: str
     encoding: str
     source: Source
+    # Set by decode_checked when the charset first tried left DOUBT_REPLACEMENTS U+FFFD or more.
+    doubt: Doubt | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Doubt:
+    """The charset :func:`decode_checked` tried first on a page (declared by it, or given by the caller),
+    the U+FFFD it left, and what decodes the page with a quarter as many or fewer (``None``: nothing)."""
+
+    encoding: str
+    source: Declaration | Literal["given"]
+    replaced: int
+    better: Decoded | None
 
 
 def normalize_encoding(label: str | None) -> str | None:
@@ -290,6 +312,33 @@ def decode(data: bytes, declared: str | None = None) -> Decoded:
     if encoding is not None:
         return _decoded(data, encoding, "detected")
     return _decoded(data, "windows-1252", "default")
+
+
+def decode_checked(data: bytes, declared: str | None = None, given: str | None = None) -> Decoded:
+    """The page as a crawl reads it: as the web encoding ``given`` (a rule's ``encoding`` key) when there
+    is one, else as :func:`decode` finds it, except that a charset declared in the Content-Type
+    (``declared``) or a ``<meta>`` that leaves ``DOUBT_REPLACEMENTS`` U+FFFD or more is set aside for the
+    detected one when that leaves a quarter as many or fewer (a site that declares UTF-8 and sends GBK).
+    ``doubt`` tells a charset that left so many U+FFFD; a ``given`` one is kept all the same, its
+    ``doubt.better`` what the page decodes as without it."""
+    if given is not None:
+        result = _decoded(data, given, "given")
+        replaced = result.text.count("\ufffd")
+        if replaced < DOUBT_REPLACEMENTS:
+            return result
+        own = decode_checked(data, declared)
+        better = own if own.text.count("\ufffd") * 4 <= replaced else None
+        return replace(result, doubt=Doubt(given, "given", replaced, better))
+    result = decode(data, declared)
+    if result.source not in ("declared", "meta"):
+        return result
+    replaced = result.text.count("\ufffd")
+    if replaced < DOUBT_REPLACEMENTS:
+        return result
+    detected = redetect(data)
+    if detected is None or detected.text.count("\ufffd") * 4 > replaced:
+        return replace(result, doubt=Doubt(result.encoding, result.source, replaced, None))
+    return replace(detected, doubt=Doubt(result.encoding, result.source, replaced, detected))
 
 
 def redetect(data: bytes) -> Decoded | None:

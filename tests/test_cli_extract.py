@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from conftest import SITES_DIR, SiteServer
 from scrapy import Request
+from siteserver import CP1252_PARAGRAPHS
 
 from crawler.cli import extract as extractcli
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
@@ -348,6 +349,21 @@ def test_redirect_to_another_scheme_is_refused(site_server: SiteServer) -> None:
         "redirected to 'file:///etc/passwd'",
         "only http:// and https://",
     )
+
+
+def test_a_page_is_decoded_as_the_crawl_decodes_it(site_server: SiteServer) -> None:
+    """The page declares utf-8 in its Content-Type and its <meta> but is in windows-1252: the crawl decodes
+    it by detection, and so does extract, saying why."""
+    run = crawler("extract", "--format", "json", site_server.url("/cp1252-as-utf8"))
+    assert run.code == 0, run.stderr
+    document = run.json()
+    assert (document["encoding"], document["encoding_source"]) == ("windows-1252", "detected")
+    why = "detected by charset-normalizer: utf-8 (Content-Type header) leaves 36 characters undecodable"
+    assert document["encoding_reason"] == why
+    assert CP1252_PARAGRAPHS[0] in document["text"]
+    assert "\ufffd" not in document["text"]
+    run = crawler("extract", "--explain", site_server.url("/cp1252-as-utf8"))
+    assert f"\nencoding   windows-1252 ({why})" in run.stdout
 
 
 def test_gbk_page_with_charset_only_in_the_header(site_server: SiteServer) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import lxml.html
 import pytest
 from conftest import SiteServer
+from siteserver import CP1252_PARAGRAPHS, CP1252_TITLE
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.errors import InputError
@@ -1043,6 +1044,33 @@ def test_rules_try_fetches_a_url(tmp_path: Path, site_server: SiteServer) -> Non
     run = crawler("rules", "try", "local", url, cwd=tmp_path, env={ALLOW_PRIVATE_NETWORKS_ENV: ""})
     assert run.code == 1 and run.stdout == ""
     assert "loopback" in run.stderr
+
+
+def test_rules_try_decodes_a_page_as_the_crawl_does(tmp_path: Path, site_server: SiteServer) -> None:
+    """The page declares utf-8 in its Content-Type and its <meta> but is in windows-1252: the crawl decodes
+    it by detection, and so does rules try, saying why."""
+    rule = """
+        domains: [127.0.0.1]
+        start_urls: [http://127.0.0.1/]
+        index:
+          links: {allow: '/a/'}
+        article:
+          fields:
+            title: {xpath: //h1}
+            body: {xpath: "//div[@class='article']/p", join: "\\n\\n"}
+    """
+    write(tmp_path / "rules", "local.yaml", rule)
+    url = site_server.url("/cp1252-as-utf8")
+    allowed = {ALLOW_PRIVATE_NETWORKS_ENV: "1"}
+    run = crawler("rules", "try", "local", url, "--format", "json", cwd=tmp_path, env=allowed)
+    assert run.code == 0, run.stderr
+    document = json.loads(run.stdout)
+    assert (document["encoding"], document["fields"]["title"]) == ("windows-1252", CP1252_TITLE)
+    assert document["fields"]["body"] == "\n\n".join(CP1252_PARAGRAPHS)
+    why = "detected by charset-normalizer: utf-8 (Content-Type header) leaves 36 characters undecodable"
+    assert document["encoding_reason"] == why
+    run = crawler("rules", "try", "local", url, cwd=tmp_path, env=allowed)
+    assert f"encoding   windows-1252 ({why})" in run.stdout.splitlines(), run.stdout
 
 
 def test_rules_try_sends_the_rules_headers_as_the_crawl_does(tmp_path: Path, site_server: SiteServer) -> None:

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from crawler.cli.pages import ENCODING_SOURCES, Page, decode_page, read_page, run_algorithm
+from crawler.cli.pages import Page, decode_page, encoding_reason, read_page, run_algorithm
 from crawler.cli.terminal import cut, printable
 from crawler.rules.model import ascii_host
 from extractors import Block, Extraction
@@ -56,6 +56,7 @@ def run_extract(args: argparse.Namespace) -> int:
             "redirects": list(page.redirects),
             "encoding": decoded.encoding,
             "encoding_source": decoded.source,
+            "encoding_reason": encoding_reason(decoded),
             "algorithm": extraction.algorithm,
             "title": extraction.title,
             "title_source": title_source,
@@ -107,7 +108,7 @@ def _summary(report: Report) -> list[tuple[str, str]]:
         after = f" (after {len(page.redirects)} redirects)" if page.redirects else ""
         rows.append(("url", page.url + after))
     rows += [
-        ("encoding", f"{decoded.encoding} ({ENCODING_SOURCES[decoded.source]})"),
+        ("encoding", f"{decoded.encoding} ({encoding_reason(decoded)})"),
         ("algorithm", extraction.algorithm),
         ("title", f"{printable(extraction.title or '-')} ({report.title_source})"),
         ("chosen", f"{len(chosen)} of {len(extraction.blocks)} blocks, {sum(b.words for b in chosen)} words"),

@@ -14,9 +14,18 @@ import lxml.etree
 
 from crawler.errors import InputError
 from extractors import Extraction, get_extractor
-from extractors.encoding import Decoded, decode, sniff_binary
+from extractors.encoding import Decoded, decode_checked, sniff_binary
 
-__all__ = ["ENCODING_SOURCES", "URL_RE", "Page", "decode_page", "read_page", "run_algorithm", "shown"]
+__all__ = [
+    "ENCODING_SOURCES",
+    "URL_RE",
+    "Page",
+    "decode_page",
+    "encoding_reason",
+    "read_page",
+    "run_algorithm",
+    "shown",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +38,7 @@ ENCODING_SOURCES = {
     "utf-16": "UTF-16 without byte order mark",
     "detected": "detected by charset-normalizer",
     "default": "fallback, nothing else fitted",
+    "given": "the rule's encoding key",
 }
 
 
@@ -103,8 +113,9 @@ def _limited(data: bytes, what: str, max_bytes: int) -> bytes:
     return data
 
 
-def decode_page(page: Page) -> Decoded:
-    """The page as text; :class:`InputError` when it is empty or not text at all."""
+def decode_page(page: Page, given: str | None = None) -> Decoded:
+    """The page as text, decoded as a crawl decodes it (:func:`extractors.encoding.decode_checked`; as
+    ``given``, a rule's encoding, when there is one); :class:`InputError` when it is empty or not text."""
     what = f"the page fetched from {page.url}" if page.url else shown(page.source)
     if not page.data or page.data.isspace():
         raise InputError(f"{what} is empty: there is no page to extract from")
@@ -112,9 +123,22 @@ def decode_page(page: Page) -> Decoded:
     if kind is not None:
         sent = f", sent as {page.content_type}" if page.content_type else ""
         raise InputError(f"{what} is not HTML: it looks like {kind}{sent}")
-    decoded = decode(page.data, page.content_type)
+    decoded = decode_checked(page.data, page.content_type, given)
     logger.debug("decoded %s as %s (%s)", page.source, decoded.encoding, decoded.source)
     return decoded
+
+
+def encoding_reason(decoded: Decoded) -> str:
+    """Why the page was decoded as it was: ``meta in the page``, or ``detected by charset-normalizer: utf-8
+    (Content-Type header) leaves 36 characters undecodable``."""
+    reason = ENCODING_SOURCES[decoded.source]
+    doubt = decoded.doubt
+    if doubt is None:
+        return reason
+    left = f"{doubt.replaced} characters undecodable"
+    if doubt.source == "given" or doubt.better is None:
+        return f"{reason}, which leaves {left}"
+    return f"{reason}: {doubt.encoding} ({ENCODING_SOURCES[doubt.source]}) leaves {left}"
 
 
 def run_algorithm(

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from crawler.cli.options import rules_folder
-from crawler.cli.pages import ENCODING_SOURCES, URL_RE, Page, decode_page, read_page, run_algorithm, shown
+from crawler.cli.pages import URL_RE, Page, decode_page, encoding_reason, read_page, run_algorithm, shown
 from crawler.cli.terminal import printable
 from crawler.commandline import command_name, counted, did_you_mean
 from crawler.config import Config
@@ -236,9 +236,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
     if feed is not None:
         _show_feed(rule, page, feed_url, feed, args.format)
         return EXIT_OK
-    if rule.encoding:
-        page = replace(page, content_type=f"text/html; charset={rule.encoding}")
-    decoded = decode_page(page)
+    decoded = decode_page(page, rule.encoding)
     root = parse_html(decoded.text)
     if root is None:
         raise InputError(f"{shown(page.source)} holds no HTML element to apply the rule to")
@@ -539,6 +537,7 @@ def _trial_document(trial: Trial) -> dict[str, Any]:
         "source": trial.page.source,
         "url": trial.url,
         "encoding": trial.decoded.encoding,
+        "encoding_reason": encoding_reason(trial.decoded),
         "links": trial.links,
         "next_page": trial.next_page,
         "fields": trial.fields,
@@ -553,8 +552,7 @@ def _print_trial(trial: Trial) -> None:
     as_url = "" if page.url else f" (links resolved as {trial.url})"
     print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
     print(f"page       {printable(page.source)}{as_url}")
-    how = "the rule's encoding key" if rule.encoding else ENCODING_SOURCES[trial.decoded.source]
-    print(f"encoding   {trial.decoded.encoding} ({how})")
+    print(f"encoding   {trial.decoded.encoding} ({encoding_reason(trial.decoded)})")
     print()
     if trial.search is None:
         print(f"as an index page: {counted(len(trial.links), 'article link')}")

@@ -22,7 +22,6 @@ the leased queue instead, so none can be lost between a pop and a schedule.
 
 from __future__ import annotations
 
-import codecs
 import http.client
 import json
 import logging
@@ -92,15 +91,13 @@ from crawler.worker.robots import robots_agent
 from crawler.worker.scheduler import leases_ending
 from extractors import extract
 from extractors.documents import document_kind
-from extractors.encoding import declared_encoding, normalize_encoding, python_codec, redetect
+from extractors.encoding import Decoded, decode_checked, python_codec
 from extractors.htmlparse import page_title
 
 __all__ = ["SitesSpider"]
 
 logger = logging.getLogger(__name__)
 
-# U+FFFD from this many on, a page's declared charset is doubted and the page decoded again by detection.
-CHARSET_DOUBT_REPLACEMENTS = 8
 # Content-Types of an HTML page: a rule's feed or sitemap that is one is named with its rule key.
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # Per kind of listing request named by a rule key: what the page should be.
@@ -1006,7 +1003,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         return rule
 
     def _page(self, response: Response) -> tuple[Rule | None, TextResponse | None]:
-        """The response's rule and the response as text (the rule's encoding when it sets one)."""
+        """The response's rule and the response as text, decoded by
+        :func:`extractors.encoding.decode_checked` (the rule's encoding when it sets one)."""
         rule = self._rule(response)
         if rule is None:
             return None, None
@@ -1015,40 +1013,36 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             logger.warning("Not a text page, skipped: %s", response.url)
             return rule, None
         self.count(f"crawl/pages/{rule.site}")
-        if rule.encoding:
-            response = response.replace(encoding=python_codec(rule.encoding))
-        else:
-            response = self._checked_charset(rule, response)
-        assert isinstance(response, TextResponse)
-        return rule, response
+        content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
+        decoded = decode_checked(response.body, content_type, rule.encoding)
+        self._doubted(rule, response.url, decoded)
+        text = response.replace(encoding=python_codec(decoded.encoding))
+        assert isinstance(text, TextResponse)
+        return rule, text
 
-    def _checked_charset(self, rule: Rule, response: TextResponse) -> TextResponse:
-        """The response, decoded again by detection when its declared charset leaves many U+FFFD in the
-        text and the detected one leaves far fewer (a site that declares UTF-8 and sends GBK)."""
-        replaced = response.text.count("\ufffd")
-        if replaced < CHARSET_DOUBT_REPLACEMENTS:
-            return response
-        detected = redetect(response.body)
-        if detected is None or detected.text.count("\ufffd") * 4 > replaced:
+    def _doubted(self, rule: Rule, url: str, decoded: Decoded) -> None:
+        """Warn of, and count, a page whose declared charset left many U+FFFD (decoded again by detection
+        when that fits far better: a site that declares UTF-8 and sends GBK)."""
+        doubt = decoded.doubt
+        if doubt is None or doubt.source == "given":
+            return
+        if doubt.better is None:
             self.count(f"crawl/charset_undecodable/{rule.site}")
             logger.warning(
                 "%s: %d characters cannot be decoded as %s (declared), and detection does no better",
-                response.url,
-                replaced,
-                _web_name(response),
+                url,
+                doubt.replaced,
+                doubt.encoding,
             )
-            return response
+            return
         self.count(f"crawl/charset_mismatch/{rule.site}")
         logger.warning(
             "%s: declared %s, but %d characters cannot be decoded so: decoded as %s (detected)",
-            response.url,
-            _web_name(response),
-            replaced,
-            detected.encoding,
+            url,
+            doubt.encoding,
+            doubt.replaced,
+            decoded.encoding,
         )
-        fixed = response.replace(encoding=python_codec(detected.encoding))
-        assert isinstance(fixed, TextResponse)
-        return fixed
 
     def _queue_new(self, rule: Rule, requests: list[Request], job: str | None) -> int:
         """Queue the requests whose URLs the Bloom filter had not seen, marking them seen in the same
@@ -1121,17 +1115,3 @@ def _work(response: Response) -> Work:
 def _asked_url(request: Request) -> str:
     """The URL ``request`` first asked for, before any redirect."""
     return str(request.meta.get("redirect_urls", [request.url])[0])
-
-
-def _web_name(response: TextResponse) -> str:
-    """The web encoding's name (``windows-1252``, ``gbk``) of what the response was decoded as: the name
-    of the charset it declares (BOM, Content-Type, ``<meta>``: ``gbk`` for GB2312), which the codec Scrapy
-    decoded it with (``gb18030``, for GBK and GB2312 alike) cannot tell; the codec's name when it declares
-    none or the two differ. Reads the declarations only, never decodes the body again."""
-    content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
-    found = declared_encoding(response.body, content_type)
-    if found is not None:
-        declared = found[0]
-        if codecs.lookup(python_codec(declared)).name == codecs.lookup(response.encoding).name:
-            return declared
-    return normalize_encoding(response.encoding) or response.encoding
