@@ -306,6 +306,13 @@ def _site(
                 "allows them if the site is on this machine or an intranet", "the crawls' warnings"
             )
         attention.append(refused)
+    undecodable = recent["crawl/rule_encoding_undecodable"]
+    if undecodable and rule is not None:
+        attention.append(
+            f"the rule's `encoding: {rule.encoding}` left characters undecodable on"
+            f" {counted(undecodable, 'page')} in 24 h: remove or fix it in {rule.path} (the crawl's warning"
+            " says what the pages declare)"
+        )
     if dead:
         attention.append(f"{counted(dead, 'dead letter')}: `{suggest(f'dead list --site {site}')}`")
     attention.extend(
@@ -350,6 +357,7 @@ def _site(
         "errors_24h": sum(errors_by_kind.values()) or recent["crawl/errors"],
         "errors_by_kind_24h": errors_by_kind,
         "refused_24h": recent["crawl/refused"],
+        "rule_encoding_undecodable_24h": recent["crawl/rule_encoding_undecodable"],
         "bans_24h": recent["ban"],
         "ban_signals_24h": recent["ban_signal"],
         "ban": ban,

@@ -1722,6 +1722,32 @@ def test_a_page_declaring_utf8_but_sent_in_windows_1252_is_stored_readable(site:
     assert str(article["body"]) == "\n\n".join(CP1252_PARAGRAPHS)
 
 
+def test_a_rules_wrong_encoding_is_warned_of_once_a_site_and_counted_in_status(site: Site) -> None:
+    """`encoding: utf8` on a site whose pages say gbk: the rule's key is kept (it is the rule's word), but
+    the crawl says once which key of which file is wrong and what to set, and status counts the pages."""
+    site.rule("/gbk", "/gbk?copy=2")
+    rule_file = site.rules / f"{site.name}.yaml"
+    rule_file.write_text(rule_file.read_text(encoding="utf-8") + "encoding: utf8\n", encoding="utf-8")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    said = " ".join(done.stderr.split())
+    warning = f"{rule_file}: its `encoding: utf-8` leaves "
+    assert said.count(warning) == 1, done.stderr[-4000:]
+    fix = (
+        "undecodable; the page's Content-Type says gbk, which decodes it: remove the `encoding` key, or set"
+        " it to gbk"
+    )
+    assert fix in said, done.stderr[-4000:]
+    status = site.crawler("status", "--format", "json")
+    assert status.returncode == 0, status.stderr[-4000:]
+    (shown,) = json.loads(status.stdout)["sites"]
+    assert shown["rule_encoding_undecodable_24h"] == 2
+    assert (
+        f"the rule's `encoding: utf-8` left characters undecodable on 2 pages in 24 h: remove or fix it"
+        f" in {rule_file} (the crawl's warning says what the pages declare)"
+    ) in shown["attention"]
+
+
 @pytest.mark.parametrize("path", ["/utf8-as-gb2312", "/utf8-as-gb2312?in=meta"], ids=["header", "meta"])
 def test_a_page_declaring_gb2312_but_sent_in_utf8_is_warned_of_by_the_web_name_gbk(
     site: Site, path: str

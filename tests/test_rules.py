@@ -1073,6 +1073,32 @@ def test_rules_try_decodes_a_page_as_the_crawl_does(tmp_path: Path, site_server:
     assert f"encoding   windows-1252 ({why})" in run.stdout.splitlines(), run.stdout
 
 
+def test_rules_try_says_when_the_rules_encoding_leaves_a_page_undecodable(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    rule = """
+        domains: [127.0.0.1]
+        start_urls: [http://127.0.0.1/]
+        encoding: utf8
+        index:
+          links: {allow: '/a/'}
+        article:
+          fields:
+            title: {xpath: //h1}
+    """
+    write(tmp_path / "rules", "local.yaml", rule)
+    url = site_server.url("/gbk")
+    run = crawler("rules", "try", "local", url, cwd=tmp_path, env={ALLOW_PRIVATE_NETWORKS_ENV: "1"})
+    assert run.code == 0, run.stderr
+    assert "encoding   utf-8 (the rule's encoding key, which leaves " in run.stdout, run.stdout
+    said = " ".join(run.stderr.split())
+    assert "crawler rules try: note: rules/local.yaml: its `encoding: utf-8` leaves " in said, said
+    assert (
+        "the page's Content-Type says gbk, which decodes it: remove the `encoding` key, or set it to gbk"
+        in said
+    )
+
+
 def test_rules_try_sends_the_rules_headers_as_the_crawl_does(tmp_path: Path, site_server: SiteServer) -> None:
     rule = f"""
         domains: [127.0.0.1]

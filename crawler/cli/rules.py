@@ -237,6 +237,9 @@ def run_rules_try(args: argparse.Namespace) -> int:
         _show_feed(rule, page, feed_url, feed, args.format)
         return EXIT_OK
     decoded = decode_page(page, rule.encoding)
+    if decoded.doubt is not None and decoded.doubt.source == "given":
+        where = page.url or args.url or shown(page.source)
+        print(f"crawler rules try: note: {rule.encoding_doubt(where, decoded.doubt)}", file=sys.stderr)
     root = parse_html(decoded.text)
     if root is None:
         raise InputError(f"{shown(page.source)} holds no HTML element to apply the rule to")

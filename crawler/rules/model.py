@@ -15,6 +15,7 @@ from urllib.parse import quote_plus, urldefrag, urljoin, urlsplit
 from lxml import etree
 from w3lib.url import safe_url_string
 
+from crawler.commandline import suggest
 from crawler.rules.access import Proxy, Session
 from crawler.rules.api import ApiRule
 from crawler.rules.errors import RuleError
@@ -22,7 +23,7 @@ from crawler.rules.expressions import RegexBudget, RuleRegex, RuleXPath
 from crawler.rules.feeds import FeedEntry
 from crawler.rules.sitemaps import SitemapEntry
 from crawler.settings import QREAD_MIN_BODY_CHARS
-from extractors.encoding import python_codec
+from extractors.encoding import Doubt, python_codec
 from extractors.text import normalize_space
 
 __all__ = [
@@ -83,6 +84,10 @@ def ascii_host(host: str) -> str:
 
 _ALL_HREFS = etree.XPath("//a/@href", smart_strings=False)
 _BASE_HREF = etree.XPath("(//base/@href)[1]", smart_strings=False)
+
+
+# Where a page declares its charset, as a rule's encoding warning names it.
+_DECLARED_BY = {"bom": "byte order mark", "declared": "Content-Type", "meta": "<meta>"}
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -251,6 +256,27 @@ class Rule:
         """The rule's domains and those its discover crawl may go to (``allow_private_addresses`` lets
         them resolve to private addresses)."""
         return (*self.domains, *(self.discover.domains if self.discover else ()))
+
+    def encoding_doubt(self, url: str, doubt: Doubt) -> str:
+        """What to change when this rule's ``encoding`` leaves the page at ``url`` with ``doubt.replaced``
+        characters undecodable: the key, and what the page says it is or is detected as."""
+        wrong = (
+            f"{self.path}: its `encoding: {self.encoding}` leaves {doubt.replaced} characters of {url}"
+            " undecodable"
+        )
+        better = doubt.better
+        if better is None:
+            return (
+                f"{wrong}, and the page decodes no better without it: check the page"
+                f" (`{suggest(f'rules try {self.site} {url}')}`), then fix or remove the `encoding` key"
+            )
+        if better.source in _DECLARED_BY:
+            page = f"the page's {_DECLARED_BY[better.source]} says {better.encoding}"
+        elif better.doubt is not None:
+            page = f"the page says {better.doubt.encoding} but is detected as {better.encoding}"
+        else:
+            page = f"the page is detected as {better.encoding}"
+        return f"{wrong}; {page}, which decodes it: remove the `encoding` key, or set it to {better.encoding}"
 
     def private_hint(self, allows: str) -> str:
         """How this rule lets requests to private addresses through, for a refusal to say: the key, then

@@ -9,9 +9,11 @@ entry where the page has none.
 
 A request that failed (after Scrapy's retries) is dead-lettered with the reason (``crawler dead``); one
 refused by the network guard is counted as refused (with a warning that says how to allow it), one
-refused on purpose (robots.txt, a captcha page) as skipped. A page whose
+refused on purpose (robots.txt, a captcha page) as skipped. Pages are decoded by
+:func:`extractors.encoding.decode_checked`, as ``crawler extract`` and ``rules try`` decode them: a page whose
 text holds many U+FFFD under its declared charset is decoded again by detection (a site that declares
-UTF-8 and sends GBK), and counted. A rule's regular expressions share a time budget per page
+UTF-8 and sends GBK), and counted; a rule's ``encoding`` that leaves as many is kept, counted, and warned
+of once a site. A rule's regular expressions share a time budget per page
 (``RULES_REGEX_PAGE_SECONDS``).
 
 Seeds also come as JSON from the ``crawler:seeds`` list (``{"site": ..., "url": ..., "kind":
@@ -184,6 +186,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.max_idle_time = 0
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
         self.queue = LeasedQueue(self.server, self.keys)
+        # Sites whose rule's encoding was warned of as leaving pages undecodable (once a site).
+        self._encoding_warned: set[str] = set()
         self.revisits = Revisits(
             self.server,
             self.keys,
@@ -1022,9 +1026,16 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     def _doubted(self, rule: Rule, url: str, decoded: Decoded) -> None:
         """Warn of, and count, a page whose declared charset left many U+FFFD (decoded again by detection
-        when that fits far better: a site that declares UTF-8 and sends GBK)."""
+        when that fits far better: a site that declares UTF-8 and sends GBK), or whose rule's encoding did
+        (kept: the warning says which key to change, once a site; the count is status's)."""
         doubt = decoded.doubt
-        if doubt is None or doubt.source == "given":
+        if doubt is None:
+            return
+        if doubt.source == "given":
+            self.count(f"crawl/rule_encoding_undecodable/{rule.site}")
+            if rule.site not in self._encoding_warned:
+                self._encoding_warned.add(rule.site)
+                logger.warning("%s (said once a site)", rule.encoding_doubt(url, doubt))
             return
         if doubt.better is None:
             self.count(f"crawl/charset_undecodable/{rule.site}")
