@@ -38,7 +38,7 @@ from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded, hash_of, writes_refused
 from crawler.redisio.queue import LeasedQueue
-from crawler.rules import Rule, RuleSet
+from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 
 __all__ = ["FIELD_JUMP", "build_status", "span", "status_sites", "store_split"]
@@ -315,6 +315,15 @@ def _site(
         )
     if dead:
         attention.append(f"{counted(dead, 'dead letter')}: `{suggest(f'dead list --site {site}')}`")
+    unparsed = recent["fields/unparsed/published"]
+    if pages and unparsed * 2 > pages:
+        reason = (
+            f"published is no date the crawl recognises on {unparsed} of {pages} pages in 24 h"
+            " (stored as the page gives it)"
+        )
+        if rule is not None:
+            reason += f": {rule.path}: article.fields.published: {PUBLISHED_FIX}"
+        attention.append(reason)
     attention.extend(
         f"field {field['field']} stopped matching: missing on {field['missing_24h']:.0%} of pages"
         f" (before: {_share(field['missing_before'])}): the site's layout changed?"

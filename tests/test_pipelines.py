@@ -159,6 +159,13 @@ def test_published_dates_become_iso(text: str, iso: str) -> None:
     assert normalize_published(text) == iso
 
 
+def test_a_published_value_that_is_no_date_is_kept_and_counted(crawler: Crawler) -> None:
+    pipeline = build_from_crawler(CleanPipeline, crawler)
+    assert pipeline.process_item(item(published="21/11/2026")).published == "21/11/2026"
+    assert pipeline.process_item(item(published="20 Nov 2026")).published == "2026-11-20"
+    assert stats(crawler) == {"fields/unparsed/published/citynews": 1}
+
+
 # --- TextPipeline ----------------------------------------------------------------------------------------
 
 

@@ -1005,6 +1005,27 @@ def test_rules_try_on_a_local_file(tmp_path: Path) -> None:
     assert (document["body_from"], document["body"]) == ("rule", document["fields"]["body"])
 
 
+def test_rules_try_says_when_published_is_no_date_the_crawl_recognises(tmp_path: Path) -> None:
+    rule = FULL_RULE.replace("encoding: gbk\n", "").replace(
+        "published: {xpath: \"//time/@datetime\", regex: '(\\d{4}-\\d{2}-\\d{2})'}",
+        "published: {xpath: //time}",
+    )
+    write(tmp_path / "rules", "citynews.yaml", rule)
+    article = write(tmp_path, "article.html", ARTICLE_PAGE.replace(">20 November<", ">21/11/2026<"))
+    run = crawler("rules", "try", "citynews", str(article), cwd=tmp_path)
+    assert run.code == 0
+    assert "  published  21/11/2026" in run.stdout.splitlines()
+    assert run.stderr.startswith(
+        "crawler rules try: note: published '21/11/2026' is no date the crawl recognises: it is stored as"
+        " the page gives it (and counted, fields/unparsed/published/citynews); in rules/citynews.yaml,"
+        " article.fields.published: "
+    )
+    assert "ambiguous" in run.stderr
+    write(tmp_path, "dated.html", ARTICLE_PAGE.replace(">20 November<", ">20 Nov 2026<"))
+    run = crawler("rules", "try", "citynews", str(article.with_name("dated.html")), cwd=tmp_path)
+    assert (run.code, run.stderr) == (0, "")
+
+
 def test_rules_try_names_the_encoding_as_browsers_do(tmp_path: Path) -> None:
     write(tmp_path / "rules", "citynews.yaml", FULL_RULE)  # encoding: gbk
     write(tmp_path / "rules", "plain.yaml", MINIMAL_RULE)

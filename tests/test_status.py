@@ -281,6 +281,25 @@ def test_the_tables_show_pages_ban_signs_backoffs_and_each_fields_missing_share(
     )
 
 
+def test_a_published_field_that_gives_no_date_on_most_pages_needs_attention(
+    rules: Path, redis_client: redis.Redis
+) -> None:
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    now = time.time()
+    keys = Keys("crawler")
+    redis_client.hset(
+        keys.stats("demo-citynews", hour_of(now)),
+        mapping={"fields/pages": 10, "fields/unparsed/published": 8},
+    )
+    site = build_status(redis_client, keys, load_rules(rules), now)["sites"][0]
+    (reason,) = site["attention"]
+    assert reason.startswith(
+        "published is no date the crawl recognises on 8 of 10 pages in 24 h (stored as the page gives it):"
+        f" {rules / 'demo-citynews.yaml'}: article.fields.published: "
+    )
+    assert "ambiguous" in reason
+
+
 def _table(lines: list[str], title: str) -> dict[str, dict[str, str]]:
     """The rows of the table of ``title`` as ``crawler status`` printed it (piped), by their first cell;
     the cells of a row that wraps are joined with spaces."""

@@ -19,6 +19,7 @@ from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Topic
 from crawler.errors import InputError, NotAListingError
 from crawler.rules import (
+    PUBLISHED_FIX,
     RULE_SUFFIX,
     Rule,
     RuleError,
@@ -34,6 +35,7 @@ from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
 from crawler.settings import QREAD_ALGORITHM
+from crawler.worker.pipelines.clean import clean_line, published_date
 from extractors.documents import DocumentError, document_kind, read_document
 from extractors.encoding import Decoded
 from extractors.htmlparse import parse_html
@@ -281,6 +283,14 @@ def run_rules_try(args: argparse.Namespace) -> int:
         fields,
         qread_body,
     )
+    published = clean_line(fields["published"])
+    if published is not None and published_date(published) is None:
+        print(
+            f"crawler rules try: note: published {published!r} is no date the crawl recognises: it is stored"
+            f" as the page gives it (and counted, fields/unparsed/published/{rule.site}); in {rule.path},"
+            f" article.fields.published: {PUBLISHED_FIX}",
+            file=sys.stderr,
+        )
     if args.format == "json":
         print(json.dumps(_trial_document(trial), ensure_ascii=False, indent=2))
     else:

@@ -32,6 +32,7 @@ __all__ = [
     "DISCOVER_STRATEGIES",
     "HTTP_SCHEMES",
     "LEARNED",
+    "PUBLISHED_FIX",
     "STANDARD_FIELDS",
     "DiscoverRule",
     "FieldRule",
@@ -57,6 +58,15 @@ _Entry = TypeVar("_Entry", FeedEntry, SitemapEntry)
 
 # The fields every article item has (None when the rule does not give them); any other name is custom.
 STANDARD_FIELDS: Final = ("title", "body", "published", "author")
+# What a rule's published field that gives no date the crawl recognises (crawler.worker.pipelines.clean) is
+# to give instead.
+PUBLISHED_FIX: Final = (
+    "give a regex that captures an ISO-8601 date (2026-11-21, 2026-11-21T10:31:00) or an RFC 2822 one"
+    " (Sat, 21 Nov 2026 10:31:00 GMT), or a date the crawl reads: year first (2026/11/21, 2026.11.21 10:31,"
+    " 2026年11月21日) or with an English month name (November 21, 2026; 21 Nov 2026); day-first and"
+    " month-first numeric dates (21/11/2026, 11/21/2026) are ambiguous and never read: for those, an XPath"
+    " to the page's machine date (//time/@datetime, //meta[@property='article:published_time']/@content)"
+)
 
 # White space HTML strips around attribute values such as href.
 _HTML_SPACE = " \t\n\r\f"

@@ -14,7 +14,7 @@ from extractors.text import normalize_space
 if TYPE_CHECKING:  # a text process imports clean_body without Scrapy (crawler/worker/textjob.py)
     from scrapy.crawler import Crawler
 
-__all__ = ["CleanPipeline", "clean_body", "clean_line", "normalize_published"]
+__all__ = ["CleanPipeline", "clean_body", "clean_line", "normalize_published", "published_date"]
 
 # Control characters but tab, newline and carriage return (C0, DEL, C1): never part of an article's text.
 _CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -69,12 +69,20 @@ def clean_body(value: str | None) -> str | None:
 
 
 def normalize_published(text: str) -> str:
+    """ISO-8601 form of a publication date (:func:`published_date`); ``text`` unchanged when no date is
+    recognised."""
+    found = published_date(text)
+    return text if found is None else found
+
+
+def published_date(text: str) -> str | None:
     """ISO-8601 form of a publication date, ``2026-11-20``, or ``2026-11-20T10:31:00`` (with the page's
-    UTC offset when it gives one) when it has a time; ``text`` unchanged when no date is recognised.
+    UTC offset when it gives one) when it has a time; None when no date is recognised.
 
     Recognised: ISO-8601, RFC 2822 (``Fri, 20 Nov 2026 10:31:00 GMT``), year-first numeric dates
     (``2026/11/20``, ``2026.11.20 10:31``, ``2026年11月20日``) and English month names
-    (``November 20, 2026``, ``20 Nov. 2026``), anywhere in the text.
+    (``November 20, 2026``, ``20 Nov. 2026``), anywhere in the text. Day-first and month-first numeric
+    dates (``21/11/2026``) are ambiguous and never read.
     """
     try:
         return date.fromisoformat(text).isoformat()
@@ -88,8 +96,7 @@ def normalize_published(text: str) -> str:
         return email.utils.parsedate_to_datetime(text).isoformat(timespec="seconds")
     except (TypeError, ValueError, IndexError):
         pass
-    found = _date_in(text)
-    return text if found is None else found
+    return _date_in(text)
 
 
 def _date_in(text: str) -> str | None:
@@ -123,18 +130,28 @@ def _iso(
 
 class CleanPipeline:
     """White space of title, author and published collapsed, body paragraphs cleaned, empty strings to
-    None (custom fields too), ``published`` in ISO-8601 when it parses, the URL's fragment dropped."""
+    None (custom fields too), ``published`` in ISO-8601 when it parses (else kept as given and counted,
+    ``fields/unparsed/published/<site>``), the URL's fragment dropped."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls()
+        return cls(crawler)
 
     def process_item(self, item: Article) -> Article:
         item.url = urldefrag(item.url.strip()).url
         item.title = clean_line(item.title)
         item.author = clean_line(item.author)
         published = clean_line(item.published)
-        item.published = normalize_published(published) if published is not None else None
+        if published is not None:
+            found = published_date(published)
+            if found is None:
+                assert self.crawler.stats is not None
+                self.crawler.stats.inc_value(f"fields/unparsed/published/{item.site}")
+            published = found or published
+        item.published = published
         item.body = clean_body(item.body)
         item.fields = {name: clean_line(value) for name, value in item.fields.items()}
         return item
