@@ -47,11 +47,15 @@ HOURS_RECENT = 24
 HOURS_HISTORY = 7 * 24
 # A field "stopped matching" when its missing share over the last 24 h is at least this much above its
 # share in the 7 days before (a field that never matched on some pages is no news), on at least
-# FIELD_MIN_PAGES pages, and most pages miss it.
+# FIELD_MIN_PAGES pages, and most pages miss it; pages whose feed entry supplied the value miss nothing.
+# One that found nothing on any page, with no article page in the 7 days before, never matched (a new rule's
+# key to check).
 FIELD_JUMP = 0.3
 FIELD_MIN_PAGES = 3
 # The counters of the pages where a rule field found nothing: fields/missing/<field>.
 _MISSING = "fields/missing/"
+# The counters of the pages where a feed entry supplied a field the page's own rule field did not find.
+_FROM_FEED = "fields/from_feed/"
 # Most requests failing, on at least this many, is a site problem rather than a blip; every request failing
 # is one however few they were.
 ERROR_MIN_REQUESTS = 3
@@ -252,18 +256,22 @@ def _site(
         share = recent[_MISSING + name] / pages if pages else None
         past_pages = history["fields/pages"]
         past = history[_MISSING + name] / past_pages if past_pages else None
-        stopped = (
-            share is not None
-            and pages >= FIELD_MIN_PAGES
-            and share >= 0.5
-            and share - (past or 0.0) >= FIELD_JUMP
+        # The pages whose value the feed supplied lack nothing: the feed is what the rule relies on there.
+        unsupplied = max(recent[_MISSING + name] - recent[_FROM_FEED + name], 0) / pages if pages else 0.0
+        past_unsupplied = (
+            max(history[_MISSING + name] - history[_FROM_FEED + name], 0) / past_pages if past_pages else 0.0
         )
+        flagged = (
+            pages >= FIELD_MIN_PAGES and unsupplied >= 0.5 and unsupplied - past_unsupplied >= FIELD_JUMP
+        )
+        never_matched = flagged and past is None and recent[_MISSING + name] >= pages
         fields.append(
             {
                 "field": name,
                 "missing_24h": None if share is None else round(share, 3),
                 "missing_before": None if past is None else round(past, 3),
-                "stopped": stopped,
+                "stopped": flagged and not never_matched,
+                "never_matched": never_matched,
             }
         )
     requests = recent["crawl/pages"] + recent["crawl/errors"] + recent["crawl/not_modified"]
@@ -324,12 +332,18 @@ def _site(
         if rule is not None:
             reason += f": {rule.path}: article.fields.published: {PUBLISHED_FIX}"
         attention.append(reason)
-    attention.extend(
-        f"field {field['field']} stopped matching: missing on {field['missing_24h']:.0%} of pages"
-        f" (before: {_share(field['missing_before'])}): the site's layout changed?"
-        for field in fields
-        if field["stopped"]
-    )
+    for field in fields:
+        if field["stopped"]:
+            attention.append(
+                f"field {field['field']} stopped matching: missing on {field['missing_24h']:.0%} of pages"
+                f" (before: {_share(field['missing_before'])}): the site's layout changed?"
+            )
+        elif field["never_matched"]:
+            where = rule.path if rule is not None else "the site's rule file"
+            attention.append(
+                f"field {field['field']} found nothing on any page (no article page before): check"
+                f" article.fields.{field['field']} in {where} with `{suggest(f'rules try {site} URL')}`"
+            )
     next_due = float(state["next"]) if "next" in state else None
     if (
         next_due is not None

@@ -192,7 +192,13 @@ def test_a_site_whose_rule_file_is_broken_stays_listed_with_its_counters_and_dea
     assert gone["rule_broken"] and wrong["rule_broken"] and not sites["demo-citynews"]["rule_broken"]
     assert (gone["pages_24h"], gone["new_24h"], gone["dead_letters"]) == (5, 4, 1)
     # No article page in the 7 days before: nothing measured then (null), not 0% missing.
-    body = {"field": "body", "missing_24h": 0.25, "missing_before": None, "stopped": False}
+    body = {
+        "field": "body",
+        "missing_24h": 0.25,
+        "missing_before": None,
+        "stopped": False,
+        "never_matched": False,
+    }
     assert gone["fields"] == [body]
     assert gone["attention"][0] == f"rule file has errors: {rules / 'gone.yaml'}"
     assert any(reason.startswith("1 dead letter") for reason in gone["attention"])
@@ -298,6 +304,35 @@ def test_a_published_field_that_gives_no_date_on_most_pages_needs_attention(
         f" {rules / 'demo-citynews.yaml'}: article.fields.published: "
     )
     assert "ambiguous" in reason
+
+
+def test_a_new_rules_field_that_never_matched_names_its_key_and_one_the_feed_supplies_is_no_fault(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    now = time.time()
+    keys = Keys("crawler")
+    redis_client.hset(
+        keys.stats("demo-citynews", hour_of(now)),
+        mapping={
+            "fields/pages": 10,
+            "fields/missing/title": 10,
+            "fields/missing/published": 10,
+            "fields/from_feed/published": 10,
+        },
+    )
+    site = build_status(redis_client, keys, load_rules(rules), now)["sites"][0]
+    fields = {field["field"]: field for field in site["fields"]}
+    assert (fields["title"]["never_matched"], fields["title"]["stopped"]) == (True, False)
+    assert not (fields["published"]["never_matched"] or fields["published"]["stopped"])
+    assert site["attention"] == [
+        "field title found nothing on any page (no article page before): check article.fields.title in"
+        f" {rules / 'demo-citynews.yaml'} with `crawler rules try demo-citynews URL`"
+    ]
+    lines = run_crawler("status").splitlines()
+    row = _words(_table(lines, "Rule fields")["demo-citynews"]["fields"])
+    assert "title 100% (-) NEVER MATCHED" in row and "published 100% (-)," in row
+    assert "STOPPED MATCHING" not in row
 
 
 def _table(lines: list[str], title: str) -> dict[str, dict[str, str]]:

@@ -252,7 +252,8 @@ def _bans(site: dict[str, Any]) -> str:
 
 def _print_fields(console: Console, sites: list[dict[str, Any]]) -> None:
     """Per site with rule fields, the share of its article pages where each field found nothing, in the last
-    24 h and in the 7 days before (``-``: no article page then); a field that stopped matching says so."""
+    24 h and in the 7 days before (``-``: no article page then); a field that stopped matching, or never
+    matched, says so."""
     shown = [site for site in sites if site["fields"]]
     if not shown:
         return
@@ -270,6 +271,10 @@ def _print_fields(console: Console, sites: list[dict[str, Any]]) -> None:
             share = "-" if field["missing_24h"] is None else f"{field['missing_24h']:.0%}"
             past = "-" if field["missing_before"] is None else f"{field['missing_before']:.0%}"
             cell = escape(f"{field['field']} {share} ({past})")
-            cells.append(f"[red]{cell} STOPPED MATCHING[/red]" if field["stopped"] else cell)
+            if field["stopped"]:
+                cell = f"[red]{cell} STOPPED MATCHING[/red]"
+            elif field["never_matched"]:
+                cell = f"[red]{cell} NEVER MATCHED[/red]"
+            cells.append(cell)
         table.add_row(escape(site["site"]), f"{recent} ({before})", ", ".join(cells))
     console.print(table)
