@@ -19,6 +19,7 @@ __all__ = [
     "CrawlerError",
     "DocumentError",
     "FetchError",
+    "HttpStatusError",
     "InputError",
     "NotAListingError",
     "StoreError",
@@ -57,6 +58,10 @@ class FetchError(CrawlerError):
     def __init__(self, message: str, *, url: str) -> None:
         super().__init__(message)
         self.url = url
+
+
+class HttpStatusError(FetchError):
+    """A URL answered with an HTTP error status (``HTTP 404 Not Found for URL``)."""
 
 
 class BlockedAddressError(FetchError):

@@ -1120,6 +1120,36 @@ def test_rules_try_says_when_the_rules_encoding_leaves_a_page_undecodable(
     )
 
 
+def test_rules_try_names_the_key_of_a_start_url_or_feed_that_answers_an_http_error(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    start, feed = site_server.url("/gone/"), site_server.url("/gone/feed.xml")
+    rule = f"""
+        domains: [127.0.0.1]
+        allow_private_addresses: true
+        start_urls: [{site_server.url("/news/")}, {start}]
+        feeds: [{feed}]
+        index:
+          links: {{allow: '/news/'}}
+    """
+    write(tmp_path / "rules", "local.yaml", rule)
+    run = crawler("rules", "try", "local", start, cwd=tmp_path)
+    assert (run.code, run.stdout) == (1, "")
+    assert run.stderr == (
+        f"crawler rules: error: HTTP 404 Not Found for {start}: `start_urls[1]` in rules/local.yaml names it:"
+        " give the URL of an index page of the site there\n"
+    )
+    run = crawler("rules", "try", "local", feed, cwd=tmp_path)
+    assert run.code == 1
+    assert run.stderr.endswith(
+        f"HTTP 404 Not Found for {feed}: `feeds[0]` in rules/local.yaml names it: give the URL of the site's"
+        " feed there\n"
+    )
+    other = site_server.url("/gone/other.html")
+    run = crawler("rules", "try", "local", other, cwd=tmp_path)
+    assert run.stderr == f"crawler rules: error: HTTP 404 Not Found for {other}\n"
+
+
 def test_rules_try_sends_the_rules_headers_as_the_crawl_does(tmp_path: Path, site_server: SiteServer) -> None:
     rule = f"""
         domains: [127.0.0.1]

@@ -17,7 +17,7 @@ from crawler.commandline import command_name, counted, did_you_mean
 from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Topic
-from crawler.errors import InputError, NotAListingError
+from crawler.errors import HttpStatusError, InputError, NotAListingError
 from crawler.rules import (
     PUBLISHED_FIX,
     RULE_SUFFIX,
@@ -197,20 +197,26 @@ def run_rules_try(args: argparse.Namespace) -> int:
     if args.url is not None and not URL_RE.match(args.url):
         raise InputError(f"--url {args.url!r} is not an http(s) URL")
     headers, proxy = _access(rule, args.source)
-    page = read_page(
-        args.source,
-        max_bytes=args.max_bytes,
-        timeout=args.timeout,
-        obey_robots=rule.obey_robots,
-        headers=headers,
-        private_domains=rule.known_domains if rule.allow_private else (),
-        proxy=proxy,
-        robots_hint=(
-            f"its crawls are refused it too; `politeness: {{obey_robots: false}}` in {rule.path} reads it"
-            " anyway, or give rules try the page saved as a file"
-        ),
-        private_hint=rule.private_refusal,
-    )
+    try:
+        page = read_page(
+            args.source,
+            max_bytes=args.max_bytes,
+            timeout=args.timeout,
+            obey_robots=rule.obey_robots,
+            headers=headers,
+            private_domains=rule.known_domains if rule.allow_private else (),
+            proxy=proxy,
+            robots_hint=(
+                f"its crawls are refused it too; `politeness: {{obey_robots: false}}` in {rule.path} reads it"
+                " anyway, or give rules try the page saved as a file"
+            ),
+            private_hint=rule.private_refusal,
+        )
+    except HttpStatusError as exc:
+        fix = rule.named_fix(args.source)
+        if fix is None:
+            raise
+        raise HttpStatusError(f"{exc}: {fix}", url=exc.url) from None
     api_urls = rule.api.urls if rule.api else ()
     feed_url = (
         page.url or args.url or (rule.feeds or rule.sitemaps or api_urls or rule.start_urls or ("",))[0]

@@ -26,10 +26,19 @@ from __future__ import annotations
 from crawler.rules.errors import RuleError, RuleErrors
 from crawler.rules.expressions import REGEX_TIMEOUT, RegexBudget, RuleRegex, RuleXPath
 from crawler.rules.load import RULE_SUFFIX, load_rule, load_rules, parse_rule, rule_file, rule_sites
-from crawler.rules.model import PUBLISHED_FIX, STANDARD_FIELDS, FieldRule, LinkRule, Rule, RuleSet
+from crawler.rules.model import (
+    LISTING_PAGES,
+    PUBLISHED_FIX,
+    STANDARD_FIELDS,
+    FieldRule,
+    LinkRule,
+    Rule,
+    RuleSet,
+)
 from crawler.rules.periods import check_cron, parse_every
 
 __all__ = [
+    "LISTING_PAGES",
     "PUBLISHED_FIX",
     "REGEX_TIMEOUT",
     "RULE_SUFFIX",

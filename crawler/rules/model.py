@@ -32,6 +32,7 @@ __all__ = [
     "DISCOVER_STRATEGIES",
     "HTTP_SCHEMES",
     "LEARNED",
+    "LISTING_PAGES",
     "PUBLISHED_FIX",
     "STANDARD_FIELDS",
     "DiscoverRule",
@@ -56,6 +57,13 @@ ListingKind = Literal["feed", "sitemap", "api", "search"]
 # An entry of a feed or a sitemap: a link with what its document says of it.
 _Entry = TypeVar("_Entry", FeedEntry, SitemapEntry)
 
+# Per kind of listing page a rule key names (Rule.named_by): what the page should be.
+LISTING_PAGES: Final = {
+    "index": "an index page of the site",
+    "feed": "the site's feed",
+    "sitemap": "the site's sitemap",
+    "api": "the API's first page",
+}
 # The fields every article item has (None when the rule does not give them); any other name is custom.
 STANDARD_FIELDS: Final = ("title", "body", "published", "author")
 # What a rule's published field that gives no date the crawl recognises (crawler.worker.pipelines.clean) is
@@ -360,6 +368,15 @@ class Rule:
             if safe_url_string(named) == asked:
                 return "index", f"start_urls[{index}]"
         return None
+
+    def named_fix(self, url: str, kind: str | None = None) -> str | None:
+        """What a message on ``url``, a listing page that could not be read, says to mend when a key of
+        this rule names it (as a listing of ``kind``, when given): "`start_urls[1]` in rules/x.yaml names
+        it: give the URL of an index page of the site there"; None when no such key names it."""
+        named = self.named_by(url)
+        if named is None or named[0] not in LISTING_PAGES or kind not in (None, named[0]):
+            return None
+        return f"`{named[1]}` in {self.path} names it: give the URL of {LISTING_PAGES[named[0]]} there"
 
     def allows_host(self, host: str | None) -> bool:
         """True when ``host`` (no port) is one of the rule's domains or a subdomain of one."""

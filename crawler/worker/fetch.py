@@ -43,7 +43,7 @@ from twisted.python.failure import Failure
 from crawler import settings as defaults
 from crawler.commandline import suggest
 from crawler.config import Config
-from crawler.errors import BlockedAddressError, FetchError, InputError, redacted
+from crawler.errors import BlockedAddressError, FetchError, HttpStatusError, InputError, redacted
 from crawler.worker.netguard import BlockedRequest, blocked_by_guard
 from crawler.worker.robots import robots_agent
 
@@ -237,7 +237,7 @@ def _error(
         origin = response.meta.get("redirect_urls", [url])[0]
         after = f" (redirected from {origin})" if origin != response.url else ""
         reason = http.client.responses.get(response.status, "")
-        return FetchError(f"HTTP {response.status} {reason} for {response.url}{after}", url=response.url)
+        return HttpStatusError(f"HTTP {response.status} {reason} for {response.url}{after}", url=response.url)
     if isinstance(error, IgnoreRequest):
         message = str(error)
         if message.startswith("Forbidden by robots.txt"):

@@ -66,7 +66,6 @@ from crawler.redisio.queue import LeasedQueue
 from crawler.requests import (
     API,
     ARTICLE,
-    FEED,
     INDEX,
     LISTING_KINDS,
     SEARCH,
@@ -78,7 +77,7 @@ from crawler.requests import (
     queue_new,
     redirects,
 )
-from crawler.rules import RegexBudget, Rule, RuleSet, load_rules
+from crawler.rules import LISTING_PAGES, RegexBudget, Rule, RuleSet, load_rules
 from crawler.rules.api import ApiError, ApiItemsError
 from crawler.rules.feeds import FeedError, read_feed
 from crawler.rules.sitemaps import NotASitemapError, SitemapEntry, SitemapError, read_sitemap
@@ -102,13 +101,6 @@ logger = logging.getLogger(__name__)
 
 # Content-Types of an HTML page: a rule's feed or sitemap that is one is named with its rule key.
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-# Per kind of listing request named by a rule key: what the page should be.
-_LISTING_PAGES = {
-    INDEX: "an index page of the site",
-    FEED: "the site's feed",
-    SITEMAP: "the site's sitemap",
-    API: "the API's first page",
-}
 # An article page without any of its fields and under this size is "empty" (a site serving blank pages to
 # a crawler it refuses), once the site's pages have matched this many times in this worker.
 EMPTY_PAGE_BYTES = 2048
@@ -813,7 +805,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             reason += f" (through the proxy {proxy})"
         dead_letter(self.crawler, request, reason, _kind(failure))
         rule = self.rules.get(work.site)
-        if rule is not None and work.kind in _LISTING_PAGES:
+        if rule is not None and work.kind in LISTING_PAGES:
             self._failed_listing(rule, request, work, reason)
 
     # --- helpers ---------------------------------------------------------------------------------------
@@ -970,13 +962,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         URL, as first asked, is one the rule names (a start URL, a feed, a sitemap, the API's first page):
         a note for its job's summary naming the URL, the reason, and the rule file and key to mend."""
         asked = _asked_url(request)
-        named = rule.named_by(asked)
-        if named is None or named[0] != work.kind:
+        fix = rule.named_fix(asked, work.kind)
+        if fix is None:
             return
         note = (
-            f"{asked} could not be read ({reason}): `{named[1]}` in {rule.path} names it: give the URL of"
-            f" {_LISTING_PAGES[work.kind]} there (`{suggest(f'rules try {rule.site} URL')}` shows what a URL"
-            " holds)"
+            f"{asked} could not be read ({reason}): {fix} (`{suggest(f'rules try {rule.site} URL')}` shows"
+            " what a URL holds)"
         )
         self._note(work.job, asked, note)
 
