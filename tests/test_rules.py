@@ -1026,6 +1026,27 @@ def test_rules_try_says_when_published_is_no_date_the_crawl_recognises(tmp_path:
     assert (run.code, run.stderr) == (0, "")
 
 
+def test_rules_try_shows_the_pages_own_title_the_crawl_stores_when_the_rules_finds_nothing(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path / "rules",
+        "citynews.yaml",
+        FULL_RULE.replace('title: {xpath: "//h1"}', "title: {xpath: //h2}"),
+    )
+    article = write(tmp_path, "article.html", ARTICLE_PAGE)
+    run = crawler("rules", "try", "citynews", str(article), cwd=tmp_path)
+    assert run.code == 0
+    assert (
+        "  title      Harbour bridge reopens | City News (fallback: the page's own title, as the crawl stores"
+        " it where the rule's title finds nothing and no feed entry gave one)" in run.stdout.splitlines()
+    )
+    run = crawler("rules", "try", "citynews", str(article), "--format", "json", cwd=tmp_path)
+    document = json.loads(run.stdout)
+    assert document["fields"]["title"] is None
+    assert document["title_fallback"] == "Harbour bridge reopens | City News"
+
+
 def test_rules_try_names_the_encoding_as_browsers_do(tmp_path: Path) -> None:
     write(tmp_path / "rules", "citynews.yaml", FULL_RULE)  # encoding: gbk
     write(tmp_path / "rules", "plain.yaml", MINIMAL_RULE)

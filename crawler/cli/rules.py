@@ -38,7 +38,7 @@ from crawler.settings import QREAD_ALGORITHM
 from crawler.worker.pipelines.clean import clean_line, published_date
 from extractors.documents import DocumentError, document_kind, read_document
 from extractors.encoding import Decoded
-from extractors.htmlparse import parse_html
+from extractors.htmlparse import page_title, parse_html
 
 __all__ = ["run_rules_check", "run_rules_try"]
 
@@ -138,6 +138,7 @@ class Trial:
     links: list[str]
     next_page: str | None
     fields: dict[str, str | None]
+    title_fallback: str | None  # the page's own title the crawl stores when the rule's title finds nothing
     qread_body: str | None  # None when the rule's own body is long enough
 
     @property
@@ -272,10 +273,15 @@ def run_rules_try(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     fields = rule.extract_fields(root)
+    title_fallback = page_title(root) if fields["title"] is None else None
     qread_body = None
     if rule.needs_qread(fields["body"]):
         extraction = run_algorithm(
-            decoded.text, url=url, title=fields["title"], algo=QREAD_ALGORITHM, source=page.source
+            decoded.text,
+            url=url,
+            title=fields["title"] or title_fallback,
+            algo=QREAD_ALGORITHM,
+            source=page.source,
         )
         qread_body = extraction.text or None
     trial = Trial(
@@ -287,6 +293,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
         rule.search_results(search, url, root) if search is not None else rule.article_links(url, root),
         rule.search_next_page(search, url, root) if search is not None else rule.next_page_url(url, root),
         fields,
+        title_fallback,
         qread_body,
     )
     published = clean_line(fields["published"])
@@ -560,6 +567,7 @@ def _trial_document(trial: Trial) -> dict[str, Any]:
         "links": trial.links,
         "next_page": trial.next_page,
         "fields": trial.fields,
+        "title_fallback": trial.title_fallback,
         "min_body_chars": rule.min_body_chars,
         "body_from": trial.body_from,
         "body": trial.qread_body if trial.body_from == "qread" else trial.fields["body"],
@@ -595,6 +603,11 @@ def _print_trial(trial: Trial) -> None:
     width = max(len(name) for name in trial.fields)
     for name, value in trial.fields.items():
         lines = ["-"] if value is None else printable(value).splitlines() or [""]
+        if name == "title" and trial.title_fallback is not None:
+            lines = [
+                f"{printable(trial.title_fallback)} (fallback: the page's own title, as the crawl stores it"
+                " where the rule's title finds nothing and no feed entry gave one)"
+            ]
         print(f"  {name:<{width}}  {lines[0]}".rstrip())
         for line in lines[1:]:
             print(f"  {'':<{width}}  {line}".rstrip())
