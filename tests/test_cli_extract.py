@@ -422,12 +422,16 @@ def test_allow_private_fetches_the_urls_own_host_and_no_other(site_server: SiteS
     # A redirect to another private host (localhost resolves to loopback) is refused all the same.
     elsewhere = f"http://localhost:{site_server.port}{ARTICLE_PATH}"
     redirect = site_server.url(f"/redirect?to={urllib.parse.quote(elsewhere, safe='')}")
-    one_line_error(
+    line = one_line_error(
         crawler("extract", "--allow-private", redirect, allow_private=False),
         1,
         f"refusing to fetch {elsewhere}",
         "localhost resolves to 127.0.0.1",
+        f"localhost is the target of a redirect from {redirect}, another host than 127.0.0.1:"
+        " --allow-private allows private addresses only on the host of the URL given",
+        "`crawler extract --allow-private URL`",
     )
+    assert "--allow-private for" not in line
 
 
 @pytest.mark.parametrize(

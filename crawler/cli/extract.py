@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -15,6 +16,7 @@ from rich.text import Text
 
 from crawler.cli.pages import Page, decode_page, encoding_reason, read_page, run_algorithm
 from crawler.cli.terminal import cut, printable
+from crawler.commandline import suggest
 from crawler.rules.model import ascii_host
 from extractors import Block, Extraction
 from extractors.encoding import Decoded
@@ -33,6 +35,7 @@ def run_extract(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         obey_robots=not args.ignore_robots,
         private_domains=_own_host(args.source) if args.allow_private else (),
+        private_hint=_redirect_refusal(args.source) if args.allow_private else None,
     )
     decoded = decode_page(page)
     # Decoded, the bytes are not needed: a 21 MB page holds 21 MB less while it is extracted.
@@ -163,6 +166,21 @@ def _own_host(source: str) -> tuple[str, ...]:
     the form the request goes to (an international name in ASCII)."""
     host = urllib.parse.urlsplit(source.strip()).hostname
     return (ascii_host(host),) if host else ()
+
+
+def _redirect_refusal(source: str) -> Callable[[str], str]:
+    """What a refusal of a private host says under ``--allow-private``, which lets the host of ``source``
+    through: the refused host is another one, a redirect's target."""
+    own = urllib.parse.urlsplit(source.strip()).hostname
+
+    def hint(host: str) -> str:
+        return (
+            f"{host} is the target of a redirect from {source}, another host than {own}: --allow-private"
+            " allows private addresses only on the host of the URL given; give the target's URL to"
+            f" `{suggest('extract --allow-private URL')}` if it is wanted"
+        )
+
+    return hint
 
 
 def _explain_rich(console: Console, report: Report, max_blocks: int) -> None:
