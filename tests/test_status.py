@@ -10,6 +10,7 @@ import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -57,6 +58,20 @@ def run_crawler(
         return capsys.readouterr().out
 
     return run
+
+
+def _citynews(
+    rules: Path, server: redis.Redis, now: float, counters: dict[Any, int], **earlier: dict[Any, int]
+) -> dict[str, Any]:
+    """demo-citynews's status at ``now``: its rule copied into ``rules``, ``counters`` in its hour's
+    counters, and those of ``earlier`` (``h5={...}``: 5 hours before) in earlier hours."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    keys = Keys("crawler")
+    server.hset(keys.stats("demo-citynews", hour_of(now)), mapping=counters)
+    for hours, mapping in earlier.items():
+        server.hset(keys.stats("demo-citynews", hour_of(now - int(hours[1:]) * 3600)), mapping=mapping)
+    site: dict[str, Any] = build_status(server, keys, load_rules(rules), now)["sites"][0]
+    return site
 
 
 def _words(text: str) -> str:
@@ -254,25 +269,16 @@ def test_a_discover_crawl_shows_its_links_kept_refused_seen_already_and_released
 def test_the_tables_show_pages_ban_signs_backoffs_and_each_fields_missing_share(
     rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
-    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
-    now = time.time()
-    keys = Keys("crawler")
-    redis_client.hset(
-        keys.stats("demo-citynews", hour_of(now)),
-        mapping={
-            "crawl/pages": 12,
-            "ban": 1,
-            "ban_signal": 3,
-            "backoff": 2,
-            "fields/pages": 10,
-            "fields/missing/body": 5,
-        },
-    )
-    redis_client.hset(
-        keys.stats("demo-citynews", hour_of(now - 30 * 3600)),
-        mapping={"fields/pages": 10, "fields/missing/body": 1},
-    )
-    site = build_status(redis_client, keys, load_rules(rules), now)["sites"][0]
+    counters = {
+        "crawl/pages": 12,
+        "ban": 1,
+        "ban_signal": 3,
+        "backoff": 2,
+        "fields/pages": 10,
+        "fields/missing/body": 5,
+    }
+    earlier = {"fields/pages": 10, "fields/missing/body": 1}
+    site = _citynews(rules, redis_client, time.time(), counters, h30=earlier)
     assert (site["article_pages_24h"], site["article_pages_before"]) == (10, 10)
     lines = run_crawler("status").splitlines()
     row = _table(lines, "Sites")["demo-citynews"]
@@ -290,14 +296,8 @@ def test_the_tables_show_pages_ban_signs_backoffs_and_each_fields_missing_share(
 def test_a_published_field_that_gives_no_date_on_most_pages_needs_attention(
     rules: Path, redis_client: redis.Redis
 ) -> None:
-    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
-    now = time.time()
-    keys = Keys("crawler")
-    redis_client.hset(
-        keys.stats("demo-citynews", hour_of(now)),
-        mapping={"fields/pages": 10, "fields/unparsed/published": 8},
-    )
-    site = build_status(redis_client, keys, load_rules(rules), now)["sites"][0]
+    counters = {"fields/pages": 10, "fields/unparsed/published": 8}
+    site = _citynews(rules, redis_client, time.time(), counters)
     (reason,) = site["attention"]
     assert reason.startswith(
         "published is no date the crawl recognises on 8 of 10 pages in 24 h (stored as the page gives it):"
@@ -309,19 +309,13 @@ def test_a_published_field_that_gives_no_date_on_most_pages_needs_attention(
 def test_a_new_rules_field_that_never_matched_names_its_key_and_one_the_feed_supplies_is_no_fault(
     rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
-    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
-    now = time.time()
-    keys = Keys("crawler")
-    redis_client.hset(
-        keys.stats("demo-citynews", hour_of(now)),
-        mapping={
-            "fields/pages": 10,
-            "fields/missing/title": 10,
-            "fields/missing/published": 10,
-            "fields/from_feed/published": 10,
-        },
-    )
-    site = build_status(redis_client, keys, load_rules(rules), now)["sites"][0]
+    counters = {
+        "fields/pages": 10,
+        "fields/missing/title": 10,
+        "fields/missing/published": 10,
+        "fields/from_feed/published": 10,
+    }
+    site = _citynews(rules, redis_client, time.time(), counters)
     fields = {field["field"]: field for field in site["fields"]}
     assert (fields["title"]["never_matched"], fields["title"]["stopped"]) == (True, False)
     assert not (fields["published"]["never_matched"] or fields["published"]["stopped"])
@@ -359,12 +353,7 @@ def _table(lines: list[str], title: str) -> dict[str, dict[str, str]]:
 def test_errors_rising_say_the_mean_an_hour_over_the_23_hours_before(
     rules: Path, redis_client: redis.Redis
 ) -> None:
-    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
-    now = time.time()
-    keys = Keys("crawler")
-    redis_client.hset(keys.stats("demo-citynews", hour_of(now)), mapping={"crawl/errors": 12})
-    redis_client.hset(keys.stats("demo-citynews", hour_of(now - 5 * 3600)), mapping={"crawl/errors": 23})
-    site = build_status(redis_client, keys, load_rules(rules), now)["sites"][0]
+    site = _citynews(rules, redis_client, time.time(), {"crawl/errors": 12}, h5={"crawl/errors": 23})
     assert (
         "errors rising: 12 in the last hour, against a mean of 1.0 an hour over the 23 h before"
         in (site["attention"])
