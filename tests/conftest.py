@@ -1,5 +1,8 @@
 """Shared fixtures: the local test site server (a real HTTP server in a subprocess on 127.0.0.1) and the
-embedded Redis server (one real redis-server for the session, in a temporary folder)."""
+embedded Redis server (one real redis-server for the session, in a temporary folder). Every test runs without
+``CRAWLER_COMMAND`` (``./run.sh test`` exports it): the commands the crawler suggests read as a user who runs
+``crawler`` sees them, whether the tests run under ``./run.sh`` or plain pytest; a test of the variable
+sets it."""
 
 from __future__ import annotations
 
@@ -37,6 +40,11 @@ class SiteServer:
 
     def url(self, path: str = "/") -> str:
         return f"{self.origin}{path}"
+
+
+@pytest.fixture(autouse=True)
+def _plain_crawler_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CRAWLER_COMMAND", raising=False)
 
 
 @pytest.fixture(scope="session")

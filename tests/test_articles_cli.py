@@ -320,7 +320,6 @@ def test_a_search_with_nothing_to_look_for_is_an_input_error(
 def test_a_search_text_starting_with_a_dash_goes_after_two_dashes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("CRAWLER_COMMAND", raising=False)
     with pytest.raises(SystemExit) as exited:
         articles(capsys, monkeypatch, tmp_path, "search", "-light")
     assert exited.value.code == 2
@@ -820,7 +819,6 @@ def test_an_empty_store_says_where_articles_come_from_and_where_the_demos_are(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "demo").mkdir()
-    monkeypatch.delenv("CRAWLER_COMMAND", raising=False)
     code, out, err = articles(capsys, monkeypatch, tmp_path, "stats")
     assert code == 0 and "total" in out
     assert f"no articles stored under {tmp_path} yet; crawl first: `crawler temp SITE`" in err

@@ -263,7 +263,6 @@ def test_the_active_scheduler_says_so_quietly_and_one_left_waiting_warns(
 def test_crawler_schedule_once_queues_the_due_grabs(redis_server: str, redis_client: redis.Redis) -> None:
     env = {key: value for key, value in os.environ.items() if key != "MONGO_URI"}
     env.update(REDIS_URL=redis_server, CRAWLER_RULES_DIR=str(DEMO_RULES))
-    env.pop("CRAWLER_COMMAND", None)
     command = [sys.executable, "-m", "crawler.cli", "schedule", "--once"]
     first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert first.returncode == 0, first.stderr[-2000:]
