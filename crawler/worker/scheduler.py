@@ -192,6 +192,10 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 return False
             queued = push(self.queue, request, self.spider)
         except redis.RedisError as exc:
+            if work.lease is not None:
+                # A hand-on that Redis failed under: its lease leaves the hold, so it expires and goes back
+                # to the queue (held, it would be renewed for ever and its crawl never end).
+                self.held.discard(work.lease)
             self.outage.failed(f"queue {request.url}", exc)
             return False
         self.outage.ok(wrote=True)  # the push script counts every push (INCR) first
