@@ -1351,6 +1351,25 @@ def _snapshots_failing(client: redis.Redis, folder: Path) -> Iterator[None]:
         client.config_set("save", "")
 
 
+def _scheduler_on(tmp_path: Path, server: EmbeddedRedis) -> tuple[Any, Any, redis.Redis]:
+    """A crawler, its leased scheduler and a client of ``server``, made in the test process: the scheduler
+    has what its open() sets, without its loops (they would install a reactor in this process)."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.worker.scheduler import LeasedScheduler
+    from crawler.worker.spider import SitesSpider
+
+    values = spider_settings(tmp_path)
+    crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.ensure()})
+    spider = SitesSpider.from_crawler(crawler)
+    crawler.spider = spider
+    scheduler = LeasedScheduler.from_crawler(crawler)
+    client = connect(server.url)
+    scheduler.spider, scheduler.queue = spider, LeasedQueue(client, Keys("crawler"))
+    return crawler, scheduler, client
+
+
 def test_a_redis_that_refuses_writes_is_logged_once_though_reads_work_and_once_when_writes_do(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -1358,27 +1377,16 @@ def test_a_redis_that_refuses_writes_is_logged_once_though_reads_work_and_once_w
     heartbeat and counters fail while its scheduler's polls and validators reads succeed. One outage,
     logged once, not ended by a read: only a write ends it, in one line."""
     from scrapy.http import Request
-    from scrapy.utils.test import get_crawler
 
-    from crawler.redisio.queue import LeasedQueue
     from crawler.worker.conditional import ConditionalIndexMiddleware
     from crawler.worker.heartbeat import WorkerHeartbeat
-    from crawler.worker.scheduler import LeasedScheduler
-    from crawler.worker.spider import SitesSpider
     from crawler.worker.stats import RedisStatsCollector
 
-    values = spider_settings(tmp_path)
     with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.ensure()})
-        spider = SitesSpider.from_crawler(crawler)
-        crawler.spider = spider
+        crawler, scheduler, client = _scheduler_on(tmp_path, server)
         heartbeat = WorkerHeartbeat.from_crawler(crawler)
-        scheduler = LeasedScheduler.from_crawler(crawler)
         conditional = ConditionalIndexMiddleware.from_crawler(crawler)
         counters = RedisStatsCollector(crawler)
-        client = connect(server.url)
-        # What the scheduler's open() sets, without its loops (they would install a reactor in this process).
-        scheduler.spider, scheduler.queue = spider, LeasedQueue(client, Keys("crawler"))
         heartbeat.beat()
 
         def said() -> list[str]:
@@ -1422,23 +1430,14 @@ def test_a_redirect_whose_hand_on_meets_a_redis_outage_lets_its_lease_expire(tmp
     lease must leave the worker's hold (it expires and goes back to the queue); held, the worker renewed it
     for ever and the crawl never ended (seen in bench/chaos.py: two redirected articles, pending 2)."""
     from scrapy.http import Request
-    from scrapy.utils.test import get_crawler
 
-    from crawler.redisio.queue import LeasedQueue
     from crawler.requests import Work, push
-    from crawler.worker.scheduler import LeasedScheduler
-    from crawler.worker.spider import SitesSpider
 
-    values = spider_settings(tmp_path)
     with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.ensure()})
-        spider = SitesSpider.from_crawler(crawler)
-        crawler.spider = spider
-        scheduler = LeasedScheduler.from_crawler(crawler)
-        client = connect(server.url)
-        scheduler.spider, scheduler.queue = spider, LeasedQueue(client, Keys("crawler"))
+        _, scheduler, client = _scheduler_on(tmp_path, server)
         meta = {"site": "news", "job": "j1", "kind": "article"}
-        assert push(scheduler.queue, Request("http://127.0.0.1/a.html", meta=meta, dont_filter=True), spider)
+        request = Request("http://127.0.0.1/a.html", meta=meta, dont_filter=True)
+        assert push(scheduler.queue, request, scheduler.spider)
         taken = scheduler.next_request()
         assert taken is not None
         lease = Work.of(taken).lease
