@@ -943,12 +943,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         got = content_type.decode("latin-1").split(";")[0].strip().lower() if content_type else ""
         if got not in _HTML_TYPES:
             return
-        named = rule.named_by(_asked_url(response.request))
-        fix = (
-            f"`{named[1]}` in {rule.path} names it: give the URL of the site's {what} there"
-            if named is not None and named[0] == what
-            else f"a {what} that `{key}` in {rule.path} leads to lists it: the site lists a page that is no"
-            f" {what}"
+        fix = rule.named_fix(_asked_url(response.request), what) or (
+            f"a {what} that `{key}` in {rule.path} leads to lists it: the site lists a page that is no {what}"
         )
         note = (
             f"{response.url} is not a {what} (got {got}): {fix}"
