@@ -256,13 +256,11 @@ def _site(
         share = recent[_MISSING + name] / pages if pages else None
         past_pages = history["fields/pages"]
         past = history[_MISSING + name] / past_pages if past_pages else None
-        # The pages whose value the feed supplied lack nothing: the feed is what the rule relies on there.
-        unsupplied = max(recent[_MISSING + name] - recent[_FROM_FEED + name], 0) / pages if pages else 0.0
-        past_unsupplied = (
-            max(history[_MISSING + name] - history[_FROM_FEED + name], 0) / past_pages if past_pages else 0.0
-        )
+        unsupplied = _unsupplied(recent, name, pages)
         flagged = (
-            pages >= FIELD_MIN_PAGES and unsupplied >= 0.5 and unsupplied - past_unsupplied >= FIELD_JUMP
+            pages >= FIELD_MIN_PAGES
+            and unsupplied >= 0.5
+            and unsupplied - _unsupplied(history, name, past_pages) >= FIELD_JUMP
         )
         never_matched = flagged and past is None and recent[_MISSING + name] >= pages
         fields.append(
@@ -428,6 +426,12 @@ def _discover(server: redis.Redis, keys: Keys, site: str, recent: Counter[str]) 
         "frontier_hosts": int(server.hlen(frontier.target.best)),
         "model_shares": int(server.xlen(model.log_key)),
     }
+
+
+def _unsupplied(counters: Counter[str], name: str, pages: int) -> float:
+    """The share of ``pages`` where the field ``name`` found nothing and no feed entry supplied it (the
+    feed is what the rule relies on there: those pages lack nothing); 0.0 without pages."""
+    return max(counters[_MISSING + name] - counters[_FROM_FEED + name], 0) / pages if pages else 0.0
 
 
 def _share(value: float | None) -> str:
