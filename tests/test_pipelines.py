@@ -27,7 +27,7 @@ from crawler.items import Article, Page
 from crawler.store import SqliteStore, StoreError
 from crawler.store.document import add_fingerprints
 from crawler.worker import textwork
-from crawler.worker.pipelines.clean import CleanPipeline, normalize_published
+from crawler.worker.pipelines.clean import CleanPipeline
 from crawler.worker.pipelines.store import StorePipeline
 from crawler.worker.pipelines.text import TextPipeline
 from crawler.worker.textjob import article_text
@@ -155,8 +155,9 @@ def test_clean_turns_an_empty_body_into_none(crawler: Crawler) -> None:
         ("2026-02-30", "2026-02-30"),
     ],
 )
-def test_published_dates_become_iso(text: str, iso: str) -> None:
-    assert normalize_published(text) == iso
+def test_published_dates_become_iso(crawler: Crawler, text: str, iso: str) -> None:
+    pipeline = build_from_crawler(CleanPipeline, crawler)
+    assert pipeline.process_item(item(published=text)).published == iso
 
 
 def test_a_published_value_that_is_no_date_is_kept_and_counted(crawler: Crawler) -> None:

@@ -14,7 +14,7 @@ from extractors.text import normalize_space
 if TYPE_CHECKING:  # a text process imports clean_body without Scrapy (crawler/worker/textjob.py)
     from scrapy.crawler import Crawler
 
-__all__ = ["CleanPipeline", "clean_body", "clean_line", "normalize_published", "published_date"]
+__all__ = ["CleanPipeline", "clean_body", "clean_line", "published_date"]
 
 # Control characters but tab, newline and carriage return (C0, DEL, C1): never part of an article's text.
 _CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -66,13 +66,6 @@ def clean_body(value: str | None) -> str | None:
         return None
     paragraphs = (normalize_space(part) for part in _PARAGRAPH_BREAK_RE.split(_CONTROL_RE.sub(" ", value)))
     return "\n\n".join(part for part in paragraphs if part) or None
-
-
-def normalize_published(text: str) -> str:
-    """ISO-8601 form of a publication date (:func:`published_date`); ``text`` unchanged when no date is
-    recognised."""
-    found = published_date(text)
-    return text if found is None else found
 
 
 def published_date(text: str) -> str | None:
