@@ -303,6 +303,9 @@ CASES: dict[str, Case] = {
     "crawler --data-dir data/demo --rules-dir data/demo/rules temp demo-citynews": Meanwhile(
         during="crawler demo --serve", expect=("fetched", "errors 0")
     ),
+    "crawler --data-dir data/demo redis repair": Run(
+        expect=("is not damaged", "nothing was changed"), demo=True
+    ),
     "scrapy crawl sites": UntilCtrlC(ready="Spider opened", code=0),
 }
 

@@ -10,6 +10,7 @@ import ctypes
 import logging
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -521,32 +522,58 @@ def test_a_server_that_cannot_start_is_reported_with_its_log(data_dir: Path) -> 
     assert not server.owner
 
 
-def test_a_damaged_append_only_file_is_named_with_a_repair_that_works(data_dir: Path) -> None:
+def _crawler(arguments: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``crawler ARGUMENTS`` run in ``cwd``, as a user runs it (no data folder set in the environment)."""
+    env = {name: value for name, value in os.environ.items() if name != "CRAWLER_DATA_DIR"}
+    return subprocess.run(
+        [sys.executable, "-m", "crawler.cli", *arguments],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        capture_output=True,
+        check=False,
+    )
+
+
+def test_a_damaged_append_only_file_is_named_with_the_crawler_command_that_mends_it(data_dir: Path) -> None:
     with EmbeddedRedis(data_dir) as server:
         client = redis.Redis(unix_socket_path=str(server.socket_path))
         client.set("kept", "1")
         client.set("cut", "a value the crash cut short")
         client.close()
     aof = data_dir / "redis" / "appendonly.aof"
-    # The last record cut short (a crash in the middle of a write), and a whole record written after it.
-    aof.write_bytes(aof.read_bytes()[:-12] + b"*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n1\r\n")
+    # The tail damaged: the last record cut short (a crash in the middle of a write), a whole record after it.
+    damaged = aof.read_bytes()[:-12] + b"*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n1\r\n"
+    aof.write_bytes(damaged)
     server = EmbeddedRedis(data_dir)
     with pytest.raises(RedisUnavailableError, match=r"append-only file .* is damaged") as info:
         server.ensure()
-    before = sorted(entry.name for entry in aof.parent.iterdir())
-    repair = re.search(r"with `([^`]+)`", str(info.value))
-    assert repair, str(info.value)
-    # Run as given, with no terminal to answer a question: it asks none, and leaves nothing behind.
-    done = subprocess.run(
-        repair.group(1), shell=True, stdin=subprocess.DEVNULL, text=True, capture_output=True, check=False
-    )
+    message = str(info.value).split("; its log")[0]
+    repair = re.search(r"mend it with `([^`]+)`", message)
+    assert repair, message
+    command = shlex.split(repair.group(1))
+    assert command == ["crawler", "--data-dir", str(data_dir.resolve()), "redis", "repair"], command
+    assert "bash" not in message and "printf" not in message, message
+
+    done = _crawler(command[1:], data_dir)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert sorted(entry.name for entry in aof.parent.iterdir()) == before
+    backups = sorted(aof.parent.glob("appendonly.aof.damaged-*"))
+    assert len(backups) == 1 and backups[0].read_bytes() == damaged, "the damaged file is kept as it was"
+    kept = aof.stat().st_size
+    assert f"cut the last {len(damaged) - kept} of its {len(damaged)} bytes" in done.stdout, done.stdout
+    assert str(backups[0]) in done.stdout and "next: run the command that stopped again" in done.stdout
     with EmbeddedRedis(data_dir) as mended:
         client = redis.Redis(unix_socket_path=str(mended.socket_path))
         assert client.get("kept") == b"1", "what came before the damage is kept"
         assert client.get("cut") is None and client.get("after") is None, "what follows it is lost"
         client.close()
+        running = _crawler(["--data-dir", str(data_dir), "redis", "repair"], data_dir)
+        assert running.returncode == 1 and "the embedded Redis server runs on" in running.stderr, running
+
+    again = _crawler(["--data-dir", str(data_dir), "redis", "repair"], data_dir)
+    assert again.returncode == 0 and "is not damaged" in again.stdout, again.stdout + again.stderr
+    assert sorted(aof.parent.glob("appendonly.aof.damaged-*")) == backups, "no copy of a sound file"
 
 
 def test_an_append_only_file_cut_in_its_rdb_part_is_named_with_the_way_out(data_dir: Path) -> None:
@@ -575,6 +602,10 @@ def test_an_append_only_file_cut_in_its_rdb_part_is_named_with_the_way_out(data_
     assert "redis-check-aof cannot mend" in message, message
     way_out = re.search(r"`(mv [^`]+)`", message)
     assert way_out, message
+    refused = _crawler(["--data-dir", str(data_dir), "redis", "repair"], data_dir)
+    assert refused.returncode == 1 and "redis-check-aof cannot mend" in refused.stderr, refused.stderr
+    assert f"`{way_out.group(1)}`" in refused.stderr, refused.stderr
+    assert not list(aof.parent.glob("appendonly.aof.damaged-*")), "nothing is copied when nothing is mended"
     subprocess.run(way_out.group(1), shell=True, stdin=subprocess.DEVNULL, check=True)
     with EmbeddedRedis(data_dir) as started:
         client = redis.Redis(unix_socket_path=str(started.socket_path))

