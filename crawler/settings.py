@@ -45,6 +45,11 @@ DOWNLOAD_TIMEOUT = 30
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
 REDIRECT_MAX_TIMES = 5
+# Scrapy's HTTP/1.1 handler, closed without the race of its disconnect timeout (crawler/worker/download.py).
+DOWNLOAD_HANDLERS = {
+    "http": "crawler.worker.download.HTTPDownloadHandler",
+    "https": "crawler.worker.download.HTTPDownloadHandler",
+}
 # The request fingerprinter of Scrapy 2.7+, also used by our queue and Bloom filter.
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"

@@ -12,7 +12,6 @@ from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 from twisted.internet import task
-from twisted.internet.defer import AlreadyCalledError
 from twisted.python.failure import Failure
 
 from crawler.errors import CrawlerError, Terminated
@@ -53,24 +52,6 @@ class _OptionalOff(logging.Filter):
         return True
 
 
-class _CloseRace(logging.Filter):
-    """Scrapy's HTTP handler, closing, fires the same Deferred from a 1 s timer when its connections take
-    longer to close (scrapy/core/downloader/handlers/http11.py): on a loaded machine both fire and Twisted
-    logs the timer's AlreadyCalledError as CRITICAL, with a traceback, after the crawl ended well. Said
-    in one DEBUG line instead."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        error = record.exc_info[1] if record.exc_info else None
-        if "timed call" in message and (
-            isinstance(error, AlreadyCalledError) or "AlreadyCalledError" in message
-        ):
-            record.msg, record.args = "closing the download connections took longer than 1 s", ()
-            record.exc_info, record.exc_text = None, None
-            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
-        return True
-
-
 class _NeverOpened(logging.Filter):
     """A crawl that fails as it opens (a pipeline that cannot open) is closed before Scrapy's CoreStats
     had its start time, and CoreStats logs an AssertionError with a traceback for it: said in one DEBUG
@@ -85,7 +66,6 @@ class _NeverOpened(logging.Filter):
         return True
 
 
-_CLOSE_RACE = _CloseRace()
 _NEVER_OPENED = _NeverOpened()
 _OPTIONAL_OFF = _OptionalOff()
 _ONE_LINE_LOGGERS = {
@@ -130,7 +110,6 @@ def run_worker(
     for name, one_line in _ONE_LINE_LOGGERS.items():
         logging.getLogger(name).addFilter(one_line)
     logging.getLogger("scrapy.middleware").addFilter(_OPTIONAL_OFF)
-    logging.getLogger("twisted").addFilter(_CLOSE_RACE)
     logging.getLogger("scrapy.utils.signal").addFilter(_NEVER_OPENED)
     sys.setswitchinterval(settings.getfloat("WORKER_SWITCH_INTERVAL"))
     process = _WorkerProcess(settings)
