@@ -276,7 +276,7 @@ def test_rules_try_on_an_api_url_answering_html_says_it_is_not_json(site: Site) 
     assert done.returncode == 1, done.stdout
     assert done.stdout == "", "not read as an index page nor as an article page"
     said = (
-        f"crawler rules: error: {url} is not the API's JSON (got text/html): `api.url` in"
+        f"crawler rules try: error: {url} is not the API's JSON (got text/html): `api.url` in"
         f" {site.rules / 'api.yaml'} names it: give the URL of the site's API there; a crawl dead-letters it:"
         f" {url} is not JSON: Expecting value"
     )

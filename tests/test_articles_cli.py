@@ -537,7 +537,7 @@ def test_a_week_with_no_store_is_named_with_the_weeks_stored(
         code, out, err = articles(capsys, monkeypatch, three_weeks, *command, "--week", "2026w47")
         assert (code, out) == (2, ""), (command, out, err)
         assert err == (
-            "crawler articles: error: no articles of week '2026w47'"
+            f"crawler articles {command[0]}: error: no articles of week '2026w47'"
             " (weeks stored: 2026w44, 2026w45, 2026w46)\n"
         ), err
     assert not target.exists()
@@ -643,11 +643,11 @@ def test_a_damaged_old_week_leaves_out_only_its_articles_with_a_warning_and_exit
 
     failed, why = DAMAGE_MESSAGES[damage]
 
-    def warned_once(err: str) -> None:
+    def warned_once(err: str, action: str) -> None:
         assert err.count("warning:") == 1, err
         assert (
-            f"crawler articles: warning: articles of week {DAMAGED_WEEK} are missing from this output:"
-            f" cannot {failed} the article store {damaged}: "
+            f"crawler articles {action}: warning: articles of week {DAMAGED_WEEK} are missing from this"
+            f" output: cannot {failed} the article store {damaged}: "
         ) in err, err
         assert f"{why} (docs/operations.md, 'Backing up a week')" in err, err
         assert "or move it out of the folder to go on without that week's articles" in err
@@ -656,38 +656,38 @@ def test_a_damaged_old_week_leaves_out_only_its_articles_with_a_warning_and_exit
 
     code, out, err = articles(capsys, monkeypatch, data, "stats", "--format", "json")
     assert code == 1, err
-    warned_once(err)
+    warned_once(err, "stats")
     stats = json.loads(out)
     assert stats["weeks"] == kept_stats
     assert stats["total"]["articles"] == 48
     code, out, err = articles(capsys, monkeypatch, data, "stats")
     assert code == 1 and "2026w45" in out and "2026w46" in out and DAMAGED_WEEK not in out, out
     assert re.search(r"total\W+48\W", out), out
-    warned_once(err)
+    warned_once(err, "stats")
 
     code, out, err = articles(
         capsys, monkeypatch, data, "search", "harbour", "--format", "jsonl", "--limit", "100"
     )
     assert code == 1, err
     assert [json.loads(line)["url"] for line in out.splitlines()] == [d["url"] for d in reversed(kept)]
-    warned_once(err)
+    warned_once(err, "search")
 
     code, out, err = articles(capsys, monkeypatch, data, "export")
     assert code == 1, err
     assert [json.loads(line) for line in out.splitlines()] == kept
     assert "exported 48 articles" in err
-    warned_once(err)
+    warned_once(err, "export")
     target = tmp_path / "out.csv"
     code, _, err = articles(capsys, monkeypatch, data, "export", "--format", "csv", "-o", str(target))
     assert code == 1, err
     with target.open(encoding="utf-8", newline="") as handle:
         assert [row["url"] for row in csv.DictReader(handle)] == [d["url"] for d in kept]
-    warned_once(err)
+    warned_once(err, "export")
 
     code, out, err = articles(capsys, monkeypatch, data, "list", "--format", "jsonl", "--limit", "100")
     assert code == 1, err
     assert [json.loads(line)["url"] for line in out.splitlines()] == [d["url"] for d in reversed(kept)]
-    warned_once(err)
+    warned_once(err, "list")
 
 
 def test_a_damaged_week_asked_for_with_week_is_an_error_and_the_other_weeks_read_as_before(
@@ -700,7 +700,9 @@ def test_a_damaged_week_asked_for_with_week_is_an_error_and_the_other_weeks_read
     for command in (["export"], ["search", "harbour"], ["list"]):
         code, out, err = articles(capsys, monkeypatch, data, *command, "--week", DAMAGED_WEEK)
         assert (code, out) == (1, ""), (command, out, err)
-        assert err.startswith(f"crawler articles: error: cannot read the article store {damaged}: "), err
+        assert err.startswith(
+            f"crawler articles {command[0]}: error: cannot read the article store {damaged}: "
+        ), err
         assert "; the file is damaged: restore it from a backup" in err, err
         assert "warning" not in err
     code, out, err = articles(capsys, monkeypatch, data, "export", "--week", "2026w45")
@@ -721,10 +723,13 @@ def test_show_of_an_article_not_found_with_a_week_unread_says_it_may_be_in_that_
     code, out, err = articles(capsys, monkeypatch, data, "show", lost["id"])
     assert (code, out) == (1, ""), err
     warning, error = err.splitlines()
-    assert warning.startswith(f"crawler articles: warning: articles of week {DAMAGED_WEEK} are missing"), err
+    assert warning.startswith(
+        f"crawler articles show: warning: articles of week {DAMAGED_WEEK} are missing"
+    ), err
     assert error == (
-        f"crawler articles: error: no readable week holds the URL or id {lost['id']!r}; week {DAMAGED_WEEK}"
-        " could not be read (see above): restore it (docs/operations.md, 'Backing up a week') and try again"
+        f"crawler articles show: error: no readable week holds the URL or id {lost['id']!r}; week"
+        f" {DAMAGED_WEEK} could not be read (see above): restore it (docs/operations.md, 'Backing up a week')"
+        " and try again"
     ), err
 
 
@@ -885,6 +890,6 @@ def test_a_mongo_uri_the_driver_refuses_is_a_usage_error_naming_it(
     done = run_articles(tmp_path, "stats", MONGO_URI=uri)
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.splitlines()
-    assert line.startswith("crawler articles: error: MONGO_URI is 'mongodb"), line
+    assert line.startswith("crawler articles stats: error: MONGO_URI is 'mongodb"), line
     assert "expected mongodb://HOST[:PORT]" in line and said in line, line
     assert "s3cret" not in done.stderr

@@ -51,6 +51,8 @@ READY_TIMEOUT = 120.0
 INTERRUPTED = 130
 _FENCE_RE = re.compile(r"^```(\S*)\s*$")
 _INLINE_RE = re.compile(r"`(crawler [^`]+)`")
+# A line a command writes on stderr (`crawler rules try: error: ...`): the command as typed, then a colon.
+_MESSAGE_RE = re.compile(r"^crawler [a-z ]+:")
 _COMMENT_RE = re.compile(r"\s+#\s.*$")
 
 
@@ -410,8 +412,8 @@ def test_every_inline_crawler_command_parses() -> None:
         for span in _INLINE_RE.findall(path.read_text(encoding="utf-8")):
             words = shlex.split(span)[1:]
             command = next((word for word in words if not word.startswith("-")), "")
-            if command not in commands or re.search(r"[\[|]|\.\.\.", span):
-                continue  # messages (`crawler extract: error: ...`) and synopses (`[--keep]`, `A|B`)
+            if command not in commands or _MESSAGE_RE.match(span) or re.search(r"[\[|]|\.\.\.", span):
+                continue  # messages (`crawler rules try: error: ...`) and synopses (`[--keep]`, `A|B`)
             errors = io.StringIO()
             try:
                 with contextlib.redirect_stderr(errors):

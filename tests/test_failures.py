@@ -755,7 +755,7 @@ def test_a_temp_crawl_with_mongodb_unreachable_says_what_it_spooled_and_articles
     (line,) = shown.stderr.splitlines()
     port = uri.rsplit(":", 1)[1].strip("/")
     assert line == (
-        f"crawler articles: error: cannot reach MongoDB at 127.0.0.1:{port} (MONGO_URI) within 5000 ms"
+        f"crawler articles stats: error: cannot reach MongoDB at 127.0.0.1:{port} (MONGO_URI) within 5000 ms"
         f" (MONGO_TIMEOUT_MS): 127.0.0.1:{port}: [Errno 111] Connection refused;"
         f" 2 articles wait in the spool {spool}, written into MongoDB when it is back"
     ), line
@@ -1319,7 +1319,9 @@ def test_a_redis_whose_disk_is_full_is_said_at_once_and_status_still_shows_the_q
         assert temp.returncode == 1, temp.stdout
         assert f"crawler temp: error: {said}" in temp.stderr, temp.stderr[-4000:]
         requeue = site.crawler("dead", "requeue", "--all")
-        assert requeue.returncode == 1 and f"crawler dead: error: {said}" in requeue.stderr, requeue.stderr
+        assert requeue.returncode == 1 and f"crawler dead requeue: error: {said}" in requeue.stderr, (
+            requeue.stderr
+        )
         process = redis_server._process
         assert process is not None
     try:
@@ -1486,7 +1488,10 @@ def test_a_data_folder_under_a_file_names_that_file_not_the_disk_space(site: Sit
     for command in (("status",), ("dead", "list")):
         done = site.crawler("--data-dir", str(data), *command)
         assert done.returncode == 2, done.stdout
-        assert f"crawler {command[0]}: error: no data folder {data}: nothing was crawled there" in done.stderr
+        assert (
+            f"crawler {' '.join(command)}: error: no data folder {data}: nothing was crawled there"
+            in done.stderr
+        )
 
 
 def test_a_file_where_the_embedded_redis_keeps_its_users_is_named_and_no_server_is_left(site: Site) -> None:

@@ -379,8 +379,9 @@ def test_rules_try_on_a_feed_url_that_is_an_html_page_says_what_the_crawl_says_o
     assert done.returncode == 1, done.stdout
     assert done.stdout == ""
     said = (
-        f"crawler rules: error: {url} is not a feed (got text/html): `feeds[1]` in {site.rules / 'wire.yaml'}"
-        " names it: give the URL of the site's feed there; a crawl dead-letters it:"
+        f"crawler rules try: error: {url} is not a feed (got text/html): `feeds[1]` in"
+        f" {site.rules / 'wire.yaml'} names it: give the URL of the site's feed there; a crawl dead-letters"
+        " it:"
         f" {url} is an HTML page, not an RSS or Atom feed (it starts "
     )
     assert done.stderr.startswith(said), done.stderr

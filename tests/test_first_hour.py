@@ -162,8 +162,8 @@ def test_rules_try_refusing_a_private_page_names_the_cause_the_rule_file_and_the
     run = crawler("rules", "try", "demo-citynews", on_localhost, cwd=tmp_path)
     assert run.code == 1, run.stdout
     assert run.stderr.strip() == (
-        f"crawler rules: error: refusing to fetch {on_localhost}: localhost resolves to 127.0.0.1, a loopback"
-        f" address; localhost is not one of the domains (127.0.0.1) of {rule}, the only hosts its"
+        f"crawler rules try: error: refusing to fetch {on_localhost}: localhost resolves to 127.0.0.1, a"
+        f" loopback address; localhost is not one of the domains (127.0.0.1) of {rule}, the only hosts its"
         f" `{ALLOW_KEY}` lets reach private addresses: add localhost to `domains` in {rule} if the site is"
         " served there, or try the URL on one of its domains"
     )
@@ -398,8 +398,8 @@ def test_a_data_folder_that_does_not_exist_is_an_error_of_the_commands_that_read
         run = crawler("--data-dir", "data/mien", "--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
         assert run.code == 2, (command, run.stderr)
         assert run.stderr == (
-            f"crawler {command[0]}: error: no data folder data/mien: nothing was crawled there (give the"
-            " folder of your crawls with --data-dir DIR)\n"
+            f"crawler {' '.join(command[:2])}: error: no data folder data/mien: nothing was crawled there"
+            " (give the folder of your crawls with --data-dir DIR)\n"
         ), command
         assert not (tmp_path / "data").exists(), f"{command} created the data folder"
 
@@ -410,7 +410,9 @@ def test_a_data_folder_nothing_was_crawled_in_is_noted_by_the_commands_that_read
         misspelt.mkdir(parents=True)
         run = crawler("--data-dir", str(misspelt), "--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
         assert run.code == 0, run.stderr
-        assert f"note: nothing was crawled under {misspelt} yet (a new data folder)" in run.stderr, command
+        assert run.stderr.startswith(
+            f"crawler {' '.join(command)}: note: nothing was crawled under {misspelt} yet (a new data folder)"
+        ), command
         # Run again, the folder has an embedded Redis, still holding nothing: noted again.
         again = crawler("--data-dir", str(misspelt), "--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
         assert again.code == 0 and "note: nothing was crawled" in again.stderr, command

@@ -934,7 +934,7 @@ def test_rules_check_exit_codes_and_output(tmp_path: Path) -> None:
     run = crawler("rules", "check", "nowhere", cwd=tmp_path)
     assert (run.code, run.stdout) == (2, "")
     assert run.stderr == (
-        "crawler rules: error: no such rule file or folder: 'nowhere'"
+        "crawler rules check: error: no such rule file or folder: 'nowhere'"
         " (expected a rule file or a folder of *.yaml rules)\n"
     )
 
@@ -943,18 +943,18 @@ def test_rules_check_exit_codes_and_output(tmp_path: Path) -> None:
     run = crawler("rules", "check", "empty", cwd=tmp_path)
     assert (run.code, run.stdout) == (2, "")
     assert run.stderr == (
-        "crawler rules: error: no rule files in 'empty': a rule is a <site>.yaml file"
+        "crawler rules check: error: no rule files in 'empty': a rule is a <site>.yaml file"
         " (docs/rules.md); give the folder that has them\n"
     )
     run = crawler("rules", "check", "empty", "rules/alpha.yaml", cwd=tmp_path)
     assert (run.code, run.stdout) == (0, "1 rule ok\n")
-    assert run.stderr == "crawler rules check: no rule files in 'empty'\n"
+    assert run.stderr == "crawler rules check: note: no rule files in 'empty'\n"
 
     run = crawler("rules", "check", cwd=tmp_path / "empty")
     assert (run.code, run.stdout) == (2, "")
     assert run.stderr == (
-        "crawler rules: error: the rules folder 'rules' does not exist: give the folder of your site rules"
-        " as PATH (`crawler rules check DIR`) or with CRAWLER_RULES_DIR, one YAML file per site"
+        "crawler rules check: error: the rules folder 'rules' does not exist: give the folder of your site"
+        " rules as PATH (`crawler rules check DIR`) or with CRAWLER_RULES_DIR, one YAML file per site"
         " (docs/rules.md); or see the bundled demo sites crawled: `crawler demo`\n"
     )
 
@@ -1157,8 +1157,8 @@ def test_rules_try_names_the_key_of_a_start_url_or_feed_that_answers_an_http_err
     run = crawler("rules", "try", "local", start, cwd=tmp_path)
     assert (run.code, run.stdout) == (1, "")
     assert run.stderr == (
-        f"crawler rules: error: HTTP 404 Not Found for {start}: `start_urls[1]` in rules/local.yaml names it:"
-        " give the URL of an index page of the site there\n"
+        f"crawler rules try: error: HTTP 404 Not Found for {start}: `start_urls[1]` in rules/local.yaml names"
+        " it: give the URL of an index page of the site there\n"
     )
     run = crawler("rules", "try", "local", feed, cwd=tmp_path)
     assert run.code == 1
@@ -1168,7 +1168,7 @@ def test_rules_try_names_the_key_of_a_start_url_or_feed_that_answers_an_http_err
     )
     other = site_server.url("/gone/other.html")
     run = crawler("rules", "try", "local", other, cwd=tmp_path)
-    assert run.stderr == f"crawler rules: error: HTTP 404 Not Found for {other}\n"
+    assert run.stderr == f"crawler rules try: error: HTTP 404 Not Found for {other}\n"
 
 
 def test_rules_try_sends_the_rules_headers_as_the_crawl_does(tmp_path: Path, site_server: SiteServer) -> None:

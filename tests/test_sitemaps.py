@@ -294,7 +294,7 @@ def test_rules_try_on_a_sitemap_url_that_is_an_html_page_says_what_the_crawl_say
     assert done.returncode == 1, done.stdout
     assert done.stdout == ""
     said = (
-        f"crawler rules: error: {url} is not a sitemap (got text/html): `sitemaps[1]` in"
+        f"crawler rules try: error: {url} is not a sitemap (got text/html): `sitemaps[1]` in"
         f" {site.rules / 'maps.yaml'} names it: give the URL of the site's sitemap there; a crawl"
         f" dead-letters it: {url} is not a sitemap: its root element is <html>"
     )

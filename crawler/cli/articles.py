@@ -33,7 +33,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from crawler.cli.terminal import printable
+from crawler.cli.terminal import printable, tell
 from crawler.commandline import command_name, counted, did_you_mean, suggest
 from crawler.config import Config
 from crawler.errors import CrawlerError, InputError
@@ -94,12 +94,12 @@ def _note_if_empty(store: Store) -> None:
         return
     data = Config.from_env().data_dir
     command = command_name()
-    note = f"crawler articles: note: no articles stored under {data} yet; crawl first: `{command} temp SITE`"
+    note = f"no articles stored under {data} yet; crawl first: `{command} temp SITE`"
     demo = data / "demo"
     if demo.is_dir():
         shown = shlex.quote(str(demo))
         note += f"; the demo's are under {demo}: `{command} --data-dir {shown} articles stats`"
-    print(note, file=sys.stderr)
+    tell("note", note)
 
 
 @contextmanager
@@ -113,10 +113,7 @@ def _store() -> Iterator[Store]:
         left_out = store.weeks_left_out()
         store.close()
         for week, error in left_out.items():
-            print(
-                f"crawler articles: warning: articles of week {week} are missing from this output: {error}",
-                file=sys.stderr,
-            )
+            tell("warning", f"articles of week {week} are missing from this output: {error}")
 
 
 def _status(store: Store) -> int:

@@ -10,7 +10,6 @@ import logging
 import os
 import shlex
 import shutil
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,7 +27,7 @@ from rich.text import Text
 from scrapy.settings import Settings
 
 from crawler.cli.options import rules_folder, settings_from
-from crawler.cli.terminal import cut, fit_progress
+from crawler.cli.terminal import cut, fit_progress, tell
 from crawler.commandline import command_name, counted, given_folders, suggest
 from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
@@ -59,25 +58,25 @@ logger = logging.getLogger(__name__)
 
 
 @contextmanager
-def redis_for(config: Config, *, reading: str | None = None) -> Iterator[str]:
+def redis_for(config: Config, *, reading: bool = False) -> Iterator[str]:
     """The configuration's Redis: REDIS_URL, or the embedded server under its data folder (stopped at the
-    end if this process started it). ``reading``: the command, which only reads; when the embedded server
+    end if this process started it). ``reading``: the command only reads; when the embedded server
     under the data folder holds no key (nothing was crawled there), it says so on stderr (a misspelt
     ``--data-dir`` shows nothing otherwise: an empty queue, as if all were well); a Redis that refuses
     writes (its disk is full) is an error, except to such a command (``crawler status`` shows it). Such a
     command does not create a data folder that does not exist: :class:`InputError` names it."""
-    if reading is not None and not config.redis_url and not config.data_dir.is_dir():
+    if reading and not config.redis_url and not config.data_dir.is_dir():
         raise InputError(
             f"no data folder {config.data_dir}: nothing was crawled there (give the folder of your crawls"
             " with --data-dir DIR)"
         )
-    url, embedded = resolve_redis_url(config.redis_url, config.data_dir, reads_only=reading is not None)
+    url, embedded = resolve_redis_url(config.redis_url, config.data_dir, reads_only=reading)
     try:
-        if reading is not None and not config.redis_url and _holds_nothing(url):
-            print(
-                f"crawler {reading}: note: nothing was crawled under {config.data_dir} yet (a new data"
-                " folder); give the one of your crawls with --data-dir DIR",
-                file=sys.stderr,
+        if reading and not config.redis_url and _holds_nothing(url):
+            tell(
+                "note",
+                f"nothing was crawled under {config.data_dir} yet (a new data folder); give the one of your"
+                " crawls with --data-dir DIR",
             )
         yield url
     finally:

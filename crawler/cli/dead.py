@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from crawler.cli.crawl import redis_for
-from crawler.cli.terminal import cut, one_line
+from crawler.cli.terminal import cut, one_line, tell
 from crawler.commandline import counted, suggest
 from crawler.config import Config
 from crawler.deadletters import DeadLetter, dead_letters, requeue
@@ -32,7 +32,7 @@ __all__ = ["run_drop", "run_list", "run_requeue"]
 @contextmanager
 def _queue(*, writes: bool) -> Iterator[LeasedQueue]:
     config = Config.from_env()
-    with redis_for(config, reading="dead") as url:
+    with redis_for(config, reading=True) as url:
         server = connect(url, reads_only=not writes)
         try:
             yield LeasedQueue(server, config.keys)
@@ -113,7 +113,7 @@ def run_requeue(args: argparse.Namespace) -> int:
     if idle:
         print(idle)
     for letter in refused:
-        print(f"not requeued {letter.id}: no request ({cut(letter.reason, 100)}); drop it", file=sys.stderr)
+        tell("warning", f"not requeued {letter.id}: no request ({cut(letter.reason, 100)}); drop it")
     return 0
 
 

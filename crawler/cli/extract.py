@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from crawler.cli.pages import Page, decode_page, encoding_reason, read_page, run_algorithm
-from crawler.cli.terminal import cut, printable
+from crawler.cli.terminal import cut, printable, tell
 from crawler.commandline import suggest
 from crawler.rules.model import ascii_host
 from extractors import Block, Extraction
@@ -81,7 +81,7 @@ def run_extract(args: argparse.Namespace) -> int:
         print(printable(extraction.text))
     if not extraction.text:
         why = "; ".join(extraction.notes) or "no block was chosen"
-        print(f"crawler extract: no main text found in {page.source}: {why}", file=sys.stderr)
+        tell("note", f"no main text found in {page.source}: {why}")
     return 0
 
 

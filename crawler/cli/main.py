@@ -27,6 +27,7 @@ from types import FrameType
 from typing import NoReturn
 
 from crawler.cli.parser import build_parser
+from crawler.cli.terminal import running, tell
 from crawler.commandline import given_folders
 from crawler.errors import CrawlerError, Terminated
 
@@ -49,6 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.rules_dir_option:
         os.environ["CRAWLER_RULES_DIR"] = args.rules_dir_option
     given_folders(args.data_dir_option, args.rules_dir_option)
+    # A command with actions (``rules``) keeps the action in ``<command>_command`` (``rules_command``).
+    running(" ".join(filter(None, (args.command, getattr(args, f"{args.command}_command", None)))))
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
@@ -59,13 +62,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _handler(args.handler)(args)
     except CrawlerError as exc:
-        print(f"crawler {args.command}: error: {exc}", file=sys.stderr)
+        tell("error", str(exc))
         return exc.exit_code
     except Terminated:
-        print(f"crawler {args.command}: terminated (SIGTERM)", file=sys.stderr)
+        tell(None, "terminated (SIGTERM)")
         return EXIT_TERMINATED
     except KeyboardInterrupt:
-        print(f"crawler {args.command}: interrupted", file=sys.stderr)
+        tell(None, "interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`crawler extract ... | head`): nothing more to say, and nowhere to say it.

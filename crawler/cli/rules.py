@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from urllib.parse import urlsplit
 
 from crawler.cli.options import rules_folder
 from crawler.cli.pages import URL_RE, Page, decode_page, encoding_reason, read_page, run_algorithm, shown
-from crawler.cli.terminal import printable
+from crawler.cli.terminal import printable, tell
 from crawler.commandline import command_name, counted, did_you_mean
 from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
@@ -87,7 +86,7 @@ def run_rules_check(args: argparse.Namespace) -> int:
             " give the folder that has them"
         )
     for folder in empty:
-        print(f"crawler rules check: no rule files in {folder}", file=sys.stderr)
+        tell("note", f"no rule files in {folder}")
     warnings = [warning for rule in loaded.values() for warning in _site_warnings(rule)]
     for line in (*errors, *warnings):
         print(printable(str(line)))
@@ -174,10 +173,7 @@ def _access(rule: Rule, source: str) -> tuple[dict[str, str], str | None]:
     if proxies:
         notes.append(f"proxy {proxies[0].id}")
     if notes:
-        print(
-            f"crawler rules try: note: fetching with {' and '.join(notes)}, as the crawl would",
-            file=sys.stderr,
-        )
+        tell("note", f"fetching with {' and '.join(notes)}, as the crawl would")
     return headers, proxies[0].url if proxies else None
 
 
@@ -193,7 +189,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
         rule = load_rule(path)
     except RuleErrors as exc:
         for error in exc.errors:
-            print(f"crawler rules: error: {printable(str(error))}", file=sys.stderr)
+            tell("error", printable(str(error)))
         return exc.exit_code
     if args.url is not None and not URL_RE.match(args.url):
         raise InputError(f"--url {args.url!r} is not an http(s) URL")
@@ -248,7 +244,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
     decoded = decode_page(page, rule.encoding)
     if decoded.doubt is not None and decoded.doubt.source == "given":
         where = page.url or args.url or shown(page.source)
-        print(f"crawler rules try: note: {rule.encoding_doubt(where, decoded.doubt)}", file=sys.stderr)
+        tell("note", rule.encoding_doubt(where, decoded.doubt))
     root = parse_html(decoded.text)
     if root is None:
         raise InputError(f"{shown(page.source)} holds no HTML element to apply the rule to")
@@ -267,11 +263,8 @@ def run_rules_try(args: argparse.Namespace) -> int:
         page.url or args.url or (rule.start_urls or rule.feeds or rule.sitemaps or api_urls or search_urls)[0]
     )
     if search is None and not rule.allows_host(urlsplit(url).hostname):
-        print(
-            f"crawler rules try: note: {url} is not on the rule's domains ({', '.join(rule.domains)}):"
-            " its links are all dropped",
-            file=sys.stderr,
-        )
+        domains = ", ".join(rule.domains)
+        tell("note", f"{url} is not on the rule's domains ({domains}): its links are all dropped")
     fields = rule.extract_fields(root)
     title_fallback = page_title(root) if fields["title"] is None else None
     qread_body = None
@@ -298,11 +291,11 @@ def run_rules_try(args: argparse.Namespace) -> int:
     )
     published = clean_line(fields["published"])
     if published is not None and published_date(published) is None:
-        print(
-            f"crawler rules try: note: published {published!r} is no date the crawl recognises: it is stored"
-            f" as the page gives it (and counted, fields/unparsed/published/{rule.site}); in {rule.path},"
-            f" article.fields.published: {PUBLISHED_FIX}",
-            file=sys.stderr,
+        tell(
+            "note",
+            f"published {published!r} is no date the crawl recognises: it is stored as the page gives it (and"
+            f" counted, fields/unparsed/published/{rule.site}); in {rule.path}, article.fields.published:"
+            f" {PUBLISHED_FIX}",
         )
     if args.format == "json":
         print(json.dumps(_trial_document(trial), ensure_ascii=False, indent=2))

@@ -33,7 +33,7 @@ def run_status(args: argparse.Namespace) -> int:
     ruleset = load_rules(config.rules_dir)
     if args.site is not None:
         _check_site(args.site, status_sites(ruleset), config.rules_dir)
-    with redis_for(config, reading="status") as url:
+    with redis_for(config, reading=True) as url:
         server = connect(url, reads_only=True)
         report = build_status(server, config.keys, ruleset, time.time(), args.site)
     if args.format == "json":

@@ -1,11 +1,14 @@
 """Text printed on a terminal: what a page or a stored article holds must not drive the terminal, and long
-values are cut to a width."""
+values are cut to a width; the lines a command writes on stderr start with the command as typed and their
+kind (:func:`tell`)."""
 
 from __future__ import annotations
 
 import re
+import sys
+from typing import Literal
 
-__all__ = ["cut", "fit_progress", "one_line", "printable"]
+__all__ = ["cut", "fit_progress", "one_line", "printable", "running", "tell"]
 
 # The progress bar's width, and the least it is shrunk to before it is left out.
 BAR_WIDTH = 40
@@ -16,6 +19,21 @@ MIN_PAGES_WIDTH = 5
 
 # Terminal control characters (C0 but tab and newline, DEL, C1).
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+# The command being run, as typed (``crawler rules try``): what every line :func:`tell` writes starts with.
+_command = ["crawler"]
+
+
+def running(command: str) -> None:
+    """Record the command being run, as typed after ``crawler`` (``rules try``), for :func:`tell`."""
+    _command[:] = ["crawler", *command.split()]
+
+
+def tell(kind: Literal["note", "warning", "error"] | None, message: str) -> None:
+    """``message`` on stderr after the command as typed and its ``kind`` (None: an end, such as
+    ``interrupted``, with no kind): ``crawler rules try: note: ...``, as argparse writes its usage errors."""
+    prefix = [" ".join(_command), *([kind] if kind else [])]
+    print(f"{': '.join(prefix)}: {message}", file=sys.stderr)
 
 
 def printable(text: str) -> str:
