@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import os
 import shlex
+from collections.abc import Callable
 
 __all__ = ["COMMAND_ENV", "command_name", "counted", "did_you_mean", "given_folders", "suggest"]
 
@@ -45,8 +46,9 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
     return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
-def did_you_mean(value: str, choices: list[str]) -> str:
+def did_you_mean(value: str, choices: list[str], quote: Callable[[str], str] = repr) -> str:
     """The hint a message about a mistyped ``value`` ends with: ``; did you mean 'x'?`` naming the closest
-    of the ``choices``, or empty when none is close."""
+    of the ``choices`` as ``quote`` writes it (a rule file's errors: ``"x"``), or empty when none is
+    close."""
     close = difflib.get_close_matches(value, choices, n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return f"; did you mean {quote(close[0])}?" if close else ""

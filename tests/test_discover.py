@@ -181,8 +181,8 @@ def test_rules_check_warns_of_a_topic_site_that_names_no_rule(tmp_path: Path) ->
     lines = checked.stdout.splitlines()
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert lines[1:] == [
-        f"{rules / 'energy.yaml'}: discover.topic.sites: warning: no rule for site 'citynews' in {rules};"
-        " did you mean 'citynewz'? (expected a site id of a rule file there: citynewz, energy, grid-news)",
+        f'{rules / "energy.yaml"}: discover.topic.sites: warning: no rule for site "citynews" in {rules};'
+        ' did you mean "citynewz"? (expected a site id of a rule file there: citynewz, energy, grid-news)',
         "2 rules ok, 1 file with 1 error, 1 warning",
     ], lines
     assert lines[0].startswith(f"{rules / 'citynewz.yaml'}: line ")

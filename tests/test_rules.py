@@ -929,7 +929,7 @@ def test_rules_check_exit_codes_and_output(tmp_path: Path) -> None:
     write(other, "alpha.yaml", MINIMAL_RULE)
     run = crawler("rules", "check", "rules/alpha.yaml", str(other / "alpha.yaml"), cwd=tmp_path)
     assert run.code == 1
-    assert "site id 'alpha' is also the site of rules/alpha.yaml" in run.stdout
+    assert 'site id "alpha" is also the site of rules/alpha.yaml' in run.stdout
 
     run = crawler("rules", "check", "nowhere", cwd=tmp_path)
     assert (run.code, run.stdout) == (2, "")

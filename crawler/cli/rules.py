@@ -30,6 +30,7 @@ from crawler.rules import (
 )
 from crawler.rules.access import global_proxies
 from crawler.rules.api import ApiError, ApiPage
+from crawler.rules.errors import shown as shown_value
 from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
@@ -76,7 +77,7 @@ def run_rules_check(args: argparse.Namespace) -> int:
         for rule in rules:
             other = loaded.get(rule.site)
             if other is not None and other.path.resolve() != rule.path.resolve():
-                problem = f"site id {rule.site!r} is also the site of {other.path}"
+                problem = f"site id {shown_value(rule.site)} is also the site of {other.path}"
                 errors.append(RuleError(str(rule.path), "", problem, "one rule file per site id"))
             else:
                 loaded[rule.site] = rule
@@ -116,7 +117,8 @@ def _site_warnings(rule: Rule) -> list[RuleError]:
             RuleError(
                 str(rule.path),
                 "discover.topic.sites",
-                f"warning: no rule for site {site!r} in {folder}{did_you_mean(site, sites)}",
+                f"warning: no rule for site {shown_value(site)} in {folder}"
+                + did_you_mean(site, sites, quote=shown_value),
                 f"a site id of a rule file there: {', '.join(sites)}"
                 if sites
                 else f"a rule file in {folder}",

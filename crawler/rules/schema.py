@@ -3,7 +3,6 @@ collected with the file, the key path, the value and what was expected (:class:`
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
 import math
 import re
@@ -14,7 +13,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from crawler.commandline import counted
+from crawler.commandline import counted, did_you_mean
 from crawler.errors import redacted
 from crawler.rules.access import (
     AccessError,
@@ -128,8 +127,7 @@ class Checker:
                     _join(key, str(name)), f"key {_described(name)} is not a string", "a key name (quote it)"
                 )
             elif allowed is not None and name not in allowed:
-                close = difflib.get_close_matches(name, allowed, n=1)
-                hint = f"; did you mean {_shown(close[0])}?" if close else ""
+                hint = did_you_mean(name, list(allowed), quote=_shown)
                 self.fail(
                     _join(key, name), f"unknown key {_shown(name)}", f"one of: {', '.join(allowed)}{hint}"
                 )
