@@ -28,8 +28,9 @@ Scrapy's own keys travel with a request through the queue too: ``retry_times`` (
 so retries stay bounded whichever worker takes the next try), ``redirect_urls``.
 
 A *job*'s counters live in ``<prefix>:job:<id>`` (``pending``, ``fetched``, ``stored``, ``updated``
-(articles whose URLs were stored before), ``skipped``, ``errors``, ``refused`` by the network guard); it
-is done when ``pending`` is back to zero, whichever workers did the work.
+(articles whose URLs were stored before), ``skipped``, ``errors``, ``refused`` by the network guard,
+``unparsed_published``: pages whose published is no date the crawl recognises); it is done when
+``pending`` is back to zero, whichever workers did the work.
 """
 
 from __future__ import annotations
@@ -384,7 +385,8 @@ class JobCounts:
     how many of each kind), requests refused by the network guard, reposts recorded, the articles of
     those stored that went to the store's local spool (MongoDB unreachable), the articles whose URLs
     were stored before (written again, not stored anew: ``updated``), the article links found on its
-    pages (``links``, seen already or not), and the notes the crawl left for its summary (a rule's feed
+    pages (``links``, seen already or not), the pages whose ``published`` is no date the crawl recognises
+    (``unparsed_published``), and the notes the crawl left for its summary (a rule's feed
     that is no feed, a start URL that failed: the ``note:<url>`` fields)."""
 
     pending: int
@@ -397,6 +399,7 @@ class JobCounts:
     spooled: int = 0
     updated: int = 0
     links: int = 0
+    unparsed_published: int = 0
     error_kinds: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
@@ -424,6 +427,7 @@ class JobCounts:
             spooled=values.get("spooled", 0),
             updated=values.get("updated", 0),
             links=values.get("links", 0),
+            unparsed_published=values.get("unparsed_published", 0),
             error_kinds={kind: count for kind, count in kinds.items() if count > 0},
             notes=tuple(note for _, note in sorted(notes.items())),
         )

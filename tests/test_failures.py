@@ -1075,6 +1075,28 @@ def test_a_temp_crawl_killed_and_run_again_resumes_its_job_and_says_what_it_stor
     assert f"skipped {len(paths)}" in fresh.stdout, fresh.stdout
 
 
+def test_a_temp_crawl_says_how_many_pages_gave_a_published_that_is_no_date_and_the_key_to_mend(
+    site: Site,
+) -> None:
+    """The rule's published reads the page's title, no date: the summary says on how many pages of the
+    site, as `rules try` words it for one page, with the rule file and its key."""
+    site.rule("/a/undated1", "/a/undated2")
+    path = site.rules / f"{site.name}.yaml"
+    rule = path.read_text(encoding="utf-8").replace("    title:", "    published: {xpath: //h1}\n    title:")
+    path.write_text(rule, encoding="utf-8")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "stored 2 articles" in done.stdout, done.stdout
+    said = (
+        f"the published value of 2 pages of site {site.name} is no date the crawl recognises: it is stored as"
+        f" each page gives it (and counted, fields/unparsed/published/{site.name}); in {path},"
+        " article.fields.published: give a regex that captures an ISO-8601 date"
+    )
+    assert said in done.stdout, done.stdout
+    site.rule("/a/dated")  # the rule without published: nothing to say
+    assert "no date" not in site.temp().stdout
+
+
 def test_a_temp_crawl_after_dead_requeue_continues_the_requeued_letters_and_the_next_reads_the_site(
     site: Site,
 ) -> None:
@@ -1867,6 +1889,7 @@ def test_job_counts_backoffs_and_validators_log_a_redis_outage_once_not_at_each_
 
     from crawler.worker.backoff import BackoffMiddleware
     from crawler.worker.conditional import ConditionalIndexMiddleware
+    from crawler.worker.connection import count_job
     from crawler.worker.spider import SitesSpider
 
     values = spider_settings(tmp_path)
@@ -1878,7 +1901,7 @@ def test_job_counts_backoffs_and_validators_log_a_redis_outage_once_not_at_each_
         conditional = ConditionalIndexMiddleware.from_crawler(crawler)
     with caplog.at_level(logging.WARNING):
         for n in range(3):
-            spider.job_count("j1", "fetched")
+            count_job(crawler, "j1", "fetched")
             meta = {"site": "news", "kind": "index", "job": "j1", "job_kind": "grab"}
             request = Request(f"http://news.test/{n}", meta=meta)
             conditional.process_request(request)

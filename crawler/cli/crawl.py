@@ -687,7 +687,8 @@ def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: Job
 
 
 def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule | None = None) -> None:
-    """The counts of ``job``, a crawl of ``rule`` (None: of several rules), and what to do about them."""
+    """The counts of ``job``, a crawl of ``rule`` (None: of several rules), and what to do about them (of
+    ``rule``'s published values that are no date, too)."""
     kinds = ", ".join(f"{kind}: {count}" for kind, count in counts.error_kinds.items())
     updated = f", updated {counts.updated} stored before" if counts.updated else ""
     print(
@@ -723,6 +724,13 @@ def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule |
         print(
             f"refused {counted(counts.refused, 'request')} to private addresses (loopback, private,"
             f" link-local): {how}"
+        )
+    if rule is not None and counts.unparsed_published:
+        pages = counted(counts.unparsed_published, "page")
+        print(
+            rule.unparsed_published(
+                f"the published value of {pages} of site {rule.site}", counts.unparsed_published
+            )
         )
     if counts.errors:
         print(f"the errors are dead letters, each with its reason: `{suggest(f'dead list --job {job}')}`")

@@ -18,7 +18,6 @@ from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Topic
 from crawler.errors import HttpStatusError, InputError, NotAListingError
 from crawler.rules import (
-    PUBLISHED_FIX,
     RULE_SUFFIX,
     Rule,
     RuleError,
@@ -293,12 +292,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
     )
     published = clean_line(fields["published"])
     if published is not None and published_date(published) is None:
-        tell(
-            "note",
-            f"published {published!r} is no date the crawl recognises: it is stored as the page gives it (and"
-            f" counted, fields/unparsed/published/{rule.site}); in {rule.path}, article.fields.published:"
-            f" {PUBLISHED_FIX}",
-        )
+        tell("note", rule.unparsed_published(f"published {published!r}"))
     if args.format == "json":
         print(json.dumps(_trial_document(trial), ensure_ascii=False, indent=2))
     else:

@@ -296,6 +296,16 @@ class Rule:
             page = f"the page is detected as {better.encoding}"
         return f"{wrong}; {page}, which decodes it: remove the `encoding` key, or set it to {better.encoding}"
 
+    def unparsed_published(self, published: str, pages: int = 1) -> str:
+        """What a crawl of this rule does with ``published`` (the field's value on one page, or the words
+        that name it on ``pages`` pages), no date it recognises, and the key of the rule to mend."""
+        given = "the page gives it" if pages == 1 else "each page gives it"
+        return (
+            f"{published} is no date the crawl recognises: it is stored as {given} (and counted,"
+            f" fields/unparsed/published/{self.site}); in {self.path}, article.fields.published:"
+            f" {PUBLISHED_FIX}"
+        )
+
     def private_hint(self, allows: str) -> str:
         """How this rule lets requests to private addresses through, for a refusal to say: the key, then
         ``allows`` ("allows it"); for a discover rule, the host listed in ``discover.domains`` too."""

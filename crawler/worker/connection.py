@@ -14,7 +14,7 @@ from crawler.errors import InputError
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, writes_refused
 
-__all__ = ["RedisOutage", "keys_of", "outage_of", "server_of"]
+__all__ = ["RedisOutage", "count_job", "keys_of", "outage_of", "server_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +45,19 @@ def server_of(crawler: Crawler) -> redis.Redis:
 def keys_of(crawler: Crawler) -> Keys:
     """The Redis keys of the crawl's deployment (``REDIS_KEY_PREFIX``)."""
     return Keys(str(crawler.settings["REDIS_KEY_PREFIX"]))
+
+
+def count_job(crawler: Crawler, job: str | None, field: str, amount: int = 1) -> None:
+    """Add ``amount`` to ``job``'s counter ``field`` (no job: nothing); a count lost while Redis is away
+    only makes the job's summary short."""
+    if not job:
+        return
+    try:
+        server_of(crawler).hincrby(keys_of(crawler).job(job), field, amount)
+    except redis.RedisError as exc:
+        outage_of(crawler).failed(f"count job {job}'s {field}: its summary is short by {amount}", exc)
+        return
+    outage_of(crawler).ok(wrote=True)
 
 
 class RedisOutage:

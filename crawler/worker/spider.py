@@ -83,7 +83,7 @@ from crawler.rules.feeds import FeedError, read_feed
 from crawler.rules.sitemaps import NotASitemapError, SitemapEntry, SitemapError, read_sitemap
 from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
-from crawler.worker.connection import keys_of, outage_of, server_of
+from crawler.worker.connection import count_job, keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
@@ -782,7 +782,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         )
         if guarded is not None:
             self.count(f"crawl/refused/{site}")
-            self.job_count(work.job, "refused")
+            count_job(self.crawler, work.job, "refused")
             rule = self.rules.get(work.site)
             hint = rule.private_refusal(urlsplit(request.url).hostname or "") if rule else ALLOW_HINT
             logger.warning("Refused %s: %s; %s", request.url, guarded.reason, hint)
@@ -794,7 +794,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             and not _too_many_redirects(failure)
         ):
             self.count(f"crawl/ignored/{site}")
-            self.job_count(work.job, "skipped")
+            count_job(self.crawler, work.job, "skipped")
             logger.info("Ignored %s: %s", request.url, failure.getErrorMessage())
             ack(self.crawler, request)
             return
@@ -1048,7 +1048,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         index pages, its summary says so)."""
         if not requests:
             return 0
-        self.job_count(job, "links", len(requests))
+        count_job(self.crawler, job, "links", len(requests))
         fingerprinter = self.crawler.request_fingerprinter
         fresh = sum(
             queue_new(self.bloom, self.keys, requests, [fingerprinter.fingerprint(r) for r in requests])
@@ -1060,25 +1060,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if skipped:
             self.count("bloom/seen", skipped)
             self.count(f"crawl/seen/{rule.site}", skipped)
-            self.job_count(job, "skipped", skipped)
+            count_job(self.crawler, job, "skipped", skipped)
         return fresh
 
     def count(self, key: str, amount: int = 1) -> None:
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value(key, amount)
-
-    def job_count(self, job: str | None, field: str, amount: int = 1) -> None:
-        """Add to a job's counter (a count lost while Redis is away only makes the summary short)."""
-        if not job:
-            return
-        try:
-            self.server.hincrby(self.keys.job(job), field, amount)
-        except redis.RedisError as exc:
-            outage_of(self.crawler).failed(
-                f"count job {job}'s {field}: its summary is short by {amount}", exc
-            )
-            return
-        outage_of(self.crawler).ok(wrote=True)
 
 
 def _too_many_redirects(failure: Failure) -> bool:

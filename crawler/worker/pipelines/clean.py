@@ -124,7 +124,8 @@ def _iso(
 class CleanPipeline:
     """White space of title, author and published collapsed, body paragraphs cleaned, empty strings to
     None (custom fields too), ``published`` in ISO-8601 when it parses (else kept as given and counted,
-    ``fields/unparsed/published/<site>``), the URL's fragment dropped."""
+    ``fields/unparsed/published/<site>``, and in its job's ``unparsed_published``), the URL's fragment
+    dropped."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
@@ -143,6 +144,11 @@ class CleanPipeline:
             if found is None:
                 assert self.crawler.stats is not None
                 self.crawler.stats.inc_value(f"fields/unparsed/published/{item.site}")
+                if item.job:
+                    # Scrapy's, in a worker alone: a text process imports this module for clean_body.
+                    from crawler.worker.connection import count_job  # noqa: PLC0415
+
+                    count_job(self.crawler, item.job, "unparsed_published")
             published = found or published
         item.published = published
         item.body = clean_body(item.body)
