@@ -39,7 +39,7 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import redis
@@ -76,6 +76,7 @@ __all__ = [
     "discover_request",
     "encode_request",
     "enqueue_job",
+    "held_leases",
     "index_request",
     "leased",
     "listing_request",
@@ -446,6 +447,22 @@ def unfinished_temp_job(server: redis.Redis, keys: Keys, site: str) -> str | Non
         return None
     job = decoded(last)
     return job if JobCounts.read(server, keys, job).pending > 0 else None
+
+
+def held_leases(server: redis.Redis, keys: Keys, job: str, now: float) -> list[float]:
+    """The deadlines of the leases of ``job``'s requests that have not expired at ``now`` (epoch seconds):
+    held by a worker that runs, or by one killed, until they expire and go back to the queue."""
+    deadlines = []
+    leases = server.zrangebyscore(keys.leases, f"({now}", "+inf", withscores=True)
+    for member, deadline in cast("list[tuple[bytes, float]]", leases):
+        try:
+            request = serializer.loads(member)
+        except ValueError:
+            continue  # no request of ours: dead-lettered when taken again
+        meta = request.get("meta") if isinstance(request, dict) else None
+        if isinstance(meta, dict) and meta.get("job") == job:
+            deadlines.append(float(deadline))
+    return deadlines
 
 
 def remember_temp_job(server: redis.Redis, keys: Keys, site: str, job: str) -> None:

@@ -1075,6 +1075,52 @@ def test_a_temp_crawl_killed_and_run_again_resumes_its_job_and_says_what_it_stor
     assert f"skipped {len(paths)}" in fresh.stdout, fresh.stdout
 
 
+def test_a_temp_crawl_resuming_a_killed_one_says_it_waits_for_the_leases_that_one_held(site: Site) -> None:
+    """The killed crawl held its article's lease: the next one says, once, on stderr, that it waits for
+    that lease to expire, how long at most, and why; then fetches the article and ends the job."""
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.requests import JobCounts
+
+    site.rule(f"/slow?seconds=8&n={unique('held')}")  # the killed crawl holds its lease while it waits
+    keys = Keys("crawler")
+    held = ("LEASE_SECONDS=20", "LEASE_RENEW_SECONDS=1", "CONCURRENT_REQUESTS=1")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        client = connect(url)
+        queue = LeasedQueue(client, keys)
+        crawl = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "temp", site.name, *(f"--set={pair}" for pair in held)],
+            env=site.env(REDIS_URL=url),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            wait_until(lambda: bool(client.keys(keys.job("*"))), "the job to be queued")
+            job = decoded(client.keys(keys.job("*"))[0]).removeprefix(keys.job(""))
+            wait_until(
+                lambda: JobCounts.read(client, keys, job).fetched == 1 and queue.leased() == 1,
+                "the index page fetched and the article leased",
+            )
+        finally:
+            crawl.kill()  # SIGKILL: its lease is left held until it expires
+            crawl.wait()
+        again = site.crawler("temp", site.name, REDIS_URL=url)
+        assert again.returncode == 0, again.stderr[-4000:]
+        assert again.stdout.startswith(f"resumed job {job}, "), again.stdout
+        said = re.findall(r"crawler temp: note: [^\n]*", again.stderr)
+        assert len(said) == 1, again.stderr[-4000:]
+        assert re.fullmatch(
+            rf"crawler temp: note: 1 request of job {job} is leased to a worker that stopped without ending"
+            r" it \(killed\), or runs still: this crawl waits up to \d+ s for its lease to expire and the"
+            r" request to come back to the queue \(a lease lasts LEASE_SECONDS from its worker's last"
+            r" renewal; a worker that runs still renews it, and crawls the request itself\)",
+            said[0],
+        ), said[0]
+        assert JobCounts.read(client, keys, job).stored == 1, "the article fetched once its lease expired"
+        client.close()
+
+
 def test_a_temp_crawl_says_how_many_pages_gave_a_published_that_is_no_date_and_the_key_to_mend(
     site: Site,
 ) -> None:

@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import fcntl
 import logging
+import math
 import os
 import shlex
 import shutil
@@ -39,6 +40,7 @@ from crawler.redisio.embedded import RedisUnavailableError, live_users
 from crawler.requests import (
     JobCounts,
     enqueue_job,
+    held_leases,
     mark_temp_job,
     remember_temp_job,
     temp_job_ended,
@@ -116,6 +118,7 @@ def run_temp(args: argparse.Namespace) -> int:
         else:
             job = resumed
             mark_temp_job(server, keys, job, ended=False)
+            _note_held_leases(server, keys, job)
         title = f"temp crawl of {rule.site}" + (f" (job {job} resumed)" if resumed else "")
         counts = _crawl_job(settings, server, keys, job, title=title)
         if not article_urls and counts.pending == 0:
@@ -168,6 +171,25 @@ def run_temp(args: argparse.Namespace) -> int:
     for note in counts.notes:
         print(note)
     return code
+
+
+def _note_held_leases(server: redis.Redis, keys: Keys, job: str) -> None:
+    """A note on stderr when leases of the resumed ``job`` are held (a crawl killed holds its leases until
+    they expire): the crawl waits for them, and shows no progress meanwhile when they are all it has."""
+    now = time.time()
+    deadlines = held_leases(server, keys, job, now)
+    if not deadlines:
+        return
+    one = len(deadlines) == 1
+    them, requests = ("it", "the request") if one else ("them", "the requests")
+    tell(
+        "note",
+        f"{counted(len(deadlines), 'request')} of job {job} {'is' if one else 'are'} leased to a worker that"
+        f" stopped without ending {them} (killed), or runs still: this crawl waits up to"
+        f" {math.ceil(max(deadlines) - now)} s for {'its lease' if one else 'their leases'} to expire and"
+        f" {requests} to come back to the queue (a lease lasts LEASE_SECONDS from its worker's last renewal;"
+        f" a worker that runs still renews {them}, and crawls {requests} itself)",
+    )
 
 
 def _found_anything(rule: Rule, counts: JobCounts) -> bool:
