@@ -56,6 +56,8 @@ class Article:
     job: str | None = None
     extraction: dict[str, Any] | None = None
     summary: dict[str, str] | None = None
+    # The URLs its request was redirected from, first the one asked for (Scrapy's redirect_urls).
+    redirected_from: tuple[str, ...] = ()
     page: Page | None = field(default=None, repr=False, compare=False)
     # The body's content hash and SimHash when the text pool computed them (the store computes them
     # otherwise); None until then.
@@ -82,4 +84,5 @@ class Article:
             "job": self.job,
             "extraction": self.extraction,
             "summary": self.summary,
+            "redirected_from": list(self.redirected_from),
         }

@@ -245,6 +245,32 @@ def test_retried_redirected_and_failed_requests_each_end_once_and_the_temp_crawl
     assert site.crawler("dead", "list", "--site", site.name).returncode == 0
 
 
+def test_an_article_whose_link_redirected_is_shown_by_the_url_asked_for(site: Site) -> None:
+    """An article link that redirects (``/r/ID`` to ``/a/ID``) is stored under the URL it led to; ``articles
+    show`` of the URL the listing gave finds it there, and says so."""
+    moved = unique("moved")
+    site.rule(f"/r/{moved}")
+    done = site.temp()
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    asked, stored = site.server.url(f"/r/{moved}"), site.server.url(f"/a/{moved}")
+    assert set(site.stored()) == {f"/a/{moved}"}
+    shown = site.crawler("articles", "show", asked)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert shown.stdout.splitlines()[0] == (
+        f"{asked} redirected to {stored} when it was fetched: this article is stored under {stored}"
+    ), shown.stdout
+    assert re.search(rf"^url: +{re.escape(stored)}$", shown.stdout, re.MULTILINE), shown.stdout
+    assert f"\nredirected from:\n  {asked}\n" in shown.stdout, shown.stdout
+    as_json = site.crawler("articles", "show", asked, "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    document = json.loads(as_json.stdout)
+    assert list(document)[:2] == ["redirect", "id"]
+    assert document["redirect"] == {"url": asked, "stored_as": stored}
+    assert (document["url"], document["redirected_from"]) == (stored, [asked])
+    direct = json.loads(site.crawler("articles", "show", stored, "--format", "json").stdout)
+    assert "redirect" not in direct and direct["url"] == stored
+
+
 def test_a_redirect_to_a_page_seen_is_skipped_and_a_redirect_loop_is_a_dead_letter_naming_the_loop(
     site: Site,
 ) -> None:

@@ -249,14 +249,16 @@ _TRIGRAM_SEARCH = """
 
 
 def _as_old_version(path: Path, version: int) -> None:
-    """Turn a week's file written by this crawler into one of schema ``version`` (2 to 5): no anchors nor
-    paragraph counts; before 5, the band keys without their SimHash (version 2: of another layout); before
-    4, the trigram search index."""
+    """Turn a week's file written by this crawler into one of schema ``version`` (2 to 6): no
+    ``redirected_from`` column; before 6, no anchors nor paragraph counts; before 5, the band keys without
+    their SimHash (version 2: of another layout); before 4, the trigram search index."""
     connection = sqlite3.connect(path)
-    connection.executescript(
-        "DROP TRIGGER articles_anchors_delete; DROP TABLE anchors; DROP TABLE paragraphs;"
-    )
-    if version == 5:
+    connection.execute("ALTER TABLE articles DROP COLUMN redirected_from")
+    if version < 6:
+        connection.executescript(
+            "DROP TRIGGER articles_anchors_delete; DROP TABLE anchors; DROP TABLE paragraphs;"
+        )
+    if version in (5, 6):
         connection.execute(f"PRAGMA user_version = {version}")
         connection.commit()
         connection.close()
@@ -321,6 +323,27 @@ def test_a_version_5_file_gets_anchors_and_paragraph_counts(tmp_path: Path) -> N
     assert written == Written("repost", "http://other.test/part", "http://news.test/whole")
     with sqlite3.connect(path) as check:
         assert check.execute("SELECT count(*) FROM anchors").fetchone() == (16,)
+        assert check.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    check.close()
+
+
+def test_a_version_6_file_opens_and_keeps_the_urls_that_redirect_to_its_articles(tmp_path: Path) -> None:
+    """Version 6 kept no ``redirected_from``: its articles read with none, and a fetch through a redirect
+    keeps the URL asked for."""
+    url, asked = "http://news.test/a/1", "http://news.test/r/1"
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article(url, "2026-11-17T10:00:00Z", body=FLOOD))
+    path = tmp_path / "articles" / "articles_2026w47.sqlite"
+    _as_old_version(path, 6)
+    with SqliteStore(tmp_path) as store:
+        document = store.get(url)
+        assert document is not None and (document["body"], document["redirected_from"]) == (FLOOD, [])
+        assert store.redirected_to(asked) is None
+        refetch = article(url, "2026-11-17T11:00:00Z", body=FLOOD, redirected_from=[asked])
+        assert store.upsert(refetch).outcome == "updated"
+        found = store.redirected_to(asked)
+        assert found is not None and (found["url"], found["redirected_from"]) == (url, [asked])
+    with sqlite3.connect(path) as check:
         assert check.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     check.close()
 

@@ -162,6 +162,7 @@ def test_the_stored_document_has_every_field(store: Store) -> None:
         "summary": summary,
         "reposts": [],
         "job": "job-1",
+        "redirected_from": [],
     }
     assert list(document) == list(DOCUMENT_FIELDS)
     assert store.get(article_id(url)) == document
@@ -265,6 +266,36 @@ def test_the_fragment_of_a_url_is_dropped_and_a_copy_under_another_is_the_same_d
     )
     with pytest.raises(StoreError, match="field 'url' is '#top': expected a non-empty string before its"):
         store.upsert(article("#top", "2026-11-17T11:00:00Z"))
+
+
+def test_an_article_reached_through_redirects_is_found_by_each_url_asked_for(store: Store) -> None:
+    """The URLs that redirected to an article's URL when it was fetched are kept with it (fragments dropped,
+    each once, never its own URL), added to by later fetches and never dropped by one that was not
+    redirected; ``redirected_to`` finds the article by any of them."""
+    url, old, short = "http://news.test/a/7", "http://news.test/r/7", "http://t.test/7"
+    first = store.upsert(
+        article(url, "2026-11-20T10:00:00Z", redirected_from=[f"{short}#x", old, short, f"{url}#top"])
+    )
+    assert first == Written("new", url)
+    document = store.get(url)
+    assert document is not None and document["redirected_from"] == [short, old]
+    assert store.redirected_to(old) == document
+    assert store.redirected_to(short) == document
+    assert store.get(old) is None and store.redirected_to(url) is None
+    assert store.redirected_to("http://news.test/r/8") is None
+    assert store.upsert(article(url, "2026-11-20T11:00:00Z")).outcome == "updated"
+    refetched = store.get(url)
+    assert refetched is not None and refetched["redirected_from"] == [short, old], "kept by a direct fetch"
+    again = "http://news.test/r/7?via=feed"
+    assert store.upsert(article(url, "2026-11-20T12:00:00Z", redirected_from=[again, old])).outcome == (
+        "updated"
+    )
+    latest = store.get(url)
+    assert latest is not None and latest["redirected_from"] == [short, old, again]
+    assert store.redirected_to(again) == latest
+    wrong = article("http://news.test/b", "2026-11-20T10:00:00Z", redirected_from="http://x.test/")
+    with pytest.raises(StoreError, match=r"field 'redirected_from' is 'http://x\.test/': expected a list of"):
+        store.upsert(wrong)
 
 
 def test_an_article_without_fetched_at_or_url_is_refused(store: Store) -> None:

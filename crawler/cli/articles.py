@@ -44,9 +44,9 @@ __all__ = ["ArticleNotFound", "run_export", "run_list", "run_search", "run_show"
 # Widest text `show` wraps to, however wide the terminal.
 MAX_WRAP = 100
 # Fields `show` prints in sections of their own, not on one labelled line.
-_NOT_ONE_LINE = frozenset({"body", "summary", "reposts", "fields", "extraction"})
+_NOT_ONE_LINE = frozenset({"body", "summary", "reposts", "fields", "extraction", "redirected_from"})
 # JSON-valued fields, written as JSON text in a CSV cell.
-_NESTED = ("fields", "extraction", "summary", "reposts")
+_NESTED = ("fields", "extraction", "summary", "reposts", "redirected_from")
 # An article id as given: 16 hex digits, in either case.
 _ID_RE = re.compile(r"[0-9a-f]{16}", re.IGNORECASE)
 # Exit codes: the output is complete; the output leaves out weeks whose files could not be read.
@@ -232,14 +232,18 @@ def run_show(args: argparse.Namespace) -> int:
     asked = _lookup(args.article)
     with _store() as store:
         document = store.get(asked)
-        repost = None
+        repost = redirect = None
+        if document is None:
+            document = store.redirected_to(asked)
+            if document is not None:
+                redirect = {"url": asked, "stored_as": document["url"]}
         if document is None:
             document = store.original_of(asked)
             if document is not None:
                 repost = next(r for r in document["reposts"] if r["url"] == asked)
         if document is None:
             raise ArticleNotFound(_not_found(store, args.article))
-        _print_document(document, repost, args.format)
+        _print_document(document, args.format, repost=repost, redirect=redirect)
         return _status(store)
 
 
@@ -258,12 +262,21 @@ def _not_found(store: Store, article: str) -> str:
     )
 
 
-def _print_document(document: dict[str, Any], repost: dict[str, Any] | None, form: str) -> None:
+def _print_document(
+    document: dict[str, Any],
+    form: str,
+    *,
+    repost: dict[str, Any] | None = None,
+    redirect: dict[str, str] | None = None,
+) -> None:
     """Print ``document`` as ``show`` does: JSON, or its fields and text. Asked for by the URL of a repost
-    recorded against it, the repost's record comes first: the JSON's ``repost`` key, a note in text."""
+    recorded against it, the repost's record comes first: the JSON's ``repost`` key, a note in text; asked
+    for by a URL that redirected to it, ``redirect`` (``url`` asked for, ``stored_as``) likewise."""
     if form == "json":
-        shown = document if repost is None else {"repost": repost, **document}
-        sys.stdout.write(json.dumps(shown, ensure_ascii=False, indent=2) + "\n")
+        first = {
+            name: said for name, said in (("repost", repost), ("redirect", redirect)) if said is not None
+        }
+        sys.stdout.write(json.dumps({**first, **document}, ensure_ascii=False, indent=2) + "\n")
         return
     width = min(shutil.get_terminal_size((MAX_WRAP, 24)).columns, MAX_WRAP)
     lines = []
@@ -271,6 +284,12 @@ def _print_document(document: dict[str, Any], repost: dict[str, Any] | None, for
         lines += [
             f"{repost['url']} is a repost of this article, {document['url']}:"
             f" {_repost_kind(repost, document['url'])} (recorded here, not stored again)",
+            "",
+        ]
+    if redirect is not None:
+        lines += [
+            f"{printable(redirect['url'])} redirected to {printable(redirect['stored_as'])} when it was"
+            f" fetched: this article is stored under {printable(redirect['stored_as'])}",
             "",
         ]
     labelled = [(f"{name}:", document[name]) for name in DOCUMENT_FIELDS if name not in _NOT_ONE_LINE] + [
@@ -286,6 +305,11 @@ def _print_document(document: dict[str, Any], repost: dict[str, Any] | None, for
             + (f" ({extraction['algorithm']})" if extraction.get("algorithm") else "")
             + f", {extraction.get('body_chars')} characters"
         )
+    redirects = document.get("redirected_from") or []
+    if redirects:
+        lines.append("")
+        lines.append("redirected from:")
+        lines.extend(f"  {printable(url)}" for url in redirects)
     for length, text in sorted((document.get("summary") or {}).items(), key=lambda pair: int(pair[0])):
         lines.append("")
         lines.append(f"summary, {counted(int(length), 'sentence')}:")

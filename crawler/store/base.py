@@ -218,6 +218,11 @@ class Store(ABC):
         """The document that records ``url`` among its reposts, or None."""
 
     @abstractmethod
+    def redirected_to(self, url: str) -> dict[str, Any] | None:
+        """The document ``url`` redirected to when it was fetched (``url`` among its ``redirected_from``;
+        the newest week's when several weeks hold one), or None."""
+
+    @abstractmethod
     def count(self, site: str | None = None, week: str | None = None) -> int:
         """Number of documents, of one site and/or one week if given."""
 

@@ -28,13 +28,17 @@ An article document has these fields, in every backend (SQLite and MongoDB):
 ``reposts``     the same article seen under other URLs, oldest first: ``[{"url", "site", "fetched_at",
                 "match": "exact" | "near", "distance": int}]``; never changed by a re-fetch
 ``job``         the crawl job (a temp crawl or a regular grab) that fetched it; str or None
+``redirected_from``  the URLs that redirected to ``url`` when it was fetched: the one asked for (the link
+                a listing gave) first, then any on the way; fragments dropped, each once; ``[]`` when it
+                was not redirected. A later fetch adds those it met; one without redirect drops none
 ==============  =================================================================================
 
 Weekly stores: a document lives in the store of the ISO week of its first fetch (``isocalendar()``, in
 UTC: 2027-01-01 belongs to ``2026w53``). Upserts: the URL is unique, so a retried or re-fetched item never
-makes a second document; a re-fetch replaces every field but ``id``, ``url``, ``first_seen``, ``week`` and
-``reposts`` (a fetch older than the stored one changes nothing). A re-fetch is looked up in its own week
-and the week before, so a retry across the Sunday/Monday midnight updates last week's document.
+makes a second document; a re-fetch replaces every field but ``id``, ``url``, ``first_seen``, ``week``,
+``reposts`` and ``redirected_from`` (which it adds to); a fetch older than the stored one changes nothing.
+A re-fetch is looked up in its own week and the week before, so a retry across the Sunday/Monday midnight
+updates last week's document.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from urllib.parse import urldefrag
@@ -61,6 +65,7 @@ __all__ = [
     "fingerprints",
     "format_timestamp",
     "make_document",
+    "merged_redirects",
     "parse_timestamp",
     "parse_week",
     "previous_week",
@@ -88,10 +93,14 @@ DOCUMENT_FIELDS = (
     "summary",
     "reposts",
     "job",
+    "redirected_from",
 )
-# Fields a re-fetch of a stored URL replaces (the others are fixed when the URL is first stored).
+# Fields a re-fetch of a stored URL replaces (the others are fixed when the URL is first stored, but for
+# redirected_from, which a re-fetch adds to: merged_redirects).
 UPDATED_FIELDS = tuple(
-    name for name in DOCUMENT_FIELDS if name not in {"id", "url", "first_seen", "week", "reposts"}
+    name
+    for name in DOCUMENT_FIELDS
+    if name not in {"id", "url", "first_seen", "week", "reposts", "redirected_from"}
 )
 # Fields holding a string or None.
 _TEXT_FIELDS = ("title", "body", "published", "author", "job")
@@ -206,8 +215,9 @@ def make_document(article: Mapping[str, Any], *, fingerprints: bool = True) -> d
     The URL's fragment (``#...``, a place in the same page) is dropped. Keys starting with ``_`` are left
     out; ``id``, ``week``, ``content_hash`` and ``simhash`` are computed (the last two only with
     ``fingerprints``); a ``first_seen`` or ``reposts`` given is kept (a document copied from another
-    store), else ``first_seen`` is ``fetched_at``. StoreError names the article and the field when a field
-    is missing, unknown or of the wrong type.
+    store), else ``first_seen`` is ``fetched_at``. The URLs of ``redirected_from`` lose their fragments
+    too, each kept once, the article's own URL left out. StoreError names the article and the field when a
+    field is missing, unknown or of the wrong type.
     """
     given = article.get("url")
     url = urldefrag(given).url if isinstance(given, str) else given
@@ -247,6 +257,7 @@ def make_document(article: Mapping[str, Any], *, fingerprints: bool = True) -> d
     reposts = article.get("reposts") or []
     if not isinstance(reposts, Sequence) or not all(isinstance(r, Mapping) for r in reposts):
         raise StoreError(f"article {url}: field 'reposts' is {reposts!r}: expected a list of mappings")
+    redirected_from = _redirects(url, article.get("redirected_from"))
     for name, value in (
         ("fields", fields),
         ("extraction", extraction),
@@ -282,8 +293,36 @@ def make_document(article: Mapping[str, Any], *, fingerprints: bool = True) -> d
         "summary": None if summary is None else {str(k): v for k, v in summary.items()},
         "reposts": [dict(r) for r in reposts],
         "job": article.get("job"),
+        "redirected_from": redirected_from,
     }
     return add_fingerprints(document) if fingerprints else document
+
+
+def _redirects(url: str, given: object) -> list[str]:
+    """The URLs of an article's ``redirected_from`` as stored: without fragments, each once, in order, its
+    own ``url`` left out; StoreError unless ``given`` is None or a list of non-empty strings."""
+    if given is None:
+        return []
+    if (
+        isinstance(given, str | bytes)
+        or not isinstance(given, Sequence)
+        or not all(isinstance(u, str) and u.strip() for u in given)
+    ):
+        raise StoreError(
+            f"article {url}: field 'redirected_from' is {given!r}: expected a list of the URLs that"
+            " redirected to it (non-empty strings), or None"
+        )
+    return merged_redirects([], (urldefrag(u).url for u in given), url)
+
+
+def merged_redirects(stored: Sequence[str], new: Iterable[str], url: str) -> list[str]:
+    """``stored`` URLs that redirected to ``url``, then those of ``new`` not among them, each once (``url``
+    itself left out): what a document's ``redirected_from`` becomes when its URL is fetched again."""
+    merged = list(stored)
+    for redirect in new:
+        if redirect != url and redirect not in merged:
+            merged.append(redirect)
+    return merged
 
 
 def add_fingerprints(document: dict[str, Any]) -> dict[str, Any]:

@@ -4,13 +4,14 @@ A week's indexes are created when this process first uses the week: the URL (uni
 published)``, ``content_hash``, ``simhash_bands`` (the SimHash's band keys, a field kept for the
 near-duplicate lookup and never returned), ``anchors`` (the body's smallest phrase hashes, likewise, for
 the lookup of the documents a body is a part of or holds), ``(first_seen, _id)``, ``(site, first_seen,
-_id)``, ``reposts.url``, and a text index on title and body (``default_language: none``: no stemming, no
-stop words, any language split on white space and punctuation). ``_id`` is the document's ``id``. The
-week's ``paragraphs`` collection counts the stored documents each paragraph occurs in (``_id``: its
-hash, ``urls``: the first few of them; boilerplate when common: :class:`crawler.store.fingerprint.Phrases`).
-A batch counts its new documents' paragraphs before it writes them, by URL: a batch written again after a
-failure (a retry, the spool's replay) neither counts a document twice nor leaves one uncounted, and its own
-URLs are left out of the counts it reads. A batch decides as its documents written one by one.
+_id)``, ``reposts.url``, ``redirected_from``, and a text index on title and body (``default_language:
+none``: no stemming, no stop words, any language split on white space and punctuation). ``_id`` is the
+document's ``id``. The week's ``paragraphs`` collection counts the stored documents each paragraph occurs
+in (``_id``: its hash, ``urls``: the first few of them; boilerplate when common:
+:class:`crawler.store.fingerprint.Phrases`). A batch counts its new documents' paragraphs before it
+writes them, by URL: a batch written again after a failure (a retry, the spool's replay) neither counts a
+document twice nor leaves one uncounted, and its own URLs are left out of the counts it reads. A batch
+decides as its documents written one by one.
 
 Writes: each batch is read once per week for the URLs it holds and the duplicate candidates, then written
 with one unordered ``bulk_write`` per week, under the configured write concern. A document is an upsert
@@ -105,6 +106,7 @@ _INDEXES = [
     IndexModel([("first_seen", ASCENDING), ("_id", ASCENDING)], name="first_seen"),
     IndexModel([("site", ASCENDING), ("first_seen", ASCENDING), ("_id", ASCENDING)], name="site_first_seen"),
     IndexModel([("reposts.url", ASCENDING)], name="reposts_url"),
+    IndexModel([("redirected_from", ASCENDING)], name="redirected_from"),
     IndexModel([("title", TEXT), ("body", TEXT)], name="text", default_language="none"),
 ]
 
@@ -596,6 +598,9 @@ class MongoStore(Store):
     def original_of(self, url: str) -> dict[str, Any] | None:
         return self._find_one({"reposts.url": url})
 
+    def redirected_to(self, url: str) -> dict[str, Any] | None:
+        return self._find_one({"redirected_from": url})
+
     def _find_one(self, query: Mapping[str, Any]) -> dict[str, Any] | None:
         for week in reversed(self.weeks()):
             with self._reading():
@@ -831,7 +836,8 @@ def _counted_in(paragraph: int, url: str) -> UpdateOne:
 
 def _upsert(document: Mapping[str, Any], week: str, anchors: list[int]) -> UpdateOne:
     """The write of a new or re-fetched document (its body's ``anchors`` with it): insert it, or replace
-    the fields a re-fetch changes unless the stored fetch is newer."""
+    the fields a re-fetch changes unless the stored fetch is newer, adding the URLs that redirected to it
+    this time to those kept (a document spooled before the field has none)."""
     updated = {name: document[name] for name in UPDATED_FIELDS}
     simhash = document["simhash"]
     updated["simhash_bands"] = [] if simhash is None else fingerprint.band_keys(fingerprint.from_hex(simhash))
@@ -843,12 +849,19 @@ def _upsert(document: Mapping[str, Any], week: str, anchors: list[int]) -> Updat
         "week": week,
         "reposts": document["reposts"],
     }
+    update: dict[str, Any] = {"$set": updated, "$setOnInsert": fixed}
+    redirects = document.get("redirected_from") or []
+    if redirects:
+        update["$addToSet"] = {"redirected_from": {"$each": redirects}}
+    else:
+        fixed["redirected_from"] = []
     return UpdateOne(
-        {"url": document["url"], "fetched_at": {"$lte": document["fetched_at"]}},
-        {"$set": updated, "$setOnInsert": fixed},
-        upsert=True,
+        {"url": document["url"], "fetched_at": {"$lte": document["fetched_at"]}}, update, upsert=True
     )
 
 
 def _ordered(found: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: found.get(name) for name in DOCUMENT_FIELDS}
+    """A document as read, its fields in order; one stored before ``redirected_from`` with none."""
+    document = {name: found.get(name) for name in DOCUMENT_FIELDS}
+    document["redirected_from"] = document["redirected_from"] or []
+    return document

@@ -6,8 +6,8 @@ process being killed; the last commits before a power cut may be lost until :met
 checkpoints them). It holds:
 
 - ``articles``: the document fields of :mod:`crawler.store.document` as columns (``fields``, ``extraction``,
-  ``summary`` and ``reposts`` as JSON text) behind an ``INTEGER PRIMARY KEY pk``, the URL UNIQUE, and
-  indexes on ``id``, ``(site, published)``, ``content_hash``, ``(first_seen, id)`` and
+  ``summary``, ``reposts`` and ``redirected_from`` as JSON text) behind an ``INTEGER PRIMARY KEY pk``, the
+  URL UNIQUE, and indexes on ``id``, ``(site, published)``, ``content_hash``, ``(first_seen, id)`` and
   ``(site, first_seen, id)`` (reads are in ``first_seen`` order, ties broken by id, as in MongoDB);
 - ``simhash_bands``: the 4 band keys of each document's SimHash with the SimHash, indexed together, for
   the near-duplicate lookup;
@@ -27,9 +27,10 @@ older versions are migrated when opened.
 
 A week's file SQLite cannot read (damaged: not a database, malformed; or unreadable) is a
 :class:`DamagedWeekError` naming it and what to do. A store opened with ``skip_damaged`` leaves such a
-week out of reads across weeks (``get``, ``original_of``, ``stats``, and ``count``, ``iter_articles``,
-``search`` without ``week``) and keeps the error in :meth:`SqliteStore.weeks_left_out`, so that a reader
-shows the other weeks and says what is missing; reads of that week alone, and writes, still fail.
+week out of reads across weeks (``get``, ``original_of``, ``redirected_to``, ``stats``, and ``count``,
+``iter_articles``, ``search`` without ``week``) and keeps the error in :meth:`SqliteStore.weeks_left_out`,
+so that a reader shows the other weeks and says what is missing; reads of that week alone, and writes,
+still fail.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from crawler.store.base import (
 from crawler.store.document import (
     DOCUMENT_FIELDS,
     format_timestamp,
+    merged_redirects,
     parse_week,
     previous_week,
     repost_record,
@@ -235,15 +237,23 @@ class SqliteStore(Store):
     ) -> Written:
         url = document["url"]
         stored = connection.execute(
-            "SELECT pk, fetched_at, simhash, title, body, job FROM articles WHERE url = ?", (url,)
+            "SELECT pk, fetched_at, simhash, title, body, job, redirected_from FROM articles WHERE url = ?",
+            (url,),
         ).fetchone()
         if stored is not None:
-            pk, fetched_at, simhash, title, body, job = stored
+            pk, fetched_at, simhash, title, body, job, redirected_from = stored
             same_job = job is not None and job == document["job"]
             if document["fetched_at"] < fetched_at:
                 return Written("unchanged", url, same_job=same_job)
             row = row_of(document)
             connection.execute(UPDATE, [row[column] for column in UPDATED_COLUMNS] + [pk])
+            known = json.loads(redirected_from)
+            redirects = merged_redirects(known, document["redirected_from"], url)
+            if redirects != known:
+                connection.execute(
+                    "UPDATE articles SET redirected_from = ? WHERE pk = ?",
+                    (json.dumps(redirects, ensure_ascii=False), pk),
+                )
             if simhash != document["simhash"]:
                 index_bands(connection, pk, document["simhash"])
             if body != document["body"] and document["body"]:
@@ -429,21 +439,27 @@ class SqliteStore(Store):
 
     def get(self, url_or_id: str) -> dict[str, Any] | None:
         column = "id" if _ID_RE.match(url_or_id) else "url"
-        query = f"SELECT {COLUMNS} FROM articles WHERE {column} = ? LIMIT 1"
-        for week in reversed(self.weeks()):
-            rows = self._query(week, query, (url_or_id,), across=True)
-            if rows:
-                return document_of(rows[0])
-        return None
+        return self._newest(f"SELECT {COLUMNS} FROM articles WHERE {column} = ? LIMIT 1", (url_or_id,))
 
     def original_of(self, url: str) -> dict[str, Any] | None:
         query = (
             f"SELECT {COLUMNS} FROM articles WHERE reposts LIKE ? ESCAPE '\\' AND EXISTS (SELECT 1 FROM"
             " json_each(articles.reposts) WHERE json_extract(value, '$.url') = ?) LIMIT 1"
         )
-        pattern = "%" + url.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        return self._newest(query, (_holding(url), url))
+
+    def redirected_to(self, url: str) -> dict[str, Any] | None:
+        query = (
+            f"SELECT {COLUMNS} FROM articles WHERE redirected_from LIKE ? ESCAPE '\\' AND EXISTS"
+            " (SELECT 1 FROM json_each(articles.redirected_from) WHERE value = ?) LIMIT 1"
+        )
+        # The URL as the column's JSON text holds it (row_of: ensure_ascii=False).
+        return self._newest(query, (_holding(json.dumps(url, ensure_ascii=False)[1:-1]), url))
+
+    def _newest(self, query: str, params: Sequence[object]) -> dict[str, Any] | None:
+        """The document of the first row ``query`` gives in the newest week that has one, or None."""
         for week in reversed(self.weeks()):
-            rows = self._query(week, query, (pattern, url), across=True)
+            rows = self._query(week, query, params, across=True)
             if rows:
                 return document_of(rows[0])
         return None
@@ -642,6 +658,12 @@ def _repost(
     record = repost_record(document, found.match, found.distance, found.share, found.partial_of)
     reposts.append((index, found.candidate.week, found.candidate.url, record))
     return Written("repost", document["url"], found.candidate.url)
+
+
+def _holding(text: str) -> str:
+    """A LIKE pattern (escaped by ``\\``) of the texts that hold ``text``: it passes over most rows without
+    their JSON being parsed."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def _index_phrases(term: str) -> list[str]:

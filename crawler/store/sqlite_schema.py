@@ -40,8 +40,8 @@ __all__ = [
     "search_text",
 ]
 
-SCHEMA_VERSION = 6
-_JSON_COLUMNS = frozenset({"fields", "extraction", "summary", "reposts"})
+SCHEMA_VERSION = 7
+_JSON_COLUMNS = frozenset({"fields", "extraction", "summary", "reposts", "redirected_from"})
 COLUMNS = ", ".join(DOCUMENT_FIELDS)
 
 _TABLES = (
@@ -63,7 +63,8 @@ _TABLES = (
         simhash TEXT,
         summary TEXT,
         reposts TEXT NOT NULL DEFAULT '[]',
-        job TEXT
+        job TEXT,
+        redirected_from TEXT NOT NULL DEFAULT '[]'
     )""",
     "CREATE INDEX articles_id ON articles (id)",
     "CREATE INDEX articles_site_published ON articles (site, published)",
@@ -106,6 +107,8 @@ _OLD_SEARCH = (
     "DROP TABLE IF EXISTS articles_fts",
 )
 _SCHEMA = _TABLES + _BANDS + _PHRASES + _SEARCH
+# Versions 1 to 6 kept no redirected_from: their articles have none.
+_ADD_REDIRECTS = "ALTER TABLE articles ADD COLUMN redirected_from TEXT NOT NULL DEFAULT '[]'"
 # The first pause between two tries of a journal-mode switch another process holds up, doubled up to the
 # last: a switch takes a millisecond or two, and a file is new at most once a week.
 _WAL_RETRY_FIRST_PAUSE = 0.002
@@ -187,8 +190,8 @@ def index_search(
 
 
 def prepare(connection: sqlite3.Connection, path: Path, timeout: float) -> None:
-    """WAL mode, NORMAL sync and the schema (created, or migrated from version 1, by whichever process
-    comes first), waiting up to ``timeout`` seconds for the other processes that open the file."""
+    """WAL mode, NORMAL sync and the schema (created, or migrated from an older version, by whichever
+    process comes first), waiting up to ``timeout`` seconds for the other processes that open the file."""
     mode = _switch_to_wal(connection, timeout)
     if str(mode).lower() != "wal":
         raise StoreError(
@@ -203,14 +206,16 @@ def prepare(connection: sqlite3.Connection, path: Path, timeout: float) -> None:
         version = _schema_version(connection, path)
         if version == 1:
             _migrate_from_1(connection)
-        elif version in (2, 3, 4, 5):
+        elif version in (2, 3, 4, 5, 6):
+            connection.execute(_ADD_REDIRECTS)
             if version < 5:
                 _rebuild_bands(connection)
             if version < 4:
                 _rebuild_search(connection)
-            for statement in _PHRASES:
-                connection.execute(statement)
-            _index_all_phrases(connection)
+            if version < 6:
+                for statement in _PHRASES:
+                    connection.execute(statement)
+                _index_all_phrases(connection)
         elif version == 0:
             for statement in _SCHEMA:
                 connection.execute(statement)
@@ -270,8 +275,8 @@ def _rebuild_search(connection: sqlite3.Connection) -> None:
 
 
 def _migrate_from_1(connection: sqlite3.Connection) -> None:
-    """Version 1 had no pk, SimHash, summary, reposts or search index: rebuild the table from its rows
-    (hashes computed afresh)."""
+    """Version 1 had no pk, SimHash, summary, reposts, redirected_from or search index: rebuild the table
+    from its rows (hashes computed afresh)."""
     connection.execute("ALTER TABLE articles RENAME TO articles_v1")
     for statement in (
         "DROP INDEX IF EXISTS " + name
@@ -286,7 +291,9 @@ def _migrate_from_1(connection: sqlite3.Connection) -> None:
         connection.execute(statement)
     for statement in _SCHEMA:
         connection.execute(statement)
-    old_columns = [name for name in DOCUMENT_FIELDS if name not in {"simhash", "summary", "reposts"}]
+    old_columns = [
+        name for name in DOCUMENT_FIELDS if name not in {"simhash", "summary", "reposts", "redirected_from"}
+    ]
     rows = connection.execute(
         f"SELECT {', '.join(old_columns)} FROM articles_v1 ORDER BY first_seen, rowid"
     ).fetchall()

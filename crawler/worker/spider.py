@@ -368,13 +368,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             fetched_at=datetime.now(UTC).isoformat(timespec="seconds"),
             title=title,
             job=work.job,
+            redirected_from=_redirected_from(response),
             page=Page(page.text, rule.min_body_chars),
             discover=Discovered(
                 depth=work.depth,
                 features=tuple(int(feature) for feature in meta.get("link", ())),
                 source=float(meta.get("source", 0.0)),
                 host=(urlsplit(page.url).netloc or "").lower(),
-                redirected=tuple(meta.get("redirect_urls", ())),
+                redirected=_redirected_from(response),
             ),
         )
 
@@ -729,6 +730,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             author=fields.pop("author", None),
             fields=fields,
             job=work.job,
+            redirected_from=_redirected_from(response),
             page=Page(page.text, rule.min_body_chars),
         )
         if work.depth < rule.depth:
@@ -766,6 +768,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             published=said.get("published"),
             author=said.get("author"),
             job=_work(response).job,
+            redirected_from=_redirected_from(response),
             page=Page("", rule.min_body_chars, document=response.body),
         )
 
@@ -1100,3 +1103,9 @@ def _work(response: Response) -> Work:
 def _asked_url(request: Request) -> str:
     """The URL ``request`` first asked for, before any redirect."""
     return str(request.meta.get("redirect_urls", [request.url])[0])
+
+
+def _redirected_from(response: Response) -> tuple[str, ...]:
+    """The URLs the request of ``response`` was redirected from, first the one asked for; none when it was
+    not redirected."""
+    return tuple(str(url) for url in response.meta.get("redirect_urls", ()))
