@@ -1088,6 +1088,64 @@ def test_rules_try_fetches_a_url(tmp_path: Path, site_server: SiteServer) -> Non
     assert "loopback" in run.stderr
 
 
+def test_rules_try_says_when_the_url_redirected_and_where_a_crawl_stores_the_article(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """A URL that redirects is read as the page it leads to, as a crawl reads it, which stores the article
+    under the URL reached: the text says so on a line of its own, the JSON in ``redirects``."""
+    rule = f"""
+        domains: [127.0.0.1]
+        start_urls: [{site_server.url("/news/")}]
+        index:
+          links: {{allow: '/news/[a-z-]+$'}}
+        article:
+          fields:
+            title: {{xpath: //h1}}
+    """
+    write(tmp_path / "rules", "local.yaml", rule)
+    allowed = {ALLOW_PRIVATE_NETWORKS_ENV: "1"}
+    target = site_server.url("/news/harbour-bridge.html")
+    asked = site_server.url("/redirect?to=/news/harbour-bridge.html")
+    run = crawler("rules", "try", "local", asked, cwd=tmp_path, env=allowed)
+    assert (run.code, run.stderr) == (0, "")
+    lines = run.stdout.splitlines()
+    assert lines[1] == f"page       {asked}", run.stdout
+    assert lines[2] == (
+        f"redirect   reached via a redirect to {target}: a crawl stores its article under that URL"
+    ), run.stdout
+    run = crawler("rules", "try", "local", asked, "--format", "json", cwd=tmp_path, env=allowed)
+    document = json.loads(run.stdout)
+    assert (document["source"], document["url"], document["redirects"]) == (asked, target, [asked])
+    assert document["fields"]["title"] == "Harbour bridge reopens after three months of repairs"
+
+    chain = site_server.url("/redirect-chain/2?to=/news/harbour-bridge.html")
+    run = crawler("rules", "try", "local", chain, cwd=tmp_path, env=allowed)
+    via = site_server.url("/redirect-chain/1?to=%2Fnews%2Fharbour-bridge.html")
+    assert run.stdout.splitlines()[2] == (
+        f"redirect   reached via 2 redirects (through {via}) to {target}: a crawl stores its article under"
+        " that URL"
+    ), run.stdout
+    run = crawler("rules", "try", "local", chain, "--format", "json", cwd=tmp_path, env=allowed)
+    assert json.loads(run.stdout)["redirects"] == [chain, via]
+
+    run = crawler("rules", "try", "local", target, cwd=tmp_path, env=allowed)
+    assert "redirect" not in run.stdout.splitlines()[2], "not redirected: no line"
+    run = crawler("rules", "try", "local", target, "--format", "json", cwd=tmp_path, env=allowed)
+    assert json.loads(run.stdout)["redirects"] == []
+
+    # A feed reached via a redirect is read as the feed's URL: its articles are stored under theirs.
+    feed = site_server.url("/feed?to=/news/harbour-bridge.html")
+    moved = site_server.url("/redirect?to=%2Ffeed%3Fto%3D%2Fnews%2Fharbour-bridge.html")
+    run = crawler("rules", "try", "local", moved, cwd=tmp_path, env=allowed)
+    assert (
+        run.stdout.splitlines()[2]
+        == f"redirect   reached via a redirect to {feed}: a crawl reads it as that URL"
+    )
+    run = crawler("rules", "try", "local", moved, "--format", "json", cwd=tmp_path, env=allowed)
+    listed = json.loads(run.stdout)
+    assert (listed["redirects"], listed["url"], listed["feed"]) == ([moved], feed, "rss20")
+
+
 def test_rules_try_decodes_a_page_as_the_crawl_does(tmp_path: Path, site_server: SiteServer) -> None:
     """The page declares utf-8 in its Content-Type and its <meta> but is in windows-1252: the crawl decodes
     it by detection, and so does rules try, saying why."""

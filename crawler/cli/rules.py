@@ -358,7 +358,7 @@ def _show_feed(rule: Rule, page: Page, url: str, feed: Feed, output: str) -> Non
         }
         print(json.dumps(document, ensure_ascii=False, indent=2))
         return
-    _print_source(rule, page)
+    _print_source(rule, page, article=False)
     print(f"as a feed ({feed.version}): {counted(len(kept), 'article link')}, {left_out} left out")
     print("  (off the rule's domains, refused by index.links allow/deny, repeated, without a link)")
     for entry in kept:
@@ -378,11 +378,12 @@ def _show_document(rule: Rule, page: Page, output: str) -> None:
     if output == "json":
         found = {
             **_source(rule, page),
+            "url": page.url,
             "document": document.kind,
         }
         print(json.dumps({**found, "fields": fields, "body": document.text}, ensure_ascii=False, indent=2))
         return
-    _print_source(rule, page)
+    _print_source(rule, page, article=True)
     print(f"as a {document.kind.upper()} article ({counted(len(document.text), 'character')} of text):")
     for name, value in fields.items():
         print(f"  {name:<9}  {printable(value) if value else '-'}")
@@ -421,6 +422,7 @@ def _show_discover(
     if output == "json":
         document = {
             **_source(rule, page),
+            "url": url,
             "relevance": relevance.score,
             "why": relevance.why,
             "threshold": discover.threshold,
@@ -433,7 +435,7 @@ def _show_discover(
         }
         print(json.dumps(document, ensure_ascii=False, indent=2))
         return
-    _print_source(rule, page)
+    _print_source(rule, page, article=True)
     verdict = "stored" if stored else "not stored"
     print(f"relevance  {relevance.score:.3f} ({verdict}: threshold {discover.threshold:g})")
     print(f"why        {printable(relevance.why)}")
@@ -449,16 +451,38 @@ def _show_discover(
         print(f"  ... and {len(kept) - 10} more")
 
 
-def _source(rule: Rule, page: Page) -> dict[str, str]:
-    """The rule and the page a JSON answer of ``rules try`` is about."""
-    return {"site": rule.site, "rule_file": str(rule.path), "source": page.source}
+def _source(rule: Rule, page: Page) -> dict[str, Any]:
+    """The rule and the page a JSON answer of ``rules try`` is about: the page as given (``source``), and
+    the URLs its fetch was redirected from (``redirects``, first the one asked for; none for a file)."""
+    return {
+        "site": rule.site,
+        "rule_file": str(rule.path),
+        "source": page.source,
+        "redirects": list(page.redirects),
+    }
 
 
-def _print_source(rule: Rule, page: Page) -> None:
-    """The rule and the page a text answer of ``rules try`` is about, then a blank line."""
+def _print_source(rule: Rule, page: Page, *, article: bool) -> None:
+    """The rule and the page a text answer of ``rules try`` is about (and the redirect that reached it:
+    :func:`_print_redirect`), then a blank line."""
     print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
     print(f"page       {printable(page.source)}")
+    _print_redirect(page, article=article)
     print()
+
+
+def _print_redirect(page: Page, *, article: bool) -> None:
+    """When the fetch of ``page`` was redirected: the URL it reached, and what a crawl does with that URL
+    (stores the page's article under it when ``article``, else reads the listing as it)."""
+    if not page.redirects or page.url is None:
+        return
+    hops = (
+        "a redirect"
+        if len(page.redirects) == 1
+        else f"{len(page.redirects)} redirects (through {', '.join(page.redirects[1:])})"
+    )
+    does = "stores its article under" if article else "reads it as"
+    print(f"redirect   {printable(f'reached via {hops} to {page.url}: a crawl {does} that URL')}")
 
 
 def _is_json(data: bytes) -> bool:
@@ -491,7 +515,7 @@ def _show_api(rule: Rule, page: Page, url: str, found: ApiPage, output: str) -> 
         }
         print(json.dumps(document, ensure_ascii=False, indent=2))
         return
-    _print_source(rule, page)
+    _print_source(rule, page, article=False)
     kept = [(link, item) for link, item in items if link is not None]
     left_out = len(found.items) - len(kept) + found.without_url
     print(f"as an API page: {counted(len(kept), 'item')}, {left_out} left out")
@@ -534,7 +558,7 @@ def _show_sitemap(rule: Rule, page: Page, url: str, sitemap: Sitemap, output: st
         }
         print(json.dumps(document, ensure_ascii=False, indent=2))
         return
-    _print_source(rule, page)
+    _print_source(rule, page, article=False)
     left_out = len(sitemap.entries) - len(kept)
     kind = "robots.txt" if sitemap.kind == "robots" else sitemap.kind
     print(f"as a {kind}: {counted(len(kept), what)}, {left_out} left out")
@@ -547,9 +571,7 @@ def _show_sitemap(rule: Rule, page: Page, url: str, sitemap: Sitemap, output: st
 def _trial_document(trial: Trial) -> dict[str, Any]:
     rule = trial.rule
     return {
-        "site": rule.site,
-        "rule_file": str(rule.path),
-        "source": trial.page.source,
+        **_source(rule, trial.page),
         "url": trial.url,
         "encoding": trial.decoded.encoding,
         "encoding_reason": encoding_reason(trial.decoded),
@@ -568,6 +590,7 @@ def _print_trial(trial: Trial) -> None:
     as_url = "" if page.url else f" (links resolved as {trial.url})"
     print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
     print(f"page       {printable(page.source)}{as_url}")
+    _print_redirect(page, article=True)
     print(f"encoding   {trial.decoded.encoding} ({encoding_reason(trial.decoded)})")
     print()
     if trial.search is None:
