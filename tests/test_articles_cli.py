@@ -264,6 +264,45 @@ def test_show_of_a_partial_repost_names_its_original_and_how_much_they_share(
     assert "http://agg.test/part  (a part of it (100% of the shorter text's own phrases shared" in whole
 
 
+def test_show_of_a_url_that_redirected_to_a_repost_names_the_repost_and_its_original(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An article link that redirected to a copy of an article stored before: the copy is recorded as a
+    repost, with the URL asked for, and ``show`` of that URL finds the original through it."""
+    body = "\n\n".join(
+        f"Paragraph {n} of the tram story: the new line to the airport opened on Monday with {n * 4} stops,"
+        f" and {n * 1000} people rode it on its first day, the transport office said of route {n + 20}."
+        for n in range(1, 6)
+    )
+    asked, copy, original = "http://agg.test/r/9", "http://agg.test/a/9", "http://city.test/tram"
+    with SqliteStore(tmp_path) as store:
+        store.upsert({"site": "city", "url": original, "fetched_at": "2026-11-17T10:00:00Z", "body": body})
+        written = store.upsert(
+            {
+                "site": "agg",
+                "url": copy,
+                "fetched_at": "2026-11-17T11:00:00Z",
+                "body": body,
+                "redirected_from": [asked],
+            }
+        )
+    assert (written.outcome, written.original) == ("repost", original)
+    code, out, _ = articles(capsys, monkeypatch, tmp_path, "show", asked)
+    assert code == 0, out
+    assert out.splitlines()[0] == (
+        f"{asked} redirected to {copy} when it was fetched, a repost of this article, {original}: an exact"
+        " copy (recorded here, not stored again)"
+    )
+    _, as_json, _ = articles(capsys, monkeypatch, tmp_path, "show", asked, "--format", "json")
+    shown = json.loads(as_json)
+    assert next(iter(shown)) == "repost"
+    assert (shown["repost"]["url"], shown["repost"]["redirected_from"], shown["url"]) == (
+        copy,
+        [asked],
+        original,
+    )
+
+
 def test_search_words_and_chinese(
     crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -505,6 +505,28 @@ def test_an_exact_repost_is_recorded_against_the_earlier_article(store: Store) -
     assert store.original_of("http://other.test/unknown") is None
 
 
+def test_a_repost_reached_through_a_redirect_is_found_by_the_url_asked_for(store: Store) -> None:
+    assert store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD)).new
+    copy = article(
+        "http://other.test/a/copy",
+        "2026-11-18T08:00:00Z",
+        site="other",
+        body=FLOOD,
+        redirected_from=["http://other.test/r/copy"],
+    )
+    assert store.upsert(copy) == Written("repost", "http://other.test/a/copy", "http://news.test/flood")
+    kept = store.get("http://news.test/flood")
+    assert kept is not None
+    (record,) = kept["reposts"]
+    assert (record["url"], record["redirected_from"]) == (
+        "http://other.test/a/copy",
+        ["http://other.test/r/copy"],
+    )
+    assert store.original_of("http://other.test/r/copy") == kept
+    assert store.original_of("http://other.test/a/copy") == kept
+    assert store.redirected_to("http://other.test/r/copy") is None, "not stored: a repost"
+
+
 def test_a_near_repost_is_found_and_a_different_article_on_the_same_event_is_kept(store: Store) -> None:
     first, repost, other = simhash(FLOOD), simhash(FLOOD_REPOST), simhash(FLOOD_OTHER)
     assert first is not None and repost is not None and other is not None

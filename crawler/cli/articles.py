@@ -219,6 +219,14 @@ def _repost_kind(record: dict[str, Any], original: str) -> str:
     return kind + (f" ({', '.join(details)})" if details else "")
 
 
+def _reached(asked: str, url: str) -> str:
+    """The start of the note of ``show`` on the repost ``url`` asked for as ``asked``: its own URL, or
+    one that redirected to it."""
+    if asked == url:
+        return f"{printable(url)} is"
+    return f"{printable(asked)} redirected to {printable(url)} when it was fetched,"
+
+
 def _lookup(article: str) -> str:
     """What ``show`` looks ``article`` up by: an id in lower case (ids are hex digits), or the URL without
     its fragment (stored URLs have none)."""
@@ -240,10 +248,14 @@ def run_show(args: argparse.Namespace) -> int:
         if document is None:
             document = store.original_of(asked)
             if document is not None:
-                repost = next(r for r in document["reposts"] if r["url"] == asked)
+                repost = next(
+                    r
+                    for r in document["reposts"]
+                    if asked == r["url"] or asked in r.get("redirected_from", ())
+                )
         if document is None:
             raise ArticleNotFound(_not_found(store, args.article))
-        _print_document(document, args.format, repost=repost, redirect=redirect)
+        _print_document(document, args.format, asked, repost=repost, redirect=redirect)
         return _status(store)
 
 
@@ -265,13 +277,15 @@ def _not_found(store: Store, article: str) -> str:
 def _print_document(
     document: dict[str, Any],
     form: str,
+    asked: str,
     *,
     repost: dict[str, Any] | None = None,
     redirect: dict[str, str] | None = None,
 ) -> None:
-    """Print ``document`` as ``show`` does: JSON, or its fields and text. Asked for by the URL of a repost
-    recorded against it, the repost's record comes first: the JSON's ``repost`` key, a note in text; asked
-    for by a URL that redirected to it, ``redirect`` (``url`` asked for, ``stored_as``) likewise."""
+    """Print ``document``, found by the URL or id ``asked``, as ``show`` does: JSON, or its fields and
+    text. Asked for by the URL of a repost recorded against it (or one that redirected to the repost's),
+    the repost's record comes first: the JSON's ``repost`` key, a note in text; asked for by a URL that
+    redirected to it, ``redirect`` (``url`` asked for, ``stored_as``) likewise."""
     if form == "json":
         first = {
             name: said for name, said in (("repost", repost), ("redirect", redirect)) if said is not None
@@ -282,7 +296,7 @@ def _print_document(
     lines = []
     if repost is not None:
         lines += [
-            f"{repost['url']} is a repost of this article, {document['url']}:"
+            f"{_reached(asked, repost['url'])} a repost of this article, {document['url']}:"
             f" {_repost_kind(repost, document['url'])} (recorded here, not stored again)",
             "",
         ]

@@ -215,7 +215,8 @@ class Store(ABC):
 
     @abstractmethod
     def original_of(self, url: str) -> dict[str, Any] | None:
-        """The document that records ``url`` among its reposts, or None."""
+        """The document that records ``url`` among its reposts (a repost's URL, or one that redirected to
+        it), or None."""
 
     @abstractmethod
     def redirected_to(self, url: str) -> dict[str, Any] | None:

@@ -26,7 +26,8 @@ An article document has these fields, in every backend (SQLite and MongoDB):
 ``summary``     extractive summaries of the body by length in sentences, ``{"1": str, "3": str}``; None
                 when not made
 ``reposts``     the same article seen under other URLs, oldest first: ``[{"url", "site", "fetched_at",
-                "match": "exact" | "near", "distance": int}]``; never changed by a re-fetch
+                "match": "exact" | "near", "distance": int}]`` (and ``redirected_from``, as below, when
+                URLs redirected to the repost's); never changed by a re-fetch
 ``job``         the crawl job (a temp crawl or a regular grab) that fetched it; str or None
 ``redirected_from``  the URLs that redirected to ``url`` when it was fetched: the one asked for (the link
                 a listing gave) first, then any on the way; fragments dropped, each once; ``[]`` when it
@@ -356,8 +357,9 @@ def repost_record(
 ) -> dict[str, Any]:
     """The entry a repost leaves in its original's ``reposts``: how it matched (``exact``, ``near``,
     ``partial``), the SimHash distance, the share of the shorter body's distinctive phrases in the longer,
-    and for a partial match the URL of the whole (``partial_of``: the original's, or the repost's when the
-    original is a part of it)."""
+    for a partial match the URL of the whole (``partial_of``: the original's, or the repost's when the
+    original is a part of it), and the URLs that redirected to the repost's when there were some
+    (``redirected_from``)."""
     record = {
         "url": document["url"],
         "site": document["site"],
@@ -368,4 +370,6 @@ def repost_record(
     }
     if partial_of is not None:
         record["partial_of"] = partial_of
+    if document.get("redirected_from"):
+        record["redirected_from"] = list(document["redirected_from"])
     return record

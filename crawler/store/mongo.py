@@ -4,14 +4,14 @@ A week's indexes are created when this process first uses the week: the URL (uni
 published)``, ``content_hash``, ``simhash_bands`` (the SimHash's band keys, a field kept for the
 near-duplicate lookup and never returned), ``anchors`` (the body's smallest phrase hashes, likewise, for
 the lookup of the documents a body is a part of or holds), ``(first_seen, _id)``, ``(site, first_seen,
-_id)``, ``reposts.url``, ``redirected_from``, and a text index on title and body (``default_language:
-none``: no stemming, no stop words, any language split on white space and punctuation). ``_id`` is the
-document's ``id``. The week's ``paragraphs`` collection counts the stored documents each paragraph occurs
-in (``_id``: its hash, ``urls``: the first few of them; boilerplate when common:
-:class:`crawler.store.fingerprint.Phrases`). A batch counts its new documents' paragraphs before it
-writes them, by URL: a batch written again after a failure (a retry, the spool's replay) neither counts a
-document twice nor leaves one uncounted, and its own URLs are left out of the counts it reads. A batch
-decides as its documents written one by one.
+_id)``, ``reposts.url``, ``redirected_from``, ``reposts.redirected_from``, and a text index on title and
+body (``default_language: none``: no stemming, no stop words, any language split on white space and
+punctuation). ``_id`` is the document's ``id``. The week's ``paragraphs`` collection counts the stored
+documents each paragraph occurs in (``_id``: its hash, ``urls``: the first few of them; boilerplate when
+common: :class:`crawler.store.fingerprint.Phrases`). A batch counts its new documents' paragraphs before
+it writes them, by URL: a batch written again after a failure (a retry, the spool's replay) neither
+counts a document twice nor leaves one uncounted, and its own URLs are left out of the counts it reads. A
+batch decides as its documents written one by one.
 
 Writes: each batch is read once per week for the URLs it holds and the duplicate candidates, then written
 with one unordered ``bulk_write`` per week, under the configured write concern. A document is an upsert
@@ -107,6 +107,7 @@ _INDEXES = [
     IndexModel([("site", ASCENDING), ("first_seen", ASCENDING), ("_id", ASCENDING)], name="site_first_seen"),
     IndexModel([("reposts.url", ASCENDING)], name="reposts_url"),
     IndexModel([("redirected_from", ASCENDING)], name="redirected_from"),
+    IndexModel([("reposts.redirected_from", ASCENDING)], name="reposts_redirected_from"),
     IndexModel([("title", TEXT), ("body", TEXT)], name="text", default_language="none"),
 ]
 
@@ -596,7 +597,7 @@ class MongoStore(Store):
         return self._find_one(query)
 
     def original_of(self, url: str) -> dict[str, Any] | None:
-        return self._find_one({"reposts.url": url})
+        return self._find_one({"$or": [{"reposts.url": url}, {"reposts.redirected_from": url}]})
 
     def redirected_to(self, url: str) -> dict[str, Any] | None:
         return self._find_one({"redirected_from": url})

@@ -444,9 +444,10 @@ class SqliteStore(Store):
     def original_of(self, url: str) -> dict[str, Any] | None:
         query = (
             f"SELECT {COLUMNS} FROM articles WHERE reposts LIKE ? ESCAPE '\\' AND EXISTS (SELECT 1 FROM"
-            " json_each(articles.reposts) WHERE json_extract(value, '$.url') = ?) LIMIT 1"
+            " json_each(articles.reposts) AS r WHERE json_extract(r.value, '$.url') = ? OR EXISTS (SELECT 1"
+            " FROM json_each(r.value, '$.redirected_from') AS f WHERE f.value = ?)) LIMIT 1"
         )
-        return self._newest(query, (_holding(url), url))
+        return self._newest(query, (_holding(url), url, url))
 
     def redirected_to(self, url: str) -> dict[str, Any] | None:
         query = (
