@@ -6,7 +6,8 @@ Bloom filter, the frontier kept in Redis); each host's politeness holds; relevan
 their relevance and why, others are not; a crawl ends when its frontier runs dry; a seed that fails is
 dead-lettered and the crawl goes on; grabs spend their budget per period; two workers share one link
 model; the temp summary's harvest counts relevant pages recorded as reposts, as `crawler status` does; a
-second crawl with nothing new to read says so; `rules try` lists the links the crawl follows."""
+second crawl with nothing new to read says so; `rules try` lists the links the crawl follows; a PDF it
+reaches is judged and stored by its text."""
 
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 from conftest import SITE_SERVER_SCRIPT, _read_port, _stop
+from siteserver import pdf_document
 from test_crawl import finish, wait_until_done
 
 from crawler.demo.web import TOPIC_KEYWORDS, SimWeb, served
@@ -302,6 +305,27 @@ def test_the_summary_counts_relevant_pages_recorded_as_reposts_as_status_does(tm
     assert (int(summary[1]), int(summary[2])) == (found["relevant_24h"], read) == (6, 10)
     assert float(summary[3]) == round(found["harvest_24h"], 2)
     assert "6 relevant pages of 10 read (harvest 0.60): 3 stored, 3 recorded as reposts" in done.stdout
+
+
+def test_a_pdf_a_discover_crawl_reaches_is_judged_and_stored_by_its_text(tmp_path: Path) -> None:
+    # An index linking to a PDF report on the topic: it is read as a document (as an article link's PDF
+    # is), judged on its text and stored with it, not with the PDF's source as its body.
+    site = tmp_path / "site"
+    site.mkdir()
+    sentence = "Solar farms and wind turbine parks feed the grid, and battery storage keeps renewable power."
+    (site / "report.pdf").write_bytes(pdf_document("Solar report", [sentence] * 12))
+    (site / "index.html").write_text('<html><body><a href="/report.pdf">report</a></body></html>', "utf-8")
+    with served_folder(site, tmp_path / "server.log") as origin:
+        web = _folder_web(origin, tmp_path)
+        done = web.crawler("temp", "web")
+    assert done.returncode == 0, done.stderr[-3000:]
+    stored = {article["url"]: article for article in web.stored()}
+    report = stored.get(f"{origin}/report.pdf")
+    assert report is not None, done.stdout
+    assert report["extraction"] == {"body_from": "document", "algorithm": "pdf", "body_chars": ANY}
+    assert report["title"] == "Solar report"
+    assert str(report["body"]).startswith("Solar farms"), report["body"]
+    assert report["fields"] == {"relevance": ANY, "relevance_why": ANY}
 
 
 def test_a_crawl_within_its_depth_ends_when_the_frontier_runs_dry(web: Web) -> None:

@@ -347,7 +347,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def parse_discover(self, response: Response) -> Iterator[Article]:
         """A page of a discover crawl: an item whose text, relevance and links a text process reads, which
         then teaches the link model and fills the frontier (crawler.worker.discovery), and is stored when
-        relevant."""
+        relevant. A PDF or DOCX document is read as an article link's is, and judged on its text."""
+        work = _work(response)
+        meta = response.meta
+        reached = Discovered(
+            depth=work.depth,
+            features=tuple(int(feature) for feature in meta.get("link", ())),
+            source=float(meta.get("source", 0.0)),
+            host=(urlsplit(response.url).netloc or "").lower(),
+            redirected=_redirected_from(response),
+        )
+        if document_kind(response.body):
+            yield from self._document(response, reached)
+            return
         rule, page = self._page(response)
         if rule is None or page is None:
             return
@@ -359,8 +371,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 "no rule",
             )
             return
-        work = _work(response)
-        meta = response.meta
         title = page.xpath("normalize-space(//title)").get() or None
         yield Article(
             site=rule.site,
@@ -370,13 +380,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             job=work.job,
             redirected_from=_redirected_from(response),
             page=Page(page.text, rule.min_body_chars),
-            discover=Discovered(
-                depth=work.depth,
-                features=tuple(int(feature) for feature in meta.get("link", ())),
-                source=float(meta.get("source", 0.0)),
-                host=(urlsplit(page.url).netloc or "").lower(),
-                redirected=_redirected_from(response),
-            ),
+            discover=reached,
         )
 
     def parse_search(self, response: Response) -> Iterator[Request]:
@@ -744,10 +748,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self._queue_new(rule, requests, work.job)
         self._regex_spent(rule, before, budget)
 
-    def _document(self, response: Response) -> Iterator[Article]:
+    def _document(self, response: Response, discover: Discovered | None = None) -> Iterator[Article]:
         """An article link that gives a PDF or DOCX document: an item whose text and metadata a text
-        process reads (off the crawl thread), with what a feed or API said of it; one over
-        ``DOCUMENTS_MAX_BYTES`` is dead-lettered saying so."""
+        process reads (off the crawl thread), with what a feed or API said of it (or, for a page of a
+        discover crawl, how it was reached: ``discover``); one over ``DOCUMENTS_MAX_BYTES`` is
+        dead-lettered saying so."""
         rule = self._rule(response)
         if rule is None:
             return
@@ -770,6 +775,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             job=_work(response).job,
             redirected_from=_redirected_from(response),
             page=Page("", rule.min_body_chars, document=response.body),
+            discover=discover,
         )
 
     def on_error(self, failure: Failure) -> None:
