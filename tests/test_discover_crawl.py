@@ -7,7 +7,7 @@ their relevance and why, others are not; a crawl ends when its frontier runs dry
 dead-lettered and the crawl goes on; grabs spend their budget per period; two workers share one link
 model; the temp summary's harvest counts relevant pages recorded as reposts, as `crawler status` does; a
 second crawl with nothing new to read says so; `rules try` lists the links the crawl follows; a PDF it
-reaches is judged and stored by its text."""
+reaches is judged and stored by its text, and an image it reaches is a page read, as status counts it."""
 
 from __future__ import annotations
 
@@ -326,6 +326,25 @@ def test_a_pdf_a_discover_crawl_reaches_is_judged_and_stored_by_its_text(tmp_pat
     assert report["title"] == "Solar report"
     assert str(report["body"]).startswith("Solar farms"), report["body"]
     assert report["fields"] == {"relevance": ANY, "relevance_why": ANY}
+
+
+def test_an_image_a_discover_crawl_reaches_is_a_page_read_and_learnt_from_as_status_counts_it(
+    tmp_path: Path,
+) -> None:
+    # A seed linking to an image: a page fetched (its link spent budget), read as one with no text, so it
+    # teaches that its link leads nowhere relevant, and the summary's harvest is the one status shows.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "panel.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
+    (site / "index.html").write_text('<html><body><a href="/panel.png">a panel</a></body></html>', "utf-8")
+    with served_folder(site, tmp_path / "server.log") as origin:
+        web = _folder_web(origin, tmp_path)
+        done = web.crawler("temp", "web")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "fetched 2 pages," in done.stdout, done.stdout
+    assert "discover: 0 relevant pages of 2 read (harvest 0.00)" in done.stdout, done.stdout
+    found = web.status()["discover"]
+    assert (found["relevant_24h"], found["irrelevant_24h"]) == (0, 2), found
 
 
 def test_a_crawl_within_its_depth_ends_when_the_frontier_runs_dry(web: Web) -> None:

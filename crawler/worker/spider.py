@@ -347,7 +347,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def parse_discover(self, response: Response) -> Iterator[Article]:
         """A page of a discover crawl: an item whose text, relevance and links a text process reads, which
         then teaches the link model and fills the frontier (crawler.worker.discovery), and is stored when
-        relevant. A PDF or DOCX document is read as an article link's is, and judged on its text."""
+        relevant. A PDF or DOCX document is read as an article link's is, and judged on its text; a page
+        that is not text (an image) is a page read with no text, not relevant."""
         work = _work(response)
         meta = response.meta
         reached = Discovered(
@@ -361,7 +362,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             yield from self._document(response, reached)
             return
         rule, page = self._page(response)
-        if rule is None or page is None:
+        if rule is None:
             return
         if rule.discover is None:
             self._unreadable(
@@ -371,15 +372,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 "no rule",
             )
             return
-        title = page.xpath("normalize-space(//title)").get() or None
+        text, title = "", None
+        if page is None:  # not a text page (an image): read with no text, it teaches its link led nowhere
+            reached.why = "not a text page"
+        else:
+            text, title = page.text, page.xpath("normalize-space(//title)").get() or None
         yield Article(
             site=rule.site,
-            url=page.url,
+            url=response.url,
             fetched_at=datetime.now(UTC).isoformat(timespec="seconds"),
             title=title,
             job=work.job,
             redirected_from=_redirected_from(response),
-            page=Page(page.text, rule.min_body_chars),
+            page=Page(text, rule.min_body_chars),
             discover=reached,
         )
 
