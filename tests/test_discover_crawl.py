@@ -7,7 +7,8 @@ their relevance and why, others are not; a crawl ends when its frontier runs dry
 dead-lettered and the crawl goes on; grabs spend their budget per period; two workers share one link
 model; the temp summary's harvest counts relevant pages recorded as reposts, as `crawler status` does; a
 second crawl with nothing new to read says so; `rules try` lists the links the crawl follows; a PDF it
-reaches is judged and stored by its text, and an image it reaches is a page read, as status counts it."""
+reaches is judged and stored by its text, and an image it reaches is a page read, as status counts it; a
+link or a seed that redirects to a page read already is skipped."""
 
 from __future__ import annotations
 
@@ -345,6 +346,41 @@ def test_an_image_a_discover_crawl_reaches_is_a_page_read_and_learnt_from_as_sta
     assert "discover: 0 relevant pages of 2 read (harvest 0.00)" in done.stdout, done.stdout
     found = web.status()["discover"]
     assert (found["relevant_24h"], found["irrelevant_24h"]) == (0, 2), found
+
+
+def test_a_link_or_seed_that_redirects_to_a_page_read_already_is_skipped_not_fetched_again(
+    tmp_path: Path,
+) -> None:
+    # Seeds: an index, a redirect to it (http:// and https://, bare and www.: both listed), and a redirect
+    # to a home page. The index links to an article and to a redirect to it (a tracking link, an old URL).
+    # Each page is fetched once a crawl: a redirect to a seed (read in every crawl) or to a link seen
+    # already is skipped; a seed's own redirect is followed at every crawl, its page marked seen or not.
+    site = tmp_path / "site"
+    (site / "news").mkdir(parents=True)
+    article = _article_page("Energy story", random.Random(1), (*TOPIC_KEYWORDS, "the", "report", "week"))
+    (site / "news" / "1.html").write_text(article, "utf-8")
+    (site / "home.html").write_text("<html><body><p>Home</p></body></html>", "utf-8")
+    links = '<a href="/news/1.html">story</a> <a href="/redirect?to=/news/1.html">story again</a>'
+    (site / "index.html").write_text(f"<html><body>{links}</body></html>", "utf-8")
+    log_path = tmp_path / "server.log"
+    with served_folder(site, log_path) as origin:
+        seeds = [
+            f"{origin}/index.html",
+            f"{origin}/redirect?to=/index.html",
+            f"{origin}/redirect?to=/home.html",
+        ]
+        web = _folder_web(origin, tmp_path, seeds=seeds)
+        first = web.crawler("temp", "web")
+        requested = collections.Counter(_requested(log_path))
+        second = web.crawler("temp", "web")
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert requested["/index.html"] == 1 and requested["/news/1.html"] == 1, requested
+    assert "fetched 3 pages, stored 1 article, skipped 2" in first.stdout, first.stdout
+    assert "discover: 1 relevant page of 3 read" in first.stdout, first.stdout
+    assert second.returncode == 0, second.stderr[-3000:]
+    again = collections.Counter(_requested(log_path)) - requested
+    seeds_again = ["/index.html", "/redirect?to=/index.html", "/redirect?to=/home.html", "/home.html"]
+    assert again == collections.Counter(seeds_again), again
 
 
 def test_a_crawl_within_its_depth_ends_when_the_frontier_runs_dry(web: Web) -> None:

@@ -244,6 +244,18 @@ class Discovery:
         self._count(f"discover/links_seen/{rule.site}", found - kept)
         self._count(f"discover/links_refused/{rule.site}", followed.refused)
 
+    def read_already(self, rule: Rule, request: Request, depth: int) -> bool:
+        """A request of ``rule``'s discover crawl, at ``depth``, was redirected to ``request``'s URL, which
+        the crawl reads anyway: one of the seeds each of its crawls queues (those within its budget), or,
+        for a link (a seed's page is read at every crawl, wherever it redirects), a URL the Bloom filter
+        has (a link kept, a page read). Raises ``redis.RedisError`` when Redis fails."""
+        assert rule.discover is not None
+        fingerprint = self.crawler.request_fingerprinter.fingerprint
+        target = fingerprint(request)
+        if any(fingerprint(Request(url)) == target for url in rule.discover.seeds[: rule.discover.budget]):
+            return True
+        return depth > 0 and target in self._bloom
+
     def _seed_fingerprints(self, rule: Rule) -> frozenset[bytes]:
         """The request fingerprints of ``rule``'s seeds (made again when the rule's seeds change)."""
         assert rule.discover is not None

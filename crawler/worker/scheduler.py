@@ -53,6 +53,7 @@ from crawler.requests import (
     without_lease,
 )
 from crawler.worker.connection import keys_of, outage_of, server_of
+from crawler.worker.discovery import discovery_of
 
 __all__ = ["LeasedScheduler", "leases_ending", "scheduler_of", "worker_id"]
 
@@ -206,7 +207,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         """A retry or a redirect of a leased request: its lease ends as the new request is queued. A
         redirect back to a URL of its own chain is a dead letter naming the loop; one to a URL seen
         already ends its request, counted skipped (an article's too: the seen filter passed its link,
-        not where the link leads)."""
+        not where the link leads; a discover page's when its crawl reads that URL anyway)."""
         assert work.lease is not None
         source = _redirected_from(request, work.lease)
         if source is not None:
@@ -217,7 +218,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 )
                 return False
         filtered = not request.dont_filter or (source is not None and work.is_article)
-        if filtered and self.df.request_seen(request):
+        if (filtered and self.df.request_seen(request)) or (
+            source is not None and self._read_already(request, work)
+        ):
             logger.info("Skipped %s: it redirects to %s, seen already", source or request.url, request.url)
             self.stats.inc_value("scheduler/redirect_seen")
             self.ack(request, skipped=1)
@@ -238,6 +241,15 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         )
         self.stats.inc_value("lease/handed_on" if handed else "lease/handoff_expired")
         return handed
+
+    def _read_already(self, request: Request, work: Work) -> bool:
+        """A discover request redirected to a URL its crawl reads anyway (a seed, a link kept, a page read:
+        :meth:`~crawler.worker.discovery.Discovery.read_already`); its page is marked seen once read."""
+        if not work.is_discover or work.site is None:
+            return False
+        discovery = discovery_of(self.crawler)
+        rule = discovery.rule(work.site)
+        return rule is not None and discovery.read_already(rule, request, work.depth)
 
     def _loop(self, request: Request) -> str | None:
         """The redirects that led to ``request`` ("A redirects to B, which redirects to A") when its URL
