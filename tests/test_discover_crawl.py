@@ -8,7 +8,8 @@ dead-lettered and the crawl goes on; grabs spend their budget per period; two wo
 model; the temp summary's harvest counts relevant pages recorded as reposts, as `crawler status` does; a
 second crawl with nothing new to read says so; `rules try` lists the links the crawl follows; a PDF it
 reaches is judged and stored by its text, and an image it reaches is a page read, as status counts it; a
-link or a seed that redirects to a page read already is skipped."""
+link or a seed that redirects to a page read already is skipped; a crawl shorter than a sync of the link
+model leaves what it learnt in Redis."""
 
 from __future__ import annotations
 
@@ -453,6 +454,23 @@ def test_a_second_crawl_with_nothing_new_to_read_says_so_and_exits_0(tmp_path: P
         "discover: nothing new to read: the seeds and the 3 links found on them were read before;"
         " the frontier is empty"
     ) in second.stdout, second.stdout
+
+
+def test_a_crawl_shorter_than_a_sync_leaves_what_its_link_model_learnt_in_redis(tmp_path: Path) -> None:
+    # Four pages, fewer than DISCOVER_SYNC_PAGES (20): what the crawl's copy of the link model learnt is
+    # shared as the crawl stops, for the next crawl to start from, not lost with the process.
+    site = tmp_path / "site"
+    _seed_and_three_pages(site)
+    with served_folder(site, tmp_path / "server.log") as origin:
+        web = _folder_web(origin, tmp_path)
+        done = web.crawler("temp", "web")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert web.status()["discover"]["model_shares"] == 1
+    with EmbeddedRedis(web.data, watch_seconds=0) as server:
+        client = connect(server.url)
+        learnt = client.hlen(f"crawler:discover:web:model:v{FEATURES_VERSION}:w")
+        client.close()
+    assert learnt > 0
 
 
 def _discover_counts(web: Web) -> tuple[dict[str, Any], int]:

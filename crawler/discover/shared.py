@@ -1,11 +1,11 @@
 """A discover rule's link model, shared by every worker through Redis, and versioned.
 
-Each worker learns on its own copy (:class:`~crawler.discover.links.LinkModel`) and, every
-``sync_every`` pages, shares what it learnt since the last time in one Lua call: the changes are added
-to the model's sum in Redis (``<prefix>:discover:<site>:model:v<FEATURES_VERSION>:w`` and ``:g``,
-hashes of feature -> weight, summed squares) and appended to its log (``...:log``, a stream capped at
-``LOG_LENGTH`` entries). Then the worker reads the log's entries after the last one it read and adds
-those of the other workers to its copy. The entry id it read last is its copy's version.
+Each worker learns on its own copy (:class:`~crawler.discover.links.LinkModel`) and, every ``sync_every``
+pages and when its crawl stops, shares what it learnt since the last time in one Lua call: the changes
+are added to the model's sum in Redis (``<prefix>:discover:<site>:model:v<FEATURES_VERSION>:w`` and
+``:g``, hashes of feature -> weight, summed squares) and appended to its log (``...:log``, a stream
+capped at ``LOG_LENGTH`` entries). Then the worker reads the log's entries after the last one it read and
+adds those of the other workers to its copy. The entry id it read last is its copy's version.
 
 A worker that starts, or one that fell more than the log's length behind, reads the whole sum and the
 log's last id in one transaction, so no change is counted twice or missed. Since every change is added,
@@ -82,6 +82,11 @@ class SharedModel:
         """A page was learnt from: every ``sync_every`` pages, :meth:`sync`."""
         self._since_sync += 1
         if self._since_sync >= self.sync_every:
+            self.sync()
+
+    def flush(self) -> None:
+        """:meth:`sync` when this copy learnt from a page since the last one (a crawl that stops)."""
+        if self._since_sync:
             self.sync()
 
     def sync(self) -> None:

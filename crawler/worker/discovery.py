@@ -41,7 +41,7 @@ from typing import Self
 from weakref import WeakKeyDictionary
 
 import redis
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.crawler import Crawler
 
 from crawler.discover.frontier import Entry, Frontier
@@ -102,6 +102,7 @@ class Discovery:
         # The fingerprints of each discover rule's seeds (site -> its seeds and their fingerprints).
         self._seeds: dict[str, tuple[tuple[str, ...], frozenset[bytes]]] = {}
         self._bloom = bloom_of(crawler)
+        crawler.signals.connect(self.closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -157,6 +158,15 @@ class Discovery:
             )
             model.load()
         return model
+
+    def closed(self) -> None:
+        """The crawl stopped: each link model shares what it learnt since its last sync (a crawl of fewer
+        pages than a sync would keep nothing of it for the next crawl); Redis failing is counted."""
+        for site, model in self._models.items():
+            try:
+                model.flush()
+            except redis.RedisError as exc:
+                outage_of(self.crawler).failed(f"share the link model of {site}'s discover crawl", exc)
 
     def frontier(self, rule: Rule) -> Frontier:
         frontier = self._frontiers.get(rule.site)
