@@ -9,7 +9,7 @@ model; the temp summary's harvest counts relevant pages recorded as reposts, as 
 second crawl with nothing new to read says so; `rules try` lists the links the crawl follows; a PDF it
 reaches is judged and stored by its text, and an image it reaches is a page read, as status counts it; a
 link or a seed that redirects to a page read already is skipped; a crawl shorter than a sync of the link
-model leaves what it learnt in Redis."""
+model leaves what it learnt in Redis; pages that fail count against their host in the bandit."""
 
 from __future__ import annotations
 
@@ -471,6 +471,28 @@ def test_a_crawl_shorter_than_a_sync_leaves_what_its_link_model_learnt_in_redis(
         learnt = client.hlen(f"crawler:discover:web:model:v{FEATURES_VERSION}:w")
         client.close()
     assert learnt > 0
+
+
+def test_pages_that_fail_for_good_count_against_their_host_in_the_bandit(tmp_path: Path) -> None:
+    # A seed on the topic linking to three pages that answer 500: the host gave one relevant page and
+    # three failures. The bandit counts the failures as pages that gave nothing (Beta(1 + 1, 1 + 3)), so
+    # a host that keeps failing fades, as one that gives nothing does, instead of looking like a host with
+    # one relevant page of one.
+    site = tmp_path / "site"
+    site.mkdir()
+    page = _article_page("Energy news", random.Random(7), (*TOPIC_KEYWORDS, "the", "report", "week"))
+    links = "".join(f'<a href="/status/500?n={n}">report {n}</a>' for n in range(3))
+    (site / "index.html").write_text(page.replace("</article>", f"</article>{links}"), "utf-8")
+    with served_folder(site, tmp_path / "server.log") as origin:
+        web = _folder_web(origin, tmp_path)
+        done = web.crawler("temp", "web", "-s", "RETRY_TIMES=0")
+    assert "errors 3 (HTTP 500: 3)" in done.stdout, done.stdout
+    host = origin.removeprefix("http://")
+    with EmbeddedRedis(web.data, watch_seconds=0) as server:
+        client = connect(server.url)
+        good, bad = (client.hget(f"crawler:discover:web:{name}", host) for name in ("good", "bad"))
+        client.close()
+    assert (good, bad) == (b"1", b"3")
 
 
 def _discover_counts(web: Web) -> tuple[dict[str, Any], int]:

@@ -3,7 +3,7 @@ that picks the hosts the next requests go to.
 
 Keys (``<prefix>:discover:<site>:...``): ``frontier:<host>`` (a sorted set of entries by score),
 ``best`` (hash: host -> its best entry's score), ``good`` and ``bad`` (hashes: host -> relevant and
-irrelevant pages fetched there).
+irrelevant pages fetched there; ``bad`` counts the pages that failed there for good too).
 
 1. **Keeping** (:meth:`Frontier.keep`): a page's new links are tested against the Bloom filter and kept
    in their hosts' sets in one Lua call, so a link is marked seen only together with its keeping, and

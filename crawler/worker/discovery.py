@@ -38,6 +38,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from typing import Self
+from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
 import redis
@@ -253,6 +254,18 @@ class Discovery:
         self._count(f"discover/links_kept/{rule.site}", kept)
         self._count(f"discover/links_seen/{rule.site}", found - kept)
         self._count(f"discover/links_refused/{rule.site}", followed.refused)
+
+    def failed(self, site: str, url: str) -> None:
+        """A page of ``site``'s discover crawl at ``url`` failed for good (an HTTP error, a timeout, ...):
+        its host counts a page that gave nothing for the bandit, so a host that keeps failing fades as one
+        that gives nothing does. Redis failing is counted."""
+        rule = self.rule(site)
+        if rule is None:
+            return
+        try:
+            self.frontier(rule).reward((urlsplit(url).netloc or "").lower(), relevant=False)
+        except redis.RedisError as exc:
+            outage_of(self.crawler).failed(f"count a failed page of {site}'s discover crawl", exc)
 
     def read_already(self, rule: Rule, request: Request, depth: int) -> bool:
         """A request of ``rule``'s discover crawl, at ``depth``, was redirected to ``request``'s URL, which

@@ -441,7 +441,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         the dead letters (``crawler dead``), its job counts an error of ``kind`` ("HTTP 404", "timeout",
         ...), and so do the site's counters; with ``fetched`` (its page was fetched, what came of it failed:
         its article refused or never stored, the spider failed on it, a feed or sitemap that is none) the
-        job counts the page fetched too, once, however many times it was fetched."""
+        job counts the page fetched too, once, however many times it was fetched. A page of a discover
+        crawl that failed unfetched counts against its host in the bandit."""
         work = self._release_hold(request) if held else Work.of(request)
         if work is None or work.lease is None:
             return
@@ -452,6 +453,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             reason, url=request.url, site=work.site, job=work.job, kind=kind, fetched=fetched
         )
         if work.is_discover:
+            if not fetched and work.site is not None:
+                discovery_of(self.crawler).failed(work.site, request.url)
             self.crawler.signals.send_catch_log(leases_ending, works=[work])
         self._call(
             "dead-letter a request",
