@@ -4,12 +4,13 @@ by `crawler temp` and by regular grabs of `crawler worker` processes, through th
 Checked: the page budget is kept exactly; no URL is fetched twice, within a crawl or across crawls (the
 Bloom filter, the frontier kept in Redis); each host's politeness holds; relevant pages are stored with
 their relevance and why, others are not; a crawl ends when its frontier runs dry; a seed that fails is
-dead-lettered and the crawl goes on; grabs spend their budget per period; two workers share one link
-model; the temp summary's harvest counts relevant pages recorded as reposts, as `crawler status` does; a
-second crawl with nothing new to read says so; `rules try` lists the links the crawl follows; a PDF it
-reaches is judged and stored by its text, and an image it reaches is a page read, as status counts it; a
-link or a seed that redirects to a page read already is skipped; a crawl shorter than a sync of the link
-model leaves what it learnt in Redis; pages that fail count against their host in the bandit."""
+dead-lettered and the crawl goes on; grabs spend their budget per period; two workers share one link model;
+the temp summary's harvest counts relevant pages recorded as reposts, as `crawler status` does; a second
+crawl with nothing new to read says so; `rules try` lists the links the crawl follows; a PDF it reaches is
+judged and stored by its text (and `rules try` judges it so), and an image it reaches is a page read, as
+status counts it; a link or a seed that redirects to a page read already is skipped; a crawl shorter than a
+sync of the link model leaves what it learnt in Redis; pages that fail count against their host in the
+bandit."""
 
 from __future__ import annotations
 
@@ -328,6 +329,31 @@ def test_a_pdf_a_discover_crawl_reaches_is_judged_and_stored_by_its_text(tmp_pat
     assert report["title"] == "Solar report"
     assert str(report["body"]).startswith("Solar farms"), report["body"]
     assert report["fields"] == {"relevance": ANY, "relevance_why": ANY}
+
+
+def test_rules_try_judges_a_pdf_as_a_discover_crawl_does(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    sentence = "Solar farms and wind turbine parks feed the grid, and battery storage keeps renewable power."
+    (site / "report.pdf").write_bytes(pdf_document("Solar report", [sentence] * 12))
+    (site / "index.html").write_text('<html><body><a href="/report.pdf">report</a></body></html>', "utf-8")
+    with served_folder(site, tmp_path / "server.log") as origin:
+        web = _folder_web(origin, tmp_path)
+        done = web.crawler("temp", "web")
+        tried = web.crawler("rules", "try", "web", f"{origin}/report.pdf")
+        as_json = web.crawler("rules", "try", "web", f"{origin}/report.pdf", "--format", "json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    stored = {article["url"]: article for article in web.stored()}[f"{origin}/report.pdf"]["fields"]
+    assert isinstance(stored, dict), stored
+    assert tried.returncode == 0, tried.stderr
+    assert f"relevance  {stored['relevance']} (stored: threshold 0.5)" in tried.stdout, tried.stdout
+    assert f"why        {stored['relevance_why']}" in tried.stdout, tried.stdout
+    found = json.loads(as_json.stdout)
+    assert (f"{found['relevance']:.3f}", found["why"], found["stored"]) == (
+        stored["relevance"],
+        stored["relevance_why"],
+        True,
+    )
 
 
 def test_an_image_a_discover_crawl_reaches_is_a_page_read_and_learnt_from_as_status_counts_it(

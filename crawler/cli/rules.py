@@ -369,21 +369,39 @@ def _show_feed(rule: Rule, page: Page, url: str, feed: Feed, output: str) -> Non
 
 
 def _show_document(rule: Rule, page: Page, output: str) -> None:
-    """A PDF or DOCX article as a crawl would store it: its metadata and its text."""
+    """A PDF or DOCX article as a crawl would store it: its metadata and its text; for a discover rule,
+    its relevance as a discover crawl judges it (on its text), stored or not."""
     try:
         document = read_document(page.data, page.source)
     except DocumentError as exc:
         raise InputError(str(exc)) from None
     fields = {"title": document.title, "published": document.published, "author": document.author}
+    discover = rule.discover
+    relevance = (
+        Topic.build(discover.keywords, discover.examples).relevance(None, document.text)
+        if discover is not None
+        else None
+    )
     if output == "json":
-        found = {
+        found: dict[str, Any] = {
             **_source(rule, page),
             "url": page.url,
             "document": document.kind,
         }
+        if discover is not None and relevance is not None:
+            found.update(
+                relevance=relevance.score,
+                why=relevance.why,
+                threshold=discover.threshold,
+                stored=relevance.score >= discover.threshold,
+            )
         print(json.dumps({**found, "fields": fields, "body": document.text}, ensure_ascii=False, indent=2))
         return
     _print_source(rule, page, article=True)
+    if discover is not None and relevance is not None:
+        verdict = "stored" if relevance.score >= discover.threshold else "not stored"
+        print(f"relevance  {relevance.score:.3f} ({verdict}: threshold {discover.threshold:g})")
+        print(f"why        {printable(relevance.why)}")
     print(f"as a {document.kind.upper()} article ({counted(len(document.text), 'character')} of text):")
     for name, value in fields.items():
         print(f"  {name:<9}  {printable(value) if value else '-'}")
