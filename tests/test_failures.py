@@ -1466,6 +1466,28 @@ def _scheduler_on(tmp_path: Path, server: EmbeddedRedis) -> tuple[Any, Any, redi
     return crawler, scheduler, client
 
 
+def test_one_expired_lease_put_back_is_logged_in_the_singular(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker that puts back the one lease a killed worker left says so in the singular, as it counts
+    any number: "1 expired lease went back to the queue", not "1 expired leases"."""
+    from crawler.redisio.queue import LeasedQueue
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        try:
+            # A lease whose deadline has passed as it is taken: the killed worker's.
+            killed = LeasedQueue(client, Keys("crawler"), lease_seconds=-1)
+            assert killed.push(b'{"url": "http://127.0.0.1/a"}', priority=0, site="news", job="j1")
+            assert killed.pop().member is not None
+            with caplog.at_level(logging.WARNING):
+                scheduler.tend_leases()
+        finally:
+            client.close()
+    said = [record.getMessage() for record in caplog.records if "expired" in record.getMessage()]
+    assert said == ["1 expired lease went back to the queue"], said
+
+
 def test_a_redis_that_refuses_writes_is_logged_once_though_reads_work_and_once_when_writes_do(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

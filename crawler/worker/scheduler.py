@@ -40,6 +40,7 @@ from scrapy.utils.reactor import CallLaterOnce
 from scrapy_redis.scheduler import Scheduler
 from twisted.internet import task
 
+from crawler.commandline import counted
 from crawler.redisio import serializer
 from crawler.redisio.queue import Ack, LeasedQueue, Popped
 from crawler.requests import (
@@ -178,7 +179,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         # Each lease renewed, expired or due is written; with none, the scripts only read.
         self.outage.ok(wrote=bool(self.held) or expired > 0 or due > 0)
         if expired:
-            logger.warning("%d expired leases went back to the queue", expired)
+            logger.warning("%s went back to the queue", counted(expired, "expired lease"))
             self.stats.inc_value("lease/expired", expired)
 
     # --- requests in ---------------------------------------------------------------------------------
