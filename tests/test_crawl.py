@@ -556,7 +556,13 @@ def test_a_handler_closing_while_the_reactor_is_busy_prints_no_already_called_tr
     assert "AlreadyCalledError" not in run.stderr, run.stderr
 
 
-@pytest.mark.parametrize(("reposts", "said"), [(1, "recorded 1 repost "), (2, "recorded 2 reposts ")])
+@pytest.mark.parametrize(
+    ("reposts", "said"),
+    [
+        (1, "recorded 1 repost (the same article under another URL) against its original, not"),
+        (2, "recorded 2 reposts (the same article under another URL) against their originals, not"),
+    ],
+)
 def test_the_summary_counts_reposts_in_words(
     reposts: int, said: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -564,4 +570,4 @@ def test_the_summary_counts_reposts_in_words(
         pending=0, fetched=3, stored=3 - reposts, skipped=0, errors=0, refused=0, reposts=reposts
     )
     _print_summary("job-1", counts, crawl_settings())
-    assert said in capsys.readouterr().out
+    assert f"{said} stored twice" in capsys.readouterr().out.splitlines()

@@ -731,8 +731,8 @@ def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule |
         )
     if counts.reposts:
         print(
-            f"recorded {counted(counts.reposts, 'repost')} (the same article"
-            " under another URL) against their originals, not stored twice"
+            f"recorded {counted(counts.reposts, 'repost')} (the same article under another URL) against"
+            f" {'its original' if counts.reposts == 1 else 'their originals'}, not stored twice"
         )
     if counts.refused:
         how = (
