@@ -18,6 +18,8 @@ Metadata (``request.meta``), read through :class:`Work` only:
 ``boost``       priority over the rule's own (a temp crawl's, a productive site's grab)
 ``entry``       article pages found in a feed or a news sitemap: what it says of the article's ``title``,
                 ``published`` and ``author``
+``given``       article pages given by the user (``crawler temp --url``): fetched whatever the seen filter
+                says, their redirects too
 ``slot``        discover pages: the queue slot of their host (``<site>@<host>``): politeness is per host
 ``link``        discover pages: the features of the link that led there (the link model learns from them)
 ``source``      discover pages: the relevance of the page the link was found on
@@ -116,6 +118,7 @@ class Work:
     lease: str | None = None
     retries: int = 0
     slot: str = ""
+    given: bool = False
 
     @classmethod
     def of(cls, request: Request) -> Work:
@@ -132,6 +135,7 @@ class Work:
             lease=lease if isinstance(lease, str) else None,
             retries=int(meta.get("retry_times", 0)),
             slot=str(meta.get("slot") or meta.get("site", "")),
+            given=meta.get("given") is True,
         )
 
     @property
@@ -215,11 +219,15 @@ def article_request(
     boost: int = 0,
     job_kind: str | None = None,
     entry: Mapping[str, str] | None = None,
+    given: bool = False,
 ) -> Request:
-    """A request for one of ``rule``'s article pages; ``entry``: what a feed's entry says of it."""
+    """A request for one of ``rule``'s article pages; ``entry``: what a feed's entry says of it; ``given``:
+    a page the user asked for (``crawler temp --url``), fetched whatever the seen filter says."""
     meta = _meta(rule, ARTICLE, job, job_kind, depth=depth, boost=boost)
     if entry:
         meta["entry"] = dict(entry)
+    if given:
+        meta["given"] = True
     return Request(url, meta=meta, headers=rule.headers or None, priority=rule.priority + boost)
 
 
@@ -511,7 +519,7 @@ def enqueue_job(
         queue.configure(rule.site, delay=rule.delay, concurrency=rule.concurrency)
         if urls:
             for url in urls:
-                push(queue, article_request(rule, url, job=job, boost=boost, job_kind=kind))
+                push(queue, article_request(rule, url, job=job, boost=boost, job_kind=kind, given=True))
         else:
             firsts = [
                 *((INDEX, url) for url in rule.start_urls),

@@ -317,6 +317,24 @@ def test_a_redirect_to_a_page_seen_is_skipped_and_a_redirect_loop_is_a_dead_lett
     )
 
 
+def test_a_url_given_to_temp_that_redirects_to_a_stored_article_is_fetched_and_written_over_it(
+    site: Site,
+) -> None:
+    """``crawler temp SITE --url U`` fetches U whatever the seen filter says, and writes a stored article
+    over its document; a U that redirects to a stored article (an index page's link that moved) is the
+    same page asked for by the user: fetched and written over it, not skipped as "seen already" (which
+    left exit code 1 and "nothing could be fetched ... disallowed by robots.txt")."""
+    site.rule("/a/landing")
+    first = site.temp()
+    assert first.returncode == 0, first.stdout + first.stderr[-4000:]
+    again = site.temp("--url", site.server.url("/r/landing"))
+    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    assert again.stdout.splitlines() == [
+        "fetched 1 page, stored 0 articles, updated 1 stored before, skipped 0 (seen already or disallowed by"
+        " robots.txt), errors 0"
+    ], again.stdout + again.stderr[-4000:]
+
+
 def test_a_crawl_that_fetched_nothing_and_the_status_suggest_dead_list_as_the_crawler_was_run(
     site: Site,
 ) -> None:

@@ -208,7 +208,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         """A retry or a redirect of a leased request: its lease ends as the new request is queued. A
         redirect back to a URL of its own chain is a dead letter naming the loop; one to a URL seen
         already ends its request, counted skipped (an article's too: the seen filter passed its link,
-        not where the link leads; a discover page's when its crawl reads that URL anyway)."""
+        not where the link leads; a discover page's when its crawl reads that URL anyway), unless the user
+        gave its page (``crawler temp --url``)."""
         assert work.lease is not None
         source = _redirected_from(request, work.lease)
         if source is not None:
@@ -219,9 +220,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 )
                 return False
         filtered = not request.dont_filter or (source is not None and work.is_article)
-        if (filtered and self.df.request_seen(request)) or (
-            source is not None and self._read_already(request, work)
-        ):
+        seen = filtered and self.df.request_seen(request)
+        if not work.given and (seen or (source is not None and self._read_already(request, work))):
             logger.info("Skipped %s: it redirects to %s, seen already", source or request.url, request.url)
             self.stats.inc_value("scheduler/redirect_seen")
             self.ack(request, skipped=1)
