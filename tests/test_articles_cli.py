@@ -580,6 +580,7 @@ def test_a_week_with_no_store_is_named_with_the_weeks_stored(
             " (weeks stored: 2026w44, 2026w45, 2026w46)\n"
         ), err
     assert not target.exists()
+    (tmp_path / "empty").mkdir()
     code, out, err = articles(capsys, monkeypatch, tmp_path / "empty", "list", "--week", "2026w47")
     assert (code, out) == (2, ""), err
     assert "error: no articles of week '2026w47': the store has no articles yet" in err, err
@@ -857,6 +858,25 @@ def test_show_puts_a_space_after_every_label(
     assert labelled[-1].startswith("extraction:"), out
     starts = {len(line) - len(line.split(":", 1)[1].lstrip()) for line in labelled}
     assert len(starts) == 1, out
+
+
+@pytest.mark.parametrize("command", [("stats",), ("list",), ("search", "news"), ("export",), ("show", "x")])
+def test_a_data_folder_that_does_not_exist_is_an_error_not_an_empty_store(
+    command: tuple[str, ...],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A misspelt ``--data-dir`` (no such folder) is an input error naming it, as for ``status`` and
+    ``dead``, not "0 articles" with exit code 0 and a note to crawl first; no folder is made."""
+    missing = tmp_path / "dmeo"
+    code, out, err = articles(capsys, monkeypatch, missing, *command)
+    assert (code, out) == (2, ""), out + err
+    assert err == (
+        f"crawler articles: error: no data folder {missing}: nothing was crawled there (give the folder of"
+        " your crawls with --data-dir DIR)\n"
+    )
+    assert not missing.exists()
 
 
 def test_an_empty_store_says_where_articles_come_from_and_where_the_demos_are(

@@ -522,6 +522,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path, comman
         + "</p></body></html>",
         encoding="utf-8",
     )
+    (tmp_path / "data").mkdir()
     reader, writer = os.pipe()
     os.close(reader)  # gone before the command writes its first line
     try:

@@ -105,8 +105,16 @@ def _note_if_empty(store: Store) -> None:
 @contextmanager
 def _store() -> Iterator[Store]:
     """The configured store, its reads across weeks leaving out the weeks whose files cannot be read; once
-    closed, each week left out is named on stderr with the error that says what to do."""
-    store = open_store(Config.from_env().values(), skip_damaged=True)
+    closed, each week left out is named on stderr with the error that says what to do. Without
+    ``MONGO_URI``, a data folder that does not exist (a misspelt ``--data-dir``) is an :class:`InputError`,
+    as for ``status`` and ``dead``, rather than an empty store."""
+    config = Config.from_env()
+    if not config.mongo_uri and not config.data_dir.is_dir():
+        raise InputError(
+            f"no data folder {config.data_dir}: nothing was crawled there (give the folder of your crawls"
+            " with --data-dir DIR)"
+        )
+    store = open_store(config.values(), skip_damaged=True)
     try:
         yield store
     finally:
