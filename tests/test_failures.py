@@ -1506,6 +1506,37 @@ def test_one_expired_lease_put_back_is_logged_in_the_singular(
     assert said == ["1 expired lease went back to the queue"], said
 
 
+def test_a_worker_of_some_sites_logs_the_rule_errors_of_those_sites_alone(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``crawler worker --sites news`` loads the rule of news alone: the errors of another site's rule file
+    are no concern of its (the workers that serve that site, and the scheduler, log them), where a worker
+    of every site logs each of them."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler.worker.spider import SitesSpider
+
+    values = spider_settings(tmp_path)
+    (tmp_path / "rules" / "typo.yaml").write_text(
+        RULE.format(start="http://127.0.0.1/") + "shedule: {every: 5m}\n", encoding="utf-8"
+    )
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        settings = {**values, "REDIS_URL": server.ensure()}
+        with caplog.at_level(logging.WARNING):
+            some = SitesSpider.from_crawler(get_crawler(SitesSpider, settings_dict=settings), sites="news")
+        of_some = [record.getMessage() for record in caplog.records]
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            every = SitesSpider.from_crawler(get_crawler(SitesSpider, settings_dict=settings))
+        of_every = [record.getMessage() for record in caplog.records]
+    assert sorted(some.rules) == ["news"] and sorted(every.rules) == ["news"]
+    assert of_some == [], of_some
+    assert (some.rule_errors, every.rule_errors) == (0, 1)
+    assert len(of_every) == 1 and of_every[0].startswith(f"{tmp_path / 'rules' / 'typo.yaml'}: shedule:"), (
+        of_every
+    )
+
+
 def test_a_redis_that_refuses_writes_is_logged_once_though_reads_work_and_once_when_writes_do(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -190,19 +190,26 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def load(self, ruleset: RuleSet) -> None:
         """Take the valid rules; a broken rule is logged (and counted when the crawl opens), and never
         stops the others. A job's crawl (``crawler temp``, whose own rule was loaded before) names the
-        other broken files in one warning: they are no error of its own."""
+        other broken files in one warning: they are no error of its own. A worker of some sites
+        (``--sites``) logs the errors of their files alone: the others' are for the workers that serve
+        them."""
+        errors = [
+            error
+            for error in ruleset.errors
+            if not self.only_sites or Path(error.file).stem in self.only_sites
+        ]
         if self.job is None:
-            for error in ruleset.errors:
+            for error in errors:
                 logger.error("%s", error)
-        elif ruleset.errors:
-            files = sorted({Path(error.file).name for error in ruleset.errors})
+        elif errors:
+            files = sorted({Path(error.file).name for error in errors})
             logger.warning(
                 "%s errors: %s; see `%s`",
                 counted(len(files), "other rule file has", "other rule files have"),
                 ", ".join(files),
                 suggest("rules check"),
             )
-        self.rule_errors = len(ruleset.errors)
+        self.rule_errors = len(errors)
         self.rules = {
             site: rule
             for site, rule in ruleset.rules.items()
