@@ -114,12 +114,8 @@ class Site:
             for key, value in os.environ.items()
             if key not in ("REDIS_URL", "MONGO_URI", "CRAWLER_COMMAND")  # ./run.sh test sets CRAWLER_COMMAND
         }
-        env.update(
-            CRAWLER_DATA_DIR=str(self.data),
-            CRAWLER_RULES_DIR=str(self.rules),
-            **{ALLOW_PRIVATE_NETWORKS_ENV: "1"},
-            **extra,
-        )
+        env.update(CRAWLER_DATA_DIR=str(self.data), CRAWLER_RULES_DIR=str(self.rules))
+        env.update({ALLOW_PRIVATE_NETWORKS_ENV: "1", **extra})
         return env
 
     def crawler(
@@ -333,6 +329,37 @@ def test_a_url_given_to_temp_that_redirects_to_a_stored_article_is_fetched_and_w
         "fetched 1 page, stored 0 articles, updated 1 stored before, skipped 0 (seen already or disallowed by"
         " robots.txt), errors 0"
     ], again.stdout + again.stderr[-4000:]
+
+
+def test_a_request_of_a_site_on_this_machine_whose_rule_is_gone_is_a_dead_letter_saying_so(
+    site: Site,
+) -> None:
+    """A queued request whose site has no rule in the worker's folder (its rule file removed or renamed,
+    or it came from another rules folder) is dead-lettered "no rule for site ..." with how to mend it,
+    when its host is on this machine as when it is not: not refused as a private address with the advice
+    to add `allow_private_addresses: true` (which its rule had), and so lost."""
+    site.rule("/a/landing")
+    (site.rules / "faults.yaml").write_text(
+        (site.rules / "faults.yaml").read_text(encoding="utf-8") + "allow_private_addresses: true\n",
+        encoding="utf-8",
+    )
+    (site.rules / "gone.yaml").write_text(
+        RULE.format(start=site.server.url("/status/404")) + "allow_private_addresses: true\n",
+        encoding="utf-8",
+    )
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    first = site.crawler("temp", "gone", *settings, CRAWLER_ALLOW_PRIVATE_NETWORKS="0")
+    assert first.returncode == 1, first.stdout + first.stderr[-4000:]
+    (site.rules / "gone.yaml").unlink()
+    requeued = site.crawler("dead", "requeue", "--site", "gone", CRAWLER_ALLOW_PRIVATE_NETWORKS="0")
+    assert requeued.returncode == 0, requeued.stderr
+    crawl = site.crawler("temp", "faults", *settings, CRAWLER_ALLOW_PRIVATE_NETWORKS="0")
+    assert crawl.returncode == 0, crawl.stdout + crawl.stderr[-4000:]
+    assert "Refused" not in crawl.stderr, crawl.stderr[-4000:]
+    letters = [letter for letter in site.dead() if letter["site"] == "gone"]
+    assert [(letter["kind"], str(letter["reason"]).split(":")[0]) for letter in letters] == [
+        ("no rule", f"no rule for site 'gone' in {site.rules}")
+    ], letters
 
 
 def test_a_crawl_that_fetched_nothing_and_the_status_suggest_dead_list_as_the_crawler_was_run(

@@ -792,8 +792,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     def on_error(self, failure: Failure) -> None:
         """A request that failed still ends, and is counted: refused by the network guard, it is counted
-        as refused and logged with how to allow it; refused on purpose (robots.txt, a captcha page), it
-        is skipped; failed (an HTTP error status, the network, a timeout, after
+        as refused and logged with how to allow it (a request of a site with no rule here is dead-lettered
+        saying so, as when it is fetched: no rule was there to allow it); refused on purpose (robots.txt,
+        a captcha page), it is skipped; failed (an HTTP error status, the network, a timeout, after
         Scrapy's retries), it is dead-lettered with the reason."""
         request: Request = failure.request  # type: ignore[attr-defined]
         work = Work.of(request)
@@ -802,9 +803,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             failure.value if isinstance(failure.value, BlockedRequest) else None
         )
         if guarded is not None:
+            rule = self.rule_of(work.site)
+            if rule is None and work.site:
+                self._no_rule(request, work.site)
+                return
             self.count(f"crawl/refused/{site}")
             count_job(self.crawler, work.job, "refused")
-            rule = self.rules.get(work.site)
             hint = rule.private_refusal(urlsplit(request.url).hostname or "") if rule else ALLOW_HINT
             logger.warning("Refused %s: %s; %s", request.url, guarded.reason, hint)
             ack(self.crawler, request)
@@ -1004,15 +1008,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         site = _work(response).site
         rule = self.rule_of(site)
         if rule is None:
-            self.count("crawl/no_rule")
-            folder = self.crawler.settings["CRAWLER_RULES_DIR"]
-            reason = (
-                f"no rule for site {site!r} in {folder}: add or fix its rule file"
-                f" (`{suggest('rules check')}`), then `{suggest(f'dead requeue --site {site}')}`"
-            )
             assert response.request is not None
-            dead_letter(self.crawler, response.request, reason, "no rule")
+            self._no_rule(response.request, site)
         return rule
+
+    def _no_rule(self, request: Request, site: str) -> None:
+        """Dead-letter ``request`` of ``site``, which has no rule here, saying how to mend it."""
+        self.count("crawl/no_rule")
+        folder = self.crawler.settings["CRAWLER_RULES_DIR"]
+        reason = (
+            f"no rule for site {site!r} in {folder}: add or fix its rule file"
+            f" (`{suggest('rules check')}`), then `{suggest(f'dead requeue --site {site}')}`"
+        )
+        dead_letter(self.crawler, request, reason, "no rule")
 
     def _page(self, response: Response) -> tuple[Rule | None, TextResponse | None]:
         """The response's rule and the response as text, decoded by
