@@ -104,6 +104,12 @@ def build_status(
     }
     alive = sum(1 for worker in workers if worker["alive"])
     idle = no_worker(sum(to_crawl.values()), alive)
+    listed = set(status_sites(ruleset))
+    elsewhere = (
+        _dead_elsewhere({name: count for name, count in dead.items() if name not in listed})
+        if site is None
+        else None
+    )
     return {
         "now": _iso(now),
         "redis": health,
@@ -113,6 +119,7 @@ def build_status(
         "workers_alive": alive,
         "no_worker": idle,
         "store_split": split,
+        "dead_elsewhere": elsewhere,
         "proxies": _proxies(server, keys, now),
         "sites": sites,
         "rule_errors": broken,
@@ -122,6 +129,7 @@ def build_status(
             | ({"redis"} if health["writes_refused"] else set())
             | ({"store"} if split else set())
             | ({"queue"} if idle else set())
+            | ({"dead_letters"} if elsewhere else set())
         ),
     }
 
@@ -210,6 +218,25 @@ def _redis(server: redis.Redis) -> dict[str, Any]:
         "used_memory_bytes": int(info.get("used_memory", 0)),
         "writes_refused": writes_refused(server),
     }
+
+
+def _dead_elsewhere(dead: dict[str, int]) -> str | None:
+    """What to do about the ``dead`` letters (per site) of no site of the rules folder: sites whose rule
+    file was removed or renamed, or was in another folder, and entries that were no request (``""``); no
+    row of the Sites table shows them. None when there are none."""
+    if not dead:
+        return None
+    whose = ", ".join(
+        f"{name or 'entries that were no request'}: {count}"
+        for name, count in sorted(dead.items(), key=lambda item: (not item[0], item[0]))
+    )
+    total = sum(dead.values())
+    them, their = ("it", "its rule is") if total == 1 else ("them", "their rules are")
+    return (
+        f"{counted(total, 'dead letter belongs', 'dead letters belong')} to no site of the rules folder"
+        f" ({whose}): `{suggest('dead list')}` shows {them}; requeue {them} once {their} back"
+        f" (`{suggest('dead requeue --site SITE')}`), or drop {them}"
+    )
 
 
 def _dead_letters(server: redis.Redis, keys: Keys) -> dict[str, int]:

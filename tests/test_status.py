@@ -229,6 +229,41 @@ def test_a_site_whose_rule_file_is_broken_stays_listed_with_its_counters_and_dea
     assert shown["gone"]["rule_broken"] and shown["gone"]["dead_letters"] == 1
 
 
+def test_dead_letters_of_sites_with_no_rule_file_here_need_attention(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    """Dead letters whose site has no rule file in the rules folder (removed, renamed, or crawled with
+    another folder) and entries that were no request are in no row of the Sites table: they are said on
+    a line of their own, with the command that lists them, not only counted in the queue line."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    now = time.time()
+    keys = Keys("crawler")
+    for site, url in [
+        ("feedwrong", "http://a.test/feed"),
+        ("feedwrong", "http://a.test/b"),
+        ("demo-citynews", "http://c.test/"),
+    ]:
+        record = {"reason": "HTTP 500", "site": site, "url": url, "at": now}
+        redis_client.hset(keys.dead, json.dumps({"url": url}), json.dumps(record))
+    redis_client.hset(keys.dead, "not json", json.dumps({"reason": "queue entry 'x' is not JSON", "at": now}))
+    report = build_status(redis_client, keys, load_rules(rules), now)
+    said = (
+        "3 dead letters belong to no site of the rules folder (feedwrong: 2, entries that were no request:"
+        " 1): `crawler dead list` shows them; requeue them once their rules are back (`crawler dead requeue"
+        " --site SITE`), or drop them"
+    )
+    assert report["dead_elsewhere"] == said
+    assert "dead_letters" in report["attention"]
+    assert f"NEEDS ATTENTION {said}" in run_crawler("status").splitlines()
+    only = build_status(redis_client, keys, load_rules(rules), now, site="demo-citynews")
+    assert only["dead_elsewhere"] is None
+    redis_client.hdel(keys.dead, "not json", json.dumps({"url": "http://a.test/b"}))
+    assert build_status(redis_client, keys, load_rules(rules), now)["dead_elsewhere"] == (
+        "1 dead letter belongs to no site of the rules folder (feedwrong: 1): `crawler dead list` shows it;"
+        " requeue it once its rule is back (`crawler dead requeue --site SITE`), or drop it"
+    )
+
+
 def test_a_discover_crawl_shows_its_links_kept_refused_seen_already_and_released(
     rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:

@@ -113,6 +113,10 @@ def _print(report: dict[str, Any]) -> None:
         console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", report["no_worker"]), soft_wrap=True)
     if report["store_split"]:
         console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", report["store_split"]), soft_wrap=True)
+    if report["dead_elsewhere"]:
+        console.print(
+            Text.assemble(("NEEDS ATTENTION", "red"), " ", report["dead_elsewhere"]), soft_wrap=True
+        )
     if report["workers"]:
         workers = Table(title="Workers", title_justify="left")
         for column in (
