@@ -415,6 +415,27 @@ def test_a_temp_crawl_whose_start_url_answers_404_names_the_rules_key(site: Site
     ) in done.stdout.splitlines(), done.stdout
 
 
+def test_a_temp_crawl_whose_start_url_does_not_answer_says_to_ask_again_not_to_change_the_url(
+    site: Site,
+) -> None:
+    """A start URL whose server does not answer (connection refused) is no wrong URL: the last line says
+    to ask again once the site answers, and only then, if the URL is wrong, the key to mend (a 404 still
+    says to give another URL)."""
+    start = "http://127.0.0.1:9/nobody-listens"
+    site.rules.mkdir(parents=True)
+    (site.rules / "down.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+    done = site.crawler("temp", "down", *[item for pair in FAST for item in ("-s", pair)])
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    assert "errors 1 (connection: 1)" in done.stdout, done.stdout
+    last = done.stdout.splitlines()[-1]
+    assert last.startswith(f"{start} could not be read (DownloadConnectionRefusedError: "), last
+    assert last.endswith(
+        "): the site did not answer: `crawler dead requeue --site down` asks again once it does; if the URL"
+        f" is wrong, `start_urls[0]` in {site.rules / 'down.yaml'} names it: give the URL of an index page"
+        " of the site there (`crawler rules try down URL` shows what a URL holds)"
+    ), last
+
+
 def test_a_rule_without_a_title_field_stores_the_pages_title_and_a_title_search_finds_it(
     site: Site,
 ) -> None:

@@ -109,6 +109,8 @@ EMPTY_AFTER_MATCHED = 5
 # while it runs): often enough for a user who adds a rule and starts a temp crawl, rarely enough that a
 # flood of requests of an unknown site costs nothing.
 RULES_RELOAD_SECONDS = 5.0
+# The kinds of failure (_kind) where the site did not answer: its URL may well be right.
+NO_ANSWER = frozenset({"connection", "timeout"})
 
 
 # The embedded Redis servers ``scrapy crawl sites`` started or joined (no REDIS_URL), left at the end.
@@ -828,10 +830,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         proxy = request.meta.get("proxy_id")
         if proxy:
             reason += f" (through the proxy {proxy})"
-        dead_letter(self.crawler, request, reason, _kind(failure))
+        kind = _kind(failure)
+        dead_letter(self.crawler, request, reason, kind)
         rule = self.rules.get(work.site)
         if rule is not None and work.kind in LISTING_PAGES:
-            self._failed_listing(rule, request, work, reason)
+            self._failed_listing(rule, request, work, reason, kind)
 
     # --- helpers ---------------------------------------------------------------------------------------
 
@@ -978,14 +981,18 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         logger.warning("%s: %s", rule.site, note)
         self._note(_work(response).job, response.url, note)
 
-    def _failed_listing(self, rule: Rule, request: Request, work: Work, reason: str) -> None:
-        """A listing request that failed for good (``reason``: ``HTTP 404 Not Found``, a timeout...) whose
-        URL, as first asked, is one the rule names (a start URL, a feed, a sitemap, the API's first page):
-        a note for its job's summary naming the URL, the reason, and the rule file and key to mend."""
+    def _failed_listing(self, rule: Rule, request: Request, work: Work, reason: str, kind: str) -> None:
+        """A listing request that failed for good (``reason``: ``HTTP 404 Not Found``, a timeout...; of
+        ``kind``) whose URL, as first asked, is one the rule names (a start URL, a feed, a sitemap, the
+        API's first page): a note for its job's summary naming the URL, the reason, and the rule file and
+        key to mend; when the site did not answer (``NO_ANSWER``), first how to ask again once it does."""
         asked = _asked_url(request)
         fix = rule.named_fix(asked, work.kind)
         if fix is None:
             return
+        if kind in NO_ANSWER:
+            again = suggest(f"dead requeue --site {rule.site}")
+            fix = f"the site did not answer: `{again}` asks again once it does; if the URL is wrong, {fix}"
         note = (
             f"{asked} could not be read ({reason}): {fix} (`{suggest(f'rules try {rule.site} URL')}` shows"
             " what a URL holds)"
