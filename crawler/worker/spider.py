@@ -337,8 +337,13 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     # --- callbacks -------------------------------------------------------------------------------------
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
-        """Requests queued from outside a crawl have no callback: their ``kind`` says which page it is."""
+        """Requests queued from outside a crawl have no callback: their ``kind`` says which page it is. A
+        listing page read drops what its job's summary was to say of it failing (its dead letter was
+        requeued and is read now)."""
         work = _work(response)
+        if work.kind in LISTING_PAGES and work.job:
+            assert response.request is not None
+            self._drop_note(work.job, _asked_url(response.request))
         if work.is_article:
             return self.parse_article(response)
         if work.is_feed:
@@ -1007,6 +1012,15 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self.server.hset(self.keys.job(job), f"note:{url}", note)
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"note in job {job}'s summary: {note}", exc)
+            return
+        outage_of(self.crawler).ok(wrote=True)
+
+    def _drop_note(self, job: str, url: str) -> None:
+        """Forget the note on ``url`` kept for ``job``'s summary, if any."""
+        try:
+            self.server.hdel(self.keys.job(job), f"note:{url}")
+        except redis.RedisError as exc:
+            outage_of(self.crawler).failed(f"drop the note on {url} in job {job}'s summary", exc)
             return
         outage_of(self.crawler).ok(wrote=True)
 
