@@ -383,7 +383,7 @@ def test_export_streams_jsonl_and_csv_to_stdout_or_a_file(
     _, out, err = articles(capsys, monkeypatch, crawled, "export")
     rows = [json.loads(line) for line in out.splitlines()]
     assert len(rows) == DEMO_ARTICLES - DEMO_REPOSTS
-    assert f"exported {len(rows)} articles" in err
+    assert err.splitlines() == [f"crawler articles export: exported {len(rows)} articles"], "as every line"
     assert [r["first_seen"] for r in rows] == sorted(r["first_seen"] for r in rows), "oldest first"
     target = tmp_path / "out.csv"
     code, _, _ = articles(capsys, monkeypatch, crawled, "export", "--format", "csv", "-o", str(target))

@@ -398,7 +398,7 @@ def run_export(args: argparse.Namespace) -> int:
                 raise InputError(f"cannot write the export to {target}: {exc}") from exc
             finally:
                 partial.unlink(missing_ok=True)
-        sys.stderr.write(f"exported {counted(count, 'article')}\n")
+        tell(None, f"exported {counted(count, 'article')}")
         return _status(store)
 
 

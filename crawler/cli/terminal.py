@@ -31,7 +31,8 @@ def running(command: str) -> None:
 
 def tell(kind: Literal["note", "warning", "error"] | None, message: str) -> None:
     """``message`` on stderr after the command as typed and its ``kind`` (None: an end, such as
-    ``interrupted``, with no kind): ``crawler rules try: note: ...``, as argparse writes its usage errors."""
+    ``interrupted`` or ``exported 48 articles``, with no kind): ``crawler rules try: note: ...``, as
+    argparse writes its usage errors."""
     prefix = [" ".join(_command), *([kind] if kind else [])]
     print(f"{': '.join(prefix)}: {message}", file=sys.stderr)
 
