@@ -527,6 +527,20 @@ def test_a_repost_reached_through_a_redirect_is_found_by_the_url_asked_for(store
     assert store.redirected_to("http://other.test/r/copy") is None, "not stored: a repost"
 
 
+def test_a_repost_whose_url_holds_a_quote_is_found_by_it_and_by_the_url_that_redirected_to_it(
+    store: Store,
+) -> None:
+    """A URL as stored in the reposts' JSON text has its ``"`` and ``\\`` escaped: found all the same."""
+    assert store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD)).new
+    url, asked = 'http://other.test/a/copy?q="flood"', 'http://other.test/r/copy?q="flood"\\x'
+    copy = article(url, "2026-11-18T08:00:00Z", site="other", body=FLOOD, redirected_from=[asked])
+    assert store.upsert(copy) == Written("repost", url, "http://news.test/flood")
+    kept = store.get("http://news.test/flood")
+    assert kept is not None
+    assert store.original_of(url) == kept
+    assert store.original_of(asked) == kept
+
+
 def test_a_near_repost_is_found_and_a_different_article_on_the_same_event_is_kept(store: Store) -> None:
     first, repost, other = simhash(FLOOD), simhash(FLOOD_REPOST), simhash(FLOOD_OTHER)
     assert first is not None and repost is not None and other is not None

@@ -447,15 +447,14 @@ class SqliteStore(Store):
             " json_each(articles.reposts) AS r WHERE json_extract(r.value, '$.url') = ? OR EXISTS (SELECT 1"
             " FROM json_each(r.value, '$.redirected_from') AS f WHERE f.value = ?)) LIMIT 1"
         )
-        return self._newest(query, (_holding(url), url, url))
+        return self._newest(query, (_holding_json(url), url, url))
 
     def redirected_to(self, url: str) -> dict[str, Any] | None:
         query = (
             f"SELECT {COLUMNS} FROM articles WHERE redirected_from LIKE ? ESCAPE '\\' AND EXISTS"
             " (SELECT 1 FROM json_each(articles.redirected_from) WHERE value = ?) LIMIT 1"
         )
-        # The URL as the column's JSON text holds it (row_of: ensure_ascii=False).
-        return self._newest(query, (_holding(json.dumps(url, ensure_ascii=False)[1:-1]), url))
+        return self._newest(query, (_holding_json(url), url))
 
     def _newest(self, query: str, params: Sequence[object]) -> dict[str, Any] | None:
         """The document of the first row ``query`` gives in the newest week that has one, or None."""
@@ -661,9 +660,11 @@ def _repost(
     return Written("repost", document["url"], found.candidate.url)
 
 
-def _holding(text: str) -> str:
-    """A LIKE pattern (escaped by ``\\``) of the texts that hold ``text``: it passes over most rows without
-    their JSON being parsed."""
+def _holding_json(url: str) -> str:
+    """A LIKE pattern (escaped by ``\\``) of the JSON texts that hold the string ``url`` (as row_of writes
+    it: ``ensure_ascii=False``, so only ``"``, ``\\`` and control characters are escaped): it passes over
+    most rows without their JSON being parsed."""
+    text = json.dumps(url, ensure_ascii=False)[1:-1]
     return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
