@@ -26,10 +26,10 @@ class Page:
 @dataclass(slots=True)
 class Discovered:
     """What a page of a discover crawl brings beside its article: how it was reached (its ``depth``, the
-    ``features`` of the link that led there, the relevance of the page that link was on, its ``host``,
-    the URLs ``redirected`` from, first the one asked for, when its request was redirected to it), then,
-    once its text is read, its relevance to the topic (``score``, ``why``) and its links (URL, anchor
-    text, context text)."""
+    ``features`` of the link that led there, the relevance of the page that link was on, its ``host``;
+    the URLs its request was redirected from are the article's ``redirected_from``), then, once its text
+    is read, its relevance to the topic (``score``, ``why``) and its links (URL, anchor text, context
+    text)."""
 
     depth: int
     features: tuple[int, ...]
@@ -38,7 +38,6 @@ class Discovered:
     score: float | None = None
     why: str | None = None
     links: list[tuple[str, str, str]] = field(default_factory=list)
-    redirected: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -36,7 +36,7 @@ import logging
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Self
 from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
@@ -185,16 +185,23 @@ class Discovery:
         page = article.discover
         rule = self.rule(article.site) if page is not None else None
         if page is not None and rule is not None:
-            self.page(rule, page, article.url, article.job, lease)
+            self.page(rule, page, article.url, article.job, lease, article.redirected_from)
 
     def page(
-        self, rule: Rule, page: Discovered, url: str, job: str | None = None, lease: str | None = None
+        self,
+        rule: Rule,
+        page: Discovered,
+        url: str,
+        job: str | None = None,
+        lease: str | None = None,
+        redirected_from: Sequence[str] = (),
     ) -> None:
-        """The page at ``url`` of ``rule``'s discover crawl (of ``job``, its request's lease ``lease``) was
-        read: learn, keep its links (steps 1 and 2 of the module docstring); its links seen already are
-        counted in the job's ``links_seen``. Raises ``redis.RedisError`` when Redis fails: read again (its
-        request deferred), the page of the same lease teaches, keeps and counts what it did not yet, once
-        (its record in Redis: :meth:`~crawler.discover.frontier.Frontier.settle`)."""
+        """The page at ``url`` of ``rule``'s discover crawl (of ``job``, its request's lease ``lease``;
+        reached through redirects from ``redirected_from``, first the URL asked for) was read: learn, keep
+        its links (steps 1 and 2 of the module docstring); its links seen already are counted in the job's
+        ``links_seen``. Raises ``redis.RedisError`` when Redis fails: read again (its request deferred),
+        the page of the same lease teaches, keeps and counts what it did not yet, once (its record in
+        Redis: :meth:`~crawler.discover.frontier.Frontier.settle`)."""
         discover = rule.discover
         assert discover is not None
         frontier = self.frontier(rule)
@@ -210,8 +217,8 @@ class Discovery:
         relevant = is_relevant(discover, score)
         fingerprinter = self.crawler.request_fingerprinter
         seeds = self._seed_fingerprints(rule)
-        if page.redirected:
-            reached = (fingerprinter.fingerprint(Request(link)) for link in (*page.redirected[1:], url))
+        if redirected_from:
+            reached = (fingerprinter.fingerprint(Request(link)) for link in (*redirected_from[1:], url))
             self._bloom.add_many([mark for mark in reached if mark not in seeds])
         followed = followed_links(
             discover,

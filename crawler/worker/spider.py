@@ -370,7 +370,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             features=tuple(int(feature) for feature in meta.get("link", ())),
             source=float(meta.get("source", 0.0)),
             host=(urlsplit(response.url).netloc or "").lower(),
-            redirected=_redirected_from(response),
         )
         if document_kind(response.body):
             yield from self._document(response, reached)
