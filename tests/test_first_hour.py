@@ -552,7 +552,8 @@ def test_a_rule_in_a_yml_file_is_named_with_how_to_have_it_read(tmp_path: Path) 
     for command in (["temp", "citynews"], ["rules", "try", "citynews", "page.html"]):
         run = crawler("--rules-dir", str(rules), *command, cwd=tmp_path)
         assert run.code == 2, (command, run.stderr)
-        renamed = f"rename '{rules / 'citynews.yml'}' to '{rules / 'citynews.yaml'}'"
+        old, new = rules / "citynews.yml", rules / "citynews.yaml"
+        renamed = f'rename "{old}" to "{new}"'
         assert renamed in run.stderr, (command, run.stderr)
 
 

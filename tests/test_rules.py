@@ -635,9 +635,10 @@ def test_yml_files_are_reported_not_silently_ignored(tmp_path: Path) -> None:
     ruleset = load_rules(tmp_path)
     assert len(ruleset) == 0
     (error,) = ruleset.errors
+    old, new = tmp_path / "site.yml", tmp_path / "site.yaml"
     assert str(error) == (
-        f"{tmp_path / 'site.yml'}: rule files end in .yaml: this one is not read"
-        f" (expected a .yaml file: rename {str(tmp_path / 'site.yml')!r} to {str(tmp_path / 'site.yaml')!r})"
+        f"{old}: rule files end in .yaml: this one is not read"
+        f' (expected a .yaml file: rename "{old}" to "{new}")'
     )
 
 
@@ -662,7 +663,7 @@ def test_rules_check_messages_name_the_problem_and_what_is_expected(
     assert run.code == 1
     assert run.stdout.splitlines() == [
         "rules/b5.yml: rule files end in .yaml: this one is not read"
-        " (expected a .yaml file: rename 'rules/b5.yml' to 'rules/b5.yaml')",
+        ' (expected a .yaml file: rename "rules/b5.yml" to "rules/b5.yaml")',
         "rules/big.yaml: the file is too large: 1,048,586 bytes"
         " (expected a rule file of at most 1,048,576 bytes)",
         f"rules/empty.yaml: the file is empty {expected_rule}",

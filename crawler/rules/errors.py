@@ -42,8 +42,9 @@ class RuleErrors(RuleError):
         return "\n".join(str(error) for error in self.errors)
 
 
-def shown(value: str, limit: int = 120) -> str:
-    """A string as it is shown in messages: double-quoted, escaped, cut after ``limit`` characters."""
-    if len(value) > limit:
+def shown(value: str, limit: int | None = 120) -> str:
+    """A string as it is shown in messages: double-quoted, escaped, cut after ``limit`` characters (None:
+    never, for a value the reader is to type, such as a path)."""
+    if limit is not None and len(value) > limit:
         value = value[: limit - 1] + "…"
     return json.dumps(value, ensure_ascii=False)

@@ -113,7 +113,7 @@ def _not_read(path: Path) -> RuleError:
         str(path),
         "",
         f"rule files end in {RULE_SUFFIX}: this one is not read",
-        f"a {RULE_SUFFIX} file: rename {str(path)!r} to {renamed!r}",
+        f"a {RULE_SUFFIX} file: rename {_shown(str(path), None)} to {_shown(renamed, None)}",
     )
 
 
