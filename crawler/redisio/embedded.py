@@ -456,12 +456,21 @@ class EmbeddedRedis:
         )
 
     def _keep_copy(self) -> Path:
-        """Copy the append-only file to a new file beside it, ``appendonly.aof.damaged-<UTC time>``."""
+        """Copy the append-only file to a new file beside it, ``appendonly.aof.damaged-<UTC time>``, on
+        disk (it and its folder entry fsynced) before the file is cut: a power cut right after the repair
+        must not leave the file cut and its copy empty."""
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         backup = self.aof_path.with_name(f"{AOF_FILE}.damaged-{stamp}")
         try:
             with self.aof_path.open("rb") as source, backup.open("xb") as copy:
                 shutil.copyfileobj(source, copy)
+                copy.flush()
+                os.fsync(copy.fileno())
+            folder = os.open(self.directory, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
         except FileExistsError as exc:
             raise RedisUnavailableError(
                 f"cannot keep a copy of {self.aof_path}: {backup} exists already; nothing was changed: run"
