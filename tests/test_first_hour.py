@@ -394,7 +394,8 @@ def test_bad_global_proxies_are_a_clear_error_before_the_crawl(
 
 
 def test_a_data_folder_that_does_not_exist_is_an_error_of_the_commands_that_read_it(tmp_path: Path) -> None:
-    for command in (["status"], ["dead", "list"], ["dead", "requeue", "--all"], ["dead", "drop", "--all"]):
+    reading = (["status"], ["dead", "list"], ["dead", "requeue", "--all"], ["dead", "drop", "--all"])
+    for command in (*reading, ["redis", "repair"]):
         run = crawler("--data-dir", "data/mien", "--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
         assert run.code == 2, (command, run.stderr)
         assert run.stderr == (

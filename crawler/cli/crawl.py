@@ -27,7 +27,7 @@ from rich.table import Column, Table
 from rich.text import Text
 from scrapy.settings import Settings
 
-from crawler.cli.options import rules_folder, settings_from
+from crawler.cli.options import data_folder, rules_folder, settings_from
 from crawler.cli.terminal import cut, fit_progress, tell
 from crawler.commandline import command_name, counted, given_folders, suggest
 from crawler.config import Config
@@ -67,11 +67,8 @@ def redis_for(config: Config, *, reading: bool = False) -> Iterator[str]:
     ``--data-dir`` shows nothing otherwise: an empty queue, as if all were well); a Redis that refuses
     writes (its disk is full) is an error, except to such a command (``crawler status`` shows it). Such a
     command does not create a data folder that does not exist: :class:`InputError` names it."""
-    if reading and not config.redis_url and not config.data_dir.is_dir():
-        raise InputError(
-            f"no data folder {config.data_dir}: nothing was crawled there (give the folder of your crawls"
-            " with --data-dir DIR)"
-        )
+    if reading and not config.redis_url:
+        data_folder(config.data_dir)
     url, embedded = resolve_redis_url(config.redis_url, config.data_dir, reads_only=reading)
     try:
         if reading and not config.redis_url and _holds_nothing(url):

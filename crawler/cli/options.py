@@ -18,6 +18,7 @@ from crawler.errors import InputError
 __all__ = [
     "add_fetch_options",
     "add_set_option",
+    "data_folder",
     "known_settings",
     "non_negative_int",
     "positive_float",
@@ -154,6 +155,17 @@ def add_fetch_options(parser: argparse.ArgumentParser) -> None:
         default=defaults.DOWNLOAD_MAXSIZE,
         metavar="N",
         help=f"size limit of the page, after decompression (default: {defaults.DOWNLOAD_MAXSIZE:,})",
+    )
+
+
+def data_folder(directory: Path) -> Path:
+    """``directory`` when it is a folder; :class:`InputError` otherwise, for a command that only reads
+    what crawls left there (a misspelt ``--data-dir`` must not look like an empty one)."""
+    if directory.is_dir():
+        return directory
+    raise InputError(
+        f"no data folder {directory}: nothing was crawled there (give the folder of your crawls with"
+        " --data-dir DIR)"
     )
 
 

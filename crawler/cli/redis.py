@@ -5,22 +5,16 @@ from __future__ import annotations
 
 import argparse
 
+from crawler.cli.options import data_folder
 from crawler.commandline import suggest
 from crawler.config import Config
-from crawler.errors import InputError
 from crawler.redisio.embedded import EmbeddedRedis
 
 __all__ = ["run_repair"]
 
 
 def run_repair(args: argparse.Namespace) -> int:
-    config = Config.from_env()
-    if not config.data_dir.is_dir():
-        raise InputError(
-            f"no data folder {config.data_dir}: nothing was crawled there (give the folder of your crawls"
-            " with --data-dir DIR)"
-        )
-    repair = EmbeddedRedis(config.data_dir).repair()
+    repair = EmbeddedRedis(data_folder(Config.from_env().data_dir)).repair()
     if repair.backup is None:
         print(f"{repair.path} is not damaged ({repair.size} bytes): nothing was changed")
         return 0
