@@ -298,6 +298,20 @@ def test_an_article_reached_through_redirects_is_found_by_each_url_asked_for(sto
         store.upsert(wrong)
 
 
+def test_a_url_that_redirected_to_two_articles_of_a_week_finds_the_one_fetched_last(store: Store) -> None:
+    """A short link that led to one article, then (the site changed it) to another: ``redirected_to``
+    gives the article it led to last, as it gives the newest week's across weeks."""
+    short = "http://t.test/7"
+    first, then = "http://news.test/a/7", "http://news.test/a/8"
+    assert store.upsert(article(first, "2026-11-17T10:00:00Z", redirected_from=[short])).new
+    assert store.upsert(article(then, "2026-11-18T10:00:00Z", redirected_from=[short])).new
+    found = store.redirected_to(short)
+    assert found is not None and found["url"] == then
+    assert store.upsert(article(first, "2026-11-19T10:00:00Z", redirected_from=[short])).outcome == "updated"
+    again = store.redirected_to(short)
+    assert again is not None and again["url"] == first, "fetched through the link last"
+
+
 def test_an_article_without_fetched_at_or_url_is_refused(store: Store) -> None:
     item = article("http://news.test/a", "2026-11-20T10:00:00Z")
     del item["fetched_at"]

@@ -221,7 +221,7 @@ class Store(ABC):
     @abstractmethod
     def redirected_to(self, url: str) -> dict[str, Any] | None:
         """The document ``url`` redirected to when it was fetched (``url`` among its ``redirected_from``;
-        the newest week's when several weeks hold one), or None."""
+        when several hold it, the newest week's, and of that week's the one fetched last), or None."""
 
     @abstractmethod
     def count(self, site: str | None = None, week: str | None = None) -> int:

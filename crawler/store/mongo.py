@@ -600,12 +600,15 @@ class MongoStore(Store):
         return self._find_one({"$or": [{"reposts.url": url}, {"reposts.redirected_from": url}]})
 
     def redirected_to(self, url: str) -> dict[str, Any] | None:
-        return self._find_one({"redirected_from": url})
+        return self._find_one({"redirected_from": url}, sort=[("fetched_at", DESCENDING)])
 
-    def _find_one(self, query: Mapping[str, Any]) -> dict[str, Any] | None:
+    def _find_one(
+        self, query: Mapping[str, Any], sort: list[tuple[str, int]] | None = None
+    ) -> dict[str, Any] | None:
+        """The first document ``query`` finds (in ``sort`` order) in the newest week that has one."""
         for week in reversed(self.weeks()):
             with self._reading():
-                found = self.collection(week).find_one(query, _HIDDEN)
+                found = self.collection(week).find_one(query, _HIDDEN, sort=sort)
             if found is not None:
                 return _ordered(found)
         return None

@@ -452,7 +452,8 @@ class SqliteStore(Store):
     def redirected_to(self, url: str) -> dict[str, Any] | None:
         query = (
             f"SELECT {COLUMNS} FROM articles WHERE redirected_from LIKE ? ESCAPE '\\' AND EXISTS"
-            " (SELECT 1 FROM json_each(articles.redirected_from) WHERE value = ?) LIMIT 1"
+            " (SELECT 1 FROM json_each(articles.redirected_from) WHERE value = ?)"
+            " ORDER BY fetched_at DESC LIMIT 1"
         )
         return self._newest(query, (_holding_json(url), url))
 
