@@ -480,12 +480,17 @@ def _source(rule: Rule, page: Page) -> dict[str, Any]:
     }
 
 
-def _print_source(rule: Rule, page: Page, *, article: bool) -> None:
-    """The rule and the page a text answer of ``rules try`` is about (and the redirect that reached it:
-    :func:`_print_redirect`), then a blank line."""
+def _print_source(
+    rule: Rule, page: Page, *, article: bool, links_as: str | None = None, encoding: str | None = None
+) -> None:
+    """The rule and the page a text answer of ``rules try`` is about (the URL its links are resolved as,
+    ``links_as``, for a page given without one; the redirect that reached it: :func:`_print_redirect`;
+    the ``encoding`` it was read in, for an index or article page), then a blank line."""
     print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
-    print(f"page       {printable(page.source)}")
+    print(f"page       {printable(page.source)}" + (f" (links resolved as {links_as})" if links_as else ""))
     _print_redirect(page, article=article)
+    if encoding is not None:
+        print(f"encoding   {encoding}")
     print()
 
 
@@ -605,12 +610,13 @@ def _trial_document(trial: Trial) -> dict[str, Any]:
 
 def _print_trial(trial: Trial) -> None:
     rule, page = trial.rule, trial.page
-    as_url = "" if page.url else f" (links resolved as {trial.url})"
-    print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
-    print(f"page       {printable(page.source)}{as_url}")
-    _print_redirect(page, article=True)
-    print(f"encoding   {trial.decoded.encoding} ({encoding_reason(trial.decoded)})")
-    print()
+    _print_source(
+        rule,
+        page,
+        article=True,
+        links_as=None if page.url else trial.url,
+        encoding=f"{trial.decoded.encoding} ({encoding_reason(trial.decoded)})",
+    )
     if trial.search is None:
         print(f"as an index page: {counted(len(trial.links), 'article link')}")
         next_key, next_xpath = "index.next_page", rule.next_page
