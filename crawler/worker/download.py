@@ -22,7 +22,9 @@ __all__ = ["HTTPDownloadHandler"]
 
 class HTTPDownloadHandler(HTTP11DownloadHandler):
     """Scrapy's HTTP/1.1 handler (``DOWNLOAD_HANDLERS`` for http and https) whose close fires the pool's
-    Deferred once: by the pool, or by the timeout when the pool has not fired within it."""
+    Deferred once: by the pool, or by the timeout when the pool has not fired within it. A pool that fires
+    after the timeout (its connections taking longer than that to abort) still fires it a second time,
+    as with Scrapy's own handler: the timeout does not stop it."""
 
     async def close(self) -> None:
         closed: Deferred[None] = self._pool.closeCachedConnections()  # type: ignore[no-untyped-call]
