@@ -548,9 +548,29 @@ with DemoServer(port=0) as server:
 """
 
 
-def test_a_handler_closing_while_the_reactor_is_busy_prints_no_already_called_traceback() -> None:
+# The same with a pool slower to close than the handler's disconnect timeout (its connections' aborts
+# taking longer than that): the pool's Deferred fires after the timeout ended the wait.
+SLOW_POOL = CLOSE_RACE.replace(
+    "    closing = asyncio.ensure_future(handlers._close())",
+    """    handler = handlers._handlers["http"]
+    handler._disconnect_timeout = 0.1
+    close_pool = handler._pool.closeCachedConnections
+    def slowly():
+        late = Deferred()
+        close_pool().addBoth(lambda _: reactor.callLater(0.5, late.callback, None))
+        return late
+    handler._pool.closeCachedConnections = slowly
+    closing = asyncio.ensure_future(handlers._close())""",
+).replace(
+    "    time.sleep(1.5)  # the reactor busy past the timeout\n    await closing\n",
+    "    await closing\n    await asyncio.sleep(1)  # the pool closes meanwhile\n",
+)
+
+
+@pytest.mark.parametrize("script", [CLOSE_RACE, SLOW_POOL], ids=["busy reactor", "slow pool"])
+def test_a_handler_closing_while_the_reactor_is_busy_prints_no_already_called_traceback(script: str) -> None:
     run = subprocess.run(
-        [sys.executable, "-c", CLOSE_RACE], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
     )
     assert run.returncode == 0 and "fetched 200" in run.stdout and "closed" in run.stdout, run
     assert "AlreadyCalledError" not in run.stderr, run.stderr

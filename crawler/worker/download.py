@@ -7,7 +7,8 @@ of the event loop after the pool fired. When the reactor is busy for a second as
 machine; pipelines closing in the same turn; a clean clone compiling the modules it imports), the pool's
 aborted connections and the timer are handled in one pass: the pool fires, then the timer fires it again,
 and Twisted prints ``AlreadyCalledError`` "while handling timed call" as a raw traceback on stderr, after
-a crawl that ended well. Here the timer is cancelled the moment the pool fires.
+a crawl that ended well; a pool slower than the timer fires it a second time too. Here the close waits
+for the first of the pool and the timer, and neither fires the other's Deferred.
 """
 
 from __future__ import annotations
@@ -21,18 +22,23 @@ __all__ = ["HTTPDownloadHandler"]
 
 
 class HTTPDownloadHandler(HTTP11DownloadHandler):
-    """Scrapy's HTTP/1.1 handler (``DOWNLOAD_HANDLERS`` for http and https) whose close fires the pool's
-    Deferred once: by the pool, or by the timeout when the pool has not fired within it. A pool that fires
-    after the timeout (its connections taking longer than that to abort) still fires it a second time,
-    as with Scrapy's own handler: the timeout does not stop it."""
+    """Scrapy's HTTP/1.1 handler (``DOWNLOAD_HANDLERS`` for http and https) whose close waits for its
+    connection pool to close, or for the disconnect timeout when the pool has not closed within it, and
+    fires no Deferred twice: the pool's own Deferred is left to the pool."""
 
     async def close(self) -> None:
         closed: Deferred[None] = self._pool.closeCachedConnections()  # type: ignore[no-untyped-call]
-        timeout = call_later(self._disconnect_timeout, closed.callback, None)
+        done: Deferred[None] = Deferred()
 
-        def stop_timeout(result: object) -> object:
+        def finish(_: object = None) -> None:
+            if not done.called:
+                done.callback(None)
+
+        timeout = call_later(self._disconnect_timeout, finish)
+
+        def pool_closed(_: object) -> None:
             timeout.cancel()  # a no-op once it ran
-            return result
+            finish()
 
-        closed.addBoth(stop_timeout)
-        await maybe_deferred_to_future(closed)
+        closed.addBoth(pool_closed)
+        await maybe_deferred_to_future(done)
