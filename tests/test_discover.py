@@ -577,6 +577,36 @@ def test_the_bandit_gives_the_budget_to_hosts_that_gave_relevant_pages_and_still
     assert best_first.choose(3) == sorted(hosts), "the other strategies: the best entries, no sampling"
 
 
+def test_each_request_is_its_own_draw_so_a_good_host_gets_several_and_a_bad_one_none(
+    redis_client: Any,
+) -> None:
+    # Two hosts, fewer than the requests wanted: each request is drawn on its own, not one per host.
+    keys = Keys("crawler")
+    redis_client.hset(keys.job("j"), mapping={"budget": 2, "issued": 0})
+    frontier, bloom = _frontier(redis_client, LEARNED, seed=3)
+    urls = [f"http://{host}/{k}" for host in ("good.test", "bad.test") for k in range(3)]
+    frontier.keep(
+        bloom, [u.encode() for u in urls], [urlsplit_host(u) for u in urls], [_entry(u, 0.6) for u in urls]
+    )
+    for _ in range(20):
+        frontier.reward("good.test", relevant=True)
+        frontier.reward("bad.test", relevant=False)
+    assert frontier.choose(2) == ["good.test", "good.test"]
+    assert frontier.choose(5) == ["good.test"] * 3 + ["bad.test"] * 2, "no more than a host's 3 links"
+    redis_client.hset(keys.pending, "energy@waiting.test", 1)
+    for _ in range(20):
+        frontier.reward("waiting.test", relevant=True)
+    picks = frontier.choose(5, wait=True)
+    assert picks == ["good.test", "good.test"], "a draw won by a host whose links are not in yet waits"
+
+    def request_of(entry: Entry, host: str) -> tuple[bytes, int]:
+        return entry.url.encode(), 0
+
+    released = frontier.release(3, job="j", budget=2, delay=0, concurrency=1, request_of=request_of)
+    assert released == (2, 0) and int(redis_client.hget(keys.job("j"), "issued")) == 2, "within the budget"
+    assert len(redis_client.zrange("crawler:queue:energy@good.test", 0, -1)) == 2, "its two best links"
+
+
 def test_a_chosen_hosts_links_are_valued_again_and_one_worth_less_now_waits(redis_client: Any) -> None:
     keys = Keys("crawler")
     redis_client.hset(keys.job("j"), mapping={"budget": 10, "issued": 0})

@@ -10,7 +10,7 @@ crawl with nothing new to read says so; `rules try` lists the links the crawl fo
 judged and stored by its text (and `rules try` judges it so), and an image it reaches is a page read, as
 status counts it; a link or a seed that redirects to a page read already is skipped; a crawl shorter than a
 sync of the link model leaves what it learnt in Redis; pages that fail count against their host in the
-bandit."""
+bandit; a host that gives nothing fades with fewer hosts than the queue has room for."""
 
 from __future__ import annotations
 
@@ -775,3 +775,45 @@ def test_a_job_whose_pages_wait_for_their_store_batch_is_topped_up_as_they_end(
         errors = finish(worker)
     assert "Traceback" not in errors, errors[-3000:]
     assert len(web.fetched()) == 30
+
+
+def _linked_articles(root: Path, title: str, words: tuple[str, ...], pages: int) -> None:
+    """``pages`` articles on ``words`` in ``root``, each linking to ten others (a host that gives pages of
+    one kind as long as it is read), and an index linking to ten."""
+    root.mkdir(parents=True)
+    rng = random.Random(title)
+
+    def links() -> str:
+        return "".join(f'<a href="/{m}.html">{title} {m}</a>' for m in rng.sample(range(pages), 10))
+
+    for n in range(pages):
+        page = _article_page(f"{title} {n}", random.Random(n), words)
+        (root / f"{n}.html").write_text(page.replace("</article>", f"</article>{links()}"), "utf-8")
+    (root / "index.html").write_text(f"<html><body>{links()}</body></html>", "utf-8")
+
+
+def test_a_host_that_gives_nothing_fades_though_the_crawl_has_fewer_hosts_than_queue_room(
+    tmp_path: Path,
+) -> None:
+    # Two hosts, fewer than the queue's room (DISCOVER_QUEUE_TARGET): one on the topic, one on gardening,
+    # each page linking to ten more of its own. Each request's host is the bandit's own draw, and a draw
+    # the topic host wins while its links wait for its pages' store waits too: the gardening host, which
+    # gave no relevant page, gets a few of the 100 pages (its seed and some of the first, 8 or 9 in runs),
+    # where a queue topped up with a request to each host gave it 30 or more.
+    filler = ("the", "a", "of", "and", "report", "city", "council", "week", "plans", "people")
+    _linked_articles(tmp_path / "topic", "Energy story", TOPIC_KEYWORDS + filler, 150)
+    _linked_articles(tmp_path / "garden", "Garden story", ("compost", "tomato", "soil", *filler), 150)
+    with contextlib.ExitStack() as stack:
+        topic = stack.enter_context(served_folder(tmp_path / "topic", tmp_path / "topic.log"))
+        garden = stack.enter_context(served_folder(tmp_path / "garden", tmp_path / "garden.log"))
+        web = Web(SimWeb(SEED, 1), [topic, garden], tmp_path / "unused.log", tmp_path)
+        web.rules.mkdir()
+        rule = web.sim.rule(
+            [topic, garden], budget=100, max_depth=20, seeds=[f"{topic}/index.html", f"{garden}/index.html"]
+        )
+        (web.rules / "web.yaml").write_text(rule, "utf-8")
+        done = web.crawler("temp", "web")
+    assert done.returncode == 0, done.stderr[-3000:]
+    on_topic, off_topic = _requested(tmp_path / "topic.log"), _requested(tmp_path / "garden.log")
+    assert len(on_topic) + len(off_topic) == 100, "the budget, exactly"
+    assert len(off_topic) <= 15, f"the gardening host got {len(off_topic)} of 100 pages: {off_topic}"

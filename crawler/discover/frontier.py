@@ -12,16 +12,19 @@ irrelevant pages fetched there; ``bad`` counts the pages that failed there for g
    host's reward and its job's ``links_seen`` (its links less those its record kept), in one Lua call
    that marks the record settled, once: a page fetched again after Redis failed between the two counts
    its links kept the first time as kept, not seen, and rewards its host once.
-2. **Choosing hosts** (:meth:`Frontier.choose`): with the ``learned`` strategy, a Thompson sample of each
-   host's rate of relevant pages (Beta(1 + good, 1 + bad)) times its best entry's value: a host that
-   gave relevant pages gets more of the budget, an unknown one is tried, one that gave none fades
-   (Anthelion's "Thompson sampling · best score"). The other strategies take the hosts of the best
-   entries.
-3. **Releasing** (:meth:`Frontier.release`): each chosen host's best entry becomes a request in the shared
-   queue (with the ``learned`` strategy, its few best entries are valued again by the model of now first:
-   a link's value was the model's when it was found), in one Lua call that takes the entry out of the
-   frontier, counts it against the job's budget (``issued`` in the job's hash) and queues the request, so
-   an entry is queued once whichever workers release at the same time, and never past the budget. The
+2. **Choosing hosts** (:meth:`Frontier.choose`): with the ``learned`` strategy, each request is its own
+   draw, a Thompson sample of each host's rate of relevant pages (Beta(1 + good, 1 + bad)) times its
+   best entry's value, won by the highest: a host that gave relevant pages gets more of the budget, as
+   many requests as it wins up to its entries, an unknown one is tried, one that gave none fades however
+   few the hosts (Anthelion's "Thompson sampling · best score"); a draw won by a host whose requests are
+   pending and whose entries are all out waits for its links. The other strategies take the hosts of
+   the best entries, each once.
+3. **Releasing** (:meth:`Frontier.release`): each chosen host's best entries (one per time it was chosen)
+   become requests in the shared queue (with the ``learned`` strategy, its few best entries are valued
+   again by the model of now first: a link's value was the model's when it was found), in one Lua call
+   that takes each entry out of the frontier, counts it against the job's budget (``issued`` in the job's
+   hash) and queues the request, so an entry is queued once whichever workers release at the same time,
+   and never past the budget. The
    request goes to the host's own queue slot (``<site>@<host>``), which has the rule's delay and
    concurrency: politeness holds per host, across every worker.
 """
@@ -32,6 +35,7 @@ import hashlib
 import json
 import random
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -208,8 +212,14 @@ class Frontier:
         """A page of ``host`` was fetched: relevant or not."""
         self.server.hincrby(f"{self.base}:{'good' if relevant else 'bad'}", host, 1)
 
-    def choose(self, count: int) -> list[str]:
-        """The hosts of the next ``count`` requests, each once (step 2)."""
+    def choose(self, count: int, *, wait: bool = False) -> list[str]:
+        """The host of each of the next ``count`` requests (step 2). With the ``learned`` strategy each
+        request is its own draw over every host, so a host that gives may be chosen several times and one
+        that gave nothing rarely, however few the hosts; a host is chosen no more times than it has
+        entries. With ``wait`` (the job has other requests pending, whose ends choose again), a host whose
+        requests are pending and whose frontier is empty draws too, as if it had the frontier's best entry:
+        a request it wins is not made now, and waits for its links. So fewer than ``count`` may be chosen.
+        With the other strategies, the hosts of the best entries, each once."""
         with self.server.pipeline(transaction=False) as pipe:
             pipe.hgetall(self.target.best)
             pipe.hgetall(f"{self.base}:good")
@@ -218,14 +228,47 @@ class Frontier:
         best = {decoded(host): float(score) for host, score in best_raw.items()}
         if self.strategy != LEARNED:
             return sorted(best, key=lambda host: (-best[host], host))[:count]
+        if not best:
+            return []
         good = {decoded(host): int(n) for host, n in good_raw.items()}
         bad = {decoded(host): int(n) for host, n in bad_raw.items()}
+        arms = {host: (1 + good.get(host, 0), 1 + bad.get(host, 0), value) for host, value in best.items()}
+        waiting: dict[str, tuple[int, int, float]] = {}
+        emptied = sorted((good.keys() | bad.keys()) - best.keys()) if wait else []
+        if emptied:
+            pending = self.server.hmget(self.keys.pending, [slot_of(self.site, host) for host in emptied])
+            top = max(best.values())
+            waiting = {
+                host: (1 + good.get(host, 0), 1 + bad.get(host, 0), top)
+                for host, count_pending in zip(emptied, pending, strict=True)
+                if int(count_pending or 0) > 0
+            }
         betavariate = self.rng.betavariate
-        sampled = {
-            host: betavariate(1 + good.get(host, 0), 1 + bad.get(host, 0)) * value
-            for host, value in best.items()
-        }
-        return sorted(sampled, key=lambda host: (-sampled[host], host))[:count]
+
+        def drawn(host: str) -> tuple[float, str]:
+            alpha, beta, value = arms[host] if host in arms else waiting[host]
+            return betavariate(alpha, beta) * value, host
+
+        picks: Counter[str] = Counter()
+        wanted = count
+        while wanted > 0 and arms:
+            for _ in range(wanted):
+                winner = max([*arms, *waiting], key=drawn)
+                if winner in arms:
+                    picks[winner] += 1
+            # A host chosen more times than it has entries gives the rest to the other hosts' draws.
+            several = [host for host in arms if picks[host] > 1]
+            with self.server.pipeline(transaction=False) as pipe:
+                for host in several:
+                    pipe.zcard(f"{self.target.prefix}{host}")
+                sizes = [int(size) for size in pipe.execute()]
+            wanted = 0
+            for host, size in zip(several, sizes, strict=True):
+                if picks[host] >= size:
+                    wanted += picks[host] - size
+                    picks[host] = size
+                    del arms[host]
+        return [host for host, times in picks.items() for _ in range(times)]
 
     def release(
         self,
@@ -237,22 +280,23 @@ class Frontier:
         concurrency: int,
         request_of: Callable[[Entry, str], tuple[bytes, int]],
         value_of: Callable[[Entry], float] | None = None,
+        wait: bool = False,
     ) -> tuple[int, int]:
-        """Queue the best entry of each of ``count`` chosen hosts as a request of ``job``, within
-        ``budget`` (step 3); ``request_of(entry, host)`` gives its queued request and priority. With
-        ``value_of`` (the learned strategy), each chosen host's ``REVALUED`` best entries are valued again
-        first, and a host whose best fell under ``REVALUE_KEEP`` of its score is left for the next choice.
-        How many were queued, and how many hosts were left so."""
+        """Queue ``count`` requests of ``job`` within ``budget`` (step 3): a host chosen for n of them gives
+        its n best entries; ``request_of(entry, host)`` gives an entry's queued request and priority. With
+        ``value_of`` (the learned strategy), each chosen host's best entries (``REVALUED``, or n if more)
+        are valued again first, and a host whose best fell under ``REVALUE_KEEP`` of its score is left for
+        the next choice. ``wait``: see :meth:`choose`. How many were queued, and how many requests were
+        left so."""
         if count <= 0:
             return 0, 0
-        hosts = self.choose(count)
-        if not hosts:
+        chosen = Counter(self.choose(count, wait=wait))
+        if not chosen:
             return 0, 0
         with self.server.pipeline(transaction=False) as pipe:
-            for host in hosts:
-                pipe.zrevrange(
-                    f"{self.target.prefix}{host}", 0, REVALUED - 1 if value_of else 0, withscores=True
-                )
+            for host, times in chosen.items():
+                last = max(times, REVALUED if value_of else 1) - 1
+                pipe.zrevrange(f"{self.target.prefix}{host}", 0, last, withscores=True)
             tops = pipe.execute()
         args: list[str | int | float | bytes] = [
             self.keys.prefix,
@@ -262,7 +306,7 @@ class Frontier:
             concurrency,
         ]
         left = 0
-        for host, top in zip(hosts, tops, strict=True):
+        for (host, times), top in zip(chosen.items(), tops, strict=True):
             block: list[str | int | float | bytes] = [host, slot_of(self.site, host)]
             if not top:  # taken meanwhile: the call only updates the host's best score
                 args.extend([*block, b"", b"", 0, 0])
@@ -276,12 +320,13 @@ class Frontier:
                 changes = [part for score, member, _ in valued for part in (score, member)]
                 valued.sort(key=lambda item: -item[0])
                 if valued[0][0] < REVALUE_KEEP * old_best:
-                    left += 1
+                    left += times
                     args.extend([*block, b"", b"", 0, len(valued), *changes])
                     continue
-            _, member, entry = valued[0]
-            request, priority = request_of(entry, host)
-            args.extend([*block, member, request, priority, len(changes) // 2, *changes])
+            for _, member, entry in valued[:times]:
+                request, priority = request_of(entry, host)
+                args.extend([*block, member, request, priority, len(changes) // 2, *changes])
+                changes = []
         keys = [self.keys.pending, self.keys.job(job), self.keys.sequence, self.target.best]
         return int(self._release(keys=keys, args=args)), left
 

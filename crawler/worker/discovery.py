@@ -19,8 +19,9 @@ had not (its record in Redis, see :mod:`crawler.discover.frontier`):
    link kept is: a link to it elsewhere is not fetched again (a seed is never marked);
 3. **refill**: just before the page's lease ends (acknowledged once its article is stored or dropped,
    or dead-lettered: :data:`~crawler.worker.scheduler.leases_ending`), the job's requests in the queue
-   are topped up to ``DISCOVER_QUEUE_TARGET`` from the frontier, the bandit choosing the hosts, within
-   the job's page budget.
+   are topped up to ``DISCOVER_QUEUE_TARGET`` from the frontier, the bandit choosing the host of each
+   request, within the job's page budget (a request may wait for the links of a host whose pages are
+   pending while the job has other requests pending).
 
 Every lease of a discover request refills so before it ends (a page read, failed, refused or no text),
 counting itself and the leases ending with it as ended: the last page of a job to end sees the frontier
@@ -320,6 +321,9 @@ class Discovery:
         if room <= 0:
             return 0
         self._jobs[job] = rule.site
+        # Requests pending besides the ending leases choose again as they end: a request the bandit would
+        # give a host whose links are not in yet may wait for them.
+        others = _number(pending) - ending > 0
         frontier = self.frontier(rule)
         spider = self.crawler.spider
 
@@ -353,6 +357,7 @@ class Discovery:
                 concurrency=rule.concurrency,
                 request_of=request_of,
                 value_of=revalue,
+                wait=others,
             )
 
         released = 0
