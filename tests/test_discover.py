@@ -188,6 +188,27 @@ def test_rules_check_warns_of_a_topic_site_that_names_no_rule(tmp_path: Path) ->
     assert lines[0].startswith(f"{rules / 'citynewz.yaml'}: line ")
 
 
+def test_rules_check_warns_of_seeds_past_the_budget_which_are_never_fetched(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "energy.yaml").write_text(DISCOVER_RULE.replace("budget: 50", "budget: 1"), "utf-8")
+    checked = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "rules", "check"],
+        env={**os.environ, "CRAWLER_RULES_DIR": str(rules)},
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.splitlines() == [
+        f"{rules / 'energy.yaml'}: discover.budget: warning: budget 1 is smaller than the 2 seeds: the last"
+        " seed (https://news.test/) is never fetched (expected a budget over 2, the seeds' pages and the"
+        " pages their links lead to)",
+        "1 rule ok, 1 warning",
+    ]
+
+
 def test_example_articles_are_read_next_to_the_rule_and_a_missing_one_is_named(tmp_path: Path) -> None:
     (tmp_path / "examples").mkdir()
     (tmp_path / "examples" / "one.html").write_text(

@@ -10,7 +10,8 @@ crawl with nothing new to read says so; `rules try` lists the links the crawl fo
 judged and stored by its text (and `rules try` judges it so), and an image it reaches is a page read, as
 status counts it; a link or a seed that redirects to a page read already is skipped; a crawl shorter than a
 sync of the link model leaves what it learnt in Redis; pages that fail count against their host in the
-bandit; a host that gives nothing fades with fewer hosts than the queue has room for."""
+bandit; a host that gives nothing fades with fewer hosts than the queue has room for; a budget smaller
+than the seeds is warned of."""
 
 from __future__ import annotations
 
@@ -817,3 +818,23 @@ def test_a_host_that_gives_nothing_fades_though_the_crawl_has_fewer_hosts_than_q
     on_topic, off_topic = _requested(tmp_path / "topic.log"), _requested(tmp_path / "garden.log")
     assert len(on_topic) + len(off_topic) == 100, "the budget, exactly"
     assert len(off_topic) <= 15, f"the gardening host got {len(off_topic)} of 100 pages: {off_topic}"
+
+
+def test_a_temp_crawl_whose_budget_is_smaller_than_its_seeds_warns_of_those_it_never_fetches(
+    tmp_path: Path,
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    for name in ("a", "b", "c"):
+        (site / f"{name}.html").write_text(f"<html><body><p>Page {name}</p></body></html>", "utf-8")
+    with served_folder(site, tmp_path / "server.log") as origin:
+        seeds = [f"{origin}/{name}.html" for name in ("a", "b", "c")]
+        web = _folder_web(origin, tmp_path, seeds=seeds)
+        rule = web.rules / "web.yaml"
+        rule.write_text(rule.read_text("utf-8").replace("budget: 20", "budget: 1"), "utf-8")
+        done = web.crawler("temp", "web")
+    assert _requested(tmp_path / "server.log") == ["/a.html"], "the budget, the first seed"
+    assert (
+        f"crawler temp: warning: budget 1 is smaller than the 3 seeds: the last 2 seeds ({seeds[1]},"
+        f" {seeds[2]}) are never fetched (discover.budget in {rule}: raise it over the seeds)"
+    ) in done.stderr, done.stderr

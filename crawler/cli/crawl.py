@@ -28,6 +28,7 @@ from rich.text import Text
 from scrapy.settings import Settings
 
 from crawler.cli.options import data_folder, rules_folder, settings_from
+from crawler.cli.rules import unfetched_seeds_problem
 from crawler.cli.terminal import cut, fit_progress, tell
 from crawler.commandline import command_name, counted, given_folders, suggest
 from crawler.config import Config
@@ -100,6 +101,9 @@ def run_temp(args: argparse.Namespace) -> int:
     rules_folder(config.rules_dir)
     rule = load_rule(rule_file(config.rules_dir, args.site))
     article_urls = [article_url(rule, given) for given in args.url or ()]
+    unfetched = unfetched_seeds_problem(rule.discover) if rule.discover and not article_urls else None
+    if unfetched is not None:
+        tell("warning", f"{unfetched} (discover.budget in {rule.path}: raise it over the seeds)")
     overrides = settings_from(args.set)
     _warn_if_store_moved(config, _check_store(config, overrides))
     with redis_for(config) as url:

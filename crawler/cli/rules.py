@@ -39,7 +39,7 @@ from extractors.documents import DocumentError, document_kind, read_document
 from extractors.encoding import Decoded
 from extractors.htmlparse import page_title, parse_html
 
-__all__ = ["run_rules_check", "run_rules_try"]
+__all__ = ["run_rules_check", "run_rules_try", "unfetched_seeds_problem"]
 
 EXIT_OK = 0
 # `crawler rules`: a rule file has errors.
@@ -87,7 +87,9 @@ def run_rules_check(args: argparse.Namespace) -> int:
         )
     for folder in empty:
         tell("note", f"no rule files in {folder}")
-    warnings = [warning for rule in loaded.values() for warning in _site_warnings(rule)]
+    warnings = [
+        warning for rule in loaded.values() for warning in (*_site_warnings(rule), *_seed_warnings(rule))
+    ]
     for line in (*errors, *warnings):
         print(printable(str(line)))
     summary = counted(len(loaded), "rule") + " ok"
@@ -124,6 +126,34 @@ def _site_warnings(rule: Rule) -> list[RuleError]:
             )
         )
     return warnings
+
+
+def _seed_warnings(rule: Rule) -> list[RuleError]:
+    """A warning (in a RuleError's form) when a discover rule's budget is smaller than its seeds."""
+    problem = unfetched_seeds_problem(rule.discover) if rule.discover is not None else None
+    if problem is None:
+        return []
+    assert rule.discover is not None
+    return [
+        RuleError(
+            str(rule.path),
+            "discover.budget",
+            f"warning: {problem}",
+            f"a budget over {len(rule.discover.seeds)}, the seeds' pages and the pages their links lead to",
+        )
+    ]
+
+
+def unfetched_seeds_problem(discover: DiscoverRule) -> str | None:
+    """What becomes of the seeds past ``discover``'s budget, which a crawl never fetches, in words; None when
+    the budget covers every seed."""
+    unfetched = discover.unfetched_seeds()
+    if not unfetched:
+        return None
+    head = f"budget {discover.budget} is smaller than the {len(discover.seeds)} seeds"
+    if len(unfetched) == 1:
+        return f"{head}: the last seed ({unfetched[0]}) is never fetched"
+    return f"{head}: the last {len(unfetched)} seeds ({', '.join(unfetched)}) are never fetched"
 
 
 @dataclass(frozen=True, slots=True)

@@ -193,6 +193,11 @@ class DiscoverRule:
     threshold: float = 0.5
     strategy: str = LEARNED
 
+    def unfetched_seeds(self) -> tuple[str, ...]:
+        """The seeds past the budget, which a crawl never fetches: the seeds come first, in their order,
+        each counted against it."""
+        return self.seeds[self.budget :]
+
     def allows_host(self, host: str | None) -> bool:
         """True when a link to ``host`` (no port) may be followed."""
         if not host:
