@@ -11,7 +11,7 @@ judged and stored by its text (and `rules try` judges it so), and an image it re
 status counts it; a link or a seed that redirects to a page read already is skipped; a crawl shorter than a
 sync of the link model leaves what it learnt in Redis; pages that fail count against their host in the
 bandit; a host that gives nothing fades with fewer hosts than the queue has room for; a budget smaller
-than the seeds is warned of."""
+than the seeds is warned of; links robots.txt disallows spend no budget."""
 
 from __future__ import annotations
 
@@ -838,3 +838,24 @@ def test_a_temp_crawl_whose_budget_is_smaller_than_its_seeds_warns_of_those_it_n
         f"crawler temp: warning: budget 1 is smaller than the 3 seeds: the last 2 seeds ({seeds[1]},"
         f" {seeds[2]}) are never fetched (discover.budget in {rule}: raise it over the seeds)"
     ) in done.stderr, done.stderr
+
+
+def test_links_robots_txt_disallows_spend_no_budget(tmp_path: Path) -> None:
+    # A seed linking to ten pages under /private/, which the server's robots.txt disallows, and to three
+    # it allows: a budget of 4 fetches the seed and the three, the ten skipped without spending it.
+    site = tmp_path / "site"
+    site.mkdir()
+    private = "".join(f'<a href="/private/report-{n}.html">report {n}</a>' for n in range(10))
+    public = "".join(f'<a href="/{n}.html">story {n}</a>' for n in range(3))
+    for n in range(3):
+        page = _article_page(f"Energy story {n}", random.Random(n), (*TOPIC_KEYWORDS, "the", "week"))
+        (site / f"{n}.html").write_text(page, "utf-8")
+    (site / "index.html").write_text(f"<html><body>{private}{public}</body></html>", "utf-8")
+    with served_folder(site, tmp_path / "server.log") as origin:
+        web = _folder_web(origin, tmp_path)
+        rule = web.rules / "web.yaml"
+        rule.write_text(rule.read_text("utf-8").replace("budget: 20", "budget: 4"), "utf-8")
+        done = web.crawler("temp", "web")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(_requested(tmp_path / "server.log")) == ["/0.html", "/1.html", "/2.html", "/index.html"]
+    assert "fetched 4 pages" in done.stdout and "skipped 10" in done.stdout, done.stdout

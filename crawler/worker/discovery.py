@@ -275,6 +275,20 @@ class Discovery:
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"count a failed page of {site}'s discover crawl", exc)
 
+    def disallowed(self, site: str, job: str, lease: str | None) -> None:
+        """A request of ``site``'s discover crawl (of ``job``, its lease ``lease``) was never fetched:
+        robots.txt disallows it. Its job gets its budget back (once, its record in Redis: the request read
+        again after its lease expired gets nothing more), so the refill as its lease ends releases another
+        link in its place. Redis failing is counted: the budget then stays spent."""
+        rule = self.rule(site)
+        if rule is None:
+            return
+        frontier = self.frontier(rule)
+        try:
+            frontier.refund(frontier.record(lease), self.keys.job(job), self.record_seconds)
+        except redis.RedisError as exc:
+            outage_of(self.crawler).failed(f"give back the budget of a disallowed page of {site}", exc)
+
     def read_already(self, rule: Rule, request: Request, depth: int) -> bool:
         """A request of ``rule``'s discover crawl, at ``depth``, was redirected to ``request``'s URL, which
         the crawl reads anyway: one of the seeds each of its crawls queues (those within its budget), or,

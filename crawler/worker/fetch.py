@@ -45,7 +45,7 @@ from crawler.commandline import suggest
 from crawler.config import Config
 from crawler.errors import BlockedAddressError, FetchError, HttpStatusError, InputError, redacted
 from crawler.worker.netguard import BlockedRequest, blocked_by_guard
-from crawler.worker.robots import robots_agent
+from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "ROBOTS_HINT", "Response", "check_url", "fetch"]
 
@@ -240,7 +240,7 @@ def _error(
         return HttpStatusError(f"HTTP {response.status} {reason} for {response.url}{after}", url=response.url)
     if isinstance(error, IgnoreRequest):
         message = str(error)
-        if message.startswith("Forbidden by robots.txt"):
+        if message.startswith(ROBOTS_REFUSAL):
             target = getattr(failure, "request", None)
             refused = target.url if isinstance(target, Request) else url
             origin = _origin(refused)

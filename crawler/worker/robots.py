@@ -25,9 +25,12 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-__all__ = ["AgentRobotsTxtMiddleware", "robots_agent", "sent_agent"]
+__all__ = ["ROBOTS_REFUSAL", "AgentRobotsTxtMiddleware", "robots_agent", "sent_agent"]
 
 logger = logging.getLogger(__name__)
+
+# How the IgnoreRequest of a request robots.txt disallows begins (Scrapy's).
+ROBOTS_REFUSAL = "Forbidden by robots.txt"
 
 
 def robots_agent(request: Request, settings: BaseSettings) -> str:

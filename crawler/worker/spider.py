@@ -88,7 +88,7 @@ from crawler.worker.discovery import discovery_of
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, allow_private_domains, blocked_by_guard
-from crawler.worker.robots import robots_agent
+from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 from crawler.worker.scheduler import leases_ending
 from extractors import extract
 from extractors.documents import document_kind
@@ -826,7 +826,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         ):
             self.count(f"crawl/ignored/{site}")
             count_job(self.crawler, work.job, "skipped")
-            logger.info("Ignored %s: %s", request.url, failure.getErrorMessage())
+            message = failure.getErrorMessage()
+            logger.info("Ignored %s: %s", request.url, message)
+            if work.is_discover and work.site and work.job and message.startswith(ROBOTS_REFUSAL):
+                discovery_of(self.crawler).disallowed(work.site, work.job, work.lease)
             ack(self.crawler, request)
             return
         self.count(f"crawl/errors/{site}")
