@@ -1439,6 +1439,38 @@ def test_the_scheduler_stopped_by_sigterm_stops_its_embedded_redis_and_exits_wit
     assert list((site.data / "redis" / "users").iterdir()) == [], "it left the server's users"
 
 
+def test_the_scheduler_started_with_ctrl_c_ignored_stops_on_sigint_as_the_worker_does(site: Site) -> None:
+    site.rule("/a/scheduled")
+    log = site.root / "schedule.log"
+    with log.open("w", encoding="utf-8") as stream:
+        # Started as a script's background job (`crawler schedule &`): the shell leaves SIGINT ignored in it.
+        inherited = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            scheduler = subprocess.Popen(
+                [sys.executable, "-m", "crawler.cli", "schedule"],
+                env=site.env(),
+                stdin=subprocess.DEVNULL,
+                stdout=stream,
+                stderr=stream,
+            )
+        finally:
+            signal.signal(signal.SIGINT, inherited)
+        try:
+            wait_until(lambda: "active scheduler" in log.read_text(encoding="utf-8"), "the scheduler to run")
+            scheduler.send_signal(signal.SIGINT)
+            scheduler.wait(WAIT_LIMIT)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the scheduler went on after `kill -INT`, as if Ctrl-C were ignored")
+        finally:
+            if scheduler.poll() is None:
+                scheduler.terminate()
+                scheduler.wait(WAIT_LIMIT)
+    text = log.read_text(encoding="utf-8")
+    assert scheduler.returncode == 130, text[-4000:]
+    assert "crawler schedule: interrupted" in text, text[-4000:]
+    assert list((site.data / "redis" / "users").iterdir()) == [], "it left the server's users"
+
+
 # --- Redis's disk is full -------------------------------------------------------------------------------
 
 

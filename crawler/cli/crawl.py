@@ -11,6 +11,7 @@ import math
 import os
 import shlex
 import shutil
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -313,6 +314,9 @@ def run_schedule_command(args: argparse.Namespace) -> int:
                 print(idle)
             return 0
         stop = threading.Event()
+        # Ctrl-C stops it even when started as a script's background job (`crawler schedule &`), whose shell
+        # leaves SIGINT ignored: as Scrapy's own handler does for a worker.
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             scheduler.run(
                 load,
@@ -323,6 +327,8 @@ def run_schedule_command(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             stop.set()
             raise
+        finally:
+            signal.signal(signal.SIGINT, previous)
     return 0
 
 
