@@ -78,6 +78,7 @@ __all__ = [
     "discover_request",
     "encode_request",
     "enqueue_job",
+    "expired_leases",
     "held_leases",
     "index_request",
     "leased",
@@ -460,8 +461,21 @@ def unfinished_temp_job(server: redis.Redis, keys: Keys, site: str) -> str | Non
 def held_leases(server: redis.Redis, keys: Keys, job: str, now: float) -> list[float]:
     """The deadlines of the leases of ``job``'s requests that have not expired at ``now`` (epoch seconds):
     held by a worker that runs, or by one killed, until they expire and go back to the queue."""
+    return _lease_deadlines(server, keys, job, f"({now}", "+inf")
+
+
+def expired_leases(server: redis.Redis, keys: Keys, job: str, now: float) -> int:
+    """How many leases of ``job``'s requests are past their deadline at ``now`` (epoch seconds): their
+    worker was killed, and they wait for a live worker to put them back in the queue."""
+    return len(_lease_deadlines(server, keys, job, "-inf", now))
+
+
+def _lease_deadlines(
+    server: redis.Redis, keys: Keys, job: str, low: float | str, high: float | str
+) -> list[float]:
+    """The deadlines of the leases of ``job``'s requests between ``low`` and ``high`` (scores)."""
     deadlines = []
-    leases = server.zrangebyscore(keys.leases, f"({now}", "+inf", withscores=True)
+    leases = server.zrangebyscore(keys.leases, low, high, withscores=True)
     for member, deadline in cast("list[tuple[bytes, float]]", leases):
         try:
             request = serializer.loads(member)

@@ -370,13 +370,21 @@ def _site(
                 f" article.fields.{field['field']} in {where} with `{suggest(f'rules try {site} URL')}`"
             )
     next_due = float(state["next"]) if "next" in state else None
+    waiting = _waiting(server, keys, state)
     if (
         next_due is not None
         and now - next_due > OVERDUE_SECONDS
         and rule is not None
         and (rule.every or rule.cron)
     ):
-        attention.append(f"grab overdue since {_iso(next_due)}: is a scheduler running?")
+        if waiting is None:
+            attention.append(f"grab overdue since {_iso(next_due)}: is a scheduler running?")
+        else:
+            attention.append(
+                f"grab due since {_iso(next_due)} waits for the last grab, job {waiting['job']}, to end"
+                f" ({counted(waiting['pending'], 'request')} of it pending: a slow crawl, or no worker"
+                " running)"
+            )
     if rule is None:
         schedule = "unknown"
     elif rule.every is not None:
@@ -396,6 +404,8 @@ def _site(
         "last_grab": _iso(float(state["last"])) if "last" in state else None,
         "next_grab": None if next_due is None else _iso(next_due),
         "grabs": int(state.get("grabs", 0)),
+        "grab_waiting": waiting,
+        "grabs_deferred": int(state.get("deferred", 0)),
         "yield": round(float(state["yield"]), 3) if "yield" in state else None,
         "new_last_grab": last_new,
         "new_24h": recent["store/new"],
@@ -426,6 +436,20 @@ def _site(
         "fields": fields,
         "discover": _discover(server, keys, site, recent) if discovering else None,
         "attention": attention,
+    }
+
+
+def _waiting(server: redis.Redis, keys: Keys, state: dict[str, str]) -> dict[str, Any] | None:
+    """The due grab that waits for the site's last grab to end (:mod:`crawler.schedule.grabs`): that
+    job, its requests pending, since when; None when no grab waits."""
+    if "waiting" not in state:
+        return None
+    job = state["waiting"]
+    since = state.get("waiting_since")
+    return {
+        "job": job,
+        "pending": int(server.hget(keys.job(job), "pending") or 0),
+        "since": None if since is None else _iso(float(since)),
     }
 
 

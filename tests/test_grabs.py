@@ -18,8 +18,8 @@ from crawler.demo import DEMO_RULES
 from crawler.keys import Keys
 from crawler.redisio import serializer
 from crawler.redisio.queue import LeasedQueue
-from crawler.requests import enqueue_job
-from crawler.rules import Rule, load_rules
+from crawler.requests import JobCounts, enqueue_job
+from crawler.rules import Rule, load_rule, load_rules
 from crawler.schedule.grabs import GrabScheduler, Planned, Seeded, next_due
 from crawler.schedule.revisit import Revisits, bounds, next_interval
 
@@ -51,6 +51,32 @@ def job_kind(server: redis.Redis, job: str) -> str:
     value = server.hget(Keys(PREFIX).job(job), "kind")
     assert isinstance(value, bytes)
     return value.decode()
+
+
+DISCOVER_RULE = """
+name: Energy news anywhere
+discover:
+  topic:
+    keywords: [solar, wind turbine, battery storage]
+  seeds: ["https://portal.test/energy/", "https://news.test/", "https://blog.test/"]
+  budget: 20
+  domains: [portal.test, news.test, blog.test]
+schedule: {every: 5s}
+"""
+
+
+def take_all(server: redis.Redis, *, killed: bool = False) -> int:
+    """A worker takes every queued request, and crawls it (its lease ended: its grab ends), or is killed
+    holding it (``killed``: its lease past its deadline, no worker alive to put it back); how many."""
+    queue = LeasedQueue(server, Keys(PREFIX), lease_seconds=-60 if killed else 60)
+    taken: list[str] = []
+    while (popped := queue.pop(taken[-1:])).member is not None:
+        taken.append(popped.member)
+        if not killed:
+            assert popped.site is not None
+            job = serializer.loads(popped.member)["meta"]["job"]
+            queue.ack(popped.member, site=popped.site, job=job, fetched=1)
+    return len(taken)
 
 
 def test_next_due_of_every_and_cron(rules: dict[str, Rule]) -> None:
@@ -85,6 +111,7 @@ def test_each_period_is_seeded_once_by_two_schedulers(
     assert [s.site for s in seeded] == ["demo-citynews"], "the first grab of a new every rule is due at once"
     assert job_kind(redis_client, seeded[0].job) == "grab"
     assert queued_index_pages(redis_client) == len(rules["demo-citynews"].start_urls)
+    take_all(redis_client)  # each grab crawled within its period
     periods = 1
     for _ in range(12):  # 12 ticks a minute apart: 10:08 .. 10:19, still in the first period
         clock.advance(minutes=1)
@@ -92,6 +119,7 @@ def test_each_period_is_seeded_once_by_two_schedulers(
     for _ in range(3 * 20):  # the next hour, minute by minute, both schedulers ticking
         clock.advance(minutes=1)
         periods += len(first.tick(citynews)) + len(second.tick(citynews))
+        take_all(redis_client)
     assert periods == 4, "10:07, 10:27, 10:47, 11:07: one grab per period"
     state = redis_client.hgetall(Keys(PREFIX).grab("demo-citynews"))
     assert int(state[b"grabs"]) == 4
@@ -192,6 +220,7 @@ def test_a_restarted_scheduler_neither_seeds_twice_nor_skips(
     clock = Clock(datetime(2026, 11, 22, 10, 7, tzinfo=UTC))
     citynews = [rules["demo-citynews"]]
     assert len(GrabScheduler(redis_client, Keys(PREFIX), clock=clock).tick(citynews)) == 1
+    take_all(redis_client)
     clock.advance(minutes=5)
     restarted = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
     assert restarted.tick(citynews) == [], "same period: nothing"
@@ -216,6 +245,52 @@ def test_a_seeding_cut_short_is_finished_by_the_next_tick(
     assert redis_client.hget(key, "seeding") is None
     assert queued_index_pages(redis_client) == len(rules["demo-citynews"].start_urls)
     assert job_kind(redis_client, "abc123") == "grab"
+
+
+@pytest.mark.parametrize("kind", ["site", "discover"])
+def test_a_grab_due_while_the_last_one_has_work_left_waits_until_that_one_ends(
+    redis_client: redis.Redis,
+    rules: dict[str, Rule],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    kind: str,
+) -> None:
+    if kind == "site":
+        rule = rules["demo-citynews"]
+    else:
+        (tmp_path / "energy.yaml").write_text(DISCOVER_RULE, encoding="utf-8")
+        rule = load_rule(tmp_path / "energy.yaml")
+    assert rule.every is not None
+    period = rule.every.total_seconds()
+    caplog.set_level(logging.INFO, logger="crawler.schedule.grabs")
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    key = Keys(PREFIX).grab(rule.site)
+    (first,) = scheduler.tick([rule])
+    queued = queued_index_pages(redis_client)
+    for _ in range(8):  # 8 periods while no worker crawls the first grab's pages
+        clock.advance(seconds=period)
+        assert scheduler.tick([rule]) == [], "no grab beside the last one, which has its pages to crawl"
+    assert queued_index_pages(redis_client) == queued, "its pages queued once"
+    state = redis_client.hgetall(key)
+    assert state[b"waiting"] == first.job.encode()
+    assert int(state[b"deferred"]) == 1 and int(state[b"grabs"]) == 1
+    said = [record.getMessage() for record in caplog.records if "deferred" in record.getMessage()]
+    assert len(said) == 1 and first.job in said[0], "logged once"
+
+    assert take_all(redis_client) == queued
+    assert JobCounts.read(redis_client, Keys(PREFIX), first.job).pending == 0
+    (second,) = scheduler.tick([rule])
+    assert second.job != first.job, "queued at the first tick after the last grab ended"
+    assert b"waiting" not in redis_client.hgetall(key)
+
+    held = take_all(redis_client, killed=True)
+    assert JobCounts.read(redis_client, Keys(PREFIX), second.job).pending == held > 0
+    clock.advance(seconds=period)
+    third = scheduler.tick([rule])
+    assert len(third) == 1, "a last grab left with nothing but expired leases is over"
+    assert third[0].job not in (first.job, second.job)
+    assert int(redis_client.hget(key, "deferred") or 0) == 1
 
 
 def test_one_scheduler_is_active_at_a_time(redis_client: redis.Redis) -> None:
@@ -278,6 +353,19 @@ def test_crawler_schedule_once_queues_the_due_grabs(redis_server: str, redis_cli
     upcoming = sorted((recorded_next(redis_client, site), site) for site in sites)
     said = ", ".join(f"{due.isoformat(timespec='seconds')} ({site})" for due, site in upcoming)
     assert second.stdout == f"nothing due: the next grabs at {said}\n", "not due again within the period"
+    redis_client.hset(Keys(PREFIX).grab("demo-citynews"), "next", "0")  # due again, its grab not crawled
+    (job,) = [
+        line.split()[-1]
+        for line in first.stdout.splitlines()
+        if line.startswith("queued the grab of demo-citynews")
+    ]
+    third = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert third.returncode == 0, third.stderr[-2000:]
+    pending = JobCounts.read(redis_client, Keys(PREFIX), job).pending
+    assert third.stdout == (
+        f"grab of demo-citynews due, deferred until its last grab, job {job}, ends ({pending} requests of it"
+        " still to crawl)\n"
+    )
 
 
 def test_adaptive_intervals_shrink_and_grow_within_the_bounds(
@@ -294,6 +382,7 @@ def test_adaptive_intervals_shrink_and_grow_within_the_bounds(
     intervals = []
     for found in [3, 2, 5, 1, 0, 0, 0, 0, 0, 0, 0, 4]:
         assert len(scheduler.tick([rule])) == 1
+        take_all(redis_client)
         intervals.append(revisits.record(rule, found, clock.now))
         state = redis_client.hgetall(Keys(PREFIX).grab(rule.site))
         assert float(state[b"next"]) == pytest.approx(clock.now + intervals[-1]), (
@@ -321,7 +410,7 @@ def test_productive_sites_and_temp_crawls_go_first(redis_client: redis.Redis, ru
     for _ in range(6):
         revisits.record(busy, 4, clock.now)
         revisits.record(idle, 0, clock.now)
-    LeasedQueue(redis_client, Keys(PREFIX)).clear()
+    take_all(redis_client)
     clock.advance(hours=5)
     scheduler.tick([busy, idle])
     temp = enqueue_job(redis_client, Keys(PREFIX), [idle], kind="temp", boost=100)
@@ -371,6 +460,9 @@ def test_the_scheduler_survives_redis_killed_and_started_again(
             time.sleep(1)  # ticks fail meanwhile
             assert thread.is_alive(), "a tick that fails is tried again, the scheduler goes on"
             embedded.ensure()
+            # The first grab crawled (what the restart kept of it: a lease too), or the next one waits for it.
+            LeasedQueue(server, Keys(PREFIX)).requeue_expired(time.time() + 3600)
+            take_all(server)
             clock.advance(minutes=25)  # the next period is due
             while int(server.hget(Keys(PREFIX).grab("demo-citynews"), "grabs") or 0) < 2:
                 assert time.monotonic() < deadline, "no grab was seeded after Redis came back"

@@ -9,6 +9,7 @@ import shutil
 import socket
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,36 @@ def _dead_letter(server: redis.Redis, url: str, reason: str) -> None:
     """A dead letter of site news, now: the request of ``url``, failed for ``reason``."""
     request = {"url": url, "meta": {"site": "news"}, "priority": 0}
     server.hset(Keys("crawler").dead, json.dumps(request), json.dumps({"reason": reason, "at": time.time()}))
+
+
+def test_a_grab_that_waits_for_the_last_one_to_end_says_so_rather_than_overdue(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    now = time.time()
+    due = now - 2400
+    redis_client.hset(
+        "crawler:grab:demo-citynews",
+        mapping={
+            "last": now - 3600,
+            "next": due,
+            "job": "j1",
+            "waiting": "j1",
+            "waiting_since": due,
+            "deferred": 2,
+        },
+    )
+    redis_client.hset("crawler:job:j1", mapping={"pending": 3})
+    (site,) = build_status(redis_client, Keys("crawler"), load_rules(rules), now)["sites"]
+    since = datetime.fromtimestamp(due, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    assert site["grab_waiting"] == {"job": "j1", "pending": 3, "since": since}
+    assert site["grabs_deferred"] == 2
+    reason = (
+        f"grab due since {since} waits for the last grab, job j1, to end (3 requests of it pending: a slow"
+        " crawl, or no worker running)"
+    )
+    assert site["attention"] == [reason], "not: is a scheduler running?"
+    assert reason in _words(run_crawler("status"))
 
 
 def test_overdue_grabs_broken_rules_dead_workers_and_field_history(

@@ -307,7 +307,10 @@ def run_schedule_command(args: argparse.Namespace) -> int:
             for seeded in scheduler.tick(rules):
                 print(f"queued the grab of {seeded.site} as job {seeded.job}")
                 queued += 1
-            if not queued:
+            waiting = scheduler.waiting(rules)
+            for wait in waiting:
+                print(wait)
+            if not queued and not waiting:
                 print(_nothing_due(scheduler.upcoming(rules)))
             alive = workers_alive(scheduler.server, scheduler.keys, time.time())
             if (idle := no_worker(queued, alive, "grab")) is not None:

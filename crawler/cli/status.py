@@ -162,7 +162,8 @@ def _print(report: dict[str, Any]) -> None:
             escape(site["site"]),
             escape(site["schedule"]),
             (site["last_grab"] or "never")[:16].replace("T", " "),
-            (site["next_grab"] or "-")[:16].replace("T", " "),
+            (site["next_grab"] or "-")[:16].replace("T", " ")
+            + (" (waits for the last grab)" if site["grab_waiting"] else ""),
             f"{'-' if site['new_last_grab'] is None else site['new_last_grab']}/{site['new_24h']}",
             str(site["pages_24h"]),
             escape(_errors(site)),

@@ -7,9 +7,16 @@ Redis, so it survives a restart of any scheduler:
 
 ``crawler:grab:<site>`` (hash)
     ``next`` (epoch seconds the next grab is due), ``last`` (when the last one was seeded), ``job`` (its
-    job id), ``seeding`` (a job claimed but not yet queued), ``grabs`` (how many so far), and what
-    :mod:`crawler.schedule.revisit` keeps there (``interval``, ``yield``, ...).
+    job id), ``seeding`` (a job claimed but not yet queued), ``grabs`` (how many so far), ``waiting`` and
+    ``waiting_since`` (a grab due that waits for the last one to end, see 0.), ``deferred`` (how many
+    grabs waited so), and what :mod:`crawler.schedule.revisit` keeps there (``interval``, ``yield``, ...).
 
+0. A grab due while the site's last grab has work left (its job's requests queued, leased, waiting to be
+   retried) waits until that one ends: each grab goes on from where the last one stopped (a discover
+   rule's frontier, a site's article links), rather than read the same pages beside it with a budget of
+   its own. The wait is recorded once (``waiting``, ``deferred``; logged once) and the grab is queued at
+   the first tick after the last one ends. A last grab left with nothing but leases past their deadline
+   (its worker killed, none alive to put them back) is over: it never holds the schedule up for ever.
 1. ``claim`` (one Lua script): if ``next`` is missing or not after now, set ``next`` to now plus the
    site's interval (or the cron expression's next time), ``last`` to now and ``seeding`` to a new job id,
    and say yes; any other scheduler asking for the same period is told no. Two schedulers, or one
@@ -50,11 +57,11 @@ from croniter import croniter
 
 from crawler import settings as defaults
 from crawler.keys import Keys
-from crawler.redisio.connection import hash_of
-from crawler.requests import enqueue_job
+from crawler.redisio.connection import decoded, hash_of
+from crawler.requests import enqueue_job, expired_leases
 from crawler.rules import Rule, RuleError
 
-__all__ = ["GrabScheduler", "Planned", "Seeded", "next_due", "when"]
+__all__ = ["GrabScheduler", "Planned", "Seeded", "Waiting", "next_due", "when"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +70,7 @@ _CLAIM = """
 local due = redis.call('HGET', KEYS[1], 'next')
 if due and tonumber(due) > tonumber(ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[1], 'next', ARGV[2], 'last', ARGV[1], 'seeding', ARGV[3])
+redis.call('HDEL', KEYS[1], 'waiting', 'waiting_since')
 redis.call('HINCRBY', KEYS[1], 'grabs', 1)
 return 1
 """
@@ -115,6 +123,22 @@ class Planned:
         return f"{self.site}: {change} at {when(self.next_due)}"
 
 
+@dataclass(frozen=True)
+class Waiting:
+    """A due grab that waits for the site's last grab, ``job``, to end (``left``: its requests still to
+    crawl)."""
+
+    site: str
+    job: str
+    left: int
+
+    def __str__(self) -> str:
+        return (
+            f"grab of {self.site} due, deferred until its last grab, job {self.job}, ends ({self.left}"
+            " requests of it still to crawl)"
+        )
+
+
 class GrabScheduler:
     """Seeds the regular grabs of ``rules`` into the shared queue (see the module's docstring)."""
 
@@ -153,15 +177,59 @@ class GrabScheduler:
                 continue
             interval = float(state["interval"]) if "interval" in state else None
             following = next_due(rule, now, interval)
-            if following is None:
+            if following is None or ("next" in state and float(state["next"]) > now):
+                continue
+            if "job" in state and self._wait_for(rule, state["job"], now):
                 continue
             job = uuid.uuid4().hex[:12]
             if not self._claim(keys=[key], args=[f"{now:.3f}", f"{following:.3f}", job]):
                 continue
             self._seed(rule, job, self._boost(state))
             seeded.append(Seeded(rule.site, job, following))
-            logger.info("grab of %s queued as job %s; next at %s", rule.site, job, when(following))
+            waited = ""
+            if "waiting" in state:
+                since = float(state.get("waiting_since", now))
+                waited = f" (it waited {now - since:.0f} s for job {state['waiting']} to end)"
+            logger.info("grab of %s queued as job %s%s; next at %s", rule.site, job, waited, when(following))
         return seeded
+
+    def waiting(self, rules: Iterable[Rule]) -> list[Waiting]:
+        """The grabs of ``rules`` deferred until their last grab ends (as the last tick found them)."""
+        found = []
+        for rule in rules:
+            job = self.server.hget(self.keys.grab(rule.site), "waiting")
+            if job is not None:
+                found.append(Waiting(rule.site, decoded(job), self.unfinished(decoded(job))))
+        return found
+
+    def unfinished(self, job: str) -> int:
+        """The requests of ``job`` still to crawl: those pending (queued, leased, waiting to be retried) but
+        the leases past their deadline, whose worker was killed (the workers' clock times leases)."""
+        pending = int(self.server.hget(self.keys.job(job), "pending") or 0)
+        if pending <= 0:
+            return 0
+        return max(pending - expired_leases(self.server, self.keys, job, time.time()), 0)
+
+    def _wait_for(self, rule: Rule, last: str, now: float) -> bool:
+        """True while ``rule``'s due grab waits for its ``last`` grab to end (see the module's docstring);
+        the wait is recorded, and logged, by the first tick that finds it."""
+        left = self.unfinished(last)
+        if left == 0:
+            return False
+        key = self.keys.grab(rule.site)
+        if self.server.hsetnx(key, "waiting", last):
+            pipe = self.server.pipeline()
+            pipe.hset(key, "waiting_since", f"{now:.3f}")
+            pipe.hincrby(key, "deferred", 1)
+            pipe.execute()
+            logger.info(
+                "grab of %s due, deferred: its last grab, job %s, has %d requests still to crawl; the next"
+                " grab is queued once it ends, going on from where it stopped",
+                rule.site,
+                last,
+                left,
+            )
+        return True
 
     def plan(self, rules: Iterable[Rule]) -> list[Planned]:
         """Set the next grab of every cron rule that is new (no ``next``) or whose ``next`` ahead is not
