@@ -293,6 +293,21 @@ def test_a_grab_due_while_the_last_one_has_work_left_waits_until_that_one_ends(
     assert int(redis_client.hget(key, "deferred") or 0) == 1
 
 
+def test_a_period_shorter_than_the_tick_is_grabbed_once_a_tick_and_the_log_says_when(
+    redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
+) -> None:
+    rule = dataclasses.replace(rules["demo-citynews"], every=timedelta(seconds=1))
+    caplog.set_level(logging.INFO, logger="crawler.schedule.grabs")
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock, tick_seconds=5)
+    (first,) = scheduler.tick([rule])
+    after_a_tick = datetime(2026, 11, 22, 10, 0, 5, tzinfo=UTC)
+    assert first.next_due == after_a_tick.timestamp(), "not 10:00:01: the next tick is at 10:00:05"
+    assert recorded_next(redis_client, rule.site) == after_a_tick
+    said = [record.getMessage() for record in caplog.records]
+    assert said == [f"grab of {rule.site} queued as job {first.job}; next at 2026-11-22T10:00:05+00:00"]
+
+
 def test_one_scheduler_is_active_at_a_time(redis_client: redis.Redis) -> None:
     first = GrabScheduler(redis_client, Keys(PREFIX))
     second = GrabScheduler(redis_client, Keys(PREFIX))
@@ -311,8 +326,8 @@ def test_the_active_scheduler_says_so_quietly_and_one_left_waiting_warns(
 ) -> None:
     import threading
 
-    first = GrabScheduler(redis_client, Keys(PREFIX))
-    second = GrabScheduler(redis_client, Keys(PREFIX))
+    first = GrabScheduler(redis_client, Keys(PREFIX), tick_seconds=0)
+    second = GrabScheduler(redis_client, Keys(PREFIX), tick_seconds=0.01)
     caplog.set_level(logging.INFO, logger="crawler.schedule.grabs")
     stop = threading.Event()
 
@@ -320,10 +335,13 @@ def test_the_active_scheduler_says_so_quietly_and_one_left_waiting_warns(
         stop.set()
         return []
 
-    first.run(one_tick, stop, tick_seconds=0)
+    first.run(one_tick, stop)
     assert first.lead(30), "the first is the active one again (it resigned as it stopped)"
     stop.clear()
-    waiting = threading.Thread(target=second.run, args=(lambda: [], stop), kwargs={"tick_seconds": 0.01})
+    waiting = threading.Thread(
+        target=second.run,
+        args=(lambda: [], stop),
+    )
     waiting.start()
     waiting.join(0.2)
     stop.set()
@@ -444,11 +462,9 @@ def test_the_scheduler_survives_redis_killed_and_started_again(
     stop = threading.Event()
     with EmbeddedRedis(tmp_path, watch_seconds=0) as embedded:
         server = connect(embedded.url)
-        scheduler = GrabScheduler(server, Keys(PREFIX), clock=clock)
+        scheduler = GrabScheduler(server, Keys(PREFIX), clock=clock, tick_seconds=0.05)
         citynews = [rules["demo-citynews"]]
-        thread = threading.Thread(
-            target=scheduler.run, args=(lambda: citynews, stop), kwargs={"tick_seconds": 0.05}
-        )
+        thread = threading.Thread(target=scheduler.run, args=(lambda: citynews, stop))
         thread.start()
         try:
             deadline = time.monotonic() + 30

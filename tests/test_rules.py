@@ -306,6 +306,22 @@ def test_xpath_errors_lxml_finds_only_when_evaluating_are_load_errors() -> None:
     assert RuleXPath("count(//a)")(page("<a href=x>1</a><a>2</a>")) == [2.0]
 
 
+def test_rules_check_warns_of_a_schedule_shorter_than_the_schedulers_tick(tmp_path: Path) -> None:
+    write(tmp_path / "rules", "fast.yaml", MINIMAL_RULE + "schedule: {every: 1s}\n")
+    write(tmp_path / "rules", "bounded.yaml", MINIMAL_RULE + "schedule: {every: 1m, min: 3s}\n")
+    write(tmp_path / "rules", "steady.yaml", MINIMAL_RULE + "schedule: {every: 5s}\n")
+    run = crawler("rules", "check", cwd=tmp_path)
+    tick = "the scheduler's tick, SCHEDULE_TICK_SECONDS (5s): its grabs would come once a tick"
+    assert (run.code, run.stdout.splitlines()) == (
+        0,
+        [
+            f"rules/bounded.yaml: schedule.min: warning: 3s is shorter than {tick} (expected 5s or more)",
+            f"rules/fast.yaml: schedule.every: warning: 1s is shorter than {tick} (expected 5s or more)",
+            "3 rules ok, 2 warnings",
+        ],
+    )
+
+
 def test_css_selectors_where_an_xpath_goes_are_errors_with_the_xpath_to_write(tmp_path: Path) -> None:
     fields = """
         article:

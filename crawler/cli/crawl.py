@@ -270,6 +270,7 @@ def _grab_scheduler(settings: Any, url: str) -> GrabScheduler:
         Keys(settings["REDIS_KEY_PREFIX"]),
         lease_seconds=settings.getfloat("LEASE_SECONDS"),
         yield_boost=settings.getint("SCHEDULE_YIELD_BOOST"),
+        tick_seconds=settings.getfloat("SCHEDULE_TICK_SECONDS"),
     )
 
 
@@ -321,12 +322,7 @@ def run_schedule_command(args: argparse.Namespace) -> int:
         # leaves SIGINT ignored: as Scrapy's own handler does for a worker.
         previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
-            scheduler.run(
-                load,
-                stop,
-                tick_seconds=settings.getfloat("SCHEDULE_TICK_SECONDS"),
-                leader_seconds=settings.getfloat("SCHEDULE_LEADER_SECONDS"),
-            )
+            scheduler.run(load, stop, leader_seconds=settings.getfloat("SCHEDULE_LEADER_SECONDS"))
         except KeyboardInterrupt:
             stop.set()
             raise
@@ -357,10 +353,7 @@ def run_service(args: argparse.Namespace) -> int:
         thread = threading.Thread(
             target=scheduler.run,
             args=(_rule_loader(config.rules_dir), stop),
-            kwargs={
-                "tick_seconds": settings.getfloat("SCHEDULE_TICK_SECONDS"),
-                "leader_seconds": settings.getfloat("SCHEDULE_LEADER_SECONDS"),
-            },
+            kwargs={"leader_seconds": settings.getfloat("SCHEDULE_LEADER_SECONDS")},
             name="scheduler",
             daemon=True,
         )

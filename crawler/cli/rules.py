@@ -33,7 +33,8 @@ from crawler.rules.errors import shown as shown_value
 from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
-from crawler.settings import QREAD_ALGORITHM
+from crawler.settings import QREAD_ALGORITHM, SCHEDULE_TICK_SECONDS
+from crawler.status import span
 from crawler.worker.pipelines.clean import clean_line, published_date
 from extractors.documents import DocumentError, document_kind, read_document
 from extractors.encoding import Decoded
@@ -88,7 +89,9 @@ def run_rules_check(args: argparse.Namespace) -> int:
     for folder in empty:
         tell("note", f"no rule files in {folder}")
     warnings = [
-        warning for rule in loaded.values() for warning in (*_site_warnings(rule), *_seed_warnings(rule))
+        warning
+        for rule in loaded.values()
+        for warning in (*_schedule_warnings(rule), *_site_warnings(rule), *_seed_warnings(rule))
     ]
     for line in (*errors, *warnings):
         print(printable(str(line)))
@@ -100,6 +103,25 @@ def run_rules_check(args: argparse.Namespace) -> int:
         summary += f", {counted(len(warnings), 'warning')}"
     print(summary)
     return EXIT_RULE_ERRORS if errors else EXIT_OK
+
+
+def _schedule_warnings(rule: Rule) -> list[RuleError]:
+    """A warning for a ``schedule.every`` or ``schedule.min`` shorter than the scheduler's tick
+    (``SCHEDULE_TICK_SECONDS``): the scheduler looks once a tick, so such a period is one tick long."""
+    warnings = []
+    tick = span(SCHEDULE_TICK_SECONDS)
+    for key, period in (("schedule.every", rule.every), ("schedule.min", rule.every_min)):
+        if period is not None and period.total_seconds() < SCHEDULE_TICK_SECONDS:
+            warnings.append(
+                RuleError(
+                    str(rule.path),
+                    key,
+                    f"warning: {span(period.total_seconds())} is shorter than the scheduler's tick,"
+                    f" SCHEDULE_TICK_SECONDS ({tick}): its grabs would come once a tick",
+                    f"{tick} or more",
+                )
+            )
+    return warnings
 
 
 def _site_warnings(rule: Rule) -> list[RuleError]:

@@ -27,6 +27,8 @@ Redis, so it survives a restart of any scheduler:
    job again (the queue stores an identical request once), so no period is skipped either.
 3. Periods missed while no scheduler ran are not replayed one by one: the first tick after seeds the
    current one (an index page read once shows what a missed read would have).
+4. A scheduler looks every ``tick_seconds`` (``SCHEDULE_TICK_SECONDS``): a period shorter than that is
+   grabbed once a tick, and the next grab recorded (and logged) is the next tick's.
 
 A rule seen for the first time (no ``next``) is grabbed at once when it has ``every``; with ``cron`` its
 first grab is at the expression's next time (at once only within a minute the expression names), and
@@ -149,11 +151,13 @@ class GrabScheduler:
         *,
         lease_seconds: float = 60.0,
         yield_boost: int = defaults.SCHEDULE_YIELD_BOOST,
+        tick_seconds: float = defaults.SCHEDULE_TICK_SECONDS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.server = server
         self.keys = keys
         self.lease_seconds = lease_seconds
+        self.tick_seconds = tick_seconds
         self.yield_boost = yield_boost
         self.clock = clock
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
@@ -179,6 +183,8 @@ class GrabScheduler:
             following = next_due(rule, now, interval)
             if following is None or ("next" in state and float(state["next"]) > now):
                 continue
+            if rule.cron is None:
+                following = max(following, now + self.tick_seconds)  # no grab comes before the next tick
             if "job" in state and self._wait_for(rule, state["job"], now):
                 continue
             job = uuid.uuid4().hex[:12]
@@ -306,7 +312,6 @@ class GrabScheduler:
         load: Callable[[], Iterable[Rule]],
         stop: threading.Event,
         *,
-        tick_seconds: float = 5.0,
         leader_seconds: float = 30.0,
     ) -> None:
         """Tick every ``tick_seconds`` while leader (rules re-read each tick), until ``stop`` is set. Says
@@ -333,7 +338,7 @@ class GrabScheduler:
                     if not failing:
                         logger.error("%s: a tick failed (%s); trying again every tick", self.owner, exc)
                         failing = True
-                stop.wait(tick_seconds)
+                stop.wait(self.tick_seconds)
         finally:
             if leading:
                 with contextlib.suppress(redis.RedisError):
