@@ -431,6 +431,23 @@ def test_a_seed_that_fails_is_dead_lettered_and_the_crawl_goes_on(web: Web) -> N
     assert "http://127.0.0.1:9/closed.html" in dead.stdout, dead.stdout
 
 
+def test_a_temp_crawl_that_continues_requeued_dead_letters_says_its_seeds_are_not_read_again(
+    web: Web,
+) -> None:
+    seeds = ["http://127.0.0.1:9/closed.html", *web.sim.seeds(web.origins)]
+    web.rule(budget=5, seeds=seeds)
+    first = web.crawler("temp", "web", "-s", "RETRY_TIMES=0")
+    assert "errors 1" in first.stdout, first.stdout + first.stderr[-3000:]
+    assert web.crawler("dead", "requeue", "--site", "web").stdout.startswith("requeued 1 dead letter")
+    again = web.crawler("temp", "web", "-s", "RETRY_TIMES=0")
+    said = again.stdout.splitlines()[0]
+    assert said.startswith("continued job "), again.stdout + again.stderr[-3000:]
+    assert (
+        "its 1 dead letter requeued (`crawler dead requeue`) was fetched again, its seeds not read again"
+        " (`crawler temp web` reads them, in a new job, once this one has ended)"
+    ) in said, said
+
+
 def test_a_second_crawl_goes_on_from_the_frontier_and_fetches_nothing_again_but_the_seeds(web: Web) -> None:
     web.rule(budget=40)
     assert web.crawler("temp", "web").returncode == 0

@@ -133,10 +133,11 @@ def run_temp(args: argparse.Namespace) -> int:
         )
         if requeued:
             fetched = "was" if before.pending == 1 else "were"
+            listings = "its seeds" if rule.discover is not None else "the site's listings"
             print(
                 f"continued job {job}, the last temp crawl of {rule.site}, which had ended: its"
                 f" {counted(before.pending, 'dead letter')} requeued (`{suggest('dead requeue')}`) {fetched}"
-                f" fetched again, the site's listings not read again (`{suggest(f'temp {rule.site}')}` reads"
+                f" fetched again, {listings} not read again (`{suggest(f'temp {rule.site}')}` reads"
                 f" them, in a new job, once this one has ended): {stored}"
             )
         else:

@@ -10,7 +10,8 @@ and moves within ``[min, max]`` (the rule's ``schedule.min``/``schedule.max``, e
 3. The site's *yield* (a moving average of "this grab found new articles", 0 to 1) ranks sites: the
    scheduler queues a grab of a high-yield site with a higher priority.
 
-Cron schedules are not adapted (their times are the user's); their visits still count for the yield.
+Cron schedules are not adapted (their times are the user's); their visits still count for the yield. A
+discover rule's grabs have no index page, so record no visit: its interval stays ``every``.
 The state is in the site's hash ``crawler:grab:<site>`` (see :mod:`crawler.schedule.grabs`): ``interval``,
 ``yield``, ``visits``, ``productive``, ``not_modified``, ``last_new``, ``last_visit``, ``first_visit``,
 ``last_found`` (the last visit that found new articles); one Lua call per visit updates it.
