@@ -52,3 +52,15 @@ def did_you_mean(value: str, choices: list[str], quote: Callable[[str], str] = r
     close."""
     close = difflib.get_close_matches(value, choices, n=1)
     return f"; did you mean {quote(close[0])}?" if close else ""
+
+
+def span(seconds: float) -> str:
+    """A duration as the status shows it: ``40s``, ``1m24s``, ``20m``, ``3h05m``."""
+    if seconds < 3600:
+        whole = round(seconds)
+        minutes, rest = divmod(whole, 60)
+        if not minutes:
+            return f"{rest}s"
+        return f"{minutes}m{rest:02d}s" if rest else f"{minutes}m"
+    minutes = round(seconds / 60)
+    return f"{minutes // 60}h{minutes % 60:02d}m"

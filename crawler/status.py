@@ -32,7 +32,7 @@ from typing import Any
 
 import redis
 
-from crawler.commandline import counted, suggest
+from crawler.commandline import counted, span, suggest
 from crawler.discover.frontier import Frontier
 from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
@@ -579,18 +579,6 @@ def _counters(server: redis.Redis, keys: Keys, site: str, now: float) -> tuple[C
         for name, count in values.items():
             target[decoded(name)] += int(count)
     return recent, history
-
-
-def span(seconds: float) -> str:
-    """A duration as the status shows it: ``40s``, ``1m24s``, ``20m``, ``3h05m``."""
-    if seconds < 3600:
-        whole = round(seconds)
-        minutes, rest = divmod(whole, 60)
-        if not minutes:
-            return f"{rest}s"
-        return f"{minutes}m{rest:02d}s" if rest else f"{minutes}m"
-    minutes = round(seconds / 60)
-    return f"{minutes // 60}h{minutes % 60:02d}m"
 
 
 def _iso(moment: float) -> str:

@@ -22,11 +22,11 @@ import pytest
 from conftest import SiteServer
 
 from crawler.cli.crawl import article_url
+from crawler.commandline import span
 from crawler.demo import DEMO_ORIGIN, DEMO_RULES
 from crawler.demo.server import DemoServer
 from crawler.errors import InputError
 from crawler.rules import load_rule
-from crawler.status import span
 
 COMMAND_TIMEOUT = 240.0
 ALLOW_KEY = "allow_private_addresses: true"

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from crawler.cli.options import rules_folder
 from crawler.cli.pages import URL_RE, Page, decode_page, encoding_reason, read_page, run_algorithm, shown
 from crawler.cli.terminal import printable, tell
-from crawler.commandline import command_name, counted, did_you_mean
+from crawler.commandline import command_name, counted, did_you_mean, span
 from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Topic
@@ -34,7 +34,6 @@ from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
 from crawler.settings import QREAD_ALGORITHM, SCHEDULE_TICK_SECONDS
-from crawler.status import span
 from crawler.worker.pipelines.clean import clean_line, published_date
 from extractors.documents import DocumentError, document_kind, read_document
 from extractors.encoding import Decoded

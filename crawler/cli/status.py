@@ -17,12 +17,12 @@ from rich.text import Text
 
 from crawler.cli.crawl import redis_for
 from crawler.cli.options import rules_folder
-from crawler.commandline import counted, did_you_mean
+from crawler.commandline import counted, did_you_mean, span
 from crawler.config import Config
 from crawler.errors import InputError
 from crawler.redisio.connection import connect
 from crawler.rules import load_rules
-from crawler.status import build_status, span, status_sites
+from crawler.status import build_status, status_sites
 
 __all__ = ["run_status"]
 
