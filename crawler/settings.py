@@ -141,6 +141,9 @@ SCHEDULER_POP_BATCH = 8
 # --- SCHEDULE_: regular grabs (crawler/schedule/grabs.py) ------------------------------------------
 # Seconds between two looks at which grabs are due (a grab starts at most this late).
 SCHEDULE_TICK_SECONDS = 5.0
+# Longest a due grab waits for the rule's last grab to end (its job's requests counted pending) before it is
+# queued anyway, with a warning: a count nothing will bring down never holds a rule's grabs back for ever.
+SCHEDULE_GRAB_WAIT_MAX_SECONDS = 6 * 3600.0
 # Seconds the active scheduler holds its lock; another takes over this long after it stops.
 SCHEDULE_LEADER_SECONDS = 30.0
 # Index pages of regular grabs are read with If-None-Match / If-Modified-Since (304 when unchanged).

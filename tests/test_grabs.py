@@ -293,6 +293,34 @@ def test_a_grab_due_while_the_last_one_has_work_left_waits_until_that_one_ends(
     assert int(redis_client.hget(key, "deferred") or 0) == 1
 
 
+def test_a_grab_waits_for_the_last_one_at_most_its_longest_wait_then_is_queued_with_a_warning(
+    redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A last grab whose job counts requests that are nowhere (its counter left high by a Redis that lost
+    its last writes, say) must not hold the rule's grabs back for ever: after SCHEDULE_GRAB_WAIT_MAX_SECONDS
+    the due grab is queued anyway, with a warning naming the job and what to look at."""
+    rule = rules["demo-citynews"]
+    assert rule.every is not None
+    period = rule.every.total_seconds()
+    caplog.set_level(logging.INFO, logger="crawler.schedule.grabs")
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock, wait_max_seconds=3 * period)
+    (first,) = scheduler.tick([rule])
+    take_all(redis_client)
+    redis_client.hincrby(Keys(PREFIX).job(first.job), "pending", 2)  # two requests that are nowhere
+    for _ in range(3):
+        clock.advance(seconds=period)
+        assert scheduler.tick([rule]) == [], "it waits, up to its longest wait"
+    clock.advance(seconds=period)
+    (second,) = scheduler.tick([rule])
+    assert second.job != first.job
+    assert b"waiting" not in redis_client.hgetall(Keys(PREFIX).grab(rule.site))
+    warned = [record for record in caplog.records if record.levelno == logging.WARNING]
+    assert len(warned) == 1, [record.getMessage() for record in caplog.records]
+    said = warned[0].getMessage()
+    assert first.job in said and "SCHEDULE_GRAB_WAIT_MAX_SECONDS" in said and "crawler status" in said
+
+
 def test_a_period_shorter_than_the_tick_is_grabbed_once_a_tick_and_the_log_says_when(
     redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
 ) -> None:

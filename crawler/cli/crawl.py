@@ -272,6 +272,7 @@ def _grab_scheduler(settings: Any, url: str) -> GrabScheduler:
         lease_seconds=settings.getfloat("LEASE_SECONDS"),
         yield_boost=settings.getint("SCHEDULE_YIELD_BOOST"),
         tick_seconds=settings.getfloat("SCHEDULE_TICK_SECONDS"),
+        wait_max_seconds=settings.getfloat("SCHEDULE_GRAB_WAIT_MAX_SECONDS"),
     )
 
 

@@ -16,7 +16,10 @@ Redis, so it survives a restart of any scheduler:
    rule's frontier, a site's article links), rather than read the same pages beside it with a budget of
    its own. The wait is recorded once (``waiting``, ``deferred``; logged once) and the grab is queued at
    the first tick after the last one ends. A last grab left with nothing but leases past their deadline
-   (its worker killed, none alive to put them back) is over: it never holds the schedule up for ever.
+   (its worker killed, none alive to put them back) is over; and after ``wait_max_seconds``
+   (``SCHEDULE_GRAB_WAIT_MAX_SECONDS``) the due grab is queued anyway, with a warning (a pending count
+   that nothing brings down, its requests lost with a Redis that lost its last writes, never holds the
+   schedule up for ever).
 1. ``claim`` (one Lua script): if ``next`` is missing or not after now, set ``next`` to now plus the
    site's interval (or the cron expression's next time), ``last`` to now and ``seeding`` to a new job id,
    and say yes; any other scheduler asking for the same period is told no. Two schedulers, or one
@@ -58,6 +61,7 @@ import redis
 from croniter import croniter
 
 from crawler import settings as defaults
+from crawler.commandline import span
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded, hash_of
 from crawler.requests import enqueue_job, expired_leases
@@ -152,12 +156,14 @@ class GrabScheduler:
         lease_seconds: float = 60.0,
         yield_boost: int = defaults.SCHEDULE_YIELD_BOOST,
         tick_seconds: float = defaults.SCHEDULE_TICK_SECONDS,
+        wait_max_seconds: float = defaults.SCHEDULE_GRAB_WAIT_MAX_SECONDS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.server = server
         self.keys = keys
         self.lease_seconds = lease_seconds
         self.tick_seconds = tick_seconds
+        self.wait_max_seconds = wait_max_seconds
         self.yield_boost = yield_boost
         self.clock = clock
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
@@ -217,8 +223,8 @@ class GrabScheduler:
         return max(pending - expired_leases(self.server, self.keys, job, time.time()), 0)
 
     def _wait_for(self, rule: Rule, last: str, now: float) -> bool:
-        """True while ``rule``'s due grab waits for its ``last`` grab to end (see the module's docstring);
-        the wait is recorded, and logged, by the first tick that finds it."""
+        """True while ``rule``'s due grab waits for its ``last`` grab to end (see the module's docstring),
+        at most ``wait_max_seconds``; the wait is recorded, and logged, by the first tick that finds it."""
         left = self.unfinished(last)
         if left == 0:
             return False
@@ -235,7 +241,21 @@ class GrabScheduler:
                 last,
                 left,
             )
-        return True
+            return True
+        since = float(self.server.hget(key, "waiting_since") or now)
+        if now - since < self.wait_max_seconds:
+            return True
+        logger.warning(
+            "grab of %s queued though its last grab, job %s, still counts %d requests to crawl: it waited %s,"
+            " SCHEDULE_GRAB_WAIT_MAX_SECONDS; see `crawler status` (are workers crawling the site? dead"
+            " letters?) and `crawler dead list --site %s`",
+            rule.site,
+            last,
+            left,
+            span(now - since),
+            rule.site,
+        )
+        return False
 
     def plan(self, rules: Iterable[Rule]) -> list[Planned]:
         """Set the next grab of every cron rule that is new (no ``next``) or whose ``next`` ahead is not
