@@ -44,7 +44,6 @@ class Keys:
         "seeds",
         "sequence",
         "sitemaps",
-        "validators",
         "workers",
     )
 
@@ -76,8 +75,6 @@ class Keys:
         self.seeds = f"{prefix}:seeds"
         # The Bloom filter of seen article URLs: `<bloom>:meta` and its slices `<bloom>:s0`, `:s1`, ...
         self.bloom = f"{prefix}:bloom"
-        # ETag and Last-Modified of each index page's last answer (a hash: URL -> JSON).
-        self.validators = f"{prefix}:validators"
         # The latest change a regular grab saw in each sitemap (a hash: URL -> epoch seconds, the site's).
         self.sitemaps = f"{prefix}:sitemaps"
         # Bans declared, with their evidence (a hash: site -> JSON: when, what, the signals).
@@ -90,6 +87,13 @@ class Keys:
     def queue_of(self, site: str) -> str:
         """A site's queued requests (a sorted set: JSON request -> priority and arrival)."""
         return f"{self.prefix}:queue:{site}"
+
+    def validators(self, site: str) -> str:
+        """ETag and Last-Modified of the last answer to each of a site's index pages, feeds, sitemaps and
+        API pages (a hash: URL -> JSON ``[etag, last_modified]``). Per site: a rule reading a page another
+        rule reads gets the whole page at its first grab. The one hash ``<prefix>:validators`` of every
+        site that earlier versions kept is no longer read (``DEL`` it to free its memory)."""
+        return f"{self.prefix}:validators:{site}"
 
     def polite(self, site: str) -> str:
         """A site's politeness, shared by every worker (a hash): ``delay``, ``crawl_delay``, ``concurrency``,

@@ -188,6 +188,26 @@ def test_sites_read_from_their_feeds_alone_get_every_article_with_the_feeds_date
 
 
 @pytest.mark.parametrize(
+    "service",
+    [[FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)]],
+    indirect=True,
+)
+def test_a_new_rule_reading_a_feed_another_site_reads_gets_the_whole_feed_at_its_first_grab(
+    service: Service,
+) -> None:
+    service.run(hours=0.5, step_minutes=5)
+    assert int(service.state("calm")["not_modified"]) >= 1, "calm's feed is unchanged: 304s"
+    (service.rules / "copy.yaml").write_text(service.farm.rule("calm"), encoding="utf-8")
+    seeded: list[str] = []
+    while "copy" not in seeded:
+        before = len(service.farm.log)
+        seeded = service.step(60)
+    assert seeded == ["copy"]
+    feeds = [v.status for v in service.farm.log[before:] if v.kind == "feed"]
+    assert feeds == [200], "the site's first grab reads the whole feed, unconditionally"
+
+
+@pytest.mark.parametrize(
     "service", [[FarmSite("maps", per_hour=6, every="20m", sitemap=True)]], indirect=True
 )
 def test_a_site_read_from_its_sitemap_offers_each_grab_only_what_changed_since_the_last(

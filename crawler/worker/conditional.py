@@ -1,11 +1,13 @@
 """Conditional requests for index pages: an unchanged index page costs a 304, not a download.
 
-``ConditionalIndexMiddleware`` (a downloader middleware) keeps, in the Redis hash ``crawler:validators``
-(URL -> JSON ``[etag, last_modified]``), the ``ETag`` and ``Last-Modified`` of each index page's last 200
-answer, and sends them back as ``If-None-Match`` and ``If-Modified-Since`` when a regular grab reads the
-page again. A 304 answer reaches the spider (``handle_httpstatus_list``), which counts it
-(``crawl/not_modified/<site>``) and records a visit that found nothing new. Temp crawls always read the
-whole page. Every worker shares the validators, so whichever worker reads a page next can ask.
+``ConditionalIndexMiddleware`` (a downloader middleware) keeps, in the Redis hash of the page's site
+``crawler:validators:<site>`` (URL -> JSON ``[etag, last_modified]``), the ``ETag`` and ``Last-Modified``
+of each index page's last 200 answer, and sends them back as ``If-None-Match`` and ``If-Modified-Since``
+when a regular grab of that site reads the page again. A 304 answer reaches the spider
+(``handle_httpstatus_list``), which counts it (``crawl/not_modified/<site>``) and records a visit that
+found nothing new. Temp crawls always read the whole page. Every worker shares the validators, so whichever
+worker reads a page next can ask. They are kept per site: a rule reading a page another rule reads has its
+first grab read the whole page.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
+from crawler.keys import Keys
 from crawler.requests import Work
 from crawler.worker.connection import keys_of, outage_of, server_of
 
@@ -31,10 +34,10 @@ logger = logging.getLogger(__name__)
 class ConditionalIndexMiddleware:
     """If-None-Match / If-Modified-Since on the index pages of regular grabs (see the module's docstring)."""
 
-    def __init__(self, crawler: Crawler, server: redis.Redis, key: str) -> None:
+    def __init__(self, crawler: Crawler, server: redis.Redis, keys: Keys) -> None:
         self.crawler = crawler
         self.server = server
-        self.key = key
+        self.keys = keys
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -44,7 +47,7 @@ class ConditionalIndexMiddleware:
                 "conditional index requests are off (SCHEDULE_CONDITIONAL_REQUESTS, or no REDIS_URL to keep"
                 " the validators in)"
             )
-        return cls(crawler, server_of(crawler), keys_of(crawler).validators)
+        return cls(crawler, server_of(crawler), keys_of(crawler))
 
     @staticmethod
     def _applies(request: Request) -> bool:
@@ -54,9 +57,10 @@ class ConditionalIndexMiddleware:
     def process_request(self, request: Request) -> None:
         if not self._applies(request):
             return
+        key = self.keys.validators(Work.of(request).site)
         request.meta["handle_httpstatus_list"] = [*request.meta.get("handle_httpstatus_list", ()), 304]
         try:
-            saved = self.server.hget(self.key, request.url)
+            saved = self.server.hget(key, request.url)
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"read {request.url}'s validators: the page is read whole", exc)
             return
@@ -70,15 +74,17 @@ class ConditionalIndexMiddleware:
             request.headers[b"If-Modified-Since"] = modified
 
     def process_response(self, request: Request, response: Response) -> Response:
-        if not Work.of(request).is_article and response.status == 200:
+        work = Work.of(request)
+        if not work.is_article and response.status == 200:
+            key = self.keys.validators(work.site)
             etag = response.headers.get(b"ETag")
             modified = response.headers.get(b"Last-Modified")
             try:
                 if etag or modified:
                     value = [(etag or b"").decode("latin-1"), (modified or b"").decode("latin-1")]
-                    self.server.hset(self.key, request.url, json.dumps(value))
+                    self.server.hset(key, request.url, json.dumps(value))
                 else:
-                    self.server.hdel(self.key, request.url)
+                    self.server.hdel(key, request.url)
             except redis.RedisError as exc:
                 outage_of(self.crawler).failed(
                     f"save {request.url}'s validators: the next grab reads the page whole", exc
