@@ -3,7 +3,9 @@ person puts them back in the queue (``crawler dead requeue``) or drops them (``c
 
 Each is a queue member (the request's JSON) in the hash ``<prefix>:dead``, with a record: the reason, the
 URL, site, job, when and which worker. An entry that was no request at all (not JSON, a class to import)
-is kept the same way, with no site; it can be dropped, not requeued.
+is kept the same way, with no site; it can be dropped, not requeued. A Bloom filter cannot forget: the URL
+of a dropped article page stays seen, so only a page given by hand (``crawler temp SITE --url URL``) fetches
+it again.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from crawler.redisio import serializer
 from crawler.redisio.queue import LeasedQueue
 
 __all__ = ["DeadLetter", "dead_letters", "requeue"]
+
+# The kinds of request (crawler.requests, which this layer may not import) whose URLs a crawl marks seen
+# in the Bloom filter as it queues them; listing pages are never deduplicated.
+_SEEN_KINDS = ("article", "discover")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +41,7 @@ class DeadLetter:
     worker: str | None
     priority: int | None  # None: no request (it cannot be requeued)
     fetched: bool = False  # its job counted its page fetched as it died: a requeue takes that back
+    seen: bool = False  # a page found by a crawl, its URL in the Bloom filter: never queued by a crawl again
 
     def document(self) -> dict[str, Any]:
         """The dead letter as ``crawler dead list --format json`` shows it."""
@@ -103,6 +110,7 @@ def _letter(member: str, record_text: str) -> DeadLetter:
         worker=str(record["worker"]) if record.get("worker") else None,
         priority=int(priority) if isinstance(priority, int) else None,
         fetched=record.get("fetched") is True,
+        seen=isinstance(meta, dict) and meta.get("kind") in _SEEN_KINDS and meta.get("given") is not True,
     )
 
 

@@ -456,6 +456,28 @@ def test_a_start_url_read_once_its_dead_letter_is_requeued_is_no_longer_said_unr
     assert "could not be read" not in again.stdout, again.stdout
 
 
+def test_dead_drop_says_the_pages_stay_seen_and_the_temp_url_it_names_fetches_one_again(site: Site) -> None:
+    """A Bloom filter forgets nothing: `crawler dead drop` says that the dropped pages stay seen (the
+    site's crawls skip them) and how to fetch one again, and that way works."""
+    path = f"/flaky/{unique('dropped')}?fail=3"
+    page = site.server.url(path)
+    site.rule(path)
+    first = site.temp()
+    assert first.returncode == 1 and [letter["url"] for letter in site.dead()] == [page], first.stdout
+    dropped = site.crawler("dead", "drop", "--site", site.name)
+    assert dropped.returncode == 0, dropped.stderr
+    assert dropped.stdout.splitlines() == [
+        "dropped 1 dead letter",
+        f"its page stays seen: crawls of {site.name} skip it; `crawler temp {site.name} --url URL` fetches"
+        " it again",
+    ], dropped.stdout
+    again = site.temp()
+    assert "skipped 1 " in again.stdout and path not in site.stored(), again.stdout
+    given = site.temp("--url", page)
+    assert given.returncode == 0, given.stdout + given.stderr[-4000:]
+    assert path in site.stored()
+
+
 def test_a_rule_without_a_title_field_stores_the_pages_title_and_a_title_search_finds_it(
     site: Site,
 ) -> None:

@@ -119,6 +119,17 @@ def run_requeue(args: argparse.Namespace) -> int:
 
 def run_drop(args: argparse.Namespace) -> int:
     with _queue(writes=True) as queue:
-        dropped = queue.drop_dead(letter.member for letter in _selected(queue, args))
+        letters = _selected(queue, args)
+        dropped = queue.drop_dead(letter.member for letter in letters)
     print(f"dropped {counted(dropped, 'dead letter')}")
+    sites = sorted({letter.site or "" for letter in letters if letter.seen})
+    pages = sum(1 for letter in letters if letter.seen)
+    if pages:
+        temp = suggest(f"temp {sites[0] if len(sites) == 1 else 'SITE'} --url URL")
+        if pages == 1:
+            which = "its page stays" if len(letters) == 1 else "the page of 1 stays"
+            print(f"{which} seen: crawls of {sites[0]} skip it; `{temp}` fetches it again")
+        else:
+            which = f"their {pages:,} pages stay" if pages == len(letters) else f"the pages of {pages:,} stay"
+            print(f"{which} seen: crawls of {', '.join(sites)} skip them; `{temp}` fetches one again")
     return 0
