@@ -130,3 +130,24 @@ def test_the_demo_refuses_to_delete_articles_waiting_in_its_spool(tmp_path: Path
     assert "2 articles" in lines[0] and str(Path("data/demo/spool") / waiting.name) in lines[0], lines[0]
     assert "articles stats" in lines[0] and "--keep" in lines[0]
     assert waiting.read_text(encoding="utf-8").count("\n") == 2
+
+
+def test_demo_serve_starts_anew_so_the_temp_it_prints_stores_the_sites_served_on_another_port(
+    tmp_path: Path,
+) -> None:
+    """A demo crawled on one port, then `crawler demo --serve` on another (8631 taken): the served folder is
+    started anew (not `--keep`), so the `temp demo-citynews` it prints stores the site's articles (49, and
+    its one repost of its own) rather than recording all 50 as reposts of the earlier port's."""
+    first = crawler("demo", "--port", "0", cwd=tmp_path)
+    assert first.code == 0, first.stderr[-3000:]
+    serving = _start("demo", "--serve", "--port", "0", cwd=tmp_path)
+    try:
+        assert serving.stdout is not None
+        assert serving.stdout.readline().startswith("Serving the demo sites on")
+        temp = serving.stdout.readline().split()
+        assert temp[-2:] == ["temp", "demo-citynews"], temp
+        run = crawler(*temp[1:], cwd=tmp_path)
+    finally:
+        _stop(serving)
+    assert run.code == 0, run.stdout + run.stderr[-3000:]
+    assert "stored 49 articles" in run.stdout and "recorded 1 repost " in run.stdout, run.stdout

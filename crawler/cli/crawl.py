@@ -375,12 +375,12 @@ def run_service(args: argparse.Namespace) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     """``crawler demo``: serve the demo sites, crawl them into CRAWLER_DATA_DIR/demo and show what was
     stored; with ``--serve``, serve them until Ctrl-C for the user's own commands. Its data folder is
-    held while it runs, and started anew (unless ``--keep`` or ``--serve``) only when nothing uses it."""
+    held while it runs, and started anew (unless ``--keep``) only when nothing uses it."""
     config = Config.from_env()
     _check_store(config, {})
     directory = config.data_dir / "demo"
     with _demo_lock(directory):
-        if not args.keep and not args.serve:
+        if not args.keep:
             _start_anew(directory)
         return _demo(args, config, directory)
 
@@ -396,7 +396,15 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
     except DemoError:
         if args.port is not None:
             raise
-        console.print(f"Port {DEMO_PORT} is taken: the demo sites use a free port instead.")
+        kept = (
+            " The pages kept (--keep) from a demo on another port have other URLs now: crawled again, they"
+            " are recorded as reposts of those, not stored; without --keep the demo starts anew."
+            if args.keep
+            else ""
+        )
+        console.print(
+            f"Port {DEMO_PORT} is taken: the demo sites use a free port instead.{kept}", markup=False
+        )
         server = DemoServer(port=0).start()
     with server:
         demo_rules = _demo_rules(directory / "rules", server.origin)

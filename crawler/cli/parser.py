@@ -187,7 +187,8 @@ def _add_crawl(commands: Any) -> None:
     demo.add_argument(
         "--serve",
         action="store_true",
-        help="only serve the demo sites, until Ctrl-C, and print the commands that crawl them",
+        help="only serve the demo sites, until Ctrl-C, and print the commands that crawl them (into the"
+        " demo's data folder, started anew unless --keep)",
     )
     demo.set_defaults(handler="crawler.cli.crawl:run_demo")
 
