@@ -59,6 +59,18 @@ politeness: {delay: 1, concurrency: 2}
 # --- the rule -------------------------------------------------------------------------------------------
 
 
+def rules_check(cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``crawler rules check`` run in ``cwd`` with ``env``."""
+    return subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "rules", "check"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+    )
+
+
 def test_a_discover_rule_needs_no_domains_start_urls_or_index() -> None:
     rule = parse_rule(DISCOVER_RULE, site="energy")
     discover = rule.discover
@@ -123,14 +135,7 @@ def test_allow_private_addresses_on_a_discover_rule_without_domains_is_an_error_
     (rules / "energy.yaml").write_text(anywhere, "utf-8")
     (rules / "listed.yaml").write_text("allow_private_addresses: true\n" + DISCOVER_RULE, "utf-8")
     env = {**os.environ, "CRAWLER_RULES_DIR": str(rules), "CRAWLER_DATA_DIR": str(tmp_path / "data")}
-    checked = subprocess.run(
-        [sys.executable, "-m", "crawler.cli", "rules", "check"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
+    checked = rules_check(tmp_path, env)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert (
         "rules/energy.yaml: allow_private_addresses: applies to discover.domains, which this discover rule"
@@ -170,14 +175,7 @@ def test_rules_check_warns_of_a_topic_site_that_names_no_rule(tmp_path: Path) ->
     )
     (rules / "citynewz.yaml").write_text("name: [broken\n", "utf-8")
     (rules / "grid-news.yaml").write_text(DISCOVER_RULE, "utf-8")
-    checked = subprocess.run(
-        [sys.executable, "-m", "crawler.cli", "rules", "check"],
-        env={**os.environ, "CRAWLER_RULES_DIR": str(rules)},
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
+    checked = rules_check(tmp_path, {**os.environ, "CRAWLER_RULES_DIR": str(rules)})
     lines = checked.stdout.splitlines()
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert lines[1:] == [
@@ -192,14 +190,7 @@ def test_rules_check_warns_of_seeds_past_the_budget_which_are_never_fetched(tmp_
     rules = tmp_path / "rules"
     rules.mkdir()
     (rules / "energy.yaml").write_text(DISCOVER_RULE.replace("budget: 50", "budget: 1"), "utf-8")
-    checked = subprocess.run(
-        [sys.executable, "-m", "crawler.cli", "rules", "check"],
-        env={**os.environ, "CRAWLER_RULES_DIR": str(rules)},
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
+    checked = rules_check(tmp_path, {**os.environ, "CRAWLER_RULES_DIR": str(rules)})
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.splitlines() == [
         f"{rules / 'energy.yaml'}: discover.budget: warning: budget 1 is smaller than the 2 seeds: the last"

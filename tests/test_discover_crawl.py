@@ -311,14 +311,20 @@ def test_the_summary_counts_relevant_pages_recorded_as_reposts_as_status_does(tm
     assert "6 relevant pages of 10 read (harvest 0.60): 3 stored, 3 recorded as reposts" in done.stdout
 
 
-def test_a_pdf_a_discover_crawl_reaches_is_judged_and_stored_by_its_text(tmp_path: Path) -> None:
-    # An index linking to a PDF report on the topic: it is read as a document (as an article link's PDF
-    # is), judged on its text and stored with it, not with the PDF's source as its body.
-    site = tmp_path / "site"
+def _pdf_report_site(root: Path) -> Path:
+    """A folder to serve: an index linking to a PDF report on the topic (solar and wind power)."""
+    site = root / "site"
     site.mkdir()
     sentence = "Solar farms and wind turbine parks feed the grid, and battery storage keeps renewable power."
     (site / "report.pdf").write_bytes(pdf_document("Solar report", [sentence] * 12))
     (site / "index.html").write_text('<html><body><a href="/report.pdf">report</a></body></html>', "utf-8")
+    return site
+
+
+def test_a_pdf_a_discover_crawl_reaches_is_judged_and_stored_by_its_text(tmp_path: Path) -> None:
+    # An index linking to a PDF report on the topic: it is read as a document (as an article link's PDF
+    # is), judged on its text and stored with it, not with the PDF's source as its body.
+    site = _pdf_report_site(tmp_path)
     with served_folder(site, tmp_path / "server.log") as origin:
         web = _folder_web(origin, tmp_path)
         done = web.crawler("temp", "web")
@@ -333,11 +339,7 @@ def test_a_pdf_a_discover_crawl_reaches_is_judged_and_stored_by_its_text(tmp_pat
 
 
 def test_rules_try_judges_a_pdf_as_a_discover_crawl_does(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    sentence = "Solar farms and wind turbine parks feed the grid, and battery storage keeps renewable power."
-    (site / "report.pdf").write_bytes(pdf_document("Solar report", [sentence] * 12))
-    (site / "index.html").write_text('<html><body><a href="/report.pdf">report</a></body></html>', "utf-8")
+    site = _pdf_report_site(tmp_path)
     with served_folder(site, tmp_path / "server.log") as origin:
         web = _folder_web(origin, tmp_path)
         done = web.crawler("temp", "web")

@@ -1078,8 +1078,9 @@ def test_rules_try_names_the_encoding_as_browsers_do(tmp_path: Path) -> None:
     assert (run.code, json.loads(run.stdout)["encoding"]) == (0, "windows-1252"), run.stderr
 
 
-def test_rules_try_fetches_a_url(tmp_path: Path, site_server: SiteServer) -> None:
-    rule = f"""
+def local_news_rule(site_server: SiteServer) -> str:
+    """A rule of the news pages ``site_server`` serves: its index's article links, their ``h1`` title."""
+    return f"""
         domains: [127.0.0.1]
         start_urls: [{site_server.url("/news/")}]
         index:
@@ -1088,7 +1089,10 @@ def test_rules_try_fetches_a_url(tmp_path: Path, site_server: SiteServer) -> Non
           fields:
             title: {{xpath: //h1}}
     """
-    write(tmp_path / "rules", "local.yaml", rule)
+
+
+def test_rules_try_fetches_a_url(tmp_path: Path, site_server: SiteServer) -> None:
+    write(tmp_path / "rules", "local.yaml", local_news_rule(site_server))
     url = site_server.url("/news/harbour-bridge.html")
     allowed = {ALLOW_PRIVATE_NETWORKS_ENV: "1"}
     run = crawler("rules", "try", "local", url, "--format", "json", cwd=tmp_path, env=allowed)
@@ -1110,16 +1114,7 @@ def test_rules_try_says_when_the_url_redirected_and_where_a_crawl_stores_the_art
 ) -> None:
     """A URL that redirects is read as the page it leads to, as a crawl reads it, which stores the article
     under the URL reached: the text says so on a line of its own, the JSON in ``redirects``."""
-    rule = f"""
-        domains: [127.0.0.1]
-        start_urls: [{site_server.url("/news/")}]
-        index:
-          links: {{allow: '/news/[a-z-]+$'}}
-        article:
-          fields:
-            title: {{xpath: //h1}}
-    """
-    write(tmp_path / "rules", "local.yaml", rule)
+    write(tmp_path / "rules", "local.yaml", local_news_rule(site_server))
     allowed = {ALLOW_PRIVATE_NETWORKS_ENV: "1"}
     target = site_server.url("/news/harbour-bridge.html")
     asked = site_server.url("/redirect?to=/news/harbour-bridge.html")
