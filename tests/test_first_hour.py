@@ -672,3 +672,21 @@ def test_run_sh_runs_crawler_in_the_folder_it_is_run_from_and_suggests_itself(tm
     assert f"as in `{checkout / 'run.sh'} crawler --data-dir DIR COMMAND ...`" in misplaced.stderr, (
         misplaced.stderr
     )
+
+
+def test_temp_of_a_rule_file_with_several_errors_prefixes_each_error_line_as_rules_try_does(
+    tmp_path: Path,
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "typo.yaml").write_text("name: Typo\nstart_urls: 12\nfeeds: 7\n", encoding="utf-8")
+    page = tmp_path / "page.html"
+    page.write_text("<html><body><h1>x</h1></body></html>", encoding="utf-8")
+    temp = crawler("temp", "typo", cwd=tmp_path)
+    tried = crawler("rules", "try", "typo", str(page), cwd=tmp_path)
+    assert temp.code == tried.code == 1, temp.stderr + tried.stderr
+    said = tried.stderr.splitlines()
+    assert len(said) > 1 and all(line.startswith("crawler rules try: error: ") for line in said), said
+    assert temp.stderr.splitlines() == [
+        line.replace("crawler rules try: ", "crawler temp: ", 1) for line in said
+    ], temp.stderr

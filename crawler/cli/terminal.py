@@ -32,9 +32,11 @@ def running(command: str) -> None:
 def tell(kind: Literal["note", "warning", "error"] | None, message: str) -> None:
     """``message`` on stderr after the command as typed and its ``kind`` (None: an end, such as
     ``interrupted`` or ``exported 48 articles``, with no kind): ``crawler rules try: note: ...``, as
-    argparse writes its usage errors."""
-    prefix = [" ".join(_command), *([kind] if kind else [])]
-    print(f"{': '.join(prefix)}: {message}", file=sys.stderr)
+    argparse writes its usage errors. Each line of a message of several (the errors of a rule file) starts
+    so."""
+    prefix = ": ".join([" ".join(_command), *([kind] if kind else [])])
+    for line in message.splitlines() or [""]:
+        print(f"{prefix}: {line}", file=sys.stderr)
 
 
 def printable(text: str) -> str:
