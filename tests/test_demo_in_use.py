@@ -151,3 +151,46 @@ def test_demo_serve_starts_anew_so_the_temp_it_prints_stores_the_sites_served_on
         _stop(serving)
     assert run.code == 0, run.stdout + run.stderr[-3000:]
     assert "stored 49 articles" in run.stdout and "recorded 1 repost " in run.stdout, run.stdout
+
+
+def test_the_demo_serving_in_the_background_with_sigint_ignored_stops_on_it(tmp_path: Path) -> None:
+    """A shell script's `crawler demo --serve &` starts it with SIGINT ignored: it stops on SIGINT all the
+    same, as `crawler temp`, `run` and `worker` do."""
+    serving = subprocess.Popen(
+        # As a script's `&` starts it: SIGINT ignored (the shell's trap), then the command in its place.
+        [
+            "sh",
+            "-c",
+            'trap "" INT; exec "$@"',
+            "sh",
+            sys.executable,
+            "-m",
+            "crawler.cli",
+            "demo",
+            "--serve",
+            "--port",
+            "0",
+        ],
+        cwd=tmp_path,
+        env=_environment(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert serving.stdout is not None
+        line = serving.stdout.readline()
+        assert line.startswith("Serving the demo sites on"), line
+        serving.send_signal(signal.SIGINT)
+        _, err = serving.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        serving.kill()
+        serving.communicate()
+        pytest.fail("SIGINT left the demo serving")
+    finally:
+        if serving.poll() is None:
+            serving.kill()
+            serving.communicate()
+    assert serving.returncode == 130, err[-3000:]
+    assert err.strip().splitlines()[-1] == "crawler demo: interrupted", err[-3000:]

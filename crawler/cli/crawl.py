@@ -376,6 +376,10 @@ def run_demo(args: argparse.Namespace) -> int:
     """``crawler demo``: serve the demo sites, crawl them into CRAWLER_DATA_DIR/demo and show what was
     stored; with ``--serve``, serve them until Ctrl-C for the user's own commands. Its data folder is
     held while it runs, and started anew (unless ``--keep``) only when nothing uses it."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # Started in the background with SIGINT ignored (`crawler demo --serve &` in a script): it stops on
+        # SIGINT all the same, as a crawl's worker does (Scrapy takes SIGINT over what the process inherited).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     config = Config.from_env()
     _check_store(config, {})
     directory = config.data_dir / "demo"
