@@ -1493,6 +1493,38 @@ def test_the_scheduler_started_with_ctrl_c_ignored_stops_on_sigint_as_the_worker
     assert list((site.data / "redis" / "users").iterdir()) == [], "it left the server's users"
 
 
+def test_crawler_run_logs_each_rule_error_once(site: Site) -> None:
+    """`crawler run` is a scheduler and a worker on one rules folder: a broken rule file is logged once,
+    not by each of them."""
+    site.rule("/a/scheduled")
+    path = site.rules / f"{site.name}.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "schedule: {every: 20m}\n", encoding="utf-8")
+    (site.rules / "broken.yaml").write_text("start_urls: 12\n", encoding="utf-8")
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    log = site.root / "run.log"
+    with log.open("w", encoding="utf-8") as stream:
+        service = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "run", *settings],
+            env=site.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=stream,
+            stderr=stream,
+        )
+        try:
+            # The scheduler queued the site's grab (it read the rules folder) and the worker crawled it.
+            wait_until(lambda: "/a/scheduled" in site.stored(), "the scheduled grab's article stored")
+            service.send_signal(signal.SIGINT)
+            service.wait(WAIT_LIMIT)
+        finally:
+            if service.poll() is None:
+                service.kill()
+                service.wait()
+    text = log.read_text(encoding="utf-8")
+    assert service.returncode == 130, text[-4000:]
+    said = [line for line in text.splitlines() if "broken.yaml: start_urls" in line]
+    assert len(said) == 1, said
+
+
 # --- Redis's disk is full -------------------------------------------------------------------------------
 
 

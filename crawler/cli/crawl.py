@@ -276,9 +276,11 @@ def _grab_scheduler(settings: Any, url: str) -> GrabScheduler:
     )
 
 
-def _rule_loader(folder: Path) -> Callable[[], list[Rule]]:
-    """Reads the rules folder afresh (edits take effect at the next tick); broken files are logged once."""
-    reported: set[str] = set()
+def _rule_loader(folder: Path, *, worker_logs: bool = False) -> Callable[[], list[Rule]]:
+    """Reads the rules folder afresh (edits take effect at the next tick); broken files are logged once.
+    With ``worker_logs`` (``crawler run``), the errors of the folder as it is now are not: the worker
+    started beside the scheduler logs them as it loads the same folder."""
+    reported = {str(error) for error in load_rules(folder).errors} if worker_logs else set()
 
     def load() -> list[Rule]:
         ruleset = load_rules(folder)
@@ -354,7 +356,7 @@ def run_service(args: argparse.Namespace) -> int:
         stop = threading.Event()
         thread = threading.Thread(
             target=scheduler.run,
-            args=(_rule_loader(config.rules_dir), stop),
+            args=(_rule_loader(config.rules_dir, worker_logs=True), stop),
             kwargs={"leader_seconds": settings.getfloat("SCHEDULE_LEADER_SECONDS")},
             name="scheduler",
             daemon=True,
