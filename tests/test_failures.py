@@ -1306,6 +1306,28 @@ def test_a_temp_crawl_after_dead_requeue_continues_the_requeued_letters_and_the_
     assert f"--job {job}" not in fresh.stdout, "a new job"
 
 
+def test_a_continued_temp_crawls_progress_line_says_continued_uncut_on_a_narrow_terminal(site: Site) -> None:
+    """The progress line of a temp crawl that continues a job after `dead requeue` says "continued", as
+    its summary does, and a terminal too narrow for the whole title cuts the title, never that word."""
+    site.rule("/a/kept", "/status/404")
+    site.temp()
+    assert site.crawler("dead", "requeue", "--site", site.name).returncode == 0
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    again = site.crawler("temp", site.name, *settings, COLUMNS="50", TTY_COMPATIBLE="1", TTY_INTERACTIVE="1")
+    assert again.stdout.startswith("continued job "), again.stdout
+    frames = [
+        re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", frame).strip() for frame in re.split(r"[\r\n]", again.stderr)
+    ]
+    titles = [
+        found.group(1)
+        for frame in frames
+        if (found := re.match(r"(.*?) *\d+(?:/\d+)? pages? stored \d+", frame)) is not None
+    ]
+    assert any(titles), again.stderr[-4000:]
+    for title in filter(None, titles):
+        assert title.startswith("continued ") or title == "continued…", title
+
+
 def test_a_temp_crawl_whose_redis_cannot_start_again_ends_with_an_error_within_its_patience(
     site: Site,
 ) -> None:

@@ -121,7 +121,11 @@ def run_temp(args: argparse.Namespace) -> int:
             job = resumed
             mark_temp_job(server, keys, job, ended=False)
             _note_held_leases(server, keys, job)
-        title = f"temp crawl of {rule.site}" + (f" (job {job} resumed)" if resumed else "")
+        # What became of the job goes first, as the summary's first line says it: a narrow terminal cuts
+        # the title from its end, down to MIN_TITLE_WIDTH, which the word fits.
+        title = f"temp crawl of {rule.site}"
+        if resumed is not None:
+            title = f"{'continued' if requeued else 'resumed'} {title} (job {job})"
         counts = _crawl_job(settings, server, keys, job, title=title)
         if not article_urls and counts.pending == 0:
             mark_temp_job(server, keys, job, ended=True)
