@@ -396,8 +396,9 @@ class JobCounts:
     those stored that went to the store's local spool (MongoDB unreachable), the articles whose URLs
     were stored before (written again, not stored anew: ``updated``), the article links found on its
     pages (``links``, seen already or not), the pages whose ``published`` is no date the crawl recognises
-    (``unparsed_published``), and the notes the crawl left for its summary (a rule's feed
-    that is no feed, a start URL that failed: the ``note:<url>`` fields)."""
+    (``unparsed_published``), the listing pages it read that were queued as the job started or requeued
+    since (``listings``: start URLs, feeds, sitemaps, API pages), and the notes the crawl left for its
+    summary (a rule's feed that is no feed, a start URL that failed: the ``note:<url>`` fields)."""
 
     pending: int
     fetched: int
@@ -410,6 +411,7 @@ class JobCounts:
     updated: int = 0
     links: int = 0
     unparsed_published: int = 0
+    listings: int = 0
     error_kinds: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
@@ -438,6 +440,7 @@ class JobCounts:
             updated=values.get("updated", 0),
             links=values.get("links", 0),
             unparsed_published=values.get("unparsed_published", 0),
+            listings=values.get("listings", 0),
             error_kinds={kind: count for kind, count in kinds.items() if count > 0},
             notes=tuple(note for _, note in sorted(notes.items())),
         )

@@ -478,6 +478,29 @@ def test_dead_drop_says_the_pages_stay_seen_and_the_temp_url_it_names_fetches_on
     assert path in site.stored()
 
 
+def test_a_temp_crawl_continued_whose_requeued_dead_letter_is_the_start_url_says_it_read_it_again(
+    site: Site,
+) -> None:
+    """The start URL failed for good; `dead requeue` put it back. The crawl that continues the job reads
+    it, and its first line says so, not that the site's listings were not read again."""
+    start = site.server.url(f"/flaky/{unique('start')}?fail=3")
+    site.rules.mkdir(parents=True)
+    (site.rules / "mended.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    first = site.crawler("temp", "mended", *settings)
+    assert first.returncode == 1, first.stdout + first.stderr[-4000:]
+    assert site.crawler("dead", "requeue", "--site", "mended").returncode == 0
+    again = site.crawler("temp", "mended", *settings)
+    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    said = again.stdout.splitlines()[0]
+    assert said.startswith("continued job "), again.stdout
+    assert (
+        ": its 1 dead letter requeued (`crawler dead requeue`) was fetched again, the site's listing page"
+        " among them read again, with the links it gives: 0 articles stored in all, 0 before this run, 0 in"
+        " it; the counts below are the job's in all"
+    ) in said, said
+
+
 def test_a_rule_without_a_title_field_stores_the_pages_title_and_a_title_search_finds_it(
     site: Site,
 ) -> None:

@@ -137,12 +137,10 @@ def run_temp(args: argparse.Namespace) -> int:
         )
         if requeued:
             fetched = "was" if before.pending == 1 else "were"
-            listings = "its seeds" if rule.discover is not None else "the site's listings"
             print(
                 f"continued job {job}, the last temp crawl of {rule.site}, which had ended: its"
                 f" {counted(before.pending, 'dead letter')} requeued (`{suggest('dead requeue')}`) {fetched}"
-                f" fetched again, {listings} not read again (`{suggest(f'temp {rule.site}')}` reads"
-                f" them, in a new job, once this one has ended): {stored}"
+                f" fetched again, {_listings_read(rule, counts.listings - before.listings)}: {stored}"
             )
         else:
             print(
@@ -178,6 +176,26 @@ def run_temp(args: argparse.Namespace) -> int:
     for note in counts.notes:
         print(note)
     return code
+
+
+def _listings_read(rule: Rule, read: int) -> str:
+    """What a continued temp crawl did of ``rule``'s listing pages, of which it read ``read`` (those
+    among the requeued dead letters): the others wait for the next temp crawl, a new job."""
+    listings = (
+        len(rule.start_urls) + len(rule.feeds) + len(rule.sitemaps) + len(rule.api.urls if rule.api else ())
+    )
+    later = f"`{suggest(f'temp {rule.site}')}` reads them, in a new job, once this one has ended"
+    if not read:
+        what = "its seeds" if rule.discover is not None else "the site's listings"
+        return f"{what} not read again ({later})"
+    links = "the links it gives" if read == 1 else "the links they give"
+    if read >= listings:
+        pages = "listing page" if read == 1 else "listing pages"
+        return f"the site's {pages} among them read again, with {links}"
+    return (
+        f"{read} of the site's {listings} listing pages among them read again, with {links}; the others"
+        f" not read again ({later})"
+    )
 
 
 def _note_held_leases(server: redis.Redis, keys: Keys, job: str) -> None:
