@@ -1476,42 +1476,15 @@ def test_a_crawl_stopped_by_sigterm_or_ctrl_c_returns_its_leases_and_exits_with_
         client.close()
 
 
-def test_the_scheduler_stopped_by_sigterm_stops_its_embedded_redis_and_exits_with_143(site: Site) -> None:
+def _scheduler_stopped_by(
+    site: Site, sign: signal.Signals, *, sigint_ignored: bool = False
+) -> tuple[int | None, str]:
+    """``crawler schedule`` of ``site`` started (with SIGINT ignored, as a script's background job ``&``
+    starts it, when ``sigint_ignored``), sent ``sign`` once it runs: its exit code and its log."""
     site.rule("/a/scheduled")
     log = site.root / "schedule.log"
     with log.open("w", encoding="utf-8") as stream:
-        scheduler = subprocess.Popen(
-            [sys.executable, "-m", "crawler.cli", "schedule"],
-            env=site.env(),
-            stdin=subprocess.DEVNULL,
-            stdout=stream,
-            stderr=stream,
-        )
-        try:
-            wait_until(lambda: "active scheduler" in log.read_text(encoding="utf-8"), "the scheduler to run")
-            scheduler.send_signal(signal.SIGTERM)
-            scheduler.wait(WAIT_LIMIT)
-        finally:
-            if scheduler.poll() is None:
-                scheduler.kill()
-                scheduler.wait()
-    pid_file = site.data / "redis" / "redis.pid"
-    left = int(pid_file.read_text("ascii")) if pid_file.exists() else None
-    if left is not None:
-        os.kill(left, signal.SIGKILL)  # a server the scheduler left running (the test fails below)
-    text = log.read_text(encoding="utf-8")
-    assert scheduler.returncode == 143, text[-4000:]
-    assert "crawler schedule: terminated (SIGTERM)" in text, text[-4000:]
-    assert left is None and "shut down (exit code 0)" in text, "the embedded Redis it started is stopped"
-    assert list((site.data / "redis" / "users").iterdir()) == [], "it left the server's users"
-
-
-def test_the_scheduler_started_with_ctrl_c_ignored_stops_on_sigint_as_the_worker_does(site: Site) -> None:
-    site.rule("/a/scheduled")
-    log = site.root / "schedule.log"
-    with log.open("w", encoding="utf-8") as stream:
-        # Started as a script's background job (`crawler schedule &`): the shell leaves SIGINT ignored in it.
-        inherited = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        inherited = signal.signal(signal.SIGINT, signal.SIG_IGN) if sigint_ignored else None
         try:
             scheduler = subprocess.Popen(
                 [sys.executable, "-m", "crawler.cli", "schedule"],
@@ -1521,19 +1494,34 @@ def test_the_scheduler_started_with_ctrl_c_ignored_stops_on_sigint_as_the_worker
                 stderr=stream,
             )
         finally:
-            signal.signal(signal.SIGINT, inherited)
+            if inherited is not None:
+                signal.signal(signal.SIGINT, inherited)
         try:
             wait_until(lambda: "active scheduler" in log.read_text(encoding="utf-8"), "the scheduler to run")
-            scheduler.send_signal(signal.SIGINT)
+            scheduler.send_signal(sign)
             scheduler.wait(WAIT_LIMIT)
-        except subprocess.TimeoutExpired:
-            pytest.fail("the scheduler went on after `kill -INT`, as if Ctrl-C were ignored")
         finally:
             if scheduler.poll() is None:
-                scheduler.terminate()
-                scheduler.wait(WAIT_LIMIT)
-    text = log.read_text(encoding="utf-8")
-    assert scheduler.returncode == 130, text[-4000:]
+                scheduler.kill()
+                scheduler.wait()
+    return scheduler.returncode, log.read_text(encoding="utf-8")
+
+
+def test_the_scheduler_stopped_by_sigterm_stops_its_embedded_redis_and_exits_with_143(site: Site) -> None:
+    code, text = _scheduler_stopped_by(site, signal.SIGTERM)
+    pid_file = site.data / "redis" / "redis.pid"
+    left = int(pid_file.read_text("ascii")) if pid_file.exists() else None
+    if left is not None:
+        os.kill(left, signal.SIGKILL)  # a server the scheduler left running (the test fails below)
+    assert code == 143, text[-4000:]
+    assert "crawler schedule: terminated (SIGTERM)" in text, text[-4000:]
+    assert left is None and "shut down (exit code 0)" in text, "the embedded Redis it started is stopped"
+    assert list((site.data / "redis" / "users").iterdir()) == [], "it left the server's users"
+
+
+def test_the_scheduler_started_with_ctrl_c_ignored_stops_on_sigint_as_the_worker_does(site: Site) -> None:
+    code, text = _scheduler_stopped_by(site, signal.SIGINT, sigint_ignored=True)
+    assert code == 130, f"not stopped by `kill -INT`, as if Ctrl-C were ignored: {text[-4000:]}"
     assert "crawler schedule: interrupted" in text, text[-4000:]
     assert list((site.data / "redis" / "users").iterdir()) == [], "it left the server's users"
 
