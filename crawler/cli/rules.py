@@ -15,7 +15,7 @@ from crawler.cli.terminal import printable, tell
 from crawler.commandline import command_name, counted, did_you_mean, span
 from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
-from crawler.discover.topic import Topic
+from crawler.discover.topic import Relevance, Topic
 from crawler.errors import HttpStatusError, InputError, NotAListingError
 from crawler.rules import (
     RULE_SUFFIX,
@@ -440,19 +440,12 @@ def _show_document(rule: Rule, page: Page, output: str) -> None:
             "document": document.kind,
         }
         if discover is not None and relevance is not None:
-            found.update(
-                relevance=relevance.score,
-                why=relevance.why,
-                threshold=discover.threshold,
-                stored=relevance.score >= discover.threshold,
-            )
+            found.update(_judged(discover, relevance))
         print(json.dumps({**found, "fields": fields, "body": document.text}, ensure_ascii=False, indent=2))
         return
     _print_source(rule, page, article=True)
     if discover is not None and relevance is not None:
-        verdict = "stored" if relevance.score >= discover.threshold else "not stored"
-        print(f"relevance  {relevance.score:.3f} ({verdict}: threshold {discover.threshold:g})")
-        print(f"why        {printable(relevance.why)}")
+        _print_judged(discover, relevance)
     print(f"as a {document.kind.upper()} article ({counted(len(document.text), 'character')} of text):")
     for name, value in fields.items():
         print(f"  {name:<9}  {printable(value) if value else '-'}")
@@ -482,7 +475,6 @@ def _show_discover(
         discover, url, 0, links, fingerprint, frozenset(map(fingerprint, discover.seeds))
     )
     kept = [link for (link, _, _), _, _ in followed.links]
-    stored = relevance.score >= discover.threshold
     left_out = (
         f"the stored articles of {', '.join(discover.example_sites)} are examples in a crawl, not here"
         if discover.example_sites
@@ -492,10 +484,7 @@ def _show_discover(
         document = {
             **_source(rule, page),
             "url": url,
-            "relevance": relevance.score,
-            "why": relevance.why,
-            "threshold": discover.threshold,
-            "stored": stored,
+            **_judged(discover, relevance),
             "links": len(links),
             "links_kept": kept,
             "links_refused": followed.refused,
@@ -505,9 +494,7 @@ def _show_discover(
         print(json.dumps(document, ensure_ascii=False, indent=2))
         return
     _print_source(rule, page, article=True)
-    verdict = "stored" if stored else "not stored"
-    print(f"relevance  {relevance.score:.3f} ({verdict}: threshold {discover.threshold:g})")
-    print(f"why        {printable(relevance.why)}")
+    _print_judged(discover, relevance)
     if left_out:
         print(f"note       {left_out}")
     print(
@@ -703,3 +690,20 @@ def _print_trial(trial: Trial) -> None:
         print()
         print(f"--- body from {QREAD_ALGORITHM} ---")
         print(printable(trial.qread_body) if trial.qread_body else "(qRead found no main text either)")
+
+
+def _judged(discover: DiscoverRule, relevance: Relevance) -> dict[str, Any]:
+    """How a discover crawl judges a page of ``relevance``, for the JSON answer."""
+    return {
+        "relevance": relevance.score,
+        "why": relevance.why,
+        "threshold": discover.threshold,
+        "stored": relevance.score >= discover.threshold,
+    }
+
+
+def _print_judged(discover: DiscoverRule, relevance: Relevance) -> None:
+    """How a discover crawl judges a page of ``relevance``, for the text answer."""
+    verdict = "stored" if relevance.score >= discover.threshold else "not stored"
+    print(f"relevance  {relevance.score:.3f} ({verdict}: threshold {discover.threshold:g})")
+    print(f"why        {printable(relevance.why)}")
