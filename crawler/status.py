@@ -370,13 +370,9 @@ def _site(
                 f" article.fields.{field['field']} in {where} with `{suggest(f'rules try {site} URL')}`"
             )
     next_due = float(state["next"]) if "next" in state else None
-    waiting = _waiting(server, keys, state)
-    if (
-        next_due is not None
-        and now - next_due > OVERDUE_SECONDS
-        and rule is not None
-        and (rule.every or rule.cron)
-    ):
+    scheduled = rule is not None and bool(rule.every or rule.cron)
+    waiting = _waiting(server, keys, state) if scheduled else None
+    if next_due is not None and now - next_due > OVERDUE_SECONDS and scheduled:
         if waiting is None:
             attention.append(f"grab overdue since {_iso(next_due)}: is a scheduler running?")
         else:

@@ -23,6 +23,7 @@ from crawler.demo import DEMO_RULES
 from crawler.keys import Keys, hour_of
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import load_rules
+from crawler.schedule.grabs import GrabScheduler
 from crawler.status import build_status
 from crawler.worker.bans import looks_like_captcha
 from crawler.worker.heartbeat import WorkerHeartbeat
@@ -131,6 +132,27 @@ def test_a_grab_that_waits_for_the_last_one_to_end_says_so_rather_than_overdue(
     )
     assert site["attention"] == [reason], "not: is a scheduler running?"
     assert reason in _words(run_crawler("status"))
+
+
+def test_a_rule_whose_schedule_was_taken_out_shows_no_grab_waiting(
+    rules: Path, redis_client: redis.Redis
+) -> None:
+    """A grab waited for the last one, then the rule lost its schedule (temp crawls only): no grab of it
+    waits any more, and status says none does; the scheduler's next tick clears the mark."""
+    text = (DEMO_RULES / "demo-citynews.yaml").read_text(encoding="utf-8")
+    assert "schedule:\n  every: 20m\n" in text
+    (rules / "demo-citynews.yaml").write_text(text.replace("schedule:\n  every: 20m\n", ""), encoding="utf-8")
+    loaded = load_rules(rules)
+    (rule,) = loaded.rules.values()
+    assert rule.every is None and rule.cron is None
+    now = time.time()
+    key = "crawler:grab:demo-citynews"
+    redis_client.hset(key, mapping={"last": now - 3600, "job": "j1", "waiting": "j1", "waiting_since": now})
+    redis_client.hset("crawler:job:j1", mapping={"pending": 3})
+    (site,) = build_status(redis_client, Keys("crawler"), loaded, now)["sites"]
+    assert site["grab_waiting"] is None and site["attention"] == []
+    assert GrabScheduler(redis_client, Keys("crawler")).tick([rule]) == []
+    assert redis_client.hget(key, "waiting") is None
 
 
 def test_overdue_grabs_broken_rules_dead_workers_and_field_history(

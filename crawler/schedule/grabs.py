@@ -187,6 +187,8 @@ class GrabScheduler:
                 continue
             interval = float(state["interval"]) if "interval" in state else None
             following = next_due(rule, now, interval)
+            if following is None and "waiting" in state:  # the rule lost its schedule: no grab waits
+                self.server.hdel(key, "waiting", "waiting_since")
             if following is None or ("next" in state and float(state["next"]) > now):
                 continue
             if rule.cron is None:
