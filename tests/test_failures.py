@@ -436,22 +436,31 @@ def test_a_temp_crawl_whose_start_url_does_not_answer_says_to_ask_again_not_to_c
     ), last
 
 
-def test_a_start_url_read_once_its_dead_letter_is_requeued_is_no_longer_said_unreadable(
+def _start_url_failed_then_requeued(
     site: Site,
-) -> None:
-    """The note of a start URL that failed for good ("could not be read ...: `start_urls[0]` ... names
-    it") goes once the URL is read: the crawl that continues the job after `crawler dead requeue` reads
-    it, and its summary does not repeat that it could not be read."""
+) -> tuple[str, subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
+    """A rule whose start URL fails for good (three 503s): its temp crawl (exit 1), then `crawler dead
+    requeue` and the temp crawl that continues the job (exit 0). The start URL and the two crawls."""
     start = site.server.url(f"/flaky/{unique('start')}?fail=3")
     site.rules.mkdir(parents=True)
     (site.rules / "mended.yaml").write_text(RULE.format(start=start), encoding="utf-8")
     settings = [item for pair in FAST for item in ("-s", pair)]
     first = site.crawler("temp", "mended", *settings)
     assert first.returncode == 1, first.stdout + first.stderr[-4000:]
-    assert first.stdout.splitlines()[-1].startswith(f"{start} could not be read (HTTP 503"), first.stdout
     assert site.crawler("dead", "requeue", "--site", "mended").returncode == 0
     again = site.crawler("temp", "mended", *settings)
     assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    return start, first, again
+
+
+def test_a_start_url_read_once_its_dead_letter_is_requeued_is_no_longer_said_unreadable(
+    site: Site,
+) -> None:
+    """The note of a start URL that failed for good ("could not be read ...: `start_urls[0]` ... names
+    it") goes once the URL is read: the crawl that continues the job after `crawler dead requeue` reads
+    it, and its summary does not repeat that it could not be read."""
+    start, first, again = _start_url_failed_then_requeued(site)
+    assert first.stdout.splitlines()[-1].startswith(f"{start} could not be read (HTTP 503"), first.stdout
     assert again.stdout.splitlines()[1].startswith("fetched 1 page, "), again.stdout
     assert "could not be read" not in again.stdout, again.stdout
 
@@ -483,15 +492,7 @@ def test_a_temp_crawl_continued_whose_requeued_dead_letter_is_the_start_url_says
 ) -> None:
     """The start URL failed for good; `dead requeue` put it back. The crawl that continues the job reads
     it, and its first line says so, not that the site's listings were not read again."""
-    start = site.server.url(f"/flaky/{unique('start')}?fail=3")
-    site.rules.mkdir(parents=True)
-    (site.rules / "mended.yaml").write_text(RULE.format(start=start), encoding="utf-8")
-    settings = [item for pair in FAST for item in ("-s", pair)]
-    first = site.crawler("temp", "mended", *settings)
-    assert first.returncode == 1, first.stdout + first.stderr[-4000:]
-    assert site.crawler("dead", "requeue", "--site", "mended").returncode == 0
-    again = site.crawler("temp", "mended", *settings)
-    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    _, _, again = _start_url_failed_then_requeued(site)
     said = again.stdout.splitlines()[0]
     assert said.startswith("continued job "), again.stdout
     assert (
