@@ -344,17 +344,25 @@ def run_schedule_command(args: argparse.Namespace) -> int:
                 print(idle)
             return 0
         stop = threading.Event()
-        # Ctrl-C stops it even when started as a script's background job (`crawler schedule &`), whose shell
-        # leaves SIGINT ignored: as Scrapy's own handler does for a worker.
-        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-        try:
-            scheduler.run(load, stop, leader_seconds=settings.getfloat("SCHEDULE_LEADER_SECONDS"))
-        except KeyboardInterrupt:
-            stop.set()
-            raise
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        with _ctrl_c_stops():
+            try:
+                scheduler.run(load, stop, leader_seconds=settings.getfloat("SCHEDULE_LEADER_SECONDS"))
+            except KeyboardInterrupt:
+                stop.set()
+                raise
     return 0
+
+
+@contextmanager
+def _ctrl_c_stops() -> Iterator[None]:
+    """Ctrl-C (SIGINT) raises KeyboardInterrupt inside, even in a process started with SIGINT ignored (a
+    script's background job, `crawler schedule &`, whose shell leaves it ignored), as Scrapy's own handler
+    does for a worker; the handler before is put back after."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _nothing_due(upcoming: list[tuple[float, str]]) -> str:
@@ -400,14 +408,10 @@ def run_demo(args: argparse.Namespace) -> int:
     """``crawler demo``: serve the demo sites, crawl them into CRAWLER_DATA_DIR/demo and show what was
     stored; with ``--serve``, serve them until Ctrl-C for the user's own commands. Its data folder is
     held while it runs, and started anew (unless ``--keep``) only when nothing uses it."""
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        # Started in the background with SIGINT ignored (`crawler demo --serve &` in a script): it stops on
-        # SIGINT all the same, as a crawl's worker does (Scrapy takes SIGINT over what the process inherited).
-        signal.signal(signal.SIGINT, signal.default_int_handler)
     config = Config.from_env()
     _check_store(config, {})
     directory = config.data_dir / "demo"
-    with _demo_lock(directory):
+    with _ctrl_c_stops(), _demo_lock(directory):
         if not args.keep:
             _start_anew(directory)
         return _demo(args, config, directory)
