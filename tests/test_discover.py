@@ -619,6 +619,26 @@ def test_each_request_is_its_own_draw_so_a_good_host_gets_several_and_a_bad_one_
     assert len(redis_client.zrange("crawler:queue:energy@good.test", 0, -1)) == 2, "its two best links"
 
 
+def test_the_first_seed_read_does_not_take_the_queue_while_another_seeds_request_is_pending(
+    redis_client: Any,
+) -> None:
+    # Two seeds: the first read (its index, not relevant) gave ten links; the other's request is pending and
+    # its host has taught the bandit nothing yet. Its host draws as one whose links are not in yet: the draws
+    # it wins wait for them, where before the first seed's host won every draw and took the whole queue.
+    keys = Keys("crawler")
+    frontier = Frontier(redis_client, keys, "energy", per_host=20, rng=random.Random(5))
+    bloom = RedisBloom(redis_client, keys.bloom, capacity=10_000, error_rate=0.001)
+    urls = [f"http://read.test/{k}" for k in range(10)]
+    frontier.keep(bloom, [u.encode() for u in urls], ["read.test"] * 10, [_entry(u, 0.5) for u in urls])
+    frontier.reward("read.test", relevant=False)
+    redis_client.hset(keys.pending, "energy@pending.test", 1)
+    assert frontier.choose(16, wait=True) == ["read.test"] * 10, "a host no page taught about is unknown"
+    picks = frontier.choose(16, wait=True, seeded=["pending.test", "read.test"])
+    assert 0 < len(picks) < 10 and set(picks) == {"read.test"}, picks
+    redis_client.hdel(keys.pending, "energy@pending.test")
+    assert frontier.choose(16, wait=True, seeded=["pending.test"]) == ["read.test"] * 10, "its seed is over"
+
+
 def test_a_chosen_hosts_links_are_valued_again_and_one_worth_less_now_waits(redis_client: Any) -> None:
     keys = Keys("crawler")
     redis_client.hset(keys.job("j"), mapping={"budget": 10, "issued": 0})

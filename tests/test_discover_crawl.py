@@ -817,9 +817,11 @@ def test_a_host_that_gives_nothing_fades_though_the_crawl_has_fewer_hosts_than_q
 ) -> None:
     # Two hosts, fewer than the queue's room (DISCOVER_QUEUE_TARGET): one on the topic, one on gardening,
     # each page linking to ten more of its own. Each request's host is the bandit's own draw, and a draw
-    # the topic host wins while its links wait for its pages' store waits too: the gardening host, which
-    # gave no relevant page, gets a few of the 100 pages (its seed and some of the first, 8 or 9 in runs),
-    # where a queue topped up with a request to each host gave it 30 or more.
+    # the topic host wins while its links wait for its pages' store waits too. Both seeds are indexes (not
+    # relevant), so the first draws, before an article is read, are even: the gardening host gets its seed,
+    # about half of the first 16 (at most its index's ten links) and then almost nothing: 7 to 15 of the 100
+    # pages in 19 runs on a loaded machine, where a queue topped up with a request to each host gave it 30 or
+    # more. (Random draws: the bound leaves room over the runs' spread, not over the old behaviour's.)
     filler = ("the", "a", "of", "and", "report", "city", "council", "week", "plans", "people")
     _linked_articles(tmp_path / "topic", "Energy story", TOPIC_KEYWORDS + filler, 150)
     _linked_articles(tmp_path / "garden", "Garden story", ("compost", "tomato", "soil", *filler), 150)
@@ -836,7 +838,7 @@ def test_a_host_that_gives_nothing_fades_though_the_crawl_has_fewer_hosts_than_q
     assert done.returncode == 0, done.stderr[-3000:]
     on_topic, off_topic = _requested(tmp_path / "topic.log"), _requested(tmp_path / "garden.log")
     assert len(on_topic) + len(off_topic) == 100, "the budget, exactly"
-    assert len(off_topic) <= 15, f"the gardening host got {len(off_topic)} of 100 pages: {off_topic}"
+    assert len(off_topic) <= 20, f"the gardening host got {len(off_topic)} of 100 pages: {off_topic}"
 
 
 def test_a_temp_crawl_whose_budget_is_smaller_than_its_seeds_warns_of_those_it_never_fetches(

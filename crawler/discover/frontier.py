@@ -17,8 +17,8 @@ irrelevant pages fetched there; ``bad`` counts the pages that failed there for g
    best entry's value, won by the highest: a host that gave relevant pages gets more of the budget, as
    many requests as it wins up to its entries, an unknown one is tried, one that gave none fades however
    few the hosts (Anthelion's "Thompson sampling · best score"); a draw won by a host whose requests are
-   pending and whose entries are all out waits for its links. The other strategies take the hosts of
-   the best entries, each once.
+   pending and whose entries are all out (or a seed's host, its seed pending) waits for its links. The
+   other strategies take the hosts of the best entries, each once.
 3. **Releasing** (:meth:`Frontier.release`): each chosen host's best entries (one per time it was chosen)
    become requests in the shared queue (with the ``learned`` strategy, its few best entries are valued
    again by the model of now first: a link's value was the model's when it was found), in one Lua call
@@ -36,7 +36,7 @@ import json
 import random
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import redis
@@ -227,14 +227,17 @@ class Frontier:
         """A page of ``host`` was fetched: relevant or not."""
         self.server.hincrby(f"{self.base}:{'good' if relevant else 'bad'}", host, 1)
 
-    def choose(self, count: int, *, wait: bool = False) -> list[str]:
+    def choose(self, count: int, *, wait: bool = False, seeded: Iterable[str] = ()) -> list[str]:
         """The host of each of the next ``count`` requests (step 2). With the ``learned`` strategy each
         request is its own draw over every host, so a host that gives may be chosen several times and one
         that gave nothing rarely, however few the hosts; a host is chosen no more times than it has
         entries. With ``wait`` (the job has other requests pending, whose ends choose again), a host whose
         requests are pending and whose frontier is empty draws too, as if it had the frontier's best entry:
         a request it wins is not made now, and waits for its links. So fewer than ``count`` may be chosen.
-        With the other strategies, the hosts of the best entries, each once."""
+        The hosts of ``seeded`` (the seeds', whose requests do not come from the frontier) are such hosts
+        while their requests are pending, before any of their pages taught the bandit: the first seed
+        read does not take the whole queue for its host. With the other strategies, the hosts of the best
+        entries, each once."""
         with self.server.pipeline(transaction=False) as pipe:
             pipe.hgetall(self.target.best)
             pipe.hgetall(f"{self.base}:good")
@@ -249,7 +252,7 @@ class Frontier:
         bad = {decoded(host): int(n) for host, n in bad_raw.items()}
         arms = {host: (1 + good.get(host, 0), 1 + bad.get(host, 0), value) for host, value in best.items()}
         waiting: dict[str, tuple[int, int, float]] = {}
-        emptied = sorted((good.keys() | bad.keys()) - best.keys()) if wait else []
+        emptied = sorted((good.keys() | bad.keys() | set(seeded)) - best.keys()) if wait else []
         if emptied:
             pending = self.server.hmget(self.keys.pending, [slot_of(self.site, host) for host in emptied])
             top = max(best.values())
@@ -296,16 +299,17 @@ class Frontier:
         request_of: Callable[[Entry, str], tuple[bytes, int]],
         value_of: Callable[[Entry], float] | None = None,
         wait: bool = False,
+        seeded: Iterable[str] = (),
     ) -> tuple[int, int]:
         """Queue ``count`` requests of ``job`` within ``budget`` (step 3): a host chosen for n of them gives
         its n best entries; ``request_of(entry, host)`` gives an entry's queued request and priority. With
         ``value_of`` (the learned strategy), each chosen host's best entries (``REVALUED``, or n if more)
         are valued again first, and a host whose best fell under ``REVALUE_KEEP`` of its score is left for
-        the next choice. ``wait``: see :meth:`choose`. How many were queued, and how many requests were
-        left so."""
+        the next choice. ``wait`` and ``seeded``: see :meth:`choose`. How many were queued, and how many
+        requests were left so."""
         if count <= 0:
             return 0, 0
-        chosen = Counter(self.choose(count, wait=wait))
+        chosen = Counter(self.choose(count, wait=wait, seeded=seeded))
         if not chosen:
             return 0, 0
         with self.server.pipeline(transaction=False) as pipe:

@@ -339,6 +339,8 @@ class Discovery:
         # give a host whose links are not in yet may wait for them.
         others = _number(pending) - ending > 0
         frontier = self.frontier(rule)
+        assert rule.discover is not None
+        seeded = {urlsplit(seed).netloc.lower() for seed in rule.discover.seeds}
         spider = self.crawler.spider
 
         def request_of(entry: Entry, host: str) -> tuple[bytes, int]:
@@ -372,6 +374,7 @@ class Discovery:
                 request_of=request_of,
                 value_of=revalue,
                 wait=others,
+                seeded=seeded,
             )
 
         released = 0
