@@ -43,7 +43,6 @@ class Keys:
         "ready",
         "seeds",
         "sequence",
-        "sitemaps",
         "workers",
     )
 
@@ -75,8 +74,6 @@ class Keys:
         self.seeds = f"{prefix}:seeds"
         # The Bloom filter of seen article URLs: `<bloom>:meta` and its slices `<bloom>:s0`, `:s1`, ...
         self.bloom = f"{prefix}:bloom"
-        # The latest change a regular grab saw in each sitemap (a hash: URL -> epoch seconds, the site's).
-        self.sitemaps = f"{prefix}:sitemaps"
         # Bans declared, with their evidence (a hash: site -> JSON: when, what, the signals).
         self.bans = f"{prefix}:bans"
         # Workers' heartbeats (a hash: worker id -> JSON).
@@ -94,6 +91,13 @@ class Keys:
         rule reads gets the whole page at its first grab. The one hash ``<prefix>:validators`` of every
         site that earlier versions kept is no longer read (``DEL`` it to free its memory)."""
         return f"{self.prefix}:validators:{site}"
+
+    def sitemaps(self, site: str) -> str:
+        """The latest change a regular grab of a site saw in each of its sitemaps (a hash: URL -> epoch
+        seconds, by the sitemap's own dates). Per site: a rule reading a sitemap another rule reads is
+        offered every entry at its first grab. The one hash ``<prefix>:sitemaps`` of every site that earlier
+        versions kept is no longer read (``DEL`` it to free its memory)."""
+        return f"{self.prefix}:sitemaps:{site}"
 
     def polite(self, site: str) -> str:
         """A site's politeness, shared by every worker (a hash): ``delay``, ``crawl_delay``, ``concurrency``,

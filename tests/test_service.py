@@ -235,7 +235,25 @@ def test_a_site_read_from_its_sitemap_offers_each_grab_only_what_changed_since_t
         for key in service.server.scan_iter(f"{PREFIX}:stats:maps:*")
     )
     assert unchanged == expected, "what an earlier grab read is not offered again"
-    assert service.server.hget(Keys(PREFIX).sitemaps, f"{farm.origin}/maps/sitemap.xml") is not None
+    assert service.server.hget(Keys(PREFIX).sitemaps("maps"), f"{farm.origin}/maps/sitemap.xml") is not None
+
+
+@pytest.mark.parametrize(
+    "service", [[FarmSite("maps", per_hour=6, every="20m", sitemap=True)]], indirect=True
+)
+def test_a_new_rule_reading_a_sitemap_another_site_reads_is_offered_every_entry_at_its_first_grab(
+    service: Service,
+) -> None:
+    service.run(hours=1, step_minutes=10)
+    assert len([v for v in service.farm.log if v.kind == "sitemap"]) >= 2, "maps' grabs read it first"
+    (service.rules / "copy.yaml").write_text(service.farm.rule("maps"), encoding="utf-8")
+    seeded: list[str] = []
+    while "copy" not in seeded:
+        seeded = service.step(60)
+    listed = min(service.farm.newest("maps") + 1, LISTED)
+    job = service.state("copy")["job"]
+    links = int(service.server.hget(Keys(PREFIX).job(job), "links") or 0)
+    assert links == listed, "the site's first grab offers every entry, whatever another site's grab saw"
 
 
 @pytest.mark.parametrize(

@@ -560,7 +560,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 self._not_a_listing(rule, response, "sitemap", "sitemaps")
             self._unreadable(response, f"crawl/sitemap_errors/{rule.site}", str(exc), "not a sitemap")
             return
-        since = self._sitemap_since(response.url, work)
+        since = self._sitemap_since(rule, response.url, work)
         budget = RegexBudget(self.regex_page_seconds)
         before = rule.regex_timeouts
         entries = rule.sitemap_entries(
@@ -600,16 +600,16 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 for e in changed
             ]
             self._record_visit(rule, work, self._queue_new(rule, requests, work.job))
-        self._sitemap_read(response.url, work, entries)
+        self._sitemap_read(rule, response.url, work, entries)
 
-    def _sitemap_since(self, url: str, work: Work) -> float | None:
-        """The latest change a regular grab saw in the sitemap ``url`` (by the site's own clock), less
-        ``SITEMAPS_SINCE_MARGIN_SECONDS``; None for a temp crawl, a sitemap never read, or Redis away
-        (every entry is offered then)."""
+    def _sitemap_since(self, rule: Rule, url: str, work: Work) -> float | None:
+        """The latest change a regular grab of ``rule`` saw in the sitemap ``url`` (by the site's own
+        clock), less ``SITEMAPS_SINCE_MARGIN_SECONDS``; None for a temp crawl, a sitemap the rule's grabs
+        never read (another rule's grabs may have), or Redis away (every entry is offered then)."""
         if not work.is_grab:
             return None
         try:
-            value = self.server.hget(self.keys.sitemaps, url)
+            value = self.server.hget(self.keys.sitemaps(rule.site), url)
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"read when {url} was read last: every entry is offered", exc)
             return None
@@ -619,14 +619,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         margin: float = self.crawler.settings.getfloat("SITEMAPS_SINCE_MARGIN_SECONDS")
         return float(value) - margin
 
-    def _sitemap_read(self, url: str, work: Work, entries: list[SitemapEntry]) -> None:
-        """A regular grab read the sitemap ``url``: the next one offers what changed after its latest
-        change (the site's clock against the site's: ours may differ)."""
+    def _sitemap_read(self, rule: Rule, url: str, work: Work, entries: list[SitemapEntry]) -> None:
+        """A regular grab of ``rule`` read the sitemap ``url``: the rule's next one offers what changed
+        after its latest change (the site's clock against the site's: ours may differ)."""
         changes = [entry.changed.timestamp() for entry in entries if entry.changed is not None]
         if not work.is_grab or not changes:
             return
         try:
-            self.server.hset(self.keys.sitemaps, url, f"{max(changes):.3f}")
+            self.server.hset(self.keys.sitemaps(rule.site), url, f"{max(changes):.3f}")
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"note when {url} was read: the next grab offers every entry", exc)
             return
