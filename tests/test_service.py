@@ -39,6 +39,7 @@ class Service:
     rules: Path
     data: Path
     url: str
+    worker: subprocess.Popen[bytes] | None = None
 
     def env(self) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if key not in ("MONGO_URI",)}
@@ -58,6 +59,12 @@ class Service:
             wait_for_job(self.server, grab.job)
         return [grab.site for grab in seeded]
 
+    def grab(self, site: str) -> None:
+        """Step a minute at a time until the scheduler queues a grab of ``site``, and it is done."""
+        seeded: list[str] = []
+        while site not in seeded:
+            seeded = self.step(60)
+
     def run(self, hours: float, step_minutes: float = 1.0) -> None:
         for _ in range(int(hours * 60 / step_minutes)):
             self.step(step_minutes * 60)
@@ -73,21 +80,10 @@ def wait_for_job(server: redis.Redis, job: str) -> None:
         time.sleep(0.02)
 
 
-@pytest.fixture
-def service(
-    request: pytest.FixtureRequest, tmp_path: Path, redis_server: str, redis_client: redis.Redis
-) -> Iterator[Service]:
-    sites: list[FarmSite] = request.param
-    start = float(int(time.time()))
-    with Farm(sites, start) as farm:
-        rules = tmp_path / "rules"
-        rules.mkdir()
-        for site in sites:
-            (rules / f"{site.name}.yaml").write_text(farm.rule(site.name), encoding="utf-8")
-        scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=lambda: farm.now)
-        service = Service(farm, redis_client, scheduler, rules, tmp_path / "data", redis_server)
-        log = (tmp_path / "worker.log").open("w", encoding="utf-8")
-        worker = subprocess.Popen(
+def start_worker(service: Service, log: Path) -> subprocess.Popen[bytes]:
+    """A real `crawler worker` process on the service's Redis and rules, its stderr written to ``log``."""
+    with log.open("w", encoding="utf-8") as stderr:
+        return subprocess.Popen(
             [
                 sys.executable,
                 "-m",
@@ -102,21 +98,47 @@ def service(
             env=service.env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=log,
+            stderr=stderr,
         )
+
+
+def stop_worker(worker: subprocess.Popen[bytes]) -> None:
+    """Stop ``worker`` as Ctrl-C does."""
+    worker.send_signal(signal.SIGINT)
+    try:
+        worker.wait(60)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()
+
+
+def assert_clean(log: Path) -> None:
+    """A worker's log shows no traceback and no deprecation warning."""
+    output = log.read_text(encoding="utf-8")
+    assert "Traceback" not in output, output[-3000:]
+    assert "DeprecationWarning" not in output, output[-3000:]
+
+
+@pytest.fixture
+def service(
+    request: pytest.FixtureRequest, tmp_path: Path, redis_server: str, redis_client: redis.Redis
+) -> Iterator[Service]:
+    sites: list[FarmSite] = request.param
+    start = float(int(time.time()))
+    with Farm(sites, start) as farm:
+        rules = tmp_path / "rules"
+        rules.mkdir()
+        for site in sites:
+            (rules / f"{site.name}.yaml").write_text(farm.rule(site.name), encoding="utf-8")
+        scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=lambda: farm.now)
+        service = Service(farm, redis_client, scheduler, rules, tmp_path / "data", redis_server)
+        log = tmp_path / "worker.log"
+        worker = service.worker = start_worker(service, log)
         try:
             yield service
         finally:
-            worker.send_signal(signal.SIGINT)
-            try:
-                worker.wait(60)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-                worker.wait()
-            log.close()
-    output = (tmp_path / "worker.log").read_text(encoding="utf-8")
-    assert "Traceback" not in output, output[-3000:]
-    assert "DeprecationWarning" not in output, output[-3000:]
+            stop_worker(worker)
+    assert_clean(log)
 
 
 QUIET_AND_BUSY = [
@@ -205,6 +227,34 @@ def test_a_new_rule_reading_a_feed_another_site_reads_gets_the_whole_feed_at_its
     assert seeded == ["copy"]
     feeds = [v.status for v in service.farm.log[before:] if v.kind == "feed"]
     assert feeds == [200], "the site's first grab reads the whole feed, unconditionally"
+
+
+@pytest.mark.parametrize(
+    "service",
+    [[FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)]],
+    indirect=True,
+)
+def test_a_rule_added_while_a_worker_runs_has_the_304_of_its_feed_counted_there(
+    service: Service, tmp_path: Path
+) -> None:
+    assert service.worker is not None
+    service.grab("calm")
+    # The worker started before the rule was added; another one reads the new site's feed first.
+    service.worker.send_signal(signal.SIGSTOP)
+    try:
+        (service.rules / "copy.yaml").write_text(service.farm.rule("calm"), encoding="utf-8")
+        log = tmp_path / "other-worker.log"
+        other = start_worker(service, log)
+        try:
+            service.grab("copy")
+        finally:
+            stop_worker(other)
+        assert_clean(log)
+    finally:
+        service.worker.send_signal(signal.SIGCONT)
+    assert "not_modified" not in service.state("copy"), "the feed's first read is whole"
+    service.grab("copy")
+    assert service.state("copy").get("not_modified") == "1", "the second grab's 304, counted"
 
 
 @pytest.mark.parametrize(

@@ -849,7 +849,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def _not_modified(self, response: Response) -> None:
         """An index page unchanged since the last read (conditional request, 304): nothing new on it."""
         work = _work(response)
-        rule = self.rules.get(work.site)
+        rule = self.rule_of(work.site)
         if rule is None:
             return
         self.count(f"crawl/not_modified/{rule.site}")
