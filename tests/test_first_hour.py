@@ -377,9 +377,9 @@ def test_set_options_are_checked_before_anything_starts(tmp_path: Path, pair: st
         (
             "CRAWLER_PROXIES",
             "garbage",
-            "setting CRAWLER_PROXIES: not a proxy URL: 'garbage'; expected http://",
+            'setting CRAWLER_PROXIES: not a proxy URL: "garbage"; expected http://',
         ),
-        ("CRAWLER_PROXIES", "socks5://u:pw@127.0.0.1:1080", "'socks5://***@127.0.0.1:1080': SOCKS proxies"),
+        ("CRAWLER_PROXIES", "socks5://u:pw@127.0.0.1:1080", '"socks5://***@127.0.0.1:1080": SOCKS proxies'),
         ("CRAWLER_PROXY_FILE", "missing.txt", "setting CRAWLER_PROXY_FILE: cannot read missing.txt"),
     ],
 )

@@ -98,7 +98,7 @@ def test_every_caller_shows_a_url_with_credentials_the_same_way() -> None:
     with pytest.raises(AccessError) as proxy_error:
         parse_proxy("socks5://alice:s3cret@10.0.0.1:1080")
     messages.append(str(proxy_error.value))
-    assert messages[-1].startswith("'socks5://***@10.0.0.1:1080': SOCKS proxies are not supported")
+    assert messages[-1].startswith('"socks5://***@10.0.0.1:1080": SOCKS proxies are not supported')
     with pytest.raises(InputError) as fetch_error:
         check_url("https://alice:s3cret@site.test/a?page=2")
     messages.append(str(fetch_error.value))

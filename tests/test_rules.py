@@ -1387,12 +1387,12 @@ def test_access_errors_name_the_key_and_hide_the_credentials(tmp_path: Path) -> 
     )
     errors = "\n".join(errors_of(tmp_path, text))
     assert "hunter2" not in errors
-    assert "access.proxies[0]: 'socks5://***@10.0.0.1:1080': SOCKS proxies are not supported" in errors
-    assert "access.proxies[1]: 'http://***@10.0.0.1:3128/path': a proxy URL has no path" in errors
-    assert "access.proxies[2]: not a proxy URL: 'ftp://x'" in errors
+    assert 'access.proxies[0]: "socks5://***@10.0.0.1:1080": SOCKS proxies are not supported' in errors
+    assert 'access.proxies[1]: "http://***@10.0.0.1:3128/path": a proxy URL has no path' in errors
+    assert 'access.proxies[2]: not a proxy URL: "ftp://x"' in errors
     assert "access.sessions[0]:" in errors and "cookies must be a mapping of names to strings" in errors
     assert "access.sessions[1]: cannot read" in errors and "missing.yaml" in errors
-    assert "access.login_url:" in errors
+    assert 'access.login_url: invalid regex "(unclosed"' in errors
     both = MINIMAL_RULE + "access:\n  proxies: ['http://10.0.0.1:3128']\n  proxies_file: p.txt\n"
     assert any("access: both proxies and proxies_file" in error for error in errors_of(tmp_path, both))
 

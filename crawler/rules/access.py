@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from crawler.errors import InputError, redacted
+from crawler.rules.errors import shown
 
 __all__ = [
     "PROXY_SCHEMES",
@@ -76,20 +77,20 @@ def parse_proxy(text: str) -> Proxy:
         parts = urlsplit(value)
         port = parts.port
     except ValueError:
-        raise AccessError(f"not a proxy URL: {redacted(value)!r}") from None
+        raise AccessError(f"not a proxy URL: {shown(redacted(value))}") from None
     scheme = parts.scheme.lower()
     if scheme.startswith("socks"):
         raise AccessError(
-            f"{redacted(value)!r}: SOCKS proxies are not supported (Scrapy's downloader speaks HTTP to"
+            f"{shown(redacted(value))}: SOCKS proxies are not supported (Scrapy's downloader speaks HTTP to"
             " proxies); use an http:// or https:// proxy"
         )
     if scheme not in PROXY_SCHEMES or not parts.hostname:
-        raise AccessError(f"not a proxy URL: {redacted(value)!r}")
+        raise AccessError(f"not a proxy URL: {shown(redacted(value))}")
     if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise AccessError(f"{redacted(value)!r}: a proxy URL has no path")
+        raise AccessError(f"{shown(redacted(value))}: a proxy URL has no path")
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    shown = f"{scheme}://{host}" + (f":{port}" if port else "")
-    return Proxy(shown, value)
+    proxy_id = f"{scheme}://{host}" + (f":{port}" if port else "")
+    return Proxy(proxy_id, value)
 
 
 def global_proxies(listed: str | Sequence[str] | None, file: str | None) -> list[Proxy]:
