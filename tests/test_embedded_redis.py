@@ -613,6 +613,29 @@ def test_an_append_only_file_cut_in_its_rdb_part_is_named_with_the_way_out(data_
         client.close()
 
 
+def test_an_append_only_file_redis_check_aof_cannot_read_is_named_with_the_way_out(data_dir: Path) -> None:
+    aof = data_dir / "redis" / "appendonly.aof"
+    aof.parent.mkdir(parents=True)
+    # A record whose length is damaged: redis-check-aof runs out of memory reading it and aborts.
+    damaged = b"*1\r\n$999999999999999\r\nab\r\n"
+    aof.write_bytes(damaged)
+    refused = _crawler(["--data-dir", str(data_dir), "redis", "repair"], data_dir)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    said = refused.stderr
+    assert f"cannot repair {aof.resolve()}: redis-check-aof could not read it" in said, said
+    assert "Out Of Memory allocating 1000000000000001 bytes" in refused.stderr, "what it said"
+    assert "nothing was changed" in refused.stderr, refused.stderr
+    way_out = re.search(r"`(mv [^`]+)`", refused.stderr)
+    assert way_out, refused.stderr
+    assert "or put a backup of it in its place" in refused.stderr, refused.stderr
+    assert aof.read_bytes() == damaged and not list(aof.parent.glob("appendonly.aof.damaged*"))
+    subprocess.run(way_out.group(1), shell=True, stdin=subprocess.DEVNULL, check=True)
+    with EmbeddedRedis(data_dir) as started:
+        client = redis.Redis(unix_socket_path=str(started.socket_path))
+        assert client.dbsize() == 0
+        client.close()
+
+
 def test_a_socket_path_too_long_is_refused(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * (MAX_SOCKET_PATH - len(str(tmp_path))))
     with pytest.raises(RedisUnavailableError, match=r"use a shorter CRAWLER_DATA_DIR"):

@@ -419,10 +419,17 @@ class EmbeddedRedis:
                 return AofRepair(self.aof_path, size, size, None)
             analysis = _AOF_ANALYZED_RE.search(check.stdout)
             if analysis is None:
+                said = check.stdout.decode("utf-8", "replace")
+                unmendable = self._unmendable_hint(said)
+                if unmendable:
+                    raise RedisUnavailableError(
+                        f"cannot repair {self.aof_path}: redis-check-aof could not read it{unmendable};"
+                        " it says:\n" + self._log_tail(said)
+                    )
+                first = next((line.strip() for line in said.splitlines() if line.strip()), "nothing")
                 raise RedisUnavailableError(
-                    f"cannot repair {self.aof_path}: redis-check-aof could not read it"
-                    f"{self._unmendable_hint(check.stdout.decode('utf-8', 'replace'))}; it says:\n"
-                    + self._log_tail(check.stdout.decode("utf-8", "replace"))
+                    f"cannot repair {self.aof_path}: redis-check-aof could not read it (it says {first!r});"
+                    f" nothing was changed: {self._way_out()}"
                 )
             size, kept = int(analysis[1]), int(analysis[2])
             backup = self._keep_copy()
@@ -904,12 +911,18 @@ class EmbeddedRedis:
         to move it aside. Else empty."""
         if "RDB preamble" not in log or "RDB ERROR DETECTED" not in log:
             return ""
+        return (
+            f": its append-only file {shlex.quote(str(self.aof_path))} is damaged in the snapshot it starts"
+            f" with (written by its last rewrite), which redis-check-aof cannot mend; {self._way_out()}"
+        )
+
+    def _way_out(self) -> str:
+        """What to do with a file redis-check-aof cannot mend: move it aside, or put a backup in its place."""
         aof = shlex.quote(str(self.aof_path))
         aside = shlex.quote(f"{self.aof_path}.damaged")
         return (
-            f": its append-only file {aof} is damaged in the snapshot it starts with (written by its"
-            f" last rewrite), which redis-check-aof cannot mend; move it aside with `mv {aof} {aside}`"
-            " to start with an empty queue, or put a backup of it in its place"
+            f"move it aside with `mv {aof} {aside}` to start with an empty queue (the requests queued, the"
+            " URLs marked seen and the counters are lost), or put a backup of it in its place"
         )
 
     def _repair_command(self) -> str:
