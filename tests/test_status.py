@@ -417,24 +417,63 @@ def test_a_new_rules_field_that_never_matched_names_its_key_and_one_the_feed_sup
     assert "STOPPED MATCHING" not in row
 
 
+def test_status_piped_fits_100_columns_and_shows_every_value_whole(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    """Piped, the tables are blocks of lines no wider than 100 columns, each value whole: a site whose next
+    grab waits, with errors of three kinds; a discover crawl; a worker storing in a long folder."""
+    (rules / "energy.yaml").write_text(
+        "discover:\n  topic: {keywords: [solar, wind]}\n  seeds: ['https://news.test/']\n  budget: 50\n"
+        "  domains: [news.test]\n",
+        encoding="utf-8",
+    )
+    now = time.time()
+    kinds = {"errors/HTTP 404": 3, "errors/DownloadTimeoutError": 2, "errors/ConnectionRefusedError": 1}
+    _citynews(rules, redis_client, now, {"crawl/pages": 12, "ban": 1, "ban_signal": 3, **kinds})
+    redis_client.hset(
+        "crawler:grab:demo-citynews",
+        mapping={
+            "last": now - 3600,
+            "next": now - 60,
+            "job": "j1",
+            "waiting": "j1",
+            "waiting_since": now - 60,
+        },
+    )
+    store = "crawler-machine-number-one.example.internal:/srv/crawler/data/a/long/path/to/the/articles"
+    _beat(redis_client, "crawler-machine-number-one.example.internal:4242", now - 2, store=store)
+    lines = run_crawler("status").splitlines()
+    report = json.loads(run_crawler("status", "--format", "json"))
+    # A message is one line however long, for grep; the rest fits 100 columns.
+    reasons = {f"  {reason}" for site in report["sites"] for reason in site["attention"]}
+    wide = [line for line in lines if len(line) > 100]
+    assert all(line.startswith("NEEDS ATTENTION") or line in reasons for line in wide), "\n".join(lines)
+    row = _table(lines, "Sites")["demo-citynews"]
+    assert row["errors"] == "6 (ConnectionRefusedError: 1, DownloadTimeoutError: 2, HTTP 404: 3)", row
+    assert row["next grab"].endswith(" (waits for the last grab)") and row["bans"] == "1 (3 signs)", row
+    worker = _table(lines, "Workers")["crawler-machine-number-one.example.internal:4242"]
+    assert worker["store"].replace(" ", "") == store, worker
+    assert _table(lines, "Discover crawls")["energy"]["model ms/page"] == "-"
+
+
 def _table(lines: list[str], title: str) -> dict[str, dict[str, str]]:
-    """The rows of the table of ``title`` as ``crawler status`` printed it (piped), by their first cell;
-    the cells of a row that wraps are joined with spaces."""
+    """The rows of the table of ``title`` as ``crawler status`` printed it piped (a block per row: its first
+    cell, then ``  name: value`` lines), by their first cell; the lines of a folded value joined with
+    spaces."""
     start = next(index for index, line in enumerate(lines) if line.startswith(title))
-    header = [cell.strip() for cell in lines[start + 2].strip("┃").split("┃")]
     rows: dict[str, dict[str, str]] = {}
-    cells: list[str] = []
-    for line in lines[start + 4 :]:
-        if not line.startswith("│"):
+    row: dict[str, str] = {}
+    name = ""
+    for line in lines[start + 1 :]:
+        if not line:
             break
-        parts = [cell.strip() for cell in line.strip("│").split("│")]
-        if parts[0]:
-            cells = parts
-            rows[parts[0]] = dict(zip(header, cells, strict=True))
+        if not line.startswith(" "):
+            row = rows.setdefault(line, {})
+        elif not line.startswith("   "):
+            name, _, value = line.strip().partition(":")
+            row[name] = value.strip()
         else:
-            row = rows[cells[0]]
-            for name, part in zip(header, parts, strict=True):
-                row[name] = f"{row[name]} {part}".strip()
+            row[name] = f"{row[name]} {line.strip()}"
     return rows
 
 

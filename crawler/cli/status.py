@@ -4,14 +4,17 @@ site's beside the service's own parts, as tables or JSON."""
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -26,6 +29,9 @@ from crawler.status import build_status, status_sites
 
 __all__ = ["run_status"]
 
+# The width of the status piped (not to a terminal): its tables become blocks of lines no wider.
+PIPED_WIDTH = 100
+
 
 def run_status(args: argparse.Namespace) -> int:
     config = Config.from_env()
@@ -38,8 +44,12 @@ def run_status(args: argparse.Namespace) -> int:
         report = build_status(server, config.keys, ruleset, time.time(), args.site)
     if args.format == "json":
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+    elif sys.stdout.isatty():
+        _print(Console(), True, report)
     else:
-        _print(report)
+        piped = io.StringIO()
+        _print(Console(file=piped, width=PIPED_WIDTH, color_system=None), False, report)
+        sys.stdout.write("".join(f"{line.rstrip()}\n" for line in piped.getvalue().splitlines()))
     return 0
 
 
@@ -83,8 +93,9 @@ def _stopped(workers: list[dict[str, Any]]) -> str:
     )
 
 
-def _print(report: dict[str, Any]) -> None:
-    console = Console() if sys.stdout.isatty() else Console(width=140, color_system=None)
+def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
+    """The ``report`` for people: tables in a ``terminal``; else blocks of lines that fit the console's
+    width, but for the messages that need attention, each on one line."""
     queue = report["queue"]
     console.print(
         f"[bold]{report['now']}[/bold]  queue {counted(queue['queued'], 'request')},"
@@ -93,7 +104,7 @@ def _print(report: dict[str, Any]) -> None:
         f" {counted(queue['dead_letters'], 'dead letter')};"
         f" scheduler: {escape(report['scheduler']['active'] or 'none active')};"
         f" workers alive: {report['workers_alive']} of {len(report['workers'])}{_stopped(report['workers'])}",
-        soft_wrap=True,
+        soft_wrap=terminal,
     )
     health = report["redis"]
     aof = (
@@ -103,7 +114,7 @@ def _print(report: dict[str, Any]) -> None:
     console.print(
         f"redis {version}: up {span(health['uptime_seconds'])}, append-only file {aof},"
         f" {health['used_memory_bytes'] / 1e6:.1f} MB",
-        soft_wrap=True,
+        soft_wrap=terminal,
     )
     if health["writes_refused"]:
         console.print(
@@ -118,61 +129,60 @@ def _print(report: dict[str, Any]) -> None:
             Text.assemble(("NEEDS ATTENTION", "red"), " ", report["dead_elsewhere"]), soft_wrap=True
         )
     if report["workers"]:
-        workers = Table(title="Workers", title_justify="left")
-        for column in (
-            "worker",
-            "alive",
-            "last beat",
-            "pages",
-            "pages/min",
-            "Redis errors",
-            "sites",
-            "store",
-        ):
-            workers.add_column(column)
-        for worker in report["workers"]:
-            workers.add_row(
-                escape(worker["id"]),
-                "yes" if worker["alive"] else "[red]no[/red]",
-                f"{worker['seen_seconds_ago']:.0f} s ago",
-                str(worker["pages"]),
-                f"{worker['rate_per_minute']:.1f}",
-                str(worker["redis_errors"]),
-                escape(",".join(worker["sites"]) or "all"),
-                escape(worker["store"] or "-"),
-            )
-        console.print(workers)
-    sites = Table(title="Sites (counts over the last 24 h)", title_justify="left")
-    for column in (
-        "site",
-        "schedule",
-        "last grab",
-        "next grab",
-        "new last/24h",
-        "pages",
-        "errors",
-        "bans",
-        "backoffs",
-        "304s",
-        "qRead",
-    ):
-        sites.add_column(column, overflow="fold")
-    for site in report["sites"]:
-        sites.add_row(
-            escape(site["site"]),
-            escape(site["schedule"]),
-            (site["last_grab"] or "never")[:16].replace("T", " "),
-            (site["next_grab"] or "-")[:16].replace("T", " ")
-            + (" (waits for the last grab)" if site["grab_waiting"] else ""),
-            f"{'-' if site['new_last_grab'] is None else site['new_last_grab']}/{site['new_24h']}",
-            str(site["pages_24h"]),
-            escape(_errors(site)),
-            _bans(site),
-            str(site["backoffs_24h"]),
-            str(site["not_modified_24h"]),
-            str(site["qread_fallbacks_24h"]),
+        _show(
+            console,
+            terminal,
+            "Workers",
+            ("worker", "alive", "last beat", "pages", "pages/min", "Redis errors", "sites", "store"),
+            (
+                (
+                    escape(worker["id"]),
+                    "yes" if worker["alive"] else "[red]no[/red]",
+                    f"{worker['seen_seconds_ago']:.0f} s ago",
+                    str(worker["pages"]),
+                    f"{worker['rate_per_minute']:.1f}",
+                    str(worker["redis_errors"]),
+                    escape(",".join(worker["sites"]) or "all"),
+                    escape(worker["store"] or "-"),
+                )
+                for worker in report["workers"]
+            ),
         )
-    console.print(sites)
+    _show(
+        console,
+        terminal,
+        "Sites (counts over the last 24 h)",
+        (
+            "site",
+            "schedule",
+            "last grab",
+            "next grab",
+            "new last/24h",
+            "pages",
+            "errors",
+            "bans",
+            "backoffs",
+            "304s",
+            "qRead",
+        ),
+        (
+            (
+                escape(site["site"]),
+                escape(site["schedule"]),
+                (site["last_grab"] or "never")[:16].replace("T", " "),
+                (site["next_grab"] or "-")[:16].replace("T", " ")
+                + (" (waits for the last grab)" if site["grab_waiting"] else ""),
+                f"{'-' if site['new_last_grab'] is None else site['new_last_grab']}/{site['new_24h']}",
+                str(site["pages_24h"]),
+                escape(_errors(site)),
+                _bans(site),
+                str(site["backoffs_24h"]),
+                str(site["not_modified_24h"]),
+                str(site["qread_fallbacks_24h"]),
+            )
+            for site in report["sites"]
+        ),
+    )
     for site in report["sites"]:
         if site["attention"]:
             console.print(
@@ -180,65 +190,107 @@ def _print(report: dict[str, Any]) -> None:
             )
             for reason in site["attention"]:
                 console.print(Text.assemble("  ", reason), soft_wrap=True)
-    _print_fields(console, report["sites"])
+    _print_fields(console, terminal, report["sites"])
     discovering = [site for site in report["sites"] if site.get("discover")]
     if discovering:
-        table = Table(title="Discover crawls (counts over the last 24 h)", title_justify="left")
-        for column in (
-            "site",
-            "relevant",
-            "read",
-            "harvest",
-            "links kept",
-            "refused",
-            "seen already",
-            "released",
-            "frontier",
-            "hosts",
-            "model ms/page",
-            "model syncs",
-        ):
-            table.add_column(column)
-        for site in discovering:
-            found = site["discover"]
-            harvest, cost = found["harvest_24h"], found["model_ms_per_page_24h"]
-            table.add_row(
-                escape(site["site"]),
-                str(found["relevant_24h"]),
-                str(found["relevant_24h"] + found["irrelevant_24h"]),
-                "-" if harvest is None else f"{harvest:.2f}",
-                str(found["links_kept_24h"]),
-                str(found["links_refused_24h"]),
-                str(found["links_seen_24h"]),
-                str(found["links_released_24h"]),
-                str(found["frontier_links"]),
-                str(found["frontier_hosts"]),
-                "-" if cost is None else f"{cost:.3f}",
-                str(found["model_shares"]),
-            )
-        console.print(table)
+        _show(
+            console,
+            terminal,
+            "Discover crawls (counts over the last 24 h)",
+            (
+                "site",
+                "relevant",
+                "read",
+                "harvest",
+                "links kept",
+                "refused",
+                "seen already",
+                "released",
+                "frontier",
+                "hosts",
+                "model ms/page",
+                "model syncs",
+            ),
+            (_discovered(site) for site in discovering),
+        )
     if report["proxies"]:
-        proxies = Table(title="Proxies", title_justify="left")
-        for column in ("proxy", "ok", "failed", "banned", "latency", "state"):
-            proxies.add_column(column)
-        for proxy in report["proxies"]:
-            state = (
-                f"benched until {proxy['benched_until'][11:19]}: {escape(proxy['reason'])}"
-                if proxy["benched"]
-                else "ok"
-            )
-            latency = "-" if proxy["latency_ms"] is None else f"{proxy['latency_ms']} ms"
-            proxies.add_row(
-                escape(proxy["proxy"]),
-                str(proxy["ok"]),
-                str(proxy["failed"]),
-                str(proxy["banned"]),
-                latency,
-                state,
-            )
-        console.print(proxies)
+        _show(
+            console,
+            terminal,
+            "Proxies",
+            ("proxy", "ok", "failed", "banned", "latency", "state"),
+            (_proxy(proxy) for proxy in report["proxies"]),
+        )
     for broken in report["rule_errors"]:
-        console.print(f"[red]NEEDS ATTENTION[/red] {escape(broken['error'])}")
+        console.print(f"[red]NEEDS ATTENTION[/red] {escape(broken['error'])}", soft_wrap=True)
+
+
+def _show(
+    console: Console,
+    terminal: bool,
+    title: str,
+    columns: Sequence[str],
+    rows: Iterable[Sequence[str]],
+) -> None:
+    """The ``rows`` (cells in rich markup) under ``title``: a table in a terminal; piped, a block per row
+    that fits :data:`PIPED_WIDTH` columns however many columns there are: its first cell on a line, then
+    each other column as ``  name: value``, a long value folded over the lines below it, never cut; a
+    blank line after the last block."""
+    if terminal:
+        table = Table(title=title, title_justify="left")
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        return
+    console.print(title, markup=False)
+    for first, *cells in rows:
+        console.print(first, overflow="fold")
+        block = Table.grid(padding=(0, 1))
+        block.add_column(no_wrap=True)
+        block.add_column(overflow="fold")
+        for name, cell in zip(columns[1:], cells, strict=True):
+            block.add_row(f"{name}:", cell)
+        console.print(Padding(block, (0, 0, 0, 2), expand=False))
+    console.print()
+
+
+def _discovered(site: dict[str, Any]) -> tuple[str, ...]:
+    """The cells of a discover crawl's row."""
+    found = site["discover"]
+    harvest, cost = found["harvest_24h"], found["model_ms_per_page_24h"]
+    return (
+        escape(site["site"]),
+        str(found["relevant_24h"]),
+        str(found["relevant_24h"] + found["irrelevant_24h"]),
+        "-" if harvest is None else f"{harvest:.2f}",
+        str(found["links_kept_24h"]),
+        str(found["links_refused_24h"]),
+        str(found["links_seen_24h"]),
+        str(found["links_released_24h"]),
+        str(found["frontier_links"]),
+        str(found["frontier_hosts"]),
+        "-" if cost is None else f"{cost:.3f}",
+        str(found["model_shares"]),
+    )
+
+
+def _proxy(proxy: dict[str, Any]) -> tuple[str, ...]:
+    """The cells of a proxy's row."""
+    state = (
+        f"benched until {proxy['benched_until'][11:19]}: {escape(proxy['reason'])}"
+        if proxy["benched"]
+        else "ok"
+    )
+    return (
+        escape(proxy["proxy"]),
+        str(proxy["ok"]),
+        str(proxy["failed"]),
+        str(proxy["banned"]),
+        "-" if proxy["latency_ms"] is None else f"{proxy['latency_ms']} ms",
+        state,
+    )
 
 
 def _errors(site: dict[str, Any]) -> str:
@@ -255,20 +307,14 @@ def _bans(site: dict[str, Any]) -> str:
     return f"{site['bans_24h']} ({counted(signs, 'sign')})"
 
 
-def _print_fields(console: Console, sites: list[dict[str, Any]]) -> None:
+def _print_fields(console: Console, terminal: bool, sites: list[dict[str, Any]]) -> None:
     """Per site with rule fields, the share of its article pages where each field found nothing, in the last
     24 h and in the 7 days before (``-``: no article page then); a field that stopped matching, or never
     matched, says so."""
     shown = [site for site in sites if site["fields"]]
     if not shown:
         return
-    table = Table(
-        title="Rule fields: share of article pages where the field found nothing, last 24 h (7 days before)",
-        title_justify="left",
-    )
-    table.add_column("site")
-    table.add_column("article pages")
-    table.add_column("fields", overflow="fold")
+    rows = []
     for site in shown:
         recent, before = site["article_pages_24h"], site["article_pages_before"]
         cells = []
@@ -281,5 +327,11 @@ def _print_fields(console: Console, sites: list[dict[str, Any]]) -> None:
             elif field["never_matched"]:
                 cell = f"[red]{cell} NEVER MATCHED[/red]"
             cells.append(cell)
-        table.add_row(escape(site["site"]), f"{recent} ({before})", ", ".join(cells))
-    console.print(table)
+        rows.append((escape(site["site"]), f"{recent} ({before})", ", ".join(cells)))
+    _show(
+        console,
+        terminal,
+        "Rule fields: share of article pages where the field found nothing, last 24 h (7 days before)",
+        ("site", "article pages", "fields"),
+        rows,
+    )
