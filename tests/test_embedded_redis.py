@@ -636,6 +636,17 @@ def test_an_append_only_file_redis_check_aof_cannot_read_is_named_with_the_way_o
         client.close()
 
 
+def test_the_empty_append_only_file_of_a_new_data_folder_is_not_damaged(data_dir: Path) -> None:
+    with EmbeddedRedis(data_dir):
+        pass
+    aof = data_dir / "redis" / "appendonly.aof"
+    assert aof.is_file() and aof.stat().st_size == 0, "the server made its file, and nothing was written"
+    done = _crawler(["--data-dir", str(data_dir), "redis", "repair"], data_dir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{aof.resolve()} is not damaged (0 bytes): nothing was changed" in done.stdout, done.stdout
+    assert not list(aof.parent.glob("appendonly.aof.damaged*"))
+
+
 def test_a_socket_path_too_long_is_refused(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * (MAX_SOCKET_PATH - len(str(tmp_path))))
     with pytest.raises(RedisUnavailableError, match=r"use a shorter CRAWLER_DATA_DIR"):

