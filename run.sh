@@ -22,7 +22,9 @@ ensure_venv() {
         "$venv/bin/python" -m pip install --quiet --upgrade pip
     fi
     if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-        "$venv/bin/python" -m pip install --quiet -e ".[$extras]"
+        # setuptools warns at every editable build that a folder named like the package may shadow it:
+        # this checkout is that folder, installed on purpose.
+        PYTHONWARNINGS=ignore::UserWarning "$venv/bin/python" -m pip install --quiet -e ".[$extras]"
         touch "$stamp"
     fi
 }
