@@ -22,7 +22,8 @@ encoding cannot decode become U+FFFD.
 
 :func:`decode_checked` is how a crawl reads a page, and every command that shows one: :func:`decode`, but a
 declared charset that leaves many U+FFFD is set aside for the detected one when that fits far better, and a
-charset given by the caller (a rule's ``encoding`` key) is used whatever the page declares.
+charset given by the caller (a rule's ``encoding`` key) is used whatever the page declares as long as it
+decodes the page (it gives way to the page's own encoding when that decodes what it cannot).
 
 :func:`sniff_binary` tells data that is not text at all (images, archives, random bytes), so that callers can
 say "this is not HTML" instead of extracting noise.
@@ -154,6 +155,9 @@ _WEB_NAMES = {
 }
 _BOM_LENGTHS = {encoding: len(bom) for bom, encoding in _BOMS}
 _WIDE = frozenset({"utf-16le", "utf-16be", "utf-32le", "utf-32be"})
+# Encodings whose byte sequences are checked: text in another encoding seldom decodes cleanly in them, so a
+# clean decode is evidence (a single-byte encoding decodes almost any bytes, which proves nothing).
+_MULTI_BYTE = _WIDE | {"utf-8", "gbk", "gb18030", "big5", "shift_jis", "euc-jp", "iso-2022-jp", "euc-kr"}
 
 _CHARSET_RE = re.compile(rb"""charset\s*=\s*["']?\s*([A-Za-z0-9_.:()+-]{1,40})""", re.IGNORECASE)
 _META_RE = re.compile(rb"<meta\b[^>]*>", re.IGNORECASE)
@@ -203,7 +207,7 @@ class Decoded:
 @dataclass(frozen=True, slots=True)
 class Doubt:
     """The charset :func:`decode_checked` tried first on a page (declared by it, or given by the caller),
-    the U+FFFD it left, and what decodes the page with a quarter as many or fewer (``None``: nothing)."""
+    the U+FFFD it left, and what the page was read as instead (``None``: nothing decodes it better)."""
 
     encoding: str
     source: Declaration | Literal["given"]
@@ -316,19 +320,13 @@ def decode(data: bytes, declared: str | None = None) -> Decoded:
 
 def decode_checked(data: bytes, declared: str | None = None, given: str | None = None) -> Decoded:
     """The page as a crawl reads it: as the web encoding ``given`` (a rule's ``encoding`` key) when there
-    is one, else as :func:`decode` finds it, except that a charset declared in the Content-Type
-    (``declared``) or a ``<meta>`` that leaves ``DOUBT_REPLACEMENTS`` U+FFFD or more is set aside for the
-    detected one when that leaves a quarter as many or fewer (a site that declares UTF-8 and sends GBK).
-    ``doubt`` tells a charset that left so many U+FFFD; a ``given`` one is kept all the same, its
-    ``doubt.better`` what the page decodes as without it."""
+    is one and it decodes the page (:func:`_given_or_own`), else as :func:`decode` finds it, except that a
+    charset declared in the Content-Type (``declared``) or a ``<meta>`` that leaves ``DOUBT_REPLACEMENTS``
+    U+FFFD or more is set aside for the detected one when that leaves a quarter as many or fewer (a site
+    that declares UTF-8 and sends GBK). ``doubt`` tells a charset set aside (``doubt.better`` is then the
+    result), or one that left so many U+FFFD with nothing better (``doubt.better`` is ``None``)."""
     if given is not None:
-        result = _decoded(data, given, "given")
-        replaced = result.text.count("\ufffd")
-        if replaced < DOUBT_REPLACEMENTS:
-            return result
-        own = decode_checked(data, declared)
-        better = own if own.text.count("\ufffd") * 4 <= replaced else None
-        return replace(result, doubt=Doubt(given, "given", replaced, better))
+        return _given_or_own(data, declared, given)
     result = decode(data, declared)
     if result.source not in ("declared", "meta"):
         return result
@@ -339,6 +337,44 @@ def decode_checked(data: bytes, declared: str | None = None, given: str | None =
     if detected is None or detected.text.count("\ufffd") * 4 > replaced:
         return replace(result, doubt=Doubt(result.encoding, result.source, replaced, None))
     return replace(detected, doubt=Doubt(result.encoding, result.source, replaced, detected))
+
+
+def _given_or_own(data: bytes, declared: str | None, given: str) -> Decoded:
+    """``data`` in the ``given`` encoding when that decodes it: one strict decode, no detection. When it
+    leaves U+FFFD, the page's own encoding (:func:`decode_checked` without ``given``) when that leaves a
+    quarter as many or fewer of the ``DOUBT_REPLACEMENTS`` or more; or, for fewer U+FFFD, the page's
+    declared charset or UTF-8 when either is a multi-byte encoding that decodes it cleanly. Else the
+    ``given`` one, doubted when it leaves ``DOUBT_REPLACEMENTS`` or more."""
+    try:
+        return Decoded(data.decode(_CODECS[given]), given, "given")
+    except UnicodeDecodeError:
+        pass
+    result = _decoded(data, given, "given")
+    replaced = result.text.count("\ufffd")
+    if replaced < DOUBT_REPLACEMENTS:
+        own = _clean_multi_byte(data, declared)
+        return result if own is None else replace(own, doubt=Doubt(given, "given", replaced, own))
+    own = decode_checked(data, declared)
+    if own.text.count("\ufffd") * 4 > replaced:
+        return replace(result, doubt=Doubt(given, "given", replaced, None))
+    return replace(own, doubt=Doubt(given, "given", replaced, own))
+
+
+def _clean_multi_byte(data: bytes, declared: str | None) -> Decoded | None:
+    """``data`` in the multi-byte encoding it declares (:func:`declared_encoding`), else in UTF-8, when that
+    decodes it without an error; ``None`` when neither does."""
+    found = declared_encoding(data, declared)
+    if found is not None and found[0] in _MULTI_BYTE:
+        name, source = found
+        body = data[_BOM_LENGTHS[name] :] if source == "bom" else data
+        try:
+            return Decoded(body.decode(_CODECS[name]), name, source)
+        except UnicodeDecodeError:
+            pass
+    try:
+        return Decoded(data.decode("utf-8"), "utf-8", "utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def redetect(data: bytes) -> Decoded | None:

@@ -29,6 +29,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/gbk-as-utf8``               the GBK article, sent with ``charset=utf-8`` in its Content-Type
 ``/utf8-as-gb2312``            the same article, its paragraphs thrice, in UTF-8 sent with ``charset=gb2312``;
                                ``?in=meta``: declared in ``<meta charset>``, the Content-Type without one
+``/utf8``                      the same article in UTF-8, ``charset=utf-8`` in its Content-Type
+``/gb18030-meta``              the same article in GB18030, declared in ``<meta charset>`` only
 ``/cp1252-as-utf8``            a French article in windows-1252 that declares utf-8 in its Content-Type and
                                its ``<meta>``; charset-normalizer guesses cp775 first (no web encoding)
 ``/unsized?kb=N``              an N KB HTML page without Content-Length (its end is the connection's)
@@ -436,6 +438,13 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 self._send(200, chinese.encode(), "text/html")
             else:
                 self._send(200, chinese.encode(), "text/html; charset=gb2312")
+        elif path == "/utf8":
+            chinese = article_page(GBK_TITLE, GBK_PARAGRAPHS, lang="zh")
+            self._send(200, chinese.encode(), "text/html; charset=utf-8")
+        elif path == "/gb18030-meta":
+            chinese = article_page(GBK_TITLE, GBK_PARAGRAPHS, lang="zh")
+            chinese = chinese.replace("<head>", '<head><meta charset="gb18030">', 1)
+            self._send(200, chinese.encode("gb18030"), "text/html")
         elif path == "/cp1252-as-utf8":
             french = article_page(CP1252_TITLE, CP1252_PARAGRAPHS, lang="fr")
             french = french.replace("<head>", '<head><meta charset="utf-8">', 1)

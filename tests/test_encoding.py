@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import codecs
 import random
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import extractors.encoding
 from extractors.encoding import (
+    DOUBT_REPLACEMENTS,
     charset_from_content_type,
     declared_encoding,
     decode,
+    decode_checked,
     decode_html,
     looks_binary,
     normalize_encoding,
@@ -194,6 +198,53 @@ def test_invalid_bytes_are_replaced_not_raised() -> None:
 def test_invalid_bytes_in_declared_multibyte_encoding() -> None:
     data = CHINESE.encode("gbk")[:-3] + b"\x81\x30\xff\xff"
     assert "长江大桥" in decode_html(data, "gbk")
+
+
+@pytest.mark.parametrize(
+    ("head", "source"), [('<meta charset="utf-8">', "meta"), ("", "utf-8")], ids=["meta", "undeclared"]
+)
+def test_a_given_encoding_leaving_a_few_characters_undecodable_gives_way_to_clean_utf8(
+    head: str, source: str
+) -> None:
+    """UTF-8 read as GBK mostly decodes, into other Chinese characters: the few U+FFFD it leaves are the
+    sign, and the page's own UTF-8 reads it whole."""
+    html = page("<h1>长江大桥重新通车</h1><p>大桥于昨日清晨重新开放。</p>", head)
+    replaced = html.encode().decode("gb18030", "replace").count("\ufffd")
+    assert 0 < replaced < DOUBT_REPLACEMENTS
+    result = decode_checked(html.encode(), "text/html", given="gbk")
+    assert (result.text, result.encoding, result.source) == (html, "utf-8", source)
+    assert result.doubt is not None
+    assert (result.doubt.encoding, result.doubt.source, result.doubt.replaced) == ("gbk", "given", replaced)
+    assert result.doubt.better == replace(result, doubt=None)
+
+
+def test_a_given_encoding_leaving_many_characters_undecodable_gives_way_to_the_pages_meta() -> None:
+    html = page(CHINESE * 3, '<meta charset="gb18030">')
+    result = decode_checked(html.encode("gb18030"), "text/html", given="utf-8")
+    assert (result.text, result.encoding, result.source) == (html, "gb18030", "meta")
+    assert result.doubt is not None and result.doubt.source == "given"
+
+
+def test_a_given_encoding_is_kept_for_a_stray_byte_that_a_single_byte_declaration_would_hide() -> None:
+    """A GBK site whose pages say iso-8859-1 (the reason for its rule's `encoding: gbk`): windows-1252
+    decodes almost any bytes, so its clean reading of a page with one bad byte proves nothing."""
+    html = page(CHINESE, '<meta charset="iso-8859-1">')
+    data = html.encode("gbk").replace("清晨".encode("gbk"), b"\xc7\xe5<")
+    result = decode_checked(data, "text/html", given="gbk")
+    assert (result.encoding, result.source, result.doubt) == ("gbk", "given", None)
+    assert "长江大桥" in result.text
+
+
+def test_a_given_encoding_that_decodes_the_page_is_used_without_detection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_detection(sample: bytes) -> str | None:
+        raise AssertionError("detection ran on a page the given encoding decodes")
+
+    monkeypatch.setattr(extractors.encoding, "_detect", no_detection)
+    html = page(CHINESE, '<meta charset="utf-8">')
+    result = decode_checked(html.encode("gbk"), "text/html; charset=utf-8", given="gbk")
+    assert (result.text, result.encoding, result.source, result.doubt) == (html, "gbk", "given", None)
 
 
 @settings(max_examples=200, deadline=None)

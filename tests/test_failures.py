@@ -2116,8 +2116,8 @@ def test_a_page_declaring_utf8_but_sent_in_windows_1252_is_stored_readable(site:
 
 
 def test_a_rules_wrong_encoding_is_warned_of_once_a_site_and_counted_in_status(site: Site) -> None:
-    """`encoding: utf8` on a site whose pages say gbk: the rule's key is kept (it is the rule's word), but
-    the crawl says once which key of which file is wrong and what to set, and status counts the pages."""
+    """`encoding: utf8` on a site whose pages say gbk: the pages are read as gbk, the crawl says once which
+    key of which file is wrong and what to set, and status counts the pages."""
     site.rule("/gbk", "/gbk?copy=2")
     rule_file = site.rules / f"{site.name}.yaml"
     rule_file.write_text(rule_file.read_text(encoding="utf-8") + "encoding: utf8\n", encoding="utf-8")
@@ -2127,10 +2127,11 @@ def test_a_rules_wrong_encoding_is_warned_of_once_a_site_and_counted_in_status(s
     warning = f"{rule_file}: its `encoding: utf-8` leaves "
     assert said.count(warning) == 1, done.stderr[-4000:]
     fix = (
-        "undecodable; the page's Content-Type says gbk, which decodes it: remove the `encoding` key, or set"
-        " it to gbk"
+        "undecodable; the page's Content-Type says gbk, which decodes it: read as gbk instead; remove the"
+        " `encoding` key, or set it to gbk"
     )
     assert fix in said, done.stderr[-4000:]
+    assert {article["title"] for article in site.stored().values()} == {GBK_TITLE}
     status = site.crawler("status", "--format", "json")
     assert status.returncode == 0, status.stderr[-4000:]
     (shown,) = json.loads(status.stdout)["sites"]
@@ -2139,6 +2140,36 @@ def test_a_rules_wrong_encoding_is_warned_of_once_a_site_and_counted_in_status(s
         f"the rule's `encoding: utf-8` left characters undecodable on 2 pages in 24 h: remove or fix it"
         f" in {rule_file} (the crawl's warning says what the pages declare)"
     ) in shown["attention"]
+
+
+@pytest.mark.parametrize(
+    ("path", "encoding", "page"),
+    [("/utf8", "gbk", "Content-Type says utf-8"), ("/gb18030-meta", "utf-8", "<meta> says gb18030")],
+    ids=["utf-8-pages-rule-gbk", "gb18030-pages-rule-utf-8"],
+)
+def test_a_page_the_rules_encoding_cannot_decode_is_stored_as_the_page_declares_it(
+    site: Site, path: str, encoding: str, page: str
+) -> None:
+    """The rule's `encoding` leaves the page undecodable and the page's own declaration decodes it: the
+    article is stored readable, and the crawl still says which key of which file to fix."""
+    site.rule(path)
+    rule_file = site.rules / f"{site.name}.yaml"
+    rule_file.write_text(rule_file.read_text(encoding="utf-8") + f"encoding: {encoding}\n", encoding="utf-8")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    (article,) = site.stored().values()
+    assert article["title"] == GBK_TITLE
+    assert str(article["body"]) == "\n\n".join(GBK_PARAGRAPHS)
+    said = " ".join(done.stderr.split())
+    assert said.count(f"{rule_file}: its `encoding: {encoding}` leaves ") == 1, done.stderr[-4000:]
+    read_as = page.rsplit(" ", 1)[1]
+    fix = (
+        f"the page's {page}, which decodes it: read as {read_as} instead; remove the `encoding` key,"
+        f" or set it to {read_as}"
+    )
+    assert fix in said, done.stderr[-4000:]
+    (shown,) = site.status()["sites"]
+    assert shown["rule_encoding_undecodable_24h"] == 1
 
 
 @pytest.mark.parametrize("path", ["/utf8-as-gb2312", "/utf8-as-gb2312?in=meta"], ids=["header", "meta"])

@@ -1202,13 +1202,15 @@ def test_rules_try_says_when_the_rules_encoding_leaves_a_page_undecodable(
     url = site_server.url("/gbk")
     run = crawler("rules", "try", "local", url, cwd=tmp_path, env={ALLOW_PRIVATE_NETWORKS_ENV: "1"})
     assert run.code == 0, run.stderr
-    assert "encoding   utf-8 (the rule's encoding key, which leaves " in run.stdout, run.stdout
+    read_as = "encoding   gbk (Content-Type header: utf-8 (the rule's encoding key) leaves "
+    assert read_as in run.stdout, run.stdout
     said = " ".join(run.stderr.split())
     assert "crawler rules try: note: rules/local.yaml: its `encoding: utf-8` leaves " in said, said
     assert (
-        "the page's Content-Type says gbk, which decodes it: remove the `encoding` key, or set it to gbk"
-        in said
-    )
+        "the page's Content-Type says gbk, which decodes it: read as gbk instead; remove the `encoding` key,"
+        " or set it to gbk"
+    ) in said
+    assert "长江大桥完成检修重新通车" in run.stdout
 
 
 def test_rules_try_names_the_key_of_a_start_url_or_feed_that_answers_an_http_error(

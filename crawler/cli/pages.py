@@ -136,7 +136,7 @@ def encoding_reason(decoded: Decoded) -> str:
     if doubt is None:
         return reason
     left = f"{doubt.replaced} characters undecodable"
-    if doubt.source == "given" or doubt.better is None:
+    if doubt.better is None:
         return f"{reason}, which leaves {left}"
     return f"{reason}: {doubt.encoding} ({ENCODING_SOURCES[doubt.source]}) leaves {left}"
 

@@ -282,7 +282,8 @@ class Rule:
 
     def encoding_doubt(self, url: str, doubt: Doubt) -> str:
         """What to change when this rule's ``encoding`` leaves the page at ``url`` with ``doubt.replaced``
-        characters undecodable: the key, and what the page says it is or is detected as."""
+        characters undecodable: the key, and what the page says it is or is detected as, which the page is
+        read as instead."""
         wrong = (
             f"{self.path}: its `encoding: {self.encoding}` leaves {doubt.replaced} characters of {url}"
             " undecodable"
@@ -299,7 +300,10 @@ class Rule:
             page = f"the page says {better.doubt.encoding} but is detected as {better.encoding}"
         else:
             page = f"the page is detected as {better.encoding}"
-        return f"{wrong}; {page}, which decodes it: remove the `encoding` key, or set it to {better.encoding}"
+        return (
+            f"{wrong}; {page}, which decodes it: read as {better.encoding} instead; remove the `encoding`"
+            f" key, or set it to {better.encoding}"
+        )
 
     def unparsed_published(self, published: str, pages: int = 1) -> str:
         """What a crawl of this rule does with ``published`` (the field's value on one page, or the words

@@ -12,9 +12,9 @@ refused by the network guard is counted as refused (with a warning that says how
 refused on purpose (robots.txt, a captcha page) as skipped. Pages are decoded by
 :func:`extractors.encoding.decode_checked`, as ``crawler extract`` and ``rules try`` decode them: a page whose
 text holds many U+FFFD under its declared charset is decoded again by detection (a site that declares
-UTF-8 and sends GBK), and counted; a rule's ``encoding`` that leaves as many is kept, counted, and warned
-of once a site. A rule's regular expressions share a time budget per page
-(``RULES_REGEX_PAGE_SECONDS``).
+UTF-8 and sends GBK), and counted; a rule's ``encoding`` that leaves U+FFFD gives way to the page's own
+encoding when that decodes it, and is counted and warned of once a site. A rule's regular expressions
+share a time budget per page (``RULES_REGEX_PAGE_SECONDS``).
 
 Seeds also come as JSON from the ``crawler:seeds`` list (``{"site": ..., "url": ..., "kind":
 "index"|"feed"|"sitemap"|"api"|"search"|"article", "job": ...}``), read with our own parsing:
@@ -1066,8 +1066,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     def _doubted(self, rule: Rule, url: str, decoded: Decoded) -> None:
         """Warn of, and count, a page whose declared charset left many U+FFFD (decoded again by detection
-        when that fits far better: a site that declares UTF-8 and sends GBK), or whose rule's encoding did
-        (kept: the warning says which key to change, once a site; the count is status's)."""
+        when that fits far better: a site that declares UTF-8 and sends GBK), or whose rule's encoding left
+        U+FFFD (decoded in the page's own encoding when that decodes it: the warning says which key to
+        change, once a site; the count is status's)."""
         doubt = decoded.doubt
         if doubt is None:
             return
