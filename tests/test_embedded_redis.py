@@ -623,7 +623,7 @@ def test_an_append_only_file_redis_check_aof_cannot_read_is_named_with_the_way_o
     assert refused.returncode == 1, refused.stdout + refused.stderr
     said = refused.stderr
     assert f"cannot repair {aof.resolve()}: redis-check-aof could not read it" in said, said
-    assert "Out Of Memory allocating 1000000000000001 bytes" in refused.stderr, "what it said"
+    assert re.search(r"could not read it \(it says '[^']+'\)", said), "what it said first"
     assert "nothing was changed" in refused.stderr, refused.stderr
     way_out = re.search(r"`(mv [^`]+)`", refused.stderr)
     assert way_out, refused.stderr
