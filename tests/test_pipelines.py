@@ -149,6 +149,11 @@ def test_clean_turns_an_empty_body_into_none(crawler: Crawler) -> None:
         ("November 20, 2026", "2026-11-20"),
         ("Sept. 3rd 2026", "2026-09-03"),
         ("20 Nov. 2026", "2026-11-20"),
+        # A 12-hour clock: the hour after noon is the afternoon's, 12 AM is midnight.
+        ("Nov 20, 2026 2:05 PM EST", "2026-11-20T14:05:00-05:00"),
+        ("November 20, 2026 10:31 p.m.", "2026-11-20T22:31:00"),
+        ("20 Nov 2026 12:15 AM GMT", "2026-11-20T00:15:00+00:00"),
+        ("Fri, 20 Nov 2026 12:40pm", "2026-11-20T12:40:00"),
         # Unparsed: kept as the page gave it (day/month order unknown, or no date at all, or no such day).
         ("11/20/2026", "11/20/2026"),
         ("yesterday", "yesterday"),

@@ -50,6 +50,9 @@ _NUMERIC_DATE_RE = re.compile(
 )
 _MONTH_DAY_YEAR_RE = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
 _DAY_MONTH_YEAR_RE = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+(\d{{4}})\b", re.IGNORECASE)
+# A time of the 12-hour clock (2:05 PM, 10:31 p.m., 12:40pm), which the parsers below would read as the
+# morning's.
+_TWELVE_HOUR_RE = re.compile(r"(?<![\d:])(\d{1,2})(:\d{2}(?::\d{2})?)\s*([ap])\.?\s?m\b\.?", re.IGNORECASE)
 
 
 def clean_line(value: str | None) -> str | None:
@@ -75,8 +78,10 @@ def published_date(text: str) -> str | None:
     Recognised: ISO-8601, RFC 2822 (``Fri, 20 Nov 2026 10:31:00 GMT``), year-first numeric dates
     (``2026/11/20``, ``2026.11.20 10:31``, ``2026年11月20日``) and English month names
     (``November 20, 2026``, ``20 Nov. 2026``), anywhere in the text. Day-first and month-first numeric
-    dates (``21/11/2026``) are ambiguous and never read.
+    dates (``21/11/2026``) are ambiguous and never read. A time of the 12-hour clock (``2:05 PM``) is read
+    as the 24-hour time it is.
     """
+    text = _TWELVE_HOUR_RE.sub(_twenty_four_hour, text)
     try:
         return date.fromisoformat(text).isoformat()
     except ValueError:
@@ -90,6 +95,14 @@ def published_date(text: str) -> str | None:
     except (TypeError, ValueError, IndexError):
         pass
     return _date_in(text)
+
+
+def _twenty_four_hour(match: re.Match[str]) -> str:
+    """A 12-hour time as the 24-hour time it is (``2:05 PM`` as ``14:05``); an hour out of 1-12 as it was."""
+    hour = int(match.group(1))
+    if not 1 <= hour <= 12:
+        return match.group()
+    return f"{hour % 12 + (12 if match.group(3).lower() == 'p' else 0):02d}{match.group(2)}"
 
 
 def _date_in(text: str) -> str | None:
