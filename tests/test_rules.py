@@ -371,6 +371,39 @@ def test_css_selectors_where_an_xpath_goes_are_errors_with_the_xpath_to_write(tm
         assert RuleXPath(valid).expression == valid
 
 
+def test_a_relative_xpath_that_can_find_nothing_is_an_error_with_the_xpath_to_write(tmp_path: Path) -> None:
+    # Read from the page's <html>, whose children are head and body, "h1" is html/h1: never anything.
+    fields = """
+        article:
+          fields:
+            title: {xpath: ["//h2", "h1"]}
+            published: {xpath: "time/@datetime"}
+            author: {xpath: "string(span[@class='byline'])"}
+    """
+    write(tmp_path / "rules", "relative.yaml", MINIMAL_RULE + textwrap.dedent(fields))
+    run = crawler("rules", "check", cwd=tmp_path)
+    assert (run.code, run.stdout.splitlines()) == (
+        1,
+        [
+            'rules/relative.yaml: article.fields.title.xpath[1]: XPath "h1" starts at a child h1 of the'
+            " page's <html> element, which has only head and body: it finds nothing (expected an XPath from"
+            " the page's root: //h1)",
+            'rules/relative.yaml: article.fields.published.xpath: XPath "time/@datetime" starts at a child'
+            " time of the page's <html> element, which has only head and body: it finds nothing (expected"
+            " an XPath from the page's root: //time/@datetime)",
+            "rules/relative.yaml: article.fields.author.xpath: XPath \"string(span[@class='byline'])\" starts"
+            " at a child span of the page's <html> element, which has only head and body: it finds nothing"
+            " (expected an XPath from the page's root: string(//span[@class='byline']))",
+            "0 rules ok, 1 file with 3 errors",
+        ],
+    )
+    with pytest.raises(RuleError, match=r"expected an XPath from the page's root: /html/body//a\)"):
+        RuleXPath("html/body//a", nodes=True)
+    # Steps from <html> that find its children, tests inside brackets, and paths from a function stay valid.
+    for valid in ("body//p", "head/title", "//li[a]", "//div[p and not(span)]/p", "id('main')/p", "*//h1"):
+        assert RuleXPath(valid).expression == valid
+
+
 def test_an_xpath_that_gives_a_boolean_is_refused_for_fields_too(tmp_path: Path) -> None:
     text = MINIMAL_RULE + textwrap.dedent(
         """

@@ -220,6 +220,9 @@ class RuleXPath:
         if nodes and not isinstance(probe, list):
             kind = "a number" if isinstance(probe, float) else "a string"
             raise RuleError(file, key, f"XPath {_shown(expression)} gives {kind}", EXPECTED_NODES_XPATH)
+        relative = _relative_problem(expression)
+        if relative is not None:
+            raise RuleError(file, key, relative[0], relative[1])
 
     def __repr__(self) -> str:
         return f"RuleXPath({self.expression!r})"
@@ -326,6 +329,42 @@ def _xpath_problem(expression: str) -> tuple[str, str] | None:
             noun = "argument" if wanted == "1" else "arguments"
             return f"{text}() takes {wanted} {noun}, not {arguments}", f"{EXPECTED_XPATH} with valid calls"
     return None
+
+
+def _relative_problem(expression: str) -> tuple[str, str] | None:
+    """(problem, expected) when a location path of ``expression`` (outside brackets) starts with a child
+    step of an element other than head and body: read from the page's ``<html>``, it finds nothing."""
+    depth = 0
+    previous = None
+    tokens = [match for match in _XPATH_TOKEN_RE.finditer(expression) if match.lastgroup != "space"]
+    for position, token in enumerate(tokens):
+        text = token.group()
+        following = tokens[position + 1].group() if position + 1 < len(tokens) else None
+        if text == "[":
+            depth += 1
+        elif text == "]":
+            depth -= 1
+        elif (
+            depth == 0
+            and token.lastgroup == "name"
+            and previous in _PATH_START_AFTER
+            and following not in ("(", "::")
+            and text not in _HTML_CHILDREN
+        ):
+            start = token.start()
+            fixed = expression[:start] + ("/" if text == "html" else "//") + expression[start:]
+            return (
+                f"XPath {_shown(expression)} starts at a child {text} of the page's <html> element, which has"
+                " only head and body: it finds nothing",
+                f"an XPath from the page's root: {fixed}",
+            )
+        previous = text
+    return None
+
+
+# What a location path may follow (None: the expression's start), and the only children of <html>.
+_PATH_START_AFTER = frozenset({None, "(", ",", "|"})
+_HTML_CHILDREN = frozenset({"head", "body"})
 
 
 def _argument_count(tokens: Sequence[tuple[str | None, str]], opening: int) -> int:
