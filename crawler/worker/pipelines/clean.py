@@ -43,7 +43,8 @@ _MONTHS = {
     for name in names
 }
 _MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_TIME = r"(?:[T\s,]*(\d{1,2})[:时](\d{2})(?:[:分](\d{2}))?)?"
+# A time, with its fraction of a second (dropped) and its UTC offset when the page gives one.
+_TIME = r"(?:[T\s,]*(\d{1,2})[:时](\d{2})(?:[:分](\d{2})(?:\.\d+)?)?(?:\s*(Z|[+-]\d{2}:?\d{2})(?!\d))?)?"
 # Year first with - / . or 年 月 日 (unambiguous); day-first and month-first numeric dates are left alone.
 _NUMERIC_DATE_RE = re.compile(
     r"(?<!\d)(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})(?!\d)\s*日?" + _TIME
@@ -109,26 +110,33 @@ def _date_in(text: str) -> str | None:
     """The first recognised date (and time) inside ``text``, ISO-8601."""
     match = _NUMERIC_DATE_RE.search(text)
     if match is not None:
-        year, month, day, hour, minute, second = match.groups()
-        return _iso(int(year), int(month), int(day), hour, minute, second)
+        year, month, day, hour, minute, second, offset = match.groups()
+        return _iso(int(year), int(month), int(day), hour, minute, second, offset)
     match = _MONTH_DAY_YEAR_RE.search(text)
     if match is not None:
         month_name, day, year = match.groups()
-        return _iso(int(year), _MONTHS[month_name.lower()], int(day), None, None, None)
+        return _iso(int(year), _MONTHS[month_name.lower()], int(day), None, None, None, None)
     match = _DAY_MONTH_YEAR_RE.search(text)
     if match is not None:
         day, month_name, year = match.groups()
-        return _iso(int(year), _MONTHS[month_name.lower()], int(day), None, None, None)
+        return _iso(int(year), _MONTHS[month_name.lower()], int(day), None, None, None, None)
     return None
 
 
 def _iso(
-    year: int, month: int, day: int, hour: str | None, minute: str | None, second: str | None
+    year: int,
+    month: int,
+    day: int,
+    hour: str | None,
+    minute: str | None,
+    second: str | None,
+    offset: str | None,
 ) -> str | None:
     try:
         if hour is None or minute is None:
             return date(year, month, day).isoformat()
-        moment = datetime(year, month, day, int(hour), int(minute), int(second or 0))
+        zone = None if offset is None else datetime.strptime(offset, "%z").tzinfo
+        moment = datetime(year, month, day, int(hour), int(minute), int(second or 0), tzinfo=zone)
     except ValueError:
         return None
     return moment.isoformat(timespec="seconds")
