@@ -212,6 +212,39 @@ def test_a_tab_that_indents_a_rule_is_named_with_the_fix(tmp_path: Path) -> None
     assert "(expected spaces: YAML indents with spaces, never tabs)" in message
 
 
+@pytest.mark.parametrize(
+    ("line", "where", "expected"),
+    [
+        (
+            "schedule: {cron: */20 * * * *}",
+            "line 4, column 19",
+            '(expected quotes around a value that starts with *, as in cron: "*/20 * * * *": YAML reads an'
+            " unquoted * as an alias)",
+        ),
+        (
+            'index: {links: {allow: ["/\\d{4}/"]}}',
+            "line 3, column 28",
+            "(expected single quotes around a regular expression, as in '\\d+': in double quotes YAML reads"
+            " a backslash as an escape)",
+        ),
+        (
+            "index: {links: {xpath: @href}}",
+            "line 3, column 24",
+            '(expected quotes around a value that starts with @ or `, as in "@href": YAML reserves them)',
+        ),
+    ],
+)
+def test_a_yaml_mistake_with_a_known_fix_is_named_with_it(
+    tmp_path: Path, line: str, where: str, expected: str
+) -> None:
+    text = "domains: [127.0.0.1]\nstart_urls: [http://127.0.0.1/]\n" + line + "\n"
+    if not line.startswith("index"):
+        text = text.replace(line, "index: {links: {xpath: '//ul'}}\n" + line)
+    (message,) = errors_of(tmp_path, text)
+    assert f": {where}: invalid YAML: " in message
+    assert message.endswith(expected)
+
+
 def test_duplicate_keys_are_errors_not_silently_overwritten(tmp_path: Path) -> None:
     text = MINIMAL_RULE + "article:\n  fields:\n    title: {xpath: //h1}\n    title: {xpath: //h2}\n"
     (message,) = errors_of(tmp_path, text)

@@ -37,6 +37,17 @@ RULE_SUFFIX: Final = ".yaml"
 _SITE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 # What YAML expects where a tab indents a line (PyYAML says only that a tab "cannot start any token").
 _TABS_EXPECTED = "spaces: YAML indents with spaces, never tabs"
+# ...and where a value starts with *, a regular expression has a backslash in double quotes, or a value
+# starts with @ or `.
+_ALIAS_EXPECTED = (
+    'quotes around a value that starts with *, as in cron: "*/20 * * * *": YAML reads an unquoted * as an'
+    " alias"
+)
+_ESCAPE_EXPECTED = (
+    r"single quotes around a regular expression, as in '\d+': in double quotes YAML reads a backslash as an"
+    " escape"
+)
+_RESERVED_EXPECTED = 'quotes around a value that starts with @ or `, as in "@href": YAML reserves them'
 
 
 def load_rules(
@@ -201,8 +212,7 @@ def _read_yaml(text: str, check: Checker) -> tuple[object, bool]:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = ", ".join(part for part in (exc.context, exc.problem) if part)
-        tab = exc.problem is not None and "'\\t'" in exc.problem
-        check.fail(where, f"invalid YAML: {problem}", _TABS_EXPECTED if tab else None)
+        check.fail(where, f"invalid YAML: {problem}", _yaml_fix(exc))
         return None, False
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
@@ -221,6 +231,24 @@ def _read_yaml(text: str, check: Checker) -> tuple[object, bool]:
     finally:
         if loader is not None:
             loader.dispose()
+
+
+def _yaml_fix(exc: yaml.MarkedYAMLError) -> str | None:
+    """What to write instead, for the YAML mistakes a rule's author makes most: a tab, an unquoted cron
+    expression, a regular expression in double quotes, an unquoted @href."""
+    problem = exc.problem or ""
+    if "'\\t'" in problem:
+        return _TABS_EXPECTED
+    if exc.context == "while scanning an alias":
+        return _ALIAS_EXPECTED
+    if exc.context == "while scanning a double-quoted scalar" and problem.startswith("found unknown escape"):
+        return _ESCAPE_EXPECTED
+    if problem in (
+        "found character '@' that cannot start any token",
+        "found character '`' that cannot start any token",
+    ):
+        return _RESERVED_EXPECTED
+    return None
 
 
 def _duplicate_keys(root: yaml.Node) -> list[yaml.ScalarNode]:
