@@ -355,6 +355,38 @@ def test_rules_check_warns_of_a_schedule_shorter_than_the_schedulers_tick(tmp_pa
     )
 
 
+def test_rules_check_warns_of_a_custom_field_that_looks_like_a_misspelt_standard_one(tmp_path: Path) -> None:
+    fields = """
+        article:
+          fields:
+            titel: {xpath: "//h1"}
+            Author: {xpath: "//span[@class='byline']"}
+            date: {xpath: "//time/@datetime"}
+            section: {xpath: "//p[@class='crumbs']"}
+    """
+    write(tmp_path / "rules", "typo.yaml", MINIMAL_RULE + textwrap.dedent(fields))
+    # A custom field beside the standard one it resembles is meant: no warning.
+    deliberate = "article:\n  fields:\n    author: {xpath: '//b'}\n    authors: {xpath: '//i'}\n"
+    write(tmp_path / "rules", "meant.yaml", MINIMAL_RULE + deliberate)
+    run = crawler("rules", "check", cwd=tmp_path)
+    custom = "is a custom field, stored under fields"
+    assert (run.code, run.stdout.splitlines()) == (
+        0,
+        [
+            f'rules/typo.yaml: article.fields.titel: warning: "titel" {custom}.titel, and the rule has no'
+            ' title field; did you mean "title"? (expected a standard field name: title, body, published,'
+            " author)",
+            f'rules/typo.yaml: article.fields.Author: warning: "Author" {custom}.Author, and the rule has'
+            ' no author field; did you mean "author"? (expected a standard field name: title, body,'
+            " published, author)",
+            f'rules/typo.yaml: article.fields.date: warning: "date" {custom}.date, and the rule has no'
+            ' published field; did you mean "published"? (expected a standard field name: title, body,'
+            " published, author)",
+            "2 rules ok, 3 warnings",
+        ],
+    )
+
+
 def test_css_selectors_where_an_xpath_goes_are_errors_with_the_xpath_to_write(tmp_path: Path) -> None:
     fields = """
         article:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from crawler.discover.topic import Relevance, Topic
 from crawler.errors import HttpStatusError, InputError, NotAListingError
 from crawler.rules import (
     RULE_SUFFIX,
+    STANDARD_FIELDS,
     Rule,
     RuleError,
     RuleErrors,
@@ -90,7 +92,12 @@ def run_rules_check(args: argparse.Namespace) -> int:
     warnings = [
         warning
         for rule in loaded.values()
-        for warning in (*_schedule_warnings(rule), *_site_warnings(rule), *_seed_warnings(rule))
+        for warning in (
+            *_schedule_warnings(rule),
+            *_field_warnings(rule),
+            *_site_warnings(rule),
+            *_seed_warnings(rule),
+        )
     ]
     for line in (*errors, *warnings):
         print(printable(str(line)))
@@ -120,6 +127,44 @@ def _schedule_warnings(rule: Rule) -> list[RuleError]:
                     f"{tick} or more",
                 )
             )
+    return warnings
+
+
+# Names a rule's author gives a standard field by habit (another crawler's, a page's), each with that field.
+_STANDARD_FIELD_HABITS = {
+    "date": "published",
+    "pubdate": "published",
+    "publish_date": "published",
+    "published_at": "published",
+    "publication_date": "published",
+    "headline": "title",
+    "content": "body",
+    "text": "body",
+    "byline": "author",
+}
+
+
+def _field_warnings(rule: Rule) -> list[RuleError]:
+    """A warning for each custom field whose name looks like a standard field's (``titel``, ``Author``,
+    ``date``) when the rule lacks that standard field: its values would go to ``fields``, and the
+    article's title, body, date or author would be left to the page's fallbacks, or empty."""
+    warnings = []
+    for name in rule.fields:
+        if name in STANDARD_FIELDS:
+            continue
+        close = difflib.get_close_matches(name.lower(), STANDARD_FIELDS, n=1, cutoff=0.8)
+        standard = _STANDARD_FIELD_HABITS.get(name.lower()) or (close[0] if close else None)
+        if standard is None or standard in rule.fields:
+            continue
+        warnings.append(
+            RuleError(
+                str(rule.path),
+                f"article.fields.{name}",
+                f"warning: {shown_value(name)} is a custom field, stored under fields.{name}, and the rule"
+                f" has no {standard} field; did you mean {shown_value(standard)}?",
+                f"a standard field name: {', '.join(STANDARD_FIELDS)}",
+            )
+        )
     return warnings
 
 
