@@ -469,6 +469,49 @@ def test_a_relative_xpath_that_can_find_nothing_is_an_error_with_the_xpath_to_wr
         assert RuleXPath(valid).expression == valid
 
 
+def test_an_attribute_written_without_at_or_a_value_without_quotes_is_an_error_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    # Valid XPath that tests child elements HTML never has: //meta[property='x'] is a <meta> with a
+    # <property> child, //a[@rel=next] one whose rel equals the text of a <next> child.
+    fields = """
+        index:
+          links: {xpath: "//a[contains(class, 'lead')]/@href"}
+          next_page: "//a[@rel=next]"
+        article:
+          fields:
+            title: {xpath: "//meta[property='og:title']/@content"}
+    """
+    write(
+        tmp_path / "rules",
+        "attributes.yaml",
+        MINIMAL_RULE.replace("index:\n  links: {allow: ['/citynews/']}\n", "") + textwrap.dedent(fields),
+    )
+    run = crawler("rules", "check", cwd=tmp_path)
+    assert (run.code, run.stdout.splitlines()) == (
+        1,
+        [
+            "rules/attributes.yaml: index.links.xpath: XPath \"//a[contains(class, 'lead')]/@href\" tests a"
+            " child element class, which HTML never has: class is an attribute (expected @class, as in"
+            " //a[contains(@class, 'lead')]/@href)",
+            'rules/attributes.yaml: index.next_page: XPath "//a[@rel=next]" compares @rel with a child'
+            " element next, not the text next: a string is quoted (expected //a[@rel='next'])",
+            "rules/attributes.yaml: article.fields.title.xpath: XPath"
+            " \"//meta[property='og:title']/@content\" tests a child element property, which HTML never has:"
+            " property is an attribute (expected @property, as in //meta[@property='og:title']/@content)",
+            "0 rules ok, 1 file with 3 errors",
+        ],
+    )
+    for valid in (
+        "//li[a]",
+        "//tr[td = th]",
+        "//a[@rel='next']",
+        "//div[@data-id=@id]",
+        "//p[@class=../@class]",
+    ):
+        assert RuleXPath(valid).expression == valid
+
+
 def test_an_xpath_that_gives_a_boolean_is_refused_for_fields_too(tmp_path: Path) -> None:
     text = MINIMAL_RULE + textwrap.dedent(
         """

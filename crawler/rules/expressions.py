@@ -220,9 +220,9 @@ class RuleXPath:
         if nodes and not isinstance(probe, list):
             kind = "a number" if isinstance(probe, float) else "a string"
             raise RuleError(file, key, f"XPath {_shown(expression)} gives {kind}", EXPECTED_NODES_XPATH)
-        relative = _relative_problem(expression)
-        if relative is not None:
-            raise RuleError(file, key, relative[0], relative[1])
+        found = _relative_problem(expression) or _predicate_problem(expression)
+        if found is not None:
+            raise RuleError(file, key, found[0], found[1])
 
     def __repr__(self) -> str:
         return f"RuleXPath({self.expression!r})"
@@ -365,6 +365,75 @@ def _relative_problem(expression: str) -> tuple[str, str] | None:
 # What a location path may follow (None: the expression's start), and the only children of <html>.
 _PATH_START_AFTER = frozenset({None, "(", ",", "|"})
 _HTML_CHILDREN = frozenset({"head", "body"})
+
+
+def _predicate_problem(expression: str) -> tuple[str, str] | None:
+    """(problem, expected) when a test inside brackets reads an HTML attribute as a child element
+    (``[property='og:title']``, ``contains(class, 'x')``) or compares an attribute with an unquoted word
+    (``[@rel=next]``, a child element ``next``): valid XPath that finds nothing on an HTML page."""
+    tokens = [match for match in _XPATH_TOKEN_RE.finditer(expression) if match.lastgroup != "space"]
+    depth = 0
+    for position, token in enumerate(tokens):
+        text = token.group()
+        depth += (text == "[") - (text == "]")
+        if depth == 0 or token.lastgroup != "name":
+            continue
+        before = [other.group() for other in tokens[max(position - 4, 0) : position]]
+        following = tokens[position + 1].group() if position + 1 < len(tokens) else None
+        if following in ("(", "::"):
+            continue
+        start = token.start()
+        if before[-1:] and before[-1] in _TEST_STARTS and _is_html_attribute(text):
+            fixed = expression[:start] + "@" + expression[start:]
+            return (
+                f"XPath {_shown(expression)} tests a child element {text}, which HTML never has: {text} is"
+                " an attribute",
+                f"@{text}, as in {fixed}",
+            )
+        left = before[:-1] if before[-1:] == ["="] else []
+        left = left[:-1] if left[-1:] == ["!"] else left
+        if left[-2:-1] == ["@"] and following in ("]", "and", "or"):
+            fixed = f"{expression[:start]}'{text}'{expression[token.end() :]}"
+            return (
+                f"XPath {_shown(expression)} compares @{left[-1]} with a child element {text}, not the text"
+                f" {text}: a string is quoted",
+                fixed,
+            )
+    return None
+
+
+def _is_html_attribute(name: str) -> bool:
+    """True for a name HTML gives attributes and never elements (``href``, ``class``, ``data-id``)."""
+    return name.lower() in _HTML_ATTRIBUTES or name.lower().startswith(("data-", "aria-"))
+
+
+# What a test of a child step may follow inside brackets, and attributes no HTML element is named as.
+_TEST_STARTS = frozenset({"[", "(", ",", "=", "<", ">", "and", "or"})
+_HTML_ATTRIBUTES = frozenset(
+    {
+        "alt",
+        "charset",
+        "class",
+        "content",
+        "datetime",
+        "href",
+        "hreflang",
+        "http-equiv",
+        "id",
+        "itemprop",
+        "itemtype",
+        "lang",
+        "name",
+        "property",
+        "rel",
+        "role",
+        "src",
+        "srcset",
+        "target",
+        "type",
+        "value",
+    }
+)
 
 
 def _argument_count(tokens: Sequence[tuple[str | None, str]], opening: int) -> int:
