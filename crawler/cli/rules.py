@@ -30,7 +30,7 @@ from crawler.rules import (
     rule_sites,
 )
 from crawler.rules.access import global_proxies
-from crawler.rules.api import ApiError, ApiPage
+from crawler.rules.api import ApiError, ApiItemsError, ApiPage
 from crawler.rules.errors import shown as shown_value
 from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
@@ -38,7 +38,7 @@ from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
 from crawler.settings import QREAD_ALGORITHM, SCHEDULE_TICK_SECONDS
 from crawler.worker.pipelines.clean import clean_line, published_date
 from extractors.documents import DocumentError, document_kind, read_document
-from extractors.encoding import Decoded
+from extractors.encoding import Decoded, python_codec
 from extractors.htmlparse import page_title, parse_html
 
 __all__ = ["run_rules_check", "run_rules_try", "unfetched_seeds_problem"]
@@ -415,6 +415,12 @@ def _show_listing(rule: Rule, page: Page, url: str, kind: ListingKind, key: str,
         else:
             assert rule.api is not None
             found = rule.api.read(page.data, url, rule.encoding)
+    except ApiItemsError as exc:
+        raise NotAListingError(
+            f"{url} is the API's JSON, but `api.items` in {rule.path} gives no list of items: mend"
+            f" `api.items` there ({_json_top_level(page.data, rule.encoding)}); a crawl dead-letters it:"
+            f" {exc}"
+        ) from None
     except (FeedError, SitemapError, ApiError) as exc:
         what, thing = _LISTINGS[kind]
         got = (page.content_type or "").split(";")[0].strip().lower()
@@ -428,6 +434,17 @@ def _show_listing(rule: Rule, page: Page, url: str, kind: ListingKind, key: str,
         _show_sitemap(rule, page, url, sitemap, output)
     else:
         _show_api(rule, page, url, found, output)
+
+
+def _json_top_level(data: bytes, encoding: str | None) -> str:
+    """What an API page's JSON (read as the crawl reads it) holds at its top level, for the ``api.items``
+    to start from."""
+    top = json.loads(data.decode(python_codec(encoding), "replace") if encoding else data)
+    if isinstance(top, dict):
+        return f"the page's top level has the keys {', '.join(map(str, top))}" if top else "the page is {}"
+    if isinstance(top, list):
+        return "the page is a list: `items: '@'` takes it whole"
+    return f"the page is {json.dumps(top)}"
 
 
 def _as_feed(page: Page, url: str) -> Feed | None:
