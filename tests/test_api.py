@@ -258,6 +258,26 @@ def test_index_links_allow_and_deny_filter_the_items(site: Site) -> None:
     assert set(site.stored()) == {"/a/api-1-0", "/a/api-1-2"}
 
 
+def test_rules_try_on_an_api_page_leaves_out_the_items_index_links_refuse_as_the_crawl_does(
+    site: Site,
+) -> None:
+    _api_rule(site, "pages=1&per=3&full=1")
+    rule = site.rules / "api.yaml"
+    links = "index:\n  links: {allow: ['/a/'], deny: ['api-1-1$']}\n"
+    rule.write_text(rule.read_text(encoding="utf-8") + links, encoding="utf-8")
+    url = site.server.url("/api?pages=1&per=3&full=1")
+    done = site.crawler("rules", "try", "api", url)
+    assert done.returncode == 0, done.stderr
+    assert "as an API page: 2 items, 1 left out" in done.stdout, done.stdout
+    assert site.server.url("/a/api-1-1") not in done.stdout
+    as_json = json.loads(site.crawler("rules", "try", "api", url, "--format", "json").stdout)
+    assert [item["url"] for item in as_json["items"]] == [
+        site.server.url("/a/api-1-0"),
+        site.server.url("/a/api-1-2"),
+    ]
+    assert as_json["left_out"] == 1
+
+
 def test_an_empty_fields_mapping_is_an_error_naming_url() -> None:
     with pytest.raises(RuleErrors) as raised:
         parse_rule(API_RULE.split("  fields:", maxsplit=1)[0] + "  fields: {}\n", site="api")

@@ -617,8 +617,10 @@ def _is_json(data: bytes) -> bool:
 
 
 def _show_api(rule: Rule, page: Page, url: str, found: ApiPage, output: str) -> None:
-    """The items of a page of the rule's API: each one's article URL and fields, and the next page."""
-    items = [(rule.absolute_url(item.url), item) for item in found.items]
+    """The items of a page of the rule's API that a crawl follows (on the rule's domains, kept by
+    ``index.links``' allow and deny): each one's article URL and fields, and the next page."""
+    absolute = [(rule.absolute_url(item.url), item) for item in found.items]
+    items = [(url if url is not None and rule.links.accepts(url) else None, item) for url, item in absolute]
     next_url = rule.absolute_url(found.next_url) if found.next_url else None
     if output == "json":
         document = {
