@@ -268,7 +268,7 @@ def test_rules_try_on_an_api_page_leaves_out_the_items_index_links_refuse_as_the
     url = site.server.url("/api?pages=1&per=3&full=1")
     done = site.crawler("rules", "try", "api", url)
     assert done.returncode == 0, done.stderr
-    assert "as an API page: 2 items, 1 left out" in done.stdout, done.stdout
+    assert "as an API page: 2 items, 1 left out: 1 refused by index.links\n" in done.stdout, done.stdout
     assert site.server.url("/a/api-1-1") not in done.stdout
     as_json = json.loads(site.crawler("rules", "try", "api", url, "--format", "json").stdout)
     assert [item["url"] for item in as_json["items"]] == [
@@ -276,6 +276,18 @@ def test_rules_try_on_an_api_page_leaves_out_the_items_index_links_refuse_as_the
         site.server.url("/a/api-1-2"),
     ]
     assert as_json["left_out"] == 1
+
+
+def test_rules_try_on_an_api_page_says_why_its_items_are_left_out(site: Site) -> None:
+    _api_rule(site, "pages=1&per=3&full=1")
+    rule = site.rules / "api.yaml"
+    rule.write_text(rule.read_text(encoding="utf-8").replace("{url: link,", "{url: permalink,"))
+    done = site.crawler("rules", "try", "api", site.server.url("/api?pages=1&per=3&full=1"))
+    assert done.returncode == 0, done.stderr
+    assert (
+        'as an API page: 0 items, 3 left out: 3 without a URL (api.fields.url "permalink" gives none)\n'
+        in done.stdout
+    ), done.stdout
 
 
 def test_an_empty_fields_mapping_is_an_error_naming_url() -> None:

@@ -30,7 +30,7 @@ from crawler.rules import (
     rule_sites,
 )
 from crawler.rules.access import global_proxies
-from crawler.rules.api import ApiError, ApiItemsError, ApiPage
+from crawler.rules.api import ApiError, ApiItemsError, ApiPage, ApiRule
 from crawler.rules.errors import shown as shown_value
 from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
@@ -643,7 +643,10 @@ def _show_api(rule: Rule, page: Page, url: str, found: ApiPage, output: str) -> 
     _print_source(rule, page, article=False)
     kept = [(link, item) for link, item in items if link is not None]
     left_out = len(found.items) - len(kept) + found.without_url
-    print(f"as an API page: {counted(len(kept), 'item')}, {left_out} left out")
+    off_domains = sum(1 for absolute_url, _ in absolute if absolute_url is None)
+    assert rule.api is not None
+    why = _left_out_why(rule.api, found.without_url, off_domains, len(found.items) - len(kept) - off_domains)
+    print(f"as an API page: {counted(len(kept), 'item')}, {left_out} left out{why}")
     for link, item in kept:
         how = "stored from the JSON" if item.is_article else "its page fetched"
         print(f"  {printable(str(link))} ({how})")
@@ -651,6 +654,19 @@ def _show_api(rule: Rule, page: Page, url: str, found: ApiPage, output: str) -> 
             if value is not None:
                 print(f"    {name}: {printable(value if len(value) <= 80 else value[:77] + '...')}")
     print(f"next page  {printable(next_url) if next_url else '- (none)'}")
+
+
+def _left_out_why(api: ApiRule, without_url: int, off_domains: int, refused: int) -> str:
+    """Why items of an API page were left out (``: 3 without a URL (...)``); empty when none was."""
+    reasons = []
+    if without_url:
+        url = shown_value(api.fields["url"].expression)
+        reasons.append(f"{without_url} without a URL (api.fields.url {url} gives none)")
+    if off_domains:
+        reasons.append(f"{off_domains} off the domains")
+    if refused:
+        reasons.append(f"{refused} refused by index.links")
+    return ": " + ", ".join(reasons) if reasons else ""
 
 
 def _as_sitemap(page: Page, url: str) -> Sitemap | None:
