@@ -148,6 +148,10 @@ def test_clean_turns_an_empty_body_into_none(crawler: Crawler) -> None:
         ("Published 2026-11-20T10:31:00+08:00", "2026-11-20T10:31:00+08:00"),
         ("Updated 2026/11/20 10:31 +0800", "2026-11-20T10:31:00+08:00"),
         ("2026-11-20T10:31:00.000Z (updated)", "2026-11-20T10:31:00+00:00"),
+        # A date with a month name inside other text keeps its time too.
+        ("Updated: Fri, 20 Nov 2026 10:31:00 +0800", "2026-11-20T10:31:00+08:00"),
+        ("Published: November 20th, 2026 at 10:31 AM", "2026-11-20T10:31:00"),
+        ("By Ann Lee, 20 November 2026, 14:05 GMT", "2026-11-20T14:05:00+00:00"),
         ("2026年11月20日", "2026-11-20"),
         ("2026年11月20日 10:31", "2026-11-20T10:31:00"),
         ("November 20, 2026", "2026-11-20"),

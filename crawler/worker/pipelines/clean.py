@@ -44,13 +44,20 @@ _MONTHS = {
 }
 _MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 # A time, with its fraction of a second (dropped) and its UTC offset when the page gives one.
-_TIME = r"(?:[T\s,]*(\d{1,2})[:时](\d{2})(?:[:分](\d{2})(?:\.\d+)?)?(?:\s*(Z|[+-]\d{2}:?\d{2})(?!\d))?)?"
+_TIME = (
+    r"(?:[T\s,]*(?:at\s+)?(\d{1,2})[:时](\d{2})(?:[:分](\d{2})(?:\.\d+)?)?"
+    r"(?:\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})(?!\d))?)?"
+)
 # Year first with - / . or 年 月 日 (unambiguous); day-first and month-first numeric dates are left alone.
 _NUMERIC_DATE_RE = re.compile(
     r"(?<!\d)(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})(?!\d)\s*日?" + _TIME
 )
-_MONTH_DAY_YEAR_RE = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
-_DAY_MONTH_YEAR_RE = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+(\d{{4}})\b", re.IGNORECASE)
+_MONTH_DAY_YEAR_RE = re.compile(
+    rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b" + _TIME, re.IGNORECASE
+)
+_DAY_MONTH_YEAR_RE = re.compile(
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+(\d{{4}})\b" + _TIME, re.IGNORECASE
+)
 # A time of the 12-hour clock (2:05 PM, 10:31 p.m., 12:40pm), which the parsers below would read as the
 # morning's.
 _TWELVE_HOUR_RE = re.compile(r"(?<![\d:])(\d{1,2})(:\d{2}(?::\d{2})?)\s*([ap])\.?\s?m\b\.?", re.IGNORECASE)
@@ -114,13 +121,17 @@ def _date_in(text: str) -> str | None:
         return _iso(int(year), int(month), int(day), hour, minute, second, offset)
     match = _MONTH_DAY_YEAR_RE.search(text)
     if match is not None:
-        month_name, day, year = match.groups()
-        return _iso(int(year), _MONTHS[month_name.lower()], int(day), None, None, None, None)
+        month_name, day, year, *time = match.groups()
+        return _iso(int(year), _MONTHS[month_name.lower()], int(day), *time)
     match = _DAY_MONTH_YEAR_RE.search(text)
     if match is not None:
-        day, month_name, year = match.groups()
-        return _iso(int(year), _MONTHS[month_name.lower()], int(day), None, None, None, None)
+        day, month_name, year, *time = match.groups()
+        return _iso(int(year), _MONTHS[month_name.lower()], int(day), *time)
     return None
+
+
+# The zone names a date-time in a page's text may end with, as UTC offsets.
+_ZONE_NAMES = {"UTC": "+0000", "GMT": "+0000"}
 
 
 def _iso(
@@ -135,7 +146,11 @@ def _iso(
     try:
         if hour is None or minute is None:
             return date(year, month, day).isoformat()
-        zone = None if offset is None else datetime.strptime(offset, "%z").tzinfo
+        zone = (
+            None
+            if offset is None
+            else datetime.strptime(_ZONE_NAMES.get(offset.upper(), offset), "%z").tzinfo
+        )
         moment = datetime(year, month, day, int(hour), int(minute), int(second or 0), tzinfo=zone)
     except ValueError:
         return None
