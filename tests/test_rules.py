@@ -512,6 +512,17 @@ def test_an_attribute_written_without_at_or_a_value_without_quotes_is_an_error_w
         assert RuleXPath(valid).expression == valid
 
 
+def test_a_css_descendant_selector_where_an_xpath_goes_is_an_error_with_the_xpath_to_write() -> None:
+    with pytest.raises(RuleError) as raised:
+        RuleXPath("div p")
+    assert str(raised.value) == (
+        '<rule>: xpath: CSS selector "div p" in XPath "div p": XPath separates steps with / or //, not with'
+        " spaces (expected an XPath such as //div//p)"
+    )
+    with pytest.raises(RuleError, match=r"expected an XPath such as //article//h1/a\)"):
+        RuleXPath("article h1 > a")
+
+
 def test_an_xpath_that_gives_a_boolean_is_refused_for_fields_too(tmp_path: Path) -> None:
     text = MINIMAL_RULE + textwrap.dedent(
         """

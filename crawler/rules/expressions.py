@@ -207,6 +207,9 @@ class RuleXPath:
                 raise RuleError(file, key, f"invalid XPath {_shown(expression)}: {problem[0]}", problem[1])
             probe = self._compiled(_PROBE_PAGE)
         except etree.XPathError as exc:
+            css = _css_names_problem(expression)
+            if css is not None:
+                raise RuleError(file, key, css[0], css[1]) from None
             raise RuleError(file, key, f"invalid XPath {_shown(expression)}: {exc}", EXPECTED_XPATH) from None
         if isinstance(probe, bool):
             # XPath 1.0 types are static: a comparison or a boolean function gives a yes/no on every page.
@@ -274,6 +277,27 @@ def _css_problem(expression: str) -> tuple[str, str] | None:
         f"CSS selector {_shown(selector)} in XPath {_shown(expression)}: XPath has no .class or #id",
         f"{place} {exact}{simpler}",
     )
+
+
+def _css_names_problem(expression: str) -> tuple[str, str] | None:
+    """(problem, expected) for an invalid XPath that is a CSS selector of element names and the
+    combinators `` `` and ``>`` (``div p``, ``article h1 > a``), with the XPath to write instead."""
+    selector = expression.strip()
+    compounds = _CSS_COMBINATOR_RE.split(selector)
+    if len(compounds) < 2 or not all(_CSS_NAME_RE.fullmatch(compound) for compound in compounds):
+        return None
+    separators = [
+        "/" if found.group().strip() == ">" else "//" for found in _CSS_COMBINATOR_RE.finditer(selector)
+    ]
+    xpath = "//" + compounds[0] + "".join(map(str.__add__, separators, compounds[1:]))
+    return (
+        f"CSS selector {_shown(selector)} in XPath {_shown(expression)}: XPath separates steps with / or //,"
+        " not with spaces",
+        f"an XPath such as {xpath}",
+    )
+
+
+_CSS_NAME_RE = re.compile(r"[A-Za-z][\w-]*|\*")
 
 
 # The XPath 1.0 test of a CSS class: the word among the element's classes.
