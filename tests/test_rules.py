@@ -373,16 +373,40 @@ def test_rules_check_warns_of_a_custom_field_that_looks_like_a_misspelt_standard
     assert (run.code, run.stdout.splitlines()) == (
         0,
         [
-            f'rules/typo.yaml: article.fields.titel: warning: "titel" {custom}.titel, and the rule has no'
-            ' title field; did you mean "title"? (expected a standard field name: title, body, published,'
+            f'rules/typo.yaml: article.fields.titel: warning: "titel" {custom}.titel, and article.fields has'
+            ' no title; did you mean "title"? (expected a standard field name: title, body, published,'
             " author)",
-            f'rules/typo.yaml: article.fields.Author: warning: "Author" {custom}.Author, and the rule has'
-            ' no author field; did you mean "author"? (expected a standard field name: title, body,'
+            f'rules/typo.yaml: article.fields.Author: warning: "Author" {custom}.Author, and article.fields'
+            ' has no author; did you mean "author"? (expected a standard field name: title, body,'
             " published, author)",
-            f'rules/typo.yaml: article.fields.date: warning: "date" {custom}.date, and the rule has no'
-            ' published field; did you mean "published"? (expected a standard field name: title, body,'
+            f'rules/typo.yaml: article.fields.date: warning: "date" {custom}.date, and article.fields has no'
+            ' published; did you mean "published"? (expected a standard field name: title, body,'
             " published, author)",
             "2 rules ok, 3 warnings",
+        ],
+    )
+
+
+def test_rules_check_warns_of_an_api_field_that_looks_like_a_misspelt_standard_one(tmp_path: Path) -> None:
+    api = """
+        domains: [127.0.0.1]
+        api:
+          url: http://127.0.0.1:8631/api
+          items: data.posts
+          fields: {url: link, titel: title, published: created, pubdate: date}
+        article:
+          fields:
+            title: {xpath: "//h1"}
+    """
+    write(tmp_path / "rules", "feed.yaml", textwrap.dedent(api))
+    run = crawler("rules", "check", cwd=tmp_path)
+    assert (run.code, run.stdout.splitlines()) == (
+        0,
+        [
+            'rules/feed.yaml: api.fields.titel: warning: "titel" is a custom field, stored under'
+            ' fields.titel, and api.fields has no title; did you mean "title"? (expected a standard field'
+            " name: title, body, published, author)",
+            "1 rule ok, 1 warning",
         ],
     )
 

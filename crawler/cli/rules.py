@@ -145,26 +145,29 @@ _STANDARD_FIELD_HABITS = {
 
 
 def _field_warnings(rule: Rule) -> list[RuleError]:
-    """A warning for each custom field whose name looks like a standard field's (``titel``, ``Author``,
-    ``date``) when the rule lacks that standard field: its values would go to ``fields``, and the
-    article's title, body, date or author would be left to the page's fallbacks, or empty."""
+    """A warning for each custom field of ``article.fields`` or ``api.fields`` whose name looks like a
+    standard field's (``titel``, ``Author``, ``date``) when that mapping lacks the standard field: its
+    values would go to ``fields``, and the article's title, body, date or author would be left to the
+    page's fallbacks, or empty."""
+    sections = {"article.fields": list(rule.fields), "api.fields": list(rule.api.fields) if rule.api else []}
     warnings = []
-    for name in rule.fields:
-        if name in STANDARD_FIELDS:
-            continue
-        close = difflib.get_close_matches(name.lower(), STANDARD_FIELDS, n=1, cutoff=0.8)
-        standard = _STANDARD_FIELD_HABITS.get(name.lower()) or (close[0] if close else None)
-        if standard is None or standard in rule.fields:
-            continue
-        warnings.append(
-            RuleError(
-                str(rule.path),
-                f"article.fields.{name}",
-                f"warning: {shown_value(name)} is a custom field, stored under fields.{name}, and the rule"
-                f" has no {standard} field; did you mean {shown_value(standard)}?",
-                f"a standard field name: {', '.join(STANDARD_FIELDS)}",
+    for section, names in sections.items():
+        for name in names:
+            if name in STANDARD_FIELDS:
+                continue
+            close = difflib.get_close_matches(name.lower(), STANDARD_FIELDS, n=1, cutoff=0.8)
+            standard = _STANDARD_FIELD_HABITS.get(name.lower()) or (close[0] if close else None)
+            if standard is None or standard in names:
+                continue
+            warnings.append(
+                RuleError(
+                    str(rule.path),
+                    f"{section}.{name}",
+                    f"warning: {shown_value(name)} is a custom field, stored under fields.{name}, and"
+                    f" {section} has no {standard}; did you mean {shown_value(standard)}?",
+                    f"a standard field name: {', '.join(STANDARD_FIELDS)}",
+                )
             )
-        )
     return warnings
 
 
