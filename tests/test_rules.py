@@ -547,6 +547,20 @@ def test_a_css_descendant_selector_where_an_xpath_goes_is_an_error_with_the_xpat
         RuleXPath("article h1 > a")
 
 
+def test_a_glob_where_a_regex_goes_is_an_error_with_the_regex_to_write(tmp_path: Path) -> None:
+    text = MINIMAL_RULE.replace(
+        "{allow: ['/citynews/']}", "{allow: ['*.html', '/news/*'], deny: ['?print=1']}"
+    )
+    file = tmp_path / "rules" / "site.yaml"
+    assert errors_of(tmp_path, text) == [
+        f'{file}: index.links.allow[0]: invalid regex "*.html": nothing to repeat at position 0 (expected a'
+        " regular expression in the syntax of the Python regex module, not a glob: .*\\.html$)",
+        f'{file}: index.links.deny[0]: invalid regex "?print=1": nothing to repeat at position 0 (expected a'
+        " regular expression in the syntax of the Python regex module, with the ? escaped to match itself:"
+        " \\?print=1)",
+    ]
+
+
 def test_an_xpath_that_gives_a_boolean_is_refused_for_fields_too(tmp_path: Path) -> None:
     text = MINIMAL_RULE + textwrap.dedent(
         """

@@ -115,7 +115,12 @@ class RuleRegex:
         try:
             self._compiled: regex.Pattern[str] = regex.compile(pattern)
         except regex.error as exc:
-            raise RuleError(file, key, f"invalid regex {_shown(pattern)}: {exc}", EXPECTED_REGEX) from None
+            raise RuleError(
+                file,
+                key,
+                f"invalid regex {_shown(pattern)}: {exc}",
+                EXPECTED_REGEX + _repeat_hint(pattern),
+            ) from None
         self.pattern = pattern
         self.timeout = timeout
         self.file = file
@@ -180,6 +185,17 @@ class RuleRegex:
             timeout,
             len(text),
         )
+
+
+def _repeat_hint(pattern: str) -> str:
+    """What to write for a pattern that starts with a repeat (``*.html``, a glob; ``?print=1``, a
+    literal ``?``), else nothing."""
+    if pattern[:1] not in ("*", "?", "+"):
+        return ""
+    if pattern[0] == "*":
+        glob = "".join({"*": ".*", "?": "."}.get(char, regex.escape(char)) for char in pattern)
+        return f", not a glob: {glob}{'' if pattern.endswith('*') else '$'}"
+    return f", with the {pattern[0]} escaped to match itself: \\{pattern}"
 
 
 class RuleXPath:
