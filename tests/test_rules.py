@@ -1233,6 +1233,27 @@ def test_rules_try_says_when_published_is_no_date_the_crawl_recognises(tmp_path:
     assert (run.code, run.stderr) == (0, "")
 
 
+def test_rules_try_shows_the_published_date_as_the_crawl_stores_it(tmp_path: Path) -> None:
+    # The crawl stores published in ISO-8601: a 12-hour time, an offset, a month name are read, and
+    # rules try says what they became, so a rule's date can be checked without a crawl.
+    rule = FULL_RULE.replace("encoding: gbk\n", "").replace(
+        "published: {xpath: \"//time/@datetime\", regex: '(\\d{4}-\\d{2}-\\d{2})'}",
+        "published: {xpath: //time}",
+    )
+    write(tmp_path / "rules", "citynews.yaml", rule)
+    page = ARTICLE_PAGE.replace(">20 November<", ">Published Nov 20, 2026 2:05 PM +0800<")
+    article = write(tmp_path, "article.html", page)
+    run = crawler("rules", "try", "citynews", str(article), cwd=tmp_path)
+    assert (run.code, run.stderr) == (0, "")
+    assert (
+        "  published  Published Nov 20, 2026 2:05 PM +0800 (stored as 2026-11-20T14:05:00+08:00)"
+        in run.stdout.splitlines()
+    ), run.stdout
+    write(tmp_path, "iso.html", ARTICLE_PAGE.replace(">20 November<", ">2026-11-20<"))
+    run = crawler("rules", "try", "citynews", str(article.with_name("iso.html")), cwd=tmp_path)
+    assert "  published  2026-11-20" in run.stdout.splitlines(), "stored as it is: no note"
+
+
 def test_rules_try_shows_the_pages_own_title_the_crawl_stores_when_the_rules_finds_nothing(
     tmp_path: Path,
 ) -> None:

@@ -760,6 +760,11 @@ def _print_trial(trial: Trial) -> None:
     width = max(len(name) for name in trial.fields)
     for name, value in trial.fields.items():
         lines = ["-"] if value is None else printable(value).splitlines() or [""]
+        if name == "published" and value is not None:
+            cleaned = clean_line(value)
+            stored = published_date(cleaned) if cleaned else None
+            if stored not in (None, cleaned):
+                lines[0] += f" (stored as {stored})"
         if name == "title" and trial.title_fallback is not None:
             lines = [
                 f"{printable(trial.title_fallback)} (fallback: the page's own title, as the crawl stores it"
