@@ -46,7 +46,7 @@ _MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 # A time, with its fraction of a second (dropped) and its UTC offset when the page gives one.
 _TIME = (
     r"(?:[T\s,]*(?:at\s+)?(\d{1,2})[:时](\d{2})(?:[:分](\d{2})(?:\.\d+)?)?"
-    r"(?:\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})(?!\d))?)?"
+    r"(?:\s*(Z|(?:UTC|GMT)?\s*[+-]\d{2}:?\d{2}|UTC|GMT)(?!\d))?)?"
 )
 # Year first with - / . or 年 月 日 (unambiguous); day-first and month-first numeric dates are left alone.
 _NUMERIC_DATE_RE = re.compile(
@@ -99,10 +99,13 @@ def published_date(text: str) -> str | None:
     except ValueError:
         pass
     try:
-        return email.utils.parsedate_to_datetime(text).isoformat(timespec="seconds")
+        parsed = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
-        pass
-    return _date_in(text)
+        return _date_in(text)
+    # A zone RFC 2822 does not know (GMT+0800) leaves the time without one: the text may say it all the same.
+    if parsed.tzinfo is None:
+        return _date_in(text) or parsed.isoformat(timespec="seconds")
+    return parsed.isoformat(timespec="seconds")
 
 
 def _twenty_four_hour(match: re.Match[str]) -> str:
@@ -130,10 +133,6 @@ def _date_in(text: str) -> str | None:
     return None
 
 
-# The zone names a date-time in a page's text may end with, as UTC offsets.
-_ZONE_NAMES = {"UTC": "+0000", "GMT": "+0000"}
-
-
 def _iso(
     year: int,
     month: int,
@@ -146,15 +145,17 @@ def _iso(
     try:
         if hour is None or minute is None:
             return date(year, month, day).isoformat()
-        zone = (
-            None
-            if offset is None
-            else datetime.strptime(_ZONE_NAMES.get(offset.upper(), offset), "%z").tzinfo
-        )
+        zone = None if offset is None else datetime.strptime(_utc_offset(offset), "%z").tzinfo
         moment = datetime(year, month, day, int(hour), int(minute), int(second or 0), tzinfo=zone)
     except ValueError:
         return None
     return moment.isoformat(timespec="seconds")
+
+
+def _utc_offset(zone: str) -> str:
+    """A zone a date-time in a page's text ends with (``Z``, ``GMT``, ``UTC+05:30``, ``+0800``) as a UTC
+    offset ``strptime``'s ``%z`` reads."""
+    return zone.upper().removeprefix("UTC").removeprefix("GMT").strip() or "+0000"
 
 
 class CleanPipeline:
