@@ -8,7 +8,9 @@ can be switched down and up again.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -292,6 +294,36 @@ def test_a_line_cut_short_by_a_crash_is_skipped(tmp_path: Path) -> None:
         handle.write('{"url": "c", "bo')
     assert [[d["url"] for d in batch] for batch in spool.replay(1)] == [["a"], ["b"]]
     assert not spool.path.exists()
+
+
+def _append_past_a_file_size_limit(directory: str) -> str:
+    """In a process of its own: an article spooled, a batch spooled while the file may not grow past a
+    few bytes more (``RLIMIT_FSIZE``: as on a full disk), then one more once it may; the error."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    spool = Spool(Path(directory), "mongo_news")
+    spool.append([{"url": "first"}])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (spool.path.stat().st_size + 100, hard))
+    try:
+        spool.append([{"url": "refused", "body": "x" * 20_000}, {"url": "refused too"}])
+    except StoreError as exc:
+        error = str(exc)
+    else:
+        error = ""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    spool.append([{"url": "after"}])
+    spool.close()
+    return error
+
+
+def test_a_batch_the_disk_refused_leaves_nothing_in_the_spool_and_later_ones_replay(tmp_path: Path) -> None:
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        error = pool.apply(_append_past_a_file_size_limit, (str(tmp_path),))
+    assert error.startswith("cannot spool 2 article(s) to "), error
+    spool = Spool(tmp_path, "mongo_news")
+    [path] = tmp_path.glob("mongo_news@*.jsonl")
+    assert spool.waiting() == f"2 articles wait in the spool {path}"
+    spool.path = path
+    assert [[d["url"] for d in batch] for batch in spool.replay(10)] == [["first", "after"]]
 
 
 def test_replay_holds_one_batch_in_memory(tmp_path: Path) -> None:

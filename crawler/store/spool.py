@@ -26,7 +26,7 @@ import os
 import socket
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, BinaryIO
 
 from crawler.commandline import counted
 from crawler.errors import StoreError
@@ -50,7 +50,7 @@ class Spool:
         self.directory = directory
         self.name = name
         self.path = directory / f"{name}{_SEPARATOR}{socket.gethostname()}-{os.getpid()}{_SUFFIX}"
-        self._file: IO[str] | None = None
+        self._file: BinaryIO | None = None
         self._unclear: set[Path] = set()  # files of earlier versions named in a warning already
 
     def __repr__(self) -> str:
@@ -62,17 +62,25 @@ class Spool:
         return self._file is not None or self.path.exists()
 
     def append(self, documents: Sequence[dict[str, Any]]) -> None:
-        """Add ``documents`` at the end, flushed and fsynced before returning."""
+        """Add ``documents`` at the end, flushed and fsynced before returning. A write that fails (a full
+        disk) is cut off again, so the file holds whole lines of spooled documents only: the next
+        append starts a line of its own."""
         handle = self._open()
+        lines = "".join(json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n" for d in documents)
+        data = memoryview(lines.encode("utf-8"))
+        end = os.fstat(handle.fileno()).st_size
         try:
-            for document in documents:
-                handle.write(json.dumps(document, ensure_ascii=False, sort_keys=True) + "\n")
-            handle.flush()
+            while data:
+                data = data[handle.write(data) :]
             os.fsync(handle.fileno())
         except OSError as exc:
+            try:
+                os.ftruncate(handle.fileno(), end)
+            except OSError as cut:
+                logger.warning("cannot cut the spool file %s back to %s bytes: %s", self.path, end, cut)
             raise StoreError(
                 f"cannot spool {len(documents)} article(s) to {self.path}: {exc}: free disk space under"
-                " CRAWLER_DATA_DIR, or bring the store back"
+                f" {self.directory}, or bring the store back"
             ) from exc
 
     def replay(self, batch: int) -> Iterator[list[dict[str, Any]]]:
@@ -157,11 +165,11 @@ class Spool:
             )
         return False
 
-    def _open(self) -> IO[str]:
+    def _open(self) -> BinaryIO:
         if self._file is None:
             try:
                 self.directory.mkdir(parents=True, exist_ok=True)
-                handle = self.path.open("a", encoding="utf-8")
+                handle = self.path.open("ab", buffering=0)
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
                 raise StoreError(f"cannot open the spool file {self.path}: {exc}") from exc
