@@ -526,6 +526,26 @@ def test_a_store_whose_disk_cannot_grow_its_file_says_to_free_disk_space(tmp_pat
     assert count == 2
 
 
+def test_a_write_kept_waiting_by_another_writer_names_the_lock_and_what_to_do(tmp_path: Path) -> None:
+    with SqliteStore(tmp_path, busy_timeout=0.1) as store:
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        path = store.path("2026w47")
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with pytest.raises(StoreError) as raised:
+                store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert store.count() == 1
+    assert str(raised.value).endswith(
+        f": database is locked; another process held the write lock of {path} for over 0.1 s (the"
+        " busy timeout): a sqlite3 shell or a script in a write transaction; end it (`fuser"
+        f" {path}` names the processes that have the file open)"
+    ), raised.value
+
+
 # --- where a worker stores (its heartbeat; `crawler status` warns when the workers alive store apart) -------
 
 

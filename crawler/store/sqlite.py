@@ -224,6 +224,7 @@ class SqliteStore(Store):
             raise StoreError(
                 f"cannot write {len(writes)} article(s) (first {writes[0][1]['url']}) to"
                 f" {self.path(week)}: {exc}{_disk_hint(exc, self.directory)}"
+                f"{_busy_hint(exc, self.path(week), self.busy_timeout)}"
             ) from exc
         return results
 
@@ -740,3 +741,16 @@ def _disk_hint(exc: sqlite3.Error, directory: Path) -> str:
     if code is None or code & 0xFF not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
         return ""
     return f"; free disk space under {directory}, or mend its disk"
+
+
+def _busy_hint(exc: sqlite3.Error, path: Path, timeout: float) -> str:
+    """What to do when the week's file ``path`` stayed locked by another writer past the busy
+    ``timeout`` (``SQLITE_BUSY``): the crawler's own writes are short, so it is a transaction left open."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None or code & 0xFF != sqlite3.SQLITE_BUSY:
+        return ""
+    return (
+        f"; another process held the write lock of {path} for over {timeout:g} s (the busy timeout): a"
+        f" sqlite3 shell or a script in a write transaction; end it (`fuser {path}` names the processes"
+        " that have the file open)"
+    )
