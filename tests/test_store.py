@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import re
 import resource
 import sqlite3
+import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -544,6 +547,40 @@ def test_a_write_kept_waiting_by_another_writer_names_the_lock_and_what_to_do(tm
         " busy timeout): a sqlite3 shell or a script in a write transaction; end it (`fuser"
         f" {path}` names the processes that have the file open)"
     ), raised.value
+
+
+@contextmanager
+def _unwritable(folder: Path) -> Iterator[None]:
+    """``folder`` made one no file can be created in: without write permission, or as root (whom
+    permissions do not stop) immutable (``chattr +i``); writable again at the end."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+        return
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False).returncode != 0:
+        pytest.skip("chattr +i is not possible here: no unwritable folder can be made as root")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+def test_a_new_week_in_a_folder_that_cannot_be_written_says_to_make_the_folder_writable(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "articles"
+    folder.mkdir()
+    with SqliteStore(tmp_path) as store, _unwritable(folder), pytest.raises(StoreError) as raised:
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+    assert str(raised.value) == (
+        f"cannot create the article store {folder / 'articles_2026w47.sqlite'}: unable to open database"
+        f" file; make {folder} and its files writable by the crawler's user (a file marked immutable too:"
+        " chattr -i), or remount its disk read-write"
+    ), raised.value
+    assert list(folder.iterdir()) == []
 
 
 # --- where a worker stores (its heartbeat; `crawler status` warns when the workers alive store apart) -------

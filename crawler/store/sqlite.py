@@ -605,7 +605,8 @@ class SqliteStore(Store):
         if connection is not None:
             return connection
         path = self.path(week)
-        if not create and not path.exists():
+        exists = path.exists()
+        if not create and not exists:
             return None
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -618,6 +619,10 @@ class SqliteStore(Store):
                 f"cannot open the article store {path}: {exc}" + (f"; {advice}" if advice else "")
             ) from exc
         except sqlite3.Error as exc:
+            if not exists:
+                raise StoreError(
+                    f"cannot create the article store {path}: {exc}{_create_hint(exc, self.directory)}"
+                ) from exc
             raise _read_error(f"cannot open the article store {path}", exc, path) from exc
         try:
             prepare(connection, path, self.busy_timeout)
@@ -734,13 +739,26 @@ def _disk_hint(exc: sqlite3.Error, directory: Path) -> str:
     (``SQLITE_READONLY``: the file, or its folder, or its disk, cannot be written by this user)."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None and code & 0xFF == sqlite3.SQLITE_READONLY:
-        return (
-            f"; make {directory} and its files writable by the crawler's user (a file marked immutable too:"
-            " chattr -i), or remount its disk read-write"
-        )
+        return _writable_hint(directory)
     if code is None or code & 0xFF not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
         return ""
     return f"; free disk space under {directory}, or mend its disk"
+
+
+def _create_hint(exc: sqlite3.Error, directory: Path) -> str:
+    """What to do when SQLite cannot create a week's file in ``directory``: a folder no file can be made
+    in (``SQLITE_CANTOPEN``: no write permission, immutable, a read-only disk), or as for a write."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF == sqlite3.SQLITE_CANTOPEN:
+        return _writable_hint(directory)
+    return _disk_hint(exc, directory)
+
+
+def _writable_hint(directory: Path) -> str:
+    return (
+        f"; make {directory} and its files writable by the crawler's user (a file marked immutable too:"
+        " chattr -i), or remount its disk read-write"
+    )
 
 
 def _busy_hint(exc: sqlite3.Error, path: Path, timeout: float) -> str:
