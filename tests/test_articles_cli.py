@@ -11,6 +11,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -662,6 +663,34 @@ DAMAGE_MESSAGES = {
         " and write, restore it from a backup",
     ),
 }
+
+
+def test_a_week_unread_for_a_full_disk_says_to_free_space_not_to_restore_it(
+    three_weeks: Path, tmp_path: Path
+) -> None:
+    """SQLite reads a week's file through a ``-shm`` file it makes beside it, which a full disk refuses
+    (here a file-size limit, which fails the same way): the file is sound, only space is missing."""
+    data = tmp_path / "data"
+    shutil.copytree(three_weeks, data)
+    folder = data / "articles"
+    done = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "--data-dir", str(data), "articles", "stats"],
+        capture_output=True,
+        text=True,
+        check=False,
+        preexec_fn=lambda: resource.setrlimit(
+            resource.RLIMIT_FSIZE, (1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1])
+        ),
+    )
+    assert done.returncode == 1, done.stderr
+    week = folder / "articles_2026w44.sqlite"
+    assert (
+        f"crawler articles stats: warning: articles of week 2026w44 are missing from this output: cannot"
+        f" open the article store {week}: disk I/O error; SQLite could not make {week.name}-shm, which it"
+        f" reads the file with, beside it: free disk space under {folder} (the week's file is not"
+        " damaged)\n"
+    ) in done.stderr, done.stderr
+    assert "restore it" not in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("damage", list(DAMAGE_MESSAGES))

@@ -105,6 +105,10 @@ _CANDIDATE_COLUMNS = "a.url, a.site, a.week, a.first_seen, a.content_hash, a.sim
 # SQLite's primary result codes for a file that is damaged, or that cannot be opened or read.
 _DAMAGED_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 _UNREADABLE_CODES = frozenset({sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN})
+# Failures to make or grow the -shm file beside a week's file, which every reader needs: a full disk.
+_SHM_CODES = frozenset(
+    {sqlite3.SQLITE_IOERR_SHMOPEN, sqlite3.SQLITE_IOERR_SHMSIZE, sqlite3.SQLITE_IOERR_SHMMAP}
+)
 _ADD_REPOST = (
     "UPDATE articles SET reposts = json_insert(reposts, '$[#]', json(?)) WHERE url = ?"
     " AND NOT EXISTS (SELECT 1 FROM json_each(articles.reposts) WHERE json_extract(value, '$.url') = ?)"
@@ -698,10 +702,16 @@ def _read_error(what: str, exc: sqlite3.Error, path: Path, directory: Path | Non
 
 def _damage_hint(exc: sqlite3.Error, path: Path) -> str:
     """What to do with the week's file ``path`` that SQLite finds damaged (not a database, or malformed)
-    or cannot open or read; empty for any other error. A ``-wal`` file beside it that holds writes (one
+    or cannot open or read (or cannot make its ``-shm`` file for: free disk space, the file is sound);
+    empty for any other error. A ``-wal`` file beside it that holds writes (one
     a writer killed while writing leaves) is named, with its ``-shm``: SQLite would apply it to a backup
     copied in beside it."""
     code = getattr(exc, "sqlite_errorcode", None)
+    if code in _SHM_CODES:
+        return (
+            f"; SQLite could not make {path.name}-shm, which it reads the file with, beside it: free disk"
+            f" space under {path.parent} (the week's file is not damaged)"
+        )
     if code is None or code & 0xFF not in _DAMAGED_CODES | _UNREADABLE_CODES:
         return ""
     restore = (
