@@ -693,6 +693,50 @@ def test_a_week_unread_for_a_full_disk_says_to_free_space_not_to_restore_it(
     assert "restore it" not in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
+def _export(data: Path, *args: str, stdout: Any = subprocess.PIPE, file_limit: int | None = None) -> Any:
+    """`crawler articles export ARGS` in a process of its own, its files limited to ``file_limit`` bytes
+    (``RLIMIT_FSIZE``: writing past it fails as a full disk does, with EFBIG)."""
+
+    def limit() -> None:
+        if file_limit is not None:
+            resource.setrlimit(
+                resource.RLIMIT_FSIZE, (file_limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1])
+            )
+
+    return subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "--data-dir", str(data), "articles", "export", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+        preexec_fn=limit,
+    )
+
+
+def test_an_export_to_a_full_disk_says_so_in_one_line_with_what_to_do(
+    three_weeks: Path, tmp_path: Path
+) -> None:
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = _export(three_weeks, stdout=full)
+    assert (done.returncode, done.stderr) == (
+        2,
+        "crawler articles export: error: cannot write the export to stdout: [Errno 28] No space left on"
+        " device; free space on the disk stdout goes to, or give -o FILE on another disk; what it holds is"
+        " incomplete\n",
+    ), done.stderr
+    target = tmp_path / "articles.jsonl"
+    target.write_text("the last export\n", encoding="utf-8")
+    done = _export(three_weeks, "-o", str(target), file_limit=100_000)
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"crawler articles export: error: cannot write the export to {target}: [Errno 27] File too large;"
+        " the file grew past the largest allowed (`ulimit -f`, or its file system's limit): export a part"
+        f" at a time (--week, --site, --since and --until); {target} is left as it was\n",
+    ), done.stderr
+    assert target.read_text(encoding="utf-8") == "the last export\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["articles.jsonl"]
+
+
 @pytest.mark.parametrize("damage", list(DAMAGE_MESSAGES))
 def test_a_damaged_old_week_leaves_out_only_its_articles_with_a_warning_and_exit_1(
     three_weeks: Path,

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import errno
 import itertools
 import json
+import os
 import re
 import shlex
 import shutil
@@ -387,7 +389,18 @@ def run_export(args: argparse.Namespace) -> int:
             limit=args.limit,
         )
         if target is None:
-            count = _write_documents(documents, args.format, sys.stdout)
+            try:
+                count = _write_documents(documents, args.format, sys.stdout)
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                # What stdout still buffers could not be written either: it goes nowhere, not to an
+                # error at exit.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                advice = _output_advice(exc, "the disk stdout goes to, or give -o FILE on another disk")
+                raise InputError(
+                    f"cannot write the export to stdout: {exc}{advice}; what it holds is incomplete"
+                ) from exc
         else:
             partial = target.with_name(target.name + ".part")
             try:
@@ -395,11 +408,28 @@ def run_export(args: argparse.Namespace) -> int:
                     count = _write_documents(documents, args.format, handle)
                 partial.replace(target)
             except OSError as exc:
-                raise InputError(f"cannot write the export to {target}: {exc}") from exc
+                advice = _output_advice(exc, f"the disk of {target.parent}")
+                raise InputError(
+                    f"cannot write the export to {target}: {exc}{advice}"
+                    + (f"; {target} is left as it was" if target.exists() else "")
+                ) from exc
             finally:
                 partial.unlink(missing_ok=True)
         tell(None, f"exported {counted(count, 'article')}")
         return _status(store)
+
+
+def _output_advice(exc: OSError, disk: str) -> str:
+    """What to do when the export's output could not be written for ``exc``: free space on ``disk`` when
+    it is full, export a part at a time when the file grew past the largest allowed; else nothing."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"; free space on {disk}"
+    if exc.errno == errno.EFBIG:
+        return (
+            "; the file grew past the largest allowed (`ulimit -f`, or its file system's limit): export a"
+            " part at a time (--week, --site, --since and --until)"
+        )
+    return ""
 
 
 def _write_documents(documents: Iterable[dict[str, Any]], form: str, out: IO[str]) -> int:
