@@ -326,6 +326,27 @@ def test_a_batch_the_disk_refused_leaves_nothing_in_the_spool_and_later_ones_rep
     assert [[d["url"] for d in batch] for batch in spool.replay(10)] == [["first", "after"]]
 
 
+def test_a_line_that_is_no_document_stops_the_replay_there_naming_it_and_what_to_do(tmp_path: Path) -> None:
+    spool = Spool(tmp_path, "mongo_news")
+    spool.append([{"url": "a"}, {"url": "b"}])
+    spool.close()
+    with spool.path.open("a", encoding="utf-8") as handle:  # a write an earlier version cut short, then one
+        handle.write('{"url": "c", "bo{"url": "d"}\n{"url": "e"}\n')
+    replayed: list[str] = []
+    with pytest.raises(StoreError) as raised:
+        for batch in spool.replay(2):
+            replayed.extend(d["url"] for d in batch)
+    assert replayed == ["a", "b"]
+    assert str(raised.value) == (
+        f"cannot replay the spool {spool.path}: its line 3 is no JSON document (Expecting ':' delimiter:"
+        " line 1 column 19 (char 18)), as a write cut short by a full disk leaves: with every crawler on"
+        f" the folder stopped, see it with `sed -n 3p {spool.path}`, put what it holds of whole documents on"
+        f" lines of their own or take it out (`sed -i 3d {spool.path}`); the lines after it are replayed then"
+    )
+    with pytest.raises(StoreError):  # the offset kept: it resumes at that line
+        next(iter(spool.replay(2)))
+
+
 def test_replay_holds_one_batch_in_memory(tmp_path: Path) -> None:
     spool = Spool(tmp_path, "mongo_news")
     body = "x" * 2000

@@ -26,7 +26,7 @@ import os
 import socket
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from crawler.commandline import counted
 from crawler.errors import StoreError
@@ -223,7 +223,10 @@ def _replay(path: Path, batch: int) -> Iterator[list[dict[str, Any]]]:
             for line in iter(handle.readline, b""):
                 if not line.endswith(b"\n"):
                     break  # cut short by a crash while it was written, so never acknowledged: skipped
-                documents.append(json.loads(line))
+                try:
+                    documents.append(json.loads(line))
+                except ValueError as exc:
+                    raise _no_document(path, offset, exc) from exc
                 offset += len(line)
                 if len(documents) >= batch:
                     break
@@ -232,6 +235,29 @@ def _replay(path: Path, batch: int) -> Iterator[list[dict[str, Any]]]:
             yield documents
             offset_path.write_text(str(offset), encoding="ascii")
     _remove(offset_path)
+
+
+def _no_document(path: Path, offset: int, exc: ValueError) -> StoreError:
+    """The error for the line of the spool file ``path`` at byte ``offset`` that is no JSON document: which
+    line, and how to mend it."""
+    with path.open("rb") as handle:
+        number = 1 + sum(chunk.count(b"\n") for chunk in _chunks(handle, offset))
+    return StoreError(
+        f"cannot replay the spool {path}: its line {number} is no JSON document ({exc}), as a write cut"
+        f" short by a full disk leaves: with every crawler on the folder stopped, see it with `sed -n"
+        f" {number}p {path}`, put what it holds of whole documents on lines of their own or take it out"
+        f" (`sed -i {number}d {path}`); the lines after it are replayed then"
+    )
+
+
+def _chunks(handle: IO[bytes], size: int) -> Iterator[bytes]:
+    """The first ``size`` bytes of ``handle``, a megabyte at a time."""
+    while size > 0:
+        chunk = handle.read(min(size, 1 << 20))
+        if not chunk:
+            return
+        size -= len(chunk)
+        yield chunk
 
 
 def _left(path: Path) -> int:
