@@ -347,6 +347,18 @@ def test_a_line_that_is_no_document_stops_the_replay_there_naming_it_and_what_to
         next(iter(spool.replay(2)))
 
 
+def test_a_spool_folder_that_cannot_be_made_says_what_is_in_the_way(tmp_path: Path) -> None:
+    (tmp_path / "spool").write_text("not a folder", encoding="utf-8")
+    spool = Spool(tmp_path / "spool", "mongo_news")
+    with pytest.raises(StoreError) as raised:
+        spool.append([{"url": "a"}])
+    assert str(raised.value) == (
+        f"cannot open the spool file {spool.path}, where the articles MongoDB could not take wait: [Errno 17]"
+        f" File exists: '{tmp_path / 'spool'}'; {tmp_path / 'spool'} is a file, not a folder: move it away,"
+        " or give another data folder"
+    )
+
+
 def test_replay_holds_one_batch_in_memory(tmp_path: Path) -> None:
     spool = Spool(tmp_path, "mongo_news")
     body = "x" * 2000

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from crawler.commandline import counted
-from crawler.errors import StoreError
+from crawler.errors import StoreError, folder_advice
 
 __all__ = ["Spool", "waiting_under"]
 
@@ -172,7 +172,11 @@ class Spool:
                 handle = self.path.open("ab", buffering=0)
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
-                raise StoreError(f"cannot open the spool file {self.path}: {exc}") from exc
+                advice = folder_advice(exc, self.directory)
+                raise StoreError(
+                    f"cannot open the spool file {self.path}, where the articles MongoDB could not take wait:"
+                    f" {exc}" + (f"; {advice}" if advice else "")
+                ) from exc
             self._file = handle
         return self._file
 
