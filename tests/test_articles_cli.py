@@ -737,6 +737,32 @@ def test_an_export_to_a_full_disk_says_so_in_one_line_with_what_to_do(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["articles.jsonl"]
 
 
+def test_an_export_that_left_out_a_week_replaces_no_earlier_export(
+    three_weeks: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(three_weeks, data)
+    _damage(data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite", "header")
+    target = tmp_path / "articles.jsonl"
+    target.write_text("the last export\n", encoding="utf-8")
+    code, out, err = articles(capsys, monkeypatch, data, "export", "-o", str(target))
+    assert (code, out) == (1, ""), err
+    assert target.read_text(encoding="utf-8") == "the last export\n"
+    partial = tmp_path / "articles.jsonl.part"
+    assert {json.loads(line)["week"] for line in partial.read_text(encoding="utf-8").splitlines()} == {
+        "2026w45",
+        "2026w46",
+    }
+    assert err.startswith(
+        f"crawler articles export: exported 48 articles to {partial}, not to {target}, which is left as it"
+        " was: weeks are missing from this export (see below)\n"
+        f"crawler articles export: warning: articles of week {DAMAGED_WEEK} are missing from this output: "
+    ), err
+
+
 @pytest.mark.parametrize("damage", list(DAMAGE_MESSAGES))
 def test_a_damaged_old_week_leaves_out_only_its_articles_with_a_warning_and_exit_1(
     three_weeks: Path,

@@ -403,10 +403,14 @@ def run_export(args: argparse.Namespace) -> int:
                 ) from exc
         else:
             partial = target.with_name(target.name + ".part")
+            # An export that left out weeks replaces no earlier FILE: it stays in FILE.part.
+            incomplete = False
             try:
                 with partial.open("w", encoding="utf-8", newline="") as handle:
                     count = _write_documents(documents, args.format, handle)
-                partial.replace(target)
+                incomplete = bool(store.weeks_left_out()) and target.exists()
+                if not incomplete:
+                    partial.replace(target)
             except OSError as exc:
                 advice = _output_advice(exc, f"the disk of {target.parent}")
                 raise InputError(
@@ -414,7 +418,15 @@ def run_export(args: argparse.Namespace) -> int:
                     + (f"; {target} is left as it was" if target.exists() else "")
                 ) from exc
             finally:
-                partial.unlink(missing_ok=True)
+                if not incomplete:
+                    partial.unlink(missing_ok=True)
+            if incomplete:
+                tell(
+                    None,
+                    f"exported {counted(count, 'article')} to {partial}, not to {target}, which is left as it"
+                    " was: weeks are missing from this export (see below)",
+                )
+                return _status(store)
         tell(None, f"exported {counted(count, 'article')}")
         return _status(store)
 
