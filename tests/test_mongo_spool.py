@@ -359,6 +359,38 @@ def test_a_spool_folder_that_cannot_be_made_says_what_is_in_the_way(tmp_path: Pa
     )
 
 
+def _replay_unable_to_save_its_place(directory: str) -> tuple[list[str], str]:
+    """In a process of its own: a spool of three documents replayed a document at a time while no file may
+    grow past a byte (``RLIMIT_FSIZE``: as on a full disk), so its place cannot be saved; what was
+    replayed, and the error."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    spool = Spool(Path(directory), "mongo_news")
+    spool.append([{"url": "a"}, {"url": "b"}, {"url": "c"}])
+    spool.close()
+    replayed: list[str] = []
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1, hard))
+    try:
+        for batch in spool.replay(1):
+            replayed.extend(d["url"] for d in batch)
+    except StoreError as exc:
+        return replayed, str(exc)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    return replayed, ""
+
+
+def test_a_replay_that_cannot_save_its_place_says_to_free_space(tmp_path: Path) -> None:
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        replayed, error = pool.apply(_replay_unable_to_save_its_place, (str(tmp_path),))
+    [path] = tmp_path.glob("mongo_news@*.jsonl")
+    assert replayed == ["a"]
+    assert error == (
+        f"cannot save how far the spool {path} was written into MongoDB in {path}.offset: [Errno 27] File"
+        f" too large; free space on the disk of {tmp_path}: the replay goes on from its last saved place"
+        " then (what it writes again is written once)"
+    ), error
+
+
 def test_replay_holds_one_batch_in_memory(tmp_path: Path) -> None:
     spool = Spool(tmp_path, "mongo_news")
     body = "x" * 2000

@@ -18,6 +18,7 @@ harmless, since the store's writes are upserts.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import glob
 import json
@@ -237,7 +238,18 @@ def _replay(path: Path, batch: int) -> Iterator[list[dict[str, Any]]]:
             if not documents:
                 break
             yield documents
-            offset_path.write_text(str(offset), encoding="ascii")
+            try:
+                offset_path.write_text(str(offset), encoding="ascii")
+            except OSError as exc:
+                full = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+                advice = (
+                    f"free space on the disk of {path.parent}" if full else folder_advice(exc, path.parent)
+                )
+                raise StoreError(
+                    f"cannot save how far the spool {path} was written into MongoDB in {offset_path}:"
+                    f" [Errno {exc.errno}] {exc.strerror}" + (f"; {advice}" if advice else "") + ": the"
+                    " replay goes on from its last saved place then (what it writes again is written once)"
+                ) from exc
     _remove(offset_path)
 
 
