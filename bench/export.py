@@ -25,8 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from crawler.cli import main as crawler_main  # noqa: E402
-from crawler.store import DedupPolicy, SqliteStore  # noqa: E402
-from crawler.store.mongo import MongoStore  # noqa: E402
+from crawler.store import DedupPolicy, SqliteStore, StoreError, open_store  # noqa: E402
 
 WORDS = (
     "city council river bridge market school police budget report storm weather election mayor"
@@ -105,12 +104,17 @@ def main() -> None:
     backends: list[tuple[str, str | None]] = [("sqlite", None)]
     mongo_uri = os.environ.get("MONGO_URI")
     if mongo_uri:
-        with (
-            SqliteStore(args.data) as source,
-            MongoStore(mongo_uri, spool_dir=args.data, prefix="exportbench") as copy,
-        ):
-            if copy.count() < args.articles:
-                copy.upsert_many(source.iter_articles(newest_first=False))
+        settings = {**os.environ, "MONGO_DB_PREFIX": "exportbench", "CRAWLER_DATA_DIR": str(args.data)}
+        try:
+            with SqliteStore(args.data) as source, open_store(settings) as copy:
+                if copy.count() < args.articles:
+                    copy.upsert_many(source.iter_articles(newest_first=False))
+        except StoreError as exc:
+            print(
+                f"bench/export.py: MONGO_URI is set, and {exc}: unset MONGO_URI to measure SQLite alone",
+                file=sys.stderr,
+            )
+            sys.exit(2)
         backends.append(("mongodb", mongo_uri))
     sizes = sorted({min(1000, args.articles), min(10_000, args.articles), args.articles})
     print(

@@ -508,6 +508,24 @@ def test_a_store_replays_no_spool_of_another_prefix_into_its_databases(tmp_path:
     assert other.spool.path.exists()
 
 
+def test_the_export_bench_with_mongodb_unreachable_says_so_in_one_line(tmp_path: Path) -> None:
+    uri = f"mongodb://127.0.0.1:{closed_port()}"
+    done = subprocess.run(
+        [sys.executable, "bench/export.py", "--articles", "20", "--data", str(tmp_path)],
+        cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, "MONGO_URI": uri, "MONGO_TIMEOUT_MS": "200"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1] + "\n" == (
+        f"bench/export.py: MONGO_URI is set, and cannot reach MongoDB at {uri.removeprefix('mongodb://')}"
+        f" (MONGO_URI) within 200 ms (MONGO_TIMEOUT_MS): {uri.removeprefix('mongodb://')}: [Errno 111]"
+        " Connection refused: unset MONGO_URI to measure SQLite alone\n"
+    ), done.stderr
+
+
 @pytest.mark.parametrize("value", ["0", "none", "-1"])
 def test_unacknowledged_write_concerns_are_refused(value: str) -> None:
     from crawler.store import StoreError
