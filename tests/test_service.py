@@ -22,6 +22,7 @@ import redis
 from crawler.demo.farm import LISTED, Farm, FarmSite
 from crawler.keys import Keys
 from crawler.redisio.connection import hash_of
+from crawler.requests import JobCounts
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
 from crawler.status import build_status
@@ -255,6 +256,28 @@ def test_a_rule_added_while_a_worker_runs_has_the_304_of_its_feed_counted_there(
     assert "not_modified" not in service.state("copy"), "the feed's first read is whole"
     service.grab("copy")
     assert service.state("copy").get("not_modified") == "1", "the second grab's 304, counted"
+
+
+@pytest.mark.parametrize(
+    "service",
+    [[FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)]],
+    indirect=True,
+)
+def test_a_rule_added_while_a_worker_runs_has_its_unreadable_feed_noted_in_its_grab(service: Service) -> None:
+    service.grab("calm")
+    typo = f"{service.farm.origin}/calm/fed.xml"
+    rule = service.farm.rule("calm").replace(f"{service.farm.origin}/calm/feed.xml", typo)
+    (service.rules / "typo.yaml").write_text(rule, encoding="utf-8")
+    service.grab("typo")
+    job = service.state("typo")["job"]
+    # The worker writes the note just after the dead letter that ends the job, in the same callback: once
+    # it has ended a later grab, the note is there.
+    service.grab("calm")
+    counts = JobCounts.read(service.server, Keys(PREFIX), job)
+    assert counts.errors == 1
+    assert len(counts.notes) == 1, "the feed that could not be read is noted, as for a site known at start"
+    assert counts.notes[0].startswith(f"{typo} could not be read (HTTP 404 Not Found): `feeds[0]` in ")
+    assert "typo.yaml" in counts.notes[0]
 
 
 @pytest.mark.parametrize(

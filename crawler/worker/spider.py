@@ -840,7 +840,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             reason += f" (through the proxy {proxy})"
         kind = _kind(failure)
         dead_letter(self.crawler, request, reason, kind)
-        rule = self.rules.get(work.site)
+        rule = self.rule_of(work.site)
         if rule is not None and work.kind in LISTING_PAGES:
             self._failed_listing(rule, request, work, reason, kind)
 
