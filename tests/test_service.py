@@ -281,6 +281,21 @@ def test_a_rule_added_while_a_worker_runs_has_its_unreadable_feed_noted_in_its_g
 
 
 @pytest.mark.parametrize(
+    "service",
+    [[FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)]],
+    indirect=True,
+)
+def test_a_rule_added_while_a_worker_runs_keeps_the_crawl_delay_of_its_robots_txt(service: Service) -> None:
+    service.grab("calm")
+    service.farm.crawl_delay = 0.5
+    rule = service.farm.rule("calm").replace("obey_robots: false", "obey_robots: true")
+    (service.rules / "polite.yaml").write_text(rule, encoding="utf-8")
+    service.grab("polite")
+    polite = hash_of(service.server, Keys(PREFIX).polite("polite"))
+    assert float(polite.get("crawl_delay", 0)) == 0.5, "robots.txt's crawl-delay, longer than the rule's"
+
+
+@pytest.mark.parametrize(
     "service", [[FarmSite("maps", per_hour=6, every="20m", sitemap=True)]], indirect=True
 )
 def test_a_site_read_from_its_sitemap_offers_each_grab_only_what_changed_since_the_last(

@@ -269,7 +269,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
         """A site's robots.txt asks for a crawl-delay longer than the rule's delay: every worker keeps it
         (at most ``ROBOTS_MAX_CRAWL_DELAY``)."""
-        rule = self.rules.get(Work.of(request).site)
+        rule = self.rule_of(Work.of(request).site)
         settings = self.crawler.settings
         asked = robotparser.crawl_delay(robots_agent(request, settings))
         if rule is None or asked is None or asked <= rule.delay:
