@@ -1168,7 +1168,7 @@ def test_responses_that_bench_proxies_and_sessions_and_ban_a_site_log_a_redis_ou
         proxies = ProxyMiddleware(
             crawler, ProxyPool(crawler, global_proxies("http://127.0.0.1:9 http://127.0.0.1:10", None), {})
         )
-        sessions = SessionMiddleware(crawler, SessionPool(crawler, {"news": load_rule(rule_file)}))
+        sessions = SessionMiddleware(crawler, SessionPool(crawler, {"news": load_rule(rule_file)}.get))
         bans = BanDetectionMiddleware(crawler)
 
         def answer(n: int, status: int) -> None:

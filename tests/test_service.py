@@ -296,6 +296,25 @@ def test_a_rule_added_while_a_worker_runs_keeps_the_crawl_delay_of_its_robots_tx
 
 
 @pytest.mark.parametrize(
+    "service",
+    [[FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)]],
+    indirect=True,
+)
+def test_a_rule_added_while_a_worker_runs_has_its_requests_carry_its_session(service: Service) -> None:
+    service.grab("calm")
+    sessions = service.rules / "sessions"
+    sessions.mkdir()
+    (sessions / "member.yaml").write_text("cookies: {session: member-token}\n", encoding="utf-8")
+    rule = service.farm.rule("calm") + "access:\n  sessions: [sessions/member.yaml]\n"
+    (service.rules / "members.yaml").write_text(rule, encoding="utf-8")
+    before = len(service.farm.log)
+    service.grab("members")
+    # calm's grab may come in the same step, without a session: the feed is calm's for both.
+    cookies = [v.cookie for v in service.farm.log[before:] if v.kind == "feed"]
+    assert "session=member-token" in cookies, "the rule's session, as for a rule the worker started with"
+
+
+@pytest.mark.parametrize(
     "service", [[FarmSite("maps", per_hour=6, every="20m", sitemap=True)]], indirect=True
 )
 def test_a_site_read_from_its_sitemap_offers_each_grab_only_what_changed_since_the_last(

@@ -21,6 +21,7 @@ stored or shown: a session is known by its name.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Self
 from urllib.parse import urljoin
 from weakref import WeakKeyDictionary
@@ -67,12 +68,13 @@ class NoSessionError(CrawlerError):
 
 
 class SessionPool:
-    """The sessions of the rules, and the one this worker holds per site (see the module docstring)."""
+    """The sessions of the rules, and the one this worker holds per site (see the module docstring).
+    ``rule_of`` gives a site's rule: the spider's, which knows a rule file added while the worker runs."""
 
-    def __init__(self, crawler: Crawler, rules: dict[str, Rule]) -> None:
+    def __init__(self, crawler: Crawler, rule_of: Callable[[str], Rule | None]) -> None:
         settings = crawler.settings
         self.crawler = crawler
-        self.rules = {site: rule for site, rule in rules.items() if rule.sessions}
+        self.rule_of = rule_of
         self.keys = keys_of(crawler)
         self.worker = worker_id()
         self.lease_ms = int(settings.getfloat("SESSION_LEASE_SECONDS") * 1000)
@@ -84,12 +86,18 @@ class SessionPool:
         self._hold = server.register_script(_HOLD)
         self._loop: task.LoopingCall | None = None
 
-    def session_for(self, site: str) -> Session | None:
-        """The session this worker holds for ``site``, taking a free one when it holds none."""
+    def rule(self, site: str | None) -> Rule | None:
+        """The rule of ``site`` when it names sessions, else None."""
+        rule = self.rule_of(site) if site else None
+        return rule if rule is not None and rule.sessions else None
+
+    def session_for(self, rule: Rule) -> Session | None:
+        """The session this worker holds for ``rule``'s site, taking a free one when it holds none."""
+        site = rule.site
         held = self.held.get(site)
         if held is not None:
             return held
-        sessions = self.rules[site].sessions
+        sessions = rule.sessions
         keys = [
             key
             for s in sessions
@@ -155,13 +163,14 @@ _pools: WeakKeyDictionary[Crawler, SessionPool] = WeakKeyDictionary()
 
 
 def sessions_of(crawler: Crawler) -> SessionPool | None:
-    """The crawl's session pool, None when no rule has sessions."""
+    """The crawl's session pool, None when its middleware is off (see :class:`SessionMiddleware`)."""
     return _pools.get(crawler)
 
 
 class SessionMiddleware:
     """Gives each request of a site with sessions the session this worker holds for it (see the module
-    docstring). Off (``NotConfigured``) when no rule names a session."""
+    docstring). On for the sites spider, whose rules may name sessions, a rule file added while the worker
+    runs too (``rule_of`` reads it); off (``NotConfigured``) for a spider that serves no site rules."""
 
     def __init__(self, crawler: Crawler, pool: SessionPool) -> None:
         settings = crawler.settings
@@ -173,23 +182,26 @@ class SessionMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        rules = getattr(crawler.spider, "rules", {}) or {}
-        if not any(rule.sessions for rule in rules.values()):
-            raise NotConfigured("no rule names sessions (access.sessions)")
-        pool = SessionPool(crawler, rules)
+        rule_of: Callable[[str], Rule | None] | None = getattr(crawler.spider, "rule_of", None)
+        if rule_of is None:
+            raise NotConfigured("the spider serves no site rules (it has no rule_of)")
+        pool = SessionPool(crawler, rule_of)
         pool.start()
         crawler.signals.connect(pool.stop, signal=signals.spider_closed)
         return cls(crawler, pool)
 
     def process_request(self, request: Request) -> Request | None:
-        site = Work.of(request).site
-        if site not in self.pool.rules or "session" in request.meta:
+        if "session" in request.meta:
             return None
-        session = self.pool.session_for(site)
+        rule = self.pool.rule(Work.of(request).site)
+        if rule is None:
+            return None
+        site = rule.site
+        session = self.pool.session_for(rule)
         assert self.crawler.stats is not None
         if session is None:
             waits = int(request.meta.get("session_waits", 0)) + 1
-            count = len(self.pool.rules[site].sessions)
+            count = len(rule.sessions)
             if waits > self.max_waits:
                 raise NoSessionError(
                     f"no session of {site} came free for {request.url}: all {count} are held by other workers"
@@ -210,13 +222,14 @@ class SessionMiddleware:
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
         name = request.meta.get("session")
-        site = Work.of(request).site
-        if name is None or site not in self.pool.rules:
+        rule = self.pool.rule(Work.of(request).site) if name is not None else None
+        if name is None or rule is None:
             return response
+        site = rule.site
         # The login page, reached, or about to be (a redirect to it): the session was logged out.
         location = response.headers.get(b"Location") if 300 <= response.status < 400 else None
         target = urljoin(response.url, location.decode("latin-1")) if location else response.url
-        login = self.pool.rules[site].login_url
+        login = rule.login_url
         if not (login.search(target) if login is not None else looks_like_login(target)):
             return response
         self.pool.bench(site, name, f"sent to the login page {target}")
