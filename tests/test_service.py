@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from proxyserver import TestProxy
 
 from crawler.demo.farm import LISTED, Farm, FarmSite
 from crawler.keys import Keys
@@ -312,6 +313,24 @@ def test_a_rule_added_while_a_worker_runs_has_its_requests_carry_its_session(ser
     # calm's grab may come in the same step, without a session: the feed is calm's for both.
     cookies = [v.cookie for v in service.farm.log[before:] if v.kind == "feed"]
     assert "session=member-token" in cookies, "the rule's session, as for a rule the worker started with"
+
+
+@pytest.mark.parametrize(
+    "service",
+    [[FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)]],
+    indirect=True,
+)
+def test_a_rule_added_while_a_worker_runs_has_its_requests_go_through_its_proxies(service: Service) -> None:
+    service.grab("calm")
+    with TestProxy("own", user="u", password="rule-secret") as own:
+        rule = service.farm.rule("calm") + f"access:\n  proxies: ['{own.url('u', 'rule-secret')}']\n"
+        (service.rules / "proxied.yaml").write_text(rule, encoding="utf-8")
+        before = len(service.farm.log)
+        service.grab("proxied")
+    # calm's grab may come in the same step, without a proxy: the feed is calm's for both.
+    proxies = [v.proxy for v in service.farm.log[before:] if v.kind == "feed"]
+    assert "own" in proxies, "the rule's proxy, as for a rule the worker started with"
+    assert own.relayed == proxies.count("own")
 
 
 @pytest.mark.parametrize(

@@ -39,19 +39,6 @@ class _OneLine(logging.Filter):
         return True
 
 
-class _OptionalOff(logging.Filter):
-    """Scrapy warns of each component that said NotConfigured; ours are off by design when unused (no
-    proxies, no sessions): said at INFO, as it is no problem."""
-
-    OPTIONAL = ("crawler.worker.proxies.ProxyMiddleware", "crawler.worker.sessions.SessionMiddleware")
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args if isinstance(record.args, dict) else {}
-        if str(record.msg).startswith("Disabled ") and args.get("clspath") in self.OPTIONAL:
-            record.levelno, record.levelname = logging.INFO, "INFO"
-        return True
-
-
 class _NeverOpened(logging.Filter):
     """A crawl that fails as it opens (a pipeline that cannot open) is closed before Scrapy's CoreStats
     had its start time, and CoreStats logs an AssertionError with a traceback for it: said in one DEBUG
@@ -67,7 +54,6 @@ class _NeverOpened(logging.Filter):
 
 
 _NEVER_OPENED = _NeverOpened()
-_OPTIONAL_OFF = _OptionalOff()
 _ONE_LINE_LOGGERS = {
     "crawler.worker.robots": _OneLine(only_ours=False),
     "scrapy.core.scraper": _OneLine(only_ours=True),
@@ -109,7 +95,6 @@ def run_worker(
     """
     for name, one_line in _ONE_LINE_LOGGERS.items():
         logging.getLogger(name).addFilter(one_line)
-    logging.getLogger("scrapy.middleware").addFilter(_OPTIONAL_OFF)
     logging.getLogger("scrapy.utils.signal").addFilter(_NEVER_OPENED)
     sys.setswitchinterval(settings.getfloat("WORKER_SWITCH_INTERVAL"))
     process = _WorkerProcess(settings)

@@ -28,12 +28,12 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Self
 from weakref import WeakKeyDictionary
 
 import redis
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Response
@@ -41,6 +41,7 @@ from twisted.internet import task
 
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work
+from crawler.rules import Rule
 from crawler.rules.access import Proxy, global_proxies
 from crawler.worker.connection import keys_of, outage_of, server_of
 
@@ -63,12 +64,17 @@ class ProxyPool:
     """The proxies of a worker, their use here and their shared health (see the module docstring)."""
 
     def __init__(
-        self, crawler: Crawler, shared: Sequence[Proxy], by_site: dict[str, tuple[Proxy, ...]]
+        self,
+        crawler: Crawler,
+        shared: Sequence[Proxy],
+        by_site: dict[str, tuple[Proxy, ...]],
+        rule_of: Callable[[str], Rule | None] | None = None,
     ) -> None:
         settings = crawler.settings
         self.crawler = crawler
         self.shared = tuple(shared)
         self.by_site = by_site
+        self.rule_of = rule_of
         self.concurrency = settings.getint("PROXY_CONCURRENCY")
         self.bench_seconds = settings.getfloat("PROXY_BENCH_SECONDS")
         self.max_failures = settings.getint("PROXY_MAX_FAILURES")
@@ -82,6 +88,13 @@ class ProxyPool:
         self._loop: task.LoopingCall | None = None
 
     def candidates(self, site: str | None) -> tuple[Proxy, ...]:
+        """The proxies of ``site``: its rule's, else the shared ones; none when there are neither. A site
+        not in ``by_site`` has its rule asked of ``rule_of`` (the spider's: it knows a rule file added
+        while the worker runs)."""
+        if site and site not in self.by_site and self.rule_of is not None:
+            rule = self.rule_of(site)
+            if rule is not None and rule.proxies:
+                self.by_site[site] = rule.proxies
         return self.by_site.get(site or "", ()) or self.shared
 
     def all_proxies(self) -> list[Proxy]:
@@ -172,6 +185,8 @@ class ProxyPool:
         benched. Redis away: the counts wait for the next turn."""
         counts, self._counts = self._counts, Counter()
         proxies = [p.id for p in self.all_proxies()]
+        if not counts and not proxies:
+            return
         try:
             with self._server().pipeline(transaction=False) as pipe:
                 for (proxy, what), count in counts.items():
@@ -200,8 +215,9 @@ def pool_of(crawler: Crawler) -> ProxyPool | None:
 
 
 class ProxyMiddleware:
-    """Sends each request through a proxy of its site's pool (see the module docstring). Off
-    (``NotConfigured``) when neither the settings nor any rule names a proxy."""
+    """Sends each request through a proxy of its site's pool (see the module docstring). On for the sites
+    spider, whose rules may name proxies, a rule file added while the worker runs too (``rule_of`` reads
+    it); off (``NotConfigured``) for a spider that serves no site rules."""
 
     def __init__(self, crawler: Crawler, pool: ProxyPool) -> None:
         self.crawler = crawler
@@ -213,25 +229,25 @@ class ProxyMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
         shared = global_proxies(settings.get("CRAWLER_PROXIES"), settings.get("CRAWLER_PROXY_FILE"))
-        rules = getattr(crawler.spider, "rules", {}) or {}
+        rule_of: Callable[[str], Rule | None] | None = getattr(crawler.spider, "rule_of", None)
+        if rule_of is None:
+            raise NotConfigured("the spider serves no site rules (it has no rule_of)")
+        rules: dict[str, Rule] = getattr(crawler.spider, "rules", {})
         by_site = {site: rule.proxies for site, rule in rules.items() if rule.proxies}
-        if not shared and not by_site:
-            raise NotConfigured(
-                "no proxies: neither CRAWLER_PROXIES, CRAWLER_PROXY_FILE nor a rule's access.proxies"
-            )
-        pool = ProxyPool(crawler, shared, by_site)
+        pool = ProxyPool(crawler, shared, by_site, rule_of)
         middleware = cls(crawler, pool)
         pool.start(settings.getfloat("SUPERVISION_FLUSH_SECONDS"))
-        from scrapy import signals  # noqa: PLC0415 - only when proxies are used
-
         crawler.signals.connect(pool.stop, signal=signals.spider_closed)
-        logger.info("Proxies: %d shared, %d sites with their own", len(shared), len(by_site))
+        if shared or by_site:
+            logger.info("Proxies: %d shared, %d sites with their own", len(shared), len(by_site))
         return middleware
 
     async def process_request(self, request: Request) -> Request | None:
         if "proxy_id" in request.meta or request.meta.get("dont_proxy"):
             return None
         work = Work.of(request)
+        if not self.pool.candidates(work.site):
+            return None
         proxy = await self.pool.acquire(work.site)
         if proxy is None:
             return self._all_benched(request, work)
