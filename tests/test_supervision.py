@@ -6,27 +6,31 @@ stored once and nothing is lost."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 import redis
 from proxyserver import TestProxy
 
-from crawler.demo.farm import Farm, FarmSite
+from crawler.demo.farm import Farm, FarmSite, Visit
 from crawler.keys import Keys
 from crawler.redisio.connection import connect
 from crawler.redisio.embedded import EmbeddedRedis
+from crawler.redisio.queue import THROTTLE_HALF_LIFE
 from crawler.requests import enqueue_job
 from crawler.rules import load_rules
+from crawler.settings import BACKOFF_THROTTLE_SECONDS
 from crawler.store import open_store
 
 COMMAND_TIMEOUT = 240.0
@@ -122,6 +126,70 @@ def articles_of(farm: Farm, name: str) -> set[str]:
 
 def no_traceback(output: str) -> None:
     assert "Traceback" not in output, output[-4000:]
+
+
+# The queue's scripts write times with 14 significant digits (Lua's tostring): 0.1 ms at today's epoch.
+CLOCK_DIGITS = 0.001
+_STOP_WATCHING = "the test stops watching"
+
+
+@dataclass
+class QueueLog:
+    """What the shared queue did for one site, by Redis's own clock (on this machine the farm's clock too):
+    each request taken (the moment, its URL), each ``next`` moment the site may send again that a take set,
+    and each backoff (when it began, until when)."""
+
+    taken: list[tuple[float, str]] = field(default_factory=list)
+    next_moments: list[float] = field(default_factory=list)
+    held: list[tuple[float, float]] = field(default_factory=list)
+
+    def taken_before(self, url: str, moment: float) -> float:
+        """When the request for ``url`` that reached the site at ``moment`` was taken (its last take
+        before)."""
+        takes = [taken for taken, taken_url in self.taken if taken_url == url and taken <= moment]
+        assert takes, f"{url} reached the site at {moment} without being taken from the queue"
+        return max(takes)
+
+
+@contextlib.contextmanager
+def queue_watched(url: str, site: str) -> Iterator[QueueLog]:
+    """Redis's MONITOR of the queue's scripts for ``site`` while the block runs: what a worker did, by the
+    moment it happened in Redis, however late a loaded machine let the request reach the site."""
+    log = QueueLog()
+    client = redis.Redis.from_url(url, socket_timeout=None)
+
+    def watch(monitor: redis.client.Monitor) -> None:
+        for seen in monitor.listen():  # type: ignore[no-untyped-call]
+            words = seen["command"].split(" ")
+            if seen["command"] == f"ECHO {_STOP_WATCHING}":
+                return
+            if seen["client_type"] != "lua" or words[0] != "HSET":
+                continue
+            if words[1] == KEYS.lease_sites and words[-1] == site:
+                log.taken.append((seen["time"], json.loads(" ".join(words[2:-1]))["url"]))
+            elif words[1] == KEYS.polite(site) and words[2] == "next":
+                log.next_moments.append(float(words[3]))
+            elif words[1] == KEYS.polite(site) and words[2] == "until":
+                log.held.append((float(words[-1]), float(words[3])))
+
+    try:
+        with client.monitor() as monitor:  # type: ignore[no-untyped-call]
+            watcher = threading.Thread(target=watch, args=(monitor,))
+            watcher.start()
+            try:
+                yield log
+            finally:
+                client.echo(_STOP_WATCHING)
+                watcher.join(timeout=COMMAND_TIMEOUT)
+    finally:
+        client.close()
+
+
+def url_of(farm: Farm, visit: Visit) -> str:
+    """The URL a visit of the farm asked for (an index or an article)."""
+    if visit.kind == "article":
+        return f"{farm.origin}/{visit.site}/a/{visit.article}.html"
+    return f"{farm.origin}/{visit.site}/"
 
 
 # --- politeness held by every worker together -------------------------------------------------------------
@@ -229,7 +297,8 @@ def test_a_longer_robots_crawl_delay_holds_the_site(setup: Setup) -> None:
 @pytest.mark.parametrize("setup", [[farm_site("busy", rate_limit=3, retry_after=1)]], indirect=True)
 def test_a_site_answering_429_is_waited_for_and_loses_nothing(setup: Setup) -> None:
     setup.rule("busy")
-    done = setup.temp("busy")
+    with queue_watched(setup.url, "busy") as queue:
+        done = setup.temp("busy")
     no_traceback(done.stderr)
     assert done.returncode == 0, done.stderr[-3000:]
     expected = articles_of(setup.farm, "busy")
@@ -237,12 +306,29 @@ def test_a_site_answering_429_is_waited_for_and_loses_nothing(setup: Setup) -> N
     visits = [visit for visit in setup.farm.log if visit.site == "busy"]
     refused = [visit for visit in visits if visit.status == 429]
     assert refused, "the farm's limit was reached"
-    assert len(refused) <= 8, f"{len(refused)} answers 429: the crawler kept asking"
+    assert queue.held, "the 429s held the site back"
+    for moment, url in queue.taken:
+        assert not any(since < moment < until for since, until in queue.held), f"{url} taken while held"
     for answer in refused:
-        # After a 429 with Retry-After: 1, nothing is sent for that second (a request answered at about
-        # the same moment, already on its way, aside).
-        burst = [v for v in visits if answer.at + 0.15 < v.at < answer.at + 0.85]
-        assert not burst, f"{len(burst)} requests within the Retry-After of the 429 at {answer.at}"
+        began = min((since for since, _ in queue.held if since >= answer.at), default=None)
+        assert began is not None, f"the 429 at {answer.at} held the site back"
+        # Within the Retry-After of the 429 (1 s), only requests already on their way reach the site: taken
+        # before the crawler read a 429 and held the site back (however late a busy machine sent them).
+        for visit in visits:
+            if answer.at < visit.at < answer.at + 1:
+                url = url_of(setup.farm, visit)
+                taken = queue.taken_before(url, visit.at)
+                assert taken <= began, (
+                    f"{url} taken {taken - began:.3f} s into the backoff of the 429 at {answer.at}"
+                )
+    # Then the site is asked gently: at most once every BACKOFF_THROTTLE_SECONDS, a delay halving every
+    # THROTTLE_HALF_LIFE (a crawler that kept asking at full speed would be refused again and again).
+    first = min(since for since, _ in queue.held)
+    later_takes = [moment for moment, _ in queue.taken if moment > first]
+    assert len(queue.next_moments) == len(later_takes) > 0, "each take after the backoff set the next moment"
+    for earlier, later in itertools.pairwise(queue.next_moments):
+        least = BACKOFF_THROTTLE_SECONDS * 0.5 ** ((later - first) / THROTTLE_HALF_LIFE)
+        assert later - earlier >= least - CLOCK_DIGITS, f"asked again {later - earlier:.3f} s after"
     assert "errors 0" in done.stdout
 
 
