@@ -342,9 +342,9 @@ def decode_checked(data: bytes, declared: str | None = None, given: str | None =
 def _given_or_own(data: bytes, declared: str | None, given: str) -> Decoded:
     """``data`` in the ``given`` encoding when that decodes it: one strict decode, no detection. When it
     leaves U+FFFD, the page's own encoding (:func:`decode_checked` without ``given``) when that leaves a
-    quarter as many or fewer of the ``DOUBT_REPLACEMENTS`` or more; or, for fewer U+FFFD, the page's
-    declared charset or UTF-8 when either is a multi-byte encoding that decodes it cleanly. Else the
-    ``given`` one, doubted when it leaves ``DOUBT_REPLACEMENTS`` or more."""
+    quarter as many or fewer of the ``DOUBT_REPLACEMENTS`` or more and is evidence (:func:`_reads_better`);
+    or, for fewer U+FFFD, the page's declared charset or UTF-8 when either is a multi-byte encoding that
+    decodes it cleanly. Else the ``given`` one, doubted when it leaves ``DOUBT_REPLACEMENTS`` or more."""
     try:
         return Decoded(data.decode(_CODECS[given]), given, "given")
     except UnicodeDecodeError:
@@ -355,9 +355,19 @@ def _given_or_own(data: bytes, declared: str | None, given: str) -> Decoded:
         own = _clean_multi_byte(data, declared)
         return result if own is None else replace(own, doubt=Doubt(given, "given", replaced, own))
     own = decode_checked(data, declared)
-    if own.text.count("\ufffd") * 4 > replaced:
+    if own.text.count("\ufffd") * 4 > replaced or not _reads_better(own, result, replaced):
         return replace(result, doubt=Doubt(given, "given", replaced, None))
     return replace(own, doubt=Doubt(given, "given", replaced, own))
+
+
+def _reads_better(own: Decoded, given: Decoded, replaced: int) -> bool:
+    """Whether ``own``, the page's own reading with few U+FFFD, is evidence against the ``given`` reading,
+    which left ``replaced``: a multi-byte encoding's is; a single-byte encoding decodes any bytes, so its
+    reading is only when the ``given`` one read next to nothing (U+FFFD are half its non-ASCII characters
+    or more: UTF-8 over windows-1252), not stray bytes among text it reads (GBK that says iso-8859-1)."""
+    if own.encoding in _MULTI_BYTE:
+        return True
+    return replaced * 2 >= sum(not char.isascii() for char in given.text)
 
 
 def _clean_multi_byte(data: bytes, declared: str | None) -> Decoded | None:

@@ -235,6 +235,28 @@ def test_a_given_encoding_is_kept_for_a_stray_byte_that_a_single_byte_declaratio
     assert "长江大桥" in result.text
 
 
+def test_a_given_encoding_is_kept_for_stray_bytes_however_many_a_single_byte_declaration_would_hide() -> None:
+    """The same GBK site saying iso-8859-1, a page with 8 bad bytes among its Chinese: windows-1252 reads
+    it without a U+FFFD, as it reads any bytes, which proves nothing; GBK reads all but the bad bytes."""
+    html = page(CHINESE * 3, '<meta charset="iso-8859-1">')
+    data = html.encode("gbk")
+    for word in ("市民", "方便", "检修"):
+        first = word.encode("gbk")
+        data = data.replace(first, first[:1] + b"<" + first[2:])
+    result = decode_checked(data, "text/html", given="gbk")
+    assert (result.encoding, result.source) == ("gbk", "given")
+    assert result.text.count("\ufffd") >= DOUBT_REPLACEMENTS, result.text
+    assert result.doubt is not None and result.doubt.better is None
+    assert "长江大桥" in result.text
+
+
+def test_a_given_utf8_that_reads_none_of_a_single_byte_page_gives_way_to_its_declaration() -> None:
+    html = page(FRENCH * 8, '<meta charset="windows-1252">')
+    result = decode_checked(html.encode("cp1252"), "text/html", given="utf-8")
+    assert (result.text, result.encoding, result.source) == (html, "windows-1252", "meta")
+    assert result.doubt is not None and result.doubt.encoding == "utf-8"
+
+
 def test_a_given_encoding_that_decodes_the_page_is_used_without_detection(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
