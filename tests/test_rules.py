@@ -36,6 +36,7 @@ from crawler.rules import (
 )
 from crawler.rules.feeds import FeedEntry
 from crawler.settings import QREAD_MIN_BODY_CHARS
+from extractors.encoding import decode_checked
 
 REPO = Path(__file__).resolve().parent.parent
 CLI_TIMEOUT = 180
@@ -1394,6 +1395,16 @@ def test_rules_try_decodes_a_page_as_the_crawl_does(tmp_path: Path, site_server:
     assert document["encoding_reason"] == why
     run = crawler("rules", "try", "local", url, cwd=tmp_path, env=allowed)
     assert f"encoding   windows-1252 ({why})" in run.stdout.splitlines(), run.stdout
+
+
+def test_the_warning_of_a_rules_encoding_names_an_undeclared_utf8_page_as_valid_utf8_not_detected() -> None:
+    rule = parse_rule(MINIMAL_RULE + "encoding: gbk\n", site="citynews")
+    html = "<p>长江大桥重新通车，大桥于昨日清晨重新开放。</p>"
+    decoded = decode_checked(html.encode(), "text/html", given=rule.encoding)
+    assert decoded.doubt is not None and decoded.source == "utf-8"
+    said = rule.encoding_doubt("http://127.0.0.1:8631/citynews/a.html", decoded.doubt)
+    assert "; the page is valid UTF-8, which decodes it: read as utf-8 instead;" in said, said
+    assert "detected" not in said, said
 
 
 def test_rules_try_says_when_the_rules_encoding_leaves_a_page_undecodable(

@@ -296,6 +296,8 @@ class Rule:
             )
         if better.source in _DECLARED_BY:
             page = f"the page's {_DECLARED_BY[better.source]} says {better.encoding}"
+        elif better.source == "utf-8":
+            page = "the page is valid UTF-8"
         elif better.doubt is not None:
             page = f"the page says {better.doubt.encoding} but is detected as {better.encoding}"
         else:
