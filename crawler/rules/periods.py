@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 
 from crawler.commandline import counted
+from crawler.rules.errors import shown
 
 __all__ = ["EXPECTED_CRON", "EXPECTED_EVERY", "check_cron", "parse_every"]
 
@@ -62,13 +63,13 @@ def check_cron(expression: str) -> str:
 def _check_cron_item(item: str, name: str, low: int, high: int, names: Mapping[str, int]) -> None:
     span, slash, step = item.partition("/")
     if slash and (not _CRON_NUMBER_RE.fullmatch(step) or not 1 <= int(step) <= high - low + 1):
-        raise ValueError(f"{name} step {step!r} is not a number from 1 to {high - low + 1}")
+        raise ValueError(f"{name} step {shown(step)} is not a number from 1 to {high - low + 1}")
     if span == "*":
         return
     start, dash, end = span.partition("-")
     first = _cron_value(start, name, low, high, names)
     if dash and _cron_value(end, name, low, high, names) < first:
-        raise ValueError(f"{name} range {span!r} ends before it starts")
+        raise ValueError(f"{name} range {shown(span)} ends before it starts")
 
 
 def _cron_value(text: str, name: str, low: int, high: int, names: Mapping[str, int]) -> int:
@@ -79,6 +80,6 @@ def _cron_value(text: str, name: str, low: int, high: int, names: Mapping[str, i
         raise ValueError(f"{name} {value} is out of range {low}-{high}")
     if text.lower() in names:
         return names[text.lower()]
-    shown = repr(text) if text else "an empty value"
+    value_shown = shown(text) if text else "an empty value"
     names_hint = f" or a name {', '.join(names)}" if names else ""
-    raise ValueError(f"{name} {shown} is not a number {low}-{high}{names_hint}")
+    raise ValueError(f"{name} {value_shown} is not a number {low}-{high}{names_hint}")
