@@ -366,15 +366,23 @@ def _reads_better(own: Decoded, given: Decoded, replaced: int) -> bool:
     reading is only when the ``given`` one read next to nothing (U+FFFD are half its non-ASCII characters
     or more: UTF-8 over windows-1252), not stray bytes among text it reads (GBK that says iso-8859-1)."""
     if own.encoding in _MULTI_BYTE:
-        return True
+        return _proves(own.encoding, own.source)
     return replaced * 2 >= sum(not char.isascii() for char in given.text)
 
 
+def _proves(encoding: str, source: Source) -> bool:
+    """Whether a clean reading in the multi-byte ``encoding`` (found by ``source``) is evidence: UTF-16
+    and UTF-32 decode almost any bytes of the right length, so only after a byte order mark, or the
+    zero bytes of UTF-16's ASCII (``utf-16``), not a charset a server or a ``<meta>`` names."""
+    return encoding not in _WIDE or source in ("bom", "utf-16")
+
+
 def _clean_multi_byte(data: bytes, declared: str | None) -> Decoded | None:
-    """``data`` in the multi-byte encoding it declares (:func:`declared_encoding`), else in UTF-8, when that
-    decodes it without an error; ``None`` when neither does."""
+    """``data`` in the multi-byte encoding it declares (:func:`declared_encoding`; UTF-16 and UTF-32 only
+    by a byte order mark, :func:`_proves`), else in UTF-8, when that decodes it without an error; ``None``
+    when neither does."""
     found = declared_encoding(data, declared)
-    if found is not None and found[0] in _MULTI_BYTE:
+    if found is not None and found[0] in _MULTI_BYTE and _proves(*found):
         name, source = found
         body = data[_BOM_LENGTHS[name] :] if source == "bom" else data
         try:

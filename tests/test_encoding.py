@@ -257,6 +257,20 @@ def test_a_given_utf8_that_reads_none_of_a_single_byte_page_gives_way_to_its_dec
     assert result.doubt is not None and result.doubt.encoding == "utf-8"
 
 
+@pytest.mark.parametrize("stray", [1, 12], ids=["a-stray-byte", "many-stray-bytes"])
+def test_a_given_encoding_is_kept_against_a_content_type_saying_utf16_without_a_byte_order_mark(
+    stray: int,
+) -> None:
+    """UTF-16 decodes almost any bytes of even length (into CJK noise): a server's charset=utf-16 on a page
+    with no byte order mark proves nothing against the rule's key, however many bad bytes it has."""
+    html = page("<p>Sunny today, 25 degrees.</p>" * 12)
+    data = html.encode("gbk").replace(b"25", b"2\xff", stray)
+    data += b" " * (len(data) % 2)
+    result = decode_checked(data, "text/html; charset=utf-16", given="gbk")
+    assert (result.encoding, result.source) == ("gbk", "given"), result.text[:60]
+    assert "Sunny today" in result.text
+
+
 def test_a_given_encoding_that_decodes_the_page_is_used_without_detection(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
