@@ -390,9 +390,7 @@ def test_a_new_rule_reading_a_sitemap_another_site_reads_is_offered_every_entry_
     service.run(hours=1, step_minutes=10)
     assert len([v for v in service.farm.log if v.kind == "sitemap"]) >= 2, "maps' grabs read it first"
     (service.rules / "copy.yaml").write_text(service.farm.rule("maps"), encoding="utf-8")
-    seeded: list[str] = []
-    while "copy" not in seeded:
-        seeded = service.step(60)
+    service.grab("copy")
     listed = min(service.farm.newest("maps") + 1, LISTED)
     job = service.state("copy")["job"]
     links = int(service.server.hget(Keys(PREFIX).job(job), "links") or 0)
