@@ -693,9 +693,9 @@ def test_a_week_unread_for_a_full_disk_says_to_free_space_not_to_restore_it(
     assert "restore it" not in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
-def _export(data: Path, *args: str, stdout: Any = subprocess.PIPE, file_limit: int | None = None) -> Any:
-    """`crawler articles export ARGS` in a process of its own, its files limited to ``file_limit`` bytes
-    (``RLIMIT_FSIZE``: writing past it fails as a full disk does, with EFBIG)."""
+def _articles_to(data: Path, *args: str, stdout: Any = subprocess.PIPE, file_limit: int | None = None) -> Any:
+    """`crawler articles ARGS` in a process of its own, its stdout on ``stdout``, its files limited to
+    ``file_limit`` bytes (``RLIMIT_FSIZE``: writing past it fails as a full disk does, with EFBIG)."""
 
     def limit() -> None:
         if file_limit is not None:
@@ -704,7 +704,7 @@ def _export(data: Path, *args: str, stdout: Any = subprocess.PIPE, file_limit: i
             )
 
     return subprocess.run(
-        [sys.executable, "-m", "crawler.cli", "--data-dir", str(data), "articles", "export", *args],
+        [sys.executable, "-m", "crawler.cli", "--data-dir", str(data), "articles", *args],
         stdout=stdout,
         stderr=subprocess.PIPE,
         text=True,
@@ -717,7 +717,7 @@ def test_an_export_to_a_full_disk_says_so_in_one_line_with_what_to_do(
     three_weeks: Path, tmp_path: Path
 ) -> None:
     with open("/dev/full", "w", encoding="utf-8") as full:
-        done = _export(three_weeks, stdout=full)
+        done = _articles_to(three_weeks, "export", stdout=full)
     assert (done.returncode, done.stderr) == (
         2,
         "crawler articles export: error: cannot write the export to stdout: [Errno 28] No space left on"
@@ -726,7 +726,7 @@ def test_an_export_to_a_full_disk_says_so_in_one_line_with_what_to_do(
     ), done.stderr
     target = tmp_path / "articles.jsonl"
     target.write_text("the last export\n", encoding="utf-8")
-    done = _export(three_weeks, "-o", str(target), file_limit=100_000)
+    done = _articles_to(three_weeks, "export", "-o", str(target), file_limit=100_000)
     assert (done.returncode, done.stderr) == (
         2,
         f"crawler articles export: error: cannot write the export to {target}: [Errno 27] File too large;"
@@ -735,6 +735,37 @@ def test_an_export_to_a_full_disk_says_so_in_one_line_with_what_to_do(
     ), done.stderr
     assert target.read_text(encoding="utf-8") == "the last export\n"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["articles.jsonl"]
+
+
+@pytest.mark.parametrize(
+    "args", [("list",), ("list", "--format", "jsonl"), ("search", "harbour"), ("stats",)]
+)
+def test_output_to_a_full_disk_is_one_line_that_says_it_was_cut(
+    three_weeks: Path, args: tuple[str, ...]
+) -> None:
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = _articles_to(three_weeks, *args, stdout=full)
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"crawler articles {args[0]}: error: cannot write the output to stdout: [Errno 28] No space left on"
+        " device; free space on the disk stdout goes to, or send the output to another disk; the output is"
+        " cut short\n",
+    ), done.stderr
+
+
+def test_output_past_the_file_size_limit_is_one_line_that_says_it_was_cut(
+    three_weeks: Path, tmp_path: Path
+) -> None:
+    with (tmp_path / "list.jsonl").open("w", encoding="utf-8") as handle:
+        done = _articles_to(
+            three_weeks, "list", "--format", "jsonl", "--limit", "500", stdout=handle, file_limit=100_000
+        )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "crawler articles list: error: cannot write the output to stdout: [Errno 27] File too large; the"
+        " file grew past the largest allowed (`ulimit -f`, or its file system's limit): send the output to"
+        " a file system that takes it, or ask for less; the output is cut short\n",
+    ), done.stderr
 
 
 def test_an_export_that_left_out_a_week_replaces_no_earlier_export(

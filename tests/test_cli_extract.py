@@ -100,6 +100,24 @@ def test_file_prints_the_article_text() -> None:
     assert_article(run.stdout)
 
 
+@pytest.mark.parametrize("form", [(), ("--format", "json"), ("--explain",)])
+def test_output_to_a_full_disk_is_one_line_that_says_it_was_cut(form: tuple[str, ...]) -> None:
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = subprocess.run(
+            [sys.executable, "-X", "dev", "-m", "crawler.cli", "extract", *form, str(ARTICLE)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=CLI_TIMEOUT,
+            check=False,
+        )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "crawler extract: error: cannot write the output to stdout: [Errno 28] No space left on device; free"
+        " space on the disk stdout goes to, or send the output to another disk; the output is cut short\n",
+    )
+
+
 def test_standard_input() -> None:
     run = crawler("extract", "-", stdin=ARTICLE.read_bytes())
     assert run.code == 0

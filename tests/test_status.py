@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -184,6 +186,38 @@ def test_overdue_grabs_broken_rules_dead_workers_and_field_history(
     assert sites["demo-techdaily"]["attention"] == []
     assert report["rule_errors"] and report["rule_errors"][0]["file"].endswith("broken.yaml")
     assert report["attention"] == ["broken", "demo-citynews"]
+
+
+@pytest.mark.parametrize("command", [("status",), ("dead", "list")])
+def test_output_to_a_full_disk_is_one_line_that_says_it_was_cut(
+    tmp_path: Path, rules: Path, redis_client: redis.Redis, redis_server: str, command: tuple[str, ...]
+) -> None:
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    (tmp_path / "data").mkdir()
+    environment = {key: value for key, value in os.environ.items() if key != "MONGO_URI"}
+    environment.update(
+        REDIS_URL=redis_server, CRAWLER_RULES_DIR=str(rules), CRAWLER_DATA_DIR=str(tmp_path / "data")
+    )
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "crawler.cli", *command],
+            env=environment,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (
+        2,
+        [
+            f"crawler {' '.join(command)}: error: cannot write the output to stdout: [Errno 28] No space left"
+            " on device; free space on the disk stdout goes to, or send the output to another disk; the"
+            " output is cut short"
+        ],
+    ), done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
 
 
 def test_captcha_pages_are_told_from_articles_about_captchas() -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import errno
 import itertools
 import json
 import os
@@ -35,7 +34,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from crawler.cli.terminal import printable, tell
+from crawler.cli.terminal import output_advice, printable, tell
 from crawler.commandline import command_name, counted, did_you_mean, suggest
 from crawler.config import Config
 from crawler.errors import CrawlerError, InputError
@@ -51,6 +50,8 @@ _NOT_ONE_LINE = frozenset({"body", "summary", "reposts", "fields", "extraction",
 _NESTED = ("fields", "extraction", "summary", "reposts", "redirected_from")
 # An article id as given: 16 hex digits, in either case.
 _ID_RE = re.compile(r"[0-9a-f]{16}", re.IGNORECASE)
+# What to do when an export outgrew the largest file allowed.
+_EXPORT_LESS = "export a part at a time (--week, --site, --since and --until)"
 # Exit codes: the output is complete; the output leaves out weeks whose files could not be read.
 EXIT_OK = 0
 EXIT_PARTIAL = 1
@@ -397,7 +398,9 @@ def run_export(args: argparse.Namespace) -> int:
                 # What stdout still buffers could not be written either: it goes nowhere, not to an
                 # error at exit.
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-                advice = _output_advice(exc, "the disk stdout goes to, or give -o FILE on another disk")
+                advice = output_advice(
+                    exc, "the disk stdout goes to, or give -o FILE on another disk", _EXPORT_LESS
+                )
                 raise InputError(
                     f"cannot write the export to stdout: {exc}{advice}; what it holds is incomplete"
                 ) from exc
@@ -412,7 +415,7 @@ def run_export(args: argparse.Namespace) -> int:
                 if not incomplete:
                     partial.replace(target)
             except OSError as exc:
-                advice = _output_advice(exc, f"the disk of {target.parent}")
+                advice = output_advice(exc, f"the disk of {target.parent}", _EXPORT_LESS)
                 raise InputError(
                     f"cannot write the export to {target}: {exc}{advice}"
                     + (f"; {target} is left as it was" if target.exists() else "")
@@ -429,19 +432,6 @@ def run_export(args: argparse.Namespace) -> int:
                 return _status(store)
         tell(None, f"exported {counted(count, 'article')}")
         return _status(store)
-
-
-def _output_advice(exc: OSError, disk: str) -> str:
-    """What to do when the export's output could not be written for ``exc``: free space on ``disk`` when
-    it is full, export a part at a time when the file grew past the largest allowed; else nothing."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return f"; free space on {disk}"
-    if exc.errno == errno.EFBIG:
-        return (
-            "; the file grew past the largest allowed (`ulimit -f`, or its file system's limit): export a"
-            " part at a time (--week, --site, --since and --until)"
-        )
-    return ""
 
 
 def _write_documents(documents: Iterable[dict[str, Any]], form: str, out: IO[str]) -> int:

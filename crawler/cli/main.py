@@ -8,7 +8,8 @@ Every error a user can cause ends as one line on stderr and an exit code, never 
   site rule has errors (``rules check``, ``rules try``), or ``articles`` left out a week whose file could
   not be read (the other weeks shown);
 * 2: usage or input error (bad arguments; a file that is missing, unreadable, empty, binary or too large;
-  a URL that is malformed or not http/https);
+  a URL that is malformed or not http/https), or stdout that cannot be written (a full disk, a file past
+  ``ulimit -f``): the output is cut short;
 * 130: interrupted (Ctrl-C);
 * 143: terminated (SIGTERM), after the same clean stop as Ctrl-C.
 """
@@ -24,12 +25,12 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn, TextIO, cast
 
 from crawler.cli.parser import build_parser
-from crawler.cli.terminal import running, tell
+from crawler.cli.terminal import output_advice, running, tell
 from crawler.commandline import given_folders
-from crawler.errors import CrawlerError, Terminated
+from crawler.errors import EXIT_USAGE, CrawlerError, Terminated
 
 __all__ = ["build_parser", "main"]
 
@@ -59,8 +60,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     # Scrapy's own handler takes SIGTERM (and Ctrl-C) while a crawl runs (crawler.worker.process).
     previous = signal.signal(signal.SIGTERM, _terminate)
+    stdout = _Stdout(sys.stdout)
+    sys.stdout = cast(TextIO, stdout)
     try:
-        return _handler(args.handler)(args)
+        code = _handler(args.handler)(args)
+        sys.stdout.flush()
+        return code
     except CrawlerError as exc:
         tell("error", str(exc))
         return exc.exit_code
@@ -72,16 +77,59 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`crawler extract ... | head`): nothing more to say, and nowhere to say it.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _drop_stdout()
         return EXIT_OK
+    except OSError as exc:
+        if exc is not stdout.failure:
+            raise
+        # What stdout still buffers cannot be written either: it goes nowhere, not to an error at exit.
+        _drop_stdout()
+        advice = output_advice(
+            exc,
+            "the disk stdout goes to, or send the output to another disk",
+            "send the output to a file system that takes it, or ask for less",
+        )
+        tell("error", f"cannot write the output to stdout: {exc}{advice}; the output is cut short")
+        return EXIT_USAGE
     except SystemExit as exc:
         # rich's consoles meet a broken pipe the same way (stdout sent to /dev/null), then exit with 1.
         if isinstance(exc.__context__, BrokenPipeError):
             return EXIT_OK
         raise
     finally:
+        sys.stdout = stdout.stream
         signal.signal(signal.SIGTERM, previous)
+
+
+class _Stdout:
+    """``sys.stdout`` while a command runs, keeping the error a write to it failed with: :func:`main` tells
+    that error as the output cut short, and an error of another file as what it is."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.failure: OSError | None = None
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except OSError as exc:
+            self.failure = exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError as exc:
+            self.failure = exc
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _drop_stdout() -> None:
+    """Send stdout to the null device: what it still buffers is thrown away, not written at exit."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _terminate(signum: int, frame: FrameType | None) -> NoReturn:

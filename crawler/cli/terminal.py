@@ -4,11 +4,12 @@ kind (:func:`tell`)."""
 
 from __future__ import annotations
 
+import errno
 import re
 import sys
 from typing import Literal
 
-__all__ = ["cut", "fit_progress", "one_line", "printable", "running", "tell"]
+__all__ = ["cut", "fit_progress", "one_line", "output_advice", "printable", "running", "tell"]
 
 # The progress bar's width, and the least it is shrunk to before it is left out.
 BAR_WIDTH = 40
@@ -37,6 +38,16 @@ def tell(kind: Literal["note", "warning", "error"] | None, message: str) -> None
     prefix = ": ".join([" ".join(_command), *([kind] if kind else [])])
     for line in message.splitlines() or [""]:
         print(f"{prefix}: {line}", file=sys.stderr)
+
+
+def output_advice(exc: OSError, disk: str, less: str) -> str:
+    """What to do when a command's output could not be written for ``exc``: free space on ``disk`` when it
+    is full, ``less`` when the file grew past the largest allowed; else nothing."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"; free space on {disk}"
+    if exc.errno == errno.EFBIG:
+        return f"; the file grew past the largest allowed (`ulimit -f`, or its file system's limit): {less}"
+    return ""
 
 
 def printable(text: str) -> str:
