@@ -191,10 +191,10 @@ def test_unchanged_index_pages_cost_304s_and_intervals_adapt(service: Service) -
         assert store.count(site="quiet") == farm.newest("quiet") + 1
 
 
-FEED_SITES = [
-    FarmSite("wire", per_hour=6, every="20m", feed=True),
-    FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True),
-]
+CALM = FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)
+FEED_SITES = [FarmSite("wire", per_hour=6, every="20m", feed=True), CALM]
+# The service of one site whose feed has no news: a test adds a rule file beside it.
+CALM_FEED = pytest.mark.parametrize("service", [[CALM]], indirect=True)
 
 
 @pytest.mark.parametrize("service", [FEED_SITES], indirect=True)
@@ -226,11 +226,7 @@ def test_sites_read_from_their_feeds_alone_get_every_article_with_the_feeds_date
     assert float(state["interval"]) > 600, "a feed with no news lets the interval grow, as an index page"
 
 
-@pytest.mark.parametrize(
-    "service",
-    [[FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)]],
-    indirect=True,
-)
+@CALM_FEED
 def test_a_new_rule_reading_a_feed_another_site_reads_gets_the_whole_feed_at_its_first_grab(
     service: Service,
 ) -> None:
@@ -246,11 +242,7 @@ def test_a_new_rule_reading_a_feed_another_site_reads_gets_the_whole_feed_at_its
     assert feeds == [200], "the site's first grab reads the whole feed, unconditionally"
 
 
-@pytest.mark.parametrize(
-    "service",
-    [[FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)]],
-    indirect=True,
-)
+@CALM_FEED
 def test_a_rule_added_while_a_worker_runs_has_the_304_of_its_feed_counted_there(
     service: Service, tmp_path: Path
 ) -> None:
@@ -274,11 +266,7 @@ def test_a_rule_added_while_a_worker_runs_has_the_304_of_its_feed_counted_there(
     assert service.state("copy").get("not_modified") == "1", "the second grab's 304, counted"
 
 
-@pytest.mark.parametrize(
-    "service",
-    [[FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)]],
-    indirect=True,
-)
+@CALM_FEED
 def test_a_rule_added_while_a_worker_runs_has_its_unreadable_feed_noted_in_its_grab(service: Service) -> None:
     service.grab("calm")
     typo = f"{service.farm.origin}/calm/fed.xml"
@@ -296,11 +284,7 @@ def test_a_rule_added_while_a_worker_runs_has_its_unreadable_feed_noted_in_its_g
     assert "typo.yaml" in counts.notes[0]
 
 
-@pytest.mark.parametrize(
-    "service",
-    [[FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)]],
-    indirect=True,
-)
+@CALM_FEED
 def test_a_rule_added_while_a_worker_runs_keeps_the_crawl_delay_of_its_robots_txt(service: Service) -> None:
     service.grab("calm")
     service.farm.crawl_delay = 0.5
@@ -311,11 +295,7 @@ def test_a_rule_added_while_a_worker_runs_keeps_the_crawl_delay_of_its_robots_tx
     assert float(polite.get("crawl_delay", 0)) == 0.5, "robots.txt's crawl-delay, longer than the rule's"
 
 
-@pytest.mark.parametrize(
-    "service",
-    [[FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)]],
-    indirect=True,
-)
+@CALM_FEED
 def test_a_rule_added_while_a_worker_runs_has_its_requests_carry_its_session(service: Service) -> None:
     service.grab("calm")
     sessions = service.rules / "sessions"
@@ -330,11 +310,7 @@ def test_a_rule_added_while_a_worker_runs_has_its_requests_carry_its_session(ser
     assert "session=member-token" in cookies, "the rule's session, as for a rule the worker started with"
 
 
-@pytest.mark.parametrize(
-    "service",
-    [[FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)]],
-    indirect=True,
-)
+@CALM_FEED
 def test_a_rule_added_while_a_worker_runs_has_its_requests_go_through_its_proxies(service: Service) -> None:
     service.grab("calm")
     with TestProxy("own", user="u", password="rule-secret") as own:
