@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 import redis
@@ -403,8 +403,14 @@ def test_status_marks_a_banned_site_and_a_changed_layout(service: Service) -> No
     service.farm.banned.add("banning")
     service.farm.layout["redesigned"] = 2
     service.run(hours=2, step_minutes=5)
-    time.sleep(2.5)  # the worker writes its counters every 2 s
-    report = build_status(service.server, Keys(PREFIX), load_rules(service.rules), time.time())
+
+    def flushed(report: dict[str, Any]) -> bool:
+        steady = next(site for site in report["sites"] if site["site"] == "steady")
+        return bool(report["attention"]) and steady["new_24h"] == steady["pages_24h"] - steady["grabs"]
+
+    report = once_written(
+        lambda: build_status(service.server, Keys(PREFIX), load_rules(service.rules), time.time()), flushed
+    )
     sites = {site["site"]: site for site in report["sites"]}
     assert sites["steady"]["attention"] == []
     assert sites["banning"]["bans_24h"] > 0
