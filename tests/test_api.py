@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import SiteServer
 from test_failures import Site
+from test_rules import crawler, write
 
 from crawler.rules import RuleErrors, parse_rule
 from crawler.rules.api import ApiError
@@ -330,3 +331,34 @@ def test_rules_try_on_an_api_url_answering_html_says_it_is_not_json(site: Site) 
         f" {url} is not JSON: Expecting value"
     )
     assert done.stderr.startswith(said), done.stderr
+
+
+def test_rules_try_on_an_api_page_reads_unix_timestamps_and_names_a_published_it_cannot_read(
+    tmp_path: Path,
+) -> None:
+    # An API's created_at is often a Unix timestamp: in seconds, in milliseconds, as a number or a string.
+    write(tmp_path / "rules", "api.yaml", API_RULE)
+    posts: list[dict[str, object]] = [
+        {"link": "/p/1", "created": 1763634660},
+        {"link": "/p/2", "created": 1763634660000},
+        {"link": "/p/3", "created": "1763634660"},
+    ]
+    page = write(tmp_path, "page.json", json.dumps({"data": {"posts": posts}}))
+    run = crawler("rules", "try", "api", str(page), "--url", "http://api.test/v1/posts", cwd=tmp_path)
+    assert (run.code, run.stderr) == (0, "")
+    stored = [line for line in run.stdout.splitlines() if line.startswith("    published: ")]
+    assert stored == [
+        f"    published: {value} (stored as 2025-11-20T10:31:00+00:00)"
+        for value in ("1763634660", "1763634660000", "1763634660")
+    ], run.stdout
+
+    posts[1]["created"] = "21/11/2026"
+    page.write_text(json.dumps({"data": {"posts": posts}}), encoding="utf-8")
+    run = crawler("rules", "try", "api", str(page), "--url", "http://api.test/v1/posts", cwd=tmp_path)
+    assert run.code == 0
+    assert "    published: 21/11/2026\n" in run.stdout
+    assert run.stderr.startswith(
+        "crawler rules try: note: published '21/11/2026' is no date the crawl recognises: it is stored as"
+        " the API gives it (and counted, fields/unparsed/published/api); in rules/api.yaml,"
+        " api.fields.published: "
+    ), run.stderr

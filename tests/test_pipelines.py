@@ -165,10 +165,15 @@ def test_clean_turns_an_empty_body_into_none(crawler: Crawler) -> None:
         ("November 20, 2026 10:31 p.m.", "2026-11-20T22:31:00"),
         ("20 Nov 2026 12:15 AM GMT", "2026-11-20T00:15:00+00:00"),
         ("Fri, 20 Nov 2026 12:40pm", "2026-11-20T12:40:00"),
+        # A Unix timestamp (an API's created_at), in seconds or milliseconds: the UTC time it counts to.
+        ("1763634660", "2025-11-20T10:31:00+00:00"),
+        ("1763634660000", "2025-11-20T10:31:00+00:00"),
+        ("1763634660.25", "2025-11-20T10:31:00+00:00"),
         # Unparsed: kept as the page gave it (day/month order unknown, or no date at all, or no such day).
         ("11/20/2026", "11/20/2026"),
         ("yesterday", "yesterday"),
         ("2026-02-30", "2026-02-30"),
+        ("17636346", "17636346"),
     ],
 )
 def test_published_dates_become_iso(crawler: Crawler, text: str, iso: str) -> None:

@@ -389,14 +389,30 @@ def run_rules_try(args: argparse.Namespace) -> int:
         title_fallback,
         qread_body,
     )
-    published = clean_line(fields["published"])
-    if published is not None and published_date(published) is None:
-        tell("note", rule.unparsed_published(f"published {published!r}"))
+    _note_unparsed_published(rule, [fields["published"]])
     if args.format == "json":
         print(json.dumps(_trial_document(trial), ensure_ascii=False, indent=2))
     else:
         _print_trial(trial)
     return EXIT_OK
+
+
+def _note_unparsed_published(rule: Rule, values: list[str | None], *, api: bool = False) -> None:
+    """A note naming the first of ``values`` (published as a page or the API's items give it) that is no
+    date the crawl recognises, and the key to mend."""
+    for value in values:
+        published = clean_line(value)
+        if published is not None and published_date(published) is None:
+            tell("note", rule.unparsed_published(f"published {published!r}", api=api))
+            return
+
+
+def _stored_published(value: str) -> str:
+    """`` (stored as ISO-DATE)`` when the crawl stores the published ``value`` in another form, else
+    nothing."""
+    cleaned = clean_line(value)
+    stored = published_date(cleaned) if cleaned else None
+    return f" (stored as {stored})" if stored not in (None, cleaned) else ""
 
 
 # What a listing page of each kind should be, and what the site has that its key should name.
@@ -625,6 +641,7 @@ def _show_api(rule: Rule, page: Page, url: str, found: ApiPage, output: str) -> 
     absolute = [(rule.absolute_url(item.url), item) for item in found.items]
     items = [(url if url is not None and rule.links.accepts(url) else None, item) for url, item in absolute]
     next_url = rule.absolute_url(found.next_url) if found.next_url else None
+    _note_unparsed_published(rule, [item.fields.get("published") for link, item in items if link], api=True)
     if output == "json":
         document = {
             **_source(rule, page),
@@ -655,7 +672,8 @@ def _show_api(rule: Rule, page: Page, url: str, found: ApiPage, output: str) -> 
         print(f"  {printable(str(link))} ({how})")
         for name, value in item.fields.items():
             if value is not None:
-                print(f"    {name}: {printable(value if len(value) <= 80 else value[:77] + '...')}")
+                stored = _stored_published(value) if name == "published" else ""
+                print(f"    {name}: {printable(value if len(value) <= 80 else value[:77] + '...')}{stored}")
     print(f"next page  {printable(next_url) if next_url else '- (none)'}")
 
 
@@ -761,10 +779,7 @@ def _print_trial(trial: Trial) -> None:
     for name, value in trial.fields.items():
         lines = ["-"] if value is None else printable(value).splitlines() or [""]
         if name == "published" and value is not None:
-            cleaned = clean_line(value)
-            stored = published_date(cleaned) if cleaned else None
-            if stored not in (None, cleaned):
-                lines[0] += f" (stored as {stored})"
+            lines[0] += _stored_published(value)
         if name == "title" and trial.title_fallback is not None:
             lines = [
                 f"{printable(trial.title_fallback)} (fallback: the page's own title, as the crawl stores it"

@@ -75,6 +75,12 @@ PUBLISHED_FIX: Final = (
     " month-first numeric dates (21/11/2026, 11/21/2026) are ambiguous and never read: for those, an XPath"
     " to the page's machine date (//time/@datetime, //meta[@property='article:published_time']/@content)"
 )
+# ...and what a rule's api.fields.published is to give instead.
+API_PUBLISHED_FIX: Final = (
+    "give a JMESPath to the item's date in a form the crawl reads: ISO-8601 (2026-11-21T10:31:00Z), RFC 2822"
+    " (Sat, 21 Nov 2026 10:31:00 GMT), a Unix timestamp in seconds or milliseconds (1763634660,"
+    " 1763634660000), year first (2026/11/21) or with an English month name (November 21, 2026)"
+)
 
 # White space HTML strips around attribute values such as href.
 _HTML_SPACE = " \t\n\r\f"
@@ -307,14 +313,18 @@ class Rule:
             f" key, or set it to {better.encoding}"
         )
 
-    def unparsed_published(self, published: str, pages: int = 1) -> str:
+    def unparsed_published(self, published: str, pages: int = 1, *, api: bool = False) -> str:
         """What a crawl of this rule does with ``published`` (the field's value on one page, or the words
-        that name it on ``pages`` pages), no date it recognises, and the key of the rule to mend."""
-        given = "the page gives it" if pages == 1 else "each page gives it"
+        that name it on ``pages`` pages; an item's value of the API when ``api``), no date it recognises,
+        and the key of the rule to mend."""
+        if api:
+            given, key, fix = "the API gives it", "api.fields.published", API_PUBLISHED_FIX
+        else:
+            given = "the page gives it" if pages == 1 else "each page gives it"
+            key, fix = "article.fields.published", PUBLISHED_FIX
         return (
             f"{published} is no date the crawl recognises: it is stored as {given} (and counted,"
-            f" fields/unparsed/published/{self.site}); in {self.path}, article.fields.published:"
-            f" {PUBLISHED_FIX}"
+            f" fields/unparsed/published/{self.site}); in {self.path}, {key}: {fix}"
         )
 
     def private_hint(self, allows: str) -> str:

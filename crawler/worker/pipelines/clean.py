@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import email.utils
 import re
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Self
 from urllib.parse import urldefrag
 
@@ -58,6 +58,8 @@ _MONTH_DAY_YEAR_RE = re.compile(
 _DAY_MONTH_YEAR_RE = re.compile(
     rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+(\d{{4}})\b" + _TIME, re.IGNORECASE
 )
+# A Unix timestamp, as APIs give dates: seconds (with a fraction, dropped) or milliseconds, 2001 to 2286.
+_TIMESTAMP_RE = re.compile(r"(\d{10})(?:\.\d+)?|(\d{13})")
 # A time of the 12-hour clock (2:05 PM, 10:31 p.m., 12:40pm), which the parsers below would read as the
 # morning's.
 _TWELVE_HOUR_RE = re.compile(r"(?<![\d:])(\d{1,2})(:\d{2}(?::\d{2})?)\s*([ap])\.?\s?m\b\.?", re.IGNORECASE)
@@ -87,8 +89,14 @@ def published_date(text: str) -> str | None:
     (``2026/11/20``, ``2026.11.20 10:31``, ``2026年11月20日``) and English month names
     (``November 20, 2026``, ``20 Nov. 2026``), anywhere in the text. Day-first and month-first numeric
     dates (``21/11/2026``) are ambiguous and never read. A time of the 12-hour clock (``2:05 PM``) is read
-    as the 24-hour time it is.
+    as the 24-hour time it is. A Unix timestamp alone (``1763634660``, in milliseconds ``1763634660000``)
+    is the UTC time it counts to.
     """
+    timestamp = _TIMESTAMP_RE.fullmatch(text.strip())
+    if timestamp is not None:
+        seconds, milliseconds = timestamp.groups()
+        moment = int(seconds) if seconds is not None else int(milliseconds) // 1000
+        return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")
     text = _TWELVE_HOUR_RE.sub(_twenty_four_hour, text)
     try:
         return date.fromisoformat(text).isoformat()
