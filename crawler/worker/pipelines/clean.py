@@ -43,9 +43,10 @@ _MONTHS = {
     for name in names
 }
 _MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-# A time, with its fraction of a second (dropped) and its UTC offset when the page gives one.
+# A time (10:31, 10.31, 10时31分), with its fraction of a second (dropped) and its UTC offset when the page
+# gives one.
 _TIME = (
-    r"(?:[T\s,]*(?:at\s+)?(\d{1,2})[:时](\d{2})(?:[:分](\d{2})(?:\.\d+)?)?"
+    r"(?:[T\s,]*(?:at\s+)?(\d{1,2})[:：.时](\d{2})(?:[:：.分](\d{2})(?:\.\d+)?)?"
     r"(?:\s*(Z|(?:UTC|GMT)?\s*[+-]\d{2}:?\d{2}|UTC|GMT)(?!\d))?)?"
 )
 # Year first with - / . or 年 月 日 (unambiguous); day-first and month-first numeric dates are left alone.
@@ -62,7 +63,13 @@ _DAY_MONTH_YEAR_RE = re.compile(
 _TIMESTAMP_RE = re.compile(r"(\d{10})(?:\.\d+)?|(\d{13})")
 # A time of the 12-hour clock (2:05 PM, 10:31 p.m., 12:40pm), which the parsers below would read as the
 # morning's.
-_TWELVE_HOUR_RE = re.compile(r"(?<![\d:])(\d{1,2})(:\d{2}(?::\d{2})?)\s*([ap])\.?\s?m\b\.?", re.IGNORECASE)
+_TWELVE_HOUR_RE = re.compile(
+    r"(?<![\d:.])(\d{1,2})([:.]\d{2}(?:[:.]\d{2})?)\s*([ap])\.?\s?m\b\.?", re.IGNORECASE
+)
+# A time of the Chinese clock, whose word before it says the part of the day (下午2:05 is 14:05).
+_CHINESE_CLOCK_RE = re.compile(r"(上午|早上|凌晨|中午|下午|晚上)\s*(\d{1,2})(?=[:：时]\d{2})")
+# The parts of the day whose hours before noon (or, at noon, before 11) are the afternoon's.
+_AFTERNOON = {"下午": 12, "晚上": 12, "中午": 11}
 
 
 def clean_line(value: str | None) -> str | None:
@@ -88,9 +95,10 @@ def published_date(text: str) -> str | None:
     Recognised: ISO-8601, RFC 2822 (``Fri, 20 Nov 2026 10:31:00 GMT``), year-first numeric dates
     (``2026/11/20``, ``2026.11.20 10:31``, ``2026年11月20日``) and English month names
     (``November 20, 2026``, ``20 Nov. 2026``), anywhere in the text. Day-first and month-first numeric
-    dates (``21/11/2026``) are ambiguous and never read. A time of the 12-hour clock (``2:05 PM``) is read
-    as the 24-hour time it is. A Unix timestamp alone (``1763634660``, in milliseconds ``1763634660000``)
-    is the UTC time it counts to.
+    dates (``21/11/2026``) are ambiguous and never read. A time may be dotted (``10.31``); one of the
+    12-hour clock (``2:05 PM``, ``下午2:05``) is read as the 24-hour time it is; an impossible one
+    (``25:99``) leaves the date alone. A Unix timestamp alone (``1763634660``, in milliseconds
+    ``1763634660000``) is the UTC time it counts to.
     """
     timestamp = _TIMESTAMP_RE.fullmatch(text.strip())
     if timestamp is not None:
@@ -98,6 +106,7 @@ def published_date(text: str) -> str | None:
         moment = int(seconds) if seconds is not None else int(milliseconds) // 1000
         return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")
     text = _TWELVE_HOUR_RE.sub(_twenty_four_hour, text)
+    text = _CHINESE_CLOCK_RE.sub(_chinese_hour, text)
     try:
         return date.fromisoformat(text).isoformat()
     except ValueError:
@@ -122,6 +131,16 @@ def _twenty_four_hour(match: re.Match[str]) -> str:
     if not 1 <= hour <= 12:
         return match.group()
     return f"{hour % 12 + (12 if match.group(3).lower() == 'p' else 0):02d}{match.group(2)}"
+
+
+def _chinese_hour(match: re.Match[str]) -> str:
+    """The hour of a Chinese clock's time as the 24-hour hour it is (下午2 as 14, 上午12 as 00)."""
+    part, hour = match.group(1), int(match.group(2))
+    if part in _AFTERNOON:
+        hour += 12 if hour < _AFTERNOON[part] else 0
+    elif hour == 12:
+        hour = 0
+    return f" {hour:02d}"
 
 
 def _date_in(text: str) -> str | None:
@@ -150,13 +169,19 @@ def _iso(
     second: str | None,
     offset: str | None,
 ) -> str | None:
+    """The date (and time) in ISO-8601; the date alone when the time is impossible (25:99), None when the
+    date is (2026-02-30)."""
     try:
-        if hour is None or minute is None:
-            return date(year, month, day).isoformat()
+        found = date(year, month, day)
+    except ValueError:
+        return None
+    if hour is None or minute is None:
+        return found.isoformat()
+    try:
         zone = None if offset is None else datetime.strptime(_utc_offset(offset), "%z").tzinfo
         moment = datetime(year, month, day, int(hour), int(minute), int(second or 0), tzinfo=zone)
     except ValueError:
-        return None
+        return found.isoformat()
     return moment.isoformat(timespec="seconds")
 
 
