@@ -537,6 +537,23 @@ def test_an_attribute_written_without_at_or_a_value_without_quotes_is_an_error_w
         assert RuleXPath(valid).expression == valid
 
 
+def test_an_xpath_with_several_mistakes_is_an_error_with_the_xpath_every_fix_gives(tmp_path: Path) -> None:
+    # //a[rel=next] lacks the @ and the quotes: the expected XPath fixes both, not the @ alone.
+    text = MINIMAL_RULE.replace(
+        "{allow: ['/citynews/']}\n", "{allow: ['/citynews/']}\n  next_page: //a[rel=next]\n"
+    )
+    text += 'article:\n  fields:\n    title: {xpath: "h1[class=lead]"}\n'
+    assert [error.split(": ", 1)[1] for error in errors_of(tmp_path, text)] == [
+        'index.next_page: XPath "//a[rel=next]" tests a child element rel, which HTML never'
+        " has: rel is an attribute; and compares @rel with a child element next, not the text next: a string"
+        " is quoted (expected //a[@rel='next'])",
+        'article.fields.title.xpath: XPath "h1[class=lead]" starts at a child h1 of the'
+        " page's <html> element, which has only head and body: it finds nothing; and tests a child element"
+        " class, which HTML never has: class is an attribute; and compares @class with a child element lead,"
+        " not the text lead: a string is quoted (expected //h1[@class='lead'])",
+    ]
+
+
 def test_a_css_descendant_selector_where_an_xpath_goes_is_an_error_with_the_xpath_to_write() -> None:
     with pytest.raises(RuleError) as raised:
         RuleXPath("div p")

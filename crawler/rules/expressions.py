@@ -239,7 +239,7 @@ class RuleXPath:
         if nodes and not isinstance(probe, list):
             kind = "a number" if isinstance(probe, float) else "a string"
             raise RuleError(file, key, f"XPath {_shown(expression)} gives {kind}", EXPECTED_NODES_XPATH)
-        found = _relative_problem(expression) or _predicate_problem(expression)
+        found = _path_problems(expression)
         if found is not None:
             raise RuleError(file, key, found[0], found[1])
 
@@ -371,9 +371,25 @@ def _xpath_problem(expression: str) -> tuple[str, str] | None:
     return None
 
 
-def _relative_problem(expression: str) -> tuple[str, str] | None:
-    """(problem, expected) when a location path of ``expression`` (outside brackets) starts with a child
-    step of an element other than head and body: read from the page's ``<html>``, it finds nothing."""
+def _path_problems(expression: str) -> tuple[str, str] | None:
+    """(problem, expected) when ``expression`` has paths or tests that find nothing on an HTML page
+    (:func:`_relative_problem`, :func:`_predicate_problem`): every one of them named, each fixed in turn,
+    and the expected XPath with them all fixed (``//a[rel=next]``: ``//a[@rel='next']``)."""
+    problems: list[str] = []
+    expected = ""
+    fixed = expression
+    while (found := _relative_problem(fixed) or _predicate_problem(fixed)) is not None:
+        problem, expected, fixed = found
+        problems.append(problem)
+    if not problems:
+        return None
+    return f"XPath {_shown(expression)} " + "; and ".join(problems), expected
+
+
+def _relative_problem(expression: str) -> tuple[str, str, str] | None:
+    """(problem, expected, fixed expression) when a location path of ``expression`` (outside brackets)
+    starts with a child step of an element other than head and body: read from the page's ``<html>``, it
+    finds nothing."""
     depth = 0
     previous = None
     tokens = [match for match in _XPATH_TOKEN_RE.finditer(expression) if match.lastgroup != "space"]
@@ -394,9 +410,10 @@ def _relative_problem(expression: str) -> tuple[str, str] | None:
             start = token.start()
             fixed = expression[:start] + ("/" if text == "html" else "//") + expression[start:]
             return (
-                f"XPath {_shown(expression)} starts at a child {text} of the page's <html> element, which has"
-                " only head and body: it finds nothing",
+                f"starts at a child {text} of the page's <html> element, which has only head and body: it"
+                " finds nothing",
                 f"an XPath from the page's root: {fixed}",
+                fixed,
             )
         previous = text
     return None
@@ -407,10 +424,11 @@ _PATH_START_AFTER = frozenset({None, "(", ",", "|"})
 _HTML_CHILDREN = frozenset({"head", "body"})
 
 
-def _predicate_problem(expression: str) -> tuple[str, str] | None:
-    """(problem, expected) when a test inside brackets reads an HTML attribute as a child element
-    (``[property='og:title']``, ``contains(class, 'x')``) or compares an attribute with an unquoted word
-    (``[@rel=next]``, a child element ``next``): valid XPath that finds nothing on an HTML page."""
+def _predicate_problem(expression: str) -> tuple[str, str, str] | None:
+    """(problem, expected, fixed expression) when a test inside brackets reads an HTML attribute as a
+    child element (``[property='og:title']``, ``contains(class, 'x')``) or compares an attribute with an
+    unquoted word (``[@rel=next]``, a child element ``next``): valid XPath that finds nothing on an HTML
+    page."""
     tokens = [match for match in _XPATH_TOKEN_RE.finditer(expression) if match.lastgroup != "space"]
     depth = 0
     for position, token in enumerate(tokens):
@@ -426,17 +444,17 @@ def _predicate_problem(expression: str) -> tuple[str, str] | None:
         if before[-1:] and before[-1] in _TEST_STARTS and _is_html_attribute(text):
             fixed = expression[:start] + "@" + expression[start:]
             return (
-                f"XPath {_shown(expression)} tests a child element {text}, which HTML never has: {text} is"
-                " an attribute",
+                f"tests a child element {text}, which HTML never has: {text} is an attribute",
                 f"@{text}, as in {fixed}",
+                fixed,
             )
         left = before[:-1] if before[-1:] == ["="] else []
         left = left[:-1] if left[-1:] == ["!"] else left
         if left[-2:-1] == ["@"] and following in ("]", "and", "or"):
             fixed = f"{expression[:start]}'{text}'{expression[token.end() :]}"
             return (
-                f"XPath {_shown(expression)} compares @{left[-1]} with a child element {text}, not the text"
-                f" {text}: a string is quoted",
+                f"compares @{left[-1]} with a child element {text}, not the text {text}: a string is quoted",
+                fixed,
                 fixed,
             )
     return None
