@@ -252,6 +252,31 @@ def test_duplicate_keys_are_errors_not_silently_overwritten(tmp_path: Path) -> N
     assert 'line 8, column 5: duplicate key "title"' in message
 
 
+def test_a_duplicate_key_is_reported_with_the_errors_of_the_value_it_hides(tmp_path: Path) -> None:
+    # YAML keeps the last value of a repeated key: the first one's errors are reported all the same, so
+    # that none is found only once the duplicate is removed.
+    text = (
+        MINIMAL_RULE
+        + "  max_pages: 0\n"
+        + "index:\n  links: {allow: ['/citynews/']}\n  next_page: '//a['\n"
+        + "article:\n  fields:\n    title: {xpath: '//h1['}\n    title: {xpath: //h2}\n"
+        + "    title: {xpath: //h3, join: 1}\n"
+    )
+    assert [error.split(": ", 1)[1] for error in errors_of(tmp_path, text)] == [
+        'line 6, column 1: duplicate key "index" (expected each key once in a mapping: YAML would keep only'
+        " the last one)",
+        'line 12, column 5: duplicate key "title" (expected each key once in a mapping: YAML would keep only'
+        " the last one)",
+        'line 13, column 5: duplicate key "title" (expected each key once in a mapping: YAML would keep only'
+        " the last one)",
+        'index.next_page: invalid XPath "//a[": Invalid expression (expected an XPath 1.0 expression)',
+        "article.fields.title.join: wrong type: the number 1 (expected a string put between the pieces)",
+        "index.max_pages: out of range: 0 (expected a whole number >= 1)",
+        'article.fields.title.xpath: invalid XPath "//h1[": Invalid expression (expected an XPath 1.0'
+        " expression)",
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from pathlib import Path
 from types import MappingProxyType
 from typing import Final
@@ -173,61 +174,75 @@ def parse_rule(
     ``rules/<site>.yaml``); :class:`RuleErrors` lists every error otherwise."""
     file = file if file is not None else f"rules/{site}{RULE_SUFFIX}"
     check = Checker(file, regex_timeout)
-    data, readable = _read_yaml(text, check)
+    documents = _read_yaml(text, check)
     if not _SITE_ID_RE.fullmatch(site):
         check.fail(
             "",
             f"site id {_shown(site)} (the file name) is not allowed",
             "letters, digits, '.', '_' or '-', starting with a letter or digit",
         )
-    if readable:
-        rule = build_rule(data, site, Path(file), check, min_body_chars)
+    if documents:
+        rule = build_rule(documents[0], site, Path(file), check, min_body_chars)
         if rule is not None and not check.errors:
             return rule
+        reported = set(map(str, check.errors))
+        for hidden in documents[1:]:
+            hidden_check = Checker(file, regex_timeout)
+            build_rule(hidden, site, Path(file), hidden_check, min_body_chars)
+            for error in hidden_check.errors:
+                if str(error) not in reported:
+                    reported.add(str(error))
+                    check.errors.append(error)
     raise RuleErrors(file, check.errors)
 
 
 # --- reading the YAML ---------------------------------------------------------------------------------------
 
 
-def _read_yaml(text: str, check: Checker) -> tuple[object, bool]:
-    """The YAML document of ``text`` (PyYAML's safe loader) and whether there is one; syntax errors and
-    duplicate keys are reported (a document with duplicate keys is still checked further)."""
+def _read_yaml(text: str, check: Checker) -> list[object]:
+    """The YAML document of ``text`` (PyYAML's safe loader), none when there is none; syntax errors and
+    duplicate keys are reported. A document with duplicate keys is still checked further: it comes first
+    as YAML reads it (each key's last value), then once for each earlier value of a repeated key (the
+    first values, then the second...), whose errors would show only once the later ones are removed."""
     loader: yaml.SafeLoader | None = None
     try:
         loader = yaml.SafeLoader(text)  # reads the whole text: a character YAML forbids fails here
         node = loader.get_single_node()
         if node is None:
             check.fail("", "the file is empty", EXPECTED_RULE)
-            return None, False
-        for key_node in _duplicate_keys(node):
+            return []
+        duplicates = _duplicate_keys(node)
+        for key_node in duplicates:
             mark = key_node.start_mark
             check.fail(
                 f"line {mark.line + 1}, column {mark.column + 1}",
                 f"duplicate key {_shown(key_node.value)}",
                 "each key once in a mapping: YAML would keep only the last one",
             )
-        return loader.construct_document(node), True
+        # A key's values but the last, at most: as many as the times the most repeated key name repeats.
+        repeats = max(Counter((key_node.tag, key_node.value) for key_node in duplicates).values(), default=0)
+        hidden = [_with_earlier_values(node, occurrence, {}) for occurrence in range(repeats)]
+        return [loader.construct_document(document) for document in (node, *hidden)]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = ", ".join(part for part in (exc.context, exc.problem) if part)
         check.fail(where, f"invalid YAML: {problem}", _yaml_fix(exc))
-        return None, False
+        return []
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
         column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
         character = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
         check.fail(f"line {line}, column {column}", f"invalid YAML: the character {character} ({exc.reason})")
-        return None, False
+        return []
     except yaml.YAMLError as exc:
         check.fail("", f"invalid YAML: {' '.join(str(exc).split())}")
-        return None, False
+        return []
     except RecursionError:
         check.fail(
             "", "invalid YAML: nested too deeply for the parser", "lists and mappings a few levels deep"
         )
-        return None, False
+        return []
     finally:
         if loader is not None:
             loader.dispose()
@@ -273,3 +288,35 @@ def _duplicate_keys(root: yaml.Node) -> list[yaml.ScalarNode]:
         elif isinstance(node, yaml.SequenceNode):
             stack += node.value
     return sorted(duplicates, key=lambda key_node: (key_node.start_mark.line, key_node.start_mark.column))
+
+
+def _with_earlier_values(node: yaml.Node, occurrence: int, copies: dict[int, yaml.Node]) -> yaml.Node:
+    """``node`` where each repeated key of a mapping keeps its value number ``occurrence`` (from 0; its
+    last value when it has fewer) instead of its last one; ``copies`` holds the nodes copied (aliases)."""
+    if id(node) in copies:
+        return copies[id(node)]
+    if isinstance(node, yaml.MappingNode):
+        mapping = yaml.MappingNode(node.tag, [], node.start_mark, node.end_mark, node.flow_style)
+        copies[id(node)] = mapping
+        occurrences: dict[tuple[str, str], list[int]] = {}
+        for position, (key_node, _value_node) in enumerate(node.value):
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value != "<<":
+                occurrences.setdefault((key_node.tag, key_node.value), []).append(position)
+        dropped = {
+            position
+            for positions in occurrences.values()
+            for position in positions
+            if position != positions[min(occurrence, len(positions) - 1)]
+        }
+        mapping.value = [
+            (_with_earlier_values(key, occurrence, copies), _with_earlier_values(value, occurrence, copies))
+            for position, (key, value) in enumerate(node.value)
+            if position not in dropped
+        ]
+        return mapping
+    if isinstance(node, yaml.SequenceNode):
+        sequence = yaml.SequenceNode(node.tag, [], node.start_mark, node.end_mark, node.flow_style)
+        copies[id(node)] = sequence
+        sequence.value = [_with_earlier_values(item, occurrence, copies) for item in node.value]
+        return sequence
+    return node
