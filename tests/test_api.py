@@ -362,3 +362,25 @@ def test_rules_try_on_an_api_page_reads_unix_timestamps_and_names_a_published_it
         " the API gives it (and counted, fields/unparsed/published/api); in rules/api.yaml,"
         " api.fields.published: "
     ), run.stderr
+
+
+def test_rules_try_on_a_json_page_whose_items_give_no_list_names_the_file_key_value_and_fix(
+    tmp_path: Path,
+) -> None:
+    # A JSON page that api.url does not name is read as a page of the API all the same.
+    write(tmp_path / "rules", "api.yaml", API_RULE)
+    page = write(tmp_path, "page.json", json.dumps({"meta": {"total": 1}, "result": {"posts": [PAGE]}}))
+    run = crawler("rules", "try", "api", "page.json", cwd=tmp_path)
+    assert run.code == 1, run.stdout
+    assert run.stderr == (
+        'crawler rules try: error: rules/api.yaml: api.items: "data.posts" gives nothing (null or no such'
+        " key) on page.json, read as a page of the rule's API, not a list of items (expected the JMESPath"
+        " of the page's list of items: result.posts)\n"
+    )
+    page.write_text('{"data": {"posts": {"link": "/p/1"}}}', encoding="utf-8")
+    run = crawler("rules", "try", "api", "page.json", cwd=tmp_path)
+    assert run.stderr == (
+        'crawler rules try: error: rules/api.yaml: api.items: "data.posts" gives an object on page.json,'
+        " read as a page of the rule's API, not a list of items (expected the JMESPath of the page's list of"
+        " items: the page's top level has the keys data)\n"
+    )

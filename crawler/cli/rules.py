@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -329,6 +330,14 @@ def run_rules_try(args: argparse.Namespace) -> int:
     if rule.api is not None and _is_json(page.data):
         try:
             found = rule.api.read(page.data, feed_url, rule.encoding)
+        except ApiItemsError as exc:
+            raise RuleError(
+                str(rule.path),
+                "api.items",
+                f"{shown_value(rule.api.items.expression)} gives {exc.gives} on {page.source}, read as a page"
+                " of the rule's API, not a list of items",
+                f"the JMESPath of the page's list of items: {_item_lists(page.data, rule.encoding)}",
+            ) from None
         except ApiError as exc:
             raise InputError(str(exc)) from None
         _show_api(rule, page, feed_url, found, args.format)
@@ -453,6 +462,33 @@ def _show_listing(rule: Rule, page: Page, url: str, kind: ListingKind, key: str,
         _show_sitemap(rule, page, url, sitemap, output)
     else:
         _show_api(rule, page, url, found, output)
+
+
+# A name JMESPath takes unquoted.
+_JMESPATH_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _item_lists(data: bytes, encoding: str | None) -> str:
+    """The JMESPath of each list in an API page's objects, three levels deep at most (``data.posts``),
+    for ``api.items`` to name; else what the page holds at its top level."""
+    top = json.loads(data.decode(python_codec(encoding), "replace") if encoding else data)
+    found: list[str] = []
+    level: list[tuple[str, Any]] = [("", top)]
+    for _depth in range(3):
+        deeper = []
+        for path, value in level:
+            if not isinstance(value, dict):
+                continue
+            for name, child in value.items():
+                if not _JMESPATH_NAME_RE.fullmatch(name):
+                    continue
+                child_path = f"{path}.{name}" if path else name
+                if isinstance(child, list):
+                    found.append(child_path)
+                else:
+                    deeper.append((child_path, child))
+        level = deeper
+    return ", ".join(found) if found else _json_top_level(data, encoding)
 
 
 def _json_top_level(data: bytes, encoding: str | None) -> str:

@@ -33,7 +33,12 @@ class ApiError(CrawlerError):
 
 
 class ApiItemsError(ApiError):
-    """A page of a rule's API that is JSON, but whose ``api.items`` gives no list (null, an object)."""
+    """A page of a rule's API that is JSON, but whose ``api.items`` gives no list (null, an object):
+    ``gives`` says what it gives instead."""
+
+    def __init__(self, message: str, gives: str) -> None:
+        super().__init__(message)
+        self.gives = gives
 
 
 class JmesPath:
@@ -103,9 +108,10 @@ class ApiRule:
             raise ApiError(f"{page_url} is not JSON: {exc} (it starts {start!r})") from None
         found = self.items.search(data)
         if not isinstance(found, list):
+            gives = _kind(found)
             raise ApiItemsError(
-                f"{page_url}: api.items {_shown(self.items.expression)} gives {_kind(found)}, not a list of"
-                " items"
+                f"{page_url}: api.items {_shown(self.items.expression)} gives {gives}, not a list of items",
+                gives,
             )
         items: list[ApiItem] = []
         without_url = 0
