@@ -1074,6 +1074,37 @@ def test_extract_fields_with_join_strip_regex_and_a_custom_field(full_rule: Rule
     }
 
 
+def test_a_no_break_or_ideographic_space_in_a_stripped_fields_regex_matches_the_space_strip_leaves(
+    tmp_path: Path,
+) -> None:
+    # A pattern copied from the page keeps its U+3000 and NBSP; strip: true turns them into one space
+    # before the regex runs: the regex reads them as that space, written or escaped.
+    fields = r"""
+        article:
+          fields:
+            published: {xpath: "//p[@class='date']", regex: '发布时间：IDEOIDEO(\S+)'}
+            author: {xpath: "//p[@class='by']", regex: "By\xa0(.+)"}
+            section: {xpath: "//p[@class='section']", regex: 'Section:\u00a0(\w+)'}
+            tags: {xpath: "//p[@class='tags']", regex: 'Tags:[IDEO\t](.+)'}
+            raw: {xpath: "//p[@class='by']", regex: "By\xa0(.+)", strip: false}
+            whole: {regex: 'Whole:IDEO(\w+)'}
+    """.replace("IDEO", "\u3000")
+    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fields)))
+    html = (
+        "<p class='date'>发布时间：\u3000\u30002026-11-20</p><p class='by'>By\xa0Ann\xa0Lee</p>"
+        "<p class='section'>Section:\xa0City</p><p class='tags'>Tags:\u3000a, b</p><p>Whole:\u3000Word</p>"
+    )
+    assert rule.extract_fields(page(html)) == {
+        **dict.fromkeys(STANDARD_FIELDS),
+        "published": "2026-11-20",
+        "author": "Ann Lee",
+        "section": "City",
+        "tags": "a, b",
+        "raw": "Ann\xa0Lee",
+        "whole": "Word",
+    }
+
+
 def test_fields_absent_from_the_page_or_the_rule_are_none(full_rule: Rule, tmp_path: Path) -> None:
     assert full_rule.extract_fields(page("<p>nothing here</p>")) == dict.fromkeys(
         [*STANDARD_FIELDS, "section"]

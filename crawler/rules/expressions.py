@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import time
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
@@ -105,15 +107,29 @@ class RuleRegex:
 
     A search that runs past ``timeout`` seconds (or past what is left of the page's
     :class:`RegexBudget`) is counted in ``timeouts``, logged, and treated as no match.
+
+    ``spaces``, for text whose white space was collapsed (a field's ``strip: true``), holds the white
+    space characters that text has (a space, and those of the field's ``join``): a run of white space the
+    pattern writes (or escapes: ``\u3000``, ``\xa0``, ``\t``) with any other character, which the text
+    never has (a no-break or ideographic space copied from the page), is read as the one space the text
+    has in its place.
     """
 
     __slots__ = ("_compiled", "file", "key", "pattern", "timeout", "timeouts")
 
     def __init__(
-        self, pattern: str, *, timeout: float = REGEX_TIMEOUT, file: str = "<rule>", key: str = "regex"
+        self,
+        pattern: str,
+        *,
+        timeout: float = REGEX_TIMEOUT,
+        file: str = "<rule>",
+        key: str = "regex",
+        spaces: str | None = None,
     ) -> None:
         try:
             self._compiled: regex.Pattern[str] = regex.compile(pattern)
+            if spaces is not None and not self._compiled.flags & regex.VERBOSE:
+                self._compiled = regex.compile(_collapsed_spaces(pattern, spaces))
         except regex.error as exc:
             raise RuleError(
                 file,
@@ -185,6 +201,65 @@ class RuleRegex:
             timeout,
             len(text),
         )
+
+
+# A token of a regular expression: an escape (of a code point, a named character, or one character) or
+# one character.
+_REGEX_TOKEN_RE = re.compile(
+    r"\\(?:x\{[0-9A-Fa-f]{1,8}\}|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|N\{[^}]*\}|.)|.", re.DOTALL
+)
+_ESCAPED_SPACES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v"}
+# What white space collapsing (extractors.text.normalize_space) turns into a space besides str.isspace().
+_INVISIBLE_SPACES = frozenset("\u200b\ufeff")
+
+
+def _collapsed_spaces(pattern: str, spaces: str) -> str:
+    """``pattern`` with each run of white space it writes or escapes that holds a character other than
+    ``spaces`` read as one space (inside a character class, each such character not in a range)."""
+    tokens = [token.group() for token in _REGEX_TOKEN_RE.finditer(pattern)]
+    out: list[str] = []
+    run: list[str] = []
+    foreign = False
+    class_first: int | None = None  # in a character class: the position where a ] is itself
+    for position, token in enumerate(tokens):
+        char = _space_of(token)
+        if class_first is not None:
+            neighbours = tokens[position - 1 : position + 2 : 2]
+            in_range = "-" in neighbours
+            out.append(" " if char is not None and char not in spaces and not in_range else token)
+            if token == "]" and position != class_first:
+                class_first = None
+            continue
+        if char is not None:
+            run.append(token)
+            foreign = foreign or char not in spaces
+            continue
+        out.append(" " if foreign else "".join(run))
+        run, foreign = [], False
+        out.append(token)
+        if token == "[":
+            class_first = position + 2 if tokens[position + 1 : position + 2] == ["^"] else position + 1
+    out.append(" " if foreign else "".join(run))
+    return "".join(out)
+
+
+def _space_of(token: str) -> str | None:
+    """The white space character a token of a regular expression writes or escapes, else None."""
+    if len(token) == 1:
+        char = token
+    elif token[1] in _ESCAPED_SPACES and len(token) == 2:
+        char = _ESCAPED_SPACES[token[1]]
+    elif token[1] == "N" and len(token) > 2:
+        try:
+            char = unicodedata.lookup(token[3:-1])
+        except KeyError:
+            return None
+    elif token[1] in "xuU" and len(token) > 2:
+        code = int(token[2:].strip("{}"), 16)
+        char = chr(code) if code <= sys.maxunicode else ""
+    else:
+        char = token[1]
+    return char if char.isspace() or char in _INVISIBLE_SPACES else None
 
 
 def _repeat_hint(pattern: str) -> str:

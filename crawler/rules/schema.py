@@ -225,9 +225,9 @@ class Checker:
                     self.errors.append(exc)
         return converted
 
-    def regexes(self, value: object, key: str) -> tuple[RuleRegex, ...]:
+    def regexes(self, value: object, key: str, *, spaces: str | None = None) -> tuple[RuleRegex, ...]:
         def compile_regex(pattern: str, path: str) -> RuleRegex:
-            return RuleRegex(pattern, timeout=self.regex_timeout, file=self.file, key=path)
+            return RuleRegex(pattern, timeout=self.regex_timeout, file=self.file, key=path, spaces=spaces)
 
         return tuple(self.strings(value, key, EXPECTED_REGEX, compile_regex))
 
@@ -753,17 +753,20 @@ def _field(name: str, value: object, check: Checker) -> FieldRule | None:
         )
         return None
     xpath = check.xpaths(spec["xpath"], f"{key}.xpath", nodes=False) if "xpath" in spec else ()
-    pattern = None
-    if "regex" in spec:
-        if isinstance(spec["regex"], str):
-            found = check.regexes(spec["regex"], f"{key}.regex")
-            pattern = found[0] if found else None
-        else:
-            check.wrong_type(f"{key}.regex", spec["regex"], EXPECTED_REGEX)
     join = " "
     if "join" in spec:
         join = check.string(spec["join"], f"{key}.join", "a string put between the pieces", empty=True) or " "
     strip = check.boolean(spec, "strip", key, True)
+    pattern = None
+    if "regex" in spec:
+        if isinstance(spec["regex"], str):
+            # The regex of a stripped XPath result searches text whose only white space is a space and
+            # the join's.
+            spaces = " " + join if strip and "xpath" in spec else None
+            found = check.regexes(spec["regex"], f"{key}.regex", spaces=spaces)
+            pattern = found[0] if found else None
+        else:
+            check.wrong_type(f"{key}.regex", spec["regex"], EXPECTED_REGEX)
     return FieldRule(name, xpath, pattern, join, strip)
 
 
