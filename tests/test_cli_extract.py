@@ -118,6 +118,32 @@ def test_output_to_a_full_disk_is_one_line_that_says_it_was_cut(form: tuple[str,
     )
 
 
+@pytest.mark.parametrize(
+    ("args", "command"),
+    [
+        (("--help",), "crawler"),
+        (("--version",), "crawler"),
+        (("extract", "--help"), "crawler extract"),
+        (("rules", "try", "--help"), "crawler rules try"),
+    ],
+)
+def test_help_to_a_full_disk_is_one_line_that_says_it_was_cut(args: tuple[str, ...], command: str) -> None:
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = subprocess.run(
+            [sys.executable, "-X", "dev", "-m", "crawler.cli", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=CLI_TIMEOUT,
+            check=False,
+        )
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"{command}: error: cannot write the output to stdout: [Errno 28] No space left on device; free"
+        " space on the disk stdout goes to, or send the output to another disk; the output is cut short\n",
+    )
+
+
 def test_standard_input() -> None:
     run = crawler("extract", "-", stdin=ARTICLE.read_bytes())
     assert run.code == 0

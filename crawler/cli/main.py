@@ -44,25 +44,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="replace")
     parser = build_parser()
-    args = parser.parse_args(argv)
-    # The global folders are the environment's, for this command and every process it starts.
-    if args.data_dir_option:
-        os.environ["CRAWLER_DATA_DIR"] = args.data_dir_option
-    if args.rules_dir_option:
-        os.environ["CRAWLER_RULES_DIR"] = args.rules_dir_option
-    given_folders(args.data_dir_option, args.rules_dir_option)
-    # A command with actions (``rules``) keeps the action in ``<command>_command`` (``rules_command``).
-    running(" ".join(filter(None, (args.command, getattr(args, f"{args.command}_command", None)))))
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
     # Scrapy's own handler takes SIGTERM (and Ctrl-C) while a crawl runs (crawler.worker.process).
     previous = signal.signal(signal.SIGTERM, _terminate)
     stdout = _Stdout(sys.stdout)
     sys.stdout = cast(TextIO, stdout)
     try:
+        args = _parse(parser, argv, stdout)
+        # The global folders are the environment's, for this command and every process it starts.
+        if args.data_dir_option:
+            os.environ["CRAWLER_DATA_DIR"] = args.data_dir_option
+        if args.rules_dir_option:
+            os.environ["CRAWLER_RULES_DIR"] = args.rules_dir_option
+        given_folders(args.data_dir_option, args.rules_dir_option)
+        # A command with actions (``rules``) keeps the action in ``<command>_command`` (``rules_command``).
+        running(" ".join(filter(None, (args.command, getattr(args, f"{args.command}_command", None)))))
+        logging.basicConfig(
+            level=logging.DEBUG if args.verbose else logging.WARNING,
+            format="%(levelname)s %(name)s: %(message)s",
+            stream=sys.stderr,
+        )
         code = _handler(args.handler)(args)
         sys.stdout.flush()
         return code
@@ -125,6 +125,21 @@ class _Stdout:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
+
+
+def _parse(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None, stdout: _Stdout
+) -> argparse.Namespace:
+    """The command line ``argv`` parsed by ``parser``. ``--help`` and ``--version`` end here with
+    SystemExit(0), after argparse wrote stdout and took an error writing it for none: that error is
+    raised instead, as a command's would be, and so is one flushing what they wrote."""
+    try:
+        return parser.parse_args(argv)
+    except SystemExit:
+        sys.stdout.flush()
+        if stdout.failure is not None:
+            raise stdout.failure from None
+        raise
 
 
 def _drop_stdout() -> None:

@@ -7,13 +7,17 @@ from __future__ import annotations
 import argparse
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from crawler import __version__
 from crawler.cli.options import add_fetch_options, add_set_option, non_negative_int
+from crawler.cli.terminal import running
 from crawler.commandline import command_name
 from crawler.demo import DEMO_PORT
 from extractors import ALGORITHMS, DEFAULT_ALGORITHM
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 __all__ = ["DEFAULT_LIMIT", "DEFAULT_MAX_BLOCKS", "EXIT_CODES_HELP", "RULES_EXIT_CODES_HELP", "build_parser"]
 
@@ -51,13 +55,18 @@ _GLOBAL_OPTIONS = {"--data-dir": " DIR", "--rules-dir": " DIR", "--verbose": "",
 
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose "unrecognized arguments" error says where a global option goes when one
-    was given after the command (``crawler temp --rules-dir DIR SITE`` took DIR for the site), and whose
+    was given after the command (``crawler temp --rules-dir DIR SITE`` took DIR for the site), whose
     "arguments are required" error adds its ``dash_hint`` if it has one (a positional value that starts
-    with ``-`` is taken for an option)."""
+    with ``-`` is taken for an option), and whose help names its command for
+    :func:`crawler.cli.terminal.tell` (an error writing it starts ``crawler rules try: error:``)."""
 
     def __init__(self, *args: Any, dash_hint: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.dash_hint = dash_hint
+
+    def print_help(self, file: SupportsWrite[str] | None = None) -> None:
+        running(self.prog.partition(" ")[2])
+        super().print_help(file)
 
     def error(self, message: str) -> NoReturn:
         if self.dash_hint is not None and message.startswith("the following arguments are required:"):
