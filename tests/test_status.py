@@ -490,25 +490,51 @@ def test_status_piped_fits_100_columns_and_shows_every_value_whole(
     assert _table(lines, "Discover crawls")["energy"]["model ms/page"] == "-"
 
 
+def test_status_piped_folds_a_first_cell_longer_than_a_line_indented_under_it(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    """A worker's id and a proxy's URL longer than 100 columns, first cells of their blocks: folded over
+    lines indented deeper than the block's ``name: value`` lines, never from column 0 as another row."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    worker = "crawler-" + ".".join(f"rack-{n}" for n in range(20)) + ".example.internal:4242"
+    proxy = "http://proxy.example.internal:3128/" + "/".join(f"route-{n}" for n in range(20))
+    assert len(worker) > 100 and len(proxy) > 100
+    _beat(redis_client, worker, time.time() - 2)
+    redis_client.hset(Keys("crawler").proxy(proxy), mapping={"ok": 3, "failed": 1})
+    lines = run_crawler("status").splitlines()
+    assert not [line for line in lines if len(line) > 100 and not line.startswith("NEEDS ATTENTION")], lines
+    tables = {title: _table(lines, title) for title in ("Workers", "Proxies")}
+    assert list(tables["Workers"]) == [worker], lines
+    assert tables["Workers"][worker]["alive"] == "yes", lines
+    assert tables["Proxies"] == {
+        proxy: {"ok": "3", "failed": "1", "banned": "0", "latency": "-", "state": "ok"}
+    }
+    first = next(index for index, line in enumerate(lines) if worker.startswith(line))
+    assert lines[first + 1].startswith("    ") and worker.endswith(lines[first + 1].strip()), lines
+
+
 def _table(lines: list[str], title: str) -> dict[str, dict[str, str]]:
     """The rows of the table of ``title`` as ``crawler status`` printed it piped (a block per row: its first
-    cell, then ``  name: value`` lines), by their first cell; the lines of a folded value joined with
-    spaces."""
+    cell, folded over lines indented by four when long, then ``  name: value`` lines), by their first cell
+    (its lines joined as they are: the ids and URLs of the tests hold no spaces); the lines of a folded
+    value joined with spaces."""
     start = next(index for index, line in enumerate(lines) if line.startswith(title))
-    rows: dict[str, dict[str, str]] = {}
-    row: dict[str, str] = {}
+    blocks: list[tuple[list[str], dict[str, str]]] = []
     name = ""
     for line in lines[start + 1 :]:
         if not line:
             break
         if not line.startswith(" "):
-            row = rows.setdefault(line, {})
+            blocks.append(([line], {}))
+            name = ""
+        elif not name and line.startswith("    "):
+            blocks[-1][0].append(line.strip())
         elif not line.startswith("   "):
             name, _, value = line.strip().partition(":")
-            row[name] = value.strip()
+            blocks[-1][1][name] = value.strip()
         else:
-            row[name] = f"{row[name]} {line.strip()}"
-    return rows
+            blocks[-1][1][name] = f"{blocks[-1][1][name]} {line.strip()}"
+    return {"".join(first): row for first, row in blocks}
 
 
 def test_errors_rising_say_the_mean_an_hour_over_the_23_hours_before(

@@ -31,6 +31,9 @@ __all__ = ["run_status"]
 
 # The width of the status piped (not to a terminal): its tables become blocks of lines no wider.
 PIPED_WIDTH = 100
+# Piped, the indent of the lines a block's first cell goes on over when it is longer than a line: deeper
+# than the block's ``  name: value`` lines, so it is read as none of them.
+FIRST_CELL_INDENT = 4
 
 
 def run_status(args: argparse.Namespace) -> int:
@@ -233,9 +236,10 @@ def _show(
     rows: Iterable[Sequence[str]],
 ) -> None:
     """The ``rows`` (cells in rich markup) under ``title``: a table in a terminal; piped, a block per row
-    that fits :data:`PIPED_WIDTH` columns however many columns there are: its first cell on a line, then
-    each other column as ``  name: value``, a long value folded over the lines below it, never cut; a
-    blank line after the last block."""
+    that fits :data:`PIPED_WIDTH` columns however many columns there are: its first cell on a line (a long
+    one folded over lines indented by :data:`FIRST_CELL_INDENT`), then each other column as
+    ``  name: value``, a long value folded over the lines below it, never cut; a blank line after the last
+    block."""
     if terminal:
         table = Table(title=title, title_justify="left")
         for column in columns:
@@ -246,7 +250,7 @@ def _show(
         return
     console.print(title, markup=False)
     for first, *cells in rows:
-        console.print(first, overflow="fold")
+        _print_first(console, first)
         block = Table.grid(padding=(0, 1))
         block.add_column(no_wrap=True)
         block.add_column(overflow="fold")
@@ -254,6 +258,19 @@ def _show(
             block.add_row(f"{name}:", cell)
         console.print(Padding(block, (0, 0, 0, 2), expand=False))
     console.print()
+
+
+def _print_first(console: Console, cell: str) -> None:
+    """A block's first ``cell`` (rich markup) on a line; one longer than the console's width folded over
+    lines indented by :data:`FIRST_CELL_INDENT`, never cut."""
+    text = Text.from_markup(cell)
+    if text.cell_len <= console.width:
+        console.print(text)
+        return
+    head, *rest = text.wrap(console, console.width - FIRST_CELL_INDENT, overflow="fold")
+    console.print(head)
+    for line in rest:
+        console.print(Text.assemble(" " * FIRST_CELL_INDENT, line))
 
 
 def _discovered(site: dict[str, Any]) -> tuple[str, ...]:
