@@ -101,11 +101,16 @@ class StoreUnavailableError(StoreError):
 
 def folder_advice(exc: OSError, folder: Path) -> str:
     """What to do when a file or folder in ``folder`` (or ``folder`` itself) could not be made or written
-    for ``exc``: free space on its disk (full, or over a quota), move away the file that stands where a
-    folder must be (named), or make the folder writable; empty for any other error, which says best what
-    is wrong."""
+    for ``exc``: free space on its disk (full, or over a quota), raise the limit a file grew past, move
+    away the file that stands where a folder must be (named), or make the folder writable; empty for any
+    other error, which says best what is wrong."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return f"free space on the disk of {folder}"
+    if exc.errno == errno.EFBIG:
+        return (
+            f"a file in {folder} may grow no larger (`ulimit -f`, or its file system's limit): raise the"
+            " limit, or give another data folder"
+        )
     if exc.errno in (errno.ENOTDIR, errno.EEXIST):
         in_the_way = file_in_the_way(Path(exc.filename) if exc.filename else folder)
         if in_the_way is not None:

@@ -1865,6 +1865,11 @@ def test_a_file_where_the_embedded_redis_keeps_its_users_is_named_and_no_server_
     [
         (errno.ENOSPC, "free space on the disk of {folder}"),
         (errno.EDQUOT, "free space on the disk of {folder}"),
+        (
+            errno.EFBIG,
+            "a file in {folder} may grow no larger (`ulimit -f`, or its file system's limit): raise the"
+            " limit, or give another data folder",
+        ),
         (errno.EACCES, "make {folder} writable by the crawler's user, or give another data folder"),
         (errno.EPERM, "make {folder} writable by the crawler's user, or give another data folder"),
         (errno.EROFS, "make {folder} writable by the crawler's user, or give another data folder"),

@@ -379,16 +379,35 @@ def _replay_unable_to_save_its_place(directory: str) -> tuple[list[str], str]:
     return replayed, ""
 
 
-def test_a_replay_that_cannot_save_its_place_says_to_free_space(tmp_path: Path) -> None:
+def test_a_replay_that_cannot_save_its_place_past_a_file_size_limit_says_so(tmp_path: Path) -> None:
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         replayed, error = pool.apply(_replay_unable_to_save_its_place, (str(tmp_path),))
     [path] = tmp_path.glob("mongo_news@*.jsonl")
     assert replayed == ["a"]
     assert error == (
         f"cannot save how far the spool {path} was written into MongoDB in {path}.offset: [Errno 27] File"
-        f" too large; free space on the disk of {tmp_path}: the replay goes on from its last saved place"
-        " then (what it writes again is written once)"
+        f" too large; a file in {tmp_path} may grow no larger (`ulimit -f`, or its file system's limit):"
+        " raise the limit, or give another data folder: the replay goes on from its last saved place then"
+        " (what it writes again is written once)"
     ), error
+
+
+def test_a_replay_that_cannot_save_its_place_on_a_full_disk_says_to_free_space(tmp_path: Path) -> None:
+    spool = Spool(tmp_path, "mongo_news")
+    spool.append([{"url": "a"}, {"url": "b"}])
+    spool.close()
+    batches = spool.replay(1)
+    assert [document["url"] for document in next(batches)] == ["a"]
+    # Made once the replay read it (there was none): /dev/full reads as endless zeros, and takes no write.
+    offset = Path(f"{spool.path}.offset")
+    offset.symlink_to("/dev/full")
+    with pytest.raises(StoreError) as raised:
+        next(batches)
+    assert str(raised.value) == (
+        f"cannot save how far the spool {spool.path} was written into MongoDB in {offset}: [Errno 28] No"
+        f" space left on device; free space on the disk of {tmp_path}: the replay goes on from its last"
+        " saved place then (what it writes again is written once)"
+    )
 
 
 def test_replay_holds_one_batch_in_memory(tmp_path: Path) -> None:

@@ -18,7 +18,6 @@ harmless, since the store's writes are upserts.
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import glob
 import json
@@ -241,10 +240,7 @@ def _replay(path: Path, batch: int) -> Iterator[list[dict[str, Any]]]:
             try:
                 offset_path.write_text(str(offset), encoding="ascii")
             except OSError as exc:
-                full = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
-                advice = (
-                    f"free space on the disk of {path.parent}" if full else folder_advice(exc, path.parent)
-                )
+                advice = folder_advice(exc, path.parent)
                 raise StoreError(
                     f"cannot save how far the spool {path} was written into MongoDB in {offset_path}:"
                     f" [Errno {exc.errno}] {exc.strerror}" + (f"; {advice}" if advice else "") + ": the"
