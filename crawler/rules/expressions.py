@@ -293,7 +293,8 @@ class RuleXPath:
             raise RuleError(file, key, css[0], css[1])
         try:
             self._compiled = etree.XPath(expression, regexp=False, smart_strings=False)
-            problem = _xpath_problem(expression)
+            tokens = _xpath_tokens(expression)
+            problem = _xpath_problem(tokens)
             if problem is not None:
                 raise RuleError(file, key, f"invalid XPath {_shown(expression)}: {problem[0]}", problem[1])
             probe = self._compiled(_PROBE_PAGE)
@@ -408,20 +409,22 @@ def _css_parts(compound: str) -> tuple[str, list[str], list[str]]:
     return tag, classes, ids
 
 
-def _xpath_problem(expression: str) -> tuple[str, str] | None:
-    """What lxml would only find when evaluating (problem, expected), for an expression that compiles."""
-    tokens = [
-        (match.lastgroup, match.group())
-        for match in _XPATH_TOKEN_RE.finditer(expression)
-        if match.lastgroup != "space"
-    ]
-    for position, (kind, text) in enumerate(tokens):
+def _xpath_tokens(expression: str) -> list[re.Match[str]]:
+    """The tokens of the XPath ``expression``, white space left out."""
+    return [match for match in _XPATH_TOKEN_RE.finditer(expression) if match.lastgroup != "space"]
+
+
+def _xpath_problem(tokens: Sequence[re.Match[str]]) -> tuple[str, str] | None:
+    """What lxml would only find when evaluating (problem, expected), for an expression that compiles, of
+    its ``tokens``."""
+    for position, token in enumerate(tokens):
+        kind, text = token.lastgroup, token.group()
         if kind == "variable":
             return f"undefined variable {text}", f"{EXPECTED_XPATH} without variables"
         if kind != "name" or text in _XPATH_OPERATOR_NAMES:
             continue
-        calls = position + 1 < len(tokens) and tokens[position + 1][1] == "("
-        axis = position + 1 < len(tokens) and tokens[position + 1][1] == "::"
+        calls = position + 1 < len(tokens) and tokens[position + 1].group() == "("
+        axis = position + 1 < len(tokens) and tokens[position + 1].group() == "::"
         if ":" in text and not axis:
             return (
                 f"undefined namespace prefix {text.split(':', 1)[0]}:",
@@ -465,9 +468,9 @@ def _relative_problem(expression: str) -> tuple[str, str, str] | None:
     """(problem, expected, fixed expression) when a location path of ``expression`` (outside brackets)
     starts with a child step of an element other than head and body: read from the page's ``<html>``, it
     finds nothing."""
+    tokens = _xpath_tokens(expression)
     depth = 0
     previous = None
-    tokens = [match for match in _XPATH_TOKEN_RE.finditer(expression) if match.lastgroup != "space"]
     for position, token in enumerate(tokens):
         text = token.group()
         following = tokens[position + 1].group() if position + 1 < len(tokens) else None
@@ -504,7 +507,7 @@ def _predicate_problem(expression: str) -> tuple[str, str, str] | None:
     child element (``[property='og:title']``, ``contains(class, 'x')``) or compares an attribute with an
     unquoted word (``[@rel=next]``, a child element ``next``): valid XPath that finds nothing on an HTML
     page."""
-    tokens = [match for match in _XPATH_TOKEN_RE.finditer(expression) if match.lastgroup != "space"]
+    tokens = _xpath_tokens(expression)
     depth = 0
     for position, token in enumerate(tokens):
         text = token.group()
@@ -569,11 +572,12 @@ _HTML_ATTRIBUTES = frozenset(
 )
 
 
-def _argument_count(tokens: Sequence[tuple[str | None, str]], opening: int) -> int:
+def _argument_count(tokens: Sequence[re.Match[str]], opening: int) -> int:
     """How many arguments the call whose ``(`` is ``tokens[opening]`` has."""
     depth = 0
     commas = 0
-    for _kind, text in tokens[opening:]:
+    for token in tokens[opening:]:
+        text = token.group()
         if text in "([":
             depth += 1
         elif text in ")]":
@@ -582,5 +586,5 @@ def _argument_count(tokens: Sequence[tuple[str | None, str]], opening: int) -> i
                 break
         elif text == "," and depth == 1:
             commas += 1
-    empty = opening + 1 < len(tokens) and tokens[opening + 1][1] == ")"
+    empty = opening + 1 < len(tokens) and tokens[opening + 1].group() == ")"
     return 0 if empty else commas + 1
