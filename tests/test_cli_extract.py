@@ -100,22 +100,31 @@ def test_file_prints_the_article_text() -> None:
     assert_article(run.stdout)
 
 
-@pytest.mark.parametrize("form", [(), ("--format", "json"), ("--explain",)])
-def test_output_to_a_full_disk_is_one_line_that_says_it_was_cut(form: tuple[str, ...]) -> None:
+# What `crawler COMMAND` says, after its name, when its stdout is on a full disk.
+CUT_SHORT = (
+    "error: cannot write the output to stdout: [Errno 28] No space left on device; free space on the disk"
+    " stdout goes to, or send the output to another disk; the output is cut short"
+)
+
+
+def to_full_disk(*args: str) -> tuple[int, str]:
+    """Run ``crawler ARGS`` in a subprocess with stdout on /dev/full (each write fails as on a full disk):
+    its exit code and what it said on stderr."""
     with open("/dev/full", "w", encoding="utf-8") as full:
         done = subprocess.run(
-            [sys.executable, "-X", "dev", "-m", "crawler.cli", "extract", *form, str(ARTICLE)],
+            [sys.executable, "-X", "dev", "-m", "crawler.cli", *args],
             stdout=full,
             stderr=subprocess.PIPE,
             text=True,
             timeout=CLI_TIMEOUT,
             check=False,
         )
-    assert (done.returncode, done.stderr) == (
-        2,
-        "crawler extract: error: cannot write the output to stdout: [Errno 28] No space left on device; free"
-        " space on the disk stdout goes to, or send the output to another disk; the output is cut short\n",
-    )
+    return done.returncode, done.stderr
+
+
+@pytest.mark.parametrize("form", [(), ("--format", "json"), ("--explain",)])
+def test_output_to_a_full_disk_is_one_line_that_says_it_was_cut(form: tuple[str, ...]) -> None:
+    assert to_full_disk("extract", *form, str(ARTICLE)) == (2, f"crawler extract: {CUT_SHORT}\n")
 
 
 @pytest.mark.parametrize(
@@ -128,20 +137,7 @@ def test_output_to_a_full_disk_is_one_line_that_says_it_was_cut(form: tuple[str,
     ],
 )
 def test_help_to_a_full_disk_is_one_line_that_says_it_was_cut(args: tuple[str, ...], command: str) -> None:
-    with open("/dev/full", "w", encoding="utf-8") as full:
-        done = subprocess.run(
-            [sys.executable, "-X", "dev", "-m", "crawler.cli", *args],
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=CLI_TIMEOUT,
-            check=False,
-        )
-    assert (done.returncode, done.stderr) == (
-        2,
-        f"{command}: error: cannot write the output to stdout: [Errno 28] No space left on device; free"
-        " space on the disk stdout goes to, or send the output to another disk; the output is cut short\n",
-    )
+    assert to_full_disk(*args) == (2, f"{command}: {CUT_SHORT}\n")
 
 
 def test_standard_input() -> None:

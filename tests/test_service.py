@@ -324,9 +324,13 @@ def test_a_rule_added_while_a_worker_runs_has_its_requests_go_through_its_proxie
     assert own.relayed == proxies.count("own")
 
 
-@pytest.mark.parametrize(
+# The service of one site read from its sitemap alone (no feed, no index page).
+MAPS_SITEMAP = pytest.mark.parametrize(
     "service", [[FarmSite("maps", per_hour=6, every="20m", sitemap=True)]], indirect=True
 )
+
+
+@MAPS_SITEMAP
 def test_a_site_read_from_its_sitemap_offers_each_grab_only_what_changed_since_the_last(
     service: Service,
 ) -> None:
@@ -357,9 +361,7 @@ def test_a_site_read_from_its_sitemap_offers_each_grab_only_what_changed_since_t
     assert service.server.hget(Keys(PREFIX).sitemaps("maps"), f"{farm.origin}/maps/sitemap.xml") is not None
 
 
-@pytest.mark.parametrize(
-    "service", [[FarmSite("maps", per_hour=6, every="20m", sitemap=True)]], indirect=True
-)
+@MAPS_SITEMAP
 def test_a_new_rule_reading_a_sitemap_another_site_reads_is_offered_every_entry_at_its_first_grab(
     service: Service,
 ) -> None:
