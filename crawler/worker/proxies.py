@@ -100,11 +100,12 @@ class ProxyPool:
     def all_proxies(self) -> list[Proxy]:
         return list(dict.fromkeys([*self.shared, *(p for proxies in self.by_site.values() for p in proxies)]))
 
-    def choose(self, site: str | None) -> Proxy | bool | None:
-        """A proxy for a request of ``site``: the least busy one that is not benched and has a free slot;
-        True when every usable one is busy (wait), None when every one is benched."""
+    def choose(self, proxies: Sequence[Proxy]) -> Proxy | bool | None:
+        """One of the ``proxies`` (a site's :meth:`candidates`) for a request: the least busy one that is not
+        benched and has a free slot; True when every usable one is busy (wait), None when every one is
+        benched."""
         now = time.time()
-        usable = [p for p in self.candidates(site) if self.benched.get(p.id, 0.0) <= now]
+        usable = [p for p in proxies if self.benched.get(p.id, 0.0) <= now]
         if not usable:
             return None
         free = [p for p in usable if self.inflight[p.id] < self.concurrency]
@@ -117,18 +118,19 @@ class ProxyPool:
         self.inflight[chosen.id] += 1
         return chosen
 
-    async def acquire(self, site: str | None) -> Proxy | None:
-        """A proxy for a request of ``site``, waiting for a free one; None when every one is benched."""
+    async def acquire(self, proxies: Sequence[Proxy]) -> Proxy | None:
+        """One of the ``proxies`` (a site's :meth:`candidates`) for a request, waiting for a free one; None
+        when every one is benched."""
         while True:
-            chosen = self.choose(site)
+            chosen = self.choose(proxies)
             if chosen is not True:
                 return chosen if isinstance(chosen, Proxy) else None
             await asyncio.sleep(_WAIT_STEP)
 
-    def bench_left(self, site: str | None) -> float:
-        """Seconds until the first benched proxy of ``site`` is back."""
+    def bench_left(self, proxies: Sequence[Proxy]) -> float:
+        """Seconds until the first benched one of the ``proxies`` (a site's :meth:`candidates`) is back."""
         now = time.time()
-        return max(min((self.benched.get(p.id, now) for p in self.candidates(site)), default=now) - now, 1.0)
+        return max(min((self.benched.get(p.id, now) for p in proxies), default=now) - now, 1.0)
 
     def release(self, proxy: str, *, ok: bool, latency: float | None = None) -> None:
         """A request through ``proxy`` ended: its slot is free, its outcome counted."""
@@ -246,11 +248,12 @@ class ProxyMiddleware:
         if "proxy_id" in request.meta or request.meta.get("dont_proxy"):
             return None
         work = Work.of(request)
-        if not self.pool.candidates(work.site):
+        proxies = self.pool.candidates(work.site)
+        if not proxies:
             return None
-        proxy = await self.pool.acquire(work.site)
+        proxy = await self.pool.acquire(proxies)
         if proxy is None:
-            return self._all_benched(request, work)
+            return self._all_benched(request, work, proxies)
         request.meta["proxy"] = proxy.url
         request.meta["proxy_id"] = proxy.id
         request.meta["proxy_sent"] = time.monotonic()
@@ -269,11 +272,12 @@ class ProxyMiddleware:
         if proxy is not None:
             self.pool.release(proxy, ok=False)
 
-    def _all_benched(self, request: Request, work: Work) -> Request:
-        """Every proxy of the site is benched: the site waits for the first one back, the request too."""
+    def _all_benched(self, request: Request, work: Work, proxies: Sequence[Proxy]) -> Request:
+        """Every one of the site's ``proxies`` is benched: the site waits for the first one back, the request
+        too."""
         if work.lease is None:
             raise IgnoreRequest(f"no proxy to fetch {request.url}: every proxy is benched")
-        seconds = self.pool.bench_left(work.site)
+        seconds = self.pool.bench_left(proxies)
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value(f"proxy/all_benched/{work.site}")
         try:
