@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import pytest
 import redis
+from conftest import SiteServer
 from proxyserver import TestProxy
 
 from crawler.demo.farm import LISTED, Farm, FarmSite
@@ -322,6 +323,52 @@ def test_a_rule_added_while_a_worker_runs_has_its_requests_go_through_its_proxie
     proxies = [v.proxy for v in service.farm.log[before:] if v.kind == "feed"]
     assert "own" in proxies, "the rule's proxy, as for a rule the worker started with"
     assert own.relayed == proxies.count("own")
+
+
+# The article fields of the test site server's pages (tests/siteserver.py).
+SERVER_ARTICLE = (
+    "article:\n  fields:\n    title: {xpath: //h1}\n"
+    '    body: {xpath: "//div[@class=\'article\']/p", join: "\\n\\n"}\n'
+)
+
+
+@CALM_FEED
+def test_search_results_on_the_domains_of_a_rule_added_while_a_worker_runs_are_that_rules_articles(
+    service: Service, site_server: SiteServer, tmp_path: Path
+) -> None:
+    assert service.worker is not None
+    service.grab("calm")
+    finder = (
+        "domains: [127.0.0.1]\n"
+        "search:\n"
+        f'  url: "{site_server.url("/search?q={keyword}")}"\n'
+        "  keywords: [ferry]\n"
+        "  links: {xpath: \"//ol[@class='results']\"}\n"
+        "schedule: {every: 10m}\n" + SERVER_ARTICLE
+    )
+    # A worker that knows the search rule from its start: nothing of it makes the worker read the rules again.
+    service.worker.send_signal(signal.SIGSTOP)
+    try:
+        (service.rules / "finder.yaml").write_text(finder, encoding="utf-8")
+        log = tmp_path / "finder-worker.log"
+        other = start_worker(service, log)
+        try:
+            started = once_written(lambda: log.read_text(encoding="utf-8"), lambda text: "Serving 2" in text)
+            assert "Serving 2 site rules: calm, finder" in started, started[-3000:]
+            (service.rules / "other.yaml").write_text(
+                "domains: [localhost]\nfeeds: [http://localhost/feed]\n" + SERVER_ARTICLE, encoding="utf-8"
+            )
+            service.grab("finder")
+        finally:
+            stop_worker(other)
+        assert_clean(log)
+    finally:
+        service.worker.send_signal(signal.SIGCONT)
+    with open_store({"CRAWLER_DATA_DIR": str(service.data)}) as store:
+        found = {str(article["url"]) for article in store.iter_articles(site="other")}
+    assert found == {f"http://localhost:{site_server.port}/a/there-ferry-1"}, (
+        "the result on the new rule's domain is its article, not left as no rule's"
+    )
 
 
 # The service of one site read from its sitemap alone (no feed, no index page).

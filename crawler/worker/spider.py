@@ -234,9 +234,16 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         rule = self.rules.get(site or "")
         if rule is not None or not site or (self.only_sites and site not in self.only_sites):
             return rule
+        self._read_added_rules()
+        return self.rules.get(site)
+
+    def _read_added_rules(self) -> None:
+        """Take the rules of the files added to the rules folder since this worker read it (at most every
+        ``RULES_RELOAD_SECONDS``), as the rules it started with: the queue's politeness, the private
+        domains they allow."""
         now = time.monotonic()
         if now < self._next_reload:
-            return None
+            return
         self._next_reload = now + RULES_RELOAD_SECONDS
         ruleset = load_rules(self.crawler.settings["CRAWLER_RULES_DIR"])
         added = {
@@ -251,7 +258,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if added:
             logger.warning("Rules added while running: %s", ", ".join(sorted(added)))
             self.rules.update(added)
-        return self.rules.get(site)
 
     def opened(self) -> None:
         # The spider's own handle on the shared Bloom filter: a page's links are tested and queued in one
@@ -452,10 +458,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 )
 
     def _rule_of_host(self, rule: Rule, host: str | None) -> Rule | None:
-        """The rule whose domains hold ``host``: ``rule`` first, else another one this worker serves."""
+        """The rule whose domains hold ``host``: ``rule`` first, else another one this worker serves; a host
+        of none has the rules folder read again for rules added while it runs (as :meth:`rule_of`)."""
         if rule.allows_host(host):
             return rule
-        return next((other for other in self.rules.values() if other.allows_host(host)), None)
+
+        def holder() -> Rule | None:
+            return next((other for other in self.rules.values() if other.allows_host(host)), None)
+
+        owner = holder()
+        if owner is None:
+            self._read_added_rules()
+            owner = holder()
+        return owner
 
     def parse_api(self, response: Response) -> Iterator[Any]:
         """A page of a rule's JSON API: an item that holds its article (a body) is stored as it is, any
