@@ -297,6 +297,20 @@ def test_a_rule_added_while_a_worker_runs_keeps_the_crawl_delay_of_its_robots_tx
 
 
 @CALM_FEED
+def test_two_sites_on_one_host_each_keep_the_crawl_delay_of_its_robots_txt(service: Service) -> None:
+    service.grab("calm")
+    service.farm.crawl_delay = 0.5
+    rule = service.farm.rule("calm").replace("obey_robots: false", "obey_robots: true")
+    for site in ("polite", "second"):
+        (service.rules / f"{site}.yaml").write_text(rule, encoding="utf-8")
+    service.grab("polite")
+    service.grab("second")
+    for site in ("polite", "second"):
+        polite = hash_of(service.server, Keys(PREFIX).polite(site))
+        assert float(polite.get("crawl_delay", 0)) == 0.5, f"{site}: robots.txt is kept for each site"
+
+
+@CALM_FEED
 def test_a_rule_added_while_a_worker_runs_has_its_requests_carry_its_session(service: Service) -> None:
     service.grab("calm")
     sessions = service.rules / "sessions"

@@ -1,7 +1,9 @@
 """``AgentRobotsTxtMiddleware`` (100, in place of Scrapy's ``RobotsTxtMiddleware``): a site's robots.txt
 is fetched with the User-Agent of the request that needs it (a rule's own, from its ``headers``, else
 ``USER_AGENT``) and matched against that agent (``ROBOTSTXT_USER_AGENT`` instead, when set: Scrapy's
-precedence, :func:`robots_agent`), one parser per host and agent.
+precedence, :func:`robots_agent`), one parser per host and agent. Scrapy's ``robots_parsed`` signal (the
+spider keeps the crawl-delay it asks for, in the request's queue slot) is sent for each slot whose requests
+use a parser: two sites (two rules) on one host share the parse, and each keeps the crawl-delay.
 
 Scrapy's middleware fetches every robots.txt with ``USER_AGENT`` and keeps one parser per host, so a
 site that answers a rule's agent otherwise, or a rule under another name than ours, was read as the
@@ -15,7 +17,8 @@ from __future__ import annotations
 
 import logging
 
-from scrapy import Request
+from scrapy import Request, signals
+from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
@@ -24,6 +27,8 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
+
+from crawler.requests import Work
 
 __all__ = ["ROBOTS_REFUSAL", "AgentRobotsTxtMiddleware", "robots_agent", "sent_agent"]
 
@@ -52,11 +57,18 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
     is Scrapy's, the agent of :func:`robots_agent`: ``ROBOTSTXT_USER_AGENT`` when set, else the
     request's User-Agent."""
 
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        # Per parser, the queue slots told of it through ``robots_parsed``.
+        self._told: dict[str, set[str]] = {}
+
     async def robot_parser(self, request: Request) -> RobotParser | None:
         agent = sent_agent(request, self.crawler.settings)
         url = urlparse_cached(request)
         key = f"{url.netloc} {agent}"  # Scrapy's own methods below take it as the parser's name
+        slot = Work.of(request).slot
         if key not in self._parsers:
+            self._told[key] = {slot}  # _parse_robots sends robots_parsed with this request
             self._parsers[key] = Deferred()
             robots = Request(
                 f"{url.scheme}://{url.netloc}/robots.txt",
@@ -76,5 +88,10 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
             self._stats.inc_value("robotstxt/request_count")
         parser = self._parsers[key]
         if isinstance(parser, Deferred):
-            return await maybe_deferred_to_future(parser)
+            parser = await maybe_deferred_to_future(parser)
+        if parser is not None and slot not in self._told[key]:
+            self._told[key].add(slot)
+            await self.crawler.signals.send_catch_log_async(
+                signal=signals.robots_parsed, robotparser=parser, request=request
+            )
         return parser
