@@ -130,6 +130,16 @@ def stop_worker(worker: subprocess.Popen[bytes]) -> None:
         worker.wait()
 
 
+def wait_serving(log: Path, sites: str) -> None:
+    """Wait until the worker logging to ``log`` has read the rules folder as it starts, and serves ``sites``
+    (comma-separated, sorted): a rule file written after is one added while it runs."""
+    serving = f"Serving {sites.count(',') + 1} site rules: {sites}\n"
+    deadline = time.monotonic() + JOB_TIMEOUT
+    while serving not in (text := log.read_text(encoding="utf-8")):
+        assert time.monotonic() < deadline, f"the worker never logged {serving!r}: {text[-3000:]}"
+        time.sleep(0.05)
+
+
 def assert_clean(log: Path) -> None:
     """A worker's log shows no traceback and no deprecation warning."""
     output = log.read_text(encoding="utf-8")
@@ -339,6 +349,22 @@ def test_a_rule_added_while_a_worker_runs_has_its_requests_go_through_its_proxie
     assert own.relayed == proxies.count("own")
 
 
+@pytest.mark.parametrize(
+    "service", [[FarmSite("wide", per_hour=60, every="10m", concurrency=12, feed=True)]], indirect=True
+)
+def test_a_rule_added_while_a_worker_runs_has_its_own_concurrency_in_the_worker(
+    service: Service, tmp_path: Path
+) -> None:
+    wait_serving(tmp_path / "worker.log", "wide")
+    # wide is never grabbed: its twin's articles are all new. An hour lists the feed's 20 articles.
+    service.farm.now += 3600
+    (service.rules / "twin.yaml").write_text(service.farm.rule("wide"), encoding="utf-8")
+    service.farm.hold = 12
+    (twin,) = service.scheduler.tick([load_rules(service.rules).rules["twin"]])
+    wait_for_job(service.server, twin.job)
+    assert service.farm.most_waiting == 12, "the rule's concurrency of 12, not the worker's default of 8"
+
+
 # The article fields of the test site server's pages (tests/siteserver.py).
 SERVER_ARTICLE = (
     "article:\n  fields:\n    title: {xpath: //h1}\n"
@@ -367,8 +393,7 @@ def test_search_results_on_the_domains_of_a_rule_added_while_a_worker_runs_are_t
         log = tmp_path / "finder-worker.log"
         other = start_worker(service, log)
         try:
-            started = once_written(lambda: log.read_text(encoding="utf-8"), lambda text: "Serving 2" in text)
-            assert "Serving 2 site rules: calm, finder" in started, started[-3000:]
+            wait_serving(log, "calm, finder")
             (service.rules / "other.yaml").write_text(
                 "domains: [localhost]\nfeeds: [http://localhost/feed]\n" + SERVER_ARTICLE, encoding="utf-8"
             )

@@ -25,7 +25,9 @@ Routes, per site ``<name>``:
 - a site with ``cookie``: a request without ``Cookie: session=<cookie>`` is redirected to ``/login``;
 - ``Farm.crawl_delay = s``: robots.txt asks for a ``Crawl-delay`` of ``s`` seconds;
 - ``Farm.proxy_limit[name] = n``: requests that came through the proxy ``name`` (its ``Via`` header)
-  get ``403`` after the first ``n``.
+  get ``403`` after the first ``n``;
+- ``Farm.hold = n``: article requests wait unanswered until ``n`` of them wait at once (each at most
+  ``HOLD_SECONDS``), then go on, and none waits again; ``Farm.most_waiting`` is the most that waited at once.
 
 ``Farm.log`` records every request: simulated time, site, kind (``index``/``feed``/``sitemap``/``article``),
 status, the article number, the real time it was answered, the proxy it came through and its ``Cookie``.
@@ -54,6 +56,8 @@ __all__ = ["LISTED", "Farm", "FarmSite", "Visit"]
 LISTED = 20
 # Articles each site has published before the clock starts.
 BACKLOG = 5
+# Seconds an article request waits at most for the others ``Farm.hold`` asks for (under DOWNLOAD_TIMEOUT).
+HOLD_SECONDS = 10.0
 _WORDS = (
     "council river bridge market school police budget report storm election mayor museum hospital train"
     " station park festival court judge company workers price energy water harbour library tram road"
@@ -111,12 +115,16 @@ class Farm:
     layout: dict[str, int] = field(default_factory=dict)
     proxy_limit: dict[str, int] = field(default_factory=dict)
     crawl_delay: float | None = None
+    hold: int = 0
+    most_waiting: int = 0
     log: list[Visit] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.now = self.now or self.start
         self._by_name = {site.name: site for site in self.sites}
         self._lock = threading.Lock()
+        self._holding = threading.Condition()
+        self._waiting = 0
         self._server: http.server.ThreadingHTTPServer | None = None
         self._recent: dict[str, list[float]] = {}
         self._through: dict[str, int] = {}
@@ -187,12 +195,27 @@ class Farm:
         via = request.headers.get("Via")
         proxy = via.split()[-1] if via else None
         cookie = request.headers.get("Cookie")
+        if kind == "article" and self.hold:
+            self._wait_for_others()
         answered_at = time.time()
         status = self._gate(request, site, proxy, cookie, answered_at)
         if status is None:
             status = self._answer(request, site, kind, article)
         with self._lock:
             self.log.append(Visit(self.now, site.name, kind, status, article, answered_at, proxy, cookie))
+
+    def _wait_for_others(self) -> None:
+        """An article request while ``hold`` is set: it waits until ``hold`` requests wait at once (or
+        ``HOLD_SECONDS`` pass), then they all go on and ``hold`` is cleared."""
+        with self._holding:
+            self._waiting += 1
+            self.most_waiting = max(self.most_waiting, self._waiting)
+            if self._waiting >= self.hold:
+                self.hold = 0
+                self._holding.notify_all()
+            else:
+                self._holding.wait_for(lambda: not self.hold, HOLD_SECONDS)
+            self._waiting -= 1
 
     def _gate(
         self,

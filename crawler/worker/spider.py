@@ -117,6 +117,12 @@ NO_ANSWER = frozenset({"connection", "timeout"})
 _embedded: list[EmbeddedRedis] = []
 
 
+def _download_slot(rule: Rule) -> dict[str, Any]:
+    """The settings of a worker's own download slot of ``rule``'s site (``DOWNLOAD_SLOTS``): the rule's
+    concurrency, no delay (the shared queue holds the rule's delay for all workers together)."""
+    return {"delay": 0.0, "concurrency": rule.concurrency}
+
+
 def _leave_embedded() -> None:
     while _embedded:
         _embedded.pop().close()
@@ -138,7 +144,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
         """The environment's settings (for ``scrapy crawl sites``), and per-site politeness (one download
-        slot per rule, with the rule's delay and concurrency)."""
+        slot per rule, with the rule's concurrency: :func:`_download_slot`)."""
         super().update_settings(settings)
         apply_environment(settings)
         if not settings.get("REDIS_URL"):
@@ -149,11 +155,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if embedded is not None:
                 _embedded.append(embedded)
         ruleset = load_rules(settings["CRAWLER_RULES_DIR"])
-        # The rule's delay is held by the shared queue for all workers together (it gates the site); here
-        # each worker's own download slot of the site keeps the rule's concurrency.
-        slots = {
-            rule.site: {"delay": 0.0, "concurrency": rule.concurrency} for rule in ruleset.rules.values()
-        }
+        slots = {rule.site: _download_slot(rule) for rule in ruleset.rules.values()}
         settings.set("DOWNLOAD_SLOTS", {**settings.getdict("DOWNLOAD_SLOTS"), **slots}, priority="spider")
 
     @classmethod
@@ -239,8 +241,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     def _read_added_rules(self) -> None:
         """Take the rules of the files added to the rules folder since this worker read it (at most every
-        ``RULES_RELOAD_SECONDS``), as the rules it started with: the queue's politeness, the private
-        domains they allow."""
+        ``RULES_RELOAD_SECONDS``), as the rules it started with: the queue's politeness, this worker's
+        download slot of the site (``update_settings``), the private domains they allow."""
         now = time.monotonic()
         if now < self._next_reload:
             return
@@ -251,8 +253,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             for name, new in ruleset.rules.items()
             if name not in self.rules and (not self.only_sites or name in self.only_sites)
         }
+        assert self.crawler.engine is not None
+        slots = self.crawler.engine.downloader.per_slot_settings
         for new in added.values():
             self.queue.configure(new.site, delay=new.delay, concurrency=new.concurrency)
+            slots[new.site] = _download_slot(new)
             if new.allow_private:
                 allow_private_domains(new.known_domains)
         if added:
