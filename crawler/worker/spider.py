@@ -136,7 +136,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.only_sites = {site for site in (sites or "").split(",") if site}
         self.job = job
         self.rules: dict[str, Rule] = {}
-        self._next_reload = 0.0
+        # When the rules folder may be read again for added rules, for a request's site and for a search
+        # result's host apart: results on no rule's domains never hold back a new site's first request.
+        self._next_reload = {"site": 0.0, "host": 0.0}
         self.rule_errors = 0
         # Per site, the article pages where the rule's fields matched: an empty page after them is a sign.
         self.matched: dict[str, int] = {}
@@ -236,17 +238,18 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         rule = self.rules.get(site or "")
         if rule is not None or not site or (self.only_sites and site not in self.only_sites):
             return rule
-        self._read_added_rules()
+        self._read_added_rules("site")
         return self.rules.get(site)
 
-    def _read_added_rules(self) -> None:
+    def _read_added_rules(self, wanted: str) -> None:
         """Take the rules of the files added to the rules folder since this worker read it (at most every
-        ``RULES_RELOAD_SECONDS``), as the rules it started with: the queue's politeness, this worker's
-        download slot of the site (``update_settings``), the private domains they allow."""
+        ``RULES_RELOAD_SECONDS`` for each of the ``wanted`` "site" or "host"), as the rules it started with:
+        the queue's politeness, this worker's download slot of the site (``update_settings``), the private
+        domains they allow."""
         now = time.monotonic()
-        if now < self._next_reload:
+        if now < self._next_reload[wanted]:
             return
-        self._next_reload = now + RULES_RELOAD_SECONDS
+        self._next_reload[wanted] = now + RULES_RELOAD_SECONDS
         ruleset = load_rules(self.crawler.settings["CRAWLER_RULES_DIR"])
         added = {
             name: new
@@ -473,7 +476,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
         owner = holder()
         if owner is None:
-            self._read_added_rules()
+            self._read_added_rules("host")
             owner = holder()
         return owner
 
