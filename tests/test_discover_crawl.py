@@ -126,11 +126,11 @@ class Web:
         ]
         return self.started("worker", *options, stdout=subprocess.DEVNULL, stderr=stderr, REDIS_URL=redis_url)
 
-    def status(self) -> dict[str, Any]:
-        """The row of the site ``web`` in `crawler status --format json`."""
+    def status(self, site: str = "web") -> dict[str, Any]:
+        """The row of ``site`` in `crawler status --format json`."""
         done = self.crawler("status", "--format", "json")
         assert done.returncode == 0, done.stderr
-        row: dict[str, Any] = next(site for site in json.loads(done.stdout)["sites"] if site["site"] == "web")
+        row: dict[str, Any] = next(row for row in json.loads(done.stdout)["sites"] if row["site"] == site)
         return row
 
     def fetched(self) -> list[tuple[float, int, str]]:
@@ -839,6 +839,28 @@ def test_a_host_that_gives_nothing_fades_though_the_crawl_has_fewer_hosts_than_q
     on_topic, off_topic = _requested(tmp_path / "topic.log"), _requested(tmp_path / "garden.log")
     assert len(on_topic) + len(off_topic) == 100, "the budget, exactly"
     assert len(off_topic) <= 20, f"the gardening host got {len(off_topic)} of 100 pages: {off_topic}"
+
+
+def test_a_temp_crawl_spends_its_budget_on_its_own_rule_not_on_another_discover_rules_frontier(
+    web: Web,
+) -> None:
+    web.rule(budget=20)
+    (web.rules / "other.yaml").write_text((web.rules / "web.yaml").read_text("utf-8"), "utf-8")
+    done = web.crawler("temp", "other")
+    assert done.returncode == 0, done.stderr[-3000:]
+    before = web.status("other")["discover"]
+    assert before["frontier_links"] > 0, "other's crawl left links for its next crawl"
+    # The same web: every link web's crawl finds was kept by other's already, so web's frontier runs dry.
+    done = web.crawler("temp", "web")
+    assert done.returncode == 0, done.stderr[-3000:]
+    after = web.status("other")["discover"]
+    read = {
+        name: found["relevant_24h"] + found["irrelevant_24h"]
+        for name, found in (("before", before), ("after", after))
+    }
+    assert read["after"] == read["before"] == 20, "web's crawl read no page of other's frontier"
+    assert after["frontier_links"] == before["frontier_links"]
+    assert "budget 20; 0 links wait" in done.stdout, done.stdout
 
 
 def test_a_temp_crawl_whose_budget_is_smaller_than_its_seeds_warns_of_those_it_never_fetches(

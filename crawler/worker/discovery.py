@@ -26,7 +26,8 @@ had not (its record in Redis, see :mod:`crawler.discover.frontier`):
 Every lease of a discover request refills so before it ends (a page read, failed, refused or no text),
 counting itself and the leases ending with it as ended: the last page of a job to end sees the frontier
 with its own links, so a job counts nothing pending only when its budget is spent or its frontier is
-empty. An idle worker refills too (after Redis failed under a refill). The model's time (features,
+empty. An idle worker refills too (after Redis failed under a refill): a temp crawl its own job, from
+the rules of the job's sites alone; any other worker the jobs it refilled last. The model's time (features,
 update, predictions; the crawl thread's CPU time, which the text processes beside it do not inflate) is
 counted in ``discover/model_microseconds/<site>`` and ``discover/model_pages/<site>``.
 """
@@ -393,11 +394,15 @@ class Discovery:
             self._jobs.pop(job, None)  # budget spent or frontier empty: nothing more to do for it here
         return released
 
-    def refill_jobs(self, rules: list[Rule], job: str) -> None:
-        """Refill ``job`` for each discover rule (a temp crawl's idle worker); Redis failing is counted and
-        left to the next time."""
-        for rule in rules:
-            if rule.discover is not None:
+    def refill_job(self, job: str) -> None:
+        """Refill ``job`` for the discover rule of each of its sites (a temp crawl's idle worker), a rule file
+        added while the worker runs included; never from another rule's frontier, which would spend the
+        job's budget on that rule's pages. Raises ``redis.RedisError`` when Redis fails to name the job's
+        sites; a refill that Redis fails under is counted and left to the next time."""
+        sites = decoded(self.server.hget(self.keys.job(job), "sites") or b"")
+        for site in filter(None, sites.split(",")):
+            rule = self.rule(site)
+            if rule is not None:
                 self._refill_safely(rule, job)
 
     def refill_known(self) -> None:

@@ -331,10 +331,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         """More seeds if any; a job's crawl closes when the job has nothing pending, a worker never (nor a
         job's crawl while Redis cannot tell: it waits for Redis to come back)."""
         try:
-            discovering = [rule for rule in self.rules.values() if rule.discover is not None]
-            if discovering and self.job is not None:
-                discovery_of(self.crawler).refill_jobs(discovering, self.job)
-            elif discovering:
+            if self.job is not None:
+                discovery_of(self.crawler).refill_job(self.job)
+            else:
                 discovery_of(self.crawler).refill_known()
             self.schedule_next_requests()
             if self.job is not None and self.queue.job_pending(self.job) <= 0:
