@@ -621,12 +621,14 @@ def _walk(root: lxml.etree._Element) -> _Walk:
             open_kinds.append(kind)
             verdict = 0
             if name not in _NEVER_SUSPECT_TAGS and not in_code:
-                for key, value in element.items():
+                # The names alone, and the values of the few that may mark it: a page's other values
+                # (links, image sources) are long, and most elements have some.
+                for key in element.keys():  # noqa: SIM118 - an element iterates its children, not these
                     if key in _NAME_ATTRIBUTES:
-                        verdict |= _looks_boilerplate(value)
+                        verdict |= _looks_boilerplate(element.get(key, ""))
                     elif key in _SHOWN_ATTRIBUTES:
-                        verdict |= _hidden(key, value)
-                    elif key == "itemprop" and value == "articleBody":
+                        verdict |= _hidden(key, element.get(key, ""))
+                    elif key == "itemprop" and element.get(key) == "articleBody":
                         verdict |= _BODY
             # Most elements have no verdict: the tag alone settles them.
             if verdict:
