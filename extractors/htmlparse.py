@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import cast
 
 import lxml.etree
 import lxml.html
@@ -131,9 +133,31 @@ def _prepare(html: str) -> bytes | None:
 
 
 def page_title(root: lxml.etree._Element) -> str | None:
-    """The page's ``<title>``, else its Open Graph title, else its first ``<h1>``; white space collapsed."""
-    for xpath in ("string(//title)", "string(//meta[@property='og:title']/@content)", "string(//h1)"):
-        text = " ".join(str(root.xpath(xpath)).split())
-        if text:
-            return text
-    return None
+    """The page's ``<title>``, else its Open Graph title, else its first ``<h1>``; white space collapsed.
+
+    Each is the first of its kind in the document (``root`` and any top-level element after it), found by
+    a walk that stops there (an XPath query such as ``//title`` reads the whole tree first); an empty one
+    goes on to the next kind.
+    """
+    tops = [root, *root.itersiblings()]
+    title = _first(tops, "title")
+    if title is not None and (text := _string(title)):
+        return text
+    for meta in (meta for top in tops for meta in top.iter("meta")):
+        content = meta.get("content") if meta.get("property") == "og:title" else None
+        if content is not None:
+            if text := " ".join(content.split()):
+                return text
+            break
+    heading = _first(tops, "h1")
+    return (_string(heading) or None) if heading is not None else None
+
+
+def _first(tops: list[lxml.etree._Element], tag: str) -> lxml.etree._Element | None:
+    return next((found for top in tops for found in top.iter(tag)), None)
+
+
+def _string(element: lxml.etree._Element) -> str:
+    """The element's text with its descendants' (XPath's string value), white space collapsed."""
+    pieces = cast("Iterator[str]", element.itertext())  # lxml gives str (its stubs say bytes too)
+    return " ".join("".join(pieces).split())
