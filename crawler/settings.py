@@ -279,6 +279,11 @@ SUMMARY_SENTENCES = [1, 3]
 # Seconds all of a rule's regular expressions may take on one page together (each search also stops at
 # 0.2 s): a pattern that backtracks on every link costs a page this long, not 0.2 s a link.
 RULES_REGEX_PAGE_SECONDS = 1.0
+# Seconds between two reads of the rules folder for a site no rule of this worker names (a rule file added
+# while it runs) while the folder is unchanged: a folder that changed since the last read (a file added,
+# removed or written) is read at once, so a rule added just before its crawl starts is never missed; an
+# unchanged one costs a flood of requests of an unknown site one scandir each, no YAML parse.
+RULES_RELOAD_SECONDS = 5.0
 
 # --- SITEMAPS_: a rule's sitemaps (crawler/rules/sitemaps.py) ---------------------------------------
 # Levels of sitemaps followed from a rule's: robots.txt -> sitemap index -> sitemap is 3; deeper nesting is

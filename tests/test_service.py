@@ -98,8 +98,9 @@ def once_written(read: Callable[[], Read], written: Callable[[Read], bool]) -> R
     return value
 
 
-def start_worker(service: Service, log: Path) -> subprocess.Popen[bytes]:
-    """A real `crawler worker` process on the service's Redis and rules, its stderr written to ``log``."""
+def start_worker(service: Service, log: Path, *settings: str) -> subprocess.Popen[bytes]:
+    """A real `crawler worker` process on the service's Redis and rules, its stderr written to ``log``;
+    ``settings`` (``NAME=VALUE``) more than the test's own."""
     with log.open("w", encoding="utf-8") as stderr:
         return subprocess.Popen(
             [
@@ -112,6 +113,7 @@ def start_worker(service: Service, log: Path) -> subprocess.Popen[bytes]:
                 # the queue's is Redis's.
                 *("-s", "BAN_BACKOFF_SECONDS=0.5", "-s", "BACKOFF_MAX_SECONDS=2"),
                 *("-s", "RETRY_BACKOFF_SECONDS=0.1"),
+                *(item for setting in settings for item in ("-s", setting)),
             ],
             env=service.env(),
             stdin=subprocess.DEVNULL,
@@ -363,6 +365,45 @@ def test_a_rule_added_while_a_worker_runs_has_its_own_concurrency_in_the_worker(
     (twin,) = service.scheduler.tick([load_rules(service.rules).rules["twin"]])
     wait_for_job(service.server, twin.job)
     assert service.farm.most_waiting == 12, "the rule's concurrency of 12, not the worker's default of 8"
+
+
+@CALM_FEED
+@pytest.mark.parametrize("mended", [False, True], ids=["added", "mended in place"])
+def test_a_rule_written_just_after_the_worker_read_the_rules_folder_has_its_first_grab_crawled(
+    service: Service, tmp_path: Path, mended: bool
+) -> None:
+    assert service.worker is not None
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "ghost.yaml").write_text(service.farm.rule("calm"), encoding="utf-8")
+    if mended:
+        # Broken when the worker reads the folder, mended in place after: the folder's own time is unchanged.
+        (service.rules / "fresh.yaml").write_text(service.farm.rule("calm") + "typo: 1\n", encoding="utf-8")
+    wait_serving(tmp_path / "worker.log", "calm")
+    service.worker.send_signal(signal.SIGSTOP)
+    try:
+        log = tmp_path / "paced-worker.log"
+        # Reads of the rules folder an hour apart unless it changed: the timer never lets the new rule in.
+        paced = start_worker(service, log, "RULES_RELOAD_SECONDS=3600")
+        try:
+            wait_serving(log, "calm")
+            # A grab of a site with no rule file in the folder: the worker reads the folder again, in vain.
+            (ghost,) = service.scheduler.tick([load_rules(elsewhere).rules["ghost"]])
+            wait_for_job(service.server, ghost.job)
+            (service.rules / "fresh.yaml").write_text(service.farm.rule("calm"), encoding="utf-8")
+            (fresh,) = service.scheduler.tick([load_rules(service.rules).rules["fresh"]])
+            wait_for_job(service.server, fresh.job)
+        finally:
+            stop_worker(paced)
+        assert_clean(log)
+    finally:
+        service.worker.send_signal(signal.SIGCONT)
+    letters = [json.loads(record) for record in service.server.hvals(Keys(PREFIX).dead)]
+    assert [(letter["site"], letter["kind"]) for letter in letters] == [("ghost", "no rule")], (
+        "the new rule's first request is crawled, not dead-lettered as of no rule"
+    )
+    with open_store({"CRAWLER_DATA_DIR": str(service.data)}) as store:
+        assert store.count(site="fresh") == service.farm.newest("calm") + 1
 
 
 # The article fields of the test site server's pages (tests/siteserver.py).

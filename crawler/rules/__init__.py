@@ -25,7 +25,16 @@ from __future__ import annotations
 
 from crawler.rules.errors import RuleError, RuleErrors
 from crawler.rules.expressions import REGEX_TIMEOUT, RegexBudget, RuleRegex, RuleXPath
-from crawler.rules.load import RULE_SUFFIX, load_rule, load_rules, parse_rule, rule_file, rule_sites
+from crawler.rules.load import (
+    RULE_SUFFIX,
+    RulesStamp,
+    load_rule,
+    load_rules,
+    parse_rule,
+    rule_file,
+    rule_sites,
+    rules_stamp,
+)
 from crawler.rules.model import (
     LISTING_PAGES,
     PUBLISHED_FIX,
@@ -52,6 +61,7 @@ __all__ = [
     "RuleRegex",
     "RuleSet",
     "RuleXPath",
+    "RulesStamp",
     "check_cron",
     "load_rule",
     "load_rules",
@@ -59,4 +69,5 @@ __all__ = [
     "parse_rule",
     "rule_file",
     "rule_sites",
+    "rules_stamp",
 ]

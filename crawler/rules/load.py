@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from pathlib import Path
 from types import MappingProxyType
-from typing import Final
+from typing import Final, TypeAlias
 
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
@@ -25,16 +25,20 @@ from crawler.settings import QREAD_MIN_BODY_CHARS
 __all__ = [
     "MAX_RULE_BYTES",
     "RULE_SUFFIX",
+    "RulesStamp",
     "load_rule",
     "load_rules",
     "parse_rule",
     "rule_file",
     "rule_sites",
+    "rules_stamp",
 ]
 
 # Rule files are small; anything larger is a mistake (or an attack on the YAML parser).
 MAX_RULE_BYTES: Final = 1024 * 1024
 RULE_SUFFIX: Final = ".yaml"
+# What the entries of a rules folder were at one look (:func:`rules_stamp`): name, modification time, size.
+RulesStamp: TypeAlias = tuple[tuple[str, int, int], ...]
 _SITE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 # What YAML expects where a tab indents a line (PyYAML says only that a tab "cannot start any token").
 _TABS_EXPECTED = "spaces: YAML indents with spaces, never tabs"
@@ -88,6 +92,29 @@ def load_rules(
         rules[rule.site] = rule
     sites = {site: file for site, file in broken.items() if site not in rules and _SITE_ID_RE.fullmatch(site)}
     return RuleSet(folder, MappingProxyType(rules), tuple(errors), MappingProxyType(sites))
+
+
+def rules_stamp(directory: str | Path) -> RulesStamp | None:
+    """What changes when the rules :func:`load_rules` reads in ``directory`` may have changed: the folder's
+    modification time, and the name, modification time and size of each entry it does not skip as hidden
+    (the rule files, and what lies beside them: the session or proxies files a rule names, their folders),
+    from one ``scandir`` and no file read; None when the folder cannot be read (:func:`load_rules` says
+    why). A file written in place keeps the folder's time: its own time and size tell."""
+    try:
+        folder = os.stat(directory)
+        with os.scandir(directory) as entries:
+            seen = sorted(_entry_stamp(entry) for entry in entries if not entry.name.startswith("."))
+    except OSError:
+        return None
+    return (("", folder.st_mtime_ns, folder.st_size), *seen)
+
+
+def _entry_stamp(entry: os.DirEntry[str]) -> tuple[str, int, int]:
+    try:
+        info = entry.stat()
+    except OSError:  # a symbolic link to nothing, or an entry removed since the scandir
+        return (entry.name, -1, -1)
+    return (entry.name, info.st_mtime_ns, info.st_size)
 
 
 def rule_sites(directory: Path) -> list[str]:

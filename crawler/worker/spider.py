@@ -77,7 +77,7 @@ from crawler.requests import (
     queue_new,
     redirects,
 )
-from crawler.rules import LISTING_PAGES, RegexBudget, Rule, RuleSet, load_rules
+from crawler.rules import LISTING_PAGES, RegexBudget, Rule, RuleSet, RulesStamp, load_rules, rules_stamp
 from crawler.rules.api import ApiError, ApiItemsError
 from crawler.rules.feeds import FeedError, read_feed
 from crawler.rules.sitemaps import NotASitemapError, SitemapEntry, SitemapError, read_sitemap
@@ -105,10 +105,6 @@ _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # a crawler it refuses), once the site's pages have matched this many times in this worker.
 EMPTY_PAGE_BYTES = 2048
 EMPTY_AFTER_MATCHED = 5
-# Seconds between two reads of the rules folder for a site no rule of this worker names (a rule file added
-# while it runs): often enough for a user who adds a rule and starts a temp crawl, rarely enough that a
-# flood of requests of an unknown site costs nothing.
-RULES_RELOAD_SECONDS = 5.0
 # The kinds of failure (_kind) where the site did not answer: its URL may well be right.
 NO_ANSWER = frozenset({"connection", "timeout"})
 
@@ -139,6 +135,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         # When the rules folder may be read again for added rules, for a request's site and for a search
         # result's host apart: results on no rule's domains never hold back a new site's first request.
         self._next_reload = {"site": 0.0, "host": 0.0}
+        # The rules folder as it was at the last read (rules_stamp): once it changed, it is read at once.
+        self._read_stamp: RulesStamp | None = None
         self.rule_errors = 0
         # Per site, the article pages where the rule's fields matched: an empty page after them is a sign.
         self.matched: dict[str, int] = {}
@@ -164,6 +162,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider: Self = super().from_crawler(crawler, *args, **kwargs)
         spider.load(load_rules(crawler.settings["CRAWLER_RULES_DIR"]))
+        spider.reload_seconds = crawler.settings.getfloat("RULES_RELOAD_SECONDS")
         crawler.signals.connect(spider.opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
         crawler.signals.connect(spider.leases_ending, signal=leases_ending)
@@ -234,7 +233,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     def rule_of(self, site: str | None) -> Rule | None:
         """The rule of ``site``; a site this worker does not know yet (its rule file was added while it
-        runs) has the rules folder read again, at most every ``RULES_RELOAD_SECONDS``."""
+        runs) has the rules folder read again (:meth:`_read_added_rules`)."""
         rule = self.rules.get(site or "")
         if rule is not None or not site or (self.only_sites and site not in self.only_sites):
             return rule
@@ -242,15 +241,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         return self.rules.get(site)
 
     def _read_added_rules(self, wanted: str) -> None:
-        """Take the rules of the files added to the rules folder since this worker read it (at most every
-        ``RULES_RELOAD_SECONDS`` for each of the ``wanted`` "site" or "host"), as the rules it started with:
-        the queue's politeness, this worker's download slot of the site (``update_settings``), the private
-        domains they allow."""
+        """Take the rules of the files added to the rules folder since this worker read it, as the rules it
+        started with: the queue's politeness, this worker's download slot of the site
+        (``update_settings``), the private domains they allow. The folder is read at once when it changed
+        since the last read (:func:`~crawler.rules.rules_stamp`: one ``scandir``), else at most every
+        ``RULES_RELOAD_SECONDS`` for each of the ``wanted`` "site" or "host"."""
+        folder = self.crawler.settings["CRAWLER_RULES_DIR"]
+        stamp = rules_stamp(folder)
         now = time.monotonic()
-        if now < self._next_reload[wanted]:
+        if stamp == self._read_stamp and now < self._next_reload[wanted]:
             return
-        self._next_reload[wanted] = now + RULES_RELOAD_SECONDS
-        ruleset = load_rules(self.crawler.settings["CRAWLER_RULES_DIR"])
+        self._read_stamp = stamp
+        self._next_reload[wanted] = now + self.reload_seconds
+        ruleset = load_rules(folder)
         added = {
             name: new
             for name, new in ruleset.rules.items()
