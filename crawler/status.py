@@ -342,9 +342,9 @@ def _site(
     undecodable = recent["crawl/rule_encoding_undecodable"]
     if undecodable and rule is not None:
         attention.append(
-            f"the rule's `encoding: {rule.encoding}` left characters undecodable on"
-            f" {counted(undecodable, 'page')} in 24 h: remove or fix it in {rule.path} (the crawl's warning"
-            " says what the pages declare)"
+            f"the rule's `encoding: {rule.encoding}` left characters undecodable (or read valid UTF-8 as"
+            f" other characters) on {counted(undecodable, 'page')} in 24 h: remove or fix it in {rule.path}"
+            " (the crawl's warning says what the pages declare)"
         )
     if dead:
         attention.append(f"{counted(dead, 'dead letter')}: `{suggest(f'dead list --site {site}')}`")

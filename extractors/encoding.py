@@ -23,7 +23,8 @@ encoding cannot decode become U+FFFD.
 :func:`decode_checked` is how a crawl reads a page, and every command that shows one: :func:`decode`, but a
 declared charset that leaves many U+FFFD is set aside for the detected one when that fits far better, and a
 charset given by the caller (a rule's ``encoding`` key) is used whatever the page declares as long as it
-decodes the page (it gives way to the page's own encoding when that decodes what it cannot).
+decodes the page (it gives way to the page's own encoding when that decodes what it cannot, and to UTF-8
+when the page is valid UTF-8 with many multi-byte characters, which it may decode into other characters).
 
 :func:`sniff_binary` tells data that is not text at all (images, archives, random bytes), so that callers can
 say "this is not HTML" instead of extracting noise.
@@ -40,6 +41,7 @@ import charset_normalizer
 
 __all__ = [
     "DOUBT_REPLACEMENTS",
+    "UTF8_EVIDENCE",
     "Decoded",
     "Doubt",
     "charset_from_content_type",
@@ -60,6 +62,9 @@ PRESCAN_BYTES = 8192
 DETECT_BYTES = 256 * 1024
 # U+FFFD from this many on, :func:`decode_checked` doubts the charset a page declares and tries detection.
 DOUBT_REPLACEMENTS = 8
+# Multi-byte characters from this many on, a page that is valid UTF-8 is read as UTF-8 whatever encoding a
+# caller gives (:func:`decode_checked`): text in another encoding that is valid UTF-8 so far is rare.
+UTF8_EVIDENCE = 8
 # How much of the input is looked at to tell binary data from text.
 SNIFF_BYTES = 8192
 # Share of control bytes (other than tab, newlines, form feed, escape) above which data is not text.
@@ -153,6 +158,8 @@ _WEB_NAMES = {
     "utf-16": "utf-16le",
     "utf-32": "utf-32le",
 }
+# The bytes that start a multi-byte UTF-8 sequence (C0, C1 and F5 to FF start none).
+_UTF8_LEAD_BYTES = bytes(range(0xC2, 0xF5))
 _BOM_LENGTHS = {encoding: len(bom) for bom, encoding in _BOMS}
 _WIDE = frozenset({"utf-16le", "utf-16be", "utf-32le", "utf-32be"})
 # Encodings whose byte sequences are checked: text in another encoding seldom decodes cleanly in them, so a
@@ -340,15 +347,22 @@ def decode_checked(data: bytes, declared: str | None = None, given: str | None =
 
 
 def _given_or_own(data: bytes, declared: str | None, given: str) -> Decoded:
-    """``data`` in the ``given`` encoding when that decodes it: one strict decode, no detection. When it
-    leaves U+FFFD, the page's own encoding (:func:`decode_checked` without ``given``) when that leaves a
+    """``data`` in the ``given`` encoding when that decodes it: one strict decode, no detection, unless
+    the page is valid UTF-8 with ``UTF8_EVIDENCE`` multi-byte characters or more (:func:`_proven_utf8`),
+    read as UTF-8 then (``doubt.replaced`` is 0: a UTF-8 page that GBK decodes into other characters). When
+    it leaves U+FFFD, the page's own encoding (:func:`decode_checked` without ``given``) when that leaves a
     quarter as many or fewer of the ``DOUBT_REPLACEMENTS`` or more and is evidence (:func:`_reads_better`);
     or, for fewer U+FFFD, the page's declared charset or UTF-8 when either is a multi-byte encoding that
     decodes it cleanly. Else the ``given`` one, doubted when it leaves ``DOUBT_REPLACEMENTS`` or more."""
     try:
-        return Decoded(data.decode(_CODECS[given]), given, "given")
+        text = data.decode(_CODECS[given])
     except UnicodeDecodeError:
         pass
+    else:
+        utf8 = None if given == "utf-8" else _proven_utf8(data)
+        if utf8 is None:
+            return Decoded(text, given, "given")
+        return replace(utf8, doubt=Doubt(given, "given", 0, utf8))
     result = _decoded(data, given, "given")
     replaced = result.text.count("\ufffd")
     if replaced < DOUBT_REPLACEMENTS:
@@ -358,6 +372,19 @@ def _given_or_own(data: bytes, declared: str | None, given: str) -> Decoded:
     if own.text.count("\ufffd") * 4 > replaced or not _reads_better(own, result, replaced):
         return replace(result, doubt=Doubt(given, "given", replaced, None))
     return replace(own, doubt=Doubt(given, "given", replaced, own))
+
+
+def _proven_utf8(data: bytes) -> Decoded | None:
+    """``data`` as UTF-8 when it is valid UTF-8 with ``UTF8_EVIDENCE`` multi-byte characters or more (text
+    in another encoding seldom is: GBK or windows-1252 bytes break a UTF-8 sequence within a few
+    characters); ``None`` otherwise. Counts lead bytes first, so most pages cost no decode at all."""
+    if len(data) - len(data.translate(None, _UTF8_LEAD_BYTES)) < UTF8_EVIDENCE:
+        return None
+    source: Source = "bom" if data.startswith(codecs.BOM_UTF8) else "utf-8"
+    try:
+        return Decoded(data.removeprefix(codecs.BOM_UTF8).decode("utf-8"), "utf-8", source)
+    except UnicodeDecodeError:
+        return None
 
 
 def _reads_better(own: Decoded, given: Decoded, replaced: int) -> bool:

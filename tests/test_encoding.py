@@ -257,6 +257,35 @@ def test_a_given_utf8_that_reads_none_of_a_single_byte_page_gives_way_to_its_dec
     assert result.doubt is not None and result.doubt.encoding == "utf-8"
 
 
+@pytest.mark.parametrize(
+    ("body", "given"),
+    [
+        ("<h1>长江大桥重新通车</h1>" * 3, "gbk"),
+        ("<p>Café crème, thé glacé, goûter à côté.</p>" * 2, "windows-1252"),
+    ],
+    ids=["utf-8-read-as-gbk", "utf-8-read-as-windows-1252"],
+)
+def test_a_given_encoding_that_reads_a_valid_utf8_page_cleanly_as_other_characters_gives_way_to_utf8(
+    body: str, given: str
+) -> None:
+    """A UTF-8 page read as GBK (or windows-1252) can decode without an error, into other characters: valid
+    UTF-8 with many multi-byte characters is the evidence (text in another encoding seldom is valid UTF-8)."""
+    html = page(body)
+    data = html.encode()
+    assert data.decode(python_codec(given)) != html
+    result = decode_checked(data, "text/html", given=given)
+    assert (result.text, result.encoding, result.source) == (html, "utf-8", "utf-8")
+    assert result.doubt is not None
+    assert (result.doubt.encoding, result.doubt.source, result.doubt.replaced) == (given, "given", 0)
+    assert result.doubt.better == replace(result, doubt=None)
+
+
+def test_a_given_encoding_is_kept_for_a_page_with_too_few_multi_byte_characters_to_prove_utf8() -> None:
+    html = page("<p>Le café du port a rouvert samedi matin.</p>")
+    result = decode_checked(html.encode(), "text/html", given="windows-1252")
+    assert (result.encoding, result.source, result.doubt) == ("windows-1252", "given", None)
+
+
 @pytest.mark.parametrize("stray", [1, 12], ids=["a-stray-byte", "many-stray-bytes"])
 def test_a_given_encoding_is_kept_against_a_content_type_saying_utf16_without_a_byte_order_mark(
     stray: int,

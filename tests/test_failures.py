@@ -2142,8 +2142,9 @@ def test_a_rules_wrong_encoding_is_warned_of_once_a_site_and_counted_in_status(s
     (shown,) = json.loads(status.stdout)["sites"]
     assert shown["rule_encoding_undecodable_24h"] == 2
     assert (
-        f"the rule's `encoding: utf-8` left characters undecodable on 2 pages in 24 h: remove or fix it"
-        f" in {rule_file} (the crawl's warning says what the pages declare)"
+        "the rule's `encoding: utf-8` left characters undecodable (or read valid UTF-8 as other characters)"
+        f" on 2 pages in 24 h: remove or fix it in {rule_file} (the crawl's warning says what the pages"
+        " declare)"
     ) in shown["attention"]
 
 

@@ -1480,6 +1480,18 @@ def test_the_warning_of_a_rules_encoding_names_an_undeclared_utf8_page_as_valid_
     assert "detected" not in said, said
 
 
+def test_the_warning_of_a_rules_encoding_that_reads_a_utf8_page_cleanly_says_what_it_was_read_as() -> None:
+    rule = parse_rule(MINIMAL_RULE + "encoding: gbk\n", site="citynews")
+    html = "<h1>长江大桥重新通车</h1>" * 3
+    decoded = decode_checked(html.encode(), "text/html", given=rule.encoding)
+    assert decoded.doubt is not None and decoded.source == "utf-8"
+    said = rule.encoding_doubt("http://127.0.0.1:8631/citynews/a.html", decoded.doubt)
+    url = "http://127.0.0.1:8631/citynews/a.html"
+    assert said.startswith(f"{rule.path}: its `encoding: gbk` reads {url} without an error"), said
+    assert "valid UTF-8 with 24 multi-byte characters" in said, said
+    assert "read as utf-8 instead; remove the `encoding` key, or set it to utf-8" in said, said
+
+
 def test_rules_try_says_when_the_rules_encoding_leaves_a_page_undecodable(
     tmp_path: Path, site_server: SiteServer
 ) -> None:

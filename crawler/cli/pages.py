@@ -135,6 +135,8 @@ def encoding_reason(decoded: Decoded) -> str:
     doubt = decoded.doubt
     if doubt is None:
         return reason
+    if doubt.replaced == 0:
+        return f"{reason}: {doubt.encoding} ({ENCODING_SOURCES[doubt.source]}) reads it as other characters"
     left = f"{doubt.replaced} characters undecodable"
     if doubt.better is None:
         return f"{reason}, which leaves {left}"

@@ -289,12 +289,20 @@ class Rule:
     def encoding_doubt(self, url: str, doubt: Doubt) -> str:
         """What to change when this rule's ``encoding`` leaves the page at ``url`` with ``doubt.replaced``
         characters undecodable: the key, and what the page says it is or is detected as, which the page is
-        read as instead."""
+        read as instead; or, ``doubt.replaced`` 0, that it decodes a valid UTF-8 page into other
+        characters."""
+        better = doubt.better
+        if doubt.replaced == 0 and better is not None:
+            multi_byte = sum(not char.isascii() for char in better.text)
+            return (
+                f"{self.path}: its `encoding: {self.encoding}` reads {url} without an error, but the page"
+                f" is valid UTF-8 with {multi_byte} multi-byte characters, which {self.encoding} turns into"
+                " other characters: read as utf-8 instead; remove the `encoding` key, or set it to utf-8"
+            )
         wrong = (
             f"{self.path}: its `encoding: {self.encoding}` leaves {doubt.replaced} characters of {url}"
             " undecodable"
         )
-        better = doubt.better
         if better is None:
             return (
                 f"{wrong}, and the page decodes no better without it: check the page"
