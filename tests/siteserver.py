@@ -49,7 +49,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                ``&cursor=C`` (1 to N; the first has none), K posts each: ``link``
                                ``/a/api-C-I``, ``title``, ``user.name``, ``created`` (2026-11-(C+I)
                                08:00Z), ``stats.likes``, and with ``&full=1`` the article in
-                               ``content.text``; ``&loop=1``: ``next`` is always 1 (the cursor loops)
+                               ``content.text``; ``&loop=1``: ``next`` is always 1 (the cursor loops);
+                               ``&title=T``: titles "T C-I", the JSON in UTF-8 (not escaped)
 ``/api-object``                JSON whose ``data.posts`` is an object, not a list
 ``/search?q=K&page=P``         a search result page for K (pages 1 to 3, ``<a rel="next">``): in
                                ``<ol class="results">``, ``/a/found-K-P`` here, ``/a/there-K-P``
@@ -230,7 +231,7 @@ def api_page(query: dict[str, str]) -> dict[str, Any]:
     for item in range(per):
         post: dict[str, Any] = {
             "link": f"/a/api-{cursor}-{item}",
-            "title": f"API post {cursor}-{item}",
+            "title": f"{query.get('title', 'API post')} {cursor}-{item}",
             "user": {"name": f"Writer {item}"},
             "created": f"2026-11-{cursor + item:02d}T08:00:00Z",
             "stats": {"likes": cursor * 10 + item},
@@ -488,7 +489,7 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif path == "/sitemap-bomb.xml.gz":
             self._send(200, _sitemap_bomb(), "application/x-gzip")
         elif path == "/api":
-            self._send(200, json.dumps(api_page(query)).encode(), "application/json")
+            self._send(200, json.dumps(api_page(query), ensure_ascii=False).encode(), "application/json")
         elif path == "/api-object":
             self._send(200, b'{"data": {"posts": {"link": "/a/x"}}}', "application/json")
         elif path == "/search":

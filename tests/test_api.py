@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from conftest import SiteServer
+from siteserver import GBK_TITLE
 from test_failures import Site
 from test_rules import crawler, write
 
@@ -313,6 +315,31 @@ def test_the_rules_encoding_reads_an_api_in_gbk() -> None:
     )
     (item,) = api.read(body, "http://api.test/v1/posts", "gb18030").items
     assert item.fields["title"] == "新闻"
+
+
+@pytest.mark.parametrize(
+    ("title", "said"),
+    [
+        (GBK_TITLE, "undecodable; the page is valid UTF-8, which decodes it: read as utf-8 instead"),
+        ("长江大桥重新通车", "without an error, but the page is valid UTF-8 with"),
+    ],
+    ids=["gbk-leaves-undecodable-characters", "gbk-decodes-into-other-characters"],
+)
+def test_an_api_in_utf8_is_stored_readable_and_warned_of_when_the_rules_encoding_does_not_read_it(
+    site: Site, title: str, said: str
+) -> None:
+    """`encoding: gbk` on a site whose API answers UTF-8 (as JSON should): the items are read in UTF-8, as
+    HTML pages are, and the crawl says once which key of which file to fix."""
+    _api_rule(site, f"pages=1&per=2&full=1&title={quote(title)}")
+    rule_file = site.rules / f"{site.name}.yaml"
+    rule_file.write_text(rule_file.read_text(encoding="utf-8") + "encoding: gbk\n", encoding="utf-8")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert {article["title"] for article in site.stored().values()} == {f"{title} 1-0", f"{title} 1-1"}
+    warned = " ".join(done.stderr.split())
+    assert warned.count(f"{rule_file}: its `encoding: gbk` ") == 1, done.stderr[-4000:]
+    assert said in warned, done.stderr[-4000:]
+    assert "remove the `encoding` key, or set it to utf-8" in warned, done.stderr[-4000:]
 
 
 def test_rules_try_on_an_api_url_answering_html_says_it_is_not_json(site: Site) -> None:

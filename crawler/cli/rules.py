@@ -31,7 +31,7 @@ from crawler.rules import (
     rule_sites,
 )
 from crawler.rules.access import global_proxies
-from crawler.rules.api import ApiError, ApiItemsError, ApiPage, ApiRule
+from crawler.rules.api import ApiError, ApiItemsError, ApiPage, ApiRule, json_text
 from crawler.rules.errors import shown as shown_value
 from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
@@ -39,7 +39,7 @@ from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
 from crawler.settings import QREAD_ALGORITHM, SCHEDULE_TICK_SECONDS
 from crawler.worker.pipelines.clean import clean_line, published_date
 from extractors.documents import DocumentError, document_kind, read_document
-from extractors.encoding import Decoded, python_codec
+from extractors.encoding import Decoded
 from extractors.htmlparse import page_title, parse_html
 
 __all__ = ["run_rules_check", "run_rules_try", "unfetched_seeds_problem"]
@@ -494,7 +494,7 @@ def _item_lists(data: bytes, encoding: str | None) -> str:
 def _json_top_level(data: bytes, encoding: str | None) -> str:
     """What an API page's JSON (read as the crawl reads it) holds at its top level, for the ``api.items``
     to start from."""
-    top = json.loads(data.decode(python_codec(encoding), "replace") if encoding else data)
+    top = json.loads(json_text(data, encoding)[0])
     if isinstance(top, dict):
         return f"the page's top level has the keys {', '.join(map(str, top))}" if top else "the page is {}"
     if isinstance(top, list):
@@ -673,7 +673,10 @@ def _is_json(data: bytes) -> bool:
 
 def _show_api(rule: Rule, page: Page, url: str, found: ApiPage, output: str) -> None:
     """The items of a page of the rule's API that a crawl follows (on the rule's domains, kept by
-    ``index.links``' allow and deny): each one's article URL and fields, and the next page."""
+    ``index.links``' allow and deny): each one's article URL and fields, and the next page; a note when
+    the rule's encoding did not read it, as a crawl warns."""
+    if found.doubt is not None:
+        tell("note", rule.encoding_doubt(url, found.doubt))
     absolute = [(rule.absolute_url(item.url), item) for item in found.items]
     items = [(url if url is not None and rule.links.accepts(url) else None, item) for url, item in absolute]
     next_url = rule.absolute_url(found.next_url) if found.next_url else None

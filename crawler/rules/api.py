@@ -21,9 +21,18 @@ import jmespath.exceptions
 from crawler.errors import CrawlerError
 from crawler.rules.errors import RuleError
 from crawler.rules.errors import shown as _shown
-from extractors.encoding import python_codec
+from extractors.encoding import Doubt, decode_checked
 
-__all__ = ["EXPECTED_JMESPATH", "ApiError", "ApiItem", "ApiItemsError", "ApiPage", "ApiRule", "JmesPath"]
+__all__ = [
+    "EXPECTED_JMESPATH",
+    "ApiError",
+    "ApiItem",
+    "ApiItemsError",
+    "ApiPage",
+    "ApiRule",
+    "JmesPath",
+    "json_text",
+]
 
 EXPECTED_JMESPATH = "a JMESPath expression such as data.items or user.name (https://jmespath.org)"
 
@@ -78,11 +87,24 @@ class ApiItem:
 
 @dataclass(frozen=True, slots=True)
 class ApiPage:
-    """What one page of the API gave: its items, how many had no usable URL, and the next page's URL."""
+    """What one page of the API gave: its items, how many had no usable URL, and the next page's URL;
+    ``doubt`` when the rule's encoding did not read it (:func:`json_text`)."""
 
     items: tuple[ApiItem, ...]
     without_url: int
     next_url: str | None
+    doubt: Doubt | None = None
+
+
+def json_text(body: bytes, encoding: str | None) -> tuple[str | bytes, Doubt | None]:
+    """The JSON ``body`` for :func:`json.loads`: as it is without an ``encoding`` (JSON says UTF-8, -16 or
+    -32), else read in the rule's ``encoding`` as an HTML page is (:func:`extractors.encoding.decode_checked`:
+    in the page's own encoding when the rule's leaves it undecodable or reads valid UTF-8 as other
+    characters), with the doubt that says so."""
+    if encoding is None:
+        return body, None
+    decoded = decode_checked(body, None, encoding)
+    return decoded.text, decoded.doubt
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -98,11 +120,12 @@ class ApiRule:
 
     def read(self, body: bytes, page_url: str, encoding: str | None = None) -> ApiPage:
         """The items and next page of the JSON ``body`` fetched from ``page_url`` (in ``encoding``, the
-        rule's, when given; else UTF-8, -16 or -32 as JSON says); :class:`ApiError` when it is no JSON,
+        rule's, when given and it reads the page: :func:`json_text`); :class:`ApiError` when it is no JSON,
         :class:`ApiItemsError` when ``items`` gives no list. Item URLs are resolved against ``page_url``;
         whether they are on the rule's domains is the rule's to say."""
+        text, doubt = json_text(body, encoding)
         try:
-            data = json.loads(body.decode(python_codec(encoding), "replace") if encoding else body)
+            data = json.loads(text)
         except (ValueError, UnicodeDecodeError) as exc:
             start = body[:40].decode("utf-8", "replace").strip()
             raise ApiError(f"{page_url} is not JSON: {exc} (it starts {start!r})") from None
@@ -123,7 +146,7 @@ class ApiRule:
                 continue
             values = {name: _text(path.search(entry)) for name, path in self.fields.items() if name != "url"}
             items.append(ApiItem(urljoin(page_url, url), MappingProxyType(values)))
-        return ApiPage(tuple(items), without_url, self._next_url(data, page_url))
+        return ApiPage(tuple(items), without_url, self._next_url(data, page_url), doubt)
 
     def _next_url(self, data: Any, page_url: str) -> str | None:
         if self.next is None:

@@ -92,7 +92,7 @@ from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 from crawler.worker.scheduler import leases_ending
 from extractors import extract
 from extractors.documents import document_kind
-from extractors.encoding import Decoded, decode_checked, python_codec
+from extractors.encoding import Decoded, Doubt, decode_checked, python_codec
 from extractors.htmlparse import page_title
 
 __all__ = ["SitesSpider"]
@@ -499,6 +499,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         except ApiError as exc:
             self._unreadable(response, f"crawl/api_errors/{rule.site}", str(exc), "not the API's JSON")
             return
+        if page.doubt is not None:
+            self._rule_encoding_doubted(rule, response.url, page.doubt)
         if page.without_url:
             self.count(f"crawl/api_no_url/{rule.site}", page.without_url)
         articles, links = [], []
@@ -1098,10 +1100,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if doubt is None:
             return
         if doubt.source == "given":
-            self.count(f"crawl/rule_encoding_undecodable/{rule.site}")
-            if rule.site not in self._encoding_warned:
-                self._encoding_warned.add(rule.site)
-                logger.warning("%s (said once a site)", rule.encoding_doubt(url, doubt))
+            self._rule_encoding_doubted(rule, url, doubt)
             return
         if doubt.better is None:
             self.count(f"crawl/charset_undecodable/{rule.site}")
@@ -1120,6 +1119,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             doubt.replaced,
             decoded.encoding,
         )
+
+    def _rule_encoding_doubted(self, rule: Rule, url: str, doubt: Doubt) -> None:
+        """Count a page (HTML or an API's JSON) that the rule's encoding did not read, and warn of it once
+        a site, naming the key to change."""
+        self.count(f"crawl/rule_encoding_undecodable/{rule.site}")
+        if rule.site not in self._encoding_warned:
+            self._encoding_warned.add(rule.site)
+            logger.warning("%s (said once a site)", rule.encoding_doubt(url, doubt))
 
     def _queue_new(self, rule: Rule, requests: list[Request], job: str | None) -> int:
         """Queue the requests whose URLs the Bloom filter had not seen, marking them seen in the same
