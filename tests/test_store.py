@@ -549,6 +549,32 @@ def test_a_write_kept_waiting_by_another_writer_names_the_lock_and_what_to_do(tm
     ), raised.value
 
 
+def test_a_week_to_migrate_kept_locked_by_another_process_names_the_file_and_what_to_do(
+    tmp_path: Path,
+) -> None:
+    """A week's file of an older schema is migrated when opened, under its write lock: another process
+    holding that lock past the busy timeout is named as a write's is, not a bare "database is locked"."""
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        path = store.path("2026w47")
+    _as_old_version(path, 6)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with SqliteStore(tmp_path, busy_timeout=0.1) as store, pytest.raises(StoreError) as raised:
+            store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert str(raised.value) == (
+        f"cannot open the article store {path}: database is locked; another process held the write lock"
+        f" of {path} for over 0.1 s (the busy timeout), which setting up the file's schema (upgrading an"
+        " older crawler's file) needs: a sqlite3 shell or a script in a write transaction, or another crawler"
+        f" upgrading the file (a large week takes a while); end it (`fuser {path}` names the processes that"
+        " have the file open)"
+    ), raised.value
+
+
 @contextmanager
 def _unwritable(folder: Path) -> Iterator[None]:
     """``folder`` made one no file can be created in: without write permission, or as root (whom

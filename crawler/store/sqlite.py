@@ -109,6 +109,8 @@ _UNREADABLE_CODES = frozenset({sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN})
 _SHM_CODES = frozenset(
     {sqlite3.SQLITE_IOERR_SHMOPEN, sqlite3.SQLITE_IOERR_SHMSIZE, sqlite3.SQLITE_IOERR_SHMMAP}
 )
+# Why a week's file is locked as it is opened: its schema is made, or upgraded from an older crawler's.
+_SCHEMA_NEEDS_LOCK = ", which setting up the file's schema (upgrading an older crawler's file) needs"
 _ADD_REPOST = (
     "UPDATE articles SET reposts = json_insert(reposts, '$[#]', json(?)) WHERE url = ?"
     " AND NOT EXISTS (SELECT 1 FROM json_each(articles.reposts) WHERE json_extract(value, '$.url') = ?)"
@@ -632,7 +634,9 @@ class SqliteStore(Store):
             prepare(connection, path, self.busy_timeout)
         except sqlite3.Error as exc:
             connection.close()
-            raise _read_error(f"cannot open the article store {path}", exc, path, self.directory) from exc
+            what = f"cannot open the article store {path}"
+            busy = _busy_hint(exc, path, self.busy_timeout, _SCHEMA_NEEDS_LOCK)
+            raise _read_error(what, exc, path, self.directory, busy) from exc
         except StoreError:
             connection.close()
             raise
@@ -689,15 +693,18 @@ def _index_phrases(term: str) -> list[str]:
     return [term] if _WORD_CHAR_RE.search(term) else []
 
 
-def _read_error(what: str, exc: sqlite3.Error, path: Path, directory: Path | None = None) -> StoreError:
+def _read_error(
+    what: str, exc: sqlite3.Error, path: Path, directory: Path | None = None, busy: str = ""
+) -> StoreError:
     """The error for ``what`` failed (``cannot open/read the article store PATH``) on ``exc``: a
     :class:`DamagedWeekError` with what to do when the week's file ``path`` is damaged or unreadable;
-    else, with the store's ``directory``, what to do when its disk is full."""
+    else, with the store's ``directory``, what to do when its disk is full, and ``busy`` (the
+    :func:`_busy_hint` of a file kept locked)."""
     hint = _damage_hint(exc, path)
     if hint:
         return DamagedWeekError(f"{what}: {exc}{hint}")
     full = _disk_hint(exc, directory) if directory is not None else ""
-    return StoreError(f"{what}: {exc}{full}")
+    return StoreError(f"{what}: {exc}{full}{busy}")
 
 
 def _damage_hint(exc: sqlite3.Error, path: Path) -> str:
@@ -771,14 +778,16 @@ def _writable_hint(directory: Path) -> str:
     )
 
 
-def _busy_hint(exc: sqlite3.Error, path: Path, timeout: float) -> str:
+def _busy_hint(exc: sqlite3.Error, path: Path, timeout: float, needed_for: str = "") -> str:
     """What to do when the week's file ``path`` stayed locked by another writer past the busy
-    ``timeout`` (``SQLITE_BUSY``): the crawler's own writes are short, so it is a transaction left open."""
+    ``timeout`` (``SQLITE_BUSY``): the crawler's own writes are short, so it is a transaction left open;
+    ``needed_for`` says what the lock was wanted for, and who else may hold it, when not for a write."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is None or code & 0xFF != sqlite3.SQLITE_BUSY:
         return ""
     return (
-        f"; another process held the write lock of {path} for over {timeout:g} s (the busy timeout): a"
-        f" sqlite3 shell or a script in a write transaction; end it (`fuser {path}` names the processes"
-        " that have the file open)"
+        f"; another process held the write lock of {path} for over {timeout:g} s (the busy timeout)"
+        f"{needed_for}: a sqlite3 shell or a script in a write transaction"
+        f"{', or another crawler upgrading the file (a large week takes a while)' if needed_for else ''};"
+        f" end it (`fuser {path}` names the processes that have the file open)"
     )
