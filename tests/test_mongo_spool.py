@@ -326,6 +326,36 @@ def test_a_batch_the_disk_refused_leaves_nothing_in_the_spool_and_later_ones_rep
     assert [[d["url"] for d in batch] for batch in spool.replay(10)] == [["first", "after"]]
 
 
+def _first_append_past_a_file_size_limit(directory: str) -> tuple[str, list[str], bool, list[str]]:
+    """In a process of its own: the first batch spooled while no file may grow past 10 bytes
+    (``RLIMIT_FSIZE``: as on a full disk); the error, the files left, whether the spool says documents wait,
+    then the files once a batch could be spooled."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    folder = Path(directory)
+    spool = Spool(folder, "mongo_news")
+    resource.setrlimit(resource.RLIMIT_FSIZE, (10, hard))
+    try:
+        spool.append([{"url": "refused", "body": "x" * 2_000}])
+    except StoreError as exc:
+        error = str(exc)
+    else:
+        error = ""
+    left = sorted(path.name for path in folder.iterdir())
+    pending = spool.pending
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    spool.append([{"url": "after"}])
+    spool.close()
+    return error, left, pending, sorted(path.name for path in folder.iterdir())
+
+
+def test_a_first_batch_the_disk_refused_leaves_no_empty_spool_file(tmp_path: Path) -> None:
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        error, left, pending, after = pool.apply(_first_append_past_a_file_size_limit, (str(tmp_path),))
+    assert error.startswith("cannot spool 1 article(s) to "), error
+    assert (left, pending) == ([], False)
+    assert len(after) == 1 and after[0].startswith("mongo_news@"), after
+
+
 def test_a_line_that_is_no_document_stops_the_replay_there_naming_it_and_what_to_do(tmp_path: Path) -> None:
     spool = Spool(tmp_path, "mongo_news")
     spool.append([{"url": "a"}, {"url": "b"}])

@@ -64,7 +64,8 @@ class Spool:
     def append(self, documents: Sequence[dict[str, Any]]) -> None:
         """Add ``documents`` at the end, flushed and fsynced before returning. A write that fails (a full
         disk) is cut off again, so the file holds whole lines of spooled documents only: the next
-        append starts a line of its own."""
+        append starts a line of its own; a file it was the first write of is removed (no empty file
+        left to look like a spool)."""
         handle = self._open()
         lines = "".join(json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n" for d in documents)
         data = memoryview(lines.encode("utf-8"))
@@ -78,6 +79,10 @@ class Spool:
                 os.ftruncate(handle.fileno(), end)
             except OSError as cut:
                 logger.warning("cannot cut the spool file %s back to %s bytes: %s", self.path, end, cut)
+            else:
+                if end == 0:
+                    _remove(self.path)
+                    self._close()
             raise StoreError(
                 f"cannot spool {len(documents)} article(s) to {self.path}: {exc}: free disk space under"
                 f" {self.directory}, or bring the store back"
