@@ -794,6 +794,33 @@ def test_an_export_that_left_out_a_week_replaces_no_earlier_export(
     ), err
 
 
+def test_an_export_that_left_out_a_week_writes_no_file_that_did_not_exist_but_its_part(
+    three_weeks: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FILE absent: an incomplete export is no more FILE than over an earlier one, so it is FILE.part too
+    (a script that checks only for FILE takes no partial export for a whole one)."""
+    data = tmp_path / "data"
+    shutil.copytree(three_weeks, data)
+    _damage(data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite", "header")
+    target = tmp_path / "articles.jsonl"
+    code, out, err = articles(capsys, monkeypatch, data, "export", "-o", str(target))
+    assert (code, out) == (1, ""), err
+    assert not target.exists()
+    partial = tmp_path / "articles.jsonl.part"
+    assert {json.loads(line)["week"] for line in partial.read_text(encoding="utf-8").splitlines()} == {
+        "2026w45",
+        "2026w46",
+    }
+    assert err.startswith(
+        f"crawler articles export: exported 48 articles to {partial}, not to {target}: weeks are missing"
+        " from this export (see below)\n"
+        f"crawler articles export: warning: articles of week {DAMAGED_WEEK} are missing from this output: "
+    ), err
+
+
 @pytest.mark.parametrize("damage", list(DAMAGE_MESSAGES))
 def test_a_damaged_old_week_leaves_out_only_its_articles_with_a_warning_and_exit_1(
     three_weeks: Path,
@@ -850,7 +877,8 @@ def test_a_damaged_old_week_leaves_out_only_its_articles_with_a_warning_and_exit
     target = tmp_path / "out.csv"
     code, _, err = articles(capsys, monkeypatch, data, "export", "--format", "csv", "-o", str(target))
     assert code == 1, err
-    with target.open(encoding="utf-8", newline="") as handle:
+    assert not target.exists(), "an incomplete export goes to FILE.part"
+    with target.with_name("out.csv.part").open(encoding="utf-8", newline="") as handle:
         assert [row["url"] for row in csv.DictReader(handle)] == [d["url"] for d in kept]
     warned_once(err, "export")
 

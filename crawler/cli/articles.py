@@ -406,12 +406,13 @@ def run_export(args: argparse.Namespace) -> int:
                 ) from exc
         else:
             partial = target.with_name(target.name + ".part")
-            # An export that left out weeks replaces no earlier FILE: it stays in FILE.part.
+            # An export that left out weeks is written to no FILE, an earlier one or none: it stays in
+            # FILE.part.
             incomplete = False
             try:
                 with partial.open("w", encoding="utf-8", newline="") as handle:
                     count = _write_documents(documents, args.format, handle)
-                incomplete = bool(store.weeks_left_out()) and target.exists()
+                incomplete = bool(store.weeks_left_out())
                 if not incomplete:
                     partial.replace(target)
             except OSError as exc:
@@ -424,10 +425,11 @@ def run_export(args: argparse.Namespace) -> int:
                 if not incomplete:
                     partial.unlink(missing_ok=True)
             if incomplete:
+                kept = ", which is left as it was" if target.exists() else ""
                 tell(
                     None,
-                    f"exported {counted(count, 'article')} to {partial}, not to {target}, which is left as it"
-                    " was: weeks are missing from this export (see below)",
+                    f"exported {counted(count, 'article')} to {partial}, not to {target}{kept}: weeks are"
+                    " missing from this export (see below)",
                 )
                 return _status(store)
         tell(None, f"exported {counted(count, 'article')}")
