@@ -96,7 +96,12 @@ class Terminated(KeyboardInterrupt):
 
 class StoreUnavailableError(StoreError):
     """The store could not write a batch (disk full, read-only, a corrupt file, the server away): its
-    articles are not stored, and their requests are tried again later."""
+    articles are not stored, and their requests are tried again later; or, when ``lasting`` (an error no
+    wait mends: a damaged file, no permission, a read-only disk), dead-lettered at once."""
+
+    def __init__(self, message: str, *, lasting: bool = False) -> None:
+        super().__init__(message)
+        self.lasting = lasting
 
 
 def folder_advice(exc: OSError, folder: Path) -> str:

@@ -27,7 +27,6 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
@@ -36,6 +35,7 @@ import pytest
 from conftest import SITE_SERVER_SCRIPT, _read_port, _stop
 from siteserver import pdf_document
 from test_crawl import finish, wait_until_done
+from test_failures import locked_week
 
 from crawler.demo.web import TOPIC_KEYWORDS, SimWeb, served
 from crawler.discover.shared import FEATURES_VERSION
@@ -45,7 +45,6 @@ from crawler.redisio.embedded import EmbeddedRedis
 from crawler.requests import JobCounts, enqueue_job
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
-from crawler.store.document import week_of
 
 REPO = Path(__file__).resolve().parents[1]
 COMMAND_TIMEOUT = 240
@@ -558,9 +557,9 @@ def _discover_counts(web: Web) -> tuple[dict[str, Any], int]:
 
 
 def test_a_page_fetched_again_because_its_store_failed_is_counted_once(tmp_path: Path) -> None:
-    """A page whose store fails is deferred and fetched again: its relevance, its links (kept, seen,
-    refused, the job's ``links_seen``) count once, as in a crawl whose store never failed, and the
-    summary says the same."""
+    """A page whose store fails (for a while: its week's file locked) is deferred and fetched again: its
+    relevance, its links (kept, seen, refused, the job's ``links_seen``) count once, as in a crawl whose
+    store never failed, and the summary says the same."""
     site = tmp_path / "site"
     _seed_and_three_pages(site)
     settings = ("-s", "STORE_RETRY_SECONDS=1", "-s", "STORE_MAX_ATTEMPTS=20")
@@ -573,23 +572,21 @@ def test_a_page_fetched_again_because_its_store_failed_is_counted_once(tmp_path:
                 assert done.returncode == 0, done.stderr[-3000:]
                 crawls.append((web, done.stdout))
                 continue
-            week = web.data / "articles" / f"articles_{week_of(datetime.now(UTC))}.sqlite"
-            week.parent.mkdir(parents=True)
-            week.write_bytes(b"this is not a database" * 100)
-            crawl = web.started("temp", "web", *settings)
-            refused = False
-            try:
-                assert crawl.stderr is not None
-                for line in crawl.stderr:  # its store refuses, the page is deferred; then it is mended
-                    if "could not be stored" in line:
-                        week.unlink()
-                        refused = True
-                        break
-                out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
-            finally:
-                if crawl.poll() is None:
-                    crawl.kill()
-                    crawl.communicate()
+            with locked_week(web.data) as release:
+                crawl = web.started("temp", "web", *settings)
+                refused = False
+                try:
+                    assert crawl.stderr is not None
+                    for line in crawl.stderr:  # its store refuses, the page is deferred; then it is mended
+                        if "could not be stored" in line:
+                            release()
+                            refused = True
+                            break
+                    out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+                finally:
+                    if crawl.poll() is None:
+                        crawl.kill()
+                        crawl.communicate()
             assert refused, "a store failed"
             assert crawl.returncode == 0, err[-3000:]
             crawls.append((web, out))

@@ -612,8 +612,9 @@ def test_a_failed_batch_fails_each_of_its_items(tmp_path: Path) -> None:
     (tmp_path / "articles").mkdir()
     (tmp_path / "articles" / "articles_2026w47.sqlite").write_bytes(b"this is not a database" * 100)
     outputs = run_store(crawler, [item(url=f"http://127.0.0.1:8631/citynews/{n}.html") for n in range(3)])
-    # The store's failure, not the articles': each is to be stored again later (its request deferred).
-    assert all(isinstance(output, StoreUnavailableError) for output in outputs)
+    # The store's failure, not the articles'; a damaged file, which waiting does not mend: each request is
+    # dead-lettered at once, not deferred.
+    assert all(isinstance(output, StoreUnavailableError) and output.lasting for output in outputs)
     assert "articles_2026w47.sqlite" in str(outputs[0])
     assert stats(crawler) == {"store/unavailable/citynews": 3}
 

@@ -11,7 +11,9 @@ Candidates for the near or partial match share a SimHash band key
 
 from __future__ import annotations
 
+import errno
 import re
+import sqlite3
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -41,6 +43,7 @@ __all__ = [
     "Written",
     "check_limit",
     "fold",
+    "lasting_failure",
     "limited",
     "matches",
     "search_terms",
@@ -393,3 +396,39 @@ class Store(ABC):
         """The weeks that may hold a document ``document`` is compared with."""
         lower, upper = self.dedup_range(document)
         return weeks_between(parse_timestamp(lower, "lower"), parse_timestamp(upper, "upper"))
+
+
+# SQLite's primary result codes that no wait mends: a damaged file, and one that cannot be opened or
+# written (no permission, immutable, a read-only disk). A locked file (SQLITE_BUSY) and a full or failing
+# disk (SQLITE_FULL, SQLITE_IOERR) may mend.
+_LASTING_SQLITE_CODES = frozenset(
+    {
+        sqlite3.SQLITE_CORRUPT,
+        sqlite3.SQLITE_NOTADB,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_PERM,
+        sqlite3.SQLITE_AUTH,
+    }
+)
+# The same for the file system: no permission, a read-only disk, a file where a folder goes. A full disk
+# (ENOSPC, EDQUOT), a file past its size limit (EFBIG) or a network error may mend.
+_LASTING_ERRNOS = frozenset(
+    {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST, errno.EISDIR}
+)
+
+
+def lasting_failure(error: BaseException) -> bool:
+    """Whether ``error``, why a store could not write, is one that no wait mends (its first SQLite or
+    file system error along its causes says: a damaged week's file, no permission, a read-only disk, a
+    file in the way of a folder), so that trying again later is no use; False for any other (a locked
+    file, a full disk, a server away)."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, sqlite3.Error):
+            code = getattr(cause, "sqlite_errorcode", None)
+            return code is not None and code & 0xFF in _LASTING_SQLITE_CODES
+        if isinstance(cause, OSError):
+            return cause.errno in _LASTING_ERRNOS
+        cause = cause.__cause__
+    return False

@@ -3,8 +3,10 @@ its work ended.
 
 - every item it gave stored (or dropped: a repost, a page without an article) and every link it gave
   queued: acknowledged;
-- an item the store could not write (disk full, read-only, store away): deferred, fetched and stored
-  again later (``STORE_RETRY_SECONDS``, at most ``STORE_MAX_ATTEMPTS`` times), never acknowledged;
+- an item the store could not write (disk full, a locked file, store away): deferred, fetched and stored
+  again later (``STORE_RETRY_SECONDS``, at most ``STORE_MAX_ATTEMPTS`` times), never acknowledged; for
+  an error no wait mends (a damaged file, no permission, a read-only disk:
+  :func:`crawler.store.base.lasting_failure`), dead-lettered at once, saying so;
 - an item refused (an invalid article, a pipeline's error) or a spider error on the page: dead-lettered
   with the reason, its page counted fetched all the same (once: a requeue takes it back);
 - Redis failing under the callback (its links could not be queued): forgotten, so its lease expires and
@@ -30,6 +32,7 @@ from scrapy.http import Response
 from scrapy.utils.python import global_object_name
 from twisted.python.failure import Failure
 
+from crawler.commandline import suggest
 from crawler.errors import StoreUnavailableError
 from crawler.items import Article
 from crawler.requests import Work
@@ -158,7 +161,16 @@ class LeaseAckMiddleware:
             work = self._work_of(response)
             if work is not None and failure is not None:
                 error = failure.value
-                if isinstance(error, StoreUnavailableError):
+                if isinstance(error, StoreUnavailableError) and error.lasting:
+                    site = Work.of(response.request).site if response and response.request else None
+                    requeue = suggest("dead requeue" + (f" --site {site}" if site else ""))
+                    work.error = (
+                        f"its article could not be stored: {error}; waiting does not mend that, so it was"
+                        f" not tried again: mend it, then `{requeue}`"
+                    )
+                    work.error_kind = "store"
+                    work.fetched = True
+                elif isinstance(error, StoreUnavailableError):
                     work.retry = f"its article could not be stored: {error}"
                 else:
                     work.error = f"its article was refused: {type(error).__name__}: {error}"

@@ -35,6 +35,12 @@ class ItemLogFormatter(LogFormatter):
         response: Response | Failure | None,
         spider: Spider,
     ) -> LogFormatterResult:
+        if isinstance(exception, StoreUnavailableError) and exception.lasting:
+            return {
+                "level": logging.DEBUG,
+                "msg": "The article of %(url)s cannot be stored: its request is dead-lettered",
+                "args": {"url": _url(item)},
+            }
         if isinstance(exception, StoreUnavailableError):
             return {
                 "level": logging.DEBUG,

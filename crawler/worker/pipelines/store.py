@@ -4,7 +4,8 @@ Every outcome is a crawler stat (the status view reads them): ``store/new/<site>
 ``store/updated/<site>``, ``store/unchanged/<site>``, ``store/repost/<site>`` (a repost recorded),
 ``store/repost_again/<site>`` (a repost recorded before, fetched again), ``store/spooled/<site>``,
 ``store/dropped_empty/<site>``, ``store/errors/<site>`` (an invalid article, refused alone),
-``store/unavailable/<site>`` (the store could not write: the request is deferred and tried again);
+``store/unavailable/<site>`` (the store could not write: the request is deferred and tried again, or
+dead-lettered at once for an error no wait mends, :func:`crawler.store.base.lasting_failure`);
 and ``extract/qread_fallback/<site>`` for each article stored (not stored before its job, no repost) whose
 body came from qRead (``extraction.body_from``), a discover page's aside: once per article, however many
 times its page was fetched and extracted before the store could write it.
@@ -23,6 +24,7 @@ from scrapy.exceptions import DropItem
 from crawler.errors import InputError, StoreError, StoreUnavailableError
 from crawler.items import Article
 from crawler.store import Store, StoreConfig, Written, store_config
+from crawler.store.base import lasting_failure
 from crawler.store.document import add_fingerprints, make_document
 
 __all__ = ["RepostRecorded", "StorePipeline"]
@@ -170,7 +172,8 @@ class StorePipeline:
                 elif error is not None:
                     # The documents were checked before: whatever failed is the store's, not theirs.
                     unavailable = StoreUnavailableError(
-                        f"{store!r} could not write: {type(error).__name__}: {error}"
+                        f"{store!r} could not write: {type(error).__name__}: {error}",
+                        lasting=lasting_failure(error),
                     )
                     unavailable.__cause__ = error
                     written.set_exception(unavailable)
