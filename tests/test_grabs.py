@@ -22,6 +22,7 @@ from crawler.requests import JobCounts, enqueue_job
 from crawler.rules import Rule, load_rule, load_rules
 from crawler.schedule.grabs import GrabScheduler, Planned, Seeded, next_due
 from crawler.schedule.revisit import Revisits, bounds, next_interval
+from crawler.settings import SCHEDULE_TICK_SECONDS
 
 REPO = Path(__file__).resolve().parents[1]
 PREFIX = "crawler"
@@ -445,6 +446,27 @@ def test_adaptive_intervals_shrink_and_grow_within_the_bounds(
     assert intervals[4:7] == pytest.approx([840, 1176, 1646.4]), "longer while they find none"
     assert intervals[-2] == 3600.0 and intervals[-1] == 2880.0, "up to max; shorter again on news"
     assert 0 < float(redis_client.hget(Keys(PREFIX).grab(rule.site), "yield") or 0) < 1
+
+
+def test_an_adaptive_period_never_shrinks_under_the_schedulers_tick(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    """A site with news at every grab speeds up to its ``min``; a ``min`` (set, or every times
+    SCHEDULE_ADAPT_MIN_FACTOR) shorter than the tick is the tick: the scheduler looks no more often, and
+    an interval recorded under it would have the site slow down from a period it never had."""
+    fast = dataclasses.replace(rules["demo-citynews"], every=timedelta(seconds=8), every_min=None)
+    given = dataclasses.replace(fast, site="given-min", every_min=timedelta(seconds=1))
+    assert SCHEDULE_TICK_SECONDS == 5
+    revisits = Revisits(redis_client, Keys(PREFIX), min_factor=0.5, max_factor=4.0)
+    now = datetime(2026, 11, 22, 10, 0, tzinfo=UTC).timestamp()
+    for rule in (fast, given):
+        intervals = [revisits.record(rule, 3, now + grab * 10) for grab in range(6)]
+        assert intervals == pytest.approx([6.4, 5.12, 5, 5, 5, 5]), rule.site
+        assert float(redis_client.hget(Keys(PREFIX).grab(rule.site), "interval") or 0) == 5
+        assert revisits.record(rule, 0, now + 60) == pytest.approx(7), "slower from the tick"
+    assert bounds(fast, 0.5, 4.0, tick=5) == (5, 32)
+    assert bounds(dataclasses.replace(fast, every=timedelta(seconds=2)), 0.5, 1.0, tick=5) == (5, 5)
+    assert bounds(fast, 0.5, 4.0, tick=10) == (10, 32), "SCHEDULE_TICK_SECONDS as the scheduler has it"
 
 
 def test_productive_sites_and_temp_crawls_go_first(redis_client: redis.Redis, rules: dict[str, Rule]) -> None:

@@ -7,6 +7,9 @@ and moves within ``[min, max]`` (the rule's ``schedule.min``/``schedule.max``, e
 1. A grab whose first index page shows new articles shortens the interval by ``DEC_RATE``; one that shows
    none (or is answered 304 Not Modified) lengthens it by ``INC_RATE``.
 2. The interval is clamped to the bounds, and the next grab is due one interval after this one started.
+   The shortest bound is never under the scheduler's tick (``SCHEDULE_TICK_SECONDS``): the scheduler
+   looks no more often, so a site with news at every grab is grabbed once a tick, and one that then finds
+   none slows down from the period it had, not from a shorter one it never had.
 3. The site's *yield* (a moving average of "this grab found new articles", 0 to 1) ranks sites: the
    scheduler queues a grab of a high-yield site with a higher priority.
 
@@ -23,6 +26,7 @@ from datetime import timedelta
 
 import redis
 
+from crawler import settings as defaults
 from crawler.keys import Keys
 from crawler.rules import Rule
 
@@ -60,12 +64,16 @@ return tostring(interval)
 """
 
 
-def bounds(rule: Rule, min_factor: float, max_factor: float) -> tuple[float, float]:
-    """Seconds: the shortest and the longest interval of ``rule``'s index pages."""
+def bounds(
+    rule: Rule, min_factor: float, max_factor: float, *, tick: float = defaults.SCHEDULE_TICK_SECONDS
+) -> tuple[float, float]:
+    """Seconds: the shortest and the longest interval of ``rule``'s index pages, neither under the
+    scheduler's ``tick``."""
     every = (rule.every or timedelta(0)).total_seconds()
     low = rule.every_min.total_seconds() if rule.every_min is not None else every * min_factor
     high = rule.every_max.total_seconds() if rule.every_max is not None else every * max_factor
-    return min(low, every), max(high, every)
+    low = max(min(low, every), tick)
+    return low, max(high, every, low)
 
 
 def next_interval(interval: float, found_new: int, low: float, high: float) -> float:
@@ -77,17 +85,26 @@ def next_interval(interval: float, found_new: int, low: float, high: float) -> f
 class Revisits:
     """Records the visits of regular grabs (see the module's docstring)."""
 
-    def __init__(self, server: redis.Redis, keys: Keys, *, min_factor: float, max_factor: float) -> None:
+    def __init__(
+        self,
+        server: redis.Redis,
+        keys: Keys,
+        *,
+        min_factor: float,
+        max_factor: float,
+        tick_seconds: float = defaults.SCHEDULE_TICK_SECONDS,
+    ) -> None:
         self.server = server
         self.keys = keys
         self.min_factor = min_factor
         self.max_factor = max_factor
+        self.tick_seconds = tick_seconds
         self._visit = server.register_script(_VISIT)
 
     def record(self, rule: Rule, found_new: int, now: float, *, not_modified: bool = False) -> float:
         """A grab's first index page was read: ``found_new`` article links the Bloom filter had not seen.
         Returns the site's interval from now on (seconds)."""
-        low, high = bounds(rule, self.min_factor, self.max_factor)
+        low, high = bounds(rule, self.min_factor, self.max_factor, tick=self.tick_seconds)
         every = (rule.every or timedelta(0)).total_seconds()
         args: list[str | int | float] = [
             f"{now:.3f}",

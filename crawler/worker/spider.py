@@ -190,6 +190,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self.keys,
             min_factor=crawler.settings.getfloat("SCHEDULE_ADAPT_MIN_FACTOR"),
             max_factor=crawler.settings.getfloat("SCHEDULE_ADAPT_MAX_FACTOR"),
+            tick_seconds=crawler.settings.getfloat("SCHEDULE_TICK_SECONDS"),
         )
 
     def load(self, ruleset: RuleSet) -> None:
