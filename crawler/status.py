@@ -376,8 +376,9 @@ def _site(
         if waiting is None:
             attention.append(f"grab overdue since {_iso(next_due)}: is a scheduler running?")
         else:
+            waited_for = "a temp crawl of the site" if waiting["temp"] else "the last grab"
             attention.append(
-                f"grab due since {_iso(next_due)} waits for the last grab, job {waiting['job']}, to end"
+                f"grab due since {_iso(next_due)} waits for {waited_for}, job {waiting['job']}, to end"
                 f" ({counted(waiting['pending'], 'request')} of it pending: a slow crawl, or no worker"
                 " running)"
             )
@@ -436,15 +437,18 @@ def _site(
 
 
 def _waiting(server: redis.Redis, keys: Keys, state: dict[str, str]) -> dict[str, Any] | None:
-    """The due grab that waits for the site's last grab to end (:mod:`crawler.schedule.grabs`): that
-    job, its requests pending, since when; None when no grab waits."""
+    """The due grab that waits for the site's last grab, or a temp crawl of the site, to end
+    (:mod:`crawler.schedule.grabs`): that job, whether it is a temp crawl, its requests pending, since
+    when; None when no grab waits."""
     if "waiting" not in state:
         return None
     job = state["waiting"]
     since = state.get("waiting_since")
+    pending, kind = server.hmget(keys.job(job), ["pending", "kind"])
     return {
         "job": job,
-        "pending": int(server.hget(keys.job(job), "pending") or 0),
+        "temp": kind == b"temp",
+        "pending": int(pending or 0),
         "since": None if since is None else _iso(float(since)),
     }
 

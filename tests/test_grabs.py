@@ -18,7 +18,7 @@ from crawler.demo import DEMO_RULES
 from crawler.keys import Keys
 from crawler.redisio import serializer
 from crawler.redisio.queue import LeasedQueue
-from crawler.requests import JobCounts, enqueue_job
+from crawler.requests import JobCounts, enqueue_job, remember_temp_job
 from crawler.rules import Rule, load_rule, load_rules
 from crawler.schedule.grabs import GrabScheduler, Planned, Seeded, next_due
 from crawler.schedule.revisit import Revisits, bounds, next_interval
@@ -292,6 +292,62 @@ def test_a_grab_due_while_the_last_one_has_work_left_waits_until_that_one_ends(
     assert len(third) == 1, "a last grab left with nothing but expired leases is over"
     assert third[0].job not in (first.job, second.job)
     assert int(redis_client.hget(key, "deferred") or 0) == 1
+
+
+@pytest.mark.parametrize("kind", ["site", "discover"])
+def test_a_grab_due_while_a_temp_crawl_of_the_site_has_work_left_waits_until_that_one_ends(
+    redis_client: redis.Redis,
+    rules: dict[str, Rule],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    kind: str,
+) -> None:
+    """`crawler temp SITE` reads the site's index pages (a discover rule's seeds and frontier) now: a grab
+    due meanwhile would read them again beside it (a discover grab with a budget of its own). It waits,
+    as for its last grab, and is queued at the first tick after the temp crawl ends; a temp crawl of
+    pages given with --url reads no index page and holds no grab back."""
+    if kind == "site":
+        rule = rules["demo-citynews"]
+    else:
+        (tmp_path / "energy.yaml").write_text(DISCOVER_RULE, encoding="utf-8")
+        rule = load_rule(tmp_path / "energy.yaml")
+    assert rule.every is not None
+    period = rule.every.total_seconds()
+    caplog.set_level(logging.INFO, logger="crawler.schedule.grabs")
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    key = Keys(PREFIX).grab(rule.site)
+    (first,) = scheduler.tick([rule])
+    take_all(redis_client)
+    temp = enqueue_job(redis_client, Keys(PREFIX), [rule], kind="temp", boost=100)
+    remember_temp_job(redis_client, Keys(PREFIX), rule.site, temp)
+    queued = queued_index_pages(redis_client)
+    assert queued > 0
+    for _ in range(3):
+        clock.advance(seconds=period)
+        assert scheduler.tick([rule]) == [], "no grab beside the temp crawl, which has its pages to crawl"
+    assert queued_index_pages(redis_client) == queued
+    state = redis_client.hgetall(key)
+    assert state[b"waiting"] == temp.encode() and int(state[b"deferred"]) == 1
+    (waiting,) = scheduler.waiting([rule])
+    assert str(waiting) == (
+        f"grab of {rule.site} due, deferred until a temp crawl of the site, job {temp}, ends ({queued}"
+        " requests of it still to crawl)"
+    )
+    said = [record.getMessage() for record in caplog.records if "deferred" in record.getMessage()]
+    assert len(said) == 1 and f"a temp crawl of the site, job {temp}," in said[0], "logged once"
+
+    assert take_all(redis_client) == queued
+    (second,) = scheduler.tick([rule])
+    assert second.job not in (first.job, temp), "queued at the first tick after the temp crawl ended"
+    assert b"waiting" not in redis_client.hgetall(key)
+    take_all(redis_client)
+
+    enqueue_job(
+        redis_client, Keys(PREFIX), [rule], article_urls=["https://portal.test/energy/a"], kind="temp"
+    )
+    clock.advance(seconds=period)
+    assert len(scheduler.tick([rule])) == 1, "a temp crawl of given pages is no reason to wait"
 
 
 def test_a_grab_waits_for_the_last_one_at_most_its_longest_wait_then_is_queued_with_a_warning(

@@ -106,8 +106,9 @@ def _dead_letter(server: redis.Redis, url: str, reason: str) -> None:
     server.hset(Keys("crawler").dead, json.dumps(request), json.dumps({"reason": reason, "at": time.time()}))
 
 
+@pytest.mark.parametrize("kind", ["grab", "temp"])
 def test_a_grab_that_waits_for_the_last_one_to_end_says_so_rather_than_overdue(
-    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str], kind: str
 ) -> None:
     shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
     now = time.time()
@@ -123,17 +124,20 @@ def test_a_grab_that_waits_for_the_last_one_to_end_says_so_rather_than_overdue(
             "deferred": 2,
         },
     )
-    redis_client.hset("crawler:job:j1", mapping={"pending": 3})
+    redis_client.hset("crawler:job:j1", mapping={"pending": 3, "kind": kind})
     (site,) = build_status(redis_client, Keys("crawler"), load_rules(rules), now)["sites"]
     since = datetime.fromtimestamp(due, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    assert site["grab_waiting"] == {"job": "j1", "pending": 3, "since": since}
+    assert site["grab_waiting"] == {"job": "j1", "temp": kind == "temp", "pending": 3, "since": since}
     assert site["grabs_deferred"] == 2
+    waited_for = "a temp crawl of the site" if kind == "temp" else "the last grab"
     reason = (
-        f"grab due since {since} waits for the last grab, job j1, to end (3 requests of it pending: a slow"
+        f"grab due since {since} waits for {waited_for}, job j1, to end (3 requests of it pending: a slow"
         " crawl, or no worker running)"
     )
     assert site["attention"] == [reason], "not: is a scheduler running?"
-    assert reason in _words(run_crawler("status"))
+    shown = _words(run_crawler("status"))
+    assert reason in shown
+    assert f"(waits for {'the temp crawl' if kind == 'temp' else 'the last grab'})" in shown
 
 
 def test_a_rule_whose_schedule_was_taken_out_shows_no_grab_waiting(

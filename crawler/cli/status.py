@@ -173,8 +173,7 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
                 escape(site["site"]),
                 escape(site["schedule"]),
                 (site["last_grab"] or "never")[:16].replace("T", " "),
-                (site["next_grab"] or "-")[:16].replace("T", " ")
-                + (" (waits for the last grab)" if site["grab_waiting"] else ""),
+                (site["next_grab"] or "-")[:16].replace("T", " ") + _grab_waiting(site["grab_waiting"]),
                 f"{'-' if site['new_last_grab'] is None else site['new_last_grab']}/{site['new_24h']}",
                 str(site["pages_24h"]),
                 escape(_errors(site)),
@@ -352,3 +351,9 @@ def _print_fields(console: Console, terminal: bool, sites: list[dict[str, Any]])
         ("site", "article pages", "fields"),
         rows,
     )
+
+
+def _grab_waiting(waiting: dict[str, Any] | None) -> str:
+    if waiting is None:
+        return ""
+    return " (waits for the temp crawl)" if waiting["temp"] else " (waits for the last grab)"

@@ -14,8 +14,11 @@ Redis, so it survives a restart of any scheduler:
 0. A grab due while the site's last grab has work left (its job's requests queued, leased, waiting to be
    retried) waits until that one ends: each grab goes on from where the last one stopped (a discover
    rule's frontier, a site's article links), rather than read the same pages beside it with a budget of
-   its own. The wait is recorded once (``waiting``, ``deferred``; logged once) and the grab is queued at
-   the first tick after the last one ends. A last grab left with nothing but leases past their deadline
+   its own. So does a grab due while a temp crawl of the whole site (``crawler temp SITE``, its job in
+   ``crawler:temp:<site>``) has work left: that crawl reads the site's index pages (a discover rule's seeds
+   and frontier) now, and the grab beside it would read them again. The wait is recorded once
+   (``waiting``: the job waited for, ``deferred``; logged once) and the grab is queued at the first tick
+   after that job ends. A last grab left with nothing but leases past their deadline
    (its worker killed, none alive to put them back) is over; and after ``wait_max_seconds``
    (``SCHEDULE_GRAB_WAIT_MAX_SECONDS``) the due grab is queued anyway, with a warning (a pending count
    that nothing brings down, its requests lost with a Redis that lost its last writes, never holds the
@@ -131,18 +134,23 @@ class Planned:
 
 @dataclass(frozen=True)
 class Waiting:
-    """A due grab that waits for the site's last grab, ``job``, to end (``left``: its requests still to
-    crawl)."""
+    """A due grab that waits for ``job`` to end (``left``: its requests still to crawl): the site's last
+    grab, or a temp crawl of the site (``temp``)."""
 
     site: str
     job: str
     left: int
+    temp: bool = False
 
     def __str__(self) -> str:
         return (
-            f"grab of {self.site} due, deferred until its last grab, job {self.job}, ends ({self.left}"
-            " requests of it still to crawl)"
+            f"grab of {self.site} due, deferred until {_waited_for(self.temp)}, job {self.job}, ends"
+            f" ({self.left} requests of it still to crawl)"
         )
+
+
+def _waited_for(temp: bool) -> str:
+    return "a temp crawl of the site" if temp else "its last grab"
 
 
 class GrabScheduler:
@@ -193,7 +201,7 @@ class GrabScheduler:
                 continue
             if rule.cron is None:
                 following = max(following, now + self.tick_seconds)  # no grab comes before the next tick
-            if "job" in state and self._wait_for(rule, state["job"], now):
+            if self._wait_for(rule, state, now):
                 continue
             job = uuid.uuid4().hex[:12]
             if not self._claim(keys=[key], args=[f"{now:.3f}", f"{following:.3f}", job]):
@@ -208,13 +216,18 @@ class GrabScheduler:
         return seeded
 
     def waiting(self, rules: Iterable[Rule]) -> list[Waiting]:
-        """The grabs of ``rules`` deferred until their last grab ends (as the last tick found them)."""
+        """The grabs of ``rules`` deferred until their last grab, or a temp crawl of their site, ends (as
+        the last tick found them)."""
         found = []
         for rule in rules:
-            job = self.server.hget(self.keys.grab(rule.site), "waiting")
-            if job is not None:
-                found.append(Waiting(rule.site, decoded(job), self.unfinished(decoded(job))))
+            waited = self.server.hget(self.keys.grab(rule.site), "waiting")
+            if waited is not None:
+                job = decoded(waited)
+                found.append(Waiting(rule.site, job, self.unfinished(job), self._is_temp(job)))
         return found
+
+    def _is_temp(self, job: str) -> bool:
+        return self.server.hget(self.keys.job(job), "kind") == b"temp"
 
     def unfinished(self, job: str) -> int:
         """The requests of ``job`` still to crawl: those pending (queued, leased, waiting to be retried) but
@@ -224,34 +237,58 @@ class GrabScheduler:
             return 0
         return max(pending - expired_leases(self.server, self.keys, job, time.time()), 0)
 
-    def _wait_for(self, rule: Rule, last: str, now: float) -> bool:
-        """True while ``rule``'s due grab waits for its ``last`` grab to end (see the module's docstring),
-        at most ``wait_max_seconds``; the wait is recorded, and logged, by the first tick that finds it."""
-        left = self.unfinished(last)
-        if left == 0:
+    def _blocking(self, rule: Rule, state: dict[str, str]) -> tuple[str, bool, int] | None:
+        """The job a due grab of ``rule`` waits for, whether it is a temp crawl, and its requests still to
+        crawl: the site's last grab (``state``'s ``job``), else its last temp crawl of the whole site,
+        while it has some; None when neither has."""
+        temp = self.server.get(self.keys.temp(rule.site))
+        jobs = [(state["job"], False)] if "job" in state else []
+        if temp is not None:
+            jobs.append((decoded(temp), True))
+        for job, is_temp in jobs:
+            left = self.unfinished(job)
+            if left:
+                return job, is_temp, left
+        return None
+
+    def _wait_for(self, rule: Rule, state: dict[str, str], now: float) -> bool:
+        """True while ``rule``'s due grab waits for its last grab (``state``'s ``job``), or a temp crawl
+        of the site, to end (see the module's docstring), at most ``wait_max_seconds``; the wait is
+        recorded, and logged, by the first tick that finds it."""
+        blocking = self._blocking(rule, state)
+        if blocking is None:
             return False
+        last, is_temp, left = blocking
         key = self.keys.grab(rule.site)
         if self.server.hsetnx(key, "waiting", last):
             pipe = self.server.pipeline()
             pipe.hset(key, "waiting_since", f"{now:.3f}")
             pipe.hincrby(key, "deferred", 1)
             pipe.execute()
+            going_on = (
+                "rather than read the same pages beside it" if is_temp else "going on from where it stopped"
+            )
             logger.info(
-                "grab of %s due, deferred: its last grab, job %s, has %d requests still to crawl; the next"
-                " grab is queued once it ends, going on from where it stopped",
+                "grab of %s due, deferred: %s, job %s, has %d requests still to crawl; the next grab is"
+                " queued once it ends, %s",
                 rule.site,
+                _waited_for(is_temp),
                 last,
                 left,
+                going_on,
             )
             return True
+        if state.get("waiting") != last:  # the job waited for ended, another one of the site goes on
+            self.server.hset(key, "waiting", last)
         since = float(self.server.hget(key, "waiting_since") or now)
         if now - since < self.wait_max_seconds:
             return True
         logger.warning(
-            "grab of %s queued though its last grab, job %s, still counts %d requests to crawl: it waited %s,"
+            "grab of %s queued though %s, job %s, still counts %d requests to crawl: it waited %s,"
             " SCHEDULE_GRAB_WAIT_MAX_SECONDS; see `crawler status` (are workers crawling the site? dead"
             " letters?) and `crawler dead list --site %s`",
             rule.site,
+            _waited_for(is_temp),
             last,
             left,
             span(now - since),
