@@ -11,7 +11,8 @@ judged and stored by its text (and `rules try` judges it so), and an image it re
 status counts it; a link or a seed that redirects to a page read already is skipped; a crawl shorter than a
 sync of the link model leaves what it learnt in Redis; pages that fail count against their host in the
 bandit; a host that gives nothing fades with fewer hosts than the queue has room for; a budget smaller
-than the seeds is warned of; links robots.txt disallows spend no budget."""
+than the seeds is warned of; links robots.txt disallows spend no budget; both those and the links redirected
+to a page read already count against their host in the bandit."""
 
 from __future__ import annotations
 
@@ -400,12 +401,16 @@ def test_a_link_or_seed_that_redirects_to_a_page_read_already_is_skipped_not_fet
         ]
         web = _folder_web(origin, tmp_path, seeds=seeds)
         first = web.crawler("temp", "web")
+        bandit_after_first = _bandit(web, origin)
         requested = collections.Counter(_requested(log_path))
         second = web.crawler("temp", "web")
     assert first.returncode == 0, first.stderr[-3000:]
     assert requested["/index.html"] == 1 and requested["/news/1.html"] == 1, requested
     assert "fetched 3 pages, stored 1 article, skipped 2" in first.stdout, first.stdout
     assert "discover: 1 relevant page of 3 read" in first.stdout, first.stdout
+    # A request skipped so gave nothing for the budget it spent (its request was sent): it counts against
+    # its host in the bandit. The first crawl: the story; the index, the home page and the two skipped.
+    assert bandit_after_first == (1, 2 + 2)
     assert second.returncode == 0, second.stderr[-3000:]
     again = collections.Counter(_requested(log_path)) - requested
     seeds_again = ["/index.html", "/redirect?to=/index.html", "/redirect?to=/home.html", "/home.html"]
@@ -880,9 +885,12 @@ def test_a_temp_crawl_whose_budget_is_smaller_than_its_seeds_warns_of_those_it_n
     ) in done.stderr, done.stderr
 
 
-def test_links_robots_txt_disallows_spend_no_budget(tmp_path: Path) -> None:
+def test_links_robots_txt_disallows_spend_no_budget_and_count_against_their_host(tmp_path: Path) -> None:
     # A seed linking to ten pages under /private/, which the server's robots.txt disallows, and to three
-    # it allows: a budget of 4 fetches the seed and the three, the ten skipped without spending it.
+    # it allows: a budget of 4 fetches the seed and the three, the ten skipped without spending it. Each
+    # of the ten is a request the bandit gave the host that gave nothing: it counts against the host, as a
+    # page that failed does, so a host whose links robots.txt disallows fades instead of winning every
+    # draw with an untouched record.
     site = tmp_path / "site"
     site.mkdir()
     private = "".join(f'<a href="/private/report-{n}.html">report {n}</a>' for n in range(10))
@@ -899,3 +907,15 @@ def test_links_robots_txt_disallows_spend_no_budget(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert sorted(_requested(tmp_path / "server.log")) == ["/0.html", "/1.html", "/2.html", "/index.html"]
     assert "fetched 4 pages" in done.stdout and "skipped 10" in done.stdout, done.stdout
+    assert _bandit(web, origin) == (3, 1 + 10), "3 relevant stories; the index and the ten disallowed"
+
+
+def _bandit(web: Web, origin: str) -> tuple[int, int]:
+    """The bandit's counts of ``origin``'s host in ``web``'s discover crawl: pages relevant, and pages that
+    gave nothing (not relevant, failed, disallowed, redirected to a page read already)."""
+    with EmbeddedRedis(web.data, watch_seconds=0) as server:
+        client = connect(server.url)
+        host = origin.removeprefix("http://")
+        good, bad = (client.hget(f"crawler:discover:web:{name}", host) for name in ("good", "bad"))
+        client.close()
+    return int(good or 0), int(bad or 0)

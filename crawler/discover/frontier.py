@@ -98,12 +98,14 @@ local seen = tonumber(ARGV[2]) - kept
 if KEYS[3] ~= '' and seen > 0 then redis.call('HINCRBY', KEYS[3], 'links_seen', seen) end
 return kept
 """
-# KEYS: the record of the request's page, the job's hash. ARGV: the record's time-to-live in seconds. Reply:
-# 1 when the job's budget got the request back, 0 when it had already (the request read again).
+# KEYS: the record of the request's page, the job's hash, the hosts' counts of pages that gave nothing.
+# ARGV: the record's time-to-live in seconds, the request's host. Reply: 1 when the job's budget got the
+# request back (and its host counted it), 0 when it had already (the request read again).
 _REFUND = """
 if redis.call('HSETNX', KEYS[1], 'refunded', 1) == 0 then return 0 end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('HINCRBY', KEYS[2], 'issued', -1)
+redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 return 1
 """
 # Entries of a chosen host valued again with the model of now before one is released (the learned strategy):
@@ -217,11 +219,12 @@ class Frontier:
         )
         return kept if kept >= 0 else None
 
-    def refund(self, record: str, job_key: str, record_seconds: int) -> bool:
-        """The request of ``record`` was never fetched (robots.txt disallows it): the job of hash
-        ``job_key`` gets its budget back, once however often the request is read (``record`` kept
-        ``record_seconds``). False when it had already."""
-        return bool(self._refund(keys=[record, job_key], args=[record_seconds]))
+    def refund(self, record: str, job_key: str, record_seconds: int, host: str) -> bool:
+        """The request of ``record``, to ``host``, was never fetched (robots.txt disallows it): the job of
+        hash ``job_key`` gets its budget back, and ``host`` counts a page that gave nothing for the bandit,
+        once however often the request is read (``record`` kept ``record_seconds``). False when it had
+        already."""
+        return bool(self._refund(keys=[record, job_key, f"{self.base}:bad"], args=[record_seconds, host]))
 
     def reward(self, host: str, relevant: bool) -> None:
         """A page of ``host`` was fetched: relevant or not."""

@@ -264,29 +264,34 @@ class Discovery:
         self._count(f"discover/links_seen/{rule.site}", found - kept)
         self._count(f"discover/links_refused/{rule.site}", followed.refused)
 
-    def failed(self, site: str, url: str) -> None:
-        """A page of ``site``'s discover crawl at ``url`` failed for good (an HTTP error, a timeout, ...):
-        its host counts a page that gave nothing for the bandit, so a host that keeps failing fades as one
-        that gives nothing does. Redis failing is counted."""
+    def gave_nothing(self, site: str, url: str) -> None:
+        """A request of ``site``'s discover crawl to ``url`` spent its budget and read no page: it failed
+        for good (an HTTP error, a timeout, ...), or it was redirected to a page the crawl reads anyway
+        (skipped). Its host counts a page that gave nothing for the bandit, so a host that keeps failing,
+        or whose links lead back to pages read already, fades as one that gives nothing does. Redis
+        failing is counted."""
         rule = self.rule(site)
         if rule is None:
             return
         try:
             self.frontier(rule).reward((urlsplit(url).netloc or "").lower(), relevant=False)
         except redis.RedisError as exc:
-            outage_of(self.crawler).failed(f"count a failed page of {site}'s discover crawl", exc)
+            outage_of(self.crawler).failed(f"count a page of {site}'s discover crawl that gave nothing", exc)
 
-    def disallowed(self, site: str, job: str, lease: str | None) -> None:
-        """A request of ``site``'s discover crawl (of ``job``, its lease ``lease``) was never fetched:
-        robots.txt disallows it. Its job gets its budget back (once, its record in Redis: the request read
-        again after its lease expired gets nothing more), so the refill as its lease ends releases another
-        link in its place. Redis failing is counted: the budget then stays spent."""
+    def disallowed(self, site: str, job: str, lease: str | None, url: str) -> None:
+        """A request of ``site``'s discover crawl (of ``job``, its lease ``lease``) to ``url`` was never
+        fetched: robots.txt disallows it. Its job gets its budget back, and its host counts a page that
+        gave nothing for the bandit (a host whose links robots.txt disallows fades, rather than win draw
+        after draw with an untouched record); both once, its record in Redis: the request read again after
+        its lease expired gets nothing more. The refill as its lease ends releases another link in its
+        place. Redis failing is counted: the budget then stays spent."""
         rule = self.rule(site)
         if rule is None:
             return
         frontier = self.frontier(rule)
+        host = (urlsplit(url).netloc or "").lower()
         try:
-            frontier.refund(frontier.record(lease), self.keys.job(job), self.record_seconds)
+            frontier.refund(frontier.record(lease), self.keys.job(job), self.record_seconds, host)
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"give back the budget of a disallowed page of {site}", exc)
 

@@ -208,8 +208,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         """A retry or a redirect of a leased request: its lease ends as the new request is queued. A
         redirect back to a URL of its own chain is a dead letter naming the loop; one to a URL seen
         already ends its request, counted skipped (an article's too: the seen filter passed its link,
-        not where the link leads; a discover page's when its crawl reads that URL anyway), unless the user
-        gave its page (``crawler temp --url``)."""
+        not where the link leads; a discover page's when its crawl reads that URL anyway, counted against
+        the host of its link in the bandit), unless the user gave its page (``crawler temp --url``)."""
         assert work.lease is not None
         source = _redirected_from(request, work.lease)
         if source is not None:
@@ -224,6 +224,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if not work.given and (seen or (source is not None and self._read_already(request, work))):
             logger.info("Skipped %s: it redirects to %s, seen already", source or request.url, request.url)
             self.stats.inc_value("scheduler/redirect_seen")
+            if work.is_discover and work.site is not None:
+                asked = (request.meta.get("redirect_urls") or [source or request.url])[0]
+                discovery_of(self.crawler).gave_nothing(work.site, str(asked))
             self.ack(request, skipped=1)
             return False
         self.held.discard(work.lease)
@@ -455,7 +458,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         )
         if work.is_discover:
             if not fetched and work.site is not None:
-                discovery_of(self.crawler).failed(work.site, request.url)
+                discovery_of(self.crawler).gave_nothing(work.site, request.url)
             self.crawler.signals.send_catch_log(leases_ending, works=[work])
         self._call(
             "dead-letter a request",

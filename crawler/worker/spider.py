@@ -858,7 +858,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             message = failure.getErrorMessage()
             logger.info("Ignored %s: %s", request.url, message)
             if work.is_discover and work.site and work.job and message.startswith(ROBOTS_REFUSAL):
-                discovery_of(self.crawler).disallowed(work.site, work.job, work.lease)
+                discovery_of(self.crawler).disallowed(work.site, work.job, work.lease, request.url)
             ack(self.crawler, request)
             return
         self.count(f"crawl/errors/{site}")
