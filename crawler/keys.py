@@ -41,6 +41,7 @@ class Keys:
         "pending",
         "prefix",
         "ready",
+        "redirected",
         "seeds",
         "sequence",
         "workers",
@@ -52,6 +53,9 @@ class Keys:
         # (queue_of): the sites that may send now, by their first request (a sorted set), and those that
         # wait for their politeness delay or backoff, by the time they may send again (a sorted set).
         self.ready = f"{prefix}:ready"
+        # Links that redirected to an article URL seen already, skipped unfetched, until the article's
+        # document records them (a hash: the article's URL -> the redirect chains; redisio/redirects.py).
+        self.redirected = f"{prefix}:redirected"
         self.gated = f"{prefix}:gated"
         # The leases whose download is under way (a set): what a site's concurrency counts.
         self.downloading = f"{prefix}:downloading"

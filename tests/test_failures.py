@@ -268,6 +268,35 @@ def test_an_article_whose_link_redirected_is_shown_by_the_url_asked_for(site: Si
     assert "redirect" not in direct and direct["url"] == stored
 
 
+def test_every_link_that_redirects_to_an_article_seen_is_recorded_in_its_redirected_from(site: Site) -> None:
+    """A second link that redirects to an article seen already is skipped, not fetched again, yet the
+    article records it among its ``redirected_from``, as the first: one in the same listing as the
+    article's own link (queued beside it, the article maybe not stored yet), and one found by a later
+    crawl, the article stored long before; ``articles show`` of either finds the article."""
+    name = unique("twice")
+    site.rule(f"/a/{name}", f"/r/{name}")
+    first = site.temp()
+    assert first.returncode == 0, first.stdout + first.stderr[-4000:]
+    assert "stored 1 article, skipped 1" in first.stdout, first.stdout
+    stored = site.server.url(f"/a/{name}")
+    short = site.server.url(f"/r/{name}")
+    assert site.stored()[f"/a/{name}"]["redirected_from"] == [short]
+
+    later = f"/redirect-chain/1?to=/r/{name}"
+    site.rule(f"/a/{name}", f"/r/{name}", later)
+    second = site.temp()
+    assert second.returncode == 0, second.stdout + second.stderr[-4000:]
+    assert "stored 0 articles, skipped 3" in second.stdout, "the two links seen, the third's redirect"
+    (document,) = site.stored().values()
+    asked = site.server.url(later)
+    assert document["redirected_from"][:2] == [short, asked], document["redirected_from"]
+    assert f"/r/{name}" not in "".join(document["redirected_from"][2:]), "the short link once"
+    for link in (short, asked):
+        shown = site.crawler("articles", "show", link)
+        assert shown.returncode == 0, shown.stdout + shown.stderr
+        assert shown.stdout.splitlines()[0].startswith(f"{link} redirected to {stored} when it was fetched")
+
+
 def test_a_redirect_to_a_page_seen_is_skipped_and_a_redirect_loop_is_a_dead_letter_naming_the_loop(
     site: Site,
 ) -> None:

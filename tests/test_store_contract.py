@@ -298,6 +298,22 @@ def test_an_article_reached_through_redirects_is_found_by_each_url_asked_for(sto
         store.upsert(wrong)
 
 
+def test_links_that_redirected_to_a_stored_article_are_added_to_its_redirected_from(store: Store) -> None:
+    """A link skipped unfetched because it redirects to an article stored (or to a URL that redirected to
+    it) is added to the article's ``redirected_from`` as a fetch through it would add it; a URL of no
+    document adds nothing."""
+    url, short = "http://news.test/a/9", "http://t.test/9"
+    store.upsert(article(url, "2026-11-20T10:00:00Z", redirected_from=[short]))
+    tracked, old = "http://news.test/a/9?utm=x", "http://news.test/r/9"
+    assert store.add_redirects(url, [f"{tracked}#top", short, url])
+    via_short = "http://feed.test/9"
+    assert store.add_redirects(short, [via_short, old])
+    document = store.get(url)
+    assert document is not None and document["redirected_from"] == [short, tracked, via_short, old]
+    assert store.redirected_to(via_short) == document
+    assert not store.add_redirects("http://news.test/a/10", [old])
+
+
 def test_a_url_that_redirected_to_two_articles_of_a_week_finds_the_one_fetched_last(store: Store) -> None:
     """A short link that led to one article, then (the site changed it) to another: ``redirected_to``
     gives the article it led to last, as it gives the newest week's across weeks."""

@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Literal, Self
+from urllib.parse import urldefrag
 
 from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
 from crawler.store.document import (
     format_timestamp,
     make_document,
+    merged_redirects,
     parse_timestamp,
     parse_week,
     week_bounds,
@@ -211,6 +213,25 @@ class Store(ABC):
     def upsert(self, article: Mapping[str, Any]) -> Written:
         """Store one article, committed before returning."""
         return self.upsert_many([article])[0]
+
+    def add_redirects(self, url: str, redirects: Sequence[str]) -> bool:
+        """Add ``redirects``, URLs that redirected to ``url`` (the one asked for first), to the
+        ``redirected_from`` of ``url``'s document (the newest week's), as a fetch through them would:
+        fragments dropped, each once, after those it has. A URL that is no document's but one's
+        ``redirected_from`` (a short link to a stored article) adds them to that document. False when no
+        document has that URL either way."""
+        url = urldefrag(url).url
+        if self._add_redirects(url, merged_redirects([], (urldefrag(u).url for u in redirects), url)):
+            return True
+        target = self.redirected_to(url)
+        if target is None:
+            return False
+        found = target["url"]
+        return self._add_redirects(found, merged_redirects([], (urldefrag(u).url for u in redirects), found))
+
+    @abstractmethod
+    def _add_redirects(self, url: str, redirects: list[str]) -> bool:
+        """:meth:`add_redirects` of URLs made as stored (no fragment, each once, ``url`` left out)."""
 
     @abstractmethod
     def get(self, url_or_id: str) -> dict[str, Any] | None:

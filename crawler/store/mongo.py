@@ -590,6 +590,22 @@ class MongoStore(Store):
         if replayed:
             logger.info("MongoDB is back: %d spooled article(s) written", replayed)
 
+    def _add_redirects(self, url: str, redirects: list[str]) -> bool:
+        for week in reversed(self.weeks()):
+            try:
+                found = self.collection(week).update_one(
+                    {"url": url}, {"$addToSet": {"redirected_from": {"$each": redirects}}}
+                )
+            except ConnectionFailure as exc:
+                raise self._unreachable(exc) from exc
+            except PyMongoError as exc:
+                raise StoreError(
+                    f"cannot add the URLs that redirected to {url} in MongoDB ({self!r}): {exc}"
+                ) from exc
+            if found.matched_count:
+                return True
+        return False
+
     # --- reading ----------------------------------------------------------------------------------------
 
     def get(self, url_or_id: str) -> dict[str, Any] | None:

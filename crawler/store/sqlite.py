@@ -287,6 +287,37 @@ class SqliteStore(Store):
         index_search(connection, cursor.lastrowid, document["title"], document["body"])
         return Written("new", url)
 
+    def _add_redirects(self, url: str, redirects: list[str]) -> bool:
+        for week in reversed(self.weeks()):
+            connection = self._open(week, create=False)
+            if connection is None:
+                continue
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                row = connection.execute(
+                    "SELECT pk, redirected_from FROM articles WHERE url = ?", (url,)
+                ).fetchone()
+                if row is not None:
+                    known = json.loads(row[1])
+                    merged = merged_redirects(known, redirects, url)
+                    if merged != known:
+                        connection.execute(
+                            "UPDATE articles SET redirected_from = ? WHERE pk = ?",
+                            (json.dumps(merged, ensure_ascii=False), row[0]),
+                        )
+                connection.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise StoreError(
+                    f"cannot add the URLs that redirected to {url} to {self.path(week)}:"
+                    f" {exc}{_disk_hint(exc, self.directory)}"
+                    f"{_busy_hint(exc, self.path(week), self.busy_timeout)}"
+                ) from exc
+            if row is not None:
+                return True
+        return False
+
     def _reposts_elsewhere(
         self,
         week: str,

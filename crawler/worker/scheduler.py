@@ -31,6 +31,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from typing import ParamSpec, Self, TypeVar
+from urllib.parse import urldefrag
 
 import redis
 from scrapy import Request, Spider
@@ -41,6 +42,7 @@ from scrapy_redis.scheduler import Scheduler
 from twisted.internet import task
 
 from crawler.commandline import counted
+from crawler.redisio import redirects as redirect_notes
 from crawler.redisio import serializer
 from crawler.redisio.queue import Ack, LeasedQueue, Popped
 from crawler.requests import (
@@ -55,6 +57,7 @@ from crawler.requests import (
 )
 from crawler.worker.connection import keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
+from crawler.worker.pipelines.store import store_pipeline_of
 
 __all__ = ["LeasedScheduler", "leases_ending", "scheduler_of", "worker_id"]
 
@@ -224,6 +227,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if not work.given and (seen or (source is not None and self._read_already(request, work))):
             logger.info("Skipped %s: it redirects to %s, seen already", source or request.url, request.url)
             self.stats.inc_value("scheduler/redirect_seen")
+            if work.is_article and source is not None:
+                self._note_redirect(request)
             if work.is_discover and work.site is not None:
                 asked = (request.meta.get("redirect_urls") or [source or request.url])[0]
                 discovery_of(self.crawler).gave_nothing(work.site, str(asked))
@@ -245,6 +250,18 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         )
         self.stats.inc_value("lease/handed_on" if handed else "lease/handoff_expired")
         return handed
+
+    def _note_redirect(self, request: Request) -> None:
+        """An article link skipped as redirecting to ``request``'s URL, seen already: its redirect chain
+        is noted for the article's document (:mod:`crawler.redisio.redirects`), which records it at once
+        when it is stored, else as it is stored. Raises ``redis.RedisError`` when Redis fails."""
+        url = urldefrag(request.url).url
+        redirect_notes.note(
+            self.server, self.keys, url, [str(u) for u in request.meta.get("redirect_urls", ())]
+        )
+        pipeline = store_pipeline_of(self.crawler)
+        if pipeline is not None:
+            pipeline.redirected(url)
 
     def _read_already(self, request: Request, work: Work) -> bool:
         """A discover request redirected to a URL its crawl reads anyway (a seed, a link kept, a page read:

@@ -9,25 +9,35 @@ dead-lettered at once for an error no wait mends, :func:`crawler.store.base.last
 and ``extract/qread_fallback/<site>`` for each article stored (not stored before its job, no repost) whose
 body came from qRead (``extraction.body_from``), a discover page's aside: once per article, however many
 times its page was fetched and extracted before the store could write it.
+
+Links that redirected to an article URL seen already, skipped unfetched (:mod:`crawler.redisio.redirects`),
+are added to the article's ``redirected_from`` on the store's thread: at once when its document is there
+(:meth:`StorePipeline.redirected`), else when its batch is written (one read of the notes a batch).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self
+from weakref import WeakKeyDictionary
 
+import redis
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
 from crawler.errors import InputError, StoreError, StoreUnavailableError
 from crawler.items import Article
+from crawler.keys import Keys
+from crawler.redisio import redirects
 from crawler.store import Store, StoreConfig, Written, store_config
 from crawler.store.base import lasting_failure
 from crawler.store.document import add_fingerprints, make_document
+from crawler.worker.connection import keys_of, server_of
 
-__all__ = ["RepostRecorded", "StorePipeline"]
+__all__ = ["RepostRecorded", "StorePipeline", "store_pipeline_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +77,10 @@ class StorePipeline:
         self._waiting: list[tuple[dict[str, Any], asyncio.Future[Written], bool]] = []
         self._timer: asyncio.TimerHandle | None = None
         self._flushes: set[asyncio.Future[None]] = set()
+        # Where skipped redirects are noted (the shared Redis): none in a crawl without it, which skips
+        # no redirect either (the pipeline run alone).
+        self.noted = (server_of(crawler), keys_of(crawler)) if crawler.settings.get("REDIS_URL") else None
+        _pipelines[crawler] = self
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -84,6 +98,12 @@ class StorePipeline:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
         self.store = await self._run(self.config.open)
         logger.info("storing articles in %r", self.store)
+
+    def redirected(self, url: str) -> None:
+        """Links that redirected to the article URL ``url`` were noted (:mod:`crawler.redisio.redirects`):
+        added to its document on the store's thread, if it is stored; else its batch adds them."""
+        if self.store is not None and self._executor is not None and self.noted is not None:
+            self._executor.submit(_record_redirects, self.store, *self.noted, [url])
 
     async def close_spider(self) -> None:
         if self._executor is None:
@@ -161,7 +181,11 @@ class StorePipeline:
             return
         loop = asyncio.get_running_loop()
         writing = loop.run_in_executor(
-            self._executor, _write, store, [(document, needed) for document, _, needed in batch]
+            self._executor,
+            _write,
+            store,
+            [(document, needed) for document, _, needed in batch],
+            self.noted,
         )
 
         def settle(done: asyncio.Future[list[Written]]) -> None:
@@ -192,6 +216,52 @@ class StorePipeline:
         self.crawler.stats.inc_value(key)
 
 
-def _write(store: Store, documents: list[tuple[dict[str, Any], bool]]) -> list[Written]:
-    """On the store's thread: the fingerprints the text pool did not compute, then one batch write."""
-    return store.write([add_fingerprints(document) if needed else document for document, needed in documents])
+def _write(
+    store: Store,
+    documents: list[tuple[dict[str, Any], bool]],
+    noted: tuple[redis.Redis, Keys] | None,
+) -> list[Written]:
+    """On the store's thread: the fingerprints the text pool did not compute, then one batch write, then
+    the links noted as redirecting to the URLs it stored."""
+    written = store.write(
+        [add_fingerprints(document) if needed else document for document, needed in documents]
+    )
+    if noted is not None:
+        stored = [result.url for result in written if result.outcome in ("new", "updated", "unchanged")]
+        _record_redirects(store, *noted, stored)
+    return written
+
+
+def _record_redirects(store: Store, server: redis.Redis, keys: Keys, urls: Sequence[str]) -> None:
+    """On the store's thread: the links noted as redirecting to ``urls`` added to their documents, and
+    their notes removed. The store or Redis failing leaves the notes for the next link noted for the same
+    article (logged); it never fails the articles written."""
+    try:
+        recorded: list[tuple[str, str]] = []
+        for url, note in redirects.noted(server, keys, urls).items():
+            found, taken = redirects.gathered(server, keys, note)
+            if store.add_redirects(url, found):
+                recorded += [(url, note), *taken]
+        if recorded:
+            redirects.forget(server, keys, recorded)
+    except (redis.RedisError, StoreError) as exc:
+        logger.warning(
+            "Links noted as redirecting to %d article URL(s) (first %s) are not in their redirected_from"
+            " yet: %s; they stay noted in Redis (%s) and are added when another link to the same article is"
+            " skipped",
+            len(urls),
+            urls[0],
+            exc,
+            keys.redirected,
+        )
+        return
+    for url, note in recorded:
+        logger.debug("Recorded as redirecting to %s (or to a link among them): %s", url, note)
+
+
+_pipelines: WeakKeyDictionary[Crawler, StorePipeline] = WeakKeyDictionary()
+
+
+def store_pipeline_of(crawler: Crawler) -> StorePipeline | None:
+    """The crawl's store pipeline, once made (None in a crawl without one)."""
+    return _pipelines.get(crawler)
