@@ -65,8 +65,8 @@ def dead_letters(queue: LeasedQueue) -> list[DeadLetter]:
 
 
 def requeue(queue: LeasedQueue, letters: Iterable[DeadLetter]) -> tuple[int, list[DeadLetter]]:
-    """Put ``letters`` back in the queue (their jobs count them pending again, one error fewer, and one
-    page fetched fewer for those counted fetched);
+    """Put ``letters`` back in the queue, their retries anew (their jobs count them pending again, one
+    error fewer, and one page fetched fewer for those counted fetched);
     how many went back, and those that are no request (left as they are)."""
     back = 0
     refused: list[DeadLetter] = []
@@ -81,8 +81,21 @@ def requeue(queue: LeasedQueue, letters: Iterable[DeadLetter]) -> tuple[int, lis
             job=letter.job,
             kind=letter.kind,
             fetched=letter.fetched,
+            queued=_retried_anew(letter.member),
         )
     return back, refused
+
+
+def _retried_anew(member: str) -> str | bytes:
+    """The dead letter's request with Scrapy's count of its retries taken out (``retry_times``): requeued,
+    it is tried ``RETRY_TIMES`` more times, as a request never tried is, not failed at its first error."""
+    request = _request(member)
+    meta = request.get("meta") if request is not None else None
+    if request is None or not isinstance(meta, dict) or not meta.get("retry_times"):
+        return member
+    return serializer.dumps(
+        {**request, "meta": {key: value for key, value in meta.items() if key != "retry_times"}}
+    )
 
 
 def _letter(member: str, record_text: str) -> DeadLetter:

@@ -1432,6 +1432,22 @@ def test_a_temp_crawl_after_dead_requeue_continues_the_requeued_letters_and_the_
     assert f"--job {job}" not in fresh.stdout, "a new job"
 
 
+def test_a_requeued_dead_letter_is_retried_as_a_new_request_is(site: Site) -> None:
+    """A page that failed its three tries (RETRY_TIMES=2) is requeued and answers 503 once more, then
+    200: it gets its retries again, as a request never tried does, and is stored; it was dead-lettered at
+    its first 503, "after 2 retries" that were the last crawl's."""
+    flaky = f"/flaky/{unique('requeued')}?fail=4"
+    site.rule(flaky)
+    first = site.temp()
+    assert "errors 1 (HTTP 503: 1)" in first.stdout, first.stdout
+    assert site.crawler("dead", "requeue", "--site", site.name).returncode == 0
+    again = site.temp()
+    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    assert again.stdout.splitlines()[1].startswith("fetched 2 pages, stored 1 article,"), again.stdout
+    assert site.dead() == []
+    assert set(site.stored()) == {flaky}
+
+
 def test_a_continued_temp_crawls_progress_line_says_continued_uncut_on_a_narrow_terminal(site: Site) -> None:
     """The progress line of a temp crawl that continues a job after `dead requeue` says "continued", as
     its summary does, and a terminal too narrow for the whole title cuts the title, never that word."""

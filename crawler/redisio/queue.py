@@ -299,13 +299,13 @@ return 1
 )
 
 # KEYS: dead, pending, job (or ''), sequence. ARGV: prefix, the member, its priority, site, job (or ''),
-# the kind of its error (or ''), '1' when its page was counted fetched (else '').
+# the kind of its error (or ''), '1' when its page was counted fetched (else ''), the member to queue.
 _REQUEUE_DEAD = (
     SITE_LUA
     + """
 if redis.call('HDEL', KEYS[1], ARGV[2]) == 0 then return 0 end
 local score = -tonumber(ARGV[3]) * 1099511627776 + redis.call('INCR', KEYS[4])
-if enqueue(ARGV[1], ARGV[4], score, ARGV[2]) == 0 then return 0 end
+if enqueue(ARGV[1], ARGV[4], score, ARGV[8]) == 0 then return 0 end
 redis.call('HINCRBY', KEYS[2], ARGV[4], 1)
 if ARGV[5] ~= '' then
   redis.call('HINCRBY', KEYS[3], 'pending', 1)
@@ -705,12 +705,13 @@ class LeasedQueue:
         job: str | None,
         kind: str | None = None,
         fetched: bool = False,
+        queued: str | bytes | None = None,
     ) -> bool:
-        """Put a dead letter back in the queue (its job counts one error of ``kind`` fewer, and one page
-        fetched fewer when ``fetched``: it was counted fetched as it died); False if it is not (or no
-        longer) a dead letter."""
+        """Put a dead letter back in the queue, as ``queued`` (its request as it is to be taken again;
+        default ``member``): its job counts one error of ``kind`` fewer, and one page fetched fewer when
+        ``fetched`` (it was counted fetched as it died). False if it is not (or no longer) a dead letter."""
         keys = [self.keys.dead, self.keys.pending, self.keys.job(job) if job else "", self.keys.sequence]
-        args: list[str | int] = [
+        args: list[str | bytes | int] = [
             self.keys.prefix,
             member,
             int(priority),
@@ -718,6 +719,7 @@ class LeasedQueue:
             job or "",
             kind or "",
             "1" if fetched else "",
+            member if queued is None else queued,
         ]
         return bool(self._requeue_dead(keys=keys, args=args))
 
