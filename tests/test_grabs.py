@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 import redis
 
+from crawler.commandline import counted
 from crawler.demo import DEMO_RULES
 from crawler.keys import Keys
 from crawler.redisio import serializer
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import JobCounts, enqueue_job, remember_temp_job
 from crawler.rules import Rule, load_rule, load_rules
-from crawler.schedule.grabs import GrabScheduler, Planned, Seeded, next_due
+from crawler.schedule.grabs import GrabScheduler, Planned, Seeded, Waiting, next_due
 from crawler.schedule.revisit import Revisits, bounds, next_interval
 from crawler.settings import SCHEDULE_TICK_SECONDS
 
@@ -350,6 +351,29 @@ def test_a_grab_due_while_a_temp_crawl_of_the_site_has_work_left_waits_until_tha
     assert len(scheduler.tick([rule])) == 1, "a temp crawl of given pages is no reason to wait"
 
 
+def test_a_grab_deferred_for_one_request_left_says_it_in_the_singular(
+    redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
+) -> None:
+    rule = dataclasses.replace(rules["demo-citynews"], start_urls=rules["demo-citynews"].start_urls[:1])
+    assert rule.every is not None
+    caplog.set_level(logging.INFO, logger="crawler.schedule.grabs")
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    (first,) = scheduler.tick([rule])
+    assert queued_index_pages(redis_client) == 1
+    clock.advance(seconds=rule.every.total_seconds())
+    assert scheduler.tick([rule]) == []
+    said = [record.getMessage() for record in caplog.records if "deferred" in record.getMessage()]
+    assert said == [
+        f"grab of {rule.site} due, deferred: its last grab, job {first.job}, has 1 request still to crawl;"
+        " the next grab is queued once it ends, going on from where it stopped"
+    ]
+    assert str(Waiting(rule.site, first.job, 1)) == (
+        f"grab of {rule.site} due, deferred until its last grab, job {first.job}, ends (1 request of it"
+        " still to crawl)"
+    )
+
+
 def test_a_grab_waits_for_the_last_one_at_most_its_longest_wait_then_is_queued_with_a_warning(
     redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -466,8 +490,8 @@ def test_crawler_schedule_once_queues_the_due_grabs(redis_server: str, redis_cli
     assert third.returncode == 0, third.stderr[-2000:]
     pending = JobCounts.read(redis_client, Keys(PREFIX), job).pending
     assert third.stdout == (
-        f"grab of demo-citynews due, deferred until its last grab, job {job}, ends ({pending} requests of it"
-        " still to crawl)\n"
+        f"grab of demo-citynews due, deferred until its last grab, job {job}, ends"
+        f" ({counted(pending, 'request')} of it still to crawl)\n"
     )
 
 

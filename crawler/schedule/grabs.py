@@ -64,7 +64,7 @@ import redis
 from croniter import croniter
 
 from crawler import settings as defaults
-from crawler.commandline import span
+from crawler.commandline import counted, span
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded, hash_of
 from crawler.requests import enqueue_job, expired_leases
@@ -145,7 +145,7 @@ class Waiting:
     def __str__(self) -> str:
         return (
             f"grab of {self.site} due, deferred until {_waited_for(self.temp)}, job {self.job}, ends"
-            f" ({self.left} requests of it still to crawl)"
+            f" ({counted(self.left, 'request')} of it still to crawl)"
         )
 
 
@@ -269,12 +269,12 @@ class GrabScheduler:
                 "rather than read the same pages beside it" if is_temp else "going on from where it stopped"
             )
             logger.info(
-                "grab of %s due, deferred: %s, job %s, has %d requests still to crawl; the next grab is"
+                "grab of %s due, deferred: %s, job %s, has %s still to crawl; the next grab is"
                 " queued once it ends, %s",
                 rule.site,
                 _waited_for(is_temp),
                 last,
-                left,
+                counted(left, "request"),
                 going_on,
             )
             return True
@@ -284,13 +284,13 @@ class GrabScheduler:
         if now - since < self.wait_max_seconds:
             return True
         logger.warning(
-            "grab of %s queued though %s, job %s, still counts %d requests to crawl: it waited %s,"
+            "grab of %s queued though %s, job %s, still counts %s to crawl: it waited %s,"
             " SCHEDULE_GRAB_WAIT_MAX_SECONDS; see `crawler status` (are workers crawling the site? dead"
             " letters?) and `crawler dead list --site %s`",
             rule.site,
             _waited_for(is_temp),
             last,
-            left,
+            counted(left, "request"),
             span(now - since),
             rule.site,
         )
