@@ -385,7 +385,13 @@ class GrabScheduler:
                         if now_leading:
                             logger.info("%s: active scheduler", self.owner)
                         else:
-                            logger.warning("%s: another scheduler is active; waiting", self.owner)
+                            logger.warning(
+                                "%s: another scheduler, %s, is active; this one waits, and takes over within"
+                                " %s of its stop (SCHEDULE_LEADER_SECONDS)",
+                                self.owner,
+                                decoded(self.server.get(self.keys.leader) or b"(gone since)"),
+                                span(leader_seconds),
+                            )
                         leading = now_leading
                     if leading:
                         self.tick(load())
