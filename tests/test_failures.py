@@ -1592,6 +1592,11 @@ def test_a_crawl_stopped_by_sigterm_or_ctrl_c_returns_its_leases_and_exits_with_
         assert queue.leased() == 0, "every lease given back"
         assert 0 < counts.pending == len(queue), "the unfinished requests are back in the queue"
         assert counts.fetched + counts.pending == 21, "nothing lost: the index page and 20 pages"
+        if command == "temp":
+            assert (
+                f"crawler temp: note: stopped before its end: {counts.pending} requests of job {job} wait in"
+                f" the queue; `crawler temp {site.name}` goes on with them\n"
+            ) in err, err[-4000:]
         client.close()
 
 

@@ -85,6 +85,25 @@ def redis_for(config: Config, *, reading: bool = False) -> Iterator[str]:
             embedded.close()
 
 
+def _note_left(server: redis.Redis, keys: Keys, job: str, site: str | None) -> None:
+    """Say, as a temp crawl of ``job`` stops before its end (Ctrl-C, SIGTERM), what of it waits in the
+    queue and what goes on with it: ``crawler temp SITE`` resumes a crawl of a whole ``site``; a crawl of
+    given URLs (no ``site``) is left to the workers."""
+    with contextlib.suppress(redis.RedisError):
+        left = JobCounts.read(server, keys, job).pending
+        if left == 0:
+            return
+        then = (
+            f"`{suggest(f'temp {site}')}` goes on with them"
+            if site is not None
+            else f"a worker crawls them (`{suggest('worker')}`, or any crawl on this Redis)"
+        )
+        tell(
+            "note",
+            f"stopped before its end: {counted(left, 'request')} of job {job} wait in the queue; {then}",
+        )
+
+
 def _holds_nothing(url: str) -> bool:
     """The Redis at ``url`` holds no key: no crawl, grab or dead letter was ever kept in it."""
     client = connect(url, reads_only=True)
@@ -126,7 +145,11 @@ def run_temp(args: argparse.Namespace) -> int:
         title = f"temp crawl of {rule.site}"
         if resumed is not None:
             title = f"{'continued' if requeued else 'resumed'} {title} (job {job})"
-        counts = _crawl_job(settings, server, keys, job, title=title)
+        try:
+            counts = _crawl_job(settings, server, keys, job, title=title)
+        except KeyboardInterrupt:
+            _note_left(server, keys, job, rule.site if not article_urls else None)
+            raise
         if not article_urls and counts.pending == 0:
             mark_temp_job(server, keys, job, ended=True)
         discovered = _discover_summary(settings, url, rule, job, counts) if rule.discover else None
