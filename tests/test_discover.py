@@ -328,6 +328,9 @@ def test_chinese_pages_are_segmented_by_jieba_and_scored() -> None:
     )
     assert about.score >= 0.9 and unrelated.score == 0.0, (about, unrelated)
     assert "光伏" in dict(about.terms) and "新能源汽车" in dict(about.terms)
+    mixed = Topic.build(["solar", "wind turbine", "battery storage", "grid", "光伏"])
+    assert mixed.summary == "2 terms, 2 phrases and 1 Chinese keyword", "each keyword counted"
+    assert Topic.build(["solar"]).summary == "1 term and 0 phrases"
     assert words("新能源汽车销量") == ["新能源", "汽车销量"], "jieba cuts the keyword otherwise here"
     assert dict(topic.relevance(None, "新能源汽车销量大增").terms) == {"新能源汽车": 1}, "found as written"
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import regex
 
+from crawler.commandline import counted
+
 __all__ = ["Relevance", "Topic", "words"]
 
 # A page's topic mass over its words at which the density half of the score is full: 4% is about one word
@@ -160,6 +162,14 @@ class Topic:
     @property
     def empty(self) -> bool:
         return not self.terms and not self.phrases and not self.written
+
+    @property
+    def summary(self) -> str:
+        """What the topic holds, as a worker logs it: ``4 terms, 2 phrases and 1 Chinese keyword``."""
+        parts = [counted(len(self.terms), "term"), counted(len(self.phrases), "phrase")]
+        if self.written:
+            parts.append(counted(len(self.written), "Chinese keyword"))
+        return ", ".join(parts[:-1]) + " and " + parts[-1]
 
     def relevance(self, title: str | None, text: str) -> Relevance:
         """How relevant the page of ``title`` and main ``text`` is (see the module docstring)."""

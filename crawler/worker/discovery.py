@@ -129,10 +129,9 @@ class Discovery:
         examples = [*rule.discover.examples, *self._stored_examples(rule.discover)]
         topic = self._topics[site] = Topic.build(rule.discover.keywords, examples)
         logger.info(
-            "%s: discover topic of %d terms and %d phrases (%d examples)",
+            "%s: discover topic of %s (%d examples)",
             site,
-            len(topic.terms),
-            len(topic.phrases),
+            topic.summary,
             len(examples),
         )
         return topic
