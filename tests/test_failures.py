@@ -242,6 +242,18 @@ def test_retried_redirected_and_failed_requests_each_end_once_and_the_temp_crawl
     assert site.crawler("dead", "list", "--site", site.name).returncode == 0
 
 
+def test_a_page_that_timed_out_says_the_limit_and_how_to_raise_it(site: Site) -> None:
+    site.rule("/slow?seconds=3")
+    done = site.temp("-s", "DOWNLOAD_TIMEOUT=1", "-s", "RETRY_TIMES=0")
+    assert "errors 1 (timeout: 1)" in done.stdout, done.stdout
+    (letter,) = site.dead()
+    assert letter["reason"].startswith("timed out: "), letter
+    assert letter["reason"].endswith(
+        "; a site that is only slow needs a longer DOWNLOAD_TIMEOUT than 1 s: `-s DOWNLOAD_TIMEOUT=2` on the"
+        " crawl's command (worker, run or temp), then requeue it"
+    ), letter
+
+
 def test_an_article_whose_link_redirected_is_shown_by_the_url_asked_for(site: Site) -> None:
     """An article link that redirects (``/r/ID`` to ``/a/ID``) is stored under the URL it led to; ``articles
     show`` of the URL the listing gave finds it there, and says so."""

@@ -911,7 +911,13 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             )
             return f"download cancelled: {detail}"
         if isinstance(error, DownloadTimeoutError | TxTimeoutError):
-            return f"timed out: {failure.getErrorMessage() or type(error).__name__}{after}"
+            limit = request.meta.get("download_timeout") or self.crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
+            return (
+                f"timed out: {failure.getErrorMessage() or type(error).__name__}{after}; a site that is only"
+                f" slow needs a longer DOWNLOAD_TIMEOUT than {limit:g} s:"
+                f" `-s DOWNLOAD_TIMEOUT={2 * limit:g}` on the crawl's command (worker, run or temp), then"
+                " requeue it"
+            )
         if _too_many_redirects(failure):
             limit = self.crawler.settings.getint("REDIRECT_MAX_TIMES")
             return f"too many redirects: more than {limit} (REDIRECT_MAX_TIMES): {redirects(request)}"
