@@ -457,6 +457,24 @@ def test_a_temp_crawl_whose_start_url_answers_404_names_the_rules_key(site: Site
     ) in done.stdout.splitlines(), done.stdout
 
 
+def test_a_discover_crawl_whose_seed_answers_404_names_the_rules_key(site: Site) -> None:
+    seed = site.server.url("/status/404")
+    site.rules.mkdir(parents=True)
+    (site.rules / "lost.yaml").write_text(
+        f"discover:\n  topic: {{keywords: [harbour]}}\n  seeds: ['{seed}']\n  domains: [127.0.0.1]\n"
+        "allow_private_addresses: true\n",
+        encoding="utf-8",
+    )
+    done = site.crawler("temp", "lost", *[item for pair in FAST for item in ("-s", pair)])
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    assert "errors 1 (HTTP 404: 1)" in done.stdout, done.stdout
+    assert (
+        f"{seed} could not be read (HTTP 404 Not Found): `discover.seeds[0]` in {site.rules / 'lost.yaml'}"
+        " names it: give the URL of a page its discover crawl starts from there (`crawler rules try lost URL`"
+        " shows what a URL holds)"
+    ) in done.stdout.splitlines(), done.stdout
+
+
 def test_a_temp_crawl_whose_start_url_does_not_answer_says_to_ask_again_not_to_change_the_url(
     site: Site,
 ) -> None:

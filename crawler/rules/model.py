@@ -63,6 +63,7 @@ LISTING_PAGES: Final = {
     "feed": "the site's feed",
     "sitemap": "the site's sitemap",
     "api": "the API's first page",
+    "seed": "a page its discover crawl starts from",
 }
 # The fields every article item has (None when the rule does not give them); any other name is custom.
 STANDARD_FIELDS: Final = ("title", "body", "published", "author")
@@ -385,12 +386,14 @@ class Rule:
         ``("search", "search.url")``; None when no ``feeds``, ``sitemaps``, ``api.url`` or search URL
         names it."""
         named = self.named_by(url)
-        return None if named is None or named[0] == "index" else (named[0], named[1])
+        if named is None or named[0] == "index" or named[0] == "seed":
+            return None
+        return named[0], named[1]
 
-    def named_by(self, url: str) -> tuple[ListingKind | Literal["index"], str] | None:
+    def named_by(self, url: str) -> tuple[ListingKind | Literal["index", "seed"], str] | None:
         """What this rule's keys say ``url`` is (compared as requested: percent-encoded) and the key that
-        names it: :meth:`listing_key`'s answers, then ``("index", "start_urls[0]")``; None when no key
-        names it."""
+        names it: :meth:`listing_key`'s answers, then ``("index", "start_urls[0]")``, then a discover
+        rule's ``("seed", "discover.seeds[0]")``; None when no key names it."""
         asked = safe_url_string(url)
         keys: tuple[tuple[ListingKind, str, tuple[str, ...]], ...] = (
             ("feed", "feeds", self.feeds),
@@ -406,6 +409,9 @@ class Rule:
         for index, named in enumerate(self.start_urls):
             if safe_url_string(named) == asked:
                 return "index", f"start_urls[{index}]"
+        for index, named in enumerate(self.discover.seeds if self.discover else ()):
+            if safe_url_string(named) == asked:
+                return "seed", f"discover.seeds[{index}]"
         return None
 
     def named_fix(self, url: str, kind: str | None = None) -> str | None:

@@ -358,9 +358,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         listing page read is counted in its job, and drops what the job's summary was to say of it failing
         (its dead letter was requeued and is read now)."""
         work = _work(response)
-        if work.kind in LISTING_PAGES and work.job:
+        if (work.kind in LISTING_PAGES or _is_seed(work)) and work.job:
             assert response.request is not None
             self._drop_note(work.job, _asked_url(response.request))
+        if work.kind in LISTING_PAGES and work.job:
             count_job(self.crawler, work.job, "listings")
         if work.is_article:
             return self.parse_article(response)
@@ -869,7 +870,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         kind = _kind(failure)
         dead_letter(self.crawler, request, reason, kind)
         rule = self.rule_of(work.site)
-        if rule is not None and work.kind in LISTING_PAGES:
+        if rule is not None and (work.kind in LISTING_PAGES or _is_seed(work)):
             self._failed_listing(rule, request, work, reason, kind)
 
     # --- helpers ---------------------------------------------------------------------------------------
@@ -1026,10 +1027,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def _failed_listing(self, rule: Rule, request: Request, work: Work, reason: str, kind: str) -> None:
         """A listing request that failed for good (``reason``: ``HTTP 404 Not Found``, a timeout...; of
         ``kind``) whose URL, as first asked, is one the rule names (a start URL, a feed, a sitemap, the
-        API's first page): a note for its job's summary naming the URL, the reason, and the rule file and
-        key to mend; when the site did not answer (``NO_ANSWER``), first how to ask again once it does."""
+        API's first page, a discover seed): a note for its job's summary naming the URL, the reason, and
+        the rule file and key to mend; when the site did not answer (``NO_ANSWER``), first how to ask again
+        once it does."""
         asked = _asked_url(request)
-        fix = rule.named_fix(asked, work.kind)
+        fix = rule.named_fix(asked, "seed" if _is_seed(work) else work.kind)
         if fix is None:
             return
         if kind in NO_ANSWER:
@@ -1188,6 +1190,11 @@ def _kind(failure: Failure) -> str:
 def _work(response: Response) -> Work:
     assert response.request is not None
     return Work.of(response.request)
+
+
+def _is_seed(work: Work) -> bool:
+    """A discover crawl's seed (depth 0): a page its rule names, as a start URL is."""
+    return work.is_discover and work.depth == 0
 
 
 def _asked_url(request: Request) -> str:
