@@ -397,8 +397,9 @@ class JobCounts:
     were stored before (written again, not stored anew: ``updated``), the article links found on its
     pages (``links``, seen already or not), the pages whose ``published`` is no date the crawl recognises
     (``unparsed_published``), the listing pages it read that were queued as the job started or requeued
-    since (``listings``: start URLs, feeds, sitemaps, API pages), and the notes the crawl left for its
-    summary (a rule's feed that is no feed, a start URL that failed: the ``note:<url>`` fields)."""
+    since (``listings``: start URLs, feeds, sitemaps, API pages, discover seeds), and the notes the crawl
+    left for its summary (a rule's feed that is no feed, a start URL that failed: the ``note:<url>``
+    fields)."""
 
     pending: int
     fetched: int

@@ -475,6 +475,31 @@ def test_a_discover_crawl_whose_seed_answers_404_names_the_rules_key(site: Site)
     ) in done.stdout.splitlines(), done.stdout
 
 
+def test_a_discover_crawl_continued_whose_requeued_dead_letter_is_its_seed_says_it_read_it_again(
+    site: Site,
+) -> None:
+    seed = site.server.url(f"/flaky/{unique('seed')}?fail=3")  # its three tries fail, then it answers
+    site.rules.mkdir(parents=True)
+    (site.rules / "lost.yaml").write_text(
+        f"discover:\n  topic: {{keywords: [article]}}\n  seeds: ['{seed}']\n  domains: [127.0.0.1]\n"
+        "allow_private_addresses: true\n",
+        encoding="utf-8",
+    )
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    first = site.crawler("temp", "lost", *settings)
+    assert f"{seed} could not be read (HTTP 503" in first.stdout, first.stdout
+    job = first.stdout.split("dead list --job ")[1][:12]
+    assert site.crawler("dead", "requeue", "--site", "lost").returncode == 0
+    again = site.crawler("temp", "lost", *settings)
+    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    assert again.stdout.splitlines()[0].startswith(
+        f"continued job {job}, the last temp crawl of lost, which had ended: its 1 dead letter requeued"
+        " (`crawler dead requeue`) was fetched again, its seed among them read again, with the links it"
+        " gives: "
+    ), again.stdout
+    assert "could not be read" not in again.stdout, again.stdout
+
+
 def test_a_temp_crawl_whose_start_url_does_not_answer_says_to_ask_again_not_to_change_the_url(
     site: Site,
 ) -> None:

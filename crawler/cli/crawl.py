@@ -204,19 +204,25 @@ def run_temp(args: argparse.Namespace) -> int:
 def _listings_read(rule: Rule, read: int) -> str:
     """What a continued temp crawl did of ``rule``'s listing pages, of which it read ``read`` (those
     among the requeued dead letters): the others wait for the next temp crawl, a new job."""
-    listings = (
-        len(rule.start_urls) + len(rule.feeds) + len(rule.sitemaps) + len(rule.api.urls if rule.api else ())
-    )
+    if rule.discover is not None:
+        listings, pages, whose = len(rule.discover.seeds), ("seed", "seeds"), "its"
+    else:
+        listings = (
+            len(rule.start_urls)
+            + len(rule.feeds)
+            + len(rule.sitemaps)
+            + len(rule.api.urls if rule.api else ())
+        )
+        pages, whose = ("listing page", "listing pages"), "the site's"
     later = f"`{suggest(f'temp {rule.site}')}` reads them, in a new job, once this one has ended"
     if not read:
         what = "its seeds" if rule.discover is not None else "the site's listings"
         return f"{what} not read again ({later})"
     links = "the links it gives" if read == 1 else "the links they give"
     if read >= listings:
-        pages = "listing page" if read == 1 else "listing pages"
-        return f"the site's {pages} among them read again, with {links}"
+        return f"{whose} {pages[0] if read == 1 else pages[1]} among them read again, with {links}"
     return (
-        f"{read} of the site's {listings} listing pages among them read again, with {links}; the others"
+        f"{read} of {whose} {listings} {pages[1]} among them read again, with {links}; the others"
         f" not read again ({later})"
     )
 

@@ -355,13 +355,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         """Requests queued from outside a crawl have no callback: their ``kind`` says which page it is. A
-        listing page read is counted in its job, and drops what the job's summary was to say of it failing
-        (its dead letter was requeued and is read now)."""
+        listing page (or a discover seed) read is counted in its job, and drops what the job's summary was
+        to say of it failing (its dead letter was requeued and is read now)."""
         work = _work(response)
         if (work.kind in LISTING_PAGES or _is_seed(work)) and work.job:
             assert response.request is not None
             self._drop_note(work.job, _asked_url(response.request))
-        if work.kind in LISTING_PAGES and work.job:
             count_job(self.crawler, work.job, "listings")
         if work.is_article:
             return self.parse_article(response)
