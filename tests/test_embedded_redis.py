@@ -257,6 +257,26 @@ def test_another_process_attaches_and_leaves_the_server_running(
         assert _call(server.url, "get", b"from-child") == b"yes"
 
 
+def test_a_user_leaving_a_server_another_process_uses_says_so_in_the_singular(
+    data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]], caplog: pytest.LogCaptureFixture
+) -> None:
+    child, said = spawn(data_dir)
+    server_pid = int(said)
+    try:
+        with (
+            caplog.at_level(logging.INFO, logger="crawler.redisio.embedded"),
+            EmbeddedRedis(data_dir) as server,
+        ):
+            assert not server.owner
+    finally:
+        child.send_signal(signal.SIGINT)
+        child.wait(WAIT_LIMIT)
+    assert f"left the embedded Redis server at {server.socket_path}: 1 other process still uses it" in (
+        caplog.text
+    )
+    _wait_until(lambda: _gone(server_pid), "the last user to stop the server")
+
+
 def test_data_survives_close_and_restart(data_dir: Path) -> None:
     with EmbeddedRedis(data_dir) as server:
         _call(server.url, "set", b"kept", b"across restarts")

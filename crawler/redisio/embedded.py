@@ -69,7 +69,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from crawler.commandline import command_name
+from crawler.commandline import command_name, counted
 from crawler.errors import CrawlerError, folder_advice
 from crawler.threads import STOP_SIGNALS, signals_blocked
 
@@ -322,9 +322,10 @@ class EmbeddedRedis:
                 others = self._live_users()
                 if others:
                     logger.info(
-                        "left the embedded Redis server at %s: %d other process(es) still use it",
+                        "left the embedded Redis server at %s: %s",
                         self.socket_path,
-                        len(others),
+                        f"{counted(len(others), 'other process', 'other processes')} still"
+                        f" {'uses' if len(others) == 1 else 'use'} it",
                     )
                 elif self._probe() is _State.REFUSING:
                     if self._process is not None:
