@@ -500,6 +500,26 @@ def test_a_discover_crawl_continued_whose_requeued_dead_letter_is_its_seed_says_
     assert "could not be read" not in again.stdout, again.stdout
 
 
+def test_a_discover_crawl_whose_budget_leaves_seeds_unread_never_says_they_were_read_before(
+    site: Site,
+) -> None:
+    """Budget 1 of 2 seeds (a warned-of rule): the first seed links to the second alone, a link to a seed,
+    counted seen. The second was never read: the crawl must not say "the seeds and the link found on them
+    were read before"."""
+    two = unique("two")
+    first_seed, second_seed = site.server.url(f"/links?to=/a/{two}"), site.server.url(f"/a/{two}")
+    site.rules.mkdir(parents=True)
+    (site.rules / "short.yaml").write_text(
+        f"discover:\n  topic: {{keywords: [article]}}\n  seeds: ['{first_seed}', '{second_seed}']"
+        "\n  budget: 1\n  domains: [127.0.0.1]\nallow_private_addresses: true\n",
+        encoding="utf-8",
+    )
+    done = site.crawler("temp", "short", *[item for pair in FAST for item in ("-s", pair)])
+    assert done.stdout.startswith("fetched 1 page,"), done.stdout + done.stderr[-4000:]
+    assert "budget 1 is smaller than the 2 seeds" in done.stderr, done.stderr[-4000:]
+    assert "read before" not in done.stdout, done.stdout
+
+
 def test_a_temp_crawl_whose_start_url_does_not_answer_says_to_ask_again_not_to_change_the_url(
     site: Site,
 ) -> None:

@@ -770,9 +770,17 @@ def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: Job
         f" {counted(left, 'link waits', 'links wait')} in the frontier for its next crawl"
         " (temp or grab)"
     )
-    seeds = min(len(rule.discover.seeds), rule.discover.budget)
+    seeds = len(rule.discover.seeds)
     seen = int(job_hash.get("links_seen", "0"))
-    if counts.fetched and seen and left == 0 and int(job_hash.get("issued", "0")) <= seeds:
+    # Seeds past the budget are never read (a warning says so): the links to them were not read before.
+    every_seed_read = seeds <= rule.discover.budget
+    if (
+        counts.fetched
+        and seen
+        and left == 0
+        and every_seed_read
+        and int(job_hash.get("issued", "0")) <= seeds
+    ):
         links = "the link found on them" if seen == 1 else f"the {seen} links found on them"
         summary += (
             f"\ndiscover: nothing new to read: the seeds and {links} were read before; the frontier is"
