@@ -471,7 +471,7 @@ _JMESPATH_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def _item_lists(data: bytes, encoding: str | None) -> str:
     """The JMESPath of each list in an API page's objects, three levels deep at most (``data.posts``),
     for ``api.items`` to name; else what the page holds at its top level."""
-    top = json.loads(data.decode(python_codec(encoding), "replace") if encoding else data)
+    top = json.loads(json_text(data, encoding)[0])
     found: list[str] = []
     level: list[tuple[str, Any]] = [("", top)]
     for _depth in range(3):
