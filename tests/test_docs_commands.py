@@ -312,9 +312,11 @@ CASES: dict[str, Case] = {
 }
 
 
-def _bash(line: str, cwd: Path, env: Mapping[str, str], timeout: float = COMMAND_TIMEOUT) -> Result:
+def _bash(
+    line: str, cwd: Path, env: Mapping[str, str], timeout: float = COMMAND_TIMEOUT, *, shell: str = "bash"
+) -> Result:
     run = subprocess.run(
-        ["bash", "-c", line],
+        [shell, "-c", line],
         cwd=cwd,
         env=dict(env),
         capture_output=True,
@@ -583,10 +585,14 @@ def _iso_week(day: datetime.date) -> str:
     return f"{year}w{week:02d}"
 
 
-def test_the_documented_sqlite_drop_of_old_weeks_keeps_the_last_12_and_exits_0(tmp_path: Path) -> None:
-    """The loop of "Dropping old weeks", run as written on the files of this week and the 19 before it (a
-    -wal and -shm beside each): the 12 newest weeks stay (the newest, last in the loop, is kept), the others
-    go with their companions, and the loop exits 0."""
+@pytest.mark.parametrize("shell", ["bash", "sh"])
+def test_the_documented_sqlite_drop_of_old_weeks_keeps_the_last_12_and_exits_0(
+    tmp_path: Path, shell: str
+) -> None:
+    """The loop of "Dropping old weeks", run as written (in bash, and in the `sh` its block is marked for,
+    dash on Debian) on the files of this week and the 19 before it (a -wal and -shm beside each): the 12
+    newest weeks stay (the newest, last in the loop, is kept), the others go with their companions, and the
+    loop exits 0."""
     blocks = [
         block
         for block in section_blocks(OPERATIONS, "## Dropping old weeks")
@@ -600,7 +606,7 @@ def test_the_documented_sqlite_drop_of_old_weeks_keeps_the_last_12_and_exits_0(t
     for week in weeks:
         for suffix in ("", "-wal", "-shm"):
             (folder / f"articles_{week}.sqlite{suffix}").write_bytes(b"")
-    result = _bash("\n".join(blocks[0]), tmp_path, os.environ)
+    result = _bash("\n".join(blocks[0]), tmp_path, os.environ, shell=shell)
     if _iso_week(datetime.datetime.now(datetime.UTC).date()) != weeks[0]:
         pytest.skip("a new ISO week began while the loop ran: its cutoff moved")
     assert result.code == 0, f"the loop exited with {result.code}:\n{result.output}"
