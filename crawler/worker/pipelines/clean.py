@@ -66,6 +66,9 @@ _TIMESTAMP_RE = re.compile(r"(\d{10})(?:\.\d+)?|(\d{13})")
 _TWELVE_HOUR_RE = re.compile(
     r"(?<![\d:.])(\d{1,2})([:.]\d{2}(?:[:.]\d{2})?)\s*([ap])\.?\s?m\b\.?", re.IGNORECASE
 )
+# An hour with a dot or comma after it, whose dotted minutes (10.31) datetime.fromisoformat reads as a
+# fraction of the hour's first second (10:00:00.31).
+_HOUR_FRACTION_RE = re.compile(r"\d[T ]\d{2}[.,]\d")
 # A time of the Chinese clock, whose word before it says the part of the day (下午2:05 is 14:05).
 _CHINESE_CLOCK_RE = re.compile(r"(上午|早上|凌晨|中午|下午|晚上)\s*(\d{1,2})(?=[:：时]\d{2})")
 # The parts of the day whose hours before noon (or, at noon, before 11) are the afternoon's.
@@ -111,10 +114,11 @@ def published_date(text: str) -> str | None:
         return date.fromisoformat(text).isoformat()
     except ValueError:
         pass
-    try:
-        return datetime.fromisoformat(text).isoformat(timespec="seconds")
-    except ValueError:
-        pass
+    if _HOUR_FRACTION_RE.search(text) is None:
+        try:
+            return datetime.fromisoformat(text).isoformat(timespec="seconds")
+        except ValueError:
+            pass
     try:
         parsed = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
