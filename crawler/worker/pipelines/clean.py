@@ -43,10 +43,10 @@ _MONTHS = {
     for name in names
 }
 _MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-# A time (10:31, 10.31, 10时31分), with its fraction of a second (dropped) and its UTC offset when the page
-# gives one.
+# A time (10:31, 10.31, 10时31分; not the count 1.234), with its fraction of a second (dropped) and its
+# UTC offset when the page gives one.
 _TIME = (
-    r"(?:[T\s,]*(?:at\s+)?(\d{1,2})[:：.时](\d{2})(?:[:：.分](\d{2})(?:\.\d+)?)?"
+    r"(?:[T\s,]*(?:at\s+)?(\d{1,2})[:：.时](\d{2})(?!\d)(?:[:：.分](\d{2})(?!\d)(?:\.\d+)?)?"
     r"(?:\s*(Z|(?:UTC|GMT)?\s*[+-]\d{2}:?\d{2}|UTC|GMT)(?!\d))?)?"
 )
 # Year first with - / . or 年 月 日 (unambiguous); day-first and month-first numeric dates are left alone.
