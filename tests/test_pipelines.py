@@ -192,6 +192,8 @@ def test_clean_turns_an_empty_body_into_none(crawler: Crawler) -> None:
         ("yesterday", "yesterday"),
         ("2026-02-30", "2026-02-30"),
         ("17636346", "17636346"),
+        # Ten digits that count to a time years ahead are no timestamp: a date and hour without separators.
+        ("2026112010", "2026112010"),
     ],
 )
 def test_published_dates_become_iso(crawler: Crawler, text: str, iso: str) -> None:

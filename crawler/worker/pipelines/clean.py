@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email.utils
 import re
+import time
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Self
 from urllib.parse import urldefrag
@@ -61,6 +62,9 @@ _DAY_MONTH_YEAR_RE = re.compile(
 )
 # A Unix timestamp, as APIs give dates: seconds (with a fraction, dropped) or milliseconds, 2001 to 2286.
 _TIMESTAMP_RE = re.compile(r"(\d{10})(?:\.\d+)?|(\d{13})")
+# How far past the time now a timestamp may count: a later one is no publication date but other digits (a
+# date and hour without separators, 2026112010, counts to 2034).
+_TIMESTAMP_AHEAD_SECONDS = 86_400
 # A time of the 12-hour clock (2:05 PM, 10:31 p.m., 12:40pm), which the parsers below would read as the
 # morning's.
 _TWELVE_HOUR_RE = re.compile(
@@ -101,12 +105,14 @@ def published_date(text: str) -> str | None:
     dates (``21/11/2026``) are ambiguous and never read. A time may be dotted (``10.31``); one of the
     12-hour clock (``2:05 PM``, ``下午2:05``) is read as the 24-hour time it is; an impossible one
     (``25:99``) leaves the date alone. A Unix timestamp alone (``1763634660``, in milliseconds
-    ``1763634660000``) is the UTC time it counts to.
+    ``1763634660000``) is the UTC time it counts to, unless that is more than a day ahead (``2026112010``).
     """
     timestamp = _TIMESTAMP_RE.fullmatch(text.strip())
     if timestamp is not None:
         seconds, milliseconds = timestamp.groups()
         moment = int(seconds) if seconds is not None else int(milliseconds) // 1000
+        if moment > time.time() + _TIMESTAMP_AHEAD_SECONDS:
+            return None
         return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")
     text = _TWELVE_HOUR_RE.sub(_twenty_four_hour, text)
     text = _CHINESE_CLOCK_RE.sub(_chinese_hour, text)
