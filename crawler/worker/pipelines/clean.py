@@ -74,7 +74,7 @@ _TWELVE_HOUR_RE = re.compile(
 # fraction of the hour's first second (10:00:00.31).
 _HOUR_FRACTION_RE = re.compile(r"\d[T ]\d{2}[.,]\d")
 # A time of the Chinese clock, whose word before it says the part of the day (下午2:05 is 14:05).
-_CHINESE_CLOCK_RE = re.compile(r"(上午|早上|凌晨|中午|下午|晚上)\s*(\d{1,2})(?=[:：时]\d{2})")
+_CHINESE_CLOCK_RE = re.compile(r"(上午|早上|凌晨|中午|下午|晚上)\s*(\d{1,2})(?=[:：.时]\d{2})")
 # The parts of the day whose hours before noon (or, at noon, before 11) are the afternoon's.
 _AFTERNOON = {"下午": 12, "晚上": 12, "中午": 11}
 
