@@ -11,6 +11,7 @@ import textwrap
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import lxml.html
 import pytest
@@ -28,6 +29,7 @@ from crawler.rules import (
     RuleRegex,
     RuleXPath,
     check_cron,
+    load,
     load_rule,
     load_rules,
     parse_every,
@@ -35,6 +37,7 @@ from crawler.rules import (
     rule_file,
 )
 from crawler.rules.feeds import FeedEntry
+from crawler.rules.schema import build_rule
 from crawler.settings import QREAD_MIN_BODY_CHARS
 from extractors.encoding import decode_checked
 
@@ -275,6 +278,24 @@ def test_a_duplicate_key_is_reported_with_the_errors_of_the_value_it_hides(tmp_p
         'article.fields.title.xpath: invalid XPath "//h1[": Invalid expression (expected an XPath 1.0'
         " expression)",
     ]
+
+
+def test_a_key_repeated_thousands_of_times_has_a_few_of_its_hidden_values_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each hidden value checked is the whole document built again: a key pasted 2,000 times (10 KB) took
+    # a second and a half, 1 MB hours, for every worker that reads the rules folder.
+    built: list[object] = []
+
+    def counted_build_rule(data: object, *args: Any) -> object:
+        built.append(data)
+        return build_rule(data, *args)
+
+    monkeypatch.setattr(load, "build_rule", counted_build_rule)
+    errors = errors_of(tmp_path, MINIMAL_RULE + "  max_pages: 0\n" * 2000)
+    assert len(built) == 1 + load.HIDDEN_VALUES_CHECKED
+    assert len(errors) == 1999 + 1, errors[-3:]
+    assert errors[-1].endswith("index.max_pages: out of range: 0 (expected a whole number >= 1)")
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,9 @@ __all__ = [
 # Rule files are small; anything larger is a mistake (or an attack on the YAML parser).
 MAX_RULE_BYTES: Final = 1024 * 1024
 RULE_SUFFIX: Final = ".yaml"
+# How many earlier values of a repeated key are checked (each one builds the whole rule again): a key
+# repeated more often is a paste gone wrong, and a 1 MB file of it would take hours.
+HIDDEN_VALUES_CHECKED: Final = 3
 # What the entries of a rules folder were at one look (:func:`rules_stamp`): name, modification time, size.
 RulesStamp: TypeAlias = tuple[tuple[str, int, int], ...]
 _SITE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -230,7 +233,8 @@ def _read_yaml(text: str, check: Checker) -> list[object]:
     """The YAML document of ``text`` (PyYAML's safe loader), none when there is none; syntax errors and
     duplicate keys are reported. A document with duplicate keys is still checked further: it comes first
     as YAML reads it (each key's last value), then once for each earlier value of a repeated key (the
-    first values, then the second...), whose errors would show only once the later ones are removed."""
+    first values, then the second..., at most ``HIDDEN_VALUES_CHECKED``), whose errors would show only once
+    the later ones are removed."""
     loader: yaml.SafeLoader | None = None
     try:
         loader = yaml.SafeLoader(text)  # reads the whole text: a character YAML forbids fails here
@@ -248,6 +252,7 @@ def _read_yaml(text: str, check: Checker) -> list[object]:
             )
         # A key's values but the last, at most: as many as the times the most repeated key name repeats.
         repeats = max(Counter((key_node.tag, key_node.value) for key_node in duplicates).values(), default=0)
+        repeats = min(repeats, HIDDEN_VALUES_CHECKED)
         hidden = [_with_earlier_values(node, occurrence, {}) for occurrence in range(repeats)]
         return [loader.construct_document(document) for document in (node, *hidden)]
     except yaml.MarkedYAMLError as exc:
