@@ -661,6 +661,8 @@ def test_an_append_only_file_redis_check_aof_cannot_read_is_named_with_the_way_o
     [
         ("exit 3", "it printed nothing and exited with code 3"),
         ("kill -ABRT $$", "it printed nothing and was killed by SIGABRT"),
+        # A real-time signal has no name of its own in Python's signal.Signals.
+        ("kill -s 40 $$", "it printed nothing and was killed by signal 40"),
         ("echo; echo '  Out Of Memory  '; exit 1", "it says 'Out Of Memory'"),
     ],
 )

@@ -204,7 +204,11 @@ def _said_first(check: subprocess.CompletedProcess[bytes]) -> str:
     if first is not None:
         return f"it says {first!r}"
     if check.returncode < 0:
-        return f"it printed nothing and was killed by {signal.Signals(-check.returncode).name}"
+        try:
+            killer = signal.Signals(-check.returncode).name
+        except ValueError:  # a real-time signal: no name of its own
+            killer = f"signal {-check.returncode}"
+        return f"it printed nothing and was killed by {killer}"
     return f"it printed nothing and exited with code {check.returncode}"
 
 
