@@ -1126,6 +1126,31 @@ def test_a_no_break_or_ideographic_space_in_a_stripped_fields_regex_matches_the_
     }
 
 
+def test_a_counted_no_break_or_ideographic_space_in_a_stripped_fields_regex_matches_the_one_space_left(
+    tmp_path: Path,
+) -> None:
+    # Two ideographic spaces indent a Chinese date; strip leaves one space: \u3000{2} reads as that space,
+    # as \u3000\u3000 does, and a count that may be 0 as a space that may be missing.
+    fields = r"""
+        article:
+          fields:
+            published: {xpath: "//p[@class='date']", regex: '发布时间：\u3000{2}(\S+)'}
+            author: {xpath: "//p[@class='by']", regex: 'By\xa0{1,3}(.+)'}
+            section: {xpath: "//p[@class='section']", regex: 'Section:\xa0{0,2}(\w+)'}
+    """
+    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fields)))
+    html = (
+        "<p class='date'>发布时间：\u3000\u30002026-11-20</p><p class='by'>By\xa0\xa0Ann\xa0Lee</p>"
+        "<p class='section'>Section:City</p>"
+    )
+    assert rule.extract_fields(page(html)) == {
+        **dict.fromkeys(STANDARD_FIELDS),
+        "published": "2026-11-20",
+        "author": "Ann Lee",
+        "section": "City",
+    }
+
+
 def test_fields_absent_from_the_page_or_the_rule_are_none(full_rule: Rule, tmp_path: Path) -> None:
     assert full_rule.extract_fields(page("<p>nothing here</p>")) == dict.fromkeys(
         [*STANDARD_FIELDS, "section"]

@@ -208,6 +208,8 @@ class RuleRegex:
 _REGEX_TOKEN_RE = re.compile(
     r"\\(?:x\{[0-9A-Fa-f]{1,8}\}|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|N\{[^}]*\}|.)|.", re.DOTALL
 )
+# A counted repeat ({2}, {1,3}, {,2}), lazy or possessive, with its least count.
+_COUNTED_REPEAT_RE = re.compile(r"\{(?:(\d+)(?:,\d*)?|,\d+)\}[?+]?")
 _ESCAPED_SPACES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v"}
 # What white space collapsing (extractors.text.normalize_space) turns into a space besides str.isspace().
 _INVISIBLE_SPACES = frozenset("\u200b\ufeff")
@@ -215,13 +217,18 @@ _INVISIBLE_SPACES = frozenset("\u200b\ufeff")
 
 def _collapsed_spaces(pattern: str, spaces: str) -> str:
     """``pattern`` with each run of white space it writes or escapes that holds a character other than
-    ``spaces`` read as one space (inside a character class, each such character not in a range)."""
-    tokens = [token.group() for token in _REGEX_TOKEN_RE.finditer(pattern)]
+    ``spaces`` read as one space, a counted repeat after it too (``\\u3000{2}``; one that may be none as a
+    space that may be missing); inside a character class, each such character not in a range."""
+    matches = list(_REGEX_TOKEN_RE.finditer(pattern))
+    tokens = [token.group() for token in matches]
     out: list[str] = []
     run: list[str] = []
     foreign = False
     class_first: int | None = None  # in a character class: the position where a ] is itself
+    counted_end = 0  # where the counted repeat of a run read as one space ends
     for position, token in enumerate(tokens):
+        if matches[position].start() < counted_end:
+            continue
         char = _space_of(token)
         if class_first is not None:
             neighbours = tokens[position - 1 : position + 2 : 2]
@@ -233,6 +240,12 @@ def _collapsed_spaces(pattern: str, spaces: str) -> str:
         if char is not None:
             run.append(token)
             foreign = foreign or char not in spaces
+            continue
+        counted = _COUNTED_REPEAT_RE.match(pattern, matches[position].start()) if foreign else None
+        if counted is not None:
+            counted_end = counted.end()
+            out.append(" ?" if len(run) == 1 and int(counted.group(1) or 0) == 0 else " ")
+            run, foreign = [], False
             continue
         out.append(" " if foreign else "".join(run))
         run, foreign = [], False
