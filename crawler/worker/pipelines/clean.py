@@ -75,8 +75,9 @@ _TWELVE_HOUR_RE = re.compile(
 _HOUR_FRACTION_RE = re.compile(r"\d[T ]\d{2}[.,]\d")
 # A time of the Chinese clock, whose word before it says the part of the day (下午2:05 is 14:05).
 _CHINESE_CLOCK_RE = re.compile(r"(上午|早上|凌晨|中午|下午|晚上)\s*(\d{1,2})(?=[:：.时]\d{2})")
-# The parts of the day whose hours before noon (or, at noon, before 11) are the afternoon's.
-_AFTERNOON = {"下午": 12, "晚上": 12, "中午": 11}
+# The parts of the day whose hours before noon (or, at noon, before 11) are the afternoon's; 晚上 (the
+# evening) at 12 is midnight, the next day's 00, so 24, no time of the date (left alone by _iso).
+_AFTERNOON = {"下午": 12, "晚上": 13, "中午": 11}
 
 
 def clean_line(value: str | None) -> str | None:
@@ -144,7 +145,8 @@ def _twenty_four_hour(match: re.Match[str]) -> str:
 
 
 def _chinese_hour(match: re.Match[str]) -> str:
-    """The hour of a Chinese clock's time as the 24-hour hour it is (下午2 as 14, 上午12 as 00)."""
+    """The hour of a Chinese clock's time as the 24-hour hour it is (下午2 as 14, 上午12 as 00; 晚上12,
+    the next day's, as 24)."""
     part, hour = match.group(1), int(match.group(2))
     if part in _AFTERNOON:
         hour += 12 if hour < _AFTERNOON[part] else 0
