@@ -471,7 +471,7 @@ _JMESPATH_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def _item_lists(data: bytes, encoding: str | None) -> str:
     """The JMESPath of each list in an API page's objects, three levels deep at most (``data.posts``),
     for ``api.items`` to name; else what the page holds at its top level."""
-    top = json.loads(json_text(data, encoding)[0])
+    top = _json_page(data, encoding)
     found: list[str] = []
     level: list[tuple[str, Any]] = [("", top)]
     for _depth in range(3):
@@ -491,10 +491,16 @@ def _item_lists(data: bytes, encoding: str | None) -> str:
     return ", ".join(found) if found else _json_top_level(data, encoding)
 
 
+def _json_page(data: bytes, encoding: str | None) -> Any:
+    """An API page's JSON, read as the crawl reads it (the rule's ``encoding``, or the page's own where
+    that key does not read it)."""
+    return json.loads(json_text(data, encoding)[0])
+
+
 def _json_top_level(data: bytes, encoding: str | None) -> str:
     """What an API page's JSON (read as the crawl reads it) holds at its top level, for the ``api.items``
     to start from."""
-    top = json.loads(json_text(data, encoding)[0])
+    top = _json_page(data, encoding)
     if isinstance(top, dict):
         return f"the page's top level has the keys {', '.join(map(str, top))}" if top else "the page is {}"
     if isinstance(top, list):
