@@ -436,8 +436,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._regex_spent(rule, before, budget)
         by_rule: dict[str, tuple[Rule, list[str]]] = {}
         unruled = 0
-        for url in results:
-            owner = self._rule_of_host(rule, urlsplit(url).hostname)
+        for url, owner in zip(results, self._rules_of_hosts(rule, results), strict=True):
             if owner is None:
                 unruled += 1
             else:
@@ -468,20 +467,22 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                     job_kind=work.job_kind,
                 )
 
-    def _rule_of_host(self, rule: Rule, host: str | None) -> Rule | None:
-        """The rule whose domains hold ``host``: ``rule`` first, else another one this worker serves; a host
-        of none has the rules folder read again for rules added while it runs (as :meth:`rule_of`)."""
-        if rule.allows_host(host):
-            return rule
+    def _rules_of_hosts(self, rule: Rule, urls: list[str]) -> list[Rule | None]:
+        """For each of ``urls``, the rule whose domains hold its host: ``rule`` first, else another one this
+        worker serves; when some are of none, the rules folder is read again once for rules added while
+        the worker runs (as :meth:`rule_of`), not once a URL."""
 
-        def holder() -> Rule | None:
+        def owner(url: str) -> Rule | None:
+            host = urlsplit(url).hostname
+            if rule.allows_host(host):
+                return rule
             return next((other for other in self.rules.values() if other.allows_host(host)), None)
 
-        owner = holder()
-        if owner is None:
+        owners = [owner(url) for url in urls]
+        if None in owners:
             self._read_added_rules("host")
-            owner = holder()
-        return owner
+            owners = [found or owner(url) for url, found in zip(urls, owners, strict=True)]
+        return owners
 
     def parse_api(self, response: Response) -> Iterator[Any]:
         """A page of a rule's JSON API: an item that holds its article (a body) is stored as it is, any
