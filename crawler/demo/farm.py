@@ -210,11 +210,9 @@ class Farm:
         with self._holding:
             self._waiting += 1
             self.most_waiting = max(self.most_waiting, self._waiting)
-            if self._waiting >= self.hold:
+            if self._waiting >= self.hold or not self._holding.wait_for(lambda: not self.hold, HOLD_SECONDS):
                 self.hold = 0
                 self._holding.notify_all()
-            else:
-                self._holding.wait_for(lambda: not self.hold, HOLD_SECONDS)
             self._waiting -= 1
 
     def _gate(
