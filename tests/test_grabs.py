@@ -332,8 +332,8 @@ def test_a_grab_due_while_a_temp_crawl_of_the_site_has_work_left_waits_until_tha
     assert state[b"waiting"] == temp.encode() and int(state[b"deferred"]) == 1
     (waiting,) = scheduler.waiting([rule])
     assert str(waiting) == (
-        f"grab of {rule.site} due, deferred until a temp crawl of the site, job {temp}, ends ({queued}"
-        " requests of it still to crawl)"
+        f"grab of {rule.site} due, deferred until a temp crawl of the site, job {temp}, ends"
+        f" ({counted(queued, 'request')} of it still to crawl)"
     )
     said = [record.getMessage() for record in caplog.records if "deferred" in record.getMessage()]
     assert len(said) == 1 and f"a temp crawl of the site, job {temp}," in said[0], "logged once"
