@@ -39,8 +39,12 @@ PR_SET_CHILD_SUBREAPER = 36
 # then waits until its stdin closes and exits; flags: "set" writes a key, "forget" skips close(),
 # "slow-reaper" gives the server it starts a reaper that looks at its users once an hour.
 CHILD = """
+import signal
 import sys
 from pathlib import Path
+# A suite started in the background (`./run.sh test &`, nohup) hands its children SIGINT ignored: the
+# tests' Ctrl-C must interrupt this process all the same.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from crawler.redisio.embedded import REAP_SECONDS, EmbeddedRedis
 server = EmbeddedRedis(Path(sys.argv[1]), reap_seconds=3600 if "slow-reaper" in sys.argv else REAP_SECONDS)
 server.ensure()
