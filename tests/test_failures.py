@@ -39,6 +39,7 @@ from crawler.redisio.connection import SOCKET_TIMEOUT, connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.store import open_store
 from crawler.store.document import make_document, week_of
+from crawler.store.sqlite import BUSY_TIMEOUT_SECONDS
 
 REPO = Path(__file__).resolve().parents[1]
 COMMAND_TIMEOUT = 180
@@ -120,14 +121,14 @@ class Site:
         return env
 
     def crawler(
-        self, *args: str, files_writable: bool = True, **env: str
+        self, *args: str, files_writable: bool = True, timeout: float = COMMAND_TIMEOUT, **env: str
     ) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
             [sys.executable, "-m", "crawler.cli", *args],
             env=self.env(**env),
             capture_output=True,
             text=True,
-            timeout=COMMAND_TIMEOUT,
+            timeout=timeout,
             stdin=subprocess.DEVNULL,
             check=False,
             preexec_fn=None if files_writable else _cannot_write_files,
@@ -135,9 +136,9 @@ class Site:
         assert "Traceback" not in done.stderr, done.stderr[-4000:]
         return done
 
-    def temp(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def temp(self, *args: str, timeout: float = COMMAND_TIMEOUT) -> subprocess.CompletedProcess[str]:
         settings = [item for pair in FAST for item in ("-s", pair)]
-        return self.crawler("temp", self.name, *settings, *args)
+        return self.crawler("temp", self.name, *settings, *args, timeout=timeout)
 
     @contextmanager
     def temp_running(self, *args: str) -> Iterator[subprocess.Popen[str]]:
@@ -780,7 +781,9 @@ def test_articles_the_store_refuses_are_never_acknowledged_and_end_as_dead_lette
     tried STORE_MAX_ATTEMPTS times (2 here), then dead-lettered saying so."""
     site.rule("/a/one", "/a/two")
     with locked_week(site.data):
-        done = site.temp()
+        # Every write waits out the busy timeout: 3 waits, about 100 s of the crawl, when the two articles
+        # are written in the same batches; up to as many again each when they come in batches of their own.
+        done = site.temp(timeout=COMMAND_TIMEOUT + 2 * 3 * BUSY_TIMEOUT_SECONDS)
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "stored 0 articles" in done.stdout and "errors 2" in done.stdout, done.stdout
     letters = site.dead()
