@@ -244,13 +244,14 @@ def test_retried_redirected_and_failed_requests_each_end_once_and_the_temp_crawl
 
 
 def test_a_page_that_timed_out_says_the_limit_and_how_to_raise_it(site: Site) -> None:
-    site.rule("/slow?seconds=3")
-    done = site.temp("-s", "DOWNLOAD_TIMEOUT=1", "-s", "RETRY_TIMES=0")
+    # A limit of 4 s: the index page, read with it too, never takes that long on a loaded machine.
+    site.rule("/slow?seconds=12")
+    done = site.temp("-s", "DOWNLOAD_TIMEOUT=4", "-s", "RETRY_TIMES=0")
     assert "errors 1 (timeout: 1)" in done.stdout, done.stdout
     (letter,) = site.dead()
     assert letter["reason"].startswith("timed out: "), letter
     assert letter["reason"].endswith(
-        "; a site that is only slow needs a longer DOWNLOAD_TIMEOUT than 1 s: `-s DOWNLOAD_TIMEOUT=2` on the"
+        "; a site that is only slow needs a longer DOWNLOAD_TIMEOUT than 4 s: `-s DOWNLOAD_TIMEOUT=8` on the"
         " crawl's command (worker, run or temp), then requeue it"
     ), letter
 
