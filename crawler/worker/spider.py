@@ -132,9 +132,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.only_sites = {site for site in (sites or "").split(",") if site}
         self.job = job
         self.rules: dict[str, Rule] = {}
-        # When the rules folder may be read again for added rules, for a request's site and for a search
-        # result's host apart: results on no rule's domains never hold back a new site's first request.
-        self._next_reload = {"site": 0.0, "host": 0.0}
+        # When the unchanged rules folder may be read again for added rules (a changed one is read at once).
+        self._next_reload = 0.0
         # The rules folder as it was at the last read (rules_stamp): once it changed, it is read at once.
         self._read_stamp: RulesStamp | None = None
         self.rule_errors = 0
@@ -238,22 +237,23 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         rule = self.rules.get(site or "")
         if rule is not None or not site or (self.only_sites and site not in self.only_sites):
             return rule
-        self._read_added_rules("site")
+        self._read_added_rules()
         return self.rules.get(site)
 
-    def _read_added_rules(self, wanted: str) -> None:
+    def _read_added_rules(self) -> None:
         """Take the rules of the files added to the rules folder since this worker read it, as the rules it
         started with: the queue's politeness, this worker's download slot of the site
         (``update_settings``), the private domains they allow. The folder is read at once when it changed
         since the last read (:func:`~crawler.rules.rules_stamp`: one ``scandir``), else at most every
-        ``RULES_RELOAD_SECONDS`` for each of the ``wanted`` "site" or "host"."""
+        ``RULES_RELOAD_SECONDS`` (a change the stamp cannot see: an edit in place within the file system's
+        time resolution that keeps the size)."""
         folder = self.crawler.settings["CRAWLER_RULES_DIR"]
         stamp = rules_stamp(folder)
         now = time.monotonic()
-        if stamp == self._read_stamp and now < self._next_reload[wanted]:
+        if stamp == self._read_stamp and now < self._next_reload:
             return
         self._read_stamp = stamp
-        self._next_reload[wanted] = now + self.reload_seconds
+        self._next_reload = now + self.reload_seconds
         ruleset = load_rules(folder)
         added = {
             name: new
@@ -480,7 +480,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
         owners = [owner(url) for url in urls]
         if None in owners:
-            self._read_added_rules("host")
+            self._read_added_rules()
             owners = [found or owner(url) for url, found in zip(urls, owners, strict=True)]
         return owners
 
