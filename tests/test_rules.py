@@ -1151,6 +1151,61 @@ def test_a_counted_no_break_or_ideographic_space_in_a_stripped_fields_regex_matc
     }
 
 
+def test_a_no_break_space_in_brackets_of_a_stripped_fields_regex_matches_the_space_strip_leaves(
+    tmp_path: Path,
+) -> None:
+    # Brackets that hold a no-break or ideographic space match the one space strip leaves in its place:
+    # white space alone in them is read as a run (with its count), and beside other characters (a dash
+    # first is no range) or in a range the space joins them.
+    fields = r"""
+        article:
+          fields:
+            published: {xpath: "//p[@class='date']", regex: '发布时间：[\u3000]{2}(\S+)'}
+            author: {xpath: "//p[@class='by']", regex: 'By[\xa0\u3000]{1,3}(\w+)'}
+            section: {xpath: "//p[@class='section']", regex: 'Section:[-\xa0](\w+)'}
+            tags: {xpath: "//p[@class='tags']", regex: 'Tags:[\u3000-\u303f](\w+)'}
+    """
+    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fields)))
+    html = (
+        "<p class='date'>发布时间：\u3000\u30002026-11-20</p><p class='by'>By\xa0\xa0Ann\xa0Lee</p>"
+        "<p class='section'>Section:\xa0City</p><p class='tags'>Tags:\u3000a, b</p>"
+    )
+    assert rule.extract_fields(page(html)) == {
+        **dict.fromkeys(STANDARD_FIELDS),
+        "published": "2026-11-20",
+        "author": "Ann",
+        "section": "City",
+        "tags": "a",
+    }
+
+
+def test_brackets_that_leave_out_a_no_break_space_in_a_stripped_fields_regex_are_refused_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    # The stripped text has no no-break space: [^\xa0] would leave out nothing, and read as [^ ] it would
+    # stop at every space the page had too. Which one the rule meant cannot be told: refused.
+    fields = r"""
+        article:
+          fields:
+            author: {xpath: "//p[@class='by']", regex: 'By ([^\xa0]+)'}
+    """
+    with pytest.raises(RuleErrors) as raised:
+        load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fields)))
+    (error,) = raised.value.errors
+    assert error.key == "article.fields.author.regex"
+    assert error.problem == (
+        '[^\\xa0] in regex "By ([^\\\\xa0]+)" leaves out U+00A0 NO-BREAK SPACE, which the text it searches'
+        " never has: strip: true makes every run of white space one space"
+    ), error.problem
+    assert error.expected == (
+        "[^ ] to leave out that space (every space of the text), or strip: false to search the text as the"
+        " page has it"
+    ), error.expected
+    raw = fields.replace("regex: 'By ([^\\xa0]+)'", "regex: 'By ([^\\xa0]+)', strip: false")
+    raw_rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(raw)))
+    assert raw_rule.extract_fields(page("<p class='by'>By Ann Lee\xa0(staff)</p>"))["author"] == "Ann Lee"
+
+
 def test_fields_absent_from_the_page_or_the_rule_are_none(full_rule: Rule, tmp_path: Path) -> None:
     assert full_rule.extract_fields(page("<p>nothing here</p>")) == dict.fromkeys(
         [*STANDARD_FIELDS, "section"]

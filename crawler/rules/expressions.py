@@ -112,7 +112,7 @@ class RuleRegex:
     space characters that text has (a space, and those of the field's ``join``): a run of white space the
     pattern writes (or escapes: ``\u3000``, ``\xa0``, ``\t``) with any other character, which the text
     never has (a no-break or ideographic space copied from the page), is read as the one space the text
-    has in its place.
+    has in its place; brackets that leave such a character out (``[^\xa0]``) are a :class:`RuleError`.
     """
 
     __slots__ = ("_compiled", "file", "key", "pattern", "timeout", "timeouts")
@@ -130,6 +130,8 @@ class RuleRegex:
             self._compiled: regex.Pattern[str] = regex.compile(pattern)
             if spaces is not None and not self._compiled.flags & regex.VERBOSE:
                 self._compiled = regex.compile(_collapsed_spaces(pattern, spaces))
+        except _SpacesLeftOut as exc:
+            raise RuleError(file, key, exc.problem, exc.expected) from None
         except regex.error as exc:
             raise RuleError(
                 file,
@@ -215,45 +217,84 @@ _ESCAPED_SPACES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v"}
 _INVISIBLE_SPACES = frozenset("\u200b\ufeff")
 
 
+class _SpacesLeftOut(Exception):
+    """Brackets of a regular expression that leave out a white space character collapsed text never has."""
+
+    def __init__(self, problem: str, expected: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.expected = expected
+
+
 def _collapsed_spaces(pattern: str, spaces: str) -> str:
     """``pattern`` with each run of white space it writes or escapes that holds a character other than
     ``spaces`` read as one space, a counted repeat after it too (``\\u3000{2}``; one that may be none as a
-    space that may be missing); inside a character class, each such character not in a range."""
+    space that may be missing). Brackets of white space alone are part of such a run (``[\\xa0]{2}``);
+    other brackets that hold such a character match a space too. Raises :class:`_SpacesLeftOut` for
+    brackets that leave such a character out (``[^\\xa0]``): the text has none to leave out."""
     matches = list(_REGEX_TOKEN_RE.finditer(pattern))
     tokens = [token.group() for token in matches]
     out: list[str] = []
     run: list[str] = []
     foreign = False
-    class_first: int | None = None  # in a character class: the position where a ] is itself
-    counted_end = 0  # where the counted repeat of a run read as one space ends
-    for position, token in enumerate(tokens):
-        if matches[position].start() < counted_end:
-            continue
+    position = 0
+    while position < len(tokens):
+        begin, token = position, tokens[position]
         char = _space_of(token)
-        if class_first is not None:
-            neighbours = tokens[position - 1 : position + 2 : 2]
-            in_range = "-" in neighbours
-            out.append(" " if char is not None and char not in spaces and not in_range else token)
-            if token == "]" and position != class_first:
-                class_first = None
-            continue
-        if char is not None:
+        position += 1
+        if token == "[":
+            position = _class_end(tokens, begin) + 1
+            token = "".join(tokens[begin:position])
+            members = tokens[begin + 1 : position - 1]
+            chars = [_space_of(member) for member in members]
+            others = [found for found in chars if found is not None and found not in spaces]
+            if others and members[:1] == ["^"]:
+                raise _SpacesLeftOut(
+                    f"{token} in regex {_shown(pattern)} leaves out {_named(others[0])}, which the text it"
+                    " searches never has: strip: true makes every run of white space one space",
+                    "[^ ] to leave out that space (every space of the text), or strip: false to search the"
+                    " text as the page has it",
+                )
+            if members and None not in chars:
+                run.append(token)
+                foreign = foreign or bool(others)
+                continue
+            if others:
+                token = f"(?:{token}| )"
+        elif char is not None:
             run.append(token)
             foreign = foreign or char not in spaces
             continue
-        counted = _COUNTED_REPEAT_RE.match(pattern, matches[position].start()) if foreign else None
+        counted = _COUNTED_REPEAT_RE.match(pattern, matches[begin].start()) if foreign else None
         if counted is not None:
-            counted_end = counted.end()
             out.append(" ?" if len(run) == 1 and int(counted.group(1) or 0) == 0 else " ")
             run, foreign = [], False
+            while position < len(tokens) and matches[position].start() < counted.end():
+                position += 1
             continue
         out.append(" " if foreign else "".join(run))
         run, foreign = [], False
         out.append(token)
-        if token == "[":
-            class_first = position + 2 if tokens[position + 1 : position + 2] == ["^"] else position + 1
     out.append(" " if foreign else "".join(run))
     return "".join(out)
+
+
+def _class_end(tokens: Sequence[str], start: int) -> int:
+    """The position of the ``]`` that closes the brackets opened at ``start`` (a ``]`` first in them, after
+    a ``^`` or not, is itself); past the tokens when none does."""
+    position = start + 1
+    if tokens[position : position + 1] == ["^"]:
+        position += 1
+    if tokens[position : position + 1] == ["]"]:
+        position += 1
+    while position < len(tokens) and tokens[position] != "]":
+        position += 1
+    return position
+
+
+def _named(char: str) -> str:
+    """A character as its code point and Unicode name (``U+00A0 NO-BREAK SPACE``)."""
+    return f"U+{ord(char):04X} {unicodedata.name(char, 'white space')}"
 
 
 def _space_of(token: str) -> str | None:
