@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from crawler.items import Article, Page
 from crawler.store import SqliteStore, StoreError
 from crawler.store.document import add_fingerprints
 from crawler.worker import textwork
-from crawler.worker.pipelines.clean import CleanPipeline
+from crawler.worker.pipelines.clean import CleanPipeline, published_date
 from crawler.worker.pipelines.store import StorePipeline
 from crawler.worker.pipelines.text import TextPipeline
 from crawler.worker.textjob import article_text
@@ -197,12 +198,33 @@ def test_clean_turns_an_empty_body_into_none(crawler: Crawler) -> None:
         ("2026-02-30", "2026-02-30"),
         ("17636346", "17636346"),
         # Ten digits that count to a time years ahead are no timestamp: a date and hour without separators.
-        ("2026112010", "2026112010"),
+        ("2026112010", "2026-11-20T10:00:00"),
+        # Neither a date and hour nor a timestamp before a day ahead: kept.
+        ("2026113110", "2026113110"),
     ],
 )
 def test_published_dates_become_iso(crawler: Crawler, text: str, iso: str) -> None:
     pipeline = build_from_crawler(CleanPipeline, crawler)
     assert pipeline.process_item(item(published=text)).published == iso
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "iso"),
+    [
+        # Ten digits that read both as a date and hour and as a timestamp not ahead of the crawl: the later
+        # of the two, the one nearer to the crawl (it reads new pages), whatever the clock says now.
+        ("2024031510", "2026-11-20T00:00:00", "2024-03-15T10:00:00"),
+        ("2024031510", "2034-03-01T00:00:00", "2034-02-20T06:58:30+00:00"),
+        ("2034022010", "2034-03-01T00:00:00", "2034-02-20T10:00:00"),
+        # A timestamp of today whose digits also read as a date and hour centuries ago.
+        ("1712011510", "2024-04-02T00:00:00", "2024-04-01T22:45:10+00:00"),
+    ],
+)
+def test_ten_digits_that_read_as_a_date_and_hour_and_as_a_timestamp_are_the_later_one(
+    text: str, now: str, iso: str
+) -> None:
+    moment = datetime.fromisoformat(now).replace(tzinfo=UTC).timestamp()
+    assert published_date(text, now=moment) == iso
 
 
 def test_a_published_value_that_is_no_date_is_kept_and_counted(crawler: Crawler) -> None:
@@ -360,6 +382,7 @@ def test_a_text_process_is_out_of_its_parents_process_group_and_terminate_stops_
 POOL_SIGNALLED_AS_IT_STARTS = """
 import asyncio, os, signal
 from concurrent.futures import ProcessPoolExecutor
+from datetime import UTC, datetime
 from scrapy.utils.test import get_crawler
 from crawler.worker import textwork
 
@@ -539,6 +562,7 @@ def test_articles_of_batches_under_way_when_a_text_process_dies_are_done_here(tm
 POOL_OF_A_KILLED_PARENT = """
 import multiprocessing, os, signal, sys
 from concurrent.futures import ProcessPoolExecutor
+from datetime import UTC, datetime
 from crawler.worker.textjob import quiet_child
 pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"), initializer=quiet_child)
 print(*{pool.submit(os.getpid).result() for _ in range(8)}, flush=True)

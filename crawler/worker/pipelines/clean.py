@@ -62,8 +62,9 @@ _DAY_MONTH_YEAR_RE = re.compile(
 )
 # A Unix timestamp, as APIs give dates: seconds (with a fraction, dropped) or milliseconds, 2001 to 2286.
 _TIMESTAMP_RE = re.compile(r"(\d{10})(?:\.\d+)?|(\d{13})")
-# How far past the time now a timestamp may count: a later one is no publication date but other digits (a
-# date and hour without separators, 2026112010, counts to 2034).
+# How far past the time now a timestamp (or the date and hour its digits may read as) may count: a later
+# one is no publication date but other digits (a date and hour without separators, 2026112010, counts to
+# 2034).
 _TIMESTAMP_AHEAD_SECONDS = 86_400
 # A time of the 12-hour clock (2:05 PM, 10:31 p.m., 12:40pm), which the parsers below would read as the
 # morning's.
@@ -96,7 +97,7 @@ def clean_body(value: str | None) -> str | None:
     return "\n\n".join(part for part in paragraphs if part) or None
 
 
-def published_date(text: str) -> str | None:
+def published_date(text: str, *, now: float | None = None) -> str | None:
     """ISO-8601 form of a publication date, ``2026-11-20``, or ``2026-11-20T10:31:00`` (with the page's
     UTC offset when it gives one) when it has a time; None when no date is recognised.
 
@@ -106,15 +107,15 @@ def published_date(text: str) -> str | None:
     dates (``21/11/2026``) are ambiguous and never read. A time may be dotted (``10.31``); one of the
     12-hour clock (``2:05 PM``, ``下午2:05``) is read as the 24-hour time it is; an impossible one
     (``25:99``) leaves the date alone. A Unix timestamp alone (``1763634660``, in milliseconds
-    ``1763634660000``) is the UTC time it counts to, unless that is more than a day ahead (``2026112010``).
+    ``1763634660000``) is the UTC time it counts to, unless that is more than a day ahead of ``now`` (the
+    time now by default). Ten digits alone that are a date and hour (``2026112010``) are that date and
+    hour, unless more than a day ahead; digits that read both ways are the later of the two, the one
+    nearer to the crawl, which reads new pages (``2024031510`` is 2024-03-15 10:00 until 2034-02-20, when
+    it counts to then).
     """
     timestamp = _TIMESTAMP_RE.fullmatch(text.strip())
     if timestamp is not None:
-        seconds, milliseconds = timestamp.groups()
-        moment = int(seconds) if seconds is not None else int(milliseconds) // 1000
-        if moment > time.time() + _TIMESTAMP_AHEAD_SECONDS:
-            return None
-        return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")
+        return _timestamp(timestamp, time.time() if now is None else now)
     text = _TWELVE_HOUR_RE.sub(_twenty_four_hour, text)
     text = _CHINESE_CLOCK_RE.sub(_chinese_hour, text)
     try:
@@ -134,6 +135,23 @@ def published_date(text: str) -> str | None:
     if parsed.tzinfo is None:
         return _date_in(text) or parsed.isoformat(timespec="seconds")
     return parsed.isoformat(timespec="seconds")
+
+
+def _timestamp(found: re.Match[str], now: float) -> str | None:
+    """The time a timestamp (:data:`_TIMESTAMP_RE`) counts to, or the date and hour its ten digits are,
+    whichever is later but not more than a day ahead of ``now`` (see :func:`published_date`)."""
+    seconds, milliseconds = found.groups()
+    latest = now + _TIMESTAMP_AHEAD_SECONDS
+    moment = int(seconds) if seconds is not None else int(milliseconds) // 1000
+    counted = datetime.fromtimestamp(moment, UTC) if moment <= latest else None
+    digits = found.group()
+    try:
+        hour = datetime(int(digits[:4]), int(digits[4:6]), int(digits[6:8]), int(digits[8:]), tzinfo=UTC)
+    except ValueError:  # a fraction of a second, milliseconds, or no such date or hour
+        hour = None
+    if hour is not None and hour.timestamp() <= latest and (counted is None or hour > counted):
+        return hour.replace(tzinfo=None).isoformat(timespec="seconds")
+    return None if counted is None else counted.isoformat(timespec="seconds")
 
 
 def _twenty_four_hour(match: re.Match[str]) -> str:
