@@ -411,3 +411,26 @@ def test_rules_try_on_a_json_page_whose_items_give_no_list_names_the_file_key_va
         " read as a page of the rule's API, not a list of items (expected the JMESPath of the page's list of"
         " items: the page's top level has the keys data)\n"
     )
+
+
+def test_rules_try_on_a_json_page_whose_items_give_no_list_suggests_jmespath_that_gives_its_lists(
+    tmp_path: Path,
+) -> None:
+    # Lists inside a list's objects (a page of sections, each with its posts), and keys JMESPath quotes
+    # (a dash, a space): each suggestion is a JMESPath that gives that list on this very page.
+    write(tmp_path / "rules", "api.yaml", API_RULE)
+    post = PAGE["data"]["posts"][0]  # type: ignore[index]
+    data = {
+        "sections": [{"name": "city", "posts": [post]}, {"name": "sport", "posts": [post, post]}],
+        "data-feed": {"top stories": [post]},
+    }
+    write(tmp_path, "page.json", json.dumps(data))
+    run = crawler("rules", "try", "api", "page.json", cwd=tmp_path)
+    assert run.code == 1, run.stdout
+    suggested = run.stderr.rsplit("the JMESPath of the page's list of items: ", 1)[1].removesuffix(")\n")
+    assert suggested == 'sections, sections[].posts[], "data-feed"."top stories"', run.stderr
+    rule = tmp_path / "rules" / "api.yaml"
+    for expression in suggested.split(", "):
+        rule.write_text(API_RULE.replace("items: data.posts", f"items: '{expression}'"), encoding="utf-8")
+        run = crawler("rules", "try", "api", "page.json", cwd=tmp_path)
+        assert run.code == 0, (expression, run.stderr)

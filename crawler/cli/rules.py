@@ -469,26 +469,42 @@ _JMESPATH_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _item_lists(data: bytes, encoding: str | None) -> str:
-    """The JMESPath of each list in an API page's objects, three levels deep at most (``data.posts``),
-    for ``api.items`` to name; else what the page holds at its top level."""
+    """A JMESPath giving each list of objects (or empty list) in an API page's objects, three levels deep
+    at most (``data.posts``), those in a list's objects too (``sections[].posts[]``: every section's
+    posts in one list), with the keys JMESPath quotes quoted (``"data-feed".posts``), for ``api.items`` to
+    name; else what the page holds at its top level."""
     top = _json_page(data, encoding)
     found: list[str] = []
-    level: list[tuple[str, Any]] = [("", top)]
+    # The objects at a path, and whether it projects a list (its objects' lists are then one list each).
+    level: list[tuple[str, bool, list[dict[str, Any]]]] = [
+        ("", False, [top] if isinstance(top, dict) else [])
+    ]
     for _depth in range(3):
-        deeper = []
-        for path, value in level:
-            if not isinstance(value, dict):
-                continue
-            for name, child in value.items():
-                if not _JMESPATH_NAME_RE.fullmatch(name):
-                    continue
-                child_path = f"{path}.{name}" if path else name
-                if isinstance(child, list):
-                    found.append(child_path)
+        deeper: list[tuple[str, bool, list[dict[str, Any]]]] = []
+        for path, projected, objects in level:
+            children: dict[str, list[Any]] = {}
+            for each in objects:
+                for name, child in each.items():
+                    children.setdefault(name, []).append(child)
+            for name, values in children.items():
+                child_path = _jmespath_key(path, name)
+                lists = [child for child in values if isinstance(child, list)]
+                inside = [item for child in lists for item in child]
+                if lists and all(isinstance(item, dict) for item in inside):
+                    found.append(child_path + "[]" if projected else child_path)
+                    deeper.append((child_path + "[]", True, inside))
                 else:
-                    deeper.append((child_path, child))
+                    deeper.append(
+                        (child_path, projected, [child for child in values if isinstance(child, dict)])
+                    )
         level = deeper
     return ", ".join(found) if found else _json_top_level(data, encoding)
+
+
+def _jmespath_key(path: str, name: str) -> str:
+    """``path`` and then the key ``name``, quoted where JMESPath needs it (``"data-feed"``)."""
+    key = name if _JMESPATH_NAME_RE.fullmatch(name) else json.dumps(name, ensure_ascii=False)
+    return f"{path}.{key}" if path else key
 
 
 def _json_page(data: bytes, encoding: str | None) -> Any:
