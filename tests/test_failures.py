@@ -1381,6 +1381,48 @@ def test_responses_that_bench_proxies_and_sessions_and_ban_a_site_log_a_redis_ou
     assert crawler.stats.get_value("redis/errors") == 20, "every failed call is counted"
 
 
+def test_a_request_waiting_for_a_busy_proxy_takes_its_sites_own_proxies_once_its_rule_is_read(
+    tmp_path: Path,
+) -> None:
+    # The request's site had no rule yet (a rule file the worker has not read): it waits for the shared
+    # proxy, busy. The rule, read meanwhile, names the site's own proxy: the request goes through that one.
+    import asyncio
+
+    from scrapy.http import Request
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.rules import Rule, load_rule
+    from crawler.rules.access import global_proxies
+    from crawler.worker.proxies import ProxyMiddleware, ProxyPool
+
+    rule_file = tmp_path / "news.yaml"
+    rule_file.write_text(
+        RULE.format(start="http://news.test/").replace("[127.0.0.1]", "[news.test]")
+        + "access:\n  proxies: ['http://127.0.0.1:11']\n",
+        encoding="utf-8",
+    )
+    rules: dict[str, Rule] = {}
+    with EmbeddedRedis(tmp_path, watch_seconds=0) as redis_server:
+        values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+        values.update(REDIS_URL=redis_server.ensure(), PROXY_CONCURRENCY=1)
+        crawler = get_crawler(settings_dict=values)
+        pool = ProxyPool(crawler, global_proxies("http://127.0.0.1:9", None), {}, rules.get)
+        proxies = ProxyMiddleware(crawler, pool)
+        assert pool.choose(pool.shared) == pool.shared[0], "the shared proxy, now busy with another request"
+        request = Request("http://news.test/a/1", meta={"site": "news"})
+
+        async def wait_then_read_the_rule() -> None:
+            waiting = asyncio.ensure_future(proxies.process_request(request))
+            await asyncio.sleep(0)  # the request has looked for a proxy once, and waits
+            assert not waiting.done() and "proxy_id" not in request.meta
+            rules["news"] = load_rule(rule_file)
+            await asyncio.wait_for(waiting, WAIT_LIMIT)
+
+        asyncio.run(wait_then_read_the_rule())
+    assert request.meta["proxy_id"] == "http://127.0.0.1:11", request.meta
+
+
 def test_the_temp_crawls_own_redis_killed_is_started_again_and_nothing_is_lost(site: Site) -> None:
     site.rule(*(f"/a/k{n}" for n in range(40)))
     pid_file = site.data / "redis" / "redis.pid"

@@ -9,7 +9,7 @@ the global ones, or none when there are none. ``ProxyMiddleware`` picks one for 
   sites), or one that failed ``PROXY_MAX_FAILURES`` times in a row (refused connections, timeouts),
   benched for ``PROXY_BENCH_SECONDS``, for every worker;
 - at most ``PROXY_CONCURRENCY`` requests at once through one proxy in this worker (a request waits for a
-  free one);
+  free one among its site's proxies as they are at each look: a rule file read meanwhile counts);
 - the least busy, then the one with the fewest failures, in turn.
 
 A retry or a redirect goes back through the queue, where no proxy is kept (:data:`crawler.requests
@@ -118,11 +118,12 @@ class ProxyPool:
         self.inflight[chosen.id] += 1
         return chosen
 
-    async def acquire(self, proxies: Sequence[Proxy]) -> Proxy | None:
-        """One of the ``proxies`` (a site's :meth:`candidates`) for a request, waiting for a free one; None
-        when every one is benched."""
+    async def acquire(self, site: str | None) -> Proxy | None:
+        """One of the proxies of ``site`` (its :meth:`candidates`) for a request, waiting for a free one;
+        None when every one is benched. They are asked again at each look: a rule file of the site read
+        while the request waits has it wait for the rule's proxies instead."""
         while True:
-            chosen = self.choose(proxies)
+            chosen = self.choose(self.candidates(site))
             if chosen is not True:
                 return chosen if isinstance(chosen, Proxy) else None
             await asyncio.sleep(_WAIT_STEP)
@@ -248,12 +249,11 @@ class ProxyMiddleware:
         if "proxy_id" in request.meta or request.meta.get("dont_proxy"):
             return None
         work = Work.of(request)
-        proxies = self.pool.candidates(work.site)
-        if not proxies:
+        if not self.pool.candidates(work.site):
             return None
-        proxy = await self.pool.acquire(proxies)
+        proxy = await self.pool.acquire(work.site)
         if proxy is None:
-            return self._all_benched(request, work, proxies)
+            return self._all_benched(request, work, self.pool.candidates(work.site))
         request.meta["proxy"] = proxy.url
         request.meta["proxy_id"] = proxy.id
         request.meta["proxy_sent"] = time.monotonic()
