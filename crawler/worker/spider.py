@@ -161,7 +161,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider: Self = super().from_crawler(crawler, *args, **kwargs)
         spider.load(load_rules(crawler.settings["CRAWLER_RULES_DIR"]))
-        spider.reload_seconds = crawler.settings.getfloat("RULES_RELOAD_SECONDS")
         crawler.signals.connect(spider.opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
         crawler.signals.connect(spider.leases_ending, signal=leases_ending)
@@ -247,13 +246,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         since the last read (:func:`~crawler.rules.rules_stamp`: one ``scandir``), else at most every
         ``RULES_RELOAD_SECONDS`` (a change the stamp cannot see: an edit in place within the file system's
         time resolution that keeps the size)."""
-        folder = self.crawler.settings["CRAWLER_RULES_DIR"]
+        settings = self.crawler.settings
+        folder = settings["CRAWLER_RULES_DIR"]
         stamp = rules_stamp(folder)
         now = time.monotonic()
         if stamp == self._read_stamp and now < self._next_reload:
             return
         self._read_stamp = stamp
-        self._next_reload = now + self.reload_seconds
+        self._next_reload = now + settings.getfloat("RULES_RELOAD_SECONDS")
         ruleset = load_rules(folder)
         added = {
             name: new
