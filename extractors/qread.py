@@ -13,8 +13,9 @@ core, the densest segment, and fixes what the measurements on the development se
    source line), and each line knows its words, its words inside links and its block element. Lines in
    blocks that look like boilerplate (``<nav>``, hidden, class or id words such as ``sidebar``, ``share``,
    ``comments``) are left out, unless the block holds an article mark or most of the page's text (a
-   hidden block only the latter: a hidden copy of the article is metadata, not a second body). A hidden
-   inline element (an icon's screen-reader label inside a link) leaves out its own text, not the line.
+   hidden block only the latter: a hidden copy of the article is metadata, not a second body; "most of
+   the page's text" is of the text shown, hidden blocks' left out). A hidden inline element (an icon's
+   screen-reader label inside a link) leaves out its own text, not the line.
    WordPress's post classes (``tag-energy ... status-publish``) mark the article, class words inside
    ``<pre>`` are a code highlighter's, and the parts a React page streamed hidden at its end are walked
    in their places (``htmlparse.place_streamed``).
@@ -730,12 +731,21 @@ def _without_boilerplate(lines: list[Line], suspects: list[list[int]]) -> list[L
         words.append(words[-1] + line.words)
     limit = MAX_BOILERPLATE_SHARE * words[-1]
     doomed = bytearray(len(lines))
+    # Hidden blocks first, an article mark inside or not: a hidden copy of the article (metadata for
+    # machines) would show the body twice. What they hold is then not counted in the share of a block
+    # whose class says boilerplate: that share is of the text a reader sees.
     for start, end, flags in suspects:
-        i, j = bisect_left(positions, start), bisect_left(positions, end + 1)
-        # An article mark inside guards a block whose class says boilerplate, not a hidden one: a hidden
-        # copy of the article (metadata for machines) would show the body twice.
-        if flags & _GUARDED and not flags & _HIDDEN:
+        if flags & _HIDDEN:
+            i, j = bisect_left(positions, start), bisect_left(positions, end + 1)
+            if words[j] - words[i] <= limit:
+                doomed[i:j] = b"\x01" * (j - i)
+    shown = sum(line.words for line, drop in zip(lines, doomed, strict=True) if not drop)
+    limit = MAX_BOILERPLATE_SHARE * shown
+    for start, end, flags in suspects:
+        # An article mark inside guards a block whose class says boilerplate.
+        if flags & (_GUARDED | _HIDDEN):
             continue
+        i, j = bisect_left(positions, start), bisect_left(positions, end + 1)
         if words[j] - words[i] <= limit:
             doomed[i:j] = b"\x01" * (j - i)
     return [line for line, drop in zip(lines, doomed, strict=True) if not drop]

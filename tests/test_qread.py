@@ -99,6 +99,17 @@ def test_a_body_class_inside_a_boilerplate_looking_wrapper_keeps_the_body() -> N
     assert result.paragraphs[-1].startswith("That stickiness is why")
 
 
+def test_a_hidden_copy_of_the_article_does_not_outweigh_the_body_in_a_layout_class() -> None:
+    """The story sits in the content column of a layout with a sidebar (``sidebar-content``, a class word
+    of boilerplate), and a hidden "republish this story" box holds a copy of it: the column holds all the
+    text a reader sees, so it is kept, and the hidden copy stays out."""
+    result = extract(page("hidden_copy_beside_layout_class.html"))
+    assert len(result.paragraphs) == 4
+    assert result.paragraphs[0].startswith("The library on Mill Street")
+    assert result.paragraphs[-1].startswith("Local growers say")
+    assert "Republish" not in result.text
+
+
 def test_parts_react_streamed_at_the_end_of_the_page_are_read_in_their_place() -> None:
     """A streamed React page holds its story in hidden ``<div id="S:n">`` parts after the footer, and a
     script (gone from the saved page) moves each into its ``<template id="B:n">`` or ``P:n``: the story
