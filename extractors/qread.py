@@ -28,7 +28,8 @@ core, the densest segment, and fixes what the measurements on the development se
    done on the tree: an article split by an advert or a sub-heading is one block.
 6. Clean the block: leave out link lists, short lines before the first and after the last article line
    (datelines, share bars), captions, repeated long lines, and the headline (the line most like the title:
-   the seed's title similarity, used where it helps); on Chinese pages, a dateline with its source and a
+   the seed's title similarity, used where it helps); on Chinese pages, the posts after the first on a
+   page of stamped posts (a forum thread, a blog's page of posts), a dateline with its source and a
    copyright or reprint notice that ends the text.
 7. Only in ``extract_learned`` (``algo="qread-learned"``, the default): the learned boilerplate step of
    ``extractors/boilerplate.py`` trims what stage 6 kept and pulls in body lines around it.
@@ -260,6 +261,13 @@ _NOTICE_RE = re.compile(
 _DATELINE_RE = re.compile(
     r"\W*\d{4}[-./年]\d{1,2}[-./月]\d{1,2}日?\s*(?:\d{1,2}:\d{2}(?::\d{2})?)?\s*来源[：:]"
 )
+# A post's stamp on a forum thread or a blog's page of posts: the full date and time a program wrote, with
+# the seconds or beside a word that says it was posted ("2005-03-18 01:58:01", "发表于 2004年12月27日 12:40").
+_STAMP_RE = re.compile(r"\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?\s*\d{1,2}:\d{2}(:\d{2})?")
+_POSTED_RE = re.compile(r"发表|发布|发贴|发帖|张贴|回复|留言")
+# Stamps after the article text that make it a page of posts (see _later_posts): one alone is the article's
+# own (when it was published).
+LATER_POSTS = 2
 # A line before the article text that is this similar to the title, and not much longer, is the headline.
 HEADLINE_SIMILARITY = 0.6
 HEADLINE_SIZE = 1.5
@@ -409,8 +417,12 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
             ):
                 kept.discard(i)
                 drop([i], "the headline", never_text=True)
-    # A Chinese news page's dateline with its source, and the copyright or reprint notice that ends it.
+    # On a Chinese page: the posts after the first, a news page's dateline with its source, and the
+    # copyright or reprint notice that ends it.
     if cjk:
+        later = _later_posts(lines, kinds, kept)
+        kept.difference_update(later)
+        drop(later, "the posts after the first (a thread or a blog's page of posts)", never_text=True)
         datelines, notice = _notices(lines, kept)
         kept.difference_update(datelines, notice)
         drop(datelines, "a dateline", never_text=True)
@@ -418,6 +430,31 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
     return Reading(
         title, lines, walk, segments, similarities, best, kinds, container, in_block, kept, hard, dropped, cjk
     )
+
+
+def _later_posts(lines: list[Line], kinds: list[int], kept: set[int]) -> list[int]:
+    """The kept lines of a CJK page from the second post on, when the article is one post of several: a
+    forum thread or a blog's page of posts, each post under a stamp of its date and time
+    ("2005-03-18 01:58:01", "发表于 2004年12月27日 12:40"), or a post with its readers' stamped comments. The
+    article is the first post. When ``LATER_POSTS`` or more stamps follow article text, the lines from the
+    first of them to the end, with the short lines just before it (the next post's title, a "[打印]"
+    link)."""
+    order = sorted(kept)
+    text_seen = False
+    stamps: list[int] = []
+    for position, i in enumerate(order):
+        if kinds[i] == GOOD:
+            text_seen = True
+        elif text_seen and (stamp := _STAMP_RE.search(lines[i].text)):
+            text = lines[i].text
+            if (stamp[1] or _POSTED_RE.search(text)) and not _DATELINE_RE.match(text):
+                stamps.append(position)
+    if len(stamps) < LATER_POSTS:
+        return []
+    cut = stamps[0]
+    while kinds[order[cut - 1]] != GOOD:
+        cut -= 1
+    return order[cut:]
 
 
 def _notices(lines: list[Line], kept: set[int]) -> tuple[list[int], list[int]]:

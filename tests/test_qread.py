@@ -79,6 +79,62 @@ def test_a_notice_word_early_in_a_chinese_story_does_not_cut_it() -> None:
     assert result.paragraphs[-1].startswith("市民政局有关负责人表示")
 
 
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+@pytest.mark.parametrize(
+    ("name", "first", "last", "junk"),
+    [
+        # A blog's page of posts, in an old table layout: each post under its title and a stamp with the
+        # seconds, its paragraphs split by <br> and indented with "　　".
+        (
+            "chinese_blog_posts.html",
+            "周末和两个朋友",
+            "中午在河边",
+            ["打印", "春天的第一场雨", "昨夜下了", "萧红"],
+        ),
+        # A forum thread: each post under its author and "发表于 2007-6-2 10:21", the replies long and short.
+        (
+            "chinese_forum_thread.html",
+            "最近听说",
+            "拓宽马路当然是好事",
+            ["小林子", "支持楼主", "顶一下", "说句公道话"],
+        ),
+        # A post with its readers' comments, each under a name and a stamp.
+        (
+            "chinese_post_comments.html",
+            "去年冬天",
+            "现在我已经能",
+            ["发表于", "网友评论", "写得真好", "手工的东西"],
+        ),
+    ],
+    ids=["blog-page", "forum-thread", "post-comments"],
+)
+def test_a_chinese_page_of_stamped_posts_gives_the_first_post(
+    algo: str, name: str, first: str, last: str, junk: list[str]
+) -> None:
+    """A forum thread, a blog's page of posts and a post with its comments hold one post after another,
+    each under a stamp of its date and time: the article is the first post, whose text is the densest
+    block's only with the others."""
+    result = extract(page(name), algo=algo)
+    assert result.paragraphs[0].startswith(first)
+    assert result.paragraphs[-1].startswith(last)
+    for word in junk:
+        assert word not in result.text
+
+
+def test_a_chinese_story_with_dates_and_one_stamp_is_kept_whole() -> None:
+    """Dates in a story's text and one stamp after it (when it was published) do not make posts."""
+    story = [
+        "2003年5月，这座城市开始修建第一条地铁线路，前后用了整整六年时间才全部完工通车。",
+        "2009年9月28日 10:30，首班列车从火车站出发，沿线挤满了前来体验的市民和外地游客。",
+        "2019年12月，第五条线路开通，地铁日均客流第一次突破了三百万人次，成为出行首选。",
+        "市交通部门表示，到2030年还将新建四条线路，基本形成覆盖主城区的轨道交通网络。",
+    ]
+    paragraphs = "".join(f"<p>{text}</p>" for text in story)
+    stamp = "<p>发布时间：2024-03-15 22:36:05</p><p>编辑：李明</p>"
+    html = f"<html><head><title>地铁十五年</title></head><body><div>{paragraphs}{stamp}</div></body></html>"
+    assert extract(html).paragraphs == story
+
+
 def test_a_hidden_copy_of_the_article_does_not_double_the_body() -> None:
     """A hidden "republish this article" box holds the headline, the body, a date and an image URL: its
     article marks do not make it text, so the body comes out once."""
