@@ -29,8 +29,8 @@ core, the densest segment, and fixes what the measurements on the development se
 6. Clean the block: leave out link lists, short lines before the first and after the last article line
    (datelines, share bars), captions, repeated long lines, and the headline (the line most like the title:
    the seed's title similarity, used where it helps); on Chinese pages, the posts after the first on a
-   page of stamped posts (a forum thread, a blog's page of posts), a dateline with its source and a
-   copyright or reprint notice that ends the text.
+   page of stamped posts (a forum thread, a blog's page of posts), the comments' heading and all after it,
+   a dateline with its source and a copyright or reprint notice that ends the text.
 7. Only in ``extract_learned`` (``algo="qread-learned"``, the default): the learned boilerplate step of
    ``extractors/boilerplate.py`` trims what stage 6 kept and pulls in body lines around it.
 """
@@ -265,6 +265,12 @@ _DATELINE_RE = re.compile(
 # the seconds or beside a word that says it was posted ("2005-03-18 01:58:01", "发表于 2004年12月27日 12:40").
 _STAMP_RE = re.compile(r"\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?\s*\d{1,2}:\d{2}(:\d{2})?")
 _POSTED_RE = re.compile(r"发表|发布|发贴|发帖|张贴|回复|留言")
+# The heading of a Chinese article's comments, the whole of its line ("评论", "网友评论(12)", "发表评论：").
+# Not the heading of links to other stories ("相关新闻", "推荐阅读"): a box of them often sits inside the
+# story, which goes on after it.
+_COMMENTS_HEADING_RE = re.compile(
+    r"\W*(?:网友|读者|热门|最新|精彩|全部|相关|发表|我要|查看)?(?:评论|留言)(?:列表|区)?\W*\d*\W*"
+)
 # Stamps after the article text that make it a page of posts (see _later_posts): one alone is the article's
 # own (when it was published).
 LATER_POSTS = 2
@@ -423,6 +429,9 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
         later = _later_posts(lines, kinds, kept)
         kept.difference_update(later)
         drop(later, "the posts after the first (a thread or a blog's page of posts)", never_text=True)
+        comments = _comments(lines, kinds, kept)
+        kept.difference_update(comments)
+        drop(comments, "the comments' heading and what follows it", never_text=True)
         datelines, notice = _notices(lines, kept)
         kept.difference_update(datelines, notice)
         drop(datelines, "a dateline", never_text=True)
@@ -455,6 +464,20 @@ def _later_posts(lines: list[Line], kinds: list[int], kept: set[int]) -> list[in
     while kinds[order[cut - 1]] != GOOD:
         cut -= 1
     return order[cut:]
+
+
+def _comments(lines: list[Line], kinds: list[int], kept: set[int]) -> list[int]:
+    """The kept lines of a CJK page from the heading of its comments after article text
+    (``_COMMENTS_HEADING_RE``, the whole line) to the end: readers' comments kept as text because they
+    are long, or because their block holds most of the page's words."""
+    order = sorted(kept)
+    text_seen = False
+    for position, i in enumerate(order):
+        if kinds[i] == GOOD:
+            text_seen = True
+        elif text_seen and _COMMENTS_HEADING_RE.fullmatch(lines[i].text):
+            return order[position:]
+    return []
 
 
 def _notices(lines: list[Line], kept: set[int]) -> tuple[list[int], list[int]]:

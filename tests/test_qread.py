@@ -135,6 +135,35 @@ def test_a_chinese_story_with_dates_and_one_stamp_is_kept_whole() -> None:
     assert extract(html).paragraphs == story
 
 
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_chinese_post_ends_at_its_comments_heading(algo: str) -> None:
+    """Readers' comments under "网友评论", long enough to be taken for text and in the same block as the
+    post (an old page's unnamed blocks): the article ends at the heading."""
+    result = extract(page("chinese_comments_heading.html"), algo=algo)
+    assert len(result.paragraphs) == 3
+    assert result.paragraphs[0].startswith("上个月终于")
+    assert result.paragraphs[-1].startswith("好在小区门口")
+    for junk in ("网友评论", "老同学", "恭喜乔迁", "小笼包"):
+        assert junk not in result.text
+
+
+def test_a_box_of_related_links_inside_a_chinese_story_does_not_end_it() -> None:
+    """A box of links under "推荐阅读" or "相关新闻" often sits inside a story, which goes on after it; a line
+    that speaks of comments is not their heading."""
+    story = [
+        "市文化局今天公布，今年将新建二十个社区图书馆，每个图书馆的藏书都不少于一万册。",
+        "评论人士认为，社区图书馆离居民更近，能让老人和孩子在家门口就借到需要的书籍。",
+        "据介绍，新馆将延长开放时间到晚上九点，并提供自助借还和电子阅览等多项服务。",
+    ]
+    box = (
+        '<div><p>推荐阅读</p><p><a href="/1">全民阅读月活动启动</a></p><p><a href="/2">书店夜读</a></p></div>'
+    )
+    body = f"<p>{story[0]}</p><p>{story[1]}</p>{box}<p>{story[2]}</p>"
+    html = f"<html><head><title>新建社区图书馆</title></head><body><div>{body}</div></body></html>"
+    paragraphs = extract(html).paragraphs
+    assert [text for text in paragraphs if text in story] == story
+
+
 def test_a_hidden_copy_of_the_article_does_not_double_the_body() -> None:
     """A hidden "republish this article" box holds the headline, the body, a date and an image URL: its
     article marks do not make it text, so the body comes out once."""
