@@ -258,6 +258,9 @@ _NOTICE_RE = re.compile(
     r"\W*(?:反侵权公告|版权声明|版权所有|原创版权|转载申请|转载请|未经(?:书面)?(?:许可|授权)|免责声明"
     r"|本文(?:系|为|来源|转自|仅代表)|声明[：:])"
 )
+# A short line that heads such a notice, wherever the words sit in it ("振兴东北网版权与免责声明：",
+# "郑 重 声 明").
+_NOTICE_HEADING_RE = re.compile(r"(?:版权|免责|郑重)声明")
 _DATELINE_RE = re.compile(
     r"\W*\d{4}[-./年]\d{1,2}[-./月]\d{1,2}日?\s*(?:\d{1,2}:\d{2}(?::\d{2})?)?\s*来源[：:]"
 )
@@ -432,7 +435,7 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
         comments = _comments(lines, kinds, kept)
         kept.difference_update(comments)
         drop(comments, "the comments' heading and what follows it", never_text=True)
-        datelines, notice = _notices(lines, kept)
+        datelines, notice = _notices(lines, kinds, kept)
         kept.difference_update(datelines, notice)
         drop(datelines, "a dateline", never_text=True)
         drop(notice, "a copyright or reprint notice and what follows it", never_text=True)
@@ -480,16 +483,24 @@ def _comments(lines: list[Line], kinds: list[int], kept: set[int]) -> list[int]:
     return []
 
 
-def _notices(lines: list[Line], kept: set[int]) -> tuple[list[int], list[int]]:
+def _notices(lines: list[Line], kinds: list[int], kept: set[int]) -> tuple[list[int], list[int]]:
     """The kept CJK lines that are a dateline with the source ("2022-02-13 07:00 来源：央广网"), and those
-    from a copyright or reprint notice ("反侵权公告", "原创版权禁止商业转载", "声明：该文观点仅代表作者本人")
-    in the second half of the kept text to the end."""
+    from a copyright or reprint notice ("反侵权公告", "原创版权禁止商业转载", "声明：该文观点仅代表作者本人",
+    a short line "郑 重 声 明") in the second half of the kept text to the end."""
     order = sorted(kept)
     datelines = [i for i in order if lines[i].cjk and _DATELINE_RE.match(lines[i].text)]
     total = sum(lines[i].words for i in order)
     before = 0
     for position, i in enumerate(order):
-        if 2 * before >= total and lines[i].cjk and _NOTICE_RE.match(lines[i].text):
+        text = lines[i].text
+        if (
+            2 * before >= total
+            and lines[i].cjk
+            and (
+                _NOTICE_RE.match(text)
+                or (kinds[i] != GOOD and _NOTICE_HEADING_RE.search(text.replace(" ", "")))
+            )
+        ):
             return datelines, order[position:]
         before += lines[i].words
     return datelines, []

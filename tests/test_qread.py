@@ -164,6 +164,28 @@ def test_a_box_of_related_links_inside_a_chinese_story_does_not_end_it() -> None
     assert [text for text in paragraphs if text in story] == story
 
 
+@pytest.mark.parametrize(
+    "heading", ["江州网版权与免责声明：", "郑 重 声 明"], ids=["site-disclaimer", "spaced-out"]
+)
+def test_a_notice_under_a_heading_that_names_the_site_or_is_spaced_out_ends_a_chinese_story(
+    heading: str,
+) -> None:
+    """A news site's "XX网版权与免责声明：" or a forum's "郑 重 声 明" heads numbered clauses long enough to
+    be taken for text: the story ends at the heading."""
+    story = [
+        "江州市今年将投入两亿元改造老旧小区，涉及居民一万二千户，主要包括加装电梯和更换管网。",
+        "市住建局表示，改造方案将逐个小区征求居民意见，超过三分之二的居民同意后才能开工。",
+        "去年完成改造的三十个小区中，居民满意度超过九成，加装的电梯已经全部投入使用。",
+    ]
+    clauses = [
+        "① 凡本网注明“来源：江州网”的所有作品，版权均属于江州网，未经授权不得转载、摘编或使用。",
+        "② 凡本网注明“来源：其他媒体”的作品，均转载自其它媒体，目的在于传递更多信息，不代表本网观点。",
+    ]
+    body = "".join(f"<p>{text}</p>" for text in [*story, heading, *clauses])
+    html = f"<html><head><title>老旧小区改造</title></head><body><div>{body}</div></body></html>"
+    assert extract(html).paragraphs == story
+
+
 def test_a_hidden_copy_of_the_article_does_not_double_the_body() -> None:
     """A hidden "republish this article" box holds the headline, the body, a date and an image URL: its
     article marks do not make it text, so the body comes out once."""
