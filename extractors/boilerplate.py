@@ -7,7 +7,7 @@ blocks decides what hand rules cannot:
 
 1. Candidates: the lines from ``WINDOW`` lines before qRead's first kept line to ``WINDOW`` after its
    last, less those qRead found never to be text (link lists, the headline, captions, repeats) and any
-   headline or caption line.
+   headline or caption line qRead did not keep (on a CJK page it keeps an ``<h1>`` sub-heading).
 2. Features of each line, all binary (:func:`line_features`): the tag and the class and id words of its
    block and of the two blocks above it, its size, link share and kind, qRead's decision on it and where
    it sits relative to the lines qRead kept and to the headline, the words of the sub-heading it follows,
@@ -150,8 +150,9 @@ def candidates(reading: Reading) -> list[int]:
         return []
     low = max(0, min(reading.kept) - WINDOW)
     high = min(len(reading.lines), max(reading.kept) + WINDOW + 1)
-    hard, lines = reading.hard, reading.lines
-    return [i for i in range(low, high) if i not in hard and lines[i].tag not in NOT_TEXT_TAGS]
+    hard, lines, kept = reading.hard, reading.lines, reading.kept
+    # A headline or caption tag is never text, but for the sub-headings qRead keeps on a CJK page.
+    return [i for i in range(low, high) if i not in hard and (lines[i].tag not in NOT_TEXT_TAGS or i in kept)]
 
 
 def refine(reading: Reading, model: Model | None = None) -> set[int]:

@@ -41,6 +41,7 @@ import functools
 import math
 import re
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -405,7 +406,11 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
             (i for i in inside if not good_lines[0] <= i <= good_lines[-1]), "short, before or after the text"
         )
         inside = [i for i in inside if good_lines[0] <= i <= good_lines[-1]]
-    kept = {i for i in inside if lines[i].tag not in NOT_TEXT_TAGS}
+    kept = {
+        i
+        for i in inside
+        if lines[i].tag not in NOT_TEXT_TAGS or (cjk and _sub_heading(lines[i], title_terms))
+    }
     drop((i for i in inside if i not in kept), "headline or caption tag", never_text=True)
     # A long line met twice is a carousel or a repeated teaser: the article says a thing once.
     seen: set[str] = set()
@@ -441,6 +446,17 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
         drop(notice, "a copyright or reprint notice and what follows it", never_text=True)
     return Reading(
         title, lines, walk, segments, similarities, best, kinds, container, in_block, kept, hard, dropped, cjk
+    )
+
+
+def _sub_heading(line: Line, title_terms: Counter[str] | None) -> bool:
+    """Whether a line of a CJK page's article block, between its first and last article lines, is an
+    ``<h1>`` its editor made a sub-heading ("怎样判断自己是否属于脂溢性脱发呢？"): unlike the headline, it
+    is not like the title."""
+    return (
+        line.tag == "h1"
+        and title_terms is not None
+        and cosine(terms(line.text), title_terms) < HEADLINE_SIMILARITY
     )
 
 

@@ -186,6 +186,29 @@ def test_a_notice_under_a_heading_that_names_the_site_or_is_spaced_out_ends_a_ch
     assert extract(html).paragraphs == story
 
 
+def test_h1_sub_headings_inside_a_chinese_story_are_kept_and_its_headline_is_not() -> None:
+    """An editor who makes each sub-heading an ``<h1>``: between the story's paragraphs, a heading unlike
+    the title is the story's, and the headline (like the title) stays out wherever it is."""
+    title = "春季养生：早睡早起身体好"
+    paragraphs = [
+        "春天气温回升，人体新陈代谢加快，这时候调整作息，比一年中任何时候都更容易见效。",
+        "专家建议，晚上十一点前入睡，早上六点半左右起床，午饭后可以小睡二十分钟左右。",
+        "饮食上宜清淡，多吃新鲜蔬菜，少吃油炸和辛辣食物，每天喝足一千五百毫升的水。",
+    ]
+    body = (
+        f"<h1>{title}</h1><p>{paragraphs[0]}</p><h1>怎样安排一天的作息？</h1><p>{paragraphs[1]}</p>"
+        f"<h1>饮食要注意什么</h1><p>{paragraphs[2]}</p>"
+    )
+    html = f"<html><head><title>{title}_健康频道</title></head><body><div>{body}</div></body></html>"
+    assert extract(html).paragraphs == [
+        paragraphs[0],
+        "怎样安排一天的作息？",
+        paragraphs[1],
+        "饮食要注意什么",
+        paragraphs[2],
+    ]
+
+
 def test_a_hidden_copy_of_the_article_does_not_double_the_body() -> None:
     """A hidden "republish this article" box holds the headline, the body, a date and an image URL: its
     article marks do not make it text, so the body comes out once."""
