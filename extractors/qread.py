@@ -254,7 +254,8 @@ MAX_BOILERPLATE_SHARE = 0.6
 # Lines of these blocks are not the article's text: the headline (it is the title) and picture captions.
 NOT_TEXT_TAGS = frozenset({"h1", "figcaption"})
 # Lines of Chinese news pages that are never the article (see _notices): the start of a notice on
-# copyright or reprinting, and a date with the source.
+# copyright or reprinting, and a date with the source ("2022-02-13 07:00:00来源：", "2005-04-05 06:40更新
+# 来源：", "2022年02月13日 07:00 | 来源：").
 _NOTICE_RE = re.compile(
     r"\W*(?:反侵权公告|版权声明|版权所有|原创版权|转载申请|转载请|未经(?:书面)?(?:许可|授权)|免责声明"
     r"|本文(?:系|为|来源|转自|仅代表)|声明[：:])"
@@ -263,7 +264,8 @@ _NOTICE_RE = re.compile(
 # "郑 重 声 明").
 _NOTICE_HEADING_RE = re.compile(r"(?:版权|免责|郑重)声明")
 _DATELINE_RE = re.compile(
-    r"\W*\d{4}[-./年]\d{1,2}[-./月]\d{1,2}日?\s*(?:\d{1,2}:\d{2}(?::\d{2})?)?\s*来源[：:]"
+    r"\W*\d{4}[-./年]\d{1,2}[-./月]\d{1,2}日?\s*(?:\d{1,2}:\d{2}(?::\d{2})?)?\s*(?:更新|发布)?\s*[|｜丨]?"
+    r"\s*来源[：:]"
 )
 # A post's stamp on a forum thread or a blog's page of posts: the full date and time a program wrote, with
 # the seconds or beside a word that says it was posted ("2005-03-18 01:58:01", "发表于 2004年12月27日 12:40").

@@ -70,6 +70,17 @@ def test_a_chinese_news_pages_dateline_and_reprint_notice_are_not_the_article() 
         assert junk not in result.text
 
 
+@pytest.mark.parametrize(
+    "dateline", ["2026-11-20 09:15更新 来源：江州日报客户端", "2026年11月20日 09:15 | 来源：江州日报客户端"]
+)
+def test_a_chinese_dateline_updated_or_with_a_bar_before_its_source_is_not_the_article(dateline: str) -> None:
+    """Portals write "更新" (updated) or a bar between the time and the source: still a dateline."""
+    html = page("chinese_notices.html").replace("2026-11-20 09:15:00来源：江州日报客户端", dateline)
+    result = extract(html)
+    assert result.paragraphs[0].startswith("记者从市民政局获悉")
+    assert "来源" not in result.text
+
+
 def test_a_notice_word_early_in_a_chinese_story_does_not_cut_it() -> None:
     """Only a notice in the second half of the text ends the article: a story that opens on one is kept."""
     opening = "<p>未经许可不得入内的老旧厂房，如今改建成了养老服务中心。</p>"
