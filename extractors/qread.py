@@ -28,9 +28,10 @@ core, the densest segment, and fixes what the measurements on the development se
    done on the tree: an article split by an advert or a sub-heading is one block.
 6. Clean the block: leave out link lists, short lines before the first and after the last article line
    (datelines, share bars), captions, repeated long lines, and the headline (the line most like the title:
-   the seed's title similarity, used where it helps); on Chinese pages, the posts after the first on a
-   page of stamped posts (a forum thread, a blog's page of posts), the comments' heading and all after it,
-   a dateline with its source and a copyright or reprint notice that ends the text.
+   the seed's title similarity, used where it helps); on Chinese pages, pagination ("上一页", "[1] [2]"),
+   the posts after the first on a page of stamped posts (a forum thread, a blog's page of posts), the
+   comments' heading and all after it, a dateline with its source and a copyright or reprint notice that
+   ends the text.
 7. Only in ``extract_learned`` (``algo="qread-learned"``, the default): the learned boilerplate step of
    ``extractors/boilerplate.py`` trims what stage 6 kept and pulls in body lines around it.
 """
@@ -271,6 +272,10 @@ _DATELINE_RE = re.compile(
 # the seconds or beside a word that says it was posted ("2005-03-18 01:58:01", "发表于 2004年12月27日 12:40").
 _STAMP_RE = re.compile(r"\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?\s*\d{1,2}:\d{2}(:\d{2})?")
 _POSTED_RE = re.compile(r"发表|发布|发贴|发帖|张贴|回复|留言")
+# A short line of a Chinese page that turns its pages: "上一页", "下一篇", "第1页/共3页", "[1] [2] [3]".
+_PAGINATION_RE = re.compile(
+    r"上一页|下一页|上一篇|下一篇|第\s*\d+\s*页\s*/?\s*共\s*\d+\s*页|^\W*(?:\[\d+\]\s*){2,}\W*$"
+)
 # The heading of a Chinese article's comments, the whole of its line ("评论", "网友评论(12)", "发表评论：").
 # Not the heading of links to other stories ("相关新闻", "推荐阅读"): a box of them often sits inside the
 # story, which goes on after it.
@@ -436,6 +441,9 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
     # On a Chinese page: the posts after the first, a news page's dateline with its source, and the
     # copyright or reprint notice that ends it.
     if cjk:
+        pagination = [i for i in sorted(kept) if kinds[i] != GOOD and _PAGINATION_RE.search(lines[i].text)]
+        kept.difference_update(pagination)
+        drop(pagination, "pagination", never_text=True)
         later = _later_posts(lines, kinds, kept)
         kept.difference_update(later)
         drop(later, "the posts after the first (a thread or a blog's page of posts)", never_text=True)

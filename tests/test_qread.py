@@ -81,6 +81,20 @@ def test_a_chinese_dateline_updated_or_with_a_bar_before_its_source_is_not_the_a
     assert "来源" not in result.text
 
 
+def test_the_pagination_of_a_chinese_story_is_not_its_text() -> None:
+    """A portal's page bar above and below the story, and a row of page numbers, are never text."""
+    bar = "<p>第1页/共2页 &lt;&lt; 上一页 | 下一页 &gt;&gt;</p>"
+    html = (
+        page("chinese_notices.html")
+        .replace("<p>记者从市民政局获悉", f"{bar}<p>记者从市民政局获悉")
+        .replace("<p>原创版权", f"<p>[1] [2]</p>{bar}<p>原创版权")
+    )
+    result = extract(html)
+    assert len(result.paragraphs) == 3
+    for junk in ("上一页", "第1页", "[1]"):
+        assert junk not in result.text
+
+
 def test_a_notice_word_early_in_a_chinese_story_does_not_cut_it() -> None:
     """Only a notice in the second half of the text ends the article: a story that opens on one is kept."""
     opening = "<p>未经许可不得入内的老旧厂房，如今改建成了养老服务中心。</p>"
