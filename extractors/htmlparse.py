@@ -62,7 +62,7 @@ def parse_tree(html: str) -> lxml.etree._Element | None:
     """
     if not html or html.isspace():
         return None
-    data = _XML_DECL_RE.sub("", html, count=1).encode("utf-8", "replace")
+    data = _without_xml_declaration(html).encode("utf-8", "replace")
     try:
         root = lxml.etree.fromstring(data, parser=_PLAIN_PARSER)
     except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):
@@ -129,7 +129,14 @@ def _adopt_siblings(root: lxml.etree._Element) -> None:
 def _prepare(html: str) -> bytes | None:
     if not html or html.isspace():
         return None
-    return _FORBIDDEN_RE.sub(" ", _XML_DECL_RE.sub("", html, count=1)).encode("utf-8", "replace")
+    return _FORBIDDEN_RE.sub(" ", _without_xml_declaration(html)).encode("utf-8", "replace")
+
+
+def _without_xml_declaration(html: str) -> str:
+    """``html`` without the XML declaration it starts with, if any. Matched at the start only: a
+    substitution tries the pattern at every position of the page (about 1% of an extraction's time)."""
+    declaration = _XML_DECL_RE.match(html)
+    return html[declaration.end() :] if declaration else html
 
 
 def page_title(root: lxml.etree._Element) -> str | None:

@@ -56,3 +56,13 @@ def test_streamed_parts_are_moved_into_their_templates_by_parse_html() -> None:
     assert main is not None
     assert [p.text_content() for p in main.iter("p")] == ["Before.", "First part.", "Nested part.", "After."]
     assert root.xpath("//div[@id='S:7']/@hidden") == [""]
+
+
+def test_an_xml_declaration_is_left_out_only_where_the_page_starts() -> None:
+    for parse in (parse_tree, parse_html):
+        root = parse(' \n<?XML version="1.0" encoding="utf-8"?><p>Text</p>')
+        assert root is not None
+        assert root.xpath("string()") == "Text"
+        root = parse('<p>Text</p><p><?xml version="1.0"?>more</p>')
+        assert root is not None
+        assert "more" in str(root.xpath("string()"))
