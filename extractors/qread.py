@@ -549,11 +549,11 @@ def _extraction(reading: Reading, kept: set[int], algorithm: str) -> Extraction:
     what the learned step added. The last use of ``reading``: its page's tree is let go."""
     segments, best = reading.segments, reading.best
     added = len(kept - reading.kept)
-    chosen = {index for index, s in enumerate(segments) if any(i in kept for i in range(s.start, s.end))}
+    chosen = {index for index, s in enumerate(segments) if not kept.isdisjoint(range(s.start, s.end))}
     reasons = {}
     for index in chosen | {best}:
         segment = segments[index]
-        count = sum(1 for i in range(segment.start, segment.end) if i in kept)
+        count = len(kept.intersection(range(segment.start, segment.end)))
         role = "densest" if index == best else "in the article block"
         reasons[index] = f"{role}: {count} of {segment.lines} lines kept"
     notes = [
