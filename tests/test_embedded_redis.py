@@ -600,6 +600,44 @@ def test_a_damaged_append_only_file_is_named_with_the_crawler_command_that_mends
     assert sorted(aof.parent.glob("appendonly.aof.damaged-*")) == backups, "no copy of a sound file"
 
 
+def test_what_a_start_that_failed_on_a_damaged_append_only_file_left_is_named_as_such_at_the_next_start(
+    data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with EmbeddedRedis(data_dir) as server:
+        client = redis.Redis(unix_socket_path=str(server.socket_path))
+        client.set("kept", "1")
+        client.set("cut", "a value the crash cut short")
+        client.close()
+    aof = data_dir / "redis" / "appendonly.aof"
+    aof.write_bytes(aof.read_bytes()[:-12] + b"*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n1\r\n")
+    with pytest.raises(RedisUnavailableError, match=r"append-only file .* is damaged"):
+        EmbeddedRedis(data_dir).ensure()
+    assert (data_dir / "redis" / "redis.sock").exists(), "the server that could not start left its socket"
+    with (
+        caplog.at_level(logging.WARNING, logger="crawler.redisio.embedded"),
+        pytest.raises(RedisUnavailableError, match=r"append-only file .* is damaged"),
+    ):
+        EmbeddedRedis(data_dir).ensure()
+    said = [r.getMessage() for r in caplog.records if "redis.sock" in r.getMessage()]
+    assert len(said) == 1, caplog.text
+    assert "crashed" not in said[0], said[0]
+    assert "left by an earlier start of the server that failed" in said[0], said[0]
+    assert f"its append-only file {aof.resolve()} is damaged" in said[0], said[0]
+    assert f"crawler --data-dir {data_dir.resolve()} redis repair" in said[0], said[0]
+
+    done = _crawler(["--data-dir", str(data_dir), "redis", "repair"], data_dir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    caplog.clear()
+    with (
+        caplog.at_level(logging.WARNING, logger="crawler.redisio.embedded"),
+        EmbeddedRedis(data_dir) as mended,
+    ):
+        client = redis.Redis(unix_socket_path=str(mended.socket_path))
+        assert client.get("kept") == b"1"
+        client.close()
+    assert not caplog.records, "the repair cleared what the failed start left: " + caplog.text
+
+
 def test_an_append_only_file_cut_in_its_rdb_part_is_named_with_the_way_out(data_dir: Path) -> None:
     with EmbeddedRedis(data_dir) as server:
         client = redis.Redis(unix_socket_path=str(server.socket_path))

@@ -6,6 +6,8 @@ Without ``REDIS_URL`` every process of this machine shares one server in ``<data
 * ``redis.sock``  the unix socket every client uses (``unix:///abs/path/redis.sock``, mode 0700);
 * ``redis.pid``   the server's pid, written by the server, removed by it on a clean shutdown;
 * ``redis.log``   the server's output, appended to at each start;
+* ``redis.failed`` when the last start failed (the server exited before answering): when and why, for
+  the next start to say what left the socket behind; removed by a start that succeeds;
 * ``redis.lock``  an ``flock`` held while a process checks for a server and starts one, or joins or
   leaves its users, so that two processes never run two servers on one append-only file;
 * ``users/``      one file per process using the server (``<pid>-<token>``): the server's reference count;
@@ -247,6 +249,7 @@ class EmbeddedRedis:
         self.pid_path = self.directory / "redis.pid"
         self.config_path = self.directory / "redis.conf"
         self.log_path = self.directory / "redis.log"
+        self.failed_path = self.directory / "redis.failed"
         self.lock_path = self.directory / "redis.lock"
         self.users_path = self.directory / "users"
         self.start_timeout = start_timeout
@@ -364,6 +367,7 @@ class EmbeddedRedis:
             self._clear_leftovers(state, quiet=quiet)
             self._start()
             self._wait_ready()
+            self.failed_path.unlink(missing_ok=True)
             logger.info("started the embedded Redis server (pid %d) at %s", self.pid, self.socket_path)
             self._start_reaper()
             return
@@ -436,6 +440,7 @@ class EmbeddedRedis:
                 return AofRepair(self.aof_path, 0, 0, None)
             check = self._check_aof(fix=False)
             if check.returncode == 0:
+                self._clear_failed_start(state)
                 return AofRepair(self.aof_path, size, size, None)
             analysis = _AOF_ANALYZED_RE.search(check.stdout)
             if analysis is None:
@@ -459,6 +464,7 @@ class EmbeddedRedis:
                     f" the file as it was is kept in {backup}; it says:\n"
                     + self._log_tail(fixed.stdout.decode("utf-8", "replace"))
                 )
+            self._clear_failed_start(state)
         logger.info(
             "mended the append-only file %s: cut %d of its %d bytes after byte %d; a copy of it is in %s",
             self.aof_path,
@@ -685,17 +691,52 @@ class EmbeddedRedis:
                 f"a redis-server (pid {pid}, from {self.pid_path}) still runs on {self.directory} but its"
                 f" socket {self.socket_path} is {state.value}; stop that process and try again"
             )
+        failed = self._failed_start()
         if state is _State.STALE:
             logger.log(
                 level,
-                "the embedded Redis socket %s refuses connections (a crashed server left it);"
-                " removing it and starting a new server",
+                "the embedded Redis socket %s refuses connections (%s); removing it and starting a new"
+                " server",
                 self.socket_path,
+                "a crashed server left it"
+                if failed is None
+                else f"left by an earlier start of the server that failed, {failed}",
             )
             self.socket_path.unlink(missing_ok=True)
         if self.pid_path.exists():
-            logger.log(level, "removing the stale pid file %s of a server that is gone", self.pid_path)
+            logger.log(
+                level,
+                "removing the stale pid file %s of a server that is gone%s",
+                self.pid_path,
+                "" if failed is None else " (it failed to start)",
+            )
             self.pid_path.unlink(missing_ok=True)
+
+    def _clear_failed_start(self, state: _State) -> None:
+        """Under the start lock, with no server running (``state``: the socket's): remove what a start that
+        failed on the file just mended left (its socket, pid file and ``redis.failed``), which the next
+        start would otherwise explain."""
+        if state is _State.STALE:
+            self.socket_path.unlink(missing_ok=True)
+        self.pid_path.unlink(missing_ok=True)
+        self.failed_path.unlink(missing_ok=True)
+
+    def _failed_start(self) -> str | None:
+        """When and why the last start of the server failed (``redis.failed``), or None when it did not
+        (or that cannot be read)."""
+        try:
+            return self.failed_path.read_text("utf-8").strip() or None
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def _note_failed_start(self, why: str) -> None:
+        """Keep when and ``why`` this start failed in ``redis.failed``, for the next start to say what left
+        the socket behind. Not written (a full disk): the next start says less, nothing else changes."""
+        moment = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+        try:
+            self.failed_path.write_text(f"at {moment}: {why}\n", "utf-8")
+        except OSError as exc:
+            logger.debug("cannot write %s: %s", self.failed_path, exc)
 
     def _wait_server_gone(self) -> int | None:
         """Wait (bounded) for the server named by the pid file to exit; its pid if it still runs."""
@@ -788,9 +829,11 @@ class EmbeddedRedis:
                 log = self._log_text()
                 tail = self._log_tail(log)
                 self._forget_process()
+                hint = self._repair_hint(log)
+                self._note_failed_start(f"it exited with code {process.returncode}{hint}")
                 raise RedisUnavailableError(
                     f"the embedded Redis server ({self.config_path}) exited with code {process.returncode}"
-                    f" before answering PING on {self.socket_path}{self._repair_hint(log)};"
+                    f" before answering PING on {self.socket_path}{hint};"
                     f" its log ({self.log_path}):\n{tail}"
                 )
             if time.monotonic() >= deadline:
