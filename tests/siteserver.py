@@ -25,7 +25,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/links?to=P,Q,...``          an index page whose ``<ul class="news">`` links to P, Q, ... (paths or URLs)
 ``/a/ID``                      a generated article page, "Article ID" (any ID)
 ``/r/ID``                      a 302 redirect to ``/a/ID``
-``/flaky/ID?fail=N``           503 (``Retry-After: 0``) for the first N requests of ID, then the article
+``/flaky/ID?fail=N``           503 for the first N requests of ID, then the article; ``&retry_after=S``:
+                               the 503 sends ``Retry-After: S`` (else none)
 ``/gbk-as-utf8``               the GBK article, sent with ``charset=utf-8`` in its Content-Type
 ``/utf8-as-gb2312``            the same article, its paragraphs thrice, in UTF-8 sent with ``charset=gb2312``;
                                ``?in=meta``: declared in ``<meta charset>``, the Content-Type without one
@@ -426,7 +427,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 _COUNTS[name] = _COUNTS.get(name, 0) + 1
                 seen = _COUNTS[name]
             if seen <= int(query.get("fail", "1")):
-                self._send(503, b"busy", "text/plain", {"Retry-After": "0"})
+                wait = query.get("retry_after")
+                self._send(503, b"busy", "text/plain", {} if wait is None else {"Retry-After": wait})
             else:
                 self._send(200, generated_article(name).encode(), "text/html; charset=utf-8")
         elif path == "/gbk-as-utf8":

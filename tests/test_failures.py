@@ -19,6 +19,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -241,6 +243,27 @@ def test_retried_redirected_and_failed_requests_each_end_once_and_the_temp_crawl
     assert site.status()["queue"] == {"queued": 3, "leased": 0, "expired": 0, "waiting": 0, "dead_letters": 0}
     # A site with a rule and no dead letter left selects nothing, rightly.
     assert site.crawler("dead", "list", "--site", site.name).returncode == 0
+
+
+@pytest.mark.parametrize(("query", "header"), [("", None), ("&retry_after=0", "0")], ids=["none", "zero"])
+def test_a_page_answering_503_without_a_wait_asked_is_retried_then_a_dead_letter(
+    site: Site, query: str, header: str | None
+) -> None:
+    path = f"/flaky/{unique('busy')}?fail=99{query}"
+    with pytest.raises(urllib.error.HTTPError) as answer:
+        urllib.request.urlopen(site.server.url(f"/flaky/{unique('probe')}?fail=1{query}"), timeout=WAIT_LIMIT)
+    answer.value.close()
+    assert answer.value.code == 503 and answer.value.headers.get("Retry-After") == header
+    site.rule("/a/calm", path)
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert set(site.stored()) == {"/a/calm"}
+    origin = site.server.origin
+    reasons = {str(letter["url"]).removeprefix(origin): letter["reason"] for letter in site.dead()}
+    # A Retry-After of 0 asks for no wait: a server error of the page, as without one.
+    assert reasons == {path: "HTTP 503 Service Unavailable (after 2 retries)"}
+    (busy,) = site.status()["sites"]
+    assert busy["backoffs_24h"] == 0, "a 503 that asks for no wait never holds the site back"
 
 
 def test_a_page_that_timed_out_says_the_limit_and_how_to_raise_it(site: Site) -> None:

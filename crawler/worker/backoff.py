@@ -1,10 +1,11 @@
 """``BackoffMiddleware`` (a downloader middleware): a site that answers 429 Too Many Requests, or 503
 Service Unavailable with a ``Retry-After``, is held back for every worker, as it asked.
 
-The wait is the answer's ``Retry-After`` (seconds or an HTTP date), else ``BACKOFF_FIRST_SECONDS`` doubled
-at each backoff since the last ``BACKOFF_CALM_SECONDS`` without one, at most ``BACKOFF_MAX_SECONDS``. The
-shared queue gates the site until then (:meth:`crawler.redisio.queue.LeasedQueue.back_off`): no worker
-takes its requests, which stay queued; the other sites go on. Afterwards the site is asked at most once
+The wait is the answer's ``Retry-After`` (seconds or an HTTP date; 0 or a date gone by counts as none),
+else ``BACKOFF_FIRST_SECONDS`` doubled at each backoff since the last ``BACKOFF_CALM_SECONDS`` without
+one, at most ``BACKOFF_MAX_SECONDS``. The shared queue gates the site until then
+(:meth:`crawler.redisio.queue.LeasedQueue.back_off`): no worker takes its requests, which stay queued;
+the other sites go on. Afterwards the site is asked at most once
 every ``BACKOFF_THROTTLE_SECONDS`` (doubled at each backoff, at most ``BACKOFF_MAX_THROTTLE_SECONDS``), a
 delay that halves every two minutes: a site that asked to slow down is not flooded again at once.
 
