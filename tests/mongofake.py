@@ -3,7 +3,7 @@
 mongomock keeps the documents and answers finds, updates and aggregations; this module replays
 ``bulk_write`` one operation at a time (mongomock 4.3 cannot take the operations of pymongo 4.9 and
 later), reports duplicate keys the way an unordered bulk write does, and can be switched ``down`` to
-raise ``AutoReconnect`` like an unreachable server, or made to fail one call of one collection
+raise ``AutoReconnect`` like an unreachable server, or made to fail calls of one collection
 (``fail_next``: a connection lost, a write refused). ``$text`` is not implemented by mongomock: the search
 case runs against a real server only. Tests that count as MongoDB need ``MONGO_URI``.
 """
@@ -81,7 +81,7 @@ class FakeClient:
     def __init__(self) -> None:
         self._client: Any = mongomock.MongoClient()
         self.down = False
-        self._failures: dict[tuple[str, str], list[Any]] = {}
+        self._failures: dict[tuple[str, str], list[list[Any]]] = {}
 
     def check(self) -> None:
         if self.down:
@@ -89,18 +89,18 @@ class FakeClient:
 
     def fail_next(self, collection: str, operation: str, error: Exception, *, after: int = 0) -> None:
         """The call of ``operation`` (``bulk_write``, ``find``…) on a collection named ``collection`` that
-        comes after ``after`` others raises ``error``; the calls after it succeed."""
-        self._failures[(collection, operation)] = [after, error]
+        comes after ``after`` others raises ``error``; the calls after it succeed. Failures asked for
+        before it fires come after it: ``after`` then counts from the call that raised the one before."""
+        self._failures.setdefault((collection, operation), []).append([after, error])
 
     def check_call(self, collection: str, operation: str) -> None:
-        failure = self._failures.get((collection, operation))
-        if failure is None:
+        failures = self._failures.get((collection, operation))
+        if not failures:
             return
-        if failure[0] > 0:
-            failure[0] -= 1
+        if failures[0][0] > 0:
+            failures[0][0] -= 1
             return
-        del self._failures[(collection, operation)]
-        raise failure[1]
+        raise failures.pop(0)[1]
 
     def __getitem__(self, name: str) -> FakeDatabase:
         return FakeDatabase(self, self._client[name])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import re
 import resource
 import socket
 import subprocess
@@ -21,12 +22,25 @@ from typing import Any
 
 import pytest
 from mongofake import FakeClient
-from pymongo.errors import AutoReconnect, BulkWriteError
+from pymongo.errors import (
+    AutoReconnect,
+    BulkWriteError,
+    DocumentTooLarge,
+    InvalidName,
+    NetworkTimeout,
+    NotPrimaryError,
+    OperationFailure,
+    ServerSelectionTimeoutError,
+    WTimeoutError,
+)
 from test_store_contract import DISCLAIMER, FLOOD, FLOOD_REPOST, article, made_up
 
 from crawler.store import StoreError, Written
+from crawler.store.base import lasting_failure
+from crawler.store.document import make_document
 from crawler.store.mongo import MongoStore
 from crawler.store.spool import Spool
+from crawler.worker.pipelines.store import _write as write_batch
 
 
 class Clock:
@@ -620,3 +634,96 @@ def test_mongo_timeout_ms_from_the_environment_is_the_one_a_read_command_waits(
     assert wrong.returncode == 2 and "MONGO_TIMEOUT_MS" in wrong.stderr and "'soon'" in wrong.stderr, (
         wrong.stderr
     )
+
+
+# --- errors no wait mends, and errors that pass ------------------------------------------------------------
+
+
+def _too_large_write() -> BulkWriteError:
+    return BulkWriteError(
+        {"writeErrors": [{"index": 0, "code": 10334, "errmsg": "BSONObj size: 16793600 is invalid"}]}
+    )
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (OperationFailure("not authorized on news_2026w47 to execute command", code=13), "not authorized"),
+        (OperationFailure("Authentication failed.", code=18), "Authentication failed"),
+        (
+            OperationFailure("Invalid namespace specified 'news_2026w47.articles'", code=73),
+            "Invalid namespace",
+        ),
+        (InvalidName("database names cannot contain the character ' '"), "database names cannot contain"),
+        (DocumentTooLarge("BSON document too large (16793600 bytes)"), "BSON document too large"),
+        (_too_large_write(), "BSONObj size"),
+    ],
+    ids=["unauthorized", "authentication", "namespace", "database-name", "too-large", "too-large-on-server"],
+)
+def test_a_mongodb_error_no_wait_mends_is_a_lasting_store_error(
+    tmp_path: Path, error: Exception, said: str
+) -> None:
+    """The pymongo-shaped fake (NOT MongoDB) raises pymongo's own exception classes."""
+    client, clock = FakeClient(), Clock()
+    with fake_store(tmp_path, client, clock) as store:
+        client.fail_next("articles", "bulk_write", error)
+        with pytest.raises(StoreError, match=re.escape(said)) as info:
+            store.upsert(article("http://news.test/a", "2026-11-17T10:00:00Z"))
+        assert lasting_failure(info.value), "dead-lettered at once, as SQLite's errors no wait mends"
+        assert not store.spool.pending
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OperationFailure("interrupted at shutdown", code=11600),
+        WTimeoutError("waiting for replication timed out", code=64),
+    ],
+    ids=["shutdown", "write-concern-timeout"],
+)
+def test_a_mongodb_error_that_may_pass_is_tried_again_later(tmp_path: Path, error: Exception) -> None:
+    client, clock = FakeClient(), Clock()
+    with fake_store(tmp_path, client, clock) as store:
+        client.fail_next("articles", "bulk_write", error)
+        with pytest.raises(StoreError) as info:
+            store.upsert(article("http://news.test/a", "2026-11-17T10:00:00Z"))
+        assert not lasting_failure(info.value), "deferred: fetched and stored again later"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        AutoReconnect("connection reset"),
+        NotPrimaryError("not primary"),
+        ServerSelectionTimeoutError("No servers found yet"),
+        NetworkTimeout("timed out"),
+    ],
+    ids=["reconnect", "not-primary", "server-selection", "network-timeout"],
+)
+def test_a_mongodb_server_away_spools_the_batch(tmp_path: Path, error: Exception) -> None:
+    client, clock = FakeClient(), Clock()
+    with fake_store(tmp_path, client, clock) as store:
+        client.fail_next("articles", "bulk_write", error)
+        written = store.upsert(article("http://news.test/a", "2026-11-17T10:00:00Z"))
+        assert written.outcome == "spooled" and store.spool.pending
+        assert not lasting_failure(error)
+        clock.now += 60
+        store.flush()
+        assert set(stored(client)) == {"http://news.test/a"}
+
+
+def test_a_document_mongodb_refuses_for_good_fails_alone_and_the_rest_of_its_batch_is_stored(
+    tmp_path: Path,
+) -> None:
+    """The store pipeline's write of a batch (on the fake, NOT MongoDB): the batch is refused for one
+    document too large, which no wait mends; each of its documents is then written alone, and only that
+    one fails."""
+    client, clock = FakeClient(), Clock()
+    documents = [make_document(article(f"http://news.test/{n}", "2026-11-17T10:00:00Z")) for n in range(3)]
+    with fake_store(tmp_path, client, clock) as store:
+        client.fail_next("articles", "bulk_write", _too_large_write())  # the batch
+        client.fail_next("articles", "bulk_write", _too_large_write(), after=1)  # news.test/1 alone
+        results = write_batch(store, [(document, True) for document in documents], None)
+    assert [getattr(result, "outcome", None) for result in results] == ["new", None, "new"]
+    assert isinstance(results[1], StoreError) and lasting_failure(results[1])
+    assert set(stored(client)) == {"http://news.test/0", "http://news.test/2"}

@@ -23,6 +23,9 @@ from types import TracebackType
 from typing import Any, Literal, Self
 from urllib.parse import urldefrag
 
+from bson.errors import InvalidDocument
+from pymongo.errors import BulkWriteError, ConnectionFailure, InvalidName, OperationFailure, PyMongoError
+
 from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
 from crawler.store.document import (
@@ -438,12 +441,22 @@ _LASTING_ERRNOS = frozenset(
     {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST, errno.EISDIR}
 )
 
+# MongoDB's error codes that no wait mends: no permission (Unauthorized), a login refused
+# (AuthenticationFailed), a database or collection name it refuses (InvalidNamespace, DatabaseDifferCase:
+# a database of that name in another case), a document too large (BSONObjectTooLarge) or refused by the
+# collection's validator (DocumentValidationFailure). A server away, stepping down or shutting down, or a
+# write concern that timed out, may mend.
+_LASTING_MONGO_CODES = frozenset({13, 18, 73, 121, 10334, 13297})
+# A bulk write's refusal of a document whose URL is stored already: no failure (the store reads it so).
+_DUPLICATE_KEY = 11000
+
 
 def lasting_failure(error: BaseException) -> bool:
-    """Whether ``error``, why a store could not write, is one that no wait mends (its first SQLite or
-    file system error along its causes says: a damaged week's file, no permission, a read-only disk, a
-    file in the way of a folder), so that trying again later is no use; False for any other (a locked
-    file, a full disk, a server away)."""
+    """Whether ``error``, why a store could not write, is one that no wait mends (its first SQLite, file
+    system or MongoDB error along its causes says: a damaged week's file, no permission, a read-only disk,
+    a file in the way of a folder; MongoDB refusing the login or the write for want of a role, a database
+    name it refuses, a document too large), so that trying again later is no use; False for any other (a
+    locked file, a full disk, a server away)."""
     cause: BaseException | None = error
     while cause is not None:
         if isinstance(cause, sqlite3.Error):
@@ -451,5 +464,23 @@ def lasting_failure(error: BaseException) -> bool:
             return code is not None and code & 0xFF in _LASTING_SQLITE_CODES
         if isinstance(cause, OSError):
             return cause.errno in _LASTING_ERRNOS
+        if isinstance(cause, PyMongoError | InvalidDocument):
+            return _lasting_mongo(cause)
         cause = cause.__cause__
     return False
+
+
+def _lasting_mongo(error: PyMongoError | InvalidDocument) -> bool:
+    """:func:`lasting_failure` of a pymongo error: a refusal whose code no wait mends (every refusal of a
+    bulk write's but duplicate keys, and no write concern error), a name pymongo refuses, a document it
+    cannot send."""
+    if isinstance(error, ConnectionFailure):
+        return False
+    if isinstance(error, BulkWriteError):
+        refused = {entry.get("code") for entry in error.details.get("writeErrors", [])} - {_DUPLICATE_KEY}
+        return (
+            bool(refused) and refused <= _LASTING_MONGO_CODES and not error.details.get("writeConcernErrors")
+        )
+    if isinstance(error, OperationFailure):
+        return error.code in _LASTING_MONGO_CODES
+    return isinstance(error, InvalidName | InvalidDocument)

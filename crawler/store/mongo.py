@@ -21,7 +21,10 @@ second document and a late retry changes nothing (its upsert meets the unique UR
 When the server cannot be reached (``ConnectionFailure``: no server, network errors, no primary), the
 batch goes to the local spool (:mod:`crawler.store.spool`) under ``CRAWLER_DATA_DIR/spool``; while the
 spool holds documents, later batches join it (order is kept), and every ``retry_seconds`` the spool is
-replayed in order through the same write path. Orphan spools of crashed workers are replayed too.
+replayed in order through the same write path. Orphan spools of crashed workers are replayed too. Any
+other error is a ``StoreError`` (pymongo's error its cause): one no wait mends (the login or the write
+refused for want of a role, a name refused, a document too large) is a lasting failure
+(:func:`crawler.store.base.lasting_failure`), dead-lettered at once; the others are tried again later.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from bson.errors import InvalidDocument
 from pymongo import ASCENDING, DESCENDING, TEXT, IndexModel, MongoClient, UpdateOne
 from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError, ConnectionFailure, PyMongoError
@@ -293,7 +297,7 @@ class MongoStore(Store):
                 self._retry_at = self._clock() + self.retry_seconds
                 results.extend(Written("spooled", document["url"]) for document in rest)
                 break
-            except PyMongoError as exc:
+            except (PyMongoError, InvalidDocument) as exc:
                 raise StoreError(
                     f"cannot write {len(batch)} article(s) (first {batch[0]['url']}) to MongoDB: {exc}"
                 ) from exc

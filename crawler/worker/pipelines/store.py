@@ -5,7 +5,8 @@ Every outcome is a crawler stat (the status view reads them): ``store/new/<site>
 ``store/repost_again/<site>`` (a repost recorded before, fetched again), ``store/spooled/<site>``,
 ``store/dropped_empty/<site>``, ``store/errors/<site>`` (an invalid article, refused alone),
 ``store/unavailable/<site>`` (the store could not write: the request is deferred and tried again, or
-dead-lettered at once for an error no wait mends, :func:`crawler.store.base.lasting_failure`);
+dead-lettered at once for an error no wait mends, :func:`crawler.store.base.lasting_failure`: a batch so
+refused is written again one article at a time, so that an article refused alone fails alone);
 and ``extract/qread_fallback/<site>`` for each article stored (not stored before its job, no repost) whose
 body came from qRead (``extraction.body_from``), a discover page's aside: once per article, however many
 times its page was fetched and extracted before the store could write it.
@@ -188,21 +189,27 @@ class StorePipeline:
             self.noted,
         )
 
-        def settle(done: asyncio.Future[list[Written]]) -> None:
+        def unavailable(error: BaseException) -> StoreUnavailableError:
+            # The documents were checked before: whatever failed is the store's, not theirs.
+            failed = StoreUnavailableError(
+                f"{store!r} could not write: {type(error).__name__}: {error}", lasting=lasting_failure(error)
+            )
+            failed.__cause__ = error
+            return failed
+
+        def settle(done: asyncio.Future[list[Written | StoreError]]) -> None:
             error = None if done.cancelled() else done.exception()
             for index, (_, written, _needed) in enumerate(batch):
                 if done.cancelled():
                     written.set_exception(StoreUnavailableError(f"the write to {store!r} was cancelled"))
                 elif error is not None:
-                    # The documents were checked before: whatever failed is the store's, not theirs.
-                    unavailable = StoreUnavailableError(
-                        f"{store!r} could not write: {type(error).__name__}: {error}",
-                        lasting=lasting_failure(error),
-                    )
-                    unavailable.__cause__ = error
-                    written.set_exception(unavailable)
+                    written.set_exception(unavailable(error))
                 else:
-                    written.set_result(done.result()[index])
+                    result = done.result()[index]
+                    if isinstance(result, StoreError):
+                        written.set_exception(unavailable(result))
+                    else:
+                        written.set_result(result)
 
         writing.add_done_callback(settle)
         await asyncio.wait([writing])
@@ -220,16 +227,35 @@ def _write(
     store: Store,
     documents: list[tuple[dict[str, Any], bool]],
     noted: tuple[redis.Redis, Keys] | None,
-) -> list[Written]:
+) -> list[Written | StoreError]:
     """On the store's thread: the fingerprints the text pool did not compute, then one batch write, then
-    the links noted as redirecting to the URLs it stored."""
-    written = store.write(
-        [add_fingerprints(document) if needed else document for document, needed in documents]
-    )
+    the links noted as redirecting to the URLs it stored. A batch refused for an error no wait mends
+    (:func:`~crawler.store.base.lasting_failure`: one document too large for MongoDB, say) is written again
+    one document at a time, so that only the documents refused fail (with their error, in their place)."""
+    ready = [add_fingerprints(document) if needed else document for document, needed in documents]
+    written: list[Written | StoreError]
+    try:
+        written = list(store.write(ready))
+    except StoreError as exc:
+        if len(ready) == 1 or not lasting_failure(exc):
+            raise
+        written = [_write_alone(store, document) for document in ready]
     if noted is not None:
-        stored = [result.url for result in written if result.outcome in ("new", "updated", "unchanged")]
+        stored = [
+            result.url
+            for result in written
+            if isinstance(result, Written) and result.outcome in ("new", "updated", "unchanged")
+        ]
         _record_redirects(store, *noted, stored)
     return written
+
+
+def _write_alone(store: Store, document: dict[str, Any]) -> Written | StoreError:
+    """One document written by itself: what became of it, or why the store refused it."""
+    try:
+        return store.write([document])[0]
+    except StoreError as exc:
+        return exc
 
 
 def _record_redirects(store: Store, server: redis.Redis, keys: Keys, urls: Sequence[str]) -> None:
