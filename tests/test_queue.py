@@ -9,7 +9,7 @@ import redis
 from scrapy import Request, Spider
 
 from crawler.keys import Keys
-from crawler.redisio import serializer
+from crawler.redisio import redirects, serializer
 from crawler.redisio.queue import Ack, LeasedQueue
 from crawler.requests import Work, decode_request, leased, push
 
@@ -294,3 +294,42 @@ def test_expired_and_released_leases_free_their_sites_slots(redis_client: redis.
     assert queue.release([again.member]) == 1
     assert queue.pop().member is not None
     assert queue.politeness(["news"])[0].inflight == 1
+
+
+# --- notes of links that redirected to an article seen already ------------------------------------------
+
+
+def test_redirect_notes_of_an_article_never_stored_are_dropped_once_they_are_older_than_their_limit(
+    redis_client: redis.Redis,
+) -> None:
+    keys = Keys("test")
+    start = 1_800_000_000.0
+    redirects.note(redis_client, keys, "http://news.test/dead", ["http://t.test/1"], now=start)
+    redirects.note(redis_client, keys, "http://news.test/dead", ["http://t.test/2"], now=start + 60)
+    redirects.note(redis_client, keys, "http://news.test/stored", ["http://t.test/3"], now=start + 60)
+    later = start + redirects.NOTE_SECONDS - 1
+    assert redirects.note(redis_client, keys, "http://news.test/late", ["http://t.test/4"], now=later) == 0
+    assert set(redirects.noted(redis_client, keys, ["http://news.test/dead", "http://news.test/stored"])) == {
+        "http://news.test/dead",
+        "http://news.test/stored",
+    }, "kept within the limit, counted from the first note of the article"
+    notes = redirects.noted(redis_client, keys, ["http://news.test/stored"])
+    redirects.forget(redis_client, keys, notes.items())
+    expired = redirects.note(
+        redis_client,
+        keys,
+        "http://news.test/new",
+        ["http://t.test/5"],
+        now=start + 30 + redirects.NOTE_SECONDS,
+    )
+    assert expired == 1, "the article never stored: its notes dropped, once"
+    assert set(
+        redirects.noted(
+            redis_client, keys, [f"http://news.test/{name}" for name in ("dead", "stored", "late", "new")]
+        )
+    ) == {
+        "http://news.test/late",
+        "http://news.test/new",
+    }
+    assert redis_client.hlen(keys.redirected) == 2
+    assert redis_client.zcard(keys.redirected_at) == 2, "nothing left of the notes dropped or recorded"

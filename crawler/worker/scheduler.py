@@ -254,11 +254,19 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
     def _note_redirect(self, request: Request) -> None:
         """An article link skipped as redirecting to ``request``'s URL, seen already: its redirect chain
         is noted for the article's document (:mod:`crawler.redisio.redirects`), which records it at once
-        when it is stored, else as it is stored. Raises ``redis.RedisError`` when Redis fails."""
+        when it is stored, else as it is stored; the notes of articles never stored within
+        ``NOTE_SECONDS`` go (counted). Raises ``redis.RedisError`` when Redis fails."""
         url = urldefrag(request.url).url
-        redirect_notes.note(
+        expired = redirect_notes.note(
             self.server, self.keys, url, [str(u) for u in request.meta.get("redirect_urls", ())]
         )
+        if expired:
+            self.stats.inc_value("redirect/notes_expired", expired)
+            logger.info(
+                "Dropped the notes of links redirecting to %d article URL(s) not stored within %.0f days",
+                expired,
+                redirect_notes.NOTE_SECONDS / 86400,
+            )
         pipeline = store_pipeline_of(self.crawler)
         if pipeline is not None:
             pipeline.redirected(url)
