@@ -919,3 +919,41 @@ def _bandit(web: Web, origin: str) -> tuple[int, int]:
         good, bad = (client.hget(f"crawler:discover:web:{name}", host) for name in ("good", "bad"))
         client.close()
     return int(good or 0), int(bad or 0)
+
+
+# `crawler temp` that says, for each download, its slot in this worker and that slot's concurrency.
+SLOTS_SAID = """
+import sys
+from crawler.worker.slots import SiteSlotMiddleware
+real_downloaded = SiteSlotMiddleware._downloaded
+
+def downloaded(self, request):
+    key = request.meta["download_slot"]
+    slot = self.crawler.engine.downloader.slots[key]
+    print("SLOT", key, slot.concurrency, file=sys.stderr, flush=True)
+    return real_downloaded(self, request)
+
+SiteSlotMiddleware._downloaded = downloaded
+from crawler.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("concurrency", [1, 12])
+def test_a_discover_pages_download_slot_in_the_worker_has_its_rules_concurrency(
+    tmp_path: Path, concurrency: int
+) -> None:
+    """Each host of a discover crawl has its own slot in the worker (``web@host``), as in the shared queue,
+    with the rule's concurrency (not Scrapy's CONCURRENT_REQUESTS_PER_DOMAIN, 8), as a site's slot has."""
+    site = tmp_path / "site"
+    _seed_and_three_pages(site)
+    with served_folder(site, tmp_path / "server.log") as origin:
+        web = _folder_web(origin, tmp_path)
+        rule = web.rules / "web.yaml"
+        text = rule.read_text("utf-8")
+        assert "concurrency: 2" in text, text
+        rule.write_text(text.replace("concurrency: 2", f"concurrency: {concurrency}"), "utf-8")
+        done = web.crawler("temp", "web", script=SLOTS_SAID)
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = {tuple(line.split()[1:]) for line in done.stderr.splitlines() if line.startswith("SLOT web@")}
+    assert said == {(f"web@{origin.removeprefix('http://')}", str(concurrency))}, done.stderr[-3000:]

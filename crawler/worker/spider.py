@@ -119,6 +119,21 @@ def _download_slot(rule: Rule) -> dict[str, Any]:
     return {"delay": 0.0, "concurrency": rule.concurrency}
 
 
+class _DownloadSlots(dict[str, dict[str, Any]]):
+    """A worker's download slot settings (the downloader's ``per_slot_settings``, made from
+    ``DOWNLOAD_SLOTS``): a discover page's slot, ``<site>@<host>``
+    (:func:`crawler.requests.discover_request`), has its site's, as each host of a discover crawl has the
+    rule's politeness in the shared queue. The downloader reads a slot's settings with ``get`` when it
+    makes the slot."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = super().get(key)
+        site, at, _host = key.partition("@")
+        if found is None and at:
+            found = super().get(site)
+        return default if found is None else found
+
+
 def _leave_embedded() -> None:
     while _embedded:
         _embedded.pop().close()
@@ -143,7 +158,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
         """The environment's settings (for ``scrapy crawl sites``), and per-site politeness (one download
-        slot per rule, with the rule's concurrency: :func:`_download_slot`)."""
+        slot per rule, with the rule's concurrency: :func:`_download_slot`; a discover crawl's host slots
+        take their site's once the spider opens: :class:`_DownloadSlots`)."""
         super().update_settings(settings)
         apply_environment(settings)
         if not settings.get("REDIS_URL"):
@@ -162,6 +178,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         spider: Self = super().from_crawler(crawler, *args, **kwargs)
         spider.load(load_rules(crawler.settings["CRAWLER_RULES_DIR"]))
         crawler.signals.connect(spider.opened, signal=signals.spider_opened)
+        crawler.signals.connect(spider.slots_opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
         crawler.signals.connect(spider.leases_ending, signal=leases_ending)
         if _embedded:
@@ -270,6 +287,13 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if added:
             logger.warning("Rules added while running: %s", ", ".join(sorted(added)))
             self.rules.update(added)
+
+    def slots_opened(self) -> None:
+        """The downloader's slot settings, as :class:`_DownloadSlots` (a discover host's slot has its
+        site's)."""
+        assert self.crawler.engine is not None
+        downloader = self.crawler.engine.downloader
+        downloader.per_slot_settings = _DownloadSlots(downloader.per_slot_settings)
 
     def opened(self) -> None:
         # The spider's own handle on the shared Bloom filter: a page's links are tested and queued in one
