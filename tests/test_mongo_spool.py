@@ -727,3 +727,25 @@ def test_a_document_mongodb_refuses_for_good_fails_alone_and_the_rest_of_its_bat
     assert [getattr(result, "outcome", None) for result in results] == ["new", None, "new"]
     assert isinstance(results[1], StoreError) and lasting_failure(results[1])
     assert set(stored(client)) == {"http://news.test/0", "http://news.test/2"}
+
+
+def test_an_article_write_the_write_concern_did_not_confirm_is_not_acknowledged(tmp_path: Path) -> None:
+    """MongoDB answers a bulk write with a write concern error alone (the primary wrote it, the members the
+    write concern asks for did not confirm it in time): the batch fails with a StoreError that says so and
+    that waiting may mend, so the pipeline tries it again, and nothing is taken as stored meanwhile. Written
+    again, the batch stores what it would have."""
+    unconfirmed = BulkWriteError(
+        {
+            "writeErrors": [],
+            "writeConcernErrors": [{"code": 64, "errmsg": "waiting for replication timed out"}],
+        }
+    )
+    client, clock = FakeClient(), Clock()
+    batch = carriers(2)
+    with fake_store(tmp_path, client, clock) as store:
+        client.fail_next("articles", "bulk_write", unconfirmed)
+        with pytest.raises(StoreError, match=r"write concern.*waiting for replication timed out") as failed:
+            store.upsert_many(batch)
+        assert not lasting_failure(failed.value)
+        assert stored(client) == {}
+        assert [w.outcome for w in store.upsert_many(batch)] == ["new", "new"]

@@ -549,7 +549,15 @@ class MongoStore(Store):
 
     def _duplicates(self, exc: BulkWriteError, what: str, week: str) -> list[int]:
         """The indexes of the operations of an unordered bulk write that met a duplicate key; any other
-        refusal is a StoreError naming ``what`` was refused and the week's database."""
+        refusal is a StoreError naming ``what`` was refused and the week's database, and so is a write the
+        write concern did not confirm (the batch is tried again: an upsert written twice is the same)."""
+        unconfirmed = exc.details.get("writeConcernErrors") or []
+        if unconfirmed:
+            raise StoreError(
+                f"MongoDB did not confirm {what} in {self.prefix}_{week} under its write concern "
+                f"({self.write_concern.document}): {unconfirmed[0].get('errmsg')}; the batch is tried again "
+                "(check the replica set's members, or lower MONGO_WRITE_CONCERN)"
+            ) from exc
         duplicates = []
         for error in exc.details.get("writeErrors", []):
             if error.get("code") != _DUPLICATE_KEY:
