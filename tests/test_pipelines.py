@@ -227,6 +227,14 @@ def test_ten_digits_that_read_as_a_date_and_hour_and_as_a_timestamp_are_the_late
     assert published_date(text, now=moment) == iso
 
 
+@pytest.mark.parametrize("text", ["2026010100005", "2026010100012", "2026112010.5"])
+def test_digits_other_than_ten_alone_are_never_read_as_a_date_and_hour(text: str) -> None:
+    """Milliseconds, or seconds with a fraction, that count to a time years ahead are no date: their first
+    ten digits are not read as a date and hour (2026-01-01 05:00 for ``2026010100005``)."""
+    now = datetime(2026, 11, 20, tzinfo=UTC).timestamp()
+    assert published_date(text, now=now) is None
+
+
 def test_a_published_value_that_is_no_date_is_kept_and_counted(crawler: Crawler) -> None:
     pipeline = build_from_crawler(CleanPipeline, crawler)
     assert pipeline.process_item(item(published="21/11/2026")).published == "21/11/2026"

@@ -144,14 +144,20 @@ def _timestamp(found: re.Match[str], now: float) -> str | None:
     latest = now + _TIMESTAMP_AHEAD_SECONDS
     moment = int(seconds) if seconds is not None else int(milliseconds) // 1000
     counted = datetime.fromtimestamp(moment, UTC) if moment <= latest else None
-    digits = found.group()
-    try:
-        hour = datetime(int(digits[:4]), int(digits[4:6]), int(digits[6:8]), int(digits[8:]), tzinfo=UTC)
-    except ValueError:  # a fraction of a second, milliseconds, or no such date or hour
-        hour = None
+    # Milliseconds, or seconds with a fraction, are a timestamp only.
+    hour = _date_and_hour(seconds) if seconds == found.group() else None
     if hour is not None and hour.timestamp() <= latest and (counted is None or hour > counted):
         return hour.replace(tzinfo=None).isoformat(timespec="seconds")
     return None if counted is None else counted.isoformat(timespec="seconds")
+
+
+def _date_and_hour(digits: str) -> datetime | None:
+    """Ten digits as the date and hour they write (``2026112010``, 2026-11-20 10:00 UTC); None when they
+    write no such date or hour."""
+    try:
+        return datetime(int(digits[:4]), int(digits[4:6]), int(digits[6:8]), int(digits[8:]), tzinfo=UTC)
+    except ValueError:
+        return None
 
 
 def _twenty_four_hour(match: re.Match[str]) -> str:
