@@ -830,19 +830,21 @@ def _without_boilerplate(lines: list[Line], suspects: list[list[int]]) -> list[L
     doomed = bytearray(len(lines))
     # Hidden blocks first, an article mark inside or not: a hidden copy of the article (metadata for
     # machines) would show the body twice. What they hold is then not counted in the share of a block
-    # whose class says boilerplate: that share is of the text a reader sees.
+    # whose class says boilerplate, in the block or in the page: that share is of the text a reader sees.
     for start, end, flags in suspects:
         if flags & _HIDDEN:
             i, j = bisect_left(positions, start), bisect_left(positions, end + 1)
             if words[j] - words[i] <= limit:
                 doomed[i:j] = b"\x01" * (j - i)
-    shown = sum(line.words for line, drop in zip(lines, doomed, strict=True) if not drop)
-    limit = MAX_BOILERPLATE_SHARE * shown
+    shown = [0]
+    for line, drop in zip(lines, doomed, strict=True):
+        shown.append(shown[-1] + (0 if drop else line.words))
+    limit = MAX_BOILERPLATE_SHARE * shown[-1]
     for start, end, flags in suspects:
         # An article mark inside guards a block whose class says boilerplate.
         if flags & (_GUARDED | _HIDDEN):
             continue
         i, j = bisect_left(positions, start), bisect_left(positions, end + 1)
-        if words[j] - words[i] <= limit:
+        if shown[j] - shown[i] <= limit:
             doomed[i:j] = b"\x01" * (j - i)
     return [line for line, drop in zip(lines, doomed, strict=True) if not drop]

@@ -265,6 +265,34 @@ def test_a_hidden_copy_of_the_article_does_not_outweigh_the_body_in_a_layout_cla
     assert "Republish" not in result.text
 
 
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_sidebar_holding_a_hidden_copy_of_the_story_is_not_kept_for_it(algo: str) -> None:
+    """The hidden "republish this story" box sits inside the sidebar: the sidebar's share of the text a
+    reader sees is of its shown teasers, not of the copy it hides, so it stays out."""
+    html = page("hidden_copy_beside_layout_class.html")
+    start = html.index('<div class="republish-box"')
+    end = html.index("</div>", start) + len("</div>")
+    box = html[start:end]
+    teasers = (
+        "<h3>Most read</h3><p>Council votes to keep the night buses running through the winter after a"
+        " petition signed by two thousand riders.</p><p>The old swimming baths on Quay Road will reopen in"
+        " May with a new roof, the trust that runs them said on Tuesday.</p>"
+    )
+    html = (
+        (html[:start] + html[end:])
+        .replace('<div class="sidebar-content">', '<div class="story">')
+        .replace(
+            '<div class="sidebar"><a href="/most-read">Most read</a> <a href="/weather">Weather</a></div>',
+            f'<aside class="sidebar">{teasers}{box}</aside>',
+        )
+    )
+    result = extract(html, algo=algo)
+    assert len(result.paragraphs) == 4
+    assert result.paragraphs[-1].startswith("Local growers say")
+    for junk in ("Most read", "night buses", "Republish"):
+        assert junk not in result.text
+
+
 def test_parts_react_streamed_at_the_end_of_the_page_are_read_in_their_place() -> None:
     """A streamed React page holds its story in hidden ``<div id="S:n">`` parts after the footer, and a
     script (gone from the saved page) moves each into its ``<template id="B:n">`` or ``P:n``: the story
