@@ -413,10 +413,13 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
             (i for i in inside if not good_lines[0] <= i <= good_lines[-1]), "short, before or after the text"
         )
         inside = [i for i in inside if good_lines[0] <= i <= good_lines[-1]]
+    # A long headline is an article line itself: a sub-heading sits between article lines of other tags.
+    body = [i for i in good_lines if lines[i].tag not in NOT_TEXT_TAGS]
     kept = {
         i
         for i in inside
-        if lines[i].tag not in NOT_TEXT_TAGS or (cjk and _sub_heading(lines[i], title_terms))
+        if lines[i].tag not in NOT_TEXT_TAGS
+        or (cjk and bool(body) and body[0] < i < body[-1] and _sub_heading(lines[i], title_terms))
     }
     drop((i for i in inside if i not in kept), "headline or caption tag", never_text=True)
     # A long line met twice is a carousel or a repeated teaser: the article says a thing once.
@@ -460,9 +463,9 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
 
 
 def _sub_heading(line: Line, title_terms: Counter[str] | None) -> bool:
-    """Whether a line of a CJK page's article block, between its first and last article lines, is an
-    ``<h1>`` its editor made a sub-heading ("怎样判断自己是否属于脂溢性脱发呢？"): unlike the headline, it
-    is not like the title."""
+    """Whether a line of a CJK page's article block, between its first and last article lines not in an
+    ``<h1>`` or a caption, is an ``<h1>`` its editor made a sub-heading: unlike the headline, it is not
+    like the title ("怎样判断自己是否属于脂溢性脱发呢？")."""
     return (
         line.tag == "h1"
         and title_terms is not None

@@ -234,6 +234,24 @@ def test_h1_sub_headings_inside_a_chinese_story_are_kept_and_its_headline_is_not
     ]
 
 
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+@pytest.mark.parametrize("title", ["江州日报网", "新闻中心_江州日报网"])
+def test_a_long_h1_headline_of_a_chinese_story_is_not_its_text_when_the_title_names_only_the_site(
+    algo: str, title: str
+) -> None:
+    """A headline long enough to be an article line opens the story's lines: it is no sub-heading, though
+    the page's title (the site's name) is unlike it."""
+    headline = "江州新增五个社区养老服务中心，可为周边近两万名老年人提供日间照料和助餐服务"
+    html = (
+        page("chinese_notices.html")
+        .replace("<title>江州新增五个社区养老服务中心_江州日报网</title>", f"<title>{title}</title>")
+        .replace("<h1>江州新增五个社区养老服务中心</h1>", f"<h1>{headline}</h1>")
+    )
+    result = extract(html, algo=algo)
+    assert result.paragraphs[0].startswith("记者从市民政局获悉")
+    assert "日间照料和助餐服务" not in result.text
+
+
 def test_a_hidden_copy_of_the_article_does_not_double_the_body() -> None:
     """A hidden "republish this article" box holds the headline, the body, a date and an image URL: its
     article marks do not make it text, so the body comes out once."""
