@@ -269,9 +269,12 @@ _DATELINE_RE = re.compile(
     r"\s*来源[：:]"
 )
 # A post's stamp on a forum thread or a blog's page of posts: the full date and time a program wrote, with
-# the seconds or beside a word that says it was posted ("2005-03-18 01:58:01", "发表于 2004年12月27日 12:40").
+# the seconds or beside a word that says it was posted ("2005-03-18 01:58:01", "发表于 2004年12月27日 12:40",
+# "2004-12-27 12:40 发表"), not a word of what follows it (a story's timeline: "07:00 气象台发布暴雪预警").
 _STAMP_RE = re.compile(r"\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?\s*\d{1,2}:\d{2}(:\d{2})?")
-_POSTED_RE = re.compile(r"发表|发布|发贴|发帖|张贴|回复|留言")
+_POSTED = r"(?:发表|发布|发贴|发帖|张贴|回复|留言)"
+_POSTED_BEFORE_RE = re.compile(_POSTED + r"(?:于|时间|日期)?\W{0,3}$")
+_POSTED_AFTER_RE = re.compile(r"\s*" + _POSTED + r"(?:于|时间|日期)?(?!\w)")
 # A short line of a Chinese page that turns its pages: "上一页", "下一篇", "第1页/共3页", "[1] [2] [3]".
 _PAGINATION_RE = re.compile(
     r"上一页|下一页|上一篇|下一篇|第\s*\d+\s*页\s*/?\s*共\s*\d+\s*页|^\W*(?:\[\d+\]\s*){2,}\W*$"
@@ -488,7 +491,10 @@ def _later_posts(lines: list[Line], kinds: list[int], kept: set[int]) -> list[in
             text_seen = True
         elif text_seen and (stamp := _STAMP_RE.search(lines[i].text)):
             text = lines[i].text
-            if (stamp[1] or _POSTED_RE.search(text)) and not _DATELINE_RE.match(text):
+            posted = _POSTED_BEFORE_RE.search(text, 0, stamp.start()) or _POSTED_AFTER_RE.match(
+                text, stamp.end()
+            )
+            if (stamp[1] or posted) and not _DATELINE_RE.match(text):
                 stamps.append(position)
     if len(stamps) < LATER_POSTS:
         return []

@@ -211,6 +211,25 @@ def test_a_notice_under_a_heading_that_names_the_site_or_is_spaced_out_ends_a_ch
     assert extract(html).paragraphs == story
 
 
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_chinese_storys_timeline_of_dated_announcements_is_not_taken_for_posts(algo: str) -> None:
+    """A story's timeline, each entry a date and time and what was issued ("发布暴雪预警"), is its text:
+    "发布" there is not a post's stamp, which writes it beside the time ("发表于 2007-6-2 10:21")."""
+    story = [
+        "今年入冬以来，我市遭遇了三次大范围降雪过程，全市各部门提前部署，确保了道路畅通和群众生活正常。",
+        "据市应急管理局介绍，此次降雪过程中，全市共出动除雪车辆一千二百余台次，清扫主次干道四百多公里。",
+        "2022年2月13日 07:00 气象台发布暴雪预警",
+        "2022年2月13日 09:30 应急局发布三级响应",
+        "2022年2月14日 18:00 气象台发布解除预警",
+        "市应急管理局有关负责人表示，下一步将继续加强值班值守，密切关注天气变化，及时发布预警信息，全力保障群众安全。",
+    ]
+    body = "".join(f"<p>{text}</p>" for text in story)
+    html = (
+        f"<html><head><title>我市全力应对降雪_江州日报网</title></head><body><div>{body}</div></body></html>"
+    )
+    assert extract(html, algo=algo).paragraphs == story
+
+
 def test_h1_sub_headings_inside_a_chinese_story_are_kept_and_its_headline_is_not() -> None:
     """An editor who makes each sub-heading an ``<h1>``: between the story's paragraphs, a heading unlike
     the title is the story's, and the headline (like the title) stays out wherever it is."""
