@@ -390,7 +390,6 @@ def test_a_text_process_is_out_of_its_parents_process_group_and_terminate_stops_
 POOL_SIGNALLED_AS_IT_STARTS = """
 import asyncio, os, signal
 from concurrent.futures import ProcessPoolExecutor
-from datetime import UTC, datetime
 from scrapy.utils.test import get_crawler
 from crawler.worker import textwork
 
@@ -570,7 +569,6 @@ def test_articles_of_batches_under_way_when_a_text_process_dies_are_done_here(tm
 POOL_OF_A_KILLED_PARENT = """
 import multiprocessing, os, signal, sys
 from concurrent.futures import ProcessPoolExecutor
-from datetime import UTC, datetime
 from crawler.worker.textjob import quiet_child
 pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"), initializer=quiet_child)
 print(*{pool.submit(os.getpid).result() for _ in range(8)}, flush=True)
