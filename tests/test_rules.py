@@ -1206,6 +1206,31 @@ def test_brackets_that_leave_out_a_no_break_space_in_a_stripped_fields_regex_are
     assert raw_rule.extract_fields(page("<p class='by'>By Ann Lee\xa0(staff)</p>"))["author"] == "Ann Lee"
 
 
+@pytest.mark.parametrize(
+    ("brackets", "fix"),
+    [
+        # The fix keeps what else the brackets leave out: [^ ] would take the letters or the CJK punctuation.
+        ("[^a-z\\xa0]", "[^ a-z]"),
+        ("[^\\u3000-\\u303f]", "[^ \\u3001-\\u303f]"),
+        ("[^\\x00-\\xa0]", "[^ \\x00-\\x9f]"),
+    ],
+)
+def test_the_fix_named_for_brackets_that_leave_out_a_no_break_space_keeps_the_rest_of_them(
+    tmp_path: Path, brackets: str, fix: str
+) -> None:
+    fields = f"""
+        article:
+          fields:
+            author: {{xpath: "//p[@class='by']", regex: 'By ({brackets}+)'}}
+    """
+    with pytest.raises(RuleErrors) as raised:
+        load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fields)))
+    (error,) = raised.value.errors
+    assert (error.expected or "").startswith(f"{fix} to leave out that space"), error.expected
+    fixed = fields.replace(brackets, fix)
+    load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fixed)))
+
+
 def test_fields_absent_from_the_page_or_the_rule_are_none(full_rule: Rule, tmp_path: Path) -> None:
     assert full_rule.extract_fields(page("<p>nothing here</p>")) == dict.fromkeys(
         [*STANDARD_FIELDS, "section"]

@@ -249,10 +249,14 @@ def _collapsed_spaces(pattern: str, spaces: str) -> str:
             chars = [_space_of(member) for member in members]
             others = [found for found in chars if found is not None and found not in spaces]
             if others and members[:1] == ["^"]:
+                fix = (
+                    _leaving_out_a_space(members, spaces)
+                    or "the brackets without that character, with a space"
+                )
                 raise _SpacesLeftOut(
                     f"{token} in regex {_shown(pattern)} leaves out {_named(others[0])}, which the text it"
                     " searches never has: strip: true makes every run of white space one space",
-                    "[^ ] to leave out that space (every space of the text), or strip: false to search the"
+                    f"{fix} to leave out that space (every space of the text), or strip: false to search the"
                     " text as the page has it",
                 )
             if members and None not in chars:
@@ -277,6 +281,42 @@ def _collapsed_spaces(pattern: str, spaces: str) -> str:
         out.append(token)
     out.append(" " if foreign else "".join(run))
     return "".join(out)
+
+
+def _leaving_out_a_space(members: Sequence[str], spaces: str) -> str | None:
+    """Negated brackets (their ``members``, ``^`` first) as they leave out a space instead of the white
+    space characters other than ``spaces`` they name: each such character left out alone, a range's end
+    moved past it (``[^ \\u3001-\\u303f]`` for ``[^\\u3000-\\u303f]``); None when that gives no valid
+    brackets free of them."""
+    out = ["[^ "]
+    last = len(members) - 1
+    for position, member in enumerate(members[1:], start=1):
+        char = _space_of(member)
+        if member in "]-" and position == 1:  # first in the brackets, itself: no longer first after the space
+            out.append("\\" + member)
+        elif char is None or char in spaces:
+            out.append(member)
+        elif position < last - 1 and members[position + 1] == "-":
+            out.append(_escaped(ord(char) + 1))
+        elif position > 2 and members[position - 1] == "-":
+            out.append(_escaped(ord(char) - 1))
+    out.append("]")
+    fixed = "".join(out)
+    if fixed == "[^ ]":
+        return fixed
+    try:
+        regex.compile(fixed)
+        _collapsed_spaces(fixed, spaces)
+    except (regex.error, _SpacesLeftOut):
+        return None
+    return fixed
+
+
+def _escaped(code: int) -> str:
+    """A character as a regular expression escapes it (``\\x9f``, ``\\u3001``)."""
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _class_end(tokens: Sequence[str], start: int) -> int:
