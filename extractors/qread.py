@@ -261,9 +261,9 @@ _NOTICE_RE = re.compile(
     r"\W*(?:反侵权公告|版权声明|版权所有|原创版权|转载申请|转载请|未经(?:书面)?(?:许可|授权)|免责声明"
     r"|本文(?:系|为|来源|转自|仅代表)|声明[：:])"
 )
-# A short line that heads such a notice, wherever the words sit in it ("振兴东北网版权与免责声明：",
-# "郑 重 声 明").
-_NOTICE_HEADING_RE = re.compile(r"(?:版权|免责|郑重)声明")
+# A short line that heads such a notice, the words at its end ("振兴东北网版权与免责声明：",
+# "郑 重 声 明"), not a sub-heading that names one ("格式条款中的免责声明是否有效？").
+_NOTICE_HEADING_RE = re.compile(r"(?:版权|免责|郑重)声明\W*$")
 _DATELINE_RE = re.compile(
     r"\W*\d{4}[-./年]\d{1,2}[-./月]\d{1,2}日?\s*(?:\d{1,2}:\d{2}(?::\d{2})?)?\s*(?:更新|发布)?\s*[|｜丨]?"
     r"\s*来源[：:]"

@@ -230,6 +230,24 @@ def test_a_chinese_storys_timeline_of_dated_announcements_is_not_taken_for_posts
     assert extract(html, algo=algo).paragraphs == story
 
 
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_chinese_storys_sub_heading_that_asks_about_a_disclaimer_does_not_end_it(algo: str) -> None:
+    """A short line that names a disclaimer ends the story only when it heads one (it ends on "声明"): a
+    sub-heading that asks about one ("免责声明是否有效？") is the story's."""
+    story = [
+        "近日，市民张先生在网上购买了一台洗衣机，收货后发现机器无法正常使用，商家却以页面上的说明为由拒绝退货。",
+        "商家表示，商品页面早已写明“特价商品一经售出概不退换”，张先生下单即视为同意，因此不承担退货责任。",
+        "张先生认为，洗衣机收到时就无法使用，属于质量问题，与是否特价无关，商家理应退货或者更换新机。",
+        "格式条款中的免责声明是否有效？",
+        "律师介绍，经营者以格式条款排除消费者依法享有的退货权利，这样的条款依法无效，消费者仍可要求退货。",
+        "律师提醒，消费者遇到类似情况应保留购物凭证和聊天记录，必要时可以向市场监管部门投诉或者提起诉讼。",
+    ]
+    body = "".join(f"<p>{text}</p>" for text in story)
+    title = "网购特价商品能否退货_江州日报网"
+    html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
+    assert extract(html, algo=algo).paragraphs == story
+
+
 def test_h1_sub_headings_inside_a_chinese_story_are_kept_and_its_headline_is_not() -> None:
     """An editor who makes each sub-heading an ``<h1>``: between the story's paragraphs, a heading unlike
     the title is the story's, and the headline (like the title) stays out wherever it is."""
