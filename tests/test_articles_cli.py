@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tracemalloc
+import unicodedata
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -1016,6 +1017,28 @@ def test_show_puts_a_space_after_every_label(
     assert labelled[-1].startswith("extraction:"), out
     starts = {len(line) - len(line.split(":", 1)[1].lstrip()) for line in labelled}
     assert len(starts) == 1, out
+
+
+def _columns(line: str) -> int:
+    """The terminal columns ``line`` takes: two for a wide (Chinese, Japanese, Korean) character."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in line)
+
+
+def test_show_wraps_chinese_text_to_the_columns_it_takes_on_the_terminal(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SqliteStore(crawled) as store:
+        document = next(
+            d
+            for d in store.iter_articles()
+            if d["site"] == "demo-huaxia"
+            and any(_columns(p) > articlescli.MAX_WRAP for p in d["body"].split("\n\n"))
+        )
+    _, out, _ = articles(capsys, monkeypatch, crawled, "show", document["id"])
+    wide = [line for line in out.splitlines() if "://" not in line and _columns(line) > articlescli.MAX_WRAP]
+    assert not wide, f"lines wider than {articlescli.MAX_WRAP} columns: {wide}"
+    body = out.split("\nbody:\n", 1)[1]
+    assert "".join(body.split()) == "".join(document["body"].split()), "the whole body, only wrapped"
 
 
 @pytest.mark.parametrize("command", [("stats",), ("list",), ("search", "news"), ("export",), ("show", "x")])

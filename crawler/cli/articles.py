@@ -22,7 +22,6 @@ import re
 import shlex
 import shutil
 import sys
-import textwrap
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC
@@ -33,6 +32,7 @@ from urllib.parse import urldefrag
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from crawler.cli.terminal import output_advice, printable, tell
 from crawler.commandline import command_name, counted, did_you_mean, suggest
@@ -338,7 +338,7 @@ def _print_document(
     for length, text in sorted((document.get("summary") or {}).items(), key=lambda pair: int(pair[0])):
         lines.append("")
         lines.append(f"summary, {counted(int(length), 'sentence')}:")
-        lines.extend(textwrap.wrap(printable(text), width, initial_indent="  ", subsequent_indent="  "))
+        lines.extend(f"  {line}" for line in _wrapped(text, width - 2))
     reposts = document.get("reposts") or []
     if reposts:
         lines.append("")
@@ -351,9 +351,20 @@ def _print_document(
     lines.append("")
     lines.append("body:")
     for paragraph in (document.get("body") or "").split("\n\n"):
-        lines.extend(textwrap.wrap(printable(paragraph), width) or [""])
+        lines.extend(_wrapped(paragraph, width) or [""])
         lines.append("")
     sys.stdout.write("\n".join(lines).rstrip("\n") + "\n")
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    """``text`` printable, its white space collapsed, on lines of at most ``width`` terminal columns: broken
+    at spaces, and between the characters of a run without any (Chinese text), each wide character counted
+    as the two columns it takes (``textwrap`` counts one a character)."""
+    collapsed = " ".join(printable(text).split())
+    if not collapsed:
+        return []
+    console = Console(width=width, color_system=None, force_terminal=False)
+    return [line.plain.rstrip() for line in Text(collapsed).wrap(console, width, overflow="fold")]
 
 
 # --- export ---------------------------------------------------------------------------------------------
