@@ -107,8 +107,9 @@ class StoreUnavailableError(StoreError):
 def folder_advice(exc: OSError, folder: Path) -> str:
     """What to do when a file or folder in ``folder`` (or ``folder`` itself) could not be made or written
     for ``exc``: free space on its disk (full, or over a quota), raise the limit a file grew past, move
-    away the file that stands where a folder must be (named), or make the folder writable; empty for any
-    other error, which says best what is wrong."""
+    away the file that stands where a folder must be (named), or make the folder writable (``folder``, or
+    the folder above it that exists when it does not: the one it cannot be made in); empty for any other
+    error, which says best what is wrong."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return f"free space on the disk of {folder}"
     if exc.errno == errno.EFBIG:
@@ -121,7 +122,8 @@ def folder_advice(exc: OSError, folder: Path) -> str:
         if in_the_way is not None:
             return f"{in_the_way} is a file, not a folder: move it away, or give another data folder"
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return f"make {folder} writable by the crawler's user, or give another data folder"
+        existing = next((part for part in [folder, *folder.parents] if part.is_dir()), folder)
+        return f"make {existing} writable by the crawler's user, or give another data folder"
     return ""
 
 

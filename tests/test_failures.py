@@ -2114,6 +2114,27 @@ def test_a_data_folder_under_a_file_names_that_file_not_the_disk_space(site: Sit
         )
 
 
+def test_a_data_folder_that_cannot_be_written_is_the_folder_named_to_make_writable(site: Site) -> None:
+    """The embedded Redis's folder cannot be made in a data folder marked immutable (``chattr +i``, which
+    root obeys, unlike permissions): the folder to make writable is the data folder, which exists, not
+    its ``redis`` folder, which does not."""
+    site.rule("/a/one")
+    data = site.root / "readonly-data"
+    data.mkdir()
+    if subprocess.run(["chattr", "+i", str(data)], capture_output=True, check=False).returncode != 0:
+        pytest.skip("chattr +i is not possible here: no read-only folder can be made as root")
+    try:
+        done = site.crawler("--data-dir", str(data), "temp", site.name)
+    finally:
+        subprocess.run(["chattr", "-i", str(data)], check=True)
+    assert done.returncode == 1, done.stdout
+    assert (
+        f"cannot start the embedded Redis: cannot write {data / 'redis'}: Operation not permitted;"
+        f" make {data} writable by the crawler's user, or give another data folder, then run the command"
+        " again"
+    ) in done.stderr, done.stderr[-4000:]
+
+
 def test_a_file_where_the_embedded_redis_keeps_its_users_is_named_and_no_server_is_left(site: Site) -> None:
     site.rule("/a/one")
     users = site.data.resolve() / "redis" / "users"
@@ -2149,6 +2170,7 @@ def test_the_advice_for_a_folder_that_cannot_be_written_fits_the_error(
     """Errors a test cannot cause as root on a real disk (permissions, a read-only or full file system)
     are made by hand; the advice is the same function's as for the files above."""
     folder = tmp_path / "redis"
+    folder.mkdir()
     exc = OSError(number, os.strerror(number), str(folder / "redis.conf"))
     assert folder_advice(exc, folder) == advice.format(folder=folder)
 
