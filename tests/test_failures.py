@@ -1744,6 +1744,50 @@ def test_a_crawl_stopped_by_sigterm_or_ctrl_c_returns_its_leases_and_exits_with_
         client.close()
 
 
+def test_a_temp_crawl_stopped_with_one_request_left_says_so_in_the_singular(site: Site) -> None:
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.requests import JobCounts
+
+    site.rule(f"/slow?seconds=600&n={unique('held')}")  # the one article holds its lease until the stop
+    keys = Keys("crawler")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        client = connect(url)
+        queue = LeasedQueue(client, keys)
+
+        def jobs() -> list[str]:
+            return [decoded(key).removeprefix(keys.job("")) for key in client.keys(keys.job("*"))]
+
+        crawl = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "temp", site.name],
+            env=site.env(REDIS_URL=url),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            wait_until(lambda: len(jobs()) == 1, "the job to be queued")
+            (job,) = jobs()
+            wait_until(
+                lambda: JobCounts.read(client, keys, job).fetched == 1 and queue.leased() == 1,
+                "the index page fetched and the article's request leased",
+            )
+            os.killpg(crawl.pid, signal.SIGINT)
+            _, err = crawl.communicate(timeout=WAIT_LIMIT)
+        finally:
+            if crawl.poll() is None:
+                os.killpg(crawl.pid, signal.SIGKILL)
+                crawl.communicate()
+        client.close()
+    assert crawl.returncode == 130, err[-4000:]
+    assert (
+        f"crawler temp: note: stopped before its end: 1 request of job {job} waits in the queue;"
+        f" `crawler temp {site.name}` goes on with it\n"
+    ) in err, err[-4000:]
+
+
 def _scheduler_stopped_by(
     site: Site, sign: signal.Signals, *, sigint_ignored: bool = False
 ) -> tuple[int | None, str]:

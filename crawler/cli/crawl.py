@@ -93,14 +93,16 @@ def _note_left(server: redis.Redis, keys: Keys, job: str, site: str | None) -> N
         left = JobCounts.read(server, keys, job).pending
         if left == 0:
             return
+        them = "it" if left == 1 else "them"
         then = (
-            f"`{suggest(f'temp {site}')}` goes on with them"
+            f"`{suggest(f'temp {site}')}` goes on with {them}"
             if site is not None
-            else f"a worker crawls them (`{suggest('worker')}`, or any crawl on this Redis)"
+            else f"a worker crawls {them} (`{suggest('worker')}`, or any crawl on this Redis)"
         )
+        wait = "waits" if left == 1 else "wait"
         tell(
             "note",
-            f"stopped before its end: {counted(left, 'request')} of job {job} wait in the queue; {then}",
+            f"stopped before its end: {counted(left, 'request')} of job {job} {wait} in the queue; {then}",
         )
 
 
