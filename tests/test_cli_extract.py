@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
+import threading
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +37,8 @@ ARTICLE_SENTENCES = (
 )
 BOILERPLATE = ("Related stories", "Finally! Took long enough.", "About us", "Privacy")
 CLI_TIMEOUT = 180
+# How long a test waits for a condition (a request to arrive, a stopped command to exit).
+WAIT_LIMIT = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -550,3 +555,67 @@ def test_allow_private_lets_an_international_host_through_in_the_form_the_reques
     requested = urllib.parse.urlsplit(Request(url).url).hostname
     assert requested == "xn--bcher-kva.intranet"
     assert private_allowed(requested, extractcli._own_host(url))
+
+
+class _Held(http.server.BaseHTTPRequestHandler):
+    """Answers robots.txt with a 404 and holds every other request unanswered until the server stops."""
+
+    asked = threading.Event()
+    release = threading.Event()
+
+    def do_GET(self) -> None:
+        if self.path == "/robots.txt":
+            self.send_error(404)
+            return
+        type(self).asked.set()
+        type(self).release.wait(WAIT_LIMIT)
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("sign", "code", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated (SIGTERM)")],
+)
+@pytest.mark.parametrize("command", ["extract", "rules try"])
+def test_a_fetch_stopped_by_ctrl_c_or_sigterm_says_so_not_that_it_failed(
+    tmp_path: Path, command: str, sign: signal.Signals, code: int, said: str
+) -> None:
+    """Stopped while its page is being fetched, a command says it was interrupted (exit 130, 143 for
+    SIGTERM), not that the fetch timed out or failed."""
+    _Held.asked.clear()
+    _Held.release.clear()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Held)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/news/held.html"
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "held.yaml").write_text(
+        "domains: [127.0.0.1]\nallow_private_addresses: true\nstart_urls: [http://127.0.0.1/news/]\n"
+        "index: {links: {allow: ['/news/']}}\n",
+        encoding="utf-8",
+    )
+    arguments = ["extract", "--allow-private", url] if command == "extract" else ["rules", "try", "held", url]
+    env = {key: value for key, value in os.environ.items() if key != ALLOW_PRIVATE_NETWORKS_ENV}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "--rules-dir", str(rules), *arguments],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert _Held.asked.wait(WAIT_LIMIT), "the page was asked for"
+        process.send_signal(sign)
+        _, err = process.communicate(timeout=WAIT_LIMIT)
+    finally:
+        _Held.release.set()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        server.shutdown()
+        server.server_close()
+    assert process.returncode == code, err[-3000:]
+    assert err == f"crawler {command}: {said}\n", err[-3000:]

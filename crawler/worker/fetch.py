@@ -18,6 +18,7 @@ from __future__ import annotations
 import http.client
 import ipaddress
 import logging
+import signal
 import urllib.parse
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -43,11 +44,26 @@ from twisted.python.failure import Failure
 from crawler import settings as defaults
 from crawler.commandline import suggest
 from crawler.config import Config
-from crawler.errors import BlockedAddressError, FetchError, HttpStatusError, InputError, redacted
+from crawler.errors import (
+    BlockedAddressError,
+    FetchError,
+    HttpStatusError,
+    InputError,
+    Terminated,
+    redacted,
+)
 from crawler.worker.netguard import BlockedRequest, blocked_by_guard
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "ROBOTS_HINT", "Response", "check_url", "fetch"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_TIMEOUT",
+    "ROBOTS_HINT",
+    "Response",
+    "SignalledProcess",
+    "check_url",
+    "fetch",
+]
 
 DEFAULT_TIMEOUT = float(defaults.DOWNLOAD_TIMEOUT)
 DEFAULT_MAX_BYTES = defaults.DOWNLOAD_MAXSIZE
@@ -92,6 +108,24 @@ def check_url(url: str) -> str:
     if problem is not None:
         raise InputError(f"invalid URL {redacted(url)!r}: {problem}")
     return url
+
+
+class SignalledProcess(CrawlerProcess):
+    """Scrapy's process, remembering whether a shutdown signal (Ctrl-C, SIGTERM) stopped it, and which:
+    one that comes while the crawl opens finds the engine not running yet, so the reactor stops without
+    the spider's close and its "shutdown" finish reason."""
+
+    interrupted = False
+    signum: int | None = None
+
+    def _signal_shutdown(self, signum: int, _: Any) -> None:
+        self.interrupted = True
+        self.signum = signum
+        super()._signal_shutdown(signum, _)
+
+    def stopped(self) -> KeyboardInterrupt:
+        """What to raise once stopped: :class:`Terminated` for SIGTERM, else KeyboardInterrupt."""
+        return Terminated() if self.signum == signal.SIGTERM else KeyboardInterrupt()
 
 
 def fetch(
@@ -143,15 +177,24 @@ def fetch(
         }
     )
     outcome: dict[str, Any] = {}
+    # A stop (Ctrl-C, SIGTERM) while the crawl opens, before Scrapy's handlers take the signals, fails it.
+    failures: list[Failure] = []
     with _quiet():
-        process = CrawlerProcess(settings)
-        process.crawl(_OnePage, url=url, headers=dict(headers or {}), proxy=proxy, outcome=outcome)
+        process = SignalledProcess(settings)
+        process.crawl(
+            _OnePage, url=url, headers=dict(headers or {}), proxy=proxy, outcome=outcome
+        ).addErrback(failures.append)
         process.start()
+    if process.interrupted:
+        raise process.stopped()  # the fetch it cut short is no failure of the page
+    if failures and isinstance(failures[0].value, KeyboardInterrupt):
+        failures[0].raiseException()
     if "response" in outcome:
         return outcome["response"]  # type: ignore[no-any-return]
     failure = outcome.get("failure")
     if failure is None:
-        raise FetchError(f"fetching {url} gave no response (the crawl stopped early)", url=url)
+        why = f": {failures[0].getErrorMessage()}" if failures else ""
+        raise FetchError(f"fetching {url} gave no response (the crawl stopped early{why})", url=url)
     raise _error(
         url,
         failure,

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from scrapy import signals
-from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 from twisted.internet import task
 from twisted.python.failure import Failure
 
-from crawler.errors import CrawlerError, Terminated
+from crawler.errors import CrawlerError
+from crawler.worker.fetch import SignalledProcess
 from crawler.worker.spider import SitesSpider
 
 __all__ = ["run_worker"]
@@ -60,24 +59,6 @@ _ONE_LINE_LOGGERS = {
 }
 
 
-class _WorkerProcess(CrawlerProcess):
-    """Scrapy's process, remembering whether a shutdown signal (Ctrl-C, SIGTERM) stopped it, and which:
-    one that comes while the crawl opens finds the engine not running yet, so the reactor stops without
-    the spider's close and its "shutdown" finish reason."""
-
-    interrupted = False
-    signum: int | None = None
-
-    def _signal_shutdown(self, signum: int, _: Any) -> None:
-        self.interrupted = True
-        self.signum = signum
-        super()._signal_shutdown(signum, _)
-
-    def stopped(self) -> KeyboardInterrupt:
-        """What to raise once stopped: :class:`Terminated` for SIGTERM, else KeyboardInterrupt."""
-        return Terminated() if self.signum == signal.SIGTERM else KeyboardInterrupt()
-
-
 def run_worker(
     settings: Settings,
     *,
@@ -97,7 +78,7 @@ def run_worker(
         logging.getLogger(name).addFilter(one_line)
     logging.getLogger("scrapy.utils.signal").addFilter(_NEVER_OPENED)
     sys.setswitchinterval(settings.getfloat("WORKER_SWITCH_INTERVAL"))
-    process = _WorkerProcess(settings)
+    process = SignalledProcess(settings)
     crawler = process.create_crawler(SitesSpider)
     tickers: list[task.LoopingCall] = []
 
