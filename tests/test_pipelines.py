@@ -192,6 +192,10 @@ def test_clean_turns_an_empty_body_into_none(crawler: Crawler) -> None:
         ("1763634660", "2025-11-20T10:31:00+00:00"),
         ("1763634660000", "2025-11-20T10:31:00+00:00"),
         ("1763634660.25", "2025-11-20T10:31:00+00:00"),
+        # A date with its UTC offset and no time (an XML Schema date, as a sitemap may give it): no time.
+        ("2026-11-20+08:00", "2026-11-20"),
+        ("2026-11-20-05:00", "2026-11-20"),
+        ("2026-11-20Z", "2026-11-20"),
         # Unparsed: kept as the page gave it (day/month order unknown, or no date at all, or no such day).
         ("11/20/2026", "11/20/2026"),
         ("yesterday", "yesterday"),

@@ -56,6 +56,18 @@ def test_a_date_alone_stays_a_date_and_changes_at_its_midnight_in_utc() -> None:
     assert SitemapEntry("/a/2", published=date(2026, 11, 2)).changed == datetime(2026, 11, 2, tzinfo=UTC)
 
 
+def test_a_date_with_its_utc_offset_stays_a_date_with_no_time_made_up() -> None:
+    # An XML Schema date may carry its zone (2026-11-20+08:00); Python reads any character after the date
+    # as the separator of a time, so the offset must not become the time 08:00.
+    document = (
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        "<url><loc>http://news.test/a/1</loc><lastmod>2026-11-20+08:00</lastmod></url>"
+        "<url><loc>http://news.test/a/2</loc><lastmod>2026-11-21-05:00</lastmod></url></urlset>"
+    )
+    first, second = read_sitemap(document.encode(), SITEMAP_URL).entries
+    assert (first.lastmod, second.lastmod) == (date(2026, 11, 20), date(2026, 11, 21))
+
+
 def test_a_gzip_compressed_sitemap_and_a_sitemap_index_are_read() -> None:
     document = sitemap_document("urlset", ["http://news.test/a/1"], ["2026-11-20"], news=False)
     sitemap = read_sitemap(gzip.compress(document.encode()), SITEMAP_URL + ".gz")

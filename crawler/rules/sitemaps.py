@@ -34,6 +34,9 @@ __all__ = [
 MAX_ENTRIES = 50_000
 MAX_BYTES = 50 * 1024 * 1024
 _ROBOTS_SITEMAP_RE = re.compile(rb"^\s*sitemap\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
+# An XML Schema date with its zone and no time (2026-11-20+08:00), which datetime.fromisoformat would read
+# as a time, taking any character after the date for the separator before one.
+_DATE_WITH_ZONE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:Z|[+-]\d{2}:\d{2})")
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -170,9 +173,10 @@ def _local(element: lxml.etree._Element) -> str:
 
 def _date(text: str) -> datetime | date | None:
     """A W3C date-time (``2026-11-20T10:31:00+01:00``, ``...Z``) in UTC, or a date alone (``2026-11-20``)
-    as it is."""
+    as it is, its zone (``2026-11-20+08:00``) left out."""
+    zoned = _DATE_WITH_ZONE_RE.fullmatch(text)
     try:
-        return date.fromisoformat(text)
+        return date.fromisoformat(zoned.group(1) if zoned else text)
     except ValueError:
         pass
     try:

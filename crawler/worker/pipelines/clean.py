@@ -74,6 +74,9 @@ _TWELVE_HOUR_RE = re.compile(
 # An hour with a dot or comma after it, whose dotted minutes (10.31) datetime.fromisoformat reads as a
 # fraction of the hour's first second (10:00:00.31).
 _HOUR_FRACTION_RE = re.compile(r"\d[T ]\d{2}[.,]\d")
+# A date followed by anything but the T or space before a time, which datetime.fromisoformat takes as the
+# separator all the same: it would read an XML Schema date's UTC offset (2026-11-20+08:00) as the time 08:00.
+_NOT_A_TIME_AFTER_RE = re.compile(r"\d{4}-\d{2}-\d{2}[^Tt ]")
 # A time of the Chinese clock, whose word before it says the part of the day (下午2:05 is 14:05).
 _CHINESE_CLOCK_RE = re.compile(r"(上午|早上|凌晨|中午|下午|晚上)\s*(\d{1,2})(?=[:：.时]\d{2})")
 # The parts of the day whose hours before noon (or, at noon, before 11) are the afternoon's; 晚上 (the
@@ -122,7 +125,7 @@ def published_date(text: str, *, now: float | None = None) -> str | None:
         return date.fromisoformat(text).isoformat()
     except ValueError:
         pass
-    if _HOUR_FRACTION_RE.search(text) is None:
+    if _HOUR_FRACTION_RE.search(text) is None and _NOT_A_TIME_AFTER_RE.match(text) is None:
         try:
             return datetime.fromisoformat(text).isoformat(timespec="seconds")
         except ValueError:
