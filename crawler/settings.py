@@ -242,6 +242,9 @@ STORE_SPOOL_RETRY_SECONDS = 10.0
 STORE_RETRY_SECONDS = 30.0
 # Tries to store a page's article before its request is dead-lettered with the store's error.
 STORE_MAX_ATTEMPTS = 5
+# Seconds a write to the SQLite store waits for another process's transaction on the same week's file
+# (another worker's write, or a sqlite3 shell's) before it fails with "database is locked".
+STORE_BUSY_TIMEOUT_SECONDS = 30.0
 
 # --- MONGO_: the MongoDB store (crawler/store/mongo.py), used when MONGO_URI is set (crawler/config.py) ---
 # Milliseconds to find a server or connect before the batch goes to the spool.

@@ -36,7 +36,7 @@ import pytest
 from conftest import SITE_SERVER_SCRIPT, _read_port, _stop
 from siteserver import pdf_document
 from test_crawl import finish, wait_until_done
-from test_failures import locked_week
+from test_failures import LOCKED, locked_week
 
 from crawler.demo.web import TOPIC_KEYWORDS, SimWeb, served
 from crawler.discover.shared import FEATURES_VERSION
@@ -578,7 +578,7 @@ def test_a_page_fetched_again_because_its_store_failed_is_counted_once(tmp_path:
                 crawls.append((web, done.stdout))
                 continue
             with locked_week(web.data) as release:
-                crawl = web.started("temp", "web", *settings)
+                crawl = web.started("temp", "web", *settings, *LOCKED)
                 refused = False
                 try:
                     assert crawl.stderr is not None

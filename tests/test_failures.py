@@ -41,7 +41,6 @@ from crawler.redisio.connection import SOCKET_TIMEOUT, connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.store import open_store
 from crawler.store.document import make_document, week_of
-from crawler.store.sqlite import BUSY_TIMEOUT_SECONDS
 
 REPO = Path(__file__).resolve().parents[1]
 COMMAND_TIMEOUT = 180
@@ -58,6 +57,10 @@ FAST = (
     "BACKOFF_FIRST_SECONDS=1",
     "DOWNLOAD_TIMEOUT=10",
 )
+# The busy timeout of the crawls that write into a week locked_week holds: each write fails after it, as
+# after the default 30 s, without waiting as long.
+LOCKED_BUSY_TIMEOUT = 2
+LOCKED = ("-s", f"STORE_BUSY_TIMEOUT_SECONDS={LOCKED_BUSY_TIMEOUT}")
 
 RULE = """
 domains: [127.0.0.1]
@@ -769,8 +772,8 @@ def _corrupt_this_weeks_store(data: Path) -> Path:
 def locked_week(data: Path) -> Iterator[Callable[[], None]]:
     """This week's SQLite file under the data folder ``data``, holding one article of another site, with
     its write lock held (a write transaction left open, as a sqlite3 shell leaves it): each write of a crawl
-    waits the busy timeout (30 s), then fails with "database is locked", an error that waiting mends. The
-    function yielded lets the lock go (so does the end)."""
+    waits the busy timeout (LOCKED sets it to LOCKED_BUSY_TIMEOUT), then fails with "database is locked", an
+    error that waiting mends. The function yielded lets the lock go (so does the end)."""
     with open_store({"CRAWLER_DATA_DIR": str(data)}) as store:
         store.upsert_many(
             [
@@ -805,9 +808,9 @@ def test_articles_the_store_refuses_are_never_acknowledged_and_end_as_dead_lette
     tried STORE_MAX_ATTEMPTS times (2 here), then dead-lettered saying so."""
     site.rule("/a/one", "/a/two")
     with locked_week(site.data):
-        # Every write waits out the busy timeout: 3 waits, about 100 s of the crawl, when the two articles
-        # are written in the same batches; up to as many again each when they come in batches of their own.
-        done = site.temp(timeout=COMMAND_TIMEOUT + 2 * 3 * BUSY_TIMEOUT_SECONDS)
+        # Every write waits out the busy timeout: 3 waits when the two articles are written in the same
+        # batches; up to as many again each when they come in batches of their own.
+        done = site.temp(*LOCKED, timeout=COMMAND_TIMEOUT + 2 * 3 * LOCKED_BUSY_TIMEOUT)
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "stored 0 articles" in done.stdout and "errors 2" in done.stdout, done.stdout
     letters = site.dead()
@@ -1007,7 +1010,8 @@ def test_a_read_only_store_refusal_says_what_to_do(site: Site) -> None:
 
 def test_a_store_that_comes_back_stores_every_article_once(site: Site) -> None:
     site.rule(*(f"/a/back{n}" for n in range(6)))
-    with locked_week(site.data) as release, site.temp_running("-s", "STORE_MAX_ATTEMPTS=20") as crawl:
+    attempts = ("-s", "STORE_MAX_ATTEMPTS=20")
+    with locked_week(site.data) as release, site.temp_running(*attempts, *LOCKED) as crawl:
         assert crawl.stderr is not None
         for line in crawl.stderr:  # the store refuses, the requests are deferred; then it is mended
             if "could not be stored" in line:

@@ -99,6 +99,29 @@ def test_open_store_reads_settings_or_the_environment(tmp_path: Path) -> None:
         open_store({"CRAWLER_DATA_DIR": str(tmp_path), "STORE_BATCH_SIZE": "many"})
 
 
+def test_the_busy_timeout_is_a_setting_of_30_seconds_by_default(tmp_path: Path) -> None:
+    with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store:
+        assert isinstance(store, SqliteStore)
+        assert store.busy_timeout == 30.0
+    with open_store({"CRAWLER_DATA_DIR": str(tmp_path), "STORE_BUSY_TIMEOUT_SECONDS": "0.1"}) as store:
+        assert isinstance(store, SqliteStore)
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        store.flush()
+        path = store.path("2026w47")
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with pytest.raises(StoreError) as raised:
+                store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+    assert f"held the write lock of {path} for over 0.1 s (the busy timeout)" in str(raised.value)
+    refused = "STORE_BUSY_TIMEOUT_SECONDS is '-1': expected a number of at least 0"
+    with pytest.raises(StoreError, match=refused):
+        open_store({"CRAWLER_DATA_DIR": str(tmp_path), "STORE_BUSY_TIMEOUT_SECONDS": "-1"})
+
+
 def test_a_closed_store_says_so(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path)
     store.upsert(article("http://news.test/a", "2026-11-20T10:00:00Z"))

@@ -58,13 +58,18 @@ class StoreConfig:
     batch_size: int
     dedup: DedupPolicy
     mongo: MongoConfig | None = None  # None: the embedded SQLite store
+    busy_timeout: float = defaults.STORE_BUSY_TIMEOUT_SECONDS  # SQLite's only
 
     def open(self, *, skip_damaged: bool = False) -> Store:
         """The store, opened. ``skip_damaged``: reads across weeks leave out a SQLite week file that cannot
         be read (:meth:`Store.weeks_left_out`) instead of failing."""
         if self.mongo is None:
             return SqliteStore(
-                self.data_dir, batch_size=self.batch_size, dedup=self.dedup, skip_damaged=skip_damaged
+                self.data_dir,
+                batch_size=self.batch_size,
+                busy_timeout=self.busy_timeout,
+                dedup=self.dedup,
+                skip_damaged=skip_damaged,
             )
         return self.mongo.open(self.data_dir, batch_size=self.batch_size, dedup=self.dedup)
 
@@ -92,7 +97,8 @@ def store_config(settings: Mapping[str, Any]) -> StoreConfig:
     """The store the settings (Scrapy settings, or any mapping) name, every value checked
     (:class:`StoreSettingError` names the one that is wrong): ``MONGO_URI``, ``MONGO_DB_PREFIX``,
     ``MONGO_WRITE_CONCERN``, ``MONGO_TIMEOUT_MS``, ``CRAWLER_DATA_DIR``, ``STORE_BATCH_SIZE``,
-    ``STORE_SPOOL_RETRY_SECONDS``, ``DEDUP_ENABLED``, ``DEDUP_WINDOW_DAYS``, ``DEDUP_MAX_DISTANCE``.
+    ``STORE_SPOOL_RETRY_SECONDS``, ``STORE_BUSY_TIMEOUT_SECONDS``, ``DEDUP_ENABLED``, ``DEDUP_WINDOW_DAYS``,
+    ``DEDUP_MAX_DISTANCE``.
     Settings missing from a mapping take the defaults of :mod:`crawler.settings` and
     :class:`crawler.config.Config`. Nothing is opened or connected to."""
     source = settings
@@ -108,7 +114,14 @@ def store_config(settings: Mapping[str, Any]) -> StoreConfig:
     )
     mongo_uri = source.get("MONGO_URI")
     if not mongo_uri:
-        return StoreConfig(data_dir, batch_size, dedup)
+        busy_timeout = _number(
+            source,
+            "STORE_BUSY_TIMEOUT_SECONDS",
+            defaults.STORE_BUSY_TIMEOUT_SECONDS,
+            minimum=0,
+            whole=False,
+        )
+        return StoreConfig(data_dir, batch_size, dedup, busy_timeout=busy_timeout)
     from crawler.store.mongo import MongoConfig, parse_write_concern  # noqa: PLC0415 - pymongo only when used
 
     mongo = MongoConfig(

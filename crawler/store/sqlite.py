@@ -46,6 +46,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from crawler import settings as defaults
 from crawler.errors import StoreError, StoreSettingError, folder_advice
 from crawler.store import fingerprint
 from crawler.store.base import (
@@ -89,7 +90,7 @@ __all__ = ["BUSY_TIMEOUT_SECONDS", "SCHEMA_VERSION", "DamagedWeekError", "Sqlite
 logger = logging.getLogger(__name__)
 
 # Seconds a write waits for another process's transaction on the same week's file.
-BUSY_TIMEOUT_SECONDS = 30.0
+BUSY_TIMEOUT_SECONDS = defaults.STORE_BUSY_TIMEOUT_SECONDS
 # Rows read per query by iter_articles (keyset pages: no statement stays open between pages).
 _PAGE_SIZE = 500
 # A word character of the search index's tokenizer (unicode61 splits on everything else).
