@@ -2,7 +2,7 @@
 # One entry point for a fresh clone: creates ./.venv on first use (and again when pyproject.toml changes),
 # then runs what is asked.
 #   ./run.sh demo            the main job on embedded defaults (`crawler demo`)
-#   ./run.sh test [ARGS]     lint, type check, import contracts and the test suite (pytest ARGS)
+#   ./run.sh test [ARGS]     lint, type check, import contracts and the test suite (pytest -n 2 ARGS)
 #   ./run.sh bench [ARGS]    bench/extraction.py with the peers installed (pip install .[bench])
 #   ./run.sh crawler ARGS    any `crawler` command, in the folder it is run from
 set -euo pipefail
@@ -48,7 +48,9 @@ case "$cmd" in
         "$venv/bin/ruff" check .
         "$venv/bin/mypy"
         "$venv/bin/lint-imports"
-        exec "$venv/bin/pytest" "$@" ;;
+        # Two test files at a time: most tests wait on crawls in other processes (CI has 2 cores). Whole
+        # files, so that a module's fixtures are made once; `./run.sh test -n 0` runs them one by one.
+        exec "$venv/bin/pytest" -n 2 --dist loadfile "$@" ;;
     bench)
         ensure_venv dev,bench
         exec "$venv/bin/python" bench/extraction.py "$@" ;;
