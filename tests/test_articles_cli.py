@@ -88,6 +88,18 @@ def test_the_crawl_filled_the_store(crawled: Path) -> None:
     assert {url.split(":", 2)[2].split("/", 1)[1] for url in recorded} <= {p.lstrip("/") for p in expected}
 
 
+def test_a_list_of_limit_0_says_none_were_shown_not_that_more_follow(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--limit 0` shows no article: the table's count says so, not "the first ones: --limit N shows more"
+    (the first none of a store that has some)."""
+    for command in (("list",), ("search", "the")):
+        code, out, err = articles(capsys, monkeypatch, crawled, *command, "--limit", "0")
+        assert code == 0, err
+        assert "0 articles shown (--limit 0: give 1 or more to see some)" in out
+        assert "the first ones" not in out
+
+
 def test_list_newest_first_with_filters(
     crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -204,7 +204,12 @@ def _print_documents(documents: Iterable[dict[str, Any]], form: str, *, title: s
     console = _console()
     if rows:
         console.print(table)
-    more = " (the first ones: --limit N shows more)" if limit is not None and rows == limit else ""
+    if limit == 0:
+        more = " shown (--limit 0: give 1 or more to see some)"
+    elif limit is not None and rows == limit:
+        more = " (the first ones: --limit N shows more)"
+    else:
+        more = ""
     console.print(f"{counted(rows, 'article')}{more}")
     return rows
 
