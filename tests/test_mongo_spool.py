@@ -332,7 +332,7 @@ def _append_past_a_file_size_limit(directory: str) -> str:
 def test_a_batch_the_disk_refused_leaves_nothing_in_the_spool_and_later_ones_replay(tmp_path: Path) -> None:
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         error = pool.apply(_append_past_a_file_size_limit, (str(tmp_path),))
-    assert error.startswith("cannot spool 2 article(s) to "), error
+    assert error.startswith("cannot spool 2 articles to "), error
     spool = Spool(tmp_path, "mongo_news")
     [path] = tmp_path.glob("mongo_news@*.jsonl")
     assert spool.waiting() == f"2 articles wait in the spool {path}"
@@ -365,7 +365,7 @@ def _first_append_past_a_file_size_limit(directory: str) -> tuple[str, list[str]
 def test_a_first_batch_the_disk_refused_leaves_no_empty_spool_file(tmp_path: Path) -> None:
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         error, left, pending, after = pool.apply(_first_append_past_a_file_size_limit, (str(tmp_path),))
-    assert error.startswith("cannot spool 1 article(s) to "), error
+    assert error.startswith("cannot spool 1 article to "), error
     assert (left, pending) == ([], False)
     assert len(after) == 1 and after[0].startswith("mongo_news@"), after
 

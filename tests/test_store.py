@@ -546,7 +546,7 @@ def test_a_store_whose_disk_cannot_grow_its_file_says_to_free_disk_space(tmp_pat
         error, count = pool.apply(_write_past_a_file_size_limit, (str(tmp_path),))
     folder = tmp_path / "articles"
     assert error.startswith(
-        f"cannot write 1 article(s) (first http://news.test/second) to {folder}/articles_2026w47"
+        f"cannot write 1 article (first http://news.test/second) to {folder}/articles_2026w47"
     ), error
     assert error.endswith(f": disk I/O error; free disk space under {folder}, or mend its disk"), error
     assert count == 2

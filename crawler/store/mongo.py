@@ -48,7 +48,7 @@ from pymongo.errors import BulkWriteError, ConnectionFailure, PyMongoError
 from pymongo.uri_parser import split_hosts
 from pymongo.write_concern import WriteConcern
 
-from crawler.commandline import suggest
+from crawler.commandline import counted, suggest
 from crawler.errors import StoreError, StoreSettingError, redacted
 from crawler.store import fingerprint
 from crawler.store.base import (
@@ -288,9 +288,9 @@ class MongoStore(Store):
             except ConnectionFailure as exc:
                 rest = documents[start:]
                 logger.warning(
-                    "MongoDB is unreachable (%s): %d article(s) spooled to %s until it is back",
+                    "MongoDB is unreachable (%s): %s spooled to %s until it is back",
                     _reason(exc),
-                    len(rest),
+                    counted(len(rest), "article"),
                     self.spool.path,
                 )
                 self.spool.append(rest)
@@ -299,7 +299,8 @@ class MongoStore(Store):
                 break
             except (PyMongoError, InvalidDocument) as exc:
                 raise StoreError(
-                    f"cannot write {len(batch)} article(s) (first {batch[0]['url']}) to MongoDB: {exc}"
+                    f"cannot write {counted(len(batch), 'article')} (first {batch[0]['url']}) to MongoDB:"
+                    f" {exc}"
                 ) from exc
         return results
 
@@ -320,10 +321,10 @@ class MongoStore(Store):
             batch's new documents."""
             weeks = [counts.setdefault(week, {}) for week in self.dedup_weeks(document)]
 
-            def counted(hashes: list[int]) -> dict[int, int]:
+            def counts_of(hashes: list[int]) -> dict[int, int]:
                 return {h: sum(week.get(h, 0) for week in weeks) for h in hashes}
 
-            return counted
+            return counts_of
 
         phrases = {
             d["url"]: fingerprint.Phrases.of(d["body"], fingerprint.common_of(counter(d)))
@@ -594,13 +595,15 @@ class MongoStore(Store):
                     replayed += len(batch)
         except ConnectionFailure as exc:
             logger.info(
-                "MongoDB still unreachable (%s); %d spooled article(s) written so far", _reason(exc), replayed
+                "MongoDB still unreachable (%s); %s written so far",
+                _reason(exc),
+                counted(replayed, "spooled article"),
             )
             return
         except PyMongoError as exc:
             raise StoreError(f"cannot replay the spool {self.spool.path} into MongoDB: {exc}") from exc
         if replayed:
-            logger.info("MongoDB is back: %d spooled article(s) written", replayed)
+            logger.info("MongoDB is back: %s written", counted(replayed, "spooled article"))
 
     def _add_redirects(self, url: str, redirects: list[str]) -> bool:
         for week in reversed(self.weeks()):

@@ -84,8 +84,8 @@ class Spool:
                     _remove(self.path)
                     self._close()
             raise StoreError(
-                f"cannot spool {len(documents)} article(s) to {self.path}: {exc}: free disk space under"
-                f" {self.directory}, or bring the store back"
+                f"cannot spool {counted(len(documents), 'article')} to {self.path}: {exc}: free disk space"
+                f" under {self.directory}, or bring the store back"
             ) from exc
 
     def replay(self, batch: int) -> Iterator[list[dict[str, Any]]]:

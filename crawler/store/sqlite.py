@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler import settings as defaults
+from crawler.commandline import counted
 from crawler.errors import StoreError, StoreSettingError, folder_advice
 from crawler.store import fingerprint
 from crawler.store.base import (
@@ -229,7 +230,7 @@ class SqliteStore(Store):
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
             raise StoreError(
-                f"cannot write {len(writes)} article(s) (first {writes[0][1]['url']}) to"
+                f"cannot write {counted(len(writes), 'article')} (first {writes[0][1]['url']}) to"
                 f" {self.path(week)}: {exc}{_disk_hint(exc, self.directory)}"
                 f"{_busy_hint(exc, self.path(week), self.busy_timeout)}"
             ) from exc

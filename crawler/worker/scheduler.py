@@ -263,8 +263,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if expired:
             self.stats.inc_value("redirect/notes_expired", expired)
             logger.info(
-                "Dropped the notes of links redirecting to %d article URL(s) not stored within %.0f days",
-                expired,
+                "Dropped the notes of links redirecting to %s not stored within %.0f days",
+                counted(expired, "article URL"),
                 redirect_notes.NOTE_SECONDS / 86400,
             )
         pipeline = store_pipeline_of(self.crawler)

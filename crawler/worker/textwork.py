@@ -35,6 +35,7 @@ from weakref import WeakKeyDictionary
 from scrapy import signals
 from scrapy.crawler import Crawler
 
+from crawler.commandline import counted
 from crawler.discover.topic import Topic
 from crawler.errors import InputError
 from crawler.threads import STOP_SIGNALS, signals_blocked
@@ -223,9 +224,9 @@ class TextPool:
         whole."""
         if broken is not None and executor is self._executor:
             logger.warning(
-                "A text process died (%r): %d article(s) done here, and a new pool started",
+                "A text process died (%r): %s done here, and a new pool started",
                 broken,
-                len(batch),
+                counted(len(batch), "article"),
             )
             self._restart()
         for args, future in batch:

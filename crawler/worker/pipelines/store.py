@@ -29,6 +29,7 @@ import redis
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
+from crawler.commandline import counted
 from crawler.errors import InputError, StoreError, StoreUnavailableError
 from crawler.items import Article
 from crawler.keys import Keys
@@ -272,10 +273,10 @@ def _record_redirects(store: Store, server: redis.Redis, keys: Keys, urls: Seque
             redirects.forget(server, keys, recorded)
     except (redis.RedisError, StoreError) as exc:
         logger.warning(
-            "Links noted as redirecting to %d article URL(s) (first %s) are not in their redirected_from"
+            "Links noted as redirecting to %s (first %s) are not in their redirected_from"
             " yet: %s; they stay noted in Redis (%s) and are added when another link to the same article is"
             " skipped",
-            len(urls),
+            counted(len(urls), "article URL"),
             urls[0],
             exc,
             keys.redirected,
