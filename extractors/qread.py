@@ -453,7 +453,7 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
         later = _later_posts(lines, kinds, kept)
         kept.difference_update(later)
         drop(later, "the posts after the first (a thread or a blog's page of posts)", never_text=True)
-        comments = _comments(lines, kinds, kept)
+        comments = _comments(lines, walk.parents, kinds, kept)
         kept.difference_update(comments)
         drop(comments, "the comments' heading and what follows it", never_text=True)
         datelines, notice = _notices(lines, kinds, kept)
@@ -504,16 +504,22 @@ def _later_posts(lines: list[Line], kinds: list[int], kept: set[int]) -> list[in
     return order[cut:]
 
 
-def _comments(lines: list[Line], kinds: list[int], kept: set[int]) -> list[int]:
+def _comments(lines: list[Line], parents: list[int], kinds: list[int], kept: set[int]) -> list[int]:
     """The kept lines of a CJK page from the heading of its comments after article text
     (``_COMMENTS_HEADING_RE``, the whole line) to the end: readers' comments kept as text because they
-    are long, or because their block holds most of the page's words."""
+    are long, or because their block holds most of the page's words. A heading the article text goes on
+    after, in the block of its paragraphs before it, is the story's sub-heading ("网友评论" over quoted
+    readers), not the comments'."""
     order = sorted(kept)
-    text_seen = False
+    text_seen: set[int] = set()
     for position, i in enumerate(order):
         if kinds[i] == GOOD:
-            text_seen = True
-        elif text_seen and _COMMENTS_HEADING_RE.fullmatch(lines[i].text):
+            text_seen.add(parents[lines[i].owner])
+        elif (
+            text_seen
+            and _COMMENTS_HEADING_RE.fullmatch(lines[i].text)
+            and not any(kinds[j] == GOOD and parents[lines[j].owner] in text_seen for j in order[position:])
+        ):
             return order[position:]
     return []
 

@@ -540,3 +540,21 @@ def test_a_sentence_holding_a_screen_reader_label_is_kept_whole_without_the_labe
         assert f"Paragraph {n} of the guide says plainly" in text, text
         assert "with a source to read more. The sentence after the link goes on" in text, text
     assert "external icon" not in text
+
+
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_chinese_storys_sub_heading_named_like_comments_does_not_end_it(algo: str) -> None:
+    """A story's section that quotes readers under "网友评论", among its paragraphs, is the story's: the
+    comments' heading ends the article only when no article text follows in the article's block."""
+    story = [
+        "本月起，我市在老城区试行夜间免费停车，晚上八点至次日早上七点，路边停车位一律不再收费。",
+        "据市交通局介绍，此次试行涉及老城区三十二条道路的一千六百多个停车位，试行期为半年。",
+        "网友评论",
+        "不少网友在留言中表示，这项政策确实解决了老小区居民停车难的实际困难，希望能够长期坚持下去。",
+        "也有网友建议，试行范围可以扩大到新城区，同时加强早高峰前的车辆引导，避免占道影响通行。",
+        "市交通局有关负责人表示，试行期满后将综合评估实施效果，并认真研究市民提出的意见和建议。",
+    ]
+    body = "".join(f"<p>{text}</p>" for text in story)
+    title = "老城区试行夜间免费停车_江州日报网"
+    html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
+    assert extract(html, algo=algo).paragraphs == story
