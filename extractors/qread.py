@@ -450,7 +450,7 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
         pagination = [i for i in sorted(kept) if kinds[i] != GOOD and _PAGINATION_RE.search(lines[i].text)]
         kept.difference_update(pagination)
         drop(pagination, "pagination", never_text=True)
-        later = _later_posts(lines, kinds, kept)
+        later = _later_posts(lines, walk.parents, kinds, kept)
         kept.difference_update(later)
         drop(later, "the posts after the first (a thread or a blog's page of posts)", never_text=True)
         comments = _comments(lines, walk.parents, kinds, kept)
@@ -476,13 +476,13 @@ def _sub_heading(line: Line, title_terms: Counter[str] | None) -> bool:
     )
 
 
-def _later_posts(lines: list[Line], kinds: list[int], kept: set[int]) -> list[int]:
+def _later_posts(lines: list[Line], parents: list[int], kinds: list[int], kept: set[int]) -> list[int]:
     """The kept lines of a CJK page from the second post on, when the article is one post of several: a
     forum thread or a blog's page of posts, each post under a stamp of its date and time
     ("2005-03-18 01:58:01", "发表于 2004年12月27日 12:40"), or a post with its readers' stamped comments. The
     article is the first post. When ``LATER_POSTS`` or more stamps follow article text, the lines from the
     first of them to the end, with the short lines just before it (the next post's title, a "[打印]"
-    link)."""
+    link), unless the article text goes on after them in its own block (a live blog's stamped entries)."""
     order = sorted(kept)
     text_seen = False
     stamps: list[int] = []
@@ -496,7 +496,7 @@ def _later_posts(lines: list[Line], kinds: list[int], kept: set[int]) -> list[in
             )
             if (stamp[1] or posted) and not _DATELINE_RE.match(text):
                 stamps.append(position)
-    if len(stamps) < LATER_POSTS:
+    if len(stamps) < LATER_POSTS or _text_goes_on(lines, parents, kinds, order, stamps[0]):
         return []
     cut = stamps[0]
     while kinds[order[cut - 1]] != GOOD:
@@ -508,20 +508,28 @@ def _comments(lines: list[Line], parents: list[int], kinds: list[int], kept: set
     """The kept lines of a CJK page from the heading of its comments after article text
     (``_COMMENTS_HEADING_RE``, the whole line) to the end: readers' comments kept as text because they
     are long, or because their block holds most of the page's words. A heading the article text goes on
-    after, in the block of its paragraphs before it, is the story's sub-heading ("网友评论" over quoted
-    readers), not the comments'."""
+    after, in its own block, is the story's sub-heading ("网友评论" over quoted readers), not the
+    comments'."""
     order = sorted(kept)
-    text_seen: set[int] = set()
+    text_seen = False
     for position, i in enumerate(order):
         if kinds[i] == GOOD:
-            text_seen.add(parents[lines[i].owner])
+            text_seen = True
         elif (
             text_seen
             and _COMMENTS_HEADING_RE.fullmatch(lines[i].text)
-            and not any(kinds[j] == GOOD and parents[lines[j].owner] in text_seen for j in order[position:])
+            and not _text_goes_on(lines, parents, kinds, order, position)
         ):
             return order[position:]
     return []
+
+
+def _text_goes_on(lines: list[Line], parents: list[int], kinds: list[int], order: list[int], at: int) -> bool:
+    """Whether an article line after ``order[at]`` sits in the block of an article line before it: the
+    story goes on there, where a thread's later posts and readers' comments each sit in blocks of their
+    own."""
+    before = {parents[lines[i].owner] for i in order[:at] if kinds[i] == GOOD}
+    return any(kinds[i] == GOOD and parents[lines[i].owner] in before for i in order[at:])
 
 
 def _notices(lines: list[Line], kinds: list[int], kept: set[int]) -> tuple[list[int], list[int]]:

@@ -558,3 +558,22 @@ def test_a_chinese_storys_sub_heading_named_like_comments_does_not_end_it(algo: 
     title = "老城区试行夜间免费停车_江州日报网"
     html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
     assert extract(html, algo=algo).paragraphs == story
+
+
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_chinese_live_blogs_stamped_entries_are_not_taken_for_posts(algo: str) -> None:
+    """A market live blog, each entry under its time with the seconds, is one story: its entries go on in
+    the block of its first paragraphs, where a thread's later posts each sit in a block of their own."""
+    story = [
+        "今天A股三大指数集体高开，市场成交较昨日同期明显放量，以下为本报记者带来的盘中实时播报。",
+        "本报记者将持续关注市场动态，及时为投资者带来最新消息，投资者据此操作，风险自担。",
+        "2024-03-15 09:30:00",
+        "沪指高开百分之零点二，创业板指高开百分之零点五，半导体板块领涨，多只个股涨停，市场情绪回暖。",
+        "2024-03-15 10:15:32",
+        "北向资金净流入超过二十亿元，白酒板块午前拉升，贵州茅台涨逾百分之二，食品饮料板块全线走强。",
+        "2024-03-15 11:30:00",
+        "沪指半日上涨百分之零点八，两市成交额突破六千亿元，较昨日同期明显放量，个股涨多跌少。",
+    ]
+    body = "".join(f"<p>{text}</p>" for text in story)
+    html = f"<html><head><title>A股早盘直播_江州财经网</title></head><body><div>{body}</div></body></html>"
+    assert extract(html, algo=algo).paragraphs == story
