@@ -51,7 +51,7 @@ import lxml.html
 
 from extractors.htmlparse import is_streamed_part, page_title, parse_tree, place_streamed
 from extractors.model import Block, Extraction
-from extractors.text import CJK_RE, block_similarity, cosine, count_words, split_space, terms
+from extractors.text import CJK_CHARACTERS, CJK_RE, block_similarity, cosine, count_words, split_space, terms
 
 ALGORITHM = "qread"
 LEARNED_ALGORITHM = "qread-learned"
@@ -275,9 +275,11 @@ _STAMP_RE = re.compile(r"\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?\s*\d{1,2}:\d{2}
 _POSTED = r"(?:发表|发布|发贴|发帖|张贴|回复|留言)"
 _POSTED_BEFORE_RE = re.compile(_POSTED + r"(?:于|时间|日期)?\W{0,3}$")
 _POSTED_AFTER_RE = re.compile(r"\s*" + _POSTED + r"(?:于|时间|日期)?(?!\w)")
-# A short line of a Chinese page that turns its pages: "上一页", "下一篇", "第1页/共3页", "[1] [2] [3]".
+# A short line of a Chinese page that turns its pages: "上一页", "下一篇：", "第1页/共3页", "[1] [2] [3]". The
+# words stand alone, not in a sentence ("在上一篇文章中", "下一篇我们再谈").
 _PAGINATION_RE = re.compile(
-    r"上一页|下一页|上一篇|下一篇|第\s*\d+\s*页\s*/?\s*共\s*\d+\s*页|^\W*(?:\[\d+\]\s*){2,}\W*$"
+    rf"[上下]一[页篇](?:文章)?(?![{CJK_CHARACTERS}])|第\s*\d+\s*页\s*/?\s*共\s*\d+\s*页"
+    r"|^\W*(?:\[\d+\]\s*){2,}\W*$"
 )
 # The heading of a Chinese article's comments, the whole of its line ("评论", "网友评论(12)", "发表评论：").
 # Not the heading of links to other stories ("相关新闻", "推荐阅读"): a box of them often sits inside the

@@ -10,16 +10,16 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_WORD_RE = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
+CJK_CHARACTERS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_WORD_RE = re.compile(rf"[{CJK_CHARACTERS}]|[^\s{CJK_CHARACTERS}]+")
 # Similarity terms: CJK characters one by one, other words lower-cased without punctuation.
-_TERM_RE = re.compile(rf"[{_CJK}]|[^\W_]+")
-CJK_RE = re.compile(rf"[{_CJK}]")
+_TERM_RE = re.compile(rf"[{CJK_CHARACTERS}]|[^\W_]+")
+CJK_RE = re.compile(rf"[{CJK_CHARACTERS}]")
 # A run of CJK characters.
-CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
+CJK_RUN_RE = re.compile(rf"[{CJK_CHARACTERS}]+")
 # A letter or digit of a script other than CJK: what makes a Latin word longer (CJK text, written without
 # spaces, joins no Latin word: "到2027年" holds the word 2027).
-NON_CJK_WORD_CHAR_RE = re.compile(rf"[^\W_{_CJK}]")
+NON_CJK_WORD_CHAR_RE = re.compile(rf"[^\W_{CJK_CHARACTERS}]")
 # Characters str.split() does not take for white space but browsers show as nothing.
 _INVISIBLE_SPACES = str.maketrans({"\u200b": " ", "\ufeff": " "})
 
