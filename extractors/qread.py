@@ -264,6 +264,11 @@ _NOTICE_RE = re.compile(
 # A short line that heads such a notice, the words at its end ("振兴东北网版权与免责声明：",
 # "郑 重 声 明"), not a sub-heading that names one ("格式条款中的免责声明是否有效？").
 _NOTICE_HEADING_RE = re.compile(r"(?:版权|免责|郑重)声明\W*$")
+# A notice's heading heads numbered clauses ("1. 任何言论纯属作者个人观点", "① 凡本网注明"), where a story's
+# sub-heading that ends on "声明" heads its prose ("郑重声明" over a company's statement it reports).
+_CLAUSE_RE = re.compile(
+    r"\W*(?:\d{1,2}\s*[.、．)）]|[①-⑳]|[一二三四五六七八九十]{1,3}、|[(（][一二三四五六七八九十\d]{1,3}[)）])"
+)
 _DATELINE_RE = re.compile(
     r"\W*\d{4}[-./年]\d{1,2}[-./月]\d{1,2}日?\s*(?:\d{1,2}:\d{2}(?::\d{2})?)?\s*(?:更新|发布)?\s*[|｜丨]?"
     r"\s*来源[：:]"
@@ -537,7 +542,7 @@ def _text_goes_on(lines: list[Line], parents: list[int], kinds: list[int], order
 def _notices(lines: list[Line], kinds: list[int], kept: set[int]) -> tuple[list[int], list[int]]:
     """The kept CJK lines that are a dateline with the source ("2022-02-13 07:00 来源：央广网"), and those
     from a copyright or reprint notice ("反侵权公告", "原创版权禁止商业转载", "声明：该文观点仅代表作者本人",
-    a short line "郑 重 声 明") in the second half of the kept text to the end."""
+    a short line "郑 重 声 明" over numbered clauses) in the second half of the kept text to the end."""
     order = sorted(kept)
     datelines = [i for i in order if lines[i].cjk and _DATELINE_RE.match(lines[i].text)]
     total = sum(lines[i].words for i in order)
@@ -549,7 +554,12 @@ def _notices(lines: list[Line], kinds: list[int], kept: set[int]) -> tuple[list[
             and lines[i].cjk
             and (
                 _NOTICE_RE.match(text)
-                or (kinds[i] != GOOD and _NOTICE_HEADING_RE.search(text.replace(" ", "")))
+                or (
+                    kinds[i] != GOOD
+                    and _NOTICE_HEADING_RE.search(text.replace(" ", ""))
+                    and position + 1 < len(order)
+                    and _CLAUSE_RE.match(lines[order[position + 1]].text)
+                )
             )
         ):
             return datelines, order[position:]

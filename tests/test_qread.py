@@ -597,3 +597,37 @@ def test_a_chinese_storys_short_lines_that_speak_of_the_previous_article_are_its
     title = "Python入门教程（二）_小舟的技术博客"
     html = f"<html><head><title>{title}</title></head><body><div>{body}</div><div>{bar}</div></body></html>"
     assert extract(html, algo=algo).paragraphs == story
+
+
+@pytest.mark.parametrize(
+    ("heading", "statement"),
+    [
+        (
+            "郑重声明",
+            "本公司郑重声明，网传本公司即将破产重组的消息纯属谣言，公司经营一切正常，将依法追究造谣者的责任。",
+        ),
+        (
+            "二、关于格式条款中的免责声明",
+            "格式条款中的免责声明并非一律无效，只有不合理地免除或者减轻经营者责任的条款，才会被法院认定无效。",
+        ),
+    ],
+)
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_chinese_storys_sub_heading_ending_on_a_statement_does_not_end_it(
+    algo: str, heading: str, statement: str
+) -> None:
+    """A sub-heading that ends on "声明" heads the story's own prose (a company's statement it reports, a law
+    explainer's section): a site's notice under such a heading is a list of numbered clauses."""
+    story = [
+        "近日，网上流传一则消息，称本市一家知名家电企业资金链断裂，即将申请破产重组，引发消费者担忧。",
+        "记者昨日来到该企业位于城东的生产基地，看到各条生产线正常运转，工人们正在忙着赶制出口订单。",
+        "该企业有关负责人告诉记者，今年以来企业订单饱满，一季度销售收入同比增长百分之十二，经营稳定。",
+        "律师提醒，编造并传播虚假信息损害企业商业信誉的，要依法承担民事责任，情节严重的还可能构成犯罪。",
+        heading,
+        statement,
+        "市场监管部门表示，将会同有关部门依法处理此事，也提醒广大消费者不信谣、不传谣，理性看待网络信息。",
+    ]
+    body = "".join(f"<p>{text}</p>" for text in story)
+    title = "家电企业回应破产传闻_江州日报网"
+    html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
+    assert extract(html, algo=algo).paragraphs == story
