@@ -122,6 +122,34 @@ def test_the_busy_timeout_is_a_setting_of_30_seconds_by_default(tmp_path: Path) 
         open_store({"CRAWLER_DATA_DIR": str(tmp_path), "STORE_BUSY_TIMEOUT_SECONDS": "-1"})
 
 
+@pytest.mark.parametrize("given", ["inf", "nan", "2147484", "1e300"])
+def test_a_busy_timeout_sqlite_cannot_keep_is_refused_not_made_no_wait(tmp_path: Path, given: str) -> None:
+    # SQLite keeps its busy timeout in whole milliseconds of a C int: Python's sqlite3 makes a longer one, or
+    # one that is no number, 0, and every write kept waiting by a lock would fail at once.
+    refused = (
+        f"STORE_BUSY_TIMEOUT_SECONDS is '{given}': expected a number of at least 0 and at most 2147483"
+        " (SQLite's limit, about 24 days)"
+    )
+    with pytest.raises(StoreError, match=re.escape(refused)):
+        open_store({"CRAWLER_DATA_DIR": str(tmp_path), "STORE_BUSY_TIMEOUT_SECONDS": given})
+
+
+@pytest.mark.parametrize("name", ["DEDUP_WINDOW_DAYS", "STORE_SPOOL_RETRY_SECONDS"])
+def test_a_store_setting_that_is_no_finite_number_is_refused_naming_it(tmp_path: Path, name: str) -> None:
+    settings = {"CRAWLER_DATA_DIR": str(tmp_path), "MONGO_URI": "mongodb://127.0.0.1:1/", name: "nan"}
+    with pytest.raises(StoreError, match=re.escape(f"{name} is 'nan': expected a number of at least 0")):
+        store_config(settings)
+    settings[name] = "inf"
+    with pytest.raises(StoreError, match=re.escape(f"{name} is 'inf': expected a number of at least 0")):
+        store_config(settings)
+
+
+def test_the_longest_busy_timeout_sqlite_keeps_is_kept(tmp_path: Path) -> None:
+    with open_store({"CRAWLER_DATA_DIR": str(tmp_path), "STORE_BUSY_TIMEOUT_SECONDS": "2147483"}) as store:
+        assert isinstance(store, SqliteStore)
+        assert store.busy_timeout == 2147483.0
+
+
 def test_a_closed_store_says_so(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path)
     store.upsert(article("http://news.test/a", "2026-11-20T10:00:00Z"))

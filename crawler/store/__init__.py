@@ -14,6 +14,7 @@ reads::
 
 from __future__ import annotations
 
+import math
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
 from crawler.store.base import DedupPolicy, Store, Written
 from crawler.store.document import DOCUMENT_FIELDS, article_id, content_hash, week_of
-from crawler.store.sqlite import SqliteStore
+from crawler.store.sqlite import LONGEST_BUSY_TIMEOUT_SECONDS, SqliteStore
 
 if TYPE_CHECKING:
     from crawler.store.mongo import MongoConfig
@@ -120,6 +121,7 @@ def store_config(settings: Mapping[str, Any]) -> StoreConfig:
             defaults.STORE_BUSY_TIMEOUT_SECONDS,
             minimum=0,
             whole=False,
+            maximum=(LONGEST_BUSY_TIMEOUT_SECONDS, "SQLite's limit, about 24 days"),
         )
         return StoreConfig(data_dir, batch_size, dedup, busy_timeout=busy_timeout)
     from crawler.store.mongo import MongoConfig, parse_write_concern  # noqa: PLC0415 - pymongo only when used
@@ -141,7 +143,17 @@ def open_store(settings: Mapping[str, Any], *, skip_damaged: bool = False) -> St
     return store_config(settings).open(skip_damaged=skip_damaged)
 
 
-def _number(source: Mapping[str, Any], name: str, default: float, *, minimum: float, whole: bool) -> float:
+def _number(
+    source: Mapping[str, Any],
+    name: str,
+    default: float,
+    *,
+    minimum: float,
+    whole: bool,
+    maximum: tuple[float, str] | None = None,
+) -> float:
+    """The setting ``name`` as a finite number of at least ``minimum`` (and at most ``maximum``'s number,
+    its reason given in the error)."""
     value = source.get(name)
     if value in (None, ""):
         return default
@@ -149,9 +161,16 @@ def _number(source: Mapping[str, Any], name: str, default: float, *, minimum: fl
         number = None if isinstance(value, bool) else float(value)
     except (TypeError, ValueError):
         number = None
-    if number is None or number < minimum or (whole and not number.is_integer()):
+    highest = math.inf if maximum is None else maximum[0]
+    if (
+        number is None
+        or not math.isfinite(number)
+        or not minimum <= number <= highest
+        or (whole and not number.is_integer())
+    ):
         what = "a whole number" if whole else "a number"
-        raise StoreSettingError(f"{name} is {value!r}: expected {what} of at least {minimum:g}")
+        at_most = "" if maximum is None else f" and at most {maximum[0]:.15g} ({maximum[1]})"
+        raise StoreSettingError(f"{name} is {value!r}: expected {what} of at least {minimum:g}{at_most}")
     return number
 
 
