@@ -28,6 +28,7 @@ from mongofake import FakeClient
 from crawler.cli import articles as articlescli
 from crawler.cli import main
 from crawler.cli.parser import build_parser
+from crawler.commandline import counted
 from crawler.demo import DEMO_RULES
 from crawler.demo.sites import demo_sites
 from crawler.store import SqliteStore, Store
@@ -1051,6 +1052,22 @@ def test_show_wraps_chinese_text_to_the_columns_it_takes_on_the_terminal(
     assert not wide, f"lines wider than {articlescli.MAX_WRAP} columns: {wide}"
     body = out.split("\nbody:\n", 1)[1]
     assert "".join(body.split()) == "".join(document["body"].split()), "the whole body, only wrapped"
+
+
+@pytest.mark.parametrize("columns", ["1", "2", "3"])
+def test_show_on_a_terminal_narrower_than_a_chinese_character_prints_every_character(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: str
+) -> None:
+    with SqliteStore(crawled) as store:
+        document = next(d for d in store.iter_articles() if d["site"] == "demo-huaxia" and d["summary"])
+    monkeypatch.setenv("COLUMNS", columns)
+    code, out, err = articles(capsys, monkeypatch, crawled, "show", document["id"])
+    assert code == 0, err
+    head, body = out.split("\nbody:\n", 1)
+    assert "".join(body.split()) == "".join(document["body"].split()), "the whole body, only wrapped"
+    for length, summary in document["summary"].items():
+        shown = head.split(f"summary, {counted(int(length), 'sentence')}:\n", 1)[1].split("\n\n", 1)[0]
+        assert "".join(summary.split()) in "".join(shown.split()), f"the whole summary of {length}"
 
 
 @pytest.mark.parametrize("command", [("stats",), ("list",), ("search", "news"), ("export",), ("show", "x")])

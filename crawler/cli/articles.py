@@ -364,12 +364,15 @@ def _print_document(
 def _wrapped(text: str, width: int) -> list[str]:
     """``text`` printable, its white space collapsed, on lines of at most ``width`` terminal columns: broken
     at spaces, and between the characters of a run without any (Chinese text), each wide character counted
-    as the two columns it takes (``textwrap`` counts one a character)."""
+    as the two columns it takes (``textwrap`` counts one a character). Lines are two columns at least (a
+    terminal narrower than that, or a summary's indent, left less): rich drops a wide character from a line
+    narrower than it."""
     collapsed = " ".join(printable(text).split())
     if not collapsed:
         return []
-    console = Console(width=width, color_system=None, force_terminal=False)
-    return [line.plain.rstrip() for line in Text(collapsed).wrap(console, width, overflow="fold")]
+    columns = max(width, 2)
+    console = Console(width=columns, color_system=None, force_terminal=False)
+    return [line.plain.rstrip() for line in Text(collapsed).wrap(console, columns, overflow="fold")]
 
 
 # --- export ---------------------------------------------------------------------------------------------
