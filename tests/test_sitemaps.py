@@ -18,6 +18,7 @@ from test_failures import Site
 
 from crawler.rules import RuleErrors, parse_rule
 from crawler.rules.sitemaps import SitemapEntry, SitemapError, read_sitemap
+from crawler.worker.pipelines.clean import published_date
 
 SITEMAP_URL = "http://news.test/sitemaps/news.xml"
 SITEMAP_RULE = """
@@ -66,6 +67,19 @@ def test_a_date_with_its_utc_offset_stays_a_date_with_no_time_made_up() -> None:
     )
     first, second = read_sitemap(document.encode(), SITEMAP_URL).entries
     assert (first.lastmod, second.lastmod) == (date(2026, 11, 20), date(2026, 11, 21))
+
+
+@pytest.mark.parametrize("given", ["2026-11-20+0800", "2026-11-20-0500", "2026-11-20+08", "2026-11-20z"])
+def test_a_date_with_its_utc_offset_written_short_stays_a_date_as_a_pages_published_does(given: str) -> None:
+    # A zone without its colon, or without its minutes: datetime.fromisoformat reads it as a time too, and the
+    # pipeline's published_date takes the date alone of each.
+    document = (
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>http://news.test/a/1</loc><lastmod>{given}</lastmod></url></urlset>"
+    )
+    (entry,) = read_sitemap(document.encode(), SITEMAP_URL).entries
+    assert entry.lastmod == date(2026, 11, 20)
+    assert published_date(given) == "2026-11-20"
 
 
 def test_a_gzip_compressed_sitemap_and_a_sitemap_index_are_read() -> None:

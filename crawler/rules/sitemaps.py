@@ -34,9 +34,10 @@ __all__ = [
 MAX_ENTRIES = 50_000
 MAX_BYTES = 50 * 1024 * 1024
 _ROBOTS_SITEMAP_RE = re.compile(rb"^\s*sitemap\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
-# An XML Schema date with its zone and no time (2026-11-20+08:00), which datetime.fromisoformat would read
-# as a time, taking any character after the date for the separator before one.
-_DATE_WITH_ZONE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:Z|[+-]\d{2}:\d{2})")
+# An XML Schema date with its zone and no time (2026-11-20+08:00, or written short: +0800, +08, z), which
+# datetime.fromisoformat would read as a time, taking any character after the date for the separator before
+# one.
+_DATE_WITH_ZONE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[Zz]|[+-]\d{2}(?::?\d{2})?)")
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
