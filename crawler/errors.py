@@ -122,9 +122,18 @@ def folder_advice(exc: OSError, folder: Path) -> str:
         if in_the_way is not None:
             return f"{in_the_way} is a file, not a folder: move it away, or give another data folder"
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        existing = next((part for part in [folder, *folder.parents] if part.is_dir()), folder)
+        existing = next((part for part in [folder, *folder.parents] if _seen_folder(part)), folder)
         return f"make {existing} writable by the crawler's user, or give another data folder"
     return ""
+
+
+def _seen_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder this user can see: False too when a folder above it may not be entered
+    (``Path.is_dir`` raises that EACCES)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def file_in_the_way(path: Path) -> Path | None:

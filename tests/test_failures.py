@@ -2223,6 +2223,49 @@ def test_the_advice_for_a_folder_that_cannot_be_written_fits_the_error(
     assert folder_advice(exc, folder) == advice.format(folder=folder)
 
 
+def test_the_advice_for_a_data_folder_inside_a_folder_the_user_cannot_search_names_a_folder_it_sees(
+    tmp_path: Path,
+) -> None:
+    """A data folder under a folder the crawler's user may not enter (mode 0700 of another user): making
+    its redis folder fails with EACCES, and so does looking whether that folder or the data folder exists;
+    the advice names the deepest folder above them the user sees, rather than failing itself. Run as
+    nobody in a child process (root may enter any folder)."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    folder = locked / "data" / "redis"
+    reading, writing = os.pipe()
+    os.chmod(tmp_path, 0o755)
+    os.chmod(locked, 0o700 if os.geteuid() == 0 else 0)
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's outcome is read by the parent
+        os.close(reading)
+        try:
+            if os.geteuid() == 0:
+                os.setgid(65534)
+                os.setuid(65534)
+            try:
+                folder.mkdir(parents=True)
+                outcome = "made"
+            except OSError as exc:
+                outcome = f"{exc.errno} {folder_advice(exc, folder)}"
+        except BaseException as exc:  # noqa: BLE001 - anything the advice raised, told to the parent
+            outcome = f"raised {exc!r}"
+        os.write(writing, outcome.encode())
+        os._exit(0)
+    os.close(writing)
+    try:
+        with os.fdopen(reading, "rb") as pipe:
+            outcome = pipe.read().decode()
+        os.waitpid(child, 0)
+    finally:
+        os.chmod(locked, 0o700)
+    number, _, advice = outcome.partition(" ")
+    assert number == str(errno.EACCES), outcome
+    named = re.fullmatch(r"make (.+) writable by the crawler's user, or give another data folder", advice)
+    assert named is not None, outcome
+    assert Path(named.group(1)) in folder.parents and Path(named.group(1)).is_dir(), outcome
+
+
 # --- links are marked seen only as they are queued ------------------------------------------------------
 
 
