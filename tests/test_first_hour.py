@@ -628,6 +628,29 @@ def test_the_command_line_loads_only_what_the_command_uses(argv: list[str], unus
     assert imported == "", f"`crawler {' '.join(argv)}` imported {imported}"
 
 
+def test_a_command_on_the_sqlite_store_does_not_load_pymongo(tmp_path: Path) -> None:
+    # pymongo (slow to import) is loaded for a MongoDB store only, as crawler.store says.
+    probe = (
+        "import sys\n"
+        "from crawler.cli.main import main\n"
+        f"code = main(['--data-dir', {str(tmp_path)!r}, 'articles', 'stats'])\n"
+        "print('IMPORTED=' + ','.join(sorted(name for name in ('pymongo', 'bson') if name in sys.modules)))\n"
+        "sys.exit(code)\n"
+    )
+    env = {key: value for key, value in os.environ.items() if key not in ("MONGO_URI", "REDIS_URL")}
+    run = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        check=False,
+        env=env,
+    )
+    assert run.returncode == 0, run.stderr
+    imported = run.stdout.rpartition("IMPORTED=")[2].strip()
+    assert imported == "", f"`crawler articles stats` on a SQLite store imported {imported}"
+
+
 def test_run_sh_runs_crawler_in_the_folder_it_is_run_from_and_suggests_itself(tmp_path: Path) -> None:
     # A checkout with its virtualenv (the one running these tests), and a user's folder elsewhere with a
     # rules/ of its own: `CHECKOUT/run.sh crawler ...` reads the user's folder, not the checkout's, and the

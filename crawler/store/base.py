@@ -14,17 +14,15 @@ from __future__ import annotations
 import errno
 import re
 import sqlite3
+import sys
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 from urllib.parse import urldefrag
-
-from bson.errors import InvalidDocument
-from pymongo.errors import BulkWriteError, ConnectionFailure, InvalidName, OperationFailure, PyMongoError
 
 from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
@@ -38,6 +36,10 @@ from crawler.store.document import (
     weeks_between,
 )
 from extractors.text import CJK_RE, NON_CJK_WORD_CHAR_RE
+
+if TYPE_CHECKING:
+    from bson.errors import InvalidDocument
+    from pymongo.errors import PyMongoError
 
 __all__ = [
     "Candidate",
@@ -464,16 +466,36 @@ def lasting_failure(error: BaseException) -> bool:
             return code is not None and code & 0xFF in _LASTING_SQLITE_CODES
         if isinstance(cause, OSError):
             return cause.errno in _LASTING_ERRNOS
-        if isinstance(cause, PyMongoError | InvalidDocument):
-            return _lasting_mongo(cause)
+        mongo = _mongo_error(cause)
+        if mongo is not None:
+            return _lasting_mongo(mongo)
         cause = cause.__cause__
     return False
+
+
+def _mongo_error(error: BaseException) -> PyMongoError | InvalidDocument | None:
+    """``error`` when it is pymongo's (or bson's), else None. Neither is imported for it: no such error
+    exists before they are, and a store without MongoDB never imports them (pymongo is slow to import)."""
+    if "pymongo.errors" not in sys.modules and "bson.errors" not in sys.modules:
+        return None
+    from bson.errors import InvalidDocument  # noqa: PLC0415 - imported already, by the MongoDB store
+    from pymongo.errors import PyMongoError  # noqa: PLC0415 - imported already, by the MongoDB store
+
+    return error if isinstance(error, PyMongoError | InvalidDocument) else None
 
 
 def _lasting_mongo(error: PyMongoError | InvalidDocument) -> bool:
     """:func:`lasting_failure` of a pymongo error: a refusal whose code no wait mends (every refusal of a
     bulk write's but duplicate keys, and no write concern error), a name pymongo refuses, a document it
     cannot send."""
+    from bson.errors import InvalidDocument  # noqa: PLC0415 - imported already, by the MongoDB store
+    from pymongo.errors import (  # noqa: PLC0415 - imported already, by the MongoDB store
+        BulkWriteError,
+        ConnectionFailure,
+        InvalidName,
+        OperationFailure,
+    )
+
     if isinstance(error, ConnectionFailure):
         return False
     if isinstance(error, BulkWriteError):
