@@ -48,7 +48,7 @@ def retry_after(value: bytes | None, now: float) -> float | None:
     if not value:
         return None
     text = value.decode("latin-1").strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():  # str.isdigit takes "²" (0xB2 in latin-1) too, which float refuses
         return float(text)
     try:
         moment = email.utils.parsedate_to_datetime(text)
