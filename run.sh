@@ -2,7 +2,7 @@
 # One entry point for a fresh clone: creates ./.venv on first use (and again when pyproject.toml changes),
 # then runs what is asked.
 #   ./run.sh demo            the main job on embedded defaults (`crawler demo`)
-#   ./run.sh test [ARGS]     lint, type check, import contracts and the test suite (pytest -n 2 ARGS)
+#   ./run.sh test [ARGS]     lint and format check, type check, import contracts and the test suite (pytest -n 2 ARGS)
 #   ./run.sh bench [ARGS]    bench/extraction.py with the peers installed (pip install .[bench])
 #   ./run.sh crawler ARGS    any `crawler` command, in the folder it is run from
 set -euo pipefail
@@ -46,6 +46,7 @@ case "$cmd" in
     test)
         ensure_venv dev
         "$venv/bin/ruff" check .
+        "$venv/bin/ruff" format --check .
         "$venv/bin/mypy"
         "$venv/bin/lint-imports"
         # Two test files at a time: most tests wait on crawls in other processes (CI has 2 cores). Whole
