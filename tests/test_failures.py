@@ -1084,6 +1084,38 @@ def test_a_bad_store_setting_is_one_line_and_exit_2_before_redis_starts_or_anyth
     assert not site.data.exists(), "checked before the embedded Redis started (or anything was queued)"
 
 
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (
+            ("temp", "faults", "-s", "WORKER_SWITCH_INTERVAL=0"),
+            "WORKER_SWITCH_INTERVAL is 0.0: expected seconds above 0 (the default is 0.0005)",
+        ),
+        (
+            ("worker", "-s", "WORKER_SWITCH_INTERVAL=-1"),
+            "WORKER_SWITCH_INTERVAL is -1.0: expected seconds above 0",
+        ),
+        (
+            ("run", "-s", "WORKER_SWITCH_INTERVAL=0"),
+            "WORKER_SWITCH_INTERVAL is 0.0: expected seconds above 0",
+        ),
+        (
+            ("temp", "faults", "-s", "TEXT_PROCESSES=-1"),
+            "TEXT_PROCESSES is -1: expected a number of processes",
+        ),
+    ],
+)
+def test_a_bad_worker_setting_is_one_line_and_exit_2_before_redis_starts_or_anything_is_queued(
+    site: Site, command: tuple[str, ...], said: str
+) -> None:
+    site.rule("/a/one")
+    done = site.crawler(*command)
+    assert done.returncode == 2, done.stdout + done.stderr[-4000:]
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"crawler {command[0]}: error: {said}"), line
+    assert not site.data.exists(), "checked before the embedded Redis started (or anything was queued)"
+
+
 def test_a_temp_crawl_with_mongodb_unreachable_says_what_it_spooled_and_articles_says_so_in_one_line(
     site: Site,
 ) -> None:

@@ -56,7 +56,7 @@ from crawler.store import StoreConfig, store_config
 from crawler.store.spool import waiting_under
 from crawler.threads import STOP_SIGNALS, signals_blocked
 from crawler.worker.fetch import check_url
-from crawler.worker.process import run_worker
+from crawler.worker.process import check_worker_settings, run_worker
 
 logger = logging.getLogger(__name__)
 
@@ -612,10 +612,13 @@ def _serve(origin: str, directory: Path, sites: list[str]) -> int:
 
 
 def _check_store(config: Config, overrides: dict[str, Any]) -> StoreConfig:
-    """The store settings a crawl would run with (``MONGO_URI``, ``DEDUP_WINDOW_DAYS``, ...), checked
-    before Redis starts or anything is queued: a wrong value is a one-line usage error (exit 2), not a
-    failure of the crawl as it opens."""
-    return store_config(config.settings(overrides))
+    """The store settings a crawl would run with (``MONGO_URI``, ``DEDUP_WINDOW_DAYS``, ...), and those of
+    its worker's process (``WORKER_SWITCH_INTERVAL``, ``TEXT_PROCESSES``), checked before Redis starts or
+    anything is queued: a wrong value is a one-line usage error (exit 2), not a failure of the crawl as
+    it opens."""
+    settings = config.settings(overrides)
+    check_worker_settings(settings)
+    return store_config(settings)
 
 
 def _warn_if_stored_apart(config: Config, store: StoreConfig) -> None:

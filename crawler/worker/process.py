@@ -8,15 +8,17 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from scrapy import signals
-from scrapy.settings import Settings
+from scrapy.settings import BaseSettings, Settings
 from twisted.internet import task
 from twisted.python.failure import Failure
 
-from crawler.errors import CrawlerError
+from crawler import settings as defaults
+from crawler.errors import CrawlerError, InputError
 from crawler.worker.fetch import SignalledProcess
 from crawler.worker.spider import SitesSpider
+from crawler.worker.textwork import text_processes
 
-__all__ = ["run_worker"]
+__all__ = ["check_worker_settings", "run_worker"]
 
 
 class _OneLine(logging.Filter):
@@ -59,6 +61,19 @@ _ONE_LINE_LOGGERS = {
 }
 
 
+def check_worker_settings(settings: BaseSettings) -> None:
+    """:class:`InputError` naming a setting of a worker's process that it cannot run with
+    (``WORKER_SWITCH_INTERVAL``, ``TEXT_PROCESSES``), so that a command can refuse it before anything is
+    queued."""
+    interval = settings.getfloat("WORKER_SWITCH_INTERVAL")
+    if not interval > 0:
+        raise InputError(
+            f"WORKER_SWITCH_INTERVAL is {interval!r}: expected seconds above 0"
+            f" (the default is {defaults.WORKER_SWITCH_INTERVAL!r})"
+        )
+    text_processes(settings)
+
+
 def run_worker(
     settings: Settings,
     *,
@@ -77,6 +92,7 @@ def run_worker(
     for name, one_line in _ONE_LINE_LOGGERS.items():
         logging.getLogger(name).addFilter(one_line)
     logging.getLogger("scrapy.utils.signal").addFilter(_NEVER_OPENED)
+    check_worker_settings(settings)
     sys.setswitchinterval(settings.getfloat("WORKER_SWITCH_INTERVAL"))
     process = SignalledProcess(settings)
     crawler = process.create_crawler(SitesSpider)

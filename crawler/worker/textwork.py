@@ -34,6 +34,7 @@ from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.crawler import Crawler
+from scrapy.settings import BaseSettings
 
 from crawler.commandline import counted
 from crawler.discover.topic import Topic
@@ -74,6 +75,17 @@ def _start_resource_tracker() -> None:
     resource_tracker.ensure_running()
 
 
+def text_processes(settings: BaseSettings) -> int:
+    """``TEXT_PROCESSES``, checked: :class:`InputError` names a negative count and the way out."""
+    processes = settings.getint("TEXT_PROCESSES")
+    if processes < 0:
+        raise InputError(
+            f"TEXT_PROCESSES is {processes!r}: expected a number of processes, or 0 to do the text work on"
+            " the crawl's thread"
+        )
+    return processes
+
+
 class TextPool:
     """``TEXT_PROCESSES`` processes doing :func:`~crawler.worker.textjob.article_text` (see the module
     docstring)."""
@@ -88,13 +100,7 @@ class TextPool:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        processes = crawler.settings.getint("TEXT_PROCESSES")
-        if processes < 0:
-            raise InputError(
-                f"setting TEXT_PROCESSES is {processes!r}: expected a number of processes, or 0 to do the"
-                " text work on the crawl's thread"
-            )
-        pool = cls(crawler, processes)
+        pool = cls(crawler, text_processes(crawler.settings))
         crawler.signals.connect(pool.close, signal=signals.engine_stopped)
         return pool
 
