@@ -12,8 +12,8 @@ from urllib.parse import quote
 
 import pytest
 from conftest import SiteServer
+from crawlsite import Site
 from siteserver import GBK_TITLE
-from test_failures import Site
 from test_rules import crawler, write
 
 from crawler.rules import RuleErrors, parse_rule

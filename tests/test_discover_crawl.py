@@ -34,9 +34,9 @@ from unittest.mock import ANY
 
 import pytest
 from conftest import SITE_SERVER_SCRIPT, _read_port, _stop
+from crawlsite import LOCKED, locked_week
 from siteserver import pdf_document
 from test_crawl import finish, wait_until_done
-from test_failures import LOCKED, locked_week
 
 from crawler.demo.web import TOPIC_KEYWORDS, SimWeb, served
 from crawler.discover.shared import FEATURES_VERSION

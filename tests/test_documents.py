@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SiteServer
+from crawlsite import Site
 from siteserver import document_file, generated_text
-from test_failures import Site
 
 from extractors.documents import DocumentError, document_kind, read_document
 

@@ -12,8 +12,8 @@ from urllib.parse import quote
 
 import pytest
 from conftest import SiteServer
+from crawlsite import RULE, Site
 from siteserver import feed_document
-from test_failures import RULE, Site
 
 from crawler.rules import RuleErrors, parse_rule
 from crawler.rules.feeds import FeedEntry, FeedError, read_feed

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from conftest import SITES_DIR, SiteServer
+from crawlsite import COMMAND_TIMEOUT, RULE, Site
 from siteserver import SiteHandler
 from siteserver import SiteServer as HttpServer
-from test_failures import COMMAND_TIMEOUT, RULE, Site
 
 from crawler.settings import USER_AGENT
 

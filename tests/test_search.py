@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SiteServer
-from test_failures import Site
+from crawlsite import Site
 
 from crawler.rules import RuleErrors, parse_rule
 

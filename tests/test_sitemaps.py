@@ -13,8 +13,8 @@ from urllib.parse import quote
 
 import pytest
 from conftest import SiteServer
+from crawlsite import Site
 from siteserver import sitemap_document
-from test_failures import Site
 
 from crawler.rules import RuleErrors, parse_rule
 from crawler.rules.sitemaps import SitemapEntry, SitemapError, read_sitemap
