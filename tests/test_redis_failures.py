@@ -37,7 +37,7 @@ from crawlsite import (
 from crawler.errors import folder_advice
 from crawler.keys import Keys
 from crawler.redisio.connection import SOCKET_TIMEOUT, connect, decoded
-from crawler.redisio.embedded import EmbeddedRedis
+from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
 
 
 @pytest.fixture
@@ -1191,3 +1191,54 @@ def test_an_outage_of_a_redis_gone_that_comes_back_refusing_writes_says_so_once(
     assert said[1][1].startswith("Redis refuses writes (write this worker's heartbeat: MISCONF"), said
     assert said[2][1].startswith("Redis still refuses writes after "), said
     assert said[3][1].startswith("Redis takes writes again after "), said
+
+
+def test_a_spider_that_opens_while_redis_is_away_reads_its_pages_once_redis_is_back(tmp_path: Path) -> None:
+    """A worker whose spider opens while Redis is away (killed between the scheduler's start and the
+    spider's open): the open reads nothing from Redis that the spider cannot do without, so it fails in
+    no part (it raised a ConnectionError from its Bloom filter's first read, left the spider without its
+    settings, and every page it read later was a dead letter, "'SitesSpider' object has no attribute
+    'regex_page_seconds'", index pages too, whose links were never found); once Redis is back, an index
+    page's links are marked seen and queued."""
+    from scrapy.http import HtmlResponse, Request
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.worker.spider import SitesSpider
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    rule = RULE.format(start="http://news.test/").replace("[127.0.0.1]", "[news.test]")
+    (rules / "news.yaml").write_text(rule, encoding="utf-8")
+    with EmbeddedRedis(tmp_path / "data", watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+        values.update(
+            REDIS_URL=url,
+            CRAWLER_RULES_DIR=str(rules),
+            CRAWLER_DATA_DIR=str(tmp_path),
+            STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
+        )
+        crawler = get_crawler(SitesSpider, settings_dict=values)
+        spider = SitesSpider.from_crawler(crawler)
+        crawler.spider = spider
+        os.kill(redis_server.pid or 0, signal.SIGKILL)
+        wait_until(lambda: not _answers(url), "the killed Redis to stop answering")
+        spider.opened()
+        redis_server.ensure()
+        links = "".join(f'<li><a href="/a/{n}">{n}</a></li>' for n in range(3))
+        request = Request("http://news.test/", meta={"site": "news", "kind": "index", "job": "j1"})
+        response = HtmlResponse(
+            "http://news.test/", body=f"<ul class='news'>{links}</ul>".encode(), request=request
+        )
+        assert [out for out in spider.parse_index(response) if isinstance(out, Request)] == []
+        queue = LeasedQueue(connect(url), Keys("crawler"))
+        assert len(queue) == 3 and spider.bloom.count() == 3, "marked seen and queued once Redis is back"
+
+
+def _answers(url: str) -> bool:
+    try:
+        return bool(connect(url).ping())
+    except (redis.RedisError, RedisUnavailableError):
+        return False

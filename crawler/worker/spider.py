@@ -31,7 +31,7 @@ import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, cast
 from urllib.parse import urlsplit
 
 import redis
@@ -51,15 +51,18 @@ from scrapy.robotstxt import RobotParser
 from scrapy.settings import BaseSettings
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy_redis.spiders import RedisSpider
+from twisted.internet import task
 from twisted.internet.defer import CancelledError
 from twisted.internet.error import ConnectError, ConnectionLost, DNSLookupError
 from twisted.internet.error import TimeoutError as TxTimeoutError
+from twisted.internet.interfaces import IReactorTime
 from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed
 
 from crawler.commandline import counted, suggest
 from crawler.config import apply_environment
 from crawler.items import Article, Discovered, Page
+from crawler.redisio.bloom import RedisBloom
 from crawler.redisio.connection import resolve_redis_url
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
@@ -152,6 +155,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         # The rules folder as it was at the last read (rules_stamp): once it changed, it is read at once.
         self._read_stamp: RulesStamp | None = None
         self.rule_errors = 0
+        # The spider's own handle on the shared Bloom filter (see the bloom property), made at its first use.
+        self._bloom: RedisBloom | None = None
         # Per site, the article pages where the rule's fields matched: an empty page after them is a sign.
         self.matched: dict[str, int] = {}
 
@@ -295,18 +300,37 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         downloader = self.crawler.engine.downloader
         downloader.per_slot_settings = _DownloadSlots(downloader.per_slot_settings)
 
+    @property
+    def bloom(self) -> RedisBloom:
+        """The spider's own handle on the shared Bloom filter (a page's links are tested and queued in one
+        call), made at its first use: making it reads the filter's parameters from Redis, so a worker whose
+        spider opened while Redis was away makes it once Redis is back, at a use that handles Redis
+        failing."""
+        if self._bloom is None:
+            self._bloom = bloom_of(self.crawler)
+        return self._bloom
+
     def opened(self) -> None:
-        # The spider's own handle on the shared Bloom filter: a page's links are tested and queued in one
-        # call.
-        self.bloom = bloom_of(self.crawler)
         self.bans = watch_of(self.crawler)
         self.regex_page_seconds = self.crawler.settings.getfloat("RULES_REGEX_PAGE_SECONDS")
         self.max_size = self.crawler.settings.getint("DOWNLOAD_MAXSIZE")
         if self.rule_errors:
             self.count("rules/errors", self.rule_errors)
-        # Each site's politeness holds for every worker together: the queue gates the site as a whole.
-        for rule in self.rules.values():
-            self.queue.configure(rule.site, delay=rule.delay, concurrency=rule.concurrency)
+        self._configure_sites()
+
+    def _configure_sites(self) -> None:
+        """Each site's politeness, for every worker together (the queue gates the site as a whole); while
+        Redis is away, tried again every second until it is back."""
+        try:
+            for rule in list(self.rules.values()):
+                self.queue.configure(rule.site, delay=rule.delay, concurrency=rule.concurrency)
+        except redis.RedisError as exc:
+            logger.error(
+                "Redis failed (set the sites' politeness: %s): the worker goes on and tries again in 1 s", exc
+            )
+            from twisted.internet import reactor  # noqa: PLC0415 - the reactor the crawl installed
+
+            task.deferLater(cast(IReactorTime, reactor), 1.0, self._configure_sites)
 
     def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
         """A site's robots.txt asks for a crawl-delay longer than the rule's delay: every worker keeps it
