@@ -52,6 +52,7 @@ __all__ = [
     "looks_binary",
     "normalize_encoding",
     "python_codec",
+    "query_codec",
     "redetect",
     "sniff_binary",
 ]
@@ -244,6 +245,13 @@ def python_codec(name: str) -> str:
     """The Python codec that decodes the web encoding ``name`` (from :func:`normalize_encoding`) as
     browsers do: ``gbk`` is decoded as ``gb18030``, ``windows-1252`` as ``cp1252``."""
     return _CODECS[name]
+
+
+def query_codec(name: str) -> str:
+    """The Python codec a browser percent-encodes a URL's query in for a page in the web encoding ``name``
+    (from :func:`normalize_encoding`, not UTF-16 or UTF-32, whose pages send UTF-8): GBK without
+    GB18030's four-byte sequences, which a GBK page cannot read; else :func:`python_codec`'s."""
+    return "gbk" if name == "gbk" else _CODECS[name]
 
 
 def charset_from_content_type(content_type: str | None) -> str | None:

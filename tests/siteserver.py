@@ -56,6 +56,10 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/search?q=K&page=P``         a search result page for K (pages 1 to 3, ``<a rel="next">``): in
                                ``<ol class="results">``, ``/a/found-K-P`` here, ``/a/there-K-P``
                                on host ``localhost`` (another site), ``http://elsewhere.test/K``
+``/search-gbk?q=K&page=P``     a GBK search page, as many Chinese portals' are: its query read as GBK;
+                               for ``GBK_KEYWORD`` (pages 1 to 2) ``/a/gbk-found-P`` in ``<ol
+                               class="results">`` and a ``<a rel="next">`` with the keyword as is in
+                               its href, for any other query (UTF-8 too) no results
 ``/doc/NAME.pdf``, ``.docx``    a PDF or DOCX of the generated article NAME (title "Document NAME",
                                author "Doc Writer", created 2026-11-20 10:31 UTC), sent as
                                ``application/pdf`` or the Word type; ``/doc/locked.pdf``: encrypted
@@ -108,6 +112,8 @@ GBK_PARAGRAPHS = (
     "市民王先生说：“以前每天上班都要绕路，现在终于方便了。”交通部门提醒驾驶人，"
     "大桥限速每小时六十公里，大型货车仍需在夜间通行。",
 )
+# The keyword the GBK search page (/search-gbk) finds results for.
+GBK_KEYWORD = "长江大桥"
 # French in windows-1252 that charset-normalizer takes for cp775 first, windows-1252 coming after.
 CP1252_TITLE = "Le café du marché"
 CP1252_PARAGRAPHS = ("Café crème ... €5, thé glacé ... €4, goûter ... €6.",) * 4
@@ -509,6 +515,21 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             following = f'<a rel="next" href="{after}">More</a>' if number < 3 else ""
             page = f"<html><body><ol class='results'>{items}</ol>{following}</body></html>"
             self._send(200, page.encode(), "text/html; charset=utf-8")
+        elif path == "/search-gbk":
+            try:
+                gbk_query = urllib.parse.parse_qs(parts.query, encoding="gbk", errors="strict")
+            except UnicodeDecodeError:
+                gbk_query = {}
+            number = int(query.get("page", "1"))
+            found = gbk_query.get("q", [""])[-1] == GBK_KEYWORD
+            items = f'<li><a href="/a/gbk-found-{number}">{GBK_TITLE}</a></li>' if found else ""
+            following = (
+                f'<a rel="next" href="/search-gbk?q={GBK_KEYWORD}&amp;page={number + 1}">下一页</a>'
+                if found and number < 2
+                else ""
+            )
+            page = f"<html><body><ol class='results'>{items}</ol>{following}</body></html>"
+            self._send(200, page.encode("gbk"), "text/html; charset=GBK")
         elif path.startswith("/doc/"):
             name, _, kind = path.removeprefix("/doc/").rpartition(".")
             self._send(200, document_file(name, kind), DOCUMENT_TYPES.get(kind, "application/octet-stream"))

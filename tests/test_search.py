@@ -6,13 +6,16 @@ counted; result pages followed up to ``max_pages``."""
 from __future__ import annotations
 
 import json
+import urllib.request
 from pathlib import Path
+from urllib.parse import quote_plus
 
 import pytest
 from conftest import SiteServer
 from crawlsite import Site
+from siteserver import GBK_KEYWORD
 
-from crawler.rules import RuleErrors, parse_rule
+from crawler.rules import RuleErrors, load_rules, parse_rule
 
 SEARCH_RULE = """
 domains: [news.test]
@@ -34,9 +37,55 @@ def test_each_keyword_gives_its_first_result_page() -> None:
     ], "keywords URL-encoded, each once"
 
 
+def test_search_encoding_percent_encodes_the_keywords_and_the_template_query_in_that_encoding() -> None:
+    """A GBK search page reads 长江 as %B3%A4%BD%AD, not as UTF-8's %E9%95%BF%E6%B1%9F; the path stays
+    UTF-8, as browsers send it. A browser label names the encoding (``gb2312`` is read as GBK)."""
+    rule = parse_rule(
+        SEARCH_RULE.replace("[harbour bridge, ferry, ferry]", "[长江 大桥]")
+        .replace("&lang=en", "&channel=新闻")
+        .replace("/search?", "/搜索?")
+        + "  encoding: gb2312\n",
+        site="finder",
+    )
+    assert rule.search is not None and rule.search.encoding == "gbk"
+    assert rule.search.urls() == [
+        "https://find.test/%E6%90%9C%E7%B4%A2?q=%B3%A4%BD%AD+%B4%F3%C7%C5&channel=%D0%C2%CE%C5"
+    ]
+    assert rule.listing_key(rule.search.urls()[0]) == ("search", "search.url")
+    utf8 = parse_rule(SEARCH_RULE.replace("[harbour bridge, ferry, ferry]", "[长江]"), site="finder")
+    assert utf8.search is not None and utf8.search.encoding == "utf-8"
+    assert utf8.search.urls() == ["https://find.test/search?q=%E9%95%BF%E6%B1%9F&lang=en"]
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
+        (
+            ("max_pages: 2", "max_pages: 2\n  encoding: gbx"),
+            'search.encoding: unknown encoding "gbx" (expected the encoding the search page reads its'
+            " query in, such as utf-8, gbk, big5, shift_jis or euc-kr",
+        ),
+        (
+            ("max_pages: 2", "max_pages: 2\n  encoding: utf-16le"),
+            'search.encoding: "utf-16le": a URL\'s query is never sent in UTF-16 or UTF-32 (browsers send'
+            " UTF-8 for such pages)",
+        ),
+        (
+            ("max_pages: 2", "max_pages: 2\n  encoding: 5"),
+            "search.encoding: wrong type",
+        ),
+        (
+            ("[harbour bridge, ferry, ferry]", "[harbour bridge, 香港 ferry ⛴]\n  encoding: big5"),
+            'search.keywords[1]: "香港 ferry ⛴" cannot be encoded in big5 (search.encoding): "⛴" (U+26F4)'
+            " is not in it (expected a keyword big5 can encode, or search.encoding utf-8 if the search"
+            " page reads UTF-8",
+        ),
+        (
+            ('q={keyword}&lang=en"', 'q={keyword}&lang=한국어"\n  encoding: gbk'),
+            'search.url: "https://find.test/search?q={keyword}&lang=한국어" cannot be encoded in gbk'
+            ' (search.encoding): "한" (U+D55C) is not in it (expected the query\'s other characters in gbk,'
+            " or percent-encoded in it)",
+        ),
         (
             ("q={keyword}", "q=ferry"),
             'search.url: no {keyword} in "https://find.test/search?q=ferry&lang=en"',
@@ -101,6 +150,54 @@ def test_results_go_to_the_rule_whose_domains_hold_them_and_result_pages_are_fol
     }
     assert stored == expected, "two result pages of each keyword; the localhost results are the other rule's"
     assert "stored 8 articles" in done.stdout
+
+
+def test_a_rule_whose_search_encoding_fails_is_the_only_rule_that_fails(tmp_path: Path) -> None:
+    (tmp_path / "gbx.yaml").write_text(SEARCH_RULE + "  encoding: gbx\n", encoding="utf-8")
+    (tmp_path / "emoji.yaml").write_text(
+        SEARCH_RULE.replace("ferry, ferry]", "⛴]") + "  encoding: gbk\n", encoding="utf-8"
+    )
+    (tmp_path / "good.yaml").write_text(SEARCH_RULE + "  encoding: gbk\n", encoding="utf-8")
+    ruleset = load_rules(tmp_path)
+    assert list(ruleset.rules) == ["good"]
+    assert [(error.file, error.key) for error in ruleset.errors] == [
+        (str(tmp_path / "emoji.yaml"), "search.keywords[1]"),
+        (str(tmp_path / "gbx.yaml"), "search.encoding"),
+    ]
+
+
+def test_a_gbk_search_page_finds_the_keyword_sent_in_search_encoding(site: Site) -> None:
+    """The search page reads its query as GBK and finds results only for its keyword: sent in UTF-8 (the
+    default) it finds none; with ``search.encoding: gbk`` the crawl stores both result pages' articles,
+    the next page's href holding the keyword as is (encoded as GBK too, as `rules try` shows it). A rule
+    with a bad ``search.encoding`` in the folder stops nothing."""
+    with urllib.request.urlopen(site.server.url(f"/search-gbk?q={quote_plus(GBK_KEYWORD)}")) as answer:
+        assert b"gbk-found" not in answer.read(), "the page finds nothing for the keyword in UTF-8"
+    site.rules.mkdir(parents=True, exist_ok=True)
+    (site.rules / "finder.yaml").write_text(
+        "domains: [127.0.0.1]\n"
+        "search:\n"
+        f'  url: "{site.server.url("/search-gbk?q={keyword}")}"\n'
+        f"  keywords: [{GBK_KEYWORD}]\n"
+        "  encoding: gbk\n"
+        "  links: {xpath: \"//ol[@class='results']\"}\n"
+        "  next_page: \"//a[@rel='next']\"\n"
+        "  max_pages: 2\n" + ARTICLE,
+        encoding="utf-8",
+    )
+    (site.rules / "broken.yaml").write_text(
+        "domains: [localhost]\n"
+        f'search: {{url: "{site.server.url("/search-gbk?q={keyword}")}", keywords: [x], encoding: gbx,'
+        " links: {xpath: //ol}}\n",
+        encoding="utf-8",
+    )
+    in_gbk = quote_plus(GBK_KEYWORD, encoding="gbk")
+    done = site.crawler("rules", "try", "finder", site.server.url(f"/search-gbk?q={in_gbk}"))
+    assert done.returncode == 0, done.stderr
+    assert f"next page  {site.server.url(f'/search-gbk?q={in_gbk}&page=2')}\n" in done.stdout, done.stdout
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert set(site.stored()) == {"/a/gbk-found-1", "/a/gbk-found-2"}, done.stdout[-4000:]
 
 
 def test_rules_try_on_a_saved_result_page_of_a_search_only_rule(site: Site) -> None:

@@ -23,7 +23,7 @@ from crawler.rules.expressions import RegexBudget, RuleRegex, RuleXPath
 from crawler.rules.feeds import FeedEntry
 from crawler.rules.sitemaps import SitemapEntry
 from crawler.settings import QREAD_MIN_BODY_CHARS
-from extractors.encoding import Doubt, python_codec
+from extractors.encoding import Doubt, python_codec, query_codec
 from extractors.text import normalize_space
 
 __all__ = [
@@ -226,10 +226,21 @@ class SearchRule:
     links: LinkRule = field(default_factory=LinkRule)
     next_page: RuleXPath | None = None
     max_pages: int = 1
+    # The web encoding the search page reads its query in (`gbk`, `big5`), by its WHATWG name.
+    encoding: str = "utf-8"
+
+    @property
+    def codec(self) -> str:
+        """The Python codec the keywords, and the query of the template and of next-page links, are
+        percent-encoded in."""
+        return query_codec(self.encoding)
 
     def urls(self) -> list[str]:
-        """The first result page of each keyword (the keyword URL-encoded into the template)."""
-        return [self.url.replace("{keyword}", quote_plus(keyword)) for keyword in self.keywords]
+        """The first result page of each keyword: the keyword percent-encoded into the template, the
+        template's query in ``encoding`` too (its path in UTF-8, as browsers send it)."""
+        codec = self.codec
+        queries = (quote_plus(keyword, encoding=codec) for keyword in self.keywords)
+        return [safe_url_string(self.url.replace("{keyword}", query), encoding=codec) for query in queries]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -470,8 +481,9 @@ class Rule:
         return found
 
     def search_next_page(self, search: SearchRule, page_url: str, root: etree._Element) -> str | None:
-        """The next result page (``search.next_page``), on any host."""
-        return self._next_page(search.next_page, page_url, root, any_host=True)
+        """The next result page (``search.next_page``), on any host; the query of an href that holds the
+        words as they are is encoded in ``search.encoding``, as the keywords are."""
+        return self._next_page(search.next_page, page_url, root, any_host=True, codec=search.codec)
 
     def feed_entries(
         self, entries: Iterable[FeedEntry], feed_url: str, budget: RegexBudget | None = None
@@ -512,7 +524,13 @@ class Rule:
         return self._next_page(self.next_page, page_url, root)
 
     def _next_page(
-        self, xpath: RuleXPath | None, page_url: str, root: etree._Element, *, any_host: bool = False
+        self,
+        xpath: RuleXPath | None,
+        page_url: str,
+        root: etree._Element,
+        *,
+        any_host: bool = False,
+        codec: str | None = None,
     ) -> str | None:
         if xpath is None:
             return None
@@ -528,7 +546,7 @@ class Rule:
                 )
             elif isinstance(item, str):
                 href = item
-            url = self._absolute(base, href, any_host=any_host) if href is not None else None
+            url = self._absolute(base, href, any_host=any_host, codec=codec) if href is not None else None
             if url is not None and url != current:
                 return url
         return None
@@ -566,17 +584,19 @@ class Rule:
         http(s) URL on the rule's domains."""
         return self._absolute(url, url)
 
-    def _absolute(self, base: str, href: str, *, any_host: bool = False) -> str | None:
-        """``href`` resolved against ``base``, without fragment, percent-encoded as Scrapy requests it;
-        ``None`` when it is no http(s) URL or its host is not on the rule's domains (unless
-        ``any_host``)."""
+    def _absolute(
+        self, base: str, href: str, *, any_host: bool = False, codec: str | None = None
+    ) -> str | None:
+        """``href`` resolved against ``base``, without fragment, percent-encoded as Scrapy requests it (its
+        query in ``codec``, else in the rule's encoding); ``None`` when it is no http(s) URL or its host is
+        not on the rule's domains (unless ``any_host``)."""
         href = href.strip(_HTML_SPACE)
         if not href or href.startswith("#"):
             return None
         try:
             # safe_url_string also turns an international host name into its IDNA form, as domains are.
             url = safe_url_string(
-                urldefrag(urljoin(base, href))[0], encoding=python_codec(self.encoding or "utf-8")
+                urldefrag(urljoin(base, href))[0], encoding=codec or python_codec(self.encoding or "utf-8")
             )
             parts = urlsplit(url)
         except ValueError:

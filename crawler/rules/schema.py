@@ -45,7 +45,7 @@ from crawler.rules.model import (
 )
 from crawler.rules.periods import EXPECTED_CRON, EXPECTED_EVERY, check_cron, parse_every
 from extractors import extract
-from extractors.encoding import decode_html, normalize_encoding
+from extractors.encoding import decode_html, normalize_encoding, query_codec
 
 __all__ = ["EXPECTED_RULE", "Checker", "build_rule"]
 
@@ -83,7 +83,7 @@ _INDEX_KEYS = ("links", "next_page", "max_pages")
 _LINKS_KEYS = ("xpath", "allow", "deny")
 _ARTICLE_KEYS = ("fields", "min_body_chars")
 _API_KEYS = ("url", "items", "fields", "next", "cursor_param", "max_pages")
-_SEARCH_KEYS = ("url", "keywords", "links", "next_page", "max_pages")
+_SEARCH_KEYS = ("url", "keywords", "encoding", "links", "next_page", "max_pages")
 _DISCOVER_KEYS = ("topic", "seeds", "budget", "max_depth", "domains", "deny_domains", "threshold", "strategy")
 _TOPIC_KEYS = ("keywords", "examples", "sites")
 # An example article file read at most this far: an article is a few tens of kilobytes.
@@ -523,11 +523,14 @@ def _api(top: Mapping[str, Any], check: Checker, domains: Sequence[str]) -> ApiR
 def _search(top: Mapping[str, Any], check: Checker) -> SearchRule | None:
     """``search``: a search page's URL template with ``{keyword}``, the keywords, and how its results and
     its next page are found (as ``index``)."""
-    expected = "a mapping with url (with {keyword}), keywords, links, and optionally next_page, max_pages"
+    expected = (
+        "a mapping with url (with {keyword}), keywords, links, and optionally encoding, next_page, max_pages"
+    )
     errors = len(check.errors)
     search = check.section(top, "search", _SEARCH_KEYS, ("url", "keywords", "links"), expected)
     if search is None:
         return None
+    encoding = _search_encoding(search, check)
     template = None
     if "url" in search:
         template = check.string(search["url"], "search.url", "an http(s) URL with {keyword} in it")
@@ -543,20 +546,73 @@ def _search(top: Mapping[str, Any], check: Checker) -> SearchRule | None:
                 check.fail(
                     "search.url", f"not an http(s) URL: {_shown(template)}", "an http(s) URL with {keyword}"
                 )
+            elif encoding is not None and (unencodable := _unencodable(parts.query, encoding)) is not None:
+                check.fail(
+                    "search.url",
+                    f"{_shown(template)} cannot be encoded in {encoding} (search.encoding): {unencodable}",
+                    f"the query's other characters in {encoding}, or percent-encoded in it",
+                )
+
+    def keyword(text: str, path: str) -> str:
+        text = text.strip()
+        unencodable = _unencodable(text, encoding) if encoding is not None else None
+        if unencodable is not None:
+            raise RuleError(
+                check.file,
+                path,
+                f"{_shown(text)} cannot be encoded in {encoding} (search.encoding): {unencodable}",
+                f"a keyword {encoding} can encode, or search.encoding utf-8 if the search page reads UTF-8",
+            )
+        return text
+
     keywords: list[str] = []
     if "keywords" in search:
-        keywords = check.strings(
-            search["keywords"], "search.keywords", "a keyword or phrase", lambda text, _: text.strip()
-        )
+        keywords = check.strings(search["keywords"], "search.keywords", "a keyword or phrase", keyword)
     links = LinkRule()
     if "links" in search:
         expected_links = "a mapping with xpath (result areas or hrefs), allow or both, and optionally deny"
         links = _links(search["links"], "search.links", check, expected_links)
     next_page = _next_page(search, "search", check)
     max_pages = check.integer(search, "max_pages", "search", 1, 1)
-    if len(check.errors) > errors or template is None:
+    if len(check.errors) > errors or template is None or encoding is None:
         return None
-    return SearchRule(template, tuple(dict.fromkeys(keywords)), links, next_page, max_pages)
+    return SearchRule(template, tuple(dict.fromkeys(keywords)), links, next_page, max_pages, encoding)
+
+
+def _search_encoding(search: Mapping[str, Any], check: Checker) -> str | None:
+    """``search.encoding``: the web encoding the search page reads its query in (default UTF-8); None after
+    an error."""
+    if "encoding" not in search:
+        return "utf-8"
+    expected = (
+        "the encoding the search page reads its query in, such as utf-8, gbk, big5, shift_jis or euc-kr"
+    )
+    label = check.string(search["encoding"], "search.encoding", expected)
+    if label is None:
+        return None
+    encoding = normalize_encoding(label)
+    if encoding is None:
+        check.fail("search.encoding", f"unknown encoding {_shown(label)}", expected)
+    elif encoding.startswith(("utf-16", "utf-32")):
+        check.fail(
+            "search.encoding",
+            f"{_shown(label)}: a URL's query is never sent in UTF-16 or UTF-32 (browsers send UTF-8 for such"
+            " pages)",
+            "utf-8",
+        )
+        return None
+    return encoding
+
+
+def _unencodable(text: str, encoding: str) -> str | None:
+    """The first character of ``text`` that the web encoding ``encoding`` has not, in words; None when it
+    has them all."""
+    try:
+        text.encode(query_codec(encoding))
+    except UnicodeEncodeError as exc:
+        character = text[exc.start]
+        return f"{_shown(character)} (U+{ord(character):04X}) is not in it"
+    return None
 
 
 def _discover(top: Mapping[str, Any], check: Checker, path: Path) -> DiscoverRule | None:
