@@ -1212,7 +1212,9 @@ def test_brackets_that_leave_out_a_no_break_space_in_a_stripped_fields_regex_are
         # The fix keeps what else the brackets leave out: [^ ] would take the letters or the CJK punctuation.
         ("[^a-z\\xa0]", "[^ a-z]"),
         ("[^\\u3000-\\u303f]", "[^ \\u3001-\\u303f]"),
-        ("[^\\x00-\\xa0]", "[^ \\x00-\\x9f]"),
+        ("[^\\xa0-\\xff]", "[^ \\xa1-\\xff]"),
+        ("[^[:alpha:]\\xa0]", "[^ [:alpha:]]"),
+        ("[^\\x80-\\xff]", "[^ \\x80-\\xff]"),
     ],
 )
 def test_the_fix_named_for_brackets_that_leave_out_a_no_break_space_keeps_the_rest_of_them(
@@ -1229,6 +1231,47 @@ def test_the_fix_named_for_brackets_that_leave_out_a_no_break_space_keeps_the_re
     assert (error.expected or "").startswith(f"{fix} to leave out that space"), error.expected
     fixed = fields.replace(brackets, fix)
     load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fixed)))
+
+
+def test_brackets_of_a_stripped_fields_regex_are_read_as_the_regex_module_reads_them(tmp_path: Path) -> None:
+    # A POSIX class or an escaped ] inside brackets does not end them; a range over a no-break space
+    # matches the space strip leaves; a counted repeat of such brackets matches one space where the page
+    # had a run of them; brackets that leave out the text's space too keep their meaning.
+    fields = r"""
+        article:
+          fields:
+            section: {xpath: "//p[@class='section']", regex: 'Section:[[:punct:]\u3000-\u303f](\w+)'}
+            tags: {xpath: "//p[@class='tags']", regex: 'Tags:[a\]\xa0](\w+)'}
+            author: {xpath: "//p[@class='by']", regex: 'By[\x80-\xff](\w+)'}
+            published: {xpath: "//p[@class='date']", regex: 'On[,\xa0]{2}(\w+)'}
+            title: {xpath: "//h1", regex: '([^ \xa0]+)$'}
+            place: {xpath: "//h1", regex: '^([^\x00-\x20\x7f-\xa0]+)'}
+    """
+    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fields)))
+    html = (
+        "<p class='section'>Section:\u3000City</p><p class='tags'>Tags:\xa0a</p>"
+        "<p class='by'>By\xa0Ann</p><p class='date'>On\xa0\xa0Monday</p><h1>Bridge\xa0reopens</h1>"
+    )
+    assert rule.extract_fields(page(html)) == {
+        **dict.fromkeys(STANDARD_FIELDS),
+        "section": "City",
+        "tags": "a",
+        "author": "Ann",
+        "published": "Monday",
+        "title": "reopens",
+        "place": "Bridge",
+    }
+    # Letters are no punctuation and no CJK symbol, ] and a are what the brackets hold, a comma pair counts.
+    html = (
+        "<p class='section'>Section:xCity</p><p class='tags'>Tags:]a</p>"
+        "<p class='by'>ByxAnn</p><p class='date'>On,,Monday</p>"
+    )
+    assert rule.extract_fields(page(html)) == {
+        **dict.fromkeys([*STANDARD_FIELDS, "section", "place"]),
+        "tags": "a",
+        "published": "Monday",
+    }
+    assert rule.extract_fields(page("<p class='date'>On,Monday</p>"))["published"] is None
 
 
 def test_fields_absent_from_the_page_or_the_rule_are_none(full_rule: Rule, tmp_path: Path) -> None:

@@ -129,7 +129,7 @@ class RuleRegex:
         try:
             self._compiled: regex.Pattern[str] = regex.compile(pattern)
             if spaces is not None and not self._compiled.flags & regex.VERBOSE:
-                self._compiled = regex.compile(_collapsed_spaces(pattern, spaces))
+                self._compiled = regex.compile(_collapsed_spaces(pattern, spaces, self._compiled.flags))
         except _SpacesLeftOut as exc:
             raise RuleError(file, key, exc.problem, exc.expected) from None
         except regex.error as exc:
@@ -210,11 +210,15 @@ class RuleRegex:
 _REGEX_TOKEN_RE = re.compile(
     r"\\(?:x\{[0-9A-Fa-f]{1,8}\}|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|N\{[^}]*\}|.)|.", re.DOTALL
 )
-# A counted repeat ({2}, {1,3}, {,2}), lazy or possessive, with its least count.
-_COUNTED_REPEAT_RE = re.compile(r"\{(?:(\d+)(?:,\d*)?|,\d+)\}[?+]?")
+# A counted repeat ({2}, {1,3}, {,2}), with its least count, lazy (?) or possessive (+).
+_COUNTED_REPEAT_RE = re.compile(r"\{(?:(\d+)(?:,\d*)?|,\d+)\}([?+]?)")
 _ESCAPED_SPACES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v"}
 # What white space collapsing (extractors.text.normalize_space) turns into a space besides str.isspace().
 _INVISIBLE_SPACES = frozenset("\u200b\ufeff")
+# Every character collapsing turns into a space (str.isspace() holds for none past the BMP), in order.
+_WHITE_SPACE = "".join(
+    char for char in map(chr, range(0x10000)) if char.isspace() or char in _INVISIBLE_SPACES
+)
 
 
 class _SpacesLeftOut(Exception):
@@ -226,12 +230,14 @@ class _SpacesLeftOut(Exception):
         self.expected = expected
 
 
-def _collapsed_spaces(pattern: str, spaces: str) -> str:
-    """``pattern`` with each run of white space it writes or escapes that holds a character other than
-    ``spaces`` read as one space, a counted repeat after it too (``\\u3000{2}``; one that may be none as a
-    space that may be missing). Brackets of white space alone are part of such a run (``[\\xa0]{2}``);
-    other brackets that hold such a character match a space too. Raises :class:`_SpacesLeftOut` for
-    brackets that leave such a character out (``[^\\xa0]``): the text has none to leave out."""
+def _collapsed_spaces(pattern: str, spaces: str, flags: int) -> str:
+    """``pattern`` (compiled with ``flags``) with each run of white space it writes or escapes that holds a
+    character other than ``spaces`` read as one space, a counted repeat after it too (``\\u3000{2}``; one
+    that may be none as a space that may be missing). Brackets of white space alone are part of such a run
+    (``[\\xa0]{2}``); other brackets that match such a character, named or in a range, match a space too,
+    and with a counted repeat a space stands for as many of them as the count lacks (``[,\\xa0]{2}``
+    matches a space alone). Raises :class:`_SpacesLeftOut` for negated brackets that match a space but
+    leave such a character out (``[^\\xa0]``): the text has none to leave out."""
     matches = list(_REGEX_TOKEN_RE.finditer(pattern))
     tokens = [token.group() for token in matches]
     out: list[str] = []
@@ -243,28 +249,28 @@ def _collapsed_spaces(pattern: str, spaces: str) -> str:
         char = _space_of(token)
         position += 1
         if token == "[":
-            position = _class_end(tokens, begin) + 1
+            position = _class_end(pattern, matches, begin, flags) + 1
             token = "".join(tokens[begin:position])
             members = tokens[begin + 1 : position - 1]
-            chars = [_space_of(member) for member in members]
-            others = [found for found in chars if found is not None and found not in spaces]
-            if others and members[:1] == ["^"]:
-                fix = (
-                    _leaving_out_a_space(members, spaces)
-                    or "the brackets without that character, with a space"
-                )
-                raise _SpacesLeftOut(
-                    f"{token} in regex {_shown(pattern)} leaves out {_named(others[0])}, which the text it"
-                    " searches never has: strip: true makes every run of white space one space",
-                    f"{fix} to leave out that space (every space of the text), or strip: false to search the"
-                    " text as the page has it",
-                )
-            if members and None not in chars:
+            bracket = regex.compile(token, flags)
+            others = [found for found in _WHITE_SPACE if found not in spaces and bracket.fullmatch(found)]
+            if members[:1] == ["^"]:
+                _refuse_leaving_out(pattern, bracket, members, spaces, flags)
+            elif members and all(_space_of(member) is not None for member in members):
                 run.append(token)
                 foreign = foreign or bool(others)
                 continue
-            if others:
-                token = f"(?:{token}| )"
+            elif others and bracket.fullmatch(" ") is None:
+                repeat = (
+                    _COUNTED_REPEAT_RE.match(pattern, matches[position].start())
+                    if position < len(tokens)
+                    else None
+                )
+                token = _widened(token, repeat)
+                while (
+                    repeat is not None and position < len(tokens) and matches[position].start() < repeat.end()
+                ):
+                    position += 1
         elif char is not None:
             run.append(token)
             foreign = foreign or char not in spaces
@@ -283,7 +289,59 @@ def _collapsed_spaces(pattern: str, spaces: str) -> str:
     return "".join(out)
 
 
-def _leaving_out_a_space(members: Sequence[str], spaces: str) -> str | None:
+def _widened(bracket: str, repeat: re.Match[str] | None) -> str:
+    """``bracket``, which matches white space the text never has, as it matches the one space the text
+    has in its place; with its counted ``repeat`` when it has one: as many of the bracket or a space as
+    counted, or fewer when they hold a space, which may stand for the characters the count lacks."""
+    widened = f"(?:{bracket}| )"
+    if repeat is None:
+        return widened
+    least = int(repeat.group(1) or 0)
+    if least < 2:
+        return widened + repeat.group()
+    counted = widened + repeat.group().removesuffix(repeat.group(2))
+    # A run shorter than the count: ``before`` characters of the bracket, a space, then up to as many of
+    # the bracket or a space as keep it short.
+    shorter = "|".join(
+        _repeated(bracket, before) + " " + _repeated(widened, least - 2 - before, up_to=True)
+        for before in range(least - 1)
+    )
+    if repeat.group(2) == "?":
+        return f"(?:{shorter}|{counted}?)"
+    return f"(?>{counted}|{shorter})" if repeat.group(2) == "+" else f"(?:{counted}|{shorter})"
+
+
+def _repeated(item: str, count: int, *, up_to: bool = False) -> str:
+    """``item`` repeated ``count`` times, or up to ``count`` times."""
+    if count == 0:
+        return ""
+    if up_to:
+        return f"{item}{{0,{count}}}"
+    return item if count == 1 else f"{item}{{{count}}}"
+
+
+def _refuse_leaving_out(
+    pattern: str, bracket: regex.Pattern[str], members: Sequence[str], spaces: str, flags: int
+) -> None:
+    """Raises :class:`_SpacesLeftOut` when the negated brackets ``bracket`` of ``pattern`` (their
+    ``members``, ``^`` first) match a space but leave out white space other than ``spaces``: the text has
+    none to leave out, and leaving out a space instead would leave out every space the page had too."""
+    if bracket.fullmatch(" ") is None:
+        return
+    left_out = [char for char in _WHITE_SPACE if char not in spaces and bracket.fullmatch(char) is None]
+    if not left_out:
+        return
+    named = [char for char in map(_space_of, members) if char in left_out]
+    fix = _leaving_out_a_space(members, spaces, flags) or "the brackets without that character, with a space"
+    raise _SpacesLeftOut(
+        f"{bracket.pattern} in regex {_shown(pattern)} leaves out {_named((named or left_out)[0])}, which the"
+        " text it searches never has: strip: true makes every run of white space one space",
+        f"{fix} to leave out that space (every space of the text), or strip: false to search the"
+        " text as the page has it",
+    )
+
+
+def _leaving_out_a_space(members: Sequence[str], spaces: str, flags: int) -> str | None:
     """Negated brackets (their ``members``, ``^`` first) as they leave out a space instead of the white
     space characters other than ``spaces`` they name: each such character left out alone, a range's end
     moved past it (``[^ \\u3001-\\u303f]`` for ``[^\\u3000-\\u303f]``); None when that gives no valid
@@ -305,8 +363,8 @@ def _leaving_out_a_space(members: Sequence[str], spaces: str) -> str | None:
     if fixed == "[^ ]":
         return fixed
     try:
-        regex.compile(fixed)
-        _collapsed_spaces(fixed, spaces)
+        regex.compile(fixed, flags)
+        _collapsed_spaces(fixed, spaces, flags)
     except (regex.error, _SpacesLeftOut):
         return None
     return fixed
@@ -319,17 +377,20 @@ def _escaped(code: int) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def _class_end(tokens: Sequence[str], start: int) -> int:
-    """The position of the ``]`` that closes the brackets opened at ``start`` (a ``]`` first in them, after
-    a ``^`` or not, is itself); past the tokens when none does."""
-    position = start + 1
-    if tokens[position : position + 1] == ["^"]:
-        position += 1
-    if tokens[position : position + 1] == ["]"]:
-        position += 1
-    while position < len(tokens) and tokens[position] != "]":
-        position += 1
-    return position
+def _class_end(pattern: str, tokens: Sequence[re.Match[str]], start: int, flags: int) -> int:
+    """The position of the ``]`` token that closes the brackets opened at ``tokens[start]`` in ``pattern``
+    (compiled with ``flags``), as the regex module reads them: the first ``]`` with which they compile
+    alone (a ``]`` first in them is itself, ``[[:space:]]`` and ``[\\]]`` hold one); past the tokens when
+    none does."""
+    for position in range(start + 1, len(tokens)):
+        if tokens[position].group() != "]":
+            continue
+        try:
+            regex.compile(pattern[tokens[start].start() : tokens[position].end()], flags)
+        except regex.error:
+            continue
+        return position
+    return len(tokens)
 
 
 def _named(char: str) -> str:
