@@ -57,7 +57,8 @@ class Keys:
         # Links that redirected to an article URL seen already, skipped unfetched, until the article's
         # document records them (a hash: the article's URL -> the redirect chains; redisio/redirects.py).
         self.redirected = f"{prefix}:redirected"
-        # When each article URL of those notes was first noted (a sorted set): old notes are dropped.
+        # When each of those notes was noted (a sorted set: the article's URL and the chain, on two lines):
+        # old notes are dropped.
         self.redirected_at = f"{prefix}:redirected-at"
         self.gated = f"{prefix}:gated"
         # The leases whose download is under way (a set): what a site's concurrency counts.

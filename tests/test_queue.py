@@ -312,7 +312,7 @@ def test_redirect_notes_of_an_article_never_stored_are_dropped_once_they_are_old
     assert set(redirects.noted(redis_client, keys, ["http://news.test/dead", "http://news.test/stored"])) == {
         "http://news.test/dead",
         "http://news.test/stored",
-    }, "kept within the limit, counted from the first note of the article"
+    }, "kept within the limit, counted from each note"
     notes = redirects.noted(redis_client, keys, ["http://news.test/stored"])
     redirects.forget(redis_client, keys, notes.items())
     expired = redirects.note(
@@ -320,9 +320,9 @@ def test_redirect_notes_of_an_article_never_stored_are_dropped_once_they_are_old
         keys,
         "http://news.test/new",
         ["http://t.test/5"],
-        now=start + 30 + redirects.NOTE_SECONDS,
+        now=start + 61 + redirects.NOTE_SECONDS,
     )
-    assert expired == 1, "the article never stored: its notes dropped, once"
+    assert expired == 2, "the article never stored: its two notes dropped, once"
     assert set(
         redirects.noted(
             redis_client, keys, [f"http://news.test/{name}" for name in ("dead", "stored", "late", "new")]
@@ -333,3 +333,58 @@ def test_redirect_notes_of_an_article_never_stored_are_dropped_once_they_are_old
     }
     assert redis_client.hlen(keys.redirected) == 2
     assert redis_client.zcard(keys.redirected_at) == 2, "nothing left of the notes dropped or recorded"
+
+
+def test_a_redirect_note_is_dropped_its_own_limit_after_it_was_noted_not_after_its_articles_first_note(
+    redis_client: redis.Redis,
+) -> None:
+    # An article's earlier notes stayed in Redis (its document had not recorded them): a link noted for it
+    # a day before they expire waits its own NOTE_SECONDS, and notes recorded go even when more came since.
+    keys = Keys("test")
+    start = 1_800_000_000.0
+    article = "http://news.test/a"
+    redirects.note(redis_client, keys, article, ["http://t.test/1"], now=start)
+    read = redirects.noted(redis_client, keys, [article])
+    day_before = start + redirects.NOTE_SECONDS - 86400
+    redirects.note(redis_client, keys, article, ["http://t.test/2", "http://t.test/2b"], now=day_before)
+    assert redirects.note(redis_client, keys, article, ["http://t.test/1"], now=day_before) == 0
+    assert redirects.noted(redis_client, keys, [article]) == {
+        article: "http://t.test/1\nhttp://t.test/2 http://t.test/2b"
+    }, "a chain noted again is noted once"
+    expired = redirects.note(
+        redis_client, keys, "http://news.test/b", ["http://t.test/3"], now=start + redirects.NOTE_SECONDS + 1
+    )
+    assert expired == 0, "http://t.test/1 was noted again a day before: its limit starts from then"
+    redirects.forget(redis_client, keys, read.items())
+    assert redirects.noted(redis_client, keys, [article]) == {article: "http://t.test/2 http://t.test/2b"}, (
+        "the note read and recorded is gone, the one that came since stays"
+    )
+    expired = redirects.note(
+        redis_client,
+        keys,
+        "http://news.test/c",
+        ["http://t.test/5"],
+        now=day_before + redirects.NOTE_SECONDS + 1,
+    )
+    assert expired == 1, "the note that came since, dropped its own limit after it came"
+    assert redirects.noted(redis_client, keys, [article]) == {}
+    assert redis_client.zcard(keys.redirected_at) == 2, "one time for each note left: b's and c's"
+
+
+def test_a_redirect_note_time_an_earlier_crawler_kept_per_article_drops_that_articles_notes(
+    redis_client: redis.Redis,
+) -> None:
+    keys = Keys("test")
+    start = 1_800_000_000.0
+    redis_client.hset(keys.redirected, "http://news.test/old", "http://t.test/1\nhttp://t.test/2")
+    redis_client.zadd(keys.redirected_at, {"http://news.test/old": start})
+    expired = redirects.note(
+        redis_client,
+        keys,
+        "http://news.test/new",
+        ["http://t.test/3"],
+        now=start + redirects.NOTE_SECONDS + 1,
+    )
+    assert expired == 1
+    assert redirects.noted(redis_client, keys, ["http://news.test/old"]) == {}
+    assert redis_client.zrange(keys.redirected_at, 0, -1) == [b"http://news.test/new\nhttp://t.test/3"]

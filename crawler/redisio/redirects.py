@@ -5,15 +5,19 @@ queued or fetched already is skipped unfetched (crawler/worker/scheduler.py); it
 asked for first, then any on the way) is noted in the hash ``crawler:redirected``, field the article's URL,
 one chain a line, its URLs separated by spaces (a URL as Scrapy queues it has none). The store pipeline adds
 the notes of a URL to its document's ``redirected_from`` when the document is there (at once, when it was
-stored before; else as its batch is written) and then removes them, unless more came meanwhile. A link
+stored before; else as its batch is written) and then removes those it recorded (any noted meanwhile
+stay for the next). A link
 skipped as redirecting to a URL that itself redirected to the article (a short link seen already) is the
 article's too: noted under the short link, it is gathered with the article's notes, or added to the
 document that records the short link.
 
-Notes of an article that is never stored (its page failed for good, or was no article) are dropped
-``NOTE_SECONDS`` (7 days) after the article's first note: the sorted set ``crawler:redirected-at`` keeps
-each article URL's first note time, and each note drops (a hundred at most) the notes older than that.
-``note`` returns how many it dropped; the worker counts them (``redirect/notes_expired``).
+A note of an article that is never stored (its page failed for good, or was no article) is dropped
+``NOTE_SECONDS`` (7 days) after it was noted: the sorted set ``crawler:redirected-at`` keeps the time of
+each note (member: the article's URL and the chain, on two lines; a chain noted again is noted once, at its
+latest time), and each note drops (a hundred at most) the notes older than that, each from its article's
+notes, so a note never goes with an earlier one its article's document had not recorded yet. ``note``
+returns how many it dropped; the worker counts them (``redirect/notes_expired``). A member that is an
+article URL alone, written by a crawler that timed each article's first note, drops that article's notes.
 """
 
 from __future__ import annotations
@@ -28,44 +32,79 @@ from crawler.redisio.connection import decoded
 
 __all__ = ["NOTE_SECONDS", "chains", "forget", "gathered", "note", "noted"]
 
-# How long the notes of an article URL wait for its document, from the first: an article is stored within
+# How long a note waits for its article's document, from when it was noted: an article is stored within
 # minutes of its link, or within hours behind a site's backoff; one that never is lets its notes go.
 NOTE_SECONDS = 7 * 24 * 3600.0
-# Notes of articles past NOTE_SECONDS dropped by one note, at most (the rest go with the next notes).
+# Notes past NOTE_SECONDS dropped by one note, at most (the rest go with the next notes).
 _DROPPED_AT_ONCE = 100
 
 # Links noted as redirecting to a link noted as redirecting... followed at most this far (Scrapy's
 # REDIRECT_MAX_TIMES is 20 at most in practice).
 _LEVELS = 20
 
-# KEYS: the notes' hash, the time of each article URL's first note (a sorted set). ARGV: the article's URL,
-# the chain (its URLs separated by spaces), now, the first note time of the oldest notes kept, how many
-# older ones to drop at most. Returns how many articles' notes it dropped.
-_NOTE = """
+# The Lua function that removes from the notes' hash KEYS[1] the chains of an article URL (a table: chain ->
+# true); the field goes once none is left.
+_WITHOUT = """
+local function without(url, gone)
+  local kept = {}
+  for chain in string.gmatch(redis.call('HGET', KEYS[1], url) or '', '[^\\n]+') do
+    if not gone[chain] then
+      kept[#kept + 1] = chain
+    end
+  end
+  if #kept == 0 then
+    redis.call('HDEL', KEYS[1], url)
+  else
+    redis.call('HSET', KEYS[1], url, table.concat(kept, '\\n'))
+  end
+end
+"""
+# KEYS: the notes' hash, the time of each note (a sorted set). ARGV: the article's URL, the chain (its URLs
+# separated by spaces), now, the time of the oldest notes kept, how many older ones to drop at most.
+# Returns how many notes it dropped (an article URL alone, an earlier crawler's member, drops its notes).
+_NOTE = (
+    _WITHOUT
+    + """
 local before = redis.call('HGET', KEYS[1], ARGV[1])
-redis.call('HSET', KEYS[1], ARGV[1], before and (before .. '\\n' .. ARGV[2]) or ARGV[2])
-redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[1])
+if not before then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+elseif not string.find('\\n' .. before .. '\\n', '\\n' .. ARGV[2] .. '\\n', 1, true) then
+  redis.call('HSET', KEYS[1], ARGV[1], before .. '\\n' .. ARGV[2])
+end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1] .. '\\n' .. ARGV[2])
 local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
-for _, url in ipairs(old) do
-  redis.call('HDEL', KEYS[1], url)
-  redis.call('ZREM', KEYS[2], url)
+for _, member in ipairs(old) do
+  local url, chain = string.match(member, '^([^\\n]*)\\n(.*)$')
+  if url then
+    without(url, {[chain] = true})
+  else
+    redis.call('HDEL', KEYS[1], member)
+  end
+  redis.call('ZREM', KEYS[2], member)
 end
 return #old
 """
-# KEYS: the notes' hash, their first note times. ARGV: the article's URL, its notes as read. Removes them
-# unless more came since.
-_FORGET = """
-if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
-  redis.call('HDEL', KEYS[1], ARGV[1])
-  redis.call('ZREM', KEYS[2], ARGV[1])
+)
+# KEYS: the notes' hash, their times. ARGV: the article's URL, its notes as read. Removes those notes and
+# their times (the ones noted since stay), and the article's first note time an earlier crawler kept.
+_FORGET = (
+    _WITHOUT
+    + """
+local gone = {}
+for chain in string.gmatch(ARGV[2], '[^\\n]+') do
+  gone[chain] = true
+  redis.call('ZREM', KEYS[2], ARGV[1] .. '\\n' .. chain)
 end
+without(ARGV[1], gone)
+redis.call('ZREM', KEYS[2], ARGV[1])
 """
+)
 
 
 def note(server: redis.Redis, keys: Keys, url: str, chain: Sequence[str], *, now: float | None = None) -> int:
     """Note that ``chain`` (the URL asked for first) redirected to the article URL ``url`` (at ``now``,
-    this machine's clock by default); the notes of articles first noted ``NOTE_SECONDS`` before are
-    dropped. How many articles' notes were dropped."""
+    this machine's clock by default); the notes noted ``NOTE_SECONDS`` before are dropped. How many notes
+    were dropped."""
     moment = time.time() if now is None else now
     oldest = moment - NOTE_SECONDS
     dropped = server.eval(
@@ -116,7 +155,7 @@ def gathered(server: redis.Redis, keys: Keys, notes: str) -> tuple[list[str], li
 
 
 def forget(server: redis.Redis, keys: Keys, recorded: Iterable[tuple[str, str]]) -> None:
-    """Remove the notes of each ``(url, notes as read)`` recorded by its document, unless more came since."""
+    """Remove the notes of each ``(url, notes as read)`` recorded by its document; those noted since stay."""
     with server.pipeline(transaction=False) as pipe:
         for url, notes in recorded:
             pipe.eval(_FORGET, 2, keys.redirected, keys.redirected_at, url, notes)

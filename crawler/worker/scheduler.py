@@ -254,8 +254,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
     def _note_redirect(self, request: Request) -> None:
         """An article link skipped as redirecting to ``request``'s URL, seen already: its redirect chain
         is noted for the article's document (:mod:`crawler.redisio.redirects`), which records it at once
-        when it is stored, else as it is stored; the notes of articles never stored within
-        ``NOTE_SECONDS`` go (counted). Raises ``redis.RedisError`` when Redis fails."""
+        when it is stored, else as it is stored; notes not recorded within ``NOTE_SECONDS`` of being
+        noted go (counted). Raises ``redis.RedisError`` when Redis fails."""
         url = urldefrag(request.url).url
         expired = redirect_notes.note(
             self.server, self.keys, url, [str(u) for u in request.meta.get("redirect_urls", ())]
@@ -263,8 +263,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if expired:
             self.stats.inc_value("redirect/notes_expired", expired)
             logger.info(
-                "Dropped the notes of links redirecting to %s not stored within %.0f days",
-                counted(expired, "article URL"),
+                "Dropped %s of links redirecting to articles not stored within %.0f days of the note",
+                counted(expired, "note"),
                 redirect_notes.NOTE_SECONDS / 86400,
             )
         pipeline = store_pipeline_of(self.crawler)
