@@ -729,6 +729,26 @@ def test_a_document_mongodb_refuses_for_good_fails_alone_and_the_rest_of_its_bat
     assert set(stored(client)) == {"http://news.test/0", "http://news.test/2"}
 
 
+def test_a_batch_stored_in_part_before_mongodb_refused_it_says_its_own_job_stored_them_when_written_again(
+    tmp_path: Path,
+) -> None:
+    """On the fake (NOT MongoDB): a batch's week 47 bulk write stores its document, then its week 46 one is
+    refused for good; written again one document at a time, the week 47 document is found stored by its
+    own job (``same_job``), which the store pipeline counts as new, not updated."""
+    client, clock = FakeClient(), Clock()
+    documents = [
+        make_document(article("http://news.test/47", "2026-11-17T10:00:00Z")),
+        make_document(article("http://news.test/46", "2026-11-10T10:00:00Z")),
+    ]
+    with fake_store(tmp_path, client, clock) as store:
+        client.fail_next("articles", "bulk_write", _too_large_write(), after=1)  # the batch's second week
+        results = write_batch(store, [(document, True) for document in documents], None)
+    assert results == [
+        Written("updated", "http://news.test/47", same_job=True),
+        Written("new", "http://news.test/46"),
+    ]
+
+
 def test_an_article_write_the_write_concern_did_not_confirm_is_not_acknowledged(tmp_path: Path) -> None:
     """MongoDB answers a bulk write with a write concern error alone (the primary wrote it, the members the
     write concern asks for did not confirm it in time): the batch fails with a StoreError that says so and

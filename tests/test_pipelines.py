@@ -664,6 +664,27 @@ def test_a_failed_batch_fails_each_of_its_items(tmp_path: Path) -> None:
     assert stats(crawler) == {"store/unavailable/citynews": 3}
 
 
+def test_articles_a_batch_stored_before_it_failed_are_counted_new_when_it_is_written_again(
+    tmp_path: Path,
+) -> None:
+    # The batch's week 47 is committed, then its week 45 is a damaged file: the batch is written again one
+    # article at a time, and finds the week 47 article stored, by its own job: new for the job, not updated.
+    crawler = make_crawler(tmp_path)
+    (tmp_path / "articles").mkdir()
+    (tmp_path / "articles" / "articles_2026w45.sqlite").write_bytes(b"this is not a database" * 100)
+    stored_first = item(url="http://127.0.0.1:8631/citynews/47.html", job="job-1")
+    damaged = item(
+        url="http://127.0.0.1:8631/citynews/45.html", fetched_at="2026-11-05T10:00:00Z", job="job-1"
+    )
+    outputs = run_store(crawler, [stored_first, damaged])
+    assert isinstance(outputs[0], Article) and not outputs[0].stored_before
+    assert isinstance(outputs[1], StoreUnavailableError) and outputs[1].lasting
+    assert stats(crawler) == {"store/new/citynews": 1, "store/unavailable/citynews": 1}
+    # A URL stored before the job is an update.
+    run_store(crawler, [item(url=stored_first.url, fetched_at="2026-11-21T08:00:00Z", job="job-2")])
+    assert stats(crawler)["store/updated/citynews"] == 1
+
+
 def test_an_item_without_a_body_is_dropped_and_counted(tmp_path: Path, crawler: Crawler) -> None:
     dropped = item(body=None)
     (output,) = run_store(crawler, [dropped])

@@ -1,9 +1,11 @@
 """``StorePipeline`` (900): the article stored, in batches, before its request is acknowledged.
 
-Every outcome is a crawler stat (the status view reads them): ``store/new/<site>``,
-``store/updated/<site>``, ``store/unchanged/<site>``, ``store/repost/<site>`` (a repost recorded),
-``store/repost_again/<site>`` (a repost recorded before, fetched again), ``store/spooled/<site>``,
-``store/dropped_empty/<site>``, ``store/errors/<site>`` (an invalid article, refused alone),
+Every outcome is a crawler stat (the status view reads them): ``store/new/<site>`` (with a document its
+own job had stored too: a batch stored in part before it failed, written again, or a write whose
+acknowledgement was lost), ``store/updated/<site>`` (stored before the job), ``store/unchanged/<site>``,
+``store/repost/<site>`` (a repost recorded), ``store/repost_again/<site>`` (a repost recorded before,
+fetched again), ``store/spooled/<site>``, ``store/dropped_empty/<site>``, ``store/errors/<site>`` (an
+invalid article, refused alone),
 ``store/unavailable/<site>`` (the store could not write: the request is deferred and tried again, or
 dead-lettered at once for an error no wait mends, :func:`crawler.store.base.lasting_failure`: a batch so
 refused is written again one article at a time, so that an article refused alone fails alone);
@@ -149,9 +151,12 @@ class StorePipeline:
                 f"{result.url} is a repost of {result.original}: recorded there before, not stored",
                 new=False,
             )
-        self._count(f"store/{result.outcome}/{site}")
         item.spooled = result.outcome == "spooled"
         item.stored_before = result.outcome in ("updated", "unchanged") and not result.same_job
+        # A document its own job stored (a batch stored in part before it failed, written again; a write
+        # whose acknowledgement was lost) is new for the job, as the job's counts have it.
+        outcome = "new" if result.same_job else result.outcome
+        self._count(f"store/{outcome}/{site}")
         if (
             result.outcome != "repost"
             and not item.stored_before
