@@ -1244,6 +1244,7 @@ def test_brackets_of_a_stripped_fields_regex_are_read_as_the_regex_module_reads_
             tags: {xpath: "//p[@class='tags']", regex: 'Tags:[a\]\xa0](\w+)'}
             author: {xpath: "//p[@class='by']", regex: 'By[\x80-\xff](\w+)'}
             published: {xpath: "//p[@class='date']", regex: 'On[,\xa0]{2}(\w+)'}
+            source: {xpath: "//p[@class='source']", regex: 'From[\s,]{2}(\w+)'}
             title: {xpath: "//h1", regex: '([^ \xa0]+)$'}
             place: {xpath: "//h1", regex: '^([^\x00-\x20\x7f-\xa0]+)'}
     """
@@ -1251,6 +1252,7 @@ def test_brackets_of_a_stripped_fields_regex_are_read_as_the_regex_module_reads_
     html = (
         "<p class='section'>Section:\u3000City</p><p class='tags'>Tags:\xa0a</p>"
         "<p class='by'>By\xa0Ann</p><p class='date'>On\xa0\xa0Monday</p><h1>Bridge\xa0reopens</h1>"
+        "<p class='source'>From\xa0\u3000Reuters</p>"
     )
     assert rule.extract_fields(page(html)) == {
         **dict.fromkeys(STANDARD_FIELDS),
@@ -1258,6 +1260,7 @@ def test_brackets_of_a_stripped_fields_regex_are_read_as_the_regex_module_reads_
         "tags": "a",
         "author": "Ann",
         "published": "Monday",
+        "source": "Reuters",
         "title": "reopens",
         "place": "Bridge",
     }
@@ -1267,7 +1270,7 @@ def test_brackets_of_a_stripped_fields_regex_are_read_as_the_regex_module_reads_
         "<p class='by'>ByxAnn</p><p class='date'>On,,Monday</p>"
     )
     assert rule.extract_fields(page(html)) == {
-        **dict.fromkeys([*STANDARD_FIELDS, "section", "place"]),
+        **dict.fromkeys([*STANDARD_FIELDS, "section", "place", "source"]),
         "tags": "a",
         "published": "Monday",
     }

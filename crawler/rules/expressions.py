@@ -260,13 +260,13 @@ def _collapsed_spaces(pattern: str, spaces: str, flags: int) -> str:
                 run.append(token)
                 foreign = foreign or bool(others)
                 continue
-            elif others and bracket.fullmatch(" ") is None:
+            elif others:
                 repeat = (
                     _COUNTED_REPEAT_RE.match(pattern, matches[position].start())
                     if position < len(tokens)
                     else None
                 )
-                token = _widened(token, repeat)
+                token = _widened(token, repeat, spaced=bracket.fullmatch(" ") is not None)
                 while (
                     repeat is not None and position < len(tokens) and matches[position].start() < repeat.end()
                 ):
@@ -289,11 +289,12 @@ def _collapsed_spaces(pattern: str, spaces: str, flags: int) -> str:
     return "".join(out)
 
 
-def _widened(bracket: str, repeat: re.Match[str] | None) -> str:
+def _widened(bracket: str, repeat: re.Match[str] | None, *, spaced: bool) -> str:
     """``bracket``, which matches white space the text never has, as it matches the one space the text
-    has in its place; with its counted ``repeat`` when it has one: as many of the bracket or a space as
-    counted, or fewer when they hold a space, which may stand for the characters the count lacks."""
-    widened = f"(?:{bracket}| )"
+    has in its place (as it is when it matches a space, ``spaced``); with its counted ``repeat`` when it
+    has one: as many of the bracket or a space as counted, or fewer when they hold a space, which may
+    stand for the characters the count lacks."""
+    widened = bracket if spaced else f"(?:{bracket}| )"
     if repeat is None:
         return widened
     least = int(repeat.group(1) or 0)
