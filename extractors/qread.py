@@ -269,6 +269,8 @@ _NOTICE_HEADING_RE = re.compile(r"(?:版权|免责|郑重)声明\W*$")
 _CLAUSE_RE = re.compile(
     r"\W*(?:\d{1,2}\s*[.、．)）]|[①-⑳]|[一二三四五六七八九十]{1,3}、|[(（][一二三四五六七八九十\d]{1,3}[)）])"
 )
+# A line of a notice's own: one that opens it, or one of its numbered clauses.
+_NOTICE_OR_CLAUSE_RE = re.compile(f"{_NOTICE_RE.pattern}|{_CLAUSE_RE.pattern}")
 _DATELINE_RE = re.compile(
     r"\W*\d{4}[-./年]\d{1,2}[-./月]\d{1,2}日?\s*(?:\d{1,2}:\d{2}(?::\d{2})?)?\s*(?:更新|发布)?\s*[|｜丨]?"
     r"\s*来源[：:]"
@@ -463,7 +465,7 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
         comments = _comments(lines, walk.parents, kinds, kept)
         kept.difference_update(comments)
         drop(comments, "the comments' heading and what follows it", never_text=True)
-        datelines, notice = _notices(lines, kinds, kept)
+        datelines, notice = _notices(lines, walk.parents, kinds, kept)
         kept.difference_update(datelines, notice)
         drop(datelines, "a dateline", never_text=True)
         drop(notice, "a copyright or reprint notice and what follows it", never_text=True)
@@ -531,18 +533,34 @@ def _comments(lines: list[Line], parents: list[int], kinds: list[int], kept: set
     return []
 
 
-def _text_goes_on(lines: list[Line], parents: list[int], kinds: list[int], order: list[int], at: int) -> bool:
-    """Whether an article line after ``order[at]`` sits in the block of an article line before it: the
-    story goes on there, where a thread's later posts and readers' comments each sit in blocks of their
-    own."""
+def _text_goes_on(
+    lines: list[Line],
+    parents: list[int],
+    kinds: list[int],
+    order: list[int],
+    at: int,
+    unless: re.Pattern[str] | None = None,
+) -> bool:
+    """Whether an article line after ``order[at]`` (one that ``unless`` does not match) sits in the block of
+    an article line before it: the story goes on there, where a thread's later posts and readers' comments
+    each sit in blocks of their own."""
     before = {parents[lines[i].owner] for i in order[:at] if kinds[i] == GOOD}
-    return any(kinds[i] == GOOD and parents[lines[i].owner] in before for i in order[at:])
+    return any(
+        kinds[i] == GOOD
+        and parents[lines[i].owner] in before
+        and (unless is None or not unless.match(lines[i].text))
+        for i in order[at:]
+    )
 
 
-def _notices(lines: list[Line], kinds: list[int], kept: set[int]) -> tuple[list[int], list[int]]:
+def _notices(
+    lines: list[Line], parents: list[int], kinds: list[int], kept: set[int]
+) -> tuple[list[int], list[int]]:
     """The kept CJK lines that are a dateline with the source ("2022-02-13 07:00 来源：央广网"), and those
     from a copyright or reprint notice ("反侵权公告", "原创版权禁止商业转载", "声明：该文观点仅代表作者本人",
-    a short line "郑 重 声 明" over numbered clauses) in the second half of the kept text to the end."""
+    a short line "郑 重 声 明" over numbered clauses) in the second half of the kept text to the end. Not a
+    notice the story goes on after in its block (article text that is no notice or numbered clause): a
+    statement the story quotes ("声明：公司将…")."""
     order = sorted(kept)
     datelines = [i for i in order if lines[i].cjk and _DATELINE_RE.match(lines[i].text)]
     total = sum(lines[i].words for i in order)
@@ -561,6 +579,7 @@ def _notices(lines: list[Line], kinds: list[int], kept: set[int]) -> tuple[list[
                     and _CLAUSE_RE.match(lines[order[position + 1]].text)
                 )
             )
+            and not _text_goes_on(lines, parents, kinds, order, position, _NOTICE_OR_CLAUSE_RE)
         ):
             return datelines, order[position:]
         before += lines[i].words

@@ -631,3 +631,22 @@ def test_a_chinese_storys_sub_heading_ending_on_a_statement_does_not_end_it(
     title = "家电企业回应破产传闻_江州日报网"
     html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
     assert extract(html, algo=algo).paragraphs == story
+
+
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_statement_a_chinese_story_quotes_in_its_second_half_does_not_end_it(algo: str) -> None:
+    """A line that opens on "声明：" ends the story as a site's notice only when the story does not go on
+    after it in its block: a story quotes a company's statement and goes on."""
+    story = [
+        "近日，网上流传一则消息，称本市一家知名家电企业资金链断裂，即将申请破产重组，引发消费者担忧。",
+        "记者昨日来到该企业位于城东的生产基地，看到各条生产线正常运转，工人们正在忙着赶制出口订单。",
+        "该企业有关负责人告诉记者，今年以来企业订单饱满，一季度销售收入同比增长百分之十二，经营稳定。",
+        "当天下午，该企业在官方网站发布声明，全文如下。",
+        "声明：公司将依法追究造谣者的法律责任，并保留向公安机关报案的权利，公司经营一切正常。",
+        "市场监管部门表示，将会同有关部门依法处理此事，也提醒广大消费者不信谣、不传谣，理性看待网络信息。",
+        "律师提醒，编造并传播虚假信息损害企业商业信誉的，要依法承担民事责任，情节严重的还可能构成犯罪。",
+    ]
+    body = "".join(f"<p>{text}</p>" for text in story)
+    title = "家电企业回应破产传闻_江州日报网"
+    html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
+    assert extract(html, algo=algo).paragraphs == story
