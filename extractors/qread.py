@@ -265,7 +265,8 @@ _NOTICE_RE = re.compile(
 # "郑 重 声 明"), not a sub-heading that names one ("格式条款中的免责声明是否有效？").
 _NOTICE_HEADING_RE = re.compile(r"(?:版权|免责|郑重)声明\W*$")
 # A notice's heading heads numbered clauses ("1. 任何言论纯属作者个人观点", "① 凡本网注明"), where a story's
-# sub-heading that ends on "声明" heads its prose ("郑重声明" over a company's statement it reports).
+# sub-heading that ends on "声明" heads its prose ("郑重声明" over a company's statement it reports). A
+# heading numbered itself ("三、郑重声明") is a section of the story's outline, whatever follows it.
 _CLAUSE_RE = re.compile(
     r"\W*(?:\d{1,2}\s*[.、．)）]|[①-⑳]|[一二三四五六七八九十]{1,3}、|[(（][一二三四五六七八九十\d]{1,3}[)）])"
 )
@@ -575,6 +576,7 @@ def _notices(
                 or (
                     kinds[i] != GOOD
                     and _NOTICE_HEADING_RE.search(text.replace(" ", ""))
+                    and not _CLAUSE_RE.match(text)
                     and position + 1 < len(order)
                     and _CLAUSE_RE.match(lines[order[position + 1]].text)
                 )

@@ -650,3 +650,26 @@ def test_a_statement_a_chinese_story_quotes_in_its_second_half_does_not_end_it(a
     title = "家电企业回应破产传闻_江州日报网"
     html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
     assert extract(html, algo=algo).paragraphs == story
+
+
+@pytest.mark.parametrize("heading", ["三、郑重声明", "（三）公司免责声明"])
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_numbered_section_of_a_chinese_story_that_ends_on_a_statement_is_its_text(
+    algo: str, heading: str
+) -> None:
+    """A heading numbered itself ("三、", "（三）") is a section of the story's outline, its numbered points
+    the story's prose, even as the story's last section: a site's notice heading is not numbered."""
+    story = [
+        "一、传闻从何而来",
+        "近日，网上流传一则消息，称本市一家知名家电企业资金链断裂，即将申请破产重组，引发消费者担忧。",
+        "二、记者实地探访",
+        "记者昨日来到该企业位于城东的生产基地，看到各条生产线正常运转，工人们正在忙着赶制出口订单。",
+        "该企业有关负责人告诉记者，今年以来企业订单饱满，一季度销售收入同比增长百分之十二，经营稳定。",
+        heading,
+        "1. 公司目前生产经营一切正常，各项业务有序开展，网传资金链断裂、申请破产重组的消息纯属谣言。",
+        "2. 公司已就此事向公安机关报案，将依法追究造谣者和恶意传播者的法律责任，维护公司合法权益。",
+    ]
+    body = "".join(f"<p>{text}</p>" for text in story)
+    title = "家电企业回应破产传闻_江州日报网"
+    html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
+    assert extract(html, algo=algo).paragraphs[-3:] == story[-3:]
