@@ -428,11 +428,12 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
         inside = [i for i in inside if good_lines[0] <= i <= good_lines[-1]]
     # A long headline is an article line itself: a sub-heading sits between article lines of other tags.
     body = [i for i in good_lines if lines[i].tag not in NOT_TEXT_TAGS]
+    headline = _headline(lines, title_terms) if cjk and body else None
     kept = {
         i
         for i in inside
         if lines[i].tag not in NOT_TEXT_TAGS
-        or (cjk and bool(body) and body[0] < i < body[-1] and _sub_heading(lines[i], title_terms))
+        or (cjk and body[0] < i < body[-1] and _sub_heading(lines, i, title_terms, headline))
     }
     drop((i for i in inside if i not in kept), "headline or caption tag", never_text=True)
     # A long line met twice is a carousel or a repeated teaser: the article says a thing once.
@@ -475,15 +476,31 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
     )
 
 
-def _sub_heading(line: Line, title_terms: Counter[str] | None) -> bool:
-    """Whether a line of a CJK page's article block, between its first and last article lines not in an
-    ``<h1>`` or a caption, is an ``<h1>`` its editor made a sub-heading: unlike the headline, it is not
-    like the title ("怎样判断自己是否属于脂溢性脱发呢？")."""
-    return (
-        line.tag == "h1"
-        and title_terms is not None
-        and cosine(terms(line.text), title_terms) < HEADLINE_SIMILARITY
+def _headline(lines: list[Line], title_terms: Counter[str] | None) -> int | None:
+    """The page's first ``<h1>`` like the title (``HEADLINE_SIMILARITY``): its headline."""
+    if title_terms is None:
+        return None
+    return next(
+        (
+            i
+            for i, line in enumerate(lines)
+            if line.tag == "h1" and cosine(terms(line.text), title_terms) >= HEADLINE_SIMILARITY
+        ),
+        None,
     )
+
+
+def _sub_heading(lines: list[Line], i: int, title_terms: Counter[str] | None, headline: int | None) -> bool:
+    """Whether line ``i`` of a CJK page's article block, between its first and last article lines not in an
+    ``<h1>`` or a caption, is an ``<h1>`` its editor made a sub-heading, not the ``headline`` (nor its text
+    again): one unlike the title ("怎样判断自己是否属于脂溢性脱发呢？"), or one like it after the headline
+    ("早睡早起身体好在哪里？" under "春季养生：早睡早起身体好")."""
+    line = lines[i]
+    if line.tag != "h1" or title_terms is None:
+        return False
+    if cosine(terms(line.text), title_terms) < HEADLINE_SIMILARITY:
+        return True
+    return headline is not None and i > headline and line.text != lines[headline].text
 
 
 def _later_posts(lines: list[Line], parents: list[int], kinds: list[int], kept: set[int]) -> list[int]:

@@ -673,3 +673,27 @@ def test_a_numbered_section_of_a_chinese_story_that_ends_on_a_statement_is_its_t
     title = "家电企业回应破产传闻_江州日报网"
     html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
     assert extract(html, algo=algo).paragraphs[-3:] == story[-3:]
+
+
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_an_h1_sub_heading_of_a_chinese_story_like_its_title_is_kept(algo: str) -> None:
+    """Only the headline is the title: a later ``<h1>`` sub-heading that shares the title's words
+    ("早睡早起身体好在哪里？" under "春季养生：早睡早起身体好") is the story's."""
+    title = "春季养生：早睡早起身体好"
+    paragraphs = [
+        "春天气温回升，人体新陈代谢加快，这时候调整作息，比一年中任何时候都更容易见效。",
+        "专家建议，晚上十一点前入睡，早上六点半左右起床，午饭后可以小睡二十分钟左右。",
+        "饮食上宜清淡，多吃新鲜蔬菜，少吃油炸和辛辣食物，每天喝足一千五百毫升的水。",
+    ]
+    body = (
+        f"<h1>{title}</h1><p>{paragraphs[0]}</p><h1>早睡早起身体好在哪里？</h1><p>{paragraphs[1]}</p>"
+        f"<h1>饮食要注意什么</h1><p>{paragraphs[2]}</p>"
+    )
+    html = f"<html><head><title>{title}_健康频道</title></head><body><div>{body}</div></body></html>"
+    assert extract(html, algo=algo).paragraphs == [
+        paragraphs[0],
+        "早睡早起身体好在哪里？",
+        paragraphs[1],
+        "饮食要注意什么",
+        paragraphs[2],
+    ]
