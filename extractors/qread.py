@@ -276,6 +276,11 @@ _DATELINE_RE = re.compile(
     r"\W*\d{4}[-./年]\d{1,2}[-./月]\d{1,2}日?\s*(?:\d{1,2}:\d{2}(?::\d{2})?)?\s*(?:更新|发布)?\s*[|｜丨]?"
     r"\s*来源[：:]"
 )
+# A Q&A page's stamp of a question or an answer, the end of its line ("提问于 2020-01-01 10:00",
+# "张医生 回答于 2020年1月1日", "2020-01-01 10:00 回答"): a dateline.
+_QA_DATE = r"\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?(?:\s*\d{1,2}:\d{2}(?::\d{2})?)?"
+_QA_WORDS = r"(?:提问|回答|解答|追问|追答|采纳)"
+_QA_STAMP_RE = re.compile(rf"{_QA_WORDS}(?:于|时间)?\W{{0,3}}{_QA_DATE}\W*$|{_QA_DATE}\s*{_QA_WORDS}\W*$")
 # A post's stamp on a forum thread or a blog's page of posts: the full date and time a program wrote, with
 # the seconds or beside a word that says it was posted ("2005-03-18 01:58:01", "发表于 2004年12月27日 12:40",
 # "2004-12-27 12:40 发表"), not a word of what follows it (a story's timeline: "07:00 气象台发布暴雪预警").
@@ -521,7 +526,7 @@ def _later_posts(lines: list[Line], parents: list[int], kinds: list[int], kept: 
             posted = _POSTED_BEFORE_RE.search(text, 0, stamp.start()) or _POSTED_AFTER_RE.match(
                 text, stamp.end()
             )
-            if (stamp[1] or posted) and not _DATELINE_RE.match(text):
+            if (stamp[1] or posted) and not _dateline(text, kinds[i]):
                 stamps.append(position)
     if len(stamps) < LATER_POSTS or _text_goes_on(lines, parents, kinds, order, stamps[0]):
         return []
@@ -580,7 +585,7 @@ def _notices(
     notice the story goes on after in its block (article text that is no notice or numbered clause): a
     statement the story quotes ("声明：公司将…")."""
     order = sorted(kept)
-    datelines = [i for i in order if lines[i].cjk and _DATELINE_RE.match(lines[i].text)]
+    datelines = [i for i in order if lines[i].cjk and _dateline(lines[i].text, kinds[i])]
     total = sum(lines[i].words for i in order)
     before = 0
     for position, i in enumerate(order):
@@ -603,6 +608,12 @@ def _notices(
             return datelines, order[position:]
         before += lines[i].words
     return datelines, []
+
+
+def _dateline(text: str, kind: int) -> bool:
+    """Whether a CJK line is a dateline: a date with the source ("2022-02-13 07:00 来源：央广网"), or a short
+    line ending on a Q&A page's stamp ("回答于 2020-01-01 10:00")."""
+    return bool(_DATELINE_RE.match(text) or (kind != GOOD and _QA_STAMP_RE.search(text)))
 
 
 def _filtered(root: lxml.etree._Element) -> lxml.etree._Element:

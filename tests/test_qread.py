@@ -697,3 +697,29 @@ def test_an_h1_sub_heading_of_a_chinese_story_like_its_title_is_kept(algo: str) 
         "饮食要注意什么",
         paragraphs[2],
     ]
+
+
+@pytest.mark.parametrize("seconds", ["", ":05"], ids=["minutes", "seconds"])
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_the_stamps_of_a_chinese_question_and_its_answers_are_datelines(algo: str, seconds: str) -> None:
+    """A Q&A page stamps the question and each answer ("提问于 2020-01-01 10:00", "回答于 …"): datelines,
+    not text, and the answers stay (they are no thread's later posts)."""
+    question = "我家孩子今年五岁，最近晚上总是咳嗽，白天却好好的，吃了几天止咳药也不见好，请问这是什么原因？"
+    answers = [
+        "夜间咳嗽而白天正常，常见的原因有过敏性咳嗽、鼻后滴漏和胃食管反流，建议先到医院儿科做个检查。",
+        "平时要注意保持室内空气湿润，睡前不要吃东西，被褥要经常晾晒，避免接触尘螨等过敏原。",
+        "如果咳嗽超过四周，还伴有喘息，要考虑咳嗽变异性哮喘的可能，需要在医生指导下规范治疗。",
+    ]
+    lines = [
+        question,
+        f"提问于 2020-01-01 10:00{seconds}",
+        answers[0],
+        answers[1],
+        f"回答于 2020-01-01 12:30{seconds}",
+        answers[2],
+        f"回答于 2020-01-02 08:15{seconds}",
+    ]
+    body = "".join(f"<p>{text}</p>" for text in lines)
+    title = "孩子晚上咳嗽白天不咳是怎么回事_健康问答"
+    html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
+    assert extract(html, algo=algo).paragraphs == [question, *answers]
