@@ -28,10 +28,10 @@ core, the densest segment, and fixes what the measurements on the development se
    done on the tree: an article split by an advert or a sub-heading is one block.
 6. Clean the block: leave out link lists, short lines before the first and after the last article line
    (datelines, share bars), captions, repeated long lines, and the headline (the line most like the title:
-   the seed's title similarity, used where it helps); on Chinese pages, pagination ("上一页", "[1] [2]"),
-   the posts after the first on a page of stamped posts (a forum thread, a blog's page of posts), the
-   comments' heading and all after it, a dateline with its source and a copyright or reprint notice that
-   ends the text.
+   the seed's title similarity, used where it helps); on Chinese pages, pagination ("上一页", "[1] [2]",
+   never text wherever it is on the page), the posts after the first on a page of stamped posts (a forum
+   thread, a blog's page of posts), the comments' heading and all after it, a dateline with its source and
+   a copyright or reprint notice that ends the text.
 7. Only in ``extract_learned`` (``algo="qread-learned"``, the default): the learned boilerplate step of
    ``extractors/boilerplate.py`` trims what stage 6 kept and pulls in body lines around it.
 """
@@ -463,7 +463,10 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
     # On a Chinese page: the posts after the first, a news page's dateline with its source, and the
     # copyright or reprint notice that ends it.
     if cjk:
-        pagination = [i for i in sorted(kept) if kinds[i] != GOOD and _PAGINATION_RE.search(lines[i].text)]
+        # Wherever it is: the learned step looks at lines qRead did not keep (a bar after the last paragraph).
+        pagination = [
+            i for i, line in enumerate(lines) if kinds[i] != GOOD and _PAGINATION_RE.search(line.text)
+        ]
         kept.difference_update(pagination)
         drop(pagination, "pagination", never_text=True)
         later = _later_posts(lines, walk.parents, kinds, kept)

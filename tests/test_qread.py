@@ -723,3 +723,31 @@ def test_the_stamps_of_a_chinese_question_and_its_answers_are_datelines(algo: st
     title = "孩子晚上咳嗽白天不咳是怎么回事_健康问答"
     html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
     assert extract(html, algo=algo).paragraphs == [question, *answers]
+
+
+@pytest.mark.parametrize(
+    "end",
+    [
+        '<p>{last}</p><p>上一篇：<a href="/1">入门教程（一）</a> 下一篇：<a href="/3">入门教程（三）</a></p>',
+        '<div><p>{last}</p><p>上一篇：<a href="/1">入门教程（一）</a></p>'
+        '<p>下一篇：<a href="/3">入门教程（三）</a></p></div>',
+        '<p>{last}<br>上一篇：<a href="/1">入门教程（一）</a> 下一篇：<a href="/3">入门教程（三）</a></p>',
+    ],
+    ids=["after-the-last-paragraph", "in-the-last-paragraphs-block", "in-the-last-paragraph"],
+)
+def test_a_chinese_storys_page_bar_in_the_block_of_its_last_paragraph_is_not_brought_back(end: str) -> None:
+    """A "上一篇/下一篇" bar after the story's last article line, in its block, is never text: qRead leaves it
+    out as a short line after the text, and the learned step does not pull it back."""
+    story = [
+        "这一篇我们来看看如何在自己的电脑上配置开发环境，包括编辑器、解释器和常用的第三方工具包。",
+        "在上一篇文章中，我们介绍了安装。",
+        "首先打开命令行窗口，输入安装命令，等待下载完成后，再输入版本查询命令，确认安装已经成功。",
+        "上一页的截图里标出了按钮。",
+        "然后新建一个项目文件夹，在里面创建虚拟环境，这样每个项目用到的工具包就不会互相影响了。",
+        "下一篇我们再谈调试技巧。",
+        "最后打开编辑器，选择刚才创建的虚拟环境作为解释器，运行一个简单的程序，检查输出是否正常。",
+    ]
+    body = "".join(f"<p>{text}</p>" for text in story[:-1]) + end.format(last=story[-1])
+    title = "Python入门教程（二）_小舟的技术博客"
+    html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
+    assert extract(html, algo="qread-learned").paragraphs == story
