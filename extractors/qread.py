@@ -39,6 +39,7 @@ core, the densest segment, and fixes what the measurements on the development se
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from bisect import bisect_left
@@ -270,8 +271,12 @@ _NOTICE_HEADING_RE = re.compile(r"(?:版权|免责|郑重)声明\W*$")
 _CLAUSE_RE = re.compile(
     r"\W*(?:\d{1,2}\s*[.、．)）]|[①-⑳]|[一二三四五六七八九十]{1,3}、|[(（][一二三四五六七八九十\d]{1,3}[)）])"
 )
-# A line of a notice's own: one that opens it, or one of its numbered clauses.
-_NOTICE_OR_CLAUSE_RE = re.compile(f"{_NOTICE_RE.pattern}|{_CLAUSE_RE.pattern}")
+# A line of a notice's own: one that opens it, one of its numbered clauses, or one that goes on about the
+# site, its rights or how to reach it ("凡本网注明…", "如有侵权，请联系我们", "欢迎关注公众号").
+_NOTICE_OR_CLAUSE_RE = re.compile(
+    f"{_NOTICE_RE.pattern}|{_CLAUSE_RE.pattern}"
+    r"|.*?(?:本网|本站|侵权|版权|转载|删除|联系我们|公众号|二维码|扫码|免责)"
+)
 _DATELINE_RE = re.compile(
     r"\W*\d{4}[-./年]\d{1,2}[-./月]\d{1,2}日?\s*(?:\d{1,2}:\d{2}(?::\d{2})?)?\s*(?:更新|发布)?\s*[|｜丨]?"
     r"\s*来源[：:]"
@@ -566,17 +571,20 @@ def _text_goes_on(
     order: list[int],
     at: int,
     unless: re.Pattern[str] | None = None,
+    least: int = 1,
 ) -> bool:
-    """Whether an article line after ``order[at]`` (one that ``unless`` does not match) sits in the block of
-    an article line before it: the story goes on there, where a thread's later posts and readers' comments
-    each sit in blocks of their own."""
+    """Whether ``least`` article lines after ``order[at]`` (ones that ``unless`` does not match) sit in the
+    block of an article line before it: the story goes on there, where a thread's later posts and readers'
+    comments each sit in blocks of their own."""
     before = {parents[lines[i].owner] for i in order[:at] if kinds[i] == GOOD}
-    return any(
-        kinds[i] == GOOD
+    going_on = (
+        i
+        for i in order[at:]
+        if kinds[i] == GOOD
         and parents[lines[i].owner] in before
         and (unless is None or not unless.match(lines[i].text))
-        for i in order[at:]
     )
+    return len(list(itertools.islice(going_on, least))) == least
 
 
 def _notices(
@@ -585,8 +593,9 @@ def _notices(
     """The kept CJK lines that are a dateline with the source ("2022-02-13 07:00 来源：央广网"), and those
     from a copyright or reprint notice ("反侵权公告", "原创版权禁止商业转载", "声明：该文观点仅代表作者本人",
     a short line "郑 重 声 明" over numbered clauses) in the second half of the kept text to the end. Not a
-    notice the story goes on after in its block (article text that is no notice or numbered clause): a
-    statement the story quotes ("声明：公司将…")."""
+    notice the story goes on after in its block (two lines of article text or more that are no notice,
+    numbered clause or line about the site, its rights or how to reach it): a statement the story quotes
+    ("声明：公司将…")."""
     order = sorted(kept)
     datelines = [i for i in order if lines[i].cjk and _dateline(lines[i].text, kinds[i])]
     total = sum(lines[i].words for i in order)
@@ -606,7 +615,7 @@ def _notices(
                     and _CLAUSE_RE.match(lines[order[position + 1]].text)
                 )
             )
-            and not _text_goes_on(lines, parents, kinds, order, position, _NOTICE_OR_CLAUSE_RE)
+            and not _text_goes_on(lines, parents, kinds, order, position, _NOTICE_OR_CLAUSE_RE, least=2)
         ):
             return datelines, order[position:]
         before += lines[i].words

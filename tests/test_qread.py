@@ -652,6 +652,54 @@ def test_a_statement_a_chinese_story_quotes_in_its_second_half_does_not_end_it(a
     assert extract(html, algo=algo).paragraphs == story
 
 
+@pytest.mark.parametrize(
+    "notice",
+    [
+        [
+            "本文来源：江州日报，转载请注明出处，未经授权不得转载、摘编或以其他方式使用上述作品，违者必究。",
+            "凡本网注明来源为其他媒体的作品，均转载自其它媒体，目的在于传递更多信息，并不代表本网赞同其观点。",
+        ],
+        [
+            "声明：本文仅代表作者个人观点，与本网无关。其原创性以及文中陈述文字和内容未经本站证实，请读者仅作参考。",
+            "如有侵权或者内容有误，请及时联系我们，我们将在第一时间进行核实并处理，投诉邮箱：service@example.com。",
+        ],
+        [
+            "免责声明：本站所刊载的信息仅供参考，不构成任何投资建议，投资者据此操作风险自担。",
+            "关注江州网官方微信公众号，每天推送本地最新资讯和便民服务信息，欢迎扫描下方二维码关注我们。",
+        ],
+        [
+            "免责声明：文章内容仅供参考，不构成投资建议，投资者据此操作，风险自担。",
+            "市场有风险，投资需谨慎。以上内容仅代表作者个人观点，与平台立场无关，请读者自行判断并核实相关信息。",
+        ],
+        [
+            "未经许可，不得转载或镜像本站内容。",
+            "新闻热线：0571-12345678，欢迎广大读者踊跃爆料，一经采用即付稿酬，重大新闻线索还将给予额外奖励。",
+        ],
+    ],
+    ids=[
+        "reprint-then-other-media",
+        "statement-then-contact",
+        "disclaimer-then-follow-us",
+        "disclaimer-then-risk",
+        "reprint-then-hotline",
+    ],
+)
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_notice_of_two_paragraphs_in_a_chinese_storys_block_ends_it(algo: str, notice: list[str]) -> None:
+    """A site's notice often sits in the story's block and goes on past its first line (other media's
+    works, how to reach the site, its social account, a word on risk): the story still ends at it, where a
+    story that quotes a statement goes on with its own paragraphs."""
+    story = [
+        "江州市今年将投入两亿元改造老旧小区，涉及居民一万二千户，主要包括加装电梯和更换管网。",
+        "市住建局表示，改造方案将逐个小区征求居民意见，超过三分之二的居民同意后才能开工。",
+        "去年完成改造的三十个小区中，居民满意度超过九成，加装的电梯已经全部投入使用。",
+        "市住建局有关负责人表示，明年还将继续推进改造工作，争取三年内完成全部老旧小区的改造任务。",
+    ]
+    body = "".join(f"<p>{text}</p>" for text in [*story, *notice])
+    html = f"<html><head><title>老旧小区改造_江州网</title></head><body><div>{body}</div></body></html>"
+    assert extract(html, algo=algo).paragraphs == story
+
+
 @pytest.mark.parametrize("heading", ["三、郑重声明", "（三）公司免责声明"])
 @pytest.mark.parametrize("algo", ["qread", "qread-learned"])
 def test_a_numbered_section_of_a_chinese_story_that_ends_on_a_statement_is_its_text(
