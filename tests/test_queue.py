@@ -385,6 +385,30 @@ def test_a_redirect_note_time_an_earlier_crawler_kept_per_article_drops_that_art
         ["http://t.test/3"],
         now=start + redirects.NOTE_SECONDS + 1,
     )
-    assert expired == 1
+    assert expired == 2, "its two notes"
     assert redirects.noted(redis_client, keys, ["http://news.test/old"]) == {}
     assert redis_client.zrange(keys.redirected_at, 0, -1) == [b"http://news.test/new\nhttp://t.test/3"]
+
+
+def test_a_link_noted_after_an_upgrade_outlives_its_articles_note_time_an_earlier_crawler_kept(
+    redis_client: redis.Redis,
+) -> None:
+    # An earlier crawler timed the article's first note; a link noted for the article since, with a time of
+    # its own, waits its own NOTE_SECONDS: the earlier time drops the earlier notes alone, counted each.
+    keys = Keys("test")
+    start = 1_800_000_000.0
+    article = "http://news.test/old"
+    redis_client.hset(keys.redirected, article, "http://t.test/1\nhttp://t.test/2")
+    redis_client.zadd(keys.redirected_at, {article: start})
+    later = start + redirects.NOTE_SECONDS - 86400
+    redirects.note(redis_client, keys, article, ["http://t.test/3"], now=later)
+    expired = redirects.note(
+        redis_client, keys, "http://news.test/b", ["http://t.test/4"], now=start + redirects.NOTE_SECONDS + 1
+    )
+    assert expired == 2, "the two notes the earlier crawler timed"
+    assert redirects.noted(redis_client, keys, [article]) == {article: "http://t.test/3"}
+    expired = redirects.note(
+        redis_client, keys, "http://news.test/c", ["http://t.test/5"], now=later + redirects.NOTE_SECONDS + 1
+    )
+    assert expired == 1
+    assert redirects.noted(redis_client, keys, [article]) == {}

@@ -17,7 +17,8 @@ each note (member: the article's URL and the chain, on two lines; a chain noted 
 latest time), and each note drops (a hundred at most) the notes older than that, each from its article's
 notes, so a note never goes with an earlier one its article's document had not recorded yet. ``note``
 returns how many it dropped; the worker counts them (``redirect/notes_expired``). A member that is an
-article URL alone, written by a crawler that timed each article's first note, drops that article's notes.
+article URL alone, written by a crawler that timed each article's first note, drops that article's notes
+that have no time of their own (those noted since keep theirs).
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ end
 """
 # KEYS: the notes' hash, the time of each note (a sorted set). ARGV: the article's URL, the chain (its URLs
 # separated by spaces), now, the time of the oldest notes kept, how many older ones to drop at most.
-# Returns how many notes it dropped (an article URL alone, an earlier crawler's member, drops its notes).
+# Returns how many notes it dropped (an article URL alone, an earlier crawler's member, drops its notes
+# that have no time of their own).
 _NOTE = (
     _WITHOUT
     + """
@@ -73,16 +75,25 @@ elseif not string.find('\\n' .. before .. '\\n', '\\n' .. ARGV[2] .. '\\n', 1, t
 end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1] .. '\\n' .. ARGV[2])
 local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local dropped = 0
 for _, member in ipairs(old) do
+  redis.call('ZREM', KEYS[2], member)
   local url, chain = string.match(member, '^([^\\n]*)\\n(.*)$')
   if url then
     without(url, {[chain] = true})
+    dropped = dropped + 1
   else
-    redis.call('HDEL', KEYS[1], member)
+    local gone = {}
+    for untimed in string.gmatch(redis.call('HGET', KEYS[1], member) or '', '[^\\n]+') do
+      if not gone[untimed] and not redis.call('ZSCORE', KEYS[2], member .. '\\n' .. untimed) then
+        gone[untimed] = true
+        dropped = dropped + 1
+      end
+    end
+    without(member, gone)
   end
-  redis.call('ZREM', KEYS[2], member)
 end
-return #old
+return dropped
 """
 )
 # KEYS: the notes' hash, their times. ARGV: the article's URL, its notes as read. Removes those notes and
