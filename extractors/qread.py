@@ -443,7 +443,7 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
         i
         for i in inside
         if lines[i].tag not in NOT_TEXT_TAGS
-        or (cjk and body[0] < i < body[-1] and _sub_heading(lines, i, title_terms, headline))
+        or (cjk and bool(body) and body[0] < i < body[-1] and _sub_heading(lines, i, title_terms, headline))
     }
     drop((i for i in inside if i not in kept), "headline or caption tag", never_text=True)
     # A long line met twice is a carousel or a repeated teaser: the article says a thing once.

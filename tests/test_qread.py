@@ -747,6 +747,22 @@ def test_an_h1_sub_heading_of_a_chinese_story_like_its_title_is_kept(algo: str) 
     ]
 
 
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_chinese_photo_page_with_a_headline_and_captions_alone_is_read(algo: str) -> None:
+    """A Chinese gallery page holds no article line but its ``<h1>`` headline and captions: read, no text
+    of its own (the headline and captions are no article text), where it raised IndexError."""
+    caption = "春节期间，江州市民在人民公园观看灯会，各式各样的花灯吸引了大批游客驻足拍照留念。"
+    figures = "".join(
+        f'<figure><img src="/{n}.jpg"><figcaption>{caption.replace("春节", day)}</figcaption></figure>'
+        for n, day in enumerate(["春节", "元宵"])
+    )
+    html = (
+        "<html><head><title>组图：江州人民公园灯会开幕_江州网</title></head><body><div>"
+        f"<h1>组图：江州人民公园灯会开幕，数十万市民游客赏灯过大年</h1>{figures}</div></body></html>"
+    )
+    assert extract(html, algo=algo).paragraphs == []
+
+
 @pytest.mark.parametrize("seconds", ["", ":05"], ids=["minutes", "seconds"])
 @pytest.mark.parametrize("algo", ["qread", "qread-learned"])
 def test_the_stamps_of_a_chinese_question_and_its_answers_are_datelines(algo: str, seconds: str) -> None:
