@@ -10,12 +10,14 @@ core, the densest segment, and fixes what the measurements on the development se
 
 1. Filter: drop what is never text (scripts, styles, media, form inputs).
 2. Lines come from the DOM, not the source: every block element ends a line (minified pages have one
-   source line), and each line knows its words, its words inside links and its block element. Lines in
-   blocks that look like boilerplate (``<nav>``, hidden, class or id words such as ``sidebar``, ``share``,
-   ``comments``) are left out, unless the block holds an article mark or most of the page's text (a
-   hidden block only the latter: a hidden copy of the article is metadata, not a second body; "most of
-   the page's text" is of the text shown, hidden blocks' left out). A hidden inline element (an icon's
-   screen-reader label inside a link) leaves out its own text, not the line.
+   source line), and each line knows its words, its words inside links and its block element; a single
+   ``<br>`` inside a ``<p>`` joins its text (two in a row, or one before a numbered item, end a line). Lines
+   in blocks that look like boilerplate (``<nav>``, hidden, class or id words such as ``sidebar``,
+   ``share``, ``comments``, but not a layout's flags such as ``has-sidebar``) are left out, unless the
+   block holds an article mark or most of the page's text (a hidden block only the latter: a hidden copy
+   of the article is metadata, not a second body; "most of the page's text" is of the text shown, hidden
+   blocks' left out). A hidden inline element (an icon's screen-reader label inside a link) leaves out
+   its own text, not the line.
    WordPress's post classes (``tag-energy ... status-publish``) mark the article, class words inside
    ``<pre>`` are a code highlighter's, and the parts a React page streamed hidden at its end are walked
    in their places (``htmlparse.place_streamed``).
@@ -27,11 +29,11 @@ core, the densest segment, and fixes what the measurements on the development se
    words times their share of all its words. This is the seed's "several segments of equal density" case
    done on the tree: an article split by an advert or a sub-heading is one block.
 6. Clean the block: leave out link lists, short lines before the first and after the last article line
-   (datelines, share bars), captions, repeated long lines, and the headline (the line most like the title:
-   the seed's title similarity, used where it helps); on Chinese pages, pagination ("上一页", "[1] [2]",
-   never text wherever it is on the page), the posts after the first on a page of stamped posts (a forum
-   thread, a blog's page of posts), the comments' heading and all after it, a dateline with its source and
-   a copyright or reprint notice that ends the text.
+   (datelines, share bars), captions, repeated long lines, a copyright notice ("© 2026 ..."), and the
+   headline (the line most like the title: the seed's title similarity, used where it helps); on Chinese
+   pages, pagination ("上一页", "[1] [2]", never text wherever it is on the page), the posts after the
+   first on a page of stamped posts (a forum thread, a blog's page of posts), the comments' heading and
+   all after it, a dateline with its source and a copyright or reprint notice that ends the text.
 7. Only in ``extract_learned`` (``algo="qread-learned"``, the default): the learned boilerplate step of
    ``extractors/boilerplate.py`` trims what stage 6 kept and pulls in body lines around it.
 """
@@ -193,6 +195,12 @@ _BOILERPLATE_WORDS = frozenset(
     "tags tag categories signup cta popular trending disclaimer disclosure print".split()
 )
 _TOKEN_PART_RE = re.compile(r"[a-z0-9]+")
+# A class token that flags whether a layout has a sidebar or comments, not a part of it: "has-sidebar",
+# "with-nav-sidebar", "no-comments", "sidebar-enabled--false" sit on the wrapper of the article. Not any
+# "has-"/"no-" token: "no-print" and "has-mega-menu" mark the page's furniture itself.
+_LAYOUT_FLAG_RE = re.compile(
+    r"(?:has|with|without|no)-(?:[a-z0-9]+-)*(?:sidebars?|comments?)$|[a-z0-9_-]*-(?:enabled|disabled)(?:--[a-z]+)?$"
+)
 _BOILERPLATE_BYTES = frozenset(word.encode() for word in _BOILERPLATE_WORDS)
 # Every byte but [a-z0-9] to a space: split() then gives the parts _TOKEN_PART_RE finds.
 _PARTS_APART = bytes(byte if byte in b"abcdefghijklmnopqrstuvwxyz0123456789" else 32 for byte in range(256))
@@ -214,6 +222,8 @@ def _looks_boilerplate(words: str) -> int:
     elif _BOILERPLATE_WORDS.isdisjoint(_TOKEN_PART_RE.findall(words)):
         return 0
     for token in words.split():
+        if _LAYOUT_FLAG_RE.match(token):
+            continue
         parts = _TOKEN_PART_RE.findall(token.split("--", 1)[0].split("__", 1)[0])
         if parts and (parts[0] in _BOILERPLATE_WORDS or parts[-1] in _BOILERPLATE_WORDS):
             return _WORDED
@@ -277,6 +287,7 @@ _NOTICE_OR_CLAUSE_RE = re.compile(
     f"{_NOTICE_RE.pattern}|{_CLAUSE_RE.pattern}"
     r"|.*?(?:本网|本站|侵权|版权|转载|删除|联系我们|公众号|二维码|扫码|免责)"
 )
+_COPYRIGHT_RE = re.compile(r"©\s*(?:19|20)\d\d")
 _DATELINE_RE = re.compile(
     r"\W*\d{4}[-./年]\d{1,2}[-./月]\d{1,2}日?\s*(?:\d{1,2}:\d{2}(?::\d{2})?)?\s*(?:更新|发布)?\s*[|｜丨]?"
     r"\s*来源[：:]"
@@ -465,6 +476,10 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
             ):
                 kept.discard(i)
                 drop([i], "the headline", never_text=True)
+    # A copyright notice ("© 2026 The Valley Post. All rights reserved.") is the site's, not the article's.
+    notices = [i for i in sorted(kept) if "©" in lines[i].text and _COPYRIGHT_RE.search(lines[i].text)]
+    kept.difference_update(notices)
+    drop(notices, "a copyright notice", never_text=True)
     # On a Chinese page: the posts after the first, a news page's dateline with its source, and the
     # copyright or reprint notice that ends it.
     if cjk:
@@ -860,7 +875,11 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                     in_code += 1
             elif kind & _BREAK:
                 if pieces:
-                    flush()
+                    # A paragraph is one line: a single <br> inside a <p> joins its text as a space.
+                    if blocks[stack[-1]].tag == "p" and not _ends_line(element):
+                        pieces.append(" ")
+                    else:
+                        flush()
             elif kind & _LINK:
                 in_link += 1
             text = None if skipped else element.text
@@ -896,6 +915,16 @@ def _walk(root: lxml.etree._Element) -> _Walk:
     span[0] = (0, position + 1)
     kept = _without_boilerplate(lines, suspects)
     return _Walk(kept, parents, span, blocks, len(lines) - len(kept), streamed)
+
+
+def _ends_line(br: lxml.etree._Element) -> bool:
+    """Whether a ``<br>`` inside a ``<p>`` ends a line: two in a row, or one before a numbered item ("2. ",
+    "① ", "一、": a list or a notice's clauses written as a paragraph)."""
+    tail = br.tail
+    if tail and not tail.isspace():
+        return _CLAUSE_RE.match(tail) is not None
+    following = br.getnext()
+    return following is not None and following.tag == "br"
 
 
 def _label(element: lxml.etree._Element) -> str:

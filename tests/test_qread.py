@@ -487,11 +487,16 @@ def test_golden_page(case: dict[str, Any]) -> None:
 
 def _looks_boilerplate_by_definition(value: str) -> int:
     """The rule of ``_looks_boilerplate`` without its fast paths: an article-body mark, else a boilerplate
-    word as the first or last part of a class token, BEM modifiers and elements cut off."""
+    word as the first or last part of a class token that does not flag whether a layout has a sidebar or
+    comments ("has-sidebar", "no-comments", "sidebar-enabled"), BEM modifiers and elements cut off."""
     value = value.lower()
     if _BODY_MARK_RE.search(value):
         return _BODY
     for token in value.split():
+        if re.fullmatch(r"(?:has|with|without|no)-(?:[a-z0-9]+-)*(?:sidebars?|comments?)", token):
+            continue
+        if re.fullmatch(r"[a-z0-9_-]*-(?:enabled|disabled)(?:--[a-z]+)?", token):
+            continue
         parts = re.findall(r"[a-z0-9]+", token.split("--", 1)[0].split("__", 1)[0])
         if parts and (parts[0] in _BOILERPLATE_WORDS or parts[-1] in _BOILERPLATE_WORDS):
             return _WORDED
@@ -502,7 +507,7 @@ _CLASS_WORDS = st.sampled_from(
     [
         *sorted(_BOILERPLATE_WORDS),
         *["Nav", "FOOTER", "Share", "article", "entry", "post", "story", "body", "content", "text", "main"],
-        *["wrap", "grid", "x1", "navigation", "é", "ü", "İ"],
+        *["wrap", "grid", "x1", "navigation", "é", "ü", "İ", "has", "with", "no", "enabled", "disabled"],
     ]
 )
 _CLASS_GLUE = st.sampled_from(["", " ", "-", "_", "--", "__", ":", "/", "\t"])
@@ -516,6 +521,9 @@ _CLASS_GLUE = st.sampled_from(["", " ", "-", "_", "--", "__", ":", "/", "\t"])
 @example("nav__item is-Open")
 @example("Entry_Content")
 @example("navigation")
+@example("post has-sidebar")
+@example("sidebar-enabled--false")
+@example("no-print has-mega-menu")
 def test_class_names_are_judged_by_their_rule(value: str) -> None:
     assert _looks_boilerplate.__wrapped__(value) == _looks_boilerplate_by_definition(value)
 
@@ -815,3 +823,69 @@ def test_a_chinese_storys_page_bar_in_the_block_of_its_last_paragraph_is_not_bro
     title = "Python入门教程（二）_小舟的技术博客"
     html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
     assert extract(html, algo="qread-learned").paragraphs == story
+
+
+_LIBRARY_STORY = [
+    "The library on Mill Street will open on Sundays from next month, the council said on Tuesday evening.",
+    "Opening on Sundays was the most common request in last year's survey of more than two thousand readers.",
+    "The extra hours will be paid for by closing the branch an hour earlier on Monday and Tuesday evenings.",
+    "Volunteers from the friends of the library will run the reading groups for children on Sunday mornings.",
+    "The council will look again at the hours next spring, once it knows how many readers come on Sundays.",
+]
+
+
+def _library_page(body: str, after: str = "") -> str:
+    return (
+        "<html><head><title>Library opens on Sundays | Valley Post</title></head><body>"
+        '<div class="top"><a href="/">Home</a> <a href="/news">News</a> <a href="/sport">Sport</a></div>'
+        f'<div class="page"><h1>Library opens on Sundays</h1>{body}{after}</div>'
+        '<div class="bottom"><a href="/about">About us</a> <a href="/contact">Contact</a></div>'
+        "</body></html>"
+    )
+
+
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_single_br_inside_a_paragraph_joins_its_lines(algo: str) -> None:
+    """A paragraph is one line of text: a single ``<br>`` inside a ``<p>`` is a space between its words,
+    where two in a row or one before a numbered item ("2. ") still end a line."""
+    first, second = _LIBRARY_STORY[1].split(" of ", 1)
+    paragraphs = [
+        f"<p>{_LIBRARY_STORY[0]}</p>",
+        f"<p>{first}<br>of {second}</p>",
+        f"<p>{_LIBRARY_STORY[2]}<br><br>{_LIBRARY_STORY[3]}</p>",
+        "<p>The hours from next month, as the council set them out on Tuesday evening:<br>"
+        "1. Sundays from ten in the morning until four in the afternoon, all year round.<br>"
+        "2. Mondays and Tuesdays from nine in the morning until seven in the evening.</p>",
+        f"<p>{_LIBRARY_STORY[4]}</p>",
+    ]
+    assert extract(_library_page("".join(paragraphs)), algo=algo).paragraphs == [
+        *_LIBRARY_STORY[:4],
+        "The hours from next month, as the council set them out on Tuesday evening:",
+        "1. Sundays from ten in the morning until four in the afternoon, all year round.",
+        "2. Mondays and Tuesdays from nine in the morning until seven in the evening.",
+        _LIBRARY_STORY[4],
+    ]
+
+
+@pytest.mark.parametrize("flag", ["has-sidebar", "with-sidebar", "no-comments", "sidebar-enabled--false"])
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_class_that_flags_a_layout_does_not_hide_the_story_it_wraps(algo: str, flag: str) -> None:
+    """A class such as ``has-sidebar`` or ``no-comments`` says what the layout around the story has or
+    shows, not that the block is a sidebar or the comments: the story's paragraphs inside it are kept."""
+    first = "".join(f"<p>{text}</p>" for text in _LIBRARY_STORY[:2])
+    rest = "".join(f"<p>{text}</p>" for text in _LIBRARY_STORY[2:])
+    body = f'<div class="intro">{first}</div><div class="story-rest {flag}">{rest}</div>'
+    assert extract(_library_page(body), algo=algo).paragraphs == _LIBRARY_STORY
+
+
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_copyright_notice_under_the_story_is_not_its_text(algo: str) -> None:
+    """A line with "©" and a year is the site's notice, even as long as a paragraph of the story."""
+    notice = (
+        "<p>© 2026 The Valley Post and its licensors. All rights reserved. No part of this story may be"
+        " copied or sent on without the written permission of the publisher.</p>"
+    )
+    body = "".join(f"<p>{text}</p>" for text in _LIBRARY_STORY) + notice
+    html = _library_page(f'<div class="story">{body}</div>')
+    result = extract(html, algo=algo)
+    assert result.paragraphs == _LIBRARY_STORY
