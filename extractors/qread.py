@@ -310,6 +310,8 @@ _PAGINATION_RE = re.compile(
     rf"[上下]一[页篇](?:文章)?(?![{CJK_CHARACTERS}])|第\s*\d+\s*页\s*/?\s*共\s*\d+\s*页"
     r"|^\W*(?:\[\d+\]\s*){2,}\W*$"
 )
+# A "上一篇/下一页" bar's start: after a single <br> in a paragraph it is a line of its own, pagination.
+_PAGE_TURN_RE = re.compile(r"\W*[上下]一[页篇]")
 # The heading of a Chinese article's comments, the whole of its line ("评论", "网友评论(12)", "发表评论：").
 # Not the heading of links to other stories ("相关新闻", "推荐阅读"): a box of them often sits inside the
 # story, which goes on after it.
@@ -919,10 +921,10 @@ def _walk(root: lxml.etree._Element) -> _Walk:
 
 def _ends_line(br: lxml.etree._Element) -> bool:
     """Whether a ``<br>`` inside a ``<p>`` ends a line: two in a row, or one before a numbered item ("2. ",
-    "① ", "一、": a list or a notice's clauses written as a paragraph)."""
+    "① ", "一、": a list or a notice's clauses written as a paragraph) or a Chinese page turn ("上一篇：")."""
     tail = br.tail
     if tail and not tail.isspace():
-        return _CLAUSE_RE.match(tail) is not None
+        return _CLAUSE_RE.match(tail) is not None or _PAGE_TURN_RE.match(tail) is not None
     following = br.getnext()
     return following is not None and following.tag == "br"
 
