@@ -1403,6 +1403,55 @@ def test_the_charset_a_misdeclaring_page_declares_is_named_without_decoding_it_a
     assert decoded == [declared, "detected"], "decoded by detection, not again to name its charset"
 
 
+@pytest.mark.parametrize(
+    ("body", "content_type", "decoded_by_scrapy"),
+    [
+        (article_page("Le pont", ["Un café à côté du pont."]).encode(), "text/html; charset=utf-8", False),
+        (article_page("Le pont", ["Un café à côté du pont."]).encode("cp1252"), "text/html", False),
+        (b"\xef\xbb\xbf" + article_page("Le pont", ["Un café."]).encode(), "text/html", True),
+        (article_page(GBK_TITLE, GBK_PARAGRAPHS).encode("gbk") + b"\x80", "text/html; charset=gbk", True),
+    ],
+    ids=["utf-8", "cp1252", "byte-order-mark", "gbk-with-a-lone-0x80"],
+)
+def test_a_page_is_decoded_once_on_the_crawl_thread_unless_scrapy_could_read_it_otherwise(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    body: bytes,
+    content_type: str,
+    decoded_by_scrapy: bool,
+) -> None:
+    """The text the rule's fields read is the one the crawl's own decoding made; Scrapy decodes the page
+    again only when its reading may differ: a byte order mark, or U+FFFD where its decoder puts another
+    character (gb18030's lone 0x80 is a euro sign for it)."""
+    from scrapy.http import HtmlResponse, Request
+    from scrapy.utils.test import get_crawler
+    from w3lib.encoding import html_to_unicode
+
+    from crawler.worker.spider import SitesSpider
+    from extractors import encoding
+
+    request = Request("http://127.0.0.1/news/bridge", meta={"site": "news", "kind": "article"})
+    response = HtmlResponse(request.url, body=body, headers={"Content-Type": content_type}, request=request)
+    decoded = encoding.decode_checked(body, content_type)
+    expected = response.replace(encoding=encoding.python_codec(decoded.encoding)).text
+    scrapy_decodes: list[str] = []
+
+    def counted(content_type: str | None, data: bytes, *args: Any, **kwargs: Any) -> tuple[str, str]:
+        scrapy_decodes.append(content_type or "")
+        return html_to_unicode(content_type, data, *args, **kwargs)
+
+    values = spider_settings(tmp_path)
+    with EmbeddedRedis(tmp_path / "redis") as server:
+        crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.url})
+        spider = SitesSpider.from_crawler(crawler)
+        crawler.spider = spider
+        monkeypatch.setattr("scrapy.http.response.text.html_to_unicode", counted)
+        rule, text = spider._page(response)
+        assert rule is not None and text is not None
+        assert text.text == expected
+    assert bool(scrapy_decodes) is decoded_by_scrapy, scrapy_decodes
+
+
 def test_a_response_cut_at_the_size_limit_is_dead_lettered_with_its_reason(site: Site) -> None:
     site.rule("/unsized?kb=200", "/a/small")
     done = site.temp("-s", "DOWNLOAD_MAXSIZE=65536")

@@ -58,6 +58,7 @@ from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.internet.interfaces import IReactorTime
 from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed
+from w3lib.encoding import read_bom
 
 from crawler.commandline import counted, suggest
 from crawler.config import apply_environment
@@ -1144,9 +1145,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
         decoded = decode_checked(response.body, content_type, rule.encoding)
         self._doubted(rule, response.url, decoded)
-        text = response.replace(encoding=python_codec(decoded.encoding))
-        assert isinstance(text, TextResponse)
-        return rule, text
+        return rule, _read_as(response, decoded)
 
     def _doubted(self, rule: Rule, url: str, decoded: Decoded) -> None:
         """Warn of, and count, a page whose declared charset left many U+FFFD (decoded again by detection
@@ -1209,6 +1208,18 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def count(self, key: str, amount: int = 1) -> None:
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value(key, amount)
+
+
+def _read_as(response: TextResponse, decoded: Decoded) -> TextResponse:
+    """``response`` in ``decoded``'s encoding, its ``text`` the ``decoded`` text when Scrapy's own decoding
+    in that encoding would give the same, so that a page is decoded once: when the body has no byte order
+    mark (Scrapy would take the mark's encoding) and the text no U+FFFD (where Scrapy's decoder may put
+    another character: a euro sign for gb18030's lone 0x80)."""
+    text = response.replace(encoding=python_codec(decoded.encoding))
+    assert isinstance(text, TextResponse)
+    if read_bom(response.body)[0] is None and "\ufffd" not in decoded.text:
+        text._cached_ubody = decoded.text
+    return text
 
 
 def _too_many_redirects(failure: Failure) -> bool:
