@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from pymongo.errors import PyMongoError
 
 __all__ = [
+    "DUPLICATE_KEY",
     "Candidate",
     "DedupPolicy",
     "Original",
@@ -449,8 +450,8 @@ _LASTING_ERRNOS = frozenset(
 # collection's validator (DocumentValidationFailure). A server away, stepping down or shutting down, or a
 # write concern that timed out, may mend.
 _LASTING_MONGO_CODES = frozenset({13, 18, 73, 121, 10334, 13297})
-# A bulk write's refusal of a document whose URL is stored already: no failure (the store reads it so).
-_DUPLICATE_KEY = 11000
+# MongoDB's refusal of a document whose URL is stored already: no failure (the stores read it so).
+DUPLICATE_KEY = 11000
 
 
 def lasting_failure(error: BaseException) -> bool:
@@ -499,7 +500,7 @@ def _lasting_mongo(error: PyMongoError | InvalidDocument) -> bool:
     if isinstance(error, ConnectionFailure):
         return False
     if isinstance(error, BulkWriteError):
-        refused = {entry.get("code") for entry in error.details.get("writeErrors", [])} - {_DUPLICATE_KEY}
+        refused = {entry.get("code") for entry in error.details.get("writeErrors", [])} - {DUPLICATE_KEY}
         return (
             bool(refused) and refused <= _LASTING_MONGO_CODES and not error.details.get("writeConcernErrors")
         )

@@ -52,6 +52,7 @@ from crawler.commandline import counted, suggest
 from crawler.errors import StoreError, StoreSettingError, redacted
 from crawler.store import fingerprint
 from crawler.store.base import (
+    DUPLICATE_KEY,
     Candidate,
     DedupPolicy,
     Store,
@@ -78,7 +79,6 @@ logger = logging.getLogger(__name__)
 
 # Documents per cursor batch when reading: a few MB of articles at most in memory.
 _READ_BATCH = 500
-_DUPLICATE_KEY = 11000
 # The URLs a paragraph keeps: enough to tell it common (fingerprint.COMMON_DOCUMENTS besides the document
 # compared with) once the URLs of the batch being written, counted by a write cut short, are left out.
 _PARAGRAPH_URLS = 8
@@ -561,7 +561,7 @@ class MongoStore(Store):
             ) from exc
         duplicates = []
         for error in exc.details.get("writeErrors", []):
-            if error.get("code") != _DUPLICATE_KEY:
+            if error.get("code") != DUPLICATE_KEY:
                 raise StoreError(
                     f"MongoDB refused {what} in {self.prefix}_{week}: {error.get('errmsg')}"
                 ) from exc
