@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import lxml.etree
 
 from crawler.errors import CrawlerError
+from crawler.isodates import read_iso
 
 __all__ = [
     "MAX_BYTES",
@@ -34,10 +35,6 @@ __all__ = [
 MAX_ENTRIES = 50_000
 MAX_BYTES = 50 * 1024 * 1024
 _ROBOTS_SITEMAP_RE = re.compile(rb"^\s*sitemap\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
-# An XML Schema date with its zone and no time (2026-11-20+08:00, or written short: +0800, +08, z), which
-# datetime.fromisoformat would read as a time, taking any character after the date for the separator before
-# one.
-_DATE_WITH_ZONE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[Zz]|[+-]\d{2}(?::?\d{2})?)")
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -175,15 +172,12 @@ def _local(element: lxml.etree._Element) -> str:
 def _date(text: str) -> datetime | date | None:
     """A W3C date-time (``2026-11-20T10:31:00+01:00``, ``...Z``) in UTC, or a date alone (``2026-11-20``)
     as it is, its zone (``2026-11-20+08:00``) left out."""
-    zoned = _DATE_WITH_ZONE_RE.fullmatch(text)
+    moment = read_iso(text)
+    if not isinstance(moment, datetime):
+        return moment
     try:
-        return date.fromisoformat(zoned.group(1) if zoned else text)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(text)
         return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    except (ValueError, OverflowError):  # not a date; a date at the edge of the calendar (0001, 9999)
+    except OverflowError:  # a date at the edge of the calendar (0001, 9999)
         return None
 
 

@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Self
 from urllib.parse import urldefrag
 
+from crawler.isodates import read_iso
 from crawler.items import Article
 from extractors.text import normalize_space
 
@@ -74,9 +75,6 @@ _TWELVE_HOUR_RE = re.compile(
 # An hour with a dot or comma after it, whose dotted minutes (10.31) datetime.fromisoformat reads as a
 # fraction of the hour's first second (10:00:00.31).
 _HOUR_FRACTION_RE = re.compile(r"\d[T ]\d{2}[.,]\d")
-# A date followed by anything but the T or space before a time, which datetime.fromisoformat takes as the
-# separator all the same: it would read an XML Schema date's UTC offset (2026-11-20+08:00) as the time 08:00.
-_NOT_A_TIME_AFTER_RE = re.compile(r"\d{4}-\d{2}-\d{2}[^Tt ]")
 # A time of the Chinese clock, whose word before it says the part of the day (下午2:05 is 14:05).
 _CHINESE_CLOCK_RE = re.compile(r"(上午|早上|凌晨|中午|下午|晚上)\s*(\d{1,2})(?=[:：.时]\d{2})")
 # The parts of the day whose hours before noon (or, at noon, before 11) are the afternoon's; 晚上 (the
@@ -121,15 +119,11 @@ def published_date(text: str, *, now: float | None = None) -> str | None:
         return _timestamp(timestamp, time.time() if now is None else now)
     text = _TWELVE_HOUR_RE.sub(_twenty_four_hour, text)
     text = _CHINESE_CLOCK_RE.sub(_chinese_hour, text)
-    try:
-        return date.fromisoformat(text).isoformat()
-    except ValueError:
-        pass
-    if _HOUR_FRACTION_RE.search(text) is None and _NOT_A_TIME_AFTER_RE.match(text) is None:
-        try:
-            return datetime.fromisoformat(text).isoformat(timespec="seconds")
-        except ValueError:
-            pass
+    moment = read_iso(text) if _HOUR_FRACTION_RE.search(text) is None else None
+    if isinstance(moment, datetime):
+        return moment.isoformat(timespec="seconds")
+    if moment is not None:
+        return moment.isoformat()
     try:
         parsed = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
