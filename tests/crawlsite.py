@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from conftest import SiteServer
@@ -26,6 +26,9 @@ from conftest import SiteServer
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.store import open_store
 from crawler.store.document import make_document, week_of
+
+if TYPE_CHECKING:
+    from crawler.worker.spider import SitesSpider
 
 COMMAND_TIMEOUT = 180
 # Upper bound of the waits below; never a timing assertion.
@@ -73,6 +76,21 @@ def spider_settings(tmp_path: Path) -> dict[str, Any]:
         STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
     )
     return values
+
+
+def sites_spider(tmp_path: Path, redis_url: str, **settings: Any) -> SitesSpider:
+    """A sites spider made in the test process (not opened), its crawler's spider: with the settings of
+    :func:`spider_settings` (the rule of site ``news``, of 127.0.0.1), Redis at ``redis_url``, and
+    ``settings``."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler.worker.spider import SitesSpider
+
+    values = {**spider_settings(tmp_path), "REDIS_URL": redis_url, **settings}
+    crawler = get_crawler(SitesSpider, settings_dict=values)
+    spider = SitesSpider.from_crawler(crawler)
+    crawler.spider = spider
+    return spider
 
 
 @dataclass

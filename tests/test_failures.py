@@ -34,7 +34,7 @@ from crawlsite import (
     WAIT_LIMIT,
     Site,
     locked_week,
-    spider_settings,
+    sites_spider,
     unique,
     wait_until,
 )
@@ -1058,32 +1058,15 @@ def test_an_index_pages_links_are_queued_by_the_call_that_marks_them_seen(
     redis_server: str, redis_client: Any, tmp_path: Path
 ) -> None:
     from scrapy.http import HtmlResponse, Request
-    from scrapy.utils.test import get_crawler
 
-    from crawler import settings as project_settings
     from crawler.redisio.queue import LeasedQueue
-    from crawler.worker.spider import SitesSpider
 
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    rule = RULE.format(start="http://news.test/").replace("[127.0.0.1]", "[news.test]")
-    (rules / "news.yaml").write_text(rule, encoding="utf-8")
-    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
-    values.update(
-        REDIS_URL=redis_server,
-        CRAWLER_RULES_DIR=str(rules),
-        CRAWLER_DATA_DIR=str(tmp_path),
-        # In memory: the Redis collector's flush loop would start a reactor in the test process.
-        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
-    )
-    crawler = get_crawler(SitesSpider, settings_dict=values)
-    spider = SitesSpider.from_crawler(crawler)
-    crawler.spider = spider
+    spider = sites_spider(tmp_path, redis_server)
     spider.opened()
     links = "".join(f'<li><a href="/a/{n}">{n}</a></li>' for n in range(5))
-    request = Request("http://news.test/", meta={"site": "news", "kind": "index", "job": "j1"})
+    request = Request("http://127.0.0.1/", meta={"site": "news", "kind": "index", "job": "j1"})
     response = HtmlResponse(
-        "http://news.test/", body=f"<ul class='news'>{links}</ul>".encode(), request=request
+        "http://127.0.0.1/", body=f"<ul class='news'>{links}</ul>".encode(), request=request
     )
     output = list(spider.parse_index(response))
     queue = LeasedQueue(redis_client, Keys("crawler"))
@@ -1371,12 +1354,9 @@ def test_the_charset_a_misdeclaring_page_declares_is_named_without_decoding_it_a
     """The page is decoded as it declares, then by detection; the charset it declares (in its Content-Type
     or its <meta>) is named from that first decoding, not by decoding the whole page a third time."""
     from scrapy.http import HtmlResponse, Request
-    from scrapy.utils.test import get_crawler
 
-    from crawler.worker.spider import SitesSpider
     from extractors import encoding
 
-    values = spider_settings(tmp_path)
     html = article_page(GBK_TITLE, GBK_PARAGRAPHS * 3, lang="zh").replace("<head>", f"<head>{head}")
     request = Request("http://127.0.0.1/news/bridge", meta={"site": "news", "kind": "article"})
     response = HtmlResponse(
@@ -1390,9 +1370,7 @@ def test_the_charset_a_misdeclaring_page_declares_is_named_without_decoding_it_a
         return full_decode(data, name, source)
 
     with EmbeddedRedis(tmp_path / "redis") as server:
-        crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.url})
-        spider = SitesSpider.from_crawler(crawler)
-        crawler.spider = spider
+        spider = sites_spider(tmp_path, server.url)
         monkeypatch.setattr(encoding, "_decoded", counted)
         with caplog.at_level(logging.WARNING):
             rule, text = spider._page(response)

@@ -29,6 +29,7 @@ from crawlsite import (
     RULE,
     WAIT_LIMIT,
     Site,
+    sites_spider,
     spider_settings,
     unique,
     wait_until,
@@ -809,16 +810,11 @@ def _snapshots_failing(client: redis.Redis, folder: Path) -> Iterator[None]:
 def _scheduler_on(tmp_path: Path, server: EmbeddedRedis) -> tuple[Any, Any, redis.Redis]:
     """A crawler, its leased scheduler and a client of ``server``, made in the test process: the scheduler
     has what its open() sets, without its loops (they would install a reactor in this process)."""
-    from scrapy.utils.test import get_crawler
-
     from crawler.redisio.queue import LeasedQueue
     from crawler.worker.scheduler import LeasedScheduler
-    from crawler.worker.spider import SitesSpider
 
-    values = spider_settings(tmp_path)
-    crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.ensure()})
-    spider = SitesSpider.from_crawler(crawler)
-    crawler.spider = spider
+    spider = sites_spider(tmp_path, server.ensure())
+    crawler = spider.crawler
     scheduler = LeasedScheduler.from_crawler(crawler)
     client = connect(server.url)
     scheduler.spider, scheduler.queue = spider, LeasedQueue(client, Keys("crawler"))
@@ -1110,18 +1106,13 @@ def test_job_counts_backoffs_and_validators_log_a_redis_outage_once_not_at_each_
     """Per-page Redis calls of the spider (job counters), the backoff and the conditional requests
     report through the worker's one outage: one line for a Redis away, every failure counted."""
     from scrapy.http import HtmlResponse, Request
-    from scrapy.utils.test import get_crawler
 
     from crawler.worker.backoff import BackoffMiddleware
     from crawler.worker.conditional import ConditionalIndexMiddleware
     from crawler.worker.connection import count_job
-    from crawler.worker.spider import SitesSpider
 
-    values = spider_settings(tmp_path)
     with EmbeddedRedis(tmp_path / "redis") as server:  # made with Redis there, then used without it
-        crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.url})
-        spider = SitesSpider.from_crawler(crawler)
-        crawler.spider = spider
+        crawler = sites_spider(tmp_path, server.url).crawler
         backoff = BackoffMiddleware.from_crawler(crawler)
         conditional = ConditionalIndexMiddleware.from_crawler(crawler)
     with caplog.at_level(logging.WARNING):
@@ -1143,15 +1134,8 @@ def test_seeds_unreadable_as_the_crawl_starts_are_one_outage_line_and_no_start_r
     not a traceback from Scrapy's start; the idle signal reads them once Redis is back."""
     import asyncio
 
-    from scrapy.utils.test import get_crawler
-
-    from crawler.worker.spider import SitesSpider
-
-    values = spider_settings(tmp_path)
     with EmbeddedRedis(tmp_path / "redis") as server:
-        crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.url})
-        spider = SitesSpider.from_crawler(crawler)
-        crawler.spider = spider
+        spider = sites_spider(tmp_path, server.url)
     # The server is gone now.
 
     async def started() -> list[object]:
@@ -1201,36 +1185,20 @@ def test_a_spider_that_opens_while_redis_is_away_reads_its_pages_once_redis_is_b
     'regex_page_seconds'", index pages too, whose links were never found); once Redis is back, an index
     page's links are marked seen and queued."""
     from scrapy.http import HtmlResponse, Request
-    from scrapy.utils.test import get_crawler
 
-    from crawler import settings as project_settings
     from crawler.redisio.queue import LeasedQueue
-    from crawler.worker.spider import SitesSpider
 
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    rule = RULE.format(start="http://news.test/").replace("[127.0.0.1]", "[news.test]")
-    (rules / "news.yaml").write_text(rule, encoding="utf-8")
     with EmbeddedRedis(tmp_path / "data", watch_seconds=0) as redis_server:
         url = redis_server.ensure()
-        values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
-        values.update(
-            REDIS_URL=url,
-            CRAWLER_RULES_DIR=str(rules),
-            CRAWLER_DATA_DIR=str(tmp_path),
-            STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
-        )
-        crawler = get_crawler(SitesSpider, settings_dict=values)
-        spider = SitesSpider.from_crawler(crawler)
-        crawler.spider = spider
+        spider = sites_spider(tmp_path, url)
         os.kill(redis_server.pid or 0, signal.SIGKILL)
         wait_until(lambda: not _answers(url), "the killed Redis to stop answering")
         spider.opened()
         redis_server.ensure()
         links = "".join(f'<li><a href="/a/{n}">{n}</a></li>' for n in range(3))
-        request = Request("http://news.test/", meta={"site": "news", "kind": "index", "job": "j1"})
+        request = Request("http://127.0.0.1/", meta={"site": "news", "kind": "index", "job": "j1"})
         response = HtmlResponse(
-            "http://news.test/", body=f"<ul class='news'>{links}</ul>".encode(), request=request
+            "http://127.0.0.1/", body=f"<ul class='news'>{links}</ul>".encode(), request=request
         )
         assert [out for out in spider.parse_index(response) if isinstance(out, Request)] == []
         queue = LeasedQueue(connect(url), Keys("crawler"))
