@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -279,7 +279,8 @@ def test_a_request_waiting_for_a_busy_proxy_takes_its_sites_own_proxies_once_its
         values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
         values.update(REDIS_URL=redis_server.ensure(), PROXY_CONCURRENCY=1)
         crawler = get_crawler(settings_dict=values)
-        pool = ProxyPool(crawler, global_proxies("http://127.0.0.1:9", None), {}, rules.get)
+        pool = ProxyPool(crawler, global_proxies("http://127.0.0.1:9", None), {}, rules.get, rules)
+        pool.rule_asked_seconds = WAIT_LIMIT * 10  # the rule read meanwhile is taken at once, not asked again
         proxies = ProxyMiddleware(crawler, pool)
         assert pool.choose(pool.shared) == pool.shared[0], "the shared proxy, now busy with another request"
         request = Request("http://news.test/a/1", meta={"site": "news"})
@@ -293,6 +294,61 @@ def test_a_request_waiting_for_a_busy_proxy_takes_its_sites_own_proxies_once_its
 
         asyncio.run(wait_then_read_the_rule())
     assert request.meta["proxy_id"] == "http://127.0.0.1:11", request.meta
+
+
+def test_requests_waiting_for_a_busy_proxy_ask_a_site_without_proxies_of_its_own_for_its_rule_once(
+    redis_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each ask for a site's rule may read the rules folder: a site whose rule names no proxies (here, with
+    # no rule file) was asked for it before a request looked for a free proxy, at each look while the
+    # request waited, every 50 ms, and by each request of the site.
+    import asyncio
+
+    from scrapy.http import Request
+    from scrapy.utils.test import get_crawler
+
+    from crawler.rules import Rule, load_rules
+    from crawler.rules.access import Proxy, global_proxies
+    from crawler.worker.proxies import ProxyMiddleware, ProxyPool
+
+    values = {**spider_settings(tmp_path), "REDIS_URL": redis_server, "PROXY_CONCURRENCY": 1}
+    asked: list[str] = []
+
+    def rule_of(site: str) -> Rule | None:
+        asked.append(site)
+        return load_rules(values["CRAWLER_RULES_DIR"]).rules.get(site)
+
+    crawler = get_crawler(settings_dict=values)
+    pool = ProxyPool(crawler, global_proxies("http://127.0.0.1:9", None), {}, rule_of)
+    pool.rule_asked_seconds = WAIT_LIMIT * 10  # the count does not hang on how long the waits take
+    proxies = ProxyMiddleware(crawler, pool)
+    (shared,) = pool.shared
+    assert pool.choose(pool.shared) == shared, "the shared proxy, now busy with another request"
+    looks: list[Sequence[Proxy]] = []
+    choose = pool.choose
+
+    def counted_choose(candidates: Sequence[Proxy]) -> Proxy | bool | None:
+        looks.append(candidates)
+        return choose(candidates)
+
+    monkeypatch.setattr(pool, "choose", counted_choose)
+
+    async def wait_for_the_busy_proxy(n: int) -> None:
+        request = Request(f"http://news.test/a/{n}", meta={"site": "ghost"})
+        waiting = asyncio.ensure_future(proxies.process_request(request))
+        deadline = time.monotonic() + WAIT_LIMIT
+        looked = len(looks)
+        while len(looks) < looked + 5 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert not waiting.done(), "the request waits for the busy proxy"
+        pool.release(shared.id, ok=True)
+        await asyncio.wait_for(waiting, WAIT_LIMIT)
+        assert request.meta["proxy_id"] == shared.id, request.meta
+
+    for n in range(2):
+        asyncio.run(wait_for_the_busy_proxy(n))
+    assert len(looks) >= 12, "each request looked for a free proxy six times or more"
+    assert asked == ["ghost"], f"the site's rule asked {len(asked)} times in {len(looks)} looks"
 
 
 def test_the_temp_crawls_own_redis_killed_is_started_again_and_nothing_is_lost(site: Site) -> None:

@@ -9,7 +9,8 @@ the global ones, or none when there are none. ``ProxyMiddleware`` picks one for 
   sites), or one that failed ``PROXY_MAX_FAILURES`` times in a row (refused connections, timeouts),
   benched for ``PROXY_BENCH_SECONDS``, for every worker;
 - at most ``PROXY_CONCURRENCY`` requests at once through one proxy in this worker (a request waits for a
-  free one among its site's proxies as they are at each look: a rule file read meanwhile counts);
+  free one among its site's proxies as they are at each look: a rule file read meanwhile counts; the rules
+  folder itself is read for them at most every second);
 - the least busy, then the one with the fewest failures, in turn.
 
 A retry or a redirect goes back through the queue, where no proxy is kept (:data:`crawler.requests
@@ -28,7 +29,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Self
 from weakref import WeakKeyDictionary
 
@@ -56,6 +57,9 @@ logger = logging.getLogger(__name__)
 _LATENCY_WEIGHT = 0.2
 # Seconds a request waits between two looks for a free proxy.
 _WAIT_STEP = 0.05
+# Seconds before a site whose rule names no proxies (or that has no rule) is asked of ``rule_of`` again:
+# each ask may read the rules folder, and each request of the site asks at each look for a free proxy.
+_RULE_ASKED_SECONDS = 1.0
 # Answers that are the proxy's failure, not the site's: its credentials refused, its upstream unreachable.
 PROXY_FAILURE_STATUSES = frozenset({407, 502, 504})
 
@@ -69,12 +73,15 @@ class ProxyPool:
         shared: Sequence[Proxy],
         by_site: dict[str, tuple[Proxy, ...]],
         rule_of: Callable[[str], Rule | None] | None = None,
+        known: Mapping[str, Rule] | None = None,
     ) -> None:
         settings = crawler.settings
         self.crawler = crawler
         self.shared = tuple(shared)
         self.by_site = by_site
         self.rule_of = rule_of
+        self.known: Mapping[str, Rule] = {} if known is None else known
+        self.rule_asked_seconds = _RULE_ASKED_SECONDS
         self.concurrency = settings.getint("PROXY_CONCURRENCY")
         self.bench_seconds = settings.getfloat("PROXY_BENCH_SECONDS")
         self.max_failures = settings.getint("PROXY_MAX_FAILURES")
@@ -85,16 +92,26 @@ class ProxyPool:
         self.latency: dict[str, float] = {}
         self._counts: Counter[tuple[str, str]] = Counter()
         self._turn = 0
+        # When (time.monotonic()) each site whose rule named no proxies is asked of rule_of again.
+        self._ask_again: dict[str, float] = {}
         self._loop: task.LoopingCall | None = None
 
     def candidates(self, site: str | None) -> tuple[Proxy, ...]:
         """The proxies of ``site``: its rule's, else the shared ones; none when there are neither. A site
         not in ``by_site`` has its rule asked of ``rule_of`` (the spider's: it knows a rule file added
-        while the worker runs)."""
+        while the worker runs, and may read the rules folder for it), again ``rule_asked_seconds`` later
+        at the soonest; in between its rule is looked up in ``known`` (the rules read so far: the spider's,
+        which ``rule_of`` adds to)."""
         if site and site not in self.by_site and self.rule_of is not None:
-            rule = self.rule_of(site)
+            now = time.monotonic()
+            if self._ask_again.get(site, now) <= now:
+                rule = self.rule_of(site)
+                self._ask_again[site] = now + self.rule_asked_seconds
+            else:
+                rule = self.known.get(site)
             if rule is not None and rule.proxies:
                 self.by_site[site] = rule.proxies
+                del self._ask_again[site]
         return self.by_site.get(site or "", ()) or self.shared
 
     def all_proxies(self) -> list[Proxy]:
@@ -237,7 +254,7 @@ class ProxyMiddleware:
             raise NotConfigured("the spider serves no site rules (it has no rule_of)")
         rules: dict[str, Rule] = getattr(crawler.spider, "rules", {})
         by_site = {site: rule.proxies for site, rule in rules.items() if rule.proxies}
-        pool = ProxyPool(crawler, shared, by_site, rule_of)
+        pool = ProxyPool(crawler, shared, by_site, rule_of, rules)
         middleware = cls(crawler, pool)
         pool.start(settings.getfloat("SUPERVISION_FLUSH_SECONDS"))
         crawler.signals.connect(pool.stop, signal=signals.spider_closed)
