@@ -134,6 +134,19 @@ def errors_of(tmp_path: Path, text: str, name: str = "site.yaml") -> list[str]:
     return [str(error) for error in caught.value.errors]
 
 
+def minimal_rule_with(tmp_path: Path, keys: str) -> Rule:
+    """The minimal rule with ``keys`` (YAML, indented as a test writes it) added, loaded."""
+    return load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(keys)))
+
+
+def minimal_rule_error(tmp_path: Path, keys: str) -> RuleError:
+    """The one error of :func:`minimal_rule_with` ``keys``; fails if the rule loads, or has more errors."""
+    with pytest.raises(RuleErrors) as raised:
+        minimal_rule_with(tmp_path, keys)
+    (error,) = raised.value.errors
+    return error
+
+
 def page(html: str) -> lxml.html.HtmlElement:
     return lxml.html.document_fromstring(html)
 
@@ -1110,7 +1123,7 @@ def test_a_no_break_or_ideographic_space_in_a_stripped_fields_regex_matches_the_
             raw: {xpath: "//p[@class='by']", regex: "By\xa0(.+)", strip: false}
             whole: {regex: 'Whole:IDEO(\w+)'}
     """.replace("IDEO", "\u3000")
-    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fields)))
+    rule = minimal_rule_with(tmp_path, fields)
     html = (
         "<p class='date'>发布时间：\u3000\u30002026-11-20</p><p class='by'>By\xa0Ann\xa0Lee</p>"
         "<p class='section'>Section:\xa0City</p><p class='tags'>Tags:\u3000a, b</p><p>Whole:\u3000Word</p>"
@@ -1138,7 +1151,7 @@ def test_a_counted_no_break_or_ideographic_space_in_a_stripped_fields_regex_matc
             author: {xpath: "//p[@class='by']", regex: 'By\xa0{1,3}(.+)'}
             section: {xpath: "//p[@class='section']", regex: 'Section:\xa0{0,2}(\w+)'}
     """
-    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fields)))
+    rule = minimal_rule_with(tmp_path, fields)
     html = (
         "<p class='date'>发布时间：\u3000\u30002026-11-20</p><p class='by'>By\xa0\xa0Ann\xa0Lee</p>"
         "<p class='section'>Section:City</p>"
@@ -1165,7 +1178,7 @@ def test_a_no_break_space_in_brackets_of_a_stripped_fields_regex_matches_the_spa
             section: {xpath: "//p[@class='section']", regex: 'Section:[-\xa0](\w+)'}
             tags: {xpath: "//p[@class='tags']", regex: 'Tags:[\u3000-\u303f](\w+)'}
     """
-    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fields)))
+    rule = minimal_rule_with(tmp_path, fields)
     html = (
         "<p class='date'>发布时间：\u3000\u30002026-11-20</p><p class='by'>By\xa0\xa0Ann\xa0Lee</p>"
         "<p class='section'>Section:\xa0City</p><p class='tags'>Tags:\u3000a, b</p>"
@@ -1189,9 +1202,7 @@ def test_brackets_that_leave_out_a_no_break_space_in_a_stripped_fields_regex_are
           fields:
             author: {xpath: "//p[@class='by']", regex: 'By ([^\xa0]+)'}
     """
-    with pytest.raises(RuleErrors) as raised:
-        load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fields)))
-    (error,) = raised.value.errors
+    error = minimal_rule_error(tmp_path, fields)
     assert error.key == "article.fields.author.regex"
     assert error.problem == (
         '[^\\xa0] in regex "By ([^\\\\xa0]+)" leaves out U+00A0 NO-BREAK SPACE, which the text it searches'
@@ -1202,7 +1213,7 @@ def test_brackets_that_leave_out_a_no_break_space_in_a_stripped_fields_regex_are
         " page has it"
     ), error.expected
     raw = fields.replace("regex: 'By ([^\\xa0]+)'", "regex: 'By ([^\\xa0]+)', strip: false")
-    raw_rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(raw)))
+    raw_rule = minimal_rule_with(tmp_path, raw)
     assert raw_rule.extract_fields(page("<p class='by'>By Ann Lee\xa0(staff)</p>"))["author"] == "Ann Lee"
 
 
@@ -1225,12 +1236,10 @@ def test_the_fix_named_for_brackets_that_leave_out_a_no_break_space_keeps_the_re
           fields:
             author: {{xpath: "//p[@class='by']", regex: 'By ({brackets}+)'}}
     """
-    with pytest.raises(RuleErrors) as raised:
-        load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fields)))
-    (error,) = raised.value.errors
+    error = minimal_rule_error(tmp_path, fields)
     assert (error.expected or "").startswith(f"{fix} to leave out that space"), error.expected
     fixed = fields.replace(brackets, fix)
-    load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fixed)))
+    minimal_rule_with(tmp_path, fixed)
 
 
 def test_brackets_of_a_stripped_fields_regex_are_read_as_the_regex_module_reads_them(tmp_path: Path) -> None:
