@@ -25,6 +25,13 @@ def page(name: str) -> str:
     return (PAGES / name).read_text(encoding="utf-8")
 
 
+def story_page(title: str, paragraphs: list[str], after: str = "") -> str:
+    """A page titled ``title`` whose one block holds ``paragraphs``, each a <p>; ``after``, HTML after
+    that block."""
+    body = "".join(f"<p>{text}</p>" for text in paragraphs)
+    return f"<html><head><title>{title}</title></head><body><div>{body}</div>{after}</body></html>"
+
+
 def test_one_sentence_article_is_found_among_longer_link_lists() -> None:
     result = extract(page("one_sentence.html"))
     assert result.text == "The harbour bridge reopened to traffic on Monday after six weeks of repairs."
@@ -206,9 +213,7 @@ def test_a_notice_under_a_heading_that_names_the_site_or_is_spaced_out_ends_a_ch
         "① 凡本网注明“来源：江州网”的所有作品，版权均属于江州网，未经授权不得转载、摘编或使用。",
         "② 凡本网注明“来源：其他媒体”的作品，均转载自其它媒体，目的在于传递更多信息，不代表本网观点。",
     ]
-    body = "".join(f"<p>{text}</p>" for text in [*story, heading, *clauses])
-    html = f"<html><head><title>老旧小区改造</title></head><body><div>{body}</div></body></html>"
-    assert extract(html).paragraphs == story
+    assert extract(story_page("老旧小区改造", [*story, heading, *clauses])).paragraphs == story
 
 
 @pytest.mark.parametrize("algo", ["qread", "qread-learned"])
@@ -223,11 +228,7 @@ def test_a_chinese_storys_timeline_of_dated_announcements_is_not_taken_for_posts
         "2022年2月14日 18:00 气象台发布解除预警",
         "市应急管理局有关负责人表示，下一步将继续加强值班值守，密切关注天气变化，及时发布预警信息，全力保障群众安全。",
     ]
-    body = "".join(f"<p>{text}</p>" for text in story)
-    html = (
-        f"<html><head><title>我市全力应对降雪_江州日报网</title></head><body><div>{body}</div></body></html>"
-    )
-    assert extract(html, algo=algo).paragraphs == story
+    assert extract(story_page("我市全力应对降雪_江州日报网", story), algo=algo).paragraphs == story
 
 
 @pytest.mark.parametrize("algo", ["qread", "qread-learned"])
@@ -242,10 +243,7 @@ def test_a_chinese_storys_sub_heading_that_asks_about_a_disclaimer_does_not_end_
         "律师介绍，经营者以格式条款排除消费者依法享有的退货权利，这样的条款依法无效，消费者仍可要求退货。",
         "律师提醒，消费者遇到类似情况应保留购物凭证和聊天记录，必要时可以向市场监管部门投诉或者提起诉讼。",
     ]
-    body = "".join(f"<p>{text}</p>" for text in story)
-    title = "网购特价商品能否退货_江州日报网"
-    html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
-    assert extract(html, algo=algo).paragraphs == story
+    assert extract(story_page("网购特价商品能否退货_江州日报网", story), algo=algo).paragraphs == story
 
 
 def test_h1_sub_headings_inside_a_chinese_story_are_kept_and_its_headline_is_not() -> None:
@@ -562,10 +560,7 @@ def test_a_chinese_storys_sub_heading_named_like_comments_does_not_end_it(algo: 
         "也有网友建议，试行范围可以扩大到新城区，同时加强早高峰前的车辆引导，避免占道影响通行。",
         "市交通局有关负责人表示，试行期满后将综合评估实施效果，并认真研究市民提出的意见和建议。",
     ]
-    body = "".join(f"<p>{text}</p>" for text in story)
-    title = "老城区试行夜间免费停车_江州日报网"
-    html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
-    assert extract(html, algo=algo).paragraphs == story
+    assert extract(story_page("老城区试行夜间免费停车_江州日报网", story), algo=algo).paragraphs == story
 
 
 @pytest.mark.parametrize("algo", ["qread", "qread-learned"])
@@ -582,9 +577,7 @@ def test_a_chinese_live_blogs_stamped_entries_are_not_taken_for_posts(algo: str)
         "2024-03-15 11:30:00",
         "沪指半日上涨百分之零点八，两市成交额突破六千亿元，较昨日同期明显放量，个股涨多跌少。",
     ]
-    body = "".join(f"<p>{text}</p>" for text in story)
-    html = f"<html><head><title>A股早盘直播_江州财经网</title></head><body><div>{body}</div></body></html>"
-    assert extract(html, algo=algo).paragraphs == story
+    assert extract(story_page("A股早盘直播_江州财经网", story), algo=algo).paragraphs == story
 
 
 @pytest.mark.parametrize("algo", ["qread", "qread-learned"])
@@ -600,10 +593,8 @@ def test_a_chinese_storys_short_lines_that_speak_of_the_previous_article_are_its
         "下一篇我们再谈调试技巧。",
         "最后打开编辑器，选择刚才创建的虚拟环境作为解释器，运行一个简单的程序，检查输出是否正常。",
     ]
-    body = "".join(f"<p>{text}</p>" for text in story)
     bar = '<p>上一篇：<a href="/1">入门教程（一）</a> 下一篇：<a href="/3">入门教程（三）</a></p>'
-    title = "Python入门教程（二）_小舟的技术博客"
-    html = f"<html><head><title>{title}</title></head><body><div>{body}</div><div>{bar}</div></body></html>"
+    html = story_page("Python入门教程（二）_小舟的技术博客", story, after=f"<div>{bar}</div>")
     assert extract(html, algo=algo).paragraphs == story
 
 
@@ -635,10 +626,7 @@ def test_a_chinese_storys_sub_heading_ending_on_a_statement_does_not_end_it(
         statement,
         "市场监管部门表示，将会同有关部门依法处理此事，也提醒广大消费者不信谣、不传谣，理性看待网络信息。",
     ]
-    body = "".join(f"<p>{text}</p>" for text in story)
-    title = "家电企业回应破产传闻_江州日报网"
-    html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
-    assert extract(html, algo=algo).paragraphs == story
+    assert extract(story_page("家电企业回应破产传闻_江州日报网", story), algo=algo).paragraphs == story
 
 
 @pytest.mark.parametrize("algo", ["qread", "qread-learned"])
@@ -654,10 +642,7 @@ def test_a_statement_a_chinese_story_quotes_in_its_second_half_does_not_end_it(a
         "市场监管部门表示，将会同有关部门依法处理此事，也提醒广大消费者不信谣、不传谣，理性看待网络信息。",
         "律师提醒，编造并传播虚假信息损害企业商业信誉的，要依法承担民事责任，情节严重的还可能构成犯罪。",
     ]
-    body = "".join(f"<p>{text}</p>" for text in story)
-    title = "家电企业回应破产传闻_江州日报网"
-    html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
-    assert extract(html, algo=algo).paragraphs == story
+    assert extract(story_page("家电企业回应破产传闻_江州日报网", story), algo=algo).paragraphs == story
 
 
 @pytest.mark.parametrize(
