@@ -108,21 +108,12 @@ def test_the_busy_timeout_is_a_setting_of_30_seconds_by_default(tmp_path: Path) 
         store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
         store.flush()
         path = store.path("2026w47")
-        holder = sqlite3.connect(path, isolation_level=None)
-        holder.execute("BEGIN IMMEDIATE")
-        try:
-            with pytest.raises(StoreError) as raised:
-                store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
-        finally:
-            holder.execute("ROLLBACK")
-            holder.close()
+        with _write_lock_held(path), pytest.raises(StoreError) as raised:
+            store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
     assert f"held the write lock of {path} for over 0.1 s (the busy timeout)" in str(raised.value)
-    refused = "STORE_BUSY_TIMEOUT_SECONDS is '-1': expected a number of at least 0"
-    with pytest.raises(StoreError, match=refused):
-        open_store({"CRAWLER_DATA_DIR": str(tmp_path), "STORE_BUSY_TIMEOUT_SECONDS": "-1"})
 
 
-@pytest.mark.parametrize("given", ["inf", "nan", "2147484", "1e300"])
+@pytest.mark.parametrize("given", ["-1", "inf", "nan", "2147484", "1e300"])
 def test_a_busy_timeout_sqlite_cannot_keep_is_refused_not_made_no_wait(tmp_path: Path, given: str) -> None:
     # SQLite keeps its busy timeout in whole milliseconds of a C int: Python's sqlite3 makes a longer one, or
     # one that is no number, 0, and every write kept waiting by a lock would fail at once.
@@ -584,14 +575,8 @@ def test_a_write_kept_waiting_by_another_writer_names_the_lock_and_what_to_do(tm
     with SqliteStore(tmp_path, busy_timeout=0.1) as store:
         store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
         path = store.path("2026w47")
-        holder = sqlite3.connect(path, isolation_level=None)
-        holder.execute("BEGIN IMMEDIATE")
-        try:
-            with pytest.raises(StoreError) as raised:
-                store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
-        finally:
-            holder.execute("ROLLBACK")
-            holder.close()
+        with _write_lock_held(path), pytest.raises(StoreError) as raised:
+            store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
         assert store.count() == 1
     assert str(raised.value).endswith(
         f": database is locked; another process held the write lock of {path} for over 0.1 s (the"
@@ -609,14 +594,12 @@ def test_a_week_to_migrate_kept_locked_by_another_process_names_the_file_and_wha
         store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
         path = store.path("2026w47")
     _as_old_version(path, 6)
-    holder = sqlite3.connect(path, isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
-    try:
-        with SqliteStore(tmp_path, busy_timeout=0.1) as store, pytest.raises(StoreError) as raised:
-            store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
+    with (
+        _write_lock_held(path),
+        SqliteStore(tmp_path, busy_timeout=0.1) as store,
+        pytest.raises(StoreError) as raised,
+    ):
+        store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
     assert str(raised.value) == (
         f"cannot open the article store {path}: database is locked; another process held the write lock"
         f" of {path} for over 0.1 s (the busy timeout), which setting up the file's schema (upgrading an"
@@ -624,6 +607,19 @@ def test_a_week_to_migrate_kept_locked_by_another_process_names_the_file_and_wha
         f" upgrading the file (a large week takes a while); end it (`fuser {path}` names the processes that"
         " have the file open)"
     ), raised.value
+
+
+@contextmanager
+def _write_lock_held(path: Path) -> Iterator[None]:
+    """The write lock of the SQLite file ``path`` held by another connection (a write transaction left open,
+    as a sqlite3 shell leaves it), let go at the end."""
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
 
 
 @contextmanager
