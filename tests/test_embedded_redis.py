@@ -560,16 +560,24 @@ def _crawler(arguments: list[str], cwd: Path) -> subprocess.CompletedProcess[str
     )
 
 
-def test_a_damaged_append_only_file_is_named_with_the_crawler_command_that_mends_it(data_dir: Path) -> None:
+def _damaged_append_only_file(data_dir: Path) -> bytes:
+    """The embedded Redis's append-only file under ``data_dir``, of keys kept (1) and cut, with its tail
+    damaged: the last record (cut's) cut short, as by a crash in the middle of a write, and a whole record
+    (after) after it. Its bytes."""
     with EmbeddedRedis(data_dir) as server:
         client = redis.Redis(unix_socket_path=str(server.socket_path))
         client.set("kept", "1")
         client.set("cut", "a value the crash cut short")
         client.close()
     aof = data_dir / "redis" / "appendonly.aof"
-    # The tail damaged: the last record cut short (a crash in the middle of a write), a whole record after it.
     damaged = aof.read_bytes()[:-12] + b"*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n1\r\n"
     aof.write_bytes(damaged)
+    return damaged
+
+
+def test_a_damaged_append_only_file_is_named_with_the_crawler_command_that_mends_it(data_dir: Path) -> None:
+    damaged = _damaged_append_only_file(data_dir)
+    aof = data_dir / "redis" / "appendonly.aof"
     server = EmbeddedRedis(data_dir)
     with pytest.raises(RedisUnavailableError, match=r"append-only file .* is damaged") as info:
         server.ensure()
@@ -603,13 +611,8 @@ def test_a_damaged_append_only_file_is_named_with_the_crawler_command_that_mends
 def test_what_a_start_that_failed_on_a_damaged_append_only_file_left_is_named_as_such_at_the_next_start(
     data_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with EmbeddedRedis(data_dir) as server:
-        client = redis.Redis(unix_socket_path=str(server.socket_path))
-        client.set("kept", "1")
-        client.set("cut", "a value the crash cut short")
-        client.close()
+    _damaged_append_only_file(data_dir)
     aof = data_dir / "redis" / "appendonly.aof"
-    aof.write_bytes(aof.read_bytes()[:-12] + b"*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n1\r\n")
     with pytest.raises(RedisUnavailableError, match=r"append-only file .* is damaged"):
         EmbeddedRedis(data_dir).ensure()
     assert (data_dir / "redis" / "redis.sock").exists(), "the server that could not start left its socket"
