@@ -405,8 +405,7 @@ def test_a_temp_crawl_resuming_a_killed_one_says_it_waits_for_the_leases_that_on
             stderr=subprocess.DEVNULL,
         )
         try:
-            wait_until(lambda: bool(client.keys(keys.job("*"))), "the job to be queued")
-            job = decoded(client.keys(keys.job("*"))[0]).removeprefix(keys.job(""))
+            job = _the_job(client, keys)
             wait_until(
                 lambda: JobCounts.read(client, keys, job).fetched == 1 and queue.leased() == 1,
                 "the index page fetched and the article leased",
@@ -592,26 +591,12 @@ def test_a_crawl_stopped_by_sigterm_or_ctrl_c_returns_its_leases_and_exits_with_
         url = redis_server.ensure()
         client = connect(url)
         queue = LeasedQueue(client, keys)
-
-        def jobs() -> list[str]:
-            return [decoded(key).removeprefix(keys.job("")) for key in client.keys(keys.job("*"))]
-
         if command == "worker":
             enqueue_job(client, keys, [load_rule(site.rules / f"{site.name}.yaml")])
         settings = [item for pair in (*FAST, "CONCURRENT_REQUESTS=2") for item in ("-s", pair)]
         arguments = [command, *settings] if command == "worker" else [command, site.name, *settings]
-        crawl = subprocess.Popen(
-            [sys.executable, "-m", "crawler.cli", *arguments],
-            env=site.env(REDIS_URL=url),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            wait_until(lambda: len(jobs()) == 1, "the job to be queued")
-            (job,) = jobs()
+        with _in_a_group_of_its_own(site, url, *arguments) as crawl:
+            job = _the_job(client, keys)
 
             def text_work_done() -> bool:
                 counts = JobCounts.read(client, keys, job)  # the pages are alike: one stored, reposts
@@ -628,10 +613,6 @@ def test_a_crawl_stopped_by_sigterm_or_ctrl_c_returns_its_leases_and_exits_with_
             else:
                 crawl.send_signal(sign)
             _, err = crawl.communicate(timeout=WAIT_LIMIT)
-        finally:
-            if crawl.poll() is None:
-                os.killpg(crawl.pid, signal.SIGKILL)
-                crawl.communicate()
         assert crawl.returncode == code, err[-4000:]
         assert f"crawler {command}: {said}" in err, err[-4000:]
         assert "Traceback" not in err, err[-4000:]
@@ -659,38 +640,53 @@ def test_a_temp_crawl_stopped_with_one_request_left_says_so_in_the_singular(site
         url = redis_server.ensure()
         client = connect(url)
         queue = LeasedQueue(client, keys)
-
-        def jobs() -> list[str]:
-            return [decoded(key).removeprefix(keys.job("")) for key in client.keys(keys.job("*"))]
-
-        crawl = subprocess.Popen(
-            [sys.executable, "-m", "crawler.cli", "temp", site.name],
-            env=site.env(REDIS_URL=url),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            wait_until(lambda: len(jobs()) == 1, "the job to be queued")
-            (job,) = jobs()
+        with _in_a_group_of_its_own(site, url, "temp", site.name) as crawl:
+            job = _the_job(client, keys)
             wait_until(
                 lambda: JobCounts.read(client, keys, job).fetched == 1 and queue.leased() == 1,
                 "the index page fetched and the article's request leased",
             )
             os.killpg(crawl.pid, signal.SIGINT)
             _, err = crawl.communicate(timeout=WAIT_LIMIT)
-        finally:
-            if crawl.poll() is None:
-                os.killpg(crawl.pid, signal.SIGKILL)
-                crawl.communicate()
         client.close()
     assert crawl.returncode == 130, err[-4000:]
     assert (
         f"crawler temp: note: stopped before its end: 1 request of job {job} waits in the queue;"
         f" `crawler temp {site.name}` goes on with it\n"
     ) in err, err[-4000:]
+
+
+@contextmanager
+def _in_a_group_of_its_own(site: Site, url: str, *arguments: str) -> Iterator[subprocess.Popen[str]]:
+    """`crawler ARGUMENTS` of ``site`` on the Redis at ``url``, in the background (its stdout and stderr
+    piped) in a process group of its own, which a test signals as a terminal or a service manager does;
+    the group killed if the command still runs at the end."""
+    crawl = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", *arguments],
+        env=site.env(REDIS_URL=url),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        yield crawl
+    finally:
+        if crawl.poll() is None:
+            os.killpg(crawl.pid, signal.SIGKILL)
+            crawl.communicate()
+
+
+def _the_job(client: redis.Redis, keys: Keys) -> str:
+    """The id of the one job in Redis, once it is queued."""
+
+    def jobs() -> list[str]:
+        return [decoded(key).removeprefix(keys.job("")) for key in client.keys(keys.job("*"))]
+
+    wait_until(lambda: len(jobs()) == 1, "the job to be queued")
+    (job,) = jobs()
+    return job
 
 
 def _scheduler_stopped_by(
