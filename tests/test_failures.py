@@ -1402,10 +1402,8 @@ def test_a_page_is_decoded_once_on_the_crawl_thread_unless_scrapy_could_read_it_
     again only when its reading may differ: a byte order mark, or U+FFFD where its decoder puts another
     character (gb18030's lone 0x80 is a euro sign for it)."""
     from scrapy.http import HtmlResponse, Request
-    from scrapy.utils.test import get_crawler
     from w3lib.encoding import html_to_unicode
 
-    from crawler.worker.spider import SitesSpider
     from extractors import encoding
 
     request = Request("http://127.0.0.1/news/bridge", meta={"site": "news", "kind": "article"})
@@ -1418,11 +1416,8 @@ def test_a_page_is_decoded_once_on_the_crawl_thread_unless_scrapy_could_read_it_
         scrapy_decodes.append(content_type or "")
         return html_to_unicode(content_type, data, *args, **kwargs)
 
-    values = spider_settings(tmp_path)
     with EmbeddedRedis(tmp_path / "redis") as server:
-        crawler = get_crawler(SitesSpider, settings_dict={**values, "REDIS_URL": server.url})
-        spider = SitesSpider.from_crawler(crawler)
-        crawler.spider = spider
+        spider = sites_spider(tmp_path, server.url)
         monkeypatch.setattr("scrapy.http.response.text.html_to_unicode", counted)
         rule, text = spider._page(response)
         assert rule is not None and text is not None
