@@ -219,7 +219,8 @@ SESSION_MAX_WAITS = 60
 # --- LEASE_: requests being worked on -----------------------------------------------------------------
 # Seconds a worker holds a request before it goes back to the queue, unless renewed.
 LEASE_SECONDS = 60.0
-# Seconds between renewals of a worker's leases (a third of LEASE_SECONDS keeps two tries in hand).
+# Seconds between renewals of a worker's leases (a third of LEASE_SECONDS keeps two tries in hand); a
+# LEASE_SECONDS made shorter is renewed every third of it all the same (crawler/worker/scheduler.py).
 LEASE_RENEW_SECONDS = 20.0
 
 # --- BLOOM_: seen article URLs ------------------------------------------------------------------------

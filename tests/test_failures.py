@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -42,7 +43,7 @@ from siteserver import CP1252_PARAGRAPHS, CP1252_TITLE, GBK_PARAGRAPHS, GBK_TITL
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.keys import Keys
-from crawler.redisio.connection import connect
+from crawler.redisio.connection import connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.store import open_store
 from crawler.store.document import make_document, week_of
@@ -763,6 +764,7 @@ def test_pages_whose_articles_a_read_only_store_refuses_are_counted_fetched_once
 
 SPIDER_BUG = """
 import sys
+import time
 from crawler.worker.spider import SitesSpider
 
 parse_article = SitesSpider.parse_article
@@ -934,6 +936,51 @@ def test_a_bad_worker_setting_is_one_line_and_exit_2_before_redis_starts_or_anyt
     assert not site.data.exists(), "checked before the embedded Redis started (or anything was queued)"
 
 
+def test_a_lease_shorter_than_the_renewal_interval_is_renewed_in_time_and_its_slow_page_fetched_once(
+    site: Site, tmp_path: Path
+) -> None:
+    """`-s LEASE_SECONDS=6` with the default LEASE_RENEW_SECONDS (20 s), as docs/operations.md's example
+    of `-s` gives it: the worker renews its leases often enough for its lease on a page that takes 10 s to
+    answer to hold. Another worker putting back expired leases meanwhile (as every worker does) finds none,
+    and the page is fetched once."""
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.requests import JobCounts
+
+    site.rule(f"/slow?seconds=10&n={unique('renewed')}")
+    keys = Keys("crawler")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        client = connect(url)
+        other = LeasedQueue(client, keys)
+        with (tmp_path / "stderr.log").open("w+", encoding="utf-8") as stderr:
+            crawl = subprocess.Popen(
+                [sys.executable, "-m", "crawler.cli", "temp", site.name, "-s", "LEASE_SECONDS=6"],
+                env=site.env(REDIS_URL=url),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
+            put_back = 0
+            try:
+                deadline = time.monotonic() + COMMAND_TIMEOUT
+                while crawl.poll() is None:
+                    assert time.monotonic() < deadline, "gave up waiting for the temp crawl to end"
+                    put_back += other.requeue_expired()
+                    time.sleep(0.1)
+            finally:
+                if crawl.poll() is None:
+                    crawl.kill()
+                crawl.wait()
+            stderr.seek(0)
+            said = stderr.read()
+        assert crawl.returncode == 0, said[-4000:]
+        job = decoded(client.keys(keys.job("*"))[0]).removeprefix(keys.job(""))
+        counts = JobCounts.read(client, keys, job)
+        client.close()
+    assert put_back == 0, f"{put_back} leases of the running crawl expired"
+    assert (counts.fetched, counts.stored) == (2, 1), counts
+
+
 def test_a_temp_crawl_with_mongodb_unreachable_says_what_it_spooled_and_articles_says_so_in_one_line(
     site: Site,
 ) -> None:
@@ -1008,6 +1055,7 @@ def test_articles_spooled_while_mongodb_is_unreachable_are_not_counted_new_in_st
 
 OPEN_FAILS = """
 import sys
+import time
 
 from crawler.config import crawl_settings
 from crawler.errors import StoreError

@@ -3,7 +3,8 @@
 Compared with ``scrapy_redis.scheduler.Scheduler``, which it subclasses:
 
 - requests are leased, not deleted (:class:`crawler.redisio.queue.LeasedQueue`); the worker renews its
-  leases every ``LEASE_RENEW_SECONDS`` and puts back everyone's expired leases, and on close it returns
+  leases every ``LEASE_RENEW_SECONDS``, or every third of ``LEASE_SECONDS`` when that is shorter
+  (:func:`renew_seconds`), and puts back everyone's expired leases, and on close it returns
   the leases it still holds, so neither a crash nor a clean exit loses a request;
 - a retry or a redirect of a leased request hands its lease on (one Redis script ends the old lease and
   queues the new request), so no lease is left behind; a retry waits its backoff (doubling) first, so a
@@ -36,6 +37,7 @@ from urllib.parse import urldefrag
 import redis
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
+from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 from scrapy.utils.reactor import CallLaterOnce
 from scrapy_redis.scheduler import Scheduler
@@ -59,7 +61,7 @@ from crawler.worker.connection import keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
 from crawler.worker.pipelines.store import store_pipeline_of
 
-__all__ = ["LeasedScheduler", "leases_ending", "scheduler_of", "worker_id"]
+__all__ = ["LeasedScheduler", "leases_ending", "renew_seconds", "scheduler_of", "worker_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +85,13 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+def renew_seconds(settings: BaseSettings) -> float:
+    """Seconds between two renewals of a worker's leases: ``LEASE_RENEW_SECONDS``, at most a third of
+    ``LEASE_SECONDS``, so that a lease made shorter than the renewal interval (``-s LEASE_SECONDS=10``)
+    is still renewed twice before it would expire."""
+    return min(settings.getfloat("LEASE_RENEW_SECONDS"), settings.getfloat("LEASE_SECONDS") / 3)
+
+
 class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no type hints
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
@@ -96,7 +105,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.stats = crawler.stats
         self.keys = keys_of(crawler)
         self.lease_seconds = settings.getfloat("LEASE_SECONDS")
-        self.renew_seconds = settings.getfloat("LEASE_RENEW_SECONDS")
+        self.renew_seconds = renew_seconds(settings)
         self.poll_seconds = settings.getfloat("SCHEDULER_IDLE_POLL_SECONDS")
         self.retry_seconds = settings.getfloat("STORE_RETRY_SECONDS")
         self.max_attempts = settings.getint("STORE_MAX_ATTEMPTS")
