@@ -18,7 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +41,7 @@ from crawlsite import (
 )
 from siteserver import CP1252_PARAGRAPHS, CP1252_TITLE, GBK_PARAGRAPHS, GBK_TITLE, article_page
 
+from crawler import settings as project_settings
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, decoded
@@ -923,6 +924,27 @@ def test_a_bad_store_setting_is_one_line_and_exit_2_before_redis_starts_or_anyth
             ("temp", "faults", "-s", "TEXT_PROCESSES=-1"),
             "TEXT_PROCESSES is -1: expected a number of processes",
         ),
+        (
+            ("temp", "faults", "-s", "STORE_RETRY_SECONDS=-1"),
+            "STORE_RETRY_SECONDS is -1.0: expected seconds, 0 or more (the default is 30.0)",
+        ),
+        (
+            ("temp", "faults", "-s", "SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS=-5"),
+            "SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS is -5.0: expected seconds, 0 or more (the default is"
+            " 120.0)",
+        ),
+        (
+            ("worker", "-s", "STORE_MAX_ATTEMPTS=0"),
+            "STORE_MAX_ATTEMPTS is 0: expected a number of tries, 1 or more (the default is 5)",
+        ),
+        (
+            ("run", "-s", "LEASE_SECONDS=0"),
+            "LEASE_SECONDS is 0.0: expected seconds above 0 (the default is 60.0)",
+        ),
+        (
+            ("schedule", "--once", "-s", "SCHEDULE_TICK_SECONDS=0"),
+            "SCHEDULE_TICK_SECONDS is 0.0: expected seconds above 0 (the default is 5.0)",
+        ),
     ],
 )
 def test_a_bad_worker_setting_is_one_line_and_exit_2_before_redis_starts_or_anything_is_queued(
@@ -934,6 +956,48 @@ def test_a_bad_worker_setting_is_one_line_and_exit_2_before_redis_starts_or_anyt
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"crawler {command[0]}: error: {said}"), line
     assert not site.data.exists(), "checked before the embedded Redis started (or anything was queued)"
+
+
+# Numeric settings of crawler/settings.py that take any number (priorities; SCHEDULER_IDLE_CLOSE_SECONDS
+# is read by nothing).
+ANY_NUMBER = {"SCHEDULE_YIELD_BOOST", "SCHEDULE_TEMP_BOOST", "SCHEDULER_IDLE_CLOSE_SECONDS"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        name
+        for name, value in vars(project_settings).items()
+        if name.isupper() and isinstance(value, int | float) and not isinstance(value, bool)
+        if name not in ANY_NUMBER
+    ),
+)
+def test_every_numeric_setting_below_0_is_refused_as_a_crawl_starts_and_its_default_taken(name: str) -> None:
+    """Every numeric setting of crawler/settings.py is checked before a crawl starts (the store's by
+    store_config, the others by check_worker_settings, which _check_store runs with it): -1 is refused with
+    the setting's name, its value and its default; the defaults are all taken."""
+    from scrapy.settings import Settings
+
+    from crawler.errors import InputError, StoreSettingError
+    from crawler.store import store_config
+    from crawler.worker.process import check_worker_settings
+
+    values = {key: getattr(project_settings, key) for key in dir(project_settings) if key.isupper()}
+    mongo = {"MONGO_URI": "mongodb://127.0.0.1:9/"}  # the MongoDB store's settings, read with it alone
+    said: list[str] = []
+    checks: list[tuple[Callable[[Settings], object], dict[str, str]]] = [
+        (check_worker_settings, {}),
+        (store_config, {}),
+        (store_config, mongo),
+    ]
+    for check, store in checks:
+        check(Settings({**values, **store}))
+        try:
+            check(Settings({**values, **store, name: -1}))
+        except (InputError, StoreSettingError) as exc:
+            said.append(str(exc))
+    assert said, f"{name}=-1 taken"
+    assert all(line.startswith(f"{name} is -1: expected ") for line in said), said
 
 
 def test_a_lease_shorter_than_the_renewal_interval_is_renewed_in_time_and_its_slow_page_fetched_once(

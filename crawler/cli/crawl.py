@@ -350,6 +350,7 @@ def run_schedule_command(args: argparse.Namespace) -> int:
     config = Config.from_env()
     rules_folder(config.rules_dir)
     overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
+    check_worker_settings(config.settings(overrides))
     with redis_for(config) as url:
         settings = _crawl_settings(config, url, overrides)
         # --once prints what it did on stdout: its INFO logs would say it again on stderr.
@@ -612,10 +613,10 @@ def _serve(origin: str, directory: Path, sites: list[str]) -> int:
 
 
 def _check_store(config: Config, overrides: dict[str, Any]) -> StoreConfig:
-    """The store settings a crawl would run with (``MONGO_URI``, ``DEDUP_WINDOW_DAYS``, ...), and those of
-    its worker's process (``WORKER_SWITCH_INTERVAL``, ``TEXT_PROCESSES``), checked before Redis starts or
-    anything is queued: a wrong value is a one-line usage error (exit 2), not a failure of the crawl as
-    it opens."""
+    """The store settings a crawl would run with (``MONGO_URI``, ``DEDUP_WINDOW_DAYS``, ...), and its other
+    numeric ones (``LEASE_SECONDS``, ``STORE_MAX_ATTEMPTS``, ``TEXT_PROCESSES``, ...), checked before Redis
+    starts or anything is queued: a wrong value is a one-line usage error (exit 2), not a failure of the
+    crawl as it opens."""
     settings = config.settings(overrides)
     check_worker_settings(settings)
     return store_config(settings)
