@@ -453,6 +453,28 @@ def test_a_start_url_read_once_its_dead_letter_is_requeued_is_no_longer_said_unr
     assert "could not be read" not in again.stdout, again.stdout
 
 
+def test_dead_list_with_no_dead_letter_says_so_in_one_line(site: Site) -> None:
+    """A crawl that ended without an error leaves no dead letter: `crawler dead list` says so in one line
+    (of the site, or of the job, it was asked for), not as a title over an empty table."""
+    site.rule(f"/a/{unique('fine')}")
+    done = site.temp()
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    keys = Keys("crawler")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        (job,) = (decoded(key).removeprefix(keys.job("")) for key in client.keys(keys.job("*")))
+        client.close()
+    for selection, said in (
+        ((), "no dead letters"),
+        (("--site", site.name), f"no dead letters of site {site.name}"),
+        (("--job", job), f"no dead letters of job {job}"),
+    ):
+        listed = site.crawler("dead", "list", *selection)
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout == f"{said}\n", listed.stdout
+    assert json.loads(site.crawler("dead", "list", "--format", "json").stdout) == []
+
+
 def test_dead_drop_says_the_pages_stay_seen_and_the_temp_url_it_names_fetches_one_again(site: Site) -> None:
     """A Bloom filter forgets nothing: `crawler dead drop` says that the dropped pages stay seen (the
     site's crawls skip them) and how to fetch one again, and that way works."""

@@ -86,6 +86,11 @@ def run_list(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps([letter.document() for letter in letters], ensure_ascii=False, indent=2))
         sys.stdout.write("\n")
         return 0
+    if not letters:
+        of_site = "" if args.site is None else f" of site {args.site}"
+        of_job = "" if args.job is None else f" of job {args.job}"
+        print(f"no dead letters{of_site}{of_job}")
+        return 0
     console = Console() if sys.stdout.isatty() else Console(width=160, color_system=None)
     table = Table(title=counted(len(letters), "dead letter"), title_justify="left")
     for column in ("id", "when", "site", "url", "reason", "job"):
