@@ -1022,6 +1022,30 @@ def test_every_numeric_setting_below_0_is_refused_as_a_crawl_starts_and_its_defa
     assert all(line.startswith(f"{name} is -1: expected ") for line in said), said
 
 
+@pytest.mark.parametrize(
+    ("command", "query", "said"),
+    [
+        (("temp", "faults"), "", "cannot reach Redis at redis://127.0.0.1:{port}/0 (REDIS_URL): "),
+        (("worker",), "", "cannot reach Redis at redis://127.0.0.1:{port}/0 (REDIS_URL): "),
+        (("run",), "?timeout=3", "REDIS_URL 'redis://127.0.0.1:{port}/0?timeout=3' has query parameters"),
+    ],
+)
+def test_a_refused_redis_url_is_the_one_line_said_without_the_warning_of_the_store_it_would_use(
+    site: Site, command: tuple[str, ...], query: str, said: str
+) -> None:
+    """REDIS_URL set, MONGO_URI not: a command that crawls warns that its articles go to this machine's
+    SQLite files, but only once Redis answered; a REDIS_URL that nothing answers, or that is refused, stops
+    it first, and its error is all it says."""
+    site.rule("/a/one")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens there
+    done = site.crawler(*command, REDIS_URL=f"redis://127.0.0.1:{port}/0{query}")
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"crawler {command[0]}: error: {said.format(port=port)}"), line
+
+
 def test_a_lease_shorter_than_the_renewal_interval_is_renewed_in_time_and_its_slow_page_fetched_once(
     site: Site, tmp_path: Path
 ) -> None:

@@ -127,8 +127,9 @@ def run_temp(args: argparse.Namespace) -> int:
     if unfetched is not None:
         tell("warning", f"{unfetched} (discover.budget in {rule.path}: raise it over the seeds)")
     overrides = settings_from(args.set)
-    _warn_if_store_moved(config, _check_store(config, overrides))
+    store = _check_store(config, overrides)
     with redis_for(config) as url:
+        _warn_if_store_moved(config, store)
         settings = _crawl_settings(config, url, overrides)
         server, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
         resumed = None if article_urls else unfinished_temp_job(server, keys, rule.site)
@@ -307,9 +308,9 @@ def run_worker_command(args: argparse.Namespace) -> int:
         rule_file(config.rules_dir, site)  # a misspelt site is named, with the sites there
     overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
     store = _check_store(config, overrides)
-    _warn_if_stored_apart(config, store)
-    _warn_if_store_moved(config, store)
     with redis_for(config) as url:
+        _warn_if_stored_apart(config, store)
+        _warn_if_store_moved(config, store)
         settings = _crawl_settings(config, url, overrides)
         run_worker(settings, sites=sites)
     return 0
@@ -410,9 +411,9 @@ def run_service(args: argparse.Namespace) -> int:
     rules_folder(config.rules_dir)
     overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
     store = _check_store(config, overrides)
-    _warn_if_stored_apart(config, store)
-    _warn_if_store_moved(config, store)
     with redis_for(config) as url:
+        _warn_if_stored_apart(config, store)
+        _warn_if_store_moved(config, store)
         settings = _crawl_settings(config, url, overrides)
         scheduler = _grab_scheduler(settings, url)
         stop = threading.Event()
@@ -625,7 +626,8 @@ def _check_store(config: Config, overrides: dict[str, Any]) -> StoreConfig:
 def _warn_if_stored_apart(config: Config, store: StoreConfig) -> None:
     """One warning when a worker takes its work from a Redis other machines may share (``REDIS_URL``)
     but stores its articles in this machine's own SQLite files (no ``MONGO_URI``): the workers of other
-    machines store theirs elsewhere (``crawler status`` shows it too)."""
+    machines store theirs elsewhere (``crawler status`` shows it too). Given once Redis answered: a
+    ``REDIS_URL`` refused is the only thing a command says."""
     if config.redis_url and store.local:
         logger.warning(
             "REDIS_URL is set (%s), MONGO_URI is not: this worker stores its articles in %s, its own SQLite"
