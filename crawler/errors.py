@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import re
+import stat
 from pathlib import Path
 
 __all__ = [
@@ -118,7 +119,13 @@ def folder_advice(exc: OSError, folder: Path) -> str:
             " limit, or give another data folder"
         )
     if exc.errno in (errno.ENOTDIR, errno.EEXIST):
-        in_the_way = file_in_the_way(Path(exc.filename) if exc.filename else folder)
+        try:
+            in_the_way = file_in_the_way(Path(exc.filename) if exc.filename else folder)
+        except PermissionError as denied:
+            return (
+                f"the crawler's user may not search {Path(denied.filename).parent}: make it readable and"
+                " searchable by that user, or give another data folder"
+            )
         if in_the_way is not None:
             return f"{in_the_way} is a file, not a folder: move it away, or give another data folder"
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
@@ -137,9 +144,18 @@ def _seen_folder(path: Path) -> bool:
 
 
 def file_in_the_way(path: Path) -> Path | None:
-    """The first of ``path`` and the folders above it, from the top, that exists and is no folder."""
+    """The first of ``path`` and the folders above it, from the top, that exists and is no folder; None
+    when there is none. :class:`PermissionError` when a folder on the way may not be searched (its
+    ``filename`` is the entry of that folder that could not be looked at): whether a file stands below it
+    cannot be told."""
     for part in [*reversed(path.parents), path]:
-        if part.exists() and not part.is_dir():
+        try:
+            mode = part.stat().st_mode
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                raise
+            return None
+        if not stat.S_ISDIR(mode):
             return part
     return None
 

@@ -14,6 +14,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -1150,6 +1151,52 @@ def test_the_advice_for_a_data_folder_inside_a_folder_the_user_cannot_search_nam
     named = re.fullmatch(r"make (.+) writable by the crawler's user, or give another data folder", advice)
     assert named is not None, outcome
     assert Path(named.group(1)) in folder.parents and Path(named.group(1)).is_dir(), outcome
+
+
+@pytest.mark.parametrize("number", [errno.ENOTDIR, errno.EEXIST])
+def test_the_advice_for_a_file_in_the_way_under_a_folder_the_user_cannot_search_names_that_folder(
+    number: int,
+) -> None:
+    """Looking for the file in the way of a folder (ENOTDIR, EEXIST) under a folder the crawler's user may
+    not enter (mode 0700 of another user) cannot tell what is in it: the advice names that folder to make
+    searchable, rather than failing itself (PermissionError) or naming nothing. Made by hand, as nobody in
+    a child process (root may enter any folder), under a folder of /tmp: pytest's own folders are root's
+    alone, and nobody could not even reach the locked one."""
+    with tempfile.TemporaryDirectory() as top:
+        _advise_as_nobody_under_a_locked_folder(Path(top), number)
+
+
+def _advise_as_nobody_under_a_locked_folder(top: Path, number: int) -> None:
+    """The advice for ``number`` on a folder in ``top/locked``, given as nobody, who cannot enter it."""
+    locked = top / "locked"
+    (locked / "data").mkdir(parents=True)
+    folder = locked / "data" / "redis"
+    reading, writing = os.pipe()
+    os.chmod(top, 0o755)
+    os.chmod(locked, 0o700 if os.geteuid() == 0 else 0)
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's outcome is read by the parent
+        os.close(reading)
+        try:
+            if os.geteuid() == 0:
+                os.setgid(65534)
+                os.setuid(65534)
+            outcome = folder_advice(OSError(number, os.strerror(number), str(folder / "redis.conf")), folder)
+        except BaseException as exc:  # noqa: BLE001 - anything the advice raised, told to the parent
+            outcome = f"raised {exc!r}"
+        os.write(writing, outcome.encode())
+        os._exit(0)
+    os.close(writing)
+    try:
+        with os.fdopen(reading, "rb") as pipe:
+            outcome = pipe.read().decode()
+        os.waitpid(child, 0)
+    finally:
+        os.chmod(locked, 0o700)
+    assert outcome == (
+        f"the crawler's user may not search {locked}: make it readable and searchable by that user, or give"
+        " another data folder"
+    ), outcome
 
 
 def test_job_counts_backoffs_and_validators_log_a_redis_outage_once_not_at_each_page(
