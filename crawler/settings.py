@@ -129,8 +129,6 @@ REDIS_KEY_PREFIX = "crawler"
 SCHEDULER_PERSIST = True
 # Requests are JSON in Redis, never pickle.
 SCHEDULER_SERIALIZER = "crawler.redisio.serializer"
-# Seconds an idle worker waits before it closes (0: never, a long-running worker).
-SCHEDULER_IDLE_CLOSE_SECONDS = 0
 # Seconds between an idle worker's looks at the shared queue (Scrapy's own engine looks every 5 s).
 SCHEDULER_IDLE_POLL_SECONDS = 0.5
 # Requests a worker leases in one round trip, to hand to the engine one by one (a site's politeness holds

@@ -980,9 +980,8 @@ def test_a_bad_worker_setting_is_one_line_and_exit_2_before_redis_starts_or_anyt
     assert not site.data.exists(), "checked before the embedded Redis started (or anything was queued)"
 
 
-# Numeric settings of crawler/settings.py that take any number (priorities; SCHEDULER_IDLE_CLOSE_SECONDS
-# is read by nothing).
-ANY_NUMBER = {"SCHEDULE_YIELD_BOOST", "SCHEDULE_TEMP_BOOST", "SCHEDULER_IDLE_CLOSE_SECONDS"}
+# Numeric settings of crawler/settings.py that take any number (priorities).
+ANY_NUMBER = {"SCHEDULE_YIELD_BOOST", "SCHEDULE_TEMP_BOOST"}
 
 
 @pytest.mark.parametrize(
