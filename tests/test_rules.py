@@ -1286,6 +1286,24 @@ def test_brackets_of_a_stripped_fields_regex_are_read_as_the_regex_module_reads_
     assert rule.extract_fields(page("<p class='date'>On,Monday</p>"))["published"] is None
 
 
+def test_a_stripped_fields_regex_reads_a_bracket_in_a_comment_as_part_of_the_comment(tmp_path: Path) -> None:
+    # A comment group, or a verbose group's comment, holds an unclosed [: the regex module reads it as
+    # text of the comment, and so does the reading of the no-break space before it.
+    fields = r"""
+        article:
+          fields:
+            author: {xpath: "//p[@class='by']", regex: 'By\xa0(?#[ the name)(\w+)'}
+            published: {xpath: "//p[@class='date']", regex: "On\\xa0(?x: (\\w+) # the day [Mon-Sun\n)"}
+    """
+    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fields)))
+    html = "<p class='by'>By\xa0Ann</p><p class='date'>On\xa0Monday</p>"
+    assert rule.extract_fields(page(html)) == {
+        **dict.fromkeys(STANDARD_FIELDS),
+        "author": "Ann",
+        "published": "Monday",
+    }
+
+
 def test_fields_absent_from_the_page_or_the_rule_are_none(full_rule: Rule, tmp_path: Path) -> None:
     assert full_rule.extract_fields(page("<p>nothing here</p>")) == dict.fromkeys(
         [*STANDARD_FIELDS, "section"]

@@ -212,6 +212,8 @@ _REGEX_TOKEN_RE = re.compile(
 )
 # A counted repeat ({2}, {1,3}, {,2}), with its least count, lazy (?) or possessive (+).
 _COUNTED_REPEAT_RE = re.compile(r"\{(?:(\d+)(?:,\d*)?|,\d+)\}([?+]?)")
+# The opening of a group the regex module reads as written: a comment, or a group its flags make verbose.
+_VERBATIM_GROUP_RE = re.compile(r"\(\?(?:#|[A-Za-z0-9]*x[A-Za-z0-9]*(?:-[A-Za-z0-9]*)?:)")
 _ESCAPED_SPACES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v"}
 # What white space collapsing (extractors.text.normalize_space) turns into a space besides str.isspace().
 _INVISIBLE_SPACES = frozenset("\u200b\ufeff")
@@ -275,6 +277,9 @@ def _collapsed_spaces(pattern: str, spaces: str, flags: int) -> str:
             run.append(token)
             foreign = foreign or char not in spaces
             continue
+        elif token == "(" and (end := _verbatim_group_end(pattern, matches, begin, flags)) is not None:
+            position = end + 1
+            token = "".join(tokens[begin:position])
         counted = _COUNTED_REPEAT_RE.match(pattern, matches[begin].start()) if foreign else None
         if counted is not None:
             out.append(" ?" if len(run) == 1 and int(counted.group(1) or 0) == 0 else " ")
@@ -392,6 +397,44 @@ def _class_end(pattern: str, tokens: Sequence[re.Match[str]], start: int, flags:
             continue
         return position
     return len(tokens)
+
+
+def _verbatim_group_end(pattern: str, tokens: Sequence[re.Match[str]], start: int, flags: int) -> int | None:
+    """The position of the ``)`` token that closes the group opened at ``tokens[start]`` in ``pattern``
+    (compiled with ``flags``) when the regex module reads the group as written, with no white space to
+    read as one space: a comment (``(?#...)``, which ends at its first ``)``), or a group whose flags
+    make it verbose (``(?x:...)``, where a ``#`` starts a comment up to the end of the line); past the
+    tokens when none does; None for any other group."""
+    opening = _VERBATIM_GROUP_RE.match(pattern, tokens[start].start())
+    if opening is None:
+        return None
+    position = start + 1
+    while position < len(tokens) and tokens[position].start() < opening.end():
+        position += 1
+    if opening.group() == "(?#":
+        while position < len(tokens) and tokens[position].group() != ")":
+            position += 1
+        return position
+    depth = 1
+    while position < len(tokens):
+        token = tokens[position].group()
+        if token == "[":
+            position = _class_end(pattern, tokens, position, flags)
+        elif token == "#":
+            while position < len(tokens) and tokens[position].group() != "\n":
+                position += 1
+        elif token == "(":
+            nested = _verbatim_group_end(pattern, tokens, position, flags)
+            if nested is None:
+                depth += 1
+            else:
+                position = nested
+        elif token == ")":
+            depth -= 1
+            if depth == 0:
+                return position
+        position += 1
+    return position
 
 
 def _named(char: str) -> str:
