@@ -59,7 +59,10 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/search-gbk?q=K&page=P``     a GBK search page, as many Chinese portals' are: its query read as GBK;
                                for ``GBK_KEYWORD`` (pages 1 to 2) ``/a/gbk-found-P`` in ``<ol
                                class="results">`` and a ``<a rel="next">`` with the keyword as is in
-                               its href, for any other query (UTF-8 too) no results
+                               its href, for any other query (UTF-8 too) no results; ``&mark=1``:
+                               the href holds ``&mark=&#9972;`` too (a character GBK lacks), and a
+                               page finds results only for a ``mark`` of 1 or as browsers send that
+                               one (``%26%239972%3B``)
 ``/doc/NAME.pdf``, ``.docx``    a PDF or DOCX of the generated article NAME (title "Document NAME",
                                author "Doc Writer", created 2026-11-20 10:31 UTC), sent as
                                ``application/pdf`` or the Word type; ``/doc/locked.pdf``: encrypted
@@ -114,6 +117,8 @@ GBK_PARAGRAPHS = (
 )
 # The keyword the GBK search page (/search-gbk) finds results for.
 GBK_KEYWORD = "长江大桥"
+# A character GBK lacks (U+26F4 FERRY) as a GBK page writes it, and as a browser sends it in a query.
+GBK_LACKS_MARK = "&#9972;"
 # French in windows-1252 that charset-normalizer takes for cp775 first, windows-1252 coming after.
 CP1252_TITLE = "Le café du marché"
 CP1252_PARAGRAPHS = ("Café crème ... €5, thé glacé ... €4, goûter ... €6.",) * 4
@@ -521,10 +526,12 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             except UnicodeDecodeError:
                 gbk_query = {}
             number = int(query.get("page", "1"))
-            found = gbk_query.get("q", [""])[-1] == GBK_KEYWORD
+            mark = gbk_query.get("mark", [None])[-1]
+            found = gbk_query.get("q", [""])[-1] == GBK_KEYWORD and mark in (None, "1", GBK_LACKS_MARK)
             items = f'<li><a href="/a/gbk-found-{number}">{GBK_TITLE}</a></li>' if found else ""
+            marked = f"&amp;mark={GBK_LACKS_MARK}" if mark is not None else ""
             following = (
-                f'<a rel="next" href="/search-gbk?q={GBK_KEYWORD}&amp;page={number + 1}">下一页</a>'
+                f'<a rel="next" href="/search-gbk?q={GBK_KEYWORD}&amp;page={number + 1}{marked}">下一页</a>'
                 if found and number < 2
                 else ""
             )

@@ -13,7 +13,7 @@ from urllib.parse import quote_plus
 import pytest
 from conftest import SiteServer
 from crawlsite import Site
-from siteserver import GBK_KEYWORD
+from siteserver import GBK_KEYWORD, GBK_LACKS_MARK
 
 from crawler.rules import RuleErrors, load_rules, parse_rule
 
@@ -198,6 +198,33 @@ def test_a_gbk_search_page_finds_the_keyword_sent_in_search_encoding(site: Site)
     done = site.temp()
     assert done.returncode == 0, done.stderr[-4000:]
     assert set(site.stored()) == {"/a/gbk-found-1", "/a/gbk-found-2"}, done.stdout[-4000:]
+
+
+def test_a_next_page_href_with_a_character_the_search_encoding_lacks_is_sent_as_browsers_send_it(
+    site: Site,
+) -> None:
+    """A GBK result page's next-page href holds a character GBK lacks (written ``&#9972;``): the next
+    page's query sends it as a browser does, as that character reference percent-encoded, and the page
+    finds its results."""
+    site.rules.mkdir(parents=True, exist_ok=True)
+    (site.rules / "finder.yaml").write_text(
+        "domains: [127.0.0.1]\n"
+        "search:\n"
+        f'  url: "{site.server.url("/search-gbk?q={keyword}&mark=1")}"\n'
+        f"  keywords: [{GBK_KEYWORD}]\n"
+        "  encoding: gbk\n"
+        "  links: {xpath: \"//ol[@class='results']\"}\n"
+        "  next_page: \"//a[@rel='next']\"\n"
+        "  max_pages: 2\n" + ARTICLE,
+        encoding="utf-8",
+    )
+    in_gbk = quote_plus(GBK_KEYWORD, encoding="gbk")
+    done = site.crawler("rules", "try", "finder", site.server.url(f"/search-gbk?q={in_gbk}&mark=1"))
+    assert done.returncode == 0, done.stderr
+    following = site.server.url(f"/search-gbk?q={in_gbk}&page=2&mark={quote_plus(GBK_LACKS_MARK)}")
+    assert f"next page  {following}\n" in done.stdout, done.stdout
+    with urllib.request.urlopen(following) as answer:
+        assert b"/a/gbk-found-2" in answer.read()
 
 
 def test_rules_try_on_a_saved_result_page_of_a_search_only_rule(site: Site) -> None:

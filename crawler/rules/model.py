@@ -588,16 +588,16 @@ class Rule:
         self, base: str, href: str, *, any_host: bool = False, codec: str | None = None
     ) -> str | None:
         """``href`` resolved against ``base``, without fragment, percent-encoded as Scrapy requests it (its
-        query in ``codec``, else in the rule's encoding); ``None`` when it is no http(s) URL or its host is
-        not on the rule's domains (unless ``any_host``)."""
+        query in ``codec``, else in the rule's encoding, a character that encoding lacks as browsers send
+        it); ``None`` when it is no http(s) URL or its host is not on the rule's domains (unless
+        ``any_host``)."""
         href = href.strip(_HTML_SPACE)
         if not href or href.startswith("#"):
             return None
+        codec = codec or python_codec(self.encoding or "utf-8")
         try:
             # safe_url_string also turns an international host name into its IDNA form, as domains are.
-            url = safe_url_string(
-                urldefrag(urljoin(base, href))[0], encoding=codec or python_codec(self.encoding or "utf-8")
-            )
+            url = safe_url_string(_query_encodable(urldefrag(urljoin(base, href))[0], codec), encoding=codec)
             parts = urlsplit(url)
         except ValueError:
             return None
@@ -637,6 +637,27 @@ class RuleSet:
     def files_with_errors(self) -> tuple[str, ...]:
         """The files that have errors, each once, in the order they were read."""
         return tuple(dict.fromkeys(error.file for error in self.errors))
+
+
+def _query_encodable(url: str, codec: str) -> str:
+    """``url`` with each character of its query that ``codec`` cannot encode written as a browser sends it
+    (the URL standard's query encoding): as the HTML character reference ``&#N;``, percent-encoded
+    (``%26%23N%3B``), so that it stays one value of the query."""
+    path, mark, query = url.partition("?")
+    try:
+        query.encode(codec)
+    except UnicodeEncodeError:
+        return path + mark + "".join(_encodable(char, codec) for char in query)
+    return url
+
+
+def _encodable(char: str, codec: str) -> str:
+    """``char`` as it is when ``codec`` encodes it, else as its character reference percent-encoded."""
+    try:
+        char.encode(codec)
+    except UnicodeEncodeError:
+        return f"%26%23{ord(char)}%3B"
+    return char
 
 
 def _base_url(page_url: str, root: etree._Element) -> str:
