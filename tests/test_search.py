@@ -227,6 +227,41 @@ def test_a_next_page_href_with_a_character_the_search_encoding_lacks_is_sent_as_
         assert b"/a/gbk-found-2" in answer.read()
 
 
+def test_rules_try_reads_a_search_url_written_with_the_words_in_search_encoding(site: Site) -> None:
+    """A URL of a GBK rule's ``search.url`` given with the keyword as it is (``?q=长江大桥``) is its
+    result page, as the same URL percent-encoded in GBK is, and is fetched as the crawl requests it: the
+    page finds its results. The rule has ``start_urls`` too, so only ``search.url`` makes it one; without
+    them, any page is one, and its next page is fetched so too."""
+    search = (
+        "search:\n"
+        f'  url: "{site.server.url("/search-gbk?q={keyword}")}"\n'
+        f"  keywords: [{GBK_KEYWORD}]\n"
+        "  encoding: gbk\n"
+        "  links: {xpath: \"//ol[@class='results']\"}\n"
+        "  next_page: \"//a[@rel='next']\"\n"
+    )
+    site.rules.mkdir(parents=True, exist_ok=True)
+    rule = site.rules / "finder.yaml"
+    rule.write_text(
+        "domains: [127.0.0.1]\n"
+        f'start_urls: ["{site.server.url("/links?to=/a/one")}"]\n'
+        "index: {links: {xpath: \"//ul[@class='news']\"}}\n" + search + ARTICLE,
+        encoding="utf-8",
+    )
+    in_gbk = quote_plus(GBK_KEYWORD, encoding="gbk")
+    done = site.crawler("rules", "try", "finder", site.server.url(f"/search-gbk?q={GBK_KEYWORD}"))
+    assert done.returncode == 0, done.stderr
+    assert "as a search result page: 1 result\n" in done.stdout, done.stdout
+    assert f"  {site.server.url('/a/gbk-found-1')}\n" in done.stdout, done.stdout
+    assert f"next page  {site.server.url(f'/search-gbk?q={in_gbk}&page=2')}\n" in done.stdout, done.stdout
+    assert "as an index page" not in done.stdout
+    rule.write_text("domains: [127.0.0.1]\n" + search + ARTICLE, encoding="utf-8")
+    done = site.crawler("rules", "try", "finder", site.server.url(f"/search-gbk?q={GBK_KEYWORD}&page=2"))
+    assert done.returncode == 0, done.stderr
+    assert "as a search result page: 1 result\n" in done.stdout, done.stdout
+    assert f"  {site.server.url('/a/gbk-found-2')}\n" in done.stdout, done.stdout
+
+
 def test_rules_try_on_a_saved_result_page_of_a_search_only_rule(site: Site) -> None:
     site.rules.mkdir(parents=True, exist_ok=True)
     (site.rules / "finder.yaml").write_text(

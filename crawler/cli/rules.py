@@ -278,6 +278,18 @@ def _access(rule: Rule, source: str) -> tuple[dict[str, str], str | None]:
     return headers, proxies[0].url if proxies else None
 
 
+def _requested(rule: Rule, source: str) -> str:
+    """``source`` as a crawl of ``rule`` requests it when it reads it as a search result page (a URL of
+    its ``search.url``, or one no other key names of a rule without ``start_urls``): its query in
+    ``search.encoding``, as the keywords are; else as given."""
+    if rule.search is None or not URL_RE.match(source):
+        return source
+    listing = rule.listing_key(source)
+    if listing == ("search", "search.url") or (listing is None and not rule.start_urls):
+        return rule.search.requested(source)
+    return source
+
+
 def run_rules_try(args: argparse.Namespace) -> int:
     """``crawler rules try``: the links, next page and fields SITE's rule finds on one page."""
     candidate = Path(args.site)
@@ -294,10 +306,11 @@ def run_rules_try(args: argparse.Namespace) -> int:
         return exc.exit_code
     if args.url is not None and not URL_RE.match(args.url):
         raise InputError(f"--url {args.url!r} is not an http(s) URL")
-    headers, proxy = _access(rule, args.source)
+    source = _requested(rule, args.source)
+    headers, proxy = _access(rule, source)
     try:
         page = read_page(
-            args.source,
+            source,
             max_bytes=args.max_bytes,
             timeout=args.timeout,
             obey_robots=rule.obey_robots,
@@ -311,7 +324,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
             private_hint=rule.private_refusal,
         )
     except HttpStatusError as exc:
-        fix = rule.named_fix(args.source)
+        fix = rule.named_fix(source)
         if fix is None:
             raise
         raise HttpStatusError(f"{exc}: {fix}", url=exc.url) from None
@@ -319,7 +332,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
     feed_url = (
         page.url or args.url or (rule.feeds or rule.sitemaps or api_urls or rule.start_urls or ("",))[0]
     )
-    given = args.source if URL_RE.match(args.source) else args.url
+    given = source if URL_RE.match(source) else args.url
     listing = rule.listing_key(given) if given else None
     if listing is not None and listing[0] != "search":
         _show_listing(rule, page, feed_url, *listing, args.format)

@@ -242,6 +242,12 @@ class SearchRule:
         queries = (quote_plus(keyword, encoding=codec) for keyword in self.keywords)
         return [safe_url_string(self.url.replace("{keyword}", query), encoding=codec) for query in queries]
 
+    def requested(self, url: str) -> str:
+        """``url`` as the crawl requests a result page: percent-encoded, its query in ``encoding`` (a
+        character it has not as browsers send it), its path in UTF-8; ``?q=长江`` is ``?q=%B3%A4%BD%AD``
+        in GBK."""
+        return safe_url_string(_query_encodable(url, self.codec), encoding=self.codec)
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Rule:
@@ -402,9 +408,10 @@ class Rule:
         return named[0], named[1]
 
     def named_by(self, url: str) -> tuple[ListingKind | Literal["index", "seed"], str] | None:
-        """What this rule's keys say ``url`` is (compared as requested: percent-encoded) and the key that
-        names it: :meth:`listing_key`'s answers, then ``("index", "start_urls[0]")``, then a discover
-        rule's ``("seed", "discover.seeds[0]")``; None when no key names it."""
+        """What this rule's keys say ``url`` is (compared as requested: percent-encoded, a search URL's
+        query in ``search.encoding``) and the key that names it: :meth:`listing_key`'s answers, then
+        ``("index", "start_urls[0]")``, then a discover rule's ``("seed", "discover.seeds[0]")``; None
+        when no key names it."""
         asked = safe_url_string(url)
         keys: tuple[tuple[ListingKind, str, tuple[str, ...]], ...] = (
             ("feed", "feeds", self.feeds),
@@ -415,7 +422,7 @@ class Rule:
             for index, named in enumerate(urls):
                 if safe_url_string(named) == asked:
                     return kind, key if kind == "api" and len(urls) == 1 else f"{key}[{index}]"
-        if self.search is not None and asked in map(safe_url_string, self.search.urls()):
+        if self.search is not None and self.search.requested(url) in self.search.urls():
             return "search", "search.url"
         for index, named in enumerate(self.start_urls):
             if safe_url_string(named) == asked:
