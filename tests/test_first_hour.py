@@ -457,11 +457,19 @@ def test_the_demo_runs_from_any_folder_with_its_packaged_rules(tmp_path: Path) -
     assert "stored 146 articles" in run.stdout
     assert "`crawler --data-dir data/demo articles stats`" in run.stdout
     assert "┃" not in run.stdout, "a table drawn for a terminal on a pipe"
-    # The status command it suggests, run as given, shows the demo's sites (./rules holds none of them).
-    suggested = re.search(r"`crawler (--data-dir \S+ --rules-dir \S+ status)`", run.stdout)
-    assert suggested, run.stdout[-2000:]
-    status = crawler(*suggested.group(1).split(), cwd=tmp_path)
-    assert status.code == 0, status.stderr[-3000:]
+    # Every command its last line suggests is whole: run as given, each shows the demo's articles or
+    # sites (./rules holds none of them, ./data none of its articles).
+    suggested = re.findall(r"`([^`]*)`", run.stdout.splitlines()[-1])
+    assert suggested == [
+        "crawler --data-dir data/demo articles stats",
+        "crawler --data-dir data/demo articles list --reposts",
+        "crawler --data-dir data/demo --rules-dir data/demo/rules status",
+    ], run.stdout[-2000:]
+    for command in suggested:
+        shown = crawler(*command.split()[1:], cwd=tmp_path)
+        assert shown.code == 0, f"{command}: {shown.stderr[-3000:]}"
+        assert "demo-citynews" in shown.stdout, f"{command}: {shown.stdout[-2000:]}"
+    status = crawler(*suggested[-1].split()[1:], cwd=tmp_path)
     for site in ("demo-citynews", "demo-huaxia", "demo-techdaily"):
         assert site in status.stdout
     assert sorted(path.name for path in (tmp_path / "data" / "demo" / "rules").iterdir()) == [

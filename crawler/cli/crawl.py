@@ -857,7 +857,8 @@ def _print_stored(
     place = str(directory) if store.local else store.where()
     folder = shlex.quote(str(directory))
     see = (
-        f"`{command_name()} --data-dir {folder} articles stats` and `articles list --reposts`; the crawl's"
+        f"`{command_name()} --data-dir {folder} articles stats` and"
+        f" `{command_name()} --data-dir {folder} articles list --reposts`; the crawl's"
         f" counters per site with `{command_name()} {_demo_folders(directory)} status` (the demo's rules are"
         " there)"
     )
