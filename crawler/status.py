@@ -336,7 +336,10 @@ def _site(
         refused = f"refused {counted(count, 'request')} to private addresses in 24 h"
         if rule is not None:
             refused += ": " + rule.private_refusals(
-                "allows them if the site is on this machine or an intranet", "the crawls' warnings"
+                "allows them if the site is on this machine or an intranet",
+                "the crawls' warnings",
+                count,
+                recent["crawl/refused_on_domains"],
             )
         attention.append(refused)
     undecodable = recent["crawl/rule_encoding_undecodable"]

@@ -222,6 +222,26 @@ def test_a_crawl_refusing_a_redirect_off_the_rules_domains_names_the_cause_and_t
     ) in status.stdout, status.stdout
 
 
+def test_status_says_refusals_on_the_rules_own_host_came_before_its_key_not_that_they_were_off_its_domains(
+    tmp_path: Path, demo_origin: str
+) -> None:
+    """A crawl refused on the rule's own host (127.0.0.1) for want of the key, which was added since (what a
+    new user does next): `status` says the refusals came before the key, not that their hosts are off the
+    rule's domains, which 127.0.0.1 is not."""
+    rule = demo_rule(tmp_path / "rules", demo_origin, allow=False).relative_to(tmp_path)
+    run = crawler("temp", "demo-citynews", cwd=tmp_path)
+    assert run.code == 1, run.stdout + run.stderr[-3000:]
+    assert "refused 1 request to private addresses" in run.stdout
+    demo_rule(tmp_path / "rules", demo_origin, allow=True)
+    status = crawler("status", cwd=tmp_path)
+    assert status.code == 0, status.stderr
+    assert "off the domains" not in status.stdout, status.stdout
+    assert (
+        "refused 1 request to private addresses in 24 h: to its domains (127.0.0.1), when"
+        f" {rule} did not say `{ALLOW_KEY}` yet, as it does now"
+    ) in status.stdout, status.stdout
+
+
 # --- temp --url: the pages given, checked before anything starts ----------------------------------------
 
 

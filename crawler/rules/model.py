@@ -386,15 +386,26 @@ class Rule:
             " site is served there"
         )
 
-    def private_refusals(self, allows: str, named: str) -> str:
+    def private_refusals(self, allows: str, named: str, refused: int = 0, on_domains: int = 0) -> str:
         """What refusals of this rule's requests on private addresses, counted, say to change: for a rule
         whose key lets its own domains through, that their hosts are off those domains (``named``: where
-        each host is named, "the warnings above"); else :meth:`private_hint` with ``allows``."""
+        each host is named, "the warnings above"), but for ``on_domains`` of the ``refused``, which were
+        refused on its domains while it did not have the key; else :meth:`private_hint` with ``allows``."""
         if self.discover is None and self.allow_private:
-            return (
-                f"their hosts are off the domains ({', '.join(self.domains)}) of {self.path}, the only hosts"
-                f" its `allow_private_addresses: true` lets reach private addresses: {named} name each host"
+            domains = ", ".join(self.domains)
+            off = (
+                "the only hosts its `allow_private_addresses: true` lets reach private addresses:"
+                f" {named} name each host"
             )
+            before = (
+                f"to its domains ({domains}), when {self.path} did not say `allow_private_addresses: true`"
+                " yet, as it does now"
+            )
+            if not on_domains:
+                return f"their hosts are off the domains ({domains}) of {self.path}, {off}"
+            if on_domains >= refused:
+                return before
+            return f"{on_domains} {before}; {refused - on_domains} to hosts off those domains, {off}"
         return self.private_hint(allows)
 
     def listing_key(self, url: str) -> tuple[ListingKind, str] | None:

@@ -892,9 +892,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if rule is None and work.site:
                 self._no_rule(request, work.site)
                 return
+            host = urlsplit(request.url).hostname or ""
             self.count(f"crawl/refused/{site}")
+            if rule is not None and rule.discover is None and rule.allows_host(host):
+                self.count(f"crawl/refused_on_domains/{site}")
             count_job(self.crawler, work.job, "refused")
-            hint = rule.private_refusal(urlsplit(request.url).hostname or "") if rule else ALLOW_HINT
+            hint = rule.private_refusal(host) if rule else ALLOW_HINT
             logger.warning("Refused %s: %s; %s", request.url, guarded.reason, hint)
             ack(self.crawler, request)
             return
