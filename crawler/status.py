@@ -82,9 +82,12 @@ def build_status(
     workers = _workers(server, keys, now)
     split = store_split(workers)
     leader = server.get(keys.leader)
+    scheduler = None if leader is None else decoded(leader)
     dead = _dead_letters(server, keys)
     sites = [
-        _site(server, keys, name, ruleset.get(name), now, dead.get(name, 0), ruleset.broken.get(name))
+        _site(
+            server, keys, name, ruleset.get(name), now, dead.get(name, 0), ruleset.broken.get(name), scheduler
+        )
         for name in ([site] if site is not None else status_sites(ruleset))
     ]
     broken = [
@@ -114,7 +117,7 @@ def build_status(
         "now": _iso(now),
         "redis": health,
         "queue": queue,
-        "scheduler": {"active": None if leader is None else decoded(leader)},
+        "scheduler": {"active": scheduler},
         "workers": workers,
         "workers_alive": alive,
         "no_worker": idle,
@@ -137,6 +140,20 @@ def build_status(
 def status_sites(ruleset: RuleSet) -> list[str]:
     """The sites the status lists: those of the rules folder, their rule files broken or not."""
     return sorted({*ruleset.rules, *ruleset.broken})
+
+
+def _overdue(since: str, scheduler: str | None) -> str:
+    """Why a grab due ``since`` is not queued, and what to do: start a scheduler, or read the log of the
+    active one."""
+    if scheduler is None:
+        return (
+            f"grab overdue since {since}: no scheduler is active to queue it: start one with"
+            f" `{suggest('schedule')}` (or `{suggest('run')}`, the scheduler with a worker)"
+        )
+    return (
+        f"grab overdue since {since} though scheduler {scheduler} is active: its log says what it queues"
+        " (does it read this rules folder?)"
+    )
 
 
 def workers_alive(server: redis.Redis, keys: Keys, now: float) -> int:
@@ -260,9 +277,10 @@ def _site(
     now: float,
     dead: int,
     broken: str | None,
+    scheduler: str | None,
 ) -> dict[str, Any]:
     """The status of ``site``: of its ``rule``, or (``rule`` None) of a site whose rule file ``broken`` has
-    errors, from its counters and state in Redis."""
+    errors, from its counters and state in Redis; ``scheduler``: the active one, for an overdue grab."""
     state = hash_of(server, keys.grab(site))
     recent, history = _counters(server, keys, site, now)
     last_job = state.get("job")
@@ -377,7 +395,7 @@ def _site(
     waiting = _waiting(server, keys, state) if scheduled else None
     if next_due is not None and now - next_due > OVERDUE_SECONDS and scheduled:
         if waiting is None:
-            attention.append(f"grab overdue since {_iso(next_due)}: is a scheduler running?")
+            attention.append(_overdue(_iso(next_due), scheduler))
         else:
             waited_for = "a temp crawl of the site" if waiting["temp"] else "the last grab"
             attention.append(

@@ -161,6 +161,28 @@ def test_a_rule_whose_schedule_was_taken_out_shows_no_grab_waiting(
     assert redis_client.hget(key, "waiting") is None
 
 
+def test_an_overdue_grab_says_how_to_start_a_scheduler_or_which_one_is_active(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    now = time.time()
+    redis_client.hset("crawler:grab:demo-citynews", mapping={"last": now - 3600, "next": now - 2400})
+    since = datetime.fromtimestamp(now - 2400, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    (site,) = build_status(redis_client, Keys("crawler"), load_rules(rules), now)["sites"]
+    none_active = (
+        f"grab overdue since {since}: no scheduler is active to queue it: start one with `crawler schedule`"
+        " (or `crawler run`, the scheduler with a worker)"
+    )
+    assert site["attention"] == [none_active]
+    assert none_active in _words(run_crawler("status"))
+    redis_client.set("crawler:scheduler:leader", "vm:3417:a0ca74")
+    (site,) = build_status(redis_client, Keys("crawler"), load_rules(rules), now)["sites"]
+    assert site["attention"] == [
+        f"grab overdue since {since} though scheduler vm:3417:a0ca74 is active: its log says what it queues"
+        " (does it read this rules folder?)"
+    ]
+
+
 def test_overdue_grabs_broken_rules_dead_workers_and_field_history(
     rules: Path, redis_client: redis.Redis
 ) -> None:
