@@ -333,6 +333,22 @@ def test_a_50_mb_feed_ends_as_a_dead_letter_at_the_size_limit(site: Site) -> Non
     assert list(site.stored()) == ["/a/small"]
 
 
+def test_rules_try_on_a_feed_gives_why_entries_may_be_left_out_only_when_some_were(site: Site) -> None:
+    feed = _feed("rss", "/a/one", "/a/two")
+    _feed_rule(site, feed)
+    done = site.crawler("rules", "try", "wire", site.server.url(feed))
+    assert done.returncode == 0, done.stderr
+    assert "as a feed (rss20): 2 article links, 0 left out\n" in done.stdout, done.stdout
+    assert "off the rule's domains" not in done.stdout, "reasons for entries none of which was left out"
+    feed = _feed("rss", "/a/one", "http://elsewhere.test/a/two")
+    _feed_rule(site, feed)
+    done = site.crawler("rules", "try", "wire", site.server.url(feed))
+    assert (
+        "as a feed (rss20): 1 article link, 1 left out (off the rule's domains, refused by index.links"
+        " allow/deny, repeated, or without a link)\n"
+    ) in done.stdout, done.stdout
+
+
 def test_rules_try_on_a_feed_lists_the_entries_the_crawl_would_follow(site: Site) -> None:
     feed = _feed("atom", "/a/one", "http://elsewhere.test/a/two", "/a/three")
     _feed_rule(site, feed)

@@ -562,8 +562,12 @@ def _show_feed(rule: Rule, page: Page, url: str, feed: Feed, output: str) -> Non
         print(json.dumps(document, ensure_ascii=False, indent=2))
         return
     _print_source(rule, page, article=False)
-    print(f"as a feed ({feed.version}): {counted(len(kept), 'article link')}, {left_out} left out")
-    print("  (off the rule's domains, refused by index.links allow/deny, repeated, without a link)")
+    why = (
+        " (off the rule's domains, refused by index.links allow/deny, repeated, or without a link)"
+        if left_out
+        else ""
+    )
+    print(f"as a feed ({feed.version}): {counted(len(kept), 'article link')}, {left_out} left out{why}")
     for entry in kept:
         print(f"  {printable(entry.url)}")
         said = [f"{name}: {printable(value)}" for name, value in entry.hints().items()]
