@@ -131,4 +131,5 @@ def test_a_temp_crawl_whose_pages_robots_txt_disallows_says_so_on_its_last_line(
     assert last.startswith(
         "nothing could be fetched: its page was skipped, seen already or disallowed by robots.txt (`"
     ), done.stdout
-    assert "rules try agent URL` says whether robots.txt disallows a URL)" in last, done.stdout
+    named = f"rules try agent {server.url('/private/closed')}` says whether robots.txt disallows it)"
+    assert named in last, "the command names the page given with --url"

@@ -187,9 +187,10 @@ def run_temp(args: argparse.Namespace) -> int:
     elif counts.fetched == 0 and counts.stored == 0:
         if counts.skipped and not counts.errors and not counts.refused:
             pages = "its page was" if counts.skipped == 1 else f"its {counts.skipped} pages were"
+            page, which = (shlex.quote(article_urls[0]), "it") if article_urls else ("URL", "a URL")
             print(
                 f"nothing could be fetched: {pages} skipped, seen already or disallowed by robots.txt"
-                f" (`{suggest(f'rules try {rule.site} URL')}` says whether robots.txt disallows a URL)"
+                f" (`{suggest(f'rules try {rule.site} {page}')}` says whether robots.txt disallows {which})"
             )
         else:
             dead = f" (`{suggest('dead list')}` for the errors)" if counts.errors else ""
