@@ -1276,14 +1276,18 @@ def test_an_outage_of_a_redis_gone_that_comes_back_refusing_writes_says_so_once(
     assert said[3][1].startswith("Redis takes writes again after "), said
 
 
-def test_a_spider_that_opens_while_redis_is_away_reads_its_pages_once_redis_is_back(tmp_path: Path) -> None:
+def test_a_spider_that_opens_while_redis_is_away_reads_its_pages_once_redis_is_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A worker whose spider opens while Redis is away (killed between the scheduler's start and the
     spider's open): the open reads nothing from Redis that the spider cannot do without, so it fails in
     no part (it raised a ConnectionError from its Bloom filter's first read, left the spider without its
     settings, and every page it read later was a dead letter, "'SitesSpider' object has no attribute
     'regex_page_seconds'", index pages too, whose links were never found); once Redis is back, an index
-    page's links are marked seen and queued."""
+    page's links are marked seen and queued, and the sites' politeness is written a second later."""
+    import twisted.internet
     from scrapy.http import HtmlResponse, Request
+    from twisted.internet.task import Clock
 
     from crawler.redisio.queue import LeasedQueue
 
@@ -1292,8 +1296,17 @@ def test_a_spider_that_opens_while_redis_is_away_reads_its_pages_once_redis_is_b
         spider = sites_spider(tmp_path, url)
         os.kill(redis_server.pid or 0, signal.SIGKILL)
         wait_until(lambda: not _answers(url), "the killed Redis to stop answering")
+        # The open's retry of the sites' politeness runs on the reactor: a clock here, as importing
+        # twisted.internet.reactor would install the default reactor in the test process, which every later
+        # test making a crawler (on the asyncio reactor) would fail on.
+        clock = Clock()
+        monkeypatch.setattr(twisted.internet, "reactor", clock, raising=False)
+        monkeypatch.setitem(sys.modules, "twisted.internet.reactor", clock)
         spider.opened()
         redis_server.ensure()
+        assert not connect(url).exists(Keys("crawler").polite("news"))
+        clock.advance(1.0)
+        assert connect(url).exists(Keys("crawler").polite("news")), "the politeness written at the retry"
         links = "".join(f'<li><a href="/a/{n}">{n}</a></li>' for n in range(3))
         request = Request("http://127.0.0.1/", meta={"site": "news", "kind": "index", "job": "j1"})
         response = HtmlResponse(
