@@ -1,0 +1,621 @@
+"""Nothing lost when the store fails: real crawls (the `crawler` commands, subprocesses) against the local
+test server, through the real embedded Redis, when the store's week is locked, damaged, read-only or not a
+folder, when the spider fails on a page, when MongoDB is unreachable; and what each leaves behind (dead
+letters, counters, spooled articles), read back with the commands a person would use; and the settings a
+crawl refuses as it starts (bad store and worker settings, a refused REDIS_URL), a lease shorter than its
+renewal interval. Retries, redirects,
+broken rule files and queue entries, lying charsets are tests/test_failures.py; Redis killed, frozen or full
+and crawls stopped by a signal are tests/test_redis_failures.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SiteServer
+from crawlsite import (
+    COMMAND_TIMEOUT,
+    FAST,
+    LOCKED,
+    LOCKED_BUSY_TIMEOUT,
+    Site,
+    locked_week,
+    unique,
+)
+
+from crawler import settings as project_settings
+from crawler.keys import Keys
+from crawler.redisio.connection import connect, decoded
+from crawler.redisio.embedded import EmbeddedRedis
+from crawler.store import open_store
+from crawler.store.document import make_document, week_of
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def site(site_server: SiteServer, tmp_path: Path) -> Site:
+    return Site(site_server, tmp_path)
+
+
+# --- the store fails ------------------------------------------------------------------------------------
+
+
+def _corrupt_this_weeks_store(data: Path) -> Path:
+    path = data / "articles" / f"articles_{week_of(datetime.now(UTC))}.sqlite"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"this is not a database" * 100)
+    return path
+
+
+def test_articles_the_store_refuses_are_never_acknowledged_and_end_as_dead_letters(site: Site) -> None:
+    """A store error that waiting may mend (a week's file locked by another process): each article is
+    tried STORE_MAX_ATTEMPTS times (2 here), then dead-lettered saying so."""
+    site.rule("/a/one", "/a/two")
+    with locked_week(site.data):
+        # Every write waits out the busy timeout: 3 waits when the two articles are written in the same
+        # batches; up to as many again each when they come in batches of their own.
+        done = site.temp(*LOCKED, timeout=COMMAND_TIMEOUT + 2 * 3 * LOCKED_BUSY_TIMEOUT)
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    assert "stored 0 articles" in done.stdout and "errors 2" in done.stdout, done.stdout
+    letters = site.dead()
+    assert sorted(str(letter["url"]).removeprefix(site.server.origin) for letter in letters) == [
+        "/a/one",
+        "/a/two",
+    ]
+    assert all(
+        "could not be stored" in letter["reason"] and "(tried 2 times)" in letter["reason"]
+        for letter in letters
+    )
+    assert site.status()["queue"] == {"queued": 0, "leased": 0, "expired": 0, "waiting": 0, "dead_letters": 2}
+
+
+def test_articles_a_damaged_week_refuses_are_dead_lettered_at_once_and_stored_once_requeued(
+    site: Site,
+) -> None:
+    """A damaged week's file is no store error that waiting mends: its articles are not tried again
+    STORE_MAX_ATTEMPTS times (20 here), each is dead-lettered at once with the store's error and what to do,
+    its URL kept; the file mended, `crawler dead requeue` stores them."""
+    site.rule("/a/damaged-one", "/a/damaged-two")
+    corrupt = _corrupt_this_weeks_store(site.data)
+    done = site.temp("-s", "STORE_MAX_ATTEMPTS=20")
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    assert "it is tried again in" not in done.stderr, done.stderr[-4000:]
+    assert done.stdout.splitlines()[0].startswith("fetched 3 pages, stored 0 articles,"), done.stdout
+    assert done.stdout.splitlines()[0].endswith("errors 2 (store: 2)"), done.stdout
+    letters = site.dead()
+    assert sorted(str(letter["url"]).removeprefix(site.server.origin) for letter in letters) == [
+        "/a/damaged-one",
+        "/a/damaged-two",
+    ]
+    said = (
+        f"{corrupt}: file is not a database; the file is damaged: restore it from a backup"
+        " (docs/operations.md, 'Backing up a week'), or move it out of the folder to go on without that"
+        " week's articles"
+    )
+    lasting = (
+        "; waiting does not mend that, so it was not tried again: mend it, then"
+        f" `crawler dead requeue --site {site.name}`"
+    )
+    for letter in letters:
+        reason = " ".join(str(letter["reason"]).split())
+        assert reason.startswith("its article could not be stored: "), reason
+        assert said in reason and reason.endswith(lasting), reason
+    corrupt.unlink()
+    requeued = site.crawler("dead", "requeue", "--site", site.name)
+    assert requeued.returncode == 0, requeued.stderr
+    again = site.temp()
+    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    assert sorted(site.stored()) == ["/a/damaged-one", "/a/damaged-two"]
+    assert site.dead() == []
+
+
+def test_a_file_where_the_articles_folder_goes_is_named_and_the_summary_says_storing_failed(
+    site: Site,
+) -> None:
+    """The pages are fetched (each twice), only storing fails: the summary says so, not that nothing could
+    be fetched; the store's error says what is wrong with the folder."""
+    site.rule("/a/one")
+    site.data.mkdir(parents=True)
+    (site.data / "articles").write_text("a file\n", encoding="utf-8")
+    done = site.temp("--url", site.server.url("/a/one"), "--url", site.server.url("/a/two"))
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    assert done.stdout.startswith("fetched 2 pages, stored 0 articles,"), done.stdout
+    assert "errors 2 (store: 2)" in done.stdout, done.stdout
+    assert done.stdout.splitlines()[-1] == (
+        "the articles of 2 of the 2 pages fetched could not be stored (errors of kind store): see the store's"
+        " errors above, and in the dead letters"
+    ), done.stdout
+    assert "nothing could be fetched" not in done.stdout
+    said = f"{site.data / 'articles'} is a file, not a folder: move it away, or give another data folder"
+    assert said in done.stderr, done.stderr[-4000:]
+    assert all(said in letter["reason"] for letter in site.dead())
+
+
+@contextmanager
+def _read_only_week(site: Site) -> Iterator[Path]:
+    """This week's SQLite file of ``site``, holding one article, made immutable (``chattr +i``, which root
+    obeys, unlike permissions): SQLite opens it read-only and refuses every write with "attempt to write
+    a readonly database", as on a read-only disk. Made mutable again at the end."""
+    path = site.data / "articles" / f"articles_{week_of(datetime.now(UTC))}.sqlite"
+    with open_store({"CRAWLER_DATA_DIR": str(site.data)}) as store:
+        store.upsert_many(
+            [
+                make_document(
+                    {
+                        "url": site.server.url("/a/kept"),
+                        "site": site.name,
+                        "title": "Kept",
+                        "body": "A story stored before the disk became read-only. " * 20,
+                        "fetched_at": datetime.now(UTC).isoformat(),
+                    }
+                )
+            ]
+        )
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False).returncode != 0:
+        pytest.skip("chattr +i is not possible here: no read-only file can be made as root")
+    try:
+        yield path
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def test_pages_whose_articles_a_read_only_store_refuses_are_counted_fetched_once_and_errors_once(
+    site: Site,
+) -> None:
+    """The index page and its 2 article pages are fetched (once: a read-only file is not waited for); the
+    store refuses both articles. 3 pages fetched, 2 errors of kind store, and the last line says the
+    same figures; requeued and stored, the job counts each page fetched once."""
+    site.rule("/a/ro-one", "/a/ro-two")
+    with _read_only_week(site):
+        done = site.temp()
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    first, last = done.stdout.splitlines()[0], done.stdout.splitlines()[-1]
+    assert first.startswith("fetched 3 pages, stored 0 articles,"), done.stdout
+    assert first.endswith("errors 2 (store: 2)"), done.stdout
+    assert last == (
+        "the articles of 2 of the 3 pages fetched could not be stored (errors of kind store): see the store's"
+        " errors above, and in the dead letters"
+    ), done.stdout
+    assert len(site.dead()) == 2
+    assert "attempt to write a readonly database" in done.stderr, done.stderr[-4000:]
+    # The disk mended, the dead letters requeued: the job's pages are counted fetched once still.
+    requeued = site.crawler("dead", "requeue", "--site", site.name)
+    assert requeued.returncode == 0, requeued.stderr
+    again = site.temp()
+    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    said = again.stdout.splitlines()[1]
+    assert said.startswith("fetched 3 pages, stored 2 articles,") and said.endswith("errors 0"), again.stdout
+
+
+SPIDER_BUG = """
+import sys
+import time
+from crawler.worker.spider import SitesSpider
+
+parse_article = SitesSpider.parse_article
+
+def failing(self, response):  # a bug of the spider's, on one page only
+    if response.url.endswith("/a/spider-fails"):
+        raise RuntimeError("a bug on this page")
+    yield from parse_article(self, response)
+
+SitesSpider.parse_article = failing
+from crawler.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_page_the_spider_failed_on_is_counted_fetched_once_and_an_error_once(site: Site) -> None:
+    """The index page and its 2 article pages are fetched; the spider raises on one of them: 3 pages
+    fetched, 1 stored, 1 error of kind spider. Requeued and fetched again (the spider mended), the job
+    counts each page fetched once still."""
+    site.rule("/a/spider-works", "/a/spider-fails")
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    done = subprocess.run(
+        [sys.executable, "-c", SPIDER_BUG, "temp", site.name, *settings],
+        env=site.env(),
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("fetched 3 pages, stored 1 article,"), done.stdout + done.stderr[-4000:]
+    assert first.endswith("errors 1 (spider: 1)"), done.stdout
+    (letter,) = site.dead()
+    assert letter["reason"] == "the spider failed on the page: RuntimeError: a bug on this page"
+    requeued = site.crawler("dead", "requeue", "--site", site.name)
+    assert requeued.returncode == 0, requeued.stderr
+    again = site.temp()
+    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    said = again.stdout.splitlines()[1]
+    assert said.startswith("fetched 3 pages, stored 2 articles,") and said.endswith("errors 0"), again.stdout
+
+
+def test_a_read_only_store_refusal_says_what_to_do(site: Site) -> None:
+    """The refusal of a read-only week's file says how to mend it, as a full disk's does; waiting does not
+    mend it, so the article is dead-lettered at once, not tried again."""
+    site.rule("/a/ro-advice")
+    with _read_only_week(site) as week:
+        done = site.temp("--url", site.server.url("/a/ro-advice"), "-s", "STORE_MAX_ATTEMPTS=20")
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    assert "it is tried again in" not in done.stderr, done.stderr[-4000:]
+    refusals = [line for line in done.stderr.splitlines() if "Dead-lettered" in line]
+    advice = (
+        f"{week}: attempt to write a readonly database; make {week.parent} and its files writable by the"
+        " crawler's user (a file marked immutable too: chattr -i), or remount its disk read-write; waiting"
+        " does not mend that, so it was not tried again: mend it, then `crawler dead requeue --site"
+        f" {site.name}`"
+    )
+    assert len(refusals) == 1 and advice in refusals[0], refusals
+    (letter,) = site.dead()
+    assert advice in letter["reason"], letter
+
+
+def test_a_store_that_comes_back_stores_every_article_once(site: Site) -> None:
+    site.rule(*(f"/a/back{n}" for n in range(6)))
+    attempts = ("-s", "STORE_MAX_ATTEMPTS=20")
+    with locked_week(site.data) as release, site.temp_running(*attempts, *LOCKED) as crawl:
+        assert crawl.stderr is not None
+        for line in crawl.stderr:  # the store refuses, the requests are deferred; then it is mended
+            if "could not be stored" in line:
+                assert "it is tried again in" in line, line
+                release()
+                break
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+    assert crawl.returncode == 0, err[-4000:]
+    assert "stored 6 articles" in out and "errors 0" in out, out
+    stored = [path for path in site.stored() if path.startswith("/a/")]
+    assert sorted(stored) == sorted(f"/a/back{n}" for n in range(6))
+    assert site.dead() == []
+
+
+def test_an_article_the_store_refuses_is_logged_in_one_line_never_whole(site: Site) -> None:
+    paths = ("/a/quiet0", "/a/quiet1")
+    site.rule(*paths)
+    corrupt = _corrupt_this_weeks_store(site.data)
+    refused = site.temp()  # each article dead-lettered at once: a damaged file is not waited for
+    assert refused.returncode == 1, refused.stdout + refused.stderr[-4000:]
+    log = refused.stderr.splitlines(keepends=True)
+    corrupt.unlink()
+    assert site.crawler("dead", "requeue", "--site", site.name).returncode == 0
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "stored 2 articles" in done.stdout and "errors 0" in done.stdout, done.stdout
+    stored = site.stored()
+    assert sorted(stored) == sorted(paths)
+    text = "".join(log)
+    for path in paths:
+        for paragraph in str(stored[path]["body"]).split("\n\n"):
+            assert paragraph[:80] not in text, f"the body of {path} is in the log: {text[-4000:]}"
+        # Each refusal is one line: the URL, the site, the store, its error and what to do.
+        lines = [line for line in log if site.server.url(path) in line]
+        refusal = (
+            f"{site.server.url(path)} of site 'faults': its article could not be stored:"
+            f" SqliteStore({str(site.data / 'articles')!r}) could not write:"
+        )
+        error = f"{corrupt}: file is not a database; the file is damaged: restore it"
+        assert lines, text[-4000:]
+        assert all(refusal in line and error in line for line in lines), lines
+
+
+@pytest.mark.parametrize(
+    ("command", "env", "said"),
+    [
+        (("temp", "faults"), {"MONGO_URI": "localhost"}, "MONGO_URI is 'localhost': expected mongodb://"),
+        (
+            ("temp", "faults", "--url", "/a/one"),
+            {"MONGO_URI": "mongodb://crawler:s3cret@127.0.0.1:99999/"},
+            "MONGO_URI is 'mongodb://***@127.0.0.1:99999/': expected mongodb://HOST[:PORT] or mongodb+srv://HOST"
+            " (Port must be an integer between 0 and 65535)",
+        ),
+        (("temp", "faults", "-s", "DEDUP_WINDOW_DAYS=-1"), {}, "DEDUP_WINDOW_DAYS is -1.0: expected"),
+        (("worker", "-s", "DEDUP_MAX_DISTANCE=99"), {}, "DEDUP_MAX_DISTANCE is 99: expected a bit count"),
+        (("run",), {"MONGO_URI": "mongodb://127.0.0.1:1/", "MONGO_DB_PREFIX": "my db"}, "MONGO_DB_PREFIX is"),
+        (("demo", "--port", "0"), {"MONGO_URI": "localhost"}, "MONGO_URI is 'localhost': expected"),
+    ],
+)
+def test_a_bad_store_setting_is_one_line_and_exit_2_before_redis_starts_or_anything_is_queued(
+    site: Site, command: tuple[str, ...], env: dict[str, Any], said: str
+) -> None:
+    site.rule("/a/one")
+    args = [site.server.url(arg) if arg.startswith("/") else arg for arg in command]
+    done = site.crawler(*args, **env)
+    assert done.returncode == 2, done.stdout + done.stderr[-4000:]
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"crawler {command[0]}: error: {said}"), line
+    assert "s3cret" not in done.stderr
+    assert not site.data.exists(), "checked before the embedded Redis started (or anything was queued)"
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (
+            ("temp", "faults", "-s", "WORKER_SWITCH_INTERVAL=0"),
+            "WORKER_SWITCH_INTERVAL is 0.0: expected seconds above 0 (the default is 0.0005)",
+        ),
+        (
+            ("worker", "-s", "WORKER_SWITCH_INTERVAL=-1"),
+            "WORKER_SWITCH_INTERVAL is -1.0: expected seconds above 0",
+        ),
+        (
+            ("run", "-s", "WORKER_SWITCH_INTERVAL=0"),
+            "WORKER_SWITCH_INTERVAL is 0.0: expected seconds above 0",
+        ),
+        (
+            ("temp", "faults", "-s", "TEXT_PROCESSES=-1"),
+            "TEXT_PROCESSES is -1: expected a number of processes",
+        ),
+        (
+            ("temp", "faults", "-s", "STORE_RETRY_SECONDS=-1"),
+            "STORE_RETRY_SECONDS is -1.0: expected seconds, 0 or more (the default is 30.0)",
+        ),
+        (
+            ("temp", "faults", "-s", "SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS=-5"),
+            "SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS is -5.0: expected seconds, 0 or more (the default is"
+            " 120.0)",
+        ),
+        (
+            ("worker", "-s", "STORE_MAX_ATTEMPTS=0"),
+            "STORE_MAX_ATTEMPTS is 0: expected a number of tries, 1 or more (the default is 5)",
+        ),
+        (
+            ("run", "-s", "LEASE_SECONDS=0"),
+            "LEASE_SECONDS is 0.0: expected seconds above 0 (the default is 60.0)",
+        ),
+        (
+            ("schedule", "--once", "-s", "SCHEDULE_TICK_SECONDS=0"),
+            "SCHEDULE_TICK_SECONDS is 0.0: expected seconds above 0 (the default is 5.0)",
+        ),
+    ],
+)
+def test_a_bad_worker_setting_is_one_line_and_exit_2_before_redis_starts_or_anything_is_queued(
+    site: Site, command: tuple[str, ...], said: str
+) -> None:
+    site.rule("/a/one")
+    done = site.crawler(*command)
+    assert done.returncode == 2, done.stdout + done.stderr[-4000:]
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"crawler {command[0]}: error: {said}"), line
+    assert not site.data.exists(), "checked before the embedded Redis started (or anything was queued)"
+
+
+# Numeric settings of crawler/settings.py that take any number (priorities).
+ANY_NUMBER = {"SCHEDULE_YIELD_BOOST", "SCHEDULE_TEMP_BOOST"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        name
+        for name, value in vars(project_settings).items()
+        if name.isupper() and isinstance(value, int | float) and not isinstance(value, bool)
+        if name not in ANY_NUMBER
+    ),
+)
+def test_every_numeric_setting_below_0_is_refused_as_a_crawl_starts_and_its_default_taken(name: str) -> None:
+    """Every numeric setting of crawler/settings.py is checked before a crawl starts (the store's by
+    store_config, the others by check_worker_settings, which _check_store runs with it): -1 is refused with
+    the setting's name, its value and its default; the defaults are all taken."""
+    from scrapy.settings import Settings
+
+    from crawler.errors import InputError, StoreSettingError
+    from crawler.store import store_config
+    from crawler.worker.process import check_worker_settings
+
+    values = {key: getattr(project_settings, key) for key in dir(project_settings) if key.isupper()}
+    mongo = {"MONGO_URI": "mongodb://127.0.0.1:9/"}  # the MongoDB store's settings, read with it alone
+    said: list[str] = []
+    checks: list[tuple[Callable[[Settings], object], dict[str, str]]] = [
+        (check_worker_settings, {}),
+        (store_config, {}),
+        (store_config, mongo),
+    ]
+    for check, store in checks:
+        check(Settings({**values, **store}))
+        try:
+            check(Settings({**values, **store, name: -1}))
+        except (InputError, StoreSettingError) as exc:
+            said.append(str(exc))
+    assert said, f"{name}=-1 taken"
+    assert all(line.startswith(f"{name} is -1: expected ") for line in said), said
+
+
+@pytest.mark.parametrize(
+    ("command", "query", "said"),
+    [
+        (("temp", "faults"), "", "cannot reach Redis at redis://127.0.0.1:{port}/0 (REDIS_URL): "),
+        (("worker",), "", "cannot reach Redis at redis://127.0.0.1:{port}/0 (REDIS_URL): "),
+        (("run",), "?timeout=3", "REDIS_URL 'redis://127.0.0.1:{port}/0?timeout=3' has query parameters"),
+    ],
+)
+def test_a_refused_redis_url_is_the_one_line_said_without_the_warning_of_the_store_it_would_use(
+    site: Site, command: tuple[str, ...], query: str, said: str
+) -> None:
+    """REDIS_URL set, MONGO_URI not: a command that crawls warns that its articles go to this machine's
+    SQLite files, but only once Redis answered; a REDIS_URL that nothing answers, or that is refused, stops
+    it first, and its error is all it says."""
+    site.rule("/a/one")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens there
+    done = site.crawler(*command, REDIS_URL=f"redis://127.0.0.1:{port}/0{query}")
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"crawler {command[0]}: error: {said.format(port=port)}"), line
+
+
+def test_a_lease_shorter_than_the_renewal_interval_is_renewed_in_time_and_its_slow_page_fetched_once(
+    site: Site, tmp_path: Path
+) -> None:
+    """`-s LEASE_SECONDS=6` with the default LEASE_RENEW_SECONDS (20 s), as docs/operations.md's example
+    of `-s` gives it: the worker renews its leases often enough for its lease on a page that takes 10 s to
+    answer to hold. Another worker putting back expired leases meanwhile (as every worker does) finds none,
+    and the page is fetched once."""
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.requests import JobCounts
+
+    site.rule(f"/slow?seconds=10&n={unique('renewed')}")
+    keys = Keys("crawler")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        client = connect(url)
+        other = LeasedQueue(client, keys)
+        with (tmp_path / "stderr.log").open("w+", encoding="utf-8") as stderr:
+            crawl = subprocess.Popen(
+                [sys.executable, "-m", "crawler.cli", "temp", site.name, "-s", "LEASE_SECONDS=6"],
+                env=site.env(REDIS_URL=url),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
+            put_back = 0
+            try:
+                deadline = time.monotonic() + COMMAND_TIMEOUT
+                while crawl.poll() is None:
+                    assert time.monotonic() < deadline, "gave up waiting for the temp crawl to end"
+                    put_back += other.requeue_expired()
+                    time.sleep(0.1)
+            finally:
+                if crawl.poll() is None:
+                    crawl.kill()
+                crawl.wait()
+            stderr.seek(0)
+            said = stderr.read()
+        assert crawl.returncode == 0, said[-4000:]
+        job = decoded(client.keys(keys.job("*"))[0]).removeprefix(keys.job(""))
+        counts = JobCounts.read(client, keys, job)
+        client.close()
+    assert put_back == 0, f"{put_back} leases of the running crawl expired"
+    assert (counts.fetched, counts.stored) == (2, 1), counts
+
+
+def test_a_temp_crawl_with_mongodb_unreachable_says_what_it_spooled_and_articles_says_so_in_one_line(
+    site: Site,
+) -> None:
+    site.rule("/a/one", "/a/two")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        uri = f"mongodb://127.0.0.1:{probe.getsockname()[1]}/"  # nothing listens there
+    done = site.crawler(
+        "--data-dir",
+        str(site.data),
+        "temp",
+        site.name,
+        "-s",
+        "MONGO_TIMEOUT_MS=200",
+        MONGO_URI=uri,
+        CRAWLER_COMMAND="./run.sh crawler",
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    (spool,) = (site.data / "spool").glob("*.jsonl")
+    assert len(spool.read_text(encoding="utf-8").splitlines()) == 2, "nothing lost"
+    assert "stored 2 articles" in done.stdout, done.stdout
+    assert (
+        "spooled 2 of them to local disk, MongoDB being unreachable (MONGO_URI):"
+        f" 2 articles wait in the spool {spool}, written into MongoDB when it is back"
+    ) in done.stdout, done.stdout
+    warning = (
+        f"WARNING: MongoDB is unreachable: 2 articles wait in the spool {spool}, written into MongoDB when it"
+        f" is back (by the next crawl or `./run.sh crawler --data-dir {site.data} articles` command on this"
+        " data folder)"
+    )
+    assert warning in done.stderr, done.stderr
+    assert "holds SQLite article files" not in done.stderr, "no SQLite store was filled before"
+    shown = site.crawler("articles", "stats", MONGO_URI=uri)
+    assert shown.returncode == 1, shown.stderr
+    (line,) = shown.stderr.splitlines()
+    port = uri.rsplit(":", 1)[1].strip("/")
+    assert line == (
+        f"crawler articles stats: error: cannot reach MongoDB at 127.0.0.1:{port} (MONGO_URI) within 5000 ms"
+        f" (MONGO_TIMEOUT_MS): 127.0.0.1:{port}: [Errno 111] Connection refused;"
+        f" 2 articles wait in the spool {spool}, written into MongoDB when it is back"
+    ), line
+
+
+def test_articles_spooled_while_mongodb_is_unreachable_are_not_counted_new_in_status(site: Site) -> None:
+    """Whether a spooled article is new, an update or a repost is known only once MongoDB takes it: the
+    status's ``new_24h`` counts the articles the store found new, none of those waiting in the spool."""
+    site.rule("/a/spooled", "/a/kept")
+    first = site.temp("--url", site.server.url("/a/kept"))
+    assert first.returncode == 0, first.stderr[-4000:]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        uri = f"mongodb://127.0.0.1:{probe.getsockname()[1]}/"  # nothing listens there
+    done = site.crawler(
+        "temp", site.name, "--url", site.server.url("/a/spooled"), "-s", "MONGO_TIMEOUT_MS=200", MONGO_URI=uri
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "stored 1 article" in done.stdout and "spooled 1 of them" in done.stdout, done.stdout
+    # The first crawl stored into this data folder's SQLite files: its pages are seen, and not fetched
+    # again into MongoDB.
+    moved = (
+        f"MONGO_URI is set, and the data folder {site.data} holds SQLite article files"
+        f" ({site.data / 'articles'}) from crawls without it: the pages those crawls fetched are seen already"
+        " by its Redis and are not"
+        " fetched again into MongoDB; to fill MongoDB from the start, give another data folder"
+    )
+    assert moved in " ".join(done.stderr.split()), done.stderr[-4000:]
+    status = site.crawler("status", "--format", "json")
+    assert status.returncode == 0, status.stderr[-4000:]
+    (shown,) = json.loads(status.stdout)["sites"]
+    assert shown["new_24h"] == 1, "the article stored in the local store, not the one spooled"
+
+
+OPEN_FAILS = """
+import sys
+import time
+
+from crawler.config import crawl_settings
+from crawler.errors import StoreError
+from crawler.worker.pipelines.store import StorePipeline
+from crawler.worker.process import run_worker
+
+
+class Unopenable(StorePipeline):
+    async def open_spider(self) -> None:
+        raise StoreError("the store cannot be opened: the test says so")
+
+
+settings = crawl_settings({"ITEM_PIPELINES": {"__main__.Unopenable": 900}, "REDIS_URL": sys.argv[1]})
+try:
+    run_worker(settings, job="nojob")
+except StoreError as exc:
+    print(f"raised {type(exc).__name__}: {exc}")
+"""
+
+
+def test_a_store_that_fails_as_the_crawl_opens_is_raised_as_itself_not_as_an_interruption(
+    tmp_path: Path, redis_server: str
+) -> None:
+    script = tmp_path / "open_fails.py"
+    script.write_text(OPEN_FAILS, encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
+    env["CRAWLER_DATA_DIR"] = str(tmp_path / "data")
+    done = subprocess.run(
+        [sys.executable, str(script), redis_server],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    said = "raised StoreError: the store cannot be opened: the test says so\n"
+    assert done.stdout == said, done.stderr[-4000:]
+    assert "Traceback" not in done.stderr, done.stderr[-4000:]
