@@ -321,32 +321,46 @@ def _pdf_report_site(root: Path) -> Path:
     return site
 
 
-def test_a_pdf_a_discover_crawl_reaches_is_judged_and_stored_by_its_text(tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class PdfCrawl:
+    """The PDF report site served, crawled once by `crawler temp`: its web, origin, the crawl's result and
+    the articles it stored by URL."""
+
+    web: Web
+    origin: str
+    done: subprocess.CompletedProcess[str]
+    stored: dict[object, dict[str, object]]
+
+
+@pytest.fixture(scope="module")
+def pdf_crawl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PdfCrawl]:
+    """One crawl of the PDF report site for the tests that read what it stored (`rules try` stores
+    nothing); the site stays served for them."""
+    root = tmp_path_factory.mktemp("pdf")
+    site = _pdf_report_site(root)
+    with served_folder(site, root / "server.log") as origin:
+        web = _folder_web(origin, root)
+        done = web.crawler("temp", "web")
+        assert done.returncode == 0, done.stderr[-3000:]
+        yield PdfCrawl(web, origin, done, {article["url"]: article for article in web.stored()})
+
+
+def test_a_pdf_a_discover_crawl_reaches_is_judged_and_stored_by_its_text(pdf_crawl: PdfCrawl) -> None:
     # An index linking to a PDF report on the topic: it is read as a document (as an article link's PDF
     # is), judged on its text and stored with it, not with the PDF's source as its body.
-    site = _pdf_report_site(tmp_path)
-    with served_folder(site, tmp_path / "server.log") as origin:
-        web = _folder_web(origin, tmp_path)
-        done = web.crawler("temp", "web")
-    assert done.returncode == 0, done.stderr[-3000:]
-    stored = {article["url"]: article for article in web.stored()}
-    report = stored.get(f"{origin}/report.pdf")
-    assert report is not None, done.stdout
+    report = pdf_crawl.stored.get(f"{pdf_crawl.origin}/report.pdf")
+    assert report is not None, pdf_crawl.done.stdout
     assert report["extraction"] == {"body_from": "document", "algorithm": "pdf", "body_chars": ANY}
     assert report["title"] == "Solar report"
     assert str(report["body"]).startswith("Solar farms"), report["body"]
     assert report["fields"] == {"relevance": ANY, "relevance_why": ANY}
 
 
-def test_rules_try_judges_a_pdf_as_a_discover_crawl_does(tmp_path: Path) -> None:
-    site = _pdf_report_site(tmp_path)
-    with served_folder(site, tmp_path / "server.log") as origin:
-        web = _folder_web(origin, tmp_path)
-        done = web.crawler("temp", "web")
-        tried = web.crawler("rules", "try", "web", f"{origin}/report.pdf")
-        as_json = web.crawler("rules", "try", "web", f"{origin}/report.pdf", "--format", "json")
-    assert done.returncode == 0, done.stderr[-3000:]
-    stored = {article["url"]: article for article in web.stored()}[f"{origin}/report.pdf"]["fields"]
+def test_rules_try_judges_a_pdf_as_a_discover_crawl_does(pdf_crawl: PdfCrawl) -> None:
+    web, origin = pdf_crawl.web, pdf_crawl.origin
+    tried = web.crawler("rules", "try", "web", f"{origin}/report.pdf")
+    as_json = web.crawler("rules", "try", "web", f"{origin}/report.pdf", "--format", "json")
+    stored = pdf_crawl.stored[f"{origin}/report.pdf"]["fields"]
     assert isinstance(stored, dict), stored
     assert tried.returncode == 0, tried.stderr
     assert f"relevance  {stored['relevance']} (stored: threshold 0.5)" in tried.stdout, tried.stdout
