@@ -2,7 +2,7 @@
 against the local test server when the embedded Redis is killed, frozen, cannot start again, or its disk
 is full, when a temp crawl is killed and run again, and when a crawl or the scheduler is stopped by
 SIGTERM or Ctrl-C; what each says, once, and what it leaves behind. The other failures are
-tests/test_failures.py."""
+tests/test_failures.py and tests/test_store_failures.py."""
 
 from __future__ import annotations
 
@@ -74,7 +74,8 @@ def test_a_worker_survives_redis_killed_and_restarted(site: Site) -> None:
                 wait_until(lambda: JobCounts.read(client, keys, job).stored >= 3, "some articles stored")
                 os.kill(redis_server.pid or 0, signal.SIGKILL)
                 client.close()
-                time.sleep(3)  # Redis away for a while: the worker's calls fail, its loops go on
+                # Redis away until the worker's calls fail; its loops go on
+                wait_until(lambda: "Redis failed (" in log.read_text(encoding="utf-8"), "a failed call")
                 redis_server.ensure()  # started again on its append-only file
                 client = connect(url)
                 wait_until(lambda: JobCounts.read(client, keys, job).pending == 0, "the job to finish")
