@@ -194,3 +194,22 @@ def test_the_demo_serving_in_the_background_with_sigint_ignored_stops_on_it(tmp_
             serving.communicate()
     assert serving.returncode == 130, err[-3000:]
     assert err.strip().splitlines()[-1] == "crawler demo: interrupted", err[-3000:]
+
+
+def test_demo_serve_says_where_it_serves_once(tmp_path: Path) -> None:
+    """`crawler demo --serve` names its address and sites on stdout only: stderr does not say it again."""
+    serving = _start("demo", "--serve", "--port", "0", cwd=tmp_path)
+    try:
+        assert serving.stdout is not None
+        line = serving.stdout.readline()
+        assert line.startswith("Serving the demo sites on"), line
+        origin = line.split()[5]
+        assert origin.startswith("http://127.0.0.1:"), line
+        assert "demo-citynews" in line, line
+        serving.send_signal(signal.SIGINT)
+        _, err = serving.communicate(timeout=60)
+    finally:
+        if serving.poll() is None:
+            serving.kill()
+            serving.communicate()
+    assert origin not in err, err[-3000:]

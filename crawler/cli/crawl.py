@@ -479,9 +479,9 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
             console.print(f"[red]rule error[/red] {escape(str(error))}")
         if not ruleset.rules:
             raise InputError(f"no demo rules (demo-*.yaml) in {DEMO_RULES}: the installation is incomplete")
-        console.print(f"Demo sites on {server.origin}: {', '.join(sorted(ruleset.rules))}", markup=False)
         if args.serve:
             return _serve(server.origin, directory, sorted(ruleset.rules))
+        console.print(f"Demo sites on {server.origin}: {', '.join(sorted(ruleset.rules))}", markup=False)
         config = config.replace(data_dir=directory, rules_dir=demo_rules)
         given_folders(str(directory), str(demo_rules))  # what its crawl suggests runs on the demo's folders
         with redis_for(config) as url:
@@ -600,7 +600,8 @@ def _serve(origin: str, directory: Path, sites: list[str]) -> int:
     """Serve the demo sites until Ctrl-C, after saying how to crawl them."""
     folders = _demo_folders(directory)
     print(
-        f"Serving the demo sites on {origin} until Ctrl-C. Their rules are in {directory / 'rules'};"
+        f"Serving the demo sites on {origin} ({', '.join(sites)}) until Ctrl-C. Their rules are in"
+        f" {directory / 'rules'};"
         f" crawl them from another terminal:\n"
         f"  {command_name()} {folders} temp {sites[0]}\n"
         f"  {command_name()} {folders} run\n"
