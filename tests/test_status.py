@@ -441,6 +441,19 @@ def test_the_tables_show_pages_ban_signs_backoffs_and_each_fields_missing_share(
     )
 
 
+def test_a_blank_line_parts_the_reasons_a_site_needs_attention_from_the_next_heading(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    """Piped, the last reason demo-citynews needs attention is followed by a blank line, then the heading
+    of the rule fields, as every heading follows one."""
+    counters = {"fields/pages": 10, "fields/missing/body": 5}
+    _citynews(rules, redis_client, time.time(), counters, h30={"fields/pages": 10, "fields/missing/body": 1})
+    lines = run_crawler("status").splitlines()
+    heading = next(index for index, line in enumerate(lines) if line.startswith("Rule fields"))
+    assert lines[heading - 2].startswith("  field body stopped matching"), lines
+    assert lines[heading - 1] == "", lines
+
+
 def test_a_published_field_that_gives_no_date_on_most_pages_needs_attention(
     rules: Path, redis_client: redis.Redis
 ) -> None:

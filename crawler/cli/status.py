@@ -185,13 +185,13 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
             for site in report["sites"]
         ),
     )
-    for site in report["sites"]:
-        if site["attention"]:
-            console.print(
-                Text.assemble(("NEEDS ATTENTION", "red"), " ", (site["site"], "bold")), soft_wrap=True
-            )
-            for reason in site["attention"]:
-                console.print(Text.assemble("  ", reason), soft_wrap=True)
+    attention = [site for site in report["sites"] if site["attention"]]
+    for site in attention:
+        console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", (site["site"], "bold")), soft_wrap=True)
+        for reason in site["attention"]:
+            console.print(Text.assemble("  ", reason), soft_wrap=True)
+    if attention:
+        console.print()
     _print_fields(console, terminal, report["sites"])
     discovering = [site for site in report["sites"] if site.get("discover")]
     if discovering:
