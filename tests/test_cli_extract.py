@@ -219,6 +219,23 @@ def test_help_documents_the_exit_codes() -> None:
         assert option in run.stdout
 
 
+def test_rules_try_help_gives_every_cause_of_exit_1_docs_cli_gives() -> None:
+    """`rules try` exits 1 for a rule with errors, a page not fetched (robots.txt, a refused address...) and
+    a page its feeds, sitemaps or api.url names that is no feed, sitemap or JSON (docs/cli.md): its help
+    says so."""
+    run = crawler("rules", "try", "--help")
+    assert run.code == 0
+    exit_1 = " ".join(run.stdout.partition("exit codes:")[2].partition("\n  2 ")[0].split())
+    for cause in (
+        "a rule has errors",
+        "could not be fetched",
+        "robots.txt",
+        "refused address",
+        "no feed, sitemap or JSON",
+    ):
+        assert cause in exit_1, exit_1
+
+
 @pytest.mark.parametrize(
     ("make", "fragments"),
     [
