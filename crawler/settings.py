@@ -54,6 +54,9 @@ DOWNLOAD_HANDLERS = {
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 LOG_LEVEL = "INFO"
+# Scrapy's log lines, which every command logs in (crawler.cli.main, crawler.cli.crawl).
+LOG_FORMAT = "%(asctime)s [%(name)s] %(levelname)s: %(message)s"
+LOG_DATEFORMAT = "%Y-%m-%d %H:%M:%S"
 # An article the store could not write is logged in one line (its URL), never whole (its body).
 LOG_FORMATTER = "crawler.worker.logformatter.ItemLogFormatter"
 # Article pages are read once; index pages are re-read every grab: no HTTP cache.

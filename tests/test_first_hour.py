@@ -741,3 +741,14 @@ def test_temp_of_a_rule_file_with_several_errors_prefixes_each_error_line_as_rul
     assert temp.stderr.splitlines() == [
         line.replace("crawler rules try: ", "crawler temp: ", 1) for line in said
     ], temp.stderr
+
+
+def test_schedule_logs_in_the_format_of_the_crawls(tmp_path: Path) -> None:
+    """`crawler -v schedule --once` logs as `worker` and `run` do, Scrapy's way:
+    ``2026-11-28 00:57:53 [crawler.redisio.embedded] INFO: ...``, every line of it."""
+    run = crawler("--rules-dir", str(DEMO_RULES), "-v", "schedule", "--once", cwd=tmp_path)
+    assert run.code == 0, run.stderr[-3000:]
+    lines = run.stderr.splitlines()
+    assert any("[crawler.redisio.embedded] INFO: " in line for line in lines), run.stderr
+    scrapy_way = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[[\w.]+\] (DEBUG|INFO|WARNING|ERROR): ")
+    assert all(scrapy_way.match(line) for line in lines), run.stderr

@@ -357,7 +357,7 @@ def run_schedule_command(args: argparse.Namespace) -> int:
         settings = _crawl_settings(config, url, overrides)
         # --once prints what it did on stdout: its INFO logs would say it again on stderr.
         level = logging.INFO if args.verbose or not args.once else logging.WARNING
-        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        logging.basicConfig(level=level, format=settings["LOG_FORMAT"], datefmt=settings["LOG_DATEFORMAT"])
         scheduler = _grab_scheduler(settings, url)
         load = _rule_loader(config.rules_dir)
         if args.once:

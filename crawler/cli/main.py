@@ -31,6 +31,7 @@ from crawler.cli.parser import build_parser
 from crawler.cli.terminal import output_advice, running, tell
 from crawler.commandline import given_folders
 from crawler.errors import EXIT_USAGE, CrawlerError, Terminated
+from crawler.settings import LOG_DATEFORMAT, LOG_FORMAT
 
 __all__ = ["build_parser", "main"]
 
@@ -60,7 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         running(" ".join(filter(None, (args.command, getattr(args, f"{args.command}_command", None)))))
         logging.basicConfig(
             level=logging.DEBUG if args.verbose else logging.WARNING,
-            format="%(levelname)s %(name)s: %(message)s",
+            format=LOG_FORMAT,
+            datefmt=LOG_DATEFORMAT,
             stream=sys.stderr,
         )
         code = _handler(args.handler)(args)
