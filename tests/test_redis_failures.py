@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -1118,35 +1118,16 @@ def test_the_advice_for_a_data_folder_inside_a_folder_the_user_cannot_search_nam
     its redis folder fails with EACCES, and so does looking whether that folder or the data folder exists;
     the advice names the deepest folder above them the user sees, rather than failing itself. Run as
     nobody in a child process (root may enter any folder)."""
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    folder = locked / "data" / "redis"
-    reading, writing = os.pipe()
-    os.chmod(tmp_path, 0o755)
-    os.chmod(locked, 0o700 if os.geteuid() == 0 else 0)
-    child = os.fork()
-    if child == 0:  # pragma: no cover - the child's outcome is read by the parent
-        os.close(reading)
+    folder = tmp_path / "locked" / "data" / "redis"
+
+    def make() -> str:
         try:
-            if os.geteuid() == 0:
-                os.setgid(65534)
-                os.setuid(65534)
-            try:
-                folder.mkdir(parents=True)
-                outcome = "made"
-            except OSError as exc:
-                outcome = f"{exc.errno} {folder_advice(exc, folder)}"
-        except BaseException as exc:  # noqa: BLE001 - anything the advice raised, told to the parent
-            outcome = f"raised {exc!r}"
-        os.write(writing, outcome.encode())
-        os._exit(0)
-    os.close(writing)
-    try:
-        with os.fdopen(reading, "rb") as pipe:
-            outcome = pipe.read().decode()
-        os.waitpid(child, 0)
-    finally:
-        os.chmod(locked, 0o700)
+            folder.mkdir(parents=True)
+        except OSError as exc:
+            return f"{exc.errno} {folder_advice(exc, folder)}"
+        return "made"
+
+    outcome = _as_nobody_under_a_locked_folder(tmp_path, make)
     number, _, advice = outcome.partition(" ")
     assert number == str(errno.EACCES), outcome
     named = re.fullmatch(r"make (.+) writable by the crawler's user, or give another data folder", advice)
@@ -1163,15 +1144,25 @@ def test_the_advice_for_a_file_in_the_way_under_a_folder_the_user_cannot_search_
     searchable, rather than failing itself (PermissionError) or naming nothing. Made by hand, as nobody in
     a child process (root may enter any folder), under a folder of /tmp: pytest's own folders are root's
     alone, and nobody could not even reach the locked one."""
-    with tempfile.TemporaryDirectory() as top:
-        _advise_as_nobody_under_a_locked_folder(Path(top), number)
+    with tempfile.TemporaryDirectory() as name:
+        top = Path(name)
+        folder = top / "locked" / "data" / "redis"
+        (top / "locked" / "data").mkdir(parents=True)
+        outcome = _as_nobody_under_a_locked_folder(
+            top,
+            lambda: folder_advice(OSError(number, os.strerror(number), str(folder / "redis.conf")), folder),
+        )
+        assert outcome == (
+            f"the crawler's user may not search {top / 'locked'}: make it readable and searchable by that"
+            " user, or give another data folder"
+        ), outcome
 
 
-def _advise_as_nobody_under_a_locked_folder(top: Path, number: int) -> None:
-    """The advice for ``number`` on a folder in ``top/locked``, given as nobody, who cannot enter it."""
+def _as_nobody_under_a_locked_folder(top: Path, outcome_of: Callable[[], str]) -> str:
+    """What ``outcome_of`` gives (or the exception it raised) when called as nobody, in a child process,
+    with ``top/locked`` made a folder nobody cannot enter (mode 0700 of root; root may enter any folder)."""
     locked = top / "locked"
-    (locked / "data").mkdir(parents=True)
-    folder = locked / "data" / "redis"
+    locked.mkdir(exist_ok=True)
     reading, writing = os.pipe()
     os.chmod(top, 0o755)
     os.chmod(locked, 0o700 if os.geteuid() == 0 else 0)
@@ -1182,7 +1173,7 @@ def _advise_as_nobody_under_a_locked_folder(top: Path, number: int) -> None:
             if os.geteuid() == 0:
                 os.setgid(65534)
                 os.setuid(65534)
-            outcome = folder_advice(OSError(number, os.strerror(number), str(folder / "redis.conf")), folder)
+            outcome = outcome_of()
         except BaseException as exc:  # noqa: BLE001 - anything the advice raised, told to the parent
             outcome = f"raised {exc!r}"
         os.write(writing, outcome.encode())
@@ -1194,10 +1185,7 @@ def _advise_as_nobody_under_a_locked_folder(top: Path, number: int) -> None:
         os.waitpid(child, 0)
     finally:
         os.chmod(locked, 0o700)
-    assert outcome == (
-        f"the crawler's user may not search {locked}: make it readable and searchable by that user, or give"
-        " another data folder"
-    ), outcome
+    return outcome
 
 
 def test_job_counts_backoffs_and_validators_log_a_redis_outage_once_not_at_each_page(
