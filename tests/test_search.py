@@ -122,6 +122,19 @@ ARTICLE = (
 )
 
 
+def gbk_search(site: Site, query: str = "", max_pages: int | None = None) -> str:
+    """The ``search`` section of a rule for the test server's GBK search page (``/search-gbk``, ``query``
+    after its keyword): its keyword, ``encoding: gbk``, its results and next page."""
+    return (
+        "search:\n"
+        f'  url: "{site.server.url("/search-gbk?q={keyword}" + query)}"\n'
+        f"  keywords: [{GBK_KEYWORD}]\n"
+        "  encoding: gbk\n"
+        "  links: {xpath: \"//ol[@class='results']\"}\n"
+        "  next_page: \"//a[@rel='next']\"\n" + (f"  max_pages: {max_pages}\n" if max_pages else "")
+    )
+
+
 def test_results_go_to_the_rule_whose_domains_hold_them_and_result_pages_are_followed(site: Site) -> None:
     site.rules.mkdir(parents=True, exist_ok=True)
     (site.rules / "finder.yaml").write_text(
@@ -175,15 +188,7 @@ def test_a_gbk_search_page_finds_the_keyword_sent_in_search_encoding(site: Site)
         assert b"gbk-found" not in answer.read(), "the page finds nothing for the keyword in UTF-8"
     site.rules.mkdir(parents=True, exist_ok=True)
     (site.rules / "finder.yaml").write_text(
-        "domains: [127.0.0.1]\n"
-        "search:\n"
-        f'  url: "{site.server.url("/search-gbk?q={keyword}")}"\n'
-        f"  keywords: [{GBK_KEYWORD}]\n"
-        "  encoding: gbk\n"
-        "  links: {xpath: \"//ol[@class='results']\"}\n"
-        "  next_page: \"//a[@rel='next']\"\n"
-        "  max_pages: 2\n" + ARTICLE,
-        encoding="utf-8",
+        "domains: [127.0.0.1]\n" + gbk_search(site, max_pages=2) + ARTICLE, encoding="utf-8"
     )
     (site.rules / "broken.yaml").write_text(
         "domains: [localhost]\n"
@@ -208,15 +213,7 @@ def test_a_next_page_href_with_a_character_the_search_encoding_lacks_is_sent_as_
     finds its results."""
     site.rules.mkdir(parents=True, exist_ok=True)
     (site.rules / "finder.yaml").write_text(
-        "domains: [127.0.0.1]\n"
-        "search:\n"
-        f'  url: "{site.server.url("/search-gbk?q={keyword}&mark=1")}"\n'
-        f"  keywords: [{GBK_KEYWORD}]\n"
-        "  encoding: gbk\n"
-        "  links: {xpath: \"//ol[@class='results']\"}\n"
-        "  next_page: \"//a[@rel='next']\"\n"
-        "  max_pages: 2\n" + ARTICLE,
-        encoding="utf-8",
+        "domains: [127.0.0.1]\n" + gbk_search(site, "&mark=1", max_pages=2) + ARTICLE, encoding="utf-8"
     )
     in_gbk = quote_plus(GBK_KEYWORD, encoding="gbk")
     done = site.crawler("rules", "try", "finder", site.server.url(f"/search-gbk?q={in_gbk}&mark=1"))
@@ -232,14 +229,7 @@ def test_rules_try_reads_a_search_url_written_with_the_words_in_search_encoding(
     result page, as the same URL percent-encoded in GBK is, and is fetched as the crawl requests it: the
     page finds its results. The rule has ``start_urls`` too, so only ``search.url`` makes it one; without
     them, any page is one, and its next page is fetched so too."""
-    search = (
-        "search:\n"
-        f'  url: "{site.server.url("/search-gbk?q={keyword}")}"\n'
-        f"  keywords: [{GBK_KEYWORD}]\n"
-        "  encoding: gbk\n"
-        "  links: {xpath: \"//ol[@class='results']\"}\n"
-        "  next_page: \"//a[@rel='next']\"\n"
-    )
+    search = gbk_search(site)
     site.rules.mkdir(parents=True, exist_ok=True)
     rule = site.rules / "finder.yaml"
     rule.write_text(
