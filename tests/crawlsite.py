@@ -1,7 +1,8 @@
-"""The crawls of the failure tests (tests/test_failures.py, tests/test_store_failures.py,
-tests/test_redis_failures.py) and of the tests of other features that run `crawler` against the local test
-server: a rule of that server in a folder of its own (own data folder, own embedded Redis), the settings
-that make failures come round in seconds, and a week of the store whose write lock is held."""
+"""The crawls of the failure tests (tests/test_failures.py, tests/test_input_failures.py,
+tests/test_store_failures.py, tests/test_redis_failures.py) and of the tests of other features that run
+`crawler` against the local test server: a rule of that server in a folder of its own (own data folder,
+own embedded Redis), the settings that make failures come round in seconds, and a week of the store whose
+write lock is held."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 against the local test server when the embedded Redis is killed, frozen, cannot start again, or its disk
 is full, when a temp crawl is killed and run again, and when a crawl or the scheduler is stopped by
 SIGTERM or Ctrl-C; what each says, once, and what it leaves behind. The other failures are
-tests/test_failures.py and tests/test_store_failures.py."""
+tests/test_failures.py, tests/test_input_failures.py and tests/test_store_failures.py."""
 
 from __future__ import annotations
 

@@ -3,9 +3,9 @@ test server, through the real embedded Redis, when the store's week is locked, d
 folder, when the spider fails on a page, when MongoDB is unreachable; and what each leaves behind (dead
 letters, counters, spooled articles), read back with the commands a person would use; and the settings a
 crawl refuses as it starts (bad store and worker settings, a refused REDIS_URL), a lease shorter than its
-renewal interval. Retries, redirects,
-broken rule files and queue entries, lying charsets are tests/test_failures.py; Redis killed, frozen or full
-and crawls stopped by a signal are tests/test_redis_failures.py."""
+renewal interval. Retries and redirects are
+tests/test_failures.py; broken rule files and queue entries, lying charsets are tests/test_input_failures.py;
+Redis killed, frozen or full and crawls stopped by a signal are tests/test_redis_failures.py."""
 
 from __future__ import annotations
 

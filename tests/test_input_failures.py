@@ -1,0 +1,396 @@
+"""Nothing lost, nothing hung when the input is broken: real crawls (the `crawler` commands, subprocesses)
+against the local test server, through the real embedded Redis, when rule files or queue entries are
+broken, when a rule's regular expressions are slow, when a host's name resolves to a private address as the
+crawl connects, when a page lies about its charset or is cut at the size limit; and what each leaves
+behind (dead letters, counters), read back with the commands a person would use. Retries, redirects and
+failures for good are tests/test_failures.py; the store failing is tests/test_store_failures.py; Redis
+killed, frozen or full and crawls stopped by a signal are tests/test_redis_failures.py."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SiteServer
+from crawlsite import (
+    COMMAND_TIMEOUT,
+    FAST,
+    WAIT_LIMIT,
+    Site,
+    sites_spider,
+)
+from siteserver import CP1252_PARAGRAPHS, CP1252_TITLE, GBK_PARAGRAPHS, GBK_TITLE, article_page
+
+from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
+from crawler.redisio.connection import connect
+from crawler.redisio.embedded import EmbeddedRedis
+
+
+@pytest.fixture
+def site(site_server: SiteServer, tmp_path: Path) -> Site:
+    return Site(site_server, tmp_path)
+
+
+# --- broken rule files, broken queue entries ------------------------------------------------------------
+
+
+def test_broken_rule_files_are_named_and_skipped_by_every_command(site: Site) -> None:
+    site.rule("/a/good1", "/a/good2")
+    (site.rules / "nul.yaml").write_bytes(b"name: x\x00\n")
+    (site.rules / "deep.yaml").write_text("domains: " + "[" * 20_000 + "\n", encoding="utf-8")
+    (site.rules / "deepmap.yaml").write_text("domains: " + "{a: " * 3000 + "1" + "}" * 3000 + "\n", "utf-8")
+    checked = site.crawler("rules", "check")
+    assert checked.returncode == 1
+    assert checked.stdout.splitlines()[-1] == "1 rule ok, 3 files with 3 errors"
+    assert "nul.yaml: line 1, column 8: invalid YAML: the character U+0000" in checked.stdout
+    assert "deep.yaml: invalid YAML: nested too deeply for the parser" in checked.stdout
+    site.data.mkdir()  # status reads an existing data folder only
+    status = site.status()
+    assert sorted(Path(error["file"]).name for error in status["rule_errors"]) == [
+        "deep.yaml",
+        "deepmap.yaml",
+        "nul.yaml",
+    ]
+    scheduled = site.crawler("schedule", "--once")
+    assert scheduled.returncode == 0, scheduled.stderr[-3000:]
+    done = site.temp()
+    assert done.returncode == 0 and "stored 2 articles" in done.stdout, done.stdout + done.stderr[-3000:]
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker"],
+        env=site.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert worker.stderr is not None
+    lines = []
+    for line in worker.stderr:
+        lines.append(line)
+        if "Spider opened" in line:
+            break
+    worker.send_signal(signal.SIGINT)
+    _, rest = worker.communicate(timeout=WAIT_LIMIT)
+    log = "".join(lines) + rest
+    assert "Serving 1 site rules: faults" in log and "Traceback" not in log, log[-4000:]
+    assert "nul.yaml" in log
+
+
+def test_a_temp_crawl_names_other_sites_broken_rule_files_in_one_warning_and_its_own_as_an_error(
+    site: Site,
+) -> None:
+    site.rule("/a/fine")
+    (site.rules / "a.yaml").write_text("domains: [127.0.0.1]\nbogus: 1\n", encoding="utf-8")
+    (site.rules / "b.yaml").write_text("domains: [\n", encoding="utf-8")
+    done = site.temp()
+    assert done.returncode == 0 and "stored 1 article," in done.stdout, done.stdout + done.stderr[-3000:]
+    named = [line for line in done.stderr.splitlines() if "a.yaml" in line or "b.yaml" in line]
+    assert len(named) == 1, named
+    assert named[0].endswith(
+        "WARNING: 2 other rule files have errors: a.yaml, b.yaml; see `crawler rules check`"
+    ), named
+    assert " ERROR: " not in done.stderr, done.stderr[-3000:]
+    (site.rules / f"{site.name}.yaml").write_text("domains: [127.0.0.1]\nbogus: 1\n", encoding="utf-8")
+    own = site.temp()
+    assert own.returncode == 1, own.stderr
+    assert own.stderr.startswith(f"crawler temp: error: {site.rules / 'faults.yaml'}: bogus: unknown key"), (
+        own.stderr
+    )
+
+
+def test_the_warning_of_other_broken_rule_files_suggests_checking_the_folder_as_the_crawler_was_run(
+    site: Site,
+) -> None:
+    """The worker of a temp crawl suggests ``rules check`` the way the crawl was run: ``CRAWLER_COMMAND``
+    and the ``--rules-dir`` given, so that it checks the folder the crawl read."""
+    site.rule("/a/fine")
+    (site.rules / "b.yaml").write_text("domains: [\n", encoding="utf-8")
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    given = ("--rules-dir", str(site.rules))
+    done = site.crawler(*given, "temp", site.name, *settings, CRAWLER_COMMAND="./run.sh crawler")
+    assert done.returncode == 0 and "stored 1 article" in done.stdout, done.stdout + done.stderr[-3000:]
+    assert (
+        f"WARNING: 1 other rule file has errors: b.yaml; see `./run.sh crawler --rules-dir {site.rules}"
+        " rules check`"
+    ) in done.stderr, done.stderr[-3000:]
+
+
+def test_queue_entries_that_are_no_requests_are_dead_lettered_once_and_never_run(site: Site) -> None:
+    site.rule("/a/after-poison")
+    marker = site.root / "imported"
+    poison_module = site.root / "poisonmodule.py"
+    poison_module.write_text(f"open({str(marker)!r}, 'w').close()\nclass Request: pass\n", encoding="utf-8")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        entry = {"url": "http://127.0.0.1/x", "_class": "poisonmodule.Request", "meta": {"site": "faults"}}
+        client.zadd("crawler:queue:faults", {b"this is not JSON": -1e15, json.dumps(entry).encode(): -1e15})
+        client.zadd("crawler:ready", {"faults": -1e15})
+        client.close()
+    done = site.crawler("temp", site.name, PYTHONPATH=str(site.root))
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "stored 1 article," in done.stdout
+    assert not marker.exists(), "the class an entry names is never imported"
+    reasons = " | ".join(sorted(letter["reason"] for letter in site.dead()))
+    assert len(site.dead()) == 2, reasons
+    assert "names the class 'poisonmodule.Request'" in reasons
+    assert "is not JSON" in reasons
+    assert all(not letter["requeueable"] for letter in site.dead())
+    assert site.status()["queue"] == {"queued": 0, "leased": 0, "expired": 0, "waiting": 0, "dead_letters": 2}
+
+
+# --- the regular expressions' time, per page ------------------------------------------------------------
+
+
+def test_a_rules_regular_expressions_share_one_time_budget_per_page(tmp_path: Path) -> None:
+    import lxml.html
+
+    from crawler.rules import RegexBudget, load_rule
+
+    rule_file = tmp_path / "slow.yaml"
+    rule_file.write_text(
+        "domains: [news.test]\nstart_urls: ['http://news.test/']\nindex:\n  links: {allow: '(a|aa)+$'}\n",
+        encoding="utf-8",
+    )
+    rule = load_rule(rule_file)
+    links = "".join(f'<a href="/{"a" * 40}{n}b">x</a>' for n in range(200))
+    root = lxml.html.document_fromstring(f"<html><body>{links}</body></html>")
+    budget = RegexBudget(0.5)
+    assert rule.article_links("http://news.test/", root, budget) == []
+    # Each search may take 0.2 s: without the page's budget, 200 of them would take 40 s.
+    assert rule.regex_timeouts <= 4, "the budget stops the searches once it is spent"
+    assert budget.skipped >= 190
+
+
+# --- the network guard checks the address it connects to ----------------------------------------------
+
+REBINDING = """
+import socket, sys
+real_getaddrinfo, real_gethostbyname = socket.getaddrinfo, socket.gethostbyname
+
+def getaddrinfo(host, *args, **kwargs):  # what a check made before the connection would see
+    if host == "rebind.test":
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", 0))]
+    return real_getaddrinfo(host, *args, **kwargs)
+
+def gethostbyname(host):  # what the connection's own resolution sees
+    return "127.0.0.1" if host == "rebind.test" else real_gethostbyname(host)
+
+socket.getaddrinfo, socket.gethostbyname = getaddrinfo, gethostbyname
+from crawler.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_dns_rebinding_cannot_reach_a_private_address(site_server: SiteServer) -> None:
+    env = {key: value for key, value in os.environ.items() if key != ALLOW_PRIVATE_NETWORKS_ENV}
+    url = f"http://rebind.test:{site_server.port}/news/harbour-bridge.html"
+    done = subprocess.run(
+        [sys.executable, "-c", REBINDING, "extract", "--ignore-robots", url],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout[:500]
+    assert done.stdout == ""
+    assert f"refusing to fetch {url}: rebind.test resolves to 127.0.0.1, a loopback address" in done.stderr
+
+
+# --- pages that lie about their charset, and limits -----------------------------------------------------
+
+
+def test_a_page_declaring_utf8_but_sent_in_gbk_is_stored_readable(site: Site) -> None:
+    site.rule("/gbk-as-utf8")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "declared utf-8" in done.stderr and "gb18030 (detected)" in done.stderr
+    (article,) = site.stored().values()
+    assert article["title"] == "长江大桥完成检修重新通车"
+    assert "长江大桥于昨日清晨六时重新开放通行" in str(article["body"])
+    assert "\ufffd" not in str(article["body"])
+
+
+def test_a_page_declaring_utf8_but_sent_in_windows_1252_is_stored_readable(site: Site) -> None:
+    """charset-normalizer's best guess for this French page is cp775, no web encoding: windows-1252, one of
+    its next guesses, decodes it."""
+    site.rule("/cp1252-as-utf8")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "declared utf-8" in done.stderr and "windows-1252 (detected)" in done.stderr, done.stderr[-4000:]
+    (article,) = site.stored().values()
+    assert article["title"] == CP1252_TITLE
+    assert str(article["body"]) == "\n\n".join(CP1252_PARAGRAPHS)
+
+
+def test_a_rules_wrong_encoding_is_warned_of_once_a_site_and_counted_in_status(site: Site) -> None:
+    """`encoding: utf8` on a site whose pages say gbk: the pages are read as gbk, the crawl says once which
+    key of which file is wrong and what to set, and status counts the pages."""
+    site.rule("/gbk", "/gbk?copy=2")
+    rule_file = site.rules / f"{site.name}.yaml"
+    rule_file.write_text(rule_file.read_text(encoding="utf-8") + "encoding: utf8\n", encoding="utf-8")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    said = " ".join(done.stderr.split())
+    warning = f"{rule_file}: its `encoding: utf-8` leaves "
+    assert said.count(warning) == 1, done.stderr[-4000:]
+    fix = (
+        "undecodable; the page's Content-Type says gbk, which decodes it: read as gbk instead; remove the"
+        " `encoding` key, or set it to gbk"
+    )
+    assert fix in said, done.stderr[-4000:]
+    assert {article["title"] for article in site.stored().values()} == {GBK_TITLE}
+    status = site.crawler("status", "--format", "json")
+    assert status.returncode == 0, status.stderr[-4000:]
+    (shown,) = json.loads(status.stdout)["sites"]
+    assert shown["rule_encoding_undecodable_24h"] == 2
+    assert (
+        "the rule's `encoding: utf-8` left characters undecodable (or read valid UTF-8 as other characters)"
+        f" on 2 pages in 24 h: remove or fix it in {rule_file} (the crawl's warning says what the pages"
+        " declare)"
+    ) in shown["attention"]
+
+
+@pytest.mark.parametrize(
+    ("path", "encoding", "page"),
+    [("/utf8", "gbk", "Content-Type says utf-8"), ("/gb18030-meta", "utf-8", "<meta> says gb18030")],
+    ids=["utf-8-pages-rule-gbk", "gb18030-pages-rule-utf-8"],
+)
+def test_a_page_the_rules_encoding_cannot_decode_is_stored_as_the_page_declares_it(
+    site: Site, path: str, encoding: str, page: str
+) -> None:
+    """The rule's `encoding` leaves the page undecodable and the page's own declaration decodes it: the
+    article is stored readable, and the crawl still says which key of which file to fix."""
+    site.rule(path)
+    rule_file = site.rules / f"{site.name}.yaml"
+    rule_file.write_text(rule_file.read_text(encoding="utf-8") + f"encoding: {encoding}\n", encoding="utf-8")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    (article,) = site.stored().values()
+    assert article["title"] == GBK_TITLE
+    assert str(article["body"]) == "\n\n".join(GBK_PARAGRAPHS)
+    said = " ".join(done.stderr.split())
+    assert said.count(f"{rule_file}: its `encoding: {encoding}` leaves ") == 1, done.stderr[-4000:]
+    read_as = page.rsplit(" ", 1)[1]
+    fix = (
+        f"the page's {page}, which decodes it: read as {read_as} instead; remove the `encoding` key,"
+        f" or set it to {read_as}"
+    )
+    assert fix in said, done.stderr[-4000:]
+    (shown,) = site.status()["sites"]
+    assert shown["rule_encoding_undecodable_24h"] == 1
+
+
+@pytest.mark.parametrize("path", ["/utf8-as-gb2312", "/utf8-as-gb2312?in=meta"], ids=["header", "meta"])
+def test_a_page_declaring_gb2312_but_sent_in_utf8_is_warned_of_by_the_web_name_gbk(
+    site: Site, path: str
+) -> None:
+    site.rule(path)
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert f"{path}: declared gbk, but " in done.stderr, done.stderr[-4000:]
+    assert "gb18030" not in done.stderr
+    (article,) = site.stored().values()
+    assert article["title"] == "长江大桥完成检修重新通车"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "head"),
+    [("text/html; charset=gb2312", ""), ("text/html", '<meta charset="gb2312">')],
+    ids=["header", "meta"],
+)
+def test_the_charset_a_misdeclaring_page_declares_is_named_without_decoding_it_again(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    content_type: str,
+    head: str,
+) -> None:
+    """The page is decoded as it declares, then by detection; the charset it declares (in its Content-Type
+    or its <meta>) is named from that first decoding, not by decoding the whole page a third time."""
+    from scrapy.http import HtmlResponse, Request
+
+    from extractors import encoding
+
+    html = article_page(GBK_TITLE, GBK_PARAGRAPHS * 3, lang="zh").replace("<head>", f"<head>{head}")
+    request = Request("http://127.0.0.1/news/bridge", meta={"site": "news", "kind": "article"})
+    response = HtmlResponse(
+        request.url, body=html.encode(), headers={"Content-Type": content_type}, request=request
+    )
+    decoded: list[str] = []
+    full_decode = encoding._decoded
+
+    def counted(data: bytes, name: str, source: encoding.Source) -> encoding.Decoded:
+        decoded.append(source)
+        return full_decode(data, name, source)
+
+    with EmbeddedRedis(tmp_path / "redis") as server:
+        spider = sites_spider(tmp_path, server.url)
+        monkeypatch.setattr(encoding, "_decoded", counted)
+        with caplog.at_level(logging.WARNING):
+            rule, text = spider._page(response)
+    assert rule is not None and text is not None and GBK_TITLE in text.text
+    said = [record.getMessage() for record in caplog.records]
+    assert any("/news/bridge: declared gbk, but " in line for line in said), said
+    declared = "declared" if content_type.endswith("gb2312") else "meta"
+    assert decoded == [declared, "detected"], "decoded by detection, not again to name its charset"
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "decoded_by_scrapy"),
+    [
+        (article_page("Le pont", ["Un café à côté du pont."]).encode(), "text/html; charset=utf-8", False),
+        (article_page("Le pont", ["Un café à côté du pont."]).encode("cp1252"), "text/html", False),
+        (b"\xef\xbb\xbf" + article_page("Le pont", ["Un café."]).encode(), "text/html", True),
+        (article_page(GBK_TITLE, GBK_PARAGRAPHS).encode("gbk") + b"\x80", "text/html; charset=gbk", True),
+    ],
+    ids=["utf-8", "cp1252", "byte-order-mark", "gbk-with-a-lone-0x80"],
+)
+def test_a_page_is_decoded_once_on_the_crawl_thread_unless_scrapy_could_read_it_otherwise(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    body: bytes,
+    content_type: str,
+    decoded_by_scrapy: bool,
+) -> None:
+    """The text the rule's fields read is the one the crawl's own decoding made; Scrapy decodes the page
+    again only when its reading may differ: a byte order mark, or U+FFFD where its decoder puts another
+    character (gb18030's lone 0x80 is a euro sign for it)."""
+    from scrapy.http import HtmlResponse, Request
+    from w3lib.encoding import html_to_unicode
+
+    from extractors import encoding
+
+    request = Request("http://127.0.0.1/news/bridge", meta={"site": "news", "kind": "article"})
+    response = HtmlResponse(request.url, body=body, headers={"Content-Type": content_type}, request=request)
+    decoded = encoding.decode_checked(body, content_type)
+    expected = response.replace(encoding=encoding.python_codec(decoded.encoding)).text
+    scrapy_decodes: list[str] = []
+
+    def counted(content_type: str | None, data: bytes, *args: Any, **kwargs: Any) -> tuple[str, str]:
+        scrapy_decodes.append(content_type or "")
+        return html_to_unicode(content_type, data, *args, **kwargs)
+
+    with EmbeddedRedis(tmp_path / "redis") as server:
+        spider = sites_spider(tmp_path, server.url)
+        monkeypatch.setattr("scrapy.http.response.text.html_to_unicode", counted)
+        rule, text = spider._page(response)
+        assert rule is not None and text is not None
+        assert text.text == expected
+    assert bool(scrapy_decodes) is decoded_by_scrapy, scrapy_decodes
+
+
+def test_a_response_cut_at_the_size_limit_is_dead_lettered_with_its_reason(site: Site) -> None:
+    site.rule("/unsized?kb=200", "/a/small")
+    done = site.temp("-s", "DOWNLOAD_MAXSIZE=65536")
+    assert done.returncode == 0, done.stderr[-4000:]
+    (letter,) = site.dead()
+    assert "larger than DOWNLOAD_MAXSIZE (65,536 bytes)" in letter["reason"], letter
+    assert list(site.stored()) == ["/a/small"]
