@@ -33,8 +33,6 @@ from crawler.keys import Keys
 from crawler.redisio.connection import connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 @pytest.fixture
 def site(site_server: SiteServer, tmp_path: Path) -> Site:
