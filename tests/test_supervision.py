@@ -625,5 +625,6 @@ def test_workers_of_one_redis_storing_in_two_local_folders_need_attention(setup:
         no_traceback(output)
         warnings = [line for line in output.splitlines() if "MONGO_URI is not" in line]
         assert len(warnings) == 1, output[-4000:]
-        assert warnings[0].startswith("WARNING") and f"stores its articles in {place}," in warnings[0]
+        assert "] WARNING: REDIS_URL is set" in warnings[0], warnings[0]
+        assert f"stores its articles in {place}," in warnings[0]
         assert "set MONGO_URI so they share one store (docs/operations.md)" in warnings[0]
