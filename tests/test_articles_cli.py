@@ -131,6 +131,19 @@ def test_list_newest_first_with_filters(
     assert "week '2026w99' is not an ISO week" in capsys.readouterr().err
 
 
+def test_tables_piped_end_no_line_with_a_space(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Piped, the tables of `crawler articles` have lines of at most 100 columns, none padded with trailing
+    spaces (the titles of `articles list` shorter than their column)."""
+    for command in (("list", "--limit", "50"), ("search", "the"), ("stats",)):
+        code, out, err = articles(capsys, monkeypatch, crawled, *command)
+        assert code == 0, err
+        lines = out.splitlines()
+        assert max(len(line) for line in lines) <= 100, out
+        assert [line for line in lines if line != line.rstrip()] == [], command
+
+
 @pytest.mark.parametrize("command", ["list", "export"])
 def test_since_not_before_until_is_an_input_error_naming_both(
     command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch

@@ -276,7 +276,16 @@ def test_dead_list_shows_brackets_in_urls_and_reasons_as_written(
 ) -> None:
     _dead_letter(redis_client, "http://news.test/a?[b]=1", "HTTP 500 [bold]x[/bold] at //ul[@class='news']")
     out = run_crawler("dead", "list")
-    assert "http://news.test/a?[b]=1" in out and "HTTP 500 [bold]x[/bold] at //ul[@class='news']" in out, out
+    shown_url, shown_reason = _dead_list_cells(out, 4), _dead_list_cells(out, 5)
+    assert shown_url == "http://news.test/a?[b]=1", out
+    assert shown_reason == "HTTP500[bold]x[/bold]at//ul[@class='news']", out
+
+
+def _dead_list_cells(out: str, column: int) -> str:
+    """The text of a column of the table `crawler dead list` printed (column 1: id), its cells folded over
+    lines joined, without spaces."""
+    rows = [line.split("│") for line in out.splitlines() if line.count("│") == 7]
+    return "".join(row[column] for row in rows).replace(" ", "")
 
 
 def test_dead_list_piped_shows_long_urls_and_reasons_whole(
@@ -290,11 +299,21 @@ def test_dead_list_piped_shows_long_urls_and_reasons_whole(
     assert len(url) > 80 and len(reason) > 100
     _dead_letter(redis_client, url, reason)
     out = run_crawler("dead", "list")
-    cells = [line.split("│") for line in out.splitlines() if line.count("│") == 7]
-    shown_url, shown_reason = ("".join(cells_[column] for cells_ in cells) for column in (4, 5))
     assert "…" not in out, out
-    assert shown_url.replace(" ", "") == url, out
-    assert shown_reason.replace(" ", "") == reason.replace(" ", ""), out
+    assert _dead_list_cells(out, 4) == url, out
+    assert _dead_list_cells(out, 5) == reason.replace(" ", ""), out
+
+
+def test_dead_list_piped_is_as_wide_as_the_other_tables_with_no_trailing_space(
+    redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    """Piped, `crawler dead list` follows the rule of `articles` and `status`: lines of at most 100
+    columns, none ending in a space."""
+    reason = "HTTP 500 " + "while fetching the page of the news site " * 6
+    _dead_letter(redis_client, "http://news.test/" + "section/" * 20 + "a.html", reason)
+    lines = run_crawler("dead", "list").splitlines()
+    assert max(len(line) for line in lines) <= 100, lines
+    assert [line for line in lines if line != line.rstrip()] == []
 
 
 def test_a_site_whose_rule_file_is_broken_stays_listed_with_its_counters_and_dead_letters(

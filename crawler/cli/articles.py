@@ -34,7 +34,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from crawler.cli.terminal import output_advice, printable, tell
+from crawler.cli.terminal import output_advice, printable, table_console, tell
 from crawler.commandline import command_name, counted, did_you_mean, suggest
 from crawler.config import Config
 from crawler.errors import CrawlerError, InputError
@@ -201,16 +201,16 @@ def _print_documents(documents: Iterable[dict[str, Any]], form: str, *, title: s
             escape(printable(document.get("title") or "(no title)")),
         )
         rows += 1
-    console = _console()
-    if rows:
-        console.print(table)
     if limit == 0:
         more = " shown (--limit 0: give 1 or more to see some)"
     elif limit is not None and rows == limit:
         more = " (the first ones: --limit N shows more)"
     else:
         more = ""
-    console.print(f"{counted(rows, 'article')}{more}")
+    with table_console() as console:
+        if rows:
+            console.print(table)
+        console.print(f"{counted(rows, 'article')}{more}")
     return rows
 
 
@@ -521,11 +521,5 @@ def _print_stats(rows: list[dict[str, Any]], form: str) -> None:
     table.add_row(
         "total", "", str(totals["articles"]), str(totals["reposts"]), str(totals["qread"]), style="bold"
     )
-    _console().print(table)
-
-
-def _console() -> Console:
-    """Rich output on a terminal; plain text, 100 columns wide, when piped (the same on every machine)."""
-    if sys.stdout.isatty():
-        return Console()
-    return Console(width=MAX_WRAP, color_system=None, force_terminal=False, soft_wrap=False)
+    with table_console() as console:
+        console.print(table)

@@ -11,12 +11,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from crawler.cli.crawl import redis_for
-from crawler.cli.terminal import cut, one_line, tell
+from crawler.cli.terminal import cut, one_line, table_console, tell
 from crawler.commandline import counted, suggest
 from crawler.config import Config
 from crawler.deadletters import DeadLetter, dead_letters, requeue
@@ -91,7 +90,6 @@ def run_list(args: argparse.Namespace) -> int:
         of_job = "" if args.job is None else f" of job {args.job}"
         print(f"no dead letters{of_site}{of_job}")
         return 0
-    console = Console() if sys.stdout.isatty() else Console(width=160, color_system=None)
     table = Table(title=counted(len(letters), "dead letter"), title_justify="left")
     for column in ("id", "when", "site", "url", "reason", "job"):
         table.add_column(column, overflow="fold")
@@ -105,7 +103,8 @@ def run_list(args: argparse.Namespace) -> int:
             escape(one_line(letter.reason)),
             escape(letter.job or "-"),
         )
-    console.print(table)
+    with table_console() as console:
+        console.print(table)
     return 0
 
 

@@ -4,7 +4,6 @@ site's beside the service's own parts, as tables or JSON."""
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import sys
 import time
@@ -20,6 +19,7 @@ from rich.text import Text
 
 from crawler.cli.crawl import redis_for
 from crawler.cli.options import rules_folder
+from crawler.cli.terminal import table_console
 from crawler.commandline import counted, did_you_mean, span
 from crawler.config import Config
 from crawler.errors import InputError
@@ -29,8 +29,6 @@ from crawler.status import build_status, status_sites
 
 __all__ = ["run_status"]
 
-# The width of the status piped (not to a terminal): its tables become blocks of lines no wider.
-PIPED_WIDTH = 100
 # Piped, the indent of the lines a block's first cell goes on over when it is longer than a line: deeper
 # than the block's ``  name: value`` lines, so it is read as none of them.
 FIRST_CELL_INDENT = 4
@@ -47,12 +45,9 @@ def run_status(args: argparse.Namespace) -> int:
         report = build_status(server, config.keys, ruleset, time.time(), args.site)
     if args.format == "json":
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
-    elif sys.stdout.isatty():
-        _print(Console(), True, report)
     else:
-        piped = io.StringIO()
-        _print(Console(file=piped, width=PIPED_WIDTH, color_system=None), False, report)
-        sys.stdout.write("".join(f"{line.rstrip()}\n" for line in piped.getvalue().splitlines()))
+        with table_console() as console:
+            _print(console, sys.stdout.isatty(), report)
     return 0
 
 
@@ -235,7 +230,7 @@ def _show(
     rows: Iterable[Sequence[str]],
 ) -> None:
     """The ``rows`` (cells in rich markup) under ``title``: a table in a terminal; piped, a block per row
-    that fits :data:`PIPED_WIDTH` columns however many columns there are: its first cell on a line (a long
+    that fits the console's width however many columns there are: its first cell on a line (a long
     one folded over lines indented by :data:`FIRST_CELL_INDENT`), then each other column as
     ``  name: value``, a long value folded over the lines below it, never cut; a blank line after the last
     block."""

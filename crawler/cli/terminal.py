@@ -5,12 +5,29 @@ kind (:func:`tell`)."""
 from __future__ import annotations
 
 import errno
+import io
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Literal
 
-__all__ = ["cut", "fit_progress", "one_line", "output_advice", "printable", "running", "tell"]
+from rich.console import Console
 
+__all__ = [
+    "PIPED_WIDTH",
+    "cut",
+    "fit_progress",
+    "one_line",
+    "output_advice",
+    "printable",
+    "running",
+    "table_console",
+    "tell",
+]
+
+# The width of every command's tables when its output is not a terminal: the same on every machine.
+PIPED_WIDTH = 100
 # The progress bar's width, and the least it is shrunk to before it is left out.
 BAR_WIDTH = 40
 MIN_BAR_WIDTH = 10
@@ -28,6 +45,19 @@ _command = ["crawler"]
 def running(command: str) -> None:
     """Record the command being run, as typed after ``crawler`` (``rules try``), for :func:`tell`."""
     _command[:] = ["crawler", *command.split()]
+
+
+@contextmanager
+def table_console() -> Iterator[Console]:
+    """The console a command prints its tables on: rich on a terminal; else plain text, :data:`PIPED_WIDTH`
+    columns wide, written out when the block ends with no line ending in a space (rich pads cells and
+    titles to the table's width)."""
+    if sys.stdout.isatty():
+        yield Console()
+        return
+    piped = io.StringIO()
+    yield Console(file=piped, width=PIPED_WIDTH, color_system=None, force_terminal=False)
+    sys.stdout.write("".join(f"{line.rstrip()}\n" for line in piped.getvalue().splitlines()))
 
 
 def tell(kind: Literal["note", "warning", "error"] | None, message: str) -> None:
