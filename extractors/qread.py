@@ -669,13 +669,19 @@ def _extraction(reading: Reading, kept: set[int], algorithm: str) -> Extraction:
         count = len(kept.intersection(range(segment.start, segment.end)))
         role = "densest" if index == best else "in the article block"
         reasons[index] = f"{role}: {count} of {segment.lines} lines kept"
-    notes = [
+    boilerplate = (
         f"{_lines(reading.walk.dropped)} left out in boilerplate blocks (navigation, sharing, comments, "
-        "hidden...)",
+        "hidden...)"
+    )
+    no_article = not kept and GOOD not in reading.kinds
+    notes = [
+        boilerplate,
         f"article block: {_path(reading.walk, reading.container)}, around segment {best}, "
         f"{len(reading.in_block)} lines",
         *(f"{_lines(count)} of the article block left out: {why}" for why, count in reading.dropped.items()),
     ]
+    if no_article:
+        notes = [_no_article_text(reading), *([boilerplate] if reading.walk.dropped else [])]
     if added:
         notes.append(f"{_lines(added)} outside qRead's choice added by the learned boilerplate step")
     # Nothing reads the tree from here on: it goes before the text is joined (a 21 MB page's tree is
@@ -684,12 +690,29 @@ def _extraction(reading: Reading, kept: set[int], algorithm: str) -> Extraction:
     extraction = segments_extraction(
         algorithm, reading.title, reading.lines, segments, reading.similarities, chosen, reasons, kept
     )
-    extraction.notes = notes + extraction.notes
+    extraction.notes = notes if no_article else notes + extraction.notes
     return extraction
 
 
+def _no_article_text(reading: Reading) -> str:
+    """The note of a page none of whose lines is an article line: what its lines are instead."""
+    unit = "characters" if reading.cjk else "words"
+    short = [line.words for line, kind in zip(reading.lines, reading.kinds, strict=True) if kind == NEUTRAL]
+    links = reading.kinds.count(BAD)
+    found = [
+        *([f"{_counted(len(short), 'short line')} ({_counted(sum(short), unit[:-1])})"] if short else []),
+        *([f"{_counted(links, 'line')} mostly links"] if links else []),
+    ]
+    least = f"{GOOD_LINE_CJK} characters" if reading.cjk else f"{GOOD_LINE_WORDS} words"
+    return f"no article text on the page: {', '.join(found)}, no article line ({least} or more outside links)"
+
+
 def _lines(count: int) -> str:
-    return f"{count} line" if count == 1 else f"{count} lines"
+    return _counted(count, "line")
+
+
+def _counted(count: int, thing: str) -> str:
+    return f"{count} {thing}" if count == 1 else f"{count} {thing}s"
 
 
 def _path(walk: _Walk, element: int) -> str:

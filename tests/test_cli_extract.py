@@ -350,6 +350,23 @@ def test_no_main_text_is_an_empty_result_with_a_note(hostile_pages: dict[str, Pa
     assert "no main text found" in run.stderr
 
 
+@pytest.mark.parametrize("algo", ["qread", "qread-learned"])
+def test_a_page_with_no_article_text_says_so_and_what_it_holds(tmp_path: Path, algo: str) -> None:
+    """A page whose whole text is "About us": the notes say it holds no article text and what it holds
+    instead, not an article block of 0 lines."""
+    page = tmp_path / "about.html"
+    page.write_text("<html><head><title>About</title></head><body><p>About us</p></body></html>")
+    run = crawler("extract", "--explain", "--algo", algo, "--format", "json", str(page))
+    assert run.code == 0, run.stderr
+    notes = run.json()["notes"]
+    assert notes[0] == (
+        "no article text on the page: 1 short line (2 words),"
+        " no article line (10 words or more outside links)"
+    ), notes
+    assert not any("article block" in note or "no line was kept" in note for note in notes), notes
+    assert f"no main text found in {page}: {notes[0]}" in run.stderr
+
+
 # --- URLs from the local test server ----------------------------------------------------------------------
 
 
