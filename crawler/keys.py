@@ -9,7 +9,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from functools import lru_cache
 
-__all__ = ["Keys", "hour_of"]
+__all__ = ["ROBOTS_DISALLOWED", "SEEN_ALREADY", "SKIP_PREFIX", "Keys", "hour_of"]
+
+# A job's requests skipped for a cause are counted in its field ``skip:<cause>`` too, beside ``skipped``;
+# links and redirects to URLs seen already for the cause ``seen already``, pages robots.txt disallows
+# for ``disallowed by robots.txt``.
+SKIP_PREFIX = "skip:"
+SEEN_ALREADY = "seen already"
+ROBOTS_DISALLOWED = "disallowed by robots.txt"
 
 
 def hour_of(moment: float) -> str:
@@ -127,9 +134,9 @@ class Keys:
         return f"{self.prefix}:session-bench:{site}:{name}"
 
     def job(self, job: str) -> str:
-        """A job's counters: pending, fetched, stored, skipped, errors, refused, links (article links
-        found) (a discover crawl's too: budget, issued, links_seen), its notes, what it is, and when a temp
-        crawl saw it end (``ended``) (a hash)."""
+        """A job's counters: pending, fetched, stored, skipped (``skip:<cause>``: of them for each cause),
+        errors, refused, links (article links found) (a discover crawl's too: budget, issued, links_seen),
+        its notes, what it is, and when a temp crawl saw it end (``ended``) (a hash)."""
         return f"{self.prefix}:job:{job}"
 
     def temp(self, site: str) -> str:

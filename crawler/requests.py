@@ -50,7 +50,7 @@ from scrapy.utils.request import request_from_dict
 
 from crawler.discover.frontier import slot_of
 from crawler.errors import CrawlerError
-from crawler.keys import Keys
+from crawler.keys import SKIP_PREFIX, Keys
 from crawler.redisio import serializer
 from crawler.redisio.bloom import QueueTarget, RedisBloom
 from crawler.redisio.connection import decoded
@@ -391,8 +391,9 @@ def queue_new(
 
 @dataclass(frozen=True, slots=True)
 class JobCounts:
-    """A job's counters: requests pending, pages fetched, articles stored, links skipped, errors (and
-    how many of each kind), requests refused by the network guard, reposts recorded, the articles of
+    """A job's counters: requests pending, pages fetched, articles stored, links skipped (and how many
+    for each cause: ``skip_causes``, most first), errors (and how many of each kind), requests refused
+    by the network guard, reposts recorded, the articles of
     those stored that went to the store's local spool (MongoDB unreachable), the articles whose URLs
     were stored before (written again, not stored anew: ``updated``), the article links found on its
     pages (``links``, seen already or not), the pages whose ``published`` is no date the crawl recognises
@@ -414,6 +415,7 @@ class JobCounts:
     unparsed_published: int = 0
     listings: int = 0
     error_kinds: Mapping[str, int] = field(default_factory=dict)
+    skip_causes: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
     @classmethod
@@ -429,6 +431,9 @@ class JobCounts:
         kinds = {
             name.removeprefix("error:"): n for name, n in sorted(values.items()) if name.startswith("error:")
         }
+        causes = {
+            name.removeprefix(SKIP_PREFIX): n for name, n in values.items() if name.startswith(SKIP_PREFIX)
+        }
         return cls(
             pending=values.get("pending", 0),
             fetched=values.get("fetched", 0),
@@ -443,6 +448,7 @@ class JobCounts:
             unparsed_published=values.get("unparsed_published", 0),
             listings=values.get("listings", 0),
             error_kinds={kind: count for kind, count in kinds.items() if count > 0},
+            skip_causes=dict(sorted(causes.items(), key=lambda cause: (-cause[1], cause[0]))),
             notes=tuple(note for _, note in sorted(notes.items())),
         )
 

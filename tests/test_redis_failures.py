@@ -471,8 +471,7 @@ def test_a_temp_crawl_after_dead_requeue_continues_the_requeued_letters_and_the_
         " requeued (`crawler dead requeue`) was fetched again, the site's listings not read again (`crawler"
         f" temp {site.name}` reads them, in a new job, once this one has ended): 1 article stored in all, 1"
         " before this run, 0 in it; the counts below are the job's in all",
-        "fetched 2 pages, stored 1 article, skipped 0 (seen already or disallowed by robots.txt), errors 1"
-        " (HTTP 404: 1)",
+        "fetched 2 pages, stored 1 article, skipped 0, errors 1 (HTTP 404: 1)",
     ], again.stdout
     assert "had not ended" not in again.stdout
     fresh = site.temp()

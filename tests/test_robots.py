@@ -127,9 +127,12 @@ def test_a_temp_crawl_whose_pages_robots_txt_disallows_says_so_on_its_last_line(
     site = _agent_site(server, tmp_path)
     done = site.temp("--url", server.url("/private/closed"))
     assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    assert "skipped 1 (disallowed by robots.txt: 1), errors 0" in done.stdout, done.stdout
     last = done.stdout.splitlines()[-1]
-    assert last.startswith(
-        "nothing could be fetched: its page was skipped, seen already or disallowed by robots.txt (`"
-    ), done.stdout
+    # A page given with --url is fetched even when seen already: the cause named is the one counted.
+    assert last.startswith("nothing could be fetched: its page was skipped: disallowed by robots.txt (`"), (
+        done.stdout
+    )
+    assert "seen already" not in done.stdout, done.stdout
     named = f"rules try agent {server.url('/private/closed')}` says whether robots.txt disallows it)"
     assert named in last, "the command names the page given with --url"

@@ -36,7 +36,7 @@ from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
 from crawler.errors import InputError, StoreError, redacted
-from crawler.keys import Keys
+from crawler.keys import ROBOTS_DISALLOWED, Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url
 from crawler.redisio.embedded import RedisUnavailableError, live_users
 from crawler.requests import (
@@ -188,10 +188,14 @@ def run_temp(args: argparse.Namespace) -> int:
         if counts.skipped and not counts.errors and not counts.refused:
             pages = "its page was" if counts.skipped == 1 else f"its {counts.skipped} pages were"
             page, which = (shlex.quote(article_urls[0]), "it") if article_urls else ("URL", "a URL")
-            print(
-                f"nothing could be fetched: {pages} skipped, seen already or disallowed by robots.txt"
+            robots = (
                 f" (`{suggest(f'rules try {rule.site} {page}')}` says whether robots.txt disallows {which})"
+                if ROBOTS_DISALLOWED in counts.skip_causes
+                else ""
             )
+            causes = _skip_causes(counts)
+            why = causes[0][0] if len(causes) == 1 else _counted_causes(causes)
+            print(f"nothing could be fetched: {pages} skipped: {why}{robots}")
         else:
             dead = f" (`{suggest('dead list')}` for the errors)" if counts.errors else ""
             print(f"nothing could be fetched: see the reasons above{dead}")
@@ -800,6 +804,17 @@ def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: Job
     return summary
 
 
+def _skip_causes(counts: JobCounts) -> list[tuple[str, int]]:
+    """Why the requests ``counts`` skipped were skipped, and how many for each cause (those a worker
+    counted no cause for, as one from before causes were counted, too)."""
+    uncounted = counts.skipped - sum(counts.skip_causes.values())
+    return [*counts.skip_causes.items(), *([("cause not counted", uncounted)] if uncounted > 0 else [])]
+
+
+def _counted_causes(causes: list[tuple[str, int]]) -> str:
+    return ", ".join(f"{cause}: {count}" for cause, count in causes)
+
+
 def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule | None = None) -> None:
     """The counts of ``job``, a crawl of ``rule`` (None: of several rules), and what to do about them (of
     ``rule``'s published values that are no date, too)."""
@@ -807,8 +822,8 @@ def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule |
     updated = f", updated {counts.updated} stored before" if counts.updated else ""
     print(
         f"fetched {counted(counts.fetched, 'page')}, stored {counted(counts.stored, 'article')}{updated},"
-        f" skipped {counts.skipped} (seen already or disallowed by robots.txt), errors {counts.errors}"
-        + (f" ({kinds})" if kinds and counts.errors else "")
+        f" skipped {counts.skipped}{f' ({_counted_causes(_skip_causes(counts))})' if counts.skipped else ''},"
+        f" errors {counts.errors}" + (f" ({kinds})" if kinds and counts.errors else "")
     )
     if counts.spooled:
         waiting = store_config(settings).spooled()

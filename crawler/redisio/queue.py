@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import redis
 
-from crawler.keys import Keys, hour_of
+from crawler.keys import SEEN_ALREADY, SKIP_PREFIX, Keys, hour_of
 from crawler.redisio.connection import decoded
 from crawler.settings import SUPERVISION_KEEP_HOURS
 
@@ -184,7 +184,7 @@ return {false, false}
 # (or '').
 # ARGV: prefix, the lease, site, job (or ''), pages fetched, items stored, reposts recorded, items of those
 # stored that were spooled, items updated (their URLs stored before), seconds the counters are kept,
-# requests skipped (a redirect to a URL seen already).
+# requests skipped (a redirect to a URL seen already: counted for the cause SEEN_ALREADY too).
 # The items stored less those spooled count as the site's new articles (``store/new``) in the same step
 # that ends the lease: a worker killed before it wrote its other counters loses none of them, and an
 # article stored again by the worker that takes over (same job: not "stored before") is counted then. An
@@ -205,7 +205,13 @@ if ARGV[4] ~= '' then
   if ARGV[7] ~= '0' then redis.call('HINCRBY', KEYS[4], 'reposts', ARGV[7]) end
   if ARGV[8] ~= '0' then redis.call('HINCRBY', KEYS[4], 'spooled', ARGV[8]) end
   if ARGV[9] ~= '0' then redis.call('HINCRBY', KEYS[4], 'updated', ARGV[9]) end
-  if ARGV[11] ~= '0' then redis.call('HINCRBY', KEYS[4], 'skipped', ARGV[11]) end
+  if ARGV[11] ~= '0' then
+    redis.call('HINCRBY', KEYS[4], 'skipped', ARGV[11])
+    redis.call('HINCRBY', KEYS[4], '"""
+    + SKIP_PREFIX
+    + SEEN_ALREADY
+    + """', ARGV[11])
+  end
 end
 local new = tonumber(ARGV[6]) - tonumber(ARGV[8])
 if new > 0 and KEYS[7] ~= '' then

@@ -63,6 +63,7 @@ from w3lib.encoding import read_bom
 from crawler.commandline import counted, suggest
 from crawler.config import apply_environment
 from crawler.items import Article, Discovered, Page
+from crawler.keys import ROBOTS_DISALLOWED, SEEN_ALREADY, SKIP_PREFIX
 from crawler.redisio.bloom import RedisBloom
 from crawler.redisio.connection import resolve_redis_url
 from crawler.redisio.embedded import EmbeddedRedis
@@ -907,8 +908,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             and not _too_many_redirects(failure)
         ):
             self.count(f"crawl/ignored/{site}")
-            count_job(self.crawler, work.job, "skipped")
             message = failure.getErrorMessage()
+            count_job(self.crawler, work.job, "skipped")
+            count_job(self.crawler, work.job, SKIP_PREFIX + _skip_cause(message))
             logger.info("Ignored %s: %s", request.url, message)
             if work.is_discover and work.site and work.job and message.startswith(ROBOTS_REFUSAL):
                 discovery_of(self.crawler).disallowed(work.site, work.job, work.lease, request.url)
@@ -1206,6 +1208,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self.count("bloom/seen", skipped)
             self.count(f"crawl/seen/{rule.site}", skipped)
             count_job(self.crawler, job, "skipped", skipped)
+            count_job(self.crawler, job, SKIP_PREFIX + SEEN_ALREADY, skipped)
         return fresh
 
     def count(self, key: str, amount: int = 1) -> None:
@@ -1223,6 +1226,14 @@ def _read_as(response: TextResponse, decoded: Decoded) -> TextResponse:
     if read_bom(response.body)[0] is None and "\ufffd" not in decoded.text:
         text._cached_ubody = decoded.text
     return text
+
+
+def _skip_cause(message: str) -> str:
+    """Why a request was ignored on purpose (its IgnoreRequest's ``message``), as its job counts the skip:
+    a cause of a few words, the same for every request so refused."""
+    if message.startswith(ROBOTS_REFUSAL):
+        return ROBOTS_DISALLOWED
+    return "ignored (the worker's log says why: Ignored URL)"
 
 
 def _too_many_redirects(failure: Failure) -> bool:
