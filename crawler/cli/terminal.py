@@ -10,9 +10,10 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "PIPED_WIDTH",
@@ -52,6 +53,8 @@ def table_console() -> Iterator[Console]:
     """The console a command prints its tables on: rich on a terminal; else plain text, :data:`PIPED_WIDTH`
     columns wide, written out when the block ends with no line ending in a space (rich pads cells and
     titles to the table's width)."""
+    from rich.console import Console  # noqa: PLC0415 - rich only for a table: `crawler --help` loads none
+
     if sys.stdout.isatty():
         yield Console()
         return
