@@ -580,19 +580,23 @@ def test_a_chinese_live_blogs_stamped_entries_are_not_taken_for_posts(algo: str)
     assert extract(story_page("A股早盘直播_江州财经网", story), algo=algo).paragraphs == story
 
 
+# A Chinese tutorial whose short sentences speak of the previous and next articles and pages: its text.
+TUTORIAL_STORY = [
+    "这一篇我们来看看如何在自己的电脑上配置开发环境，包括编辑器、解释器和常用的第三方工具包。",
+    "在上一篇文章中，我们介绍了安装。",
+    "首先打开命令行窗口，输入安装命令，等待下载完成后，再输入版本查询命令，确认安装已经成功。",
+    "上一页的截图里标出了按钮。",
+    "然后新建一个项目文件夹，在里面创建虚拟环境，这样每个项目用到的工具包就不会互相影响了。",
+    "下一篇我们再谈调试技巧。",
+    "最后打开编辑器，选择刚才创建的虚拟环境作为解释器，运行一个简单的程序，检查输出是否正常。",
+]
+
+
 @pytest.mark.parametrize("algo", ["qread", "qread-learned"])
 def test_a_chinese_storys_short_lines_that_speak_of_the_previous_article_are_its_text(algo: str) -> None:
     """A sentence that speaks of the previous article ("在上一篇文章中", "下一篇我们再谈") is the story's
     text: a page bar writes the words alone, beside a bar, arrows or a colon ("上一篇：", "上一页 |")."""
-    story = [
-        "这一篇我们来看看如何在自己的电脑上配置开发环境，包括编辑器、解释器和常用的第三方工具包。",
-        "在上一篇文章中，我们介绍了安装。",
-        "首先打开命令行窗口，输入安装命令，等待下载完成后，再输入版本查询命令，确认安装已经成功。",
-        "上一页的截图里标出了按钮。",
-        "然后新建一个项目文件夹，在里面创建虚拟环境，这样每个项目用到的工具包就不会互相影响了。",
-        "下一篇我们再谈调试技巧。",
-        "最后打开编辑器，选择刚才创建的虚拟环境作为解释器，运行一个简单的程序，检查输出是否正常。",
-    ]
+    story = TUTORIAL_STORY
     bar = '<p>上一篇：<a href="/1">入门教程（一）</a> 下一篇：<a href="/3">入门教程（三）</a></p>'
     html = story_page("Python入门教程（二）_小舟的技术博客", story, after=f"<div>{bar}</div>")
     assert extract(html, algo=algo).paragraphs == story
@@ -795,15 +799,7 @@ def test_the_stamps_of_a_chinese_question_and_its_answers_are_datelines(algo: st
 def test_a_chinese_storys_page_bar_in_the_block_of_its_last_paragraph_is_not_brought_back(end: str) -> None:
     """A "上一篇/下一篇" bar after the story's last article line, in its block, is never text: qRead leaves it
     out as a short line after the text, and the learned step does not pull it back."""
-    story = [
-        "这一篇我们来看看如何在自己的电脑上配置开发环境，包括编辑器、解释器和常用的第三方工具包。",
-        "在上一篇文章中，我们介绍了安装。",
-        "首先打开命令行窗口，输入安装命令，等待下载完成后，再输入版本查询命令，确认安装已经成功。",
-        "上一页的截图里标出了按钮。",
-        "然后新建一个项目文件夹，在里面创建虚拟环境，这样每个项目用到的工具包就不会互相影响了。",
-        "下一篇我们再谈调试技巧。",
-        "最后打开编辑器，选择刚才创建的虚拟环境作为解释器，运行一个简单的程序，检查输出是否正常。",
-    ]
+    story = TUTORIAL_STORY
     body = "".join(f"<p>{text}</p>" for text in story[:-1]) + end.format(last=story[-1])
     title = "Python入门教程（二）_小舟的技术博客"
     html = f"<html><head><title>{title}</title></head><body><div>{body}</div></body></html>"
