@@ -84,6 +84,9 @@ DOWNLOADER_MIDDLEWARES = {
     # robots.txt fetched with, and read for, the User-Agent a rule's headers set (Scrapy's uses USER_AGENT).
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawler.worker.robots.AgentRobotsTxtMiddleware": 100,
+    # The pages the spider reads are decoded once, its way, before Scrapy's MetaRefreshMiddleware (580)
+    # looks for a meta refresh in them (after decompression at 590).
+    "crawler.worker.pagetext.DecodeOnceMiddleware": 585,
     # Index pages of regular grabs are asked for with If-None-Match / If-Modified-Since.
     "crawler.worker.conditional.ConditionalIndexMiddleware": 570,
     # 403/429 and redirects to a login page are signs of a ban (after decompression at 590, before

@@ -25,6 +25,9 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/links?to=P,Q,...``          an index page whose ``<ul class="news">`` links to P, Q, ... (paths or URLs)
 ``/a/ID``                      a generated article page, "Article ID" (any ID)
 ``/r/ID``                      a 302 redirect to ``/a/ID``
+``/refresh?to=P``              a page whose ``<meta http-equiv="refresh">`` sends to ``P`` at once (UTF-8,
+                               declared); ``&in=cp1252``: the French article in windows-1252 with no
+                               charset declared, which Scrapy's own detection reads as cp775
 ``/flaky/ID?fail=N``           503 for the first N requests of ID, then the article; ``&retry_after=S``:
                                the 503 sends ``Retry-After: S`` (else none)
 ``/gbk-as-utf8``               the GBK article, sent with ``charset=utf-8`` in its Content-Type
@@ -432,6 +435,15 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self._send(200, generated_article(path.removeprefix("/a/")).encode(), "text/html; charset=utf-8")
         elif path.startswith("/r/"):
             self._redirect("/a/" + path.removeprefix("/r/"), 302)
+        elif path == "/refresh":
+            to = html.escape(query.get("to", "/"))
+            refresh = f'<head><meta http-equiv="refresh" content="0; url={to}">'
+            if query.get("in") == "cp1252":
+                french = article_page(CP1252_TITLE, CP1252_PARAGRAPHS, lang="fr")
+                self._send(200, french.replace("<head>", refresh, 1).encode("cp1252"), "text/html")
+            else:
+                page = generated_article("refresh").replace("<head>", refresh, 1)
+                self._send(200, page.encode(), "text/html; charset=utf-8")
         elif path.startswith("/flaky/"):
             name = path.removeprefix("/flaky/")
             with _COUNTS_LOCK:

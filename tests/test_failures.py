@@ -145,6 +145,23 @@ def test_an_article_whose_link_redirected_is_shown_by_the_url_asked_for(site: Si
     assert "redirect" not in direct and direct["url"] == stored
 
 
+def test_an_article_link_whose_page_refreshes_to_the_article_stores_it_under_the_url_it_led_to(
+    site: Site,
+) -> None:
+    """A page whose ``<meta http-equiv="refresh">`` sends to an article is followed as a 3xx redirect is:
+    the article is stored under the URL it led to, the link recorded in its ``redirected_from``."""
+    moved = unique("refreshed")
+    asked = f"/refresh?to=/a/{moved}"
+    site.rule(asked)
+    done = site.temp()
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    assert "stored 1 article, skipped 0, errors 0" in done.stdout, done.stdout
+    stored = site.stored()
+    assert set(stored) == {f"/a/{moved}"}
+    assert stored[f"/a/{moved}"]["redirected_from"] == [site.server.url(asked)]
+    assert site.dead() == []
+
+
 def test_every_link_that_redirects_to_an_article_seen_is_recorded_in_its_redirected_from(site: Site) -> None:
     """A second link that redirects to an article seen already is skipped, not fetched again, yet the
     article records it among its ``redirected_from``, as the first: one in the same listing as the

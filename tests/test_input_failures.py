@@ -25,6 +25,7 @@ from crawlsite import (
     WAIT_LIMIT,
     Site,
     sites_spider,
+    unique,
 )
 from siteserver import CP1252_PARAGRAPHS, CP1252_TITLE, GBK_PARAGRAPHS, GBK_TITLE, article_page
 
@@ -385,6 +386,69 @@ def test_a_page_is_decoded_once_on_the_crawl_thread_unless_scrapy_could_read_it_
         assert rule is not None and text is not None
         assert text.text == expected
     assert bool(scrapy_decodes) is decoded_by_scrapy, scrapy_decodes
+
+
+# Loaded by the crawl's processes (PYTHONPATH) before Scrapy or the crawler: notes each decoding of a whole
+# page, by Scrapy (w3lib's html_to_unicode) or by the crawl (decode_checked), with the page's digest.
+COUNT_DECODES = """
+import hashlib
+import os
+
+import w3lib.encoding
+
+import extractors.encoding
+
+
+def _note(by, data):
+    with open(os.environ["DECODES_LOG"], "a", encoding="utf-8") as log:
+        log.write(by + " " + hashlib.sha256(data).hexdigest() + "\\n")
+
+
+_html_to_unicode = w3lib.encoding.html_to_unicode
+_decode_checked = extractors.encoding.decode_checked
+
+
+def html_to_unicode(content_type, data, *args, **kwargs):
+    _note("scrapy", data)
+    return _html_to_unicode(content_type, data, *args, **kwargs)
+
+
+def decode_checked(data, declared=None, given=None):
+    _note("crawl", data)
+    return _decode_checked(data, declared, given)
+
+
+w3lib.encoding.html_to_unicode = html_to_unicode
+extractors.encoding.decode_checked = decode_checked
+"""
+
+
+def test_a_crawls_pages_are_decoded_once_the_crawls_way_its_meta_refresh_check_included(site: Site) -> None:
+    """Scrapy's meta refresh check reads the page the crawl decoded: an index page, a page that refreshes to
+    an article, that article and another are each decoded once, by the crawl, never by Scrapy."""
+    refreshed, plain = unique("refreshed"), unique("plain")
+    site.rule(f"/refresh?to=/a/{refreshed}", f"/a/{plain}")
+    hook = site.root / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(COUNT_DECODES, encoding="utf-8")
+    log = site.root / "decodes.log"
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    done = site.crawler("temp", site.name, *settings, PYTHONPATH=str(hook), DECODES_LOG=str(log))
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    assert set(site.stored()) == {f"/a/{refreshed}", f"/a/{plain}"}
+    decodes = log.read_text(encoding="utf-8").split()
+    by, pages = decodes[0::2], decodes[1::2]
+    assert "scrapy" not in by, decodes
+    assert len(pages) == len(set(pages)) == 4, decodes
+
+
+def test_an_undeclared_windows_1252_page_refreshes_to_the_url_the_crawl_reads_in_it(site: Site) -> None:
+    """The meta refresh of a page that declares no charset is read as the crawl reads the page (windows-1252,
+    detected), not as Scrapy's own detection would (cp775, which reads café as cafķ)."""
+    site.rule("/refresh?to=/a/café-crème&in=cp1252")
+    done = site.temp()
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    assert set(site.stored()) == {"/a/caf%C3%A9-cr%C3%A8me"}
 
 
 def test_a_response_cut_at_the_size_limit_is_dead_lettered_with_its_reason(site: Site) -> None:

@@ -13,8 +13,9 @@ refused on purpose (robots.txt, a captcha page) as skipped. Pages are decoded by
 :func:`extractors.encoding.decode_checked`, as ``crawler extract`` and ``rules try`` decode them: a page whose
 text holds many U+FFFD under its declared charset is decoded again by detection (a site that declares
 UTF-8 and sends GBK), and counted; a rule's ``encoding`` that leaves U+FFFD gives way to the page's own
-encoding when that decodes it, and is counted and warned of once a site. A rule's regular expressions
-share a time budget per page (``RULES_REGEX_PAGE_SECONDS``).
+encoding when that decodes it, and is counted and warned of once a site. An HTML page is decoded once,
+before Scrapy's meta refresh check, which reads the same text (:mod:`crawler.worker.pagetext`). A rule's
+regular expressions share a time budget per page (``RULES_REGEX_PAGE_SECONDS``).
 
 Seeds also come as JSON from the ``crawler:seeds`` list (``{"site": ..., "url": ..., "kind":
 "index"|"feed"|"sitemap"|"api"|"search"|"article", "job": ...}``), read with our own parsing:
@@ -58,7 +59,6 @@ from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.internet.interfaces import IReactorTime
 from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed
-from w3lib.encoding import read_bom
 
 from crawler.commandline import counted, suggest
 from crawler.config import apply_environment
@@ -93,11 +93,12 @@ from crawler.worker.discovery import discovery_of
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, allow_private_domains, blocked_by_guard
+from crawler.worker.pagetext import page_text
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 from crawler.worker.scheduler import leases_ending
 from extractors import extract
 from extractors.documents import document_kind
-from extractors.encoding import Decoded, Doubt, decode_checked, python_codec
+from extractors.encoding import Decoded, Doubt
 from extractors.htmlparse import page_title
 
 __all__ = ["SitesSpider"]
@@ -1138,7 +1139,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     def _page(self, response: Response) -> tuple[Rule | None, TextResponse | None]:
         """The response's rule and the response as text, decoded by
-        :func:`extractors.encoding.decode_checked` (the rule's encoding when it sets one)."""
+        :func:`extractors.encoding.decode_checked` (the rule's encoding when it sets one): by
+        :class:`~crawler.worker.pagetext.DecodeOnceMiddleware` already, for the HTML pages it decoded."""
         rule = self._rule(response)
         if rule is None:
             return None, None
@@ -1147,10 +1149,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             logger.warning("Not a text page, skipped: %s", response.url)
             return rule, None
         self.count(f"crawl/pages/{rule.site}")
-        content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
-        decoded = decode_checked(response.body, content_type, rule.encoding)
+        text, decoded = page_text(response, rule.encoding)
         self._doubted(rule, response.url, decoded)
-        return rule, _read_as(response, decoded)
+        return rule, text
 
     def _doubted(self, rule: Rule, url: str, decoded: Decoded) -> None:
         """Warn of, and count, a page whose declared charset left many U+FFFD (decoded again by detection
@@ -1214,18 +1215,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def count(self, key: str, amount: int = 1) -> None:
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value(key, amount)
-
-
-def _read_as(response: TextResponse, decoded: Decoded) -> TextResponse:
-    """``response`` in ``decoded``'s encoding, its ``text`` the ``decoded`` text when Scrapy's own decoding
-    in that encoding would give the same, so that a page is decoded once: when the body has no byte order
-    mark (Scrapy would take the mark's encoding) and the text no U+FFFD (where Scrapy's decoder may put
-    another character: a euro sign for gb18030's lone 0x80)."""
-    text = response.replace(encoding=python_codec(decoded.encoding))
-    assert isinstance(text, TextResponse)
-    if read_bom(response.body)[0] is None and "\ufffd" not in decoded.text:
-        text._cached_ubody = decoded.text
-    return text
 
 
 def _skip_cause(message: str) -> str:
