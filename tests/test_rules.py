@@ -1304,6 +1304,21 @@ def test_a_stripped_fields_regex_reads_a_bracket_in_a_comment_as_part_of_the_com
     }
 
 
+def test_a_stripped_fields_regex_reads_a_hash_in_a_group_that_turns_verbose_off_as_a_hash(
+    tmp_path: Path,
+) -> None:
+    # In (?-x:...) within a (?x:...) group a # is itself, no comment: the verbose group ends at its own ),
+    # and the no-break space after it is read as the space strip leaves.
+    fields = r"""
+        article:
+          fields:
+            author: {xpath: "//p[@class='by']", regex: '(?x: No (?-x:#) \d+ )\xa0(\w+)'}
+    """
+    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + textwrap.dedent(fields)))
+    html = "<p class='by'>No#12\xa0Ann</p>"
+    assert rule.extract_fields(page(html))["author"] == "Ann"
+
+
 def test_fields_absent_from_the_page_or_the_rule_are_none(full_rule: Rule, tmp_path: Path) -> None:
     assert full_rule.extract_fields(page("<p>nothing here</p>")) == dict.fromkeys(
         [*STANDARD_FIELDS, "section"]

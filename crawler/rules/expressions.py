@@ -214,6 +214,8 @@ _REGEX_TOKEN_RE = re.compile(
 _COUNTED_REPEAT_RE = re.compile(r"\{(?:(\d+)(?:,\d*)?|,\d+)\}([?+]?)")
 # The opening of a group the regex module reads as written: a comment, or a group its flags make verbose.
 _VERBATIM_GROUP_RE = re.compile(r"\(\?(?:#|[A-Za-z0-9]*x[A-Za-z0-9]*(?:-[A-Za-z0-9]*)?:)")
+# The opening of a group that sets or clears flags for what it holds (``(?i:``, ``(?-x:``, ``(?x-i:``).
+_SCOPED_FLAGS_RE = re.compile(r"\(\?([A-Za-z0-9]*)(?:-([A-Za-z0-9]*))?:")
 _ESCAPED_SPACES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v"}
 # What white space collapsing (extractors.text.normalize_space) turns into a space besides str.isspace().
 _INVISIBLE_SPACES = frozenset("\u200b\ufeff")
@@ -403,36 +405,51 @@ def _verbatim_group_end(pattern: str, tokens: Sequence[re.Match[str]], start: in
     """The position of the ``)`` token that closes the group opened at ``tokens[start]`` in ``pattern``
     (compiled with ``flags``) when the regex module reads the group as written, with no white space to
     read as one space: a comment (``(?#...)``, which ends at its first ``)``), or a group whose flags
-    make it verbose (``(?x:...)``, where a ``#`` starts a comment up to the end of the line); past the
-    tokens when none does; None for any other group."""
+    make it verbose (``(?x:...)``, where a ``#`` starts a comment up to the end of the line, but not in a
+    group within it that turns verbose off, ``(?-x:...)``); past the tokens when none does; None for any
+    other group."""
     opening = _VERBATIM_GROUP_RE.match(pattern, tokens[start].start())
     if opening is None:
         return None
-    position = start + 1
-    while position < len(tokens) and tokens[position].start() < opening.end():
-        position += 1
+    position = _past(tokens, start, opening.end())
     if opening.group() == "(?#":
-        while position < len(tokens) and tokens[position].group() != ")":
-            position += 1
-        return position
-    depth = 1
+        return _comment_end(tokens, position)
+    # Whether each open group is verbose, the innermost last.
+    verbose = [True]
     while position < len(tokens):
         token = tokens[position].group()
         if token == "[":
             position = _class_end(pattern, tokens, position, flags)
-        elif token == "#":
+        elif token == "#" and verbose[-1]:
             while position < len(tokens) and tokens[position].group() != "\n":
                 position += 1
+        elif token == "(" and pattern.startswith("(?#", tokens[position].start()):
+            position = _comment_end(tokens, _past(tokens, position, tokens[position].start() + 3))
         elif token == "(":
-            nested = _verbatim_group_end(pattern, tokens, position, flags)
-            if nested is None:
-                depth += 1
+            scoped = _SCOPED_FLAGS_RE.match(pattern, tokens[position].start())
+            if scoped is None:
+                verbose.append(verbose[-1])
             else:
-                position = nested
+                verbose.append("x" in scoped.group(1) or (verbose[-1] and "x" not in (scoped.group(2) or "")))
+                position = _past(tokens, position, scoped.end()) - 1
         elif token == ")":
-            depth -= 1
-            if depth == 0:
+            verbose.pop()
+            if not verbose:
                 return position
+        position += 1
+    return position
+
+
+def _past(tokens: Sequence[re.Match[str]], position: int, end: int) -> int:
+    """The position of the first token from ``tokens[position]`` on that starts at ``end`` or after."""
+    while position < len(tokens) and tokens[position].start() < end:
+        position += 1
+    return position
+
+
+def _comment_end(tokens: Sequence[re.Match[str]], position: int) -> int:
+    """The position of the ``)`` that ends a comment group whose text starts at ``tokens[position]``."""
+    while position < len(tokens) and tokens[position].group() != ")":
         position += 1
     return position
 
