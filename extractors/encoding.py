@@ -114,35 +114,46 @@ _LABEL_ALIASES = {
     "x-x-big5": "big5",
 }
 # The web encodings, by their WHATWG names (IANA's for UTF-32, which only a BOM selects), each with the
-# Python codec that decodes it as browsers do: a superset where the WHATWG decoder is one (GBK is decoded
-# as GB18030, Big5 as Big5-HKSCS, Shift_JIS as cp932, EUC-KR as cp949).
-_CODECS = {
-    "utf-8": "utf-8",
-    "utf-16le": "utf-16-le",
-    "utf-16be": "utf-16-be",
-    "utf-32le": "utf-32-le",
-    "utf-32be": "utf-32-be",
-    "gbk": "gb18030",
-    "gb18030": "gb18030",
-    "big5": "big5hkscs",
-    "shift_jis": "cp932",
-    "euc-jp": "euc_jp",
-    "iso-2022-jp": "iso2022_jp",
-    "euc-kr": "cp949",
-    "koi8-r": "koi8-r",
-    "koi8-u": "koi8-u",
-    "macintosh": "mac-roman",
-    "x-mac-cyrillic": "mac-cyrillic",
-    "ibm866": "cp866",
-    "windows-874": "cp874",
-    **{f"windows-{number}": f"cp{number}" for number in range(1250, 1259)},
-    **{f"iso-8859-{number}": f"iso8859-{number}" for number in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)},
+# Python codec that decodes its pages as browsers do (a superset where the WHATWG decoder is one: Big5 as
+# Big5-HKSCS, Shift_JIS as cp932, EUC-KR as cp949), and the one a browser percent-encodes a URL's query in
+# for such a page: the same, but for GBK (below).
+_CODECS: dict[str, tuple[str, str]] = {
+    **{
+        name: (codec, codec)
+        for name, codec in {
+            "utf-8": "utf-8",
+            "utf-16le": "utf-16-le",
+            "utf-16be": "utf-16-be",
+            "utf-32le": "utf-32-le",
+            "utf-32be": "utf-32-be",
+            "gb18030": "gb18030",
+            "big5": "big5hkscs",
+            "shift_jis": "cp932",
+            "euc-jp": "euc_jp",
+            "iso-2022-jp": "iso2022_jp",
+            "euc-kr": "cp949",
+            "koi8-r": "koi8-r",
+            "koi8-u": "koi8-u",
+            "macintosh": "mac-roman",
+            "x-mac-cyrillic": "mac-cyrillic",
+            "ibm866": "cp866",
+            "windows-874": "cp874",
+            **{f"windows-{number}": f"cp{number}" for number in range(1250, 1259)},
+            **{
+                f"iso-8859-{number}": f"iso8859-{number}"
+                for number in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)
+            },
+        }.items()
+    },
+    # GBK pages are decoded as GB18030, their superset, as browsers decode them; their queries are encoded
+    # in GBK proper, without GB18030's four-byte sequences, which a GBK page cannot read.
+    "gbk": ("gb18030", "gbk"),
 }
 # Python codec names (``codecs.lookup(label).name``) of the labels, mapped to the web encoding a browser
 # reads them as (GB2312 as GBK, ISO-8859-1 and ASCII as windows-1252, ...); a label whose codec is not here
 # is no web text encoding.
 _WEB_NAMES = {
-    **{codec: name for name, codec in _CODECS.items()},
+    **{codec: name for name, (codec, _) in _CODECS.items()},
     "gb2312": "gbk",
     "gbk": "gbk",
     "hz": "gbk",
@@ -244,14 +255,14 @@ def normalize_encoding(label: str | None) -> str | None:
 def python_codec(name: str) -> str:
     """The Python codec that decodes the web encoding ``name`` (from :func:`normalize_encoding`) as
     browsers do: ``gbk`` is decoded as ``gb18030``, ``windows-1252`` as ``cp1252``."""
-    return _CODECS[name]
+    return _CODECS[name][0]
 
 
 def query_codec(name: str) -> str:
     """The Python codec a browser percent-encodes a URL's query in for a page in the web encoding ``name``
-    (from :func:`normalize_encoding`, not UTF-16 or UTF-32, whose pages send UTF-8): GBK without
-    GB18030's four-byte sequences, which a GBK page cannot read; else :func:`python_codec`'s."""
-    return "gbk" if name == "gbk" else _CODECS[name]
+    (from :func:`normalize_encoding`, not UTF-16 or UTF-32, whose pages send UTF-8): :func:`python_codec`'s
+    but for ``gbk``, which is ``gbk`` (see ``_CODECS``)."""
+    return _CODECS[name][1]
 
 
 def charset_from_content_type(content_type: str | None) -> str | None:
@@ -363,7 +374,7 @@ def _given_or_own(data: bytes, declared: str | None, given: str) -> Decoded:
     or, for fewer U+FFFD, the page's declared charset or UTF-8 when either is a multi-byte encoding that
     decodes it cleanly. Else the ``given`` one, doubted when it leaves ``DOUBT_REPLACEMENTS`` or more."""
     try:
-        text = data.decode(_CODECS[given])
+        text = data.decode(python_codec(given))
     except UnicodeDecodeError:
         pass
     else:
@@ -421,7 +432,7 @@ def _clean_multi_byte(data: bytes, declared: str | None) -> Decoded | None:
         name, source = found
         body = data[_BOM_LENGTHS[name] :] if source == "bom" else data
         try:
-            return Decoded(body.decode(_CODECS[name]), name, source)
+            return Decoded(body.decode(python_codec(name)), name, source)
         except UnicodeDecodeError:
             pass
     try:
@@ -440,7 +451,7 @@ def redetect(data: bytes) -> Decoded | None:
 
 
 def _decoded(data: bytes, encoding: str, source: Source) -> Decoded:
-    return Decoded(data.decode(_CODECS[encoding], "replace"), encoding, source)
+    return Decoded(data.decode(python_codec(encoding), "replace"), encoding, source)
 
 
 def decode_html(data: bytes, declared: str | None = None) -> str:
@@ -506,5 +517,5 @@ def _detect(sample: bytes) -> str | None:
 
 def _decoded_head(sample: bytes, encoding: str) -> str:
     """``sample``, the start of a page, decoded: a character cut at its end is left out, not replaced."""
-    decoder = codecs.getincrementaldecoder(_CODECS[encoding])("replace")
+    decoder = codecs.getincrementaldecoder(python_codec(encoding))("replace")
     return decoder.decode(sample, final=False)
