@@ -434,6 +434,7 @@ def _site(
         "errors_by_kind_24h": errors_by_kind,
         "refused_24h": recent["crawl/refused"],
         "rule_encoding_undecodable_24h": recent["crawl/rule_encoding_undecodable"],
+        "rule_encoding_unproven_utf8_24h": recent["crawl/rule_encoding_unproven_utf8"],
         "bans_24h": recent["ban"],
         "ban_signals_24h": recent["ban_signal"],
         "ban": ban,

@@ -24,7 +24,8 @@ encoding cannot decode become U+FFFD.
 declared charset that leaves many U+FFFD is set aside for the detected one when that fits far better, and a
 charset given by the caller (a rule's ``encoding`` key) is used whatever the page declares as long as it
 decodes the page (it gives way to the page's own encoding when that decodes what it cannot, and to UTF-8
-when the page is valid UTF-8 with many multi-byte characters, which it may decode into other characters).
+when the page is valid UTF-8 with many multi-byte characters, which it may decode into other characters;
+kept on a page that declares UTF-8 and is valid UTF-8 with fewer, it is doubted, ``Doubt.unproven``).
 
 :func:`sniff_binary` tells data that is not text at all (images, archives, random bytes), so that callers can
 say "this is not HTML" instead of extracting noise.
@@ -232,6 +233,9 @@ class Doubt:
     source: Declaration | Literal["given"]
     replaced: int
     better: Decoded | None
+    # A given charset kept on a page that declares UTF-8 and is valid UTF-8, with fewer than UTF8_EVIDENCE
+    # multi-byte characters (too few to tell it from text in the given charset): that UTF-8 reading.
+    unproven: Decoded | None = None
 
 
 def normalize_encoding(label: str | None) -> str | None:
@@ -368,7 +372,9 @@ def decode_checked(data: bytes, declared: str | None = None, given: str | None =
 def _given_or_own(data: bytes, declared: str | None, given: str) -> Decoded:
     """``data`` in the ``given`` encoding when that decodes it: one strict decode, no detection, unless
     the page is valid UTF-8 with ``UTF8_EVIDENCE`` multi-byte characters or more (:func:`_proven_utf8`),
-    read as UTF-8 then (``doubt.replaced`` is 0: a UTF-8 page that GBK decodes into other characters). When
+    read as UTF-8 then (``doubt.replaced`` is 0: a UTF-8 page that GBK decodes into other characters);
+    with fewer, on a page that declares UTF-8, the UTF-8 reading is ``doubt.unproven`` (one GBK character
+    in six is valid UTF-8, so a few prove nothing against the key, but the choice is told). When
     it leaves U+FFFD, the page's own encoding (:func:`decode_checked` without ``given``) when that leaves a
     quarter as many or fewer of the ``DOUBT_REPLACEMENTS`` or more and is evidence (:func:`_reads_better`);
     or, for fewer U+FFFD, the page's declared charset or UTF-8 when either is a multi-byte encoding that
@@ -378,10 +384,14 @@ def _given_or_own(data: bytes, declared: str | None, given: str) -> Decoded:
     except UnicodeDecodeError:
         pass
     else:
-        utf8 = None if given == "utf-8" else _proven_utf8(data)
-        if utf8 is None:
+        if given == "utf-8":
             return Decoded(text, given, "given")
-        return replace(utf8, doubt=Doubt(given, "given", 0, utf8))
+        utf8 = _proven_utf8(data)
+        if utf8 is not None:
+            return replace(utf8, doubt=Doubt(given, "given", 0, utf8))
+        unproven = _declared_utf8(data, declared)
+        doubt = None if unproven is None else Doubt(given, "given", 0, None, unproven)
+        return Decoded(text, given, "given", doubt)
     result = _decoded(data, given, "given")
     replaced = result.text.count("\ufffd")
     if replaced < DOUBT_REPLACEMENTS:
@@ -402,6 +412,20 @@ def _proven_utf8(data: bytes) -> Decoded | None:
     source: Source = "bom" if data.startswith(codecs.BOM_UTF8) else "utf-8"
     try:
         return Decoded(data.removeprefix(codecs.BOM_UTF8).decode("utf-8"), "utf-8", source)
+    except UnicodeDecodeError:
+        return None
+
+
+def _declared_utf8(data: bytes, declared: str | None) -> Decoded | None:
+    """``data`` as UTF-8 when it declares UTF-8 (:func:`declared_encoding`), is valid UTF-8 and has a
+    multi-byte character, which another encoding reads as other characters; ``None`` otherwise."""
+    if len(data.translate(None, _UTF8_LEAD_BYTES)) == len(data):
+        return None
+    found = declared_encoding(data, declared)
+    if found is None or found[0] != "utf-8":
+        return None
+    try:
+        return Decoded(data.removeprefix(codecs.BOM_UTF8).decode("utf-8"), "utf-8", found[1])
     except UnicodeDecodeError:
         return None
 

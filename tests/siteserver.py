@@ -35,6 +35,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                ``?in=meta``: declared in ``<meta charset>``, the Content-Type without one
 ``/utf8``                      the same article in UTF-8, ``charset=utf-8`` in its Content-Type
 ``/gb18030-meta``              the same article in GB18030, declared in ``<meta charset>`` only
+``/utf8-short``                an English article whose title starts with two Chinese characters, in UTF-8,
+                               ``charset=utf-8`` in its Content-Type (GBK reads it cleanly, as others)
 ``/cp1252-as-utf8``            a French article in windows-1252 that declares utf-8 in its Content-Type and
                                its ``<meta>``; charset-normalizer guesses cp775 first (no web encoding)
 ``/unsized?kb=N``              an N KB HTML page without Content-Length (its end is the connection's)
@@ -118,6 +120,8 @@ GBK_PARAGRAPHS = (
     "市民王先生说：“以前每天上班都要绕路，现在终于方便了。”交通部门提醒驾驶人，"
     "大桥限速每小时六十公里，大型货车仍需在夜间通行。",
 )
+# Valid GB18030 in UTF-8 (each run of Chinese an even number of characters): read as GBK, as "棣栭〉 harbour".
+SHORT_UTF8_TITLE = "首页 harbour"
 # The keyword the GBK search page (/search-gbk) finds results for.
 GBK_KEYWORD = "长江大桥"
 # A character GBK lacks (U+26F4 FERRY) as a GBK page writes it, and as a browser sends it in a query.
@@ -467,6 +471,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif path == "/utf8":
             chinese = article_page(GBK_TITLE, GBK_PARAGRAPHS, lang="zh")
             self._send(200, chinese.encode(), "text/html; charset=utf-8")
+        elif path == "/utf8-short":
+            short = article_page(SHORT_UTF8_TITLE, [generated_text("short")], lang="zh")
+            self._send(200, short.encode(), "text/html; charset=utf-8")
         elif path == "/gb18030-meta":
             chinese = article_page(GBK_TITLE, GBK_PARAGRAPHS, lang="zh")
             chinese = chinese.replace("<head>", '<head><meta charset="gb18030">', 1)

@@ -286,6 +286,40 @@ def test_a_given_encoding_is_kept_for_a_page_with_too_few_multi_byte_characters_
     assert (result.encoding, result.source, result.doubt) == ("windows-1252", "given", None)
 
 
+@pytest.mark.parametrize(
+    ("head", "declared", "source"),
+    [('<meta charset="utf-8">', "text/html", "meta"), ("", "text/html; charset=utf-8", "declared")],
+    ids=["meta", "content-type"],
+)
+def test_a_given_encoding_kept_on_a_page_declaring_utf8_with_too_few_multi_byte_characters_says_so(
+    head: str, declared: str, source: str
+) -> None:
+    """Valid UTF-8 with two multi-byte characters proves little (one GBK character in six is valid UTF-8
+    too), so the rule's key reads the page; the doubt tells what the page declares and that it is UTF-8."""
+    html = page("<p>Le café du port a rouvert, près du quai.</p>", head)
+    result = decode_checked(html.encode(), declared, given="windows-1252")
+    assert (result.text, result.encoding, result.source) == (
+        html.encode().decode("cp1252"),
+        "windows-1252",
+        "given",
+    )
+    assert result.doubt is not None
+    assert (result.doubt.encoding, result.doubt.source, result.doubt.replaced, result.doubt.better) == (
+        "windows-1252",
+        "given",
+        0,
+        None,
+    )
+    unproven = result.doubt.unproven
+    assert unproven is not None
+    assert (unproven.text, unproven.encoding, unproven.source, unproven.doubt) == (
+        html,
+        "utf-8",
+        source,
+        None,
+    )
+
+
 @pytest.mark.parametrize("stray", [1, 12], ids=["a-stray-byte", "many-stray-bytes"])
 def test_a_given_encoding_is_kept_against_a_content_type_saying_utf16_without_a_byte_order_mark(
     stray: int,

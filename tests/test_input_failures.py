@@ -27,7 +27,14 @@ from crawlsite import (
     sites_spider,
     unique,
 )
-from siteserver import CP1252_PARAGRAPHS, CP1252_TITLE, GBK_PARAGRAPHS, GBK_TITLE, article_page
+from siteserver import (
+    CP1252_PARAGRAPHS,
+    CP1252_TITLE,
+    GBK_PARAGRAPHS,
+    GBK_TITLE,
+    SHORT_UTF8_TITLE,
+    article_page,
+)
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.redisio.connection import connect
@@ -257,6 +264,28 @@ def test_a_rules_wrong_encoding_is_warned_of_once_a_site_and_counted_in_status(s
         f" on 2 pages in 24 h: remove or fix it in {rule_file} (the crawl's warning says what the pages"
         " declare)"
     ) in shown["attention"]
+
+
+def test_a_page_declaring_utf8_kept_in_the_rules_encoding_is_warned_of_and_counted_in_status(
+    site: Site,
+) -> None:
+    """`encoding: gbk`, and a page that says utf-8 and is valid UTF-8 with too few multi-byte characters
+    to prove it (GBK reads it without an error): read as the key says, warned of once and counted."""
+    site.rule("/utf8-short", "/utf8-short?copy=2")
+    rule_file = site.rules / f"{site.name}.yaml"
+    rule_file.write_text(rule_file.read_text(encoding="utf-8") + "encoding: gbk\n", encoding="utf-8")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    said = " ".join(done.stderr.split())
+    warning = f"{rule_file}: its `encoding: gbk` reads "
+    assert said.count(warning) == 1, done.stderr[-4000:]
+    assert "whose Content-Type says utf-8 and which is valid UTF-8, but with 4 multi-byte characters" in said
+    assert {article["title"] for article in site.stored().values()} == {
+        SHORT_UTF8_TITLE.encode().decode("gb18030")
+    }
+    (shown,) = site.status()["sites"]
+    assert (shown["rule_encoding_unproven_utf8_24h"], shown["rule_encoding_undecodable_24h"]) == (2, 0)
+    assert not any("encoding" in reason for reason in shown["attention"]), shown["attention"]
 
 
 @pytest.mark.parametrize(

@@ -1706,6 +1706,36 @@ def test_the_warning_of_a_rules_encoding_that_reads_a_utf8_page_cleanly_says_wha
     assert "read as utf-8 instead; remove the `encoding` key, or set it to utf-8" in said, said
 
 
+def test_the_note_of_a_rules_encoding_kept_on_a_page_declaring_utf8_names_the_declaration() -> None:
+    rule = parse_rule(MINIMAL_RULE + "encoding: gbk\n", site="citynews")
+    html = '<meta charset="utf-8"><h1>首页</h1>'
+    decoded = decode_checked(html.encode(), "text/html", given=rule.encoding)
+    assert (decoded.encoding, decoded.source) == ("gbk", "given")
+    assert decoded.doubt is not None
+    url = "http://127.0.0.1:8631/citynews/a.html"
+    said = rule.encoding_doubt(url, decoded.doubt)
+    assert said == (
+        f"{rule.path}: its `encoding: gbk` reads {url}, whose <meta> says utf-8 and which is valid UTF-8,"
+        " but with 2 multi-byte characters, too few to tell UTF-8 from gbk: read as gbk, as the key says;"
+        " if the site's pages are UTF-8 now, remove the `encoding` key"
+    ), said
+
+
+def test_rules_try_says_why_a_page_declaring_utf8_is_read_in_the_rules_encoding(tmp_path: Path) -> None:
+    write(tmp_path / "rules", "citynews.yaml", FULL_RULE)
+    article = write(tmp_path, "article.html", '<meta charset="utf-8"><h1>首页</h1><p>Harbour news.</p>')
+    run = crawler("rules", "try", "citynews", str(article), "--format", "json", cwd=tmp_path)
+    assert run.code == 0, run.stderr
+    document = json.loads(run.stdout)
+    assert (document["encoding"], document["fields"]["title"]) == ("gbk", "棣栭〉")
+    assert document["encoding_reason"] == (
+        "the rule's encoding key, though the <meta> in the page says utf-8 and the page is valid UTF-8,"
+        " with 2 multi-byte characters (too few to tell)"
+    )
+    said = " ".join(run.stderr.split())
+    assert "whose <meta> says utf-8 and which is valid UTF-8, but with 2 multi-byte characters" in said, said
+
+
 def test_rules_try_says_when_the_rules_encoding_leaves_a_page_undecodable(
     tmp_path: Path, site_server: SiteServer
 ) -> None:

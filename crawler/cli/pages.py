@@ -135,6 +135,12 @@ def encoding_reason(decoded: Decoded) -> str:
     doubt = decoded.doubt
     if doubt is None:
         return reason
+    if doubt.unproven is not None:
+        multi_byte = sum(not char.isascii() for char in doubt.unproven.text)
+        return (
+            f"{reason}, though the {ENCODING_SOURCES[doubt.unproven.source]} says utf-8 and the page is valid"
+            f" UTF-8, with {multi_byte} multi-byte characters (too few to tell)"
+        )
     if doubt.replaced == 0:
         return f"{reason}: {doubt.encoding} ({ENCODING_SOURCES[doubt.source]}) reads it as other characters"
     left = f"{doubt.replaced} characters undecodable"

@@ -308,7 +308,18 @@ class Rule:
         """What to change when this rule's ``encoding`` leaves the page at ``url`` with ``doubt.replaced``
         characters undecodable: the key, and what the page says it is or is detected as, which the page is
         read as instead; or, ``doubt.replaced`` 0, that it decodes a valid UTF-8 page into other
-        characters."""
+        characters, or was kept on a page that declares UTF-8 and is valid UTF-8 with too few multi-byte
+        characters to tell (``doubt.unproven``)."""
+        unproven = doubt.unproven
+        if unproven is not None:
+            multi_byte = sum(not char.isascii() for char in unproven.text)
+            declaration = _DECLARED_BY[unproven.source]
+            return (
+                f"{self.path}: its `encoding: {self.encoding}` reads {url}, whose {declaration} says utf-8"
+                f" and which is valid UTF-8, but with {multi_byte} multi-byte characters, too few to tell"
+                f" UTF-8 from {self.encoding}: read as {self.encoding}, as the key says; if the site's pages"
+                " are UTF-8 now, remove the `encoding` key"
+            )
         better = doubt.better
         if doubt.replaced == 0 and better is not None:
             multi_byte = sum(not char.isascii() for char in better.text)

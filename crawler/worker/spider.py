@@ -206,8 +206,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.max_idle_time = 0
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
         self.queue = LeasedQueue(self.server, self.keys)
-        # Sites whose rule's encoding was warned of as leaving pages undecodable (once a site).
-        self._encoding_warned: set[str] = set()
+        # Sites whose rule's encoding was warned of (once a site), as leaving pages undecodable (False) or as
+        # kept on a page that declares UTF-8 with too few multi-byte characters to prove it (True).
+        self._encoding_warned: set[tuple[str, bool]] = set()
         self.revisits = Revisits(
             self.server,
             self.keys,
@@ -1183,11 +1184,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         )
 
     def _rule_encoding_doubted(self, rule: Rule, url: str, doubt: Doubt) -> None:
-        """Count a page (HTML or an API's JSON) that the rule's encoding did not read, and warn of it once
-        a site, naming the key to change."""
-        self.count(f"crawl/rule_encoding_undecodable/{rule.site}")
-        if rule.site not in self._encoding_warned:
-            self._encoding_warned.add(rule.site)
+        """Count a page (HTML or an API's JSON) that the rule's encoding did not read, or read though the
+        page declares UTF-8 and is valid UTF-8 (``doubt.unproven``), and warn of each once a site, naming
+        the key."""
+        unproven = doubt.unproven is not None
+        kind = "unproven_utf8" if unproven else "undecodable"
+        self.count(f"crawl/rule_encoding_{kind}/{rule.site}")
+        if (rule.site, unproven) not in self._encoding_warned:
+            self._encoding_warned.add((rule.site, unproven))
             logger.warning("%s (said once a site)", rule.encoding_doubt(url, doubt))
 
     def _queue_new(self, rule: Rule, requests: list[Request], job: str | None) -> int:
