@@ -1,4 +1,6 @@
-"""Scrapy settings of the crawler, grouped by prefix: plain values, no code.
+"""Scrapy settings of the crawler, grouped by prefix: plain values, no code. Each numeric one declares
+the range it takes in its annotation (:class:`crawler.bounds.Range`; ``Seconds``: 0 or more), which every
+crawl command checks before Redis starts.
 
 Scrapy's own settings come first (with our ``RETRY_BACKOFF_`` beside Scrapy's retries and
 ``NETGUARD_PRIVATE_DOMAINS`` beside the resolver), then ours: ``REDIS_``, ``SCHEDULER_``, ``SCHEDULE_``,
@@ -8,6 +10,10 @@ Scrapy's own settings come first (with our ``RETRY_BACKOFF_`` beside Scrapy's re
 ``MONGO_URI``, ``MONGO_DB_PREFIX``, ``MONGO_WRITE_CONCERN``, ``CRAWLER_DATA_DIR``, ``CRAWLER_RULES_DIR``,
 ``CRAWLER_ALLOW_PRIVATE_NETWORKS``) are read, with their defaults, in :mod:`crawler.config`.
 """
+
+from typing import Annotated
+
+from crawler.bounds import Range, Seconds, SecondsAbove0
 
 # --- Scrapy -------------------------------------------------------------------------------------------
 BOT_NAME = "crawler"
@@ -21,30 +27,30 @@ ROBOTSTXT_OBEY = True
 REMOTE_CONTROL_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 # Per-site politeness comes from each rule (download slot per site); these are the defaults.
-CONCURRENT_REQUESTS = 32
-CONCURRENT_REQUESTS_PER_DOMAIN = 8
-DOWNLOAD_DELAY = 0.0
+CONCURRENT_REQUESTS: Annotated[int, Range("a number of requests", 1)] = 32
+CONCURRENT_REQUESTS_PER_DOMAIN: Annotated[int, Range("a number of requests", 1)] = 8
+DOWNLOAD_DELAY: Seconds = 0.0
 AUTOTHROTTLE_ENABLED = True
-AUTOTHROTTLE_START_DELAY = 0.0
-AUTOTHROTTLE_TARGET_CONCURRENCY = 8.0
+AUTOTHROTTLE_START_DELAY: Seconds = 0.0
+AUTOTHROTTLE_TARGET_CONCURRENCY: Annotated[float, Range("a number of requests", 0, above=True)] = 8.0
 # Retries (Scrapy's RetryMiddleware), each one through the shared queue after its backoff; a site's bans
 # are judged apart and hold the whole site back (BAN_, crawler/worker/bans.py).
 RETRY_ENABLED = True
-RETRY_TIMES = 2
+RETRY_TIMES: Annotated[int, Range("a number of retries", 0)] = 2
 # Scrapy's list and 403 (a sign of a ban: tried again after the site's backoff). A 429, or a 503 with
 # Retry-After, gets here only after BACKOFF_MAX_TRIES waits behind its site's backoff (BackoffMiddleware);
 # a 503 without one is a server error of its page, as a 500.
 RETRY_HTTP_CODES = [500, 502, 503, 504, 522, 524, 408, 429, 403]
 # Seconds a retry waits before a worker takes it again, doubled at each retry (1, 2, 4, ... s): a site
 # that fails for a while is asked again after it, not RETRY_TIMES times in a second.
-RETRY_BACKOFF_SECONDS = 1.0
+RETRY_BACKOFF_SECONDS: Seconds = 1.0
 # The longest wait of one retry.
-RETRY_BACKOFF_MAX_SECONDS = 60.0
-DOWNLOAD_TIMEOUT = 30
+RETRY_BACKOFF_MAX_SECONDS: Seconds = 60.0
+DOWNLOAD_TIMEOUT: SecondsAbove0 = 30
 # Decompressed size limits: a page over DOWNLOAD_MAXSIZE is dropped, one over DOWNLOAD_WARNSIZE logged.
-DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
-DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
-REDIRECT_MAX_TIMES = 5
+DOWNLOAD_MAXSIZE: Annotated[int, Range("a number of bytes", 0)] = 32 * 1024 * 1024
+DOWNLOAD_WARNSIZE: Annotated[int, Range("a number of bytes", 0)] = 8 * 1024 * 1024
+REDIRECT_MAX_TIMES: Annotated[int, Range("a number of redirects", 0)] = 5
 # Scrapy's HTTP/1.1 handler, closed without the race of its disconnect timeout (crawler/worker/download.py).
 DOWNLOAD_HANDLERS = {
     "http": "crawler.worker.download.HTTPDownloadHandler",
@@ -116,7 +122,7 @@ SPIDER_MIDDLEWARES = {
 }
 # An article page gives one item: Scrapy's default of 100 parallel item slots per response only costs
 # asyncio tasks (bench/crawl.py measured the crawl 7-45% faster at 8).
-CONCURRENT_ITEMS = 8
+CONCURRENT_ITEMS: Annotated[int, Range("a number of items", 1)] = 8
 # News pages need no session: no cookie jar to keep per site (Scrapy's advice for broad crawls).
 COOKIES_ENABLED = False
 ITEM_PIPELINES = {
@@ -136,148 +142,149 @@ SCHEDULER_PERSIST = True
 # Requests are JSON in Redis, never pickle.
 SCHEDULER_SERIALIZER = "crawler.redisio.serializer"
 # Seconds between an idle worker's looks at the shared queue (Scrapy's own engine looks every 5 s).
-SCHEDULER_IDLE_POLL_SECONDS = 0.5
+SCHEDULER_IDLE_POLL_SECONDS: Seconds = 0.5
 # Requests a worker leases in one round trip, to hand to the engine one by one (a site's politeness holds
 # between them; they are held, so renewed, and returned when the worker stops). 8 take most of a page's
 # Redis wait off the crawl without keeping many requests from other workers.
-SCHEDULER_POP_BATCH = 8
+SCHEDULER_POP_BATCH: Annotated[int, Range("a number of requests", 1)] = 8
 
 # --- SCHEDULE_: regular grabs (crawler/schedule/grabs.py) ------------------------------------------
 # Seconds between two looks at which grabs are due (a grab starts at most this late).
-SCHEDULE_TICK_SECONDS = 5.0
+SCHEDULE_TICK_SECONDS: SecondsAbove0 = 5.0
 # Longest a due grab waits for the rule's last grab to end (its job's requests counted pending) before it is
 # queued anyway, with a warning: a count nothing will bring down never holds a rule's grabs back for ever.
-SCHEDULE_GRAB_WAIT_MAX_SECONDS = 6 * 3600.0
+SCHEDULE_GRAB_WAIT_MAX_SECONDS: Seconds = 6 * 3600.0
 # Seconds the active scheduler holds its lock; another takes over this long after it stops.
-SCHEDULE_LEADER_SECONDS = 30.0
+SCHEDULE_LEADER_SECONDS: SecondsAbove0 = 30.0
 # Index pages of regular grabs are read with If-None-Match / If-Modified-Since (304 when unchanged).
 SCHEDULE_CONDITIONAL_REQUESTS = True
 # Bounds of an adaptive schedule.every whose rule sets no schedule.min/max, as factors of every.
-SCHEDULE_ADAPT_MIN_FACTOR = 0.5
-SCHEDULE_ADAPT_MAX_FACTOR = 4.0
+SCHEDULE_ADAPT_MIN_FACTOR: Annotated[float, Range("a factor of every", 0, 1, above=True)] = 0.5
+SCHEDULE_ADAPT_MAX_FACTOR: Annotated[float, Range("a factor of every", 1)] = 4.0
 # Priority over other grabs of a site whose grabs always find new articles (scaled by its yield, 0-1).
-SCHEDULE_YIELD_BOOST = 5
+SCHEDULE_YIELD_BOOST: Annotated[int, Range("a priority")] = 5
 # Priority of a temp crawl's requests over every regular grab's.
-SCHEDULE_TEMP_BOOST = 100
+SCHEDULE_TEMP_BOOST: Annotated[int, Range("a priority")] = 100
 # Seconds a temp crawl waits for a Redis that stopped answering (a server that cannot start again) before
 # it stops with an error, its requests left queued: a temp crawl always ends.
-SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS = 120.0
+SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS: Seconds = 120.0
 
 # --- SUPERVISION_: what crawler status reads -------------------------------------------------------------
 # Seconds between two writes of the per-site counters to Redis.
-SUPERVISION_FLUSH_SECONDS = 2.0
+SUPERVISION_FLUSH_SECONDS: SecondsAbove0 = 2.0
 # Hours the hourly per-site counters are kept (the status view compares the last 24 h with the week before).
-SUPERVISION_KEEP_HOURS = 192.0
+SUPERVISION_KEEP_HOURS: Annotated[float, Range("hours", 0, above=True)] = 192.0
 # Seconds between two heartbeats of a worker (3 missed: the worker is taken for dead).
-SUPERVISION_HEARTBEAT_SECONDS = 5.0
+SUPERVISION_HEARTBEAT_SECONDS: SecondsAbove0 = 5.0
 # Seconds of heartbeats a worker's rate (responses per minute) is measured over.
-SUPERVISION_RATE_SECONDS = 60.0
+SUPERVISION_RATE_SECONDS: SecondsAbove0 = 60.0
 # Seconds after its last heartbeat a dead worker stays listed by crawler status (each worker's own, in its
 # beat; a live worker is never forgotten); then it is left out, and the next beat of a live worker removes it.
-SUPERVISION_FORGET_WORKER_SECONDS = 3600.0
+SUPERVISION_FORGET_WORKER_SECONDS: Seconds = 3600.0
 
 # --- ROBOTS_ and BACKOFF_: each site as a whole, for every worker (crawler/redisio/queue.py) ----------
 # A robots.txt crawl-delay longer than the rule's delay is kept, up to this many seconds.
-ROBOTS_MAX_CRAWL_DELAY = 600.0
+ROBOTS_MAX_CRAWL_DELAY: Seconds = 600.0
 # A 429 without Retry-After holds its site back this long, doubled at each one since the last
 # BACKOFF_CALM_SECONDS without any, at most BACKOFF_MAX_SECONDS (a Retry-After is kept up to that too).
-BACKOFF_FIRST_SECONDS = 5.0
-BACKOFF_MAX_SECONDS = 600.0
-BACKOFF_CALM_SECONDS = 300.0
+BACKOFF_FIRST_SECONDS: Seconds = 5.0
+BACKOFF_MAX_SECONDS: Seconds = 600.0
+BACKOFF_CALM_SECONDS: Seconds = 300.0
 # After a backoff the site is asked at most once every this many seconds, doubled at each backoff up to
 # BACKOFF_MAX_THROTTLE_SECONDS, the delay halving every 2 minutes (THROTTLE_HALF_LIFE): 0.5 s keeps a
 # site that allowed a few requests a second under its limit without slowing a fast one for long.
-BACKOFF_THROTTLE_SECONDS = 0.5
-BACKOFF_MAX_THROTTLE_SECONDS = 30.0
+BACKOFF_THROTTLE_SECONDS: Seconds = 0.5
+BACKOFF_MAX_THROTTLE_SECONDS: Seconds = 30.0
 # Times one request is queued again behind its site's backoff before it goes on to RETRY_TIMES (a 429, or a
 # 503 with Retry-After, uses no retry: the site asked to wait, the request did not fail).
-BACKOFF_MAX_TRIES = 8
+BACKOFF_MAX_TRIES: Annotated[int, Range("a number of tries", 0)] = 8
 
 # --- BAN_: a site (or a proxy) that stopped serving the crawler (crawler/worker/bans.py) --------------
 # Answers of a site (and of a proxy) each worker judges together.
-BAN_WINDOW = 20
+BAN_WINDOW: Annotated[int, Range("a number of answers", 1)] = 20
 # A ban: at least this many signs (403, 429, challenge, login or empty pages) in the window, and at least
 # this share of it. One odd page is never a ban.
-BAN_MIN_SIGNALS = 3
-BAN_MIN_SHARE = 0.5
+BAN_MIN_SIGNALS: Annotated[int, Range("a number of signs", 1)] = 3
+BAN_MIN_SHARE: Annotated[float, Range("a share", 0, 1)] = 0.5
 # A banned site is held back this long for every worker, doubled as BACKOFF_ doubles.
-BAN_BACKOFF_SECONDS = 60.0
+BAN_BACKOFF_SECONDS: Seconds = 60.0
 
 # --- PROXY_ and SESSION_: how sites are reached (crawler/worker/proxies.py, sessions.py) ---------------
 # (The proxies of the sites whose rule names none are CRAWLER_PROXIES and CRAWLER_PROXY_FILE, read from
 # the environment in crawler/config.py. None: requests go out directly.)
 # Requests at once through one proxy, in each worker.
-PROXY_CONCURRENCY = 4
+PROXY_CONCURRENCY: Annotated[int, Range("a number of requests", 1)] = 4
 # A proxy that failed this many times in a row (or was banned) rests this many seconds, for every worker.
-PROXY_MAX_FAILURES = 3
-PROXY_BENCH_SECONDS = 300.0
+PROXY_MAX_FAILURES: Annotated[int, Range("a number of failures", 1)] = 3
+PROXY_BENCH_SECONDS: Seconds = 300.0
 # Seconds a worker's hold on a session lasts unless renewed (it renews it while it runs).
-SESSION_LEASE_SECONDS = 60.0
+SESSION_LEASE_SECONDS: SecondsAbove0 = 60.0
 # A session that was logged out or banned rests this long.
-SESSION_BENCH_SECONDS = 1800.0
+SESSION_BENCH_SECONDS: Seconds = 1800.0
 # A request for which every session is held by other workers waits this long in the queue, at most
 # SESSION_MAX_WAITS times, then is dead-lettered.
-SESSION_WAIT_SECONDS = 5.0
-SESSION_MAX_WAITS = 60
+SESSION_WAIT_SECONDS: Seconds = 5.0
+SESSION_MAX_WAITS: Annotated[int, Range("a number of waits", 0)] = 60
 
 # --- LEASE_: requests being worked on -----------------------------------------------------------------
 # Seconds a worker holds a request before it goes back to the queue, unless renewed.
-LEASE_SECONDS = 60.0
+LEASE_SECONDS: SecondsAbove0 = 60.0
 # Seconds between renewals of a worker's leases (a third of LEASE_SECONDS keeps two tries in hand); a
 # LEASE_SECONDS made shorter is renewed every third of it all the same (crawler/worker/scheduler.py).
-LEASE_RENEW_SECONDS = 20.0
+LEASE_RENEW_SECONDS: SecondsAbove0 = 20.0
 
 # --- BLOOM_: seen article URLs ------------------------------------------------------------------------
 # URLs the first slice of the filter holds at BLOOM_ERROR_RATE; later slices grow by BLOOM_GROWTH.
-BLOOM_CAPACITY = 1_000_000
+BLOOM_CAPACITY: Annotated[int, Range("a number of URLs", 1)] = 1_000_000
 # Target false-positive rate of the whole filter.
-BLOOM_ERROR_RATE = 0.001
+BLOOM_ERROR_RATE: Annotated[float, Range("a false-positive rate", 0, 1, above=True, below=True)] = 0.001
 # Each new slice holds this many times the previous one's URLs.
-BLOOM_GROWTH = 2
+BLOOM_GROWTH: Annotated[int, Range("a factor", 1)] = 2
 
 # --- STORE_: where articles go ------------------------------------------------------------------------
 # Articles per write: a batch is stored (one transaction, or one bulk write) before its requests are acked.
-STORE_BATCH_SIZE = 100
+STORE_BATCH_SIZE: Annotated[int, Range("a number of articles", 1)] = 100
 # Seconds an article waits for its batch to fill before the batch is written anyway.
-STORE_FLUSH_SECONDS = 0.2
+STORE_FLUSH_SECONDS: Seconds = 0.2
 # Seconds between tries to replay the local spool into MongoDB while it is unreachable.
-STORE_SPOOL_RETRY_SECONDS = 10.0
+STORE_SPOOL_RETRY_SECONDS: Seconds = 10.0
 # Seconds before a page whose article could not be stored (disk full, read-only, store away) is fetched
 # and stored again; its request keeps its lease meanwhile (crawler/redisio/queue.py defer).
-STORE_RETRY_SECONDS = 30.0
+STORE_RETRY_SECONDS: Seconds = 30.0
 # Tries to store a page's article before its request is dead-lettered with the store's error.
-STORE_MAX_ATTEMPTS = 5
+STORE_MAX_ATTEMPTS: Annotated[int, Range("a number of tries", 1)] = 5
 # Seconds a write to the SQLite store waits for another process's transaction on the same week's file
-# (another worker's write, or a sqlite3 shell's) before it fails with "database is locked".
-STORE_BUSY_TIMEOUT_SECONDS = 30.0
+# (another worker's write, or a sqlite3 shell's) before it fails with "database is locked"; SQLite keeps at
+# most 2147483 s (its whole milliseconds in a C int, about 24 days).
+STORE_BUSY_TIMEOUT_SECONDS: Annotated[float, Range("seconds", 0, 2147483)] = 30.0
 
 # --- MONGO_: the MongoDB store (crawler/store/mongo.py), used when MONGO_URI is set (crawler/config.py) ---
 # Milliseconds to find a server or connect before the batch goes to the spool.
-MONGO_TIMEOUT_MS = 5000
+MONGO_TIMEOUT_MS: Annotated[int, Range("milliseconds", 1)] = 5000
 
 # --- DEDUP_: the same article under another URL -------------------------------------------------------
 # Look for an earlier copy of each new article's body and record the repost instead of storing it.
 DEDUP_ENABLED = True
 # Days before and after an article's first fetch within which a copy counts as a repost.
-DEDUP_WINDOW_DAYS = 7
+DEDUP_WINDOW_DAYS: Annotated[float, Range("days", 0)] = 7
 # Most SimHash bits in which a near-duplicate body may differ; None: the tuned DEFAULT_MAX_DISTANCE of
 # crawler/store/fingerprint.py, which says why.
-DEDUP_MAX_DISTANCE = None
+DEDUP_MAX_DISTANCE: Annotated[int | None, Range("a bit count", 0, 64)] = None
 
 # --- WORKER_: the worker's process ---------------------------------------------------------------------
 # Seconds a thread holds the GIL before another may take it (Python's default is 0.005). The store's
 # thread runs Python too; each time the reactor's thread waits on a socket or a regex it gives the GIL up
 # and, at 5 ms, waited up to that long to get it back: 0.5 ms took the bench crawl from about 145 to
 # 200 pages/s.
-WORKER_SWITCH_INTERVAL = 0.0005
+WORKER_SWITCH_INTERVAL: SecondsAbove0 = 0.0005
 
 # --- TEXT_: the per-article text work (qRead, summaries, fingerprints; crawler/worker/textwork.py) ------
 # Processes doing it off the crawl's thread (0: on the crawl's thread). Two keep a 2-core machine busy;
 # give one per spare core on a larger one.
-TEXT_PROCESSES = 2
+TEXT_PROCESSES: Annotated[int, Range("a number of processes", 0)] = 2
 # Seconds the crawl waits at its start for those processes to finish their imports, so its first requests
 # do not share the cores with them (they then left up to 0.2 s after their politeness slot); 0: no wait.
-TEXT_START_SECONDS = 30.0
+TEXT_START_SECONDS: Seconds = 30.0
 
 # --- SUMMARY_: extractive summaries stored with each article -------------------------------------------
 # Summary lengths in sentences (an empty list turns summaries off).
@@ -286,41 +293,41 @@ SUMMARY_SENTENCES = [1, 3]
 # --- RULES_: applying site rules to pages ------------------------------------------------------------
 # Seconds all of a rule's regular expressions may take on one page together (each search also stops at
 # 0.2 s): a pattern that backtracks on every link costs a page this long, not 0.2 s a link.
-RULES_REGEX_PAGE_SECONDS = 1.0
+RULES_REGEX_PAGE_SECONDS: SecondsAbove0 = 1.0
 # Seconds between two reads of the rules folder for a site no rule of this worker names (a rule file added
 # while it runs) while the folder is unchanged: a folder that changed since the last read (a file added,
 # removed or written) is read at once, so a rule added just before its crawl starts is never missed; an
 # unchanged one costs a flood of requests of an unknown site one scandir each, no YAML parse.
-RULES_RELOAD_SECONDS = 5.0
+RULES_RELOAD_SECONDS: Seconds = 5.0
 
 # --- SITEMAPS_: a rule's sitemaps (crawler/rules/sitemaps.py) ---------------------------------------
 # Levels of sitemaps followed from a rule's: robots.txt -> sitemap index -> sitemap is 3; deeper nesting is
 # left out (counted), so a sitemap index that lists itself or a chain of them ends.
-SITEMAPS_MAX_DEPTH = 3
+SITEMAPS_MAX_DEPTH: Annotated[int, Range("a number of levels", 0)] = 3
 # Bytes of one sitemap once uncompressed: the protocol's limit (a .gz past it is a bomb, refused).
-SITEMAPS_MAX_BYTES = 50 * 1024 * 1024
+SITEMAPS_MAX_BYTES: Annotated[int, Range("a number of bytes", 1)] = 50 * 1024 * 1024
 # A grab offers a sitemap's entries changed after the latest change the previous grab saw in it, less this
 # margin (a page published late with an earlier date; what is offered twice, the Bloom filter skips);
 # temp crawls offer every entry.
-SITEMAPS_SINCE_MARGIN_SECONDS = 3600.0
+SITEMAPS_SINCE_MARGIN_SECONDS: Seconds = 3600.0
 
 # --- DISCOVER_: discover crawls toward a topic (crawler/worker/discovery.py, crawler/discover/) -----------
 # Requests of a discover job kept in the shared queue (queued or leased): few enough that the frontier's
 # latest values and the bandit's latest rewards choose the next ones, enough to keep every worker busy.
-DISCOVER_QUEUE_TARGET = 16
+DISCOVER_QUEUE_TARGET: Annotated[int, Range("a number of requests", 1)] = 16
 # Pages a worker learns from between two shares of its link model through Redis.
-DISCOVER_SYNC_PAGES = 20
+DISCOVER_SYNC_PAGES: Annotated[int, Range("a number of pages", 1)] = 20
 # Links a host keeps in the frontier at most (the best ones): a trap's endless pages stay bounded.
-DISCOVER_FRONTIER_PER_HOST = 2000
+DISCOVER_FRONTIER_PER_HOST: Annotated[int, Range("a number of links", 1)] = 2000
 # Stored articles of each of a topic's example sites read as examples.
-DISCOVER_EXAMPLE_ARTICLES = 50
+DISCOVER_EXAMPLE_ARTICLES: Annotated[int, Range("a number of articles", 0)] = 50
 
 # --- DOCUMENTS_: PDF and DOCX articles (extractors/documents.py) -----------------------------------------
 # Bytes of one PDF or DOCX article: a longer one is dead-lettered (its text would hold a text process).
-DOCUMENTS_MAX_BYTES = 20 * 1024 * 1024
+DOCUMENTS_MAX_BYTES: Annotated[int, Range("a number of bytes", 1)] = 20 * 1024 * 1024
 
 # --- QREAD_: the body when a rule's fields fall short -------------------------------------------------
 # Extraction algorithm used when a rule's body is missing or shorter than its min_body_chars.
 QREAD_ALGORITHM = "qread-learned"
 # Default minimum body length (characters) under which qRead supplies the body.
-QREAD_MIN_BODY_CHARS = 200
+QREAD_MIN_BODY_CHARS: Annotated[int, Range("a number of characters", 0)] = 200

@@ -10,6 +10,7 @@ Redis killed, frozen or full and crawls stopped by a signal are tests/test_redis
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import subprocess
@@ -380,6 +381,21 @@ def test_a_bad_store_setting_is_one_line_and_exit_2_before_redis_starts_or_anyth
             ("schedule", "--once", "-s", "SCHEDULE_TICK_SECONDS=0"),
             "SCHEDULE_TICK_SECONDS is 0.0: expected seconds above 0 (the default is 5.0)",
         ),
+        (
+            ("temp", "faults", "-s", "BAN_MIN_SHARE=1.5"),
+            "BAN_MIN_SHARE is 1.5: expected a share from 0 to 1 (the default is 0.5); give BAN_MIN_SHARE a"
+            " value in that range, or leave it out to take the default",
+        ),
+        (
+            ("worker", "-s", "BLOOM_ERROR_RATE=1"),
+            "BLOOM_ERROR_RATE is 1.0: expected a false-positive rate above 0 and below 1 (the default is"
+            " 0.001); give BLOOM_ERROR_RATE a value in that range",
+        ),
+        (
+            ("schedule", "--once", "-s", "SCHEDULE_ADAPT_MIN_FACTOR=2"),
+            "SCHEDULE_ADAPT_MIN_FACTOR is 2.0: expected a factor of every above 0 and 1 at most (the default"
+            " is 0.5)",
+        ),
     ],
 )
 def test_a_bad_worker_setting_is_one_line_and_exit_2_before_redis_starts_or_anything_is_queued(
@@ -432,6 +448,46 @@ def test_every_numeric_setting_below_0_is_refused_as_a_crawl_starts_and_its_defa
             said.append(str(exc))
     assert said, f"{name}=-1 taken"
     assert all(line.startswith(f"{name} is -1: expected ") for line in said), said
+
+
+def test_every_numeric_setting_declares_the_range_it_takes_and_its_default_is_in_it() -> None:
+    """A numeric setting added to crawler/settings.py says beside it which values it takes (its annotation,
+    crawler.bounds.Range), for the check of every crawl command to read."""
+    from crawler.bounds import declared_ranges
+
+    ranges = declared_ranges(project_settings)
+    numeric = {
+        name
+        for name, value in vars(project_settings).items()
+        if name.isupper() and isinstance(value, int | float) and not isinstance(value, bool)
+    }
+    assert sorted(numeric - ranges.keys()) == [], "numeric settings with no Range in their annotation"
+    assert sorted(ranges.keys() - set(dir(project_settings))) == []
+    assert [name for name in numeric if not ranges[name].admits(getattr(project_settings, name))] == []
+
+
+def test_every_setting_above_its_highest_value_is_refused_as_a_crawl_starts() -> None:
+    """The highest value a setting takes is checked as its lowest is: one past it is refused, naming the
+    setting, the value, the range and the default; the highest itself is taken unless the range is open."""
+    from scrapy.settings import Settings
+
+    from crawler.bounds import declared_ranges
+    from crawler.errors import InputError
+    from crawler.worker.process import check_worker_settings
+
+    values = {key: getattr(project_settings, key) for key in dir(project_settings) if key.isupper()}
+    ranges = declared_ranges(project_settings).items()
+    bounded = {name: taken for name, taken in ranges if math.isfinite(taken.highest)}
+    assert {"BAN_MIN_SHARE", "BLOOM_ERROR_RATE", "DEDUP_MAX_DISTANCE"} <= bounded.keys()
+    for name, taken in bounded.items():
+        if not taken.below:
+            check_worker_settings(Settings({**values, name: taken.highest}))
+        past = taken.highest if taken.below else taken.highest + 1
+        with pytest.raises(InputError) as raised:
+            check_worker_settings(Settings({**values, name: past}))
+        assert str(raised.value).startswith(
+            f"{name} is {past!r}: expected {taken} (the default is {getattr(project_settings, name)!r})"
+        )
 
 
 @pytest.mark.parametrize(

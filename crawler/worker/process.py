@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from scrapy import signals
 from scrapy.settings import BaseSettings, Settings
@@ -13,10 +13,10 @@ from twisted.internet import task
 from twisted.python.failure import Failure
 
 from crawler import settings as defaults
+from crawler.bounds import Range, declared_ranges
 from crawler.errors import CrawlerError, InputError
 from crawler.worker.fetch import SignalledProcess
 from crawler.worker.spider import SitesSpider
-from crawler.worker.textwork import text_processes
 
 __all__ = ["check_worker_settings", "run_worker"]
 
@@ -61,102 +61,36 @@ _ONE_LINE_LOGGERS = {
 }
 
 
-class _Lowest(NamedTuple):
-    """The lowest value a numeric setting takes (``above``: the value itself refused), and what it counts."""
-
-    value: float
-    above: bool
-    unit: str
-
-
-_SECONDS_ABOVE_0 = _Lowest(0, above=True, unit="seconds")
-_SECONDS = _Lowest(0, above=False, unit="seconds")
-# The numeric settings a crawl reads as it runs (the store's are checked by crawler.store.store_config),
-# with their lowest values: checked together, before Redis starts or anything is queued, rather than
-# failing (or looping) in the middle of a crawl.
-_LOWEST: dict[str, _Lowest] = {
-    "CONCURRENT_REQUESTS": _Lowest(1, above=False, unit="a number of requests"),
-    "CONCURRENT_REQUESTS_PER_DOMAIN": _Lowest(1, above=False, unit="a number of requests"),
-    "CONCURRENT_ITEMS": _Lowest(1, above=False, unit="a number of items"),
-    "DOWNLOAD_DELAY": _SECONDS,
-    "AUTOTHROTTLE_START_DELAY": _SECONDS,
-    "AUTOTHROTTLE_TARGET_CONCURRENCY": _Lowest(0, above=True, unit="a number of requests"),
-    "RETRY_TIMES": _Lowest(0, above=False, unit="a number of retries"),
-    "DOWNLOAD_TIMEOUT": _SECONDS_ABOVE_0,
-    "DOWNLOAD_MAXSIZE": _Lowest(0, above=False, unit="a number of bytes"),
-    "DOWNLOAD_WARNSIZE": _Lowest(0, above=False, unit="a number of bytes"),
-    "REDIRECT_MAX_TIMES": _Lowest(0, above=False, unit="a number of redirects"),
-    "RETRY_BACKOFF_SECONDS": _SECONDS,
-    "RETRY_BACKOFF_MAX_SECONDS": _SECONDS,
-    "SCHEDULER_IDLE_POLL_SECONDS": _SECONDS,
-    "SCHEDULER_POP_BATCH": _Lowest(1, above=False, unit="a number of requests"),
-    "SCHEDULE_TICK_SECONDS": _SECONDS_ABOVE_0,
-    "SCHEDULE_GRAB_WAIT_MAX_SECONDS": _SECONDS,
-    "SCHEDULE_LEADER_SECONDS": _SECONDS_ABOVE_0,
-    "SCHEDULE_ADAPT_MIN_FACTOR": _Lowest(0, above=True, unit="a factor"),
-    "SCHEDULE_ADAPT_MAX_FACTOR": _Lowest(0, above=True, unit="a factor"),
-    "SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS": _SECONDS,
-    "SUPERVISION_FLUSH_SECONDS": _SECONDS_ABOVE_0,
-    "SUPERVISION_KEEP_HOURS": _Lowest(0, above=True, unit="hours"),
-    "SUPERVISION_HEARTBEAT_SECONDS": _SECONDS_ABOVE_0,
-    "SUPERVISION_RATE_SECONDS": _SECONDS_ABOVE_0,
-    "SUPERVISION_FORGET_WORKER_SECONDS": _SECONDS,
-    "ROBOTS_MAX_CRAWL_DELAY": _SECONDS,
-    "BACKOFF_FIRST_SECONDS": _SECONDS,
-    "BACKOFF_MAX_SECONDS": _SECONDS,
-    "BACKOFF_CALM_SECONDS": _SECONDS,
-    "BACKOFF_THROTTLE_SECONDS": _SECONDS,
-    "BACKOFF_MAX_THROTTLE_SECONDS": _SECONDS,
-    "BACKOFF_MAX_TRIES": _Lowest(0, above=False, unit="a number of tries"),
-    "BAN_WINDOW": _Lowest(1, above=False, unit="a number of answers"),
-    "BAN_MIN_SIGNALS": _Lowest(1, above=False, unit="a number of signs"),
-    "BAN_MIN_SHARE": _Lowest(0, above=False, unit="a share"),
-    "BAN_BACKOFF_SECONDS": _SECONDS,
-    "PROXY_CONCURRENCY": _Lowest(1, above=False, unit="a number of requests"),
-    "PROXY_MAX_FAILURES": _Lowest(1, above=False, unit="a number of failures"),
-    "PROXY_BENCH_SECONDS": _SECONDS,
-    "SESSION_LEASE_SECONDS": _SECONDS_ABOVE_0,
-    "SESSION_BENCH_SECONDS": _SECONDS,
-    "SESSION_WAIT_SECONDS": _SECONDS,
-    "SESSION_MAX_WAITS": _Lowest(0, above=False, unit="a number of waits"),
-    "LEASE_SECONDS": _SECONDS_ABOVE_0,
-    "LEASE_RENEW_SECONDS": _SECONDS_ABOVE_0,
-    "BLOOM_CAPACITY": _Lowest(1, above=False, unit="a number of URLs"),
-    "BLOOM_ERROR_RATE": _Lowest(0, above=True, unit="a fraction"),
-    "BLOOM_GROWTH": _Lowest(1, above=False, unit="a factor"),
-    "STORE_FLUSH_SECONDS": _SECONDS,
-    "STORE_RETRY_SECONDS": _SECONDS,
-    "STORE_MAX_ATTEMPTS": _Lowest(1, above=False, unit="a number of tries"),
-    "WORKER_SWITCH_INTERVAL": _SECONDS_ABOVE_0,
-    "TEXT_START_SECONDS": _SECONDS,
-    "RULES_REGEX_PAGE_SECONDS": _SECONDS_ABOVE_0,
-    "RULES_RELOAD_SECONDS": _SECONDS,
-    "SITEMAPS_MAX_DEPTH": _Lowest(0, above=False, unit="a number of levels"),
-    "SITEMAPS_MAX_BYTES": _Lowest(1, above=False, unit="a number of bytes"),
-    "SITEMAPS_SINCE_MARGIN_SECONDS": _SECONDS,
-    "DISCOVER_QUEUE_TARGET": _Lowest(1, above=False, unit="a number of requests"),
-    "DISCOVER_SYNC_PAGES": _Lowest(1, above=False, unit="a number of pages"),
-    "DISCOVER_FRONTIER_PER_HOST": _Lowest(1, above=False, unit="a number of links"),
-    "DISCOVER_EXAMPLE_ARTICLES": _Lowest(0, above=False, unit="a number of articles"),
-    "DOCUMENTS_MAX_BYTES": _Lowest(1, above=False, unit="a number of bytes"),
-    "QREAD_MIN_BODY_CHARS": _Lowest(0, above=False, unit="a number of characters"),
-}
+# The numeric settings a crawl reads (crawler/settings.py declares the range of each beside it), checked
+# together before Redis starts or anything is queued, rather than failing (or looping) in the middle of a
+# crawl. The store's are checked again by crawler.store.store_config, for any mapping of settings.
+_RANGES = declared_ranges(defaults)
 
 
 def check_worker_settings(settings: BaseSettings) -> None:
     """:class:`InputError` naming a numeric setting of a crawl that it cannot run with (``LEASE_SECONDS``
-    of 0, a negative ``STORE_RETRY_SECONDS``, ``STORE_MAX_ATTEMPTS`` of 0, ``TEXT_PROCESSES`` below 0, ...),
-    its value, what it takes and its default, so that a command can refuse it before anything is queued."""
-    for name, lowest in _LOWEST.items():
-        value = settings.getfloat(name)
-        if value > lowest.value or (value == lowest.value and not lowest.above):
+    of 0, a negative ``STORE_RETRY_SECONDS``, ``BAN_MIN_SHARE`` above 1, ``TEXT_PROCESSES`` below 0, ...),
+    its value, the range it takes and its default, so that a command can refuse it before anything is
+    queued. A setting whose default is None (``DEDUP_MAX_DISTANCE``) is checked when it is given, as the
+    text given."""
+    for name, taken in _RANGES.items():
+        value = settings[name]
+        if value is None or _admitted(taken, value):
             continue
-        expected = f"above {lowest.value:g}" if lowest.above else f"{lowest.value:g} or more"
+        given = value if isinstance(value, str) else repr(value)
         raise InputError(
-            f"{name} is {settings[name]!r}: expected {lowest.unit}{' ' if lowest.above else ', '}{expected}"
-            f" (the default is {getattr(defaults, name)!r})"
+            f"{name} is {given}: expected {taken} (the default is {getattr(defaults, name)!r});"
+            f" give {name} a value in that range, or leave it out to take the default"
         )
-    text_processes(settings)
+
+
+def _admitted(taken: Range, value: object) -> bool:
+    if not isinstance(value, str | int | float):
+        return False
+    try:
+        return taken.admits(float(value))
+    except ValueError:
+        return False
 
 
 def run_worker(
