@@ -255,7 +255,7 @@ STORE_RETRY_SECONDS: Seconds = 30.0
 STORE_MAX_ATTEMPTS: Annotated[int, Range("a number of tries", 1)] = 5
 # Seconds a write to the SQLite store waits for another process's transaction on the same week's file
 # (another worker's write, or a sqlite3 shell's) before it fails with "database is locked"; SQLite keeps at
-# most 2147483 s (its whole milliseconds in a C int, about 24 days).
+# most 2147483 s (whole milliseconds in a C int, about 24 days: Python's sqlite3 makes a longer one 0).
 STORE_BUSY_TIMEOUT_SECONDS: Annotated[float, Range("seconds", 0, 2147483)] = 30.0
 
 # --- MONGO_: the MongoDB store (crawler/store/mongo.py), used when MONGO_URI is set (crawler/config.py) ---

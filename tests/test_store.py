@@ -179,7 +179,11 @@ def test_open_store_gives_mongodb_for_mongo_uri_without_showing_the_password(tmp
         ("MONGO_WRITE_CONCERN", "0", "MONGO_WRITE_CONCERN is '0': expected 'majority' or a number"),
         ("MONGO_DB_PREFIX", "my db", "MONGO_DB_PREFIX is 'my db': expected 1 to 40 letters"),
         ("DEDUP_WINDOW_DAYS", "-1", "DEDUP_WINDOW_DAYS is '-1': expected a number of at least 0"),
-        ("DEDUP_MAX_DISTANCE", "70", "DEDUP_MAX_DISTANCE is 70: expected a bit count from 0 to 64"),
+        (
+            "DEDUP_MAX_DISTANCE",
+            "70",
+            "DEDUP_MAX_DISTANCE is '70': expected a whole number of at least 0 and at most 64",
+        ),
         ("DEDUP_ENABLED", "maybe", "DEDUP_ENABLED is 'maybe': expected true or false"),
     ],
 )
@@ -187,6 +191,30 @@ def test_store_settings_are_checked_by_name(tmp_path: Path, name: str, value: st
     settings = {"CRAWLER_DATA_DIR": str(tmp_path), "MONGO_URI": "mongodb://127.0.0.1:1", name: value}
     with pytest.raises(StoreError, match=re.escape(message)):
         open_store(settings)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "STORE_BATCH_SIZE",
+        "DEDUP_WINDOW_DAYS",
+        "DEDUP_MAX_DISTANCE",
+        "MONGO_TIMEOUT_MS",
+        "STORE_SPOOL_RETRY_SECONDS",
+    ],
+)
+def test_the_store_takes_the_range_each_setting_declares_in_crawler_settings(
+    tmp_path: Path, name: str
+) -> None:
+    from crawler import settings as project_settings
+    from crawler.bounds import declared_ranges
+
+    taken = declared_ranges(project_settings)[name]
+    settings = {"CRAWLER_DATA_DIR": str(tmp_path), "MONGO_URI": "mongodb://127.0.0.1:1"}
+    store_config({**settings, name: str(taken.lowest)})
+    below = str(taken.lowest - 1)
+    with pytest.raises(StoreError, match=re.escape(f"{name} is {below!r}: expected a ")):
+        store_config({**settings, name: below})
 
 
 def test_weekly_mongodb_databases_follow_iso_weeks(tmp_path: Path) -> None:

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawler import settings as defaults
+from crawler.bounds import declared_ranges
 from crawler.config import Config
 from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
 from crawler.store.base import DedupPolicy, Store, Written
 from crawler.store.document import DOCUMENT_FIELDS, article_id, content_hash, week_of
-from crawler.store.sqlite import LONGEST_BUSY_TIMEOUT_SECONDS, SqliteStore
+from crawler.store.sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from crawler.store.mongo import MongoConfig
@@ -48,6 +49,9 @@ __all__ = [
     "store_config",
     "week_of",
 ]
+
+# The range of each store setting, declared beside it in crawler/settings.py.
+_RANGES = declared_ranges(defaults)
 
 
 @dataclass(frozen=True)
@@ -105,12 +109,10 @@ def store_config(settings: Mapping[str, Any]) -> StoreConfig:
     source = settings
     config = Config()
     data_dir = str(source.get("CRAWLER_DATA_DIR") or config.data_dir)
-    batch_size = _whole(source, "STORE_BATCH_SIZE", defaults.STORE_BATCH_SIZE, minimum=1)
+    batch_size = _whole(source, "STORE_BATCH_SIZE", defaults.STORE_BATCH_SIZE)
     dedup = DedupPolicy(
-        window=timedelta(
-            days=_number(source, "DEDUP_WINDOW_DAYS", defaults.DEDUP_WINDOW_DAYS, minimum=0, whole=False)
-        ),
-        max_distance=_whole(source, "DEDUP_MAX_DISTANCE", fingerprint.DEFAULT_MAX_DISTANCE, minimum=0),
+        window=timedelta(days=_number(source, "DEDUP_WINDOW_DAYS", defaults.DEDUP_WINDOW_DAYS, whole=False)),
+        max_distance=_whole(source, "DEDUP_MAX_DISTANCE", fingerprint.DEFAULT_MAX_DISTANCE),
         enabled=_flag(source, "DEDUP_ENABLED", default=defaults.DEDUP_ENABLED),
     )
     mongo_uri = source.get("MONGO_URI")
@@ -119,9 +121,8 @@ def store_config(settings: Mapping[str, Any]) -> StoreConfig:
             source,
             "STORE_BUSY_TIMEOUT_SECONDS",
             defaults.STORE_BUSY_TIMEOUT_SECONDS,
-            minimum=0,
             whole=False,
-            maximum=(LONGEST_BUSY_TIMEOUT_SECONDS, "SQLite's limit, about 24 days"),
+            why_highest="SQLite's limit, about 24 days",
         )
         return StoreConfig(data_dir, batch_size, dedup, busy_timeout=busy_timeout)
     from crawler.store.mongo import MongoConfig, parse_write_concern  # noqa: PLC0415 - pymongo only when used
@@ -130,9 +131,9 @@ def store_config(settings: Mapping[str, Any]) -> StoreConfig:
         str(mongo_uri),
         prefix=str(source.get("MONGO_DB_PREFIX") or config.mongo_db_prefix),
         write_concern=parse_write_concern(source.get("MONGO_WRITE_CONCERN") or config.mongo_write_concern),
-        timeout_ms=_whole(source, "MONGO_TIMEOUT_MS", defaults.MONGO_TIMEOUT_MS, minimum=1),
+        timeout_ms=_whole(source, "MONGO_TIMEOUT_MS", defaults.MONGO_TIMEOUT_MS),
         retry_seconds=_number(
-            source, "STORE_SPOOL_RETRY_SECONDS", defaults.STORE_SPOOL_RETRY_SECONDS, minimum=0, whole=False
+            source, "STORE_SPOOL_RETRY_SECONDS", defaults.STORE_SPOOL_RETRY_SECONDS, whole=False
         ),
     )
     return StoreConfig(data_dir, batch_size, dedup, mongo)
@@ -148,12 +149,11 @@ def _number(
     name: str,
     default: float,
     *,
-    minimum: float,
     whole: bool,
-    maximum: tuple[float, str] | None = None,
+    why_highest: str = "",
 ) -> float:
-    """The setting ``name`` as a finite number of at least ``minimum`` (and at most ``maximum``'s number,
-    its reason given in the error)."""
+    """The setting ``name`` as a finite number in the range crawler/settings.py declares for it (the
+    reason for its highest value, ``why_highest``, given in the error)."""
     value = source.get(name)
     if value in (None, ""):
         return default
@@ -161,21 +161,19 @@ def _number(
         number = None if isinstance(value, bool) else float(value)
     except (TypeError, ValueError):
         number = None
-    highest = math.inf if maximum is None else maximum[0]
-    if (
-        number is None
-        or not math.isfinite(number)
-        or not minimum <= number <= highest
-        or (whole and not number.is_integer())
-    ):
+    taken = _RANGES[name]
+    if number is None or not taken.admits(number) or (whole and not number.is_integer()):
         what = "a whole number" if whole else "a number"
-        at_most = "" if maximum is None else f" and at most {maximum[0]:.15g} ({maximum[1]})"
-        raise StoreSettingError(f"{name} is {value!r}: expected {what} of at least {minimum:g}{at_most}")
+        at_most = f" and at most {taken.highest:.15g}" if math.isfinite(taken.highest) else ""
+        reason = f" ({why_highest})" if why_highest else ""
+        raise StoreSettingError(
+            f"{name} is {value!r}: expected {what} of at least {taken.lowest:g}{at_most}{reason}"
+        )
     return number
 
 
-def _whole(source: Mapping[str, Any], name: str, default: int, *, minimum: int) -> int:
-    return int(_number(source, name, default, minimum=minimum, whole=True))
+def _whole(source: Mapping[str, Any], name: str, default: int) -> int:
+    return int(_number(source, name, default, whole=True))
 
 
 def _flag(source: Mapping[str, Any], name: str, *, default: bool) -> bool:

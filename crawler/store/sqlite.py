@@ -88,7 +88,6 @@ from extractors.text import CJK_RE, CJK_RUN_RE
 
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
-    "LONGEST_BUSY_TIMEOUT_SECONDS",
     "SCHEMA_VERSION",
     "DamagedWeekError",
     "SqliteStore",
@@ -98,8 +97,6 @@ logger = logging.getLogger(__name__)
 
 # Seconds a write waits for another process's transaction on the same week's file.
 BUSY_TIMEOUT_SECONDS = defaults.STORE_BUSY_TIMEOUT_SECONDS
-# The longest busy timeout SQLite keeps (milliseconds in a C int); Python's sqlite3 makes a longer one 0.
-LONGEST_BUSY_TIMEOUT_SECONDS = 2147483.0
 # Rows read per query by iter_articles (keyset pages: no statement stays open between pages).
 _PAGE_SIZE = 500
 # A word character of the search index's tokenizer (unicode61 splits on everything else).
