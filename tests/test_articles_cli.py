@@ -478,6 +478,27 @@ def test_stats_per_site_and_week(
     assert "demo-citynews" in table and "total" in table and "qRead bodies" in table
 
 
+def test_stats_of_one_site_and_one_week_in_every_format(
+    three_weeks: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    row = {"week": "2026w45", "site": "north", "articles": 12, "reposts": 0, "qread": 0}
+    selection = ("--site", "north", "--week", "2026w45")
+    code, out, err = articles(capsys, monkeypatch, three_weeks, "stats", *selection, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out) == {"weeks": [row], "total": {"articles": 12, "reposts": 0, "qread": 0}}
+    code, out, err = articles(capsys, monkeypatch, three_weeks, "stats", *selection, "--format", "jsonl")
+    assert (code, [json.loads(line) for line in out.splitlines()]) == (0, [row]), err
+    code, out, err = articles(capsys, monkeypatch, three_weeks, "stats", "--site", "south", "--format", "csv")
+    assert code == 0, err
+    assert list(csv.DictReader(io.StringIO(out))) == [
+        {"week": week, "site": "south", "articles": "12", "reposts": "0", "qread": "0"}
+        for week in STORED_WEEKS
+    ]
+    code, table, err = articles(capsys, monkeypatch, three_weeks, "stats", "--week", "2026w46")
+    assert code == 0, err
+    assert "2026w46" in table and "2026w45" not in table and "north" in table and "south" in table
+
+
 def test_export_memory_does_not_grow_with_the_store(tmp_path: Path) -> None:
     """Constant memory: exporting 5x more articles takes no more memory (bench/export.py: 100k)."""
     peaks = []
@@ -550,6 +571,7 @@ COMPARED = [
     ("export", "--format", "csv", "--site", "demo-techdaily"),
     ("stats",),
     ("stats", "--format", "json"),
+    ("stats", "--site", "demo-huaxia", "--format", "csv"),
     ("list", "--week", "2026w01"),
 ]
 
@@ -589,7 +611,7 @@ class _Unclosed:
 def test_an_unknown_site_is_named_with_the_sites_that_have_articles(
     crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for command in (["list"], ["search", "harbour"], ["export"]):
+    for command in (["list"], ["search", "harbour"], ["export"], ["stats"]):
         code, out, err = articles(capsys, monkeypatch, crawled, *command, "--site", "demo-citynew")
         assert code == 2, (command, out, err)
         assert "no articles of site 'demo-citynew'; did you mean 'demo-citynews'?" in err
@@ -600,7 +622,7 @@ def test_a_week_with_no_store_is_named_with_the_weeks_stored(
     three_weeks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = tmp_path / "out.jsonl"
-    for command in (["list"], ["search", "harbour"], ["export"], ["export", "-o", str(target)]):
+    for command in (["list"], ["search", "harbour"], ["export"], ["export", "-o", str(target)], ["stats"]):
         code, out, err = articles(capsys, monkeypatch, three_weeks, *command, "--week", "2026w47")
         assert (code, out) == (2, ""), (command, out, err)
         assert err == (

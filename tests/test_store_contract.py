@@ -503,6 +503,9 @@ def test_stats_count_articles_reposts_and_qread_bodies(store: Store) -> None:
         {"week": "2026w47", "site": "citynews", "articles": 2, "reposts": 1, "qread": 1},
         {"week": "2026w48", "site": "citynews", "articles": 1, "reposts": 0, "qread": 1},
     ]
+    assert store.stats("2026w48") == [
+        {"week": "2026w48", "site": "citynews", "articles": 1, "reposts": 0, "qread": 1}
+    ]
 
 
 # --- duplicate articles -----------------------------------------------------------------------------------

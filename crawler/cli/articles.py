@@ -489,9 +489,14 @@ def _write_documents(documents: Iterable[dict[str, Any]], form: str, out: IO[str
 # --- stats ----------------------------------------------------------------------------------------------
 
 
+_STATS_FIELDS = ("week", "site", "articles", "reposts", "qread")
+
+
 def run_stats(args: argparse.Namespace) -> int:
     with _store() as store:
-        rows = store.stats()
+        _check_site(store, args.site)
+        _check_week(store, args.week)
+        rows = [row for row in store.stats(args.week) if args.site is None or row["site"] == args.site]
         if not rows:
             _note_if_empty(store)
         _print_stats(rows, args.format)
@@ -499,10 +504,19 @@ def run_stats(args: argparse.Namespace) -> int:
 
 
 def _print_stats(rows: list[dict[str, Any]], form: str) -> None:
-    """Print the rows of :meth:`Store.stats` and their total as a table or (``form`` json) JSON."""
+    """Print the rows of :meth:`Store.stats` and their total as a table or (``form`` json) JSON, or the
+    rows alone as JSON lines or CSV."""
     totals = {key: sum(int(row[key]) for row in rows) for key in ("articles", "reposts", "qread")}
     if form == "json":
         sys.stdout.write(json.dumps({"weeks": rows, "total": totals}, ensure_ascii=False, indent=2) + "\n")
+        return
+    if form == "jsonl":
+        sys.stdout.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        return
+    if form == "csv":
+        writer = csv.DictWriter(sys.stdout, fieldnames=_STATS_FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
         return
     table = Table(title="Stored articles per week and site", title_justify="left")
     table.add_column("week")

@@ -328,7 +328,9 @@ def _add_articles(commands: Any) -> None:
     export.set_defaults(handler="crawler.cli.articles:run_export")
 
     stats = actions.add_parser("stats", help="articles, reposts and qRead bodies per site and week")
-    _add_format(stats, ("table", "json"))
+    stats.add_argument("--site", help="one site's rows")
+    stats.add_argument("--week", type=_week, help="one week's rows: 2026w47")
+    _add_format(stats, ("table", "json", "jsonl", "csv"))
     stats.set_defaults(handler="crawler.cli.articles:run_stats")
 
 

@@ -278,9 +278,10 @@ class Store(ABC):
         first, at most ``limit``."""
 
     @abstractmethod
-    def stats(self) -> list[dict[str, Any]]:
+    def stats(self, week: str | None = None) -> list[dict[str, Any]]:
         """Per week and site, oldest week first: ``{"week", "site", "articles", "reposts", "qread"}``
-        (documents, reposts recorded against them, bodies that came from qRead)."""
+        (documents, reposts recorded against them, bodies that came from qRead); ``week``: that week's
+        alone."""
 
     @abstractmethod
     def weeks(self) -> list[str]:

@@ -690,7 +690,7 @@ class MongoStore(Store):
         hits = self._iter(self.weeks_asked(week), condition, True, None)
         return limited((document for document in hits if matches(document, terms)), limit)
 
-    def stats(self) -> list[dict[str, Any]]:
+    def stats(self, week: str | None = None) -> list[dict[str, Any]]:
         pipeline: list[dict[str, Any]] = [
             {
                 "$group": {
@@ -703,12 +703,12 @@ class MongoStore(Store):
             {"$sort": {"_id": 1}},
         ]
         rows: list[dict[str, Any]] = []
-        for week in self.weeks():
+        for name in self.weeks() if week is None else [week]:
             with self._reading():
-                groups = list(self.collection(week).aggregate(pipeline))
+                groups = list(self.collection(name).aggregate(pipeline))
             rows.extend(
                 {
-                    "week": week,
+                    "week": name,
                     "site": group["_id"],
                     **{key: group[key] for key in ("articles", "reposts", "qread")},
                 }

@@ -561,17 +561,17 @@ class SqliteStore(Store):
         hits = self._iter(self.weeks_asked(week), conditions, params, True, None, across=week is None)
         return limited((document for document in hits if matches(document, terms)), limit)
 
-    def stats(self) -> list[dict[str, Any]]:
+    def stats(self, week: str | None = None) -> list[dict[str, Any]]:
         query = (
             "SELECT site, count(*), coalesce(sum(json_array_length(reposts)), 0),"
             " coalesce(sum(json_extract(extraction, '$.body_from') = 'qread'), 0)"
             " FROM articles GROUP BY site ORDER BY site"
         )
         rows = []
-        for week in self.weeks():
-            for site, articles, reposts, qread in self._query(week, query, (), across=True):
+        for name in self.weeks() if week is None else [week]:
+            for site, articles, reposts, qread in self._query(name, query, (), across=week is None):
                 rows.append(
-                    {"week": week, "site": site, "articles": articles, "reposts": reposts, "qread": qread}
+                    {"week": name, "site": site, "articles": articles, "reposts": reposts, "qread": qread}
                 )
         return rows
 
