@@ -17,7 +17,9 @@ from crawler.bounds import Range, Seconds, SecondsAbove0
 
 # --- Scrapy -------------------------------------------------------------------------------------------
 BOT_NAME = "crawler"
+# The one spider, serving every rule (`scrapy list` shows it, `scrapy crawl sites` runs it).
 SPIDER_MODULES = ["crawler.worker.spider"]
+# Where `scrapy genspider` would write a spider: the same module (the project has one spider).
 NEWSPIDER_MODULE = "crawler.worker.spider"
 # Identify ourselves; sites can reach the operator through the project's name.
 USER_AGENT = "focused-crawler/0.1.0 (focused web crawler; obeys robots.txt)"
@@ -25,11 +27,14 @@ USER_AGENT = "focused-crawler/0.1.0 (focused web crawler; obeys robots.txt)"
 ROBOTSTXT_OBEY = True
 # Scrapy 2.19's RemoteControl extension runs Python sent to it over HTTP: never on.
 REMOTE_CONTROL_ENABLED = False
+# Scrapy's telnet console gives a Python shell to whoever reaches its port: never on.
 TELNETCONSOLE_ENABLED = False
 # Per-site politeness comes from each rule (download slot per site); these are the defaults.
 CONCURRENT_REQUESTS: Annotated[int, Range("a number of requests", 1)] = 32
 CONCURRENT_REQUESTS_PER_DOMAIN: Annotated[int, Range("a number of requests", 1)] = 8
+# No delay of its own: a site's delay is its rule's, kept by the shared queue for every worker.
 DOWNLOAD_DELAY: Seconds = 0.0
+# AutoThrottle slows a slow site further; it never goes under the rule's delay, which the queue keeps.
 AUTOTHROTTLE_ENABLED = True
 AUTOTHROTTLE_START_DELAY: Seconds = 0.0
 AUTOTHROTTLE_TARGET_CONCURRENCY: Annotated[float, Range("a number of requests", 0, above=True)] = 8.0
@@ -46,10 +51,12 @@ RETRY_HTTP_CODES = [500, 502, 503, 504, 522, 524, 408, 429, 403]
 RETRY_BACKOFF_SECONDS: Seconds = 1.0
 # The longest wait of one retry.
 RETRY_BACKOFF_MAX_SECONDS: Seconds = 60.0
+# Seconds a request may take, its body included, before it fails (and is retried).
 DOWNLOAD_TIMEOUT: SecondsAbove0 = 30
 # Decompressed size limits: a page over DOWNLOAD_MAXSIZE is dropped, one over DOWNLOAD_WARNSIZE logged.
 DOWNLOAD_MAXSIZE: Annotated[int, Range("a number of bytes", 0)] = 32 * 1024 * 1024
 DOWNLOAD_WARNSIZE: Annotated[int, Range("a number of bytes", 0)] = 8 * 1024 * 1024
+# Redirects followed for one request; more is an error, dead-lettered as "too many redirects".
 REDIRECT_MAX_TIMES: Annotated[int, Range("a number of redirects", 0)] = 5
 # Scrapy's HTTP/1.1 handler, closed without the race of its disconnect timeout (crawler/worker/download.py).
 DOWNLOAD_HANDLERS = {
@@ -58,7 +65,9 @@ DOWNLOAD_HANDLERS = {
 }
 # The request fingerprinter of Scrapy 2.7+, also used by our queue and Bloom filter.
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
+# The asyncio reactor: the text pool (crawler/worker/textwork.py) awaits asyncio futures.
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+# The level Scrapy's own log lines are kept from.
 LOG_LEVEL = "INFO"
 # Scrapy's log lines, which every command logs in (crawler.cli.main, crawler.cli.crawl).
 LOG_FORMAT = "%(asctime)s [%(name)s] %(levelname)s: %(message)s"
@@ -75,8 +84,11 @@ TWISTED_DNS_RESOLVER = "crawler.worker.netguard.GuardedResolver"
 # `crawler rules try` set them. A worker's rules that say `allow_private_addresses: true` allow their own
 # domains to their own requests only (crawler.worker.netguard).
 NETGUARD_PRIVATE_DOMAINS: list[str] = []
+# scrapy-redis's scheduler on the leased queue: persists, JSON, renews leases, returns the unfinished.
 SCHEDULER = "crawler.worker.scheduler.LeasedScheduler"
+# Requests' Scrapy fingerprints tested against the Bloom filter in Redis.
 DUPEFILTER_CLASS = "crawler.worker.dupefilter.RedisBloomDupeFilter"
+# Ours among Scrapy's, each placed by what it must see before or after.
 DOWNLOADER_MIDDLEWARES = {
     # Next to the downloader: a download that ended frees its site's slot (for every worker).
     "crawler.worker.slots.SiteSlotMiddleware": 950,
@@ -108,10 +120,12 @@ DOWNLOADER_MIDDLEWARES = {
 }
 # Per-site counters are summed in Redis by the hour too (crawler status reads them).
 STATS_CLASS = "crawler.worker.stats.RedisStatsCollector"
+# Extensions of our own, beside Scrapy's.
 EXTENSIONS = {
     # Each worker's heartbeat in Redis: alive, pages, rate.
     "crawler.worker.heartbeat.WorkerHeartbeat": 500,
 }
+# Spider middlewares: ours added, two of Scrapy's that have nothing to do here turned off.
 SPIDER_MIDDLEWARES = {
     # A request's lease is acknowledged once its items are stored and its links queued.
     "crawler.worker.leaseack.LeaseAckMiddleware": 10,
@@ -125,6 +139,7 @@ SPIDER_MIDDLEWARES = {
 CONCURRENT_ITEMS: Annotated[int, Range("a number of items", 1)] = 8
 # News pages need no session: no cookie jar to keep per site (Scrapy's advice for broad crawls).
 COOKIES_ENABLED = False
+# An article's way to the store: clean, text work (qRead, summary, fingerprints), discover, store.
 ITEM_PIPELINES = {
     "crawler.worker.pipelines.clean.CleanPipeline": 100,
     "crawler.worker.pipelines.text.TextPipeline": 200,

@@ -18,6 +18,7 @@ groups of crawler/settings.py are named by their settings' prefixes.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import datetime
 import io
@@ -724,3 +725,30 @@ def test_each_settings_group_is_named_by_the_prefixes_of_its_settings() -> None:
                 wrong.append(f"{prefix} is not in the docstring")
         wrong += [f"{title!r}: {name} is not named" for name in names if not name.startswith(tuple(prefixes))]
     assert not wrong, f"crawler/settings.py's groups: {wrong}"
+
+
+def test_every_setting_has_its_comment() -> None:
+    """DESIGN.md's convention: every setting of crawler/settings.py has a one-line comment. A setting's
+    comment is on the line above it, or is that of the setting just above it with the same first word
+    (``BACKOFF_FIRST_SECONDS`` then ``BACKOFF_MAX_SECONDS`` under one comment)."""
+    source = SETTINGS.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    previous: tuple[str, int] | None = None
+    bare = []
+    for node in ast.parse(source).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        names = [target.id for target in targets if isinstance(target, ast.Name) and target.id.isupper()]
+        if not names:
+            previous = None
+            continue
+        name = names[0]
+        above = lines[node.lineno - 2].strip()
+        shares = (
+            previous is not None
+            and previous[1] == node.lineno - 1
+            and previous[0].split("_")[0] == name.split("_")[0]
+        )
+        if not above.startswith("#") and not shares:
+            bare.append(f"line {node.lineno}: {name}")
+        previous = (name, node.end_lineno or node.lineno)
+    assert not bare, f"crawler/settings.py: settings without a comment above them: {bare}"
