@@ -752,3 +752,35 @@ def test_schedule_logs_in_the_format_of_the_crawls(tmp_path: Path) -> None:
     assert any("[crawler.redisio.embedded] INFO: " in line for line in lines), run.stderr
     scrapy_way = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[[\w.]+\] (DEBUG|INFO|WARNING|ERROR): ")
     assert all(scrapy_way.match(line) for line in lines), run.stderr
+
+
+def test_a_sites_session_never_follows_a_redirect_to_another_host(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """DESIGN.md, security: credentials never follow a redirect to another host. The site's session (a
+    cookie and a header) goes with its request to 127.0.0.1, not with the redirect to localhost."""
+    rules = tmp_path / "rules"
+    (rules / "sessions").mkdir(parents=True)
+    (rules / "sessions" / "member.yaml").write_text(
+        "cookies: {session: member-token}\nheaders: {X-Api-Key: key-secret}\n", encoding="utf-8"
+    )
+    (rules / "members.yaml").write_text(
+        f"domains: [127.0.0.1]\n{ALLOW_KEY}\nstart_urls: [{site_server.url('/links?to=/a/1')!r}]\n"
+        "index:\n  links: {xpath: //ul}\n"
+        "article:\n  fields:\n    title: {xpath: //title}\n    body: {xpath: //ul}\n"
+        "    cookie: {xpath: \"//li[@data-name='cookie']\"}\n"
+        "    key: {xpath: \"//li[@data-name='x-api-key']\"}\n"
+        "access:\n  sessions: [sessions/member.yaml]\n",
+        encoding="utf-8",
+    )
+    away = f"http://localhost:{site_server.port}/echo-headers"
+    direct = site_server.url("/echo-headers")
+    redirected = site_server.url(f"/redirect?to={urllib.parse.quote(away, safe='')}")
+    env = {"CRAWLER_ALLOW_PRIVATE_NETWORKS": "1"}
+    run = crawler("temp", "members", "--url", direct, "--url", redirected, cwd=tmp_path, env=env)
+    assert run.code == 0, run.stdout + run.stderr[-3000:]
+    export = crawler("articles", "export", cwd=tmp_path, env=env)
+    stored = {document["url"]: document for document in map(json.loads, export.stdout.splitlines())}
+    assert set(stored) == {direct, away}, export.stdout + export.stderr
+    assert stored[direct]["fields"] == {"cookie": "session=member-token", "key": "key-secret"}
+    assert "member-token" not in json.dumps(stored[away]) and "key-secret" not in json.dumps(stored[away])

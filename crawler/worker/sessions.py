@@ -13,6 +13,9 @@ worker holds for it, and takes one when it holds none:
 - a request of a site whose every session is held by other workers (or benched) waits in the queue
   ``SESSION_WAIT_SECONDS``, at most ``SESSION_MAX_WAITS`` times, then is dead-lettered.
 
+A redirect to another origin (scheme, host, port) than the URL first asked for goes without the session:
+credentials never follow a redirect to another host.
+
 Cookies go out in a ``Cookie`` header (Scrapy's cookie jar is off: nothing of one session leaks into
 another), headers as given. None of it is ever queued (:data:`crawler.requests.SENT_ONLY_META`), logged,
 stored or shown: a session is known by its name.
@@ -23,7 +26,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import Self
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 from weakref import WeakKeyDictionary
 
 import redis
@@ -31,6 +34,7 @@ from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
+from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import task
 
 from crawler.errors import CrawlerError
@@ -167,6 +171,20 @@ def sessions_of(crawler: Crawler) -> SessionPool | None:
     return _pools.get(crawler)
 
 
+def _origin(scheme: str, host: str | None, port: int | None) -> tuple[str, str | None, int | None]:
+    return scheme, host, port or {"http": 80, "https": 443}.get(scheme)
+
+
+def _redirected_elsewhere(request: Request) -> bool:
+    """``request`` is a redirect to another origin (scheme, host, port) than the URL first asked for,
+    where the site's session must not follow it."""
+    asked = request.meta.get("redirect_urls")
+    if not asked:
+        return False
+    first, now = urlsplit(str(asked[0])), urlparse_cached(request)
+    return _origin(first.scheme, first.hostname, first.port) != _origin(now.scheme, now.hostname, now.port)
+
+
 class SessionMiddleware:
     """Gives each request of a site with sessions the session this worker holds for it (see the module
     docstring). On for the sites spider, whose rules may name sessions, a rule file added while the worker
@@ -197,8 +215,11 @@ class SessionMiddleware:
         if rule is None:
             return None
         site = rule.site
-        session = self.pool.session_for(rule)
         assert self.crawler.stats is not None
+        if _redirected_elsewhere(request):
+            self.crawler.stats.inc_value(f"session/withheld_redirect/{site}")
+            return None
+        session = self.pool.session_for(rule)
         if session is None:
             waits = int(request.meta.get("session_waits", 0)) + 1
             count = len(rule.sessions)
