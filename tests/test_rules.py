@@ -1957,3 +1957,12 @@ def test_a_folder_named_like_a_rule_file_is_no_site(tmp_path: Path) -> None:
     (tmp_path / "archive.yaml").mkdir()
     (tmp_path / ".hidden.yaml").write_text("", encoding="utf-8")
     assert rule_sites(tmp_path) == ["news"]
+
+
+@pytest.mark.parametrize("name", ["Authorization", "cookie", "Proxy-Authorization"])
+def test_credentials_in_headers_are_refused_with_where_they_go(tmp_path: Path, name: str) -> None:
+    """The queue never keeps these headers (a credential is sent, never stored), so a rule's would be
+    dropped unsaid; a session sends them, to the site's own host only."""
+    error = str(minimal_rule_error(tmp_path, f"headers:\n  {name}: secret-value\n"))
+    assert f"headers.{name}:" in error and "access.sessions" in error, error
+    assert "secret-value" not in error, error

@@ -97,6 +97,8 @@ _FIELD_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _HOST_LABELS_RE = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,62})(?:\.[a-z0-9_](?:[a-z0-9_-]{0,62}))*")
 # RFC 9110 token characters: what a header name may hold.
 _HEADER_NAME_RE = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+# Credentials the queue never keeps (crawler/requests.py, SENT_ONLY_HEADERS): a session sends them.
+_CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
 
 
 class Checker:
@@ -889,6 +891,12 @@ def _headers(top: Mapping[str, Any], check: Checker) -> dict[str, str]:
         key = f"headers.{name}"
         if not _HEADER_NAME_RE.fullmatch(name):
             check.fail(key, f"invalid header name {_shown(name)}", "letters, digits and -")
+        elif name.lower() in _CREDENTIAL_HEADERS:
+            check.fail(
+                key,
+                "a credential is never sent from headers (the queue does not keep it)",
+                "it in a session file of access.sessions, never sent after a redirect to another host",
+            )
         elif not isinstance(value, str):
             check.wrong_type(key, value, "a string value (quote numbers)")
         elif any(char in value for char in "\r\n\0"):
