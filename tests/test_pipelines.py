@@ -327,6 +327,32 @@ def test_the_text_pool_gives_what_the_crawl_thread_gives_and_outlives_a_killed_p
         pool.close()
 
 
+def test_text_work_runs_off_the_crawl_thread_with_the_projects_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DESIGN.md's invariant: CPU-heavy per-article work (qRead, summary, fingerprints) never runs on the
+    crawl's thread. With the project's TEXT_PROCESSES, the text work of this process is made to fail: the
+    article still gets its text, from a pool process, and nothing falls back to this thread."""
+    assert project_settings.TEXT_PROCESSES > 0
+    inline = build_from_crawler(TextPipeline, make_crawler(tmp_path / "here"))
+    expected = text(inline, item(body="Bridge reopens."))
+    crawler = make_crawler(tmp_path / "pool", TEXT_PROCESSES=project_settings.TEXT_PROCESSES)
+    pipeline = build_from_crawler(TextPipeline, crawler)
+    pool = text_pool_of(crawler)
+
+    def on_the_crawl_thread(*args: Any) -> Any:
+        raise AssertionError("text work ran on the crawl's thread")
+
+    monkeypatch.setattr(textwork, "article_text", on_the_crawl_thread)
+    try:
+        got = text(pipeline, item(body="Bridge reopens."))
+    finally:
+        pool.close()
+    assert got.body == expected.body == "\n\n".join(STORY)
+    assert got.fingerprints == expected.fingerprints and got.summary == expected.summary
+    assert "text/pool_restarted" not in stats(crawler)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_ctrl_c_or_sigterm_while_the_text_processes_start_is_not_lost(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: signal.Signals
