@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import pytest
 import redis
+from crawlsite import sites_spider
 from scrapy import Request, Spider
 
 from crawler.keys import Keys
@@ -412,3 +415,25 @@ def test_a_link_noted_after_an_upgrade_outlives_its_articles_note_time_an_earlie
     )
     assert expired == 1
     assert redirects.noted(redis_client, keys, [article]) == {}
+
+
+def test_seeds_of_the_seeds_list_are_read_by_our_parsing_and_their_extra_keys_never_make_a_form(
+    tmp_path: Path, redis_server: str
+) -> None:
+    """DESIGN.md: scrapy-redis turns a JSON seed's extra keys into a form body; ours reads ``site``,
+    ``url``, ``kind`` and ``job`` and nothing else (a GET, no body), and drops what is no seed, counted."""
+    spider = sites_spider(tmp_path, redis_server)
+    article = "http://127.0.0.1:9/a/1"
+    seeds = [
+        {"site": "news", "url": article, "kind": "article", "method": "POST", "body": "x=1", "extra": 1},
+        {"site": "news", "url": "http://127.0.0.1:9/", "formdata": {"q": "1"}, "job": "j1"},
+    ]
+    requests = [spider.make_request_from_data(json.dumps(seed).encode()) for seed in seeds]
+    assert [(r.method, r.url, r.body, Work.of(r).kind, Work.of(r).job) for r in requests if r] == [
+        ("GET", article, b"", "article", None),
+        ("GET", "http://127.0.0.1:9/", b"", "index", "j1"),
+    ]
+    assert spider.make_request_from_data(b"not json") is None
+    assert spider.make_request_from_data(json.dumps({"site": "news", "link": article}).encode()) is None
+    assert spider.crawler.stats is not None
+    assert spider.crawler.stats.get_value("seeds/invalid") == 2
