@@ -1137,6 +1137,18 @@ def test_an_empty_store_says_where_articles_come_from_and_where_the_demos_are(
     )
 
 
+def test_an_empty_store_of_a_given_data_dir_suggests_a_crawl_into_that_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`crawler --data-dir D articles stats` on an empty D suggests `crawler --data-dir D temp SITE`: the
+    command without it would crawl into ./data, which this command does not read."""
+    monkeypatch.delenv("MONGO_URI", raising=False)
+    code = main(["--data-dir", str(tmp_path), "articles", "stats"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert f"crawl first: `crawler --data-dir {tmp_path} temp SITE`" in err
+
+
 MARKUP_TITLE = "[bold]Ferry[/bold] strike [updated] [red]x"
 
 

@@ -97,7 +97,7 @@ def _note_if_empty(store: Store) -> None:
         return
     data = Config.from_env().data_dir
     command = command_name()
-    note = f"no articles stored under {data} yet; crawl first: `{command} temp SITE`"
+    note = f"no articles stored under {data} yet; crawl first: `{suggest('temp SITE')}`"
     demo = data / "demo"
     if demo.is_dir():
         shown = shlex.quote(str(demo))
