@@ -230,6 +230,25 @@ def test_a_tab_that_indents_a_rule_is_named_with_the_fix(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("domains:\t[127.0.0.1]\nstart_urls: [http://127.0.0.1/]\n", "line 1, column 9"),
+        ("domains: [127.0.0.1]\t# my site\nstart_urls: [http://127.0.0.1/]\n", "line 1, column 21"),
+    ],
+)
+def test_a_tab_inside_a_line_is_not_called_indentation(tmp_path: Path, text: str, where: str) -> None:
+    """A tab that aligns a value or a comment (an editor's habit) is refused by YAML too, but it indents
+    nothing: the fix names where it is, not indentation."""
+    (message,) = errors_of(tmp_path, text)
+    assert f"{where}: invalid YAML: " in message
+    assert "indents" not in message
+    assert (
+        "(expected spaces: YAML takes no tab between the parts of a line, after a key's colon or before a"
+        " # comment; write a space there)" in message
+    )
+
+
+@pytest.mark.parametrize(
     ("line", "where", "expected"),
     [
         (

@@ -43,8 +43,13 @@ HIDDEN_VALUES_CHECKED: Final = 3
 # What the entries of a rules folder were at one look (:func:`rules_stamp`): name, modification time, size.
 RulesStamp: TypeAlias = tuple[tuple[str, int, int], ...]
 _SITE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-# What YAML expects where a tab indents a line (PyYAML says only that a tab "cannot start any token").
+# What YAML expects where a tab indents a line (PyYAML says only that a tab "cannot start any token"),
+# and where one stands between the parts of a line.
 _TABS_EXPECTED = "spaces: YAML indents with spaces, never tabs"
+_INLINE_TAB_EXPECTED = (
+    "spaces: YAML takes no tab between the parts of a line, after a key's colon or before a # comment;"
+    " write a space there"
+)
 # ...and where a value starts with *, a regular expression has a backslash in double quotes, or a value
 # starts with @ or `.
 _ALIAS_EXPECTED = (
@@ -259,7 +264,7 @@ def _read_yaml(text: str, check: Checker) -> list[object]:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = ", ".join(part for part in (exc.context, exc.problem) if part)
-        check.fail(where, f"invalid YAML: {problem}", _yaml_fix(exc))
+        check.fail(where, f"invalid YAML: {problem}", _yaml_fix(exc, text))
         return []
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
@@ -280,12 +285,17 @@ def _read_yaml(text: str, check: Checker) -> list[object]:
             loader.dispose()
 
 
-def _yaml_fix(exc: yaml.MarkedYAMLError) -> str | None:
-    """What to write instead, for the YAML mistakes a rule's author makes most: a tab, an unquoted cron
-    expression, a regular expression in double quotes, an unquoted @href."""
+def _yaml_fix(exc: yaml.MarkedYAMLError, text: str) -> str | None:
+    """What to write instead, for the YAML mistakes a rule's author makes most: a tab (indenting the line
+    of ``text`` where it stands, or inside it), an unquoted cron expression, a regular expression in double
+    quotes, an unquoted @href."""
     problem = exc.problem or ""
     if "'\\t'" in problem:
-        return _TABS_EXPECTED
+        mark = exc.problem_mark
+        if mark is None:
+            return _TABS_EXPECTED
+        before = text.splitlines()[mark.line][: mark.column]
+        return _TABS_EXPECTED if not before.strip(" \t") else _INLINE_TAB_EXPECTED
     if exc.context == "while scanning an alias":
         return _ALIAS_EXPECTED
     if exc.context == "while scanning a double-quoted scalar" and problem.startswith("found unknown escape"):
