@@ -546,6 +546,41 @@ def test_a_server_that_cannot_start_is_reported_with_its_log(data_dir: Path) -> 
     assert not server.owner
 
 
+_FILE_SIZE_LIMITED = """
+import resource, sys
+from pathlib import Path
+from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
+resource.setrlimit(resource.RLIMIT_FSIZE, (65536, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+try:
+    EmbeddedRedis(Path(sys.argv[1])).ensure()
+except RedisUnavailableError as exc:
+    print(exc)
+"""
+
+
+def test_a_server_killed_by_the_file_size_limit_is_named_with_the_limit_not_as_damage(data_dir: Path) -> None:
+    """Under `ulimit -f`, the server is killed by SIGXFSZ as it writes past the limit (its log, or its
+    append-only file): the error names the limit and its fix, not a damaged file to repair."""
+    log = data_dir / "redis" / "redis.log"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"an earlier start said: DB loaded from append only file\n" * 2000)  # past 64 KiB
+    said = subprocess.run(
+        [sys.executable, "-c", _FILE_SIZE_LIMITED, str(data_dir)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=WAIT_LIMIT,
+        check=True,
+    ).stdout
+    assert f"exited with code -{signal.SIGXFSZ.value} before answering PING" in said, said
+    assert (
+        "killed by SIGXFSZ: it wrote past the file size limit of this process (`ulimit -f`: 65536 bytes) to"
+        f" its log {log} or its append-only file {data_dir / 'redis' / 'appendonly.aof'}; raise the limit"
+        " (`ulimit -f unlimited` in the shell that starts the crawler), then start the command again" in said
+    ), said
+    assert "redis repair" not in said, said
+
+
 def _crawler(arguments: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """``crawler ARGUMENTS`` run in ``cwd``, as a user runs it (no data folder set in the environment)."""
     env = {name: value for name, value in os.environ.items() if name != "CRAWLER_DATA_DIR"}

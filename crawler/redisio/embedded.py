@@ -57,6 +57,7 @@ import importlib.util
 import logging
 import os
 import re
+import resource
 import shlex
 import shutil
 import signal
@@ -829,7 +830,7 @@ class EmbeddedRedis:
                 log = self._log_text()
                 tail = self._log_tail(log)
                 self._forget_process()
-                hint = self._repair_hint(log)
+                hint = self._file_size_hint(process.returncode) or self._repair_hint(log)
                 self._note_failed_start(f"it exited with code {process.returncode}{hint}")
                 raise RedisUnavailableError(
                     f"the embedded Redis server ({self.config_path}) exited with code {process.returncode}"
@@ -953,6 +954,20 @@ class EmbeddedRedis:
     def _forget_process(self) -> None:
         self._process = None
         self._owner_pid = 0
+
+    def _file_size_hint(self, returncode: int | None) -> str:
+        """When the server was killed by SIGXFSZ (a write past the ``ulimit -f`` it inherits from this
+        process): the limit and its fix, which no repair of its files gives. Else empty."""
+        if returncode != -signal.SIGXFSZ:
+            return ""
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        shown = "unlimited" if limit == resource.RLIM_INFINITY else f"{limit} bytes"
+        log, aof = shlex.quote(str(self.log_path)), shlex.quote(str(self.aof_path))
+        return (
+            ": killed by SIGXFSZ: it wrote past the file size limit of this process"
+            f" (`ulimit -f`: {shown}) to its log {log} or its append-only file {aof}; raise the limit"
+            " (`ulimit -f unlimited` in the shell that starts the crawler), then start the command again"
+        )
 
     def _repair_hint(self, log: str) -> str:
         """How to mend the append-only file when the server's ``log`` (of this start) says it could not
