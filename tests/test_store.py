@@ -568,10 +568,10 @@ def test_processes_opening_a_new_week_file_together_all_write(tmp_path: Path) ->
             assert store.count() == OPENERS
 
 
-def _write_past_a_file_size_limit(directory: str) -> tuple[str, int]:
+def _write_past_a_file_size_limit(directory: str) -> tuple[str, int, int]:
     """In a process of its own: a second article written while no file may grow (``RLIMIT_FSIZE``, which
-    any process may lower: SQLite fails as on a full disk), then once they may; the first error and the
-    count."""
+    any process may lower: SQLite fails as on a full disk), then once they may; the first error, the
+    count and the limit."""
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     with SqliteStore(directory) as store:
         store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
@@ -585,17 +585,22 @@ def _write_past_a_file_size_limit(directory: str) -> tuple[str, int]:
             error = ""
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
         store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z", body="Words. " * 2000))
-        return error, store.count()
+        return error, store.count(), largest
 
 
-def test_a_store_whose_disk_cannot_grow_its_file_says_to_free_disk_space(tmp_path: Path) -> None:
+def test_a_store_whose_file_cannot_grow_names_disk_space_and_the_file_size_limit(tmp_path: Path) -> None:
+    """SQLite says only "disk I/O error" for a file grown past `ulimit -f`: with a limit set, the advice
+    names it beside the disk, since freeing disk space does not lift it."""
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        error, count = pool.apply(_write_past_a_file_size_limit, (str(tmp_path),))
+        error, count, limit = pool.apply(_write_past_a_file_size_limit, (str(tmp_path),))
     folder = tmp_path / "articles"
     assert error.startswith(
         f"cannot write 1 article (first http://news.test/second) to {folder}/articles_2026w47"
     ), error
-    assert error.endswith(f": disk I/O error; free disk space under {folder}, or mend its disk"), error
+    assert error.endswith(
+        f": disk I/O error; free disk space under {folder}, or mend its disk, or raise the file size limit"
+        f" of the crawler's processes (`ulimit -f`: {limit} bytes)"
+    ), error
     assert count == 2
 
 

@@ -40,6 +40,7 @@ import functools
 import json
 import logging
 import re
+import resource
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
@@ -797,7 +798,11 @@ def _disk_hint(exc: sqlite3.Error, directory: Path) -> str:
         return _writable_hint(directory)
     if code is None or code & 0xFF not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
         return ""
-    return f"; free disk space under {directory}, or mend its disk"
+    hint = f"; free disk space under {directory}, or mend its disk"
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if code & 0xFF == sqlite3.SQLITE_IOERR and limit != resource.RLIM_INFINITY:
+        hint += f", or raise the file size limit of the crawler's processes (`ulimit -f`: {limit} bytes)"
+    return hint
 
 
 def _create_hint(exc: sqlite3.Error, directory: Path) -> str:
