@@ -1149,6 +1149,27 @@ def test_an_empty_store_of_a_given_data_dir_suggests_a_crawl_into_that_folder(
     assert f"crawl first: `crawler --data-dir {tmp_path} temp SITE`" in err
 
 
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["articles", "search", "-light"], "`crawler --data-dir {data} articles search -- -light`"),
+        (
+            ["-s", "LEASE_SECONDS=5", "temp", "news"],
+            "`crawler --data-dir {data} temp SITE -s LEASE_SECONDS=5`",
+        ),
+    ],
+)
+def test_a_usage_error_suggests_the_command_with_the_data_dir_given(
+    argv: list[str], hint: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The commands a usage error suggests repeat the --data-dir given before the command, as every
+    other suggested command does: without it, they would read or crawl ./data."""
+    with pytest.raises(SystemExit) as exited:
+        main(["--data-dir", str(tmp_path), *argv])
+    assert exited.value.code == 2
+    assert hint.format(data=tmp_path) in " ".join(capsys.readouterr().err.split())
+
+
 MARKUP_TITLE = "[bold]Ferry[/bold] strike [updated] [red]x"
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any, NoReturn, TextIO, cast
 
-from crawler.cli.parser import build_parser
+from crawler.cli.parser import build_parser, folders_before_command
 from crawler.cli.terminal import output_advice, running, tell
 from crawler.commandline import given_folders
 from crawler.errors import EXIT_USAGE, CrawlerError, Terminated
@@ -50,6 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout = _Stdout(sys.stdout)
     sys.stdout = cast(TextIO, stdout)
     try:
+        given_folders(*folders_before_command(sys.argv[1:] if argv is None else argv))
         args = _parse(parser, argv, stdout)
         # The global folders are the environment's, for this command and every process it starts.
         if args.data_dir_option:

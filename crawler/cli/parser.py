@@ -6,20 +6,28 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from crawler import __version__
 from crawler.cli.options import add_fetch_options, add_set_option, non_negative_int
 from crawler.cli.terminal import running
-from crawler.commandline import command_name
+from crawler.commandline import command_name, suggest
 from crawler.demo import DEMO_PORT
 from extractors import ALGORITHMS, DEFAULT_ALGORITHM
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
-__all__ = ["DEFAULT_LIMIT", "DEFAULT_MAX_BLOCKS", "EXIT_CODES_HELP", "RULES_EXIT_CODES_HELP", "build_parser"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "DEFAULT_MAX_BLOCKS",
+    "EXIT_CODES_HELP",
+    "RULES_EXIT_CODES_HELP",
+    "build_parser",
+    "folders_before_command",
+]
 
 EXIT_CODES_HELP = """\
 exit codes:
@@ -55,6 +63,20 @@ _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _GLOBAL_OPTIONS = {"--data-dir": " DIR", "--rules-dir": " DIR", "--verbose": "", "-v": ""}
 
 
+def folders_before_command(argv: Sequence[str]) -> tuple[str | None, str | None]:
+    """The ``--data-dir`` and ``--rules-dir`` given before the command in ``argv``, read before the parser
+    runs, so that the commands its usage errors suggest repeat them."""
+    found: dict[str, str | None] = {"--data-dir": None, "--rules-dir": None}
+    words = iter(argv)
+    for word in words:
+        option, equals, value = word.partition("=")
+        if option in found:
+            found[option] = value if equals else next(words, None)
+        elif not word.startswith("-"):
+            break
+    return found["--data-dir"], found["--rules-dir"]
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose "unrecognized arguments" error says where a global option goes when one
     was given after the command (``crawler temp --rules-dir DIR SITE`` took DIR for the site), whose
@@ -62,7 +84,7 @@ class _Parser(argparse.ArgumentParser):
     with ``-`` is taken for an option), and whose help names its command for
     :func:`crawler.cli.terminal.tell` (an error writing it starts ``crawler rules try: error:``)."""
 
-    def __init__(self, *args: Any, dash_hint: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, dash_hint: Callable[[], str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.dash_hint = dash_hint
 
@@ -72,7 +94,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         if self.dash_hint is not None and message.startswith("the following arguments are required:"):
-            message += f" ({self.dash_hint})"
+            message += f" ({self.dash_hint()})"
         if message.startswith("unrecognized arguments:"):
             given = message.split(":", 1)[1].split()
             for option, value in _GLOBAL_OPTIONS.items():
@@ -86,7 +108,7 @@ class _Parser(argparse.ArgumentParser):
         if invalid is not None and "=" in invalid[1]:
             message += (
                 f" (-s {invalid[1]} is an option of the commands that crawl: give it after the command, as in"
-                f" `{command_name()} temp SITE -s {invalid[1]}`)"
+                f" `{suggest(f'temp SITE -s {invalid[1]}')}`)"
             )
         super().error(message)
 
@@ -287,9 +309,9 @@ def _add_articles(commands: Any) -> None:
 
     search = actions.add_parser(
         "search",
-        dash_hint=(
+        dash_hint=lambda: (
             "a TEXT that starts with - is taken for an option: give it after --, as in"
-            f" `{command_name()} articles search -- -light`"
+            f" `{suggest('articles search -- -light')}`"
         ),
         help='articles whose title or body has every word (or "phrase"), newest first',
         description=(
