@@ -30,6 +30,9 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                charset declared, which Scrapy's own detection reads as cp775
 ``/flaky/ID?fail=N``           503 for the first N requests of ID, then the article; ``&retry_after=S``:
                                the 503 sends ``Retry-After: S`` (else none)
+``/cut/ID?how=H``              the article page of ID cut in half, the connection then closed: ``length``
+                               (the default) declares the whole page's Content-Length, ``chunked`` sends
+                               it in chunks and no last chunk, ``nothing`` sends no answer at all
 ``/gbk-as-utf8``               the GBK article, sent with ``charset=utf-8`` in its Content-Type
 ``/utf8-as-gb2312``            the same article, its paragraphs thrice, in UTF-8 sent with ``charset=gb2312``;
                                ``?in=meta``: declared in ``<meta charset>``, the Content-Type without one
@@ -458,6 +461,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 self._send(503, b"busy", "text/plain", {} if wait is None else {"Retry-After": wait})
             else:
                 self._send(200, generated_article(name).encode(), "text/html; charset=utf-8")
+        elif path.startswith("/cut/"):
+            self._send_cut(generated_article(path.removeprefix("/cut/")).encode(), query.get("how", "length"))
         elif path == "/gbk-as-utf8":
             chinese = article_page(GBK_TITLE, GBK_PARAGRAPHS, lang="zh")
             self._send(200, chinese.encode("gbk"), "text/html; charset=utf-8")
@@ -574,6 +579,23 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
+
+    def _send_cut(self, body: bytes, how: str) -> None:
+        self.close_connection = True
+        if how == "nothing":
+            return
+        half = body[: len(body) // 2]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        if how == "chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(f"{len(half):x}\r\n".encode() + half + b"\r\n")
+        else:
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(half)
+        self.wfile.flush()
 
     def _redirect(self, location: str, status: int) -> None:
         self.send_response(status)

@@ -420,6 +420,37 @@ def test_a_temp_crawl_whose_start_url_does_not_answer_says_to_ask_again_not_to_c
     ), last
 
 
+@pytest.mark.parametrize(
+    ("how", "reason"),
+    [
+        ("length", "connection cut: the site closed it before the whole response came"),
+        ("chunked", "connection cut: the site closed it before the whole response came"),
+        ("nothing", "connection closed before an answer: Connection was closed cleanly."),
+    ],
+)
+def test_a_start_url_whose_connection_is_cut_is_a_connection_error_saying_so_and_to_ask_again(
+    site: Site, how: str, reason: str
+) -> None:
+    """A start URL whose server closes the connection before the end of its response (half the page sent
+    under a Content-Length of the whole, or chunks with no last one), or before any answer, is a
+    `connection` error whose reason says what happened, and the last line says to ask again."""
+    start = site.server.url(f"/cut/{unique('cut')}?how={how}")
+    site.rules.mkdir(parents=True)
+    (site.rules / "cut.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+    done = site.crawler("temp", "cut", *[item for pair in FAST for item in ("-s", pair)])
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    assert "errors 1 (connection: 1)" in done.stdout, done.stdout
+    (letter,) = site.dead()
+    assert letter["reason"] == f"{reason} (after 2 retries)", letter
+    assert letter["kind"] == "connection", letter
+    assert done.stdout.splitlines()[-1] == (
+        f"{start} could not be read ({reason} (after 2 retries)): the site did not answer: `crawler dead"
+        " requeue --site cut` asks again once it does; if the URL is wrong, `start_urls[0]` in"
+        f" {site.rules / 'cut.yaml'} names it: give the URL of an index page of the site there (`crawler"
+        " rules try cut URL` shows what a URL holds)"
+    ), done.stdout
+
+
 def _start_url_failed_then_requeued(
     site: Site,
 ) -> tuple[str, subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:

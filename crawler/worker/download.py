@@ -9,16 +9,36 @@ aborted connections and the timer are handled in one pass: the pool fires, then 
 and Twisted prints ``AlreadyCalledError`` "while handling timed call" as a raw traceback on stderr, after
 a crawl that ended well; a pool slower than the timer fires it a second time too. Here the close waits
 for the first of the pool and the timer, and neither fires the other's Deferred.
+
+:func:`connection_lost` says in words how a site's connection ended before its whole answer came, which
+Scrapy's exceptions for it say with no message (``ResponseDataLossError``) or with the ``repr`` of
+Twisted failures (``DownloadFailedError``).
 """
 
 from __future__ import annotations
 
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
+from scrapy.exceptions import DownloadFailedError, ResponseDataLossError
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
+from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
-__all__ = ["HTTPDownloadHandler"]
+__all__ = ["HTTPDownloadHandler", "connection_lost"]
+
+
+def connection_lost(error: BaseException | None) -> str | None:
+    """How the connection of a download that failed with ``error`` ended before its whole answer came
+    (``connection cut: ...``, ``connection closed before an answer: ...``); None for any other failure."""
+    if isinstance(error, ResponseDataLossError):
+        return "connection cut: the site closed it before the whole response came"
+    if not isinstance(error, DownloadFailedError) or not isinstance(error.__cause__, ResponseFailed):
+        return None
+    cause = error.__cause__
+    causes = "; ".join(reason.getErrorMessage() for reason in cause.reasons)
+    if isinstance(cause, ResponseNeverReceived):
+        return f"connection closed before an answer: {causes}"
+    return f"connection failed: {causes}"
 
 
 class HTTPDownloadHandler(HTTP11DownloadHandler):

@@ -44,8 +44,10 @@ from scrapy.exceptions import (
     DontCloseSpider,
     DownloadCancelledError,
     DownloadConnectionRefusedError,
+    DownloadFailedError,
     DownloadTimeoutError,
     IgnoreRequest,
+    ResponseDataLossError,
 )
 from scrapy.http import Response, TextResponse
 from scrapy.robotstxt import RobotParser
@@ -90,6 +92,7 @@ from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import count_job, keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
+from crawler.worker.download import connection_lost
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, allow_private_domains, blocked_by_guard
@@ -978,6 +981,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if _too_many_redirects(failure):
             limit = self.crawler.settings.getint("REDIRECT_MAX_TIMES")
             return f"too many redirects: more than {limit} (REDIRECT_MAX_TIMES): {redirects(request)}"
+        lost = connection_lost(error)
+        if lost is not None:
+            return f"{lost}{after}"
         return f"{type(error).__name__}: {failure.getErrorMessage() or 'no message'}{after}"
 
     def _refusal(self, rule: Rule, page: TextResponse, fields: dict[str, str | None]) -> str | None:
@@ -1248,7 +1254,15 @@ def _kind(failure: Failure) -> str:
         return "timeout"
     if isinstance(error, DownloadCancelledError | CancelledError):
         return "size limit"
-    if isinstance(error, ConnectError | ConnectionLost | ResponseFailed | DownloadConnectionRefusedError):
+    if isinstance(
+        error,
+        ConnectError
+        | ConnectionLost
+        | ResponseFailed
+        | DownloadConnectionRefusedError
+        | DownloadFailedError
+        | ResponseDataLossError,
+    ):
         return "connection"
     return type(error).__name__
 
