@@ -584,6 +584,19 @@ def test_connection_refused() -> None:
     one_line_error(run, 1, "cannot connect to 127.0.0.1 port 9")
 
 
+@pytest.mark.parametrize(
+    ("how", "said"),
+    [
+        ("length", "connection cut: the site closed it before the whole response came"),
+        ("nothing", "connection closed before an answer: Connection was closed cleanly."),
+    ],
+)
+def test_a_connection_the_site_cuts_is_said_in_words(site_server: SiteServer, how: str, said: str) -> None:
+    url = site_server.url(f"/cut/extract?how={how}")
+    line = one_line_error(crawler("extract", url), 1)
+    assert line == f"crawler extract: error: fetching {url} failed: {said}", line
+
+
 def test_allow_private_lets_an_international_host_through_in_the_form_the_request_goes_to() -> None:
     url = "http://Bücher.intranet:8080/a"
     requested = urllib.parse.urlsplit(Request(url).url).hostname
