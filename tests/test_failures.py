@@ -106,6 +106,15 @@ def test_a_page_answering_503_without_a_wait_asked_is_retried_then_a_dead_letter
     assert busy["backoffs_24h"] == 0, "a 503 that asks for no wait never holds the site back"
 
 
+def test_a_page_retried_once_says_after_1_retry(site: Site) -> None:
+    path = f"/flaky/{unique('once')}?fail=99"
+    site.rule("/a/calm", path)
+    done = site.temp("-s", "RETRY_TIMES=1")
+    assert done.returncode == 0, done.stderr[-4000:]
+    (letter,) = site.dead()
+    assert letter["reason"] == "HTTP 503 Service Unavailable (after 1 retry)", letter
+
+
 def test_a_page_that_timed_out_says_the_limit_and_how_to_raise_it(site: Site) -> None:
     # A limit of 4 s: the index page, read with it too, never takes that long on a loaded machine.
     site.rule("/slow?seconds=12")

@@ -960,7 +960,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         """Why a request failed, in one line (never empty)."""
         error = failure.value
         request: Request = failure.request  # type: ignore[attr-defined]
-        after = f" (after {work.retries} retries)" if work.retries else ""
+        after = f" (after {counted(work.retries, 'retry', 'retries')})" if work.retries else ""
         if isinstance(error, HttpError):
             status = error.response.status
             return f"HTTP {status} {http.client.responses.get(status, '')}".rstrip() + after
@@ -1026,7 +1026,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         retry = get_retry_request(request, spider=self, reason=what)
         if retry is None:
             retries = request.meta.get("retry_times", 0)
-            reason = f"{what} instead of the page at {response.url} (after {retries} retries)"
+            reason = (
+                f"{what} instead of the page at {response.url} (after {counted(retries, 'retry', 'retries')})"
+            )
             dead_letter(self.crawler, request, reason, what)
             return
         yield retry
