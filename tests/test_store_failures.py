@@ -81,6 +81,15 @@ def test_articles_the_store_refuses_are_never_acknowledged_and_end_as_dead_lette
     assert site.status()["queue"] == {"queued": 0, "leased": 0, "expired": 0, "waiting": 0, "dead_letters": 2}
 
 
+def test_an_article_the_store_refused_at_its_only_attempt_says_tried_1_time(site: Site) -> None:
+    site.rule("/a/only-once")
+    with locked_week(site.data):
+        done = site.temp(*LOCKED, "-s", "STORE_MAX_ATTEMPTS=1")
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    (letter,) = site.dead()
+    assert letter["reason"].endswith(" (tried 1 time)"), letter
+
+
 def test_articles_a_damaged_week_refuses_are_dead_lettered_at_once_and_stored_once_requeued(
     site: Site,
 ) -> None:

@@ -458,7 +458,11 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         )
         if attempts == 0:
             self.dead_letter(
-                request, f"{reason} (tried {self.max_attempts} times)", kind="store", held=False, fetched=True
+                request,
+                f"{reason} (tried {counted(self.max_attempts, 'time')})",
+                kind="store",
+                held=False,
+                fetched=True,
             )
         elif attempts is not None and attempts > 0:
             self.stats.inc_value(f"lease/deferred/{work.site}")
