@@ -17,6 +17,7 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/redirect-pair``             a redirect to ``/redirect-pair?x=1``, which redirects back, forever
 ``/large?mb=N``                an N MB HTML page (Content-Length set), streamed
 ``/large-gzip?mb=N``           an N MB HTML page sent gzip-compressed (a few KB on the wire)
+``/bad-gzip``                  a page sent as ``Content-Encoding: gzip`` whose body is no gzip
 ``/gbk``                       a Chinese article in GBK; its charset only in the Content-Type header
 ``/status/N``                  an empty response with status N
 ``/slow?seconds=S``            an article page sent after S seconds
@@ -461,6 +462,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 self._send(503, b"busy", "text/plain", {} if wait is None else {"Retry-After": wait})
             else:
                 self._send(200, generated_article(name).encode(), "text/html; charset=utf-8")
+        elif path == "/bad-gzip":
+            body = b"\x1f\x8b\x08\x00garbage" * 50
+            self._send(200, body, "text/html; charset=utf-8", {"Content-Encoding": "gzip"})
         elif path.startswith("/cut/"):
             self._send_cut(generated_article(path.removeprefix("/cut/")).encode(), query.get("how", "length"))
         elif path == "/gbk-as-utf8":

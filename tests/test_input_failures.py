@@ -487,3 +487,16 @@ def test_a_response_cut_at_the_size_limit_is_dead_lettered_with_its_reason(site:
     (letter,) = site.dead()
     assert "larger than DOWNLOAD_MAXSIZE (65,536 bytes)" in letter["reason"], letter
     assert list(site.stored()) == ["/a/small"]
+
+
+def test_a_page_whose_gzip_body_cannot_be_decompressed_is_dead_lettered_saying_so(site: Site) -> None:
+    site.rule("/bad-gzip", "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "errors 1 (content encoding: 1)" in done.stdout, done.stdout
+    (letter,) = site.dead()
+    assert letter["reason"].startswith(
+        "its body, sent compressed (Content-Encoding), could not be decompressed: Error -3 while"
+        " decompressing data: "
+    ), letter
+    assert list(site.stored()) == ["/a/small"]

@@ -29,6 +29,7 @@ import http.client
 import json
 import logging
 import time
+import zlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -984,6 +985,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         lost = connection_lost(error)
         if lost is not None:
             return f"{lost}{after}"
+        if isinstance(error, zlib.error):
+            return f"its body, sent compressed (Content-Encoding), could not be decompressed: {error}{after}"
         return f"{type(error).__name__}: {failure.getErrorMessage() or 'no message'}{after}"
 
     def _refusal(self, rule: Rule, page: TextResponse, fields: dict[str, str | None]) -> str | None:
@@ -1244,7 +1247,8 @@ def _too_many_redirects(failure: Failure) -> bool:
 
 def _kind(failure: Failure) -> str:
     """The kind of a failed download, as errors are counted and summed up: ``HTTP 404``, ``DNS``,
-    ``timeout``, ``connection``, ``size limit``, ``too many redirects``, else the exception's name."""
+    ``timeout``, ``connection``, ``size limit``, ``content encoding``, ``too many redirects``, else the
+    exception's name."""
     error = failure.value
     if isinstance(error, HttpError):
         return f"HTTP {error.response.status}"
@@ -1256,6 +1260,8 @@ def _kind(failure: Failure) -> str:
         return "timeout"
     if isinstance(error, DownloadCancelledError | CancelledError):
         return "size limit"
+    if isinstance(error, zlib.error):
+        return "content encoding"
     if isinstance(
         error,
         ConnectError
