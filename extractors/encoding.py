@@ -22,8 +22,9 @@ encoding cannot decode become U+FFFD.
 
 :func:`decode_checked` is how a crawl reads a page, and every command that shows one: :func:`decode`, but a
 declared charset that leaves many U+FFFD is set aside for the detected one when that fits far better, and a
-charset given by the caller (a rule's ``encoding`` key) is used whatever the page declares as long as it
-decodes the page (it gives way to the page's own encoding when that decodes what it cannot, and to UTF-8
+charset given by the caller (a rule's ``encoding`` key) is used whatever the page declares but a byte order
+mark (which browsers follow whatever else names the encoding) as long as it decodes the page (it gives way
+to the page's own encoding when that decodes what it cannot, and to UTF-8
 when the page is valid UTF-8 with many multi-byte characters, which it may decode into other characters;
 kept on a page that declares UTF-8 and is valid UTF-8 with fewer, it is doubted, ``Doubt.unproven``).
 
@@ -370,7 +371,9 @@ def decode_checked(data: bytes, declared: str | None = None, given: str | None =
 
 
 def _given_or_own(data: bytes, declared: str | None, given: str) -> Decoded:
-    """``data`` in the ``given`` encoding when that decodes it: one strict decode, no detection, unless
+    """``data`` in the encoding of its byte order mark when it has one, whatever ``given`` is, as browsers
+    read it (a user's choice of encoding included) and Scrapy does (:func:`_by_bom`). Else in the ``given``
+    encoding when that decodes it: one strict decode, no detection, unless
     the page is valid UTF-8 with ``UTF8_EVIDENCE`` multi-byte characters or more (:func:`_proven_utf8`),
     read as UTF-8 then (``doubt.replaced`` is 0: a UTF-8 page that GBK decodes into other characters);
     with fewer, on a page that declares UTF-8, the UTF-8 reading is ``doubt.unproven`` (one GBK character
@@ -379,6 +382,9 @@ def _given_or_own(data: bytes, declared: str | None, given: str) -> Decoded:
     quarter as many or fewer of the ``DOUBT_REPLACEMENTS`` or more and is evidence (:func:`_reads_better`);
     or, for fewer U+FFFD, the page's declared charset or UTF-8 when either is a multi-byte encoding that
     decodes it cleanly. Else the ``given`` one, doubted when it leaves ``DOUBT_REPLACEMENTS`` or more."""
+    by_bom = _by_bom(data, given)
+    if by_bom is not None:
+        return by_bom
     try:
         text = data.decode(python_codec(given))
     except UnicodeDecodeError:
@@ -403,15 +409,26 @@ def _given_or_own(data: bytes, declared: str | None, given: str) -> Decoded:
     return replace(own, doubt=Doubt(given, "given", replaced, own))
 
 
+def _by_bom(data: bytes, given: str) -> Decoded | None:
+    """``data`` in the encoding of its byte order mark, as :func:`decode` reads it; doubted, with the
+    U+FFFD ``given`` leaves, when ``given`` is another encoding; ``None`` when it has no byte order mark."""
+    if not any(data.startswith(bom) for bom, _ in _BOMS):
+        return None
+    result = decode(data)
+    if result.encoding == given:
+        return result
+    replaced = _decoded(data, given, "given").text.count("\ufffd")
+    return replace(result, doubt=Doubt(given, "given", replaced, result))
+
+
 def _proven_utf8(data: bytes) -> Decoded | None:
     """``data`` as UTF-8 when it is valid UTF-8 with ``UTF8_EVIDENCE`` multi-byte characters or more (text
     in another encoding seldom is: GBK or windows-1252 bytes break a UTF-8 sequence within a few
     characters); ``None`` otherwise. Counts lead bytes first, so most pages cost no decode at all."""
     if len(data) - len(data.translate(None, _UTF8_LEAD_BYTES)) < UTF8_EVIDENCE:
         return None
-    source: Source = "bom" if data.startswith(codecs.BOM_UTF8) else "utf-8"
     try:
-        return Decoded(data.removeprefix(codecs.BOM_UTF8).decode("utf-8"), "utf-8", source)
+        return Decoded(data.decode("utf-8"), "utf-8", "utf-8")
     except UnicodeDecodeError:
         return None
 
@@ -425,7 +442,7 @@ def _declared_utf8(data: bytes, declared: str | None) -> Decoded | None:
     if found is None or found[0] != "utf-8":
         return None
     try:
-        return Decoded(data.removeprefix(codecs.BOM_UTF8).decode("utf-8"), "utf-8", found[1])
+        return Decoded(data.decode("utf-8"), "utf-8", found[1])
     except UnicodeDecodeError:
         return None
 
@@ -441,22 +458,21 @@ def _reads_better(own: Decoded, given: Decoded, replaced: int) -> bool:
 
 
 def _proves(encoding: str, source: Source) -> bool:
-    """Whether a clean reading in the multi-byte ``encoding`` (found by ``source``) is evidence: UTF-16
-    and UTF-32 decode almost any bytes of the right length, so only after a byte order mark, or the
-    zero bytes of UTF-16's ASCII (``utf-16``), not a charset a server or a ``<meta>`` names."""
-    return encoding not in _WIDE or source in ("bom", "utf-16")
+    """Whether a clean reading in the multi-byte ``encoding`` (found by ``source``) of a page without a
+    byte order mark (:func:`_by_bom` reads one) is evidence: UTF-16 and UTF-32 decode almost any bytes of
+    the right length, so only the zero bytes of UTF-16's ASCII (``utf-16``) are, not a charset a server
+    or a ``<meta>`` names."""
+    return encoding not in _WIDE or source == "utf-16"
 
 
 def _clean_multi_byte(data: bytes, declared: str | None) -> Decoded | None:
-    """``data`` in the multi-byte encoding it declares (:func:`declared_encoding`; UTF-16 and UTF-32 only
-    by a byte order mark, :func:`_proves`), else in UTF-8, when that decodes it without an error; ``None``
-    when neither does."""
+    """``data`` in the multi-byte encoding it declares (:func:`declared_encoding`; not UTF-16 or UTF-32,
+    :func:`_proves`), else in UTF-8, when that decodes it without an error; ``None`` when neither does."""
     found = declared_encoding(data, declared)
     if found is not None and found[0] in _MULTI_BYTE and _proves(*found):
         name, source = found
-        body = data[_BOM_LENGTHS[name] :] if source == "bom" else data
         try:
-            return Decoded(body.decode(python_codec(name)), name, source)
+            return Decoded(data.decode(python_codec(name)), name, source)
         except UnicodeDecodeError:
             pass
     try:

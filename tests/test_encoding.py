@@ -320,6 +320,40 @@ def test_a_given_encoding_kept_on_a_page_declaring_utf8_with_too_few_multi_byte_
     )
 
 
+@pytest.mark.parametrize(
+    ("bom", "codec", "name", "given"),
+    [
+        (codecs.BOM_UTF8, "utf-8", "utf-8", "windows-1252"),
+        (codecs.BOM_UTF8, "utf-8", "utf-8", "utf-8"),
+        (codecs.BOM_UTF16_LE, "utf-16-le", "utf-16le", "windows-1252"),
+    ],
+    ids=["utf8-under-windows-1252", "utf8-under-utf8", "utf16-under-windows-1252"],
+)
+def test_a_byte_order_mark_wins_over_a_given_encoding_that_decodes_the_page(
+    bom: bytes, codec: str, name: str, given: str
+) -> None:
+    """Browsers read a page by its byte order mark whatever else names its encoding, a user's choice
+    included (and so does Scrapy, which the crawl's pages with one are left to): with two multi-byte
+    characters, too few to prove UTF-8 without the mark, the page is read as the mark says, its mark left
+    out; the doubt tells the key was set aside for it when the key names another encoding."""
+    html = page("<p>Le café du port a rouvert, près du quai.</p>", '<meta charset="utf-8">')
+    data = bom + html.encode(codec)
+    assert data.decode(python_codec(given)) != html
+    result = decode_checked(data, "text/html", given=given)
+    assert (result.text, result.encoding, result.source) == (html, name, "bom")
+    if name == given:
+        assert result.doubt is None
+        return
+    assert result.doubt is not None
+    assert (result.doubt.encoding, result.doubt.source, result.doubt.replaced, result.doubt.unproven) == (
+        given,
+        "given",
+        0,
+        None,
+    )
+    assert result.doubt.better == replace(result, doubt=None)
+
+
 @pytest.mark.parametrize("stray", [1, 12], ids=["a-stray-byte", "many-stray-bytes"])
 def test_a_given_encoding_is_kept_against_a_content_type_saying_utf16_without_a_byte_order_mark(
     stray: int,

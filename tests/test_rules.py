@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -1753,6 +1754,29 @@ def test_rules_try_says_why_a_page_declaring_utf8_is_read_in_the_rules_encoding(
     )
     said = " ".join(run.stderr.split())
     assert "whose <meta> says utf-8 and which is valid UTF-8, but with 2 multi-byte characters" in said, said
+
+
+def test_rules_try_reads_a_page_with_a_utf8_byte_order_mark_as_utf8_whatever_the_rules_encoding(
+    tmp_path: Path,
+) -> None:
+    """windows-1252 decodes the page, mark included, and one multi-byte character proves no UTF-8: the
+    mark does, as browsers read it."""
+    write(tmp_path / "rules", "citynews.yaml", FULL_RULE.replace("encoding: gbk", "encoding: windows-1252"))
+    article = tmp_path / "article.html"
+    article.write_bytes(codecs.BOM_UTF8 + '<meta charset="utf-8"><h1>Café</h1><p>Harbour news.</p>'.encode())
+    run = crawler("rules", "try", "citynews", str(article), "--format", "json", cwd=tmp_path)
+    assert run.code == 0, run.stderr
+    document = json.loads(run.stdout)
+    assert (document["encoding"], document["fields"]["title"]) == ("utf-8", "Café")
+    assert document["encoding_reason"] == (
+        "byte order mark, which browsers read the page by whatever else names its encoding:"
+        " windows-1252 (the rule's encoding key) set aside"
+    )
+    said = " ".join(run.stderr.split())
+    assert (
+        "its `encoding: windows-1252` is set aside for"
+        f" {str(article)!r}, which starts with a utf-8 byte order mark" in said
+    ), said
 
 
 def test_rules_try_says_when_the_rules_encoding_leaves_a_page_undecodable(

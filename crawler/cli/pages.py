@@ -141,6 +141,11 @@ def encoding_reason(decoded: Decoded) -> str:
             f"{reason}, though the {ENCODING_SOURCES[doubt.unproven.source]} says utf-8 and the page is valid"
             f" UTF-8, with {multi_byte} multi-byte characters (too few to tell)"
         )
+    if doubt.better is not None and doubt.better.source == "bom":
+        return (
+            f"{reason}, which browsers read the page by whatever else names its encoding: {doubt.encoding}"
+            f" ({ENCODING_SOURCES[doubt.source]}) set aside"
+        )
     if doubt.replaced == 0:
         return f"{reason}: {doubt.encoding} ({ENCODING_SOURCES[doubt.source]}) reads it as other characters"
     left = f"{doubt.replaced} characters undecodable"

@@ -309,7 +309,7 @@ class Rule:
         characters undecodable: the key, and what the page says it is or is detected as, which the page is
         read as instead; or, ``doubt.replaced`` 0, that it decodes a valid UTF-8 page into other
         characters, or was kept on a page that declares UTF-8 and is valid UTF-8 with too few multi-byte
-        characters to tell (``doubt.unproven``)."""
+        characters to tell (``doubt.unproven``); or that it was set aside for the page's byte order mark."""
         unproven = doubt.unproven
         if unproven is not None:
             multi_byte = sum(not char.isascii() for char in unproven.text)
@@ -321,6 +321,13 @@ class Rule:
                 " are UTF-8 now, remove the `encoding` key"
             )
         better = doubt.better
+        if better is not None and better.source == "bom":
+            return (
+                f"{self.path}: its `encoding: {self.encoding}` is set aside for {url}, which starts with a"
+                f" {better.encoding} byte order mark: read as {better.encoding}, as browsers read a page by"
+                f" its mark whatever else names its encoding; if the site's pages are {better.encoding} now,"
+                " remove the `encoding` key"
+            )
         if doubt.replaced == 0 and better is not None:
             multi_byte = sum(not char.isascii() for char in better.text)
             return (
