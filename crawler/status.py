@@ -367,6 +367,15 @@ def _site(
             f" other characters) on {counted(undecodable, 'page')} in 24 h: remove or fix it in {rule.path}"
             " (the crawl's warning says what the pages declare)"
         )
+    notes = []
+    unproven = recent["crawl/rule_encoding_unproven_utf8"]
+    if unproven and rule is not None and rule.encoding is not None:
+        notes.append(
+            f"the rule's `encoding: {rule.encoding}` read {counted(unproven, 'page')} in 24 h that say UTF-8"
+            " and are valid UTF-8, with too few multi-byte characters to tell UTF-8 from"
+            f" {rule.encoding}: if the site's pages are UTF-8 now, remove the key from {rule.path} (the"
+            " crawl's warning names a page)"
+        )
     if dead:
         attention.append(f"{counted(dead, 'dead letter')}: `{suggest(f'dead list --site {site}')}`")
     unparsed = recent["fields/unparsed/published"]
@@ -455,6 +464,7 @@ def _site(
         "fields": fields,
         "discover": _discover(server, keys, site, recent) if discovering else None,
         "attention": attention,
+        "notes": notes,
     }
 
 

@@ -745,3 +745,22 @@ def test_status_of_one_site_shows_its_block_and_the_service_lines_and_names_the_
     assert error.startswith("crawler status: error: no site 'demo-citynew' in ")
     assert "did you mean 'demo-citynews'?" in error, error
     assert "(sites: broken, demo-citynews, demo-techdaily)" in error, error
+
+
+def test_pages_a_rules_encoding_read_though_they_say_utf8_are_noted_in_the_tables_without_attention(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    """The JSON's `rule_encoding_unproven_utf8_24h`, told piped too: a note, the site needs no attention."""
+    counters = {"crawl/pages": 5, "crawl/rule_encoding_unproven_utf8": 2}
+    _citynews(rules, redis_client, time.time(), counters)
+    rule_file = rules / "demo-citynews.yaml"
+    rule_file.write_text(rule_file.read_text(encoding="utf-8") + "encoding: gbk\n", encoding="utf-8")
+    lines = run_crawler("status").splitlines()
+    assert "NEEDS ATTENTION demo-citynews" not in lines, lines
+    notes = lines[lines.index("NOTE demo-citynews") + 1 :]
+    assert notes[0] == (
+        "  the rule's `encoding: gbk` read 2 pages in 24 h that say UTF-8 and are valid UTF-8, with too few"
+        " multi-byte characters to tell UTF-8 from gbk: if the site's pages are UTF-8 now, remove the key"
+        f" from {rule_file} (the crawl's warning names a page)"
+    ), notes
+    assert notes[1] == "", notes

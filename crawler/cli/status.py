@@ -185,7 +185,12 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
         console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", (site["site"], "bold")), soft_wrap=True)
         for reason in site["attention"]:
             console.print(Text.assemble("  ", reason), soft_wrap=True)
-    if attention:
+    noted = [site for site in report["sites"] if site["notes"]]
+    for site in noted:
+        console.print(Text.assemble(("NOTE", "yellow"), " ", (site["site"], "bold")), soft_wrap=True)
+        for note in site["notes"]:
+            console.print(Text.assemble("  ", note), soft_wrap=True)
+    if attention or noted:
         console.print()
     _print_fields(console, terminal, report["sites"])
     discovering = [site for site in report["sites"] if site.get("discover")]
