@@ -118,16 +118,16 @@ _LABEL_ALIASES = {
 # The web encodings, by their WHATWG names (IANA's for UTF-32, which only a BOM selects), each with the
 # Python codec that decodes its pages as browsers do (a superset where the WHATWG decoder is one: Big5 as
 # Big5-HKSCS, Shift_JIS as cp932, EUC-KR as cp949), and the one a browser percent-encodes a URL's query in
-# for such a page: the same, but for GBK (below).
+# for such a page: the same, but for UTF-16 and UTF-32, whose pages send UTF-8, and GBK (below).
 _CODECS: dict[str, tuple[str, str]] = {
+    "utf-16le": ("utf-16-le", "utf-8"),
+    "utf-16be": ("utf-16-be", "utf-8"),
+    "utf-32le": ("utf-32-le", "utf-8"),
+    "utf-32be": ("utf-32-be", "utf-8"),
     **{
         name: (codec, codec)
         for name, codec in {
             "utf-8": "utf-8",
-            "utf-16le": "utf-16-le",
-            "utf-16be": "utf-16-be",
-            "utf-32le": "utf-32-le",
-            "utf-32be": "utf-32-be",
             "gb18030": "gb18030",
             "big5": "big5hkscs",
             "shift_jis": "cp932",
@@ -265,8 +265,8 @@ def python_codec(name: str) -> str:
 
 def query_codec(name: str) -> str:
     """The Python codec a browser percent-encodes a URL's query in for a page in the web encoding ``name``
-    (from :func:`normalize_encoding`, not UTF-16 or UTF-32, whose pages send UTF-8): :func:`python_codec`'s
-    but for ``gbk``, which is ``gbk`` (see ``_CODECS``)."""
+    (from :func:`normalize_encoding`): :func:`python_codec`'s but for UTF-16 and UTF-32, whose pages send
+    UTF-8, and ``gbk``, which is ``gbk`` (see ``_CODECS``)."""
     return _CODECS[name][1]
 
 

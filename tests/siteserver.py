@@ -19,6 +19,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/large-gzip?mb=N``           an N MB HTML page sent gzip-compressed (a few KB on the wire)
 ``/bad-gzip``                  a page sent as ``Content-Encoding: gzip`` whose body is no gzip
 ``/gbk``                       a Chinese article in GBK; its charset only in the Content-Type header
+``/gbk-index``                 an index page in GBK (charset in the Content-Type) whose one link,
+                               ``GBK_INDEX_HREF``, has Chinese in its path and query, and ``GBK_LACKS_MARK``
 ``/status/N``                  an empty response with status N
 ``/slow?seconds=S``            an article page sent after S seconds
 ``/binary``                    64 KB of random bytes as application/octet-stream
@@ -130,6 +132,8 @@ SHORT_UTF8_TITLE = "首页 harbour"
 GBK_KEYWORD = "长江大桥"
 # A character GBK lacks (U+26F4 FERRY) as a GBK page writes it, and as a browser sends it in a query.
 GBK_LACKS_MARK = "&#9972;"
+# The href of /gbk-index's link, as the GBK page writes it.
+GBK_INDEX_HREF = f"/a/长江?tag=新闻&amp;mark={GBK_LACKS_MARK}"
 # French in windows-1252 that charset-normalizer takes for cp775 first, windows-1252 coming after.
 CP1252_TITLE = "Le café du marché"
 CP1252_PARAGRAPHS = ("Café crème ... €5, thé glacé ... €4, goûter ... €6.",) * 4
@@ -416,6 +420,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif path == "/large-gzip":
             body = _gzipped_page(float(query.get("mb", "40")))
             self._send(200, body, "text/html; charset=utf-8", {"Content-Encoding": "gzip"})
+        elif path == "/gbk-index":
+            index = f'<html><body><ul class="news"><li><a href="{GBK_INDEX_HREF}">大桥</a></li></ul></body>'
+            self._send(200, index.encode("gbk"), "text/html; charset=GBK")
         elif path == "/gbk":
             chinese = article_page(GBK_TITLE, GBK_PARAGRAPHS, lang="zh")
             self._send(200, chinese.encode("gbk"), "text/html; charset=GBK")

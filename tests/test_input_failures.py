@@ -22,6 +22,7 @@ from conftest import SiteServer
 from crawlsite import (
     COMMAND_TIMEOUT,
     FAST,
+    RULE,
     WAIT_LIMIT,
     Site,
     sites_spider,
@@ -264,6 +265,18 @@ def test_a_rules_wrong_encoding_is_warned_of_once_a_site_and_counted_in_status(s
         f" on 2 pages in 24 h: remove or fix it in {rule_file} (the crawl's warning says what the pages"
         " declare)"
     ) in shown["attention"]
+
+
+def test_a_gbk_index_pages_article_link_is_requested_as_a_browser_requests_it(site: Site) -> None:
+    """The link ``/a/长江?tag=新闻&mark=&#9972;`` of a GBK index page (no `encoding` key): its path in
+    UTF-8, its query in GBK, the character GBK lacks as its character reference, as a browser sends it."""
+    site.rules.mkdir(parents=True, exist_ok=True)
+    (site.rules / f"{site.name}.yaml").write_text(
+        RULE.format(start=site.server.url("/gbk-index")), encoding="utf-8"
+    )
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert list(site.stored()) == ["/a/%E9%95%BF%E6%B1%9F?tag=%D0%C2%CE%C5&mark=%26%239972%3B"]
 
 
 def test_a_page_declaring_utf8_kept_in_the_rules_encoding_is_warned_of_and_counted_in_status(

@@ -1610,6 +1610,33 @@ def local_news_rule(site_server: SiteServer) -> str:
     """
 
 
+@pytest.mark.parametrize("encoding", ["", "encoding: gbk"], ids=["page-declares-gbk", "rule-says-gbk"])
+def test_a_gbk_pages_link_is_the_url_a_browser_requests(
+    tmp_path: Path, site_server: SiteServer, encoding: str
+) -> None:
+    """A browser percent-encodes a link's path in UTF-8 and its query in the page's encoding, GBK's
+    two-byte codes (not GB18030's four-byte ones, which a GBK server cannot read), a character GBK lacks
+    as its character reference: ``/a/长江?tag=新闻&mark=&#9972;`` on a GBK page."""
+    rule = f"""
+        domains: [127.0.0.1]
+        start_urls: [{site_server.url("/gbk-index")}]
+        {encoding}
+        index:
+          links: {{allow: '/a/'}}
+        article:
+          fields:
+            title: {{xpath: //h1}}
+    """
+    write(tmp_path / "rules", "local.yaml", rule)
+    allowed = {ALLOW_PRIVATE_NETWORKS_ENV: "1"}
+    url = site_server.url("/gbk-index")
+    run = crawler("rules", "try", "local", url, "--format", "json", cwd=tmp_path, env=allowed)
+    assert run.code == 0, run.stderr
+    assert json.loads(run.stdout)["links"] == [
+        site_server.url("/a/%E9%95%BF%E6%B1%9F?tag=%D0%C2%CE%C5&mark=%26%239972%3B")
+    ]
+
+
 def test_rules_try_fetches_a_url(tmp_path: Path, site_server: SiteServer) -> None:
     write(tmp_path / "rules", "local.yaml", local_news_rule(site_server))
     url = site_server.url("/news/harbour-bridge.html")

@@ -405,8 +405,16 @@ def run_rules_try(args: argparse.Namespace) -> int:
         decoded,
         url,
         search,
-        rule.search_results(search, url, root) if search is not None else rule.article_links(url, root),
-        rule.search_next_page(search, url, root) if search is not None else rule.next_page_url(url, root),
+        (
+            rule.search_results(search, url, root, encoding=decoded.encoding)
+            if search is not None
+            else rule.article_links(url, root, encoding=decoded.encoding)
+        ),
+        (
+            rule.search_next_page(search, url, root)
+            if search is not None
+            else rule.next_page_url(url, root, encoding=decoded.encoding)
+        ),
         fields,
         title_fallback,
         qread_body,

@@ -478,18 +478,33 @@ class Rule:
         return host in self.domains or host.endswith(self._subdomain_suffixes)
 
     def article_links(
-        self, page_url: str, root: etree._Element, budget: RegexBudget | None = None
+        self,
+        page_url: str,
+        root: etree._Element,
+        budget: RegexBudget | None = None,
+        *,
+        encoding: str = "utf-8",
     ) -> list[str]:
-        """The article links of an index page: absolute, without fragment, on the rule's domains, kept by
-        ``allow``/``deny``, each once, in document order."""
-        return self._page_links(self.links, page_url, root, budget)
+        """The article links of an index page read in the web ``encoding``: absolute, without fragment,
+        their query percent-encoded as browsers encode it for such a page (:func:`query_codec`), on the
+        rule's domains, kept by ``allow``/``deny``, each once, in document order."""
+        return self._page_links(self.links, page_url, root, budget, codec=query_codec(encoding))
 
     def search_results(
-        self, search: SearchRule, page_url: str, root: etree._Element, budget: RegexBudget | None = None
+        self,
+        search: SearchRule,
+        page_url: str,
+        root: etree._Element,
+        budget: RegexBudget | None = None,
+        *,
+        encoding: str = "utf-8",
     ) -> list[str]:
-        """The result links of a search page: absolute, without fragment, on any host (the results of a
-        search engine are other sites' pages), kept by ``search.links``' ``allow``/``deny``, each once."""
-        return self._page_links(search.links, page_url, root, budget, any_host=True)
+        """The result links of a search page read in the web ``encoding``, as :meth:`article_links`, but on
+        any host (the results of a search engine are other sites' pages) and kept by ``search.links``'
+        ``allow``/``deny``."""
+        return self._page_links(
+            search.links, page_url, root, budget, any_host=True, codec=query_codec(encoding)
+        )
 
     def _page_links(
         self,
@@ -499,6 +514,7 @@ class Rule:
         budget: RegexBudget | None,
         *,
         any_host: bool = False,
+        codec: str,
     ) -> list[str]:
         base = _base_url(page_url, root)
         found: list[str] = []
@@ -508,7 +524,7 @@ class Rule:
             if href in seen_hrefs:
                 continue
             seen_hrefs.add(href)
-            url = self._absolute(base, href, any_host=any_host)
+            url = self._absolute(base, href, any_host=any_host, codec=codec)
             if url is None or url in seen_urls:
                 continue
             seen_urls.add(url)
@@ -555,9 +571,10 @@ class Rule:
             kept.append(replace(entry, url=url))
         return kept
 
-    def next_page_url(self, page_url: str, root: etree._Element) -> str | None:
-        """The next index page (``index.next_page``) when the rule has one and the page links to it."""
-        return self._next_page(self.next_page, page_url, root)
+    def next_page_url(self, page_url: str, root: etree._Element, *, encoding: str = "utf-8") -> str | None:
+        """The next index page (``index.next_page``) when the rule has one and the page, read in the web
+        ``encoding``, links to it (its query percent-encoded as :meth:`article_links` does)."""
+        return self._next_page(self.next_page, page_url, root, codec=query_codec(encoding))
 
     def _next_page(
         self,

@@ -36,7 +36,7 @@ from extractors.encoding import Decoded, decode_checked, python_codec
 # The kinds of request whose page the spider reads as text (feeds, sitemaps and APIs are read as bytes).
 PAGE_KINDS = frozenset({ARTICLE, INDEX, SEARCH, DISCOVER})
 
-# The responses DecodeOnceMiddleware made, with the ``encoding`` they were decoded as given and the decoding.
+# The responses page_text made, with the ``encoding`` they were decoded as given and the decoding.
 _decoded: WeakKeyDictionary[Response, tuple[str | None, Decoded]] = WeakKeyDictionary()
 
 
@@ -49,7 +49,15 @@ def page_text(response: TextResponse, given: str | None) -> tuple[TextResponse, 
         return response, kept[1]
     content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
     decoded = decode_checked(response.body, content_type, given)
-    return read_as(response, decoded), decoded
+    text = read_as(response, decoded)
+    _decoded[text] = (given, decoded)
+    return text, decoded
+
+
+def page_encoding(text: TextResponse) -> str:
+    """The web encoding (its WHATWG name: ``gbk``, not the ``gb18030`` that decodes it) of a response
+    :func:`page_text` made: the one a browser encodes the query of the page's links in."""
+    return _decoded[text][1].encoding
 
 
 def read_as(response: TextResponse, decoded: Decoded) -> TextResponse:
@@ -88,6 +96,5 @@ class DecodeOnceMiddleware:
         rule = self.rule_of(work.site)
         if rule is None:
             return response
-        text, decoded = page_text(response, rule.encoding)
-        _decoded[text] = (rule.encoding, decoded)
+        text, _ = page_text(response, rule.encoding)
         return text

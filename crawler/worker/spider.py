@@ -97,7 +97,7 @@ from crawler.worker.download import connection_lost
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, allow_private_domains, blocked_by_guard
-from crawler.worker.pagetext import page_text
+from crawler.worker.pagetext import page_encoding, page_text
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 from crawler.worker.scheduler import leases_ending
 from extractors import extract
@@ -488,7 +488,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         work = _work(response)
         budget = RegexBudget(self.regex_page_seconds)
         before = rule.regex_timeouts
-        results = rule.search_results(rule.search, page.url, page.selector.root, budget)
+        results = rule.search_results(
+            rule.search, page.url, page.selector.root, budget, encoding=page_encoding(page)
+        )
         self._regex_spent(rule, before, budget)
         by_rule: dict[str, tuple[Rule, list[str]]] = {}
         unruled = 0
@@ -770,7 +772,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         work = _work(response)
         budget = RegexBudget(self.regex_page_seconds)
         before = rule.regex_timeouts
-        links = rule.article_links(page.url, page.selector.root, budget)
+        links = rule.article_links(page.url, page.selector.root, budget, encoding=page_encoding(page))
         self._regex_spent(rule, before, budget)
         refused = response.meta.get("ban_signal")
         if refused is None and not links and looks_like_captcha(page.body):
@@ -790,7 +792,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         fresh = self._queue_new(rule, requests, work.job)
         self._record_visit(rule, work, fresh)
         if work.page < rule.max_pages:
-            next_url = rule.next_page_url(page.url, page.selector.root)
+            next_url = rule.next_page_url(page.url, page.selector.root, encoding=page_encoding(page))
             if next_url:
                 yield index_request(
                     rule, next_url, job=work.job, page=work.page + 1, boost=work.boost, job_kind=work.job_kind
@@ -842,7 +844,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             page=Page(page.text, rule.min_body_chars),
         )
         if work.depth < rule.depth:
-            links = rule.article_links(page.url, page.selector.root, budget)
+            links = rule.article_links(page.url, page.selector.root, budget, encoding=page_encoding(page))
             requests = [
                 article_request(
                     rule, url, job=work.job, depth=work.depth + 1, boost=work.boost, job_kind=work.job_kind
