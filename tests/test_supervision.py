@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from crawlsite import RULE
 from proxyserver import TestProxy
 
 from crawler.demo.farm import Farm, FarmSite, Visit
@@ -455,6 +456,63 @@ def test_a_logged_out_session_is_benched_and_another_serves_the_site(setup: Setu
     assert served == {"session=good-token"}
     dump = _redis_dump(setup.server)
     assert "good-token" not in dump and "old-token" not in dump, "a session's cookies reached Redis"
+
+
+@pytest.mark.parametrize(
+    ("first", "now", "sent"),
+    [
+        ("http://news.test/a/1", "https://news.test/a/1", True),
+        ("http://news.test/a/1", "http://news.test:8080/a/1", True),
+        ("https://news.test/a/1", "http://news.test/a/1", False),
+        ("http://news.test/a/1", "http://cdn.test/a/1", False),
+        ("http://news.test/a/1", "http://www.news.test/a/1", False),
+    ],
+)
+def test_a_redirect_keeps_the_session_on_its_host_and_withholds_it_elsewhere_or_in_clear(
+    tmp_path: Path, redis_server: str, first: str, now: str, sent: bool
+) -> None:
+    """DESIGN.md: credentials never follow a redirect to another host. The same host on HTTPS or on another
+    port is no other host (a cookie is the host's, whatever its port), so a site's http:// links that
+    redirect to https:// keep their login; another host, or HTTPS left for plain HTTP (where anyone on the
+    way reads it), goes without the session."""
+    from scrapy import Request
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.rules import load_rule
+    from crawler.worker.sessions import SessionMiddleware, SessionPool
+
+    (tmp_path / "alice.yaml").write_text(
+        "cookies: {sid: alice-token}\nheaders: {X-Api-Key: alice-key}\n", encoding="utf-8"
+    )
+    rule_file = tmp_path / "news.yaml"
+    rule_file.write_text(
+        RULE.format(start="http://news.test/").replace("[127.0.0.1]", "[news.test]")
+        + "access:\n  sessions: [alice.yaml]\n",
+        encoding="utf-8",
+    )
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    values.update(
+        REDIS_URL=redis_server,
+        REDIS_KEY_PREFIX=f"redirect-{tmp_path.name}",
+        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
+    )
+    crawler = get_crawler(settings_dict=values)
+    pool = SessionPool(crawler, {"news": load_rule(rule_file)}.get)
+    sessions = SessionMiddleware(crawler, pool)
+    try:
+        request = Request(now, meta={"site": "news", "redirect_urls": [first]})
+        assert sessions.process_request(request) is None
+        carried = (request.headers.get(b"Cookie"), request.headers.get(b"X-Api-Key"))
+        withheld = crawler.stats.get_value("session/withheld_redirect/news")
+    finally:
+        pool.stop()
+    if sent:
+        assert carried == (b"sid=alice-token", b"alice-key"), f"{first} -> {now}"
+        assert withheld is None
+    else:
+        assert carried == (None, None), f"{first} -> {now}"
+        assert withheld == 1
 
 
 # --- errors are errors -------------------------------------------------------------------------------------

@@ -13,8 +13,9 @@ worker holds for it, and takes one when it holds none:
 - a request of a site whose every session is held by other workers (or benched) waits in the queue
   ``SESSION_WAIT_SECONDS``, at most ``SESSION_MAX_WAITS`` times, then is dead-lettered.
 
-A redirect to another origin (scheme, host, port) than the URL first asked for goes without the session:
-credentials never follow a redirect to another host.
+A redirect to another host than the URL first asked for, or from HTTPS to plain HTTP, goes without the
+session: credentials never follow a redirect to another host, nor go in clear. The same host on another
+port, or upgraded to HTTPS, keeps it (a cookie is the host's, whatever its port).
 
 Cookies go out in a ``Cookie`` header (Scrapy's cookie jar is off: nothing of one session leaks into
 another), headers as given. None of it is ever queued (:data:`crawler.requests.SENT_ONLY_META`), logged,
@@ -171,18 +172,15 @@ def sessions_of(crawler: Crawler) -> SessionPool | None:
     return _pools.get(crawler)
 
 
-def _origin(scheme: str, host: str | None, port: int | None) -> tuple[str, str | None, int | None]:
-    return scheme, host, port or {"http": 80, "https": 443}.get(scheme)
-
-
 def _redirected_elsewhere(request: Request) -> bool:
-    """``request`` is a redirect to another origin (scheme, host, port) than the URL first asked for,
-    where the site's session must not follow it."""
+    """``request`` is a redirect to another host than the URL first asked for, or from HTTPS to plain
+    HTTP, where the site's session must not follow it. The same host on another port or upgraded to HTTPS
+    keeps it: a cookie is the host's, whatever its port."""
     asked = request.meta.get("redirect_urls")
     if not asked:
         return False
     first, now = urlsplit(str(asked[0])), urlparse_cached(request)
-    return _origin(first.scheme, first.hostname, first.port) != _origin(now.scheme, now.hostname, now.port)
+    return first.hostname != now.hostname or (first.scheme == "https" and now.scheme != "https")
 
 
 class SessionMiddleware:
