@@ -14,13 +14,15 @@ __all__ = ["Range", "Seconds", "SecondsAbove0", "declared_ranges"]
 @dataclass(frozen=True)
 class Range:
     """The finite values a numeric setting takes, ``unit`` saying what it counts: from ``lowest`` to
-    ``highest``; ``above`` refuses ``lowest`` itself, ``below`` refuses ``highest`` itself."""
+    ``highest``; ``above`` refuses ``lowest`` itself, ``below`` refuses ``highest`` itself; ``why`` says
+    what sets the range, when it is not the setting's meaning."""
 
     unit: str
     lowest: float = -math.inf
     highest: float = math.inf
     above: bool = False
     below: bool = False
+    why: str = ""
 
     def admits(self, value: float) -> bool:
         if not math.isfinite(value):
@@ -31,17 +33,20 @@ class Range:
 
     def __str__(self) -> str:
         """The range in words: ``seconds above 0``, ``a share from 0 to 1``, ``a number of tries, 1 or
-        more``."""
+        more``, and ``why`` in parentheses."""
+        return f"{self._words()} ({self.why})" if self.why else self._words()
+
+    def _words(self) -> str:
         if self.lowest == -math.inf and self.highest == math.inf:
             return f"{self.unit}, any number"
         if self.highest == math.inf:
             if self.above:
-                return f"{self.unit} above {self.lowest:g}"
-            return f"{self.unit}, {self.lowest:g} or more"
+                return f"{self.unit} above {self.lowest:.15g}"
+            return f"{self.unit}, {self.lowest:.15g} or more"
         if not self.above and not self.below:
-            return f"{self.unit} from {self.lowest:g} to {self.highest:g}"
-        lowest = f"above {self.lowest:g}" if self.above else f"{self.lowest:g} or more"
-        highest = f"below {self.highest:g}" if self.below else f"{self.highest:g} at most"
+            return f"{self.unit} from {self.lowest:.15g} to {self.highest:.15g}"
+        lowest = f"above {self.lowest:.15g}" if self.above else f"{self.lowest:.15g} or more"
+        highest = f"below {self.highest:.15g}" if self.below else f"{self.highest:.15g} at most"
         return f"{self.unit}{' ' if self.above else ', '}{lowest} and {highest}"
 
 

@@ -271,7 +271,9 @@ STORE_MAX_ATTEMPTS: Annotated[int, Range("a number of tries", 1)] = 5
 # Seconds a write to the SQLite store waits for another process's transaction on the same week's file
 # (another worker's write, or a sqlite3 shell's) before it fails with "database is locked"; SQLite keeps at
 # most 2147483 s (whole milliseconds in a C int, about 24 days: Python's sqlite3 makes a longer one 0).
-STORE_BUSY_TIMEOUT_SECONDS: Annotated[float, Range("seconds", 0, 2147483)] = 30.0
+STORE_BUSY_TIMEOUT_SECONDS: Annotated[
+    float, Range("seconds", 0, 2147483, why="SQLite's limit, about 24 days")
+] = 30.0
 
 # --- MONGO_: the MongoDB store (crawler/store/mongo.py), used when MONGO_URI is set (crawler/config.py) ---
 # Milliseconds to find a server or connect before the batch goes to the spool.

@@ -475,6 +475,23 @@ def test_every_numeric_setting_declares_the_range_it_takes_and_its_default_is_in
     assert [name for name in numeric if not ranges[name].admits(getattr(project_settings, name))] == []
 
 
+def test_a_busy_timeout_past_sqlites_limit_is_refused_as_a_crawl_starts_naming_the_limit() -> None:
+    """The check every crawl command runs first names why STORE_BUSY_TIMEOUT_SECONDS stops at 2147483, as
+    the store's own check does: the user learns it is SQLite's limit, not a whim of the crawler."""
+    from scrapy.settings import Settings
+
+    from crawler.errors import InputError
+    from crawler.worker.process import check_worker_settings
+
+    values = {key: getattr(project_settings, key) for key in dir(project_settings) if key.isupper()}
+    with pytest.raises(InputError) as raised:
+        check_worker_settings(Settings({**values, "STORE_BUSY_TIMEOUT_SECONDS": 3_000_000.0}))
+    assert str(raised.value).startswith(
+        "STORE_BUSY_TIMEOUT_SECONDS is 3000000.0: expected seconds from 0 to 2147483 (SQLite's limit, about"
+        " 24 days) (the default is 30.0); give STORE_BUSY_TIMEOUT_SECONDS a value in that range"
+    ), raised.value
+
+
 def test_every_setting_above_its_highest_value_is_refused_as_a_crawl_starts() -> None:
     """The highest value a setting takes is checked as its lowest is: one past it is refused, naming the
     setting, the value, the range and the default; the highest itself is taken unless the range is open."""

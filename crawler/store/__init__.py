@@ -122,7 +122,6 @@ def store_config(settings: Mapping[str, Any]) -> StoreConfig:
             "STORE_BUSY_TIMEOUT_SECONDS",
             defaults.STORE_BUSY_TIMEOUT_SECONDS,
             whole=False,
-            why_highest="SQLite's limit, about 24 days",
         )
         return StoreConfig(data_dir, batch_size, dedup, busy_timeout=busy_timeout)
     from crawler.store.mongo import MongoConfig, parse_write_concern  # noqa: PLC0415 - pymongo only when used
@@ -150,10 +149,9 @@ def _number(
     default: float,
     *,
     whole: bool,
-    why_highest: str = "",
 ) -> float:
-    """The setting ``name`` as a finite number in the range crawler/settings.py declares for it (the
-    reason for its highest value, ``why_highest``, given in the error)."""
+    """The setting ``name`` as a finite number in the range crawler/settings.py declares for it (what
+    sets that range, when the range says, given in the error)."""
     value = source.get(name)
     if value in (None, ""):
         return default
@@ -165,7 +163,7 @@ def _number(
     if number is None or not taken.admits(number) or (whole and not number.is_integer()):
         what = "a whole number" if whole else "a number"
         at_most = f" and at most {taken.highest:.15g}" if math.isfinite(taken.highest) else ""
-        reason = f" ({why_highest})" if why_highest else ""
+        reason = f" ({taken.why})" if taken.why else ""
         raise StoreSettingError(
             f"{name} is {value!r}: expected {what} of at least {taken.lowest:g}{at_most}{reason}"
         )
