@@ -1170,6 +1170,20 @@ def test_a_usage_error_suggests_the_command_with_the_data_dir_given(
     assert hint.format(data=tmp_path) in " ".join(capsys.readouterr().err.split())
 
 
+@pytest.mark.parametrize("option", ["--data", "--data-dir="])
+def test_a_usage_error_suggests_the_data_dir_given_as_the_parser_took_it(
+    option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The parser takes ``--data DIR`` (a prefix of ``--data-dir``, as argparse allows) and
+    ``--data-dir=DIR``: the suggested command repeats that folder too, not ./data."""
+    given = [f"{option}{tmp_path}"] if option.endswith("=") else [option, str(tmp_path)]
+    with pytest.raises(SystemExit) as exited:
+        main([*given, "articles", "search", "-light"])
+    assert exited.value.code == 2
+    hint = f"`crawler --data-dir {tmp_path} articles search -- -light`"
+    assert hint in " ".join(capsys.readouterr().err.split())
+
+
 MARKUP_TITLE = "[bold]Ferry[/bold] strike [updated] [red]x"
 
 

@@ -65,13 +65,15 @@ _GLOBAL_OPTIONS = {"--data-dir": " DIR", "--rules-dir": " DIR", "--verbose": "",
 
 def folders_before_command(argv: Sequence[str]) -> tuple[str | None, str | None]:
     """The ``--data-dir`` and ``--rules-dir`` given before the command in ``argv``, read before the parser
-    runs, so that the commands its usage errors suggest repeat them."""
+    runs, so that the commands its usage errors suggest repeat them; as the parser reads them, a prefix
+    of either names it (``--data DIR``: no other option of ``crawler`` starts ``--d`` or ``--r``)."""
     found: dict[str, str | None] = {"--data-dir": None, "--rules-dir": None}
     words = iter(argv)
     for word in words:
         option, equals, value = word.partition("=")
-        if option in found:
-            found[option] = value if equals else next(words, None)
+        named = [name for name in found if len(option) > 2 and name.startswith(option)]
+        if named:
+            found[named[0]] = value if equals else next(words, None)
         elif not word.startswith("-"):
             break
     return found["--data-dir"], found["--rules-dir"]
