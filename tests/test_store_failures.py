@@ -38,7 +38,7 @@ from crawler import settings as project_settings
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis
-from crawler.store import open_store
+from crawler.store import fingerprint, open_store
 from crawler.store.document import make_document, week_of
 
 REPO = Path(__file__).resolve().parents[1]
@@ -490,6 +490,20 @@ def test_a_busy_timeout_past_sqlites_limit_is_refused_as_a_crawl_starts_naming_t
         "STORE_BUSY_TIMEOUT_SECONDS is 3000000.0: expected seconds from 0 to 2147483 (SQLite's limit, about"
         " 24 days) (the default is 30.0); give STORE_BUSY_TIMEOUT_SECONDS a value in that range"
     ), raised.value
+
+
+def test_a_setting_given_empty_takes_its_default_in_the_crawls_check_as_in_the_stores() -> None:
+    """``-s DEDUP_MAX_DISTANCE=`` (a script's empty variable) is no value: the store takes its default for
+    it, so the check every crawl command runs first does not refuse it as "DEDUP_MAX_DISTANCE is :"."""
+    from scrapy.settings import Settings
+
+    from crawler.store import store_config
+    from crawler.worker.process import check_worker_settings
+
+    values = {key: getattr(project_settings, key) for key in dir(project_settings) if key.isupper()}
+    settings = Settings({**values, "DEDUP_MAX_DISTANCE": ""})
+    check_worker_settings(settings)
+    assert store_config(settings).dedup.max_distance == fingerprint.DEFAULT_MAX_DISTANCE
 
 
 def test_every_setting_above_its_highest_value_is_refused_as_a_crawl_starts() -> None:

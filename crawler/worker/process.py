@@ -72,10 +72,10 @@ def check_worker_settings(settings: BaseSettings) -> None:
     of 0, a negative ``STORE_RETRY_SECONDS``, ``BAN_MIN_SHARE`` above 1, ``TEXT_PROCESSES`` below 0, ...),
     its value, the range it takes and its default, so that a command can refuse it before anything is
     queued. A setting whose default is None (``DEDUP_MAX_DISTANCE``) is checked when it is given, as the
-    text given."""
+    text given; given empty, it is left out, as the store reads it."""
     for name, taken in _RANGES.items():
         value = settings[name]
-        if value is None or _admitted(taken, value):
+        if value in (None, "") or _admitted(taken, value):
             continue
         given = value if isinstance(value, str) else repr(value)
         raise InputError(
