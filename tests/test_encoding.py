@@ -287,6 +287,31 @@ def test_a_given_encoding_is_kept_for_a_page_with_too_few_multi_byte_characters_
 
 
 @pytest.mark.parametrize(
+    ("bom", "codec", "name"),
+    [(codecs.BOM_UTF8, "utf-8", "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le", "utf-16le")],
+)
+def test_a_byte_order_mark_is_read_before_a_given_encoding_as_browsers_read_it(
+    bom: bytes, codec: str, name: str
+) -> None:
+    """A byte order mark settles a page's encoding for browsers whatever else says otherwise, a chosen
+    encoding included: a rule's windows-1252 reads it as the mark says, not as "ï»¿" and mojibake (or NUL
+    bytes) under the few multi-byte characters that would not prove UTF-8 by themselves; the doubt names
+    the key it set aside."""
+    html = page("<p>Le café du port a rouvert.</p>")
+    result = decode_checked(bom + html.encode(codec), "text/html", given="windows-1252")
+    assert (result.text, result.encoding, result.source) == (html, name, "bom")
+    assert result.doubt is not None
+    assert (result.doubt.encoding, result.doubt.source, result.doubt.replaced, result.doubt.unproven) == (
+        "windows-1252",
+        "given",
+        0,
+        None,
+    )
+    kept = decode_checked(bom + html.encode(codec), "text/html", given=name)
+    assert (kept.text, kept.encoding, kept.doubt) == (html, name, None)
+
+
+@pytest.mark.parametrize(
     ("head", "declared", "source"),
     [('<meta charset="utf-8">', "text/html", "meta"), ("", "text/html; charset=utf-8", "declared")],
     ids=["meta", "content-type"],
