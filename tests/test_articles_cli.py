@@ -736,8 +736,8 @@ def test_a_week_unread_for_a_full_disk_says_to_free_space_not_to_restore_it(
     assert (
         f"crawler articles stats: warning: articles of week 2026w44 are missing from this output: cannot"
         f" open the article store {week}: disk I/O error; SQLite could not make {week.name}-shm, which it"
-        f" reads the file with, beside it: free disk space under {folder} (the week's file is not"
-        " damaged)\n"
+        f" reads the file with, beside it: free disk space under {folder}, or raise the file size limit of"
+        " the crawler's processes (`ulimit -f`: 1024 bytes) (the week's file is not damaged)\n"
     ) in done.stderr, done.stderr
     assert "restore it" not in done.stderr and "Traceback" not in done.stderr, done.stderr
 

@@ -18,7 +18,7 @@ import pytest
 from test_store_contract import FLOOD, FLOOD_OTHER, FLOOD_REPOST, article
 
 from crawler.store import SqliteStore, StoreError, Written, article_id, open_store, store_config, week_of
-from crawler.store.base import Candidate, Original
+from crawler.store.base import Candidate, Original, lasting_failure
 from crawler.store.document import content_hash, make_document, previous_week, week_bounds
 from crawler.store.fingerprint import band_keys, from_hex, same_article
 from crawler.store.sqlite import SCHEMA_VERSION
@@ -602,6 +602,36 @@ def test_a_store_whose_file_cannot_grow_names_disk_space_and_the_file_size_limit
         f" of the crawler's processes (`ulimit -f`: {limit} bytes)"
     ), error
     assert count == 2
+
+
+def _write_with_no_room_for_the_shm_file(directory: str) -> tuple[str, str, bool]:
+    """In a process of its own: an article written to a week's file stored before, while no file may
+    grow past 1 KB (``RLIMIT_FSIZE``, which any process may lower: SQLite cannot make the file's ``-shm``,
+    as on a full disk); the error's name, its message, and whether it is one no wait mends."""
+    with SqliteStore(directory) as store:
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+    with SqliteStore(directory) as store:
+        try:
+            store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
+        except StoreError as exc:
+            return type(exc).__name__, str(exc), lasting_failure(exc)
+    return "", "", False
+
+
+def test_a_write_with_no_room_for_the_weeks_shm_file_is_a_disk_error_tried_again(tmp_path: Path) -> None:
+    """A week's file SQLite cannot make the ``-shm`` file of is sound: the error is the store's for a
+    full disk, not a damaged week's, and it may mend (the write is tried again later)."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        name, error, lasting = pool.apply(_write_with_no_room_for_the_shm_file, (str(tmp_path),))
+    week = tmp_path / "articles" / "articles_2026w47.sqlite"
+    assert name == "StoreError", (name, error)
+    assert error == (
+        f"cannot open the article store {week}: disk I/O error; SQLite could not make {week.name}-shm,"
+        f" which it reads the file with, beside it: free disk space under {week.parent}, or raise the file"
+        " size limit of the crawler's processes (`ulimit -f`: 1024 bytes) (the week's file is not damaged)"
+    ), error
+    assert not lasting
 
 
 def test_a_write_kept_waiting_by_another_writer_names_the_lock_and_what_to_do(tmp_path: Path) -> None:

@@ -26,11 +26,12 @@ original's file after that transaction commits. ``PRAGMA user_version`` holds th
 older versions are migrated when opened.
 
 A week's file SQLite cannot read (damaged: not a database, malformed; or unreadable) is a
-:class:`DamagedWeekError` naming it and what to do. A store opened with ``skip_damaged`` leaves such a
-week out of reads across weeks (``get``, ``original_of``, ``redirected_to``, ``stats``, and ``count``,
-``iter_articles``, ``search`` without ``week``) and keeps the error in :meth:`SqliteStore.weeks_left_out`,
-so that a reader shows the other weeks and says what is missing; reads of that week alone, and writes,
-still fail.
+:class:`DamagedWeekError` naming it and what to do; one it cannot read for want of disk space (no room for
+the ``-shm`` file it reads the file with) is a :class:`StoreError` saying to free disk space, the file
+being sound. A store opened with ``skip_damaged`` leaves either week out of reads across weeks (``get``,
+``original_of``, ``redirected_to``, ``stats``, and ``count``, ``iter_articles``, ``search`` without
+``week``) and keeps the error in :meth:`SqliteStore.weeks_left_out`, so that a reader shows the other weeks
+and says what is missing; reads of that week alone, and writes, still fail.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ class SqliteStore(Store):
         self.busy_timeout = busy_timeout
         self.dedup = DedupPolicy() if dedup is None else dedup
         self.skip_damaged = skip_damaged
-        self._left_out: dict[str, DamagedWeekError] = {}
+        self._left_out: dict[str, StoreError] = {}
         self._connections: dict[str, sqlite3.Connection] = {}
         self._closed = False
         # Paragraph counts read from each week's file during the batch being written, kept in step with the
@@ -623,8 +624,8 @@ class SqliteStore(Store):
             return []
         try:
             return self._rows(week, query, params)
-        except DamagedWeekError as exc:
-            if not (across and self.skip_damaged):
+        except StoreError as exc:
+            if not (across and self.skip_damaged and _week_unread(exc)):
                 raise
             logger.debug("week %s left out of a read across weeks: %s", week, exc)
             self._left_out[week] = exc
@@ -735,10 +736,15 @@ def _index_phrases(term: str) -> list[str]:
 def _read_error(
     what: str, exc: sqlite3.Error, path: Path, directory: Path | None = None, busy: str = ""
 ) -> StoreError:
-    """The error for ``what`` failed (``cannot open/read the article store PATH``) on ``exc``: a
-    :class:`DamagedWeekError` with what to do when the week's file ``path`` is damaged or unreadable;
-    else, with the store's ``directory``, what to do when its disk is full, and ``busy`` (the
-    :func:`_busy_hint` of a file kept locked)."""
+    """The error for ``what`` failed (``cannot open/read the article store PATH``) on ``exc``: what to do
+    when SQLite cannot make the ``-shm`` file of the week's file ``path``; a :class:`DamagedWeekError` with
+    what to do when that file is damaged or unreadable; else, with the store's ``directory``, what to do
+    when its disk is full, and ``busy`` (the :func:`_busy_hint` of a file kept locked)."""
+    if getattr(exc, "sqlite_errorcode", None) in _SHM_CODES:
+        return StoreError(
+            f"{what}: {exc}; SQLite could not make {path.name}-shm, which it reads the file with, beside it:"
+            f" free disk space under {path.parent}{_size_limit_hint()} (the week's file is not damaged)"
+        )
     hint = _damage_hint(exc, path)
     if hint:
         return DamagedWeekError(f"{what}: {exc}{hint}")
@@ -748,16 +754,10 @@ def _read_error(
 
 def _damage_hint(exc: sqlite3.Error, path: Path) -> str:
     """What to do with the week's file ``path`` that SQLite finds damaged (not a database, or malformed)
-    or cannot open or read (or cannot make its ``-shm`` file for: free disk space, the file is sound);
-    empty for any other error. A ``-wal`` file beside it that holds writes (one
+    or cannot open or read; empty for any other error. A ``-wal`` file beside it that holds writes (one
     a writer killed while writing leaves) is named, with its ``-shm``: SQLite would apply it to a backup
     copied in beside it."""
     code = getattr(exc, "sqlite_errorcode", None)
-    if code in _SHM_CODES:
-        return (
-            f"; SQLite could not make {path.name}-shm, which it reads the file with, beside it: free disk"
-            f" space under {path.parent} (the week's file is not damaged)"
-        )
     if code is None or code & 0xFF not in _DAMAGED_CODES | _UNREADABLE_CODES:
         return ""
     restore = (
@@ -798,11 +798,26 @@ def _disk_hint(exc: sqlite3.Error, directory: Path) -> str:
         return _writable_hint(directory)
     if code is None or code & 0xFF not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
         return ""
-    hint = f"; free disk space under {directory}, or mend its disk"
+    limit = _size_limit_hint() if code & 0xFF == sqlite3.SQLITE_IOERR else ""
+    return f"; free disk space under {directory}, or mend its disk{limit}"
+
+
+def _size_limit_hint() -> str:
+    """The file size limit (``ulimit -f``) of this process to raise, which SQLite fails on with a disk I/O
+    error as on a full disk; empty without one."""
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-    if code & 0xFF == sqlite3.SQLITE_IOERR and limit != resource.RLIM_INFINITY:
-        hint += f", or raise the file size limit of the crawler's processes (`ulimit -f`: {limit} bytes)"
-    return hint
+    if limit == resource.RLIM_INFINITY:
+        return ""
+    return f", or raise the file size limit of the crawler's processes (`ulimit -f`: {limit} bytes)"
+
+
+def _week_unread(exc: StoreError) -> bool:
+    """Whether ``exc`` is of a week's file that cannot be read, which a read across weeks of a store
+    opened with ``skip_damaged`` leaves out: damaged or unreadable, or no room for its ``-shm`` file."""
+    cause = exc.__cause__
+    return isinstance(exc, DamagedWeekError) or (
+        isinstance(cause, sqlite3.Error) and getattr(cause, "sqlite_errorcode", None) in _SHM_CODES
+    )
 
 
 def _create_hint(exc: sqlite3.Error, directory: Path) -> str:
