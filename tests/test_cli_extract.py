@@ -597,6 +597,27 @@ def test_a_connection_the_site_cuts_is_said_in_words(site_server: SiteServer, ho
     assert line == f"crawler extract: error: fetching {url} failed: {said}", line
 
 
+@pytest.mark.parametrize("command", ["extract", "rules try"])
+def test_a_body_that_cannot_be_decompressed_is_said_in_words(
+    site_server: SiteServer, tmp_path: Path, command: str
+) -> None:
+    """As a crawl's dead letter says it, not as zlib's ``Error -3 while decompressing data`` alone."""
+    url = site_server.url("/bad-gzip")
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "gzipped.yaml").write_text(
+        "domains: [127.0.0.1]\nallow_private_addresses: true\nstart_urls: [http://127.0.0.1/]\n"
+        "index: {links: {allow: ['/a/']}}\n",
+        encoding="utf-8",
+    )
+    arguments = ["extract", url] if command == "extract" else ["rules", "try", "gzipped", url]
+    line = one_line_error(crawler("--rules-dir", str(rules), *arguments), 1)
+    assert line.startswith(
+        f"crawler {command}: error: fetching {url} failed: its body, sent compressed (Content-Encoding),"
+        " could not be decompressed: Error -3 while decompressing data: "
+    ), line
+
+
 def test_allow_private_lets_an_international_host_through_in_the_form_the_request_goes_to() -> None:
     url = "http://Bücher.intranet:8080/a"
     requested = urllib.parse.urlsplit(Request(url).url).hostname

@@ -12,10 +12,13 @@ for the first of the pool and the timer, and neither fires the other's Deferred.
 
 :func:`connection_lost` says in words how a site's connection ended before its whole answer came, which
 Scrapy's exceptions for it say with no message (``ResponseDataLossError``) or with the ``repr`` of
-Twisted failures (``DownloadFailedError``).
+Twisted failures (``DownloadFailedError``); :func:`undecompressed`, that a body sent compressed could not be
+decompressed, which zlib says as ``error: Error -3 while decompressing data: ...``.
 """
 
 from __future__ import annotations
+
+import zlib
 
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 from scrapy.exceptions import DownloadFailedError, ResponseDataLossError
@@ -24,7 +27,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
-__all__ = ["HTTPDownloadHandler", "connection_lost"]
+__all__ = ["HTTPDownloadHandler", "connection_lost", "undecompressed"]
 
 
 def connection_lost(error: BaseException | None) -> str | None:
@@ -39,6 +42,14 @@ def connection_lost(error: BaseException | None) -> str | None:
     if isinstance(cause, ResponseNeverReceived):
         return f"connection closed before an answer: {causes}"
     return f"connection failed: {causes}"
+
+
+def undecompressed(error: BaseException | None) -> str | None:
+    """That the body of a download that failed with ``error``, sent compressed (``Content-Encoding: gzip``
+    or ``deflate``), could not be decompressed, with zlib's reason; None for any other failure."""
+    if isinstance(error, zlib.error):
+        return f"its body, sent compressed (Content-Encoding), could not be decompressed: {error}"
+    return None
 
 
 class HTTPDownloadHandler(HTTP11DownloadHandler):

@@ -52,7 +52,7 @@ from crawler.errors import (
     Terminated,
     redacted,
 )
-from crawler.worker.download import connection_lost
+from crawler.worker.download import connection_lost, undecompressed
 from crawler.worker.netguard import BlockedRequest, blocked_by_guard
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 
@@ -319,8 +319,8 @@ def _error(
         port = parts.port or _DEFAULT_PORTS.get(parts.scheme, 80)
         why = "connection refused" if isinstance(error, DownloadConnectionRefusedError) else str(error)
         return FetchError(f"cannot connect to {parts.hostname} port {port} for {url}: {why}", url=url)
-    lost = connection_lost(error)
-    return FetchError(f"fetching {url} failed: {lost or failure.getErrorMessage()}", url=url)
+    said = connection_lost(error) or undecompressed(error) or failure.getErrorMessage()
+    return FetchError(f"fetching {url} failed: {said}", url=url)
 
 
 def _refusal(failure: Failure, url: str) -> tuple[str, str] | None:

@@ -93,7 +93,7 @@ from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import count_job, keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
-from crawler.worker.download import connection_lost
+from crawler.worker.download import connection_lost, undecompressed
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, allow_private_domains, blocked_by_guard
@@ -987,8 +987,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         lost = connection_lost(error)
         if lost is not None:
             return f"{lost}{after}"
-        if isinstance(error, zlib.error):
-            return f"its body, sent compressed (Content-Encoding), could not be decompressed: {error}{after}"
+        undecoded = undecompressed(error)
+        if undecoded is not None:
+            return f"{undecoded}{after}"
         return f"{type(error).__name__}: {failure.getErrorMessage() or 'no message'}{after}"
 
     def _refusal(self, rule: Rule, page: TextResponse, fields: dict[str, str | None]) -> str | None:
