@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -90,20 +91,47 @@ def test_an_article_the_store_refused_at_its_only_attempt_says_tried_1_time(site
     assert letter["reason"].endswith(" (tried 1 time)"), letter
 
 
+@dataclass(frozen=True)
+class DamagedWeek:
+    """A temp crawl of two articles into a damaged week's file (``refused``), the dead letters it left
+    (``letters``), then the file moved away, the letters requeued (``requeued``) and crawled again
+    (``again``): what was stored and dead-lettered after (``stored``, ``left``)."""
+
+    site: Site
+    corrupt: Path
+    refused: subprocess.CompletedProcess[str]
+    letters: list[dict[str, Any]]
+    requeued: subprocess.CompletedProcess[str]
+    again: subprocess.CompletedProcess[str]
+    stored: dict[str, dict[str, Any]]
+    left: list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def damaged_week(site_server: SiteServer, tmp_path_factory: pytest.TempPathFactory) -> DamagedWeek:
+    site = Site(site_server, tmp_path_factory.mktemp("damaged"))
+    site.rule("/a/damaged-one", "/a/damaged-two")
+    corrupt = _corrupt_this_weeks_store(site.data)
+    refused = site.temp("-s", "STORE_MAX_ATTEMPTS=20")
+    letters = site.dead()
+    corrupt.unlink()
+    requeued = site.crawler("dead", "requeue", "--site", site.name)
+    again = site.temp()
+    return DamagedWeek(site, corrupt, refused, letters, requeued, again, site.stored(), site.dead())
+
+
 def test_articles_a_damaged_week_refuses_are_dead_lettered_at_once_and_stored_once_requeued(
-    site: Site,
+    damaged_week: DamagedWeek,
 ) -> None:
     """A damaged week's file is no store error that waiting mends: its articles are not tried again
     STORE_MAX_ATTEMPTS times (20 here), each is dead-lettered at once with the store's error and what to do,
     its URL kept; the file mended, `crawler dead requeue` stores them."""
-    site.rule("/a/damaged-one", "/a/damaged-two")
-    corrupt = _corrupt_this_weeks_store(site.data)
-    done = site.temp("-s", "STORE_MAX_ATTEMPTS=20")
+    site, corrupt, done = damaged_week.site, damaged_week.corrupt, damaged_week.refused
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "it is tried again in" not in done.stderr, done.stderr[-4000:]
     assert done.stdout.splitlines()[0].startswith("fetched 3 pages, stored 0 articles,"), done.stdout
     assert done.stdout.splitlines()[0].endswith("errors 2 (store: 2)"), done.stdout
-    letters = site.dead()
+    letters = damaged_week.letters
     assert sorted(str(letter["url"]).removeprefix(site.server.origin) for letter in letters) == [
         "/a/damaged-one",
         "/a/damaged-two",
@@ -121,13 +149,12 @@ def test_articles_a_damaged_week_refuses_are_dead_lettered_at_once_and_stored_on
         reason = " ".join(str(letter["reason"]).split())
         assert reason.startswith("its article could not be stored: "), reason
         assert said in reason and reason.endswith(lasting), reason
-    corrupt.unlink()
-    requeued = site.crawler("dead", "requeue", "--site", site.name)
+    requeued = damaged_week.requeued
     assert requeued.returncode == 0, requeued.stderr
-    again = site.temp()
+    again = damaged_week.again
     assert again.returncode == 0, again.stdout + again.stderr[-4000:]
-    assert sorted(site.stored()) == ["/a/damaged-one", "/a/damaged-two"]
-    assert site.dead() == []
+    assert sorted(damaged_week.stored) == ["/a/damaged-one", "/a/damaged-two"]
+    assert damaged_week.left == []
 
 
 def test_a_file_where_the_articles_folder_goes_is_named_and_the_summary_says_storing_failed(
@@ -292,19 +319,18 @@ def test_a_store_that_comes_back_stores_every_article_once(site: Site) -> None:
     assert site.dead() == []
 
 
-def test_an_article_the_store_refuses_is_logged_in_one_line_never_whole(site: Site) -> None:
-    paths = ("/a/quiet0", "/a/quiet1")
-    site.rule(*paths)
-    corrupt = _corrupt_this_weeks_store(site.data)
-    refused = site.temp()  # each article dead-lettered at once: a damaged file is not waited for
+def test_an_article_the_store_refuses_is_logged_in_one_line_never_whole(damaged_week: DamagedWeek) -> None:
+    """The crawl of `damaged_week`: each article dead-lettered at once (a damaged file is not waited for),
+    each refusal logged in one line, never with the article's body."""
+    site, corrupt, refused = damaged_week.site, damaged_week.corrupt, damaged_week.refused
+    paths = ("/a/damaged-one", "/a/damaged-two")
     assert refused.returncode == 1, refused.stdout + refused.stderr[-4000:]
     log = refused.stderr.splitlines(keepends=True)
-    corrupt.unlink()
-    assert site.crawler("dead", "requeue", "--site", site.name).returncode == 0
-    done = site.temp()
+    assert damaged_week.requeued.returncode == 0
+    done = damaged_week.again
     assert done.returncode == 0, done.stderr[-4000:]
     assert "stored 2 articles" in done.stdout and "errors 0" in done.stdout, done.stdout
-    stored = site.stored()
+    stored = damaged_week.stored
     assert sorted(stored) == sorted(paths)
     text = "".join(log)
     for path in paths:
