@@ -47,7 +47,7 @@ FAST = (
 )
 # The busy timeout of the crawls that write into a week locked_week holds: each write fails after it, as
 # after the default 30 s, without waiting as long.
-LOCKED_BUSY_TIMEOUT = 2
+LOCKED_BUSY_TIMEOUT = 0.5
 LOCKED = ("-s", f"STORE_BUSY_TIMEOUT_SECONDS={LOCKED_BUSY_TIMEOUT}")
 
 RULE = """
