@@ -207,15 +207,38 @@ def _read_only_week(site: Site) -> Iterator[Path]:
         subprocess.run(["chattr", "-i", str(path)], check=True)
 
 
+@dataclass(frozen=True)
+class ReadOnlyWeek:
+    """A temp crawl of two articles into a read-only week's file (``refused``, with STORE_MAX_ATTEMPTS=20),
+    the dead letters it left (``letters``), then the file writable again, the letters requeued
+    (``requeued``) and crawled again (``again``)."""
+
+    site: Site
+    week: Path
+    refused: subprocess.CompletedProcess[str]
+    letters: list[dict[str, Any]]
+    requeued: subprocess.CompletedProcess[str]
+    again: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def read_only_week(site_server: SiteServer, tmp_path_factory: pytest.TempPathFactory) -> ReadOnlyWeek:
+    site = Site(site_server, tmp_path_factory.mktemp("read-only"))
+    site.rule("/a/ro-one", "/a/ro-two")
+    with _read_only_week(site) as week:
+        refused = site.temp("-s", "STORE_MAX_ATTEMPTS=20")
+    letters = site.dead()
+    requeued = site.crawler("dead", "requeue", "--site", site.name)
+    return ReadOnlyWeek(site, week, refused, letters, requeued, site.temp())
+
+
 def test_pages_whose_articles_a_read_only_store_refuses_are_counted_fetched_once_and_errors_once(
-    site: Site,
+    read_only_week: ReadOnlyWeek,
 ) -> None:
     """The index page and its 2 article pages are fetched (once: a read-only file is not waited for); the
     store refuses both articles. 3 pages fetched, 2 errors of kind store, and the last line says the
     same figures; requeued and stored, the job counts each page fetched once."""
-    site.rule("/a/ro-one", "/a/ro-two")
-    with _read_only_week(site):
-        done = site.temp()
+    done = read_only_week.refused
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     first, last = done.stdout.splitlines()[0], done.stdout.splitlines()[-1]
     assert first.startswith("fetched 3 pages, stored 0 articles,"), done.stdout
@@ -224,12 +247,12 @@ def test_pages_whose_articles_a_read_only_store_refuses_are_counted_fetched_once
         "the articles of 2 of the 3 pages fetched could not be stored (errors of kind store): see the store's"
         " errors above, and in the dead letters"
     ), done.stdout
-    assert len(site.dead()) == 2
+    assert len(read_only_week.letters) == 2
     assert "attempt to write a readonly database" in done.stderr, done.stderr[-4000:]
     # The disk mended, the dead letters requeued: the job's pages are counted fetched once still.
-    requeued = site.crawler("dead", "requeue", "--site", site.name)
+    requeued = read_only_week.requeued
     assert requeued.returncode == 0, requeued.stderr
-    again = site.temp()
+    again = read_only_week.again
     assert again.returncode == 0, again.stdout + again.stderr[-4000:]
     said = again.stdout.splitlines()[1]
     assert said.startswith("fetched 3 pages, stored 2 articles,") and said.endswith("errors 0"), again.stdout
@@ -281,12 +304,10 @@ def test_a_page_the_spider_failed_on_is_counted_fetched_once_and_an_error_once(s
     assert said.startswith("fetched 3 pages, stored 2 articles,") and said.endswith("errors 0"), again.stdout
 
 
-def test_a_read_only_store_refusal_says_what_to_do(site: Site) -> None:
+def test_a_read_only_store_refusal_says_what_to_do(read_only_week: ReadOnlyWeek) -> None:
     """The refusal of a read-only week's file says how to mend it, as a full disk's does; waiting does not
-    mend it, so the article is dead-lettered at once, not tried again."""
-    site.rule("/a/ro-advice")
-    with _read_only_week(site) as week:
-        done = site.temp("--url", site.server.url("/a/ro-advice"), "-s", "STORE_MAX_ATTEMPTS=20")
+    mend it, so each article is dead-lettered at once, not tried again (STORE_MAX_ATTEMPTS=20)."""
+    site, week, done = read_only_week.site, read_only_week.week, read_only_week.refused
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "it is tried again in" not in done.stderr, done.stderr[-4000:]
     refusals = [line for line in done.stderr.splitlines() if "Dead-lettered" in line]
@@ -296,9 +317,9 @@ def test_a_read_only_store_refusal_says_what_to_do(site: Site) -> None:
         " does not mend that, so it was not tried again: mend it, then `crawler dead requeue --site"
         f" {site.name}`"
     )
-    assert len(refusals) == 1 and advice in refusals[0], refusals
-    (letter,) = site.dead()
-    assert advice in letter["reason"], letter
+    assert len(refusals) == 2 and all(advice in refusal for refusal in refusals), refusals
+    assert len(read_only_week.letters) == 2
+    assert all(advice in letter["reason"] for letter in read_only_week.letters), read_only_week.letters
 
 
 def test_a_store_that_comes_back_stores_every_article_once(site: Site) -> None:
