@@ -146,11 +146,12 @@ def test_queue_entries_that_are_no_requests_are_dead_lettered_once_and_never_run
     assert done.returncode == 0, done.stderr[-4000:]
     assert "stored 1 article," in done.stdout
     assert not marker.exists(), "the class an entry names is never imported"
-    reasons = " | ".join(sorted(letter["reason"] for letter in site.dead()))
-    assert len(site.dead()) == 2, reasons
+    letters = site.dead()
+    reasons = " | ".join(sorted(letter["reason"] for letter in letters))
+    assert len(letters) == 2, reasons
     assert "names the class 'poisonmodule.Request'" in reasons
     assert "is not JSON" in reasons
-    assert all(not letter["requeueable"] for letter in site.dead())
+    assert all(not letter["requeueable"] for letter in letters)
     assert site.status()["queue"] == {"queued": 0, "leased": 0, "expired": 0, "waiting": 0, "dead_letters": 2}
 
 
