@@ -51,6 +51,7 @@ from dataclasses import dataclass
 
 import lxml.etree
 import lxml.html
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from extractors.htmlparse import is_streamed_part, page_title, parse_tree, place_streamed
 from extractors.model import Block, Extraction
@@ -256,6 +257,9 @@ _BODY_MARK_RE = re.compile(r"(?:article|entry|post|story)[-_]*(?:body|content|te
 _POST_CLASS_RE = re.compile(r"(?:^|\s)type-[a-z0-9_-]+\s(?:.*\s)?status-publish(?:\s|$)")
 _HIDDEN_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _NEVER_SUSPECT_TAGS = frozenset({"html", "body", "article", "main"})
+_DROP = frozenset(_DROP_TAGS)
+_FORMATTING = frozenset(_FORMATTING_TAGS)
+_BLOCK_SELECTOR = ", ".join(sorted(BLOCK_TAGS))
 # The attributes that may mark an element, read during the walk (a third of the time of XPath queries,
 # whose results are one Python object per attribute): its names (see _looks_boilerplate) and those that
 # may hide it (see _hidden).
@@ -324,6 +328,9 @@ LATER_POSTS = 2
 # A line before the article text that is this similar to the title, and not much longer, is the headline.
 HEADLINE_SIMILARITY = 0.6
 HEADLINE_SIZE = 1.5
+# Pages with more tags than this ("<" counted) are parsed by libxml2, not lexbor (see _walk_page); the 763
+# pages of the development and training sets have at most 15,400.
+LEXBOR_MOST_TAGS = 30_000
 
 
 @dataclass(slots=True)
@@ -331,10 +338,8 @@ class Reading:
     """What stages 1 to 6 found on a page: its lines, their kinds, the article block and the lines kept.
 
     ``hard`` holds the lines of the block that are never text whatever the learned step says (link
-    lists, the headline, captions, repeats); ``kept`` is qRead's own choice.
-
-    A reading is used up by the extraction made from it: ``_extraction`` lets go of the page's tree
-    (``walk.blocks``), so a reading is refined and extracted once, in that order.
+    lists, the headline, captions, repeats); ``kept`` is qRead's own choice. It holds no part of the
+    page's tree (its blocks are their tags and attributes): the tree goes when the walk ends.
     """
 
     title: str | None
@@ -398,17 +403,12 @@ def extract_learned(
 
 def read(html: str, *, title: str | None = None, explain: bool = False) -> Reading | Extraction:
     """Stages 1 to 6 of ``extract``: the page's reading, or an empty extraction saying why there is none."""
-    root = parse_tree(html)
-    if root is None:
-        return Extraction.empty(ALGORITHM, title, "no HTML document in the input")
-    title = title or page_title(root)
     # 1. Filter: what is never text; 2. lines from the DOM, boilerplate blocks left out; 3. empty lines
     # from the containers between them.
-    walk = _walk(_filtered(root))
-    if walk.streamed and (again := parse_tree(html)) is not None:
-        # Parts React streamed at the end of the page, hidden: put in place, then walked again (rare).
-        place_streamed(again)
-        walk = _walk(_filtered(again))
+    walked = _walk_page(html, title)
+    if walked is None:
+        return Extraction.empty(ALGORITHM, title, "no HTML document in the input")
+    walk, title = walked
     lines = walk.lines
     segments = split_segments(lines, THETA)
     if not segments:
@@ -504,6 +504,34 @@ def read(html: str, *, title: str | None = None, explain: bool = False) -> Readi
     return Reading(
         title, lines, walk, segments, similarities, best, kinds, container, in_block, kept, hard, dropped, cjk
     )
+
+
+def _walk_page(html: str, title: str | None) -> tuple[_Walk, str | None] | None:
+    """The walk of the page's tree and its title (``title`` when given), or ``None`` when ``html`` holds no
+    document.
+
+    Lexbor's tree unless the page has more than ``LEXBOR_MOST_TAGS`` tags or parts React streamed hidden
+    at its end: lexbor's parse takes time in the square of the nesting depth (40,000 nested elements, 2.5
+    s), where libxml2 stops at 2,047 levels; and libxml2's elements move with their children when the
+    streamed parts are put in place (:func:`htmlparse.place_streamed`).
+    """
+    if not html or html.isspace():
+        return None
+    if html.count("<") <= LEXBOR_MOST_TAGS:
+        parser = LexborHTMLParser(html)
+        if parser.root is not None:
+            walk = _walk(parser.root)
+            if not walk.streamed:
+                return walk, title or _page_title(parser)
+    root = parse_tree(html)
+    if root is None:
+        return None
+    title = title or page_title(root)
+    walk = _walk_tree(_filtered(root))
+    if walk.streamed and (again := parse_tree(html)) is not None:
+        place_streamed(again)
+        walk = _walk_tree(_filtered(again))
+    return walk, title
 
 
 def _headline(lines: list[Line], title_terms: Counter[str] | None) -> int | None:
@@ -659,7 +687,7 @@ def render(reading: Reading, kept: set[int]) -> str:
 
 def _extraction(reading: Reading, kept: set[int], algorithm: str) -> Extraction:
     """The extraction of the ``kept`` lines of ``reading``, with the notes saying what was left out and
-    what the learned step added. The last use of ``reading``: its page's tree is let go."""
+    what the learned step added."""
     segments, best = reading.segments, reading.best
     added = len(kept - reading.kept)
     chosen = {index for index, s in enumerate(segments) if not kept.isdisjoint(range(s.start, s.end))}
@@ -684,9 +712,6 @@ def _extraction(reading: Reading, kept: set[int], algorithm: str) -> Extraction:
         notes = [_no_article_text(reading), *([boilerplate] if reading.walk.dropped else [])]
     if added:
         notes.append(f"{_lines(added)} outside qRead's choice added by the learned boilerplate step")
-    # Nothing reads the tree from here on: it goes before the text is joined (a 21 MB page's tree is
-    # about 120 MB, its text up to 30 MB).
-    reading.walk.blocks.clear()
     extraction = segments_extraction(
         algorithm, reading.title, reading.lines, segments, reading.similarities, chosen, reasons, kept
     )
@@ -788,28 +813,254 @@ def _score(segment: Segment) -> float:
     return segment.content_words / segment.lines * math.sqrt(segment.content_words)
 
 
+class _Block:
+    """A block element as qRead's later stages read it: its tag and its attributes."""
+
+    __slots__ = ("attributes", "tag")
+
+    def __init__(self, tag: str, attributes: dict[str, str | None]) -> None:
+        self.tag = tag
+        self.attributes = attributes
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        value = self.attributes.get(key, default)
+        return default if value is None else value
+
+
 @dataclass(slots=True)
 class _Walk:
     lines: list[Line]
     parents: list[int]  # walk id of each block element's parent block element (-1 for the root)
     span: list[tuple[int, int]]  # walk id -> positions of its start and end events
-    blocks: list[lxml.etree._Element]  # walk id -> the block element
+    blocks: list[_Block]  # walk id -> the block element
     dropped: int  # lines left out in boilerplate blocks
     streamed: bool  # a hidden part React streamed at the end of the page (see htmlparse.place_streamed)
 
 
-def _walk(root: lxml.etree._Element) -> _Walk:
+def _page_title(parser: LexborHTMLParser) -> str | None:
+    """As ``htmlparse.page_title``: the first ``<title>``, else Open Graph title, else first ``<h1>``."""
+    title = parser.css_first("title")
+    if title is not None and (text := " ".join(title.text(deep=True).split())):
+        return text
+    meta = parser.css_first('meta[property="og:title"][content]')
+    if meta is not None and (text := " ".join((meta.attributes.get("content") or "").split())):
+        return text
+    heading = parser.css_first("h1")
+    return (" ".join(heading.text(deep=True).split()) or None) if heading is not None else None
+
+
+def _walk(root: LexborNode) -> _Walk:
     """Lines of text in document order, with the block element each belongs to and its ancestry.
 
     Lines inside boilerplate blocks (stage 1) are left out, unless the block holds an article mark or most
-    of the page's text: a class word is a hint, not proof ("no-sidebar" on the page wrapper).
+    of the page's text: a class word is a hint, not proof ("no-sidebar" on the page wrapper). Stage 1's
+    filter is done as it goes: it does not enter what is never text, and walks through formatting
+    elements as if they were not there. Lexbor's tree is a browser's (HTML5): an ``<a>`` left open is
+    opened again in each block after it, so only one with an ``href`` makes link text.
     """
     lines: list[Line] = []
     pieces: list[str] = []
     link_pieces: list[str] = []
     parents: list[int] = [-1]
     span: list[tuple[int, int]] = [(0, 0)]
-    blocks: list[lxml.etree._Element] = [root]  # walk id -> block element
+    blocks: list[_Block] = [_Block(root.tag or "html", root.attributes)]
+    stack: list[int] = [0]
+    suspects: list[list[int]] = []
+    open_suspects: list[tuple[LexborNode, list[int]]] = []
+    skipped: list[LexborNode] = []
+    gap = 0
+    in_link = 0
+    in_code = 0
+    streamed = False
+    tag = "body"
+    position = 0
+    # The open nodes: the node and its _TAG_KIND, or -1 for a formatting element the walk goes through.
+    path: list[tuple[LexborNode, int]] = []
+
+    def flush() -> None:
+        nonlocal gap
+        words = split_space("".join(pieces))
+        pieces.clear()
+        if words:
+            text = " ".join(words)
+            cjk = not text.isascii() and CJK_RE.search(text) is not None
+            link_text = "".join(link_pieces)
+            lines.append(
+                Line(
+                    text,
+                    count_words(text) if cjk else len(words),
+                    (count_words(link_text) if cjk else len(split_space(link_text))) if link_text else 0,
+                    gap,
+                    tag,
+                    stack[-1],
+                    position,
+                    cjk,
+                )
+            )
+            gap = 0
+        link_pieces.clear()
+
+    def end(element: LexborNode, kind: int) -> None:
+        nonlocal position, gap, in_code, in_link
+        position += 1
+        if skipped and skipped[-1] is element:
+            skipped.pop()
+        if kind & _BLOCK:
+            if pieces:
+                flush()
+            if len(stack) > 1:
+                closed = stack.pop()
+                span[closed] = (span[closed][0], position)
+            if kind & _CONTAINER:
+                gap += 1
+            elif kind & _CODE:
+                in_code -= 1
+        elif kind & _LINK:
+            in_link -= 1
+        if open_suspects and open_suspects[-1][0] is element:
+            if pieces:
+                flush()
+            open_suspects.pop()[1][1] = position
+
+    node: LexborNode | None = root
+    while node is not None:
+        name = node.tag or ""
+        kind = -2  # a node the walk does not enter (text, comment, what is never text)
+        if name == "-text":
+            if not skipped:
+                text = node.text_content
+                if text:
+                    if not text.isspace():
+                        pieces.append(text)
+                        if in_link:
+                            link_pieces.append(text)
+                    elif pieces:
+                        pieces.append(" ")
+        elif name in _FORMATTING:
+            kind = -1
+        elif name and name[0] not in "-!" and name not in _DROP:
+            position += 1
+            kind = _TAG_KIND.get(name, 0)
+            attributes: dict[str, str | None] = node.attributes
+            verdict = 0
+            if attributes and name not in _NEVER_SUSPECT_TAGS and not in_code:
+                for key, value in attributes.items():
+                    if key in _NAME_ATTRIBUTES:
+                        verdict |= _looks_boilerplate(value or "")
+                    elif key in _SHOWN_ATTRIBUTES:
+                        verdict |= _hidden(key, value or "")
+                    elif key == "itemprop" and value == "articleBody":
+                        verdict |= _BODY
+            if verdict:
+                if verdict & _HIDDEN and not streamed:
+                    streamed = (
+                        name == "div" and "hidden" in attributes and (attributes.get("id") or "")[:2] == "S:"
+                    )
+                suspect = kind & _SUSPECT or verdict & _HIDDEN or (verdict & _WORDED and not kind & _MARK)
+            else:
+                suspect = kind & _SUSPECT
+            if (
+                verdict & _HIDDEN
+                and not kind & (_BLOCK | _CONTAINER)
+                and node.css_first(_BLOCK_SELECTOR) is None
+            ):
+                skipped.append(node)
+            elif suspect:
+                record = [position, 0, verdict & _HIDDEN]
+                suspects.append(record)
+                open_suspects.append((node, record))
+            if open_suspects and (kind & _MARK or verdict & _BODY):
+                for _, record in open_suspects:
+                    record[2] |= _GUARDED
+            if kind & _BLOCK:
+                if pieces:
+                    flush()
+                tag = name
+                parents.append(stack[-1])
+                span.append((position, position))
+                blocks.append(_Block(name, attributes))
+                stack.append(len(parents) - 1)
+                if kind & _CONTAINER:
+                    gap += 1
+                elif kind & _CODE:
+                    in_code += 1
+            elif kind & _BREAK:
+                if pieces:
+                    if blocks[stack[-1]].tag == "p" and not _br_ends_line(node):
+                        pieces.append(" ")
+                    else:
+                        flush()
+            elif kind & _LINK:
+                if "href" in attributes:
+                    in_link += 1
+                else:
+                    kind = 0
+        child = node.child if kind >= -1 else None
+        if child is not None:
+            path.append((node, kind))
+            node = child
+            continue
+        if kind >= 0:
+            end(node, kind)
+        while True:
+            following = node.next
+            if following is not None:
+                node = following
+                break
+            if not path:
+                node = None
+                break
+            node, kind = path.pop()
+            if kind >= 0:
+                end(node, kind)
+    flush()
+    span[0] = (0, position + 1)
+    kept = _without_boilerplate(lines, suspects)
+    return _Walk(kept, parents, span, blocks, len(lines) - len(kept), streamed)
+
+
+def _br_ends_line(br: LexborNode) -> bool:
+    """:func:`_ends_line` on lexbor's tree: the text after the ``<br>`` up to the next element that is
+    not formatting (libxml2's tail once the formatting is stripped), or that element."""
+    tail: list[str] = []
+    following = _after(br)
+    while following is not None:
+        name = following.tag or ""
+        if name == "-text":
+            tail.append(following.text_content or "")
+        elif name in _FORMATTING:
+            tail.append(following.text(deep=True))
+        elif name and name[0] != "-" and name not in _DROP:
+            break
+        following = _after(following)
+    text = "".join(tail)
+    if text and not text.isspace():
+        return _CLAUSE_RE.match(text) is not None or _PAGE_TURN_RE.match(text) is not None
+    return following is not None and following.tag == "br"
+
+
+def _after(node: LexborNode) -> LexborNode | None:
+    """The node after ``node`` once formatting elements are stripped: its next sibling, else the next
+    sibling of the formatting element that ends with it."""
+    following = node.next
+    while following is None:
+        parent = node.parent
+        if parent is None or parent.tag not in _FORMATTING:
+            return None
+        node = parent
+        following = node.next
+    return following
+
+
+def _walk_tree(root: lxml.etree._Element) -> _Walk:
+    """:func:`_walk` on libxml2's tree, filtered (:func:`_filtered`): for a page whose streamed parts were
+    put in place (:func:`htmlparse.place_streamed`)."""
+    lines: list[Line] = []
+    pieces: list[str] = []
+    link_pieces: list[str] = []
+    parents: list[int] = [-1]
+    span: list[tuple[int, int]] = [(0, 0)]
+    blocks: list[_Block] = [_block(root)]  # walk id -> block element
     stack: list[int] = [0]  # open block elements, walk ids
     suspects: list[list[int]] = []  # [start, end, _HIDDEN | _GUARDED flags] of boilerplate-looking elements
     open_suspects: list[tuple[lxml.etree._Element, list[int]]] = []
@@ -892,7 +1143,7 @@ def _walk(root: lxml.etree._Element) -> _Walk:
                 tag = name
                 parents.append(stack[-1])
                 span.append((position, position))
-                blocks.append(element)
+                blocks.append(_block(element))
                 stack.append(len(parents) - 1)
                 if kind & _CONTAINER:
                     gap += 1
@@ -952,7 +1203,11 @@ def _ends_line(br: lxml.etree._Element) -> bool:
     return following is not None and following.tag == "br"
 
 
-def _label(element: lxml.etree._Element) -> str:
+def _block(element: lxml.etree._Element) -> _Block:
+    return _Block(str(element.tag), {str(key): str(value) for key, value in element.items()})
+
+
+def _label(element: _Block) -> str:
     """The element's tag with its first class, or its id: enough for a person to find it."""
     classes = (element.get("class") or "").split()
     if classes:

@@ -47,6 +47,26 @@ def test_article_in_several_equal_density_blocks_is_kept_whole() -> None:
         assert junk not in result.text
 
 
+def test_an_article_nested_deeper_than_two_thousand_elements_is_read() -> None:
+    """A browser shows text however deep it sits; libxml2's tree ended at 2,047 levels and lost it."""
+    story = "The council voted on Tuesday to keep the old library open for another year of readers."
+    paragraphs = [f"{story} Paragraph {number}." for number in range(1, 4)]
+    inner = "".join(f"<p>{text}</p>" for text in paragraphs)
+    nested = f"{'<div>' * 3000}{inner}{'</div>' * 3000}"
+    html = f"<html><head><title>Library</title></head><body>{nested}</body></html>"
+    assert extract(html).paragraphs == paragraphs
+
+
+def test_a_named_anchor_left_open_does_not_make_the_story_a_link_list() -> None:
+    """An ``<a name>`` never closed is opened again in every block after it, as a browser builds the
+    page; it is no link (no ``href``), so the story under it is text, not a list of links."""
+    paragraphs = [
+        f"The harbour bridge reopened on Monday after six weeks of repairs, day {day}." for day in (1, 2, 3)
+    ]
+    html = story_page("Bridge", paragraphs).replace("<div>", '<div><a name="top">', 1)
+    assert extract(html).paragraphs == paragraphs
+
+
 def test_navigation_heavy_portal_page_yields_only_the_story() -> None:
     result = extract(page("portal.html"))
     assert len(result.paragraphs) == 3
