@@ -46,14 +46,15 @@ import math
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import lxml.etree
 import lxml.html
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from extractors.htmlparse import is_streamed_part, page_title, parse_tree, place_streamed
+from extractors.htmlparse import page_title, parse_tree, place_streamed
 from extractors.model import Block, Extraction
 from extractors.text import CJK_CHARACTERS, CJK_RE, block_similarity, cosine, count_words, split_space, terms
 
@@ -520,17 +521,17 @@ def _walk_page(html: str, title: str | None) -> tuple[_Walk, str | None] | None:
     if html.count("<") <= LEXBOR_MOST_TAGS:
         parser = LexborHTMLParser(html)
         if parser.root is not None:
-            walk = _walk(parser.root)
+            walk = _walk(_LexborTree(parser.root))
             if not walk.streamed:
                 return walk, title or _page_title(parser)
     root = parse_tree(html)
     if root is None:
         return None
     title = title or page_title(root)
-    walk = _walk_tree(_filtered(root))
+    walk = _walk(_Libxml2Tree(_filtered(root)))
     if walk.streamed and (again := parse_tree(html)) is not None:
         place_streamed(again)
-        walk = _walk_tree(_filtered(again))
+        walk = _walk(_Libxml2Tree(_filtered(again)))
     return walk, title
 
 
@@ -849,194 +850,86 @@ def _page_title(parser: LexborHTMLParser) -> str | None:
     return (" ".join(heading.text(deep=True).split()) or None) if heading is not None else None
 
 
-def _walk(root: LexborNode) -> _Walk:
-    """Lines of text in document order, with the block element each belongs to and its ancestry.
+# What a tree's walk tells the walk's logic (_walk), in document order with stage 1's filter done (nothing
+# that is never text, formatting elements walked through as if they were not there): an element starts
+# (its tag and attributes) or ends, each with the text that came before it; or text comes after text.
+_START, _END, _TEXT = 0, 1, 2
+_Event = tuple[int, Any, str, dict[str, str | None] | None, str | None]
 
-    Lines inside boilerplate blocks (stage 1) are left out, unless the block holds an article mark or most
-    of the page's text: a class word is a hint, not proof ("no-sidebar" on the page wrapper). Stage 1's
-    filter is done as it goes: it does not enter what is never text, and walks through formatting
-    elements as if they were not there. Lexbor's tree is a browser's (HTML5): an ``<a>`` left open is
-    opened again in each block after it, so only one with an ``href`` makes link text.
+
+class _LexborTree:
+    """Lexbor's HTML5 tree as the walk reads it: walked along its first-child and next-sibling links.
+
+    Lexbor's tree is a browser's: an ``<a>`` left open is opened again in each block after it.
     """
-    lines: list[Line] = []
-    pieces: list[str] = []
-    link_pieces: list[str] = []
-    parents: list[int] = [-1]
-    span: list[tuple[int, int]] = [(0, 0)]
-    blocks: list[_Block] = [_Block(root.tag or "html", root.attributes)]
-    stack: list[int] = [0]
-    suspects: list[list[int]] = []
-    open_suspects: list[tuple[LexborNode, list[int]]] = []
-    skipped: list[LexborNode] = []
-    gap = 0
-    in_link = 0
-    in_code = 0
-    streamed = False
-    tag = "body"
-    position = 0
-    # The open nodes: the node and its _TAG_KIND, or -1 for a formatting element the walk goes through.
-    path: list[tuple[LexborNode, int]] = []
 
-    def flush() -> None:
-        nonlocal gap
-        words = split_space("".join(pieces))
-        pieces.clear()
-        if words:
-            text = " ".join(words)
-            cjk = not text.isascii() and CJK_RE.search(text) is not None
-            link_text = "".join(link_pieces)
-            lines.append(
-                Line(
-                    text,
-                    count_words(text) if cjk else len(words),
-                    (count_words(link_text) if cjk else len(split_space(link_text))) if link_text else 0,
-                    gap,
-                    tag,
-                    stack[-1],
-                    position,
-                    cjk,
-                )
-            )
-            gap = 0
-        link_pieces.clear()
+    def __init__(self, root: LexborNode) -> None:
+        self.root = _Block(root.tag or "html", root.attributes)
+        self._top = root
 
-    def end(element: LexborNode, kind: int) -> None:
-        nonlocal position, gap, in_code, in_link
-        position += 1
-        if skipped and skipped[-1] is element:
-            skipped.pop()
-        if kind & _BLOCK:
-            if pieces:
-                flush()
-            if len(stack) > 1:
-                closed = stack.pop()
-                span[closed] = (span[closed][0], position)
-            if kind & _CONTAINER:
-                gap += 1
-            elif kind & _CODE:
-                in_code -= 1
-        elif kind & _LINK:
-            in_link -= 1
-        if open_suspects and open_suspects[-1][0] is element:
-            if pieces:
-                flush()
-            open_suspects.pop()[1][1] = position
-
-    node: LexborNode | None = root
-    while node is not None:
-        name = node.tag or ""
-        kind = -2  # a node the walk does not enter (text, comment, what is never text)
-        if name == "-text":
-            if not skipped:
+    def events(self) -> Iterator[_Event]:
+        node: LexborNode | None = self._top
+        # The open nodes, and whether the walk told their start (not a formatting element's).
+        path: list[tuple[LexborNode, bool]] = []
+        before: str | None = None
+        while node is not None:
+            name = node.tag or ""
+            told = enter = False
+            if name == "-text":
                 text = node.text_content
                 if text:
-                    if not text.isspace():
-                        pieces.append(text)
-                        if in_link:
-                            link_pieces.append(text)
-                    elif pieces:
-                        pieces.append(" ")
-        elif name in _FORMATTING:
-            kind = -1
-        elif name and name[0] not in "-!" and name not in _DROP:
-            position += 1
-            kind = _TAG_KIND.get(name, 0)
-            attributes: dict[str, str | None] = node.attributes
-            verdict = 0
-            if attributes and name not in _NEVER_SUSPECT_TAGS and not in_code:
-                for key, value in attributes.items():
-                    if key in _NAME_ATTRIBUTES:
-                        verdict |= _looks_boilerplate(value or "")
-                    elif key in _SHOWN_ATTRIBUTES:
-                        verdict |= _hidden(key, value or "")
-                    elif key == "itemprop" and value == "articleBody":
-                        verdict |= _BODY
-            if verdict:
-                if verdict & _HIDDEN and not streamed:
-                    streamed = (
-                        name == "div" and "hidden" in attributes and (attributes.get("id") or "")[:2] == "S:"
-                    )
-                suspect = kind & _SUSPECT or verdict & _HIDDEN or (verdict & _WORDED and not kind & _MARK)
-            else:
-                suspect = kind & _SUSPECT
-            if (
-                verdict & _HIDDEN
-                and not kind & (_BLOCK | _CONTAINER)
-                and node.css_first(_BLOCK_SELECTOR) is None
-            ):
-                skipped.append(node)
-            elif suspect:
-                record = [position, 0, verdict & _HIDDEN]
-                suspects.append(record)
-                open_suspects.append((node, record))
-            if open_suspects and (kind & _MARK or verdict & _BODY):
-                for _, record in open_suspects:
-                    record[2] |= _GUARDED
-            if kind & _BLOCK:
-                if pieces:
-                    flush()
-                tag = name
-                parents.append(stack[-1])
-                span.append((position, position))
-                blocks.append(_Block(name, attributes))
-                stack.append(len(parents) - 1)
-                if kind & _CONTAINER:
-                    gap += 1
-                elif kind & _CODE:
-                    in_code += 1
-            elif kind & _BREAK:
-                if pieces:
-                    if blocks[stack[-1]].tag == "p" and not _br_ends_line(node):
-                        pieces.append(" ")
-                    else:
-                        flush()
-            elif kind & _LINK:
-                if "href" in attributes:
-                    in_link += 1
-                else:
-                    kind = 0
-        child = node.child if kind >= -1 else None
-        if child is not None:
-            path.append((node, kind))
-            node = child
-            continue
-        if kind >= 0:
-            end(node, kind)
-        while True:
-            following = node.next
-            if following is not None:
-                node = following
-                break
-            if not path:
-                node = None
-                break
-            node, kind = path.pop()
-            if kind >= 0:
-                end(node, kind)
-    flush()
-    span[0] = (0, position + 1)
-    kept = _without_boilerplate(lines, suspects)
-    return _Walk(kept, parents, span, blocks, len(lines) - len(kept), streamed)
+                    if before:
+                        yield _TEXT, None, "", None, before
+                    before = text
+            elif name in _FORMATTING:
+                enter = True
+            elif name and name[0] not in "-!" and name not in _DROP:
+                yield _START, node, name, node.attributes, before
+                before = None
+                told = enter = True
+            child = node.child if enter else None
+            if child is not None:
+                path.append((node, told))
+                node = child
+                continue
+            if told:
+                yield _END, node, "", None, before
+                before = None
+            while True:
+                following = node.next
+                if following is not None:
+                    node = following
+                    break
+                if not path:
+                    node = None
+                    break
+                node, told = path.pop()
+                if told:
+                    yield _END, node, "", None, before
+                    before = None
+        if before:
+            yield _TEXT, None, "", None, before
 
+    @staticmethod
+    def holds_block(node: LexborNode) -> bool:
+        return node.css_first(_BLOCK_SELECTOR) is not None
 
-def _br_ends_line(br: LexborNode) -> bool:
-    """:func:`_ends_line` on lexbor's tree: the text after the ``<br>`` up to the next element that is
-    not formatting (libxml2's tail once the formatting is stripped), or that element."""
-    tail: list[str] = []
-    following = _after(br)
-    while following is not None:
-        name = following.tag or ""
-        if name == "-text":
-            tail.append(following.text_content or "")
-        elif name in _FORMATTING:
-            tail.append(following.text(deep=True))
-        elif name and name[0] != "-" and name not in _DROP:
-            break
-        following = _after(following)
-    text = "".join(tail)
-    if text and not text.isspace():
-        return _CLAUSE_RE.match(text) is not None or _PAGE_TURN_RE.match(text) is not None
-    return following is not None and following.tag == "br"
+    @staticmethod
+    def after_br(br: LexborNode) -> tuple[str, str | None]:
+        """The text after the ``<br>`` up to the next element that is not formatting (libxml2's tail once
+        the formatting is stripped), and that element's tag."""
+        tail: list[str] = []
+        following = _after(br)
+        while following is not None:
+            name = following.tag or ""
+            if name == "-text":
+                tail.append(following.text_content or "")
+            elif name in _FORMATTING:
+                tail.append(following.text(deep=True))
+            elif name and name[0] != "-" and name not in _DROP:
+                break
+            following = _after(following)
+        return "".join(tail), None if following is None else following.tag
 
 
 def _after(node: LexborNode) -> LexborNode | None:
@@ -1052,20 +945,61 @@ def _after(node: LexborNode) -> LexborNode | None:
     return following
 
 
-def _walk_tree(root: lxml.etree._Element) -> _Walk:
-    """:func:`_walk` on libxml2's tree, filtered (:func:`_filtered`): for a page whose streamed parts were
-    put in place (:func:`htmlparse.place_streamed`)."""
+class _Libxml2Tree:
+    """libxml2's tree, filtered (:func:`_filtered`), as the walk reads it: for a page whose streamed parts
+    were put in place (:func:`htmlparse.place_streamed`) or of more than ``LEXBOR_MOST_TAGS`` tags."""
+
+    def __init__(self, root: lxml.etree._Element) -> None:
+        self.root = _Block(str(root.tag), _attributes(root))
+        self._top = root
+
+    def events(self) -> Iterator[_Event]:
+        before: str | None = None
+        for event, element in lxml.etree.iterwalk(self._top, events=("start", "end")):
+            if event == "start":
+                yield _START, element, element.tag, _attributes(element), before
+                before = element.text
+            else:
+                yield _END, element, "", None, before
+                before = element.tail
+        if before:
+            yield _TEXT, None, "", None, before
+
+    @staticmethod
+    def holds_block(element: lxml.etree._Element) -> bool:
+        return next(element.iter(*BLOCK_TAGS), None) is not None
+
+    @staticmethod
+    def after_br(br: lxml.etree._Element) -> tuple[str, str | None]:
+        """The ``<br>``'s tail and the tag of the element after it."""
+        following = br.getnext()
+        return br.tail or "", None if following is None else following.tag
+
+
+def _attributes(element: lxml.etree._Element) -> dict[str, str | None]:
+    return {str(key): str(value) for key, value in element.items()}
+
+
+def _walk(tree: _LexborTree | _Libxml2Tree) -> _Walk:
+    """Lines of text in document order, with the block element each belongs to and its ancestry.
+
+    Lines inside boilerplate blocks (stage 1) are left out, unless the block holds an article mark or most
+    of the page's text: a class word is a hint, not proof ("no-sidebar" on the page wrapper). Only an
+    ``<a>`` with an ``href`` makes link text (an anchor, ``<a name>``, is none: in a browser's tree one
+    left open is opened again in every block after it).
+    """
     lines: list[Line] = []
     pieces: list[str] = []
     link_pieces: list[str] = []
     parents: list[int] = [-1]
     span: list[tuple[int, int]] = [(0, 0)]
-    blocks: list[_Block] = [_block(root)]  # walk id -> block element
+    blocks: list[_Block] = [tree.root]  # walk id -> block element
     stack: list[int] = [0]  # open block elements, walk ids
     suspects: list[list[int]] = []  # [start, end, _HIDDEN | _GUARDED flags] of boilerplate-looking elements
-    open_suspects: list[tuple[lxml.etree._Element, list[int]]] = []
+    open_suspects: list[tuple[object, list[int]]] = []
     open_kinds: list[int] = []  # _TAG_KIND of the open elements
-    skipped: list[lxml.etree._Element] = []  # open hidden inline elements, whose text is left out
+    skipped: list[object] = []  # open hidden inline elements, whose text is left out
+    holds_block, after_br = tree.holds_block, tree.after_br
     gap = 0
     in_link = 0
     # Inside <pre>, class words are a highlighter's ("hljs-comment", "token tag"), not the page's layout.
@@ -1098,42 +1032,43 @@ def _walk_tree(root: lxml.etree._Element) -> _Walk:
             gap = 0
         link_pieces.clear()
 
-    for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
-        position += 1
-        if event == "start":
-            name = element.tag
+    for event, node, name, attributes, text in tree.events():
+        if text and not skipped:
+            if not text.isspace():
+                pieces.append(text)
+                if in_link:
+                    link_pieces.append(text)
+            elif pieces:
+                pieces.append(" ")
+        if event == _START:
+            position += 1
             kind = _TAG_KIND.get(name, 0)
-            open_kinds.append(kind)
             verdict = 0
-            if name not in _NEVER_SUSPECT_TAGS and not in_code:
+            if attributes and name not in _NEVER_SUSPECT_TAGS and not in_code:
                 # The names alone, and the values of the few that may mark it: a page's other values
                 # (links, image sources) are long, and most elements have some.
-                for key in element.keys():  # noqa: SIM118 - an element iterates its children, not these
+                for key, value in attributes.items():
                     if key in _NAME_ATTRIBUTES:
-                        verdict |= _looks_boilerplate(element.get(key, ""))
+                        verdict |= _looks_boilerplate(value or "")
                     elif key in _SHOWN_ATTRIBUTES:
-                        verdict |= _hidden(key, element.get(key, ""))
-                    elif key == "itemprop" and element.get(key) == "articleBody":
+                        verdict |= _hidden(key, value or "")
+                    elif key == "itemprop" and value == "articleBody":
                         verdict |= _BODY
             # Most elements have no verdict: the tag alone settles them.
-            if verdict:
+            if verdict and attributes:
                 if verdict & _HIDDEN and not streamed:
-                    streamed = is_streamed_part(element)
+                    streamed = _streamed_part(name, attributes)
                 suspect = kind & _SUSPECT or verdict & _HIDDEN or (verdict & _WORDED and not kind & _MARK)
             else:
                 suspect = kind & _SUSPECT
-            if (
-                verdict & _HIDDEN
-                and not kind & (_BLOCK | _CONTAINER)
-                and next(element.iter(*BLOCK_TAGS), None) is None
-            ):
+            if verdict & _HIDDEN and not kind & (_BLOCK | _CONTAINER) and not holds_block(node):
                 # A hidden inline element (an icon's screen-reader label in a link): its text is left out,
                 # the sentence around it kept whole (as a hidden block, it took the sentence with it).
-                skipped.append(element)
+                skipped.append(node)
             elif suspect:
                 record = [position, 0, verdict & _HIDDEN]
                 suspects.append(record)
-                open_suspects.append((element, record))
+                open_suspects.append((node, record))
             if open_suspects and (kind & _MARK or verdict & _BODY):
                 for _, record in open_suspects:
                     record[2] |= _GUARDED
@@ -1143,25 +1078,29 @@ def _walk_tree(root: lxml.etree._Element) -> _Walk:
                 tag = name
                 parents.append(stack[-1])
                 span.append((position, position))
-                blocks.append(_block(element))
+                blocks.append(_Block(name, attributes or {}))
                 stack.append(len(parents) - 1)
                 if kind & _CONTAINER:
                     gap += 1
                 elif kind & _CODE:  # <pre>: a block, not a container
                     in_code += 1
             elif kind & _BREAK:
+                # A paragraph is one line: a single <br> inside a <p> joins its text as a space.
                 if pieces:
-                    # A paragraph is one line: a single <br> inside a <p> joins its text as a space.
-                    if blocks[stack[-1]].tag == "p" and not _ends_line(element):
+                    if blocks[stack[-1]].tag == "p" and not _ends_line(*after_br(node)):
                         pieces.append(" ")
                     else:
                         flush()
             elif kind & _LINK:
-                in_link += 1
-            text = None if skipped else element.text
-        else:
+                if attributes and "href" in attributes:
+                    in_link += 1
+                else:
+                    kind = 0
+            open_kinds.append(kind)
+        elif event == _END:
+            position += 1
             kind = open_kinds.pop()
-            if skipped and skipped[-1] is element:
+            if skipped and skipped[-1] is node:
                 skipped.pop()
             if kind & _BLOCK:
                 if pieces:
@@ -1175,36 +1114,28 @@ def _walk_tree(root: lxml.etree._Element) -> _Walk:
                     in_code -= 1
             elif kind & _LINK:
                 in_link -= 1
-            if open_suspects and open_suspects[-1][0] is element:
+            if open_suspects and open_suspects[-1][0] is node:
                 if pieces:
                     flush()
                 open_suspects.pop()[1][1] = position
-            text = None if skipped else element.tail
-        if text:
-            if not text.isspace():
-                pieces.append(text)
-                if in_link:
-                    link_pieces.append(text)
-            elif pieces:
-                pieces.append(" ")
     flush()
     span[0] = (0, position + 1)
     kept = _without_boilerplate(lines, suspects)
     return _Walk(kept, parents, span, blocks, len(lines) - len(kept), streamed)
 
 
-def _ends_line(br: lxml.etree._Element) -> bool:
-    """Whether a ``<br>`` inside a ``<p>`` ends a line: two in a row, or one before a numbered item ("2. ",
-    "① ", "一、": a list or a notice's clauses written as a paragraph) or a Chinese page turn ("上一篇：")."""
-    tail = br.tail
+def _streamed_part(name: str, attributes: dict[str, str | None]) -> bool:
+    """:func:`htmlparse.is_streamed_part` on an element's tag and attributes."""
+    return name == "div" and "hidden" in attributes and (attributes.get("id") or "")[:2] == "S:"
+
+
+def _ends_line(tail: str, following: str | None) -> bool:
+    """Whether a ``<br>`` inside a ``<p>``, with the text ``tail`` after it and then the element of tag
+    ``following``, ends a line: two in a row, or one before a numbered item ("2. ", "① ", "一、": a list or a
+    notice's clauses written as a paragraph) or a Chinese page turn ("上一篇：")."""
     if tail and not tail.isspace():
         return _CLAUSE_RE.match(tail) is not None or _PAGE_TURN_RE.match(tail) is not None
-    following = br.getnext()
-    return following is not None and following.tag == "br"
-
-
-def _block(element: lxml.etree._Element) -> _Block:
-    return _Block(str(element.tag), {str(key): str(value) for key, value in element.items()})
+    return following == "br"
 
 
 def _label(element: _Block) -> str:

@@ -12,7 +12,15 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from extractors import extract
-from extractors.qread import _BODY, _BODY_MARK_RE, _BOILERPLATE_WORDS, _WORDED, THETA, _looks_boilerplate
+from extractors.qread import (
+    _BODY,
+    _BODY_MARK_RE,
+    _BOILERPLATE_WORDS,
+    _WORDED,
+    LEXBOR_MOST_TAGS,
+    THETA,
+    _looks_boilerplate,
+)
 from extractors.qread_paper import extract_paper
 from extractors.text import terms
 
@@ -64,6 +72,17 @@ def test_a_named_anchor_left_open_does_not_make_the_story_a_link_list() -> None:
         f"The harbour bridge reopened on Monday after six weeks of repairs, day {day}." for day in (1, 2, 3)
     ]
     html = story_page("Bridge", paragraphs).replace("<div>", '<div><a name="top">', 1)
+    assert extract(html).paragraphs == paragraphs
+
+
+def test_a_named_anchor_is_no_link_on_a_page_too_large_for_lexbor() -> None:
+    """A page of more than ``LEXBOR_MOST_TAGS`` tags is read from libxml2's tree by the same walk: text inside
+    an ``<a name>`` (no ``href``) is text there too, not a list of links."""
+    paragraphs = [
+        f"The harbour bridge reopened on Monday after six weeks of repairs, day {day}." for day in (1, 2, 3)
+    ]
+    anchored = [f'<a name="day{day}">{text}</a>' for day, text in enumerate(paragraphs, 1)]
+    html = story_page("Bridge", anchored, after=f"<div>{'<span></span>' * LEXBOR_MOST_TAGS}</div>")
     assert extract(html).paragraphs == paragraphs
 
 
