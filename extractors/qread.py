@@ -514,25 +514,33 @@ def _walk_page(html: str, title: str | None) -> tuple[_Walk, str | None] | None:
     Lexbor's tree unless the page has more than ``LEXBOR_MOST_TAGS`` tags or parts React streamed hidden
     at its end: lexbor's parse takes time in the square of the nesting depth (40,000 nested elements, 2.5
     s), where libxml2 stops at 2,047 levels; and libxml2's elements move with their children when the
-    streamed parts are put in place (:func:`htmlparse.place_streamed`).
+    streamed parts are put in place (:func:`htmlparse.place_streamed`): once lexbor's walk found such parts,
+    libxml2's tree is walked only with them in place.
     """
     if not html or html.isspace():
         return None
+    streamed = False
     if html.count("<") <= LEXBOR_MOST_TAGS:
         parser = LexborHTMLParser(html)
         if parser.root is not None:
             walk = _walk(_LexborTree(parser.root))
             if not walk.streamed:
                 return walk, title or _page_title(parser)
+            streamed = True
     root = parse_tree(html)
     if root is None:
         return None
     title = title or page_title(root)
-    walk = _walk(_Libxml2Tree(_filtered(root)))
-    if walk.streamed and (again := parse_tree(html)) is not None:
-        place_streamed(again)
-        walk = _walk(_Libxml2Tree(_filtered(again)))
-    return walk, title
+    if not streamed:
+        walk = _walk(_Libxml2Tree(_filtered(root)))
+        if not walk.streamed:
+            return walk, title
+        again = parse_tree(html)
+        if again is None:
+            return walk, title
+        root = again
+    place_streamed(root)
+    return _walk(_Libxml2Tree(_filtered(root))), title
 
 
 def _headline(lines: list[Line], title_terms: Counter[str] | None) -> int | None:
