@@ -95,7 +95,8 @@ def test_open_store_reads_settings_or_the_environment(tmp_path: Path) -> None:
         assert isinstance(store, SqliteStore)
         assert store.directory == tmp_path / "articles"
         assert store.batch_size == 7
-    with pytest.raises(StoreError, match="STORE_BATCH_SIZE is 'many': expected a whole number"):
+    refused = "STORE_BATCH_SIZE is 'many': expected a number of articles, 1 or more (a whole number)"
+    with pytest.raises(StoreError, match=re.escape(refused)):
         open_store({"CRAWLER_DATA_DIR": str(tmp_path), "STORE_BATCH_SIZE": "many"})
 
 
@@ -118,8 +119,8 @@ def test_a_busy_timeout_sqlite_cannot_keep_is_refused_not_made_no_wait(tmp_path:
     # SQLite keeps its busy timeout in whole milliseconds of a C int: Python's sqlite3 makes a longer one, or
     # one that is no number, 0, and every write kept waiting by a lock would fail at once.
     refused = (
-        f"STORE_BUSY_TIMEOUT_SECONDS is '{given}': expected a number of at least 0 and at most 2147483"
-        " (SQLite's limit, about 24 days)"
+        f"STORE_BUSY_TIMEOUT_SECONDS is '{given}': expected seconds from 0 to 2147483 (SQLite's limit, about"
+        " 24 days) (the default is 30.0)"
     )
     with pytest.raises(StoreError, match=re.escape(refused)):
         open_store({"CRAWLER_DATA_DIR": str(tmp_path), "STORE_BUSY_TIMEOUT_SECONDS": given})
@@ -128,10 +129,11 @@ def test_a_busy_timeout_sqlite_cannot_keep_is_refused_not_made_no_wait(tmp_path:
 @pytest.mark.parametrize("name", ["DEDUP_WINDOW_DAYS", "STORE_SPOOL_RETRY_SECONDS"])
 def test_a_store_setting_that_is_no_finite_number_is_refused_naming_it(tmp_path: Path, name: str) -> None:
     settings = {"CRAWLER_DATA_DIR": str(tmp_path), "MONGO_URI": "mongodb://127.0.0.1:1/", name: "nan"}
-    with pytest.raises(StoreError, match=re.escape(f"{name} is 'nan': expected a number of at least 0")):
+    unit = "days" if name == "DEDUP_WINDOW_DAYS" else "seconds"
+    with pytest.raises(StoreError, match=re.escape(f"{name} is 'nan': expected {unit}, 0 or more")):
         store_config(settings)
     settings[name] = "inf"
-    with pytest.raises(StoreError, match=re.escape(f"{name} is 'inf': expected a number of at least 0")):
+    with pytest.raises(StoreError, match=re.escape(f"{name} is 'inf': expected {unit}, 0 or more")):
         store_config(settings)
 
 
@@ -178,11 +180,12 @@ def test_open_store_gives_mongodb_for_mongo_uri_without_showing_the_password(tmp
     [
         ("MONGO_WRITE_CONCERN", "0", "MONGO_WRITE_CONCERN is '0': expected 'majority' or a number"),
         ("MONGO_DB_PREFIX", "my db", "MONGO_DB_PREFIX is 'my db': expected 1 to 40 letters"),
-        ("DEDUP_WINDOW_DAYS", "-1", "DEDUP_WINDOW_DAYS is '-1': expected a number of at least 0"),
+        ("DEDUP_WINDOW_DAYS", "-1", "DEDUP_WINDOW_DAYS is '-1': expected days, 0 or more (the default is 7)"),
         (
             "DEDUP_MAX_DISTANCE",
             "70",
-            "DEDUP_MAX_DISTANCE is '70': expected a whole number of at least 0 and at most 64",
+            "DEDUP_MAX_DISTANCE is '70': expected a bit count from 0 to 64 (a whole number)"
+            " (the default is 16)",
         ),
         ("DEDUP_ENABLED", "maybe", "DEDUP_ENABLED is 'maybe': expected true or false"),
     ],
@@ -213,7 +216,7 @@ def test_the_store_takes_the_range_each_setting_declares_in_crawler_settings(
     settings = {"CRAWLER_DATA_DIR": str(tmp_path), "MONGO_URI": "mongodb://127.0.0.1:1"}
     store_config({**settings, name: str(taken.lowest)})
     below = str(taken.lowest - 1)
-    with pytest.raises(StoreError, match=re.escape(f"{name} is {below!r}: expected a ")):
+    with pytest.raises(StoreError, match=re.escape(f"{name} is {below!r}: expected {taken}")):
         store_config({**settings, name: below})
 
 

@@ -379,7 +379,7 @@ def test_an_article_the_store_refuses_is_logged_in_one_line_never_whole(damaged_
             " (Port must be an integer between 0 and 65535)",
         ),
         (("temp", "faults", "-s", "DEDUP_WINDOW_DAYS=-1"), {}, "DEDUP_WINDOW_DAYS is -1.0: expected"),
-        (("worker", "-s", "DEDUP_MAX_DISTANCE=99"), {}, "DEDUP_MAX_DISTANCE is 99: expected a bit count"),
+        (("worker", "-s", "DEDUP_MAX_DISTANCE=99"), {}, "DEDUP_MAX_DISTANCE is '99': expected a bit count"),
         (("run",), {"MONGO_URI": "mongodb://127.0.0.1:1/", "MONGO_DB_PREFIX": "my db"}, "MONGO_DB_PREFIX is"),
         (("demo", "--port", "0"), {"MONGO_URI": "localhost"}, "MONGO_URI is 'localhost': expected"),
     ],
@@ -427,7 +427,8 @@ def test_a_bad_store_setting_is_one_line_and_exit_2_before_redis_starts_or_anyth
         ),
         (
             ("worker", "-s", "STORE_MAX_ATTEMPTS=0"),
-            "STORE_MAX_ATTEMPTS is 0: expected a number of tries, 1 or more (the default is 5)",
+            "STORE_MAX_ATTEMPTS is 0: expected a number of tries, 1 or more (a whole number)"
+            " (the default is 5)",
         ),
         (
             ("run", "-s", "LEASE_SECONDS=0"),
@@ -439,13 +440,14 @@ def test_a_bad_store_setting_is_one_line_and_exit_2_before_redis_starts_or_anyth
         ),
         (
             ("temp", "faults", "-s", "BAN_MIN_SHARE=1.5"),
-            "BAN_MIN_SHARE is 1.5: expected a share from 0 to 1 (the default is 0.5); give BAN_MIN_SHARE a"
-            " value in that range, or leave it out to take the default",
+            "BAN_MIN_SHARE is 1.5: expected a share from 0 to 1 (the default is 0.5); set BAN_MIN_SHARE to a"
+            " value in that range where it is given (-s BAN_MIN_SHARE=VALUE, the environment or"
+            " crawler/settings.py), or leave it out to take the default",
         ),
         (
             ("worker", "-s", "BLOOM_ERROR_RATE=1"),
             "BLOOM_ERROR_RATE is 1.0: expected a false-positive rate above 0 and below 1 (the default is"
-            " 0.001); give BLOOM_ERROR_RATE a value in that range",
+            " 0.001); set BLOOM_ERROR_RATE to a value in that range",
         ),
         (
             ("schedule", "--once", "-s", "SCHEDULE_ADAPT_MIN_FACTOR=2"),
@@ -463,6 +465,34 @@ def test_a_bad_worker_setting_is_one_line_and_exit_2_before_redis_starts_or_anyt
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"crawler {command[0]}: error: {said}"), line
     assert not site.data.exists(), "checked before the embedded Redis started (or anything was queued)"
+
+
+@pytest.mark.parametrize(
+    ("command", "value", "env"),
+    [
+        # The check every crawl command runs first (check_worker_settings).
+        (("temp", "faults", "-s", "MONGO_TIMEOUT_MS=0"), "0.0", {}),
+        # The store's own check, as a command that only reads opens it (store_config).
+        (("articles", "stats"), "'0.5'", {"MONGO_URI": "mongodb://127.0.0.1:9/", "MONGO_TIMEOUT_MS": "0.5"}),
+    ],
+)
+def test_a_setting_out_of_its_range_is_worded_alike_by_a_crawls_check_and_the_stores(
+    site: Site, command: tuple[str, ...], value: str, env: dict[str, Any]
+) -> None:
+    """Both checks of a numeric setting say it the same way: the setting, the value given, the range it
+    takes, its default and where to set it; a usage error (exit 2), nothing started."""
+    site.rule("/a/one")
+    done = site.crawler(*command, **env)
+    assert done.returncode == 2, done.stdout + done.stderr[-4000:]
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"crawler {command[0]}"), line
+    assert line.endswith(
+        f": error: MONGO_TIMEOUT_MS is {value}: expected milliseconds, 1 or more (a whole"
+        " number) (the default is 5000); set MONGO_TIMEOUT_MS to a value in that range where it is given"
+        " (-s MONGO_TIMEOUT_MS=VALUE, the environment or crawler/settings.py), or leave it out to take the"
+        " default"
+    ), line
+    assert not site.data.exists(), "checked before the embedded Redis started (or anything was read)"
 
 
 # Numeric settings of crawler/settings.py that take any number (priorities).
@@ -535,7 +565,7 @@ def test_a_busy_timeout_past_sqlites_limit_is_refused_as_a_crawl_starts_naming_t
         check_worker_settings(Settings({**values, "STORE_BUSY_TIMEOUT_SECONDS": 3_000_000.0}))
     assert str(raised.value).startswith(
         "STORE_BUSY_TIMEOUT_SECONDS is 3000000.0: expected seconds from 0 to 2147483 (SQLite's limit, about"
-        " 24 days) (the default is 30.0); give STORE_BUSY_TIMEOUT_SECONDS a value in that range"
+        " 24 days) (the default is 30.0); set STORE_BUSY_TIMEOUT_SECONDS to a value in that range"
     ), raised.value
 
 
@@ -572,9 +602,9 @@ def test_every_setting_above_its_highest_value_is_refused_as_a_crawl_starts() ->
         past = taken.highest if taken.below else taken.highest + 1
         with pytest.raises(InputError) as raised:
             check_worker_settings(Settings({**values, name: past}))
-        assert str(raised.value).startswith(
-            f"{name} is {past!r}: expected {taken} (the default is {getattr(project_settings, name)!r})"
-        )
+        default = getattr(project_settings, name)
+        known = "" if default is None else f" (the default is {default!r})"
+        assert str(raised.value).startswith(f"{name} is {past!r}: expected {taken}{known}; set {name} to ")
 
 
 @pytest.mark.parametrize(

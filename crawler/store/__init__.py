@@ -14,7 +14,6 @@ reads::
 
 from __future__ import annotations
 
-import math
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawler import settings as defaults
-from crawler.bounds import declared_ranges
+from crawler.bounds import checked_setting, declared_ranges
 from crawler.config import Config
 from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
@@ -111,18 +110,13 @@ def store_config(settings: Mapping[str, Any]) -> StoreConfig:
     data_dir = str(source.get("CRAWLER_DATA_DIR") or config.data_dir)
     batch_size = _whole(source, "STORE_BATCH_SIZE", defaults.STORE_BATCH_SIZE)
     dedup = DedupPolicy(
-        window=timedelta(days=_number(source, "DEDUP_WINDOW_DAYS", defaults.DEDUP_WINDOW_DAYS, whole=False)),
+        window=timedelta(days=_number(source, "DEDUP_WINDOW_DAYS", defaults.DEDUP_WINDOW_DAYS)),
         max_distance=_whole(source, "DEDUP_MAX_DISTANCE", fingerprint.DEFAULT_MAX_DISTANCE),
         enabled=_flag(source, "DEDUP_ENABLED", default=defaults.DEDUP_ENABLED),
     )
     mongo_uri = source.get("MONGO_URI")
     if not mongo_uri:
-        busy_timeout = _number(
-            source,
-            "STORE_BUSY_TIMEOUT_SECONDS",
-            defaults.STORE_BUSY_TIMEOUT_SECONDS,
-            whole=False,
-        )
+        busy_timeout = _number(source, "STORE_BUSY_TIMEOUT_SECONDS", defaults.STORE_BUSY_TIMEOUT_SECONDS)
         return StoreConfig(data_dir, batch_size, dedup, busy_timeout=busy_timeout)
     from crawler.store.mongo import MongoConfig, parse_write_concern  # noqa: PLC0415 - pymongo only when used
 
@@ -131,9 +125,7 @@ def store_config(settings: Mapping[str, Any]) -> StoreConfig:
         prefix=str(source.get("MONGO_DB_PREFIX") or config.mongo_db_prefix),
         write_concern=parse_write_concern(source.get("MONGO_WRITE_CONCERN") or config.mongo_write_concern),
         timeout_ms=_whole(source, "MONGO_TIMEOUT_MS", defaults.MONGO_TIMEOUT_MS),
-        retry_seconds=_number(
-            source, "STORE_SPOOL_RETRY_SECONDS", defaults.STORE_SPOOL_RETRY_SECONDS, whole=False
-        ),
+        retry_seconds=_number(source, "STORE_SPOOL_RETRY_SECONDS", defaults.STORE_SPOOL_RETRY_SECONDS),
     )
     return StoreConfig(data_dir, batch_size, dedup, mongo)
 
@@ -143,35 +135,15 @@ def open_store(settings: Mapping[str, Any], *, skip_damaged: bool = False) -> St
     return store_config(settings).open(skip_damaged=skip_damaged)
 
 
-def _number(
-    source: Mapping[str, Any],
-    name: str,
-    default: float,
-    *,
-    whole: bool,
-) -> float:
-    """The setting ``name`` as a finite number in the range crawler/settings.py declares for it (what
-    sets that range, when the range says, given in the error)."""
-    value = source.get(name)
-    if value in (None, ""):
-        return default
-    try:
-        number = None if isinstance(value, bool) else float(value)
-    except (TypeError, ValueError):
-        number = None
-    taken = _RANGES[name]
-    if number is None or not taken.admits(number) or (whole and not number.is_integer()):
-        what = "a whole number" if whole else "a number"
-        at_most = f" and at most {taken.highest:.15g}" if math.isfinite(taken.highest) else ""
-        reason = f" ({taken.why})" if taken.why else ""
-        raise StoreSettingError(
-            f"{name} is {value!r}: expected {what} of at least {taken.lowest:g}{at_most}{reason}"
-        )
-    return number
+def _number(source: Mapping[str, Any], name: str, default: float) -> float:
+    """The setting ``name`` as a number in the range crawler/settings.py declares for it
+    (:func:`crawler.bounds.checked_setting`), ``default`` when it is not given."""
+    number = checked_setting(name, source.get(name), _RANGES[name], default=default, error=StoreSettingError)
+    return default if number is None else number
 
 
 def _whole(source: Mapping[str, Any], name: str, default: int) -> int:
-    return int(_number(source, name, default, whole=True))
+    return int(_number(source, name, default))
 
 
 def _flag(source: Mapping[str, Any], name: str, *, default: bool) -> bool:

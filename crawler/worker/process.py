@@ -13,7 +13,7 @@ from twisted.internet import task
 from twisted.python.failure import Failure
 
 from crawler import settings as defaults
-from crawler.bounds import Range, declared_ranges
+from crawler.bounds import checked_setting, declared_ranges
 from crawler.errors import CrawlerError, InputError
 from crawler.worker.fetch import SignalledProcess
 from crawler.worker.spider import SitesSpider
@@ -70,27 +70,11 @@ _RANGES = declared_ranges(defaults)
 def check_worker_settings(settings: BaseSettings) -> None:
     """:class:`InputError` naming a numeric setting of a crawl that it cannot run with (``LEASE_SECONDS``
     of 0, a negative ``STORE_RETRY_SECONDS``, ``BAN_MIN_SHARE`` above 1, ``TEXT_PROCESSES`` below 0, ...),
-    its value, the range it takes and its default, so that a command can refuse it before anything is
-    queued. A setting whose default is None (``DEDUP_MAX_DISTANCE``) is checked when it is given, as the
-    text given; given empty, it is left out, as the store reads it."""
+    its value, the range it takes and its default (:func:`crawler.bounds.checked_setting`), so that a
+    command can refuse it before anything is queued. A setting given empty is left out, as the store reads
+    it."""
     for name, taken in _RANGES.items():
-        value = settings[name]
-        if value in (None, "") or _admitted(taken, value):
-            continue
-        given = value if isinstance(value, str) else repr(value)
-        raise InputError(
-            f"{name} is {given}: expected {taken} (the default is {getattr(defaults, name)!r});"
-            f" give {name} a value in that range, or leave it out to take the default"
-        )
-
-
-def _admitted(taken: Range, value: object) -> bool:
-    if not isinstance(value, str | int | float):
-        return False
-    try:
-        return taken.admits(float(value))
-    except ValueError:
-        return False
+        checked_setting(name, settings[name], taken, default=getattr(defaults, name), error=InputError)
 
 
 def run_worker(
