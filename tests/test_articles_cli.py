@@ -499,6 +499,40 @@ def test_stats_of_one_site_and_one_week_in_every_format(
     assert "2026w46" in table and "2026w45" not in table and "north" in table and "south" in table
 
 
+@pytest.mark.parametrize(
+    "selection", [(), ("--site", "north"), ("--week", "2026w45"), ("--site", "north", "--week", "2026w45")]
+)
+def test_stats_reads_the_store_once_whatever_it_is_asked(
+    three_weeks: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    selection: tuple[str, ...],
+) -> None:
+    """`articles stats` reads the per-week counts once, for the check of --site and the rows alike, and
+    prints in every format the rows that read gives for the site and week asked."""
+    with SqliteStore(three_weeks) as store:
+        everything = store.stats()
+    site = selection[selection.index("--site") + 1] if "--site" in selection else None
+    week = selection[selection.index("--week") + 1] if "--week" in selection else None
+    rows = [row for row in everything if site in (None, row["site"]) and week in (None, row["week"])]
+    assert rows and len(rows) < len(everything) if selection else rows == everything
+    reads: list[str | None] = []
+    counted_stats = SqliteStore.stats
+
+    def counting(store: SqliteStore, week: str | None = None) -> list[dict[str, Any]]:
+        reads.append(week)
+        return counted_stats(store, week)
+
+    monkeypatch.setattr(SqliteStore, "stats", counting)
+    for form in ("table", "json", "jsonl", "csv"):
+        reads.clear()
+        code, out, err = articles(capsys, monkeypatch, three_weeks, "stats", *selection, "--format", form)
+        assert (code, err) == (0, "")
+        assert len(reads) == 1, reads
+        articlescli._print_stats(rows, form)
+        assert out == capsys.readouterr().out
+
+
 def test_export_memory_does_not_grow_with_the_store(tmp_path: Path) -> None:
     """Constant memory: exporting 5x more articles takes no more memory (bench/export.py: 100k)."""
     peaks = []

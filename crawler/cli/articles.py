@@ -61,12 +61,13 @@ class ArticleNotFound(CrawlerError):
     """No stored article has the URL or id asked for."""
 
 
-def _check_site(store: Store, site: str | None) -> None:
+def _check_site(store: Store, site: str | None, stats: list[dict[str, Any]] | None = None) -> None:
     """:class:`InputError` when ``site`` (if given) has no article in the store: a misspelt site id says so,
-    with the sites that have articles, rather than showing nothing."""
+    with the sites that have articles, rather than showing nothing. ``stats``: the store's
+    :meth:`Store.stats` of every week, when the caller has read them already."""
     if site is None:
         return
-    sites = sorted({str(row["site"]) for row in store.stats()})
+    sites = sorted({str(row["site"]) for row in (store.stats() if stats is None else stats)})
     if site in sites:
         return
     read = " in the weeks that could be read" if store.weeks_left_out() else ""
@@ -90,10 +91,11 @@ def _check_week(store: Store, week: str | None) -> None:
     raise InputError(f"no articles of week {week!r} (weeks stored: {', '.join(weeks)})")
 
 
-def _note_if_empty(store: Store) -> None:
+def _note_if_empty(store: Store, stats: list[dict[str, Any]] | None = None) -> None:
     """On stderr, when the store has no article at all: where articles come from, and where the demo's
-    are (not when weeks were left out: it has articles that could not be read)."""
-    if store.stats() or store.weeks_left_out():
+    are (not when weeks were left out: it has articles that could not be read). ``stats``: the store's
+    :meth:`Store.stats` of every week, when the caller has read them already."""
+    if (store.stats() if stats is None else stats) or store.weeks_left_out():
         return
     data = Config.from_env().data_dir
     command = command_name()
@@ -493,12 +495,19 @@ _STATS_FIELDS = ("week", "site", "articles", "reposts", "qread")
 
 
 def run_stats(args: argparse.Namespace) -> int:
+    """The store's counts read once: every week's when no week is asked for or a site is (its check looks
+    at every week), the week's alone otherwise. A week asked for that a read across weeks left out (its
+    file damaged) is read again on its own, to fail as it does when it is read alone."""
     with _store() as store:
-        _check_site(store, args.site)
+        every_week = store.stats() if args.week is None or args.site is not None else None
+        _check_site(store, args.site, every_week)
         _check_week(store, args.week)
-        rows = [row for row in store.stats(args.week) if args.site is None or row["site"] == args.site]
+        read = every_week
+        if read is None or args.week in store.weeks_left_out():
+            read = store.stats(args.week)
+        rows = [row for row in read if args.week in (None, row["week"]) and args.site in (None, row["site"])]
         if not rows:
-            _note_if_empty(store)
+            _note_if_empty(store, every_week)
         _print_stats(rows, args.format)
         return _status(store)
 
