@@ -799,3 +799,29 @@ def test_a_body_from_qread_is_counted_once_per_article_stored_not_per_attempt(tm
     assert stats(crawler)["extract/short_body/citynews"] == 3, "each attempt extracted the page again"
     assert stats(crawler)["extract/qread_fallback/citynews"] == 1
     assert stats(crawler)["store/new/citynews"] == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "build"),
+    [
+        ("TEXT_PROCESSES", -1, text_pool_of),
+        ("QREAD_MIN_BODY_CHARS", -1, TextPipeline.from_crawler),
+        ("QREAD_MIN_BODY_CHARS", "many", TextPipeline.from_crawler),
+    ],
+)
+def test_the_text_components_word_a_setting_out_of_range_as_every_crawl_command_does(
+    tmp_path: Path, name: str, value: object, build: Any
+) -> None:
+    """A crawl that no crawl command checked first (`scrapy crawl sites`) is refused by the component that
+    reads the setting, in the words of the check every crawl command runs (crawler.bounds.checked_setting):
+    the setting, the value, its range, its default and where to set it."""
+    from crawler.bounds import declared_ranges
+
+    taken = declared_ranges(project_settings)[name]
+    with pytest.raises(InputError) as raised:
+        build(make_crawler(tmp_path, **{name: value}))
+    assert str(raised.value) == (
+        f"{name} is {value!r}: expected {taken} (the default is {getattr(project_settings, name)!r}); set"
+        f" {name} to a value in that range where it is given (-s {name}=VALUE, the environment or"
+        " crawler/settings.py), or leave it out to take the default"
+    )
