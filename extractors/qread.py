@@ -266,6 +266,7 @@ _BLOCK_SELECTOR = ", ".join(sorted(BLOCK_TAGS))
 # may hide it (see _hidden).
 _NAME_ATTRIBUTES = frozenset({"class", "id"})
 _SHOWN_ATTRIBUTES = frozenset({"style", "hidden", "aria-hidden"})
+_MARKING_ATTRIBUTES = _NAME_ATTRIBUTES | _SHOWN_ATTRIBUTES | {"itemprop"}
 # A block whose class says boilerplate but holds more than this share of the page's text is kept.
 MAX_BOILERPLATE_SHARE = 0.6
 # Lines of these blocks are not the article's text: the headline (it is the title) and picture captions.
@@ -863,6 +864,30 @@ def _page_title(parser: LexborHTMLParser) -> str | None:
 # (its tag and attributes) or ends, each with the text that came before it; or text comes after text.
 _START, _END, _TEXT = 0, 1, 2
 _Event = tuple[int, Any, str, dict[str, str | None] | None, str | None]
+# What lexbor's walk does with a node (see _lexbor_tags): tell of an element (custom elements too), read
+# text, walk through a formatting element, or leave out a node with what it holds (stage 1's filter,
+# comments, the doctype).
+_ELEMENT, _TEXT_NODE, _FORMATTING_ELEMENT, _OTHER = 0, 1, 2, 3
+
+
+def _lexbor_tags() -> tuple[dict[int, int], dict[int, str]]:
+    """What lexbor's walk does with a node, by its tag id (``LexborNode.tag_id``; ``_ELEMENT`` when not
+    found), and the names of the tags the walk tells apart by their ids: ``LexborNode.tag`` takes four to
+    five times the time of ``tag_id``, an element's name decoded anew on each call."""
+    parser = LexborHTMLParser("<!DOCTYPE html><p>text<!-- comment --></p>")
+    document = parser.root.parent if parser.root is not None else None
+    nodes = {node.tag: node.tag_id for node in document.traverse(include_text=True)} if document else {}
+    special = {"-text": _TEXT_NODE, "-comment": _OTHER, "-doctype": _OTHER, "-document": _OTHER}
+    if not special.keys() <= nodes.keys():
+        raise RuntimeError(f"selectolax's lexbor tree has none of {sorted(special.keys() - nodes.keys())}")
+    roles = {nodes[name]: role for name, role in special.items()}
+    roles.update((parser.create_node(tag).tag_id, _FORMATTING_ELEMENT) for tag in _FORMATTING_TAGS)
+    roles.update((parser.create_node(tag).tag_id, _OTHER) for tag in _DROP_TAGS)
+    named = {str(tag) for tag in _TAG_KIND} | _NEVER_SUSPECT_TAGS | {"head", "span"}
+    return roles, {parser.create_node(tag).tag_id: tag for tag in named}
+
+
+_LEXBOR_ROLES, _LEXBOR_NAMES = _lexbor_tags()
 
 
 class _LexborTree:
@@ -877,32 +902,37 @@ class _LexborTree:
 
     def events(self) -> Iterator[_Event]:
         node: LexborNode | None = self._top
-        # The open nodes, and whether the walk told their start (not a formatting element's).
-        path: list[tuple[LexborNode, bool]] = []
+        # The open nodes whose children are walked: elements the walk was told of, formatting elements (in
+        # ``formatting``, which the walk was not told of).
+        path: list[LexborNode] = []
+        formatting: list[LexborNode] = []
         before: str | None = None
         while node is not None:
-            name = node.tag or ""
-            told = enter = False
-            if name == "-text":
+            tag_id = node.tag_id
+            role = _LEXBOR_ROLES.get(tag_id, _ELEMENT)
+            child = None
+            if role == _ELEMENT and (name := _LEXBOR_NAMES.get(tag_id) or node.tag):
+                yield _START, node, name, node.attributes, before
+                before = None
+                child = node.first_child
+                if child is None:
+                    yield _END, node, "", None, None
+                else:
+                    path.append(node)
+            elif role == _TEXT_NODE:
                 text = node.text_content
                 if text:
                     if before:
                         yield _TEXT, None, "", None, before
                     before = text
-            elif name in _FORMATTING:
-                enter = True
-            elif name and name[0] not in "-!" and name not in _DROP:
-                yield _START, node, name, node.attributes, before
-                before = None
-                told = enter = True
-            child = node.child if enter else None
+            elif role == _FORMATTING_ELEMENT:
+                child = node.first_child
+                if child is not None:
+                    path.append(node)
+                    formatting.append(node)
             if child is not None:
-                path.append((node, told))
                 node = child
                 continue
-            if told:
-                yield _END, node, "", None, before
-                before = None
             while True:
                 following = node.next
                 if following is not None:
@@ -911,8 +941,10 @@ class _LexborTree:
                 if not path:
                     node = None
                     break
-                node, told = path.pop()
-                if told:
+                node = path.pop()
+                if formatting and formatting[-1] is node:
+                    formatting.pop()
+                else:
                     yield _END, node, "", None, before
                     before = None
         if before:
@@ -1000,7 +1032,8 @@ def _walk(tree: _LexborTree | _Libxml2Tree) -> _Walk:
     pieces: list[str] = []
     link_pieces: list[str] = []
     parents: list[int] = [-1]
-    span: list[tuple[int, int]] = [(0, 0)]
+    starts: list[int] = [0]  # walk id -> position of its start event
+    ends: list[int] = [0]  # walk id -> position of its end event
     blocks: list[_Block] = [tree.root]  # walk id -> block element
     stack: list[int] = [0]  # open block elements, walk ids
     suspects: list[list[int]] = []  # [start, end, _HIDDEN | _GUARDED flags] of boilerplate-looking elements
@@ -1024,12 +1057,15 @@ def _walk(tree: _LexborTree | _Libxml2Tree) -> _Walk:
         if words:
             text = " ".join(words)
             cjk = not text.isascii() and CJK_RE.search(text) is not None
-            link_text = "".join(link_pieces)
+            link_words = 0
+            if link_pieces:
+                link_text = "".join(link_pieces)
+                link_words = count_words(link_text) if cjk else len(split_space(link_text))
             lines.append(
                 Line(
                     text,
                     count_words(text) if cjk else len(words),
-                    (count_words(link_text) if cjk else len(split_space(link_text))) if link_text else 0,
+                    link_words,
                     gap,
                     tag,
                     stack[-1],
@@ -1052,29 +1088,32 @@ def _walk(tree: _LexborTree | _Libxml2Tree) -> _Walk:
             position += 1
             kind = _TAG_KIND.get(name, 0)
             verdict = 0
-            if attributes and name not in _NEVER_SUSPECT_TAGS and not in_code:
+            if attributes and not in_code and name not in _NEVER_SUSPECT_TAGS:
                 # The names alone, and the values of the few that may mark it: a page's other values
                 # (links, image sources) are long, and most elements have some.
                 for key, value in attributes.items():
-                    if key in _NAME_ATTRIBUTES:
-                        verdict |= _looks_boilerplate(value or "")
-                    elif key in _SHOWN_ATTRIBUTES:
-                        verdict |= _hidden(key, value or "")
-                    elif key == "itemprop" and value == "articleBody":
-                        verdict |= _BODY
+                    if key in _MARKING_ATTRIBUTES:
+                        if key in _NAME_ATTRIBUTES:
+                            verdict |= _looks_boilerplate(value or "")
+                        elif key in _SHOWN_ATTRIBUTES:
+                            verdict |= _hidden(key, value or "")
+                        elif value == "articleBody":
+                            verdict |= _BODY
             # Most elements have no verdict: the tag alone settles them.
             if verdict and attributes:
                 if verdict & _HIDDEN and not streamed:
                     streamed = _streamed_part(name, attributes)
-                suspect = kind & _SUSPECT or verdict & _HIDDEN or (verdict & _WORDED and not kind & _MARK)
-            else:
-                suspect = kind & _SUSPECT
-            if verdict & _HIDDEN and not kind & (_BLOCK | _CONTAINER) and not holds_block(node):
-                # A hidden inline element (an icon's screen-reader label in a link): its text is left out,
-                # the sentence around it kept whole (as a hidden block, it took the sentence with it).
-                skipped.append(node)
-            elif suspect:
-                record = [position, 0, verdict & _HIDDEN]
+                if verdict & _HIDDEN and not kind & (_BLOCK | _CONTAINER) and not holds_block(node):
+                    # A hidden inline element (an icon's screen-reader label in a link): its text is left
+                    # out, the sentence around it kept whole (as a hidden block, it took the sentence
+                    # with it).
+                    skipped.append(node)
+                elif kind & _SUSPECT or verdict & _HIDDEN or (verdict & _WORDED and not kind & _MARK):
+                    record = [position, 0, verdict & _HIDDEN]
+                    suspects.append(record)
+                    open_suspects.append((node, record))
+            elif kind & _SUSPECT:
+                record = [position, 0, 0]
                 suspects.append(record)
                 open_suspects.append((node, record))
             if open_suspects and (kind & _MARK or verdict & _BODY):
@@ -1084,10 +1123,11 @@ def _walk(tree: _LexborTree | _Libxml2Tree) -> _Walk:
                 if pieces:
                     flush()
                 tag = name
-                parents.append(stack[-1])
-                span.append((position, position))
+                stack.append(len(parents))
+                parents.append(stack[-2])
+                starts.append(position)
+                ends.append(position)
                 blocks.append(_Block(name, attributes or {}))
-                stack.append(len(parents) - 1)
                 if kind & _CONTAINER:
                     gap += 1
                 elif kind & _CODE:  # <pre>: a block, not a container
@@ -1114,8 +1154,7 @@ def _walk(tree: _LexborTree | _Libxml2Tree) -> _Walk:
                 if pieces:
                     flush()
                 if len(stack) > 1:
-                    closed = stack.pop()
-                    span[closed] = (span[closed][0], position)
+                    ends[stack.pop()] = position
                 if kind & _CONTAINER:
                     gap += 1
                 elif kind & _CODE:
@@ -1127,7 +1166,8 @@ def _walk(tree: _LexborTree | _Libxml2Tree) -> _Walk:
                     flush()
                 open_suspects.pop()[1][1] = position
     flush()
-    span[0] = (0, position + 1)
+    ends[0] = position + 1
+    span = list(zip(starts, ends, strict=True))
     kept = _without_boilerplate(lines, suspects)
     return _Walk(kept, parents, span, blocks, len(lines) - len(kept), streamed)
 
