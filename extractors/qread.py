@@ -224,12 +224,19 @@ def _looks_boilerplate(words: str) -> int:
     elif _BOILERPLATE_WORDS.isdisjoint(_TOKEN_PART_RE.findall(words)):
         return 0
     for token in words.split():
-        if _LAYOUT_FLAG_RE.match(token):
-            continue
-        parts = _TOKEN_PART_RE.findall(token.split("--", 1)[0].split("__", 1)[0])
-        if parts and (parts[0] in _BOILERPLATE_WORDS or parts[-1] in _BOILERPLATE_WORDS):
+        if _ends_worded(token.split("--", 1)[0].split("__", 1)[0]) and not _LAYOUT_FLAG_RE.match(token):
             return _WORDED
     return 0
+
+
+def _ends_worded(name: str) -> bool:
+    """Whether the first or the last part of a class token's ``name`` (its ``_TOKEN_PART_RE`` runs) is a
+    boilerplate word: in bytes when ASCII, in half the time of the regular expression."""
+    if name.isascii():
+        parts = name.encode().translate(_PARTS_APART).split()
+        return bool(parts) and (parts[0] in _BOILERPLATE_BYTES or parts[-1] in _BOILERPLATE_BYTES)
+    found = _TOKEN_PART_RE.findall(name)
+    return bool(found) and (found[0] in _BOILERPLATE_WORDS or found[-1] in _BOILERPLATE_WORDS)
 
 
 # Marks of the article itself: a block holding one of them is not boilerplate, whatever its class says.
