@@ -201,42 +201,24 @@ def line_logits(reading: Reading, chosen: list[int], model: Model) -> list[float
     its block and of the blocks above weighed once per distinct block."""
     bias, weigh, weigh_shape, weigh_words = model.bias, model.weigh, model.weigh_shape, model.weigh_words
     return [
-        bias + weigh_shape(shape) + weigh_words(words) + heading + weigh(under) + own + upper
+        bias + weigh_shape(shape) + weigh_words(words) + heading + under + own + upper
         for shape, words, heading, under, own, upper in _described(reading, chosen, weigh)
     ]
 
 
 def _described(
     reading: Reading, chosen: list[int], blocks: Callable[[Sequence[str]], T]
-) -> Iterator[tuple[Shape, list[str], T, list[str], T, T]]:
-    """For each line of ``chosen``: its shape, its words (``word:`` features), ``blocks`` of the features of
-    the sub-heading it follows, its distance from it, then ``blocks`` of the features of its block and of
-    those of the blocks above it; ``blocks`` is called once per distinct sub-heading and block (their tag
-    and names; the parent)."""
-    walk = reading.walk
-    body, body_class = _body_block(reading)
-    own: dict[tuple[str, str | None, str | None], T] = {}
-    upper: dict[int, T] = {}
-    for shape, words, heading, under, owner in _line_parts(reading, chosen, blocks):
-        block = walk.blocks[owner]
-        key = (block.tag, block.get("class"), block.get("id"))
-        if key not in own:
-            own[key] = blocks(_own_features(block.tag, _names(block)))
-        parent = walk.parents[owner]
-        if parent not in upper:
-            upper[parent] = blocks(_upper_features(walk, parent, body, body_class))
-        yield shape, words, heading, under, own[key], upper[parent]
-
-
-def _line_parts(
-    reading: Reading, chosen: list[int], blocks: Callable[[Sequence[str]], T]
-) -> Iterator[tuple[Shape, list[str], T, list[str], int]]:
-    """The shape of each line of ``chosen`` (:func:`shape_features`), its words, ``blocks`` of the features
-    of the sub-heading it follows and its distance from it (none or one feature), and its block (walk
-    id)."""
+) -> Iterator[tuple[Shape, list[str], T, T, T, T]]:
+    """For each line of ``chosen``: its shape (:func:`shape_features`), its words (``word:`` features), and
+    ``blocks`` of the features of the sub-heading it follows, of its distance from it (none or one
+    feature), of its block and of the blocks above it; ``blocks`` is called once per distinct sub-heading,
+    distance, block (its tag and names) and parent block."""
     lines, kinds, kept = reading.lines, reading.kinds, reading.kept
     if not chosen:
         return
+    walk = reading.walk
+    walk_blocks, parents = walk.blocks, walk.parents
+    body, body_class = _body_block(reading)
     first_kept, last_kept = min(kept), max(kept)
     # The article block's lines are consecutive (the lines between its start and end events).
     block_first, block_last = (reading.in_block[0], reading.in_block[-1]) if reading.in_block else (0, -1)
@@ -259,12 +241,20 @@ def _line_parts(
             found = _words(lines[i].text, _HEADING_WORDS)
             heading, heading_line = (blocks([f"under:{word}" for word in found]), i) if found else (none, -1)
     # Each line's state (kept by qRead, in its block, out of it) with its kind, from the line before the
-    # first candidate to the one after the last.
+    # first candidate to the one after the last (none for a line beyond the page's first or last).
     low, high = chosen[0] - 1, chosen[-1] + 2
-    states = {
-        i: ("kept" if i in kept else "block" if block_first <= i <= block_last else "out", kinds[i])
-        for i in range(max(0, low), min(len(lines), high))
-    }
+    states = [
+        ("kept" if i in kept else "block" if block_first <= i <= block_last else "out", kinds[i])
+        if 0 <= i < len(lines)
+        else _NO_STATE
+        for i in range(low, high)
+    ]
+    # ``blocks`` of the features of each distance from a sub-heading, of each block by its walk id and by
+    # its tag and names (blocks of one page share them), and of the blocks above each parent block.
+    unders: dict[str, T] = {}
+    own_by_id: dict[int, T] = {}
+    own_by_names: dict[tuple[str, str | None, str | None], T] = {}
+    upper: dict[int, T] = {}
     words_before = 0
     for i in chosen:
         line = lines[i]
@@ -276,17 +266,19 @@ def _line_parts(
             side, distance = "inside", 0
         words = line.words
         share = line.link_words / words if words else 0.0
-        here, kind = states[i]
+        size = words.bit_length()
+        before = 10 * words_before // kept_words
+        here, kind = states[i - low]
         shape = (
             kind,
-            min(words.bit_length(), 9),
+            size if size < 9 else 9,
             0 if share == 0 else 1 if share < 0.34 else 2 if share <= 0.67 else 3,
             here,
             side,
             _BUCKETS[distance] if distance < _LAST_BUCKET else _BUCKETS[-1],
-            min(9, 10 * words_before // kept_words),
-            states.get(i - 1, _NO_STATE),
-            states.get(i + 1, _NO_STATE),
+            before if before < 9 else 9,
+            states[i - low - 1],
+            states[i - low + 1],
             "none" if headline < 0 else "after" if i > headline else "before",
             line.cjk,
         )
@@ -299,11 +291,25 @@ def _line_parts(
         )
         heading_line = heading_lines[i - start]
         if heading_line < 0:
-            yield shape, found, none, [], line.owner
+            under = none
         else:
             distance = i - heading_line
-            under = _UNDER_DISTANCE[distance] if distance < _LAST_BUCKET else _UNDER_DISTANCE[-1]
-            yield shape, found, headings[i - start], [under], line.owner
+            name = _UNDER_DISTANCE[distance] if distance < _LAST_BUCKET else _UNDER_DISTANCE[-1]
+            if name not in unders:
+                unders[name] = blocks([name])
+            under = unders[name]
+        owner = line.owner
+        if owner not in own_by_id:
+            block = walk_blocks[owner]
+            attributes = block.attributes
+            key = (block.tag, attributes.get("class"), attributes.get("id"))
+            if key not in own_by_names:
+                own_by_names[key] = blocks(_own_features(block.tag, _names(block)))
+            own_by_id[owner] = own_by_names[key]
+        parent = parents[owner]
+        if parent not in upper:
+            upper[parent] = blocks(_upper_features(walk, parent, body, body_class))
+        yield shape, found, headings[i - start], under, own_by_id[owner], upper[parent]
 
 
 def shape_features(shape: Shape) -> list[str]:
@@ -380,7 +386,8 @@ def _words(text: str, count: int) -> list[str]:
 
 
 def _names(block: Any) -> str:
-    return f"{block.get('class') or ''} {block.get('id') or ''}".lower()
+    attributes = block.attributes
+    return f"{attributes.get('class') or ''} {attributes.get('id') or ''}".lower()
 
 
 def _own_features(tag: str, names: str) -> Sequence[str]:
@@ -419,6 +426,6 @@ def _upper_features(walk: Any, parent: int, body: int, body_class: str) -> list[
             element = walk.parents[element]
             depth += 1
         found.append(f"depth:{min(depth, 4)}")
-    same = parent >= 0 and (walk.blocks[parent].get("class") or "") == body_class
+    same = parent >= 0 and (walk.blocks[parent].attributes.get("class") or "") == body_class
     found.append(f"same_class:{same}")
     return found
