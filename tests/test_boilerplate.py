@@ -410,6 +410,27 @@ def test_a_line_of_chinese_text_has_no_word_features_and_a_line_of_figures_has_t
     assert {"word:harbour", "word:bridge"} <= set(features["Harbour bridge 港口大桥"])
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The council approved the harbour bridge plan on Tuesday after a long debate about the costs.",
+        "Councillors approved extraordinarily large sums for the harbour bridge plan on Tuesday night.",
+        "A councillorshipwrecked harbourmasterships and the bridge plan were debated for hours on end.",
+        "Tue 12:30 | 4,500 | a b c | Council approves the harbour bridge plan after a debate at night",
+        "Bridge plan: council approves it 港口大桥 after a long debate about what the bridge will cost all",
+        "2024-03-15 22:36 · 12 · 34 · 56 · 78 · 90 · 12 · 34 · 56 · 78 · 90 · 12 · 34 · 56 · 78 · 90",
+        "港口大桥计划获得议会批准，议会在周二经过长时间辩论后批准了该计划，预计明年开始动工建设新的港口大桥。",
+        "İstanbul ΣΑΣ council approves the harbour bridge plan after a long debate about what it costs",
+    ],
+)
+def test_a_long_line_s_first_words_read_from_its_start_are_those_of_its_lead(text: str) -> None:
+    """The first words of a long line, read from its first characters (words crossing where that reading
+    ends, words longer than the model's, no words), are those of its first ``_LEAD_CHARS``."""
+    assert boilerplate._lead_words(text) == boilerplate._words(
+        text[: boilerplate._LEAD_CHARS], boilerplate._LEAD_WORDS
+    )
+
+
 def test_without_a_model_file_qread_s_choice_stays(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("extractors.boilerplate.resources.files", lambda _package: _Missing())
     boilerplate.load_model.cache_clear()
