@@ -85,7 +85,7 @@ Shape = tuple[int, int, int, str, str, str, int, tuple[str, int], tuple[str, int
 class Model:
     """A logistic model over named binary features: ``bias`` plus the weights of the features present."""
 
-    __slots__ = ("_shapes", "_words", "bias", "weights")
+    __slots__ = ("_shapes", "bias", "weights", "word_weights")
 
     def __init__(self, bias: float, weights: dict[str, float]) -> None:
         self.bias = bias
@@ -93,7 +93,7 @@ class Model:
         self._shapes: dict[Shape, float] = {}
         # The weights of the ``word:`` features by their word: a line's words are weighed without
         # making their feature names.
-        self._words = {name[5:]: weight for name, weight in weights.items() if name.startswith("word:")}
+        self.word_weights = {name[5:]: weight for name, weight in weights.items() if name.startswith("word:")}
 
     def weigh_shape(self, shape: Shape) -> float:
         """The weight of a line's shape features (:func:`shape_features`), remembered: lines of every page
@@ -104,10 +104,6 @@ class Model:
                 self._shapes.clear()
             weight = self._shapes[shape] = self.weigh(shape_features(shape))
         return weight
-
-    def weigh_words(self, words: Sequence[str]) -> float:
-        """The weight of the ``word:`` features of ``words``."""
-        return sum(map(self._words.get, words, repeat(0.0, len(words))))
 
     def logit(self, features: Sequence[str]) -> float:
         return self.bias + self.weigh(features)
@@ -204,9 +200,16 @@ def line_features(reading: Reading, chosen: list[int]) -> list[list[str]]:
 def line_logits(reading: Reading, chosen: list[int], model: Model) -> list[float]:
     """Stages 2 and 3: ``model.logit(line_features(...)[n])`` of each line of ``chosen``, the features of
     its block and of the blocks above weighed once per distinct block."""
-    bias, weigh, weigh_shape, weigh_words = model.bias, model.weigh, model.weigh_shape, model.weigh_words
+    bias, weigh, weigh_shape, word_weight = model.bias, model.weigh, model.weigh_shape, model.word_weights.get
+    # A line's words weighed here rather than by a call of their own: there is one per line.
     return [
-        bias + weigh_shape(shape) + weigh_words(words) + heading + under + own + upper
+        bias
+        + weigh_shape(shape)
+        + sum(map(word_weight, words, repeat(0.0, len(words))))
+        + heading
+        + under
+        + own
+        + upper
         for shape, words, heading, under, own, upper in _described(reading, chosen, weigh)
     ]
 
@@ -305,7 +308,7 @@ def _described(
             attributes = block.attributes
             key = (block.tag, attributes.get("class"), attributes.get("id"))
             if key not in own_by_names:
-                own_by_names[key] = blocks(_own_features(block.tag, _names(block)))
+                own_by_names[key] = blocks(_own_features(*key))
             own_by_id[owner] = own_by_names[key]
         parent = parents[owner]
         if parent not in upper:
@@ -396,20 +399,16 @@ def _lead_words(text: str) -> list[str]:
     return _words(text[:_LEAD_CHARS], _LEAD_WORDS)
 
 
-def _names(block: Any) -> str:
-    attributes = block.attributes
-    return f"{attributes.get('class') or ''} {attributes.get('id') or ''}".lower()
-
-
-def _own_features(tag: str, names: str) -> Sequence[str]:
+def _own_features(tag: str, class_: str | None, id_: str | None) -> Sequence[str]:
     """The tag and the class and id words of the line's own block."""
-    return _block_features(0, tag, names)
+    return _block_features(0, tag, class_, id_)
 
 
 @functools.lru_cache(maxsize=4096)
-def _block_features(level: int, tag: str, names: str) -> tuple[str, ...]:
+def _block_features(level: int, tag: str, class_: str | None, id_: str | None) -> tuple[str, ...]:
     """The tag and the class and id words of a block ``level`` blocks above a line (remembered: pages of
     one site share their blocks' names)."""
+    names = f"{class_ or ''} {id_ or ''}".lower()
     return (f"t{level}:{tag}", *sorted({f"c{level}:{word}" for word in _WORD_RE.findall(names)}))
 
 
@@ -417,26 +416,34 @@ def _upper_features(walk: Any, parent: int, body: int, body_class: str) -> list[
     """Tags and class and id words of the two blocks above the line's block, where they sit relative to
     the body's block (steps up from the body to a block holding them; inside it, how deep), and whether
     the line's parent block has the body's class."""
+    blocks, parents, span = walk.blocks, walk.parents, walk.span
     found: list[str] = []
     element = parent
     for level in range(1, _CLASS_LEVELS):
         if element < 0:
             break
-        block = walk.blocks[element]
-        found.extend(_block_features(level, block.tag, _names(block)))
-        element = walk.parents[element]
-    position = walk.span[parent][0] if parent >= 0 else 0
+        block = blocks[element]
+        attributes = block.attributes
+        found.extend(_block_features(level, block.tag, attributes.get("class"), attributes.get("id")))
+        element = parents[element]
+    position = span[parent][0] if parent >= 0 else 0
     steps, element = 0, body
-    while element > 0 and not walk.span[element][0] <= position < walk.span[element][1]:
-        element = walk.parents[element]
+    while element > 0 and not span[element][0] <= position < span[element][1]:
+        element = parents[element]
         steps += 1
-    found.append(f"up:{min(steps, 4)}")
+    found.append(_UP[min(steps, 4)])
     if steps == 0:
         depth, element = 1, parent
         while element > body:
-            element = walk.parents[element]
+            element = parents[element]
             depth += 1
-        found.append(f"depth:{min(depth, 4)}")
-    same = parent >= 0 and (walk.blocks[parent].attributes.get("class") or "") == body_class
-    found.append(f"same_class:{same}")
+        found.append(_DEPTH[min(depth, 4)])
+    same = parent >= 0 and (blocks[parent].attributes.get("class") or "") == body_class
+    found.append(_SAME_CLASS[same])
     return found
+
+
+# The names of _upper_features's features of a block's place, looked up on the hot path.
+_UP = tuple(f"up:{steps}" for steps in range(5))
+_DEPTH = tuple(f"depth:{depth}" for depth in range(5))
+_SAME_CLASS = ("same_class:False", "same_class:True")
