@@ -254,11 +254,11 @@ def _described(
         else _NO_STATE
         for i in range(low, high)
     ]
-    # ``blocks`` of the features of each distance from a sub-heading, of each block by its walk id and by
-    # its tag and names (blocks of one page share them), and of the blocks above each parent block.
+    # ``blocks`` of the features of each distance from a sub-heading, of each block by its tag and names
+    # (not by the block: the 18,498 candidate lines of the 219 development pages sit in 17,956 blocks of
+    # 2,228 distinct tags and names), and of the blocks above each parent block.
     unders: dict[str, T] = {}
-    own_by_id: dict[int, T] = {}
-    own_by_names: dict[tuple[str, str | None, str | None], T] = {}
+    own: dict[tuple[str, str | None, str | None], T] = {}
     upper: dict[int, T] = {}
     words_before = 0
     for i in chosen:
@@ -300,17 +300,15 @@ def _described(
                 unders[name] = blocks([name])
             under = unders[name]
         owner = line.owner
-        if owner not in own_by_id:
-            block = walk_blocks[owner]
-            attributes = block.attributes
-            key = (block.tag, attributes.get("class"), attributes.get("id"))
-            if key not in own_by_names:
-                own_by_names[key] = blocks(_own_features(*key))
-            own_by_id[owner] = own_by_names[key]
+        block = walk_blocks[owner]
+        attributes = block.attributes
+        key = (block.tag, attributes.get("class"), attributes.get("id"))
+        if key not in own:
+            own[key] = blocks(_own_features(*key))
         parent = parents[owner]
         if parent not in upper:
             upper[parent] = blocks(_upper_features(walk, parent, body, body_class))
-        yield shape, found, headings[i - start], under, own_by_id[owner], upper[parent]
+        yield shape, found, headings[i - start], under, own[key], upper[parent]
 
 
 def shape_features(shape: Shape) -> list[str]:
