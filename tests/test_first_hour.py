@@ -613,6 +613,18 @@ def test_a_setting_before_the_command_says_it_goes_after(tmp_path: Path) -> None
     ) in " ".join(run.stderr.split()), run.stderr
 
 
+@pytest.mark.parametrize("port", ["99999", "65536", "-1"])
+def test_a_demo_port_out_of_range_is_a_usage_error_naming_the_range(tmp_path: Path, port: str) -> None:
+    run = crawler("demo", f"--port={port}", cwd=tmp_path)
+    assert run.code == 2, run.stderr
+    assert (
+        f"crawler demo: error: argument --port: {port!r} is not a port: expected a whole number from 0 to"
+        " 65535 (0 lets the system pick a free one)"
+    ) in run.stderr
+    assert "Traceback" not in run.stderr
+    assert list(tmp_path.iterdir()) == [], "the command created files before it failed"
+
+
 def test_extract_of_an_empty_source_says_what_it_expects(tmp_path: Path) -> None:
     run = crawler("extract", "", cwd=tmp_path)
     assert run.code == 2

@@ -21,6 +21,7 @@ __all__ = [
     "data_folder",
     "known_settings",
     "non_negative_int",
+    "port_number",
     "positive_float",
     "positive_int",
     "rules_folder",
@@ -59,6 +60,20 @@ def non_negative_int(value: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
     if number < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value!r}")
+    return number
+
+
+def port_number(value: str) -> int:
+    """A TCP port to listen on; 0 asks the system for a free one."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a port: expected a whole number from 0 to 65535"
+            " (0 lets the system pick a free one)"
+        )
     return number
 
 

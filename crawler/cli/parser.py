@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from crawler import __version__
-from crawler.cli.options import add_fetch_options, add_set_option, non_negative_int
+from crawler.cli.options import add_fetch_options, add_set_option, non_negative_int, port_number
 from crawler.cli.terminal import running
 from crawler.commandline import command_name, suggest
 from crawler.demo import DEMO_PORT
@@ -212,7 +212,7 @@ def _add_crawl(commands: Any) -> None:
     )
     demo.add_argument(
         "--port",
-        type=int,
+        type=port_number,
         default=None,
         help=f"port of the demo sites (default {DEMO_PORT}, or any free one when that is taken)",
     )
