@@ -471,6 +471,37 @@ def test_without_a_rules_folder_commands_say_how_to_give_one_and_create_nothing(
     assert list(tmp_path.iterdir()) == [], "the command created files before it failed"
 
 
+@pytest.mark.parametrize("command", [["worker"], ["run"]])
+def test_a_worker_with_an_empty_rules_folder_is_refused_before_it_takes_a_request(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """A worker with no rule would take every request of the shared queue and dead-letter it (``no rule``):
+    an empty (or wrong) rules folder is an input error, before Redis starts."""
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "notes.txt").write_text("not a rule", encoding="utf-8")
+    run = crawler(*command, cwd=tmp_path)
+    assert run.code == 2, run.stderr
+    assert run.stderr == (
+        f"crawler {command[0]}: error: no rule files in 'rules': a worker with no rule would take every"
+        " request of the shared queue and dead-letter it; give the folder of your site rules with --rules-dir"
+        " DIR (or CRAWLER_RULES_DIR), one <site>.yaml file per site (docs/rules.md)\n"
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["rules"], "the command created files"
+
+
+def test_the_scheduler_and_status_on_an_empty_rules_folder_say_so(tmp_path: Path) -> None:
+    (tmp_path / "rules").mkdir()
+    scheduled = crawler("schedule", "--once", cwd=tmp_path)
+    assert scheduled.code == 0, scheduled.stderr
+    assert scheduled.stderr.startswith(
+        "crawler schedule: warning: no rule files in 'rules': nothing is scheduled until one is added there;"
+        " give the folder of your site rules with --rules-dir DIR"
+    ), scheduled.stderr
+    shown = crawler("status", cwd=tmp_path)
+    assert shown.code == 0, shown.stderr
+    assert "crawler status: note: no rule files in 'rules': no site to show; give the folder" in shown.stderr
+
+
 def test_the_demo_runs_from_any_folder_with_its_packaged_rules(tmp_path: Path) -> None:
     run = crawler("demo", "--port", "0", cwd=tmp_path)
     assert run.code == 0, run.stderr[-3000:]

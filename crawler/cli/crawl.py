@@ -28,7 +28,7 @@ from rich.table import Column, Table
 from rich.text import Text
 from scrapy.settings import Settings
 
-from crawler.cli.options import data_folder, rules_folder, settings_from
+from crawler.cli.options import data_folder, no_rules_problem, rules_folder, rules_in, settings_from
 from crawler.cli.rules import unfetched_seeds_problem
 from crawler.cli.terminal import cut, fit_progress, tell
 from crawler.commandline import command_name, counted, given_folders, suggest
@@ -305,9 +305,21 @@ def article_url(rule: Rule, given: str) -> str:
 # --- crawler worker -----------------------------------------------------------------------------------
 
 
+def _serving_rules(directory: Path) -> None:
+    """:class:`InputError` unless the rules folder ``directory`` has a rule file: a worker with none would
+    take every request of the shared queue and dead-letter it (``no rule``)."""
+    if not rules_in(rules_folder(directory)):
+        raise InputError(
+            no_rules_problem(
+                directory,
+                "a worker with no rule would take every request of the shared queue and dead-letter it",
+            )
+        )
+
+
 def run_worker_command(args: argparse.Namespace) -> int:
     config = Config.from_env()
-    rules_folder(config.rules_dir)
+    _serving_rules(config.rules_dir)
     sites = [site for site in args.sites.split(",") if site]
     for site in sites:
         rule_file(config.rules_dir, site)  # a misspelt site is named, with the sites there
@@ -354,7 +366,9 @@ def _rule_loader(folder: Path, *, worker_logs: bool = False) -> Callable[[], lis
 
 def run_schedule_command(args: argparse.Namespace) -> int:
     config = Config.from_env()
-    rules_folder(config.rules_dir)
+    if not rules_in(rules_folder(config.rules_dir)):
+        # The scheduler reads the folder again at every tick: a rule added later is scheduled then.
+        tell("warning", no_rules_problem(config.rules_dir, "nothing is scheduled until one is added there"))
     overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
     check_worker_settings(config.settings(overrides))
     with redis_for(config) as url:
@@ -413,7 +427,7 @@ def _nothing_due(upcoming: list[tuple[float, str]]) -> str:
 
 def run_service(args: argparse.Namespace) -> int:
     config = Config.from_env()
-    rules_folder(config.rules_dir)
+    _serving_rules(config.rules_dir)
     overrides = {"LOG_LEVEL": "INFO", **settings_from(args.set)}
     store = _check_store(config, overrides)
     with redis_for(config) as url:

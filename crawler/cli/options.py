@@ -20,11 +20,13 @@ __all__ = [
     "add_set_option",
     "data_folder",
     "known_settings",
+    "no_rules_problem",
     "non_negative_int",
     "port_number",
     "positive_float",
     "positive_int",
     "rules_folder",
+    "rules_in",
     "settings_from",
 ]
 
@@ -194,4 +196,18 @@ def rules_folder(directory: Path, given: str = "with --rules-dir DIR (or CRAWLER
     raise InputError(
         f"the rules folder {str(directory)!r} {problem}: give the folder of your site rules {given}, one"
         f" YAML file per site (docs/rules.md); or see the bundled demo sites crawled: `{command_name()} demo`"
+    )
+
+
+def rules_in(directory: Path) -> bool:
+    """Whether the rules folder ``directory`` has a rule file (``<site>.yaml``) to serve or schedule."""
+    return any(entry.is_file() for entry in directory.glob("[!.]*.yaml"))
+
+
+def no_rules_problem(directory: Path, meaning: str) -> str:
+    """An empty rules folder ``directory``, what it means to the command (``meaning``), and how to give the
+    folder that has the rules."""
+    return (
+        f"no rule files in {str(directory)!r}: {meaning}; give the folder of your site rules with --rules-dir"
+        " DIR (or CRAWLER_RULES_DIR), one <site>.yaml file per site (docs/rules.md)"
     )

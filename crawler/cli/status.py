@@ -18,8 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from crawler.cli.crawl import redis_for
-from crawler.cli.options import rules_folder
-from crawler.cli.terminal import table_console
+from crawler.cli.options import no_rules_problem, rules_folder, rules_in
+from crawler.cli.terminal import table_console, tell
 from crawler.commandline import counted, did_you_mean, span
 from crawler.config import Config
 from crawler.errors import InputError
@@ -36,7 +36,8 @@ FIRST_CELL_INDENT = 4
 
 def run_status(args: argparse.Namespace) -> int:
     config = Config.from_env()
-    rules_folder(config.rules_dir)
+    if not rules_in(rules_folder(config.rules_dir)):
+        tell("note", no_rules_problem(config.rules_dir, "no site to show"))
     ruleset = load_rules(config.rules_dir)
     if args.site is not None:
         _check_site(args.site, status_sites(ruleset), config.rules_dir)
