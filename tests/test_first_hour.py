@@ -644,6 +644,35 @@ def test_a_setting_before_the_command_says_it_goes_after(tmp_path: Path) -> None
     ) in " ".join(run.stderr.split()), run.stderr
 
 
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (
+            [],
+            "crawler: error: the following arguments are required: COMMAND (one of: extract, demo, temp,"
+            " worker, schedule, run, articles, status, dead, rules, redis; `crawler --help` says what each"
+            " does)",
+        ),
+        (
+            ["articles"],
+            "crawler articles: error: the following arguments are required: ACTION (one of: list, show,"
+            " search, export, stats; `crawler articles --help` says what each does)",
+        ),
+        (
+            ["--data-dir", "data/demo", "dead"],
+            "crawler dead: error: the following arguments are required: ACTION (one of: list, requeue, drop;"
+            " `crawler --data-dir data/demo dead --help` says what each does)",
+        ),
+    ],
+)
+def test_a_command_without_its_action_names_the_actions(
+    tmp_path: Path, command: list[str], said: str
+) -> None:
+    run = crawler(*command, cwd=tmp_path)
+    assert run.code == 2, run.stderr
+    assert run.stderr.splitlines()[-1] == said
+
+
 @pytest.mark.parametrize("port", ["99999", "65536", "-1"])
 def test_a_demo_port_out_of_range_is_a_usage_error_naming_the_range(tmp_path: Path, port: str) -> None:
     run = crawler("demo", f"--port={port}", cwd=tmp_path)

@@ -97,6 +97,12 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if self.dash_hint is not None and message.startswith("the following arguments are required:"):
             message += f" ({self.dash_hint()})"
+        if message in _MISSING_CHOICE:
+            (choices,) = (
+                action.choices for action in self._actions if isinstance(action, argparse._SubParsersAction)
+            )
+            help_command = suggest(f"{self.prog.partition(' ')[2]} --help".lstrip())
+            message += f" (one of: {', '.join(choices)}; `{help_command}` says what each does)"
         if message.startswith("unrecognized arguments:"):
             given = message.split(":", 1)[1].split()
             for option, value in _GLOBAL_OPTIONS.items():
@@ -115,6 +121,8 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
+# argparse's messages for a command, or a command's action, left out.
+_MISSING_CHOICE = frozenset(f"the following arguments are required: {name}" for name in ("COMMAND", "ACTION"))
 # argparse's message for a command it does not know, and the word it took for one.
 _INVALID_COMMAND_RE = re.compile(r"argument COMMAND: invalid choice: '([^']*)'")
 
