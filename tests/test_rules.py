@@ -1909,6 +1909,47 @@ def test_rules_try_errors(tmp_path: Path) -> None:
     assert run.code == 2 and "no such file: 'missing.html'" in run.stderr
 
 
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (
+            "drafts/new-site.yaml",
+            "no rule file 'drafts/new-site.yaml': no such file (SITE is the path of a rule file, or the id"
+            " of a site of rules: citynews)",
+        ),
+        (
+            "rules/new-site",
+            "no rule file 'rules/new-site': no such file (SITE is the path of a rule file, or the id of a"
+            " site of rules: citynews)",
+        ),
+        (
+            "new-site.yaml",
+            "no rule for site 'new-site': 'rules/new-site.yaml' does not exist (sites: citynews)",
+        ),
+        ("citynew.yaml", "no rule for site 'citynew': 'rules/citynew.yaml' does not exist; did you mean"),
+    ],
+)
+def test_rules_try_of_a_rule_file_path_that_does_not_exist_names_that_file(
+    tmp_path: Path, given: str, said: str
+) -> None:
+    """SITE is a site id or the path of a rule file: a path that names no file is said as that path, and a
+    file name as the site id it holds, not taken for a site id whole (which said
+    'rules/drafts/new-site.yaml.yaml' does not exist)."""
+    write(tmp_path / "rules", "citynews.yaml", MINIMAL_RULE)
+    index = write(tmp_path, "index.html", INDEX_PAGE)
+    run = crawler("rules", "try", given, str(index), cwd=tmp_path)
+    assert run.code == 2, run.stderr
+    assert run.stderr.startswith(f"crawler rules try: error: {said}"), run.stderr
+
+
+def test_rules_try_takes_the_file_name_of_a_rule_of_the_rules_folder(tmp_path: Path) -> None:
+    write(tmp_path / "rules", "citynews.yaml", MINIMAL_RULE)
+    index = write(tmp_path, "index.html", INDEX_PAGE)
+    run = crawler("rules", "try", "citynews.yaml", str(index), cwd=tmp_path)
+    assert run.code == 0, run.stderr
+    assert run.stdout.startswith("rule       citynews"), run.stdout
+
+
 def test_the_example_rule_of_the_reference_is_valid(tmp_path: Path) -> None:
     reference = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
     example, access, feeds, sitemaps, api, search, discover = re.findall(

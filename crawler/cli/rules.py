@@ -293,11 +293,18 @@ def _requested(rule: Rule, source: str) -> str:
 def run_rules_try(args: argparse.Namespace) -> int:
     """``crawler rules try``: the links, next page and fields SITE's rule finds on one page."""
     candidate = Path(args.site)
+    directory = Path(args.rules_dir) if args.rules_dir else Config.from_env().rules_dir
     if args.site.endswith(RULE_SUFFIX) and candidate.is_file():
         path = candidate
+    elif candidate.name != args.site:
+        # A path (a site id has no folder in it): the file it names is missing.
+        sites = ", ".join(rule_sites(directory)) or "none"
+        raise InputError(
+            f"no rule file {args.site!r}: no such file (SITE is the path of a rule file, or the id of a site"
+            f" of {directory}: {sites})"
+        )
     else:
-        directory = Path(args.rules_dir) if args.rules_dir else Config.from_env().rules_dir
-        path = rule_file(directory, args.site)
+        path = rule_file(directory, args.site.removesuffix(RULE_SUFFIX))
     try:
         rule = load_rule(path)
     except RuleErrors as exc:
