@@ -605,6 +605,19 @@ def test_temp_of_an_unknown_site_suggests_the_one_meant(tmp_path: Path) -> None:
     assert "(sites: demo-citynews, demo-huaxia, demo-techdaily)" in run.stderr
 
 
+@pytest.mark.parametrize("given", ["demo-citynews.yaml", "rules/demo-citynews.yaml"])
+def test_temp_of_a_rule_file_name_says_to_give_the_site_id(tmp_path: Path, given: str) -> None:
+    """It said 'rules/rules/demo-citynews.yaml.yaml' does not exist."""
+    shutil.copytree(DEMO_RULES, tmp_path / "rules")
+    run = crawler("temp", given, cwd=tmp_path)
+    assert run.code == 2
+    assert run.stderr == (
+        f"crawler temp: error: {given!r} is a rule file, not a site id: give the site id, the rule file's"
+        " name without .yaml, 'demo-citynews' for rules/demo-citynews.yaml (sites: demo-citynews,"
+        " demo-huaxia, demo-techdaily)\n"
+    )
+
+
 def test_a_rule_in_a_yml_file_is_named_with_how_to_have_it_read(tmp_path: Path) -> None:
     rules = tmp_path / "rules"
     rules.mkdir()

@@ -139,6 +139,14 @@ def rule_sites(directory: Path) -> list[str]:
 def rule_file(directory: Path, site: str) -> Path:
     """The rule file of ``site`` in ``directory``; :class:`InputError` naming the sites there (and the
     one meant, if one is close) when there is none."""
+    if site.endswith(RULE_SUFFIX) or Path(site).name != site:
+        named = directory / Path(site).name
+        sites = rule_sites(directory)
+        known = f"sites: {', '.join(sites)}" if sites else f"no rules in {directory}"
+        raise InputError(
+            f"{site!r} is a rule file, not a site id: give the site id, the rule file's name without"
+            f" {RULE_SUFFIX}, {named.stem!r} for {named} ({known})"
+        )
     path = directory / f"{site}{RULE_SUFFIX}"
     if path.is_file():
         return path
