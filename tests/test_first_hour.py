@@ -425,6 +425,18 @@ def test_a_data_folder_that_does_not_exist_is_an_error_of_the_commands_that_read
         assert not (tmp_path / "data").exists(), f"{command} created the data folder"
 
 
+@pytest.mark.parametrize("command", [["status"], ["dead", "list"], ["articles", "list"]])
+def test_a_data_folder_that_is_a_file_is_said_to_be_one(tmp_path: Path, command: list[str]) -> None:
+    """It said 'nothing was crawled there' of a file given for --data-dir."""
+    (tmp_path / "crawls.tar").write_bytes(b"not a folder")
+    run = crawler("--data-dir", "crawls.tar", "--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
+    assert run.code == 2, run.stderr
+    assert run.stderr == (
+        f"crawler {' '.join(command)}: error: the data folder crawls.tar is a file, not a folder (give the"
+        " folder of your crawls with --data-dir DIR)\n"
+    )
+
+
 def test_a_data_folder_nothing_was_crawled_in_is_noted_by_the_commands_that_read(tmp_path: Path) -> None:
     for command in (["status"], ["dead", "list"]):
         misspelt = tmp_path / command[0] / "dmeo"

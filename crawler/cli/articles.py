@@ -34,6 +34,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from crawler.cli.options import data_folder
 from crawler.cli.terminal import output_advice, printable, table_console, tell
 from crawler.commandline import command_name, counted, did_you_mean, suggest
 from crawler.config import Config
@@ -114,11 +115,8 @@ def _store() -> Iterator[Store]:
     ``MONGO_URI``, a data folder that does not exist (a misspelt ``--data-dir``) is an :class:`InputError`,
     as for ``status`` and ``dead``, rather than an empty store."""
     config = Config.from_env()
-    if not config.mongo_uri and not config.data_dir.is_dir():
-        raise InputError(
-            f"no data folder {config.data_dir}: nothing was crawled there (give the folder of your crawls"
-            " with --data-dir DIR)"
-        )
+    if not config.mongo_uri:
+        data_folder(config.data_dir)
     store = open_store(config.values(), skip_damaged=True)
     try:
         yield store

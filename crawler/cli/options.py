@@ -180,10 +180,12 @@ def data_folder(directory: Path) -> Path:
     what crawls left there (a misspelt ``--data-dir`` must not look like an empty one)."""
     if directory.is_dir():
         return directory
-    raise InputError(
-        f"no data folder {directory}: nothing was crawled there (give the folder of your crawls with"
-        " --data-dir DIR)"
+    problem = (
+        f"the data folder {directory} is a file, not a folder"
+        if directory.exists()
+        else f"no data folder {directory}: nothing was crawled there"
     )
+    raise InputError(f"{problem} (give the folder of your crawls with --data-dir DIR)")
 
 
 def rules_folder(directory: Path, given: str = "with --rules-dir DIR (or CRAWLER_RULES_DIR)") -> Path:
