@@ -646,6 +646,23 @@ def test_a_worker_is_forgotten_by_its_own_setting_and_never_while_alive(
     assert sorted(redis_client.hkeys(keys.workers)) == sorted([b"vm:1", THIS_WORKER])
 
 
+def test_requeued_dead_letters_of_a_sites_last_temp_crawl_say_that_temp_goes_on_with_them(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/cli.md: the next `crawler temp S` of a site whose last temp crawl's dead letters were requeued
+    continues that job with them; `dead requeue` said only to start a worker."""
+    for url in ("http://news.test/a", "http://news.test/b"):
+        request = {"url": url, "meta": {"site": "news", "job": "j7"}, "priority": 0}
+        redis_client.hset(Keys("crawler").dead, json.dumps(request), json.dumps({"reason": "HTTP 500"}))
+    redis_client.set(Keys("crawler").temp("news"), "j7")
+    monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
+    out = run_crawler("dead", "requeue", "--all")
+    assert out.splitlines()[-1] == (
+        "or `crawler temp news` crawls them, going on with its last temp crawl (job j7), whose dead letters"
+        " they were"
+    ), out
+
+
 def test_requests_waiting_with_no_worker_alive_say_how_to_start_one(
     rules: Path,
     redis_client: redis.Redis,

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -20,7 +21,7 @@ from crawler.commandline import counted, suggest
 from crawler.config import Config
 from crawler.deadletters import DeadLetter, dead_letters, requeue
 from crawler.errors import InputError
-from crawler.redisio.connection import connect
+from crawler.redisio.connection import connect, decoded
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import rule_file
 from crawler.status import no_worker, queue_size, workers_alive
@@ -110,15 +111,39 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_requeue(args: argparse.Namespace) -> int:
     with _queue(writes=True) as queue:
-        back, refused = requeue(queue, _selected(queue, args))
+        selected = _selected(queue, args)
+        back, refused = requeue(queue, selected)
         waiting = queue_size(queue.server, queue.keys) if back else 0
         idle = no_worker(waiting, workers_alive(queue.server, queue.keys, time.time()))
+        temp_jobs = _of_last_temp_crawls(queue, [letter for letter in selected if letter not in refused])
     print(f"requeued {counted(back, 'dead letter')}")
     if idle:
         print(idle)
+        for (site, job), letters in sorted(temp_jobs.items()):
+            them, were = ("it", "letter it was") if letters == 1 else ("them", "letters they were")
+            print(
+                f"or `{suggest(f'temp {site}')}` crawls {them}, going on with its last temp crawl"
+                f" (job {job}), whose dead {were}"
+            )
     for letter in refused:
         tell("warning", f"not requeued {letter.id}: no request ({cut(letter.reason, 100)}); drop it")
     return 0
+
+
+def _of_last_temp_crawls(queue: LeasedQueue, letters: list[DeadLetter]) -> Counter[tuple[str, str]]:
+    """How many of ``letters`` are of their site's last temp crawl, by site and job: the next ``crawler temp``
+    of the site goes on with that job, and crawls them (docs/cli.md)."""
+    last: dict[str, str | None] = {}
+    found: Counter[tuple[str, str]] = Counter()
+    for letter in letters:
+        if letter.site is None or letter.job is None:
+            continue
+        if letter.site not in last:
+            job = queue.server.get(queue.keys.temp(letter.site))
+            last[letter.site] = None if job is None else decoded(job)
+        if last[letter.site] == letter.job:
+            found[letter.site, letter.job] += 1
+    return found
 
 
 def run_drop(args: argparse.Namespace) -> int:
