@@ -340,6 +340,10 @@ HEADLINE_SIZE = 1.5
 # Pages with more tags than this ("<" counted) are parsed by libxml2, not lexbor (see _walk_page); the 763
 # pages of the development and training sets have at most 15,400.
 LEXBOR_MOST_TAGS = 30_000
+# Pages with more tags left open than this (tags less twice the closing tags: "<" less twice "</" counted)
+# are parsed by libxml2 too: open tags nest, and lexbor's parse takes time in the square of the depth. The
+# 763 pages have at most 938 (void elements, <p> and <li> left open); 5,000 levels take lexbor 0.02 s.
+LEXBOR_MOST_OPEN_TAGS = 5_000
 
 
 @dataclass(slots=True)
@@ -519,16 +523,15 @@ def _walk_page(html: str, title: str | None) -> tuple[_Walk, str | None] | None:
     """The walk of the page's tree and its title (``title`` when given), or ``None`` when ``html`` holds no
     document.
 
-    Lexbor's tree unless the page has more than ``LEXBOR_MOST_TAGS`` tags or parts React streamed hidden
-    at its end: lexbor's parse takes time in the square of the nesting depth (40,000 nested elements, 2.5
-    s), where libxml2 stops at 2,047 levels; and libxml2's elements move with their children when the
-    streamed parts are put in place (:func:`htmlparse.place_streamed`): once lexbor's walk found such parts,
-    libxml2's tree is walked only with them in place.
+    Lexbor's tree unless the page could nest too deep for it (:func:`_lexbor_parses`) or has parts React
+    streamed hidden at its end: libxml2's elements move with their children when the streamed parts are
+    put in place (:func:`htmlparse.place_streamed`): once lexbor's walk found such parts, libxml2's tree is
+    walked only with them in place.
     """
     if not html or html.isspace():
         return None
     streamed = False
-    if html.count("<") <= LEXBOR_MOST_TAGS:
+    if _lexbor_parses(html):
         parser = LexborHTMLParser(html)
         if parser.root is not None:
             walk = _walk(_LexborTree(parser.root))
@@ -549,6 +552,17 @@ def _walk_page(html: str, title: str | None) -> tuple[_Walk, str | None] | None:
         root = again
     place_streamed(root)
     return _walk(_Libxml2Tree(_filtered(root))), title
+
+
+def _lexbor_parses(html: str) -> bool:
+    """Whether lexbor parses ``html``: lexbor's parse takes time in the square of the nesting depth (40,000
+    nested elements, 2.5 s), where libxml2 stops at 2,047 levels. Tags bound the depth, and tags left open
+    bound it closer: a page of more than ``LEXBOR_MOST_TAGS`` tags or ``LEXBOR_MOST_OPEN_TAGS`` tags left
+    open goes to libxml2. The closing tags are counted only on a page of more tags than that (a few)."""
+    tags = html.count("<")
+    if tags <= LEXBOR_MOST_OPEN_TAGS:
+        return True
+    return tags <= LEXBOR_MOST_TAGS and tags - 2 * html.count("</") <= LEXBOR_MOST_OPEN_TAGS
 
 
 def _headline(lines: list[Line], title_terms: Counter[str] | None) -> int | None:
@@ -994,7 +1008,8 @@ def _after(node: LexborNode) -> LexborNode | None:
 
 class _Libxml2Tree:
     """libxml2's tree, filtered (:func:`_filtered`), as the walk reads it: for a page whose streamed parts
-    were put in place (:func:`htmlparse.place_streamed`) or of more than ``LEXBOR_MOST_TAGS`` tags."""
+    were put in place (:func:`htmlparse.place_streamed`) or that could nest too deep for lexbor
+    (:func:`_lexbor_parses`)."""
 
     def __init__(self, root: lxml.etree._Element) -> None:
         self.root = _Block(str(root.tag), _attributes(root))

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from selectolax.lexbor import LexborHTMLParser
 
-from extractors import extract
+from extractors import extract, qread
 from extractors.qread import (
     _BODY,
     _BODY_MARK_RE,
@@ -84,6 +85,27 @@ def test_a_named_anchor_is_no_link_on_a_page_too_large_for_lexbor() -> None:
     anchored = [f'<a name="day{day}">{text}</a>' for day, text in enumerate(paragraphs, 1)]
     html = story_page("Bridge", anchored, after=f"<div>{'<span></span>' * LEXBOR_MOST_TAGS}</div>")
     assert extract(html).paragraphs == paragraphs
+
+
+def test_a_page_of_thousands_of_unclosed_elements_is_read_from_libxml2s_tree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Tags opened and never closed nest as deep as they are many, and lexbor's parse takes time in the
+    square of the depth: a page within ``LEXBOR_MOST_TAGS`` tags whose tags are mostly left open is parsed
+    by libxml2, which stops nesting at 2,047 levels; its story, before them, is read."""
+    paragraphs = [
+        f"The harbour bridge reopened on Monday after six weeks of repairs, day {day}." for day in (1, 2, 3)
+    ]
+    html = story_page("Bridge", paragraphs, after="<div>" * (LEXBOR_MOST_TAGS - 100))
+    parsed: list[str] = []
+
+    def recorded(markup: str) -> LexborHTMLParser:
+        parsed.append(markup)
+        return LexborHTMLParser(markup)
+
+    monkeypatch.setattr(qread, "LexborHTMLParser", recorded)
+    assert extract(html).paragraphs == paragraphs
+    assert parsed == []
 
 
 def test_navigation_heavy_portal_page_yields_only_the_story() -> None:
