@@ -58,6 +58,9 @@ WINDOW = 10
 _WORD_RE = re.compile(r"[a-z]{2,20}")
 _HEADING_TAGS = frozenset({"h2", "h3", "h4", "h5", "h6"})
 _CLASS_LEVELS = 3
+# Steps up from the body's block and depths below it that the features tell apart; more are one feature, and
+# are not counted further (a hostile page nests thousands of levels: counting them all took seconds).
+_LEVELS_TOLD = 4
 _HEADING_WORDS = 4
 # A line of up to this many words is described by all its words, a longer one by its first few.
 _SHORT_LINE = 8
@@ -423,22 +426,22 @@ def _upper_features(walk: Any, parent: int, body: int, body_class: str) -> list[
         element = parents[element]
     position = span[parent][0] if parent >= 0 else 0
     steps, element = 0, body
-    while element > 0 and not span[element][0] <= position < span[element][1]:
+    while steps < _LEVELS_TOLD and element > 0 and not span[element][0] <= position < span[element][1]:
         element = parents[element]
         steps += 1
-    found.append(_UP[min(steps, 4)])
+    found.append(_UP[steps])
     if steps == 0:
         depth, element = 1, parent
-        while element > body:
+        while depth < _LEVELS_TOLD and element > body:
             element = parents[element]
             depth += 1
-        found.append(_DEPTH[min(depth, 4)])
+        found.append(_DEPTH[depth])
     same = parent >= 0 and (blocks[parent].attributes.get("class") or "") == body_class
     found.append(_SAME_CLASS[same])
     return found
 
 
 # The names of _upper_features's features of a block's place, looked up on the hot path.
-_UP = tuple(f"up:{steps}" for steps in range(5))
-_DEPTH = tuple(f"depth:{depth}" for depth in range(5))
+_UP = tuple(f"up:{steps}" for steps in range(_LEVELS_TOLD + 1))
+_DEPTH = tuple(f"depth:{depth}" for depth in range(_LEVELS_TOLD + 1))
 _SAME_CLASS = ("same_class:False", "same_class:True")
