@@ -115,6 +115,9 @@ _LABEL_ALIASES = {
     "chinese": "gb2312",
     "x-x-big5": "big5",
 }
+# The Python codec of WHATWG's GBK encoder (:func:`_whatwg_gbk_encode`), the query codec of GBK pages
+# (``_CODECS``): a name that w3lib's and urllib's quoting take like any codec's.
+_WHATWG_GBK = "whatwg_gbk"
 # The web encodings, by their WHATWG names (IANA's for UTF-32, which only a BOM selects), each with the
 # Python codec that decodes its pages as browsers do (a superset where the WHATWG decoder is one: Big5 as
 # Big5-HKSCS, Shift_JIS as cp932, EUC-KR as cp949), and the one a browser percent-encodes a URL's query in
@@ -148,8 +151,9 @@ _CODECS: dict[str, tuple[str, str]] = {
         }.items()
     },
     # GBK pages are decoded as GB18030, their superset, as browsers decode them; their queries are encoded
-    # in GBK proper, without GB18030's four-byte sequences, which a GBK page cannot read.
-    "gbk": ("gb18030", "gbk"),
+    # by WHATWG's GBK encoder (_WHATWG_GBK), without GB18030's four-byte sequences, which a GBK page cannot
+    # read.
+    "gbk": ("gb18030", _WHATWG_GBK),
 }
 # Python codec names (``codecs.lookup(label).name``) of the labels, mapped to the web encoding a browser
 # reads them as (GB2312 as GBK, ISO-8859-1 and ASCII as windows-1252, ...); a label whose codec is not here
@@ -257,6 +261,42 @@ def normalize_encoding(label: str | None) -> str | None:
     return _WEB_NAMES.get(name)
 
 
+def _whatwg_gbk_encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
+    """``text`` encoded by WHATWG's GBK encoder: GB18030's one- and two-byte codes (Python's gbk codec has
+    all of them but the private use area's, GBK 1.0's radicals and a few more, 2,149 characters), the
+    euro sign as the byte 0x80 (GB18030's 0xA2E3 otherwise), and no four-byte sequence: what has none
+    is an error, handled by ``errors``. U+E5E5, whose GB18030 code 0xA3A0 browsers decode as U+3000, is
+    one too."""
+    try:
+        return text.encode("gbk"), len(text)
+    except UnicodeEncodeError:
+        pass
+    encoded = bytearray()
+    position = 0
+    while position < len(text):
+        char = text[position]
+        # A lone surrogate encodes to nothing, and is an error too.
+        code = b"\x80" if char == "\u20ac" else char.encode("gb18030", "ignore")
+        if 0 < len(code) <= 2 and char != "\ue5e5":
+            encoded += code
+            position += 1
+            continue
+        error = UnicodeEncodeError(_WHATWG_GBK, text, position, position + 1, "not in WHATWG's GBK")
+        replacement, position = codecs.lookup_error(errors)(error)
+        encoded += replacement.encode("gbk") if isinstance(replacement, str) else replacement
+    return bytes(encoded), len(text)
+
+
+def _whatwg_codec(name: str) -> codecs.CodecInfo | None:
+    """The codec search function of ``_WHATWG_GBK``, which decodes as browsers decode GBK: as GB18030."""
+    if name != _WHATWG_GBK:
+        return None
+    return codecs.CodecInfo(_whatwg_gbk_encode, codecs.lookup("gb18030").decode, name=_WHATWG_GBK)
+
+
+codecs.register(_whatwg_codec)
+
+
 def python_codec(name: str) -> str:
     """The Python codec that decodes the web encoding ``name`` (from :func:`normalize_encoding`) as
     browsers do: ``gbk`` is decoded as ``gb18030``, ``windows-1252`` as ``cp1252``."""
@@ -266,7 +306,7 @@ def python_codec(name: str) -> str:
 def query_codec(name: str) -> str:
     """The Python codec a browser percent-encodes a URL's query in for a page in the web encoding ``name``
     (from :func:`normalize_encoding`): :func:`python_codec`'s but for UTF-16 and UTF-32, whose pages send
-    UTF-8, and ``gbk``, which is ``gbk`` (see ``_CODECS``)."""
+    UTF-8, and ``gbk``, which is WHATWG's GBK encoder (``whatwg_gbk``, see ``_CODECS``)."""
     return _CODECS[name][1]
 
 

@@ -1031,6 +1031,26 @@ def test_base_href_and_non_ascii_links(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("encoding", "query"),
+    [
+        ("gbk", "p=%805&c=%D0%C2%CE%C5&r=%FEP&x=%26%23128512%3B"),
+        ("gb18030", "p=%A2%E35&c=%D0%C2%CE%C5&r=%FEP&x=%949%FC6"),
+    ],
+)
+def test_a_gbk_pages_link_query_is_encoded_by_whatwgs_encoder(
+    tmp_path: Path, encoding: str, query: str
+) -> None:
+    """Browsers encode a GBK page's query with WHATWG's GBK encoder: GB18030's two-byte codes and the euro
+    sign as the byte 0x80, which Python's gbk codec has not (it sent ``&#8364;``), nor GBK 1.0's radicals
+    (⺁, 0xFE50, sent ``%FEP``); what the encoder has not (😀) as its character reference. GB18030's
+    encoder writes € as 0xA2E3 and has every character."""
+    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE))
+    html = '<html><body><a href="/citynews/价格?p=€5&amp;c=新闻&amp;r=⺁&amp;x=😀">x</a></body></html>'
+    links = rule.article_links("http://127.0.0.1:8631/", page(html), encoding=encoding)
+    assert links == [f"http://127.0.0.1:8631/citynews/%E4%BB%B7%E6%A0%BC?{query}"]
+
+
 def test_a_rule_without_index_pages_may_filter_its_feeds_with_deny_alone(tmp_path: Path) -> None:
     text = """
         domains: [127.0.0.1]
