@@ -16,11 +16,13 @@ __all__ = ["Article", "Discovered", "Page"]
 @dataclass(frozen=True, slots=True)
 class Page:
     """The article page as the spider read it: its decoded text and the rule's minimum body length; for a
-    PDF or DOCX document, its bytes (its text is read in a text process)."""
+    PDF or DOCX document, its bytes (its text is read in a text process); the web encoding it was read in
+    (a discover crawl's links of the page have their query in it)."""
 
     html: str
     min_body_chars: int
     document: bytes | None = None
+    encoding: str = "utf-8"
 
 
 @dataclass(slots=True)

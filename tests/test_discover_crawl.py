@@ -392,6 +392,27 @@ def test_an_image_a_discover_crawl_reaches_is_a_page_read_and_learnt_from_as_sta
     assert (found["relevant_24h"], found["irrelevant_24h"]) == (0, 2), found
 
 
+def test_a_gbk_pages_links_are_requested_as_a_browser_requests_them(tmp_path: Path) -> None:
+    """A discover crawl builds a page's links as a rule's crawl does, as a browser does: the path in UTF-8,
+    the query in the page's encoding (GBK: ``长江`` as ``%B3%A4%BD%AD``, ``€`` as ``%80``), a character
+    that encoding lacks as its character reference; not the path and query in UTF-8."""
+    site = tmp_path / "site"
+    (site / "新闻").mkdir(parents=True)
+    article = _article_page("Energy story", random.Random(1), (*TOPIC_KEYWORDS, "the", "report", "week"))
+    (site / "新闻" / "1.html").write_text(article, "utf-8")
+    link = '<a href="/新闻/1.html?q=长江&euro;&amp;mark=&#9972;">story</a>'
+    index = f'<html><head><meta charset="gbk"><title>新闻</title></head><body>{link}</body></html>'
+    (site / "index.html").write_bytes(index.encode("gbk"))
+    log_path = tmp_path / "server.log"
+    with served_folder(site, log_path) as origin:
+        done = _folder_web(origin, tmp_path, depth=2).crawler("temp", "web")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _requested(log_path) == [
+        "/index.html",
+        "/%E6%96%B0%E9%97%BB/1.html?q=%B3%A4%BD%AD%80&mark=%26%239972%3B",
+    ]
+
+
 def test_a_link_or_seed_that_redirects_to_a_page_read_already_is_skipped_not_fetched_again(
     tmp_path: Path,
 ) -> None:

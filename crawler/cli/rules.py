@@ -382,7 +382,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
     ):
         title = str(root.xpath("normalize-space(//title)")) or None
         url = page.url or args.url or rule.discover.seeds[0]
-        _show_discover(rule, rule.discover, page, url, decoded.text, title, args.format)
+        _show_discover(rule, rule.discover, page, url, decoded, title, args.format)
         return EXIT_OK
     # A URL of search.url, or any page of a rule read from keyword searches alone, is a result page.
     is_search = not rule.start_urls or (listing is not None and listing[0] == "search")
@@ -625,14 +625,16 @@ def _show_document(rule: Rule, page: Page, output: str) -> None:
 
 
 def _show_discover(
-    rule: Rule, discover: DiscoverRule, page: Page, url: str, html: str, title: str | None, output: str
+    rule: Rule, discover: DiscoverRule, page: Page, url: str, decoded: Decoded, title: str | None, output: str
 ) -> None:
-    """A page as a discover crawl would judge it: its relevance to the topic and why, stored or not, and
-    the links it would keep (those the rule allows)."""
+    """A page as a discover crawl would judge it (``decoded``: its text): its relevance to the topic and
+    why, stored or not, and the links it would keep (those the rule allows), built as the crawl builds them
+    (their query in the page's encoding)."""
     topic = Topic.build(discover.keywords, discover.examples)
+    html = decoded.text
     extraction = run_algorithm(html, url=url, title=title, algo=QREAD_ALGORITHM, source=page.source)
     relevance = topic.relevance(title, extraction.text)
-    links = page_links(html, url)
+    links = page_links(html, url, encoding=decoded.encoding)
     from scrapy import Request  # noqa: PLC0415 - Scrapy only for a discover page, not for rules check
     from scrapy.utils.request import RequestFingerprinter  # noqa: PLC0415 - the same
 

@@ -27,13 +27,14 @@ import zlib
 from collections.abc import Callable, Container, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from urllib.parse import SplitResult, urldefrag, urljoin, urlsplit
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 import lxml.html
 import regex
 from lxml import etree
 
-from crawler.rules.model import DiscoverRule
+from crawler.rules.model import DiscoverRule, requested_url
+from extractors.encoding import query_codec
 
 __all__ = [
     "FEATURE_BITS",
@@ -94,9 +95,11 @@ def tokens(text: str, limit: int = 0) -> list[str]:
     return found
 
 
-def page_links(html: str, url: str, limit: int = LINKS_PER_PAGE) -> list[Link]:
-    """The http(s) links of the page ``html`` at ``url``, each once (the first anchor), in order, with
-    their anchor and context text."""
+def page_links(html: str, url: str, limit: int = LINKS_PER_PAGE, *, encoding: str = "utf-8") -> list[Link]:
+    """The http(s) links of the page ``html`` at ``url``, read in the web ``encoding``, each once (the first
+    anchor), in order, with their anchor and context text; each URL as a browser requests it (its query
+    in the page's encoding, :func:`~crawler.rules.model.requested_url`), as a rule's crawl builds it."""
+    codec = query_codec(encoding)
     try:
         root = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError):
@@ -107,16 +110,15 @@ def page_links(html: str, url: str, limit: int = LINKS_PER_PAGE) -> list[Link]:
         base = urljoin(url, str(declared.get("href")).strip())
     found: dict[str, Link] = {}
     for anchor in root.iter("a"):
-        href = (anchor.get("href") or "").strip()
-        if not href or href.startswith("#"):
+        target = requested_url(base, anchor.get("href") or "", codec)
+        if target is None or target in found:
             continue
         try:
-            target = urldefrag(urljoin(base, href))[0]
             # A port out of range, a host with a space: no request can be made of it.
             valid = urlsplit(target).port != 0 and " " not in urlsplit(target).netloc
         except ValueError:
             continue
-        if not valid or not target.startswith(("http://", "https://")) or target in found:
+        if not valid:
             continue
         block = anchor.getparent()
         context = _text(block) if block is not None else ""

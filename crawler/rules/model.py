@@ -43,6 +43,7 @@ __all__ = [
     "RuleSet",
     "SearchRule",
     "ascii_host",
+    "requested_url",
 ]
 
 # How a discover crawl orders its frontier (see crawler.discover.frontier): by the learnt value of each link
@@ -644,21 +645,11 @@ class Rule:
         query in ``codec``, else in the rule's encoding, a character that encoding lacks as browsers send
         it); ``None`` when it is no http(s) URL or its host is not on the rule's domains (unless
         ``any_host``)."""
-        href = href.strip(_HTML_SPACE)
-        if not href or href.startswith("#"):
+        url = requested_url(base, href, codec or python_codec(self.encoding or "utf-8"))
+        if url is None:
             return None
-        codec = codec or python_codec(self.encoding or "utf-8")
-        try:
-            # safe_url_string also turns an international host name into its IDNA form, as domains are.
-            url = safe_url_string(_query_encodable(urldefrag(urljoin(base, href))[0], codec), encoding=codec)
-            parts = urlsplit(url)
-        except ValueError:
-            return None
-        if parts.scheme not in HTTP_SCHEMES or not (
-            (any_host and parts.hostname) or self.allows_host(parts.hostname)
-        ):
-            return None
-        return url
+        host = urlsplit(url).hostname
+        return url if (any_host and host) or self.allows_host(host) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -690,6 +681,23 @@ class RuleSet:
     def files_with_errors(self) -> tuple[str, ...]:
         """The files that have errors, each once, in the order they were read."""
         return tuple(dict.fromkeys(error.file for error in self.errors))
+
+
+def requested_url(base: str, href: str, codec: str) -> str | None:
+    """``href`` of a page at ``base`` as a browser requests it: resolved, without fragment, percent-encoded
+    (its path in UTF-8, its host in IDNA, its query in ``codec``, the page's :func:`query_codec`, a
+    character ``codec`` lacks as browsers send it, :func:`_query_encodable`); ``None`` when it is empty, a
+    fragment alone or no http(s) URL. Rule crawls and discover crawls build their links with it."""
+    href = href.strip(_HTML_SPACE)
+    if not href or href.startswith("#"):
+        return None
+    try:
+        # safe_url_string also turns an international host name into its IDNA form, as domains are.
+        url = safe_url_string(_query_encodable(urldefrag(urljoin(base, href))[0], codec), encoding=codec)
+        scheme = urlsplit(url).scheme
+    except ValueError:
+        return None
+    return url if scheme in HTTP_SCHEMES else None
 
 
 def _query_encodable(url: str, codec: str) -> str:

@@ -459,11 +459,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 "no rule",
             )
             return
-        text, title = "", None
+        text, title, encoding = "", None, "utf-8"
         if page is None:  # not a text page (an image): read with no text, it teaches its link led nowhere
             reached.why = "not a text page"
         else:
             text, title = page.text, page.xpath("normalize-space(//title)").get() or None
+            encoding = page_encoding(page)
         yield Article(
             site=rule.site,
             url=response.url,
@@ -471,7 +472,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             title=title,
             job=work.job,
             redirected_from=_redirected_from(response),
-            page=Page(text, rule.min_body_chars),
+            page=Page(text, rule.min_body_chars, encoding=encoding),
             discover=reached,
         )
 

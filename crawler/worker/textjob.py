@@ -27,7 +27,7 @@ __all__ = ["Args", "TextResult", "article_text", "article_texts", "quiet_child",
 # Seconds between a pool process's looks at whether its parent still runs.
 _PARENT_CHECK_SECONDS = 1.0
 
-Args = tuple[str | None, str, str | None, str | None, str, tuple[int, ...], bytes | None, Topic | None]
+Args = tuple[str | None, str, str | None, str | None, str, tuple[int, ...], bytes | None, Topic | None, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +57,14 @@ def article_text(
     lengths: tuple[int, ...],
     document: bytes | None = None,
     topic: Topic | None = None,
+    encoding: str = "utf-8",
 ) -> TextResult:
     """The text work of one article (in a pool process): with ``document`` (a PDF or DOCX), its text and
     metadata (:class:`~extractors.documents.DocumentError` when it cannot be read); with ``html`` (the
     rule's body fell short), the body qRead finds there, kept when longer than ``body``; then, on the
     body kept, its summaries of ``lengths`` sentences and its fingerprints; with ``topic`` (a page of a
-    discover crawl), its relevance (from its title and the body kept) and its links."""
+    discover crawl), its relevance (from its title and the body kept) and its links (their query in the
+    page's web ``encoding``)."""
     qread_body = found_by = None
     metadata = None
     if document is not None:
@@ -79,7 +81,7 @@ def article_text(
     relevance = links = None
     if topic is not None:
         relevance = topic.relevance(title, kept or "")
-        links = page_links(html, url) if html else []
+        links = page_links(html, url, encoding=encoding) if html else []
     if not kept:
         return TextResult(qread_body, found_by, None, None, None, metadata, relevance, links)
     summary = summaries(kept, list(lengths), title=title) if lengths else None

@@ -182,13 +182,16 @@ class TextPool:
         lengths: tuple[int, ...],
         document: bytes | None = None,
         topic: Topic | None = None,
+        encoding: str = "utf-8",
     ) -> TextResult:
         """:func:`~crawler.worker.textjob.article_text` in a pool process (on this thread when there is
         none, or the pool broke)."""
         if self.processes == 0:
-            return article_text(html, url, title, body, algorithm, lengths, document, topic)
+            return article_text(html, url, title, body, algorithm, lengths, document, topic, encoding)
         future: asyncio.Future[TextResult] = asyncio.get_running_loop().create_future()
-        self._waiting.append(((html, url, title, body, algorithm, lengths, document, topic), future))
+        self._waiting.append(
+            ((html, url, title, body, algorithm, lengths, document, topic, encoding), future)
+        )
         self._send()
         return await future
 

@@ -89,6 +89,7 @@ class TextPipeline:
         topic = discovery_of(self.crawler).topic(site) if item.discover is not None else None
         wanted = short or topic is not None
         html = item.page.html if wanted and item.page is not None and item.page.html else None
+        encoding = item.page.encoding if item.page is not None else "utf-8"
         document = item.page.document if item.page is not None else None
         if document is not None:
             html = None
@@ -98,7 +99,7 @@ class TextPipeline:
             return item
         try:
             result = await self.pool.article_text(
-                html, item.url, item.title, body, self.algorithm, self.lengths, document, topic
+                html, item.url, item.title, body, self.algorithm, self.lengths, document, topic, encoding
             )
         except UnreadableDocument as exc:
             self._count(f"extract/document_errors/{site}")
