@@ -56,15 +56,17 @@ def site(site_server: SiteServer, tmp_path: Path) -> Site:
 def test_broken_rule_files_are_named_and_skipped_by_every_command(site: Site) -> None:
     site.rule("/a/good1", "/a/good2")
     (site.rules / "nul.yaml").write_bytes(b"name: x\x00\n")
-    # Twice as deep as the parser goes (it gives up between 300 and 600 levels); at 20,000, PyYAML's scanner
-    # took 0.5 to 1 s to get there, in every read of the folder by the commands below (2 by each worker).
+    # Deeper than a rule file's brackets may nest (MAX_RULE_NESTING, refused before PyYAML's scanner, which
+    # took 0.5 s for 2,000 levels in every read of the folder); the mapping, deeper than the parser goes.
     (site.rules / "deep.yaml").write_text("domains: " + "[" * 1000 + "\n", encoding="utf-8")
     (site.rules / "deepmap.yaml").write_text("domains: " + "{a: " * 3000 + "1" + "}" * 3000 + "\n", "utf-8")
     checked = site.crawler("rules", "check")
     assert checked.returncode == 1
     assert checked.stdout.splitlines()[-1] == "1 rule ok, 3 files with 3 errors"
     assert "nul.yaml: line 1, column 8: invalid YAML: the character U+0000" in checked.stdout
-    assert "deep.yaml: invalid YAML: nested too deeply for the parser" in checked.stdout
+    assert "deep.yaml: invalid YAML: brackets nested 1,000 levels deep (at most 200 are read)" in (
+        checked.stdout
+    )
     site.data.mkdir()  # status reads an existing data folder only
     status = site.status()
     assert sorted(Path(error["file"]).name for error in status["rule_errors"]) == [

@@ -2097,3 +2097,24 @@ def test_credentials_in_headers_are_refused_with_where_they_go(tmp_path: Path, n
     error = str(minimal_rule_error(tmp_path, f"headers:\n  {name}: secret-value\n"))
     assert f"headers.{name}:" in error and "access.sessions" in error, error
     assert "secret-value" not in error, error
+
+
+def test_a_rule_file_nested_too_deep_is_refused_before_the_parser_and_the_others_still_load(
+    tmp_path: Path,
+) -> None:
+    """Brackets 2,000 levels deep cost PyYAML's scanner half a second in every read of the folder: the file
+    is refused by a scan of its brackets, in the words of a rule file's errors, the other sites loading;
+    a rule whose brackets nest less deep, quoted ones counted too, is read."""
+    rules = tmp_path / "rules"
+    write(rules, "good.yaml", MINIMAL_RULE)
+    write(rules, "deep.yaml", "domains: " + "[" * 2000 + "\n")
+    write(rules, "saw.yaml", "domains: " + "[[x], " * 3000 + "\n")
+    write(rules, "quoted.yaml", MINIMAL_RULE.replace("'/citynews/'", "'/citynews/" + "\\[" * 150 + "'"))
+    ruleset = load_rules(rules)
+    assert sorted(ruleset.rules) == ["good", "quoted"]
+    assert [str(error) for error in ruleset.errors] == [
+        f"{rules / 'deep.yaml'}: invalid YAML: brackets nested 2,000 levels deep (at most 200 are read)"
+        " (expected lists and mappings a few levels deep)",
+        f"{rules / 'saw.yaml'}: invalid YAML: brackets nested 3,001 levels deep (at most 200 are read)"
+        " (expected lists and mappings a few levels deep)",
+    ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from itertools import accumulate
 from pathlib import Path
 from types import MappingProxyType
 from typing import Final, TypeAlias
@@ -24,6 +25,7 @@ from crawler.settings import QREAD_MIN_BODY_CHARS
 
 __all__ = [
     "MAX_RULE_BYTES",
+    "MAX_RULE_NESTING",
     "RULE_SUFFIX",
     "RulesStamp",
     "load_rule",
@@ -40,6 +42,13 @@ RULE_SUFFIX: Final = ".yaml"
 # How many earlier values of a repeated key are checked (each one builds the whole rule again): a key
 # repeated more often is a paste gone wrong, and a 1 MB file of it would take hours.
 HIDDEN_VALUES_CHECKED: Final = 3
+# How deep brackets may nest in a rule file: far beyond any rule (a few levels), below the depth where
+# PyYAML's parser gives up (300 to 600), and cheap to scan: its scanner keeps a possible key for each
+# open bracket and looks at all of them at every token, 0.3 to 0.5 s for a file 2,000 levels deep.
+MAX_RULE_NESTING: Final = 200
+# The depth each bracket adds, for the scan of MAX_RULE_NESTING.
+_BRACKET_DEPTH: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
+_NOT_BRACKETS_RE = re.compile(r"[^\[\]{}]+")
 # What the entries of a rules folder were at one look (:func:`rules_stamp`): name, modification time, size.
 RulesStamp: TypeAlias = tuple[tuple[str, int, int], ...]
 _SITE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -248,6 +257,14 @@ def _read_yaml(text: str, check: Checker) -> list[object]:
     as YAML reads it (each key's last value), then once for each earlier value of a repeated key (the
     first values, then the second..., at most ``HIDDEN_VALUES_CHECKED``), whose errors would show only once
     the later ones are removed."""
+    depth = _bracket_depth(text)
+    if depth > MAX_RULE_NESTING:
+        check.fail(
+            "",
+            f"invalid YAML: brackets nested {depth:,} levels deep (at most {MAX_RULE_NESTING} are read)",
+            "lists and mappings a few levels deep",
+        )
+        return []
     loader: yaml.SafeLoader | None = None
     try:
         loader = yaml.SafeLoader(text)  # reads the whole text: a character YAML forbids fails here
@@ -291,6 +308,16 @@ def _read_yaml(text: str, check: Checker) -> list[object]:
     finally:
         if loader is not None:
             loader.dispose()
+
+
+def _bracket_depth(text: str) -> int:
+    """How deep the brackets of ``text`` nest at most, counting them wherever they are (in quotes too), by
+    scans in C: a quick bound of ``MAX_RULE_NESTING`` for YAML's flow lists and mappings, before the
+    parser."""
+    if text.count("[") + text.count("{") <= MAX_RULE_NESTING:
+        return 0
+    brackets = _NOT_BRACKETS_RE.sub("", text)
+    return max(accumulate(map(_BRACKET_DEPTH.__getitem__, brackets)), default=0)
 
 
 def _yaml_fix(exc: yaml.MarkedYAMLError, text: str) -> str | None:
