@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -15,6 +16,7 @@ from crawler.keys import Keys
 from crawler.redisio import redirects, serializer
 from crawler.redisio.queue import Ack, LeasedQueue
 from crawler.requests import Work, decode_request, leased, push
+from crawler.rules import RuleSet, load_rules
 
 SPIDER = Spider(name="sites")
 
@@ -437,3 +439,26 @@ def test_seeds_of_the_seeds_list_are_read_by_our_parsing_and_their_extra_keys_ne
     assert spider.make_request_from_data(json.dumps({"site": "news", "link": article}).encode()) is None
     assert spider.crawler.stats is not None
     assert spider.crawler.stats.get_value("seeds/invalid") == 2
+
+
+def test_the_spider_reads_the_rules_folder_once_at_start(
+    tmp_path: Path, redis_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rules read for the download slots (``update_settings``) are the rules the spider serves
+    (``from_crawler``): one read of the folder, not two."""
+    from crawler.worker import spider as spider_module
+
+    folders: list[str] = []
+
+    def counted(directory: str | Path, **options: Any) -> RuleSet:
+        folders.append(str(directory))
+        return load_rules(directory, **options)
+
+    monkeypatch.setattr(spider_module, "load_rules", counted)
+    spider = sites_spider(tmp_path, redis_server)
+    assert folders == [str(spider.crawler.settings["CRAWLER_RULES_DIR"])]
+    assert sorted(spider.rules) == ["news"]
+    assert (
+        spider.crawler.settings.getdict("DOWNLOAD_SLOTS")["news"]["concurrency"]
+        == spider.rules["news"].concurrency
+    )

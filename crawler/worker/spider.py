@@ -119,6 +119,10 @@ EMPTY_AFTER_MATCHED = 5
 NO_ANSWER = frozenset({"connection", "timeout"})
 
 
+# The rules each crawler's spider serves, read once for its settings (``update_settings``, by the id of the
+# crawler's settings) and taken by its spider (``from_crawler``).
+_read_at_start: dict[int, RuleSet] = {}
+
 # The embedded Redis servers ``scrapy crawl sites`` started or joined (no REDIS_URL), left at the end.
 _embedded: list[EmbeddedRedis] = []
 
@@ -182,13 +186,15 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if embedded is not None:
                 _embedded.append(embedded)
         ruleset = load_rules(settings["CRAWLER_RULES_DIR"])
+        _read_at_start[id(settings)] = ruleset
         slots = {rule.site: _download_slot(rule) for rule in ruleset.rules.values()}
         settings.set("DOWNLOAD_SLOTS", {**settings.getdict("DOWNLOAD_SLOTS"), **slots}, priority="spider")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider: Self = super().from_crawler(crawler, *args, **kwargs)
-        spider.load(load_rules(crawler.settings["CRAWLER_RULES_DIR"]))
+        ruleset = _read_at_start.pop(id(crawler.settings), None)
+        spider.load(ruleset if ruleset is not None else load_rules(crawler.settings["CRAWLER_RULES_DIR"]))
         crawler.signals.connect(spider.opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.slots_opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
