@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from typing import Any
 
 import pytest
 import redis
@@ -164,16 +165,35 @@ def test_a_client_with_other_settings_is_refused(redis_client: redis.Redis) -> N
 @pytest.mark.parametrize(
     ("capacity", "error_rate", "growth", "message"),
     [
-        (0, TARGET, 2, r"capacity \(BLOOM_CAPACITY\) is 0; expected a whole number >= 1"),
-        (1000, 1.5, 2, r"error_rate \(BLOOM_ERROR_RATE\) is 1\.5; expected a fraction between 0 and 1"),
-        (1000, TARGET, 0, r"growth \(BLOOM_GROWTH\) is 0; expected a whole number >= 1"),
+        (
+            0,
+            TARGET,
+            2,
+            "BLOOM_CAPACITY is 0: expected a number of URLs, 1 or more (a whole number) (the default is",
+        ),
+        (
+            1000,
+            1.5,
+            2,
+            "BLOOM_ERROR_RATE is 1.5: expected a false-positive rate above 0 and below 1 (the default",
+        ),
+        (
+            1000,
+            TARGET,
+            0,
+            "BLOOM_GROWTH is 0: expected a factor, 1 or more (a whole number) (the default is 2);",
+        ),
+        (1000, TARGET, 2.5, "BLOOM_GROWTH is 2.5: expected a factor, 1 or more (a whole number)"),
     ],
 )
 def test_bad_sizing_is_refused(
-    redis_client: redis.Redis, capacity: int, error_rate: float, growth: int, message: str
+    redis_client: redis.Redis, capacity: int, error_rate: float, growth: Any, message: str
 ) -> None:
-    with pytest.raises(BloomError, match=message):
+    """In the words of every setting's check (crawler.bounds.checked_setting), with the fix."""
+    with pytest.raises(BloomError) as refused:
         RedisBloom(redis_client, KEY, capacity=capacity, error_rate=error_rate, growth=growth)
+    assert str(refused.value).startswith(message)
+    assert "or leave it out to take the default" in str(refused.value)
 
 
 def test_bytes_used_count_and_clear(redis_client: redis.Redis) -> None:

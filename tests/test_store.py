@@ -749,3 +749,22 @@ def test_other_mongodb_servers_or_prefixes_are_other_places() -> None:
     assert _where("mongodb://db1.test,db3.test/") != first
     assert _where("mongodb://db1.test:27018,db2.test/") != first
     assert _where("mongodb://db1.test,db2.test/", prefix="other") != first
+
+
+def test_a_store_made_with_a_batch_size_out_of_range_says_so_as_the_setting_check_does(
+    tmp_path: Path,
+) -> None:
+    """A store made in code (not from settings) refuses STORE_BATCH_SIZE 0 in the words of every setting's
+    check (crawler.bounds.checked_setting): the setting, the value, the range, the default and the fix."""
+    from crawler.store.mongo import MongoStore
+
+    refused = (
+        "STORE_BATCH_SIZE is 0: expected a number of articles, 1 or more (a whole number) (the default is"
+        " 100); set STORE_BATCH_SIZE to a value in that range where it is given"
+    )
+    with pytest.raises(StoreError) as sqlite_refused:
+        SqliteStore(tmp_path, batch_size=0)
+    assert str(sqlite_refused.value).startswith(refused)
+    with pytest.raises(StoreError) as mongo_refused:
+        MongoStore("mongodb://127.0.0.1:1/", spool_dir=tmp_path, batch_size=0)
+    assert str(mongo_refused.value).startswith(refused)

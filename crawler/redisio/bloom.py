@@ -18,6 +18,8 @@ from typing import Final
 import redis
 from pybloom_live.pybloom import make_hashfuncs
 
+from crawler import settings as defaults
+from crawler.bounds import checked_setting, declared_ranges
 from crawler.errors import CrawlerError
 from crawler.redisio.queue import SITE_LUA
 
@@ -186,6 +188,9 @@ return {status, slices, last_count, count, table.concat(flags)}
 )
 _NEED_NEXT: Final = 1  # the reply status "stopped: send the next slice's offsets"
 
+# The ranges of the BLOOM_ settings, declared beside them in crawler/settings.py.
+_RANGES: Final = declared_ranges(defaults)
+
 
 class BloomError(CrawlerError):
     """The Bloom filter cannot be used: bad sizing settings, a filter in Redis made with other settings,
@@ -293,20 +298,12 @@ class RedisBloom:
     def __init__(
         self, server: redis.Redis, key: str, capacity: int, error_rate: float, growth: int = 2
     ) -> None:
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
-            raise BloomError(
-                f"Bloom filter {key}: capacity (BLOOM_CAPACITY) is {capacity!r}; expected a whole number >= 1"
-            )
-        if not 0.0 < error_rate < 1.0:
-            raise BloomError(
-                f"Bloom filter {key}: error_rate (BLOOM_ERROR_RATE) is {error_rate!r};"
-                " expected a fraction between 0 and 1, e.g. 0.001"
-            )
-        if isinstance(growth, bool) or not isinstance(growth, int) or growth < 1:
-            raise BloomError(
-                f"Bloom filter {key}: growth (BLOOM_GROWTH) is {growth!r}; expected a whole number >= 1,"
-                " e.g. 2"
-            )
+        for name, value in (
+            ("BLOOM_CAPACITY", capacity),
+            ("BLOOM_ERROR_RATE", error_rate),
+            ("BLOOM_GROWTH", growth),
+        ):
+            checked_setting(name, value, _RANGES[name], default=getattr(defaults, name), error=BloomError)
         self.server = server
         self.key = key
         self.capacity = capacity

@@ -24,6 +24,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Self
 from urllib.parse import urldefrag
 
+from crawler import settings as defaults
+from crawler.bounds import checked_setting, declared_ranges
 from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
 from crawler.store.document import (
@@ -140,6 +142,17 @@ class Original:
     distance: int | None
     share: float = 1.0
     partial_of: str | None = None
+
+
+def checked_batch_size(batch_size: int) -> int:
+    """``batch_size``, a store's ``STORE_BATCH_SIZE``; :class:`StoreSettingError` in the words of every
+    setting's check (:func:`crawler.bounds.checked_setting`) when it is out of the range crawler/settings.py
+    declares."""
+    taken = declared_ranges(defaults)["STORE_BATCH_SIZE"]
+    checked_setting(
+        "STORE_BATCH_SIZE", batch_size, taken, default=defaults.STORE_BATCH_SIZE, error=StoreSettingError
+    )
+    return batch_size
 
 
 def check_limit(limit: int | None) -> None:

@@ -58,6 +58,7 @@ from crawler.store.base import (
     Store,
     Written,
     check_limit,
+    checked_batch_size,
     limited,
     matches,
     search_terms,
@@ -225,15 +226,11 @@ class MongoStore(Store):
         client: MongoClient[dict[str, Any]] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if batch_size < 1:
-            raise StoreSettingError(
-                f"STORE_BATCH_SIZE is {batch_size!r}: expected a whole number of at least 1"
-            )
         self.prefix = check_prefix(prefix)
         self._where = redacted(uri)
         self._hosts = urlsplit(uri).netloc.rpartition("@")[2]
         self.timeout_ms = timeout_ms
-        self.batch_size = batch_size
+        self.batch_size = checked_batch_size(batch_size)
         self.dedup = DedupPolicy() if dedup is None else dedup
         self.write_concern = write_concern or WriteConcern(w="majority")
         self.retry_seconds = retry_seconds

@@ -50,7 +50,7 @@ from typing import Any
 
 from crawler import settings as defaults
 from crawler.commandline import counted
-from crawler.errors import StoreError, StoreSettingError, folder_advice
+from crawler.errors import StoreError, folder_advice
 from crawler.store import fingerprint
 from crawler.store.base import (
     Candidate,
@@ -59,6 +59,7 @@ from crawler.store.base import (
     Store,
     Written,
     check_limit,
+    checked_batch_size,
     limited,
     matches,
     search_terms,
@@ -145,12 +146,8 @@ class SqliteStore(Store):
         dedup: DedupPolicy | None = None,
         skip_damaged: bool = False,
     ) -> None:
-        if batch_size < 1:
-            raise StoreSettingError(
-                f"STORE_BATCH_SIZE is {batch_size!r}: expected a whole number of at least 1"
-            )
         self.directory = Path(data_dir) / "articles"
-        self.batch_size = batch_size
+        self.batch_size = checked_batch_size(batch_size)
         self.busy_timeout = busy_timeout
         self.dedup = DedupPolicy() if dedup is None else dedup
         self.skip_damaged = skip_damaged
