@@ -32,6 +32,7 @@ from crawler.rules import (
 )
 from crawler.rules.access import global_proxies
 from crawler.rules.api import ApiError, ApiItemsError, ApiPage, ApiRule, json_text
+from crawler.rules.errors import files_with_errors
 from crawler.rules.errors import shown as shown_value
 from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
@@ -104,7 +105,7 @@ def run_rules_check(args: argparse.Namespace) -> int:
         print(printable(str(line)))
     summary = counted(len(loaded), "rule") + " ok"
     if errors:
-        bad_files = len(dict.fromkeys(error.file for error in errors))
+        bad_files = len(files_with_errors(errors))
         summary += f", {counted(bad_files, 'file')} with {counted(len(errors), 'error')}"
     if warnings:
         summary += f", {counted(len(warnings), 'warning')}"

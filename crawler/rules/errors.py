@@ -4,12 +4,12 @@ fix; :class:`RuleErrors` gathers every error of one file."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from crawler.commandline import counted
 from crawler.errors import EXIT_FETCH, CrawlerError
 
-__all__ = ["RuleError", "RuleErrors", "shown"]
+__all__ = ["RuleError", "RuleErrors", "files_with_errors", "shown"]
 
 
 class RuleError(CrawlerError):
@@ -40,6 +40,11 @@ class RuleErrors(RuleError):
 
     def __str__(self) -> str:
         return "\n".join(str(error) for error in self.errors)
+
+
+def files_with_errors(errors: Iterable[RuleError]) -> tuple[str, ...]:
+    """The files of ``errors``, each once, in the order of the errors."""
+    return tuple(dict.fromkeys(error.file for error in errors))
 
 
 def shown(value: str, limit: int | None = 120) -> str:

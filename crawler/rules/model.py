@@ -18,7 +18,7 @@ from w3lib.url import safe_url_string
 from crawler.commandline import suggest
 from crawler.rules.access import Proxy, Session
 from crawler.rules.api import ApiRule
-from crawler.rules.errors import RuleError
+from crawler.rules.errors import RuleError, files_with_errors
 from crawler.rules.expressions import RegexBudget, RuleRegex, RuleXPath
 from crawler.rules.feeds import FeedEntry
 from crawler.rules.sitemaps import SitemapEntry
@@ -680,7 +680,7 @@ class RuleSet:
     @property
     def files_with_errors(self) -> tuple[str, ...]:
         """The files that have errors, each once, in the order they were read."""
-        return tuple(dict.fromkeys(error.file for error in self.errors))
+        return files_with_errors(self.errors)
 
 
 def requested_url(base: str, href: str, codec: str) -> str | None:
