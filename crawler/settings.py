@@ -36,7 +36,12 @@ CONCURRENT_REQUESTS_PER_DOMAIN: Annotated[int, Range("a number of requests", 1)]
 DOWNLOAD_DELAY: Seconds = 0.0
 # AutoThrottle slows a slow site further; it never goes under the rule's delay, which the queue keeps.
 AUTOTHROTTLE_ENABLED = True
+# A site's slot delay before its first response (Scrapy's default is 5 s): none, as the rule's delay, kept by
+# the queue, is the floor; AutoThrottle raises it from there when responses come slowly.
 AUTOTHROTTLE_START_DELAY: Seconds = 0.0
+# The requests AutoThrottle aims to have under way per site slot (a slot's delay moves toward latency / 8);
+# Scrapy's default, 1, would space a site's requests one response time apart and undo a rule's concurrency
+# above 1. No measurement of 8 is on record: it was set with the crawl core.
 AUTOTHROTTLE_TARGET_CONCURRENCY: Annotated[float, Range("a number of requests", 0, above=True)] = 8.0
 # Retries (Scrapy's RetryMiddleware), each one through the shared queue after its backoff; a site's bans
 # are judged apart and hold the whole site back (BAN_, crawler/worker/bans.py).
