@@ -694,3 +694,46 @@ def test_an_index_pages_links_are_queued_by_the_call_that_marks_them_seen(
     assert len(queue) == 5 and spider.bloom.count() == 5, "marked seen and queued, together"
     assert queue.job_pending("j1") == 5
     assert list(spider.parse_index(response)) == [] and len(queue) == 5, "seen: not queued again"
+
+
+# --- a page is freed when the spider is done with it --------------------------------------------------
+
+
+def test_a_page_decoded_once_and_parsed_is_freed_without_the_cyclic_garbage_collector(
+    redis_server: str, tmp_path: Path
+) -> None:
+    """A page the decode-once middleware decoded and the spider parsed is freed by reference counting
+    when dropped: nothing it holds (Scrapy's cached selector held the response) points back at it, so a
+    crawl never keeps hundreds of parsed pages waiting for the cyclic garbage collector."""
+    import gc
+    import weakref
+
+    from scrapy.http import HtmlResponse, Request
+
+    from crawler.items import Article
+    from crawler.worker.pagetext import DecodeOnceMiddleware
+
+    spider = sites_spider(tmp_path, redis_server)
+    spider.opened()
+    middleware = DecodeOnceMiddleware.from_crawler(spider.crawler)
+    pages = {
+        "index": b"<ul class='news'><li><a href='/a/1'>one</a></li></ul>",
+        "article": b"<title>T</title><h1>One</h1><div class='article'><p>Its text.</p></div>",
+    }
+    gc.collect()
+    gc.disable()
+    try:
+        for kind, body in pages.items():
+            url = f"http://127.0.0.1/{kind}"
+            request = Request(url, meta={"site": "news", "kind": kind, "job": "j1"})
+            fetched = HtmlResponse(url, body=body, request=request, headers={"Content-Type": "text/html"})
+            page = middleware.process_response(request, fetched)
+            parse = spider.parse_index if kind == "index" else spider.parse_article
+            output = list(parse(page))
+            if kind == "article":
+                assert [type(item) for item in output] == [Article] and output[0].title == "One", output
+            freed = weakref.ref(page)
+            del fetched, page, output
+            assert freed() is None, f"the {kind} page is kept alive by a reference cycle"
+    finally:
+        gc.enable()

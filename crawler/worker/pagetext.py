@@ -6,7 +6,9 @@ characters of every HTML page, and would decode the page for it in Scrapy's own 
 decreasing order) decodes the pages the spider reads (article, index, search and discover pages) as the
 spider reads them, by :func:`extractors.encoding.decode_checked` in the rule's ``encoding`` when it sets one,
 and hands on the response as that text: the meta refresh is looked for in it, and the spider reads it
-without decoding the page again (:func:`page_text`).
+without decoding the page again (:func:`page_text`). The spider reads the page's tree by :func:`page_tree`,
+not Scrapy's ``response.selector``, which the response caches and which points back at it: a reference
+cycle that kept each response, its text and its tree alive until the cyclic garbage collector ran.
 
 The meta refresh is thus read in the crawl's reading of the page. The two readings differ only on a page
 that declares no charset (neither in its Content-Type nor in a ``<meta>``) and is not UTF-8, which Scrapy's
@@ -23,10 +25,12 @@ from collections.abc import Callable
 from typing import Self
 from weakref import WeakKeyDictionary
 
+from lxml import etree
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.selector import Selector
 from w3lib.encoding import read_bom
 
 from crawler.requests import ARTICLE, DISCOVER, INDEX, SEARCH, Work
@@ -58,6 +62,14 @@ def page_encoding(text: TextResponse) -> str:
     """The web encoding (its WHATWG name: ``gbk``, not the ``gb18030`` that decodes it) of a response
     :func:`page_text` made: the one a browser encodes the query of the page's links in."""
     return _decoded[text][1].encoding
+
+
+def page_tree(text: TextResponse) -> etree._Element:
+    """The tree of ``text`` as Scrapy's ``text.selector.root`` parses it, without caching the selector on
+    the response: Scrapy's cached selector holds the response, and that cycle left the response (its body,
+    text and tree) to the cyclic garbage collector instead of freeing it when the spider is done with it."""
+    root: etree._Element = Selector(response=text).root
+    return root
 
 
 def read_as(response: TextResponse, decoded: Decoded) -> TextResponse:

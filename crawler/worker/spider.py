@@ -52,6 +52,7 @@ from scrapy.exceptions import (
 )
 from scrapy.http import Response, TextResponse
 from scrapy.robotstxt import RobotParser
+from scrapy.selector import Selector
 from scrapy.settings import BaseSettings
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy_redis.spiders import RedisSpider
@@ -97,7 +98,7 @@ from crawler.worker.download import connection_lost, undecompressed
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, allow_private_domains, blocked_by_guard
-from crawler.worker.pagetext import page_encoding, page_text
+from crawler.worker.pagetext import page_encoding, page_text, page_tree
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 from crawler.worker.scheduler import leases_ending
 from extractors import extract
@@ -469,7 +470,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if page is None:  # not a text page (an image): read with no text, it teaches its link led nowhere
             reached.why = "not a text page"
         else:
-            text, title = page.text, page.xpath("normalize-space(//title)").get() or None
+            text, title = page.text, Selector(response=page).xpath("normalize-space(//title)").get() or None
             encoding = page_encoding(page)
         yield Article(
             site=rule.site,
@@ -495,9 +496,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         work = _work(response)
         budget = RegexBudget(self.regex_page_seconds)
         before = rule.regex_timeouts
-        results = rule.search_results(
-            rule.search, page.url, page.selector.root, budget, encoding=page_encoding(page)
-        )
+        root = page_tree(page)
+        results = rule.search_results(rule.search, page.url, root, budget, encoding=page_encoding(page))
         self._regex_spent(rule, before, budget)
         by_rule: dict[str, tuple[Rule, list[str]]] = {}
         unruled = 0
@@ -520,7 +520,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             fresh += self._queue_new(owner, requests, work.job)
         self._record_visit(rule, work, fresh)
         if work.page < rule.search.max_pages:
-            next_url = rule.search_next_page(rule.search, page.url, page.selector.root)
+            next_url = rule.search_next_page(rule.search, page.url, root)
             if next_url:
                 yield listing_request(
                     rule,
@@ -779,7 +779,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         work = _work(response)
         budget = RegexBudget(self.regex_page_seconds)
         before = rule.regex_timeouts
-        links = rule.article_links(page.url, page.selector.root, budget, encoding=page_encoding(page))
+        root = page_tree(page)
+        links = rule.article_links(page.url, root, budget, encoding=page_encoding(page))
         self._regex_spent(rule, before, budget)
         refused = response.meta.get("ban_signal")
         if refused is None and not links and looks_like_captcha(page.body):
@@ -799,7 +800,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         fresh = self._queue_new(rule, requests, work.job)
         self._record_visit(rule, work, fresh)
         if work.page < rule.max_pages:
-            next_url = rule.next_page_url(page.url, page.selector.root, encoding=page_encoding(page))
+            next_url = rule.next_page_url(page.url, root, encoding=page_encoding(page))
             if next_url:
                 yield index_request(
                     rule, next_url, job=work.job, page=work.page + 1, boost=work.boost, job_kind=work.job_kind
@@ -816,7 +817,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         work = _work(response)
         budget = RegexBudget(self.regex_page_seconds)
         before = rule.regex_timeouts
-        fields = rule.extract_fields(page.selector.root, budget)
+        root = page_tree(page)
+        fields = rule.extract_fields(root, budget)
         refused = self._refusal(rule, page, fields)
         if refused is not None:
             yield from self._retry_refused(response, rule, refused)
@@ -834,7 +836,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                     self.count(f"fields/from_feed/{name}/{rule.site}")
         if fields.get("title") is None:
             # The title qRead reads (<title>, og:title, <h1>), from the tree parsed already: no extraction.
-            fields["title"] = page_title(page.selector.root)
+            fields["title"] = page_title(root)
             if fields["title"] is not None:
                 self.count(f"fields/from_page/title/{rule.site}")
         yield Article(
@@ -851,7 +853,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             page=Page(page.text, rule.min_body_chars),
         )
         if work.depth < rule.depth:
-            links = rule.article_links(page.url, page.selector.root, budget, encoding=page_encoding(page))
+            links = rule.article_links(page.url, root, budget, encoding=page_encoding(page))
             requests = [
                 article_request(
                     rule, url, job=work.job, depth=work.depth + 1, boost=work.boost, job_kind=work.job_kind
