@@ -462,3 +462,22 @@ def test_the_spider_reads_the_rules_folder_once_at_start(
         spider.crawler.settings.getdict("DOWNLOAD_SLOTS")["news"]["concurrency"]
         == spider.rules["news"].concurrency
     )
+
+
+def test_a_crawler_never_started_keeps_no_rules_read_for_it(tmp_path: Path, redis_server: str) -> None:
+    """The rules ``update_settings`` read for a crawler whose spider is never made (a crawler made and
+    dropped) go with its settings: none are kept for a later settings object given the same id."""
+    import gc
+
+    from crawlsite import spider_settings
+    from scrapy.utils.test import get_crawler
+
+    from crawler.worker import spider as spider_module
+    from crawler.worker.spider import SitesSpider
+
+    before = set(spider_module._read_at_start)
+    crawler = get_crawler(SitesSpider, settings_dict={**spider_settings(tmp_path), "REDIS_URL": redis_server})
+    assert set(spider_module._read_at_start) - before == {id(crawler.settings)}
+    del crawler
+    gc.collect()
+    assert set(spider_module._read_at_start) - before == set()

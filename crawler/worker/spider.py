@@ -29,6 +29,7 @@ import http.client
 import json
 import logging
 import time
+import weakref
 import zlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime
@@ -121,7 +122,8 @@ NO_ANSWER = frozenset({"connection", "timeout"})
 
 
 # The rules each crawler's spider serves, read once for its settings (``update_settings``, by the id of the
-# crawler's settings) and taken by its spider (``from_crawler``).
+# crawler's settings) and taken by its spider (``from_crawler``); an entry goes with its settings (a crawler
+# never started), so that it is neither kept nor taken by later settings given the same id.
 _read_at_start: dict[int, RuleSet] = {}
 
 # The embedded Redis servers ``scrapy crawl sites`` started or joined (no REDIS_URL), left at the end.
@@ -188,6 +190,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 _embedded.append(embedded)
         ruleset = load_rules(settings["CRAWLER_RULES_DIR"])
         _read_at_start[id(settings)] = ruleset
+        weakref.finalize(settings, _read_at_start.pop, id(settings), None)
         slots = {rule.site: _download_slot(rule) for rule in ruleset.rules.values()}
         settings.set("DOWNLOAD_SLOTS", {**settings.getdict("DOWNLOAD_SLOTS"), **slots}, priority="spider")
 
