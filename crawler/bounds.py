@@ -87,7 +87,7 @@ def checked_setting(
     if isinstance(value, int | float | str) and not isinstance(value, bool):
         try:
             number = float(value)
-        except ValueError:
+        except (ValueError, OverflowError):  # OverflowError: a whole number past any float's range
             number = None
     if number is not None and taken.admits(number):
         return number

@@ -768,3 +768,13 @@ def test_a_store_made_with_a_batch_size_out_of_range_says_so_as_the_setting_chec
     with pytest.raises(StoreError) as mongo_refused:
         MongoStore("mongodb://127.0.0.1:1/", spool_dir=tmp_path, batch_size=0)
     assert str(mongo_refused.value).startswith(refused)
+
+
+def test_a_store_made_with_a_batch_size_past_any_float_is_refused_in_the_settings_words(
+    tmp_path: Path,
+) -> None:
+    """A whole number too large for a float (10**400) is refused as a setting out of its range, not left to
+    an OverflowError traceback from the range check."""
+    refused = r"^STORE_BATCH_SIZE is 1000+: expected a number of articles, 1 or more"
+    with pytest.raises(StoreError, match=refused):
+        SqliteStore(tmp_path, batch_size=10**400)
