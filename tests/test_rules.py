@@ -1051,6 +1051,14 @@ def test_a_gbk_pages_link_query_is_encoded_by_whatwgs_encoder(
     assert links == [f"http://127.0.0.1:8631/citynews/%E4%BB%B7%E6%A0%BC?{query}"]
 
 
+def test_a_link_no_request_can_be_made_of_is_no_article_link(tmp_path: Path) -> None:
+    """A link to port 0 of a rule's domain is left out, as a discover crawl leaves it out (both build links
+    with crawler.rules.model.requested_url): no request can be made of it (it was queued, and failed)."""
+    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE))
+    html = '<a href="http://127.0.0.1:0/citynews/a">x</a><a href="http://127.0.0.1:8631/citynews/b">y</a>'
+    assert rule.article_links("http://127.0.0.1:8631/", page(html)) == ["http://127.0.0.1:8631/citynews/b"]
+
+
 def test_a_rule_without_index_pages_may_filter_its_feeds_with_deny_alone(tmp_path: Path) -> None:
     text = """
         domains: [127.0.0.1]

@@ -113,13 +113,6 @@ def page_links(html: str, url: str, limit: int = LINKS_PER_PAGE, *, encoding: st
         target = requested_url(base, anchor.get("href") or "", codec)
         if target is None or target in found:
             continue
-        try:
-            # A port out of range, a host with a space: no request can be made of it.
-            valid = urlsplit(target).port != 0 and " " not in urlsplit(target).netloc
-        except ValueError:
-            continue
-        if not valid:
-            continue
         block = anchor.getparent()
         context = _text(block) if block is not None else ""
         if block is not None and len(context) < CONTEXT_MIN_CHARS:

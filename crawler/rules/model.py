@@ -687,17 +687,19 @@ def requested_url(base: str, href: str, codec: str) -> str | None:
     """``href`` of a page at ``base`` as a browser requests it: resolved, without fragment, percent-encoded
     (its path in UTF-8, its host in IDNA, its query in ``codec``, the page's :func:`query_codec`, a
     character ``codec`` lacks as browsers send it, :func:`_query_encodable`); ``None`` when it is empty, a
-    fragment alone or no http(s) URL. Rule crawls and discover crawls build their links with it."""
+    fragment alone, no http(s) URL, or one no request can be made of (a port out of range or 0, a host with
+    a space). Rule crawls and discover crawls build their links with it."""
     href = href.strip(_HTML_SPACE)
     if not href or href.startswith("#"):
         return None
     try:
         # safe_url_string also turns an international host name into its IDNA form, as domains are.
         url = safe_url_string(_query_encodable(urldefrag(urljoin(base, href))[0], codec), encoding=codec)
-        scheme = urlsplit(url).scheme
+        parts = urlsplit(url)
+        requestable = parts.port != 0 and " " not in parts.netloc  # .port: ValueError out of range
     except ValueError:
         return None
-    return url if scheme in HTTP_SCHEMES else None
+    return url if parts.scheme in HTTP_SCHEMES and requestable else None
 
 
 def _query_encodable(url: str, codec: str) -> str:
