@@ -14,6 +14,7 @@ from typing import Any
 from crawler import settings as defaults
 from crawler.commandline import command_name
 from crawler.errors import InputError
+from crawler.rules import rule_sites
 
 __all__ = [
     "add_fetch_options",
@@ -203,7 +204,7 @@ def rules_folder(directory: Path, given: str = "with --rules-dir DIR (or CRAWLER
 
 def rules_in(directory: Path) -> bool:
     """Whether the rules folder ``directory`` has a rule file (``<site>.yaml``) to serve or schedule."""
-    return any(entry.is_file() for entry in directory.glob("[!.]*.yaml"))
+    return bool(rule_sites(directory))
 
 
 def no_rules_problem(directory: Path, meaning: str) -> str:
