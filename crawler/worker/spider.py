@@ -53,7 +53,6 @@ from scrapy.exceptions import (
 )
 from scrapy.http import Response, TextResponse
 from scrapy.robotstxt import RobotParser
-from scrapy.selector import Selector
 from scrapy.settings import BaseSettings
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy_redis.spiders import RedisSpider
@@ -473,7 +472,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if page is None:  # not a text page (an image): read with no text, it teaches its link led nowhere
             reached.why = "not a text page"
         else:
-            text, title = page.text, Selector(response=page).xpath("normalize-space(//title)").get() or None
+            text, title = page.text, str(page_tree(page).xpath("normalize-space(//title)")) or None
             encoding = page_encoding(page)
         yield Article(
             site=rule.site,
