@@ -989,6 +989,35 @@ def test_rules_check_messages_name_the_problem_and_what_is_expected(
     )
 
 
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (
+            "citynew.yaml",
+            "'citynew.yaml' is no site id (a site id is a rule file's name without .yaml), and"
+            " 'rules/citynew.yaml' does not exist; did you mean 'citynews'? (sites: citynews, wire)",
+        ),
+        (".", "'.' is no site id (a site id is a rule file's name without .yaml) (sites: citynews, wire)"),
+        (
+            "rules/wire.yaml",
+            "'rules/wire.yaml' is a rule file, not a site id: give the site id, the rule file's name without"
+            " .yaml, 'wire' for rules/wire.yaml (sites: citynews, wire)",
+        ),
+    ],
+)
+def test_a_rule_file_name_for_a_site_gives_the_site_id_only_when_that_site_has_a_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str, said: str
+) -> None:
+    """A rule file's name or a path given for a site id: the id to give is said only when its rule file is
+    there (it said to give 'citynew' for 'citynew.yaml', a site with no rule, and 'rules' for '.')."""
+    for site in ("citynews", "wire"):
+        write(tmp_path / "rules", f"{site}.yaml", MINIMAL_RULE)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as raised:
+        rule_file(Path("rules"), given)
+    assert str(raised.value) == said
+
+
 def test_a_missing_folder_is_a_rule_error(tmp_path: Path) -> None:
     with pytest.raises(RuleError, match="cannot read the rules folder"):
         load_rules(tmp_path / "nowhere")

@@ -149,12 +149,19 @@ def rule_file(directory: Path, site: str) -> Path:
     """The rule file of ``site`` in ``directory``; :class:`InputError` naming the sites there (and the
     one meant, if one is close) when there is none."""
     if site.endswith(RULE_SUFFIX) or Path(site).name != site:
-        named = directory / Path(site).name
+        stem = Path(site).name.removesuffix(RULE_SUFFIX)
+        named = directory / f"{stem}{RULE_SUFFIX}"
         sites = rule_sites(directory)
         known = f"sites: {', '.join(sites)}" if sites else f"no rules in {directory}"
+        if stem in sites:
+            raise InputError(
+                f"{site!r} is a rule file, not a site id: give the site id, the rule file's name without"
+                f" {RULE_SUFFIX}, {stem!r} for {named} ({known})"
+            )
+        missing = f", and {str(named)!r} does not exist{did_you_mean(stem, sites)}" if stem else ""
         raise InputError(
-            f"{site!r} is a rule file, not a site id: give the site id, the rule file's name without"
-            f" {RULE_SUFFIX}, {named.stem!r} for {named} ({known})"
+            f"{site!r} is no site id (a site id is a rule file's name without {RULE_SUFFIX}){missing}"
+            f" ({known})"
         )
     path = directory / f"{site}{RULE_SUFFIX}"
     if path.is_file():
