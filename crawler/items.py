@@ -16,8 +16,9 @@ __all__ = ["Article", "Discovered", "Page"]
 @dataclass(frozen=True, slots=True)
 class Page:
     """The article page as the spider read it: its decoded text and the rule's minimum body length; for a
-    PDF or DOCX document, its bytes (its text is read in a text process); the web encoding it was read in
-    (a discover crawl's links of the page have their query in it)."""
+    PDF or DOCX document, its bytes (its text is read in a text process); for a discover crawl's page, the
+    web encoding it was read in (its links' queries are written in it), else ``utf-8`` (unread: an article
+    page of a rule's crawl has no links taken by the text pipeline)."""
 
     html: str
     min_body_chars: int
