@@ -162,6 +162,16 @@ def test_a_client_with_other_settings_is_refused(redis_client: redis.Redis) -> N
         RedisBloom(redis_client, KEY, capacity=1000, error_rate=0.01)
 
 
+def test_a_whole_number_given_as_a_float_sizes_the_filter_as_that_whole_number(
+    redis_client: redis.Redis,
+) -> None:
+    """A capacity or growth of 1000.0 / 2.0 is the whole number: a client given the int agrees with it."""
+    RedisBloom(redis_client, KEY, capacity=1000.0, error_rate=TARGET, growth=2.0)  # type: ignore[arg-type]
+    bloom = RedisBloom(redis_client, KEY, capacity=1000, error_rate=TARGET, growth=2)
+    assert (bloom.capacity, bloom.growth) == (1000, 2)
+    assert isinstance(bloom.capacity, int) and isinstance(bloom.growth, int)
+
+
 @pytest.mark.parametrize(
     ("capacity", "error_rate", "growth", "message"),
     [

@@ -298,17 +298,20 @@ class RedisBloom:
     def __init__(
         self, server: redis.Redis, key: str, capacity: int, error_rate: float, growth: int = 2
     ) -> None:
-        for name, value in (
-            ("BLOOM_CAPACITY", capacity),
-            ("BLOOM_ERROR_RATE", error_rate),
-            ("BLOOM_GROWTH", growth),
-        ):
+        checked = [
             checked_setting(name, value, _RANGES[name], default=getattr(defaults, name), error=BloomError)
+            for name, value in (
+                ("BLOOM_CAPACITY", capacity),
+                ("BLOOM_ERROR_RATE", error_rate),
+                ("BLOOM_GROWTH", growth),
+            )
+        ]
         self.server = server
         self.key = key
-        self.capacity = capacity
-        self.error_rate = error_rate
-        self.growth = growth
+        # As numbers, not as given: the metadata every client compares holds "1000", never "1000.0".
+        self.capacity = capacity if checked[0] is None else int(checked[0])
+        self.error_rate = error_rate if checked[1] is None else checked[1]
+        self.growth = growth if checked[2] is None else int(checked[2])
         self.meta_key = f"{key}:meta"
         self._script = server.register_script(_LUA_TEST_AND_SET)
         self._and_queue = server.register_script(_LUA_TEST_AND_SET_AND_QUEUE)
