@@ -1984,6 +1984,11 @@ def test_rules_try_errors(tmp_path: Path) -> None:
             "no rule for site 'new-site': 'rules/new-site.yaml' does not exist (sites: citynews)",
         ),
         ("citynew.yaml", "no rule for site 'citynew': 'rules/citynew.yaml' does not exist; did you mean"),
+        (
+            "rules/",
+            "no rule file 'rules/': it is a folder (SITE is the path of a rule file, or the id of a site of"
+            " rules: citynews)",
+        ),
     ],
 )
 def test_rules_try_of_a_rule_file_path_that_does_not_exist_names_that_file(

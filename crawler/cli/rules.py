@@ -298,10 +298,11 @@ def run_rules_try(args: argparse.Namespace) -> int:
     if args.site.endswith(RULE_SUFFIX) and candidate.is_file():
         path = candidate
     elif candidate.name != args.site:
-        # A path (a site id has no folder in it): the file it names is missing.
+        # A path (a site id has no folder in it): the file it names is missing, or a folder.
         sites = ", ".join(rule_sites(directory)) or "none"
+        what = "it is a folder" if candidate.is_dir() else "no such file"
         raise InputError(
-            f"no rule file {args.site!r}: no such file (SITE is the path of a rule file, or the id of a site"
+            f"no rule file {args.site!r}: {what} (SITE is the path of a rule file, or the id of a site"
             f" of {directory}: {sites})"
         )
     else:
