@@ -86,7 +86,8 @@ def checked_setting(
     number: float | None = None
     if isinstance(value, int | float | str) and not isinstance(value, bool):
         try:
-            number = float(value)
+            # A whole number's text as Scrapy's getint() reads it ("2.0" is none); a number as a float.
+            number = float(int(value) if isinstance(value, str) and taken.whole else value)
         except (ValueError, OverflowError):  # OverflowError: a whole number past any float's range
             number = None
     if number is not None and taken.admits(number):

@@ -807,6 +807,8 @@ def test_a_body_from_qread_is_counted_once_per_article_stored_not_per_attempt(tm
         ("TEXT_PROCESSES", -1, text_pool_of),
         ("QREAD_MIN_BODY_CHARS", -1, TextPipeline.from_crawler),
         ("QREAD_MIN_BODY_CHARS", "many", TextPipeline.from_crawler),
+        # Scrapy's getint() cannot read "2.0": a whole-number setting's text is a whole number's.
+        ("QREAD_MIN_BODY_CHARS", "2.0", TextPipeline.from_crawler),
     ],
 )
 def test_the_text_components_word_a_setting_out_of_range_as_every_crawl_command_does(
