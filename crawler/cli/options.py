@@ -14,7 +14,6 @@ from typing import Any
 from crawler import settings as defaults
 from crawler.commandline import command_name
 from crawler.errors import InputError
-from crawler.rules import rule_sites
 
 __all__ = [
     "add_fetch_options",
@@ -204,6 +203,8 @@ def rules_folder(directory: Path, given: str = "with --rules-dir DIR (or CRAWLER
 
 def rules_in(directory: Path) -> bool:
     """Whether the rules folder ``directory`` has a rule file (``<site>.yaml``) to serve or schedule."""
+    from crawler.rules import rule_sites  # noqa: PLC0415 - crawler.rules loads lxml and yaml: `--help` stays light
+
     return bool(rule_sites(directory))
 
 
