@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from types import ModuleType, UnionType
-from typing import Annotated, get_args, get_type_hints
+from types import MappingProxyType, ModuleType, UnionType
+from typing import Annotated, Any, get_args, get_type_hints
 
-__all__ = ["Range", "Seconds", "SecondsAbove0", "checked_setting", "declared_ranges"]
+__all__ = ["Range", "Seconds", "SecondsAbove0", "checked_setting", "declared_ranges", "setting_in_range"]
 
 
 @dataclass(frozen=True)
@@ -61,9 +63,11 @@ Seconds = Annotated[float, Range("seconds", 0)]
 SecondsAbove0 = Annotated[float, Range("seconds", 0, above=True)]
 
 
-def declared_ranges(module: ModuleType) -> dict[str, Range]:
+@functools.cache
+def declared_ranges(module: ModuleType) -> Mapping[str, Range]:
     """The :class:`Range` each setting of ``module`` declares in its annotation, by name; ``whole`` when
-    the annotation is ``int`` (or ``int | None``)."""
+    the annotation is ``int`` (or ``int | None``). Read once per module (``get_type_hints`` evaluates every
+    annotation), for every component that checks a setting."""
     ranges: dict[str, Range] = {}
     for name, hint in get_type_hints(module, include_extras=True).items():
         for note in getattr(hint, "__metadata__", ()):
@@ -71,7 +75,7 @@ def declared_ranges(module: ModuleType) -> dict[str, Range]:
                 kind = hint.__origin__
                 kinds = get_args(kind) if isinstance(kind, UnionType) else (kind,)
                 ranges[name] = dataclasses.replace(note, whole=int in kinds)
-    return ranges
+    return MappingProxyType(ranges)
 
 
 def checked_setting(
@@ -97,3 +101,16 @@ def checked_setting(
         f"{name} is {value!r}: expected {taken}{known}; set {name} to a value in that range where it is given"
         f" (-s {name}=VALUE, the environment or crawler/settings.py), or leave it out to take the default"
     )
+
+
+def setting_in_range(
+    source: Mapping[str, Any], name: str, module: ModuleType, *, error: type[Exception]
+) -> float:
+    """The numeric setting ``name`` of ``source`` (a crawl's settings), checked against the range ``module``
+    (crawler/settings.py) declares beside it (:func:`checked_setting`); its default in ``module`` when it is
+    not given."""
+    default: float = getattr(module, name)
+    number = checked_setting(
+        name, source.get(name), declared_ranges(module)[name], default=default, error=error
+    )
+    return default if number is None else number

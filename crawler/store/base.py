@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 from urllib.parse import urldefrag
 
 from crawler import settings as defaults
-from crawler.bounds import checked_setting, declared_ranges
+from crawler.bounds import setting_in_range
 from crawler.errors import StoreError, StoreSettingError
 from crawler.store import fingerprint
 from crawler.store.document import (
@@ -146,12 +146,9 @@ class Original:
 
 def checked_batch_size(batch_size: int) -> int:
     """``batch_size``, a store's ``STORE_BATCH_SIZE``; :class:`StoreSettingError` in the words of every
-    setting's check (:func:`crawler.bounds.checked_setting`) when it is out of the range crawler/settings.py
+    setting's check (:func:`crawler.bounds.setting_in_range`) when it is out of the range crawler/settings.py
     declares."""
-    taken = declared_ranges(defaults)["STORE_BATCH_SIZE"]
-    checked_setting(
-        "STORE_BATCH_SIZE", batch_size, taken, default=defaults.STORE_BATCH_SIZE, error=StoreSettingError
-    )
+    setting_in_range({"STORE_BATCH_SIZE": batch_size}, "STORE_BATCH_SIZE", defaults, error=StoreSettingError)
     return batch_size
 
 

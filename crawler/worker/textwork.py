@@ -37,7 +37,7 @@ from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 
 from crawler import settings as defaults
-from crawler.bounds import checked_setting, declared_ranges
+from crawler.bounds import setting_in_range
 from crawler.commandline import counted
 from crawler.discover.topic import Topic
 from crawler.errors import InputError
@@ -60,9 +60,6 @@ _STARTED_POLL_SECONDS = 0.02
 
 _Batched = tuple[Args, "asyncio.Future[TextResult]"]
 
-# The range crawler/settings.py declares for TEXT_PROCESSES.
-_TEXT_PROCESSES = declared_ranges(defaults)["TEXT_PROCESSES"]
-
 # The warning of multiprocessing's resource tracker about the semaphores of the pool's queues that a crawl
 # killed (SIGKILL) left behind, as a -W option (its message starts with "resource_tracker").
 _TRACKER_WARNING = "ignore:resource_tracker:UserWarning:multiprocessing.resource_tracker"
@@ -81,16 +78,9 @@ def _start_resource_tracker() -> None:
 
 
 def text_processes(settings: BaseSettings) -> int:
-    """``TEXT_PROCESSES``, checked against its range (:func:`crawler.bounds.checked_setting`, as every crawl
+    """``TEXT_PROCESSES``, checked against its range (:func:`crawler.bounds.setting_in_range`, as every crawl
     command checks it first): :class:`InputError` names the value, the range and the fix."""
-    processes = checked_setting(
-        "TEXT_PROCESSES",
-        settings.get("TEXT_PROCESSES"),
-        _TEXT_PROCESSES,
-        default=defaults.TEXT_PROCESSES,
-        error=InputError,
-    )
-    return defaults.TEXT_PROCESSES if processes is None else int(processes)
+    return int(setting_in_range(settings, "TEXT_PROCESSES", defaults, error=InputError))
 
 
 class TextPool:

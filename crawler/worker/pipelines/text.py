@@ -9,7 +9,7 @@ from typing import Self
 from scrapy.crawler import Crawler
 
 from crawler import settings as defaults
-from crawler.bounds import checked_setting, declared_ranges
+from crawler.bounds import setting_in_range
 from crawler.errors import DocumentError, InputError
 from crawler.items import Article
 from crawler.worker.discovery import discovery_of
@@ -20,9 +20,6 @@ from extractors.documents import DocumentError as UnreadableDocument
 __all__ = ["TextPipeline"]
 
 logger = logging.getLogger(__name__)
-
-# The range crawler/settings.py declares for QREAD_MIN_BODY_CHARS.
-_MIN_BODY_CHARS = declared_ranges(defaults)["QREAD_MIN_BODY_CHARS"]
 
 
 class TextPipeline:
@@ -56,13 +53,7 @@ class TextPipeline:
             raise InputError(
                 f"setting QREAD_ALGORITHM is {algorithm!r}: expected one of {', '.join(ALGORITHMS)}"
             )
-        min_body_chars = checked_setting(
-            "QREAD_MIN_BODY_CHARS",
-            settings.get("QREAD_MIN_BODY_CHARS"),
-            _MIN_BODY_CHARS,
-            default=defaults.QREAD_MIN_BODY_CHARS,
-            error=InputError,
-        )
+        min_body_chars = int(setting_in_range(settings, "QREAD_MIN_BODY_CHARS", defaults, error=InputError))
         given = settings.getlist("SUMMARY_SENTENCES")
         try:
             lengths = tuple(sorted({int(length) for length in given}))
@@ -73,8 +64,7 @@ class TextPipeline:
                 f"setting SUMMARY_SENTENCES is {given!r}: expected sentence counts of 1 or more, e.g. [1, 3],"
                 " or an empty list for no summaries"
             )
-        chars = defaults.QREAD_MIN_BODY_CHARS if min_body_chars is None else int(min_body_chars)
-        return cls(crawler, text_pool_of(crawler), algorithm, chars, lengths)
+        return cls(crawler, text_pool_of(crawler), algorithm, min_body_chars, lengths)
 
     async def open_spider(self) -> None:
         self.pool.start()
