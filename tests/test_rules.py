@@ -38,6 +38,7 @@ from crawler.rules import (
     rule_file,
 )
 from crawler.rules.feeds import FeedEntry
+from crawler.rules.load import MAX_NESTING_TOKENS
 from crawler.rules.schema import build_rule
 from crawler.settings import QREAD_MIN_BODY_CHARS
 from extractors.encoding import decode_checked
@@ -2132,6 +2133,17 @@ def test_a_folder_named_like_a_rule_file_is_no_site(tmp_path: Path) -> None:
     assert rule_sites(tmp_path) == ["news"]
 
 
+def test_brackets_past_the_tokens_the_nesting_scan_reads_count_wherever_they_are(tmp_path: Path) -> None:
+    """The scan of a file's lists and mappings reads MAX_NESTING_TOKENS tokens (each costs up to its
+    depth); the brackets after them count wherever they are, the quoted ones too."""
+    quoted = MINIMAL_RULE + "name: '" + "[" * 300 + "'\n"
+    assert load_rule(write(tmp_path, "site.yaml", quoted)).name == "[" * 300
+    tokens = "list: [" + "x, " * MAX_NESTING_TOKENS + "]\n"
+    with pytest.raises(RuleErrors) as caught:
+        load_rule(write(tmp_path, "site.yaml", tokens + quoted))
+    assert "invalid YAML: brackets nested 300 levels deep" in str(caught.value.errors[0])
+
+
 @pytest.mark.parametrize("name", ["Authorization", "cookie", "Proxy-Authorization"])
 def test_credentials_in_headers_are_refused_with_where_they_go(tmp_path: Path, name: str) -> None:
     """The queue never keeps these headers (a credential is sent, never stored), so a rule's would be
@@ -2146,7 +2158,7 @@ def test_a_rule_file_nested_too_deep_is_refused_before_the_parser_and_the_others
 ) -> None:
     """Brackets 2,000 levels deep cost PyYAML's scanner half a second in every read of the folder: the file
     is refused by a scan of its brackets, in the words of a rule file's errors, the other sites loading;
-    a rule whose brackets nest less deep, quoted ones counted too, is read."""
+    a rule whose brackets nest less deep is read."""
     rules = tmp_path / "rules"
     write(rules, "good.yaml", MINIMAL_RULE)
     write(rules, "deep.yaml", "domains: " + "[" * 2000 + "\n")
@@ -2160,3 +2172,29 @@ def test_a_rule_file_nested_too_deep_is_refused_before_the_parser_and_the_others
         f"{rules / 'saw.yaml'}: invalid YAML: brackets nested 3,001 levels deep (at most 200 are read)"
         " (expected lists and mappings a few levels deep)",
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Brackets of a regular expression in single or double quotes, in a comment, in a block scalar.
+        MINIMAL_RULE.replace("'/citynews/'", "'/citynews/" + "\\[" * 300 + "'"),
+        MINIMAL_RULE.replace("'/citynews/'", '"/citynews/' + "\\\\[" * 300 + '"'),
+        MINIMAL_RULE + "# " + "[" * 300 + "\n",
+        MINIMAL_RULE + "name: |\n  " + "{" * 300 + "\n",
+        MINIMAL_RULE + "name: >\n  " + "[" * 300 + "\n",
+    ],
+    ids=["single-quoted", "double-quoted", "comment", "literal-block", "folded-block"],
+)
+def test_brackets_that_are_no_yaml_list_or_mapping_do_not_count_as_nesting(tmp_path: Path, text: str) -> None:
+    """The nesting limit counts the brackets that open YAML's lists and mappings (flow collections), not
+    those of a quoted regular expression, a comment or a block scalar: 300 of them, unbalanced, load."""
+    rule = load_rule(write(tmp_path, "site.yaml", text))
+    assert rule.site == "site"
+    deep = text.replace("domains: [127.0.0.1]", "domains: " + "[" * 250 + "127.0.0.1" + "]" * 250)
+    with pytest.raises(RuleErrors) as caught:
+        load_rule(write(tmp_path, "deep.yaml", deep))
+    assert str(caught.value.errors[0]) == (
+        f"{tmp_path / 'deep.yaml'}: invalid YAML: brackets nested 250 levels deep (at most 200 are read)"
+        " (expected lists and mappings a few levels deep)"
+    )
