@@ -16,8 +16,9 @@ Labels are read as browsers read them: GB2312 is GBK, ISO-8859-1 and ASCII are w
 named as the WHATWG Encoding Standard names it (``utf-8``, ``windows-1252``, ``gbk``, ``shift_jis``; IANA's
 ``utf-32le``/``be``, which only a BOM selects), the name every report gives, and decoded by the Python codec
 that matches the browsers' decoder (:func:`python_codec`): GBK by GB18030, Big5 by Big5-HKSCS, Shift_JIS
-by cp932, EUC-KR by cp949. Only text encodings used on the web are accepted; a label naming anything else
-(``rot13``, ``base64``, an unknown name) is ignored and the next step decides. Bytes that the chosen
+by cp932, EUC-KR by cp949, and a lone byte 0x80 of GBK or GB18030 is the euro sign, as WHATWG's decoder of
+both reads it (:func:`_decode`). Only text encodings used on the web are accepted; a label naming anything
+else (``rot13``, ``base64``, an unknown name) is ignored and the next step decides. Bytes that the chosen
 encoding cannot decode become U+FFFD.
 
 :func:`decode_checked` is how a crawl reads a page, and every command that shows one: :func:`decode`, but a
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -297,10 +299,45 @@ def _whatwg_codec(name: str) -> codecs.CodecInfo | None:
 codecs.register(_whatwg_codec)
 
 
+def _euro_or(errors: str) -> Callable[[UnicodeError], tuple[str | bytes, int]]:
+    """A codec error handler for Python's gb18030 decoder: a lone 0x80 (one where a character starts, not
+    a second byte) is the euro sign, as WHATWG's GB18030 decoder, GBK's too, reads it (its error is that
+    byte alone); any other error is left to the handler ``errors``."""
+    handler = codecs.lookup_error(errors)
+
+    def euro_or(error: UnicodeError) -> tuple[str | bytes, int]:
+        if isinstance(error, UnicodeDecodeError) and error.object[error.start] == 0x80:
+            return "\u20ac", error.start + 1
+        return handler(error)
+
+    return euro_or
+
+
+# The error handlers that decode gb18030 as WHATWG does, by the handler they add the euro sign to.
+_GB18030_ERRORS = {"strict": "whatwg_gb18030_strict", "replace": "whatwg_gb18030_replace"}
+codecs.register_error(_GB18030_ERRORS["strict"], _euro_or("strict"))
+codecs.register_error(_GB18030_ERRORS["replace"], _euro_or("replace"))
+
+
 def python_codec(name: str) -> str:
     """The Python codec that decodes the web encoding ``name`` (from :func:`normalize_encoding`) as
-    browsers do: ``gbk`` is decoded as ``gb18030``, ``windows-1252`` as ``cp1252``."""
+    browsers do: ``gbk`` is decoded as ``gb18030``, ``windows-1252`` as ``cp1252`` (a lone 0x80 of GBK
+    and GB18030 as the euro sign too, which :func:`_decode` adds)."""
     return _CODECS[name][0]
+
+
+def _decode(data: bytes, name: str, errors: Literal["strict", "replace"] = "strict") -> str:
+    """``data`` in the web encoding ``name`` as browsers decode it: by :func:`python_codec`, and for GBK
+    and GB18030 a lone 0x80 as the euro sign (Windows' code page 936 has it there), which Python's gb18030
+    codec takes for an error, as w3lib's decoding (Scrapy's ``response.text``) does too; other errors
+    are ``errors``'s."""
+    codec = python_codec(name)
+    return data.decode(codec, _errors(codec, errors))
+
+
+def _errors(codec: str, errors: Literal["strict", "replace"]) -> str:
+    """The error handler that decodes with ``codec`` as browsers do: ``errors``, but for gb18030."""
+    return _GB18030_ERRORS[errors] if codec == "gb18030" else errors
 
 
 def query_codec(name: str) -> str:
@@ -426,7 +463,7 @@ def _given_or_own(data: bytes, declared: str | None, given: str) -> Decoded:
     if by_bom is not None:
         return by_bom
     try:
-        text = data.decode(python_codec(given))
+        text = _decode(data, given)
     except UnicodeDecodeError:
         pass
     else:
@@ -512,7 +549,7 @@ def _clean_multi_byte(data: bytes, declared: str | None) -> Decoded | None:
     if found is not None and found[0] in _MULTI_BYTE and _proves(*found):
         name, source = found
         try:
-            return Decoded(data.decode(python_codec(name)), name, source)
+            return Decoded(_decode(data, name), name, source)
         except UnicodeDecodeError:
             pass
     try:
@@ -531,7 +568,7 @@ def redetect(data: bytes) -> Decoded | None:
 
 
 def _decoded(data: bytes, encoding: str, source: Source) -> Decoded:
-    return Decoded(data.decode(python_codec(encoding), "replace"), encoding, source)
+    return Decoded(_decode(data, encoding, "replace"), encoding, source)
 
 
 def decode_html(data: bytes, declared: str | None = None) -> str:
@@ -597,5 +634,6 @@ def _detect(sample: bytes) -> str | None:
 
 def _decoded_head(sample: bytes, encoding: str) -> str:
     """``sample``, the start of a page, decoded: a character cut at its end is left out, not replaced."""
-    decoder = codecs.getincrementaldecoder(python_codec(encoding))("replace")
+    codec = python_codec(encoding)
+    decoder = codecs.getincrementaldecoder(codec)(_errors(codec, "replace"))
     return decoder.decode(sample, final=False)

@@ -37,6 +37,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                (the default) declares the whole page's Content-Length, ``chunked`` sends
                                it in chunks and no last chunk, ``nothing`` sends no answer at all
 ``/gbk-as-utf8``               the GBK article, sent with ``charset=utf-8`` in its Content-Type
+``/gbk-euro``                  an article in GBK with prices in euros (``GBK_EURO_PARAGRAPHS``), each € the
+                               lone byte 0x80 (as WHATWG's GBK encoder writes it), ``charset=gb2312``
 ``/utf8-as-gb2312``            the same article, its paragraphs thrice, in UTF-8 sent with ``charset=gb2312``;
                                ``?in=meta``: declared in ``<meta charset>``, the Content-Type without one
 ``/utf8``                      the same article in UTF-8, ``charset=utf-8`` in its Content-Type
@@ -126,6 +128,8 @@ GBK_PARAGRAPHS = (
     "市民王先生说：“以前每天上班都要绕路，现在终于方便了。”交通部门提醒驾驶人，"
     "大桥限速每小时六十公里，大型货车仍需在夜间通行。",
 )
+# Paragraphs with 9 euro signs, which /gbk-euro sends as the byte 0x80 (Python's gbk codec has no €).
+GBK_EURO_PARAGRAPHS = tuple(f"{paragraph}票价€5，儿童€2.5，老人€1。" for paragraph in GBK_PARAGRAPHS)
 # Valid GB18030 in UTF-8 (each run of Chinese an even number of characters): read as GBK, as "棣栭〉 harbour".
 SHORT_UTF8_TITLE = "首页 harbour"
 # The keyword the GBK search page (/search-gbk) finds results for.
@@ -474,6 +478,10 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self._send(200, body, "text/html; charset=utf-8", {"Content-Encoding": "gzip"})
         elif path.startswith("/cut/"):
             self._send_cut(generated_article(path.removeprefix("/cut/")).encode(), query.get("how", "length"))
+        elif path == "/gbk-euro":
+            chinese = article_page(GBK_TITLE, GBK_EURO_PARAGRAPHS, lang="zh")
+            body = b"\x80".join(part.encode("gbk") for part in chinese.split("€"))
+            self._send(200, body, "text/html; charset=gb2312")
         elif path == "/gbk-as-utf8":
             chinese = article_page(GBK_TITLE, GBK_PARAGRAPHS, lang="zh")
             self._send(200, chinese.encode("gbk"), "text/html; charset=utf-8")

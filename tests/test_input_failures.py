@@ -31,6 +31,7 @@ from crawlsite import (
 from siteserver import (
     CP1252_PARAGRAPHS,
     CP1252_TITLE,
+    GBK_EURO_PARAGRAPHS,
     GBK_PARAGRAPHS,
     GBK_TITLE,
     SHORT_UTF8_TITLE,
@@ -236,6 +237,18 @@ def test_a_page_declaring_utf8_but_sent_in_gbk_is_stored_readable(site: Site) ->
     assert "\ufffd" not in str(article["body"])
 
 
+def test_a_gbk_pages_lone_0x80_is_read_as_the_euro_sign_and_leaves_its_charset_undoubted(site: Site) -> None:
+    """A GB2312 page whose euro signs are the lone byte 0x80, as browsers write and read them in GBK: the
+    crawl reads € (its 9 are no undecodable characters that set the page's charset aside or warn)."""
+    site.rule("/gbk-euro")
+    done = site.temp()
+    assert done.returncode == 0 and "stored 1 article" in done.stdout, done.stdout + done.stderr[-4000:]
+    assert "cannot be decoded" not in done.stderr and "declared gbk" not in done.stderr, done.stderr[-4000:]
+    (article,) = site.stored().values()
+    assert article["title"] == GBK_TITLE
+    assert str(article["body"]) == "\n\n".join(GBK_EURO_PARAGRAPHS)
+
+
 def test_a_page_declaring_utf8_but_sent_in_windows_1252_is_stored_readable(site: Site) -> None:
     """charset-normalizer's best guess for this French page is cp775, no web encoding: windows-1252, one of
     its next guesses, decodes it."""
@@ -401,9 +414,10 @@ def test_the_charset_a_misdeclaring_page_declares_is_named_without_decoding_it_a
         (article_page("Le pont", ["Un café à côté du pont."]).encode(), "text/html; charset=utf-8", False),
         (article_page("Le pont", ["Un café à côté du pont."]).encode("cp1252"), "text/html", False),
         (b"\xef\xbb\xbf" + article_page("Le pont", ["Un café."]).encode(), "text/html", True),
-        (article_page(GBK_TITLE, GBK_PARAGRAPHS).encode("gbk") + b"\x80", "text/html; charset=gbk", True),
+        (article_page(GBK_TITLE, GBK_PARAGRAPHS).encode("gbk") + b"\x80", "text/html; charset=gbk", False),
+        (article_page(GBK_TITLE, GBK_PARAGRAPHS).encode("gbk") + b"\xff", "text/html; charset=gbk", True),
     ],
-    ids=["utf-8", "cp1252", "byte-order-mark", "gbk-with-a-lone-0x80"],
+    ids=["utf-8", "cp1252", "byte-order-mark", "gbk-with-a-lone-0x80", "gbk-with-a-0xff"],
 )
 def test_a_page_is_decoded_once_on_the_crawl_thread_unless_scrapy_could_read_it_otherwise(
     tmp_path: Path,
@@ -413,8 +427,8 @@ def test_a_page_is_decoded_once_on_the_crawl_thread_unless_scrapy_could_read_it_
     decoded_by_scrapy: bool,
 ) -> None:
     """The text the rule's fields read is the one the crawl's own decoding made; Scrapy decodes the page
-    again only when its reading may differ: a byte order mark, or U+FFFD where its decoder puts another
-    character (gb18030's lone 0x80 is a euro sign for it)."""
+    again only when its reading may differ: a byte order mark, or U+FFFD, bytes that neither reads (a
+    lone 0x80 of GBK is none: both read it as the euro sign)."""
     from scrapy.http import HtmlResponse, Request
     from w3lib.encoding import html_to_unicode
 

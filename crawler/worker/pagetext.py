@@ -75,8 +75,8 @@ def page_tree(text: TextResponse) -> etree._Element:
 def read_as(response: TextResponse, decoded: Decoded) -> TextResponse:
     """``response`` in ``decoded``'s encoding, its ``text`` the ``decoded`` text when Scrapy's own decoding
     in that encoding would give the same, so that a page is decoded once: when the body has no byte order
-    mark (Scrapy would take the mark's encoding) and the text no U+FFFD (where Scrapy's decoder may put
-    another character: a euro sign for gb18030's lone 0x80)."""
+    mark (Scrapy would take the mark's encoding) and the text no U+FFFD (bytes neither decoder reads, which
+    Scrapy's might replace otherwise)."""
     text = response.replace(encoding=python_codec(decoded.encoding))
     assert isinstance(text, TextResponse)
     if read_bom(response.body)[0] is None and "\ufffd" not in decoded.text:
