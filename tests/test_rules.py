@@ -40,6 +40,7 @@ from crawler.rules import (
 from crawler.rules.feeds import FeedEntry
 from crawler.rules.load import MAX_NESTING_TOKENS
 from crawler.rules.schema import build_rule
+from crawler.rules.sitemaps import SitemapEntry
 from crawler.settings import QREAD_MIN_BODY_CHARS
 from extractors.encoding import decode_checked
 
@@ -1079,6 +1080,24 @@ def test_a_gbk_pages_link_query_is_encoded_by_whatwgs_encoder(
     html = '<html><body><a href="/citynews/价格?p=€5&amp;c=新闻&amp;r=⺁&amp;x=😀">x</a></body></html>'
     links = rule.article_links("http://127.0.0.1:8631/", page(html), encoding=encoding)
     assert links == [f"http://127.0.0.1:8631/citynews/%E4%BB%B7%E6%A0%BC?{query}"]
+
+
+@pytest.mark.parametrize("encoding", ["gbk", "gb18030", "utf-16le"])
+def test_the_urls_a_rule_reads_in_feeds_sitemaps_and_apis_are_encoded_as_its_pages_links(
+    tmp_path: Path, encoding: str
+) -> None:
+    """A rule with ``encoding`` encodes the query of the URLs it reads in its feeds, sitemaps and API
+    items (and of the URLs it checks, :meth:`Rule.absolute_url`) as the links of its pages read in that
+    encoding: € as the byte 0x80 and GBK 1.0's ⺁ as 0xFE50 for GBK (WHATWG's GBK encoder; Python's gbk
+    codec lacks both, GB18030 writes € as 0xA2E3), 😀 as its character reference; UTF-8 for UTF-16."""
+    rule = load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + f"encoding: {encoding}\n"))
+    href = "/citynews/价格?p=€5&c=新闻&r=⺁&x=😀"
+    html = f'<html><body><a href="{href.replace("&", "&amp;")}">x</a></body></html>'
+    (link,) = rule.article_links("http://127.0.0.1:8631/", page(html), encoding=encoding)
+    assert rule.absolute_url("http://127.0.0.1:8631" + href) == link
+    (entry,) = rule.feed_entries([FeedEntry(href)], "http://127.0.0.1:8631/feed")
+    (listed,) = rule.sitemap_entries([SitemapEntry(href)], "http://127.0.0.1:8631/map.xml", pages=True)
+    assert entry.url == listed.url == link
 
 
 def test_a_link_no_request_can_be_made_of_is_no_article_link(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from crawler.rules.expressions import RegexBudget, RuleRegex, RuleXPath
 from crawler.rules.feeds import FeedEntry
 from crawler.rules.sitemaps import SitemapEntry
 from crawler.settings import QREAD_MIN_BODY_CHARS
-from extractors.encoding import Doubt, python_codec, query_codec
+from extractors.encoding import Doubt, query_codec
 from extractors.text import normalize_space
 
 __all__ = [
@@ -642,10 +642,10 @@ class Rule:
         self, base: str, href: str, *, any_host: bool = False, codec: str | None = None
     ) -> str | None:
         """``href`` resolved against ``base``, without fragment, percent-encoded as Scrapy requests it (its
-        query in ``codec``, else in the rule's encoding, a character that encoding lacks as browsers send
-        it); ``None`` when it is no http(s) URL or its host is not on the rule's domains (unless
-        ``any_host``)."""
-        url = requested_url(base, href, codec or python_codec(self.encoding or "utf-8"))
+        query in ``codec``, else as the links of a page read in the rule's encoding, :func:`query_codec`,
+        a character that encoding lacks as browsers send it); ``None`` when it is no http(s) URL or its
+        host is not on the rule's domains (unless ``any_host``)."""
+        url = requested_url(base, href, codec or query_codec(self.encoding or "utf-8"))
         if url is None:
             return None
         host = urlsplit(url).hostname
