@@ -135,7 +135,8 @@ class Keys:
 
     def job(self, job: str) -> str:
         """A job's counters: pending, fetched, stored, skipped (``skip:<cause>``: of them for each cause),
-        errors, refused, links (article links found) (a discover crawl's too: budget, issued, links_seen),
+        errors, refused, links (article links found), taken (requests taken out of the queue unfetched: an
+        interrupted demo's, by the next demo) (a discover crawl's too: budget, issued, links_seen),
         its notes, what it is, and when a temp crawl saw it end (``ended``) (a hash)."""
         return f"{self.prefix}:job:{job}"
 

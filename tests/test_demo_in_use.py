@@ -4,8 +4,10 @@ articles waiting in its MongoDB spool (docs/cli.md)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -15,7 +17,12 @@ from pathlib import Path
 import pytest
 from test_first_hour import crawler, demo_rule
 
-from crawler.redisio.embedded import process_running
+from crawler.keys import Keys
+from crawler.redisio.connection import connect
+from crawler.redisio.embedded import EmbeddedRedis, process_running
+from crawler.redisio.queue import LeasedQueue
+from crawler.requests import enqueue_job
+from crawler.rules import load_rules
 
 START_TIMEOUT = 60.0
 
@@ -213,3 +220,60 @@ def test_demo_serve_says_where_it_serves_once(tmp_path: Path) -> None:
             serving.kill()
             serving.communicate()
     assert origin not in err, err[-3000:]
+
+
+# --- what an interrupted `crawler demo --keep` left in its queue -----------------------------------------
+
+DEMO_STATUS = ("--data-dir", "data/demo", "--rules-dir", "data/demo/rules", "status", "--format", "json")
+
+
+def _leave_an_interrupted_demo(data: Path, origin: str) -> None:
+    """What a `crawler demo --keep` on ``origin`` stopped before its end leaves in data/demo's Redis: its
+    sites' requests queued, and one leased by its worker, killed (the lease expired)."""
+
+    rules = data / "demo" / "rules"
+    for site in ("citynews", "techdaily", "huaxia"):
+        demo_rule(rules, origin, site, allow=True)
+    with EmbeddedRedis(data / "demo") as embedded:
+        client = connect(embedded.url)
+        keys = Keys("crawler")
+        enqueue_job(client, keys, load_rules(rules).rules.values())
+        assert LeasedQueue(client, keys, lease_seconds=-1).pop().member is not None
+        client.close()
+
+
+def test_a_demo_kept_after_one_stopped_on_another_port_crawls_none_of_its_requests(tmp_path: Path) -> None:
+    """The requests a demo on another port left (stopped before its end: their server is gone) are dropped
+    as the next `crawler demo --keep` starts, and it says so: it fetches none of them (no connection
+    refused, no retry left waiting, no dead letter), and crawls its own sites whole."""
+    gone = "http://127.0.0.1:9"
+    _leave_an_interrupted_demo(tmp_path / "data", gone)
+    run = crawler("demo", "--keep", "--port", "0", cwd=tmp_path)
+    assert run.code == 0, run.stderr[-3000:]
+    assert "stored 146 articles" in run.stdout, run.stdout
+    assert "127.0.0.1:9/" not in run.stderr, run.stderr[-3000:]
+    dropped = [line for line in run.stdout.splitlines() if "stopped before its end" in line]
+    assert len(dropped) == 1, run.stdout
+    assert "3 requests" in dropped[0] and gone in dropped[0], dropped[0]
+    status = crawler(*DEMO_STATUS, cwd=tmp_path)
+    assert status.code == 0, status.stderr
+    queue = json.loads(status.stdout)["queue"]
+    assert (queue["queued"], queue["leased"], queue["waiting"], queue["dead_letters"]) == (0, 0, 0, 0), queue
+
+
+def test_a_demo_kept_after_one_stopped_on_its_port_crawls_its_requests_in_its_own_job(
+    tmp_path: Path,
+) -> None:
+    """The requests a demo on the same port left are the pages this one serves: they are crawled in this
+    demo's job (its summary counts them), none left behind."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    _leave_an_interrupted_demo(tmp_path / "data", f"http://127.0.0.1:{port}")
+    run = crawler("demo", "--keep", "--port", str(port), cwd=tmp_path)
+    assert run.code == 0, run.stderr[-3000:]
+    assert "stored 146 articles" in run.stdout, run.stdout
+    assert "3 requests" in run.stdout and "crawled in this demo's job" in run.stdout, run.stdout
+    status = crawler(*DEMO_STATUS, cwd=tmp_path)
+    queue = json.loads(status.stdout)["queue"]
+    assert (queue["queued"], queue["leased"], queue["waiting"], queue["dead_letters"]) == (0, 0, 0, 0), queue

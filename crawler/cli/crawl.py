@@ -39,12 +39,15 @@ from crawler.errors import InputError, StoreError, redacted
 from crawler.keys import ROBOTS_DISALLOWED, Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url
 from crawler.redisio.embedded import RedisUnavailableError, live_users
+from crawler.redisio.queue import LeasedQueue
 from crawler.requests import (
     JobCounts,
     enqueue_job,
     held_leases,
     mark_temp_job,
+    queue_in_job,
     remember_temp_job,
+    take_leftovers,
     temp_job_ended,
     unfinished_temp_job,
 )
@@ -505,12 +508,42 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
         with redis_for(config) as url:
             settings = _crawl_settings(config, url, {})
             client, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
+            queue = LeasedQueue(client, keys, lease_seconds=settings.getfloat("LEASE_SECONDS"))
+            leftovers, held = take_leftovers(queue, sorted(ruleset.rules))
             job = _enqueue(settings, client, keys, ruleset.rules.values())
+            adopted = leftovers.pop(server.origin, [])
+            queue_in_job(queue, adopted, job)
+            for line in _leftovers_said(server.origin, len(adopted), leftovers, held):
+                console.print(line, markup=False, soft_wrap=True)
             counts = _crawl_job(settings, client, keys, job, title="demo crawl")
     _print_summary(job, counts, settings)
     ways = {site: ways_in(rule) for site, rule in ruleset.rules.items()}
     _print_stored(console, store_config(settings), directory, ways)
     return 0
+
+
+def _leftovers_said(origin: str, adopted: int, dropped: dict[str, list[str]], held: int) -> list[str]:
+    """What the demo on ``origin`` says of the requests an earlier demo on its Redis left (stopped before
+    its end): those of its own origin (``adopted``) crawled in its job, those of another origin
+    ``dropped`` (their server is gone: this demo serves the same pages on ``origin``), and the leases a
+    worker that runs still ``held`` (it crawls them)."""
+    said = []
+    if adopted:
+        said.append(
+            f"An earlier demo on this port, stopped before its end, left {counted(adopted, 'request')} in"
+            " the queue: crawled in this demo's job."
+        )
+    for gone, members in sorted(dropped.items()):
+        said.append(
+            f"An earlier demo on {gone}, stopped before its end, left {counted(len(members), 'request')} in"
+            f" the queue: dropped, as nothing serves {gone} now; this demo crawls the same pages on {origin}."
+        )
+    if held:
+        said.append(
+            f"{counted(held, 'request')} of the demo sites {'is' if held == 1 else 'are'} leased to a worker"
+            " that runs still on this data folder: it crawls them."
+        )
+    return said
 
 
 DEMO_LOCK = "demo.lock"
