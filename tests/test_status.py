@@ -23,6 +23,7 @@ from crawler import settings as project_settings
 from crawler.cli import main
 from crawler.demo import DEMO_RULES
 from crawler.keys import Keys, hour_of
+from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
@@ -781,3 +782,82 @@ def test_pages_a_rules_encoding_read_though_they_say_utf8_are_noted_in_the_table
         f" from {rule_file} (the crawl's warning names a page)"
     ), notes
     assert notes[1] == "", notes
+
+
+# --- Redis: the embedded server, started on demand ---------------------------------------------------------
+
+
+@pytest.fixture
+def embedded_data(tmp_path: Path, rules: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A data folder whose embedded Redis holds a key (a crawl was there) and runs no more; the commands
+    in this process use it (no REDIS_URL)."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    data = tmp_path / "data"
+    with EmbeddedRedis(data) as embedded:
+        client = redis.Redis.from_url(embedded.url)
+        client.set("crawler:sequence", 1)
+        client.close()
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
+    monkeypatch.setenv("CRAWLER_DATA_DIR", str(data))
+    return data
+
+
+def _redis_line(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """The Redis line of `crawler status` (piped, it wraps: its lines joined)."""
+    assert main(["status", *args]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    first = next(index for index, line in enumerate(lines) if line.startswith("redis "))
+    last = next(index for index in range(first, len(lines)) if lines[index].endswith(" MB"))
+    return " ".join(lines[first : last + 1])
+
+
+def test_status_of_an_embedded_redis_it_started_says_so_not_up_0s(
+    embedded_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No process runs the data folder's embedded Redis: `status` starts it to read it, and says so, with
+    where its data lives, rather than an uptime of 0 s that tells nothing."""
+    line = _redis_line(capsys)
+    assert " up " not in line, line
+    aof = embedded_data.resolve() / "redis" / "appendonly.aof"
+    assert "embedded, started by this command" in line and str(aof) in line, line
+    assert main(["status", "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["redis"]["embedded"]
+    assert shown == {"started_by_this_command": True, "data": str(aof), "users": []}, shown
+
+
+def test_status_of_an_embedded_redis_other_processes_run_gives_its_uptime_and_who_runs_it(
+    embedded_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A process runs the data folder's embedded Redis (a worker, a crawl): `status` gives its uptime and
+    the pids that run it."""
+    holding = (
+        "import sys; from pathlib import Path; from crawler.redisio.embedded import EmbeddedRedis;"
+        " server = EmbeddedRedis(Path(sys.argv[1])); server.ensure(); print('up', flush=True);"
+        " sys.stdin.read(); server.close()"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", holding, str(embedded_data)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "up\n"
+        time.sleep(1.1)
+        line = _redis_line(capsys)
+        assert main(["status", "--format", "json"]) == 0
+        shown = json.loads(capsys.readouterr().out)["redis"]
+    finally:
+        holder.communicate(timeout=60)
+    assert " up " in line and " up 0s" not in line, line
+    assert f"run by pid {holder.pid}" in line, line
+    assert shown["embedded"]["started_by_this_command"] is False and shown["uptime_seconds"] >= 1, shown
+
+
+def test_status_of_a_redis_given_by_url_keeps_its_uptime(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    line = next(line for line in run_crawler("status").splitlines() if line.startswith("redis "))
+    assert " up " in line and "embedded" not in line, line
+    assert json.loads(run_crawler("status", "--format", "json"))["redis"]["embedded"] is None

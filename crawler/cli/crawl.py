@@ -38,7 +38,7 @@ from crawler.discover.frontier import Frontier
 from crawler.errors import InputError, StoreError, redacted
 from crawler.keys import ROBOTS_DISALLOWED, Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url
-from crawler.redisio.embedded import RedisUnavailableError, live_users
+from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError, live_users
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import (
     JobCounts,
@@ -72,6 +72,13 @@ def redis_for(config: Config, *, reading: bool = False) -> Iterator[str]:
     ``--data-dir`` shows nothing otherwise: an empty queue, as if all were well); a Redis that refuses
     writes (its disk is full) is an error, except to such a command (``crawler status`` shows it). Such a
     command does not create a data folder that does not exist: :class:`InputError` names it."""
+    with redis_and_server(config, reading=reading) as (url, _):
+        yield url
+
+
+@contextmanager
+def redis_and_server(config: Config, *, reading: bool = False) -> Iterator[tuple[str, EmbeddedRedis | None]]:
+    """:func:`redis_for`, and the embedded server behind the URL (None with REDIS_URL)."""
     if reading and not config.redis_url:
         data_folder(config.data_dir)
     url, embedded = resolve_redis_url(config.redis_url, config.data_dir, reads_only=reading)
@@ -82,7 +89,7 @@ def redis_for(config: Config, *, reading: bool = False) -> Iterator[str]:
                 f"nothing was crawled under {config.data_dir} yet (a new data folder); give the one of your"
                 " crawls with --data-dir DIR",
             )
-        yield url
+        yield url, embedded
     finally:
         if embedded is not None:
             embedded.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -17,13 +18,14 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from crawler.cli.crawl import redis_for
+from crawler.cli.crawl import redis_and_server
 from crawler.cli.options import no_rules_problem, rules_folder, rules_in
 from crawler.cli.terminal import table_console, tell
 from crawler.commandline import counted, did_you_mean, span
 from crawler.config import Config
 from crawler.errors import InputError
 from crawler.redisio.connection import connect
+from crawler.redisio.embedded import EmbeddedRedis, live_users
 from crawler.rules import load_rules
 from crawler.status import build_status, status_sites
 
@@ -41,15 +43,27 @@ def run_status(args: argparse.Namespace) -> int:
     ruleset = load_rules(config.rules_dir)
     if args.site is not None:
         _check_site(args.site, status_sites(ruleset), config.rules_dir)
-    with redis_for(config, reading=True) as url:
+    with redis_and_server(config, reading=True) as (url, embedded):
         server = connect(url, reads_only=True)
         report = build_status(server, config.keys, ruleset, time.time(), args.site)
+        report["redis"]["embedded"] = None if embedded is None else _embedded(embedded, config.data_dir)
     if args.format == "json":
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     else:
         with table_console() as console:
             _print(console, sys.stdout.isatty(), report)
     return 0
+
+
+def _embedded(embedded: EmbeddedRedis, data_dir: Path) -> dict[str, Any]:
+    """What the status says of the data folder's embedded Redis: whether this command started it (no other
+    process ran it: each command starts it on demand, and the last to leave stops it), where its data
+    lives, and the other processes that use it."""
+    return {
+        "started_by_this_command": embedded.owner,
+        "data": str(embedded.aof_path),
+        "users": [pid for pid in live_users(data_dir) if pid != os.getpid()],
+    }
 
 
 def _check_site(site: str, sites: list[str], folder: Path) -> None:
@@ -92,6 +106,23 @@ def _stopped(workers: list[dict[str, Any]]) -> str:
     )
 
 
+def _uptime(health: dict[str, Any]) -> str:
+    """How long Redis has been up, and for the embedded server whether this command started it (then its
+    uptime is this command's: none ran it) or who runs it, and where its data lives."""
+    embedded = health.get("embedded")
+    if embedded is None:
+        return f"up {span(health['uptime_seconds'])}"
+    data = escape(embedded["data"])
+    if embedded["started_by_this_command"]:
+        return (
+            "embedded, started by this command to read it (no crawl, worker or scheduler runs on this data"
+            " folder: each command starts it on demand, and the last one using it stops it); its data in"
+            f" {data}"
+        )
+    users = ", ".join(f"pid {pid}" for pid in embedded["users"]) or "other processes"
+    return f"embedded, up {span(health['uptime_seconds'])}, run by {users}; its data in {data}"
+
+
 def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
     """The ``report`` for people: tables in a ``terminal``; else blocks of lines that fit the console's
     width, but for the messages that need attention, each on one line."""
@@ -111,7 +142,7 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
     )
     version = escape(str(health["version"]))
     console.print(
-        f"redis {version}: up {span(health['uptime_seconds'])}, append-only file {aof},"
+        f"redis {version}: {_uptime(health)}, append-only file {aof},"
         f" {health['used_memory_bytes'] / 1e6:.1f} MB",
         soft_wrap=terminal,
     )
