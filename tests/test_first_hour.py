@@ -6,6 +6,7 @@ line that starts without loading the crawl machinery.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -20,13 +21,16 @@ from pathlib import Path
 
 import pytest
 from conftest import SiteServer
+from rich.console import Console
+from scrapy.settings import Settings
 
-from crawler.cli.crawl import article_url
+from crawler.cli.crawl import _print_stored, article_url
 from crawler.commandline import span
 from crawler.demo import DEMO_ORIGIN, DEMO_RULES
 from crawler.demo.server import DemoServer
 from crawler.errors import InputError
 from crawler.rules import load_rule
+from crawler.store import store_config
 
 COMMAND_TIMEOUT = 240.0
 ALLOW_KEY = "allow_private_addresses: true"
@@ -881,3 +885,35 @@ def test_a_sites_session_never_follows_a_redirect_to_another_host(
     assert set(stored) == {direct, away}, export.stdout + export.stderr
     assert stored[direct]["fields"] == {"cookie": "session=member-token", "key": "key-secret"}
     assert "member-token" not in json.dumps(stored[away]) and "key-secret" not in json.dumps(stored[away])
+
+
+def test_the_demos_newest_articles_are_the_newest_published_then_the_newest_stored(tmp_path: Path) -> None:
+    """The demo's "newest" of a site: by the published day, then by its time of day where it has one (in
+    UTC: 09:00 at +08:00 is before 08:00 UTC), then by the time stored, newest first; a published value
+    that is no date comes after every date."""
+    stored = [  # (url, published, first seen): stored in this order
+        ("a", "2026-11-20", "2026-11-28T09:00:01Z"),
+        ("b", "2026-11-20T09:00:00+08:00", "2026-11-28T09:00:02Z"),
+        ("c", "21/11/2026", "2026-11-28T09:00:03Z"),
+        ("d", "2026-11-19", "2026-11-28T09:00:04Z"),
+        ("e", "2026-11-20T08:00:00+00:00", "2026-11-28T09:00:05Z"),
+        ("f", "2026-11-20", "2026-11-28T09:00:06Z"),
+    ]
+    store = store_config(Settings({"CRAWLER_DATA_DIR": str(tmp_path), "MONGO_URI": ""}))
+    with store.open() as opened:
+        for index, (name, published, first_seen) in enumerate(stored):
+            words = " ".join(f"{name}{index}w{n}" for n in range(60))
+            opened.upsert(
+                {
+                    "site": "citynews",
+                    "url": f"http://city.example/{name}",
+                    "fetched_at": first_seen,
+                    "title": f"Story {name}",
+                    "body": words,
+                    "published": published,
+                }
+            )
+    out = io.StringIO()
+    _print_stored(Console(file=out, width=100), store, tmp_path, {"citynews": "index pages"}, sample=6)
+    shown = [line.split()[-1] for line in out.getvalue().splitlines() if "Story " in line]
+    assert shown == ["e", "b", "f", "a", "d", "c"], out.getvalue()

@@ -56,6 +56,7 @@ from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler, when
 from crawler.status import no_worker, workers_alive
 from crawler.store import StoreConfig, store_config
+from crawler.store.document import newest_published
 from crawler.store.spool import waiting_under
 from crawler.threads import STOP_SIGNALS, signals_blocked
 from crawler.worker.fetch import check_url
@@ -945,14 +946,14 @@ def _print_stored(
         )
         return
     table = Table(title=escape(f"Stored in {place}"))
-    for column in ("site", "read from", "articles", "body by rule", "body by qRead", "newest"):
+    for column in ("site", "read from", "articles", "body by rule", "body by qRead", "newest published"):
         table.add_column(column)
     for site in sorted({str(article["site"]) for article in articles}):
         mine = [article for article in articles if article["site"] == site]
         from_qread = sum(1 for a in mine if (a.get("extraction") or {}).get("body_from") == "qread")
         newest = [
             f"{a.get('published') or '?'}  {cut(str(a.get('title') or ''), 60)}"
-            for a in sorted(mine, key=lambda a: str(a.get("published") or ""), reverse=True)[:sample]
+            for a in sorted(mine, key=newest_published, reverse=True)[:sample]
         ]
         if console.is_terminal:
             table.add_row(
@@ -966,7 +967,7 @@ def _print_stored(
         else:
             console.print(
                 f"{site} (read from its {ways.get(site, '?')}): {len(mine)} articles, body by rule"
-                f" {len(mine) - from_qread}, by qRead {from_qread}; newest:",
+                f" {len(mine) - from_qread}, by qRead {from_qread}; newest published:",
                 soft_wrap=True,
                 markup=False,
             )

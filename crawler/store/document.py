@@ -178,6 +178,24 @@ def format_timestamp(dt: datetime) -> str:
     return dt.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
+def newest_published(document: Mapping[str, Any]) -> tuple[bool, str, str, str]:
+    """The sort key, newest first with ``reverse=True``, of "the newest articles" by publication: the
+    published day (as the page gives it), then its time of day where the stored value has one (compared
+    in UTC, a time without a UTC offset taken as UTC; before the articles of that day without one), then
+    ``first_seen``, the time stored; a published value that is no date (stored as the page gave it, or
+    none) after every date, by ``first_seen``."""
+    published = str(document.get("published") or "").strip()
+    first_seen = str(document.get("first_seen") or "")
+    try:
+        moment = datetime.fromisoformat(published)
+    except ValueError:
+        return (False, "", "", first_seen)
+    if len(published) == len("2026-11-20"):
+        return (True, published, "", first_seen)
+    instant = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return (True, moment.date().isoformat(), format_timestamp(instant), first_seen)
+
+
 def article_id(url: str) -> str:
     """The stable document id of ``url``: the first 16 hex digits of its sha1."""
     return hashlib.sha1(url.encode("utf-8")).hexdigest()[:16]
