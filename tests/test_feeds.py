@@ -281,7 +281,7 @@ def test_a_feed_that_is_an_html_page_counts_as_fetched_and_the_summary_names_its
         " URL of the site's feed there (`crawler rules try wire URL` shows what a URL holds)"
     )
     assert lines[-1] == said, done.stdout
-    assert f"WARNING: wire: {said}" in done.stderr, done.stderr[-4000:]
+    assert f"crawler temp: warning: wire: {said}" in done.stderr.splitlines(), done.stderr[-4000:]
     assert "nothing could be fetched" not in done.stdout
     # Requeued and an HTML page still: the job counts the page fetched once.
     requeued = site.crawler("dead", "requeue", "--site", site.name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -111,10 +112,12 @@ def test_a_temp_crawl_names_other_sites_broken_rule_files_in_one_warning_and_its
     assert done.returncode == 0 and "stored 1 article," in done.stdout, done.stdout + done.stderr[-3000:]
     named = [line for line in done.stderr.splitlines() if "a.yaml" in line or "b.yaml" in line]
     assert len(named) == 1, named
-    assert named[0].endswith(
-        "WARNING: 2 other rule files have errors: a.yaml, b.yaml; see `crawler rules check`"
-    ), named
+    # A line of the command, as its other messages are, not a line of Scrapy's log.
+    assert named == [
+        "crawler temp: warning: 2 other rule files have errors: a.yaml, b.yaml; see `crawler rules check`"
+    ], named
     assert " ERROR: " not in done.stderr, done.stderr[-3000:]
+    assert not re.search(r"\[crawler\.[\w.]+\] WARNING: ", done.stderr), done.stderr[-3000:]
     (site.rules / f"{site.name}.yaml").write_text("domains: [127.0.0.1]\nbogus: 1\n", encoding="utf-8")
     own = site.temp()
     assert own.returncode == 1, own.stderr
@@ -135,9 +138,24 @@ def test_the_warning_of_other_broken_rule_files_suggests_checking_the_folder_as_
     done = site.crawler(*given, "temp", site.name, *settings, CRAWLER_COMMAND="./run.sh crawler")
     assert done.returncode == 0 and "stored 1 article" in done.stdout, done.stdout + done.stderr[-3000:]
     assert (
-        f"WARNING: 1 other rule file has errors: b.yaml; see `./run.sh crawler --rules-dir {site.rules}"
-        " rules check`"
-    ) in done.stderr, done.stderr[-3000:]
+        f"crawler temp: warning: 1 other rule file has errors: b.yaml; see `./run.sh crawler --rules-dir"
+        f" {site.rules} rules check`"
+    ) in done.stderr.splitlines(), done.stderr[-3000:]
+
+
+def test_the_warnings_of_a_temp_crawl_are_its_own_lines_and_scrapys_log_keeps_its_level(site: Site) -> None:
+    """`-s LOG_LEVEL=INFO` shows Scrapy's log at INFO, in its format, for diagnosing; the crawl's warnings
+    stay lines of the command, once each."""
+    site.rule("/a/fine")
+    (site.rules / "b.yaml").write_text("domains: [\n", encoding="utf-8")
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    done = site.crawler("temp", site.name, *settings, "-s", "LOG_LEVEL=INFO")
+    assert done.returncode == 0 and "stored 1 article" in done.stdout, done.stdout + done.stderr[-3000:]
+    lines = done.stderr.splitlines()
+    said = "1 other rule file has errors: b.yaml; see `crawler rules check`"
+    assert [line for line in lines if said in line] == [f"crawler temp: warning: {said}"], done.stderr[-3000:]
+    assert any("[crawler.worker.spider] INFO: Serving" in line for line in lines), done.stderr[-3000:]
+    assert any("[scrapy.core.engine] INFO: Spider opened" in line for line in lines), done.stderr[-3000:]
 
 
 def test_queue_entries_that_are_no_requests_are_dead_lettered_once_and_never_run(site: Site) -> None:

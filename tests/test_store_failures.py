@@ -702,9 +702,9 @@ def test_a_temp_crawl_with_mongodb_unreachable_says_what_it_spooled_and_articles
         f" 2 articles wait in the spool {spool}, written into MongoDB when it is back"
     ) in done.stdout, done.stdout
     warning = (
-        f"WARNING: MongoDB is unreachable: 2 articles wait in the spool {spool}, written into MongoDB when it"
-        f" is back (by the next crawl or `./run.sh crawler --data-dir {site.data} articles` command on this"
-        " data folder)"
+        f"crawler temp: warning: MongoDB is unreachable: 2 articles wait in the spool {spool}, written into"
+        " MongoDB when it is back (by the next crawl or"
+        f" `./run.sh crawler --data-dir {site.data} articles` command on this data folder)"
     )
     assert warning in done.stderr, done.stderr
     assert "holds SQLite article files" not in done.stderr, "no SQLite store was filled before"

@@ -117,6 +117,35 @@ def _note_left(server: redis.Redis, keys: Keys, job: str, site: str | None) -> N
         )
 
 
+class _CommandWarnings(logging.Handler):
+    """The log records of the crawler's own loggers while a command that crawls for a person runs
+    (``temp``, ``demo``): a warning (what, why, the fix) is said as the command's own line,
+    ``crawler temp: warning: ...``, as its other messages are; every other record goes on to the root's
+    handlers as it would have (Scrapy's log, at its ``LOG_LEVEL``, for diagnosing)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno == logging.WARNING:
+            tell("warning", record.getMessage())
+            return
+        for handler in logging.root.handlers:
+            if record.levelno >= handler.level:
+                handler.handle(record)
+
+
+@contextmanager
+def _warnings_said() -> Iterator[None]:
+    """While it lasts, the crawler's warnings are the command's lines (:class:`_CommandWarnings`)."""
+    ours = logging.getLogger("crawler")
+    handler = _CommandWarnings()
+    ours.addHandler(handler)
+    ours.propagate = False
+    try:
+        yield
+    finally:
+        ours.removeHandler(handler)
+        ours.propagate = True
+
+
 def _holds_nothing(url: str) -> bool:
     """The Redis at ``url`` holds no key: no crawl, grab or dead letter was ever kept in it."""
     client = connect(url, reads_only=True)
@@ -130,6 +159,11 @@ def _holds_nothing(url: str) -> bool:
 
 
 def run_temp(args: argparse.Namespace) -> int:
+    with _warnings_said():
+        return _temp(args)
+
+
+def _temp(args: argparse.Namespace) -> int:
     config = Config.from_env()
     rules_folder(config.rules_dir)
     rule = load_rule(rule_file(config.rules_dir, args.site))
@@ -474,7 +508,7 @@ def run_demo(args: argparse.Namespace) -> int:
     config = Config.from_env()
     _check_store(config, {})
     directory = config.data_dir / "demo"
-    with _ctrl_c_stops(), _demo_lock(directory):
+    with _ctrl_c_stops(), _demo_lock(directory), _warnings_said():
         if not args.keep:
             _start_anew(directory)
         return _demo(args, config, directory)
