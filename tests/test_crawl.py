@@ -170,7 +170,7 @@ def test_temp_crawl_stores_exactly_the_expected_articles(demo: DemoRun) -> None:
             continue
         got = articles[article.path]
         assert got["title"] == article.title
-        assert got["published"] == article.published_date
+        assert got["published"] == article.published_stored, "with its time of day"
         body = str(got["body"])
         for paragraph in article.paragraphs:
             assert " ".join(paragraph.split()) in " ".join(body.split())

@@ -84,8 +84,15 @@ class DemoArticle:
 
     @property
     def published_date(self) -> str:
-        """``YYYY-MM-DD`` in the site's time zone: what the rules' ``published`` field gives."""
+        """``YYYY-MM-DD`` in the site's time zone: the day the page says."""
         return self.published.date().isoformat()
+
+    @property
+    def published_stored(self) -> str:
+        """What a crawl stores of the rules' ``published`` field: the day and time of day, with the UTC
+        offset the page gives (``2026-11-20T08:30:00+00:00``); 华夏网's pages give none (Beijing time)."""
+        moment = self.published.replace(tzinfo=None) if self.site == "huaxia" else self.published
+        return moment.isoformat(timespec="seconds")
 
     def url(self, origin: str = DEMO_ORIGIN) -> str:
         return origin + self.path
