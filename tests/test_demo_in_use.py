@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from test_first_hour import crawler, demo_rule
 
 from crawler.keys import Keys
@@ -277,3 +278,24 @@ def test_a_demo_kept_after_one_stopped_on_its_port_crawls_its_requests_in_its_ow
     status = crawler(*DEMO_STATUS, cwd=tmp_path)
     queue = json.loads(status.stdout)["queue"]
     assert (queue["queued"], queue["leased"], queue["waiting"], queue["dead_letters"]) == (0, 0, 0, 0), queue
+
+
+def test_a_demo_leaves_to_a_live_worker_the_requests_another_demo_left_on_a_shared_redis(
+    tmp_path: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """With REDIS_URL, demos of other data folders share the queue: while a worker is alive on it, the
+    demo sites' requests in the queue may be a running demo's, and the demo takes none of them out (its
+    own worker helps with them, as a temp crawl's does), and says so."""
+    keys = Keys("crawler")
+    rules = tmp_path / "other" / "rules"
+    for site in ("citynews", "techdaily", "huaxia"):
+        demo_rule(rules, "http://127.0.0.1:9", site, allow=True)
+    job = enqueue_job(redis_client, keys, load_rules(rules).rules.values())
+    beat = {"seen": time.time() + 600, "every": 5, "host": "elsewhere", "pid": 1, "pages": 0, "rate": 0.0}
+    redis_client.hset(keys.workers, "elsewhere:1:abc", json.dumps(beat))
+    run = crawler("demo", "--port", "0", cwd=tmp_path, env={"REDIS_URL": redis_server})
+    assert run.code == 0, run.stderr[-3000:]
+    assert "dropped" not in run.stdout, run.stdout
+    said = [line for line in run.stdout.splitlines() if "a worker is alive" in line]
+    assert len(said) == 1 and "3 requests" in said[0], run.stdout
+    assert redis_client.hget(keys.job(job), "taken") is None

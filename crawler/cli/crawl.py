@@ -551,11 +551,14 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
             settings = _crawl_settings(config, url, {})
             client, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
             queue = LeasedQueue(client, keys, lease_seconds=settings.getfloat("LEASE_SECONDS"))
-            leftovers, held = take_leftovers(queue, sorted(ruleset.rules))
+            # A worker alive on this Redis (REDIS_URL, shared): the requests may be a running demo's.
+            serving = workers_alive(client, keys, time.time())
+            leftovers, held = ({}, 0) if serving else take_leftovers(queue, sorted(ruleset.rules))
+            waiting = sum(queue.pending(site) for site in ruleset.rules) if serving else 0
             job = _enqueue(settings, client, keys, ruleset.rules.values())
             adopted = leftovers.pop(server.origin, [])
             queue_in_job(queue, adopted, job)
-            for line in _leftovers_said(server.origin, len(adopted), leftovers, held):
+            for line in _leftovers_said(server.origin, len(adopted), leftovers, held, waiting):
                 console.print(line, markup=False, soft_wrap=True)
             counts = _crawl_job(settings, client, keys, job, title="demo crawl")
     _print_summary(job, counts, settings)
@@ -564,12 +567,21 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
     return 0
 
 
-def _leftovers_said(origin: str, adopted: int, dropped: dict[str, list[str]], held: int) -> list[str]:
+def _leftovers_said(
+    origin: str, adopted: int, dropped: dict[str, list[str]], held: int, waiting: int
+) -> list[str]:
     """What the demo on ``origin`` says of the requests an earlier demo on its Redis left (stopped before
     its end): those of its own origin (``adopted``) crawled in its job, those of another origin
     ``dropped`` (their server is gone: this demo serves the same pages on ``origin``), and the leases a
-    worker that runs still ``held`` (it crawls them)."""
+    worker that runs still ``held`` (it crawls them); or, a worker being alive on the Redis, the requests
+    ``waiting`` there, left to it."""
     said = []
+    if waiting:
+        said.append(
+            f"{counted(waiting, 'request')} of the demo sites {'waits' if waiting == 1 else 'wait'} in the"
+            " queue, and a worker is alive on this Redis: they may be another demo's, running, and are left"
+            " to it (this demo's worker helps with them)."
+        )
     if adopted:
         said.append(
             f"An earlier demo on this port, stopped before its end, left {counted(adopted, 'request')} in"
