@@ -515,34 +515,34 @@ def temp_job_ended(server: redis.Redis, keys: Keys, job: str) -> bool:
     return bool(server.hexists(keys.job(job), "ended"))
 
 
-def take_leftovers(queue: LeasedQueue, sites: Iterable[str]) -> tuple[dict[str, list[str]], int]:
+def take_leftovers(queue: LeasedQueue, sites: Iterable[str]) -> dict[str, list[str]]:
     """Take the requests of ``sites`` out of the queue (:meth:`LeasedQueue.take_site`: queued, waiting,
-    their leases expired), each ended in its job; the members taken by the origin of their URL
-    (``http://127.0.0.1:8631``), and how many of those sites' leases live workers still hold."""
+    leased; only when no worker is alive), each ended in its job; the members taken by the origin of
+    their URL (``http://127.0.0.1:8631``)."""
     taken: dict[str, list[str]] = {}
-    held = 0
     for site in sites:
-        members, still_held = queue.take_site(site)
-        held += still_held
-        for member in members:
+        for member in queue.take_site(site):
             try:
                 parts = urlsplit(str(serializer.loads(member).get("url", "")))
             except (ValueError, UnicodeDecodeError, AttributeError):
                 parts = urlsplit("")
             taken.setdefault(f"{parts.scheme}://{parts.netloc}", []).append(member)
-    return taken, held
+    return taken
 
 
-def queue_in_job(queue: LeasedQueue, members: Iterable[str], job: str) -> int:
-    """Queue ``members`` (taken out of the queue: :func:`take_leftovers`) again as requests of ``job``;
-    how many went in (a request the job queued already is queued once)."""
+def queue_in_job(queue: LeasedQueue, members: Iterable[str], job: str | None = None) -> int:
+    """Queue ``members`` (taken out of the queue: :func:`take_leftovers`) again as requests of ``job``
+    (None: each of its own job, as it was); how many went in (a request queued already is queued once)."""
     added = 0
     for member in members:
         data = serializer.loads(member)
         meta = data["meta"]
-        meta["job"] = job
+        if job is not None:
+            meta["job"] = job
         slot = str(meta.get("download_slot") or meta["site"])
-        added += queue.push(serializer.dumps(data), priority=int(data.get("priority", 0)), site=slot, job=job)
+        added += queue.push(
+            serializer.dumps(data), priority=int(data.get("priority", 0)), site=slot, job=meta.get("job")
+        )
     return added
 
 

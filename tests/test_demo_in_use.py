@@ -230,7 +230,7 @@ DEMO_STATUS = ("--data-dir", "data/demo", "--rules-dir", "data/demo/rules", "sta
 
 def _leave_an_interrupted_demo(data: Path, origin: str) -> None:
     """What a `crawler demo --keep` on ``origin`` stopped before its end leaves in data/demo's Redis: its
-    sites' requests queued, and one leased by its worker, killed (the lease expired)."""
+    sites' requests queued, and two leased by its worker, killed (one lease expired, one not yet)."""
 
     rules = data / "demo" / "rules"
     for site in ("citynews", "techdaily", "huaxia"):
@@ -240,6 +240,7 @@ def _leave_an_interrupted_demo(data: Path, origin: str) -> None:
         keys = Keys("crawler")
         enqueue_job(client, keys, load_rules(rules).rules.values())
         assert LeasedQueue(client, keys, lease_seconds=-1).pop().member is not None
+        assert LeasedQueue(client, keys, lease_seconds=60).pop().member is not None
         client.close()
 
 
@@ -299,3 +300,23 @@ def test_a_demo_leaves_to_a_live_worker_the_requests_another_demo_left_on_a_shar
     said = [line for line in run.stdout.splitlines() if "a worker is alive" in line]
     assert len(said) == 1 and "3 requests" in said[0], run.stdout
     assert redis_client.hget(keys.job(job), "taken") is None
+
+
+def test_a_demo_served_with_keep_drops_what_a_demo_on_another_port_left(tmp_path: Path) -> None:
+    """`crawler demo --serve --keep` after a demo on another port stopped before its end: the requests it
+    left are dropped as it starts (nothing serves their port), so the crawls it prints fetch none of them."""
+    gone = "http://127.0.0.1:9"
+    _leave_an_interrupted_demo(tmp_path / "data", gone)
+    serving = _start("demo", "--serve", "--keep", "--port", "0", cwd=tmp_path)
+    try:
+        assert serving.stdout is not None
+        assert serving.stdout.readline().startswith("Serving the demo sites on")
+        serving.send_signal(signal.SIGINT)
+        _, err = serving.communicate(timeout=60)
+    finally:
+        _stop(serving)
+    said = [line for line in err.splitlines() if "stopped before its end" in line]
+    assert len(said) == 1 and "3 requests" in said[0] and gone in said[0], err[-3000:]
+    status = crawler(*DEMO_STATUS, cwd=tmp_path)
+    queue = json.loads(status.stdout)["queue"]
+    assert (queue["queued"], queue["leased"], queue["waiting"], queue["dead_letters"]) == (0, 0, 0, 0), queue

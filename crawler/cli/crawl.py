@@ -543,6 +543,15 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
         if not ruleset.rules:
             raise InputError(f"no demo rules (demo-*.yaml) in {DEMO_RULES}: the installation is incomplete")
         if args.serve:
+            with redis_for(config.replace(data_dir=directory)) as url:
+                client = connect(url)
+                queue = LeasedQueue(client, config.keys)
+                leftovers, waiting = _leftovers(queue, sorted(ruleset.rules))
+                # Served again: the user's crawls fetch them, in their jobs.
+                queue_in_job(queue, leftovers.pop(server.origin, []))
+                client.close()
+            for line in _leftovers_said(server.origin, 0, leftovers, waiting):
+                console.print(line, markup=False, soft_wrap=True)
             return _serve(server.origin, directory, sorted(ruleset.rules))
         console.print(f"Demo sites on {server.origin}: {', '.join(sorted(ruleset.rules))}", markup=False)
         config = config.replace(data_dir=directory, rules_dir=demo_rules)
@@ -551,14 +560,11 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
             settings = _crawl_settings(config, url, {})
             client, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
             queue = LeasedQueue(client, keys, lease_seconds=settings.getfloat("LEASE_SECONDS"))
-            # A worker alive on this Redis (REDIS_URL, shared): the requests may be a running demo's.
-            serving = workers_alive(client, keys, time.time())
-            leftovers, held = ({}, 0) if serving else take_leftovers(queue, sorted(ruleset.rules))
-            waiting = sum(queue.pending(site) for site in ruleset.rules) if serving else 0
+            leftovers, waiting = _leftovers(queue, sorted(ruleset.rules))
             job = _enqueue(settings, client, keys, ruleset.rules.values())
             adopted = leftovers.pop(server.origin, [])
             queue_in_job(queue, adopted, job)
-            for line in _leftovers_said(server.origin, len(adopted), leftovers, held, waiting):
+            for line in _leftovers_said(server.origin, len(adopted), leftovers, waiting):
                 console.print(line, markup=False, soft_wrap=True)
             counts = _crawl_job(settings, client, keys, job, title="demo crawl")
     _print_summary(job, counts, settings)
@@ -567,14 +573,20 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
     return 0
 
 
-def _leftovers_said(
-    origin: str, adopted: int, dropped: dict[str, list[str]], held: int, waiting: int
-) -> list[str]:
+def _leftovers(queue: LeasedQueue, sites: list[str]) -> tuple[dict[str, list[str]], int]:
+    """What an earlier demo left in the queue of the demo's ``sites``, when no worker is alive on the
+    Redis: the requests taken out, by origin (:func:`take_leftovers`); else (a shared REDIS_URL: they may
+    be a running demo's) none taken, and how many wait."""
+    if workers_alive(queue.server, queue.keys, time.time()):
+        return {}, sum(queue.pending(site) for site in sites)
+    return take_leftovers(queue, sites), 0
+
+
+def _leftovers_said(origin: str, adopted: int, dropped: dict[str, list[str]], waiting: int) -> list[str]:
     """What the demo on ``origin`` says of the requests an earlier demo on its Redis left (stopped before
     its end): those of its own origin (``adopted``) crawled in its job, those of another origin
-    ``dropped`` (their server is gone: this demo serves the same pages on ``origin``), and the leases a
-    worker that runs still ``held`` (it crawls them); or, a worker being alive on the Redis, the requests
-    ``waiting`` there, left to it."""
+    ``dropped`` (their server is gone: the demo serves the same pages on ``origin``); or, a worker being
+    alive on the Redis, the requests ``waiting`` there, left to it."""
     said = []
     if waiting:
         said.append(
@@ -590,12 +602,7 @@ def _leftovers_said(
     for gone, members in sorted(dropped.items()):
         said.append(
             f"An earlier demo on {gone}, stopped before its end, left {counted(len(members), 'request')} in"
-            f" the queue: dropped, as nothing serves {gone} now; this demo crawls the same pages on {origin}."
-        )
-    if held:
-        said.append(
-            f"{counted(held, 'request')} of the demo sites {'is' if held == 1 else 'are'} leased to a worker"
-            " that runs still on this data folder: it crawls them."
+            f" the queue: dropped, as nothing serves {gone} now; the demo serves the same pages on {origin}."
         )
     return said
 

@@ -323,20 +323,20 @@ return 1
 """
 )
 
-# KEYS: pending, leases, lease-scores, lease-sites, attempts, delayed. ARGV: prefix, site, now.
-# Take every request of the site out of the queue: queued, waiting (retries, deferred), and leased with
-# the lease expired (its worker is gone); each ends in its job (pending - 1, ``taken`` + 1) and in the
-# site's count. Leases still held are left to their worker. Reply: {leases still held, member, ...}.
+# KEYS: pending, leases, lease-scores, lease-sites, attempts, delayed. ARGV: prefix, site.
+# Take every request of the site out of the queue: queued, waiting (retries, deferred) and leased (for a
+# caller that knows no worker is alive to hold a lease); each ends in its job (pending - 1, ``taken`` + 1)
+# and in the site's count. Reply: the members taken.
 _TAKE = (
     SITE_LUA
     + """
-local K, site, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local K, site = ARGV[1], ARGV[2]
 local taken = redis.call('ZRANGE', K .. ':queue:' .. site, 0, -1)
 redis.call('DEL', K .. ':queue:' .. site)
 redis.call('ZREM', K .. ':ready', site)
 redis.call('ZREM', K .. ':gated', site)
-local function take(set, upto, leased)
-  for _, member in ipairs(redis.call('ZRANGEBYSCORE', set, '-inf', upto)) do
+local function take(set, leased)
+  for _, member in ipairs(redis.call('ZRANGE', set, 0, -1)) do
     if redis.call('HGET', KEYS[4], member) == site then
       redis.call('ZREM', set, member)
       if leased then downloaded(K, site, member) end
@@ -347,8 +347,8 @@ local function take(set, upto, leased)
     end
   end
 end
-take(KEYS[6], '+inf', false)
-take(KEYS[2], now, true)
+take(KEYS[6], false)
+take(KEYS[2], true)
 for _, member in ipairs(taken) do
   local ok, request = pcall(cjson.decode, member)
   local job = ok and type(request) == 'table' and type(request.meta) == 'table' and request.meta.job
@@ -360,12 +360,7 @@ end
 if #taken > 0 and redis.call('HINCRBY', KEYS[1], site, -#taken) < 0 then
   redis.call('HSET', KEYS[1], site, 0)
 end
-local out = {0}
-for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')) do
-  if redis.call('HGET', KEYS[4], member) == site then out[1] = out[1] + 1 end
-end
-for _, member in ipairs(taken) do out[#out + 1] = member end
-return out
+return taken
 """
 )
 
@@ -825,10 +820,10 @@ class LeasedQueue:
     def job_pending(self, job: str) -> int:
         return int(self.server.hget(self.keys.job(job), "pending") or 0)
 
-    def take_site(self, site: str) -> tuple[list[str], int]:
-        """Take every request of ``site`` out of the queue (queued, waiting, leased with the lease expired),
-        each ended in its job (``taken`` counts them) and in the site's pending count; the members taken,
-        and how many of the site's leases are still held (left to their workers)."""
+    def take_site(self, site: str) -> list[str]:
+        """Take every request of ``site`` out of the queue (queued, waiting, and leased: call it only when
+        no worker is alive to hold a lease), each ended in its job (``taken`` counts them) and in the
+        site's pending count; the members taken."""
         keys = [
             self.keys.pending,
             self.keys.leases,
@@ -837,8 +832,7 @@ class LeasedQueue:
             self.keys.attempts,
             self.keys.delayed,
         ]
-        reply = self._take(keys=keys, args=[self.keys.prefix, site, time.time()])
-        return [decoded(member) for member in reply[1:]], int(reply[0])
+        return [decoded(member) for member in self._take(keys=keys, args=[self.keys.prefix, site])]
 
     def clear(self) -> None:
         sites = [decoded(site) for site in self.server.hkeys(self.keys.pending)]
