@@ -592,7 +592,7 @@ def _leftovers_said(origin: str, adopted: int, dropped: dict[str, list[str]], wa
         said.append(
             f"{counted(waiting, 'request')} of the demo sites {'waits' if waiting == 1 else 'wait'} in the"
             " queue, and a worker is alive on this Redis: they may be another demo's, running, and are left"
-            " to it (this demo's worker helps with them)."
+            " to it (a crawl of the demo's sites helps with them)."
         )
     if adopted:
         said.append(
