@@ -225,7 +225,7 @@ def _described(
     if not chosen:
         return
     walk = reading.walk
-    walk_blocks, parents = walk.blocks, walk.parents
+    tags, attributes, parents = walk.tags, walk.attributes, walk.parents
     body, body_class = _body_block(reading)
     first_kept, last_kept = min(kept), max(kept)
     # The article block's lines are consecutive (the lines between its start and end events).
@@ -303,9 +303,8 @@ def _described(
                 unders[name] = blocks([name])
             under = unders[name]
         owner = line.owner
-        block = walk_blocks[owner]
-        attributes = block.attributes
-        key = (block.tag, attributes.get("class"), attributes.get("id"))
+        names = attributes[owner]
+        key = (tags[owner], names.get("class"), names.get("id"))
         if key not in own:
             own[key] = blocks(_own_features(*key))
         parent = parents[owner]
@@ -362,7 +361,7 @@ def _body_block(reading: Reading) -> tuple[int, str]:
             heapq.heappush(queue, -parent)
         counts[parent] += counts[block]
     body = block
-    return body, reading.walk.blocks[body].get("class") or ""
+    return body, reading.walk.attributes[body].get("class") or ""
 
 
 def _bucket(distance: int) -> str:
@@ -414,15 +413,14 @@ def _upper_features(walk: Any, parent: int, body: int, body_class: str) -> list[
     """Tags and class and id words of the two blocks above the line's block, where they sit relative to
     the body's block (steps up from the body to a block holding them; inside it, how deep), and whether
     the line's parent block has the body's class."""
-    blocks, parents, span = walk.blocks, walk.parents, walk.span
+    tags, attributes, parents, span = walk.tags, walk.attributes, walk.parents, walk.span
     found: list[str] = []
     element = parent
     for level in range(1, _CLASS_LEVELS):
         if element < 0:
             break
-        block = blocks[element]
-        attributes = block.attributes
-        found.extend(_block_features(level, block.tag, attributes.get("class"), attributes.get("id")))
+        names = attributes[element]
+        found.extend(_block_features(level, tags[element], names.get("class"), names.get("id")))
         element = parents[element]
     position = span[parent][0] if parent >= 0 else 0
     steps, element = 0, body
@@ -436,7 +434,7 @@ def _upper_features(walk: Any, parent: int, body: int, body_class: str) -> list[
             element = parents[element]
             depth += 1
         found.append(_DEPTH[depth])
-    same = parent >= 0 and (blocks[parent].attributes.get("class") or "") == body_class
+    same = parent >= 0 and (attributes[parent].get("class") or "") == body_class
     found.append(_SAME_CLASS[same])
     return found
 
