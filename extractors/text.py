@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Iterable
 
 CJK_CHARACTERS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_WORD_RE = re.compile(rf"[{CJK_CHARACTERS}]|[^\s{CJK_CHARACTERS}]+")
 # Similarity terms: CJK characters one by one, other words lower-cased without punctuation.
 _TERM_RE = re.compile(rf"[{CJK_CHARACTERS}]|[^\W_]+")
 CJK_RE = re.compile(rf"[{CJK_CHARACTERS}]")
@@ -28,7 +27,10 @@ def count_words(text: str) -> int:
     """Number of words in ``text``: each CJK character is one word, other words are split on white space."""
     if text.isascii() or not CJK_RE.search(text):
         return len(text.split())
-    return len(_WORD_RE.findall(text))
+    # A run of CJK characters counted by its length and the other words split apart once the runs are out:
+    # half the time of a regular expression's match for each character.
+    rest, runs = CJK_RUN_RE.subn(" ", text)
+    return len(text) - len(rest) + runs + len(rest.split())
 
 
 def terms(text: str | Iterable[str]) -> Counter[str]:

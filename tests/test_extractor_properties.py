@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extractors import ALGORITHMS, Extraction, get_extractor
+from extractors.text import CJK_CHARACTERS, count_words
 
 TAGS = [
     "html",
@@ -110,3 +113,18 @@ def test_deeply_nested_and_huge_inputs_are_taken(algorithm: str) -> None:
     check(algorithm, "<div>" * 100_000 + "deep text" + "</div>" * 100_000)
     check(algorithm, "<p>" + "word " * 2_000_000 + "</p>")
     check(algorithm, "<table>" + "<tr><td><a href='/x'>link</a></td></tr>" * 50_000 + "</table>")
+
+
+# Words as count_words defines them: each CJK character one word, each run of other characters that are not
+# white space one word.
+WORD_RE = re.compile(rf"[{CJK_CHARACTERS}]|[^\s{CJK_CHARACTERS}]+")
+
+
+# Latin, CJK and other characters, and white space of several kinds (and characters that are none).
+WORD_CHARACTERS = "ab1,. \t\n\r\x0b\x1c\x85\u00a0\u2003\u3000\u200b\ufeff一二アア가ぁ，。\U00020000"
+
+
+@settings(max_examples=2000, deadline=None)
+@given(text=st.text(alphabet=WORD_CHARACTERS))
+def test_words_are_counted_as_defined(text: str) -> None:
+    assert count_words(text) == len(WORD_RE.findall(text))
