@@ -38,7 +38,6 @@ from crawler.rules import (
     rule_file,
 )
 from crawler.rules.feeds import FeedEntry
-from crawler.rules.load import MAX_NESTING_TOKENS
 from crawler.rules.schema import build_rule
 from crawler.rules.sitemaps import SitemapEntry
 from crawler.settings import QREAD_MIN_BODY_CHARS
@@ -2152,15 +2151,18 @@ def test_a_folder_named_like_a_rule_file_is_no_site(tmp_path: Path) -> None:
     assert rule_sites(tmp_path) == ["news"]
 
 
-def test_brackets_past_the_tokens_the_nesting_scan_reads_count_wherever_they_are(tmp_path: Path) -> None:
-    """The scan of a file's lists and mappings reads MAX_NESTING_TOKENS tokens (each costs up to its
-    depth); the brackets after them count wherever they are, the quoted ones too."""
-    quoted = MINIMAL_RULE + "name: '" + "[" * 300 + "'\n"
-    assert load_rule(write(tmp_path, "site.yaml", quoted)).name == "[" * 300
-    tokens = "list: [" + "x, " * MAX_NESTING_TOKENS + "]\n"
+def test_a_large_rules_quoted_closing_brackets_do_not_hide_its_lists_nesting(tmp_path: Path) -> None:
+    """The scan of a file's lists and mappings reads it whole while they nest at most MAX_RULE_NESTING
+    deep: after 10,000 tokens, 300 quoted ']' do not cancel lists 250 deep (PyYAML's scanner reads them),
+    and 300 quoted '[' are no nesting."""
+    urls = ", ".join(f"http://127.0.0.1:8631/citynews/{number}" for number in range(5_001))
+    large = MINIMAL_RULE.replace("http://127.0.0.1:8631/citynews/", urls)
+    rule = load_rule(write(tmp_path, "site.yaml", large + "name: '" + "[" * 300 + "'\n"))
+    assert (len(rule.start_urls), rule.name) == (5_001, "[" * 300)
+    deep = "[" * 250 + "x" + "]" * 250
     with pytest.raises(RuleErrors) as caught:
-        load_rule(write(tmp_path, "site.yaml", tokens + quoted))
-    assert "invalid YAML: brackets nested 300 levels deep" in str(caught.value.errors[0])
+        load_rule(write(tmp_path, "site.yaml", large + "name: '" + "]" * 300 + "'\nheaders: " + deep + "\n"))
+    assert "invalid YAML: brackets nested 250 levels deep" in str(caught.value.errors[0])
 
 
 @pytest.mark.parametrize("name", ["Authorization", "cookie", "Proxy-Authorization"])
