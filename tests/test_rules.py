@@ -2162,7 +2162,7 @@ def test_a_large_rules_quoted_closing_brackets_do_not_hide_its_lists_nesting(tmp
     deep = "[" * 250 + "x" + "]" * 250
     with pytest.raises(RuleErrors) as caught:
         load_rule(write(tmp_path, "site.yaml", large + "name: '" + "]" * 300 + "'\nheaders: " + deep + "\n"))
-    assert "invalid YAML: brackets nested 250 levels deep" in str(caught.value.errors[0])
+    assert "line 6, column 210: invalid YAML: brackets nested 250 levels deep" in str(caught.value.errors[0])
 
 
 @pytest.mark.parametrize("name", ["Authorization", "cookie", "Proxy-Authorization"])
@@ -2178,8 +2178,8 @@ def test_a_rule_file_nested_too_deep_is_refused_before_the_parser_and_the_others
     tmp_path: Path,
 ) -> None:
     """Brackets 2,000 levels deep cost PyYAML's scanner half a second in every read of the folder: the file
-    is refused by a scan of its brackets, in the words of a rule file's errors, the other sites loading;
-    a rule whose brackets nest less deep is read."""
+    is refused by a scan of its brackets, in the words of a rule file's errors, with where the bracket one
+    level too deep is, the other sites loading; a rule whose brackets nest less deep is read."""
     rules = tmp_path / "rules"
     write(rules, "good.yaml", MINIMAL_RULE)
     write(rules, "deep.yaml", "domains: " + "[" * 2000 + "\n")
@@ -2188,9 +2188,11 @@ def test_a_rule_file_nested_too_deep_is_refused_before_the_parser_and_the_others
     ruleset = load_rules(rules)
     assert sorted(ruleset.rules) == ["good", "quoted"]
     assert [str(error) for error in ruleset.errors] == [
-        f"{rules / 'deep.yaml'}: invalid YAML: brackets nested 2,000 levels deep (at most 200 are read)"
+        f"{rules / 'deep.yaml'}: line 1, column 210: invalid YAML: brackets nested 2,000 levels deep"
+        " (at most 200 are read)"
         " (expected lists and mappings a few levels deep)",
-        f"{rules / 'saw.yaml'}: invalid YAML: brackets nested 3,001 levels deep (at most 200 are read)"
+        f"{rules / 'saw.yaml'}: line 1, column 1205: invalid YAML: brackets nested 3,001 levels deep"
+        " (at most 200 are read)"
         " (expected lists and mappings a few levels deep)",
     ]
 
@@ -2216,6 +2218,7 @@ def test_brackets_that_are_no_yaml_list_or_mapping_do_not_count_as_nesting(tmp_p
     with pytest.raises(RuleErrors) as caught:
         load_rule(write(tmp_path, "deep.yaml", deep))
     assert str(caught.value.errors[0]) == (
-        f"{tmp_path / 'deep.yaml'}: invalid YAML: brackets nested 250 levels deep (at most 200 are read)"
+        f"{tmp_path / 'deep.yaml'}: line 1, column 210: invalid YAML: brackets nested 250 levels deep"
+        " (at most 200 are read)"
         " (expected lists and mappings a few levels deep)"
     )

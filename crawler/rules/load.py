@@ -49,6 +49,7 @@ MAX_RULE_NESTING: Final = 200
 # The depth each bracket adds, for the scan of MAX_RULE_NESTING.
 _BRACKET_DEPTH: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
 _NOT_BRACKETS_RE = re.compile(r"[^\[\]{}]+")
+_BRACKETS_RE = re.compile(r"[\[\]{}]")
 # How many tokens libyaml's scanner reads once brackets nest deeper than MAX_RULE_NESTING (the file is
 # refused), for the depth the error names, before it counts the rest wherever it is (:func:`_bracket_depth`):
 # 50 times a large rule's (the demo's have up to 185, in 1.5 KB). A token costs up to its depth (the scanner
@@ -275,10 +276,10 @@ def _read_yaml(text: str, check: Checker) -> list[object]:
     as YAML reads it (each key's last value), then once for each earlier value of a repeated key (the
     first values, then the second..., at most ``HIDDEN_VALUES_CHECKED``), whose errors would show only once
     the later ones are removed."""
-    depth = _bracket_depth(text)
+    depth, past = _bracket_depth(text)
     if depth > MAX_RULE_NESTING:
         check.fail(
-            "",
+            _line_column(text, past),
             f"invalid YAML: brackets nested {depth:,} levels deep (at most {MAX_RULE_NESTING} are read)",
             "lists and mappings a few levels deep",
         )
@@ -310,10 +311,10 @@ def _read_yaml(text: str, check: Checker) -> list[object]:
         check.fail(where, f"invalid YAML: {problem}", _yaml_fix(exc, text))
         return []
     except yaml.reader.ReaderError as exc:
-        line = text.count("\n", 0, exc.position) + 1
-        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
         character = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
-        check.fail(f"line {line}, column {column}", f"invalid YAML: the character {character} ({exc.reason})")
+        check.fail(
+            _line_column(text, exc.position), f"invalid YAML: the character {character} ({exc.reason})"
+        )
         return []
     except yaml.YAMLError as exc:
         check.fail("", f"invalid YAML: {' '.join(str(exc).split())}")
@@ -328,8 +329,9 @@ def _read_yaml(text: str, check: Checker) -> list[object]:
             loader.dispose()
 
 
-def _bracket_depth(text: str) -> int:
-    """How deep the flow lists and mappings of ``text`` (YAML's ``[...]`` and ``{...}``) nest at most:
+def _bracket_depth(text: str) -> tuple[int, int]:
+    """How deep the flow lists and mappings of ``text`` (YAML's ``[...]`` and ``{...}``) nest at most, and
+    where the bracket that opens one deeper than ``MAX_RULE_NESTING`` is (its index; 0 when none does):
 
     1. every ``[`` and ``{`` of the text counted (``str.count``): 0 when they are ``MAX_RULE_NESTING`` or
        fewer, as in any rule;
@@ -344,11 +346,11 @@ def _bracket_depth(text: str) -> int:
        at an error (deeper than its own limit of 1,000 levels, or invalid YAML), the rest is counted by
        :func:`_depth_of_all` from its last token on; without libyaml, all of it is."""
     if text.count("[") + text.count("{") <= MAX_RULE_NESTING:
-        return 0
+        return 0, 0
     if _LIBYAML_SCANNER is None:
-        return _depth_of_all(text)
+        return _depth_of_all(text), _past_limit(text, 0, 0)
     scanner = _LIBYAML_SCANNER(text)
-    deepest = depth = end = 0
+    deepest = depth = end = past = 0
     tokens_left = MAX_NESTING_TOKENS
     try:
         while tokens_left:
@@ -356,9 +358,11 @@ def _bracket_depth(text: str) -> int:
                 tokens_left -= 1
             token = scanner.get_token()
             if token is None:
-                return deepest
+                return deepest, past
             if isinstance(token, _FLOW_STARTS):
                 depth += 1
+                if depth > MAX_RULE_NESTING >= deepest:
+                    past = token.start_mark.index
                 deepest = max(deepest, depth)
             elif isinstance(token, _FLOW_ENDS):
                 depth -= 1
@@ -367,13 +371,33 @@ def _bracket_depth(text: str) -> int:
         pass
     finally:
         scanner.dispose()
-    return max(deepest, _depth_of_all(text[end:], depth))
+    rest = _depth_of_all(text[end:], depth)
+    if rest > MAX_RULE_NESTING >= deepest:
+        past = _past_limit(text, end, depth)
+    return max(deepest, rest), past
 
 
 def _depth_of_all(text: str, depth: int = 0) -> int:
     """How deep the brackets of ``text`` nest at most, from ``depth``, counting them wherever they are."""
     brackets = _NOT_BRACKETS_RE.sub("", text)
     return max(accumulate(map(_BRACKET_DEPTH.__getitem__, brackets), initial=depth))
+
+
+def _past_limit(text: str, start: int, depth: int) -> int:
+    """The index of the first bracket of ``text`` from ``start`` (at ``depth``), counting them wherever
+    they are, that opens deeper than ``MAX_RULE_NESTING``; 0 when none does."""
+    for bracket in _BRACKETS_RE.finditer(text, start):
+        depth += _BRACKET_DEPTH[bracket.group()]
+        if depth > MAX_RULE_NESTING:
+            return bracket.start()
+    return 0
+
+
+def _line_column(text: str, index: int) -> str:
+    """Where the character at ``index`` of ``text`` is, as a rule file's errors say it."""
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return f"line {line}, column {column}"
 
 
 def _yaml_fix(exc: yaml.MarkedYAMLError, text: str) -> str | None:
