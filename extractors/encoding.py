@@ -17,9 +17,9 @@ named as the WHATWG Encoding Standard names it (``utf-8``, ``windows-1252``, ``g
 ``utf-32le``/``be``, which only a BOM selects), the name every report gives, and decoded by the Python codec
 that matches the browsers' decoder (:func:`python_codec`): GBK by GB18030, Big5 by Big5-HKSCS, Shift_JIS
 by cp932, EUC-KR by cp949, and a lone byte 0x80 of GBK or GB18030 is the euro sign, as WHATWG's decoder of
-both reads it (:func:`_decode`). Only text encodings used on the web are accepted; a label naming anything
-else (``rot13``, ``base64``, an unknown name) is ignored and the next step decides. Bytes that the chosen
-encoding cannot decode become U+FFFD.
+both reads it (:func:`_decode`; detection too, :func:`_detect`). Only text encodings used on the web are
+accepted; a label naming anything else (``rot13``, ``base64``, an unknown name) is ignored and the next step
+decides. Bytes that the chosen encoding cannot decode become U+FFFD.
 
 :func:`decode_checked` is how a crawl reads a page, and every command that shows one: :func:`decode`, but a
 declared charset that leaves many U+FFFD is set aside for the detected one when that fits far better, and a
@@ -610,6 +610,23 @@ def _utf16_without_bom(sample: bytes) -> str | None:
 
 
 def _detect(sample: bytes) -> str | None:
+    """The web encoding charset-normalizer ranks best among those that decode ``sample`` without U+FFFD
+    (:func:`_ranked`); when none does, GB18030 if it ranks so ``sample`` read as GB18030 (a lone 0x80 the
+    euro sign) with its euro signs as spaces: charset-normalizer decodes with Python's codec, which takes
+    the lone 0x80 of a GBK page's € (WHATWG's and Windows' encoding of it) for an error, and ranks short
+    Chinese text with € written as GB18030 does (0xA2E3) no web encoding at all."""
+    found = _ranked(sample)
+    if found is not None or b"\x80" not in sample:
+        return found
+    decoder = codecs.getincrementaldecoder("gb18030")(_GB18030_ERRORS["strict"])
+    try:
+        euro_free = decoder.decode(sample, final=False).replace("\u20ac", " ").encode("gb18030")
+    except UnicodeDecodeError:
+        return None
+    return "gb18030" if _ranked(euro_free) in {"gbk", "gb18030"} else None
+
+
+def _ranked(sample: bytes) -> str | None:
     """The web encoding charset-normalizer ranks best among those that decode ``sample`` without U+FFFD.
     Its guesses that are no web encoding are passed over (it may rank cp775 or mac_latin2 first for a
     short French page in windows-1252, which no browser would read so)."""

@@ -101,6 +101,15 @@ def test_a_gbk_pages_other_undecodable_bytes_stay_u_fffd_beside_its_euro_signs()
     assert decode_html(data, "gbk") == EURO_GBK + "\ufffd€" + "\ufffd0€A"
 
 
+def test_an_undeclared_gbk_page_with_euro_signs_is_detected_as_without_them() -> None:
+    """charset-normalizer decodes with Python's gb18030 codec, for which a lone 0x80 is an error: a GBK page
+    that declares nothing is still detected as GB18030 when its euro signs are, read as the euro sign."""
+    html = page(EURO_GBK * 3)
+    result = decode(euro_gbk(html))
+    assert (result.text, result.encoding, result.source) == (html, "gb18030", "detected")
+    assert decode_checked(euro_gbk(html), "text/html").text == html
+
+
 @pytest.mark.parametrize(
     ("label", "name", "codec"),
     [
