@@ -2165,6 +2165,24 @@ def test_a_large_rules_quoted_closing_brackets_do_not_hide_its_lists_nesting(tmp
     assert "line 6, column 210: invalid YAML: brackets nested 250 levels deep" in str(caught.value.errors[0])
 
 
+def test_a_file_libyamls_scanner_refuses_is_scanned_for_nesting_as_pyyaml_reads_it(tmp_path: Path) -> None:
+    """libyaml's scanner stops at a directive it does not know, which PyYAML's reads (and ignores): the
+    nesting is then that of PyYAML's scanner, so that quoted closing brackets do not cancel lists 250
+    levels deep, and quoted opening ones are no nesting; a character YAML forbids is named as such."""
+    directive = "%FOO bar\n---\n"
+    rule = load_rule(write(tmp_path, "site.yaml", directive + MINIMAL_RULE + "name: '" + "[" * 300 + "'\n"))
+    assert rule.name == "[" * 300
+    deep = "headers: " + "[" * 250 + "x" + "]" * 250 + "\n"
+    with pytest.raises(RuleErrors) as caught:
+        load_rule(
+            write(tmp_path, "site.yaml", directive + MINIMAL_RULE + "name: '" + "]" * 300 + "'\n" + deep)
+        )
+    assert "line 9, column 210: invalid YAML: brackets nested 250 levels deep" in str(caught.value.errors[0])
+    with pytest.raises(RuleErrors) as caught:
+        load_rule(write(tmp_path, "site.yaml", MINIMAL_RULE + "name: \x00" + "[" * 300 + "\n"))
+    assert "line 5, column 7: invalid YAML: the character U+0000" in str(caught.value.errors[0])
+
+
 @pytest.mark.parametrize("name", ["Authorization", "cookie", "Proxy-Authorization"])
 def test_credentials_in_headers_are_refused_with_where_they_go(tmp_path: Path, name: str) -> None:
     """The queue never keeps these headers (a credential is sent, never stored), so a rule's would be

@@ -61,6 +61,7 @@ MAX_NESTING_TOKENS: Final = 10_000
 _LIBYAML_SCANNER = getattr(yaml, "CBaseLoader", None)
 _FLOW_STARTS: Final = (yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken)
 _FLOW_ENDS: Final = (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken)
+_LIBYAML_TOO_DEEP: Final = "exceeded maximum nesting depth"
 # What the entries of a rules folder were at one look (:func:`rules_stamp`): name, modification time, size.
 RulesStamp: TypeAlias = tuple[tuple[str, int, int], ...]
 _SITE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -342,20 +343,38 @@ def _bracket_depth(text: str) -> tuple[int, int]:
        its depth (the scanner looks at a possible key per level): 1 MB of tokens 200 levels deep took
        0.94 s (CPU), a ninth of PyYAML's reading of the file it lets through (0.33 s for 40 KB of them);
     3. deeper (the file is refused), ``MAX_NESTING_TOKENS`` more tokens at most, for the depth the error
-       names (1 ms for 2,000 levels, where PyYAML's own scanner takes 0.3 to 0.5 s). Where it stops, there,
-       at an error (deeper than its own limit of 1,000 levels, or invalid YAML), the rest is counted by
-       :func:`_depth_of_all` from its last token on; without libyaml, all of it is."""
+       names (1 ms for 2,000 levels, where PyYAML's own scanner takes 0.3 to 0.5 s); where it stops,
+       there or at its own limit of 1,000 levels (which its look-ahead for a key may reach before it
+       gives 200 tokens), the rest is counted by :func:`_depth_of_all`;
+    4. when libyaml's scanner stops at an error before, or PyYAML was built without it, PyYAML's own
+       scanner, the parser's, reads the text the same way up to one level past ``MAX_RULE_NESTING`` (its
+       cost at 201 levels, not 2,000's): the two scanners differ (libyaml refuses a directive PyYAML
+       ignores, ``%FOO bar``), and a count past the error would let quoted closing brackets cancel lists."""
     if text.count("[") + text.count("{") <= MAX_RULE_NESTING:
         return 0, 0
-    if _LIBYAML_SCANNER is None:
-        return _depth_of_all(text), _past_limit(text, 0, 0)
-    scanner = _LIBYAML_SCANNER(text)
-    deepest = depth = end = past = 0
-    tokens_left = MAX_NESTING_TOKENS
+    if _LIBYAML_SCANNER is not None:
+        found = _scanned_depth(text, _LIBYAML_SCANNER(text), MAX_NESTING_TOKENS)
+        if found is not None:
+            return found
     try:
-        while tokens_left:
+        scanner = yaml.SafeLoader(text)
+    except yaml.YAMLError:  # a character YAML forbids, which the parser is refused at as well
+        return 0, 0
+    return _scanned_depth(text, scanner, 0) or (0, 0)
+
+
+def _scanned_depth(
+    text: str, scanner: yaml.SafeLoader | yaml.CBaseLoader, tokens_past: int
+) -> tuple[int, int] | None:
+    """:func:`_bracket_depth` of ``text`` by ``scanner``'s tokens, read whole while they nest at most
+    ``MAX_RULE_NESTING`` deep, then ``tokens_past`` more before the rest is counted wherever it is; None
+    when the scanner stops at an error before that (the nesting seen so far, when it is PyYAML's own, which
+    the parser stops at too)."""
+    deepest = depth = end = past = 0
+    try:
+        while deepest <= MAX_RULE_NESTING or tokens_past:
             if deepest > MAX_RULE_NESTING:
-                tokens_left -= 1
+                tokens_past -= 1
             token = scanner.get_token()
             if token is None:
                 return deepest, past
@@ -367,20 +386,13 @@ def _bracket_depth(text: str) -> tuple[int, int]:
             elif isinstance(token, _FLOW_ENDS):
                 depth -= 1
             end = token.end_mark.index
-    except yaml.YAMLError:
-        pass
+    except yaml.YAMLError as exc:
+        # libyaml's own limit of 1,000 levels, which its look-ahead for keys reaches before the tokens.
+        if deepest <= MAX_RULE_NESTING and getattr(exc, "problem", None) != _LIBYAML_TOO_DEEP:
+            return (deepest, past) if isinstance(scanner, yaml.SafeLoader) else None
     finally:
         scanner.dispose()
-    rest = _depth_of_all(text[end:], depth)
-    if rest > MAX_RULE_NESTING >= deepest:
-        past = _past_limit(text, end, depth)
-    return max(deepest, rest), past
-
-
-def _depth_of_all(text: str, depth: int = 0) -> int:
-    """How deep the brackets of ``text`` nest at most, from ``depth``, counting them wherever they are."""
-    brackets = _NOT_BRACKETS_RE.sub("", text)
-    return max(accumulate(map(_BRACKET_DEPTH.__getitem__, brackets), initial=depth))
+    return max(deepest, _depth_of_all(text[end:], depth)), past or _past_limit(text, end, depth)
 
 
 def _past_limit(text: str, start: int, depth: int) -> int:
@@ -391,6 +403,12 @@ def _past_limit(text: str, start: int, depth: int) -> int:
         if depth > MAX_RULE_NESTING:
             return bracket.start()
     return 0
+
+
+def _depth_of_all(text: str, depth: int = 0) -> int:
+    """How deep the brackets of ``text`` nest at most, from ``depth``, counting them wherever they are."""
+    brackets = _NOT_BRACKETS_RE.sub("", text)
+    return max(accumulate(map(_BRACKET_DEPTH.__getitem__, brackets), initial=depth))
 
 
 def _line_column(text: str, index: int) -> str:
