@@ -541,6 +541,21 @@ def test_a_response_cut_at_the_size_limit_is_dead_lettered_with_its_reason(site:
     assert list(site.stored()) == ["/a/small"]
 
 
+def test_a_gzip_page_past_the_size_limit_once_decompressed_is_dead_lettered_as_an_uncompressed_one_is(
+    site: Site,
+) -> None:
+    """Scrapy's decompression gives such a response up as an IgnoreRequest, which a crawl took for a skip:
+    acknowledged with no dead letter, so raising DOWNLOAD_MAXSIZE could not get the page back."""
+    site.rule("/large-gzip?mb=1", "/a/small")
+    done = site.temp("-s", "DOWNLOAD_MAXSIZE=65536")
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "skipped 0, errors 1 (size limit: 1)" in done.stdout, done.stdout
+    (letter,) = site.dead()
+    assert letter["url"].endswith("/large-gzip?mb=1"), letter
+    assert "exceeded DOWNLOAD_MAXSIZE (65536 B) during decompression" in letter["reason"], letter
+    assert list(site.stored()) == ["/a/small"]
+
+
 def test_a_page_whose_gzip_body_cannot_be_decompressed_is_dead_lettered_saying_so(site: Site) -> None:
     site.rule("/bad-gzip", "/a/small")
     done = site.temp()

@@ -116,6 +116,8 @@ _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # a crawler it refuses), once the site's pages have matched this many times in this worker.
 EMPTY_PAGE_BYTES = 2048
 EMPTY_AFTER_MATCHED = 5
+# What Scrapy's decompression says as it gives up a response whose body grew past DOWNLOAD_MAXSIZE.
+DECOMPRESSED_PAST_MAXSIZE = "exceeded DOWNLOAD_MAXSIZE"
 # The kinds of failure (_kind) where the site did not answer: its URL may well be right.
 NO_ANSWER = frozenset({"connection", "timeout"})
 
@@ -925,6 +927,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             isinstance(failure.value, IgnoreRequest)
             and not isinstance(failure.value, HttpError)
             and not _too_many_redirects(failure)
+            and not _too_large_decompressed(failure)
         ):
             self.count(f"crawl/ignored/{site}")
             message = failure.getErrorMessage()
@@ -992,6 +995,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 f" `-s DOWNLOAD_TIMEOUT={2 * limit:g}` on the crawl's command (worker, run or temp), then"
                 " requeue it"
             )
+        if _too_large_decompressed(failure):
+            return f"download cancelled: {failure.getErrorMessage()}"
         if _too_many_redirects(failure):
             limit = self.crawler.settings.getint("REDIRECT_MAX_TIMES")
             return f"too many redirects: more than {limit} (REDIRECT_MAX_TIMES): {redirects(request)}"
@@ -1259,6 +1264,12 @@ def _too_many_redirects(failure: Failure) -> bool:
     return isinstance(failure.value, IgnoreRequest) and str(failure.value) == "max redirections reached"
 
 
+def _too_large_decompressed(failure: Failure) -> bool:
+    """Scrapy's decompression gave the response up: its body grew past ``DOWNLOAD_MAXSIZE`` (an
+    IgnoreRequest, yet a page lost to the size limit as one cancelled while downloading is)."""
+    return isinstance(failure.value, IgnoreRequest) and DECOMPRESSED_PAST_MAXSIZE in str(failure.value)
+
+
 def _kind(failure: Failure) -> str:
     """The kind of a failed download, as errors are counted and summed up: ``HTTP 404``, ``DNS``,
     ``timeout``, ``connection``, ``size limit``, ``content encoding``, ``too many redirects``, else the
@@ -1272,7 +1283,7 @@ def _kind(failure: Failure) -> str:
         return "DNS"
     if isinstance(error, DownloadTimeoutError | TxTimeoutError):
         return "timeout"
-    if isinstance(error, DownloadCancelledError | CancelledError):
+    if isinstance(error, DownloadCancelledError | CancelledError) or _too_large_decompressed(failure):
         return "size limit"
     if isinstance(error, zlib.error):
         return "content encoding"
