@@ -556,6 +556,24 @@ def test_a_gzip_page_past_the_size_limit_once_decompressed_is_dead_lettered_as_a
     assert list(site.stored()) == ["/a/small"]
 
 
+def test_a_json_document_at_an_article_or_index_url_is_a_page_with_no_article_not_a_spider_error(
+    site: Site,
+) -> None:
+    """Scrapy parses a JSON response's selector as JSON, whose root (a dict) the rule's XPath failed on."""
+    site.rule("/api-object", "/a/small")
+    (site.rules / "api.yaml").write_text(RULE.format(start=site.server.url("/api-object")), encoding="utf-8")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.startswith("fetched 3 pages, stored 1 article, skipped 0, errors 0\n"), done.stdout
+    assert "Not an HTML page (application/json), skipped: http://" in done.stderr, done.stderr[-4000:]
+    assert site.dead() == []
+    assert list(site.stored()) == ["/a/small"]
+    index = site.crawler("temp", "api")
+    assert index.returncode == 0, index.stderr[-4000:]
+    assert index.stdout.startswith("fetched 1 page, stored 0 articles, skipped 0, errors 0\n"), index.stdout
+    assert "Traceback" not in index.stderr, index.stderr[-4000:]
+
+
 def test_a_page_whose_gzip_body_cannot_be_decompressed_is_dead_lettered_saying_so(site: Site) -> None:
     site.rule("/bad-gzip", "/a/small")
     done = site.temp()

@@ -51,7 +51,7 @@ from scrapy.exceptions import (
     IgnoreRequest,
     ResponseDataLossError,
 )
-from scrapy.http import Response, TextResponse
+from scrapy.http import JsonResponse, Response, TextResponse
 from scrapy.robotstxt import RobotParser
 from scrapy.settings import BaseSettings
 from scrapy.spidermiddlewares.httperror import HttpError
@@ -1178,6 +1178,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if not isinstance(response, TextResponse):
             self.count(f"crawl/not_text/{rule.site}")
             logger.warning("Not a text page, skipped: %s", response.url)
+            return rule, None
+        if isinstance(response, JsonResponse):  # its selector's root would be the JSON data, not a tree
+            self.count(f"crawl/not_text/{rule.site}")
+            sent = (response.headers.get("Content-Type") or b"JSON").decode("latin-1")
+            logger.warning("Not an HTML page (%s), skipped: %s", sent, response.url)
             return rule, None
         self.count(f"crawl/pages/{rule.site}")
         text, decoded = page_text(response, rule.encoding)
