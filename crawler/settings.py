@@ -185,8 +185,9 @@ SCHEDULE_ADAPT_MAX_FACTOR: Annotated[float, Range("a factor of every", 1)] = 4.0
 SCHEDULE_YIELD_BOOST: Annotated[int, Range("a priority")] = 5
 # Priority of a temp crawl's requests over every regular grab's.
 SCHEDULE_TEMP_BOOST: Annotated[int, Range("a priority")] = 100
-# Seconds a temp crawl waits for a Redis that stopped answering (a server that cannot start again) before
-# it stops with an error, its requests left queued: a temp crawl always ends.
+# Seconds a temp crawl waits for a Redis that stopped answering (a server that cannot start again) or that
+# refuses writes (a full disk) before it stops with an error, its requests left queued: a temp crawl always
+# ends.
 SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS: Seconds = 120.0
 
 # --- SUPERVISION_: what crawler status reads -------------------------------------------------------------

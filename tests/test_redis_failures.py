@@ -545,6 +545,35 @@ def test_a_temp_crawl_whose_redis_cannot_start_again_ends_with_an_error_within_i
     assert "Traceback" not in err, err[-4000:]
 
 
+def test_a_temp_crawl_whose_redis_refuses_writes_ends_with_an_error_within_its_patience(site: Site) -> None:
+    """A Redis whose disk fills mid-crawl still answers the reads of the progress bar, so the crawl's
+    patience never ran out while its worker could take no request: the crawl waited for ever."""
+    site.rule(*(f"/a/w{n}" for n in range(40)))
+    redis_dir = site.data / "redis"
+    with site.temp_running(
+        "-s",
+        "CONCURRENT_REQUESTS=1",
+        "-s",
+        "DOWNLOAD_DELAY=0.2",
+        "-s",
+        "SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS=3",
+    ) as crawl:
+        wait_until(lambda: len(site.stored()) >= 1, "an article stored")
+        client = connect(f"unix://{redis_dir / 'redis.sock'}")
+        try:
+            with _snapshots_failing(client, redis_dir):
+                out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+        finally:
+            client.shutdown(nosave=True)
+    assert crawl.returncode == 1, (out, err[-4000:])
+    assert re.search(
+        r"crawler temp: error: Redis refuses writes: .*; the temp crawl stops after 3 s of it"
+        r" \(SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS\), job [0-9a-f]+ left in the queue",
+        err,
+    ), err[-4000:]
+    assert "Traceback" not in err, err[-4000:]
+
+
 # --- stopped by a signal: SIGTERM (docker stop, a service manager) or Ctrl-C -------------------------------
 
 

@@ -37,7 +37,7 @@ from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
 from crawler.errors import InputError, StoreError, redacted
 from crawler.keys import ROBOTS_DISALLOWED, Keys
-from crawler.redisio.connection import connect, hash_of, resolve_redis_url
+from crawler.redisio.connection import connect, hash_of, resolve_redis_url, writes_refused
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError, live_users
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import (
@@ -835,15 +835,19 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
         bar = progress.add_task(title, total=None, pages="pages", stored=0, skipped=0, errors=0)
         patience: float = settings.getfloat("SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS")
         answered = [time.monotonic()]
+        refused: list[str | None] = [None]
 
         def tick() -> bool:
-            """Show the job's counters; False once Redis has not answered for ``patience`` seconds."""
+            """Show the job's counters; False once Redis has not answered, or has refused writes (a full
+            disk: it answers reads, yet the worker can take no request), for ``patience`` seconds."""
             try:
                 counts = JobCounts.read(server, keys, job)
+                refused[0] = writes_refused(server)
             except redis.RedisError:
                 # Redis away for a moment (the worker says so in the log): the bar waits, within patience.
                 return time.monotonic() - answered[0] < patience
-            answered[0] = time.monotonic()
+            if refused[0] is None:
+                answered[0] = time.monotonic()
             total = counts.fetched + counts.pending
             progress.update(
                 bar,
@@ -854,7 +858,7 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
                 skipped=counts.skipped,
                 errors=counts.errors,
             )
-            return True
+            return time.monotonic() - answered[0] < patience
 
         # Every rule: on a running service this worker takes any request of the shared queue, and helps.
         try:
@@ -862,6 +866,12 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
         except KeyboardInterrupt:
             if time.monotonic() - answered[0] < patience:
                 raise
+            if refused[0] is not None:
+                raise RedisUnavailableError(
+                    f"{refused[0]}; the temp crawl stops after {patience:g} s of it"
+                    f" (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS), job {job} left in the queue for when Redis"
+                    " takes writes again"
+                ) from None
             raise RedisUnavailableError(
                 f"Redis has not answered for {patience:g} s (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS): the temp"
                 f" crawl stops, job {job} left in the queue for when Redis is back (the errors above say why)"
