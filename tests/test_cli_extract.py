@@ -421,11 +421,13 @@ def test_redirect_loop_is_cut(site_server: SiteServer) -> None:
     one_line_error(run, 1, "too many redirects: more than 5")
 
 
-def test_redirect_to_another_scheme_is_refused(site_server: SiteServer) -> None:
+@pytest.mark.parametrize("target", ["file:///etc/passwd", "mailto:desk@example.com"])
+def test_redirect_to_another_scheme_is_refused(site_server: SiteServer, target: str) -> None:
+    """A mailto: target made Scrapy's redirect fail (`Missing scheme in request url`), not refused so."""
     one_line_error(
-        crawler("extract", site_server.url("/redirect?to=file:///etc/passwd")),
+        crawler("extract", site_server.url(f"/redirect?to={target}")),
         1,
-        "redirected to 'file:///etc/passwd'",
+        f"redirected to {target!r}",
         "only http:// and https://",
     )
 

@@ -200,6 +200,21 @@ def test_every_link_that_redirects_to_an_article_seen_is_recorded_in_its_redirec
         assert shown.stdout.splitlines()[0].startswith(f"{link} redirected to {stored} when it was fetched")
 
 
+def test_a_redirect_to_another_scheme_is_a_dead_letter_naming_its_target(site: Site) -> None:
+    """A crawl said "HTTP 302 Found" of a redirect to ftp: (left unfollowed by Scrapy), and "ValueError:
+    Missing scheme in request url" of one to mailto: (Scrapy's redirect failed on it)."""
+    site.rule("/redirect?to=ftp://127.0.0.1/x", "/redirect?to=mailto:desk@example.com", "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "errors 2 (redirect to another scheme: 2)" in done.stdout, done.stdout
+    reasons = sorted(letter["reason"] for letter in site.dead())
+    assert reasons == [
+        f"HTTP 302 Found: a redirect to {target}, not followed: a crawl fetches http and https only"
+        for target in ("ftp://127.0.0.1/x", "mailto:desk@example.com")
+    ], reasons
+    assert list(site.stored()) == ["/a/small"]
+
+
 def test_a_redirect_to_a_page_seen_is_skipped_and_a_redirect_loop_is_a_dead_letter_naming_the_loop(
     site: Site,
 ) -> None:

@@ -53,7 +53,7 @@ from crawler.errors import (
     redacted,
 )
 from crawler.worker.download import connection_lost, undecompressed
-from crawler.worker.netguard import BlockedRequest, blocked_by_guard
+from crawler.worker.netguard import BlockedRequest, blocked_by_guard, redirect_target
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 
 __all__ = [
@@ -162,6 +162,7 @@ def fetch(
             "SPIDER_MIDDLEWARES": {"crawler.worker.leaseack.LeaseAckMiddleware": None},
             "DOWNLOADER_MIDDLEWARES": {
                 "crawler.worker.netguard.NetworkGuardMiddleware": 50,
+                "crawler.worker.netguard.OtherSchemeRedirectMiddleware": 610,
                 "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
                 "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
                 "crawler.worker.robots.AgentRobotsTxtMiddleware": 100,
@@ -271,7 +272,7 @@ def _error(
         return BlockedAddressError(f"refusing to fetch {refused}: {reason}; {how}", url=refused)
     if isinstance(error, HttpError):
         response = error.response
-        redirected = _redirect_target(response)
+        redirected = redirect_target(response)
         if redirected is not None:
             problem = _url_problem(redirected)
             return FetchError(
@@ -333,14 +334,6 @@ def _refusal(failure: Failure, url: str) -> tuple[str, str] | None:
         return None
     request = getattr(failure, "request", None)
     return (request.url if isinstance(request, Request) else url), blocked.reason
-
-
-def _redirect_target(response: ScrapyResponse) -> str | None:
-    """Where a 3xx answer that Scrapy did not follow points, when it points somewhere (another scheme)."""
-    location = response.headers.get(b"Location")
-    if not 300 <= response.status < 400 or not location:
-        return None
-    return urllib.parse.urljoin(response.url, location.decode("latin-1").strip())
 
 
 def _url_problem(url: str) -> str:

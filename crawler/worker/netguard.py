@@ -5,7 +5,9 @@ Two parts: ``GuardedResolver`` (``TWISTED_DNS_RESOLVER``) checks every address a
 moment Scrapy resolves it to connect, so the address checked is the address connected to (a DNS answer
 that changes between a check and the connection, DNS rebinding, cannot slip a private address in);
 ``NetworkGuardMiddleware`` (a downloader middleware) refuses other schemes and IP literals at once,
-before any connection, for every request and every redirect.
+before any connection, for every request and every redirect. ``OtherSchemeRedirectMiddleware`` leaves a
+redirect to another scheme (``mailto:``, ``ftp:``) unfollowed, so that it fails as its 3xx answer, which
+:func:`redirect_target` names, rather than as the error Scrapy's redirect makes of it.
 
 A site on this machine or an intranet is crawled when its rule says ``allow_private_addresses: true``:
 its domains may then be private addresses, for its own requests only (the rule is the one of the
@@ -28,6 +30,7 @@ from typing import Protocol, Self, runtime_checkable
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CannotResolveHostError, IgnoreRequest, NotConfigured
+from scrapy.http import Response
 from scrapy.resolver import CachingThreadedResolver
 from scrapy.utils.datatypes import LocalCache
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -44,11 +47,14 @@ __all__ = [
     "BlockedRequest",
     "GuardedResolver",
     "NetworkGuardMiddleware",
+    "OtherSchemeRedirectMiddleware",
     "PrivateSites",
     "RefusedHostMiddleware",
     "blocked_by_guard",
     "blocked_reason",
+    "other_scheme_target",
     "private_allowed",
+    "redirect_target",
 ]
 
 # How a refusal says what to do about it.
@@ -282,3 +288,34 @@ class RefusedHostMiddleware:
         reason = _refused.get(host) if host else None
         if reason is not None:
             raise BlockedRequest(request.url, reason)
+
+
+class OtherSchemeRedirectMiddleware:
+    """Marks a redirect whose target is no http or https URL ``dont_redirect`` before Scrapy's
+    RedirectMiddleware (600) reads it: that one returns the 3xx answer of an ``ftp:`` target unfollowed, but
+    fails on a ``mailto:`` one (``ValueError: Missing scheme``). Its order must be above 600."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls()
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        if other_scheme_target(response) is not None:
+            request.meta["dont_redirect"] = True
+        return response
+
+
+def redirect_target(response: Response) -> str | None:
+    """Where a 3xx answer points (absolute), when it has a ``Location``."""
+    location = response.headers.get(b"Location")
+    if not 300 <= response.status < 400 or not location:
+        return None
+    return urllib.parse.urljoin(response.url, location.decode("latin-1").strip())
+
+
+def other_scheme_target(response: Response) -> str | None:
+    """Where a 3xx answer points, when that is no http or https URL (``mailto:``, ``ftp:``)."""
+    target = redirect_target(response)
+    if target is None or urllib.parse.urlsplit(target).scheme.lower() in ("http", "https"):
+        return None
+    return target

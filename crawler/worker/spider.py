@@ -97,7 +97,13 @@ from crawler.worker.discovery import discovery_of
 from crawler.worker.download import connection_lost, undecompressed
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
-from crawler.worker.netguard import ALLOW_HINT, BlockedRequest, allow_private_domains, blocked_by_guard
+from crawler.worker.netguard import (
+    ALLOW_HINT,
+    BlockedRequest,
+    allow_private_domains,
+    blocked_by_guard,
+    other_scheme_target,
+)
 from crawler.worker.pagetext import page_encoding, page_text, page_tree
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 from crawler.worker.scheduler import leases_ending
@@ -980,7 +986,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         after = f" (after {counted(work.retries, 'retry', 'retries')})" if work.retries else ""
         if isinstance(error, HttpError):
             status = error.response.status
-            return f"HTTP {status} {http.client.responses.get(status, '')}".rstrip() + after
+            answer = f"HTTP {status} {http.client.responses.get(status, '')}".rstrip()
+            target = other_scheme_target(error.response)
+            if target is not None:
+                return f"{answer}: a redirect to {target}, not followed: a crawl fetches http and https only"
+            return answer + after
         if isinstance(error, DownloadCancelledError | CancelledError):
             detail = str(error) or (
                 f"the response was larger than DOWNLOAD_MAXSIZE ({self.max_size:,} bytes) or its download"
@@ -1281,6 +1291,8 @@ def _kind(failure: Failure) -> str:
     exception's name."""
     error = failure.value
     if isinstance(error, HttpError):
+        if other_scheme_target(error.response) is not None:
+            return "redirect to another scheme"
         return f"HTTP {error.response.status}"
     if _too_many_redirects(failure):
         return "too many redirects"
