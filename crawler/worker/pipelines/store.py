@@ -268,21 +268,34 @@ def _record_redirects(store: Store, server: redis.Redis, keys: Keys, urls: Seque
     """On the store's thread: the links noted as redirecting to ``urls`` added to their documents, and
     their notes removed. The store or Redis failing leaves the notes for the next link noted for the same
     article (logged); it never fails the articles written."""
+    notes: dict[str, str] | None = None
     try:
         recorded: list[tuple[str, str]] = []
-        for url, note in redirects.noted(server, keys, urls).items():
+        notes = redirects.noted(server, keys, urls)
+        for url, note in notes.items():
             found, taken = redirects.gathered(server, keys, note)
             if store.add_redirects(url, found):
                 recorded += [(url, note), *taken]
         if recorded:
             redirects.forget(server, keys, recorded)
     except (redis.RedisError, StoreError) as exc:
+        if notes is None:
+            logger.warning(
+                "Cannot read whether links were noted as redirecting to %s just stored (first %s): %s; notes"
+                " of such links stay in Redis (%s) and are added when another link to the same article is"
+                " skipped",
+                counted(len(urls), "article URL"),
+                urls[0],
+                exc,
+                keys.redirected,
+            )
+            return
         logger.warning(
             "Links noted as redirecting to %s (first %s) are not in their redirected_from"
             " yet: %s; they stay noted in Redis (%s) and are added when another link to the same article is"
             " skipped",
-            counted(len(urls), "article URL"),
-            urls[0],
+            counted(len(notes), "article URL"),
+            next(iter(notes)),
             exc,
             keys.redirected,
         )
