@@ -541,6 +541,21 @@ def test_a_response_cut_at_the_size_limit_is_dead_lettered_with_its_reason(site:
     assert list(site.stored()) == ["/a/small"]
 
 
+def test_status_of_a_site_whose_rule_file_broke_flags_no_field_its_rule_never_had(site: Site) -> None:
+    """The crawl counted every standard field a page lacked, the rule's or not (author, published); status,
+    which cannot read a broken rule's fields, took them from those counters: "field author found nothing
+    on any page" of a rule with no author."""
+    site.rule(*(f"/a/field{n}" for n in range(6)))
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    rule = site.rules / f"{site.name}.yaml"
+    rule.write_text(rule.read_text(encoding="utf-8")[:60], encoding="utf-8")  # cut short: invalid YAML
+    (report,) = site.status()["sites"]
+    assert report["attention"][0] == f"rule file has errors: {rule}", report["attention"]
+    assert {"author", "published"}.isdisjoint(field["field"] for field in report["fields"]), report["fields"]
+    assert not any("field " in reason for reason in report["attention"]), report["attention"]
+
+
 def test_a_gzip_page_past_the_size_limit_once_decompressed_is_dead_lettered_as_an_uncompressed_one_is(
     site: Site,
 ) -> None:

@@ -836,7 +836,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.bans.ok(rule.site, response.meta.get("proxy_id"))
         self.count(f"fields/pages/{rule.site}")
         for name, value in fields.items():
-            if value is None:
+            # A standard field the rule does not give is missing on every page: no sign of anything.
+            if value is None and name in rule.fields:
                 self.count(f"fields/missing/{name}/{rule.site}")
         entry = response.meta.get("entry")
         if isinstance(entry, dict):
