@@ -4,6 +4,8 @@ summaries, fingerprints, in the text pool), store."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 import os
 import signal
 import subprocess
@@ -519,6 +521,31 @@ def test_a_text_process_that_died_at_the_start_does_not_stop_the_crawl_opening(t
 
     try:
         assert len(asyncio.run(run())) < 2
+    finally:
+        pool.close()
+
+
+def test_a_text_process_that_died_while_the_pool_starts_leaves_no_error_unread(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every process's first answer failed when one died; the wait read the first failure alone, and the
+    others were logged as asyncio's ERROR "Future exception was never retrieved", with a traceback."""
+    pool = text_pool_of(make_crawler(tmp_path, TEXT_PROCESSES=2))
+
+    async def run() -> set[int]:
+        pool.start()
+        executor = pool._executor
+        assert executor is not None
+        pid = next(iter(executor._processes.values())).pid
+        assert pid is not None
+        asyncio.get_running_loop().call_soon(os.kill, pid, signal.SIGKILL)  # as the wait begins
+        return await pool.started(60)
+
+    try:
+        with caplog.at_level(logging.ERROR, logger="asyncio"):
+            assert len(asyncio.run(run())) < 2
+            gc.collect()
+        assert [record.getMessage() for record in caplog.records if record.name == "asyncio"] == []
     finally:
         pool.close()
 

@@ -154,10 +154,11 @@ class TextPool:
             done, pending = await asyncio.wait(calls, timeout=remaining)
             for call in pending:
                 call.cancel()
-            for call in done:
-                if call.exception() is not None:  # as above
-                    return answered
-                answered.add(call.result())
+            # Each answer read, failed or not: one unread failure is logged as an asyncio error.
+            failed = [call for call in done if call.exception() is not None]
+            if failed:  # as above
+                return answered
+            answered.update(call.result() for call in done)
             if len(answered) < self.processes:
                 await asyncio.sleep(_STARTED_POLL_SECONDS)
         return answered
