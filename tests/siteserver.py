@@ -33,6 +33,9 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                charset declared, which Scrapy's own detection reads as cp775
 ``/flaky/ID?fail=N``           503 for the first N requests of ID, then the article; ``&retry_after=S``:
                                the 503 sends ``Retry-After: S`` (else none)
+``/held/ID?seconds=S``          the first request of ID held unanswered S seconds (then the article), the
+                               later ones answered with the article at once
+``/asked/ID``                  how many requests of ``/held/ID`` came so far (plain text)
 ``/cut/ID?how=H``              the article page of ID cut in half, the connection then closed: ``length``
                                (the default) declares the whole page's Content-Length, ``chunked`` sends
                                it in chunks and no last chunk, ``nothing`` sends no answer at all
@@ -172,7 +175,7 @@ _LARGE_PARAGRAPH = (
 )
 
 
-# Requests so far per /flaky/ID (the server is threaded).
+# Requests so far per /flaky/ID and per held/ID (the server is threaded).
 _COUNTS: dict[str, int] = {}
 _COUNTS_LOCK = threading.Lock()
 
@@ -473,6 +476,18 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 self._send(503, b"busy", "text/plain", {} if wait is None else {"Retry-After": wait})
             else:
                 self._send(200, generated_article(name).encode(), "text/html; charset=utf-8")
+        elif path.startswith("/held/"):
+            name = path.removeprefix("/held/")
+            with _COUNTS_LOCK:
+                _COUNTS[f"held/{name}"] = _COUNTS.get(f"held/{name}", 0) + 1
+                seen = _COUNTS[f"held/{name}"]
+            if seen == 1:
+                time.sleep(float(query.get("seconds", "5")))
+            self._send(200, generated_article(name).encode(), "text/html; charset=utf-8")
+        elif path.startswith("/asked/"):
+            with _COUNTS_LOCK:
+                asked = _COUNTS.get(f"held/{path.removeprefix('/asked/')}", 0)
+            self._send(200, str(asked).encode(), "text/plain")
         elif path == "/bad-gzip":
             body = b"\x1f\x8b\x08\x00garbage" * 50
             self._send(200, body, "text/html; charset=utf-8", {"Content-Encoding": "gzip"})

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -684,6 +685,58 @@ def test_a_temp_crawl_stopped_with_one_request_left_says_so_in_the_singular(site
         f"crawler temp: note: stopped before its end: 1 request of job {job} waits in the queue;"
         f" `crawler temp {site.name}` goes on with it\n"
     ) in err, err[-4000:]
+
+
+@pytest.mark.parametrize(
+    ("sign", "code", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated (SIGTERM)")],
+)
+def test_a_temp_crawl_stopped_during_a_hung_download_stops_at_once_and_loses_nothing(
+    site: Site, sign: signal.Signals, code: int, said: str
+) -> None:
+    """A stop while a page does not come says so at once and cancels its download: Scrapy's clean stop
+    waited for it, up to DOWNLOAD_TIMEOUT (30 s by default; 600 s here, longer than the wait for the
+    command's end), saying nothing. The cancelled download is neither retried nor dead-lettered: its
+    request is back in the queue, and the next temp crawl stores its article."""
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.requests import JobCounts
+
+    held = unique("held")
+    site.rule(f"/held/{held}?seconds=600")  # its first request is held unanswered until the server stops
+    asked = site.server.url(f"/asked/{held}")
+    keys = Keys("crawler")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        client = connect(url)
+        queue = LeasedQueue(client, keys)
+        with _in_a_group_of_its_own(site, url, "temp", site.name, "-s", "DOWNLOAD_TIMEOUT=600") as crawl:
+            job = _the_job(client, keys)
+            wait_until(lambda: _read(asked) == "1", "the held page asked for")
+            crawl.send_signal(sign)
+            _, err = crawl.communicate(timeout=WAIT_LIMIT)
+        assert crawl.returncode == code, err[-4000:]
+        said_lines = [line for line in err.splitlines() if line.startswith("crawler temp: ")]
+        assert said_lines == [
+            f"crawler temp: warning: stopping ({sign.name}): 1 download under way cancelled, its request"
+            " goes back to the queue",
+            f"crawler temp: note: stopped before its end: 1 request of job {job} waits in the queue;"
+            f" `crawler temp {site.name}` goes on with it",
+            f"crawler temp: {said}",
+        ], err[-4000:]
+        counts = JobCounts.read(client, keys, job)
+        assert (queue.leased(), len(queue), counts.pending, counts.errors) == (0, 1, 1, 0), counts
+        again = site.crawler("temp", site.name, REDIS_URL=url)
+        assert again.returncode == 0, again.stderr[-4000:]
+        assert again.stdout.startswith(f"resumed job {job}, "), again.stdout
+        client.close()
+    assert list(site.stored()) == [f"/held/{held}?seconds=600"], "the page stored by the next crawl"
+    assert site.dead() == [], "no dead letter"
+    assert _read(asked) == "2", "asked for once more, by the next crawl"
+
+
+def _read(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=WAIT_LIMIT) as answer:
+        return answer.read().decode()  # type: ignore[no-any-return]
 
 
 @contextmanager

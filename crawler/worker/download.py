@@ -14,20 +14,38 @@ for the first of the pool and the timer, and neither fires the other's Deferred.
 Scrapy's exceptions for it say with no message (``ResponseDataLossError``) or with the ``repr`` of
 Twisted failures (``DownloadFailedError``); :func:`undecompressed`, that a body sent compressed could not be
 decompressed, which zlib says as ``error: Error -3 while decompressing data: ...``.
+
+A stop (Ctrl-C, SIGTERM) sends :data:`STOP_DOWNLOADS` to the crawl
+(:class:`crawler.worker.fetch.SignalledProcess`): the handler cancels its downloads under way and refuses
+new ones, each failing with :class:`DownloadStopped`, which a crawl neither retries nor dead-letters: its
+lease goes back to the queue as the crawl closes. Scrapy's clean stop waits for every download under way,
+up to its ``DOWNLOAD_TIMEOUT`` (30 s) for a site that hangs.
 """
 
 from __future__ import annotations
 
+import asyncio
 import zlib
 
+from scrapy import Request
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
+from scrapy.crawler import Crawler
 from scrapy.exceptions import DownloadFailedError, ResponseDataLossError
+from scrapy.http import Response
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
-__all__ = ["HTTPDownloadHandler", "connection_lost", "undecompressed"]
+__all__ = ["STOP_DOWNLOADS", "DownloadStopped", "HTTPDownloadHandler", "connection_lost", "undecompressed"]
+
+# The signal that stops the downloads of a crawl (sent by crawler.worker.fetch.SignalledProcess); each
+# handler answers with the number of downloads it cancelled.
+STOP_DOWNLOADS = object()
+
+
+class DownloadStopped(Exception):
+    """A download cancelled, or refused, because the crawl stops: no failure of the page."""
 
 
 def connection_lost(error: BaseException | None) -> str | None:
@@ -55,7 +73,36 @@ def undecompressed(error: BaseException | None) -> str | None:
 class HTTPDownloadHandler(HTTP11DownloadHandler):
     """Scrapy's HTTP/1.1 handler (``DOWNLOAD_HANDLERS`` for http and https) whose close waits for its
     connection pool to close, or for the disconnect timeout when the pool has not closed within it, and
-    fires no Deferred twice: the pool's own Deferred is left to the pool."""
+    fires no Deferred twice: the pool's own Deferred is left to the pool; at :data:`STOP_DOWNLOADS`, its
+    downloads under way are cancelled and new ones refused (:class:`DownloadStopped`)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self._under_way: set[asyncio.Future[Response]] = set()
+        self._stopped = False
+        crawler.signals.connect(self.stop, signal=STOP_DOWNLOADS)
+
+    async def download_request(self, request: Request) -> Response:
+        if self._stopped:
+            raise DownloadStopped(f"{request.url} was not downloaded: the crawl stops")
+        # A task of its own: cancelling it cancels the Deferred of Twisted's download, which closes its
+        # connection.
+        download = asyncio.ensure_future(super().download_request(request))
+        self._under_way.add(download)
+        try:
+            return await download
+        except asyncio.CancelledError:
+            if not self._stopped or not download.cancelled():
+                raise
+            raise DownloadStopped(f"the download of {request.url} was cancelled: the crawl stops") from None
+        finally:
+            self._under_way.discard(download)
+
+    def stop(self) -> int:
+        """Cancel the downloads under way and refuse any new one; how many were cancelled."""
+        self._stopped = True
+        cancelled = [download for download in self._under_way if download.cancel()]
+        return len(cancelled)
 
     async def close(self) -> None:
         closed: Deferred[None] = self._pool.closeCachedConnections()  # type: ignore[no-untyped-call]

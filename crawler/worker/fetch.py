@@ -52,7 +52,7 @@ from crawler.errors import (
     Terminated,
     redacted,
 )
-from crawler.worker.download import connection_lost, undecompressed
+from crawler.worker.download import STOP_DOWNLOADS, connection_lost, undecompressed
 from crawler.worker.netguard import BlockedRequest, blocked_by_guard, redirect_target
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 
@@ -114,15 +114,32 @@ def check_url(url: str) -> str:
 class SignalledProcess(CrawlerProcess):
     """Scrapy's process, remembering whether a shutdown signal (Ctrl-C, SIGTERM) stopped it, and which:
     one that comes while the crawl opens finds the engine not running yet, so the reactor stops without
-    the spider's close and its "shutdown" finish reason."""
+    the spider's close and its "shutdown" finish reason. The signal cancels the downloads under way
+    (:data:`~crawler.worker.download.STOP_DOWNLOADS`): Scrapy's clean stop would wait for them, up to
+    their timeout; then :meth:`stopping` is told how many were cancelled."""
 
     interrupted = False
     signum: int | None = None
 
     def _signal_shutdown(self, signum: int, _: Any) -> None:
+        from twisted.internet import reactor  # noqa: PLC0415 - the reactor Scrapy installed
+
         self.interrupted = True
         self.signum = signum
         super()._signal_shutdown(signum, _)
+        reactor.callFromThread(self._stop_downloads)
+
+    def _stop_downloads(self) -> None:
+        cancelled = 0
+        for crawler in self.crawlers:
+            for _, answer in crawler.signals.send_catch_log(STOP_DOWNLOADS):
+                if isinstance(answer, int):
+                    cancelled += answer
+        self.stopping(cancelled)
+
+    def stopping(self, cancelled: int) -> None:
+        """Called as a stop signal came, with the number of downloads it cancelled: a one-page fetch says
+        nothing (its command says it was interrupted)."""
 
     def stopped(self) -> KeyboardInterrupt:
         """What to raise once stopped: :class:`Terminated` for SIGTERM, else KeyboardInterrupt."""

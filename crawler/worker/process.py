@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -14,11 +15,14 @@ from twisted.python.failure import Failure
 
 from crawler import settings as defaults
 from crawler.bounds import checked_setting, declared_ranges
+from crawler.commandline import counted
 from crawler.errors import CrawlerError, InputError
 from crawler.worker.fetch import SignalledProcess
 from crawler.worker.spider import SitesSpider
 
 __all__ = ["check_worker_settings", "run_worker"]
+
+logger = logging.getLogger(__name__)
 
 
 class _OneLine(logging.Filter):
@@ -52,6 +56,23 @@ class _NeverOpened(logging.Filter):
             record.exc_info, record.exc_text = None, None
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return True
+
+
+class _WorkerProcess(SignalledProcess):
+    """Says at once that a stop signal stops the crawl, and what becomes of the downloads it cancelled."""
+
+    def stopping(self, cancelled: int) -> None:
+        name = signal.Signals(self.signum).name if self.signum is not None else "a signal"
+        if cancelled:
+            them = "its request goes" if cancelled == 1 else "their requests go"
+            logger.warning(
+                "stopping (%s): %s under way cancelled, %s back to the queue",
+                name,
+                counted(cancelled, "download"),
+                them,
+            )
+        else:
+            logger.warning("stopping (%s): no download under way", name)
 
 
 _NEVER_OPENED = _NeverOpened()
@@ -97,7 +118,7 @@ def run_worker(
     logging.getLogger("scrapy.utils.signal").addFilter(_NEVER_OPENED)
     check_worker_settings(settings)
     sys.setswitchinterval(settings.getfloat("WORKER_SWITCH_INTERVAL"))
-    process = SignalledProcess(settings)
+    process = _WorkerProcess(settings)
     crawler = process.create_crawler(SitesSpider)
     tickers: list[task.LoopingCall] = []
 

@@ -94,7 +94,7 @@ from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import count_job, keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
-from crawler.worker.download import connection_lost, undecompressed
+from crawler.worker.download import DownloadStopped, connection_lost, undecompressed
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import (
@@ -909,8 +909,13 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         as refused and logged with how to allow it (a request of a site with no rule here is dead-lettered
         saying so, as when it is fetched: no rule was there to allow it); refused on purpose (robots.txt,
         a captcha page), it is skipped; failed (an HTTP error status, the network, a timeout, after
-        Scrapy's retries), it is dead-lettered with the reason."""
+        Scrapy's retries), it is dead-lettered with the reason. A download the crawl's stop cancelled
+        (:class:`DownloadStopped`) ends nothing: its lease is held, and returned to the queue as the crawl
+        closes."""
         request: Request = failure.request  # type: ignore[attr-defined]
+        if isinstance(failure.value, DownloadStopped):
+            logger.debug("%s: its lease goes back to the queue as the crawl closes", failure.value)
+            return
         work = Work.of(request)
         site = work.site or "unknown"
         guarded = blocked_by_guard(failure) or (
