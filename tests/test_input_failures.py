@@ -541,6 +541,24 @@ def test_a_response_cut_at_the_size_limit_is_dead_lettered_with_its_reason(site:
     assert list(site.stored()) == ["/a/small"]
 
 
+def test_a_response_declared_past_the_size_limit_is_dead_lettered_in_the_words_of_one_cut_at_it(
+    site: Site,
+) -> None:
+    """A Content-Length over DOWNLOAD_MAXSIZE makes Scrapy give the download up before its body, saying so
+    in its own words ("Expected to receive 1048576 bytes which is larger than download max size (65536)
+    in request <GET ...>."), which were the dead letter's reason; said as for a page cut at the limit."""
+    site.rule("/large?mb=1", "/a/small")
+    done = site.temp("-s", "DOWNLOAD_MAXSIZE=65536")
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "skipped 0, errors 1 (size limit: 1)" in done.stdout, done.stdout
+    (letter,) = site.dead()
+    assert letter["reason"] == (
+        "download cancelled: the response was larger than DOWNLOAD_MAXSIZE (65,536 bytes):"
+        " 1,048,576 bytes by its Content-Length"
+    ), letter["reason"]
+    assert list(site.stored()) == ["/a/small"]
+
+
 def test_status_of_a_site_whose_rule_file_broke_flags_no_field_its_rule_never_had(site: Site) -> None:
     """The crawl counted every standard field a page lacked, the rule's or not (author, published); status,
     which cannot read a broken rule's fields, took them from those counters: "field author found nothing

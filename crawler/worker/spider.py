@@ -28,6 +28,7 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import re
 import time
 import weakref
 import zlib
@@ -124,6 +125,10 @@ EMPTY_PAGE_BYTES = 2048
 EMPTY_AFTER_MATCHED = 5
 # What Scrapy's decompression says as it gives up a response whose body grew past DOWNLOAD_MAXSIZE.
 DECOMPRESSED_PAST_MAXSIZE = "exceeded DOWNLOAD_MAXSIZE"
+# What Scrapy's HTTP handler says as it gives up a response whose Content-Length is past DOWNLOAD_MAXSIZE.
+DECLARED_PAST_MAXSIZE = re.compile(
+    r"Expected to receive (\d+) bytes which is larger than download max size \((\d+)\)"
+)
 # The kinds of failure (_kind) where the site did not answer: its URL may well be right.
 NO_ANSWER = frozenset({"connection", "timeout"})
 
@@ -998,6 +1003,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 return f"{answer}: a redirect to {target}, not followed: a crawl fetches http and https only"
             return answer + after
         if isinstance(error, DownloadCancelledError | CancelledError):
+            declared = DECLARED_PAST_MAXSIZE.match(str(error))
+            if declared is not None:
+                return (
+                    f"download cancelled: the response was larger than DOWNLOAD_MAXSIZE ({int(declared[2]):,}"
+                    f" bytes): {int(declared[1]):,} bytes by its Content-Length"
+                )
             detail = str(error) or (
                 f"the response was larger than DOWNLOAD_MAXSIZE ({self.max_size:,} bytes) or its download"
                 " was stopped"
