@@ -734,6 +734,31 @@ def test_a_temp_crawl_stopped_during_a_hung_download_stops_at_once_and_loses_not
     assert _read(asked) == "2", "asked for once more, by the next crawl"
 
 
+def test_a_download_through_a_proxy_cancelled_by_a_stop_is_no_failure_of_the_proxy(site: Site) -> None:
+    """A download the stop cancelled says nothing of its proxy: counted a failure, it benched the proxy
+    for every worker (PROXY_MAX_FAILURES=1 here; 3 by default: three requests under way at a stop)."""
+    from proxyserver import TestProxy
+
+    held = unique("held")
+    site.rule(f"/held/{held}?seconds=600")
+    asked = site.server.url(f"/asked/{held}")
+    with TestProxy("held") as proxy:
+        with (site.rules / f"{site.name}.yaml").open("a", encoding="utf-8") as rule:
+            rule.write(f"access:\n  proxies: ['{proxy.url()}']\n")
+        keys = Keys("crawler")
+        with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+            url = redis_server.ensure()
+            settings = ("-s", "DOWNLOAD_TIMEOUT=600", "-s", "PROXY_MAX_FAILURES=1")
+            with _in_a_group_of_its_own(site, url, "temp", site.name, *settings) as crawl:
+                wait_until(lambda: _read(asked) == "1", "the held page asked for through the proxy")
+                crawl.send_signal(signal.SIGTERM)
+                _, err = crawl.communicate(timeout=WAIT_LIMIT)
+            assert crawl.returncode == 143, err[-4000:]
+            health = connect(url).hgetall(keys.proxy(f"http://127.0.0.1:{proxy.port}"))
+    assert b"benched_until" not in health, health
+    assert int(health.get(b"failed", 0)) == 0, health
+
+
 def _read(url: str) -> str:
     with urllib.request.urlopen(url, timeout=WAIT_LIMIT) as answer:
         return answer.read().decode()  # type: ignore[no-any-return]

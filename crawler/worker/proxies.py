@@ -45,6 +45,7 @@ from crawler.requests import Work
 from crawler.rules import Rule
 from crawler.rules.access import Proxy, global_proxies
 from crawler.worker.connection import keys_of, outage_of, server_of
+from crawler.worker.download import DownloadStopped
 
 if TYPE_CHECKING:
     from crawler.worker.bans import Signal
@@ -150,9 +151,13 @@ class ProxyPool:
         now = time.time()
         return max(min((self.benched.get(p.id, now) for p in proxies), default=now) - now, 1.0)
 
+    def free(self, proxy: str) -> None:
+        """A request through ``proxy`` ended: its slot is free."""
+        self.inflight[proxy] = max(self.inflight[proxy] - 1, 0)
+
     def release(self, proxy: str, *, ok: bool, latency: float | None = None) -> None:
         """A request through ``proxy`` ended: its slot is free, its outcome counted."""
-        self.inflight[proxy] = max(self.inflight[proxy] - 1, 0)
+        self.free(proxy)
         if ok:
             self.failures_in_row[proxy] = 0
             self._counts[(proxy, "ok")] += 1
@@ -286,7 +291,11 @@ class ProxyMiddleware:
 
     def process_exception(self, request: Request, exception: Exception) -> None:
         proxy = request.meta.get("proxy_id")
-        if proxy is not None:
+        if proxy is None:
+            return
+        if isinstance(exception, DownloadStopped):
+            self.pool.free(proxy)  # the crawl stopped it: no outcome of the proxy
+        else:
             self.pool.release(proxy, ok=False)
 
     def _all_benched(self, request: Request, work: Work, proxies: Sequence[Proxy]) -> Request:
