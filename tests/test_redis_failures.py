@@ -11,7 +11,9 @@ import json
 import logging
 import os
 import re
+import select
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -757,6 +759,32 @@ def test_a_download_through_a_proxy_cancelled_by_a_stop_is_no_failure_of_the_pro
             health = connect(url).hgetall(keys.proxy(f"http://127.0.0.1:{proxy.port}"))
     assert b"benched_until" not in health, health
     assert int(health.get(b"failed", 0)) == 0, health
+
+
+def test_a_crawl_stopped_while_robots_txt_does_not_come_logs_no_download_error(site: Site) -> None:
+    """The robots.txt download a stop cancelled is no error of the site's robots.txt: it was logged as
+    ERROR 'Error downloading <GET .../robots.txt>: DownloadStopped: ...' as the crawl stopped."""
+    from crawler.redisio.queue import LeasedQueue
+
+    with socket.socket() as silent:  # listens, never accepts: a site that does not answer
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        start = f"http://127.0.0.1:{silent.getsockname()[1]}/news/"
+        site.rules.mkdir(parents=True)
+        (site.rules / f"{site.name}.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+        keys = Keys("crawler")
+        with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+            url = redis_server.ensure()
+            client = connect(url)
+            queue = LeasedQueue(client, keys)
+            with _in_a_group_of_its_own(site, url, "temp", site.name, "-s", "DOWNLOAD_TIMEOUT=600") as crawl:
+                wait_until(lambda: bool(select.select([silent], [], [], 0)[0]), "robots.txt asked for")
+                crawl.send_signal(signal.SIGINT)
+                _, err = crawl.communicate(timeout=WAIT_LIMIT)
+            assert crawl.returncode == 130, err[-4000:]
+            assert "Error downloading" not in err, err[-4000:]
+            assert (queue.leased(), len(queue)) == (0, 1), "the index page's request back in the queue"
+            client.close()
 
 
 def _read(url: str) -> str:

@@ -29,6 +29,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from crawler.requests import Work
+from crawler.worker.download import DownloadStopped
 
 __all__ = ["ROBOTS_REFUSAL", "AgentRobotsTxtMiddleware", "robots_agent", "sent_agent"]
 
@@ -82,7 +83,7 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
                 response = await self.crawler.engine.download_async(robots)
                 await self._parse_robots(response, key, request)
             except Exception as exc:  # as Scrapy's: a robots.txt that cannot be read allows everything
-                if not isinstance(exc, IgnoreRequest):
+                if not isinstance(exc, IgnoreRequest | DownloadStopped):
                     logger.exception("Error downloading %s", robots)
                 self._robots_error(exc, key)
             self._stats.inc_value("robotstxt/request_count")
