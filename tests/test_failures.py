@@ -215,6 +215,18 @@ def test_a_redirect_to_another_scheme_is_a_dead_letter_naming_its_target(site: S
     assert list(site.stored()) == ["/a/small"]
 
 
+def test_an_unfollowed_3xx_answer_whose_location_is_no_url_is_a_dead_letter_of_its_status(site: Site) -> None:
+    """A 300 answer (which no redirect follows) with a Location that cannot be read as a URL ('http://[x',
+    an unclosed IPv6 address) failed as 'ValueError: Invalid IPv6 URL' in the check for a redirect to another
+    scheme, not as its HTTP status."""
+    site.rule("/redirect?status=300&to=http%3A%2F%2F%5Bx%2Fy", "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "errors 1 (HTTP 300: 1)" in done.stdout, done.stdout
+    assert [letter["reason"] for letter in site.dead()] == ["HTTP 300 Multiple Choices"]
+    assert list(site.stored()) == ["/a/small"]
+
+
 def test_a_redirect_to_a_page_seen_is_skipped_and_a_redirect_loop_is_a_dead_letter_naming_the_loop(
     site: Site,
 ) -> None:

@@ -306,11 +306,17 @@ class OtherSchemeRedirectMiddleware:
 
 
 def redirect_target(response: Response) -> str | None:
-    """Where a 3xx answer points (absolute), when it has a ``Location``."""
-    location = response.headers.get(b"Location")
-    if not 300 <= response.status < 400 or not location:
+    """Where a 3xx answer points (absolute), when it has a ``Location`` that reads as a URL (not
+    ``http://[x``, which Scrapy's redirect fails on, and which a 300 answer, left unfollowed, may carry)."""
+    if not 300 <= response.status < 400:
         return None
-    return urllib.parse.urljoin(response.url, location.decode("latin-1").strip())
+    location = response.headers.get(b"Location")
+    if not location:
+        return None
+    try:
+        return urllib.parse.urljoin(response.url, location.decode("latin-1").strip())
+    except ValueError:
+        return None
 
 
 def other_scheme_target(response: Response) -> str | None:
