@@ -532,12 +532,20 @@ def test_an_undeclared_windows_1252_page_refreshes_to_the_url_the_crawl_reads_in
     assert set(site.stored()) == {"/a/caf%C3%A9-cr%C3%A8me"}
 
 
+# How a page lost to the size limit (65,536 bytes) says what to do.
+MAXSIZE_FIX = (
+    "; a page this large needs a larger DOWNLOAD_MAXSIZE than 65,536 bytes: `-s DOWNLOAD_MAXSIZE=131072` on"
+    " the crawl's command (worker, run or temp), then requeue it"
+)
+
+
 def test_a_response_cut_at_the_size_limit_is_dead_lettered_with_its_reason(site: Site) -> None:
     site.rule("/unsized?kb=200", "/a/small")
     done = site.temp("-s", "DOWNLOAD_MAXSIZE=65536")
     assert done.returncode == 0, done.stderr[-4000:]
     (letter,) = site.dead()
     assert "larger than DOWNLOAD_MAXSIZE (65,536 bytes)" in letter["reason"], letter
+    assert letter["reason"].endswith(MAXSIZE_FIX), letter
     assert list(site.stored()) == ["/a/small"]
 
 
@@ -586,6 +594,7 @@ def test_a_gzip_page_past_the_size_limit_once_decompressed_is_dead_lettered_as_a
     (letter,) = site.dead()
     assert letter["url"].endswith("/large-gzip?mb=1"), letter
     assert "exceeded DOWNLOAD_MAXSIZE (65536 B) during decompression" in letter["reason"], letter
+    assert letter["reason"].endswith(MAXSIZE_FIX), letter
     assert list(site.stored()) == ["/a/small"]
 
 

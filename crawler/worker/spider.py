@@ -1013,7 +1013,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 f"the response was larger than DOWNLOAD_MAXSIZE ({self.max_size:,} bytes) or its download"
                 " was stopped"
             )
-            return f"download cancelled: {detail}"
+            return f"download cancelled: {detail}{self._larger_size(request)}"
         if isinstance(error, DownloadTimeoutError | TxTimeoutError):
             limit = request.meta.get("download_timeout") or self.crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
             return (
@@ -1023,7 +1023,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 " requeue it"
             )
         if _too_large_decompressed(failure):
-            return f"download cancelled: {failure.getErrorMessage()}"
+            return f"download cancelled: {failure.getErrorMessage()}{self._larger_size(request)}"
         if _too_many_redirects(failure):
             limit = self.crawler.settings.getint("REDIRECT_MAX_TIMES")
             return f"too many redirects: more than {limit} (REDIRECT_MAX_TIMES): {redirects(request)}"
@@ -1034,6 +1034,15 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if undecoded is not None:
             return f"{undecoded}{after}"
         return f"{type(error).__name__}: {failure.getErrorMessage() or 'no message'}{after}"
+
+    def _larger_size(self, request: Request) -> str:
+        """What to do about a page lost to the size limit, as the timeout's reason says."""
+        limit = int(request.meta.get("download_maxsize", self.max_size))
+        return (
+            f"; a page this large needs a larger DOWNLOAD_MAXSIZE than {limit:,} bytes:"
+            f" `-s DOWNLOAD_MAXSIZE={2 * limit}` on the crawl's command (worker, run or temp), then"
+            " requeue it"
+        )
 
     def _refusal(self, rule: Rule, page: TextResponse, fields: dict[str, str | None]) -> str | None:
         """What the article page is instead of the article, when it looks refused (see
