@@ -616,6 +616,18 @@ def test_a_json_document_at_an_article_or_index_url_is_a_page_with_no_article_no
     assert "Traceback" not in index.stderr, index.stderr[-4000:]
 
 
+def test_a_binary_page_at_an_article_url_is_warned_of_naming_what_it_was_sent_as(site: Site) -> None:
+    """The warning of a page that is no text said 'Not a text page, skipped: URL', not what it was (a JSON
+    document's names its type, as docs/cli.md says of both)."""
+    site.rule("/binary", "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.startswith("fetched 3 pages, stored 1 article, skipped 0, errors 0\n"), done.stdout
+    said = f"Not an HTML page (application/octet-stream), skipped: {site.server.url('/binary')}"
+    assert said in done.stderr, done.stderr[-4000:]
+    assert site.dead() == []
+
+
 def test_a_page_whose_gzip_body_cannot_be_decompressed_is_dead_lettered_saying_so(site: Site) -> None:
     site.rule("/bad-gzip", "/a/small")
     done = site.temp()

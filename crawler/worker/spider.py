@@ -1211,13 +1211,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         rule = self._rule(response)
         if rule is None:
             return None, None
-        if not isinstance(response, TextResponse):
+        # A JSON document's selector would have the JSON data as its root, not a tree.
+        if not isinstance(response, TextResponse) or isinstance(response, JsonResponse):
             self.count(f"crawl/not_text/{rule.site}")
-            logger.warning("Not a text page, skipped: %s", response.url)
-            return rule, None
-        if isinstance(response, JsonResponse):  # its selector's root would be the JSON data, not a tree
-            self.count(f"crawl/not_text/{rule.site}")
-            sent = (response.headers.get("Content-Type") or b"JSON").decode("latin-1")
+            sent = (response.headers.get("Content-Type") or b"no Content-Type").decode("latin-1")
             logger.warning("Not an HTML page (%s), skipped: %s", sent, response.url)
             return rule, None
         self.count(f"crawl/pages/{rule.site}")
