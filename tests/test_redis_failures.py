@@ -43,6 +43,8 @@ from crawler.errors import folder_advice
 from crawler.keys import Keys
 from crawler.redisio.connection import SOCKET_TIMEOUT, connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
+from crawler.store import open_store
+from crawler.worker.pipelines.store import _record_redirects
 
 
 @pytest.fixture
@@ -575,6 +577,23 @@ def test_a_temp_crawl_whose_redis_refuses_writes_ends_with_an_error_within_its_p
         err,
     ), err[-4000:]
     assert "Traceback" not in err, err[-4000:]
+
+
+def test_articles_stored_while_redis_is_away_are_not_said_to_have_links_noted_as_redirecting(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Reading the notes failed, yet the warning said every article stored had links noted as redirecting to
+    it (none had): it says now that it could not read whether any had."""
+    away = redis.Redis(unix_socket_path=str(tmp_path / "gone.sock"))
+    urls = ["http://news.example/a/1", "http://news.example/a/2"]
+    with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store, caplog.at_level(logging.WARNING):
+        _record_redirects(store, away, Keys("crawler"), urls)
+    (said,) = [record.getMessage() for record in caplog.records]
+    assert said.startswith(
+        "Cannot read whether links were noted as redirecting to 2 article URLs just stored (first"
+        " http://news.example/a/1): Error "
+    ), said
+    assert "Links noted as redirecting" not in said, said
 
 
 # --- stopped by a signal: SIGTERM (docker stop, a service manager) or Ctrl-C -------------------------------
@@ -1445,23 +1464,3 @@ def _answers(url: str) -> bool:
         return bool(connect(url).ping())
     except (redis.RedisError, RedisUnavailableError):
         return False
-
-
-def test_articles_stored_while_redis_is_away_are_not_said_to_have_links_noted_as_redirecting(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """Reading the notes failed, yet the warning said every article stored had links noted as redirecting to
-    it (none had): it says now that it could not read whether any had."""
-    from crawler.store import open_store
-    from crawler.worker.pipelines.store import _record_redirects
-
-    away = redis.Redis(unix_socket_path=str(tmp_path / "gone.sock"))
-    urls = ["http://news.example/a/1", "http://news.example/a/2"]
-    with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store, caplog.at_level(logging.WARNING):
-        _record_redirects(store, away, Keys("crawler"), urls)
-    (said,) = [record.getMessage() for record in caplog.records]
-    assert said.startswith(
-        "Cannot read whether links were noted as redirecting to 2 article URLs just stored (first"
-        " http://news.example/a/1): Error "
-    ), said
-    assert "Links noted as redirecting" not in said, said
