@@ -23,7 +23,7 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                ``GBK_INDEX_HREF``, has Chinese in its path and query, and ``GBK_LACKS_MARK``
 ``/status/N``                  an empty response with status N
 ``/slow?seconds=S``            an article page sent after S seconds
-``/binary``                    64 KB of random bytes as application/octet-stream
+``/binary?type=T``             64 KB of random bytes as application/octet-stream (or as ``T``)
 ``/echo-headers``              an HTML page listing the request's headers, one ``<li>`` per header
 ``/links?to=P,Q,...``          an index page whose ``<ul class="news">`` links to P, Q, ... (paths or URLs)
 ``/a/ID``                      a generated article page, "Article ID" (any ID)
@@ -599,7 +599,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             name, _, kind = path.removeprefix("/doc/").rpartition(".")
             self._send(200, document_file(name, kind), DOCUMENT_TYPES.get(kind, "application/octet-stream"))
         elif path == "/binary":
-            self._send(200, random.Random(7).randbytes(64 * 1024), "application/octet-stream")
+            binary_type = query.get("type", "application/octet-stream")
+            self._send(200, random.Random(7).randbytes(64 * 1024), binary_type)
         else:
             super().do_GET()
 

@@ -6,6 +6,7 @@ import http.server
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -572,6 +573,15 @@ def test_binary_response(site_server: SiteServer) -> None:
     one_line_error(
         crawler("extract", site_server.url("/binary")), 2, "is not HTML", "sent as application/octet-stream"
     )
+
+
+def test_what_a_site_sent_is_said_without_terminal_control_characters(site_server: SiteServer) -> None:
+    """A Content-Type holding escape sequences (a colour, a window title) was written as it came, to the
+    terminal of the person who ran the command."""
+    sent = "application/x-bin\x1b[31mRED\x1b]0;title\x07"
+    run = crawler("extract", site_server.url(f"/binary?type={urllib.parse.quote(sent)}"))
+    one_line_error(run, 2, "is not HTML", "sent as application/x-bin[31mRED]0;title")
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", run.stderr), repr(run.stderr)
 
 
 def test_timeout(site_server: SiteServer) -> None:

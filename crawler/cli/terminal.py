@@ -67,10 +67,11 @@ def tell(kind: Literal["note", "warning", "error"] | None, message: str) -> None
     """``message`` on stderr after the command as typed and its ``kind`` (None: an end, such as
     ``interrupted`` or ``exported 48 articles``, with no kind): ``crawler rules try: note: ...``, as
     argparse writes its usage errors. Each line of a message of several (the errors of a rule file) starts
-    so."""
+    so. Terminal control characters are left out: a message may quote what a site sent (a Content-Type,
+    a URL)."""
     prefix = ": ".join([" ".join(_command), *([kind] if kind else [])])
     for line in message.splitlines() or [""]:
-        print(f"{prefix}: {line}", file=sys.stderr)
+        print(f"{prefix}: {printable(line)}", file=sys.stderr)
 
 
 def output_advice(exc: OSError, disk: str, less: str) -> str:
