@@ -329,7 +329,9 @@ def test_a_50_mb_feed_ends_as_a_dead_letter_at_the_size_limit(site: Site) -> Non
     (letter,) = site.dead()
     assert letter["reason"] == (
         "download cancelled: the response was larger than DOWNLOAD_MAXSIZE (33,554,432 bytes):"
-        " 52,428,800 bytes by its Content-Length"
+        " 52,428,800 bytes by its Content-Length; a page this large needs a larger DOWNLOAD_MAXSIZE than"
+        " 33,554,432 bytes: `-s DOWNLOAD_MAXSIZE=67108864` on the crawl's command (worker, run or temp),"
+        " then requeue it"
     ), letter["reason"]  # DOWNLOAD_MAXSIZE, 32 MB by default
     assert list(site.stored()) == ["/a/small"]
 

@@ -1007,7 +1007,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if declared is not None:
                 return (
                     f"download cancelled: the response was larger than DOWNLOAD_MAXSIZE ({int(declared[2]):,}"
-                    f" bytes): {int(declared[1]):,} bytes by its Content-Length"
+                    f" bytes): {int(declared[1]):,} bytes by its Content-Length{self._larger_size(request)}"
                 )
             detail = str(error) or (
                 f"the response was larger than DOWNLOAD_MAXSIZE ({self.max_size:,} bytes) or its download"
