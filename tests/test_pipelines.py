@@ -501,17 +501,23 @@ def test_the_text_pipeline_opens_after_the_pool_has_started(
         pool.close()
 
 
+def _started_with_a_process(pool: Any) -> tuple[Any, int]:
+    """Start ``pool``: its executor and the pid of one of its processes."""
+    pool.start()
+    executor = pool._executor
+    assert executor is not None
+    pid = next(iter(executor._processes.values())).pid
+    assert pid is not None
+    return executor, pid
+
+
 def test_a_text_process_that_died_at_the_start_does_not_stop_the_crawl_opening(tmp_path: Path) -> None:
     """A process killed while the pool starts breaks it: the wait ends (the crawl's first articles start
     a new pool) instead of raising out of the pipeline's opening."""
     pool = text_pool_of(make_crawler(tmp_path, TEXT_PROCESSES=2))
 
     async def run() -> set[int]:
-        pool.start()
-        executor = pool._executor
-        assert executor is not None
-        pid = next(iter(executor._processes.values())).pid
-        assert pid is not None
+        executor, pid = _started_with_a_process(pool)
         os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + 60
         while not executor._broken:
@@ -533,11 +539,7 @@ def test_a_text_process_that_died_while_the_pool_starts_leaves_no_error_unread(
     pool = text_pool_of(make_crawler(tmp_path, TEXT_PROCESSES=2))
 
     async def run() -> set[int]:
-        pool.start()
-        executor = pool._executor
-        assert executor is not None
-        pid = next(iter(executor._processes.values())).pid
-        assert pid is not None
+        _, pid = _started_with_a_process(pool)
         asyncio.get_running_loop().call_soon(os.kill, pid, signal.SIGKILL)  # as the wait begins
         return await pool.started(60)
 

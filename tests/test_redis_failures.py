@@ -524,19 +524,23 @@ def test_a_continued_temp_crawls_progress_line_says_continued_uncut_on_a_narrow_
         assert title.startswith("continued ") or title == "continued…", title
 
 
+# A temp crawl slow enough to be caught mid-crawl, which gives up on Redis after 3 s.
+SLOW_TEMP_OF_3_S_PATIENCE = (
+    "-s",
+    "CONCURRENT_REQUESTS=1",
+    "-s",
+    "DOWNLOAD_DELAY=0.2",
+    "-s",
+    "SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS=3",
+)
+
+
 def test_a_temp_crawl_whose_redis_cannot_start_again_ends_with_an_error_within_its_patience(
     site: Site,
 ) -> None:
     site.rule(*(f"/a/p{n}" for n in range(40)))
     redis_dir = site.data / "redis"
-    with site.temp_running(
-        "-s",
-        "CONCURRENT_REQUESTS=1",
-        "-s",
-        "DOWNLOAD_DELAY=0.2",
-        "-s",
-        "SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS=3",
-    ) as crawl:
+    with site.temp_running(*SLOW_TEMP_OF_3_S_PATIENCE) as crawl:
         # Killed mid-crawl (not as the crawl opens: a loaded machine takes seconds to start one).
         wait_until(lambda: len(site.stored()) >= 1, "an article stored")
         # A damaged append-only file: the server that dies now cannot be started again.
@@ -555,14 +559,7 @@ def test_a_temp_crawl_whose_redis_refuses_writes_ends_with_an_error_within_its_p
     patience never ran out while its worker could take no request: the crawl waited for ever."""
     site.rule(*(f"/a/w{n}" for n in range(40)))
     redis_dir = site.data / "redis"
-    with site.temp_running(
-        "-s",
-        "CONCURRENT_REQUESTS=1",
-        "-s",
-        "DOWNLOAD_DELAY=0.2",
-        "-s",
-        "SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS=3",
-    ) as crawl:
+    with site.temp_running(*SLOW_TEMP_OF_3_S_PATIENCE) as crawl:
         wait_until(lambda: len(site.stored()) >= 1, "an article stored")
         client = connect(f"unix://{redis_dir / 'redis.sock'}")
         try:
