@@ -576,6 +576,38 @@ def test_a_temp_crawl_whose_redis_refuses_writes_ends_with_an_error_within_its_p
     assert "Traceback" not in err, err[-4000:]
 
 
+def test_a_temp_crawl_whose_redis_refused_writes_then_went_away_says_it_went_away(site: Site) -> None:
+    """The crawl kept the last refusal it read when Redis stopped answering, so a server that refused
+    writes for a moment, then died and could not start again, ended the crawl with 'Redis refuses
+    writes', where the truth was that it no longer answered."""
+    site.rule(*(f"/a/g{n}" for n in range(40)))
+    redis_dir = site.data / "redis"
+    patience = (
+        "-s",
+        "CONCURRENT_REQUESTS=1",
+        "-s",
+        "DOWNLOAD_DELAY=0.2",
+        "-s",
+        "SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS=8",
+    )
+    with site.temp_running(*patience) as crawl:
+        wait_until(lambda: len(site.stored()) >= 1, "an article stored")
+        client = connect(f"unix://{redis_dir / 'redis.sock'}")
+        (redis_dir / "taken.rdb").mkdir()
+        (redis_dir / "taken.rdb" / "in-the-way").touch()
+        client.config_set("save", "3600 1")
+        client.config_set("dbfilename", "taken.rdb")
+        client.bgsave()
+        wait_until(lambda: _refuses_writes(client), "Redis to refuse writes")
+        time.sleep(1.5)  # the progress bar's ticks (every 0.5 s) read the refusal
+        (redis_dir / "appendonly.aof").write_bytes(b"not an append-only file\n" * 40)
+        os.kill(int((redis_dir / "redis.pid").read_text("ascii")), signal.SIGKILL)
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+    assert crawl.returncode == 1, (out, err[-4000:])
+    assert "Redis has not answered for 8 s (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS)" in err, err[-4000:]
+    assert "crawler temp: error: Redis refuses writes" not in err, err[-4000:]
+
+
 def test_articles_stored_while_redis_is_away_are_not_said_to_have_links_noted_as_redirecting(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

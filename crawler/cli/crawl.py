@@ -845,6 +845,7 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
                 refused[0] = writes_refused(server)
             except redis.RedisError:
                 # Redis away for a moment (the worker says so in the log): the bar waits, within patience.
+                refused[0] = None
                 return time.monotonic() - answered[0] < patience
             if refused[0] is None:
                 answered[0] = time.monotonic()
