@@ -524,15 +524,24 @@ def test_a_continued_temp_crawls_progress_line_says_continued_uncut_on_a_narrow_
         assert title.startswith("continued ") or title == "continued…", title
 
 
-# A temp crawl slow enough to be caught mid-crawl, which gives up on Redis after 3 s.
-SLOW_TEMP_OF_3_S_PATIENCE = (
-    "-s",
-    "CONCURRENT_REQUESTS=1",
-    "-s",
-    "DOWNLOAD_DELAY=0.2",
-    "-s",
-    "SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS=3",
-)
+def _slow_temp(patience: int) -> tuple[str, ...]:
+    """The settings of a temp crawl slow enough to be caught mid-crawl, which gives up on Redis after
+    ``patience`` seconds."""
+    return (
+        "-s",
+        "CONCURRENT_REQUESTS=1",
+        "-s",
+        "DOWNLOAD_DELAY=0.2",
+        "-s",
+        f"SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS={patience}",
+    )
+
+
+def _killed_for_good(redis_dir: Path) -> None:
+    """Kill the embedded Redis of ``redis_dir`` so that it cannot be started again: its append-only file
+    damaged first."""
+    (redis_dir / "appendonly.aof").write_bytes(b"not an append-only file\n" * 40)
+    os.kill(int((redis_dir / "redis.pid").read_text("ascii")), signal.SIGKILL)
 
 
 def test_a_temp_crawl_whose_redis_cannot_start_again_ends_with_an_error_within_its_patience(
@@ -540,12 +549,10 @@ def test_a_temp_crawl_whose_redis_cannot_start_again_ends_with_an_error_within_i
 ) -> None:
     site.rule(*(f"/a/p{n}" for n in range(40)))
     redis_dir = site.data / "redis"
-    with site.temp_running(*SLOW_TEMP_OF_3_S_PATIENCE) as crawl:
+    with site.temp_running(*_slow_temp(3)) as crawl:
         # Killed mid-crawl (not as the crawl opens: a loaded machine takes seconds to start one).
         wait_until(lambda: len(site.stored()) >= 1, "an article stored")
-        # A damaged append-only file: the server that dies now cannot be started again.
-        (redis_dir / "appendonly.aof").write_bytes(b"not an append-only file\n" * 40)
-        os.kill(int((redis_dir / "redis.pid").read_text("ascii")), signal.SIGKILL)
+        _killed_for_good(redis_dir)
         out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
     assert crawl.returncode == 1, (out, err[-4000:])
     assert (
@@ -559,7 +566,7 @@ def test_a_temp_crawl_whose_redis_refuses_writes_ends_with_an_error_within_its_p
     patience never ran out while its worker could take no request: the crawl waited for ever."""
     site.rule(*(f"/a/w{n}" for n in range(40)))
     redis_dir = site.data / "redis"
-    with site.temp_running(*SLOW_TEMP_OF_3_S_PATIENCE) as crawl:
+    with site.temp_running(*_slow_temp(3)) as crawl:
         wait_until(lambda: len(site.stored()) >= 1, "an article stored")
         client = connect(f"unix://{redis_dir / 'redis.sock'}")
         try:
@@ -582,26 +589,12 @@ def test_a_temp_crawl_whose_redis_refused_writes_then_went_away_says_it_went_awa
     writes', where the truth was that it no longer answered."""
     site.rule(*(f"/a/g{n}" for n in range(40)))
     redis_dir = site.data / "redis"
-    patience = (
-        "-s",
-        "CONCURRENT_REQUESTS=1",
-        "-s",
-        "DOWNLOAD_DELAY=0.2",
-        "-s",
-        "SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS=8",
-    )
-    with site.temp_running(*patience) as crawl:
+    with site.temp_running(*_slow_temp(8)) as crawl:
         wait_until(lambda: len(site.stored()) >= 1, "an article stored")
         client = connect(f"unix://{redis_dir / 'redis.sock'}")
-        (redis_dir / "taken.rdb").mkdir()
-        (redis_dir / "taken.rdb" / "in-the-way").touch()
-        client.config_set("save", "3600 1")
-        client.config_set("dbfilename", "taken.rdb")
-        client.bgsave()
-        wait_until(lambda: _refuses_writes(client), "Redis to refuse writes")
+        _refuse_writes(client, redis_dir)
         time.sleep(1.5)  # the progress bar's ticks (every 0.5 s) read the refusal
-        (redis_dir / "appendonly.aof").write_bytes(b"not an append-only file\n" * 40)
-        os.kill(int((redis_dir / "redis.pid").read_text("ascii")), signal.SIGKILL)
+        _killed_for_good(redis_dir)
         out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
     assert crawl.returncode == 1, (out, err[-4000:])
     assert "Redis has not answered for 8 s (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS)" in err, err[-4000:]
@@ -1022,18 +1015,23 @@ def test_a_redis_whose_disk_is_full_is_said_at_once_and_status_still_shows_the_q
         process.wait()
 
 
-@contextmanager
-def _snapshots_failing(client: redis.Redis, folder: Path) -> Iterator[None]:
-    """Redis refuses writes while this runs, and answers reads: its snapshot (BGSAVE) fails, as on a full
-    disk, and ``stop-writes-on-bgsave-error`` (on by default) then refuses every write with MISCONF until a
-    snapshot succeeds. It fails because its file's name is that of a folder, which the snapshot cannot
-    replace (whoever runs the test, root too)."""
+def _refuse_writes(client: redis.Redis, folder: Path) -> None:
+    """Make Redis refuse writes, and answer reads: its snapshot (BGSAVE) fails, as on a full disk, and
+    ``stop-writes-on-bgsave-error`` (on by default) then refuses every write with MISCONF until a snapshot
+    succeeds. It fails because its file's name is that of a folder, which the snapshot cannot replace
+    (whoever runs the test, root too)."""
     (folder / "taken.rdb").mkdir()
     (folder / "taken.rdb" / "in-the-way").touch()
     client.config_set("save", "3600 1")
     client.config_set("dbfilename", "taken.rdb")
     client.bgsave()
     wait_until(lambda: _refuses_writes(client), "Redis to refuse writes")
+
+
+@contextmanager
+def _snapshots_failing(client: redis.Redis, folder: Path) -> Iterator[None]:
+    """Redis refuses writes while this runs (:func:`_refuse_writes`), and takes them again after."""
+    _refuse_writes(client, folder)
     try:
         yield
     finally:
