@@ -752,12 +752,11 @@ def test_a_temp_crawl_stopped_during_a_hung_download_stops_at_once_and_loses_not
         url = redis_server.ensure()
         client = connect(url)
         queue = LeasedQueue(client, keys)
-        with _in_a_group_of_its_own(site, url, "temp", site.name, "-s", "DOWNLOAD_TIMEOUT=600") as crawl:
-            job = _the_job(client, keys)
-            wait_until(lambda: _read(asked) == "1", "the held page asked for")
-            crawl.send_signal(sign)
-            _, err = crawl.communicate(timeout=WAIT_LIMIT)
-        assert crawl.returncode == code, err[-4000:]
+        returncode, err = _temp_stopped(
+            site, url, sign, lambda: _read(asked) == "1", "the held page asked for"
+        )
+        assert returncode == code, err[-4000:]
+        job = _the_job(client, keys)
         said_lines = [line for line in err.splitlines() if line.startswith("crawler temp: ")]
         assert said_lines == [
             f"crawler temp: warning: stopping ({sign.name}): 1 download under way cancelled, its request"
@@ -791,12 +790,16 @@ def test_a_download_through_a_proxy_cancelled_by_a_stop_is_no_failure_of_the_pro
         keys = Keys("crawler")
         with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
             url = redis_server.ensure()
-            settings = ("-s", "DOWNLOAD_TIMEOUT=600", "-s", "PROXY_MAX_FAILURES=1")
-            with _in_a_group_of_its_own(site, url, "temp", site.name, *settings) as crawl:
-                wait_until(lambda: _read(asked) == "1", "the held page asked for through the proxy")
-                crawl.send_signal(signal.SIGTERM)
-                _, err = crawl.communicate(timeout=WAIT_LIMIT)
-            assert crawl.returncode == 143, err[-4000:]
+            returncode, err = _temp_stopped(
+                site,
+                url,
+                signal.SIGTERM,
+                lambda: _read(asked) == "1",
+                "the held page asked for through the proxy",
+                "-s",
+                "PROXY_MAX_FAILURES=1",
+            )
+            assert returncode == 143, err[-4000:]
             health = connect(url).hgetall(keys.proxy(f"http://127.0.0.1:{proxy.port}"))
     assert b"benched_until" not in health, health
     assert int(health.get(b"failed", 0)) == 0, health
@@ -818,14 +821,30 @@ def test_a_crawl_stopped_while_robots_txt_does_not_come_logs_no_download_error(s
             url = redis_server.ensure()
             client = connect(url)
             queue = LeasedQueue(client, keys)
-            with _in_a_group_of_its_own(site, url, "temp", site.name, "-s", "DOWNLOAD_TIMEOUT=600") as crawl:
-                wait_until(lambda: bool(select.select([silent], [], [], 0)[0]), "robots.txt asked for")
-                crawl.send_signal(signal.SIGINT)
-                _, err = crawl.communicate(timeout=WAIT_LIMIT)
-            assert crawl.returncode == 130, err[-4000:]
+            returncode, err = _temp_stopped(
+                site,
+                url,
+                signal.SIGINT,
+                lambda: bool(select.select([silent], [], [], 0)[0]),
+                "robots.txt asked for",
+            )
+            assert returncode == 130, err[-4000:]
             assert "Error downloading" not in err, err[-4000:]
             assert (queue.leased(), len(queue)) == (0, 1), "the index page's request back in the queue"
             client.close()
+
+
+def _temp_stopped(
+    site: Site, url: str, sign: signal.Signals, when: Callable[[], bool], what: str, *settings: str
+) -> tuple[int, str]:
+    """`crawler temp SITE` on the Redis at ``url``, its downloads given 600 s (longer than the wait for its
+    end), stopped by ``sign`` once ``when()`` holds (``what``): its exit code and its stderr."""
+    arguments = ("temp", site.name, "-s", "DOWNLOAD_TIMEOUT=600", *settings)
+    with _in_a_group_of_its_own(site, url, *arguments) as crawl:
+        wait_until(when, what)
+        crawl.send_signal(sign)
+        _, err = crawl.communicate(timeout=WAIT_LIMIT)
+    return crawl.returncode, err
 
 
 def _read(url: str) -> str:
