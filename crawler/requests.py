@@ -515,33 +515,38 @@ def temp_job_ended(server: redis.Redis, keys: Keys, job: str) -> bool:
     return bool(server.hexists(keys.job(job), "ended"))
 
 
-def take_leftovers(queue: LeasedQueue, sites: Iterable[str]) -> dict[str, list[str]]:
+def take_leftovers(queue: LeasedQueue, sites: Iterable[str]) -> dict[str, dict[str, int]]:
     """Take the requests of ``sites`` out of the queue (:meth:`LeasedQueue.take_site`: queued, waiting,
-    leased; only when no worker is alive), each ended in its job; the members taken by the origin of
-    their URL (``http://127.0.0.1:8631``)."""
-    taken: dict[str, list[str]] = {}
+    leased; only when no worker is alive), each ended in its job; the members taken, each with its
+    attempts so far, by the origin of their URL (``http://127.0.0.1:8631``)."""
+    taken: dict[str, dict[str, int]] = {}
     for site in sites:
-        for member in queue.take_site(site):
+        for member, attempts in queue.take_site(site).items():
             try:
                 parts = urlsplit(str(serializer.loads(member).get("url", "")))
             except (ValueError, UnicodeDecodeError, AttributeError):
                 parts = urlsplit("")
-            taken.setdefault(f"{parts.scheme}://{parts.netloc}", []).append(member)
+            taken.setdefault(f"{parts.scheme}://{parts.netloc}", {})[member] = attempts
     return taken
 
 
-def queue_in_job(queue: LeasedQueue, members: Iterable[str], job: str | None = None) -> int:
-    """Queue ``members`` (taken out of the queue: :func:`take_leftovers`) again as requests of ``job``
-    (None: each of its own job, as it was); how many went in (a request queued already is queued once)."""
+def queue_in_job(queue: LeasedQueue, members: Mapping[str, int], job: str | None = None) -> int:
+    """Queue ``members`` (taken out of the queue: :func:`take_leftovers`, with their attempts so far,
+    which go on counting) again as requests of ``job`` (None: each of its own job, as it was); how many
+    went in (a request queued already is queued once)."""
     added = 0
-    for member in members:
+    for member, attempts in members.items():
         data = serializer.loads(member)
         meta = data["meta"]
         if job is not None:
             meta["job"] = job
         slot = str(meta.get("download_slot") or meta["site"])
         added += queue.push(
-            serializer.dumps(data), priority=int(data.get("priority", 0)), site=slot, job=meta.get("job")
+            serializer.dumps(data),
+            priority=int(data.get("priority", 0)),
+            site=slot,
+            job=meta.get("job"),
+            attempts=attempts,
         )
     return added
 

@@ -15,7 +15,7 @@ from scrapy import Request, Spider
 from crawler.keys import Keys
 from crawler.redisio import redirects, serializer
 from crawler.redisio.queue import Ack, LeasedQueue
-from crawler.requests import Work, decode_request, leased, push
+from crawler.requests import Work, decode_request, leased, push, queue_in_job, take_leftovers
 from crawler.rules import RuleSet, load_rules
 
 SPIDER = Spider(name="sites")
@@ -481,3 +481,67 @@ def test_a_crawler_never_started_keeps_no_rules_read_for_it(tmp_path: Path, redi
     del crawler
     gc.collect()
     assert set(spider_module._read_at_start) - before == set()
+
+
+# --- requests taken out of a site's queue (a demo's leftovers) ---------------------------------------------
+
+
+def _deferred_once(queue: LeasedQueue, *, then_queued: bool) -> None:
+    """Lease the next request and defer it (one attempt counted), for 10 s or (waiting) an hour;
+    ``then_queued``: it is queued again."""
+    lease = queue.pop().member
+    assert lease is not None
+    assert queue.defer(lease, 10 if then_queued else 3600, max_attempts=5) == 1
+    if then_queued:
+        assert queue.queue_due(now=time.time() + 11) == 1
+
+
+def test_requests_taken_out_of_a_site_leave_no_attempts_behind(redis_client: redis.Redis) -> None:
+    """A request taken out (queued, waiting or leased) is gone: its attempts go with it, or the attempts
+    hash would grow with every request a demo drops."""
+    queue = make_queue(redis_client)
+    keys = Keys("test")
+    push(queue, request("http://a.test/waiting"))
+    _deferred_once(queue, then_queued=False)
+    push(queue, request("http://a.test/leased"))
+    _deferred_once(queue, then_queued=True)
+    assert queue.pop().member is not None
+    push(queue, request("http://a.test/queued"))
+    _deferred_once(queue, then_queued=True)
+    assert (len(queue), queue.delayed(), queue.leased()) == (1, 1, 1)
+    assert redis_client.hlen(keys.attempts) == 3
+    taken = queue.take_site("news")
+    assert sorted(json.loads(member)["url"] for member in taken) == [
+        "http://a.test/leased",
+        "http://a.test/queued",
+        "http://a.test/waiting",
+    ]
+    assert list(taken.values()) == [1, 1, 1], "each one's attempts so far"
+    assert redis_client.hlen(keys.attempts) == 0
+    assert (len(queue), queue.delayed(), queue.leased(), queue.pending("news")) == (0, 0, 0, 0)
+
+
+def test_a_request_taken_out_and_queued_in_another_job_keeps_its_attempts(redis_client: redis.Redis) -> None:
+    """A demo adopts an earlier demo's request in its own job (a new member): the attempts it had go on
+    counting, so a request that fails ``max_attempts`` times still ends dead, and nothing is left of it."""
+    queue = make_queue(redis_client)
+    keys = Keys("test")
+    push(queue, request("http://a.test/1"))
+    lease = queue.pop().member
+    assert lease is not None
+    assert queue.defer(lease, 10, max_attempts=2) == 1
+    assert queue.queue_due(now=time.time() + 11) == 1
+    taken = take_leftovers(queue, ["news"])
+    assert list(taken) == ["http://a.test"]
+    assert queue_in_job(queue, taken["http://a.test"], "j2") == 1
+    assert redis_client.hget(keys.job("j1"), "taken") == b"1" and queue.job_pending("j2") == 1
+    lease = queue.pop().member
+    assert lease is not None and json.loads(lease)["meta"]["job"] == "j2"
+    assert queue.defer(lease, 10, max_attempts=2) == 2, "the count goes on"
+    assert queue.queue_due(now=time.time() + 11) == 1
+    lease = queue.pop().member
+    assert lease is not None
+    assert queue.defer(lease, 10, max_attempts=2) == 0, "used up"
+    assert queue.dead_letter(lease, b'{"reason": "the store refused it"}', site="news", job="j2")
+    assert redis_client.hlen(keys.attempts) == 0
+    assert (queue.job_pending("j2"), queue.pending("news")) == (0, 0)

@@ -548,7 +548,7 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
                 queue = LeasedQueue(client, config.keys)
                 leftovers, waiting = _leftovers(queue, sorted(ruleset.rules))
                 # Served again: the user's crawls fetch them, in their jobs.
-                queue_in_job(queue, leftovers.pop(server.origin, []))
+                queue_in_job(queue, leftovers.pop(server.origin, {}))
                 client.close()
             for line in _leftovers_said(server.origin, 0, leftovers, waiting):
                 console.print(line, markup=False, soft_wrap=True)
@@ -562,7 +562,7 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
             queue = LeasedQueue(client, keys, lease_seconds=settings.getfloat("LEASE_SECONDS"))
             leftovers, waiting = _leftovers(queue, sorted(ruleset.rules))
             job = _enqueue(settings, client, keys, ruleset.rules.values())
-            adopted = leftovers.pop(server.origin, [])
+            adopted = leftovers.pop(server.origin, {})
             queue_in_job(queue, adopted, job)
             for line in _leftovers_said(server.origin, len(adopted), leftovers, waiting):
                 console.print(line, markup=False, soft_wrap=True)
@@ -573,7 +573,7 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
     return 0
 
 
-def _leftovers(queue: LeasedQueue, sites: list[str]) -> tuple[dict[str, list[str]], int]:
+def _leftovers(queue: LeasedQueue, sites: list[str]) -> tuple[dict[str, dict[str, int]], int]:
     """What an earlier demo left in the queue of the demo's ``sites``, when no worker is alive on the
     Redis: the requests taken out, by origin (:func:`take_leftovers`); else (a shared REDIS_URL: they may
     be a running demo's) none taken, and how many wait."""
@@ -582,7 +582,7 @@ def _leftovers(queue: LeasedQueue, sites: list[str]) -> tuple[dict[str, list[str
     return take_leftovers(queue, sites), 0
 
 
-def _leftovers_said(origin: str, adopted: int, dropped: dict[str, list[str]], waiting: int) -> list[str]:
+def _leftovers_said(origin: str, adopted: int, dropped: dict[str, dict[str, int]], waiting: int) -> list[str]:
     """What the demo on ``origin`` says of the requests an earlier demo on its Redis left (stopped before
     its end): those of its own origin (``adopted``) crawled in its job, those of another origin
     ``dropped`` (their server is gone: the demo serves the same pages on ``origin``); or, a worker being

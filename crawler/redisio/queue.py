@@ -113,7 +113,8 @@ end
 """
 )
 
-# KEYS: pending, job (or ''), sequence. ARGV: prefix, priority, member, site, job (or '').
+# KEYS: pending, job (or ''), sequence, attempts. ARGV: prefix, priority, member, site, job (or ''), its
+# attempts so far (0 for a new request; a request taken out of the queue and queued again keeps its count).
 _PUSH = (
     SITE_LUA
     + """
@@ -122,6 +123,7 @@ local added = enqueue(ARGV[1], ARGV[4], score, ARGV[3])
 if added == 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[4], 1)
   if ARGV[5] ~= '' then redis.call('HINCRBY', KEYS[2], 'pending', 1) end
+  if tonumber(ARGV[6]) > 0 then redis.call('HSET', KEYS[4], ARGV[3], ARGV[6]) end
 end
 return added
 """
@@ -326,7 +328,8 @@ return 1
 # KEYS: pending, leases, lease-scores, lease-sites, attempts, delayed. ARGV: prefix, site.
 # Take every request of the site out of the queue: queued, waiting (retries, deferred) and leased (for a
 # caller that knows no worker is alive to hold a lease); each ends in its job (pending - 1, ``taken`` + 1)
-# and in the site's count. Reply: the members taken.
+# and in the site's count, and nothing of it is left (its attempts neither). Reply: {member, its attempts
+# so far, member, attempts, ...}.
 _TAKE = (
     SITE_LUA
     + """
@@ -342,14 +345,17 @@ local function take(set, leased)
       if leased then downloaded(K, site, member) end
       redis.call('HDEL', KEYS[3], member)
       redis.call('HDEL', KEYS[4], member)
-      redis.call('HDEL', KEYS[5], member)
       taken[#taken + 1] = member
     end
   end
 end
 take(KEYS[6], false)
 take(KEYS[2], true)
+local reply = {}
 for _, member in ipairs(taken) do
+  reply[#reply + 1] = member
+  reply[#reply + 1] = redis.call('HGET', KEYS[5], member) or '0'
+  redis.call('HDEL', KEYS[5], member)
   local ok, request = pcall(cjson.decode, member)
   local job = ok and type(request) == 'table' and type(request.meta) == 'table' and request.meta.job
   if type(job) == 'string' and job ~= '' then
@@ -360,7 +366,7 @@ end
 if #taken > 0 and redis.call('HINCRBY', KEYS[1], site, -#taken) < 0 then
   redis.call('HSET', KEYS[1], site, 0)
 end
-return taken
+return reply
 """
 )
 
@@ -540,10 +546,19 @@ class LeasedQueue:
         """Requests queued (neither leased nor waiting), over every site."""
         return int(self._queued(keys=[self.keys.pending], args=[self.keys.prefix]))
 
-    def push(self, member: bytes, *, priority: int, site: str, job: str | None) -> bool:
-        """Queue ``member``; False when the very same member is already queued."""
-        keys = [self.keys.pending, self.keys.job(job) if job else "", self.keys.sequence]
-        return bool(self._push(keys=keys, args=[self.keys.prefix, int(priority), member, site, job or ""]))
+    def push(self, member: bytes, *, priority: int, site: str, job: str | None, attempts: int = 0) -> bool:
+        """Queue ``member``; False when the very same member is already queued. ``attempts``: those it
+        had so far (a request :meth:`take_site` took out, queued again), which go on counting."""
+        keys = [self.keys.pending, self.keys.job(job) if job else "", self.keys.sequence, self.keys.attempts]
+        args: list[str | bytes | int] = [
+            self.keys.prefix,
+            int(priority),
+            member,
+            site,
+            job or "",
+            int(attempts),
+        ]
+        return bool(self._push(keys=keys, args=args))
 
     def pop(self, downloaded: Iterable[str] = ()) -> Popped:
         """Lease the first request of the first site that may send now, for ``lease_seconds``; or nothing,
@@ -820,10 +835,11 @@ class LeasedQueue:
     def job_pending(self, job: str) -> int:
         return int(self.server.hget(self.keys.job(job), "pending") or 0)
 
-    def take_site(self, site: str) -> list[str]:
+    def take_site(self, site: str) -> dict[str, int]:
         """Take every request of ``site`` out of the queue (queued, waiting, and leased: call it only when
         no worker is alive to hold a lease), each ended in its job (``taken`` counts them) and in the
-        site's pending count; the members taken."""
+        site's pending count, nothing of it left; the members taken, each with its attempts so far (for
+        :meth:`push` when it is queued again)."""
         keys = [
             self.keys.pending,
             self.keys.leases,
@@ -832,7 +848,10 @@ class LeasedQueue:
             self.keys.attempts,
             self.keys.delayed,
         ]
-        return [decoded(member) for member in self._take(keys=keys, args=[self.keys.prefix, site])]
+        reply = self._take(keys=keys, args=[self.keys.prefix, site])
+        return {
+            decoded(member): int(attempts) for member, attempts in zip(reply[::2], reply[1::2], strict=True)
+        }
 
     def clear(self) -> None:
         sites = [decoded(site) for site in self.server.hkeys(self.keys.pending)]
