@@ -19,7 +19,7 @@ from test_store_contract import FLOOD, FLOOD_OTHER, FLOOD_REPOST, article
 
 from crawler.store import SqliteStore, StoreError, Written, article_id, open_store, store_config, week_of
 from crawler.store.base import Candidate, Original, lasting_failure
-from crawler.store.document import content_hash, make_document, previous_week, week_bounds
+from crawler.store.document import content_hash, make_document, newest_published, previous_week, week_bounds
 from crawler.store.fingerprint import band_keys, from_hex, same_article
 from crawler.store.sqlite import SCHEMA_VERSION
 
@@ -51,6 +51,31 @@ def test_week_arithmetic_crosses_year_ends() -> None:
     assert previous_week("2027w01") == "2026w53"
     assert previous_week("2026w47") == "2026w46"
     assert week_bounds("2026w53") == (datetime(2026, 12, 28, tzinfo=UTC), datetime(2027, 1, 4, tzinfo=UTC))
+
+
+def test_the_newest_published_order_takes_the_first_and_last_days_with_any_utc_offset() -> None:
+    """Published times at year 1 and 9999 with an offset are outside what a datetime holds once in UTC;
+    they sort as any other time: by the published day, then by the instant in UTC."""
+    published = [
+        "0001-01-01T00:30:00+05:00",
+        "9999-12-31T20:00:00+00:00",
+        "2026-11-20T10:00:00+01:00",
+        "0001-01-01T00:10:00+00:00",
+        "9999-12-31T23:00:00-05:00",
+        "2026-11-20T09:30:00Z",
+        "2026-11-20",
+    ]
+    documents = [{"published": value, "first_seen": "2026-11-20T12:00:00.000000Z"} for value in published]
+    newest = [document["published"] for document in sorted(documents, key=newest_published, reverse=True)]
+    assert newest == [
+        "9999-12-31T23:00:00-05:00",
+        "9999-12-31T20:00:00+00:00",
+        "2026-11-20T09:30:00Z",
+        "2026-11-20T10:00:00+01:00",
+        "2026-11-20",
+        "0001-01-01T00:10:00+00:00",
+        "0001-01-01T00:30:00+05:00",
+    ]
 
 
 @pytest.mark.parametrize("name", ["2025w53", "2026w00", "26w47", "2026-W47", "2026w7"])

@@ -192,8 +192,16 @@ def newest_published(document: Mapping[str, Any]) -> tuple[bool, str, str, str]:
         return (False, "", "", first_seen)
     if len(published) == len("2026-11-20"):
         return (True, published, "", first_seen)
-    instant = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-    return (True, moment.date().isoformat(), format_timestamp(instant), first_seen)
+    return (True, moment.date().isoformat(), _utc_order(moment), first_seen)
+
+
+def _utc_order(moment: datetime) -> str:
+    """``moment`` (without a UTC offset: in UTC) as text whose order is the order of its instants in UTC:
+    microseconds since 0000-12-31T00:00Z in 20 digits. A time at year 1 or 9999 with an offset has one,
+    though no ``datetime`` holds it in UTC."""
+    offset = moment.utcoffset() or timedelta(0)
+    since = moment.replace(tzinfo=None) - datetime.min - offset + timedelta(days=1)
+    return f"{since // timedelta(microseconds=1):020d}"
 
 
 def article_id(url: str) -> str:
