@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -515,13 +515,19 @@ def temp_job_ended(server: redis.Redis, keys: Keys, job: str) -> bool:
     return bool(server.hexists(keys.job(job), "ended"))
 
 
-def take_leftovers(queue: LeasedQueue, sites: Iterable[str]) -> dict[str, dict[str, int]]:
-    """Take the requests of ``sites`` out of the queue (:meth:`LeasedQueue.take_site`: queued, waiting,
-    leased; only when no worker is alive), each ended in its job; the members taken, each with its
-    attempts so far, by the origin of their URL (``http://127.0.0.1:8631``)."""
+def take_leftovers(
+    queue: LeasedQueue, sites: Iterable[str], *, held: Callable[[redis.Redis], bool]
+) -> dict[str, dict[str, int]] | None:
+    """Take the requests of ``sites`` out of the queue (:meth:`LeasedQueue.take_sites`: queued, waiting,
+    leased; None, nothing taken, when ``held`` says a worker alive may hold them), each ended in its job;
+    the members taken, each with its attempts so far, by the origin of their URL
+    (``http://127.0.0.1:8631``)."""
+    by_site = queue.take_sites(sites, held=held)
+    if by_site is None:
+        return None
     taken: dict[str, dict[str, int]] = {}
-    for site in sites:
-        for member, attempts in queue.take_site(site).items():
+    for members in by_site.values():
+        for member, attempts in members.items():
             try:
                 parts = urlsplit(str(serializer.loads(member).get("url", "")))
             except (ValueError, UnicodeDecodeError, AttributeError):

@@ -38,6 +38,7 @@ from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded, hash_of, writes_refused
 from crawler.redisio.queue import LeasedQueue
+from crawler.redisio.workers import beat_alive
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 
@@ -61,8 +62,6 @@ _FROM_FEED = "fields/from_feed/"
 ERROR_MIN_REQUESTS = 3
 # A grab this late (seconds past due) means no scheduler is running.
 OVERDUE_SECONDS = 300
-# A worker is taken for dead after this many missed heartbeats.
-MISSED_BEATS = 3
 # Errors "rising": the last hour has this many times the hourly mean of the 23 hours before.
 RISING_FACTOR = 3.0
 # A site whose grabs found no new article for this many of its intervals needs a look.
@@ -156,9 +155,10 @@ def _overdue(since: str, scheduler: str | None) -> str:
     )
 
 
-def workers_alive(server: redis.Redis, keys: Keys, now: float) -> int:
-    """How many workers beat in time at ``now`` (epoch seconds)."""
-    return sum(1 for worker in _workers(server, keys, now) if worker["alive"])
+def workers_alive(server: redis.Redis, keys: Keys, now: float, *, besides: str | None = None) -> int:
+    """How many workers are alive at ``now`` (epoch seconds): :func:`crawler.redisio.workers.beat_alive`;
+    ``besides``: leaving out the worker of that id (this process's own)."""
+    return sum(1 for worker in _workers(server, keys, now) if worker["alive"] and worker["id"] != besides)
 
 
 def no_worker(requests: int, alive: int, what: str = "request") -> str | None:
@@ -190,7 +190,7 @@ def _workers(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]
     for worker, raw in sorted(server.hgetall(keys.workers).items()):
         beat = json.loads(raw)
         age = now - float(beat["seen"])
-        alive = age <= MISSED_BEATS * float(beat["every"])
+        alive = beat_alive(beat, now)
         if not alive and age > float(beat.get("forget", SUPERVISION_FORGET_WORKER_SECONDS)):
             continue  # as the heartbeat forgets it (crawler/worker/heartbeat.py), by the worker's own setting
         workers.append(

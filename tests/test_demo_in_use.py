@@ -18,12 +18,15 @@ import pytest
 import redis
 from test_first_hour import crawler, demo_rule
 
+from crawler.cli.crawl import _leftovers
+from crawler.config import crawl_settings
 from crawler.keys import Keys
 from crawler.redisio.connection import connect
 from crawler.redisio.embedded import EmbeddedRedis, process_running
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import enqueue_job
 from crawler.rules import load_rules
+from crawler.worker.heartbeat import announce
 
 START_TIMEOUT = 60.0
 
@@ -320,3 +323,66 @@ def test_a_demo_served_with_keep_drops_what_a_demo_on_another_port_left(tmp_path
     status = crawler(*DEMO_STATUS, cwd=tmp_path)
     queue = json.loads(status.stdout)["queue"]
     assert (queue["queued"], queue["leased"], queue["waiting"], queue["dead_letters"]) == (0, 0, 0, 0), queue
+
+
+DEMO_SITES = ["demo-citynews", "demo-huaxia", "demo-techdaily"]
+
+# A process that marks itself alive as `crawler demo` does before it queues its job (announce), queues a
+# job of the demo sites on ``argv[1]`` (a Redis URL) like a demo on ``argv[2]`` (an origin), says so, and
+# waits for its stdin to close.
+_ANOTHER_DEMO = """
+import sys
+from crawler.config import crawl_settings
+from crawler.cli.crawl import _leftovers
+from crawler.config import crawl_settings
+from crawler.keys import Keys
+from crawler.redisio.connection import connect
+from crawler.requests import enqueue_job
+from crawler.rules import load_rules
+from crawler.status import workers_alive
+from crawler.worker.heartbeat import announce
+from crawler.worker.heartbeat import announce
+
+client, keys = connect(sys.argv[1]), Keys("crawler")
+me = announce(client, keys.workers, crawl_settings())
+print(me, enqueue_job(client, keys, load_rules(sys.argv[3]).rules.values()), flush=True)
+sys.stdin.read()
+"""
+
+
+def _another_demo(redis_url: str, rules: Path, origin: str) -> tuple[subprocess.Popen[str], str, str]:
+    """:data:`_ANOTHER_DEMO` started with the demo rules of ``origin`` in ``rules``, once its job is
+    queued; the process, its worker id and its job."""
+    for site in ("citynews", "techdaily", "huaxia"):
+        demo_rule(rules, origin, site, allow=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", _ANOTHER_DEMO, redis_url, origin, str(rules)],
+        env=_environment(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    me, job = process.stdout.readline().split()
+    return process, me, job
+
+
+def test_a_demo_alive_before_its_worker_beats_keeps_its_job_from_another_demo_on_the_redis(
+    tmp_path: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """Two demos on one REDIS_URL: the first has queued its job and its worker has not beaten yet (Scrapy
+    starts for seconds); the second, which takes what a dead demo left, sees it alive and takes none of
+    its requests (they were dropped before: another origin, its job ended with nothing crawled)."""
+    first, first_id, job = _another_demo(redis_server, tmp_path / "first", "http://127.0.0.1:9")
+    try:
+        keys = Keys("crawler")
+        queue = LeasedQueue(redis_client, keys)
+        pending = queue.job_pending(job)
+        assert pending == 3
+        me = announce(redis_client, keys.workers, crawl_settings())
+        assert me != first_id
+        leftovers, waiting = _leftovers(queue, DEMO_SITES, me)
+        assert (leftovers, waiting) == ({}, 3)
+        assert queue.job_pending(job) == pending and redis_client.hget(keys.job(job), "taken") is None
+    finally:
+        first.communicate("")

@@ -14,6 +14,7 @@ from scrapy import Request, Spider
 
 from crawler.keys import Keys
 from crawler.redisio import redirects, serializer
+from crawler.redisio.connection import connect
 from crawler.redisio.queue import Ack, LeasedQueue
 from crawler.requests import Work, decode_request, leased, push, queue_in_job, take_leftovers
 from crawler.rules import RuleSet, load_rules
@@ -510,7 +511,9 @@ def test_requests_taken_out_of_a_site_leave_no_attempts_behind(redis_client: red
     _deferred_once(queue, then_queued=True)
     assert (len(queue), queue.delayed(), queue.leased()) == (1, 1, 1)
     assert redis_client.hlen(keys.attempts) == 3
-    taken = queue.take_site("news")
+    by_site = queue.take_sites(["news"], held=lambda _: False)
+    assert by_site is not None
+    taken = by_site["news"]
     assert sorted(json.loads(member)["url"] for member in taken) == [
         "http://a.test/leased",
         "http://a.test/queued",
@@ -531,7 +534,8 @@ def test_a_request_taken_out_and_queued_in_another_job_keeps_its_attempts(redis_
     assert lease is not None
     assert queue.defer(lease, 10, max_attempts=2) == 1
     assert queue.queue_due(now=time.time() + 11) == 1
-    taken = take_leftovers(queue, ["news"])
+    taken = take_leftovers(queue, ["news"], held=lambda _: False)
+    assert taken is not None
     assert list(taken) == ["http://a.test"]
     assert queue_in_job(queue, taken["http://a.test"], "j2") == 1
     assert redis_client.hget(keys.job("j1"), "taken") == b"1" and queue.job_pending("j2") == 1
@@ -545,3 +549,26 @@ def test_a_request_taken_out_and_queued_in_another_job_keeps_its_attempts(redis_
     assert queue.dead_letter(lease, b'{"reason": "the store refused it"}', site="news", job="j2")
     assert redis_client.hlen(keys.attempts) == 0
     assert (queue.job_pending("j2"), queue.pending("news")) == (0, 0)
+
+
+def test_a_beat_written_while_requests_are_taken_out_makes_the_take_read_the_beats_again(
+    redis_client: redis.Redis, redis_server: str
+) -> None:
+    """The reading of the workers' beats and the taking are one transaction: a demo that marks itself
+    alive between the two (then queues its job) is seen, and nothing is taken."""
+    queue = make_queue(redis_client)
+    keys = Keys("test")
+    push(queue, request("http://a.test/1"))
+    readings: list[int] = []
+
+    def held(client: redis.Redis) -> bool:
+        readings.append(client.hlen(keys.workers))
+        if len(readings) == 1:
+            other = connect(redis_server)
+            other.hset(keys.workers, "elsewhere:1", json.dumps({"seen": time.time(), "every": 5}))
+            other.close()
+        return readings[-1] > 0
+
+    assert queue.take_sites(["news"], held=held) is None
+    assert readings == [0, 1]
+    assert (len(queue), queue.pending("news")) == (1, 1)

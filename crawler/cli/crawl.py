@@ -60,6 +60,7 @@ from crawler.store.document import newest_published
 from crawler.store.spool import waiting_under
 from crawler.threads import STOP_SIGNALS, signals_blocked
 from crawler.worker.fetch import check_url
+from crawler.worker.heartbeat import announce
 from crawler.worker.process import check_worker_settings, run_worker
 
 logger = logging.getLogger(__name__)
@@ -560,7 +561,9 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
             settings = _crawl_settings(config, url, {})
             client, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
             queue = LeasedQueue(client, keys, lease_seconds=settings.getfloat("LEASE_SECONDS"))
-            leftovers, waiting = _leftovers(queue, sorted(ruleset.rules))
+            # Alive before its job is queued: another demo on this Redis takes none of it for leftovers.
+            me = announce(client, keys.workers, settings)
+            leftovers, waiting = _leftovers(queue, sorted(ruleset.rules), me)
             job = _enqueue(settings, client, keys, ruleset.rules.values())
             adopted = leftovers.pop(server.origin, {})
             queue_in_job(queue, adopted, job)
@@ -573,13 +576,19 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
     return 0
 
 
-def _leftovers(queue: LeasedQueue, sites: list[str]) -> tuple[dict[str, dict[str, int]], int]:
+def _leftovers(
+    queue: LeasedQueue, sites: list[str], me: str | None = None
+) -> tuple[dict[str, dict[str, int]], int]:
     """What an earlier demo left in the queue of the demo's ``sites``, when no worker is alive on the
-    Redis: the requests taken out, by origin (:func:`take_leftovers`); else (a shared REDIS_URL: they may
-    be a running demo's) none taken, and how many wait."""
-    if workers_alive(queue.server, queue.keys, time.time()):
+    Redis besides this process (``me``: its id as a worker, :func:`announce`): the requests taken out, by
+    origin (:func:`take_leftovers`); else (a shared REDIS_URL: they may be a running demo's) none taken,
+    and how many wait."""
+    taken = take_leftovers(
+        queue, sites, held=lambda client: workers_alive(client, queue.keys, time.time(), besides=me) > 0
+    )
+    if taken is None:
         return {}, sum(queue.pending(site) for site in sites)
-    return take_leftovers(queue, sites), 0
+    return taken, 0
 
 
 def _leftovers_said(origin: str, adopted: int, dropped: dict[str, dict[str, int]], waiting: int) -> list[str]:

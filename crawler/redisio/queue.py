@@ -42,7 +42,7 @@ dead-lettered with its reason; every lease that ends gives its site's slot back.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import redis
@@ -835,11 +835,18 @@ class LeasedQueue:
     def job_pending(self, job: str) -> int:
         return int(self.server.hget(self.keys.job(job), "pending") or 0)
 
-    def take_site(self, site: str) -> dict[str, int]:
-        """Take every request of ``site`` out of the queue (queued, waiting, and leased: call it only when
-        no worker is alive to hold a lease), each ended in its job (``taken`` counts them) and in the
-        site's pending count, nothing of it left; the members taken, each with its attempts so far (for
-        :meth:`push` when it is queued again)."""
+    def take_sites(
+        self, sites: Iterable[str], *, held: Callable[[redis.Redis], bool]
+    ) -> dict[str, dict[str, int]] | None:
+        """Take every request of ``sites`` out of the queue (queued, waiting, and leased), each ended in its
+        job (``taken`` counts them) and in its site's pending count, nothing of it left; by site, the
+        members taken, each with its attempts so far (for :meth:`push` when it is queued again).
+
+        Leases are taken too, so only while no worker is alive to hold one: ``held`` reads the workers'
+        heartbeats (on the client it is given) and says whether one may; then nothing is taken (None). The
+        taking is one transaction with that reading: a beat written in between (a worker that starts, or a
+        demo that marks itself alive before it queues its job) makes it read them again."""
+        chosen = list(sites)
         keys = [
             self.keys.pending,
             self.keys.leases,
@@ -848,10 +855,25 @@ class LeasedQueue:
             self.keys.attempts,
             self.keys.delayed,
         ]
-        reply = self._take(keys=keys, args=[self.keys.prefix, site])
-        return {
-            decoded(member): int(attempts) for member, attempts in zip(reply[::2], reply[1::2], strict=True)
-        }
+        with self.server.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(self.keys.workers)  # type: ignore[no-untyped-call]
+                    if held(pipe):
+                        return None
+                    pipe.multi()
+                    for site in chosen:
+                        self._take(keys=keys, args=[self.keys.prefix, site], client=pipe)
+                    replies = pipe.execute()
+                except redis.WatchError:
+                    continue
+                return {
+                    site: {
+                        decoded(member): int(attempts)
+                        for member, attempts in zip(reply[::2], reply[1::2], strict=True)
+                    }
+                    for site, reply in zip(chosen, replies, strict=True)
+                }
 
     def clear(self) -> None:
         sites = [decoded(site) for site in self.server.hkeys(self.keys.pending)]

@@ -5,11 +5,12 @@
 far), ``rate`` (responses per minute over the last ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it
 serves, empty for all), ``redis_errors`` (Redis calls that failed and were tried again), and ``store``
 (where it stores articles: :meth:`crawler.store.StoreConfig.where`, a SQLite folder with its host's name,
-or a MongoDB), and ``forget`` (its ``SUPERVISION_FORGET_WORKER_SECONDS``). A worker is alive while ``seen`` is
-at most three of its beats old; a clean stop removes its entry, and the entry of a worker that died (``kill
--9``, its machine gone) is removed by the first beat of a live worker once it is older than its own
-``forget`` and three of its beats: a worker's entry is never removed while it is alive, whatever the
-setting.
+or a MongoDB), and ``forget`` (its ``SUPERVISION_FORGET_WORKER_SECONDS``). A worker is alive while
+``seen`` is at most three of its beats old (:func:`crawler.redisio.workers.beat_alive`); a clean stop
+removes its entry, and the entry of a worker that died (``kill -9``, its machine gone) is removed by the
+first beat of a live worker once it is older than its own ``forget`` and three of its beats: a worker's
+entry is never removed while it is alive, whatever the setting. :func:`announce` writes a process's first
+beat before its worker starts.
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ import redis
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.settings import BaseSettings
 from twisted.internet import task
 
+from crawler.redisio.workers import worker_id
 from crawler.store import StoreConfig, store_config
 from crawler.worker.connection import keys_of, outage_of, server_of
 
-__all__ = ["WorkerHeartbeat"]
+__all__ = ["WorkerHeartbeat", "announce"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +78,7 @@ class WorkerHeartbeat:
         self.forget_seconds = forget_seconds
         self._beat = server.register_script(_BEAT)
         self.key = keys_of(crawler).workers
-        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+        self.worker = worker_id()
         self.started = time.time()
         self.pages = 0
         self._history: deque[tuple[float, int]] = deque()
@@ -117,23 +120,70 @@ class WorkerHeartbeat:
         first_time, first_pages = self._history[0]
         elapsed = now - first_time
         rate = (self.pages - first_pages) * 60 / elapsed if elapsed > 0 else 0.0
-        sites = sorted(getattr(self.crawler.spider, "only_sites", None) or ())
-        beat = {
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "started": round(self.started, 3),
-            "seen": round(now, 3),
-            "every": self.seconds,
-            "pages": self.pages,
-            "rate": round(rate, 1),
-            "sites": sites,
-            "redis_errors": int(self.crawler.stats.get_value("redis/errors", 0)) if self.crawler.stats else 0,
-            "store": self.store,
-            "forget": self.forget_seconds,
-        }
+        beat = _beat(
+            started=self.started,
+            now=now,
+            every=self.seconds,
+            forget=self.forget_seconds,
+            store=self.store,
+            pages=self.pages,
+            rate=rate,
+            sites=sorted(getattr(self.crawler.spider, "only_sites", None) or ()),
+            redis_errors=int(self.crawler.stats.get_value("redis/errors", 0)) if self.crawler.stats else 0,
+        )
         try:
             self._beat(keys=[self.key], args=[self.worker, json.dumps(beat), now, self.forget_seconds])
         except redis.RedisError as exc:
             outage_of(self.crawler).failed("write this worker's heartbeat", exc)
             return
         outage_of(self.crawler).ok(wrote=True)
+
+
+def announce(server: redis.Redis, key: str, settings: BaseSettings) -> str:
+    """Write this process's first beat into the workers' hash ``key``, before its worker starts: a process
+    that queues work for its own worker (``crawler demo``) is alive on the Redis from then on, so that
+    another takes none of that work for a dead worker's in the seconds before the worker's own first beat,
+    which replaces this one. Returns this worker's id."""
+    now = time.time()
+    beat = _beat(
+        started=now,
+        now=now,
+        every=settings.getfloat("SUPERVISION_HEARTBEAT_SECONDS"),
+        forget=settings.getfloat("SUPERVISION_FORGET_WORKER_SECONDS"),
+        store=store_config(settings).where(),
+        pages=0,
+        rate=0.0,
+        sites=[],
+        redis_errors=0,
+    )
+    worker = worker_id()
+    server.hset(key, worker, json.dumps(beat))
+    return worker
+
+
+def _beat(
+    *,
+    started: float,
+    now: float,
+    every: float,
+    forget: float,
+    store: str,
+    pages: int,
+    rate: float,
+    sites: list[str],
+    redis_errors: int,
+) -> dict[str, object]:
+    """A beat as the module docstring says."""
+    return {
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "started": round(started, 3),
+        "seen": round(now, 3),
+        "every": every,
+        "pages": pages,
+        "rate": round(rate, 1),
+        "sites": sites,
+        "redis_errors": redis_errors,
+        "store": store,
+        "forget": forget,
+    }
