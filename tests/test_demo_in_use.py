@@ -26,6 +26,7 @@ from crawler.redisio.embedded import EmbeddedRedis, process_running
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import enqueue_job
 from crawler.rules import load_rules
+from crawler.status import workers_alive
 from crawler.worker.heartbeat import announce
 
 START_TIMEOUT = 60.0
@@ -386,3 +387,27 @@ def test_a_demo_alive_before_its_worker_beats_keeps_its_job_from_another_demo_on
         assert queue.job_pending(job) == pending and redis_client.hget(keys.job(job), "taken") is None
     finally:
         first.communicate("")
+
+
+def test_a_demo_takes_at_once_what_a_demo_killed_on_this_machine_left_not_what_one_elsewhere_holds(
+    tmp_path: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """A demo killed with SIGKILL leaves a beat that looks alive for three beats (15 s): a demo run again
+    on the same machine sees that its process is gone and takes its requests at once; a beat of the same
+    age from another machine (another boot, or another pid namespace: a container), or of a worker that
+    does not say where its pid belongs, is taken for alive as before."""
+    killed, killed_id, job = _another_demo(redis_server, tmp_path / "killed", "http://127.0.0.1:9")
+    killed.kill()
+    killed.communicate()
+    keys = Keys("crawler")
+    beat = json.loads(redis_client.hget(keys.workers, killed_id) or b"{}")
+    assert beat["pid"] == killed.pid and time.time() - beat["seen"] < 3 * beat["every"]
+    assert workers_alive(redis_client, keys, time.time()) == 0, "crawler status says so too"
+    queue = LeasedQueue(redis_client, keys)
+    for elsewhere in ({**beat, "pid_space": "another-boot/pid:[4026531836]"}, {**beat, "pid_space": None}):
+        redis_client.hset(keys.workers, "elsewhere:1", json.dumps(elsewhere))
+        assert _leftovers(queue, DEMO_SITES) == ({}, 3)
+    redis_client.hdel(keys.workers, "elsewhere:1")
+    leftovers, waiting = _leftovers(queue, DEMO_SITES)
+    assert waiting == 0 and [len(members) for members in leftovers.values()] == [3], leftovers
+    assert queue.job_pending(job) == 0 and redis_client.hget(keys.job(job), "taken") == b"3"

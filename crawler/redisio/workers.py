@@ -1,15 +1,19 @@
-"""The workers' heartbeats in ``crawler:workers`` as every part reads them: a worker's id, and whether a
-beat is a live worker's. The worker writes them (:mod:`crawler.worker.heartbeat`); ``crawler status`` and
-``crawler demo`` read them."""
+"""The workers' heartbeats in ``crawler:workers`` as every part reads them: a worker's id, the pid space
+its pid belongs to, and whether a beat is a live worker's. The worker writes them
+(:mod:`crawler.worker.heartbeat`); ``crawler status`` and ``crawler demo`` read them."""
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-__all__ = ["MISSED_BEATS", "beat_alive", "worker_id"]
+from crawler.redisio.embedded import process_running
+
+__all__ = ["MISSED_BEATS", "beat_alive", "pid_space", "worker_id"]
 
 # A worker is taken for dead after this many missed heartbeats.
 MISSED_BEATS = 3
@@ -20,7 +24,28 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+@functools.cache
+def pid_space() -> str | None:
+    """Where this process's pids name the same processes: this boot of the machine (its kernel's
+    ``boot_id``, which a container shares with its host) and this pid namespace (a container has its own);
+    None without ``/proc`` (not Linux). A host name does not tell it: machines and containers may share
+    one."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text("ascii").strip()
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+    return f"{boot}/{namespace}"
+
+
 def beat_alive(beat: Mapping[str, Any], now: float) -> bool:
     """A worker's last ``beat`` (its JSON, decoded) is a live worker's at ``now`` (epoch seconds): it beat
-    within ``MISSED_BEATS`` of its beats."""
-    return now - float(beat["seen"]) <= MISSED_BEATS * float(beat["every"])
+    within ``MISSED_BEATS`` of its beats and, written in this process's pid space, its process runs (a
+    worker killed with SIGKILL on this machine is dead at once, not three beats later; elsewhere only its
+    beats tell)."""
+    if now - float(beat["seen"]) > MISSED_BEATS * float(beat["every"]):
+        return False
+    space = beat.get("pid_space")
+    if space is None or space != pid_space():
+        return True
+    return process_running(int(beat["pid"]))

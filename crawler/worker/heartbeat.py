@@ -5,12 +5,13 @@
 far), ``rate`` (responses per minute over the last ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it
 serves, empty for all), ``redis_errors`` (Redis calls that failed and were tried again), and ``store``
 (where it stores articles: :meth:`crawler.store.StoreConfig.where`, a SQLite folder with its host's name,
-or a MongoDB), and ``forget`` (its ``SUPERVISION_FORGET_WORKER_SECONDS``). A worker is alive while
-``seen`` is at most three of its beats old (:func:`crawler.redisio.workers.beat_alive`); a clean stop
-removes its entry, and the entry of a worker that died (``kill -9``, its machine gone) is removed by the
-first beat of a live worker once it is older than its own ``forget`` and three of its beats: a worker's
-entry is never removed while it is alive, whatever the setting. :func:`announce` writes a process's first
-beat before its worker starts.
+or a MongoDB), ``forget`` (its ``SUPERVISION_FORGET_WORKER_SECONDS``) and ``pid_space`` (where its pid
+names it: :func:`crawler.redisio.workers.pid_space`). A worker is alive while ``seen`` is at most three of
+its beats old and, seen from its own pid space, while its process runs
+(:func:`crawler.redisio.workers.beat_alive`); a clean stop removes its entry, and the entry of a worker
+that died (``kill -9``, its machine gone) is removed by the first beat of a live worker once it is older
+than its own ``forget`` and three of its beats: a worker's entry is never removed while it is alive,
+whatever the setting. :func:`announce` writes a process's first beat before its worker starts.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 from twisted.internet import task
 
-from crawler.redisio.workers import worker_id
+from crawler.redisio.workers import pid_space, worker_id
 from crawler.store import StoreConfig, store_config
 from crawler.worker.connection import keys_of, outage_of, server_of
 
@@ -177,6 +178,7 @@ def _beat(
     return {
         "host": socket.gethostname(),
         "pid": os.getpid(),
+        "pid_space": pid_space(),
         "started": round(started, 3),
         "seen": round(now, 3),
         "every": every,
