@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import json
 import os
 import re
 import signal
@@ -179,6 +180,19 @@ def test_temp_crawl_stores_exactly_the_expected_articles(demo: DemoRun) -> None:
     requested = demo.requested()
     assert expected.private_articles, "the demo site links a page robots.txt disallows"
     assert not any(requested[article.path] for article in expected.private_articles)
+
+
+def test_articles_list_of_a_crawl_is_in_the_order_it_was_fetched_newest_first(demo: DemoRun) -> None:
+    """A crawl fetches many articles a second: each one's first_seen keeps the microseconds it was fetched
+    at, so `articles list` shows them in the order they were fetched (and stored), newest first, not
+    those of one second by their id."""
+    assert demo.crawler("temp", "demo-citynews").returncode == 0
+    listed = demo.crawler("articles", "list", "--format", "jsonl", "--limit", "1000")
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    first_seen = [json.loads(line)["first_seen"] for line in listed.stdout.splitlines()]
+    assert len(first_seen) > 20
+    assert len(set(first_seen)) == len(first_seen), "no two fetched at the same time"
+    assert first_seen == sorted(first_seen, reverse=True)
 
 
 _ESCAPE_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

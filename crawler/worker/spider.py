@@ -490,7 +490,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         yield Article(
             site=rule.site,
             url=response.url,
-            fetched_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            fetched_at=datetime.now(UTC).isoformat(timespec="microseconds"),
             title=title,
             job=work.job,
             redirected_from=_redirected_from(response),
@@ -596,7 +596,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 articles.append((url, item))
             else:
                 links.append((url, item))
-        fetched_at = datetime.now(UTC).isoformat(timespec="seconds")
+        fetched_at = datetime.now(UTC).isoformat(timespec="microseconds")
         for url, item in articles:
             fields = dict(item.fields)
             self.count(f"fields/pages/{rule.site}")
@@ -858,7 +858,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         yield Article(
             site=rule.site,
             url=page.url,
-            fetched_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            fetched_at=datetime.now(UTC).isoformat(timespec="microseconds"),
             title=fields.pop("title", None),
             body=fields.pop("body", None),
             published=fields.pop("published", None),
@@ -899,7 +899,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         yield Article(
             site=rule.site,
             url=response.url,
-            fetched_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            fetched_at=datetime.now(UTC).isoformat(timespec="microseconds"),
             title=said.get("title"),
             published=said.get("published"),
             author=said.get("author"),
