@@ -874,19 +874,3 @@ class LeasedQueue:
                     }
                     for site, reply in zip(chosen, replies, strict=True)
                 }
-
-    def clear(self) -> None:
-        sites = [decoded(site) for site in self.server.hkeys(self.keys.pending)]
-        self.server.delete(
-            self.keys.ready,
-            self.keys.gated,
-            self.keys.leases,
-            self.keys.lease_scores,
-            self.keys.lease_sites,
-            self.keys.pending,
-            self.keys.delayed,
-            self.keys.downloading,
-            *(self.keys.queue_of(site) for site in sites),
-        )
-        for site in sites:
-            self.server.hset(self.keys.polite(site), "inflight", 0)
