@@ -144,6 +144,14 @@ RAW_FETCH_CONNECTIONS = 32
 RAW_FETCH_SECONDS = 3.0
 ARTICLE_RE = re.compile(r"/news/\d{3}/a(\d{6})\.html$")
 ARTICLE_PATTERN = r"/news/\d{3}/a\d{6}\.html$"  # the same, as the rule and the minimal spider say it
+# A crawl's process runs this bench's main() from a `-c` command, not this file: multiprocessing starts
+# our text processes (spawned) by running the parent's __main__ file again, which here imports Scrapy,
+# redis-py and the bench (0.33 s of CPU a process, measured with `python -c "import runpy; ..."` against
+# `import crawler.worker.textjob` alone), where `crawler temp`'s __main__ (the `crawler` script) imports
+# next to nothing. A `-c` command has no file to run again.
+CHILD_MAIN = (
+    f"import sys; sys.path.insert(0, {str(_REPO_ROOT)!r}); from bench.crawl import main; sys.exit(main())"
+)
 
 # Settings every crawl gets (on top of Scrapy's defaults for plain and scrapy-redis, of
 # crawler/settings.py for ours). CONCURRENT_ITEMS (outputs of one response processed at once; Scrapy makes
@@ -1066,7 +1074,7 @@ def run_crawl(
     result = workdir / "result.json"
     log = workdir / "crawl.log"
     command = [
-        sys.executable, str(Path(__file__).resolve()), "--child", kind, "--site", options.site,
+        sys.executable, "-c", CHILD_MAIN, "--child", kind, "--site", options.site,
         "--origin", server.origin, "--articles", str(articles), "--workdir", str(workdir),
         "--result", str(result),
         "--settings-json", json.dumps(options.settings),
