@@ -1053,7 +1053,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if what is None:
             if any(value is not None for value in fields.values()):
                 self.matched[rule.site] = self.matched.get(rule.site, 0) + 1
-            if looks_like_captcha(page.body) and not self._complete(rule, page, fields):
+            # A page whose fields hold its article is never refused: its bytes are not searched then.
+            if (
+                not self._complete_by_rule(rule, fields)
+                and looks_like_captcha(page.body)
+                and not self._complete_by_qread(rule, page, fields)
+            ):
                 what = "challenge page"
             elif (
                 all(value is None for value in fields.values())
@@ -1065,14 +1070,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 self.bans.signal(rule.site, Signal(page.url, page.status, what, proxy, time.time()))
         return what
 
-    def _complete(self, rule: Rule, page: TextResponse, fields: dict[str, str | None]) -> bool:
-        """The page holds an article: its title (when the rule reads one) and a body of ``min_body_chars``,
-        the rule's or, when that is short, qRead's."""
+    @staticmethod
+    def _complete_by_rule(rule: Rule, fields: dict[str, str | None]) -> bool:
+        """The rule's fields hold an article: its title (when the rule reads one) and a body of
+        ``min_body_chars``."""
+        titled = "title" not in rule.fields or bool(fields.get("title"))
+        return titled and len(fields.get("body") or "") >= rule.min_body_chars
+
+    @staticmethod
+    def _complete_by_qread(rule: Rule, page: TextResponse, fields: dict[str, str | None]) -> bool:
+        """The page holds an article by qRead: its title (when the rule reads one) and a body of
+        ``min_body_chars`` from qRead."""
         if "title" in rule.fields and not fields.get("title"):
             return False
-        body = fields.get("body") or ""
-        if len(body) >= rule.min_body_chars:
-            return True
         return len(extract(page.text, url=page.url, title=fields.get("title")).text) >= rule.min_body_chars
 
     def _retry_refused(self, response: Response, rule: Rule, what: str) -> Iterator[Request]:
