@@ -132,6 +132,9 @@ STATS_CLASS = "crawler.worker.stats.RedisStatsCollector"
 EXTENSIONS = {
     # Each worker's heartbeat in Redis: alive, pages, rate.
     "crawler.worker.heartbeat.WorkerHeartbeat": 500,
+    # Off (REMOTE_CONTROL_ENABLED), and not even loaded: its module imports aiohttp, 79 ms of CPU and
+    # 9.6 MB of memory in every crawl process.
+    "scrapy.extensions.remote_control.RemoteControl": None,
 }
 # Spider middlewares: ours added, two of Scrapy's that have nothing to do here turned off.
 SPIDER_MIDDLEWARES = {
