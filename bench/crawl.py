@@ -932,8 +932,12 @@ def crawl_ours(origin: str, site: Site, workdir: Path, extra: Mapping[str, Any])
     path.write_text(rule_text, encoding="utf-8")
     rule = load_rule(path)
     config = Config(data_dir=workdir / "data", rules_dir=rules, allow_private_networks=True)
+    # The bench's extensions beside the project's (a crawl's EXTENSIONS replace the project's whole).
+    extensions = {**project_settings.EXTENSIONS, **extra.get("EXTENSIONS", {})}
     with redis_for(config) as url:
-        settings = config.replace(redis_url=url).settings({**COMMON_SETTINGS, **extra})
+        settings = config.replace(redis_url=url).settings(
+            {**COMMON_SETTINGS, **extra, "EXTENSIONS": extensions}
+        )
         server = connect(url)
         keys = Keys(settings["REDIS_KEY_PREFIX"])
         job = enqueue_job(server, keys, [rule], lease_seconds=settings.getfloat("LEASE_SECONDS"))
