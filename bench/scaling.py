@@ -57,6 +57,14 @@ from bench.crawl import (
     median_run,
     real_rule_yaml,
 )
+from crawler import settings as project_settings
+
+# A worker runs this bench's main() from a `-c` command, not this file, as bench/crawl.py's crawls do
+# (CHILD_MAIN there): the text processes it spawns have no file to run again.
+WORKER_MAIN = (
+    f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r});"
+    " from bench.scaling import main; sys.exit(main())"
+)
 
 DEFAULT_ARTICLES = 10_000
 
@@ -82,7 +90,9 @@ def worker(workdir: Path, redis_url: str, job: str, result: Path, settings: Mapp
     from crawler.worker.process import run_worker  # noqa: PLC0415
 
     os.environ["CRAWLER_ALLOW_PRIVATE_NETWORKS"] = "1"
-    merged = {**COMMON_SETTINGS, **settings, "EXTENSIONS": {BenchMeter: 0}}
+    # The bench's extension beside the project's (a crawl's EXTENSIONS replace the project's whole).
+    extensions: dict[Any, int | None] = {**project_settings.EXTENSIONS, BenchMeter: 0}
+    merged = {**COMMON_SETTINGS, **settings, "EXTENSIONS": extensions}
     stats = run_worker(_config(workdir, redis_url).settings(merged), job=job, sites=[SITE_ID])
     outcome = {
         "first": stats["bench/started_at"],
@@ -149,7 +159,8 @@ def run(
             subprocess.Popen(
                 [
                     sys.executable,
-                    str(Path(__file__).resolve()),
+                    "-c",
+                    WORKER_MAIN,
                     "--worker",
                     "--workdir",
                     str(workdir),
