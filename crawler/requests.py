@@ -120,6 +120,7 @@ class Work:
     retries: int = 0
     slot: str = ""
     given: bool = False
+    adapts: bool = False
 
     @classmethod
     def of(cls, request: Request) -> Work:
@@ -137,6 +138,7 @@ class Work:
             retries=int(meta.get("retry_times", 0)),
             slot=str(meta.get("slot") or meta.get("site", "")),
             given=meta.get("given") is True,
+            adapts=meta.get("adapts") is True,
         )
 
     @property
@@ -198,12 +200,17 @@ def listing_request(
     seen: Sequence[str] = (),
     boost: int = 0,
     job_kind: str | None = None,
+    adapts: bool = False,
 ) -> Request:
     """A request for a page that lists ``rule``'s articles, of ``kind``: an index page (``page``: 1 for a
     start URL, 2 for the next...), a feed, a sitemap (``page``: 1 for the rule's, 2 for one it lists...),
     a page of its JSON API (``seen``: the URLs of the pages before it in its chain) or a search result
-    page. Never deduplicated: such pages change; a step above the rule's priority, and ``boost`` more."""
+    page. Never deduplicated: such pages change; a step above the rule's priority, and ``boost`` more.
+    ``adapts``: the rule's first listing page, whose news in a regular grab adapts the site's revisit
+    interval (:mod:`crawler.schedule.revisit`), once a grab."""
     meta = _meta(rule, kind, job, job_kind, page=page, depth=0, boost=boost)
+    if adapts:
+        meta["adapts"] = True
     headers = rule.headers or None
     if kind == API:
         meta["api_seen"] = list(seen)
@@ -594,8 +601,11 @@ def enqueue_job(
                 *((API, url) for url in (rule.api.urls if rule.api else ())),
                 *((SEARCH, url) for url in (rule.search.urls() if rule.search else ())),
             ]
-            for page_kind, url in firsts:
-                push(queue, listing_request(rule, page_kind, url, job=job, boost=boost, job_kind=kind))
+            for number, (page_kind, url) in enumerate(firsts):
+                request = listing_request(
+                    rule, page_kind, url, job=job, boost=boost, job_kind=kind, adapts=number == 0
+                )
+                push(queue, request)
             if rule.discover is not None:
                 _enqueue_seeds(server, keys, queue, rule, rule.discover, job, kind)
     return job

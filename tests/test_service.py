@@ -204,6 +204,28 @@ def test_unchanged_index_pages_cost_304s_and_intervals_adapt(service: Service) -
         assert store.count(site="quiet") == farm.newest("quiet") + 1
 
 
+SECTIONS = FarmSite("sections", per_hour=0.001, every="10m", min="5m", max="40m")
+
+
+@pytest.mark.parametrize("service", [[SECTIONS]], indirect=True)
+def test_a_grab_of_a_rule_with_two_start_urls_adapts_the_interval_once(service: Service) -> None:
+    """Only the rule's first index page adapts the interval: each start URL's first page did, so a rule
+    of two sections grew its interval twice per grab with no news (10m to 19m36s, not 14m)."""
+    rule = service.rules / "sections.yaml"
+    first = f"{service.farm.origin}/sections/"
+    rule.write_text(
+        rule.read_text(encoding="utf-8").replace(f"['{first}']", f"['{first}', '{first}?part=2']"),
+        encoding="utf-8",
+    )
+    service.grab("sections")
+    assert service.state("sections")["visits"] == "1", "one visit per grab, its first index page's"
+    assert float(service.state("sections")["interval"]) == 480, "news on its first page: 20% sooner"
+    service.grab("sections")
+    state = service.state("sections")
+    assert (state["visits"], state["not_modified"]) == ("2", "1"), "the second grab: one visit, a 304"
+    assert float(state["interval"]) == pytest.approx(672), "no news: 40% later, once"
+
+
 CALM = FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)
 FEED_SITES = [FarmSite("wire", per_hour=6, every="20m", feed=True), CALM]
 # The service of one site whose feed has no news: a test adds a rule file beside it.

@@ -978,16 +978,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._record_visit(rule, work, 0, not_modified=True)
 
     def _record_visit(self, rule: Rule, work: Work, found_new: int, *, not_modified: bool = False) -> None:
-        """A regular grab's first index page was read (else its feed, for a site with no index page; else a
-        sitemap of the rule's own, for a site with neither): its news adapts the site's revisit interval."""
-        if (
-            (work.is_feed and rule.start_urls)
-            or (work.is_sitemap and (rule.start_urls or rule.feeds))
-            or (work.is_api and (rule.start_urls or rule.feeds or rule.sitemaps))
-            or (work.is_search and (rule.start_urls or rule.feeds or rule.sitemaps or rule.api))
-        ):
-            return
-        if work.page == 1 and work.is_grab:
+        """A listing page was read: when it is a regular grab's first (its rule's first start URL; else its
+        first feed, for a site with no index page; else its first sitemap, API or search page), its news
+        adapts the site's revisit interval, once a grab whatever the number of start URLs."""
+        if work.adapts and work.is_grab:
             self.revisits.record(rule, found_new, time.time(), not_modified=not_modified)
 
     def _reason(self, failure: Failure, work: Work) -> str:
