@@ -499,6 +499,33 @@ def test_crawler_schedule_once_queues_the_due_grabs(redis_server: str, redis_cli
     )
 
 
+def test_an_edited_every_moves_the_next_grab_to_the_new_period(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    """A rule's ``every`` edited from 10m to 1m kept the period adapted under the old one and its next
+    grab (``crawler status``: ``every 14m (rule: 1m)``, the next grab 14 minutes on): the new period now
+    starts at the rule's ``every``, one period after the last grab, said once, as an edited cron is."""
+    clock = Clock(datetime(2026, 11, 28, 12, 0, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    revisits = Revisits(redis_client, Keys(PREFIX), min_factor=0.5, max_factor=4.0)
+    rule = dataclasses.replace(rules["demo-citynews"], every=timedelta(minutes=10))
+    assert len(scheduler.tick([rule])) == 1
+    take_all(redis_client)
+    last = clock.now
+    assert revisits.record(rule, 0, clock.now) == pytest.approx(840), "no news: 40% later"
+    edited = dataclasses.replace(rule, every=timedelta(minutes=1))
+    clock.advance(seconds=5)
+    assert scheduler.plan([edited]) == [Planned(rule.site, last + 60, first=False)]
+    assert recorded_next(redis_client, rule.site) == datetime.fromtimestamp(last + 60, UTC)
+    assert float(redis_client.hget(Keys(PREFIX).grab(rule.site), "interval") or 0) == 60
+    assert scheduler.plan([edited]) == [], "said once"
+    clock.advance(seconds=55)
+    assert len(scheduler.tick([edited])) == 1, "grabbed one new period after the last grab"
+    take_all(redis_client)
+    assert revisits.record(edited, 0, clock.now) == pytest.approx(84), "adapted from the new period"
+    assert scheduler.plan([edited]) == [], "the every the grab was made under is unchanged"
+
+
 def test_adaptive_intervals_shrink_and_grow_within_the_bounds(
     redis_client: redis.Redis, rules: dict[str, Rule]
 ) -> None:

@@ -9,7 +9,8 @@ Redis, so it survives a restart of any scheduler:
     ``next`` (epoch seconds the next grab is due), ``last`` (when the last one was seeded), ``job`` (its
     job id), ``seeding`` (a job claimed but not yet queued), ``grabs`` (how many so far), ``waiting`` and
     ``waiting_since`` (a grab due that waits for the last one to end, see 0.), ``deferred`` (how many
-    grabs waited so), and what :mod:`crawler.schedule.revisit` keeps there (``interval``, ``yield``, ...).
+    grabs waited so), ``every`` (the rule's period in seconds when its last grab was claimed, ``cron`` for
+    a cron rule), and what :mod:`crawler.schedule.revisit` keeps there (``interval``, ``yield``, ...).
 
 0. A grab due while the site's last grab has work left (its job's requests queued, leased, waiting to be
    retried) waits until that one ends: each grab goes on from where the last one stopped (a discover
@@ -40,8 +41,11 @@ A rule seen for the first time (no ``next``) is grabbed at once when it has ``ev
 first grab is at the expression's next time (at once only within a minute the expression names), and
 that time is recorded as ``next``. A cron rule whose recorded ``next`` in the future is not the
 expression's next time (the expression was edited, or the rule had ``every`` before) gets the
-expression's next time instead. Both are set by ``plan`` (one Lua call that changes ``next`` only if it
-is still what the scheduler read), so two schedulers say it once.
+expression's next time instead. A rule whose ``every`` is not the one its last grab was claimed under
+(it was edited, or the rule had ``cron`` before) starts its adaptive interval again at the new ``every``,
+its next grab one such period after the last (at once when that is past), rather than keep a period
+adapted under the old one. Both are set by ``plan`` (one Lua call that changes ``next`` only if it is
+still what the scheduler read), so two schedulers say it once.
 
 ``crawler:scheduler:leader`` (a string with a time-to-live) names the one active scheduler of ``crawler
 schedule``; the others wait, and take over within ``SCHEDULE_LEADER_SECONDS`` when it stops.
@@ -78,7 +82,7 @@ logger = logging.getLogger(__name__)
 _CLAIM = """
 local due = redis.call('HGET', KEYS[1], 'next')
 if due and tonumber(due) > tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'next', ARGV[2], 'last', ARGV[1], 'seeding', ARGV[3])
+redis.call('HSET', KEYS[1], 'next', ARGV[2], 'last', ARGV[1], 'seeding', ARGV[3], 'every', ARGV[4])
 redis.call('HDEL', KEYS[1], 'waiting', 'waiting_since')
 redis.call('HINCRBY', KEYS[1], 'grabs', 1)
 return 1
@@ -86,6 +90,11 @@ return 1
 _PLAN = """
 if (redis.call('HGET', KEYS[1], 'next') or '') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'next', ARGV[2])
+return 1
+"""
+_REPERIOD = """
+if (redis.call('HGET', KEYS[1], 'every') or '') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'every', ARGV[2], 'interval', ARGV[2], 'next', ARGV[3])
 return 1
 """
 _RENEW_LEADER = """
@@ -177,6 +186,7 @@ class GrabScheduler:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._claim = server.register_script(_CLAIM)
         self._plan = server.register_script(_PLAN)
+        self._reperiod = server.register_script(_REPERIOD)
         self._renew = server.register_script(_RENEW_LEADER)
         self._resign = server.register_script(_RESIGN_LEADER)
 
@@ -204,7 +214,7 @@ class GrabScheduler:
             if self._wait_for(rule, state, now):
                 continue
             job = uuid.uuid4().hex[:12]
-            if not self._claim(keys=[key], args=[f"{now:.3f}", f"{following:.3f}", job]):
+            if not self._claim(keys=[key], args=[f"{now:.3f}", f"{following:.3f}", job, _period(rule)]):
                 continue
             self._seed(rule, job, self._boost(state))
             seeded.append(Seeded(rule.site, job, following))
@@ -298,12 +308,16 @@ class GrabScheduler:
 
     def plan(self, rules: Iterable[Rule]) -> list[Planned]:
         """Set the next grab of every cron rule that is new (no ``next``) or whose ``next`` ahead is not
-        its expression's next time (the rule was edited); returns those set in the future, each once
-        however many schedulers plan. A new rule within a minute its expression names is made due now."""
+        its expression's next time, and of every rule whose ``every`` is not the one its last grab was
+        claimed under (the rule was edited); returns those set in the future, each once however many
+        schedulers plan. A new rule within a minute its expression names is made due now."""
         now = self.clock()
         planned = []
         for rule in rules:
             if rule.cron is None:
+                if rule.every is not None and (moved := self._reperiod_of(rule, now)) is not None:
+                    planned.append(moved)
+                    logger.info("%s", moved)
                 continue
             key = self.keys.grab(rule.site)
             recorded = self.server.hget(key, "next")
@@ -318,6 +332,20 @@ class GrabScheduler:
             planned.append(Planned(rule.site, due, first=recorded is None))
             logger.info("%s", planned[-1])
         return planned
+
+    def _reperiod_of(self, rule: Rule, now: float) -> Planned | None:
+        """The next grab of ``rule`` (with ``every``) moved to one new period after its last grab, when its
+        last grab was claimed under another period (or a cron); None when it was not, or that time is
+        past (the grab is then due now)."""
+        key = self.keys.grab(rule.site)
+        claimed = self.server.hget(key, "every")
+        period = _period(rule)
+        if claimed is None or decoded(claimed) == period:
+            return None
+        due = max(float(self.server.hget(key, "last") or now) + float(period), now)
+        if not self._reperiod(keys=[key], args=[claimed, period, f"{due:.3f}"]) or due <= now:
+            return None
+        return Planned(rule.site, due, first=False)
 
     def upcoming(self, rules: Iterable[Rule]) -> list[tuple[float, str]]:
         """The next grab recorded of each of ``rules`` that has one (a rule with ``every`` or ``cron``,
@@ -408,6 +436,11 @@ class GrabScheduler:
             if leading:
                 with contextlib.suppress(redis.RedisError):
                     self.resign()
+
+
+def _period(rule: Rule) -> str:
+    """``rule``'s period as its grab state keeps it: ``every`` in seconds, ``cron`` for a cron rule."""
+    return "cron" if rule.every is None else f"{rule.every.total_seconds():g}"
 
 
 def _cron_after(expression: str, moment: float) -> float:
