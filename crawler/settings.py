@@ -326,7 +326,9 @@ RULES_REGEX_PAGE_SECONDS: SecondsAbove0 = 1.0
 # Seconds between two reads of the rules folder for a site no rule of this worker names (a rule file added
 # while it runs) while the folder is unchanged: a folder that changed since the last read (a file added,
 # removed or written) is read at once, so a rule added just before its crawl starts is never missed; an
-# unchanged one costs a flood of requests of an unknown site one scandir each, no YAML parse.
+# unchanged one costs a flood of requests of an unknown site one scandir each, no YAML parse. Also the
+# longest a worker goes on with a rule whose file was edited: the requests of known sites look at the
+# folder (one scandir) at most this often.
 RULES_RELOAD_SECONDS: Seconds = 5.0
 
 # --- SITEMAPS_: a rule's sitemaps (crawler/rules/sitemaps.py) ---------------------------------------

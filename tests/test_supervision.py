@@ -587,6 +587,70 @@ def test_a_running_worker_takes_a_rule_added_after_it_started_and_loses_nothing_
     ], "the commands it suggests are run as the worker was, on its rules folder"
 
 
+@pytest.mark.parametrize("setup", [[farm_site("edited")]], indirect=True)
+def test_a_running_worker_reads_a_rule_edited_after_it_started(setup: Setup) -> None:
+    """A worker (`crawler run`'s too) kept the rule it read as it started: an article fetched after the
+    rule file was edited (its title field, say, and then `crawler temp SITE --url URL` to see the fix)
+    was read with the old rule, in the service's worker, where the scheduler had the new one. A file
+    edited into errors leaves the rule as it was; a file removed takes it away (a `no rule` dead letter)."""
+    setup.rule("edited")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker", "--set=RULES_RELOAD_SECONDS=0.2"],
+        env=setup.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    path = setup.rules / "edited.yaml"
+    headline = "title: {xpath: \"//h1[@class='headline']\"}"
+    good = path.read_text(encoding="utf-8")
+    edits = [
+        good,
+        good.replace(headline, headline[:-1] + ", regex: '^(\\S+)'}"),
+        good.replace(headline, headline[:-1] + ", regex: '^(\\S+)'}").replace("article:", "artcle:"),
+        None,
+    ]
+    urls = sorted(articles_of(setup.farm, "edited"))[: len(edits)]
+    rule = load_rules(setup.rules).rules["edited"]
+    try:
+        deadline = time.monotonic() + 60
+        while not setup.server.hlen(KEYS.workers):
+            assert time.monotonic() < deadline, "the worker did not start"
+            time.sleep(0.2)
+        for url, text in zip(urls, edits, strict=True):
+            if text is None:
+                path.unlink()
+            elif text != path.read_text(encoding="utf-8"):
+                path.write_text(text, encoding="utf-8")
+            time.sleep(0.5)
+            job = enqueue_job(setup.server, KEYS, [rule], article_urls=[url])
+            while int(setup.server.hget(KEYS.job(job), "pending") or 0) > 0:
+                assert time.monotonic() < deadline + 60, "a job did not finish"
+                time.sleep(0.2)
+    finally:
+        worker.send_signal(2)
+        output = worker.communicate(timeout=60)[1]
+    no_traceback(output)
+    with open_store({"CRAWLER_DATA_DIR": str(setup.data)}) as store:
+        titles = {
+            str(article["url"]): str(article["title"]) for article in store.iter_articles(site="edited")
+        }
+    first, edited, broken, removed = urls
+    assert titles[first].startswith("edited ") and titles[first] != "edited", "the rule as it started"
+    assert titles[edited] == "edited", "the edited rule: its title's first word"
+    assert titles[broken] == "edited", "the file has errors: the rule as it was before them"
+    assert removed not in titles
+    letters = [json.loads(record) for record in setup.server.hvals(KEYS.dead)]
+    assert [(letter["url"], letter["kind"]) for letter in letters] == [(removed, "no rule")]
+    assert "Rules changed while running: edited" in output
+    assert (
+        "Rule files changed while running have errors, their sites keep the rule read before: edited"
+        in output
+    )
+    assert "Rules removed while running: edited" in output
+
+
 # --- what crawler status counts, across a worker killed mid-crawl -------------------------------------------
 
 

@@ -148,6 +148,14 @@ def _download_slot(rule: Rule) -> dict[str, Any]:
     return {"delay": 0.0, "concurrency": rule.concurrency}
 
 
+def _changed_files(before: RulesStamp | None, after: RulesStamp | None) -> set[str]:
+    """The names of the entries of the rules folder added, changed or removed between two stamps (none
+    when the first is unknown: the rules were read as the worker started)."""
+    if before is None or after is None:
+        return set()
+    return {entry[0] for entry in set(before) ^ set(after)}
+
+
 class _DownloadSlots(dict[str, dict[str, Any]]):
     """A worker's download slot settings (the downloader's ``per_slot_settings``, made from
     ``DOWNLOAD_SLOTS``): a discover page's slot, ``<site>@<host>``
@@ -180,6 +188,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._next_reload = 0.0
         # The rules folder as it was at the last read (rules_stamp): once it changed, it is read at once.
         self._read_stamp: RulesStamp | None = None
+        # When the rules folder may be looked at again for a change of the rules of known sites.
+        self._next_look = 0.0
         self.rule_errors = 0
         # The spider's own handle on the shared Bloom filter (see the bloom property), made at its first use.
         self._bloom: RedisBloom | None = None
@@ -210,7 +220,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider: Self = super().from_crawler(crawler, *args, **kwargs)
         ruleset = _read_at_start.pop(id(crawler.settings), None)
-        spider.load(ruleset if ruleset is not None else load_rules(crawler.settings["CRAWLER_RULES_DIR"]))
+        if ruleset is None:
+            spider._read_stamp = rules_stamp(crawler.settings["CRAWLER_RULES_DIR"])
+            ruleset = load_rules(crawler.settings["CRAWLER_RULES_DIR"])
+        spider.load(ruleset)
         crawler.signals.connect(spider.opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.slots_opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
@@ -283,45 +296,65 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         return rule.known_domains if rule is not None and rule.allow_private else ()
 
     def rule_of(self, site: str | None) -> Rule | None:
-        """The rule of ``site``; a site this worker does not know yet (its rule file was added while it
-        runs) has the rules folder read again (:meth:`_read_added_rules`)."""
-        rule = self.rules.get(site or "")
-        if rule is not None or not site or (self.only_sites and site not in self.only_sites):
-            return rule
-        self._read_added_rules()
+        """The rule of ``site``, as its file is now: the rules folder is read again when it changed
+        (:meth:`_read_rules`)."""
+        if not site or (self.only_sites and site not in self.only_sites):
+            return self.rules.get(site or "")
+        self._read_rules(known=site in self.rules)
         return self.rules.get(site)
 
-    def _read_added_rules(self) -> None:
-        """Take the rules of the files added to the rules folder since this worker read it, as the rules it
-        started with: the queue's politeness, this worker's download slot of the site
-        (``update_settings``), the private domains they allow. The folder is read at once when it changed
-        since the last read (:func:`~crawler.rules.rules_stamp`: one ``scandir``), else at most every
-        ``RULES_RELOAD_SECONDS`` (a change the stamp cannot see: an edit in place within the file system's
-        time resolution that keeps the size)."""
+    def _read_rules(self, *, known: bool) -> None:
+        """Take the rule files added, edited or removed since this worker read the rules folder, as the
+        rules it started with: the queue's politeness, this worker's download slot of the site
+        (``update_settings``), the private domains they allow. For a site it knows (``known``), the folder
+        is looked at at most every ``RULES_RELOAD_SECONDS`` (one ``scandir``,
+        :func:`~crawler.rules.rules_stamp`), and read when it changed; for one it does not know yet, looked
+        at every time, and read when it changed, else at most every ``RULES_RELOAD_SECONDS`` (a change the
+        stamp cannot see: an edit in place within the file system's time resolution that keeps the size).
+        A rule file that now has errors leaves its site's rule as it was (the scheduler leaves the site
+        out); one removed takes its rule away (its requests are dead letters of kind ``no rule``)."""
         settings = self.crawler.settings
+        now = time.monotonic()
+        if known and now < self._next_look:
+            return
+        every = settings.getfloat("RULES_RELOAD_SECONDS")
+        self._next_look = now + every
         folder = settings["CRAWLER_RULES_DIR"]
         stamp = rules_stamp(folder)
-        now = time.monotonic()
-        if stamp == self._read_stamp and now < self._next_reload:
+        if stamp == self._read_stamp and (known or now < self._next_reload):
             return
-        self._read_stamp = stamp
-        self._next_reload = now + settings.getfloat("RULES_RELOAD_SECONDS")
+        before, self._read_stamp = self._read_stamp, stamp
+        self._next_reload = now + every
         ruleset = load_rules(folder)
-        added = {
-            name: new
-            for name, new in ruleset.rules.items()
-            if name not in self.rules and (not self.only_sites or name in self.only_sites)
+        fresh = {
+            name: rule
+            for name, rule in ruleset.rules.items()
+            if not self.only_sites or name in self.only_sites
         }
-        assert self.crawler.engine is not None
-        slots = self.crawler.engine.downloader.per_slot_settings
-        for new in added.values():
-            self.queue.configure(new.site, delay=new.delay, concurrency=new.concurrency)
-            slots[new.site] = _download_slot(new)
+        broken = {Path(error.file).stem for error in ruleset.errors}
+        edited = _changed_files(before, stamp)
+        added = sorted(name for name in fresh if name not in self.rules)
+        changed = sorted(name for name in fresh if name in self.rules and f"{name}.yaml" in edited)
+        removed = sorted(name for name in self.rules if name not in fresh and name not in broken)
+        kept = sorted(name for name in self.rules if name in broken and f"{name}.yaml" in edited)
+        for new in fresh.values():
+            if new.site in added or new.site in changed:
+                assert self.crawler.engine is not None
+                self.queue.configure(new.site, delay=new.delay, concurrency=new.concurrency)
+                self.crawler.engine.downloader.per_slot_settings[new.site] = _download_slot(new)
             if new.allow_private:
                 allow_private_domains(new.known_domains)
-        if added:
-            logger.warning("Rules added while running: %s", ", ".join(sorted(added)))
-            self.rules.update(added)
+        self.rules = {**{name: self.rules[name] for name in self.rules if name in broken}, **fresh}
+        for title, sites in (("added", added), ("changed", changed), ("removed", removed)):
+            if sites:
+                logger.warning("Rules %s while running: %s", title, ", ".join(sites))
+        if kept:
+            logger.warning(
+                "Rule files changed while running have errors, their sites keep the rule read before: %s;"
+                " see `%s`",
+                ", ".join(kept),
+                suggest("rules check"),
+            )
 
     def slots_opened(self) -> None:
         """The downloader's slot settings, as :class:`_DownloadSlots` (a discover host's slot has its
@@ -560,7 +593,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
         owners = [owner(url) for url in urls]
         if None in owners:
-            self._read_added_rules()
+            self._read_rules(known=False)
             owners = [found or owner(url) for url, found in zip(urls, owners, strict=True)]
         return owners
 
