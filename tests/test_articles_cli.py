@@ -253,6 +253,24 @@ def test_list_reposts_gives_the_articles_reposts_were_recorded_against(
     assert [json.loads(line)["url"] for line in one.splitlines()] == originals[:1]
 
 
+@pytest.mark.parametrize("command", ["list", "export"])
+@pytest.mark.parametrize("option", ["--since", "--until"])
+@pytest.mark.parametrize("age", ["800000d", "99999999999w", "999999999999999999999m"])
+def test_an_age_past_the_year_1_is_an_input_error_naming_it(
+    command: str,
+    option: str,
+    age: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        articles(capsys, monkeypatch, tmp_path, command, option, age)
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {option}: {age!r} is not a time: an age reaches back to the year 1 at most" in err, err
+
+
 def test_show_of_a_partial_repost_names_its_original_and_how_much_they_share(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

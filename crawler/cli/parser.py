@@ -542,7 +542,13 @@ def _moment(value: str) -> datetime:
 
     relative = _RELATIVE_RE.match(value.strip())
     if relative is not None:
-        return datetime.now(UTC) - timedelta(**{_UNITS[relative[2]]: int(relative[1])})
+        try:
+            return datetime.now(UTC) - timedelta(**{_UNITS[relative[2]]: int(relative[1])})
+        except OverflowError:
+            raise argparse.ArgumentTypeError(
+                f"{value!r} is not a time: an age reaches back to the year 1 at most;"
+                " give a date (2026-11-20) or a smaller age (30m, 24h, 7d, 2w)"
+            ) from None
     text = value.strip().replace("Z", "+00:00") if value.strip().endswith("Z") else value.strip()
     try:
         return parse_timestamp(text, "time")
