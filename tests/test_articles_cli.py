@@ -251,6 +251,10 @@ def test_list_reposts_gives_the_articles_reposts_were_recorded_against(
         capsys, monkeypatch, crawled, "list", "--reposts", "--limit", "1", "--format", "jsonl"
     )
     assert [json.loads(line)["url"] for line in one.splitlines()] == originals[:1]
+    _, every, err = articles(
+        capsys, monkeypatch, crawled, "list", "--reposts", "--limit", str(2**70), "--format", "jsonl"
+    )
+    assert [json.loads(line)["url"] for line in every.splitlines()] == originals, err
 
 
 @pytest.mark.parametrize("command", ["list", "export"])

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import itertools
 import json
 import os
 import re
@@ -40,6 +39,7 @@ from crawler.commandline import command_name, counted, did_you_mean, suggest
 from crawler.config import Config
 from crawler.errors import CrawlerError, InputError
 from crawler.store import DOCUMENT_FIELDS, Store, open_store
+from crawler.store.base import limited
 
 __all__ = ["ArticleNotFound", "run_export", "run_list", "run_search", "run_show", "run_stats"]
 
@@ -160,7 +160,7 @@ def run_list(args: argparse.Namespace) -> int:
         )
         title = "Articles, newest first"
         if args.reposts:
-            documents = itertools.islice((d for d in documents if d.get("reposts")), args.limit)
+            documents = limited((d for d in documents if d.get("reposts")), args.limit)
             title = "Articles with reposts recorded against them, newest first"
         if not _print_documents(documents, args.format, title=title, limit=args.limit):
             _note_if_empty(store)
