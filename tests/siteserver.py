@@ -67,7 +67,9 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                ``/a/api-C-I``, ``title``, ``user.name``, ``created`` (2026-11-(C+I)
                                08:00Z), ``stats.likes``, and with ``&full=1`` the article in
                                ``content.text``; ``&loop=1``: ``next`` is always 1 (the cursor loops);
-                               ``&title=T``: titles "T C-I", the JSON in UTF-8 (not escaped)
+                               ``&title=T``: titles "T C-I", the JSON in UTF-8 (not escaped);
+                               ``&surrogate=1``: post 0's title and author end with a lone surrogate,
+                               ``\\ud83d`` (half an emoji, as a JSON escape: JSON allows it)
 ``/api-object``                JSON whose ``data.posts`` is an object, not a list
 ``/search?q=K&page=P``         a search result page for K (pages 1 to 3, ``<a rel="next">``): in
                                ``<ol class="results">``, ``/a/found-K-P`` here, ``/a/there-K-P``
@@ -272,6 +274,9 @@ def api_page(query: dict[str, str]) -> dict[str, Any]:
         }
         if query.get("full") == "1":
             post["content"] = {"text": generated_text(f"api-{cursor}-{item}")}
+        if query.get("surrogate") == "1" and item == 0:
+            post["title"] += " \ud83d"
+            post["user"]["name"] += "\ud83d"
         posts.append(post)
     following = 1 if query.get("loop") == "1" else cursor + 1 if cursor < pages else None
     return {"data": {"posts": posts}, "paging": {"next": following}}
@@ -560,7 +565,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif path == "/sitemap-bomb.xml.gz":
             self._send(200, _sitemap_bomb(), "application/x-gzip")
         elif path == "/api":
-            self._send(200, json.dumps(api_page(query), ensure_ascii=False).encode(), "application/json")
+            escaped = query.get("surrogate") == "1"
+            self._send(200, json.dumps(api_page(query), ensure_ascii=escaped).encode(), "application/json")
         elif path == "/api-object":
             self._send(200, b'{"data": {"posts": {"link": "/a/x"}}}', "application/json")
         elif path == "/search":

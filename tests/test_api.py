@@ -176,6 +176,20 @@ def test_articles_held_in_the_json_are_stored_without_fetching_their_pages(site:
     assert "fetched 3 pages" in done.stdout, "three API pages and no article page"
 
 
+def test_an_item_with_a_lone_surrogate_in_its_json_is_stored_without_it_beside_the_others(
+    site: Site,
+) -> None:
+    """JSON may escape half a surrogate pair (``"\\ud83d"``, an emoji cut in two), which no UTF-8 store
+    can write: the item is stored without it, and the other items of its page are stored too."""
+    _api_rule(site, "pages=1&per=3&full=1&surrogate=1")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    stored = site.stored()
+    assert set(stored) == {f"/a/api-1-{item}" for item in range(3)}, done.stderr[-4000:]
+    assert (stored["/a/api-1-0"]["title"], stored["/a/api-1-0"]["author"]) == ("API post 1-0", "Writer 0")
+    assert site.dead() == []
+
+
 def test_items_without_a_body_are_fetched_with_the_items_fields_filling_the_pages(site: Site) -> None:
     _api_rule(site, "pages=2&per=2", max_pages=1)
     done = site.temp()

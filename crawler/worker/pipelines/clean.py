@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # a text process imports clean_body without Scrapy (crawler/w
 __all__ = ["CleanPipeline", "clean_body", "clean_line", "published_date"]
 
 # Control characters but tab, newline and carriage return (C0, DEL, C1): never part of an article's text.
-_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Lone surrogates too (half an emoji a JSON API escapes as "\ud83d"): no UTF-8 store can write one.
+_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 # A blank line (white space allowed on it): the paragraph separator of a body.
 _PARAGRAPH_BREAK_RE = re.compile(r"\n[^\S\n]*\n\s*")
 
@@ -83,7 +84,8 @@ _AFTERNOON = {"下午": 12, "晚上": 13, "中午": 11}
 
 
 def clean_line(value: str | None) -> str | None:
-    """One-line text with white space collapsed and control characters removed; "" becomes None."""
+    """One-line text with white space collapsed and control characters (lone surrogates too) removed; ""
+    becomes None."""
     if value is None:
         return None
     return normalize_space(_CONTROL_RE.sub(" ", value)) or None
