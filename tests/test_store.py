@@ -676,6 +676,25 @@ def test_a_write_kept_waiting_by_another_writer_names_the_lock_and_what_to_do(tm
     ), raised.value
 
 
+def test_a_write_that_fails_on_no_sqlite_error_leaves_the_week_free_for_the_next_writes(
+    tmp_path: Path,
+) -> None:
+    """A document SQLite cannot be given (a lone surrogate, which no UTF-8 text holds) fails its write; the
+    write's transaction is rolled back, so the next write of this store, and another process's, go on."""
+    with SqliteStore(tmp_path, busy_timeout=0.1) as store:
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        with pytest.raises(UnicodeEncodeError):
+            store.upsert({**article("http://news.test/cut", "2026-11-20T11:00:00Z"), "title": "Cut \ud83d"})
+        assert store.upsert(article("http://news.test/second", "2026-11-20T12:00:00Z")).outcome == "new"
+        with SqliteStore(tmp_path, busy_timeout=0.1) as other:
+            assert other.upsert(article("http://news.test/third", "2026-11-20T13:00:00Z")).outcome == "new"
+        assert [d["url"] for d in store.iter_articles(newest_first=False)] == [
+            "http://news.test/first",
+            "http://news.test/second",
+            "http://news.test/third",
+        ]
+
+
 def test_a_week_to_migrate_kept_locked_by_another_process_names_the_file_and_what_to_do(
     tmp_path: Path,
 ) -> None:

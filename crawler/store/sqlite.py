@@ -231,13 +231,15 @@ class SqliteStore(Store):
                 results.append((index, self._write_one(connection, week, index, document, reposts)))
             connection.execute("COMMIT")
         except sqlite3.Error as exc:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
             raise StoreError(
                 f"cannot write {counted(len(writes), 'article')} (first {writes[0][1]['url']}) to"
                 f" {self.path(week)}: {exc}{_disk_hint(exc, self.directory)}"
                 f"{_busy_hint(exc, self.path(week), self.busy_timeout)}"
             ) from exc
+        finally:
+            # Any failure (a value SQLite cannot take too): left open, the week's write lock is held.
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
         return results
 
     def _write_one(
@@ -313,13 +315,14 @@ class SqliteStore(Store):
                         )
                 connection.execute("COMMIT")
             except sqlite3.Error as exc:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
                 raise StoreError(
                     f"cannot add the URLs that redirected to {url} to {self.path(week)}:"
                     f" {exc}{_disk_hint(exc, self.directory)}"
                     f"{_busy_hint(exc, self.path(week), self.busy_timeout)}"
                 ) from exc
+            finally:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
             if row is not None:
                 return True
         return False
