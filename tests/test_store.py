@@ -695,6 +695,36 @@ def test_a_write_that_fails_on_no_sqlite_error_leaves_the_week_free_for_the_next
         ]
 
 
+@pytest.mark.parametrize("how", ["moved", "deleted"])
+def test_a_weeks_file_moved_or_deleted_under_a_writing_store_is_written_no_more(
+    tmp_path: Path, how: str
+) -> None:
+    """A week's file moved out of the folder (what to do with a damaged one) or deleted while a worker has
+    it open: the worker's writes went on into the file moved away, or deleted, and were reported ``new``
+    (then acknowledged) where no reader of the folder would ever see them. They fail now, saying why and
+    what to do, so that their requests are tried again and end as dead letters, never lost."""
+    aside = tmp_path / "aside"
+    aside.mkdir()
+    with SqliteStore(tmp_path / "data") as store:
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        path = store.path("2026w47")
+        if how == "moved":
+            for file in path.parent.glob(f"{path.name}*"):
+                file.rename(aside / file.name)
+        else:
+            path.unlink()
+        with pytest.raises(StoreError) as raised:
+            store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
+    assert str(raised.value) == (
+        f"the article store {path} was moved or deleted while this process had it open: what it wrote"
+        " there since would be lost; restart the processes that store articles (workers, `crawler run`,"
+        " `crawler temp`): they write a new file there"
+    )
+    with SqliteStore(tmp_path / "data") as store:
+        assert store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z")).outcome == "new"
+        assert [d["url"] for d in store.iter_articles()] == ["http://news.test/second"]
+
+
 def test_a_week_to_migrate_kept_locked_by_another_process_names_the_file_and_what_to_do(
     tmp_path: Path,
 ) -> None:

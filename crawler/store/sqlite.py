@@ -153,6 +153,8 @@ class SqliteStore(Store):
         self.skip_damaged = skip_damaged
         self._left_out: dict[str, StoreError] = {}
         self._connections: dict[str, sqlite3.Connection] = {}
+        # The file (device, inode) each connection opened: one moved or deleted since is written no more.
+        self._files: dict[str, tuple[int, int] | None] = {}
         self._closed = False
         # Paragraph counts read from each week's file during the batch being written, kept in step with the
         # new documents written into it.
@@ -648,9 +650,15 @@ class SqliteStore(Store):
         """The connection to the week's file, opened (and the file created if ``create``) on first use."""
         self._check_open()
         connection = self._connections.get(week)
-        if connection is not None:
-            return connection
         path = self.path(week)
+        if connection is not None:
+            if self._file_of(path) != self._files[week]:
+                raise StoreError(
+                    f"the article store {path} was moved or deleted while this process had it open: what it"
+                    " wrote there since would be lost; restart the processes that store articles (workers,"
+                    " `crawler run`, `crawler temp`): they write a new file there"
+                )
+            return connection
         exists = path.exists()
         if not create and not exists:
             return None
@@ -682,7 +690,17 @@ class SqliteStore(Store):
             raise
         logger.debug("opened the article store %s", path)
         self._connections[week] = connection
+        self._files[week] = self._file_of(path)
         return connection
+
+    @staticmethod
+    def _file_of(path: Path) -> tuple[int, int] | None:
+        """The (device, inode) of the file at ``path``; None when there is none."""
+        try:
+            found = path.stat()
+        except FileNotFoundError:
+            return None
+        return found.st_dev, found.st_ino
 
     def _check_open(self) -> None:
         if self._closed:
