@@ -232,6 +232,30 @@ def test_a_restarted_scheduler_neither_seeds_twice_nor_skips(
     assert again.tick(citynews) == []
 
 
+def test_a_clock_stepped_back_past_the_last_grab_delays_the_next_by_one_period_at_most(
+    redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A machine whose clock ran a day ahead (no RTC, a wrong time zone) is set right by NTP: the next
+    grab recorded then is a day ahead too, and the site was not grabbed for that day. A last grab in the
+    future by the clock is the sign: the next one comes the same time after now as it was after that."""
+    clock = Clock(datetime(2026, 11, 23, 10, 0, tzinfo=UTC))
+    citynews = rules["demo-citynews"]
+    assert citynews.every == timedelta(minutes=20)
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    assert len(scheduler.tick([citynews])) == 1
+    take_all(redis_client)
+    clock.advance(days=-1)
+    with caplog.at_level(logging.WARNING, logger="crawler.schedule.grabs"):
+        assert scheduler.tick([citynews]) == []
+    assert recorded_next(redis_client, citynews.site).timestamp() == pytest.approx(clock.now + 20 * 60)
+    assert "demo-citynews: its last grab, at 2026-11-23T10:00:00+00:00, is 24h00m ahead of the clock" in (
+        caplog.text
+    ), caplog.text
+    clock.advance(minutes=21)
+    assert len(scheduler.tick([citynews])) == 1, "one period on, not a day"
+    assert scheduler.tick([citynews]) == []
+
+
 def test_a_seeding_cut_short_is_finished_by_the_next_tick(
     redis_client: redis.Redis, rules: dict[str, Rule]
 ) -> None:

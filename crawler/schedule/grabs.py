@@ -36,6 +36,10 @@ Redis, so it survives a restart of any scheduler:
    current one (an index page read once shows what a missed read would have).
 4. A scheduler looks every ``tick_seconds`` (``SCHEDULE_TICK_SECONDS``): a period shorter than that is
    grabbed once a tick, and the next grab recorded (and logged) is the next tick's.
+5. A clock set back (it ran ahead: NTP set it right) leaves the last grab, and the next, ahead of it by
+   as much: the site would not be grabbed for that long. A last grab more than a tick ahead of the clock
+   moves the next one to as long after now as it was after the last, and the last to now, with a
+   warning. (A cron rule's next time is the expression's after now already: ``plan``.)
 
 A rule seen for the first time (no ``next``) is grabbed at once when it has ``every``; with ``cron`` its
 first grab is at the expression's next time (at once only within a minute the expression names), and
@@ -95,6 +99,11 @@ return 1
 _REPERIOD = """
 if (redis.call('HGET', KEYS[1], 'every') or '') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'every', ARGV[2], 'interval', ARGV[2], 'next', ARGV[3])
+return 1
+"""
+_REBASE = """
+if (redis.call('HGET', KEYS[1], 'next') or '') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'next', ARGV[2], 'last', ARGV[3])
 return 1
 """
 _RENEW_LEADER = """
@@ -187,6 +196,7 @@ class GrabScheduler:
         self._claim = server.register_script(_CLAIM)
         self._plan = server.register_script(_PLAN)
         self._reperiod = server.register_script(_REPERIOD)
+        self._rebase = server.register_script(_REBASE)
         self._renew = server.register_script(_RENEW_LEADER)
         self._resign = server.register_script(_RESIGN_LEADER)
 
@@ -203,6 +213,8 @@ class GrabScheduler:
             if "seeding" in state:
                 self._seed(rule, state["seeding"], self._boost(state))
                 continue
+            if rule.cron is None:
+                self._rebase_if_ahead(rule, state, now)
             interval = float(state["interval"]) if "interval" in state else None
             following = next_due(rule, now, interval)
             if following is None and "waiting" in state:  # the rule lost its schedule: no grab waits
@@ -224,6 +236,28 @@ class GrabScheduler:
                 waited = f" (it waited {now - since:.0f} s for job {state['waiting']} to end)"
             logger.info("grab of %s queued as job %s%s; next at %s", rule.site, job, waited, when(following))
         return seeded
+
+    def _rebase_if_ahead(self, rule: Rule, state: dict[str, str], now: float) -> None:
+        """A last grab ahead of the clock (set back: it ran ahead, NTP set it right) would hold the next
+        one back by as much; the next grab comes as long after now as it was after that one, and the
+        last is taken as now (see 5. of the module's docstring). ``state`` is updated."""
+        if "last" not in state or "next" not in state or float(state["last"]) <= now + self.tick_seconds:
+            return
+        last, due = float(state["last"]), float(state["next"])
+        rebased = now + max(due - last, 0.0)
+        if self._rebase(
+            keys=[self.keys.grab(rule.site)], args=[state["next"], f"{rebased:.3f}", f"{now:.3f}"]
+        ):
+            logger.warning(
+                "%s: its last grab, at %s, is %s ahead of the clock (was the clock set back?): its next"
+                " grab moves from %s to %s",
+                rule.site,
+                when(last),
+                span(last - now),
+                when(due),
+                when(rebased),
+            )
+        state["next"], state["last"] = f"{rebased:.3f}", f"{now:.3f}"
 
     def waiting(self, rules: Iterable[Rule]) -> list[Waiting]:
         """The grabs of ``rules`` deferred until their last grab, or a temp crawl of their site, ends (as
