@@ -13,6 +13,7 @@ import random
 import re
 import resource
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tracemalloc
@@ -273,6 +274,41 @@ def test_an_age_past_the_year_1_is_an_input_error_naming_it(
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert f"argument {option}: {age!r} is not a time: an age reaches back to the year 1 at most" in err, err
+
+
+def test_an_article_whose_stored_text_is_not_utf8_is_listed_and_exported_with_the_others(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """One stored title that is not UTF-8 (written by another tool, or bytes the disk damaged) made `list`
+    and `export` of the whole week fail (exit 1, nothing exported); it is read with the bytes it cannot
+    decode as U+FFFD, and a warning names the file."""
+    with SqliteStore(tmp_path) as store:
+        for number in range(3):
+            store.upsert(
+                {
+                    "site": "citynews",
+                    "url": f"http://news.test/{number}",
+                    "fetched_at": f"2026-11-20T1{number}:00:00Z",
+                    "title": f"Title {number}",
+                    "body": f"Body number {number} of the city's news.",
+                    "job": "job-1",
+                }
+            )
+        path = store.path("2026w47")
+    with sqlite3.connect(path) as connection:
+        connection.execute(
+            "UPDATE articles SET title = CAST(X'4ec3284f' AS TEXT) WHERE url = 'http://news.test/1'"
+        )
+    for command in (("list", "--format", "jsonl"), ("export",)):
+        caplog.clear()
+        code, out, err = articles(capsys, monkeypatch, tmp_path, *command)
+        assert code == 0, err
+        titles = sorted(json.loads(line)["title"] for line in out.splitlines())
+        assert titles == ["N\ufffd(O", "Title 0", "Title 2"], command
+        assert f"the article store {path} holds text that is not UTF-8" in caplog.text, caplog.text
 
 
 def test_show_of_a_partial_repost_names_its_original_and_how_much_they_share(

@@ -638,7 +638,22 @@ class SqliteStore(Store):
         if connection is None:
             raise StoreError(f"the article store {self.path(week)} disappeared while being read")
         try:
-            return connection.execute(query, params).fetchall()
+            try:
+                return connection.execute(query, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                if not str(exc).startswith(_NOT_UTF8):
+                    raise
+            # Text another tool wrote, or the disk damaged: read with what it cannot decode as U+FFFD.
+            logger.warning(
+                "the article store %s holds text that is not UTF-8 (written by another program, or damaged"
+                " on disk): its undecodable bytes are read as U+FFFD",
+                self.path(week),
+            )
+            connection.text_factory = _lenient_text
+            try:
+                return connection.execute(query, params).fetchall()
+            finally:
+                connection.text_factory = str
         except sqlite3.Error as exc:
             raise _read_error(
                 f"cannot read the article store {self.path(week)}", exc, self.path(week)
@@ -749,6 +764,14 @@ def _index_phrases(term: str) -> list[str]:
     if CJK_RE.search(term):
         return [search_text(run) for run in CJK_RUN_RE.findall(term)]
     return [term] if _WORD_CHAR_RE.search(term) else []
+
+
+# How Python's sqlite3 says a TEXT value is not UTF-8 (an OperationalError with no SQLite error code).
+_NOT_UTF8 = "Could not decode to UTF-8"
+
+
+def _lenient_text(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
 
 
 def _read_error(
