@@ -311,6 +311,44 @@ def test_an_article_whose_stored_text_is_not_utf8_is_listed_and_exported_with_th
         assert f"the article store {path} holds text that is not UTF-8" in caplog.text, caplog.text
 
 
+def test_an_article_whose_stored_json_column_is_damaged_is_listed_with_the_others_and_named(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """One row whose JSON column (``fields``) does not parse made `list` and `export` end in a traceback
+    (JSONDecodeError, exit 1); the article is read with that column empty, and a warning names the file,
+    the article, the column and the text it holds."""
+    with SqliteStore(tmp_path) as store:
+        for number in range(3):
+            store.upsert(
+                {
+                    "site": "citynews",
+                    "url": f"http://news.test/{number}",
+                    "fetched_at": f"2026-11-20T1{number}:00:00Z",
+                    "title": f"Title {number}",
+                    "body": f"Body number {number} of the city's news.",
+                    "fields": {"section": "city"},
+                    "job": "job-1",
+                }
+            )
+        path = store.path("2026w47")
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE articles SET fields = '{\"sect' WHERE url = 'http://news.test/1'")
+    for command in (("list", "--format", "jsonl"), ("export",), ("show", "http://news.test/1")):
+        caplog.clear()
+        code, out, err = articles(capsys, monkeypatch, tmp_path, *command)
+        assert code == 0, err
+        if command[0] != "show":
+            fields = [json.loads(line)["fields"] for line in out.splitlines()]
+            assert sorted(map(str, fields)) == ["{'section': 'city'}", "{'section': 'city'}", "{}"]
+        assert (
+            f"the article store {path} holds a damaged 'fields' of http://news.test/1, not JSON: '{{\"sect';"
+            " it is read as {}" in caplog.text
+        ), caplog.text
+
+
 def test_show_of_a_partial_repost_names_its_original_and_how_much_they_share(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -511,7 +511,7 @@ class SqliteStore(Store):
         for week in reversed(self.weeks()):
             rows = self._query(week, query, params, across=True)
             if rows:
-                return document_of(rows[0])
+                return document_of(rows[0], self.path(week))
         return None
 
     def count(self, site: str | None = None, week: str | None = None) -> int:
@@ -603,7 +603,7 @@ class SqliteStore(Store):
                 )
                 rows = self._query(week, query, [*params, *(last or ())], across=across)
                 for row in rows:
-                    yield document_of(row)
+                    yield document_of(row, self.path(week))
                 if left is not None:
                     left -= len(rows)
                 if len(rows) < page:

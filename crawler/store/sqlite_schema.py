@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
@@ -40,8 +41,19 @@ __all__ = [
     "search_text",
 ]
 
+logger = logging.getLogger(__name__)
+
 SCHEMA_VERSION = 7
 _JSON_COLUMNS = frozenset({"fields", "extraction", "summary", "reposts", "redirected_from"})
+# What a JSON column that does not parse is read as (JSON, each read a new value): that of a document
+# that has none.
+_UNREADABLE_JSON = {
+    "fields": "{}",
+    "extraction": "null",
+    "summary": "{}",
+    "reposts": "[]",
+    "redirected_from": "[]",
+}
 COLUMNS = ", ".join(DOCUMENT_FIELDS)
 
 _TABLES = (
@@ -329,11 +341,24 @@ def row_of(document: Mapping[str, Any]) -> tuple[object, ...]:
     return tuple(values)
 
 
-def document_of(row: Sequence[object]) -> dict[str, Any]:
-    """The document of a row read in DOCUMENT_FIELDS order."""
+def document_of(row: Sequence[object], path: Path) -> dict[str, Any]:
+    """The document of a row of the week's file ``path`` read in DOCUMENT_FIELDS order. A JSON column
+    that does not parse (written by another program, or damaged on disk) is read as empty, with a warning
+    naming the file, the article, the column and the text it holds."""
     document = dict(zip(DOCUMENT_FIELDS, row, strict=True))
     for name in _JSON_COLUMNS:
         value = document[name]
         if isinstance(value, str):
-            document[name] = json.loads(value)
+            try:
+                document[name] = json.loads(value)
+            except json.JSONDecodeError:
+                document[name] = json.loads(_UNREADABLE_JSON[name])
+                logger.warning(
+                    "the article store %s holds a damaged %r of %s, not JSON: %r; it is read as %r",
+                    path,
+                    name,
+                    document["url"],
+                    value[:200],
+                    document[name],
+                )
     return document
