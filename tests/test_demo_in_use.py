@@ -27,7 +27,7 @@ from crawler.redisio.queue import LeasedQueue
 from crawler.requests import enqueue_job
 from crawler.rules import load_rules
 from crawler.status import workers_alive
-from crawler.worker.heartbeat import announce
+from crawler.worker.heartbeat import announced
 
 START_TIMEOUT = 60.0
 
@@ -328,26 +328,22 @@ def test_a_demo_served_with_keep_drops_what_a_demo_on_another_port_left(tmp_path
 
 DEMO_SITES = ["demo-citynews", "demo-huaxia", "demo-techdaily"]
 
-# A process that marks itself alive as `crawler demo` does before it queues its job (announce), queues a
+# A process that marks itself alive as `crawler demo` does before it queues its job (announced), queues a
 # job of the demo sites on ``argv[1]`` (a Redis URL) like a demo on ``argv[2]`` (an origin), says so, and
 # waits for its stdin to close.
 _ANOTHER_DEMO = """
 import sys
 from crawler.config import crawl_settings
-from crawler.cli.crawl import _leftovers
-from crawler.config import crawl_settings
 from crawler.keys import Keys
 from crawler.redisio.connection import connect
 from crawler.requests import enqueue_job
 from crawler.rules import load_rules
-from crawler.status import workers_alive
-from crawler.worker.heartbeat import announce
-from crawler.worker.heartbeat import announce
+from crawler.worker.heartbeat import announced
 
 client, keys = connect(sys.argv[1]), Keys("crawler")
-me = announce(client, keys.workers, crawl_settings())
-print(me, enqueue_job(client, keys, load_rules(sys.argv[3]).rules.values()), flush=True)
-sys.stdin.read()
+with announced(client, keys.workers, crawl_settings()) as me:
+    print(me, enqueue_job(client, keys, load_rules(sys.argv[3]).rules.values()), flush=True)
+    sys.stdin.read()
 """
 
 
@@ -380,9 +376,9 @@ def test_a_demo_alive_before_its_worker_beats_keeps_its_job_from_another_demo_on
         queue = LeasedQueue(redis_client, keys)
         pending = queue.job_pending(job)
         assert pending == 3
-        me = announce(redis_client, keys.workers, crawl_settings())
-        assert me != first_id
-        leftovers, waiting = _leftovers(queue, DEMO_SITES, me)
+        with announced(redis_client, keys.workers, crawl_settings()) as me:
+            assert me != first_id
+            leftovers, waiting = _leftovers(queue, DEMO_SITES, me)
         assert (leftovers, waiting) == ({}, 3)
         assert queue.job_pending(job) == pending and redis_client.hget(keys.job(job), "taken") is None
     finally:
@@ -411,3 +407,40 @@ def test_a_demo_takes_at_once_what_a_demo_killed_on_this_machine_left_not_what_o
     leftovers, waiting = _leftovers(queue, DEMO_SITES)
     assert waiting == 0 and [len(members) for members in leftovers.values()] == [3], leftovers
     assert queue.job_pending(job) == 0 and redis_client.hget(keys.job(job), "taken") == b"3"
+
+
+# `crawler demo` stopped by Ctrl-C while its worker starts, before the worker's first beat: the worker
+# raises KeyboardInterrupt then (crawler.worker.process.run_worker), as it does here at once.
+_DEMO_STOPPED_AS_ITS_WORKER_STARTS = """
+import sys
+import crawler.cli.crawl
+from crawler.cli.main import main
+
+def stopped(*args, **kwargs):
+    raise KeyboardInterrupt
+
+crawler.cli.crawl.run_worker = stopped
+sys.exit(main(["demo", "--port", "0"]))
+"""
+
+
+def test_a_demo_stopped_before_its_worker_beats_leaves_no_beat_behind(
+    tmp_path: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """The beat a demo writes before it queues its job (its worker's own replace it, and its clean stop
+    removes them) goes when the demo ends without its worker's clean stop: else `crawler status` lists a
+    worker that died without one for an hour, and for three beats other machines take it for alive."""
+    keys = Keys("crawler")
+    run = subprocess.run(
+        [sys.executable, "-c", _DEMO_STOPPED_AS_ITS_WORKER_STARTS],
+        cwd=tmp_path,
+        env={**_environment(), "REDIS_URL": redis_server},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 130, run.stderr[-3000:]
+    queue = LeasedQueue(redis_client, keys)
+    assert sum(queue.pending(site) for site in DEMO_SITES) > 0, "stopped once its job was queued"
+    assert redis_client.hgetall(keys.workers) == {}

@@ -60,7 +60,7 @@ from crawler.store.document import newest_published
 from crawler.store.spool import waiting_under
 from crawler.threads import STOP_SIGNALS, signals_blocked
 from crawler.worker.fetch import check_url
-from crawler.worker.heartbeat import announce
+from crawler.worker.heartbeat import announced
 from crawler.worker.process import check_worker_settings, run_worker
 
 logger = logging.getLogger(__name__)
@@ -562,14 +562,14 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
             client, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
             queue = LeasedQueue(client, keys, lease_seconds=settings.getfloat("LEASE_SECONDS"))
             # Alive before its job is queued: another demo on this Redis takes none of it for leftovers.
-            me = announce(client, keys.workers, settings)
-            leftovers, waiting = _leftovers(queue, sorted(ruleset.rules), me)
-            job = _enqueue(settings, client, keys, ruleset.rules.values())
-            adopted = leftovers.pop(server.origin, {})
-            queue_in_job(queue, adopted, job)
-            for line in _leftovers_said(server.origin, len(adopted), leftovers, waiting):
-                console.print(line, markup=False, soft_wrap=True)
-            counts = _crawl_job(settings, client, keys, job, title="demo crawl")
+            with announced(client, keys.workers, settings) as me:
+                leftovers, waiting = _leftovers(queue, sorted(ruleset.rules), me)
+                job = _enqueue(settings, client, keys, ruleset.rules.values())
+                adopted = leftovers.pop(server.origin, {})
+                queue_in_job(queue, adopted, job)
+                for line in _leftovers_said(server.origin, len(adopted), leftovers, waiting):
+                    console.print(line, markup=False, soft_wrap=True)
+                counts = _crawl_job(settings, client, keys, job, title="demo crawl")
     _print_summary(job, counts, settings)
     ways = {site: ways_in(rule) for site, rule in ruleset.rules.items()}
     _print_stored(console, store_config(settings), directory, ways)
@@ -580,7 +580,7 @@ def _leftovers(
     queue: LeasedQueue, sites: list[str], me: str | None = None
 ) -> tuple[dict[str, dict[str, int]], int]:
     """What an earlier demo left in the queue of the demo's ``sites``, when no worker is alive on the
-    Redis besides this process (``me``: its id as a worker, :func:`announce`): the requests taken out, by
+    Redis besides this process (``me``: its id as a worker, :func:`announced`): the requests taken out, by
     origin (:func:`take_leftovers`); else (a shared REDIS_URL: they may be a running demo's) none taken,
     and how many wait."""
     taken = take_leftovers(

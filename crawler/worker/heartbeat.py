@@ -11,17 +11,20 @@ its beats old and, seen from its own pid space, while its process runs
 (:func:`crawler.redisio.workers.beat_alive`); a clean stop removes its entry, and the entry of a worker
 that died (``kill -9``, its machine gone) is removed by the first beat of a live worker once it is older
 than its own ``forget`` and three of its beats: a worker's entry is never removed while it is alive,
-whatever the setting. :func:`announce` writes a process's first beat before its worker starts.
+whatever the setting. :func:`announced` writes a process's first beat before its worker starts, and
+removes it when the process is done.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import socket
 import time
 from collections import deque
+from collections.abc import Iterator
 from typing import Self
 
 import redis
@@ -35,7 +38,7 @@ from crawler.redisio.workers import pid_space, worker_id
 from crawler.store import StoreConfig, store_config
 from crawler.worker.connection import keys_of, outage_of, server_of
 
-__all__ = ["WorkerHeartbeat", "announce"]
+__all__ = ["WorkerHeartbeat", "announced"]
 
 logger = logging.getLogger(__name__)
 
@@ -140,11 +143,14 @@ class WorkerHeartbeat:
         outage_of(self.crawler).ok(wrote=True)
 
 
-def announce(server: redis.Redis, key: str, settings: BaseSettings) -> str:
-    """Write this process's first beat into the workers' hash ``key``, before its worker starts: a process
-    that queues work for its own worker (``crawler demo``) is alive on the Redis from then on, so that
-    another takes none of that work for a dead worker's in the seconds before the worker's own first beat,
-    which replaces this one. Returns this worker's id."""
+@contextlib.contextmanager
+def announced(server: redis.Redis, key: str, settings: BaseSettings) -> Iterator[str]:
+    """This process's first beat in the workers' hash ``key``, written before its worker starts, for the
+    block; yields this worker's id. A process that queues work for its own worker (``crawler demo``) is
+    alive on the Redis from then on, so that another takes none of that work for a dead worker's in the
+    seconds before the worker's own first beat, which replaces this one. The entry goes when the block
+    ends, however it ends: a process stopped or failed before its worker's clean stop leaves no worker
+    that died (listed for an hour) and none alive for three beats where its pid cannot be checked."""
     now = time.time()
     beat = _beat(
         started=now,
@@ -159,7 +165,13 @@ def announce(server: redis.Redis, key: str, settings: BaseSettings) -> str:
     )
     worker = worker_id()
     server.hset(key, worker, json.dumps(beat))
-    return worker
+    try:
+        yield worker
+    finally:
+        try:
+            server.hdel(key, worker)
+        except redis.RedisError as exc:
+            logger.warning("cannot remove this worker's heartbeat: %s", exc)
 
 
 def _beat(
