@@ -219,11 +219,14 @@ def test_a_grab_of_a_rule_with_two_start_urls_adapts_the_interval_once(service: 
     )
     service.grab("sections")
     assert service.state("sections")["visits"] == "1", "one visit per grab, its first index page's"
-    assert float(service.state("sections")["interval"]) == 480, "news on its first page: 20% sooner"
+    # Both start URLs list the same articles: the first page has the news when it is read first, none
+    # when the second page was read before it and marked them seen. Either way the interval moved once.
+    first_interval = float(service.state("sections")["interval"])
+    assert first_interval in (480, 840), "news: 20% sooner, or none: 40% later, once"
     service.grab("sections")
     state = service.state("sections")
     assert (state["visits"], state["not_modified"]) == ("2", "1"), "the second grab: one visit, a 304"
-    assert float(state["interval"]) == pytest.approx(672), "no news: 40% later, once"
+    assert float(state["interval"]) == pytest.approx(first_interval * 1.4), "no news: 40% later, once"
 
 
 CALM = FarmSite("calm", per_hour=0.001, every="10m", min="10m", max="40m", feed=True)
