@@ -583,6 +583,25 @@ def test_a_temp_crawl_whose_redis_refuses_writes_ends_with_an_error_within_its_p
     assert "Traceback" not in err, err[-4000:]
 
 
+def test_a_temp_crawl_whose_redis_fills_its_maxmemory_ends_with_an_error_within_its_patience(
+    site: Site,
+) -> None:
+    """A Redis at its maxmemory that evicts nothing refuses writes (OOM) yet answers PING, which was all
+    the crawl's patience asked: the crawl waited for ever while its worker could take no request."""
+    site.rule(*(f"/a/o{n}" for n in range(40)))
+    with site.temp_running(*_slow_temp(3)) as crawl:
+        wait_until(lambda: len(site.stored()) >= 1, "an article stored")
+        client = connect(f"unix://{site.data / 'redis' / 'redis.sock'}")
+        said = _memory_full(client)
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+    assert crawl.returncode == 1, (out, err[-4000:])
+    assert re.search(
+        rf"crawler temp: error: {re.escape(said)}; the temp crawl stops after 3 s of it"
+        r" \(SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS\), job [0-9a-f]+ left in the queue",
+        err,
+    ), err[-4000:]
+
+
 def test_a_temp_crawl_whose_redis_refused_writes_then_went_away_says_it_went_away(site: Site) -> None:
     """The crawl kept the last refusal it read when Redis stopped answering, so a server that refused
     writes for a moment, then died and could not start again, ended the crawl with 'Redis refuses
@@ -1032,6 +1051,62 @@ def test_a_redis_whose_disk_is_full_is_said_at_once_and_status_still_shows_the_q
     finally:
         process.kill()
         process.wait()
+
+
+def _memory_full(client: redis.Redis) -> str:
+    client.config_set("maxmemory-policy", "noeviction")
+    client.config_set("maxmemory", "1")
+    return (
+        'Redis refuses writes: its memory is full (maxmemory of 1 bytes; Redis says "command not allowed when'
+        " used memory > 'maxmemory'.\"); raise its maxmemory (CONFIG SET maxmemory, and in its configuration"
+        " file) or free memory: Redis then takes writes again, and nothing it stored is lost"
+    )
+
+
+def _replica(client: redis.Redis) -> str:
+    client.replicaof("127.0.0.1", "1")  # a primary that never answers: the replica stays read-only
+    return (
+        'Redis refuses writes: it is a read-only replica of another Redis at 127.0.0.1:1 (Redis says "You'
+        " can't write against a read only replica.\"); set REDIS_URL to that primary, which takes the writes"
+    )
+
+
+def _reader(client: redis.Redis) -> str:
+    client.acl_setuser(
+        "reader", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@read", "+ping", "+info"]
+    )
+    return (
+        'Redis refuses writes: the user of the Redis URL may not write (Redis says "this user has no'
+        " permissions to run the 'set' command or its subcommand\"); give that user the crawler's commands"
+        " on its keys (ACL SETUSER <user> on ~<REDIS_KEY_PREFIX>:* +@all), or put a user who has them in the"
+        " URL"
+    )
+
+
+@pytest.mark.parametrize("refusing", [_memory_full, _replica, _reader], ids=["oom", "replica", "noperm"])
+def test_a_redis_that_answers_ping_but_refuses_writes_is_said_by_temp_and_status(
+    site: Site, refusing: Callable[[redis.Redis], str]
+) -> None:
+    """A Redis at its maxmemory that evicts nothing (OOM), a read-only replica (READONLY) and a user
+    without the right to write (NOPERM) answer PING, which was all the start checked: `crawler temp`
+    queued its job into the refusal and ended with a traceback, and status said nothing of it."""
+    site.rule("/a/refused")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        said = refusing(client)
+        url = f"unix://reader:pw@{redis_server.socket_path}" if refusing is _reader else redis_server.url
+        try:
+            temp = site.crawler("temp", site.name, REDIS_URL=url)
+            assert temp.returncode == 1, temp.stdout
+            assert f"crawler temp: error: {said}" in temp.stderr, temp.stderr[-4000:]
+            status = site.crawler("status", "--format", "json", REDIS_URL=redis_server.url)
+            assert status.returncode == 0, status.stderr[-4000:]
+            if refusing is not _reader:  # the status's own user may write
+                assert json.loads(status.stdout)["redis"]["writes_refused"] == said
+        finally:
+            client.config_set("maxmemory", "0")
+            client.replicaof("NO", "ONE")
+            client.close()
 
 
 def _refuse_writes(client: redis.Redis, folder: Path) -> None:

@@ -15,10 +15,12 @@ from __future__ import annotations
 import functools
 import inspect
 from pathlib import Path, PurePosixPath
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import redis
 from redis.connection import URL_QUERY_ARGUMENT_PARSERS
+from redis.exceptions import NoPermissionError, OutOfMemoryError, ReadOnlyError
 
 from crawler.errors import redacted
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
@@ -85,13 +87,15 @@ def connect(url: str, *, reads_only: bool = False) -> redis.Redis:
 
 def writes_refused(server: redis.Redis) -> str | None:
     """Why Redis refuses writes, quoting it, and what to do: it runs, but answers PING with an error
-    (``MISCONF`` when it could not write its data to disk); None when it answers PING."""
+    (``MISCONF`` when it could not write its data to disk), or answers PING and refuses a write that
+    changes nothing (:func:`_write_refused`: its memory is full, it is a read-only replica, the user may
+    not write); None when it takes writes."""
     try:
         server.ping()
     except redis.ResponseError as exc:
         said = str(exc)
     else:
-        return None
+        return _write_refused(server)
     if not said.startswith("MISCONF"):
         return f'Redis runs but answers PING with an error: "{said}"; its log says why'
     kind, setting = ("append-only", "appendfilename") if "AOF" in said else ("snapshot (RDB)", "dbfilename")
@@ -106,6 +110,58 @@ def writes_refused(server: redis.Redis) -> str | None:
         " itself, and nothing is lost (what it could not write yet waits in its memory: keep it running"
         " until then)"
     )
+
+
+def _write_refused(server: redis.Redis) -> str | None:
+    """Why Redis, which answers PING, refuses a write that changes nothing (a SET of a key only if it
+    exists, on a key that does not): ``OOM`` (its ``maxmemory`` is full and its policy evicts nothing),
+    ``READONLY`` (a replica) or ``NOPERM`` (the user of the URL may not run SET); None when it takes it.
+    Redis checks these before it runs a command, so the write's outcome is that of every write."""
+    try:
+        server.set(_WRITE_CHECK_KEY, b"", xx=True)
+    except redis.ResponseError as exc:
+        refusal = exc
+    else:
+        return None
+    said = str(refusal)
+    if isinstance(refusal, OutOfMemoryError):
+        memory = _info(server, "memory")
+        limit = f" of {memory['maxmemory']} bytes" if memory.get("maxmemory") else ""
+        return (
+            f'Redis refuses writes: its memory is full (maxmemory{limit}; Redis says "{said}"); raise its'
+            " maxmemory (CONFIG SET maxmemory, and in its configuration file) or free memory: Redis then"
+            " takes writes again, and nothing it stored is lost"
+        )
+    if isinstance(refusal, ReadOnlyError):
+        replication = _info(server, "replication")
+        primary = (
+            f" at {decoded(replication['master_host'])}:{replication['master_port']}"
+            if replication.get("master_host")
+            else ""
+        )
+        return (
+            f"Redis refuses writes: it is a read-only replica of another Redis{primary}"
+            f' (Redis says "{said}"); set REDIS_URL to that primary, which takes the writes'
+        )
+    if isinstance(refusal, NoPermissionError) and "command" in said:
+        return (
+            f'Redis refuses writes: the user of the Redis URL may not write (Redis says "{said}"); give'
+            " that user the crawler's commands on its keys (ACL SETUSER <user> on ~<REDIS_KEY_PREFIX>:*"
+            " +@all), or put a user who has them in the URL"
+        )
+    return None
+
+
+# The key of :func:`_write_refused`'s write, which sets it only if it exists: it never does.
+_WRITE_CHECK_KEY = b"crawler:write-check"
+
+
+def _info(server: redis.Redis, section: str) -> dict[str, Any]:
+    """The ``section`` of Redis's INFO; empty when INFO is refused (ACL)."""
+    try:
+        return dict(server.info(section))
+    except redis.ResponseError:
+        return {}
 
 
 def _data_file(server: redis.Redis, setting: str) -> PurePosixPath | None:
