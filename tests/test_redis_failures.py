@@ -44,6 +44,7 @@ from crawler.keys import Keys
 from crawler.redisio.connection import SOCKET_TIMEOUT, connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
 from crawler.store import open_store
+from crawler.worker.connection import outage_of
 from crawler.worker.pipelines.store import _record_redirects
 
 
@@ -1255,6 +1256,54 @@ def test_a_redis_that_refuses_writes_is_logged_once_though_reads_work_and_once_w
     )
     assert back == [back[0]] and back[0].startswith("Redis takes writes again after "), back
     assert crawler.stats is not None and crawler.stats.get_value("redis/errors") == 6, "each failed write"
+
+
+def test_a_redis_at_its_maxmemory_is_one_outage_of_refused_writes_though_writes_that_free_memory_work(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Redis at its maxmemory that evicts nothing refuses the writes that take memory (OOM) and takes
+    those that free it (a lease's release, a DEL): each of these ended the outage ("Redis takes writes
+    again") and the next refusal began a new one, every turn of an idle worker; and a refusal of a plain
+    command or of a pipeline's (redis-py drops the "OOM" of its words) was said as Redis gone away."""
+    from crawler.worker.heartbeat import WorkerHeartbeat
+    from crawler.worker.stats import RedisStatsCollector
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        heartbeat = WorkerHeartbeat.from_crawler(crawler)
+        counters = RedisStatsCollector(crawler)
+        heartbeat.beat()
+        client.set(b"crawler:spare", b"x")
+
+        def said() -> list[str]:
+            return [record.getMessage() for record in caplog.records if "Redis" in record.getMessage()]
+
+        def idle_turn() -> None:
+            """What an idle worker calls on Redis, a write that frees memory among them."""
+            counters.inc_value("crawl/fetched/news")
+            counters.flush()
+            client.delete(b"crawler:spare")
+            outage_of(crawler).ok(wrote=True)
+            heartbeat.beat()
+            scheduler.tend_leases()
+
+        try:
+            with caplog.at_level(logging.WARNING):
+                said_full = _memory_full(client)
+                for _ in range(3):
+                    idle_turn()
+                refusing = said()
+                caplog.clear()
+                client.config_set("maxmemory", "0")
+                idle_turn()
+            back = said()
+        finally:
+            client.config_set("maxmemory", "0")
+            client.close()
+    assert len(refusing) == 1, refusing
+    assert refusing[0].startswith("Redis refuses writes (write the site counters, kept for the next try: ")
+    assert refusing[0].endswith(said_full.removeprefix("Redis refuses writes: ")), refusing
+    assert back == [back[0]] and back[0].startswith("Redis takes writes again after "), back
 
 
 def test_a_redirect_whose_hand_on_meets_a_redis_outage_lets_its_lease_expire(tmp_path: Path) -> None:

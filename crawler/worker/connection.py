@@ -8,6 +8,7 @@ import time
 from weakref import WeakKeyDictionary
 
 import redis
+from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from scrapy.crawler import Crawler
 
 from crawler.errors import InputError
@@ -121,11 +122,21 @@ class RedisOutage:
             return ""
         return f"; {why.removeprefix('Redis refuses writes: ')}" if why else ""
 
+    def _still_refused(self) -> bool:
+        """True when Redis still refuses writes, though one succeeded: at its ``maxmemory`` it takes those
+        that free memory (a DEL, a lease released), not those that take it (``writes_refused``)."""
+        try:
+            return writes_refused(server_of(self.crawler)) is not None
+        except redis.RedisError:
+            return True
+
     def ok(self, *, wrote: bool) -> None:
         """A call to Redis succeeded; ``wrote``: it ran a write command (so Redis takes writes), not only
         reads."""
         self._last_ok = time.monotonic()
         if self.since is None or (self.refusing and not wrote):
+            return
+        if self.refusing and self._still_refused():
             return
         if self.refusing:
             logger.warning("Redis takes writes again after %.1f s", self._last_ok - self.since)
@@ -136,7 +147,10 @@ class RedisOutage:
 
 def _refuses_writes(exc: redis.RedisError) -> bool:
     """True when ``exc`` is Redis refusing a write (``MISCONF``, ``OOM``, ``READONLY``), whether the write
-    was a command, a command of a pipeline or a command of a Lua script (each words it differently)."""
+    was a command, a command of a pipeline or a command of a Lua script (each words it differently, and
+    redis-py drops the code of an ``OOM`` or ``READONLY`` of a command or pipeline, raising its own class)."""
+    if isinstance(exc, OutOfMemoryError | ReadOnlyError):
+        return True
     return isinstance(exc, redis.ResponseError) and _WRITE_REFUSED.search(str(exc)) is not None
 
 
