@@ -17,7 +17,8 @@ stopped matching (the share of article pages where the field's XPath found nothi
 ``FIELD_JUMP`` over its own history); when it is backing off (a 429,
 a 503, a ban); when its grabs found no new article for ``NO_NEWS_INTERVALS`` intervals; when its grab is
 overdue (no scheduler is running); or when its rule file has errors. Redis needs attention when it refuses
-writes (its disk is full: :func:`crawler.redisio.connection.writes_refused`); the store does when the
+writes (its disk is full: :func:`crawler.redisio.connection.writes_refused`) or may evict keys
+(:func:`crawler.redisio.connection.evicts`); the store does when the
 workers alive store articles in more than one place (each its own machine's SQLite files, with no
 ``MONGO_URI``: :func:`store_split`); the queue does when requests wait and no worker is alive
 (:func:`no_worker`). The proxies' health is shown too.
@@ -36,7 +37,7 @@ from crawler.commandline import counted, span, suggest
 from crawler.discover.frontier import Frontier
 from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
-from crawler.redisio.connection import decoded, hash_of, writes_refused
+from crawler.redisio.connection import decoded, evicts, hash_of, writes_refused
 from crawler.redisio.queue import LeasedQueue
 from crawler.redisio.workers import beat_alive
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
@@ -128,7 +129,7 @@ def build_status(
         "attention": sorted(
             {row["site"] for row in sites if row["attention"]}
             | {b["file"] for b in broken if b["file"] not in sites_files}
-            | ({"redis"} if health["writes_refused"] else set())
+            | ({"redis"} if health["writes_refused"] or health["evicts"] else set())
             | ({"store"} if split else set())
             | ({"queue"} if idle else set())
             | ({"dead_letters"} if elsewhere else set())
@@ -224,8 +225,8 @@ def store_split(workers: list[dict[str, Any]]) -> str | None:
 
 
 def _redis(server: redis.Redis) -> dict[str, Any]:
-    """The Redis server's health: version, uptime, the append-only file, memory, and why it refuses
-    writes when it does (its disk is full)."""
+    """The Redis server's health: version, uptime, the append-only file, memory, why it refuses writes
+    when it does (its disk is full), and what to do when it may evict keys."""
     info = server.info()
     return {
         "version": decoded(info.get("redis_version", "")),
@@ -234,6 +235,7 @@ def _redis(server: redis.Redis) -> dict[str, Any]:
         "aof_last_write_ok": decoded(info.get("aof_last_write_status", "ok")) == "ok",
         "used_memory_bytes": int(info.get("used_memory", 0)),
         "writes_refused": writes_refused(server),
+        "evicts": evicts(server),
     }
 
 

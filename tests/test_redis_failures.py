@@ -1110,6 +1110,35 @@ def test_a_redis_that_answers_ping_but_refuses_writes_is_said_by_temp_and_status
             client.close()
 
 
+def test_a_redis_that_may_evict_keys_is_said_at_start_and_by_status(site: Site) -> None:
+    """A REDIS_URL server with a maxmemory and an eviction policy (allkeys-lru) drops keys when full: the
+    queue, leases, attempts, the seen-URL filter, with no error to anyone. Nothing said so, at a crawl's
+    start or in status."""
+    site.rule("/a/evicting")
+    said = (
+        "Redis may evict keys: at its maxmemory of 104857600 bytes its maxmemory-policy allkeys-lru drops"
+        " keys (it dropped 0 so far), which loses queued requests, leases and the seen-URL filter without a"
+        " word; set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, and in its"
+        " configuration file): a full Redis then refuses writes, which the crawler says and waits out"
+    )
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        client.config_set("maxmemory", str(100 * 2**20))
+        client.config_set("maxmemory-policy", "allkeys-lru")
+        try:
+            temp = site.crawler("temp", site.name, REDIS_URL=redis_server.url)
+            assert temp.returncode == 0, temp.stderr[-4000:]
+            assert f"crawler temp: warning: {said} (REDIS_URL {redis_server.url})" in temp.stderr, temp.stderr
+            status = site.crawler("status", REDIS_URL=redis_server.url)
+            assert f"NEEDS ATTENTION {said}" in status.stdout, status.stdout
+            report = site.status()
+            assert report["redis"]["evicts"] == said
+            assert "redis" in report["attention"]
+        finally:
+            client.config_set("maxmemory", "0")
+            client.close()
+
+
 def _refuse_writes(client: redis.Redis, folder: Path) -> None:
     """Make Redis refuse writes, and answer reads: its snapshot (BGSAVE) fails, as on a full disk, and
     ``stop-writes-on-bgsave-error`` (on by default) then refuses every write with MISCONF until a snapshot

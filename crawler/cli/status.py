@@ -150,6 +150,8 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
         console.print(
             Text.assemble(("NEEDS ATTENTION", "red"), " ", health["writes_refused"]), soft_wrap=True
         )
+    if health["evicts"]:
+        console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", health["evicts"]), soft_wrap=True)
     if report["no_worker"]:
         console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", report["no_worker"]), soft_wrap=True)
     if report["store_split"]:

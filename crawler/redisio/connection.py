@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -25,7 +26,17 @@ from redis.exceptions import NoPermissionError, OutOfMemoryError, ReadOnlyError
 from crawler.errors import redacted
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
 
-__all__ = ["RedisUnavailableError", "connect", "decoded", "hash_of", "resolve_redis_url", "writes_refused"]
+__all__ = [
+    "RedisUnavailableError",
+    "connect",
+    "decoded",
+    "evicts",
+    "hash_of",
+    "resolve_redis_url",
+    "writes_refused",
+]
+
+logger = logging.getLogger(__name__)
 
 # Seconds to open a connection: Redis answers at once or not at all.
 CONNECT_TIMEOUT = 5.0
@@ -59,6 +70,8 @@ def resolve_redis_url(
             )
         if refused is not None:
             raise RedisUnavailableError(f"{refused} (REDIS_URL {redacted(str(url))})")
+        if not reads_only:
+            _warn_of_eviction(str(url))
         return str(url), None
     embedded = EmbeddedRedis(data_dir)
     resolved = embedded.ensure(reads_only=reads_only)
@@ -110,6 +123,35 @@ def writes_refused(server: redis.Redis) -> str | None:
         " itself, and nothing is lost (what it could not write yet waits in its memory: keep it running"
         " until then)"
     )
+
+
+def evicts(server: redis.Redis) -> str | None:
+    """What to do when Redis may evict keys (a ``maxmemory`` and a ``maxmemory-policy`` other than
+    ``noeviction``), with how many it evicted so far: it would drop queued requests, leases, attempts
+    and the seen-URL filter without a word; None when it evicts nothing, or INFO is refused."""
+    memory = _info(server, "memory")
+    policy = decoded(memory.get("maxmemory_policy", "noeviction"))
+    if not memory.get("maxmemory") or policy == "noeviction":
+        return None
+    evicted = int(_info(server, "stats").get("evicted_keys", 0))
+    return (
+        f"Redis may evict keys: at its maxmemory of {memory['maxmemory']} bytes its maxmemory-policy"
+        f" {policy} drops keys (it dropped {evicted} so far), which loses queued requests, leases and the"
+        " seen-URL filter without a word; set maxmemory-policy noeviction (CONFIG SET maxmemory-policy"
+        " noeviction, and in its configuration file): a full Redis then refuses writes, which the crawler"
+        " says and waits out"
+    )
+
+
+def _warn_of_eviction(url: str) -> None:
+    """Log a warning when the Redis at ``url`` may evict keys (:func:`evicts`)."""
+    client = _client(url, "REDIS_URL")
+    try:
+        said = evicts(client)
+    finally:
+        client.close()
+    if said is not None:
+        logger.warning("%s (REDIS_URL %s)", said, redacted(url))
 
 
 def _write_refused(server: redis.Redis) -> str | None:
