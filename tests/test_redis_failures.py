@@ -603,6 +603,28 @@ def test_a_temp_crawl_whose_redis_fills_its_maxmemory_ends_with_an_error_within_
     ), err[-4000:]
 
 
+def test_a_temp_crawl_whose_redis_is_emptied_says_its_job_was_lost_not_that_nothing_was_fetched(
+    site: Site,
+) -> None:
+    """Redis emptied mid-crawl (FLUSHALL, or restarted without its data) took the job's counters and
+    requests: the crawl ended at once with "fetched 0 pages, stored 0 articles ... nothing could be
+    fetched", though it had stored articles, and its other pages were silently never fetched."""
+    site.rule(*(f"/a/e{n}" for n in range(40)))
+    with site.temp_running(*_slow_temp(3)) as crawl:
+        wait_until(lambda: len(site.stored()) >= 1, "an article stored")
+        client = connect(f"unix://{site.data / 'redis' / 'redis.sock'}")
+        client.flushall()
+        client.close()
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+    assert crawl.returncode == 1, (out, err[-4000:])
+    assert "nothing could be fetched" not in out, out
+    assert re.search(
+        r"crawler temp: error: Redis no longer holds job [0-9a-f]+ \(it was emptied while the crawl ran:"
+        r" FLUSHALL, or restarted without its data\): ",
+        err,
+    ), err[-4000:]
+
+
 def test_a_temp_crawl_whose_redis_refused_writes_then_went_away_says_it_went_away(site: Site) -> None:
     """The crawl kept the last refusal it read when Redis stopped answering, so a server that refused
     writes for a moment, then died and could not start again, ended the crawl with 'Redis refuses

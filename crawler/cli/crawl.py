@@ -837,6 +837,8 @@ class _ProgressLine(ProgressColumn):
 def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, title: str) -> JobCounts:
     """Crawl until ``job`` has nothing pending, with a progress bar titled ``title``; the job's counts."""
     started = time.monotonic()
+    # A job's hash keeps when it was created (a job queued by an older version may not): its loss shows.
+    dated = server.hexists(keys.job(job), "created")
     with contextlib.ExitStack() as stack:
         with signals_blocked(STOP_SIGNALS):  # the bar's refresh thread
             console = Console(stderr=True)
@@ -887,6 +889,14 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
                 f" crawl stops, job {job} left in the queue for when Redis is back (the errors above say why)"
             ) from None
         tick()
+    if dated and not server.hexists(keys.job(job), "created"):
+        # Its counters and requests are gone with it: its pending count read 0, which ended the crawl.
+        raise RedisUnavailableError(
+            f"Redis no longer holds job {job} (it was emptied while the crawl ran: FLUSHALL, or restarted"
+            " without its data): the job's counts, the requests it had not fetched yet and the URLs it had"
+            f" seen are lost; the articles stored stay in the store (`{suggest('articles list')}`); run the"
+            " temp crawl again to fetch the rest (an article stored already is updated, not stored twice)"
+        )
     counts = JobCounts.read(server, keys, job)
     logger.info("job %s done in %.1f s", job, time.monotonic() - started)
     return counts
