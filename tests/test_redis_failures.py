@@ -1132,6 +1132,27 @@ def test_a_redis_that_answers_ping_but_refuses_writes_is_said_by_temp_and_status
             client.close()
 
 
+def test_status_for_a_user_who_may_not_run_the_commands_it_needs_says_so_without_a_traceback(
+    site: Site,
+) -> None:
+    """A REDIS_URL user with Redis's read commands alone (a monitoring user) may not run every command the
+    status uses (TIME, EVALSHA): `crawler status` ended with a traceback (NoPermissionError)."""
+    site.rule("/a/reader")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        _reader(client)
+        try:
+            status = site.crawler("status", REDIS_URL=f"unix://reader:pw@{redis_server.socket_path}")
+        finally:
+            client.close()
+    assert status.returncode == 1, status.stdout
+    assert (
+        "crawler status: error: the user of the Redis URL may not run a command the status needs (Redis says"
+        ' "this user has no permissions to run the '
+    ) in status.stderr, status.stderr
+    assert "give that user the crawler's commands on its keys" in status.stderr, status.stderr
+
+
 def test_a_redis_that_may_evict_keys_is_said_at_start_and_by_status(site: Site) -> None:
     """A REDIS_URL server with a maxmemory and an eviction policy (allkeys-lru) drops keys when full: the
     queue, leases, attempts, the seen-URL filter, with no error to anyone. Nothing said so, at a crawl's

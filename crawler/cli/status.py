@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from redis.exceptions import NoPermissionError
 from rich.console import Console
 from rich.markup import escape
 from rich.padding import Padding
@@ -24,7 +25,7 @@ from crawler.cli.terminal import table_console, tell
 from crawler.commandline import counted, did_you_mean, span
 from crawler.config import Config
 from crawler.errors import InputError
-from crawler.redisio.connection import connect
+from crawler.redisio.connection import RedisUnavailableError, connect
 from crawler.redisio.embedded import EmbeddedRedis, live_users
 from crawler.rules import load_rules
 from crawler.status import build_status, status_sites
@@ -45,7 +46,14 @@ def run_status(args: argparse.Namespace) -> int:
         _check_site(args.site, status_sites(ruleset), config.rules_dir)
     with redis_and_server(config, reading=True) as (url, embedded):
         server = connect(url, reads_only=True)
-        report = build_status(server, config.keys, ruleset, time.time(), args.site)
+        try:
+            report = build_status(server, config.keys, ruleset, time.time(), args.site)
+        except NoPermissionError as exc:
+            raise RedisUnavailableError(
+                f'the user of the Redis URL may not run a command the status needs (Redis says "{exc}");'
+                " give that user the crawler's commands on its keys (ACL SETUSER <user> on"
+                " ~<REDIS_KEY_PREFIX>:* +@all), or put a user who has them in REDIS_URL"
+            ) from None
         report["redis"]["embedded"] = None if embedded is None else _embedded(embedded, config.data_dir)
     if args.format == "json":
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
