@@ -550,6 +550,32 @@ def test_an_edited_every_moves_the_next_grab_to_the_new_period(
     assert scheduler.plan([edited]) == [], "the every the grab was made under is unchanged"
 
 
+def test_a_visit_recorded_under_the_rule_before_an_edit_leaves_the_new_period_alone(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    """A worker still holding a rule's old ``every`` (it looks at the rules folder at most every
+    RULES_RELOAD_SECONDS) recorded the first page of a grab after the scheduler had moved the site to the
+    edited ``every``: the interval it adapted within the old bounds (300 s, the shortest of a 10m rule,
+    where the 1m rule's longest is 240 s), and the next grab it set from it, undid the edit. Such a visit
+    counts for the yield, and moves neither."""
+    clock = Clock(datetime(2026, 11, 28, 12, 0, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    revisits = Revisits(redis_client, Keys(PREFIX), min_factor=0.5, max_factor=4.0)
+    rule = dataclasses.replace(rules["demo-citynews"], every=timedelta(minutes=10))
+    key = Keys(PREFIX).grab(rule.site)
+    assert len(scheduler.tick([rule])) == 1
+    take_all(redis_client)
+    last = clock.now
+    edited = dataclasses.replace(rule, every=timedelta(minutes=1))
+    clock.advance(seconds=5)
+    assert scheduler.plan([edited]) == [Planned(rule.site, last + 60, first=False)]
+    assert revisits.record(rule, 0, clock.now) == pytest.approx(60), "the stale rule's visit adapts nothing"
+    assert float(redis_client.hget(key, "interval") or 0) == 60
+    assert recorded_next(redis_client, rule.site) == datetime.fromtimestamp(last + 60, UTC)
+    assert redis_client.hget(key, "visits") == b"1", "the visit is counted"
+    assert revisits.record(edited, 0, clock.now) == pytest.approx(84), "the edited rule's visit adapts"
+
+
 def test_adaptive_intervals_shrink_and_grow_within_the_bounds(
     redis_client: redis.Redis, rules: dict[str, Rule]
 ) -> None:

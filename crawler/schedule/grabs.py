@@ -77,6 +77,7 @@ from crawler.keys import Keys
 from crawler.redisio.connection import decoded, hash_of
 from crawler.requests import enqueue_job, expired_leases
 from crawler.rules import Rule, RuleError
+from crawler.schedule.revisit import period_of
 
 __all__ = ["GrabScheduler", "Planned", "Seeded", "Waiting", "next_due", "when"]
 
@@ -226,7 +227,7 @@ class GrabScheduler:
             if self._wait_for(rule, state, now):
                 continue
             job = uuid.uuid4().hex[:12]
-            if not self._claim(keys=[key], args=[f"{now:.3f}", f"{following:.3f}", job, _period(rule)]):
+            if not self._claim(keys=[key], args=[f"{now:.3f}", f"{following:.3f}", job, period_of(rule)]):
                 continue
             self._seed(rule, job, self._boost(state))
             seeded.append(Seeded(rule.site, job, following))
@@ -373,7 +374,7 @@ class GrabScheduler:
         past (the grab is then due now)."""
         key = self.keys.grab(rule.site)
         claimed = self.server.hget(key, "every")
-        period = _period(rule)
+        period = period_of(rule)
         if claimed is None or decoded(claimed) == period:
             return None
         due = max(float(self.server.hget(key, "last") or now) + float(period), now)
@@ -470,11 +471,6 @@ class GrabScheduler:
             if leading:
                 with contextlib.suppress(redis.RedisError):
                     self.resign()
-
-
-def _period(rule: Rule) -> str:
-    """``rule``'s period as its grab state keeps it: ``every`` in seconds, ``cron`` for a cron rule."""
-    return "cron" if rule.every is None else f"{rule.every.total_seconds():g}"
 
 
 def _cron_after(expression: str, moment: float) -> float:

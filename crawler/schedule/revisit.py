@@ -5,7 +5,9 @@ and moves within ``[min, max]`` (the rule's ``schedule.min``/``schedule.max``, e
 ``SCHEDULE_ADAPT_MIN_FACTOR``/``SCHEDULE_ADAPT_MAX_FACTOR`` settings):
 
 1. A grab whose first index page shows new articles shortens the interval by ``DEC_RATE``; one that shows
-   none (or is answered 304 Not Modified) lengthens it by ``INC_RATE``.
+   none (or is answered 304 Not Modified) lengthens it by ``INC_RATE``. A visit read under another
+   ``every`` than the site's grab state holds (a worker that has not read the edited rule yet, within
+   ``RULES_RELOAD_SECONDS``) adapts nothing: the scheduler moved the site to the edited period.
 2. The interval is clamped to the bounds, and the next grab is due one interval after this one started.
    The shortest bound is never under the scheduler's tick (``SCHEDULE_TICK_SECONDS``): the scheduler
    looks no more often, so a site with news at every grab is grabbed once a tick, and one that then finds
@@ -30,7 +32,7 @@ from crawler import settings as defaults
 from crawler.keys import Keys
 from crawler.rules import Rule
 
-__all__ = ["DEC_RATE", "INC_RATE", "YIELD_WEIGHT", "Revisits", "bounds", "next_interval"]
+__all__ = ["DEC_RATE", "INC_RATE", "YIELD_WEIGHT", "Revisits", "bounds", "next_interval", "period_of"]
 
 # Nutch's AdaptiveFetchSchedule defaults (db.fetch.schedule.adaptive.inc_rate / dec_rate): a page that
 # changed is visited 20% sooner, one that did not 40% later, so an idle site backs off faster than a busy
@@ -55,6 +57,8 @@ redis.call('HINCRBY', key, 'visits', 1)
 redis.call('HINCRBY', key, 'productive', productive)
 if not_modified then redis.call('HINCRBY', key, 'not_modified', 1) end
 if not adaptive then return tostring(every) end
+local claimed = redis.call('HGET', key, 'every')
+if claimed and claimed ~= ARGV[11] then return redis.call('HGET', key, 'interval') or tostring(every) end
 local interval = tonumber(redis.call('HGET', key, 'interval') or every)
 if productive == 1 then interval = interval * (1 - dec) else interval = interval * (1 + inc) end
 interval = math.max(low, math.min(high, interval))
@@ -74,6 +78,12 @@ def bounds(
     high = rule.every_max.total_seconds() if rule.every_max is not None else every * max_factor
     low = max(min(low, every), tick)
     return low, max(high, every, low)
+
+
+def period_of(rule: Rule) -> str:
+    """``rule``'s period as the site's grab state keeps it (``every``, :mod:`crawler.schedule.grabs`):
+    ``every`` in seconds, ``cron`` for a cron rule."""
+    return "cron" if rule.every is None else f"{rule.every.total_seconds():g}"
 
 
 def next_interval(interval: float, found_new: int, low: float, high: float) -> float:
@@ -117,5 +127,6 @@ class Revisits:
             YIELD_WEIGHT,
             "1" if rule.every is not None else "0",
             "1" if not_modified else "0",
+            period_of(rule),
         ]
         return float(self._visit(keys=[self.keys.grab(rule.site)], args=args))
