@@ -651,6 +651,48 @@ def test_a_running_worker_reads_a_rule_edited_after_it_started(setup: Setup) -> 
     assert "Rules removed while running: edited" in output
 
 
+@pytest.mark.parametrize("setup", [[farm_site("edited")]], indirect=True)
+def test_a_rule_edited_before_a_workers_first_request_of_its_site_is_taken_as_changed(setup: Setup) -> None:
+    """A worker that read the rules as it started (Scrapy's ``update_settings``) kept no stamp of the
+    folder: a rule edited before its first request of the site (a worker started at 9:00, the rule's delay
+    raised at 9:05, its first grab at 9:10) was read, but not as changed: its politeness stayed the one
+    the job was queued with, and no `Rules changed while running` was logged."""
+    setup.rule("edited")
+    rule = load_rules(setup.rules).rules["edited"]
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker", "--set=RULES_RELOAD_SECONDS=0.2"],
+        env=setup.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    path = setup.rules / "edited.yaml"
+    text = path.read_text(encoding="utf-8")
+    slowed = text.replace("politeness: {delay: 0.0,", "politeness: {delay: 0.25,")
+    assert slowed != text
+    try:
+        deadline = time.monotonic() + 60
+        while not setup.server.hlen(KEYS.workers):
+            assert time.monotonic() < deadline, "the worker did not start"
+            time.sleep(0.2)
+        path.write_text(slowed, encoding="utf-8")
+        time.sleep(0.5)
+        # Queued with the rule as it was: the job sets the site's politeness of that rule.
+        job = enqueue_job(
+            setup.server, KEYS, [rule], article_urls=sorted(articles_of(setup.farm, "edited"))[:1]
+        )
+        while int(setup.server.hget(KEYS.job(job), "pending") or 0) > 0:
+            assert time.monotonic() < deadline + 60, "the job did not finish"
+            time.sleep(0.2)
+    finally:
+        worker.send_signal(2)
+        output = worker.communicate(timeout=60)[1]
+    no_traceback(output)
+    assert "Rules changed while running: edited" in output
+    assert float(setup.server.hget(KEYS.polite("edited"), "delay") or 0) == 0.25
+
+
 # --- what crawler status counts, across a worker killed mid-crawl -------------------------------------------
 
 

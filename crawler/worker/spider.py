@@ -134,9 +134,10 @@ NO_ANSWER = frozenset({"connection", "timeout"})
 
 
 # The rules each crawler's spider serves, read once for its settings (``update_settings``, by the id of the
-# crawler's settings) and taken by its spider (``from_crawler``); an entry goes with its settings (a crawler
+# crawler's settings), with the folder's stamp as it was read (an edit since is a change), and taken by its
+# spider (``from_crawler``); an entry goes with its settings (a crawler
 # never started), so that it is neither kept nor taken by later settings given the same id.
-_read_at_start: dict[int, RuleSet] = {}
+_read_at_start: dict[int, tuple[RulesStamp | None, RuleSet]] = {}
 
 # The embedded Redis servers ``scrapy crawl sites`` started or joined (no REDIS_URL), left at the end.
 _embedded: list[EmbeddedRedis] = []
@@ -150,7 +151,7 @@ def _download_slot(rule: Rule) -> dict[str, Any]:
 
 def _changed_files(before: RulesStamp | None, after: RulesStamp | None) -> set[str]:
     """The names of the entries of the rules folder added, changed or removed between two stamps (none
-    when the first is unknown: the rules were read as the worker started)."""
+    when either is unknown: the folder could not be read then)."""
     if before is None or after is None:
         return set()
     return {entry[0] for entry in set(before) ^ set(after)}
@@ -210,8 +211,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             settings.set("REDIS_URL", url, priority="spider")
             if embedded is not None:
                 _embedded.append(embedded)
+        stamp = rules_stamp(settings["CRAWLER_RULES_DIR"])
         ruleset = load_rules(settings["CRAWLER_RULES_DIR"])
-        _read_at_start[id(settings)] = ruleset
+        _read_at_start[id(settings)] = (stamp, ruleset)
         weakref.finalize(settings, _read_at_start.pop, id(settings), None)
         slots = {rule.site: _download_slot(rule) for rule in ruleset.rules.values()}
         settings.set("DOWNLOAD_SLOTS", {**settings.getdict("DOWNLOAD_SLOTS"), **slots}, priority="spider")
@@ -219,10 +221,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider: Self = super().from_crawler(crawler, *args, **kwargs)
-        ruleset = _read_at_start.pop(id(crawler.settings), None)
-        if ruleset is None:
-            spider._read_stamp = rules_stamp(crawler.settings["CRAWLER_RULES_DIR"])
-            ruleset = load_rules(crawler.settings["CRAWLER_RULES_DIR"])
+        read = _read_at_start.pop(id(crawler.settings), None)
+        if read is None:
+            folder = crawler.settings["CRAWLER_RULES_DIR"]
+            read = (rules_stamp(folder), load_rules(folder))
+        spider._read_stamp, ruleset = read
         spider.load(ruleset)
         crawler.signals.connect(spider.opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.slots_opened, signal=signals.spider_opened)
