@@ -576,6 +576,28 @@ def test_a_visit_recorded_under_the_rule_before_an_edit_leaves_the_new_period_al
     assert revisits.record(edited, 0, clock.now) == pytest.approx(84), "the edited rule's visit adapts"
 
 
+def test_a_visit_recorded_under_the_every_a_cron_replaced_leaves_the_cron_time_alone(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    """A rule's ``every`` edited into a ``cron``: the scheduler moved its next grab to the expression's
+    time, and a worker still holding the ``every`` rule then recorded the grab's first page: it set the
+    next grab one adapted interval after the last, not at the expression's time (a grab at a time the
+    cron never names once that is past)."""
+    clock = Clock(datetime(2026, 11, 28, 12, 0, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    revisits = Revisits(redis_client, Keys(PREFIX), min_factor=0.5, max_factor=4.0)
+    rule = dataclasses.replace(rules["demo-citynews"], every=timedelta(minutes=10))
+    assert len(scheduler.tick([rule])) == 1
+    take_all(redis_client)
+    nightly = dataclasses.replace(rule, every=None, cron="0 3 * * *")
+    clock.advance(seconds=5)
+    third_hour = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
+    assert scheduler.plan([nightly]) == [Planned(rule.site, third_hour.timestamp(), first=False)]
+    revisits.record(rule, 0, clock.now)
+    assert recorded_next(redis_client, rule.site) == third_hour
+    assert scheduler.plan([nightly]) == [], "said once"
+
+
 def test_adaptive_intervals_shrink_and_grow_within_the_bounds(
     redis_client: redis.Redis, rules: dict[str, Rule]
 ) -> None:

@@ -9,8 +9,9 @@ Redis, so it survives a restart of any scheduler:
     ``next`` (epoch seconds the next grab is due), ``last`` (when the last one was seeded), ``job`` (its
     job id), ``seeding`` (a job claimed but not yet queued), ``grabs`` (how many so far), ``waiting`` and
     ``waiting_since`` (a grab due that waits for the last one to end, see 0.), ``deferred`` (how many
-    grabs waited so), ``every`` (the rule's period in seconds when its last grab was claimed, ``cron`` for
-    a cron rule), and what :mod:`crawler.schedule.revisit` keeps there (``interval``, ``yield``, ...).
+    grabs waited so), ``every`` (the rule's period in seconds when its last grab was claimed, or when
+    ``plan`` moved its next grab; ``cron`` for a cron rule), and what :mod:`crawler.schedule.revisit`
+    keeps there (``interval``, ``yield``, ...).
 
 0. A grab due while the site's last grab has work left (its job's requests queued, leased, waiting to be
    retried) waits until that one ends: each grab goes on from where the last one stopped (a discover
@@ -94,7 +95,7 @@ return 1
 """
 _PLAN = """
 if (redis.call('HGET', KEYS[1], 'next') or '') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'next', ARGV[2])
+redis.call('HSET', KEYS[1], 'next', ARGV[2], 'every', 'cron')
 return 1
 """
 _REPERIOD = """
