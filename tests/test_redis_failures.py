@@ -304,6 +304,39 @@ def test_a_request_waiting_for_a_busy_proxy_takes_its_sites_own_proxies_once_its
     assert request.meta["proxy_id"] == "http://127.0.0.1:11", request.meta
 
 
+def test_a_rule_whose_proxies_were_edited_while_the_worker_runs_has_its_requests_go_through_the_new_ones(
+    tmp_path: Path,
+) -> None:
+    """A worker reads a rule file edited while it runs (RULES_RELOAD_SECONDS), but its proxy pool kept the
+    proxies the site's rule named when the pool first met them: a proxy taken out of the rule (dead, or
+    no longer paid for) still carried the site's requests, and one put in was never used, until the
+    worker restarted. The pool now takes the site's proxies from its rule as the worker has it."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.rules import Rule, load_rule
+    from crawler.rules.access import global_proxies
+    from crawler.worker.proxies import ProxyPool
+
+    rule_file = tmp_path / "news.yaml"
+    text = RULE.format(start="http://news.test/").replace("[127.0.0.1]", "[news.test]")
+    rule_file.write_text(text + "access:\n  proxies: ['http://127.0.0.1:11']\n", encoding="utf-8")
+    rules: dict[str, Rule] = {"news": load_rule(rule_file)}
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    crawler = get_crawler(settings_dict=values)
+    by_site = {site: rule.proxies for site, rule in rules.items() if rule.proxies}
+    pool = ProxyPool(crawler, global_proxies("http://127.0.0.1:9", None), by_site, rules.get, dict(rules))
+    assert [proxy.id for proxy in pool.candidates("news")] == ["http://127.0.0.1:11"]
+    rule_file.write_text(text + "access:\n  proxies: ['http://127.0.0.1:12']\n", encoding="utf-8")
+    rules["news"] = load_rule(rule_file)
+    assert [proxy.id for proxy in pool.candidates("news")] == ["http://127.0.0.1:12"], "the edited rule's"
+    rule_file.write_text(text, encoding="utf-8")
+    rules["news"] = load_rule(rule_file)
+    assert [proxy.id for proxy in pool.candidates("news")] == ["http://127.0.0.1:9"], (
+        "none of its own: shared"
+    )
+
+
 def test_requests_waiting_for_a_busy_proxy_ask_a_site_without_proxies_of_its_own_for_its_rule_once(
     redis_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -102,8 +102,16 @@ class ProxyPool:
         not in ``by_site`` has its rule asked of ``rule_of`` (the spider's: it knows a rule file added
         while the worker runs, and may read the rules folder for it), again ``rule_asked_seconds`` later
         at the soonest; in between its rule is looked up in ``known`` (the rules read so far: the spider's,
-        which ``rule_of`` adds to)."""
-        if site and site not in self.by_site and self.rule_of is not None:
+        which ``rule_of`` adds to). A site in ``by_site`` has its rule asked of ``rule_of`` each time (one
+        the spider knows: no folder read but every ``RULES_RELOAD_SECONDS``), so that a rule file edited
+        while the worker runs gives its requests the proxies it names now."""
+        if site and site in self.by_site and self.rule_of is not None:
+            rule = self.rule_of(site)
+            if rule is not None and rule.proxies:
+                self.by_site[site] = rule.proxies
+            else:
+                del self.by_site[site]
+        elif site and self.rule_of is not None:
             now = time.monotonic()
             if self._ask_again.get(site, now) <= now:
                 rule = self.rule_of(site)
