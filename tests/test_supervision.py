@@ -522,6 +522,54 @@ def test_a_redirect_keeps_the_session_on_its_host_and_withholds_it_elsewhere_or_
         assert withheld == 1
 
 
+def test_a_session_edited_while_the_worker_runs_is_sent_as_it_is_now(
+    tmp_path: Path, redis_server: str
+) -> None:
+    """A worker reads a rule file edited while it runs, the session files it names too (a cookie renewed
+    by hand once the old one expired), but the session pool kept the session it held as it took it: its
+    requests went on with the old cookie until the site logged it out, and a session taken out of the
+    rule was used until then. The session held is now the rule's as it is, and one taken out of the rule
+    is given back for another."""
+    from scrapy import Request
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.rules import Rule, load_rule
+    from crawler.worker.sessions import SessionMiddleware, SessionPool
+
+    (tmp_path / "alice.yaml").write_text("cookies: {sid: alice-token}\n", encoding="utf-8")
+    (tmp_path / "bob.yaml").write_text("cookies: {sid: bob-token}\n", encoding="utf-8")
+    rule_file = tmp_path / "news.yaml"
+    text = RULE.format(start="http://news.test/").replace("[127.0.0.1]", "[news.test]")
+    rule_file.write_text(text + "access:\n  sessions: [alice.yaml]\n", encoding="utf-8")
+    rules: dict[str, Rule] = {"news": load_rule(rule_file)}
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    values.update(
+        REDIS_URL=redis_server,
+        REDIS_KEY_PREFIX=f"edited-{tmp_path.name}",
+        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
+    )
+    crawler = get_crawler(settings_dict=values)
+    pool = SessionPool(crawler, rules.get)
+    sessions = SessionMiddleware(crawler, pool)
+
+    def cookie_sent() -> bytes | None:
+        request = Request("http://news.test/a/1", meta={"site": "news"})
+        assert sessions.process_request(request) is None
+        return request.headers.get(b"Cookie")
+
+    try:
+        assert cookie_sent() == b"sid=alice-token"
+        (tmp_path / "alice.yaml").write_text("cookies: {sid: alice-renewed}\n", encoding="utf-8")
+        rules["news"] = load_rule(rule_file)
+        assert cookie_sent() == b"sid=alice-renewed", "the session file as it is now"
+        rule_file.write_text(text + "access:\n  sessions: [bob.yaml]\n", encoding="utf-8")
+        rules["news"] = load_rule(rule_file)
+        assert cookie_sent() == b"sid=bob-token", "a session taken out of the rule is used no more"
+    finally:
+        pool.stop()
+
+
 # --- errors are errors -------------------------------------------------------------------------------------
 
 

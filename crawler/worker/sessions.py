@@ -97,11 +97,17 @@ class SessionPool:
         return rule if rule is not None and rule.sessions else None
 
     def session_for(self, rule: Rule) -> Session | None:
-        """The session this worker holds for ``rule``'s site, taking a free one when it holds none."""
+        """The session this worker holds for ``rule``'s site, as ``rule`` names it now (its file read again
+        while the worker runs: a cookie renewed), taking a free one when it holds none, or holds one the
+        rule no longer names (given back)."""
         site = rule.site
         held = self.held.get(site)
         if held is not None:
-            return held
+            current = next((session for session in rule.sessions if session.name == held.name), None)
+            if current is not None:
+                self.held[site] = current
+                return current
+            self._give_back(site, held)
         sessions = rule.sessions
         keys = [
             key
@@ -155,13 +161,15 @@ class SessionPool:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         for site, session in list(self.held.items()):
-            try:
-                self._hold(keys=[self.keys.session(site, session.name)], args=[self.worker, 0])
-            except redis.RedisError as exc:
-                logger.debug(
-                    "session %s of %s not given back (Redis: %s): it expires", session.name, site, exc
-                )
-        self.held.clear()
+            self._give_back(site, session)
+
+    def _give_back(self, site: str, session: Session) -> None:
+        """This worker holds ``session`` of ``site`` no more (Redis away: its hold expires)."""
+        del self.held[site]
+        try:
+            self._hold(keys=[self.keys.session(site, session.name)], args=[self.worker, 0])
+        except redis.RedisError as exc:
+            logger.debug("session %s of %s not given back (Redis: %s): it expires", session.name, site, exc)
 
 
 _pools: WeakKeyDictionary[Crawler, SessionPool] = WeakKeyDictionary()
