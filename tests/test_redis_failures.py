@@ -337,6 +337,41 @@ def test_a_rule_whose_proxies_were_edited_while_the_worker_runs_has_its_requests
     )
 
 
+def test_the_proxy_pool_sees_the_rules_a_running_worker_read_again(redis_server: str, tmp_path: Path) -> None:
+    """The proxy pool looks a site's rule up in the spider's rules between two asks of ``rule_of``; a
+    worker that read its rules folder again (a proxies file edited) replaced that dict with a new one,
+    so the pool kept looking at the rules as the worker started: a site whose rule dropped its proxies
+    went back to them every other second."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.worker.proxies import ProxyPool
+    from crawler.worker.spider import SitesSpider
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "proxies.txt").write_text("http://127.0.0.1:11\n", encoding="utf-8")
+    text = RULE.format(start="http://news.test/").replace("[127.0.0.1]", "[news.test]")
+    (rules / "news.yaml").write_text(text + "access:\n  proxies_file: proxies.txt\n", encoding="utf-8")
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    values.update(
+        REDIS_URL=redis_server,
+        CRAWLER_RULES_DIR=str(rules),
+        CRAWLER_DATA_DIR=str(tmp_path),
+        RULES_RELOAD_SECONDS=0.01,
+        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
+    )
+    crawler = get_crawler(SitesSpider, settings_dict=values)
+    crawler.spider = spider = SitesSpider.from_crawler(crawler)
+    # As ProxyMiddleware.from_crawler makes it (which also starts its flush loop, and with it a reactor).
+    pool = ProxyPool(crawler, (), {}, spider.rule_of, spider.rules)
+    (rules / "proxies.txt").write_text("http://127.0.0.1:1234\n", encoding="utf-8")
+    time.sleep(0.05)
+    rule = spider.rule_of("news")
+    assert rule is not None and [proxy.id for proxy in rule.proxies] == ["http://127.0.0.1:1234"]
+    assert pool.known.get("news") is rule, "the rules the worker has now"
+
+
 def test_requests_waiting_for_a_busy_proxy_ask_a_site_without_proxies_of_its_own_for_its_rule_once(
     redis_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -347,7 +347,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 self.crawler.engine.downloader.per_slot_settings[new.site] = _download_slot(new)
             if new.allow_private:
                 allow_private_domains(new.known_domains)
-        self.rules = {**{name: self.rules[name] for name in self.rules if name in broken}, **fresh}
+        kept_rules = {name: self.rules[name] for name in self.rules if name in broken}
+        # In place: the proxy pool looks rules up in this dict (ProxyPool.known).
+        self.rules.clear()
+        self.rules.update({**kept_rules, **fresh})
         for title, sites in (("added", added), ("changed", changed), ("removed", removed)):
             if sites:
                 logger.warning("Rules %s while running: %s", title, ", ".join(sites))
