@@ -699,6 +699,51 @@ def test_a_running_worker_reads_a_rule_edited_after_it_started(setup: Setup) -> 
     assert "Rules removed while running: edited" in output
 
 
+@pytest.mark.parametrize("setup", [[farm_site("saved")]], indirect=True)
+def test_a_rule_file_saved_by_renaming_takes_no_rule_away_for_the_moment_it_is_missing(setup: Setup) -> None:
+    """An editor that saves by renaming (vim's default: the file moved aside, the new one written) leaves
+    the folder without the rule file for a moment: a worker that looked then took the rule away, and the
+    site's requests of that moment became `no rule` dead letters. A rule is taken away only once the
+    folder has not changed for RULES_RELOAD_SECONDS."""
+    setup.rule("saved")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker", "--set=RULES_RELOAD_SECONDS=3"],
+        env=setup.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    path = setup.rules / "saved.yaml"
+    aside = setup.rules / "saved.yaml~"
+    rule = load_rules(setup.rules).rules["saved"]
+    first, second = sorted(articles_of(setup.farm, "saved"))[:2]
+    try:
+        deadline = time.monotonic() + 90
+
+        def crawled(url: str) -> None:
+            job = enqueue_job(setup.server, KEYS, [rule], article_urls=[url])
+            while int(setup.server.hget(KEYS.job(job), "pending") or 0) > 0:
+                assert time.monotonic() < deadline, "a job did not finish"
+                time.sleep(0.1)
+
+        while not setup.server.hlen(KEYS.workers):
+            assert time.monotonic() < deadline, "the worker did not start"
+            time.sleep(0.2)
+        crawled(first)
+        time.sleep(3.5)  # the worker's next request of the site looks at the folder
+        path.rename(aside)
+        crawled(second)  # while the file is missing
+        aside.rename(path)
+    finally:
+        worker.send_signal(2)
+        output = worker.communicate(timeout=60)[1]
+    no_traceback(output)
+    assert setup.server.hlen(KEYS.dead) == 0, [json.loads(v) for v in setup.server.hvals(KEYS.dead)]
+    assert sorted(setup.stored_urls()) == [first, second]
+    assert "Rules removed while running" not in output
+
+
 @pytest.mark.parametrize("setup", [[farm_site("edited")]], indirect=True)
 def test_a_rule_edited_before_a_workers_first_request_of_its_site_is_taken_as_changed(setup: Setup) -> None:
     """A worker that read the rules as it started (Scrapy's ``update_settings``) kept no stamp of the

@@ -191,6 +191,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._read_stamp: RulesStamp | None = None
         # When the rules folder may be looked at again for a change of the rules of known sites.
         self._next_look = 0.0
+        # A rule file was missing from a folder that had just changed: the next look reads it again.
+        self._removal_held = False
         self.rule_errors = 0
         # The spider's own handle on the shared Bloom filter (see the bloom property), made at its first use.
         self._bloom: RedisBloom | None = None
@@ -315,7 +317,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         at every time, and read when it changed, else at most every ``RULES_RELOAD_SECONDS`` (a change the
         stamp cannot see: an edit in place within the file system's time resolution that keeps the size).
         A rule file that now has errors leaves its site's rule as it was (the scheduler leaves the site
-        out); one removed takes its rule away (its requests are dead letters of kind ``no rule``)."""
+        out); one removed takes its rule away (its requests are dead letters of kind ``no rule``) once
+        the folder has not changed for ``RULES_RELOAD_SECONDS``: an editor that saves by renaming (vim's
+        default) leaves the folder without the file for a moment, and that moment takes no rule away (nor
+        does a folder that cannot be read)."""
         settings = self.crawler.settings
         now = time.monotonic()
         if known and now < self._next_look:
@@ -324,7 +329,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._next_look = now + every
         folder = settings["CRAWLER_RULES_DIR"]
         stamp = rules_stamp(folder)
-        if stamp == self._read_stamp and (known or now < self._next_reload):
+        if stamp == self._read_stamp and not self._removal_held and (known or now < self._next_reload):
             return
         before, self._read_stamp = self._read_stamp, stamp
         self._next_reload = now + every
@@ -339,6 +344,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         added = sorted(name for name in fresh if name not in self.rules)
         changed = sorted(name for name in fresh if name in self.rules and f"{name}.yaml" in edited)
         removed = sorted(name for name in self.rules if name not in fresh and name not in broken)
+        settled = stamp is not None and time.time_ns() - stamp[0][1] >= every * 1e9
+        held, self._removal_held = ([] if settled else removed), bool(removed) and not settled
+        if held:
+            removed = []
         kept = sorted(name for name in self.rules if name in broken and f"{name}.yaml" in edited)
         for new in fresh.values():
             if new.site in added or new.site in changed:
@@ -347,7 +356,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 self.crawler.engine.downloader.per_slot_settings[new.site] = _download_slot(new)
             if new.allow_private:
                 allow_private_domains(new.known_domains)
-        kept_rules = {name: self.rules[name] for name in self.rules if name in broken}
+        kept_rules = {name: self.rules[name] for name in self.rules if name in broken or name in held}
         # In place: the proxy pool looks rules up in this dict (ProxyPool.known).
         self.rules.clear()
         self.rules.update({**kept_rules, **fresh})
