@@ -30,7 +30,7 @@ from crawler.redisio.connection import connect
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import THROTTLE_HALF_LIFE
 from crawler.requests import enqueue_job
-from crawler.rules import load_rules
+from crawler.rules import Rule, load_rules
 from crawler.settings import BACKOFF_THROTTLE_SECONDS
 from crawler.store import open_store
 
@@ -127,6 +127,39 @@ def articles_of(farm: Farm, name: str) -> set[str]:
 
 def no_traceback(output: str) -> None:
     assert "Traceback" not in output, output[-4000:]
+
+
+@contextlib.contextmanager
+def reloading_worker(setup: Setup, seconds: float) -> Iterator[list[str]]:
+    """A `crawler worker` that looks at the rules folder at most every ``seconds``, from its first beat
+    on; the list it gives holds its stderr once it was stopped (SIGINT)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker", f"--set=RULES_RELOAD_SECONDS={seconds}"],
+        env=setup.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    output: list[str] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not setup.server.hlen(KEYS.workers):
+            assert time.monotonic() < deadline, "the worker did not start"
+            time.sleep(0.2)
+        yield output
+    finally:
+        process.send_signal(2)
+        output.append(process.communicate(timeout=60)[1])
+
+
+def crawled(setup: Setup, rule: Rule, urls: list[str]) -> None:
+    """``urls`` of ``rule`` queued as a job, which has none pending within 60 s."""
+    job = enqueue_job(setup.server, KEYS, [rule], article_urls=urls)
+    deadline = time.monotonic() + 60
+    while int(setup.server.hget(KEYS.job(job), "pending") or 0) > 0:
+        assert time.monotonic() < deadline, "a job did not finish"
+        time.sleep(0.1)
 
 
 # The queue's scripts write times with 14 significant digits (Lua's tostring): 0.1 ms at today's epoch.
@@ -534,7 +567,7 @@ def test_a_session_edited_while_the_worker_runs_is_sent_as_it_is_now(
     from scrapy.utils.test import get_crawler
 
     from crawler import settings as project_settings
-    from crawler.rules import Rule, load_rule
+    from crawler.rules import load_rule
     from crawler.worker.sessions import SessionMiddleware, SessionPool
 
     (tmp_path / "alice.yaml").write_text("cookies: {sid: alice-token}\n", encoding="utf-8")
@@ -642,14 +675,6 @@ def test_a_running_worker_reads_a_rule_edited_after_it_started(setup: Setup) -> 
     was read with the old rule, in the service's worker, where the scheduler had the new one. A file
     edited into errors leaves the rule as it was; a file removed takes it away (a `no rule` dead letter)."""
     setup.rule("edited")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "crawler.cli", "worker", "--set=RULES_RELOAD_SECONDS=0.2"],
-        env=setup.env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     path = setup.rules / "edited.yaml"
     headline = "title: {xpath: \"//h1[@class='headline']\"}"
     good = path.read_text(encoding="utf-8")
@@ -661,24 +686,15 @@ def test_a_running_worker_reads_a_rule_edited_after_it_started(setup: Setup) -> 
     ]
     urls = sorted(articles_of(setup.farm, "edited"))[: len(edits)]
     rule = load_rules(setup.rules).rules["edited"]
-    try:
-        deadline = time.monotonic() + 60
-        while not setup.server.hlen(KEYS.workers):
-            assert time.monotonic() < deadline, "the worker did not start"
-            time.sleep(0.2)
+    with reloading_worker(setup, 0.2) as stderr:
         for url, text in zip(urls, edits, strict=True):
             if text is None:
                 path.unlink()
             elif text != path.read_text(encoding="utf-8"):
                 path.write_text(text, encoding="utf-8")
             time.sleep(0.5)
-            job = enqueue_job(setup.server, KEYS, [rule], article_urls=[url])
-            while int(setup.server.hget(KEYS.job(job), "pending") or 0) > 0:
-                assert time.monotonic() < deadline + 60, "a job did not finish"
-                time.sleep(0.2)
-    finally:
-        worker.send_signal(2)
-        output = worker.communicate(timeout=60)[1]
+            crawled(setup, rule, [url])
+    output = stderr[0]
     no_traceback(output)
     with open_store({"CRAWLER_DATA_DIR": str(setup.data)}) as store:
         titles = {
@@ -706,38 +722,17 @@ def test_a_rule_file_saved_by_renaming_takes_no_rule_away_for_the_moment_it_is_m
     site's requests of that moment became `no rule` dead letters. A rule is taken away only once the
     folder has not changed for RULES_RELOAD_SECONDS."""
     setup.rule("saved")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "crawler.cli", "worker", "--set=RULES_RELOAD_SECONDS=3"],
-        env=setup.env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     path = setup.rules / "saved.yaml"
     aside = setup.rules / "saved.yaml~"
     rule = load_rules(setup.rules).rules["saved"]
     first, second = sorted(articles_of(setup.farm, "saved"))[:2]
-    try:
-        deadline = time.monotonic() + 90
-
-        def crawled(url: str) -> None:
-            job = enqueue_job(setup.server, KEYS, [rule], article_urls=[url])
-            while int(setup.server.hget(KEYS.job(job), "pending") or 0) > 0:
-                assert time.monotonic() < deadline, "a job did not finish"
-                time.sleep(0.1)
-
-        while not setup.server.hlen(KEYS.workers):
-            assert time.monotonic() < deadline, "the worker did not start"
-            time.sleep(0.2)
-        crawled(first)
+    with reloading_worker(setup, 3) as stderr:
+        crawled(setup, rule, [first])
         time.sleep(3.5)  # the worker's next request of the site looks at the folder
         path.rename(aside)
-        crawled(second)  # while the file is missing
+        crawled(setup, rule, [second])  # while the file is missing
         aside.rename(path)
-    finally:
-        worker.send_signal(2)
-        output = worker.communicate(timeout=60)[1]
+    output = stderr[0]
     no_traceback(output)
     assert setup.server.hlen(KEYS.dead) == 0, [json.loads(v) for v in setup.server.hvals(KEYS.dead)]
     assert sorted(setup.stored_urls()) == [first, second]
@@ -752,35 +747,16 @@ def test_a_rule_edited_before_a_workers_first_request_of_its_site_is_taken_as_ch
     the job was queued with, and no `Rules changed while running` was logged."""
     setup.rule("edited")
     rule = load_rules(setup.rules).rules["edited"]
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "crawler.cli", "worker", "--set=RULES_RELOAD_SECONDS=0.2"],
-        env=setup.env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     path = setup.rules / "edited.yaml"
     text = path.read_text(encoding="utf-8")
     slowed = text.replace("politeness: {delay: 0.0,", "politeness: {delay: 0.25,")
     assert slowed != text
-    try:
-        deadline = time.monotonic() + 60
-        while not setup.server.hlen(KEYS.workers):
-            assert time.monotonic() < deadline, "the worker did not start"
-            time.sleep(0.2)
+    with reloading_worker(setup, 0.2) as stderr:
         path.write_text(slowed, encoding="utf-8")
         time.sleep(0.5)
         # Queued with the rule as it was: the job sets the site's politeness of that rule.
-        job = enqueue_job(
-            setup.server, KEYS, [rule], article_urls=sorted(articles_of(setup.farm, "edited"))[:1]
-        )
-        while int(setup.server.hget(KEYS.job(job), "pending") or 0) > 0:
-            assert time.monotonic() < deadline + 60, "the job did not finish"
-            time.sleep(0.2)
-    finally:
-        worker.send_signal(2)
-        output = worker.communicate(timeout=60)[1]
+        crawled(setup, rule, sorted(articles_of(setup.farm, "edited"))[:1])
+    output = stderr[0]
     no_traceback(output)
     assert "Rules changed while running: edited" in output
     assert float(setup.server.hget(KEYS.polite("edited"), "delay") or 0) == 0.25
