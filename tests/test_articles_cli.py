@@ -276,6 +276,25 @@ def test_an_age_past_the_year_1_is_an_input_error_naming_it(
     assert f"argument {option}: {age!r} is not a time: an age reaches back to the year 1 at most" in err, err
 
 
+def _three_stored(folder: Path) -> Path:
+    """Three articles of one week stored in ``folder``, http://news.test/0 to 2, each with a field; the
+    week's SQLite file."""
+    with SqliteStore(folder) as store:
+        for number in range(3):
+            store.upsert(
+                {
+                    "site": "citynews",
+                    "url": f"http://news.test/{number}",
+                    "fetched_at": f"2026-11-20T1{number}:00:00Z",
+                    "title": f"Title {number}",
+                    "body": f"Body number {number} of the city's news.",
+                    "fields": {"section": "city"},
+                    "job": "job-1",
+                }
+            )
+        return store.path("2026w47")
+
+
 def test_an_article_whose_stored_text_is_not_utf8_is_listed_and_exported_with_the_others(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -285,19 +304,7 @@ def test_an_article_whose_stored_text_is_not_utf8_is_listed_and_exported_with_th
     """One stored title that is not UTF-8 (written by another tool, or bytes the disk damaged) made `list`
     and `export` of the whole week fail (exit 1, nothing exported); it is read with the bytes it cannot
     decode as U+FFFD, and a warning names the file."""
-    with SqliteStore(tmp_path) as store:
-        for number in range(3):
-            store.upsert(
-                {
-                    "site": "citynews",
-                    "url": f"http://news.test/{number}",
-                    "fetched_at": f"2026-11-20T1{number}:00:00Z",
-                    "title": f"Title {number}",
-                    "body": f"Body number {number} of the city's news.",
-                    "job": "job-1",
-                }
-            )
-        path = store.path("2026w47")
+    path = _three_stored(tmp_path)
     with sqlite3.connect(path) as connection:
         connection.execute(
             "UPDATE articles SET title = CAST(X'4ec3284f' AS TEXT) WHERE url = 'http://news.test/1'"
@@ -320,20 +327,7 @@ def test_an_article_whose_stored_json_column_is_damaged_is_listed_with_the_other
     """One row whose JSON column (``fields``) does not parse made `list` and `export` end in a traceback
     (JSONDecodeError, exit 1); the article is read with that column empty, and a warning names the file,
     the article, the column and the text it holds."""
-    with SqliteStore(tmp_path) as store:
-        for number in range(3):
-            store.upsert(
-                {
-                    "site": "citynews",
-                    "url": f"http://news.test/{number}",
-                    "fetched_at": f"2026-11-20T1{number}:00:00Z",
-                    "title": f"Title {number}",
-                    "body": f"Body number {number} of the city's news.",
-                    "fields": {"section": "city"},
-                    "job": "job-1",
-                }
-            )
-        path = store.path("2026w47")
+    path = _three_stored(tmp_path)
     with sqlite3.connect(path) as connection:
         connection.execute("UPDATE articles SET fields = '{\"sect' WHERE url = 'http://news.test/1'")
     for command in (("list", "--format", "jsonl"), ("export",), ("show", "http://news.test/1")):
