@@ -523,18 +523,27 @@ def test_crawler_schedule_once_queues_the_due_grabs(redis_server: str, redis_cli
     )
 
 
-def test_an_edited_every_moves_the_next_grab_to_the_new_period(
+def _grabbed_every_10m(
     redis_client: redis.Redis, rules: dict[str, Rule]
-) -> None:
-    """A rule's ``every`` edited from 10m to 1m kept the period adapted under the old one and its next
-    grab (``crawler status``: ``every 14m (rule: 1m)``, the next grab 14 minutes on): the new period now
-    starts at the rule's ``every``, one period after the last grab, said once, as an edited cron is."""
+) -> tuple[Clock, GrabScheduler, Revisits, Rule]:
+    """demo-citynews as a rule of ``every: 10m``, grabbed once at 12:00 (its requests taken), with the
+    scheduler's clock and the workers' revisits."""
     clock = Clock(datetime(2026, 11, 28, 12, 0, tzinfo=UTC))
     scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
     revisits = Revisits(redis_client, Keys(PREFIX), min_factor=0.5, max_factor=4.0)
     rule = dataclasses.replace(rules["demo-citynews"], every=timedelta(minutes=10))
     assert len(scheduler.tick([rule])) == 1
     take_all(redis_client)
+    return clock, scheduler, revisits, rule
+
+
+def test_an_edited_every_moves_the_next_grab_to_the_new_period(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    """A rule's ``every`` edited from 10m to 1m kept the period adapted under the old one and its next
+    grab (``crawler status``: ``every 14m (rule: 1m)``, the next grab 14 minutes on): the new period now
+    starts at the rule's ``every``, one period after the last grab, said once, as an edited cron is."""
+    clock, scheduler, revisits, rule = _grabbed_every_10m(redis_client, rules)
     last = clock.now
     assert revisits.record(rule, 0, clock.now) == pytest.approx(840), "no news: 40% later"
     edited = dataclasses.replace(rule, every=timedelta(minutes=1))
@@ -558,13 +567,8 @@ def test_a_visit_recorded_under_the_rule_before_an_edit_leaves_the_new_period_al
     edited ``every``: the interval it adapted within the old bounds (300 s, the shortest of a 10m rule,
     where the 1m rule's longest is 240 s), and the next grab it set from it, undid the edit. Such a visit
     counts for the yield, and moves neither."""
-    clock = Clock(datetime(2026, 11, 28, 12, 0, tzinfo=UTC))
-    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
-    revisits = Revisits(redis_client, Keys(PREFIX), min_factor=0.5, max_factor=4.0)
-    rule = dataclasses.replace(rules["demo-citynews"], every=timedelta(minutes=10))
+    clock, scheduler, revisits, rule = _grabbed_every_10m(redis_client, rules)
     key = Keys(PREFIX).grab(rule.site)
-    assert len(scheduler.tick([rule])) == 1
-    take_all(redis_client)
     last = clock.now
     edited = dataclasses.replace(rule, every=timedelta(minutes=1))
     clock.advance(seconds=5)
@@ -583,12 +587,7 @@ def test_a_visit_recorded_under_the_every_a_cron_replaced_leaves_the_cron_time_a
     time, and a worker still holding the ``every`` rule then recorded the grab's first page: it set the
     next grab one adapted interval after the last, not at the expression's time (a grab at a time the
     cron never names once that is past)."""
-    clock = Clock(datetime(2026, 11, 28, 12, 0, tzinfo=UTC))
-    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
-    revisits = Revisits(redis_client, Keys(PREFIX), min_factor=0.5, max_factor=4.0)
-    rule = dataclasses.replace(rules["demo-citynews"], every=timedelta(minutes=10))
-    assert len(scheduler.tick([rule])) == 1
-    take_all(redis_client)
+    clock, scheduler, revisits, rule = _grabbed_every_10m(redis_client, rules)
     nightly = dataclasses.replace(rule, every=None, cron="0 3 * * *")
     clock.advance(seconds=5)
     third_hour = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
