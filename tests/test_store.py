@@ -852,3 +852,25 @@ def test_a_store_made_with_a_batch_size_past_any_float_is_refused_in_the_setting
     refused = r"^STORE_BATCH_SIZE is 1000+: expected a number of articles, 1 or more"
     with pytest.raises(StoreError, match=refused):
         SqliteStore(tmp_path, batch_size=10**400)
+
+
+def test_a_near_duplicate_of_a_stored_body_that_is_not_utf8_is_stored_as_its_repost(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stored body that is not UTF-8 (a damaged week file) made the write of a new article it was a
+    duplicate candidate of fail ('Could not decode to UTF-8 column 'body''), to be retried then
+    dead-lettered; it is read with the bytes it cannot decode as U+FFFD, and a warning names the file."""
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/old", "2026-11-19T10:00:00Z", body=FLOOD))
+        path = store.path("2026w47")
+    with sqlite3.connect(path) as damage:
+        damage.execute(
+            "UPDATE articles SET body = CAST(CAST(body AS BLOB) || X'ff' AS TEXT) WHERE url = 'http://news.test/old'"
+        )
+    damage.close()
+    with SqliteStore(tmp_path) as store:
+        written = store.upsert(article("http://news.test/new", "2026-11-20T10:00:00Z", body=FLOOD_REPOST))
+        assert (written.outcome, written.original) == ("repost", "http://news.test/old")
+        candidate = Candidate("http://news.test/old", "citynews", "2026w47", "", None, None)
+        assert store._body(None, candidate) == FLOOD + "\ufffd"
+    assert f"the article store {path} holds text that is not UTF-8" in caplog.text, caplog.text

@@ -450,7 +450,7 @@ class SqliteStore(Store):
                         " WHERE a.pk IN (SELECT value FROM json_each(?)) AND a.first_seen BETWEEN ? AND ?"
                     )
                     params += [json.dumps(sorted(near | anchored.keys())), lower, upper]
-                rows = connection.execute(query, params).fetchall()
+                rows = self._fetch(connection, week, query, params)
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot read the article store {self.path(week)}: {exc}") from exc
             for pk, url, site, of_week, first_seen, content, simhash, body in rows:
@@ -465,10 +465,12 @@ class SqliteStore(Store):
         if connection is None:
             return None
         try:
-            row = connection.execute("SELECT body FROM articles WHERE url = ?", (candidate.url,)).fetchone()
+            rows = self._fetch(
+                connection, candidate.week, "SELECT body FROM articles WHERE url = ?", (candidate.url,)
+            )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the article store {self.path(candidate.week)}: {exc}") from exc
-        return None if row is None else row[0]
+        return rows[0][0] if rows else None
 
     def _add_repost(self, week: str, url: str, record: dict[str, Any]) -> bool:
         """Record ``record`` among the reposts of ``url`` in the week's file; False when it was there."""
@@ -638,26 +640,33 @@ class SqliteStore(Store):
         if connection is None:
             raise StoreError(f"the article store {self.path(week)} disappeared while being read")
         try:
-            try:
-                return connection.execute(query, params).fetchall()
-            except sqlite3.OperationalError as exc:
-                if not str(exc).startswith(_NOT_UTF8):
-                    raise
-            # Text another tool wrote, or the disk damaged: read with what it cannot decode as U+FFFD.
-            logger.warning(
-                "the article store %s holds text that is not UTF-8 (written by another program, or damaged"
-                " on disk): its undecodable bytes are read as U+FFFD",
-                self.path(week),
-            )
-            connection.text_factory = _lenient_text
-            try:
-                return connection.execute(query, params).fetchall()
-            finally:
-                connection.text_factory = str
+            return self._fetch(connection, week, query, params)
         except sqlite3.Error as exc:
             raise _read_error(
                 f"cannot read the article store {self.path(week)}", exc, self.path(week)
             ) from exc
+
+    def _fetch(
+        self, connection: sqlite3.Connection, week: str, query: str, params: Sequence[object]
+    ) -> list[Any]:
+        """The rows of ``query`` on the week's ``connection``; text in them that is not UTF-8 (another
+        tool wrote it, or the disk damaged it) is read again with its undecodable bytes as U+FFFD, with a
+        warning naming the file."""
+        try:
+            return connection.execute(query, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            if not str(exc).startswith(_NOT_UTF8):
+                raise
+        logger.warning(
+            "the article store %s holds text that is not UTF-8 (written by another program, or damaged"
+            " on disk): its undecodable bytes are read as U+FFFD",
+            self.path(week),
+        )
+        connection.text_factory = _lenient_text
+        try:
+            return connection.execute(query, params).fetchall()
+        finally:
+            connection.text_factory = str
 
     # --- connections ------------------------------------------------------------------------------------
 
