@@ -69,7 +69,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                ``content.text``; ``&loop=1``: ``next`` is always 1 (the cursor loops);
                                ``&title=T``: titles "T C-I", the JSON in UTF-8 (not escaped);
                                ``&surrogate=1``: post 0's title and author end with a lone surrogate,
-                               ``\\ud83d`` (half an emoji, as a JSON escape: JSON allows it)
+                               ``\\ud83d`` (half an emoji, as a JSON escape: JSON allows it);
+                               ``&surrogate=link``: post 0's link ends with one
 ``/api-object``                JSON whose ``data.posts`` is an object, not a list
 ``/search?q=K&page=P``         a search result page for K (pages 1 to 3, ``<a rel="next">``): in
                                ``<ol class="results">``, ``/a/found-K-P`` here, ``/a/there-K-P``
@@ -277,6 +278,8 @@ def api_page(query: dict[str, str]) -> dict[str, Any]:
         if query.get("surrogate") == "1" and item == 0:
             post["title"] += " \ud83d"
             post["user"]["name"] += "\ud83d"
+        if query.get("surrogate") == "link" and item == 0:
+            post["link"] += "\ud83d"
         posts.append(post)
     following = 1 if query.get("loop") == "1" else cursor + 1 if cursor < pages else None
     return {"data": {"posts": posts}, "paging": {"next": following}}
@@ -565,7 +568,7 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif path == "/sitemap-bomb.xml.gz":
             self._send(200, _sitemap_bomb(), "application/x-gzip")
         elif path == "/api":
-            escaped = query.get("surrogate") == "1"
+            escaped = query.get("surrogate") in ("1", "link")
             self._send(200, json.dumps(api_page(query), ensure_ascii=escaped).encode(), "application/json")
         elif path == "/api-object":
             self._send(200, b'{"data": {"posts": {"link": "/a/x"}}}', "application/json")

@@ -190,6 +190,32 @@ def test_an_item_with_a_lone_surrogate_in_its_json_is_stored_without_it_beside_t
     assert site.dead() == []
 
 
+def test_an_item_whose_link_holds_a_lone_surrogate_is_requested_as_a_browser_would(site: Site) -> None:
+    """A link with half a surrogate pair (``"/a/api-1-0\\ud83d"``: no URL can encode it) left the item out
+    silently ('skipped 0, errors 0'), and `rules try` said '1 off the domains'; as browsers do, the lone
+    surrogate reads as U+FFFD, percent-encoded in UTF-8."""
+    _api_rule(site, "pages=1&per=3&full=1&surrogate=link")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert set(site.stored()) == {"/a/api-1-0%EF%BF%BD", "/a/api-1-1", "/a/api-1-2"}, done.stderr[-4000:]
+    tried = site.crawler("rules", "try", "api", site.server.url("/api?pages=1&per=3&full=1&surrogate=link"))
+    assert tried.returncode == 0, tried.stderr
+    assert "as an API page: 3 items, 0 left out\n" in tried.stdout, tried.stdout
+    assert f"{site.server.url('/a/api-1-0%EF%BF%BD')} (stored from the JSON)" in tried.stdout, tried.stdout
+
+
+def test_a_lone_surrogate_in_a_link_or_cursor_reads_as_u_fffd() -> None:
+    api = parse_rule(API_RULE, site="api").api
+    assert api is not None
+    page = {
+        "data": {"posts": [{"link": "/p/\ud83d1"}, {"link": "/p/\ud83d\ude00"}]},
+        "paging": {"next": "c\ud83d"},
+    }
+    found = api.read(json.dumps(page).encode(), "http://api.test/v1/posts?limit=2")
+    assert [item.url for item in found.items] == ["http://api.test/p/\ufffd1", "http://api.test/p/\U0001f600"]
+    assert found.next_url == "http://api.test/v1/posts?limit=2&cursor=c%EF%BF%BD"
+
+
 def test_items_without_a_body_are_fetched_with_the_items_fields_filling_the_pages(site: Site) -> None:
     _api_rule(site, "pages=2&per=2", max_pages=1)
     done = site.temp()

@@ -9,6 +9,7 @@ is fetched as an article page, the other fields filling the page's where it has 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -35,6 +36,8 @@ __all__ = [
 ]
 
 EXPECTED_JMESPATH = "a JMESPath expression such as data.items or user.name (https://jmespath.org)"
+# JSON combines an escaped surrogate pair into its character: a surrogate left in a string is a lone one.
+_LONE_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 
 
 class ApiError(CrawlerError):
@@ -140,7 +143,7 @@ class ApiRule:
         without_url = 0
         for entry in found:
             found_url = self.fields["url"].search(entry)
-            url = found_url.strip() if isinstance(found_url, str) else None
+            url = _url_text(found_url.strip()) if isinstance(found_url, str) else None
             if not url:
                 without_url += 1
                 continue
@@ -154,6 +157,7 @@ class ApiRule:
         value = _text(self.next.search(data))
         if value is None:
             return None
+        value = _url_text(value)
         if self.cursor_param is None:
             return urljoin(page_url, value)
         parts = urlsplit(page_url)
@@ -163,6 +167,14 @@ class ApiRule:
             if name != self.cursor_param
         ]
         return urlunsplit(parts._replace(query=urlencode([*query, (self.cursor_param, value)])))
+
+
+def _url_text(url: str) -> str:
+    """``url`` with each lone surrogate (half an emoji a JSON escape cut, ``"\\ud83d"``: no character, no
+    URL can encode it) as U+FFFD, as a browser reads it (the URL standard's USVString), which a request
+    percent-encodes as ``%EF%BF%BD``. An ASCII ``url`` (most) is returned as it is (``isascii`` reads a
+    flag of the string)."""
+    return url if url.isascii() else _LONE_SURROGATE_RE.sub("\ufffd", url)
 
 
 def _text(value: Any) -> str | None:
