@@ -1446,6 +1446,68 @@ def test_a_redis_at_its_maxmemory_is_one_outage_of_refused_writes_though_writes_
     assert back == [back[0]] and back[0].startswith("Redis takes writes again after "), back
 
 
+def test_a_worker_whose_redis_user_loses_its_rights_says_so_with_the_fix_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A running worker whose Redis user lost the right to run its commands (ACL: NOPERM) logged it as
+    Redis gone away ("Redis failed ...: the worker goes on"), not with the fix the start check gives. It
+    is said once with that fix, and once when the rights are back."""
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.worker.heartbeat import WorkerHeartbeat
+    from crawler.worker.scheduler import LeasedScheduler
+    from crawler.worker.stats import RedisStatsCollector
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        client = connect(server.ensure())
+        client.acl_setuser("worker", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all"])
+        worker_url = f"unix://worker:pw@{server.socket_path}"
+        crawler = sites_spider(tmp_path, worker_url).crawler
+        scheduler = LeasedScheduler.from_crawler(crawler)
+        scheduler.spider = crawler.spider
+        scheduler.queue = LeasedQueue(connect(worker_url), Keys("crawler"))
+        heartbeat = WorkerHeartbeat.from_crawler(crawler)
+        counters = RedisStatsCollector(crawler)
+
+        def idle_turn() -> None:
+            heartbeat.beat()
+            scheduler.tend_leases()
+            counters.inc_value("crawl/fetched/news")
+            counters.flush()
+
+        def said() -> list[str]:
+            return [record.getMessage() for record in caplog.records if "Redis" in record.getMessage()]
+
+        try:
+            idle_turn()
+            client.acl_setuser(
+                "worker",
+                reset=True,
+                enabled=True,
+                passwords=["+pw"],
+                keys=["*"],
+                commands=["+@read", "+ping"],
+            )
+            with caplog.at_level(logging.WARNING):
+                for _ in range(3):
+                    idle_turn()
+                refusing = said()
+                caplog.clear()
+                client.acl_setuser("worker", enabled=True, commands=["+@all"])
+                idle_turn()
+            back = said()
+        finally:
+            client.close()
+    assert len(refusing) == 1, refusing
+    assert refusing[0].startswith("Redis refuses a command of the worker (write this worker's heartbeat: "), (
+        refusing
+    )
+    assert refusing[0].endswith(
+        "the user of the Redis URL may not run it: give that user the crawler's commands on its keys"
+        " (ACL SETUSER <user> on ~<REDIS_KEY_PREFIX>:* +@all), or put a user who has them in the URL"
+    ), refusing
+    assert back == [back[0]] and back[0].startswith("Redis takes writes again after "), back
+
+
 def test_a_redirect_whose_hand_on_meets_a_redis_outage_lets_its_lease_expire(tmp_path: Path) -> None:
     """An article link redirected while Redis is away: the seen filter's check of where it leads fails. The
     lease must leave the worker's hold (it expires and goes back to the queue); held, the worker renewed it

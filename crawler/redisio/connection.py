@@ -27,6 +27,7 @@ from crawler.errors import redacted
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
 
 __all__ = [
+    "NO_PERMISSION_FIX",
     "RedisUnavailableError",
     "connect",
     "decoded",
@@ -187,12 +188,17 @@ def _write_refused(server: redis.Redis) -> str | None:
         )
     if isinstance(refusal, NoPermissionError) and "command" in said:
         return (
-            f'Redis refuses writes: the user of the Redis URL may not write (Redis says "{said}"); give'
-            " that user the crawler's commands on its keys (ACL SETUSER <user> on ~<REDIS_KEY_PREFIX>:*"
-            " +@all), or put a user who has them in the URL"
+            f'Redis refuses writes: the user of the Redis URL may not write (Redis says "{said}");'
+            f" {NO_PERMISSION_FIX}"
         )
     return None
 
+
+# What to do when the user of the Redis URL may not run a command the crawler needs (NOPERM).
+NO_PERMISSION_FIX = (
+    "give that user the crawler's commands on its keys (ACL SETUSER <user> on ~<REDIS_KEY_PREFIX>:* +@all),"
+    " or put a user who has them in the URL"
+)
 
 # The key of :func:`_write_refused`'s write, which sets it only if it exists: it never does.
 _WRITE_CHECK_KEY = b"crawler:write-check"

@@ -8,12 +8,12 @@ import time
 from weakref import WeakKeyDictionary
 
 import redis
-from redis.exceptions import OutOfMemoryError, ReadOnlyError
+from redis.exceptions import NoPermissionError, OutOfMemoryError, ReadOnlyError
 from scrapy.crawler import Crawler
 
 from crawler.errors import InputError
 from crawler.keys import Keys
-from crawler.redisio.connection import connect, writes_refused
+from crawler.redisio.connection import NO_PERMISSION_FIX, connect, writes_refused
 
 __all__ = ["RedisOutage", "count_job", "keys_of", "outage_of", "server_of"]
 
@@ -68,7 +68,8 @@ class RedisOutage:
 
     A Redis that refuses writes (``MISCONF``: it cannot write to its disk; ``OOM``: its ``maxmemory`` is
     full; ``READONLY``: a replica) still answers reads, and scripts that write nothing: that outage ends
-    only when a write succeeds, not at the next read."""
+    only when a write succeeds, not at the next read. So does one whose user lost the right to run the
+    worker's commands (``NOPERM``: ACL), which is said with the fix."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
@@ -93,7 +94,15 @@ class RedisOutage:
                 self.since = self._last_ok
             self._reminded = now
             self.refusing = refuses
-            if refuses:
+            if isinstance(exc, NoPermissionError):
+                logger.error(
+                    "Redis refuses a command of the worker (%s: %s): the worker goes on and tries again;"
+                    " the user of the Redis URL may not run it: %s",
+                    what,
+                    exc,
+                    NO_PERMISSION_FIX,
+                )
+            elif refuses:
                 logger.error(
                     "Redis refuses writes (%s: %s): the worker goes on and tries again (Redis still answers"
                     " its reads)%s",
@@ -146,10 +155,11 @@ class RedisOutage:
 
 
 def _refuses_writes(exc: redis.RedisError) -> bool:
-    """True when ``exc`` is Redis refusing a write (``MISCONF``, ``OOM``, ``READONLY``), whether the write
-    was a command, a command of a pipeline or a command of a Lua script (each words it differently, and
-    redis-py drops the code of an ``OOM`` or ``READONLY`` of a command or pipeline, raising its own class)."""
-    if isinstance(exc, OutOfMemoryError | ReadOnlyError):
+    """True when ``exc`` is Redis refusing a write (``MISCONF``, ``OOM``, ``READONLY``) or a command the
+    user may not run (``NOPERM``), whether it was a command, a command of a pipeline or a command of a Lua
+    script (each words it differently, and redis-py drops the code of an ``OOM``, ``READONLY`` or ``NOPERM``
+    of a command or pipeline, raising its own class)."""
+    if isinstance(exc, OutOfMemoryError | ReadOnlyError | NoPermissionError):
         return True
     return isinstance(exc, redis.ResponseError) and _WRITE_REFUSED.search(str(exc)) is not None
 
