@@ -1200,6 +1200,36 @@ def test_a_redis_that_answers_ping_but_refuses_writes_is_said_by_temp_and_status
             client.close()
 
 
+def test_a_worker_whose_redis_refuses_a_write_as_its_engine_opens_says_so_not_engine_slot_not_assigned(
+    site: Site,
+) -> None:
+    """The start check's write (SET) can pass and the next write fail: Redis filled its maxmemory in between
+    (seen once under load), or a user may run SET and not the rest. The seen-URL filter's first write ran
+    as Scrapy's engine built the scheduler, before it had the slot it closes: `crawler worker` ended with
+    Scrapy's "RuntimeError: Engine slot not assigned" and a traceback, the refusal lost. A user who may not
+    run HSETNX meets that window on every start."""
+    site.rule("/a/opening")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        client.acl_setuser(
+            "opener", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all", "-hsetnx"]
+        )
+        try:
+            worker = site.crawler(
+                "worker", REDIS_URL=f"unix://opener:pw@{redis_server.socket_path}", timeout=60
+            )
+        finally:
+            client.close()
+    assert worker.returncode == 1, (worker.stdout, worker.stderr[-4000:])
+    assert "Engine slot not assigned" not in worker.stderr, worker.stderr[-4000:]
+    assert (
+        "crawler worker: error: the user of the Redis URL may not run a command the worker needs (Redis says"
+        ' "Command # 1 (HSETNX crawler:bloom:meta capacity 1000000) of pipeline caused error: this user has'
+        " no permissions to run the 'hsetnx' command or its subcommand\"); give that user the crawler's"
+        " commands on its keys"
+    ) in worker.stderr, worker.stderr[-4000:]
+
+
 def test_status_for_a_user_who_may_not_run_the_commands_it_needs_says_so_without_a_traceback(
     site: Site,
 ) -> None:
@@ -1280,6 +1310,7 @@ def _scheduler_on(tmp_path: Path, server: EmbeddedRedis) -> tuple[Any, Any, redi
     """A crawler, its leased scheduler and a client of ``server``, made in the test process: the scheduler
     has what its open() sets, without its loops (they would install a reactor in this process)."""
     from crawler.redisio.queue import LeasedQueue
+    from crawler.worker.dupefilter import RedisBloomDupeFilter
     from crawler.worker.scheduler import LeasedScheduler
 
     spider = sites_spider(tmp_path, server.ensure())
@@ -1287,6 +1318,7 @@ def _scheduler_on(tmp_path: Path, server: EmbeddedRedis) -> tuple[Any, Any, redi
     scheduler = LeasedScheduler.from_crawler(crawler)
     client = connect(server.url)
     scheduler.spider, scheduler.queue = spider, LeasedQueue(client, Keys("crawler"))
+    scheduler.df = RedisBloomDupeFilter.from_crawler(crawler)
     return crawler, scheduler, client
 
 

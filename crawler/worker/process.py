@@ -46,15 +46,22 @@ class _OneLine(logging.Filter):
 
 class _NeverOpened(logging.Filter):
     """A crawl that fails as it opens (a pipeline that cannot open) is closed before Scrapy's CoreStats
-    had its start time, and CoreStats logs an AssertionError with a traceback for it: said in one DEBUG
-    line instead; the failure itself is raised by :func:`run_worker`."""
+    had its start time, and CoreStats logs an AssertionError with a traceback for it; one whose scheduler
+    fails to open (its Redis refuses the seen-URL filter's write) is closed before its scraper opened, and
+    the engine logs the scraper's RuntimeError "Scraper slot not assigned" with a traceback: each said in
+    one DEBUG line instead; the failure itself is raised by :func:`run_worker`."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         if isinstance(error, AssertionError) and "CoreStats.spider_closed" in record.getMessage():
-            record.msg, record.args = "the crawl closed before it had opened: no core stats to close", ()
-            record.exc_info, record.exc_text = None, None
-            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            said = "the crawl closed before it had opened: no core stats to close"
+        elif isinstance(error, RuntimeError) and str(error) == "Scraper slot not assigned":
+            said = "the crawl closed before its scraper had opened: no scraper to close"
+        else:
+            return True
+        record.msg, record.args = said, ()
+        record.exc_info, record.exc_text = None, None
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return True
 
 
@@ -116,6 +123,7 @@ def run_worker(
     for name, one_line in _ONE_LINE_LOGGERS.items():
         logging.getLogger(name).addFilter(one_line)
     logging.getLogger("scrapy.utils.signal").addFilter(_NEVER_OPENED)
+    logging.getLogger("scrapy.core.engine").addFilter(_NEVER_OPENED)
     check_worker_settings(settings)
     sys.setswitchinterval(settings.getfloat("WORKER_SWITCH_INTERVAL"))
     process = _WorkerProcess(settings)

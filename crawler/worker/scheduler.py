@@ -35,8 +35,10 @@ from typing import ParamSpec, Self, TypeVar
 from urllib.parse import urldefrag
 
 import redis
+from redis.exceptions import NoPermissionError
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
+from scrapy.dupefilters import BaseDupeFilter
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 from scrapy.utils.reactor import CallLaterOnce
@@ -46,6 +48,8 @@ from twisted.internet import task
 from crawler.commandline import counted
 from crawler.redisio import redirects as redirect_notes
 from crawler.redisio import serializer
+from crawler.redisio.connection import NO_PERMISSION_FIX, writes_refused
+from crawler.redisio.embedded import RedisUnavailableError
 from crawler.redisio.queue import Ack, LeasedQueue, Popped
 from crawler.requests import (
     QueueEntryError,
@@ -98,7 +102,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         super().__init__(
             server=server_of(crawler),
             persist=True,
-            dupefilter=load_object(settings["DUPEFILTER_CLASS"]).from_crawler(crawler),
+            # Made in open(): its first write fails there as itself, not as Scrapy's "Engine slot not
+            # assigned" (the engine closes a scheduler it failed to build without the slot it closes).
+            dupefilter=None,
             serializer=serializer,
         )
         self.crawler = crawler
@@ -142,6 +148,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             lease_seconds=self.lease_seconds,
             counters_keep_seconds=int(self.crawler.settings.getfloat("SUPERVISION_KEEP_HOURS") * 3600),
         )
+        self.df = self._seen_filter()
         waiting = len(self.queue)
         if waiting:
             logger.info("Resuming: %d requests queued, %d leased", waiting, self.queue.leased())
@@ -150,6 +157,18 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if self.poll_seconds > 0:
             self._poll = task.LoopingCall(self.wake_engine)
             self._poll.start(self.poll_seconds, now=False)
+
+    def _seen_filter(self) -> BaseDupeFilter:
+        """The ``DUPEFILTER_CLASS`` (the Bloom filter, which writes its sizing as it is made); a Redis that
+        fails that write (its memory filled since the start check, a user who may not run the command) is
+        a :class:`RedisUnavailableError` saying why and what to do."""
+        try:
+            made: BaseDupeFilter = load_object(self.crawler.settings["DUPEFILTER_CLASS"]).from_crawler(
+                self.crawler
+            )
+        except redis.RedisError as exc:
+            raise _opening_error(self.server, exc) from None
+        return made
 
     def close(self, reason: str) -> None:
         for loop in (self._renewal, self._poll):
@@ -594,3 +613,20 @@ def scheduler_of(crawler: Crawler) -> LeasedScheduler | None:
         return None
     scheduler = engine.scheduler if engine is not None else None
     return scheduler if isinstance(scheduler, LeasedScheduler) else None
+
+
+def _opening_error(server: redis.Redis, exc: redis.RedisError) -> RedisUnavailableError:
+    """The error of a worker whose Redis failed ``exc`` as the crawl opened: what Redis refuses and the fix
+    (:func:`writes_refused`), the command its user may not run, or the failure."""
+    if isinstance(exc, NoPermissionError):
+        return RedisUnavailableError(
+            f'the user of the Redis URL may not run a command the worker needs (Redis says "{exc}");'
+            f" {NO_PERMISSION_FIX}"
+        )
+    try:
+        refused = writes_refused(server)
+    except redis.RedisError:
+        refused = None
+    return RedisUnavailableError(
+        refused or f"Redis failed as the worker opened ({exc}): start the worker again once Redis answers"
+    )
