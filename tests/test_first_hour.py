@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -503,6 +504,51 @@ def test_a_worker_with_an_empty_rules_folder_is_refused_before_it_takes_a_reques
         " DIR (or CRAWLER_RULES_DIR), one <site>.yaml file per site (docs/rules.md)\n"
     )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["rules"], "the command created files"
+
+
+@pytest.mark.parametrize("level", ["INFO", "DEBUG"])
+def test_a_worker_starts_without_scrapys_start_up_lists_unless_at_debug(
+    tmp_path: Path, demo_origin: str, level: str
+) -> None:
+    """Scrapy's start-up lists (versions, overridden settings, enabled components: about 80 lines) are
+    DEBUG lines: a worker at INFO starts with its own lines, one at DEBUG shows them as DEBUG."""
+    demo_rule(tmp_path / "rules", demo_origin, allow=True)
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("CRAWLER_", "REDIS_", "MONGO_"))
+    }
+    with subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker", "-s", f"LOG_LEVEL={level}"],
+        cwd=tmp_path,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    ) as worker:
+        assert worker.stderr is not None
+        lines = []
+        for line in worker.stderr:
+            lines.append(line)
+            if "Spider opened" in line:
+                break
+        worker.send_signal(signal.SIGINT)
+        lines += worker.stderr.readlines()
+        assert worker.wait(timeout=COMMAND_TIMEOUT) == 130, "".join(lines)  # interrupted
+    lists = [
+        line
+        for line in lines
+        if re.search(
+            r"Scrapy \S+ started|Versions:|Overridden settings:|Enabled (addons|extensions|downloader)", line
+        )
+    ]
+    if level == "INFO":
+        assert lists == [], "".join(lines)
+        assert "[crawler.worker.spider] INFO: Serving 1 site rules: demo-citynews" in "".join(lines)
+    else:
+        assert len(lists) == 6, "".join(lines)
+        assert all(" DEBUG: " in line for line in lists), "".join(lists)
 
 
 def test_the_scheduler_and_status_on_an_empty_rules_folder_say_so(tmp_path: Path) -> None:

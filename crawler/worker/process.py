@@ -65,6 +65,17 @@ class _NeverOpened(logging.Filter):
         return True
 
 
+class _StartupList(logging.Filter):
+    """Scrapy's start-up lists (its version and the libraries', the settings overridden, the add-ons,
+    extensions, middlewares and pipelines enabled: about 80 lines) are logged at DEBUG, not INFO: shown
+    with ``LOG_LEVEL=DEBUG``, for diagnosing. Its other lines, and every warning, keep their level."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.INFO and str(record.msg).startswith(_STARTUP_LISTS):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
 class _WorkerProcess(SignalledProcess):
     """Says at once that a stop signal stops the crawl, and what becomes of the downloads it cancelled."""
 
@@ -83,6 +94,10 @@ class _WorkerProcess(SignalledProcess):
 
 
 _NEVER_OPENED = _NeverOpened()
+_STARTUP_LIST = _StartupList()
+# The start of each of Scrapy's start-up messages (their templates, scrapy 2.19) and the logger of each.
+_STARTUP_LISTS = ("Scrapy ", "Versions:", "Overridden settings:", "Enabled ")
+_STARTUP_LOGGERS = ("scrapy.utils.log", "scrapy.crawler", "scrapy.addons", "scrapy.middleware")
 _ONE_LINE_LOGGERS = {
     "crawler.worker.robots": _OneLine(only_ours=False),
     "scrapy.core.scraper": _OneLine(only_ours=True),
@@ -124,6 +139,8 @@ def run_worker(
         logging.getLogger(name).addFilter(one_line)
     logging.getLogger("scrapy.utils.signal").addFilter(_NEVER_OPENED)
     logging.getLogger("scrapy.core.engine").addFilter(_NEVER_OPENED)
+    for name in _STARTUP_LOGGERS:
+        logging.getLogger(name).addFilter(_STARTUP_LIST)
     check_worker_settings(settings)
     sys.setswitchinterval(settings.getfloat("WORKER_SWITCH_INTERVAL"))
     process = _WorkerProcess(settings)
