@@ -115,6 +115,8 @@ def build_status(
     )
     return {
         "now": _iso(now),
+        "rules_dir": str(ruleset.directory),
+        "removed_sites": _removed_sites(server, keys) if not listed else [],
         "redis": health,
         "queue": queue,
         "scheduler": {"active": scheduler},
@@ -135,6 +137,13 @@ def build_status(
             | ({"dead_letters"} if elsewhere else set())
         ),
     }
+
+
+def _removed_sites(server: redis.Redis, keys: Keys) -> list[str]:
+    """The sites whose grabs Redis still holds (their last and next grab, read by the scheduler and by
+    ``status``) when the rules folder has none: one SCAN of the key space, made only then."""
+    start = len(keys.grab(""))
+    return sorted({decoded(key)[start:] for key in server.scan_iter(match=keys.grab("*"), count=1000)})
 
 
 def status_sites(ruleset: RuleSet) -> list[str]:

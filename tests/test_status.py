@@ -362,6 +362,30 @@ def test_a_site_whose_rule_file_is_broken_stays_listed_with_its_counters_and_dea
     assert shown["gone"]["rule_broken"] and shown["gone"]["dead_letters"] == 1
 
 
+def test_status_with_no_rule_file_says_so_where_the_folder_is_and_the_sites_redis_still_holds(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    """An empty rules folder shows no empty Sites heading: it says there is no rule, where the folder is,
+    and the sites whose grabs Redis still holds (their rule files removed, or in another folder)."""
+    keys = Keys("crawler")
+    for site in ("oldnews", "gone"):
+        redis_client.hset(keys.grab(site), mapping={"last": "1", "next": "2"})
+    shown = run_crawler("status")
+    assert "Sites (counts" not in shown, shown
+    lines = " ".join(shown.split())
+    assert (
+        f"Sites: none: no rule files in {str(rules)!r} ({rules.resolve()}); give the folder of your site"
+        " rules with --rules-dir DIR (or CRAWLER_RULES_DIR)" in lines
+    ), shown
+    assert (
+        "Redis still holds the last and next grab of 2 sites with no rule file there: gone, oldnews" in lines
+    )
+    report = json.loads(run_crawler("status", "--format", "json"))
+    assert (report["rules_dir"], report["removed_sites"]) == (str(rules), ["gone", "oldnews"])
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    assert json.loads(run_crawler("status", "--format", "json"))["removed_sites"] == []
+
+
 def test_dead_letters_of_sites_with_no_rule_file_here_need_attention(
     rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:

@@ -188,40 +188,43 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
                 for worker in report["workers"]
             ),
         )
-    _show(
-        console,
-        terminal,
-        "Sites (counts over the last 24 h)",
-        (
-            "site",
-            "schedule",
-            "last grab",
-            "next grab",
-            "new last/24h",
-            "pages",
-            "errors",
-            "bans",
-            "backoffs",
-            "304s",
-            "qRead",
-        ),
-        (
+    if not report["sites"]:
+        _print_no_sites(console, terminal, report)
+    else:
+        _show(
+            console,
+            terminal,
+            "Sites (counts over the last 24 h)",
             (
-                escape(site["site"]),
-                escape(site["schedule"]),
-                (site["last_grab"] or "never")[:16].replace("T", " "),
-                (site["next_grab"] or "-")[:16].replace("T", " ") + _grab_waiting(site["grab_waiting"]),
-                f"{'-' if site['new_last_grab'] is None else site['new_last_grab']}/{site['new_24h']}",
-                str(site["pages_24h"]),
-                escape(_errors(site)),
-                _bans(site),
-                str(site["backoffs_24h"]),
-                str(site["not_modified_24h"]),
-                str(site["qread_fallbacks_24h"]),
-            )
-            for site in report["sites"]
-        ),
-    )
+                "site",
+                "schedule",
+                "last grab",
+                "next grab",
+                "new last/24h",
+                "pages",
+                "errors",
+                "bans",
+                "backoffs",
+                "304s",
+                "qRead",
+            ),
+            (
+                (
+                    escape(site["site"]),
+                    escape(site["schedule"]),
+                    (site["last_grab"] or "never")[:16].replace("T", " "),
+                    (site["next_grab"] or "-")[:16].replace("T", " ") + _grab_waiting(site["grab_waiting"]),
+                    f"{'-' if site['new_last_grab'] is None else site['new_last_grab']}/{site['new_24h']}",
+                    str(site["pages_24h"]),
+                    escape(_errors(site)),
+                    _bans(site),
+                    str(site["backoffs_24h"]),
+                    str(site["not_modified_24h"]),
+                    str(site["qread_fallbacks_24h"]),
+                )
+                for site in report["sites"]
+            ),
+        )
     attention = [site for site in report["sites"] if site["attention"]]
     for site in attention:
         console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", (site["site"], "bold")), soft_wrap=True)
@@ -267,6 +270,23 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
         )
     for broken in report["rule_errors"]:
         console.print(f"[red]NEEDS ATTENTION[/red] {escape(broken['error'])}", soft_wrap=True)
+
+
+def _print_no_sites(console: Console, terminal: bool, report: dict[str, Any]) -> None:
+    """In place of an empty Sites table: that the rules folder has no rule, where it is, and the sites
+    whose grabs Redis still holds (their rule files removed, or in another folder)."""
+    folder = Path(report["rules_dir"])
+    console.print(
+        f"Sites: none: no rule files in {escape(str(folder))!r} ({escape(str(folder.resolve()))});"
+        " give the folder of your site rules with --rules-dir DIR (or CRAWLER_RULES_DIR)",
+        soft_wrap=terminal,
+    )
+    if removed := report["removed_sites"]:
+        console.print(
+            f"Redis still holds the last and next grab of {counted(len(removed), 'site')} with no rule file"
+            f" there: {escape(', '.join(removed))}",
+            soft_wrap=terminal,
+        )
 
 
 def _show(
