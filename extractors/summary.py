@@ -196,6 +196,23 @@ def summaries(text: str, lengths: Iterable[int], *, title: str | None = None) ->
     return {str(count): _choose(sentences, ranked, count) for count in counts}
 
 
+def sentences_in(summary: str, text: str) -> int:
+    """How many sentences ``summary`` shows, ``summary`` being one of ``text`` (its sentences, in their
+    order, joined as :func:`summarize` joins them): fewer than the length asked when the others repeat
+    one chosen. Counted by matching the sentences of ``text`` in turn; when ``summary`` is no summary of
+    ``text`` (a body changed since), the sentences :func:`split_sentences` finds in it."""
+    at = count = 0
+    for sentence in split_sentences(text):
+        if at == len(summary):
+            break
+        if summary.startswith(sentence, at):
+            at += len(sentence)
+            count += 1
+            if summary.startswith(" ", at):
+                at += 1
+    return count if at == len(summary) else len(split_sentences(summary))
+
+
 def _check_length(sentences: int) -> None:
     if sentences < 1:
         raise ValueError(f"a summary needs at least 1 sentence, got sentences={sentences!r}")

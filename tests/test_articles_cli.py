@@ -35,6 +35,7 @@ from crawler.demo.sites import demo_sites
 from crawler.store import SqliteStore, Store
 from crawler.store.mongo import MongoStore
 from crawler.store.sqlite import DamagedWeekError
+from extractors.summary import sentences_in, summaries
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_ARTICLES = sum(len(site.articles) for site in demo_sites())
@@ -221,6 +222,32 @@ def test_show_prints_every_field_and_finds_reposts(
     code, _, err = articles(capsys, monkeypatch, crawled, "show", "http://nowhere.test/x")
     assert code == 1
     assert "no stored article has the URL or id 'http://nowhere.test/x'" in err
+
+
+def test_show_labels_each_summary_with_the_sentences_it_shows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A body of near-identical paragraphs has a 3-sentence summary of one sentence (the others repeat
+    it): its label says one sentence, of 3 asked, not "3 sentences"."""
+    paragraph = "The council approved the new bridge over the river on {} after a long debate."
+    body = "\n\n".join(paragraph.format(day) for day in ("Monday", "Tuesday", "Wednesday", "Thursday"))
+    with SqliteStore(tmp_path) as store:
+        store.upsert(
+            {
+                "site": "citynews",
+                "url": "http://news.test/bridge",
+                "fetched_at": "2026-11-20T10:00:00Z",
+                "title": "Bridge approved",
+                "body": body,
+                "summary": summaries(body, [1, 3], title="Bridge approved"),
+                "job": "job-1",
+            }
+        )
+    code, out, err = articles(capsys, monkeypatch, tmp_path, "show", "http://news.test/bridge")
+    assert code == 0, err
+    assert "summary, 3 sentences:" not in out, out
+    labels = [line for line in out.splitlines() if line.startswith("summary")]
+    assert labels == ["summary, 1 sentence:", "summary, 1 sentence (of 3 asked):"], out
 
 
 def test_show_takes_a_url_with_a_fragment_and_an_id_in_capitals(
@@ -1225,7 +1252,9 @@ def test_show_on_a_terminal_narrower_than_a_chinese_character_prints_every_chara
     head, body = out.split("\nbody:\n", 1)
     assert "".join(body.split()) == "".join(document["body"].split()), "the whole body, only wrapped"
     for length, summary in document["summary"].items():
-        shown = head.split(f"summary, {counted(int(length), 'sentence')}:\n", 1)[1].split("\n\n", 1)[0]
+        count = sentences_in(summary, document["body"])
+        asked = "" if count == int(length) else f" (of {length} asked)"
+        shown = head.split(f"summary, {counted(count, 'sentence')}{asked}:\n", 1)[1].split("\n\n", 1)[0]
         assert "".join(summary.split()) in "".join(shown.split()), f"the whole summary of {length}"
 
 

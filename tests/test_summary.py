@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from extractors.summary import split_sentences, summaries, summarize
+from extractors.summary import sentences_in, split_sentences, summaries, summarize
 
 CORPUS = Path(
     os.environ.get("EXTRACTION_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "extraction-dev")
@@ -352,3 +352,21 @@ def test_golden_chinese_news_summary_leaves_out_the_byline_and_editor() -> None:
 def _page(page_id: str) -> dict[str, str]:
     pages: list[dict[str, str]] = json.loads((CORPUS / "manifest.json").read_text(encoding="utf-8"))["pages"]
     return next(page for page in pages if page["id"] == page_id)
+
+
+@pytest.mark.parametrize(
+    ("text", "count", "shown"),
+    [
+        ("One fact here. Two facts here.\n\nThree facts here.", 3, 3),
+        ("人工智能大模型投入应用。专家表示前景广阔。\n\n市民反响热烈。", 2, 2),
+    ],
+)
+def test_sentences_in_counts_the_sentences_a_summary_shows(text: str, count: int, shown: int) -> None:
+    assert sentences_in(summarize(text, count), text) == shown
+
+
+def test_sentences_in_a_summary_of_repeated_paragraphs_is_fewer_than_asked() -> None:
+    paragraph = "The council approved the new bridge over the river on {} after a long debate."
+    text = "\n\n".join(paragraph.format(day) for day in ("Monday", "Tuesday", "Wednesday", "Thursday"))
+    assert sentences_in(summarize(text, 3), text) == 1
+    assert sentences_in("A text. Not of the body.", text) == 2, "split on its own when no summary of it"

@@ -40,6 +40,7 @@ from crawler.config import Config
 from crawler.errors import CrawlerError, InputError
 from crawler.store import DOCUMENT_FIELDS, Store, open_store
 from crawler.store.base import limited
+from extractors.summary import sentences_in
 
 __all__ = ["ArticleNotFound", "run_export", "run_list", "run_search", "run_show", "run_stats"]
 
@@ -341,8 +342,11 @@ def _print_document(
         lines.append("redirected from:")
         lines.extend(f"  {printable(url)}" for url in redirects)
     for length, text in sorted((document.get("summary") or {}).items(), key=lambda pair: int(pair[0])):
+        shown = sentences_in(text, document.get("body") or "")
         lines.append("")
-        lines.append(f"summary, {counted(int(length), 'sentence')}:")
+        lines.append(
+            f"summary, {counted(shown, 'sentence')}{'' if shown == int(length) else f' (of {length} asked)'}:"
+        )
         lines.extend(f"  {line}" for line in _wrapped(text, width - 2))
     reposts = document.get("reposts") or []
     if reposts:
