@@ -511,7 +511,8 @@ def test_a_worker_starts_without_scrapys_start_up_lists_unless_at_debug(
     tmp_path: Path, demo_origin: str, level: str
 ) -> None:
     """Scrapy's start-up lists (versions, overridden settings, enabled components: about 80 lines) are
-    DEBUG lines: a worker at INFO starts with its own lines, one at DEBUG shows them as DEBUG."""
+    DEBUG lines: a worker at INFO starts with where it runs (Redis, data and rules folders) and the sites
+    it serves, one at DEBUG shows them as DEBUG."""
     demo_rule(tmp_path / "rules", demo_origin, allow=True)
     environment = {
         name: value
@@ -545,7 +546,11 @@ def test_a_worker_starts_without_scrapys_start_up_lists_unless_at_debug(
     ]
     if level == "INFO":
         assert lists == [], "".join(lines)
-        assert "[crawler.worker.spider] INFO: Serving 1 site rules: demo-citynews" in "".join(lines)
+        ours = [line.split("] INFO: ", 1)[1] for line in lines[:2]]
+        assert ours == [
+            f"Redis unix://{tmp_path / 'data/redis/redis.sock'}, data folder data, rules folder rules\n",
+            "Serving 1 site rules: demo-citynews\n",
+        ], "".join(lines)
     else:
         assert len(lists) == 6, "".join(lines)
         assert all(" DEBUG: " in line for line in lists), "".join(lists)

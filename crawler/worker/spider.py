@@ -67,6 +67,7 @@ from twisted.web._newclient import ResponseFailed
 
 from crawler.commandline import counted, suggest
 from crawler.config import apply_environment
+from crawler.errors import redacted
 from crawler.items import Article, Discovered, Page
 from crawler.keys import ROBOTS_DISALLOWED, SEEN_ALREADY, SKIP_PREFIX
 from crawler.redisio.bloom import RedisBloom
@@ -228,6 +229,13 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             folder = crawler.settings["CRAWLER_RULES_DIR"]
             read = (rules_stamp(folder), load_rules(folder))
         spider._read_stamp, ruleset = read
+        settings = crawler.settings
+        logger.info(
+            "Redis %s, data folder %s, rules folder %s",
+            redacted(settings["REDIS_URL"]),
+            settings["CRAWLER_DATA_DIR"],
+            settings["CRAWLER_RULES_DIR"],
+        )
         spider.load(ruleset)
         crawler.signals.connect(spider.opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.slots_opened, signal=signals.spider_opened)
