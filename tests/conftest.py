@@ -7,6 +7,7 @@ sets it."""
 from __future__ import annotations
 
 import select
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,6 +25,20 @@ SITE_SERVER_SCRIPT = TESTS_DIR / "siteserver.py"
 SITES_DIR = TESTS_DIR / "sites"
 STARTUP_TIMEOUT = 20.0
 STOP_TIMEOUT = 10.0
+
+
+def stderr_until_interrupted(worker: subprocess.Popen[str], timeout: float) -> list[str]:
+    """The stderr lines of a started `crawler worker` (its stderr a text pipe): those up to Scrapy's
+    "Spider opened", then, once it was sent SIGINT there, the rest until it exits (within ``timeout``)."""
+    assert worker.stderr is not None
+    lines = []
+    for line in worker.stderr:
+        lines.append(line)
+        if "Spider opened" in line:
+            break
+    worker.send_signal(signal.SIGINT)
+    rest = worker.communicate(timeout=timeout)[1]
+    return lines + rest.splitlines(keepends=True)
 
 
 @dataclass(frozen=True, slots=True)

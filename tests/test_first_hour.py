@@ -11,7 +11,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import SiteServer
+from conftest import SiteServer, stderr_until_interrupted
 from rich.console import Console
 from scrapy.settings import Settings
 
@@ -528,15 +527,8 @@ def test_a_worker_starts_without_scrapys_start_up_lists_unless_at_debug(
         stdin=subprocess.DEVNULL,
         text=True,
     ) as worker:
-        assert worker.stderr is not None
-        lines = []
-        for line in worker.stderr:
-            lines.append(line)
-            if "Spider opened" in line:
-                break
-        worker.send_signal(signal.SIGINT)
-        lines += worker.stderr.readlines()
-        assert worker.wait(timeout=COMMAND_TIMEOUT) == 130, "".join(lines)  # interrupted
+        lines = stderr_until_interrupted(worker, COMMAND_TIMEOUT)
+        assert worker.returncode == 130, "".join(lines)  # interrupted
     lists = [
         line
         for line in lines

@@ -12,14 +12,13 @@ import json
 import logging
 import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SiteServer
+from conftest import SiteServer, stderr_until_interrupted
 from crawlsite import (
     COMMAND_TIMEOUT,
     FAST,
@@ -87,15 +86,7 @@ def test_broken_rule_files_are_named_and_skipped_by_every_command(site: Site) ->
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert worker.stderr is not None
-    lines = []
-    for line in worker.stderr:
-        lines.append(line)
-        if "Spider opened" in line:
-            break
-    worker.send_signal(signal.SIGINT)
-    _, rest = worker.communicate(timeout=WAIT_LIMIT)
-    log = "".join(lines) + rest
+    log = "".join(stderr_until_interrupted(worker, WAIT_LIMIT))
     assert "Serving 1 site rules: faults" in log and "Traceback" not in log, log[-4000:]
     assert "nul.yaml" in log
 
