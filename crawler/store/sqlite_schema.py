@@ -44,9 +44,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 7
-_JSON_COLUMNS = frozenset({"fields", "extraction", "summary", "reposts", "redirected_from"})
-# What a JSON column that does not parse is read as (JSON, each read a new value): that of a document
-# that has none.
+# The columns that hold JSON, each with what it is read as when it does not parse (JSON, each read a new
+# value): that of a document that has none.
 _UNREADABLE_JSON = {
     "fields": "{}",
     "extraction": "null",
@@ -54,6 +53,7 @@ _UNREADABLE_JSON = {
     "reposts": "[]",
     "redirected_from": "[]",
 }
+_JSON_COLUMNS = frozenset(_UNREADABLE_JSON)
 COLUMNS = ", ".join(DOCUMENT_FIELDS)
 
 _TABLES = (
