@@ -715,6 +715,34 @@ def test_a_running_worker_reads_a_rule_edited_after_it_started(setup: Setup) -> 
     assert "Rules removed while running: edited" in output
 
 
+@pytest.mark.parametrize("setup", [[farm_site("edited")]], indirect=True)
+def test_a_rule_edited_beside_a_yml_file_of_its_site_is_taken_as_changed(setup: Setup) -> None:
+    """A ``SITE.yml`` left beside ``SITE.yaml`` (not read: rule files end in ``.yaml``) is an error of the
+    site's name: an edit of the ``.yaml`` file was logged as "have errors, their sites keep the rule read
+    before", though the edited rule was read and used."""
+    setup.rule("edited")
+    path = setup.rules / "edited.yaml"
+    good = path.read_text(encoding="utf-8")
+    (setup.rules / "edited.yml").write_text(good, encoding="utf-8")
+    headline = "title: {xpath: \"//h1[@class='headline']\"}"
+    first, second = sorted(articles_of(setup.farm, "edited"))[:2]
+    rule = load_rules(setup.rules).rules["edited"]
+    with reloading_worker(setup, 0.2) as stderr:
+        crawled(setup, rule, [first])
+        path.write_text(good.replace(headline, headline[:-1] + ", regex: '^(\\S+)'}"), encoding="utf-8")
+        time.sleep(0.5)
+        crawled(setup, rule, [second])
+    output = stderr[0]
+    no_traceback(output)
+    with open_store({"CRAWLER_DATA_DIR": str(setup.data)}) as store:
+        titles = {
+            str(article["url"]): str(article["title"]) for article in store.iter_articles(site="edited")
+        }
+    assert titles[second] == "edited", "the edited rule: its title's first word"
+    assert "Rules changed while running: edited" in output
+    assert "have errors" not in output
+
+
 @pytest.mark.parametrize("setup", [[farm_site("saved")]], indirect=True)
 def test_a_rule_file_saved_by_renaming_takes_no_rule_away_for_the_moment_it_is_missing(setup: Setup) -> None:
     """An editor that saves by renaming (vim's default: the file moved aside, the new one written) leaves

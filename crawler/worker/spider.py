@@ -347,7 +347,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             for name, rule in ruleset.rules.items()
             if not self.only_sites or name in self.only_sites
         }
-        broken = {Path(error.file).stem for error in ruleset.errors}
+        broken = set(ruleset.broken)
         edited = _changed_files(before, stamp)
         added = sorted(name for name in fresh if name not in self.rules)
         changed = sorted(name for name in fresh if name in self.rules and f"{name}.yaml" in edited)
