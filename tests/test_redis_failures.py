@@ -1540,6 +1540,77 @@ def test_a_worker_whose_redis_user_loses_its_rights_says_so_with_the_fix_once(
     assert back == [back[0]] and back[0].startswith("Redis takes writes again after "), back
 
 
+def test_a_worker_whose_redis_user_loses_scripts_alone_logs_one_outage_and_one_recovery(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Redis user who loses EVALSHA and EVAL (ACL -@scripting, NOPERM) but may still SET: the write
+    check (a SET) passed, so every successful write of a turn (the site counters' pipeline) ended the
+    outage and the next script began one: "Redis refuses a command" and "Redis takes writes again" on every
+    turn. The outage ends when the user may run the refused command again, and the requests the worker
+    held through it are done after it."""
+    from scrapy.http import Request
+
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.worker.dupefilter import RedisBloomDupeFilter
+    from crawler.worker.heartbeat import WorkerHeartbeat
+    from crawler.worker.scheduler import LeasedScheduler
+    from crawler.worker.stats import RedisStatsCollector
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        client = connect(server.ensure())
+        client.acl_setuser("worker", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all"])
+        worker_url = f"unix://worker:pw@{server.socket_path}"
+        crawler = sites_spider(tmp_path, worker_url).crawler
+        scheduler = LeasedScheduler.from_crawler(crawler)
+        scheduler.spider = crawler.spider
+        scheduler.queue = LeasedQueue(connect(worker_url), Keys("crawler"))
+        scheduler.df = RedisBloomDupeFilter.from_crawler(crawler)
+        heartbeat = WorkerHeartbeat.from_crawler(crawler)
+        counters = RedisStatsCollector(crawler)
+
+        def idle_turn() -> None:
+            heartbeat.beat()
+            scheduler.tend_leases()
+            counters.inc_value("crawl/fetched/news")
+            counters.flush()
+
+        def said() -> list[str]:
+            return [record.getMessage() for record in caplog.records if "Redis" in record.getMessage()]
+
+        try:
+            for page in ("a", "b"):
+                meta = {"site": "news", "job": "j1"}
+                assert scheduler.enqueue_request(Request(f"http://127.0.0.1/{page}", meta=meta))
+            held = [scheduler.next_request(), scheduler.next_request()]
+            idle_turn()
+            client.acl_setuser("worker", enabled=True, commands=["-@scripting"])
+            with caplog.at_level(logging.WARNING):
+                for _ in range(3):
+                    idle_turn()
+                refusing = said()
+                caplog.clear()
+                client.acl_setuser("worker", enabled=True, commands=["+@scripting"])
+                idle_turn()
+                idle_turn()
+            back = said()
+            done = [
+                scheduler.queue.ack(request.meta["lease"], site="news", job="j1")
+                for request in held
+                if request is not None
+            ]
+            left = (len(scheduler.queue), scheduler.queue.leased())
+        finally:
+            client.close()
+    assert len(refusing) == 1, refusing
+    assert refusing[0].startswith("Redis refuses a command of the worker (write this worker's heartbeat: "), (
+        refusing
+    )
+    assert "'evalsha'" in refusing[0], refusing
+    assert back == [back[0]] and back[0].startswith("Redis takes writes again after "), back
+    assert done == [True, True], "each request held through the outage is done after it"
+    assert left == (0, 0)
+
+
 def test_a_redirect_whose_hand_on_meets_a_redis_outage_lets_its_lease_expire(tmp_path: Path) -> None:
     """An article link redirected while Redis is away: the seen filter's check of where it leads fails. The
     lease must leave the worker's hold (it expires and goes back to the queue); held, the worker renewed it

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -33,6 +34,8 @@ __all__ = [
     "decoded",
     "evicts",
     "hash_of",
+    "may_run",
+    "refused_command",
     "resolve_redis_url",
     "writes_refused",
 ]
@@ -193,6 +196,53 @@ def _write_refused(server: redis.Redis) -> str | None:
         )
     return None
 
+
+def refused_command(refusal: NoPermissionError) -> str | None:
+    """The command a ``NOPERM`` reply says the user may not run ("... no permissions to run the 'evalsha'
+    command ..."); None when it names none (a key the user may not touch) or names a subcommand."""
+    named = _REFUSED_COMMAND.search(str(refusal))
+    return named.group(1) if named else None
+
+
+def may_run(server: redis.Redis, command: str) -> bool | None:
+    """Whether the user of ``server`` may run ``command`` now, asked without running it: the command, with
+    as many arguments as it takes, is queued in a transaction that is then discarded (Redis checks the
+    user's rights as it queues a command, and runs nothing); None when Redis cannot say (the user may not
+    run COMMAND or MULTI)."""
+    connection = server.connection_pool.get_connection()
+    try:
+        info = _reply(connection, "COMMAND", "INFO", command)
+        if not isinstance(info, list) or not info or not isinstance(info[0], list):
+            return None
+        # Arity counts the command's name, a negative one as a least number; Redis checks it before the
+        # rights, so the command is given that many arguments.
+        _reply(connection, "MULTI")
+        allowed: bool | None = True
+        try:
+            _reply(connection, command, *[_WRITE_CHECK_KEY] * (abs(int(info[0][1])) - 1))
+        except NoPermissionError:
+            allowed = False
+        except redis.ResponseError:
+            allowed = None  # a command a transaction may not hold (WATCH): it cannot be asked so
+        _reply(connection, "DISCARD")
+    except redis.ResponseError:
+        return None  # COMMAND or MULTI refused; nothing is left queued
+    except (redis.ConnectionError, redis.TimeoutError):
+        connection.disconnect()  # type: ignore[no-untyped-call]
+        raise
+    finally:
+        server.connection_pool.release(connection)
+    return allowed
+
+
+def _reply(connection: redis.connection.AbstractConnection, *command: str | bytes) -> object:
+    """Redis's reply to ``command`` on ``connection``, unparsed (an error reply raised)."""
+    connection.send_command(*command)  # type: ignore[no-untyped-call]
+    return connection.read_response()
+
+
+# A NOPERM reply naming the command refused (a subcommand, "config|set", is not named alone).
+_REFUSED_COMMAND = re.compile(r"no permissions to run the '([a-z_.-]+)' command")
 
 # What to do when the user of the Redis URL may not run a command the crawler needs (NOPERM).
 NO_PERMISSION_FIX = (

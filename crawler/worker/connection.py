@@ -13,7 +13,7 @@ from scrapy.crawler import Crawler
 
 from crawler.errors import InputError
 from crawler.keys import Keys
-from crawler.redisio.connection import NO_PERMISSION_FIX, connect, writes_refused
+from crawler.redisio.connection import NO_PERMISSION_FIX, connect, may_run, refused_command, writes_refused
 
 __all__ = ["RedisOutage", "count_job", "keys_of", "outage_of", "server_of"]
 
@@ -69,13 +69,16 @@ class RedisOutage:
     A Redis that refuses writes (``MISCONF``: it cannot write to its disk; ``OOM``: its ``maxmemory`` is
     full; ``READONLY``: a replica) still answers reads, and scripts that write nothing: that outage ends
     only when a write succeeds, not at the next read. So does one whose user lost the right to run the
-    worker's commands (``NOPERM``: ACL), which is said with the fix."""
+    worker's commands (``NOPERM``: ACL), which is said with the fix; it ends when the user may run the
+    commands Redis refused again, not at a write of another (a user who lost EVALSHA alone still runs SET)."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.since: float | None = None
         # True while Redis refuses writes (see the class docstring).
         self.refusing = False
+        # The commands Redis said the user may not run (NOPERM) in this outage.
+        self.denied: set[str] = set()
         self._reminded = 0.0
         # When a call last succeeded: an outage is counted from then, not from its first error (a frozen
         # Redis raises only after the socket timeout).
@@ -87,6 +90,8 @@ class RedisOutage:
             self.crawler.stats.inc_value("redis/errors")
         now = time.monotonic()
         refuses = _refuses_writes(exc)
+        if isinstance(exc, NoPermissionError) and (command := refused_command(exc)) is not None:
+            self.denied.add(command)
         if self.since is None or (refuses and not self.refusing):
             # An outage starts, or one of a Redis gone away becomes one of a Redis refusing writes (back,
             # with its disk full): each is said once, the second with the file and the fix.
@@ -133,9 +138,14 @@ class RedisOutage:
 
     def _still_refused(self) -> bool:
         """True when Redis still refuses writes, though one succeeded: at its ``maxmemory`` it takes those
-        that free memory (a DEL, a lease released), not those that take it (``writes_refused``)."""
+        that free memory (a DEL, a lease released), not those that take it (``writes_refused``); a user
+        who may write still may not run a command Redis refused it (``may_run``; when Redis cannot say,
+        the write check alone decides)."""
+        server = server_of(self.crawler)
         try:
-            return writes_refused(server_of(self.crawler)) is not None
+            if any(may_run(server, command) is False for command in sorted(self.denied)):
+                return True
+            return writes_refused(server) is not None
         except redis.RedisError:
             return True
 
@@ -152,6 +162,7 @@ class RedisOutage:
         else:
             logger.warning("Redis is back after %.1f s", self._last_ok - self.since)
         self.since, self.refusing = None, False
+        self.denied.clear()
 
 
 def _refuses_writes(exc: redis.RedisError) -> bool:
