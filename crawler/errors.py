@@ -160,11 +160,14 @@ def file_in_the_way(path: Path) -> Path | None:
     return None
 
 
-# Where the authority of a URL ends (after its scheme's ``//``), and where its query or fragment starts.
+# Where the authority of a URL ends (after its scheme's ``//``).
 _AUTHORITY_END_RE = re.compile(r"[/?#]")
-_QUERY_START_RE = re.compile(r"[?#]")
-# An authority that holds no user name: a host (or [IPv6 address]) and a port of digits.
-_HOST_PORT_RE = re.compile(r"(?:\[[^\]]*\]|[^:@\[\]]*)(?::\d+)?")
+# An authority that holds no user name: a host (or [IPv6 address]) and a port of digits, or a list of them
+# (MongoDB's h1:27017,h2).
+_HOST_PORT_RE = re.compile(r"(?:\[[^\]]*\]|[^:@,\[\]]*)(?::\d+)?(?:,(?:\[[^\]]*\]|[^:@,\[\]]*)(?::\d+)?)*")
+# The rest of a password cut by an unencoded "?" or "#" after digits, read as a port ("user:1234?x@host"): no
+# query of name=value pairs, an "@", then a host.
+_PASSWORD_TAIL_RE = re.compile(r"[?#][^=&;/@]*@[^/?#@]*(?:[/?#]|$)")
 # Names of query or fragment parameters whose values may be secrets (redis://host/0?password=...,
 # ?api_key=...), matched whole: ?author=, ?design=, ?keyword= and ?passage= are no secrets.
 _SECRET_NAMES = (
@@ -236,13 +239,12 @@ def redacted(url: str) -> str:
         scheme, rest = "", url
     found = _AUTHORITY_END_RE.search(rest)
     end = found.start() if found else len(rest)
-    query = _QUERY_START_RE.search(rest)
-    before_query = rest[: query.start()] if query else rest
-    if "@" in rest[:end]:
-        at = rest.rindex("@", 0, end)
-    elif "@" in before_query and not _HOST_PORT_RE.fullmatch(rest[:end]):
-        # A password with a "/" in it ("user:pa/ss@host"): the authority runs to the last "@".
-        at = before_query.rindex("@")
+    if "@" in rest and (not _HOST_PORT_RE.fullmatch(rest[:end]) or _PASSWORD_TAIL_RE.match(rest, end)):
+        # The authority holds a user name; its password may hold an unencoded "@", "/", "?" or "#"
+        # ("user:p@ss", "user:pa/ss@host", "user:pa?ss@host", which urlparse reads as a query): it runs to
+        # the last "@" before the path that follows its first "@".
+        path = rest.find("/", rest.index("@"))
+        at = rest.rindex("@", 0, path if path >= 0 else len(rest))
     else:
         at = -1
     if at >= 0:

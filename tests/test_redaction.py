@@ -3,10 +3,14 @@ function, ``crawler.errors.redacted``, and never a password."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from crawlsite import COMMAND_TIMEOUT
 
 from crawler.errors import InputError, StoreSettingError, redacted
 from crawler.redisio.connection import RedisUnavailableError, resolve_redis_url
@@ -29,6 +33,16 @@ from crawler.worker.fetch import check_url
         ("http://user:s3c@ret@site.test/a", "http://***@site.test/a"),
         ("http://user:s3c/ret@site.test/a", "http://***@site.test/a"),
         ("http:/user:s3cret@site.test/a", "***@site.test/a"),
+        ("redis://user:s3c?ret@db.test:6379/0", "redis://***@db.test:6379/0"),
+        ("redis://:s3c#ret@db.test", "redis://***@db.test"),
+        ("redis://user:s3c?r#e@t@db.test/0?db=1", "redis://***@db.test/0?db=1"),
+        ("redis://user:s3c/r?et@db.test/0", "redis://***@db.test/0"),
+        ("redis://user:s3c?a=b@db.test/0", "redis://***@db.test/0"),
+        ("redis://user:1234?s3c@db.test/0", "redis://***@db.test/0"),
+        ("https://site.test:8080?next=a@b.test&page=1", "https://site.test:8080?next=a@b.test&page=1"),
+        ("unix://user:s3c?ret@/run/redis.sock", "unix://***@/run/redis.sock"),
+        ("mongodb://crawler:s3c?ret@h1:27017,h2/news", "mongodb://***@h1:27017,h2/news"),
+        ("mongodb://h1:27017,h2/news?note=a@b", "mongodb://h1:27017,h2/news?note=a@b"),
         ("user:s3cret@proxy.test:3128", "***@proxy.test:3128"),
         ("redis://db.test/0?password=s3cret&db=1", "redis://db.test/0?password=***&db=1"),
         (
@@ -104,3 +118,49 @@ def test_every_caller_shows_a_url_with_credentials_the_same_way() -> None:
     messages.append(str(fetch_error.value))
     assert messages[-1].startswith("invalid URL 'https://***@site.test/a?page=2': credentials in the URL")
     assert not any("alice" in message or "s3cret" in message for message in messages), messages
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://alice:s3c?ret@127.0.0.1:{port}/0",
+        "redis://alice:s3c?a=b@127.0.0.1:{port}/0",
+        "redis://alice:s3c#ret@127.0.0.1:{port}/0",
+        "redis://alice:s3c@ret@127.0.0.1:{port}/0",
+        "unix://alice:s3c?ret@/run/redis.sock",
+        "redis://alice:1234?s3cret@127.0.0.1:{port}/0",
+    ],
+)
+def test_a_redis_url_whose_password_holds_a_question_mark_a_hash_or_an_at_shows_none_of_it(url: str) -> None:
+    """A password with an unencoded "?" or "#" makes an invalid URL for urlparse, which reads the rest as a
+    query or a fragment: the URL was shown with its password, and redis-py's error ("Port could not be
+    cast to integer value as 's3c'") or the query parameters refused showed pieces of it."""
+    url = url.format(port=_closed_port())
+    with pytest.raises(RedisUnavailableError) as error:
+        resolve_redis_url(url, Path("unused"))
+    said = str(error.value)
+    assert "***@" in said and "REDIS_URL" in said, said
+    assert not any(piece in said for piece in ("alice", "s3c", "ret", "a=b")), said
+    if "@ret" not in url:
+        assert "percent-encoded (? as %3F, # as %23, / as %2F)" in said, said
+
+
+def test_a_worker_given_a_redis_url_whose_password_holds_a_question_mark_shows_none_of_it(
+    tmp_path: Path,
+) -> None:
+    """`crawler worker` with such a REDIS_URL said "REDIS_URL 'redis://alice:s3c?ret@...' is not a Redis
+    URL (Port could not be cast to integer value as 's3c')": the password twice."""
+    env = {key: value for key, value in os.environ.items() if key not in ("MONGO_URI", "CRAWLER_COMMAND")}
+    env.update(REDIS_URL="redis://alice:s3c?ret@127.0.0.1:6379/0", CRAWLER_DATA_DIR=str(tmp_path / "data"))
+    done = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "worker"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "REDIS_URL 'redis://***@127.0.0.1:6379/0' is not a Redis URL" in done.stderr, done.stderr
+    assert "s3c" not in done.stderr + done.stdout and "alice" not in done.stderr + done.stdout, done.stderr

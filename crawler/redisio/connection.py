@@ -274,7 +274,15 @@ def _data_file(server: redis.Redis, setting: str) -> PurePosixPath | None:
 
 
 def _client(url: str, source: str) -> redis.Redis:
-    scheme = urlsplit(url).scheme
+    split = urlsplit(url)
+    scheme = split.scheme
+    if "@" not in split.netloc and redacted(url).partition("://")[2].startswith("***@"):
+        # Read on, its query parameters or redis-py's error ("Port could not be cast to integer value as
+        # 'pa'") would show pieces of the password.
+        raise RedisUnavailableError(
+            f"{source} {redacted(url)!r} is not a Redis URL: a '?', '#' or '/' in its user name or password"
+            " ends the URL's host part there; write each percent-encoded (? as %3F, # as %23, / as %2F)"
+        )
     refused = _refused_query_parameters(url, scheme) if scheme in _CONNECTION_CLASSES else []
     if refused:
         shown = ", ".join(sorted(_query_parameters(scheme) & _SHOWN))
