@@ -541,7 +541,7 @@ def test_a_worker_starts_without_scrapys_start_up_lists_unless_at_debug(
         ours = [line.split("] INFO: ", 1)[1] for line in lines[:2]]
         assert ours == [
             f"Redis unix://{tmp_path / 'data/redis/redis.sock'}, data folder data, rules folder rules\n",
-            "Serving 1 site rules: demo-citynews\n",
+            "Serving 1 site rule: demo-citynews\n",
         ], "".join(lines)
     else:
         assert len(lists) == 6, "".join(lines)

@@ -87,7 +87,7 @@ def test_broken_rule_files_are_named_and_skipped_by_every_command(site: Site) ->
         text=True,
     )
     log = "".join(stderr_until_interrupted(worker, WAIT_LIMIT))
-    assert "Serving 1 site rules: faults" in log and "Traceback" not in log, log[-4000:]
+    assert "Serving 1 site rule: faults" in log and "Traceback" not in log, log[-4000:]
     assert "nul.yaml" in log
 
 

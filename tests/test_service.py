@@ -135,7 +135,8 @@ def stop_worker(worker: subprocess.Popen[bytes]) -> None:
 def wait_serving(log: Path, sites: str) -> None:
     """Wait until the worker logging to ``log`` has read the rules folder as it starts, and serves ``sites``
     (comma-separated, sorted): a rule file written after is one added while it runs."""
-    serving = f"Serving {sites.count(',') + 1} site rules: {sites}\n"
+    count = sites.count(",") + 1
+    serving = f"Serving {count} site {'rule' if count == 1 else 'rules'}: {sites}\n"
     deadline = time.monotonic() + JOB_TIMEOUT
     while serving not in (text := log.read_text(encoding="utf-8")):
         assert time.monotonic() < deadline, f"the worker never logged {serving!r}: {text[-3000:]}"

@@ -277,7 +277,7 @@ def test_three_workers_together_keep_a_sites_delay(setup: Setup) -> None:
     gaps = [later - earlier for earlier, later in itertools.pairwise(queue.next_moments)]
     closest = min(gaps)
     assert closest >= SHARED_DELAY - CLOCK_DIGITS, f"two requests taken {closest:.3f} s apart (gaps {gaps})"
-    assert all("Serving 1 site rules" in output for output in outputs), "three workers served the site"
+    assert all("Serving 1 site rule: " in output for output in outputs), "three workers served the site"
     assert sorted(setup.stored_urls()) == urls
 
 

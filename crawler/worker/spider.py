@@ -300,7 +300,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         for rule in self.rules.values():
             if rule.allow_private:
                 allow_private_domains(rule.known_domains)
-        logger.info("Serving %d site rules: %s", len(self.rules), ", ".join(sorted(self.rules)))
+        logger.info("Serving %s: %s", counted(len(self.rules), "site rule"), ", ".join(sorted(self.rules)))
 
     def private_domains_of(self, site: str) -> Sequence[str]:
         """The domains the requests of ``site`` may reach on private addresses: its rule's, when the rule
