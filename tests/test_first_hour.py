@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SiteServer, stderr_until_interrupted
+from crawlsite import wait_until
 from rich.console import Console
 from scrapy.settings import Settings
 
@@ -29,6 +31,7 @@ from crawler.commandline import span
 from crawler.demo import DEMO_ORIGIN, DEMO_RULES
 from crawler.demo.server import DemoServer
 from crawler.errors import InputError
+from crawler.keys import Keys
 from crawler.rules import load_rule
 from crawler.store import store_config
 
@@ -546,6 +549,83 @@ def test_a_worker_starts_without_scrapys_start_up_lists_unless_at_debug(
     else:
         assert len(lists) == 6, "".join(lines)
         assert all(" DEBUG: " in line for line in lists), "".join(lists)
+
+
+def test_what_a_worker_did_names_the_articles_it_updated_and_the_kinds_of_its_errors() -> None:
+    from crawler.worker.process import _what_it_did
+
+    stats = {
+        "elapsed_time_seconds": 61.4,
+        "finish_reason": "finished",
+        "crawl/pages/a": 2,
+        "crawl/pages/b": 1,
+        "store/new/a": 1,
+        "store/updated/b": 2,
+        "dead/a": 2,
+        "dead/b": 1,
+        "errors/http/a": 2,
+        "errors/no rule/b": 1,
+    }
+    assert _what_it_did(stats) == (
+        "The worker ran 61 s (finished): fetched 3 pages, stored 1 article, updated 2 stored before,"
+        " errors 3 (http: 2, no rule: 1)"
+    )
+
+
+@pytest.mark.parametrize("level", ["INFO", "DEBUG"])
+def test_a_worker_stops_with_one_line_of_what_it_did_not_scrapys_stats_unless_at_debug(
+    tmp_path: Path, demo_origin: str, level: str
+) -> None:
+    """A worker's stop at INFO dumped Scrapy's stats ("Dumping Scrapy stats:" and a dict of 40 lines or
+    more) and said nothing of its own of what it did. The dump is a DEBUG line, as the start-up lists are,
+    and the worker says in one line what it did, as a temp crawl's summary counts it."""
+    from crawler.redisio.connection import connect
+    from crawler.redisio.embedded import EmbeddedRedis
+    from crawler.requests import JobCounts, enqueue_job
+
+    rule = demo_rule(tmp_path / "rules", demo_origin, allow=True)
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("CRAWLER_", "REDIS_", "MONGO_"))
+    }
+    log = tmp_path / "worker.log"
+    with EmbeddedRedis(tmp_path / "data", watch_seconds=0) as server:
+        url = server.ensure()
+        client = connect(url)
+        keys = Keys("crawler")
+        job = enqueue_job(client, keys, [load_rule(rule)])
+        with log.open("w", encoding="utf-8") as stream:
+            worker = subprocess.Popen(
+                [sys.executable, "-m", "crawler.cli", "worker", "-s", f"LOG_LEVEL={level}"],
+                cwd=tmp_path,
+                env={**environment, "REDIS_URL": url},
+                stdout=subprocess.DEVNULL,
+                stderr=stream,
+                stdin=subprocess.DEVNULL,
+            )
+            try:
+                wait_until(lambda: JobCounts.read(client, keys, job).pending == 0, "the job to be done")
+                counts = JobCounts.read(client, keys, job)
+            finally:
+                worker.send_signal(signal.SIGINT)
+                worker.wait(COMMAND_TIMEOUT)
+        client.close()
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert worker.returncode == 130, "\n".join(lines[-40:])  # interrupted
+    dumps = [line for line in lines if "Dumping Scrapy stats:" in line]
+    if level == "INFO":
+        assert dumps == [], "\n".join(lines[-60:])
+        assert [line for line in lines if re.match(r" ?[{']\S+': ", line)] == [], "no line of the dict"
+    else:
+        assert len(dumps) == 1 and " DEBUG: " in dumps[0], "\n".join(lines[-60:])
+    did = [line.split("] INFO: ", 1)[1] for line in lines if "[crawler.worker.process] INFO: " in line]
+    assert counts.fetched > 0 and counts.stored > 0, counts
+    assert len(did) == 1 and re.fullmatch(
+        rf"The worker ran \d+ s \(shutdown\): fetched {counts.fetched} pages, stored {counts.stored}"
+        rf" articles, errors {counts.errors}",
+        did[0],
+    ), "\n".join(lines[-60:])
 
 
 def test_the_scheduler_and_status_on_an_empty_rules_folder_say_so(tmp_path: Path) -> None:

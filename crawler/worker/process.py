@@ -65,13 +65,15 @@ class _NeverOpened(logging.Filter):
         return True
 
 
-class _StartupList(logging.Filter):
+class _ScrapysList(logging.Filter):
     """Scrapy's start-up lists (its version and the libraries', the settings overridden, the add-ons,
-    extensions, middlewares and pipelines enabled: about 80 lines) are logged at DEBUG, not INFO: shown
-    with ``LOG_LEVEL=DEBUG``, for diagnosing. Its other lines, and every warning, keep their level."""
+    extensions, middlewares and pipelines enabled: about 80 lines) and its stats dumped at the stop (a
+    dict of 40 lines or more) are logged at DEBUG, not INFO: shown with ``LOG_LEVEL=DEBUG``, for
+    diagnosing; :func:`run_worker` says what the crawl did in one line of its own. Scrapy's other lines,
+    and every warning, keep their level."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno == logging.INFO and str(record.msg).startswith(_STARTUP_LISTS):
+        if record.levelno == logging.INFO and str(record.msg).startswith(_SCRAPYS_LISTS):
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return True
 
@@ -94,10 +96,17 @@ class _WorkerProcess(SignalledProcess):
 
 
 _NEVER_OPENED = _NeverOpened()
-_STARTUP_LIST = _StartupList()
-# The start of each of Scrapy's start-up messages (their templates, scrapy 2.19) and the logger of each.
-_STARTUP_LISTS = ("Scrapy ", "Versions:", "Overridden settings:", "Enabled ")
-_STARTUP_LOGGERS = ("scrapy.utils.log", "scrapy.crawler", "scrapy.addons", "scrapy.middleware")
+_SCRAPYS_LIST = _ScrapysList()
+# The start of each of Scrapy's start-up messages and of its stats dump (their templates, scrapy 2.19), and
+# the logger of each.
+_SCRAPYS_LISTS = ("Scrapy ", "Versions:", "Overridden settings:", "Enabled ", "Dumping Scrapy stats:")
+_SCRAPYS_LIST_LOGGERS = (
+    "scrapy.utils.log",
+    "scrapy.crawler",
+    "scrapy.addons",
+    "scrapy.middleware",
+    "scrapy.statscollectors",
+)
 _ONE_LINE_LOGGERS = {
     "crawler.worker.robots": _OneLine(only_ours=False),
     "scrapy.core.scraper": _OneLine(only_ours=True),
@@ -139,8 +148,8 @@ def run_worker(
         logging.getLogger(name).addFilter(one_line)
     logging.getLogger("scrapy.utils.signal").addFilter(_NEVER_OPENED)
     logging.getLogger("scrapy.core.engine").addFilter(_NEVER_OPENED)
-    for name in _STARTUP_LOGGERS:
-        logging.getLogger(name).addFilter(_STARTUP_LIST)
+    for name in _SCRAPYS_LIST_LOGGERS:
+        logging.getLogger(name).addFilter(_SCRAPYS_LIST)
     check_worker_settings(settings)
     sys.setswitchinterval(settings.getfloat("WORKER_SWITCH_INTERVAL"))
     process = _WorkerProcess(settings)
@@ -176,6 +185,32 @@ def run_worker(
         raise process.stopped()  # stopped (Ctrl-C, SIGTERM) before the crawl had started: nothing ran
     assert crawler.stats is not None
     stats = dict(crawler.stats.get_stats())
+    logger.info("%s", _what_it_did(stats))
     if process.interrupted or stats.get("finish_reason") == "shutdown":
         raise process.stopped()  # Ctrl-C or SIGTERM, once the crawl ran or while it opened
     return stats
+
+
+def _what_it_did(stats: dict[str, Any]) -> str:
+    """What a crawl did, from its stats, in the words of a temp crawl's summary: ``The worker ran 8 s
+    (shutdown): fetched 55 pages, stored 49 articles, errors 0`` (the articles updated, stored before, and
+    the kinds of the errors, dead letters, when there are some)."""
+
+    def total(prefix: str) -> int:
+        return sum(int(count) for name, count in stats.items() if name.startswith(prefix))
+
+    updated = total("store/updated/")
+    errors = total("dead/")
+    kinds: dict[str, int] = {}
+    for name, count in stats.items():
+        if name.startswith("errors/"):
+            kind = name.removeprefix("errors/").rpartition("/")[0]
+            kinds[kind] = kinds.get(kind, 0) + int(count)
+    return (
+        f"The worker ran {float(stats.get('elapsed_time_seconds', 0)):.0f} s"
+        f" ({stats.get('finish_reason', 'stopped')}): fetched {counted(total('crawl/pages/'), 'page')},"
+        f" stored {counted(total('store/new/'), 'article')}"
+        + (f", updated {updated} stored before" if updated else "")
+        + f", errors {errors}"
+        + (f" ({', '.join(f'{kind}: {count}' for kind, count in sorted(kinds.items()))})" if errors else "")
+    )
