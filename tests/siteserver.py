@@ -70,7 +70,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                ``&title=T``: titles "T C-I", the JSON in UTF-8 (not escaped);
                                ``&surrogate=1``: post 0's title and author end with a lone surrogate,
                                ``\\ud83d`` (half an emoji, as a JSON escape: JSON allows it);
-                               ``&surrogate=link``: post 0's link ends with one
+                               ``&surrogate=link``: post 0's link ends with one; ``&naive=1``:
+                               ``created`` without a UTC offset, ``2026-11-(C+I) 08:00``
 ``/api-object``                JSON whose ``data.posts`` is an object, not a list
 ``/search?q=K&page=P``         a search result page for K (pages 1 to 3, ``<a rel="next">``): in
                                ``<ol class="results">``, ``/a/found-K-P`` here, ``/a/there-K-P``
@@ -270,7 +271,8 @@ def api_page(query: dict[str, str]) -> dict[str, Any]:
             "link": f"/a/api-{cursor}-{item}",
             "title": f"{query.get('title', 'API post')} {cursor}-{item}",
             "user": {"name": f"Writer {item}"},
-            "created": f"2026-11-{cursor + item:02d}T08:00:00Z",
+            "created": f"2026-11-{cursor + item:02d}"
+            + (" 08:00" if query.get("naive") == "1" else "T08:00:00Z"),
             "stats": {"likes": cursor * 10 + item},
         }
         if query.get("full") == "1":

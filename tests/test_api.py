@@ -142,7 +142,7 @@ def site(site_server: SiteServer, tmp_path: Path) -> Site:
     return Site(site_server, tmp_path, name="api")
 
 
-def _api_rule(site: Site, query: str, *, max_pages: int = 5) -> None:
+def _api_rule(site: Site, query: str, *, max_pages: int = 5, more: str = "") -> None:
     text = (
         "domains: [127.0.0.1]\n"
         "api:\n"
@@ -155,6 +155,7 @@ def _api_rule(site: Site, query: str, *, max_pages: int = 5) -> None:
         " likes: stats.likes}\n"
         "article:\n  fields:\n    title: {xpath: //h1}\n"
         '    body: {xpath: "//div[@class=\'article\']/p", join: "\\n\\n"}\n'
+        f"{more}"
     )
     site.rules.mkdir(parents=True, exist_ok=True)
     (site.rules / f"{site.name}.yaml").write_text(text, encoding="utf-8")
@@ -225,6 +226,22 @@ def test_items_without_a_body_are_fetched_with_the_items_fields_filling_the_page
     article = stored["/a/api-1-0"]
     assert article["title"] == "Article api-1-0", "the page's own title first"
     assert (article["author"], article["published"]) == ("Writer 0", "2026-11-01T08:00:00+00:00")
+
+
+def test_a_time_without_offset_is_stored_with_the_offset_of_the_rules_timezone(site: Site) -> None:
+    """The API gives ``2026-11-01 08:00``, Beijing time with no UTC offset: without a ``timezone`` it was
+    stored ``2026-11-01T08:00:00``, eight hours off the other sites' times; with ``timezone:
+    Asia/Shanghai`` it is stored with +08:00, on the article pages fetched from 127.0.0.1 as on those the
+    JSON holds."""
+    _api_rule(site, "pages=1&per=2&naive=1", more="timezone: Asia/Shanghai\n")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    stored = site.stored()
+    assert {path: article["published"] for path, article in stored.items()} == {
+        "/a/api-1-0": "2026-11-01T08:00:00+08:00",
+        "/a/api-1-1": "2026-11-02T08:00:00+08:00",
+    }
+    assert stored["/a/api-1-0"]["title"] == "Article api-1-0", "the article page was fetched"
 
 
 def test_a_cursor_that_loops_stops_the_chain_saying_so(site: Site) -> None:

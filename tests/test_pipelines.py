@@ -13,9 +13,10 @@ import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from scrapy.crawler import Crawler
@@ -239,6 +240,66 @@ def test_digits_other_than_ten_alone_are_never_read_as_a_date_and_hour(text: str
     ten digits are not read as a date and hour (2026-01-01 05:00 for ``2026010100005``)."""
     now = datetime(2026, 11, 20, tzinfo=UTC).timestamp()
     assert published_date(text, now=now) is None
+
+
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+
+
+@pytest.mark.parametrize(
+    ("text", "iso"),
+    [
+        # A time without a UTC offset, in every form the crawl reads: read in the rule's zone.
+        ("2026-11-20 10:31", "2026-11-20T10:31:00+08:00"),
+        ("2026-11-20T10:31:00", "2026-11-20T10:31:00+08:00"),
+        ("2026年11月20日 10:31", "2026-11-20T10:31:00+08:00"),
+        ("2026年11月20日 下午2:05", "2026-11-20T14:05:00+08:00"),
+        ("Nov 20, 2026 2:05 PM", "2026-11-20T14:05:00+08:00"),
+        ("Fri, 20 Nov 2026 10:31:00", "2026-11-20T10:31:00+08:00"),
+        ("2026112010", "2026-11-20T10:00:00+08:00"),
+        # A time with its offset is kept as the page says; a Unix timestamp counts to a UTC time.
+        ("2026-11-20T10:31:00Z", "2026-11-20T10:31:00+00:00"),
+        ("2026-11-20 10:31 +0100", "2026-11-20T10:31:00+01:00"),
+        ("Fri, 20 Nov 2026 10:31:00 GMT", "2026-11-20T10:31:00+00:00"),
+        ("1763634660", "2025-11-20T10:31:00+00:00"),
+        # A date alone stays a date: no time to place in the zone.
+        ("2026-11-20", "2026-11-20"),
+        ("2026年11月20日", "2026-11-20"),
+        ("2026-11-20+05:00", "2026-11-20"),
+    ],
+)
+def test_a_time_without_offset_is_read_in_the_zone_given(text: str, iso: str) -> None:
+    now = datetime(2026, 11, 28, tzinfo=UTC).timestamp()
+    assert published_date(text, now=now, zone=SHANGHAI) == iso
+
+
+def test_a_fixed_offset_zone_gives_its_offset() -> None:
+    zone = timezone(-timedelta(hours=5, minutes=30))
+    assert published_date("2026-11-20 10:31", zone=zone) == "2026-11-20T10:31:00-05:30"
+
+
+@pytest.mark.parametrize(
+    ("text", "iso"),
+    [
+        # Clocks go back at 03:00 summer time on 2026-10-25: 02:00-02:59 comes twice, first at +02:00.
+        ("2026-10-25 01:59", "2026-10-25T01:59:00+02:00"),
+        ("2026-10-25 02:30", "2026-10-25T02:30:00+02:00"),
+        ("2026-10-25 03:00", "2026-10-25T03:00:00+01:00"),
+        # Clocks go forward at 02:00 on 2026-03-29: no clock showed 02:30, which is the time an hour on.
+        ("2026-03-29 01:59", "2026-03-29T01:59:00+01:00"),
+        ("2026-03-29 02:30", "2026-03-29T03:30:00+02:00"),
+        ("2026-03-29 03:00", "2026-03-29T03:00:00+02:00"),
+        # Winter and summer offsets of the same zone.
+        ("2026-01-15 12:00", "2026-01-15T12:00:00+01:00"),
+        ("2026-07-15 12:00", "2026-07-15T12:00:00+02:00"),
+    ],
+)
+def test_a_zone_with_summer_time_reads_the_repeated_hour_as_the_first_and_the_skipped_one_an_hour_on(
+    text: str, iso: str
+) -> None:
+    assert published_date(text, zone=ZoneInfo("Europe/Berlin")) == iso
+    assert (
+        datetime.fromisoformat(iso).astimezone(ZoneInfo("Europe/Berlin")).isoformat(timespec="seconds") == iso
+    )
 
 
 def test_a_published_value_that_is_no_date_is_kept_and_counted(crawler: Crawler) -> None:

@@ -40,6 +40,7 @@ from crawler.rules import (
 from crawler.rules.feeds import FeedEntry
 from crawler.rules.schema import build_rule
 from crawler.rules.sitemaps import SitemapEntry
+from crawler.rules.zones import zone_name
 from crawler.settings import QREAD_MIN_BODY_CHARS
 from extractors.encoding import decode_checked
 
@@ -208,7 +209,7 @@ def test_unknown_keys_are_rejected_at_every_level(tmp_path: Path) -> None:
     assert errors_of(tmp_path, text) == [
         f'{file}: nmae: unknown key "nmae" (expected one of: name, domains, allow_private_addresses,'
         " start_urls, feeds, sitemaps, api, search, discover, index, depth, article, politeness, priority,"
-        " schedule, headers, encoding, access;"
+        " schedule, headers, encoding, timezone, access;"
         ' did you mean "name"?)',
         f'{file}: index.links.allwo: unknown key "allwo" (expected one of: xpath, allow, deny;'
         ' did you mean "allow"?)',
@@ -1636,6 +1637,92 @@ def test_rules_try_shows_the_published_date_as_the_crawl_stores_it(tmp_path: Pat
     write(tmp_path, "iso.html", ARTICLE_PAGE.replace(">20 November<", ">2026-11-20<"))
     run = crawler("rules", "try", "citynews", str(article.with_name("iso.html")), cwd=tmp_path)
     assert "  published  2026-11-20" in run.stdout.splitlines(), "stored as it is: no note"
+
+
+# --- timezone -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "zone"),
+    [
+        ("Asia/Shanghai", "Asia/Shanghai"),
+        ("Europe/Berlin", "Europe/Berlin"),
+        ("UTC", "UTC"),
+        ("'+08:00'", "+08:00"),
+        ("'-0530'", "-05:30"),
+        ("'+00:00'", "+00:00"),
+    ],
+)
+def test_timezone_is_an_iana_zone_or_a_fixed_offset(tmp_path: Path, value: str, zone: str) -> None:
+    rule = minimal_rule_with(tmp_path, f"timezone: {value}\n")
+    assert rule.timezone is not None and zone_name(rule.timezone) == zone
+
+
+def test_a_rule_without_timezone_has_none(tmp_path: Path) -> None:
+    assert load_rule(write(tmp_path, "mini.yaml", MINIMAL_RULE)).timezone is None
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("Asia/Shangai", '"Asia/Shangai" is no time zone; did you mean "Asia/Shanghai"?'),
+        ("asia/shanghai", '"asia/shanghai" is no time zone; did you mean "Asia/Shanghai"?'),
+        ("Beijing", '"Beijing" is no time zone'),
+        # The machine's own zone: another on each machine that reads the rule.
+        ("localtime", '"localtime" is no time zone'),
+        ("../../etc/passwd", '"../../etc/passwd" is no time zone'),
+        ("'+25:00'", '"+25:00" is no time zone'),
+        ("'+08:75'", '"+08:75" is no time zone'),
+        # YAML reads +8:00 unquoted as a number of minutes (sexagesimal): 480.
+        ("+8:00", "wrong type: the number 480"),
+        ("''", 'empty string ""'),
+    ],
+)
+def test_a_timezone_that_names_no_zone_is_an_error_naming_file_key_value_and_fix(
+    tmp_path: Path, value: str, problem: str
+) -> None:
+    error = minimal_rule_error(tmp_path, f"timezone: {value}\n")
+    assert (error.file, error.key) == (str(tmp_path / "site.yaml"), "timezone")
+    assert error.problem.startswith(problem), error.problem
+    assert str(error).startswith(f"{tmp_path / 'site.yaml'}: timezone: {problem}")
+    assert str(error).endswith(
+        "(expected an IANA time zone name such as Asia/Shanghai, Europe/Berlin or America/New_York, or a"
+        " fixed UTC offset such as +08:00 (quoted))"
+    )
+
+
+def test_rules_check_names_a_bad_timezone_and_passes_the_other_rules(tmp_path: Path) -> None:
+    write(tmp_path / "rules", "beijing.yaml", MINIMAL_RULE + "timezone: Asia/Shangai\n")
+    write(tmp_path / "rules", "berlin.yaml", MINIMAL_RULE + "timezone: Europe/Berlin\n")
+    write(tmp_path / "rules", "plain.yaml", MINIMAL_RULE)
+    run = crawler("rules", "check", cwd=tmp_path)
+    assert run.code == 1
+    assert run.stdout.splitlines()[0].startswith(
+        'rules/beijing.yaml: timezone: "Asia/Shangai" is no time zone; did you mean "Asia/Shanghai"?'
+    ), run.stdout
+    assert run.stdout.splitlines()[-1] == "2 rules ok, 1 file with 1 error", run.stdout
+
+
+def test_rules_try_shows_the_published_time_with_the_zone_it_was_read_in(tmp_path: Path) -> None:
+    rule = FULL_RULE.replace("encoding: gbk\n", "timezone: Asia/Shanghai\n").replace(
+        "published: {xpath: \"//time/@datetime\", regex: '(\\d{4}-\\d{2}-\\d{2})'}",
+        "published: {xpath: //time}",
+    )
+    write(tmp_path / "rules", "citynews.yaml", rule)
+    for name, given, shown in [
+        (
+            "naive.html",
+            "2026年11月20日 10:31",
+            "(stored as 2026-11-20T10:31:00+08:00, its time read in Asia/Shanghai, the rule's timezone)",
+        ),
+        # An offset the page gives is kept; a date alone stays a date: no zone to name.
+        ("offset.html", "2026-11-20 10:31 +0100", "(stored as 2026-11-20T10:31:00+01:00)"),
+        ("date.html", "2026年11月20日", "(stored as 2026-11-20)"),
+    ]:
+        article = write(tmp_path, name, ARTICLE_PAGE.replace(">20 November<", f">{given}<"))
+        run = crawler("rules", "try", "citynews", str(article), cwd=tmp_path)
+        assert (run.code, run.stderr) == (0, "")
+        assert f"  published  {given} {shown}" in run.stdout.splitlines(), run.stdout
 
 
 def test_rules_try_shows_the_pages_own_title_the_crawl_stores_when_the_rules_finds_nothing(

@@ -37,6 +37,7 @@ from crawler.rules.errors import shown as shown_value
 from crawler.rules.feeds import Feed, FeedError, read_feed
 from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
+from crawler.rules.zones import zone_name
 from crawler.settings import QREAD_ALGORITHM, SCHEDULE_TICK_SECONDS
 from crawler.worker.pipelines.clean import clean_line, published_date
 from extractors.documents import DocumentError, document_kind, read_document
@@ -446,12 +447,18 @@ def _note_unparsed_published(rule: Rule, values: list[str | None], *, api: bool 
             return
 
 
-def _stored_published(value: str) -> str:
-    """`` (stored as ISO-DATE)`` when the crawl stores the published ``value`` in another form, else
-    nothing."""
+def _stored_published(value: str, rule: Rule) -> str:
+    """`` (stored as ISO-DATE)`` when the crawl stores the published ``value`` in another form, naming the
+    rule's ``timezone`` when its time, without a UTC offset, is read in it; else nothing."""
     cleaned = clean_line(value)
-    stored = published_date(cleaned) if cleaned else None
-    return f" (stored as {stored})" if stored not in (None, cleaned) else ""
+    if not cleaned:
+        return ""
+    stored = published_date(cleaned, zone=rule.timezone)
+    if stored in (None, cleaned):
+        return ""
+    zone = rule.timezone
+    read_in = f", its time read in {zone_name(zone)}, the rule's timezone" if zone is not None else ""
+    return f" (stored as {stored}{read_in if stored != published_date(cleaned) else ''})"
 
 
 # What a listing page of each kind should be, and what the site has that its key should name.
@@ -769,7 +776,7 @@ def _show_api(rule: Rule, page: Page, url: str, found: ApiPage, output: str) -> 
         print(f"  {printable(str(link))} ({how})")
         for name, value in item.fields.items():
             if value is not None:
-                stored = _stored_published(value) if name == "published" else ""
+                stored = _stored_published(value, rule) if name == "published" else ""
                 print(f"    {name}: {printable(value if len(value) <= 80 else value[:77] + '...')}{stored}")
     print(f"next page  {printable(next_url) if next_url else '- (none)'}")
 
@@ -876,7 +883,7 @@ def _print_trial(trial: Trial) -> None:
     for name, value in trial.fields.items():
         lines = ["-"] if value is None else printable(value).splitlines() or [""]
         if name == "published" and value is not None:
-            lines[0] += _stored_published(value)
+            lines[0] += _stored_published(value, trial.rule)
         if name == "title" and trial.title_fallback is not None:
             lines = [
                 f"{printable(trial.title_fallback)} (fallback: the page's own title, as the crawl stores it"

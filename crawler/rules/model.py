@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import timedelta, tzinfo
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, Literal, TypeVar
@@ -287,6 +287,8 @@ class Rule:
     headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     # The web encoding every page is read in, by its WHATWG name (`gbk`, `windows-1252`).
     encoding: str | None = None
+    # The zone the site's times without a UTC offset are in (an IANA zone or a fixed offset).
+    timezone: tzinfo | None = None
     # The site is on this machine or an intranet: its hosts may resolve to private addresses.
     allow_private: bool = False
     # How the site is reached (access:): its own proxies instead of the global ones, its sessions, and the

@@ -7,7 +7,7 @@ import ipaddress
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import timedelta
+from datetime import timedelta, tzinfo
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -44,6 +44,7 @@ from crawler.rules.model import (
     ascii_host,
 )
 from crawler.rules.periods import EXPECTED_CRON, EXPECTED_EVERY, check_cron, parse_every
+from crawler.rules.zones import EXPECTED_ZONE, site_zone, zone_hint
 from extractors import extract
 from extractors.encoding import decode_html, normalize_encoding, query_codec
 
@@ -71,6 +72,7 @@ _TOP_KEYS = (
     "schedule",
     "headers",
     "encoding",
+    "timezone",
     "access",
 )
 # What a rule reads its articles' links from, besides start_urls and index; discover needs no domains.
@@ -300,6 +302,7 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
                     f"unknown encoding {_shown(label)}",
                     "a web text encoding such as utf-8, gbk, gb18030, big5, shift_jis or windows-1252",
                 )
+    zone = _timezone(top, check)
     proxies, sessions, login_url = _access(top, check, path)
     if check.errors:
         return None
@@ -330,11 +333,26 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
         every_max=bounds[1],
         headers=MappingProxyType(headers),
         encoding=encoding,
+        timezone=zone,
         allow_private=allow_private,
         proxies=proxies,
         sessions=sessions,
         login_url=login_url,
     )
+
+
+def _timezone(top: Mapping[str, Any], check: Checker) -> tzinfo | None:
+    """``timezone``: the zone the site's times without a UTC offset are read in; None when not given (or
+    after an error)."""
+    if "timezone" not in top:
+        return None
+    name = check.string(top["timezone"], "timezone", EXPECTED_ZONE)
+    if name is None:
+        return None
+    zone = site_zone(name)
+    if zone is None:
+        check.fail("timezone", f"{_shown(name)} is no time zone{zone_hint(name)}", EXPECTED_ZONE)
+    return zone
 
 
 def _access(

@@ -9,8 +9,9 @@ An article document has these fields, in every backend (SQLite and MongoDB):
 ``title``       str or None
 ``body``        the main text, paragraphs separated by a blank line; str or None
 ``published``   the site's publication date: ISO ``2026-11-20`` (or ``2026-11-20T10:31:00+08:00`` when
-                the page, or the feed or sitemap entry that led to it, gives a time) when it parsed, else
-                the text the rule read; or None
+                the page, or the feed or sitemap entry that led to it, gives a time; its UTC offset the
+                page's, else the rule's ``timezone``'s, else none) when it parsed, else the text the rule
+                read; or None
 ``author``      str or None
 ``fields``      the rule's custom fields, ``{name: str | None}``
 ``fetched_at``  ISO-8601 UTC time of the latest fetch, ``2026-11-20T10:31:00.000000Z`` (fixed width, so

@@ -5,7 +5,7 @@ from __future__ import annotations
 import email.utils
 import re
 import time
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
 from typing import TYPE_CHECKING, Self
 from urllib.parse import urldefrag
 
@@ -100,9 +100,11 @@ def clean_body(value: str | None) -> str | None:
     return "\n\n".join(part for part in paragraphs if part) or None
 
 
-def published_date(text: str, *, now: float | None = None) -> str | None:
+def published_date(text: str, *, now: float | None = None, zone: tzinfo | None = None) -> str | None:
     """ISO-8601 form of a publication date, ``2026-11-20``, or ``2026-11-20T10:31:00`` (with the page's
-    UTC offset when it gives one) when it has a time; None when no date is recognised.
+    UTC offset when it gives one) when it has a time; None when no date is recognised. A time without a
+    UTC offset is read in ``zone`` when given (the rule's ``timezone``) and written with the offset it has
+    there (:func:`_zoned`); a date alone stays a date.
 
     Recognised: ISO-8601, RFC 2822 (``Fri, 20 Nov 2026 10:31:00 GMT``), year-first numeric dates
     (``2026/11/20``, ``2026.11.20 10:31``, ``2026年11月20日``) and English month names
@@ -118,45 +120,62 @@ def published_date(text: str, *, now: float | None = None) -> str | None:
     """
     timestamp = _TIMESTAMP_RE.fullmatch(text.strip())
     if timestamp is not None:
-        return _timestamp(timestamp, time.time() if now is None else now)
+        return _timestamp(timestamp, time.time() if now is None else now, zone)
     text = _TWELVE_HOUR_RE.sub(_twenty_four_hour, text)
     text = _CHINESE_CLOCK_RE.sub(_chinese_hour, text)
     moment = read_iso(text) if _HOUR_FRACTION_RE.search(text) is None else None
     if isinstance(moment, datetime):
-        return moment.isoformat(timespec="seconds")
+        return _zoned(moment, zone).isoformat(timespec="seconds")
     if moment is not None:
         return moment.isoformat()
     try:
         parsed = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
-        return _date_in(text)
+        return _date_in(text, zone)
     # A zone RFC 2822 does not know (GMT+0800) leaves the time without one: the text may say it all the same.
     if parsed.tzinfo is None:
-        return _date_in(text) or parsed.isoformat(timespec="seconds")
+        return _date_in(text, zone) or _zoned(parsed, zone).isoformat(timespec="seconds")
     return parsed.isoformat(timespec="seconds")
 
 
-def _timestamp(found: re.Match[str], now: float) -> str | None:
-    """The time a timestamp (:data:`_TIMESTAMP_RE`) counts to, or the date and hour its ten digits are,
-    whichever is later but not more than a day ahead of ``now`` (see :func:`published_date`)."""
+def _zoned(moment: datetime, zone: tzinfo | None) -> datetime:
+    """``moment``, when it has no UTC offset, read in ``zone`` (without a zone, as it is). A wall time
+    that a change of the clocks makes ambiguous is read as the zone's rules read it with ``fold`` 0, as
+    java.time does: in the hour repeated when clocks go back (02:30 on 2026-10-25 in Europe/Berlin), the
+    first of the two (``+02:00``); in the hour skipped when they go forward (02:30 on 2026-03-29), the
+    time it is on the clocks after the change, an hour on (``03:30+02:00``): no clock showed 02:30."""
+    if zone is None or moment.tzinfo is not None:
+        return moment
+    placed = moment.replace(tzinfo=zone)
+    try:
+        return placed.astimezone(UTC).astimezone(zone)
+    except OverflowError:  # at the edge of the calendar (year 1, 9999) no datetime holds it in UTC
+        return placed
+
+
+def _timestamp(found: re.Match[str], now: float, zone: tzinfo | None) -> str | None:
+    """The time a timestamp (:data:`_TIMESTAMP_RE`) counts to, or the date and hour its ten digits are
+    (in ``zone``, else in UTC, and then written without an offset), whichever is later but not more than a
+    day ahead of ``now`` (see :func:`published_date`)."""
     seconds, milliseconds = found.groups()
     latest = now + _TIMESTAMP_AHEAD_SECONDS
     moment = int(seconds) if seconds is not None else int(milliseconds) // 1000
     counted = datetime.fromtimestamp(moment, UTC) if moment <= latest else None
     # Milliseconds, or seconds with a fraction, are a timestamp only.
-    hour = _date_and_hour(seconds) if seconds == found.group() else None
+    hour = _date_and_hour(seconds, zone) if seconds == found.group() else None
     if hour is not None and hour.timestamp() <= latest and (counted is None or hour > counted):
-        return hour.replace(tzinfo=None).isoformat(timespec="seconds")
+        return (hour if zone is not None else hour.replace(tzinfo=None)).isoformat(timespec="seconds")
     return None if counted is None else counted.isoformat(timespec="seconds")
 
 
-def _date_and_hour(digits: str) -> datetime | None:
-    """Ten digits as the date and hour they write (``2026112010``, 2026-11-20 10:00 UTC); None when they
-    write no such date or hour."""
+def _date_and_hour(digits: str, zone: tzinfo | None) -> datetime | None:
+    """Ten digits as the date and hour they write (``2026112010``, 2026-11-20 10:00) in ``zone``, else in
+    UTC; None when they write no such date or hour."""
     try:
-        return datetime(int(digits[:4]), int(digits[4:6]), int(digits[6:8]), int(digits[8:]), tzinfo=UTC)
+        hour = datetime(int(digits[:4]), int(digits[4:6]), int(digits[6:8]), int(digits[8:]))
     except ValueError:
         return None
+    return _zoned(hour, zone) if zone is not None else hour.replace(tzinfo=UTC)
 
 
 def _twenty_four_hour(match: re.Match[str]) -> str:
@@ -178,20 +197,21 @@ def _chinese_hour(match: re.Match[str]) -> str:
     return f" {hour:02d}"
 
 
-def _date_in(text: str) -> str | None:
-    """The first recognised date (and time) inside ``text``, ISO-8601."""
+def _date_in(text: str, zone: tzinfo | None) -> str | None:
+    """The first recognised date (and time, without a UTC offset read in ``zone``) inside ``text``,
+    ISO-8601."""
     match = _NUMERIC_DATE_RE.search(text)
     if match is not None:
         year, month, day, hour, minute, second, offset = match.groups()
-        return _iso(int(year), int(month), int(day), hour, minute, second, offset)
+        return _iso(int(year), int(month), int(day), hour, minute, second, offset, zone)
     match = _MONTH_DAY_YEAR_RE.search(text)
     if match is not None:
-        month_name, day, year, *time = match.groups()
-        return _iso(int(year), _MONTHS[month_name.lower()], int(day), *time)
+        month_name, day, year, hour, minute, second, offset = match.groups()
+        return _iso(int(year), _MONTHS[month_name.lower()], int(day), hour, minute, second, offset, zone)
     match = _DAY_MONTH_YEAR_RE.search(text)
     if match is not None:
-        day, month_name, year, *time = match.groups()
-        return _iso(int(year), _MONTHS[month_name.lower()], int(day), *time)
+        day, month_name, year, hour, minute, second, offset = match.groups()
+        return _iso(int(year), _MONTHS[month_name.lower()], int(day), hour, minute, second, offset, zone)
     return None
 
 
@@ -203,9 +223,10 @@ def _iso(
     minute: str | None,
     second: str | None,
     offset: str | None,
+    default: tzinfo | None,
 ) -> str | None:
-    """The date (and time) in ISO-8601; the date alone when the time is impossible (25:99), None when the
-    date is (2026-02-30)."""
+    """The date (and time, in its ``offset``, else in the ``default`` zone) in ISO-8601; the date alone
+    when the time is impossible (25:99), None when the date is (2026-02-30)."""
     try:
         found = date(year, month, day)
     except ValueError:
@@ -217,7 +238,7 @@ def _iso(
         moment = datetime(year, month, day, int(hour), int(minute), int(second or 0), tzinfo=zone)
     except ValueError:
         return found.isoformat()
-    return moment.isoformat(timespec="seconds")
+    return _zoned(moment, default).isoformat(timespec="seconds")
 
 
 def _utc_offset(zone: str) -> str:
@@ -228,7 +249,8 @@ def _utc_offset(zone: str) -> str:
 
 class CleanPipeline:
     """White space of title, author and published collapsed, body paragraphs cleaned, empty strings to
-    None (custom fields too), ``published`` in ISO-8601 when it parses (else kept as given and counted,
+    None (custom fields too), ``published`` in ISO-8601 when it parses (a time without a UTC offset in the
+    zone of the site's rule, ``timezone``, when it has one; else kept as given and counted,
     ``fields/unparsed/published/<site>``, and in its job's ``unparsed_published``), the URL's fragment
     dropped."""
 
@@ -245,7 +267,7 @@ class CleanPipeline:
         item.author = clean_line(item.author)
         published = clean_line(item.published)
         if published is not None:
-            found = published_date(published)
+            found = published_date(published, zone=self._zone(item.site))
             if found is None:
                 assert self.crawler.stats is not None
                 self.crawler.stats.inc_value(f"fields/unparsed/published/{item.site}")
@@ -259,3 +281,12 @@ class CleanPipeline:
         item.body = clean_body(item.body)
         item.fields = {name: clean_line(value) for name, value in item.fields.items()}
         return item
+
+    def _zone(self, site: str) -> tzinfo | None:
+        """The ``timezone`` of the rule of ``site``, as the spider serving it has the rule."""
+        # Scrapy's, in a worker alone, as count_job above.
+        from crawler.worker.spider import SitesSpider  # noqa: PLC0415
+
+        spider = self.crawler.spider
+        rule = spider.rule_of(site) if isinstance(spider, SitesSpider) else None
+        return rule.timezone if rule is not None else None
