@@ -429,7 +429,7 @@ def test_rules_find_the_articles_and_their_fields(origin: str, site_id: str, way
     for article in site.articles:
         fields = rule.extract_fields(page(origin, article.path, site))
         assert fields["title"] == article.title
-        assert published_date(str(fields["published"])) == article.published_stored
+        assert published_date(str(fields["published"]), zone=rule.timezone) == article.published_stored
         assert fields["author"] == article.author
         assert fields["section"] == article.section
         assert rule.needs_qread(fields["body"]) == article.needs_qread, article.path

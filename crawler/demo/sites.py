@@ -90,9 +90,9 @@ class DemoArticle:
     @property
     def published_stored(self) -> str:
         """What a crawl stores of the rules' ``published`` field: the day and time of day, with the UTC
-        offset the page gives (``2026-11-20T08:30:00+00:00``); 华夏网's pages give none (Beijing time)."""
-        moment = self.published.replace(tzinfo=None) if self.site == "huaxia" else self.published
-        return moment.isoformat(timespec="seconds")
+        offset the page gives (``2026-11-20T08:30:00+00:00``); 华夏网's pages give none, and its rule's
+        ``timezone`` (Asia/Shanghai) gives Beijing time's (``2026-11-20T09:00:00+08:00``)."""
+        return self.published.isoformat(timespec="seconds")
 
     def url(self, origin: str = DEMO_ORIGIN) -> str:
         return origin + self.path
