@@ -58,7 +58,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/sitemap.xml?to=P,Q``        a sitemap (``urlset``) of P, Q, ...; ``&lastmod=D1,D2`` their lastmod,
                                ``&news=1`` a news sitemap (``news:title`` "News N", ``news:
                                publication_date`` 2026-11-(N+1)T08:00Z; ``&news=date``: the date
-                               alone, 2026-11-(N+1)); ``.xml.gz``: gzip-compressed
+                               alone, 2026-11-(N+1); ``&news=naive``: 2026-11-(N+1)T08:00:00,
+                               no UTC offset); ``.xml.gz``: gzip-compressed
 ``/sitemap-index.xml?to=S,T``  a sitemap index of the sitemaps S, T, ...; ``&lastmod=`` as above
 ``/sitemap-loop.xml``          a sitemap index that lists itself
 ``/sitemap-bomb.xml.gz``       60 KB of gzip that inflate to 60 MB of white space in a ``urlset``
@@ -367,16 +368,16 @@ def docx_document(title: str, paragraphs: list[str]) -> bytes:
 
 
 def sitemap_document(
-    kind: str, links: list[str], dates: list[str], *, news: bool, date_only: bool = False
+    kind: str, links: list[str], dates: list[str], *, news: bool, date_only: bool = False, naive: bool = False
 ) -> str:
     """A ``urlset`` or ``sitemapindex`` of ``links`` (``dates[N]``, when given, the lastmod of link N); a
     news sitemap gives link N the title "News N" and the date 2026-11-(N+1) 08:00 UTC (``date_only``:
-    2026-11-(N+1), no time)."""
+    2026-11-(N+1), no time; ``naive``: 2026-11-(N+1)T08:00:00, no UTC offset)."""
     item = "sitemap" if kind == "sitemapindex" else "url"
     entries = []
     for n, link in enumerate(links):
         lastmod = f"<lastmod>{dates[n]}</lastmod>" if n < len(dates) else ""
-        published = f"2026-11-{n + 1:02d}" + ("" if date_only else "T08:00:00Z")
+        published = f"2026-11-{n + 1:02d}" + ("" if date_only else "T08:00:00" if naive else "T08:00:00Z")
         extra = (
             f"<news:news><news:publication><news:name>Test</news:name><news:language>en</news:language>"
             f"</news:publication><news:publication_date>{published}</news:publication_date>"
@@ -558,8 +559,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             links = [link for link in query.get("to", "").split(",") if link]
             dates = [date for date in query.get("lastmod", "").split(",") if date]
             kind = "sitemapindex" if path == "/sitemap-index.xml" else "urlset"
-            news, date_only = query.get("news") in ("1", "date"), query.get("news") == "date"
-            body = sitemap_document(kind, links, dates, news=news, date_only=date_only).encode()
+            news, date_only = query.get("news") in ("1", "date", "naive"), query.get("news") == "date"
+            naive = query.get("news") == "naive"
+            body = sitemap_document(kind, links, dates, news=news, date_only=date_only, naive=naive).encode()
             if path.endswith(".gz"):
                 self._send(200, gzip.compress(body), "application/x-gzip")
             else:

@@ -10,6 +10,7 @@ import json
 from datetime import UTC, date, datetime
 from pathlib import Path
 from urllib.parse import quote
+from zoneinfo import ZoneInfo
 
 import pytest
 from conftest import SiteServer
@@ -55,6 +56,43 @@ def test_a_date_alone_stays_a_date_and_changes_at_its_midnight_in_utc() -> None:
     assert entry.changed == datetime(2026, 11, 20, tzinfo=UTC)
     assert entry.hints() == {"title": "News 0", "published": "2026-11-01"}
     assert SitemapEntry("/a/2", published=date(2026, 11, 2)).changed == datetime(2026, 11, 2, tzinfo=UTC)
+
+
+def test_a_date_time_without_offset_is_read_in_the_zone_given_else_in_utc() -> None:
+    document = (
+        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<url><loc>http://news.test/a/1</loc><lastmod>2026-11-20T10:31:00</lastmod></url>"
+        b"<url><loc>http://news.test/a/2</loc><lastmod>2026-11-20T10:31:00+01:00</lastmod></url>"
+        b"<url><loc>http://news.test/a/3</loc><lastmod>2026-11-20</lastmod></url></urlset>"
+    )
+    naive, offset, day = read_sitemap(document, SITEMAP_URL, zone=ZoneInfo("Asia/Shanghai")).entries
+    assert naive.lastmod == datetime(2026, 11, 20, 2, 31, tzinfo=UTC)
+    assert offset.lastmod == datetime(2026, 11, 20, 9, 31, tzinfo=UTC), "its own offset kept"
+    assert day.lastmod == date(2026, 11, 20), "a date alone stays a date"
+    naive, _, _ = read_sitemap(document, SITEMAP_URL).entries
+    assert naive.lastmod == datetime(2026, 11, 20, 10, 31, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("given", "utc"),
+    [
+        # Berlin's clocks go back at 03:00 on 2026-10-25 (02:30 twice: the first, +02:00) and forward at
+        # 02:00 on 2026-03-29 (no 02:30: read at +01:00, the clocks' 03:30+02:00), as a page's time is.
+        ("2026-10-25T02:30:00", datetime(2026, 10, 25, 0, 30, tzinfo=UTC)),
+        ("2026-03-29T02:30:00", datetime(2026, 3, 29, 1, 30, tzinfo=UTC)),
+    ],
+)
+def test_a_sitemaps_time_in_an_hour_the_clocks_repeat_or_skip_is_read_as_a_pages_is(
+    given: str, utc: datetime
+) -> None:
+    document = (
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>http://news.test/a/1</loc><lastmod>{given}</lastmod></url></urlset>"
+    ).encode()
+    (entry,) = read_sitemap(document, SITEMAP_URL, zone=ZoneInfo("Europe/Berlin")).entries
+    assert entry.lastmod == utc
+    page = published_date(given.replace("T", " "), zone=ZoneInfo("Europe/Berlin"))
+    assert page is not None and datetime.fromisoformat(page) == utc
 
 
 def test_a_date_with_its_utc_offset_stays_a_date_with_no_time_made_up() -> None:
@@ -200,8 +238,8 @@ def _sitemap_rule(site: Site, *sitemaps: str, fields: str = "") -> None:
     (site.rules / f"{site.name}.yaml").write_text(text, encoding="utf-8")
 
 
-def _map(path: str, *links: str, news: bool = False, date_only: bool = False) -> str:
-    said = "&news=date" if date_only else "&news=1" if news else ""
+def _map(path: str, *links: str, news: bool = False, date_only: bool = False, naive: bool = False) -> str:
+    said = "&news=date" if date_only else "&news=naive" if naive else "&news=1" if news else ""
     return f"{path}?to=" + quote(",".join(links), safe="/,") + said
 
 
@@ -227,6 +265,16 @@ def test_a_news_sitemaps_date_alone_is_stored_as_a_date_and_the_pages_own_date_w
     stored = site.stored()
     assert stored["/a/news-one"]["published"] == "2026-11-01", "the sitemap's date, with no time made up"
     assert stored["/news/harbour-bridge.html"]["published"] == "2026-11-21", "the page's own date first"
+
+
+def test_a_news_sitemaps_time_without_offset_is_read_in_the_rules_timezone(site: Site) -> None:
+    """A news sitemap's ``2026-11-01T08:00:00`` (no UTC offset, which W3C datetime does not allow but
+    sites give) was read as UTC whatever the rule's ``timezone``: with ``timezone: Asia/Shanghai`` it is
+    Beijing time, the instant stored in UTC as the sitemap's other dates are."""
+    _sitemap_rule(site, _map("/sitemap.xml", "/a/news-one", naive=True), fields="timezone: Asia/Shanghai\n")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert site.stored()["/a/news-one"]["published"] == "2026-11-01T00:00:00+00:00"
 
 
 def test_a_sitemap_index_that_lists_itself_ends_at_the_depth_limit(site: Site) -> None:

@@ -365,7 +365,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
             raise InputError(str(exc)) from None
         _show_api(rule, page, feed_url, found, args.format)
         return EXIT_OK
-    sitemap = _as_sitemap(page, feed_url)
+    sitemap = _as_sitemap(page, feed_url, rule)
     if sitemap is not None:
         _show_sitemap(rule, page, feed_url, sitemap, args.format)
         return EXIT_OK
@@ -476,7 +476,7 @@ def _show_listing(rule: Rule, page: Page, url: str, kind: ListingKind, key: str,
         if kind == "feed":
             feed = read_feed(page.data, url, page.content_type)
         elif kind == "sitemap":
-            sitemap = read_sitemap(page.data, url)
+            sitemap = read_sitemap(page.data, url, zone=rule.timezone)
         else:
             assert rule.api is not None
             found = rule.api.read(page.data, url, rule.encoding)
@@ -794,10 +794,11 @@ def _left_out_why(api: ApiRule, without_url: int, off_domains: int, refused: int
     return ": " + ", ".join(reasons) if reasons else ""
 
 
-def _as_sitemap(page: Page, url: str) -> Sitemap | None:
-    """The page read as a sitemap, when it is one (or a robots.txt naming sitemaps)."""
+def _as_sitemap(page: Page, url: str, rule: Rule) -> Sitemap | None:
+    """The page read as a sitemap (its dates without an offset in the ``rule``'s timezone), when it is one
+    (or a robots.txt naming sitemaps)."""
     try:
-        sitemap = read_sitemap(page.data, url)
+        sitemap = read_sitemap(page.data, url, zone=rule.timezone)
     except SitemapError:
         return None
     return sitemap if sitemap.kind != "robots" or sitemap.entries else None

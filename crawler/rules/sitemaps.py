@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, tzinfo
 from io import BytesIO
 from urllib.parse import urlsplit
 
@@ -84,9 +84,15 @@ class Sitemap:
 
 
 def read_sitemap(
-    body: bytes, url: str, *, max_bytes: int = MAX_BYTES, max_entries: int = MAX_ENTRIES
+    body: bytes,
+    url: str,
+    *,
+    max_bytes: int = MAX_BYTES,
+    max_entries: int = MAX_ENTRIES,
+    zone: tzinfo | None = None,
 ) -> Sitemap:
-    """The sitemap ``body`` fetched from ``url`` (a robots.txt when the URL's path is ``/robots.txt``)."""
+    """The sitemap ``body`` fetched from ``url`` (a robots.txt when the URL's path is ``/robots.txt``); a
+    date-time it gives without a UTC offset is read in ``zone`` (the rule's ``timezone``), else in UTC."""
     if body.startswith(_GZIP_MAGIC):
         body = _gunzip(body, url, max_bytes)
     if len(body) > max_bytes:
@@ -97,10 +103,10 @@ def read_sitemap(
     if urlsplit(url).path == "/robots.txt":
         found = [match.decode("utf-8", "replace") for match in _ROBOTS_SITEMAP_RE.findall(body)]
         return Sitemap("robots", tuple(SitemapEntry(link) for link in dict.fromkeys(found)))
-    return _read_xml(body, url, max_entries)
+    return _read_xml(body, url, max_entries, zone or UTC)
 
 
-def _read_xml(body: bytes, url: str, max_entries: int) -> Sitemap:
+def _read_xml(body: bytes, url: str, max_entries: int, zone: tzinfo) -> Sitemap:
     """1. Parse incrementally, entities never expanded and no network; 2. the root names the kind;
     3. each ``url`` or ``sitemap`` element gives an entry, and is freed once read."""
     # 1.
@@ -128,7 +134,7 @@ def _read_xml(body: bytes, url: str, max_entries: int) -> Sitemap:
             # 3.
             if event != "end" or name not in ("url", "sitemap"):
                 continue
-            entry = _entry(element)
+            entry = _entry(element, zone)
             element.clear()
             if entry is None:
                 continue
@@ -146,7 +152,7 @@ def _read_xml(body: bytes, url: str, max_entries: int) -> Sitemap:
     return Sitemap(kind, tuple(entries))
 
 
-def _entry(element: lxml.etree._Element) -> SitemapEntry | None:
+def _entry(element: lxml.etree._Element, zone: tzinfo) -> SitemapEntry | None:
     loc = lastmod = title = published = None
     for child in element.iter():
         name = _local(child)
@@ -154,11 +160,11 @@ def _entry(element: lxml.etree._Element) -> SitemapEntry | None:
         if name == "loc" and loc is None:
             loc = text
         elif name == "lastmod":
-            lastmod = _date(text)
+            lastmod = _date(text, zone)
         elif name == "title":
             title = " ".join(text.split()) or None
         elif name == "publication_date":
-            published = _date(text)
+            published = _date(text, zone)
     if not loc:
         return None
     return SitemapEntry(loc, lastmod, title, published)
@@ -169,14 +175,16 @@ def _local(element: lxml.etree._Element) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
-def _date(text: str) -> datetime | date | None:
-    """A W3C date-time (``2026-11-20T10:31:00+01:00``, ``...Z``) in UTC, or a date alone (``2026-11-20``)
-    as it is, its zone (``2026-11-20+08:00``) left out."""
+def _date(text: str, zone: tzinfo) -> datetime | date | None:
+    """A W3C date-time (``2026-11-20T10:31:00+01:00``, ``...Z``; one without its offset, which W3C
+    datetime does not allow but sitemaps give, in ``zone``) in UTC, or a date alone (``2026-11-20``) as it
+    is, its zone (``2026-11-20+08:00``) left out. An hour a zone's clocks repeat or skip is read with the
+    offset before the change (``fold`` 0), as a page's published time is (``published_date``)."""
     moment = read_iso(text)
     if not isinstance(moment, datetime):
         return moment
     try:
-        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        return (moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)).astimezone(UTC)
     except OverflowError:  # a date at the edge of the calendar (0001, 9999)
         return None
 

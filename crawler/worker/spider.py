@@ -718,7 +718,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         settings = self.crawler.settings
         try:
             sitemap = read_sitemap(
-                response.body, response.url, max_bytes=settings.getint("SITEMAPS_MAX_BYTES")
+                response.body,
+                response.url,
+                max_bytes=settings.getint("SITEMAPS_MAX_BYTES"),
+                zone=rule.timezone,
             )
         except SitemapError as exc:
             if isinstance(exc, NotASitemapError):
