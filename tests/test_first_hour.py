@@ -551,6 +551,40 @@ def test_a_worker_starts_without_scrapys_start_up_lists_unless_at_debug(
         assert all(" DEBUG: " in line for line in lists), "".join(lists)
 
 
+def test_a_worker_that_finds_requests_queued_as_it_starts_counts_them_in_words(
+    tmp_path: Path, demo_origin: str
+) -> None:
+    """The scheduler's first grab of a one-start-URL rule is one request: the worker that starts then
+    says so in the singular."""
+    demo_rule(tmp_path / "rules", demo_origin, allow=True)
+    scheduled = crawler("schedule", "--once", cwd=tmp_path)
+    assert scheduled.code == 0, scheduled.stderr
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("CRAWLER_", "REDIS_", "MONGO_"))
+    }
+    with subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker"],
+        cwd=tmp_path,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    ) as worker:
+        assert worker.stderr is not None
+        lines = []
+        for line in worker.stderr:
+            lines.append(line)
+            if "Resuming:" in line or "storing articles" in line:
+                break
+        worker.send_signal(signal.SIGINT)
+        lines += worker.communicate(timeout=COMMAND_TIMEOUT)[1].splitlines(keepends=True)
+    resuming = [line.split("] INFO: ", 1)[1] for line in lines if "Resuming:" in line]
+    assert resuming == ["Resuming: 1 request queued, 0 leased\n"], "".join(lines)
+
+
 def test_what_a_worker_did_names_the_articles_it_updated_and_the_kinds_of_its_errors() -> None:
     from crawler.worker.process import _what_it_did
 

@@ -151,7 +151,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.df = self._seen_filter()
         waiting = len(self.queue)
         if waiting:
-            logger.info("Resuming: %d requests queued, %d leased", waiting, self.queue.leased())
+            logger.info("Resuming: %s queued, %d leased", counted(waiting, "request"), self.queue.leased())
         self._renewal = task.LoopingCall(self.tend_leases)
         self._renewal.start(self.renew_seconds, now=True)
         if self.poll_seconds > 0:
