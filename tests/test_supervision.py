@@ -441,8 +441,9 @@ def test_a_proxy_the_site_bans_is_benched_and_the_other_serves_every_article(set
 def test_a_rules_own_proxies_are_used_for_its_site(setup: Setup) -> None:
     with TestProxy("own", user="u", password="rule-secret") as own:
         setup.rule("rule-proxy", f"access:\n  proxies: ['{own.url('u', 'rule-secret')}']\n")
-        done = setup.temp("rule-proxy")
+        done = setup.temp("rule-proxy", "LOG_LEVEL=INFO")
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "INFO: Proxies: 0 shared, 1 site with its own\n" in done.stderr, done.stderr[-3000:]
     assert own.relayed == len([v for v in setup.farm.log if v.site == "rule-proxy"]) > 0
     assert {v.proxy for v in setup.farm.log} == {"own"}
     assert "rule-secret" not in done.stdout + done.stderr + _redis_dump(setup.server)

@@ -40,6 +40,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Response
 from twisted.internet import task
 
+from crawler.commandline import counted
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work
 from crawler.rules import Rule
@@ -272,7 +273,11 @@ class ProxyMiddleware:
         pool.start(settings.getfloat("SUPERVISION_FLUSH_SECONDS"))
         crawler.signals.connect(pool.stop, signal=signals.spider_closed)
         if shared or by_site:
-            logger.info("Proxies: %d shared, %d sites with their own", len(shared), len(by_site))
+            logger.info(
+                "Proxies: %d shared, %s",
+                len(shared),
+                counted(len(by_site), "site with its own", "sites with their own"),
+            )
         return middleware
 
     async def process_request(self, request: Request) -> Request | None:
