@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -583,6 +584,38 @@ def test_a_worker_that_finds_requests_queued_as_it_starts_counts_them_in_words(
         lines += worker.communicate(timeout=COMMAND_TIMEOUT)[1].splitlines(keepends=True)
     resuming = [line.split("] INFO: ", 1)[1] for line in lines if "Resuming:" in line]
     assert resuming == ["Resuming: 1 request queued, 0 leased\n"], "".join(lines)
+
+
+def test_a_page_whose_regex_searches_ran_out_of_time_is_named_in_the_warning(
+    tmp_path: Path, demo_origin: str
+) -> None:
+    """A field regex that backtracks past the page's regex budget (RULES_REGEX_PAGE_SECONDS): the warning
+    names the page the budget was spent on, and counts the searches skipped."""
+    path = demo_rule(tmp_path / "rules", demo_origin, allow=True)
+    text = path.read_text(encoding="utf-8")
+    title = """    title: {xpath: "//h1[@class='headline']"}\n"""
+    assert title in text
+    # The story's letters and spaces as a's, the rest left out, then a b: (a+)+$ backtracks on that run of
+    # a's to its time limit.
+    letters = "bcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ "
+    as_a = f"translate(//div[@class='story'], '{letters}', '{'a' * len(letters)}')"
+    run_of_a = f"concat(translate({as_a}, translate({as_a}, 'a', ''), ''), 'b')"
+    slow = f"""    title: {{xpath: "{run_of_a}", regex: '(a+)+$'}}\n"""
+    # Six such searches outlast the page's second: the searches after it are skipped.
+    more = "".join(slow.replace("title:", f"slow{n}:") for n in range(5))
+    path.write_text(text.replace(title, slow + more), encoding="utf-8")
+    with urllib.request.urlopen(f"{demo_origin}/citynews/", timeout=30) as response:
+        index = response.read().decode("utf-8")
+    found = re.search(r'href="(/citynews/\d{4}/[\w-]+\.html)"', index)
+    assert found, index[:3000]
+    article = demo_origin + found.group(1)
+    run = crawler("temp", "demo-citynews", "--url", article, cwd=tmp_path)
+    spent = [line for line in run.stderr.splitlines() if "spent their" in line]
+    prefix = (
+        f"crawler temp: warning: demo-citynews: the rule's regular expressions spent their 1 s on {article}: "
+    )
+    assert len(spent) == 1 and spent[0].startswith(prefix), run.stderr[-3000:]
+    assert re.fullmatch(r"1 search skipped|([2-9]|\d\d+) searches skipped", spent[0][len(prefix) :]), spent
 
 
 def test_what_a_worker_did_names_the_articles_it_updated_and_the_kinds_of_its_errors() -> None:

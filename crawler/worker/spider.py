@@ -569,7 +569,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         before = rule.regex_timeouts
         root = page_tree(page)
         results = rule.search_results(rule.search, page.url, root, budget, encoding=page_encoding(page))
-        self._regex_spent(rule, before, budget)
+        self._regex_spent(rule, page.url, before, budget)
         by_rule: dict[str, tuple[Rule, list[str]]] = {}
         unruled = 0
         for url, owner in zip(results, self._rules_of_hosts(rule, results), strict=True):
@@ -734,7 +734,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         entries = rule.sitemap_entries(
             sitemap.entries, response.url, pages=not sitemap.lists_sitemaps, budget=budget
         )
-        self._regex_spent(rule, before, budget)
+        self._regex_spent(rule, response.url, before, budget)
         changed = [e for e in entries if since is None or e.changed is None or e.changed.timestamp() > since]
         if len(changed) < len(entries):
             self.count(f"crawl/sitemap_unchanged/{rule.site}", len(entries) - len(changed))
@@ -831,7 +831,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         budget = RegexBudget(self.regex_page_seconds)
         before = rule.regex_timeouts
         entries = rule.feed_entries(feed.entries, response.url, budget)
-        self._regex_spent(rule, before, budget)
+        self._regex_spent(rule, response.url, before, budget)
         self.count(f"crawl/links/{rule.site}", len(entries))
         requests = [
             article_request(
@@ -855,7 +855,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         before = rule.regex_timeouts
         root = page_tree(page)
         links = rule.article_links(page.url, root, budget, encoding=page_encoding(page))
-        self._regex_spent(rule, before, budget)
+        self._regex_spent(rule, page.url, before, budget)
         refused = response.meta.get("ban_signal")
         if refused is None and not links and looks_like_captcha(page.body):
             refused = "challenge page"
@@ -936,7 +936,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 for url in links
             ]
             self._queue_new(rule, requests, work.job)
-        self._regex_spent(rule, before, budget)
+        self._regex_spent(rule, page.url, before, budget)
 
     def _document(self, response: Response, discover: Discovered | None = None) -> Iterator[Article]:
         """An article link that gives a PDF or DOCX document: an item whose text and metadata a text
@@ -1154,20 +1154,20 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return
         yield retry
 
-    def _regex_spent(self, rule: Rule, before: int, budget: RegexBudget) -> None:
-        """Count the rule's regular expressions that ran out of time on this page (they matched nothing),
-        and those skipped once the page's budget was spent."""
+    def _regex_spent(self, rule: Rule, page_url: str, before: int, budget: RegexBudget) -> None:
+        """Count the rule's regular expressions that ran out of time on the page at ``page_url`` (they
+        matched nothing), and those skipped once the page's budget was spent."""
         timeouts = rule.regex_timeouts - before
         if timeouts:
             self.count(f"rules/regex_timeout/{rule.site}", timeouts)
         if budget.skipped:
             self.count(f"rules/regex_skipped/{rule.site}", budget.skipped)
             logger.warning(
-                "%s: the rule's regular expressions spent their %g s on %s: %d searches skipped",
+                "%s: the rule's regular expressions spent their %g s on %s: %s skipped",
                 rule.site,
                 self.regex_page_seconds,
-                rule.site,
-                budget.skipped,
+                page_url,
+                counted(budget.skipped, "search", "searches"),
             )
 
     def _listing_rule(self, response: Response) -> Rule | None:
