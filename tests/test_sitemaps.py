@@ -281,7 +281,9 @@ def test_a_sitemap_index_that_lists_itself_ends_at_the_depth_limit(site: Site) -
     _sitemap_rule(site, "/sitemap-loop.xml", _map("/sitemap.xml", "/a/fine"))
     done = site.temp()
     assert done.returncode == 0, done.stderr[-4000:]
-    assert "levels below the rule's (SITEMAPS_MAX_DEPTH): left out" in done.stderr
+    assert "lists 1 sitemap 3 levels below the rule's (SITEMAPS_MAX_DEPTH): left out\n" in done.stderr, (
+        done.stderr
+    )
     assert list(site.stored()) == ["/a/fine"]
     assert site.dead() == []
 

@@ -742,11 +742,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if changed and work.page >= settings.getint("SITEMAPS_MAX_DEPTH"):
                 self.count(f"crawl/sitemap_too_deep/{rule.site}", len(changed))
                 logger.warning(
-                    "%s: %s lists %d sitemaps %d levels below the rule's (SITEMAPS_MAX_DEPTH): left out",
+                    "%s: %s lists %s %s below the rule's (SITEMAPS_MAX_DEPTH): left out",
                     rule.site,
                     response.url,
-                    len(changed),
-                    work.page,
+                    counted(len(changed), "sitemap"),
+                    counted(work.page, "level"),
                 )
             else:
                 for entry in changed:
