@@ -45,6 +45,7 @@ class Keys:
         "lease_scores",
         "lease_sites",
         "leases",
+        "paused",
         "pending",
         "prefix",
         "ready",
@@ -93,6 +94,9 @@ class Keys:
         self.bans = f"{prefix}:bans"
         # Workers' heartbeats (a hash: worker id -> JSON).
         self.workers = f"{prefix}:workers"
+        # Sites paused by `crawler sites pause` (a hash: site -> epoch seconds it was paused): no regular
+        # grab is queued, and their queued requests are held (redisio/queue.py), until they are resumed.
+        self.paused = f"{prefix}:paused"
         # The one active scheduler of regular grabs (a string with a time-to-live).
         self.leader = f"{prefix}:scheduler:leader"
 

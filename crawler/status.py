@@ -16,7 +16,8 @@ A site **needs attention** when, in the last 24 hours, it banned the crawler (a 
 stopped matching (the share of article pages where the field's XPath found nothing rose by
 ``FIELD_JUMP`` over its own history); when it is backing off (a 429,
 a 503, a ban); when its grabs found no new article for ``NO_NEWS_INTERVALS`` intervals; when its grab is
-overdue (no scheduler is running); or when its rule file has errors. Redis needs attention when it refuses
+overdue (no scheduler is running, and the site is not paused: ``crawler sites pause``, which the status
+notes instead); or when its rule file has errors. Redis needs attention when it refuses
 writes (its disk is full: :func:`crawler.redisio.connection.writes_refused`) or may evict keys
 (:func:`crawler.redisio.connection.evicts`); the store does when the
 workers alive store articles in more than one place (each its own machine's SQLite files, with no
@@ -413,7 +414,13 @@ def _site(
     next_due = float(state["next"]) if "next" in state else None
     scheduled = rule is not None and bool(rule.every or rule.cron)
     waiting = _waiting(server, keys, state) if scheduled else None
-    if next_due is not None and now - next_due > OVERDUE_SECONDS and scheduled:
+    paused = server.hget(keys.paused, site)
+    if paused is not None:
+        notes.append(
+            f"paused since {_iso(float(paused))}: no regular grab, its queued requests held;"
+            f" `{suggest(f'sites resume {site}')}` resumes it"
+        )
+    elif next_due is not None and now - next_due > OVERDUE_SECONDS and scheduled:
         if waiting is None:
             attention.append(_overdue(_iso(next_due), scheduler))
         else:
@@ -443,6 +450,8 @@ def _site(
         "next_grab": None if next_due is None else _iso(next_due),
         "grabs": int(state.get("grabs", 0)),
         "grab_waiting": waiting,
+        "paused": None if paused is None else _iso(float(paused)),
+        "queued": int(server.zcard(keys.queue_of(site))),
         "grabs_deferred": int(state.get("deferred", 0)),
         "yield": round(float(state["yield"]), 3) if "yield" in state else None,
         "new_last_grab": last_new,

@@ -244,6 +244,16 @@ def _stores_articles(sandbox: Sandbox) -> Callable[[], bool]:
     return lambda: sandbox.stored() > before
 
 
+def _shown_paused(result: Result, sandbox: Sandbox) -> None:
+    """`crawler status` shows the site paused; resumed, the sandbox's other commands crawl it again."""
+    shown = _bash("crawler status --site demo-citynews", sandbox.path, sandbox.env)
+    assert shown.code == 0, shown.stderr
+    assert "PAUSED" in shown.stdout, shown.stdout
+    resumed = _bash("crawler sites resume demo-citynews", sandbox.path, sandbox.env)
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.stdout.startswith("resumed demo-citynews"), resumed.stdout
+
+
 CASES: dict[str, Case] = {
     # README.md
     "./run.sh demo": Run(expect=("stored 146 articles", "4 reposts"), check=_shows_the_demo_articles),
@@ -255,6 +265,9 @@ CASES: dict[str, Case] = {
     "./run.sh crawler temp SITE": Run(expect=("stored", "errors 0"), fill=SITE),
     "./run.sh crawler run": UntilCtrlC(ready=_stores_articles),
     "./run.sh crawler status": Run(expect=("demo-citynews", "queue")),
+    "./run.sh crawler sites pause SITE": Run(
+        expect=("paused demo-citynews",), fill=SITE, check=_shown_paused
+    ),
     "./run.sh crawler articles stats": Run(expect=("total",)),
     "./run.sh crawler articles list": Run(expect=("article",)),
     "./run.sh crawler dead list": Run(expect=("dead letters",)),
@@ -305,6 +318,8 @@ CASES: dict[str, Case] = {
     "crawler --data-dir data/demo --rules-dir data/demo/rules temp demo-citynews": Meanwhile(
         during="crawler demo --serve", expect=("fetched", "errors 0")
     ),
+    "crawler sites pause demo-citynews": Run(expect=("paused demo-citynews",), check=_shown_paused),
+    "crawler sites resume demo-citynews": Run(expect=("demo-citynews",)),
     "crawler --data-dir data/demo redis repair": Run(
         expect=("is not damaged", "nothing was changed"), demo=True
     ),

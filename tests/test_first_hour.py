@@ -869,8 +869,8 @@ def test_a_setting_before_the_command_says_it_goes_after(tmp_path: Path) -> None
         (
             [],
             "crawler: error: the following arguments are required: COMMAND (one of: extract, demo, temp,"
-            " worker, schedule, run, articles, status, dead, rules, redis; `crawler --help` says what each"
-            " does)",
+            " worker, schedule, run, articles, status, sites, dead, rules, redis; `crawler --help` says what"
+            " each does)",
         ),
         (
             ["articles"],

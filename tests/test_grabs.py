@@ -128,6 +128,29 @@ def test_each_period_is_seeded_once_by_two_schedulers(
     assert float(state[b"next"]) == datetime(2026, 11, 22, 11, 27, tzinfo=UTC).timestamp()
 
 
+def test_a_paused_site_gets_no_grab_however_long_it_is_due_and_resumed_is_due_at_once(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    clock = Clock(datetime(2026, 11, 22, 10, 7, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    two = [rules["demo-citynews"], rules["demo-techdaily"]]
+    assert sorted(s.site for s in scheduler.tick(two)) == ["demo-citynews", "demo-techdaily"]
+    take_all(redis_client)
+    LeasedQueue(redis_client, Keys(PREFIX)).pause("demo-citynews", clock.now)
+    assert scheduler.paused(two) == ["demo-citynews"]
+    grabbed = []
+    for _ in range(60):  # an hour, minute by minute: three periods of each site
+        clock.advance(minutes=1)
+        grabbed += [s.site for s in scheduler.tick(two)]
+        take_all(redis_client)
+    assert grabbed == ["demo-techdaily"] * 3, "the paused site gets none"
+    state = redis_client.hgetall(Keys(PREFIX).grab("demo-citynews"))
+    assert int(state[b"grabs"]) == 1 and b"waiting" not in state
+    assert LeasedQueue(redis_client, Keys(PREFIX)).resume("demo-citynews")
+    clock.advance(seconds=5)
+    assert [s.site for s in scheduler.tick(two)] == ["demo-citynews"], "due since the pause: grabbed now"
+
+
 def recorded_next(server: redis.Redis, site: str) -> datetime:
     value = server.hget(Keys(PREFIX).grab(site), "next")
     assert value is not None, f"no next grab recorded for {site}"

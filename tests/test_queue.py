@@ -572,3 +572,34 @@ def test_a_beat_written_while_requests_are_taken_out_makes_the_take_read_the_bea
     assert queue.take_sites(["news"], held=held) is None
     assert readings == [0, 1]
     assert (len(queue), queue.pending("news")) == (1, 1)
+
+
+def test_a_paused_sites_requests_are_held_with_those_coming_back_until_it_is_resumed(
+    redis_client: redis.Redis,
+) -> None:
+    queue = make_queue(redis_client, lease_seconds=30)
+    push(queue, request("http://a.test/1"))
+    push(queue, request("http://a.test/2"))
+    push(queue, request("http://b.test/1", site="other"))
+    fetching = take(queue)
+    assert fetching is not None and fetching.url == "http://a.test/1"
+    assert queue.pause("news", at=1000.0)
+    assert not queue.pause("news", at=2000.0), "paused already"
+    assert queue.paused() == {"news": 1000.0}, "the first pause's time kept"
+    other = take(queue)
+    assert other is not None and other.meta["site"] == "other", "other sites go on"
+    assert take(queue) is None, "the paused site's queued request is held"
+    push(queue, request("http://a.test/3"))
+    assert queue.requeue_expired(now=time.time() + 31) == 2, "both leases expired"
+    assert take(queue) is not None, "the other site's lease came back to it"
+    assert take(queue) is None, "a new request and an expired lease of the paused site are held"
+    assert queue.queued("news") == 3 and queue.pending("news") == 3, "held, not dropped"
+    assert redis_client.hlen(Keys("test").dead) == 0, "nor dead-lettered"
+    assert queue.resume("news") and not queue.resume("news")
+    assert queue.paused() == {}
+    taken = [take(queue) for _ in range(3)]
+    assert sorted(r.url for r in taken if r is not None) == [
+        "http://a.test/1",
+        "http://a.test/2",
+        "http://a.test/3",
+    ]

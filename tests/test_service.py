@@ -619,3 +619,40 @@ def test_a_temp_crawl_on_a_running_service_leaves_the_schedule_alone(service: Se
     jobs = [key for key in service.server.scan_iter(f"{PREFIX}:job:*")]
     kinds = sorted(service.server.hget(key, "kind") or b"" for key in jobs)
     assert kinds.count(b"temp") == 1 and kinds.count(b"grab") == int(before["grabs"])
+
+
+@pytest.mark.parametrize(
+    "service",
+    [[FarmSite("news", per_hour=6, every="20m"), FarmSite("other", per_hour=6, every="20m")]],
+    indirect=True,
+)
+def test_a_site_paused_from_the_command_line_is_not_grabbed_until_resumed(service: Service) -> None:
+    def crawler(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "crawler.cli", *args],
+            env=service.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    assert sorted(service.step(0)) == ["news", "other"]
+    paused = crawler("sites", "pause", "news")
+    assert paused.returncode == 0, paused.stderr
+    assert paused.stdout.startswith("paused news: no regular grab of it is queued"), paused.stdout
+    reads = len([visit for visit in service.farm.log if visit.site == "news"])
+    grabbed: list[str] = []
+    for _ in range(6):  # an hour, 10 minutes a tick: three periods of each site
+        grabbed += service.step(600)
+    assert grabbed == ["other"] * 3, "no grab of the paused site, across every tick"
+    assert len([visit for visit in service.farm.log if visit.site == "news"]) == reads
+    report = json.loads(crawler("status", "--format", "json").stdout)
+    (news,) = [site for site in report["sites"] if site["site"] == "news"]
+    assert news["paused"] is not None and news["attention"] == [], "paused, not overdue"
+    assert "PAUSED" in crawler("status", "--site", "news").stdout
+    resumed = crawler("sites", "resume", "news")
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.startswith("resumed news: workers take its queued requests again"), resumed.stdout
+    assert service.step(60) == ["news"], "due during the pause: grabbed at the next tick"
+    assert len([visit for visit in service.farm.log if visit.site == "news"]) > reads, "and crawled"

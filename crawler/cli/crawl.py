@@ -178,6 +178,11 @@ def _temp(args: argparse.Namespace) -> int:
         _warn_if_store_moved(config, store)
         settings = _crawl_settings(config, url, overrides)
         server, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
+        if server.hexists(keys.paused, rule.site):
+            raise InputError(
+                f"site {rule.site} is paused: its requests are held, a temp crawl of it would wait for ever;"
+                f" `{suggest(f'sites resume {rule.site}')}` first"
+            )
         resumed = None if article_urls else unfinished_temp_job(server, keys, rule.site)
         before = None if resumed is None else JobCounts.read(server, keys, resumed)
         requeued = resumed is not None and temp_job_ended(server, keys, resumed)
@@ -435,6 +440,9 @@ def run_schedule_command(args: argparse.Namespace) -> int:
             waiting = scheduler.waiting(rules)
             for wait in waiting:
                 print(wait)
+            for site in scheduler.paused(rules):
+                resume = suggest(f"sites resume {site}")
+                print(f"{site} is paused: no grab of it queued (`{resume}` resumes it)")
             if not queued and not waiting:
                 print(_nothing_due(scheduler.upcoming(rules)))
             alive = workers_alive(scheduler.server, scheduler.keys, time.time())

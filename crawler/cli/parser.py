@@ -150,7 +150,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="the folder of site rules (default: $CRAWLER_RULES_DIR, else ./rules)",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_extract, _add_crawl, _add_articles, _add_status, _add_dead, _add_rules, _add_redis):
+    for add in (
+        _add_extract,
+        _add_crawl,
+        _add_articles,
+        _add_status,
+        _add_sites,
+        _add_dead,
+        _add_rules,
+        _add_redis,
+    ):
         add(commands)
     return parser
 
@@ -405,6 +414,40 @@ def _add_status(commands: Any) -> None:
         help="one site of the rules folder: its counters and reasons, beside Redis, queue and workers",
     )
     status.set_defaults(handler="crawler.cli.status:run_status")
+
+
+def _add_sites(commands: Any) -> None:
+    """Add ``sites pause`` and ``sites resume`` to the ``crawler`` parser."""
+    sites = commands.add_parser(
+        "sites",
+        help="pause a site (no grab, its queued requests held) or resume it, on every machine",
+        description=(
+            "Operate on one site of the rules folder, without editing its rule: the state lives in Redis,"
+            " so every scheduler and worker of it obeys."
+        ),
+    )
+    actions = sites.add_subparsers(dest="sites_command", required=True, metavar="ACTION")
+    pause = actions.add_parser(
+        "pause",
+        help="no regular grab of the site is queued, and its queued requests are held, until resumed",
+        description=(
+            "Pause SITE: the scheduler queues no regular grab of it, and workers take none of its queued"
+            " requests (they are held, not dropped: retries come back to them); the requests being fetched"
+            " end as usual. `crawler status` shows it PAUSED; `crawler temp SITE` refuses it."
+        ),
+    )
+    pause.add_argument("site", metavar="SITE", help="site id (the rule file's name without .yaml)")
+    pause.set_defaults(handler="crawler.cli.sites:run_pause")
+    resume = actions.add_parser(
+        "resume",
+        help="crawl a paused site again: its held requests, and its grabs when due",
+        description=(
+            "Resume SITE: workers take its held requests again, and its next regular grab is queued when"
+            " due (at the scheduler's next tick when it fell due during the pause)."
+        ),
+    )
+    resume.add_argument("site", metavar="SITE", help="site id (the rule file's name without .yaml)")
+    resume.set_defaults(handler="crawler.cli.sites:run_resume")
 
 
 def _add_dead(commands: Any) -> None:

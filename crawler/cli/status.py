@@ -213,7 +213,7 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
                     escape(site["site"]),
                     escape(site["schedule"]),
                     (site["last_grab"] or "never")[:16].replace("T", " "),
-                    (site["next_grab"] or "-")[:16].replace("T", " ") + _grab_waiting(site["grab_waiting"]),
+                    _next_grab(site),
                     f"{'-' if site['new_last_grab'] is None else site['new_last_grab']}/{site['new_24h']}",
                     str(site["pages_24h"]),
                     escape(_errors(site)),
@@ -413,6 +413,12 @@ def _print_fields(console: Console, terminal: bool, sites: list[dict[str, Any]])
         ("site", "article pages", "fields"),
         rows,
     )
+
+
+def _next_grab(site: dict[str, Any]) -> str:
+    if site["paused"] is not None:
+        return "PAUSED"
+    return (site["next_grab"] or "-")[:16].replace("T", " ") + _grab_waiting(site["grab_waiting"])
 
 
 def _grab_waiting(waiting: dict[str, Any] | None) -> str:

@@ -32,6 +32,9 @@ step one Lua script, so workers on many machines agree):
   ``requeue_dead`` puts it back in the queue.
 - ``back_off`` holds a site back for a while (a 429 or 503, its ``Retry-After``, a ban): every worker
   waits, its requests stay queued.
+- a site paused (``crawler:paused``, a hash: site -> when; ``crawler sites pause``) is neither ready nor
+  gated: its requests are held in its queue, retries and expired leases come back there, and no worker
+  takes them until ``resume`` schedules the site again. Leases taken before the pause run to their end.
 - ``crawler:pending`` counts, per site, the requests queued or leased and not yet ended, and
   ``crawler:job:<id>`` does the same for a job (``pending``): a job is done when its count is zero.
 
@@ -48,7 +51,7 @@ from dataclasses import dataclass
 import redis
 
 from crawler.keys import SEEN_ALREADY, SKIP_PREFIX, Keys, hour_of
-from crawler.redisio.connection import decoded
+from crawler.redisio.connection import decoded, hash_of
 from crawler.settings import SUPERVISION_KEEP_HOURS
 
 __all__ = ["SITE_LUA", "Ack", "LeasedQueue", "Popped", "SitePoliteness"]
@@ -80,6 +83,10 @@ local function now_of()
 end
 local function schedule_site(K, site, now)
   if redis.call('ZSCORE', K .. ':gated', site) then return end
+  if redis.call('HEXISTS', K .. ':paused', site) == 1 then
+    redis.call('ZREM', K .. ':ready', site)
+    return
+  end
   local head = redis.call('ZRANGE', K .. ':queue:' .. site, 0, 0, 'WITHSCORES')
   if #head == 0 then
     redis.call('ZREM', K .. ':ready', site)
@@ -454,6 +461,26 @@ return tostring(until_time - now)
 """
 )
 
+# KEYS: paused. ARGV: prefix, site, when (epoch seconds). Pause the site (its first pause's time is kept):
+# out of ready and gated, its requests held. Reply: 1 when it was not paused before.
+_PAUSE = """
+local added = redis.call('HSETNX', KEYS[1], ARGV[2], ARGV[3])
+redis.call('ZREM', ARGV[1] .. ':ready', ARGV[2])
+redis.call('ZREM', ARGV[1] .. ':gated', ARGV[2])
+return added
+"""
+
+# KEYS: paused. ARGV: prefix, site. Resume the site: ready or gated again as its queue and politeness say.
+# Reply: 1 when it was paused.
+_RESUME = (
+    SITE_LUA
+    + """
+if redis.call('HDEL', KEYS[1], ARGV[2]) == 0 then return 0 end
+schedule_site(ARGV[1], ARGV[2], now_of())
+return 1
+"""
+)
+
 # KEYS: pending. ARGV: prefix. The requests queued (not leased, not waiting), over every site.
 _QUEUED = """
 local total = 0
@@ -541,6 +568,8 @@ class LeasedQueue:
         self._back_off = server.register_script(_BACK_OFF)
         self._queued = server.register_script(_QUEUED)
         self._take = server.register_script(_TAKE)
+        self._pause = server.register_script(_PAUSE)
+        self._resume = server.register_script(_RESUME)
 
     def __len__(self) -> int:
         """Requests queued (neither leased nor waiting), over every site."""
@@ -590,6 +619,24 @@ class LeasedQueue:
     def set_crawl_delay(self, site: str, seconds: float) -> None:
         """The crawl-delay the site's robots.txt asks for (used when longer than the rule's delay)."""
         self.server.hset(self.keys.polite(site), "crawl_delay", seconds)
+
+    def pause(self, site: str, at: float) -> bool:
+        """Hold ``site``'s queued requests (retries and expired leases too, as they come back) until
+        :meth:`resume`; the leases taken before run to their end. False when it was paused already (its
+        first pause's time ``at`` is kept)."""
+        return bool(self._pause(keys=[self.keys.paused], args=[self.keys.prefix, site, f"{at:.3f}"]))
+
+    def resume(self, site: str) -> bool:
+        """Let workers take ``site``'s requests again; False when it was not paused."""
+        return bool(self._resume(keys=[self.keys.paused], args=[self.keys.prefix, site]))
+
+    def paused(self) -> dict[str, float]:
+        """The sites paused, each with when it was paused (epoch seconds)."""
+        return {site: float(at) for site, at in hash_of(self.server, self.keys.paused).items()}
+
+    def queued(self, site: str) -> int:
+        """``site``'s requests in its queue (neither leased nor waiting)."""
+        return int(self.server.zcard(self.keys.queue_of(site)))
 
     def back_off(
         self,

@@ -37,7 +37,11 @@ Redis, so it survives a restart of any scheduler:
    current one (an index page read once shows what a missed read would have).
 4. A scheduler looks every ``tick_seconds`` (``SCHEDULE_TICK_SECONDS``): a period shorter than that is
    grabbed once a tick, and the next grab recorded (and logged) is the next tick's.
-5. A clock set back (it ran ahead: NTP set it right) leaves the last grab, and the next, ahead of it by
+5. A site paused (``crawler:paused``, ``crawler sites pause``) is skipped: no grab is claimed nor queued
+   for it, nor recorded as waiting, however long it is due (a seeding a stopped scheduler left is
+   finished: the queue holds its requests). Resumed, it is due as its ``next`` says: at the first tick
+   when that passed during the pause.
+6. A clock set back (it ran ahead: NTP set it right) leaves the last grab, and the next, ahead of it by
    as much: the site would not be grabbed for that long. A last grab more than a tick ahead of the clock
    moves the next one to as long after now as it was after the last, and the last to now, with a
    warning. (A cron rule's next time is the expression's after now already: ``plan``.)
@@ -209,11 +213,14 @@ class GrabScheduler:
         self.plan(rules)
         now = self.clock()
         seeded = []
+        paused = set(self.paused(rules))
         for rule in rules:
             key = self.keys.grab(rule.site)
             state = hash_of(self.server, key)
             if "seeding" in state:
                 self._seed(rule, state["seeding"], self._boost(state))
+                continue
+            if rule.site in paused:
                 continue
             if rule.cron is None:
                 self._rebase_if_ahead(rule, state, now)
@@ -242,7 +249,7 @@ class GrabScheduler:
     def _rebase_if_ahead(self, rule: Rule, state: dict[str, str], now: float) -> None:
         """A last grab ahead of the clock (set back: it ran ahead, NTP set it right) would hold the next
         one back by as much; the next grab comes as long after now as it was after that one, and the
-        last is taken as now (see 5. of the module's docstring). ``state`` is updated."""
+        last is taken as now (see 6. of the module's docstring). ``state`` is updated."""
         if "last" not in state or "next" not in state or float(state["last"]) <= now + self.tick_seconds:
             return
         last, due = float(state["last"]), float(state["next"])
@@ -271,6 +278,11 @@ class GrabScheduler:
                 job = decoded(waited)
                 found.append(Waiting(rule.site, job, self.unfinished(job), self._is_temp(job)))
         return found
+
+    def paused(self, rules: Iterable[Rule]) -> list[str]:
+        """The sites of ``rules`` paused (``crawler sites pause``): no grab of them is queued."""
+        paused = {decoded(site) for site in self.server.hkeys(self.keys.paused)}
+        return [rule.site for rule in rules if rule.site in paused]
 
     def _is_temp(self, job: str) -> bool:
         return self.server.hget(self.keys.job(job), "kind") == b"temp"
