@@ -320,6 +320,7 @@ CASES: dict[str, Case] = {
     ),
     "crawler sites pause demo-citynews": Run(expect=("paused demo-citynews",), check=_shown_paused),
     "crawler sites resume demo-citynews": Run(expect=("demo-citynews",)),
+    "crawler sites forget demo-citynews --yes": Run(expect=("forgot demo-citynews", "stay seen")),
     "crawler --data-dir data/demo redis repair": Run(
         expect=("is not damaged", "nothing was changed"), demo=True
     ),

@@ -1,10 +1,15 @@
-"""`crawler sites pause|resume SITE` against the real embedded Redis: what each says, and what a pause
-refuses (a site with no rule file, a temp crawl of a paused site). The pause's effect on the queue, the
-scheduler and a running service: tests/test_queue.py, test_grabs.py and test_service.py."""
+"""`crawler sites pause|resume|forget SITE` against the real embedded Redis: what each says, and what they
+refuse (a site with no rule file, a temp crawl of a paused site, a forget without --yes and no terminal to
+ask on, a forget of requests a live worker fetches). The pause's effect on the queue, the scheduler and a
+running service: tests/test_queue.py, test_grabs.py and test_service.py; the store's delete_site:
+tests/test_store_contract.py and test_store.py."""
 
 from __future__ import annotations
 
+import json
 import os
+import pty
+import select
 import shutil
 import subprocess
 import sys
@@ -17,6 +22,9 @@ import redis
 
 from crawler.demo import DEMO_RULES
 from crawler.keys import Keys
+from crawler.redisio.connection import decoded
+from crawler.redisio.queue import LeasedQueue
+from crawler.store import SqliteStore
 
 SITE = "demo-citynews"
 
@@ -34,9 +42,14 @@ def folder(tmp_path: Path, redis_client: redis.Redis) -> Path:
     return tmp_path
 
 
-def crawler(folder: Path, redis_url: str, *args: str) -> Ran:
+def environment(redis_url: str) -> dict[str, str]:
     env = {name: value for name, value in os.environ.items() if not name.startswith(("CRAWLER_", "MONGO_"))}
     env["REDIS_URL"] = redis_url
+    return env
+
+
+def crawler(folder: Path, redis_url: str, *args: str) -> Ran:
+    env = environment(redis_url)
     run = subprocess.run(
         [sys.executable, "-m", "crawler.cli", *args],
         cwd=folder,
@@ -99,3 +112,142 @@ def test_a_paused_site_is_said_by_schedule_refused_by_temp_and_resumed_due_at_on
     assert "queued the grab of demo-citynews" in crawler(folder, redis_server, "schedule", "--once").stdout
     not_paused = crawler(folder, redis_server, "sites", "resume", SITE)
     assert not_paused.code == 0 and not_paused.stdout == f"{SITE} is not paused: nothing to resume\n"
+
+
+KEYS = Keys("crawler")
+FORGET_SAID = (
+    "{site}: {requests} taken out of the queue, its grab state dropped ({keys}: last and next grab,"
+    " validators, sitemap dates, temp crawl, discover frontier); its next grab is a new rule's first"
+    " (`every`: at the scheduler's next tick)\n"
+)
+SEEN_STAY = (
+    "its seen URLs stay seen: the Bloom filter of seen URLs is shared by every site and cannot remove one, so"
+    " its grabs fetch only articles they never saw; `crawler temp {site} --url URL` fetches one again\n"
+)
+
+
+def grabbed(folder: Path, redis_server: str) -> str:
+    """`crawler schedule --once`: the grabs of every demo site, queued; its output."""
+    scheduled = crawler(folder, redis_server, "schedule", "--once")
+    assert scheduled.code == 0, scheduled.stderr
+    return scheduled.stdout
+
+
+def stored(folder: Path) -> SqliteStore:
+    store = SqliteStore(folder / "data")
+    for site, url in ((SITE, "http://127.0.0.1:8631/citynews/a.html"), ("demo-huaxia", "http://h.test/a")):
+        body = f"The words of {url}."
+        store.upsert(
+            {"site": site, "url": url, "fetched_at": "2026-11-17T10:00:00Z", "title": "T", "body": body}
+        )
+    return store
+
+
+def test_forget_without_yes_and_no_terminal_to_ask_on_refuses_and_forgets_nothing(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    grabbed(folder, redis_server)
+    ran = crawler(folder, redis_server, "sites", "forget", SITE, "--articles")
+    assert ran.code == 2 and ran.stdout == ""
+    assert ran.stderr == (
+        f"crawler sites forget: error: `sites forget` asks before it forgets {SITE}'s grab state and queued"
+        " requests and its stored articles, and its input is no terminal to answer on: give --yes to forget"
+        f" without asking, as in `crawler sites forget {SITE} --articles --yes`\n"
+    )
+    assert redis_client.exists(KEYS.grab(SITE)) and redis_client.zcard(KEYS.queue_of(SITE)) == 1
+
+
+def test_forget_drops_the_grab_state_and_queued_requests_of_the_site_alone_and_it_is_grabbed_anew(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    grabbed(folder, redis_server)
+    redis_client.hset(KEYS.validators(SITE), "http://127.0.0.1:8631/citynews/", json.dumps(["etag", None]))
+    job = decoded(redis_client.hget(KEYS.grab(SITE), "job") or b"")
+    store = stored(folder)
+    ran = crawler(folder, redis_server, "sites", "forget", SITE, "--yes")
+    assert ran.code == 0, ran.stderr
+    said = FORGET_SAID.format(site=SITE, requests="1 request", keys="2 keys")
+    assert ran.stdout == f"forgot {said}{SEEN_STAY.format(site=SITE)}"
+    assert not redis_client.exists(KEYS.grab(SITE), KEYS.validators(SITE), KEYS.queue_of(SITE))
+    assert redis_client.hget(KEYS.job(job), "pending") == b"0", "its request ended in its job"
+    assert redis_client.zcard(KEYS.queue_of("demo-huaxia")) == 1, "other sites keep theirs"
+    assert store.count(site=SITE) == 1, "its articles stay without --articles"
+    assert f"queued the grab of {SITE}" in grabbed(folder, redis_server), "grabbed as a new rule"
+
+
+def test_forget_with_articles_deletes_its_stored_articles_too(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    store = stored(folder)
+    ran = crawler(folder, redis_server, "sites", "forget", SITE, "--articles", "--yes")
+    assert ran.code == 0, ran.stderr
+    assert f"\ndeleted 1 article of {SITE} from SqliteStore('data/articles')\n" in ran.stdout
+    assert store.count(site=SITE) == 0 and store.count(site="demo-huaxia") == 1
+
+
+def test_forget_leaves_a_site_alone_while_a_live_worker_fetches_its_requests(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    grabbed(folder, redis_server)
+    popped = LeasedQueue(redis_client, KEYS).pop()
+    assert popped.site is not None and popped.member is not None
+    beat = {"seen": time.time() + 600, "every": 5, "host": "elsewhere", "pid": 1, "pages": 0, "rate": 0.0}
+    redis_client.hset(KEYS.workers, "elsewhere:1:abc", json.dumps(beat))
+    ran = crawler(folder, redis_server, "sites", "forget", popped.site, "--yes")
+    assert ran.code == 2 and ran.stdout == ""
+    assert ran.stderr == (
+        f"crawler sites forget: error: a live worker is fetching requests of {popped.site}: `crawler sites"
+        f" pause {popped.site}` first, then forget it once they end (`crawler status --site {popped.site}`:"
+        " downloading 0)\n"
+    )
+    assert redis_client.exists(KEYS.grab(popped.site)) and redis_client.zscore(KEYS.leases, popped.member)
+
+
+@pytest.mark.parametrize(("answer", "forgotten"), [("n", False), ("y", True)])
+def test_forget_asks_on_a_terminal_and_a_no_forgets_nothing(
+    folder: Path, redis_server: str, redis_client: redis.Redis, answer: str, forgotten: bool
+) -> None:
+    grabbed(folder, redis_server)
+    main, terminal = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "sites", "forget", SITE],
+        cwd=folder,
+        env=environment(redis_server),
+        stdin=terminal,
+        stdout=terminal,
+        stderr=subprocess.PIPE,
+    ) as process:
+        os.close(terminal)
+        output = b""
+        try:
+            while b"[y/N] " not in output:
+                ready, _, _ = select.select([main], [], [], 60)
+                assert ready, f"no question asked: {output!r}"
+                output += os.read(main, 4096)
+            os.write(main, f"{answer}\n".encode())
+            code = process.wait(60)
+        finally:
+            process.kill()
+        assert process.stderr is not None
+        errors = process.stderr.read().decode()
+    while select.select([main], [], [], 0.5)[0]:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # the terminal's other end closed with the process
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(main)
+    text = output.decode().replace("\r\n", "\n")
+    assert text.startswith(
+        f"forget {SITE}'s grab state and queued requests? Its seen URLs stay seen. [y/N] "
+    ), text
+    if forgotten:
+        assert code == 0, errors
+        assert f"\nforgot {SITE}: 1 request taken out of the queue" in text, text
+        assert not redis_client.exists(KEYS.grab(SITE))
+    else:
+        assert code == 1, errors
+        assert text.endswith(f"\nnothing of {SITE} was forgotten\n"), text
+        assert redis_client.exists(KEYS.grab(SITE)) and redis_client.zcard(KEYS.queue_of(SITE)) == 1

@@ -489,6 +489,23 @@ def test_a_refetched_body_leaves_the_search_index(store: SqliteStore, tmp_path: 
     assert list(store.search("old")) == []
 
 
+def test_a_sites_deleted_articles_leave_the_search_index_and_the_duplicate_lookup(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    store.upsert(article("http://news.test/1", "2026-11-17T10:00:00Z", title="Levee", body=FLOOD))
+    store.upsert(article("http://other.test/1", "2026-11-17T10:00:00Z", site="other", title="Levee"))
+    path = tmp_path / "articles" / "articles_2026w47.sqlite"
+    assert store.delete_site("citynews") == 1
+    assert _indexed(path, "levee") == [2] and _indexed(path, "riverton") == []
+    with sqlite3.connect(path) as connection:
+        (bands,) = connection.execute("SELECT count(*) FROM simhash_bands WHERE pk = 1").fetchone()
+        (anchors,) = connection.execute("SELECT count(*) FROM anchors WHERE pk = 1").fetchone()
+    connection.close()
+    assert bands == 0 and anchors == 0
+    written = store.upsert(article("http://news.test/2", "2026-11-17T11:00:00Z", body=FLOOD_REPOST))
+    assert written.outcome == "new", "no repost of a deleted article"
+
+
 def test_search_uses_the_index_for_short_and_mixed_terms(store: SqliteStore) -> None:
     store.upsert_many(
         [

@@ -357,6 +357,18 @@ def test_count_per_site_and_week(store: Store) -> None:
     assert store.count(week="2026w30") == 0
 
 
+def test_delete_site_deletes_its_articles_of_every_week_and_no_other(store: Store) -> None:
+    store.upsert(article("http://news.test/a", "2026-11-17T10:00:00Z"))
+    store.upsert(article("http://news.test/b", "2026-11-24T10:00:00Z"))
+    store.upsert(article("http://other.test/a", "2026-11-17T10:00:00Z", site="other"))
+    assert store.delete_site("citynews") == 2
+    assert store.count(site="citynews") == 0 and store.get("http://news.test/a") is None
+    assert [d["url"] for d in store.iter_articles()] == ["http://other.test/a"]
+    assert store.delete_site("citynews") == 0, "nothing left to delete"
+    store.upsert(article("http://news.test/a", "2026-11-17T12:00:00Z"))
+    assert store.count(site="citynews") == 1, "stored again as new"
+
+
 def test_iter_articles_orders_by_first_seen_and_filters(store: Store) -> None:
     times = {
         "http://news.test/1": "2026-11-16T09:00:00Z",

@@ -417,10 +417,10 @@ def _add_status(commands: Any) -> None:
 
 
 def _add_sites(commands: Any) -> None:
-    """Add ``sites pause`` and ``sites resume`` to the ``crawler`` parser."""
+    """Add ``sites pause``, ``sites resume`` and ``sites forget`` to the ``crawler`` parser."""
     sites = commands.add_parser(
         "sites",
-        help="pause a site (no grab, its queued requests held) or resume it, on every machine",
+        help="pause a site (no grab, its queued requests held) or resume it, on every machine; forget it",
         description=(
             "Operate on one site of the rules folder, without editing its rule: the state lives in Redis,"
             " so every scheduler and worker of it obeys."
@@ -448,6 +448,23 @@ def _add_sites(commands: Any) -> None:
     )
     resume.add_argument("site", metavar="SITE", help="site id (the rule file's name without .yaml)")
     resume.set_defaults(handler="crawler.cli.sites:run_resume")
+    forget = actions.add_parser(
+        "forget",
+        help="drop the site's grab state and queued requests (and its articles with --articles)",
+        description=(
+            "Forget SITE: take its requests out of the queue and drop its grab state (last and next grab,"
+            " the validators and sitemap dates that make a grab read only what changed, its last temp"
+            " crawl, a discover rule's frontier), so its next grab reads it whole, at the scheduler's next"
+            " tick; with --articles, delete its stored articles too. Its seen URLs stay seen: the Bloom"
+            " filter is shared by every site and cannot remove one. Asks first, unless --yes."
+        ),
+    )
+    forget.add_argument("site", metavar="SITE", help="site id (the rule file's name without .yaml)")
+    forget.add_argument("--articles", action="store_true", help="delete its stored articles too")
+    forget.add_argument(
+        "--yes", action="store_true", help="do not ask (needed when the input is no terminal)"
+    )
+    forget.set_defaults(handler="crawler.cli.sites:run_forget")
 
 
 def _add_dead(commands: Any) -> None:

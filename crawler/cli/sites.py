@@ -1,23 +1,36 @@
 """``crawler sites pause|resume SITE``: hold one site's crawling, on every machine, without editing its rule
-(the pause lives in Redis: :meth:`crawler.redisio.queue.LeasedQueue.pause`)."""
+(the pause lives in Redis: :meth:`crawler.redisio.queue.LeasedQueue.pause`); ``crawler sites forget SITE
+[--articles]``: drop what Redis holds of its crawling (its grab state, its requests) and, with
+``--articles``, its stored articles. Its seen URLs stay: the Bloom filter of seen URLs is shared by every
+site and cannot remove one (:mod:`crawler.redisio.bloom`)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import redis
+
 from crawler.cli.crawl import redis_for
 from crawler.cli.options import rules_folder
-from crawler.commandline import suggest
+from crawler.commandline import counted, suggest
 from crawler.config import Config
-from crawler.redisio.connection import connect
+from crawler.errors import InputError
+from crawler.keys import Keys
+from crawler.redisio.connection import connect, decoded
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import rule_file
 from crawler.schedule.grabs import when
+from crawler.status import workers_alive
+from crawler.store import open_store
 
-__all__ = ["run_pause", "run_resume"]
+__all__ = ["EXIT_DECLINED", "run_forget", "run_pause", "run_resume"]
+
+# `sites forget` answered no at its question: nothing was forgotten.
+EXIT_DECLINED = 1
 
 
 @contextmanager
@@ -67,3 +80,79 @@ def run_resume(args: argparse.Namespace) -> int:
         grab = f"its next regular grab is due at {when(float(due))}"
     print(f"resumed {args.site}: workers take its queued requests again ({held:,} now); {grab}")
     return 0
+
+
+def run_forget(args: argparse.Namespace) -> int:
+    config = Config.from_env()
+    folder = rules_folder(config.rules_dir)
+    site = args.site
+    articles = " and its stored articles" if args.articles else ""
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise InputError(
+                f"`sites forget` asks before it forgets {site}'s grab state and queued requests{articles},"
+                " and its input is no terminal to answer on: give --yes to forget without asking, as in"
+                f" `{suggest(f'sites forget {site}' + (' --articles' if args.articles else '') + ' --yes')}`"
+            )
+        if not _confirmed(site, articles):
+            print(f"nothing of {site} was forgotten")
+            return EXIT_DECLINED
+    with _queue(config) as queue:
+        if not _known(queue.server, config.keys, site):
+            rule_file(folder, site)
+        taken = queue.take_sites([site], held=lambda pipe: _fetching(pipe, config.keys, site))
+        if taken is None:
+            raise InputError(
+                f"a live worker is fetching requests of {site}: `{suggest(f'sites pause {site}')}` first,"
+                f" then forget it once they end (`{suggest(f'status --site {site}')}`: downloading 0)"
+            )
+        dropped = _drop_state(queue.server, config.keys, site)
+    requests = sum(len(members) for members in taken.values())
+    print(
+        f"forgot {site}: {counted(requests, 'request')} taken out of the queue, its grab state dropped"
+        f" ({counted(dropped, 'key')}: last and next grab, validators, sitemap dates, temp crawl, discover"
+        " frontier); its next grab is a new rule's first (`every`: at the scheduler's next tick)"
+    )
+    if args.articles:
+        store = open_store(config.values())
+        try:
+            deleted = store.delete_site(site)
+        finally:
+            store.close()
+        print(f"deleted {counted(deleted, 'article')} of {site} from {store!r}")
+    print(
+        f"its seen URLs stay seen: the Bloom filter of seen URLs is shared by every site and cannot remove"
+        f" one, so its grabs fetch only articles they never saw; `{suggest(f'temp {site} --url URL')}`"
+        " fetches one again"
+    )
+    return 0
+
+
+def _confirmed(site: str, articles: str) -> bool:
+    """The answer, on the terminal, to whether to forget ``site``."""
+    # Written to stdout here: input() writes its prompt to stderr when stdin and stdout are terminals.
+    sys.stdout.write(
+        f"forget {site}'s grab state and queued requests{articles}? Its seen URLs stay seen. [y/N] "
+    )
+    sys.stdout.flush()
+    return sys.stdin.readline().strip().lower() in {"y", "yes"}
+
+
+def _known(server: redis.Redis, keys: Keys, site: str) -> bool:
+    """Whether Redis holds anything of ``site``'s crawling: a site with no rule file left is forgotten too."""
+    if server.exists(keys.grab(site), keys.queue_of(site), keys.temp(site)):
+        return True
+    return int(server.hget(keys.pending, site) or 0) > 0
+
+
+def _fetching(server: redis.Redis, keys: Keys, site: str) -> bool:
+    """Whether a live worker may hold a lease of ``site``: then nothing of it is taken."""
+    leased = any(decoded(owner) == site for owner in server.hvals(keys.lease_sites))
+    return leased and workers_alive(server, keys, time.time()) > 0
+
+
+def _drop_state(server: redis.Redis, keys: Keys, site: str) -> int:
+    """Delete ``site``'s grab state; how many keys were deleted."""
+    names = [keys.grab(site), keys.validators(site), keys.sitemaps(site), keys.temp(site)]
+    names += [decoded(name) for name in server.scan_iter(match=f"{keys.prefix}:discover:{site}:*")]
+    return int(server.delete(*names))

@@ -297,6 +297,12 @@ class Store(ABC):
     def weeks(self) -> list[str]:
         """Names of the weeks that have a store, oldest first."""
 
+    @abstractmethod
+    def delete_site(self, site: str) -> int:
+        """Delete every article of ``site``, of every week (``crawler sites forget --articles``); how many.
+        Their search entries, SimHash bands and anchors go with them; reposts of them recorded in other
+        sites' articles stay, and so do the paragraph counts (boilerplate found) they added."""
+
     def weeks_left_out(self) -> dict[str, StoreError]:
         """The weeks reads across weeks left out so far, each with the error that says why and what to
         do: weeks whose files cannot be read, in a store opened to skip them (``SqliteStore``'s

@@ -741,6 +741,19 @@ class MongoStore(Store):
             finally:
                 cursor.close()
 
+    def delete_site(self, site: str) -> int:
+        deleted = 0
+        for name in self.weeks():
+            try:
+                deleted += self.collection(name, create=False).delete_many({"site": site}).deleted_count
+            except ConnectionFailure as exc:
+                raise self._unreachable(exc) from exc
+            except PyMongoError as exc:
+                raise StoreError(
+                    f"cannot delete the articles of site {site} from MongoDB ({self!r}): {exc}"
+                ) from exc
+        return deleted
+
     def weeks(self) -> list[str]:
         self._check_open()
         with self._reading():

@@ -86,6 +86,7 @@ from crawler.store.sqlite_schema import (
     prepare,
     row_of,
     search_text,
+    unindex_search,
 )
 from extractors.text import CJK_RE, CJK_RUN_RE
 
@@ -617,6 +618,30 @@ class SqliteStore(Store):
         if not self.directory.is_dir():
             return []
         return sorted(match[1] for path in self.directory.iterdir() if (match := _FILE_RE.match(path.name)))
+
+    def delete_site(self, site: str) -> int:
+        deleted = 0
+        for week in self.weeks():
+            connection = self._open(week, create=False)
+            if connection is None:
+                continue
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                rows = connection.execute("SELECT pk, title, body FROM articles WHERE site = ?", (site,))
+                for pk, title, body in rows.fetchall():
+                    unindex_search(connection, pk, title, body)
+                    deleted += 1
+                connection.execute("DELETE FROM articles WHERE site = ?", (site,))
+                connection.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise StoreError(
+                    f"cannot delete the articles of site {site} from {self.path(week)}: {exc}"
+                    f"{_disk_hint(exc, self.directory)}{_busy_hint(exc, self.path(week), self.busy_timeout)}"
+                ) from exc
+            finally:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+        return deleted
 
     def weeks_left_out(self) -> dict[str, StoreError]:
         return dict(self._left_out)

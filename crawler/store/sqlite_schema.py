@@ -39,6 +39,7 @@ __all__ = [
     "prepare",
     "row_of",
     "search_text",
+    "unindex_search",
 ]
 
 logger = logging.getLogger(__name__)
@@ -199,6 +200,11 @@ def index_search(
     if old is not None:
         connection.execute(_FTS_DELETE, (pk, search_text(old[0]), search_text(old[1])))
     connection.execute(_FTS_INSERT, (pk, search_text(title), search_text(body)))
+
+
+def unindex_search(connection: sqlite3.Connection, pk: int, title: str | None, body: str | None) -> None:
+    """Take article ``pk``'s ``title`` and ``body`` (those stored) out of the search index."""
+    connection.execute(_FTS_DELETE, (pk, search_text(title), search_text(body)))
 
 
 def prepare(connection: sqlite3.Connection, path: Path, timeout: float) -> None:
