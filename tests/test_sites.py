@@ -251,3 +251,20 @@ def test_forget_asks_on_a_terminal_and_a_no_forgets_nothing(
         assert code == 1, errors
         assert text.endswith(f"\nnothing of {SITE} was forgotten\n"), text
         assert redis_client.exists(KEYS.grab(SITE)) and redis_client.zcard(KEYS.queue_of(SITE)) == 1
+
+
+def test_forget_of_a_site_redis_never_saw_and_no_rule_names_is_refused_before_it_asks(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    grabbed(folder, redis_server)
+    ran = crawler(folder, redis_server, "sites", "forget", "demo-citynew")
+    assert ran.code == 2 and ran.stdout == ""
+    assert ran.stderr.startswith(
+        "crawler sites forget: error: no rule for site 'demo-citynew': 'rules/demo-citynew.yaml' does not"
+        " exist"
+    ), ran.stderr
+    (folder / "rules" / "demo-huaxia.yaml").unlink()
+    removed = crawler(folder, redis_server, "sites", "forget", "demo-huaxia", "--yes")
+    assert removed.code == 0, removed.stderr
+    assert removed.stdout.startswith("forgot demo-huaxia: 1 request taken out of the queue"), removed.stdout
+    assert not redis_client.exists(KEYS.grab("demo-huaxia"), KEYS.queue_of("demo-huaxia"))

@@ -87,19 +87,20 @@ def run_forget(args: argparse.Namespace) -> int:
     folder = rules_folder(config.rules_dir)
     site = args.site
     articles = " and its stored articles" if args.articles else ""
-    if not args.yes:
-        if not sys.stdin.isatty():
-            raise InputError(
-                f"`sites forget` asks before it forgets {site}'s grab state and queued requests{articles},"
-                " and its input is no terminal to answer on: give --yes to forget without asking, as in"
-                f" `{suggest(f'sites forget {site}' + (' --articles' if args.articles else '') + ' --yes')}`"
-            )
-        if not _confirmed(site, articles):
-            print(f"nothing of {site} was forgotten")
-            return EXIT_DECLINED
     with _queue(config) as queue:
         if not _known(queue.server, config.keys, site):
             rule_file(folder, site)
+        if not args.yes:
+            if not sys.stdin.isatty():
+                given = f"sites forget {site}{' --articles' if args.articles else ''} --yes"
+                raise InputError(
+                    f"`sites forget` asks before it forgets {site}'s grab state and queued"
+                    f" requests{articles}, and its input is no terminal to answer on: give --yes to forget"
+                    f" without asking, as in `{suggest(given)}`"
+                )
+            if not _confirmed(site, articles):
+                print(f"nothing of {site} was forgotten")
+                return EXIT_DECLINED
         taken = queue.take_sites([site], held=lambda pipe: _fetching(pipe, config.keys, site))
         if taken is None:
             raise InputError(
