@@ -33,7 +33,8 @@ EXIT_CODES_HELP = """\
 exit codes:
   0    done (extract: also when no main text was found; a note says so on stderr)
   1    fetch failure: network, timeout, HTTP error status, robots.txt, refused address, size limit;
-       rules: a rule has errors; articles: a week's file could not be read (the other weeks shown)
+       rules: a rule has errors; articles: a week's file could not be read (the other weeks shown);
+       sites forget: its question answered no
   2    usage or input error: bad arguments; missing, unreadable, empty, binary or too large input;
        invalid or non-http(s) URL
   130  interrupted (Ctrl-C)
@@ -422,8 +423,8 @@ def _add_sites(commands: Any) -> None:
         "sites",
         help="pause a site (no grab, its queued requests held) or resume it, on every machine; forget it",
         description=(
-            "Operate on one site of the rules folder, without editing its rule: the state lives in Redis,"
-            " so every scheduler and worker of it obeys."
+            "Operate on one site of the rules folder without editing its rule, on every machine: what it"
+            " changes lives in Redis (and, for forget --articles, the article store)."
         ),
     )
     actions = sites.add_subparsers(dest="sites_command", required=True, metavar="ACTION")
@@ -454,8 +455,8 @@ def _add_sites(commands: Any) -> None:
         description=(
             "Forget SITE: take its requests out of the queue and drop its grab state (last and next grab,"
             " the validators and sitemap dates that make a grab read only what changed, its last temp"
-            " crawl, a discover rule's frontier), so its next grab reads it whole, at the scheduler's next"
-            " tick; with --articles, delete its stored articles too. Its seen URLs stay seen: the Bloom"
+            " crawl, a discover rule's frontier), so its next grab is a new rule's first and reads it"
+            " whole; with --articles, delete its stored articles too. Its seen URLs stay seen: the Bloom"
             " filter is shared by every site and cannot remove one. Asks first, unless --yes."
         ),
     )
