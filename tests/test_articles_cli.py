@@ -14,6 +14,7 @@ import re
 import resource
 import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
 import tracemalloc
@@ -566,6 +567,28 @@ def test_export_to_dash_writes_to_stdout(
     assert (code, out) == (0, expected)
     assert "exported" in err
     assert list(tmp_path.iterdir()) == [], "no file named -"
+
+
+def test_an_export_to_a_pipe_writes_into_it_and_leaves_it_a_pipe(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An ``-o`` that is no regular file (a FIFO here; /dev/null or /dev/stdout alike) is written into, not
+    replaced by a FILE.part renamed over it."""
+    _, expected, _ = articles(capsys, monkeypatch, crawled, "export", "--site", "demo-huaxia")
+    fifo = tmp_path / "articles.fifo"
+    os.mkfifo(fifo)
+    with subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True) as reader:
+        try:
+            code, out, err = articles(
+                capsys, monkeypatch, crawled, "export", "--site", "demo-huaxia", "-o", str(fifo)
+            )
+            assert stat.S_ISFIFO(fifo.stat().st_mode), "the FIFO is still one, not a file renamed over it"
+            received, _ = reader.communicate(timeout=30)
+        finally:
+            reader.kill()
+    assert (code, out, received) == (0, "", expected)
+    assert err.splitlines() == [f"crawler articles export: exported {len(expected.splitlines())} articles"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["articles.fifo"], "no .part file left"
 
 
 def test_an_export_that_fails_part_way_leaves_no_part_file(

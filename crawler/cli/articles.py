@@ -412,7 +412,20 @@ def run_export(args: argparse.Namespace) -> int:
             newest_first=False,
             limit=args.limit,
         )
-        if target is None:
+        if target is not None and target.exists() and not target.is_file():
+            # A device, a pipe or a socket (/dev/null, a FIFO, /dev/stdout): FILE.part renamed over it
+            # would replace it by a plain file, so it is written into as stdout is.
+            try:
+                with target.open("w", encoding="utf-8", newline="") as handle:
+                    count = _write_documents(documents, args.format, handle)
+            except OSError as exc:
+                advice = output_advice(
+                    exc, f"the disk {target} writes to, or give another -o FILE", _EXPORT_LESS
+                )
+                raise InputError(
+                    f"cannot write the export to {target}: {exc}{advice}; what it holds is incomplete"
+                ) from exc
+        elif target is None:
             try:
                 count = _write_documents(documents, args.format, sys.stdout)
             except BrokenPipeError:
