@@ -619,6 +619,26 @@ def test_a_binary_page_at_an_article_url_is_warned_of_naming_what_it_was_sent_as
     assert site.dead() == []
 
 
+def test_a_binary_page_sent_as_html_is_no_article_and_is_warned_of_naming_what_it_looks_like(
+    site: Site,
+) -> None:
+    """A body that is no text whatever its Content-Type says (an image sent as text/html) was read as HTML
+    and stored: an article of mojibake, its body from qRead."""
+    site.rule("/binary?type=text/html", "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.startswith("fetched 3 pages, stored 1 article, skipped 0, errors 0\n"), done.stdout
+    url = site.server.url("/binary?type=text/html")
+    said = re.search(
+        r"Not an HTML page \(text/html, but it looks like binary data \(\d+% control bytes in the"
+        r" first 8192 bytes\)\), skipped: (\S+)",
+        done.stderr,
+    )
+    assert said is not None and said[1] == url, done.stderr[-4000:]
+    assert site.dead() == []
+    assert list(site.stored()) == ["/a/small"]
+
+
 def test_a_page_whose_gzip_body_cannot_be_decompressed_is_dead_lettered_saying_so(site: Site) -> None:
     site.rule("/bad-gzip", "/a/small")
     done = site.temp()

@@ -111,7 +111,7 @@ from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 from crawler.worker.scheduler import leases_ending
 from extractors import extract
 from extractors.documents import document_kind
-from extractors.encoding import Decoded, Doubt
+from extractors.encoding import Decoded, Doubt, sniff_binary
 from extractors.htmlparse import page_title
 
 __all__ = ["SitesSpider"]
@@ -1275,10 +1275,18 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if rule is None:
             return None, None
         # A JSON document's selector would have the JSON data as its root, not a tree.
+        sent = (response.headers.get("Content-Type") or b"no Content-Type").decode("latin-1")
         if not isinstance(response, TextResponse) or isinstance(response, JsonResponse):
             self.count(f"crawl/not_text/{rule.site}")
-            sent = (response.headers.get("Content-Type") or b"no Content-Type").decode("latin-1")
             logger.warning("Not an HTML page (%s), skipped: %s", sent, response.url)
+            return rule, None
+        # Scrapy trusts a text Content-Type: an image sent as text/html would be read as a page of mojibake.
+        binary = sniff_binary(response.body)
+        if binary is not None:
+            self.count(f"crawl/not_text/{rule.site}")
+            logger.warning(
+                "Not an HTML page (%s, but it looks like %s), skipped: %s", sent, binary, response.url
+            )
             return rule, None
         self.count(f"crawl/pages/{rule.site}")
         text, decoded = page_text(response, rule.encoding)
