@@ -18,6 +18,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/large?mb=N``                an N MB HTML page (Content-Length set), streamed
 ``/large-gzip?mb=N``           an N MB HTML page sent gzip-compressed (a few KB on the wire)
 ``/bad-gzip``                  a page sent as ``Content-Encoding: gzip`` whose body is no gzip
+``/uncompressed?as=E``         an article page sent as it is, with ``Content-Encoding: E`` (``gzip``, ``br``,
+                               ``zstd``, ...): compressed, it says, and it is not
 ``/gbk``                       a Chinese article in GBK; its charset only in the Content-Type header
 ``/gbk-index``                 an index page in GBK (charset in the Content-Type) whose one link,
                                ``GBK_INDEX_HREF``, has Chinese in its path and query, and ``GBK_LACKS_MARK``
@@ -502,6 +504,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif path == "/bad-gzip":
             body = b"\x1f\x8b\x08\x00garbage" * 50
             self._send(200, body, "text/html; charset=utf-8", {"Content-Encoding": "gzip"})
+        elif path == "/uncompressed":
+            headers = {"Content-Encoding": query.get("as", "gzip")}
+            self._send(200, generated_article("uncompressed").encode(), "text/html; charset=utf-8", headers)
         elif path.startswith("/cut/"):
             self._send_cut(generated_article(path.removeprefix("/cut/")).encode(), query.get("how", "length"))
         elif path == "/gbk-euro":

@@ -639,6 +639,23 @@ def test_a_binary_page_sent_as_html_is_no_article_and_is_warned_of_naming_what_i
     assert list(site.stored()) == ["/a/small"]
 
 
+@pytest.mark.parametrize("encoding", ["gzip", "br", "zstd"])
+def test_a_page_that_says_it_is_compressed_and_is_not_is_dead_lettered_saying_so(
+    site: Site, encoding: str
+) -> None:
+    """Only zlib's error was recognised: a body that is no gzip at all, or no Brotli or Zstandard, was an
+    error of kind BadGzipFile, 'error' (Brotli's exception) or ZstdError, its reason the bare exception."""
+    site.rule(f"/uncompressed?as={encoding}", "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "errors 1 (content encoding: 1)" in done.stdout, done.stdout
+    (letter,) = site.dead()
+    assert letter["reason"].startswith(
+        "its body, sent compressed (Content-Encoding), could not be decompressed: "
+    ), letter
+    assert list(site.stored()) == ["/a/small"]
+
+
 def test_a_page_whose_gzip_body_cannot_be_decompressed_is_dead_lettered_saying_so(site: Site) -> None:
     site.rule("/bad-gzip", "/a/small")
     done = site.temp()

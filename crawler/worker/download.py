@@ -13,7 +13,8 @@ for the first of the pool and the timer, and neither fires the other's Deferred.
 :func:`connection_lost` says in words how a site's connection ended before its whole answer came, which
 Scrapy's exceptions for it say with no message (``ResponseDataLossError``) or with the ``repr`` of
 Twisted failures (``DownloadFailedError``); :func:`undecompressed`, that a body sent compressed could not be
-decompressed, which zlib says as ``error: Error -3 while decompressing data: ...``.
+decompressed, which zlib says as ``error: Error -3 while decompressing data: ...`` (and Brotli as a bare
+``error``, gzip as ``BadGzipFile``, Zstandard as ``ZstdError``).
 
 A stop (Ctrl-C, SIGTERM) sends :data:`STOP_DOWNLOADS` to the crawl
 (:class:`crawler.worker.fetch.SignalledProcess`): the handler cancels its downloads under way and refuses
@@ -25,8 +26,11 @@ up to its ``DOWNLOAD_TIMEOUT`` (30 s) for a site that hangs.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import zlib
 
+import brotli
+from backports import zstd
 from scrapy import Request
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 from scrapy.crawler import Crawler
@@ -37,7 +41,23 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
-__all__ = ["STOP_DOWNLOADS", "DownloadStopped", "HTTPDownloadHandler", "connection_lost", "undecompressed"]
+__all__ = [
+    "DECOMPRESSION_ERRORS",
+    "STOP_DOWNLOADS",
+    "DownloadStopped",
+    "HTTPDownloadHandler",
+    "connection_lost",
+    "undecompressed",
+]
+
+# What Scrapy's HttpCompressionMiddleware raises for a body it cannot decompress: deflate's and a damaged
+# gzip stream's zlib error, a body that is no gzip at all, Brotli's and Zstandard's errors.
+DECOMPRESSION_ERRORS: tuple[type[BaseException], ...] = (
+    zlib.error,
+    gzip.BadGzipFile,
+    brotli.error,
+    zstd.ZstdError,
+)
 
 # The signal that stops the downloads of a crawl (sent by crawler.worker.fetch.SignalledProcess); each
 # handler answers with the number of downloads it cancelled.
@@ -64,8 +84,9 @@ def connection_lost(error: BaseException | None) -> str | None:
 
 def undecompressed(error: BaseException | None) -> str | None:
     """That the body of a download that failed with ``error``, sent compressed (``Content-Encoding: gzip``
-    or ``deflate``), could not be decompressed, with zlib's reason; None for any other failure."""
-    if isinstance(error, zlib.error):
+    or ``deflate``, ``br``, ``zstd``), could not be decompressed, with the decompressor's reason; None for
+    any other failure."""
+    if isinstance(error, DECOMPRESSION_ERRORS):
         return f"its body, sent compressed (Content-Encoding), could not be decompressed: {error}"
     return None
 

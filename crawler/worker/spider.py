@@ -31,7 +31,6 @@ import logging
 import re
 import time
 import weakref
-import zlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -96,7 +95,7 @@ from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import count_job, keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
-from crawler.worker.download import DownloadStopped, connection_lost, undecompressed
+from crawler.worker.download import DECOMPRESSION_ERRORS, DownloadStopped, connection_lost, undecompressed
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import (
@@ -1396,7 +1395,7 @@ def _kind(failure: Failure) -> str:
         return "timeout"
     if isinstance(error, DownloadCancelledError | CancelledError) or _too_large_decompressed(failure):
         return "size limit"
-    if isinstance(error, zlib.error):
+    if isinstance(error, DECOMPRESSION_ERRORS):
         return "content encoding"
     if isinstance(
         error,
