@@ -215,6 +215,19 @@ def test_a_redirect_to_another_scheme_is_a_dead_letter_naming_its_target(site: S
     assert list(site.stored()) == ["/a/small"]
 
 
+def test_a_link_with_credentials_is_no_link_to_follow_and_its_password_is_never_shown(site: Site) -> None:
+    """A link with a user and password (``http://user:secret@host/...``) was queued and failed, a dead
+    letter of kind ValueError ('invalid hostname: user:secret@127.0.0.1'), its password in the warning
+    and in `crawler dead list`: no request can be made of it, as of a link to port 0."""
+    site.rule(site.server.url("/a/cred").replace("http://", "http://user:secret@"), "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.startswith("fetched 2 pages, stored 1 article, skipped 0, errors 0\n"), done.stdout
+    assert "secret" not in done.stderr, done.stderr[-4000:]
+    assert site.dead() == []
+    assert list(site.stored()) == ["/a/small"]
+
+
 def test_an_unfollowed_3xx_answer_whose_location_is_no_url_is_a_dead_letter_of_its_status(site: Site) -> None:
     """A 300 answer (which no redirect follows) with a Location that cannot be read as a URL ('http://[x',
     an unclosed IPv6 address) failed as 'ValueError: Invalid IPv6 URL' in the check for a redirect to another

@@ -690,7 +690,8 @@ def requested_url(base: str, href: str, codec: str) -> str | None:
     (its path in UTF-8, its host in IDNA, its query in ``codec``, the page's :func:`query_codec`, a
     character ``codec`` lacks as browsers send it, :func:`_query_encodable`); ``None`` when it is empty, a
     fragment alone, no http(s) URL, or one no request can be made of (a port out of range or 0, a host with
-    a space). Rule crawls and discover crawls build their links with it."""
+    a space, a user or password before the host: the crawl sends no credentials, and would show them).
+    Rule crawls and discover crawls build their links with it."""
     href = href.strip(_HTML_SPACE)
     if not href or href.startswith("#"):
         return None
@@ -698,7 +699,12 @@ def requested_url(base: str, href: str, codec: str) -> str | None:
         # safe_url_string also turns an international host name into its IDNA form, as domains are.
         url = safe_url_string(_query_encodable(urldefrag(urljoin(base, href))[0], codec), encoding=codec)
         parts = urlsplit(url)
-        requestable = parts.port != 0 and " " not in parts.netloc  # .port: ValueError out of range
+        requestable = (
+            parts.port != 0  # .port: ValueError out of range
+            and " " not in parts.netloc
+            and parts.username is None
+            and parts.password is None
+        )
     except ValueError:
         return None
     return url if parts.scheme in HTTP_SCHEMES and requestable else None
