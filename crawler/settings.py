@@ -61,6 +61,9 @@ DOWNLOAD_TIMEOUT: SecondsAbove0 = 30
 # Decompressed size limits: a page over DOWNLOAD_MAXSIZE is dropped, one over DOWNLOAD_WARNSIZE logged.
 DOWNLOAD_MAXSIZE: Annotated[int, Range("a number of bytes", 0)] = 32 * 1024 * 1024
 DOWNLOAD_WARNSIZE: Annotated[int, Range("a number of bytes", 0)] = 8 * 1024 * 1024
+# Links longer than this (characters) are not followed: Scrapy's own limit, which its UrlLengthMiddleware
+# applies to the requests a spider yields, applied too where the crawl queues links itself.
+URLLENGTH_LIMIT: Annotated[int, Range("a number of characters", 1)] = 2083
 # Redirects followed for one request; more is an error, dead-lettered as "too many redirects".
 REDIRECT_MAX_TIMES: Annotated[int, Range("a number of redirects", 0)] = 5
 # Scrapy's HTTP/1.1 handler, closed without the race of its disconnect timeout (crawler/worker/download.py).

@@ -228,6 +228,27 @@ def test_a_link_with_credentials_is_no_link_to_follow_and_its_password_is_never_
     assert list(site.stored()) == ["/a/small"]
 
 
+def test_a_link_longer_than_urllength_limit_is_not_followed_by_a_rule_or_a_discover_crawl(site: Site) -> None:
+    """Scrapy's URLLENGTH_LIMIT (2083 characters) holds for the requests a spider yields: the crawl queues
+    its links itself, so a link of any length was queued, kept in Redis and fetched (a 200 KB query was
+    fetched, and dead-lettered as HTTP 414, its whole URL in the warning)."""
+    long_link = "/a/" + "x" * 2100
+    site.rule(long_link, "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.startswith("fetched 2 pages, stored 1 article, skipped 0, errors 0\n"), done.stdout
+    assert list(site.stored()) == ["/a/small"]
+    seed = site.server.url("/links?to=" + ",".join([long_link.replace("x", "y"), "/a/harbour"]))
+    (site.rules / "web.yaml").write_text(
+        f"discover:\n  topic: {{keywords: [harbour]}}\n  seeds: ['{seed}']\n  domains: [127.0.0.1]\n"
+        "  max_depth: 1\nallow_private_addresses: true\n",
+        encoding="utf-8",
+    )
+    done = site.crawler("temp", "web", *[item for pair in FAST for item in ("-s", pair)])
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.startswith("fetched 2 pages, "), done.stdout
+
+
 def test_an_unfollowed_3xx_answer_whose_location_is_no_url_is_a_dead_letter_of_its_status(site: Site) -> None:
     """A 300 answer (which no redirect follows) with a Location that cannot be read as a URL ('http://[x',
     an unclosed IPv6 address) failed as 'ValueError: Invalid IPv6 URL' in the check for a redirect to another

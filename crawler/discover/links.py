@@ -143,12 +143,13 @@ def followed_links(
     fingerprint: Callable[[str], bytes],
     seeds: AbstractSet[bytes],
     known: Container[str] = frozenset(),
+    max_length: int | None = None,
 ) -> Followed:
     """The links of the page at ``page_url`` (``depth`` from a seed) that ``discover``'s crawl follows:
     none past ``max_depth``; of the others, those to a host within ``domains`` and not in
     ``deny_domains``, other than the page itself and the seeds (``seeds``: their fingerprints; the seeds
-    are read at every crawl and never go through the Bloom filter) and the URLs in ``known``.
-    ``fingerprint``: the crawl's request fingerprint of a URL."""
+    are read at every crawl and never go through the Bloom filter) and the URLs in ``known``; none longer
+    than ``max_length`` characters (refused). ``fingerprint``: the crawl's request fingerprint of a URL."""
     if depth + 1 > discover.max_depth:
         return Followed([])
     followed: list[tuple[Link, SplitResult, bytes]] = []
@@ -157,6 +158,9 @@ def followed_links(
     for link in links:
         if link[0] in known:
             seen += 1
+            continue
+        if max_length is not None and len(link[0]) > max_length:
+            refused += 1
             continue
         try:
             parts = urlsplit(link[0])

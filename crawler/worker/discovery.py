@@ -88,6 +88,7 @@ class Discovery:
         self.sync_pages = settings.getint("DISCOVER_SYNC_PAGES")
         self.per_host = settings.getint("DISCOVER_FRONTIER_PER_HOST")
         self.example_articles = settings.getint("DISCOVER_EXAMPLE_ARTICLES")
+        self.url_limit = settings.getint("URLLENGTH_LIMIT")
         # A page's record outlives the tries of its request (see Frontier.settle).
         self.record_seconds = max(
             RECORD_SECONDS,
@@ -229,6 +230,7 @@ class Discovery:
             lambda link: fingerprinter.fingerprint(Request(link)),
             seeds,
             self._known,
+            self.url_limit,
         )
         started = time.thread_time()
         # 1. Learn (once: not again when read again after Redis failed).

@@ -398,6 +398,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def opened(self) -> None:
         self.bans = watch_of(self.crawler)
         self.regex_page_seconds = self.crawler.settings.getfloat("RULES_REGEX_PAGE_SECONDS")
+        self.url_limit = self.crawler.settings.getint("URLLENGTH_LIMIT")
         self.max_size = self.crawler.settings.getint("DOWNLOAD_MAXSIZE")
         if self.rule_errors:
             self.count("rules/errors", self.rule_errors)
@@ -1336,6 +1337,16 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         """Queue the requests whose URLs the Bloom filter had not seen, marking them seen in the same
         Redis call; how many were new. The job counts the article links found (``links``: none on its
         index pages, its summary says so)."""
+        kept = [request for request in requests if len(request.url) <= self.url_limit]
+        if len(kept) < len(requests):
+            self.count(f"crawl/url_too_long/{rule.site}", len(requests) - len(kept))
+            logger.info(
+                "Not following %d links of %s longer than URLLENGTH_LIMIT (%d characters)",
+                len(requests) - len(kept),
+                rule.site,
+                self.url_limit,
+            )
+        requests = kept
         if not requests:
             return 0
         count_job(self.crawler, job, "links", len(requests))
