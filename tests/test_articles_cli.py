@@ -591,6 +591,22 @@ def test_an_export_to_a_pipe_writes_into_it_and_leaves_it_a_pipe(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["articles.fifo"], "no .part file left"
 
 
+def test_an_export_whose_part_file_cannot_be_made_is_one_error_line(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A FILE.part that is a folder failed the export, then its clean-up failed on it: a traceback
+    (IsADirectoryError from unlinking the folder), exit 1."""
+    target = tmp_path / "out.jsonl"
+    (tmp_path / "out.jsonl.part").mkdir()
+    code, out, err = articles(capsys, monkeypatch, crawled, "export", "-o", str(target))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"crawler articles export: error: cannot write the export to {target}: [Errno 21] Is a directory:"
+        f" '{target}.part'\n"
+    ), err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out.jsonl.part"], "the folder left as it was"
+
+
 def test_an_export_that_fails_part_way_leaves_no_part_file(
     three_weeks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

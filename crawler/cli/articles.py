@@ -444,9 +444,10 @@ def run_export(args: argparse.Namespace) -> int:
             partial = target.with_name(target.name + ".part")
             # An export that left out weeks is written to no FILE, an earlier one or none: it stays in
             # FILE.part.
-            incomplete = False
+            incomplete = opened = False
             try:
                 with partial.open("w", encoding="utf-8", newline="") as handle:
+                    opened = True
                     count = _write_documents(documents, args.format, handle)
                 incomplete = bool(store.weeks_left_out())
                 if not incomplete:
@@ -458,7 +459,8 @@ def run_export(args: argparse.Namespace) -> int:
                     + (f"; {target} is left as it was" if target.exists() else "")
                 ) from exc
             finally:
-                if not incomplete:
+                # Only the file this export made: not what stood in its way (a folder named FILE.part).
+                if opened and not incomplete:
                     partial.unlink(missing_ok=True)
             if incomplete:
                 kept = ", which is left as it was" if target.exists() else ""
