@@ -607,6 +607,24 @@ def test_an_export_whose_part_file_cannot_be_made_is_one_error_line(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["out.jsonl.part"], "the folder left as it was"
 
 
+def test_an_export_to_a_symbolic_link_writes_the_file_it_points_to(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """FILE.part was renamed over the link itself: the link became a plain file, and the file it pointed
+    to (exports/latest.jsonl -> 2026/articles.jsonl, say) kept the last export."""
+    _, expected, _ = articles(capsys, monkeypatch, crawled, "export", "--site", "demo-huaxia")
+    (tmp_path / "kept").mkdir()
+    real = tmp_path / "kept" / "articles.jsonl"
+    real.write_text("the last export\n", encoding="utf-8")
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(real)
+    code, _, _ = articles(capsys, monkeypatch, crawled, "export", "--site", "demo-huaxia", "-o", str(link))
+    assert code == 0
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert real.read_text(encoding="utf-8") == expected
+    assert sorted(path.name for path in tmp_path.rglob("*")) == ["articles.jsonl", "kept", "latest.jsonl"]
+
+
 def test_an_export_that_fails_part_way_leaves_no_part_file(
     three_weeks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

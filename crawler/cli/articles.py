@@ -441,7 +441,9 @@ def run_export(args: argparse.Namespace) -> int:
                     f"cannot write the export to stdout: {exc}{advice}; what it holds is incomplete"
                 ) from exc
         else:
-            partial = target.with_name(target.name + ".part")
+            # A symbolic link's file is written (FILE.part beside it, renamed over it), the link kept.
+            written = target.resolve() if target.is_symlink() else target
+            partial = written.with_name(written.name + ".part")
             # An export that left out weeks is written to no FILE, an earlier one or none: it stays in
             # FILE.part.
             incomplete = opened = False
@@ -451,7 +453,7 @@ def run_export(args: argparse.Namespace) -> int:
                     count = _write_documents(documents, args.format, handle)
                 incomplete = bool(store.weeks_left_out())
                 if not incomplete:
-                    partial.replace(target)
+                    partial.replace(written)
             except OSError as exc:
                 advice = output_advice(exc, f"the disk of {target.parent}", _EXPORT_LESS)
                 raise InputError(
