@@ -7,6 +7,10 @@ is deferred (:mod:`crawler.worker.leaseack`), and the scheduler logs that in one
 site, the store's error and what to do; Scrapy's own line says only the URL, at DEBUG. Scrapy logs a
 dropped item (a repost, a page without an article) with the whole item too: here it is one line, the
 item's URL and why it was dropped; a scraped item is its URL alone.
+
+Scrapy asks for a line about every page crawled and every item scraped, at DEBUG, and creates its log
+record whether or not a handler shows it: about 11 µs of the crawl's thread an article. Those two lines are
+left out (Scrapy logs nothing for a formatter's None) when no handler their record would reach takes DEBUG.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 
 from itemadapter import ItemAdapter
 from scrapy import Spider
-from scrapy.http import Response
+from scrapy.http import Request, Response
 from scrapy.logformatter import LogFormatter, LogFormatterResult
 from twisted.python.failure import Failure
 
@@ -67,14 +71,43 @@ class ItemLogFormatter(LogFormatter):
             "args": {"url": url, "exception": exception},
         }
 
-    def scraped(
+    def crawled(  # type: ignore[override]  # Scrapy skips a None, as its documentation says
+        self, request: Request, response: Response, spider: Spider
+    ) -> LogFormatterResult | None:
+        if not _debug_shown(_ENGINE_LOGGER):
+            return None
+        return super().crawled(request, response, spider)
+
+    def scraped(  # type: ignore[override]  # as crawled
         self,
         item: Any,
         response: Response | Failure | None,
         spider: Spider,
-    ) -> LogFormatterResult:
+    ) -> LogFormatterResult | None:
+        if not _debug_shown(_SCRAPER_LOGGER):
+            return None
         result = super().scraped(item, response, spider)
         return {**result, "msg": "Scraped %(url)s", "args": {"url": _url(item)}}
+
+
+# The loggers Scrapy's engine and scraper log a crawled page and a scraped item through.
+_ENGINE_LOGGER = logging.getLogger("scrapy.core.engine")
+_SCRAPER_LOGGER = logging.getLogger("scrapy.core.scraper")
+
+
+def _debug_shown(logger: logging.Logger) -> bool:
+    """Whether a DEBUG record of ``logger`` would reach a handler that takes it (as ``Logger.callHandlers``
+    walks the handlers)."""
+    if not logger.isEnabledFor(logging.DEBUG):
+        return False
+    current: logging.Logger | None = logger
+    while current is not None:
+        if any(handler.level <= logging.DEBUG for handler in current.handlers):
+            return True
+        if not current.propagate:
+            return False
+        current = current.parent
+    return False
 
 
 def _url(item: Any) -> Any:
