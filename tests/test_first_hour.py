@@ -1107,3 +1107,28 @@ def test_the_demos_newest_articles_are_the_newest_published_then_the_newest_stor
     _print_stored(Console(file=out, width=100), store, tmp_path, {"citynews": "index pages"}, sample=6)
     shown = [line.split()[-1] for line in out.getvalue().splitlines() if "Story " in line]
     assert shown == ["e", "b", "f", "a", "d", "c"], out.getvalue()
+
+
+def test_ctrl_c_while_the_command_loads_is_said_as_interrupted_not_a_traceback(tmp_path: Path) -> None:
+    """The ``crawler`` command imports its modules for about half a second before ``main`` runs: a Ctrl-C
+    then printed a KeyboardInterrupt traceback and ended the command killed by SIGINT. The Ctrl-C is made
+    here by an import hook that raises KeyboardInterrupt as ``crawler.cli.main`` is imported."""
+    script = (
+        "import sys\n"
+        "class CtrlC:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'crawler.cli.main':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, CtrlC())\n"
+        "from crawler.cli import main\n"
+        "sys.exit(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, "status"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (130, "crawler: interrupted\n")

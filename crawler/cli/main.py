@@ -44,12 +44,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``crawler`` console script; returns the exit code."""
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="replace")
-    parser = build_parser()
     # Scrapy's own handler takes SIGTERM (and Ctrl-C) while a crawl runs (crawler.worker.process).
     previous = signal.signal(signal.SIGTERM, _terminate)
     stdout = _Stdout(sys.stdout)
     sys.stdout = cast(TextIO, stdout)
     try:
+        parser = build_parser()
         given_folders(*folders_before_command(sys.argv[1:] if argv is None else argv))
         args = _parse(parser, argv, stdout)
         # The global folders are the environment's, for this command and every process it starts.
