@@ -136,3 +136,20 @@ def test_a_temp_crawl_whose_pages_robots_txt_disallows_says_so_on_its_last_line(
     assert "seen already" not in done.stdout, done.stdout
     named = f"rules try agent {server.url('/private/closed')}` says whether robots.txt disallows it)"
     assert named in last, "the command names the page given with --url"
+
+
+def test_every_page_asked_for_while_robots_txt_is_fetched_is_held_to_it(
+    recorded: tuple[SiteServer, list[tuple[str, str]]], tmp_path: Path
+) -> None:
+    """The pages of a crawl that wait together for the site's robots.txt are each checked against it: the
+    disallowed one among them is skipped, wherever it comes (before, only the first page to wait was
+    checked; the others were fetched as if the site had no robots.txt)."""
+    server, seen = recorded
+    site = _agent_site(server, tmp_path)
+    pages = ["/a/first", "/a/second", "/private/third", "/a/fourth", "/private/fifth"]
+    done = site.temp(*(item for page in pages for item in ("--url", server.url(page))))
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "fetched 3 pages, stored 3 articles, skipped 2 (disallowed by robots.txt: 2)" in done.stdout, (
+        done.stdout
+    )
+    assert not [path for path, _ in seen if path.startswith("/private/")], seen

@@ -53,6 +53,21 @@ def sent_agent(request: Request, settings: BaseSettings) -> str:
     return agent.decode("latin-1") if agent else str(settings["USER_AGENT"])
 
 
+def _waiter(shared: Deferred[RobotParser | None]) -> Deferred[RobotParser | None]:
+    """A Deferred of its own, fired with the parser ``shared`` fires with, for one request that waits for a
+    robots.txt being fetched. Awaiting ``shared`` itself (as Scrapy's middleware does) hands its result to
+    the first request only: ``Deferred.asFuture`` leaves None in its place, which every other request
+    waiting then read as "no robots.txt", and was fetched whatever it disallowed."""
+    waiter: Deferred[RobotParser | None] = Deferred()
+
+    def passed_on(parser: RobotParser | None) -> RobotParser | None:
+        waiter.callback(parser)
+        return parser
+
+    shared.addCallback(passed_on)
+    return waiter
+
+
 class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
     """Scrapy's robots.txt middleware, per host and User-Agent (see the module's docstring); matching
     is Scrapy's, the agent of :func:`robots_agent`: ``ROBOTSTXT_USER_AGENT`` when set, else the
@@ -89,7 +104,7 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
             self._stats.inc_value("robotstxt/request_count")
         parser = self._parsers[key]
         if isinstance(parser, Deferred):
-            parser = await maybe_deferred_to_future(parser)
+            parser = await maybe_deferred_to_future(_waiter(parser))
         if parser is not None and slot not in self._told[key]:
             self._told[key].add(slot)
             await self.crawler.signals.send_catch_log_async(
