@@ -60,6 +60,9 @@ class Article:
     summary: dict[str, str] | None = None
     # The URLs its request was redirected from, first the one asked for (Scrapy's redirect_urls).
     redirected_from: tuple[str, ...] = ()
+    # The first fetch of its stored document, when its page was re-read from the store (``crawler temp
+    # --stored``): the store updates that document in its own week; None: ``fetched_at``.
+    first_seen: str | None = None
     page: Page | None = field(default=None, repr=False, compare=False)
     # The body's content hash and SimHash when the text pool computed them (the store computes them
     # otherwise); None until then.
@@ -87,4 +90,5 @@ class Article:
             "extraction": self.extraction,
             "summary": self.summary,
             "redirected_from": list(self.redirected_from),
+            "first_seen": self.first_seen,
         }

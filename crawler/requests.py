@@ -18,8 +18,10 @@ Metadata (``request.meta``), read through :class:`Work` only:
 ``boost``       priority over the rule's own (a temp crawl's, a productive site's grab)
 ``entry``       article pages found in a feed or a news sitemap: what it says of the article's ``title``,
                 ``published`` and ``author``
-``given``       article pages given by the user (``crawler temp --url``): fetched whatever the seen filter
-                says, their redirects too
+``given``       article pages given by the user (``crawler temp --url``, ``--stored``): fetched whatever the
+                seen filter says, their redirects too
+``first_seen``  article pages re-read from the store (``crawler temp --stored``): the ``first_seen`` of the
+                stored document, so that the re-read updates it in its week (not a new one in this week's)
 ``slot``        discover pages: the queue slot of their host (``<site>@<host>``): politeness is per host
 ``link``        discover pages: the features of the link that led there (the link model learns from them)
 ``source``      discover pages: the relevance of the page the link was found on
@@ -236,14 +238,18 @@ def article_request(
     job_kind: str | None = None,
     entry: Mapping[str, str] | None = None,
     given: bool = False,
+    first_seen: str | None = None,
 ) -> Request:
     """A request for one of ``rule``'s article pages; ``entry``: what a feed's entry says of it; ``given``:
-    a page the user asked for (``crawler temp --url``), fetched whatever the seen filter says."""
+    a page the user asked for (``crawler temp --url``), fetched whatever the seen filter says;
+    ``first_seen``: that of its stored document, which it re-reads (``crawler temp --stored``)."""
     meta = _meta(rule, ARTICLE, job, job_kind, depth=depth, boost=boost)
     if entry:
         meta["entry"] = dict(entry)
     if given:
         meta["given"] = True
+    if first_seen is not None:
+        meta["first_seen"] = first_seen
     return Request(url, meta=meta, headers=rule.headers or None, priority=rule.priority + boost)
 
 
@@ -578,6 +584,7 @@ def enqueue_job(
     rules: Iterable[Rule],
     *,
     article_urls: Iterable[str] = (),
+    stored: Iterable[tuple[str, str]] | None = None,
     lease_seconds: float = 60.0,
     job: str | None = None,
     kind: str = "temp",
@@ -585,7 +592,9 @@ def enqueue_job(
 ) -> str:
     """Queue a job: each rule's start URLs as index pages, its feeds, sitemaps, API and search pages, its
     discover seeds, or, when
-    ``article_urls`` are given (one rule then), those pages alone as article pages. ``kind`` is ``temp``
+    ``article_urls`` or ``stored`` are given (one rule then), those pages alone as article pages
+    (``stored``: the URL and ``first_seen`` of stored documents to re-read, taken one at a time, so that
+    any number of them is queued in bounded memory). ``kind`` is ``temp``
     (a crawl asked for now) or ``grab`` (a regular grab of the schedule); ``boost`` raises the priority
     of its requests (and of the article requests they lead to) over the rule's own. Returns the job id (a
     new one unless given: queueing a job again adds nothing, since the queue stores an identical request
@@ -598,9 +607,14 @@ def enqueue_job(
     urls = list(article_urls)
     for rule in rules:
         queue.configure(rule.site, delay=rule.delay, concurrency=rule.concurrency)
-        if urls:
+        if urls or stored is not None:
             for url in urls:
                 push(queue, article_request(rule, url, job=job, boost=boost, job_kind=kind, given=True))
+            for url, first_seen in stored or ():
+                request = article_request(
+                    rule, url, job=job, boost=boost, job_kind=kind, given=True, first_seen=first_seen
+                )
+                push(queue, request)
         else:
             firsts = [
                 *((INDEX, url) for url in rule.start_urls),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import itertools
 import logging
 import math
 import os
@@ -14,8 +15,10 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -169,12 +172,15 @@ def _temp(args: argparse.Namespace) -> int:
     rules_folder(config.rules_dir)
     rule = load_rule(rule_file(config.rules_dir, args.site))
     article_urls = [article_url(rule, given) for given in args.url or ()]
-    unfetched = unfetched_seeds_problem(rule.discover) if rule.discover and not article_urls else None
+    window = StoredWindow.of(args, rule)
+    # Pages given (--url) or re-read from the store (--stored): a job of its own, never the site's crawl.
+    given = bool(article_urls) or window is not None
+    unfetched = unfetched_seeds_problem(rule.discover) if rule.discover and not given else None
     if unfetched is not None:
         tell("warning", f"{unfetched} (discover.budget in {rule.path}: raise it over the seeds)")
     overrides = settings_from(args.set)
     store = _check_store(config, overrides)
-    with redis_for(config) as url:
+    with _stored_pages(store, rule, window) as rereads, redis_for(config) as url:
         _warn_if_store_moved(config, store)
         settings = _crawl_settings(config, url, overrides)
         server, keys = connect(url), Keys(settings["REDIS_KEY_PREFIX"])
@@ -183,12 +189,12 @@ def _temp(args: argparse.Namespace) -> int:
                 f"site {rule.site} is paused: its requests are held, a temp crawl of it would wait for ever;"
                 f" `{suggest(f'sites resume {rule.site}')}` first"
             )
-        resumed = None if article_urls else unfinished_temp_job(server, keys, rule.site)
+        resumed = None if given else unfinished_temp_job(server, keys, rule.site)
         before = None if resumed is None else JobCounts.read(server, keys, resumed)
         requeued = resumed is not None and temp_job_ended(server, keys, resumed)
         if resumed is None:
-            job = _enqueue(settings, server, keys, [rule], article_urls=article_urls)
-            if not article_urls:
+            job = _enqueue(settings, server, keys, [rule], article_urls=article_urls, stored=rereads)
+            if not given:
                 remember_temp_job(server, keys, rule.site, job)
         else:
             job = resumed
@@ -202,9 +208,9 @@ def _temp(args: argparse.Namespace) -> int:
         try:
             counts = _crawl_job(settings, server, keys, job, title=title)
         except KeyboardInterrupt:
-            _note_left(server, keys, job, rule.site if not article_urls else None)
+            _note_left(server, keys, job, rule.site if not given else None)
             raise
-        if not article_urls and counts.pending == 0:
+        if not given and counts.pending == 0:
             mark_temp_job(server, keys, job, ended=True)
         discovered = _discover_summary(settings, url, rule, job, counts) if rule.discover else None
     if before is not None:
@@ -225,6 +231,8 @@ def _temp(args: argparse.Namespace) -> int:
                 f" or stopped, or runs still): {stored}"
             )
     _print_summary(job, counts, settings, rule)
+    if rereads is not None and window is not None:
+        print(rereads.summary(window))
     if discovered:
         print(discovered)
     written = counts.stored + counts.updated
@@ -238,7 +246,8 @@ def _temp(args: argparse.Namespace) -> int:
     elif counts.fetched == 0 and counts.stored == 0:
         if counts.skipped and not counts.errors and not counts.refused:
             pages = "its page was" if counts.skipped == 1 else f"its {counts.skipped} pages were"
-            page, which = (shlex.quote(article_urls[0]), "it") if article_urls else ("URL", "a URL")
+            named = article_urls[0] if article_urls else rereads.first if rereads is not None else None
+            page, which = (shlex.quote(named), "it") if named else ("URL", "a URL")
             robots = (
                 f" (`{suggest(f'rules try {rule.site} {page}')}` says whether robots.txt disallows {which})"
                 if ROBOTS_DISALLOWED in counts.skip_causes
@@ -253,7 +262,7 @@ def _temp(args: argparse.Namespace) -> int:
         code = 1
     else:
         code = 0 if (counts.errors == 0 and counts.refused == 0) or written > 0 else 1
-        if not article_urls and not _found_anything(rule, counts):
+        if not given and not _found_anything(rule, counts):
             print(_no_links_hint(rule, counts.fetched))
     for note in counts.notes:
         print(note)
@@ -351,6 +360,140 @@ def article_url(rule: Rule, given: str) -> str:
             " crawl this one with the rule of its own site"
         )
     return url
+
+
+@dataclass(frozen=True, slots=True)
+class StoredWindow:
+    """Which stored articles of a site ``crawler temp SITE --stored`` reads again: those first seen in
+    ``week``, at or after ``since``, before ``until`` (as ``crawler articles list`` chooses them), the
+    newest ``limit`` of them."""
+
+    week: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int | None = None
+
+    @classmethod
+    def of(cls, args: argparse.Namespace, rule: Rule) -> StoredWindow | None:
+        """The window of ``args`` (None without ``--stored``); :class:`InputError` for an option of
+        ``--stored`` given without it, ``--stored`` for a discover rule, or a window no article is in."""
+        options = {"week": args.week, "since": args.since, "until": args.until, "limit": args.limit}
+        if not args.stored:
+            named = next((name for name, value in options.items() if value is not None), None)
+            if named is not None:
+                raise InputError(
+                    f"--{named} chooses the stored articles that --stored reads again: give --stored with it"
+                    f" (`{suggest(f'temp {rule.site} --stored --{named} ...')}`), or leave it out"
+                )
+            return None
+        if rule.discover is not None:
+            raise InputError(
+                f"--stored: site {rule.site} is a discover crawl ({rule.path}): it judges each page as it"
+                f" reads it from its seeds, and reads no page again by a rule; run"
+                f" `{suggest(f'temp {rule.site}')}` without --stored"
+            )
+        if args.since is not None and args.until is not None and args.since >= args.until:
+            since, until = (
+                f"{moment.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}" for moment in (args.since, args.until)
+            )
+            raise InputError(
+                f"--since {since} is not before --until {until}: no article can be first seen at or after"
+                " --since and before --until; give the earlier time to --since"
+            )
+        return cls(**options)
+
+    def described(self) -> str:
+        """The window in words, after "the stored articles of SITE": empty for all of them."""
+        parts = [
+            *([f"first seen in week {self.week}"] if self.week else []),
+            *(
+                [f"first seen at or after {self.since.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"]
+                if self.since
+                else []
+            ),
+            *([f"first seen before {self.until.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"] if self.until else []),
+            *([f"the newest {self.limit}"] if self.limit is not None else []),
+        ]
+        return f" ({', '.join(parts)})" if parts else ""
+
+
+class _StoredPages:
+    """The URL and ``first_seen`` of the stored articles of ``rule``'s site that ``crawler temp --stored``
+    reads again, taken from the store's ``documents`` (read a page of rows at a time) as they are queued,
+    so that memory stays bounded however many there are; counts those queued, and leaves out (counted)
+    those no longer on the rule's domains."""
+
+    def __init__(self, documents: Iterator[dict[str, Any]], rule: Rule) -> None:
+        self._rule = rule
+        self._pages = self._on_domains(documents)
+        self.first: str | None = None
+        self.queued = 0
+        self.off_domains = 0
+        self.first_off: str | None = None
+
+    def _on_domains(self, documents: Iterator[dict[str, Any]]) -> Iterator[tuple[str, str]]:
+        for document in documents:
+            url = str(document["url"])
+            if self._rule.absolute_url(url) is None:
+                self.off_domains += 1
+                self.first_off = self.first_off or url
+                continue
+            yield url, str(document["first_seen"])
+
+    def check(self, window: StoredWindow) -> None:
+        """Read the first page to queue; :class:`InputError` when there is none (before Redis starts)."""
+        page = next(self._pages, None)
+        if page is None:
+            site, where = self._rule.site, window.described()
+            if self.off_domains:
+                raise InputError(
+                    f"--stored: none of the {counted(self.off_domains, 'stored article')} of site"
+                    f" {site}{where} is on its domains now ({', '.join(self._rule.domains)},"
+                    f" {self._rule.path}; the first: {self.first_off}): nothing to read again"
+                )
+            raise InputError(
+                f"--stored: site {site} has no stored articles{where}: nothing to read again;"
+                f" `{suggest('articles stats')}` shows the weeks and sites stored"
+            )
+        self.first = page[0]
+        self._pages = itertools.chain([page], self._pages)
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        for page in self._pages:
+            self.queued += 1
+            yield page
+
+    def summary(self, window: StoredWindow) -> str:
+        """The line after a crawl's summary: what was read again, and what was left as it was stored."""
+        off = (
+            f"; {counted(self.off_domains, 'stored article')} left out, no longer on the rule's domains"
+            f" (the first: {self.first_off})"
+            if self.off_domains
+            else ""
+        )
+        return (
+            f"read {counted(self.queued, 'stored article')} of site {self._rule.site}{window.described()}"
+            f" again with the rule as it is now ({self._rule.path}): each one fetched is updated in place;"
+            f" each one whose page failed (the errors) is left as it was stored{off}"
+        )
+
+
+@contextmanager
+def _stored_pages(
+    store: StoreConfig, rule: Rule, window: StoredWindow | None
+) -> Iterator[_StoredPages | None]:
+    """The stored articles ``window`` chooses of ``rule``'s site, from the store open while it lasts; None
+    without a window (no ``--stored``). :class:`InputError` when there is none."""
+    if window is None:
+        yield None
+        return
+    with store.open() as opened:
+        documents = opened.iter_articles(
+            site=rule.site, week=window.week, since=window.since, until=window.until, limit=window.limit
+        )
+        pages = _StoredPages(documents, rule)
+        pages.check(window)
+        yield pages
 
 
 # --- crawler worker -----------------------------------------------------------------------------------
@@ -799,14 +942,22 @@ def _crawl_settings(config: Config, redis_url: str, overrides: dict[str, Any]) -
 
 
 def _enqueue(
-    settings: Any, server: redis.Redis, keys: Keys, rules: Any, *, article_urls: list[str] | None = None
+    settings: Any,
+    server: redis.Redis,
+    keys: Keys,
+    rules: Any,
+    *,
+    article_urls: list[str] | None = None,
+    stored: Iterable[tuple[str, str]] | None = None,
 ) -> str:
-    """Queue ``rules`` (or ``article_urls`` of the one rule) as a new temp job; its id."""
+    """Queue ``rules`` (or ``article_urls`` and ``stored`` pages of the one rule) as a new temp job; its
+    id."""
     return enqueue_job(
         server,
         keys,
         list(rules),
         article_urls=article_urls or (),
+        stored=stored,
         lease_seconds=settings.getfloat("LEASE_SECONDS"),
         kind="temp",
         boost=settings.getint("SCHEDULE_TEMP_BOOST"),

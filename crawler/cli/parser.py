@@ -249,8 +249,9 @@ def _add_crawl(commands: Any) -> None:
         "temp",
         help="crawl one site once, now: progress, then a summary",
         description=(
-            "Crawl one site once, now: its index pages (or the --url pages alone, as article pages),"
-            " the new articles they link to, with a progress bar; exits when the site's work is done."
+            "Crawl one site once, now: its index pages (or the --url pages alone, as article pages, or"
+            " its stored articles again with --stored), the new articles they link to, with a progress"
+            " bar; exits when the site's work is done."
         ),
     )
     temp.add_argument("site", help="site id (the rule file's name without .yaml)")
@@ -260,6 +261,25 @@ def _add_crawl(commands: Any) -> None:
         default=[],
         metavar="U",
         help="crawl this article page only, not the index pages (repeat --url for more pages)",
+    )
+    temp.add_argument(
+        "--stored",
+        action="store_true",
+        help="fetch the site's stored articles again, not the index pages, and update each with the rule as"
+        " it is now (--week, --since, --until and --limit choose which)",
+    )
+    temp.add_argument("--week", type=_week, metavar="W", help="--stored: one week's articles: 2026w47")
+    temp.add_argument(
+        "--since",
+        type=_moment,
+        metavar="T",
+        help="--stored: first seen at or after: 2026-11-20, 2026-11-20T08:00Z or 7d",
+    )
+    temp.add_argument(
+        "--until", type=_moment, metavar="T", help="--stored: first seen before (same forms as --since)"
+    )
+    temp.add_argument(
+        "--limit", type=_count, metavar="N", help="--stored: the newest N articles first seen (default all)"
     )
     add_set_option(temp)
     temp.set_defaults(handler="crawler.cli.crawl:run_temp")

@@ -925,6 +925,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             fields=fields,
             job=work.job,
             redirected_from=_redirected_from(response),
+            first_seen=_stored_first_seen(response),
             page=Page(page.text, rule.min_body_chars),
         )
         if work.depth < rule.depth:
@@ -964,6 +965,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             author=said.get("author"),
             job=_work(response).job,
             redirected_from=_redirected_from(response),
+            first_seen=_stored_first_seen(response),
             page=Page("", rule.min_body_chars, document=response.body),
             discover=discover,
         )
@@ -1440,3 +1442,13 @@ def _redirected_from(response: Response) -> tuple[str, ...]:
     """The URLs the request of ``response`` was redirected from, first the one asked for; none when it was
     not redirected."""
     return tuple(str(url) for url in response.meta.get("redirect_urls", ()))
+
+
+def _stored_first_seen(response: Response) -> str | None:
+    """The ``first_seen`` of the stored document that the request of ``response`` re-read (``crawler temp
+    --stored``), when its page is still at that URL (not redirected: another URL is another document);
+    else None."""
+    first_seen = response.meta.get("first_seen")
+    if not isinstance(first_seen, str) or response.meta.get("redirect_urls"):
+        return None
+    return first_seen

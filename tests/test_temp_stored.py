@@ -1,0 +1,125 @@
+"""`crawler temp SITE --stored`: a site's stored articles fetched again and updated in place with the rule
+as it is now (a title the rule read wrong for a week, mended), through the temp crawl's own path: the
+embedded Redis queue, robots.txt, the dead letters; the local test server's pages."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from conftest import SiteServer
+from crawlsite import Site
+
+from crawler.store import open_store
+from crawler.store.document import week_of
+
+WRONG_TITLE = "title: {xpath: //h1}"
+# The rule's mistake: the title read from the page's navigation bar, "Home" on every page.
+MISTAKE = "title: {xpath: \"//div[@class='nav']/a[1]\"}"
+BODY = "A story stored three weeks ago, whose page has gone or is out of bounds since. " * 20
+
+
+def _stored_weeks_ago(site: Site, path: str, weeks: int) -> str:
+    """Store an article of ``path`` on the test server first fetched ``weeks`` ago, titled as the rule's
+    mistake titled it; its week."""
+    fetched = datetime.now(UTC) - timedelta(weeks=weeks)
+    with open_store({"CRAWLER_DATA_DIR": str(site.data)}) as store:
+        store.upsert(
+            {
+                "site": site.name,
+                "url": site.server.url(path),
+                "fetched_at": fetched.isoformat(),
+                "title": "Home",
+                "body": f"{path} {BODY}",
+            }
+        )
+    return week_of(fetched)
+
+
+def test_stored_articles_are_read_again_with_the_mended_rule_and_a_failed_page_leaves_its_article(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/stored-one", "/a/stored-two")
+    rule = site.rules / "news.yaml"
+    assert WRONG_TITLE in rule.read_text(encoding="utf-8")
+    rule.write_text(rule.read_text(encoding="utf-8").replace(WRONG_TITLE, MISTAKE), encoding="utf-8")
+    first = site.temp()
+    assert first.returncode == 0, first.stdout + first.stderr[-3000:]
+    assert {path: a["title"] for path, a in site.stored().items()} == {
+        "/a/stored-one": "Home",
+        "/a/stored-two": "Home",
+    }
+    # Stored three weeks ago: a page still there, one gone (404), one robots.txt disallows now.
+    old_week = _stored_weeks_ago(site, "/a/stored-old", 3)
+    _stored_weeks_ago(site, "/status/404", 3)
+    _stored_weeks_ago(site, "/private/withdrawn", 3)
+    rule.write_text(rule.read_text(encoding="utf-8").replace(MISTAKE, WRONG_TITLE), encoding="utf-8")
+
+    again = site.temp("--stored")
+
+    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    lines = again.stdout.splitlines()
+    assert lines[0] == (
+        "fetched 3 pages, stored 0 articles, updated 3 stored before,"
+        " skipped 1 (disallowed by robots.txt: 1), errors 1 (HTTP 404: 1)"
+    ), again.stdout
+    assert f"read 5 stored articles of site news again with the rule as it is now ({rule})" in again.stdout
+    stored = site.stored()
+    assert {path: a["title"] for path, a in stored.items()} == {
+        "/a/stored-one": "Article stored-one",
+        "/a/stored-two": "Article stored-two",
+        "/a/stored-old": "Article stored-old",
+        "/status/404": "Home",
+        "/private/withdrawn": "Home",
+    }, "the pages fetched are read by the mended rule; the others stay as they were stored"
+    # Updated in the week of its first fetch, not stored anew in this week's store.
+    assert stored["/a/stored-old"]["week"] == old_week
+    assert stored["/status/404"]["body"] == f"/status/404 {BODY}"
+    dead = site.dead()
+    assert [letter["url"] for letter in dead] == [site_server.url("/status/404")], dead
+
+
+def test_stored_reads_only_the_window_asked_and_refuses_an_empty_one(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/window-new")
+    old_week = _stored_weeks_ago(site, "/a/window-old", 3)
+    _stored_weeks_ago(site, "/a/window-older", 5)
+
+    week = site.temp("--stored", "--week", old_week)
+    assert week.returncode == 0, week.stdout + week.stderr[-3000:]
+    assert (
+        week.stdout.splitlines()[0]
+        == "fetched 1 page, stored 0 articles, updated 1 stored before, skipped 0, errors 0"
+    )
+    assert f"read 1 stored article of site news (first seen in week {old_week}) again" in week.stdout
+    assert site.stored()["/a/window-older"]["title"] == "Home"
+
+    empty = site.temp("--stored", "--since", "1d")
+    assert empty.returncode == 2, empty.stdout + empty.stderr
+    assert empty.stderr.startswith(
+        "crawler temp: error: --stored: site news has no stored articles (first seen at or after "
+    ), empty.stderr
+    assert "nothing to read again" in empty.stderr
+
+    alone = site.temp("--since", "7d")
+    assert alone.returncode == 2, alone.stdout + alone.stderr
+    assert (
+        "--since chooses the stored articles that --stored reads again: give --stored with it" in alone.stderr
+    )
+
+
+def test_stored_and_url_read_both_in_one_job(tmp_path: Path, site_server: SiteServer) -> None:
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/both-listed")
+    _stored_weeks_ago(site, "/a/both-stored", 2)
+
+    run = site.temp("--stored", "--url", site_server.url("/a/both-given"))
+
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    assert run.stdout.splitlines()[0] == (
+        "fetched 2 pages, stored 1 article, updated 1 stored before, skipped 0, errors 0"
+    ), run.stdout
+    assert set(site.stored()) == {"/a/both-stored", "/a/both-given"}, "the index page is not read"
