@@ -39,6 +39,7 @@ A *job*'s counters live in ``<prefix>:job:<id>`` (``pending``, ``fetched``, ``st
 
 from __future__ import annotations
 
+import itertools
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -610,11 +611,12 @@ def enqueue_job(
         if urls or stored is not None:
             for url in urls:
                 push(queue, article_request(rule, url, job=job, boost=boost, job_kind=kind, given=True))
-            for url, first_seen in stored or ():
-                request = article_request(
-                    rule, url, job=job, boost=boost, job_kind=kind, given=True, first_seen=first_seen
-                )
-                push(queue, request)
+            requests = (
+                article_request(rule, url, job=job, boost=boost, job_kind=kind, given=True, first_seen=seen)
+                for url, seen in stored or ()
+            )
+            while batch := list(itertools.islice(requests, STORED_BATCH)):
+                queue.push_many((encode_request(r), r.priority, Work.of(r).slot, job) for r in batch)
         else:
             firsts = [
                 *((INDEX, url) for url in rule.start_urls),
@@ -631,6 +633,11 @@ def enqueue_job(
             if rule.discover is not None:
                 _enqueue_seeds(server, keys, queue, rule, rule.discover, job, kind)
     return job
+
+
+# Stored pages queued per round trip to Redis (crawler temp --stored): 20,000 pushed one by one took 67 s
+# on these machines, most of it waiting on the round trips.
+STORED_BATCH = 500
 
 
 def _enqueue_seeds(

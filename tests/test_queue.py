@@ -16,7 +16,7 @@ from crawler.keys import Keys
 from crawler.redisio import redirects, serializer
 from crawler.redisio.connection import connect
 from crawler.redisio.queue import Ack, LeasedQueue
-from crawler.requests import Work, decode_request, leased, push, queue_in_job, take_leftovers
+from crawler.requests import Work, decode_request, encode_request, leased, push, queue_in_job, take_leftovers
 from crawler.rules import RuleSet, load_rules
 
 SPIDER = Spider(name="sites")
@@ -128,6 +128,20 @@ def test_the_same_request_twice_is_queued_once(redis_client: redis.Redis) -> Non
     assert push(queue, request("http://a.test/1"))
     assert not push(queue, request("http://a.test/1"))
     assert len(queue) == 1 and queue.pending("news") == 1
+
+
+def test_requests_pushed_together_are_queued_as_pushed_one_by_one(redis_client: redis.Redis) -> None:
+    """push_many (one round trip, for `crawler temp --stored`): each queued once, in priority then
+    arrival order, counted in its job as push counts it."""
+    queue = make_queue(redis_client)
+    batch = [request("http://a.test/1"), request("http://a.test/2", priority=5), request("http://a.test/1")]
+    queued = queue.push_many((encode_request(r), r.priority, "news", "j1") for r in batch)
+    assert queued == [True, True, False]
+    assert len(queue) == 2 and queue.job_pending("j1") == 2
+    assert [r.url for r in (take(queue), take(queue)) if r is not None] == [
+        "http://a.test/2",
+        "http://a.test/1",
+    ]
 
 
 def test_requests_travel_as_json_and_come_back_whole(redis_client: redis.Redis) -> None:

@@ -578,6 +578,22 @@ class LeasedQueue:
     def push(self, member: bytes, *, priority: int, site: str, job: str | None, attempts: int = 0) -> bool:
         """Queue ``member``; False when the very same member is already queued. ``attempts``: those it
         had so far (a request :meth:`take_site` took out, queued again), which go on counting."""
+        keys, args = self._push_call(member, priority, site, job, attempts)
+        return bool(self._push(keys=keys, args=args))
+
+    def push_many(self, entries: Iterable[tuple[bytes, int, str, str | None]]) -> list[bool]:
+        """:meth:`push` of each ``(member, priority, site, job)``, in one round trip to Redis (each push
+        its own script call, atomic as :meth:`push`); for each, whether it was queued."""
+        with self.server.pipeline(transaction=False) as pipeline:
+            for member, priority, site, job in entries:
+                keys, args = self._push_call(member, priority, site, job, 0)
+                self._push(keys=keys, args=args, client=pipeline)
+            return [bool(queued) for queued in pipeline.execute()]
+
+    def _push_call(
+        self, member: bytes, priority: int, site: str, job: str | None, attempts: int
+    ) -> tuple[list[str], list[str | bytes | int]]:
+        """The keys and arguments of the push script's call."""
         keys = [self.keys.pending, self.keys.job(job) if job else "", self.keys.sequence, self.keys.attempts]
         args: list[str | bytes | int] = [
             self.keys.prefix,
@@ -587,7 +603,7 @@ class LeasedQueue:
             job or "",
             int(attempts),
         ]
-        return bool(self._push(keys=keys, args=args))
+        return keys, args
 
     def pop(self, downloaded: Iterable[str] = ()) -> Popped:
         """Lease the first request of the first site that may send now, for ``lease_seconds``; or nothing,
