@@ -123,3 +123,23 @@ def test_stored_and_url_read_both_in_one_job(tmp_path: Path, site_server: SiteSe
         "fetched 2 pages, stored 1 article, updated 1 stored before, skipped 0, errors 0"
     ), run.stdout
     assert set(site.stored()) == {"/a/both-stored", "/a/both-given"}, "the index page is not read"
+
+
+def test_a_url_given_of_an_article_stored_weeks_ago_updates_it_in_its_week(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """`--url` of a page stored three weeks ago: its document is updated, in its own week (before, the
+    fetch was stored anew in this week's store, and the old document kept its old title)."""
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/url-listed")
+    old_week = _stored_weeks_ago(site, "/a/url-old", 3)
+
+    run = site.temp("--url", site_server.url("/a/url-old"))
+
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    assert run.stdout.splitlines()[0] == (
+        "fetched 1 page, stored 0 articles, updated 1 stored before, skipped 0, errors 0"
+    ), run.stdout
+    with open_store({"CRAWLER_DATA_DIR": str(site.data)}) as store:
+        documents = list(store.iter_articles())
+    assert [(d["title"], d["week"]) for d in documents] == [("Article url-old", old_week)], documents

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urldefrag, urlsplit
 
 import redis
 from rich.console import Console, RenderableType
@@ -193,7 +193,12 @@ def _temp(args: argparse.Namespace) -> int:
         before = None if resumed is None else JobCounts.read(server, keys, resumed)
         requeued = resumed is not None and temp_job_ended(server, keys, resumed)
         if resumed is None:
-            job = _enqueue(settings, server, keys, [rule], article_urls=article_urls, stored=rereads)
+            known = _stored_first_seen(store, article_urls)
+            fresh = [url for url in article_urls if url not in known]
+            again = None
+            if known or rereads is not None:
+                again = itertools.chain(known.items(), rereads or ())
+            job = _enqueue(settings, server, keys, [rule], article_urls=fresh, stored=again)
             if not given:
                 remember_temp_job(server, keys, rule.site, job)
         else:
@@ -476,6 +481,26 @@ class _StoredPages:
             f" again with the rule as it is now ({self._rule.path}): each one fetched is updated in place;"
             f" each one whose page failed (the errors) is left as it was stored{off}"
         )
+
+
+def _stored_first_seen(store: StoreConfig, urls: list[str]) -> dict[str, str]:
+    """The ``first_seen`` of each of ``urls`` (pages given with ``--url``) stored already, so that its
+    fetch updates its document in the week that holds it, as a page of ``--stored`` does (a fetch is
+    otherwise looked up in its own week and the week before only). None found when the store cannot be
+    read (MongoDB away: the crawl spools its articles, docs/storage.md)."""
+    if not urls:
+        return {}
+    found: dict[str, str] = {}
+    try:
+        with store.open() as opened:
+            for url in urls:
+                document = opened.get(urldefrag(url).url)
+                if document is not None and document["url"] == urldefrag(url).url:
+                    found[url] = str(document["first_seen"])
+    except StoreError as error:
+        logger.debug("the store could not tell which --url pages are stored: %s", error)
+        return {}
+    return found
 
 
 @contextmanager
