@@ -194,7 +194,7 @@ def _temp(args: argparse.Namespace) -> int:
         requeued = resumed is not None and temp_job_ended(server, keys, resumed)
         if resumed is None:
             known = _stored_first_seen(store, article_urls)
-            fresh = [url for url in article_urls if url not in known]
+            fresh = [page for page in article_urls if page not in known]
             again = None
             if known or rereads is not None:
                 again = itertools.chain(known.items(), rereads or ())
