@@ -143,3 +143,32 @@ def test_a_url_given_of_an_article_stored_weeks_ago_updates_it_in_its_week(
     with open_store({"CRAWLER_DATA_DIR": str(site.data)}) as store:
         documents = list(store.iter_articles())
     assert [(d["title"], d["week"]) for d in documents] == [("Article url-old", old_week)], documents
+
+
+def test_stored_articles_off_the_rules_domains_now_are_left_out_and_named(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """A stored article whose host the rule's `domains` no longer hold is not fetched by the rule: when
+    it is all there is, the command says so, with the rule's domains and the first such URL (exit 2)."""
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/off-listed")
+    with open_store({"CRAWLER_DATA_DIR": str(site.data)}) as store:
+        store.upsert(
+            {
+                "site": "news",
+                "url": "http://moved.test/a/off",
+                "fetched_at": datetime.now(UTC).isoformat(),
+                "title": "Home",
+                "body": BODY,
+            }
+        )
+
+    run = site.temp("--stored")
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.startswith(
+        "crawler temp: error: --stored: none of the 1 stored article of site news is on its domains now"
+        " (127.0.0.1, "
+    ), run.stderr
+    assert "the first: http://moved.test/a/off): nothing to read again" in run.stderr
+    assert not (site.data / "redis").exists(), "Redis started for nothing to queue"
