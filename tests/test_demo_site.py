@@ -38,9 +38,9 @@ from crawler.demo.sites import (
     DemoSite,
     demo_sites,
 )
+from crawler.published import published_date
 from crawler.rules import Rule, load_rule
 from crawler.rules.feeds import read_feed
-from crawler.worker.pipelines.clean import published_date
 from extractors import extract
 
 ROOT = Path(__file__).resolve().parent.parent

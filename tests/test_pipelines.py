@@ -28,10 +28,11 @@ from scrapy.utils.test import get_crawler
 from crawler import settings as project_settings
 from crawler.errors import InputError, StoreUnavailableError
 from crawler.items import Article, Page
+from crawler.published import published_date
 from crawler.store import SqliteStore, StoreError
 from crawler.store.document import add_fingerprints
 from crawler.worker import textwork
-from crawler.worker.pipelines.clean import CleanPipeline, published_date
+from crawler.worker.pipelines.clean import CleanPipeline
 from crawler.worker.pipelines.store import StorePipeline
 from crawler.worker.pipelines.text import TextPipeline
 from crawler.worker.textjob import article_text

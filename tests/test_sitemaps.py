@@ -17,9 +17,9 @@ from conftest import SiteServer
 from crawlsite import Site
 from siteserver import sitemap_document
 
+from crawler.published import published_date
 from crawler.rules import RuleErrors, parse_rule
 from crawler.rules.sitemaps import SitemapEntry, SitemapError, read_sitemap
-from crawler.worker.pipelines.clean import published_date
 
 SITEMAP_URL = "http://news.test/sitemaps/news.xml"
 SITEMAP_RULE = """

@@ -19,6 +19,7 @@ from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Relevance, Topic
 from crawler.errors import HttpStatusError, InputError, NotAListingError
+from crawler.published import published_date
 from crawler.rules import (
     RULE_SUFFIX,
     STANDARD_FIELDS,
@@ -39,7 +40,7 @@ from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
 from crawler.rules.zones import zone_name
 from crawler.settings import QREAD_ALGORITHM, SCHEDULE_TICK_SECONDS
-from crawler.worker.pipelines.clean import clean_line, published_date
+from crawler.worker.pipelines.clean import clean_line
 from extractors.documents import DocumentError, document_kind, read_document
 from extractors.encoding import Decoded
 from extractors.htmlparse import page_title, parse_html
