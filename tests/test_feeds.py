@@ -7,8 +7,10 @@ revisit interval) are in tests/test_service.py."""
 from __future__ import annotations
 
 import json
+from datetime import tzinfo
 from pathlib import Path
 from urllib.parse import quote
+from zoneinfo import ZoneInfo
 
 import pytest
 from conftest import SiteServer
@@ -48,6 +50,60 @@ def test_each_kind_of_feed_gives_its_entries_links_dates_and_authors(kind: str, 
             "2026-11-02T08:00:00+00:00",
         ]
         assert [entry.author for entry in feed.entries] == ["Author 0", "Author 1"], "the name, not the email"
+
+
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+
+
+def _rss_dated(*dates: str) -> bytes:
+    items = "".join(
+        f"<item><link>http://news.test/{n}</link><pubDate>{d}</pubDate></item>" for n, d in enumerate(dates)
+    )
+    return f'<rss version="2.0"><channel><title>t</title>{items}</channel></rss>'.encode()
+
+
+@pytest.mark.parametrize(
+    ("written", "zone", "published"),
+    [
+        # A time without a UTC offset, as feeds of Chinese sites write pubDate: in the rule's zone.
+        ("2026-11-20 10:31:00", SHANGHAI, "2026-11-20T02:31:00+00:00"),
+        ("2026-11-20T10:31:00", ZoneInfo("America/New_York"), "2026-11-20T15:31:00+00:00"),
+        ("2026-11-20 10:31:00", None, "2026-11-20T10:31:00+00:00"),
+        # RFC 2822 without its zone, which feedparser does not read, and a year-first date it misreads
+        # (2026-11-01T00:00): read as a page's published is.
+        ("Fri, 20 Nov 2026 10:31:00", SHANGHAI, "2026-11-20T02:31:00+00:00"),
+        ("Fri, 20 Nov 2026 10:31:00", None, "2026-11-20T10:31:00+00:00"),
+        ("2026/11/20 10:31", SHANGHAI, "2026-11-20T02:31:00+00:00"),
+        ("2026/11/20 10:31", None, "2026-11-20T10:31:00+00:00"),
+        # A time with its offset is that instant whatever the zone; a date alone is its midnight in UTC.
+        ("Fri, 20 Nov 2026 10:31:00 +0100", SHANGHAI, "2026-11-20T09:31:00+00:00"),
+        ("Fri, 20 Nov 2026 10:31:00 GMT", SHANGHAI, "2026-11-20T10:31:00+00:00"),
+        ("2026-11-20T10:31:00Z", SHANGHAI, "2026-11-20T10:31:00+00:00"),
+        ("2026-11-20", SHANGHAI, "2026-11-20T00:00:00+00:00"),
+        # Where Berlin's clocks go back (02:30 twice: the first, +02:00) and forward (no 02:30: read at
+        # +01:00), as a page's time is.
+        ("2026-10-25 02:30:00", ZoneInfo("Europe/Berlin"), "2026-10-25T00:30:00+00:00"),
+        ("2026-03-29 02:30:00", ZoneInfo("Europe/Berlin"), "2026-03-29T01:30:00+00:00"),
+        ("no date at all", SHANGHAI, None),
+    ],
+)
+def test_an_entrys_time_without_offset_is_read_in_the_zone_given_else_in_utc(
+    written: str, zone: tzinfo | None, published: str | None
+) -> None:
+    (entry,) = read_feed(_rss_dated(written), FEED_URL, zone=zone).entries
+    assert entry.published == published
+
+
+def test_an_entrys_updated_time_without_offset_is_read_in_the_zone_when_it_has_no_published() -> None:
+    document = (
+        b'<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><id>urn:f</id>'
+        b'<entry><id>urn:1</id><link href="http://news.test/1"/><updated>2026-11-20T10:31:00</updated></entry>'
+        b'<entry><id>urn:2</id><link href="http://news.test/2"/><published>2026-11-20T10:31:00</published>'
+        b"<updated>2026-11-21T10:31:00+08:00</updated></entry></feed>"
+    )
+    only_updated, both = read_feed(document, FEED_URL, zone=SHANGHAI).entries
+    assert only_updated.published == "2026-11-20T02:31:00+00:00"
+    assert both.published == "2026-11-20T02:31:00+00:00", "published before updated, as before"
 
 
 @pytest.mark.parametrize(
@@ -211,8 +267,9 @@ def site(site_server: SiteServer, tmp_path: Path) -> Site:
     return Site(site_server, tmp_path, name="wire")
 
 
-def _feed_rule(site: Site, *feeds: str, start: str | None = None) -> None:
-    """A rule of the test server reading ``feeds`` (paths), and an index page when ``start`` is given."""
+def _feed_rule(site: Site, *feeds: str, start: str | None = None, zone: str | None = None) -> None:
+    """A rule of the test server reading ``feeds`` (paths), and an index page when ``start`` is given;
+    ``zone``, its ``timezone``."""
     text = (
         RULE.format(start=site.server.url(start))
         if start
@@ -223,6 +280,7 @@ def _feed_rule(site: Site, *feeds: str, start: str | None = None) -> None:
         )
     )
     text += "feeds: [" + ", ".join(f'"{site.server.url(feed)}"' for feed in feeds) + "]\n"
+    text += f"timezone: {zone}\n" if zone else ""
     site.rules.mkdir(parents=True, exist_ok=True)
     (site.rules / f"{site.name}.yaml").write_text(text, encoding="utf-8")
 
@@ -245,6 +303,26 @@ def test_a_temp_crawl_of_a_feed_stores_its_articles_with_the_entries_dates_and_a
     assert (one["published"], one["author"]) == ("2026-11-01T08:00:00+00:00", "Author 0")
     assert (two["published"], two["author"]) == ("2026-11-02T08:00:00+00:00", "Author 1")
     assert one["title"] == "Article feed-one", "the page's own title before the entry's"
+
+
+@pytest.mark.parametrize(
+    ("kind", "timezone", "published"),
+    [
+        ("rss", "Asia/Shanghai", "2026-11-01T00:00:00+00:00"),
+        ("atom", "'+05:30'", "2026-11-01T02:30:00+00:00"),
+        ("rss", None, "2026-11-01T08:00:00+00:00"),
+    ],
+)
+def test_a_feeds_time_without_offset_is_stored_as_read_in_the_rules_timezone(
+    site: Site, kind: str, timezone: str | None, published: str
+) -> None:
+    """An entry's ``2026-11-01 08:00:00`` (no UTC offset, as feeds of Chinese sites write ``pubDate``) was
+    read as UTC whatever the rule's ``timezone``: with the key it is the site's time, the instant stored in
+    UTC as the feed's other dates are; without it, UTC as before."""
+    _feed_rule(site, _feed(kind, "/a/feed-one") + "&dates=naive", zone=timezone)
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert site.stored()["/a/feed-one"]["published"] == published
 
 
 def test_a_feed_beside_index_pages_adds_only_what_they_do_not_list(site: Site) -> None:
@@ -367,6 +445,19 @@ def test_rules_try_on_a_feed_lists_the_entries_the_crawl_would_follow(site: Site
         site.server.url("/a/one"),
         site.server.url("/a/three"),
     ]
+
+
+def test_rules_try_on_a_feed_reads_its_times_without_offset_in_the_rules_timezone(site: Site) -> None:
+    feed = _feed("rss", "/a/one") + "&dates=naive"
+    said = "title: Entry 0; published: 2026-11-01T00:00:00+00:00; author: Author 0"
+    _feed_rule(site, feed, zone="Asia/Shanghai")
+    named = site.crawler("rules", "try", "wire", site.server.url(feed))
+    assert named.returncode == 0, named.stderr
+    assert f"  {site.server.url('/a/one')}\n    {said}\n" in named.stdout, named.stdout
+    _feed_rule(site, _feed("rss", "/a/other"), zone="Asia/Shanghai")
+    unnamed = site.crawler("rules", "try", "wire", site.server.url(feed))
+    assert unnamed.returncode == 0, unnamed.stderr
+    assert f"  {site.server.url('/a/one')}\n    {said}\n" in unnamed.stdout, "a feed no key names, alike"
 
 
 def test_rules_try_on_a_saved_feed_resolves_its_links_against_the_rules_feed(site: Site) -> None:

@@ -370,7 +370,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
     if sitemap is not None:
         _show_sitemap(rule, page, feed_url, sitemap, args.format)
         return EXIT_OK
-    feed = _as_feed(page, feed_url)
+    feed = _as_feed(page, feed_url, rule)
     if feed is not None:
         _show_feed(rule, page, feed_url, feed, args.format)
         return EXIT_OK
@@ -475,7 +475,7 @@ def _show_listing(rule: Rule, page: Page, url: str, kind: ListingKind, key: str,
     the key says it is, else :class:`NotAListingError` saying what the crawl says of it."""
     try:
         if kind == "feed":
-            feed = read_feed(page.data, url, page.content_type)
+            feed = read_feed(page.data, url, page.content_type, zone=rule.timezone)
         elif kind == "sitemap":
             sitemap = read_sitemap(page.data, url, zone=rule.timezone)
         else:
@@ -562,10 +562,11 @@ def _json_top_level(data: bytes, encoding: str | None) -> str:
     return f"the page is {json.dumps(top)}"
 
 
-def _as_feed(page: Page, url: str) -> Feed | None:
-    """The page read as a feed, when it is an RSS or Atom feed (an HTML page is not)."""
+def _as_feed(page: Page, url: str, rule: Rule) -> Feed | None:
+    """The page read as a feed (its entries' times without an offset in the ``rule``'s timezone), when it
+    is an RSS or Atom feed (an HTML page is not)."""
     try:
-        return read_feed(page.data, url, page.content_type)
+        return read_feed(page.data, url, page.content_type, zone=rule.timezone)
     except FeedError:
         return None
 

@@ -4,7 +4,7 @@ A rule's ``feeds`` are read like its index pages: again at every grab (condition
 costs a 304), never deduplicated. :meth:`Rule.feed_entries` keeps the entries whose links are on the rule's
 domains and pass ``index.links``' ``allow`` and ``deny``; the date and author of an entry fill the
 article's ``published`` and ``author`` where its page has none (``entry`` in the article request's
-metadata).
+metadata). An entry's time without a UTC offset is read in the rule's ``timezone``, as a page's is.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ import io
 import re
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 import feedparser
 
 from crawler.errors import CrawlerError
+from crawler.published import published_date
 
 __all__ = ["MAX_ENTRIES", "Feed", "FeedEntry", "FeedError", "read_feed"]
 
@@ -65,8 +66,15 @@ class Feed:
     without_link: int = 0
 
 
-def read_feed(body: bytes, url: str, content_type: str | None = None, max_entries: int = MAX_ENTRIES) -> Feed:
-    """The feed ``body`` fetched from ``url``; :class:`FeedError` when it is no feed at all.
+def read_feed(
+    body: bytes,
+    url: str,
+    content_type: str | None = None,
+    max_entries: int = MAX_ENTRIES,
+    zone: tzinfo | None = None,
+) -> Feed:
+    """The feed ``body`` fetched from ``url``; :class:`FeedError` when it is no feed at all. An entry's
+    time without a UTC offset is read in ``zone`` (the rule's ``timezone``), else in UTC.
 
     feedparser takes broken feeds (an unescaped ``&``, a wrong encoding): a document it recognises as a
     feed, or that has entries, is read, whatever its flaws."""
@@ -97,7 +105,7 @@ def read_feed(body: bytes, url: str, content_type: str | None = None, max_entrie
             FeedEntry(
                 url=link,
                 title=_text(entry.get("title")),
-                published=_date(entry.get("published_parsed") or entry.get("updated_parsed")),
+                published=_published(entry, zone or UTC),
                 author=_author(entry),
             )
         )
@@ -127,6 +135,38 @@ def _author(entry: Any) -> str | None:
         return _text(match["name"]) or match["email"]
     match = _NAME_EMAIL_RE.fullmatch(author)
     return match["name"] if match is not None else author
+
+
+def _published(entry: Any, zone: tzinfo) -> str | None:
+    """The entry's ``published`` date, else its ``updated`` date, in UTC: as feedparser reads it, but for
+    a time written without a UTC offset (``2026-11-20 10:31:00``, as feeds of Chinese sites write their
+    ``pubDate``), which feedparser reads as UTC, and sometimes not at all (``Fri, 20 Nov 2026 10:31:00``)
+    or wrongly (``2026/11/20 10:31`` as 2026-11-01): that time is read as a page's published is
+    (:func:`published_date`), in ``zone``."""
+    for key in ("published", "updated"):
+        # feedparser gives an entry without "updated" its "published" for it, with a DeprecationWarning.
+        if key not in entry:
+            continue
+        text = entry[key]
+        found = _without_offset(text, zone) if isinstance(text, str) else None
+        if found is None:
+            found = _date(entry.get(f"{key}_parsed"))
+        if found is not None:
+            return found
+    return None
+
+
+def _without_offset(text: str, zone: tzinfo) -> str | None:
+    """The time ``text`` gives without a UTC offset, read in ``zone``, in UTC; None when it gives no such
+    time (an offset, a date alone, nothing :func:`published_date` reads)."""
+    found = published_date(text)
+    if found is None or "T" not in found or datetime.fromisoformat(found).tzinfo is not None:
+        return None
+    zoned = published_date(text, zone=zone)
+    try:
+        return datetime.fromisoformat(zoned).astimezone(UTC).isoformat() if zoned else None
+    except OverflowError:  # a time at the edge of the calendar (year 1, 9999) that UTC cannot hold
+        return None
 
 
 def _date(parsed: time.struct_time | None) -> str | None:

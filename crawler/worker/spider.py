@@ -811,7 +811,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         content_type = response.headers.get(b"Content-Type")
         try:
             feed = read_feed(
-                response.body, response.url, content_type.decode("latin-1") if content_type else None
+                response.body,
+                response.url,
+                content_type.decode("latin-1") if content_type else None,
+                zone=rule.timezone,
             )
         except FeedError as exc:
             self._not_a_listing(rule, response, "feed", "feeds")
