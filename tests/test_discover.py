@@ -278,6 +278,26 @@ def test_temp_url_with_a_discover_rule_says_how_to_crawl_it_or_judge_that_page(
     assert not data.exists(), "refused before anything started"
 
 
+def test_temp_stored_with_a_discover_rule_is_refused_and_says_to_crawl_it_without(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from crawler.cli.main import main
+
+    (tmp_path / "energy.yaml").write_text(DISCOVER_RULE, "utf-8")
+    monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
+    data = tmp_path / "data"
+    code = main(["--rules-dir", str(tmp_path), "--data-dir", str(data), "temp", "energy", "--stored"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    folders = f"--data-dir {data} --rules-dir {tmp_path}"
+    assert err.startswith(
+        f"crawler temp: error: --stored: site energy is a discover crawl ({tmp_path / 'energy.yaml'}): it"
+        " judges each page as it reads it from its seeds, and reads no page again by a rule;"
+    ), err
+    assert f"`crawler {folders} temp energy` without --stored" in err, err
+    assert not data.exists(), "refused before anything started"
+
+
 # --- relevance --------------------------------------------------------------------------------------------
 
 ON_TOPIC = (

@@ -7,8 +7,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from conftest import SiteServer
-from crawlsite import Site
+from crawlsite import RULE, Site
 
 from crawler.store import open_store
 from crawler.store.document import week_of
@@ -172,3 +173,31 @@ def test_stored_articles_off_the_rules_domains_now_are_left_out_and_named(
     ), run.stderr
     assert "the first: http://moved.test/a/off): nothing to read again" in run.stderr
     assert not (site.data / "redis").exists(), "Redis started for nothing to queue"
+
+
+@pytest.mark.parametrize("until", ["2026-11-20T08:00Z", "2026-11-20T07:00Z"])
+def test_stored_with_until_not_after_since_is_refused_naming_both(
+    tmp_path: Path, until: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--until` at or before `--since` chooses no article: a usage error naming both times (UTC), before
+    the store is read or Redis starts."""
+    from crawler.cli.main import main
+
+    rules, data = tmp_path / "rules", tmp_path / "data"
+    rules.mkdir()
+    (rules / "news.yaml").write_text(RULE.format(start="http://127.0.0.1/"), encoding="utf-8")
+    monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
+    code = main(
+        [
+            *("--rules-dir", str(rules), "--data-dir", str(data)),
+            *("temp", "news", "--stored", "--since", "2026-11-20T09:00+01:00", "--until", until),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err == (
+        f"crawler temp: error: --since 2026-11-20T08:00:00Z is not before --until {until[:-1]}:00Z: no"
+        " article can be first seen at or after --since and before --until; give the earlier time to"
+        " --since\n"
+    )
+    assert not data.exists(), "refused before anything started"
