@@ -4,12 +4,13 @@ embedded Redis queue, robots.txt, the dead letters; the local test server's page
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from conftest import SiteServer
-from crawlsite import RULE, Site
+from crawlsite import FAST, RULE, Site
 
 from crawler.store import open_store
 from crawler.store.document import week_of
@@ -201,3 +202,38 @@ def test_stored_with_until_not_after_since_is_refused_naming_both(
         " --since\n"
     )
     assert not data.exists(), "refused before anything started"
+
+
+def test_the_progress_line_counts_the_stored_pages_as_they_are_queued_then_the_crawls_line_follows(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """The stored articles of a site take seconds to queue when there are thousands: meanwhile the
+    progress line says so and counts them, on a terminal (before, nothing was shown until all were
+    queued)."""
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/queued-listed")
+    for number in range(3):
+        _stored_weeks_ago(site, f"/a/queued-{number}", 2)
+
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    run = site.crawler(
+        "temp", site.name, *settings, "--stored", COLUMNS="100", TTY_COMPATIBLE="1", TTY_INTERACTIVE="1"
+    )
+
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    frames = [
+        re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", frame).strip() for frame in re.split(r"[\r\n]", run.stderr)
+    ]
+    shown = [frame for frame in frames if frame]
+    queueing = [index for index, frame in enumerate(shown) if "queueing" in frame]
+    crawling = [index for index, frame in enumerate(shown) if re.search(r"\d+/\d+ pages stored \d+", frame)]
+    assert queueing and crawling, run.stderr[-3000:]
+    assert re.match(r"temp crawl of news .*queueing 3 pages… +\d+:\d\d:\d\d$", shown[queueing[-1]]), shown
+    assert queueing[-1] < crawling[0], shown
+    assert re.match(r"temp crawl of news .*3/3 pages stored 0", shown[crawling[-1]]), shown[crawling[-1]]
+    piped = site.temp("--stored")
+    assert piped.returncode == 0, piped.stdout + piped.stderr[-3000:]
+    # Not on a pipe, nor a blank line in its place: the crawl's last progress line ends its stderr.
+    lines = piped.stderr.splitlines()
+    assert "" not in lines and not any("queueing" in line for line in lines), piped.stderr
+    assert lines[-1].startswith("temp crawl of news "), piped.stderr

@@ -116,7 +116,7 @@ def fit_progress(
     for counts in (spaced, single, " ".join(shown)):
         room = width - len(f"{title}  {pages} {counts} {elapsed}")
         if room >= MIN_BAR_WIDTH:
-            return title, min(room, BAR_WIDTH), f"{pages} {counts}", elapsed
+            return title, min(room, BAR_WIDTH), " ".join(filter(None, (pages, counts))), elapsed
     title = one_line(title)
     for kept in range(len(shown), -1, -1):
         text = " ".join([pages, *shown[:kept]])
