@@ -124,13 +124,30 @@ class Sandbox:
             assert run.returncode == 0, run.stderr[-3000:]
             self.demo_done = True
 
-    def stored(self) -> int:
-        """Articles in the SQLite store under ./data (0 when there is none yet)."""
+    def stored(self, site: str | None = None) -> int:
+        """Articles in the SQLite store under ./data (0 when there is none yet), or of ``site``."""
         total = 0
         for path in (self.path / "data" / "articles").glob("*.sqlite"):
             with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
-                total += connection.execute("SELECT count(*) FROM articles").fetchone()[0]
+                total += connection.execute(
+                    "SELECT count(*) FROM articles WHERE ? IS NULL OR site = ?", (site, site)
+                ).fetchone()[0]
         return total
+
+    def ensure_crawled(self, site: str) -> None:
+        """The store under ./data holds articles of ``site``: its `crawler temp`, run here when no case
+        has crawled it before (the case run alone)."""
+        if not self.stored(site):
+            run = subprocess.run(
+                ["crawler", "temp", site],
+                cwd=self.path,
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=COMMAND_TIMEOUT,
+                check=False,
+            )
+            assert run.returncode == 0, run.stderr[-3000:]
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +204,7 @@ class Run:
     fill: Mapping[str, str] = field(default_factory=dict)
     cwd: str = "sandbox"  # or "checkout": the repository itself (read-only commands)
     demo: bool = False  # needs the demo's articles under ./data/demo
+    crawled: str | None = None  # needs articles of this site under ./data
     check: Callable[[Result, Sandbox], None] | None = None
 
 
@@ -263,6 +281,11 @@ CASES: dict[str, Case] = {
         expect=("links", "title"), fill={**SITE, "PAGE": "{origin}/citynews/"}
     ),
     "./run.sh crawler temp SITE": Run(expect=("stored", "errors 0"), fill=SITE),
+    "./run.sh crawler temp SITE --stored --since 7d": Run(
+        expect=("stored before", "errors 0", "again with the rule as it is now"),
+        fill=SITE,
+        crawled="demo-citynews",
+    ),
     "./run.sh crawler run": UntilCtrlC(ready=_stores_articles),
     "./run.sh crawler status": Run(expect=("demo-citynews", "queue")),
     "./run.sh crawler sites pause SITE": Run(
@@ -453,6 +476,8 @@ def test_documented_command(line: str, sandbox: Sandbox) -> None:
         pytest.skip(f"run while {case.during!r} runs, by its test")
     if case.demo:
         sandbox.ensure_demo()
+    if isinstance(case, Run) and case.crawled is not None:
+        sandbox.ensure_crawled(case.crawled)
     if isinstance(case, UntilCtrlC):
         _until_ctrl_c(line, case, sandbox)
         return
