@@ -355,8 +355,11 @@ def charset_from_content_type(content_type: str | None) -> str | None:
     return match.group(1) if match else None
 
 
-def sniff_binary(data: bytes) -> str | None:
-    """What ``data`` is when it is not text (``"a PNG image"``, ``"binary data ..."``); ``None`` for text."""
+def sniff_binary(data: bytes, declared: str | None = None) -> str | None:
+    """What ``data`` is when it is not text (``"a PNG image"``, ``"binary data ..."``); ``None`` for text.
+    ``declared``, the charset the transport gives (a bare label or a whole ``Content-Type``, as for
+    :func:`decode`): UTF-16 it names is text when it decodes, though most of its bytes may be control bytes
+    (Chinese or Russian, without a byte order mark)."""
     if any(data.startswith(bom) for bom, _ in _BOMS):
         return None
     for magic, kind in _MAGIC:
@@ -365,7 +368,7 @@ def sniff_binary(data: bytes) -> str | None:
     sample = data[:SNIFF_BYTES]
     if not sample:
         return None
-    if _utf16_without_bom(sample) is not None:
+    if _utf16_without_bom(sample) is not None or _declared_utf16(sample, declared):
         return None
     controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
     if controls > max(2, MAX_CONTROL_SHARE * len(sample)):
@@ -595,6 +598,21 @@ def _prescan(head: bytes) -> str | None:
 def _ascii_compatible(encoding: str) -> str:
     # A <meta> that could be read as ASCII cannot be UTF-16 or UTF-32: browsers take UTF-8 then.
     return "utf-8" if encoding in _WIDE else encoding
+
+
+def _declared_utf16(sample: bytes, declared: str | None) -> bool:
+    """Whether ``declared`` names UTF-16 and ``sample`` decodes as it (a pair or a character the sample
+    cuts off at its end aside); random bytes hold a lone surrogate every hundred or so characters."""
+    if declared and ("=" in declared or "/" in declared):
+        declared = charset_from_content_type(declared)
+    encoding = normalize_encoding(declared)
+    if encoding not in ("utf-16le", "utf-16be"):
+        return False
+    try:
+        codecs.getincrementaldecoder(encoding)().decode(sample, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _utf16_without_bom(sample: bytes) -> str | None:

@@ -21,6 +21,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/uncompressed?as=E``         an article page sent as it is, with ``Content-Encoding: E`` (``gzip``, ``br``,
                                ``zstd``, ...): compressed, it says, and it is not
 ``/gbk``                       a Chinese article in GBK; its charset only in the Content-Type header
+``/utf16``                     the same article in UTF-16LE without a byte order mark, its charset
+                               (``utf-16le``) in the Content-Type header
 ``/gbk-index``                 an index page in GBK (charset in the Content-Type) whose one link,
                                ``GBK_INDEX_HREF``, has Chinese in its path and query, and ``GBK_LACKS_MARK``
 ``/status/N``                  an empty response with status N
@@ -454,6 +456,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif path == "/gbk":
             chinese = article_page(GBK_TITLE, GBK_PARAGRAPHS, lang="zh")
             self._send(200, chinese.encode("gbk"), "text/html; charset=GBK")
+        elif path == "/utf16":
+            chinese = article_page(GBK_TITLE, GBK_PARAGRAPHS, lang="zh")
+            self._send(200, chinese.encode("utf-16-le"), "text/html; charset=utf-16le")
         elif path.startswith("/status/"):
             self._send(int(path.rsplit("/", 1)[1]), b"", "text/plain")
         elif path == "/slow":

@@ -586,6 +586,15 @@ def test_text_is_not_binary(text: str) -> None:
         assert sniff_binary(text.encode(codec)) is None
 
 
+@pytest.mark.parametrize("charset", ["utf-16le", "utf-16be"])
+def test_utf16_text_without_a_byte_order_mark_is_text_when_its_content_type_names_utf16(charset: str) -> None:
+    for text in (page(CHINESE), page(RUSSIAN)):
+        assert sniff_binary(text.encode(charset), f"text/html; charset={charset}") is None
+    noise = random.Random(7).randbytes(20_000)
+    found = sniff_binary(noise, f"text/html; charset={charset}")
+    assert "binary data" in (found or ""), "random bytes are not text"
+
+
 def test_a_stray_control_byte_does_not_make_a_page_binary() -> None:
     data = page(FRENCH * 20).encode() + b"\x00\x01"
     assert not looks_binary(data)

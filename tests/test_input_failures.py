@@ -244,6 +244,20 @@ def test_a_page_declaring_utf8_but_sent_in_gbk_is_stored_readable(site: Site) ->
     assert "\ufffd" not in str(article["body"])
 
 
+def test_a_utf16_page_without_a_byte_order_mark_is_read_as_its_content_type_says_not_taken_for_binary(
+    site: Site,
+) -> None:
+    """Chinese in UTF-16 has a zero or control byte in one of every few bytes: a page so sent, its
+    charset in its Content-Type and no byte order mark, was skipped as 'binary data'."""
+    site.rule("/utf16")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "Not an HTML page" not in done.stderr, done.stderr[-4000:]
+    (article,) = site.stored().values()
+    assert article["title"] == "长江大桥完成检修重新通车"
+    assert "长江大桥于昨日清晨六时重新开放通行" in str(article["body"])
+
+
 def test_a_gbk_pages_lone_0x80_is_read_as_the_euro_sign_and_leaves_its_charset_undoubted(site: Site) -> None:
     """A GB2312 page whose euro signs are the lone byte 0x80, as browsers write and read them in GBK: the
     crawl reads € (its 9 are no undecodable characters that set the page's charset aside or warn)."""

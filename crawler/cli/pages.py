@@ -119,7 +119,7 @@ def decode_page(page: Page, given: str | None = None) -> Decoded:
     what = f"the page fetched from {page.url}" if page.url else shown(page.source)
     if not page.data or page.data.isspace():
         raise InputError(f"{what} is empty: there is no page to extract from")
-    kind = sniff_binary(page.data)
+    kind = sniff_binary(page.data, page.content_type)
     if kind is not None:
         sent = f", sent as {page.content_type}" if page.content_type else ""
         raise InputError(f"{what} is not HTML: it looks like {kind}{sent}")

@@ -1286,7 +1286,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             logger.warning("Not an HTML page (%s), skipped: %s", sent, response.url)
             return rule, None
         # Scrapy trusts a text Content-Type: an image sent as text/html would be read as a page of mojibake.
-        binary = sniff_binary(response.body)
+        binary = sniff_binary(response.body, (response.headers.get(b"Content-Type") or b"").decode("latin-1"))
         if binary is not None:
             self.count(f"crawl/not_text/{rule.site}")
             logger.warning(
