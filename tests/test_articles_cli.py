@@ -625,6 +625,21 @@ def test_an_export_to_a_symbolic_link_writes_the_file_it_points_to(
     assert sorted(path.name for path in tmp_path.rglob("*")) == ["articles.jsonl", "kept", "latest.jsonl"]
 
 
+def test_an_export_to_a_symbolic_link_that_leads_round_in_a_loop_is_one_error_line(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Resolving a link that leads to itself raised RuntimeError ('Symlink loop from ...'): a traceback."""
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(link.name)
+    code, out, err = articles(capsys, monkeypatch, crawled, "export", "-o", str(link))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"crawler articles export: error: -o {link} is a symbolic link that leads round in a loop"
+        " (Too many levels of symbolic links): point it at a file, or give another -o FILE"
+    ]
+    assert link.is_symlink() and sorted(path.name for path in tmp_path.iterdir()) == ["latest.jsonl"]
+
+
 def test_an_export_that_fails_part_way_leaves_no_part_file(
     three_weeks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

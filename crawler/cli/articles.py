@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import errno
 import json
 import os
 import re
@@ -395,6 +396,17 @@ def _export_target(output: str | None, form: str) -> Path | None:
         )
     if not target.parent.is_dir():
         raise InputError(f"-o {output}: the folder {target.parent} does not exist: make it first")
+    if target.is_symlink():
+        # A link to a file not made yet is fine (the export makes it); one that leads back to itself
+        # cannot be resolved to a file to write.
+        try:
+            os.stat(target)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InputError(
+                    f"-o {output} is a symbolic link that leads round in a loop ({exc.strerror}): point it at"
+                    " a file, or give another -o FILE"
+                ) from None
     return target
 
 
