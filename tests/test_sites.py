@@ -203,6 +203,25 @@ def test_forget_leaves_a_site_alone_while_a_live_worker_fetches_its_requests(
     assert redis_client.exists(KEYS.grab(popped.site)) and redis_client.zscore(KEYS.leases, popped.member)
 
 
+def test_forget_takes_a_retry_waiting_its_delay_while_workers_are_alive_and_fetch_none_of_the_site(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """A retry waiting out its delay is no lease, though the queue keeps its site beside it as it keeps a
+    lease's: forget refused it as 'a live worker is fetching requests' while no worker fetched any."""
+    grabbed(folder, redis_server)
+    queue = LeasedQueue(redis_client, KEYS)
+    popped = queue.pop()
+    assert popped.site is not None and popped.member is not None
+    retry = popped.member.replace("citynews", "citynews?retry=1", 1).encode()
+    assert queue.handoff(popped.member, retry, priority=0, site=popped.site, job=None, delay=3600)
+    beat = {"seen": time.time() + 600, "every": 5, "host": "elsewhere", "pid": 1, "pages": 0, "rate": 0.0}
+    redis_client.hset(KEYS.workers, "elsewhere:1:abc", json.dumps(beat))
+    ran = crawler(folder, redis_server, "sites", "forget", popped.site, "--yes")
+    assert ran.code == 0, ran.stderr
+    assert ran.stdout.startswith(f"forgot {popped.site}: ")
+    assert not redis_client.zscore(KEYS.delayed, retry) and queue.pending(popped.site) == 0
+
+
 @pytest.mark.parametrize(("answer", "forgotten"), [("n", False), ("y", True)])
 def test_forget_asks_on_a_terminal_and_a_no_forgets_nothing(
     folder: Path, redis_server: str, redis_client: redis.Redis, answer: str, forgotten: bool

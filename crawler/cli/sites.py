@@ -147,8 +147,11 @@ def _known(server: redis.Redis, keys: Keys, site: str) -> bool:
 
 
 def _fetching(server: redis.Redis, keys: Keys, site: str) -> bool:
-    """Whether a live worker may hold a lease of ``site``: then nothing of it is taken."""
-    leased = any(decoded(owner) == site for owner in server.hvals(keys.lease_sites))
+    """Whether a live worker may hold a lease of ``site``: then nothing of it is taken. The queue keeps the
+    site of a retry waiting out its delay beside those of the leases: such a request is no lease."""
+    owners = server.hgetall(keys.lease_sites).items()
+    members = [decoded(member) for member, owner in owners if decoded(owner) == site]
+    leased = bool(members) and any(score is not None for score in server.zmscore(keys.leases, members))
     return leased and workers_alive(server, keys, time.time()) > 0
 
 
