@@ -12,6 +12,7 @@ import redis
 from crawlsite import sites_spider
 from scrapy import Request, Spider
 
+from crawler.discover.frontier import slot_of
 from crawler.keys import Keys
 from crawler.redisio import redirects, serializer
 from crawler.redisio.connection import connect
@@ -617,3 +618,24 @@ def test_a_paused_sites_requests_are_held_with_those_coming_back_until_it_is_res
         "http://a.test/2",
         "http://a.test/3",
     ]
+
+
+def test_a_paused_discover_sites_requests_in_its_hosts_slots_are_held_until_it_is_resumed(
+    redis_client: redis.Redis,
+) -> None:
+    """A discover crawl queues each host's pages in a slot of its own (``<site>@<host>``): the pause,
+    which held the site's own queue alone, let workers take them all."""
+    queue = make_queue(redis_client)
+    for host in ("a.test", "b.test"):
+        discovered = request(f"http://{host}/1", site="finder")
+        discovered.meta["slot"] = slot_of("finder", host)
+        push(queue, discovered)
+    push(queue, request("http://c.test/1", site="other"))
+    assert queue.pause("finder", at=1000.0)
+    other = take(queue)
+    assert other is not None and other.meta["site"] == "other"
+    assert take(queue) is None, "the paused site's hosts' requests are held"
+    assert queue.queued("finder") == 2
+    assert queue.resume("finder")
+    taken = [take(queue) for _ in range(2)]
+    assert sorted(r.url for r in taken if r is not None) == ["http://a.test/1", "http://b.test/1"]

@@ -21,6 +21,7 @@ import pytest
 import redis
 
 from crawler.demo import DEMO_RULES
+from crawler.discover.frontier import slot_of
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded
 from crawler.redisio.queue import LeasedQueue
@@ -173,6 +174,23 @@ def test_forget_drops_the_grab_state_and_queued_requests_of_the_site_alone_and_i
     assert redis_client.zcard(KEYS.queue_of("demo-huaxia")) == 1, "other sites keep theirs"
     assert store.count(site=SITE) == 1, "its articles stay without --articles"
     assert f"queued the grab of {SITE}" in grabbed(folder, redis_server), "grabbed as a new rule"
+
+
+def test_forget_takes_the_requests_of_a_discover_crawls_host_slots_too(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """A discover crawl queues each host's pages in a slot of its own (``<site>@<host>``): forget took the
+    site's own queue alone, and left them queued and counted in their job."""
+    grabbed(folder, redis_server)
+    queue = LeasedQueue(redis_client, KEYS)
+    for host in ("a.test", "b.test"):
+        member = json.dumps({"url": f"http://{host}/", "meta": {"site": SITE, "job": "found"}}).encode()
+        assert queue.push(member, priority=0, site=slot_of(SITE, host), job="found")
+    ran = crawler(folder, redis_server, "sites", "forget", SITE, "--yes")
+    assert ran.code == 0, ran.stderr
+    assert ran.stdout.startswith(f"forgot {SITE}: 3 requests taken out of the queue"), ran.stdout
+    assert redis_client.hget(KEYS.job("found"), "pending") == b"0", "they ended in their job"
+    assert queue.queued(SITE) == 0 and redis_client.zcard(KEYS.queue_of("demo-huaxia")) == 1
 
 
 def test_forget_with_articles_deletes_its_stored_articles_too(

@@ -101,7 +101,7 @@ def run_forget(args: argparse.Namespace) -> int:
             if not _confirmed(site, articles):
                 print(f"nothing of {site} was forgotten")
                 return EXIT_DECLINED
-        taken = queue.take_sites([site], held=lambda pipe: _fetching(pipe, config.keys, site))
+        taken = queue.take_sites(queue.slots(site), held=lambda pipe: _fetching(pipe, config.keys, site))
         if taken is None:
             raise InputError(
                 f"a live worker is fetching requests of {site}: `{suggest(f'sites pause {site}')}` first,"
@@ -150,7 +150,8 @@ def _fetching(server: redis.Redis, keys: Keys, site: str) -> bool:
     """Whether a live worker may hold a lease of ``site``: then nothing of it is taken. The queue keeps the
     site of a retry waiting out its delay beside those of the leases: such a request is no lease."""
     owners = server.hgetall(keys.lease_sites).items()
-    members = [decoded(member) for member, owner in owners if decoded(owner) == site]
+    # The site's queue, and its discover crawl's host slots (<site>@<host>).
+    members = [decoded(member) for member, owner in owners if decoded(owner).partition("@")[0] == site]
     leased = bool(members) and any(score is not None for score in server.zmscore(keys.leases, members))
     return leased and workers_alive(server, keys, time.time()) > 0
 

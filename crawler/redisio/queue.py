@@ -33,8 +33,9 @@ step one Lua script, so workers on many machines agree):
 - ``back_off`` holds a site back for a while (a 429 or 503, its ``Retry-After``, a ban): every worker
   waits, its requests stay queued.
 - a site paused (``crawler:paused``, a hash: site -> when; ``crawler sites pause``) is neither ready nor
-  gated: its requests are held in its queue, retries and expired leases come back there, and no worker
-  takes them until ``resume`` schedules the site again. Leases taken before the pause run to their end.
+  gated, nor are its discover crawl's host slots (``<site>@<host>``): its requests are held in its queues,
+  retries and expired leases come back there, and no worker takes them until ``resume`` schedules the site
+  again. Leases taken before the pause run to their end.
 - ``crawler:pending`` counts, per site, the requests queued or leased and not yet ended, and
   ``crawler:job:<id>`` does the same for a job (``pending``): a job is done when its count is zero.
 
@@ -83,7 +84,8 @@ local function now_of()
 end
 local function schedule_site(K, site, now)
   if redis.call('ZSCORE', K .. ':gated', site) then return end
-  if redis.call('HEXISTS', K .. ':paused', site) == 1 then
+  -- A discover crawl's host slot (<site>@<host>) is paused with its site.
+  if redis.call('HEXISTS', K .. ':paused', string.match(site, '^[^@]*')) == 1 then
     redis.call('ZREM', K .. ':ready', site)
     return
   end
@@ -461,22 +463,42 @@ return tostring(until_time - now)
 """
 )
 
-# KEYS: paused. ARGV: prefix, site, when (epoch seconds). Pause the site (its first pause's time is kept):
-# out of ready and gated, its requests held. Reply: 1 when it was not paused before.
-_PAUSE = """
-local added = redis.call('HSETNX', KEYS[1], ARGV[2], ARGV[3])
-redis.call('ZREM', ARGV[1] .. ':ready', ARGV[2])
-redis.call('ZREM', ARGV[1] .. ':gated', ARGV[2])
-return added
+# The site ARGV[2] and the queue slots of its discover crawl's hosts (<site>@<host>) that have requests
+# pending (KEYS[2]: a slot is counted there as a site is).
+_SLOTS_LUA = """
+local function slots_of(pending, site)
+  local found, prefix = {site}, site .. '@'
+  for _, name in ipairs(redis.call('HKEYS', pending)) do
+    if string.sub(name, 1, #prefix) == prefix then found[#found + 1] = name end
+  end
+  return found
+end
 """
 
-# KEYS: paused. ARGV: prefix, site. Resume the site: ready or gated again as its queue and politeness say.
-# Reply: 1 when it was paused.
+# KEYS: paused, pending. ARGV: prefix, site, when (epoch seconds). Pause the site (its first pause's time is
+# kept): it and its discover host slots out of ready and gated, their requests held. Reply: 1 when it was
+# not paused before.
+_PAUSE = (
+    _SLOTS_LUA
+    + """
+local added = redis.call('HSETNX', KEYS[1], ARGV[2], ARGV[3])
+for _, slot in ipairs(slots_of(KEYS[2], ARGV[2])) do
+  redis.call('ZREM', ARGV[1] .. ':ready', slot)
+  redis.call('ZREM', ARGV[1] .. ':gated', slot)
+end
+return added
+"""
+)
+
+# KEYS: paused, pending. ARGV: prefix, site. Resume the site: it and its discover host slots ready or gated
+# again as their queues and politeness say. Reply: 1 when it was paused.
 _RESUME = (
     SITE_LUA
+    + _SLOTS_LUA
     + """
 if redis.call('HDEL', KEYS[1], ARGV[2]) == 0 then return 0 end
-schedule_site(ARGV[1], ARGV[2], now_of())
+local now = now_of()
+for _, slot in ipairs(slots_of(KEYS[2], ARGV[2])) do schedule_site(ARGV[1], slot, now) end
 return 1
 """
 )
@@ -637,22 +659,30 @@ class LeasedQueue:
         self.server.hset(self.keys.polite(site), "crawl_delay", seconds)
 
     def pause(self, site: str, at: float) -> bool:
-        """Hold ``site``'s queued requests (retries and expired leases too, as they come back) until
-        :meth:`resume`; the leases taken before run to their end. False when it was paused already (its
-        first pause's time ``at`` is kept)."""
-        return bool(self._pause(keys=[self.keys.paused], args=[self.keys.prefix, site, f"{at:.3f}"]))
+        """Hold ``site``'s queued requests (those of its discover crawl's host slots too; retries and
+        expired leases as they come back) until :meth:`resume`; the leases taken before run to their end.
+        False when it was paused already (its first pause's time ``at`` is kept)."""
+        keys = [self.keys.paused, self.keys.pending]
+        return bool(self._pause(keys=keys, args=[self.keys.prefix, site, f"{at:.3f}"]))
 
     def resume(self, site: str) -> bool:
         """Let workers take ``site``'s requests again; False when it was not paused."""
-        return bool(self._resume(keys=[self.keys.paused], args=[self.keys.prefix, site]))
+        return bool(self._resume(keys=[self.keys.paused, self.keys.pending], args=[self.keys.prefix, site]))
+
+    def slots(self, site: str) -> list[str]:
+        """``site``, then the queue slots of its discover crawl's hosts (``<site>@<host>``) that have
+        requests pending (a slot is counted in ``crawler:pending`` as a site is)."""
+        prefix = f"{site}@"
+        found = (decoded(name) for name in self.server.hkeys(self.keys.pending))
+        return [site, *sorted(name for name in found if name.startswith(prefix))]
 
     def paused(self) -> dict[str, float]:
         """The sites paused, each with when it was paused (epoch seconds)."""
         return {site: float(at) for site, at in hash_of(self.server, self.keys.paused).items()}
 
     def queued(self, site: str) -> int:
-        """``site``'s requests in its queue (neither leased nor waiting)."""
-        return int(self.server.zcard(self.keys.queue_of(site)))
+        """``site``'s requests in its queue and its discover host slots' (neither leased nor waiting)."""
+        return sum(int(self.server.zcard(self.keys.queue_of(slot))) for slot in self.slots(site))
 
     def back_off(
         self,
