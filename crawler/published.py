@@ -39,8 +39,10 @@ _MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 # UTC offset when the page gives one.
 _TIME = (
     r"(?:[T\s,]*(?:at\s+)?(\d{1,2})[:：.时](\d{2})(?!\d)(?:[:：.分](\d{2})(?!\d)(?:\.\d+)?)?"
-    r"(?:\s*(Z|(?:UTC|GMT)?\s*[+-]\d{2}:?\d{2}|UTC|GMT)(?!\d))?)?"
+    r"(?:\s*(Z|(?:UTC|GMT)\s*[+-]\d{1,2}(?::?\d{2})?|[+-]\d{2}:?\d{2}|UTC|GMT)(?!\d))?)?"
 )
+# An offset after GMT or UTC, in hours alone too (GMT+8), which RFC 2822's parser reads as GMT.
+_NAMED_OFFSET_RE = re.compile(r"(?:UTC|GMT)\s*[+-]\d")
 # Year first with - / . or 年 月 日 (unambiguous); day-first and month-first numeric dates are left alone.
 _NUMERIC_DATE_RE = re.compile(
     r"(?<!\d)(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})(?!\d)\s*日?" + _TIME
@@ -100,6 +102,8 @@ def published_date(text: str, *, now: float | None = None, zone: tzinfo | None =
         return _zoned(moment, zone).isoformat(timespec="seconds")
     if moment is not None:
         return moment.isoformat()
+    if _NAMED_OFFSET_RE.search(text) is not None and (found := _date_in(text, zone)) is not None:
+        return found
     try:
         parsed = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
@@ -214,6 +218,12 @@ def _iso(
 
 
 def _utc_offset(zone: str) -> str:
-    """A zone a date-time in a page's text ends with (``Z``, ``GMT``, ``UTC+05:30``, ``+0800``) as a UTC
-    offset ``strptime``'s ``%z`` reads."""
-    return zone.upper().removeprefix("UTC").removeprefix("GMT").strip() or "+0000"
+    """A zone a date-time in a page's text ends with (``Z``, ``GMT``, ``UTC+05:30``, ``+0800``, ``GMT+8``)
+    as a UTC offset ``strptime``'s ``%z`` reads."""
+    offset = zone.upper().removeprefix("UTC").removeprefix("GMT").strip()
+    if not offset or offset == "Z":
+        return "+0000"
+    hours, _, minutes = offset[1:].partition(":")
+    if not minutes and len(hours) > 2:
+        hours, minutes = hours[:-2], hours[-2:]
+    return f"{offset[0]}{int(hours):02d}{minutes or '00'}"

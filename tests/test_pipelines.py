@@ -159,6 +159,11 @@ def test_clean_turns_an_empty_body_into_none(crawler: Crawler) -> None:
         ("By Ann Lee, 20 November 2026, 14:05 GMT", "2026-11-20T14:05:00+00:00"),
         # An offset after GMT or UTC is the offset (a JavaScript date's text, a site's "UTC+05:30").
         ("Fri Nov 20 2026 10:31:00 GMT+0800 (China Standard Time)", "2026-11-20T10:31:00+08:00"),
+        # ...in hours alone too ("GMT+8", "UTC-5", "GMT+5:30"): it was read as GMT.
+        ("Fri, 20 Nov 2026 10:31:00 GMT+8", "2026-11-20T10:31:00+08:00"),
+        ("2026-11-20 10:31 GMT+8", "2026-11-20T10:31:00+08:00"),
+        ("20 November 2026 10:31 UTC-5", "2026-11-20T10:31:00-05:00"),
+        ("2026年11月20日 10:31 GMT+5:30", "2026-11-20T10:31:00+05:30"),
         ("20 Nov 2026 10:31 UTC+05:30", "2026-11-20T10:31:00+05:30"),
         ("2026年11月20日", "2026-11-20"),
         ("2026年11月20日 10:31", "2026-11-20T10:31:00"),
