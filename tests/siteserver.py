@@ -57,9 +57,10 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/unsized?kb=N``              an N KB HTML page without Content-Length (its end is the connection's)
 ``/feed?to=P,Q&format=F``      a feed of entries linking to P, Q, ... (relative as given): ``rss`` (RSS
                                2.0, the default), ``rss1`` (RSS 1.0), ``rss091`` or ``atom``; entry N
-                               is dated 2026-11-(N+1) 08:00 UTC (``&dates=naive``: 2026-11-(N+1)
-                               08:00:00, no UTC offset), by "Author N"; with an ``ETag`` (a 304 when
-                               ``If-None-Match`` names it) and a ``Last-Modified``
+                               is dated N days after 2026-11-01 08:00 UTC (``&dates=naive``: without a
+                               UTC offset, ``2026-11-01 08:00:00``), by "Author N"; with an ``ETag`` (a
+                               304 when ``If-None-Match`` names it) and a ``Last-Modified``;
+                               ``&elsewhere=N`` adds N entries linking to ``http://elsewhere.test/a/K``
 ``/sitemap.xml?to=P,Q``        a sitemap (``urlset``) of P, Q, ...; ``&lastmod=D1,D2`` their lastmod,
                                ``&news=1`` a news sitemap (``news:title`` "News N", ``news:
                                publication_date`` 2026-11-(N+1)T08:00Z; ``&news=date``: the date
@@ -117,7 +118,7 @@ import threading
 import time
 import urllib.parse
 import zipfile
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -220,19 +221,22 @@ FEED_TYPES = {
 }
 
 
+FIRST_ENTRY_DATE = datetime(2026, 11, 1, 8, tzinfo=UTC)
+
+
 def feed_document(links: list[str], kind: str, *, naive: bool = False) -> str:
     """A feed of ``kind`` (see ``FEED_TYPES``) whose entry N links to ``links[N]``, titled "Entry N", dated
-    2026-11-(N+1) 08:00 UTC (``naive``: 08:00:00 without a UTC offset, ``2026-11-01 08:00:00`` in RSS 2.0
+    N days after 2026-11-01 08:00 UTC (``naive``: without a UTC offset, ``2026-11-01 08:00:00`` in RSS 2.0
     as feeds of Chinese sites write it) and written by "Author N" (RSS: ``authorN@newsroom.example (Author
     N)``, an email ending in more than 4 letters; RSS 0.91 entries have neither date nor author)."""
-    entries = list(enumerate(links))
+    entries = [(n, link, FIRST_ENTRY_DATE + timedelta(days=n)) for n, link in enumerate(links)]
     zone = "" if naive else "Z"
     if kind == "atom":
         items = "".join(
             f'<entry><title>Entry {n}</title><link rel="alternate" href="{html.escape(link)}"/>'
-            f"<id>urn:entry:{n}</id><updated>2026-11-{n + 1:02d}T08:00:00{zone}</updated>"
+            f"<id>urn:entry:{n}</id><updated>{date:%Y-%m-%dT%H:%M:%S}{zone}</updated>"
             f"<author><name>Author {n}</name></author></entry>"
-            for n, link in entries
+            for n, link, date in entries
         )
         return (
             '<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
@@ -241,8 +245,8 @@ def feed_document(links: list[str], kind: str, *, naive: bool = False) -> str:
     if kind == "rss1":
         items = "".join(
             f'<item rdf:about="{html.escape(link)}"><title>Entry {n}</title><link>{html.escape(link)}</link>'
-            f"<dc:date>2026-11-{n + 1:02d}T08:00:00{zone}</dc:date><dc:creator>Author {n}</dc:creator></item>"
-            for n, link in entries
+            f"<dc:date>{date:%Y-%m-%dT%H:%M:%S}{zone}</dc:date><dc:creator>Author {n}</dc:creator></item>"
+            for n, link, date in entries
         )
         return (
             '<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"'
@@ -253,13 +257,13 @@ def feed_document(links: list[str], kind: str, *, naive: bool = False) -> str:
     items = "".join(
         f"<item><title>Entry {n}</title><link>{html.escape(link)}</link>"
         + (
-            f"<pubDate>{_pub_date(datetime(2026, 11, n + 1, 8), naive)}</pubDate>"
+            f"<pubDate>{_pub_date(date, naive)}</pubDate>"
             f"<author>author{n}@newsroom.example (Author {n})</author>"
             if dated
             else ""
         )
         + "</item>"
-        for n, link in entries
+        for n, link, date in entries
     )
     version = "2.0" if dated else "0.91"
     channel = f"<channel><title>Test feed</title>{items}</channel>"
@@ -267,8 +271,9 @@ def feed_document(links: list[str], kind: str, *, naive: bool = False) -> str:
 
 
 def _pub_date(moment: datetime, naive: bool) -> str:
-    """An RSS 2.0 ``pubDate``: RFC 2822 in UTC, or (``naive``) ``2026-11-01 08:00:00``, no UTC offset."""
-    return str(moment) if naive else email.utils.format_datetime(moment.replace(tzinfo=UTC))
+    """An RSS 2.0 ``pubDate`` of ``moment`` (UTC): RFC 2822, or (``naive``) ``2026-11-01 08:00:00``, no UTC
+    offset."""
+    return str(moment.replace(tzinfo=None)) if naive else email.utils.format_datetime(moment)
 
 
 def api_page(query: dict[str, str]) -> dict[str, Any]:
@@ -564,6 +569,7 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self.close_connection = True
         elif path == "/feed":
             links = [link for link in query.get("to", "").split(",") if link]
+            links += [f"http://elsewhere.test/a/{n}" for n in range(int(query.get("elsewhere", "0")))]
             naive = query.get("dates") == "naive"
             body = feed_document(links, query.get("format", "rss"), naive=naive).encode()
             etag = f'"{hashlib.sha1(body).hexdigest()[:16]}"'

@@ -18,7 +18,7 @@ from crawlsite import RULE, Site
 from siteserver import feed_document
 
 from crawler.rules import RuleErrors, parse_rule
-from crawler.rules.feeds import FeedEntry, FeedError, read_feed
+from crawler.rules.feeds import MAX_ENTRIES, FeedEntry, FeedError, read_feed
 
 FEED_URL = "http://news.test/feeds/latest.xml"
 FEED_RULE = """
@@ -412,6 +412,17 @@ def test_a_50_mb_feed_ends_as_a_dead_letter_at_the_size_limit(site: Site) -> Non
         " then requeue it"
     ), letter["reason"]  # DOWNLOAD_MAXSIZE, 32 MB by default
     assert list(site.stored()) == ["/a/small"]
+
+
+def test_a_feed_past_the_entry_limit_says_how_many_entries_were_left_out_in_good_english(site: Site) -> None:
+    """The limit is ``MAX_ENTRIES`` (1000): a feed of 1001 entries leaves out one entry, 1002 two."""
+    for extra, said in ((1, "has 1 entry past its first 1000"), (2, "has 2 entries past its first 1000")):
+        feed = _feed("rss", "/a/kept") + f"&elsewhere={MAX_ENTRIES - 1 + extra}"
+        _feed_rule(site, feed)
+        done = site.temp()
+        assert done.returncode == 0, done.stderr[-4000:]
+        assert f"wire: the feed {site.server.url(feed)} {said}, left out" in done.stderr, done.stderr[-4000:]
+        assert list(site.stored()) == ["/a/kept"]
 
 
 def test_rules_try_on_a_feed_gives_why_entries_may_be_left_out_only_when_some_were(site: Site) -> None:

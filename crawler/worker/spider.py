@@ -823,10 +823,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if feed.over_limit:
             self.count(f"crawl/feed_over_limit/{rule.site}", feed.over_limit)
             logger.warning(
-                "%s: the feed %s has %d entries past its first %d, left out",
+                "%s: the feed %s has %s past its first %d, left out",
                 rule.site,
                 response.url,
-                feed.over_limit,
+                counted(feed.over_limit, "entry", "entries"),
                 len(feed.entries) + feed.without_link,
             )
         if feed.without_link:
