@@ -134,6 +134,23 @@ def test_list_newest_first_with_filters(
     assert "week '2026w99' is not an ISO week" in capsys.readouterr().err
 
 
+def test_list_and_search_label_the_first_seen_time_utc(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table's first seen is the stored ``first_seen`` in UTC, to the minute: its column says UTC; the
+    JSON lines keep ``first_seen`` as stored."""
+    _, out, _ = articles(capsys, monkeypatch, crawled, "list", "--format", "jsonl", "--limit", "1")
+    (newest,) = (json.loads(line) for line in out.splitlines())
+    first_seen = datetime.fromisoformat(newest["first_seen"])
+    assert first_seen.utcoffset() == timedelta(0), newest["first_seen"]
+    for command in (("list", "--limit", "1"), ("search", str(newest["title"]).split()[0], "--limit", "1")):
+        code, out, err = articles(capsys, monkeypatch, crawled, *command)
+        assert code == 0, err
+        header = next(line for line in out.splitlines() if " site " in line)
+        assert "first seen (UTC)" in header, out
+        assert f"{first_seen:%Y-%m-%d %H:%M}" in out, out
+
+
 def test_tables_piped_end_no_line_with_a_space(
     crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

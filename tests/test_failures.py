@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import urllib.error
 import urllib.request
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -548,6 +549,20 @@ def test_a_start_url_read_once_its_dead_letter_is_requeued_is_no_longer_said_unr
     assert first.stdout.splitlines()[-1].startswith(f"{start} could not be read (HTTP 503"), first.stdout
     assert again.stdout.splitlines()[1].startswith("fetched 1 page, "), again.stdout
     assert "could not be read" not in again.stdout, again.stdout
+
+
+def test_dead_list_labels_when_utc_and_its_json_keeps_the_epoch_seconds(site: Site) -> None:
+    site.rule("/a/plain", "/status/404")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    (letter,) = site.dead()
+    listed = site.crawler("dead", "list")
+    assert listed.returncode == 0, listed.stderr
+    header = next(line for line in listed.stdout.splitlines() if " site " in line)
+    assert "when (UTC)" in header, listed.stdout
+    assert f"{datetime.fromtimestamp(float(letter['at']), UTC):%Y-%m-%d %H:%M}" in listed.stdout, (
+        listed.stdout
+    )
 
 
 def test_dead_list_with_no_dead_letter_says_so_in_one_line(site: Site) -> None:

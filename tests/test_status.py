@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -567,10 +568,41 @@ def test_status_piped_fits_100_columns_and_shows_every_value_whole(
     assert all(line.startswith("NEEDS ATTENTION") or line in reasons for line in wide), "\n".join(lines)
     row = _table(lines, "Sites")["demo-citynews"]
     assert row["errors"] == "6 (ConnectionRefusedError: 1, DownloadTimeoutError: 2, HTTP 404: 3)", row
-    assert row["next grab"].endswith(" (waits for the last grab)") and row["bans"] == "1 (3 signs)", row
+    assert row["next grab (UTC)"].endswith(" (waits for the last grab)") and row["bans"] == "1 (3 signs)", row
     worker = _table(lines, "Workers")["crawler-machine-number-one.example.internal:4242"]
     assert worker["store"].replace(" ", "") == store, worker
     assert _table(lines, "Discover crawls")["energy"]["model ms/page"] == "-"
+
+
+def test_status_labels_the_grab_times_utc_on_a_terminal_and_piped_and_json_keeps_its_keys(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The last and next grab are UTC times: their columns say so, in a terminal's table and in the piped
+    blocks; ``--format json`` keeps ``last_grab`` and ``next_grab`` (ISO 8601 with their offset)."""
+    now = time.time()
+    _citynews(rules, redis_client, now, {"crawl/pages": 1})
+    redis_client.hset(
+        "crawler:grab:demo-citynews", mapping={"last": now - 3600, "next": now + 600, "job": "j1"}
+    )
+    last, following = (datetime.fromtimestamp(moment, UTC) for moment in (now - 3600, now + 600))
+    row = _table(run_crawler("status").splitlines(), "Sites")["demo-citynews"]
+    assert (row["last grab (UTC)"], row["next grab (UTC)"]) == (
+        f"{last:%Y-%m-%d %H:%M}",
+        f"{following:%Y-%m-%d %H:%M}",
+    ), row
+    (site,) = json.loads(run_crawler("status", "--format", "json"))["sites"]
+    assert (site["last_grab"][:16], site["next_grab"][:16]) == (
+        f"{last:%Y-%m-%dT%H:%M}",
+        f"{following:%Y-%m-%dT%H:%M}",
+    )
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "300")
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", run_crawler("status"))
+    header = next(line for line in shown.splitlines() if "new last/24h" in line)
+    assert "last grab (UTC)" in header and "next grab (UTC)" in header, shown
 
 
 def test_status_piped_folds_a_first_cell_longer_than_a_line_indented_under_it(

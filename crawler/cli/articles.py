@@ -187,7 +187,7 @@ def _print_documents(documents: Iterable[dict[str, Any]], form: str, *, title: s
     table = Table(title=escape(title), title_justify="left")
     for column, style in (
         ("id", "dim"),
-        ("first seen", ""),
+        ("first seen (UTC)", ""),
         ("site", "cyan"),
         ("published", ""),
         ("title", "bold"),

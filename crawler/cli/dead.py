@@ -92,7 +92,7 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"no dead letters{of_site}{of_job}")
         return 0
     table = Table(title=counted(len(letters), "dead letter"), title_justify="left")
-    for column in ("id", "when", "site", "url", "reason", "job"):
+    for column in ("id", "when (UTC)", "site", "url", "reason", "job"):
         table.add_column(column, overflow="fold")
     for letter in letters:
         when = "-" if letter.at is None else datetime.fromtimestamp(letter.at, UTC).strftime("%Y-%m-%d %H:%M")

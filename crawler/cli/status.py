@@ -198,8 +198,8 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
             (
                 "site",
                 "schedule",
-                "last grab",
-                "next grab",
+                "last grab (UTC)",
+                "next grab (UTC)",
                 "new last/24h",
                 "pages",
                 "errors",
