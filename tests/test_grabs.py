@@ -513,6 +513,42 @@ def test_the_active_scheduler_says_so_quietly_and_one_left_waiting_warns(
     assert [level for level, message in records if message.startswith(first.owner)] == [logging.INFO]
 
 
+def test_the_scheduler_names_the_sites_without_a_schedule_at_its_first_tick_and_those_added_later(
+    redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
+) -> None:
+    """`crawler run` and `crawler schedule` (both :meth:`GrabScheduler.run`) say once which sites only a temp
+    crawl reads: at the first tick, then each such rule added later; a scheduled rule is never named."""
+    import threading
+
+    def unscheduled(site: str) -> Rule:
+        return dataclasses.replace(rules["demo-citynews"], site=site, every=None, cron=None)
+
+    folders = [
+        [rules["demo-citynews"], unscheduled("wire"), unscheduled("archive")],
+        [rules["demo-citynews"], unscheduled("wire"), unscheduled("archive")],
+        [rules["demo-citynews"], unscheduled("wire"), unscheduled("archive"), unscheduled("gazette")],
+        [rules["demo-citynews"], unscheduled("wire"), unscheduled("archive"), unscheduled("gazette")],
+    ]
+    stop = threading.Event()
+
+    def load() -> list[Rule]:
+        folder = folders.pop(0)
+        if not folders:
+            stop.set()
+        return folder
+
+    caplog.set_level(logging.INFO, logger="crawler.schedule.grabs")
+    GrabScheduler(redis_client, Keys(PREFIX), tick_seconds=0).run(load, stop)
+    said = [record.getMessage() for record in caplog.records if "temp crawls only" in record.getMessage()]
+    assert said == [
+        "temp crawls only: archive, wire (no schedule in their rules)",
+        "temp crawls only: gazette (no schedule in its rule)",
+    ]
+    assert {record.levelno for record in caplog.records if "temp crawls only" in record.getMessage()} == {
+        logging.INFO
+    }
+
+
 def test_crawler_schedule_once_queues_the_due_grabs(redis_server: str, redis_client: redis.Redis) -> None:
     env = {key: value for key, value in os.environ.items() if key != "MONGO_URI"}
     env.update(REDIS_URL=redis_server, CRAWLER_RULES_DIR=str(DEMO_RULES))

@@ -450,9 +450,11 @@ class GrabScheduler:
         leader_seconds: float = 30.0,
     ) -> None:
         """Tick every ``tick_seconds`` while leader (rules re-read each tick), until ``stop`` is set. Says
-        whether it is the active scheduler when it starts and each time that changes."""
+        whether it is the active scheduler when it starts and each time that changes, and names the sites
+        whose rule has no schedule at its first tick (and each such site added later, once)."""
         leading: bool | None = None
         failing = False
+        unscheduled: set[str] = set()
         try:
             while not stop.is_set():
                 try:
@@ -470,7 +472,9 @@ class GrabScheduler:
                             )
                         leading = now_leading
                     if leading:
-                        self.tick(load())
+                        rules = list(load())
+                        _say_unscheduled(rules, unscheduled)
+                        self.tick(rules)
                     if failing:
                         logger.warning("%s: the scheduler works again", self.owner)
                         failing = False
@@ -484,6 +488,21 @@ class GrabScheduler:
             if leading:
                 with contextlib.suppress(redis.RedisError):
                     self.resign()
+
+
+def _say_unscheduled(rules: list[Rule], said: set[str]) -> None:
+    """Log the sites of ``rules`` whose rule has no schedule and that are not in ``said`` (then add them):
+    only a temp crawl reads them."""
+    new = sorted(
+        rule.site for rule in rules if rule.every is None and rule.cron is None and rule.site not in said
+    )
+    if new:
+        said.update(new)
+        logger.info(
+            "temp crawls only: %s (no schedule in %s)",
+            ", ".join(new),
+            "its rule" if len(new) == 1 else "their rules",
+        )
 
 
 def _cron_after(expression: str, moment: float) -> float:
