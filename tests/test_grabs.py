@@ -689,6 +689,45 @@ def test_adaptive_intervals_shrink_and_grow_within_the_bounds(
     assert 0 < float(redis_client.hget(Keys(PREFIX).grab(rule.site), "yield") or 0) < 1
 
 
+def test_a_grab_or_a_304_that_changes_the_period_logs_it_once_with_the_next_grab(
+    redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The worker that records a grab's first index page logs, at INFO, a period that changed and the next
+    grab; a visit that leaves the period as it was (at a bound, a cron rule, a rule edited since) logs
+    nothing."""
+    rule = dataclasses.replace(
+        rules["demo-citynews"], every_min=timedelta(minutes=10), every_max=timedelta(minutes=30)
+    )
+    revisits = Revisits(redis_client, Keys(PREFIX), min_factor=0.5, max_factor=4.0)
+    now = datetime(2026, 11, 22, 10, 0, tzinfo=UTC).timestamp()
+    redis_client.hset(Keys(PREFIX).grab(rule.site), "every", "1200")  # its grabs claimed under every: 20m
+    caplog.set_level(logging.INFO, logger="crawler.schedule.revisit")
+    revisits.record(rule, 3, now)  # 20m less 20%
+    revisits.record(rule, 0, now + 960, not_modified=True)  # 16m and 40%
+    revisits.record(rule, 1, now + 2304)  # 22m24s less 20%: 17m55s
+    revisits.record(rule, 0, now + 3379.2)  # 25m05s
+    revisits.record(rule, 0, now + 4884.48)  # 35m07s: 30m, the max
+    revisits.record(rule, 0, now + 6684.48, not_modified=True)  # at the max: unchanged
+    revisits.record(dataclasses.replace(rule, every=None, cron="0 * * * *"), 2, now + 8484.48)
+    revisits.record(dataclasses.replace(rule, every=timedelta(minutes=5)), 2, now + 8500)  # edited since
+    said = [(record.levelno, record.getMessage()) for record in caplog.records]
+    changes = [  # why, the period now, before, the next grab (10:00 plus the visit's offset and the period)
+        ("its grab found 3 new articles", "16m", "20m", "10:16:00"),
+        ("its grab was answered 304 Not Modified", "22m24s", "16m", "10:38:24"),
+        ("its grab found 1 new article", "17m55s", "22m24s", "10:56:19"),
+        ("its grab found 0 new articles", "25m05s", "17m55s", "11:21:24"),
+        ("its grab found 0 new articles", "30m", "25m05s", "11:51:24"),
+    ]
+    assert said == [
+        (
+            logging.INFO,
+            f"demo-citynews: {why}: its period is now {period} (was {was});"
+            f" next grab at 2026-11-22T{at}+00:00",
+        )
+        for why, period, was, at in changes
+    ], said
+
+
 def test_an_adaptive_period_never_shrinks_under_the_schedulers_tick(
     redis_client: redis.Redis, rules: dict[str, Rule]
 ) -> None:

@@ -8,7 +8,8 @@ and moves within ``[min, max]`` (the rule's ``schedule.min``/``schedule.max``, e
    none (or is answered 304 Not Modified) lengthens it by ``INC_RATE``. A visit read under another
    ``every`` than the site's grab state holds (a worker that has not read the edited rule yet, within
    ``RULES_RELOAD_SECONDS``) adapts nothing: the scheduler moved the site to the edited period.
-2. The interval is clamped to the bounds, and the next grab is due one interval after this one started.
+2. The interval is clamped to the bounds, and the next grab is due one interval after this one started;
+   an interval that changed is logged (INFO) with that next grab.
    The shortest bound is never under the scheduler's tick (``SCHEDULE_TICK_SECONDS``): the scheduler
    looks no more often, so a site with news at every grab is grabbed once a tick, and one that then finds
    none slows down from the period it had, not from a shorter one it never had.
@@ -24,15 +25,20 @@ The state is in the site's hash ``crawler:grab:<site>`` (see :mod:`crawler.sched
 
 from __future__ import annotations
 
-from datetime import timedelta
+import logging
+from datetime import UTC, datetime, timedelta
 
 import redis
 
 from crawler import settings as defaults
+from crawler.commandline import counted, span
 from crawler.keys import Keys
+from crawler.redisio.connection import decoded
 from crawler.rules import Rule
 
 __all__ = ["DEC_RATE", "INC_RATE", "YIELD_WEIGHT", "Revisits", "bounds", "next_interval", "period_of"]
+
+logger = logging.getLogger(__name__)
 
 # Nutch's AdaptiveFetchSchedule defaults (db.fetch.schedule.adaptive.inc_rate / dec_rate): a page that
 # changed is visited 20% sooner, one that did not 40% later, so an idle site backs off faster than a busy
@@ -56,15 +62,16 @@ if productive == 1 then redis.call('HSET', key, 'last_found', ARGV[1]) end
 redis.call('HINCRBY', key, 'visits', 1)
 redis.call('HINCRBY', key, 'productive', productive)
 if not_modified then redis.call('HINCRBY', key, 'not_modified', 1) end
-if not adaptive then return tostring(every) end
+if not adaptive then return {tostring(every)} end
 local claimed = redis.call('HGET', key, 'every')
-if claimed and claimed ~= ARGV[11] then return redis.call('HGET', key, 'interval') or tostring(every) end
-local interval = tonumber(redis.call('HGET', key, 'interval') or every)
+if claimed and claimed ~= ARGV[11] then return {redis.call('HGET', key, 'interval') or tostring(every)} end
+local previous = tonumber(redis.call('HGET', key, 'interval') or every)
+local interval = previous
 if productive == 1 then interval = interval * (1 - dec) else interval = interval * (1 + inc) end
 interval = math.max(low, math.min(high, interval))
 local last = tonumber(redis.call('HGET', key, 'last') or now)
 redis.call('HSET', key, 'interval', tostring(interval), 'next', tostring(last + interval))
-return tostring(interval)
+return {tostring(interval), tostring(previous), tostring(last + interval)}
 """
 
 
@@ -113,7 +120,7 @@ class Revisits:
 
     def record(self, rule: Rule, found_new: int, now: float, *, not_modified: bool = False) -> float:
         """A grab's first index page was read: ``found_new`` article links the Bloom filter had not seen.
-        Returns the site's interval from now on (seconds)."""
+        Returns the site's interval from now on (seconds); a changed one is logged with the next grab."""
         low, high = bounds(rule, self.min_factor, self.max_factor, tick=self.tick_seconds)
         every = (rule.every or timedelta(0)).total_seconds()
         args: list[str | int | float] = [
@@ -129,4 +136,19 @@ class Revisits:
             "1" if not_modified else "0",
             period_of(rule),
         ]
-        return float(self._visit(keys=[self.keys.grab(rule.site)], args=args))
+        interval, *changed = (
+            decoded(value) for value in self._visit(keys=[self.keys.grab(rule.site)], args=args)
+        )
+        if changed and changed[0] != interval:
+            previous, following = changed
+            logger.info(
+                "%s: %s: its period is now %s (was %s); next grab at %s",
+                rule.site,
+                "its grab was answered 304 Not Modified"
+                if not_modified
+                else f"its grab found {counted(found_new, 'new article')}",
+                span(float(interval)),
+                span(float(previous)),
+                datetime.fromtimestamp(float(following), UTC).isoformat(timespec="seconds"),
+            )
+        return float(interval)
