@@ -40,6 +40,16 @@ COMMAND_TIMEOUT = 240.0
 ALLOW_KEY = "allow_private_addresses: true"
 
 
+def without_crawler_settings() -> dict[str, str]:
+    """This process's environment less the crawler's settings (``CRAWLER_*``, ``REDIS_*``, ``MONGO_*``):
+    a command run with it finds only what its working folder holds."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("CRAWLER_", "REDIS_", "MONGO_"))
+    }
+
+
 @dataclass(frozen=True)
 class Ran:
     code: int
@@ -50,11 +60,7 @@ class Ran:
 def crawler(*args: str, cwd: Path, env: dict[str, str] | None = None, stdout: int = subprocess.PIPE) -> Ran:
     """`crawler ARGS` in a fresh process, with no Redis, MongoDB or crawler settings from outside; its
     standard output to ``stdout`` (captured by default)."""
-    environment = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("CRAWLER_", "REDIS_", "MONGO_"))
-    }
+    environment = without_crawler_settings()
     environment.update(env or {})
     run = subprocess.run(
         [sys.executable, "-m", "crawler.cli", *args],
@@ -517,11 +523,7 @@ def test_a_worker_starts_without_scrapys_start_up_lists_unless_at_debug(
     DEBUG lines: a worker at INFO starts with where it runs (Redis, data and rules folders) and the sites
     it serves, one at DEBUG shows them as DEBUG."""
     demo_rule(tmp_path / "rules", demo_origin, allow=True)
-    environment = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("CRAWLER_", "REDIS_", "MONGO_"))
-    }
+    environment = without_crawler_settings()
     with subprocess.Popen(
         [sys.executable, "-m", "crawler.cli", "worker", "-s", f"LOG_LEVEL={level}"],
         cwd=tmp_path,
@@ -560,11 +562,7 @@ def test_a_worker_that_finds_requests_queued_as_it_starts_counts_them_in_words(
     demo_rule(tmp_path / "rules", demo_origin, allow=True)
     scheduled = crawler("schedule", "--once", cwd=tmp_path)
     assert scheduled.code == 0, scheduled.stderr
-    environment = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("CRAWLER_", "REDIS_", "MONGO_"))
-    }
+    environment = without_crawler_settings()
     with subprocess.Popen(
         [sys.executable, "-m", "crawler.cli", "worker"],
         cwd=tmp_path,
@@ -651,11 +649,7 @@ def test_a_worker_stops_with_one_line_of_what_it_did_not_scrapys_stats_unless_at
     from crawler.requests import JobCounts, enqueue_job
 
     rule = demo_rule(tmp_path / "rules", demo_origin, allow=True)
-    environment = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("CRAWLER_", "REDIS_", "MONGO_"))
-    }
+    environment = without_crawler_settings()
     log = tmp_path / "worker.log"
     with EmbeddedRedis(tmp_path / "data", watch_seconds=0) as server:
         url = server.ensure()
