@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 import redis
+from conftest import SiteServer
+from crawlsite import COMMAND_TIMEOUT, Site, unique, wait_until
 
 from crawler.demo import DEMO_RULES
 from crawler.discover.frontier import slot_of
@@ -305,3 +307,50 @@ def test_forget_of_a_site_redis_never_saw_and_no_rule_names_is_refused_before_it
     assert removed.code == 0, removed.stderr
     assert removed.stdout.startswith("forgot demo-huaxia: 1 request taken out of the queue"), removed.stdout
     assert not redis_client.exists(KEYS.grab("demo-huaxia"), KEYS.queue_of("demo-huaxia"))
+
+
+def test_a_temp_crawl_whose_site_is_paused_while_it_runs_says_so_stops_and_goes_on_once_resumed(
+    site_server: SiteServer, tmp_path: Path
+) -> None:
+    """A pause landing mid-crawl (slow pages, one at a time) holds the site's requests: the temp crawl says
+    so once, stops when the page being fetched is in, exit 1 with what is held; once resumed, `crawler temp`
+    goes on with the same job and fetches the rest."""
+    site = Site(site_server, tmp_path)
+    # Each page answered after a second, the next one asked a second later (the rule's delay).
+    pages = [f"/held/{unique('paused')}?seconds=1" for _ in range(8)]
+    site.rule(*pages)
+    rule = site.rules / f"{site.name}.yaml"
+    rule.write_text(
+        rule.read_text(encoding="utf-8") + "politeness: {delay: 1, concurrency: 1}\n", encoding="utf-8"
+    )
+    with site.temp_running() as crawl:
+        wait_until(lambda: site.data.is_dir() and len(site.stored()) >= 1, "the first slow page stored")
+        paused = site.crawler("sites", "pause", site.name)
+        assert paused.returncode == 0, paused.stderr
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+    assert crawl.returncode == 1, out + err[-4000:]
+    assert "Traceback" not in err and "interrupted" not in err, err[-4000:]
+    said = [line for line in err.splitlines() if "was paused" in line]
+    assert len(said) == 1, err[-4000:]
+    job = said[0].split(" of job ")[1].split()[0]
+    assert said[0] == (
+        f"crawler temp: note: {site.name} was paused (`crawler sites pause {site.name}`): its requests are"
+        f" held; this temp crawl stops once the pages it is fetching are in, the other requests of job {job}"
+        f" left held in the queue; `crawler sites resume {site.name}`, then `crawler temp {site.name}` goes"
+        " on where it was (Ctrl-C stops it now)"
+    ), said
+    last = out.splitlines()[-1]
+    held = int(last.split(f" was paused (`crawler sites pause {site.name}`), ")[1].split()[0])
+    assert 1 <= held < len(pages), out
+    assert last == (
+        f"stopped before its end: {site.name} was paused (`crawler sites pause {site.name}`),"
+        f" {held} request{'s' if held > 1 else ''} of job {job} held in the queue; `crawler sites resume"
+        f" {site.name}`, then `crawler temp {site.name}` goes on with {'it' if held == 1 else 'them'}"
+    ), out
+    fetched = len(site.stored())
+    assert fetched + held == len(pages), (fetched, held)
+    assert site.crawler("sites", "resume", site.name).returncode == 0
+    again = site.temp()
+    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    assert f"resumed job {job}, the last temp crawl of {site.name}" in again.stdout, again.stdout
+    assert len(site.stored()) == len(pages)

@@ -38,7 +38,7 @@ from crawler.commandline import command_name, counted, given_folders, suggest
 from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
-from crawler.errors import InputError, StoreError, redacted
+from crawler.errors import InputError, StoreError, Terminated, redacted
 from crawler.keys import ROBOTS_DISALLOWED, Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url, writes_refused
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError, live_users
@@ -211,7 +211,7 @@ def _temp(args: argparse.Namespace) -> int:
             mark_temp_job(server, keys, job, ended=False)
             _note_held_leases(server, keys, job)
         try:
-            counts = _crawl_job(settings, server, keys, job, title=title)
+            counts, paused = _crawl_job(settings, server, keys, job, title=title, site=rule.site, given=given)
         except KeyboardInterrupt:
             _note_left(server, keys, job, rule.site if not given else None)
             raise
@@ -240,6 +240,11 @@ def _temp(args: argparse.Namespace) -> int:
         print(rereads.summary(window))
     if discovered:
         print(discovered)
+    if paused:
+        print(_paused_end(rule.site, job, counts.pending, given=given))
+        for note in counts.notes:
+            print(note)
+        return 1
     written = counts.stored + counts.updated
     if written == 0 and counts.unstored:
         articles = "the article" if counts.unstored == 1 else "the articles"
@@ -272,6 +277,21 @@ def _temp(args: argparse.Namespace) -> int:
     for note in counts.notes:
         print(note)
     return code
+
+
+def _paused_end(site: str, job: str, left: int, *, given: bool) -> str:
+    """The last line of a temp crawl of ``job`` stopped as its ``site`` was paused, ``left`` requests of
+    it held in the queue: what goes on with them (a crawl of pages given is left to the workers)."""
+    then = (
+        f"a worker crawls {'it' if left == 1 else 'them'} (`{suggest('worker')}`, or any crawl on this Redis)"
+        if given
+        else f"`{suggest(f'temp {site}')}` goes on with {'it' if left == 1 else 'them'}"
+    )
+    return (
+        f"stopped before its end: {site} was paused (`{suggest(f'sites pause {site}')}`),"
+        f" {counted(left, 'request')} of job {job} held in the queue; `{suggest(f'sites resume {site}')}`,"
+        f" then {then}"
+    )
 
 
 def _listings_read(rule: Rule, read: int) -> str:
@@ -745,7 +765,7 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
                 queue_in_job(queue, adopted, job)
                 for line in _leftovers_said(server.origin, len(adopted), leftovers, waiting):
                     console.print(line, markup=False, soft_wrap=True)
-                counts = _crawl_job(settings, client, keys, job, title="demo crawl")
+                counts, _ = _crawl_job(settings, client, keys, job, title="demo crawl")
     _print_summary(job, counts, settings)
     ways = {site: ways_in(rule) for site, rule in ruleset.rules.items()}
     _print_stored(console, store_config(settings), directory, ways)
@@ -1049,8 +1069,21 @@ def _queueing_shown(title: str, pages: Iterable[tuple[str, str]]) -> Iterator[It
         yield counted()
 
 
-def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, title: str) -> JobCounts:
-    """Crawl until ``job`` has nothing pending, with a progress bar titled ``title``; the job's counts."""
+def _crawl_job(
+    settings: Any,
+    server: redis.Redis,
+    keys: Keys,
+    job: str,
+    *,
+    title: str,
+    site: str | None = None,
+    given: bool = False,
+) -> tuple[JobCounts, bool]:
+    """Crawl until ``job`` has nothing pending, with a progress bar titled ``title``; the job's counts, and
+    whether the crawl stopped before its end because ``site``, whose requests the job holds, was paused
+    (``crawler sites pause``): said once, then stopped once no lease of the job is held (the pages being
+    fetched are in), its other requests left held in the queue; ``given``: the job crawls pages given, not
+    the whole site (the workers go on with it once the site is resumed)."""
     started = time.monotonic()
     # A job's hash keeps when it was created (a job queued by an older version may not): its loss shows.
     dated = server.hexists(keys.job(job), "created")
@@ -1062,13 +1095,18 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
         patience: float = settings.getfloat("SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS")
         answered = [time.monotonic()]
         refused: list[str | None] = [None]
+        # Whether the site's pause was said, and whether the crawl stopped for it.
+        paused = [False, False]
 
         def tick() -> bool:
             """Show the job's counters; False once Redis has not answered, or has refused writes (a full
-            disk: it answers reads, yet the worker can take no request), for ``patience`` seconds."""
+            disk: it answers reads, yet the worker can take no request), for ``patience`` seconds, and once
+            ``site`` is paused and no lease of the job is held."""
             try:
                 counts = JobCounts.read(server, keys, job)
                 refused[0] = writes_refused(server)
+                held = site is not None and bool(server.hexists(keys.paused, site))
+                fetching = bool(held and held_leases(server, keys, job, time.time()))
             except redis.RedisError:
                 # Redis away for a moment (the worker says so in the log): the bar waits, within patience.
                 refused[0] = None
@@ -1085,24 +1123,22 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
                 skipped=counts.skipped,
                 errors=counts.errors,
             )
+            if held and site is not None and not paused[0]:
+                _say_paused(site, job, given=given)
+            paused[0] = held
+            if held and counts.pending and not fetching:
+                paused[1] = True
+                return False
             return time.monotonic() - answered[0] < patience
 
         # Every rule: on a running service this worker takes any request of the shared queue, and helps.
         try:
             run_worker(settings, job=job, on_tick=tick)
-        except KeyboardInterrupt:
-            if time.monotonic() - answered[0] < patience:
-                raise
-            if refused[0] is not None:
-                raise RedisUnavailableError(
-                    f"{refused[0]}; the temp crawl stops after {patience:g} s of it"
-                    f" (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS), job {job} left in the queue for when Redis"
-                    " takes writes again"
-                ) from None
-            raise RedisUnavailableError(
-                f"Redis has not answered for {patience:g} s (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS): the temp"
-                f" crawl stops, job {job} left in the queue for when Redis is back (the errors above say why)"
-            ) from None
+        except KeyboardInterrupt as stopped:
+            if isinstance(stopped, Terminated) or not paused[1]:
+                if time.monotonic() - answered[0] < patience:
+                    raise
+                raise _redis_gone(job, patience, refused[0]) from None
         tick()
     if dated and not server.hexists(keys.job(job), "created"):
         # Its counters and requests are gone with it: its pending count read 0, which ended the crawl.
@@ -1113,8 +1149,39 @@ def _crawl_job(settings: Any, server: redis.Redis, keys: Keys, job: str, *, titl
             " temp crawl again to fetch the rest (an article stored already is updated, not stored twice)"
         )
     counts = JobCounts.read(server, keys, job)
-    logger.info("job %s done in %.1f s", job, time.monotonic() - started)
-    return counts
+    logger.info("job %s %s in %.1f s", job, "stopped" if paused[1] else "done", time.monotonic() - started)
+    return counts, paused[1]
+
+
+def _redis_gone(job: str, patience: float, refused: str | None) -> RedisUnavailableError:
+    """The error of a temp crawl of ``job`` stopped as Redis has not answered, or refused writes (the
+    refusal last read), for ``patience`` seconds."""
+    if refused is not None:
+        return RedisUnavailableError(
+            f"{refused}; the temp crawl stops after {patience:g} s of it"
+            f" (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS), job {job} left in the queue for when Redis"
+            " takes writes again"
+        )
+    return RedisUnavailableError(
+        f"Redis has not answered for {patience:g} s (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS): the temp"
+        f" crawl stops, job {job} left in the queue for when Redis is back (the errors above say why)"
+    )
+
+
+def _say_paused(site: str, job: str, *, given: bool) -> None:
+    """The note of a temp crawl of ``job`` (of pages ``given``, or the whole site) whose ``site`` was paused
+    while it ran."""
+    then = (
+        f"a worker crawls them (`{suggest('worker')}`, or any crawl on this Redis)"
+        if given
+        else f"`{suggest(f'temp {site}')}` goes on where it was"
+    )
+    tell(
+        "note",
+        f"{site} was paused (`{suggest(f'sites pause {site}')}`): its requests are held; this temp crawl"
+        f" stops once the pages it is fetching are in, the other requests of job {job} left held in the"
+        f" queue; `{suggest(f'sites resume {site}')}`, then {then} (Ctrl-C stops it now)",
+    )
 
 
 def _discover_summary(settings: Any, url: str, rule: Rule, job: str, counts: JobCounts) -> str:

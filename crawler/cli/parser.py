@@ -34,7 +34,7 @@ exit codes:
   0    done (extract: also when no main text was found; a note says so on stderr)
   1    fetch failure: network, timeout, HTTP error status, robots.txt, refused address, size limit;
        rules: a rule has errors; articles: a week's file could not be read (the other weeks shown);
-       sites forget: its question answered no
+       sites forget: its question answered no; temp: its site paused while it ran (requests held)
   2    usage or input error: bad arguments; missing, unreadable, empty, binary or too large input;
        invalid or non-http(s) URL
   130  interrupted (Ctrl-C)
@@ -454,7 +454,8 @@ def _add_sites(commands: Any) -> None:
         description=(
             "Pause SITE: the scheduler queues no regular grab of it, and workers take none of its queued"
             " requests (they are held, not dropped: retries come back to them); the requests being fetched"
-            " end as usual. `crawler status` shows it PAUSED; `crawler temp SITE` refuses it."
+            " end as usual. `crawler status` shows it PAUSED; `crawler temp SITE` refuses it, and one"
+            " running stops once its pages being fetched are in (exit 1), to go on after the resume."
         ),
     )
     pause.add_argument("site", metavar="SITE", help="site id (the rule file's name without .yaml)")
