@@ -420,7 +420,8 @@ class JobCounts:
     were stored before (written again, not stored anew: ``updated``), the article links found on its
     pages (``links``, seen already or not), the pages whose ``published`` is no date the crawl recognises
     (``unparsed_published``), the listing pages it read that were queued as the job started or requeued
-    since (``listings``: start URLs, feeds, sitemaps, API pages, discover seeds), and the notes the crawl
+    since (``listings``: start URLs, feeds, sitemaps, API pages, discover seeds), its requests taken out of
+    the queue unfetched (``taken``: ``crawler sites forget``, a demo's leftovers), and the notes the crawl
     left for its summary (a rule's feed that is no feed, a start URL that failed: the ``note:<url>``
     fields)."""
 
@@ -436,6 +437,7 @@ class JobCounts:
     links: int = 0
     unparsed_published: int = 0
     listings: int = 0
+    taken: int = 0
     error_kinds: Mapping[str, int] = field(default_factory=dict)
     skip_causes: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -469,6 +471,7 @@ class JobCounts:
             links=values.get("links", 0),
             unparsed_published=values.get("unparsed_published", 0),
             listings=values.get("listings", 0),
+            taken=values.get("taken", 0),
             error_kinds={kind: count for kind, count in kinds.items() if count > 0},
             skip_causes=dict(sorted(causes.items(), key=lambda cause: (-cause[1], cause[0]))),
             notes=tuple(note for _, note in sorted(notes.items())),

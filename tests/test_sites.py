@@ -354,3 +354,45 @@ def test_a_temp_crawl_whose_site_is_paused_while_it_runs_says_so_stops_and_goes_
     assert again.returncode == 0, again.stdout + again.stderr[-4000:]
     assert f"resumed job {job}, the last temp crawl of {site.name}" in again.stdout, again.stdout
     assert len(site.stored()) == len(pages)
+
+
+def test_a_temp_crawl_whose_site_is_forgotten_while_it_runs_ends_saying_what_was_taken(
+    site_server: SiteServer, tmp_path: Path
+) -> None:
+    """`sites forget` between two requests of a running temp crawl (a site of one request every 3 s) takes
+    the crawl's queued requests: the crawl ends, not hung, no traceback, and says what it ended without,
+    exit 1, rather than a summary that reads as a whole crawl."""
+    site = Site(site_server, tmp_path)
+    pages = [f"/a/{unique('forgotten')}" for _ in range(8)]
+    site.rule(*pages)
+    rule = site.rules / f"{site.name}.yaml"
+    rule.write_text(
+        rule.read_text(encoding="utf-8") + "politeness: {delay: 3, concurrency: 1}\n", encoding="utf-8"
+    )
+    with site.temp_running() as crawl:
+        wait_until(lambda: site.data.is_dir() and len(site.stored()) >= 1, "the first page stored")
+        # Refused (exit 2) while the crawl's worker holds a lease of the site: asked again until between two.
+        forgotten: list[str] = []
+
+        def forgot() -> bool:
+            ran = site.crawler("sites", "forget", site.name, "--yes")
+            assert ran.returncode in (0, 2), ran.stderr
+            forgotten.append(ran.stdout)
+            return ran.returncode == 0
+
+        wait_until(forgot, "the forget between two requests")
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+    assert crawl.returncode == 1, out + err[-4000:]
+    assert "Traceback" not in err and "interrupted" not in err, err[-4000:]
+    taken = int(forgotten[-1].split(": ")[1].split()[0])
+    assert taken >= 1, forgotten[-1]
+    fetched = int(out.split("fetched ")[1].split()[0])
+    assert fetched + taken == len(pages) + 1, out  # the index page too
+    job = out.split(" of job ")[1].split(":")[0]
+    requests = f"{taken} request{'s' if taken > 1 else ''}"
+    assert out.splitlines()[-1] == (
+        f"ended without {requests} of job {job}: {'it was' if taken == 1 else 'they were'} taken out of"
+        f" the queue unfetched while this crawl ran (`crawler sites forget {site.name}`);"
+        f" {'its page stays' if taken == 1 else 'their pages stay'} seen: `crawler temp {site.name} --url"
+        " URL` fetches one"
+    ), out

@@ -240,8 +240,13 @@ def _temp(args: argparse.Namespace) -> int:
         print(rereads.summary(window))
     if discovered:
         print(discovered)
-    if paused:
-        print(_paused_end(rule.site, job, counts.pending, given=given))
+    taken = counts.taken - (before.taken if before is not None else 0)
+    if paused or taken:
+        print(
+            _paused_end(rule.site, job, counts.pending, given=given)
+            if paused
+            else _forgotten_end(rule.site, job, taken)
+        )
         for note in counts.notes:
             print(note)
         return 1
@@ -291,6 +296,18 @@ def _paused_end(site: str, job: str, left: int, *, given: bool) -> str:
         f"stopped before its end: {site} was paused (`{suggest(f'sites pause {site}')}`),"
         f" {counted(left, 'request')} of job {job} held in the queue; `{suggest(f'sites resume {site}')}`,"
         f" then {then}"
+    )
+
+
+def _forgotten_end(site: str, job: str, taken: int) -> str:
+    """The last line of a temp crawl of ``job`` of which ``taken`` requests were taken out of the queue
+    unfetched while it ran (``crawler sites forget``): its end came without them."""
+    one = taken == 1
+    return (
+        f"ended without {counted(taken, 'request')} of job {job}: {'it was' if one else 'they were'} taken"
+        f" out of the queue unfetched while this crawl ran (`{suggest(f'sites forget {site}')}`);"
+        f" {'its page stays' if one else 'their pages stay'} seen: `{suggest(f'temp {site} --url URL')}`"
+        " fetches one"
     )
 
 

@@ -34,7 +34,8 @@ exit codes:
   0    done (extract: also when no main text was found; a note says so on stderr)
   1    fetch failure: network, timeout, HTTP error status, robots.txt, refused address, size limit;
        rules: a rule has errors; articles: a week's file could not be read (the other weeks shown);
-       sites forget: its question answered no; temp: its site paused while it ran (requests held)
+       sites forget: its question answered no; temp: its site paused while it ran (requests held),
+       or forgotten (requests taken unfetched)
   2    usage or input error: bad arguments; missing, unreadable, empty, binary or too large input;
        invalid or non-http(s) URL
   130  interrupted (Ctrl-C)
