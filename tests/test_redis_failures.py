@@ -1045,6 +1045,64 @@ def test_the_scheduler_started_with_ctrl_c_ignored_stops_on_sigint_as_the_worker
     assert list((site.data / "redis" / "users").iterdir()) == [], "it left the server's users"
 
 
+# `crawler CMD` whose crawl waits, once its start-up is done and before Scrapy takes the stop signals, until
+# it is stopped: it says so by creating the file $PAUSED_AT.
+_PAUSED_BEFORE_THE_CRAWL = (
+    "import os, pathlib, sys, time\n"
+    "import crawler.cli.crawl as crawl\n"
+    "def paused(*args, **kwargs):\n"
+    "    pathlib.Path(os.environ['PAUSED_AT']).touch()\n"
+    "    while True:\n"
+    "        time.sleep(0.05)\n"
+    "crawl.run_worker = paused\n"
+    "from crawler.cli import main\n"
+    "sys.exit(main())\n"
+)
+
+
+@pytest.mark.parametrize("command", ["temp", "worker", "run"])
+def test_a_crawl_started_with_ctrl_c_ignored_stops_on_sigint_in_its_start_up(
+    site: Site, command: str
+) -> None:
+    """A script's `crawler temp SITE &` starts with SIGINT ignored: Scrapy takes the signal once the crawl
+    runs, and the `kill -INT` of its first seconds (Redis starting, the job queued) was dropped. It stops
+    the command then as later: exit 130, and a temp crawl's job left to go on with."""
+    site.rule(f"/a/{unique('startup')}")
+    paused_at = site.root / "paused"
+    arguments = [command, site.name] if command == "temp" else [command]
+    inherited = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a script's `&` starts it
+    try:
+        crawl = subprocess.Popen(
+            [sys.executable, "-c", _PAUSED_BEFORE_THE_CRAWL, *arguments],
+            env=site.env(PAUSED_AT=str(paused_at)),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+    try:
+        wait_until(paused_at.exists, "the command's start-up done")
+        crawl.send_signal(signal.SIGINT)
+        try:
+            _, err = crawl.communicate(timeout=WAIT_LIMIT)
+        except subprocess.TimeoutExpired:
+            pytest.fail("SIGINT in the start-up was ignored: the command runs on")
+    finally:
+        if crawl.poll() is None:
+            crawl.kill()
+            crawl.communicate()
+    assert crawl.returncode == 130, err[-4000:]
+    assert err.endswith(f"crawler {command}: interrupted\n"), err[-4000:]
+    if command == "temp":
+        assert f"`crawler temp {site.name}` goes on with it\n" in err, err[-4000:]
+        again = site.temp()
+        assert again.returncode == 0, again.stderr[-4000:]
+        assert again.stdout.startswith("resumed job "), again.stdout
+        assert len(site.stored()) == 1, "the article stored by the crawl that went on with the job"
+
+
 def test_crawler_run_logs_each_rule_error_once(site: Site) -> None:
     """`crawler run` is a scheduler and a worker on one rules folder: a broken rule file is logged once,
     not by each of them."""

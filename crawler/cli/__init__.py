@@ -4,7 +4,14 @@ command group has its module: ``extract``, ``crawl`` (demo, temp, worker, schedu
 
 from __future__ import annotations
 
+import signal
 import sys
+
+# A script's background job (`crawler temp SITE &`) starts with SIGINT ignored, its shell's doing, which
+# Scrapy overrides once a crawl runs: every command stops on Ctrl-C (`kill -INT`) from its start instead,
+# its modules still loading, Redis starting or its job being queued, as it does later.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 try:
     from crawler.cli.main import main

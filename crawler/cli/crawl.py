@@ -12,7 +12,6 @@ import math
 import os
 import shlex
 import shutil
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -655,25 +654,12 @@ def run_schedule_command(args: argparse.Namespace) -> int:
                 print(idle)
             return 0
         stop = threading.Event()
-        with _ctrl_c_stops():
-            try:
-                scheduler.run(load, stop, leader_seconds=settings.getfloat("SCHEDULE_LEADER_SECONDS"))
-            except KeyboardInterrupt:
-                stop.set()
-                raise
+        try:
+            scheduler.run(load, stop, leader_seconds=settings.getfloat("SCHEDULE_LEADER_SECONDS"))
+        except KeyboardInterrupt:
+            stop.set()
+            raise
     return 0
-
-
-@contextmanager
-def _ctrl_c_stops() -> Iterator[None]:
-    """Ctrl-C (SIGINT) raises KeyboardInterrupt inside, even in a process started with SIGINT ignored (a
-    script's background job, `crawler schedule &`, whose shell leaves it ignored), as Scrapy's own handler
-    does for a worker; the handler before is put back after."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _nothing_due(upcoming: list[tuple[float, str]]) -> str:
@@ -722,7 +708,7 @@ def run_demo(args: argparse.Namespace) -> int:
     config = Config.from_env()
     _check_store(config, {})
     directory = config.data_dir / "demo"
-    with _ctrl_c_stops(), _demo_lock(directory), _warnings_said():
+    with _demo_lock(directory), _warnings_said():
         if not args.keep:
             _start_anew(directory)
         return _demo(args, config, directory)
