@@ -1103,6 +1103,51 @@ def test_a_crawl_started_with_ctrl_c_ignored_stops_on_sigint_in_its_start_up(
         assert len(site.stored()) == 1, "the article stored by the crawl that went on with the job"
 
 
+# `crawler temp SITE` that waits, once its crawl has ended, until it is stopped: it says so by creating the
+# file $PAUSED_AT.
+_PAUSED_AFTER_THE_CRAWL = (
+    "import os, pathlib, sys, time\n"
+    "import crawler.cli.crawl as crawl\n"
+    "crawled = crawl.run_worker\n"
+    "def paused(*args, **kwargs):\n"
+    "    stats = crawled(*args, **kwargs)\n"
+    "    pathlib.Path(os.environ['PAUSED_AT']).touch()\n"
+    "    while True:\n"
+    "        time.sleep(0.05)\n"
+    "crawl.run_worker = paused\n"
+    "from crawler.cli import main\n"
+    "sys.exit(main())\n"
+)
+
+
+def test_a_temp_crawl_stops_on_sigint_after_its_crawl_ended(site: Site) -> None:
+    """Scrapy's handler of the stop signals stayed in place once its reactor had stopped, and only asked
+    that stopped reactor to stop: a Ctrl-C after the crawl (its summary, Redis stopping) was dropped."""
+    site.rule(f"/a/{unique('ended')}")
+    paused_at = site.root / "paused"
+    crawl = subprocess.Popen(
+        [sys.executable, "-c", _PAUSED_AFTER_THE_CRAWL, "temp", site.name],
+        env=site.env(PAUSED_AT=str(paused_at)),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(paused_at.exists, "the crawl ended")
+        crawl.send_signal(signal.SIGINT)
+        try:
+            _, err = crawl.communicate(timeout=WAIT_LIMIT)
+        except subprocess.TimeoutExpired:
+            pytest.fail("SIGINT after the crawl was dropped: the command runs on")
+    finally:
+        if crawl.poll() is None:
+            crawl.kill()
+            crawl.communicate()
+    assert crawl.returncode == 130, err[-4000:]
+    assert err.endswith("crawler temp: interrupted\n"), err[-4000:]
+
+
 def test_crawler_run_logs_each_rule_error_once(site: Site) -> None:
     """`crawler run` is a scheduler and a worker on one rules folder: a broken rule file is logged once,
     not by each of them."""

@@ -52,6 +52,7 @@ from crawler.errors import (
     Terminated,
     redacted,
 )
+from crawler.threads import STOP_SIGNALS
 from crawler.worker.download import STOP_DOWNLOADS, connection_lost, undecompressed
 from crawler.worker.netguard import BlockedRequest, blocked_by_guard, redirect_target
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
@@ -128,6 +129,18 @@ class SignalledProcess(CrawlerProcess):
         self.signum = signum
         super()._signal_shutdown(signum, _)
         reactor.callFromThread(self._stop_downloads)
+
+    def start(self, stop_after_crawl: bool = True, install_signal_handlers: bool = True) -> None:
+        """Scrapy's start, the handlers of the stop signals it replaces put back once it returns: Scrapy's
+        own, left in place, asks its stopped reactor to stop, and a Ctrl-C or SIGTERM after the crawl (the
+        command's summary, Redis stopping) was dropped."""
+        handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+        try:
+            super().start(stop_after_crawl=stop_after_crawl, install_signal_handlers=install_signal_handlers)
+        finally:
+            for signum, handler in handlers.items():
+                if handler is not None:
+                    signal.signal(signum, handler)
 
     def _stop_downloads(self) -> None:
         cancelled = 0
