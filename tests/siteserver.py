@@ -15,6 +15,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/redirect-chain/N?to=P``     N redirects in a row, then to ``P``
 ``/redirect-loop``             a redirect to itself, forever
 ``/redirect-pair``             a redirect to ``/redirect-pair?x=1``, which redirects back, forever
+``/redirect-long?n=N``        a redirect to ``/a/`` then N ``x`` (a target longer than the URL asked for)
+``/redirect-credentials``     a redirect to ``/a/cred`` of this server with ``user:secret@`` before its host
 ``/large?mb=N``                an N MB HTML page (Content-Length set), streamed
 ``/large-gzip?mb=N``           an N MB HTML page sent gzip-compressed (a few KB on the wire)
 ``/bad-gzip``                  a page sent as ``Content-Encoding: gzip`` whose body is no gzip
@@ -450,6 +452,10 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self._redirect("/redirect-loop", 302)
         elif path == "/redirect-pair":
             self._redirect("/redirect-pair" if "x" in query else "/redirect-pair?x=1", 302)
+        elif path == "/redirect-long":
+            self._redirect("/a/" + "x" * int(query.get("n", "3000")), 302)
+        elif path == "/redirect-credentials":
+            self._redirect(f"http://user:secret@{self.headers.get('Host')}/a/cred", 302)
         elif path == "/large":
             self._send_large(float(query.get("mb", "40")))
         elif path == "/large-gzip":

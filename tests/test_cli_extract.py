@@ -433,6 +433,20 @@ def test_redirect_to_another_scheme_is_refused(site_server: SiteServer, target: 
     )
 
 
+def test_redirect_with_credentials_or_too_long_is_refused_without_the_password(
+    site_server: SiteServer,
+) -> None:
+    """A redirect to http://user:secret@host/... was followed and failed as 'invalid hostname:
+    user:secret@127.0.0.1'; one longer than URLLENGTH_LIMIT was followed and its page extracted."""
+    run = crawler("extract", site_server.url("/redirect-credentials"))
+    one_line_error(run, 1, "redirected to 'http://***@127.0.0.1", "credentials in the URL are not supported")
+    assert "secret" not in run.stdout + run.stderr, run.stderr
+    run = crawler("extract", site_server.url("/redirect-long?n=2100"))
+    one_line_error(
+        run, 1, "characters)', which cannot be fetched: longer than URLLENGTH_LIMIT (2,083 characters)"
+    )
+
+
 def test_a_page_is_decoded_as_the_crawl_decodes_it(site_server: SiteServer) -> None:
     """The page declares utf-8 in its Content-Type and its <meta> but is in windows-1252: the crawl decodes
     it by detection, and so does extract, saying why."""

@@ -250,6 +250,33 @@ def test_a_link_longer_than_urllength_limit_is_not_followed_by_a_rule_or_a_disco
     assert done.stdout.startswith("fetched 2 pages, "), done.stdout
 
 
+def test_a_redirect_too_long_or_with_credentials_is_a_dead_letter_naming_it_without_the_password(
+    site: Site,
+) -> None:
+    """URLLENGTH_LIMIT held for links, not for redirect targets: a redirect to a 2,103-character URL was
+    followed (its target fetched). A redirect to http://user:secret@host/... was followed and failed as
+    'ValueError: invalid hostname: user:secret@127.0.0.1', its password in the warning, in Scrapy's
+    robots.txt error line, in the dead letter and in `crawler dead list`."""
+    site.rule("/redirect-long?n=2100", "/redirect-credentials", "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "errors 2 (redirect too long: 1, redirect with credentials: 1)" in done.stdout, done.stdout
+    assert "secret" not in done.stdout + done.stderr, done.stderr[-4000:]
+    letters = {letter["url"].rsplit("/", 1)[1]: letter for letter in site.dead()}
+    target = site.server.url("/a/" + "x" * 2100)
+    assert letters["redirect-long?n=2100"]["reason"] == (
+        f"HTTP 302 Found: a redirect to {target[:100]}... ({len(target):,} characters), not followed: longer"
+        " than URLLENGTH_LIMIT (2,083 characters)"
+    )
+    assert letters["redirect-credentials"]["reason"] == (
+        f"HTTP 302 Found: a redirect to {site.server.url('/a/cred').replace('http://', 'http://***@')}, not"
+        " followed: a crawl sends no user name or password in a URL"
+    )
+    listed = site.crawler("dead", "list")
+    assert listed.returncode == 0 and "secret" not in listed.stdout + listed.stderr, listed.stdout
+    assert list(site.stored()) == ["/a/small"]
+
+
 def test_an_unfollowed_3xx_answer_whose_location_is_no_url_is_a_dead_letter_of_its_status(site: Site) -> None:
     """A 300 answer (which no redirect follows) with a Location that cannot be read as a URL ('http://[x',
     an unclosed IPv6 address) failed as 'ValueError: Invalid IPv6 URL' in the check for a redirect to another

@@ -54,7 +54,13 @@ from crawler.errors import (
 )
 from crawler.threads import STOP_SIGNALS
 from crawler.worker.download import STOP_DOWNLOADS, connection_lost, undecompressed
-from crawler.worker.netguard import BlockedRequest, blocked_by_guard, redirect_target
+from crawler.worker.netguard import (
+    BlockedRequest,
+    UnfollowedRedirect,
+    blocked_by_guard,
+    redirect_target,
+    unfollowed_redirect,
+)
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 
 __all__ = [
@@ -192,7 +198,7 @@ def fetch(
             "SPIDER_MIDDLEWARES": {"crawler.worker.leaseack.LeaseAckMiddleware": None},
             "DOWNLOADER_MIDDLEWARES": {
                 "crawler.worker.netguard.NetworkGuardMiddleware": 50,
-                "crawler.worker.netguard.OtherSchemeRedirectMiddleware": 610,
+                "crawler.worker.netguard.UnfollowedRedirectMiddleware": 610,
                 "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
                 "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
                 "crawler.worker.robots.AgentRobotsTxtMiddleware": 100,
@@ -304,9 +310,11 @@ def _error(
         response = error.response
         redirected = redirect_target(response)
         if redirected is not None:
-            problem = _url_problem(redirected)
+            unfollowed = unfollowed_redirect(response, settings.getint("URLLENGTH_LIMIT"))
+            shown = redirected if unfollowed is None else unfollowed.target
+            problem = _url_problem(redirected, unfollowed)
             return FetchError(
-                f"{response.url} redirected to {redirected!r}, which cannot be fetched: {problem}",
+                f"{response.url} redirected to {shown!r}, which cannot be fetched: {problem}",
                 url=response.url,
             )
         origin = response.meta.get("redirect_urls", [url])[0]
@@ -366,12 +374,12 @@ def _refusal(failure: Failure, url: str) -> tuple[str, str] | None:
     return (request.url if isinstance(request, Request) else url), blocked.reason
 
 
-def _url_problem(url: str) -> str:
+def _url_problem(url: str, unfollowed: UnfollowedRedirect | None) -> str:
     try:
         check_url(url)
     except InputError as exc:
         return str(exc).split(": ", 1)[-1]
-    return "Scrapy did not follow it"
+    return "Scrapy did not follow it" if unfollowed is None else unfollowed.why
 
 
 def _origin(url: str) -> str:

@@ -5,9 +5,11 @@ Two parts: ``GuardedResolver`` (``TWISTED_DNS_RESOLVER``) checks every address a
 moment Scrapy resolves it to connect, so the address checked is the address connected to (a DNS answer
 that changes between a check and the connection, DNS rebinding, cannot slip a private address in);
 ``NetworkGuardMiddleware`` (a downloader middleware) refuses other schemes and IP literals at once,
-before any connection, for every request and every redirect. ``OtherSchemeRedirectMiddleware`` leaves a
-redirect to another scheme (``mailto:``, ``ftp:``) unfollowed, so that it fails as its 3xx answer, which
-:func:`redirect_target` names, rather than as the error Scrapy's redirect makes of it.
+before any connection, for every request and every redirect. ``UnfollowedRedirectMiddleware`` leaves a
+redirect to another scheme (``mailto:``, ``ftp:``), to a URL with a user name or password, or to a URL
+longer than ``URLLENGTH_LIMIT`` unfollowed, so that it fails as its 3xx answer, which
+:func:`unfollowed_redirect` names (never its password), rather than as the error Scrapy's redirect makes of
+it, or as a fetch of a URL no link may be.
 
 A site on this machine or an intranet is crawled when its rule says ``allow_private_addresses: true``:
 its domains may then be private addresses, for its own requests only (the rule is the one of the
@@ -25,7 +27,7 @@ import ipaddress
 import urllib.parse
 from collections.abc import Iterable, Sequence
 from enum import Enum
-from typing import Protocol, Self, runtime_checkable
+from typing import NamedTuple, Protocol, Self, runtime_checkable
 
 from scrapy import Request
 from scrapy.crawler import Crawler
@@ -38,8 +40,10 @@ from twisted.internet.base import ReactorBase
 from twisted.internet.defer import Deferred, fail
 from twisted.internet.error import DNSLookupError
 from twisted.python.failure import Failure
+from w3lib.url import safe_url_string
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
+from crawler.errors import redacted
 
 __all__ = [
     "ALLOW_HINT",
@@ -47,14 +51,15 @@ __all__ = [
     "BlockedRequest",
     "GuardedResolver",
     "NetworkGuardMiddleware",
-    "OtherSchemeRedirectMiddleware",
     "PrivateSites",
     "RefusedHostMiddleware",
+    "UnfollowedRedirect",
+    "UnfollowedRedirectMiddleware",
     "blocked_by_guard",
     "blocked_reason",
-    "other_scheme_target",
     "private_allowed",
     "redirect_target",
+    "unfollowed_redirect",
 ]
 
 # How a refusal says what to do about it.
@@ -290,19 +295,64 @@ class RefusedHostMiddleware:
             raise BlockedRequest(request.url, reason)
 
 
-class OtherSchemeRedirectMiddleware:
-    """Marks a redirect whose target is no http or https URL ``dont_redirect`` before Scrapy's
+class UnfollowedRedirectMiddleware:
+    """Marks a redirect :func:`unfollowed_redirect` refuses ``dont_redirect`` before Scrapy's
     RedirectMiddleware (600) reads it: that one returns the 3xx answer of an ``ftp:`` target unfollowed, but
-    fails on a ``mailto:`` one (``ValueError: Missing scheme``). Its order must be above 600."""
+    fails on a ``mailto:`` one (``ValueError: Missing scheme``), follows one with credentials (which fails
+    as ``invalid hostname``, the password in its message) and one of any length. Its order must be above
+    600."""
+
+    def __init__(self, url_limit: int) -> None:
+        self.url_limit = url_limit
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls()
+        return cls(crawler.settings.getint("URLLENGTH_LIMIT"))
 
     def process_response(self, request: Request, response: Response) -> Response:
-        if other_scheme_target(response) is not None:
+        if unfollowed_redirect(response, self.url_limit) is not None:
             request.meta["dont_redirect"] = True
         return response
+
+
+class UnfollowedRedirect(NamedTuple):
+    """A redirect a crawl does not follow: ``kind`` as its errors are counted, ``target`` as a message may
+    show it, ``why`` it is not followed."""
+
+    kind: str
+    target: str
+    why: str
+
+
+# Characters of an over-long redirect target a message shows: its host and the start of its path.
+_SHOWN_CHARACTERS = 100
+
+
+def unfollowed_redirect(response: Response, url_limit: int) -> UnfollowedRedirect | None:
+    """Why the redirect of a 3xx answer is not followed: its target is no http or https URL, holds a user
+    name or password (a crawl sends none, and would show it), or is longer than ``url_limit`` characters
+    (``URLLENGTH_LIMIT``, which no link queued may be either). ``None`` for one followed, or no redirect."""
+    target = redirect_target(response)
+    if target is None:
+        return None
+    parts = urllib.parse.urlsplit(target)
+    credentials = parts.username is not None or parts.password is not None
+    shown = redacted(target) if credentials else target
+    if parts.scheme.lower() not in ("http", "https"):
+        return UnfollowedRedirect("redirect to another scheme", shown, "a crawl fetches http and https only")
+    if credentials:
+        return UnfollowedRedirect(
+            "redirect with credentials", shown, "a crawl sends no user name or password in a URL"
+        )
+    # As Scrapy requests it: percent-encoded, which a Location of non-ASCII characters grows by.
+    fetched = safe_url_string(target)
+    if len(fetched) > url_limit:
+        return UnfollowedRedirect(
+            "redirect too long",
+            f"{fetched[:_SHOWN_CHARACTERS]}... ({len(fetched):,} characters)",
+            f"longer than URLLENGTH_LIMIT ({url_limit:,} characters)",
+        )
+    return None
 
 
 def redirect_target(response: Response) -> str | None:
@@ -317,11 +367,3 @@ def redirect_target(response: Response) -> str | None:
         return urllib.parse.urljoin(response.url, location.decode("latin-1").strip())
     except ValueError:
         return None
-
-
-def other_scheme_target(response: Response) -> str | None:
-    """Where a 3xx answer points, when that is no http or https URL (``mailto:``, ``ftp:``)."""
-    target = redirect_target(response)
-    if target is None or urllib.parse.urlsplit(target).scheme.lower() in ("http", "https"):
-        return None
-    return target

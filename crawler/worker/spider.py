@@ -103,7 +103,7 @@ from crawler.worker.netguard import (
     BlockedRequest,
     allow_private_domains,
     blocked_by_guard,
-    other_scheme_target,
+    unfollowed_redirect,
 )
 from crawler.worker.pagetext import page_encoding, page_text, page_tree
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
@@ -1024,7 +1024,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         proxy = request.meta.get("proxy_id")
         if proxy:
             reason += f" (through the proxy {proxy})"
-        kind = _kind(failure)
+        kind = _kind(failure, self.url_limit)
         dead_letter(self.crawler, request, reason, kind)
         rule = self.rule_of(work.site)
         if rule is not None and (work.kind in LISTING_PAGES or _is_seed(work)):
@@ -1056,9 +1056,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if isinstance(error, HttpError):
             status = error.response.status
             answer = f"HTTP {status} {http.client.responses.get(status, '')}".rstrip()
-            target = other_scheme_target(error.response)
-            if target is not None:
-                return f"{answer}: a redirect to {target}, not followed: a crawl fetches http and https only"
+            unfollowed = unfollowed_redirect(error.response, self.url_limit)
+            if unfollowed is not None:
+                return f"{answer}: a redirect to {unfollowed.target}, not followed: {unfollowed.why}"
             return answer + after
         if isinstance(error, DownloadCancelledError | CancelledError):
             declared = DECLARED_PAST_MAXSIZE.match(str(error))
@@ -1394,14 +1394,15 @@ def _too_large_decompressed(failure: Failure) -> bool:
     return isinstance(failure.value, IgnoreRequest) and DECOMPRESSED_PAST_MAXSIZE in str(failure.value)
 
 
-def _kind(failure: Failure) -> str:
+def _kind(failure: Failure, url_limit: int) -> str:
     """The kind of a failed download, as errors are counted and summed up: ``HTTP 404``, ``DNS``,
-    ``timeout``, ``connection``, ``size limit``, ``content encoding``, ``too many redirects``, else the
-    exception's name."""
+    ``timeout``, ``connection``, ``size limit``, ``content encoding``, ``too many redirects``, a redirect
+    not followed (``redirect too long``; ``url_limit`` is ``URLLENGTH_LIMIT``), else the exception's name."""
     error = failure.value
     if isinstance(error, HttpError):
-        if other_scheme_target(error.response) is not None:
-            return "redirect to another scheme"
+        unfollowed = unfollowed_redirect(error.response, url_limit)
+        if unfollowed is not None:
+            return unfollowed.kind
         return f"HTTP {error.response.status}"
     if _too_many_redirects(failure):
         return "too many redirects"
