@@ -451,7 +451,7 @@ def _site(
         "grabs": int(state.get("grabs", 0)),
         "grab_waiting": waiting,
         "paused": None if paused is None else _iso(float(paused)),
-        "queued": int(server.zcard(keys.queue_of(site))),
+        "queued": LeasedQueue(server, keys).queued(site),
         "grabs_deferred": int(state.get("deferred", 0)),
         "yield": round(float(state["yield"]), 3) if "yield" in state else None,
         "new_last_grab": last_new,

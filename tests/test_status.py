@@ -422,6 +422,25 @@ def test_dead_letters_of_sites_with_no_rule_file_here_need_attention(
     )
 
 
+def test_a_sites_queued_requests_count_those_of_its_discover_crawls_host_slots(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    """A discover crawl queues its pages by host (``energy@news.test``): the site's `queued` counted its own
+    queue alone (1 here, where 3 wait)."""
+    (rules / "energy.yaml").write_text(
+        "discover:\n  topic: {keywords: [solar, wind]}\n  seeds: ['https://news.test/']\n  budget: 50\n"
+        "  domains: [news.test, wind.test]\n",
+        encoding="utf-8",
+    )
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    queue = LeasedQueue(redis_client, Keys("crawler"))
+    for number, slot in enumerate(("energy", "energy@news.test", "energy@wind.test", "demo-citynews")):
+        request = {"url": f"https://news.test/{number}", "meta": {"site": slot.split("@")[0]}, "priority": 0}
+        assert queue.push(json.dumps(request).encode(), priority=0, site=slot, job=None)
+    report = json.loads(run_crawler("status", "--format", "json"))
+    assert {site["site"]: site["queued"] for site in report["sites"]} == {"demo-citynews": 1, "energy": 3}
+
+
 def test_a_discover_crawl_shows_its_links_kept_refused_seen_already_and_released(
     rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
