@@ -1409,20 +1409,49 @@ def _snapshots_failing(client: redis.Redis, folder: Path) -> Iterator[None]:
         client.config_set("save", "")
 
 
-def _scheduler_on(tmp_path: Path, server: EmbeddedRedis) -> tuple[Any, Any, redis.Redis]:
-    """A crawler, its leased scheduler and a client of ``server``, made in the test process: the scheduler
-    has what its open() sets, without its loops (they would install a reactor in this process)."""
+def _scheduler_on(
+    tmp_path: Path, server: EmbeddedRedis, url: str | None = None
+) -> tuple[Any, Any, redis.Redis]:
+    """A crawler, its leased scheduler and a client of ``server`` (at ``url``, with its user, when given),
+    made in the test process: the scheduler has what its open() sets, without its loops (they would
+    install a reactor in this process)."""
     from crawler.redisio.queue import LeasedQueue
     from crawler.worker.dupefilter import RedisBloomDupeFilter
     from crawler.worker.scheduler import LeasedScheduler
 
-    spider = sites_spider(tmp_path, server.ensure())
+    spider = sites_spider(tmp_path, url or server.ensure())
     crawler = spider.crawler
     scheduler = LeasedScheduler.from_crawler(crawler)
-    client = connect(server.url)
+    client = connect(url or server.url)
     scheduler.spider, scheduler.queue = spider, LeasedQueue(client, Keys("crawler"))
     scheduler.df = RedisBloomDupeFilter.from_crawler(crawler)
     return crawler, scheduler, client
+
+
+def _worker_of_a_user(tmp_path: Path, server: EmbeddedRedis) -> tuple[Any, redis.Redis, Callable[[], None]]:
+    """A worker's scheduler whose Redis user is ``worker`` (every right, until the test takes some), a client
+    of ``server`` with every right, and one idle turn of the worker: its heartbeat, its leases tended, a
+    counter flushed."""
+    from crawler.worker.heartbeat import WorkerHeartbeat
+    from crawler.worker.stats import RedisStatsCollector
+
+    client = connect(server.ensure())
+    client.acl_setuser("worker", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all"])
+    crawler, scheduler, _ = _scheduler_on(tmp_path, server, f"unix://worker:pw@{server.socket_path}")
+    heartbeat = WorkerHeartbeat.from_crawler(crawler)
+    counters = RedisStatsCollector(crawler)
+
+    def idle_turn() -> None:
+        heartbeat.beat()
+        scheduler.tend_leases()
+        counters.inc_value("crawl/fetched/news")
+        counters.flush()
+
+    return scheduler, client, idle_turn
+
+
+def _said_of_redis(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [record.getMessage() for record in caplog.records if "Redis" in record.getMessage()]
 
 
 def test_one_expired_lease_put_back_is_logged_in_the_singular(
@@ -1497,9 +1526,6 @@ def test_a_redis_that_refuses_writes_is_logged_once_though_reads_work_and_once_w
         counters = RedisStatsCollector(crawler)
         heartbeat.beat()
 
-        def said() -> list[str]:
-            return [record.getMessage() for record in caplog.records if "Redis" in record.getMessage()]
-
         def idle_turn() -> None:
             """What an idle worker calls on Redis, every one in turn."""
             heartbeat.beat()
@@ -1513,13 +1539,13 @@ def test_a_redis_that_refuses_writes_is_logged_once_though_reads_work_and_once_w
             with caplog.at_level(logging.WARNING), _snapshots_failing(client, server.directory):
                 for _ in range(3):
                     idle_turn()
-                refusing = said()
+                refusing = _said_of_redis(caplog)
                 caplog.clear()
             with caplog.at_level(logging.WARNING):
                 assert scheduler.next_request() is None  # a read: Redis took no write yet
                 idle_turn()
                 idle_turn()
-            back = said()
+            back = _said_of_redis(caplog)
         finally:
             client.close()
     assert len(refusing) == 1, refusing
@@ -1550,9 +1576,6 @@ def test_a_redis_at_its_maxmemory_is_one_outage_of_refused_writes_though_writes_
         heartbeat.beat()
         client.set(b"crawler:spare", b"x")
 
-        def said() -> list[str]:
-            return [record.getMessage() for record in caplog.records if "Redis" in record.getMessage()]
-
         def idle_turn() -> None:
             """What an idle worker calls on Redis, a write that frees memory among them."""
             counters.inc_value("crawl/fetched/news")
@@ -1567,11 +1590,11 @@ def test_a_redis_at_its_maxmemory_is_one_outage_of_refused_writes_though_writes_
                 said_full = _memory_full(client)
                 for _ in range(3):
                     idle_turn()
-                refusing = said()
+                refusing = _said_of_redis(caplog)
                 caplog.clear()
                 client.config_set("maxmemory", "0")
                 idle_turn()
-            back = said()
+            back = _said_of_redis(caplog)
         finally:
             client.config_set("maxmemory", "0")
             client.close()
@@ -1587,31 +1610,8 @@ def test_a_worker_whose_redis_user_loses_its_rights_says_so_with_the_fix_once(
     """A running worker whose Redis user lost the right to run its commands (ACL: NOPERM) logged it as
     Redis gone away ("Redis failed ...: the worker goes on"), not with the fix the start check gives. It
     is said once with that fix, and once when the rights are back."""
-    from crawler.redisio.queue import LeasedQueue
-    from crawler.worker.heartbeat import WorkerHeartbeat
-    from crawler.worker.scheduler import LeasedScheduler
-    from crawler.worker.stats import RedisStatsCollector
-
     with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        client = connect(server.ensure())
-        client.acl_setuser("worker", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all"])
-        worker_url = f"unix://worker:pw@{server.socket_path}"
-        crawler = sites_spider(tmp_path, worker_url).crawler
-        scheduler = LeasedScheduler.from_crawler(crawler)
-        scheduler.spider = crawler.spider
-        scheduler.queue = LeasedQueue(connect(worker_url), Keys("crawler"))
-        heartbeat = WorkerHeartbeat.from_crawler(crawler)
-        counters = RedisStatsCollector(crawler)
-
-        def idle_turn() -> None:
-            heartbeat.beat()
-            scheduler.tend_leases()
-            counters.inc_value("crawl/fetched/news")
-            counters.flush()
-
-        def said() -> list[str]:
-            return [record.getMessage() for record in caplog.records if "Redis" in record.getMessage()]
-
+        _, client, idle_turn = _worker_of_a_user(tmp_path, server)
         try:
             idle_turn()
             client.acl_setuser(
@@ -1625,11 +1625,11 @@ def test_a_worker_whose_redis_user_loses_its_rights_says_so_with_the_fix_once(
             with caplog.at_level(logging.WARNING):
                 for _ in range(3):
                     idle_turn()
-                refusing = said()
+                refusing = _said_of_redis(caplog)
                 caplog.clear()
                 client.acl_setuser("worker", enabled=True, commands=["+@all"])
                 idle_turn()
-            back = said()
+            back = _said_of_redis(caplog)
         finally:
             client.close()
     assert len(refusing) == 1, refusing
@@ -1653,33 +1653,8 @@ def test_a_worker_whose_redis_user_loses_scripts_alone_logs_one_outage_and_one_r
     held through it are done after it."""
     from scrapy.http import Request
 
-    from crawler.redisio.queue import LeasedQueue
-    from crawler.worker.dupefilter import RedisBloomDupeFilter
-    from crawler.worker.heartbeat import WorkerHeartbeat
-    from crawler.worker.scheduler import LeasedScheduler
-    from crawler.worker.stats import RedisStatsCollector
-
     with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        client = connect(server.ensure())
-        client.acl_setuser("worker", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all"])
-        worker_url = f"unix://worker:pw@{server.socket_path}"
-        crawler = sites_spider(tmp_path, worker_url).crawler
-        scheduler = LeasedScheduler.from_crawler(crawler)
-        scheduler.spider = crawler.spider
-        scheduler.queue = LeasedQueue(connect(worker_url), Keys("crawler"))
-        scheduler.df = RedisBloomDupeFilter.from_crawler(crawler)
-        heartbeat = WorkerHeartbeat.from_crawler(crawler)
-        counters = RedisStatsCollector(crawler)
-
-        def idle_turn() -> None:
-            heartbeat.beat()
-            scheduler.tend_leases()
-            counters.inc_value("crawl/fetched/news")
-            counters.flush()
-
-        def said() -> list[str]:
-            return [record.getMessage() for record in caplog.records if "Redis" in record.getMessage()]
-
+        scheduler, client, idle_turn = _worker_of_a_user(tmp_path, server)
         try:
             for page in ("a", "b"):
                 meta = {"site": "news", "job": "j1"}
@@ -1690,12 +1665,12 @@ def test_a_worker_whose_redis_user_loses_scripts_alone_logs_one_outage_and_one_r
             with caplog.at_level(logging.WARNING):
                 for _ in range(3):
                     idle_turn()
-                refusing = said()
+                refusing = _said_of_redis(caplog)
                 caplog.clear()
                 client.acl_setuser("worker", enabled=True, commands=["+@scripting"])
                 idle_turn()
                 idle_turn()
-            back = said()
+            back = _said_of_redis(caplog)
             done = [
                 scheduler.queue.ack(request.meta["lease"], site="news", job="j1")
                 for request in held
