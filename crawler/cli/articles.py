@@ -24,7 +24,6 @@ import shutil
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urldefrag
@@ -34,7 +33,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from crawler.cli.options import data_folder
+from crawler.cli.options import check_window, data_folder
 from crawler.cli.terminal import output_advice, printable, table_console, tell
 from crawler.commandline import command_name, counted, did_you_mean, suggest
 from crawler.config import Config
@@ -137,19 +136,8 @@ def _status(store: Store) -> int:
 # --- list and search ----------------------------------------------------------------------------------
 
 
-def _check_window(args: argparse.Namespace) -> None:
-    """InputError when ``--since`` is not before ``--until``: no article is first seen in that window."""
-    if args.since is None or args.until is None or args.since < args.until:
-        return
-    since, until = (f"{moment.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}" for moment in (args.since, args.until))
-    raise InputError(
-        f"--since {since} is not before --until {until}: no article can be first seen at or after --since"
-        " and before --until; give the earlier time to --since"
-    )
-
-
 def run_list(args: argparse.Namespace) -> int:
-    _check_window(args)
+    check_window(args.since, args.until)
     with _store() as store:
         _check_site(store, args.site)
         _check_week(store, args.week)
@@ -411,7 +399,7 @@ def _export_target(output: str | None, form: str) -> Path | None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    _check_window(args)
+    check_window(args.since, args.until)
     target = _export_target(args.output, args.format)
     with _store() as store:
         _check_site(store, args.site)

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urlsplit
@@ -30,7 +30,15 @@ from rich.table import Column, Table
 from rich.text import Text
 from scrapy.settings import Settings
 
-from crawler.cli.options import data_folder, no_rules_problem, rules_folder, rules_in, settings_from
+from crawler.cli.options import (
+    check_window,
+    data_folder,
+    no_rules_problem,
+    rules_folder,
+    rules_in,
+    settings_from,
+    utc_stamp,
+)
 from crawler.cli.rules import unfetched_seeds_problem
 from crawler.cli.terminal import cut, fit_progress, tell
 from crawler.commandline import command_name, counted, given_folders, suggest
@@ -433,26 +441,15 @@ class StoredWindow:
                 f" reads it from its seeds, and reads no page again by a rule; run"
                 f" `{suggest(f'temp {rule.site}')}` without --stored"
             )
-        if args.since is not None and args.until is not None and args.since >= args.until:
-            since, until = (
-                f"{moment.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}" for moment in (args.since, args.until)
-            )
-            raise InputError(
-                f"--since {since} is not before --until {until}: no article can be first seen at or after"
-                " --since and before --until; give the earlier time to --since"
-            )
+        check_window(args.since, args.until)
         return cls(**options)
 
     def described(self) -> str:
         """The window in words, after "the stored articles of SITE": empty for all of them."""
         parts = [
             *([f"first seen in week {self.week}"] if self.week else []),
-            *(
-                [f"first seen at or after {self.since.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"]
-                if self.since
-                else []
-            ),
-            *([f"first seen before {self.until.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"] if self.until else []),
+            *([f"first seen at or after {utc_stamp(self.since)}"] if self.since else []),
+            *([f"first seen before {utc_stamp(self.until)}"] if self.until else []),
             *([f"the newest {self.limit}"] if self.limit is not None else []),
         ]
         return f" ({', '.join(parts)})" if parts else ""

@@ -8,6 +8,7 @@ import difflib
 import json
 import math
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from crawler.errors import InputError
 __all__ = [
     "add_fetch_options",
     "add_set_option",
+    "check_window",
     "data_folder",
     "known_settings",
     "no_rules_problem",
@@ -28,6 +30,7 @@ __all__ = [
     "rules_folder",
     "rules_in",
     "settings_from",
+    "utc_stamp",
 ]
 
 # Settings that are a number of seconds (or other units) or a factor: any number, even where the default
@@ -214,4 +217,20 @@ def no_rules_problem(directory: Path, meaning: str) -> str:
     return (
         f"no rule files in {str(directory)!r}: {meaning}; give the folder of your site rules with --rules-dir"
         " DIR (or CRAWLER_RULES_DIR), one <site>.yaml file per site (docs/rules.md)"
+    )
+
+
+def utc_stamp(moment: datetime) -> str:
+    """``moment`` in UTC to the second, as the commands say a ``--since`` or ``--until`` they read:
+    ``2026-11-20T08:00:00Z``."""
+    return f"{moment.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
+
+
+def check_window(since: datetime | None, until: datetime | None) -> None:
+    """InputError when ``--since`` is not before ``--until``: no article is first seen in that window."""
+    if since is None or until is None or since < until:
+        return
+    raise InputError(
+        f"--since {utc_stamp(since)} is not before --until {utc_stamp(until)}: no article can be first"
+        " seen at or after --since and before --until; give the earlier time to --since"
     )
