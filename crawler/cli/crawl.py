@@ -527,8 +527,9 @@ def _stored_first_seen(store: StoreConfig, urls: list[str]) -> dict[str, str]:
     try:
         with store.open() as opened:
             for url in urls:
-                document = opened.get(urldefrag(url).url)
-                if document is not None and document["url"] == urldefrag(url).url:
+                stored_url = urldefrag(url).url
+                document = opened.get(stored_url)
+                if document is not None and document["url"] == stored_url:
                     found[url] = str(document["first_seen"])
     except StoreError as error:
         logger.debug("the store could not tell which --url pages are stored: %s", error)
@@ -1061,12 +1062,12 @@ def _queueing_shown(title: str, pages: Iterable[tuple[str, str]]) -> Iterator[It
         line = progress.add_task(title, total=None, pages="pages", queueing=True)
         progress.refresh()
 
-        def counted() -> Iterator[tuple[str, str]]:
+        def each_shown() -> Iterator[tuple[str, str]]:
             for number, page in enumerate(pages, 1):
                 progress.update(line, completed=number, pages="page" if number == 1 else "pages")
                 yield page
 
-        yield counted()
+        yield each_shown()
 
 
 def _crawl_job(

@@ -1280,13 +1280,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if rule is None:
             return None, None
         # A JSON document's selector would have the JSON data as its root, not a tree.
-        sent = (response.headers.get("Content-Type") or b"no Content-Type").decode("latin-1")
+        content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
+        sent = content_type or "no Content-Type"
         if not isinstance(response, TextResponse) or isinstance(response, JsonResponse):
             self.count(f"crawl/not_text/{rule.site}")
             logger.warning("Not an HTML page (%s), skipped: %s", sent, response.url)
             return rule, None
         # Scrapy trusts a text Content-Type: an image sent as text/html would be read as a page of mojibake.
-        binary = sniff_binary(response.body, (response.headers.get(b"Content-Type") or b"").decode("latin-1"))
+        binary = sniff_binary(response.body, content_type)
         if binary is not None:
             self.count(f"crawl/not_text/{rule.site}")
             logger.warning(
