@@ -115,11 +115,8 @@ def run_forget(args: argparse.Namespace) -> int:
         " frontier); its next grab is a new rule's first (`every`: at the scheduler's next tick)"
     )
     if args.articles:
-        store = open_store(config.values())
-        try:
+        with open_store(config.values()) as store:
             deleted = store.delete_site(site)
-        finally:
-            store.close()
         print(f"deleted {counted(deleted, 'article')} of {site} from {store!r}")
     print(
         f"its seen URLs stay seen: the Bloom filter of seen URLs is shared by every site and cannot remove"
