@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime, tzinfo
 
 from crawler.isodates import read_iso
 
-__all__ = ["published_date"]
+__all__ = ["in_zone", "published_date"]
 
 _MONTHS = {
     name: number
@@ -78,7 +78,7 @@ def published_date(text: str, *, now: float | None = None, zone: tzinfo | None =
     """ISO-8601 form of a publication date, ``2026-11-20``, or ``2026-11-20T10:31:00`` (with the page's
     UTC offset when it gives one) when it has a time; None when no date is recognised. A time without a
     UTC offset is read in ``zone`` when given (the rule's ``timezone``) and written with the offset it has
-    there (:func:`_zoned`); a date alone stays a date.
+    there (:func:`in_zone`); a date alone stays a date.
 
     Recognised: ISO-8601, RFC 2822 (``Fri, 20 Nov 2026 10:31:00 GMT``), year-first numeric dates
     (``2026/11/20``, ``2026.11.20 10:31``, ``2026年11月20日``) and English month names
@@ -99,7 +99,7 @@ def published_date(text: str, *, now: float | None = None, zone: tzinfo | None =
     text = _CHINESE_CLOCK_RE.sub(_chinese_hour, text)
     moment = read_iso(text) if _HOUR_FRACTION_RE.search(text) is None else None
     if isinstance(moment, datetime):
-        return _zoned(moment, zone).isoformat(timespec="seconds")
+        return in_zone(moment, zone).isoformat(timespec="seconds")
     if moment is not None:
         return moment.isoformat()
     if _NAMED_OFFSET_RE.search(text) is not None and (found := _date_in(text, zone)) is not None:
@@ -110,11 +110,11 @@ def published_date(text: str, *, now: float | None = None, zone: tzinfo | None =
         return _date_in(text, zone)
     # A zone RFC 2822 does not know (GMT+0800) leaves the time without one: the text may say it all the same.
     if parsed.tzinfo is None:
-        return _date_in(text, zone) or _zoned(parsed, zone).isoformat(timespec="seconds")
+        return _date_in(text, zone) or in_zone(parsed, zone).isoformat(timespec="seconds")
     return parsed.isoformat(timespec="seconds")
 
 
-def _zoned(moment: datetime, zone: tzinfo | None) -> datetime:
+def in_zone(moment: datetime, zone: tzinfo | None) -> datetime:
     """``moment``, when it has no UTC offset, read in ``zone`` (without a zone, as it is). A wall time
     that a change of the clocks makes ambiguous is read as the zone's rules read it with ``fold`` 0, as
     java.time does: in the hour repeated when clocks go back (02:30 on 2026-10-25 in Europe/Berlin), the
@@ -151,7 +151,7 @@ def _date_and_hour(digits: str, zone: tzinfo | None) -> datetime | None:
         hour = datetime(int(digits[:4]), int(digits[4:6]), int(digits[6:8]), int(digits[8:]))
     except ValueError:
         return None
-    return _zoned(hour, zone) if zone is not None else hour.replace(tzinfo=UTC)
+    return in_zone(hour, zone) if zone is not None else hour.replace(tzinfo=UTC)
 
 
 def _twenty_four_hour(match: re.Match[str]) -> str:
@@ -214,7 +214,7 @@ def _iso(
         moment = datetime(year, month, day, int(hour), int(minute), int(second or 0), tzinfo=zone)
     except ValueError:
         return found.isoformat()
-    return _zoned(moment, default).isoformat(timespec="seconds")
+    return in_zone(moment, default).isoformat(timespec="seconds")
 
 
 def _utc_offset(zone: str) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 import feedparser
 
 from crawler.errors import CrawlerError
-from crawler.published import published_date
+from crawler.published import in_zone, published_date
 
 __all__ = ["MAX_ENTRIES", "Feed", "FeedEntry", "FeedError", "read_feed"]
 
@@ -160,11 +160,13 @@ def _without_offset(text: str, zone: tzinfo) -> str | None:
     """The time ``text`` gives without a UTC offset, read in ``zone``, in UTC; None when it gives no such
     time (an offset, a date alone, nothing :func:`published_date` reads)."""
     found = published_date(text)
-    if found is None or "T" not in found or datetime.fromisoformat(found).tzinfo is not None:
+    if found is None or "T" not in found:
         return None
-    zoned = published_date(text, zone=zone)
+    moment = datetime.fromisoformat(found)
+    if moment.tzinfo is not None:
+        return None
     try:
-        return datetime.fromisoformat(zoned).astimezone(UTC).isoformat() if zoned else None
+        return in_zone(moment, zone).astimezone(UTC).isoformat()
     except OverflowError:  # a time at the edge of the calendar (year 1, 9999) that UTC cannot hold
         return None
 
