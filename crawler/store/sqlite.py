@@ -44,6 +44,7 @@ import re
 import resource
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -228,22 +229,30 @@ class SqliteStore(Store):
             connection = self._open(week, create=True)
             assert connection is not None  # created when missing
         results = []
-        try:
-            connection.execute("BEGIN IMMEDIATE")
+        what = f"write {counted(len(writes), 'article')} (first {writes[0][1]['url']}) to"
+        with self._immediate(connection, week, what):
             for index, document in writes:
                 results.append((index, self._write_one(connection, week, index, document, reposts)))
+        return results
+
+    @contextmanager
+    def _immediate(self, connection: sqlite3.Connection, week: str, what: str) -> Iterator[None]:
+        """One write transaction on the week's ``connection`` (``BEGIN IMMEDIATE`` ... ``COMMIT``): a
+        SQLite error is a StoreError saying it could not ``what`` the week's file, with the disk's and the
+        lock's hints; any failure rolls it back."""
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            yield
             connection.execute("COMMIT")
         except sqlite3.Error as exc:
             raise StoreError(
-                f"cannot write {counted(len(writes), 'article')} (first {writes[0][1]['url']}) to"
-                f" {self.path(week)}: {exc}{_disk_hint(exc, self.directory)}"
+                f"cannot {what} {self.path(week)}: {exc}{_disk_hint(exc, self.directory)}"
                 f"{_busy_hint(exc, self.path(week), self.busy_timeout)}"
             ) from exc
         finally:
             # Any failure (a value SQLite cannot take too): left open, the week's write lock is held.
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
-        return results
 
     def _write_one(
         self,
@@ -303,8 +312,7 @@ class SqliteStore(Store):
             connection = self._open(week, create=False)
             if connection is None:
                 continue
-            try:
-                connection.execute("BEGIN IMMEDIATE")
+            with self._immediate(connection, week, f"add the URLs that redirected to {url} to"):
                 row = connection.execute(
                     "SELECT pk, redirected_from FROM articles WHERE url = ?", (url,)
                 ).fetchone()
@@ -316,16 +324,6 @@ class SqliteStore(Store):
                             "UPDATE articles SET redirected_from = ? WHERE pk = ?",
                             (json.dumps(merged, ensure_ascii=False), row[0]),
                         )
-                connection.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise StoreError(
-                    f"cannot add the URLs that redirected to {url} to {self.path(week)}:"
-                    f" {exc}{_disk_hint(exc, self.directory)}"
-                    f"{_busy_hint(exc, self.path(week), self.busy_timeout)}"
-                ) from exc
-            finally:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
             if row is not None:
                 return True
         return False
@@ -625,22 +623,12 @@ class SqliteStore(Store):
             connection = self._open(week, create=False)
             if connection is None:
                 continue
-            try:
-                connection.execute("BEGIN IMMEDIATE")
+            with self._immediate(connection, week, f"delete the articles of site {site} from"):
                 rows = connection.execute("SELECT pk, title, body FROM articles WHERE site = ?", (site,))
                 for pk, title, body in rows.fetchall():
                     unindex_search(connection, pk, title, body)
                     deleted += 1
                 connection.execute("DELETE FROM articles WHERE site = ?", (site,))
-                connection.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise StoreError(
-                    f"cannot delete the articles of site {site} from {self.path(week)}: {exc}"
-                    f"{_disk_hint(exc, self.directory)}{_busy_hint(exc, self.path(week), self.busy_timeout)}"
-                ) from exc
-            finally:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
         return deleted
 
     def weeks_left_out(self) -> dict[str, StoreError]:
