@@ -180,6 +180,96 @@ def test_since_not_before_until_is_an_input_error_naming_both(
         assert "give the earlier time to --since" in err
 
 
+@pytest.mark.parametrize("command", ["list", "export"])
+def test_published_since_not_before_published_until_is_an_input_error_naming_both(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = articles(
+        capsys,
+        monkeypatch,
+        tmp_path,
+        command,
+        "--published-since",
+        "2026-11-20T08:00+02:00",
+        "--published-until",
+        "2026-11-20",
+    )
+    assert (code, out) == (2, ""), err
+    assert (
+        f"crawler articles {command}: error: --published-since 2026-11-20T06:00:00Z is not before"
+        " --published-until 2026-11-20T00:00:00Z: no article can be published at or after --published-since"
+        " and before --published-until; give the earlier time to --published-since"
+    ) in err, err
+
+
+def _published_stored(folder: Path) -> Path:
+    """Articles of two weeks whose ``published`` values are of every stored form, in ``folder``: the
+    data folder."""
+    given = {
+        "date": ("2026-11-20T09:00:00Z", "2026-11-20"),
+        "east": ("2026-11-20T09:01:00Z", "2026-11-20T06:00:00+08:00"),
+        "naive": ("2026-11-20T13:00:00Z", "2026-11-20T12:00:00"),
+        "text": ("2026-11-20T14:00:00Z", "Friday afternoon"),
+        "none": ("2026-11-20T15:00:00Z", None),
+        "next": ("2026-11-21T10:00:00Z", "2026-11-21"),
+        "late": ("2026-12-02T08:00:00Z", "2026-11-20T10:00:00Z"),
+    }
+    with SqliteStore(folder) as store:
+        store.upsert_many(
+            {
+                "site": "citynews",
+                "url": f"http://news.test/{name}",
+                "fetched_at": seen,
+                "title": f"Title {name}",
+                "body": f"Body of the article {name}, about the city.",
+                "published": published,
+                "fields": {"section": "city"},
+            }
+            for name, (seen, published) in given.items()
+        )
+    return folder
+
+
+def _names(rows: list[dict[str, Any]]) -> list[str]:
+    return [row["url"].rsplit("/", 1)[1] for row in rows]
+
+
+def test_list_and_export_by_the_published_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _published_stored(tmp_path / "data")
+    day = ("--published-since", "2026-11-20", "--published-until", "2026-11-21")
+    code, out, err = articles(capsys, monkeypatch, data, "list", "--format", "jsonl", *day)
+    assert code == 0, err
+    assert _names([json.loads(line) for line in out.splitlines()]) == ["late", "naive", "date"]
+    code, out, err = articles(capsys, monkeypatch, data, "export", *day)
+    assert code == 0, err
+    assert _names([json.loads(line) for line in out.splitlines()]) == ["date", "naive", "late"]
+    assert err == "crawler articles export: exported 3 articles\n"
+    since = ("--published-since", "2026-11-20T10:00Z")
+    code, out, err = articles(capsys, monkeypatch, data, "list", "--format", "jsonl", "--limit", "1", *since)
+    assert _names([json.loads(line) for line in out.splitlines()]) == ["late"]
+    code, out, err = articles(capsys, monkeypatch, data, "export", "--published-until", "2026-11-20T01:00Z")
+    assert _names([json.loads(line) for line in out.splitlines()]) == ["date", "east"]
+    target = tmp_path / "november.csv"
+    code, _, err = articles(
+        capsys,
+        monkeypatch,
+        data,
+        "export",
+        "--format",
+        "csv",
+        "--published-since",
+        "36500d",
+        "-o",
+        str(target),
+    )
+    assert code == 0, err
+    with target.open(encoding="utf-8", newline="") as handle:
+        assert _names(list(csv.DictReader(handle))) == ["date", "east", "naive", "next", "late"]
+    assert not target.with_name("november.csv.part").exists()
+
+
 def test_the_articles_synopses_of_cli_md_are_the_parsers() -> None:
     """Every option of every `articles` sub-command is in its synopsis in docs/cli.md, and nothing else."""
     text = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")

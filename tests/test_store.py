@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_store_contract import FLOOD, FLOOD_OTHER, FLOOD_REPOST, article
@@ -265,6 +266,42 @@ def test_weekly_mongodb_databases_follow_iso_weeks(tmp_path: Path) -> None:
     indexes = client["news_2026w53"]["articles"].index_information()
     assert indexes["url"]["unique"] is True
     assert {"site_published", "content_hash", "simhash_bands", "text", "reposts_url"} <= set(indexes)
+
+
+def test_mongodb_asks_for_the_published_text_range_and_keeps_the_instants_in_the_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The query a published window sends (the pymongo-shaped fake, NOT MongoDB): the text range of the
+    values that may be in it, a day wider on each side for UTC offsets, which the index on site and
+    published serves for a site; the instants are compared on what it finds, the limit counted after."""
+    from mongofake import FakeClient, FakeCollection
+
+    from crawler.store.mongo import MongoStore
+
+    queries: list[dict[str, Any]] = []
+
+    def find(collection: FakeCollection, query: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        queries.append(query)
+        return collection._collection.find(query, *args, **kwargs)
+
+    monkeypatch.setattr(FakeCollection, "find", find, raising=False)
+    with MongoStore("mongodb://fake", spool_dir=tmp_path, prefix="news", client=FakeClient()) as store:  # type: ignore[arg-type]
+        store.upsert_many(
+            [
+                article("http://news.test/a", "2026-11-20T12:00:00Z", published="2026-11-20T06:00:00+08:00"),
+                article("http://news.test/b", "2026-11-20T13:00:00Z", published="2026-11-20T12:00:00Z"),
+                article("http://news.test/c", "2026-11-20T14:00:00Z", published="2026-11-20"),
+            ]
+        )
+        queries.clear()
+        found = store.iter_articles(
+            site="citynews",
+            published_since=datetime(2026, 11, 20, tzinfo=UTC),
+            published_until=datetime(2026, 11, 21, tzinfo=UTC),
+            limit=1,
+        )
+        assert [document["url"] for document in found] == ["http://news.test/c"]
+    assert queries == [{"site": "citynews", "published": {"$gte": "2026-11-19", "$lt": "2026-11-23"}}]
 
 
 def test_a_version_1_file_is_migrated_with_its_rows(tmp_path: Path) -> None:

@@ -402,6 +402,50 @@ def test_iter_articles_orders_by_first_seen_and_filters(store: Store) -> None:
         store.iter_articles(limit=-1)
 
 
+def test_iter_articles_filters_by_the_published_instant_in_every_week(store: Store) -> None:
+    """``published_since``/``published_until`` compare the instant each stored ``published`` names (a date
+    alone its midnight UTC, a time without an offset UTC), in every week whatever its first-seen dates:
+    an old article found late, and one first seen before the date it gives; values that are no date are
+    left out."""
+    stored = {
+        "http://news.test/date": ("2026-11-20T09:00:00Z", "2026-11-20"),
+        "http://news.test/east": ("2026-11-20T09:01:00Z", "2026-11-20T06:00:00+08:00"),  # 11-19 22:00 UTC
+        "http://news.test/west": ("2026-11-21T09:00:00Z", "2026-11-20T23:30:00-05:00"),  # 11-21 04:30 UTC
+        "http://news.test/naive": ("2026-11-20T13:00:00Z", "2026-11-20T12:00:00"),
+        "http://news.test/text": ("2026-11-20T14:00:00Z", "Friday afternoon"),
+        "http://news.test/none": ("2026-11-20T15:00:00Z", None),
+        "http://news.test/next": ("2026-11-21T10:00:00Z", "2026-11-21"),
+        "http://news.test/late": ("2026-12-02T08:00:00Z", "2026-11-20T10:00:00Z"),
+        "http://news.test/ahead": ("2026-11-15T22:30:00Z", "2026-11-20T00:30:00+00:00"),
+    }
+    store.upsert_many(
+        article(url, seen, published=published, site="other" if url.endswith("naive") else "citynews")
+        for url, (seen, published) in stored.items()
+    )
+
+    def urls(**query: Any) -> list[str]:
+        return [document["url"].rsplit("/", 1)[1] for document in store.iter_articles(**query)]
+
+    day = {"published_since": datetime(2026, 11, 20, tzinfo=UTC), "published_until": datetime(2026, 11, 21)}
+    assert urls(newest_first=False, **day) == ["ahead", "date", "naive", "late"]
+    assert urls(**day) == ["late", "naive", "date", "ahead"]
+    assert urls(limit=2, **day) == ["late", "naive"], "the limit counts the articles in the window"
+    assert urls(site="citynews", **day) == ["late", "date", "ahead"]
+    assert urls(week="2026w47", **day) == ["naive", "date"]
+    assert urls(since=datetime(2026, 11, 20, 10), **day) == ["late", "naive"]
+    assert urls(published_since=datetime(2026, 11, 21, 4, 30, tzinfo=UTC)) == ["west"]
+    assert urls(published_until=datetime(2026, 11, 20)) == ["east"]
+    assert urls(published_since=datetime(2026, 11, 19, 22, tzinfo=UTC), limit=100) == [
+        "late",
+        "next",
+        "west",
+        "naive",
+        "east",
+        "date",
+        "ahead",
+    ]
+
+
 def test_iter_articles_reads_large_weeks_in_pages_with_ties_in_id_order(
     backend: str, tmp_path: Path, prefix: str
 ) -> None:

@@ -136,8 +136,15 @@ def _status(store: Store) -> int:
 # --- list and search ----------------------------------------------------------------------------------
 
 
-def run_list(args: argparse.Namespace) -> int:
+def _check_windows(args: argparse.Namespace) -> None:
+    """InputError when ``--since`` is not before ``--until``, or ``--published-since`` not before
+    ``--published-until``."""
     check_window(args.since, args.until)
+    check_window(args.published_since, args.published_until, option="--published-", happened="published")
+
+
+def run_list(args: argparse.Namespace) -> int:
+    _check_windows(args)
     with _store() as store:
         _check_site(store, args.site)
         _check_week(store, args.week)
@@ -147,6 +154,8 @@ def run_list(args: argparse.Namespace) -> int:
             since=args.since,
             until=args.until,
             limit=None if args.reposts else args.limit,
+            published_since=args.published_since,
+            published_until=args.published_until,
         )
         title = "Articles, newest first"
         if args.reposts:
@@ -399,7 +408,7 @@ def _export_target(output: str | None, form: str) -> Path | None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    check_window(args.since, args.until)
+    _check_windows(args)
     target = _export_target(args.output, args.format)
     with _store() as store:
         _check_site(store, args.site)
@@ -411,6 +420,8 @@ def run_export(args: argparse.Namespace) -> int:
             until=args.until,
             newest_first=False,
             limit=args.limit,
+            published_since=args.published_since,
+            published_until=args.published_until,
         )
         if target is not None and target.exists() and not target.is_file():
             # A device, a pipe or a socket (/dev/null, a FIFO, /dev/stdout): FILE.part renamed over it

@@ -226,11 +226,16 @@ def utc_stamp(moment: datetime) -> str:
     return f"{moment.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
 
 
-def check_window(since: datetime | None, until: datetime | None) -> None:
-    """InputError when ``--since`` is not before ``--until``: no article is first seen in that window."""
+def check_window(
+    since: datetime | None, until: datetime | None, *, option: str = "--", happened: str = "first seen"
+) -> None:
+    """InputError when ``--since`` is not before ``--until``: no article is first seen in that window.
+    ``option``: the options' names before ``since`` and ``until`` (``--published-``), and ``happened``
+    what their window is of (``published``)."""
     if since is None or until is None or since < until:
         return
+    first, last = f"{option}since", f"{option}until"
     raise InputError(
-        f"--since {utc_stamp(since)} is not before --until {utc_stamp(until)}: no article can be first"
-        " seen at or after --since and before --until; give the earlier time to --since"
+        f"{first} {utc_stamp(since)} is not before {last} {utc_stamp(until)}: no article can be {happened}"
+        f" at or after {first} and before {last}; give the earlier time to {first}"
     )

@@ -405,6 +405,19 @@ def _add_filters(parser: argparse.ArgumentParser, *, limit: int | None) -> None:
     )
     parser.add_argument("--until", type=_moment, help="first seen before (same forms as --since)")
     parser.add_argument(
+        "--published-since",
+        type=_moment,
+        metavar="T",
+        help="published at or after (same forms as --since; a date alone is its midnight UTC); articles"
+        " with no published date are left out",
+    )
+    parser.add_argument(
+        "--published-until",
+        type=_moment,
+        metavar="T",
+        help="published before (same forms); articles with no published date are left out",
+    )
+    parser.add_argument(
         "--limit",
         type=_count,
         default=limit,

@@ -34,6 +34,8 @@ from crawler.store.document import (
     merged_redirects,
     parse_timestamp,
     parse_week,
+    published_prefix_range,
+    published_utc,
     week_bounds,
     weeks_between,
 )
@@ -48,6 +50,7 @@ __all__ = [
     "Candidate",
     "DedupPolicy",
     "Original",
+    "PublishedWindow",
     "Store",
     "StoreError",
     "Written",
@@ -112,6 +115,41 @@ class DedupPolicy:
             raise StoreSettingError(
                 f"DEDUP_MAX_DISTANCE is {self.max_distance!r}: expected a bit count from 0 to 64"
             )
+
+
+@dataclass(frozen=True)
+class PublishedWindow:
+    """``published_since <= published < published_until`` of :meth:`Store.iter_articles`: its bounds as
+    :func:`crawler.store.document.published_utc` text (``lower``, ``upper``), and the text range
+    (``start``, ``end``: :func:`crawler.store.document.published_prefix_range`) of the stored values that
+    may be in it, which the index on site and published finds for a site; :meth:`holds` decides."""
+
+    lower: str | None
+    upper: str | None
+    start: str | None
+    end: str | None
+
+    @classmethod
+    def of(cls, since: datetime | None, until: datetime | None) -> PublishedWindow | None:
+        """The window of these bounds; None when neither is given."""
+        if since is None and until is None:
+            return None
+        lower = None if since is None else parse_timestamp(since, "published_since")
+        upper = None if until is None else parse_timestamp(until, "published_until")
+        return cls(
+            None if lower is None else format_timestamp(lower),
+            None if upper is None else format_timestamp(upper),
+            *published_prefix_range(lower, upper),
+        )
+
+    def holds(self, published: object) -> bool:
+        """Whether a stored ``published`` value is a date (and time) in the window."""
+        moment = published_utc(published)
+        return (
+            moment is not None
+            and (self.lower is None or moment >= self.lower)
+            and (self.upper is None or moment < self.upper)
+        )
 
 
 @dataclass(frozen=True)
@@ -276,9 +314,14 @@ class Store(ABC):
         until: datetime | None = None,
         newest_first: bool = True,
         limit: int | None = None,
+        *,
+        published_since: datetime | None = None,
+        published_until: datetime | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """Documents in ``first_seen`` order (newest first unless told otherwise), filtered by site, week
-        and ``since <= first_seen < until``, at most ``limit`` of them."""
+        """Documents in ``first_seen`` order (newest first unless told otherwise), filtered by site, week,
+        ``since <= first_seen < until`` and ``published_since <= published < published_until`` (the
+        instant :func:`crawler.store.document.published_utc` reads; a document whose ``published`` is no
+        date is left out when either is given), at most ``limit`` of them."""
 
     @abstractmethod
     def search(

@@ -45,6 +45,7 @@ updates last week's document.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -71,6 +72,8 @@ __all__ = [
     "parse_timestamp",
     "parse_week",
     "previous_week",
+    "published_prefix_range",
+    "published_utc",
     "repost_record",
     "week_bounds",
     "week_of",
@@ -107,6 +110,10 @@ UPDATED_FIELDS = tuple(
 # Fields holding a string or None.
 _TEXT_FIELDS = ("title", "body", "published", "author", "job")
 _WEEK_RE = re.compile(r"^(\d{4})w(\d{2})$")
+# A ``published`` value that is a date (and time): the forms crawler/published.py writes, a date first.
+_PUBLISHED_RE = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2}(?::\d{2})?)?)?"
+)
 
 
 def week_of(dt: datetime) -> str:
@@ -194,6 +201,39 @@ def newest_published(document: Mapping[str, Any]) -> tuple[bool, str, str, str]:
     if len(published) == len("2026-11-20"):
         return (True, published, "", first_seen)
     return (True, moment.date().isoformat(), _utc_order(moment), first_seen)
+
+
+def published_utc(value: object) -> str | None:
+    """The instant a stored ``published`` value names, as fixed-width UTC text (:func:`format_timestamp`),
+    what ``--published-since`` and ``--published-until`` compare: a date alone is its midnight in UTC (as
+    ``--since 2026-11-20`` is), a time without a UTC offset is taken as UTC (as :func:`newest_published`
+    does). None when the value is no date (none, or the text the rule read when it did not parse)."""
+    if not isinstance(value, str) or _PUBLISHED_RE.fullmatch(value) is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    try:
+        return format_timestamp(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    except OverflowError:
+        return None
+
+
+def published_prefix_range(lower: datetime | None, upper: datetime | None) -> tuple[str | None, str | None]:
+    """Text bounds, ``(from, before)``, of the stored ``published`` values whose instant
+    (:func:`published_utc`) may be in ``[lower, upper)``: a value starts with its own day, which is at most
+    a day from its UTC day (an offset is less than 24 hours), so every such value sorts in them. An index on
+    ``published`` finds those; :func:`published_utc` decides. None where there is no bound (or the year 1
+    or 9999 leaves no room for the day's margin: every value is read then)."""
+    start = end = None
+    if lower is not None:
+        with contextlib.suppress(OverflowError):
+            start = (lower.astimezone(UTC).date() - timedelta(days=1)).isoformat()
+    if upper is not None:
+        with contextlib.suppress(OverflowError):
+            end = (upper.astimezone(UTC).date() + timedelta(days=2)).isoformat()
+    return start, end
 
 
 def _utc_order(moment: datetime) -> str:

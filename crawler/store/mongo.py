@@ -55,6 +55,7 @@ from crawler.store.base import (
     DUPLICATE_KEY,
     Candidate,
     DedupPolicy,
+    PublishedWindow,
     Store,
     Written,
     check_limit,
@@ -657,6 +658,9 @@ class MongoStore(Store):
         until: datetime | None = None,
         newest_first: bool = True,
         limit: int | None = None,
+        *,
+        published_since: datetime | None = None,
+        published_until: datetime | None = None,
     ) -> Iterator[dict[str, Any]]:
         check_limit(limit)
         weeks, lower, upper = self.time_window(week, since, until)
@@ -668,7 +672,16 @@ class MongoStore(Store):
             bounds["$lt"] = format_timestamp(upper)
         if bounds:
             query["first_seen"] = bounds
-        return self._iter(weeks, query, newest_first, limit)
+        published = PublishedWindow.of(published_since, published_until)
+        if published is None:
+            return self._iter(weeks, query, newest_first, limit)
+        # The text range of the values that may be in the window (the index on site and published finds
+        # them for a site); the instant each names is read here, so the limit is counted here.
+        text = {key: bound for key, bound in (("$gte", published.start), ("$lt", published.end)) if bound}
+        if text:
+            query["published"] = text
+        found = self._iter(weeks, query, newest_first, None)
+        return limited((document for document in found if published.holds(document["published"])), limit)
 
     def search(
         self, query: str, *, site: str | None = None, week: str | None = None, limit: int | None = 20

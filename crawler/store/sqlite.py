@@ -57,6 +57,7 @@ from crawler.store.base import (
     Candidate,
     DedupPolicy,
     Original,
+    PublishedWindow,
     Store,
     Written,
     check_limit,
@@ -71,6 +72,7 @@ from crawler.store.document import (
     merged_redirects,
     parse_week,
     previous_week,
+    published_utc,
     repost_record,
 )
 from crawler.store.sqlite_schema import (
@@ -533,6 +535,9 @@ class SqliteStore(Store):
         until: datetime | None = None,
         newest_first: bool = True,
         limit: int | None = None,
+        *,
+        published_since: datetime | None = None,
+        published_until: datetime | None = None,
     ) -> Iterator[dict[str, Any]]:
         check_limit(limit)
         weeks, lower, upper = self.time_window(week, since, until)
@@ -547,6 +552,19 @@ class SqliteStore(Store):
         if upper is not None:
             conditions.append("first_seen < ?")
             params.append(format_timestamp(upper))
+        published = PublishedWindow.of(published_since, published_until)
+        if published is not None:
+            # The text range of the values that may be in the window (the index on site and published
+            # finds them for a site), then the instant each value names.
+            for condition, bound in (
+                ("published >= ?", published.start),
+                ("published < ?", published.end),
+                ("published_utc(published) >= ?", published.lower),
+                ("published_utc(published) < ?", published.upper),
+            ):
+                if bound is not None:
+                    conditions.append(condition)
+                    params.append(bound)
         return self._iter(weeks, conditions, params, newest_first, limit, across=week is None)
 
     def search(
@@ -715,6 +733,7 @@ class SqliteStore(Store):
                     f"cannot create the article store {path}: {exc}{_create_hint(exc, self.directory)}"
                 ) from exc
             raise _read_error(f"cannot open the article store {path}", exc, path) from exc
+        connection.create_function("published_utc", 1, published_utc, deterministic=True)
         try:
             prepare(connection, path, self.busy_timeout)
         except sqlite3.Error as exc:
