@@ -33,7 +33,7 @@ from crawler.cli.parser import build_parser
 from crawler.commandline import counted
 from crawler.demo import DEMO_RULES
 from crawler.demo.sites import demo_sites
-from crawler.store import SqliteStore, Store
+from crawler.store import DOCUMENT_FIELDS, SqliteStore, Store
 from crawler.store.mongo import MongoStore
 from crawler.store.sqlite import DamagedWeekError
 from extractors.summary import sentences_in, summaries
@@ -268,6 +268,63 @@ def test_list_and_export_by_the_published_time(
     with target.open(encoding="utf-8", newline="") as handle:
         assert _names(list(csv.DictReader(handle))) == ["date", "east", "naive", "next", "late"]
     assert not target.with_name("november.csv.part").exists()
+
+
+def test_export_writes_the_fields_asked_for_in_their_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _published_stored(tmp_path / "data")
+    fields = ("--fields", "url,published,title,fields")
+    code, out, err = articles(capsys, monkeypatch, data, "export", "--site", "citynews", *fields)
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) == 7
+    assert [list(row) for row in rows] == [["url", "published", "title", "fields"]] * 7
+    assert rows[0] == {
+        "url": "http://news.test/date",
+        "published": "2026-11-20",
+        "title": "Title date",
+        "fields": {"section": "city"},
+    }
+    target = tmp_path / "out.csv"
+    code, _, err = articles(
+        capsys, monkeypatch, data, "export", "--format", "csv", *fields, "-o", str(target)
+    )
+    assert code == 0, err
+    with target.open(encoding="utf-8", newline="") as handle:
+        table = list(csv.reader(handle))
+    assert table[0] == ["url", "published", "title", "fields"]
+    assert table[1] == ["http://news.test/date", "2026-11-20", "Title date", '{"section": "city"}']
+    assert table[5] == ["http://news.test/none", "", "Title none", '{"section": "city"}']
+    assert len(table) == 8
+    assert not tmp_path.joinpath("out.csv.part").exists()
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        ("url,titel", "no field is named 'titel'; did you mean 'title'?"),
+        ("url,,title", "an empty field name"),
+        ("url,title,url", "field 'url' is given twice: give each once"),
+    ],
+)
+def test_an_unknown_export_field_is_a_usage_error_naming_it_and_the_fields(
+    given: str,
+    problem: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _published_stored(tmp_path / "data")
+    target = tmp_path / "out.jsonl"
+    with pytest.raises(SystemExit) as exited:
+        articles(capsys, monkeypatch, data, "export", "--fields", given, "-o", str(target))
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"crawler articles export: error: argument --fields: {given!r}: {problem}" in err, err
+    if "twice" not in problem:
+        assert f"(the fields are {','.join(DOCUMENT_FIELDS)})" in err, err
+    assert not target.exists()
 
 
 def test_the_articles_synopses_of_cli_md_are_the_parsers() -> None:
@@ -853,6 +910,39 @@ def test_export_memory_does_not_grow_with_the_store(tmp_path: Path) -> None:
             peaks.append(tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
             assert exported == store.count()
+    assert peaks[1] < peaks[0] * 1.5 + 200_000, peaks
+
+
+def test_an_export_by_published_time_of_chosen_fields_keeps_its_memory_constant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole command, with a published window and --fields, to -o FILE: 5x more articles in the window
+    take no more memory (the window is tested a row at a time, the fields picked a document at a time)."""
+    peaks = []
+    body = "Words of a stored article body. " * 60
+    data = tmp_path / "data"
+    target = tmp_path / "out.csv"
+    window = ("--published-since", "2026-11-01", "--published-until", "2026-12-01")
+    command = ("export", *window, "--fields", "url,published,body", "--format", "csv", "-o", str(target))
+    articles(capsys, monkeypatch, tmp_path, *command)  # the modules it imports, before measuring
+    with SqliteStore(data, batch_size=1000) as store:
+        start = datetime(2026, 11, 16, tzinfo=UTC)
+        for count in (2000, 10_000):
+            store.upsert_many(
+                {
+                    "site": "s",
+                    "url": f"http://s.test/{count}/{n}",
+                    "fetched_at": start + timedelta(seconds=n),
+                    "published": (start + timedelta(seconds=n - 3600)).isoformat(),
+                    "body": f"{n} {body}",
+                }
+                for n in range(count)
+            )
+            tracemalloc.start()
+            code, _, err = articles(capsys, monkeypatch, data, *command)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+            assert (code, err) == (0, f"crawler articles export: exported {store.count()} articles\n")
     assert peaks[1] < peaks[0] * 1.5 + 200_000, peaks
 
 

@@ -22,7 +22,7 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -410,6 +410,7 @@ def _export_target(output: str | None, form: str) -> Path | None:
 def run_export(args: argparse.Namespace) -> int:
     _check_windows(args)
     target = _export_target(args.output, args.format)
+    fields = args.fields or DOCUMENT_FIELDS
     with _store() as store:
         _check_site(store, args.site)
         _check_week(store, args.week)
@@ -423,12 +424,14 @@ def run_export(args: argparse.Namespace) -> int:
             published_since=args.published_since,
             published_until=args.published_until,
         )
+        if args.fields:
+            documents = ({name: document[name] for name in fields} for document in documents)
         if target is not None and target.exists() and not target.is_file():
             # A device, a pipe or a socket (/dev/null, a FIFO, /dev/stdout): FILE.part renamed over it
             # would replace it by a plain file, so it is written into as stdout is.
             try:
                 with target.open("w", encoding="utf-8", newline="") as handle:
-                    count = _write_documents(documents, args.format, handle)
+                    count = _write_documents(documents, args.format, handle, fields)
             except OSError as exc:
                 advice = output_advice(
                     exc, f"the disk {target} writes to, or give another -o FILE", _EXPORT_LESS
@@ -438,7 +441,7 @@ def run_export(args: argparse.Namespace) -> int:
                 ) from exc
         elif target is None:
             try:
-                count = _write_documents(documents, args.format, sys.stdout)
+                count = _write_documents(documents, args.format, sys.stdout, fields)
             except BrokenPipeError:
                 raise
             except OSError as exc:
@@ -461,7 +464,7 @@ def run_export(args: argparse.Namespace) -> int:
             try:
                 with partial.open("w", encoding="utf-8", newline="") as handle:
                     opened = True
-                    count = _write_documents(documents, args.format, handle)
+                    count = _write_documents(documents, args.format, handle, fields)
                 incomplete = bool(store.weeks_left_out())
                 if not incomplete:
                     partial.replace(written)
@@ -487,19 +490,22 @@ def run_export(args: argparse.Namespace) -> int:
         return _status(store)
 
 
-def _write_documents(documents: Iterable[dict[str, Any]], form: str, out: IO[str]) -> int:
-    """Write ``documents`` one at a time as ``json`` (an array), ``jsonl`` or ``csv``; returns how many."""
+def _write_documents(
+    documents: Iterable[dict[str, Any]], form: str, out: IO[str], fields: Sequence[str] = DOCUMENT_FIELDS
+) -> int:
+    """Write ``documents`` one at a time as ``json`` (an array), ``jsonl`` or ``csv`` (its columns
+    ``fields``); returns how many."""
     count = 0
     if form == "csv":
         writer = csv.writer(out)
-        writer.writerow(DOCUMENT_FIELDS)
+        writer.writerow(fields)
         for document in documents:
             writer.writerow(
                 [
                     json.dumps(document[name], ensure_ascii=False, sort_keys=True)
                     if name in _NESTED
                     else ("" if document[name] is None else document[name])
-                    for name in DOCUMENT_FIELDS
+                    for name in fields
                 ]
             )
             count += 1

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from crawler import __version__
 from crawler.cli.options import add_fetch_options, add_set_option, non_negative_int, port_number
 from crawler.cli.terminal import running
-from crawler.commandline import command_name, suggest
+from crawler.commandline import command_name, did_you_mean, suggest
 from crawler.demo import DEMO_PORT
 from extractors import ALGORITHMS, DEFAULT_ALGORITHM
 
@@ -383,6 +383,13 @@ def _add_articles(commands: Any) -> None:
     _add_filters(export, limit=None)
     _add_format(export, ("jsonl", "csv"))
     export.add_argument(
+        "--fields",
+        type=_fields,
+        metavar="F,F,...",
+        help="only these fields, in this order (CSV columns; JSON keys): url,title,published (default every"
+        " field)",
+    )
+    export.add_argument(
         "-o",
         "--output",
         metavar="FILE",
@@ -652,6 +659,23 @@ def _moment(value: str) -> datetime:
         raise argparse.ArgumentTypeError(
             f"{value!r} is not a time: expected 2026-11-20, 2026-11-20T08:00Z, or 30m, 24h, 7d, 2w ago"
         ) from None
+
+
+def _fields(value: str) -> list[str]:
+    """The document fields of ``export --fields``, in the order given: each a field of the document, once."""
+    from crawler.store.document import DOCUMENT_FIELDS  # noqa: PLC0415 - the store's modules, when this option is given
+
+    names = [name.strip() for name in value.split(",")]
+    for name in names:
+        if name not in DOCUMENT_FIELDS:
+            what = f"no field is named {name!r}" if name else "an empty field name"
+            raise argparse.ArgumentTypeError(
+                f"{value!r}: {what}{did_you_mean(name, list(DOCUMENT_FIELDS))} (the fields are"
+                f" {','.join(DOCUMENT_FIELDS)})"
+            )
+        if names.count(name) > 1:
+            raise argparse.ArgumentTypeError(f"{value!r}: field {name!r} is given twice: give each once")
+    return names
 
 
 def _search_text(value: str) -> str:
