@@ -74,6 +74,9 @@ UTF8_EVIDENCE = 8
 SNIFF_BYTES = 8192
 # Share of control bytes (other than tab, newlines, form feed, escape) above which data is not text.
 MAX_CONTROL_SHARE = 0.02
+# How far an HTML page's start (a doctype, <html>, a <head> or <body> tag) is looked for: a page whose
+# control bytes pass MAX_CONTROL_SHARE (in a script's string, a data URI) is text when it starts as HTML.
+MARKUP_BYTES = 1024
 
 Declaration = Literal["bom", "declared", "meta"]
 Source = Declaration | Literal["utf-8", "utf-16", "detected", "default", "given"]
@@ -192,6 +195,12 @@ _XML_DECL_RE = re.compile(rb"""^\s*<\?xml\b[^>]*\bencoding\s*=\s*["']([A-Za-z0-9
 _COMMENT_RE = re.compile(rb"<!--.*?(?:-->|\Z)", re.DOTALL)
 _TEXT_CHARSET_RE = re.compile(r"""charset\s*=\s*["']?\s*([^\s"';,]+)""", re.IGNORECASE)
 
+# The start of an HTML page, after white space and comments: a doctype or <html>; or a <head> or <body>
+# tag anywhere in its first MARKUP_BYTES (<header> is none).
+_HTML_START_RE = re.compile(
+    rb"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.IGNORECASE | re.DOTALL
+)
+_HTML_TAG_RE = re.compile(rb"<(?:head|body)[\s/>]", re.IGNORECASE)
 # Bytes that do not occur in text (WHATWG MIME sniffing's "binary data bytes").
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -371,10 +380,27 @@ def sniff_binary(data: bytes, declared: str | None = None) -> str | None:
     if _utf16_without_bom(sample) is not None or _declared_utf16(sample, declared):
         return None
     controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
-    if controls > max(2, MAX_CONTROL_SHARE * len(sample)):
+    if controls > max(2, MAX_CONTROL_SHARE * len(sample)) and not _html_page(sample, declared):
         share = controls / len(sample)
         return f"binary data ({share:.0%} control bytes in the first {len(sample)} bytes)"
     return None
+
+
+def _html_page(sample: bytes, declared: str | None) -> bool:
+    """``sample``, the start of a page, is HTML: it starts as a page does (:data:`_HTML_START_RE`, or a
+    <head> or <body> tag in its first ``MARKUP_BYTES``), and decodes without an error in the encoding it
+    declares (``declared``, else its <meta>), else in UTF-8: random bytes after a tag do not."""
+    start = sample[:MARKUP_BYTES]
+    if not (_HTML_START_RE.match(start) or _HTML_TAG_RE.search(start)):
+        return False
+    found = declared_encoding(sample, declared)
+    codec = python_codec(found[0] if found is not None else "utf-8")
+    decoder = codecs.getincrementaldecoder(codec)(_errors(codec, "strict"))
+    try:
+        decoder.decode(sample, final=False)  # the sample may end inside a character
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def looks_binary(data: bytes) -> bool:

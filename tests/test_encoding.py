@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import extractors.encoding
 from extractors.encoding import (
     DOUBT_REPLACEMENTS,
+    SNIFF_BYTES,
     charset_from_content_type,
     declared_encoding,
     decode,
@@ -598,3 +599,39 @@ def test_utf16_text_without_a_byte_order_mark_is_text_when_its_content_type_name
 def test_a_stray_control_byte_does_not_make_a_page_binary() -> None:
     data = page(FRENCH * 20).encode() + b"\x00\x01"
     assert not looks_binary(data)
+
+
+# 240 control bytes (3% of the first 8 KB): a string of an inline script, or a data URI, written raw.
+_RAW_CONTROLS = "".join(chr(byte) for byte in (*range(0x01, 0x09), *range(0x0E, 0x1A))) * 10
+
+
+@pytest.mark.parametrize(
+    ("html", "charset"),
+    [
+        (page(FRENCH * 60, head=f"<script>var key = '{_RAW_CONTROLS}';</script>"), None),
+        (page(f"<img src='data:image/png,{_RAW_CONTROLS}'>" + RUSSIAN * 30), None),
+        (f"\n  <html><body><script>x='{_RAW_CONTROLS}'</script>{CHINESE * 40}</body></html>", "gbk"),
+        (
+            f"<!-- generated -->\n<head><title>t</title></head><script>x='{_RAW_CONTROLS}'</script>"
+            + FRENCH * 60,
+            None,
+        ),
+    ],
+)
+def test_an_html_page_with_many_control_bytes_in_a_script_is_text(html: str, charset: str | None) -> None:
+    """More than 2% control bytes in the first 8 KB made a page binary data, and a crawl skipped it, though
+    it starts as HTML (a doctype, <html>, a <head> or <body> tag in its first KB) and decodes in its
+    charset."""
+    data = html.encode(charset or "utf-8")
+    assert data[:SNIFF_BYTES].count(b"\x01") >= 10
+    declared = f"text/html; charset={charset}" if charset else "text/html"
+    assert sniff_binary(data, declared) is None
+
+
+@pytest.mark.parametrize(
+    "start", [b"<!doctype html><html><head>", b"<html><body>", b"<head><title>t</title>"]
+)
+def test_random_bytes_after_html_markup_are_binary(start: bytes) -> None:
+    data = start + random.Random(11).randbytes(20_000)
+    assert "binary data" in (sniff_binary(data) or "")
+    assert "binary data" in (sniff_binary(data, "text/html; charset=windows-1252") or "")
