@@ -373,7 +373,9 @@ def test_show_prints_every_field_and_finds_reposts(
     ):
         assert label in out
     assert "summary, 1 sentence:" in out and "summary, 3 sentences:" in out
-    assert "reposts (1):" in out and original["reposts"][0]["url"] in out
+    repost = original["reposts"][0]
+    assert "reposts (1), when fetched (UTC):" in out and repost["url"] in out, "the tables say (UTC) too"
+    assert f"  {repost['fetched_at'][:16].replace('T', ' ')}  {repost['site']}  {repost['url']}" in out
     assert max(len(line) for line in out.splitlines() if "://" not in line) <= articlescli.MAX_WRAP, "wrapped"
     _, by_id, _ = articles(capsys, monkeypatch, crawled, "show", original["id"])
     assert by_id == out

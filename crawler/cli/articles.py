@@ -349,7 +349,7 @@ def _print_document(
     reposts = document.get("reposts") or []
     if reposts:
         lines.append("")
-        lines.append(f"reposts ({len(reposts)}):")
+        lines.append(f"reposts ({len(reposts)}), when fetched (UTC):")
         lines.extend(
             f"  {repost['fetched_at'][:16].replace('T', ' ')}  {repost['site']}"
             f"  {printable(repost['url'])}  ({_repost_kind(repost, document['url'])})"
