@@ -75,11 +75,16 @@ def _rss_dated(*dates: str) -> bytes:
         ("Fri, 20 Nov 2026 10:31:00", None, "2026-11-20T10:31:00+00:00"),
         ("2026/11/20 10:31", SHANGHAI, "2026-11-20T02:31:00+00:00"),
         ("2026/11/20 10:31", None, "2026-11-20T10:31:00+00:00"),
-        # A time with its offset is that instant whatever the zone; a date alone is its midnight in UTC.
+        # A time with its offset is that instant whatever the zone.
         ("Fri, 20 Nov 2026 10:31:00 +0100", SHANGHAI, "2026-11-20T09:31:00+00:00"),
         ("Fri, 20 Nov 2026 10:31:00 GMT", SHANGHAI, "2026-11-20T10:31:00+00:00"),
         ("2026-11-20T10:31:00Z", SHANGHAI, "2026-11-20T10:31:00+00:00"),
-        ("2026-11-20", SHANGHAI, "2026-11-20T00:00:00+00:00"),
+        # A date alone stays a date, as a page's does (feedparser made it midnight in UTC: 08:00 in
+        # Shanghai, and the day before in New York).
+        ("2026-11-20", SHANGHAI, "2026-11-20"),
+        ("Fri, 20 Nov 2026", SHANGHAI, "2026-11-20"),
+        ("2026/11/20", ZoneInfo("America/New_York"), "2026-11-20"),
+        ("2026-11-20", None, "2026-11-20"),
         # Where Berlin's clocks go back (02:30 twice: the first, +02:00) and forward (no 02:30: read at
         # +01:00), as a page's time is.
         ("2026-10-25 02:30:00", ZoneInfo("Europe/Berlin"), "2026-10-25T00:30:00+00:00"),

@@ -46,7 +46,7 @@ class FeedEntry:
 
     url: str
     title: str | None = None
-    published: str | None = None  # ISO 8601 in UTC, from the entry's published or else updated date
+    published: str | None = None  # ISO 8601, a time in UTC or a date alone, from its published or updated
     author: str | None = None
 
     def hints(self) -> dict[str, str]:
@@ -142,13 +142,14 @@ def _published(entry: Any, zone: tzinfo) -> str | None:
     a time written without a UTC offset (``2026-11-20 10:31:00``, as feeds of Chinese sites write their
     ``pubDate``), which feedparser reads as UTC, and sometimes not at all (``Fri, 20 Nov 2026 10:31:00``)
     or wrongly (``2026/11/20 10:31`` as 2026-11-01): that time is read as a page's published is
-    (:func:`published_date`), in ``zone``."""
+    (:func:`published_date`), in ``zone``; and for a date alone (``2026-11-20``), which feedparser makes
+    midnight in UTC (08:00 in Shanghai, the day before in New York): it stays that date, as a page's does."""
     for key in ("published", "updated"):
         # feedparser gives an entry without "updated" its "published" for it, with a DeprecationWarning.
         if key not in entry:
             continue
         text = entry[key]
-        found = _without_offset(text, zone) if isinstance(text, str) else None
+        found = _without_offset_or_time(text, zone) if isinstance(text, str) else None
         if found is None:
             found = _date(entry.get(f"{key}_parsed"))
         if found is not None:
@@ -156,12 +157,13 @@ def _published(entry: Any, zone: tzinfo) -> str | None:
     return None
 
 
-def _without_offset(text: str, zone: tzinfo) -> str | None:
-    """The time ``text`` gives without a UTC offset, read in ``zone``, in UTC; None when it gives no such
-    time (an offset, a date alone, nothing :func:`published_date` reads)."""
+def _without_offset_or_time(text: str, zone: tzinfo) -> str | None:
+    """The time ``text`` gives without a UTC offset, read in ``zone``, in UTC; the date ``text`` gives
+    without a time, as that date (``2026-11-20``); None when it gives neither (a time with an offset,
+    nothing :func:`published_date` reads)."""
     found = published_date(text)
     if found is None or "T" not in found:
-        return None
+        return found
     moment = datetime.fromisoformat(found)
     if moment.tzinfo is not None:
         return None
