@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from crawler.errors import redacted, redacted_text
 from crawler.redisio import serializer
 from crawler.redisio.queue import LeasedQueue
 
@@ -43,14 +44,25 @@ class DeadLetter:
     fetched: bool = False  # its job counted its page fetched as it died: a requeue takes that back
     seen: bool = False  # a page found by a crawl, its URL in the Bloom filter: never queued by a crawl again
 
+    @property
+    def shown_url(self) -> str | None:
+        """The URL as ``crawler dead list`` shows it: its secrets masked (:func:`redacted`); ``url``, as
+        requested, is the one a requeue fetches."""
+        return None if self.url is None else redacted(self.url)
+
+    @property
+    def shown_reason(self) -> str:
+        """The reason with the secrets of its URLs masked (a record kept before they were)."""
+        return redacted_text(self.reason)
+
     def document(self) -> dict[str, Any]:
         """The dead letter as ``crawler dead list --format json`` shows it."""
         return {
             "id": self.id,
-            "url": self.url,
+            "url": self.shown_url,
             "site": self.site,
             "job": self.job,
-            "reason": self.reason,
+            "reason": self.shown_reason,
             "kind": self.kind,
             "at": self.at,
             "worker": self.worker,

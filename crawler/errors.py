@@ -3,7 +3,8 @@
 Every exception carries the process exit code the command line uses for it, so ``crawler`` sub-commands
 report any of them the same way: one line on stderr, that exit code, no traceback. :func:`folder_advice`
 gives the fix of a file or folder that could not be made or written, by its ``errno``; :func:`redacted` is
-a URL as a message may show it (``MONGO_URI``, ``REDIS_URL``, proxies, start URLs, URLs to fetch).
+a URL as a message may show it (``MONGO_URI``, ``REDIS_URL``, proxies, start URLs, URLs to fetch), and
+:func:`redacted_text` a message with every http(s) URL in it so.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "file_in_the_way",
     "folder_advice",
     "redacted",
+    "redacted_text",
 ]
 
 # Exit codes of the command line (also listed in `crawler --help` and docs/cli.md).
@@ -220,6 +222,9 @@ _NESTED_USERINFO_RE = re.compile(
     re.IGNORECASE,
 )
 
+# An http(s) URL inside a message: up to a space, a quote or an angle bracket (Scrapy's "<GET url>").
+_URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+", re.IGNORECASE)
+
 
 def redacted(url: str) -> str:
     """``url`` as a message may show it: its user name and password, whatever stands before the ``@`` of
@@ -251,3 +256,13 @@ def redacted(url: str) -> str:
         rest = "***" + rest[at:]
     shown = _NESTED_USERINFO_RE.sub(r"\g<scheme>***\g<at>", f"{scheme}{separator}{rest}")
     return _SECRET_PARAMETER_RE.sub(r"\g<name>***", shown)
+
+
+def redacted_text(text: str) -> str:
+    """``text`` with each http(s) URL in it :func:`redacted`: a dead letter's reason, a note for a job's
+    summary, a log line's URL.
+
+    >>> redacted_text("HTTP 503 at https://site.test/feed?token=s3cret (after 2 retries)")
+    'HTTP 503 at https://site.test/feed?token=*** (after 2 retries)'
+    """
+    return _URL_IN_TEXT_RE.sub(lambda found: redacted(found.group()), text)

@@ -651,6 +651,36 @@ def test_a_temp_crawl_continued_whose_requeued_dead_letter_is_the_start_url_says
     ) in said, said
 
 
+def test_a_start_url_with_a_token_is_dead_lettered_and_listed_masked_and_requeued_as_written(
+    site: Site,
+) -> None:
+    """A start URL holding a secret in its query (``?token=...``) failed for good: its dead letter was
+    stored and `crawler dead list` showed it as written, and so did the worker's warning and the temp
+    crawl's summary. They show it masked (``token=***``); the queued request keeps it, so that `crawler
+    dead requeue` fetches the page it names."""
+    start = site.server.url(f"/flaky/{unique('token')}?fail=3&token=s3cret")
+    site.rules.mkdir(parents=True)
+    (site.rules / "keyed.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    first = site.crawler("temp", "keyed", *settings)
+    assert first.returncode == 1, first.stdout + first.stderr[-4000:]
+    assert "token=***" in first.stdout and "s3cret" not in first.stdout + first.stderr, first.stdout
+    (letter,) = site.dead()
+    assert letter["url"] == start.replace("s3cret", "***"), letter
+    listed = site.crawler("dead", "list")
+    assert listed.returncode == 0 and "s3cret" not in listed.stdout + listed.stderr, listed.stdout
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        dead = client.hgetall(Keys("crawler").dead)
+        client.close()
+    assert dead and not any(b"s3cret" in record for record in dead.values()), dead
+    assert all(b"token=s3cret" in member for member in dead), "the request, as requested, for the requeue"
+    assert site.crawler("dead", "requeue", "--site", "keyed").returncode == 0
+    again = site.crawler("temp", "keyed", *settings)
+    assert again.returncode == 0, again.stdout + again.stderr[-4000:]
+    assert "s3cret" not in again.stdout + again.stderr, again.stdout
+
+
 def test_a_rule_without_a_title_field_stores_the_pages_title_and_a_title_search_finds_it(
     site: Site,
 ) -> None:

@@ -45,7 +45,7 @@ from crawler.commandline import command_name, counted, given_folders, suggest
 from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
-from crawler.errors import InputError, StoreError, Terminated, redacted
+from crawler.errors import InputError, StoreError, Terminated, redacted, redacted_text
 from crawler.keys import ROBOTS_DISALLOWED, Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url, writes_refused
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError, live_users
@@ -136,7 +136,7 @@ class _CommandWarnings(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.levelno == logging.WARNING:
-            tell("warning", record.getMessage())
+            tell("warning", redacted_text(record.getMessage()))
             return
         for handler in logging.root.handlers:
             if record.levelno >= handler.level:
@@ -385,7 +385,9 @@ def _no_links_hint(rule: Rule, fetched: int) -> str:
     noun = "index page" if rule.start_urls else "page"
     pages = f"the {noun}" if fetched == 1 else f"the {fetched} {noun}s"
     picks = f" (index.links in {rule.path} picks them)" if rule.start_urls else ""
-    command = suggest(f"rules try {rule.site} {shlex.quote(urls[0]) if urls else 'URL'}")
+    # A URL with a secret (a token in its query) is not shown: the command names it URL.
+    shown = urls[0] if urls and redacted(urls[0]) == urls[0] else None
+    command = suggest(f"rules try {rule.site} {shlex.quote(shown) if shown else 'URL'}")
     return (
         f"{pages} gave no article links{picks}: `{command}` shows what the rule finds on"
         f" {'it' if fetched == 1 else 'one'}"

@@ -100,8 +100,8 @@ def run_list(args: argparse.Namespace) -> int:
             escape(letter.id),
             when,
             escape(letter.site or "-"),
-            escape(one_line(letter.url or "(no request)")),
-            escape(one_line(letter.reason)),
+            escape(one_line(letter.shown_url or "(no request)")),
+            escape(one_line(letter.shown_reason)),
             escape(letter.job or "-"),
         )
     with table_console() as console:
@@ -126,7 +126,7 @@ def run_requeue(args: argparse.Namespace) -> int:
                 f" (job {job}), whose dead {were}"
             )
     for letter in refused:
-        tell("warning", f"not requeued {letter.id}: no request ({cut(letter.reason, 100)}); drop it")
+        tell("warning", f"not requeued {letter.id}: no request ({cut(letter.shown_reason, 100)}); drop it")
     return 0
 
 

@@ -36,6 +36,7 @@ from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
+from crawler.errors import redacted
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work
 from crawler.worker.connection import keys_of, outage_of, server_of
@@ -106,7 +107,14 @@ class Signal:
     at: float
 
     def record(self) -> dict[str, object]:
-        return {"url": self.url, "status": self.status, "what": self.what, "proxy": self.proxy, "at": self.at}
+        """The signal as a ban keeps it in Redis and ``crawler status`` shows it: its URL's secrets masked."""
+        return {
+            "url": redacted(self.url),
+            "status": self.status,
+            "what": self.what,
+            "proxy": self.proxy,
+            "at": self.at,
+        }
 
 
 class BanWatch:
@@ -142,7 +150,7 @@ class BanWatch:
         """An answer that looked like a refusal: counted, kept as evidence, and judged with the others."""
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value(f"ban_signal/{site}")
-        logger.warning("%s: %s at %s (a sign of a ban)", site, signal.what, signal.url)
+        logger.warning("%s: %s at %s (a sign of a ban)", site, signal.what, redacted(signal.url))
         for key in (site, None if signal.proxy is None else f"proxy {signal.proxy}"):
             if key is None:
                 continue

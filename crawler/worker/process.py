@@ -16,7 +16,7 @@ from twisted.python.failure import Failure
 from crawler import settings as defaults
 from crawler.bounds import checked_setting, declared_ranges
 from crawler.commandline import counted
-from crawler.errors import CrawlerError, InputError
+from crawler.errors import CrawlerError, InputError, redacted_text
 from crawler.worker.fetch import SignalledProcess
 from crawler.worker.spider import SitesSpider
 
@@ -78,6 +78,18 @@ class _ScrapysList(logging.Filter):
         return True
 
 
+class _Redacted(logging.Filter):
+    """A line shown with the secrets of its URLs masked (:func:`redacted_text`): Scrapy's and ours name
+    the URLs requested (``Gave up retrying <GET https://site.test/feed?token=***>``), and a rule's start
+    URL may hold a token. A handler's filter: only the lines a handler shows are read."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        shown = record.getMessage()
+        if "://" in shown:
+            record.msg, record.args = redacted_text(shown), ()
+        return True
+
+
 class _WorkerProcess(SignalledProcess):
     """Says at once that a stop signal stops the crawl, and what becomes of the downloads it cancelled."""
 
@@ -96,6 +108,7 @@ class _WorkerProcess(SignalledProcess):
 
 
 _NEVER_OPENED = _NeverOpened()
+_REDACTED = _Redacted()
 _SCRAPYS_LIST = _ScrapysList()
 # The start of each of Scrapy's start-up messages and of its stats dump (their templates, scrapy 2.19), and
 # the logger of each.
@@ -175,6 +188,9 @@ def run_worker(
     # kept to be raised as itself: else the reactor stops as if interrupted, and the failure is lost.
     failures: list[Failure] = []
     process.crawl(crawler, job=job, sites=",".join(sites) or None).addErrback(failures.append)
+    # Scrapy's root handler is made anew as the crawl applies its settings, above.
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_REDACTED)
     process.start()
     for ticker in tickers:
         if ticker.running:

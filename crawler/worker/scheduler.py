@@ -46,6 +46,7 @@ from scrapy_redis.scheduler import Scheduler
 from twisted.internet import task
 
 from crawler.commandline import counted
+from crawler.errors import redacted, redacted_text
 from crawler.redisio import redirects as redirect_notes
 from crawler.redisio import serializer
 from crawler.redisio.connection import NO_PERMISSION_FIX, writes_refused
@@ -487,7 +488,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             self.stats.inc_value(f"lease/deferred/{work.site}")
             logger.warning(
                 "%s of site %r: %s; it is tried again in %g s (attempt %d of %d)",
-                request.url,
+                redacted(request.url),
                 work.site,
                 reason,
                 self.retry_seconds,
@@ -509,7 +510,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             return
         self.stats.inc_value(f"dead/{work.site}")
         self.stats.inc_value(f"errors/{kind}/{work.site}")
-        logger.warning("Dead-lettered %s of site %r: %s", request.url, work.site, reason)
+        logger.warning(
+            "Dead-lettered %s of site %r: %s", redacted(request.url), work.site, redacted_text(reason)
+        )
         record = self._record(
             reason, url=request.url, site=work.site, job=work.job, kind=kind, fetched=fetched
         )
@@ -553,9 +556,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         fetched: bool = False,
     ) -> bytes:
         record: dict[str, object] = {
-            "reason": reason,
+            "reason": redacted_text(reason),
             "kind": kind,
-            "url": url,
+            "url": None if url is None else redacted(url),
             "site": site,
             "job": job,
             "at": round(time.time(), 3),

@@ -66,7 +66,7 @@ from twisted.web._newclient import ResponseFailed
 
 from crawler.commandline import counted, suggest
 from crawler.config import apply_environment
-from crawler.errors import redacted
+from crawler.errors import redacted, redacted_text
 from crawler.items import Article, Discovered, Page
 from crawler.keys import ROBOTS_DISALLOWED, SEEN_ALREADY, SKIP_PREFIX
 from crawler.redisio.bloom import RedisBloom
@@ -1238,7 +1238,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if not job:
             return
         try:
-            self.server.hset(self.keys.job(job), f"note:{url}", note)
+            self.server.hset(self.keys.job(job), f"note:{url}", redacted_text(note))
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"note in job {job}'s summary: {note}", exc)
             return
