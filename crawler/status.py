@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,7 +41,7 @@ from crawler.discover.frontier import Frontier
 from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded, evicts, hash_of, writes_refused
-from crawler.redisio.queue import LeasedQueue
+from crawler.redisio.queue import LeasedQueue, SitePoliteness
 from crawler.redisio.workers import beat_alive
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
@@ -85,11 +87,11 @@ def build_status(
     leader = server.get(keys.leader)
     scheduler = None if leader is None else decoded(leader)
     dead = _dead_letters(server, keys)
+    shown = [(name, ruleset.get(name)) for name in ([site] if site is not None else status_sites(ruleset))]
+    reads = _read_sites(server, keys, shown, now)
     sites = [
-        _site(
-            server, keys, name, ruleset.get(name), now, dead.get(name, 0), ruleset.broken.get(name), scheduler
-        )
-        for name in ([site] if site is not None else status_sites(ruleset))
+        _site(server, keys, name, rule, now, read, dead.get(name, 0), ruleset.broken.get(name), scheduler)
+        for (name, rule), read in zip(shown, reads, strict=True)
     ]
     broken = [
         {"file": error.file, "error": str(error)}
@@ -281,25 +283,91 @@ def _dead_letters(server: redis.Redis, keys: Keys) -> dict[str, int]:
     return dict(counts)
 
 
+@dataclass(frozen=True, slots=True)
+class _SiteReads:
+    """What the status reads of one site in Redis (:func:`_read_sites`)."""
+
+    state: dict[str, str]  # its grabs' hash
+    hours: list[Counter[str]]  # its counters of each hour, the newest first
+    last_new: int | None  # the articles its last job stored
+    waiting: tuple[int, bool] | None  # the job its due grab waits for: requests pending, a temp crawl
+    ban: dict[str, Any] | None
+    paused: float | None
+    polite: SitePoliteness
+    queued: int
+    sessions: list[tuple[str | None, str | None]]  # each session of its rule: held by, benched
+
+
+def _read_sites(
+    server: redis.Redis, keys: Keys, sites: Sequence[tuple[str, Rule | None]], now: float
+) -> list[_SiteReads]:
+    """What the status reads of each of ``sites`` (a site and its rule), read for all of them together:
+    their grabs, counters, ban, pause and sessions in one pipeline, the jobs those name in a second one,
+    their politeness and their queues in two each, however many sites (a round trip each per site was
+    3,017 for 300 sites, seconds on a Redis across a network)."""
+    hours = [hour_of(now - 3600 * back) for back in range(HOURS_RECENT + HOURS_HISTORY)]
+    pipe = server.pipeline(transaction=False)
+    for site, rule in sites:
+        pipe.hgetall(keys.grab(site))
+        for hour in hours:
+            pipe.hgetall(keys.stats(site, hour))
+        pipe.hget(keys.bans, site)
+        pipe.hget(keys.paused, site)
+        for session in rule.sessions if rule is not None else ():
+            pipe.get(keys.session(site, session.name))
+            pipe.get(keys.session_bench(site, session.name))
+    replies = iter(pipe.execute())
+    first = []
+    for _, rule in sites:
+        state = {decoded(name): decoded(value) for name, value in next(replies).items()}
+        counters = [
+            Counter({decoded(name): int(count) for name, count in next(replies).items()}) for _ in hours
+        ]
+        ban, paused = next(replies), next(replies)
+        sessions = [
+            (decoded(held) if held else None, decoded(benched) if benched else None)
+            for held, benched in ((next(replies), next(replies)) for _ in (rule.sessions if rule else ()))
+        ]
+        first.append((state, counters, _ban(ban, now), None if paused is None else float(paused), sessions))
+    pipe = server.pipeline(transaction=False)
+    for state, *_ in first:
+        if "job" in state:
+            pipe.hget(keys.job(state["job"]), "stored")
+        if "waiting" in state:
+            pipe.hmget(keys.job(state["waiting"]), ["pending", "kind"])
+    jobs = iter(pipe.execute())
+    queue = LeasedQueue(server, keys)
+    names = [site for site, _ in sites]
+    reads = []
+    for (state, counters, ban, paused, sessions), polite, queued in zip(
+        first, queue.politeness(names), queue.queued_sites(names), strict=True
+    ):
+        last_new = int(next(jobs) or 0) if "job" in state else None
+        waiting = None
+        if "waiting" in state:
+            pending, kind = next(jobs)
+            waiting = (int(pending or 0), kind == b"temp")
+        reads.append(_SiteReads(state, counters, last_new, waiting, ban, paused, polite, queued, sessions))
+    return reads
+
+
 def _site(
     server: redis.Redis,
     keys: Keys,
     site: str,
     rule: Rule | None,
     now: float,
+    read: _SiteReads,
     dead: int,
     broken: str | None,
     scheduler: str | None,
 ) -> dict[str, Any]:
     """The status of ``site``: of its ``rule``, or (``rule`` None) of a site whose rule file ``broken`` has
-    errors, from its counters and state in Redis; ``scheduler``: the active one, for an overdue grab."""
-    state = hash_of(server, keys.grab(site))
-    recent, history = _counters(server, keys, site, now)
-    last_job = state.get("job")
-    last_new = None
-    if last_job is not None:
-        stored = server.hget(keys.job(last_job), "stored")
-        last_new = int(stored or 0)
+    errors, from its counters and state in Redis (``read``); ``scheduler``: the active one, for an overdue
+    grab."""
+    state = read.state
+    recent, history = _summed(read.hours[:HOURS_RECENT]), _summed(read.hours[HOURS_RECENT:])
+    last_new = read.last_new
     pages = recent["fields/pages"]
     if rule is not None:
         names = sorted(rule.fields)
@@ -330,8 +398,8 @@ def _site(
             }
         )
     requests = recent["crawl/pages"] + recent["crawl/errors"] + recent["crawl/not_modified"]
-    ban = _ban(server, keys, site, now)
-    (polite,) = LeasedQueue(server, keys).politeness([site])
+    ban = read.ban
+    polite = read.polite
     errors_by_kind = {
         name.removeprefix("errors/"): count
         for name, count in sorted(recent.items())
@@ -352,7 +420,7 @@ def _site(
     failed = recent["crawl/errors"]
     if (failed >= ERROR_MIN_REQUESTS and failed * 2 > requests) or (failed and failed == requests):
         attention.append(f"fetch errors: {failed} of {requests} requests in 24 h failed")
-    last_hour, before = _errors_rising(server, keys, site, now)
+    last_hour, before = _errors_rising(read.hours)
     if last_hour >= ERROR_MIN_REQUESTS and last_hour > RISING_FACTOR * max(before, 1.0):
         attention.append(
             f"errors rising: {last_hour} in the last hour, against a mean of {before:.1f} an hour over the"
@@ -413,11 +481,11 @@ def _site(
             )
     next_due = float(state["next"]) if "next" in state else None
     scheduled = rule is not None and bool(rule.every or rule.cron)
-    waiting = _waiting(server, keys, state) if scheduled else None
-    paused = server.hget(keys.paused, site)
+    waiting = _waiting(state, read.waiting) if scheduled else None
+    paused = read.paused
     if paused is not None:
         notes.append(
-            f"paused since {_iso(float(paused))}: no regular grab, its queued requests held;"
+            f"paused since {_iso(paused)}: no regular grab, its queued requests held;"
             f" `{suggest(f'sites resume {site}')}` resumes it"
         )
     elif next_due is not None and now - next_due > OVERDUE_SECONDS and scheduled:
@@ -450,8 +518,8 @@ def _site(
         "next_grab": None if next_due is None else _iso(next_due),
         "grabs": int(state.get("grabs", 0)),
         "grab_waiting": waiting,
-        "paused": None if paused is None else _iso(float(paused)),
-        "queued": LeasedQueue(server, keys).queued(site),
+        "paused": None if paused is None else _iso(paused),
+        "queued": read.queued,
         "grabs_deferred": int(state.get("deferred", 0)),
         "yield": round(float(state["yield"]), 3) if "yield" in state else None,
         "new_last_grab": last_new,
@@ -476,7 +544,10 @@ def _site(
             "concurrency": polite.concurrency,
             "downloading": polite.inflight,
         },
-        "sessions": _sessions(server, keys, rule) if rule is not None else [],
+        "sessions": [
+            {"name": session.name, "held_by": held, "benched": benched}
+            for session, (held, benched) in zip(rule.sessions if rule else (), read.sessions, strict=True)
+        ],
         "dead_letters": dead,
         "qread_fallbacks_24h": recent["extract/qread_fallback"],
         "article_pages_24h": pages,
@@ -488,19 +559,18 @@ def _site(
     }
 
 
-def _waiting(server: redis.Redis, keys: Keys, state: dict[str, str]) -> dict[str, Any] | None:
+def _waiting(state: dict[str, str], job: tuple[int, bool] | None) -> dict[str, Any] | None:
     """The due grab that waits for the site's last grab, or a temp crawl of the site, to end
-    (:mod:`crawler.schedule.grabs`): that job, whether it is a temp crawl, its requests pending, since
-    when; None when no grab waits."""
-    if "waiting" not in state:
+    (:mod:`crawler.schedule.grabs`): that job (``job``: its requests pending, whether it is a temp crawl),
+    since when; None when no grab waits."""
+    if "waiting" not in state or job is None:
         return None
-    job = state["waiting"]
     since = state.get("waiting_since")
-    pending, kind = server.hmget(keys.job(job), ["pending", "kind"])
+    pending, temp = job
     return {
-        "job": job,
-        "temp": kind == b"temp",
-        "pending": int(pending or 0),
+        "job": state["waiting"],
+        "temp": temp,
+        "pending": pending,
         "since": None if since is None else _iso(float(since)),
     }
 
@@ -541,9 +611,9 @@ def _share(value: float | None) -> str:
     return "no article page" if value is None else f"{value:.0%}"
 
 
-def _ban(server: redis.Redis, keys: Keys, site: str, now: float) -> dict[str, Any] | None:
-    """The site's last ban within 24 hours, with its evidence (the signals that made it)."""
-    raw = server.hget(keys.bans, site)
+def _ban(raw: bytes | None, now: float) -> dict[str, Any] | None:
+    """The site's last ban (``raw``: as kept) within 24 hours, with its evidence (the signals that made
+    it)."""
     if raw is None:
         return None
     try:
@@ -555,12 +625,10 @@ def _ban(server: redis.Redis, keys: Keys, site: str, now: float) -> dict[str, An
     return {**ban, "at_iso": _iso(float(ban["at"]))}
 
 
-def _errors_rising(server: redis.Redis, keys: Keys, site: str, now: float) -> tuple[int, float]:
-    """The site's errors in the last hour, and their hourly mean over the 23 hours before."""
-    pipe = server.pipeline(transaction=False)
-    for back in range(HOURS_RECENT):
-        pipe.hget(keys.stats(site, hour_of(now - 3600 * back)), "crawl/errors")
-    counts = [int(value or 0) for value in pipe.execute()]
+def _errors_rising(hours: list[Counter[str]]) -> tuple[int, float]:
+    """The site's errors in the last hour, and their hourly mean over the 23 hours before (``hours``: its
+    counters of each hour, the newest first)."""
+    counts = [hour["crawl/errors"] for hour in hours[:HOURS_RECENT]]
     return counts[0], sum(counts[1:]) / (HOURS_RECENT - 1)
 
 
@@ -575,25 +643,6 @@ def _no_news(state: dict[str, str], rule: Rule, now: float) -> str | None:
         return None
     found = f"since {_iso(since)}" if "last_found" in state else "in any grab so far"
     return f"no new articles {found} ({NO_NEWS_INTERVALS}+ intervals): is the rule still finding its links?"
-
-
-def _sessions(server: redis.Redis, keys: Keys, rule: Rule) -> list[dict[str, Any]]:
-    """Each session of the rule: which worker holds it, and why it is benched (never its values)."""
-    if not rule.sessions:
-        return []
-    pipe = server.pipeline(transaction=False)
-    for session in rule.sessions:
-        pipe.get(keys.session(rule.site, session.name))
-        pipe.get(keys.session_bench(rule.site, session.name))
-    replies = pipe.execute()
-    return [
-        {
-            "name": session.name,
-            "held_by": decoded(replies[2 * index]) if replies[2 * index] else None,
-            "benched": decoded(replies[2 * index + 1]) if replies[2 * index + 1] else None,
-        }
-        for index, session in enumerate(rule.sessions)
-    ]
 
 
 def _proxies(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]]:
@@ -618,19 +667,12 @@ def _proxies(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]
     return shown
 
 
-def _counters(server: redis.Redis, keys: Keys, site: str, now: float) -> tuple[Counter[str], Counter[str]]:
-    """The site's counters summed over the last 24 hours, and over the 7 days before."""
-    hours = [hour_of(now - 3600 * back) for back in range(HOURS_RECENT + HOURS_HISTORY)]
-    pipe = server.pipeline(transaction=False)
+def _summed(hours: list[Counter[str]]) -> Counter[str]:
+    """The counters of ``hours`` added up, those at 0 kept (``Counter``'s ``+`` drops them)."""
+    total: Counter[str] = Counter()
     for hour in hours:
-        pipe.hgetall(keys.stats(site, hour))
-    recent: Counter[str] = Counter()
-    history: Counter[str] = Counter()
-    for index, values in enumerate(pipe.execute()):
-        target = recent if index < HOURS_RECENT else history
-        for name, count in values.items():
-            target[decoded(name)] += int(count)
-    return recent, history
+        total.update(hour)
+    return total
 
 
 def _iso(moment: float) -> str:
