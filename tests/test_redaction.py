@@ -164,3 +164,28 @@ def test_a_worker_given_a_redis_url_whose_password_holds_a_question_mark_shows_n
     assert done.returncode == 1, done.stderr
     assert "REDIS_URL 'redis://***@127.0.0.1:6379/0' is not a Redis URL" in done.stderr, done.stderr
     assert "s3c" not in done.stderr + done.stdout and "alice" not in done.stderr + done.stdout, done.stderr
+
+
+def test_a_workers_log_lines_show_urls_masked_and_a_line_whose_arguments_do_not_fit_raises_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The handler filter of a worker's log (crawler.worker.process) masks the secrets of the URLs a line
+    names; a line whose arguments do not fit its format is left to the handler, which reports it as
+    logging does, rather than raising where it was logged."""
+    import logging
+
+    from crawler.worker.process import _REDACTED
+
+    handler = logging.StreamHandler()
+    handler.addFilter(_REDACTED)
+    logger = logging.getLogger("tests.redaction.worker")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("Gave up retrying <GET %s>", "https://site.test/feed?token=s3cret&page=2")
+        logger.warning("bad %d", "not a number")
+    finally:
+        logger.removeHandler(handler)
+    said = capsys.readouterr().err
+    assert "Gave up retrying <GET https://site.test/feed?token=***&page=2>\n" in said, said
+    assert "s3cret" not in said and "--- Logging error ---" in said, said

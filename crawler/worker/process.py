@@ -84,7 +84,10 @@ class _Redacted(logging.Filter):
     URL may hold a token. A handler's filter: only the lines a handler shows are read."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        shown = record.getMessage()
+        try:
+            shown = record.getMessage()
+        except (TypeError, ValueError):  # arguments that do not fit: the handler reports it as it would
+            return True
         if "://" in shown:
             record.msg, record.args = redacted_text(shown), ()
         return True
