@@ -119,9 +119,8 @@ def test_a_paused_site_is_said_by_schedule_refused_by_temp_and_resumed_due_at_on
 
 KEYS = Keys("crawler")
 FORGET_SAID = (
-    "{site}: {requests} taken out of the queue, its grab state dropped ({keys}: last and next grab,"
-    " validators, sitemap dates, temp crawl, discover frontier); its next grab is a new rule's first"
-    " (`every`: at the scheduler's next tick)\n"
+    "{site}: {requests} taken out of the queue, its grab state dropped ({state}); its next grab is a new"
+    " rule's first: at the scheduler's next tick\n"
 )
 SEEN_STAY = (
     "its seen URLs stay seen: the Bloom filter of seen URLs is shared by every site and cannot remove one, so"
@@ -169,13 +168,42 @@ def test_forget_drops_the_grab_state_and_queued_requests_of_the_site_alone_and_i
     store = stored(folder)
     ran = crawler(folder, redis_server, "sites", "forget", SITE, "--yes")
     assert ran.code == 0, ran.stderr
-    said = FORGET_SAID.format(site=SITE, requests="1 request", keys="2 keys")
+    said = FORGET_SAID.format(site=SITE, requests="1 request", state="last and next grab, validators")
     assert ran.stdout == f"forgot {said}{SEEN_STAY.format(site=SITE)}"
     assert not redis_client.exists(KEYS.grab(SITE), KEYS.validators(SITE), KEYS.queue_of(SITE))
     assert redis_client.hget(KEYS.job(job), "pending") == b"0", "its request ended in its job"
     assert redis_client.zcard(KEYS.queue_of("demo-huaxia")) == 1, "other sites keep theirs"
     assert store.count(site=SITE) == 1, "its articles stay without --articles"
     assert f"queued the grab of {SITE}" in grabbed(folder, redis_server), "grabbed as a new rule"
+
+
+def test_forget_names_the_state_it_dropped_and_when_the_sites_schedule_grabs_it_next(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """It said `(3 keys: last and next grab, validators, sitemap dates, temp crawl, discover frontier)`
+    whatever the keys were, `(0 keys: ...)` the same for a site with none, and `at the scheduler's next
+    tick` for a cron rule and a rule with no schedule too."""
+    grabbed(folder, redis_server)
+    redis_client.hset(KEYS.sitemaps(SITE), "http://127.0.0.1:8631/sitemap.xml", "2026-11-20T08:00:00+00:00")
+    first = crawler(folder, redis_server, "sites", "forget", SITE, "--yes")
+    assert first.code == 0, first.stderr
+    said = FORGET_SAID.format(site=SITE, requests="1 request", state="last and next grab, sitemap dates")
+    assert first.stdout == f"forgot {said}{SEEN_STAY.format(site=SITE)}"
+    rule = folder / "rules" / f"{SITE}.yaml"
+    text = rule.read_text(encoding="utf-8")
+    rule.write_text(text.replace("every: 20m", 'cron: "0 6 * * *"'), encoding="utf-8")
+    again = crawler(folder, redis_server, "sites", "forget", SITE, "--yes")
+    assert again.code == 0, again.stderr
+    assert again.stdout.startswith(
+        f"forgot {SITE}: 0 requests taken out of the queue, it had no grab state to drop; its next grab is"
+        " a new rule's first: at its cron expression's next time (0 6 * * *)\n"
+    ), again.stdout
+    rule.write_text(text.replace("schedule:\n  every: 20m\n", ""), encoding="utf-8")
+    unscheduled = crawler(folder, redis_server, "sites", "forget", SITE, "--yes")
+    assert unscheduled.stdout.startswith(
+        f"forgot {SITE}: 0 requests taken out of the queue, it had no grab state to drop; its rule has no"
+        f" `schedule`: no regular grab (`crawler temp {SITE}` crawls it)\n"
+    ), unscheduled.stdout
 
 
 def test_forget_takes_the_requests_of_a_discover_crawls_host_slots_too(

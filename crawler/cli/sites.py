@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import redis
 
@@ -22,7 +23,7 @@ from crawler.errors import InputError
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, decoded
 from crawler.redisio.queue import LeasedQueue
-from crawler.rules import rule_file
+from crawler.rules import RULE_SUFFIX, RuleErrors, load_rule, rule_file
 from crawler.schedule.grabs import when
 from crawler.status import workers_alive
 from crawler.store import open_store
@@ -109,10 +110,10 @@ def run_forget(args: argparse.Namespace) -> int:
             )
         dropped = _drop_state(queue.server, config.keys, site)
     requests = sum(len(members) for members in taken.values())
+    state = f"its grab state dropped ({', '.join(dropped)})" if dropped else "it had no grab state to drop"
     print(
-        f"forgot {site}: {counted(requests, 'request')} taken out of the queue, its grab state dropped"
-        f" ({counted(dropped, 'key')}: last and next grab, validators, sitemap dates, temp crawl, discover"
-        " frontier); its next grab is a new rule's first (`every`: at the scheduler's next tick)"
+        f"forgot {site}: {counted(requests, 'request')} taken out of the queue, {state};"
+        f" {_next_grab(folder, site)}"
     )
     if args.articles:
         with open_store(config.values()) as store:
@@ -153,8 +154,34 @@ def _fetching(server: redis.Redis, keys: Keys, site: str) -> bool:
     return leased and workers_alive(server, keys, time.time()) > 0
 
 
-def _drop_state(server: redis.Redis, keys: Keys, site: str) -> int:
-    """Delete ``site``'s grab state; how many keys were deleted."""
-    names = [keys.grab(site), keys.validators(site), keys.sitemaps(site), keys.temp(site)]
-    names += [decoded(name) for name in server.scan_iter(match=f"{keys.prefix}:discover:{site}:*")]
-    return int(server.delete(*names))
+def _drop_state(server: redis.Redis, keys: Keys, site: str) -> list[str]:
+    """Delete ``site``'s grab state; what it held of it, in words (none: it held nothing)."""
+    kinds = {
+        keys.grab(site): "last and next grab",
+        keys.validators(site): "validators",
+        keys.sitemaps(site): "sitemap dates",
+        keys.temp(site): "temp crawl",
+    }
+    for name in server.scan_iter(match=f"{keys.prefix}:discover:{site}:*"):
+        kinds[decoded(name)] = "discover frontier"
+    pipe = server.pipeline(transaction=True)
+    for name in kinds:
+        pipe.delete(name)
+    deleted = pipe.execute()
+    return list(dict.fromkeys(kind for kind, count in zip(kinds.values(), deleted, strict=True) if count))
+
+
+def _next_grab(folder: Path, site: str) -> str:
+    """When the forgotten ``site`` is grabbed next, as its rule's schedule says."""
+    path = folder / f"{site}{RULE_SUFFIX}"
+    if not path.is_file():
+        return f"it has no rule file ({path}): no grab of it is made until one is added back"
+    try:
+        rule = load_rule(path)
+    except RuleErrors:
+        return f"its next grab is a new rule's first, once {path} loads (`{suggest('rules check')}`)"
+    if rule.cron is not None:
+        return f"its next grab is a new rule's first: at its cron expression's next time ({rule.cron})"
+    if rule.every is not None:
+        return "its next grab is a new rule's first: at the scheduler's next tick"
+    return f"its rule has no `schedule`: no regular grab (`{suggest(f'temp {site}')}` crawls it)"
