@@ -440,9 +440,29 @@ def test_rules_try_on_a_feed_gives_why_entries_may_be_left_out_only_when_some_we
     feed = _feed("rss", "/a/one", "http://elsewhere.test/a/two")
     _feed_rule(site, feed)
     done = site.crawler("rules", "try", "wire", site.server.url(feed))
+    assert "as a feed (rss20): 1 article link, 1 left out: 1 off the domains\n" in done.stdout, done.stdout
+
+
+def test_rules_try_on_a_feed_or_a_sitemap_counts_each_reason_an_entry_was_left_out(site: Site) -> None:
+    """It said `1 left out (off the rule's domains, refused by index.links allow/deny, repeated, or without
+    a link)` of a feed, every reason that might be, and of a sitemap `1 left out` and no reason at all: a
+    user could not tell which entry was dropped or why."""
+    feed = _feed("rss", "/a/one", "/a/one", "http://elsewhere.test/a/two", "/a/denied")
+    _feed_rule(site, feed)
+    rule = site.rules / f"{site.name}.yaml"
+    rule.write_text(rule.read_text(encoding="utf-8") + "index:\n  links: {deny: '/a/denied'}\n", "utf-8")
+    done = site.crawler("rules", "try", "wire", site.server.url(feed))
+    assert done.returncode == 0, done.stderr
     assert (
-        "as a feed (rss20): 1 article link, 1 left out (off the rule's domains, refused by index.links"
-        " allow/deny, repeated, or without a link)\n"
+        "as a feed (rss20): 1 article link, 3 left out: 1 repeated, 1 off the domains, 1 refused by"
+        " index.links\n"
+    ) in done.stdout, done.stdout
+    links = ("/a/one", "http://elsewhere.test/a/two", "/a/denied", "/a/one")
+    sitemap = site.server.url("/sitemap.xml?to=" + quote(",".join(links), safe="/,"))
+    done = site.crawler("rules", "try", "wire", sitemap)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "as a urlset: 1 article link, 3 left out: 1 off the domains, 1 refused by index.links, 1 repeated\n"
     ) in done.stdout, done.stdout
 
 

@@ -6,6 +6,7 @@ import argparse
 import difflib
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from crawler.rules.access import global_proxies
 from crawler.rules.api import ApiError, ApiItemsError, ApiPage, ApiRule, json_text
 from crawler.rules.errors import files_with_errors
 from crawler.rules.errors import shown as shown_value
-from crawler.rules.feeds import Feed, FeedError, read_feed
+from crawler.rules.feeds import MAX_ENTRIES, Feed, FeedError, read_feed
 from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
 from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
 from crawler.rules.zones import zone_name
@@ -573,8 +574,13 @@ def _as_feed(page: Page, url: str, rule: Rule) -> Feed | None:
 
 def _show_feed(rule: Rule, page: Page, url: str, feed: Feed, output: str) -> None:
     """The entries of a feed the crawl would follow, with what each says of its article."""
-    kept = rule.feed_entries(feed.entries, url)
-    left_out = len(feed.entries) - len(kept) + feed.over_limit + feed.without_link
+    why = Counter[str]()
+    kept = rule.feed_entries(feed.entries, url, left_out=why)
+    if feed.without_link:
+        why["without a link"] = feed.without_link
+    if feed.over_limit:
+        why[f"past the first {MAX_ENTRIES:,}"] = feed.over_limit
+    left_out = why.total()
     if output == "json":
         document = {
             **_source(rule, page),
@@ -588,12 +594,7 @@ def _show_feed(rule: Rule, page: Page, url: str, feed: Feed, output: str) -> Non
         print(json.dumps(document, ensure_ascii=False, indent=2))
         return
     _print_source(rule, page, article=False)
-    why = (
-        " (off the rule's domains, refused by index.links allow/deny, repeated, or without a link)"
-        if left_out
-        else ""
-    )
-    print(f"as a feed ({feed.version}): {counted(len(kept), 'article link')}, {left_out} left out{why}")
+    print(f"as a feed ({feed.version}): {counted(len(kept), 'article link')}, {left_out} left out{_why(why)}")
     for entry in kept:
         print(f"  {printable(entry.url)}")
         said = [f"{name}: {printable(value)}" for name, value in entry.hints().items()]
@@ -796,6 +797,13 @@ def _left_out_why(api: ApiRule, without_url: int, off_domains: int, refused: int
     return ": " + ", ".join(reasons) if reasons else ""
 
 
+def _why(left_out: Counter[str]) -> str:
+    """Why entries of a feed or a sitemap were left out (``: 1 off the domains, 2 repeated``); empty when
+    none was."""
+    reasons = [f"{count} {why}" for why, count in left_out.items() if count]
+    return ": " + ", ".join(reasons) if reasons else ""
+
+
 def _as_sitemap(page: Page, url: str, rule: Rule) -> Sitemap | None:
     """The page read as a sitemap (its dates without an offset in the ``rule``'s timezone), when it is one
     (or a robots.txt naming sitemaps)."""
@@ -808,7 +816,8 @@ def _as_sitemap(page: Page, url: str, rule: Rule) -> Sitemap | None:
 
 def _show_sitemap(rule: Rule, page: Page, url: str, sitemap: Sitemap, output: str) -> None:
     """The sitemaps or pages of a sitemap a crawl would follow (a temp crawl: all of them)."""
-    kept = rule.sitemap_entries(sitemap.entries, url, pages=not sitemap.lists_sitemaps)
+    why = Counter[str]()
+    kept = rule.sitemap_entries(sitemap.entries, url, pages=not sitemap.lists_sitemaps, left_out=why)
     what = "sitemap" if sitemap.lists_sitemaps else "article link"
     if output == "json":
         document = {
@@ -830,7 +839,7 @@ def _show_sitemap(rule: Rule, page: Page, url: str, sitemap: Sitemap, output: st
     _print_source(rule, page, article=False)
     left_out = len(sitemap.entries) - len(kept)
     kind = "robots.txt" if sitemap.kind == "robots" else sitemap.kind
-    print(f"as a {kind}: {counted(len(kept), what)}, {left_out} left out")
+    print(f"as a {kind}: {counted(len(kept), what)}, {left_out} left out{_why(why)}")
     for entry in kept:
         said = [f"lastmod: {entry.lastmod.isoformat()}"] if entry.lastmod else []
         said += [f"{name}: {printable(value)}" for name, value in entry.hints().items()]

@@ -4,6 +4,7 @@ feed's entries (:meth:`Rule.feed_entries`) and a sitemap's (:meth:`Rule.sitemap_
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta, tzinfo
@@ -55,6 +56,11 @@ DISCOVER_STRATEGIES = (LEARNED, BEST_FIRST, BREADTH_FIRST)
 # What a rule's key says a URL is (Rule.listing_key): a crawl reads it as that.
 ListingKind = Literal["feed", "sitemap", "api", "search"]
 
+# Why an entry of a feed or a sitemap is not followed (Rule.feed_entries, Rule.sitemap_entries), as
+# `crawler rules try` counts them.
+OFF_DOMAINS: Final = "off the domains"
+REPEATED: Final = "repeated"
+REFUSED: Final = "refused by index.links"
 # An entry of a feed or a sitemap: a link with what its document says of it.
 _Entry = TypeVar("_Entry", FeedEntry, SitemapEntry)
 
@@ -541,11 +547,17 @@ class Rule:
         return self._next_page(search.next_page, page_url, root, any_host=True, codec=search.codec)
 
     def feed_entries(
-        self, entries: Iterable[FeedEntry], feed_url: str, budget: RegexBudget | None = None
+        self,
+        entries: Iterable[FeedEntry],
+        feed_url: str,
+        budget: RegexBudget | None = None,
+        left_out: Counter[str] | None = None,
     ) -> list[FeedEntry]:
         """The entries of a feed whose links are articles of the rule: absolute (against ``feed_url``),
-        without fragment, on the rule's domains, kept by ``index.links``' ``allow``/``deny``, each once."""
-        return self._kept_entries(entries, feed_url, self.links, budget)
+        without fragment, on the rule's domains, kept by ``index.links``' ``allow``/``deny``, each once;
+        ``left_out`` counts the others by why, in words (``off the domains``, ``repeated``, ``refused by
+        index.links``)."""
+        return self._kept_entries(entries, feed_url, self.links, budget, left_out)
 
     def sitemap_entries(
         self,
@@ -554,24 +566,38 @@ class Rule:
         *,
         pages: bool,
         budget: RegexBudget | None = None,
+        left_out: Counter[str] | None = None,
     ) -> list[SitemapEntry]:
         """The entries of a sitemap the crawl follows: absolute, without fragment, on the rule's domains,
-        each once; ``pages`` (a ``urlset``'s) also kept by ``index.links``' ``allow``/``deny``."""
-        return self._kept_entries(entries, sitemap_url, self.links if pages else None, budget)
+        each once; ``pages`` (a ``urlset``'s) also kept by ``index.links``' ``allow``/``deny``;
+        ``left_out`` counts the others by why, as :meth:`feed_entries` does."""
+        return self._kept_entries(entries, sitemap_url, self.links if pages else None, budget, left_out)
 
     def _kept_entries(
-        self, entries: Iterable[_Entry], base: str, links: LinkRule | None, budget: RegexBudget | None
+        self,
+        entries: Iterable[_Entry],
+        base: str,
+        links: LinkRule | None,
+        budget: RegexBudget | None,
+        left_out: Counter[str] | None = None,
     ) -> list[_Entry]:
         """``entries`` whose URL, resolved against ``base``, is on the rule's domains and kept by ``links``
-        (when given), each URL once, carrying that URL."""
+        (when given), each URL once, carrying that URL; ``left_out`` (when given) counts the others by
+        why."""
         kept: list[_Entry] = []
         seen: set[str] = set()
+        why = left_out if left_out is not None else Counter[str]()
         for entry in entries:
             url = self._absolute(base, entry.url)
-            if url is None or url in seen or (links is not None and not links.accepts(url, budget)):
-                continue
-            seen.add(url)
-            kept.append(replace(entry, url=url))
+            if url is None:
+                why[OFF_DOMAINS] += 1
+            elif url in seen:
+                why[REPEATED] += 1
+            elif links is not None and not links.accepts(url, budget):
+                why[REFUSED] += 1
+            else:
+                seen.add(url)
+                kept.append(replace(entry, url=url))
         return kept
 
     def next_page_url(self, page_url: str, root: etree._Element, *, encoding: str = "utf-8") -> str | None:
