@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,17 +66,24 @@ def _plain_crawler_command(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="session")
 def site_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SiteServer]:
     """Start ``tests/siteserver.py`` once per session; stopped (killed if need be) at the end."""
-    log_path = tmp_path_factory.mktemp("siteserver") / "stderr.log"
+    with serving(SITES_DIR, tmp_path_factory.mktemp("siteserver") / "stderr.log") as server:
+        yield server
+
+
+@contextmanager
+def serving(root: Path, log_path: Path) -> Iterator[SiteServer]:
+    """``tests/siteserver.py`` serving the files of ``root`` (its stderr in ``log_path``) while the block
+    runs; stopped (killed if need be) after it."""
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, str(SITE_SERVER_SCRIPT), "--root", str(SITES_DIR)],
+            [sys.executable, str(SITE_SERVER_SCRIPT), "--root", str(root)],
             stdin=subprocess.PIPE,  # the server stops when this pipe closes, even if pytest is killed
             stdout=subprocess.PIPE,
             stderr=log,
         )
     try:
         port = _read_port(process, log_path)
-        yield SiteServer("127.0.0.1", port, SITES_DIR)
+        yield SiteServer("127.0.0.1", port, root)
     finally:
         _stop(process)
 

@@ -272,11 +272,26 @@ def _shown_paused(result: Result, sandbox: Sandbox) -> None:
     assert resumed.stdout.startswith("resumed demo-citynews"), resumed.stdout
 
 
+def _drafted_a_rule(result: Result, sandbox: Sandbox) -> None:
+    """`crawler rules new` wrote a rule that `rules check` passes; removed after, so that the sandbox's
+    other commands see the demo's rules alone."""
+    rule = sandbox.path / "rules" / "mysite.yaml"
+    try:
+        assert "1 rule ok" in result.stdout, result.output
+        checked = _bash("crawler rules check rules/mysite.yaml", sandbox.path, sandbox.env)
+        assert checked.code == 0, checked.output
+    finally:
+        rule.unlink(missing_ok=True)
+
+
 CASES: dict[str, Case] = {
     # README.md
     "./run.sh demo": Run(expect=("stored 146 articles", "4 reposts"), check=_shows_the_demo_articles),
     "./run.sh test": NotRun("the test suite itself, which runs this test"),
     "./run.sh crawler rules check": Run(expect=("3 rules ok",)),
+    "./run.sh crawler rules new SITE URL": Run(
+        fill={"SITE": "mysite", "URL": "{origin}/citynews/ --allow-private"}, check=_drafted_a_rule
+    ),
     "./run.sh crawler rules try SITE PAGE": Run(
         expect=("links", "title"), fill={**SITE, "PAGE": "{origin}/citynews/"}
     ),
@@ -326,6 +341,9 @@ CASES: dict[str, Case] = {
     "crawler rules check": Run(expect=("3 rules ok",)),
     "crawler rules check rules/guardian.yaml": Run(expect=("1 rule ok",), cwd="checkout"),
     "crawler rules try guardian https://www.theguardian.com/world": NotRun(INTERNET),
+    "crawler rules new mysite http://127.0.0.1:8631/citynews/ --allow-private": Run(
+        fill={"http://127.0.0.1:8631": "{origin}"}, check=_drafted_a_rule
+    ),
     "crawler demo": Run(expect=("stored 146 articles",), check=_shows_the_demo_articles),
     "crawler --data-dir data/demo articles search harbour": Run(expect=("harbour",), demo=True),
     "crawler --data-dir data/demo articles list --reposts": Run(

@@ -7,7 +7,7 @@ import logging
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import lxml.etree
@@ -51,11 +51,13 @@ class Page:
     url: str | None = None  # final URL when fetched
     content_type: str | None = None
     redirects: tuple[str, ...] = ()
+    also: Mapping[str, bytes | None] = field(default_factory=dict)  # read_page's ``also``: their bodies
 
 
 def read_page(
     source: str,
     *,
+    also: Sequence[str] = (),
     max_bytes: int,
     timeout: float,
     obey_robots: bool,
@@ -66,7 +68,8 @@ def read_page(
     private_hint: Callable[[str], str] | None = None,
 ) -> Page:
     """The page's bytes from a URL (fetched with ``headers``; hosts of ``private_domains`` may be private
-    addresses; ``robots_hint`` and ``private_hint`` as :func:`crawler.worker.fetch.fetch` takes them), a
+    addresses; ``also``, ``robots_hint`` and ``private_hint`` as :func:`crawler.worker.fetch.fetch` takes
+    them: the bodies of ``also`` that answered 2xx are in the page's ``also``, None for the others), a
     file or stdin (``-``);
     :class:`InputError` / ``FetchError`` else."""
     if not source.strip():
@@ -78,6 +81,7 @@ def read_page(
 
         response = fetch(
             source,
+            also=also,
             timeout=timeout,
             max_bytes=max_bytes,
             obey_robots=obey_robots,
@@ -87,7 +91,8 @@ def read_page(
             robots_hint=robots_hint,
             private_hint=private_hint,
         )
-        return Page(source, response.body, response.url, response.content_type, response.redirects)
+        bodies = {url: got.body if got is not None else None for url, got in response.also.items()}
+        return Page(source, response.body, response.url, response.content_type, response.redirects, bodies)
     path = Path(source)
     try:
         with path.open("rb") as file:

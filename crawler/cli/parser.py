@@ -545,11 +545,14 @@ def _add_selection(parser: argparse.ArgumentParser, *, ids: bool) -> None:
 
 
 def _add_rules(commands: Any) -> None:
-    """Add ``rules check`` and ``rules try`` to the ``crawler`` parser."""
+    """Add ``rules check``, ``rules try`` and ``rules new`` to the ``crawler`` parser."""
     rules = commands.add_parser(
         "rules",
-        help="check the site rules; try one on a page",
-        description="Site rules (rules/<site>.yaml, docs/rules.md): validate them, or see what one extracts.",
+        help="check the site rules; try one on a page; draft a new one from a site's page",
+        description=(
+            "Site rules (rules/<site>.yaml, docs/rules.md): validate them, see what one extracts, or draft"
+            " a site's first one."
+        ),
         epilog=RULES_EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -603,6 +606,33 @@ def _add_rules(commands: Any) -> None:
     )
     add_fetch_options(try_)
     try_.set_defaults(handler="crawler.cli.rules:run_rules_try")
+
+    new = actions.add_parser(
+        "new",
+        help="draft a site's first rule from its home or section page: links, feeds, sitemaps, next page",
+        description=(
+            "Fetch URL (a site's home or section page, politely: robots.txt, the crawler's user agent) and"
+            " its robots.txt, and write rules/SITE.yaml: URL as the start URL, its host's domain, the feeds"
+            " the page advertises, the sitemaps robots.txt names, the article links' pattern guessed from"
+            " the page's links to its site, and the next page's link when it has one; then check the rule"
+            " as `rules check` does and print what was guessed and the commands to run next. Exit 1 when"
+            " the page cannot be fetched, is no HTML page or has no links that look like articles' (no file"
+            " is written then), 2 when rules/SITE.yaml exists (--force replaces it)."
+        ),
+        epilog=RULES_EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    new.add_argument("site", metavar="SITE", help="the new site id: the rule file's name without .yaml")
+    new.add_argument("url", metavar="URL", help="http(s) URL of the site's home page or of a section page")
+    new.add_argument("--force", action="store_true", help="replace rules/SITE.yaml when it exists")
+    new.add_argument(
+        "--allow-private",
+        action="store_true",
+        help="the site is on this machine or an intranet: fetch its host on a loopback or private address,"
+        " and write `allow_private_addresses: true` in the rule",
+    )
+    add_fetch_options(new)
+    new.set_defaults(handler="crawler.cli.rules:run_rules_new")
 
 
 def _add_redis(commands: Any) -> None:

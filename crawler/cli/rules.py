@@ -1,4 +1,5 @@
-"""``crawler rules check [PATH ...]`` and ``crawler rules try SITE URL|FILE`` (a page, feed or sitemap)."""
+"""``crawler rules check [PATH ...]``, ``crawler rules try SITE URL|FILE`` (a page, feed or sitemap) and
+``crawler rules new SITE URL`` (a first rule drafted from a page of the site)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import argparse
 import difflib
 import json
 import re
+import shlex
 from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -15,7 +18,7 @@ from urllib.parse import urlsplit
 from crawler.cli.options import rules_folder
 from crawler.cli.pages import URL_RE, Page, decode_page, encoding_reason, read_page, run_algorithm, shown
 from crawler.cli.terminal import printable, tell
-from crawler.commandline import command_name, counted, did_you_mean, span
+from crawler.commandline import command_name, counted, did_you_mean, span, suggest
 from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Relevance, Topic
@@ -27,6 +30,7 @@ from crawler.rules import (
     Rule,
     RuleError,
     RuleErrors,
+    is_site_id,
     load_rule,
     load_rules,
     rule_file,
@@ -34,6 +38,7 @@ from crawler.rules import (
 )
 from crawler.rules.access import global_proxies
 from crawler.rules.api import ApiError, ApiItemsError, ApiPage, ApiRule, json_text
+from crawler.rules.draft import DraftError, draft_rule, rule_text
 from crawler.rules.errors import files_with_errors
 from crawler.rules.errors import shown as shown_value
 from crawler.rules.feeds import MAX_ENTRIES, Feed, FeedError, read_feed
@@ -46,7 +51,7 @@ from extractors.documents import DocumentError, document_kind, read_document
 from extractors.encoding import Decoded
 from extractors.htmlparse import page_title, parse_html
 
-__all__ = ["run_rules_check", "run_rules_try", "unfetched_seeds_problem"]
+__all__ = ["run_rules_check", "run_rules_new", "run_rules_try", "unfetched_seeds_problem"]
 
 EXIT_OK = 0
 # `crawler rules`: a rule file has errors.
@@ -94,16 +99,7 @@ def run_rules_check(args: argparse.Namespace) -> int:
         )
     for folder in empty:
         tell("note", f"no rule files in {folder}")
-    warnings = [
-        warning
-        for rule in loaded.values()
-        for warning in (
-            *_schedule_warnings(rule),
-            *_field_warnings(rule),
-            *_site_warnings(rule),
-            *_seed_warnings(rule),
-        )
-    ]
+    warnings = [warning for rule in loaded.values() for warning in _warnings(rule)]
     for line in (*errors, *warnings):
         print(printable(str(line)))
     summary = counted(len(loaded), "rule") + " ok"
@@ -114,6 +110,11 @@ def run_rules_check(args: argparse.Namespace) -> int:
         summary += f", {counted(len(warnings), 'warning')}"
     print(summary)
     return EXIT_RULE_ERRORS if errors else EXIT_OK
+
+
+def _warnings(rule: Rule) -> list[RuleError]:
+    """The warnings of ``rule`` that ``rules check`` prints (they do not fail the check)."""
+    return [*_schedule_warnings(rule), *_field_warnings(rule), *_site_warnings(rule), *_seed_warnings(rule)]
 
 
 def _schedule_warnings(rule: Rule) -> list[RuleError]:
@@ -926,3 +927,93 @@ def _print_judged(discover: DiscoverRule, relevance: Relevance) -> None:
     verdict = "stored" if relevance.score >= discover.threshold else "not stored"
     print(f"relevance  {relevance.score:.3f} ({verdict}: threshold {discover.threshold:g})")
     print(f"why        {printable(relevance.why)}")
+
+
+def run_rules_new(args: argparse.Namespace) -> int:
+    """``crawler rules new``: fetch URL (with its site's robots.txt), draft SITE's rule from it
+    (:mod:`crawler.rules.draft`), write it to the rules folder, check it as ``rules check`` does, and say
+    what was guessed and what to run next."""
+    site = args.site
+    if not is_site_id(site):
+        raise InputError(
+            f"{site!r} is no site id (expected letters, digits, '.', '_' or '-', starting with a letter or"
+            " digit: the rule file's name without .yaml)"
+        )
+    folder = Config.from_env().rules_dir
+    path = folder / f"{site}{RULE_SUFFIX}"
+    if path.exists() and not args.force:
+        raise InputError(f"{path} exists already: pass --force to replace it, or choose another site id")
+    from crawler.worker.fetch import check_url  # noqa: PLC0415 - Scrapy only for the command that fetches
+
+    url = check_url(args.url)
+    parts = urlsplit(url)
+    robots = f"{parts.scheme}://{parts.netloc}/robots.txt"
+    page = read_page(
+        url,
+        also=(robots,),
+        max_bytes=args.max_bytes,
+        timeout=args.timeout,
+        obey_robots=True,
+        private_domains=(parts.hostname or "",) if args.allow_private else (),
+        robots_hint="a crawl of the site is refused it too: give a page its robots.txt allows",
+        private_hint=lambda host: (
+            f"pass --allow-private to `{suggest('rules new')}` for a site on this machine or an intranet:"
+            " the rule it writes then has `allow_private_addresses: true`"
+        ),
+    )
+    final = page.url or url
+    kind = (page.content_type or "").split(";")[0].strip().lower()
+    if kind and kind not in ("text/html", "application/xhtml+xml"):
+        raise DraftError(
+            f"{final} is not an HTML page (got {kind}): give the URL of the site's home page or of a section"
+            " page that lists its articles"
+        )
+    try:
+        decoded = decode_page(page)
+    except InputError as exc:
+        raise DraftError(f"{exc}: give the URL of the site's home page or of a section page") from None
+    draft = draft_rule(
+        site,
+        decoded.text,
+        final,
+        encoding=decoded.encoding,
+        robots=page.also.get(robots),
+        allow_private=args.allow_private,
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        rule_text(draft, today=datetime.now(UTC).date().isoformat(), command=command_name()), encoding="utf-8"
+    )
+    try:
+        rule = load_rule(path)
+    except RuleErrors as exc:
+        for error in exc.errors:
+            print(printable(str(error)))
+        tell("error", f"wrote {path}, which has errors: mend them there (docs/rules.md)")
+        return exc.exit_code
+    warnings = _warnings(rule)
+    for warning in warnings:
+        print(printable(str(warning)))
+    checked = "1 rule ok" + (f", {counted(len(warnings), 'warning')}" if warnings else "")
+    print(f"wrote {path} ({checked}, as `{command_name()} rules check` says)")
+    print(f"domains        {draft.domain}")
+    print(f"start URL      {printable(draft.url)}")
+    matched = draft.matched
+    print(f"article links  {draft.pattern.regex}")
+    print(
+        f"               {len(matched)} of the page's {counted(len(draft.site_links), 'link')} to"
+        f" {draft.domain}, e.g. {printable(matched[0])}"
+    )
+    if draft.next_page is not None:
+        print(f"next page      {draft.next_page.xpath}")
+        print(f"               the link {printable(draft.next_page.text)}: {printable(draft.next_page.url)}")
+    else:
+        print("next page      - (no link rel=next, next, 下一页 or › found)")
+    print(f"feeds          {', '.join(draft.feeds) or '- (none advertised by the page)'}")
+    print(f"sitemaps       {', '.join(draft.sitemaps) or '- (none named by robots.txt)'}")
+    print()
+    print("next:")
+    article = shlex.quote(matched[0])
+    print(f"  {suggest(f'rules try {site} {article}')}    # what the rule reads on an article")
+    print(f"  {suggest(f'temp {site}')}    # crawl the site once, now")
+    return EXIT_OK

@@ -28,6 +28,7 @@ from crawler.rules.expressions import REGEX_TIMEOUT, RegexBudget, RuleRegex, Rul
 from crawler.rules.load import (
     RULE_SUFFIX,
     RulesStamp,
+    is_site_id,
     load_rule,
     load_rules,
     parse_rule,
@@ -63,6 +64,7 @@ __all__ = [
     "RuleXPath",
     "RulesStamp",
     "check_cron",
+    "is_site_id",
     "load_rule",
     "load_rules",
     "parse_every",

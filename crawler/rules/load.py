@@ -28,6 +28,7 @@ __all__ = [
     "MAX_RULE_NESTING",
     "RULE_SUFFIX",
     "RulesStamp",
+    "is_site_id",
     "load_rule",
     "load_rules",
     "parse_rule",
@@ -156,6 +157,12 @@ def rule_sites(directory: Path) -> list[str]:
         for entry in directory.glob(f"*{RULE_SUFFIX}")
         if not entry.name.startswith(".") and entry.is_file()
     )
+
+
+def is_site_id(site: str) -> bool:
+    """Whether ``site`` may name a rule file: letters, digits, ``.``, ``_`` or ``-``, starting with a letter
+    or digit."""
+    return _SITE_ID_RE.fullmatch(site) is not None
 
 
 def rule_file(directory: Path, site: str) -> Path:

@@ -15,6 +15,7 @@ command is a process).
 
 from __future__ import annotations
 
+import dataclasses
 import http.client
 import ipaddress
 import logging
@@ -91,6 +92,7 @@ class Response:
     content_type: str | None
     body: bytes
     redirects: tuple[str, ...] = ()
+    also: Mapping[str, Response | None] = dataclasses.field(default_factory=dict)
 
 
 def check_url(url: str) -> str:
@@ -168,6 +170,7 @@ class SignalledProcess(CrawlerProcess):
 def fetch(
     url: str,
     *,
+    also: Sequence[str] = (),
     timeout: float = DEFAULT_TIMEOUT,
     max_bytes: int = DEFAULT_MAX_BYTES,
     obey_robots: bool = True,
@@ -184,7 +187,9 @@ def fetch(
     ``proxy`` (a URL, credentials and all) is the proxy to go through; ``robots_hint`` ends the error of
     a page robots.txt disallows (what the command's user can do; :data:`ROBOTS_HINT` when None),
     ``private_hint(host)`` that of a host refused on a private address (else the keys of a rule and of
-    ``crawler extract``)."""
+    ``crawler extract``). The URLs of ``also`` (a site's robots.txt, say) are fetched after the page, in
+    the same process, without robots.txt's say: each one's :class:`Response` is in the page's ``also``
+    (None when it failed or answered an error status)."""
     url = check_url(url)
     config = config or Config.from_env()
     settings = config.settings(
@@ -220,7 +225,7 @@ def fetch(
     with _quiet():
         process = SignalledProcess(settings)
         process.crawl(
-            _OnePage, url=url, headers=dict(headers or {}), proxy=proxy, outcome=outcome
+            _OnePage, url=url, also=tuple(also), headers=dict(headers or {}), proxy=proxy, outcome=outcome
         ).addErrback(failures.append)
         process.start()
     if process.interrupted:
@@ -228,7 +233,8 @@ def fetch(
     if failures and isinstance(failures[0].value, KeyboardInterrupt):
         failures[0].raiseException()
     if "response" in outcome:
-        return outcome["response"]  # type: ignore[no-any-return]
+        response: Response = outcome["response"]
+        return dataclasses.replace(response, also={extra: outcome.get(extra) for extra in also})
     failure = outcome.get("failure")
     if failure is None:
         why = f": {failures[0].getErrorMessage()}" if failures else ""
@@ -250,10 +256,18 @@ class _OnePage(Spider):
     name = "fetch"
 
     def __init__(
-        self, *, url: str, headers: dict[str, str], proxy: str | None, outcome: dict[str, Any], **kwargs: Any
+        self,
+        *,
+        url: str,
+        also: tuple[str, ...],
+        headers: dict[str, str],
+        proxy: str | None,
+        outcome: dict[str, Any],
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.url = url
+        self.also = also
         self.request_headers = headers
         self.proxy = proxy
         self.outcome = outcome
@@ -269,18 +283,44 @@ class _OnePage(Spider):
         )
 
     def keep(self, response: ScrapyResponse) -> Iterator[Any]:
-        content_type = response.headers.get(b"Content-Type")
-        self.outcome["response"] = Response(
-            url=response.url,
-            status=response.status,
-            content_type=content_type.decode("latin-1") if content_type else None,
-            body=response.body,
-            redirects=tuple(response.meta.get("redirect_urls", ())),
-        )
+        self.outcome["response"] = _kept(response)
+        for extra in self.also:
+            yield Request(
+                extra,
+                headers=self.request_headers or None,
+                callback=self.keep_also,
+                errback=self.failed_also,
+                dont_filter=True,
+                meta={
+                    "dont_obey_robotstxt": True,
+                    "also": extra,
+                    **({"proxy": self.proxy} if self.proxy else {}),
+                },
+            )
+
+    def keep_also(self, response: ScrapyResponse) -> Iterator[Any]:
+        self.outcome[response.meta["also"]] = _kept(response)
         yield from ()
 
     def failed(self, failure: Failure) -> None:
         self.outcome["failure"] = failure
+
+    def failed_also(self, failure: Failure) -> None:
+        request = getattr(failure, "request", None)
+        if isinstance(request, Request):
+            self.outcome[request.meta["also"]] = None
+
+
+def _kept(response: ScrapyResponse) -> Response:
+    """What a command keeps of a Scrapy response."""
+    content_type = response.headers.get(b"Content-Type")
+    return Response(
+        url=response.url,
+        status=response.status,
+        content_type=content_type.decode("latin-1") if content_type else None,
+        body=response.body,
+        redirects=tuple(response.meta.get("redirect_urls", ())),
+    )
 
 
 def _error(

@@ -1,0 +1,486 @@
+"""A site's first rule drafted from one of its pages (``crawler rules new SITE URL``): its domain, the feeds
+the page advertises, the sitemaps its robots.txt names, the article links' pattern and the next page.
+
+How the article pattern is guessed:
+
+1. the page's links to its own site (its host, or a subdomain of the host without ``www.``) are taken, each
+   once, the page itself left out;
+2. each link's path is given a shape, segment by segment: a date (``/2026/11/28/``, ``/2026/nov/28/``,
+   ``20261128``) becomes ``\\d{4}``, ``\\d{2}``, ``[a-z]{3}``...; a run of digits ``\\d+``
+   (``content_12345.htm`` is ``content_\\d+\\.htm``); a slug of three words or more
+   (``harbour-bridge-reopens``) ``[^/]+``; an extension (``.html``, ``.shtml``, ``.htm``, ``.php``...)
+   stays; other segments (``news``, ``world``) stay as written; a query keeps its keys, its values
+   ``\\d+`` or ``[^&]*``. A shape says what it holds: a date, an id (a run of 3 digits or more), a slug,
+   or navigation (a segment such as ``tag``, ``category``, ``about``, ``login``,
+   ``page``, ``index``; a query key such as ``page``);
+3. the shapes that look like articles (a date, an id or a slug, and no navigation) are grouped with those
+   that differ from them only in words (``/world/2026/...`` with ``/sport/2026/...``: the word becomes
+   ``[^/]+``);
+4. the group with the most links wins (the stronger sign breaks a tie: a date, then a slug, then an id), and
+   its pattern is written as a regex of the whole URL, checked against every link it was made from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import lxml.html
+
+from crawler.errors import CrawlerError
+from crawler.rules.model import requested_url
+from extractors.encoding import query_codec
+
+__all__ = ["Draft", "DraftError", "LinkPattern", "NextPage", "draft_rule", "robots_sitemaps", "rule_text"]
+
+
+class DraftError(CrawlerError):
+    """No rule can be drafted from the page: it is no HTML page, or has no links to its site that look
+    like articles'."""
+
+
+# Path segments (and query keys) of navigation, not articles: section lists, tags, accounts, pagination.
+_NAV_WORDS = frozenset(
+    {
+        "about",
+        "account",
+        "archive",
+        "archives",
+        "author",
+        "authors",
+        "categories",
+        "category",
+        "contact",
+        "feed",
+        "feeds",
+        "help",
+        "index",
+        "list",
+        "login",
+        "logout",
+        "p",
+        "page",
+        "paged",
+        "pages",
+        "pg",
+        "privacy",
+        "register",
+        "rss",
+        "search",
+        "signin",
+        "signup",
+        "subscribe",
+        "tag",
+        "tags",
+        "terms",
+        "topic",
+        "topics",
+        "user",
+        "users",
+    }
+)
+_EXTENSION_RE = re.compile(r"\.(?:s?html?|php|aspx?|jsp)$", re.IGNORECASE)
+_YEAR_RE = re.compile(r"(?:19|20)\d{2}")
+_MONTH_RE = re.compile(r"0?[1-9]|1[0-2]")
+_DAY_RE = re.compile(r"0?[1-9]|[12]\d|3[01]")
+# Months as some sites write them in their paths (/world/2026/nov/28/...).
+_MONTH_NAMES = frozenset("jan feb mar apr may jun jul aug sep oct nov dec".split())
+# A date in one segment: 20261128, 2026-11-28, 2026_11_28, 202611 (a month's folder, as Chinese sites have).
+_PACKED_DATE_RE = re.compile(r"((?:19|20)\d{2})([-_]?)(0[1-9]|1[0-2])(?:([-_]?)(0[1-9]|[12]\d|3[01]))?")
+_DIGITS_RE = re.compile(r"\d+")
+# Ids are 3 digits or more: a shorter number is a page of a list (/page/2, index_2.shtml) as often as not.
+_ID_DIGITS = 3
+# A slug has this many words or more: two-word paths (/world-news) are sections as often as articles.
+_SLUG_WORDS = 3
+# Which sign wins a tie between two groups of as many links.
+_STRENGTH = {"date": 3, "slug": 2, "id": 1}
+_ANY_SEGMENT = "[^/]+"
+# The texts of a next-page link, lowercased: English, Chinese, and the arrows both use.
+_NEXT_TEXTS = ("next", "next page", "next »", "next ›", "next >", "older", "»", "›", "下一页", "下页", "后页")
+_XML_SPACE_RE = re.compile(r"[ \t\n\r]+")
+_FEED_TYPES = frozenset({"application/rss+xml", "application/atom+xml"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    segments: tuple[str, ...]  # each a regex
+    literal: tuple[bool, ...]  # which segments are words as written
+    trailing_slash: bool
+    query: str  # a regex, "" for none
+    signs: frozenset[str]
+
+    @property
+    def looks_like_article(self) -> bool:
+        return "nav" not in self.signs and bool(self.signs & _STRENGTH.keys())
+
+    @property
+    def strength(self) -> int:
+        return max((_STRENGTH.get(sign, 0) for sign in self.signs), default=0)
+
+    def regex(self) -> str:
+        path = "/" + "/".join(self.segments) + ("/" if self.trailing_slash and self.segments else "")
+        return f"^https?://[^/]+{path}{self.query}$"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkPattern:
+    """The article links' regex, the links it was made from (in page order) and what it found in them."""
+
+    regex: str
+    links: tuple[str, ...]
+    signs: tuple[str, ...]  # date, slug, id: the signs of articles it holds
+
+
+@dataclass(frozen=True, slots=True)
+class NextPage:
+    """The next index page's XPath and the URL it gives on the page."""
+
+    xpath: str
+    url: str
+    text: str  # what the link is: rel="next", or its text
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """What ``crawler rules new`` guessed of a site from one of its pages."""
+
+    site: str
+    url: str  # the page, after redirects: the start URL
+    domain: str
+    site_links: tuple[str, ...]  # the page's links to its site, each once, in order
+    pattern: LinkPattern
+    next_page: NextPage | None
+    feeds: tuple[str, ...]
+    sitemaps: tuple[str, ...]
+    allow_private: bool
+    off_site_feeds: tuple[str, ...] = field(default=())  # feeds on other hosts, which a rule cannot name
+
+    @property
+    def matched(self) -> list[str]:
+        """The page's links to its site that the pattern keeps."""
+        compiled = re.compile(self.pattern.regex)
+        return [link for link in self.site_links if compiled.search(link)]
+
+
+def site_domain(host: str) -> str:
+    """The domain a rule of a page on ``host`` names: the host without ``www.`` (subdomains are allowed)."""
+    return host.removeprefix("www.") if host.count(".") >= 2 else host
+
+
+def on_domain(url: str, domain: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return host == domain or host.endswith("." + domain)
+
+
+def draft_rule(
+    site: str,
+    html: str,
+    url: str,
+    *,
+    encoding: str,
+    robots: bytes | None,
+    allow_private: bool,
+) -> Draft:
+    """The rule of ``site`` guessed from its page ``html`` at ``url`` (read in the web ``encoding``) and
+    its robots.txt (``robots``, None when it had none); :class:`DraftError` when the page has no links to
+    its site that look like articles'."""
+    try:
+        root = lxml.html.document_fromstring(html)
+    except (lxml.etree.ParserError, ValueError):
+        raise DraftError(f"{url} holds no HTML to read links from") from None
+    domain = site_domain((urlsplit(url).hostname or "").lower())
+    codec = query_codec(encoding)
+    base = url
+    declared = root.find(".//base")
+    if declared is not None and declared.get("href"):
+        base = requested_url(url, str(declared.get("href")), codec) or url
+    hrefs = [str(anchor.get("href") or "") for anchor in root.iter("a")]
+    links = _unique(requested_url(base, href, codec) for href in hrefs)
+    own = urlsplit(url)._replace(fragment="").geturl()
+    site_links = tuple(link for link in links if on_domain(link, domain) and link != own)
+    if not site_links:
+        raise DraftError(
+            f"{url} has no links to {domain} ({len(links)} links in all): give the URL of the site's home"
+            " page or of a section page that lists its articles"
+        )
+    pattern = _article_pattern(site_links)
+    if pattern is None:
+        raise DraftError(
+            f"none of the {len(site_links)} links of {url} to {domain} looks like an article link (a date, a"
+            f" numeric id or a long slug in its path; {_shapes_seen(site_links)}): give the URL of a"
+            " section page that lists articles, or write the rule by hand (docs/rules.md)"
+        )
+    feeds = _feeds(root, base, codec)
+    sitemaps = robots_sitemaps(robots, url) if robots is not None else []
+    return Draft(
+        site=site,
+        url=url,
+        domain=domain,
+        site_links=site_links,
+        pattern=pattern,
+        next_page=_next_page(root, base, codec, domain, own),
+        feeds=tuple(feed for feed in feeds if on_domain(feed, domain)),
+        sitemaps=tuple(sitemap for sitemap in sitemaps if on_domain(sitemap, domain)),
+        allow_private=allow_private,
+        off_site_feeds=tuple(feed for feed in feeds if not on_domain(feed, domain)),
+    )
+
+
+def _unique(urls: Iterable[str | None]) -> list[str]:
+    return list(dict.fromkeys(url for url in urls if url is not None))
+
+
+def _shape(url: str) -> _Shape:
+    """The shape of ``url``'s path and query (step 2 of the module's docstring)."""
+    parts = urlsplit(url)
+    pieces = [piece for piece in parts.path.split("/") if piece]
+    segments: list[str] = []
+    literal: list[bool] = []
+    signs: set[str] = set()
+    index = 0
+    while index < len(pieces):
+        piece = pieces[index]
+        date = _date_folders(pieces[index:])
+        if date:
+            segments += date
+            literal += [False] * len(date)
+            signs.add("date")
+            index += len(date)
+            continue
+        extension = _EXTENSION_RE.search(piece)
+        stem = piece[: extension.start()] if extension else piece
+        suffix = _literal(extension.group()) if extension else ""
+        pattern, sign = _stem_shape(stem)
+        if sign is None and stem.lower() in _NAV_WORDS:
+            sign = "nav"
+        if sign is not None:
+            signs.add(sign)
+        segments.append(pattern + suffix)
+        literal.append(sign in (None, "nav"))
+        index += 1
+    query = ""
+    if parts.query:
+        pairs = []
+        for pair in parts.query.split("&"):
+            key, _, value = pair.partition("=")
+            if key.lower() in _NAV_WORDS:
+                signs.add("nav")
+            if value.isdigit():
+                signs.add("id" if len(value) >= _ID_DIGITS else "small")
+                pairs.append(f"{_literal(key)}=\\d+")
+            else:
+                pairs.append(f"{_literal(key)}=[^&]*")
+        query = r"\?" + "&".join(pairs)
+    return _Shape(tuple(segments), tuple(literal), parts.path.endswith("/"), query, frozenset(signs))
+
+
+def _date_folders(pieces: Sequence[str]) -> list[str]:
+    """The patterns of a date written as folders at the start of ``pieces`` (``2026/11/28``, ``2026/11``),
+    or of one folder holding a date (``20261128``, ``2026-11-28``, ``202611``); empty when there is none."""
+    if _YEAR_RE.fullmatch(pieces[0]) and len(pieces) > 1 and _MONTH_RE.fullmatch(pieces[1]):
+        found = [r"\d{4}", _digits(pieces[1])]
+        if len(pieces) > 2 and _DAY_RE.fullmatch(pieces[2]):
+            found.append(_digits(pieces[2]))
+        return found
+    if _YEAR_RE.fullmatch(pieces[0]) and len(pieces) > 1 and pieces[1].lower() in _MONTH_NAMES:
+        found = [r"\d{4}", "[a-z]{3}"]
+        if len(pieces) > 2 and _DAY_RE.fullmatch(pieces[2]):
+            found.append(_digits(pieces[2]))
+        return found
+    packed = _PACKED_DATE_RE.fullmatch(pieces[0])
+    if packed:
+        first, second, day = packed.group(2, 4, 5)
+        return [r"\d{4}" + first + r"\d{2}" + (second + r"\d{2}" if day else "")]
+    return []
+
+
+def _digits(piece: str) -> str:
+    return r"\d{2}" if len(piece) == 2 else r"\d{1,2}"
+
+
+def _stem_shape(stem: str) -> tuple[str, str | None]:
+    """A segment's pattern without its extension, and its sign (id, slug, small, or None for a word)."""
+    if stem.isdigit():
+        return r"\d+", "id" if len(stem) >= _ID_DIGITS else "small"
+    words = [word for word in re.split(r"[-_.]+", stem) if word]
+    if len(words) >= _SLUG_WORDS and sum(not word.isdigit() for word in words) >= 2:
+        return _ANY_SEGMENT, "slug"
+    runs = _DIGITS_RE.findall(stem)
+    if runs:
+        pattern = "".join(
+            r"\d+" if piece.isdigit() else _literal(piece) for piece in re.split(r"(\d+)", stem) if piece
+        )
+        if any(_PACKED_DATE_RE.fullmatch(run) for run in runs if len(run) == 8):
+            return pattern, "date"
+        return pattern, "id" if max(map(len, runs)) >= _ID_DIGITS else "small"
+    return _literal(stem), None
+
+
+def _literal(text: str) -> str:
+    """``text`` as a regex that matches it, without the escapes a reader need not see (``uk-news``, not
+    ``uk\\-news``: a dash is special only in brackets)."""
+    return re.escape(text).replace("\\-", "-")
+
+
+def _article_pattern(links: Sequence[str]) -> LinkPattern | None:
+    """Steps 3 and 4 of the module's docstring: the article links' pattern, or None when no shape looks
+    like articles'."""
+    shapes = {link: _shape(link) for link in links}
+    families: dict[tuple[object, ...], list[str]] = {}
+    for link, shape in shapes.items():
+        if not shape.looks_like_article:
+            continue
+        words_out = tuple(
+            None if is_word else segment
+            for segment, is_word in zip(shape.segments, shape.literal, strict=True)
+        )
+        families.setdefault((words_out, shape.trailing_slash, shape.query), []).append(link)
+    if not families:
+        return None
+    members = max(
+        families.values(),
+        key=lambda family: (len(family), max(shapes[link].strength for link in family)),
+    )
+    first = shapes[members[0]]
+    segments = tuple(
+        segment
+        if not is_word or all(shapes[link].segments[position] == segment for link in members)
+        else _ANY_SEGMENT
+        for position, (segment, is_word) in enumerate(zip(first.segments, first.literal, strict=True))
+    )
+    signs = frozenset().union(*(shapes[link].signs for link in members)) & _STRENGTH.keys()
+    merged = _Shape(segments, first.literal, first.trailing_slash, first.query, signs)
+    regex = merged.regex()
+    compiled = re.compile(regex)
+    missed = [link for link in members if not compiled.search(link)]
+    assert not missed, f"the pattern {regex} misses links it was made from: {missed}"
+    ordered = tuple(sorted(signs, key=lambda sign: -_STRENGTH[sign]))
+    return LinkPattern(regex, tuple(members), ordered)
+
+
+def _shapes_seen(links: Sequence[str]) -> str:
+    """The most common shapes of ``links``, for the error of a page without article links."""
+    counts: dict[str, int] = {}
+    for link in links:
+        parts = urlsplit(link)
+        key = parts.path + ("?" + parts.query if parts.query else "")
+        shown = re.sub(r"/[^/]+", "/x", key) if len(key) > 40 else key
+        counts[shown] = counts.get(shown, 0) + 1
+    common = sorted(counts.items(), key=lambda item: -item[1])[:4]
+    return "paths such as " + ", ".join(path for path, _ in common)
+
+
+def _feeds(root: lxml.html.HtmlElement, base: str, codec: str) -> list[str]:
+    """The RSS and Atom feeds the page advertises (``<link rel="alternate" type="application/rss+xml">``)."""
+    found = []
+    for element in root.iter("link"):
+        rel = str(element.get("rel") or "").lower().split()
+        kind = str(element.get("type") or "").split(";")[0].strip().lower()
+        if "alternate" in rel and kind in _FEED_TYPES:
+            found.append(requested_url(base, str(element.get("href") or ""), codec))
+    return _unique(found)
+
+
+def robots_sitemaps(robots: bytes, url: str) -> list[str]:
+    """The sitemaps a robots.txt names in its ``Sitemap:`` lines, resolved against the page's ``url``."""
+    found = []
+    for line in robots.decode("utf-8", "replace").splitlines():
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "sitemap" and value.strip():
+            found.append(requested_url(url, value.split("#")[0].strip(), "utf-8"))
+    return _unique(found)
+
+
+def _next_page(root: lxml.html.HtmlElement, base: str, codec: str, domain: str, own: str) -> NextPage | None:
+    """The next page link: an ``<a>`` (or a ``<link>``) whose rel is next, else an ``<a>`` whose text is
+    next's (``next``, ``下一页``, ``›``), on the site and not the page itself."""
+    candidates: list[tuple[str, str, str]] = []
+    for tag in ("a", "link"):
+        for element in root.iter(tag):
+            rel = str(element.get("rel") or "").split()
+            if "next" in [value.lower() for value in rel]:
+                test = (
+                    "@rel='next'"
+                    if element.get("rel") == "next"
+                    else "contains(concat(' ', normalize-space(@rel), ' '), ' next ')"
+                )
+                candidates.append((f"//{tag}[{test}]/@href", str(element.get("href") or ""), 'rel="next"'))
+    for anchor in root.iter("a"):
+        # As XPath's normalize-space() reads it: a no-break space is no white space to it.
+        text = " ".join(filter(None, _XML_SPACE_RE.split(anchor.text_content())))
+        if text.lower() in _NEXT_TEXTS and not ("'" in text and '"' in text):
+            quote = '"' if "'" in text else "'"
+            candidates.append(
+                (
+                    f"//a[normalize-space(.)={quote}{text}{quote}]/@href",
+                    str(anchor.get("href") or ""),
+                    repr(text),
+                )
+            )
+    for xpath, href, what in candidates:
+        target = requested_url(base, href, codec)
+        if target is not None and target != own and on_domain(target, domain):
+            return NextPage(xpath, target, what)
+    return None
+
+
+def _yaml(value: str) -> str:
+    """``value`` as a YAML string: single-quoted (a regex's backslashes as they are), double-quoted when
+    it holds a single quote."""
+    if "'" in value:
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"'{value}'"
+
+
+def rule_text(draft: Draft, *, today: str, command: str) -> str:
+    """The YAML of ``draft``'s rule, with comments saying what was guessed and from how many links."""
+    pattern = draft.pattern
+    signs = ", ".join(
+        {"date": "a date", "slug": "a slug", "id": "a numeric id"}[sign] for sign in pattern.signs
+    )
+    matched = len(draft.matched)
+    lines = [
+        f"# rules/{draft.site}.yaml: drafted by `{command} rules new` on {today} from",
+        f"# {draft.url}. Guessed from that one page: check it with `{command} rules try {draft.site} URL`",
+        "# on an article and on this page, then edit it (docs/rules.md).",
+        f"domains: [{_yaml(draft.domain)}]",
+    ]
+    if draft.allow_private:
+        lines.append("allow_private_addresses: true   # the site is on this machine or an intranet")
+    lines += ["start_urls:", f"  - {_yaml(draft.url)}"]
+    if draft.feeds:
+        lines.append('feeds:                           # advertised by the page (<link rel="alternate">)')
+        lines += [f"  - {_yaml(feed)}" for feed in draft.feeds]
+    for feed in draft.off_site_feeds:
+        lines.append(f"# feed on another host, which a rule of {draft.domain} cannot read: {feed}")
+    if draft.sitemaps:
+        lines.append("sitemaps:                        # named by robots.txt (Sitemap:); a temp crawl reads")
+        lines.append("                                 # every page they list that index.links allows")
+        lines += [f"  - {_yaml(sitemap)}" for sitemap in draft.sitemaps]
+    lines += [
+        "index:",
+        "  links:",
+        f"    # guessed from {len(pattern.links)} of the page's {len(draft.site_links)} links to"
+        f" {draft.domain}, which hold {signs};",
+        f"    # it keeps {matched} of them, e.g. {pattern.links[0]}",
+        f"    allow: [{_yaml(pattern.regex)}]",
+    ]
+    if draft.next_page is not None:
+        next_page = draft.next_page
+        lines += [
+            f"  next_page: {_yaml(next_page.xpath)}",
+            f"  # found: the link {next_page.text} to {next_page.url}",
+            "  max_pages: 2                   # index pages read per grab, this one and the next",
+        ]
+    lines += [
+        "# article:                        # no fields: the title and body are the page's own (qRead);",
+        "#   fields:                       # add XPath fields when `rules try` shows what to improve",
+        '#     title: {xpath: "//h1"}',
+        "politeness:",
+        "  delay: 1                         # seconds between two requests to the site",
+        "  concurrency: 2",
+        "# schedule: {every: 1h}           # regular grabs (`crawler run`); `crawler temp` crawls it now",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,292 @@
+"""``crawler rules new SITE URL``: a site's first rule drafted from one of its pages. Three small fake sites
+of three shapes, served by the test site server on 127.0.0.1 (dated slugs with a feed and rel=next; a
+Chinese site of ``content_12345.htm`` pages and 下一页; numeric ids in folders), each drafted and then
+crawled with ``crawler temp`` end to end; the pattern guessing on lists of links; the errors."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import SiteServer, serving
+from crawlsite import Site
+
+from crawler.rules import load_rule
+from crawler.rules.draft import DraftError, draft_rule, robots_sitemaps
+
+WORDS = (
+    "council harbour bridge ferry library market square residents plan vote report meeting chair traffic"
+    " week month year school river museum park station road budget mayor police weather festival garden"
+    " hospital teachers workers builders repairs opening hours timetable tickets bus tram cyclists"
+).split()
+ZH_CHARACTERS = (
+    "市政府昨日召开新闻发布会介绍了城市建设最新进展"
+    "有关负责人表示相关工作将按照计划稳步推进确保年底前全面完成各项任务"
+)
+
+
+def _article(title: str, lang: str = "en") -> str:
+    """An article page whose text is its own (random words seeded by its title: no two are near
+    duplicates, which the store would keep once)."""
+    chance = random.Random(title)
+    if lang == "zh":
+        paragraphs = ["".join(chance.choices(ZH_CHARACTERS, k=120)) + "。" for _ in range(5)]
+    else:
+        paragraphs = [" ".join(chance.choices(WORDS, k=60)).capitalize() + "." for _ in range(5)]
+    body = "\n".join(f"<p>{paragraph}</p>" for paragraph in paragraphs)
+    return (
+        f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"><title>{title}</title></head>'
+        f'<body><nav><a href="/">Home</a></nav><article><h1>{title}</h1>{body}</article></body></html>'
+    )
+
+
+def _index(title: str, links: list[tuple[str, str]], extra_head: str = "", lang: str = "en") -> str:
+    items = "\n".join(f'<li><a href="{href}">{text}</a></li>' for href, text in links)
+    return (
+        f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"><title>{title}</title>{extra_head}'
+        f"</head><body><ul>{items}</ul></body></html>"
+    )
+
+
+def _write(root: Path, path: str, html: str) -> None:
+    file = root / path.lstrip("/")
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(html, encoding="utf-8")
+
+
+EN_ARTICLES = [
+    "/en/2026/11/28/harbour-bridge-reopens-to-traffic.html",
+    "/en/2026/11/28/new-ferry-timetable-starts-monday.html",
+    "/en/2026/11/27/library-extends-weekend-opening-hours.html",
+    "/en/2026/11/27/council-delays-vote-on-parking-plan.html",
+]
+EN_PAGE_2 = ["/en/2026/11/26/market-square-trees-replanted-this-week.html"]
+ZH_ARTICLES = ["/zh/news/content_10231.htm", "/zh/news/content_10232.htm", "/zh/news/content_10233.htm"]
+ZH_PAGE_2 = ["/zh/news/content_10230.htm"]
+ID_ARTICLES = ["/ids/story/48213/", "/ids/story/48214/", "/ids/story/48215/"]
+
+
+def _build_sites(root: Path) -> None:
+    """The fake sites' files under ``root``."""
+    nav = [("/en/tag/transport/", "Transport"), ("/en/about.html", "About"), ("/en/category/local/", "Local")]
+    feed = '<link rel="alternate" type="application/rss+xml" href="/feed?to=/en/2026/11/28/x.html">'
+    _write(
+        root,
+        "/en/index.html",
+        _index("Courier", [*nav, *((a, a) for a in EN_ARTICLES), ("page2.html", "Next ›")], feed),
+    )
+    _write(root, "/en/page2.html", _index("Courier, page 2", [*nav, *((a, a) for a in EN_PAGE_2)]))
+    for path in EN_ARTICLES + EN_PAGE_2:
+        _write(root, path, _article(path.rsplit("/", 1)[1].removesuffix(".html").replace("-", " ")))
+    zh_nav = [("/zh/about.shtml", "关于我们"), ("/zh/list_1.shtml", "1")]
+    _write(
+        root,
+        "/zh/list_1.shtml",
+        _index("新闻", [*zh_nav, *((a, "新闻") for a in ZH_ARTICLES), ("list_2.shtml", "下一页")], lang="zh"),
+    )
+    page_2 = _index("新闻 2", [*zh_nav, *((a, "新闻") for a in ZH_PAGE_2)], lang="zh")
+    _write(root, "/zh/list_2.shtml", page_2)
+    for number, path in enumerate(ZH_ARTICLES + ZH_PAGE_2):
+        _write(root, path, _article(f"城市建设新闻第{number}号", "zh"))
+    id_nav = [("/ids/", "Home"), ("/ids/login/", "Log in"), ("/ids/page/2/", "2")]
+    _write(root, "/ids/index.html", _index("Ids", [*id_nav, *((a, a) for a in ID_ARTICLES)]))
+    for number, path in enumerate(ID_ARTICLES):
+        _write(root, path + "index.html", _article(f"Story number {number}"))
+    _write(root, "/nav/index.html", _index("Nav only", [("/nav/about/", "About"), ("/nav/tag/x/", "X")]))
+
+
+@pytest.fixture(scope="module")
+def fake_sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SiteServer]:
+    root = tmp_path_factory.mktemp("fake-sites")
+    _build_sites(root)
+    with serving(root, tmp_path_factory.mktemp("fake-sites-log") / "stderr.log") as server:
+        yield server
+
+
+def _drafted(site: Site, url: str, *more: str) -> tuple[int, str, str]:
+    done = site.crawler("rules", "new", site.name, url, "--allow-private", *more)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("path", "pattern", "articles", "next_xpath"),
+    [
+        (
+            "/en/index.html",
+            r"^https?://[^/]+/en/\d{4}/\d{2}/\d{2}/[^/]+\.html$",
+            EN_ARTICLES + EN_PAGE_2,
+            "//a[normalize-space(.)='Next ›']/@href",
+        ),
+        (
+            "/zh/list_1.shtml",
+            r"^https?://[^/]+/zh/news/content_\d+\.htm$",
+            ZH_ARTICLES + ZH_PAGE_2,
+            "//a[normalize-space(.)='下一页']/@href",
+        ),
+        ("/ids/index.html", r"^https?://[^/]+/ids/story/\d+/$", ID_ARTICLES, None),
+    ],
+)
+def test_drafted_rule_crawls_the_site(
+    fake_sites: SiteServer,
+    tmp_path: Path,
+    path: str,
+    pattern: str,
+    articles: list[str],
+    next_xpath: str | None,
+) -> None:
+    site = Site(fake_sites, tmp_path, name="drafted")
+    code, stdout, stderr = _drafted(site, fake_sites.url(path))
+    assert code == 0, stderr
+    rule_path = site.rules / "drafted.yaml"
+    assert f"wrote {rule_path} (1 rule ok" in stdout
+    document = yaml.safe_load(rule_path.read_text(encoding="utf-8"))
+    assert document["domains"] == ["127.0.0.1"]
+    assert document["start_urls"] == [fake_sites.url(path)]
+    assert document["allow_private_addresses"] is True
+    assert document["index"]["links"]["allow"] == [pattern]
+    assert document["index"].get("next_page") == next_xpath
+    # The test server's robots.txt names a sitemap: the rule reads it (its one page is no article link).
+    assert document["sitemaps"] == [fake_sites.url("/sitemap.xml?to=/a/from-robots")]
+    assert "# schedule: {every: 1h}" in rule_path.read_text(encoding="utf-8")
+    first = fake_sites.url(articles[0])
+    assert f"crawler rules try drafted {first}" in stdout
+    assert "crawler temp drafted" in stdout
+    load_rule(rule_path)
+
+    crawl = site.temp()
+    assert crawl.returncode == 0, crawl.stderr[-3000:]
+    stored = site.stored()
+    assert sorted(stored) == sorted(articles)
+    assert all(len(article["body"]) > 200 for article in stored.values())
+
+
+def test_the_feed_the_page_advertises_is_in_the_rule(fake_sites: SiteServer, tmp_path: Path) -> None:
+    site = Site(fake_sites, tmp_path, name="courier")
+    code, stdout, stderr = _drafted(site, fake_sites.url("/en/index.html"))
+    assert code == 0, stderr
+    document = yaml.safe_load((site.rules / "courier.yaml").read_text(encoding="utf-8"))
+    assert document["feeds"] == [fake_sites.url("/feed?to=/en/2026/11/28/x.html")]
+    assert f"feeds          {fake_sites.url('/feed?to=/en/2026/11/28/x.html')}" in stdout
+
+
+def test_an_existing_rule_is_kept_without_force(fake_sites: SiteServer, tmp_path: Path) -> None:
+    site = Site(fake_sites, tmp_path, name="kept")
+    site.rules.mkdir(parents=True)
+    rule_path = site.rules / "kept.yaml"
+    rule_path.write_text("domains: [example.com]\n", encoding="utf-8")
+    code, _, stderr = _drafted(site, fake_sites.url("/ids/index.html"))
+    assert code == 2
+    assert f"{rule_path} exists already: pass --force to replace it" in stderr
+    assert rule_path.read_text(encoding="utf-8") == "domains: [example.com]\n"
+    code, _, stderr = _drafted(site, fake_sites.url("/ids/index.html"), "--force")
+    assert code == 0, stderr
+    assert "/ids/story/" in rule_path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("path", "said"),
+    [
+        ("/nav/index.html", "none of the 2 links of {url} to 127.0.0.1 looks like an article link"),
+        ("/feed?to=/a/1", "{url} is not an HTML page (got application/rss+xml)"),
+        ("/status/404", "HTTP 404 Not Found for {url}"),
+        ("/private/page.html", "robots.txt of {origin} disallows {url}"),
+    ],
+)
+def test_no_rule_is_written_when_none_can_be_drafted(
+    fake_sites: SiteServer, tmp_path: Path, path: str, said: str
+) -> None:
+    site = Site(fake_sites, tmp_path, name="nothing")
+    url = fake_sites.url(path)
+    code, _, stderr = _drafted(site, url)
+    assert code == 1
+    assert said.format(url=url, origin=fake_sites.origin) in stderr
+    assert not (site.rules / "nothing.yaml").exists()
+
+
+def test_a_private_address_needs_allow_private(fake_sites: SiteServer, tmp_path: Path) -> None:
+    site = Site(fake_sites, tmp_path, name="private")
+    url = fake_sites.url("/ids/index.html")
+    done = site.crawler("rules", "new", "private", url, CRAWLER_ALLOW_PRIVATE_NETWORKS="")
+    assert done.returncode == 1
+    assert "pass --allow-private to `crawler rules new`" in done.stderr
+    assert not (site.rules / "private.yaml").exists()
+
+
+def _pattern(links: list[str], page: str = "https://news.example/") -> str:
+    html = "".join(f'<a href="{link}">x</a>' for link in links)
+    return draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False).pattern.regex
+
+
+def test_sections_merge_and_navigation_stays_out() -> None:
+    regex = _pattern(
+        [
+            "/world/2026/11/28/one-two-three",
+            "/sport/2026/11/28/four-five-six",
+            "/world/2026/11/27/seven-eight-nine",
+            "/tag/one-two-three",
+            "/tag/four-five-six",
+            "/about",
+            "/page/2",
+        ]
+    )
+    assert regex == r"^https?://[^/]+/[^/]+/\d{4}/\d{2}/\d{2}/[^/]+$"
+    assert not re.search(regex, "https://news.example/tag/one-two-three")
+
+
+def test_chinese_dated_shtml_links() -> None:
+    regex = _pattern(
+        [
+            "/gn/202611/t20261128_5873424.shtml",
+            "/gn/202611/t20261127_5873401.shtml",
+            "/gn/index_2.shtml",
+            "/gn/index.shtml",
+        ],
+        page="https://www.news.example.cn/gn/index.shtml",
+    )
+    assert regex == r"^https?://[^/]+/gn/\d{4}\d{2}/t\d+_\d+\.shtml$"
+
+
+def test_a_page_without_links_to_its_site() -> None:
+    with pytest.raises(DraftError, match=r"has no links to news\.example"):
+        _pattern(["https://elsewhere.example/2026/11/28/a-b-c"])
+
+
+def test_robots_sitemaps_on_the_site() -> None:
+    robots = b"User-agent: *\nSitemap: /sitemap.xml\nsitemap: https://news.example/news.xml # news\n"
+    assert robots_sitemaps(robots, "https://news.example/") == [
+        "https://news.example/sitemap.xml",
+        "https://news.example/news.xml",
+    ]
+
+
+def test_query_ids_and_a_rel_next_link() -> None:
+    html = (
+        '<a href="/article.php?id=10234">a</a><a href="/article.php?id=10235">b</a>'
+        '<a href="/list.php?page=2" rel="next">2</a><a href="/list.php?page=3">3</a>'
+    )
+    draft = draft_rule(
+        "s", html, "http://forum.example/list.php", encoding="utf-8", robots=None, allow_private=False
+    )
+    assert draft.pattern.regex == r"^https?://[^/]+/article\.php\?id=\d+$"
+    assert draft.next_page is not None
+    assert (draft.next_page.xpath, draft.next_page.url) == (
+        "//a[@rel='next']/@href",
+        "http://forum.example/list.php?page=2",
+    )
+
+
+def test_months_written_as_words() -> None:
+    regex = _pattern(
+        [
+            "/world/2026/nov/28/harbour-bridge-reopens",
+            "/uk-news/2026/nov/27/ferry-timetable-changes",
+            "/world/europe",
+            "/profile/some-writer-name",
+        ],
+        page="https://www.paper.example/world",
+    )
+    assert regex == r"^https?://[^/]+/[^/]+/\d{4}/[a-z]{3}/\d{2}/[^/]+$"
