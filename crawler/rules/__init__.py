@@ -27,6 +27,7 @@ from crawler.rules.errors import RuleError, RuleErrors
 from crawler.rules.expressions import REGEX_TIMEOUT, RegexBudget, RuleRegex, RuleXPath
 from crawler.rules.load import (
     RULE_SUFFIX,
+    RuleFiles,
     RulesStamp,
     is_site_id,
     load_rule,
@@ -59,6 +60,7 @@ __all__ = [
     "Rule",
     "RuleError",
     "RuleErrors",
+    "RuleFiles",
     "RuleRegex",
     "RuleSet",
     "RuleXPath",

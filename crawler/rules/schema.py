@@ -110,6 +110,15 @@ class Checker:
         self.file = file
         self.regex_timeout = regex_timeout
         self.errors: list[RuleError] = []
+        # The files besides the rule file that the rule was built from (sessions, proxies, examples):
+        # a rule read again only when its files changed (:class:`~crawler.rules.load.RuleFiles`) looks
+        # at them too.
+        self.reads: list[Path] = []
+
+    def reading(self, path: Path) -> Path:
+        """``path``, a file the rule is about to read, noted in :attr:`reads`."""
+        self.reads.append(path)
+        return path
 
     def fail(self, key: str, problem: str, expected: str | None = None) -> None:
         self.errors.append(RuleError(self.file, key, problem, expected))
@@ -382,13 +391,13 @@ def _access(
         name = check.string(access["proxies_file"], "access.proxies_file", "a file of proxy URLs")
         if name is not None:
             try:
-                proxies = read_proxy_file(path.parent / name)
+                proxies = read_proxy_file(check.reading(path.parent / name))
             except AccessError as exc:
                 check.fail("access.proxies_file", str(exc), "a file of proxy URLs, one per line")
 
     def session(value: str, key: str) -> Session:
         try:
-            return read_session(path.parent / value)
+            return read_session(check.reading(path.parent / value))
         except AccessError as exc:
             raise RuleError(
                 check.file, key, str(exc), "a YAML or JSON file with cookies and/or headers"
@@ -723,7 +732,7 @@ def _discovers_anywhere(top: Mapping[str, Any]) -> bool:
 def _example(name: str, key: str, check: Checker, path: Path) -> str:
     """The text of the example article file ``name`` (relative to the rule file ``path``), decoded as a
     page is (BOM, ``<meta>`` charset, detection); an HTML file's main text."""
-    file = path.parent / name.strip()
+    file = check.reading(path.parent / name.strip())
     try:
         with file.resolve().open("rb") as handle:
             data = handle.read(_EXAMPLE_MAX_BYTES)

@@ -87,7 +87,16 @@ from crawler.requests import (
     queue_new,
     redirects,
 )
-from crawler.rules import LISTING_PAGES, RegexBudget, Rule, RuleSet, RulesStamp, load_rules, rules_stamp
+from crawler.rules import (
+    LISTING_PAGES,
+    RegexBudget,
+    Rule,
+    RuleFiles,
+    RuleSet,
+    RulesStamp,
+    load_rules,
+    rules_stamp,
+)
 from crawler.rules.api import ApiError, ApiItemsError
 from crawler.rules.feeds import FeedError, read_feed
 from crawler.rules.sitemaps import NotASitemapError, SitemapEntry, SitemapError, read_sitemap
@@ -137,7 +146,7 @@ NO_ANSWER = frozenset({"connection", "timeout"})
 # crawler's settings), with the folder's stamp as it was read (an edit since is a change), and taken by its
 # spider (``from_crawler``); an entry goes with its settings (a crawler
 # never started), so that it is neither kept nor taken by later settings given the same id.
-_read_at_start: dict[int, tuple[RulesStamp | None, RuleSet]] = {}
+_read_at_start: dict[int, tuple[RulesStamp | None, RuleSet, RuleFiles]] = {}
 
 # The embedded Redis servers ``scrapy crawl sites`` started or joined (no REDIS_URL), left at the end.
 _embedded: list[EmbeddedRedis] = []
@@ -193,6 +202,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._next_look = 0.0
         # A rule file was missing from a folder that had just changed: the next look reads it again.
         self._removal_held = False
+        # What the last read of the rules folder parsed: the next one parses only the files changed since.
+        self._rule_files = RuleFiles()
         self.rule_errors = 0
         # The spider's own handle on the shared Bloom filter (see the bloom property), made at its first use.
         self._bloom: RedisBloom | None = None
@@ -214,8 +225,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if embedded is not None:
                 _embedded.append(embedded)
         stamp = rules_stamp(settings["CRAWLER_RULES_DIR"])
-        ruleset = load_rules(settings["CRAWLER_RULES_DIR"])
-        _read_at_start[id(settings)] = (stamp, ruleset)
+        files = RuleFiles()
+        ruleset = load_rules(settings["CRAWLER_RULES_DIR"], files=files)
+        _read_at_start[id(settings)] = (stamp, ruleset, files)
         weakref.finalize(settings, _read_at_start.pop, id(settings), None)
         slots = {rule.site: _download_slot(rule) for rule in ruleset.rules.values()}
         settings.set("DOWNLOAD_SLOTS", {**settings.getdict("DOWNLOAD_SLOTS"), **slots}, priority="spider")
@@ -226,8 +238,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         read = _read_at_start.pop(id(crawler.settings), None)
         if read is None:
             folder = crawler.settings["CRAWLER_RULES_DIR"]
-            read = (rules_stamp(folder), load_rules(folder))
-        spider._read_stamp, ruleset = read
+            files = RuleFiles()
+            read = (rules_stamp(folder), load_rules(folder, files=files), files)
+        spider._read_stamp, ruleset, spider._rule_files = read
         settings = crawler.settings
         logger.info(
             "Redis %s, data folder %s, rules folder %s",
@@ -340,7 +353,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return
         before, self._read_stamp = self._read_stamp, stamp
         self._next_reload = now + every
-        ruleset = load_rules(folder)
+        ruleset = load_rules(folder, files=self._rule_files)
         fresh = {
             name: rule
             for name, rule in ruleset.rules.items()

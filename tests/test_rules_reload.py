@@ -1,0 +1,224 @@
+"""A worker reads its rules folder again after an edit: only the files changed since are parsed (a folder of
+many rules was parsed whole, on the crawl thread, at each edit of one), with the same rules, errors and log
+lines as a read of the whole folder."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crawlsite import RULE, sites_spider
+
+from crawler.rules import RuleFiles, load_rules
+from crawler.rules import load as rules_load
+from crawler.worker.spider import SitesSpider
+
+SITES = 40
+# A rule file's mtime set this far back: older than the window where a file may change unseen (RACY_NS).
+LONG_AGO = 3600
+
+
+def rule_text(site: str, concurrency: int = 2) -> str:
+    host = f"{site}.test"
+    return (
+        RULE.format(start=f"http://{host}/").replace("[127.0.0.1]", f"[{host}]")
+        + f"politeness: {{delay: 0, concurrency: {concurrency}}}\n"
+    )
+
+
+def write(path: Path, text: str) -> None:
+    """``text`` written to ``path``, dated an hour ago."""
+    path.write_text(text, encoding="utf-8")
+    past = time.time() - LONG_AGO
+    os.utime(path, (past, past))
+
+
+def many_rules(rules: Path) -> None:
+    for number in range(SITES):
+        write(rules / f"site{number:02d}.yaml", rule_text(f"site{number:02d}"))
+
+
+@pytest.fixture
+def nanosecond_dates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule file changed seconds ago is kept as one changed long ago: as on a file system that dates
+    files to the nanosecond (the files of these tests change within a second)."""
+    monkeypatch.setattr(rules_load, "RACY_NS", 0)
+
+
+def counted_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the rule files parsed from now on (load_rule's calls)."""
+    parsed: list[str] = []
+    parse = rules_load.load_rule
+
+    def spy(path: str | Path, **options: Any) -> Any:
+        parsed.append(Path(path).name)
+        return parse(path, **options)
+
+    monkeypatch.setattr(rules_load, "load_rule", spy)
+    return parsed
+
+
+# No middleware, pipeline or extension: some start looping calls, which install a reactor in the test process.
+BARE_ENGINE: dict[str, dict[str, int]] = {
+    name: {}
+    for name in (
+        "DOWNLOADER_MIDDLEWARES",
+        "DOWNLOADER_MIDDLEWARES_BASE",
+        "SPIDER_MIDDLEWARES",
+        "SPIDER_MIDDLEWARES_BASE",
+        "ITEM_PIPELINES",
+        "EXTENSIONS",
+        "EXTENSIONS_BASE",
+    )
+}
+
+
+def reloading_spider(tmp_path: Path, redis_url: str) -> SitesSpider:
+    """A sites spider of :func:`many_rules` (and ``news``) with Scrapy's engine and downloader (not
+    started), that looks at the rules folder at every request."""
+    spider = sites_spider(tmp_path, redis_url, RULES_RELOAD_SECONDS=0.01, **BARE_ENGINE)
+    many_rules(tmp_path / "rules")
+    spider.crawler.engine = spider.crawler._create_engine()
+    spider.slots_opened()
+    assert spider.rule_of("site00") is not None
+    return spider
+
+
+def looked_again(spider: SitesSpider, site: str) -> None:
+    time.sleep(0.05)
+    spider.rule_of(site)
+
+
+@pytest.mark.usefixtures("nanosecond_dates")
+def test_a_reload_after_an_edit_of_one_of_many_rule_files_parses_that_file_alone(
+    redis_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    spider = reloading_spider(tmp_path, redis_server)
+    before = dict(spider.rules)
+    parsed = counted_parses(monkeypatch)
+    (tmp_path / "rules" / "site07.yaml").write_text(rule_text("site07", concurrency=1), encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        looked_again(spider, "site07")
+    assert parsed == ["site07.yaml"]
+    assert spider.rules["site07"].concurrency == 1
+    assert all(spider.rules[site] is rule for site, rule in before.items() if site != "site07")
+    assert "Rules changed while running: site07" in caplog.text
+
+
+@pytest.mark.usefixtures("nanosecond_dates")
+def test_an_edit_that_breaks_one_of_many_rule_files_keeps_its_rule_and_names_it(
+    redis_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    spider = reloading_spider(tmp_path, redis_server)
+    kept = spider.rules["site03"]
+    parsed = counted_parses(monkeypatch)
+    (tmp_path / "rules" / "site03.yaml").write_text(
+        rule_text("site03").replace("article:", "artcle:"), encoding="utf-8"
+    )
+    with caplog.at_level(logging.WARNING):
+        looked_again(spider, "site03")
+    assert parsed == ["site03.yaml"]
+    assert spider.rules["site03"] is kept
+    assert len(spider.rules) == SITES + 1, "the other sites are unaffected"
+    assert (
+        "Rule files changed while running have errors, their sites keep the rule read before: site03"
+        in caplog.text
+    )
+    parsed.clear()
+    looked_again(spider, "site04")
+    looked_again(spider, "site05")
+    assert parsed == [], "an unchanged broken file is not parsed again"
+    assert spider.rules["site03"] is kept
+
+
+@pytest.mark.usefixtures("nanosecond_dates")
+def test_a_removed_rule_file_takes_its_rule_away_and_an_added_one_is_read_alone(
+    redis_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    spider = reloading_spider(tmp_path, redis_server)
+    parsed = counted_parses(monkeypatch)
+    (tmp_path / "rules" / "site11.yaml").unlink()
+    (tmp_path / "rules" / "later.yaml").write_text(rule_text("later"), encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        looked_again(spider, "later")
+    assert parsed == ["later.yaml"]
+    assert "later" in spider.rules
+    assert "site11" not in spider.rules
+    assert "Rules removed while running: site11" in caplog.text
+
+
+@pytest.mark.usefixtures("nanosecond_dates")
+def test_a_rule_file_is_parsed_again_when_a_file_it_reads_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule's session (or proxies, or example) files are read with it: an edit of one is an edit of the
+    rule, though its own file did not change."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    many_rules(rules)
+    sessions = rules / "sessions"
+    sessions.mkdir()
+    write(sessions / "bob.yaml", "cookies: {sid: bob}\n")
+    write(rules / "news.yaml", rule_text("news") + "access:\n  sessions: [sessions/bob.yaml]\n")
+    files = RuleFiles()
+    load_rules(rules, files=files)
+    parsed = counted_parses(monkeypatch)
+    (sessions / "bob.yaml").write_text("cookies: {sid: alice}\n", encoding="utf-8")
+    again = load_rules(rules, files=files)
+    assert parsed == ["news.yaml"]
+    assert again["news"].sessions[0].cookies == {"sid": "alice"}
+    (sessions / "bob.yaml").unlink()
+    broken = load_rules(rules, files=files)
+    assert parsed == ["news.yaml", "news.yaml"]
+    assert [error.file for error in broken.errors] == [str(rules / "news.yaml")]
+
+
+@pytest.mark.usefixtures("nanosecond_dates")
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda rules: (rules / "site05.yaml").write_text(rule_text("site05", 3), encoding="utf-8"),
+        lambda rules: (rules / "site05.yaml").write_text("index: [", encoding="utf-8"),
+        lambda rules: (rules / "site05.yaml").unlink(),
+        lambda rules: (rules / "site05.yaml").rename(rules / "site05.yml"),
+        lambda rules: (rules / "new.yaml").write_text(rule_text("new"), encoding="utf-8"),
+    ],
+    ids=["edited", "broken", "removed", "renamed", "added"],
+)
+def test_a_folder_read_again_gives_what_a_whole_read_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Callable[[Path], object]
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    many_rules(rules)
+    write(rules / "bad.yaml", "article: {}\n")
+    files = RuleFiles()
+    load_rules(rules, files=files)
+    counted_parses(monkeypatch)
+    change(rules)
+    again, whole = load_rules(rules, files=files), load_rules(rules)
+    assert {site: rule.concurrency for site, rule in again.rules.items()} == {
+        site: rule.concurrency for site, rule in whole.rules.items()
+    }
+    assert list(map(str, again.errors)) == list(map(str, whole.errors))
+    assert dict(again.broken) == dict(whole.broken)
+
+
+def test_a_rule_file_written_just_now_is_parsed_again_at_the_next_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written within the file system's time resolution of its read may be written again with the
+    same size and dates: its rule is not kept for the next read."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "fresh.yaml").write_text(rule_text("fresh"), encoding="utf-8")
+    files = RuleFiles()
+    load_rules(rules, files=files)
+    parsed = counted_parses(monkeypatch)
+    load_rules(rules, files=files)
+    assert parsed == ["fresh.yaml"]
