@@ -1,9 +1,11 @@
 """A worker reads its rules folder again after an edit: only the files changed since are parsed (a folder of
 many rules was parsed whole, on the crawl thread, at each edit of one), with the same rules, errors and log
-lines as a read of the whole folder."""
+lines as a read of the whole folder; and the download slots it made of a site take the edited rule's
+concurrency."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -13,6 +15,8 @@ from typing import Any
 
 import pytest
 from crawlsite import RULE, sites_spider
+from scrapy import Request
+from scrapy.core.downloader import Slot
 
 from crawler.rules import RuleFiles, load_rules
 from crawler.rules import load as rules_load
@@ -222,3 +226,33 @@ def test_a_rule_file_written_just_now_is_parsed_again_at_the_next_read(
     parsed = counted_parses(monkeypatch)
     load_rules(rules, files=files)
     assert parsed == ["fresh.yaml"]
+
+
+@pytest.mark.usefixtures("nanosecond_dates")
+def test_the_download_slots_of_a_site_take_the_concurrency_of_its_edited_rule(
+    redis_server: str, tmp_path: Path
+) -> None:
+    """Scrapy reads a slot's settings once, as it makes the slot: a worker whose slot of a site (or of a
+    host of its discover crawl) was made kept the concurrency of the rule as it was then."""
+    spider = reloading_spider(tmp_path, redis_server)
+    assert spider.crawler.engine is not None
+    downloader = spider.crawler.engine.downloader
+
+    def slot(key: str) -> Slot:
+        made: Slot = downloader._get_slot(Request("http://site07.test/", meta={"download_slot": key}))[1]
+        return made
+
+    async def edited() -> None:  # the downloader's slots are collected by a looping call of the loop
+        made = {key: slot(key) for key in ("site07", "site07@other.test", "site08")}
+        (tmp_path / "rules" / "site07.yaml").write_text(rule_text("site07", concurrency=5), encoding="utf-8")
+        looked_again(spider, "site07")
+        assert {key: made[key].concurrency for key in made} == {
+            "site07": 5,
+            "site07@other.test": 5,
+            "site08": 2,
+        }
+        assert made["site07"].delay == 0.0, "the rule's delay is the shared queue's"
+        assert slot("site07@new.test").concurrency == 5
+        downloader._stop_slot_gc()
+
+    asyncio.run(edited())

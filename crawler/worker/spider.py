@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 
 import redis
 from scrapy import Request, signals
+from scrapy.core.downloader import Downloader
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.retry import get_retry_request
 from scrapy.exceptions import (
@@ -156,6 +157,15 @@ def _download_slot(rule: Rule) -> dict[str, Any]:
     """The settings of a worker's own download slot of ``rule``'s site (``DOWNLOAD_SLOTS``): the rule's
     concurrency, no delay (the shared queue holds the rule's delay for all workers together)."""
     return {"delay": 0.0, "concurrency": rule.concurrency}
+
+
+def _reslot(downloader: Downloader, rule: Rule) -> None:
+    """The download slots this worker made of ``rule``'s site, its own and those of the hosts of its
+    discover crawl (``<site>@<host>``), take the rule's concurrency: Scrapy reads a slot's settings once,
+    as it makes the slot (their delay stays 0: the shared queue holds the rule's)."""
+    for key, slot in downloader.slots.items():
+        if key.partition("@")[0] == rule.site:
+            slot.concurrency = _download_slot(rule)["concurrency"]
 
 
 def _changed_files(before: RulesStamp | None, after: RulesStamp | None) -> set[str]:
@@ -374,6 +384,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 assert self.crawler.engine is not None
                 self.queue.configure(new.site, delay=new.delay, concurrency=new.concurrency)
                 self.crawler.engine.downloader.per_slot_settings[new.site] = _download_slot(new)
+                _reslot(self.crawler.engine.downloader, new)
             if new.allow_private:
                 allow_private_domains(new.known_domains)
         kept_rules = {name: self.rules[name] for name in self.rules if name in broken or name in held}
