@@ -18,6 +18,7 @@ from crawlsite import RULE, sites_spider
 from scrapy import Request
 from scrapy.core.downloader import Slot
 
+from crawler.cli.crawl import _rule_loader
 from crawler.rules import RuleFiles, load_rules
 from crawler.rules import load as rules_load
 from crawler.worker.spider import SitesSpider
@@ -256,3 +257,27 @@ def test_the_download_slots_of_a_site_take_the_concurrency_of_its_edited_rule(
         downloader._stop_slot_gc()
 
     asyncio.run(edited())
+
+
+@pytest.mark.usefixtures("nanosecond_dates")
+def test_the_schedulers_tick_parses_only_the_rule_files_changed_since_the_last_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`crawler schedule` reads the rules folder at every tick (SCHEDULE_TICK_SECONDS, 5 s): it parsed
+    every file each time, 1.8 CPU s a tick for 1,000 rules."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    many_rules(rules)
+    write(rules / "bad.yaml", "article: {}\n")
+    load = _rule_loader(rules)
+    parsed = counted_parses(monkeypatch)
+    with caplog.at_level(logging.ERROR):
+        assert len(load()) == SITES
+    assert len(parsed) == SITES + 1
+    parsed.clear()
+    (rules / "site09.yaml").write_text(rule_text("site09", concurrency=3), encoding="utf-8")
+    with caplog.at_level(logging.ERROR):
+        ticked = {rule.site: rule.concurrency for rule in load()}
+    assert parsed == ["site09.yaml"]
+    assert ticked["site09"] == 3
+    assert caplog.text.count("rule error, site not scheduled") == len(load_rules(rules).errors)

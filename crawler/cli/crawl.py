@@ -61,7 +61,7 @@ from crawler.requests import (
     temp_job_ended,
     unfinished_temp_job,
 )
-from crawler.rules import Rule, load_rule, load_rules, rule_file
+from crawler.rules import Rule, RuleFiles, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler, when
 from crawler.status import no_worker, workers_alive
@@ -603,13 +603,15 @@ def _grab_scheduler(settings: Any, url: str) -> GrabScheduler:
 
 
 def _rule_loader(folder: Path, *, worker_logs: bool = False) -> Callable[[], list[Rule]]:
-    """Reads the rules folder afresh (edits take effect at the next tick); broken files are logged once.
-    With ``worker_logs`` (``crawler run``), the errors of the folder as it is now are not: the worker
-    started beside the scheduler logs them as it loads the same folder."""
-    reported = {str(error) for error in load_rules(folder).errors} if worker_logs else set()
+    """Reads the rules folder afresh (edits take effect at the next tick), parsing the files changed since
+    the last read alone (:class:`~crawler.rules.RuleFiles`); broken files are logged once. With
+    ``worker_logs`` (``crawler run``), the errors of the folder as it is now are not: the worker started
+    beside the scheduler logs them as it loads the same folder."""
+    files = RuleFiles()
+    reported = {str(error) for error in load_rules(folder, files=files).errors} if worker_logs else set()
 
     def load() -> list[Rule]:
-        ruleset = load_rules(folder)
+        ruleset = load_rules(folder, files=files)
         for error in ruleset.errors:
             if str(error) not in reported:
                 reported.add(str(error))
