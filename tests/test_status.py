@@ -978,3 +978,25 @@ def test_status_reads_the_sites_in_as_many_round_trips_for_30_sites_as_for_3(
         monkeypatch.undo()
         assert [site["new_last_grab"] for site in report["sites"]] == list(range(count))
     assert trips[1] == trips[0], trips
+
+
+def test_a_redis_error_while_the_status_is_read_is_one_line_not_a_traceback(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Redis answers PING, then an error to a read of the status (a key of the crawler's prefix that holds
+    another type, written by another program: WRONGTYPE; or the connection lost): `crawler status` ended
+    with a traceback."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    run_crawler("status")
+    redis_client.set(Keys("crawler").workers, "not a hash")
+    assert main(["status"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.startswith(
+        "crawler status: error: Redis answered a read of the status with an error"
+    ), captured.err
+    assert "WRONGTYPE" in captured.err and "Traceback" not in captured.err, captured.err
+    assert "give the crawler a prefix of its own (REDIS_KEY_PREFIX)" in captured.err, captured.err
+    assert len(captured.err.splitlines()) == 1, captured.err

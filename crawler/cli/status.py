@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import redis
 from redis.exceptions import NoPermissionError
 from rich.console import Console
 from rich.markup import escape
@@ -53,6 +54,20 @@ def run_status(args: argparse.Namespace) -> int:
                 f'the user of the Redis URL may not run a command the status needs (Redis says "{exc}");'
                 " give that user the crawler's commands on its keys (ACL SETUSER <user> on"
                 " ~<REDIS_KEY_PREFIX>:* +@all), or put a user who has them in REDIS_URL"
+            ) from None
+        except redis.ResponseError as exc:
+            fix = (
+                f"a key under {config.keys.prefix}: holds another type, written by another program: give the"
+                " crawler a prefix of its own (REDIS_KEY_PREFIX), or another Redis database in REDIS_URL"
+                if str(exc).startswith("WRONGTYPE")
+                else "Redis's log says why"
+            )
+            raise RedisUnavailableError(
+                f'Redis answered a read of the status with an error (Redis says "{exc}"); {fix}'
+            ) from None
+        except redis.RedisError as exc:
+            raise RedisUnavailableError(
+                f"Redis went away while the status was read ({exc}); run the status again once Redis runs"
             ) from None
         report["redis"]["embedded"] = None if embedded is None else _embedded(embedded, config.data_dir)
     if args.format == "json":
