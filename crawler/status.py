@@ -46,7 +46,7 @@ from crawler.redisio.workers import beat_alive
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 
-__all__ = ["FIELD_JUMP", "build_status", "span", "status_sites", "store_split"]
+__all__ = ["FIELD_JUMP", "build_status", "needs_attention", "span", "status_sites", "store_split"]
 
 HOURS_RECENT = 24
 HOURS_HISTORY = 7 * 24
@@ -140,6 +140,33 @@ def build_status(
             | ({"dead_letters"} if elsewhere else set())
         ),
     }
+
+
+def needs_attention(report: dict[str, Any]) -> list[dict[str, str]]:
+    """What of ``report`` (:func:`build_status`) needs attention, in the order and words the status table
+    gives it: ``{"part": ..., "reason": ...}`` for a part of the service (``redis``, ``queue``, ``store``,
+    ``dead_letters``), ``{"site": ..., "reason": ...}`` per reason of each site, ``{"file": ...,
+    "reason": ...}`` per error of a rule file; empty when all is well."""
+    health = report["redis"]
+    parts = (
+        ("redis", health["writes_refused"]),
+        ("redis", health["evicts"]),
+        ("queue", report["no_worker"]),
+        ("store", report["store_split"]),
+        ("dead_letters", report["dead_elsewhere"]),
+    )
+    return [
+        *({"part": part, "reason": reason} for part, reason in parts if reason),
+        *(
+            {"site": site["site"], "reason": reason}
+            for site in report["sites"]
+            for reason in site["attention"]
+        ),
+        *(
+            {"file": error["file"], "reason": error["error"].removeprefix(f"{error['file']}: ")}
+            for error in report["rule_errors"]
+        ),
+    ]
 
 
 def _removed_sites(server: redis.Redis, keys: Keys) -> list[str]:

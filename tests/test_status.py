@@ -1000,3 +1000,122 @@ def test_a_redis_error_while_the_status_is_read_is_one_line_not_a_traceback(
     assert "WRONGTYPE" in captured.err and "Traceback" not in captured.err, captured.err
     assert "give the crawler a prefix of its own (REDIS_KEY_PREFIX)" in captured.err, captured.err
     assert len(captured.err.splitlines()) == 1, captured.err
+
+
+# --- status --check: for cron, systemd, Nagios, CI ---------------------------------------------------------
+
+
+def _check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`crawler status --check ARGS` in this process: its exit code, stdout and stderr."""
+    code = main(["status", "--check", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_status_check_of_a_quiet_healthy_service_prints_nothing_and_exits_0(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for name in ("demo-citynews", "demo-techdaily"):
+        shutil.copy(DEMO_RULES / f"{name}.yaml", rules)
+    keys = Keys("crawler")
+    redis_client.hset(keys.stats("demo-citynews", hour_of(time.time())), mapping={"crawl/pages": 4})
+    _beat(redis_client, "h:1", time.time())
+    assert _check(capsys) == (0, "", "")
+    assert _check(capsys, "--format", "json") == (0, "[]\n", "")
+    assert _check(capsys, "--site", "demo-techdaily") == (0, "", "")
+
+
+def test_status_check_names_each_site_and_part_that_needs_attention_and_exits_1(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One line each, the site or part then the reason, in the table's words; JSON: those entries; --site:
+    that site's and the service's."""
+    for name in ("demo-citynews", "demo-techdaily"):
+        shutil.copy(DEMO_RULES / f"{name}.yaml", rules)
+    (rules / "broken.yaml").write_text("name: Broken\nstart_urls: 12\n", encoding="utf-8")
+    now = time.time()
+    keys = Keys("crawler")
+    signal = {"what": "HTTP 403", "url": "http://news.test/a"}
+    redis_client.hset(
+        keys.bans, "demo-citynews", json.dumps({"at": now - 60, "what": "HTTP 403", "signals": [signal]})
+    )
+    redis_client.hset(keys.stats("demo-techdaily", hour_of(now - 3600)), mapping={"crawl/errors": 2})
+    request = {"url": "http://news.test/b", "meta": {"site": "demo-techdaily"}, "priority": 0}
+    LeasedQueue(redis_client, keys).push(
+        json.dumps(request).encode(), priority=0, site="demo-techdaily", job=None
+    )
+    monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
+    table = run_crawler("status")
+    code, out, err = _check(capsys)
+    assert (code, err) == (1, ""), err
+    lines = out.splitlines()
+    report = json.loads(run_crawler("status", "--format", "json"))
+    sites = {site["site"]: site for site in report["sites"]}
+    ban = sites["demo-citynews"]["attention"][0]
+    assert ban.startswith("banned at ") and "HTTP 403 at http://news.test/a" in ban, ban
+    errors = str(rules / "broken.yaml")
+    assert lines[:4] == [
+        "queue: 1 request in the queue and no worker alive to crawl it: start one with `crawler worker` (or"
+        " `crawler run`, the scheduler with a worker)",
+        "broken: rule file has errors: " + errors,
+        f"demo-citynews: {ban}",
+        "demo-techdaily: fetch errors: 2 of 2 requests in 24 h failed",
+    ], lines
+    assert lines[4:] == [
+        f"{error['file']}: {error['error'].removeprefix(error['file'] + ': ')}"
+        for error in report["rule_errors"]
+    ]
+    assert len(lines) > 4 and all(line.startswith(errors + ": ") for line in lines[4:]), lines
+    # The table's words: each reason is a line of the table's.
+    for line in lines[1:4]:
+        assert line.split(": ", 1)[1] in table, line
+    code, out, _ = _check(capsys, "--format", "json")
+    entries = json.loads(out)
+    assert code == 1
+    assert entries[:4] == [
+        {"part": "queue", "reason": lines[0].removeprefix("queue: ")},
+        {"site": "broken", "reason": "rule file has errors: " + errors},
+        {"site": "demo-citynews", "reason": ban},
+        {"site": "demo-techdaily", "reason": "fetch errors: 2 of 2 requests in 24 h failed"},
+    ], entries
+    assert {entry.get("site") or entry.get("part") or entry["file"] for entry in entries} == {
+        *report["attention"],
+        errors,
+    }
+    code, out, _ = _check(capsys, "--site", "demo-citynews")
+    assert code == 1
+    assert out.splitlines() == [lines[0], lines[2]], out
+    redis_client.flushall()
+    assert _check(capsys, "--site", "demo-citynews") == (0, "", "")
+
+
+def test_status_check_that_cannot_read_the_status_exits_3_not_1(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Redis unreachable (or answering the status's reads with an error) is no site needing attention: a
+    code of its own, 3, that a check tells apart from 1; `crawler status` alone keeps exit 1."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    redis_client.set(Keys("crawler").workers, "not a hash")
+    code, out, err = _check(capsys)
+    assert (code, out) == (3, ""), err
+    assert err.startswith("crawler status: error: Redis answered a read of the status with an error"), err
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("REDIS_URL", f"redis://127.0.0.1:{port}/0")
+    for form in ("table", "json"):
+        code, out, err = _check(capsys, "--format", form)
+        assert (code, out) == (3, ""), err
+        assert err.startswith(f"crawler status: error: cannot reach Redis at redis://127.0.0.1:{port}/0"), err
+    assert main(["status"]) == 1

@@ -35,9 +35,10 @@ exit codes:
   1    fetch failure: network, timeout, HTTP error status, robots.txt, refused address, size limit;
        rules: a rule has errors; articles: a week's file could not be read (the other weeks shown);
        sites forget: its question answered no; temp: its site paused while it ran (requests held),
-       or forgotten (requests taken unfetched)
+       or forgotten (requests taken unfetched); status --check: something needs attention
   2    usage or input error: bad arguments; missing, unreadable, empty, binary or too large input;
        invalid or non-http(s) URL
+  3    status --check: the status could not be read (Redis unreachable, or refusing its reads)
   130  interrupted (Ctrl-C)
   143  terminated (SIGTERM)
 """
@@ -454,6 +455,12 @@ def _add_status(commands: Any) -> None:
     status.add_argument(
         "--site",
         help="one site of the rules folder: its counters and reasons, beside Redis, queue and workers",
+    )
+    status.add_argument(
+        "--check",
+        action="store_true",
+        help="for cron, systemd, Nagios, CI: print only what needs attention, a line each (nothing when all"
+        " is well); exit 1 when anything does, 0 when nothing, 3 when the status cannot be read",
     )
     status.set_defaults(handler="crawler.cli.status:run_status")
 

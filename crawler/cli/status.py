@@ -1,5 +1,6 @@
-"""``crawler status [--format json] [--site SITE]``: the service's status (:mod:`crawler.status`), or one
-site's beside the service's own parts, as tables or JSON."""
+"""``crawler status [--format json] [--site SITE] [--check]``: the service's status (:mod:`crawler.status`),
+or one site's beside the service's own parts, as tables or JSON; with ``--check``, only what needs
+attention, and an exit code that says whether anything does."""
 
 from __future__ import annotations
 
@@ -29,16 +30,30 @@ from crawler.errors import InputError
 from crawler.redisio.connection import RedisUnavailableError, connect
 from crawler.redisio.embedded import EmbeddedRedis, live_users
 from crawler.rules import load_rules
-from crawler.status import build_status, status_sites
+from crawler.status import build_status, needs_attention, status_sites
 
-__all__ = ["run_status"]
+__all__ = ["EXIT_ATTENTION", "EXIT_UNREADABLE", "run_status"]
 
+# `status --check`: something needs attention; the status could not be read (Redis unreachable, refusing
+# the status's reads): a code apart from 1 and from usage errors (2), Nagios's UNKNOWN.
+EXIT_ATTENTION = 1
+EXIT_UNREADABLE = 3
 # Piped, the indent of the lines a block's first cell goes on over when it is longer than a line: deeper
 # than the block's ``  name: value`` lines, so it is read as none of them.
 FIRST_CELL_INDENT = 4
 
 
 def run_status(args: argparse.Namespace) -> int:
+    try:
+        return _run_status(args)
+    except RedisUnavailableError as exc:
+        if not args.check:
+            raise
+        tell("error", str(exc))
+        return EXIT_UNREADABLE
+
+
+def _run_status(args: argparse.Namespace) -> int:
     config = Config.from_env()
     if not rules_in(rules_folder(config.rules_dir)):
         tell("note", no_rules_problem(config.rules_dir, "no site to show"))
@@ -70,12 +85,29 @@ def run_status(args: argparse.Namespace) -> int:
                 f"Redis went away while the status was read ({exc}); run the status again once Redis runs"
             ) from None
         report["redis"]["embedded"] = None if embedded is None else _embedded(embedded, config.data_dir)
+    if args.check:
+        return _print_check(report, args.format)
     if args.format == "json":
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     else:
         with table_console() as console:
             _print(console, sys.stdout.isatty(), report)
     return 0
+
+
+def _print_check(report: dict[str, Any], form: str) -> int:
+    """``--check``: what needs attention, each a line ``<site, part or rule file>: <reason>`` (nothing when
+    all is well), or in JSON those entries (:func:`needs_attention`); :data:`EXIT_ATTENTION` when any
+    does."""
+    entries = needs_attention(report)
+    if form == "json":
+        sys.stdout.write(json.dumps(entries, ensure_ascii=False, indent=2) + "\n")
+    else:
+        for entry in entries:
+            sys.stdout.write(
+                f"{entry.get('site') or entry.get('part') or entry['file']}: {entry['reason']}\n"
+            )
+    return EXIT_ATTENTION if entries else 0
 
 
 def _embedded(embedded: EmbeddedRedis, data_dir: Path) -> dict[str, Any]:
