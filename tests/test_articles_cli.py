@@ -164,31 +164,37 @@ def test_tables_piped_end_no_line_with_a_space(
         assert [line for line in lines if line != line.rstrip()] == [], command
 
 
-@pytest.mark.parametrize("command", ["list", "export"])
+@pytest.mark.parametrize("command", [("list",), ("export",), ("search", "city")])
 def test_since_not_before_until_is_an_input_error_naming_both(
-    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    command: tuple[str, ...],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for given, said in (
         (("2026-11-21", "2026-11-20"), ("2026-11-21T00:00:00Z", "2026-11-20T00:00:00Z")),
         (("2026-11-20T08:00+02:00", "2026-11-20T06:00Z"), ("2026-11-20T06:00:00Z", "2026-11-20T06:00:00Z")),
     ):
         code, out, err = articles(
-            capsys, monkeypatch, tmp_path, command, "--since", given[0], "--until", given[1]
+            capsys, monkeypatch, tmp_path, *command, "--since", given[0], "--until", given[1]
         )
         assert (code, out) == (2, ""), err
         assert f"--since {said[0]} is not before --until {said[1]}: " in err, err
         assert "give the earlier time to --since" in err
 
 
-@pytest.mark.parametrize("command", ["list", "export"])
+@pytest.mark.parametrize("command", [("list",), ("export",), ("search", "city")])
 def test_published_since_not_before_published_until_is_an_input_error_naming_both(
-    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    command: tuple[str, ...],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     code, out, err = articles(
         capsys,
         monkeypatch,
         tmp_path,
-        command,
+        *command,
         "--published-since",
         "2026-11-20T08:00+02:00",
         "--published-until",
@@ -196,7 +202,7 @@ def test_published_since_not_before_published_until_is_an_input_error_naming_bot
     )
     assert (code, out) == (2, ""), err
     assert (
-        f"crawler articles {command}: error: --published-since 2026-11-20T06:00:00Z is not before"
+        f"crawler articles {command[0]}: error: --published-since 2026-11-20T06:00:00Z is not before"
         " --published-until 2026-11-20T00:00:00Z: no article can be published at or after --published-since"
         " and before --published-until; give the earlier time to --published-since"
     ) in err, err
@@ -268,6 +274,27 @@ def test_list_and_export_by_the_published_time(
     with target.open(encoding="utf-8", newline="") as handle:
         assert _names(list(csv.DictReader(handle))) == ["date", "east", "naive", "next", "late"]
     assert not target.with_name("november.csv.part").exists()
+
+
+def test_search_by_the_first_seen_and_the_published_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`articles search` takes the windows of list and export: --since/--until (first seen),
+    --published-since/--published-until (published; no date: left out)."""
+    data = _published_stored(tmp_path / "data")
+
+    def found(*options: str) -> list[str]:
+        code, out, err = articles(capsys, monkeypatch, data, "search", "city", "--format", "jsonl", *options)
+        assert code == 0, err
+        return _names([json.loads(line) for line in out.splitlines()])
+
+    assert found() == ["late", "next", "none", "text", "naive", "east", "date"]
+    day = ("--published-since", "2026-11-20", "--published-until", "2026-11-21")
+    assert found(*day) == ["late", "naive", "date"]
+    assert found(*day, "--limit", "1") == ["late"]
+    assert found("--since", "2026-11-20T13:00Z", "--until", "2026-11-21") == ["none", "text", "naive"]
+    assert found("--since", "2026-11-21", *day) == ["late"]
+    assert found("--published-until", "2026-11-20T01:00Z") == ["east", "date"]
 
 
 def test_export_writes_the_fields_asked_for_in_their_order(

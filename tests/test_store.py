@@ -304,6 +304,64 @@ def test_mongodb_asks_for_the_published_text_range_and_keeps_the_instants_in_the
     assert queries == [{"site": "citynews", "published": {"$gte": "2026-11-19", "$lt": "2026-11-23"}}]
 
 
+def test_mongodb_search_asks_for_the_first_seen_and_published_ranges_with_its_terms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The query a search with windows sends (the pymongo-shaped fake, NOT MongoDB): its terms, the
+    first-seen range, the text range of the published values that may be in the window; the instants
+    compared on what it finds, the limit counted after."""
+    from mongofake import FakeClient, FakeCollection
+
+    from crawler.store.mongo import MongoStore
+
+    queries: list[dict[str, Any]] = []
+
+    def find(collection: FakeCollection, query: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        queries.append(query)
+        return collection._collection.find(query, *args, **kwargs)
+
+    monkeypatch.setattr(FakeCollection, "find", find, raising=False)
+    with MongoStore("mongodb://fake", spool_dir=tmp_path, prefix="news", client=FakeClient()) as store:  # type: ignore[arg-type]
+        store.upsert_many(
+            [
+                article(
+                    "http://cn.test/a",
+                    "2026-11-20T12:00:00Z",
+                    published="2026-11-20T06:00:00+08:00",
+                    body="人工智能 a",
+                ),
+                article(
+                    "http://cn.test/b",
+                    "2026-11-20T13:00:00Z",
+                    published="2026-11-20T12:00:00Z",
+                    body="人工智能 b",
+                ),
+                article(
+                    "http://cn.test/c", "2026-11-20T14:00:00Z", published="2026-11-20", body="人工智能 c"
+                ),
+            ]
+        )
+        queries.clear()
+        found = store.search(
+            "人工智能",
+            site="citynews",
+            since=datetime(2026, 11, 20, 12, 30, tzinfo=UTC),
+            published_since=datetime(2026, 11, 20, tzinfo=UTC),
+            published_until=datetime(2026, 11, 21, tzinfo=UTC),
+            limit=1,
+        )
+        assert [document["url"] for document in found] == ["http://cn.test/c"]
+    regex = {"$regex": "人工智能", "$options": "i"}
+    assert queries == [
+        {
+            "$or": [{"title": regex}, {"body": regex}],
+            "site": "citynews",
+            "first_seen": {"$gte": "2026-11-20T12:30:00.000000Z"},
+            "published": {"$gte": "2026-11-19", "$lt": "2026-11-23"},
+        }
+    ]
+
+
 def test_a_version_1_file_is_migrated_with_its_rows(tmp_path: Path) -> None:
     folder = tmp_path / "articles"
     folder.mkdir()

@@ -494,6 +494,44 @@ def test_search_finds_whole_words_phrases_and_chinese(backend: str, store: Store
             list(store.search(nothing))
 
 
+def test_search_takes_the_first_seen_and_the_published_windows(store: Store) -> None:
+    """``since``/``until`` (first seen, which prunes weeks) and ``published_since``/``published_until``
+    (the published instant; a document with no date left out) as :meth:`Store.iter_articles` takes them;
+    a Chinese term, which MongoDB finds by regex (the pymongo-shaped fake has no ``$text``)."""
+    stored = {
+        "old": ("2026-11-17T10:00:00Z", "2026-11-17"),
+        "east": ("2026-11-20T10:00:00Z", "2026-11-20T06:00:00+08:00"),  # 11-19 22:00 UTC
+        "none": ("2026-11-20T12:00:00Z", None),
+        "other": ("2026-11-20T13:00:00Z", "2026-11-20"),
+        "late": ("2026-12-02T08:00:00Z", "2026-11-20T10:00:00Z"),
+    }
+    store.upsert_many(
+        article(
+            f"http://cn.test/{name}",
+            seen,
+            published=published,
+            body=f"{name}: no such words here."
+            if name == "other"
+            else f"人工智能的报道 http://cn.test/{name}",
+        )
+        for name, (seen, published) in stored.items()
+    )
+
+    def found(**options: Any) -> list[str]:
+        return [document["url"].rsplit("/", 1)[1] for document in store.search("人工智能", **options)]
+
+    day = {"published_since": datetime(2026, 11, 20, tzinfo=UTC), "published_until": datetime(2026, 11, 21)}
+    assert found() == ["late", "none", "east", "old"]
+    assert found(since=datetime(2026, 11, 20)) == ["late", "none", "east"]
+    assert found(until=datetime(2026, 11, 20)) == ["old"]
+    assert found(since=datetime(2026, 11, 18), until=datetime(2026, 11, 21)) == ["none", "east"]
+    assert found(**day) == ["late"]
+    assert found(published_until=datetime(2026, 11, 20)) == ["east", "old"]
+    assert found(since=datetime(2026, 11, 20), published_until=datetime(2026, 11, 20)) == ["east"]
+    assert found(published_since=datetime(2026, 11, 17), limit=2) == ["late", "east"]
+    assert found(week="2026w47", published_since=datetime(2026, 11, 17)) == ["east", "old"]
+
+
 def test_search_ignores_accents_as_the_indexes_do(backend: str, store: Store) -> None:
     if backend == "mongo-shaped-fake":
         pytest.skip("mongomock has no $text: search runs against SQLite and a real MongoDB only")

@@ -167,10 +167,20 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
+    _check_windows(args)
     with _store() as store:
         _check_site(store, args.site)
         _check_week(store, args.week)
-        documents = store.search(args.text, site=args.site, week=args.week, limit=args.limit)
+        documents = store.search(
+            args.text,
+            site=args.site,
+            week=args.week,
+            limit=args.limit,
+            since=args.since,
+            until=args.until,
+            published_since=args.published_since,
+            published_until=args.published_until,
+        )
         title = f"Articles with {args.text}, newest first"
         if not _print_documents(documents, args.format, title=title, limit=args.limit):
             _note_if_empty(store)

@@ -368,11 +368,7 @@ def _add_articles(commands: Any) -> None:
         type=_search_text,
         help='words and "phrases" to look for (after -- if it starts with -)',
     )
-    search.add_argument("--site", help="one site's articles")
-    search.add_argument("--week", type=_week, help="one week's articles: 2026w47")
-    search.add_argument(
-        "--limit", type=_count, default=DEFAULT_LIMIT, help=f"at most N (default {DEFAULT_LIMIT})"
-    )
+    _add_filters(search, limit=DEFAULT_LIMIT)
     _add_format(search, ("table", "json", "jsonl", "csv"))
     search.set_defaults(handler="crawler.cli.articles:run_search")
 

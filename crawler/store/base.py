@@ -325,10 +325,20 @@ class Store(ABC):
 
     @abstractmethod
     def search(
-        self, query: str, *, site: str | None = None, week: str | None = None, limit: int | None = 20
+        self,
+        query: str,
+        *,
+        site: str | None = None,
+        week: str | None = None,
+        limit: int | None = 20,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        published_since: datetime | None = None,
+        published_until: datetime | None = None,
     ) -> Iterator[dict[str, Any]]:
         """Documents matching every term of ``query`` (:func:`search_terms`, :func:`matches`), newest
-        first, at most ``limit``."""
+        first, at most ``limit``, filtered by site, week, and the first-seen and published windows as
+        :meth:`iter_articles` filters them."""
 
     @abstractmethod
     def stats(self, week: str | None = None) -> list[dict[str, Any]]:

@@ -210,6 +210,31 @@ def _spool(spool_dir: str | Path, prefix: str) -> Spool:
     return Spool(Path(spool_dir) / "spool", f"mongo_{prefix}")
 
 
+def _filter(
+    query: dict[str, Any],
+    site: str | None,
+    lower: datetime | None,
+    upper: datetime | None,
+    published: PublishedWindow | None,
+) -> None:
+    """Add to ``query`` the conditions of ``site``, ``lower <= first_seen < upper`` and the text range of
+    the ``published`` values that may be in that window (the index on site and published finds them for a
+    site); the caller compares the instants on what the query finds, so it counts the limit after them."""
+    if site is not None:
+        query["site"] = site
+    bounds = {}
+    if lower is not None:
+        bounds["$gte"] = format_timestamp(lower)
+    if upper is not None:
+        bounds["$lt"] = format_timestamp(upper)
+    if bounds:
+        query["first_seen"] = bounds
+    if published is not None:
+        text = {key: bound for key, bound in (("$gte", published.start), ("$lt", published.end)) if bound}
+        if text:
+            query["published"] = text
+
+
 class MongoStore(Store):
     """Articles in weekly MongoDB databases ``<prefix>_<YYYY>w<WW>``; see the module's docstring."""
 
@@ -664,27 +689,25 @@ class MongoStore(Store):
     ) -> Iterator[dict[str, Any]]:
         check_limit(limit)
         weeks, lower, upper = self.time_window(week, since, until)
-        query: dict[str, Any] = {} if site is None else {"site": site}
-        bounds = {}
-        if lower is not None:
-            bounds["$gte"] = format_timestamp(lower)
-        if upper is not None:
-            bounds["$lt"] = format_timestamp(upper)
-        if bounds:
-            query["first_seen"] = bounds
+        query: dict[str, Any] = {}
         published = PublishedWindow.of(published_since, published_until)
+        _filter(query, site, lower, upper, published)
         if published is None:
             return self._iter(weeks, query, newest_first, limit)
-        # The text range of the values that may be in the window (the index on site and published finds
-        # them for a site); the instant each names is read here, so the limit is counted here.
-        text = {key: bound for key, bound in (("$gte", published.start), ("$lt", published.end)) if bound}
-        if text:
-            query["published"] = text
         found = self._iter(weeks, query, newest_first, None)
         return limited((document for document in found if published.holds(document["published"])), limit)
 
     def search(
-        self, query: str, *, site: str | None = None, week: str | None = None, limit: int | None = 20
+        self,
+        query: str,
+        *,
+        site: str | None = None,
+        week: str | None = None,
+        limit: int | None = 20,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        published_since: datetime | None = None,
+        published_until: datetime | None = None,
     ) -> Iterator[dict[str, Any]]:
         check_limit(limit)
         terms = search_terms(query)
@@ -695,10 +718,18 @@ class MongoStore(Store):
         else:
             pattern = {"$regex": re.escape(terms[0]), "$options": "i"}
             condition = {"$or": [{"title": pattern}, {"body": pattern}]}
-        if site is not None:
-            condition["site"] = site
-        hits = self._iter(self.weeks_asked(week), condition, True, None)
-        return limited((document for document in hits if matches(document, terms)), limit)
+        weeks, lower, upper = self.time_window(week, since, until)
+        published = PublishedWindow.of(published_since, published_until)
+        _filter(condition, site, lower, upper, published)
+        hits = self._iter(weeks, condition, True, None)
+        return limited(
+            (
+                document
+                for document in hits
+                if matches(document, terms) and (published is None or published.holds(document["published"]))
+            ),
+            limit,
+        )
 
     def stats(self, week: str | None = None) -> list[dict[str, Any]]:
         pipeline: list[dict[str, Any]] = [

@@ -541,47 +541,34 @@ class SqliteStore(Store):
     ) -> Iterator[dict[str, Any]]:
         check_limit(limit)
         weeks, lower, upper = self.time_window(week, since, until)
-        conditions = []
-        params: list[object] = []
-        if site is not None:
-            conditions.append("site = ?")
-            params.append(site)
-        if lower is not None:
-            conditions.append("first_seen >= ?")
-            params.append(format_timestamp(lower))
-        if upper is not None:
-            conditions.append("first_seen < ?")
-            params.append(format_timestamp(upper))
-        published = PublishedWindow.of(published_since, published_until)
-        if published is not None:
-            # The text range of the values that may be in the window (the index on site and published
-            # finds them for a site), then the instant each value names.
-            for condition, bound in (
-                ("published >= ?", published.start),
-                ("published < ?", published.end),
-                ("published_utc(published) >= ?", published.lower),
-                ("published_utc(published) < ?", published.upper),
-            ):
-                if bound is not None:
-                    conditions.append(condition)
-                    params.append(bound)
+        conditions, params = _filters(
+            site, lower, upper, PublishedWindow.of(published_since, published_until)
+        )
         return self._iter(weeks, conditions, params, newest_first, limit, across=week is None)
 
     def search(
-        self, query: str, *, site: str | None = None, week: str | None = None, limit: int | None = 20
+        self,
+        query: str,
+        *,
+        site: str | None = None,
+        week: str | None = None,
+        limit: int | None = 20,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        published_since: datetime | None = None,
+        published_until: datetime | None = None,
     ) -> Iterator[dict[str, Any]]:
         check_limit(limit)
         terms = search_terms(query)
-        conditions = []
-        params: list[object] = []
+        weeks, lower, upper = self.time_window(week, since, until)
+        conditions, params = _filters(
+            site, lower, upper, PublishedWindow.of(published_since, published_until)
+        )
         phrases = [phrase for term in terms for phrase in _index_phrases(term)]
         if phrases:
-            conditions.append("pk IN (SELECT rowid FROM articles_fts WHERE articles_fts MATCH ?)")
-            params.append(" AND ".join('"' + phrase.replace('"', '""') + '"' for phrase in phrases))
-        if site is not None:
-            conditions.append("site = ?")
-            params.append(site)
-        hits = self._iter(self.weeks_asked(week), conditions, params, True, None, across=week is None)
+            conditions.insert(0, "pk IN (SELECT rowid FROM articles_fts WHERE articles_fts MATCH ?)")
+            params.insert(0, " AND ".join('"' + phrase.replace('"', '""') + '"' for phrase in phrases))
+        hits = self._iter(weeks, conditions, params, True, None, across=week is None)
         return limited((document for document in hits if matches(document, terms)), limit)
 
     def stats(self, week: str | None = None) -> list[dict[str, Any]]:
@@ -795,6 +782,36 @@ def _holding_json(url: str) -> str:
     most rows without their JSON being parsed."""
     text = json.dumps(url, ensure_ascii=False)[1:-1]
     return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _filters(
+    site: str | None, lower: datetime | None, upper: datetime | None, published: PublishedWindow | None
+) -> tuple[list[str], list[object]]:
+    """The SQL conditions, and their parameters, of ``site``, ``lower <= first_seen < upper`` and the
+    ``published`` window: the text range of the values that may be in it (the index on site and published
+    finds them for a site), then the instant each value names."""
+    conditions = []
+    params: list[object] = []
+    if site is not None:
+        conditions.append("site = ?")
+        params.append(site)
+    if lower is not None:
+        conditions.append("first_seen >= ?")
+        params.append(format_timestamp(lower))
+    if upper is not None:
+        conditions.append("first_seen < ?")
+        params.append(format_timestamp(upper))
+    if published is not None:
+        for condition, bound in (
+            ("published >= ?", published.start),
+            ("published < ?", published.end),
+            ("published_utc(published) >= ?", published.lower),
+            ("published_utc(published) < ?", published.upper),
+        ):
+            if bound is not None:
+                conditions.append(condition)
+                params.append(bound)
+    return conditions, params
 
 
 def _index_phrases(term: str) -> list[str]:
