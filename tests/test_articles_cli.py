@@ -126,7 +126,7 @@ def test_list_newest_first_with_filters(
     _, out, _ = articles(capsys, monkeypatch, crawled, "list", "--since", future, "--format", "jsonl")
     assert out == ""
     _, out, _ = articles(capsys, monkeypatch, crawled, "list", "--since", "1d", "--until", future)
-    assert "Articles, newest first" in out
+    assert "Articles, latest stored first" in out
     assert "20 articles (the first ones: --limit N shows more)" in out
     assert rows[0]["id"] in out
     with pytest.raises(SystemExit):
@@ -1660,7 +1660,7 @@ def test_markup_in_stored_data_is_shown_as_written_in_the_tables(
         # The title column's lines (a long title wraps onto the next line of its cell).
         title = " ".join(line.split("│")[5].strip() for line in out.splitlines() if line.startswith("│"))
         assert title == MARKUP_TITLE, (command, out)
-    assert out.startswith("Articles with [updated], newest first")
+    assert out.startswith("Articles with [updated], latest stored first")
 
 
 def run_articles(data: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

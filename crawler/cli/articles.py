@@ -157,10 +157,10 @@ def run_list(args: argparse.Namespace) -> int:
             published_since=args.published_since,
             published_until=args.published_until,
         )
-        title = "Articles, newest first"
+        title = "Articles, latest stored first"
         if args.reposts:
             documents = limited((d for d in documents if d.get("reposts")), args.limit)
-            title = "Articles with reposts recorded against them, newest first"
+            title = "Articles with reposts recorded against them, latest stored first"
         if not _print_documents(documents, args.format, title=title, limit=args.limit):
             _note_if_empty(store)
         return _status(store)
@@ -181,7 +181,7 @@ def run_search(args: argparse.Namespace) -> int:
             published_since=args.published_since,
             published_until=args.published_until,
         )
-        title = f"Articles with {args.text}, newest first"
+        title = f"Articles with {args.text}, latest stored first"
         if not _print_documents(documents, args.format, title=title, limit=args.limit):
             _note_if_empty(store)
         return _status(store)

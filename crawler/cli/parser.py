@@ -334,7 +334,7 @@ def _add_articles(commands: Any) -> None:
     )
     actions = articles.add_subparsers(dest="articles_command", required=True, metavar="ACTION")
 
-    listing = actions.add_parser("list", help="stored articles, newest first")
+    listing = actions.add_parser("list", help="stored articles, latest stored first")
     _add_filters(listing, limit=DEFAULT_LIMIT)
     listing.add_argument(
         "--reposts",
@@ -355,7 +355,7 @@ def _add_articles(commands: Any) -> None:
             "a TEXT that starts with - is taken for an option: give it after --, as in"
             f" `{suggest('articles search -- -light')}`"
         ),
-        help='articles whose title or body has every word (or "phrase"), newest first',
+        help='articles whose title or body has every word (or "phrase"), latest stored first',
         description=(
             'Full-text search of titles and bodies: every word or "quoted phrase" must appear (whole'
             " words; Chinese anywhere), case and accents ignored. MongoDB's text index or SQLite's FTS5"
