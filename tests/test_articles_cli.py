@@ -1569,7 +1569,7 @@ def test_a_data_folder_that_does_not_exist_is_an_error_not_an_empty_store(
     code, out, err = articles(capsys, monkeypatch, missing, *command)
     assert (code, out) == (2, ""), out + err
     assert err == (
-        f"crawler articles {command[0]}: error: no data folder {missing}: nothing was crawled there"
+        f"crawler articles {command[0]}: error: no data folder {str(missing)!r}: nothing was crawled there"
         " (give the folder of your crawls with --data-dir DIR)\n"
     )
     assert not missing.exists()

@@ -433,7 +433,7 @@ def test_a_data_folder_that_does_not_exist_is_an_error_of_the_commands_that_read
         run = crawler("--data-dir", "data/mien", "--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
         assert run.code == 2, (command, run.stderr)
         assert run.stderr == (
-            f"crawler {' '.join(command[:2])}: error: no data folder data/mien: nothing was crawled there"
+            f"crawler {' '.join(command[:2])}: error: no data folder 'data/mien': nothing was crawled there"
             " (give the folder of your crawls with --data-dir DIR)\n"
         ), command
         assert not (tmp_path / "data").exists(), f"{command} created the data folder"
@@ -446,7 +446,7 @@ def test_a_data_folder_that_is_a_file_is_said_to_be_one(tmp_path: Path, command:
     run = crawler("--data-dir", "crawls.tar", "--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
     assert run.code == 2, run.stderr
     assert run.stderr == (
-        f"crawler {' '.join(command)}: error: the data folder crawls.tar is a file, not a folder (give the"
+        f"crawler {' '.join(command)}: error: the data folder 'crawls.tar' is a file, not a folder (give the"
         " folder of your crawls with --data-dir DIR)\n"
     )
 

@@ -1751,7 +1751,7 @@ def test_a_data_folder_under_a_file_names_that_file_not_the_disk_space(site: Sit
         done = site.crawler("--data-dir", str(data), *command)
         assert done.returncode == 2, done.stdout
         assert (
-            f"crawler {' '.join(command)}: error: no data folder {data}: nothing was crawled there"
+            f"crawler {' '.join(command)}: error: no data folder {str(data)!r}: nothing was crawled there"
             in done.stderr
         )
 

@@ -184,9 +184,9 @@ def data_folder(directory: Path) -> Path:
     if directory.is_dir():
         return directory
     problem = (
-        f"the data folder {directory} is a file, not a folder"
+        f"the data folder {str(directory)!r} is a file, not a folder"
         if directory.exists()
-        else f"no data folder {directory}: nothing was crawled there"
+        else f"no data folder {str(directory)!r}: nothing was crawled there"
     )
     raise InputError(f"{problem} (give the folder of your crawls with --data-dir DIR)")
 
