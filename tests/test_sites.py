@@ -91,6 +91,9 @@ def test_a_paused_site_is_said_by_schedule_refused_by_temp_and_resumed_due_at_on
     )
     again = crawler(folder, redis_server, "sites", "pause", SITE)
     assert again.code == 0 and again.stdout.startswith(f"{SITE} is paused already, since "), again.stdout
+    # UTC in the form status gives it (2026-11-20T08:00:00Z), not 2026-11-20T08:00:00+00:00.
+    since = again.stdout.split(", since ")[1].split(";")[0]
+    assert since.endswith("Z") and "+" not in since, again.stdout
     scheduled = crawler(folder, redis_server, "schedule", "--once")
     assert scheduled.code == 0, scheduled.stderr
     assert f"queued the grab of {SITE}" not in scheduled.stdout

@@ -511,4 +511,6 @@ def _cron_after(expression: str, moment: float) -> float:
 
 
 def when(moment: float) -> str:
-    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")
+    """``moment`` in UTC to the second, in the form status and the other commands give it:
+    ``2026-11-20T08:00:00Z``."""
+    return f"{datetime.fromtimestamp(moment, UTC):%Y-%m-%dT%H:%M:%SZ}"

@@ -149,6 +149,6 @@ class Revisits:
                 else f"its grab found {counted(found_new, 'new article')}",
                 span(float(interval)),
                 span(float(previous)),
-                datetime.fromtimestamp(float(following), UTC).isoformat(timespec="seconds"),
+                f"{datetime.fromtimestamp(float(following), UTC):%Y-%m-%dT%H:%M:%SZ}",
             )
         return float(interval)
