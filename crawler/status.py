@@ -12,7 +12,7 @@ it as one JSON-ready mapping, which ``crawler status`` (:mod:`crawler.cli.status
 
 A site **needs attention** when, in the last 24 hours, it banned the crawler (a ban judged by
 :mod:`crawler.worker.bans`, shown with its evidence), most of its requests failed (at least
-``ERROR_MIN_REQUESTS``) or every one did, its errors rose (``RISING_FACTOR``), or a field of its rule
+``ERROR_MIN_REQUESTS``) or every one did, its errors rose (``RISING_FACTOR``, over hours in which it made requests), or a field of its rule
 stopped matching (the share of article pages where the field's XPath found nothing rose by
 ``FIELD_JUMP`` over its own history); when it is backing off (a 429,
 a 503, a ban); when its grabs found no new article for ``NO_NEWS_INTERVALS`` intervals; when its grab is
@@ -447,8 +447,8 @@ def _site(
     failed = recent["crawl/errors"]
     if (failed >= ERROR_MIN_REQUESTS and failed * 2 > requests) or (failed and failed == requests):
         attention.append(f"fetch errors: {failed} of {requests} requests in 24 h failed")
-    last_hour, before = _errors_rising(read.hours)
-    if last_hour >= ERROR_MIN_REQUESTS and last_hour > RISING_FACTOR * max(before, 1.0):
+    last_hour, before, requested_before = _errors_rising(read.hours)
+    if requested_before and last_hour >= ERROR_MIN_REQUESTS and last_hour > RISING_FACTOR * max(before, 1.0):
         attention.append(
             f"errors rising: {last_hour} in the last hour, against a mean of {before:.1f} an hour over the"
             f" {HOURS_RECENT - 1} h before"
@@ -652,11 +652,16 @@ def _ban(raw: bytes | None, now: float) -> dict[str, Any] | None:
     return {**ban, "at_iso": _iso(float(ban["at"]))}
 
 
-def _errors_rising(hours: list[Counter[str]]) -> tuple[int, float]:
-    """The site's errors in the last hour, and their hourly mean over the 23 hours before (``hours``: its
-    counters of each hour, the newest first)."""
+def _errors_rising(hours: list[Counter[str]]) -> tuple[int, float, bool]:
+    """The site's errors in the last hour, their hourly mean over the 23 hours before (``hours``: its
+    counters of each hour, the newest first), and whether it made any request in those hours: errors of a
+    site new to the service rise from nothing, and "most of its requests failed" says what matters then."""
     counts = [hour["crawl/errors"] for hour in hours[:HOURS_RECENT]]
-    return counts[0], sum(counts[1:]) / (HOURS_RECENT - 1)
+    history = any(
+        hour["crawl/pages"] or hour["crawl/errors"] or hour["crawl/not_modified"]
+        for hour in hours[1:HOURS_RECENT]
+    )
+    return counts[0], sum(counts[1:]) / (HOURS_RECENT - 1), history
 
 
 def _no_news(state: dict[str, str], rule: Rule, now: float) -> str | None:

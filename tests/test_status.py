@@ -681,6 +681,16 @@ def test_errors_rising_say_the_mean_an_hour_over_the_23_hours_before(
     )
 
 
+def test_errors_of_a_site_with_no_requests_in_the_hours_before_are_not_said_rising(
+    rules: Path, redis_client: redis.Redis
+) -> None:
+    """A site new to the service (its first requests in the last hour, five of them 404s) had "errors
+    rising: 5 in the last hour, against a mean of 0.0": nothing rose. Its failed share is what is said."""
+    site = _citynews(rules, redis_client, time.time(), {"crawl/errors": 5, "crawl/pages": 1})
+    assert not [line for line in site["attention"] if line.startswith("errors rising")], site["attention"]
+    assert "fetch errors: 5 of 6 requests in 24 h failed" in site["attention"], site["attention"]
+
+
 def test_a_dead_worker_shows_no_rate_and_is_dropped_an_hour_after_its_last_beat(
     tmp_path: Path, redis_client: redis.Redis, redis_server: str
 ) -> None:
