@@ -28,7 +28,7 @@ from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
-from crawler.status import build_status
+from crawler.status import SITES_PER_PIPELINE, build_status
 from crawler.worker.bans import looks_like_captcha
 from crawler.worker.heartbeat import WorkerHeartbeat
 
@@ -988,6 +988,40 @@ def test_status_reads_the_sites_in_as_many_round_trips_for_30_sites_as_for_3(
         monkeypatch.undo()
         assert [site["new_last_grab"] for site in report["sites"]] == list(range(count))
     assert trips[1] == trips[0], trips
+
+
+def test_status_reads_120_sites_in_pipelines_of_a_bounded_size(
+    rules: Path, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The status read the grabs and 192 counter hashes of all sites in one pipeline: 1,000 sites were
+    about 195,000 commands and tens of MB of replies held at once. It reads them a few sites at a time
+    (SITES_PER_PIPELINE): 120 sites are three pipelines of at most 50 sites' commands, and the report
+    is the same."""
+    keys = Keys("crawler")
+    now = time.time()
+    for index in range(120):
+        (rules / f"site{index:03d}.yaml").write_text(
+            f"domains: [site{index}.test]\nstart_urls: ['https://site{index}.test/']\n"
+            "schedule: {every: 1h}\narticle:\n  fields:\n    body: {xpath: //p}\n",
+            encoding="utf-8",
+        )
+        redis_client.hset(keys.grab(f"site{index:03d}"), mapping={"job": f"j{index}", "next": now})
+        redis_client.hset(keys.job(f"j{index}"), mapping={"stored": index})
+    ruleset = load_rules(rules)
+    sizes: list[int] = []
+    execute = redis.client.Pipeline.execute
+
+    def measured(self: redis.client.Pipeline, raise_on_error: bool = True) -> list[Any]:
+        sizes.append(len(self.command_stack))
+        return execute(self, raise_on_error)
+
+    monkeypatch.setattr(redis.client.Pipeline, "execute", measured)
+    report = build_status(redis_client, keys, ruleset, now)
+    assert [site["new_last_grab"] for site in report["sites"]] == list(range(120))
+    per_site = 1 + 192 + 2
+    assert max(sizes) == SITES_PER_PIPELINE * per_site, sizes
+    assert sizes.count(SITES_PER_PIPELINE * per_site) == 2, sizes
+    assert 20 * per_site in sizes, sizes
 
 
 def test_a_redis_error_while_the_status_is_read_is_one_line_not_a_traceback(
