@@ -2238,6 +2238,27 @@ def test_a_folder_named_like_a_rule_file_is_no_site(tmp_path: Path) -> None:
     assert rule_sites(tmp_path) == ["news"]
 
 
+def test_a_rule_file_or_session_file_that_is_a_fifo_is_named_not_waited_on(tmp_path: Path) -> None:
+    """A FIFO (or a device) where a rule or the session file it names should be is an error naming the
+    file and what it is: opening one to read waits for a writer that never comes, and hung `rules check`,
+    `run` and the worker's rules reload, and with them every other site."""
+    rules = tmp_path / "rules"
+    write(rules, "alpha.yaml", MINIMAL_RULE)
+    os.mkfifo(rules / "piped.yaml")
+    (rules / "sessions").mkdir()
+    os.mkfifo(rules / "sessions" / "alice.yaml")
+    write(rules, "beta.yaml", MINIMAL_RULE + "access:\n  sessions: [sessions/alice.yaml]\n")
+    run = crawler("rules", "check", cwd=tmp_path)
+    assert run.code == 1
+    assert run.stdout.splitlines() == [
+        "rules/beta.yaml: access.sessions[0]: cannot read rules/sessions/alice.yaml: a FIFO (named pipe),"
+        " not a regular file (expected a YAML or JSON file with cookies and/or headers)",
+        "rules/piped.yaml: cannot read the file: a FIFO (named pipe), not a regular file"
+        " (expected a regular file)",
+        "1 rule ok, 2 files with 2 errors",
+    ]
+
+
 def test_a_large_rules_quoted_closing_brackets_do_not_hide_its_lists_nesting(tmp_path: Path) -> None:
     """The scan of a file's lists and mappings reads it whole while they nest at most MAX_RULE_NESTING
     deep: after 10,000 tokens, 300 quoted ']' do not cancel lists 250 deep (PyYAML's scanner reads them),

@@ -23,6 +23,7 @@ import yaml
 
 from crawler.errors import InputError, redacted
 from crawler.rules.errors import shown
+from crawler.rules.files import read_regular
 
 __all__ = [
     "PROXY_SCHEMES",
@@ -157,8 +158,7 @@ def read_session(path: Path) -> Session:
 
 def _read(path: Path) -> str:
     try:
-        with path.open("rb") as file:
-            data = file.read(MAX_ACCESS_FILE_BYTES + 1)
+        data, _size = read_regular(path, MAX_ACCESS_FILE_BYTES + 1)
     except OSError as exc:
         raise AccessError(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(data) > MAX_ACCESS_FILE_BYTES:

@@ -4,6 +4,7 @@ duplicate keys are errors, and :mod:`crawler.rules.schema` checks and compiles w
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import time
@@ -20,6 +21,7 @@ from crawler.errors import InputError
 from crawler.rules.errors import RuleError, RuleErrors
 from crawler.rules.errors import shown as _shown
 from crawler.rules.expressions import REGEX_TIMEOUT
+from crawler.rules.files import read_regular
 from crawler.rules.model import Rule, RuleSet
 from crawler.rules.schema import EXPECTED_RULE, Checker, build_rule
 from crawler.settings import QREAD_MIN_BODY_CHARS
@@ -307,12 +309,11 @@ def load_rule(
     path = Path(path)
     file = str(path)
     try:
-        with path.open("rb") as stream:
-            data = stream.read(MAX_RULE_BYTES + 1)
-            size = max(os.fstat(stream.fileno()).st_size, len(data))
+        data, size = read_regular(path, MAX_RULE_BYTES + 1)
     except OSError as exc:
+        expected = "a regular file" if exc.errno == errno.EINVAL else None
         raise RuleErrors(
-            file, [RuleError(file, "", f"cannot read the file: {exc.strerror or exc}")]
+            file, [RuleError(file, "", f"cannot read the file: {exc.strerror or exc}", expected)]
         ) from None
     if len(data) > MAX_RULE_BYTES:
         problem = f"the file is too large: {size:,} bytes"

@@ -33,6 +33,7 @@ from crawler.rules.expressions import (
     RuleRegex,
     RuleXPath,
 )
+from crawler.rules.files import read_regular
 from crawler.rules.model import (
     DISCOVER_STRATEGIES,
     HTTP_SCHEMES,
@@ -734,8 +735,7 @@ def _example(name: str, key: str, check: Checker, path: Path) -> str:
     page is (BOM, ``<meta>`` charset, detection); an HTML file's main text."""
     file = check.reading(path.parent / name.strip())
     try:
-        with file.resolve().open("rb") as handle:
-            data = handle.read(_EXAMPLE_MAX_BYTES)
+        data, _size = read_regular(file.resolve(), _EXAMPLE_MAX_BYTES)
     except OSError as exc:
         raise RuleError(
             check.file,
