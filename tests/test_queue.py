@@ -639,3 +639,30 @@ def test_a_paused_discover_sites_requests_in_its_hosts_slots_are_held_until_it_i
     assert queue.resume("finder")
     taken = [take(queue) for _ in range(2)]
     assert sorted(r.url for r in taken if r is not None) == ["http://a.test/1", "http://b.test/1"]
+
+
+def test_a_site_whose_queue_key_holds_another_type_is_named_and_does_not_stop_the_other_sites(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Someone SET a site's queue (or its politeness hash) to a string: each pop failed with WRONGTYPE
+    once that site came first, and no site's request was taken again. The site is set aside, its key and
+    type named once with the fix, and the other sites' requests come out."""
+    queue = make_queue(redis_client)
+    for site in ("alpha", "beta", "gamma"):
+        for number in range(2):
+            push(queue, request(f"http://{site}.test/{number}", site=site))
+    redis_client.set("test:queue:alpha", "oops")
+    redis_client.set("test:polite:beta", "oops")
+    with caplog.at_level("WARNING"):
+        taken = [queue.pop().member for _ in range(4)]
+    assert [json.loads(member)["url"] for member in taken if member] == [
+        "http://gamma.test/0",
+        "http://gamma.test/1",
+    ]
+    said = [record.getMessage() for record in caplog.records]
+    assert said == [
+        "Redis key test:queue:alpha is a string, not a sorted set: site alpha is skipped, its requests"
+        " neither taken nor queued, until the key is removed (redis-cli DEL test:queue:alpha)",
+        "Redis key test:polite:beta is a string, not a hash: site beta is skipped, its requests"
+        " neither taken nor queued, until the key is removed (redis-cli DEL test:polite:beta)",
+    ], said

@@ -45,6 +45,7 @@ dead-lettered with its reason; every lease that ends gives its site's slot back.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -56,6 +57,8 @@ from crawler.redisio.connection import decoded, hash_of
 from crawler.settings import SUPERVISION_KEEP_HOURS
 
 __all__ = ["SITE_LUA", "Ack", "LeasedQueue", "Popped", "SitePoliteness"]
+
+logger = logging.getLogger(__name__)
 
 # Seconds in which a site's throttle (the delay between requests a backoff left) halves: a site that asked
 # to slow down is asked gently for a few minutes, then at its rule's pace again.
@@ -82,8 +85,22 @@ local function now_of()
   local t = redis.call('TIME')
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
 end
+-- The key of a site's own that holds another type than its own (someone SET it), and that type; false
+-- when none does. Each command on it fails (WRONGTYPE): the site is set aside, not every site stopped.
+local function wrong_key(K, site)
+  local owns = {{K .. ':queue:' .. site, 'zset', 'sorted set'}, {K .. ':polite:' .. site, 'hash', 'hash'}}
+  for _, owned in ipairs(owns) do
+    local kind = redis.call('TYPE', owned[1]).ok
+    if kind ~= 'none' and kind ~= owned[2] then return {owned[1], kind, owned[3]} end
+  end
+  return false
+end
 local function schedule_site(K, site, now)
   if redis.call('ZSCORE', K .. ':gated', site) then return end
+  if wrong_key(K, site) then
+    redis.call('ZREM', K .. ':ready', site)
+    return
+  end
   -- A discover crawl's host slot (<site>@<host>) is paused with its site.
   if redis.call('HEXISTS', K .. ':paused', string.match(site, '^[^@]*')) == 1 then
     redis.call('ZREM', K .. ':ready', site)
@@ -157,17 +174,24 @@ for _, site in ipairs(due) do
   schedule_site(K, site, now)
 end
 local out = {}
+local wrong = {}
 for _ = 1, count + 10 do
   if #out >= 2 * count then break end
   local top = redis.call('ZRANGE', K .. ':ready', 0, 0)
   if #top == 0 then
-    if #out > 0 then return out end
+    if #out > 0 then return {wrong, unpack(out)} end
     local first = redis.call('ZRANGE', K .. ':gated', 0, 0, 'WITHSCORES')
-    if #first == 0 then return {false, false} end
-    return {false, tostring(math.max(tonumber(first[2]) - now, 0))}
+    if #first == 0 then return {wrong, false, false} end
+    return {wrong, false, tostring(math.max(tonumber(first[2]) - now, 0))}
   end
   local site = top[1]
-  local item = redis.call('ZPOPMIN', K .. ':queue:' .. site)
+  local bad = wrong_key(K, site)
+  local item = {}
+  if bad then
+    wrong[#wrong + 1] = {site, bad[1], bad[2], bad[3]}
+  else
+    item = redis.call('ZPOPMIN', K .. ':queue:' .. site)
+  end
   if #item == 0 then
     redis.call('ZREM', K .. ':ready', site)
   else
@@ -186,8 +210,8 @@ for _ = 1, count + 10 do
     out[#out + 1] = site
   end
 end
-if #out > 0 then return out end
-return {false, false}
+if #out > 0 then return {wrong, unpack(out)} end
+return {wrong, false, false}
 """
 )
 
@@ -641,7 +665,17 @@ class LeasedQueue:
         now."""
         deadline = time.time() + self.lease_seconds
         keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
-        reply = self._pop(keys=keys, args=[self.keys.prefix, deadline, max(count, 1), *downloaded])
+        wrong, *reply = self._pop(keys=keys, args=[self.keys.prefix, deadline, max(count, 1), *downloaded])
+        for site, key, kind, expected in wrong:
+            logger.warning(
+                "Redis key %s is a %s, not a %s: site %s is skipped, its requests neither taken nor queued,"
+                " until the key is removed (redis-cli DEL %s)",
+                decoded(key),
+                decoded(kind),
+                decoded(expected),
+                decoded(site),
+                decoded(key),
+            )
         if not reply[0]:
             return [Popped(None, wait=float(reply[1]) if reply[1] else None)]
         return [
