@@ -12,9 +12,9 @@ it as one JSON-ready mapping, which ``crawler status`` (:mod:`crawler.cli.status
 
 A site **needs attention** when, in the last 24 hours, it banned the crawler (a ban judged by
 :mod:`crawler.worker.bans`, shown with its evidence), most of its requests failed (at least
-``ERROR_MIN_REQUESTS``) or every one did, its errors rose (``RISING_FACTOR``, over hours in which it made requests), or a field of its rule
-stopped matching (the share of article pages where the field's XPath found nothing rose by
-``FIELD_JUMP`` over its own history); when it is backing off (a 429,
+``ERROR_MIN_REQUESTS``) or every one did, its errors rose (``RISING_FACTOR``, over hours in which it
+made requests), or a field of its rule stopped matching (the share of article pages where the field's
+XPath found nothing rose by ``FIELD_JUMP`` over its own history); when it is backing off (a 429,
 a 503, a ban); when its grabs found no new article for ``NO_NEWS_INTERVALS`` intervals; when its grab is
 overdue (no scheduler is running, and the site is not paused: ``crawler sites pause``, which the status
 notes instead); or when its rule file has errors. Redis needs attention when it refuses
