@@ -662,7 +662,50 @@ def test_a_site_whose_queue_key_holds_another_type_is_named_and_does_not_stop_th
     said = [record.getMessage() for record in caplog.records]
     assert said == [
         "Redis key test:queue:alpha is a string, not a sorted set: site alpha is skipped, its requests"
-        " neither taken nor queued, until the key is removed (redis-cli DEL test:queue:alpha)",
+        " neither taken nor queued, until the key is removed (redis-cli DEL test:queue:alpha;"
+        " looked at again every 60 s)",
         "Redis key test:polite:beta is a string, not a hash: site beta is skipped, its requests"
-        " neither taken nor queued, until the key is removed (redis-cli DEL test:polite:beta)",
+        " neither taken nor queued, until the key is removed (redis-cli DEL test:polite:beta;"
+        " looked at again every 60 s)",
     ], said
+
+
+def test_a_site_set_aside_for_a_wrong_typed_key_comes_back_once_the_key_is_removed(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The warning's fix (redis-cli DEL the key) must bring the site's queued requests back: the site was
+    taken out of ready for good, and nothing put it back, so its requests stayed queued, never taken. It
+    is gated for WRONG_TYPE_RECHECK_SECONDS instead and looked at again then; a site set aside by a push
+    (never in ready since its key went wrong) is named when its time comes."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://beta.test/0", site="beta"))
+    redis_client.set("test:polite:beta", "oops")
+    push(queue, request("http://gamma.test/0", site="gamma"))
+    redis_client.set("test:polite:gamma", "oops")
+    push(queue, request("http://gamma.test/1", site="gamma"))
+
+    def said(site: str) -> str:
+        return (
+            f"Redis key test:polite:{site} is a string, not a hash: site {site} is skipped, its requests"
+            f" neither taken nor queued, until the key is removed (redis-cli DEL test:polite:{site}; looked"
+            " at again every 60 s)"
+        )
+
+    with caplog.at_level("WARNING"):
+        assert queue.pop().member is None
+        assert [record.getMessage() for record in caplog.records] == [said("beta")]
+        assert redis_client.zrange("test:gated", 0, -1) in ([b"beta", b"gamma"], [b"gamma", b"beta"])
+        assert 55 < float(redis_client.zscore("test:gated", "beta") or 0) - redis_now(redis_client) <= 60
+        caplog.clear()
+        redis_client.delete("test:polite:beta")
+        redis_client.zadd("test:gated", {"beta": 0, "gamma": 0})  # their 60 s are over
+        first = queue.pop().member
+        assert first and json.loads(first)["url"] == "http://beta.test/0"
+        assert [record.getMessage() for record in caplog.records] == [said("gamma")]
+    redis_client.delete("test:polite:gamma")
+    redis_client.zadd("test:gated", {"gamma": 0})
+    taken = [queue.pop().member for _ in range(2)]
+    assert [json.loads(member)["url"] for member in taken if member] == [
+        "http://gamma.test/0",
+        "http://gamma.test/1",
+    ]

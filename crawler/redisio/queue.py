@@ -64,6 +64,11 @@ logger = logging.getLogger(__name__)
 # to slow down is asked gently for a few minutes, then at its rule's pace again.
 THROTTLE_HALF_LIFE = 120
 
+# Seconds a site whose queue or politeness key holds another type is set aside (gated) before its keys
+# are looked at again: once the key is removed its requests come out within this time, and the warning
+# naming the key comes at most this often while it is not.
+WRONG_TYPE_RECHECK_SECONDS = 60
+
 # The queue score is -priority * 2**40 + an arrival counter (in _PUSH): priorities are small integers
 # (rules say 0 by default) and the counter fills the rest of a double's 53-bit mantissa, so requests of
 # one priority come out in the order they went in.
@@ -95,12 +100,22 @@ local function wrong_key(K, site)
   end
   return false
 end
+-- A site with such a key is gated for WRONG_TYPE_RECHECK_SECONDS, not dropped from ready for good: once
+-- the key is removed, its requests come out again. Returns what wrong_key found.
+local function set_aside(K, site, now)
+  local bad = wrong_key(K, site)
+  if bad then
+    redis.call('ZREM', K .. ':ready', site)
+    redis.call('ZADD', K .. ':gated', now + """
+    + str(WRONG_TYPE_RECHECK_SECONDS)
+    + """, site)
+  end
+  return bad
+end
 local function schedule_site(K, site, now)
   if redis.call('ZSCORE', K .. ':gated', site) then return end
-  if wrong_key(K, site) then
-    redis.call('ZREM', K .. ':ready', site)
-    return
-  end
+  local bad = set_aside(K, site, now)
+  if bad then return bad end
   -- A discover crawl's host slot (<site>@<host>) is paused with its site.
   if redis.call('HEXISTS', K .. ':paused', string.match(site, '^[^@]*')) == 1 then
     redis.call('ZREM', K .. ':ready', site)
@@ -158,9 +173,10 @@ return added
 # KEYS: leases, lease-scores, lease-sites. ARGV: prefix, lease deadline, how many to lease at most, then the
 # leases this worker has downloaded since its last call (their sites' slots are free again).
 # Sites whose wait is over become ready; the first request of the first ready site is leased, and its site
-# counts one more download and may send again after its largest delay; again, up to the count. Reply:
-# {member, site, member, site, ...}, or {false, seconds until the first gated site may send (false when
-# none waits)}.
+# counts one more download and may send again after its largest delay; again, up to the count. A site
+# whose key holds another type is set aside (set_aside). Reply: {those sites set aside, each {site, key,
+# its type, the type expected}}, then member, site, member, site, ...; or false, seconds until the first
+# gated site may send (false when none waits).
 _POP = (
     SITE_LUA
     + """
@@ -169,12 +185,13 @@ local count = tonumber(ARGV[3])
 for i = 4, #ARGV do downloaded(K, redis.call('HGET', KEYS[3], ARGV[i]), ARGV[i]) end
 local now = now_of()
 local due = redis.call('ZRANGEBYSCORE', K .. ':gated', '-inf', now, 'LIMIT', 0, 100)
+local wrong = {}
 for _, site in ipairs(due) do
   redis.call('ZREM', K .. ':gated', site)
-  schedule_site(K, site, now)
+  local bad = schedule_site(K, site, now)
+  if bad then wrong[#wrong + 1] = {site, bad[1], bad[2], bad[3]} end
 end
 local out = {}
-local wrong = {}
 for _ = 1, count + 10 do
   if #out >= 2 * count then break end
   local top = redis.call('ZRANGE', K .. ':ready', 0, 0)
@@ -185,7 +202,7 @@ for _ = 1, count + 10 do
     return {wrong, false, tostring(math.max(tonumber(first[2]) - now, 0))}
   end
   local site = top[1]
-  local bad = wrong_key(K, site)
+  local bad = set_aside(K, site, now)
   local item = {}
   if bad then
     wrong[#wrong + 1] = {site, bad[1], bad[2], bad[3]}
@@ -669,12 +686,13 @@ class LeasedQueue:
         for site, key, kind, expected in wrong:
             logger.warning(
                 "Redis key %s is a %s, not a %s: site %s is skipped, its requests neither taken nor queued,"
-                " until the key is removed (redis-cli DEL %s)",
+                " until the key is removed (redis-cli DEL %s; looked at again every %d s)",
                 decoded(key),
                 decoded(kind),
                 decoded(expected),
                 decoded(site),
                 decoded(key),
+                WRONG_TYPE_RECHECK_SECONDS,
             )
         if not reply[0]:
             return [Popped(None, wait=float(reply[1]) if reply[1] else None)]
