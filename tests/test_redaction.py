@@ -189,3 +189,37 @@ def test_a_workers_log_lines_show_urls_masked_and_a_line_whose_arguments_do_not_
     said = capsys.readouterr().err
     assert "Gave up retrying <GET https://site.test/feed?token=***&page=2>\n" in said, said
     assert "s3cret" not in said and "--- Logging error ---" in said, said
+
+
+class _Unprintable:
+    """An argument whose text cannot be made (a broken ``__str__``)."""
+
+    def __str__(self) -> str:
+        raise AttributeError("no name yet")
+
+
+def test_a_workers_log_line_that_cannot_be_formatted_for_any_reason_raises_nothing_where_it_is_logged(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The filter caught TypeError and ValueError only: a mapping without the key a line names
+    (``%(site)s``: KeyError) or an argument whose ``__str__`` fails (AttributeError) raised out of the
+    logging call (a handler's filter runs outside the handler's own error handling), where logging itself
+    reports '--- Logging error ---' and goes on, and the lines after it are shown."""
+    import logging
+
+    from crawler.worker.process import _REDACTED
+
+    handler = logging.StreamHandler()
+    handler.addFilter(_REDACTED)
+    logger = logging.getLogger("tests.redaction.worker.unformattable")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("site %(site)s", {"other": "news"})
+        logger.warning("site %s", _Unprintable())
+        logger.warning("then %s", "https://site.test/feed?token=s3cret")
+    finally:
+        logger.removeHandler(handler)
+    said = capsys.readouterr().err
+    assert said.count("--- Logging error ---") == 2, said
+    assert "then https://site.test/feed?token=***\n" in said and "s3cret" not in said, said

@@ -86,7 +86,8 @@ class _Redacted(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             shown = record.getMessage()
-        except (TypeError, ValueError):  # arguments that do not fit: the handler reports it as it would
+        except Exception:  # noqa: BLE001 - a line that cannot be formatted, for any reason (arguments that
+            # do not fit, a missing %(key)s, a failing __str__): the handler reports it, as logging does
             return True
         if "://" in shown:
             record.msg, record.args = redacted_text(shown), ()
