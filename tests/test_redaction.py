@@ -223,3 +223,31 @@ def test_a_workers_log_line_that_cannot_be_formatted_for_any_reason_raises_nothi
     said = capsys.readouterr().err
     assert said.count("--- Logging error ---") == 2, said
     assert "then https://site.test/feed?token=***\n" in said and "s3cret" not in said, said
+
+
+def test_the_traceback_a_workers_log_line_shows_has_its_urls_masked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A line logged with its exception (Scrapy's 'Spider error processing <GET ...>', logger.exception)
+    showed the message masked and the traceback after it as raised: an exception naming the URL
+    requested gave its token away ('ValueError: no page at https://site.test/feed?token=s3cret')."""
+    import logging
+
+    from crawler.worker.process import _REDACTED
+
+    handler = logging.StreamHandler()
+    handler.addFilter(_REDACTED)
+    logger = logging.getLogger("tests.redaction.worker.traceback")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        try:
+            raise ValueError("no page at https://site.test/feed?token=s3cret")
+        except ValueError:
+            logger.exception("Spider error processing <GET %s>", "https://site.test/feed?token=s3cret")
+    finally:
+        logger.removeHandler(handler)
+    said = capsys.readouterr().err
+    assert "Spider error processing <GET https://site.test/feed?token=***>\nTraceback" in said, said
+    assert "ValueError: no page at https://site.test/feed?token=***\n" in said, said
+    assert "s3cret" not in said, said

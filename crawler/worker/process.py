@@ -81,7 +81,8 @@ class _ScrapysList(logging.Filter):
 class _Redacted(logging.Filter):
     """A line shown with the secrets of its URLs masked (:func:`redacted_text`): Scrapy's and ours name
     the URLs requested (``Gave up retrying <GET https://site.test/feed?token=***>``), and a rule's start
-    URL may hold a token. A handler's filter: only the lines a handler shows are read."""
+    URL may hold a token; so may the exception a line shows with its traceback (the formatter takes the
+    masked text set in ``exc_text``). A handler's filter: only the lines a handler shows are read."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -91,7 +92,13 @@ class _Redacted(logging.Filter):
             return True
         if "://" in shown:
             record.msg, record.args = redacted_text(shown), ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redacted_text(_TRACEBACKS.formatException(record.exc_info))
         return True
+
+
+# The formatter of a traceback whose URLs _Redacted masks: logging's own (each handler's formats it so).
+_TRACEBACKS = logging.Formatter()
 
 
 class _WorkerProcess(SignalledProcess):
