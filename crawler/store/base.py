@@ -318,8 +318,8 @@ class Store(ABC):
         published_since: datetime | None = None,
         published_until: datetime | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """Documents in ``first_seen`` order (newest first unless told otherwise), filtered by site, week,
-        ``since <= first_seen < until`` and ``published_since <= published < published_until`` (the
+        """Documents in ``first_seen`` order (latest stored first unless told otherwise), filtered by site,
+        week, ``since <= first_seen < until`` and ``published_since <= published < published_until`` (the
         instant :func:`crawler.store.document.published_utc` reads; a document whose ``published`` is no
         date is left out when either is given), at most ``limit`` of them."""
 
@@ -336,9 +336,9 @@ class Store(ABC):
         published_since: datetime | None = None,
         published_until: datetime | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """Documents matching every term of ``query`` (:func:`search_terms`, :func:`matches`), newest
-        first, at most ``limit``, filtered by site, week, and the first-seen and published windows as
-        :meth:`iter_articles` filters them."""
+        """Documents matching every term of ``query`` (:func:`search_terms`, :func:`matches`), latest stored
+        (``first_seen``) first, at most ``limit``, filtered by site, week, and the first-seen and published
+        windows as :meth:`iter_articles` filters them."""
 
     @abstractmethod
     def stats(self, week: str | None = None) -> list[dict[str, Any]]:
