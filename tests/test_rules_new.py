@@ -290,3 +290,13 @@ def test_months_written_as_words() -> None:
         page="https://www.paper.example/world",
     )
     assert regex == r"^https?://[^/]+/[^/]+/\d{4}/[a-z]{3}/\d{2}/[^/]+$"
+
+
+def test_wordpress_post_ids_and_substack_posts_are_articles() -> None:
+    """'p' was a navigation word, so WordPress's default links to its posts (/?p=123) and Substack's
+    (/p/a-long-post-slug) were left out as navigation: a WordPress home page was refused with 'none of the
+    5 links ... looks like an article link'. A page number (?p=2, /p/2) is no article sign either way."""
+    wordpress = _pattern(["/?p=123", "/?p=124", "/?p=130", "/?page_id=2", "/?cat=3", "/?p=2", "/?paged=2"])
+    assert wordpress == r"^https?://[^/]+/\?p=\d+$"
+    substack = _pattern(["/p/why-the-ferry-runs-late", "/p/a-harbour-bridge-story", "/about", "/archive"])
+    assert substack == r"^https?://[^/]+/p/[^/]+$"

@@ -42,6 +42,8 @@ class DraftError(CrawlerError):
 
 
 # Path segments (and query keys) of navigation, not articles: section lists, tags, accounts, pagination.
+# Not "p": WordPress's ?p=123 and Substack's /p/some-post-slug are posts, and a page number (?p=2, /p/2)
+# is too short to be taken for an id anyway.
 _NAV_WORDS = frozenset(
     {
         "about",
@@ -60,7 +62,6 @@ _NAV_WORDS = frozenset(
         "list",
         "login",
         "logout",
-        "p",
         "page",
         "paged",
         "pages",
