@@ -19,7 +19,7 @@ from scrapy import Request
 from scrapy.core.downloader import Slot
 
 from crawler.cli.crawl import _rule_loader
-from crawler.rules import RuleFiles, load_rules
+from crawler.rules import RuleFiles, load_rules, rules_stamp
 from crawler.rules import load as rules_load
 from crawler.worker.spider import SitesSpider
 
@@ -281,3 +281,25 @@ def test_the_schedulers_tick_parses_only_the_rule_files_changed_since_the_last_o
     assert parsed == ["site09.yaml"]
     assert ticked["site09"] == 3
     assert caplog.text.count("rule error, site not scheduled") == len(load_rules(rules).errors)
+
+
+def test_the_rules_folders_stamp_changes_when_a_file_is_written_in_place_with_its_size_and_date_kept(
+    tmp_path: Path,
+) -> None:
+    """A worker reads the rules folder again only when its stamp (rules_stamp) changed; the stamp held each
+    file's name, modification time and size: a rule rewritten in place with its size and date kept
+    (`cp -p`, `rsync --inplace -t`, `touch -r`: concurrency 2 -> 3) left it as it was, so a running worker
+    kept the rule read before for good, while the scheduler (which reads every tick) took the edit."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    rule = rules / "site00.yaml"
+    write(rule, rule_text("site00", concurrency=2))
+    dated = rule.stat().st_mtime_ns
+    before = rules_stamp(rules)
+    time.sleep(0.05)  # past the file system's clock tick: the rewrite's change time is another
+    with rule.open("r+", encoding="utf-8") as handle:
+        handle.write(rule_text("site00", concurrency=3))
+    os.utime(rule, ns=(dated, dated))
+    assert rule.stat().st_size == len(rule_text("site00", concurrency=2))
+    assert rules_stamp(rules) != before
+    assert load_rules(rules).rules["site00"].concurrency == 3

@@ -74,8 +74,10 @@ FileStamp: TypeAlias = tuple[int, int, int, int, int] | None
 # system's time resolution (2 s on FAT, 1 s on ext3 and HFS+) with the same stamp: its rule is not kept
 # for the next read, which parses it again (git's "racily clean" entries).
 RACY_NS: Final = 2_000_000_000
-# What the entries of a rules folder were at one look (:func:`rules_stamp`): name, modification time, size.
-RulesStamp: TypeAlias = tuple[tuple[str, int, int], ...]
+# What the entries of a rules folder were at one look (:func:`rules_stamp`): name, modification time, size,
+# change time and inode (a file rewritten in place with its size and modification time kept, by `cp -p` or
+# `touch -r`, has a new change time; one renamed over another, a new inode).
+RulesStamp: TypeAlias = tuple[tuple[str, int, int, int, int], ...]
 _SITE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 # What YAML expects where a tab indents a line (PyYAML says only that a tab "cannot start any token"),
 # and where one stands between the parts of a line.
@@ -216,25 +218,25 @@ def load_rules(
 
 def rules_stamp(directory: str | Path) -> RulesStamp | None:
     """What changes when the rules :func:`load_rules` reads in ``directory`` may have changed: the folder's
-    modification time, and the name, modification time and size of each entry it does not skip as hidden
-    (the rule files, and what lies beside them: the session or proxies files a rule names, their folders),
-    from one ``scandir`` and no file read; None when the folder cannot be read (:func:`load_rules` says
-    why). A file written in place keeps the folder's time: its own time and size tell."""
+    modification time, and the name, modification time, size, change time and inode of each entry it does
+    not skip as hidden (the rule files, and what lies beside them: the session or proxies files a rule
+    names, their folders), from one ``scandir`` and no file read; None when the folder cannot be read
+    (:func:`load_rules` says why). A file written in place keeps the folder's time: its own times tell."""
     try:
         folder = os.stat(directory)
         with os.scandir(directory) as entries:
             seen = sorted(_entry_stamp(entry) for entry in entries if not entry.name.startswith("."))
     except OSError:
         return None
-    return (("", folder.st_mtime_ns, folder.st_size), *seen)
+    return (("", folder.st_mtime_ns, folder.st_size, folder.st_ctime_ns, folder.st_ino), *seen)
 
 
-def _entry_stamp(entry: os.DirEntry[str]) -> tuple[str, int, int]:
+def _entry_stamp(entry: os.DirEntry[str]) -> tuple[str, int, int, int, int]:
     try:
         info = entry.stat()
     except OSError:  # a symbolic link to nothing, or an entry removed since the scandir
-        return (entry.name, -1, -1)
-    return (entry.name, info.st_mtime_ns, info.st_size)
+        return (entry.name, -1, -1, -1, -1)
+    return (entry.name, info.st_mtime_ns, info.st_size, info.st_ctime_ns, info.st_ino)
 
 
 def rule_sites(directory: Path) -> list[str]:
