@@ -709,3 +709,27 @@ def test_a_site_set_aside_for_a_wrong_typed_key_comes_back_once_the_key_is_remov
         "http://gamma.test/0",
         "http://gamma.test/1",
     ]
+
+
+def test_the_leases_of_a_site_whose_politeness_key_went_wrong_end_without_an_error(
+    redis_client: redis.Redis,
+) -> None:
+    """A lease taken before the site's politeness hash was overwritten (SET test:polite:beta oops): its
+    ack failed with WRONGTYPE when the script gave the site's slot back (HINCRBY inflight) after it had
+    ended the lease and counted it, so the worker saw a Redis error and its retry found the lease no
+    longer held; a pop reporting the download, and requeue_expired, failed the same way. The slot is
+    given back only to a hash; the hash's inflight count went with it."""
+    queue = make_queue(redis_client, lease_seconds=60)
+    for number in range(3):
+        push(queue, request(f"http://beta.test/{number}", site="beta"))
+    first, second = take(queue), take(queue)
+    assert first is not None and second is not None
+    redis_client.set("test:polite:beta", "oops")
+    assert ack(queue, first)
+    assert redis_client.hget("test:job:j1", "pending") == b"2"
+    work = Work.of(second)
+    assert work.lease is not None
+    assert queue.pop_many([work.lease], 1)[0].member is None
+    redis_client.zadd("test:leases", {work.lease: 0})  # its lease ran out
+    assert queue.requeue_expired() == 1
+    assert redis_client.zcard("test:queue:beta") == 2

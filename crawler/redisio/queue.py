@@ -148,7 +148,11 @@ end
 local function downloaded(K, site, member)
   if not site or redis.call('SREM', K .. ':downloading', member) == 0 then return end
   local key = K .. ':polite:' .. site
-  if redis.call('HINCRBY', key, 'inflight', -1) < 0 then redis.call('HSET', key, 'inflight', 0) end
+  -- A politeness key overwritten with another type (set_aside) took its count with it: no slot to give back.
+  local kind = redis.call('TYPE', key).ok
+  if (kind == 'hash' or kind == 'none') and redis.call('HINCRBY', key, 'inflight', -1) < 0 then
+    redis.call('HSET', key, 'inflight', 0)
+  end
   schedule_site(K, site, now_of())
 end
 """
