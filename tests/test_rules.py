@@ -271,6 +271,24 @@ def test_a_tab_inside_a_line_is_not_called_indentation(tmp_path: Path, text: str
             "line 3, column 24",
             '(expected quotes around a value that starts with @ or `, as in "@href": YAML reserves them)',
         ),
+        (
+            "index: {links: {allow: x}\nname: site",
+            "line 4, column 1",
+            "(expected a } that closes the { at line 3, column 8, on its line, or quotes around a value in"
+            " it that holds ', ' or ': ')",
+        ),
+        (
+            "index: {links: {allow: [/news/, /world/}}",
+            "line 3, column 40",
+            "(expected a ] that closes the [ at line 3, column 24, on its line, or quotes around a value in"
+            " it that holds ', ' or ': ')",
+        ),
+        (
+            "name: Re: news",
+            "line 4, column 9",
+            "(expected quotes around a value that holds a colon and a space, as in title: 'Re: news': YAML"
+            " reads an unquoted ': ' as the colon of a key)",
+        ),
     ],
 )
 def test_a_yaml_mistake_with_a_known_fix_is_named_with_it(

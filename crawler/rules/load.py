@@ -97,6 +97,10 @@ _ESCAPE_EXPECTED = (
     " escape"
 )
 _RESERVED_EXPECTED = 'quotes around a value that starts with @ or `, as in "@href": YAML reserves them'
+_COLON_EXPECTED = (
+    "quotes around a value that holds a colon and a space, as in title: 'Re: news': YAML reads an unquoted"
+    " ': ' as the colon of a key"
+)
 
 
 class RuleFiles:
@@ -545,6 +549,17 @@ def _yaml_fix(exc: yaml.MarkedYAMLError, text: str) -> str | None:
         "found character '`' that cannot start any token",
     ):
         return _RESERVED_EXPECTED
+    if problem == "mapping values are not allowed here":
+        return _COLON_EXPECTED
+    flow = exc.context in ("while parsing a flow sequence", "while parsing a flow mapping")
+    if flow and exc.context is not None and problem.startswith("expected ','"):
+        opened, closing = ("[", "]") if exc.context.endswith("sequence") else ("{", "}")
+        start = exc.context_mark
+        at = f" at line {start.line + 1}, column {start.column + 1}" if start is not None else ""
+        return (
+            f"a {closing} that closes the {opened}{at}, on its line, or quotes around a value in it that"
+            " holds ', ' or ': '"
+        )
     return None
 
 
