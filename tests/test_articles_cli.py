@@ -422,7 +422,8 @@ def test_show_labels_each_summary_with_the_sentences_it_shows(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A body of near-identical paragraphs has a 3-sentence summary of one sentence (the others repeat
-    it): its label says one sentence, of 3 asked, not "3 sentences"."""
+    it), the same as its 1-sentence summary: it is shown once, its label saying one sentence, also of 3
+    asked, not "3 sentences" (it was shown twice, the same text under two labels)."""
     paragraph = "The council approved the new bridge over the river on {} after a long debate."
     body = "\n\n".join(paragraph.format(day) for day in ("Monday", "Tuesday", "Wednesday", "Thursday"))
     with SqliteStore(tmp_path) as store:
@@ -441,7 +442,8 @@ def test_show_labels_each_summary_with_the_sentences_it_shows(
     assert code == 0, err
     assert "summary, 3 sentences:" not in out, out
     labels = [line for line in out.splitlines() if line.startswith("summary")]
-    assert labels == ["summary, 1 sentence:", "summary, 1 sentence (of 3 asked):"], out
+    assert labels == ["summary, 1 sentence (also of 3 asked):"], out
+    assert out.count("The council approved") == 5, out  # the body's four paragraphs, the summary once
 
 
 def test_show_takes_a_url_with_a_fragment_and_an_id_in_capitals(

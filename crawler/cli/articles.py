@@ -226,6 +226,15 @@ def _print_documents(documents: Iterable[dict[str, Any]], form: str, *, title: s
 # --- show -----------------------------------------------------------------------------------------------
 
 
+def _summaries(summary: dict[str, str]) -> list[tuple[str, list[int]]]:
+    """A document's summaries by the sentences asked, shortest first, each text once with the lengths
+    that gave it (a body of few sentences has the same summary of 1 and of 3)."""
+    shown: dict[str, list[int]] = {}
+    for length, text in sorted(summary.items(), key=lambda pair: int(pair[0])):
+        shown.setdefault(text, []).append(int(length))
+    return list(shown.items())
+
+
 def _repost_kind(record: dict[str, Any], original: str) -> str:
     """How a repost matched its original, in words: an exact copy, the same article edited, or one a part
     of the other; how much they share, and the SimHash distance."""
@@ -349,11 +358,13 @@ def _print_document(
         lines.append("")
         lines.append("redirected from:")
         lines.extend(f"  {printable(url)}" for url in redirects)
-    for length, text in sorted((document.get("summary") or {}).items(), key=lambda pair: int(pair[0])):
+    for text, lengths in _summaries(document.get("summary") or {}):
         shown = sentences_in(text, document.get("body") or "")
+        others = " and ".join(str(length) for length in lengths if length != shown)
+        also = "also " if shown in lengths else ""
         lines.append("")
         lines.append(
-            f"summary, {counted(shown, 'sentence')}{'' if shown == int(length) else f' (of {length} asked)'}:"
+            f"summary, {counted(shown, 'sentence')}" + (f" ({also}of {others} asked):" if others else ":")
         )
         lines.extend(f"  {line}" for line in _wrapped(text, width - 2))
     reposts = document.get("reposts") or []
