@@ -728,9 +728,10 @@ class LeasedQueue:
     def slots(self, site: str) -> list[str]:
         """``site``, then the queue slots of its discover crawl's hosts (``<site>@<host>``) that have
         requests pending (a slot is counted in ``crawler:pending`` as a site is)."""
-        prefix = f"{site}@"
-        found = (decoded(name) for name in self.server.hkeys(self.keys.pending))
-        return [site, *sorted(name for name in found if name.startswith(prefix))]
+        return _slots_of(site, self._pending_slots())
+
+    def _pending_slots(self) -> list[str]:
+        return [decoded(name) for name in self.server.hkeys(self.keys.pending)]
 
     def paused(self) -> dict[str, float]:
         """The sites paused, each with when it was paused (epoch seconds)."""
@@ -743,8 +744,8 @@ class LeasedQueue:
 
     def queued_sites(self, sites: Sequence[str]) -> list[int]:
         """:meth:`queued` of each of ``sites``, in two round trips however many they are."""
-        pending = sorted(decoded(name) for name in self.server.hkeys(self.keys.pending))
-        slots = [[site, *(name for name in pending if name.startswith(f"{site}@"))] for site in sites]
+        pending = self._pending_slots()
+        slots = [_slots_of(site, pending) for site in sites]
         with self.server.pipeline(transaction=False) as pipe:
             for slot in (slot for of_site in slots for slot in of_site):
                 pipe.zcard(self.keys.queue_of(slot))
@@ -1034,3 +1035,10 @@ class LeasedQueue:
                     }
                     for site, reply in zip(chosen, replies, strict=True)
                 }
+
+
+def _slots_of(site: str, pending: Iterable[str]) -> list[str]:
+    """``site``, then the discover host slots (``<site>@<host>``) of ``pending``, the slots with requests
+    pending, sorted."""
+    prefix = f"{site}@"
+    return [site, *sorted(name for name in pending if name.startswith(prefix))]
