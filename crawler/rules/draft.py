@@ -25,12 +25,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import lxml.html
 
 from crawler.errors import CrawlerError
 from crawler.rules.model import requested_url
+from crawler.rules.sitemaps import SitemapError, read_sitemap
 from extractors.encoding import query_codec
 
 __all__ = ["Draft", "DraftError", "LinkPattern", "NextPage", "draft_rule", "robots_sitemaps", "rule_text"]
@@ -385,13 +386,13 @@ def _feeds(root: lxml.html.HtmlElement, base: str, codec: str) -> list[str]:
 
 
 def robots_sitemaps(robots: bytes, url: str) -> list[str]:
-    """The sitemaps a robots.txt names in its ``Sitemap:`` lines, resolved against the page's ``url``."""
-    found = []
-    for line in robots.decode("utf-8", "replace").splitlines():
-        name, _, value = line.partition(":")
-        if name.strip().lower() == "sitemap" and value.strip():
-            found.append(requested_url(url, value.split("#")[0].strip(), "utf-8"))
-    return _unique(found)
+    """The sitemaps a robots.txt names in its ``Sitemap:`` lines, as a crawl reads them
+    (:func:`read_sitemap`), resolved against the page's ``url``."""
+    try:
+        named = read_sitemap(robots, urljoin(url, "/robots.txt")).entries
+    except SitemapError:  # a robots.txt that is a broken gzip file, or over 50 MB: it names none
+        return []
+    return _unique([requested_url(url, entry.url, "utf-8") for entry in named])
 
 
 def _next_page(root: lxml.html.HtmlElement, base: str, codec: str, domain: str, own: str) -> NextPage | None:
