@@ -21,6 +21,7 @@ from scrapy.core.downloader import Slot
 from crawler.cli.crawl import _rule_loader
 from crawler.rules import RuleFiles, load_rules, rules_stamp
 from crawler.rules import load as rules_load
+from crawler.worker import spider as spider_module
 from crawler.worker.spider import SitesSpider
 
 SITES = 40
@@ -303,3 +304,41 @@ def test_the_rules_folders_stamp_changes_when_a_file_is_written_in_place_with_it
     assert rule.stat().st_size == len(rule_text("site00", concurrency=2))
     assert rules_stamp(rules) != before
     assert load_rules(rules).rules["site00"].concurrency == 3
+
+
+@pytest.mark.usefixtures("nanosecond_dates")
+def test_a_worker_takes_a_session_file_of_a_subfolder_rewritten_in_place(
+    redis_server: str, tmp_path: Path
+) -> None:
+    """A worker reads the rules folder again when its stamp (rules_stamp: the folder's own entries)
+    changed; a session file in a subfolder (access.sessions: [sessions/bob.yaml], as docs/rules.md shows
+    it) rewritten in place (a script refreshing its cookies) changes no entry of the folder: the worker
+    kept the session read before for good, while the scheduler took the edit."""
+    spider = reloading_spider(tmp_path, redis_server)
+    rules = tmp_path / "rules"
+    (rules / "sessions").mkdir()
+    write(rules / "sessions" / "bob.yaml", "cookies: {sid: old}\n")
+    write(rules / "news.yaml", rule_text("news") + "access:\n  sessions: [sessions/bob.yaml]\n")
+    assert spider.rule_of("news") is not None
+    assert spider.rules["news"].sessions[0].cookies == {"sid": "old"}
+    with (rules / "sessions" / "bob.yaml").open("r+", encoding="utf-8") as handle:
+        handle.write("cookies: {sid: new}\n")
+    looked_again(spider, "news")
+    assert spider.rules["news"].sessions[0].cookies == {"sid": "new"}
+
+
+def test_a_worker_reads_again_a_rule_file_it_read_too_soon_after_its_change_though_its_stamp_is_the_same(
+    redis_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule file written again within the file system's time resolution (1 s on ext3, 2 s on FAT) with
+    the same size leaves the folder's stamp as it was: a worker that read it between the two writes kept
+    the first for good (the scheduler, which reads every tick, parses such a file again)."""
+    spider = reloading_spider(tmp_path, redis_server)
+    rule = tmp_path / "rules" / "fresh.yaml"
+    rule.write_text(rule_text("fresh", concurrency=2), encoding="utf-8")
+    assert spider.rule_of("fresh") is not None
+    seen = rules_stamp(tmp_path / "rules")
+    monkeypatch.setattr(spider_module, "rules_stamp", lambda folder: seen)  # the second write within the tick
+    rule.write_text(rule_text("fresh", concurrency=3), encoding="utf-8")
+    looked_again(spider, "fresh")
+    assert spider.rules["fresh"].concurrency == 3

@@ -115,12 +115,15 @@ class RuleFiles:
         self._read: dict[str, tuple[FileStamp, tuple[tuple[Path, FileStamp], ...], Rule | RuleErrors]] = {}
         # The load_rules arguments the rules were read with: others read every file again.
         self._options: tuple[int, float] | None = None
+        # The files read too soon after a change to be kept (RACY_NS): parsed again at the next read.
+        self._racy: set[str] = set()
 
     def rule(self, path: Path, *, min_body_chars: int, regex_timeout: float) -> Rule:
         """The rule of the file ``path``, as :func:`load_rule` gives it: read again only when it changed."""
         if self._options != (min_body_chars, regex_timeout):
             self._read.clear()
             self._options = (min_body_chars, regex_timeout)
+            self._racy.clear()
         looked = time.time_ns()
         stamp = _file_stamp(path)
         known = self._read.get(path.name)
@@ -140,14 +143,27 @@ class RuleFiles:
         read = tuple((file, _file_stamp(file)) for file in dict.fromkeys(reads))
         if all(not _racy(was, looked) for was in (stamp, *(was for _file, was in read))):
             self._read[path.name] = (stamp, read, found)
+            self._racy.discard(path.name)
         else:
             self._read.pop(path.name, None)
+            self._racy.add(path.name)
         return _rule_of(found)
 
     def keep(self, names: set[str]) -> None:
         """Forget the files not named in ``names`` (removed from the folder)."""
         for name in set(self._read) - names:
             del self._read[name]
+        self._racy &= names
+
+    def outdated(self) -> bool:
+        """Whether the next read may find a rule changed that :func:`rules_stamp` (the folder's own
+        entries) cannot tell: a file a rule read besides its own changed since (a session file of a
+        subfolder written in place changes no entry of the folder), or a rule file was read too soon after
+        its change to be kept (written again within the file system's time resolution, its stamp may be
+        the same)."""
+        return bool(self._racy) or any(
+            _file_stamp(file) != was for _stamp, read, _found in self._read.values() for file, was in read
+        )
 
 
 def _rule_of(found: Rule | RuleErrors) -> Rule:

@@ -343,9 +343,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         rules it started with: the queue's politeness, this worker's download slot of the site
         (``update_settings``), the private domains they allow. For a site it knows (``known``), the folder
         is looked at at most every ``RULES_RELOAD_SECONDS`` (one ``scandir``,
-        :func:`~crawler.rules.rules_stamp`), and read when it changed; for one it does not know yet, looked
-        at every time, and read when it changed, else at most every ``RULES_RELOAD_SECONDS`` (a change the
-        stamp cannot see: an edit in place within the file system's time resolution that keeps the size).
+        :func:`~crawler.rules.rules_stamp`, and a ``stat`` of each file the rules read besides their own,
+        :meth:`~crawler.rules.RuleFiles.outdated`), and read when it changed or a file was read too soon
+        after its change to be kept; for one it does not know yet, looked at every time, and read when it
+        changed, else at most every ``RULES_RELOAD_SECONDS``.
         A rule file that now has errors leaves its site's rule as it was (the scheduler leaves the site
         out); one removed takes its rule away (its requests are dead letters of kind ``no rule``) once
         the folder has not changed for ``RULES_RELOAD_SECONDS``: an editor that saves by renaming (vim's
@@ -359,7 +360,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._next_look = now + every
         folder = settings["CRAWLER_RULES_DIR"]
         stamp = rules_stamp(folder)
-        if stamp == self._read_stamp and not self._removal_held and (known or now < self._next_reload):
+        if (
+            stamp == self._read_stamp
+            and not self._removal_held
+            and (known or now < self._next_reload)
+            and not self._rule_files.outdated()
+        ):
             return
         before, self._read_stamp = self._read_stamp, stamp
         self._next_reload = now + every
