@@ -196,9 +196,10 @@ _COMMENT_RE = re.compile(rb"<!--.*?(?:-->|\Z)", re.DOTALL)
 _TEXT_CHARSET_RE = re.compile(r"""charset\s*=\s*["']?\s*([^\s"';,]+)""", re.IGNORECASE)
 
 # The start of an HTML page, after white space and comments: a doctype or <html>; or a <head> or <body>
-# tag anywhere in its first MARKUP_BYTES (<header> is none).
+# tag anywhere in its first MARKUP_BYTES (<header> is none). A comment's text holds no "-->": with
+# <!--.*?--> the comments could be grouped in 2**n ways, each tried when no doctype follows them.
 _HTML_START_RE = re.compile(
-    rb"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.IGNORECASE | re.DOTALL
+    rb"\s*(?:<!--(?:[^-]|-(?!->))*-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.IGNORECASE
 )
 _HTML_TAG_RE = re.compile(rb"<(?:head|body)[\s/>]", re.IGNORECASE)
 # Bytes that do not occur in text (WHATWG MIME sniffing's "binary data bytes").

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import codecs
 import random
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -635,3 +637,24 @@ def test_random_bytes_after_html_markup_are_binary(start: bytes) -> None:
     data = start + random.Random(11).randbytes(20_000)
     assert "binary data" in (sniff_binary(data) or "")
     assert "binary data" in (sniff_binary(data, "text/html; charset=windows-1252") or "")
+
+
+# What the test below runs in a process of its own: sniff_binary of a page that opens with many comments
+# and is not HTML then, with more than MAX_CONTROL_SHARE control bytes.
+_COMMENTS_THEN_NO_HTML = """
+from extractors.encoding import sniff_binary
+page = b"<!---->" * 140 + b"<div>" + b"\\x01" * 300 + b"x" * 7000
+print(sniff_binary(page, "text/html"))
+"""
+
+
+def test_a_page_opening_with_many_comments_is_sniffed_at_once() -> None:
+    """The look for an HTML page's start (a doctype or <html> after comments) could read the comments in
+    as many ways as they can be grouped, 2 to the power of their number: 22 comments took 0.26 s, each
+    two more four times that, and 140 of them (980 bytes) with control bytes hung the worker that sniffed
+    the page, and with it every site's crawl. Run apart, so that the hang fails the test after a minute
+    instead of holding the suite."""
+    run = subprocess.run(
+        [sys.executable, "-c", _COMMENTS_THEN_NO_HTML], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert run.stdout.startswith("binary data (")
