@@ -289,6 +289,13 @@ def test_a_tab_inside_a_line_is_not_called_indentation(tmp_path: Path, text: str
             "(expected quotes around a value that holds a colon and a space, as in title: 'Re: news': YAML"
             " reads an unquoted ': ' as the colon of a key)",
         ),
+        (
+            "name: news\n  delay: 1",
+            "line 5, column 8",
+            "(expected the key delay on line 5 at the indentation of the keys beside it: indented deeper,"
+            " YAML reads it as more of the value on the line before; or quotes around that value if ': ' is"
+            " part of it)",
+        ),
     ],
 )
 def test_a_yaml_mistake_with_a_known_fix_is_named_with_it(

@@ -548,7 +548,8 @@ def _line_column(text: str, index: int) -> str:
 def _yaml_fix(exc: yaml.MarkedYAMLError, text: str) -> str | None:
     """What to write instead, for the YAML mistakes a rule's author makes most: a tab (indenting the line
     of ``text`` where it stands, or inside it), an unquoted cron expression, a regular expression in double
-    quotes, an unquoted @href."""
+    quotes, an unquoted @href, an unquoted ': ' in a value or a key indented under a value, a bracket not
+    closed."""
     problem = exc.problem or ""
     if "'\\t'" in problem:
         mark = exc.problem_mark
@@ -566,7 +567,21 @@ def _yaml_fix(exc: yaml.MarkedYAMLError, text: str) -> str | None:
     ):
         return _RESERVED_EXPECTED
     if problem == "mapping values are not allowed here":
-        return _COLON_EXPECTED
+        mark = exc.problem_mark
+        lines = text.splitlines()
+        if mark is None or mark.line >= len(lines):
+            return _COLON_EXPECTED
+        before = lines[mark.line][: mark.column]
+        key = before.strip(" ")
+        if ": " in before or not before.startswith(" ") or not key:
+            return _COLON_EXPECTED
+        # A key indented deeper than the key before it, whose value it continues (name: news, then
+        # "  delay: 1"): its colon is the first of its line.
+        return (
+            f"the key {key} on line {mark.line + 1} at the indentation of the keys beside it: indented"
+            " deeper, YAML reads it as more of the value on the line before; or quotes around that value"
+            " if ': ' is part of it"
+        )
     flow = exc.context in ("while parsing a flow sequence", "while parsing a flow mapping")
     if flow and exc.context is not None and problem.startswith("expected ','"):
         opened, closing = ("[", "]") if exc.context.endswith("sequence") else ("{", "}")
