@@ -342,3 +342,5 @@ def test_a_worker_reads_again_a_rule_file_it_read_too_soon_after_its_change_thou
     rule.write_text(rule_text("fresh", concurrency=3), encoding="utf-8")
     looked_again(spider, "fresh")
     assert spider.rules["fresh"].concurrency == 3
+    assert spider.crawler.engine is not None
+    assert spider.crawler.engine.downloader.per_slot_settings["fresh"]["concurrency"] == 3

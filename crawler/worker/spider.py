@@ -378,7 +378,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         broken = set(ruleset.broken)
         edited = _changed_files(before, stamp)
         added = sorted(name for name in fresh if name not in self.rules)
-        changed = sorted(name for name in fresh if name in self.rules and f"{name}.yaml" in edited)
+        # A rule read again is another object (RuleFiles keeps the one it read of an unchanged file): its
+        # file, or a file it reads, changed, or its file was read too soon after a change to be kept.
+        changed = sorted(name for name in fresh if name in self.rules and fresh[name] is not self.rules[name])
         removed = sorted(name for name in self.rules if name not in fresh and name not in broken)
         settled = stamp is not None and time.time_ns() - stamp[0][1] >= every * 1e9
         held, self._removal_held = ([] if settled else removed), bool(removed) and not settled
@@ -386,7 +388,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             removed = []
         kept = sorted(name for name in self.rules if name in broken and f"{name}.yaml" in edited)
         for new in fresh.values():
-            if new.site in added or new.site in changed:
+            old = self.rules.get(new.site)
+            if old is None or (
+                new.site in changed and (new.delay, new.concurrency) != (old.delay, old.concurrency)
+            ):
                 assert self.crawler.engine is not None
                 self.queue.configure(new.site, delay=new.delay, concurrency=new.concurrency)
                 self.crawler.engine.downloader.per_slot_settings[new.site] = _download_slot(new)
