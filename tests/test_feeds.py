@@ -85,6 +85,9 @@ def _rss_dated(*dates: str) -> bytes:
         ("Fri, 20 Nov 2026", SHANGHAI, "2026-11-20"),
         ("2026/11/20", ZoneInfo("America/New_York"), "2026-11-20"),
         ("2026-11-20", None, "2026-11-20"),
+        # ...but a time the page's reader leaves out and feedparser reads is kept: RFC 3339 (Atom's dates)
+        # allows a lowercase t and z.
+        ("2026-11-20t10:31:00z", SHANGHAI, "2026-11-20T10:31:00+00:00"),
         # Where Berlin's clocks go back (02:30 twice: the first, +02:00) and forward (no 02:30: read at
         # +01:00), as a page's time is.
         ("2026-10-25 02:30:00", ZoneInfo("Europe/Berlin"), "2026-10-25T00:30:00+00:00"),

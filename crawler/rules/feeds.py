@@ -34,6 +34,9 @@ _HTML_RE = re.compile(rb"<(?:!doctype\s+html|html[\s>])", re.IGNORECASE)
 _EMAIL = r"[^\s@()<>]+@[^\s@()<>]+"
 _EMAIL_NAME_RE = re.compile(rf"(?P<email>{_EMAIL})\s*\((?P<name>.*)\)")
 _NAME_EMAIL_RE = re.compile(rf"(?P<name>.+?)\s*(?:\({_EMAIL}\)|<{_EMAIL}>)")
+# A time of day in a date's text (10:31): a date alone the page's reader gives of such a text lost a time
+# feedparser may read (RFC 3339's lowercase 2026-11-20t10:31:00z).
+_CLOCK_RE = re.compile(r"\d:\d\d")
 
 
 class FeedError(CrawlerError):
@@ -143,15 +146,16 @@ def _published(entry: Any, zone: tzinfo) -> str | None:
     ``pubDate``), which feedparser reads as UTC, and sometimes not at all (``Fri, 20 Nov 2026 10:31:00``)
     or wrongly (``2026/11/20 10:31`` as 2026-11-01): that time is read as a page's published is
     (:func:`published_date`), in ``zone``; and for a date alone (``2026-11-20``), which feedparser makes
-    midnight in UTC (08:00 in Shanghai, the day before in New York): it stays that date, as a page's does."""
+    midnight in UTC (08:00 in Shanghai, the day before in New York): it stays that date, as a page's does
+    (but for a text with a time of day that feedparser reads and :func:`published_date` does not)."""
     for key in ("published", "updated"):
         # feedparser gives an entry without "updated" its "published" for it, with a DeprecationWarning.
         if key not in entry:
             continue
         text = entry[key]
         found = _without_offset_or_time(text, zone) if isinstance(text, str) else None
-        if found is None:
-            found = _date(entry.get(f"{key}_parsed"))
+        if found is None or ("T" not in found and _CLOCK_RE.search(text)):
+            found = _date(entry.get(f"{key}_parsed")) or found
         if found is not None:
             return found
     return None
