@@ -139,6 +139,15 @@ def test_a_robots_txt_gives_the_sitemaps_it_names() -> None:
     assert [entry.url for entry in sitemap.entries] == ["http://news.test/s1.xml", "http://news.test/s2.xml"]
 
 
+def test_a_robots_txt_saved_with_a_byte_order_mark_gives_the_sitemap_of_its_first_line() -> None:
+    """A robots.txt saved with a UTF-8 byte order mark (Notepad's default), which robots.txt readers
+    ignore (RFC 9309): its first line, a Sitemap line, was read as no Sitemap line, and its sitemap left
+    out of the crawl and of `crawler rules new`'s draft."""
+    robots = b"\xef\xbb\xbfSitemap: http://news.test/s1.xml\r\nSitemap: http://news.test/s2.xml\r\n"
+    sitemap = read_sitemap(robots, "http://news.test/robots.txt")
+    assert [entry.url for entry in sitemap.entries] == ["http://news.test/s1.xml", "http://news.test/s2.xml"]
+
+
 def test_entities_are_never_expanded() -> None:
     document = (
         b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">]>'

@@ -9,6 +9,7 @@ decompresses past them (a gzip bomb), is refused with a :class:`SitemapError` th
 
 from __future__ import annotations
 
+import codecs
 import re
 import zlib
 from dataclasses import dataclass
@@ -101,7 +102,8 @@ def read_sitemap(
             " several sitemaps listed by a sitemap index"
         )
     if urlsplit(url).path == "/robots.txt":
-        found = [match.decode("utf-8", "replace") for match in _ROBOTS_SITEMAP_RE.findall(body)]
+        robots = body.removeprefix(codecs.BOM_UTF8)  # RFC 9309: a byte order mark is ignored
+        found = [match.decode("utf-8", "replace") for match in _ROBOTS_SITEMAP_RE.findall(robots)]
         return Sitemap("robots", tuple(SitemapEntry(link) for link in dict.fromkeys(found)))
     return _read_xml(body, url, max_entries, zone or UTC)
 
