@@ -6,6 +6,7 @@ import codecs
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import textwrap
@@ -2281,6 +2282,21 @@ def test_a_rule_file_or_session_file_that_is_a_fifo_is_named_not_waited_on(tmp_p
         "rules/piped.yaml: cannot read the file: a FIFO (named pipe), not a regular file"
         " (expected a regular file)",
         "1 rule ok, 2 files with 2 errors",
+    ]
+
+
+def test_a_rule_file_that_is_a_socket_is_named_as_one(tmp_path: Path) -> None:
+    """A socket cannot be opened at all: the error was the system's 'No such device or address', which
+    says neither what the file is nor what to put there."""
+    rules = tmp_path / "rules"
+    write(rules, "alpha.yaml", MINIMAL_RULE)
+    with socket.socket(socket.AF_UNIX) as bound:
+        bound.bind(str(rules / "sock.yaml"))
+        run = crawler("rules", "check", cwd=tmp_path)
+    assert run.code == 1
+    assert run.stdout.splitlines() == [
+        "rules/sock.yaml: cannot read the file: a socket, not a regular file (expected a regular file)",
+        "1 rule ok, 1 file with 1 error",
     ]
 
 
