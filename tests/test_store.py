@@ -807,33 +807,82 @@ def test_a_write_that_fails_on_no_sqlite_error_leaves_the_week_free_for_the_next
         ]
 
 
-@pytest.mark.parametrize("how", ["moved", "deleted"])
-def test_a_weeks_file_moved_or_deleted_under_a_writing_store_is_written_no_more(
-    tmp_path: Path, how: str
+@pytest.mark.parametrize("how", ["moved", "deleted", "replaced"])
+def test_a_weeks_file_moved_or_deleted_under_a_writing_store_is_written_at_its_path_again(
+    tmp_path: Path, how: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A week's file moved out of the folder (what to do with a damaged one) or deleted while a worker has
-    it open: the worker's writes went on into the file moved away, or deleted, and were reported ``new``
-    (then acknowledged) where no reader of the folder would ever see them. They fail now, saying why and
-    what to do, so that their requests are tried again and end as dead letters, never lost."""
+    """A week's file moved out of the folder (what to do with a damaged one), deleted, or replaced by a
+    backup while a worker has it open: the worker's writes went on into the file moved away, or deleted,
+    where no reader of the folder sees them. Then (fdf7a24) every write of that week failed until the
+    worker was restarted: a week's articles dead-lettered. The store now opens the file at the path again
+    (a new one when none is there), saying so, and the write is stored where readers see it."""
     aside = tmp_path / "aside"
     aside.mkdir()
     with SqliteStore(tmp_path / "data") as store:
         store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
         path = store.path("2026w47")
-        if how == "moved":
+        if how == "deleted":
+            path.unlink()
+        else:
             for file in path.parent.glob(f"{path.name}*"):
                 file.rename(aside / file.name)
-        else:
-            path.unlink()
+        if how == "replaced":
+            with SqliteStore(tmp_path / "backup") as backup:
+                backup.upsert(article("http://news.test/backed-up", "2026-11-20T09:00:00Z"))
+            backup.path("2026w47").rename(path)
+        assert store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z")).outcome == "new"
+    assert (
+        f"the article store {path} was moved or deleted while this process had it open: it is opened again"
+        " (made anew when an article is next stored in that week)"
+    ) in caplog.text
+    with SqliteStore(tmp_path / "data") as store:
+        kept = ["http://news.test/backed-up"] if how == "replaced" else []
+        assert [d["url"] for d in store.iter_articles(newest_first=False)] == [
+            *kept,
+            "http://news.test/second",
+        ]
+
+
+def test_last_weeks_file_deleted_under_a_writing_store_leaves_this_weeks_writes_stored(
+    tmp_path: Path,
+) -> None:
+    """Dropping an old week is deleting its file (docs/storage.md); a worker that read last week's file
+    (the URL look-up of a retry across midnight, the duplicate window) had it open, and every write of the
+    week after failed, naming the deleted file, until the worker was restarted."""
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/last-week", "2026-11-13T10:00:00Z"))
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        store.path("2026w46").unlink()
+        assert store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z")).outcome == "new"
+        assert store.weeks() == ["2026w47"]
+        assert store.count() == 2
+
+
+def test_a_weeks_file_deleted_while_a_write_is_committed_into_it_is_no_stored_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file deleted between the store's look at it and the commit: the write went into no file a reader
+    sees; it fails, so that its request is not acknowledged, and its retry stores it at the path."""
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        path = store.path("2026w47")
+        write_one = SqliteStore._write_one
+
+        def deleting(self: SqliteStore, *args: Any) -> Written:
+            path.unlink(missing_ok=True)
+            return write_one(self, *args)
+
+        monkeypatch.setattr(SqliteStore, "_write_one", deleting)
         with pytest.raises(StoreError) as raised:
             store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
-    assert str(raised.value) == (
-        f"the article store {path} was moved or deleted while this process had it open: what it wrote"
-        " there since would be lost; restart the processes that store articles (workers, `crawler run`,"
-        " `crawler temp`): they write a new file there"
-    )
-    with SqliteStore(tmp_path / "data") as store:
+        assert str(raised.value) == (
+            f"cannot write 1 article (first http://news.test/second) to {path}: the file was moved or deleted"
+            " as it was written, so what was written is in no file a reader sees; it is to be written again,"
+            " into the file at that path"
+        )
+        monkeypatch.setattr(SqliteStore, "_write_one", write_one)
         assert store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z")).outcome == "new"
+    with SqliteStore(tmp_path) as store:
         assert [d["url"] for d in store.iter_articles()] == ["http://news.test/second"]
 
 

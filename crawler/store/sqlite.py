@@ -241,11 +241,18 @@ class SqliteStore(Store):
     def _immediate(self, connection: sqlite3.Connection, week: str, what: str) -> Iterator[None]:
         """One write transaction on the week's ``connection`` (``BEGIN IMMEDIATE`` ... ``COMMIT``): a
         SQLite error is a StoreError saying it could not ``what`` the week's file, with the disk's and the
-        lock's hints; any failure rolls it back."""
+        lock's hints; so is a commit into a file moved or deleted meanwhile (:meth:`_forget`); any failure
+        rolls it back."""
         try:
             connection.execute("BEGIN IMMEDIATE")
             yield
             connection.execute("COMMIT")
+            if self._file_of(self.path(week)) != self._files[week]:
+                raise StoreError(
+                    f"cannot {what} {self.path(week)}: the file was moved or deleted as it was written, so"
+                    " what was written is in no file a reader sees; it is to be written again, into the"
+                    " file at that path"
+                )
         except sqlite3.Error as exc:
             raise StoreError(
                 f"cannot {what} {self.path(week)}: {exc}{_disk_hint(exc, self.directory)}"
@@ -694,13 +701,9 @@ class SqliteStore(Store):
         connection = self._connections.get(week)
         path = self.path(week)
         if connection is not None:
-            if self._file_of(path) != self._files[week]:
-                raise StoreError(
-                    f"the article store {path} was moved or deleted while this process had it open: what it"
-                    " wrote there since would be lost; restart the processes that store articles (workers,"
-                    " `crawler run`, `crawler temp`): they write a new file there"
-                )
-            return connection
+            if self._file_of(path) == self._files[week]:
+                return connection
+            self._forget(week, connection)
         exists = path.exists()
         if not create and not exists:
             return None
@@ -735,6 +738,20 @@ class SqliteStore(Store):
         self._connections[week] = connection
         self._files[week] = self._file_of(path)
         return connection
+
+    def _forget(self, week: str, connection: sqlite3.Connection) -> None:
+        """Close the week's ``connection``, whose file was moved or deleted (or replaced) since it was
+        opened: what it would write would land in the file moved away, or in none, where no reader looks.
+        SQLite writes nothing back to the name on that close, so the file now at the path is left as it is
+        (or made when an article is next stored in the week)."""
+        logger.warning(
+            "the article store %s was moved or deleted while this process had it open: it is opened again"
+            " (made anew when an article is next stored in that week)",
+            self.path(week),
+        )
+        del self._connections[week], self._files[week]
+        self._counts.pop(week, None)
+        connection.close()
 
     @staticmethod
     def _file_of(path: Path) -> tuple[int, int] | None:
