@@ -886,6 +886,45 @@ def test_a_weeks_file_deleted_while_a_write_is_committed_into_it_is_no_stored_wr
         assert [d["url"] for d in store.iter_articles()] == ["http://news.test/second"]
 
 
+@pytest.mark.parametrize(
+    ("damaged", "how", "error"),
+    [
+        ("2026w47", "header", "file is not a database"),
+        ("2026w47", "page", "database disk image is malformed"),
+        ("2026w47", "truncated", "file is not a database"),
+        ("2026w46", "header", "file is not a database"),
+        ("2026w46", "page", "database disk image is malformed"),
+    ],
+)
+def test_a_week_damaged_under_a_writing_store_is_named_with_what_to_do(
+    tmp_path: Path, damaged: str, how: str, error: str
+) -> None:
+    """A week's file damaged while a worker has it open (overwritten or cut short by another program, a
+    failing disk): this week's, which it writes, or last week's, which it reads for the URL look-up and
+    the duplicate window. The write failed with SQLite's words alone ('cannot write ... : file is not a
+    database'), where the same file damaged before the worker opened it is named with what to do."""
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/last-week", "2026-11-13T10:00:00Z"))
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        path = store.path(damaged)
+        other = sqlite3.connect(path)
+        other.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the pages in the file, not in its -wal
+        other.close()
+        with path.open("r+b") as file:
+            if how == "truncated":
+                file.truncate(0)
+            else:
+                file.seek(0 if how == "header" else 2 * 4096)
+                file.write(b"damaged!" * 512)
+        with pytest.raises(StoreError) as raised:
+            store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
+    assert str(raised.value).endswith(
+        f"{path}: {error}; the file is damaged: restore it from a backup (docs/operations.md, 'Backing up a"
+        " week'), or move it out of the folder to go on without that week's articles"
+    ), raised.value
+    assert lasting_failure(raised.value)
+
+
 def test_a_week_to_migrate_kept_locked_by_another_process_names_the_file_and_what_to_do(
     tmp_path: Path,
 ) -> None:

@@ -207,7 +207,7 @@ class SqliteStore(Store):
             try:
                 held.update((week, url) for (url,) in connection.execute(query, urls))
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot read the article store {self.path(week)}: {exc}") from exc
+                raise self._unread(week, exc) from exc
         homes = []
         for document in documents:
             previous = previous_week(document["week"])
@@ -256,7 +256,7 @@ class SqliteStore(Store):
         except sqlite3.Error as exc:
             raise StoreError(
                 f"cannot {what} {self.path(week)}: {exc}{_disk_hint(exc, self.directory)}"
-                f"{_busy_hint(exc, self.path(week), self.busy_timeout)}"
+                f"{_busy_hint(exc, self.path(week), self.busy_timeout)}{_damaged_hint(exc, self.path(week))}"
             ) from exc
         finally:
             # Any failure (a value SQLite cannot take too): left open, the week's write lock is held.
@@ -407,7 +407,7 @@ class SqliteStore(Store):
                 try:
                     found = paragraph_counts(connection, unknown)
                 except sqlite3.Error as exc:
-                    raise StoreError(f"cannot read the article store {self.path(week)}: {exc}") from exc
+                    raise self._unread(week, exc) from exc
                 counted.update((h, found.get(h, 0)) for h in unknown)
             for h in hashes:
                 total[h] += counted[h]
@@ -460,7 +460,7 @@ class SqliteStore(Store):
                     params += [json.dumps(sorted(near | anchored.keys())), lower, upper]
                 rows = self._fetch(connection, week, query, params)
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot read the article store {self.path(week)}: {exc}") from exc
+                raise self._unread(week, exc) from exc
             for pk, url, site, of_week, first_seen, content, simhash, body in rows:
                 shared = frozenset(anchored.get(pk, ()))
                 found.append(Candidate(url, site, of_week, first_seen, content, simhash, shared, body))
@@ -477,7 +477,7 @@ class SqliteStore(Store):
                 connection, candidate.week, "SELECT body FROM articles WHERE url = ?", (candidate.url,)
             )
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot read the article store {self.path(candidate.week)}: {exc}") from exc
+            raise self._unread(candidate.week, exc) from exc
         return rows[0][0] if rows else None
 
     def _add_repost(self, week: str, url: str, record: dict[str, Any]) -> bool:
@@ -667,9 +667,12 @@ class SqliteStore(Store):
         try:
             return self._fetch(connection, week, query, params)
         except sqlite3.Error as exc:
-            raise _read_error(
-                f"cannot read the article store {self.path(week)}", exc, self.path(week)
-            ) from exc
+            raise self._unread(week, exc) from exc
+
+    def _unread(self, week: str, exc: sqlite3.Error) -> StoreError:
+        """The error of a read of the week's file that failed on ``exc``, with what to do when the file is
+        damaged or unreadable, or has no room for its ``-shm`` (:func:`_read_error`)."""
+        return _read_error(f"cannot read the article store {self.path(week)}", exc, self.path(week))
 
     def _fetch(
         self, connection: sqlite3.Connection, week: str, query: str, params: Sequence[object]
@@ -890,6 +893,13 @@ def _damage_hint(exc: sqlite3.Error, path: Path) -> str:
     if code & 0xFF in _DAMAGED_CODES:
         return f"; the file is damaged: {restore}"
     return f"; the file cannot be read: make it a file the crawler's user may read and write, {restore}"
+
+
+def _damaged_hint(exc: sqlite3.Error, path: Path) -> str:
+    """What to do with the week's file ``path`` that a write finds damaged (not a database, malformed):
+    as for a read; empty for any other error (a write's failing I/O is a disk's: :func:`_disk_hint`)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return _damage_hint(exc, path) if code is not None and code & 0xFF in _DAMAGED_CODES else ""
 
 
 def _wal_leftovers(path: Path) -> list[str]:
