@@ -8,6 +8,7 @@ import re
 import resource
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -994,6 +995,60 @@ def test_a_new_week_in_a_folder_that_cannot_be_written_says_to_make_the_folder_w
         " chattr -i), or remount its disk read-write"
     ), raised.value
     assert list(folder.iterdir()) == []
+
+
+_FROZEN_SHM_CHILD = """
+import subprocess, sys
+from test_store_contract import article
+from crawler.store import SqliteStore, StoreError
+
+store = SqliteStore(sys.argv[1])
+store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+shm = f"{store.path('2026w47')}-shm"
+subprocess.run(["chattr", "+i", shm], check=True)
+try:
+    store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
+except StoreError as exc:
+    print(exc)
+finally:
+    store.close()
+    subprocess.run(["chattr", "-i", shm], check=True)
+"""
+
+
+def test_a_weeks_shm_file_made_immutable_under_a_writing_store_fails_its_writes_without_a_crash(
+    tmp_path: Path,
+) -> None:
+    """The -shm file beside a week's file, which a worker's connection maps in memory, marked immutable
+    (``chattr +i``, as ``chattr -R +i data/`` does) while the worker has it open: its next write (or read)
+    of the week, and its close, killed the worker with SIGBUS, no line said why (and a temp crawl printed
+    no summary). The write now fails, naming the file and what to do; the store closes without a crash."""
+    probe = tmp_path / "probe"
+    probe.touch()
+    if os.geteuid() != 0 or subprocess.run(["chattr", "+i", str(probe)], check=False).returncode != 0:
+        pytest.skip("chattr +i is not possible here: no immutable file can be made")
+    subprocess.run(["chattr", "-i", str(probe)], check=True)
+    path = tmp_path / "articles" / "articles_2026w47.sqlite"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _FROZEN_SHM_CHILD, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent,
+            check=False,
+        )
+    finally:  # a child killed before its own chattr -i
+        subprocess.run(["chattr", "-i", f"{path}-shm"], capture_output=True, check=False)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.strip() == (
+        f"cannot use the article store {path}: articles_2026w47.sqlite-shm beside it was made read-only (or"
+        " immutable) while this process had the week open, and SQLite would crash the process on it; make"
+        f" {path.parent} and its files writable by the crawler's user (a file marked immutable too: chattr"
+        " -i), or remount its disk read-write"
+    )
+    assert f"the article store {path} is left as it is, not closed" in done.stderr
+    with SqliteStore(tmp_path) as store:
+        assert [d["url"] for d in store.iter_articles()] == ["http://news.test/first"]
 
 
 # --- where a worker stores (its heartbeat; `crawler status` warns when the workers alive store apart) -------

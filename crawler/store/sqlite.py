@@ -36,10 +36,13 @@ and says what is missing; reads of that week alone, and writes, still fail.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
+import errno
 import functools
 import json
 import logging
+import os
 import re
 import resource
 import sqlite3
@@ -705,6 +708,7 @@ class SqliteStore(Store):
         path = self.path(week)
         if connection is not None:
             if self._file_of(path) == self._files[week]:
+                _check_shm_writable(path, self.directory)
                 return connection
             self._forget(week, connection)
         exists = path.exists()
@@ -779,7 +783,18 @@ class SqliteStore(Store):
     def close(self) -> None:
         connections, self._connections = self._connections, {}
         self._closed = True
-        for connection in connections.values():
+        for week, connection in connections.items():
+            if _shm_frozen(self.path(week)):
+                logger.warning(
+                    "the article store %s is left as it is, not closed: its -shm file was made read-only (or"
+                    " immutable), and closing would crash the process; the next crawler to open the week"
+                    " reads what was written",
+                    self.path(week),
+                )
+                # Closing checkpoints the week through the -shm mapping (SIGBUS), and so would the
+                # connection's deallocation: it is kept for the life of the process.
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(connection))
+                continue
             connection.close()
 
 
@@ -900,6 +915,28 @@ def _damaged_hint(exc: sqlite3.Error, path: Path) -> str:
     as for a read; empty for any other error (a write's failing I/O is a disk's: :func:`_disk_hint`)."""
     code = getattr(exc, "sqlite_errorcode", None)
     return _damage_hint(exc, path) if code is not None and code & 0xFF in _DAMAGED_CODES else ""
+
+
+def _shm_frozen(path: Path) -> bool:
+    """Whether the ``-shm`` file of the week's file ``path`` can no longer be written (marked immutable,
+    ``chattr +i``, or made read-only): a connection that mapped it before would kill the process with
+    SIGBUS on its next read or write of the week, or as it closes. A connection opened on such a file maps
+    it read-only, which SQLite handles."""
+    shm = path.with_name(path.name + "-shm")
+    return not os.access(shm, os.W_OK) and shm.exists()
+
+
+def _check_shm_writable(path: Path, directory: Path) -> None:
+    """Raise a StoreError when the ``-shm`` file of the week's file ``path``, which an open connection has
+    mapped, is :func:`_shm_frozen`."""
+    if not _shm_frozen(path):
+        return
+    shm = path.with_name(path.name + "-shm")
+    raise StoreError(
+        f"cannot use the article store {path}: {shm.name} beside it was made read-only (or immutable)"
+        " while this process had the week open, and SQLite would crash the process on it"
+        f"{_writable_hint(directory)}"
+    ) from PermissionError(errno.EPERM, os.strerror(errno.EPERM), str(shm))
 
 
 def _wal_leftovers(path: Path) -> list[str]:
