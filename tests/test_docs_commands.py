@@ -236,6 +236,8 @@ class NotRun:
 Case = Run | UntilCtrlC | Meanwhile | NotRun
 
 SITE = {"SITE": "demo-citynews"}
+# The global options of a documented command on a demo site: a checkout's ./rules holds none of the demo's.
+DEMO_FOLDERS = "--data-dir data/demo --rules-dir data/demo/rules "
 INTERNET = "fetches a page of the Internet: tests and benchmarks reach 127.0.0.1 only"
 BENCHMARK = (
     "a benchmark: minutes of CPU, figures in docs/ (performance.md, operations.md, storage.md); never timed"
@@ -262,12 +264,13 @@ def _stores_articles(sandbox: Sandbox) -> Callable[[], bool]:
     return lambda: sandbox.stored() > before
 
 
-def _shown_paused(result: Result, sandbox: Sandbox) -> None:
-    """`crawler status` shows the site paused; resumed, the sandbox's other commands crawl it again."""
-    shown = _bash("crawler status --site demo-citynews", sandbox.path, sandbox.env)
+def _shown_paused(result: Result, sandbox: Sandbox, folders: str = "") -> None:
+    """`crawler status` shows the site paused; resumed, the sandbox's other commands crawl it again.
+    ``folders`` are the global options the pause was given (the demo's data and rules folders)."""
+    shown = _bash(f"crawler {folders}status --site demo-citynews", sandbox.path, sandbox.env)
     assert shown.code == 0, shown.stderr
     assert "PAUSED" in shown.stdout, shown.stdout
-    resumed = _bash("crawler sites resume demo-citynews", sandbox.path, sandbox.env)
+    resumed = _bash(f"crawler {folders}sites resume demo-citynews", sandbox.path, sandbox.env)
     assert resumed.code == 0, resumed.stderr
     assert resumed.stdout.startswith("resumed demo-citynews"), resumed.stdout
 
@@ -360,9 +363,15 @@ CASES: dict[str, Case] = {
     "crawler --data-dir data/demo --rules-dir data/demo/rules temp demo-citynews": Meanwhile(
         during="crawler demo --serve", expect=("fetched", "errors 0")
     ),
-    "crawler sites pause demo-citynews": Run(expect=("paused demo-citynews",), check=_shown_paused),
-    "crawler sites resume demo-citynews": Run(expect=("demo-citynews",)),
-    "crawler sites forget demo-citynews --yes": Run(expect=("forgot demo-citynews", "stay seen")),
+    f"crawler {DEMO_FOLDERS}sites pause demo-citynews": Run(
+        expect=("paused demo-citynews",),
+        demo=True,
+        check=lambda result, sandbox: _shown_paused(result, sandbox, DEMO_FOLDERS),
+    ),
+    f"crawler {DEMO_FOLDERS}sites resume demo-citynews": Run(expect=("demo-citynews",), demo=True),
+    f"crawler {DEMO_FOLDERS}sites forget demo-citynews --yes": Run(
+        expect=("forgot demo-citynews", "stay seen"), demo=True
+    ),
     "crawler --data-dir data/demo redis repair": Run(
         expect=("is not damaged", "nothing was changed"), demo=True
     ),
@@ -455,6 +464,20 @@ def test_every_documented_command_has_a_case_and_every_case_is_documented() -> N
     stale = [line for line in CASES if line not in documented]
     assert not missing, f"documented commands with no case here (run them or say why not): {missing}"
     assert not stale, f"cases of commands the docs no longer hold: {stale}"
+
+
+def test_a_command_naming_a_demo_site_gives_the_demo_folders() -> None:
+    """The sandbox's ./rules holds the demo's rules, a checkout's does not (rules/guardian.yaml alone): a
+    documented command that names a demo site runs as a user copies it only on the demo's folders, which
+    it must give (a new user's `crawler sites pause demo-citynews` was refused: no rule for the site)."""
+    demo_sites = {rule.stem for rule in DEMO_RULES.glob("demo-*.yaml")}
+    assert demo_sites and not demo_sites & {rule.stem for rule in (ROOT / "rules").glob("*.yaml")}
+    bare = [
+        line
+        for line in documented_commands()
+        if any(re.search(rf"\b{site}\b", line) for site in demo_sites) and DEMO_FOLDERS not in line
+    ]
+    assert not bare, f"documented commands on a demo site without `{DEMO_FOLDERS.strip()}`: {bare}"
 
 
 def test_every_code_block_says_whether_it_holds_commands() -> None:
