@@ -1602,6 +1602,24 @@ def test_an_empty_store_of_a_given_data_dir_suggests_a_crawl_into_that_folder(
     assert f"crawl first: `crawler --data-dir {tmp_path} temp SITE`" in err
 
 
+def test_an_empty_demo_folder_suggests_a_crawl_with_its_rules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`crawler demo --serve` starts data/demo anew and writes the demo's rules in data/demo/rules: its
+    `articles stats` before a crawl suggested `crawler --data-dir data/demo temp SITE`, which reads the rules
+    of ./rules, where no demo site is (a new user's walk: "no rule for site 'demo-citynews'"). The
+    suggestion gives the folder's rules."""
+    monkeypatch.delenv("MONGO_URI", raising=False)
+    monkeypatch.chdir(tmp_path)
+    demo = Path("data", "demo")
+    (demo / "rules").mkdir(parents=True)
+    shutil.copy2(DEMO_RULES / "demo-citynews.yaml", demo / "rules")
+    code = main(["--data-dir", str(demo), "articles", "stats"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 0
+    assert f"crawl first: `crawler --data-dir {demo} --rules-dir {demo / 'rules'} temp SITE`" in err
+
+
 @pytest.mark.parametrize(
     ("argv", "hint"),
     [

@@ -99,9 +99,16 @@ def _note_if_empty(store: Store, stats: list[dict[str, Any]] | None = None) -> N
     :meth:`Store.stats` of every week, when the caller has read them already."""
     if (store.stats() if stats is None else stats) or store.weeks_left_out():
         return
-    data = Config.from_env().data_dir
+    config = Config.from_env()
+    data = config.data_dir
     command = command_name()
-    note = f"no articles stored under {data} yet; crawl first: `{suggest('temp SITE')}`"
+    crawl = suggest("temp SITE")
+    rules = data / "rules"
+    if any(rules.glob("demo-*.yaml")) and rules.resolve() != config.rules_dir.resolve():
+        # A demo's folder (`crawler demo --serve` wrote its rules there): ./rules holds none of its sites.
+        folders = f"--data-dir {shlex.quote(str(data))} --rules-dir {shlex.quote(str(rules))}"
+        crawl = f"{command} {folders} temp SITE"
+    note = f"no articles stored under {data} yet; crawl first: `{crawl}`"
     demo = data / "demo"
     if demo.is_dir():
         shown = shlex.quote(str(demo))
