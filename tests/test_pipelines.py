@@ -807,6 +807,24 @@ def test_articles_a_batch_stored_before_it_failed_are_counted_new_when_it_is_wri
     assert stats(crawler)["store/updated/citynews"] == 1
 
 
+def test_a_stored_article_read_again_and_written_twice_by_its_job_stays_an_update(tmp_path: Path) -> None:
+    """`crawler temp --stored` reads a stored article again (its request carries the document's
+    `first_seen`); written once by its job, then again (its acknowledgement lost with a Redis killed, its
+    lease expired, the page fetched again), it was stored before the job all the same: an update, not a new
+    article (a walk's summary said "stored 1 article, updated 47 stored before" of 48 stored articles, and
+    the status counted it among the site's new articles)."""
+    crawler = make_crawler(tmp_path)
+    url = "http://127.0.0.1:8631/citynews/2026/bridge.html"
+    run_store(crawler, [item(url=url, job="grab")])
+    reread: dict[str, Any] = {"url": url, "job": "stored-1", "first_seen": "2026-11-20T10:31:00Z"}
+    outputs = [
+        *run_store(crawler, [item(**reread, fetched_at="2026-11-21T08:00:00Z", title="Bridge reopens")]),
+        *run_store(crawler, [item(**reread, fetched_at="2026-11-21T08:01:00Z", title="Bridge reopens")]),
+    ]
+    assert all(isinstance(output, Article) and output.stored_before for output in outputs), outputs
+    assert stats(crawler) == {"store/new/citynews": 1, "store/updated/citynews": 2}
+
+
 def test_an_item_without_a_body_is_dropped_and_counted(tmp_path: Path, crawler: Crawler) -> None:
     dropped = item(body=None)
     (output,) = run_store(crawler, [dropped])

@@ -2,7 +2,8 @@
 
 Every outcome is a crawler stat (the status view reads them): ``store/new/<site>`` (with a document its
 own job had stored too: a batch stored in part before it failed, written again, or a write whose
-acknowledgement was lost), ``store/updated/<site>`` (stored before the job), ``store/unchanged/<site>``,
+acknowledgement was lost; not a stored article read again, ``crawler temp --stored``),
+``store/updated/<site>`` (stored before the job), ``store/unchanged/<site>``,
 ``store/repost/<site>`` (a repost recorded), ``store/repost_again/<site>`` (a repost recorded before,
 fetched again), ``store/spooled/<site>``, ``store/dropped_empty/<site>``, ``store/errors/<site>`` (an
 invalid article, refused alone),
@@ -152,10 +153,13 @@ class StorePipeline:
                 new=False,
             )
         item.spooled = result.outcome == "spooled"
-        item.stored_before = result.outcome in ("updated", "unchanged") and not result.same_job
         # A document its own job stored (a batch stored in part before it failed, written again; a write
-        # whose acknowledgement was lost) is new for the job, as the job's counts have it.
-        outcome = "new" if result.same_job else result.outcome
+        # whose acknowledgement was lost) is new for the job, as the job's counts have it; but for a stored
+        # article read again (`crawler temp --stored`: its request carries the document's first_seen),
+        # which was stored before its job however many times the job writes it.
+        new_to_job = result.same_job and item.first_seen is None
+        item.stored_before = result.outcome in ("updated", "unchanged") and not new_to_job
+        outcome = "new" if new_to_job else result.outcome
         self._count(f"store/{outcome}/{site}")
         if (
             result.outcome != "repost"
