@@ -15,9 +15,19 @@ from scrapy import Request, Spider
 from crawler.discover.frontier import slot_of
 from crawler.keys import Keys
 from crawler.redisio import redirects, serializer
+from crawler.redisio.bloom import RedisBloom
 from crawler.redisio.connection import connect
 from crawler.redisio.queue import Ack, LeasedQueue
-from crawler.requests import Work, decode_request, encode_request, leased, push, queue_in_job, take_leftovers
+from crawler.requests import (
+    Work,
+    decode_request,
+    encode_request,
+    leased,
+    push,
+    queue_in_job,
+    queue_new,
+    take_leftovers,
+)
 from crawler.rules import RuleSet, load_rules
 
 SPIDER = Spider(name="sites")
@@ -733,3 +743,68 @@ def test_the_leases_of_a_site_whose_politeness_key_went_wrong_end_without_an_err
     redis_client.zadd("test:leases", {work.lease: 0})  # its lease ran out
     assert queue.requeue_expired() == 1
     assert redis_client.zcard("test:queue:beta") == 2
+
+
+def test_the_requests_of_a_site_whose_queue_key_went_wrong_wait_and_are_never_lost(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Someone SET a site's queue key to a string while its requests were leased: the scripts that put a
+    request back in that queue failed with WRONGTYPE after they had ended its lease (a retry's handoff,
+    an expired lease's return, a dead letter's requeue: each request lost), a batch of pushes raised
+    for every site in it, and a page's links were marked seen in the Bloom filter but not queued. Such a
+    request waits in the delayed set, tried again every
+    WRONG_TYPE_RECHECK_SECONDS, and goes to its queue once the key is removed; the other sites' requests
+    are queued as usual."""
+    queue = make_queue(redis_client)
+    for number in range(3):
+        push(queue, request(f"http://alpha.test/{number}", site="alpha"))
+    push(queue, request("http://beta.test/0", site="beta"))
+    retried, expired, dead = (take(queue) for _ in range(3))
+    assert retried is not None and expired is not None and dead is not None
+    redis_client.set("test:queue:alpha", "oops")
+
+    retry = encode_request(request("http://alpha.test/0?retry=1", site="alpha"))
+    assert queue.handoff(Work.of(retried).lease or "", retry, priority=0, site="alpha", job="j1")
+    redis_client.zadd("test:leases", {Work.of(expired).lease or "": 0})  # its worker died
+    assert queue.requeue_expired() == 1
+    dead_lease = Work.of(dead).lease or ""
+    assert queue.dead_letter(dead_lease, b'{"reason": "HTTP 500"}', site="alpha", job="j1")
+    assert queue.requeue_dead(dead_lease, priority=0, site="alpha", job="j1")
+    batch = [request("http://alpha.test/new", site="alpha"), request("http://beta.test/1", site="beta")]
+    assert queue.push_many(
+        (encode_request(r), 0, "alpha" if "alpha" in r.url else "beta", "j1") for r in batch
+    ) == [
+        True,
+        True,
+    ]
+    bloom = RedisBloom(redis_client, "test:bloom", capacity=1000, error_rate=0.001)
+    link = request("http://alpha.test/link", site="alpha")
+    assert queue_new(bloom, Keys("test"), [link], [b"link"]) == [True]
+
+    assert queue.pending("alpha") == 5 and queue.job_pending("j1") == 7
+    assert queue.delayed() == 5 and queue.leased() == 0
+    redis_client.zadd("test:gated", {"alpha": 0})  # its minute set aside is over: it is named
+    with caplog.at_level("WARNING"):
+        taken = [queue.pop().member for _ in range(3)]
+    assert [json.loads(member)["url"] for member in taken if member] == [
+        "http://beta.test/0",
+        "http://beta.test/1",
+    ]
+    assert "Redis key test:queue:alpha is a string" in caplog.text
+    assert queue.queue_due(now=time.time() + 3600) == 5, "still wrong: each waits another minute"
+    assert queue.delayed() == 5
+    first = redis_client.zrange("test:delayed", 0, 0, withscores=True)
+    assert float(first[0][1]) > redis_now(redis_client) + 55, first
+
+    redis_client.delete("test:queue:alpha")
+    assert queue.queue_due(now=time.time() + 3600) == 5
+    redis_client.zadd("test:gated", {"alpha": 0})  # its minute is over
+    taken = [queue.pop().member for _ in range(6)]
+    assert sorted(json.loads(member)["url"] for member in taken if member) == [
+        "http://alpha.test/0?retry=1",
+        "http://alpha.test/1",
+        "http://alpha.test/2",
+        "http://alpha.test/link",
+        "http://alpha.test/new",
+    ]
+    assert queue.pending("alpha") == 5 and queue.job_pending("j1") == 7

@@ -26,7 +26,9 @@ step one Lua script, so workers on many machines agree):
   the work goes on under a new lease, the old one is never left behind.
 - ``defer`` ends a lease for now (an article that could not be stored): the request waits in
   ``crawler:delayed`` (score: when it may be taken again) and ``queue_due`` returns it to its queue, at
-  most ``max_attempts`` times. A retry handed on with a backoff waits there too.
+  most ``max_attempts`` times. A retry handed on with a backoff waits there too, as does any request for a
+  site whose queue key holds another type (someone SET it): it is tried again every
+  WRONG_TYPE_RECHECK_SECONDS until the key is removed.
 - ``dead_letter`` ends a lease for good with a reason (an error after its retries, an entry that is no
   request): the member moves to ``crawler:dead`` (hash: member -> JSON with the reason), from where
   ``requeue_dead`` puts it back in the queue.
@@ -140,8 +142,22 @@ local function schedule_site(K, site, now)
   end
   redis.call('ZADD', K .. ':ready', head[2], site)
 end
+-- A request for a site whose queue key holds another type cannot go in (WRONGTYPE): it waits in the
+-- delayed set for WRONG_TYPE_RECHECK_SECONDS with its score and site, as a retry's backoff does, and
+-- queue_due tries it again then; the site is set aside (named by the pop). Nothing is lost, nothing loops.
 local function enqueue(K, site, score, member)
-  local added = redis.call('ZADD', K .. ':queue:' .. site, 'NX', score, member)
+  local added = redis.pcall('ZADD', K .. ':queue:' .. site, 'NX', score, member)
+  if type(added) == 'table' then
+    local bad = wrong_key(K, site)
+    if not bad or bad[1] ~= K .. ':queue:' .. site then error(added.err) end
+    added = redis.call('ZADD', K .. ':delayed', 'NX', now_of() + """
+    + str(WRONG_TYPE_RECHECK_SECONDS)
+    + """, member)
+    if added == 1 then
+      redis.call('HSET', K .. ':lease-scores', member, score)
+      redis.call('HSET', K .. ':lease-sites', member, site)
+    end
+  end
   if added == 1 then schedule_site(K, site, now_of()) end
   return added
 end
@@ -299,7 +315,8 @@ local site = ARGV[5]
 local score = -tonumber(ARGV[4]) * 1099511627776 + redis.call('INCR', KEYS[5])
 local added = 0
 if tonumber(ARGV[7]) > 0 then
-  local queued = redis.call('ZSCORE', K .. ':queue:' .. site, ARGV[3])
+  -- A queue key of another type holds no request: the retry waits as any other (enqueue, once due).
+  local queued = type(redis.pcall('ZSCORE', K .. ':queue:' .. site, ARGV[3])) == 'string'
   if not queued and redis.call('ZADD', KEYS[7], 'NX', ARGV[7], ARGV[3]) == 1 then
     redis.call('HSET', KEYS[2], ARGV[3], score)
     redis.call('HSET', KEYS[8], ARGV[3], site)
