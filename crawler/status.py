@@ -41,7 +41,7 @@ from crawler.discover.frontier import Frontier
 from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded, evicts, hash_of, writes_refused
-from crawler.redisio.queue import LeasedQueue, SitePoliteness
+from crawler.redisio.queue import LeasedQueue, SitePoliteness, WrongKey
 from crawler.redisio.workers import beat_alive
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
@@ -323,6 +323,7 @@ class _SiteReads:
     polite: SitePoliteness
     queued: int
     sessions: list[tuple[str | None, str | None]]  # each session of its rule: held by, benched
+    wrong: list[WrongKey]  # its keys that hold another type (someone SET them)
 
 
 # About 195 commands a site (its 192 hourly counter hashes): 50 sites are ~10,000 commands and a few MB of
@@ -381,6 +382,7 @@ def _read_sites(
     jobs = iter(pipe.execute())
     queue = LeasedQueue(server, keys)
     names = [site for site, _ in sites]
+    wrong = queue.wrong_keys(names)
     reads = []
     for (state, counters, ban, paused, sessions), polite, queued in zip(
         first, queue.politeness(names), queue.queued_sites(names), strict=True
@@ -390,7 +392,12 @@ def _read_sites(
         if "waiting" in state:
             pending, kind = next(jobs)
             waiting = (int(pending or 0), kind == b"temp")
-        reads.append(_SiteReads(state, counters, last_new, waiting, ban, paused, polite, queued, sessions))
+        site = polite.site
+        reads.append(
+            _SiteReads(
+                state, counters, last_new, waiting, ban, paused, polite, queued, sessions, wrong.get(site, [])
+            )
+        )
     return reads
 
 
@@ -448,7 +455,7 @@ def _site(
         for name, count in sorted(recent.items())
         if name.startswith("errors/")
     }
-    attention = []
+    attention = [wrong.problem() for wrong in read.wrong]
     if broken is not None:
         attention.append(f"rule file has errors: {broken}")
     if ban is not None:

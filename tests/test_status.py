@@ -1163,3 +1163,46 @@ def test_status_check_that_cannot_read_the_status_exits_3_not_1(
         assert (code, out) == (3, ""), err
         assert err.startswith(f"crawler status: error: cannot reach Redis at redis://127.0.0.1:{port}/0"), err
     assert main(["status"]) == 1
+
+
+def test_status_names_a_site_whose_queue_or_politeness_key_holds_another_type_and_reports_the_others(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Someone SET one site's queue key (and another's politeness hash) to a string: `status --check`
+    exited 3, 'the status cannot be read', naming neither the site nor the key, and `status` showed no
+    site at all. Each such site is named with its key, the key's type and the fix (exit 1), the others
+    reported as usual."""
+    for name in ("demo-citynews", "demo-techdaily", "demo-huaxia"):
+        shutil.copy(DEMO_RULES / f"{name}.yaml", rules)
+    keys = Keys("crawler")
+    _beat(redis_client, "h:1", time.time())
+    request = {"url": "http://news.test/b", "meta": {"site": "demo-huaxia"}, "priority": 0}
+    LeasedQueue(redis_client, keys).push(
+        json.dumps(request).encode(), priority=0, site="demo-huaxia", job=None
+    )
+    redis_client.set(keys.queue_of("demo-citynews"), "oops")
+    redis_client.set(keys.polite("demo-techdaily"), "oops")
+    code, out, err = _check(capsys)
+    assert (code, err) == (1, ""), err
+    assert out.splitlines() == [
+        "demo-citynews: Redis key crawler:queue:demo-citynews is a string, not a sorted set: the workers skip"
+        " the site, its requests neither taken nor queued, until the key is removed; fix: redis-cli DEL"
+        " crawler:queue:demo-citynews",
+        "demo-techdaily: Redis key crawler:polite:demo-techdaily is a string, not a hash: the workers skip"
+        " the site, its requests neither taken nor queued, until the key is removed; fix: redis-cli DEL"
+        " crawler:polite:demo-techdaily",
+    ], out
+    report = json.loads(run_crawler("status", "--format", "json"))
+    sites = {site["site"]: site for site in report["sites"]}
+    assert sites["demo-huaxia"]["queued"] == 1 and not sites["demo-huaxia"]["attention"]
+    assert report["queue"]["queued"] == 1
+    table = run_crawler("status")
+    assert "crawler:queue:demo-citynews is a string" in table and "demo-huaxia" in table, table
+    # Another key of the prefix, read in a pipeline (Redis's words then begin 'Command # 1 (...)'): the
+    # fix for a key written by another program, not 'Redis's log says why'.
+    redis_client.set(keys.grab("demo-huaxia"), "oops")
+    code, out, err = _check(capsys)
+    assert code == 3 and "give the crawler a prefix of its own (REDIS_KEY_PREFIX)" in err, err

@@ -74,7 +74,7 @@ def _run_status(args: argparse.Namespace) -> int:
             fix = (
                 f"a key under {config.keys.prefix}: holds another type, written by another program: give the"
                 " crawler a prefix of its own (REDIS_KEY_PREFIX), or another Redis database in REDIS_URL"
-                if str(exc).startswith("WRONGTYPE")
+                if "WRONGTYPE" in str(exc)
                 else "Redis's log says why"
             )
             raise RedisUnavailableError(

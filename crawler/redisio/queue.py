@@ -51,6 +51,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 
@@ -58,7 +59,7 @@ from crawler.keys import SEEN_ALREADY, SKIP_PREFIX, Keys, hour_of
 from crawler.redisio.connection import decoded, hash_of
 from crawler.settings import SUPERVISION_KEEP_HOURS
 
-__all__ = ["SITE_LUA", "Ack", "LeasedQueue", "Popped", "SitePoliteness"]
+__all__ = ["SITE_LUA", "Ack", "LeasedQueue", "Popped", "SitePoliteness", "WrongKey"]
 
 logger = logging.getLogger(__name__)
 
@@ -565,11 +566,13 @@ return 1
 """
 )
 
-# KEYS: pending. ARGV: prefix. The requests queued (not leased, not waiting), over every site.
+# KEYS: pending. ARGV: prefix. The requests queued (not leased, not waiting), over every site; a queue key
+# of another type (LeasedQueue.wrong_keys names it) holds none.
 _QUEUED = """
 local total = 0
 for _, site in ipairs(redis.call('HKEYS', KEYS[1])) do
-  total = total + redis.call('ZCARD', ARGV[1] .. ':queue:' .. site)
+  local queued = redis.pcall('ZCARD', ARGV[1] .. ':queue:' .. site)
+  if type(queued) == 'number' then total = total + queued end
 end
 return total
 """
@@ -617,6 +620,28 @@ class SitePoliteness:
     inflight: int
     backoff_until: float | None
     backoff_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class WrongKey:
+    """A key of a site's own (its queue, its politeness hash) that holds another type than its own: someone
+    SET it. Every command on it fails with WRONGTYPE, and the workers skip the site until it is removed."""
+
+    site: str
+    key: str
+    kind: str
+    expected: str
+
+    def problem(self) -> str:
+        """What is wrong and the fix, in one line."""
+        return (
+            f"Redis key {self.key} is a {self.kind}, not a {self.expected}: the workers skip the site, its"
+            f" requests neither taken nor queued, until the key is removed; fix: redis-cli DEL {self.key}"
+        )
+
+
+# The type each key of a site's own holds, as TYPE says it and as a person reads it.
+_OWN_TYPES = (("zset", "sorted set"), ("hash", "hash"))
 
 
 class LeasedQueue:
@@ -760,14 +785,35 @@ class LeasedQueue:
         return queued
 
     def queued_sites(self, sites: Sequence[str]) -> list[int]:
-        """:meth:`queued` of each of ``sites``, in two round trips however many they are."""
+        """:meth:`queued` of each of ``sites``, in two round trips however many they are (a queue key that
+        holds another type, :meth:`wrong_keys`, holds none)."""
         pending = self._pending_slots()
         slots = [_slots_of(site, pending) for site in sites]
         with self.server.pipeline(transaction=False) as pipe:
             for slot in (slot for of_site in slots for slot in of_site):
                 pipe.zcard(self.keys.queue_of(slot))
-            sizes = iter(pipe.execute())
+            sizes = iter(_read_wrong_as(pipe.execute(raise_on_error=False), 0))
         return [sum(int(next(sizes)) for _ in of_site) for of_site in slots]
+
+    def wrong_keys(self, sites: Sequence[str]) -> dict[str, list[WrongKey]]:
+        """The keys of each of ``sites`` (and of its discover host slots) that hold another type than their
+        own (the pop sets such a site aside), by site; a site with none is left out. Two round trips."""
+        pending = self._pending_slots()
+        owned = [
+            (site, key, own)
+            for site in sites
+            for slot in _slots_of(site, pending)
+            for key, own in zip((self.keys.queue_of(slot), self.keys.polite(slot)), _OWN_TYPES, strict=True)
+        ]
+        with self.server.pipeline(transaction=False) as pipe:
+            for _, key, _ in owned:
+                pipe.type(key)
+            kinds = [decoded(kind) for kind in pipe.execute()]
+        wrong: dict[str, list[WrongKey]] = {}
+        for (site, key, (own, said)), kind in zip(owned, kinds, strict=True):
+            if kind not in ("none", own):
+                wrong.setdefault(site, []).append(WrongKey(site, key, kind, said))
+        return wrong
 
     def back_off(
         self,
@@ -799,7 +845,8 @@ class LeasedQueue:
         return float(self._back_off(keys=[self.keys.polite(site)], args=args))
 
     def politeness(self, sites: Iterable[str]) -> list[SitePoliteness]:
-        """Each site's shared politeness and backoff (a backoff that is over shows as None)."""
+        """Each site's shared politeness and backoff (a backoff that is over shows as None); none for a
+        site whose politeness key holds another type (:meth:`wrong_keys`)."""
         chosen = list(sites)
         now = float(self.server.time()[0])
         with self.server.pipeline(transaction=False) as pipe:
@@ -813,7 +860,7 @@ class LeasedQueue:
                     "until",
                     "reason",
                 )
-            replies = pipe.execute()
+            replies = _read_wrong_as(pipe.execute(raise_on_error=False), [None] * 6)
         shown = []
         for site, reply in zip(chosen, replies, strict=True):
             delay, crawl_delay, concurrency, inflight, until, reason = (
@@ -1059,3 +1106,12 @@ def _slots_of(site: str, pending: Iterable[str]) -> list[str]:
     pending, sorted."""
     prefix = f"{site}@"
     return [site, *sorted(name for name in pending if name.startswith(prefix))]
+
+
+def _read_wrong_as(replies: list[Any], default: Any) -> list[Any]:
+    """A pipeline's ``replies``, each WRONGTYPE error read as ``default`` (a site's key someone overwrote
+    with another type: :meth:`LeasedQueue.wrong_keys` names it); any other error raised."""
+    for reply in replies:
+        if isinstance(reply, redis.ResponseError) and "WRONGTYPE" not in str(reply):
+            raise reply
+    return [default if isinstance(reply, redis.ResponseError) else reply for reply in replies]
