@@ -427,3 +427,37 @@ def test_a_temp_crawl_whose_site_is_forgotten_while_it_runs_ends_saying_what_was
         f" {'its page stays' if taken == 1 else 'their pages stay'} seen: `crawler temp {site.name} --url"
         " URL` fetches one"
     ), out
+
+
+def test_forget_and_temp_of_a_site_whose_queue_key_holds_another_type_name_the_key_and_the_fix(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """Someone SET a site's queue key to a string: `sites forget SITE --yes` ended in a traceback
+    (WRONGTYPE in its take script), `crawler temp SITE` queued its start pages where no worker takes them
+    and waited for ever, and with the politeness hash SET instead it ended in a traceback (WRONGTYPE at
+    its configure). Each says what is wrong and the fix in one line, exit 1; the fix lets them run."""
+    redis_client.set(KEYS.queue_of(SITE), "oops")
+    forget = crawler(folder, redis_server, "sites", "forget", SITE, "--yes")
+    assert (forget.code, forget.stdout) == (1, ""), forget
+    assert forget.stderr == (
+        f"crawler sites forget: error: cannot take {SITE}'s requests out of the queue: Redis key"
+        f" crawler:queue:{SITE} is a string, not a sorted set: the workers skip the site, its requests"
+        f" neither taken nor queued, until the key is removed; fix: redis-cli DEL crawler:queue:{SITE}, then"
+        " forget it\n"
+    )
+    temp = crawler(folder, redis_server, "temp", SITE)
+    assert (temp.code, temp.stdout) == (1, ""), temp
+    assert temp.stderr == (
+        f"crawler temp: error: site {SITE} cannot be crawled now: Redis key crawler:queue:{SITE} is a string,"
+        " not a sorted set: the workers skip the site, its requests neither taken nor queued, until the key"
+        f" is removed; fix: redis-cli DEL crawler:queue:{SITE}\n"
+    )
+    assert not redis_client.exists(KEYS.temp(SITE)), "no job queued"
+    redis_client.delete(KEYS.queue_of(SITE))
+    redis_client.set(KEYS.polite(SITE), "oops")
+    temp = crawler(folder, redis_server, "temp", SITE)
+    assert temp.code == 1 and "Traceback" not in temp.stderr, temp
+    assert temp.stderr.endswith(f"fix: redis-cli DEL crawler:polite:{SITE}\n"), temp.stderr
+    redis_client.delete(KEYS.polite(SITE))
+    forget = crawler(folder, redis_server, "sites", "forget", SITE, "--yes")
+    assert forget.code == 0 and forget.stdout.startswith(f"forgot {SITE}: "), forget

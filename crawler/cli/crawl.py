@@ -49,7 +49,7 @@ from crawler.errors import InputError, StoreError, Terminated, redacted, redacte
 from crawler.keys import ROBOTS_DISALLOWED, Keys
 from crawler.redisio.connection import connect, hash_of, resolve_redis_url, writes_refused
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError, live_users
-from crawler.redisio.queue import LeasedQueue
+from crawler.redisio.queue import LeasedQueue, WrongKeyError
 from crawler.requests import (
     JobCounts,
     enqueue_job,
@@ -196,6 +196,9 @@ def _temp(args: argparse.Namespace) -> int:
                 f"site {rule.site} is paused: its requests are held, a temp crawl of it would wait for ever;"
                 f" `{suggest(f'sites resume {rule.site}')}` first"
             )
+        wrong = LeasedQueue(server, keys).wrong_keys([rule.site]).get(rule.site)
+        if wrong:
+            raise WrongKeyError(f"site {rule.site} cannot be crawled now: {wrong[0].problem()}")
         resumed = None if given else unfinished_temp_job(server, keys, rule.site)
         before = None if resumed is None else JobCounts.read(server, keys, resumed)
         requeued = resumed is not None and temp_job_ended(server, keys, resumed)

@@ -7,8 +7,9 @@ Every error a user can cause ends as one line on stderr and an exit code, never 
 * 1: a fetch failed (network, timeout, HTTP error status, robots.txt, refused address, size limit), a
   site rule has errors (``rules check``, ``rules try``), ``articles`` left out a week whose file could
   not be read (the other weeks shown), ``sites forget`` was answered no, or ``temp`` stopped as its site
-  was paused while it ran (its requests held) or ended without requests ``sites forget`` took, or
-  ``status --check`` found something that needs attention;
+  was paused while it ran (its requests held) or ended without requests ``sites forget`` took,
+  ``temp`` or ``sites forget`` found a Redis key of the site holding another type (named, with the fix),
+  or ``status --check`` found something that needs attention;
 * 2: usage or input error (bad arguments; a file that is missing, unreadable, empty, binary or too large;
   a URL that is malformed or not http/https), or stdout that cannot be written (a full disk, a file past
   ``ulimit -f``): the output is cut short;

@@ -35,7 +35,8 @@ exit codes:
   1    fetch failure: network, timeout, HTTP error status, robots.txt, refused address, size limit;
        rules: a rule has errors; articles: a week's file could not be read (the other weeks shown);
        sites forget: its question answered no; temp: its site paused while it ran (requests held),
-       or forgotten (requests taken unfetched); status --check: something needs attention
+       or forgotten (requests taken unfetched); temp, sites forget: a Redis key of the site holds
+       another type (named, with the fix); status --check: something needs attention
   2    usage or input error: bad arguments; missing, unreadable, empty, binary or too large input;
        invalid or non-http(s) URL
   3    status --check: the status could not be read (Redis unreachable, or refusing its reads)

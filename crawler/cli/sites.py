@@ -22,7 +22,7 @@ from crawler.config import Config
 from crawler.errors import InputError
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, decoded
-from crawler.redisio.queue import LeasedQueue
+from crawler.redisio.queue import LeasedQueue, WrongKeyError
 from crawler.rules import RULE_SUFFIX, RuleErrors, load_rule, rule_file
 from crawler.schedule.grabs import when
 from crawler.status import workers_alive
@@ -91,6 +91,12 @@ def run_forget(args: argparse.Namespace) -> int:
     with _queue(config) as queue:
         if not _known(queue.server, config.keys, site):
             rule_file(folder, site)
+        queues = config.keys.queue_of("")
+        wrong = [key for key in queue.wrong_keys([site]).get(site, []) if key.key.startswith(queues)]
+        if wrong:
+            raise WrongKeyError(
+                f"cannot take {site}'s requests out of the queue: {wrong[0].problem()}, then forget it"
+            )
         if not args.yes:
             if not sys.stdin.isatty():
                 given = f"sites forget {site}{' --articles' if args.articles else ''} --yes"

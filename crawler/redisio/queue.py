@@ -55,11 +55,12 @@ from typing import Any
 
 import redis
 
+from crawler.errors import CrawlerError
 from crawler.keys import SEEN_ALREADY, SKIP_PREFIX, Keys, hour_of
 from crawler.redisio.connection import decoded, hash_of
 from crawler.settings import SUPERVISION_KEEP_HOURS
 
-__all__ = ["SITE_LUA", "Ack", "LeasedQueue", "Popped", "SitePoliteness", "WrongKey"]
+__all__ = ["SITE_LUA", "Ack", "LeasedQueue", "Popped", "SitePoliteness", "WrongKey", "WrongKeyError"]
 
 logger = logging.getLogger(__name__)
 
@@ -638,6 +639,11 @@ class WrongKey:
             f"Redis key {self.key} is a {self.kind}, not a {self.expected}: the workers skip the site, its"
             f" requests neither taken nor queued, until the key is removed; fix: redis-cli DEL {self.key}"
         )
+
+
+class WrongKeyError(CrawlerError):
+    """What a command was to do with a site cannot be done: a key of the site's own holds another type
+    (:class:`WrongKey`, named with the fix)."""
 
 
 # The type each key of a site's own holds, as TYPE says it and as a person reads it.
