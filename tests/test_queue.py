@@ -12,6 +12,7 @@ import redis
 from crawlsite import sites_spider
 from scrapy import Request, Spider
 
+from crawler.demo import DEMO_RULES
 from crawler.discover.frontier import slot_of
 from crawler.keys import Keys
 from crawler.redisio import redirects, serializer
@@ -22,6 +23,7 @@ from crawler.requests import (
     Work,
     decode_request,
     encode_request,
+    enqueue_job,
     leased,
     push,
     queue_in_job,
@@ -808,3 +810,26 @@ def test_the_requests_of_a_site_whose_queue_key_went_wrong_wait_and_are_never_lo
         "http://alpha.test/new",
     ]
     assert queue.pending("alpha") == 5 and queue.job_pending("j1") == 7
+
+
+def test_a_sites_politeness_written_while_its_key_holds_another_type_stops_no_other_site(
+    redis_client: redis.Redis,
+) -> None:
+    """Someone SET a site's politeness hash to a string: writing its politeness (a worker reading its
+    rules, a job queued by the scheduler or temp, a robots.txt's crawl-delay, a 429's backoff) raised
+    WRONGTYPE, so a grab of that site and the sites after it in the same job was never queued, and a
+    worker's start logged an error every second without end, leaving the sites after it unconfigured.
+    Nothing is written to such a key (the pop sets the site aside and names it); the others go on."""
+    queue = make_queue(redis_client)
+    ruleset = load_rules(DEMO_RULES)
+    first, second = (ruleset.rules[site] for site in ("demo-citynews", "demo-huaxia"))
+    redis_client.set("test:polite:demo-citynews", "oops")
+    queue.configure(first.site, delay=first.delay, concurrency=first.concurrency)
+    queue.set_crawl_delay(first.site, 5.0)
+    held = queue.back_off(first.site, seconds=30, first=60, longest=3600, calm=600, reason="HTTP 429")
+    assert held == 0.0
+    assert redis_client.get("test:polite:demo-citynews") == b"oops"
+    job = enqueue_job(redis_client, Keys("test"), [first, second])
+    assert queue.pending(second.site) > 0 and queue.pending(first.site) > 0, "both sites' first pages"
+    assert float(redis_client.hget("test:polite:demo-huaxia", "delay") or -1) == second.delay
+    assert queue.job_pending(job) == queue.pending(first.site) + queue.pending(second.site)

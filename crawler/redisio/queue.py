@@ -502,6 +502,7 @@ _BACK_OFF = (
     SITE_LUA
     + """
 local K, site = ARGV[1], ARGV[2]
+if wrong_key(K, site) then return '0' end
 local now = now_of()
 local p = redis.call('HMGET', KEYS[1], 'until', 'level', 'throttle', 'throttle_since')
 local last_until, level = tonumber(p[1]) or 0, tonumber(p[2]) or 0
@@ -526,6 +527,16 @@ end
 return tostring(until_time - now)
 """
 )
+
+# KEYS: a site's politeness hash. ARGV: field, value, field, value, ... Written unless the key holds
+# another type (someone SET it: the pop sets the site aside and names it, and the workers and jobs write
+# its politeness again once it is removed).
+_POLITE = """
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind ~= 'hash' and kind ~= 'none' then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
 
 # The site ARGV[2] and the queue slots of its discover crawl's hosts (<site>@<host>) that have requests
 # pending (KEYS[2]: a slot is counted there as a site is).
@@ -681,6 +692,7 @@ class LeasedQueue:
         self._dead = server.register_script(_DEAD)
         self._requeue_dead = server.register_script(_REQUEUE_DEAD)
         self._back_off = server.register_script(_BACK_OFF)
+        self._polite = server.register_script(_POLITE)
         self._queued = server.register_script(_QUEUED)
         self._take = server.register_script(_TAKE)
         self._pause = server.register_script(_PAUSE)
@@ -755,12 +767,14 @@ class LeasedQueue:
 
     def configure(self, site: str, *, delay: float, concurrency: int) -> None:
         """A site's politeness from its rule: at most one request every ``delay`` seconds and
-        ``concurrency`` at once, for every worker together (the workers and the jobs set it, alike)."""
-        self.server.hset(self.keys.polite(site), mapping={"delay": delay, "concurrency": concurrency})
+        ``concurrency`` at once, for every worker together (the workers and the jobs set it, alike).
+        Neither this nor :meth:`set_crawl_delay` and :meth:`back_off` writes to a politeness key that holds
+        another type (:meth:`wrong_keys`): the site is set aside until it is removed."""
+        self._polite(keys=[self.keys.polite(site)], args=["delay", delay, "concurrency", concurrency])
 
     def set_crawl_delay(self, site: str, seconds: float) -> None:
         """The crawl-delay the site's robots.txt asks for (used when longer than the rule's delay)."""
-        self.server.hset(self.keys.polite(site), "crawl_delay", seconds)
+        self._polite(keys=[self.keys.polite(site)], args=["crawl_delay", seconds])
 
     def pause(self, site: str, at: float) -> bool:
         """Hold ``site``'s queued requests (those of its discover crawl's host slots too; retries and
@@ -836,7 +850,8 @@ class LeasedQueue:
         """Hold ``site`` back for every worker: ``seconds`` (a Retry-After), else ``first`` doubled at each
         backoff since the last ``calm`` seconds without one, at most ``longest``; and then ask it at most
         once every ``throttle`` seconds (doubled at each backoff, at most ``longest_throttle``, halving
-        every ``THROTTLE_HALF_LIFE`` seconds). Returns the seconds it is held back."""
+        every ``THROTTLE_HALF_LIFE`` seconds). Returns the seconds it is held back (0 for a site set aside
+        for a key of another type, :meth:`wrong_keys`)."""
         args = [
             self.keys.prefix,
             site,
