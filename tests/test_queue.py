@@ -833,3 +833,23 @@ def test_a_sites_politeness_written_while_its_key_holds_another_type_stops_no_ot
     assert queue.pending(second.site) > 0 and queue.pending(first.site) > 0, "both sites' first pages"
     assert float(redis_client.hget("test:polite:demo-huaxia", "delay") or -1) == second.delay
     assert queue.job_pending(job) == queue.pending(first.site) + queue.pending(second.site)
+
+
+def test_taking_a_sites_requests_while_its_queue_key_holds_another_type_takes_those_waiting(
+    redis_client: redis.Redis,
+) -> None:
+    """take_sites (the demo taking its sites' leftovers, a forget) raised WRONGTYPE at the site's queue,
+    taking none of the site's requests, nor those of the other sites in the same call. It takes those
+    waiting (a request pushed while the key was wrong) and leaves the key, which holds none, as it is."""
+    queue = make_queue(redis_client)
+    redis_client.set("test:queue:alpha", "oops")
+    push(queue, request("http://alpha.test/0", site="alpha"))
+    push(queue, request("http://beta.test/0", site="beta"))
+    taken = queue.take_sites(["alpha", "beta"], held=lambda _: False)
+    assert taken is not None
+    assert [json.loads(member)["url"] for site in ("alpha", "beta") for member in taken[site]] == [
+        "http://alpha.test/0",
+        "http://beta.test/0",
+    ]
+    assert queue.delayed() == 0 and queue.pending("alpha") == 0 and queue.job_pending("j1") == 0
+    assert redis_client.get("test:queue:alpha") == b"oops"

@@ -407,8 +407,9 @@ _TAKE = (
     SITE_LUA
     + """
 local K, site = ARGV[1], ARGV[2]
-local taken = redis.call('ZRANGE', K .. ':queue:' .. site, 0, -1)
-redis.call('DEL', K .. ':queue:' .. site)
+-- A queue key of another type (wrong_key) holds no request: it is left as it is.
+local taken = redis.pcall('ZRANGE', K .. ':queue:' .. site, 0, -1)
+if taken.err then taken = {} else redis.call('DEL', K .. ':queue:' .. site) end
 redis.call('ZREM', K .. ':ready', site)
 redis.call('ZREM', K .. ':gated', site)
 local function take(set, leased)
