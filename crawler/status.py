@@ -3,7 +3,7 @@ it as one JSON-ready mapping, which ``crawler status`` (:mod:`crawler.cli.status
 
 - the queue (``crawler:queue``, ``crawler:leases``: a lease past its deadline is ``expired``, its worker
   gone; a live worker puts it back in the queue), the workers' heartbeats (``crawler:workers``,
-  :mod:`crawler.worker.heartbeat`: a dead worker shows 0 pages a minute, and is left out once its last
+  :mod:`crawler.worker.heartbeat`: a dead worker shows 0 responses a minute, and is left out once its last
   beat is ``SUPERVISION_FORGET_WORKER_SECONDS`` old), the active scheduler (``crawler:scheduler:leader``);
 - per site, the grab state (``crawler:grab:<site>``, :mod:`crawler.schedule.grabs` and
   :mod:`crawler.schedule.revisit`), the last grab's job counters, and the hourly counters
@@ -241,7 +241,8 @@ def _workers(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]
                 "alive": alive,
                 "seen_seconds_ago": round(age, 1),
                 "forget_seconds": float(beat.get("forget", SUPERVISION_FORGET_WORKER_SECONDS)),
-                "pages": beat["pages"],
+                # A worker of an older version names its count of responses "pages".
+                "responses": beat.get("responses", beat.get("pages", 0)),
                 "rate_per_minute": beat["rate"] if alive else 0.0,
                 "sites": beat.get("sites", []),
                 "redis_errors": beat.get("redis_errors", 0),

@@ -296,7 +296,7 @@ def test_a_demo_leaves_to_a_live_worker_the_requests_another_demo_left_on_a_shar
     for site in ("citynews", "techdaily", "huaxia"):
         demo_rule(rules, "http://127.0.0.1:9", site, allow=True)
     job = enqueue_job(redis_client, keys, load_rules(rules).rules.values())
-    beat = {"seen": time.time() + 600, "every": 5, "host": "elsewhere", "pid": 1, "pages": 0, "rate": 0.0}
+    beat = {"seen": time.time() + 600, "every": 5, "host": "elsewhere", "pid": 1, "responses": 0, "rate": 0.0}
     redis_client.hset(keys.workers, "elsewhere:1:abc", json.dumps(beat))
     run = crawler("demo", "--port", "0", cwd=tmp_path, env={"REDIS_URL": redis_server})
     assert run.code == 0, run.stderr[-3000:]

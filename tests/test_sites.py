@@ -242,7 +242,7 @@ def test_forget_leaves_a_site_alone_while_a_live_worker_fetches_its_requests(
     grabbed(folder, redis_server)
     popped = LeasedQueue(redis_client, KEYS).pop()
     assert popped.site is not None and popped.member is not None
-    beat = {"seen": time.time() + 600, "every": 5, "host": "elsewhere", "pid": 1, "pages": 0, "rate": 0.0}
+    beat = {"seen": time.time() + 600, "every": 5, "host": "elsewhere", "pid": 1, "responses": 0, "rate": 0.0}
     redis_client.hset(KEYS.workers, "elsewhere:1:abc", json.dumps(beat))
     ran = crawler(folder, redis_server, "sites", "forget", popped.site, "--yes")
     assert ran.code == 2 and ran.stdout == ""
@@ -265,7 +265,7 @@ def test_forget_takes_a_retry_waiting_its_delay_while_workers_are_alive_and_fetc
     assert popped.site is not None and popped.member is not None
     retry = popped.member.replace("citynews", "citynews?retry=1", 1).encode()
     assert queue.handoff(popped.member, retry, priority=0, site=popped.site, job=None, delay=3600)
-    beat = {"seen": time.time() + 600, "every": 5, "host": "elsewhere", "pid": 1, "pages": 0, "rate": 0.0}
+    beat = {"seen": time.time() + 600, "every": 5, "host": "elsewhere", "pid": 1, "responses": 0, "rate": 0.0}
     redis_client.hset(KEYS.workers, "elsewhere:1:abc", json.dumps(beat))
     ran = crawler(folder, redis_server, "sites", "forget", popped.site, "--yes")
     assert ran.code == 0, ran.stderr

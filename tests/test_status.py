@@ -87,9 +87,17 @@ def _words(text: str) -> str:
 
 def _beat(server: redis.Redis, worker: str, seen: float, **fields: object) -> None:
     """The last heartbeat of ``worker`` (``host:pid``), seen at ``seen``: one beat every 5 s, ``fields``
-    (host, pid, pages, rate, forget...) over those of a worker started 100 s before; a field given None is
+    (host, pid, responses, rate, forget...) over those of a worker started 100 s before; a field given None is
     left out (as a worker of an older version did not write it)."""
-    beat = {"host": "h", "pid": 1, "started": seen - 100, "every": 5.0, "pages": 1, "rate": 1.0, "sites": []}
+    beat = {
+        "host": "h",
+        "pid": 1,
+        "started": seen - 100,
+        "every": 5.0,
+        "responses": 1,
+        "rate": 1.0,
+        "sites": [],
+    }
     beat = {name: value for name, value in {**beat, **fields, "seen": seen}.items() if value is not None}
     server.hset(Keys("crawler").workers, worker, json.dumps(beat))
 
@@ -699,7 +707,9 @@ def test_a_dead_worker_shows_no_rate_and_is_dropped_an_hour_after_its_last_beat(
     for worker, seen in (("vm:1", now - 2), ("vm:9524", now - 1398), ("vm:7", now - 3601)):
         # vm:9524's beat is an older worker's, with no sites.
         sites: list[str] | None = None if worker == "vm:9524" else []
-        _beat(redis_client, worker, seen, host="vm", started=now - 9000, pages=100, rate=240.0, sites=sites)
+        _beat(
+            redis_client, worker, seen, host="vm", started=now - 9000, responses=100, rate=240.0, sites=sites
+        )
     report = build_status(redis_client, keys, load_rules(tmp_path), now)
     assert [(w["id"], w["alive"], w["rate_per_minute"], w["sites"]) for w in report["workers"]] == [
         ("vm:1", True, 240.0, []),
@@ -724,7 +734,7 @@ def test_a_worker_is_forgotten_by_its_own_setting_and_never_while_alive(
         ("vm:3", now - 100, {}),
     )
     for worker, seen, own in beats:
-        _beat(redis_client, worker, seen, host="vm", started=now - 9000, pages=100, rate=240.0, **own)
+        _beat(redis_client, worker, seen, host="vm", started=now - 9000, responses=100, rate=240.0, **own)
     report = build_status(redis_client, keys, load_rules(tmp_path), now)
     assert [w["id"] for w in report["workers"]] == ["vm:1", "vm:3"]
     # A worker started with 0 forgets the dead ones at once, never a live one.
@@ -1206,3 +1216,25 @@ def test_status_names_a_site_whose_queue_or_politeness_key_holds_another_type_an
     redis_client.set(keys.grab("demo-huaxia"), "oops")
     code, out, err = _check(capsys)
     assert code == 3 and "give the crawler a prefix of its own (REDIS_KEY_PREFIX)" in err, err
+
+
+def test_a_workers_count_is_named_responses_for_it_counts_every_response(
+    redis_client: redis.Redis, redis_server: str, run_crawler: Callable[..., str]
+) -> None:
+    """A worker counts every response (robots.txt, feeds, redirects, error answers), more than the pages a
+    crawl's summary says it fetched: status named the count `pages` too (found by a new user's walk). It
+    is `responses`, in the table and the JSON; a worker of an older version, whose beat names it `pages`,
+    shows the same."""
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    heartbeat = WorkerHeartbeat.from_crawler(get_crawler(settings_dict={**values, "REDIS_URL": redis_server}))
+    for _ in range(3):
+        heartbeat.received()
+    heartbeat.beat()
+    _beat(redis_client, "old:1", time.time(), responses=None, pages=7)
+    report = json.loads(run_crawler("status", "--format", "json"))
+    counts = {worker["id"]: worker["responses"] for worker in report["workers"]}
+    assert counts == {THIS_WORKER.decode(): 3, "old:1": 7}, report["workers"]
+    shown = run_crawler("status")
+    workers = shown[shown.index("Workers") : shown.index("Sites") if "Sites" in shown else None]
+    assert "responses/min:" in workers and "responses:" in workers, workers
+    assert "pages" not in workers, workers

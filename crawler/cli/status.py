@@ -220,13 +220,13 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
             console,
             terminal,
             "Workers",
-            ("worker", "alive", "last beat", "pages", "pages/min", "Redis errors", "sites", "store"),
+            ("worker", "alive", "last beat", "responses", "responses/min", "Redis errors", "sites", "store"),
             (
                 (
                     escape(worker["id"]),
                     "yes" if worker["alive"] else "[red]no[/red]",
                     f"{worker['seen_seconds_ago']:.0f} s ago",
-                    str(worker["pages"]),
+                    str(worker["responses"]),
                     f"{worker['rate_per_minute']:.1f}",
                     str(worker["redis_errors"]),
                     escape(",".join(worker["sites"]) or "all"),

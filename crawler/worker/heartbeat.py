@@ -1,11 +1,12 @@
 """Workers alive: each worker writes a heartbeat into Redis, which ``crawler status`` reads.
 
-``crawler:workers`` (hash) maps a worker id (``host:pid``) to JSON: ``host``, ``pid``, ``started``,
-``seen`` (epoch seconds of the last beat), ``every`` (seconds between its beats), ``pages`` (responses so
-far), ``rate`` (responses per minute over the last ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it
-serves, empty for all), ``redis_errors`` (Redis calls that failed and were tried again), and ``store``
-(where it stores articles: :meth:`crawler.store.StoreConfig.where`, a SQLite folder with its host's name,
-or a MongoDB), ``forget`` (its ``SUPERVISION_FORGET_WORKER_SECONDS``) and ``pid_space`` (where its pid
+``crawler:workers`` (hash) maps a worker id (``host:pid``) to JSON: ``host``, ``pid``, ``started``, ``seen``
+(epoch seconds of the last beat), ``every`` (seconds between its beats), ``responses`` (every response so far:
+pages, robots.txt, feeds, redirects, error answers), ``rate`` (responses per minute over the last
+``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it serves, empty for all), ``redis_errors`` (Redis calls
+that failed and were tried again), and ``store`` (where it stores articles:
+:meth:`crawler.store.StoreConfig.where`, a SQLite folder with its host's name, or a MongoDB), ``forget`` (its
+``SUPERVISION_FORGET_WORKER_SECONDS``) and ``pid_space`` (where its pid
 names it: :func:`crawler.redisio.workers.pid_space`). A worker is alive while ``seen`` is at most three of
 its beats old and, seen from its own pid space, while its process runs
 (:func:`crawler.redisio.workers.beat_alive`); a clean stop removes its entry, and the entry of a worker
@@ -84,7 +85,7 @@ class WorkerHeartbeat:
         self.key = keys_of(crawler).workers
         self.worker = worker_id()
         self.started = time.time()
-        self.pages = 0
+        self.responses = 0
         self._history: deque[tuple[float, int]] = deque()
         self._loop: task.LoopingCall | None = None
         crawler.signals.connect(self.opened, signal=signals.spider_opened)
@@ -102,7 +103,7 @@ class WorkerHeartbeat:
         return cls(crawler, server_of(crawler), seconds, rate_seconds, forget_seconds, store)
 
     def received(self) -> None:
-        self.pages += 1
+        self.responses += 1
 
     def opened(self) -> None:
         self._loop = task.LoopingCall(self.beat)
@@ -118,19 +119,19 @@ class WorkerHeartbeat:
 
     def beat(self) -> None:
         now = time.time()
-        self._history.append((now, self.pages))
+        self._history.append((now, self.responses))
         while len(self._history) > 1 and now - self._history[0][0] > self.rate_seconds:
             self._history.popleft()
-        first_time, first_pages = self._history[0]
+        first_time, first_responses = self._history[0]
         elapsed = now - first_time
-        rate = (self.pages - first_pages) * 60 / elapsed if elapsed > 0 else 0.0
+        rate = (self.responses - first_responses) * 60 / elapsed if elapsed > 0 else 0.0
         beat = _beat(
             started=self.started,
             now=now,
             every=self.seconds,
             forget=self.forget_seconds,
             store=self.store,
-            pages=self.pages,
+            responses=self.responses,
             rate=rate,
             sites=sorted(getattr(self.crawler.spider, "only_sites", None) or ()),
             redis_errors=int(self.crawler.stats.get_value("redis/errors", 0)) if self.crawler.stats else 0,
@@ -158,7 +159,7 @@ def announced(server: redis.Redis, key: str, settings: BaseSettings) -> Iterator
         every=settings.getfloat("SUPERVISION_HEARTBEAT_SECONDS"),
         forget=settings.getfloat("SUPERVISION_FORGET_WORKER_SECONDS"),
         store=store_config(settings).where(),
-        pages=0,
+        responses=0,
         rate=0.0,
         sites=[],
         redis_errors=0,
@@ -181,7 +182,7 @@ def _beat(
     every: float,
     forget: float,
     store: str,
-    pages: int,
+    responses: int,
     rate: float,
     sites: list[str],
     redis_errors: int,
@@ -194,7 +195,7 @@ def _beat(
         "started": round(started, 3),
         "seen": round(now, 3),
         "every": every,
-        "pages": pages,
+        "responses": responses,
         "rate": round(rate, 1),
         "sites": sites,
         "redis_errors": redis_errors,
