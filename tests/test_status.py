@@ -314,15 +314,26 @@ def test_dead_list_piped_shows_long_urls_and_reasons_whole(
     assert _dead_list_cells(out, 5) == reason.replace(" ", ""), out
 
 
-def test_dead_list_piped_is_as_wide_as_the_other_tables_with_no_trailing_space(
+def test_dead_list_piped_keeps_each_url_on_one_line_whole(
     redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
-    """Piped, `crawler dead list` follows the rule of `articles` and `status`: lines of at most 100
-    columns, none ending in a space."""
+    """A URL is what a person copies from `crawler dead list > file` or `| less` (to a browser; an id or a
+    job to `dead requeue`): piped, the table was 100 columns wide and folded them over lines (found by a new
+    user's walk: a URL of 60 characters on two lines). Each cell but the reason is on one line, whole, the
+    table as wide as that needs; the reasons are folded, none a word a line; no line ends in a space."""
+    long = "http://news.test/" + "section/" * 20 + "a.html"
+    short = "http://news.test/" + "section/" * 5 + "b.html"
     reason = "HTTP 500 " + "while fetching the page of the news site " * 6
-    _dead_letter(redis_client, "http://news.test/" + "section/" * 20 + "a.html", reason)
+    _dead_letter(redis_client, long, reason)
+    _dead_letter(redis_client, short, reason)
     lines = run_crawler("dead", "list").splitlines()
-    assert max(len(line) for line in lines) <= 100, lines
+    rows = [line.split("│") for line in lines if line.count("│") == 7]
+    urls = [row[4].strip() for row in rows if row[4].strip()]
+    assert sorted(urls) == sorted([long, short]), lines
+    ids = [row[1].strip() for row in rows if row[1].strip()]
+    assert len(ids) == 2 and all(re.fullmatch("[0-9a-f]{12}", shown) for shown in ids), lines
+    assert all(len(row[5].strip()) > len("HTTP 500") for row in rows), lines
+    assert _dead_list_cells("\n".join(lines), 5).count("HTTP500") == 2, lines
     assert [line for line in lines if line != line.rstrip()] == []
 
 

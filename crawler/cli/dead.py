@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import time
@@ -12,11 +13,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
+from rich.cells import cell_len
+from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from crawler.cli.crawl import redis_for
-from crawler.cli.terminal import cut, one_line, table_console, tell
+from crawler.cli.terminal import PIPED_WIDTH, cut, one_line, table_console, tell
 from crawler.commandline import counted, suggest
 from crawler.config import Config
 from crawler.deadletters import DeadLetter, dead_letters, requeue
@@ -27,6 +31,10 @@ from crawler.rules import rule_file
 from crawler.status import no_worker, queue_size, workers_alive
 
 __all__ = ["run_drop", "run_list", "run_requeue"]
+
+# The least width of the reasons piped, the other columns whole: a usual reason ("HTTP 503 Service
+# Unavailable (after 2 retries)") on one or two lines, not a word a line.
+PIPED_REASON_WIDTH = 40
 
 
 @contextmanager
@@ -91,22 +99,38 @@ def run_list(args: argparse.Namespace) -> int:
         of_job = "" if args.job is None else f" of job {args.job}"
         print(f"no dead letters{of_site}{of_job}")
         return 0
-    table = Table(title=counted(len(letters), "dead letter"), title_justify="left")
-    for column in ("id", "when (UTC)", "site", "url", "reason", "job"):
-        table.add_column(column, overflow="fold")
-    for letter in letters:
-        when = "-" if letter.at is None else datetime.fromtimestamp(letter.at, UTC).strftime("%Y-%m-%d %H:%M")
-        table.add_row(
-            escape(letter.id),
-            when,
-            escape(letter.site or "-"),
-            escape(one_line(letter.shown_url or "(no request)")),
-            escape(one_line(letter.shown_reason)),
-            escape(letter.job or "-"),
+    rows = [
+        (
+            letter.id,
+            "-" if letter.at is None else datetime.fromtimestamp(letter.at, UTC).strftime("%Y-%m-%d %H:%M"),
+            letter.site or "-",
+            one_line(letter.shown_url or "(no request)"),
+            one_line(letter.shown_reason),
+            letter.job or "-",
         )
-    with table_console() as console:
+        for letter in letters
+    ]
+    piped = not sys.stdout.isatty()
+    table = Table(title=counted(len(letters), "dead letter"), title_justify="left")
+    for index, column in enumerate(("id", "when (UTC)", "site", "url", "reason", "job")):
+        # Piped, every cell but the reason is kept on one line, whole: what a person copies from a file or
+        # `less` (a URL to a browser, an id or job to `dead requeue`); the reason is folded.
+        whole = piped and column != "reason"
+        widest = max(cell_len(column), *(cell_len(row[index]) for row in rows))
+        least = widest if whole else min(widest, PIPED_REASON_WIDTH)
+        table.add_column(column, overflow="fold", no_wrap=whole, min_width=least if piped else None)
+    for row in rows:
+        table.add_row(*map(escape, row))
+    with table_console(_piped_width(table) if piped else PIPED_WIDTH) as console:
         console.print(table)
     return 0
+
+
+def _piped_width(table: Table) -> int:
+    """The width of ``table`` piped: :data:`PIPED_WIDTH`, as every table's, or wider as its longest URL, on
+    one line, needs (each other column folded as narrow as its longest word)."""
+    console = Console(file=io.StringIO(), width=sys.maxsize, color_system=None)
+    return max(PIPED_WIDTH, Measurement.get(console, console.options, table).minimum)
 
 
 def run_requeue(args: argparse.Namespace) -> int:

@@ -49,8 +49,8 @@ def running(command: str) -> None:
 
 
 @contextmanager
-def table_console() -> Iterator[Console]:
-    """The console a command prints its tables on: rich on a terminal; else plain text, :data:`PIPED_WIDTH`
+def table_console(piped_width: int = PIPED_WIDTH) -> Iterator[Console]:
+    """The console a command prints its tables on: rich on a terminal; else plain text, ``piped_width``
     columns wide, written out when the block ends with no line ending in a space (rich pads cells and
     titles to the table's width)."""
     from rich.console import Console  # noqa: PLC0415 - rich only for a table: `crawler --help` loads none
@@ -59,7 +59,7 @@ def table_console() -> Iterator[Console]:
         yield Console()
         return
     piped = io.StringIO()
-    yield Console(file=piped, width=PIPED_WIDTH, color_system=None, force_terminal=False)
+    yield Console(file=piped, width=piped_width, color_system=None, force_terminal=False)
     sys.stdout.write("".join(f"{line.rstrip()}\n" for line in piped.getvalue().splitlines()))
 
 
