@@ -870,3 +870,25 @@ def test_a_page_decoded_once_and_parsed_is_freed_without_the_cyclic_garbage_coll
             assert freed() is None, f"the {kind} page is kept alive by a reference cycle"
     finally:
         gc.enable()
+
+
+def test_a_temp_crawl_warns_of_its_own_dead_letters_not_of_the_other_jobs_its_worker_helps_with(
+    site: Site,
+) -> None:
+    """A temp crawl's worker takes any request of the shared queue: its warnings were those of every job it
+    helped with, a grab of another site dead-lettering among them (found by a new user's walk). The
+    command's warnings are its own job's; the other's dead letter is kept as ever."""
+    other = site.rule("/status/410", name="other")
+    with (site.rules / f"{other}.yaml").open("a", encoding="utf-8") as rule:
+        rule.write("schedule: {every: 1h}\n")
+    scheduled = site.crawler("schedule", "--once")
+    assert scheduled.returncode == 0, scheduled.stderr
+    # The slow page holds the temp crawl's job open while its worker takes the grab of the other site.
+    site.rule("/status/404", "/slow?seconds=4")
+    done = site.temp()
+    assert f"Dead-lettered {site.server.url('/status/404')} of site 'faults'" in done.stderr, done.stderr
+    assert "of site 'other'" not in done.stderr, done.stderr
+    assert {(letter["site"], letter["url"].removeprefix(site.server.origin)) for letter in site.dead()} == {
+        ("faults", "/status/404"),
+        ("other", "/status/410"),
+    }

@@ -486,7 +486,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             )
         elif attempts is not None and attempts > 0:
             self.stats.inc_value(f"lease/deferred/{work.site}")
-            logger.warning(
+            logger.log(
+                self._level_of(work),
                 "%s of site %r: %s; it is tried again in %g s (attempt %d of %d)",
                 redacted(request.url),
                 work.site,
@@ -510,8 +511,12 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             return
         self.stats.inc_value(f"dead/{work.site}")
         self.stats.inc_value(f"errors/{kind}/{work.site}")
-        logger.warning(
-            "Dead-lettered %s of site %r: %s", redacted(request.url), work.site, redacted_text(reason)
+        logger.log(
+            self._level_of(work),
+            "Dead-lettered %s of site %r: %s",
+            redacted(request.url),
+            work.site,
+            redacted_text(reason),
         )
         record = self._record(
             reason, url=request.url, site=work.site, job=work.job, kind=kind, fetched=fetched
@@ -531,6 +536,14 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             kind=kind,
             fetched=fetched,
         )
+
+    def _level_of(self, work: Work) -> int:
+        """The level of what befell ``work``'s request: WARNING for a request of this worker's job (the
+        worker of ``crawler temp``, ``demo``), or of any for a worker of none (``crawler run``, ``worker``);
+        INFO for another job's, which a temp crawl's worker takes from the shared queue to help: the
+        command's warnings are its own crawl's (``dead list`` has the others)."""
+        own = getattr(self.crawler.spider, "job", None)
+        return logging.WARNING if own is None or work.job == own else logging.INFO
 
     def forget(self, request: Request) -> None:
         """Stop renewing ``request``'s lease (Redis failed under its work): it expires and goes back to
