@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -1249,3 +1249,24 @@ def test_a_workers_count_is_named_responses_for_it_counts_every_response(
     workers = shown[shown.index("Workers") : shown.index("Sites") if "Sites" in shown else None]
     assert "responses/min:" in workers and "responses:" in workers, workers
     assert "pages" not in workers, workers
+
+
+def test_grab_times_under_a_minute_apart_are_shown_to_the_second(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    """A site grabbed every 30 s showed its last and next grab alike, to the minute (found by a new user's
+    walk): two times under a minute apart are shown to the second; others to the minute, as before."""
+    now = float(int(time.time() // 60 * 60 + 10))  # 10 s into a minute: the next grab, 30 s on, in it
+    _citynews(rules, redis_client, now, {"crawl/pages": 1})
+    redis_client.hset("crawler:grab:demo-citynews", mapping={"last": now, "next": now + 30, "job": "j1"})
+    (site,) = json.loads(run_crawler("status", "--format", "json"))["sites"]
+    last, following = (datetime.fromisoformat(site[key]) for key in ("last_grab", "next_grab"))
+    assert following - last < timedelta(minutes=1), site
+    row = _table(run_crawler("status").splitlines(), "Sites")["demo-citynews"]
+    assert (row["last grab (UTC)"], row["next grab (UTC)"]) == (
+        f"{last:%Y-%m-%d %H:%M:%S}",
+        f"{following:%Y-%m-%d %H:%M:%S}",
+    ), row
+    redis_client.hset("crawler:grab:demo-citynews", "next", now + 600)
+    row = _table(run_crawler("status").splitlines(), "Sites")["demo-citynews"]
+    assert len(row["last grab (UTC)"]) == len(row["next grab (UTC)"]) == len("2026-11-28 21:40"), row

@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -259,7 +260,7 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
                 (
                     escape(site["site"]),
                     escape(site["schedule"]),
-                    (site["last_grab"] or "never")[:16].replace("T", " "),
+                    _grab_time(site["last_grab"], site, "never"),
                     _next_grab(site),
                     f"{'-' if site['new_last_grab'] is None else site['new_last_grab']}/{site['new_24h']}",
                     str(site["pages_24h"]),
@@ -465,7 +466,22 @@ def _print_fields(console: Console, terminal: bool, sites: list[dict[str, Any]])
 def _next_grab(site: dict[str, Any]) -> str:
     if site["paused"] is not None:
         return "PAUSED"
-    return (site["next_grab"] or "-")[:16].replace("T", " ") + _grab_waiting(site["grab_waiting"])
+    return _grab_time(site["next_grab"], site, "-") + _grab_waiting(site["grab_waiting"])
+
+
+def _grab_time(moment: str | None, site: dict[str, Any], none: str) -> str:
+    """``moment`` (ISO 8601, UTC), one of ``site``'s last and next grab, as the table shows it: to the
+    minute, or to the second when the two are under a minute apart (a schedule of 30 s), which would read
+    alike to the minute; ``none`` when there is none."""
+    if moment is None:
+        return none
+    last, following = site["last_grab"], site["next_grab"]
+    close = (
+        last is not None
+        and following is not None
+        and abs(datetime.fromisoformat(following) - datetime.fromisoformat(last)) < timedelta(minutes=1)
+    )
+    return moment[: 19 if close else 16].replace("T", " ")
 
 
 def _grab_waiting(waiting: dict[str, Any] | None) -> str:
