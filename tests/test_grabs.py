@@ -711,19 +711,27 @@ def test_a_grab_or_a_304_that_changes_the_period_logs_it_once_with_the_next_grab
     revisits.record(dataclasses.replace(rule, every=None, cron="0 * * * *"), 2, now + 8484.48)
     revisits.record(dataclasses.replace(rule, every=timedelta(minutes=5)), 2, now + 8500)  # edited since
     said = [(record.levelno, record.getMessage()) for record in caplog.records]
-    changes = [  # why, the period now, before, the next grab (10:00 plus the visit's offset and the period)
-        ("its grab found 3 new articles", "16m", "20m", "10:16:00"),
-        ("its grab was answered 304 Not Modified", "22m24s", "16m", "10:38:24"),
-        ("its grab found 1 new article", "17m55s", "22m24s", "10:56:19"),
-        ("its grab found 0 new articles", "25m05s", "17m55s", "11:21:24"),
-        ("its grab found 0 new articles", "30m", "25m05s", "11:51:24"),
+    changes = [  # why, the period now, before, the next grab (10:00 plus the visit's offset and the period),
+        # and the next grab the line before said (none before the first: no scheduler claimed this grab)
+        ("its grab found 3 new articles", "16m", "20m", "10:16:00", ""),
+        (
+            "its grab was answered 304 Not Modified",
+            "22m24s",
+            "16m",
+            "10:38:24",
+            " (was 2026-11-22T10:16:00Z)",
+        ),
+        ("its grab found 1 new article", "17m55s", "22m24s", "10:56:19", " (was 2026-11-22T10:38:24Z)"),
+        ("its grab found 0 new articles", "25m05s", "17m55s", "11:21:24", " (was 2026-11-22T10:56:19Z)"),
+        ("its grab found 0 new articles", "30m", "25m05s", "11:51:24", " (was 2026-11-22T11:21:24Z)"),
     ]
     assert said == [
         (
             logging.INFO,
-            f"demo-citynews: {why}: its period is now {period} (was {was}); next grab at 2026-11-22T{at}Z",
+            f"demo-citynews: {why}: its period is now {period} (was {was});"
+            f" next grab at 2026-11-22T{at}Z{before}",
         )
-        for why, period, was, at in changes
+        for why, period, was, at, before in changes
     ], said
 
 
@@ -817,3 +825,22 @@ def test_the_scheduler_survives_redis_killed_and_started_again(
             thread.join(30)
         assert not thread.is_alive()
         server.close()
+
+
+def test_a_grab_that_moves_the_next_one_says_which_time_it_replaces(
+    redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The scheduler's line says when the next grab is (10:20), then the worker that read the grab's first
+    index page logs another (10:16): one after the other they contradicted each other (found by a new
+    user's walk). The worker's line names the time it replaces, after why the period changed."""
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    rule = rules["demo-citynews"]
+    caplog.set_level(logging.INFO, logger="crawler.schedule")
+    GrabScheduler(redis_client, Keys(PREFIX), clock=clock).tick([rule])
+    Revisits(redis_client, Keys(PREFIX), min_factor=0.5, max_factor=4.0).record(rule, 3, clock.now + 2)
+    queued, adapted = (record.getMessage() for record in caplog.records)
+    assert queued.endswith("; next at 2026-11-22T10:20:00Z"), queued
+    assert adapted == (
+        "demo-citynews: its grab found 3 new articles: its period is now 16m (was 20m); next grab at"
+        " 2026-11-22T10:16:00Z (was 2026-11-22T10:20:00Z)"
+    ), adapted

@@ -82,7 +82,7 @@ from crawler.keys import Keys
 from crawler.redisio.connection import decoded, hash_of
 from crawler.requests import enqueue_job, expired_leases
 from crawler.rules import Rule, RuleError
-from crawler.schedule.revisit import period_of
+from crawler.schedule.revisit import period_of, when
 
 __all__ = ["GrabScheduler", "Planned", "Seeded", "Waiting", "next_due", "when"]
 
@@ -508,9 +508,3 @@ def _say_unscheduled(rules: list[Rule], said: set[str]) -> None:
 def _cron_after(expression: str, moment: float) -> float:
     """The first time after ``moment`` that the cron ``expression`` names (UTC)."""
     return float(croniter(expression, datetime.fromtimestamp(moment, UTC)).get_next(float))
-
-
-def when(moment: float) -> str:
-    """``moment`` in UTC to the second, in the form status and the other commands give it:
-    ``2026-11-20T08:00:00Z``."""
-    return f"{datetime.fromtimestamp(moment, UTC):%Y-%m-%dT%H:%M:%SZ}"

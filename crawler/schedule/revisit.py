@@ -36,7 +36,16 @@ from crawler.keys import Keys
 from crawler.redisio.connection import decoded
 from crawler.rules import Rule
 
-__all__ = ["DEC_RATE", "INC_RATE", "YIELD_WEIGHT", "Revisits", "bounds", "next_interval", "period_of"]
+__all__ = [
+    "DEC_RATE",
+    "INC_RATE",
+    "YIELD_WEIGHT",
+    "Revisits",
+    "bounds",
+    "next_interval",
+    "period_of",
+    "when",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -70,8 +79,9 @@ local interval = previous
 if productive == 1 then interval = interval * (1 - dec) else interval = interval * (1 + inc) end
 interval = math.max(low, math.min(high, interval))
 local last = tonumber(redis.call('HGET', key, 'last') or now)
+local planned = redis.call('HGET', key, 'next') or ''
 redis.call('HSET', key, 'interval', tostring(interval), 'next', tostring(last + interval))
-return {tostring(interval), tostring(previous), tostring(last + interval)}
+return {tostring(interval), tostring(previous), tostring(last + interval), planned}
 """
 
 
@@ -140,15 +150,27 @@ class Revisits:
             decoded(value) for value in self._visit(keys=[self.keys.grab(rule.site)], args=args)
         )
         if changed and changed[0] != interval:
-            previous, following = changed
+            previous, following, planned = changed
+            moved = (
+                f" (was {when(float(planned))})"
+                if planned and when(float(planned)) != when(float(following))
+                else ""
+            )
             logger.info(
-                "%s: %s: its period is now %s (was %s); next grab at %s",
+                "%s: %s: its period is now %s (was %s); next grab at %s%s",
                 rule.site,
                 "its grab was answered 304 Not Modified"
                 if not_modified
                 else f"its grab found {counted(found_new, 'new article')}",
                 span(float(interval)),
                 span(float(previous)),
-                f"{datetime.fromtimestamp(float(following), UTC):%Y-%m-%dT%H:%M:%SZ}",
+                when(float(following)),
+                moved,
             )
         return float(interval)
+
+
+def when(moment: float) -> str:
+    """``moment`` in UTC to the second, in the form status and the other commands give it:
+    ``2026-11-20T08:00:00Z``."""
+    return f"{datetime.fromtimestamp(moment, UTC):%Y-%m-%dT%H:%M:%SZ}"
