@@ -327,12 +327,61 @@ def test_export_writes_the_fields_asked_for_in_their_order(
     assert not tmp_path.joinpath("out.csv.part").exists()
 
 
+def test_export_takes_a_rule_field_by_its_nested_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--fields fields.NAME` is one of the rule's extracted fields (the document's ``fields``): a JSON key
+    and a CSV column of its own, empty where an article has none; one that no exported article holds is
+    exported empty, with a warning naming the names they hold. Before, 'fields.section' was 'no field'."""
+    data = _published_stored(tmp_path / "data")
+    with SqliteStore(data) as store:
+        store.upsert_many(
+            [
+                {
+                    "site": "citynews",
+                    "url": "http://news.test/bylined",
+                    "fetched_at": "2026-12-03T09:00:00Z",
+                    "title": "Title bylined",
+                    "body": "Body of the article bylined, about the city.",
+                    "fields": {"section": "port", "byline": "Ann Lee"},
+                }
+            ]
+        )
+    asked = ("export", "--site", "citynews", "--fields", "url,fields.byline,fields.section")
+    code, out, err = articles(capsys, monkeypatch, data, *asked)
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows[0] == {"url": "http://news.test/date", "fields.byline": None, "fields.section": "city"}
+    assert rows[-1] == {
+        "url": "http://news.test/bylined",
+        "fields.byline": "Ann Lee",
+        "fields.section": "port",
+    }
+    assert "warning" not in err
+    target = tmp_path / "out.csv"
+    code, _, err = articles(capsys, monkeypatch, data, *asked, "--format", "csv", "-o", str(target))
+    assert code == 0, err
+    with target.open(encoding="utf-8", newline="") as handle:
+        table = list(csv.reader(handle))
+    assert table[0] == ["url", "fields.byline", "fields.section"]
+    assert table[1] == ["http://news.test/date", "", "city"]
+    assert table[-1] == ["http://news.test/bylined", "Ann Lee", "port"]
+    code, out, err = articles(capsys, monkeypatch, data, "export", "--fields", "url,fields.sektion")
+    assert code == 0, err
+    assert {json.loads(line)["fields.sektion"] for line in out.splitlines()} == {None}
+    assert (
+        "warning: no article exported has fields.sektion (the names of their fields: byline, section)" in err
+    ), err
+
+
 @pytest.mark.parametrize(
     ("given", "problem"),
     [
         ("url,titel", "no field is named 'titel'; did you mean 'title'?"),
         ("url,,title", "an empty field name"),
         ("url,title,url", "field 'url' is given twice: give each once"),
+        ("url,fields.", "'fields.' names no field of the rule's: give fields.NAME (fields.author)"),
+        ("url,fields.title", "'title' is a field of the document itself: give title, not fields.title"),
     ],
 )
 def test_an_unknown_export_field_is_a_usage_error_naming_it_and_the_fields(
@@ -349,8 +398,9 @@ def test_an_unknown_export_field_is_a_usage_error_naming_it_and_the_fields(
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert f"crawler articles export: error: argument --fields: {given!r}: {problem}" in err, err
-    if "twice" not in problem:
-        assert f"(the fields are {','.join(DOCUMENT_FIELDS)})" in err, err
+    if "no field is named" in problem or "empty" in problem:
+        listed = f"(the fields are {','.join(DOCUMENT_FIELDS)}, and fields.NAME for a field of the rule's)"
+        assert listed in err, err
     assert not target.exists()
 
 

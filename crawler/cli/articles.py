@@ -34,6 +34,7 @@ from rich.table import Table
 from rich.text import Text
 
 from crawler.cli.options import check_window, data_folder
+from crawler.cli.parser import NESTED_FIELD
 from crawler.cli.terminal import output_advice, printable, table_console, tell
 from crawler.commandline import command_name, counted, did_you_mean, suggest
 from crawler.config import Config
@@ -452,8 +453,9 @@ def run_export(args: argparse.Namespace) -> int:
             published_since=args.published_since,
             published_until=args.published_until,
         )
+        held: set[str] = set()
         if args.fields:
-            documents = ({name: document[name] for name in fields} for document in documents)
+            documents = (_projected(document, fields, held) for document in documents)
         if target is not None and target.exists() and not target.is_file():
             # A device, a pipe or a socket (/dev/null, a FIFO, /dev/stdout): FILE.part renamed over it
             # would replace it by a plain file, so it is written into as stdout is.
@@ -513,9 +515,31 @@ def run_export(args: argparse.Namespace) -> int:
                     f"exported {counted(count, 'article')} to {partial}, not to {target}{kept}: weeks are"
                     " missing from this export (see below)",
                 )
+                _warn_of_missing_fields(fields, held)
                 return _status(store)
         tell(None, f"exported {counted(count, 'article')}")
+        _warn_of_missing_fields(fields, held)
         return _status(store)
+
+
+def _projected(document: dict[str, Any], fields: Sequence[str], held: set[str]) -> dict[str, Any]:
+    """``document``'s ``fields`` (``fields.NAME``: the value of NAME in its ``fields``, None when it has
+    none), adding the names its ``fields`` holds to ``held``."""
+    nested = document["fields"] or {}
+    held.update(nested)
+    return {
+        name: nested.get(name.removeprefix(NESTED_FIELD)) if name.startswith(NESTED_FIELD) else document[name]
+        for name in fields
+    }
+
+
+def _warn_of_missing_fields(fields: Sequence[str], held: set[str]) -> None:
+    """A warning for each ``fields.NAME`` asked that no exported article holds (a misspelt name: its
+    column is empty), naming the names they hold."""
+    names = ", ".join(sorted(held)) or "none"
+    for name in fields:
+        if name.startswith(NESTED_FIELD) and name.removeprefix(NESTED_FIELD) not in held:
+            tell("warning", f"no article exported has {name} (the names of their fields: {names})")
 
 
 def _write_documents(

@@ -59,6 +59,8 @@ exit codes:
 DEFAULT_MAX_BLOCKS = 200
 # `articles list|search`: articles shown unless --limit says otherwise.
 DEFAULT_LIMIT = 20
+# How `articles export --fields` names one of the rule's fields, which the document's `fields` holds.
+NESTED_FIELD = "fields."
 _RELATIVE_RE = re.compile(r"^(\d+)([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
@@ -384,8 +386,8 @@ def _add_articles(commands: Any) -> None:
         "--fields",
         type=_fields,
         metavar="F,F,...",
-        help="only these fields, in this order (CSV columns; JSON keys): url,title,published (default every"
-        " field)",
+        help="only these fields, in this order (CSV columns; JSON keys): url,title,published; fields.NAME for"
+        " one of the rule's fields (default every field)",
     )
     export.add_argument(
         "-o",
@@ -696,16 +698,27 @@ def _moment(value: str) -> datetime:
 
 
 def _fields(value: str) -> list[str]:
-    """The document fields of ``export --fields``, in the order given: each a field of the document, once."""
+    """The document fields of ``export --fields``, in the order given: each a field of the document, or
+    ``fields.NAME``, one of the rule's fields the document's ``fields`` holds; each once."""
     from crawler.store.document import DOCUMENT_FIELDS  # noqa: PLC0415 - the store's modules, when this option is given
 
     names = [name.strip() for name in value.split(",")]
     for name in names:
-        if name not in DOCUMENT_FIELDS:
+        nested = name.removeprefix(NESTED_FIELD)
+        if name.startswith(NESTED_FIELD) and not nested:
+            raise argparse.ArgumentTypeError(
+                f"{value!r}: {name!r} names no field of the rule's: give {NESTED_FIELD}NAME"
+                f" ({NESTED_FIELD}author)"
+            )
+        if name.startswith(NESTED_FIELD) and nested in DOCUMENT_FIELDS:
+            raise argparse.ArgumentTypeError(
+                f"{value!r}: {nested!r} is a field of the document itself: give {nested}, not {name}"
+            )
+        if name not in DOCUMENT_FIELDS and not name.startswith(NESTED_FIELD):
             what = f"no field is named {name!r}" if name else "an empty field name"
             raise argparse.ArgumentTypeError(
                 f"{value!r}: {what}{did_you_mean(name, list(DOCUMENT_FIELDS))} (the fields are"
-                f" {','.join(DOCUMENT_FIELDS)})"
+                f" {','.join(DOCUMENT_FIELDS)}, and {NESTED_FIELD}NAME for a field of the rule's)"
             )
         if names.count(name) > 1:
             raise argparse.ArgumentTypeError(f"{value!r}: field {name!r} is given twice: give each once")
