@@ -10,13 +10,15 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import lxml.html
 import pytest
 import yaml
 from conftest import SiteServer, serving
 from crawlsite import Site
 
 from crawler.rules import load_rule
-from crawler.rules.draft import DraftError, draft_rule, robots_sitemaps
+from crawler.rules.draft import Draft, DraftError, draft_rule, robots_sitemaps, rule_text
+from crawler.rules.load import parse_rule
 
 WORDS = (
     "council harbour bridge ferry library market square residents plan vote report meeting chair traffic"
@@ -300,3 +302,32 @@ def test_wordpress_post_ids_and_substack_posts_are_articles() -> None:
     assert wordpress == r"^https?://[^/]+/\?p=\d+$"
     substack = _pattern(["/p/why-the-ferry-runs-late", "/p/a-harbour-bridge-story", "/about", "/archive"])
     assert substack == r"^https?://[^/]+/p/[^/]+$"
+
+
+def _crawled_links(draft: Draft, html: str) -> list[str]:
+    """The article links a crawl of the drafted rule takes from the page ``html`` it was drafted from."""
+    rule = parse_rule(rule_text(draft, today="2026-11-28", command="crawler"), site=draft.site)
+    return rule.article_links(draft.url, lxml.html.document_fromstring(html))
+
+
+def test_a_base_href_on_another_host_puts_that_host_in_the_domains() -> None:
+    """The crawl resolves a page's links against its <base href> (Rule.article_links): relative links of a
+    page whose base is on another host are that host's. The draft resolved them so too but kept only the
+    page's domain, so the page was refused ('has no links to news.example'); with both hosts' links it
+    must name both domains, or the crawl leaves the other host's links out."""
+    page = "https://news.example/local/"
+    html = (
+        '<html><head><base href="https://www.citypaper.example/local/"></head><body>'
+        '<a href="2026/11/28/harbour-bridge-reopens.html">a</a>'
+        '<a href="2026/11/27/new-ferry-timetable-starts.html">b</a>'
+        '<a href="https://news.example/2026/11/26/library-opens-on-sundays.html">c</a>'
+        '<a href="/about/">about</a></body></html>'
+    )
+    draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
+    assert draft.domains == ("news.example", "citypaper.example")
+    assert draft.pattern.regex == r"^https?://[^/]+/local/\d{4}/\d{2}/\d{2}/[^/]+\.html$"
+    assert draft.matched == [
+        "https://www.citypaper.example/local/2026/11/28/harbour-bridge-reopens.html",
+        "https://www.citypaper.example/local/2026/11/27/new-ferry-timetable-starts.html",
+    ]
+    assert _crawled_links(draft, html) == draft.matched

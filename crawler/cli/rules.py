@@ -996,13 +996,13 @@ def run_rules_new(args: argparse.Namespace) -> int:
         print(printable(str(warning)))
     checked = "1 rule ok" + (f", {counted(len(warnings), 'warning')}" if warnings else "")
     print(f"wrote {path} ({checked}, as `{command_name()} rules check` says)")
-    print(f"domains        {draft.domain}")
+    print(f"domains        {', '.join(draft.domains)}")
     print(f"start URL      {printable(draft.url)}")
     matched = draft.matched
     print(f"article links  {draft.pattern.regex}")
     print(
         f"               {len(matched)} of the page's {counted(len(draft.site_links), 'link')} to"
-        f" {draft.domain}, e.g. {printable(matched[0])}"
+        f" {' and '.join(draft.domains)}, e.g. {printable(matched[0])}"
     )
     if draft.next_page is not None:
         print(f"next page      {draft.next_page.xpath}")

@@ -4,7 +4,9 @@ the page advertises, the sitemaps its robots.txt names, the article links' patte
 How the article pattern is guessed:
 
 1. the page's links to its own site (its host, or a subdomain of the host without ``www.``) are taken, each
-   once, the page itself left out;
+   once, the page itself left out; resolved as the crawl resolves them, against the page's ``<base href>``
+   when it has one: the links to the base's site are taken too, and the rule names its domain beside the
+   page's;
 2. each link's path is given a shape, segment by segment: a date (``/2026/11/28/``, ``/2026/nov/28/``,
    ``20261128``) becomes ``\\d{4}``, ``\\d{2}``, ``[a-z]{3}``...; a run of digits ``\\d+``
    (``content_12345.htm`` is ``content_\\d+\\.htm``); a slug of three words or more
@@ -30,7 +32,7 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 
 from crawler.errors import CrawlerError
-from crawler.rules.model import requested_url
+from crawler.rules.model import base_url, requested_url
 from crawler.rules.sitemaps import SitemapError, read_sitemap
 from extractors.encoding import query_codec
 
@@ -150,7 +152,7 @@ class Draft:
 
     site: str
     url: str  # the page, after redirects: the start URL
-    domain: str
+    domains: tuple[str, ...]  # the page's, then its <base href>'s when links are on it
     site_links: tuple[str, ...]  # the page's links to its site, each once, in order
     pattern: LinkPattern
     next_page: NextPage | None
@@ -194,23 +196,26 @@ def draft_rule(
         raise DraftError(f"{url} holds no HTML to read links from") from None
     domain = site_domain((urlsplit(url).hostname or "").lower())
     codec = query_codec(encoding)
-    base = url
-    declared = root.find(".//base")
-    if declared is not None and declared.get("href"):
-        base = requested_url(url, str(declared.get("href")), codec) or url
+    base = base_url(url, root)
+    base_domain = site_domain((urlsplit(base).hostname or "").lower())
     hrefs = [str(anchor.get("href") or "") for anchor in root.iter("a")]
     links = _unique(requested_url(base, href, codec) for href in hrefs)
     own = urlsplit(url)._replace(fragment="").geturl()
-    site_links = tuple(link for link in links if on_domain(link, domain) and link != own)
+    wanted = (domain,) if on_domain(base, domain) else (domain, base_domain)
+    site_links = tuple(link for link in links if _on_domains(link, wanted) and link != own)
+    domains = tuple(
+        name for name in wanted if name == domain or any(on_domain(link, name) for link in site_links)
+    )
+    named = " or ".join(wanted)
     if not site_links:
         raise DraftError(
-            f"{url} has no links to {domain} ({len(links)} links in all): give the URL of the site's home"
+            f"{url} has no links to {named} ({len(links)} links in all): give the URL of the site's home"
             " page or of a section page that lists its articles"
         )
     pattern = _article_pattern(site_links)
     if pattern is None:
         raise DraftError(
-            f"none of the {len(site_links)} links of {url} to {domain} looks like an article link (a date, a"
+            f"none of the {len(site_links)} links of {url} to {named} looks like an article link (a date, a"
             f" numeric id or a long slug in its path; {_shapes_seen(site_links)}): give the URL of a"
             " section page that lists articles, or write the rule by hand (docs/rules.md)"
         )
@@ -219,15 +224,19 @@ def draft_rule(
     return Draft(
         site=site,
         url=url,
-        domain=domain,
+        domains=domains,
         site_links=site_links,
         pattern=pattern,
-        next_page=_next_page(root, base, codec, domain, own),
-        feeds=tuple(feed for feed in feeds if on_domain(feed, domain)),
-        sitemaps=tuple(sitemap for sitemap in sitemaps if on_domain(sitemap, domain)),
+        next_page=_next_page(root, base, codec, domains, own),
+        feeds=tuple(feed for feed in feeds if _on_domains(feed, domains)),
+        sitemaps=tuple(sitemap for sitemap in sitemaps if _on_domains(sitemap, domains)),
         allow_private=allow_private,
-        off_site_feeds=tuple(feed for feed in feeds if not on_domain(feed, domain)),
+        off_site_feeds=tuple(feed for feed in feeds if not _on_domains(feed, domains)),
     )
+
+
+def _on_domains(url: str, domains: Sequence[str]) -> bool:
+    return any(on_domain(url, domain) for domain in domains)
 
 
 def _unique(urls: Iterable[str | None]) -> list[str]:
@@ -395,7 +404,9 @@ def robots_sitemaps(robots: bytes, url: str) -> list[str]:
     return _unique([requested_url(url, entry.url, "utf-8") for entry in named])
 
 
-def _next_page(root: lxml.html.HtmlElement, base: str, codec: str, domain: str, own: str) -> NextPage | None:
+def _next_page(
+    root: lxml.html.HtmlElement, base: str, codec: str, domains: Sequence[str], own: str
+) -> NextPage | None:
     """The next page link: an ``<a>`` (or a ``<link>``) whose rel is next, else an ``<a>`` whose text is
     next's (``next``, ``下一页``, ``›``), on the site and not the page itself."""
     candidates: list[tuple[str, str, str]] = []
@@ -423,7 +434,7 @@ def _next_page(root: lxml.html.HtmlElement, base: str, codec: str, domain: str, 
             )
     for xpath, href, what in candidates:
         target = requested_url(base, href, codec)
-        if target is not None and target != own and on_domain(target, domain):
+        if target is not None and target != own and _on_domains(target, domains):
             return NextPage(xpath, target, what)
     return None
 
@@ -443,11 +454,12 @@ def rule_text(draft: Draft, *, today: str, command: str) -> str:
         {"date": "a date", "slug": "a slug", "id": "a numeric id"}[sign] for sign in pattern.signs
     )
     matched = len(draft.matched)
+    owners = " and ".join(draft.domains)
     lines = [
         f"# rules/{draft.site}.yaml: drafted by `{command} rules new` on {today} from",
         f"# {draft.url}. Guessed from that one page: check it with `{command} rules try {draft.site} URL`",
         "# on an article and on this page, then edit it (docs/rules.md).",
-        f"domains: [{_yaml(draft.domain)}]",
+        f"domains: [{', '.join(map(_yaml, draft.domains))}]",
     ]
     if draft.allow_private:
         lines.append("allow_private_addresses: true   # the site is on this machine or an intranet")
@@ -456,7 +468,7 @@ def rule_text(draft: Draft, *, today: str, command: str) -> str:
         lines.append('feeds:                           # advertised by the page (<link rel="alternate">)')
         lines += [f"  - {_yaml(feed)}" for feed in draft.feeds]
     for feed in draft.off_site_feeds:
-        lines.append(f"# feed on another host, which a rule of {draft.domain} cannot read: {feed}")
+        lines.append(f"# feed on another host, which a rule of {owners} cannot read: {feed}")
     if draft.sitemaps:
         lines.append("sitemaps:                        # named by robots.txt (Sitemap:); a temp crawl reads")
         lines.append("                                 # every page they list that index.links allows")
@@ -465,7 +477,7 @@ def rule_text(draft: Draft, *, today: str, command: str) -> str:
         "index:",
         "  links:",
         f"    # guessed from {len(pattern.links)} of the page's {len(draft.site_links)} links to"
-        f" {draft.domain}, which hold {signs};",
+        f" {owners}, which hold {signs};",
         f"    # it keeps {matched} of them, e.g. {pattern.links[0]}",
         f"    allow: [{_yaml(pattern.regex)}]",
     ]

@@ -44,6 +44,7 @@ __all__ = [
     "RuleSet",
     "SearchRule",
     "ascii_host",
+    "base_url",
     "requested_url",
 ]
 
@@ -525,7 +526,7 @@ class Rule:
         any_host: bool = False,
         codec: str,
     ) -> list[str]:
-        base = _base_url(page_url, root)
+        base = base_url(page_url, root)
         found: list[str] = []
         seen_hrefs: set[str] = set()
         seen_urls: set[str] = set()
@@ -616,7 +617,7 @@ class Rule:
     ) -> str | None:
         if xpath is None:
             return None
-        base = _base_url(page_url, root)
+        base = base_url(page_url, root)
         current = self._absolute(page_url, page_url, any_host=any_host)
         for item in xpath(root):
             href: str | None = None
@@ -757,8 +758,9 @@ def _encodable(char: str, codec: str) -> str:
     return char
 
 
-def _base_url(page_url: str, root: etree._Element) -> str:
-    """The URL relative links of the page resolve against: its ``<base href>`` when valid, else its URL."""
+def base_url(page_url: str, root: etree._Element) -> str:
+    """The URL relative links of the page resolve against: its first ``<base href>`` when valid, else its
+    URL (``crawler rules new`` resolves them so too)."""
     for href in _strings(_BASE_HREF, root):
         try:
             base = urljoin(page_url, href.strip(_HTML_SPACE))
