@@ -1002,7 +1002,7 @@ def run_rules_new(args: argparse.Namespace) -> int:
     print(f"article links  {draft.pattern.regex}")
     print(
         f"               {len(matched)} of the page's {counted(len(draft.site_links), 'link')} to"
-        f" {' and '.join(draft.domains)}, e.g. {printable(matched[0])}"
+        f" {' and '.join(draft.domains)}, e.g. {printable(draft.example)}"
     )
     if draft.next_page is not None:
         print(f"next page      {draft.next_page.xpath}")
@@ -1013,7 +1013,7 @@ def run_rules_new(args: argparse.Namespace) -> int:
     print(f"sitemaps       {', '.join(draft.sitemaps) or '- (none named by robots.txt)'}")
     print()
     print("next:")
-    article = shlex.quote(matched[0])
+    article = shlex.quote(draft.example)
     print(f"  {suggest(f'rules try {site} {article}')}    # what the rule reads on an article")
     print(f"  {suggest(f'temp {site}')}    # crawl the site once, now")
     return EXIT_OK

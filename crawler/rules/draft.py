@@ -12,8 +12,11 @@ How the article pattern is guessed:
    (``content_12345.htm`` is ``content_\\d+\\.htm``); a slug of three words or more
    (``harbour-bridge-reopens``) ``[^/]+``; an extension (``.html``, ``.shtml``, ``.htm``, ``.php``...)
    stays; other segments (``news``, ``world``) stay as written; a query keeps its keys, its values
-   ``\\d+`` or ``[^&]*``. A shape says what it holds: a date, an id (a run of 3 digits or more), a slug,
-   or navigation (a segment such as ``tag``, ``category``, ``about``, ``login``,
+   ``\\d+`` or ``[^&]*``. A session id (``;jsessionid=...`` ending the path; ``PHPSESSID=``, ``sid=``
+   and the like in the query, unless a number: a story's id) and ``utm_`` tracking are no part of the
+   shape: the crawl requests the links as they are, so the pattern allows them where the links have
+   them, and the examples leave them out. A shape says what it holds: a date, an id (a run of 3 digits
+   or more), a slug, or navigation (a segment such as ``tag``, ``category``, ``about``, ``login``,
    ``page``, ``index``; a query key such as ``page``);
 3. the shapes that look like articles (a date, an id or a slug, and no navigation) are grouped with those
    that differ from them only in words (``/world/2026/...`` with ``/sport/2026/...``: the word becomes
@@ -36,7 +39,16 @@ from crawler.rules.model import base_url, requested_url
 from crawler.rules.sitemaps import SitemapError, read_sitemap
 from extractors.encoding import query_codec
 
-__all__ = ["Draft", "DraftError", "LinkPattern", "NextPage", "draft_rule", "robots_sitemaps", "rule_text"]
+__all__ = [
+    "Draft",
+    "DraftError",
+    "LinkPattern",
+    "NextPage",
+    "draft_rule",
+    "robots_sitemaps",
+    "rule_text",
+    "without_session",
+]
 
 
 class DraftError(CrawlerError):
@@ -105,6 +117,11 @@ _ANY_SEGMENT = "[^/]+"
 _NEXT_TEXTS = ("next", "next page", "next »", "next ›", "next >", "older", "»", "›", "下一页", "下页", "后页")
 _XML_SPACE_RE = re.compile(r"[ \t\n\r]+")
 _FEED_TYPES = frozenset({"application/rss+xml", "application/atom+xml"})
+# Query keys (and path parameters) of a session, lowercased: its value changes from one visit to the next.
+_SESSION_KEYS = frozenset({"jsessionid", "phpsessid", "sid", "sessionid", "session_id"})
+_PATH_SESSION_RE = re.compile(r";(?P<name>[A-Za-z_]+)=[^/;?]*$")
+_TRACKING_PREFIX = "utm_"
+_TRACKING_KEY = "utm_[a-z_]+"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +129,11 @@ class _Shape:
     segments: tuple[str, ...]  # each a regex
     literal: tuple[bool, ...]  # which segments are words as written
     trailing_slash: bool
-    query: str  # a regex, "" for none
+    pairs: tuple[str, ...]  # the query's pairs, each a regex, without sessions and tracking
     signs: frozenset[str]
+    path_sessions: frozenset[str] = frozenset()  # the names of a session ending the path
+    # The keys of sessions and tracking in the query, each a regex: before the first pair, after each.
+    ignored: tuple[frozenset[str], ...] = (frozenset(),)
 
     @property
     def looks_like_article(self) -> bool:
@@ -125,7 +145,33 @@ class _Shape:
 
     def regex(self) -> str:
         path = "/" + "/".join(self.segments) + ("/" if self.trailing_slash and self.segments else "")
-        return f"^https?://[^/]+{path}{self.query}$"
+        if self.path_sessions:
+            path += f"(?:;{_either(self.path_sessions)}=[^/?]*)?"
+        return f"^https?://[^/]+{path}{self._query()}$"
+
+    def _query(self) -> str:
+        if not self.pairs:
+            names = frozenset().union(*self.ignored)
+            if not names:
+                return ""
+            key = _either(names)
+            return rf"(?:\?{key}=[^&]*(?:&{key}=[^&]*)*)?"
+        query = r"\?"
+        for position, pair in enumerate(self.pairs):
+            before = self.ignored[position]
+            if before:
+                key = _either(before)
+                query += f"(?:{key}=[^&]*&)*" if position == 0 else f"(?:&{key}=[^&]*)*"
+            query += pair if position == 0 else "&" + pair
+        if self.ignored[-1]:
+            query += f"(?:&{_either(self.ignored[-1])}=[^&]*)*"
+        return query
+
+
+def _either(names: frozenset[str]) -> str:
+    """A regex of any of ``names`` (regexes themselves)."""
+    ordered = sorted(names)
+    return ordered[0] if len(ordered) == 1 else "(?:" + "|".join(ordered) + ")"
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +212,11 @@ class Draft:
         """The page's links to its site that the pattern keeps."""
         compiled = re.compile(self.pattern.regex)
         return [link for link in self.site_links if compiled.search(link)]
+
+    @property
+    def example(self) -> str:
+        """The first link the pattern keeps, without a session id or tracking (:func:`without_session`)."""
+        return without_session(self.matched[0])
 
 
 def site_domain(host: str) -> str:
@@ -246,7 +297,13 @@ def _unique(urls: Iterable[str | None]) -> list[str]:
 def _shape(url: str) -> _Shape:
     """The shape of ``url``'s path and query (step 2 of the module's docstring)."""
     parts = urlsplit(url)
-    pieces = [piece for piece in parts.path.split("/") if piece]
+    path = parts.path
+    path_sessions: frozenset[str] = frozenset()
+    session = _path_session(path)
+    if session is not None:
+        path = path[: session.start()]
+        path_sessions = frozenset({_literal(session.group("name"))})
+    pieces = [piece for piece in path.split("/") if piece]
     segments: list[str] = []
     literal: list[bool] = []
     signs: set[str] = set()
@@ -271,20 +328,60 @@ def _shape(url: str) -> _Shape:
         segments.append(pattern + suffix)
         literal.append(sign in (None, "nav"))
         index += 1
-    query = ""
-    if parts.query:
-        pairs = []
-        for pair in parts.query.split("&"):
-            key, _, value = pair.partition("=")
-            if key.lower() in _NAV_WORDS:
-                signs.add("nav")
-            if value.isdigit():
-                signs.add("id" if len(value) >= _ID_DIGITS else "small")
-                pairs.append(f"{_literal(key)}=\\d+")
-            else:
-                pairs.append(f"{_literal(key)}=[^&]*")
-        query = r"\?" + "&".join(pairs)
-    return _Shape(tuple(segments), tuple(literal), parts.path.endswith("/"), query, frozenset(signs))
+    pairs: list[str] = []
+    ignored: list[set[str]] = [set()]
+    for pair in parts.query.split("&") if parts.query else ():
+        key, _, value = pair.partition("=")
+        skipped = _ignored_key(key, value)
+        if skipped is not None:
+            ignored[-1].add(skipped)
+            continue
+        if key.lower() in _NAV_WORDS:
+            signs.add("nav")
+        if value.isdigit():
+            signs.add("id" if len(value) >= _ID_DIGITS else "small")
+            pairs.append(f"{_literal(key)}=\\d+")
+        else:
+            pairs.append(f"{_literal(key)}=[^&]*")
+        ignored.append(set())
+    return _Shape(
+        tuple(segments),
+        tuple(literal),
+        path.endswith("/"),
+        tuple(pairs),
+        frozenset(signs),
+        path_sessions,
+        tuple(map(frozenset, ignored)),
+    )
+
+
+def _path_session(path: str) -> re.Match[str] | None:
+    """A session id ending ``path`` (``;jsessionid=...``), or None."""
+    found = _PATH_SESSION_RE.search(path)
+    return found if found is not None and found.group("name").lower() in _SESSION_KEYS else None
+
+
+def _ignored_key(key: str, value: str) -> str | None:
+    """The regex of a query key of tracking (``utm_source``) or a session (its value no number: a ``sid``
+    of digits is a story's id), which the shape leaves out; None for the others."""
+    if key.lower().startswith(_TRACKING_PREFIX):
+        return _TRACKING_KEY
+    if key.lower() in _SESSION_KEYS and not value.isdigit():
+        return _literal(key)
+    return None
+
+
+def without_session(url: str) -> str:
+    """``url`` without the session id and tracking the article pattern leaves out (step 2)."""
+    parts = urlsplit(url)
+    session = _path_session(parts.path)
+    path = parts.path[: session.start()] if session is not None else parts.path
+    kept = []
+    for pair in parts.query.split("&") if parts.query else ():
+        key, _, value = pair.partition("=")
+        if _ignored_key(key, value) is None:
+            kept.append(pair)
+    return parts._replace(path=path, query="&".join(kept)).geturl()
 
 
 def _date_folders(pieces: Sequence[str]) -> list[str]:
@@ -347,7 +444,7 @@ def _article_pattern(links: Sequence[str]) -> LinkPattern | None:
             None if is_word else segment
             for segment, is_word in zip(shape.segments, shape.literal, strict=True)
         )
-        families.setdefault((words_out, shape.trailing_slash, shape.query), []).append(link)
+        families.setdefault((words_out, shape.trailing_slash, shape.pairs), []).append(link)
     if not families:
         return None
     members = max(
@@ -362,7 +459,17 @@ def _article_pattern(links: Sequence[str]) -> LinkPattern | None:
         for position, (segment, is_word) in enumerate(zip(first.segments, first.literal, strict=True))
     )
     signs = frozenset().union(*(shapes[link].signs for link in members)) & _STRENGTH.keys()
-    merged = _Shape(segments, first.literal, first.trailing_slash, first.query, signs)
+    merged = _Shape(
+        segments,
+        first.literal,
+        first.trailing_slash,
+        first.pairs,
+        signs,
+        frozenset().union(*(shapes[link].path_sessions for link in members)),
+        tuple(
+            frozenset().union(*gap) for gap in zip(*(shapes[link].ignored for link in members), strict=True)
+        ),
+    )
     regex = merged.regex()
     compiled = re.compile(regex)
     missed = [link for link in members if not compiled.search(link)]
@@ -478,7 +585,7 @@ def rule_text(draft: Draft, *, today: str, command: str) -> str:
         "  links:",
         f"    # guessed from {len(pattern.links)} of the page's {len(draft.site_links)} links to"
         f" {owners}, which hold {signs};",
-        f"    # it keeps {matched} of them, e.g. {pattern.links[0]}",
+        f"    # it keeps {matched} of them, e.g. {draft.example}",
         f"    allow: [{_yaml(pattern.regex)}]",
     ]
     if draft.next_page is not None:
