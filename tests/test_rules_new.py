@@ -70,6 +70,8 @@ EN_PAGE_2 = ["/en/2026/11/26/market-square-trees-replanted-this-week.html"]
 ZH_ARTICLES = ["/zh/news/content_10231.htm", "/zh/news/content_10232.htm", "/zh/news/content_10233.htm"]
 ZH_PAGE_2 = ["/zh/news/content_10230.htm"]
 ID_ARTICLES = ["/ids/story/48213/", "/ids/story/48214/", "/ids/story/48215/"]
+# The test server's feed of the English site's articles (its entries link to them, relative).
+FEED_OF_EN = "/feed?to=" + ",".join(EN_ARTICLES)
 
 
 def _build_sites(root: Path) -> None:
@@ -99,6 +101,8 @@ def _build_sites(root: Path) -> None:
     for number, path in enumerate(ID_ARTICLES):
         _write(root, path + "index.html", _article(f"Story number {number}"))
     _write(root, "/nav/index.html", _index("Nav only", [("/nav/about/", "About"), ("/nav/tag/x/", "X")]))
+    advertised = f'<link rel="alternate" type="application/rss+xml" href="{FEED_OF_EN}">'
+    _write(root, "/feedonly/index.html", _index("Feed only", [("/feedonly/about/", "About")], advertised))
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +197,13 @@ def test_an_existing_rule_is_kept_without_force(fake_sites: SiteServer, tmp_path
     ("path", "said"),
     [
         ("/nav/index.html", "none of the 2 links of {url} to 127.0.0.1 looks like an article link"),
-        ("/feed?to=/a/1", "{url} is not an HTML page (got application/rss+xml)"),
+        (
+            "/feed?to=/a/1",
+            "none of the 1 links of the feed {url} to 127.0.0.1 looks like an article link",
+        ),
+        ("/sitemap.xml?to=/a/1", '{url} is not an RSS or Atom feed (it starts \'<?xml version="1.0"'),
+        ("/sitemap.xml?to=/a/1", "'), nor an HTML page (got application/xml): give the URL of the site's"),
+        ("/status/204", "{url} is neither an HTML page nor an RSS or Atom feed"),
         ("/status/404", "HTTP 404 Not Found for {url}"),
         ("/private/page.html", "robots.txt of {origin} disallows {url}"),
     ],
@@ -381,3 +391,39 @@ def test_session_ids_and_tracking_are_no_part_of_the_pattern(
     assert draft.example == page.rstrip("/") + example
     assert re.search(regex, draft.example)
     assert f"e.g. {draft.example}\n" in rule_text(draft, today="2026-11-28", command="crawler")
+
+
+def test_a_feed_drafts_a_rule_reading_it_and_a_page_that_has_only_a_feed_names_it(
+    fake_sites: SiteServer, tmp_path: Path
+) -> None:
+    """A feed's URL (RSS or Atom) was refused ('is not an HTML page (got application/rss+xml)'), and a page
+    whose only way to its articles is the feed it advertises was refused without naming the feed ('none
+    of the 1 links ... looks like an article link'). A feed now drafts a rule that reads it (its entries'
+    links give the pattern; no start URL, no next page); the page's refusal names its feed and the command
+    that drafts from it."""
+    site = Site(fake_sites, tmp_path, name="fed")
+    page = fake_sites.url("/feedonly/index.html")
+    feed = fake_sites.url(FEED_OF_EN)
+    code, _, stderr = _drafted(site, page)
+    assert code == 1
+    assert (
+        f"looks like an article link (a date, a numeric id or a long slug in its path; paths such as"
+        f" /feedonly/about/): give the URL of a section page that lists articles, or write the rule by hand"
+        f" (docs/rules.md); the page advertises the feed {feed}: `crawler rules new fed '{feed}'` drafts a"
+        " rule that reads it"
+    ) in stderr
+    assert not (site.rules / "fed.yaml").exists()
+
+    code, stdout, stderr = _drafted(site, feed)
+    assert code == 0, stderr
+    document = yaml.safe_load((site.rules / "fed.yaml").read_text(encoding="utf-8"))
+    assert document["feeds"] == [feed]
+    assert "start_urls" not in document
+    assert document["index"]["links"]["allow"] == [r"^https?://[^/]+/en/\d{4}/\d{2}/\d{2}/[^/]+\.html$"]
+    assert "next_page" not in document["index"]
+    assert f"feed           {feed}" in stdout
+    assert "4 of the feed's 4 links to 127.0.0.1, e.g." in stdout
+    assert f"crawler rules try fed {fake_sites.url(EN_ARTICLES[0])}" in stdout
+    crawl = site.temp()
+    assert crawl.returncode == 0, crawl.stderr[-3000:]
+    assert sorted(site.stored()) == sorted(EN_ARTICLES)

@@ -38,7 +38,7 @@ from crawler.rules import (
 )
 from crawler.rules.access import global_proxies
 from crawler.rules.api import ApiError, ApiItemsError, ApiPage, ApiRule, json_text
-from crawler.rules.draft import DraftError, draft_rule, rule_text
+from crawler.rules.draft import Draft, DraftError, NoArticleLinks, draft_feed_rule, draft_rule, rule_text
 from crawler.rules.errors import files_with_errors
 from crawler.rules.errors import shown as shown_value
 from crawler.rules.feeds import MAX_ENTRIES, Feed, FeedError, read_feed
@@ -929,10 +929,29 @@ def _print_judged(discover: DiscoverRule, relevance: Relevance) -> None:
     print(f"why        {printable(relevance.why)}")
 
 
+# The types a feed is served as: RSS's and Atom's own, and XML's (a feed is often served as either).
+_FEED_KINDS = frozenset(
+    {"application/rss+xml", "application/atom+xml", "application/rdf+xml", "application/xml", "text/xml"}
+)
+_GIVE_A_PAGE = ": give the URL of the site's home page or of a section page that lists its articles"
+
+
+def _feed_draft(
+    site: str, page: Page, url: str, kind: str, robots: bytes | None, allow_private: bool
+) -> Draft:
+    """The draft of a rule reading the feed ``page`` fetched from ``url``; :class:`DraftError` when it
+    is no feed."""
+    try:
+        feed = read_feed(page.data, url, kind)
+    except FeedError as exc:
+        raise DraftError(f"{exc}, nor an HTML page (got {kind}){_GIVE_A_PAGE}") from None
+    return draft_feed_rule(site, feed, url, robots=robots, allow_private=allow_private)
+
+
 def run_rules_new(args: argparse.Namespace) -> int:
-    """``crawler rules new``: fetch URL (with its site's robots.txt), draft SITE's rule from it
-    (:mod:`crawler.rules.draft`), write it to the rules folder, check it as ``rules check`` does, and say
-    what was guessed and what to run next."""
+    """``crawler rules new``: fetch URL (with its site's robots.txt), draft SITE's rule from it, a page or
+    a feed (:mod:`crawler.rules.draft`), write it to the rules folder, check it as ``rules check`` does,
+    and say what was guessed and what to run next."""
     site = args.site
     if not is_site_id(site):
         raise InputError(
@@ -963,23 +982,35 @@ def run_rules_new(args: argparse.Namespace) -> int:
     )
     final = page.url or url
     kind = (page.content_type or "").split(";")[0].strip().lower()
-    if kind and kind not in ("text/html", "application/xhtml+xml"):
+    robots_body = page.also.get(robots)
+    if kind in _FEED_KINDS:
+        draft = _feed_draft(site, page, final, kind, robots_body, args.allow_private)
+    elif kind and kind not in ("text/html", "application/xhtml+xml"):
         raise DraftError(
-            f"{final} is not an HTML page (got {kind}): give the URL of the site's home page or of a section"
-            " page that lists its articles"
+            f"{final} is neither an HTML page nor an RSS or Atom feed (got {kind}){_GIVE_A_PAGE}"
         )
-    try:
-        decoded = decode_page(page)
-    except InputError as exc:
-        raise DraftError(f"{exc}: give the URL of the site's home page or of a section page") from None
-    draft = draft_rule(
-        site,
-        decoded.text,
-        final,
-        encoding=decoded.encoding,
-        robots=page.also.get(robots),
-        allow_private=args.allow_private,
-    )
+    else:
+        try:
+            decoded = decode_page(page)
+        except InputError as exc:
+            raise DraftError(f"{exc}: give the URL of the site's home page or of a section page") from None
+        try:
+            draft = draft_rule(
+                site,
+                decoded.text,
+                final,
+                encoding=decoded.encoding,
+                robots=robots_body,
+                allow_private=args.allow_private,
+            )
+        except NoArticleLinks as exc:
+            if not exc.feeds:
+                raise
+            # One fetch per process (Scrapy's reactor runs once): the feed is drafted from by its own run.
+            again = suggest(f"rules new {site} {shlex.quote(exc.feeds[0])}")
+            raise DraftError(
+                f"{exc}; the page advertises the feed {exc.feeds[0]}: `{again}` drafts a rule that reads it"
+            ) from None
     folder.mkdir(parents=True, exist_ok=True)
     path.write_text(
         rule_text(draft, today=datetime.now(UTC).date().isoformat(), command=command_name()), encoding="utf-8"
@@ -997,19 +1028,24 @@ def run_rules_new(args: argparse.Namespace) -> int:
     checked = "1 rule ok" + (f", {counted(len(warnings), 'warning')}" if warnings else "")
     print(f"wrote {path} ({checked}, as `{command_name()} rules check` says)")
     print(f"domains        {', '.join(draft.domains)}")
-    print(f"start URL      {printable(draft.url)}")
+    if draft.from_feed:
+        print(f"feed           {printable(draft.url)}")
+    else:
+        print(f"start URL      {printable(draft.url)}")
     matched = draft.matched
     print(f"article links  {draft.pattern.regex}")
+    source = "feed" if draft.from_feed else "page"
     print(
-        f"               {len(matched)} of the page's {counted(len(draft.site_links), 'link')} to"
+        f"               {len(matched)} of the {source}'s {counted(len(draft.site_links), 'link')} to"
         f" {' and '.join(draft.domains)}, e.g. {printable(draft.example)}"
     )
     if draft.next_page is not None:
         print(f"next page      {draft.next_page.xpath}")
         print(f"               the link {printable(draft.next_page.text)}: {printable(draft.next_page.url)}")
-    else:
+    elif not draft.from_feed:
         print("next page      - (no link rel=next, next, 下一页 or › found)")
-    print(f"feeds          {', '.join(draft.feeds) or '- (none advertised by the page)'}")
+    if not draft.from_feed:
+        print(f"feeds          {', '.join(draft.feeds) or '- (none advertised by the page)'}")
     print(f"sitemaps       {', '.join(draft.sitemaps) or '- (none named by robots.txt)'}")
     print()
     print("next:")

@@ -1,5 +1,6 @@
 """A site's first rule drafted from one of its pages (``crawler rules new SITE URL``): its domain, the feeds
-the page advertises, the sitemaps its robots.txt names, the article links' pattern and the next page.
+the page advertises, the sitemaps its robots.txt names, the article links' pattern and the next page; or
+from its feed (:func:`draft_feed_rule`), the pattern guessed from the entries' links.
 
 How the article pattern is guessed:
 
@@ -28,6 +29,7 @@ How the article pattern is guessed:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
@@ -35,6 +37,7 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 
 from crawler.errors import CrawlerError
+from crawler.rules.feeds import Feed
 from crawler.rules.model import base_url, requested_url
 from crawler.rules.sitemaps import SitemapError, read_sitemap
 from extractors.encoding import query_codec
@@ -44,6 +47,8 @@ __all__ = [
     "DraftError",
     "LinkPattern",
     "NextPage",
+    "NoArticleLinks",
+    "draft_feed_rule",
     "draft_rule",
     "robots_sitemaps",
     "rule_text",
@@ -54,6 +59,15 @@ __all__ = [
 class DraftError(CrawlerError):
     """No rule can be drafted from the page: it is no HTML page, or has no links to its site that look
     like articles'."""
+
+
+class NoArticleLinks(DraftError):
+    """The page has no links to its site that look like articles'; ``feeds``: the feeds on its site it
+    advertises, from which a rule may be drafted instead."""
+
+    def __init__(self, message: str, feeds: Sequence[str]) -> None:
+        super().__init__(message)
+        self.feeds = tuple(feeds)
 
 
 # Path segments (and query keys) of navigation, not articles: section lists, tags, accounts, pagination.
@@ -206,6 +220,7 @@ class Draft:
     sitemaps: tuple[str, ...]
     allow_private: bool
     off_site_feeds: tuple[str, ...] = field(default=())  # feeds on other hosts, which a rule cannot name
+    from_feed: bool = False  # url is a feed, the rule's only source: the entries' links gave the pattern
 
     @property
     def matched(self) -> list[str]:
@@ -258,19 +273,22 @@ def draft_rule(
         name for name in wanted if name == domain or any(on_domain(link, name) for link in site_links)
     )
     named = " or ".join(wanted)
+    feeds = _feeds(root, base, codec)
+    own_feeds = [feed for feed in feeds if _on_domains(feed, domains)]
     if not site_links:
-        raise DraftError(
+        raise NoArticleLinks(
             f"{url} has no links to {named} ({len(links)} links in all): give the URL of the site's home"
-            " page or of a section page that lists its articles"
+            " page or of a section page that lists its articles",
+            own_feeds,
         )
     pattern = _article_pattern(site_links)
     if pattern is None:
-        raise DraftError(
+        raise NoArticleLinks(
             f"none of the {len(site_links)} links of {url} to {named} looks like an article link (a date, a"
             f" numeric id or a long slug in its path; {_shapes_seen(site_links)}): give the URL of a"
-            " section page that lists articles, or write the rule by hand (docs/rules.md)"
+            " section page that lists articles, or write the rule by hand (docs/rules.md)",
+            own_feeds,
         )
-    feeds = _feeds(root, base, codec)
     sitemaps = robots_sitemaps(robots, url) if robots is not None else []
     return Draft(
         site=site,
@@ -283,6 +301,41 @@ def draft_rule(
         sitemaps=tuple(sitemap for sitemap in sitemaps if _on_domains(sitemap, domains)),
         allow_private=allow_private,
         off_site_feeds=tuple(feed for feed in feeds if not _on_domains(feed, domains)),
+    )
+
+
+def draft_feed_rule(site: str, feed: Feed, url: str, *, robots: bytes | None, allow_private: bool) -> Draft:
+    """The rule of ``site`` that reads the feed ``feed`` at ``url`` (its robots.txt ``robots``): the
+    pattern guessed from its entries' links as from a page's, on the feed's domain (and on the one its
+    entries are on when none is on the feed's: a feed served by another host of the site);
+    :class:`DraftError` when no entry's link looks like an article's."""
+    domain = site_domain((urlsplit(url).hostname or "").lower())
+    links = _unique(requested_url(url, entry.url, "utf-8") for entry in feed.entries)
+    domains: tuple[str, ...] = (domain,)
+    if links and not any(on_domain(link, domain) for link in links):
+        hosts = Counter(site_domain((urlsplit(link).hostname or "").lower()) for link in links)
+        domains += (hosts.most_common(1)[0][0],)
+    site_links = tuple(link for link in links if _on_domains(link, domains))
+    pattern = _article_pattern(site_links)
+    if pattern is None:
+        raise DraftError(
+            f"none of the {len(site_links)} links of the feed {url} to {' or '.join(domains)} looks like an"
+            f" article link (a date, a numeric id or a long slug in its path"
+            f"{'; ' + _shapes_seen(site_links) if site_links else ''}): give the URL of the site's home page"
+            " or of a section page that lists its articles, or write the rule by hand (docs/rules.md)"
+        )
+    sitemaps = robots_sitemaps(robots, url) if robots is not None else []
+    return Draft(
+        site=site,
+        url=url,
+        domains=domains,
+        site_links=site_links,
+        pattern=pattern,
+        next_page=None,
+        feeds=(url,),
+        sitemaps=tuple(sitemap for sitemap in sitemaps if _on_domains(sitemap, domains)),
+        allow_private=allow_private,
+        from_feed=True,
     )
 
 
@@ -562,18 +615,23 @@ def rule_text(draft: Draft, *, today: str, command: str) -> str:
     )
     matched = len(draft.matched)
     owners = " and ".join(draft.domains)
+    source = "feed" if draft.from_feed else "page"
     lines = [
         f"# rules/{draft.site}.yaml: drafted by `{command} rules new` on {today} from",
-        f"# {draft.url}. Guessed from that one page: check it with `{command} rules try {draft.site} URL`",
-        "# on an article and on this page, then edit it (docs/rules.md).",
+        f"# {draft.url}. Guessed from that one {source}: check it with"
+        f" `{command} rules try {draft.site} URL`",
+        f"# on an article and on this {source}, then edit it (docs/rules.md).",
         f"domains: [{', '.join(map(_yaml, draft.domains))}]",
     ]
     if draft.allow_private:
         lines.append("allow_private_addresses: true   # the site is on this machine or an intranet")
-    lines += ["start_urls:", f"  - {_yaml(draft.url)}"]
-    if draft.feeds:
-        lines.append('feeds:                           # advertised by the page (<link rel="alternate">)')
-        lines += [f"  - {_yaml(feed)}" for feed in draft.feeds]
+    if draft.from_feed:
+        lines.append("feeds:                           # the site's articles are read from this feed alone")
+    else:
+        lines += ["start_urls:", f"  - {_yaml(draft.url)}"]
+        if draft.feeds:
+            lines.append('feeds:                           # advertised by the page (<link rel="alternate">)')
+    lines += [f"  - {_yaml(feed)}" for feed in draft.feeds]
     for feed in draft.off_site_feeds:
         lines.append(f"# feed on another host, which a rule of {owners} cannot read: {feed}")
     if draft.sitemaps:
@@ -583,7 +641,7 @@ def rule_text(draft: Draft, *, today: str, command: str) -> str:
     lines += [
         "index:",
         "  links:",
-        f"    # guessed from {len(pattern.links)} of the page's {len(draft.site_links)} links to"
+        f"    # guessed from {len(pattern.links)} of the {source}'s {len(draft.site_links)} links to"
         f" {owners}, which hold {signs};",
         f"    # it keeps {matched} of them, e.g. {draft.example}",
         f"    allow: [{_yaml(pattern.regex)}]",
