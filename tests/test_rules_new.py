@@ -427,3 +427,21 @@ def test_a_feed_drafts_a_rule_reading_it_and_a_page_that_has_only_a_feed_names_i
     crawl = site.temp()
     assert crawl.returncode == 0, crawl.stderr[-3000:]
     assert sorted(site.stored()) == sorted(EN_ARTICLES)
+
+
+def test_a_year_folder_then_a_month_and_day_folder_is_a_date() -> None:
+    """Chinese portals date their articles /2026/1128/ (a year's folder, then one of its month and day):
+    that was two ids (/\\d+/\\d+/), no date, so a page's photo links of as many ids won the tie and the
+    drafted rule read the photos instead of the news."""
+    regex = _pattern(
+        [
+            "/photo/40610001.html",
+            "/photo/40610002.html",
+            "/photo/40610003.html",
+            "/n1/2026/1128/c1002-40612345.html",
+            "/n1/2026/1128/c1004-40612346.html",
+            "/n1/2026/1127/c1002-40611111.html",
+        ],
+        page="http://world.people.example.cn/",
+    )
+    assert regex == r"^https?://[^/]+/n\d+/\d{4}/\d{4}/c\d+-\d+\.html$"

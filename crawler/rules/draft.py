@@ -9,7 +9,7 @@ How the article pattern is guessed:
    when it has one: the links to the base's site are taken too, and the rule names its domain beside the
    page's;
 2. each link's path is given a shape, segment by segment: a date (``/2026/11/28/``, ``/2026/nov/28/``,
-   ``20261128``) becomes ``\\d{4}``, ``\\d{2}``, ``[a-z]{3}``...; a run of digits ``\\d+``
+   ``20261128``, ``/2026/1128/``) becomes ``\\d{4}``, ``\\d{2}``, ``[a-z]{3}``...; a run of digits ``\\d+``
    (``content_12345.htm`` is ``content_\\d+\\.htm``); a slug of three words or more
    (``harbour-bridge-reopens``) ``[^/]+``; an extension (``.html``, ``.shtml``, ``.htm``, ``.php``...)
    stays; other segments (``news``, ``world``) stay as written; a query keeps its keys, its values
@@ -119,6 +119,8 @@ _DAY_RE = re.compile(r"0?[1-9]|[12]\d|3[01]")
 _MONTH_NAMES = frozenset("jan feb mar apr may jun jul aug sep oct nov dec".split())
 # A date in one segment: 20261128, 2026-11-28, 2026_11_28, 202611 (a month's folder, as Chinese sites have).
 _PACKED_DATE_RE = re.compile(r"((?:19|20)\d{2})([-_]?)(0[1-9]|1[0-2])(?:([-_]?)(0[1-9]|[12]\d|3[01]))?")
+# A month and day in one folder after a year's, as Chinese portals write dates: /2026/1128/.
+_MONTH_DAY_RE = re.compile(r"(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])")
 _DIGITS_RE = re.compile(r"\d+")
 # Ids are 3 digits or more: a shorter number is a page of a list (/page/2, index_2.shtml) as often as not.
 _ID_DIGITS = 3
@@ -438,13 +440,16 @@ def without_session(url: str) -> str:
 
 
 def _date_folders(pieces: Sequence[str]) -> list[str]:
-    """The patterns of a date written as folders at the start of ``pieces`` (``2026/11/28``, ``2026/11``),
-    or of one folder holding a date (``20261128``, ``2026-11-28``, ``202611``); empty when there is none."""
+    """The patterns of a date written as folders at the start of ``pieces`` (``2026/11/28``, ``2026/11``,
+    ``2026/1128``), or of one folder holding a date (``20261128``, ``2026-11-28``, ``202611``); empty when
+    there is none."""
     if _YEAR_RE.fullmatch(pieces[0]) and len(pieces) > 1 and _MONTH_RE.fullmatch(pieces[1]):
         found = [r"\d{4}", _digits(pieces[1])]
         if len(pieces) > 2 and _DAY_RE.fullmatch(pieces[2]):
             found.append(_digits(pieces[2]))
         return found
+    if _YEAR_RE.fullmatch(pieces[0]) and len(pieces) > 1 and _MONTH_DAY_RE.fullmatch(pieces[1]):
+        return [r"\d{4}", r"\d{4}"]
     if _YEAR_RE.fullmatch(pieces[0]) and len(pieces) > 1 and pieces[1].lower() in _MONTH_NAMES:
         found = [r"\d{4}", "[a-z]{3}"]
         if len(pieces) > 2 and _DAY_RE.fullmatch(pieces[2]):
