@@ -445,3 +445,20 @@ def test_a_year_folder_then_a_month_and_day_folder_is_a_date() -> None:
         page="http://world.people.example.cn/",
     )
     assert regex == r"^https?://[^/]+/n\d+/\d{4}/\d{4}/c\d+-\d+\.html$"
+
+
+def test_a_session_id_in_the_page_url_is_no_part_of_the_start_url() -> None:
+    """A page reached with a session id in its URL (;jsessionid=..., ?PHPSESSID=...) gave it to the rule's
+    start_urls, a session every grab would send again (and a secret the logs redact, written into the
+    rule file); the start URL is the page's without it."""
+    links = "".join(f'<a href="/news/{n}/">x</a>' for n in (48213, 48214, 48215))
+    for page, start in [
+        ("https://news.example/news/;jsessionid=0A1B2C3D4E5F6071", "https://news.example/news/"),
+        (
+            "https://news.example/list.php?cat=7&PHPSESSID=9f8e7d6c5b4a3928",
+            "https://news.example/list.php?cat=7",
+        ),
+    ]:
+        draft = draft_rule("s", links, page, encoding="utf-8", robots=None, allow_private=False)
+        assert draft.url == start
+        assert f"start_urls:\n  - '{start}'\n" in rule_text(draft, today="2026-11-28", command="crawler")

@@ -213,7 +213,7 @@ class Draft:
     """What ``crawler rules new`` guessed of a site from one of its pages."""
 
     site: str
-    url: str  # the page, after redirects: the start URL
+    url: str  # the page (or feed), after redirects, without a session id: the start URL
     domains: tuple[str, ...]  # the page's, then its <base href>'s when links are on it
     site_links: tuple[str, ...]  # the page's links to its site, each once, in order
     pattern: LinkPattern
@@ -294,7 +294,7 @@ def draft_rule(
     sitemaps = robots_sitemaps(robots, url) if robots is not None else []
     return Draft(
         site=site,
-        url=url,
+        url=without_session(url),
         domains=domains,
         site_links=site_links,
         pattern=pattern,
@@ -329,12 +329,12 @@ def draft_feed_rule(site: str, feed: Feed, url: str, *, robots: bytes | None, al
     sitemaps = robots_sitemaps(robots, url) if robots is not None else []
     return Draft(
         site=site,
-        url=url,
+        url=without_session(url),
         domains=domains,
         site_links=site_links,
         pattern=pattern,
         next_page=None,
-        feeds=(url,),
+        feeds=(without_session(url),),
         sitemaps=tuple(sitemap for sitemap in sitemaps if _on_domains(sitemap, domains)),
         allow_private=allow_private,
         from_feed=True,
