@@ -370,6 +370,11 @@ def test_a_base_href_on_another_host_puts_that_host_in_the_domains() -> None:
             r"^https?://[^/]+/article\.php\?(?:utm_[a-z_]+=[^&]*&)*sid=\d+(?:&utm_[a-z_]+=[^&]*)*$",
             "/article.php?sid=10234",
         ),
+        (
+            ["/?p=123&UTM_Source=feed", "/?p=124", "/?p=130"],
+            r"^https?://[^/]+/\?p=\d+(?:&UTM_Source=[^&]*)*$",
+            "/?p=123",
+        ),
     ],
 )
 def test_session_ids_and_tracking_are_no_part_of_the_pattern(

@@ -138,6 +138,7 @@ _SESSION_KEYS = frozenset({"jsessionid", "phpsessid", "sid", "sessionid", "sessi
 _PATH_SESSION_RE = re.compile(r";(?P<name>[A-Za-z_]+)=[^/;?]*$")
 _TRACKING_PREFIX = "utm_"
 _TRACKING_KEY = "utm_[a-z_]+"
+_TRACKING_KEY_RE = re.compile(_TRACKING_KEY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,7 +421,7 @@ def _ignored_key(key: str, value: str) -> str | None:
     """The regex of a query key of tracking (``utm_source``) or a session (its value no number: a ``sid``
     of digits is a story's id), which the shape leaves out; None for the others."""
     if key.lower().startswith(_TRACKING_PREFIX):
-        return _TRACKING_KEY
+        return _TRACKING_KEY if _TRACKING_KEY_RE.fullmatch(key) else _literal(key)
     if key.lower() in _SESSION_KEYS and not value.isdigit():
         return _literal(key)
     return None
