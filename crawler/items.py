@@ -63,6 +63,10 @@ class Article:
     # The first fetch of its stored document, when its page was re-read from the store (``crawler temp
     # --stored``): the store updates that document in its own week; None: ``fetched_at``.
     first_seen: str | None = None
+    # A page of a job that fetches seen URLs again (``crawler temp SITE --again``) with no ``first_seen``:
+    # the store pipeline looks its URL up in every week, so that a document stored weeks ago is updated
+    # in its own week (a write looks in its week and the week before only).
+    find_week: bool = field(default=False, repr=False, compare=False)
     page: Page | None = field(default=None, repr=False, compare=False)
     # The body's content hash and SimHash when the text pool computed them (the store computes them
     # otherwise); None until then.

@@ -140,9 +140,16 @@ class Keys:
     def job(self, job: str) -> str:
         """A job's counters: pending, fetched, stored, skipped (``skip:<cause>``: of them for each cause),
         errors, refused, links (article links found), taken (requests taken out of the queue unfetched: an
-        interrupted demo's, by the next demo) (a discover crawl's too: budget, issued, links_seen),
-        its notes, what it is, and when a temp crawl saw it end (``ended``) (a hash)."""
+        interrupted demo's, by the next demo), again (article requests queued though seen, by a job that
+        fetches seen URLs again: ``crawler temp SITE --again``, whose hash has ``fetches_seen`` 1)
+        (a discover crawl's too: budget, issued, links_seen), its notes, what it is, and when a temp crawl
+        saw it end (``ended``) (a hash)."""
         return f"{self.prefix}:job:{job}"
+
+    def again(self, job: str) -> str:
+        """The fingerprints of the article requests a job that fetches seen URLs again (``crawler temp SITE
+        --again``) has queued, each once in the job (a set with a time-to-live, deleted at the job's end)."""
+        return f"{self.prefix}:job:{job}:again"
 
     def temp(self, site: str) -> str:
         """The job of a site's last temp crawl (a string): the next temp crawl of the site goes on with it

@@ -20,6 +20,9 @@ Metadata (``request.meta``), read through :class:`Work` only:
                 ``published`` and ``author``
 ``given``       article pages given by the user (``crawler temp --url``, ``--stored``): fetched whatever the
                 seen filter says, their redirects too
+``again``       requests of a job that fetches seen URLs again (``crawler temp SITE --again``): the article
+                links found on them are queued whatever the seen filter says, once each in the job, and
+                their articles are stored in the week that holds their URL
 ``first_seen``  article pages re-read from the store (``crawler temp --stored``): the ``first_seen`` of the
                 stored document, so that the re-read updates it in its week (not a new one in this week's)
 ``slot``        discover pages: the queue slot of their host (``<site>@<host>``): politeness is per host
@@ -33,8 +36,10 @@ so retries stay bounded whichever worker takes the next try), ``redirect_urls``.
 
 A *job*'s counters live in ``<prefix>:job:<id>`` (``pending``, ``fetched``, ``stored``, ``updated``
 (articles whose URLs were stored before), ``skipped``, ``errors``, ``refused`` by the network guard,
-``unparsed_published``: pages whose published is no date the crawl recognises); it is done when
-``pending`` is back to zero, whichever workers did the work.
+``unparsed_published``: pages whose published is no date the crawl recognises, ``again``: article
+requests queued though their URLs were seen, by a job that fetches seen URLs again, whose hash has
+``fetches_seen`` 1); it is done when ``pending`` is back to zero, whichever workers did the work. Such a
+job's article requests are in the set ``<prefix>:job:<id>:again`` (:meth:`Keys.again`), once each.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ import redis
 from scrapy import Request, Spider
 from scrapy.utils.request import request_from_dict
 
+from crawler import settings as defaults
 from crawler.discover.frontier import slot_of
 from crawler.errors import CrawlerError
 from crawler.keys import SKIP_PREFIX, Keys
@@ -80,6 +86,7 @@ __all__ = [
     "decode_request",
     "discover_request",
     "encode_request",
+    "end_again",
     "enqueue_job",
     "expired_leases",
     "held_leases",
@@ -117,7 +124,7 @@ class Work(NamedTuple):
     """What a request is for, from its metadata (see the module docstring).
 
     A named tuple, not a frozen dataclass: the crawl reads a request's Work some 14 times a page, and a
-    tuple is made in 0.7 µs where the dataclass took 1.7 (its ``__init__`` sets each of the 12 fields
+    tuple is made in 0.7 µs where the dataclass took 1.7 (its ``__init__`` sets each of its fields
     through ``object.__setattr__``)."""
 
     site: str
@@ -132,6 +139,7 @@ class Work(NamedTuple):
     slot: str = ""
     given: bool = False
     adapts: bool = False
+    again: bool = False
 
     @classmethod
     def of(cls, request: Request) -> Work:
@@ -150,6 +158,7 @@ class Work(NamedTuple):
             slot=str(get("slot") or get("site", "")),
             given=get("given") is True,
             adapts=get("adapts") is True,
+            again=get("again") is True,
         )
 
     @property
@@ -195,10 +204,12 @@ def index_request(
     page: int = 1,
     boost: int = 0,
     job_kind: str | None = None,
+    again: bool = False,
 ) -> Request:
     """A request for one of ``rule``'s index pages (never deduplicated: index pages change). ``boost``
-    raises its priority over the rule's own (a temp crawl's, or a productive site's grab)."""
-    return listing_request(rule, INDEX, url, job=job, page=page, boost=boost, job_kind=job_kind)
+    raises its priority over the rule's own (a temp crawl's, or a productive site's grab); ``again``: of a
+    job that fetches seen URLs again."""
+    return listing_request(rule, INDEX, url, job=job, page=page, boost=boost, job_kind=job_kind, again=again)
 
 
 def listing_request(
@@ -212,16 +223,20 @@ def listing_request(
     boost: int = 0,
     job_kind: str | None = None,
     adapts: bool = False,
+    again: bool = False,
 ) -> Request:
     """A request for a page that lists ``rule``'s articles, of ``kind``: an index page (``page``: 1 for a
     start URL, 2 for the next...), a feed, a sitemap (``page``: 1 for the rule's, 2 for one it lists...),
     a page of its JSON API (``seen``: the URLs of the pages before it in its chain) or a search result
     page. Never deduplicated: such pages change; a step above the rule's priority, and ``boost`` more.
     ``adapts``: the rule's first listing page, whose news in a regular grab adapts the site's revisit
-    interval (:mod:`crawler.schedule.revisit`), once a grab."""
+    interval (:mod:`crawler.schedule.revisit`), once a grab. ``again``: of a job that fetches seen URLs
+    again."""
     meta = _meta(rule, kind, job, job_kind, page=page, depth=0, boost=boost)
     if adapts:
         meta["adapts"] = True
+    if again:
+        meta["again"] = True
     headers = rule.headers or None
     if kind == API:
         meta["api_seen"] = list(seen)
@@ -240,15 +255,19 @@ def article_request(
     entry: Mapping[str, str] | None = None,
     given: bool = False,
     first_seen: str | None = None,
+    again: bool = False,
 ) -> Request:
     """A request for one of ``rule``'s article pages; ``entry``: what a feed's entry says of it; ``given``:
     a page the user asked for (``crawler temp --url``), fetched whatever the seen filter says;
-    ``first_seen``: that of its stored document, which it re-reads (``crawler temp --stored``)."""
+    ``first_seen``: that of its stored document, which it re-reads (``crawler temp --stored``); ``again``:
+    of a job that fetches seen URLs again (``crawler temp SITE --again``)."""
     meta = _meta(rule, ARTICLE, job, job_kind, depth=depth, boost=boost)
     if entry:
         meta["entry"] = dict(entry)
     if given:
         meta["given"] = True
+    if again:
+        meta["again"] = True
     if first_seen is not None:
         meta["first_seen"] = first_seen
     return Request(url, meta=meta, headers=rule.headers or None, priority=rule.priority + boost)
@@ -380,17 +399,25 @@ def without_lease(request: Request) -> Request:
 
 
 def queue_new(
-    bloom: RedisBloom, keys: Keys, requests: Sequence[Request], fingerprints: Sequence[bytes]
+    bloom: RedisBloom,
+    keys: Keys,
+    requests: Sequence[Request],
+    fingerprints: Sequence[bytes],
+    *,
+    again_seconds: int = defaults.SCHEDULE_TEMP_AGAIN_SECONDS,
 ) -> list[bool]:
     """Queue the requests whose fingerprints the Bloom filter has not seen, marking them seen in the same
-    atomic calls (one per site, job and priority; a page's links share them). True for each new one."""
+    atomic calls (one per site, job and priority; a page's links share them). True for each new one.
+    The requests of a job that fetches seen URLs again (meta ``again``) are queued seen or not, each once
+    in the job (its set :meth:`Keys.again`, kept ``again_seconds`` after the last call), and marked seen
+    as the others."""
     fresh = [False] * len(requests)
-    groups: dict[tuple[str, str | None, int], list[int]] = {}
+    groups: dict[tuple[str, str | None, int, bool], list[int]] = {}
     for index, request in enumerate(requests):
         work = Work.of(request)
         request.dont_filter = True  # tested here: the scheduler's dupefilter passes it
-        groups.setdefault((work.slot, work.job, request.priority), []).append(index)
-    for (site, job, priority), indices in groups.items():
+        groups.setdefault((work.slot, work.job, request.priority, work.again), []).append(index)
+    for (site, job, priority, again), indices in groups.items():
         target = QueueTarget(
             prefix=keys.prefix,
             pending=keys.pending,
@@ -399,6 +426,8 @@ def queue_new(
             site=site,
             job=job,
             priority=priority,
+            again=keys.again(job) if again and job else "",
+            again_seconds=again_seconds,
         )
         added = bloom.add_and_queue(
             [fingerprints[i] for i in indices], [encode_request(requests[i]) for i in indices], target
@@ -421,7 +450,8 @@ class JobCounts:
     pages (``links``, seen already or not), the pages whose ``published`` is no date the crawl recognises
     (``unparsed_published``), the listing pages it read that were queued as the job started or requeued
     since (``listings``: start URLs, feeds, sitemaps, API pages, discover seeds), its requests taken out of
-    the queue unfetched (``taken``: ``crawler sites forget``, a demo's leftovers), and the notes the crawl
+    the queue unfetched (``taken``: ``crawler sites forget``, a demo's leftovers), the article requests it
+    queued though their URLs were seen (``again``: ``crawler temp SITE --again``), and the notes the crawl
     left for its summary (a rule's feed that is no feed, a start URL that failed: the ``note:<url>``
     fields)."""
 
@@ -438,6 +468,7 @@ class JobCounts:
     unparsed_published: int = 0
     listings: int = 0
     taken: int = 0
+    again: int = 0
     error_kinds: Mapping[str, int] = field(default_factory=dict)
     skip_causes: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -472,6 +503,7 @@ class JobCounts:
             unparsed_published=values.get("unparsed_published", 0),
             listings=values.get("listings", 0),
             taken=values.get("taken", 0),
+            again=values.get("again", 0),
             error_kinds={kind: count for kind, count in kinds.items() if count > 0},
             skip_causes=dict(sorted(causes.items(), key=lambda cause: (-cause[1], cause[0]))),
             notes=tuple(note for _, note in sorted(notes.items())),
@@ -483,14 +515,22 @@ class JobCounts:
         return self.error_kinds.get("store", 0)
 
 
-def unfinished_temp_job(server: redis.Redis, keys: Keys, site: str) -> str | None:
+def unfinished_temp_job(server: redis.Redis, keys: Keys, site: str, *, again: bool = False) -> str | None:
     """The job of ``site``'s last temp crawl of the whole site while it has requests pending (that crawl
-    was killed or stopped before its end, or runs still), else None."""
+    was killed or stopped before its end, or runs still), if it fetches seen URLs again as ``again`` asks
+    (``crawler temp SITE --again``), else None."""
     last = server.get(keys.temp(site))
     if last is None:
         return None
     job = decoded(last)
+    if server.hexists(keys.job(job), "fetches_seen") != again:
+        return None
     return job if JobCounts.read(server, keys, job).pending > 0 else None
+
+
+def end_again(server: redis.Redis, keys: Keys, job: str) -> None:
+    """Delete the set of the article requests ``job``, which fetched seen URLs again, queued: it ended."""
+    server.delete(keys.again(job))
 
 
 def held_leases(server: redis.Redis, keys: Keys, job: str, now: float) -> list[float]:
@@ -593,6 +633,7 @@ def enqueue_job(
     job: str | None = None,
     kind: str = "temp",
     boost: int = 0,
+    again: bool = False,
 ) -> str:
     """Queue a job: each rule's start URLs as index pages, its feeds, sitemaps, API and search pages, its
     discover seeds, or, when
@@ -600,13 +641,17 @@ def enqueue_job(
     (``stored``: the URL and ``first_seen`` of stored documents to re-read, taken one at a time, so that
     any number of them is queued in bounded memory). ``kind`` is ``temp``
     (a crawl asked for now) or ``grab`` (a regular grab of the schedule); ``boost`` raises the priority
-    of its requests (and of the article requests they lead to) over the rule's own. Returns the job id (a
+    of its requests (and of the article requests they lead to) over the rule's own; ``again``: the
+    article links of its listing pages are fetched even when their URLs were seen before, once each in
+    the job (its hash has ``fetches_seen`` 1). Returns the job id (a
     new one unless given: queueing a job again adds nothing, since the queue stores an identical request
     once)."""
     job = job or uuid.uuid4().hex[:12]
     rules = list(rules)
     server.hsetnx(keys.job(job), "created", f"{time.time():.3f}")
     server.hset(keys.job(job), mapping={"sites": ",".join(rule.site for rule in rules), "kind": kind})
+    if again:
+        server.hset(keys.job(job), "fetches_seen", 1)
     queue = LeasedQueue(server, keys, lease_seconds=lease_seconds)
     urls = list(article_urls)
     for rule in rules:
@@ -630,7 +675,7 @@ def enqueue_job(
             ]
             for number, (page_kind, url) in enumerate(firsts):
                 request = listing_request(
-                    rule, page_kind, url, job=job, boost=boost, job_kind=kind, adapts=number == 0
+                    rule, page_kind, url, job=job, boost=boost, job_kind=kind, adapts=number == 0, again=again
                 )
                 push(queue, request)
             if rule.discover is not None:

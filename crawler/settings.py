@@ -195,6 +195,9 @@ SCHEDULE_ADAPT_MAX_FACTOR: Annotated[float, Range("a factor of every", 1)] = 4.0
 SCHEDULE_YIELD_BOOST: Annotated[int, Range("a priority")] = 5
 # Priority of a temp crawl's requests over every regular grab's.
 SCHEDULE_TEMP_BOOST: Annotated[int, Range("a priority")] = 100
+# Seconds the set of the article URLs a `crawler temp SITE --again` job queued outlives the job's last link
+# queued (a crashed crawl resumed within them fetches each page once still); deleted at the job's end.
+SCHEDULE_TEMP_AGAIN_SECONDS: Annotated[int, Range("seconds", 1)] = 7 * 24 * 3600
 # Seconds a temp crawl waits for a Redis that stopped answering (a server that cannot start again) or that
 # refuses writes (a full disk) before it stops with an error, its requests left queued: a temp crawl always
 # ends.

@@ -723,7 +723,7 @@ def test_a_document_mongodb_refuses_for_good_fails_alone_and_the_rest_of_its_bat
     with fake_store(tmp_path, client, clock) as store:
         client.fail_next("articles", "bulk_write", _too_large_write())  # the batch
         client.fail_next("articles", "bulk_write", _too_large_write(), after=1)  # news.test/1 alone
-        results = write_batch(store, [(document, True) for document in documents], None)
+        results = write_batch(store, [(document, True, False) for document in documents], None)
     assert [getattr(result, "outcome", None) for result in results] == ["new", None, "new"]
     assert isinstance(results[1], StoreError) and lasting_failure(results[1])
     assert set(stored(client)) == {"http://news.test/0", "http://news.test/2"}
@@ -742,7 +742,7 @@ def test_a_batch_stored_in_part_before_mongodb_refused_it_says_its_own_job_store
     ]
     with fake_store(tmp_path, client, clock) as store:
         client.fail_next("articles", "bulk_write", _too_large_write(), after=1)  # the batch's second week
-        results = write_batch(store, [(document, True) for document in documents], None)
+        results = write_batch(store, [(document, True, False) for document in documents], None)
     assert results == [
         Written("updated", "http://news.test/47", same_job=True),
         Written("new", "http://news.test/46"),

@@ -127,7 +127,8 @@ FORGET_SAID = (
 )
 SEEN_STAY = (
     "its seen URLs stay seen: the Bloom filter of seen URLs is shared by every site and cannot remove one, so"
-    " its grabs fetch only articles they never saw; `crawler temp {site} --url URL` fetches one again\n"
+    " its grabs fetch only articles they never saw; `crawler temp {site} --again` fetches every article its"
+    " index pages link to again, `crawler temp {site} --url URL` one page\n"
 )
 
 

@@ -52,6 +52,7 @@ from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError, live_
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
 from crawler.requests import (
     JobCounts,
+    end_again,
     enqueue_job,
     held_leases,
     mark_temp_job,
@@ -182,6 +183,7 @@ def _temp(args: argparse.Namespace) -> int:
     window = StoredWindow.of(args, rule)
     # Pages given (--url) or re-read from the store (--stored): a job of its own, never the site's crawl.
     given = bool(article_urls) or window is not None
+    seen_again = _again(args, rule, given=given)
     unfetched = unfetched_seeds_problem(rule.discover) if rule.discover and not given else None
     if unfetched is not None:
         tell("warning", f"{unfetched} (discover.budget in {rule.path}: raise it over the seeds)")
@@ -199,7 +201,7 @@ def _temp(args: argparse.Namespace) -> int:
         wrong = LeasedQueue(server, keys).wrong_keys([rule.site]).get(rule.site)
         if wrong:
             raise WrongKeyError(f"site {rule.site} cannot be crawled now: {wrong[0].problem()}")
-        resumed = None if given else unfinished_temp_job(server, keys, rule.site)
+        resumed = None if given else unfinished_temp_job(server, keys, rule.site, again=seen_again)
         before = None if resumed is None else JobCounts.read(server, keys, resumed)
         requeued = resumed is not None and temp_job_ended(server, keys, resumed)
         title = f"temp crawl of {rule.site}"
@@ -210,7 +212,7 @@ def _temp(args: argparse.Namespace) -> int:
                 with _queueing_shown(title, itertools.chain(known.items(), rereads or ())) as again:
                     job = _enqueue(settings, server, keys, [rule], article_urls=fresh, stored=again)
             else:
-                job = _enqueue(settings, server, keys, [rule], article_urls=fresh)
+                job = _enqueue(settings, server, keys, [rule], article_urls=fresh, again=seen_again)
             if not given:
                 remember_temp_job(server, keys, rule.site, job)
         else:
@@ -227,6 +229,8 @@ def _temp(args: argparse.Namespace) -> int:
             raise
         if not given and counts.pending == 0:
             mark_temp_job(server, keys, job, ended=True)
+            if seen_again:
+                end_again(server, keys, job)
         discovered = _discover_summary(settings, url, rule, job, counts) if rule.discover else None
     if before is not None:
         stored = (
@@ -246,6 +250,11 @@ def _temp(args: argparse.Namespace) -> int:
                 f" or stopped, or runs still): {stored}"
             )
     _print_summary(job, counts, settings, rule)
+    if seen_again:
+        print(
+            f"fetched {counted(counts.again, 'article page')} seen before again (--again: this job only);"
+            " their URLs stay seen for every other crawl"
+        )
     if rereads is not None and window is not None:
         print(rereads.summary(window))
     if discovered:
@@ -292,6 +301,27 @@ def _temp(args: argparse.Namespace) -> int:
     for note in counts.notes:
         print(note)
     return code
+
+
+def _again(args: argparse.Namespace, rule: Rule, *, given: bool) -> bool:
+    """Whether ``args`` ask for a crawl that fetches seen URLs again (``--again``); :class:`InputError`
+    when they give pages too (``--url``, ``--stored``: fetched whatever the seen filter says already), or
+    ``rule`` is a discover crawl's (its links are judged by its frontier)."""
+    if not args.again:
+        return False
+    if given:
+        option = "--url" if args.url else "--stored"
+        raise InputError(
+            f"--again follows {rule.site}'s index pages' links even when they were seen; the pages of"
+            f" {option} are fetched whatever the seen filter says already: give one of the two"
+            f" (`{suggest(f'temp {rule.site} --again')}`)"
+        )
+    if rule.discover is not None:
+        raise InputError(
+            f"--again: site {rule.site} is a discover crawl ({rule.path}): its frontier, not the seen filter"
+            f" of articles, chooses the pages it reads; run `{suggest(f'temp {rule.site}')}` without --again"
+        )
+    return True
 
 
 def _paused_end(site: str, job: str, left: int, *, given: bool) -> str:
@@ -1002,9 +1032,10 @@ def _enqueue(
     *,
     article_urls: list[str] | None = None,
     stored: Iterable[tuple[str, str]] | None = None,
+    again: bool = False,
 ) -> str:
-    """Queue ``rules`` (or ``article_urls`` and ``stored`` pages of the one rule) as a new temp job; its
-    id."""
+    """Queue ``rules`` (or ``article_urls`` and ``stored`` pages of the one rule) as a new temp job (one
+    that fetches seen URLs again: ``again``); its id."""
     return enqueue_job(
         server,
         keys,
@@ -1014,6 +1045,7 @@ def _enqueue(
         lease_seconds=settings.getfloat("LEASE_SECONDS"),
         kind="temp",
         boost=settings.getint("SCHEDULE_TEMP_BOOST"),
+        again=again,
     )
 
 

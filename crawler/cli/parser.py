@@ -273,6 +273,12 @@ def _add_crawl(commands: Any) -> None:
         help="fetch the site's stored articles again, not the index pages, and update each with the rule as"
         " it is now (--week, --since, --until and --limit choose which)",
     )
+    temp.add_argument(
+        "--again",
+        action="store_true",
+        help="follow the index pages' article links even when their URLs were seen before (this crawl only:"
+        " each page once; a stored article is updated in place)",
+    )
     temp.add_argument("--week", type=_week, metavar="W", help="--stored: one week's articles: 2026w47")
     temp.add_argument(
         "--since",
@@ -505,7 +511,8 @@ def _add_sites(commands: Any) -> None:
             " the validators and sitemap dates that make a grab read only what changed, its last temp"
             " crawl, a discover rule's frontier), so its next grab is a new rule's first and reads it"
             " whole; with --articles, delete its stored articles too. Its seen URLs stay seen: the Bloom"
-            " filter is shared by every site and cannot remove one. Asks first, unless --yes."
+            " filter is shared by every site and cannot remove one (`crawler temp SITE --again` fetches"
+            " the articles its index pages link to again). Asks first, unless --yes."
         ),
     )
     forget.add_argument("site", metavar="SITE", help="site id (the rule file's name without .yaml)")

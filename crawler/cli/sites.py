@@ -127,8 +127,9 @@ def run_forget(args: argparse.Namespace) -> int:
         print(f"deleted {counted(deleted, 'article')} of {site} from {store!r}")
     print(
         f"its seen URLs stay seen: the Bloom filter of seen URLs is shared by every site and cannot remove"
-        f" one, so its grabs fetch only articles they never saw; `{suggest(f'temp {site} --url URL')}`"
-        " fetches one again"
+        f" one, so its grabs fetch only articles they never saw; `{suggest(f'temp {site} --again')}`"
+        f" fetches every article its index pages link to again, `{suggest(f'temp {site} --url URL')}` one"
+        " page"
     )
     return 0
 

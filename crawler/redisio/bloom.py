@@ -135,8 +135,12 @@ return {status, slices, last_count, count, table.concat(flags)}
 )
 # The same, and every new item queued in the same call: a URL is marked seen only together with its
 # queuing (a crash between the two cannot lose it). After the slice keys: the pending counts, the arrival
-# counter, the job's hash (or ''); after the offsets: site, job (or ''), priority, the queue's key prefix,
-# then one queue member per item (queued, scored and counted as crawler/redisio/queue.py's push does).
+# counter, the job's hash (or ''), the job's set of items queued (or ''); after the offsets: site, job (or
+# ''), priority, the queue's key prefix, the set's time-to-live in seconds, then per item its queue member
+# (queued, scored and counted as crawler/redisio/queue.py's push does) and, with a set, the item itself.
+# With a set (a job that fetches seen URLs again: `crawler temp SITE --again`), an item is queued when the
+# set did not hold it, seen or not (flag "2": seen, queued again, counted in the job's ``again``), and an
+# item the set held is not queued (flag "1"); the set's time-to-live is renewed.
 _LUA_TEST_AND_SET_AND_QUEUE = (
     SITE_LUA
     + _LUA_TEST_AND_SET_CORE
@@ -144,14 +148,35 @@ _LUA_TEST_AND_SET_AND_QUEUE = (
 local queue_keys = 1 + sent
 local site, job, priority = ARGV[6 + 3 * sent], ARGV[7 + 3 * sent], tonumber(ARGV[8 + 3 * sent])
 local prefix = ARGV[9 + 3 * sent]
-for j = 1, #flags do
-  if flags[j] == '0' then
-    local score = -priority * 1099511627776 + redis.call('INCR', KEYS[queue_keys + 2])
-    if enqueue(prefix, site, score, ARGV[9 + 3 * sent + j]) == 1 then
-      redis.call('HINCRBY', KEYS[queue_keys + 1], site, 1)
-      if job ~= '' then redis.call('HINCRBY', KEYS[queue_keys + 3], 'pending', 1) end
+local again = KEYS[queue_keys + 4]
+local before = 10 + 3 * sent
+if again == '' then
+  for j = 1, #flags do
+    if flags[j] == '0' then
+      local score = -priority * 1099511627776 + redis.call('INCR', KEYS[queue_keys + 2])
+      if enqueue(prefix, site, score, ARGV[before + j]) == 1 then
+        redis.call('HINCRBY', KEYS[queue_keys + 1], site, 1)
+        if job ~= '' then redis.call('HINCRBY', KEYS[queue_keys + 3], 'pending', 1) end
+      end
     end
   end
+else
+  local queued_again = 0
+  for j = 1, #flags do
+    if redis.call('SADD', again, ARGV[before + 2 * j]) == 0 then
+      flags[j] = '1'
+    else
+      if flags[j] == '1' then flags[j] = '2' end
+      local score = -priority * 1099511627776 + redis.call('INCR', KEYS[queue_keys + 2])
+      if enqueue(prefix, site, score, ARGV[before + 2 * j - 1]) == 1 then
+        redis.call('HINCRBY', KEYS[queue_keys + 1], site, 1)
+        if job ~= '' then redis.call('HINCRBY', KEYS[queue_keys + 3], 'pending', 1) end
+        if flags[j] == '2' then queued_again = queued_again + 1 end
+      end
+    end
+  end
+  redis.call('EXPIRE', again, ARGV[before])
+  if queued_again > 0 then redis.call('HINCRBY', KEYS[queue_keys + 3], 'again', queued_again) end
 end
 return {status, slices, last_count, count, table.concat(flags)}
 """
@@ -237,7 +262,9 @@ class SliceGeometry:
 class QueueTarget:
     """Where :meth:`RedisBloom.add_and_queue` queues new items: the leased queue's key prefix and keys
     (pending counts, arrival counter, the job's hash or ''), and the site, job and priority of every
-    member."""
+    member. ``again``: the set of the items a job that fetches seen URLs again has queued (kept
+    ``again_seconds`` after its last call), whose items are queued once each, seen or not; '' for every
+    other job."""
 
     prefix: str
     pending: str
@@ -246,13 +273,15 @@ class QueueTarget:
     site: str
     job: str | None
     priority: int
+    again: str = ""
+    again_seconds: int = 0
 
     @property
     def keys(self) -> list[str]:
-        return [self.pending, self.sequence, self.job_key]
+        return [self.pending, self.sequence, self.job_key, self.again]
 
     def args(self) -> list[str | int]:
-        return [self.site, self.job or "", int(self.priority), self.prefix]
+        return [self.site, self.job or "", int(self.priority), self.prefix, int(self.again_seconds)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,7 +406,12 @@ class RedisBloom:
         self, items: Sequence[bytes | str], members: Sequence[bytes], target: QueueTarget
     ) -> list[bool]:
         """Test-and-set ``items`` and, in the same atomic calls, queue the member of each new one into
-        ``target`` (a URL is never marked seen without its request queued). True for each new item."""
+        ``target`` (a URL is never marked seen without its request queued). True for each new item, and,
+        when ``target`` names a job's set (``again``), for each item queued again though seen."""
+        if target.again:
+            return self._add_with(
+                items, [[member, item] for member, item in zip(members, items, strict=False)], target
+            )
         return self._add_with(items, [[member] for member in members], target)
 
     def add_and_stash(

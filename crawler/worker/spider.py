@@ -434,6 +434,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.bans = watch_of(self.crawler)
         self.regex_page_seconds = self.crawler.settings.getfloat("RULES_REGEX_PAGE_SECONDS")
         self.url_limit = self.crawler.settings.getint("URLLENGTH_LIMIT")
+        self.again_seconds = self.crawler.settings.getint("SCHEDULE_TEMP_AGAIN_SECONDS")
         self.max_size = self.crawler.settings.getint("DOWNLOAD_MAXSIZE")
         if self.rule_errors:
             self.count("rules/errors", self.rule_errors)
@@ -620,7 +621,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if owner is not rule:
                 self.count(f"crawl/search_other_rules/{rule.site}", len(urls))
             requests = [
-                article_request(owner, url, job=work.job, boost=work.boost, job_kind=work.job_kind)
+                article_request(
+                    owner, url, job=work.job, boost=work.boost, job_kind=work.job_kind, again=work.again
+                )
                 for url in urls
             ]
             fresh += self._queue_new(owner, requests, work.job)
@@ -636,6 +639,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                     page=work.page + 1,
                     boost=work.boost,
                     job_kind=work.job_kind,
+                    again=work.again,
                 )
 
     def _rules_of_hosts(self, rule: Rule, urls: list[str]) -> list[Rule | None]:
@@ -709,6 +713,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 job=work.job,
                 boost=work.boost,
                 job_kind=work.job_kind,
+                again=work.again,
                 entry={name: value for name, value in item.fields.items() if value is not None},
             )
             for url, item in links
@@ -738,6 +743,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             seen=seen,
             boost=work.boost,
             job_kind=work.job_kind,
+            again=work.again,
         )
 
     def parse_sitemap(self, response: Response) -> Iterator[Request]:
@@ -793,12 +799,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                         page=work.page + 1,
                         boost=work.boost,
                         job_kind=work.job_kind,
+                        again=work.again,
                     )
         else:
             self.count(f"crawl/links/{rule.site}", len(changed))
             requests = [
                 article_request(
-                    rule, e.url, job=work.job, boost=work.boost, job_kind=work.job_kind, entry=e.hints()
+                    rule,
+                    e.url,
+                    job=work.job,
+                    boost=work.boost,
+                    job_kind=work.job_kind,
+                    again=work.again,
+                    entry=e.hints(),
                 )
                 for e in changed
             ]
@@ -873,7 +886,13 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.count(f"crawl/links/{rule.site}", len(entries))
         requests = [
             article_request(
-                rule, entry.url, job=work.job, boost=work.boost, job_kind=work.job_kind, entry=entry.hints()
+                rule,
+                entry.url,
+                job=work.job,
+                boost=work.boost,
+                job_kind=work.job_kind,
+                again=work.again,
+                entry=entry.hints(),
             )
             for entry in entries
         ]
@@ -906,7 +925,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.bans.ok(rule.site, response.meta.get("proxy_id"))
         self.count(f"crawl/links/{rule.site}", len(links))
         requests = [
-            article_request(rule, url, job=work.job, boost=work.boost, job_kind=work.job_kind)
+            article_request(
+                rule, url, job=work.job, boost=work.boost, job_kind=work.job_kind, again=work.again
+            )
             for url in links
         ]
         fresh = self._queue_new(rule, requests, work.job)
@@ -915,7 +936,13 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             next_url = rule.next_page_url(page.url, root, encoding=page_encoding(page))
             if next_url:
                 yield index_request(
-                    rule, next_url, job=work.job, page=work.page + 1, boost=work.boost, job_kind=work.job_kind
+                    rule,
+                    next_url,
+                    job=work.job,
+                    page=work.page + 1,
+                    boost=work.boost,
+                    job_kind=work.job_kind,
+                    again=work.again,
                 )
 
     def parse_article(self, response: Response) -> Iterator[Any]:
@@ -964,13 +991,20 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             job=work.job,
             redirected_from=_redirected_from(response),
             first_seen=_stored_first_seen(response),
+            find_week=work.again and _stored_first_seen(response) is None,
             page=Page(page.text, rule.min_body_chars),
         )
         if work.depth < rule.depth:
             links = rule.article_links(page.url, root, budget, encoding=page_encoding(page))
             requests = [
                 article_request(
-                    rule, url, job=work.job, depth=work.depth + 1, boost=work.boost, job_kind=work.job_kind
+                    rule,
+                    url,
+                    job=work.job,
+                    depth=work.depth + 1,
+                    boost=work.boost,
+                    job_kind=work.job_kind,
+                    again=work.again,
                 )
                 for url in links
             ]
@@ -1004,6 +1038,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             job=_work(response).job,
             redirected_from=_redirected_from(response),
             first_seen=_stored_first_seen(response),
+            find_week=_work(response).again and _stored_first_seen(response) is None,
             page=Page("", rule.min_body_chars, document=response.body),
             discover=discover,
         )
@@ -1375,8 +1410,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             logger.warning("%s (said once a site)", rule.encoding_doubt(url, doubt))
 
     def _queue_new(self, rule: Rule, requests: list[Request], job: str | None) -> int:
-        """Queue the requests whose URLs the Bloom filter had not seen, marking them seen in the same
-        Redis call; how many were new. The job counts the article links found (``links``: none on its
+        """Queue the requests whose URLs the Bloom filter had not seen (those of a job that fetches seen
+        URLs again: not queued in the job before), marking them seen in the same Redis call; how many were
+        queued. The job counts the article links found (``links``: none on its
         index pages, its summary says so)."""
         kept = [request for request in requests if len(request.url) <= self.url_limit]
         if len(kept) < len(requests):
@@ -1393,7 +1429,13 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         count_job(self.crawler, job, "links", len(requests))
         fingerprinter = self.crawler.request_fingerprinter
         fresh = sum(
-            queue_new(self.bloom, self.keys, requests, [fingerprinter.fingerprint(r) for r in requests])
+            queue_new(
+                self.bloom,
+                self.keys,
+                requests,
+                [fingerprinter.fingerprint(r) for r in requests],
+                again_seconds=self.again_seconds,
+            )
         )
         skipped = len(requests) - fresh
         if fresh:

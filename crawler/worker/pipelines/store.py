@@ -78,8 +78,9 @@ class StorePipeline:
         self.flush_seconds = flush_seconds
         self.store: Store | None = None
         self._executor: ThreadPoolExecutor | None = None
-        # Each waiting document, its future, and whether its fingerprints are still to be computed.
-        self._waiting: list[tuple[dict[str, Any], asyncio.Future[Written], bool]] = []
+        # Each waiting document, its future, whether its fingerprints are still to be computed, and whether
+        # its week is to be found (Article.find_week).
+        self._waiting: list[tuple[dict[str, Any], asyncio.Future[Written], bool, bool]] = []
         self._timer: asyncio.TimerHandle | None = None
         self._flushes: set[asyncio.Future[None]] = set()
         # Where skipped redirects are noted (the shared Redis): none in a crawl without it, which skips
@@ -136,7 +137,7 @@ class StorePipeline:
         if item.fingerprints is not None:
             document["content_hash"], document["simhash"] = item.fingerprints
         written = asyncio.get_running_loop().create_future()
-        self._waiting.append((document, written, item.fingerprints is None))
+        self._waiting.append((document, written, item.fingerprints is None, item.find_week))
         if len(self._waiting) >= self.batch_size:
             await self._flush()
         elif self._timer is None:
@@ -195,7 +196,7 @@ class StorePipeline:
             self._executor,
             _write,
             store,
-            [(document, needed) for document, _, needed in batch],
+            [(document, needed, find) for document, _, needed, find in batch],
             self.noted,
         )
 
@@ -209,7 +210,7 @@ class StorePipeline:
 
         def settle(done: asyncio.Future[list[Written | StoreError]]) -> None:
             error = None if done.cancelled() else done.exception()
-            for index, (_, written, _needed) in enumerate(batch):
+            for index, (_, written, _needed, _find) in enumerate(batch):
                 if done.cancelled():
                     written.set_exception(StoreUnavailableError(f"the write to {store!r} was cancelled"))
                 elif error is not None:
@@ -235,14 +236,18 @@ class StorePipeline:
 
 def _write(
     store: Store,
-    documents: list[tuple[dict[str, Any], bool]],
+    documents: list[tuple[dict[str, Any], bool, bool]],
     noted: tuple[redis.Redis, Keys] | None,
 ) -> list[Written | StoreError]:
-    """On the store's thread: the fingerprints the text pool did not compute, then one batch write, then
-    the links noted as redirecting to the URLs it stored. A batch refused for an error no wait mends
+    """On the store's thread: the fingerprints the text pool did not compute, the week of the documents
+    whose week is to be found (:func:`_in_stored_week`), then one batch write, then the links noted as
+    redirecting to the URLs it stored. A batch refused for an error no wait mends
     (:func:`~crawler.store.base.lasting_failure`: one document too large for MongoDB, say) is written again
     one document at a time, so that only the documents refused fail (with their error, in their place)."""
-    ready = [add_fingerprints(document) if needed else document for document, needed in documents]
+    ready = [add_fingerprints(document) if needed else document for document, needed, _ in documents]
+    for document, (_, _, find) in zip(ready, documents, strict=True):
+        if find:
+            _in_stored_week(store, document)
     written: list[Written | StoreError]
     try:
         written = list(store.write(ready))
@@ -258,6 +263,15 @@ def _write(
         ]
         _record_redirects(store, *noted, stored)
     return written
+
+
+def _in_stored_week(store: Store, document: dict[str, Any]) -> None:
+    """Give ``document`` the ``first_seen`` and ``week`` of the document stored with its URL, if any, in
+    whichever week (a page of ``crawler temp SITE --again``): written there, it updates that document, not
+    a second one in this week's store."""
+    stored = store.get(document["url"])
+    if stored is not None and stored["url"] == document["url"]:
+        document["first_seen"], document["week"] = stored["first_seen"], stored["week"]
 
 
 def _write_alone(store: Store, document: dict[str, Any]) -> Written | StoreError:

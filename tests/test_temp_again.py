@@ -1,0 +1,152 @@
+"""`crawler temp SITE --again`: a temp crawl that follows its index pages' article links even when their
+URLs were seen before, for its own job only (each URL once in the job, a stored article updated in its own
+week); other jobs keep the seen filter. The embedded Redis, the local test server's pages."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import redis
+from conftest import SiteServer
+from crawlsite import RULE, Site
+from scrapy import Request
+
+from crawler.keys import Keys
+from crawler.redisio.bloom import RedisBloom
+from crawler.redisio.connection import connect
+from crawler.redisio.embedded import EmbeddedRedis
+from crawler.requests import article_request, end_again, queue_new
+from crawler.rules import load_rule
+from crawler.store import open_store
+from crawler.store.document import week_of
+
+BODY = "A story first stored three weeks ago, whose page is still there. " * 20
+
+
+def test_again_fetches_every_seen_article_once_and_updates_it_in_place(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/again-one", "/a/again-two")
+    first = site.temp()
+    assert first.returncode == 0, first.stdout + first.stderr[-3000:]
+    assert set(site.stored()) == {"/a/again-one", "/a/again-two"}
+    plain = site.temp()
+    assert plain.returncode == 0, plain.stdout + plain.stderr[-3000:]
+    assert plain.stdout.splitlines()[0].startswith("fetched 1 page, stored 0 articles, skipped 2"), (
+        plain.stdout
+    )
+    # An article first stored three weeks ago, that the index page links to now.
+    fetched = datetime.now(UTC) - timedelta(weeks=3)
+    with open_store({"CRAWLER_DATA_DIR": str(site.data)}) as store:
+        store.upsert(
+            {
+                "site": "news",
+                "url": site_server.url("/a/again-old"),
+                "fetched_at": fetched.isoformat(),
+                "title": "Old",
+                "body": BODY,
+            }
+        )
+    site.rule("/a/again-one", "/a/again-two", "/a/again-old")
+
+    again = site.temp("--again")
+
+    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    lines = again.stdout.splitlines()
+    assert lines[0] == "fetched 4 pages, stored 0 articles, updated 3 stored before, skipped 0, errors 0", (
+        again.stdout
+    )
+    assert lines[1] == (
+        "fetched 2 article pages seen before again (--again: this job only);"
+        " their URLs stay seen for every other crawl"
+    ), again.stdout
+    with EmbeddedRedis(site.data) as embedded:
+        server = connect(embedded.ensure())
+        assert list(server.scan_iter("*:again")) == [], "the job's set is deleted at its end"
+        server.close()
+    stored = site.stored()
+    with open_store({"CRAWLER_DATA_DIR": str(site.data)}) as store:
+        urls = sorted(d["url"] for d in store.iter_articles())
+    assert urls == sorted(site_server.url(p) for p in ("/a/again-one", "/a/again-two", "/a/again-old")), (
+        "no second copy"
+    )
+    assert stored["/a/again-old"]["week"] == week_of(fetched), "updated in the week of its first fetch"
+    assert stored["/a/again-old"]["title"] == "Article again-old"
+
+    after = site.temp()
+    assert after.returncode == 0, after.stdout + after.stderr[-3000:]
+    assert after.stdout.splitlines()[0] == (
+        "fetched 1 page, stored 0 articles, skipped 3 (seen already: 3), errors 0"
+    ), "the next crawl keeps the seen filter: " + after.stdout
+
+
+def test_again_fetches_an_article_two_index_pages_link_once(tmp_path: Path, site_server: SiteServer) -> None:
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/twice-one", "/a/twice-two")
+    first = site.temp()
+    assert first.returncode == 0, first.stdout + first.stderr[-3000:]
+    starts = (
+        site_server.url("/links?to=/a/twice-one,/a/twice-two"),
+        site_server.url("/links?to=/a/twice-two"),
+    )
+    rule = RULE.format(start=starts[0]).replace(f'["{starts[0]}"]', json.dumps(starts))
+    (site.rules / "news.yaml").write_text(rule, encoding="utf-8")
+
+    again = site.temp("--again")
+
+    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    assert again.stdout.splitlines()[0] == (
+        "fetched 4 pages, stored 0 articles, updated 2 stored before, skipped 1 (seen already: 1), errors 0"
+    ), again.stdout
+
+
+def _links(tmp_path: Path, job: str, *, again: bool) -> list[Request]:
+    (tmp_path / "news.yaml").write_text(RULE.format(start="http://127.0.0.1/"), encoding="utf-8")
+    rule = load_rule(tmp_path / "news.yaml")
+    return [
+        article_request(rule, f"http://127.0.0.1/a/{n}", job=job, job_kind="temp", again=again)
+        for n in range(3)
+    ]
+
+
+def test_only_the_again_job_queues_seen_links_each_once_even_when_resumed(
+    tmp_path: Path, redis_client: redis.Redis
+) -> None:
+    keys = Keys("crawler")
+    bloom = RedisBloom(redis_client, keys.bloom, 1000, 0.001)
+    seen = [b"fp0", b"fp1", b"fp2"]
+    assert queue_new(bloom, keys, _links(tmp_path, "grab1", again=False), seen) == [True] * 3
+
+    plain = queue_new(bloom, keys, _links(tmp_path, "plain", again=False), seen)
+    again = queue_new(bloom, keys, _links(tmp_path, "again", again=True), seen)
+    # Another worker (or the next `crawler temp SITE --again`, resuming the job) finds the links again.
+    resumed = queue_new(bloom, keys, _links(tmp_path, "again", again=True), seen)
+    beside = queue_new(bloom, keys, _links(tmp_path, "plain", again=False), seen)
+
+    assert (plain, again, resumed, beside) == ([False] * 3, [True] * 3, [False] * 3, [False] * 3)
+    assert redis_client.hget(keys.job("again"), "again") == b"3"
+    assert redis_client.hget(keys.job("plain"), "again") is None
+    assert redis_client.scard(keys.again("again")) == 3
+    assert redis_client.ttl(keys.again("again")) > 0
+    assert not redis_client.exists(keys.again("plain"))
+    assert bloom.count() == 3, "the seen filter is the same filter, marked as usual"
+
+    end_again(redis_client, keys, "again")
+
+    assert not redis_client.exists(keys.again("again"))
+
+
+def test_again_with_pages_given_is_a_usage_error(tmp_path: Path, site_server: SiteServer) -> None:
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/given-one")
+
+    both = site.temp("--again", "--url", site_server.url("/a/given-one"))
+
+    assert both.returncode == 2, both.stdout + both.stderr
+    assert "--again follows news's index pages' links even when they were seen; the pages of --url" in (
+        both.stderr
+    )
+    assert both.stdout == ""
