@@ -795,6 +795,24 @@ def test_requests_waiting_with_no_worker_alive_say_how_to_start_one(
     assert report["no_worker"] is None and "queue" not in report["attention"]
 
 
+def test_a_dead_letter_requeued_for_a_site_whose_queue_key_is_wrong_says_it_waits_in_delayed(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With site news's queue key SET to a string, `dead requeue` put its request in crawler:delayed and said
+    only '1 request in the queue'."""
+    keys = Keys("crawler")
+    _dead_letter(redis_client, "http://news.test/a", "HTTP 500")
+    redis_client.set(keys.queue_of("news"), "oops")
+    monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
+    out = _words(run_crawler("dead", "requeue", "--all"))
+    assert redis_client.zcard(keys.delayed) == 1
+    assert (
+        "news: its 1 requeued request waits in crawler:delayed, not in its queue: Redis key"
+        " crawler:queue:news is a string, not a sorted set: the workers skip the site, its requests neither"
+        " taken nor queued, until the key is removed; fix: redis-cli DEL crawler:queue:news" in out
+    ), out
+
+
 def test_leases_past_their_deadline_are_shown_as_expired_apart_from_those_held(
     rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:

@@ -139,8 +139,12 @@ def run_requeue(args: argparse.Namespace) -> int:
         back, refused = requeue(queue, selected)
         waiting = queue_size(queue.server, queue.keys) if back else 0
         idle = no_worker(waiting, workers_alive(queue.server, queue.keys, time.time()))
-        temp_jobs = _of_last_temp_crawls(queue, [letter for letter in selected if letter not in refused])
+        requeued = [letter for letter in selected if letter not in refused]
+        temp_jobs = _of_last_temp_crawls(queue, requeued)
+        aside = _set_aside(queue, requeued) if back else []
     print(f"requeued {counted(back, 'dead letter')}")
+    for line in aside:
+        print(line)
     if idle:
         print(idle)
         for (site, job), letters in sorted(temp_jobs.items()):
@@ -152,6 +156,22 @@ def run_requeue(args: argparse.Namespace) -> int:
     for letter in refused:
         tell("warning", f"not requeued {letter.id}: no request ({cut(letter.shown_reason, 100)}); drop it")
     return 0
+
+
+def _set_aside(queue: LeasedQueue, letters: list[DeadLetter]) -> list[str]:
+    """Where the requeued ``letters`` of a site whose queue key holds another type wait (the queue put them
+    in its delayed set, not in the site's queue), and the fix: one line per such site."""
+    sites = Counter(letter.site for letter in letters if letter.site is not None)
+    lines = []
+    for site, wrong in sorted(queue.wrong_keys(sorted(sites)).items()):
+        for key in wrong:
+            if key.key == queue.keys.queue_of(site):
+                waits = "request waits" if sites[site] == 1 else "requests wait"
+                lines.append(
+                    f"{site}: its {sites[site]:,} requeued {waits} in {queue.keys.delayed}, not in its queue:"
+                    f" {key.problem()}"
+                )
+    return lines
 
 
 def _of_last_temp_crawls(queue: LeasedQueue, letters: list[DeadLetter]) -> Counter[tuple[str, str]]:
