@@ -332,21 +332,54 @@ class _SiteReads:
 SITES_PER_PIPELINE = 50
 
 
+# What a key of a site's own other than its queue and politeness (its grabs, counters, sessions, jobs) holding
+# another type does: each read or write of it fails, and the status reads it as empty.
+_UNREADABLE = "the crawler can neither read nor write it (its status shows it empty) until it is removed"
+
+
 def _read_first(
     server: redis.Redis, keys: Keys, sites: Sequence[tuple[str, Rule | None]], hours: list[str]
-) -> list[Any]:
-    """The grab, counters of ``hours``, ban, pause and sessions of each of ``sites``, in one pipeline."""
+) -> list[tuple[str, Any]]:
+    """The grab, counters of ``hours``, ban, pause and sessions of each of ``sites``, in one pipeline: each
+    reply with its key (an error as it is, see :func:`_reply`)."""
     pipe = server.pipeline(transaction=False)
+    read: list[str] = []
     for site, rule in sites:
-        pipe.hgetall(keys.grab(site))
+        read.append(keys.grab(site))
+        pipe.hgetall(read[-1])
         for hour in hours:
-            pipe.hgetall(keys.stats(site, hour))
+            read.append(keys.stats(site, hour))
+            pipe.hgetall(read[-1])
+        read += [keys.bans, keys.paused]
         pipe.hget(keys.bans, site)
         pipe.hget(keys.paused, site)
         for session in rule.sessions if rule is not None else ():
-            pipe.get(keys.session(site, session.name))
-            pipe.get(keys.session_bench(site, session.name))
-    return pipe.execute()
+            read += [keys.session(site, session.name), keys.session_bench(site, session.name)]
+            pipe.get(read[-2])
+            pipe.get(read[-1])
+    return list(zip(read, pipe.execute(raise_on_error=False), strict=True))
+
+
+def _reply(
+    server: redis.Redis, site: str, read: tuple[str, Any], empty: Any, expected: str, wrong: list[WrongKey]
+) -> Any:
+    """The reply of a read of a key of ``site``'s own, or ``empty`` when the key holds another type than
+    ``expected`` (noted in ``wrong``: the site needs attention, the others are reported as usual); any
+    other error is raised."""
+    key, reply = read
+    if not isinstance(reply, redis.ResponseError):
+        return reply
+    if "WRONGTYPE" not in str(reply):
+        raise reply
+    wrong.append(WrongKey(site, key, decoded(server.type(key)), expected, _UNREADABLE))
+    return empty
+
+
+def _given(read: tuple[str, Any]) -> Any:
+    """The reply of a read of a key shared by every site, any error raised."""
+    if isinstance(read[1], redis.ResponseError):
+        raise read[1]
+    return read[1]
 
 
 def _read_sites(
@@ -355,7 +388,8 @@ def _read_sites(
     """What the status reads of each of ``sites`` (a site and its rule), read for all of them together:
     their grabs, counters, ban, pause and sessions in a pipeline per SITES_PER_PIPELINE sites, the jobs
     those name in one more, their politeness and their queues in two each (a round trip each per site was
-    3,017 for 300 sites, seconds on a Redis across a network)."""
+    3,017 for 300 sites, seconds on a Redis across a network). A key of a site's own holding another type
+    is read as empty and named in the site's ``wrong``."""
     hours = [hour_of(now - 3600 * back) for back in range(HOURS_RECENT + HOURS_HISTORY)]
     replies = iter(
         reply
@@ -363,27 +397,41 @@ def _read_sites(
         for reply in _read_first(server, keys, sites[start : start + SITES_PER_PIPELINE], hours)
     )
     first = []
-    for _, rule in sites:
-        state = {decoded(name): decoded(value) for name, value in next(replies).items()}
+    unread: dict[str, list[WrongKey]] = {}
+    for site, rule in sites:
+        wrong = unread.setdefault(site, [])
+
+        def own(empty: Any, expected: str, site: str = site, wrong: list[WrongKey] = wrong) -> Any:
+            return _reply(server, site, next(replies), empty, expected, wrong)
+
+        state = {decoded(name): decoded(value) for name, value in own({}, "hash").items()}
         counters = [
-            Counter({decoded(name): int(count) for name, count in next(replies).items()}) for _ in hours
+            Counter({decoded(name): int(count) for name, count in own({}, "hash").items()}) for _ in hours
         ]
-        ban, paused = next(replies), next(replies)
+        ban, paused = _given(next(replies)), _given(next(replies))
         sessions = [
             (decoded(held) if held else None, decoded(benched) if benched else None)
-            for held, benched in ((next(replies), next(replies)) for _ in (rule.sessions if rule else ()))
+            for held, benched in (
+                (own(None, "string"), own(None, "string")) for _ in (rule.sessions if rule else ())
+            )
         ]
         first.append((state, counters, _ban(ban, now), None if paused is None else float(paused), sessions))
     pipe = server.pipeline(transaction=False)
-    for state, *_ in first:
+    asked: list[tuple[str, str]] = []
+    for (site, _), (state, *_) in zip(sites, first, strict=True):
         if "job" in state:
-            pipe.hget(keys.job(state["job"]), "stored")
+            asked.append((site, keys.job(state["job"])))
+            pipe.hget(asked[-1][1], "stored")
         if "waiting" in state:
-            pipe.hmget(keys.job(state["waiting"]), ["pending", "kind"])
-    jobs = iter(pipe.execute())
+            asked.append((site, keys.job(state["waiting"])))
+            pipe.hmget(asked[-1][1], ["pending", "kind"])
+    jobs = iter(
+        _reply(server, site, (key, reply), None, "hash", unread[site])
+        for (site, key), reply in zip(asked, pipe.execute(raise_on_error=False), strict=True)
+    )
     queue = LeasedQueue(server, keys)
     names = [site for site, _ in sites]
-    wrong = queue.wrong_keys(names)
+    set_aside = queue.wrong_keys(names)
     reads = []
     for (state, counters, ban, paused, sessions), polite, queued in zip(
         first, queue.politeness(names), queue.queued_sites(names), strict=True
@@ -391,12 +439,21 @@ def _read_sites(
         last_new = int(next(jobs) or 0) if "job" in state else None
         waiting = None
         if "waiting" in state:
-            pending, kind = next(jobs)
+            pending, kind = next(jobs) or (None, None)
             waiting = (int(pending or 0), kind == b"temp")
         site = polite.site
         reads.append(
             _SiteReads(
-                state, counters, last_new, waiting, ban, paused, polite, queued, sessions, wrong.get(site, [])
+                state,
+                counters,
+                last_new,
+                waiting,
+                ban,
+                paused,
+                polite,
+                queued,
+                sessions,
+                set_aside.get(site, []) + unread[site],
             )
         )
     return reads

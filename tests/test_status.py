@@ -1242,7 +1242,7 @@ def test_status_names_a_site_whose_queue_or_politeness_key_holds_another_type_an
     assert "crawler:queue:demo-citynews is a string" in table and "demo-huaxia" in table, table
     # Another key of the prefix, read in a pipeline (Redis's words then begin 'Command # 1 (...)'): the
     # fix for a key written by another program, not 'Redis's log says why'.
-    redis_client.set(keys.grab("demo-huaxia"), "oops")
+    redis_client.set(keys.bans, "oops")
     code, out, err = _check(capsys)
     assert code == 3 and "give the crawler a prefix of its own (REDIS_KEY_PREFIX)" in err, err
 
@@ -1288,3 +1288,36 @@ def test_grab_times_under_a_minute_apart_are_shown_to_the_second(
     redis_client.hset("crawler:grab:demo-citynews", "next", now + 600)
     row = _table(run_crawler("status").splitlines(), "Sites")["demo-citynews"]
     assert len(row["last grab (UTC)"]) == len(row["next grab (UTC)"]) == len("2026-11-28 21:40"), row
+
+
+def test_status_names_a_site_whose_grab_counters_or_job_key_holds_another_type_and_reports_the_others(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A site's grab hash, an hour's counters or its last job's hash SET to a string: `status --check`
+    exited 3 ('... of pipeline caused error: WRONGTYPE ...'), naming no site, and `status` showed none."""
+    for name in ("demo-citynews", "demo-techdaily", "demo-huaxia"):
+        shutil.copy(DEMO_RULES / f"{name}.yaml", rules)
+    keys = Keys("crawler")
+    _beat(redis_client, "h:1", time.time())
+    redis_client.hset(keys.grab("demo-huaxia"), mapping={"job": "j1", "next": str(time.time() + 600)})
+    redis_client.hset(keys.job("j1"), "stored", 4)
+    redis_client.set(keys.grab("demo-citynews"), "oops")
+    redis_client.set(keys.stats("demo-techdaily", hour_of(time.time())), "oops")
+    code, out, err = _check(capsys)
+    assert (code, err) == (1, ""), err
+    fix = "the crawler can neither read nor write it (its status shows it empty) until it is removed"
+    assert out.splitlines() == [
+        f"demo-citynews: Redis key crawler:grab:demo-citynews is a string, not a hash: {fix}; fix: redis-cli"
+        " DEL crawler:grab:demo-citynews",
+        f"demo-techdaily: Redis key {keys.stats('demo-techdaily', hour_of(time.time()))} is a string, not a"
+        f" hash: {fix}; fix: redis-cli DEL {keys.stats('demo-techdaily', hour_of(time.time()))}",
+    ], out
+    report = json.loads(run_crawler("status", "--format", "json"))
+    sites = {site["site"]: site for site in report["sites"]}
+    assert not sites["demo-huaxia"]["attention"], sites["demo-huaxia"]
+    redis_client.set(keys.job("j1"), "oops")
+    code, out, err = _check(capsys)
+    assert code == 1 and "demo-huaxia: Redis key crawler:job:j1 is a string, not a hash" in out, (out, err)

@@ -644,12 +644,13 @@ class WrongKey:
     key: str
     kind: str
     expected: str
+    effect: str = "the workers skip the site, its requests neither taken nor queued, until the key is removed"
 
     def problem(self) -> str:
         """What is wrong and the fix, in one line."""
         return (
-            f"Redis key {self.key} is a {self.kind}, not a {self.expected}: the workers skip the site, its"
-            f" requests neither taken nor queued, until the key is removed; fix: redis-cli DEL {self.key}"
+            f"Redis key {self.key} is a {self.kind}, not a {self.expected}: {self.effect}; fix: redis-cli DEL"
+            f" {self.key}"
         )
 
 
