@@ -844,3 +844,25 @@ def test_a_grab_that_moves_the_next_one_says_which_time_it_replaces(
         "demo-citynews: its grab found 3 new articles: its period is now 16m (was 20m); next grab at"
         " 2026-11-22T10:16:00Z (was 2026-11-22T10:20:00Z)"
     ), adapted
+
+
+def test_a_site_whose_grab_hash_holds_another_type_stops_no_other_sites_grab(
+    redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Someone SET demo-citynews's grab hash to a string: the tick raised WRONGTYPE at it, and the sites
+    after it (demo-techdaily) were never grabbed."""
+    clock = Clock(datetime(2026, 11, 22, 10, 7, tzinfo=UTC))
+    keys = Keys(PREFIX)
+    redis_client.set(keys.grab("demo-citynews"), "oops")
+    scheduler = GrabScheduler(redis_client, keys, clock=clock)
+    chosen = [rules["demo-citynews"], rules["demo-techdaily"]]
+    with caplog.at_level(logging.WARNING, logger="crawler.schedule.grabs"):
+        seeded = scheduler.tick(chosen)
+    assert [s.site for s in seeded] == ["demo-techdaily"]
+    assert redis_client.get(keys.grab("demo-citynews")) == b"oops"
+    assert (
+        "demo-citynews: no regular grab: Redis key crawler:grab:demo-citynews is a string, not a hash; fix:"
+        " redis-cli DEL crawler:grab:demo-citynews (its schedule starts anew)" in caplog.text
+    ), caplog.text
+    assert [site for _, site in scheduler.upcoming(chosen)] == ["demo-techdaily"]
+    assert [w.site for w in scheduler.waiting(chosen)] == []

@@ -205,11 +205,38 @@ class GrabScheduler:
         self._rebase = server.register_script(_REBASE)
         self._renew = server.register_script(_RENEW_LEADER)
         self._resign = server.register_script(_RESIGN_LEADER)
+        self._unreadable: set[str] = set()
+
+    def readable(self, rules: Iterable[Rule]) -> list[Rule]:
+        """``rules`` but those whose grab hash holds another type (someone SET it: every read of it would
+        fail with WRONGTYPE): no grab of such a site, the others as usual; a warning names the key and the
+        fix, once until it is removed. One round trip."""
+        rules = list(rules)
+        pipe = self.server.pipeline(transaction=False)
+        for rule in rules:
+            pipe.type(self.keys.grab(rule.site))
+        kept = []
+        for rule, kind in zip(rules, (decoded(kind) for kind in pipe.execute()), strict=True):
+            if kind in ("hash", "none"):
+                self._unreadable.discard(rule.site)
+                kept.append(rule)
+            elif rule.site not in self._unreadable:
+                self._unreadable.add(rule.site)
+                key = self.keys.grab(rule.site)
+                logger.warning(
+                    "%s: no regular grab: Redis key %s is a %s, not a hash; fix: redis-cli DEL %s (its"
+                    " schedule starts anew)",
+                    rule.site,
+                    key,
+                    kind,
+                    key,
+                )
+        return kept
 
     def tick(self, rules: Iterable[Rule]) -> list[Seeded]:
         """Seed every rule whose grab is due now, and finish any seeding a stopped scheduler left (after
         :meth:`plan`: a cron rule is due at its expression's times only)."""
-        rules = list(rules)
+        rules = self.readable(rules)
         self.plan(rules)
         now = self.clock()
         seeded = []
@@ -272,7 +299,7 @@ class GrabScheduler:
         """The grabs of ``rules`` deferred until their last grab, or a temp crawl of their site, ends (as
         the last tick found them)."""
         found = []
-        for rule in rules:
+        for rule in self.readable(rules):
             waited = self.server.hget(self.keys.grab(rule.site), "waiting")
             if waited is not None:
                 job = decoded(waited)
@@ -361,7 +388,7 @@ class GrabScheduler:
         schedulers plan. A new rule within a minute its expression names is made due now."""
         now = self.clock()
         planned = []
-        for rule in rules:
+        for rule in self.readable(rules):
             if rule.cron is None:
                 if rule.every is not None and (moved := self._reperiod_of(rule, now)) is not None:
                     planned.append(moved)
@@ -398,7 +425,7 @@ class GrabScheduler:
     def upcoming(self, rules: Iterable[Rule]) -> list[tuple[float, str]]:
         """The next grab recorded of each of ``rules`` that has one (a rule with ``every`` or ``cron``,
         planned or grabbed already), as ``(epoch seconds, site)``, the earliest first."""
-        rules = list(rules)
+        rules = self.readable(rules)
         pipe = self.server.pipeline(transaction=False)
         for rule in rules:
             pipe.hget(self.keys.grab(rule.site), "next")
