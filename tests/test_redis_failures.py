@@ -2017,3 +2017,34 @@ def _answers(url: str) -> bool:
         return bool(connect(url).ping())
     except (redis.RedisError, RedisUnavailableError):
         return False
+
+
+def test_a_sites_queue_key_set_to_a_string_mid_crawl_stops_no_other_site_and_loses_none_of_its_requests(
+    site: Site, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """Someone SETs alpha's queue key while alpha's temp crawl downloads a slow page: beta's temp crawl
+    beside it ends as usual; once the key is removed (redis-cli DEL), every request of alpha is fetched
+    and stored (its retry and its links, waiting in crawler:delayed meanwhile) and its temp crawl ends."""
+    keys = Keys("crawler")
+    alpha = site.rule("/slow?seconds=4", "/flaky/e2e-wrongtype-1", "/a/e2e-wrongtype-2", name="alpha")
+    beta = site.rule("/a/e2e-wrongtype-3", "/a/e2e-wrongtype-4", name="beta")
+    fast = [item for pair in FAST for item in ("-s", pair)]
+
+    def slow_page_leased() -> bool:
+        return any(b"/slow" in member for member in redis_client.zrange(keys.leases, 0, -1))
+
+    with _in_a_group_of_its_own(site, redis_server, "temp", alpha, *fast, "-s", "CONCURRENT_REQUESTS=1") as a:
+        wait_until(slow_page_leased, "alpha's slow page leased")
+        redis_client.set(keys.queue_of(alpha), "oops")
+        done = site.crawler("temp", beta, *fast, REDIS_URL=redis_server)
+        assert done.returncode == 0 and "stored 2 articles" in done.stdout, (done.stdout, done.stderr[-3000:])
+        assert a.poll() is None, "alpha's crawl waits for its requests set aside"
+        redis_client.delete(keys.queue_of(alpha))
+        out, err = a.communicate(timeout=WAIT_LIMIT + 120)
+    assert a.returncode == 0, err[-3000:]
+    assert "fetched 4 pages, stored 3 articles" in out, (out, err[-3000:])
+    assert {path for path in site.stored()} >= {
+        "/slow?seconds=4",
+        "/flaky/e2e-wrongtype-1",
+        "/a/e2e-wrongtype-2",
+    }
