@@ -344,3 +344,28 @@ def test_a_worker_reads_again_a_rule_file_it_read_too_soon_after_its_change_thou
     assert spider.rules["fresh"].concurrency == 3
     assert spider.crawler.engine is not None
     assert spider.crawler.engine.downloader.per_slot_settings["fresh"]["concurrency"] == 3
+
+
+@pytest.mark.usefixtures("nanosecond_dates")
+def test_a_rule_file_dated_in_the_future_is_read_once_not_as_changed_at_every_look(
+    redis_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A rule file whose modification time is ahead of the clock (copied with `rsync -t` or unpacked from a
+    machine whose clock is ahead, `touch -d tomorrow`) was never kept as read: its time was within RACY_NS
+    of every look (negative), so the worker parsed it at every look and, taking each new parse for an
+    edit, logged 'Rules changed while running' every RULES_RELOAD_SECONDS until that time came. A write
+    after the read would date the file now, not then: its stamp would differ, so it is kept as any other."""
+    spider = reloading_spider(tmp_path, redis_server)
+    rule = tmp_path / "rules" / "ahead.yaml"
+    write(rule, rule_text("ahead"))
+    ahead = time.time() + LONG_AGO
+    os.utime(rule, (ahead, ahead))
+    looked_again(spider, "ahead")
+    held = spider.rules["ahead"]
+    parsed = counted_parses(monkeypatch)
+    with caplog.at_level(logging.WARNING):
+        for _ in range(3):
+            looked_again(spider, "ahead")
+    assert parsed == []
+    assert spider.rules["ahead"] is held
+    assert "Rules changed while running" not in caplog.text

@@ -182,8 +182,11 @@ def _file_stamp(path: Path) -> FileStamp:
 
 def _racy(stamp: FileStamp, looked: int) -> bool:
     """Whether a file of ``stamp``, looked at at ``looked`` (epoch ns), may be written again with the same
-    stamp (within the file system's time resolution, keeping its size)."""
-    return stamp is not None and looked - max(stamp[3], stamp[4]) < RACY_NS
+    stamp (within the file system's time resolution, keeping its size): one of its times is within
+    RACY_NS of the look. A time further ahead (a file copied with its date from a machine whose clock is
+    ahead, ``touch -d tomorrow``) is none: a write would date the file by the clock, another stamp; taken
+    as racy, the file was parsed again at every look until that time, a worker logging its rule changed."""
+    return stamp is not None and any(-RACY_NS < looked - dated < RACY_NS for dated in (stamp[3], stamp[4]))
 
 
 def load_rules(
