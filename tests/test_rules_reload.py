@@ -215,18 +215,26 @@ def test_a_folder_read_again_gives_what_a_whole_read_gives(
     assert dict(again.broken) == dict(whole.broken)
 
 
-def test_a_rule_file_written_just_now_is_parsed_again_at_the_next_read(
+def test_a_rule_file_written_just_now_is_parsed_again_when_its_bytes_change_with_its_stamp_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A file written within the file system's time resolution of its read may be written again with the
-    same size and dates: its rule is not kept for the next read."""
+    same size and dates: its rule is kept for the next read with its bytes, and parsed again when they
+    differ, though its stamp is the same."""
     rules = tmp_path / "rules"
     rules.mkdir()
-    (rules / "fresh.yaml").write_text(rule_text("fresh"), encoding="utf-8")
+    fresh = rules / "fresh.yaml"
+    fresh.write_text(rule_text("fresh", concurrency=2), encoding="utf-8")
     files = RuleFiles()
-    load_rules(rules, files=files)
+    first = load_rules(rules, files=files)["fresh"]
     parsed = counted_parses(monkeypatch)
-    load_rules(rules, files=files)
+    assert load_rules(rules, files=files)["fresh"] is first
+    assert parsed == []
+    stamp = rules_load._file_stamp(fresh)
+    same_stamp = rules_load._file_stamp
+    monkeypatch.setattr(rules_load, "_file_stamp", lambda path: stamp if path == fresh else same_stamp(path))
+    fresh.write_text(rule_text("fresh", concurrency=3), encoding="utf-8")  # within the same clock tick
+    assert load_rules(rules, files=files)["fresh"].concurrency == 3
     assert parsed == ["fresh.yaml"]
 
 
@@ -368,4 +376,22 @@ def test_a_rule_file_dated_in_the_future_is_read_once_not_as_changed_at_every_lo
             looked_again(spider, "ahead")
     assert parsed == []
     assert spider.rules["ahead"] is held
+    assert "Rules changed while running" not in caplog.text
+
+
+def test_a_rule_file_written_just_before_a_worker_reads_it_is_no_change_of_its_rule(
+    redis_server: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`crawler rules new loc URL`, then `crawler temp loc` at once: the rule file, written within RACY_NS
+    of the worker's read, was parsed again at each look until RACY_NS had passed, each parse another rule,
+    which the worker took for an edit: 'Rules changed while running: loc', twice, in the temp crawl of a
+    rule no one had touched. A file read again with the bytes it was parsed from gives the rule kept."""
+    spider = reloading_spider(tmp_path, redis_server)
+    (tmp_path / "rules" / "fresh.yaml").write_text(rule_text("fresh"), encoding="utf-8")
+    assert spider.rule_of("fresh") is not None
+    held = spider.rules["fresh"]
+    with caplog.at_level(logging.WARNING):
+        for _ in range(3):
+            looked_again(spider, "fresh")
+    assert spider.rules["fresh"] is held
     assert "Rules changed while running" not in caplog.text

@@ -78,6 +78,9 @@ RACY_NS: Final = 2_000_000_000
 # change time and inode (a file rewritten in place with its size and modification time kept, by `cp -p` or
 # `touch -r`, has a new change time; one renamed over another, a new inode).
 RulesStamp: TypeAlias = tuple[tuple[str, int, int, int, int], ...]
+# What RuleFiles keeps of a rule file: its stamp, the files its rule read besides (each with its stamp), its
+# rule or its errors, and its bytes as parsed when its stamp was racy (None when not).
+_Read: TypeAlias = tuple[FileStamp, tuple[tuple[Path, FileStamp], ...], Rule | RuleErrors, bytes | None]
 _SITE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 # What YAML expects where a tab indents a line (PyYAML says only that a tab "cannot start any token"),
 # and where one stands between the parts of a line.
@@ -111,11 +114,12 @@ class RuleFiles:
     thread, against 1.9 s for parsing every file."""
 
     def __init__(self) -> None:
-        # Per file name: its stamp, the stamps of the files its rule read, and its rule or its errors.
-        self._read: dict[str, tuple[FileStamp, tuple[tuple[Path, FileStamp], ...], Rule | RuleErrors]] = {}
+        # Per file name: what was read of it.
+        self._read: dict[str, _Read] = {}
         # The load_rules arguments the rules were read with: others read every file again.
         self._options: tuple[int, float] | None = None
-        # The files read too soon after a change to be kept (RACY_NS): parsed again at the next read.
+        # The files read too soon after a change (RACY_NS) to be kept by their stamps alone: those kept by
+        # their bytes too (their rule's other files settled), and the others, parsed again at the next read.
         self._racy: set[str] = set()
 
     def rule(self, path: Path, *, min_body_chars: int, regex_timeout: float) -> Rule:
@@ -131,8 +135,13 @@ class RuleFiles:
             known is not None
             and known[0] == stamp
             and all(_file_stamp(file) == was for file, was in known[1])
+            and (known[3] is None or _bytes_of(path) == known[3])
         ):
+            if known[3] is not None and not _racy(stamp, looked):
+                self._read[path.name] = (stamp, known[1], known[2], None)
+                self._racy.discard(path.name)
             return _rule_of(known[2])
+        parsed = _bytes_of(path) if _racy(stamp, looked) else None
         reads: list[Path] = []
         try:
             found: Rule | RuleErrors = load_rule(
@@ -141,9 +150,17 @@ class RuleFiles:
         except RuleErrors as exc:
             found = exc
         read = tuple((file, _file_stamp(file)) for file in dict.fromkeys(reads))
-        if all(not _racy(was, looked) for was in (stamp, *(was for _file, was in read))):
-            self._read[path.name] = (stamp, read, found)
+        if any(_racy(was, looked) for _file, was in read):
+            self._read.pop(path.name, None)
+            self._racy.add(path.name)
+        elif not _racy(stamp, looked):
+            self._read[path.name] = (stamp, read, found, None)
             self._racy.discard(path.name)
+        elif parsed is not None and _bytes_of(path) == parsed:
+            # Kept by its bytes as well, as they were before and after the parse: a read of the same bytes
+            # gives the rule kept, not another (which a worker would log as an edit).
+            self._read[path.name] = (stamp, read, found, parsed)
+            self._racy.add(path.name)
         else:
             self._read.pop(path.name, None)
             self._racy.add(path.name)
@@ -162,7 +179,9 @@ class RuleFiles:
         its change to be kept (written again within the file system's time resolution, its stamp may be
         the same)."""
         return bool(self._racy) or any(
-            _file_stamp(file) != was for _stamp, read, _found in self._read.values() for file, was in read
+            _file_stamp(file) != was
+            for _stamp, read, _found, _parsed in self._read.values()
+            for file, was in read
         )
 
 
@@ -170,6 +189,14 @@ def _rule_of(found: Rule | RuleErrors) -> Rule:
     if isinstance(found, RuleErrors):
         raise RuleErrors(found.file, found.errors)
     return found
+
+
+def _bytes_of(path: Path) -> bytes | None:
+    """The bytes of the rule file ``path`` (as :func:`load_rule` reads them); None when it cannot be read."""
+    try:
+        return read_regular(path, MAX_RULE_BYTES + 1)[0]
+    except OSError:
+        return None
 
 
 def _file_stamp(path: Path) -> FileStamp:

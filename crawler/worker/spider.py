@@ -379,7 +379,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         edited = _changed_files(before, stamp)
         added = sorted(name for name in fresh if name not in self.rules)
         # A rule read again is another object (RuleFiles keeps the one it read of an unchanged file): its
-        # file, or a file it reads, changed, or its file was read too soon after a change to be kept.
+        # file, or a file it reads, changed (its bytes, for a file read too soon after a change for its stamp
+        # to tell), or a file it reads was read too soon after a change to be kept.
         changed = sorted(name for name in fresh if name in self.rules and fresh[name] is not self.rules[name])
         removed = sorted(name for name in self.rules if name not in fresh and name not in broken)
         settled = stamp is not None and time.time_ns() - stamp[0][1] >= every * 1e9
