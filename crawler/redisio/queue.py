@@ -530,8 +530,8 @@ return tostring(until_time - now)
 )
 
 # KEYS: a site's politeness hash. ARGV: field, value, field, value, ... Written unless the key holds
-# another type (someone SET it: the pop sets the site aside and names it, and the workers and jobs write
-# its politeness again once it is removed).
+# another type (someone SET it: the pop sets the site aside and names it; once it is removed, the next job
+# of the site or a worker starting writes its politeness again).
 _POLITE = """
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'hash' and kind ~= 'none' then return 0 end
