@@ -380,7 +380,7 @@ def test_export_takes_a_rule_field_by_its_nested_name(
         ("url,titel", "no field is named 'titel'; did you mean 'title'?"),
         ("url,,title", "an empty field name"),
         ("url,title,url", "field 'url' is given twice: give each once"),
-        ("url,fields.", "'fields.' names no field of the rule's: give fields.NAME (fields.author)"),
+        ("url,fields.", "'fields.' names no field of the rule's: give fields.NAME (fields.section)"),
         ("url,fields.title", "'title' is a field of the document itself: give title, not fields.title"),
     ],
 )
@@ -1765,3 +1765,36 @@ def test_a_mongo_uri_the_driver_refuses_is_a_usage_error_naming_it(
     assert line.startswith("crawler articles stats: error: MONGO_URI is 'mongodb"), line
     assert "expected mongodb://HOST[:PORT]" in line and said in line, line
     assert "s3cret" not in done.stderr
+
+
+def test_export_takes_a_rule_field_named_as_a_stored_field_of_the_document(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule may name a field of its own summary, url or site (article.fields.summary: a standfirst),
+    stored under the document's fields as any other; only title, body, published and author go to the
+    document itself. `--fields fields.summary` was refused ("'summary' is a field of the document itself:
+    give summary"), and summary is the store's summary, not the rule's field."""
+    data = _published_stored(tmp_path / "data")
+    with SqliteStore(data) as store:
+        store.upsert_many(
+            [
+                {
+                    "site": "citynews",
+                    "url": "http://news.test/standfirst",
+                    "fetched_at": "2026-12-03T09:00:00Z",
+                    "title": "Title with a standfirst",
+                    "body": "Body of the article with a standfirst, about the city.",
+                    "fields": {"summary": "The bridge reopens.", "url": "http://news.test/canonical"},
+                }
+            ]
+        )
+    asked = ("export", "--site", "citynews", "--fields", "url,fields.summary,fields.url")
+    code, out, err = articles(capsys, monkeypatch, data, *asked)
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows[-1] == {
+        "url": "http://news.test/standfirst",
+        "fields.summary": "The bridge reopens.",
+        "fields.url": "http://news.test/canonical",
+    }
+    assert "warning" not in err

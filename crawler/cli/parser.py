@@ -707,6 +707,7 @@ def _moment(value: str) -> datetime:
 def _fields(value: str) -> list[str]:
     """The document fields of ``export --fields``, in the order given: each a field of the document, or
     ``fields.NAME``, one of the rule's fields the document's ``fields`` holds; each once."""
+    from crawler.rules.model import STANDARD_FIELDS  # noqa: PLC0415 - the rules' modules, when this option is given
     from crawler.store.document import DOCUMENT_FIELDS  # noqa: PLC0415 - the store's modules, when this option is given
 
     names = [name.strip() for name in value.split(",")]
@@ -715,9 +716,11 @@ def _fields(value: str) -> list[str]:
         if name.startswith(NESTED_FIELD) and not nested:
             raise argparse.ArgumentTypeError(
                 f"{value!r}: {name!r} names no field of the rule's: give {NESTED_FIELD}NAME"
-                f" ({NESTED_FIELD}author)"
+                f" ({NESTED_FIELD}section)"
             )
-        if name.startswith(NESTED_FIELD) and nested in DOCUMENT_FIELDS:
+        # The rule's title, body, published and author are the document's own; any other name of the
+        # rule's (summary, url) is in its fields, as the crawl stores it.
+        if name.startswith(NESTED_FIELD) and nested in STANDARD_FIELDS:
             raise argparse.ArgumentTypeError(
                 f"{value!r}: {nested!r} is a field of the document itself: give {nested}, not {name}"
             )
