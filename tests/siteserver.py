@@ -585,7 +585,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 self.end_headers()
             else:
                 headers = {"ETag": etag, "Last-Modified": "Tue, 24 Nov 2026 08:00:00 GMT"}
-                self._send(200, body, FEED_TYPES[query.get("format", "rss")], headers)
+                served = query.get("served") or FEED_TYPES[query.get("format", "rss")]  # a server's mistake
+                self._send(200, body, served, headers)
         elif path in ("/sitemap.xml", "/sitemap.xml.gz", "/sitemap-index.xml"):
             links = [link for link in query.get("to", "").split(",") if link]
             dates = [date for date in query.get("lastmod", "").split(",") if date]

@@ -467,3 +467,21 @@ def test_a_session_id_in_the_page_url_is_no_part_of_the_start_url() -> None:
         draft = draft_rule("s", links, page, encoding="utf-8", robots=None, allow_private=False)
         assert draft.url == start
         assert f"start_urls:\n  - '{start}'\n" in rule_text(draft, today="2026-11-28", command="crawler")
+
+
+@pytest.mark.parametrize("served", ["text/html", "text/plain", "application/octet-stream"])
+def test_a_feed_served_as_another_type_drafts_a_rule_reading_it(
+    served: str, fake_sites: SiteServer, tmp_path: Path
+) -> None:
+    """A feed a server sends as text/html, text/plain or application/octet-stream (a .rss file of a
+    misconfigured server) is read by the crawl as any feed (feedparser reads the document), but `rules new`
+    went by the type alone: as HTML, 'has no links to 127.0.0.1 (0 links in all)'; else 'is neither an
+    HTML page nor an RSS or Atom feed (got text/plain)'. A document that opens as RSS, RDF or Atom does is
+    drafted from as a feed."""
+    site = Site(fake_sites, tmp_path, name="fed")
+    feed = fake_sites.url(f"{FEED_OF_EN}&served={served}")
+    code, stdout, stderr = _drafted(site, feed)
+    assert code == 0, stderr
+    document = yaml.safe_load((site.rules / "fed.yaml").read_text(encoding="utf-8"))
+    assert document["feeds"] == [feed]
+    assert "4 of the feed's 4 links to 127.0.0.1, e.g." in stdout

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import difflib
 import json
 import re
@@ -934,6 +935,14 @@ _FEED_KINDS = frozenset(
     {"application/rss+xml", "application/atom+xml", "application/rdf+xml", "application/xml", "text/xml"}
 )
 _GIVE_A_PAGE = ": give the URL of the site's home page or of a section page that lists its articles"
+# The start of an RSS, RDF or Atom document, after the XML declaration, processing instructions, a doctype
+# and comments: a feed a server sends as another type (text/html, text/plain) is read by the crawl all the
+# same (feedparser goes by the document). How far it is looked for: a feed's start is in its first bytes.
+_FEED_START_RE = re.compile(
+    rb"\s*(?:<\?(?:[^?]|\?(?!>))*\?>\s*|<!--(?:[^-]|-(?!->))*-->\s*|<!doctype[^>\[]*>\s*)*<(?:rss|feed|rdf:rdf)[\s>/]",
+    re.IGNORECASE,
+)
+_FEED_START_BYTES = 4096
 
 
 def _feed_draft(
@@ -983,7 +992,8 @@ def run_rules_new(args: argparse.Namespace) -> int:
     final = page.url or url
     kind = (page.content_type or "").split(";")[0].strip().lower()
     robots_body = page.also.get(robots)
-    if kind in _FEED_KINDS:
+    start = page.data.removeprefix(codecs.BOM_UTF8)[:_FEED_START_BYTES]
+    if kind in _FEED_KINDS or _FEED_START_RE.match(start):
         draft = _feed_draft(site, page, final, kind, robots_body, args.allow_private)
     elif kind and kind not in ("text/html", "application/xhtml+xml"):
         raise DraftError(
