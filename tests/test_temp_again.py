@@ -60,8 +60,8 @@ def test_again_fetches_every_seen_article_once_and_updates_it_in_place(
         again.stdout
     )
     assert lines[1] == (
-        "fetched 2 article pages seen before again (--again: this job only);"
-        " their URLs stay seen for every other crawl"
+        "queued 2 article pages seen before again (--again: this job only; the counts above say how they"
+        " ended): their URLs stay seen for every other crawl"
     ), again.stdout
     with EmbeddedRedis(site.data) as embedded:
         server = connect(embedded.ensure())
@@ -150,3 +150,27 @@ def test_again_with_pages_given_is_a_usage_error(tmp_path: Path, site_server: Si
         both.stderr
     )
     assert both.stdout == ""
+
+
+def test_again_says_it_queued_the_seen_pages_again_not_that_it_fetched_them(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """The line after an --again crawl's summary said 'fetched N article pages seen before again', N the
+    links the job queued again (its `again`), however their fetch ended: a page seen before that answers
+    404 now was among them ('fetched 2 ...' beside 'fetched 2 pages', the index page one of those, 'errors
+    1'); so would a page the crawl never reached (max_pages, Ctrl-C)."""
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/again-one", "/status/404")
+    first = site.temp()
+    assert "stored 1 article" in first.stdout, first.stdout + first.stderr[-3000:]
+
+    again = site.temp("--again")
+
+    lines = again.stdout.splitlines()
+    assert lines[0].startswith(
+        "fetched 2 pages, stored 0 articles, updated 1 stored before, skipped 0, errors 1"
+    ), again.stdout + again.stderr[-3000:]
+    assert (
+        "queued 2 article pages seen before again (--again: this job only; the counts above say how they"
+        " ended): their URLs stay seen for every other crawl"
+    ) in lines, again.stdout

@@ -252,8 +252,8 @@ def _temp(args: argparse.Namespace) -> int:
     _print_summary(job, counts, settings, rule)
     if seen_again:
         print(
-            f"fetched {counted(counts.again, 'article page')} seen before again (--again: this job only);"
-            " their URLs stay seen for every other crawl"
+            f"queued {counted(counts.again, 'article page')} seen before again (--again: this job only; the"
+            " counts above say how they ended): their URLs stay seen for every other crawl"
         )
     if rereads is not None and window is not None:
         print(rereads.summary(window))
