@@ -15,13 +15,15 @@ A site **needs attention** when, in the last 24 hours, it banned the crawler (a 
 ``ERROR_MIN_REQUESTS``) or every one did, its errors rose (``RISING_FACTOR``, over hours in which it
 made requests), or a field of its rule stopped matching (the share of article pages where the field's
 XPath found nothing rose by ``FIELD_JUMP`` over its own history); when it is backing off (a 429,
-a 503, a ban); when its grabs found no new article for ``NO_NEWS_INTERVALS`` intervals; when its grab is
-overdue (no scheduler is running, and the site is not paused: ``crawler sites pause``, which the status
-notes instead); or when its rule file has errors. Redis needs attention when it refuses
-writes (its disk is full: :func:`crawler.redisio.connection.writes_refused`) or may evict keys
-(:func:`crawler.redisio.connection.evicts`); the store does when the
-workers alive store articles in more than one place (each its own machine's SQLite files, with no
-``MONGO_URI``: :func:`store_split`); the queue does when requests wait and no worker is alive
+a 503, a ban); when its store writes failed in the last ``STORE_FAILING_HOURS`` hours with no article
+stored since (:mod:`crawler.worker.stats` keeps the moments); when its grabs found no new article for
+``NO_NEWS_INTERVALS`` intervals; when its grab is overdue (no scheduler is running, and the site is not
+paused: ``crawler sites pause``, which the status notes instead); or when its rule file has errors.
+Redis needs attention when it refuses writes (its disk is full:
+:func:`crawler.redisio.connection.writes_refused`) or may evict keys
+(:func:`crawler.redisio.connection.evicts`); the store does when the workers alive store articles in
+more than one place (each its own machine's SQLite files, with no ``MONGO_URI``: :func:`store_split`);
+the queue does when requests wait and no worker is alive
 (:func:`no_worker`). The proxies' health is shown too.
 """
 
@@ -70,6 +72,10 @@ OVERDUE_SECONDS = 300
 RISING_FACTOR = 3.0
 # A site whose grabs found no new article for this many of its intervals needs a look.
 NO_NEWS_INTERVALS = 5
+# Store failures in this many hours (this one and the last) with no article stored since: the store cannot
+# write now. A failure is tried again within minutes (STORE_RETRY_SECONDS), so a store still failing shows
+# one within two hours; older ones are the dead letters' to tell.
+STORE_FAILING_HOURS = 2
 
 
 def build_status(
@@ -534,6 +540,9 @@ def _site(
             f"errors rising: {last_hour} in the last hour, against a mean of {before:.1f} an hour over the"
             f" {HOURS_RECENT - 1} h before"
         )
+    store_failing = _store_failing(read.hours[:STORE_FAILING_HOURS])
+    if store_failing is not None:
+        attention.append(store_failing)
     no_news = _no_news(state, rule, now) if rule is not None else None
     if no_news is not None:
         attention.append(no_news)
@@ -743,6 +752,22 @@ def _errors_rising(hours: list[Counter[str]]) -> tuple[int, float, bool]:
         for hour in hours[1:HOURS_RECENT]
     )
     return counts[0], sum(counts[1:]) / (HOURS_RECENT - 1), history
+
+
+def _store_failing(hours: list[Counter[str]]) -> str | None:
+    """ "the store cannot write" when the site's last store failure in ``hours`` (its
+    counters, the newest first) came after its last article the store answered, if any
+    (:mod:`crawler.worker.stats`): an article stored since clears it."""
+    failed_at = max(hour["store/failed_at_ms"] for hour in hours)
+    if not failed_at or failed_at <= max(hour["store/stored_at_ms"] for hour in hours):
+        return None
+    failures = sum(hour["store/unavailable"] for hour in hours)
+    return (
+        f"the store cannot write: {counted(failures, 'write')} failed in the last {STORE_FAILING_HOURS} h,"
+        f" the last at {_iso(failed_at / 1000)}, no article stored since: the workers' log names the store"
+        " and what to do (a full disk: free space on it); each article is tried again, then dead-lettered"
+        " (docs/operations.md, 'Nothing lost, nothing hung')"
+    )
 
 
 def _no_news(state: dict[str, str], rule: Rule, now: float) -> str | None:

@@ -1321,3 +1321,47 @@ def test_status_names_a_site_whose_grab_counters_or_job_key_holds_another_type_a
     redis_client.set(keys.job("j1"), "oops")
     code, out, err = _check(capsys)
     assert code == 1 and "demo-huaxia: Redis key crawler:job:j1 is a string, not a hash" in out, (out, err)
+
+
+def test_a_site_whose_store_writes_fail_needs_attention_until_an_article_is_stored_after_them(
+    rules: Path,
+    redis_client: redis.Redis,
+    redis_server: str,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The workers' counters (RedisStatsCollector, flushed to the real Redis): store failures after the
+    site's last article stored mark the site (`status --check` exits 1 while the disk is full, before any
+    dead letter); an article stored after them clears it, one stored before does not."""
+    from crawler.worker.stats import RedisStatsCollector
+
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    counters = RedisStatsCollector(get_crawler(settings_dict={**values, "REDIS_URL": redis_server}))
+    keys = Keys("crawler")
+
+    def attention() -> list[str]:
+        site: dict[str, Any] = build_status(redis_client, keys, load_rules(rules), time.time())["sites"][0]
+        return [reason for reason in site["attention"] if "store" in reason]
+
+    counters.inc_value("store/new/demo-citynews")
+    counters.flush()
+    assert attention() == []
+    time.sleep(0.01)
+    for _ in range(3):
+        counters.inc_value("store/unavailable/demo-citynews")
+    counters.flush()
+    [reason] = attention()
+    assert reason.startswith("the store cannot write: 3 writes failed in the last 2 h, the last at "), reason
+    assert "no article stored since: the workers' log names the store" in reason, reason
+    assert _check(capsys) == (1, f"demo-citynews: {reason}\n", "")
+    # A worker that flushes later an older failure (its own) keeps the latest moment.
+    late = RedisStatsCollector(get_crawler(settings_dict={**values, "REDIS_URL": redis_server}))
+    late.inc_value("store/unavailable/demo-citynews")
+    time.sleep(0.01)
+    counters.inc_value("store/updated/demo-citynews")
+    counters.flush()
+    assert attention() == []
+    late.flush()
+    assert attention() == []
+    assert _check(capsys) == (0, "", "")

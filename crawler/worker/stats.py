@@ -10,6 +10,11 @@ written by the acknowledgement of each request (:class:`crawler.redisio.queue.Ac
 ``stored``, not here. It counts the articles the store found new; not those kept in the store's local
 spool while MongoDB is unreachable (``store/spooled``, written here): whether one is new, an update or a
 repost is known only once MongoDB takes it, and nothing counts that.
+
+The moment of a site's last store failure (``store/unavailable``) and of its last article the store
+answered (stored, updated, unchanged, a repost, spooled) is kept in the hour's hash too, in milliseconds
+(``store/failed_at_ms``, ``store/stored_at_ms``: the latest of every worker's), so that the status tells
+a store that cannot write now from one that failed and has stored since.
 """
 
 from __future__ import annotations
@@ -48,6 +53,26 @@ GROUPS = (
 )
 # Counters the acknowledgement of a request writes to Redis (crawler.redisio.queue), not the flush.
 ACKED = frozenset({"store/new"})
+# Counters whose last moment is kept too, under the field given (docstring).
+STAMPED = {
+    "store/unavailable": "store/failed_at_ms",
+    **dict.fromkeys(
+        (
+            "store/new",
+            "store/updated",
+            "store/unchanged",
+            "store/repost",
+            "store/repost_again",
+            "store/spooled",
+        ),
+        "store/stored_at_ms",
+    ),
+}
+# Sets a hash's field to ARGV[2] unless it holds a later moment (another worker's, flushed first).
+_LATEST = """
+local held = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') or 0
+if tonumber(ARGV[2]) > held then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+"""
 
 
 class RedisStatsCollector(MemoryStatsCollector):
@@ -67,6 +92,7 @@ class RedisStatsCollector(MemoryStatsCollector):
         self.keep_seconds = int(settings.getfloat("SUPERVISION_KEEP_HOURS") * 3600)
         self._shared = bool(settings.get("REDIS_URL"))
         self._pending: Counter[tuple[str, str, str]] = Counter()
+        self._stamps: dict[tuple[str, str, str], int] = {}
         self._lock = threading.Lock()
         self._loop: task.LoopingCall | None = None
 
@@ -74,10 +100,20 @@ class RedisStatsCollector(MemoryStatsCollector):
         super().inc_value(key, count, start)
         if key.startswith(GROUPS) and "/" in key:
             what, _, site = key.rpartition("/")
+            now = time.time()
+            stamp = STAMPED.get(what)
+            if stamp is not None:
+                with self._lock:
+                    self._stamp((site, hour_of(now), stamp), int(now * 1000))
             if what in ACKED:
                 return
             with self._lock:
-                self._pending[(site, hour_of(time.time()), what)] += count
+                self._pending[(site, hour_of(now), what)] += count
+
+    def _stamp(self, field: tuple[str, str, str], moment: int) -> None:
+        """Keep ``moment`` for ``field`` (site, hour, name) unless a later one is kept; under the lock."""
+        if moment > self._stamps.get(field, 0):
+            self._stamps[field] = moment
 
     def open_spider(self, spider: Spider | None = None) -> None:
         super().open_spider()
@@ -95,7 +131,8 @@ class RedisStatsCollector(MemoryStatsCollector):
         """Write the counts summed since the last flush (kept for the next one if Redis is away)."""
         with self._lock:
             pending, self._pending = self._pending, Counter()
-        if not pending or not self._shared:
+            stamps, self._stamps = self._stamps, {}
+        if not (pending or stamps) or not self._shared:
             return
         try:
             pipe = server_of(self.crawler).pipeline(transaction=False)
@@ -103,10 +140,16 @@ class RedisStatsCollector(MemoryStatsCollector):
                 key = self.keys.stats(site, hour)
                 pipe.hincrby(key, what, count)
                 pipe.expire(key, self.keep_seconds)
+            for (site, hour, name), moment in stamps.items():
+                key = self.keys.stats(site, hour)
+                pipe.eval(_LATEST, 1, key, name, moment)
+                pipe.expire(key, self.keep_seconds)
             pipe.execute()
         except redis.RedisError as exc:
             outage_of(self.crawler).failed("write the site counters, kept for the next try", exc)
             with self._lock:
                 self._pending.update(pending)
+                for field, moment in stamps.items():
+                    self._stamp(field, moment)
             return
         outage_of(self.crawler).ok(wrote=True)
