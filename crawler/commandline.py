@@ -2,7 +2,9 @@
 (``./run.sh crawler``), else ``crawler``, with the ``--data-dir`` and ``--rules-dir`` the command line was
 given. Every part may suggest one: the workers of a crawl run in the process of its command. Every part
 writes a count the same way too: :func:`counted` (``1 page``, ``2 pages``), and the value meant of a
-mistyped one: :func:`did_you_mean`."""
+mistyped one: :func:`did_you_mean`. A part logs the good news that ends an outage it warned of (Redis
+back) at INFO with ``extra=TOLD``: a command that crawls for a person (``temp``, ``demo``) says that
+record as a note, where it leaves its other INFO records to the log."""
 
 from __future__ import annotations
 
@@ -11,10 +13,13 @@ import os
 import shlex
 from collections.abc import Callable
 
-__all__ = ["COMMAND_ENV", "command_name", "counted", "did_you_mean", "given_folders", "suggest"]
+__all__ = ["COMMAND_ENV", "TOLD", "command_name", "counted", "did_you_mean", "given_folders", "suggest"]
 
 # How the user runs this command (``./run.sh crawler`` sets it), for the commands a message suggests.
 COMMAND_ENV = "CRAWLER_COMMAND"
+
+# The ``extra`` of an INFO log record a command that crawls for a person says too (docstring).
+TOLD = {"told": True}
 
 # The global folder options of this command line (``--data-dir``, ``--rules-dir``), repeated in the
 # commands its messages suggest.

@@ -155,9 +155,10 @@ def test_a_redis_that_cannot_start_again_is_logged_once_not_at_every_try(site: S
     said = [
         line.split("] ", 1)[1].split(":", 1)[0]
         for line in outage.splitlines()
-        if "[crawler.redisio.embedded] WARNING" in line or "[crawler.redisio.embedded] ERROR" in line
+        if "[crawler.redisio.embedded] " in line
+        and (" is gone " in line or " could not " in line or " is back " in line)
     ]
-    assert said == ["WARNING", "ERROR", "WARNING"], "gone, could not start, back: " + outage[-4000:]
+    assert said == ["WARNING", "ERROR", "INFO"], "gone, could not start, back: " + outage[-4000:]
 
 
 def test_a_frozen_redis_is_down_from_before_its_first_error_not_from_it(site: Site) -> None:
@@ -245,7 +246,7 @@ def test_responses_that_bench_proxies_and_sessions_and_ban_a_site_log_a_redis_ou
         answer(0, 502)  # Redis up: the proxy is benched in Redis
         os.kill(redis_server.pid or 0, signal.SIGKILL)
         caplog.clear()
-        with caplog.at_level(logging.WARNING):
+        with caplog.at_level(logging.INFO):
             for n in range(1, 6):
                 answer(n, 502)  # benches the proxy
                 answer(n, 403)  # bans the site and the proxy
@@ -1536,12 +1537,12 @@ def test_a_redis_that_refuses_writes_is_logged_once_though_reads_work_and_once_w
             conditional.process_request(Request("http://127.0.0.1/", meta={"site": "news", "job": "j1"}))
 
         try:
-            with caplog.at_level(logging.WARNING), _snapshots_failing(client, server.directory):
+            with caplog.at_level(logging.INFO), _snapshots_failing(client, server.directory):
                 for _ in range(3):
                     idle_turn()
                 refusing = _said_of_redis(caplog)
                 caplog.clear()
-            with caplog.at_level(logging.WARNING):
+            with caplog.at_level(logging.INFO):
                 assert scheduler.next_request() is None  # a read: Redis took no write yet
                 idle_turn()
                 idle_turn()
@@ -1586,7 +1587,7 @@ def test_a_redis_at_its_maxmemory_is_one_outage_of_refused_writes_though_writes_
             scheduler.tend_leases()
 
         try:
-            with caplog.at_level(logging.WARNING):
+            with caplog.at_level(logging.INFO):
                 said_full = _memory_full(client)
                 for _ in range(3):
                     idle_turn()
@@ -1622,7 +1623,7 @@ def test_a_worker_whose_redis_user_loses_its_rights_says_so_with_the_fix_once(
                 keys=["*"],
                 commands=["+@read", "+ping"],
             )
-            with caplog.at_level(logging.WARNING):
+            with caplog.at_level(logging.INFO):
                 for _ in range(3):
                     idle_turn()
                 refusing = _said_of_redis(caplog)
@@ -1662,7 +1663,7 @@ def test_a_worker_whose_redis_user_loses_scripts_alone_logs_one_outage_and_one_r
             held = [scheduler.next_request(), scheduler.next_request()]
             idle_turn()
             client.acl_setuser("worker", enabled=True, commands=["-@scripting"])
-            with caplog.at_level(logging.WARNING):
+            with caplog.at_level(logging.INFO):
                 for _ in range(3):
                     idle_turn()
                 refusing = _said_of_redis(caplog)
@@ -1955,7 +1956,7 @@ def test_an_outage_of_a_redis_gone_that_comes_back_refusing_writes_says_so_once(
 
     outage = RedisOutage(get_crawler(Spider, settings_dict={"REDIS_URL": redis_server}))
     misconf = redis.ResponseError("MISCONF Errors writing to the AOF file: No space left on device")
-    with caplog.at_level(logging.WARNING, logger="crawler.worker.connection"):
+    with caplog.at_level(logging.INFO, logger="crawler.worker.connection"):
         outage.failed("write this worker's heartbeat", redis.ConnectionError("Connection refused"))
         outage.failed("write this worker's heartbeat", misconf)
         outage.failed("write this worker's heartbeat", misconf)
@@ -1964,11 +1965,39 @@ def test_an_outage_of_a_redis_gone_that_comes_back_refusing_writes_says_so_once(
         outage.failed("write this worker's heartbeat", misconf)
         outage.ok(wrote=True)
     said = [(record.levelname, record.getMessage()) for record in caplog.records]
-    assert [level for level, _ in said] == ["ERROR", "ERROR", "WARNING", "WARNING"], said
+    assert [level for level, _ in said] == ["ERROR", "ERROR", "WARNING", "INFO"], said
     assert said[0][1].startswith("Redis failed (write this worker's heartbeat: Connection refused)")
     assert said[1][1].startswith("Redis refuses writes (write this worker's heartbeat: MISCONF"), said
     assert said[2][1].startswith("Redis still refuses writes after "), said
     assert said[3][1].startswith("Redis takes writes again after "), said
+
+
+def test_redis_back_is_said_by_temp_as_a_note_as_the_worker_logs_it_at_info(
+    redis_server: str, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Redis back (or taking writes again) is good news: the worker logs it at INFO, and a command that
+    crawls for a person (temp) says it as a note, not "crawler temp: warning: Redis is back after 11.4 s";
+    its other INFO records are not said."""
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    from crawler.cli.crawl import _warnings_said
+    from crawler.worker.connection import RedisOutage
+
+    outage = RedisOutage(get_crawler(Spider, settings_dict={"REDIS_URL": redis_server}))
+    misconf = redis.ResponseError("MISCONF Errors writing to the AOF file: No space left on device")
+    with caplog.at_level(logging.INFO), _warnings_said():
+        outage.failed("write this worker's heartbeat", redis.ConnectionError("Connection refused"))
+        outage.ok(wrote=True)
+        outage.failed("write this worker's heartbeat", misconf)
+        outage.ok(wrote=True)
+        logging.getLogger("crawler.worker.process").info("an INFO record of the crawl's")
+    said = capsys.readouterr().err.splitlines()
+    back = [line.split(": ", 1)[1] for line in said if " again after " in line or " is back after " in line]
+    assert len(back) == 2, said
+    assert re.fullmatch(r"note: Redis is back after [0-9.]+ s", back[0]), back
+    assert re.fullmatch(r"note: Redis takes writes again after [0-9.]+ s", back[1]), back
+    assert not any("an INFO record" in line for line in said), said
 
 
 def test_a_spider_that_opens_while_redis_is_away_reads_its_pages_once_redis_is_back(

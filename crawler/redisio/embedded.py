@@ -72,7 +72,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from crawler.commandline import command_name, counted
+from crawler.commandline import TOLD, command_name, counted
 from crawler.errors import CrawlerError, folder_advice
 from crawler.threads import STOP_SIGNALS, signals_blocked
 
@@ -644,10 +644,11 @@ class EmbeddedRedis:
                     )
                 continue
             if down_since is not None:
-                logger.warning(
+                logger.info(
                     "the embedded Redis server at %s is back after %.0f s",
                     self.socket_path,
                     time.monotonic() - down_since,
+                    extra=TOLD,
                 )
                 down_since = None
 

@@ -11,6 +11,7 @@ import redis
 from redis.exceptions import NoPermissionError, OutOfMemoryError, ReadOnlyError
 from scrapy.crawler import Crawler
 
+from crawler.commandline import TOLD
 from crawler.errors import InputError
 from crawler.keys import Keys
 from crawler.redisio.connection import NO_PERMISSION_FIX, connect, may_run, refused_command, writes_refused
@@ -158,9 +159,9 @@ class RedisOutage:
         if self.refusing and self._still_refused():
             return
         if self.refusing:
-            logger.warning("Redis takes writes again after %.1f s", self._last_ok - self.since)
+            logger.info("Redis takes writes again after %.1f s", self._last_ok - self.since, extra=TOLD)
         else:
-            logger.warning("Redis is back after %.1f s", self._last_ok - self.since)
+            logger.info("Redis is back after %.1f s", self._last_ok - self.since, extra=TOLD)
         self.since, self.refusing = None, False
         self.denied.clear()
 
