@@ -1644,6 +1644,73 @@ def test_a_worker_whose_redis_user_loses_its_rights_says_so_with_the_fix_once(
     assert back == [back[0]] and back[0].startswith("Redis takes writes again after "), back
 
 
+_AUTHENTICATION_FIX = (
+    "put its user and password in the Redis URL (REDIS_URL=redis://USER:PASSWORD@HOST:PORT; the user default"
+    " when it has a password alone: redis://:PASSWORD@HOST:PORT), then start the crawler's processes again:"
+    " a running one cannot learn them"
+)
+
+
+def test_a_worker_whose_redis_is_given_a_password_says_so_with_the_fix(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A running worker whose Redis was given a password (CONFIG SET requirepass; its connections closed,
+    so the new ones meet NOAUTH) logged "Redis failed (write this worker's heartbeat: HELLO must be called
+    with the client already authenticated, ...): the worker goes on and tries again": Redis's words, no
+    fix, as for a Redis gone away. It says Redis asks for a password and what to do, once, and that Redis
+    is back when it lets the worker in again."""
+    from crawler.worker.heartbeat import WorkerHeartbeat
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        crawler, _, client = _scheduler_on(tmp_path, server)
+        heartbeat = WorkerHeartbeat.from_crawler(crawler)
+        heartbeat.beat()
+        try:
+            client.config_set("requirepass", "sekret")
+            client.client_kill_filter(_type="normal", skipme=True)
+            with caplog.at_level(logging.WARNING):
+                for _ in range(3):
+                    heartbeat.beat()
+                away = _said_of_redis(caplog)
+                caplog.clear()
+                client.config_set("requirepass", "")
+                heartbeat.beat()
+            back = _said_of_redis(caplog)
+        finally:
+            client.close()
+    assert len(away) == 1, away
+    assert away[0].startswith(
+        "Redis failed (write this worker's heartbeat): the worker goes on and tries again; Redis asks for a"
+        " user and password (it says: "
+    ), away
+    assert away[0].endswith(_AUTHENTICATION_FIX), away
+    assert len(back) == 1 and back[0].startswith("Redis is back after "), back
+
+
+def test_status_of_a_redis_that_asks_for_a_password_says_so_not_to_start_it(tmp_path: Path) -> None:
+    """`crawler status --check` (and every command) on a REDIS_URL server that asks for a password the URL
+    lacks said "cannot reach Redis at URL (REDIS_URL): authentication failed (Authentication required.); put
+    the right user and password in the URL; start it or unset REDIS_URL to use the embedded server": Redis
+    runs, so "start it" is no fix. It says what Redis wants and the fix alone."""
+    from crawler.redisio.connection import resolve_redis_url
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        url = server.ensure()
+        client = connect(url)
+        try:
+            client.config_set("requirepass", "sekret")
+            with pytest.raises(RedisUnavailableError) as raised:
+                resolve_redis_url(url, tmp_path / "unused", reads_only=True)
+        finally:
+            client.config_set("requirepass", "")
+            client.close()
+    message = str(raised.value)
+    assert message.startswith(
+        f"cannot use Redis at {url} (REDIS_URL): Redis asks for a user and password (it says: "
+    ), message
+    assert message.endswith(_AUTHENTICATION_FIX), message
+
+
 def test_a_worker_whose_redis_user_loses_scripts_alone_logs_one_outage_and_one_recovery(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

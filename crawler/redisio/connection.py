@@ -37,6 +37,7 @@ __all__ = [
     "may_run",
     "refused_command",
     "resolve_redis_url",
+    "turned_away",
     "writes_refused",
 ]
 
@@ -68,8 +69,11 @@ def resolve_redis_url(
         finally:
             client.close()
         if failure is not None:
+            why, runs = failure
             raise RedisUnavailableError(
-                f"cannot reach Redis at {redacted(str(url))} (REDIS_URL): {failure};"
+                f"cannot use Redis at {redacted(str(url))} (REDIS_URL): {why}"
+                if runs
+                else f"cannot reach Redis at {redacted(str(url))} (REDIS_URL): {why};"
                 " start it or unset REDIS_URL to use the embedded server"
             )
         if refused is not None:
@@ -96,9 +100,12 @@ def connect(url: str, *, reads_only: bool = False) -> redis.Redis:
     client = _client(url, "the Redis URL")
     failure = _ping_failure(client)
     refused = None if failure is not None or reads_only else writes_refused(client)
-    if failure is not None or refused is not None:
+    if failure is not None:
         client.close()
-        raise RedisUnavailableError(refused or f"cannot reach Redis at {redacted(url)}: {failure}")
+        raise RedisUnavailableError(f"cannot reach Redis at {redacted(url)}: {failure[0]}")
+    if refused is not None:
+        client.close()
+        raise RedisUnavailableError(refused)
     return client
 
 
@@ -245,6 +252,11 @@ def _reply(connection: redis.connection.AbstractConnection, *command: str | byte
 _REFUSED_COMMAND = re.compile(r"no permissions to run the '([a-z_.-]+)' command")
 
 # What to do when the user of the Redis URL may not run a command the crawler needs (NOPERM).
+AUTHENTICATION_FIX = (
+    "put its user and password in the Redis URL (REDIS_URL=redis://USER:PASSWORD@HOST:PORT; the user"
+    " default when it has a password alone: redis://:PASSWORD@HOST:PORT), then start the crawler's processes"
+    " again: a running one cannot learn them"
+)
 NO_PERMISSION_FIX = (
     "give that user the crawler's commands on its keys (ACL SETUSER <user> on ~<REDIS_KEY_PREFIX>:* +@all),"
     " or put a user who has them in the URL"
@@ -402,17 +414,26 @@ def _untaken_query_parameters(url: str, scheme: str) -> list[str]:
     return untaken
 
 
-def _ping_failure(client: redis.Redis) -> str | None:
-    """Why ``client`` cannot PING its server, or None when it can."""
+def turned_away(exc: redis.RedisError) -> str | None:
+    """What to do when Redis runs but turns the client away with ``exc``: it asks for a password the URL
+    does not give or gives wrong (``NOAUTH``, ``WRONGPASS``); None for any other error."""
+    if isinstance(exc, redis.AuthenticationError):
+        return f"Redis asks for a user and password (it says: {exc}); {AUTHENTICATION_FIX}"
+    return None
+
+
+def _ping_failure(client: redis.Redis) -> tuple[str, bool] | None:
+    """Why ``client`` cannot PING its server, and whether the server runs (it answered, turning the client
+    away: :func:`turned_away`), or None when it can."""
     try:
         client.ping()
-    except redis.AuthenticationError as exc:
-        return f"authentication failed ({exc}); put the right user and password in the URL"
     except (redis.ConnectionError, redis.TimeoutError) as exc:
+        if (turned := turned_away(exc)) is not None:
+            return turned, True
         cause = exc.__cause__ or exc.__context__
         if isinstance(cause, OSError) and cause.strerror:
-            return cause.strerror
-        return str(exc)
+            return cause.strerror, False
+        return str(exc), False
     except redis.ResponseError:
         return None  # it answers, with an error: see writes_refused
     return None

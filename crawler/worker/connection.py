@@ -14,7 +14,14 @@ from scrapy.crawler import Crawler
 from crawler.commandline import TOLD
 from crawler.errors import InputError
 from crawler.keys import Keys
-from crawler.redisio.connection import NO_PERMISSION_FIX, connect, may_run, refused_command, writes_refused
+from crawler.redisio.connection import (
+    NO_PERMISSION_FIX,
+    connect,
+    may_run,
+    refused_command,
+    turned_away,
+    writes_refused,
+)
 
 __all__ = ["RedisOutage", "count_job", "keys_of", "outage_of", "server_of"]
 
@@ -116,6 +123,8 @@ class RedisOutage:
                     exc,
                     self._why_refused(),
                 )
+            elif (turned := turned_away(exc)) is not None:
+                logger.error("Redis failed (%s): the worker goes on and tries again; %s", what, turned)
             else:
                 logger.error("Redis failed (%s: %s): the worker goes on and tries again", what, exc)
         elif now - self._reminded >= REMINDER_SECONDS:
