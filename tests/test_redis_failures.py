@@ -694,6 +694,45 @@ def test_a_temp_crawl_whose_redis_is_emptied_says_its_job_was_lost_not_that_noth
     ), err[-4000:]
 
 
+@pytest.mark.parametrize("evicting", [False, True], ids=["deleted", "evicted"])
+def test_a_temp_crawl_whose_sites_queue_is_dropped_from_redis_says_its_requests_were_lost(
+    site: Site, evicting: bool
+) -> None:
+    """Redis dropping the site's queue key mid-crawl (a maxmemory-policy allkeys-lru evicting it, or a
+    DEL), its job's hash kept: the job still counted its requests pending, which no worker could take any
+    more, and the temp crawl waited for them forever, its bar still, saying nothing (`crawler status
+    --check` said nothing either; stopped, it said they "wait in the queue"). It ends, saying what was
+    lost, why, and what to do."""
+    site.rule(*(f"/a/q{n}" for n in range(40)))
+    with site.temp_running(*_slow_temp(3)) as crawl:
+        wait_until(lambda: len(site.stored()) >= 1, "an article stored")
+        client = connect(f"unix://{site.data / 'redis' / 'redis.sock'}")
+        try:
+            if evicting:
+                client.config_set("maxmemory", str(100 * 2**20))
+                client.config_set("maxmemory-policy", "allkeys-lru")
+            client.delete(Keys("crawler").queue_of(site.name))
+            try:
+                out, err = crawl.communicate(timeout=WAIT_LIMIT)
+            except subprocess.TimeoutExpired:
+                pytest.fail("the temp crawl waits for requests Redis no longer holds")
+        finally:
+            client.close()  # the crawl's own Redis: it stopped with the crawl
+    assert crawl.returncode == 1, (out, err[-4000:])
+    how = (
+        r"Redis dropped them to free memory: at its maxmemory of 104857600 bytes its maxmemory-policy"
+        r" allkeys-lru drops keys"
+        if evicting
+        else r"its keys were deleted \(DEL, UNLINK\) while the crawl ran"
+    )
+    assert re.search(
+        r"crawler temp: error: Redis no longer holds the \d+ requests job [0-9a-f]+ had not fetched yet: none"
+        rf" is in the queue of site {site.name} \(crawler:queue:{site.name}\) or leased; {how}",
+        err,
+    ), err[-4000:]
+    assert "run the temp crawl again to fetch the rest" in err, err[-4000:]
+
+
 def test_a_temp_crawl_whose_redis_refused_writes_then_went_away_says_it_went_away(site: Site) -> None:
     """The crawl kept the last refusal it read when Redis stopped answering, so a server that refused
     writes for a moment, then died and could not start again, ended the crawl with 'Redis refuses

@@ -47,7 +47,7 @@ from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
 from crawler.errors import InputError, StoreError, Terminated, redacted, redacted_text
 from crawler.keys import ROBOTS_DISALLOWED, Keys
-from crawler.redisio.connection import connect, hash_of, resolve_redis_url, writes_refused
+from crawler.redisio.connection import connect, evicts, hash_of, resolve_redis_url, writes_refused
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError, live_users
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
 from crawler.requests import (
@@ -173,6 +173,11 @@ def _holds_nothing(url: str) -> bool:
 
 
 # --- crawler temp -------------------------------------------------------------------------------------
+
+# Seconds a temp crawl sees Redis hold none of its pending requests before it says they were lost: the
+# job's count and the requests are read one after the other, so a request acknowledged between the two
+# reads looks lost for one tick; a few ticks in a row cannot.
+LOST_REQUESTS_SECONDS = 5.0
 
 
 def run_temp(args: argparse.Namespace) -> int:
@@ -1142,6 +1147,9 @@ def _crawl_job(
         refused: list[str | None] = [None]
         # Whether the site's pause was said, and whether the crawl stopped for it.
         paused = [False, False]
+        # Since when Redis holds none of the job's pending requests (_requests_lost), and what is said of it.
+        lost_since: list[float | None] = [None]
+        lost: list[str | None] = [None]
 
         def tick() -> bool:
             """Show the job's counters; False once Redis has not answered, or has refused writes (a full
@@ -1174,12 +1182,21 @@ def _crawl_job(
             if held and counts.pending and not fetching:
                 paused[1] = True
                 return False
+            if site is not None and counts.pending and _requests_lost(server, keys, site):
+                since = lost_since[0] = lost_since[0] or time.monotonic()
+                if time.monotonic() - since >= LOST_REQUESTS_SECONDS:
+                    lost[0] = _lost_requests_said(server, keys, job, site, counts.pending)
+                    return False
+            else:
+                lost_since[0] = None
             return time.monotonic() - answered[0] < patience
 
         # Every rule: on a running service this worker takes any request of the shared queue, and helps.
         try:
             run_worker(settings, job=job, on_tick=tick)
         except KeyboardInterrupt as stopped:
+            if lost[0] is not None and not isinstance(stopped, Terminated):
+                raise RedisUnavailableError(lost[0]) from None
             if isinstance(stopped, Terminated) or not paused[1]:
                 if time.monotonic() - answered[0] < patience:
                     raise
@@ -1196,6 +1213,44 @@ def _crawl_job(
     counts = JobCounts.read(server, keys, job)
     logger.info("job %s %s in %.1f s", job, "stopped" if paused[1] else "done", time.monotonic() - started)
     return counts, paused[1]
+
+
+def _requests_lost(server: redis.Redis, keys: Keys, site: str) -> bool:
+    """True when Redis holds no request of ``site`` or of its discover host slots: none in their queues,
+    none leased or waiting for its time (read in one script: a request moves between them in one)."""
+    return bool(server.eval(_REQUESTS_HELD_LUA, 2, keys.pending, keys.lease_sites, keys.prefix, site))
+
+
+# KEYS: pending, lease-sites. ARGV: prefix, site. 1 when no queue of the site or of its discover host
+# slots (<site>@<host>) holds a request and no lease (or delayed request) is of them; else 0.
+_REQUESTS_HELD_LUA = """
+local site, slot = ARGV[2], ARGV[2] .. '@'
+local function ours(name) return name == site or string.sub(name, 1, #slot) == slot end
+if redis.call('ZCARD', ARGV[1] .. ':queue:' .. site) > 0 then return 0 end
+for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if ours(name) and redis.call('ZCARD', ARGV[1] .. ':queue:' .. name) > 0 then return 0 end
+end
+for _, name in ipairs(redis.call('HVALS', KEYS[2])) do
+  if ours(name) then return 0 end
+end
+return 1
+"""
+
+
+def _lost_requests_said(server: redis.Redis, keys: Keys, job: str, site: str, pending: int) -> str:
+    """The error of a temp crawl of ``job`` whose ``pending`` requests of ``site`` Redis no longer holds."""
+    evicting = evicts(server)
+    how = (
+        f"Redis dropped them to free memory: {evicting.removeprefix('Redis may evict keys: ')}"
+        if evicting
+        else "its keys were deleted (DEL, UNLINK) while the crawl ran"
+    )
+    return (
+        f"Redis no longer holds the {counted(pending, 'request')} job {job} had not fetched yet: none is in"
+        f" the queue of site {site} ({keys.queue_of(site)}) or leased; {how}; the articles stored stay in"
+        f" the store (`{suggest('articles list')}`); run the temp crawl again to fetch the rest (an article"
+        " stored already is updated, not stored twice)"
+    )
 
 
 def _redis_gone(job: str, patience: float, refused: str | None) -> RedisUnavailableError:
