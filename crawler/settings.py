@@ -105,9 +105,10 @@ DOWNLOADER_MIDDLEWARES = {
     # A host name the resolver refused is reported as refused, not retried as a DNS failure (above 550,
     # the RetryMiddleware).
     "crawler.worker.netguard.RefusedHostMiddleware": 560,
-    # A redirect to another scheme (mailto:, ftp:), to a URL with credentials or longer than URLLENGTH_LIMIT
-    # is not followed: it fails as its 3xx answer, naming its target, never its password (above 600, the
-    # RedirectMiddleware, which fails on a mailto: target and follows the others).
+    # A redirect to another scheme (mailto:, ftp:), to a URL with credentials, longer than URLLENGTH_LIMIT
+    # or no request can be made of (http://[x, port 0) is not followed: it fails as its 3xx answer, naming
+    # its target, never its password (above 600, the RedirectMiddleware, which fails on a mailto: target
+    # and on http://[x, and follows the others).
     "crawler.worker.netguard.UnfollowedRedirectMiddleware": 610,
     # Rules carry no HTTP credentials: nothing to add, nothing to leak to another host.
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,

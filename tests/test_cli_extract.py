@@ -433,6 +433,17 @@ def test_redirect_to_another_scheme_is_refused(site_server: SiteServer, target: 
     )
 
 
+def test_redirect_to_a_location_that_is_no_url_is_refused_naming_it(site_server: SiteServer) -> None:
+    """Kept as the crawl's redirect to no URL came to be refused: Scrapy's redirect failed on it, and
+    extract said 'fetching URL failed: Invalid IPv6 URL', not naming the Location."""
+    one_line_error(
+        crawler("extract", site_server.url("/redirect?to=http%3A%2F%2F%5Bx%2Fy")),
+        1,
+        "redirected to 'http://[x/y', which cannot be fetched:",
+        "no request can be made of it (Invalid IPv6 URL)",
+    )
+
+
 def test_redirect_with_credentials_or_too_long_is_refused_without_the_password(
     site_server: SiteServer,
 ) -> None:

@@ -16,6 +16,7 @@ import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from conftest import SiteServer
@@ -286,6 +287,31 @@ def test_an_unfollowed_3xx_answer_whose_location_is_no_url_is_a_dead_letter_of_i
     assert done.returncode == 0, done.stderr[-4000:]
     assert "errors 1 (HTTP 300: 1)" in done.stdout, done.stdout
     assert [letter["reason"] for letter in site.dead()] == ["HTTP 300 Multiple Choices"]
+    assert list(site.stored()) == ["/a/small"]
+
+
+def test_a_redirect_whose_location_no_request_can_be_made_of_is_a_dead_letter_of_its_status_naming_it(
+    site: Site,
+) -> None:
+    """A 302 whose Location is no URL a request can be made of (an unclosed IPv6 address, a port out of range
+    or 0, a space in its host) failed as Scrapy's redirect made it: 'ValueError: Invalid IPv6 URL' and 'Port
+    out of range 0-65535', counted as 'ValueError', or a request to port 0, retried and refused; a link
+    such as these is never queued."""
+    targets = [
+        "http://[x/y",
+        "http://127.0.0.1:99999/a/far",
+        "http://127.0.0.1:0/a/far",
+        "http://ex ample.test/",
+    ]
+    site.rule(*(f"/redirect?to={quote(target, safe='')}" for target in targets), "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "errors 4 (redirect to no URL: 4)" in done.stdout, done.stdout
+    problems = ["Invalid IPv6 URL", "Port out of range 0-65535", "port 0", "a space in its host"]
+    assert sorted(letter["reason"] for letter in site.dead()) == sorted(
+        f"HTTP 302 Found: a redirect to {target}, not followed: no request can be made of it ({problem})"
+        for target, problem in zip(targets, problems, strict=True)
+    )
     assert list(site.stored()) == ["/a/small"]
 
 

@@ -349,8 +349,8 @@ def _error(
     if isinstance(error, HttpError):
         response = error.response
         redirected = redirect_target(response)
-        if redirected is not None:
-            unfollowed = unfollowed_redirect(response, settings.getint("URLLENGTH_LIMIT"))
+        unfollowed = unfollowed_redirect(response, settings.getint("URLLENGTH_LIMIT"))
+        if redirected is not None or unfollowed is not None:
             shown = redirected if unfollowed is None else unfollowed.target
             problem = _url_problem(redirected, unfollowed)
             return FetchError(
@@ -414,9 +414,10 @@ def _refusal(failure: Failure, url: str) -> tuple[str, str] | None:
     return (request.url if isinstance(request, Request) else url), blocked.reason
 
 
-def _url_problem(url: str, unfollowed: UnfollowedRedirect | None) -> str:
+def _url_problem(url: str | None, unfollowed: UnfollowedRedirect | None) -> str:
     try:
-        check_url(url)
+        if url is not None:
+            check_url(url)
     except InputError as exc:
         return str(exc).split(": ", 1)[-1]
     return "Scrapy did not follow it" if unfollowed is None else unfollowed.why

@@ -6,10 +6,11 @@ moment Scrapy resolves it to connect, so the address checked is the address conn
 that changes between a check and the connection, DNS rebinding, cannot slip a private address in);
 ``NetworkGuardMiddleware`` (a downloader middleware) refuses other schemes and IP literals at once,
 before any connection, for every request and every redirect. ``UnfollowedRedirectMiddleware`` leaves a
-redirect to another scheme (``mailto:``, ``ftp:``), to a URL with a user name or password, or to a URL
-longer than ``URLLENGTH_LIMIT`` unfollowed, so that it fails as its 3xx answer, which
-:func:`unfollowed_redirect` names (never its password), rather than as the error Scrapy's redirect makes of
-it, or as a fetch of a URL no link may be.
+redirect to another scheme (``mailto:``, ``ftp:``), to a URL with a user name or password, to a URL
+longer than ``URLLENGTH_LIMIT``, or to one no request can be made of (a ``Location`` that is no URL,
+``http://[x``; a port out of range or 0; a space in its host) unfollowed, so that it fails as its 3xx
+answer, which :func:`unfollowed_redirect` names (never its password), rather than as the error Scrapy's
+redirect makes of it, or as a fetch of a URL no link may be.
 
 A site on this machine or an intranet is crawled when its rule says ``allow_private_addresses: true``:
 its domains may then be private addresses, for its own requests only (the rule is the one of the
@@ -298,9 +299,9 @@ class RefusedHostMiddleware:
 class UnfollowedRedirectMiddleware:
     """Marks a redirect :func:`unfollowed_redirect` refuses ``dont_redirect`` before Scrapy's
     RedirectMiddleware (600) reads it: that one returns the 3xx answer of an ``ftp:`` target unfollowed, but
-    fails on a ``mailto:`` one (``ValueError: Missing scheme``), follows one with credentials (which fails
-    as ``invalid hostname``, the password in its message) and one of any length. Its order must be above
-    600."""
+    fails on a ``mailto:`` one (``ValueError: Missing scheme``) and on ``http://[x`` (``Invalid IPv6 URL``,
+    ``Port out of range``), follows one with credentials (which fails as ``invalid hostname``, the password
+    in its message), one to port 0 (refused, retried) and one of any length. Its order must be above 600."""
 
     def __init__(self, url_limit: int) -> None:
         self.url_limit = url_limit
@@ -324,17 +325,21 @@ class UnfollowedRedirect(NamedTuple):
     why: str
 
 
+# The 3xx answers Scrapy's RedirectMiddleware follows to their Location.
+_FOLLOWED_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Characters of an over-long redirect target a message shows: its host and the start of its path.
 _SHOWN_CHARACTERS = 100
 
 
 def unfollowed_redirect(response: Response, url_limit: int) -> UnfollowedRedirect | None:
     """Why the redirect of a 3xx answer is not followed: its target is no http or https URL, holds a user
-    name or password (a crawl sends none, and would show it), or is longer than ``url_limit`` characters
-    (``URLLENGTH_LIMIT``, which no link queued may be either). ``None`` for one followed, or no redirect."""
+    name or password (a crawl sends none, and would show it), is no URL a request can be made of (as no
+    link queued is: ``http://[x``, a port out of range or 0, a space in its host), or is longer than
+    ``url_limit`` characters (``URLLENGTH_LIMIT``, which no link queued may be either). ``None`` for one
+    followed, or no redirect."""
     target = redirect_target(response)
     if target is None:
-        return None
+        return _unreadable_location(response)
     parts = urllib.parse.urlsplit(target)
     credentials = parts.username is not None or parts.password is not None
     shown = redacted(target) if credentials else target
@@ -344,6 +349,12 @@ def unfollowed_redirect(response: Response, url_limit: int) -> UnfollowedRedirec
         return UnfollowedRedirect(
             "redirect with credentials", shown, "a crawl sends no user name or password in a URL"
         )
+    try:
+        problem = "port 0" if parts.port == 0 else "a space in its host" if " " in parts.netloc else None
+    except ValueError as exc:  # .port: a port out of range
+        problem = str(exc)
+    if problem is not None:
+        return UnfollowedRedirect("redirect to no URL", shown, f"no request can be made of it ({problem})")
     # As Scrapy requests it: percent-encoded, which a Location of non-ASCII characters grows by.
     fetched = safe_url_string(target)
     if len(fetched) > url_limit:
@@ -351,6 +362,23 @@ def unfollowed_redirect(response: Response, url_limit: int) -> UnfollowedRedirec
             "redirect too long",
             f"{fetched[:_SHOWN_CHARACTERS]}... ({len(fetched):,} characters)",
             f"longer than URLLENGTH_LIMIT ({url_limit:,} characters)",
+        )
+    return None
+
+
+def _unreadable_location(response: Response) -> UnfollowedRedirect | None:
+    """The redirect of a 3xx answer that Scrapy's redirect follows whose ``Location`` cannot be read as a
+    URL (``http://[x``, on which that redirect fails with a ValueError); ``None`` otherwise (a 300 answer is
+    left unfollowed as it is)."""
+    location = response.headers.get(b"Location")
+    if response.status not in _FOLLOWED_STATUSES or not location:
+        return None
+    text = location.decode("latin-1").strip()
+    try:
+        urllib.parse.urljoin(response.url, text)
+    except ValueError as exc:
+        return UnfollowedRedirect(
+            "redirect to no URL", redacted(text), f"no request can be made of it ({exc})"
         )
     return None
 

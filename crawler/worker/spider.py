@@ -1476,7 +1476,8 @@ def _too_large_decompressed(failure: Failure) -> bool:
 def _kind(failure: Failure, url_limit: int) -> str:
     """The kind of a failed download, as errors are counted and summed up: ``HTTP 404``, ``DNS``,
     ``timeout``, ``connection``, ``size limit``, ``content encoding``, ``too many redirects``, a redirect
-    not followed (``redirect too long``; ``url_limit`` is ``URLLENGTH_LIMIT``), else the exception's name."""
+    not followed (``redirect too long``, ``redirect to no URL``; ``url_limit`` is ``URLLENGTH_LIMIT``), else
+    the exception's name."""
     error = failure.value
     if isinstance(error, HttpError):
         unfollowed = unfollowed_redirect(error.response, url_limit)
