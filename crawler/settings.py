@@ -115,6 +115,10 @@ DOWNLOADER_MIDDLEWARES = {
     # robots.txt fetched with, and read for, the User-Agent a rule's headers set (Scrapy's uses USER_AGENT).
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawler.worker.robots.AgentRobotsTxtMiddleware": 100,
+    # Scrapy's decompression, but a body whose compressed data ends before its stream does is an error
+    # (content encoding), not the first part of a page, which Scrapy's keeps.
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
+    "crawler.worker.compression.WholeDecompressionMiddleware": 590,
     # The pages the spider reads are decoded once, its way, before Scrapy's MetaRefreshMiddleware (580)
     # looks for a meta refresh in them (after decompression at 590).
     "crawler.worker.pagetext.DecodeOnceMiddleware": 585,

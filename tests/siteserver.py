@@ -22,6 +22,9 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/bad-gzip``                  a page sent as ``Content-Encoding: gzip`` whose body is no gzip
 ``/uncompressed?as=E``         an article page sent as it is, with ``Content-Encoding: E`` (``gzip``, ``br``,
                                ``zstd``, ...): compressed, it says, and it is not
+``/cut-compressed/ID?as=E``    the article page of ID compressed (``E``: ``gzip``, ``deflate``, ``br`` or
+                               ``zstd``), the compressed data cut in half and sent whole: its Content-Length
+                               that of the half, the answer complete, the compressed stream not
 ``/gbk``                       a Chinese article in GBK; its charset only in the Content-Type header
 ``/utf16``                     the same article in UTF-16LE without a byte order mark, its charset
                                (``utf-16le``) in the Content-Type header
@@ -120,11 +123,14 @@ import threading
 import time
 import urllib.parse
 import zipfile
+import zlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import brotli
 import pypdf
+from backports import zstd
 
 DEFAULT_ROOT = Path(__file__).resolve().parent / "sites"
 
@@ -424,6 +430,16 @@ def _gzipped_page(megabytes: float) -> bytes:
     return gzip.compress(page[:size], compresslevel=6)
 
 
+def _compressed(body: bytes, encoding: str) -> bytes:
+    if encoding == "deflate":
+        return zlib.compress(body)
+    if encoding == "br":
+        return bytes(brotli.compress(body))
+    if encoding == "zstd":
+        return zstd.compress(body)
+    return gzip.compress(body)
+
+
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
     """Static files from the root, plus the special routes of the module docstring."""
 
@@ -531,6 +547,11 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif path == "/uncompressed":
             headers = {"Content-Encoding": query.get("as", "gzip")}
             self._send(200, generated_article("uncompressed").encode(), "text/html; charset=utf-8", headers)
+        elif path.startswith("/cut-compressed/"):
+            encoding = query.get("as", "gzip")
+            whole = _compressed(generated_article(path.removeprefix("/cut-compressed/")).encode(), encoding)
+            headers = {"Content-Encoding": encoding}
+            self._send(200, whole[: len(whole) // 2], "text/html; charset=utf-8", headers)
         elif path.startswith("/cut/"):
             self._send_cut(generated_article(path.removeprefix("/cut/")).encode(), query.get("how", "length"))
         elif path == "/gbk-euro":

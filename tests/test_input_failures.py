@@ -8,16 +8,20 @@ killed, frozen or full and crawls stopped by a signal are tests/test_redis_failu
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import os
 import re
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
+import brotli
 import pytest
+from backports import zstd
 from conftest import SiteServer, stderr_until_interrupted
 from crawlsite import (
     COMMAND_TIMEOUT,
@@ -41,6 +45,8 @@ from siteserver import (
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.redisio.connection import connect
 from crawler.redisio.embedded import EmbeddedRedis
+from crawler.worker.compression import CompressedBodyCut, decompressed
+from crawler.worker.download import DECOMPRESSION_ERRORS
 
 # A crawl's text work on its own thread, for the tests of what is no text work.
 NO_TEXT_PROCESSES = ("-s", "TEXT_PROCESSES=0")
@@ -681,3 +687,65 @@ def test_a_page_whose_gzip_body_cannot_be_decompressed_is_dead_lettered_saying_s
         " decompressing data: "
     ), letter
     assert list(site.stored()) == ["/a/small"]
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "zstd"])
+def test_a_page_whose_compressed_body_is_cut_short_is_dead_lettered_saying_so(
+    site: Site, encoding: str
+) -> None:
+    """A body whose compressed data ends before its stream does (the answer complete by its
+    Content-Length) was decompressed as far as it went, as Scrapy's decompression does, and its first half
+    stored as the article, with no error nor warning; a body cut short by the connection is an error."""
+    site.rule(f"/cut-compressed/cut?as={encoding}", "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "errors 1 (content encoding: 1)" in done.stdout, done.stdout
+    (letter,) = site.dead()
+    assert letter["reason"] == (
+        "its body, sent compressed (Content-Encoding), could not be decompressed: its compressed data"
+        f" ({encoding}) ends before the end of its stream: the page was cut short"
+    ), letter
+    assert list(site.stored()) == ["/a/small"]
+
+
+PAGE = ("<p>" + " ".join(f"word{n}" for n in range(20_000)) + "</p>").encode()
+COMPRESSED = {
+    "gzip": gzip.compress(PAGE),
+    "deflate": zlib.compress(PAGE),
+    "br": brotli.compress(PAGE),
+    "zstd": zstd.compress(PAGE),
+}
+
+
+@pytest.mark.parametrize("encoding", sorted(COMPRESSED))
+def test_a_compressed_body_is_decompressed_whole_and_refused_once_cut(encoding: str) -> None:
+    whole = COMPRESSED[encoding]
+    assert decompressed(whole, encoding, 0) == PAGE
+    for cut in (whole[:-12], whole[: len(whole) // 2]):
+        with pytest.raises(CompressedBodyCut, match=f"^its compressed data \\({encoding}\\) ends before"):
+            decompressed(cut, encoding, 0)
+    # Past the size limit, Scrapy's error, which its decompression turns into a refusal of the body.
+    with pytest.raises(ValueError, match="exceeded the specified maximum"):
+        decompressed(whole, encoding, 1000)
+
+
+def test_compressed_bodies_of_several_parts_or_of_other_kinds_are_decompressed_as_scrapy_does() -> None:
+    more = b"<p>more</p>"
+    members = COMPRESSED["gzip"] + gzip.compress(more)
+    assert decompressed(members, "x-gzip", 0) == PAGE + more
+    with pytest.raises(CompressedBodyCut):
+        decompressed(members[:-5], "gzip", 0)
+    assert decompressed(COMPRESSED["gzip"] + b"\0\0\0", "gzip", 0) == PAGE  # padding after the member
+    # A wrong gzip check value: the page kept, as Scrapy keeps it.
+    bad_check = COMPRESSED["gzip"][:-8] + b"\0" * 4 + COMPRESSED["gzip"][-4:]
+    assert decompressed(bad_check, "gzip", 0) == PAGE
+    raw = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    deflated = raw.compress(PAGE) + raw.flush()
+    assert decompressed(deflated, "deflate", 0) == PAGE
+    with pytest.raises(CompressedBodyCut):
+        decompressed(deflated[:-20], "deflate", 0)
+    assert decompressed(COMPRESSED["zstd"] + zstd.compress(more), "zstd", 0) == PAGE + more
+    # Not a stream of its encoding: the decompressor's error, dead-lettered as content encoding.
+    for encoding in COMPRESSED:
+        with pytest.raises(DECOMPRESSION_ERRORS):
+            decompressed(PAGE, encoding, 0)

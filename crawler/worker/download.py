@@ -14,7 +14,8 @@ for the first of the pool and the timer, and neither fires the other's Deferred.
 Scrapy's exceptions for it say with no message (``ResponseDataLossError``) or with the ``repr`` of
 Twisted failures (``DownloadFailedError``); :func:`undecompressed`, that a body sent compressed could not be
 decompressed, which zlib says as ``error: Error -3 while decompressing data: ...`` (and Brotli as a bare
-``error``, gzip as ``BadGzipFile``, Zstandard as ``ZstdError``).
+``error``, gzip as ``BadGzipFile``, Zstandard as ``ZstdError``, a compressed stream cut short as
+``CompressedBodyCut``).
 
 A stop (Ctrl-C, SIGTERM) sends :data:`STOP_DOWNLOADS` to the crawl
 (:class:`crawler.worker.fetch.SignalledProcess`): the handler cancels its downloads under way and refuses
@@ -41,6 +42,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
+from crawler.worker.compression import CompressedBodyCut
+
 __all__ = [
     "DECOMPRESSION_ERRORS",
     "STOP_DOWNLOADS",
@@ -51,8 +54,10 @@ __all__ = [
 ]
 
 # What Scrapy's HttpCompressionMiddleware raises for a body it cannot decompress: deflate's and a damaged
-# gzip stream's zlib error, a body that is no gzip at all, Brotli's and Zstandard's errors.
+# gzip stream's zlib error, a body that is no gzip at all, Brotli's and Zstandard's errors; and what
+# WholeDecompressionMiddleware raises for one whose compressed data was cut short.
 DECOMPRESSION_ERRORS: tuple[type[BaseException], ...] = (
+    CompressedBodyCut,
     zlib.error,
     gzip.BadGzipFile,
     brotli.error,

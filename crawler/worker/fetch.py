@@ -207,6 +207,8 @@ def fetch(
                 "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
                 "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
                 "crawler.worker.robots.AgentRobotsTxtMiddleware": 100,
+                "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
+                "crawler.worker.compression.WholeDecompressionMiddleware": 590,
             },
             "NETGUARD_PRIVATE_DOMAINS": [domain.lower() for domain in private_domains],
             "ROBOTSTXT_OBEY": obey_robots,
