@@ -573,6 +573,13 @@ def _site(
             f" {rule.encoding}: if the site's pages are UTF-8 now, remove the key from {rule.path} (the"
             " crawl's warning names a page)"
         )
+    not_html = recent["crawl/not_text"]
+    if not_html:
+        notes.append(
+            f"{counted(not_html, 'page')} in 24 h {'was' if not_html == 1 else 'were'} no HTML page (binary"
+            " data, an image, a JSON document...), not read: the crawl's warnings name each and what it"
+            " looked like"
+        )
     if dead:
         attention.append(f"{counted(dead, 'dead letter')}: `{suggest(f'dead list --site {site}')}`")
     unparsed = recent["fields/unparsed/published"]
@@ -647,6 +654,7 @@ def _site(
         "errors_24h": sum(errors_by_kind.values()) or recent["crawl/errors"],
         "errors_by_kind_24h": errors_by_kind,
         "refused_24h": recent["crawl/refused"],
+        "not_html_24h": not_html,
         "rule_encoding_undecodable_24h": recent["crawl/rule_encoding_undecodable"],
         "rule_encoding_unproven_utf8_24h": recent["crawl/rule_encoding_unproven_utf8"],
         "bans_24h": recent["ban"],

@@ -659,6 +659,22 @@ def test_a_binary_page_sent_as_html_is_no_article_and_is_warned_of_naming_what_i
     assert list(site.stored()) == ["/a/small"]
 
 
+def test_pages_that_are_no_html_are_counted_in_status_with_a_note_saying_where_each_is_named(
+    site: Site,
+) -> None:
+    """A page skipped as no HTML page (binary data, an image sent as text/html) was counted
+    (crawl/not_text/<site>) but shown nowhere: no error, no dead letter, no skip in the summary, not in
+    `crawler status`; only the crawl's warning said it."""
+    site.rule("/binary", "/binary?type=text/html", "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    (shown,) = site.status()["sites"]
+    assert shown["not_html_24h"] == 2, shown
+    assert "2 pages in 24 h were no HTML page (binary data, an image, a JSON document...), not read: the" in (
+        " ".join(shown["notes"])
+    ), shown["notes"]
+
+
 @pytest.mark.parametrize("encoding", ["gzip", "br", "zstd"])
 def test_a_page_that_says_it_is_compressed_and_is_not_is_dead_lettered_saying_so(
     site: Site, encoding: str
