@@ -108,6 +108,20 @@ def test_a_page_answering_503_without_a_wait_asked_is_retried_then_a_dead_letter
     assert busy["backoffs_24h"] == 0, "a 503 that asks for no wait never holds the site back"
 
 
+@pytest.mark.parametrize("asked", ["9" * 400, "Fri, 31 Dec 9999 23:59:59 GMT"], ids=["number", "date"])
+def test_a_wait_asked_past_the_longest_backoff_is_said_as_kept_to_it(site: Site, asked: str) -> None:
+    """A Retry-After too large for a float (400 nines) or a date in the year 9999 was said 'Retry-After inf s'
+    and 'Retry-After 2.51606e+11 s' in the warning and the site's backoff reason, while every worker waited
+    BACKOFF_MAX_SECONDS."""
+    path = f"/flaky/{unique('far')}?fail=1&retry_after={quote(asked)}"
+    site.rule(path)
+    done = site.temp("-s", "BACKOFF_MAX_SECONDS=1")
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert set(site.stored()) == {path}
+    said = "with HTTP 503, Retry-After past BACKOFF_MAX_SECONDS (1 s): every worker waits 1 s"
+    assert f"answered {site.server.url(path)} {said}" in done.stderr, done.stderr[-4000:]
+
+
 def test_a_page_retried_once_says_after_1_retry(site: Site) -> None:
     path = f"/flaky/{unique('once')}?fail=99"
     site.rule("/a/calm", path)

@@ -90,7 +90,12 @@ class BackoffMiddleware:
             return response  # a server error of this page: Scrapy's retries, each after its backoff
         work = Work.of(request)
         site = work.site or "unknown"
-        reason = f"HTTP {response.status}" + (f", Retry-After {asked:g} s" if asked is not None else "")
+        reason = f"HTTP {response.status}"
+        if asked is not None and asked > self.longest:
+            # A wait too long to be kept (400 digits read as infinity, a date in the year 9999) is said so.
+            reason += f", Retry-After past BACKOFF_MAX_SECONDS ({self.longest:g} s)"
+        elif asked is not None:
+            reason += f", Retry-After {asked:g} s"
         try:
             seconds = self.queue.back_off(
                 site,
