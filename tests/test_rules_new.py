@@ -5,8 +5,11 @@ crawled with ``crawler temp`` end to end; the pattern guessing on lists of links
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 import re
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +19,9 @@ import yaml
 from conftest import SiteServer, serving
 from crawlsite import Site
 
+import crawler.cli.rules
+from crawler.cli.main import main
+from crawler.cli.pages import Page
 from crawler.rules import load_rule
 from crawler.rules.draft import Draft, DraftError, draft_rule, robots_sitemaps, rule_text
 from crawler.rules.load import parse_rule
@@ -193,6 +199,66 @@ def test_an_existing_rule_is_kept_without_force(fake_sites: SiteServer, tmp_path
     assert "/ids/story/" in rule_path.read_text(encoding="utf-8")
 
 
+def test_a_rule_file_made_while_the_page_is_fetched_is_kept_without_force(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The file is checked before the fetch and written after it: one made meanwhile (by hand, by another
+    `rules new`) is not overwritten without --force; with it, it is replaced, whole."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    rule_path = rules / "raced.yaml"
+    html = _index("Ids", [(a, a) for a in ID_ARTICLES]).encode()
+
+    def fetched(source: str, **_: object) -> Page:
+        rule_path.write_text("domains: [mine.example]\n", encoding="utf-8")
+        return Page(source, html, url=source, content_type="text/html; charset=utf-8")
+
+    monkeypatch.setattr(crawler.cli.rules, "read_page", fetched)
+    monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
+    assert main(["rules", "new", "raced", "https://ids.example/ids/"]) == 2
+    assert f"{rule_path} was made while the page was fetched: pass --force" in capsys.readouterr().err
+    assert rule_path.read_text(encoding="utf-8") == "domains: [mine.example]\n"
+    assert [entry.name for entry in rules.iterdir()] == ["raced.yaml"]
+    assert main(["rules", "new", "raced", "https://ids.example/ids/", "--force"]) == 0
+    assert "/ids/story/" in rule_path.read_text(encoding="utf-8")
+    assert [entry.name for entry in rules.iterdir()] == ["raced.yaml"]
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "socket"])
+def test_force_onto_what_is_no_rule_file_is_refused(
+    fake_sites: SiteServer, tmp_path: Path, kind: str
+) -> None:
+    site = Site(fake_sites, tmp_path, name="odd")
+    site.rules.mkdir(parents=True)
+    rule_path = site.rules / "odd.yaml"
+    said = {"folder": "a folder", "fifo": "a named pipe (FIFO)", "socket": "a socket"}[kind]
+    with contextlib.ExitStack() as stack:
+        if kind == "folder":
+            rule_path.mkdir()
+        elif kind == "fifo":
+            os.mkfifo(rule_path)
+        else:
+            held = stack.enter_context(socket.socket(socket.AF_UNIX))
+            held.bind(str(rule_path))
+        code, _, stderr = _drafted(site, fake_sites.url("/ids/index.html"), "--force")
+    assert code == 2
+    assert f"{rule_path} is {said}, not a rule file: --force replaces a rule file only" in stderr
+
+
+def test_a_missing_rules_folder_is_made_and_said_and_the_header_names_the_file(
+    fake_sites: SiteServer, tmp_path: Path
+) -> None:
+    site = Site(fake_sites, tmp_path, name="fresh")
+    folder = tmp_path / "my rules"
+    assert not folder.exists()
+    url = fake_sites.url("/ids/index.html")
+    done = site.crawler("--rules-dir", str(folder), "rules", "new", "fresh", url, "--allow-private")
+    assert done.returncode == 0, done.stderr
+    assert f"made the rules folder {folder} (it did not exist)" in done.stdout
+    text = (folder / "fresh.yaml").read_text(encoding="utf-8")
+    assert text.startswith(f"# {folder / 'fresh.yaml'}: drafted by `crawler rules new`")
+
+
 @pytest.mark.parametrize(
     ("path", "said"),
     [
@@ -316,7 +382,9 @@ def test_wordpress_post_ids_and_substack_posts_are_articles() -> None:
 
 def _crawled_links(draft: Draft, html: str) -> list[str]:
     """The article links a crawl of the drafted rule takes from the page ``html`` it was drafted from."""
-    rule = parse_rule(rule_text(draft, today="2026-11-28", command="crawler"), site=draft.site)
+    rule = parse_rule(
+        rule_text(draft, today="2026-11-28", command="crawler", path="rules/s.yaml"), site=draft.site
+    )
     return rule.article_links(draft.url, lxml.html.document_fromstring(html))
 
 
@@ -395,7 +463,9 @@ def test_session_ids_and_tracking_are_no_part_of_the_pattern(
     assert _crawled_links(draft, html) == articles
     assert draft.example == page.rstrip("/") + example
     assert re.search(regex, draft.example)
-    assert f"e.g. {draft.example}\n" in rule_text(draft, today="2026-11-28", command="crawler")
+    assert f"e.g. {draft.example}\n" in rule_text(
+        draft, today="2026-11-28", command="crawler", path="rules/s.yaml"
+    )
 
 
 def test_a_feed_drafts_a_rule_reading_it_and_a_page_that_has_only_a_feed_names_it(
@@ -466,7 +536,9 @@ def test_a_session_id_in_the_page_url_is_no_part_of_the_start_url() -> None:
     ]:
         draft = draft_rule("s", links, page, encoding="utf-8", robots=None, allow_private=False)
         assert draft.url == start
-        assert f"start_urls:\n  - '{start}'\n" in rule_text(draft, today="2026-11-28", command="crawler")
+        assert f"start_urls:\n  - '{start}'\n" in rule_text(
+            draft, today="2026-11-28", command="crawler", path="rules/s.yaml"
+        )
 
 
 @pytest.mark.parametrize("served", ["text/html", "text/plain", "application/octet-stream"])

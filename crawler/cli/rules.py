@@ -7,8 +7,11 @@ import argparse
 import codecs
 import difflib
 import json
+import os
 import re
 import shlex
+import stat
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -957,6 +960,69 @@ def _feed_draft(
     return draft_feed_rule(site, feed, url, robots=robots, allow_private=allow_private)
 
 
+def _writable_rule(path: Path, *, force: bool) -> None:
+    """:class:`InputError` when ``rules new`` is not to write the rule file ``path``: it exists and ``force``
+    is not given, or ``force`` is and it is no regular file (a write to a named pipe would wait for a
+    reader)."""
+    if not force:
+        if os.path.lexists(path):
+            raise InputError(f"{path} exists already: pass --force to replace it, or choose another site id")
+        return
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(f"cannot read what {path} is: {exc}") from None
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a folder"
+            if stat.S_ISDIR(mode)
+            else "a named pipe (FIFO)"
+            if stat.S_ISFIFO(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "no regular file"
+        )
+        raise InputError(
+            f"{path} is {kind}, not a rule file: --force replaces a rule file only; move it away, or choose"
+            " another site id"
+        )
+
+
+def _write_rule(path: Path, text: str, *, force: bool) -> None:
+    """``text`` written to the rule file ``path`` whole or not at all (a running crawl reading the rules
+    folder never reads half a rule): to a temporary file beside it, then linked to ``path``, so that a file
+    made there while the page was fetched is kept (:class:`InputError`); with ``force`` renamed onto it (onto
+    its target when it is a symbolic link)."""
+    if force:
+        _writable_rule(path, force=force)
+    target = Path(os.path.realpath(path)) if force else path
+    mask = os.umask(0)
+    os.umask(mask)
+    try:
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc}") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.chmod(temporary, 0o666 & ~mask)
+        if force:
+            os.replace(temporary, target)
+        else:
+            os.link(temporary, target)
+    except FileExistsError:
+        raise InputError(
+            f"{path} was made while the page was fetched: pass --force to replace it, or choose another"
+            " site id"
+        ) from None
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc}") from None
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
 def run_rules_new(args: argparse.Namespace) -> int:
     """``crawler rules new``: fetch URL (with its site's robots.txt), draft SITE's rule from it, a page or
     a feed (:mod:`crawler.rules.draft`), write it to the rules folder, check it as ``rules check`` does,
@@ -969,8 +1035,9 @@ def run_rules_new(args: argparse.Namespace) -> int:
         )
     folder = Config.from_env().rules_dir
     path = folder / f"{site}{RULE_SUFFIX}"
-    if path.exists() and not args.force:
-        raise InputError(f"{path} exists already: pass --force to replace it, or choose another site id")
+    if folder.exists() and not folder.is_dir():
+        rules_folder(folder)
+    _writable_rule(path, force=args.force)
     from crawler.worker.fetch import check_url  # noqa: PLC0415 - Scrapy only for the command that fetches
 
     url = check_url(args.url)
@@ -1021,10 +1088,15 @@ def run_rules_new(args: argparse.Namespace) -> int:
             raise DraftError(
                 f"{exc}; the page advertises the feed {exc.feeds[0]}: `{again}` drafts a rule that reads it"
             ) from None
-    folder.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        rule_text(draft, today=datetime.now(UTC).date().isoformat(), command=command_name()), encoding="utf-8"
-    )
+    made = not folder.is_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot make the rules folder {folder}: {exc}") from None
+    if made:
+        print(f"made the rules folder {folder} (it did not exist)")
+    today = datetime.now(UTC).date().isoformat()
+    _write_rule(path, rule_text(draft, today=today, command=command_name(), path=str(path)), force=args.force)
     try:
         rule = load_rule(path)
     except RuleErrors as exc:

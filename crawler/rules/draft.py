@@ -613,8 +613,9 @@ def _yaml(value: str) -> str:
     return f"'{value}'"
 
 
-def rule_text(draft: Draft, *, today: str, command: str) -> str:
-    """The YAML of ``draft``'s rule, with comments saying what was guessed and from how many links."""
+def rule_text(draft: Draft, *, today: str, command: str, path: str) -> str:
+    """The YAML of ``draft``'s rule, with comments saying what was guessed and from how many links;
+    ``path``: the file it is written to, as its first comment names it."""
     pattern = draft.pattern
     signs = ", ".join(
         {"date": "a date", "slug": "a slug", "id": "a numeric id"}[sign] for sign in pattern.signs
@@ -623,7 +624,7 @@ def rule_text(draft: Draft, *, today: str, command: str) -> str:
     owners = " and ".join(draft.domains)
     source = "feed" if draft.from_feed else "page"
     lines = [
-        f"# rules/{draft.site}.yaml: drafted by `{command} rules new` on {today} from",
+        f"# {path}: drafted by `{command} rules new` on {today} from",
         f"# {draft.url}. Guessed from that one {source}: check it with"
         f" `{command} rules try {draft.site} URL`",
         f"# on an article and on this {source}, then edit it (docs/rules.md).",
