@@ -79,6 +79,10 @@ def _rss_dated(*dates: str) -> bytes:
         ("Fri, 20 Nov 2026 10:31:00 +0100", SHANGHAI, "2026-11-20T09:31:00+00:00"),
         ("Fri, 20 Nov 2026 10:31:00 GMT", SHANGHAI, "2026-11-20T10:31:00+00:00"),
         ("2026-11-20T10:31:00Z", SHANGHAI, "2026-11-20T10:31:00+00:00"),
+        # ISO 8601's basic form, which feedparser reads as the date's midnight in UTC.
+        ("20261120T103100Z", SHANGHAI, "2026-11-20T10:31:00+00:00"),
+        ("20261120T103100+0800", None, "2026-11-20T02:31:00+00:00"),
+        ("20261120T1031Z", None, "2026-11-20T10:31:00+00:00"),
         # A date alone stays a date, as a page's does (feedparser made it midnight in UTC: 08:00 in
         # Shanghai, and the day before in New York).
         ("2026-11-20", SHANGHAI, "2026-11-20"),

@@ -147,13 +147,15 @@ def _published(entry: Any, zone: tzinfo) -> str | None:
     or wrongly (``2026/11/20 10:31`` as 2026-11-01): that time is read as a page's published is
     (:func:`published_date`), in ``zone``; and for a date alone (``2026-11-20``), which feedparser makes
     midnight in UTC (08:00 in Shanghai, the day before in New York): it stays that date, as a page's does
-    (but for a text with a time of day that feedparser reads and :func:`published_date` does not)."""
+    (but for a text with a time of day that feedparser reads and :func:`published_date` does not). A time
+    with its UTC offset is that instant, as :func:`published_date` reads it too: feedparser makes ISO
+    8601's basic form (``20261120T103100Z``) midnight in UTC."""
     for key in ("published", "updated"):
         # feedparser gives an entry without "updated" its "published" for it, with a DeprecationWarning.
         if key not in entry:
             continue
         text = entry[key]
-        found = _without_offset_or_time(text, zone) if isinstance(text, str) else None
+        found = _in_utc(text, zone) if isinstance(text, str) else None
         if found is None or ("T" not in found and _CLOCK_RE.search(text)):
             found = _date(entry.get(f"{key}_parsed")) or found
         if found is not None:
@@ -161,16 +163,13 @@ def _published(entry: Any, zone: tzinfo) -> str | None:
     return None
 
 
-def _without_offset_or_time(text: str, zone: tzinfo) -> str | None:
-    """The time ``text`` gives without a UTC offset, read in ``zone``, in UTC; the date ``text`` gives
-    without a time, as that date (``2026-11-20``); None when it gives neither (a time with an offset,
-    nothing :func:`published_date` reads)."""
+def _in_utc(text: str, zone: tzinfo) -> str | None:
+    """The time ``text`` gives, in UTC (without a UTC offset, read in ``zone``); the date ``text`` gives
+    without a time, as that date (``2026-11-20``); None when :func:`published_date` reads neither."""
     found = published_date(text)
     if found is None or "T" not in found:
         return found
     moment = datetime.fromisoformat(found)
-    if moment.tzinfo is not None:
-        return None
     try:
         return in_zone(moment, zone).astimezone(UTC).isoformat()
     except OverflowError:  # a time at the edge of the calendar (year 1, 9999) that UTC cannot hold
