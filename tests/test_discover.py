@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import lxml.html
 import pytest
 import redis
 from scrapy import Request
@@ -36,7 +37,7 @@ from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work, discover_request
 from crawler.rules import RuleErrors, load_rules, parse_rule
-from crawler.rules.model import BEST_FIRST, BREADTH_FIRST, LEARNED
+from crawler.rules.model import BEST_FIRST, BREADTH_FIRST, LEARNED, base_url
 from crawler.worker.pipelines.discover import DiscoverPipeline, NotRelevant
 from crawler.worker.scheduler import leases_ending
 
@@ -391,6 +392,20 @@ def test_a_pages_links_come_with_their_anchor_and_context_text() -> None:
         ("http://h.test/ok", "ok", "port v6 sp ok")
     ], "links no request can be made of are left out"
     assert tokens("Solar 2026 光伏发电") == ["solar", "光伏", "伏发", "发电"]
+
+
+def test_a_pages_links_resolve_against_the_base_the_crawl_takes() -> None:
+    page = (
+        "<html><head><base target='_blank'><base href='http://h.test/news/'></head>"
+        "<body><a href='b.html'>Sport</a></body></html>"
+    )
+    root = lxml.html.document_fromstring(page)
+    assert base_url("http://h.test/other/", root) == "http://h.test/news/"
+    assert [url for url, _, _ in page_links(page, "http://h.test/other/")] == ["http://h.test/news/b.html"], (
+        "a first <base> with no href is passed over, as the crawl's rules pass it"
+    )
+    ftp = "<html><head><base href='ftp://h.test/files/'></head><body><a href='b.html'>b</a></body></html>"
+    assert [url for url, _, _ in page_links(ftp, "http://h.test/other/")] == ["http://h.test/other/b.html"]
 
 
 def test_link_features_are_the_same_in_every_process() -> None:

@@ -27,13 +27,13 @@ import zlib
 from collections.abc import Callable, Container, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from urllib.parse import SplitResult, urljoin, urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import lxml.html
 import regex
 from lxml import etree
 
-from crawler.rules.model import DiscoverRule, requested_url
+from crawler.rules.model import DiscoverRule, base_url, requested_url
 from extractors.encoding import query_codec
 
 __all__ = [
@@ -98,16 +98,14 @@ def tokens(text: str, limit: int = 0) -> list[str]:
 def page_links(html: str, url: str, limit: int = LINKS_PER_PAGE, *, encoding: str = "utf-8") -> list[Link]:
     """The http(s) links of the page ``html`` at ``url``, read in the web ``encoding``, each once (the first
     anchor), in order, with their anchor and context text; each URL as a browser requests it (its query
-    in the page's encoding, :func:`~crawler.rules.model.requested_url`), as a rule's crawl builds it."""
+    in the page's encoding, :func:`~crawler.rules.model.requested_url`, against the base the crawl reads,
+    :func:`~crawler.rules.model.base_url`), as a rule's crawl builds it."""
     codec = query_codec(encoding)
     try:
         root = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError):
         return []
-    base = url
-    declared = root.find(".//base")
-    if declared is not None and declared.get("href"):
-        base = urljoin(url, str(declared.get("href")).strip())
+    base = base_url(url, root)
     found: dict[str, Link] = {}
     for anchor in root.iter("a"):
         target = requested_url(base, anchor.get("href") or "", codec)

@@ -760,7 +760,7 @@ def _encodable(char: str, codec: str) -> str:
 
 def base_url(page_url: str, root: etree._Element) -> str:
     """The URL relative links of the page resolve against: its first ``<base href>`` when valid, else its
-    URL (``crawler rules new`` resolves them so too)."""
+    URL (``crawler rules new`` and a discover crawl's links resolve them so too)."""
     for href in _strings(_BASE_HREF, root):
         try:
             base = urljoin(page_url, href.strip(_HTML_SPACE))
