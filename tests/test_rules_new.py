@@ -557,3 +557,53 @@ def test_a_feed_served_as_another_type_drafts_a_rule_reading_it(
     document = yaml.safe_load((site.rules / "fed.yaml").read_text(encoding="utf-8"))
     assert document["feeds"] == [feed]
     assert "4 of the feed's 4 links to 127.0.0.1, e.g." in stdout
+
+
+@pytest.mark.parametrize(
+    ("articles", "regex"),
+    [
+        (
+            [
+                "/c/2026-11-28/doc-inaurkmy1234567.shtml",
+                "/c/2026-11-28/doc-inaurkmz2345678.shtml",
+                "/c/2026-11-27/doc-imcwipii3456789.shtml",
+            ],
+            r"^https?://[^/]+/c/\d{4}-\d{2}-\d{2}/doc-[a-z]+\d+\.shtml$",
+        ),
+        (
+            [
+                "/news/article/JH4A5B6C0001899O.html",
+                "/news/article/KB2D3E4F0001899O.html",
+                "/news/article/JH7X8Y9Z00019BCD.html",
+            ],
+            r"^https?://[^/]+/news/article/[0-9A-Z]{16}\.html$",
+        ),
+        (
+            ["/story/5f3a9b2c.html", "/story/a91bc07d.html", "/story/0c4e8f1a42.html"],
+            r"^https?://[^/]+/story/[0-9a-f]{8,10}\.html$",
+        ),
+        (["/a/AbC123xyz", "/a/XyZ987abc", "/a/QrS456def"], r"^https?://[^/]+/a/[0-9A-Za-z]{9}$"),
+    ],
+)
+def test_article_ids_of_letters_and_digits_are_one_group(articles: list[str], regex: str) -> None:
+    """Ids that mix letters and digits (sina's doc-inaurkmy1234567, 163's JH4A5B6C0001899O, hex and
+    base36 ids) had their letters written as they are: each article a group of its own, and the pattern
+    made from one link. Shapes that differ only in such an id are one group, the id written as a class
+    that matches its members, not the page's navigation."""
+    navigation = ["/news/world/", "/tag/economy/", "/about/", "/news/sport/"]
+    links = [
+        navigation[0],
+        articles[0],
+        navigation[1],
+        articles[1],
+        navigation[2],
+        articles[2],
+        navigation[3],
+    ]
+    page = "https://news.example/"
+    html = "".join(f'<a href="{link}">x</a>' for link in links)
+    draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
+    assert draft.pattern.regex == regex
+    full = [page.rstrip("/") + link for link in articles]
+    assert draft.matched == full
+    assert _crawled_links(draft, html) == full

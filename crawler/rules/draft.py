@@ -21,7 +21,10 @@ How the article pattern is guessed:
    ``page``, ``index``; a query key such as ``page``);
 3. the shapes that look like articles (a date, an id or a slug, and no navigation) are grouped with those
    that differ from them only in words (``/world/2026/...`` with ``/sport/2026/...``: the word becomes
-   ``[^/]+``);
+   ``[^/]+``), or only in a token of letters and digits (sina's ``doc-inaurkmy1234567``, 163's
+   ``JH4A5B6C0001899O``, a hex id; one of 8 characters or more is an id whatever its runs of digits): the
+   group's tokens are written as a class that matches them (``[a-z]+\\d+``, ``[0-9A-Z]{16}``,
+   ``[0-9a-f]{8,10}``), or as written (digits ``\\d+``) when they are alike;
 4. the group with the most links wins (the stronger sign breaks a tie: a date, then a slug, then an id), and
    its pattern is written as a regex of the whole URL, checked against every link it was made from.
 """
@@ -124,6 +127,18 @@ _MONTH_DAY_RE = re.compile(r"(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])")
 _DIGITS_RE = re.compile(r"\d+")
 # Ids are 3 digits or more: a shorter number is a page of a list (/page/2, index_2.shtml) as often as not.
 _ID_DIGITS = 3
+# An id of letters and digits (hex, base36: 5f3a9b2c, JH4A5B6C0001899O) is this long or more, whatever its
+# runs of digits: a shorter word with a digit (mp3, g20, h5) is a name as often as an id.
+_ALNUM_ID_CHARS = 8
+# Words of a segment are split on these (doc-inaurkmy1234567 is doc and inaurkmy1234567).
+_SEPARATORS = "[-_.]+"
+# A token of letters and digits, both.
+_ALNUM_RE = re.compile(r"(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]+")
+_LETTERS_DIGITS_RE = re.compile(r"[A-Za-z]+\d+")
+_DIGITS_LETTERS_RE = re.compile(r"\d+[A-Za-z]+")
+_HEX_LETTERS = frozenset("abcdefABCDEF")
+# Stands in a shape's segment for a token of letters and digits, written once its group is known (step 3).
+_ALNUM = "\x00"
 # A slug has this many words or more: two-word paths (/world-news) are sections as often as articles.
 _SLUG_WORDS = 3
 # Which sign wins a tie between two groups of as many links.
@@ -151,6 +166,7 @@ class _Shape:
     path_sessions: frozenset[str] = frozenset()  # the names of a session ending the path
     # The keys of sessions and tracking in the query, each a regex: before the first pair, after each.
     ignored: tuple[frozenset[str], ...] = (frozenset(),)
+    alnum: tuple[str, ...] = ()  # the tokens of letters and digits, in the order of their _ALNUM
 
     @property
     def looks_like_article(self) -> bool:
@@ -363,6 +379,7 @@ def _shape(url: str) -> _Shape:
     segments: list[str] = []
     literal: list[bool] = []
     signs: set[str] = set()
+    alnum: list[str] = []
     index = 0
     while index < len(pieces):
         piece = pieces[index]
@@ -377,6 +394,8 @@ def _shape(url: str) -> _Shape:
         stem = piece[: extension.start()] if extension else piece
         suffix = _literal(extension.group()) if extension else ""
         pattern, sign = _stem_shape(stem)
+        if _ALNUM in pattern:
+            alnum += [token for token in re.split(_SEPARATORS, stem) if _ALNUM_RE.fullmatch(token)]
         if sign is None and stem.lower() in _NAV_WORDS:
             sign = "nav"
         if sign is not None:
@@ -408,6 +427,7 @@ def _shape(url: str) -> _Shape:
         frozenset(signs),
         path_sessions,
         tuple(map(frozenset, ignored)),
+        tuple(alnum),
     )
 
 
@@ -476,13 +496,42 @@ def _stem_shape(stem: str) -> tuple[str, str | None]:
         return _ANY_SEGMENT, "slug"
     runs = _DIGITS_RE.findall(stem)
     if runs:
-        pattern = "".join(
-            r"\d+" if piece.isdigit() else _literal(piece) for piece in re.split(r"(\d+)", stem) if piece
-        )
         if any(_PACKED_DATE_RE.fullmatch(run) for run in runs if len(run) == 8):
-            return pattern, "date"
-        return pattern, "id" if max(map(len, runs)) >= _ID_DIGITS else "small"
+            return _digits_shape(stem), "date"
+        pieces = re.split(f"({_SEPARATORS})", stem)
+        pattern = "".join(
+            _ALNUM if _ALNUM_RE.fullmatch(piece) else _digits_shape(piece) for piece in pieces if piece
+        )
+        alnum_id = any(len(piece) >= _ALNUM_ID_CHARS for piece in pieces if _ALNUM_RE.fullmatch(piece))
+        return pattern, "id" if alnum_id or max(map(len, runs)) >= _ID_DIGITS else "small"
     return _literal(stem), None
+
+
+def _digits_shape(text: str) -> str:
+    """``text`` as a regex with its runs of digits ``\\d+``, the rest as written."""
+    return "".join(
+        r"\d+" if piece.isdigit() else _literal(piece) for piece in re.split(r"(\d+)", text) if piece
+    )
+
+
+def _alnum_class(tokens: Sequence[str]) -> str:
+    """The regex of a group's tokens of letters and digits that stand at one place: as written (its digits
+    ``\\d+``) when they are alike, else a class of them: ``[a-z]+\\d+`` (letters then digits, as sina's
+    inaurkmy1234567), ``\\d+[a-z]+``, or their characters and lengths (``[0-9a-f]{8}``, ``[0-9A-Z]{16}``)."""
+    if len({_digits_shape(token) for token in tokens}) == 1:
+        return _digits_shape(tokens[0])
+    chars = set("".join(tokens))
+    letters = ("A-Z" if any(char.isupper() for char in chars) else "") + (
+        "a-z" if any(char.islower() for char in chars) else ""
+    )
+    if all(_LETTERS_DIGITS_RE.fullmatch(token) for token in tokens):
+        return f"[{letters}]+\\d+"
+    if all(_DIGITS_LETTERS_RE.fullmatch(token) for token in tokens):
+        return f"\\d+[{letters}]+"
+    if chars - set("0123456789") <= _HEX_LETTERS:
+        letters = letters.replace("a-z", "a-f").replace("A-Z", "A-F")
+    shortest, longest = min(map(len, tokens)), max(map(len, tokens))
+    return f"[0-9{letters}]" + (f"{{{shortest}}}" if shortest == longest else f"{{{shortest},{longest}}}")
 
 
 def _literal(text: str) -> str:
@@ -516,6 +565,13 @@ def _article_pattern(links: Sequence[str]) -> LinkPattern | None:
         if not is_word or all(shapes[link].segments[position] == segment for link in members)
         else _ANY_SEGMENT
         for position, (segment, is_word) in enumerate(zip(first.segments, first.literal, strict=True))
+    )
+    classes = iter(
+        [_alnum_class(tokens) for tokens in zip(*(shapes[link].alnum for link in members), strict=True)]
+    )
+    segments = tuple(
+        re.sub(_ALNUM, lambda _: next(classes), segment) if _ALNUM in segment else segment
+        for segment in segments
     )
     signs = frozenset().union(*(shapes[link].signs for link in members)) & _STRENGTH.keys()
     merged = _Shape(
