@@ -31,7 +31,7 @@ import logging
 import re
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self, cast
@@ -621,12 +621,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         for owner, urls in by_rule.values():
             if owner is not rule:
                 self.count(f"crawl/search_other_rules/{rule.site}", len(urls))
-            requests = [
-                article_request(
-                    owner, url, job=work.job, boost=work.boost, job_kind=work.job_kind, again=work.again
-                )
-                for url in urls
-            ]
+            requests = [_linked(owner, url, work) for url in urls]
             fresh += self._queue_new(owner, requests, work.job)
         self._record_visit(rule, work, fresh)
         if work.page < rule.search.max_pages:
@@ -708,13 +703,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 job=work.job,
             )
         requests = [
-            article_request(
+            _linked(
                 rule,
                 url,
-                job=work.job,
-                boost=work.boost,
-                job_kind=work.job_kind,
-                again=work.again,
+                work,
                 entry={name: value for name, value in item.fields.items() if value is not None},
             )
             for url, item in links
@@ -804,18 +796,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                     )
         else:
             self.count(f"crawl/links/{rule.site}", len(changed))
-            requests = [
-                article_request(
-                    rule,
-                    e.url,
-                    job=work.job,
-                    boost=work.boost,
-                    job_kind=work.job_kind,
-                    again=work.again,
-                    entry=e.hints(),
-                )
-                for e in changed
-            ]
+            requests = [_linked(rule, e.url, work, entry=e.hints()) for e in changed]
             self._record_visit(rule, work, self._queue_new(rule, requests, work.job))
         self._sitemap_read(rule, response.url, work, entries)
 
@@ -885,18 +866,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         entries = rule.feed_entries(feed.entries, response.url, budget)
         self._regex_spent(rule, response.url, before, budget)
         self.count(f"crawl/links/{rule.site}", len(entries))
-        requests = [
-            article_request(
-                rule,
-                entry.url,
-                job=work.job,
-                boost=work.boost,
-                job_kind=work.job_kind,
-                again=work.again,
-                entry=entry.hints(),
-            )
-            for entry in entries
-        ]
+        requests = [_linked(rule, entry.url, work, entry=entry.hints()) for entry in entries]
         fresh = self._queue_new(rule, requests, work.job)
         self._record_visit(rule, work, fresh)
         yield from ()
@@ -925,12 +895,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return
         self.bans.ok(rule.site, response.meta.get("proxy_id"))
         self.count(f"crawl/links/{rule.site}", len(links))
-        requests = [
-            article_request(
-                rule, url, job=work.job, boost=work.boost, job_kind=work.job_kind, again=work.again
-            )
-            for url in links
-        ]
+        requests = [_linked(rule, url, work) for url in links]
         fresh = self._queue_new(rule, requests, work.job)
         self._record_visit(rule, work, fresh)
         if work.page < rule.max_pages:
@@ -997,18 +962,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         )
         if work.depth < rule.depth:
             links = rule.article_links(page.url, root, budget, encoding=page_encoding(page))
-            requests = [
-                article_request(
-                    rule,
-                    url,
-                    job=work.job,
-                    depth=work.depth + 1,
-                    boost=work.boost,
-                    job_kind=work.job_kind,
-                    again=work.again,
-                )
-                for url in links
-            ]
+            requests = [_linked(rule, url, work, depth=work.depth + 1) for url in links]
             self._queue_new(rule, requests, work.job)
         self._regex_spent(rule, page.url, before, budget)
 
@@ -1505,6 +1459,23 @@ def _kind(failure: Failure, url_limit: int) -> str:
     ):
         return "connection"
     return type(error).__name__
+
+
+def _linked(
+    rule: Rule, url: str, work: Work, *, entry: Mapping[str, str] | None = None, depth: int = 1
+) -> Request:
+    """The request for an article page ``work``'s page links: of its job, boost and kind, fetched again
+    though seen when its job fetches seen URLs again (``crawler temp SITE --again``)."""
+    return article_request(
+        rule,
+        url,
+        job=work.job,
+        depth=depth,
+        boost=work.boost,
+        job_kind=work.job_kind,
+        again=work.again,
+        entry=entry,
+    )
 
 
 def _work(response: Response) -> Work:
