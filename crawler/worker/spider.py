@@ -83,7 +83,6 @@ from crawler.requests import (
     SITEMAP,
     Work,
     article_request,
-    index_request,
     listing_request,
     queue_new,
     redirects,
@@ -627,16 +626,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if work.page < rule.search.max_pages:
             next_url = rule.search_next_page(rule.search, page.url, root)
             if next_url:
-                yield listing_request(
-                    rule,
-                    SEARCH,
-                    next_url,
-                    job=work.job,
-                    page=work.page + 1,
-                    boost=work.boost,
-                    job_kind=work.job_kind,
-                    again=work.again,
-                )
+                yield _next_listing(rule, SEARCH, next_url, work)
 
     def _rules_of_hosts(self, rule: Rule, urls: list[str]) -> list[Rule | None]:
         """For each of ``urls``, the rule whose domains hold its host: ``rule`` first, else another one this
@@ -727,17 +717,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 seen.index(next_url) + 1,
             )
             return
-        yield listing_request(
-            rule,
-            API,
-            next_url,
-            job=work.job,
-            page=work.page + 1,
-            seen=seen,
-            boost=work.boost,
-            job_kind=work.job_kind,
-            again=work.again,
-        )
+        yield _next_listing(rule, API, next_url, work, seen=seen)
 
     def parse_sitemap(self, response: Response) -> Iterator[Request]:
         """A sitemap (or a robots.txt naming sitemaps): the sitemaps it lists followed (up to
@@ -784,16 +764,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 )
             else:
                 for entry in changed:
-                    yield listing_request(
-                        rule,
-                        SITEMAP,
-                        entry.url,
-                        job=work.job,
-                        page=work.page + 1,
-                        boost=work.boost,
-                        job_kind=work.job_kind,
-                        again=work.again,
-                    )
+                    yield _next_listing(rule, SITEMAP, entry.url, work)
         else:
             self.count(f"crawl/links/{rule.site}", len(changed))
             requests = [_linked(rule, e.url, work, entry=e.hints()) for e in changed]
@@ -901,15 +872,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if work.page < rule.max_pages:
             next_url = rule.next_page_url(page.url, root, encoding=page_encoding(page))
             if next_url:
-                yield index_request(
-                    rule,
-                    next_url,
-                    job=work.job,
-                    page=work.page + 1,
-                    boost=work.boost,
-                    job_kind=work.job_kind,
-                    again=work.again,
-                )
+                yield _next_listing(rule, INDEX, next_url, work)
 
     def parse_article(self, response: Response) -> Iterator[Any]:
         # By its first bytes: servers send PDFs as text/plain or octet-stream as often as application/pdf.
@@ -1475,6 +1438,23 @@ def _linked(
         job_kind=work.job_kind,
         again=work.again,
         entry=entry,
+    )
+
+
+def _next_listing(rule: Rule, kind: str, url: str, work: Work, *, seen: Sequence[str] = ()) -> Request:
+    """The request for the listing page of ``kind`` that follows ``work``'s (its next index, search or API
+    page, or a sitemap its sitemap index lists): one page further, of its job, boost, kind and --again flag;
+    ``seen``: an API chain's pages before it."""
+    return listing_request(
+        rule,
+        kind,
+        url,
+        job=work.job,
+        page=work.page + 1,
+        seen=seen,
+        boost=work.boost,
+        job_kind=work.job_kind,
+        again=work.again,
     )
 
 
