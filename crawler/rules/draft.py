@@ -308,7 +308,6 @@ def draft_rule(
             " section page that lists articles, or write the rule by hand (docs/rules.md)",
             own_feeds,
         )
-    sitemaps = robots_sitemaps(robots, url) if robots is not None else []
     return Draft(
         site=site,
         url=without_session(url),
@@ -317,7 +316,7 @@ def draft_rule(
         pattern=pattern,
         next_page=_next_page(root, base, codec, domains, own),
         feeds=tuple(feed for feed in feeds if _on_domains(feed, domains)),
-        sitemaps=tuple(sitemap for sitemap in sitemaps if _on_domains(sitemap, domains)),
+        sitemaps=_own_sitemaps(robots, url, domains),
         allow_private=allow_private,
         off_site_feeds=tuple(feed for feed in feeds if not _on_domains(feed, domains)),
     )
@@ -343,7 +342,6 @@ def draft_feed_rule(site: str, feed: Feed, url: str, *, robots: bytes | None, al
             f"{'; ' + _shapes_seen(site_links) if site_links else ''}): give the URL of the site's home page"
             " or of a section page that lists its articles, or write the rule by hand (docs/rules.md)"
         )
-    sitemaps = robots_sitemaps(robots, url) if robots is not None else []
     return Draft(
         site=site,
         url=without_session(url),
@@ -352,10 +350,17 @@ def draft_feed_rule(site: str, feed: Feed, url: str, *, robots: bytes | None, al
         pattern=pattern,
         next_page=None,
         feeds=(without_session(url),),
-        sitemaps=tuple(sitemap for sitemap in sitemaps if _on_domains(sitemap, domains)),
+        sitemaps=_own_sitemaps(robots, url, domains),
         allow_private=allow_private,
         from_feed=True,
     )
+
+
+def _own_sitemaps(robots: bytes | None, url: str, domains: Sequence[str]) -> tuple[str, ...]:
+    """The sitemaps on ``domains`` that ``robots`` (the robots.txt of ``url``'s host, None when it has
+    none) lists."""
+    sitemaps = robots_sitemaps(robots, url) if robots is not None else []
+    return tuple(sitemap for sitemap in sitemaps if _on_domains(sitemap, domains))
 
 
 def _on_domains(url: str, domains: Sequence[str]) -> bool:
