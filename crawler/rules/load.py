@@ -12,7 +12,7 @@ from collections import Counter
 from itertools import accumulate
 from pathlib import Path
 from types import MappingProxyType
-from typing import Final, TypeAlias
+from typing import Final, NamedTuple, TypeAlias
 
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
@@ -67,20 +67,10 @@ _LIBYAML_SCANNER = getattr(yaml, "CBaseLoader", None)
 _FLOW_STARTS: Final = (yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken)
 _FLOW_ENDS: Final = (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken)
 _LIBYAML_TOO_DEEP: Final = "exceeded maximum nesting depth"
-# What a file was at one look (RuleFiles): device, inode, size, modification and change times (ns); None
-# when it could not be looked at. A file saved by renaming has a new inode, one written in place new times.
-FileStamp: TypeAlias = tuple[int, int, int, int, int] | None
 # A file modified this close (ns) to the moment it was looked at may be written again within the file
 # system's time resolution (2 s on FAT, 1 s on ext3 and HFS+) with the same stamp: its rule is not kept
 # for the next read, which parses it again (git's "racily clean" entries).
 RACY_NS: Final = 2_000_000_000
-# What the entries of a rules folder were at one look (:func:`rules_stamp`): name, modification time, size,
-# change time and inode (a file rewritten in place with its size and modification time kept, by `cp -p` or
-# `touch -r`, has a new change time; one renamed over another, a new inode).
-RulesStamp: TypeAlias = tuple[tuple[str, int, int, int, int], ...]
-# What RuleFiles keeps of a rule file: its stamp, the files its rule read besides (each with its stamp), its
-# rule or its errors, and its bytes as parsed when its stamp was racy (None when not).
-_Read: TypeAlias = tuple[FileStamp, tuple[tuple[Path, FileStamp], ...], Rule | RuleErrors, bytes | None]
 _SITE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 # What YAML expects where a tab indents a line (PyYAML says only that a tab "cannot start any token"),
 # and where one stands between the parts of a line.
@@ -106,10 +96,43 @@ _COLON_EXPECTED = (
 )
 
 
+class FileStamp(NamedTuple):
+    """What a file or folder was at one look (``stat``): a file saved by renaming has a new inode, one
+    written in place new times (one rewritten with its size and modification time kept, by ``cp -p`` or
+    ``touch -r``, a new change time)."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+    @classmethod
+    def of(cls, info: os.stat_result) -> FileStamp:
+        return cls(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+class RulesStamp(NamedTuple):
+    """What a rules folder was at one look (:func:`rules_stamp`): the folder's own stamp, and each entry's
+    name and stamp (None when it could not be looked at: a symbolic link to nothing, an entry removed since
+    the folder was listed), by name."""
+
+    folder: FileStamp
+    entries: tuple[tuple[str, FileStamp | None], ...]
+
+
+# What RuleFiles keeps of a rule file: its stamp (None when it could not be looked at), the files its rule
+# read besides (each with its stamp), its rule or its errors, and its bytes as parsed when its stamp was
+# racy (None when not).
+_Read: TypeAlias = tuple[
+    FileStamp | None, tuple[tuple[Path, FileStamp | None], ...], Rule | RuleErrors, bytes | None
+]
+
+
 class RuleFiles:
     """What :func:`load_rules` read of each rule file of one folder, for its next read of the folder: a file
     is parsed again only when it, or a file its rule read (sessions, proxies, examples), changed since
-    (:data:`FileStamp`); the rule or the errors of the others are taken as they were, and a file removed is
+    (:class:`FileStamp`); the rule or the errors of the others are taken as they were, and a file removed is
     forgotten. A worker of 1,000 rules read the folder again after an edit of one in 24 ms of its crawl
     thread, against 1.9 s for parsing every file."""
 
@@ -199,21 +222,22 @@ def _bytes_of(path: Path) -> bytes | None:
         return None
 
 
-def _file_stamp(path: Path) -> FileStamp:
+def _file_stamp(path: Path) -> FileStamp | None:
     try:
-        info = os.stat(path)
+        return FileStamp.of(os.stat(path))
     except OSError:
         return None
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
-def _racy(stamp: FileStamp, looked: int) -> bool:
+def _racy(stamp: FileStamp | None, looked: int) -> bool:
     """Whether a file of ``stamp``, looked at at ``looked`` (epoch ns), may be written again with the same
     stamp (within the file system's time resolution, keeping its size): one of its times is within
     RACY_NS of the look. A time further ahead (a file copied with its date from a machine whose clock is
     ahead, ``touch -d tomorrow``) is none: a write would date the file by the clock, another stamp; taken
     as racy, the file was parsed again at every look until that time, a worker logging its rule changed."""
-    return stamp is not None and any(-RACY_NS < looked - dated < RACY_NS for dated in (stamp[3], stamp[4]))
+    return stamp is not None and any(
+        -RACY_NS < looked - dated < RACY_NS for dated in (stamp.mtime_ns, stamp.ctime_ns)
+    )
 
 
 def load_rules(
@@ -268,25 +292,27 @@ def load_rules(
 
 def rules_stamp(directory: str | Path) -> RulesStamp | None:
     """What changes when the rules :func:`load_rules` reads in ``directory`` may have changed: the folder's
-    modification time, and the name, modification time, size, change time and inode of each entry it does
-    not skip as hidden (the rule files, and what lies beside them: the session or proxies files a rule
-    names, their folders), from one ``scandir`` and no file read; None when the folder cannot be read
-    (:func:`load_rules` says why). A file written in place keeps the folder's time: its own times tell."""
+    stamp, and the name and stamp of each entry it does not skip as hidden (the rule files, and what lies
+    beside them: the session or proxies files a rule names, their folders), from one ``scandir`` and no
+    file read; None when the folder cannot be read (:func:`load_rules` says why). A file written in place
+    keeps the folder's time: its own times tell."""
     try:
-        folder = os.stat(directory)
+        folder = FileStamp.of(os.stat(directory))
         with os.scandir(directory) as entries:
-            seen = sorted(_entry_stamp(entry) for entry in entries if not entry.name.startswith("."))
+            seen = sorted(
+                ((entry.name, _entry_stamp(entry)) for entry in entries if not entry.name.startswith(".")),
+                key=lambda named: named[0],
+            )
     except OSError:
         return None
-    return (("", folder.st_mtime_ns, folder.st_size, folder.st_ctime_ns, folder.st_ino), *seen)
+    return RulesStamp(folder, tuple(seen))
 
 
-def _entry_stamp(entry: os.DirEntry[str]) -> tuple[str, int, int, int, int]:
+def _entry_stamp(entry: os.DirEntry[str]) -> FileStamp | None:
     try:
-        info = entry.stat()
+        return FileStamp.of(entry.stat())
     except OSError:  # a symbolic link to nothing, or an entry removed since the scandir
-        return (entry.name, -1, -1, -1, -1)
-    return (entry.name, info.st_mtime_ns, info.st_size, info.st_ctime_ns, info.st_ino)
+        return None
 
 
 def rule_sites(directory: Path) -> list[str]:

@@ -172,7 +172,7 @@ def _changed_files(before: RulesStamp | None, after: RulesStamp | None) -> set[s
     when either is unknown: the folder could not be read then)."""
     if before is None or after is None:
         return set()
-    return {entry[0] for entry in set(before) ^ set(after)}
+    return {name for name, _stamp in set(before.entries) ^ set(after.entries)}
 
 
 class _DownloadSlots(dict[str, dict[str, Any]]):
@@ -382,7 +382,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         # to tell), or a file it reads was read too soon after a change to be kept.
         changed = sorted(name for name in fresh if name in self.rules and fresh[name] is not self.rules[name])
         removed = sorted(name for name in self.rules if name not in fresh and name not in broken)
-        settled = stamp is not None and time.time_ns() - stamp[0][1] >= every * 1e9
+        settled = stamp is not None and time.time_ns() - stamp.folder.mtime_ns >= every * 1e9
         held, self._removal_held = ([] if settled else removed), bool(removed) and not settled
         if held:
             removed = []
