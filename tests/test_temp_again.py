@@ -174,3 +174,21 @@ def test_again_says_it_queued_the_seen_pages_again_not_that_it_fetched_them(
         "queued 2 article pages seen before again (--again: this job only; the counts above say how they"
         " ended): their URLs stay seen for every other crawl"
     ) in lines, again.stdout
+
+
+def test_again_fetches_an_article_behind_a_redirect_once(tmp_path: Path, site_server: SiteServer) -> None:
+    """An article link that redirects to a URL seen already (its target, marked seen as the first crawl
+    followed the redirect) was skipped by --again, 'it redirects to ..., seen already': every article of a
+    site whose links redirect (http to https, a short link, a trailing slash) stayed unfetched. The target
+    is fetched once in the job however many links redirect to it."""
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/r/again-moved", "/r/again-moved?again")
+    first = site.temp()
+    assert "stored 1 article" in first.stdout, first.stdout + first.stderr[-3000:]
+
+    again = site.temp("--again")
+
+    assert again.stdout.splitlines()[0] == (
+        "fetched 2 pages, stored 0 articles, updated 1 stored before, skipped 1 (seen already: 1), errors 0"
+    ), again.stdout + again.stderr[-3000:]
+    assert list(site.stored()) == ["/a/again-moved"]

@@ -118,6 +118,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.max_attempts = settings.getint("STORE_MAX_ATTEMPTS")
         self.backoff_seconds = settings.getfloat("RETRY_BACKOFF_SECONDS")
         self.backoff_max_seconds = settings.getfloat("RETRY_BACKOFF_MAX_SECONDS")
+        self.again_seconds = settings.getint("SCHEDULE_TEMP_AGAIN_SECONDS")
         self.worker = worker_id()
         self.held: set[str] = set()
         self.pop_batch = settings.getint("SCHEDULER_POP_BATCH")
@@ -241,7 +242,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         redirect back to a URL of its own chain is a dead letter naming the loop; one to a URL seen
         already ends its request, counted skipped (an article's too: the seen filter passed its link,
         not where the link leads; a discover page's when its crawl reads that URL anyway, counted against
-        the host of its link in the bandit), unless the user gave its page (``crawler temp --url``)."""
+        the host of its link in the bandit), unless the user gave its page (``crawler temp --url``); a job
+        that fetches seen URLs again (``crawler temp SITE --again``) skips only a URL it fetched itself."""
         assert work.lease is not None
         source = _redirected_from(request, work.lease)
         if source is not None:
@@ -253,6 +255,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 return False
         filtered = not request.dont_filter or (source is not None and work.is_article)
         seen = filtered and self.df.request_seen(request)
+        if filtered and work.again and work.job:
+            seen = not self._first_in_job(request, work.job)
         if not work.given and (seen or (source is not None and self._read_already(request, work))):
             logger.info("Skipped %s: it redirects to %s, seen already", source or request.url, request.url)
             self.stats.inc_value("scheduler/redirect_seen")
@@ -279,6 +283,18 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         )
         self.stats.inc_value("lease/handed_on" if handed else "lease/handoff_expired")
         return handed
+
+    def _first_in_job(self, request: Request, job: str) -> bool:
+        """Whether ``request`` (where an article link of ``job``, a job that fetches seen URLs again,
+        redirects) is new to the job: its fingerprint added to the job's set (:meth:`Keys.again`), whose
+        time-to-live is renewed, as :func:`~crawler.requests.queue_new` does for its links. Seen or not,
+        the page is fetched once in the job. Raises ``redis.RedisError`` when Redis fails."""
+        fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
+        with self.server.pipeline(transaction=True) as pipe:
+            pipe.sadd(self.keys.again(job), fingerprint)
+            pipe.expire(self.keys.again(job), self.again_seconds)
+            added, _ = pipe.execute()
+        return bool(added)
 
     def _note_redirect(self, request: Request) -> None:
         """An article link skipped as redirecting to ``request``'s URL, seen already: its redirect chain
