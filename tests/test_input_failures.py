@@ -32,6 +32,8 @@ from crawlsite import (
     sites_spider,
     unique,
 )
+from scrapy import Request
+from scrapy.http import Response
 from siteserver import (
     CP1252_PARAGRAPHS,
     CP1252_TITLE,
@@ -45,7 +47,7 @@ from siteserver import (
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.redisio.connection import connect
 from crawler.redisio.embedded import EmbeddedRedis
-from crawler.worker.compression import CompressedBodyCut, decompressed
+from crawler.worker.compression import CompressedBodyCut, WholeDecompressionMiddleware, decompressed
 from crawler.worker.download import DECOMPRESSION_ERRORS
 
 # A crawl's text work on its own thread, for the tests of what is no text work.
@@ -743,6 +745,22 @@ def test_a_compressed_body_is_decompressed_whole_and_refused_once_cut(encoding: 
     # Past the size limit, Scrapy's error, which its decompression turns into a refusal of the body.
     with pytest.raises(ValueError, match="exceeded the specified maximum"):
         decompressed(whole, encoding, 1000)
+
+
+@pytest.mark.parametrize("encoding", sorted(COMPRESSED))
+def test_an_answer_with_no_body_sent_with_a_content_encoding_is_no_body_cut_short(encoding: str) -> None:
+    """A 304 (a regular grab's conditional index page) or a 204 sent with the Content-Encoding its page
+    would have, and no body, was refused as 'its compressed data (br) ends before the end of its stream'
+    (deflate too; gzip and zstd passed), where Scrapy's decompression gives it on, empty."""
+    from scrapy.utils.test import get_crawler
+
+    middleware = WholeDecompressionMiddleware.from_crawler(get_crawler())
+    for status in (304, 204):
+        answer = Response("http://h.test/", status=status, headers={"Content-Encoding": encoding}, body=b"")
+        given = middleware.process_response(Request("http://h.test/"), answer)
+        assert isinstance(given, Response)
+        assert (given.status, given.body) == (status, b"")
+        assert b"Content-Encoding" not in given.headers
 
 
 def test_compressed_bodies_of_several_parts_or_of_other_kinds_are_decompressed_as_scrapy_does() -> None:

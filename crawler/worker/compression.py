@@ -17,9 +17,10 @@ as ``content encoding`` (:data:`crawler.worker.download.DECOMPRESSION_ERRORS`):
 3. Otherwise (raw deflate, gzip of several members or padded, a cut) :func:`_zlib_ends` reads the stream
    once more, its output kept nowhere, to see whether it ends within the data.
 
-A body that is no such stream, whose gzip check value is wrong, or that decompresses past
-``DOWNLOAD_MAXSIZE`` is left as Scrapy's decompression leaves it: it fails on the first and the last and
-keeps the second.
+An empty body (a 304 or 204 sent with the Content-Encoding of its page) is left empty, as Scrapy's
+decompression leaves it. A body that is no such stream, whose gzip check value is wrong, or that
+decompresses past ``DOWNLOAD_MAXSIZE`` is left as Scrapy's decompression leaves it: it fails on the first
+and the last and keeps the second.
 """
 
 from __future__ import annotations
@@ -58,7 +59,10 @@ class WholeDecompressionMiddleware(HttpCompressionMiddleware):
 def decompressed(body: bytes, encoding: str, max_size: int) -> bytes:
     """``body`` decompressed from ``encoding`` (a ``Content-Encoding`` Scrapy reads: ``gzip``, ``x-gzip``,
     ``deflate``, ``br``, ``zstd``), at most ``max_size`` bytes (0: no limit; past it, Scrapy's
-    ``_DecompressionMaxSizeExceeded``); :class:`CompressedBodyCut` when its stream ends after the data."""
+    ``_DecompressionMaxSizeExceeded``); :class:`CompressedBodyCut` when its stream ends after the data.
+    An empty body is no stream cut short: a 304 or 204 sent with the Content-Encoding of its page."""
+    if not body:
+        return body
     if encoding == "br":
         return _unbrotli(body, max_size)
     if encoding == "zstd":
