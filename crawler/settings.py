@@ -106,9 +106,9 @@ DOWNLOADER_MIDDLEWARES = {
     # the RetryMiddleware).
     "crawler.worker.netguard.RefusedHostMiddleware": 560,
     # A redirect to another scheme (mailto:, ftp:), to a URL with credentials, longer than URLLENGTH_LIMIT
-    # or no request can be made of (http://[x, port 0) is not followed: it fails as its 3xx answer, naming
-    # its target, never its password (above 600, the RedirectMiddleware, which fails on a mailto: target
-    # and on http://[x, and follows the others).
+    # or no request can be made of (http://[x, no host, port 0) is not followed: it fails as its 3xx
+    # answer, naming its target, never its password (above 600, the RedirectMiddleware, which fails on a
+    # mailto: target and on http://[x, and follows the others).
     "crawler.worker.netguard.UnfollowedRedirectMiddleware": 610,
     # Rules carry no HTTP credentials: nothing to add, nothing to leak to another host.
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,

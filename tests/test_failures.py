@@ -308,20 +308,28 @@ def test_a_redirect_whose_location_no_request_can_be_made_of_is_a_dead_letter_of
     site: Site,
 ) -> None:
     """A 302 whose Location is no URL a request can be made of (an unclosed IPv6 address, a port out of range
-    or 0, a space in its host) failed as Scrapy's redirect made it: 'ValueError: Invalid IPv6 URL' and 'Port
-    out of range 0-65535', counted as 'ValueError', or a request to port 0, retried and refused; a link
-    such as these is never queued."""
+    or 0, a space in its host, no host name) failed as Scrapy's redirect made it: 'ValueError: Invalid IPv6
+    URL' and 'Port out of range 0-65535', counted as 'ValueError', or a request to port 0, retried and
+    refused; one to http://:8080/ (no host name) still did: 'ValueError: invalid hostname: ', its robots.txt
+    logged as an ERROR; a link such as these is never queued."""
     targets = [
         "http://[x/y",
         "http://127.0.0.1:99999/a/far",
         "http://127.0.0.1:0/a/far",
         "http://ex ample.test/",
+        "http://:8080/a/far",
     ]
     site.rule(*(f"/redirect?to={quote(target, safe='')}" for target in targets), "/a/small")
     done = site.temp()
     assert done.returncode == 0, done.stderr[-4000:]
-    assert "errors 4 (redirect to no URL: 4)" in done.stdout, done.stdout
-    problems = ["Invalid IPv6 URL", "Port out of range 0-65535", "port 0", "a space in its host"]
+    assert "errors 5 (redirect to no URL: 5)" in done.stdout, done.stdout
+    problems = [
+        "Invalid IPv6 URL",
+        "Port out of range 0-65535",
+        "port 0",
+        "a space in its host",
+        "no host name",
+    ]
     assert sorted(letter["reason"] for letter in site.dead()) == sorted(
         f"HTTP 302 Found: a redirect to {target}, not followed: no request can be made of it ({problem})"
         for target, problem in zip(targets, problems, strict=True)

@@ -8,9 +8,9 @@ that changes between a check and the connection, DNS rebinding, cannot slip a pr
 before any connection, for every request and every redirect. ``UnfollowedRedirectMiddleware`` leaves a
 redirect to another scheme (``mailto:``, ``ftp:``), to a URL with a user name or password, to a URL
 longer than ``URLLENGTH_LIMIT``, or to one no request can be made of (a ``Location`` that is no URL,
-``http://[x``; a port out of range or 0; a space in its host) unfollowed, so that it fails as its 3xx
-answer, which :func:`unfollowed_redirect` names (never its password), rather than as the error Scrapy's
-redirect makes of it, or as a fetch of a URL no link may be.
+``http://[x``; no host name, ``http://:8080/``; a port out of range or 0; a space in its host)
+unfollowed, so that it fails as its 3xx answer, which :func:`unfollowed_redirect` names (never its
+password), rather than as the error Scrapy's redirect makes of it, or as a fetch of a URL no link may be.
 
 A site on this machine or an intranet is crawled when its rule says ``allow_private_addresses: true``:
 its domains may then be private addresses, for its own requests only (the rule is the one of the
@@ -334,9 +334,9 @@ _SHOWN_CHARACTERS = 100
 def unfollowed_redirect(response: Response, url_limit: int) -> UnfollowedRedirect | None:
     """Why the redirect of a 3xx answer is not followed: its target is no http or https URL, holds a user
     name or password (a crawl sends none, and would show it), is no URL a request can be made of (as no
-    link queued is: ``http://[x``, a port out of range or 0, a space in its host), or is longer than
-    ``url_limit`` characters (``URLLENGTH_LIMIT``, which no link queued may be either). ``None`` for one
-    followed, or no redirect."""
+    link queued is: ``http://[x``, no host name, a port out of range or 0, a space in its host), or is
+    longer than ``url_limit`` characters (``URLLENGTH_LIMIT``, which no link queued may be either).
+    ``None`` for one followed, or no redirect."""
     target = redirect_target(response)
     if target is None:
         return _unreadable_location(response)
@@ -350,7 +350,15 @@ def unfollowed_redirect(response: Response, url_limit: int) -> UnfollowedRedirec
             "redirect with credentials", shown, "a crawl sends no user name or password in a URL"
         )
     try:
-        problem = "port 0" if parts.port == 0 else "a space in its host" if " " in parts.netloc else None
+        problem = (
+            "no host name"
+            if not parts.hostname
+            else "port 0"
+            if parts.port == 0
+            else "a space in its host"
+            if " " in parts.netloc
+            else None
+        )
     except ValueError as exc:  # .port: a port out of range
         problem = str(exc)
     if problem is not None:
