@@ -192,3 +192,9 @@ def test_again_fetches_an_article_behind_a_redirect_once(tmp_path: Path, site_se
         "fetched 2 pages, stored 0 articles, updated 1 stored before, skipped 1 (seen already: 1), errors 0"
     ), again.stdout + again.stderr[-3000:]
     assert list(site.stored()) == ["/a/again-moved"]
+    # A direct link and the redirects to it: one fetch in the job (the job's set holds one fingerprint).
+    site.rule("/a/again-moved", "/r/again-moved", "/r/again-moved?again")
+    both = site.temp("--again")
+    assert both.stdout.splitlines()[0] == (
+        "fetched 2 pages, stored 0 articles, updated 1 stored before, skipped 2 (seen already: 2), errors 0"
+    ), both.stdout + both.stderr[-3000:]
