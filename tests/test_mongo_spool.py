@@ -769,3 +769,21 @@ def test_an_article_write_the_write_concern_did_not_confirm_is_not_acknowledged(
         assert not lasting_failure(failed.value)
         assert stored(client) == {}
         assert [w.outcome for w in store.upsert_many(batch)] == ["new", "new"]
+
+
+def test_an_again_articles_lookup_that_cannot_reach_mongodb_fails_it_alone_and_the_batch_spools(
+    tmp_path: Path,
+) -> None:
+    """The store pipeline's write of a batch (on the fake, NOT MongoDB) with MongoDB away: the look-up of
+    the week of a `crawler temp SITE --again` article (store.get) raised before the write, so the whole
+    batch failed, the other jobs' articles with it, where a batch spools while MongoDB is away. The article
+    whose week cannot be found fails alone (tried again, then dead-lettered: written without its week it
+    would be a second copy); the others are spooled."""
+    client, clock = FakeClient(), Clock()
+    documents = [make_document(article(f"http://news.test/{n}", "2026-11-17T10:00:00Z")) for n in range(3)]
+    with fake_store(tmp_path, client, clock) as store:
+        client.down = True
+        results = write_batch(store, [(document, True, n == 1) for n, document in enumerate(documents)], None)
+    assert [getattr(result, "outcome", None) for result in results] == ["spooled", None, "spooled"]
+    assert isinstance(results[1], StoreError) and not lasting_failure(results[1])
+    assert "cannot reach MongoDB" in str(results[1])

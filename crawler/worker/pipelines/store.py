@@ -243,11 +243,29 @@ def _write(
     whose week is to be found (:func:`_in_stored_week`), then one batch write, then the links noted as
     redirecting to the URLs it stored. A batch refused for an error no wait mends
     (:func:`~crawler.store.base.lasting_failure`: one document too large for MongoDB, say) is written again
-    one document at a time, so that only the documents refused fail (with their error, in their place)."""
+    one document at a time, so that only the documents refused fail (with their error, in their place).
+    A document whose week cannot be found (the store unreachable: MongoDB away) fails alone, in its place:
+    written without it, it would be a second copy in this week; the others are written (or spooled)."""
     ready = [add_fingerprints(document) if needed else document for document, needed, _ in documents]
-    for document, (_, _, find) in zip(ready, documents, strict=True):
+    unfound: dict[int, StoreError] = {}
+    for index, (document, (_, _, find)) in enumerate(zip(ready, documents, strict=True)):
         if find:
-            _in_stored_week(store, document)
+            try:
+                _in_stored_week(store, document)
+            except StoreError as exc:
+                unfound[index] = exc
+    if not unfound:
+        return _write_found(store, ready, noted)
+    rest = iter(_write_found(store, [d for i, d in enumerate(ready) if i not in unfound], noted))
+    return [unfound[index] if index in unfound else next(rest) for index in range(len(ready))]
+
+
+def _write_found(
+    store: Store, ready: list[dict[str, Any]], noted: tuple[redis.Redis, Keys] | None
+) -> list[Written | StoreError]:
+    """:func:`_write`'s batch write of ``ready`` (none: nothing written) and the redirects noted."""
+    if not ready:
+        return []
     written: list[Written | StoreError]
     try:
         written = list(store.write(ready))
