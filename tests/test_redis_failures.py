@@ -1373,6 +1373,33 @@ def test_a_worker_whose_redis_refuses_a_write_as_its_engine_opens_says_so_not_en
     ) in worker.stderr, worker.stderr[-4000:]
 
 
+def test_a_key_of_another_type_met_as_the_crawl_opens_is_said_with_its_fix_not_to_start_the_worker_again(
+    site: Site,
+) -> None:
+    """A key under the crawler's prefix that another program wrote with another type, met by the seen-URL
+    filter's first write as the crawl opens (crawler:bloom:meta a string): `crawler temp` said "Redis failed
+    as the worker opened (... WRONGTYPE ...): start the worker again once Redis answers", though Redis
+    answered and the user started no worker. It says what `crawler status` says of such a key, and the
+    fix."""
+    site.rule("/a/wrongtype")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        client.set("crawler:bloom:meta", "another program's")
+        try:
+            temp = site.crawler("temp", site.name, REDIS_URL=f"unix://{redis_server.socket_path}", timeout=60)
+        finally:
+            client.close()
+    assert temp.returncode == 1, (temp.stdout, temp.stderr[-4000:])
+    assert "start the worker again" not in temp.stderr, temp.stderr[-4000:]
+    assert (
+        "crawler temp: error: Redis answered the crawl's first write with an error (Redis says"
+        ' "Command # 1 (HSETNX crawler:bloom:meta capacity 1000000) of pipeline caused error: WRONGTYPE'
+        ' Operation against a key holding the wrong kind of value"); a key under crawler: holds another type,'
+        " written by another program: give the crawler a prefix of its own (REDIS_KEY_PREFIX), or another"
+        " Redis database in REDIS_URL"
+    ) in temp.stderr, temp.stderr[-4000:]
+
+
 def test_status_for_a_user_who_may_not_run_the_commands_it_needs_says_so_without_a_traceback(
     site: Site,
 ) -> None:

@@ -169,7 +169,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 self.crawler
             )
         except redis.RedisError as exc:
-            raise _opening_error(self.server, exc) from None
+            raise _opening_error(self.server, exc, self.keys.prefix) from None
         return made
 
     def close(self, reason: str) -> None:
@@ -647,9 +647,10 @@ def scheduler_of(crawler: Crawler) -> LeasedScheduler | None:
     return scheduler if isinstance(scheduler, LeasedScheduler) else None
 
 
-def _opening_error(server: redis.Redis, exc: redis.RedisError) -> RedisUnavailableError:
-    """The error of a worker whose Redis failed ``exc`` as the crawl opened: what Redis refuses and the fix
-    (:func:`writes_refused`), the command its user may not run, or the failure."""
+def _opening_error(server: redis.Redis, exc: redis.RedisError, prefix: str) -> RedisUnavailableError:
+    """The error of a worker (of any crawl command) whose Redis failed ``exc`` as the crawl opened: what
+    Redis refuses and the fix (:func:`writes_refused`), the command its user may not run, a key under
+    ``prefix`` of another type, or the failure."""
     if isinstance(exc, NoPermissionError):
         return RedisUnavailableError(
             f'the user of the Redis URL may not run a command the worker needs (Redis says "{exc}");'
@@ -659,6 +660,12 @@ def _opening_error(server: redis.Redis, exc: redis.RedisError) -> RedisUnavailab
         refused = writes_refused(server)
     except redis.RedisError:
         refused = None
+    if refused is None and isinstance(exc, redis.ResponseError) and "WRONGTYPE" in str(exc):
+        refused = (
+            f'Redis answered the crawl\'s first write with an error (Redis says "{exc}"); a key under'
+            f" {prefix}: holds another type, written by another program: give the crawler a prefix of its own"
+            " (REDIS_KEY_PREFIX), or another Redis database in REDIS_URL"
+        )
     return RedisUnavailableError(
-        refused or f"Redis failed as the worker opened ({exc}): start the worker again once Redis answers"
+        refused or f"Redis failed as the crawl opened ({exc}): run the command again once Redis answers"
     )
