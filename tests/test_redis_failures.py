@@ -694,24 +694,28 @@ def test_a_temp_crawl_whose_redis_is_emptied_says_its_job_was_lost_not_that_noth
     ), err[-4000:]
 
 
-@pytest.mark.parametrize("evicting", [False, True], ids=["deleted", "evicted"])
+@pytest.mark.parametrize("how", ["deleted", "evicted", "overwritten"])
 def test_a_temp_crawl_whose_sites_queue_is_dropped_from_redis_says_its_requests_were_lost(
-    site: Site, evicting: bool
+    site: Site, how: str
 ) -> None:
-    """Redis dropping the site's queue key mid-crawl (a maxmemory-policy allkeys-lru evicting it, or a
-    DEL), its job's hash kept: the job still counted its requests pending, which no worker could take any
-    more, and the temp crawl waited for them forever, its bar still, saying nothing (`crawler status
-    --check` said nothing either; stopped, it said they "wait in the queue"). It ends, saying what was
-    lost, why, and what to do."""
+    """Redis dropping the site's queue key mid-crawl (a maxmemory-policy allkeys-lru evicting it, a DEL, or
+    a SET that overwrote it with a string), its job's hash kept: the job still counted its requests
+    pending, which no worker could take any more, and the temp crawl waited for them forever, its bar
+    still, saying nothing (overwritten: a WRONGTYPE traceback at each tick); run again, it resumed the
+    job and waited again. It ends, saying what was lost, why, and what to do, which fetches the rest."""
     site.rule(*(f"/a/q{n}" for n in range(40)))
+    queue_key = Keys("crawler").queue_of(site.name)
     with site.temp_running(*_slow_temp(3)) as crawl:
         wait_until(lambda: len(site.stored()) >= 1, "an article stored")
         client = connect(f"unix://{site.data / 'redis' / 'redis.sock'}")
         try:
-            if evicting:
+            if how == "evicted":
                 client.config_set("maxmemory", str(100 * 2**20))
                 client.config_set("maxmemory-policy", "allkeys-lru")
-            client.delete(Keys("crawler").queue_of(site.name))
+            if how == "overwritten":
+                client.set(queue_key, "x")
+            else:
+                client.delete(queue_key)
             try:
                 out, err = crawl.communicate(timeout=WAIT_LIMIT)
             except subprocess.TimeoutExpired:
@@ -719,18 +723,38 @@ def test_a_temp_crawl_whose_sites_queue_is_dropped_from_redis_says_its_requests_
         finally:
             client.close()  # the crawl's own Redis: it stopped with the crawl
     assert crawl.returncode == 1, (out, err[-4000:])
-    how = (
-        r"Redis dropped them to free memory: at its maxmemory of 104857600 bytes its maxmemory-policy"
-        r" allkeys-lru drops keys"
-        if evicting
-        else r"its keys were deleted \(DEL, UNLINK\) while the crawl ran"
-    )
+    assert "Traceback" not in err, err[-4000:]
+    said = {
+        "evicted": r"Redis dropped them to free memory: at its maxmemory of 104857600 bytes its"
+        r" maxmemory-policy allkeys-lru drops keys .*; then",
+        "deleted": r"its keys were deleted \(DEL, UNLINK\) while the crawl ran, or Redis restarted from an"
+        r" older snapshot;",
+        "overwritten": rf"Redis key {queue_key} is a string now, not a sorted set \(someone SET it while the"
+        rf" crawl ran\): the requests queued in it were lost with its old value; first redis-cli DEL"
+        rf" {queue_key}, then",
+    }[how]
     assert re.search(
         r"crawler temp: error: Redis no longer holds the \d+ requests job [0-9a-f]+ had not fetched yet: none"
-        rf" is in the queue of site {site.name} \(crawler:queue:{site.name}\) or leased; {how}",
+        rf" is in the queue of site {site.name} \(crawler:queue:{site.name}\), leased or waiting; {said}"
+        rf" `crawler temp {site.name} --again` fetches them",
         err,
     ), err[-4000:]
-    assert "run the temp crawl again to fetch the rest" in err, err[-4000:]
+    if how == "overwritten":
+        refused = site.temp()
+        assert refused.returncode == 1 and f"redis-cli DEL {queue_key}" in refused.stderr, refused.stderr
+        with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+            mending = connect(redis_server.ensure())
+            mending.delete(queue_key)
+            mending.close()
+    else:
+        # Their counts written off, the job is not resumed to wait for them again; its URLs stay seen.
+        plain = site.temp()
+        assert "resumed job" not in plain.stdout, (plain.stdout, plain.stderr[-4000:])
+        assert "Redis no longer holds" not in plain.stderr, plain.stderr[-4000:]
+    again = site.temp("--again")
+    assert again.returncode == 0, (again.stdout, again.stderr[-4000:])
+    assert "resumed job" not in again.stdout, again.stdout
+    assert len(site.stored()) == 40, sorted(site.stored())
 
 
 def test_a_temp_crawl_whose_redis_refused_writes_then_went_away_says_it_went_away(site: Site) -> None:

@@ -1150,16 +1150,26 @@ def _crawl_job(
         # Since when Redis holds none of the job's pending requests (_requests_lost), and what is said of it.
         lost_since: list[float | None] = [None]
         lost: list[str | None] = [None]
+        queue = LeasedQueue(server, keys)
 
         def tick() -> bool:
             """Show the job's counters; False once Redis has not answered, or has refused writes (a full
-            disk: it answers reads, yet the worker can take no request), for ``patience`` seconds, and once
-            ``site`` is paused and no lease of the job is held."""
+            disk: it answers reads, yet the worker can take no request), for ``patience`` seconds; once
+            ``site`` is paused and no lease of the job is held; and once Redis has held none of its pending
+            requests for LOST_REQUESTS_SECONDS (their counts written off: _requests_lost)."""
             try:
                 counts = JobCounts.read(server, keys, job)
                 refused[0] = writes_refused(server)
                 held = site is not None and bool(server.hexists(keys.paused, site))
                 fetching = bool(held and held_leases(server, keys, job, time.time()))
+                if site is None or not counts.pending or queue.lost(site) is None:
+                    lost_since[0] = None
+                elif time.monotonic() - (lost_since[0] or time.monotonic()) >= LOST_REQUESTS_SECONDS:
+                    lost[0] = _requests_lost(server, keys, job, site, counts.pending)
+                    if lost[0] is not None:
+                        return False
+                else:
+                    lost_since[0] = lost_since[0] or time.monotonic()
             except redis.RedisError:
                 # Redis away for a moment (the worker says so in the log): the bar waits, within patience.
                 refused[0] = None
@@ -1182,13 +1192,6 @@ def _crawl_job(
             if held and counts.pending and not fetching:
                 paused[1] = True
                 return False
-            if site is not None and counts.pending and _requests_lost(server, keys, site):
-                since = lost_since[0] = lost_since[0] or time.monotonic()
-                if time.monotonic() - since >= LOST_REQUESTS_SECONDS:
-                    lost[0] = _lost_requests_said(server, keys, job, site, counts.pending)
-                    return False
-            else:
-                lost_since[0] = None
             return time.monotonic() - answered[0] < patience
 
         # Every rule: on a running service this worker takes any request of the shared queue, and helps.
@@ -1215,41 +1218,39 @@ def _crawl_job(
     return counts, paused[1]
 
 
-def _requests_lost(server: redis.Redis, keys: Keys, site: str) -> bool:
-    """True when Redis holds no request of ``site`` or of its discover host slots: none in their queues,
-    none leased or waiting for its time (read in one script: a request moves between them in one)."""
-    return bool(server.eval(_REQUESTS_HELD_LUA, 2, keys.pending, keys.lease_sites, keys.prefix, site))
-
-
-# KEYS: pending, lease-sites. ARGV: prefix, site. 1 when no queue of the site or of its discover host
-# slots (<site>@<host>) holds a request and no lease (or delayed request) is of them; else 0.
-_REQUESTS_HELD_LUA = """
-local site, slot = ARGV[2], ARGV[2] .. '@'
-local function ours(name) return name == site or string.sub(name, 1, #slot) == slot end
-if redis.call('ZCARD', ARGV[1] .. ':queue:' .. site) > 0 then return 0 end
-for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
-  if ours(name) and redis.call('ZCARD', ARGV[1] .. ':queue:' .. name) > 0 then return 0 end
-end
-for _, name in ipairs(redis.call('HVALS', KEYS[2])) do
-  if ours(name) then return 0 end
-end
-return 1
-"""
-
-
-def _lost_requests_said(server: redis.Redis, keys: Keys, job: str, site: str, pending: int) -> str:
-    """The error of a temp crawl of ``job`` whose ``pending`` requests of ``site`` Redis no longer holds."""
+def _requests_lost(server: redis.Redis, keys: Keys, job: str, site: str, pending: int) -> str | None:
+    """The error of a temp crawl of ``job`` whose ``pending`` requests of ``site`` Redis no longer holds,
+    their counts written off (:meth:`LeasedQueue.lost`: the job is not resumed by the next temp crawl, which
+    would wait for them again); None when Redis holds one of them after all."""
+    queue = LeasedQueue(server, keys)
+    if queue.lost(site, write_off=[job]) is None:
+        return None
+    overwritten = [
+        wrong
+        for wrong in queue.wrong_keys([site]).get(site, [])
+        if wrong.key.startswith(f"{keys.prefix}:queue:")
+    ]
     evicting = evicts(server)
-    how = (
-        f"Redis dropped them to free memory: {evicting.removeprefix('Redis may evict keys: ')}"
-        if evicting
-        else "its keys were deleted (DEL, UNLINK) while the crawl ran"
-    )
+    if overwritten:
+        wrong = overwritten[0]
+        how = (
+            f"Redis key {wrong.key} is a {wrong.kind} now, not a {wrong.expected} (someone SET it while the"
+            " crawl ran): the requests queued in it were lost with its old value; first redis-cli DEL"
+            f" {wrong.key}, then"
+        )
+    elif evicting:
+        how = f"Redis dropped them to free memory: {evicting.removeprefix('Redis may evict keys: ')}; then"
+    else:
+        how = (
+            "its keys were deleted (DEL, UNLINK) while the crawl ran, or Redis restarted from an older"
+            " snapshot;"
+        )
     return (
         f"Redis no longer holds the {counted(pending, 'request')} job {job} had not fetched yet: none is in"
-        f" the queue of site {site} ({keys.queue_of(site)}) or leased; {how}; the articles stored stay in"
-        f" the store (`{suggest('articles list')}`); run the temp crawl again to fetch the rest (an article"
-        " stored already is updated, not stored twice)"
+        f" the queue of site {site} ({keys.queue_of(site)}), leased or waiting; {how}"
+        f" `{suggest(f'temp {site} --again')}` fetches them (their URLs were seen: a plain temp crawl skips"
+        f" them; the articles stored are updated, not stored twice, and stay in the store,"
+        f" `{suggest('articles list')}`)"
     )
 
 

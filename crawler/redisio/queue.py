@@ -590,6 +590,47 @@ end
 return total
 """
 
+# KEYS: pending, lease-sites, then the jobs to write off. ARGV: prefix, site, 1 to write off (else 0).
+# {requests of the site and of its discover host slots (<site>@<host>) counted pending, 1 when Redis holds
+# none of them (no queue of theirs that is a sorted set holds a request, no lease or delayed request is of
+# them), else 0}; written off (the site's counts and each job's pending set to 0, the job's 'lost' counting
+# what it had) only when it holds none, in this one script: a request moves between those places in one.
+_LOST = """
+local site, slot = ARGV[2], ARGV[2] .. '@'
+local function ours(name) return name == site or string.sub(name, 1, #slot) == slot end
+local names, counted = {}, 0
+for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if ours(name) then
+    table.insert(names, name)
+    counted = counted + (tonumber(redis.call('HGET', KEYS[1], name)) or 0)
+  end
+end
+local function held(name)
+  local key = ARGV[1] .. ':queue:' .. name
+  return redis.call('TYPE', key).ok == 'zset' and redis.call('ZCARD', key) > 0
+end
+if held(site) then return {counted, 0} end
+for _, name in ipairs(names) do
+  if held(name) then return {counted, 0} end
+end
+for _, name in ipairs(redis.call('HVALS', KEYS[2])) do
+  if ours(name) then return {counted, 0} end
+end
+if ARGV[3] == '1' then
+  for _, name in ipairs(names) do redis.call('HDEL', KEYS[1], name) end
+  for i = 3, #KEYS do
+    if redis.call('TYPE', KEYS[i]).ok == 'hash' then
+      local pending = tonumber(redis.call('HGET', KEYS[i], 'pending')) or 0
+      if pending > 0 then
+        redis.call('HSET', KEYS[i], 'pending', 0)
+        redis.call('HINCRBY', KEYS[i], 'lost', pending)
+      end
+    end
+  end
+end
+return {counted, 1}
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class Ack:
@@ -699,6 +740,7 @@ class LeasedQueue:
         self._take = server.register_script(_TAKE)
         self._pause = server.register_script(_PAUSE)
         self._resume = server.register_script(_RESUME)
+        self._lost = server.register_script(_LOST)
 
     def __len__(self) -> int:
         """Requests queued (neither leased nor waiting), over every site."""
@@ -1079,6 +1121,17 @@ class LeasedQueue:
         if site is not None:
             return int(self.server.hget(self.keys.pending, site) or 0)
         return sum(int(count) for count in self.server.hvals(self.keys.pending))
+
+    def lost(self, site: str, *, write_off: Sequence[str] = ()) -> int | None:
+        """The requests of ``site`` (and of its discover host slots) counted pending when Redis holds none
+        of them: none queued, leased or waiting (their keys deleted, evicted, overwritten with another
+        type, or Redis restarted from an older snapshot); None when it holds one. With ``write_off`` (job
+        ids), those counts are set to 0 when it holds none, and each job's pending with them (its ``lost``
+        counting what it had), in the same script: the site's pending count, and the jobs', fall to the
+        truth."""
+        keys = [self.keys.pending, self.keys.lease_sites, *(self.keys.job(job) for job in write_off)]
+        counted, none_held = self._lost(keys=keys, args=[self.keys.prefix, site, 1 if write_off else 0])
+        return int(counted) if int(none_held) else None
 
     def job_pending(self, job: str) -> int:
         return int(self.server.hget(self.keys.job(job), "pending") or 0)
