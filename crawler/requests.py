@@ -101,6 +101,7 @@ __all__ = [
     "temp_job_ended",
     "unfinished_temp_job",
     "without_lease",
+    "write_off_lost",
 ]
 
 INDEX = "index"
@@ -560,6 +561,20 @@ def _lease_deadlines(
         if isinstance(meta, dict) and meta.get("job") == job:
             deadlines.append(float(deadline))
     return deadlines
+
+
+def write_off_lost(server: redis.Redis, keys: Keys, site: str) -> int:
+    """When Redis holds none of the requests ``site`` counts pending (:meth:`LeasedQueue.lost`: lost with
+    its queue key, or with a Redis restarted from an older snapshot), write their counts off, the site's
+    and its last grab's and last temp crawl's jobs' (which would otherwise wait for them for ever); how
+    many were written off (the most of the site's count and the jobs'), 0 when none or Redis holds one."""
+    with server.pipeline(transaction=False) as pipe:
+        pipe.hget(keys.grab(site), "job")
+        pipe.get(keys.temp(site))
+        # A key of another type (someone SET it) names no job: `crawler status` names the key.
+        named = [job for job in pipe.execute(raise_on_error=False) if isinstance(job, bytes)]
+    lost = LeasedQueue(server, keys).lost(site, write_off=True, jobs=[decoded(job) for job in named])
+    return 0 if lost is None else max(lost)
 
 
 def remember_temp_job(server: redis.Redis, keys: Keys, site: str, job: str) -> None:

@@ -331,6 +331,7 @@ class _SiteReads:
     queued: int
     sessions: list[tuple[str | None, str | None]]  # each session of its rule: held by, benched
     wrong: list[WrongKey]  # its keys that hold another type (someone SET them)
+    lost: int  # its requests counted pending of which Redis holds none (LeasedQueue.lost), else 0
 
 
 # About 195 commands a site (its 192 hourly counter hashes): 50 sites are ~10,000 commands and a few MB of
@@ -438,6 +439,9 @@ def _read_sites(
     queue = LeasedQueue(server, keys)
     names = [site for site, _ in sites]
     set_aside = queue.wrong_keys(names)
+    counted_pending: Counter[str] = Counter()
+    for name, count in server.hgetall(keys.pending).items():
+        counted_pending[decoded(name).partition("@")[0]] += int(count)
     reads = []
     for (state, counters, ban, paused, sessions), polite, queued in zip(
         first, queue.politeness(names), queue.queued_sites(names), strict=True
@@ -448,6 +452,8 @@ def _read_sites(
             pending, kind = next(jobs) or (None, None)
             waiting = (int(pending or 0), kind == b"temp")
         site = polite.site
+        # Queued ones are held: only a site counting requests pending with none queued is looked into.
+        lost = (queue.lost(site) or (0, 0))[0] if counted_pending[site] > 0 and not queued else 0
         reads.append(
             _SiteReads(
                 state,
@@ -460,6 +466,7 @@ def _read_sites(
                 queued,
                 sessions,
                 set_aside.get(site, []) + unread[site],
+                lost,
             )
         )
     return reads
@@ -580,6 +587,15 @@ def _site(
             " data, an image, a JSON document...), not read: the crawl's warnings name each and what it"
             " looked like"
         )
+    if read.lost:
+        attention.append(
+            f"{counted(read.lost, 'request')} counted pending, none of which Redis holds (none queued,"
+            " leased or waiting): lost with the site's queue key (deleted, evicted, or overwritten by a SET)"
+            " or with a Redis restarted from an older snapshot; the next grab (or"
+            f" `{suggest(f'temp {site}')}`) queues its index pages again, `{suggest(f'temp {site} --again')}`"
+            " fetches its articles seen before again (a plain crawl skips their URLs), and writes the count"
+            " off"
+        )
     if dead:
         attention.append(f"{counted(dead, 'dead letter')}: `{suggest(f'dead list --site {site}')}`")
     unparsed = recent["fields/unparsed/published"]
@@ -644,6 +660,7 @@ def _site(
         "grab_waiting": waiting,
         "paused": None if paused is None else _iso(paused),
         "queued": read.queued,
+        "lost_requests": read.lost,
         "grabs_deferred": int(state.get("deferred", 0)),
         "yield": round(float(state["yield"]), 3) if "yield" in state else None,
         "new_last_grab": last_new,

@@ -4,6 +4,7 @@ schedulers, across restarts; cron expressions; a seeding cut short; the one acti
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import subprocess
@@ -436,6 +437,11 @@ def test_a_grab_waits_for_the_last_one_at_most_its_longest_wait_then_is_queued_w
     (first,) = scheduler.tick([rule])
     take_all(redis_client)
     redis_client.hincrby(Keys(PREFIX).job(first.job), "pending", 2)  # two requests that are nowhere
+    # A request of the site's held in the queue (another job's): they may not be lost.
+    other = {"url": "https://citynews.test/a/1", "meta": {"site": rule.site}, "priority": 0}
+    LeasedQueue(redis_client, Keys(PREFIX)).push(
+        json.dumps(other).encode(), priority=0, site=rule.site, job=None
+    )
     for _ in range(3):
         clock.advance(seconds=period)
         assert scheduler.tick([rule]) == [], "it waits, up to its longest wait"
@@ -866,3 +872,40 @@ def test_a_site_whose_grab_hash_holds_another_type_stops_no_other_sites_grab(
     ), caplog.text
     assert [site for _, site in scheduler.upcoming(chosen)] == ["demo-techdaily"]
     assert [w.site for w in scheduler.waiting(chosen)] == []
+
+
+def test_a_grab_due_while_the_last_one_counts_requests_redis_holds_nowhere_is_queued_at_once(
+    redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The site's queue key dropped under `crawler run` (DEL, eviction, a SET over it; or a Redis restarted
+    from an older snapshot): its last grab's job, and the site, counted the requests pending for ever, and
+    each due grab waited SCHEDULE_GRAB_WAIT_MAX_SECONDS for them (then another grab's count was wrong,
+    `crawler status` too). Redis holding none of the site's requests, the counts are written off and the
+    grab queued at once, with a warning saying what was lost and how to fetch it."""
+    rule = rules["demo-citynews"]
+    assert rule.every is not None
+    caplog.set_level(logging.INFO, logger="crawler.schedule.grabs")
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    keys = Keys(PREFIX)
+    scheduler = GrabScheduler(redis_client, keys, clock=clock, wait_max_seconds=10 * 86400)
+    (first,) = scheduler.tick([rule])
+    queued = queued_index_pages(redis_client)
+    assert queued > 0
+    redis_client.set(keys.queue_of(rule.site), "x")  # a SET over it: its requests lost with its old value
+    assert LeasedQueue(redis_client, keys).lost(rule.site) == (queued, 0)
+    redis_client.delete(keys.queue_of(rule.site))
+    clock.advance(seconds=rule.every.total_seconds())
+    (second,) = scheduler.tick([rule])
+    assert second.job != first.job
+    assert JobCounts.read(redis_client, keys, first.job).pending == 0
+    assert int(redis_client.hget(keys.job(first.job), "lost") or 0) == queued
+    assert LeasedQueue(redis_client, keys).pending(rule.site) == queued_index_pages(redis_client), (
+        "the new grab's"
+    )
+    warned = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    assert warned == [
+        f"grab of {rule.site} queued: its last grab, job {first.job}, counted {counted(queued, 'request')}"
+        " still to crawl, none of which Redis holds (lost with the site's queue key, deleted, evicted or"
+        " overwritten, or with a Redis restarted from an older snapshot): their counts are written off;"
+        f" `crawler temp {rule.site} --again` fetches the articles seen before again"
+    ]

@@ -757,6 +757,34 @@ def test_a_temp_crawl_whose_sites_queue_is_dropped_from_redis_says_its_requests_
     assert len(site.stored()) == 40, sorted(site.stored())
 
 
+def test_a_temp_crawl_writes_off_the_requests_its_site_lost_before_it_started(site: Site) -> None:
+    """The site's last temp crawl, killed, left its job with requests pending, then its queue key was
+    deleted (as under `crawler run`, the site's next grab not due yet): the next `crawler temp SITE`
+    resumed that job, waited for requests no worker could take, and ended with nothing fetched, saying
+    they were lost. The counts are written off as it starts, with a note; it crawls the site anew."""
+    from crawler.requests import enqueue_job, remember_temp_job
+    from crawler.rules import load_rule
+
+    site.rule(*(f"/a/w{n}" for n in range(3)))
+    keys = Keys("crawler")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        job = enqueue_job(client, keys, [load_rule(site.rules / f"{site.name}.yaml")], kind="temp")
+        remember_temp_job(client, keys, site.name, job)
+        client.delete(keys.queue_of(site.name))
+        client.close()
+    done = site.temp()
+    assert done.returncode == 0, (done.stdout, done.stderr[-4000:])
+    assert (
+        f"crawler temp: note: Redis held none of the 1 request {site.name} counted pending (lost with its"
+        " queue key, deleted, evicted or overwritten, or with a Redis restarted from an older snapshot):"
+        " their counts are written off, and its last jobs no longer wait for them; `crawler temp"
+        f" {site.name} --again` fetches the articles seen before again"
+    ) in done.stderr, done.stderr[-4000:]
+    assert f"resumed temp crawl of {site.name} (job {job})" not in done.stderr, done.stderr[-4000:]
+    assert len(site.stored()) == 3, sorted(site.stored())
+
+
 def test_a_temp_crawl_whose_redis_refused_writes_then_went_away_says_it_went_away(site: Site) -> None:
     """The crawl kept the last refusal it read when Redis stopped answering, so a server that refused
     writes for a moment, then died and could not start again, ended the crawl with 'Redis refuses

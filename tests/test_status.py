@@ -26,6 +26,7 @@ from crawler.demo import DEMO_RULES
 from crawler.keys import Keys, hour_of
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
+from crawler.requests import write_off_lost
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
 from crawler.status import SITES_PER_PIPELINE, build_status
@@ -1365,3 +1366,59 @@ def test_a_site_whose_store_writes_fail_needs_attention_until_an_article_is_stor
     late.flush()
     assert attention() == []
     assert _check(capsys) == (0, "", "")
+
+
+def test_a_site_counting_requests_pending_that_redis_holds_nowhere_needs_attention(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A site's queue dropped under `crawler run` (DEL, eviction, a SET over it, a Redis restarted from an
+    older snapshot) left its requests counted pending, in the site's count and its jobs', with none left
+    to take: nobody said so (`status --check` exited 0, the site showed 0 queued). A site counting
+    requests pending of which Redis holds none (queued, leased or waiting) needs attention, named with
+    what to do; one whose requests are leased or queued (its own, or a discover host slot's) does not."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    keys = Keys("crawler")
+    queue = LeasedQueue(redis_client, keys)
+    for number in range(3):
+        request = {
+            "url": f"https://citynews.test/a/{number}",
+            "meta": {"site": "demo-citynews"},
+            "priority": 0,
+        }
+        assert queue.push(json.dumps(request).encode(), priority=0, site="demo-citynews", job="j1")
+
+    def lost() -> tuple[int, list[str]]:
+        report = json.loads(run_crawler("status", "--format", "json"))
+        [site] = report["sites"]
+        return site["lost_requests"], [reason for reason in site["attention"] if "counted pending" in reason]
+
+    assert lost() == (0, [])
+    leased = queue.pop().member
+    assert leased is not None
+    redis_client.delete(keys.queue_of("demo-citynews"))
+    assert lost() == (0, [])  # its lease is held: a worker has it
+    assert queue.ack(leased, site="demo-citynews", job="j1")
+    count, [reason] = lost()
+    assert count == 2, reason
+    assert reason == (
+        "2 requests counted pending, none of which Redis holds (none queued, leased or waiting): lost with"
+        " the site's queue key (deleted, evicted, or overwritten by a SET) or with a Redis restarted from an"
+        " older snapshot; the next grab (or `crawler temp demo-citynews`) queues its index pages again,"
+        " `crawler temp demo-citynews --again` fetches its articles seen before again (a plain crawl skips"
+        " their URLs), and writes the count off"
+    )
+    assert _check(capsys) == (1, f"demo-citynews: {reason}\n", "")
+    redis_client.set(keys.queue_of("demo-citynews"), "x")
+    assert lost()[0] == 2
+    redis_client.delete(keys.queue_of("demo-citynews"))
+    # Written off (by the next grab due, or `crawler temp`), the count is the truth again.
+    assert write_off_lost(redis_client, keys, "demo-citynews") == 2
+    assert lost() == (0, [])
+    assert _check(capsys) == (0, "", "")
+    # A request of a discover host slot of the site held: not lost.
+    slot = {"url": "https://news.test/1", "meta": {"site": "demo-citynews"}, "priority": 0}
+    assert queue.push(json.dumps(slot).encode(), priority=0, site="demo-citynews@news.test", job=None)
+    assert lost() == (0, [])

@@ -61,6 +61,7 @@ from crawler.requests import (
     take_leftovers,
     temp_job_ended,
     unfinished_temp_job,
+    write_off_lost,
 )
 from crawler.rules import Rule, RuleFiles, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
@@ -211,6 +212,20 @@ def _temp(args: argparse.Namespace) -> int:
         wrong = LeasedQueue(server, keys).wrong_keys([rule.site]).get(rule.site)
         if wrong:
             raise WrongKeyError(f"site {rule.site} cannot be crawled now: {wrong[0].problem()}")
+        written = write_off_lost(server, keys, rule.site)
+        if written:
+            fetches = (
+                "this crawl fetches the articles seen before again"
+                if seen_again
+                else f"`{suggest(f'temp {rule.site} --again')}` fetches the articles seen before again"
+            )
+            tell(
+                "note",
+                f"Redis held none of the {counted(written, 'request')} {rule.site} counted pending (lost with"
+                " its queue key, deleted, evicted or overwritten, or with a Redis restarted from an older"
+                " snapshot): their counts are written off, and its last jobs no longer wait for them;"
+                f" {fetches}",
+            )
         resumed = None if given else unfinished_temp_job(server, keys, rule.site, again=seen_again)
         before = None if resumed is None else JobCounts.read(server, keys, resumed)
         requeued = resumed is not None and temp_job_ended(server, keys, resumed)
@@ -1223,7 +1238,7 @@ def _requests_lost(server: redis.Redis, keys: Keys, job: str, site: str, pending
     their counts written off (:meth:`LeasedQueue.lost`: the job is not resumed by the next temp crawl, which
     would wait for them again); None when Redis holds one of them after all."""
     queue = LeasedQueue(server, keys)
-    if queue.lost(site, write_off=[job]) is None:
+    if queue.lost(site, write_off=True, jobs=[job]) is None:
         return None
     overwritten = [
         wrong

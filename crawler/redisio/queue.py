@@ -593,8 +593,9 @@ return total
 # KEYS: pending, lease-sites, then the jobs to write off. ARGV: prefix, site, 1 to write off (else 0).
 # {requests of the site and of its discover host slots (<site>@<host>) counted pending, 1 when Redis holds
 # none of them (no queue of theirs that is a sorted set holds a request, no lease or delayed request is of
-# them), else 0}; written off (the site's counts and each job's pending set to 0, the job's 'lost' counting
-# what it had) only when it holds none, in this one script: a request moves between those places in one.
+# them) else 0, the jobs' pending written off}; written off (the site's counts deleted, each job's pending
+# set to 0, its 'lost' counting what it had) only when it holds none, in this one script: a request moves
+# between those places in one.
 _LOST = """
 local site, slot = ARGV[2], ARGV[2] .. '@'
 local function ours(name) return name == site or string.sub(name, 1, #slot) == slot end
@@ -609,13 +610,14 @@ local function held(name)
   local key = ARGV[1] .. ':queue:' .. name
   return redis.call('TYPE', key).ok == 'zset' and redis.call('ZCARD', key) > 0
 end
-if held(site) then return {counted, 0} end
+if held(site) then return {counted, 0, 0} end
 for _, name in ipairs(names) do
-  if held(name) then return {counted, 0} end
+  if held(name) then return {counted, 0, 0} end
 end
 for _, name in ipairs(redis.call('HVALS', KEYS[2])) do
-  if ours(name) then return {counted, 0} end
+  if ours(name) then return {counted, 0, 0} end
 end
+local written = 0
 if ARGV[3] == '1' then
   for _, name in ipairs(names) do redis.call('HDEL', KEYS[1], name) end
   for i = 3, #KEYS do
@@ -624,11 +626,12 @@ if ARGV[3] == '1' then
       if pending > 0 then
         redis.call('HSET', KEYS[i], 'pending', 0)
         redis.call('HINCRBY', KEYS[i], 'lost', pending)
+        written = written + pending
       end
     end
   end
 end
-return {counted, 1}
+return {counted, 1, written}
 """
 
 
@@ -1122,16 +1125,17 @@ class LeasedQueue:
             return int(self.server.hget(self.keys.pending, site) or 0)
         return sum(int(count) for count in self.server.hvals(self.keys.pending))
 
-    def lost(self, site: str, *, write_off: Sequence[str] = ()) -> int | None:
+    def lost(self, site: str, *, write_off: bool = False, jobs: Sequence[str] = ()) -> tuple[int, int] | None:
         """The requests of ``site`` (and of its discover host slots) counted pending when Redis holds none
-        of them: none queued, leased or waiting (their keys deleted, evicted, overwritten with another
-        type, or Redis restarted from an older snapshot); None when it holds one. With ``write_off`` (job
-        ids), those counts are set to 0 when it holds none, and each job's pending with them (its ``lost``
-        counting what it had), in the same script: the site's pending count, and the jobs', fall to the
-        truth."""
-        keys = [self.keys.pending, self.keys.lease_sites, *(self.keys.job(job) for job in write_off)]
-        counted, none_held = self._lost(keys=keys, args=[self.keys.prefix, site, 1 if write_off else 0])
-        return int(counted) if int(none_held) else None
+        of them (none queued, leased or waiting: their keys deleted, evicted, overwritten with another
+        type, or Redis restarted from an older snapshot), and those of ``jobs`` written off; None when it
+        holds one. With ``write_off``, the site's counts are deleted when it holds none, and the pending of
+        each of ``jobs`` set to 0 (its ``lost`` counting what it had), in the same script."""
+        keys = [self.keys.pending, self.keys.lease_sites, *(self.keys.job(job) for job in jobs)]
+        counted, none_held, written = self._lost(
+            keys=keys, args=[self.keys.prefix, site, 1 if write_off else 0]
+        )
+        return (int(counted), int(written)) if int(none_held) else None
 
     def job_pending(self, job: str) -> int:
         return int(self.server.hget(self.keys.job(job), "pending") or 0)

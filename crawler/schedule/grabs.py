@@ -21,10 +21,12 @@ Redis, so it survives a restart of any scheduler:
    and frontier) now, and the grab beside it would read them again. The wait is recorded once
    (``waiting``: the job waited for, ``deferred``; logged once) and the grab is queued at the first tick
    after that job ends. A last grab left with nothing but leases past their deadline
-   (its worker killed, none alive to put them back) is over; and after ``wait_max_seconds``
-   (``SCHEDULE_GRAB_WAIT_MAX_SECONDS``) the due grab is queued anyway, with a warning (a pending count
-   that nothing brings down, its requests lost with a Redis that lost its last writes, never holds the
-   schedule up for ever).
+   (its worker killed, none alive to put them back) is over; so is one whose requests Redis holds none of
+   (none of the site's queued, leased or waiting: lost with its queue key, or with a Redis restarted from
+   an older snapshot): their counts are written off (``LeasedQueue.lost``), with a warning; and after
+   ``wait_max_seconds`` (``SCHEDULE_GRAB_WAIT_MAX_SECONDS``) the due grab is queued anyway, with a
+   warning (a pending count that nothing brings down, its requests held by other jobs of the site, never
+   holds the schedule up for ever).
 1. ``claim`` (one Lua script): if ``next`` is missing or not after now, set ``next`` to now plus the
    site's interval (or the cron expression's next time), ``last`` to now and ``seeding`` to a new job id,
    and say yes; any other scheduler asking for the same period is told no. Two schedulers, or one
@@ -80,7 +82,7 @@ from crawler import settings as defaults
 from crawler.commandline import counted, span
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded, hash_of
-from crawler.requests import enqueue_job, expired_leases
+from crawler.requests import enqueue_job, expired_leases, write_off_lost
 from crawler.rules import Rule, RuleError
 from crawler.schedule.revisit import period_of, when
 
@@ -325,7 +327,8 @@ class GrabScheduler:
     def _blocking(self, rule: Rule, state: dict[str, str]) -> tuple[str, bool, int] | None:
         """The job a due grab of ``rule`` waits for, whether it is a temp crawl, and its requests still to
         crawl: the site's last grab (``state``'s ``job``), else its last temp crawl of the whole site,
-        while it has some; None when neither has."""
+        while it has some; None when neither has, or when Redis holds none of the site's requests (they
+        were lost: their counts are written off, with a warning)."""
         temp = self.server.get(self.keys.temp(rule.site))
         jobs = [(state["job"], False)] if "job" in state else []
         if temp is not None:
@@ -333,7 +336,21 @@ class GrabScheduler:
         for job, is_temp in jobs:
             left = self.unfinished(job)
             if left:
-                return job, is_temp, left
+                written = write_off_lost(self.server, self.keys, rule.site)
+                if not written:
+                    return job, is_temp, left
+                logger.warning(
+                    "grab of %s queued: %s, job %s, counted %s still to crawl, none of which Redis holds"
+                    " (lost with the site's queue key, deleted, evicted or overwritten, or with a Redis"
+                    " restarted from an older snapshot): their counts are written off; `crawler temp %s"
+                    " --again` fetches the articles seen before again",
+                    rule.site,
+                    _waited_for(is_temp),
+                    job,
+                    counted(left, "request"),
+                    rule.site,
+                )
+                return None
         return None
 
     def _wait_for(self, rule: Rule, state: dict[str, str], now: float) -> bool:
