@@ -694,7 +694,7 @@ def test_a_temp_crawl_whose_redis_is_emptied_says_its_job_was_lost_not_that_noth
     ), err[-4000:]
 
 
-@pytest.mark.parametrize("how", ["deleted", "evicted", "overwritten"])
+@pytest.mark.parametrize("how", ["deleted", "evicted", "overwritten", "leases deleted"])
 def test_a_temp_crawl_whose_sites_queue_is_dropped_from_redis_says_its_requests_were_lost(
     site: Site, how: str
 ) -> None:
@@ -702,7 +702,9 @@ def test_a_temp_crawl_whose_sites_queue_is_dropped_from_redis_says_its_requests_
     a SET that overwrote it with a string), its job's hash kept: the job still counted its requests
     pending, which no worker could take any more, and the temp crawl waited for them forever, its bar
     still, saying nothing (overwritten: a WRONGTYPE traceback at each tick); run again, it resumed the
-    job and waited again. It ends, saying what was lost, why, and what to do, which fetches the rest."""
+    job and waited again. The leases' set deleted (or evicted) with a request being fetched left that
+    lease's site behind in crawler:lease-sites, which made the site look as if it held a request for ever.
+    It ends, saying what was lost, why, and what to do, which fetches the rest."""
     site.rule(*(f"/a/q{n}" for n in range(40)))
     queue_key = Keys("crawler").queue_of(site.name)
     with site.temp_running(*_slow_temp(3)) as crawl:
@@ -714,6 +716,11 @@ def test_a_temp_crawl_whose_sites_queue_is_dropped_from_redis_says_its_requests_
                 client.config_set("maxmemory-policy", "allkeys-lru")
             if how == "overwritten":
                 client.set(queue_key, "x")
+            elif how == "leases deleted":
+                # The leases' set alone, a request being fetched in it: its lease's site is left behind.
+                wait_until(
+                    lambda: bool(client.eval(_DELETED_WHEN_HELD, 1, "crawler:leases")), "a lease deleted"
+                )
             else:
                 client.delete(queue_key)
             try:
@@ -725,6 +732,8 @@ def test_a_temp_crawl_whose_sites_queue_is_dropped_from_redis_says_its_requests_
     assert crawl.returncode == 1, (out, err[-4000:])
     assert "Traceback" not in err, err[-4000:]
     said = {
+        "leases deleted": r"its keys were deleted \(DEL, UNLINK\) while the crawl ran, or Redis restarted"
+        r" from an older snapshot;",
         "evicted": r"Redis dropped them to free memory: at its maxmemory of 104857600 bytes its"
         r" maxmemory-policy allkeys-lru drops keys .*; then",
         "deleted": r"its keys were deleted \(DEL, UNLINK\) while the crawl ran, or Redis restarted from an"
@@ -783,6 +792,10 @@ def test_a_temp_crawl_writes_off_the_requests_its_site_lost_before_it_started(si
     ) in done.stderr, done.stderr[-4000:]
     assert f"resumed temp crawl of {site.name} (job {job})" not in done.stderr, done.stderr[-4000:]
     assert len(site.stored()) == 3, sorted(site.stored())
+
+
+# KEYS: a sorted set. Deleted when it holds a member: 1 then, else 0.
+_DELETED_WHEN_HELD = "if redis.call('ZCARD', KEYS[1]) > 0 then return redis.call('DEL', KEYS[1]) end return 0"
 
 
 def test_a_temp_crawl_whose_redis_refused_writes_then_went_away_says_it_went_away(site: Site) -> None:

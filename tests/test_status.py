@@ -1398,13 +1398,14 @@ def test_a_site_counting_requests_pending_that_redis_holds_nowhere_needs_attenti
     assert lost() == (0, [])
     leased = queue.pop().member
     assert leased is not None
+    assert redis_client.sismember(keys.downloading, leased)
     redis_client.delete(keys.queue_of("demo-citynews"))
     assert lost() == (0, [])  # its lease is held: a worker has it
-    assert queue.ack(leased, site="demo-citynews", job="j1")
+    redis_client.delete(keys.leases)  # the lease lost with the leases' set, its site left behind
     count, [reason] = lost()
-    assert count == 2, reason
+    assert count == 3, reason
     assert reason == (
-        "2 requests counted pending, none of which Redis holds (none queued, leased or waiting): lost with"
+        "3 requests counted pending, none of which Redis holds (none queued, leased or waiting): lost with"
         " the site's queue key (deleted, evicted, or overwritten by a SET) or with a Redis restarted from an"
         " older snapshot; the next grab (or `crawler temp demo-citynews`) queues its index pages again,"
         " `crawler temp demo-citynews --again` fetches its articles seen before again (a plain crawl skips"
@@ -1412,10 +1413,13 @@ def test_a_site_counting_requests_pending_that_redis_holds_nowhere_needs_attenti
     )
     assert _check(capsys) == (1, f"demo-citynews: {reason}\n", "")
     redis_client.set(keys.queue_of("demo-citynews"), "x")
-    assert lost()[0] == 2
+    assert lost()[0] == 3
     redis_client.delete(keys.queue_of("demo-citynews"))
     # Written off (by the next grab due, or `crawler temp`), the count is the truth again.
-    assert write_off_lost(redis_client, keys, "demo-citynews") == 2
+    assert write_off_lost(redis_client, keys, "demo-citynews") == 3
+    assert redis_client.hget(keys.lease_sites, leased) is None
+    assert not redis_client.sismember(keys.downloading, leased), "its download's slot given back"
+    assert int(redis_client.hget(keys.polite("demo-citynews"), "inflight") or 0) == 0
     assert lost() == (0, [])
     assert _check(capsys) == (0, "", "")
     # A request of a discover host slot of the site held: not lost.

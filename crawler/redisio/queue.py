@@ -590,13 +590,16 @@ end
 return total
 """
 
-# KEYS: pending, lease-sites, then the jobs to write off. ARGV: prefix, site, 1 to write off (else 0).
+# KEYS: pending, lease-sites, leases, delayed, lease-scores, then the jobs to write off. ARGV: prefix, site, 1
+# to write off (else 0).
 # {requests of the site and of its discover host slots (<site>@<host>) counted pending, 1 when Redis holds
 # none of them (no queue of theirs that is a sorted set holds a request, no lease or delayed request is of
 # them) else 0, the jobs' pending written off}; written off (the site's counts deleted, each job's pending
 # set to 0, its 'lost' counting what it had) only when it holds none, in this one script: a request moves
 # between those places in one.
-_LOST = """
+_LOST = (
+    SITE_LUA
+    + """
 local site, slot = ARGV[2], ARGV[2] .. '@'
 local function ours(name) return name == site or string.sub(name, 1, #slot) == slot end
 local names, counted = {}, 0
@@ -614,13 +617,28 @@ if held(site) then return {counted, 0, 0} end
 for _, name in ipairs(names) do
   if held(name) then return {counted, 0, 0} end
 end
-for _, name in ipairs(redis.call('HVALS', KEYS[2])) do
-  if ours(name) then return {counted, 0, 0} end
+-- A lease's (or delayed request's) site whose member is in neither set (that set deleted or evicted, its
+-- member lost with it) holds nothing: written off with the rest.
+local orphans = {}
+local fields = redis.call('HGETALL', KEYS[2])
+for i = 1, #fields, 2 do
+  if ours(fields[i + 1]) then
+    if redis.call('ZSCORE', KEYS[3], fields[i]) or redis.call('ZSCORE', KEYS[4], fields[i]) then
+      return {counted, 0, 0}
+    end
+    table.insert(orphans, {fields[i], fields[i + 1]})
+  end
 end
 local written = 0
 if ARGV[3] == '1' then
   for _, name in ipairs(names) do redis.call('HDEL', KEYS[1], name) end
-  for i = 3, #KEYS do
+  for _, orphan in ipairs(orphans) do
+    -- A download its worker never reported (it was killed) gives its site's slot back, as a lease's end does.
+    downloaded(ARGV[1], orphan[2], orphan[1])
+    redis.call('HDEL', KEYS[2], orphan[1])
+    redis.call('HDEL', KEYS[5], orphan[1])
+  end
+  for i = 6, #KEYS do
     if redis.call('TYPE', KEYS[i]).ok == 'hash' then
       local pending = tonumber(redis.call('HGET', KEYS[i], 'pending')) or 0
       if pending > 0 then
@@ -633,6 +651,7 @@ if ARGV[3] == '1' then
 end
 return {counted, 1, written}
 """
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1131,7 +1150,14 @@ class LeasedQueue:
         type, or Redis restarted from an older snapshot), and those of ``jobs`` written off; None when it
         holds one. With ``write_off``, the site's counts are deleted when it holds none, and the pending of
         each of ``jobs`` set to 0 (its ``lost`` counting what it had), in the same script."""
-        keys = [self.keys.pending, self.keys.lease_sites, *(self.keys.job(job) for job in jobs)]
+        keys = [
+            self.keys.pending,
+            self.keys.lease_sites,
+            self.keys.leases,
+            self.keys.delayed,
+            self.keys.lease_scores,
+            *(self.keys.job(job) for job in jobs),
+        ]
         counted, none_held, written = self._lost(
             keys=keys, args=[self.keys.prefix, site, 1 if write_off else 0]
         )
