@@ -607,3 +607,12 @@ def test_article_ids_of_letters_and_digits_are_one_group(articles: list[str], re
     full = [page.rstrip("/") + link for link in articles]
     assert draft.matched == full
     assert _crawled_links(draft, html) == full
+
+
+def test_a_year_and_month_folder_then_a_day_folder_is_one_date() -> None:
+    """A date written /2026-11/20/ (a folder of the year and month, then one of the day) had its day read as
+    a number of its own (\\d+), not as the date's day."""
+    regex = _pattern(
+        ["/2026-11/20/harbour-bridge-reopens.html", "/2026-11/19/storm-hits-the-coast.html", "/tag/weather/"]
+    )
+    assert regex == r"^https?://[^/]+/\d{4}-\d{2}/\d{2}/[^/]+\.html$"

@@ -9,7 +9,7 @@ How the article pattern is guessed:
    when it has one: the links to the base's site are taken too, and the rule names its domain beside the
    page's;
 2. each link's path is given a shape, segment by segment: a date (``/2026/11/28/``, ``/2026/nov/28/``,
-   ``20261128``, ``/2026/1128/``) becomes ``\\d{4}``, ``\\d{2}``, ``[a-z]{3}``...; a run of digits ``\\d+``
+   ``20261128``, ``/2026/1128/``, ``/2026-11/28/``) becomes ``\\d{4}``, ``\\d{2}``, ``[a-z]{3}``...; a run of digits ``\\d+``
    (``content_12345.htm`` is ``content_\\d+\\.htm``); a slug of three words or more
    (``harbour-bridge-reopens``) ``[^/]+``; an extension (``.html``, ``.shtml``, ``.htm``, ``.php``...)
    stays; other segments (``news``, ``world``) stay as written; a query keeps its keys, its values
@@ -467,8 +467,8 @@ def without_session(url: str) -> str:
 
 def _date_folders(pieces: Sequence[str]) -> list[str]:
     """The patterns of a date written as folders at the start of ``pieces`` (``2026/11/28``, ``2026/11``,
-    ``2026/1128``), or of one folder holding a date (``20261128``, ``2026-11-28``, ``202611``); empty when
-    there is none."""
+    ``2026/1128``), or of one folder holding a date (``20261128``, ``2026-11-28``, ``202611``, followed by
+    its day's folder: ``2026-11/20``); empty when there is none."""
     if _YEAR_RE.fullmatch(pieces[0]) and len(pieces) > 1 and _MONTH_RE.fullmatch(pieces[1]):
         found = [r"\d{4}", _digits(pieces[1])]
         if len(pieces) > 2 and _DAY_RE.fullmatch(pieces[2]):
@@ -484,7 +484,10 @@ def _date_folders(pieces: Sequence[str]) -> list[str]:
     packed = _PACKED_DATE_RE.fullmatch(pieces[0])
     if packed:
         first, second, day = packed.group(2, 4, 5)
-        return [r"\d{4}" + first + r"\d{2}" + (second + r"\d{2}" if day else "")]
+        found = [r"\d{4}" + first + r"\d{2}" + (second + r"\d{2}" if day else "")]
+        if not day and len(pieces) > 1 and _DAY_RE.fullmatch(pieces[1]):
+            found.append(_digits(pieces[1]))
+        return found
     return []
 
 
