@@ -616,3 +616,18 @@ def test_a_year_and_month_folder_then_a_day_folder_is_one_date() -> None:
         ["/2026-11/20/harbour-bridge-reopens.html", "/2026-11/19/storm-hits-the-coast.html", "/tag/weather/"]
     )
     assert regex == r"^https?://[^/]+/\d{4}-\d{2}/\d{2}/[^/]+\.html$"
+
+
+def test_a_lone_year_folder_is_a_year_not_a_numeric_id() -> None:
+    """A year's folder with no month after it (/2026/harbour-bridge-reopens.html) was read as a numeric id:
+    written \\d+ and described 'which hold a slug, a numeric id'."""
+    links = ["/2026/harbour-bridge-reopens.html", "/2025/ferry-timetable-changes-again.html", "/tag/ferry/"]
+    html = "".join(f'<a href="{link}">x</a>' for link in links)
+    draft = draft_rule("s", html, "https://news.example/", encoding="utf-8", robots=None, allow_private=False)
+    assert draft.pattern.regex == r"^https?://[^/]+/\d{4}/[^/]+\.html$"
+    assert draft.pattern.signs == ("year", "slug")
+    text = rule_text(draft, today="2026-11-28", command="crawler", path="rules/s.yaml")
+    assert "to news.example, which hold a year, a slug;\n" in text
+    assert _crawled_links(draft, html) == [f"https://news.example{link}" for link in links[:2]]
+    # A number at the end of the path stays an id, whatever its digits: /story/2019/ is story 2019.
+    assert _pattern(["/story/2019/", "/story/2020/", "/story/1987/"]) == r"^https?://[^/]+/story/\d+/$"

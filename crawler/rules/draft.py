@@ -9,23 +9,24 @@ How the article pattern is guessed:
    when it has one: the links to the base's site are taken too, and the rule names its domain beside the
    page's;
 2. each link's path is given a shape, segment by segment: a date (``/2026/11/28/``, ``/2026/nov/28/``,
-   ``20261128``, ``/2026/1128/``, ``/2026-11/28/``) becomes ``\\d{4}``, ``\\d{2}``, ``[a-z]{3}``...; a run of digits ``\\d+``
+   ``20261128``, ``/2026/1128/``, ``/2026-11/28/``) becomes ``\\d{4}``, ``\\d{2}``, ``[a-z]{3}``...; a year's
+   folder with no month after it (``/2026/slug.html``) ``\\d{4}``, a year; a run of digits ``\\d+``
    (``content_12345.htm`` is ``content_\\d+\\.htm``); a slug of three words or more
    (``harbour-bridge-reopens``) ``[^/]+``; an extension (``.html``, ``.shtml``, ``.htm``, ``.php``...)
    stays; other segments (``news``, ``world``) stay as written; a query keeps its keys, its values
    ``\\d+`` or ``[^&]*``. A session id (``;jsessionid=...`` ending the path; ``PHPSESSID=``, ``sid=``
    and the like in the query, unless a number: a story's id) and ``utm_`` tracking are no part of the
    shape: the crawl requests the links as they are, so the pattern allows them where the links have
-   them, and the examples leave them out. A shape says what it holds: a date, an id (a run of 3 digits
+   them, and the examples leave them out. A shape says what it holds: a date, a year, an id (a run of 3 digits
    or more), a slug, or navigation (a segment such as ``tag``, ``category``, ``about``, ``login``,
    ``page``, ``index``; a query key such as ``page``);
-3. the shapes that look like articles (a date, an id or a slug, and no navigation) are grouped with those
-   that differ from them only in words (``/world/2026/...`` with ``/sport/2026/...``: the word becomes
+3. the shapes that look like articles (a date, a year, an id or a slug, and no navigation) are grouped with
+   those that differ from them only in words (``/world/2026/...`` with ``/sport/2026/...``: the word becomes
    ``[^/]+``), or only in a token of letters and digits (sina's ``doc-inaurkmy1234567``, 163's
    ``JH4A5B6C0001899O``, a hex id; one of 8 characters or more is an id whatever its runs of digits): the
    group's tokens are written as a class that matches them (``[a-z]+\\d+``, ``[0-9A-Z]{16}``,
    ``[0-9a-f]{8,10}``), or as written (digits ``\\d+``) when they are alike;
-4. the group with the most links wins (the stronger sign breaks a tie: a date, then a slug, then an id), and
+4. the group with the most links wins (the stronger sign breaks a tie: a date, a year, a slug, an id), and
    its pattern is written as a regex of the whole URL, checked against every link it was made from.
 """
 
@@ -141,8 +142,9 @@ _HEX_LETTERS = frozenset("abcdefABCDEF")
 _ALNUM = "\x00"
 # A slug has this many words or more: two-word paths (/world-news) are sections as often as articles.
 _SLUG_WORDS = 3
-# Which sign wins a tie between two groups of as many links.
-_STRENGTH = {"date": 3, "slug": 2, "id": 1}
+# Which sign wins a tie between two groups of as many links: a year's folder alone (/2026/slug.html) says
+# less than a whole date, more than a slug.
+_STRENGTH = {"date": 4, "year": 3, "slug": 2, "id": 1}
 _ANY_SEGMENT = "[^/]+"
 # The texts of a next-page link, lowercased: English, Chinese, and the arrows both use.
 _NEXT_TEXTS = ("next", "next page", "next »", "next ›", "next >", "older", "»", "›", "下一页", "下页", "后页")
@@ -394,6 +396,12 @@ def _shape(url: str) -> _Shape:
             literal += [False] * len(date)
             signs.add("date")
             index += len(date)
+            continue
+        if index < len(pieces) - 1 and _YEAR_RE.fullmatch(piece):
+            segments.append(r"\d{4}")
+            literal.append(False)
+            signs.add("year")
+            index += 1
             continue
         extension = _EXTENSION_RE.search(piece)
         stem = piece[: extension.start()] if extension else piece
@@ -682,7 +690,8 @@ def rule_text(draft: Draft, *, today: str, command: str, path: str) -> str:
     ``path``: the file it is written to, as its first comment names it."""
     pattern = draft.pattern
     signs = ", ".join(
-        {"date": "a date", "slug": "a slug", "id": "a numeric id"}[sign] for sign in pattern.signs
+        {"date": "a date", "year": "a year", "slug": "a slug", "id": "a numeric id"}[sign]
+        for sign in pattern.signs
     )
     matched = len(draft.matched)
     owners = " and ".join(draft.domains)
