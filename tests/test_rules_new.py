@@ -6,6 +6,7 @@ crawled with ``crawler temp`` end to end; the pattern guessing on lists of links
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import random
 import re
@@ -222,6 +223,56 @@ def test_a_rule_file_made_while_the_page_is_fetched_is_kept_without_force(
     assert main(["rules", "new", "raced", "https://ids.example/ids/", "--force"]) == 0
     assert "/ids/story/" in rule_path.read_text(encoding="utf-8")
     assert [entry.name for entry in rules.iterdir()] == ["raced.yaml"]
+
+
+@pytest.mark.parametrize("code", [errno.EPERM, errno.EXDEV, errno.ENOTSUP])
+def test_a_folder_without_hard_links_gets_the_rule_by_an_exclusive_create(
+    code: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The rule file was written by a hard link of a temporary file, which a vfat or exFAT folder (EPERM), or
+    some network shares, refuse: `rules new` said 'cannot write PATH: [Errno 1] Operation not permitted'
+    and wrote nothing there. Where the link fails the file is made by an exclusive create, which still
+    keeps a file made meanwhile without --force."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    rule_path = rules / "vfat.yaml"
+    html = _index("Ids", [(a, a) for a in ID_ARTICLES]).encode()
+    made_meanwhile = False
+
+    def fetched(source: str, **_: object) -> Page:
+        if made_meanwhile:
+            rule_path.write_text("domains: [mine.example]\n", encoding="utf-8")
+        return Page(source, html, url=source, content_type="text/html; charset=utf-8")
+
+    def no_link(source: object, target: object) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(crawler.cli.rules, "read_page", fetched)
+    monkeypatch.setattr(os, "link", no_link)
+    monkeypatch.setenv("CRAWLER_RULES_DIR", str(rules))
+    assert main(["rules", "new", "vfat", "https://ids.example/ids/"]) == 0, capsys.readouterr().err
+    assert f"wrote {rule_path} (1 rule ok" in capsys.readouterr().out
+    assert "/ids/story/" in rule_path.read_text(encoding="utf-8")
+    assert [entry.name for entry in rules.iterdir()] == ["vfat.yaml"]
+    assert main(["rules", "new", "vfat", "https://ids.example/ids/"]) == 2
+    assert f"{rule_path} exists already: pass --force" in capsys.readouterr().err
+    rule_path.unlink()
+    made_meanwhile = True
+    assert main(["rules", "new", "vfat", "https://ids.example/ids/"]) == 2
+    assert f"{rule_path} was made while the page was fetched: pass --force" in capsys.readouterr().err
+    assert rule_path.read_text(encoding="utf-8") == "domains: [mine.example]\n"
+    assert [entry.name for entry in rules.iterdir()] == ["vfat.yaml"]
+    # Nor can it be renamed there: the error said, the empty file made for it removed.
+    rule_path.unlink()
+    made_meanwhile = False
+
+    def no_rename(source: object, target: object) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "replace", no_rename)
+    assert main(["rules", "new", "vfat", "https://ids.example/ids/"]) == 2
+    assert f"cannot write {rule_path}: [Errno 5] Input/output error" in capsys.readouterr().err
+    assert list(rules.iterdir()) == []
 
 
 @pytest.mark.parametrize("kind", ["folder", "fifo", "socket"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import difflib
 import json
 import os
@@ -990,11 +991,33 @@ def _writable_rule(path: Path, *, force: bool) -> None:
         )
 
 
+def _put_new(temporary: str, target: Path) -> None:
+    """The file ``temporary`` put at ``target``, whole, where nothing is (:class:`FileExistsError` else):
+    hard-linked there; in a folder without hard links (vfat, exFAT, some network shares: the link fails with
+    EPERM, ENOTSUP...) ``target`` is made by an exclusive create (O_EXCL), empty, which keeps a file made
+    meanwhile as the link does, and ``temporary`` renamed onto it."""
+    try:
+        os.link(temporary, target)
+    except FileExistsError:
+        raise
+    except OSError:
+        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        made = os.fstat(descriptor)
+        os.close(descriptor)
+        try:
+            os.replace(temporary, target)
+        except OSError:
+            with contextlib.suppress(OSError):
+                if os.path.samestat(made, os.stat(target)):
+                    os.unlink(target)
+            raise
+
+
 def _write_rule(path: Path, text: str, *, force: bool) -> None:
     """``text`` written to the rule file ``path`` whole or not at all (a running crawl reading the rules
-    folder never reads half a rule): to a temporary file beside it, then linked to ``path``, so that a file
-    made there while the page was fetched is kept (:class:`InputError`); with ``force`` renamed onto it (onto
-    its target when it is a symbolic link)."""
+    folder never reads half a rule): to a temporary file beside it, then put at ``path`` (:func:`_put_new`),
+    so that a file made there while the page was fetched is kept (:class:`InputError`); with ``force``
+    renamed onto it (onto its target when it is a symbolic link)."""
     if force:
         _writable_rule(path, force=force)
     target = Path(os.path.realpath(path)) if force else path
@@ -1011,7 +1034,7 @@ def _write_rule(path: Path, text: str, *, force: bool) -> None:
         if force:
             os.replace(temporary, target)
         else:
-            os.link(temporary, target)
+            _put_new(temporary, target)
     except FileExistsError:
         raise InputError(
             f"{path} was made while the page was fetched: pass --force to replace it, or choose another"
