@@ -682,3 +682,75 @@ def test_a_lone_year_folder_is_a_year_not_a_numeric_id() -> None:
     assert _crawled_links(draft, html) == [f"https://news.example{link}" for link in links[:2]]
     # A number at the end of the path stays an id, whatever its digits: /story/2019/ is story 2019.
     assert _pattern(["/story/2019/", "/story/2020/", "/story/1987/"]) == r"^https?://[^/]+/story/\d+/$"
+
+
+# A page's navigation of letters-and-digits tokens, several of each kind: tags, users, videos, ads, profiles,
+# sessioned sections, and links to images, scripts and photos named by a CDN's hash (a gallery of more
+# images than the page has articles).
+TOKEN_NAVIGATION = [
+    *(f"/tag/abc{n}" for n in (123, 456, 789, 321)),
+    *(f"/user/u{n}" for n in (12345, 23456, 34567, 45678)),
+    *(f"/video/v{n}" for n in (8100, 8101, 7202, 6303)),
+    *(f"/video/v{token}" for token in ("45fda9988", "926f6967e", "0a1b2c3d4", "e5f6a7b8c")),
+    *(f"/page/{n}" for n in (2, 3, 4, 5)),
+    *(f"/ad/{token}" for token in ("x1y2z3", "y5z2z4", "z9z9y2", "x8y8z1")),
+    *(f"/ad/{token}" for token in ("zy3x0q91a2b7", "q0z9y8x7w6v5", "k1x2y3z4a5b6", "m9n8b7v6c5x4")),
+    *(f"/u/{token}" for token in ("en659o2v21", "ye4scmejvq", "w3w1e5ulrq", "p0o9i8u7y6")),
+    *(f"/profile/u{n}" for n in (95397, 59302, 25103, 11874)),
+    *(f"/world;jsessionid={token}" for token in ("0A1B2C3D4E5F6071", "8192A3B4C5D6E7F8")),
+    *(f"/sport?sid={token}" for token in ("9f8e7d6c5b4a", "1a2b3c4d5e6f")),
+    *(f"/static/img/{n:x}.jpg" for n in range(0xFEC94DBCA3A0, 0xFEC94DBCA3A8)),  # a gallery of 8
+    *(f"/cdn/{token}/photo.jpg" for token in ("33296c87009e8a7f", "d6ba2b0aee0ca923", "f8670a1b2c3d4e5f")),
+    *(f"/assets/app.{token}.js" for token in ("21de49f1", "3f9a8b7c", "0c4e8f1a")),
+]
+
+
+@pytest.mark.parametrize(
+    ("articles", "regex"),
+    [
+        (
+            [f"/news/2026/11/{28 - n % 3}/harbour-bridge-story-number-{n}.html" for n in range(6)],
+            r"^https?://[^/]+/news/\d{4}/\d{2}/\d{2}/[^/]+\.html$",
+        ),
+        ([f"/story/{48213 + n}/" for n in range(6)], r"^https?://[^/]+/story/\d+/$"),
+        (
+            [f"/c/2026-11-28/doc-i{word}{1234567 + n}.shtml" for n, word in enumerate("nauskmyzqrst")][:6],
+            r"^https?://[^/]+/c/\d{4}-\d{2}-\d{2}/doc-[a-z]+\d+\.shtml$",
+        ),
+        (
+            [
+                f"/a/{token}"
+                for token in ("5f3a9b2c1d", "a91bc07d3e", "0c4e8f1a42", "77aa88bb99", "d00dfeed12")
+            ],
+            r"^https?://[^/]+/a/[0-9a-f]{10}$",
+        ),
+    ],
+)
+def test_navigation_of_letter_and_digit_tokens_is_no_article(articles: list[str], regex: str) -> None:
+    """Shapes that differ only in words and in a token of letters and digits were one group, whatever the
+    token: /u/en659o2v21, /video/v45fda9988, /profile/u95397 and /ad/x1y2z3 counted together, and with a
+    CDN's hashed image links, outnumbered the page's articles (^https?://[^/]+/[^/]+/[0-9a-z]{5,12}$); its
+    [^/]+ matched /tag/abc123 and /user/u12345, navigation. A group whose only sign is such a token keeps
+    its words and its kind of token (letters then digits, hex, other), a link to an image, a script or a
+    style sheet is no article, and a pattern whose [^/]+ would match the page's navigation names its
+    group's words instead."""
+    links = [*TOKEN_NAVIGATION[::2], *articles, *TOKEN_NAVIGATION[1::2]]
+    page = "https://news.example/"
+    html = "".join(f'<a href="{link}">x</a>' for link in links)
+    draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
+    assert draft.pattern.regex == regex
+    full = [page.rstrip("/") + link for link in articles]
+    assert draft.matched == full
+    assert _crawled_links(draft, html) == full
+
+
+def test_a_section_word_that_would_take_in_navigation_is_written_as_the_groups_words() -> None:
+    """Sections merged as [^/]+ (/world/48213/ with /sport/48214/) took in the page's navigation of the
+    same shape: /user/10001/ and /tag/10002/ were kept as articles by ^https?://[^/]+/[^/]+/\\d+/$."""
+    articles = ["/world/48213/", "/sport/48214/", "/world/48215/", "/sport/48216/"]
+    links = ["/user/10001/", *articles, "/tag/10002/", "/about/"]
+    page = "https://news.example/"
+    html = "".join(f'<a href="{link}">x</a>' for link in links)
+    draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
+    assert draft.pattern.regex == r"^https?://[^/]+/(?:sport|world)/\d+/$"
+    assert _crawled_links(draft, html) == [page.rstrip("/") + link for link in articles]

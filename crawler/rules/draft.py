@@ -25,9 +25,15 @@ How the article pattern is guessed:
    ``[^/]+``), or only in a token of letters and digits (sina's ``doc-inaurkmy1234567``, 163's
    ``JH4A5B6C0001899O``, a hex id; one of 8 characters or more is an id whatever its runs of digits): the
    group's tokens are written as a class that matches them (``[a-z]+\\d+``, ``[0-9A-Z]{16}``,
-   ``[0-9a-f]{8,10}``), or as written (digits ``\\d+``) when they are alike;
+   ``[0-9a-f]{8,10}``), or as written (digits ``\\d+``) when they are alike. Tokens group with tokens of
+   their kind (hex, letters then digits, digits then letters, other; their cases), and shapes whose only
+   sign is such a token (no date, year or slug: /u/en659o2v21, /video/v45fda9988) keep their words:
+   users, videos and ads are not sections of one kind of page. A link to an image, a script, a style
+   sheet, a font or a media file (``.jpg``, ``.js``...) is no article;
 4. the group with the most links wins (the stronger sign breaks a tie: a date, a year, a slug, an id), and
-   its pattern is written as a regex of the whole URL, checked against every link it was made from.
+   its pattern is written as a regex of the whole URL, checked against every link it was made from; when a
+   word written ``[^/]+`` would take in a link of the page that looks like no article (``/user/10001/``
+   beside ``/world/48213/``), the group's words are written instead: ``(?:sport|world)``.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urljoin, urlsplit
 
 import lxml.html
@@ -116,6 +122,11 @@ _NAV_WORDS = frozenset(
     }
 )
 _EXTENSION_RE = re.compile(r"\.(?:s?html?|php|aspx?|jsp)$", re.IGNORECASE)
+# Links to files no article is (images, scripts, style sheets, fonts, media), often named by a CDN's hash.
+_FILE_RE = re.compile(
+    r"\.(?:avif|bmp|css|gif|ico|jpe?g|js|json|m4a|map|mjs|mp3|mp4|ogg|png|svg|ttf|webm|webp|woff2?)$",
+    re.IGNORECASE,
+)
 _YEAR_RE = re.compile(r"(?:19|20)\d{2}")
 _MONTH_RE = re.compile(r"0?[1-9]|1[0-2]")
 _DAY_RE = re.compile(r"0?[1-9]|[12]\d|3[01]")
@@ -172,7 +183,12 @@ class _Shape:
 
     @property
     def looks_like_article(self) -> bool:
-        return "nav" not in self.signs and bool(self.signs & _STRENGTH.keys())
+        return not self.signs & {"nav", "file"} and bool(self.signs & _STRENGTH.keys())
+
+    @property
+    def by_token_alone(self) -> bool:
+        """Whether its only sign of an article is a token of letters and digits (no date, slug or year)."""
+        return bool(self.alnum) and not self.signs & {"date", "year", "slug"}
 
     @property
     def strength(self) -> int:
@@ -385,7 +401,7 @@ def _shape(url: str) -> _Shape:
     pieces = [piece for piece in path.split("/") if piece]
     segments: list[str] = []
     literal: list[bool] = []
-    signs: set[str] = set()
+    signs: set[str] = {"file"} if _FILE_RE.search(path) else set()
     alnum: list[str] = []
     index = 0
     while index < len(pieces):
@@ -550,6 +566,22 @@ def _alnum_class(tokens: Sequence[str]) -> str:
     return f"[0-9{letters}]" + (f"{{{shortest}}}" if shortest == longest else f"{{{shortest},{longest}}}")
 
 
+def _token_kind(token: str) -> str:
+    """What a token of letters and digits is, as a group's tokens are to be alike: hex (5f3a9b2c, a1234),
+    letters then digits (inaurkmy1234567), digits then letters, or other (JH4A5B6C0001899O), and its
+    cases."""
+    cases = ("A" if any(char.isupper() for char in token) else "") + (
+        "a" if any(char.islower() for char in token) else ""
+    )
+    if set(token) - set("0123456789") <= _HEX_LETTERS:
+        return "hex " + cases
+    if _LETTERS_DIGITS_RE.fullmatch(token):
+        return "letters digits " + cases
+    if _DIGITS_LETTERS_RE.fullmatch(token):
+        return "digits letters " + cases
+    return "other " + cases
+
+
 def _literal(text: str) -> str:
     """``text`` as a regex that matches it, without the escapes a reader need not see (``uk-news``, not
     ``uk\\-news``: a dash is special only in brackets)."""
@@ -565,10 +597,11 @@ def _article_pattern(links: Sequence[str]) -> LinkPattern | None:
         if not shape.looks_like_article:
             continue
         words_out = tuple(
-            None if is_word else segment
+            None if is_word and not shape.by_token_alone else segment
             for segment, is_word in zip(shape.segments, shape.literal, strict=True)
         )
-        families.setdefault((words_out, shape.trailing_slash, shape.pairs), []).append(link)
+        kinds = tuple(map(_token_kind, shape.alnum))
+        families.setdefault((words_out, kinds, shape.trailing_slash, shape.pairs), []).append(link)
     if not families:
         return None
     members = max(
@@ -576,12 +609,11 @@ def _article_pattern(links: Sequence[str]) -> LinkPattern | None:
         key=lambda family: (len(family), max(shapes[link].strength for link in family)),
     )
     first = shapes[members[0]]
-    segments = tuple(
-        segment
-        if not is_word or all(shapes[link].segments[position] == segment for link in members)
-        else _ANY_SEGMENT
+    words = [
+        sorted({shapes[link].segments[position] for link in members}) if is_word else [segment]
         for position, (segment, is_word) in enumerate(zip(first.segments, first.literal, strict=True))
-    )
+    ]
+    segments = tuple(word[0] if len(word) == 1 else _ANY_SEGMENT for word in words)
     classes = iter(
         [_alnum_class(tokens) for tokens in zip(*(shapes[link].alnum for link in members), strict=True)]
     )
@@ -602,6 +634,16 @@ def _article_pattern(links: Sequence[str]) -> LinkPattern | None:
         ),
     )
     regex = merged.regex()
+    others = [link for link, shape in shapes.items() if not shape.looks_like_article]
+    if _ANY_SEGMENT in segments and any(re.search(regex, link) for link in others):
+        merged = replace(
+            merged,
+            segments=tuple(
+                "(?:" + "|".join(word) + ")" if len(word) > 1 else segment
+                for word, segment in zip(words, merged.segments, strict=True)
+            ),
+        )
+        regex = merged.regex()
     compiled = re.compile(regex)
     missed = [link for link in members if not compiled.search(link)]
     assert not missed, f"the pattern {regex} misses links it was made from: {missed}"
