@@ -345,6 +345,26 @@ def test_a_private_address_needs_allow_private(fake_sites: SiteServer, tmp_path:
     assert not (site.rules / "private.yaml").exists()
 
 
+def test_a_redirect_to_another_private_host_is_refused_saying_what_allow_private_allows(
+    fake_sites: SiteServer, tmp_path: Path
+) -> None:
+    """--allow-private lets `rules new` fetch the host of the URL given: a redirect from it to another
+    private host was refused saying 'pass --allow-private to `crawler rules new`', which was passed."""
+    site = Site(fake_sites, tmp_path, name="moved")
+    target = fake_sites.url("/ids/index.html").replace("127.0.0.1", "localhost")
+    url = fake_sites.url(f"/redirect?to={target}")
+    done = site.crawler("rules", "new", "moved", url, "--allow-private", CRAWLER_ALLOW_PRIVATE_NETWORKS="")
+    assert done.returncode == 1
+    assert f"refusing to fetch {target}: localhost resolves to 127.0.0.1" in done.stderr
+    assert "pass --allow-private" not in done.stderr
+    assert (
+        f"localhost is the target of a redirect from {url}, another host than 127.0.0.1: --allow-private"
+        " allows private addresses only on the host of the URL given; give the target's URL to `crawler"
+        " rules new moved URL --allow-private` if it is the site's"
+    ) in done.stderr
+    assert not (site.rules / "moved.yaml").exists()
+
+
 def _pattern(links: list[str], page: str = "https://news.example/") -> str:
     html = "".join(f'<a href="{link}">x</a>' for link in links)
     return draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False).pattern.regex

@@ -1075,8 +1075,12 @@ def run_rules_new(args: argparse.Namespace) -> int:
         private_domains=(parts.hostname or "",) if args.allow_private else (),
         robots_hint="a crawl of the site is refused it too: give a page its robots.txt allows",
         private_hint=lambda host: (
-            f"pass --allow-private to `{suggest('rules new')}` for a site on this machine or an intranet:"
-            " the rule it writes then has `allow_private_addresses: true`"
+            f"{host} is the target of a redirect from {url}, another host than {parts.hostname}:"
+            " --allow-private allows private addresses only on the host of the URL given; give the"
+            f" target's URL to `{suggest(f'rules new {site} URL --allow-private')}` if it is the site's"
+            if args.allow_private
+            else f"pass --allow-private to `{suggest('rules new')}` for a site on this machine or an"
+            " intranet: the rule it writes then has `allow_private_addresses: true`"
         ),
     )
     final = page.url or url
