@@ -404,6 +404,24 @@ def test_a_page_without_links_to_its_site() -> None:
         _pattern(["https://elsewhere.example/2026/11/28/a-b-c"])
 
 
+def test_a_page_whose_links_are_javascript_says_so() -> None:
+    """A page whose <a> elements run JavaScript (href="javascript:...", href="#" with an onclick) was
+    refused as having '0 links in all', as if it had no <a>; the error now says what its <a> lead to."""
+    html = (
+        "".join(f'<a href="javascript:void(0)" onclick="go({n})">story {n}</a>' for n in range(3))
+        + '<a href="#top">top</a><a href="#">menu</a><a onclick="more()">more</a>'
+        + '<a href="mailto:desk@news.example">mail</a><a href="JavaScript:next()">next</a>'
+    )
+    with pytest.raises(DraftError) as raised:
+        draft_rule("s", html, "https://news.example/", encoding="utf-8", robots=None, allow_private=False)
+    assert str(raised.value) == (
+        "https://news.example/ has no links to news.example (0 links in all; 8 of its 8 <a> elements lead to"
+        " no page the crawl fetches: 4 javascript:, 2 a place on the page (#...), 1 without an href,"
+        " 1 mailto:; the crawl runs no JavaScript): give the URL of the site's home page or of a section"
+        " page that lists its articles"
+    )
+
+
 def test_robots_sitemaps_on_the_site() -> None:
     robots = b"User-agent: *\nSitemap: /sitemap.xml\nsitemap: https://news.example/news.xml # news\n"
     assert robots_sitemaps(robots, "https://news.example/") == [

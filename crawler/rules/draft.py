@@ -301,8 +301,8 @@ def draft_rule(
     codec = query_codec(encoding)
     base = base_url(url, root)
     base_domain = site_domain((urlsplit(base).hostname or "").lower())
-    hrefs = [str(anchor.get("href") or "") for anchor in root.iter("a")]
-    links = _unique(requested_url(base, href, codec) for href in hrefs)
+    hrefs = [anchor.get("href") for anchor in root.iter("a")]
+    links = _unique(requested_url(base, href or "", codec) for href in hrefs)
     own = urlsplit(url)._replace(fragment="").geturl()
     wanted = (domain,) if on_domain(base, domain) else (domain, base_domain)
     site_links = tuple(link for link in links if _on_domains(link, wanted) and link != own)
@@ -314,8 +314,8 @@ def draft_rule(
     own_feeds = [feed for feed in feeds if _on_domains(feed, domains)]
     if not site_links:
         raise NoArticleLinks(
-            f"{url} has no links to {named} ({len(links)} links in all): give the URL of the site's home"
-            " page or of a section page that lists its articles",
+            f"{url} has no links to {named} ({len(links)} links in all{_unfollowed(hrefs, base, codec)}):"
+            " give the URL of the site's home page or of a section page that lists its articles",
             own_feeds,
         )
     pattern = _article_pattern(site_links)
@@ -379,6 +379,27 @@ def _own_sitemaps(robots: bytes | None, url: str, domains: Sequence[str]) -> tup
     none) lists."""
     sitemaps = robots_sitemaps(robots, url) if robots is not None else []
     return tuple(sitemap for sitemap in sitemaps if _on_domains(sitemap, domains))
+
+
+def _unfollowed(hrefs: Sequence[str | None], base: str, codec: str) -> str:
+    """What the ``<a>`` of ``hrefs`` that give no link lead to (``javascript:``, a place on the page, no
+    href, another scheme), for the error of a page without links to its site; empty when there are none."""
+    kinds: Counter[str] = Counter()
+    for href in hrefs:
+        text = (href or "").strip()
+        if href is None:
+            kinds["without an href"] += 1
+        elif text.startswith("#") or not text:
+            kinds["a place on the page (#...)"] += 1
+        elif requested_url(base, text, codec) is None:
+            scheme = urlsplit(text).scheme.lower()
+            kinds[f"{scheme}:" if scheme else "no URL a request can be made of"] += 1
+    if not kinds:
+        return ""
+    said = ", ".join(f"{count} {kind}" for kind, count in kinds.most_common())
+    return f"; {kinds.total()} of its {len(hrefs)} <a> elements lead to no page the crawl fetches: {said}" + (
+        "; the crawl runs no JavaScript" if "javascript:" in kinds else ""
+    )
 
 
 def _on_domains(url: str, domains: Sequence[str]) -> bool:
