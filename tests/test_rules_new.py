@@ -130,7 +130,7 @@ def _drafted(site: Site, url: str, *more: str) -> tuple[int, str, str]:
     [
         (
             "/en/index.html",
-            r"^https?://[^/]+/en/\d{4}/\d{2}/\d{2}/[^/]+\.html$",
+            r"^https?://[^/]+/en/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$",
             EN_ARTICLES + EN_PAGE_2,
             "//a[normalize-space(.)='Next ›']/@href",
         ),
@@ -382,7 +382,7 @@ def test_sections_merge_and_navigation_stays_out() -> None:
             "/page/2",
         ]
     )
-    assert regex == r"^https?://[^/]+/[^/]+/\d{4}/\d{2}/\d{2}/[^/]+$"
+    assert regex == r"^https?://[^/]+/[^/]+/\d{4}/\d{1,2}/\d{1,2}/[^/]+$"
     assert not re.search(regex, "https://news.example/tag/one-two-three")
 
 
@@ -456,7 +456,7 @@ def test_months_written_as_words() -> None:
         ],
         page="https://www.paper.example/world",
     )
-    assert regex == r"^https?://[^/]+/[^/]+/\d{4}/[a-z]{3}/\d{2}/[^/]+$"
+    assert regex == r"^https?://[^/]+/[^/]+/\d{4}/[a-z]{3}/\d{1,2}/[^/]+$"
 
 
 def test_wordpress_post_ids_and_substack_posts_are_articles() -> None:
@@ -492,7 +492,7 @@ def test_a_base_href_on_another_host_puts_that_host_in_the_domains() -> None:
     )
     draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
     assert draft.domains == ("news.example", "citypaper.example")
-    assert draft.pattern.regex == r"^https?://[^/]+/local/\d{4}/\d{2}/\d{2}/[^/]+\.html$"
+    assert draft.pattern.regex == r"^https?://[^/]+/local/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$"
     assert draft.matched == [
         "https://www.citypaper.example/local/2026/11/28/harbour-bridge-reopens.html",
         "https://www.citypaper.example/local/2026/11/27/new-ferry-timetable-starts.html",
@@ -583,7 +583,7 @@ def test_a_feed_drafts_a_rule_reading_it_and_a_page_that_has_only_a_feed_names_i
     document = yaml.safe_load((site.rules / "fed.yaml").read_text(encoding="utf-8"))
     assert document["feeds"] == [feed]
     assert "start_urls" not in document
-    assert document["index"]["links"]["allow"] == [r"^https?://[^/]+/en/\d{4}/\d{2}/\d{2}/[^/]+\.html$"]
+    assert document["index"]["links"]["allow"] == [r"^https?://[^/]+/en/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$"]
     assert "next_page" not in document["index"]
     assert f"feed           {feed}" in stdout
     assert "4 of the feed's 4 links to 127.0.0.1, e.g." in stdout
@@ -704,7 +704,7 @@ def test_a_year_and_month_folder_then_a_day_folder_is_one_date() -> None:
     regex = _pattern(
         ["/2026-11/20/harbour-bridge-reopens.html", "/2026-11/19/storm-hits-the-coast.html", "/tag/weather/"]
     )
-    assert regex == r"^https?://[^/]+/\d{4}-\d{2}/\d{2}/[^/]+\.html$"
+    assert regex == r"^https?://[^/]+/\d{4}-\d{2}/\d{1,2}/[^/]+\.html$"
 
 
 def test_a_lone_year_folder_is_a_year_not_a_numeric_id() -> None:
@@ -748,7 +748,7 @@ TOKEN_NAVIGATION = [
     [
         (
             [f"/news/2026/11/{28 - n % 3}/harbour-bridge-story-number-{n}.html" for n in range(6)],
-            r"^https?://[^/]+/news/\d{4}/\d{2}/\d{2}/[^/]+\.html$",
+            r"^https?://[^/]+/news/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$",
         ),
         ([f"/story/{48213 + n}/" for n in range(6)], r"^https?://[^/]+/story/\d+/$"),
         (
@@ -792,3 +792,22 @@ def test_a_section_word_that_would_take_in_navigation_is_written_as_the_groups_w
     draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
     assert draft.pattern.regex == r"^https?://[^/]+/(?:sport|world)/\d+/$"
     assert _crawled_links(draft, html) == [page.rstrip("/") + link for link in articles]
+
+
+def test_a_month_or_day_folder_is_two_digits_only_where_the_site_writes_a_leading_zero() -> None:
+    """A month's or day's folder of two digits was written \\d{2}, one digit \\d{1,2}, and each was a group of
+    its own: a site that writes 9 November /2026/11/9/ had its links of the 9th left out when the 10th and
+    11th's were more (^https?://[^/]+/\\d{4}/\\d{2}/\\d{2}/[^/]+$), and a rule drafted on 28 November
+    missed the articles of 1 to 9 December and of January to September. Month and day are \\d{1,2} unless
+    the links show a leading zero (/2026/11/05/), which says the site writes two digits."""
+    unpadded = ["/2026/11/11/a-b-c", "/2026/11/10/d-e-f", "/2026/11/10/g-h-i", "/2026/11/9/j-k-l"]
+    regex = _pattern([*unpadded, "/tag/x/"])
+    assert regex == r"^https?://[^/]+/\d{4}/\d{1,2}/\d{1,2}/[^/]+$"
+    assert re.search(regex, "https://news.example/2026/12/5/m-n-o")
+    assert (
+        _pattern(["/2026/11/28/a-b-c", "/2026/11/27/d-e-f"])
+        == r"^https?://[^/]+/\d{4}/\d{1,2}/\d{1,2}/[^/]+$"
+    )
+    padded = ["/2026/11/28/a-b-c", "/2026/11/05/d-e-f", "/2026/nov/28/g-h-i", "/2026/nov/05/j-k-l"]
+    assert _pattern(padded[:2]) == r"^https?://[^/]+/\d{4}/\d{2}/\d{2}/[^/]+$"
+    assert _pattern(padded[2:]) == r"^https?://[^/]+/\d{4}/[a-z]{3}/\d{2}/[^/]+$"

@@ -9,8 +9,9 @@ How the article pattern is guessed:
    when it has one: the links to the base's site are taken too, and the rule names its domain beside the
    page's;
 2. each link's path is given a shape, segment by segment: a date (``/2026/11/28/``, ``/2026/nov/28/``,
-   ``20261128``, ``/2026/1128/``, ``/2026-11/28/``) becomes ``\\d{4}``, ``\\d{2}``, ``[a-z]{3}``...; a year's
-   folder with no month after it (``/2026/slug.html``) ``\\d{4}``, a year; a run of digits ``\\d+``
+   ``20261128``, ``/2026/1128/``, ``/2026-11/28/``) becomes ``\\d{4}``, ``\\d{1,2}`` (``\\d{2}`` when a
+   group's links show a leading zero, ``/11/05/``), ``[a-z]{3}``...; a year's folder with no month after
+   it (``/2026/slug.html``) ``\\d{4}``, a year; a run of digits ``\\d+``
    (``content_12345.htm`` is ``content_\\d+\\.htm``); a slug of three words or more
    (``harbour-bridge-reopens``) ``[^/]+``; an extension (``.html``, ``.shtml``, ``.htm``, ``.php``...)
    stays; other segments (``news``, ``world``) stay as written; a query keeps its keys, its values
@@ -157,6 +158,9 @@ _SLUG_WORDS = 3
 # less than a whole date, more than a slug.
 _STRENGTH = {"date": 4, "year": 3, "slug": 2, "id": 1}
 _ANY_SEGMENT = "[^/]+"
+# A month's or day's folder, whatever its digits: a site that writes 28 November /11/28/ may write 5 December
+# /12/5/; \d{2} once a group's links show a leading zero (/11/05/), which says it writes two digits.
+_MONTH_OR_DAY = r"\d{1,2}"
 # The texts of a next-page link, lowercased: English, Chinese, and the arrows both use.
 _NEXT_TEXTS = ("next", "next page", "next »", "next ›", "next >", "older", "»", "›", "下一页", "下页", "后页")
 _XML_SPACE_RE = re.compile(r"[ \t\n\r]+")
@@ -180,6 +184,9 @@ class _Shape:
     # The keys of sessions and tracking in the query, each a regex: before the first pair, after each.
     ignored: tuple[frozenset[str], ...] = (frozenset(),)
     alnum: tuple[str, ...] = ()  # the tokens of letters and digits, in the order of their _ALNUM
+    # The lengths of its month's and day's folders, and whether one has a leading zero (/2026/11/05/).
+    folder_digits: frozenset[int] = frozenset()
+    leading_zero: bool = False
 
     @property
     def looks_like_article(self) -> bool:
@@ -424,11 +431,17 @@ def _shape(url: str) -> _Shape:
     literal: list[bool] = []
     signs: set[str] = {"file"} if _FILE_RE.search(path) else set()
     alnum: list[str] = []
+    folders: list[str] = []
     index = 0
     while index < len(pieces):
         piece = pieces[index]
         date = _date_folders(pieces[index:])
         if date:
+            folders += [
+                folder
+                for folder, pattern in zip(pieces[index:], date, strict=False)
+                if pattern == _MONTH_OR_DAY
+            ]
             segments += date
             literal += [False] * len(date)
             signs.add("date")
@@ -478,6 +491,8 @@ def _shape(url: str) -> _Shape:
         path_sessions,
         tuple(map(frozenset, ignored)),
         tuple(alnum),
+        frozenset(map(len, folders)),
+        any(folder.startswith("0") for folder in folders),
     )
 
 
@@ -515,29 +530,25 @@ def _date_folders(pieces: Sequence[str]) -> list[str]:
     ``2026/1128``), or of one folder holding a date (``20261128``, ``2026-11-28``, ``202611``, followed by
     its day's folder: ``2026-11/20``); empty when there is none."""
     if _YEAR_RE.fullmatch(pieces[0]) and len(pieces) > 1 and _MONTH_RE.fullmatch(pieces[1]):
-        found = [r"\d{4}", _digits(pieces[1])]
+        found = [r"\d{4}", _MONTH_OR_DAY]
         if len(pieces) > 2 and _DAY_RE.fullmatch(pieces[2]):
-            found.append(_digits(pieces[2]))
+            found.append(_MONTH_OR_DAY)
         return found
     if _YEAR_RE.fullmatch(pieces[0]) and len(pieces) > 1 and _MONTH_DAY_RE.fullmatch(pieces[1]):
         return [r"\d{4}", r"\d{4}"]
     if _YEAR_RE.fullmatch(pieces[0]) and len(pieces) > 1 and pieces[1].lower() in _MONTH_NAMES:
         found = [r"\d{4}", "[a-z]{3}"]
         if len(pieces) > 2 and _DAY_RE.fullmatch(pieces[2]):
-            found.append(_digits(pieces[2]))
+            found.append(_MONTH_OR_DAY)
         return found
     packed = _PACKED_DATE_RE.fullmatch(pieces[0])
     if packed:
         first, second, day = packed.group(2, 4, 5)
         found = [r"\d{4}" + first + r"\d{2}" + (second + r"\d{2}" if day else "")]
         if not day and len(pieces) > 1 and _DAY_RE.fullmatch(pieces[1]):
-            found.append(_digits(pieces[1]))
+            found.append(_MONTH_OR_DAY)
         return found
     return []
-
-
-def _digits(piece: str) -> str:
-    return r"\d{2}" if len(piece) == 2 else r"\d{1,2}"
 
 
 def _stem_shape(stem: str) -> tuple[str, str | None]:
@@ -642,6 +653,9 @@ def _article_pattern(links: Sequence[str]) -> LinkPattern | None:
         re.sub(_ALNUM, lambda _: next(classes), segment) if _ALNUM in segment else segment
         for segment in segments
     )
+    lengths = frozenset().union(*(shapes[link].folder_digits for link in members))
+    if lengths == {2} and any(shapes[link].leading_zero for link in members):
+        segments = tuple(r"\d{2}" if segment == _MONTH_OR_DAY else segment for segment in segments)
     signs = frozenset().union(*(shapes[link].signs for link in members)) & _STRENGTH.keys()
     merged = _Shape(
         segments,
