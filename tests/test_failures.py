@@ -940,3 +940,28 @@ def test_a_temp_crawl_warns_of_its_own_dead_letters_not_of_the_other_jobs_its_wo
         ("faults", "/status/404"),
         ("other", "/status/410"),
     }
+
+
+def test_a_temp_crawl_says_what_its_worker_did_of_other_jobs_in_one_line_at_its_end(site: Site) -> None:
+    """A temp crawl's worker takes any request of the shared queue: the warnings of what befell the other
+    jobs' requests (a page that is no HTML page) were the command's lines, and its summary said nothing of
+    the other jobs' requests it had dead-lettered. What it prints is its own job's; one line at its end
+    says how many requests of other jobs it handled, how many it dead-lettered, and where they are."""
+    other = "other"
+    starts = '", "'.join(site.server.url(path) for path in ("/binary?type=text/html", "/status/410"))
+    (site.rules / f"{other}.yaml").parent.mkdir(parents=True, exist_ok=True)
+    (site.rules / f"{other}.yaml").write_text(
+        RULE.format(start=starts) + "schedule: {every: 1h}\n", encoding="utf-8"
+    )
+    scheduled = site.crawler("schedule", "--once")
+    assert scheduled.returncode == 0, scheduled.stderr
+    # The slow page holds the temp crawl's job open while its worker takes the grab of the other site.
+    site.rule("/status/404", "/slow?seconds=4")
+    done = site.temp()
+    assert "Not an HTML page" not in done.stderr, done.stderr
+    assert "of site 'other'" not in done.stderr, done.stderr
+    assert f"Dead-lettered {site.server.url('/status/404')} of site 'faults'" in done.stderr, done.stderr
+    assert done.stdout.splitlines()[-1] == (
+        "its worker also handled 2 requests of other jobs from the shared queue (site other), 1 of them"
+        " dead-lettered: `crawler dead list` shows them"
+    ), done.stdout

@@ -248,7 +248,9 @@ def _temp(args: argparse.Namespace) -> int:
             mark_temp_job(server, keys, job, ended=False)
             _note_held_leases(server, keys, job)
         try:
-            counts, paused = _crawl_job(settings, server, keys, job, title=title, site=rule.site, given=given)
+            counts, paused, helped = _crawl_job(
+                settings, server, keys, job, title=title, site=rule.site, given=given
+            )
         except KeyboardInterrupt:
             _note_left(server, keys, job, rule.site if not given else None)
             raise
@@ -293,6 +295,7 @@ def _temp(args: argparse.Namespace) -> int:
         )
         for note in counts.notes:
             print(note)
+        _print_helped(helped)
         return 1
     written = counts.stored + counts.updated
     if written == 0 and counts.unstored:
@@ -325,7 +328,14 @@ def _temp(args: argparse.Namespace) -> int:
             print(_no_links_hint(rule, counts.fetched))
     for note in counts.notes:
         print(note)
+    _print_helped(helped)
     return code
+
+
+def _print_helped(helped: Helped) -> None:
+    """The last line of a temp crawl whose worker handled requests of other jobs (:class:`Helped`)."""
+    if helped.taken or helped.dead:
+        print(helped.said())
 
 
 def _again(args: argparse.Namespace, rule: Rule, *, given: bool) -> bool:
@@ -828,7 +838,7 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
                 queue_in_job(queue, adopted, job)
                 for line in _leftovers_said(server.origin, len(adopted), leftovers, waiting):
                     console.print(line, markup=False, soft_wrap=True)
-                counts, _ = _crawl_job(settings, client, keys, job, title="demo crawl")
+                counts, _, _ = _crawl_job(settings, client, keys, job, title="demo crawl")
     _print_summary(job, counts, settings)
     ways = {site: ways_in(rule) for site, rule in ruleset.rules.items()}
     _print_stored(console, store_config(settings), directory, ways)
@@ -1134,6 +1144,33 @@ def _queueing_shown(title: str, pages: Iterable[tuple[str, str]]) -> Iterator[It
         yield each_shown()
 
 
+@dataclass(frozen=True, slots=True)
+class Helped:
+    """What a temp crawl's worker did of other jobs' requests, which it takes from the shared queue to
+    help (its warnings of them are INFO records, the command's lines are its own job's): how many it
+    ``taken``, how many of them it dead-lettered, of which ``sites``."""
+
+    taken: int = 0
+    dead: int = 0
+    sites: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, stats: dict[str, Any]) -> Helped:
+        """From the worker's stats (the ``others/`` counters of the scheduler)."""
+        sites = sorted(name.removeprefix("others/site/") for name in stats if name.startswith("others/site/"))
+        return cls(int(stats.get("others/taken", 0)), int(stats.get("others/dead", 0)), tuple(sites))
+
+    def said(self) -> str:
+        sites = (
+            f" ({'site' if len(self.sites) == 1 else 'sites'} {', '.join(self.sites)})" if self.sites else ""
+        )
+        dead = f", {self.dead} of them dead-lettered" if self.dead else ""
+        return (
+            f"its worker also handled {counted(self.taken, 'request')} of other jobs from the shared"
+            f" queue{sites}{dead}: `{suggest('dead list')}` shows them"
+        )
+
+
 def _crawl_job(
     settings: Any,
     server: redis.Redis,
@@ -1143,12 +1180,13 @@ def _crawl_job(
     title: str,
     site: str | None = None,
     given: bool = False,
-) -> tuple[JobCounts, bool]:
+) -> tuple[JobCounts, bool, Helped]:
     """Crawl until ``job`` has nothing pending, with a progress bar titled ``title``; the job's counts, and
     whether the crawl stopped before its end because ``site``, whose requests the job holds, was paused
     (``crawler sites pause``): said once, then stopped once no lease of the job is held (the pages being
-    fetched are in), its other requests left held in the queue; ``given``: the job crawls pages given, not
-    the whole site (the workers go on with it once the site is resumed)."""
+    fetched are in), its other requests left held in the queue; and what its worker did of other jobs'
+    requests (none known when it stopped so); ``given``: the job crawls pages given, not the whole site
+    (the workers go on with it once the site is resumed)."""
     started = time.monotonic()
     # A job's hash keeps when it was created (a job queued by an older version may not): its loss shows.
     dated = server.hexists(keys.job(job), "created")
@@ -1210,8 +1248,9 @@ def _crawl_job(
             return time.monotonic() - answered[0] < patience
 
         # Every rule: on a running service this worker takes any request of the shared queue, and helps.
+        helped = Helped()
         try:
-            run_worker(settings, job=job, on_tick=tick)
+            helped = Helped.of(run_worker(settings, job=job, on_tick=tick))
         except KeyboardInterrupt as stopped:
             if lost[0] is not None and not isinstance(stopped, Terminated):
                 raise RedisUnavailableError(lost[0]) from None
@@ -1230,7 +1269,7 @@ def _crawl_job(
         )
     counts = JobCounts.read(server, keys, job)
     logger.info("job %s %s in %.1f s", job, "stopped" if paused[1] else "done", time.monotonic() - started)
-    return counts, paused[1]
+    return counts, paused[1], helped
 
 
 def _requests_lost(server: redis.Redis, keys: Keys, job: str, site: str, pending: int) -> str | None:

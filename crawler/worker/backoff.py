@@ -31,7 +31,7 @@ from scrapy.http import Response
 
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work
-from crawler.worker.connection import keys_of, outage_of, server_of
+from crawler.worker.connection import job_level, keys_of, outage_of, server_of
 
 __all__ = ["BACKOFF_STATUSES", "BackoffMiddleware", "retry_after"]
 
@@ -114,7 +114,8 @@ class BackoffMiddleware:
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value(f"backoff/{site}")
         tries = int(request.meta.get(TRIES_KEY, 0)) + 1
-        logger.warning(
+        logger.log(
+            job_level(self.crawler, work.job),
             "%s answered %s with %s: every worker waits %.0f s before its next request there",
             site,
             request.url,

@@ -69,6 +69,21 @@ def count_job(crawler: Crawler, job: str | None, field: str, amount: int = 1) ->
     outage_of(crawler).ok(wrote=True)
 
 
+def job_level(crawler: Crawler, job: str | None) -> int:
+    """The level of what befell a request of ``job``: WARNING for a request of the crawling worker's own
+    job (the worker of ``crawler temp``, ``demo``), or of any for a worker of none (``crawler run``,
+    ``worker``); INFO for another job's, which a temp crawl's worker takes from the shared queue to help:
+    the command's warnings are its own crawl's (``crawler dead list`` has the others)."""
+    own = getattr(crawler.spider, "job", None)
+    return logging.WARNING if own is None or job == own else logging.INFO
+
+
+def helps(crawler: Crawler, job: str | None) -> bool:
+    """The crawling worker has a job of its own (``crawler temp``, ``demo``) and ``job`` is another's."""
+    own = getattr(crawler.spider, "job", None)
+    return own is not None and job != own
+
+
 class RedisOutage:
     """Redis away, as the whole worker sees it: every failed call is counted (``redis/errors``); the
     outage is logged once when it starts, reminded every ``REMINDER_SECONDS`` while it lasts, and logged

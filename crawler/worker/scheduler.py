@@ -62,7 +62,7 @@ from crawler.requests import (
     redirects,
     without_lease,
 )
-from crawler.worker.connection import keys_of, outage_of, server_of
+from crawler.worker.connection import helps, job_level, keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
 from crawler.worker.pipelines.store import store_pipeline_of
 
@@ -373,6 +373,10 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 self.stats.inc_value("scheduler/returned_other_site")
                 return None
             self.stats.inc_value("scheduler/dequeued/redis")
+            work = Work.of(request)
+            if helps(self.crawler, work.job):
+                self.stats.inc_value("others/taken")
+                self.stats.inc_value(f"others/site/{work.site}")
             return request
         return None
 
@@ -419,6 +423,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         """A queue entry that is no request: out of the queue for good, once, with the reason."""
         logger.error("Dead-lettered a queue entry: %s", reason)
         self.stats.inc_value("queue/poison")
+        if helps(self.crawler, None):
+            self.stats.inc_value("others/taken")
+            self.stats.inc_value("others/dead")
         record = self._record(reason, url=None, site=None, job=None)
         self._call(
             "dead-letter a queue entry", True, self.queue.dead_letter, lease, record, site="", job=None
@@ -527,6 +534,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             return
         self.stats.inc_value(f"dead/{work.site}")
         self.stats.inc_value(f"errors/{kind}/{work.site}")
+        if helps(self.crawler, work.job):
+            self.stats.inc_value("others/dead")
         logger.log(
             self._level_of(work),
             "Dead-lettered %s of site %r: %s",
@@ -554,12 +563,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         )
 
     def _level_of(self, work: Work) -> int:
-        """The level of what befell ``work``'s request: WARNING for a request of this worker's job (the
-        worker of ``crawler temp``, ``demo``), or of any for a worker of none (``crawler run``, ``worker``);
-        INFO for another job's, which a temp crawl's worker takes from the shared queue to help: the
-        command's warnings are its own crawl's (``dead list`` has the others)."""
-        own = getattr(self.crawler.spider, "job", None)
-        return logging.WARNING if own is None or work.job == own else logging.INFO
+        return job_level(self.crawler, work.job)
 
     def forget(self, request: Request) -> None:
         """Stop renewing ``request``'s lease (Redis failed under its work): it expires and goes back to

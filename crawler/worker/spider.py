@@ -102,7 +102,7 @@ from crawler.rules.feeds import FeedError, read_feed
 from crawler.rules.sitemaps import NotASitemapError, SitemapEntry, SitemapError, read_sitemap
 from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
-from crawler.worker.connection import count_job, keys_of, outage_of, server_of
+from crawler.worker.connection import count_job, job_level, keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
 from crawler.worker.download import DECOMPRESSION_ERRORS, DownloadStopped, connection_lost, undecompressed
 from crawler.worker.dupefilter import bloom_of
@@ -710,7 +710,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         seen = [*response.meta.get("api_seen", ()), response.url]
         if next_url in seen:
             self.count(f"crawl/api_cursor_loop/{rule.site}")
-            logger.warning(
+            logger.log(
+                self._level(work.job),
                 "%s: the API's next page %s repeats page %d of this chain: the cursor loops, stopped",
                 rule.site,
                 next_url,
@@ -755,7 +756,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if sitemap.lists_sitemaps:
             if changed and work.page >= settings.getint("SITEMAPS_MAX_DEPTH"):
                 self.count(f"crawl/sitemap_too_deep/{rule.site}", len(changed))
-                logger.warning(
+                logger.log(
+                    self._level(work.job),
                     "%s: %s lists %s %s below the rule's (SITEMAPS_MAX_DEPTH): left out",
                     rule.site,
                     response.url,
@@ -823,7 +825,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return
         if feed.over_limit:
             self.count(f"crawl/feed_over_limit/{rule.site}", feed.over_limit)
-            logger.warning(
+            logger.log(
+                self._level(work.job),
                 "%s: the feed %s has %s past its first %d, left out",
                 rule.site,
                 response.url,
@@ -989,7 +992,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 self.count(f"crawl/refused_on_domains/{site}")
             count_job(self.crawler, work.job, "refused")
             hint = rule.private_refusal(host) if rule else ALLOW_HINT
-            logger.warning("Refused %s: %s; %s", request.url, guarded.reason, hint)
+            logger.log(self._level(work.job), "Refused %s: %s; %s", request.url, guarded.reason, hint)
             ack(self.crawler, request)
             return
         if (
@@ -1199,8 +1202,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             f"{response.url} is not a {what} (got {got}): {fix}"
             f" (`{suggest(f'rules try {rule.site} URL')}` shows what a URL holds)"
         )
-        logger.warning("%s: %s", rule.site, note)
-        self._note(_work(response).job, response.url, note)
+        job = _work(response).job
+        logger.log(self._level(job), "%s: %s", rule.site, note)
+        self._note(job, response.url, note)
 
     def _failed_listing(self, rule: Rule, request: Request, work: Work, reason: str, kind: str) -> None:
         """A listing request that failed for good (``reason``: ``HTTP 404 Not Found``, a timeout...; of
@@ -1270,24 +1274,29 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         # A JSON document's selector would have the JSON data as its root, not a tree.
         content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
         sent = content_type or "no Content-Type"
+        job = _work(response).job
         if not isinstance(response, TextResponse) or isinstance(response, JsonResponse):
             self.count(f"crawl/not_text/{rule.site}")
-            logger.warning("Not an HTML page (%s), skipped: %s", sent, response.url)
+            logger.log(self._level(job), "Not an HTML page (%s), skipped: %s", sent, response.url)
             return rule, None
         # Scrapy trusts a text Content-Type: an image sent as text/html would be read as a page of mojibake.
         binary = sniff_binary(response.body, content_type)
         if binary is not None:
             self.count(f"crawl/not_text/{rule.site}")
-            logger.warning(
-                "Not an HTML page (%s, but it looks like %s), skipped: %s", sent, binary, response.url
+            logger.log(
+                self._level(job),
+                "Not an HTML page (%s, but it looks like %s), skipped: %s",
+                sent,
+                binary,
+                response.url,
             )
             return rule, None
         self.count(f"crawl/pages/{rule.site}")
         text, decoded = page_text(response, rule.encoding)
-        self._doubted(rule, response.url, decoded)
+        self._doubted(rule, response.url, decoded, job)
         return rule, text
 
-    def _doubted(self, rule: Rule, url: str, decoded: Decoded) -> None:
+    def _doubted(self, rule: Rule, url: str, decoded: Decoded, job: str | None) -> None:
         """Warn of, and count, a page whose declared charset left many U+FFFD (decoded again by detection
         when that fits far better: a site that declares UTF-8 and sends GBK), or whose rule's encoding left
         U+FFFD (decoded in the page's own encoding when that decodes it: the warning says which key to
@@ -1300,7 +1309,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return
         if doubt.better is None:
             self.count(f"crawl/charset_undecodable/{rule.site}")
-            logger.warning(
+            logger.log(
+                self._level(job),
                 "%s: %d characters cannot be decoded as %s (declared), and detection does no better",
                 url,
                 doubt.replaced,
@@ -1308,7 +1318,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             )
             return
         self.count(f"crawl/charset_mismatch/{rule.site}")
-        logger.warning(
+        logger.log(
+            self._level(job),
             "%s: declared %s, but %d characters cannot be decoded so: decoded as %s (detected)",
             url,
             doubt.encoding,
@@ -1365,6 +1376,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             count_job(self.crawler, job, "skipped", skipped)
             count_job(self.crawler, job, SKIP_PREFIX + SEEN_ALREADY, skipped)
         return fresh
+
+    def _level(self, job: str | None) -> int:
+        """The level of a warning about a request of ``job``: INFO for another job's, which a temp crawl's
+        worker helps with (:func:`~crawler.worker.connection.job_level`)."""
+        return job_level(self.crawler, job)
 
     def count(self, key: str, amount: int = 1) -> None:
         assert self.crawler.stats is not None
