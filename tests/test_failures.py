@@ -965,3 +965,23 @@ def test_a_temp_crawl_says_what_its_worker_did_of_other_jobs_in_one_line_at_its_
         "its worker also handled 2 requests of other jobs from the shared queue (site other), 1 of them"
         " dead-lettered: `crawler dead list` shows them"
     ), done.stdout
+
+
+def test_a_temp_crawl_says_until_when_its_site_asked_to_wait_and_that_ctrl_c_keeps_its_job(
+    site: Site,
+) -> None:
+    """A site's Retry-After (up to BACKOFF_MAX_SECONDS, 600 s) held the temp crawl with no word of it but
+    the worker's warning of the wait's length: the crawl says until when its site's requests wait, and
+    what Ctrl-C does meanwhile."""
+    page = unique("wait")
+    site.rule(f"/flaky/{page}?fail=1&retry_after=5")
+    done = site.temp()
+    assert done.returncode == 0 and "stored 1 article" in done.stdout, done.stdout + done.stderr[-3000:]
+    said = [line for line in done.stderr.splitlines() if "asked every worker to wait" in line]
+    assert len(said) == 1, done.stderr[-3000:]
+    assert re.fullmatch(
+        r"crawler temp: note: faults asked every worker to wait \(HTTP 503, Retry-After 5 s\): its requests"
+        r" wait until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(\d+ s from now\); Ctrl-C stops this crawl and keeps"
+        r" its job: `crawler temp faults` goes on with it",
+        said[0],
+    ), said[0]

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urlsplit
@@ -1204,6 +1204,8 @@ def _crawl_job(
         lost_since: list[float | None] = [None]
         lost: list[str | None] = [None]
         queue = LeasedQueue(server, keys)
+        # The end of the site's backoff last said (a new one, asked later, is said again).
+        waited: list[float | None] = [None]
 
         def tick() -> bool:
             """Show the job's counters; False once Redis has not answered, or has refused writes (a full
@@ -1239,6 +1241,8 @@ def _crawl_job(
                 skipped=counts.skipped,
                 errors=counts.errors,
             )
+            if site is not None and counts.pending:
+                waited[0] = _say_backoff(server, keys, site, job, waited[0], given=given)
             if held and site is not None and not paused[0]:
                 _say_paused(site, job, given=given)
             paused[0] = held
@@ -1321,6 +1325,31 @@ def _redis_gone(job: str, patience: float, refused: str | None) -> RedisUnavaila
         f"Redis has not answered for {patience:g} s (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS): the temp"
         f" crawl stops, job {job} left in the queue for when Redis is back (the errors above say why)"
     )
+
+
+def _say_backoff(
+    server: redis.Redis, keys: Keys, site: str, job: str, said: float | None, *, given: bool
+) -> float | None:
+    """A note when ``site`` backs off (a 429, a 503 with Retry-After: every worker waits) until a time
+    other than ``said``, the end of the last backoff said: until when, and what Ctrl-C does meanwhile, as
+    the progress line stays still; the end of its backoff (None: none)."""
+    polite = LeasedQueue(server, keys).politeness([site])
+    until = polite[0].backoff_until if polite else None
+    if until is None or until == said:
+        return until
+    left = math.ceil(until - float(server.time()[0]))
+    then = (
+        f"a worker crawls its requests (`{suggest('worker')}`, or any crawl on this Redis)"
+        if given
+        else f"`{suggest(f'temp {site}')}` goes on with it"
+    )
+    tell(
+        "note",
+        f"{site} asked every worker to wait ({polite[0].backoff_reason}): its requests wait until"
+        f" {utc_stamp(datetime.fromtimestamp(until, UTC))} ({left} s from now); Ctrl-C stops this crawl and"
+        f" keeps its job: {then}",
+    )
+    return until
 
 
 def _say_paused(site: str, job: str, *, given: bool) -> None:
