@@ -17,6 +17,7 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/redirect-pair``             a redirect to ``/redirect-pair?x=1``, which redirects back, forever
 ``/redirect-long?n=N``        a redirect to ``/a/`` then N ``x`` (a target longer than the URL asked for)
 ``/redirect-credentials``     a redirect to ``/a/cred`` of this server with ``user:secret@`` before its host
+``/long-header?kb=N``          an article page whose header ``X-Long`` is N KB long (2048: 2 MB)
 ``/large?mb=N``                an N MB HTML page (Content-Length set), streamed
 ``/large-gzip?mb=N``           an N MB HTML page sent gzip-compressed (a few KB on the wire)
 ``/bad-gzip``                  a page sent as ``Content-Encoding: gzip`` whose body is no gzip
@@ -472,6 +473,14 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self._redirect("/a/" + "x" * int(query.get("n", "3000")), 302)
         elif path == "/redirect-credentials":
             self._redirect(f"http://user:secret@{self.headers.get('Host')}/a/cred", 302)
+        elif path == "/long-header":
+            long_headed = generated_article("long-header").encode()
+            self._send(
+                200,
+                long_headed,
+                "text/html; charset=utf-8",
+                {"X-Long": "a" * int(query.get("kb", "2048")) * 1024},
+            )
         elif path == "/large":
             self._send_large(float(query.get("mb", "40")))
         elif path == "/large-gzip":

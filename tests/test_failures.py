@@ -985,3 +985,23 @@ def test_a_temp_crawl_says_until_when_its_site_asked_to_wait_and_that_ctrl_c_kee
         r" its job: `crawler temp faults` goes on with it",
         said[0],
     ), said[0]
+
+
+def test_a_response_whose_header_line_is_too_long_says_so_not_that_the_connection_was_closed(
+    site: Site,
+) -> None:
+    """A response with a 2 MB header line read 'connection failed: Connection was closed cleanly.' in its
+    dead letter and the crawl's warning: the HTTP client closes the connection on a line over its limit.
+    The reason says what happened, the header and the limit; the warning names the URL."""
+    site.rule("/long-header?kb=2048")
+    done = site.temp()
+    url = site.server.url("/long-header?kb=2048")
+    reason = (
+        "the response could not be read: its X-Long header is longer than 16384 bytes, the longest line of a"
+        " response's head the HTTP client reads"
+    )
+    assert f"Dead-lettered {url} of site 'faults': {reason}" in done.stderr, done.stderr[-3000:]
+    assert [(letter["kind"], letter["reason"].partition(" (after")[0]) for letter in site.dead()] == [
+        ("header too long", reason)
+    ]
+    assert "errors 1 (header too long: 1)" in done.stdout, done.stdout

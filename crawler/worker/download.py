@@ -33,14 +33,22 @@ import zlib
 import brotli
 from backports import zstd
 from scrapy import Request
-from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
+from scrapy.core.downloader.handlers.http11 import (
+    HTTP11DownloadHandler,
+    _LenientHTTP11ClientFactory,
+    _LenientHTTP11ClientProtocol,
+    _LenientHTTPClientParser,
+)
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DownloadFailedError, ResponseDataLossError
 from scrapy.http import Response
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
-from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
+from twisted.internet.interfaces import IAddress
+from twisted.web._newclient import HTTP11ClientProtocol, ResponseFailed, ResponseNeverReceived
+from twisted.web._newclient import Request as TxRequest
+from twisted.web.iweb import IResponse
 
 from crawler.worker.compression import CompressedBodyCut
 
@@ -49,7 +57,9 @@ __all__ = [
     "STOP_DOWNLOADS",
     "DownloadStopped",
     "HTTPDownloadHandler",
+    "HeadLineTooLong",
     "connection_lost",
+    "head_too_long",
     "undecompressed",
 ]
 
@@ -73,13 +83,40 @@ class DownloadStopped(Exception):
     """A download cancelled, or refused, because the crawl stops: no failure of the page."""
 
 
+class HeadLineTooLong(Exception):
+    """A line of a response's head (its status line, a header) longer than the HTTP client reads
+    (Twisted's ``LineReceiver.MAX_LENGTH``): the client closes the connection, which Twisted says as
+    "Connection was closed cleanly"."""
+
+    def __init__(self, line: bytes, limit: int) -> None:
+        name, colon, _ = line[:200].partition(b":")
+        what = f"its {name.decode('latin-1').strip()} header" if colon else "a line of its head"
+        super().__init__(
+            f"the response could not be read: {what} is longer than {limit} bytes, the longest line of a"
+            " response's head the HTTP client reads"
+        )
+
+
+def head_too_long(error: BaseException | None) -> HeadLineTooLong | None:
+    """The :class:`HeadLineTooLong` a download failed with (``error``), if it did."""
+    if isinstance(error, DownloadFailedError) and isinstance(error.__cause__, ResponseFailed):
+        for reason in error.__cause__.reasons:
+            if isinstance(reason.value, HeadLineTooLong):
+                return reason.value
+    return None
+
+
 def connection_lost(error: BaseException | None) -> str | None:
     """How the connection of a download that failed with ``error`` ended before its whole answer came
-    (``connection cut: ...``, ``connection closed before an answer: ...``); None for any other failure."""
+    (``connection cut: ...``, ``connection closed before an answer: ...``; a line of the response's head
+    too long: :class:`HeadLineTooLong`); None for any other failure."""
     if isinstance(error, ResponseDataLossError):
         return "connection cut: the site closed it before the whole response came"
     if not isinstance(error, DownloadFailedError) or not isinstance(error.__cause__, ResponseFailed):
         return None
+    too_long = head_too_long(error)
+    if too_long is not None:
+        return str(too_long)
     cause = error.__cause__
     causes = "; ".join(reason.getErrorMessage() for reason in cause.reasons)
     if isinstance(cause, ResponseNeverReceived):
@@ -96,14 +133,39 @@ def undecompressed(error: BaseException | None) -> str | None:
     return None
 
 
+class _HeadLimitParser(_LenientHTTPClientParser):
+    """Scrapy's response parser, whose line over the limit fails the response with
+    :class:`HeadLineTooLong` (Twisted's closes the connection without a word)."""
+
+    def lineLengthExceeded(self, line: bytes) -> None:
+        # Raised into HTTP11ClientProtocol.dataReceived, which gives the connection up with it as reason.
+        raise HeadLineTooLong(line, self.MAX_LENGTH)
+
+
+class _HeadLimitProtocol(_LenientHTTP11ClientProtocol):
+    def request(self, request: TxRequest) -> Deferred[IResponse]:
+        answer = super().request(request)
+        # As Scrapy's own protocol does: request() makes the parser, of a class it names.
+        assert self._parser is not None
+        self._parser.__class__ = _HeadLimitParser
+        return answer
+
+
+class _HeadLimitFactory(_LenientHTTP11ClientFactory):
+    def buildProtocol(self, addr: IAddress | None) -> HTTP11ClientProtocol:
+        return _HeadLimitProtocol(self._quiescentCallback)  # type: ignore[no-untyped-call]
+
+
 class HTTPDownloadHandler(HTTP11DownloadHandler):
     """Scrapy's HTTP/1.1 handler (``DOWNLOAD_HANDLERS`` for http and https) whose close waits for its
     connection pool to close, or for the disconnect timeout when the pool has not closed within it, and
     fires no Deferred twice: the pool's own Deferred is left to the pool; at :data:`STOP_DOWNLOADS`, its
-    downloads under way are cancelled and new ones refused (:class:`DownloadStopped`)."""
+    downloads under way are cancelled and new ones refused (:class:`DownloadStopped`); a line of a
+    response's head over the client's limit fails it with :class:`HeadLineTooLong`."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
+        self._pool._factory = _HeadLimitFactory
         self._under_way: set[asyncio.Future[Response]] = set()
         self._stopped = False
         crawler.signals.connect(self.stop, signal=STOP_DOWNLOADS)

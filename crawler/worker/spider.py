@@ -104,7 +104,13 @@ from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import count_job, job_level, keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
-from crawler.worker.download import DECOMPRESSION_ERRORS, DownloadStopped, connection_lost, undecompressed
+from crawler.worker.download import (
+    DECOMPRESSION_ERRORS,
+    DownloadStopped,
+    connection_lost,
+    head_too_long,
+    undecompressed,
+)
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter
 from crawler.worker.netguard import (
@@ -1427,6 +1433,8 @@ def _kind(failure: Failure, url_limit: int) -> str:
         return "size limit"
     if isinstance(error, DECOMPRESSION_ERRORS):
         return "content encoding"
+    if head_too_long(error) is not None:
+        return "header too long"
     if isinstance(
         error,
         ConnectError
