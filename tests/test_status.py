@@ -771,6 +771,23 @@ def test_requeued_dead_letters_of_a_sites_last_temp_crawl_say_that_temp_goes_on_
     ), out
 
 
+def test_requeued_dead_letters_of_a_sites_last_temp_crawl_with_again_say_temp_again_goes_on_with_them(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A site's last temp crawl was `crawler temp S --again`: a plain `crawler temp S` does not go on with
+    its job (it starts a new one, which keeps the seen filter); `dead requeue` named it all the same."""
+    request = {"url": "http://news.test/a", "meta": {"site": "news", "job": "j8"}, "priority": 0}
+    redis_client.hset(Keys("crawler").dead, json.dumps(request), json.dumps({"reason": "HTTP 500"}))
+    redis_client.hset(Keys("crawler").job("j8"), mapping={"kind": "temp", "fetches_seen": 1})
+    redis_client.set(Keys("crawler").temp("news"), "j8")
+    monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
+    out = run_crawler("dead", "requeue", "--all")
+    assert out.splitlines()[-1] == (
+        "or `crawler temp news --again` crawls it, going on with its last temp crawl (job j8), whose dead"
+        " letter it was"
+    ), out
+
+
 def test_requests_waiting_with_no_worker_alive_say_how_to_start_one(
     rules: Path,
     redis_client: redis.Redis,

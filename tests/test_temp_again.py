@@ -198,3 +198,19 @@ def test_again_fetches_an_article_behind_a_redirect_once(tmp_path: Path, site_se
     assert both.stdout.splitlines()[0] == (
         "fetched 2 pages, stored 0 articles, updated 1 stored before, skipped 2 (seen already: 2), errors 0"
     ), both.stdout + both.stderr[-3000:]
+
+
+def test_what_goes_on_with_an_again_crawl_is_a_temp_crawl_with_again(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """A plain `crawler temp S` does not go on with the job of `crawler temp S --again` (it starts a new
+    one, which keeps the seen filter): what the --again crawl says goes on with its job names --again."""
+    site = Site(site_server, tmp_path, name="news")
+    page = f"again-wait-{tmp_path.name}"
+    site.rule(f"/flaky/{page}?fail=1&retry_after=3")
+    done = site.temp("--again")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    said = [line for line in done.stderr.splitlines() if "asked every worker to wait" in line]
+    assert len(said) == 1 and said[0].endswith(
+        "keeps its job: `crawler temp news --again` goes on with it"
+    ), done.stderr[-3000:]

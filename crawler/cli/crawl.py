@@ -109,7 +109,7 @@ def redis_and_server(config: Config, *, reading: bool = False) -> Iterator[tuple
             embedded.close()
 
 
-def _note_left(server: redis.Redis, keys: Keys, job: str, site: str | None) -> None:
+def _note_left(server: redis.Redis, keys: Keys, job: str, site: str | None, *, again: bool = False) -> None:
     """Say, as a temp crawl of ``job`` stops before its end (Ctrl-C, SIGTERM), what of it waits in the
     queue and what goes on with it: ``crawler temp SITE`` resumes a crawl of a whole ``site``; a crawl of
     given URLs (no ``site``) is left to the workers."""
@@ -119,7 +119,7 @@ def _note_left(server: redis.Redis, keys: Keys, job: str, site: str | None) -> N
             return
         them = "it" if left == 1 else "them"
         then = (
-            f"`{suggest(f'temp {site}')}` goes on with {them}"
+            f"`{_resume(site, again=again)}` goes on with {them}"
             if site is not None
             else f"a worker crawls {them} (`{suggest('worker')}`, or any crawl on this Redis)"
         )
@@ -249,10 +249,10 @@ def _temp(args: argparse.Namespace) -> int:
             _note_held_leases(server, keys, job)
         try:
             counts, paused, helped = _crawl_job(
-                settings, server, keys, job, title=title, site=rule.site, given=given
+                settings, server, keys, job, title=title, site=rule.site, given=given, again=seen_again
             )
         except KeyboardInterrupt:
-            _note_left(server, keys, job, rule.site if not given else None)
+            _note_left(server, keys, job, rule.site if not given else None, again=seen_again)
             raise
         if not given and counts.pending == 0:
             mark_temp_job(server, keys, job, ended=True)
@@ -289,7 +289,7 @@ def _temp(args: argparse.Namespace) -> int:
     taken = counts.taken - (before.taken if before is not None else 0)
     if paused or taken:
         print(
-            _paused_end(rule.site, job, counts.pending, given=given)
+            _paused_end(rule.site, job, counts.pending, given=given, again=seen_again)
             if paused
             else _forgotten_end(rule.site, job, taken)
         )
@@ -359,13 +359,19 @@ def _again(args: argparse.Namespace, rule: Rule, *, given: bool) -> bool:
     return True
 
 
-def _paused_end(site: str, job: str, left: int, *, given: bool) -> str:
+def _resume(site: str | None, *, again: bool) -> str:
+    """The command that goes on with the unfinished job of a temp crawl of ``site``: a crawl with
+    ``--again`` (``again``) goes on with such a job alone (:func:`crawler.requests.unfinished_temp_job`)."""
+    return suggest(f"temp {site}{' --again' if again else ''}")
+
+
+def _paused_end(site: str, job: str, left: int, *, given: bool, again: bool = False) -> str:
     """The last line of a temp crawl of ``job`` stopped as its ``site`` was paused, ``left`` requests of
     it held in the queue: what goes on with them (a crawl of pages given is left to the workers)."""
     then = (
         f"a worker crawls {'it' if left == 1 else 'them'} (`{suggest('worker')}`, or any crawl on this Redis)"
         if given
-        else f"`{suggest(f'temp {site}')}` goes on with {'it' if left == 1 else 'them'}"
+        else f"`{_resume(site, again=again)}` goes on with {'it' if left == 1 else 'them'}"
     )
     return (
         f"stopped before its end: {site} was paused (`{suggest(f'sites pause {site}')}`),"
@@ -1180,13 +1186,15 @@ def _crawl_job(
     title: str,
     site: str | None = None,
     given: bool = False,
+    again: bool = False,
 ) -> tuple[JobCounts, bool, Helped]:
     """Crawl until ``job`` has nothing pending, with a progress bar titled ``title``; the job's counts, and
     whether the crawl stopped before its end because ``site``, whose requests the job holds, was paused
     (``crawler sites pause``): said once, then stopped once no lease of the job is held (the pages being
     fetched are in), its other requests left held in the queue; and what its worker did of other jobs'
     requests (none known when it stopped so); ``given``: the job crawls pages given, not the whole site
-    (the workers go on with it once the site is resumed)."""
+    (the workers go on with it once the site is resumed); ``again``: a crawl of ``crawler temp SITE
+    --again``, which a temp crawl with --again goes on with."""
     started = time.monotonic()
     # A job's hash keeps when it was created (a job queued by an older version may not): its loss shows.
     dated = server.hexists(keys.job(job), "created")
@@ -1242,9 +1250,9 @@ def _crawl_job(
                 errors=counts.errors,
             )
             if site is not None and counts.pending:
-                waited[0] = _say_backoff(server, keys, site, job, waited[0], given=given)
+                waited[0] = _say_backoff(server, keys, site, job, waited[0], given=given, again=again)
             if held and site is not None and not paused[0]:
-                _say_paused(site, job, given=given)
+                _say_paused(site, job, given=given, again=again)
             paused[0] = held
             if held and counts.pending and not fetching:
                 paused[1] = True
@@ -1328,7 +1336,7 @@ def _redis_gone(job: str, patience: float, refused: str | None) -> RedisUnavaila
 
 
 def _say_backoff(
-    server: redis.Redis, keys: Keys, site: str, job: str, said: float | None, *, given: bool
+    server: redis.Redis, keys: Keys, site: str, job: str, said: float | None, *, given: bool, again: bool
 ) -> float | None:
     """A note when ``site`` backs off (a 429, a 503 with Retry-After: every worker waits) until a time
     other than ``said``, the end of the last backoff said: until when, and what Ctrl-C does meanwhile, as
@@ -1337,11 +1345,12 @@ def _say_backoff(
     until = polite[0].backoff_until if polite else None
     if until is None or until == said:
         return until
-    left = math.ceil(until - float(server.time()[0]))
+    seconds, micro = server.time()
+    left = math.ceil(until - seconds - micro / 1e6)
     then = (
         f"a worker crawls its requests (`{suggest('worker')}`, or any crawl on this Redis)"
         if given
-        else f"`{suggest(f'temp {site}')}` goes on with it"
+        else f"`{_resume(site, again=again)}` goes on with it"
     )
     tell(
         "note",
@@ -1352,13 +1361,13 @@ def _say_backoff(
     return until
 
 
-def _say_paused(site: str, job: str, *, given: bool) -> None:
+def _say_paused(site: str, job: str, *, given: bool, again: bool = False) -> None:
     """The note of a temp crawl of ``job`` (of pages ``given``, or the whole site) whose ``site`` was paused
     while it ran."""
     then = (
         f"a worker crawls them (`{suggest('worker')}`, or any crawl on this Redis)"
         if given
-        else f"`{suggest(f'temp {site}')}` goes on where it was"
+        else f"`{_resume(site, again=again)}` goes on where it was"
     )
     tell(
         "note",

@@ -141,6 +141,9 @@ def run_requeue(args: argparse.Namespace) -> int:
         idle = no_worker(waiting, workers_alive(queue.server, queue.keys, time.time()))
         requeued = [letter for letter in selected if letter not in refused]
         temp_jobs = _of_last_temp_crawls(queue, requeued)
+        again_jobs = {
+            job for _, job in temp_jobs if queue.server.hexists(queue.keys.job(job), "fetches_seen")
+        }
         aside = _set_aside(queue, requeued) if back else []
     print(f"requeued {counted(back, 'dead letter')}")
     for line in aside:
@@ -149,8 +152,10 @@ def run_requeue(args: argparse.Namespace) -> int:
         print(idle)
         for (site, job), letters in sorted(temp_jobs.items()):
             them, were = ("it", "letter it was") if letters == 1 else ("them", "letters they were")
+            # A plain temp crawl goes on with a plain one, --again with --again (unfinished_temp_job).
+            again = " --again" if job in again_jobs else ""
             print(
-                f"or `{suggest(f'temp {site}')}` crawls {them}, going on with its last temp crawl"
+                f"or `{suggest(f'temp {site}{again}')}` crawls {them}, going on with its last temp crawl"
                 f" (job {job}), whose dead {were}"
             )
     for letter in refused:
