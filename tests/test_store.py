@@ -1051,6 +1051,60 @@ def test_a_weeks_shm_file_made_immutable_under_a_writing_store_fails_its_writes_
         assert [d["url"] for d in store.iter_articles()] == ["http://news.test/first"]
 
 
+_FROZEN_SHM_MOVED_CHILD = """
+import os, shutil, subprocess, sys
+from test_store_contract import article
+from crawler.store import SqliteStore, StoreError
+
+store = SqliteStore(sys.argv[1])
+store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+path = store.path("2026w47")
+if sys.argv[2] == "moved":
+    os.rename(path, f"{path}.moved")
+else:
+    shutil.copy(path, f"{path}.copy")
+    os.replace(f"{path}.copy", path)
+shm = f"{path}-shm"
+subprocess.run(["chattr", "+i", shm], check=True)
+try:
+    store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
+except StoreError as exc:
+    print(exc)
+finally:
+    store.close()
+    subprocess.run(["chattr", "-i", shm], check=True)
+"""
+
+
+@pytest.mark.parametrize("change", ["moved", "replaced"])
+def test_a_week_moved_or_replaced_with_its_shm_file_made_immutable_is_let_go_without_a_crash(
+    tmp_path: Path, change: str
+) -> None:
+    """A week's file moved away (or replaced) under a writing store, its -shm file then marked immutable:
+    the store lets the connection to the old file go (_forget) and closes it, which does not crash the
+    process as the close of a connection to an unmoved file would (SQLite checkpoints no moved file as it
+    closes, so nothing is written through the -shm mapping); the write fails naming the file."""
+    probe = tmp_path / "probe"
+    probe.touch()
+    if os.geteuid() != 0 or subprocess.run(["chattr", "+i", str(probe)], check=False).returncode != 0:
+        pytest.skip("chattr +i is not possible here: no immutable file can be made")
+    subprocess.run(["chattr", "-i", str(probe)], check=True)
+    path = tmp_path / "articles" / "articles_2026w47.sqlite"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _FROZEN_SHM_MOVED_CHILD, str(tmp_path), change],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent,
+            check=False,
+        )
+    finally:  # a child killed before its own chattr -i
+        subprocess.run(["chattr", "-i", f"{path}-shm"], capture_output=True, check=False)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert f"the article store {path} was moved or deleted while this process had it open" in done.stderr
+    assert f"{path}: attempt to write a readonly database" in done.stdout, done.stdout
+
+
 # --- where a worker stores (its heartbeat; `crawler status` warns when the workers alive store apart) -------
 
 

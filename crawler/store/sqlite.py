@@ -750,7 +750,9 @@ class SqliteStore(Store):
         """Close the week's ``connection``, whose file was moved or deleted (or replaced) since it was
         opened: what it would write would land in the file moved away, or in none, where no reader looks.
         SQLite writes nothing back to the name on that close, so the file now at the path is left as it is
-        (or made when an article is next stored in the week)."""
+        (or made when an article is next stored in the week); nor does it checkpoint a moved file as it
+        closes, so the close writes nothing through the -shm mapping and is safe even where that file was
+        made immutable (which crashes the close of an unmoved week, :meth:`close`)."""
         logger.warning(
             "the article store %s was moved or deleted while this process had it open: it is opened again"
             " (made anew when an article is next stored in that week)",
