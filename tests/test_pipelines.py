@@ -19,6 +19,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+import redis
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 from scrapy.pipelines import ItemPipelineManager
@@ -28,7 +29,9 @@ from scrapy.utils.test import get_crawler
 from crawler import settings as project_settings
 from crawler.errors import InputError, StoreUnavailableError
 from crawler.items import Article, Page
+from crawler.keys import Keys
 from crawler.published import published_date
+from crawler.requests import enqueue_job
 from crawler.store import SqliteStore, StoreError
 from crawler.store.document import add_fingerprints
 from crawler.worker import textwork
@@ -823,6 +826,36 @@ def test_a_stored_article_read_again_and_written_twice_by_its_job_stays_an_updat
     ]
     assert all(isinstance(output, Article) and output.stored_before for output in outputs), outputs
     assert stats(crawler) == {"store/new/citynews": 1, "store/updated/citynews": 2}
+
+
+def test_a_seen_article_fetched_again_and_written_twice_by_its_again_job_stays_an_update(
+    tmp_path: Path, redis_client: redis.Redis, redis_server: str
+) -> None:
+    """A job that fetches seen URLs again (`crawler temp SITE --again`) writes a stored article once, then
+    again (its acknowledgement lost with a Redis killed, its lease expired, the page fetched again): it was
+    stored before the job all the same, an update (the second write was counted a new article, as 918ed11
+    found of `--stored`); an article the job stored first and wrote twice stays new to it."""
+    crawler = make_crawler(tmp_path, REDIS_URL=redis_server)
+    seen, fresh = (f"http://127.0.0.1:8631/citynews/2026/{name}.html" for name in ("bridge", "tunnel"))
+    run_store(crawler, [item(url=seen, job="grab", fetched_at="2026-11-20T10:31:00Z")])
+    job = enqueue_job(redis_client, Keys(project_settings.REDIS_KEY_PREFIX), [], job="again-1", again=True)
+    again: dict[str, Any] = {"job": job, "find_week": True, "title": "Bridge reopens"}
+    now = datetime.now(UTC).isoformat(timespec="microseconds")
+    outputs = [
+        *run_store(
+            crawler, [item(url=seen, fetched_at=now, **again), item(url=fresh, fetched_at=now, **again)]
+        ),
+        *run_store(
+            crawler, [item(url=seen, fetched_at=now, **again), item(url=fresh, fetched_at=now, **again)]
+        ),
+    ]
+    assert [isinstance(output, Article) and output.stored_before for output in outputs] == [
+        True,
+        False,
+        True,
+        False,
+    ], outputs
+    assert stats(crawler) == {"store/new/citynews": 3, "store/updated/citynews": 2}
 
 
 def test_an_item_without_a_body_is_dropped_and_counted(tmp_path: Path, crawler: Crawler) -> None:

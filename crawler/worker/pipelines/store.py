@@ -2,7 +2,8 @@
 
 Every outcome is a crawler stat (the status view reads them): ``store/new/<site>`` (with a document its
 own job had stored too: a batch stored in part before it failed, written again, or a write whose
-acknowledgement was lost; not a stored article read again, ``crawler temp --stored``),
+acknowledgement was lost; not a stored article read again, ``crawler temp --stored``, nor one
+first seen before a job that fetches seen URLs again, ``--again``),
 ``store/updated/<site>`` (stored before the job), ``store/unchanged/<site>``,
 ``store/repost/<site>`` (a repost recorded), ``store/repost_again/<site>`` (a repost recorded before,
 fetched again), ``store/spooled/<site>``, ``store/dropped_empty/<site>``, ``store/errors/<site>`` (an
@@ -25,6 +26,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Self
 from weakref import WeakKeyDictionary
 
@@ -39,7 +41,7 @@ from crawler.keys import Keys
 from crawler.redisio import redirects
 from crawler.store import Store, StoreConfig, Written, store_config
 from crawler.store.base import lasting_failure
-from crawler.store.document import add_fingerprints, make_document
+from crawler.store.document import add_fingerprints, make_document, parse_timestamp
 from crawler.worker.connection import keys_of, server_of
 
 __all__ = ["RepostRecorded", "StorePipeline", "store_pipeline_of"]
@@ -245,19 +247,26 @@ def _write(
     (:func:`~crawler.store.base.lasting_failure`: one document too large for MongoDB, say) is written again
     one document at a time, so that only the documents refused fail (with their error, in their place).
     A document whose week cannot be found (the store unreachable: MongoDB away) fails alone, in its place:
-    written without it, it would be a second copy in this week; the others are written (or spooled)."""
+    written without it, it would be a second copy in this week; the others are written (or spooled).
+    Such a document first seen before its job is not the job's own (``same_job`` False), however many
+    times the job writes it."""
     ready = [add_fingerprints(document) if needed else document for document, needed, _ in documents]
     unfound: dict[int, StoreError] = {}
+    before: set[int] = set()
     for index, (document, (_, _, find)) in enumerate(zip(ready, documents, strict=True)):
         if find:
             try:
-                _in_stored_week(store, document)
+                if _in_stored_week(store, document, noted):
+                    before.add(index)
             except StoreError as exc:
                 unfound[index] = exc
-    if not unfound:
-        return _write_found(store, ready, noted)
     rest = iter(_write_found(store, [d for i, d in enumerate(ready) if i not in unfound], noted))
-    return [unfound[index] if index in unfound else next(rest) for index in range(len(ready))]
+    written = [unfound[index] if index in unfound else next(rest) for index in range(len(ready))]
+    # Stored before its job, which then wrote it (its acknowledgement lost): no document of the job's own.
+    return [
+        replace(result, same_job=False) if index in before and isinstance(result, Written) else result
+        for index, result in enumerate(written)
+    ]
 
 
 def _write_found(
@@ -283,13 +292,28 @@ def _write_found(
     return written
 
 
-def _in_stored_week(store: Store, document: dict[str, Any]) -> None:
+def _in_stored_week(store: Store, document: dict[str, Any], noted: tuple[redis.Redis, Keys] | None) -> bool:
     """Give ``document`` the ``first_seen`` and ``week`` of the document stored with its URL, if any, in
     whichever week (a page of ``crawler temp SITE --again``): written there, it updates that document, not
-    a second one in this week's store."""
+    a second one in this week's store. Whether that document was first seen before its job was created
+    (the job's hash, ``created``), though the job wrote it since; False when Redis cannot say."""
     stored = store.get(document["url"])
-    if stored is not None and stored["url"] == document["url"]:
-        document["first_seen"], document["week"] = stored["first_seen"], stored["week"]
+    if stored is None or stored["url"] != document["url"]:
+        return False
+    document["first_seen"], document["week"] = stored["first_seen"], stored["week"]
+    job = document["job"]
+    if stored.get("job") != job or job is None or noted is None:
+        return False
+    server, keys = noted
+    try:
+        created = server.hget(keys.job(job), "created")
+    except redis.RedisError as exc:
+        logger.warning(
+            "Redis failed (read when job %s was created): %s; %s counted new", job, exc, stored["url"]
+        )
+        return False
+    first_seen = parse_timestamp(stored["first_seen"], "first_seen").timestamp()
+    return created is not None and first_seen < float(created)
 
 
 def _write_alone(store: Store, document: dict[str, Any]) -> Written | StoreError:
