@@ -1843,6 +1843,40 @@ def test_status_of_a_redis_that_asks_for_a_password_says_so_not_to_start_it(tmp_
     assert message.endswith(_AUTHENTICATION_FIX), message
 
 
+def test_a_redis_at_its_maxclients_is_said_to_run_with_the_fix_not_to_be_started(site: Site) -> None:
+    """`crawler status` (and every command) on a REDIS_URL server that has as many clients as its maxclients
+    allows said "cannot reach Redis at URL (REDIS_URL): max number of clients reached; start it or unset
+    REDIS_URL to use the embedded server": Redis runs, so "start it" is untrue. It says Redis runs, how
+    many clients it takes and the fix; so does a connection of a worker (:func:`connect`)."""
+    site.rule("/a/one")
+    with EmbeddedRedis(site.data / "redis", watch_seconds=0) as server:
+        url = server.ensure()
+        client = connect(url)
+        try:
+            client.config_set("maxclients", client.info("clients")["connected_clients"])
+            done = site.crawler("status", REDIS_URL=url)
+            with pytest.raises(RedisUnavailableError) as raised:
+                connect(url)
+        finally:
+            client.config_set("maxclients", 10000)
+            client.close()
+    assert done.returncode == 1, done.stderr
+    # Redis writes its refusal and closes the connection: the client reads it, or (on a Unix socket, where
+    # the close often comes first) its PING meets a closed socket (EPIPE); either says Redis runs and why.
+    for said in (done.stderr.strip(), str(raised.value)):
+        assert said.removeprefix("crawler status: error: ").startswith(f"cannot use Redis at {url}"), said
+        assert "start it" not in said, said
+        assert "raise maxclients" in said, said
+        assert (
+            "Redis runs but takes no new connection (it says: max number of clients reached); it has as many"
+            " clients as its maxclients allows"
+            in said
+            or "Redis took the connection and closed it at once (Broken pipe): it runs but turns new"
+            " connections away; at its maxclients it does so"
+            in said
+        ), said
+
+
 def test_a_worker_whose_redis_user_loses_scripts_alone_logs_one_outage_and_one_recovery(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -28,6 +28,7 @@ from crawler.errors import redacted
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
 
 __all__ = [
+    "MAX_CLIENTS_FIX",
     "NO_PERMISSION_FIX",
     "RedisUnavailableError",
     "connect",
@@ -102,7 +103,8 @@ def connect(url: str, *, reads_only: bool = False) -> redis.Redis:
     refused = None if failure is not None or reads_only else writes_refused(client)
     if failure is not None:
         client.close()
-        raise RedisUnavailableError(f"cannot reach Redis at {redacted(url)}: {failure[0]}")
+        why, runs = failure
+        raise RedisUnavailableError(f"cannot {'use' if runs else 'reach'} Redis at {redacted(url)}: {why}")
     if refused is not None:
         client.close()
         raise RedisUnavailableError(refused)
@@ -256,6 +258,14 @@ AUTHENTICATION_FIX = (
     "put its user and password in the Redis URL (REDIS_URL=redis://USER:PASSWORD@HOST:PORT; the user"
     " default when it has a password alone: redis://:PASSWORD@HOST:PORT), then start the crawler's processes"
     " again: a running one cannot learn them"
+)
+# What to do when Redis has as many clients as its maxclients allows (redis-py's message for its reply).
+_MAX_CLIENTS = "max number of clients reached"
+MAX_CLIENTS_FIX = (
+    "it has as many clients as its maxclients allows (CONFIG GET maxclients on a connection it holds, or its"
+    " configuration file, says how many; INFO clients how many it has): stop the processes that hold"
+    " connections they do not need, or raise maxclients (CONFIG SET maxclients, and in its configuration"
+    " file); the crawler's processes connect again by themselves"
 )
 NO_PERMISSION_FIX = (
     "give that user the crawler's commands on its keys (ACL SETUSER <user> on ~<REDIS_KEY_PREFIX>:* +@all),"
@@ -416,21 +426,32 @@ def _untaken_query_parameters(url: str, scheme: str) -> list[str]:
 
 def turned_away(exc: redis.RedisError) -> str | None:
     """What to do when Redis runs but turns the client away with ``exc``: it asks for a password the URL
-    does not give or gives wrong (``NOAUTH``, ``WRONGPASS``); None for any other error."""
+    does not give or gives wrong (``NOAUTH``, ``WRONGPASS``), or it has as many clients as its
+    ``maxclients`` allows; None for any other error."""
     if isinstance(exc, redis.AuthenticationError):
         return f"Redis asks for a user and password (it says: {exc}); {AUTHENTICATION_FIX}"
+    if isinstance(exc, redis.ConnectionError) and str(exc) == _MAX_CLIENTS:
+        return f"Redis runs but takes no new connection (it says: {exc}); {MAX_CLIENTS_FIX}"
     return None
 
 
 def _ping_failure(client: redis.Redis) -> tuple[str, bool] | None:
     """Why ``client`` cannot PING its server, and whether the server runs (it answered, turning the client
-    away: :func:`turned_away`), or None when it can."""
+    away: :func:`turned_away`; or it took the new connection and closed it before the PING was sent, as
+    one at its ``maxclients`` does when its reply comes first), or None when it can."""
     try:
         client.ping()
     except (redis.ConnectionError, redis.TimeoutError) as exc:
         if (turned := turned_away(exc)) is not None:
             return turned, True
         cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, BrokenPipeError | ConnectionResetError):
+            return (
+                f"Redis took the connection and closed it at once ({cause.strerror}): it runs but turns new"
+                " connections away; at its maxclients it does so (INFO clients says how many it has; raise"
+                " maxclients or stop processes that hold connections), else its log says why",
+                True,
+            )
         if isinstance(cause, OSError) and cause.strerror:
             return cause.strerror, False
         return str(exc), False
