@@ -1877,6 +1877,42 @@ def test_a_redis_at_its_maxclients_is_said_to_run_with_the_fix_not_to_be_started
         ), said
 
 
+def test_a_scheduler_whose_redis_refuses_writes_says_why_and_the_fix_once_and_when_it_works_again(
+    site: Site, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The scheduler of `crawler run` or `crawler schedule` on a Redis at its maxmemory (or a read-only
+    replica, or one that cannot write its disk) logged "a tick failed (command not allowed when used memory >
+    'maxmemory'.); trying again every tick" and nothing of what to do, where a worker beside it said the
+    maxmemory and the fix. It says them too, once, and when it works again."""
+    import threading
+
+    from crawler.rules import load_rule
+    from crawler.schedule.grabs import GrabScheduler
+
+    site.rule("/a/one")
+    rule = load_rule(site.rules / f"{site.name}.yaml")
+    stop = threading.Event()
+    with EmbeddedRedis(site.data / "redis", watch_seconds=0) as server, caplog.at_level(logging.INFO):
+        client = connect(server.ensure())
+        client.config_set("maxmemory", 1)
+        scheduler = GrabScheduler(client, Keys("crawler"), tick_seconds=0.05)
+        ticking = threading.Thread(target=scheduler.run, args=(lambda: [rule], stop))
+        ticking.start()
+        try:
+            wait_until(lambda: "a tick failed" in caplog.text, "the scheduler's first failed tick")
+            time.sleep(0.5)  # ten ticks more, each refused
+            client.config_set("maxmemory", 0)
+            wait_until(lambda: "the scheduler works again" in caplog.text, "the scheduler to work again")
+        finally:
+            stop.set()
+            ticking.join(WAIT_LIMIT)
+            client.close()
+    failed = [record.getMessage() for record in caplog.records if "a tick failed" in record.getMessage()]
+    assert len(failed) == 1, failed
+    assert "; Redis refuses writes: its memory is full (maxmemory of 1 bytes;" in failed[0], failed[0]
+    assert "raise its maxmemory (CONFIG SET maxmemory, and in its configuration file)" in failed[0], failed[0]
+
+
 def test_a_worker_whose_redis_user_loses_scripts_alone_logs_one_outage_and_one_recovery(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

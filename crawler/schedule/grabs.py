@@ -81,7 +81,7 @@ from croniter import croniter
 from crawler import settings as defaults
 from crawler.commandline import counted, span
 from crawler.keys import Keys
-from crawler.redisio.connection import decoded, hash_of
+from crawler.redisio.connection import decoded, hash_of, turned_away, writes_refused
 from crawler.requests import enqueue_job, expired_leases, write_off_lost
 from crawler.rules import Rule, RuleError
 from crawler.schedule.revisit import period_of, when
@@ -525,13 +525,34 @@ class GrabScheduler:
                 except (redis.RedisError, RuleError) as exc:
                     # Redis away (a restart, a failover), or the rules folder unreadable: next tick.
                     if not failing:
-                        logger.error("%s: a tick failed (%s); trying again every tick", self.owner, exc)
+                        logger.error(
+                            "%s: a tick failed (%s); trying again every tick%s",
+                            self.owner,
+                            exc,
+                            self._why(exc),
+                        )
                         failing = True
                 stop.wait(self.tick_seconds)
         finally:
             if leading:
                 with contextlib.suppress(redis.RedisError):
                     self.resign()
+
+    def _why(self, failure: Exception) -> str:
+        """``; `` and what a Redis that runs but refused a tick means and its fix: it refuses writes
+        (``MISCONF``, ``OOM``, ``READONLY``: :func:`writes_refused`) or turns the scheduler away (a password,
+        its ``maxclients``: :func:`turned_away`); nothing for another failure, or when Redis cannot say."""
+        if not isinstance(failure, redis.RedisError):
+            return ""
+        if (turned := turned_away(failure)) is not None:
+            return f"; {turned}"
+        if not isinstance(failure, redis.ResponseError):
+            return ""
+        try:
+            refused = writes_refused(self.server)
+        except redis.RedisError:
+            return ""
+        return f"; {refused}" if refused else ""
 
 
 def _say_unscheduled(rules: list[Rule], said: set[str]) -> None:
