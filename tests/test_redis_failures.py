@@ -824,13 +824,43 @@ def test_articles_stored_while_redis_is_away_are_not_said_to_have_links_noted_as
     away = redis.Redis(unix_socket_path=str(tmp_path / "gone.sock"))
     urls = ["http://news.example/a/1", "http://news.example/a/2"]
     with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store, caplog.at_level(logging.WARNING):
-        _record_redirects(store, away, Keys("crawler"), urls)
+        _record_redirects(store, away, Keys("crawler"), None, urls)
     (said,) = [record.getMessage() for record in caplog.records]
     assert said.startswith(
         "Cannot read whether links were noted as redirecting to 2 article URLs just stored (first"
         " http://news.example/a/1): Error "
     ), said
     assert "Links noted as redirecting" not in said, said
+
+
+def test_articles_stored_while_redis_is_away_log_the_outage_once_not_a_warning_at_each(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With Redis gone (restarted, say) a worker that stored an article with links noted as redirecting to
+    it logged "Cannot read whether links were noted as redirecting to 1 article URL just stored (first
+    .../a/restart5): Error 111 connecting to 127.0.0.1:16401. Connection refused.; ..." at each such article,
+    beside the worker's one line for the outage. It is a call of that outage now: one line for all."""
+    import asyncio
+
+    from crawler.worker.pipelines.store import StorePipeline
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        spider = sites_spider(tmp_path, server.ensure())
+        pipeline = StorePipeline.from_crawler(spider.crawler)
+        asyncio.run(pipeline.open_spider())
+    # Redis stopped: each article's notes cannot be read.
+    with caplog.at_level(logging.WARNING):
+        for n in range(5):
+            pipeline.redirected(f"http://news.example/a/{n}")
+        asyncio.run(pipeline.close_spider())
+    said = [record.getMessage() for record in caplog.records]
+    assert not [line for line in said if line.startswith("Cannot read whether links")], said
+    (outage,) = [line for line in said if line.startswith("Redis failed")]
+    assert outage.startswith(
+        "Redis failed (read the links noted as redirecting to 1 article URL just stored (first"
+        " http://news.example/a/0): they stay noted in Redis (crawler:redirected) and are added when another"
+        " link to the same article is skipped: "
+    ), outage
 
 
 # --- stopped by a signal: SIGTERM (docker stop, a service manager) or Ctrl-C -------------------------------

@@ -42,7 +42,8 @@ from crawler.redisio import redirects
 from crawler.store import Store, StoreConfig, Written, store_config
 from crawler.store.base import lasting_failure
 from crawler.store.document import add_fingerprints, make_document, parse_timestamp
-from crawler.worker.connection import keys_of, server_of
+from crawler.worker.connection import RedisOutage, keys_of, outage_of, server_of
+
 
 __all__ = ["RepostRecorded", "StorePipeline", "store_pipeline_of"]
 
@@ -87,7 +88,12 @@ class StorePipeline:
         self._flushes: set[asyncio.Future[None]] = set()
         # Where skipped redirects are noted (the shared Redis): none in a crawl without it, which skips
         # no redirect either (the pipeline run alone).
-        self.noted = (server_of(crawler), keys_of(crawler)) if crawler.settings.get("REDIS_URL") else None
+        # A Redis failure there is one of the worker's outage, said once (outage_of).
+        self.noted = (
+            (server_of(crawler), keys_of(crawler), outage_of(crawler))
+            if crawler.settings.get("REDIS_URL")
+            else None
+        )
         _pipelines[crawler] = self
 
     @classmethod
@@ -239,7 +245,7 @@ class StorePipeline:
 def _write(
     store: Store,
     documents: list[tuple[dict[str, Any], bool, bool]],
-    noted: tuple[redis.Redis, Keys] | None,
+    noted: tuple[redis.Redis, Keys, RedisOutage | None] | None,
 ) -> list[Written | StoreError]:
     """On the store's thread: the fingerprints the text pool did not compute, the week of the documents
     whose week is to be found (:func:`_in_stored_week`), then one batch write, then the links noted as
@@ -324,10 +330,13 @@ def _write_alone(store: Store, document: dict[str, Any]) -> Written | StoreError
         return exc
 
 
-def _record_redirects(store: Store, server: redis.Redis, keys: Keys, urls: Sequence[str]) -> None:
+def _record_redirects(
+    store: Store, server: redis.Redis, keys: Keys, outage: RedisOutage | None, urls: Sequence[str]
+) -> None:
     """On the store's thread: the links noted as redirecting to ``urls`` added to their documents, and
     their notes removed. The store or Redis failing leaves the notes for the next link noted for the same
-    article (logged); it never fails the articles written."""
+    article (logged; Redis failing as a call of the worker's ``outage``, when given: once per outage, not
+    at each article); it never fails the articles written."""
     notes: dict[str, str] | None = None
     try:
         recorded: list[tuple[str, str]] = []
@@ -339,6 +348,14 @@ def _record_redirects(store: Store, server: redis.Redis, keys: Keys, urls: Seque
         if recorded:
             redirects.forget(server, keys, recorded)
     except (redis.RedisError, StoreError) as exc:
+        if outage is not None and isinstance(exc, redis.RedisError):
+            outage.failed(
+                f"read the links noted as redirecting to {counted(len(urls), 'article URL')} just stored"
+                f" (first {urls[0]}): they stay noted in Redis ({keys.redirected}) and are added when"
+                " another link to the same article is skipped",
+                exc,
+            )
+            return
         if notes is None:
             logger.warning(
                 "Cannot read whether links were noted as redirecting to %s just stored (first %s): %s; notes"
