@@ -2340,6 +2340,40 @@ def test_a_spider_that_opens_while_redis_is_away_reads_its_pages_once_redis_is_b
         assert len(queue) == 3 and spider.bloom.count() == 3, "marked seen and queued once Redis is back"
 
 
+def test_a_spider_that_opens_while_redis_is_away_says_the_outage_once_not_at_each_retry_of_its_politeness(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A temp crawl whose Redis was made a replica (REPLICAOF) as its spider opened logged "Redis failed (set
+    the sites' politeness: ... -READONLY You can't write against a read only replica.): the worker goes on
+    and tries again in 1 s" at each second of it (9 lines in 9 s), beside the worker's one line for the
+    outage. The retries are calls of that outage now: one line, and one when Redis is back."""
+    import twisted.internet
+    from twisted.internet.task import Clock
+
+    with EmbeddedRedis(tmp_path / "data", watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        spider = sites_spider(tmp_path, url)
+        os.kill(redis_server.pid or 0, signal.SIGKILL)
+        wait_until(lambda: not _answers(url), "the killed Redis to stop answering")
+        clock = Clock()  # as in the test above: the retry runs on the reactor
+        monkeypatch.setattr(twisted.internet, "reactor", clock, raising=False)
+        monkeypatch.setitem(sys.modules, "twisted.internet.reactor", clock)
+        with caplog.at_level(logging.INFO, logger="crawler"):
+            spider.opened()
+            for _ in range(5):
+                clock.advance(1.0)
+            redis_server.ensure()
+            clock.advance(1.0)
+        assert connect(url).exists(Keys("crawler").polite("news")), (
+            "the politeness written once Redis is back"
+        )
+    said = [record.getMessage() for record in caplog.records if record.name.startswith("crawler.worker")]
+    failed = [line for line in said if line.startswith("Redis failed")]
+    assert len(failed) == 1, said
+    assert failed[0].startswith("Redis failed (set the sites' politeness, tried again every second: "), failed
+    assert len([line for line in said if line.startswith("Redis is back after")]) == 1, said
+
+
 def _answers(url: str) -> bool:
     try:
         return bool(connect(url).ping())

@@ -448,17 +448,18 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     def _configure_sites(self) -> None:
         """Each site's politeness, for every worker together (the queue gates the site as a whole); while
-        Redis is away, tried again every second until it is back."""
+        Redis is away (or refuses writes), tried again every second until it is back, the outage said once
+        (:func:`outage_of`)."""
         try:
             for rule in list(self.rules.values()):
                 self.queue.configure(rule.site, delay=rule.delay, concurrency=rule.concurrency)
         except redis.RedisError as exc:
-            logger.error(
-                "Redis failed (set the sites' politeness: %s): the worker goes on and tries again in 1 s", exc
-            )
+            outage_of(self.crawler).failed("set the sites' politeness, tried again every second", exc)
             from twisted.internet import reactor  # noqa: PLC0415 - the reactor the crawl installed
 
             task.deferLater(cast(IReactorTime, reactor), 1.0, self._configure_sites)
+            return
+        outage_of(self.crawler).ok(wrote=bool(self.rules))
 
     def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
         """A site's robots.txt asks for a crawl-delay longer than the rule's delay: every worker keeps it
