@@ -2374,6 +2374,53 @@ def test_a_spider_that_opens_while_redis_is_away_says_the_outage_once_not_at_eac
     assert len([line for line in said if line.startswith("Redis is back after")]) == 1, said
 
 
+def test_pages_whose_links_redis_refuses_log_the_outage_once_not_a_traceback_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A temp crawl whose Redis was made a replica (REPLICAOF) as it read its index page logged Scrapy's
+    "Spider error processing <GET .../links?to=...>" and a traceback ending in "ReadOnlyError: Command # 1
+    (HSETNX crawler:bloom:meta capacity 1000000) of pipeline caused error": the page's links could not be
+    queued, so its lease was let expire (it is fetched again), but the exception went on to Scrapy, which
+    logs one traceback a page. The lease middleware takes it now: one line for the outage, nothing to
+    Scrapy."""
+    import twisted.internet
+    from scrapy.http import HtmlResponse, Request
+    from twisted.internet.task import Clock
+
+    from crawler.worker.leaseack import LeaseAckMiddleware
+
+    with EmbeddedRedis(tmp_path / "data", watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        spider = sites_spider(tmp_path, url)
+        middleware = LeaseAckMiddleware(spider.crawler)
+        clock = Clock()  # as in the tests above: the politeness retry runs on the reactor
+        monkeypatch.setattr(twisted.internet, "reactor", clock, raising=False)
+        monkeypatch.setitem(sys.modules, "twisted.internet.reactor", clock)
+        spider.opened()
+        admin = connect(url)
+        admin.config_set("maxmemory", 1)  # every write refused (OOM), as a replica's
+        handed: list[object] = []
+        with caplog.at_level(logging.INFO, logger="crawler"):
+            for n in range(3):
+                request = Request(
+                    f"http://127.0.0.1/{n}", meta={"site": "news", "kind": "index", "job": "j1"}
+                )
+                response = HtmlResponse(
+                    request.url, body=b"<ul class='news'><li><a href='/a/1'>1</a></li></ul>", request=request
+                )
+                with pytest.raises(redis.RedisError) as raised:
+                    list(spider.parse_index(response))
+                handed.append(middleware.process_spider_exception(response, raised.value))
+        admin.config_set("maxmemory", 0)
+        admin.close()
+    assert handed == [[], [], []], "taken: nothing goes on to Scrapy, which would log a traceback"
+    said = [record.getMessage() for record in caplog.records if record.name.startswith("crawler.worker")]
+    refused = [line for line in said if line.startswith("Redis refuses writes")]
+    assert len(refused) == 1, said
+    # Each page's count of its links and its queueing: six calls of the one outage.
+    assert spider.crawler.stats.get_value("redis/errors") == 6
+
+
 def _answers(url: str) -> bool:
     try:
         return bool(connect(url).ping())

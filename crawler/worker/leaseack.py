@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import redis
 from scrapy import Request, signals
@@ -36,6 +36,7 @@ from crawler.commandline import suggest
 from crawler.errors import StoreUnavailableError
 from crawler.items import Article
 from crawler.requests import Work
+from crawler.worker.connection import outage_of
 from crawler.worker.discovery import discovery_of
 from crawler.worker.pipelines.store import RepostRecorded
 from crawler.worker.scheduler import scheduler_of
@@ -112,13 +113,21 @@ class LeaseAckMiddleware:
         elif element.meta.get("lease") is not None and element.meta.get("lease") == request.meta.get("lease"):
             work.handed_on = True
 
-    def process_spider_exception(self, response: Response, exception: Exception) -> None:
+    def process_spider_exception(self, response: Response, exception: Exception) -> Iterable[Any] | None:
+        """A callback failed: Redis failing under it is one call of the worker's outage (said once, not as
+        Scrapy's "Spider error processing" and its traceback at each page), the page fetched again; any
+        other error dead-letters it, and goes on to Scrapy, which logs it."""
         request = response.request
         assert request is not None and self.crawler.stats is not None
         self.crawler.stats.inc_value(f"spider/exception/{global_object_name(type(exception))}")
         work = self.work.setdefault(id(request), _Work())
-        if isinstance(exception, redis.RedisError):
+        redis_failed = isinstance(exception, redis.RedisError)
+        if redis_failed:
             work.redis_failed = True
+            outage_of(self.crawler).failed(
+                f"queue what {request.url} gave: its lease expires and it is fetched again",
+                cast(redis.RedisError, exception),
+            )
         else:
             work.error, work.error_kind = (
                 f"the spider failed on the page: {type(exception).__name__}: {exception}",
@@ -127,6 +136,7 @@ class LeaseAckMiddleware:
             work.fetched = True
         work.output_done = True
         self._maybe_done(request)
+        return [] if redis_failed else None
 
     def _item_stored(self, item: Any, response: Response | None = None, **_: Any) -> None:
         work = self._work_of(response)
