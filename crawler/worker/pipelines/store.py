@@ -44,7 +44,6 @@ from crawler.store.base import lasting_failure
 from crawler.store.document import add_fingerprints, make_document, parse_timestamp
 from crawler.worker.connection import RedisOutage, keys_of, outage_of, server_of
 
-
 __all__ = ["RepostRecorded", "StorePipeline", "store_pipeline_of"]
 
 logger = logging.getLogger(__name__)
