@@ -275,7 +275,7 @@ def _write(
 
 
 def _write_found(
-    store: Store, ready: list[dict[str, Any]], noted: tuple[redis.Redis, Keys] | None
+    store: Store, ready: list[dict[str, Any]], noted: tuple[redis.Redis, Keys, RedisOutage | None] | None
 ) -> list[Written | StoreError]:
     """:func:`_write`'s batch write of ``ready`` (none: nothing written) and the redirects noted."""
     if not ready:
@@ -297,7 +297,9 @@ def _write_found(
     return written
 
 
-def _in_stored_week(store: Store, document: dict[str, Any], noted: tuple[redis.Redis, Keys] | None) -> bool:
+def _in_stored_week(
+    store: Store, document: dict[str, Any], noted: tuple[redis.Redis, Keys, RedisOutage | None] | None
+) -> bool:
     """Give ``document`` the ``first_seen`` and ``week`` of the document stored with its URL, if any, in
     whichever week (a page of ``crawler temp SITE --again``): written there, it updates that document, not
     a second one in this week's store. Whether that document was first seen before its job was created
@@ -309,10 +311,13 @@ def _in_stored_week(store: Store, document: dict[str, Any], noted: tuple[redis.R
     job = document["job"]
     if stored.get("job") != job or job is None or noted is None:
         return False
-    server, keys = noted
+    server, keys, outage = noted
     try:
         created = server.hget(keys.job(job), "created")
     except redis.RedisError as exc:
+        if outage is not None:
+            outage.failed(f"read when job {job} was created: {stored['url']} counted new", exc)
+            return False
         logger.warning(
             "Redis failed (read when job %s was created): %s; %s counted new", job, exc, stored["url"]
         )
