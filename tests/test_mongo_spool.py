@@ -787,3 +787,29 @@ def test_an_again_articles_lookup_that_cannot_reach_mongodb_fails_it_alone_and_t
     assert [getattr(result, "outcome", None) for result in results] == ["spooled", None, "spooled"]
     assert isinstance(results[1], StoreError) and not lasting_failure(results[1])
     assert "cannot reach MongoDB" in str(results[1])
+
+
+def test_an_again_batch_whose_first_lookup_cannot_reach_mongodb_waits_once_not_once_an_article(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of `crawler temp SITE --again` articles with MongoDB away (on the fake, NOT MongoDB): each
+    look-up of an article's week waits MONGO_TIMEOUT_MS before it fails, so a look-up made for every
+    article held the store's thread that long per article (100 s for a batch of 20 at 5000 ms). The first
+    failure fails the batch's other articles whose week is to be found with it, without a look-up each;
+    the rest is spooled."""
+    client, clock = FakeClient(), Clock()
+    documents = [make_document(article(f"http://news.test/{n}", "2026-11-17T10:00:00Z")) for n in range(4)]
+    with fake_store(tmp_path, client, clock) as store:
+        looked: list[str] = []
+        get = store.get
+
+        def counted_get(url: str) -> dict[str, Any] | None:
+            looked.append(url)
+            return get(url)
+
+        monkeypatch.setattr(store, "get", counted_get)
+        client.down = True
+        results = write_batch(store, [(document, True, n != 2) for n, document in enumerate(documents)], None)
+    assert looked == ["http://news.test/0"]
+    assert [getattr(result, "outcome", None) for result in results] == [None, None, "spooled", None]
+    assert all("cannot reach MongoDB" in str(results[n]) for n in (0, 1, 3))

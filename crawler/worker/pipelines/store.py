@@ -252,19 +252,23 @@ def _write(
     (:func:`~crawler.store.base.lasting_failure`: one document too large for MongoDB, say) is written again
     one document at a time, so that only the documents refused fail (with their error, in their place).
     A document whose week cannot be found (the store unreachable: MongoDB away) fails alone, in its place:
-    written without it, it would be a second copy in this week; the others are written (or spooled).
-    Such a document first seen before its job is not the job's own (``same_job`` False), however many
-    times the job writes it."""
+    written without it, it would be a second copy in this week; the others are written (or spooled). The
+    first look-up that fails fails the batch's other such documents too, unlooked: each would wait as long
+    (``MONGO_TIMEOUT_MS`` for a MongoDB away) to fail the same way. Such a document first seen before its
+    job is not the job's own (``same_job`` False), however many times the job writes it."""
     ready = [add_fingerprints(document) if needed else document for document, needed, _ in documents]
     unfound: dict[int, StoreError] = {}
     before: set[int] = set()
+    failed: StoreError | None = None
     for index, (document, (_, _, find)) in enumerate(zip(ready, documents, strict=True)):
-        if find:
+        if find and failed is not None:
+            unfound[index] = failed
+        elif find:
             try:
                 if _in_stored_week(store, document, noted):
                     before.add(index)
             except StoreError as exc:
-                unfound[index] = exc
+                unfound[index] = failed = exc
     rest = iter(_write_found(store, [d for i, d in enumerate(ready) if i not in unfound], noted))
     written = [unfound[index] if index in unfound else next(rest) for index in range(len(ready))]
     # Stored before its job, which then wrote it (its acknowledgement lost): no document of the job's own.
