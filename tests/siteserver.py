@@ -20,6 +20,7 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/long-header?kb=N``          an article page whose header ``X-Long`` is N KB long (2048: 2 MB)
 ``/large?mb=N``                an N MB HTML page (Content-Length set), streamed
 ``/large-gzip?mb=N``           an N MB HTML page sent gzip-compressed (a few KB on the wire)
+``/one-line?chars=N``          an article page whose body is one paragraph of N characters
 ``/bad-gzip``                  a page sent as ``Content-Encoding: gzip`` whose body is no gzip
 ``/uncompressed?as=E``         an article page sent as it is, with ``Content-Encoding: E`` (``gzip``, ``br``,
                                ``zstd``, ...): compressed, it says, and it is not
@@ -483,6 +484,10 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             )
         elif path == "/large":
             self._send_large(float(query.get("mb", "40")))
+        elif path == "/one-line":
+            chars = int(query.get("chars", "1000"))
+            page = article_page("One line", [("word " * chars)[:chars]])
+            self._send(200, page.encode(), "text/html; charset=utf-8")
         elif path == "/large-gzip":
             body = _gzipped_page(float(query.get("mb", "40")))
             self._send(200, body, "text/html; charset=utf-8", {"Content-Encoding": "gzip"})

@@ -442,6 +442,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.url_limit = self.crawler.settings.getint("URLLENGTH_LIMIT")
         self.again_seconds = self.crawler.settings.getint("SCHEDULE_TEMP_AGAIN_SECONDS")
         self.max_size = self.crawler.settings.getint("DOWNLOAD_MAXSIZE")
+        self.max_body_chars = self.crawler.settings.getint("TEXT_MAX_BODY_CHARS")
         if self.rule_errors:
             self.count("rules/errors", self.rule_errors)
         self._configure_sites()
@@ -902,6 +903,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             yield from self._retry_refused(response, rule, refused)
             return
         self.bans.ok(rule.site, response.meta.get("proxy_id"))
+        body = fields.get("body")
+        if body is not None and len(body) > self.max_body_chars:
+            self._body_too_long(response, rule, len(body))
+            return
         self.count(f"fields/pages/{rule.site}")
         for name, value in fields.items():
             # A standard field the rule does not give is missing on every page: no sign of anything.
@@ -1183,6 +1188,17 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if rule is not None:
             self.count(f"crawl/pages/{rule.site}")
         return rule
+
+    def _body_too_long(self, response: Response, rule: Rule, chars: int) -> None:
+        """An article page whose rule's body has ``chars`` characters, over ``TEXT_MAX_BODY_CHARS``:
+        dead-lettered naming the limit and how to raise it, counted ``crawl/body_too_long/<site>``."""
+        limit = self.max_body_chars
+        reason = (
+            f"{response.url}: the rule's body is {chars:,} characters, over TEXT_MAX_BODY_CHARS ({limit:,}):"
+            f" no article is that long; if this one is, `-s TEXT_MAX_BODY_CHARS={chars}` on the crawl's"
+            " command (worker, run or temp), then requeue it"
+        )
+        self._unreadable(response, f"crawl/body_too_long/{rule.site}", reason, "body too long")
 
     def _unreadable(self, response: Response, counter: str, reason: str, kind: str) -> None:
         """A page that is not what its request was for: fetched all the same (its job counts it, and its
