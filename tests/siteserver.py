@@ -21,6 +21,7 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/large?mb=N``                an N MB HTML page (Content-Length set), streamed
 ``/large-gzip?mb=N``           an N MB HTML page sent gzip-compressed (a few KB on the wire)
 ``/one-line?chars=N``          an article page whose body is one paragraph of N characters
+``/not-http``                  an SSH server's greeting, no HTTP answer, then the connection closed
 ``/bad-gzip``                  a page sent as ``Content-Encoding: gzip`` whose body is no gzip
 ``/uncompressed?as=E``         an article page sent as it is, with ``Content-Encoding: E`` (``gzip``, ``br``,
                                ``zstd``, ...): compressed, it says, and it is not
@@ -484,6 +485,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             )
         elif path == "/large":
             self._send_large(float(query.get("mb", "40")))
+        elif path == "/not-http":
+            self.close_connection = True
+            self.wfile.write(b"SSH-2.0-OpenSSH_9.6\r\n")
         elif path == "/one-line":
             chars = int(query.get("chars", "1000"))
             page = article_page("One line", [("word " * chars)[:chars]])

@@ -597,6 +597,20 @@ def test_a_start_url_whose_connection_is_cut_is_a_connection_error_saying_so_and
     ), done.stdout
 
 
+def test_a_page_whose_server_answers_no_http_is_a_connection_error_saying_so(site: Site) -> None:
+    """A port that speaks another protocol (an SSH server's greeting) was dead-lettered as "connection
+    failed: ('wrong number of parts', b'SSH-2.0-OpenSSH_9.6')", twisted's error as it is."""
+    site.rule("/not-http", "/a/small")
+    done = site.temp()
+    assert "errors 1 (connection: 1)" in done.stdout, done.stdout
+    (letter,) = site.dead()
+    assert letter["reason"] == (
+        "connection failed: the answer is not HTTP (its status line: wrong number of parts in"
+        " b'SSH-2.0-OpenSSH_9.6'): does that port serve the web? (after 2 retries)"
+    ), letter
+    assert list(site.stored()) == ["/a/small"]
+
+
 def _start_url_failed_then_requeued(
     site: Site,
 ) -> tuple[str, subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:

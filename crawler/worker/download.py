@@ -46,7 +46,7 @@ from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IAddress
-from twisted.web._newclient import HTTP11ClientProtocol, ResponseFailed, ResponseNeverReceived
+from twisted.web._newclient import HTTP11ClientProtocol, ParseError, ResponseFailed, ResponseNeverReceived
 from twisted.web._newclient import Request as TxRequest
 from twisted.web.iweb import IResponse
 
@@ -108,8 +108,9 @@ def head_too_long(error: BaseException | None) -> HeadLineTooLong | None:
 
 def connection_lost(error: BaseException | None) -> str | None:
     """How the connection of a download that failed with ``error`` ended before its whole answer came
-    (``connection cut: ...``, ``connection closed before an answer: ...``; a line of the response's head
-    too long: :class:`HeadLineTooLong`); None for any other failure."""
+    (``connection cut: ...``, ``connection closed before an answer: ...``, ``connection failed: the answer
+    is not HTTP: ...`` for a status line twisted cannot read; a line of the response's head too long:
+    :class:`HeadLineTooLong`); None for any other failure."""
     if isinstance(error, ResponseDataLossError):
         return "connection cut: the site closed it before the whole response came"
     if not isinstance(error, DownloadFailedError) or not isinstance(error.__cause__, ResponseFailed):
@@ -121,6 +122,12 @@ def connection_lost(error: BaseException | None) -> str | None:
     causes = "; ".join(reason.getErrorMessage() for reason in cause.reasons)
     if isinstance(cause, ResponseNeverReceived):
         return f"connection closed before an answer: {causes}"
+    unparsed = next((reason.value for reason in cause.reasons if isinstance(reason.value, ParseError)), None)
+    if unparsed is not None:
+        return (
+            f"connection failed: the answer is not HTTP (its status line: {unparsed.args[0]} in"
+            f" {unparsed.data[:100]!r}): does that port serve the web?"
+        )
     return f"connection failed: {causes}"
 
 
