@@ -47,6 +47,7 @@ class Keys:
         "leases",
         "paused",
         "pending",
+        "politeness",
         "prefix",
         "ready",
         "redirected",
@@ -84,6 +85,10 @@ class Keys:
         self.dead = f"{prefix}:dead"
         # Requests queued or leased and not yet acknowledged, per site (a hash).
         self.pending = f"{prefix}:pending"
+        # Each site's politeness as its rule and robots.txt set it (a hash: site -> JSON: delay, concurrency,
+        # crawl_delay), kept apart from its politeness hash (polite): a pop restores that hash from it when
+        # it was removed, so the site is never crawled faster than its rule allows.
+        self.politeness = f"{prefix}:politeness"
         # The arrival counter that orders requests of one priority.
         self.sequence = f"{prefix}:sequence"
         # JSON seeds pushed by scripts and `scrapy crawl sites` users (a list).

@@ -7,6 +7,8 @@ tests/test_failures.py, tests/test_input_failures.py and tests/test_store_failur
 from __future__ import annotations
 
 import errno
+import http.server
+import itertools
 import json
 import logging
 import os
@@ -17,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
@@ -38,6 +41,7 @@ from crawlsite import (
     unique,
     wait_until,
 )
+from siteserver import generated_article
 
 from crawler.errors import folder_advice
 from crawler.keys import Keys
@@ -2457,3 +2461,68 @@ def test_a_sites_queue_key_set_to_a_string_mid_crawl_stops_no_other_site_and_los
         "/flaky/e2e-wrongtype-1",
         "/a/e2e-wrongtype-2",
     }
+
+
+@contextmanager
+def _timed_site(arrivals: list[tuple[str, float]], articles: int) -> Iterator[str]:
+    """A site on 127.0.0.1 whose index links to ``articles`` article pages (``/a/N``), each request's path
+    and arrival (time.monotonic) added to ``arrivals``; its origin, served while the block runs."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            arrivals.append((self.path, time.monotonic()))
+            if self.path == "/":
+                links = "".join(f'<li><a href="/a/{n}">{n}</a></li>' for n in range(articles))
+                body, status = f'<html><body><ul class="news">{links}</ul></body></html>', 200
+            elif self.path.startswith("/a/"):
+                body, status = generated_article(f"timed-{self.path.removeprefix('/a/')}"), 200
+            else:
+                body, status = "not here", 404
+            data = body.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_sites_politeness_key_removed_mid_crawl_is_written_again_and_its_delay_holds(
+    site: Site, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """Someone removes the politeness hash of a site whose rule says `delay: 1` while its temp crawl runs
+    (DEL crawler:polite:timed, as after SET then DEL): the next pop writes it again from the rule's
+    politeness, and no two of the site's pages are asked closer together than the delay (half of it here:
+    the arrivals are this server's clock, not Redis's)."""
+    keys = Keys("crawler")
+    arrivals: list[tuple[str, float]] = []
+    fast = [item for pair in FAST for item in ("-s", pair)]
+    with _timed_site(arrivals, articles=8) as origin:
+        site.rules.mkdir(parents=True, exist_ok=True)
+        rule = RULE.format(start=f"{origin}/") + "politeness:\n  delay: 1\n"
+        (site.rules / "timed.yaml").write_text(rule, encoding="utf-8")
+
+        def pages() -> list[float]:
+            return [at for path, at in arrivals if path != "/robots.txt"]
+
+        with _in_a_group_of_its_own(site, redis_server, "temp", "timed", *fast) as crawl:
+            wait_until(lambda: len(pages()) >= 3, "the index and two articles asked")
+            assert redis_client.delete(keys.polite("timed")) == 1
+            out, err = crawl.communicate(timeout=WAIT_LIMIT + 60)
+    assert crawl.returncode == 0, err[-3000:]
+    assert "stored 8 articles" in out, (out, err[-3000:])
+    asked = pages()
+    gaps = [round(later - before, 3) for before, later in itertools.pairwise(asked)]
+    assert len(asked) == 9 and min(gaps) >= 0.5, gaps
+    assert "Redis key crawler:polite:timed was removed" in err, err[-3000:]

@@ -72,6 +72,7 @@ while at <= #ARGV do
     local polite = K .. ':polite:' .. slot
     redis.call('HSETNX', polite, 'delay', ARGV[4])
     redis.call('HSETNX', polite, 'concurrency', ARGV[5])
+    redis.pcall('HSETNX', K .. ':politeness', slot, cjson.encode({delay = ARGV[4], concurrency = ARGV[5]}))
     local score = -tonumber(priority) * 1099511627776 + redis.call('INCR', KEYS[3])
     if enqueue(K, slot, score, member) == 1 then
       redis.call('HINCRBY', KEYS[1], slot, 1)

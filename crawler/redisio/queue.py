@@ -15,6 +15,8 @@ step one Lua script, so workers on many machines agree):
   ``next``, and a backoff (``until``, ``level``, ``reason``) after a 429 or 503. A pop sets ``next`` to
   now plus the largest of the delays, so every worker together sends the site at most one request per
   delay, however many there are; the time is Redis's own clock, the one clock every worker shares.
+  What the rules and robots.txt set of it is kept in ``crawler:politeness`` too: a pop that finds the
+  hash removed writes it again from there and holds the site for its delay.
 - ``pop`` moves the request to ``crawler:leases`` (score = lease deadline) and remembers its queue score
   and site in ``crawler:lease-scores`` and ``crawler:lease-sites``; the worker keeps the member, which
   names the lease, in the request's metadata.
@@ -196,12 +198,31 @@ return added
 # leases this worker has downloaded since its last call (their sites' slots are free again).
 # Sites whose wait is over become ready; the first request of the first ready site is leased, and its site
 # counts one more download and may send again after its largest delay; again, up to the count. A site
-# whose key holds another type is set aside (set_aside). Reply: {those sites set aside, each {site, key,
-# its type, the type expected}}, then member, site, member, site, ...; or false, seconds until the first
-# gated site may send (false when none waits).
+# whose key holds another type is set aside (set_aside); one whose politeness hash was removed has it
+# restored (restore) and waits its delay. Reply: {those sites set aside or restored, each {site, key, its
+# type ('none' when restored), the type expected}}, then member, site, member, site, ...; or false, seconds
+# until the first gated site may send (false when none waits).
 _POP = (
     SITE_LUA
     + """
+-- A site whose politeness hash lost its settings (someone removed it: DEL, or SET then DEL) has them
+-- written back from those its rule and robots.txt last set (crawler:politeness), and waits its delay from
+-- now, since when its last request went is lost with the hash. False when none were set (a site no rule
+-- configured, or that key of another type): the site is popped as before.
+local function restore(K, key, site, now)
+  local saved = redis.pcall('HGET', K .. ':politeness', site)
+  if type(saved) ~= 'string' then return false end
+  local ok, settings = pcall(cjson.decode, saved)
+  if not ok or type(settings) ~= 'table' or settings.delay == nil then return false end
+  redis.call('HSET', key, 'delay', settings.delay)
+  for _, field in ipairs({'concurrency', 'crawl_delay'}) do
+    if settings[field] ~= nil then redis.call('HSETNX', key, field, settings[field]) end
+  end
+  local p = redis.call('HMGET', key, 'delay', 'crawl_delay', 'next')
+  local interval = math.max(tonumber(p[1]) or 0, tonumber(p[2]) or 0)
+  if interval > 0 then redis.call('HSET', key, 'next', math.max(tonumber(p[3]) or 0, now + interval)) end
+  return true
+end
 local K = ARGV[1]
 local count = tonumber(ARGV[3])
 for i = 4, #ARGV do downloaded(K, redis.call('HGET', KEYS[3], ARGV[i]), ARGV[i]) end
@@ -224,23 +245,31 @@ for _ = 1, count + 10 do
     return {wrong, false, tostring(math.max(tonumber(first[2]) - now, 0))}
   end
   local site = top[1]
+  local key = K .. ':polite:' .. site
   local bad = set_aside(K, site, now)
-  local item = {}
+  local item, p = {}, {}
   if bad then
     wrong[#wrong + 1] = {site, bad[1], bad[2], bad[3]}
   else
-    item = redis.call('ZPOPMIN', K .. ':queue:' .. site)
+    p = redis.call('HMGET', key, 'delay', 'crawl_delay', 'throttle', 'throttle_since')
+    if not p[1] and restore(K, key, site, now) then
+      wrong[#wrong + 1] = {site, key, 'none', 'hash'}
+      p = false
+    else
+      item = redis.call('ZPOPMIN', K .. ':queue:' .. site)
+    end
   end
-  if #item == 0 then
+  if not p then
+    redis.call('ZREM', K .. ':ready', site)
+    schedule_site(K, site, now)
+  elseif #item == 0 then
     redis.call('ZREM', K .. ':ready', site)
   else
     redis.call('ZADD', KEYS[1], ARGV[2], item[1])
     redis.call('HSET', KEYS[2], item[1], item[2])
     redis.call('HSET', KEYS[3], item[1], site)
     redis.call('SADD', K .. ':downloading', item[1])
-    local key = K .. ':polite:' .. site
     redis.call('HINCRBY', key, 'inflight', 1)
-    local p = redis.call('HMGET', key, 'delay', 'crawl_delay', 'throttle', 'throttle_since')
     local interval = math.max(tonumber(p[1]) or 0, tonumber(p[2]) or 0, throttle_of(p[3], p[4], now))
     if interval > 0 then redis.call('HSET', key, 'next', now + interval) end
     redis.call('ZREM', K .. ':ready', site)
@@ -529,13 +558,23 @@ return tostring(until_time - now)
 """
 )
 
-# KEYS: a site's politeness hash. ARGV: field, value, field, value, ... Written unless the key holds
-# another type (someone SET it: the pop sets the site aside and names it; once it is removed, the next job
-# of the site or a worker starting writes its politeness again).
+# KEYS: a site's politeness hash, the politeness the rules set (crawler:politeness). ARGV: the site, then
+# field, value, field, value, ... Kept in both: the pop writes the hash again from the second when the
+# hash was removed. The hash is written unless it holds another type (someone SET it: the pop sets the
+# site aside and names it; once it is removed, the pop restores it).
 _POLITE = """
+-- That key of another type (someone SET it) keeps nothing: the hash is written all the same.
+local settings = {}
+local saved = redis.pcall('HGET', KEYS[2], ARGV[1])
+if type(saved) == 'string' then
+  local ok, read = pcall(cjson.decode, saved)
+  if ok and type(read) == 'table' then settings = read end
+end
+for i = 2, #ARGV, 2 do settings[ARGV[i]] = ARGV[i + 1] end
+redis.pcall('HSET', KEYS[2], ARGV[1], cjson.encode(settings))
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'hash' and kind ~= 'none' then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1
 """
 
@@ -814,6 +853,15 @@ class LeasedQueue:
         keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
         wrong, *reply = self._pop(keys=keys, args=[self.keys.prefix, deadline, max(count, 1), *downloaded])
         for site, key, kind, expected in wrong:
+            if decoded(kind) == "none":
+                logger.warning(
+                    "Redis key %s was removed: site %s's politeness (delay, concurrency, crawl-delay) written"
+                    " again from %s; its next request waits its delay from now",
+                    decoded(key),
+                    decoded(site),
+                    self.keys.politeness,
+                )
+                continue
             logger.warning(
                 "Redis key %s is a %s, not a %s: site %s is skipped, its requests neither taken nor queued,"
                 " until the key is removed (redis-cli DEL %s; looked at again every %d s)",
@@ -836,11 +884,16 @@ class LeasedQueue:
         ``concurrency`` at once, for every worker together (the workers and the jobs set it, alike).
         Neither this nor :meth:`set_crawl_delay` and :meth:`back_off` writes to a politeness key that holds
         another type (:meth:`wrong_keys`): the site is set aside until it is removed."""
-        self._polite(keys=[self.keys.polite(site)], args=["delay", delay, "concurrency", concurrency])
+        self._set_polite(site, "delay", delay, "concurrency", concurrency)
 
     def set_crawl_delay(self, site: str, seconds: float) -> None:
         """The crawl-delay the site's robots.txt asks for (used when longer than the rule's delay)."""
-        self._polite(keys=[self.keys.polite(site)], args=["crawl_delay", seconds])
+        self._set_polite(site, "crawl_delay", seconds)
+
+    def _set_polite(self, site: str, *fields: str | float) -> None:
+        """Write ``fields`` (field, value, ...) to ``site``'s politeness hash, and keep them where the pop
+        restores that hash from when it was removed (``Keys.politeness``)."""
+        self._polite(keys=[self.keys.polite(site), self.keys.politeness], args=[site, *fields])
 
     def pause(self, site: str, at: float) -> bool:
         """Hold ``site``'s queued requests (those of its discover crawl's host slots too; retries and
