@@ -853,3 +853,44 @@ def test_taking_a_sites_requests_while_its_queue_key_holds_another_type_takes_th
     ]
     assert queue.delayed() == 0 and queue.pending("alpha") == 0 and queue.job_pending("j1") == 0
     assert redis_client.get("test:queue:alpha") == b"oops"
+
+
+@pytest.mark.parametrize("ending", ["acknowledged", "dead-lettered", "handed on", "expired", "released"])
+def test_a_request_pushed_again_while_leased_and_its_queue_key_wrong_waits_whatever_ends_the_lease(
+    redis_client: redis.Redis, ending: str
+) -> None:
+    """A request leased, its site's queue key SET to a string, the very same request pushed again (a link
+    found again): that copy waits in the delayed set, its queue score and site kept in the hashes the
+    lease keeps them in. The lease's end (its ack, its dead letter, its retry handed on, its expiry, its
+    release) deleted them, and queue_due then dropped the copy for want of a site: the request was lost,
+    counted pending."""
+    queue = make_queue(redis_client)
+    first = request("http://alpha.test/0", site="alpha")
+    push(queue, first)
+    taken = take(queue)
+    assert taken is not None
+    lease = Work.of(taken).lease or ""
+    redis_client.set("test:queue:alpha", "oops")
+    assert push(queue, request("http://alpha.test/0", site="alpha")), "it waits in the delayed set"
+    assert queue.delayed() == 1 and queue.pending("alpha") == 2
+
+    if ending == "acknowledged":
+        assert queue.ack(lease, site="alpha", job="j1")
+    elif ending == "dead-lettered":
+        assert queue.dead_letter(lease, b'{"reason": "HTTP 500"}', site="alpha", job="j1")
+    elif ending == "handed on":
+        retry = encode_request(request("http://alpha.test/0?retry=1", site="alpha"))
+        assert queue.handoff(lease, retry, priority=0, site="alpha", job="j1")
+    elif ending == "expired":
+        redis_client.zadd("test:leases", {lease: 0})  # its worker died
+        assert queue.requeue_expired() == 1
+    else:
+        assert queue.release([lease]) == 1
+    redis_client.delete("test:queue:alpha")
+    handed = ending == "handed on"
+    assert queue.queue_due(now=time.time() + 3600) == (2 if handed else 1)
+    redis_client.zrem("test:gated", "alpha")  # its minute set aside is over
+    redis_client.zadd("test:ready", {"alpha": 0})
+    urls = sorted(taken.url for taken in (take(queue), take(queue)) if taken is not None)
+    assert urls == ["http://alpha.test/0", *(["http://alpha.test/0?retry=1"] if handed else [])]
+    assert queue.delayed() == 0

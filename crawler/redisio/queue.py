@@ -165,6 +165,16 @@ local function enqueue(K, site, score, member)
   if added == 1 then schedule_site(K, site, now_of()) end
   return added
 end
+-- A request's queue score and site (lease-scores, lease-sites) are kept while it is leased or waits in the
+-- delayed set, and forgotten once it is in neither: the very same request can be in both (pushed again
+-- while leased, its queue key of another type: enqueue), and the end of the one must not take the other's.
+local function forget(K, member)
+  if redis.call('ZSCORE', K .. ':delayed', member) or redis.call('ZSCORE', K .. ':leases', member) then
+    return
+  end
+  redis.call('HDEL', K .. ':lease-scores', member)
+  redis.call('HDEL', K .. ':lease-sites', member)
+end
 local function downloaded(K, site, member)
   if not site or redis.call('SREM', K .. ':downloading', member) == 0 then return end
   local key = K .. ':polite:' .. site
@@ -297,9 +307,8 @@ _ACK = (
     + """
 if redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then return 0 end
 local site = redis.call('HGET', KEYS[6], ARGV[2])
-redis.call('HDEL', KEYS[2], ARGV[2])
+forget(ARGV[1], ARGV[2])
 redis.call('HDEL', KEYS[5], ARGV[2])
-redis.call('HDEL', KEYS[6], ARGV[2])
 redis.call('HINCRBY', KEYS[3], ARGV[3], -1)
 if ARGV[4] ~= '' then
   redis.call('HINCRBY', KEYS[4], 'pending', -1)
@@ -338,8 +347,7 @@ _HANDOFF = (
 local K = ARGV[1]
 if redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then return -1 end
 local old_site = redis.call('HGET', KEYS[8], ARGV[2])
-redis.call('HDEL', KEYS[2], ARGV[2])
-redis.call('HDEL', KEYS[8], ARGV[2])
+forget(K, ARGV[2])
 local attempts = redis.call('HGET', KEYS[6], ARGV[2])
 redis.call('HDEL', KEYS[6], ARGV[2])
 local site = ARGV[5]
@@ -392,9 +400,8 @@ _DEAD = (
     + """
 if redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then return 0 end
 local site = redis.call('HGET', KEYS[7], ARGV[2])
-redis.call('HDEL', KEYS[2], ARGV[2])
+forget(ARGV[1], ARGV[2])
 redis.call('HDEL', KEYS[6], ARGV[2])
-redis.call('HDEL', KEYS[7], ARGV[2])
 redis.call('HSET', KEYS[5], ARGV[2], ARGV[5])
 if ARGV[3] ~= '' then redis.call('HINCRBY', KEYS[3], ARGV[3], -1) end
 if ARGV[4] ~= '' then
@@ -492,8 +499,7 @@ for _, member in ipairs(due) do
   local score = redis.call('HGET', KEYS[2], member) or '0'
   local site = redis.call('HGET', KEYS[3], member)
   redis.call('ZREM', KEYS[1], member)
-  redis.call('HDEL', KEYS[2], member)
-  redis.call('HDEL', KEYS[3], member)
+  forget(ARGV[1], member)
   if site then enqueue(ARGV[1], site, score, member) end
   if ARGV[4] == '1' then downloaded(ARGV[1], site, member) end
 end
@@ -510,8 +516,7 @@ for i = 2, #ARGV do
   local score = redis.call('HGET', KEYS[2], ARGV[i])
   if score and redis.call('ZREM', KEYS[1], ARGV[i]) == 1 then
     local site = redis.call('HGET', KEYS[3], ARGV[i])
-    redis.call('HDEL', KEYS[2], ARGV[i])
-    redis.call('HDEL', KEYS[3], ARGV[i])
+    forget(ARGV[1], ARGV[i])
     if site then enqueue(ARGV[1], site, score, ARGV[i]) end
     downloaded(ARGV[1], site, ARGV[i])
     released = released + 1
