@@ -894,3 +894,23 @@ def test_a_request_pushed_again_while_leased_and_its_queue_key_wrong_waits_whate
     urls = sorted(taken.url for taken in (take(queue), take(queue)) if taken is not None)
     assert urls == ["http://alpha.test/0", *(["http://alpha.test/0?retry=1"] if handed else [])]
     assert queue.delayed() == 0
+
+
+@pytest.mark.parametrize("shared", ["leases", "lease-scores", "lease-sites", "downloading"])
+def test_a_pop_that_fails_on_a_shared_key_of_another_type_leaves_its_request_queued(
+    redis_client: redis.Redis, shared: str
+) -> None:
+    """A key every site shares SET to a string (crawler:leases, the hashes of the leases' scores and sites,
+    the downloads under way): the pop took the request out of its queue, then failed with WRONGTYPE
+    writing its lease, and Lua is not rolled back: each pop lost one request, a worker asking again and
+    again emptied the queue. The request goes back to its queue before the error is raised."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://alpha.test/0", site="alpha"))
+    redis_client.set(f"test:{shared}", "oops")
+    for _ in range(3):
+        with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+            queue.pop()
+    redis_client.delete(f"test:{shared}")
+    taken = take(queue)
+    assert taken is not None and taken.url == "http://alpha.test/0"
+    assert queue.leased() == 1 and len(queue) == 0

@@ -233,6 +233,10 @@ local function restore(K, key, site, now)
   if interval > 0 then redis.call('HSET', key, 'next', math.max(tonumber(p[3]) or 0, now + interval)) end
   return true
 end
+-- The error of a redis.pcall's reply, or false.
+local function failure(reply)
+  return type(reply) == 'table' and reply.err
+end
 local K = ARGV[1]
 local count = tonumber(ARGV[3])
 for i = 4, #ARGV do downloaded(K, redis.call('HGET', KEYS[3], ARGV[i]), ARGV[i]) end
@@ -275,10 +279,17 @@ for _ = 1, count + 10 do
   elseif #item == 0 then
     redis.call('ZREM', K .. ':ready', site)
   else
-    redis.call('ZADD', KEYS[1], ARGV[2], item[1])
-    redis.call('HSET', KEYS[2], item[1], item[2])
-    redis.call('HSET', KEYS[3], item[1], site)
-    redis.call('SADD', K .. ':downloading', item[1])
+    -- Lua is not rolled back: a lease that cannot be written (a key every site shares of another type)
+    -- puts its request back in its queue before the error, or each pop would lose one. Its score and site
+    -- are written first: a lease without them could not return to its queue.
+    local failed = failure(redis.pcall('HSET', KEYS[2], item[1], item[2]))
+      or failure(redis.pcall('HSET', KEYS[3], item[1], site))
+      or failure(redis.pcall('SADD', K .. ':downloading', item[1]))
+      or failure(redis.pcall('ZADD', KEYS[1], ARGV[2], item[1]))
+    if failed then
+      redis.call('ZADD', K .. ':queue:' .. site, item[2], item[1])
+      error(failed)
+    end
     redis.call('HINCRBY', key, 'inflight', 1)
     local interval = math.max(tonumber(p[1]) or 0, tonumber(p[2]) or 0, throttle_of(p[3], p[4], now))
     if interval > 0 then redis.call('HSET', key, 'next', now + interval) end
