@@ -914,3 +914,65 @@ def test_a_pop_that_fails_on_a_shared_key_of_another_type_leaves_its_request_que
     taken = take(queue)
     assert taken is not None and taken.url == "http://alpha.test/0"
     assert queue.leased() == 1 and len(queue) == 0
+
+
+@pytest.mark.parametrize(
+    ("ending", "shared"),
+    [("deferred", "delayed"), ("retried after a backoff", "delayed"), ("dead-lettered", "dead")],
+)
+def test_a_lease_whose_next_place_is_a_shared_key_of_another_type_is_kept(
+    redis_client: redis.Redis, ending: str, shared: str
+) -> None:
+    """crawler:delayed or crawler:dead SET to a string: deferring a lease (an article not stored), handing
+    on its retry with a backoff, or dead-lettering it ended the lease first and then failed with WRONGTYPE
+    writing where the request goes next (Lua is not rolled back): the request was in no place at all. The
+    lease is ended only once its next place is written: it is kept, and ends as asked once the key is
+    removed."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://alpha.test/0", site="alpha"))
+    taken = take(queue)
+    assert taken is not None
+    lease = Work.of(taken).lease or ""
+    retry = encode_request(request("http://alpha.test/0?retry=1", site="alpha"))
+
+    def end() -> bool:
+        if ending == "deferred":
+            return queue.defer(lease, 5, max_attempts=3) == 1
+        if ending == "retried after a backoff":
+            return queue.handoff(lease, retry, priority=0, site="alpha", job="j1", delay=5)
+        return queue.dead_letter(lease, b'{"reason": "HTTP 500"}', site="alpha", job="j1")
+
+    redis_client.set(f"test:{shared}", "oops")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        end()
+    assert queue.leased() == 1, "the lease is kept"
+    redis_client.delete(f"test:{shared}")
+    assert end()
+    assert queue.leased() == 0
+    assert (queue.delayed(), len(queue.dead())) == ((0, 1) if ending == "dead-lettered" else (1, 0))
+    left = 0 if ending == "dead-lettered" else 1
+    assert queue.pending("alpha") == left and queue.job_pending("j1") == left
+
+
+@pytest.mark.parametrize("ending", ["expired", "released"])
+def test_a_lease_returned_while_the_delayed_set_holds_another_type_is_queued_again(
+    redis_client: redis.Redis, ending: str
+) -> None:
+    """crawler:delayed SET to a string: an expired or released lease was ended, then its script failed
+    with WRONGTYPE looking whether the very same request also waits there (before it was queued again):
+    the request was in no place at all. It is queued again before its lease ends."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://alpha.test/0", site="alpha"))
+    taken = take(queue)
+    assert taken is not None
+    lease = Work.of(taken).lease or ""
+    redis_client.set("test:delayed", "oops")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        if ending == "expired":
+            redis_client.zadd("test:leases", {lease: 0})  # its worker died
+            queue.requeue_expired()
+        else:
+            queue.release([lease])
+    redis_client.delete("test:delayed")
+    again = take(queue)
+    assert again is not None and again.url == "http://alpha.test/0"

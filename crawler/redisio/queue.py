@@ -356,11 +356,9 @@ _HANDOFF = (
     SITE_LUA
     + """
 local K = ARGV[1]
-if redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then return -1 end
+if not redis.call('ZSCORE', KEYS[1], ARGV[2]) then return -1 end
 local old_site = redis.call('HGET', KEYS[8], ARGV[2])
-forget(K, ARGV[2])
 local attempts = redis.call('HGET', KEYS[6], ARGV[2])
-redis.call('HDEL', KEYS[6], ARGV[2])
 local site = ARGV[5]
 local score = -tonumber(ARGV[4]) * 1099511627776 + redis.call('INCR', KEYS[5])
 local added = 0
@@ -375,6 +373,11 @@ if tonumber(ARGV[7]) > 0 then
 else
   added = enqueue(K, site, score, ARGV[3])
 end
+-- The lease ends once its successor is in its place (Lua is not rolled back: an error writing it, a key
+-- every site shares of another type, leaves the lease held).
+redis.call('ZREM', KEYS[1], ARGV[2])
+forget(K, ARGV[2])
+if ARGV[3] ~= ARGV[2] then redis.call('HDEL', KEYS[6], ARGV[2]) end
 if added == 1 then
   if attempts then redis.call('HSET', KEYS[6], ARGV[3], attempts) end
 else
@@ -394,10 +397,16 @@ _DEFER = (
     SITE_LUA
     + """
 if not redis.call('ZSCORE', KEYS[1], ARGV[2]) then return -1 end
-local attempts = redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
-if attempts > tonumber(ARGV[4]) then return 0 end
-redis.call('ZREM', KEYS[1], ARGV[2])
+local attempts = (tonumber(redis.call('HGET', KEYS[2], ARGV[2])) or 0) + 1
+if attempts > tonumber(ARGV[4]) then
+  redis.call('HSET', KEYS[2], ARGV[2], attempts)
+  return 0
+end
+-- Written where it waits before its lease ends: an error there (a key every site shares of another type)
+-- leaves the lease held, Lua not being rolled back.
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[2], attempts)
+redis.call('ZREM', KEYS[1], ARGV[2])
 downloaded(ARGV[1], redis.call('HGET', KEYS[4], ARGV[2]), ARGV[2])
 return attempts
 """
@@ -409,11 +418,14 @@ return attempts
 _DEAD = (
     SITE_LUA
     + """
-if redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then return 0 end
+if not redis.call('ZSCORE', KEYS[1], ARGV[2]) then return 0 end
+-- The dead letter is written before the lease ends: an error there (a key every site shares of another
+-- type) leaves the lease held, Lua not being rolled back.
+redis.call('HSET', KEYS[5], ARGV[2], ARGV[5])
+redis.call('ZREM', KEYS[1], ARGV[2])
 local site = redis.call('HGET', KEYS[7], ARGV[2])
 forget(ARGV[1], ARGV[2])
 redis.call('HDEL', KEYS[6], ARGV[2])
-redis.call('HSET', KEYS[5], ARGV[2], ARGV[5])
 if ARGV[3] ~= '' then redis.call('HINCRBY', KEYS[3], ARGV[3], -1) end
 if ARGV[4] ~= '' then
   redis.call('HINCRBY', KEYS[4], 'pending', -1)
@@ -509,10 +521,16 @@ local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, to
 for _, member in ipairs(due) do
   local score = redis.call('HGET', KEYS[2], member) or '0'
   local site = redis.call('HGET', KEYS[3], member)
-  redis.call('ZREM', KEYS[1], member)
-  forget(ARGV[1], member)
+  -- A lease ends once its request is queued again (an error on the way, a key every site shares of
+  -- another type, leaves it held: Lua is not rolled back); a delayed request leaves the delayed set
+  -- first, where enqueue puts it again while its queue key holds another type.
+  if ARGV[4] ~= '1' then redis.call('ZREM', KEYS[1], member) end
   if site then enqueue(ARGV[1], site, score, member) end
-  if ARGV[4] == '1' then downloaded(ARGV[1], site, member) end
+  if ARGV[4] == '1' then
+    redis.call('ZREM', KEYS[1], member)
+    downloaded(ARGV[1], site, member)
+  end
+  forget(ARGV[1], member)
 end
 return #due
 """
@@ -525,10 +543,12 @@ _RELEASE = (
 local released = 0
 for i = 2, #ARGV do
   local score = redis.call('HGET', KEYS[2], ARGV[i])
-  if score and redis.call('ZREM', KEYS[1], ARGV[i]) == 1 then
+  if score and redis.call('ZSCORE', KEYS[1], ARGV[i]) then
     local site = redis.call('HGET', KEYS[3], ARGV[i])
-    forget(ARGV[1], ARGV[i])
+    -- The lease ends once its request is queued again (as _REQUEUE's).
     if site then enqueue(ARGV[1], site, score, ARGV[i]) end
+    redis.call('ZREM', KEYS[1], ARGV[i])
+    forget(ARGV[1], ARGV[i])
     downloaded(ARGV[1], site, ARGV[i])
     released = released + 1
   end
