@@ -976,3 +976,29 @@ def test_a_lease_returned_while_the_delayed_set_holds_another_type_is_queued_aga
     redis_client.delete("test:delayed")
     again = take(queue)
     assert again is not None and again.url == "http://alpha.test/0"
+
+
+@pytest.mark.parametrize("ending", ["acknowledged", "dead-lettered"])
+def test_a_lease_ended_while_its_job_hash_holds_another_type_gives_its_sites_slot_back(
+    redis_client: redis.Redis, ending: str
+) -> None:
+    """A job's hash SET to a string: acknowledging or dead-lettering a lease of the job failed with
+    WRONGTYPE at the job's counters, after the lease had ended and before the site's download slot was
+    given back (Lua is not rolled back): a site of concurrency 1 never sent its next request, even once the
+    key was removed. The slot is given back before the counters."""
+    queue = make_queue(redis_client)
+    queue.configure("alpha", delay=0, concurrency=1)
+    for number in range(2):
+        push(queue, request(f"http://alpha.test/{number}", site="alpha"))
+    taken = take(queue)
+    assert taken is not None
+    lease = Work.of(taken).lease or ""
+    redis_client.set("test:job:j1", "oops")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        if ending == "acknowledged":
+            queue.ack(lease, site="alpha", job="j1")
+        else:
+            queue.dead_letter(lease, b'{"reason": "HTTP 500"}', site="alpha", job="j1")
+    redis_client.delete("test:job:j1")
+    following = take(queue)
+    assert following is not None and following.url == "http://alpha.test/1"

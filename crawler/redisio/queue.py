@@ -320,6 +320,9 @@ if redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then return 0 end
 local site = redis.call('HGET', KEYS[6], ARGV[2])
 forget(ARGV[1], ARGV[2])
 redis.call('HDEL', KEYS[5], ARGV[2])
+-- Its site's slot is given back before the counters: a job hash of another type (someone SET it) fails
+-- them, and Lua is not rolled back.
+downloaded(ARGV[1], site, ARGV[2])
 redis.call('HINCRBY', KEYS[3], ARGV[3], -1)
 if ARGV[4] ~= '' then
   redis.call('HINCRBY', KEYS[4], 'pending', -1)
@@ -341,7 +344,6 @@ if new > 0 and KEYS[7] ~= '' then
   redis.call('HINCRBY', KEYS[7], 'store/new', new)
   redis.call('EXPIRE', KEYS[7], ARGV[10])
 end
-downloaded(ARGV[1], site, ARGV[2])
 return 1
 """
 )
@@ -378,13 +380,13 @@ end
 redis.call('ZREM', KEYS[1], ARGV[2])
 forget(K, ARGV[2])
 if ARGV[3] ~= ARGV[2] then redis.call('HDEL', KEYS[6], ARGV[2]) end
+downloaded(K, old_site, ARGV[2])
 if added == 1 then
   if attempts then redis.call('HSET', KEYS[6], ARGV[3], attempts) end
 else
   redis.call('HINCRBY', KEYS[3], site, -1)
   if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[4], 'pending', -1) end
 end
-downloaded(K, old_site, ARGV[2])
 return added
 """
 )
@@ -426,6 +428,7 @@ redis.call('ZREM', KEYS[1], ARGV[2])
 local site = redis.call('HGET', KEYS[7], ARGV[2])
 forget(ARGV[1], ARGV[2])
 redis.call('HDEL', KEYS[6], ARGV[2])
+downloaded(ARGV[1], site, ARGV[2])
 if ARGV[3] ~= '' then redis.call('HINCRBY', KEYS[3], ARGV[3], -1) end
 if ARGV[4] ~= '' then
   redis.call('HINCRBY', KEYS[4], 'pending', -1)
@@ -433,7 +436,6 @@ if ARGV[4] ~= '' then
   if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[4], 'error:' .. ARGV[6], 1) end
   if ARGV[7] == '1' then redis.call('HINCRBY', KEYS[4], 'fetched', 1) end
 end
-downloaded(ARGV[1], site, ARGV[2])
 return 1
 """
 )
