@@ -1002,3 +1002,36 @@ def test_a_lease_ended_while_its_job_hash_holds_another_type_gives_its_sites_slo
     redis_client.delete("test:job:j1")
     following = take(queue)
     assert following is not None and following.url == "http://alpha.test/1"
+
+
+@pytest.mark.parametrize("first", ["lease", "wait"])
+def test_a_request_deferred_then_pushed_again_and_leased_is_fetched_whichever_of_the_two_ends_first(
+    redis_client: redis.Redis, first: str
+) -> None:
+    """The very same request leased and waiting in the delayed set at once, with no key of another type:
+    deferred (its article not stored), then pushed again (a link found again) and leased. Its ack deleted
+    the queue score and site the waiting copy needs, and queue_due then dropped that copy: the request was
+    lost, counted pending (fetched never again, pending 1). Since c56ff2d's forget() the copy is queued
+    and fetched; the wait ending first queues it beside the lease, whose ack then ends it as ever."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://alpha.test/0", site="alpha"))
+    taken = take(queue)
+    assert taken is not None
+    lease = Work.of(taken).lease or ""
+    assert queue.defer(lease, 30, max_attempts=5) == 1
+    assert push(queue, request("http://alpha.test/0", site="alpha")), "queued again beside its waiting copy"
+    again = take(queue)
+    assert again is not None and Work.of(again).lease == lease
+    assert (queue.leased(), queue.delayed(), queue.pending("alpha")) == (1, 1, 2)
+
+    if first == "wait":
+        assert queue.queue_due(now=time.time() + 3600) == 1
+    assert queue.ack(lease, site="alpha", job="j1")
+    assert queue.queue_due(now=time.time() + 3600) == (0 if first == "wait" else 1)
+    redis_client.zrem("test:gated", "alpha")  # its delay is over
+    redis_client.zadd("test:ready", {"alpha": 0})
+    fetched = take(queue)
+    assert fetched is not None and fetched.url == "http://alpha.test/0"
+    assert ack(queue, fetched)
+    assert (queue.leased(), queue.delayed(), queue.pending("alpha"), queue.job_pending("j1")) == (0, 0, 0, 0)
+    assert redis_client.scard("test:downloading") == 0
