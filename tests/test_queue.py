@@ -1035,3 +1035,42 @@ def test_a_request_deferred_then_pushed_again_and_leased_is_fetched_whichever_of
     assert ack(queue, fetched)
     assert (queue.leased(), queue.delayed(), queue.pending("alpha"), queue.job_pending("j1")) == (0, 0, 0, 0)
     assert redis_client.scard("test:downloading") == 0
+
+
+@pytest.mark.parametrize("first", ["lease", "wait"])
+@pytest.mark.parametrize("ending", ["expired", "released", "deferred"])
+def test_a_request_leased_and_waiting_at_once_is_one_request_once_its_copies_meet(
+    redis_client: redis.Redis, first: str, ending: str
+) -> None:
+    """The very same request leased and waiting in the delayed set at once (deferred, pushed again,
+    leased), each copy counted pending: a lease that expired, was released or deferred, met its waiting
+    copy in its queue (or in the delayed set), and the two became one entry that was fetched and
+    acknowledged once: pending stayed 1, for the site and the job, and the job never ended."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://alpha.test/0", site="alpha"))
+    taken = take(queue)
+    assert taken is not None
+    lease = Work.of(taken).lease or ""
+    assert queue.defer(lease, 30, max_attempts=5) == 1
+    assert push(queue, request("http://alpha.test/0", site="alpha"))
+    assert take(queue) is not None
+    assert (queue.leased(), queue.delayed(), queue.job_pending("j1")) == (1, 1, 2)
+
+    if first == "wait":
+        assert queue.queue_due(now=time.time() + 3600) == 1
+    if ending == "expired":
+        redis_client.zadd("test:leases", {lease: 0})  # its worker died
+        assert queue.requeue_expired() == 1
+    elif ending == "released":
+        assert queue.release([lease]) == 1
+    else:
+        assert queue.defer(lease, 30, max_attempts=5) == 2
+    queue.queue_due(now=time.time() + 3600)
+    redis_client.delete("test:polite:alpha")  # its delay is over
+    redis_client.zrem("test:gated", "alpha")
+    redis_client.zadd("test:ready", {"alpha": 0})
+    fetched = take(queue)
+    assert fetched is not None and fetched.url == "http://alpha.test/0"
+    assert ack(queue, fetched)
+    assert (queue.leased(), queue.delayed(), queue.queued("alpha")) == (0, 0, 0)
+    assert (queue.pending("alpha"), queue.job_pending("j1")) == (0, 0)

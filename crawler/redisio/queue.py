@@ -44,7 +44,9 @@ step one Lua script, so workers on many machines agree):
   ``crawler:job:<id>`` does the same for a job (``pending``): a job is done when its count is zero.
 
 Every request that enters the queue ends exactly once: acknowledged (stored, or nothing to store), or
-dead-lettered with its reason; every lease that ends gives its site's slot back.
+dead-lettered with its reason; every lease that ends gives its site's slot back. The very same request
+leased and waiting at once (deferred, then pushed again) is two requests until its copies meet in one
+queue or in the delayed set: one from then on, counted once.
 """
 
 from __future__ import annotations
@@ -174,6 +176,14 @@ local function forget(K, member)
   end
   redis.call('HDEL', K .. ':lease-scores', member)
   redis.call('HDEL', K .. ':lease-sites', member)
+end
+-- A copy of a request that meets the very same member queued or waiting already (enqueue 0, a deferral
+-- onto a waiting copy) is one request with it from then on: the copy's count ends, its job's too.
+local function merged(K, site, member)
+  redis.call('HINCRBY', K .. ':pending', site, -1)
+  local ok, request = pcall(cjson.decode, member)
+  local job = ok and type(request) == 'table' and type(request.meta) == 'table' and request.meta.job
+  if type(job) == 'string' and job ~= '' then redis.call('HINCRBY', K .. ':job:' .. job, 'pending', -1) end
 end
 local function downloaded(K, site, member)
   if not site or redis.call('SREM', K .. ':downloading', member) == 0 then return end
@@ -406,7 +416,9 @@ if attempts > tonumber(ARGV[4]) then
 end
 -- Written where it waits before its lease ends: an error there (a key every site shares of another type)
 -- leaves the lease held, Lua not being rolled back.
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
+if redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2]) == 0 then
+  merged(ARGV[1], redis.call('HGET', KEYS[4], ARGV[2]), ARGV[2])
+end
 redis.call('HSET', KEYS[2], ARGV[2], attempts)
 redis.call('ZREM', KEYS[1], ARGV[2])
 downloaded(ARGV[1], redis.call('HGET', KEYS[4], ARGV[2]), ARGV[2])
@@ -527,7 +539,7 @@ for _, member in ipairs(due) do
   -- another type, leaves it held: Lua is not rolled back); a delayed request leaves the delayed set
   -- first, where enqueue puts it again while its queue key holds another type.
   if ARGV[4] ~= '1' then redis.call('ZREM', KEYS[1], member) end
-  if site then enqueue(ARGV[1], site, score, member) end
+  if site and enqueue(ARGV[1], site, score, member) == 0 then merged(ARGV[1], site, member) end
   if ARGV[4] == '1' then
     redis.call('ZREM', KEYS[1], member)
     downloaded(ARGV[1], site, member)
@@ -548,7 +560,7 @@ for i = 2, #ARGV do
   if score and redis.call('ZSCORE', KEYS[1], ARGV[i]) then
     local site = redis.call('HGET', KEYS[3], ARGV[i])
     -- The lease ends once its request is queued again (as _REQUEUE's).
-    if site then enqueue(ARGV[1], site, score, ARGV[i]) end
+    if site and enqueue(ARGV[1], site, score, ARGV[i]) == 0 then merged(ARGV[1], site, ARGV[i]) end
     redis.call('ZREM', KEYS[1], ARGV[i])
     forget(ARGV[1], ARGV[i])
     downloaded(ARGV[1], site, ARGV[i])
