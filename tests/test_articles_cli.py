@@ -1820,3 +1820,41 @@ def test_export_takes_a_rule_field_named_as_a_stored_field_of_the_document(
         "fields.url": "http://news.test/canonical",
     }
     assert "warning" not in err
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "mongo-shaped-fake"])
+def test_export_writes_a_rule_field_that_is_a_list_or_a_mapping_as_json_in_csv(
+    backend: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule's field whose value is a list or a mapping was a CSV cell in Python's notation
+    ("['harbour', 'ferry']") where the document's own nested columns are JSON: it is JSON too."""
+    data = _published_stored(tmp_path / "data")
+    document = {
+        "site": "citynews",
+        "url": "http://news.test/tagged",
+        "fetched_at": "2026-12-03T09:00:00Z",
+        "title": "Title tagged",
+        "body": "Body of the article tagged, about the city.",
+        "fields": {"tags": ["harbour", "ferry"], "place": {"city": "Ålesund"}, "section": "port"},
+    }
+    if backend == "sqlite":
+        with SqliteStore(data) as store:
+            store.upsert_many([document])
+    else:
+        mongo = MongoStore("mongodb://fake", spool_dir=tmp_path, prefix="cli", client=FakeClient())  # type: ignore[arg-type]
+        mongo.upsert_many([document])
+        monkeypatch.setattr(articlescli, "open_store", lambda _env, **_options: mongo)
+    asked = (
+        "export",
+        "--site",
+        "citynews",
+        "--format",
+        "csv",
+        "--fields",
+        "url,fields.tags,fields.place,fields.section",
+    )
+    code, out, err = articles(capsys, monkeypatch, data, *asked)
+    assert code == 0, err
+    table = list(csv.reader(io.StringIO(out)))
+    assert table[0] == ["url", "fields.tags", "fields.place", "fields.section"]
+    assert table[-1] == ["http://news.test/tagged", '["harbour", "ferry"]', '{"city": "Ålesund"}', "port"]

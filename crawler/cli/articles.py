@@ -554,8 +554,9 @@ def _write_documents(
         for document in documents:
             writer.writerow(
                 [
+                    # A rule's field (fields.NAME) may hold a list or a mapping: JSON as the nested columns.
                     json.dumps(document[name], ensure_ascii=False, sort_keys=True)
-                    if name in _NESTED
+                    if name in _NESTED or isinstance(document[name], (list, dict))
                     else ("" if document[name] is None else document[name])
                     for name in fields
                 ]
