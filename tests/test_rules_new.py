@@ -321,7 +321,12 @@ def test_a_missing_rules_folder_is_made_and_said_and_the_header_names_the_file(
         ("/sitemap.xml?to=/a/1", '{url} is not an RSS or Atom feed (it starts \'<?xml version="1.0"'),
         ("/sitemap.xml?to=/a/1", "'), nor an HTML page (got application/xml): give the URL of the site's"),
         ("/status/204", "{url} is neither an HTML page nor an RSS or Atom feed"),
-        ("/status/404", "HTTP 404 Not Found for {url}"),
+        (
+            "/status/404",
+            "HTTP 404 Not Found for {url}: check the URL, or give the URL of the site's home page or of a"
+            " section page that lists its articles",
+        ),
+        ("/status/410", "HTTP 410 Gone for {url}: check the URL, or give the URL of the site's home page"),
         ("/private/page.html", "robots.txt of {origin} disallows {url}"),
     ],
 )

@@ -1066,23 +1066,30 @@ def run_rules_new(args: argparse.Namespace) -> int:
     url = check_url(args.url)
     parts = urlsplit(url)
     robots = f"{parts.scheme}://{parts.netloc}/robots.txt"
-    page = read_page(
-        url,
-        also=(robots,),
-        max_bytes=args.max_bytes,
-        timeout=args.timeout,
-        obey_robots=True,
-        private_domains=(parts.hostname or "",) if args.allow_private else (),
-        robots_hint="a crawl of the site is refused it too: give a page its robots.txt allows",
-        private_hint=lambda host: (
-            f"{host} is the target of a redirect from {url}, another host than {parts.hostname}:"
-            " --allow-private allows private addresses only on the host of the URL given; give the"
-            f" target's URL to `{suggest(f'rules new {site} URL --allow-private')}` if it is the site's"
-            if args.allow_private
-            else f"pass --allow-private to `{suggest('rules new')}` for a site on this machine or an"
-            " intranet: the rule it writes then has `allow_private_addresses: true`"
-        ),
-    )
+    try:
+        page = read_page(
+            url,
+            also=(robots,),
+            max_bytes=args.max_bytes,
+            timeout=args.timeout,
+            obey_robots=True,
+            private_domains=(parts.hostname or "",) if args.allow_private else (),
+            robots_hint="a crawl of the site is refused it too: give a page its robots.txt allows",
+            private_hint=lambda host: (
+                f"{host} is the target of a redirect from {url}, another host than {parts.hostname}:"
+                " --allow-private allows private addresses only on the host of the URL given; give the"
+                f" target's URL to `{suggest(f'rules new {site} URL --allow-private')}` if it is the site's"
+                if args.allow_private
+                else f"pass --allow-private to `{suggest('rules new')}` for a site on this machine or an"
+                " intranet: the rule it writes then has `allow_private_addresses: true`"
+            ),
+        )
+    except HttpStatusError as exc:
+        raise HttpStatusError(
+            f"{exc}: check the URL, or give the URL of the site's home page or of a section page that lists"
+            " its articles",
+            url=exc.url,
+        ) from None
     final = page.url or url
     kind = (page.content_type or "").split(";")[0].strip().lower()
     robots_body = page.also.get(robots)
