@@ -505,6 +505,26 @@ def test_a_base_href_on_another_host_puts_that_host_in_the_domains() -> None:
     assert _crawled_links(draft, html) == draft.matched
 
 
+def test_a_page_of_an_international_host_name_has_its_links() -> None:
+    """The page's links are in their IDNA form (https://www.xn--bcher-kva.example/...), as the crawl requests
+    them; a page URL given with its Unicode host (https://www.bücher.example/) was compared as it came, so
+    draft_rule said 'has no links to bücher.example'. Hosts are compared in their IDNA form, the domain
+    named so, and the page's own link is left out as on any host."""
+    page = "https://www.bücher.example/news/"
+    html = (
+        '<a href="/2026/11/28/harbour-bridge-reopens.html">a</a>'
+        '<a href="/2026/11/27/new-ferry-timetable-starts.html">b</a>'
+        '<a href="https://www.bücher.example/2026/11/26/library-opens-on-sundays.html">c</a>'
+        '<a href="/news/">news</a><a href="/about/">about</a>'
+    )
+    draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
+    assert draft.domains == ("xn--bcher-kva.example",)
+    assert draft.pattern.regex == r"^https?://[^/]+/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$"
+    assert len(draft.matched) == 3
+    assert "https://www.xn--bcher-kva.example/news/" not in draft.site_links
+    assert _crawled_links(draft, html) == draft.matched
+
+
 @pytest.mark.parametrize(
     ("links", "regex", "example"),
     [

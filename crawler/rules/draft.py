@@ -4,10 +4,10 @@ from its feed (:func:`draft_feed_rule`), the pattern guessed from the entries' l
 
 How the article pattern is guessed:
 
-1. the page's links to its own site (its host, or a subdomain of the host without ``www.``) are taken, each
-   once, the page itself left out; resolved as the crawl resolves them, against the page's ``<base href>``
-   when it has one: the links to the base's site are taken too, and the rule names its domain beside the
-   page's;
+1. the page's links to its own site (its host, or a subdomain of the host without ``www.``; hosts compared
+   in their IDNA form, as links are requested) are taken, each once, the page itself left out; resolved as
+   the crawl resolves them, against the page's ``<base href>`` when it has one: the links to the base's
+   site are taken too, and the rule names its domain beside the page's;
 2. each link's path is given a shape, segment by segment: a date (``/2026/11/28/``, ``/2026/nov/28/``,
    ``20261128``, ``/2026/1128/``, ``/2026-11/28/``) becomes ``\\d{4}``, ``\\d{1,2}`` (``\\d{2}`` when a
    group's links show a leading zero, ``/11/05/``), ``[a-z]{3}``...; a year's folder with no month after
@@ -49,7 +49,7 @@ import lxml.html
 
 from crawler.errors import CrawlerError
 from crawler.rules.feeds import Feed
-from crawler.rules.model import base_url, requested_url
+from crawler.rules.model import ascii_host, base_url, requested_url
 from crawler.rules.sitemaps import SitemapError, read_sitemap
 from extractors.encoding import query_codec
 
@@ -283,8 +283,13 @@ def site_domain(host: str) -> str:
     return host.removeprefix("www.") if host.count(".") >= 2 else host
 
 
+def url_domain(url: str) -> str:
+    """The domain a rule of a page at ``url`` names, in the form links are requested in (IDNA)."""
+    return site_domain(ascii_host(urlsplit(url).hostname or ""))
+
+
 def on_domain(url: str, domain: str) -> bool:
-    host = (urlsplit(url).hostname or "").lower()
+    host = ascii_host(urlsplit(url).hostname or "")
     return host == domain or host.endswith("." + domain)
 
 
@@ -304,13 +309,13 @@ def draft_rule(
         root = lxml.html.document_fromstring(html)
     except (lxml.etree.ParserError, ValueError):
         raise DraftError(f"{url} holds no HTML to read links from") from None
-    domain = site_domain((urlsplit(url).hostname or "").lower())
+    domain = url_domain(url)
     codec = query_codec(encoding)
     base = base_url(url, root)
-    base_domain = site_domain((urlsplit(base).hostname or "").lower())
+    base_domain = url_domain(base)
     hrefs = [anchor.get("href") for anchor in root.iter("a")]
     links = _unique(requested_url(base, href or "", codec) for href in hrefs)
-    own = urlsplit(url)._replace(fragment="").geturl()
+    own = requested_url(url, url, codec) or url
     wanted = (domain,) if on_domain(base, domain) else (domain, base_domain)
     site_links = tuple(link for link in links if _on_domains(link, wanted) and link != own)
     domains = tuple(
@@ -352,11 +357,11 @@ def draft_feed_rule(site: str, feed: Feed, url: str, *, robots: bytes | None, al
     pattern guessed from its entries' links as from a page's, on the feed's domain (and on the one its
     entries are on when none is on the feed's: a feed served by another host of the site);
     :class:`DraftError` when no entry's link looks like an article's."""
-    domain = site_domain((urlsplit(url).hostname or "").lower())
+    domain = url_domain(url)
     links = _unique(requested_url(url, entry.url, "utf-8") for entry in feed.entries)
     domains: tuple[str, ...] = (domain,)
     if links and not any(on_domain(link, domain) for link in links):
-        hosts = Counter(site_domain((urlsplit(link).hostname or "").lower()) for link in links)
+        hosts = Counter(url_domain(link) for link in links)
         domains += (hosts.most_common(1)[0][0],)
     site_links = tuple(link for link in links if _on_domains(link, domains))
     pattern = _article_pattern(site_links)
