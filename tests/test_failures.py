@@ -1019,3 +1019,24 @@ def test_a_response_whose_header_line_is_too_long_says_so_not_that_the_connectio
         ("header too long", reason)
     ]
     assert "errors 1 (header too long: 1)" in done.stdout, done.stdout
+
+
+def test_a_temp_crawl_says_each_failure_once_in_its_own_words(site: Site) -> None:
+    """A temp crawl printed Scrapy's ERROR lines among its own: 'Gave up retrying <GET ...>' before each
+    dead letter's warning, and 'Error downloading <GET .../robots.txt>' of a host that cannot be reached.
+    Each failure is said once, by the crawl's own line; Scrapy's are at INFO (shown at LOG_LEVEL=INFO)."""
+    fails, nobody = unique("fails"), "http://127.0.0.1:9/a/nobody-listens"
+    site.rule(f"/flaky/{fails}?fail=99", nobody)
+    done = site.temp()
+    assert done.returncode == 1 and "errors 2" in done.stdout, done.stdout + done.stderr[-3000:]
+    for url in (site.server.url(f"/flaky/{fails}?fail=99"), nobody):
+        said = [line for line in done.stderr.splitlines() if url in line]
+        assert len(said) == 1 and said[0].startswith(f"crawler temp: warning: Dead-lettered {url} "), said
+    assert "ERROR" not in done.stderr, done.stderr[-3000:]
+    site.rule(f"/flaky/{unique('fails')}?fail=99", f"{nobody}-too")
+    diagnosed = site.temp("-s", "LOG_LEVEL=INFO")
+    for lowered in (
+        "[scrapy.downloadermiddlewares.retry] INFO: Gave up retrying <GET",
+        "[crawler.worker.robots] INFO: Error downloading <GET http://127.0.0.1:9/robots.txt>",
+    ):
+        assert lowered in diagnosed.stderr, diagnosed.stderr[-3000:]

@@ -181,8 +181,36 @@ def _holds_nothing(url: str) -> bool:
 LOST_REQUESTS_SECONDS = 5.0
 
 
+# The loggers whose errors a temp crawl says in its own words: Scrapy's 'Gave up retrying' (the request's
+# dead letter says it, a warning for the crawl's own job) and a robots.txt that could not be downloaded
+# (its pages' dead letters say that the site cannot be reached).
+_SAID_BY_TEMP = ("scrapy.downloadermiddlewares.retry", "crawler.worker.robots")
+
+
+class _LoweredToInfo(logging.Filter):
+    """An error record of a logger it filters goes on at INFO: shown only at ``-s LOG_LEVEL=INFO``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.INFO:
+            record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
+        return True
+
+
+@contextmanager
+def _errors_lowered(names: Iterable[str]) -> Iterator[None]:
+    """While it lasts, the records of the loggers ``names`` are INFO (:class:`_LoweredToInfo`)."""
+    lowered, loggers = _LoweredToInfo(), [logging.getLogger(name) for name in names]
+    for each in loggers:
+        each.addFilter(lowered)
+    try:
+        yield
+    finally:
+        for each in loggers:
+            each.removeFilter(lowered)
+
+
 def run_temp(args: argparse.Namespace) -> int:
-    with _warnings_said():
+    with _warnings_said(), _errors_lowered(_SAID_BY_TEMP):
         return _temp(args)
 
 
