@@ -583,6 +583,60 @@ def test_mongodb_looks_an_accented_word_up_in_its_text_index(tmp_path: Path, pre
     store.close()
 
 
+def test_search_reads_a_term_as_the_index_reads_the_text_punctuation_around_a_word_ignored(
+    backend: str, store: Store
+) -> None:
+    """A term is read as the text indexes read the text: punctuation around a word ignored (``-light``,
+    ``harbour,``), a word joined by punctuation (``light-show``, ``U.S.``) the phrase of its parts. On the
+    pymongo-shaped fake (no ``$text``) the query's shape is checked and every stored document given back
+    as its candidates, so the filter that keeps the matching ones runs as on MongoDB."""
+    store.upsert_many(
+        [
+            article(
+                "http://news.test/show",
+                "2026-11-17T10:00:00Z",
+                title="Harbour light-show tonight",
+                body="The U.S. consul will watch the lights over the harbour.",
+            ),
+            article(
+                "http://news.test/lamp",
+                "2026-11-18T10:00:00Z",
+                title="A light in the window",
+                body="Light the way home; the show starts late.",
+            ),
+            article("http://news.test/us", "2026-11-18T11:00:00Z", title="Bus routes", body="Use the bus."),
+        ]
+    )
+    asked: list[Any] = []
+    if backend == "mongo-shaped-fake":
+        everything = store._iter  # type: ignore[attr-defined]
+
+        def candidates(weeks: list[str], query: Any, newest_first: bool, limit: int | None) -> Iterator[Any]:
+            asked.append(query)
+            return everything(weeks, {}, newest_first, limit)  # type: ignore[no-any-return]
+
+        store._iter = candidates  # type: ignore[attr-defined]
+
+    def found(text: str) -> list[str]:
+        return [document["url"].rsplit("/", 1)[1] for document in store.search(text)]
+
+    assert found("light") == ["lamp", "show"]
+    assert found("-light") == ["lamp", "show"]
+    assert found("harbour, -light") == ["show"]
+    assert found("light-show") == ["show"]
+    assert found('"light show"') == ["show"]
+    assert found("light show") == ["lamp", "show"]
+    assert found("U.S.") == ["show"]
+    assert found("u.s") == ["show"]
+    with pytest.raises(StoreError, match="has no words"):
+        list(store.search("-- ,"))
+    if backend == "mongo-shaped-fake":
+        assert asked == [
+            {"$text": {"$search": f'"{word}"'}}
+            for word in ("light", "light", "harbour", "light", "light", "light", "u", "u")
+        ]
+
+
 def test_stats_count_articles_reposts_and_qread_bodies(store: Store) -> None:
     qread = {"body_from": "qread", "algorithm": "qread", "body_chars": 10}
     store.upsert_many(

@@ -63,8 +63,8 @@ __all__ = [
 ]
 
 _QUOTED_RE = re.compile(r'"([^"]*)"|(\S+)')
-# A letter or digit, of any script: a search term needs one to be looked for.
-_WORD_CHAR_RE = re.compile(r"[^\W_]")
+# A word as the search indexes split the text: letters and digits of any script; anything else separates.
+_WORD_RE = re.compile(r"[^\W_]+")
 # What may not touch a Latin search term, before or after it: a letter or digit of a script other than CJK.
 _JOINS = NON_CJK_WORD_CHAR_RE.pattern
 # The combining marks search drops once letters are decomposed: the accents of Latin (Greek, Cyrillic)
@@ -205,17 +205,24 @@ def limited(documents: Iterator[dict[str, Any]], limit: int | None) -> Iterator[
 
 
 def search_terms(query: str) -> list[str]:
-    """The terms of a search: words, or phrases in double quotes; lower-cased, empty ones dropped.
-    StoreError when no term has a letter or digit (``query`` is empty, white space or punctuation alone):
-    there is nothing to look for."""
-    found = [(quoted or word).lower() for quoted, word in _QUOTED_RE.findall(query)]
-    terms = [" ".join(term.split()) for term in found]
-    if not any(_WORD_CHAR_RE.search(term) for term in terms):
+    """The terms of a search: words, or phrases in double quotes, read as the search indexes read the text
+    (:func:`index_words`): lower-cased, punctuation around a word dropped (``-light`` is ``light``), a word
+    joined by punctuation the phrase of its parts (``light-show`` is ``light show``, ``U.S.`` is ``u s``),
+    empty ones dropped. StoreError when no term has a letter or digit (``query`` is empty, white space or
+    punctuation alone): there is nothing to look for."""
+    terms = [index_words((quoted or word).lower()) for quoted, word in _QUOTED_RE.findall(query)]
+    if not any(terms):
         raise StoreError(
             f"search text {query!r} has no words: a search needs a word (letters or digits, or Chinese"
             ' characters) or "a phrase" to look for'
         )
     return [term for term in terms if term]
+
+
+def index_words(text: str) -> str:
+    """``text``'s words (runs of letters and digits) joined by one space: what SQLite's ``unicode61`` and
+    MongoDB's text index read of it, every other character a separator."""
+    return " ".join(_WORD_RE.findall(text))
 
 
 def fold(text: str) -> str:
@@ -230,12 +237,13 @@ def fold(text: str) -> str:
 
 def matches(document: Mapping[str, Any], terms: Sequence[str]) -> bool:
     """Whether every term is in the document's title or body, both :func:`fold`-ed (case and accents
-    ignored): CJK terms anywhere, other terms as whole words (not inside a longer word: no letter or digit
-    of a script other than CJK just before or after them, so ``2027`` is a word of ``到2027年`` and
-    ``cat`` none of ``category``). Both backends filter their index's hits with this, so a search gives
-    the same documents everywhere."""
-    text = " ".join(" ".join(fold(str(document.get(name) or "")).split()) for name in ("title", "body"))
-    for term in (" ".join(fold(term).split()) for term in terms):
+    ignored) and read as their words (:func:`index_words`: ``light-show`` holds the phrase ``light show``
+    and the word ``light``): CJK terms anywhere, other terms as whole words (not inside a longer word: no
+    letter or digit of a script other than CJK just before or after them, so ``2027`` is a word of
+    ``到2027年`` and ``cat`` none of ``category``). Both backends filter their index's hits with this, so a
+    search gives the same documents everywhere."""
+    text = " ".join(index_words(fold(str(document.get(name) or ""))) for name in ("title", "body"))
+    for term in (index_words(fold(term)) for term in terms):
         if CJK_RE.search(term):
             if term not in text:
                 return False

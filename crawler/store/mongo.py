@@ -90,8 +90,6 @@ _PREFIX_RE = re.compile(r"[A-Za-z0-9_-]{1,40}")
 # and the timeouts, which the message of ``_unreachable`` gives once.
 _TOPOLOGY_RE = re.compile(r", Timeout: [\d.]+s, Topology Description: .*$", re.DOTALL)
 _TIMEOUTS_RE = re.compile(r" \(configured timeouts: [^)]*\)")
-# A term the text index finds: one word of letters or digits, not CJK (the index does not split CJK text).
-_WORD_RE = re.compile(rf"^(?:(?!{CJK_RE.pattern})\w)+$")
 _HIDDEN = {"_id": 0, "simhash_bands": 0, "anchors": 0}
 _CANDIDATE_FIELDS = {
     "_id": 0,
@@ -711,12 +709,12 @@ class MongoStore(Store):
     ) -> Iterator[dict[str, Any]]:
         check_limit(limit)
         terms = search_terms(query)
-        words = [term for term in terms if _WORD_RE.match(term)]
+        words = [word for term in terms if not CJK_RE.search(term) for word in term.split()]
         condition: dict[str, Any]
         if words:
             condition = {"$text": {"$search": f'"{max(words, key=len)}"'}}
         else:
-            pattern = {"$regex": re.escape(terms[0]), "$options": "i"}
+            pattern = {"$regex": r"[\W_]+".join(map(re.escape, terms[0].split())), "$options": "i"}
             condition = {"$or": [{"title": pattern}, {"body": pattern}]}
         weeks, lower, upper = self.time_window(week, since, until)
         published = PublishedWindow.of(published_since, published_until)
