@@ -324,6 +324,26 @@ def test_a_url_off_the_rules_domains_is_refused_before_anything_is_queued(
     assert not (tmp_path / "data").exists(), "a URL off the rule's domains was queued"
 
 
+def test_a_start_url_given_with_url_is_refused_naming_it_and_the_command_that_crawls_the_site(
+    tmp_path: Path, demo_origin: str
+) -> None:
+    """--url fetches its pages as article pages: a start URL, an index page, would be stored as an article
+    (its list of links as a body). It is refused before anything is queued, naming it and `crawler temp
+    SITE`, which reads it as an index page."""
+    rule = demo_rule(tmp_path / "rules", demo_origin, allow=True)
+    start = demo_origin + "/citynews/"
+    assert start in rule.read_text(encoding="utf-8"), "the rule's start URL"
+    run = crawler("temp", "demo-citynews", "--url", start + "#top", cwd=tmp_path)
+    assert run.code == 2, run.stdout + run.stderr[-3000:]
+    assert run.stderr.strip() == (
+        f"crawler temp: error: --url {start + '#top'!r}: it is a start URL of site demo-citynews"
+        f" ({rule.relative_to(tmp_path)}), an index page, which --url would store as an article: crawl the"
+        " site from its index pages with `crawler temp demo-citynews`, or see what the rule finds on it with"
+        f" `crawler rules try demo-citynews {start}`"
+    )
+    assert not (tmp_path / "data").exists(), "a start URL was queued as an article"
+
+
 IDN_RULE = """
 domains: [Bücher.example]
 start_urls: ["http://xn--bcher-kva.example/"]

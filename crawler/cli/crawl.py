@@ -497,7 +497,8 @@ def _no_links_hint(rule: Rule, fetched: int) -> str:
 
 
 def article_url(rule: Rule, given: str) -> str:
-    """``given`` (a ``--url``) when it is an http(s) URL without credentials on ``rule``'s domains;
+    """``given`` (a ``--url``) when it is an http(s) URL without credentials on ``rule``'s domains and
+    none of its listings (start URLs, feeds, sitemaps: pages --url would store as articles);
     :class:`InputError` saying what is wrong otherwise, before anything is queued or resolved."""
     url = check_url(given)
     if rule.discover is not None:
@@ -512,6 +513,20 @@ def article_url(rule: Rule, given: str) -> str:
             f" {', '.join(rule.domains)} (or their subdomains; {rule.path}); give a page of that site, or"
             " crawl this one with the rule of its own site"
         )
+    page = urldefrag(url).url
+    for listings, what, kind, read_from in (
+        (rule.start_urls, "a start URL", "an index page", "index pages"),
+        (rule.feeds, "a feed", "a list of links", "listings"),
+        (rule.sitemaps, "a sitemap", "a list of links", "listings"),
+    ):
+        if page in (urldefrag(listing).url for listing in listings):
+            crawl = suggest(f"temp {rule.site}")
+            try_it = suggest(f"rules try {rule.site} {shlex.quote(page)}")
+            raise InputError(
+                f"--url {url!r}: it is {what} of site {rule.site} ({rule.path}), {kind}, which --url would"
+                f" store as an article: crawl the site from its {read_from} with `{crawl}`, or see what the"
+                f" rule finds on it with `{try_it}`"
+            )
     return url
 
 
