@@ -395,3 +395,35 @@ def test_a_rule_file_written_just_before_a_worker_reads_it_is_no_change_of_its_r
             looked_again(spider, "fresh")
     assert spider.rules["fresh"] is held
     assert "Rules changed while running" not in caplog.text
+
+
+def test_the_scheduler_says_a_broken_rule_mended_is_read_again_and_a_new_break_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`crawler schedule` logs an ERROR when a rule breaks (its site not scheduled); when the file is mended
+    it says so (INFO: read again, its site's grabs go on), once, and a later break is an ERROR again."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    write(rules / "good.yaml", rule_text("good"))
+    write(rules / "news.yaml", "article: {}\n")
+    load = _rule_loader(rules)
+    with caplog.at_level(logging.INFO, logger="crawler.cli.crawl"):
+        assert [rule.site for rule in load()] == ["good"]
+        broken = [record for record in caplog.records if record.levelno == logging.ERROR]
+        assert broken and all("news.yaml" in record.getMessage() for record in broken), caplog.text
+        caplog.clear()
+        (rules / "news.yaml").write_text(rule_text("news"), encoding="utf-8")
+        assert sorted(rule.site for rule in load()) == ["good", "news"]
+        assert sorted(rule.site for rule in load()) == ["good", "news"]
+        said = [record for record in caplog.records if "news" in record.getMessage()]
+        assert [(record.levelno, record.getMessage()) for record in said] == [
+            (
+                logging.INFO,
+                f"rule of site news read again ({rules / 'news.yaml'}): its error is mended, its grabs go on",
+            )
+        ], caplog.text
+        caplog.clear()
+        (rules / "news.yaml").write_text("article: {}\n", encoding="utf-8")
+        assert [rule.site for rule in load()] == ["good"]
+        broken = [record for record in caplog.records if record.levelno == logging.ERROR]
+        assert broken and all("news.yaml" in record.getMessage() for record in broken), caplog.text

@@ -721,11 +721,17 @@ def _grab_scheduler(settings: Any, url: str) -> GrabScheduler:
 
 def _rule_loader(folder: Path, *, worker_logs: bool = False) -> Callable[[], list[Rule]]:
     """Reads the rules folder afresh (edits take effect at the next tick), parsing the files changed since
-    the last read alone (:class:`~crawler.rules.RuleFiles`); broken files are logged once. With
-    ``worker_logs`` (``crawler run``), the errors of the folder as it is now are not: the worker started
-    beside the scheduler logs them as it loads the same folder."""
+    the last read alone (:class:`~crawler.rules.RuleFiles`); broken files are logged once, and once again
+    when mended (INFO: the site is scheduled again). With ``worker_logs`` (``crawler run``), the errors of
+    the folder as it is now are not: the worker started beside the scheduler logs them as it loads the same
+    folder."""
     files = RuleFiles()
-    reported = {str(error) for error in load_rules(folder, files=files).errors} if worker_logs else set()
+    reported: set[str] = set()
+    broken: dict[str, str] = {}  # site -> its file, broken at the last read
+    if worker_logs:
+        first = load_rules(folder, files=files)
+        reported.update(str(error) for error in first.errors)
+        broken.update(first.broken)
 
     def load() -> list[Rule]:
         ruleset = load_rules(folder, files=files)
@@ -733,6 +739,18 @@ def _rule_loader(folder: Path, *, worker_logs: bool = False) -> Callable[[], lis
             if str(error) not in reported:
                 reported.add(str(error))
                 logger.error("rule error, site not scheduled: %s", error)
+        for site, file in list(broken.items()):
+            if site in ruleset.broken:
+                continue
+            del broken[site]
+            reported.difference_update([error for error in reported if error.startswith(f"{file}: ")])
+            if site in ruleset.rules:
+                logger.info(
+                    "rule of site %s read again (%s): its error is mended, its grabs go on",
+                    site,
+                    ruleset.rules[site].path,
+                )
+        broken.update(ruleset.broken)
         return list(ruleset.rules.values())
 
     return load
