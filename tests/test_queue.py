@@ -1074,3 +1074,25 @@ def test_a_request_leased_and_waiting_at_once_is_one_request_once_its_copies_mee
     assert ack(queue, fetched)
     assert (queue.leased(), queue.delayed(), queue.queued("alpha")) == (0, 0, 0)
     assert (queue.pending("alpha"), queue.job_pending("j1")) == (0, 0)
+
+
+def test_a_request_leased_and_waiting_at_once_is_taken_out_of_both(redis_client: redis.Redis) -> None:
+    """The very same request leased and waiting in the delayed set at once (deferred, pushed again, leased),
+    taken out of the queue (a site forgotten, a demo adopting its leftovers): the waiting copy, taken first,
+    deleted the site its lease is known by, so the lease was left behind, its count still pending, and
+    dropped when it expired (its site unknown): pending 1 for the site with nothing anywhere."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://alpha.test/0", site="alpha"))
+    taken = take(queue)
+    assert taken is not None
+    lease = Work.of(taken).lease or ""
+    assert queue.defer(lease, 30, max_attempts=5) == 1
+    assert push(queue, request("http://alpha.test/0", site="alpha"))
+    assert take(queue) is not None
+    assert (queue.leased(), queue.delayed(), queue.pending("alpha"), queue.job_pending("j1")) == (1, 1, 2, 2)
+
+    by_site = queue.take_sites(["alpha"], held=lambda _: False)
+    assert by_site is not None and by_site["alpha"] == {lease: 1}, "given back once, with its attempts"
+    assert (queue.leased(), queue.delayed(), queue.pending("alpha"), queue.job_pending("j1")) == (0, 0, 0, 0)
+    assert redis_client.scard("test:downloading") == 0
+    assert redis_client.hlen("test:lease-sites") == 0

@@ -490,24 +490,28 @@ local function take(set, leased)
     if redis.call('HGET', KEYS[4], member) == site then
       redis.call('ZREM', set, member)
       if leased then downloaded(K, site, member) end
-      redis.call('HDEL', KEYS[3], member)
-      redis.call('HDEL', KEYS[4], member)
       taken[#taken + 1] = member
     end
   end
 end
+-- The very same request leased and queued (or waiting) at once is two copies, each counted pending: the
+-- site its lease is known by is forgotten once both sets are read, and the request is given back once.
 take(KEYS[6], false)
 take(KEYS[2], true)
-local reply = {}
+local reply, given = {}, {}
 for _, member in ipairs(taken) do
-  reply[#reply + 1] = member
-  reply[#reply + 1] = redis.call('HGET', KEYS[5], member) or '0'
-  redis.call('HDEL', KEYS[5], member)
+  redis.call('HDEL', KEYS[3], member)
+  redis.call('HDEL', KEYS[4], member)
   local ok, request = pcall(cjson.decode, member)
   local job = ok and type(request) == 'table' and type(request.meta) == 'table' and request.meta.job
-  if type(job) == 'string' and job ~= '' then
-    redis.call('HINCRBY', K .. ':job:' .. job, 'pending', -1)
-    redis.call('HINCRBY', K .. ':job:' .. job, 'taken', 1)
+  if type(job) ~= 'string' or job == '' then job = false end
+  if job then redis.call('HINCRBY', K .. ':job:' .. job, 'pending', -1) end
+  if not given[member] then
+    given[member] = true
+    reply[#reply + 1] = member
+    reply[#reply + 1] = redis.call('HGET', KEYS[5], member) or '0'
+    redis.call('HDEL', KEYS[5], member)
+    if job then redis.call('HINCRBY', K .. ':job:' .. job, 'taken', 1) end
   end
 end
 if #taken > 0 and redis.call('HINCRBY', KEYS[1], site, -#taken) < 0 then
