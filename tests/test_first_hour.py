@@ -1146,3 +1146,25 @@ def test_ctrl_c_while_the_command_loads_is_said_as_interrupted_not_a_traceback(t
         check=False,
     )
     assert (done.returncode, done.stderr) == (130, "crawler: interrupted\n")
+
+
+CITY_RULE = """
+domains: [city.example]
+start_urls: ["http://city.example", "http://city.example/news/?b=2&a=1"]
+index:
+  links: {xpath: "//a/@href"}
+"""
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://city.example/", "HTTP://City.Example", "http://city.example/news/?a=1&b=2#top"],
+)
+def test_a_start_url_given_with_url_is_refused_however_it_is_written(tmp_path: Path, url: str) -> None:
+    """The start URL as the crawl requests it (its host's case, the path / of a host alone, the order of its
+    query's arguments): the very page the site's crawl reads as an index page."""
+    (tmp_path / "city.yaml").write_text(CITY_RULE, encoding="utf-8")
+    rule = load_rule(tmp_path / "city.yaml")
+    with pytest.raises(InputError, match="it is a start URL of site city"):
+        article_url(rule, url)
+    assert article_url(rule, "http://city.example/news/a.html") == "http://city.example/news/a.html"

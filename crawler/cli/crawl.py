@@ -29,6 +29,7 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TimeElapsed
 from rich.table import Column, Table
 from rich.text import Text
 from scrapy.settings import Settings
+from w3lib.url import canonicalize_url
 
 from crawler.cli.options import (
     check_window,
@@ -514,12 +515,14 @@ def article_url(rule: Rule, given: str) -> str:
             " crawl this one with the rule of its own site"
         )
     page = urldefrag(url).url
+    # Compared as the crawl requests them (the host's case, a host alone's path /, the query's order).
+    canonical = canonicalize_url(page)
     for listings, what, kind, read_from in (
         (rule.start_urls, "a start URL", "an index page", "index pages"),
         (rule.feeds, "a feed", "a list of links", "listings"),
         (rule.sitemaps, "a sitemap", "a list of links", "listings"),
     ):
-        if page in (urldefrag(listing).url for listing in listings):
+        if canonical in (canonicalize_url(listing) for listing in listings):
             crawl = suggest(f"temp {rule.site}")
             try_it = suggest(f"rules try {rule.site} {shlex.quote(page)}")
             raise InputError(
