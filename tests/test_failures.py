@@ -31,6 +31,7 @@ from crawlsite import (
     wait_until,
 )
 
+from crawler.cli.crawl import Helped
 from crawler.keys import Keys
 from crawler.redisio.connection import connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis
@@ -1040,3 +1041,15 @@ def test_a_temp_crawl_says_each_failure_once_in_its_own_words(site: Site) -> Non
         "[crawler.worker.robots] INFO: Error downloading <GET http://127.0.0.1:9/robots.txt>",
     ):
         assert lowered in diagnosed.stderr, diagnosed.stderr[-3000:]
+
+
+def test_the_line_of_other_jobs_handled_points_to_the_dead_letters_only_when_there_are_some() -> None:
+    """The temp crawl's last line of the other jobs' requests its worker handled sent the reader to
+    `crawler dead list` when it had dead-lettered none of them, where none of them is."""
+    assert Helped(taken=2, sites=("other",)).said() == (
+        "its worker also handled 2 requests of other jobs from the shared queue (site other)"
+    )
+    assert Helped(taken=2, dead=1, sites=("other",)).said() == (
+        "its worker also handled 2 requests of other jobs from the shared queue (site other), 1 of them"
+        " dead-lettered: `crawler dead list` shows them"
+    )

@@ -1234,11 +1234,11 @@ class Helped:
         sites = (
             f" ({'site' if len(self.sites) == 1 else 'sites'} {', '.join(self.sites)})" if self.sites else ""
         )
-        dead = f", {self.dead} of them dead-lettered" if self.dead else ""
-        return (
-            f"its worker also handled {counted(self.taken, 'request')} of other jobs from the shared"
-            f" queue{sites}{dead}: `{suggest('dead list')}` shows them"
+        dead = (
+            f", {self.dead} of them dead-lettered: `{suggest('dead list')}` shows them" if self.dead else ""
         )
+        handled = counted(self.taken, "request")
+        return f"its worker also handled {handled} of other jobs from the shared queue{sites}{dead}"
 
 
 def _crawl_job(
