@@ -346,6 +346,13 @@ RULES_REGEX_PAGE_SECONDS: SecondsAbove0 = 1.0
 # longest a worker goes on with a rule whose file was edited: the requests of known sites look at the
 # folder (one scandir) at most this often.
 RULES_RELOAD_SECONDS: Seconds = 5.0
+# Seconds before a request is fetched again whose site's rule file is in this worker's rules folder but
+# cannot be read by it (a key of a newer version during a rolling upgrade, a file broken or half-synced on
+# this machine alone): another worker, or this one once the file is mended, takes it then.
+RULES_UNREADABLE_RETRY_SECONDS: Seconds = 60.0
+# Tries of such a request before it is dead-lettered naming the file's errors: 60 a minute apart leave a
+# rolling upgrade an hour to reach every worker.
+RULES_UNREADABLE_MAX_ATTEMPTS: Annotated[int, Range("a number of tries", 1)] = 60
 
 # --- SITEMAPS_: a rule's sitemaps (crawler/rules/sitemaps.py) ---------------------------------------
 # Levels of sitemaps followed from a rule's: robots.txt -> sitemap index -> sitemap is 3; deeper nesting is

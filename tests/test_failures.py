@@ -11,6 +11,7 @@ import json
 import re
 import shlex
 import subprocess
+import sys
 import urllib.error
 import urllib.request
 from datetime import UTC, datetime
@@ -428,6 +429,52 @@ def test_a_request_of_a_site_on_this_machine_whose_rule_is_gone_is_a_dead_letter
     assert [(letter["kind"], str(letter["reason"]).split(":")[0]) for letter in letters] == [
         ("no rule", f"no rule for site 'gone' in {site.rules}")
     ], letters
+
+
+def test_a_request_whose_rule_file_this_worker_cannot_read_is_put_back_for_later_not_dead_lettered(
+    site: Site,
+) -> None:
+    """A request a worker takes whose site's rule file is in its folder but does not load there (a key of a
+    newer version during a rolling upgrade, a file broken on one machine) is put back for later, counted,
+    its file's errors warned of once with the fix; once a worker can read the file, it is fetched and
+    stored. Not dead-lettered "no rule for site" (what a site without any rule file still is)."""
+    site.rule("/a/landing")
+    flaky = f"/flaky/{unique('upgraded')}?fail=3"
+    site.rule(flaky, name="upgraded")
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    first = site.crawler("temp", "upgraded", *settings)
+    assert first.returncode == 1, first.stdout + first.stderr[-4000:]
+    rule = (site.rules / "upgraded.yaml").read_text(encoding="utf-8")
+    (site.rules / "upgraded.yaml").write_text(rule + "a_newer_key: 1\n", encoding="utf-8")
+    requeued = site.crawler("dead", "requeue", "--site", "upgraded")
+    assert requeued.returncode == 0, requeued.stderr
+
+    unreadable = ["-s", "RULES_UNREADABLE_RETRY_SECONDS=1", "-s", "RULES_UNREADABLE_MAX_ATTEMPTS=1000"]
+    old = site.crawler("temp", "faults", *settings, *unreadable)
+    assert old.returncode == 0, old.stdout + old.stderr[-4000:]
+    warned = [line for line in old.stderr.splitlines() if "cannot read the rule file" in line]
+    assert len(warned) == 1, old.stderr[-4000:]
+    assert "This worker cannot read the rule file of site 'upgraded'" in warned[0], warned
+    assert f'{site.rules / "upgraded.yaml"}: a_newer_key: unknown key "a_newer_key"' in warned[0], warned
+    assert "run the crawler version the rule is written for on this machine" in warned[0], warned
+    assert [letter for letter in site.dead() if letter["site"] == "upgraded"] == []
+    assert site.status()["queue"]["waiting"] == 1, "the request put back, waiting for its time"
+
+    (site.rules / "upgraded.yaml").write_text(rule, encoding="utf-8")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker", *settings, *unreadable],
+        env=site.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_until(lambda: flaky in site.stored(), "the request put back fetched and stored")
+    finally:
+        worker.terminate()
+        worker.wait(timeout=COMMAND_TIMEOUT)
+    assert site.dead() == [], "nothing dead-lettered"
+    assert site.status()["queue"]["waiting"] == 0
 
 
 def test_a_crawl_that_fetched_nothing_and_the_status_suggest_dead_list_as_the_crawler_was_run(

@@ -41,7 +41,7 @@ from crawler.worker.discovery import discovery_of
 from crawler.worker.pipelines.store import RepostRecorded
 from crawler.worker.scheduler import scheduler_of
 
-__all__ = ["LeaseAckMiddleware", "ack", "dead_letter"]
+__all__ = ["LeaseAckMiddleware", "ack", "dead_letter", "put_back"]
 
 logger = logging.getLogger(__name__)
 
@@ -261,3 +261,14 @@ def dead_letter(
     scheduler = scheduler_of(crawler)
     if scheduler is not None:
         scheduler.dead_letter(request, reason, kind=kind, fetched=fetched)
+
+
+def put_back(
+    crawler: Crawler, request: Request, reason: str, *, seconds: float, max_attempts: int, kind: str
+) -> None:
+    """Queue ``request`` again in ``seconds``, its deferral logged at DEBUG (its caller said why once), or
+    dead-letter it with ``reason`` as ``kind`` once ``max_attempts`` tries are used up (no-op when the
+    scheduler is not the leased one)."""
+    scheduler = scheduler_of(crawler)
+    if scheduler is not None:
+        scheduler.defer(request, reason, seconds=seconds, max_attempts=max_attempts, kind=kind, quiet=True)

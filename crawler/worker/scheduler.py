@@ -485,39 +485,47 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if late:
             self.stats.inc_value("lease/ack_after_expiry", late)
 
-    def defer(self, request: Request, reason: str) -> None:
+    def defer(
+        self,
+        request: Request,
+        reason: str,
+        *,
+        seconds: float | None = None,
+        max_attempts: int | None = None,
+        kind: str = "store",
+        quiet: bool = False,
+    ) -> None:
         """``request``'s work could not be finished (its article not stored): it is fetched again after
-        ``STORE_RETRY_SECONDS``, or dead-lettered when ``STORE_MAX_ATTEMPTS`` tries are used up."""
+        ``seconds`` (``STORE_RETRY_SECONDS``), or dead-lettered as ``kind`` when ``max_attempts``
+        (``STORE_MAX_ATTEMPTS``) tries are used up; each deferral logged, at DEBUG when ``quiet`` (its
+        caller said it once)."""
         work = self._release_hold(request)
         if work is None or work.lease is None:
             return
+        seconds = self.retry_seconds if seconds is None else seconds
+        max_attempts = self.max_attempts if max_attempts is None else max_attempts
         attempts = self._call(
-            "defer a request",
-            False,
-            self.queue.defer,
-            work.lease,
-            self.retry_seconds,
-            max_attempts=self.max_attempts,
+            "defer a request", False, self.queue.defer, work.lease, seconds, max_attempts=max_attempts
         )
         if attempts == 0:
             self.dead_letter(
                 request,
-                f"{reason} (tried {counted(self.max_attempts, 'time')})",
-                kind="store",
+                f"{reason} (tried {counted(max_attempts, 'time')})",
+                kind=kind,
                 held=False,
                 fetched=True,
             )
         elif attempts is not None and attempts > 0:
             self.stats.inc_value(f"lease/deferred/{work.site}")
             logger.log(
-                self._level_of(work),
+                logging.DEBUG if quiet else self._level_of(work),
                 "%s of site %r: %s; it is tried again in %g s (attempt %d of %d)",
                 redacted(request.url),
                 work.site,
                 reason,
-                self.retry_seconds,
+                seconds,
                 attempts,
-                self.max_attempts,
+                max_attempts,
             )
 
     def dead_letter(

@@ -112,7 +112,7 @@ from crawler.worker.download import (
     undecompressed,
 )
 from crawler.worker.dupefilter import bloom_of
-from crawler.worker.leaseack import ack, dead_letter
+from crawler.worker.leaseack import ack, dead_letter, put_back
 from crawler.worker.netguard import (
     ALLOW_HINT,
     BlockedRequest,
@@ -220,6 +220,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         # What the last read of the rules folder parsed: the next one parses only the files changed since.
         self._rule_files = RuleFiles()
         self.rule_errors = 0
+        # Per site whose rule file the last read found but could not load, its errors (one per line).
+        self.unreadable: dict[str, str] = {}
+        # The (site, errors) said already: a file's errors are warned of once, again once they change.
+        self._unreadable_warned: set[tuple[str, str]] = set()
         # The spider's own handle on the shared Bloom filter (see the bloom property), made at its first use.
         self._bloom: RedisBloom | None = None
         # Per site, the article pages where the rule's fields matched: an empty page after them is a sign.
@@ -319,6 +323,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 suggest("rules check"),
             )
         self.rule_errors = len(errors)
+        self._keep_unreadable(ruleset)
         self.rules = {
             site: rule
             for site, rule in ruleset.rules.items()
@@ -328,6 +333,15 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if rule.allow_private:
                 allow_private_domains(rule.known_domains)
         logger.info("Serving %s: %s", counted(len(self.rules), "site rule"), ", ".join(sorted(self.rules)))
+
+    def _keep_unreadable(self, ruleset: RuleSet) -> None:
+        """The sites of this worker whose rule file ``ruleset`` found but could not load, with the
+        errors."""
+        self.unreadable = {
+            site: "\n".join(str(error) for error in ruleset.errors if Path(error.file).stem == site)
+            for site in ruleset.broken
+            if not self.only_sites or site in self.only_sites
+        }
 
     def private_domains_of(self, site: str) -> Sequence[str]:
         """The domains the requests of ``site`` may reach on private addresses: its rule's, when the rule
@@ -381,6 +395,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if not self.only_sites or name in self.only_sites
         }
         broken = set(ruleset.broken)
+        self._keep_unreadable(ruleset)
         edited = _changed_files(before, stamp)
         added = sorted(name for name in fresh if name not in self.rules)
         # A rule read again is another object (RuleFiles keeps the one it read of an unchanged file): its
@@ -1278,7 +1293,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         return rule
 
     def _no_rule(self, request: Request, site: str) -> None:
-        """Dead-letter ``request`` of ``site``, which has no rule here, saying how to mend it."""
+        """Dead-letter ``request`` of ``site``, which has no rule here, saying how to mend it; one whose
+        rule file is here but cannot be read by this worker is put back (:meth:`_rule_unreadable`)."""
+        errors = self.unreadable.get(site)
+        if errors is not None:
+            self._rule_unreadable(request, site, errors)
+            return
         self.count("crawl/no_rule")
         folder = self.crawler.settings["CRAWLER_RULES_DIR"]
         reason = (
@@ -1286,6 +1306,38 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             f" (`{suggest('rules check')}`), then `{suggest(f'dead requeue --site {site}')}`"
         )
         dead_letter(self.crawler, request, reason, "no rule")
+
+    def _rule_unreadable(self, request: Request, site: str, errors: str) -> None:
+        """``request`` of ``site``, whose rule file this worker found but cannot load (``errors``): a rule
+        key of a newer version during a rolling upgrade, a file broken or not yet synced on this machine
+        alone, which another worker may read. Put back for ``RULES_UNREADABLE_RETRY_SECONDS``, counted
+        ``crawl/rule_unreadable/<site>``, the file's errors warned of once with the fix; dead-lettered
+        with them after ``RULES_UNREADABLE_MAX_ATTEMPTS`` tries."""
+        self.count(f"crawl/rule_unreadable/{site}")
+        settings = self.crawler.settings
+        seconds = settings.getfloat("RULES_UNREADABLE_RETRY_SECONDS")
+        attempts = settings.getint("RULES_UNREADABLE_MAX_ATTEMPTS")
+        fix = (
+            "run the crawler version the rule is written for on this machine (a key of a newer version), or"
+            f" mend the file here (`{suggest('rules check')}`)"
+        )
+        said = "; ".join(errors.splitlines())
+        if (site, errors) not in self._unreadable_warned:
+            self._unreadable_warned.add((site, errors))
+            logger.warning(
+                "This worker cannot read the rule file of site %r (%s): the requests of the site it takes are"
+                " put back for another worker, tried again every %g s, dead-lettered after %s; %s",
+                site,
+                said,
+                seconds,
+                counted(attempts, "try", "tries"),
+                fix,
+            )
+        reason = (
+            f"the worker that took it cannot read the rule file of site {site!r} ({said}): {fix}, then"
+            f" `{suggest(f'dead requeue --site {site}')}`"
+        )
+        put_back(self.crawler, request, reason, seconds=seconds, max_attempts=attempts, kind="no rule")
 
     def _page(self, response: Response) -> tuple[Rule | None, TextResponse | None]:
         """The response's rule and the response as text, decoded by
