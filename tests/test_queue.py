@@ -939,7 +939,7 @@ def test_a_lease_whose_next_place_is_a_shared_key_of_another_type_is_kept(
         if ending == "deferred":
             return queue.defer(lease, 5, max_attempts=3) == 1
         if ending == "retried after a backoff":
-            return queue.handoff(lease, retry, priority=0, site="alpha", job="j1", delay=5)
+            return queue.handoff(lease, retry, priority=0, site="alpha", job="j1", delay=5) is True
         return queue.dead_letter(lease, b'{"reason": "HTTP 500"}', site="alpha", job="j1")
 
     redis_client.set(f"test:{shared}", "oops")

@@ -2526,3 +2526,91 @@ def test_a_sites_politeness_key_removed_mid_crawl_is_written_again_and_its_delay
     gaps = [round(later - before, 3) for before, later in itertools.pairwise(asked)]
     assert len(asked) == 9 and min(gaps) >= 0.5, gaps
     assert "Redis key crawler:polite:timed was removed" in err, err[-3000:]
+
+
+class _AtOnce:
+    """A scheduler's call made later in its reactor's turn, made at once (the test process has no reactor)."""
+
+    def __init__(self, call: Callable[[], None]) -> None:
+        self.call = call
+
+    def schedule(self) -> None:
+        self.call()
+
+    def cancel(self) -> None:
+        """Nothing waits."""
+
+
+def _again_article_leased(scheduler: Any, url: str) -> Any:
+    """An article request of job j1, which fetches seen URLs again, queued and leased by ``scheduler``,
+    whose acknowledgements are sent at once."""
+    from scrapy.http import Request
+
+    from crawler.requests import ARTICLE
+
+    scheduler._ack_soon = _AtOnce(scheduler.flush_acks)
+    article = Request(
+        url, meta={"site": "news", "kind": ARTICLE, "job": "j1", "again": True}, dont_filter=True
+    )
+    scheduler.enqueue_request(article)
+    leased = scheduler.next_request()
+    assert leased is not None and leased.url == url and leased.meta.get("lease")
+    return leased
+
+
+def _redirected(leased: Any, target: str) -> Any:
+    """``leased`` redirected to ``target``, as Scrapy's redirect middleware makes it."""
+    meta = {**leased.meta, "redirect_times": 1, "redirect_urls": [leased.url]}
+    return leased.replace(url=target, meta=meta)
+
+
+def test_an_again_redirect_whose_handoff_failed_goes_on_when_its_article_is_fetched_again(
+    tmp_path: Path,
+) -> None:
+    """The redirect of an article link of a job that fetches seen URLs again (`crawler temp SITE --again`)
+    was added to the job's set before its handoff, in a call of its own: a handoff that failed (a Redis
+    error; or the worker dying between the two) left the target in the set, so the article, fetched again
+    once its lease expired, was skipped ('it redirects to ..., seen already') and the target never fetched
+    in the job. The set takes it in the handoff's own call."""
+    keys = Keys("crawler")
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        try:
+            source, target = "http://127.0.0.1/r/moved", "http://127.0.0.1/a/moved"
+            leased = _again_article_leased(scheduler, source)
+            sequence = client.get(keys.sequence)
+            client.set(keys.sequence, "not a number")  # the handoff's INCR fails once
+            assert not scheduler.enqueue_request(_redirected(leased, target))
+            client.set(keys.sequence, sequence or b"0")
+            client.zadd(keys.leases, {leased.meta["lease"]: 0})  # its lease expires
+            scheduler.tend_leases()
+            again = scheduler.next_request()
+            assert again is not None and again.url == source, "the article, back in the queue"
+            handed = scheduler.enqueue_request(_redirected(again, target))
+            taken = scheduler.next_request()
+        finally:
+            client.close()
+    assert handed, "the redirect handed on"
+    assert taken is not None and taken.url == target
+
+
+def test_a_lost_leases_redirect_after_its_again_jobs_end_leaves_no_set_behind(tmp_path: Path) -> None:
+    """A worker whose lease was lost (written off, its job ended and its set deleted) that handed on the
+    article's redirect after that made the job's set again, kept SCHEDULE_TEMP_AGAIN_SECONDS (a week). The
+    handoff of a lease no longer held touches no set."""
+    from crawler.requests import end_again, write_off_lost
+
+    keys = Keys("crawler")
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        try:
+            leased = _again_article_leased(scheduler, "http://127.0.0.1/r/lost")
+            client.zrem(keys.leases, leased.meta["lease"])  # lost (Redis restarted from an older snapshot)
+            assert write_off_lost(client, keys, "news") == 1
+            end_again(client, keys, "j1")
+            handed = scheduler.enqueue_request(_redirected(leased, "http://127.0.0.1/a/lost"))
+            left = client.exists(keys.again("j1"))
+        finally:
+            client.close()
+    assert not handed
+    assert left == 0, "the job's set made again after its end"

@@ -358,17 +358,23 @@ return 1
 """
 )
 
-# KEYS: leases, lease-scores, pending, job (or ''), sequence, attempts, delayed, lease-sites.
-# ARGV: prefix, the old lease, the new member, its priority, site, job (or ''), the time before which it
-# may not be taken (0: at once). A later one waits in the delayed set until queue_due moves it to its
-# site's queue (a retry's backoff), with its queue score and site kept.
+# KEYS: leases, lease-scores, pending, job (or ''), sequence, attempts, delayed, lease-sites, the job's set
+# of the URLs it fetches (or ''). ARGV: prefix, the old lease, the new member, its priority, site, job (or
+# ''), the time before which it may not be taken (0: at once), the new member's fingerprint, the set's
+# time-to-live in seconds. A later one waits in the delayed set until queue_due moves it to its site's
+# queue (a retry's backoff), with its queue score and site kept.
 # A lease that is no longer held (it expired: its request is back in the queue, or with another worker)
-# hands nothing on: the request goes on from the queue.
+# hands nothing on: the request goes on from the queue. With a set (a redirect of a job that fetches seen
+# URLs again), a fingerprint the set holds hands nothing on (-2, the lease kept: the caller ends it as
+# skipped); the set takes it only once it is handed on, in this call (a worker that dies before, or an
+# error on the way, leaves it out: the redirect, fetched again, goes on) and never once the lease is lost
+# (after its job's end, which deleted the set).
 _HANDOFF = (
     SITE_LUA
     + """
 local K = ARGV[1]
 if not redis.call('ZSCORE', KEYS[1], ARGV[2]) then return -1 end
+if KEYS[9] ~= '' and redis.call('SISMEMBER', KEYS[9], ARGV[8]) == 1 then return -2 end
 local old_site = redis.call('HGET', KEYS[8], ARGV[2])
 local attempts = redis.call('HGET', KEYS[6], ARGV[2])
 local site = ARGV[5]
@@ -396,6 +402,10 @@ if added == 1 then
 else
   redis.call('HINCRBY', KEYS[3], site, -1)
   if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[4], 'pending', -1) end
+end
+if KEYS[9] ~= '' then
+  redis.call('SADD', KEYS[9], ARGV[8])
+  redis.call('EXPIRE', KEYS[9], ARGV[9])
 end
 return added
 """
@@ -1109,12 +1119,25 @@ class LeasedQueue:
         return keys, [*args, *counts, self.counters_keep_seconds, ack.skipped]
 
     def handoff(
-        self, lease: str, member: bytes, *, priority: int, site: str, job: str | None, delay: float = 0.0
-    ) -> bool:
+        self,
+        lease: str,
+        member: bytes,
+        *,
+        priority: int,
+        site: str,
+        job: str | None,
+        delay: float = 0.0,
+        again: str = "",
+        fingerprint: bytes = b"",
+        again_seconds: int = 0,
+    ) -> bool | None:
         """End ``lease`` and queue ``member`` in its place (a retry or a redirect of its request), in one
         step; with a ``delay`` (seconds), it is queued only that much later (a retry's backoff). False
         when the lease was no longer held (its request is queued again, or with another worker) or the
-        very same member is queued already: nothing more to do either way."""
+        very same member is queued already: nothing more to do either way. ``again``: the set of the URLs
+        a job that fetches seen URLs again fetches (:meth:`Keys.again`), which takes ``fingerprint`` (its
+        time-to-live renewed to ``again_seconds``) in the same step; None, nothing done and the lease
+        kept, when it holds it already (the member's URL is fetched in the job)."""
         keys = [
             self.keys.leases,
             self.keys.lease_scores,
@@ -1124,6 +1147,7 @@ class LeasedQueue:
             self.keys.attempts,
             self.keys.delayed,
             self.keys.lease_sites,
+            again,
         ]
         deadline = time.time() + delay if delay > 0 else 0.0
         args: list[str | bytes | int | float] = [
@@ -1134,8 +1158,11 @@ class LeasedQueue:
             site,
             job or "",
             deadline,
+            fingerprint,
+            int(again_seconds),
         ]
-        return int(self._handoff(keys=keys, args=args)) == 1
+        handed = int(self._handoff(keys=keys, args=args))
+        return None if handed == -2 else handed == 1
 
     def defer(self, lease: str, seconds: float, *, max_attempts: int) -> int:
         """End ``lease`` for now and queue its request again in ``seconds`` (its work could not be finished

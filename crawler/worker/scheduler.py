@@ -255,19 +255,13 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 return False
         filtered = not request.dont_filter or (source is not None and work.is_article)
         seen = filtered and self.df.request_seen(request)
-        if filtered and work.again and work.job:
-            seen = not self._first_in_job(request, work.job)
-        if not work.given and (seen or (source is not None and self._read_already(request, work))):
-            logger.info("Skipped %s: it redirects to %s, seen already", source or request.url, request.url)
-            self.stats.inc_value("scheduler/redirect_seen")
-            if work.is_article and source is not None:
-                self._note_redirect(request)
-            if work.is_discover and work.site is not None:
-                asked = (request.meta.get("redirect_urls") or [source or request.url])[0]
-                discovery_of(self.crawler).gave_nothing(work.site, str(asked))
-            self.ack(request, skipped=1)
+        # A job that fetches seen URLs again tests the URL against its own set, in the handoff itself.
+        again = self.keys.again(work.job) if filtered and work.again and work.job and not work.given else ""
+        if not work.given and (
+            (seen and not again) or (source is not None and self._read_already(request, work))
+        ):
+            self._skip_seen(request, work, source)
             return False
-        self.held.discard(work.lease)
         # A request handed back to wait (for a free session) says how long; it is not kept in the queue.
         wait = float(request.meta.get("wait_seconds", 0.0))
         if wait:
@@ -280,21 +274,27 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             site=work.slot,
             job=work.job,
             delay=max(self._backoff(work), wait),
+            again=again,
+            fingerprint=self.crawler.request_fingerprinter.fingerprint(request) if again else b"",
+            again_seconds=self.again_seconds,
         )
+        if handed is None:
+            self._skip_seen(request, work, source)  # fetched in the job already: the lease is kept for it
+            return False
+        self.held.discard(work.lease)
         self.stats.inc_value("lease/handed_on" if handed else "lease/handoff_expired")
         return handed
 
-    def _first_in_job(self, request: Request, job: str) -> bool:
-        """Whether ``request`` (where an article link of ``job``, a job that fetches seen URLs again,
-        redirects) is new to the job: its fingerprint added to the job's set (:meth:`Keys.again`), whose
-        time-to-live is renewed, as :func:`~crawler.requests.queue_new` does for its links. Seen or not,
-        the page is fetched once in the job. Raises ``redis.RedisError`` when Redis fails."""
-        fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
-        with self.server.pipeline(transaction=True) as pipe:
-            pipe.sadd(self.keys.again(job), fingerprint)
-            pipe.expire(self.keys.again(job), self.again_seconds)
-            added, _ = pipe.execute()
-        return bool(added)
+    def _skip_seen(self, request: Request, work: Work, source: str | None) -> None:
+        """End the lease of ``request``, a retry or a redirect to a URL seen already, as skipped."""
+        logger.info("Skipped %s: it redirects to %s, seen already", source or request.url, request.url)
+        self.stats.inc_value("scheduler/redirect_seen")
+        if work.is_article and source is not None:
+            self._note_redirect(request)
+        if work.is_discover and work.site is not None:
+            asked = (request.meta.get("redirect_urls") or [source or request.url])[0]
+            discovery_of(self.crawler).gave_nothing(work.site, str(asked))
+        self.ack(request, skipped=1)
 
     def _note_redirect(self, request: Request) -> None:
         """An article link skipped as redirecting to ``request``'s URL, seen already: its redirect chain
