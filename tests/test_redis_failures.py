@@ -2614,3 +2614,39 @@ def test_a_lost_leases_redirect_after_its_again_jobs_end_leaves_no_set_behind(tm
             client.close()
     assert not handed
     assert left == 0, "the job's set made again after its end"
+
+
+def test_an_again_redirect_handed_on_renews_the_time_to_live_of_its_jobs_set(tmp_path: Path) -> None:
+    """The job's set of a job that fetches seen URLs again lives SCHEDULE_TEMP_AGAIN_SECONDS after its last
+    URL added (a crashed crawl resumed within them fetches each page once still), a redirect's too."""
+    keys = Keys("crawler")
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        try:
+            leased = _again_article_leased(scheduler, "http://127.0.0.1/r/renewed")
+            client.sadd(keys.again("j1"), b"an article link queued earlier")
+            client.expire(keys.again("j1"), 60)
+            assert scheduler.enqueue_request(_redirected(leased, "http://127.0.0.1/a/renewed"))
+            ttl = client.ttl(keys.again("j1"))
+            held = client.scard(keys.again("j1"))
+        finally:
+            client.close()
+    assert held == 2
+    assert ttl > 60, ttl
+    assert ttl <= crawler.settings.getint("SCHEDULE_TEMP_AGAIN_SECONDS"), ttl
+
+
+def test_a_redis_failing_as_the_crawl_opens_says_to_run_the_command_again(tmp_path: Path) -> None:
+    """A Redis that fails the crawl's first write as it opens (it went away: no Redis at the URL), neither
+    refusing writes nor answering an error, is said for any crawl command, not "start the worker again"."""
+    from crawler.worker.scheduler import _opening_error
+
+    gone = redis.Redis(unix_socket_path=str(tmp_path / "gone.sock"), socket_timeout=1)
+    with pytest.raises(redis.ConnectionError) as failed:
+        gone.ping()
+    error = _opening_error(gone, failed.value, "crawler")
+    gone.close()
+    assert isinstance(error, RedisUnavailableError)
+    assert str(error) == (
+        f"Redis failed as the crawl opened ({failed.value}): run the command again once Redis answers"
+    )
