@@ -682,6 +682,44 @@ def test_a_site_whose_queue_key_holds_another_type_is_named_and_does_not_stop_th
     ], said
 
 
+@pytest.mark.parametrize("value", ["oops", "1.5", "99999999999999999999"])
+def test_a_site_whose_inflight_count_is_no_integer_is_named_and_does_not_stop_the_other_sites(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture, value: str
+) -> None:
+    """Someone wrote a site's download count (HSET crawler:polite:alpha inflight oops): each pop of the
+    site leased its request and then failed counting the download (HINCRBY: not an integer), Lua not
+    being rolled back, so the site stayed first in ready and every pop failed, every site stalled (and a
+    lease of the site taken before could not end: its download's slot was given back with HINCRBY too).
+    The site is set aside as for a key of another type, named with the value and the fix, its request
+    left queued; the other sites' requests come out, its lease ends, and once mended it sends again."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://alpha.test/0", site="alpha"))
+    before = take(queue)
+    assert before is not None
+    for site in ("alpha", "beta", "gamma"):
+        push(queue, request(f"http://{site}.test/1", site=site))
+    redis_client.hset("test:polite:alpha", "inflight", value)
+    with caplog.at_level("WARNING"):
+        taken = [queue.pop().member for _ in range(3)]
+    assert sorted(json.loads(member)["url"] for member in taken if member) == [
+        "http://beta.test/1",
+        "http://gamma.test/1",
+    ]
+    assert [record.getMessage() for record in caplog.records] == [
+        f"Redis key test:polite:alpha has inflight {value!r}, not an integer (the site's downloads under"
+        " way): site alpha is skipped, its requests neither taken nor queued, until it is mended"
+        " (redis-cli HDEL test:polite:alpha inflight; looked at again every 60 s)"
+    ]
+    assert queue.queued("alpha") == 1 and queue.leased() == 3
+    assert ack(queue, before), "a lease of the site taken before ends"
+    assert redis_client.hget("test:job:j1", "pending") == b"3"
+    redis_client.hdel("test:polite:alpha", "inflight")
+    redis_client.zadd("test:gated", {"alpha": 0})  # its 60 s are over
+    after = take(queue)
+    assert after is not None and after.url == "http://alpha.test/1"
+    assert redis_client.hget("test:polite:alpha", "inflight") == b"1"
+
+
 def test_a_site_set_aside_for_a_wrong_typed_key_comes_back_once_the_key_is_removed(
     redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
 ) -> None:

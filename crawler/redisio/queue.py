@@ -190,8 +190,10 @@ local function downloaded(K, site, member)
   local key = K .. ':polite:' .. site
   -- A politeness key overwritten with another type (set_aside) took its count with it: no slot to give back.
   local kind = redis.call('TYPE', key).ok
-  if (kind == 'hash' or kind == 'none') and redis.call('HINCRBY', key, 'inflight', -1) < 0 then
-    redis.call('HSET', key, 'inflight', 0)
+  if kind == 'hash' or kind == 'none' then
+    -- A count that is no integer (someone wrote it: the pop sets the site aside and names it) counts none.
+    local left = redis.pcall('HINCRBY', key, 'inflight', -1)
+    if type(left) == 'number' and left < 0 then redis.call('HSET', key, 'inflight', 0) end
   end
   schedule_site(K, site, now_of())
 end
@@ -219,8 +221,9 @@ return added
 # Sites whose wait is over become ready; the first request of the first ready site is leased, and its site
 # counts one more download and may send again after its largest delay; again, up to the count. A site
 # whose key holds another type is set aside (set_aside); one whose politeness hash was removed has it
-# restored (restore) and waits its delay. Reply: {those sites set aside or restored, each {site, key, its
-# type ('none' when restored), the type expected}}, then member, site, member, site, ...; or false, seconds
+# restored (restore) and waits its delay; one whose download count (inflight) is no integer is set aside.
+# Reply: {those sites set aside or restored, each {site, key, its type ('none' when restored), the type
+# expected}, or {site, key, 'inflight', its value}}, then member, site, member, site, ...; or false, seconds
 # until the first gated site may send (false when none waits).
 _POP = (
     SITE_LUA
@@ -288,19 +291,28 @@ for _ = 1, count + 10 do
     schedule_site(K, site, now)
   elseif #item == 0 then
     redis.call('ZREM', K .. ':ready', site)
+  elseif failure(redis.pcall('HINCRBY', key, 'inflight', 1)) then
+    -- A download count that is no integer (someone wrote it) counts no download: the site is set aside as
+    -- for a key of another type, its request put back in its queue, and the other sites go on.
+    redis.call('ZADD', K .. ':queue:' .. site, item[2], item[1])
+    redis.call('ZREM', K .. ':ready', site)
+    redis.call('ZADD', K .. ':gated', now + """
+    + str(WRONG_TYPE_RECHECK_SECONDS)
+    + """, site)
+    wrong[#wrong + 1] = {site, key, 'inflight', redis.call('HGET', key, 'inflight')}
   else
     -- Lua is not rolled back: a lease that cannot be written (a key every site shares of another type)
-    -- puts its request back in its queue before the error, or each pop would lose one. Its score and site
-    -- are written first: a lease without them could not return to its queue.
+    -- puts its request back in its queue, and its download count back, before the error, or each pop
+    -- would lose one. Its score and site are written first: a lease without them could not return.
     local failed = failure(redis.pcall('HSET', KEYS[2], item[1], item[2]))
       or failure(redis.pcall('HSET', KEYS[3], item[1], site))
       or failure(redis.pcall('SADD', K .. ':downloading', item[1]))
       or failure(redis.pcall('ZADD', KEYS[1], ARGV[2], item[1]))
     if failed then
       redis.call('ZADD', K .. ':queue:' .. site, item[2], item[1])
+      redis.call('HINCRBY', key, 'inflight', -1)
       error(failed)
     end
-    redis.call('HINCRBY', key, 'inflight', 1)
     local interval = math.max(tonumber(p[1]) or 0, tonumber(p[2]) or 0, throttle_of(p[3], p[4], now))
     if interval > 0 then redis.call('HSET', key, 'next', now + interval) end
     redis.call('ZREM', K .. ':ready', site)
@@ -917,6 +929,18 @@ class LeasedQueue:
         keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
         wrong, *reply = self._pop(keys=keys, args=[self.keys.prefix, deadline, max(count, 1), *downloaded])
         for site, key, kind, expected in wrong:
+            if decoded(kind) == "inflight":
+                logger.warning(
+                    "Redis key %s has inflight %r, not an integer (the site's downloads under way): site %s"
+                    " is skipped, its requests neither taken nor queued, until it is mended (redis-cli HDEL"
+                    " %s inflight; looked at again every %d s)",
+                    decoded(key),
+                    decoded(expected),
+                    decoded(site),
+                    decoded(key),
+                    WRONG_TYPE_RECHECK_SECONDS,
+                )
+                continue
             if decoded(kind) == "none":
                 logger.warning(
                     "Redis key %s was removed: site %s's politeness (delay, concurrency, crawl-delay) written"
