@@ -1016,6 +1016,50 @@ def test_a_lease_returned_while_the_delayed_set_holds_another_type_is_queued_aga
     assert again is not None and again.url == "http://alpha.test/0"
 
 
+def _waiting_or_leased(queue: LeasedQueue, client: redis.Redis, place: str) -> tuple[str, Any]:
+    """A request of site alpha of job j1 deferred (waiting in test:delayed) or leased, its time over, and
+    the call that returns it to its queue."""
+    push(queue, request("http://alpha.test/0", site="alpha"))
+    push(queue, request("http://alpha.test/1", site="alpha"))
+    taken = take(queue)
+    assert taken is not None
+    lease = Work.of(taken).lease or ""
+    if place == "delayed":
+        assert queue.defer(lease, 60, max_attempts=3) == 1
+        client.zadd("test:delayed", {lease: 0})
+        return lease, queue.queue_due
+    if place == "expired":
+        client.zadd("test:leases", {lease: 0})
+        return lease, queue.requeue_expired
+    return lease, lambda: queue.release([lease])
+
+
+@pytest.mark.parametrize("place", ["delayed", "expired", "released"])
+def test_a_request_whose_kept_queue_score_is_no_number_is_queued_again_and_named(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture, place: str
+) -> None:
+    """Someone wrote a request's queue score (HSET crawler:lease-scores MEMBER oops): queue_due took the
+    delayed request out of crawler:delayed, then failed queueing it (ZADD: 'value is not a valid float'),
+    Lua not being rolled back: the request was lost, counted pending. An expired or released lease failed
+    the same way before it ended, every call, the leases due after it never returned. The request goes
+    back to its queue with score 0 (as one whose score is missing), the value named."""
+    queue = make_queue(redis_client)
+    lease, back = _waiting_or_leased(queue, redis_client, place)
+    redis_client.hset("test:lease-scores", lease, "oops")
+    with caplog.at_level("WARNING"):
+        assert back() == 1
+    assert [record.getMessage() for record in caplog.records] == [
+        "Redis hash test:lease-scores held 'oops' as the queue score of request http://alpha.test/0 of site"
+        " alpha, not a number: it is queued again with score 0, before the site's other requests of"
+        " priority 0"
+    ]
+    assert queue.leased() == 0 and queue.delayed() == 0
+    again = take(queue)
+    assert again is not None and again.url == "http://alpha.test/0"
+    assert ack(queue, again)
+    assert queue.pending("alpha") == 1 and queue.job_pending("j1") == 1
+
+
 @pytest.mark.parametrize("ending", ["acknowledged", "dead-lettered"])
 def test_a_lease_ended_while_its_job_hash_holds_another_type_gives_its_sites_slot_back(
     redis_client: redis.Redis, ending: str

@@ -51,6 +51,7 @@ queue or in the delayed set: one from then on, counted once.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -551,49 +552,68 @@ end
 return renewed
 """
 
+# The function the scripts that return a leased or delayed request to its queue share (after SITE_LUA).
+_BACK_LUA = """
+-- Queue a leased or delayed request again with its queue score and site (lease-scores, lease-sites: KEYS[2],
+-- KEYS[3]); its site. A score that is no number (someone wrote it) is read as 0, as one missing, and added
+-- to ``named`` ('score', member, value).
+local function back(K, member, named)
+  local site = redis.call('HGET', KEYS[3], member)
+  local score = redis.call('HGET', KEYS[2], member) or '0'
+  if not (tonumber(score) and string.match(score, '^-?%d+%.?%d*[eE]?[-+]?%d*$')) then
+    table.insert(named, 'score')
+    table.insert(named, member)
+    table.insert(named, score)
+    score = '0'
+  end
+  if site and enqueue(K, site, score, member) == 0 then merged(K, site, member) end
+  return site
+end
+"""
+
 # KEYS: a sorted set by time (the leases, or the delayed requests), lease-scores, lease-sites. ARGV:
 # prefix, now, the most to move, 1 when the set holds leases (each one ends). Every member whose time has
-# passed goes back to its site's queue with its old score.
+# passed goes back to its site's queue with its old score (back). Reply: {how many, then what back named}.
 _REQUEUE = (
     SITE_LUA
+    + _BACK_LUA
     + """
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local named = {}
 for _, member in ipairs(due) do
-  local score = redis.call('HGET', KEYS[2], member) or '0'
-  local site = redis.call('HGET', KEYS[3], member)
   -- A lease ends once its request is queued again (an error on the way, a key every site shares of
   -- another type, leaves it held: Lua is not rolled back); a delayed request leaves the delayed set
   -- first, where enqueue puts it again while its queue key holds another type.
   if ARGV[4] ~= '1' then redis.call('ZREM', KEYS[1], member) end
-  if site and enqueue(ARGV[1], site, score, member) == 0 then merged(ARGV[1], site, member) end
+  local site = back(ARGV[1], member, named)
   if ARGV[4] == '1' then
     redis.call('ZREM', KEYS[1], member)
     downloaded(ARGV[1], site, member)
   end
   forget(ARGV[1], member)
 end
-return #due
+return {#due, unpack(named)}
 """
 )
 
 # KEYS: leases, lease-scores, lease-sites. ARGV: prefix, then the leases to return to their queues now.
+# Reply: as _REQUEUE's.
 _RELEASE = (
     SITE_LUA
+    + _BACK_LUA
     + """
-local released = 0
+local released, named = 0, {}
 for i = 2, #ARGV do
-  local score = redis.call('HGET', KEYS[2], ARGV[i])
-  if score and redis.call('ZSCORE', KEYS[1], ARGV[i]) then
-    local site = redis.call('HGET', KEYS[3], ARGV[i])
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then
     -- The lease ends once its request is queued again (as _REQUEUE's).
-    if site and enqueue(ARGV[1], site, score, ARGV[i]) == 0 then merged(ARGV[1], site, ARGV[i]) end
+    local site = back(ARGV[1], ARGV[i], named)
     redis.call('ZREM', KEYS[1], ARGV[i])
     forget(ARGV[1], ARGV[i])
     downloaded(ARGV[1], site, ARGV[i])
     released = released + 1
   end
 end
-return released
+return {released, unpack(named)}
 """
 )
 
@@ -1274,20 +1294,36 @@ class LeasedQueue:
         if not held:
             return 0
         keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
-        return int(self._release(keys=keys, args=[self.keys.prefix, *held]))
+        return self._said_back(self._release(keys=keys, args=[self.keys.prefix, *held]))
 
     def requeue_expired(self, now: float | None = None, limit: int = 1000) -> int:
         """Put up to ``limit`` leases whose deadline has passed back in the queue; returns how many."""
         keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
         moment = time.time() if now is None else now
-        return int(self._requeue(keys=keys, args=[self.keys.prefix, moment, limit, 1]))
+        return self._said_back(self._requeue(keys=keys, args=[self.keys.prefix, moment, limit, 1]))
 
     def queue_due(self, now: float | None = None, limit: int = 1000) -> int:
         """Move up to ``limit`` delayed requests whose time has come (retries after their backoff, deferred
         ones) into the queue; returns how many."""
         keys = [self.keys.delayed, self.keys.lease_scores, self.keys.lease_sites]
         moment = time.time() if now is None else now
-        return int(self._requeue(keys=keys, args=[self.keys.prefix, moment, limit, 0]))
+        return self._said_back(self._requeue(keys=keys, args=[self.keys.prefix, moment, limit, 0]))
+
+    def _said_back(self, reply: list[Any]) -> int:
+        """How many requests _REQUEUE or _RELEASE returned to their queues (its ``reply``), each value they
+        named logged: a queue score that is no number."""
+        count, *named = reply
+        for member, value in zip(named[1::3], named[2::3], strict=True):
+            url, site = _url_and_site(decoded(member))
+            logger.warning(
+                "Redis hash %s held %r as the queue score of request %s of site %s, not a number: it is"
+                " queued again with score 0, before the site's other requests of priority 0",
+                self.keys.lease_scores,
+                decoded(value),
+                url,
+                site,
+            )
+        return int(count)
 
     def delayed(self) -> int:
         """Requests waiting for their time (a retry's backoff, a deferred store)."""
@@ -1370,6 +1406,20 @@ def _slots_of(site: str, pending: Iterable[str]) -> list[str]:
     pending, sorted."""
     prefix = f"{site}@"
     return [site, *sorted(name for name in pending if name.startswith(prefix))]
+
+
+def _url_and_site(member: str) -> tuple[str, str]:
+    """The URL and the queue slot (``meta.slot``, else ``meta.site``) of the request ``member``, as far as it
+    has them ("?" for what it lacks)."""
+    try:
+        request = json.loads(member)
+    except ValueError:
+        request = None
+    if not isinstance(request, dict):
+        return "?", "?"
+    meta = request.get("meta")
+    meta = meta if isinstance(meta, dict) else {}
+    return str(request.get("url") or "?"), str(meta.get("slot") or meta.get("site") or "?")
 
 
 def _read_wrong_as(replies: list[Any], default: Any) -> list[Any]:
