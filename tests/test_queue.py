@@ -1060,6 +1060,45 @@ def test_a_request_whose_kept_queue_score_is_no_number_is_queued_again_and_named
     assert queue.pending("alpha") == 1 and queue.job_pending("j1") == 1
 
 
+@pytest.mark.parametrize("place", ["delayed", "expired", "released"])
+def test_a_request_whose_kept_site_is_missing_is_queued_again_in_the_site_it_names(
+    redis_client: redis.Redis, place: str
+) -> None:
+    """A request's site missing from crawler:lease-sites (HDEL, or that hash deleted or evicted): queue_due
+    took it out of crawler:delayed and queued it nowhere (`if site then enqueue`), an expired or released
+    lease was ended the same way: the request was lost, yet counted pending in its site and its job,
+    which never ended. Its site is read from the request itself (meta: slot, else site)."""
+    queue = make_queue(redis_client)
+    lease, back = _waiting_or_leased(queue, redis_client, place)
+    redis_client.hdel("test:lease-sites", lease)
+    assert back() == 1
+    assert queue.leased() == 0 and queue.delayed() == 0
+    for _ in range(2):
+        again = take(queue)
+        assert again is not None
+        assert ack(queue, again)
+    assert queue.pending("alpha") == 0 and queue.job_pending("j1") == 0
+    assert redis_client.scard("test:downloading") == 0
+
+
+def test_an_entry_of_the_delayed_set_that_names_no_site_is_dead_lettered_not_dropped(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An entry of crawler:delayed with no site kept and none of its own (someone wrote it there) was
+    dropped by queue_due without a word. It is kept in the dead letters, which `crawler dead list` shows,
+    and named."""
+    queue = make_queue(redis_client)
+    redis_client.zadd("test:delayed", {"not a request": 0})
+    with caplog.at_level("WARNING"):
+        assert queue.queue_due() == 1
+    assert [record.getMessage() for record in caplog.records] == [
+        "Redis key test:delayed held 'not a request', which names no site (none kept in test:lease-sites,"
+        " none in its meta): it is not queued again, but kept in the dead letters (crawler dead list)"
+    ]
+    assert queue.delayed() == 0
+    assert "no site" in json.loads(queue.dead()["not a request"])["reason"]
+
+
 @pytest.mark.parametrize("ending", ["acknowledged", "dead-lettered"])
 def test_a_lease_ended_while_its_job_hash_holds_another_type_gives_its_sites_slot_back(
     redis_client: redis.Redis, ending: str

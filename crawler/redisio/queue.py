@@ -555,10 +555,20 @@ return renewed
 # The function the scripts that return a leased or delayed request to its queue share (after SITE_LUA).
 _BACK_LUA = """
 -- Queue a leased or delayed request again with its queue score and site (lease-scores, lease-sites: KEYS[2],
--- KEYS[3]); its site. A score that is no number (someone wrote it) is read as 0, as one missing, and added
--- to ``named`` ('score', member, value).
+-- KEYS[3]); its site. A site not kept there (that entry lost: HDEL, the hash deleted or evicted) is the
+-- request's own (meta.slot, else meta.site); a score that is no number (someone wrote it) is read as 0, as
+-- one missing, and added to ``named`` ('score', member, value). A member that names no site at all is
+-- kept in the dead letters ('site', member, ''), not dropped.
 local function back(K, member, named)
   local site = redis.call('HGET', KEYS[3], member)
+  if not site then
+    local ok, request = pcall(cjson.decode, member)
+    local meta = ok and type(request) == 'table' and request.meta
+    if type(meta) == 'table' then
+      site = (type(meta.slot) == 'string' and meta.slot ~= '' and meta.slot) or meta.site
+    end
+    if type(site) ~= 'string' or site == '' then site = false end
+  end
   local score = redis.call('HGET', KEYS[2], member) or '0'
   if not (tonumber(score) and string.match(score, '^-?%d+%.?%d*[eE]?[-+]?%d*$')) then
     table.insert(named, 'score')
@@ -566,7 +576,16 @@ local function back(K, member, named)
     table.insert(named, score)
     score = '0'
   end
-  if site and enqueue(K, site, score, member) == 0 then merged(K, site, member) end
+  if not site then
+    local reason = 'not queued again: it names no site (none kept in ' .. KEYS[3] .. ', none in its meta)'
+    redis.call('HSET', K .. ':dead', member, cjson.encode({reason = reason}))
+    redis.call('SREM', K .. ':downloading', member)
+    table.insert(named, 'site')
+    table.insert(named, member)
+    table.insert(named, '')
+  elseif enqueue(K, site, score, member) == 0 then
+    merged(K, site, member)
+  end
   return site
 end
 """
@@ -1294,35 +1313,49 @@ class LeasedQueue:
         if not held:
             return 0
         keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
-        return self._said_back(self._release(keys=keys, args=[self.keys.prefix, *held]))
+        return self._said_back(self.keys.leases, self._release(keys=keys, args=[self.keys.prefix, *held]))
 
     def requeue_expired(self, now: float | None = None, limit: int = 1000) -> int:
         """Put up to ``limit`` leases whose deadline has passed back in the queue; returns how many."""
         keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
         moment = time.time() if now is None else now
-        return self._said_back(self._requeue(keys=keys, args=[self.keys.prefix, moment, limit, 1]))
+        return self._said_back(
+            self.keys.leases, self._requeue(keys=keys, args=[self.keys.prefix, moment, limit, 1])
+        )
 
     def queue_due(self, now: float | None = None, limit: int = 1000) -> int:
         """Move up to ``limit`` delayed requests whose time has come (retries after their backoff, deferred
         ones) into the queue; returns how many."""
         keys = [self.keys.delayed, self.keys.lease_scores, self.keys.lease_sites]
         moment = time.time() if now is None else now
-        return self._said_back(self._requeue(keys=keys, args=[self.keys.prefix, moment, limit, 0]))
+        return self._said_back(
+            self.keys.delayed, self._requeue(keys=keys, args=[self.keys.prefix, moment, limit, 0])
+        )
 
-    def _said_back(self, reply: list[Any]) -> int:
+    def _said_back(self, held_in: str, reply: list[Any]) -> int:
         """How many requests _REQUEUE or _RELEASE returned to their queues (its ``reply``), each value they
-        named logged: a queue score that is no number."""
+        named logged: a queue score that is no number, a member of ``held_in`` that names no site."""
         count, *named = reply
-        for member, value in zip(named[1::3], named[2::3], strict=True):
-            url, site = _url_and_site(decoded(member))
-            logger.warning(
-                "Redis hash %s held %r as the queue score of request %s of site %s, not a number: it is"
-                " queued again with score 0, before the site's other requests of priority 0",
-                self.keys.lease_scores,
-                decoded(value),
-                url,
-                site,
-            )
+        for what, member, value in zip(named[::3], named[1::3], named[2::3], strict=True):
+            text = decoded(member)
+            if decoded(what) == "score":
+                url, site = _url_and_site(text)
+                logger.warning(
+                    "Redis hash %s held %r as the queue score of request %s of site %s, not a number: it is"
+                    " queued again with score 0, before the site's other requests of priority 0",
+                    self.keys.lease_scores,
+                    decoded(value),
+                    url,
+                    site,
+                )
+            else:
+                logger.warning(
+                    "Redis key %s held %r, which names no site (none kept in %s, none in its meta): it is not"
+                    " queued again, but kept in the dead letters (crawler dead list)",
+                    held_in,
+                    text,
+                    self.keys.lease_sites,
+                )
         return int(count)
 
     def delayed(self) -> int:
