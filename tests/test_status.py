@@ -1222,6 +1222,33 @@ def test_status_check_that_cannot_read_the_status_exits_3_not_1(
     assert main(["status"]) == 1
 
 
+def test_status_names_a_site_whose_inflight_count_is_no_integer_and_reports_the_others(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Someone wrote a site's count of downloads under way (HSET crawler:polite:SITE inflight oops), which
+    the workers now set the site aside for: `crawler status` failed for every site reading it (ValueError:
+    invalid literal for int()). The site is named with the key, the value and the fix (exit 1), the others
+    reported as usual."""
+    for name in ("demo-citynews", "demo-huaxia"):
+        shutil.copy(DEMO_RULES / f"{name}.yaml", rules)
+    keys = Keys("crawler")
+    _beat(redis_client, "h:1", time.time())
+    redis_client.hset(keys.polite("demo-citynews"), "inflight", "oops")
+    code, out, err = _check(capsys)
+    assert (code, err) == (1, ""), err
+    assert out.splitlines() == [
+        "demo-citynews: Redis key crawler:polite:demo-citynews has inflight 'oops', not an integer (the"
+        " site's downloads under way): the workers skip the site, its requests neither taken nor queued,"
+        " until it is mended; fix: redis-cli HDEL crawler:polite:demo-citynews inflight"
+    ], out
+    report = json.loads(run_crawler("status", "--format", "json"))
+    sites = {site["site"]: site for site in report["sites"]}
+    assert not sites["demo-huaxia"]["attention"] and sites["demo-citynews"]["politeness"]["downloading"] == 0
+
+
 def test_status_names_a_site_whose_queue_or_politeness_key_holds_another_type_and_reports_the_others(
     rules: Path,
     redis_client: redis.Redis,

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -850,6 +851,9 @@ class SitePoliteness:
     inflight: int
     backoff_until: float | None
     backoff_reason: str | None
+    # Its ``inflight`` when that is no integer (someone wrote it: the pop sets the site aside), else None;
+    # ``inflight`` is then 0.
+    inflight_unread: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1134,15 +1138,17 @@ class LeasedQueue:
                 decoded(v) if v else None for v in reply
             )
             until_time = float(until) if until else None
+            unread = None if inflight is None or re.fullmatch(r"-?\d+", inflight) else inflight
             shown.append(
                 SitePoliteness(
                     site,
                     float(delay or 0),
                     float(crawl_delay or 0),
                     int(concurrency or 0),
-                    max(int(inflight or 0), 0),
+                    0 if unread is not None else max(int(inflight or 0), 0),
                     until_time if until_time is not None and until_time > now else None,
                     reason if until_time is not None and until_time > now else None,
+                    unread,
                 )
             )
         return shown
