@@ -131,6 +131,7 @@ def build_status(
         "scheduler": {"active": scheduler},
         "workers": workers,
         "workers_alive": alive,
+        "workers_figures": workers_figures(workers, health["writes_refused"]),
         "no_worker": idle,
         "store_split": split,
         "dead_elsewhere": elsewhere,
@@ -256,6 +257,20 @@ def _workers(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]
             }
         )
     return workers
+
+
+def workers_figures(workers: list[dict[str, Any]], refused: str | None) -> str | None:
+    """That the ``workers``' figures are those of their last heartbeat, and its age, while Redis refuses
+    writes (``refused``: :func:`writes_refused`): a worker writes none then, so its Redis errors (its
+    heartbeat refused, at least) are not in them; None when Redis takes writes, or no worker is listed."""
+    if refused is None or not workers:
+        return None
+    ages = ", ".join(f"{worker['id']}'s {worker['seen_seconds_ago']:.0f} s ago" for worker in workers)
+    return (
+        "the workers' figures (responses, responses/min, Redis errors) are those of their last heartbeat,"
+        f" written before Redis refused writes: {ages}; the Redis errors of each since (a heartbeat"
+        " refused, at least) are counted in its process and said in its log"
+    )
 
 
 def store_split(workers: list[dict[str, Any]]) -> str | None:

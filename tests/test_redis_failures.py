@@ -2650,3 +2650,50 @@ def test_a_redis_failing_as_the_crawl_opens_says_to_run_the_command_again(tmp_pa
     assert str(error) == (
         f"Redis failed as the crawl opened ({failed.value}): run the command again once Redis answers"
     )
+
+
+def test_status_says_the_workers_figures_are_as_of_their_last_beat_while_redis_refuses_writes(
+    site: Site,
+) -> None:
+    """While Redis refuses writes a worker cannot write its heartbeat, so `crawler status` showed its last
+    one's figures as now: "Redis errors: 0" beside a Redis that refused every write of that worker. It says
+    the figures are as of the last beat and how old that is, and that its Redis errors since are not in
+    them."""
+    from crawler.worker.heartbeat import _beat
+
+    site.rule("/a/one")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        beat = _beat(
+            started=time.time() - 100,
+            now=time.time() - 45,
+            every=30.0,
+            forget=3600.0,
+            store="here",
+            responses=7,
+            rate=2.0,
+            sites=[],
+            redis_errors=0,
+        )
+        client.hset(Keys("crawler").workers, "host:1", json.dumps(beat))
+        said = _memory_full(client)
+        try:
+            text = site.crawler("status", REDIS_URL=redis_server.url)
+            report = site.crawler("status", "--format", "json", REDIS_URL=redis_server.url)
+        finally:
+            client.config_set("maxmemory", "0")
+            client.close()
+    assert text.returncode == 0 and report.returncode == 0, text.stderr[-4000:] + report.stderr[-4000:]
+    assert json.loads(report.stdout)["redis"]["writes_refused"] == said
+    # The beat was written 45 s before each status read it, and some seconds more (each status a process).
+    age = json.loads(report.stdout)["workers"][0]["seen_seconds_ago"]
+    assert age >= 45, report.stdout
+    stale = (
+        "the workers' figures (responses, responses/min, Redis errors) are those of their last heartbeat,"
+        " written before Redis refused writes: host:1's {} s ago; the Redis errors of each since (a"
+        " heartbeat refused, at least) are counted in its process and said in its log"
+    )
+    assert json.loads(report.stdout)["workers_figures"] == stale.format(f"{age:.0f}"), report.stdout
+    notes = [line for line in text.stdout.splitlines() if line.startswith("NOTE the workers' figures")]
+    assert [re.sub(r"'s \d+ s ago", "'s N s ago", note) for note in notes] == [f"NOTE {stale.format('N')}"]
+    assert re.search(r"alive: +yes\n(.*\n){3} +Redis errors: +0 as of \d+ s ago\n", text.stdout), text.stdout

@@ -229,13 +229,15 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
                     f"{worker['seen_seconds_ago']:.0f} s ago",
                     str(worker["responses"]),
                     f"{worker['rate_per_minute']:.1f}",
-                    str(worker["redis_errors"]),
+                    _redis_errors(worker, report["workers_figures"]),
                     escape(",".join(worker["sites"]) or "all"),
                     escape(worker["store"] or "-"),
                 )
                 for worker in report["workers"]
             ),
         )
+        if report["workers_figures"]:
+            console.print(Text.assemble(("NOTE", "yellow"), " ", report["workers_figures"]), soft_wrap=True)
     if not report["sites"]:
         _print_no_sites(console, terminal, report)
     else:
@@ -318,6 +320,13 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
         )
     for broken in report["rule_errors"]:
         console.print(f"[red]NEEDS ATTENTION[/red] {escape(broken['error'])}", soft_wrap=True)
+
+
+def _redis_errors(worker: dict[str, Any], stale: str | None) -> str:
+    """A ``worker``'s count of Redis errors, and as of when while its figures are ``stale`` (Redis
+    refuses writes: :func:`crawler.status.workers_figures`)."""
+    errors = str(worker["redis_errors"])
+    return f"{errors} as of {worker['seen_seconds_ago']:.0f} s ago" if stale else errors
 
 
 def _print_no_sites(console: Console, terminal: bool, report: dict[str, Any]) -> None:
