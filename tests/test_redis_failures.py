@@ -1947,6 +1947,64 @@ def test_a_scheduler_whose_redis_refuses_writes_says_why_and_the_fix_once_and_wh
     assert "raise its maxmemory (CONFIG SET maxmemory, and in its configuration file)" in failed[0], failed[0]
 
 
+def test_a_scheduler_says_an_outage_that_changes_kind_again_and_that_it_works_again_as_info(
+    site: Site, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis out of the scheduler's reach, then back at its maxmemory: the scheduler logged "a tick failed
+    (... No such file or directory ...)" once and nothing when the outage became one of a Redis refusing
+    writes, whose cause and fix it says in a first failure (a worker says it again); and "the scheduler
+    works again" was a WARNING, where the worker's "Redis is back" is INFO. It says each kind of outage
+    once, and that it works again at INFO."""
+    import threading
+
+    from crawler.rules import load_rule
+    from crawler.schedule.grabs import GrabScheduler
+
+    site.rule("/a/one")
+    rule = load_rule(site.rules / f"{site.name}.yaml")
+    stop = threading.Event()
+    with EmbeddedRedis(site.data, watch_seconds=0) as server, caplog.at_level(logging.INFO):
+        other = connect(server.ensure())
+        client = connect(server.url)
+        pool = client.connection_pool
+        scheduler = GrabScheduler(client, Keys("crawler"), tick_seconds=0.05)
+        # Its lead lapses in the outage: the SET that takes it again is a write Redis can refuse.
+        ticking = threading.Thread(
+            target=scheduler.run, args=(lambda: [rule], stop), kwargs={"leader_seconds": 0.2}
+        )
+        ticking.start()
+        try:
+            wait_until(lambda: "active scheduler" in caplog.text, "the scheduler to lead")
+            socket_path = pool.connection_kwargs["path"]
+            pool.connection_kwargs["path"] = str(site.root / "gone.sock")  # Redis unreachable: down
+            pool.disconnect()
+            pool.reset()  # its connections made anew, to that path
+            wait_until(lambda: "a tick failed" in caplog.text, "the scheduler's first failed tick")
+            time.sleep(0.5)  # its lead lapsed
+            other.config_set("maxmemory", 1)
+            pool.connection_kwargs["path"] = socket_path  # back, refusing writes
+            pool.disconnect()
+            pool.reset()
+            wait_until(lambda: caplog.text.count("a tick failed") == 2, "the outage said again, refusing")
+            time.sleep(0.5)  # ten ticks more, each refused
+            other.config_set("maxmemory", 0)
+            wait_until(lambda: "the scheduler works again" in caplog.text, "the scheduler to work again")
+        finally:
+            stop.set()
+            ticking.join(WAIT_LIMIT)
+            client.close()
+            other.close()
+    said = [
+        (record.levelno, record.getMessage())
+        for record in caplog.records
+        if "a tick failed" in record.getMessage() or "works again" in record.getMessage()
+    ]
+    assert [level for level, _ in said] == [logging.ERROR, logging.ERROR, logging.INFO], said
+    assert "No such file or directory" in said[0][1], said
+    assert "; Redis refuses writes: its memory is full (maxmemory of 1 bytes;" in said[1][1], said
+    assert said[2][1].endswith(": the scheduler works again"), said
+
+
 def test_a_worker_whose_redis_user_loses_scripts_alone_logs_one_outage_and_one_recovery(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -79,7 +79,7 @@ import redis
 from croniter import croniter
 
 from crawler import settings as defaults
-from crawler.commandline import counted, span
+from crawler.commandline import TOLD, counted, span
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded, hash_of, turned_away, writes_refused
 from crawler.requests import enqueue_job, expired_leases, write_off_lost
@@ -497,7 +497,8 @@ class GrabScheduler:
         whether it is the active scheduler when it starts and each time that changes, and names the sites
         whose rule has no schedule at its first tick (and each such site added later, once)."""
         leading: bool | None = None
-        failing = False
+        # The kind of the failure of the ticks (:func:`_kind`) while they fail: each said once.
+        failing: str | None = None
         unscheduled: set[str] = set()
         try:
             while not stop.is_set():
@@ -519,19 +520,18 @@ class GrabScheduler:
                         rules = list(load())
                         _say_unscheduled(rules, unscheduled)
                         self.tick(rules)
-                    if failing:
-                        logger.warning("%s: the scheduler works again", self.owner)
-                        failing = False
+                    if failing is not None:
+                        logger.info("%s: the scheduler works again", self.owner, extra=TOLD)
+                        failing = None
                 except (redis.RedisError, RuleError) as exc:
                     # Redis away (a restart, a failover), or the rules folder unreadable: next tick.
-                    if not failing:
+                    why = self._why(exc)
+                    kind = _kind(exc, why)
+                    if kind != failing:
                         logger.error(
-                            "%s: a tick failed (%s); trying again every tick%s",
-                            self.owner,
-                            exc,
-                            self._why(exc),
+                            "%s: a tick failed (%s); trying again every tick%s", self.owner, exc, why
                         )
-                        failing = True
+                        failing = kind
                 stop.wait(self.tick_seconds)
         finally:
             if leading:
@@ -553,6 +553,16 @@ class GrabScheduler:
         except redis.RedisError:
             return ""
         return f"; {refused}" if refused else ""
+
+
+def _kind(failure: Exception, why: str) -> str:
+    """The kind of a tick's ``failure``, whose cause the scheduler said as ``why`` (:meth:`_why`): the
+    rules folder unreadable, Redis turning the scheduler away, refusing writes, or down (any other)."""
+    if isinstance(failure, RuleError):
+        return "rules"
+    if isinstance(failure, redis.RedisError) and turned_away(failure) is not None:
+        return "turned away"
+    return "refuses writes" if why else "down"
 
 
 def _say_unscheduled(rules: list[Rule], said: set[str]) -> None:
