@@ -689,11 +689,54 @@ def test_a_temp_crawl_whose_redis_is_emptied_says_its_job_was_lost_not_that_noth
         client.flushall()
         client.close()
         out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
-    assert crawl.returncode == 1, (out, err[-4000:])
+    _said_emptied(crawl.returncode, out, err)
+
+
+def test_a_temp_crawl_whose_redis_becomes_a_replica_of_an_empty_primary_says_its_job_was_lost(
+    site: Site, tmp_path: Path
+) -> None:
+    """REPLICAOF an empty primary mid-crawl (a replica syncing from it, then made a primary again: REPLICAOF
+    NO ONE, a failover) replaces Redis's data with none, as FLUSHALL does: the crawl said "it was emptied
+    while the crawl ran: FLUSHALL, or restarted without its data", not that cause."""
+    from crawler.redisio.embedded import redis_server_executable
+
+    site.rule(*(f"/a/r{n}" for n in range(40)))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    primary = subprocess.Popen(
+        [str(redis_server_executable()), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        with site.temp_running(*_slow_temp(3)) as crawl:
+            wait_until(lambda: len(site.stored()) >= 1, "an article stored")
+            client = connect(f"unix://{site.data / 'redis' / 'redis.sock'}")
+            try:
+                client.replicaof("127.0.0.1", str(port))
+                # Synced (its data replaced by none), then made a primary again: within the 3 s of
+                # refused writes the crawl waits out, it takes writes again.
+                wait_until(
+                    lambda: client.info("replication")["master_link_status"] == "up", "the replica synced"
+                )
+                client.replicaof("NO", "ONE")
+                out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+            finally:
+                client.close()  # the crawl's own Redis: it stopped with the crawl
+    finally:
+        primary.kill()
+        primary.wait()
+    _said_emptied(crawl.returncode, out, err)
+
+
+def _said_emptied(returncode: int | None, out: str, err: str) -> None:
+    """The temp crawl ended with the error of a Redis emptied under it."""
+    assert returncode == 1, (out, err[-4000:])
     assert "nothing could be fetched" not in out, out
     assert re.search(
         r"crawler temp: error: Redis no longer holds job [0-9a-f]+ \(it was emptied while the crawl ran:"
-        r" FLUSHALL, or restarted without its data\): ",
+        r" FLUSHALL, REPLICAOF of an empty primary, or restarted without its data\): ",
         err,
     ), err[-4000:]
 

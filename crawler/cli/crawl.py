@@ -1338,10 +1338,11 @@ def _crawl_job(
     if dated and not server.hexists(keys.job(job), "created"):
         # Its counters and requests are gone with it: its pending count read 0, which ended the crawl.
         raise RedisUnavailableError(
-            f"Redis no longer holds job {job} (it was emptied while the crawl ran: FLUSHALL, or restarted"
-            " without its data): the job's counts, the requests it had not fetched yet and the URLs it had"
-            f" seen are lost; the articles stored stay in the store (`{suggest('articles list')}`); run the"
-            " temp crawl again to fetch the rest (an article stored already is updated, not stored twice)"
+            f"Redis no longer holds job {job} (it was emptied while the crawl ran: FLUSHALL, REPLICAOF of an"
+            " empty primary, or restarted without its data): the job's counts, the requests it had not"
+            " fetched yet and the URLs it had seen are lost; the articles stored stay in the store"
+            f" (`{suggest('articles list')}`); run the temp crawl again to fetch the rest (an article stored"
+            " already is updated, not stored twice)"
         )
     counts = JobCounts.read(server, keys, job)
     logger.info("job %s %s in %.1f s", job, "stopped" if paused[1] else "done", time.monotonic() - started)
