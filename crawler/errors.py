@@ -64,7 +64,11 @@ class FetchError(CrawlerError):
 
 
 class HttpStatusError(FetchError):
-    """A URL answered with an HTTP error status (``HTTP 404 Not Found for URL``)."""
+    """A URL answered with an HTTP error status ``status`` (``HTTP 404 Not Found for URL``)."""
+
+    def __init__(self, message: str, *, url: str, status: int) -> None:
+        super().__init__(message, url=url)
+        self.status = status
 
 
 class BlockedAddressError(FetchError):

@@ -327,6 +327,16 @@ def test_a_missing_rules_folder_is_made_and_said_and_the_header_names_the_file(
             " section page that lists its articles",
         ),
         ("/status/410", "HTTP 410 Gone for {url}: check the URL, or give the URL of the site's home page"),
+        (
+            "/status/503",
+            "HTTP 503 Service Unavailable for {url}: the site is failing (a server error, not a wrong URL):"
+            " try again later",
+        ),
+        (
+            "/status/429",
+            "HTTP 429 Too Many Requests for {url}: the site asks for fewer requests (not a wrong URL): try"
+            " again later",
+        ),
         ("/private/page.html", "robots.txt of {origin} disallows {url}"),
     ],
 )

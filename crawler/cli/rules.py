@@ -345,7 +345,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
         fix = rule.named_fix(source)
         if fix is None:
             raise
-        raise HttpStatusError(f"{exc}: {fix}", url=exc.url) from None
+        raise HttpStatusError(f"{exc}: {fix}", url=exc.url, status=exc.status) from None
     api_urls = rule.api.urls if rule.api else ()
     feed_url = (
         page.url or args.url or (rule.feeds or rule.sitemaps or api_urls or rule.start_urls or ("",))[0]
@@ -1046,6 +1046,18 @@ def _write_rule(path: Path, text: str, *, force: bool) -> None:
         Path(temporary).unlink(missing_ok=True)
 
 
+def _status_fix(status: int) -> str:
+    """What ``rules new`` says to do when its page answered the error ``status``: wait when the site is
+    failing (5xx) or asks for fewer requests (429), else check the URL."""
+    if status >= 500:
+        return "the site is failing (a server error, not a wrong URL): try again later"
+    if status == 429:
+        return "the site asks for fewer requests (not a wrong URL): try again later"
+    return (
+        "check the URL, or give the URL of the site's home page or of a section page that lists its articles"
+    )
+
+
 def run_rules_new(args: argparse.Namespace) -> int:
     """``crawler rules new``: fetch URL (with its site's robots.txt), draft SITE's rule from it, a page or
     a feed (:mod:`crawler.rules.draft`), write it to the rules folder, check it as ``rules check`` does,
@@ -1085,11 +1097,7 @@ def run_rules_new(args: argparse.Namespace) -> int:
             ),
         )
     except HttpStatusError as exc:
-        raise HttpStatusError(
-            f"{exc}: check the URL, or give the URL of the site's home page or of a section page that lists"
-            " its articles",
-            url=exc.url,
-        ) from None
+        raise HttpStatusError(f"{exc}: {_status_fix(exc.status)}", url=exc.url, status=exc.status) from None
     final = page.url or url
     kind = (page.content_type or "").split(";")[0].strip().lower()
     robots_body = page.also.get(robots)

@@ -362,7 +362,11 @@ def _error(
         origin = response.meta.get("redirect_urls", [url])[0]
         after = f" (redirected from {origin})" if origin != response.url else ""
         reason = http.client.responses.get(response.status, "")
-        return HttpStatusError(f"HTTP {response.status} {reason} for {response.url}{after}", url=response.url)
+        return HttpStatusError(
+            f"HTTP {response.status} {reason} for {response.url}{after}",
+            url=response.url,
+            status=response.status,
+        )
     if isinstance(error, IgnoreRequest):
         message = str(error)
         if message.startswith(ROBOTS_REFUSAL):
