@@ -13,6 +13,7 @@ import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import lxml.html
 import pytest
@@ -23,6 +24,7 @@ from crawlsite import Site
 import crawler.cli.rules
 from crawler.cli.main import main
 from crawler.cli.pages import Page
+from crawler.requests import INDEX, listing_request
 from crawler.rules import load_rule
 from crawler.rules.draft import Draft, DraftError, draft_rule, robots_sitemaps, rule_text
 from crawler.rules.load import parse_rule
@@ -533,6 +535,28 @@ def test_a_page_of_an_international_host_name_has_its_links() -> None:
     assert len(draft.matched) == 3
     assert "https://www.xn--bcher-kva.example/news/" not in draft.site_links
     assert _crawled_links(draft, html) == draft.matched
+
+
+def test_a_start_url_given_with_an_international_host_is_requested_in_its_idna_form() -> None:
+    """The start URL is written as given (https://www.bücher.example/新闻/, readable in the rule), its
+    links and domains in their IDNA form: the rule loads, its start URL in the IDNA form on its domains,
+    and the crawl's request of it goes to that host with its path percent-encoded; `temp --url` and
+    `rules try` know it as the rule's start URL. (A real crawl on 127.0.0.1 cannot serve such a host.)"""
+    page = "https://www.bücher.example/新闻/"
+    html = (
+        '<a href="/2026/11/28/harbour-bridge-reopens.html">a</a>'
+        '<a href="/2026/11/27/new-ferry-timetable-starts.html">b</a>'
+    )
+    draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
+    text = rule_text(draft, today="2026-11-28", command="crawler", path="rules/s.yaml")
+    assert f"start_urls:\n  - '{page}'" in text
+    rule = parse_rule(text, site="s")
+    assert rule.start_urls == ("https://www.xn--bcher-kva.example/新闻/",)
+    request = listing_request(rule, INDEX, rule.start_urls[0])
+    assert request.url == "https://www.xn--bcher-kva.example/%E6%96%B0%E9%97%BB/"
+    assert rule.allows_host(urlsplit(request.url).hostname)
+    assert rule.named_by(page) == ("index", "start_urls[0]")
+    assert rule.named_by(request.url) == ("index", "start_urls[0]")
 
 
 @pytest.mark.parametrize(
