@@ -79,6 +79,11 @@ EN_PAGE_2 = ["/en/2026/11/26/market-square-trees-replanted-this-week.html"]
 ZH_ARTICLES = ["/zh/news/content_10231.htm", "/zh/news/content_10232.htm", "/zh/news/content_10233.htm"]
 ZH_PAGE_2 = ["/zh/news/content_10230.htm"]
 ID_ARTICLES = ["/ids/story/48213/", "/ids/story/48214/", "/ids/story/48215/"]
+# A page linking each article and its AMP copy (slug.amp.html, the same text).
+AMP_ARTICLES = [
+    "/amp/news/2026/11/28/mayor-opens-river-park.html",
+    "/amp/news/2026/11/27/tram-timetable-changes.html",
+]
 # The test server's feed of the English site's articles (its entries link to them, relative).
 FEED_OF_EN = "/feed?to=" + ",".join(EN_ARTICLES)
 
@@ -109,6 +114,10 @@ def _build_sites(root: Path) -> None:
     _write(root, "/ids/index.html", _index("Ids", [*id_nav, *((a, a) for a in ID_ARTICLES)]))
     for number, path in enumerate(ID_ARTICLES):
         _write(root, path + "index.html", _article(f"Story number {number}"))
+    amp_links = [(link, "a") for article in AMP_ARTICLES for link in (article, article[:-5] + ".amp.html")]
+    _write(root, "/amp/index.html", _index("Amp", [("/amp/about/", "About"), *amp_links]))
+    for path, _ in amp_links:
+        _write(root, path, _article(path.rsplit("/", 1)[1].split(".")[0].replace("-", " ")))
     _write(root, "/nav/index.html", _index("Nav only", [("/nav/about/", "About"), ("/nav/tag/x/", "X")]))
     advertised = f'<link rel="alternate" type="application/rss+xml" href="{FEED_OF_EN}">'
     _write(root, "/feedonly/index.html", _index("Feed only", [("/feedonly/about/", "About")], advertised))
@@ -143,6 +152,12 @@ def _drafted(site: Site, url: str, *more: str) -> tuple[int, str, str]:
             "//a[normalize-space(.)='下一页']/@href",
         ),
         ("/ids/index.html", r"^https?://[^/]+/ids/story/\d+/$", ID_ARTICLES, None),
+        (
+            "/amp/index.html",
+            r"^https?://[^/]+/amp/news/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$",
+            AMP_ARTICLES,
+            None,
+        ),
     ],
 )
 def test_drafted_rule_crawls_the_site(
@@ -177,6 +192,7 @@ def test_drafted_rule_crawls_the_site(
     stored = site.stored()
     assert sorted(stored) == sorted(articles)
     assert all(len(article["body"]) > 200 for article in stored.values())
+    assert "repost" not in crawl.stdout + crawl.stderr  # no AMP copy fetched beside its article
 
 
 def test_the_feed_the_page_advertises_is_in_the_rule(fake_sites: SiteServer, tmp_path: Path) -> None:
@@ -535,6 +551,54 @@ def test_a_page_of_an_international_host_name_has_its_links() -> None:
     assert len(draft.matched) == 3
     assert "https://www.xn--bcher-kva.example/news/" not in draft.site_links
     assert _crawled_links(draft, html) == draft.matched
+
+
+@pytest.mark.parametrize(
+    ("amp", "deny"),
+    [
+        ("/news/2026/11/{day}/{slug}.amp.html", r"\.amp\.[0-9A-Za-z]+(?:[?#]|$)"),
+        ("/amp/news/2026/11/{day}/{slug}.html", r"/amp(?:[/?#]|$)"),
+        ("/news/2026/11/{day}/{slug}.html?amp=1", r"[?&](?:amp(?:=[^&]*)?|outputType=amp)(?:&|$)"),
+        ("/news/2026/11/{day}/{slug}.html?outputType=amp", r"[?&](?:amp(?:=[^&]*)?|outputType=amp)(?:&|$)"),
+    ],
+)
+def test_amp_copies_beside_their_articles_are_left_out(amp: str, deny: str) -> None:
+    """A news page links each article twice, its page and its AMP copy (slug.amp.html, /amp/..., ?amp=1,
+    ?outputType=amp). The pattern took in the .amp.html copies ('[^/]+\\.html'), so the crawl fetched every
+    article twice (9 pages for 4 articles, 4 'reposts'), and an /amp/ folder of as many links could win the
+    guess. The copies whose article is on the page are left out of the guess and denied by the rule."""
+    slugs = [
+        (28, "harbour-bridge-reopens"),
+        (27, "new-ferry-timetable-starts"),
+        (26, "library-opens-sundays"),
+    ]
+    articles = [f"/news/2026/11/{day}/{slug}.html" for day, slug in slugs]
+    copies = [amp.format(day=day, slug=slug) for day, slug in slugs]
+    html = "".join(
+        f'<a href="{article}">a</a><a href="{copy}">amp</a>'
+        for article, copy in zip(articles, copies, strict=True)
+    )
+    html += '<a href="/about/">about</a>'
+    draft = draft_rule("s", html, "https://news.example/", encoding="utf-8", robots=None, allow_private=False)
+    assert draft.pattern.regex == r"^https?://[^/]+/news/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$"
+    wanted = [f"https://news.example{article}" for article in articles]
+    assert draft.matched == wanted
+    assert _crawled_links(draft, html) == wanted
+    text = rule_text(draft, today="2026-11-28", command="crawler", path="rules/s.yaml")
+    if re.search(draft.pattern.regex, f"https://news.example{copies[0]}"):
+        assert draft.deny == (deny,)
+        assert "    # the AMP copies of its articles (3 links, e.g. https://news.example" in text
+    else:
+        assert draft.deny == ()
+        assert "deny" not in text
+
+
+def test_an_amp_folder_is_denied_only_when_it_holds_copies() -> None:
+    """A site whose articles are under /amp/ (no copies of them beside) keeps them: nothing is denied."""
+    html = "".join(f'<a href="/amp/2026/11/2{n}/story-of-the-day-{n}.html">a</a>' for n in range(4))
+    draft = draft_rule("s", html, "https://amp.example/", encoding="utf-8", robots=None, allow_private=False)
+    assert len(draft.matched) == 4
+    assert draft.deny == ()
 
 
 def test_a_start_url_given_with_an_international_host_is_requested_in_its_idna_form() -> None:

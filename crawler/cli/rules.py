@@ -1163,6 +1163,13 @@ def run_rules_new(args: argparse.Namespace) -> int:
         f"               {len(matched)} of the {source}'s {counted(len(draft.site_links), 'link')} to"
         f" {' and '.join(draft.domains)}, e.g. {printable(draft.example)}"
     )
+    if draft.deny:
+        denied = draft.denied
+        print(f"denied         {', '.join(draft.deny)}")
+        print(
+            f"               {counted(len(denied), 'AMP copy', 'AMP copies')} of the articles, each fetched"
+            f" once, e.g. {printable(denied[0])}"
+        )
     if draft.next_page is not None:
         print(f"next page      {draft.next_page.xpath}")
         print(f"               the link {printable(draft.next_page.text)}: {printable(draft.next_page.url)}")

@@ -34,7 +34,11 @@ How the article pattern is guessed:
 4. the group with the most links wins (the stronger sign breaks a tie: a date, a year, a slug, an id), and
    its pattern is written as a regex of the whole URL, checked against every link it was made from; when a
    word written ``[^/]+`` would take in a link of the page that looks like no article (``/user/10001/``
-   beside ``/world/48213/``), the group's words are written instead: ``(?:sport|world)``.
+   beside ``/world/48213/``), the group's words are written instead: ``(?:sport|world)``;
+5. a link that is the AMP copy of an article linked on the page (or feed) too (``slug.amp.html``, an ``amp``
+   folder, an ``amp`` or ``outputType=amp`` query beside ``slug.html``) is left out of steps 2 to 4, and
+   when the pattern would keep such copies, their form is denied (``index.links.deny``): the crawl fetches
+   each article once, not twice (the store would record the copy as a repost).
 """
 
 from __future__ import annotations
@@ -265,12 +269,30 @@ class Draft:
     allow_private: bool
     off_site_feeds: tuple[str, ...] = field(default=())  # feeds on other hosts, which a rule cannot name
     from_feed: bool = False  # url is a feed, the rule's only source: the entries' links gave the pattern
+    amp_copies: tuple[str, ...] = ()  # links to AMP copies of the page's articles, left out of the guess
+    deny: tuple[str, ...] = ()  # index.links.deny: the forms of the AMP copies the pattern would keep
 
     @property
     def matched(self) -> list[str]:
-        """The page's links to its site that the pattern keeps."""
+        """The page's links to its site that the pattern keeps and no ``deny`` refuses."""
         compiled = re.compile(self.pattern.regex)
-        return [link for link in self.site_links if compiled.search(link)]
+        denied = [re.compile(regex) for regex in self.deny]
+        return [
+            link
+            for link in self.site_links
+            if compiled.search(link) and not any(deny.search(link) for deny in denied)
+        ]
+
+    @property
+    def denied(self) -> list[str]:
+        """The AMP copies the pattern keeps and ``deny`` refuses."""
+        compiled = re.compile(self.pattern.regex)
+        denied = [re.compile(regex) for regex in self.deny]
+        return [
+            link
+            for link in self.amp_copies
+            if compiled.search(link) and any(deny.search(link) for deny in denied)
+        ]
 
     @property
     def example(self) -> str:
@@ -330,7 +352,8 @@ def draft_rule(
             " give the URL of the site's home page or of a section page that lists its articles",
             own_feeds,
         )
-    pattern = _article_pattern(site_links)
+    amp_copies = _amp_copies(site_links)
+    pattern = _article_pattern([link for link in site_links if link not in amp_copies])
     if pattern is None:
         raise NoArticleLinks(
             f"none of the {len(site_links)} links of {url} to {named} looks like an article link (a date, a"
@@ -349,6 +372,8 @@ def draft_rule(
         sitemaps=_own_sitemaps(robots, url, domains),
         allow_private=allow_private,
         off_site_feeds=tuple(feed for feed in feeds if not _on_domains(feed, domains)),
+        amp_copies=tuple(amp_copies),
+        deny=_amp_deny(pattern, amp_copies),
     )
 
 
@@ -364,7 +389,8 @@ def draft_feed_rule(site: str, feed: Feed, url: str, *, robots: bytes | None, al
         hosts = Counter(url_domain(link) for link in links)
         domains += (hosts.most_common(1)[0][0],)
     site_links = tuple(link for link in links if _on_domains(link, domains))
-    pattern = _article_pattern(site_links)
+    amp_copies = _amp_copies(site_links)
+    pattern = _article_pattern([link for link in site_links if link not in amp_copies])
     if pattern is None:
         raise DraftError(
             f"none of the {len(site_links)} links of the feed {url} to {' or '.join(domains)} looks like an"
@@ -383,6 +409,8 @@ def draft_feed_rule(site: str, feed: Feed, url: str, *, robots: bytes | None, al
         sitemaps=_own_sitemaps(robots, url, domains),
         allow_private=allow_private,
         from_feed=True,
+        amp_copies=tuple(amp_copies),
+        deny=_amp_deny(pattern, amp_copies),
     )
 
 
@@ -691,6 +719,55 @@ def _article_pattern(links: Sequence[str]) -> LinkPattern | None:
     return LinkPattern(regex, tuple(members), ordered)
 
 
+# The forms of an AMP copy's URL (Google's accelerated mobile pages, a news site's second URL of each
+# article): ``.amp`` before the extension, an ``amp`` folder, an ``amp`` or ``outputType=amp`` query; each
+# with the regex that denies it and the substitution that gives the article's own URL.
+_AMP_FORMS = (
+    (r"\.amp\.[0-9A-Za-z]+(?:[?#]|$)", re.compile(r"\.amp(?=\.[0-9A-Za-z]+$)"), "path"),
+    (r"/amp(?:[/?#]|$)", re.compile(r"/amp(?=/|$)"), "path"),
+    (
+        r"[?&](?:amp(?:=[^&]*)?|outputType=amp)(?:&|$)",
+        re.compile(r"(?:^|&)(?:amp(?:=[^&]*)?|outputType=amp)(?=&|$)"),
+        "query",
+    ),
+)
+
+
+def _amp_articles(link: str) -> list[str]:
+    """The URLs of the article ``link`` would be an AMP copy of, one per form of :data:`_AMP_FORMS` it has
+    (each alone: ``/amp/news/x.amp.html`` may be the copy of ``/amp/news/x.html``)."""
+    parts = urlsplit(link)
+    articles = []
+    for _, form, where in _AMP_FORMS:
+        if where == "path":
+            article = parts._replace(path=form.sub("", parts.path) or "/").geturl()
+        else:
+            article = parts._replace(query=form.sub("", parts.query).lstrip("&")).geturl()
+        if article != link:
+            articles.append(article)
+    return articles
+
+
+def _amp_copies(links: Sequence[str]) -> list[str]:
+    """The links that are AMP copies of an article linked on the page too: its second URL, which a crawl
+    would fetch again (the store then records it as a repost)."""
+    present = set(links)
+    return [link for link in links if any(article in present for article in _amp_articles(link))]
+
+
+def _amp_deny(pattern: LinkPattern, copies: Sequence[str]) -> tuple[str, ...]:
+    """The ``deny`` regexes of the AMP forms that ``pattern`` would keep among ``copies``, each denying
+    none of the links the pattern was made from."""
+    compiled = re.compile(pattern.regex)
+    kept = [copy for copy in copies if compiled.search(copy)]
+    return tuple(
+        deny
+        for deny, _, _ in _AMP_FORMS
+        if any(re.search(deny, copy) for copy in kept)
+        and not any(re.search(deny, link) for link in pattern.links)
+    )
+
+
 def _shapes_seen(links: Sequence[str]) -> str:
     """The most common shapes of ``links``, for the error of a page without article links."""
     counts: dict[str, int] = {}
@@ -808,6 +885,13 @@ def rule_text(draft: Draft, *, today: str, command: str, path: str) -> str:
         f"    # it keeps {matched} of them, e.g. {draft.example}",
         f"    allow: [{_yaml(pattern.regex)}]",
     ]
+    denied = draft.denied
+    if draft.deny:
+        lines += [
+            f"    # the AMP copies of its articles ({len(denied)} links, e.g. {denied[0]}):"
+            " each article once",
+            f"    deny: [{', '.join(map(_yaml, draft.deny))}]",
+        ]
     if draft.next_page is not None:
         next_page = draft.next_page
         lines += [
