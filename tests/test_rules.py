@@ -2048,6 +2048,28 @@ def test_rules_try_names_the_key_of_a_start_url_or_feed_that_answers_an_http_err
         f"HTTP 404 Not Found for {feed}: `feeds[0]` in rules/local.yaml names it: give the URL of the site's"
         " feed there\n"
     )
+
+
+def test_rules_try_says_to_try_again_later_when_a_start_url_answers_a_server_error(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """A start URL that answers 503 is no wrong URL: the site is failing. The error said to give another
+    URL there ('`start_urls[0]` in rules/local.yaml names it: give the URL of an index page')."""
+    start = site_server.url("/status/503")
+    rule = f"""
+        domains: [127.0.0.1]
+        allow_private_addresses: true
+        start_urls: [{start}]
+        index:
+          links: {{allow: '/news/'}}
+    """
+    write(tmp_path / "rules", "local.yaml", rule)
+    run = crawler("rules", "try", "local", start, cwd=tmp_path)
+    assert run.code == 1
+    assert run.stderr == (
+        f"crawler rules try: error: HTTP 503 Service Unavailable for {start}: the site is failing (a server"
+        " error, not a wrong URL): try again later\n"
+    )
     other = site_server.url("/gone/other.html")
     run = crawler("rules", "try", "local", other, cwd=tmp_path)
     assert run.stderr == f"crawler rules try: error: HTTP 404 Not Found for {other}\n"

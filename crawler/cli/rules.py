@@ -342,7 +342,7 @@ def run_rules_try(args: argparse.Namespace) -> int:
             private_hint=rule.private_refusal,
         )
     except HttpStatusError as exc:
-        fix = rule.named_fix(source)
+        fix = _try_later(exc.status) or rule.named_fix(source)
         if fix is None:
             raise
         raise HttpStatusError(f"{exc}: {fix}", url=exc.url, status=exc.status) from None
@@ -1046,16 +1046,14 @@ def _write_rule(path: Path, text: str, *, force: bool) -> None:
         Path(temporary).unlink(missing_ok=True)
 
 
-def _status_fix(status: int) -> str:
-    """What ``rules new`` says to do when its page answered the error ``status``: wait when the site is
-    failing (5xx) or asks for fewer requests (429), else check the URL."""
+def _try_later(status: int) -> str | None:
+    """What to do when a page answered the error ``status`` that says nothing of its URL: wait when the
+    site is failing (5xx) or asks for fewer requests (429); None for another status."""
     if status >= 500:
         return "the site is failing (a server error, not a wrong URL): try again later"
     if status == 429:
         return "the site asks for fewer requests (not a wrong URL): try again later"
-    return (
-        "check the URL, or give the URL of the site's home page or of a section page that lists its articles"
-    )
+    return None
 
 
 def run_rules_new(args: argparse.Namespace) -> int:
@@ -1097,7 +1095,11 @@ def run_rules_new(args: argparse.Namespace) -> int:
             ),
         )
     except HttpStatusError as exc:
-        raise HttpStatusError(f"{exc}: {_status_fix(exc.status)}", url=exc.url, status=exc.status) from None
+        fix = _try_later(exc.status) or (
+            "check the URL, or give the URL of the site's home page or of a section page that lists its"
+            " articles"
+        )
+        raise HttpStatusError(f"{exc}: {fix}", url=exc.url, status=exc.status) from None
     final = page.url or url
     kind = (page.content_type or "").split(";")[0].strip().lower()
     robots_body = page.also.get(robots)
