@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from datetime import tzinfo
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
+import feedparser
 import pytest
 from conftest import SiteServer
 from crawlsite import RULE, Site
@@ -185,6 +187,28 @@ def test_entries_past_the_limit_are_left_out_and_counted() -> None:
     feed = read_feed(document.encode(), FEED_URL, max_entries=5)
     assert [entry.url for entry in feed.entries] == [f"http://news.test/a/{n}" for n in range(5)]
     assert feed.over_limit == 7
+
+
+@pytest.mark.parametrize("kind", ["rss", "rss1", "atom"])
+def test_a_feed_far_past_the_limit_is_parsed_no_further_than_the_limit(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """feedparser reads the entries up to the limit, not the whole feed (one of 100,000 entries held the
+    crawl thread 9 s and 199 MB to keep its first 1000), and the entries past it are still counted."""
+    parsed: list[int] = []
+    parse = feedparser.parse
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        result = parse(*args, **kwargs)
+        parsed.append(len(result.entries))
+        return result
+
+    monkeypatch.setattr(feedparser, "parse", counting)
+    document = feed_document([f"/a/{n}" for n in range(5000)], kind)
+    feed = read_feed(document.encode(), FEED_URL, max_entries=10)
+    assert [entry.url for entry in feed.entries] == [f"http://news.test/a/{n}" for n in range(10)]
+    assert feed.over_limit == 4990
+    assert parsed == [10], "entries feedparser read"
 
 
 @pytest.mark.parametrize(
