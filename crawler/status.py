@@ -609,6 +609,12 @@ def _site(
             " data, an image, a JSON document...), not read: the crawl's warnings name each and what it"
             " looked like"
         )
+    unreachable = recent["robots/unreachable"]
+    if unreachable:
+        notes.append(
+            f"robots.txt could not be fetched {counted(unreachable, 'time')} in 24 h: the site's pages were"
+            " crawled as if it allowed them, as Scrapy does (the crawls' warnings say why)"
+        )
     if read.lost:
         attention.append(
             f"{counted(read.lost, 'request')} counted pending, none of which Redis holds (none queued,"
@@ -700,6 +706,7 @@ def _site(
         "ban_signals_24h": recent["ban_signal"],
         "ban": ban,
         "backoffs_24h": recent["backoff"],
+        "robots_unreachable_24h": recent["robots/unreachable"],
         "backing_off_until": None if polite.backoff_until is None else _iso(polite.backoff_until),
         "backoff_reason": polite.backoff_reason,
         "politeness": {

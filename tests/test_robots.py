@@ -153,3 +153,55 @@ def test_every_page_asked_for_while_robots_txt_is_fetched_is_held_to_it(
         done.stdout
     )
     assert not [path for path, _ in seen if path.startswith("/private/")], seen
+
+
+class _RobotsUnanswered(SiteHandler):
+    """The test site, whose robots.txt request has its connection closed with no answer."""
+
+    def do_GET(self) -> None:
+        if urllib.parse.urlsplit(self.path).path == "/robots.txt":
+            self.close_connection = True
+            return
+        super().do_GET()
+
+
+@pytest.fixture
+def robots_unanswered() -> Iterator[SiteServer]:
+    handler = functools.partial(_RobotsUnanswered, directory=str(SITES_DIR))
+    with HttpServer(("127.0.0.1", 0), handler) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield SiteServer("127.0.0.1", server.server_address[1], SITES_DIR)
+        finally:
+            server.shutdown()
+            thread.join()
+
+
+def test_a_robots_txt_that_cannot_be_fetched_is_said_once_and_counted_while_its_pages_come(
+    robots_unanswered: SiteServer, tmp_path: Path
+) -> None:
+    """A robots.txt whose download failed (its retries spent) while its host's pages come through is read
+    as allowing everything, as Scrapy does; a temp crawl showed nothing of it (Scrapy's errors are at INFO
+    there). It says it once for the host, in its own words, and counts it for the status."""
+    server = robots_unanswered
+    site = Site(server, tmp_path, name="norobots")
+    site.rule("/a/first", "/a/second", "/a/third")
+    done = site.temp()
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "fetched 4 pages, stored 3 articles" in done.stdout, done.stdout
+    said = [line for line in done.stderr.splitlines() if "robots.txt" in line]
+    assert len(said) == 1, done.stderr[-3000:]
+    assert said[0].startswith(
+        f"crawler temp: warning: robots.txt of {server.host}:{server.port} could not be"
+    ), said
+    assert said[0].endswith(
+        " could not be fetched (ResponseNeverReceived: Connection was closed cleanly): its pages are crawled"
+        " as if it allowed them"
+    ), said
+    assert "ERROR" not in done.stderr, done.stderr[-3000:]
+    (noted,) = [one for one in site.status()["sites"] if one["site"] == "norobots"]
+    assert noted["robots_unreachable_24h"] == 1, noted
+    assert any(
+        note.startswith("robots.txt could not be fetched 1 time in 24 h") for note in noted["notes"]
+    ), noted["notes"]

@@ -184,15 +184,16 @@ LOST_REQUESTS_SECONDS = 5.0
 
 # The loggers whose errors a temp crawl says in its own words: Scrapy's 'Gave up retrying' (the request's
 # dead letter says it, a warning for the crawl's own job) and a robots.txt that could not be downloaded
-# (its pages' dead letters say that the site cannot be reached).
-_SAID_BY_TEMP = ("scrapy.downloadermiddlewares.retry", "crawler.worker.robots")
+# (the worker's warning 'robots.txt of HOST could not be fetched', once per host).
+_SAID_BY_COMMAND = ("scrapy.downloadermiddlewares.retry", "crawler.worker.robots")
 
 
 class _LoweredToInfo(logging.Filter):
-    """An error record of a logger it filters goes on at INFO: shown only at ``-s LOG_LEVEL=INFO``."""
+    """An error record of a logger it filters goes on at INFO: shown only at ``-s LOG_LEVEL=INFO``; its
+    warnings stay warnings (the command's own lines)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno > logging.INFO:
+        if record.levelno >= logging.ERROR:
             record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
         return True
 
@@ -211,7 +212,7 @@ def _errors_lowered(names: Iterable[str]) -> Iterator[None]:
 
 
 def run_temp(args: argparse.Namespace) -> int:
-    with _warnings_said(), _errors_lowered(_SAID_BY_TEMP):
+    with _warnings_said(), _errors_lowered(_SAID_BY_COMMAND):
         return _temp(args)
 
 

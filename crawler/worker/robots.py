@@ -9,6 +9,11 @@ Scrapy's middleware fetches every robots.txt with ``USER_AGENT`` and keeps one p
 site that answers a rule's agent otherwise, or a rule under another name than ours, was read as the
 built-in agent sees it.
 
+A robots.txt that cannot be downloaded (its retries spent on a refused connection, a timeout, a connection
+closed with no answer) is read as allowing everything, as Scrapy does; once per host the worker says so,
+a warning (INFO for another job's request, which a temp crawl's worker helps with), and counts it as
+``robots/unreachable/<site>`` for ``crawler status``.
+
 It reuses the parent's ``_parsers``, ``_parse_robots`` and ``_robots_error``, in their Scrapy 2.18 shapes
 (``_parse_robots`` a coroutine taking the request): pyproject.toml's floor for Scrapy is that version.
 """
@@ -27,8 +32,10 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from crawler.requests import Work
+from crawler.worker.connection import job_level
 from crawler.worker.download import DownloadStopped
 
 __all__ = ["ROBOTS_REFUSAL", "AgentRobotsTxtMiddleware", "robots_agent", "sent_agent"]
@@ -77,6 +84,8 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
         super().__init__(crawler)
         # Per parser, the queue slots told of it through ``robots_parsed``.
         self._told: dict[str, set[str]] = {}
+        # The hosts whose robots.txt could not be downloaded, said once each.
+        self._unreachable: set[str] = set()
 
     async def robot_parser(self, request: Request) -> RobotParser | None:
         agent = sent_agent(request, self.crawler.settings)
@@ -100,6 +109,7 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
             except Exception as exc:  # as Scrapy's: a robots.txt that cannot be read allows everything
                 if not isinstance(exc, IgnoreRequest | DownloadStopped):
                     logger.exception("Error downloading %s", robots)
+                    self._unfetched(request, url.netloc, exc)
                 self._robots_error(exc, key)
             self._stats.inc_value("robotstxt/request_count")
         parser = self._parsers[key]
@@ -111,3 +121,31 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
                 signal=signals.robots_parsed, robotparser=parser, request=request
             )
         return parser
+
+    def _unfetched(self, request: Request, host: str, error: Exception) -> None:
+        """Say once per host that its robots.txt could not be downloaded, why (``error``), and what the
+        crawl does; count it for the site of ``request``, the page that needed it."""
+        work = Work.of(request)
+        self._stats.inc_value(f"robots/unreachable/{work.site}")
+        if host in self._unreachable:
+            return
+        self._unreachable.add(host)
+        logger.log(
+            job_level(self.crawler, work.job),
+            "robots.txt of %s could not be fetched (%s): its pages are crawled as if it allowed them",
+            host,
+            _why(error),
+        )
+
+
+def _why(error: Exception) -> str:
+    """``error`` in a few words: its name and message; for Twisted's ``ResponseNeverReceived`` and
+    ``ResponseFailed`` (raised, or the cause of Scrapy's ``DownloadFailedError``) the messages of the
+    failures they wrap (``ResponseNeverReceived: Connection was closed cleanly``), not their reprs."""
+    for each in (error, error.__cause__):
+        wrapped = getattr(each, "reasons", None)
+        if isinstance(wrapped, list) and wrapped and all(isinstance(one, Failure) for one in wrapped):
+            told = "; ".join(one.getErrorMessage().rstrip(".") for one in wrapped)
+            return f"{type(each).__name__}: {told}"
+    message = str(error).rstrip(".")
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__

@@ -48,6 +48,7 @@ GROUPS = (
     "errors/",
     "fields/",
     "rules/",
+    "robots/",
     "dead/",
     "discover/",
 )
