@@ -306,6 +306,26 @@ def test_a_demo_leaves_to_a_live_worker_the_requests_another_demo_left_on_a_shar
     assert redis_client.hget(keys.job(job), "taken") is None
 
 
+def test_a_demo_helping_with_requests_of_an_unreachable_host_shows_no_scrapy_error(
+    tmp_path: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """The demo's worker helps with another demo's requests on a shared Redis; their host gone, it showed
+    Scrapy's ERROR lines among its own: '[crawler.worker.robots] ERROR: Error downloading <GET
+    http://127.0.0.1:9/robots.txt>' and '[scrapy.downloadermiddlewares.retry] ERROR: Gave up retrying'.
+    As in a temp crawl, they are at INFO (its own words say its own job's failures)."""
+    keys = Keys("crawler")
+    rules = tmp_path / "other" / "rules"
+    for site in ("citynews", "techdaily", "huaxia"):
+        demo_rule(rules, "http://127.0.0.1:9", site, allow=True)
+    enqueue_job(redis_client, keys, load_rules(rules).rules.values())
+    beat = {"seen": time.time() + 600, "every": 5, "host": "elsewhere", "pid": 1, "responses": 0, "rate": 0.0}
+    redis_client.hset(keys.workers, "elsewhere:1:abc", json.dumps(beat))
+    run = crawler("demo", "--port", "0", cwd=tmp_path, env={"REDIS_URL": redis_server})
+    assert run.code == 0, run.stderr[-3000:]
+    assert "stored 146 articles" in run.stdout, run.stdout
+    assert "ERROR" not in run.stderr, run.stderr[-3000:]
+
+
 def test_a_demo_served_with_keep_drops_what_a_demo_on_another_port_left(tmp_path: Path) -> None:
     """`crawler demo --serve --keep` after a demo on another port stopped before its end: the requests it
     left are dropped as it starts (nothing serves their port), so the crawls it prints fetch none of them."""

@@ -182,9 +182,9 @@ def _holds_nothing(url: str) -> bool:
 LOST_REQUESTS_SECONDS = 5.0
 
 
-# The loggers whose errors a temp crawl says in its own words: Scrapy's 'Gave up retrying' (the request's
-# dead letter says it, a warning for the crawl's own job) and a robots.txt that could not be downloaded
-# (the worker's warning 'robots.txt of HOST could not be fetched', once per host).
+# The loggers whose errors a temp crawl and the demo say in their own words: Scrapy's 'Gave up retrying'
+# (the request's dead letter says it, a warning for the crawl's own job) and a robots.txt that could not be
+# downloaded (the worker's warning 'robots.txt of HOST could not be fetched', once per host).
 _SAID_BY_COMMAND = ("scrapy.downloadermiddlewares.retry", "crawler.worker.robots")
 
 
@@ -849,7 +849,7 @@ def run_demo(args: argparse.Namespace) -> int:
     config = Config.from_env()
     _check_store(config, {})
     directory = config.data_dir / "demo"
-    with _demo_lock(directory), _warnings_said():
+    with _demo_lock(directory), _warnings_said(), _errors_lowered(_SAID_BY_COMMAND):
         if not args.keep:
             _start_anew(directory)
         return _demo(args, config, directory)
