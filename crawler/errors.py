@@ -18,6 +18,7 @@ __all__ = [
     "EXIT_FETCH",
     "EXIT_USAGE",
     "BlockedAddressError",
+    "BodyTooLongError",
     "CrawlerError",
     "DocumentError",
     "FetchError",
@@ -77,6 +78,19 @@ class BlockedAddressError(FetchError):
 
 class DocumentError(CrawlerError):
     """A PDF or DOCX article whose text cannot be read: encrypted, broken, or past a limit."""
+
+
+class BodyTooLongError(CrawlerError):
+    """An article's body (``what``: the rule's, or the one qRead read from the page) of ``chars``
+    characters, over ``TEXT_MAX_BODY_CHARS`` (``limit``): its request is dead-lettered, kind "body too
+    long", with this reason."""
+
+    def __init__(self, url: str, what: str, chars: int, limit: int) -> None:
+        super().__init__(
+            f"{url}: {what} is {chars:,} characters, over TEXT_MAX_BODY_CHARS ({limit:,}): no article is that"
+            f" long; if this one is, `-s TEXT_MAX_BODY_CHARS={chars}` on the crawl's command (worker, run or"
+            " temp), then requeue it"
+        )
 
 
 class NotAListingError(CrawlerError):

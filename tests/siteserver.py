@@ -21,6 +21,7 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/large?mb=N``                an N MB HTML page (Content-Length set), streamed
 ``/large-gzip?mb=N``           an N MB HTML page sent gzip-compressed (a few KB on the wire)
 ``/one-line?chars=N``          an article page whose body is one paragraph of N characters
+``/one-line-outside?chars=N``  the same paragraph outside the test rule's ``div.article``: qRead reads it
 ``/not-http``                  an SSH server's greeting, no HTTP answer, then the connection closed
 ``/bad-gzip``                  a page sent as ``Content-Encoding: gzip`` whose body is no gzip
 ``/uncompressed?as=E``         an article page sent as it is, with ``Content-Encoding: E`` (``gzip``, ``br``,
@@ -491,6 +492,15 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif path == "/one-line":
             chars = int(query.get("chars", "1000"))
             page = article_page("One line", [("word " * chars)[:chars]])
+            self._send(200, page.encode(), "text/html; charset=utf-8")
+        elif path == "/one-line-outside":
+            chars = int(query.get("chars", "1000"))
+            line = ("word " * chars)[:chars]
+            page = article_page("One line", []).replace(
+                '</div>\n<div class="footer">',
+                f'</div>\n<div class="text"><p>{line}</p></div>\n<div class="footer">',
+                1,
+            )
             self._send(200, page.encode(), "text/html; charset=utf-8")
         elif path == "/large-gzip":
             body = _gzipped_page(float(query.get("mb", "40")))

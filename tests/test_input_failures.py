@@ -599,6 +599,24 @@ def test_an_article_whose_body_is_past_the_length_limit_is_dead_lettered_naming_
     assert list(site.stored()) == ["/a/small"]
 
 
+def test_an_article_whose_body_from_qread_is_past_the_length_limit_is_dead_lettered_naming_it(
+    site: Site,
+) -> None:
+    """The length limit held the rule's body only: a page whose rule reads no body, which qRead reads
+    whole, one line of 20 MB, was stored whole, its text work taking the worker's memory all the same."""
+    site.rule("/one-line-outside?chars=3001", "/a/small")
+    done = site.temp("-s", "TEXT_MAX_BODY_CHARS=2000")
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "errors 1 (body too long: 1)" in done.stdout, done.stdout
+    (letter,) = site.dead()
+    assert letter["reason"] == (
+        f"{site.server.url('/one-line-outside?chars=3001')}: the body qRead read from the page is 3,001"
+        " characters, over TEXT_MAX_BODY_CHARS (2,000): no article is that long; if this one is,"
+        " `-s TEXT_MAX_BODY_CHARS=3001` on the crawl's command (worker, run or temp), then requeue it"
+    ), letter["reason"]
+    assert list(site.stored()) == ["/a/small"]
+
+
 def test_status_of_a_site_whose_rule_file_broke_flags_no_field_its_rule_never_had(site: Site) -> None:
     """The crawl counted every standard field a page lacked, the rule's or not (author, published); status,
     which cannot read a broken rule's fields, took them from those counters: "field author found nothing

@@ -33,7 +33,7 @@ from scrapy.utils.python import global_object_name
 from twisted.python.failure import Failure
 
 from crawler.commandline import suggest
-from crawler.errors import StoreUnavailableError
+from crawler.errors import BodyTooLongError, StoreUnavailableError
 from crawler.items import Article
 from crawler.requests import Work
 from crawler.worker.connection import outage_of
@@ -180,6 +180,8 @@ class LeaseAckMiddleware:
                     )
                     work.error_kind = "store"
                     work.fetched = True
+                elif isinstance(error, BodyTooLongError):
+                    work.error, work.error_kind, work.fetched = str(error), "body too long", True
                 elif isinstance(error, StoreUnavailableError):
                     work.retry = f"its article could not be stored: {error}"
                 else:

@@ -24,7 +24,7 @@ from scrapy.http import Request, Response
 from scrapy.logformatter import LogFormatter, LogFormatterResult
 from twisted.python.failure import Failure
 
-from crawler.errors import StoreUnavailableError
+from crawler.errors import BodyTooLongError, StoreUnavailableError
 
 __all__ = ["ItemLogFormatter"]
 
@@ -43,6 +43,12 @@ class ItemLogFormatter(LogFormatter):
             return {
                 "level": logging.DEBUG,
                 "msg": "The article of %(url)s cannot be stored: its request is dead-lettered",
+                "args": {"url": _url(item)},
+            }
+        if isinstance(exception, BodyTooLongError):
+            return {
+                "level": logging.DEBUG,
+                "msg": "The body of %(url)s is too long: its request is dead-lettered",
                 "args": {"url": _url(item)},
             }
         if isinstance(exception, StoreUnavailableError):

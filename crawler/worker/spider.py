@@ -67,7 +67,7 @@ from twisted.web._newclient import ResponseFailed
 
 from crawler.commandline import counted, suggest
 from crawler.config import apply_environment
-from crawler.errors import redacted, redacted_text
+from crawler.errors import BodyTooLongError, redacted, redacted_text
 from crawler.items import Article, Discovered, Page
 from crawler.keys import ROBOTS_DISALLOWED, SEEN_ALREADY, SKIP_PREFIX
 from crawler.redisio.bloom import RedisBloom
@@ -1207,12 +1207,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def _body_too_long(self, response: Response, rule: Rule, chars: int) -> None:
         """An article page whose rule's body has ``chars`` characters, over ``TEXT_MAX_BODY_CHARS``:
         dead-lettered naming the limit and how to raise it, counted ``crawl/body_too_long/<site>``."""
-        limit = self.max_body_chars
-        reason = (
-            f"{response.url}: the rule's body is {chars:,} characters, over TEXT_MAX_BODY_CHARS ({limit:,}):"
-            f" no article is that long; if this one is, `-s TEXT_MAX_BODY_CHARS={chars}` on the crawl's"
-            " command (worker, run or temp), then requeue it"
-        )
+        reason = str(BodyTooLongError(response.url, "the rule's body", chars, self.max_body_chars))
         self._unreadable(response, f"crawl/body_too_long/{rule.site}", reason, "body too long")
 
     def _unreadable(self, response: Response, counter: str, reason: str, kind: str) -> None:

@@ -22,12 +22,22 @@ from extractors import extract
 from extractors.documents import read_document
 from extractors.summary import summaries
 
-__all__ = ["Args", "TextResult", "article_text", "article_texts", "quiet_child", "ready"]
+__all__ = ["Args", "BodyTooLong", "TextResult", "article_text", "article_texts", "quiet_child", "ready"]
 
 # Seconds between a pool process's looks at whether its parent still runs.
 _PARENT_CHECK_SECONDS = 1.0
 
-Args = tuple[str | None, str, str | None, str | None, str, tuple[int, ...], bytes | None, Topic | None, str]
+Args = tuple[
+    str | None, str, str | None, str | None, str, tuple[int, ...], bytes | None, Topic | None, str, int | None
+]
+
+
+class BodyTooLong(ValueError):
+    """The body qRead read from a page has ``chars`` characters, over the limit it was given."""
+
+    def __init__(self, chars: int) -> None:
+        super().__init__(chars)
+        self.chars = chars
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +68,15 @@ def article_text(
     document: bytes | None = None,
     topic: Topic | None = None,
     encoding: str = "utf-8",
+    max_chars: int | None = None,
 ) -> TextResult:
     """The text work of one article (in a pool process): with ``document`` (a PDF or DOCX), its text and
     metadata (:class:`~extractors.documents.DocumentError` when it cannot be read); with ``html`` (the
     rule's body fell short), the body qRead finds there, kept when longer than ``body``; then, on the
     body kept, its summaries of ``lengths`` sentences and its fingerprints; with ``topic`` (a page of a
     discover crawl), its relevance (from its title and the body kept) and its links (their query in the
-    page's web ``encoding``)."""
+    page's web ``encoding``). :class:`BodyTooLong` when qRead's body is over ``max_chars``, before any
+    work on it."""
     qread_body = found_by = None
     metadata = None
     if document is not None:
@@ -74,6 +86,8 @@ def article_text(
         metadata = {name: value for name, value in found.items() if value}
     elif html:
         result = extract(html, url=url, title=title, algo=algorithm)
+        if max_chars is not None and len(result.text) > max_chars:
+            raise BodyTooLong(len(result.text))
         text = clean_body(result.text)
         if text and len(text) > len(body or ""):
             qread_body, found_by = text, result.algorithm

@@ -174,15 +174,15 @@ class TextPool:
         document: bytes | None = None,
         topic: Topic | None = None,
         encoding: str = "utf-8",
+        max_chars: int | None = None,
     ) -> TextResult:
         """:func:`~crawler.worker.textjob.article_text` in a pool process (on this thread when there is
         none, or the pool broke)."""
+        args = (html, url, title, body, algorithm, lengths, document, topic, encoding, max_chars)
         if self.processes == 0:
-            return article_text(html, url, title, body, algorithm, lengths, document, topic, encoding)
+            return article_text(*args)
         future: asyncio.Future[TextResult] = asyncio.get_running_loop().create_future()
-        self._waiting.append(
-            ((html, url, title, body, algorithm, lengths, document, topic, encoding), future)
-        )
+        self._waiting.append((args, future))
         self._send()
         return await future
 

@@ -10,9 +10,10 @@ from scrapy.crawler import Crawler
 
 from crawler import settings as defaults
 from crawler.bounds import setting_in_range
-from crawler.errors import DocumentError, InputError
+from crawler.errors import BodyTooLongError, DocumentError, InputError
 from crawler.items import Article
 from crawler.worker.discovery import discovery_of
+from crawler.worker.textjob import BodyTooLong
 from crawler.worker.textwork import TextPool, text_pool_of
 from extractors import ALGORITHMS
 from extractors.documents import DocumentError as UnreadableDocument
@@ -24,12 +25,13 @@ logger = logging.getLogger(__name__)
 
 class TextPipeline:
     """The body from ``QREAD_ALGORITHM`` when the rule's is missing or shorter than the rule's
-    ``min_body_chars`` (carried by the item's page), if longer; where the body came from in
-    ``extraction``; summaries of ``SUMMARY_SENTENCES`` sentences in ``summary`` (``{"1": ..., "3": ...}``,
-    none when the list is empty); the body's content hash and SimHash for the store. An item left without
-    a body gets no ``extraction`` (StorePipeline drops it). A body from qRead is counted by StorePipeline,
-    once the article is stored: a page fetched again because its article could not be stored is
-    extracted again, and counted once."""
+    ``min_body_chars`` (carried by the item's page), if longer (one over ``TEXT_MAX_BODY_CHARS``, counted
+    ``crawl/body_too_long/<site>``, dead-letters its request: kind "body too long"); where the body came
+    from in ``extraction``; summaries of ``SUMMARY_SENTENCES`` sentences in ``summary`` (``{"1": ...,
+    "3": ...}``, none when the list is empty); the body's content hash and SimHash for the store. An item
+    left without a body gets no ``extraction`` (StorePipeline drops it). A body from qRead is counted by
+    StorePipeline, once the article is stored: a page fetched again because its article could not be
+    stored is extracted again, and counted once."""
 
     def __init__(
         self,
@@ -38,12 +40,14 @@ class TextPipeline:
         algorithm: str,
         min_body_chars: int,
         lengths: tuple[int, ...],
+        max_body_chars: int,
     ) -> None:
         self.crawler = crawler
         self.pool = pool
         self.algorithm = algorithm
         self.min_body_chars = min_body_chars
         self.lengths = lengths
+        self.max_body_chars = max_body_chars
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -64,7 +68,8 @@ class TextPipeline:
                 f"setting SUMMARY_SENTENCES is {given!r}: expected sentence counts of 1 or more, e.g. [1, 3],"
                 " or an empty list for no summaries"
             )
-        return cls(crawler, text_pool_of(crawler), algorithm, min_body_chars, lengths)
+        max_body_chars = settings.getint("TEXT_MAX_BODY_CHARS")
+        return cls(crawler, text_pool_of(crawler), algorithm, min_body_chars, lengths, max_body_chars)
 
     async def open_spider(self) -> None:
         self.pool.start()
@@ -89,8 +94,22 @@ class TextPipeline:
             return item
         try:
             result = await self.pool.article_text(
-                html, item.url, item.title, body, self.algorithm, self.lengths, document, topic, encoding
+                html,
+                item.url,
+                item.title,
+                body,
+                self.algorithm,
+                self.lengths,
+                document,
+                topic,
+                encoding,
+                self.max_body_chars,
             )
+        except BodyTooLong as exc:
+            self._count(f"crawl/body_too_long/{site}")
+            raise BodyTooLongError(
+                item.url, "the body qRead read from the page", exc.chars, self.max_body_chars
+            ) from None
         except UnreadableDocument as exc:
             self._count(f"extract/document_errors/{site}")
             raise DocumentError(str(exc)) from None
