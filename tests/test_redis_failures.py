@@ -2798,3 +2798,41 @@ def test_status_says_the_workers_figures_are_as_of_their_last_beat_while_redis_r
     notes = [line for line in text.stdout.splitlines() if line.startswith("NOTE the workers' figures")]
     assert [re.sub(r"'s \d+ s ago", "'s N s ago", note) for note in notes] == [f"NOTE {stale.format('N')}"]
     assert re.search(r"alive: +yes\n(.*\n){3} +Redis errors: +0 as of \d+ s ago\n", text.stdout), text.stdout
+
+
+_BACKOFF_NOTE_FAILS_ONCE = (
+    "import sys, redis\n"
+    "import crawler.cli.crawl as crawl\n"
+    "said = crawl._say_backoff\n"
+    "failed = []\n"
+    "def fails_once(*args, **kwargs):\n"
+    "    if not failed:\n"
+    "        failed.append(True)\n"
+    "        raise redis.ConnectionError('Redis went away under the backoff note')\n"
+    "    return said(*args, **kwargs)\n"
+    "crawl._say_backoff = fails_once\n"
+    "from crawler.cli import main\n"
+    "sys.exit(main())\n"
+)
+
+
+def test_a_temp_crawl_whose_redis_fails_under_its_backoff_note_waits_as_for_any_redis_failure(
+    site: Site,
+) -> None:
+    """The temp crawl's tick read the site's backoff (for its note) outside its handling of Redis errors:
+    Redis failing there was an unhandled error of the tick, not Redis away for a moment, which the crawl
+    waits out within its patience."""
+    site.rule("/a/small")
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    done = subprocess.run(
+        [sys.executable, "-c", _BACKOFF_NOTE_FAILS_ONCE, "temp", site.name, *settings],
+        env=site.env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "Redis went away under the backoff note" not in done.stderr, done.stderr[-4000:]
+    assert done.stdout == "fetched 2 pages, stored 1 article, skipped 0, errors 0\n", done.stdout

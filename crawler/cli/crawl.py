@@ -1298,6 +1298,8 @@ def _crawl_job(
                         return False
                 else:
                     lost_since[0] = lost_since[0] or time.monotonic()
+                if site is not None and counts.pending:
+                    waited[0] = _say_backoff(server, keys, site, job, waited[0], given=given, again=again)
             except redis.RedisError:
                 # Redis away for a moment (the worker says so in the log): the bar waits, within patience.
                 refused[0] = None
@@ -1314,8 +1316,6 @@ def _crawl_job(
                 skipped=counts.skipped,
                 errors=counts.errors,
             )
-            if site is not None and counts.pending:
-                waited[0] = _say_backoff(server, keys, site, job, waited[0], given=given, again=again)
             if held and site is not None and not paused[0]:
                 _say_paused(site, job, given=given, again=again)
             paused[0] = held
