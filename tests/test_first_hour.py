@@ -391,7 +391,7 @@ def test_a_lone_url_refused_for_its_private_address_sends_to_no_dead_letter(
     tmp_path: Path, demo_origin: str
 ) -> None:
     demo_rule(tmp_path / "rules", demo_origin, allow=False)
-    run = crawler("temp", "demo-citynews", "--url", f"{demo_origin}/citynews/", cwd=tmp_path)
+    run = crawler("temp", "demo-citynews", "--url", f"{demo_origin}/citynews/a-story.html", cwd=tmp_path)
     assert run.code == 1, run.stdout + run.stderr[-3000:]
     assert "refused 1 request to private addresses" in run.stdout and ALLOW_KEY in run.stdout
     assert run.stdout.splitlines()[-1] == "nothing could be fetched: see the reasons above"
