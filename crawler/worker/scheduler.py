@@ -518,7 +518,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         elif attempts is not None and attempts > 0:
             self.stats.inc_value(f"lease/deferred/{work.site}")
             logger.log(
-                logging.DEBUG if quiet else self._level_of(work),
+                logging.DEBUG if quiet else job_level(self.crawler, work.job),
                 "%s of site %r: %s; it is tried again in %g s (attempt %d of %d)",
                 redacted(request.url),
                 work.site,
@@ -545,7 +545,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if helps(self.crawler, work.job):
             self.stats.inc_value("others/dead")
         logger.log(
-            self._level_of(work),
+            job_level(self.crawler, work.job),
             "Dead-lettered %s of site %r: %s",
             redacted(request.url),
             work.site,
@@ -569,9 +569,6 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             kind=kind,
             fetched=fetched,
         )
-
-    def _level_of(self, work: Work) -> int:
-        return job_level(self.crawler, work.job)
 
     def forget(self, request: Request) -> None:
         """Stop renewing ``request``'s lease (Redis failed under its work): it expires and goes back to

@@ -734,7 +734,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if next_url in seen:
             self.count(f"crawl/api_cursor_loop/{rule.site}")
             logger.log(
-                self._level(work.job),
+                job_level(self.crawler, work.job),
                 "%s: the API's next page %s repeats page %d of this chain: the cursor loops, stopped",
                 rule.site,
                 next_url,
@@ -780,7 +780,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if changed and work.page >= settings.getint("SITEMAPS_MAX_DEPTH"):
                 self.count(f"crawl/sitemap_too_deep/{rule.site}", len(changed))
                 logger.log(
-                    self._level(work.job),
+                    job_level(self.crawler, work.job),
                     "%s: %s lists %s %s below the rule's (SITEMAPS_MAX_DEPTH): left out",
                     rule.site,
                     response.url,
@@ -849,7 +849,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if feed.over_limit:
             self.count(f"crawl/feed_over_limit/{rule.site}", feed.over_limit)
             logger.log(
-                self._level(work.job),
+                job_level(self.crawler, work.job),
                 "%s: the feed %s has %s past its first %d, left out",
                 rule.site,
                 response.url,
@@ -1019,7 +1019,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 self.count(f"crawl/refused_on_domains/{site}")
             count_job(self.crawler, work.job, "refused")
             hint = rule.private_refusal(host) if rule else ALLOW_HINT
-            logger.log(self._level(work.job), "Refused %s: %s; %s", request.url, guarded.reason, hint)
+            logger.log(
+                job_level(self.crawler, work.job), "Refused %s: %s; %s", request.url, guarded.reason, hint
+            )
             ack(self.crawler, request)
             return
         if (
@@ -1236,7 +1238,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             f" (`{suggest(f'rules try {rule.site} URL')}` shows what a URL holds)"
         )
         job = _work(response).job
-        logger.log(self._level(job), "%s: %s", rule.site, note)
+        logger.log(job_level(self.crawler, job), "%s: %s", rule.site, note)
         self._note(job, response.url, note)
 
     def _failed_listing(self, rule: Rule, request: Request, work: Work, reason: str, kind: str) -> None:
@@ -1347,14 +1349,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         job = _work(response).job
         if not isinstance(response, TextResponse) or isinstance(response, JsonResponse):
             self.count(f"crawl/not_text/{rule.site}")
-            logger.log(self._level(job), "Not an HTML page (%s), skipped: %s", sent, response.url)
+            logger.log(job_level(self.crawler, job), "Not an HTML page (%s), skipped: %s", sent, response.url)
             return rule, None
         # Scrapy trusts a text Content-Type: an image sent as text/html would be read as a page of mojibake.
         binary = sniff_binary(response.body, content_type)
         if binary is not None:
             self.count(f"crawl/not_text/{rule.site}")
             logger.log(
-                self._level(job),
+                job_level(self.crawler, job),
                 "Not an HTML page (%s, but it looks like %s), skipped: %s",
                 sent,
                 binary,
@@ -1380,7 +1382,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if doubt.better is None:
             self.count(f"crawl/charset_undecodable/{rule.site}")
             logger.log(
-                self._level(job),
+                job_level(self.crawler, job),
                 "%s: %d characters cannot be decoded as %s (declared), and detection does no better",
                 url,
                 doubt.replaced,
@@ -1389,7 +1391,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return
         self.count(f"crawl/charset_mismatch/{rule.site}")
         logger.log(
-            self._level(job),
+            job_level(self.crawler, job),
             "%s: declared %s, but %d characters cannot be decoded so: decoded as %s (detected)",
             url,
             doubt.encoding,
@@ -1446,11 +1448,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             count_job(self.crawler, job, "skipped", skipped)
             count_job(self.crawler, job, SKIP_PREFIX + SEEN_ALREADY, skipped)
         return fresh
-
-    def _level(self, job: str | None) -> int:
-        """The level of a warning about a request of ``job``: INFO for another job's, which a temp crawl's
-        worker helps with (:func:`~crawler.worker.connection.job_level`)."""
-        return job_level(self.crawler, job)
 
     def count(self, key: str, amount: int = 1) -> None:
         assert self.crawler.stats is not None
