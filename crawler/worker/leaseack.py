@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
-from typing import Any, Self, cast
+from typing import Any, Self
 
 import redis
 from scrapy import Request, signals
@@ -121,12 +121,11 @@ class LeaseAckMiddleware:
         assert request is not None and self.crawler.stats is not None
         self.crawler.stats.inc_value(f"spider/exception/{global_object_name(type(exception))}")
         work = self.work.setdefault(id(request), _Work())
-        redis_failed = isinstance(exception, redis.RedisError)
-        if redis_failed:
-            work.redis_failed = True
+        handled: list[Any] | None = None
+        if isinstance(exception, redis.RedisError):
+            work.redis_failed, handled = True, []
             outage_of(self.crawler).failed(
-                f"queue what {request.url} gave: its lease expires and it is fetched again",
-                cast(redis.RedisError, exception),
+                f"queue what {request.url} gave: its lease expires and it is fetched again", exception
             )
         else:
             work.error, work.error_kind = (
@@ -136,7 +135,7 @@ class LeaseAckMiddleware:
             work.fetched = True
         work.output_done = True
         self._maybe_done(request)
-        return [] if redis_failed else None
+        return handled
 
     def _item_stored(self, item: Any, response: Response | None = None, **_: Any) -> None:
         work = self._work_of(response)
