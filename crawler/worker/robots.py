@@ -32,11 +32,10 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
-from twisted.python.failure import Failure
 
 from crawler.requests import Work
 from crawler.worker.connection import job_level
-from crawler.worker.download import DownloadStopped
+from crawler.worker.download import DownloadStopped, connection_lost, undecompressed
 
 __all__ = ["ROBOTS_REFUSAL", "AgentRobotsTxtMiddleware", "robots_agent", "sent_agent"]
 
@@ -139,13 +138,12 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
 
 
 def _why(error: Exception) -> str:
-    """``error`` in a few words: its name and message; for Twisted's ``ResponseNeverReceived`` and
-    ``ResponseFailed`` (raised, or the cause of Scrapy's ``DownloadFailedError``) the messages of the
-    failures they wrap (``ResponseNeverReceived: Connection was closed cleanly``), not their reprs."""
-    for each in (error, error.__cause__):
-        wrapped = getattr(each, "reasons", None)
-        if isinstance(wrapped, list) and wrapped and all(isinstance(one, Failure) for one in wrapped):
-            told = "; ".join(one.getErrorMessage().rstrip(".") for one in wrapped)
-            return f"{type(each).__name__}: {told}"
-    message = str(error).rstrip(".")
-    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+    """``error`` in a few words, as a dead letter says a download's failure: how its connection ended
+    (:func:`~crawler.worker.download.connection_lost`: ``connection closed before an answer: Connection was
+    closed cleanly``, not Twisted's reprs), a body that could not be decompressed, else its name and
+    message."""
+    said = connection_lost(error) or undecompressed(error)
+    if said is None:
+        message = str(error).rstrip(".")
+        said = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    return said.rstrip(".")
