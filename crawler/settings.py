@@ -224,6 +224,8 @@ SUPERVISION_FORGET_WORKER_SECONDS: Seconds = 3600.0
 # --- ROBOTS_ and BACKOFF_: each site as a whole, for every worker (crawler/redisio/queue.py) ----------
 # A robots.txt crawl-delay longer than the rule's delay is kept, up to this many seconds.
 ROBOTS_MAX_CRAWL_DELAY: Seconds = 600.0
+# A worker's parse of a robots.txt is fetched again after this many seconds (RFC 9309 2.4: at most 24 h).
+ROBOTS_MAX_AGE_SECONDS: SecondsAbove0 = 86400.0
 # A 429 without Retry-After holds its site back this long, doubled at each one since the last
 # BACKOFF_CALM_SECONDS without any, at most BACKOFF_MAX_SECONDS (a Retry-After is kept up to that too).
 BACKOFF_FIRST_SECONDS: Seconds = 5.0

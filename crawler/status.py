@@ -707,6 +707,7 @@ def _site(
         "ban": ban,
         "backoffs_24h": recent["backoff"],
         "robots_unreachable_24h": recent["robots/unreachable"],
+        "robots_refreshed_24h": recent["robots/refreshed"],
         "backing_off_until": None if polite.backoff_until is None else _iso(polite.backoff_until),
         "backoff_reason": polite.backoff_reason,
         "politeness": {

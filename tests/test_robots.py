@@ -3,6 +3,7 @@ of a server on 127.0.0.1 that records the User-Agent of every request it gets.""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import subprocess
 import sys
@@ -14,10 +15,17 @@ from pathlib import Path
 import pytest
 from conftest import SITES_DIR, SiteServer
 from crawlsite import COMMAND_TIMEOUT, RULE, Site
+from scrapy import Request
+from scrapy.http import Response, TextResponse
+from scrapy.robotstxt import RobotParser
+from scrapy.utils.test import get_crawler
 from siteserver import SiteHandler
 from siteserver import SiteServer as HttpServer
+from twisted.internet.error import ConnectionRefusedError
 
 from crawler.settings import USER_AGENT
+from crawler.worker import robots
+from crawler.worker.robots import AgentRobotsTxtMiddleware
 
 RULE_AGENT = "RuleBot/1.0 (+http://bot.example/about)"
 ROBOTS = "User-agent: RuleBot\nDisallow: /private/\nCrawl-delay: 0.2\n\nUser-agent: *\nDisallow:\n"
@@ -205,3 +213,182 @@ def test_a_robots_txt_that_cannot_be_fetched_is_said_once_and_counted_while_its_
     assert any(
         note.startswith("robots.txt could not be fetched 1 time in 24 h") for note in noted["notes"]
     ), noted["notes"]
+
+
+class _Changing(SiteHandler):
+    """The test site, whose robots.txt allows everything until a page under /private/ has been served,
+    then disallows /private/; each request's path recorded in ``seen``."""
+
+    def __init__(self, *args: object, seen: list[str], **kwargs: object) -> None:
+        self.seen = seen
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]  # the handler's own arguments
+
+    def do_GET(self) -> None:
+        path = urllib.parse.urlsplit(self.path).path
+        self.seen.append(path)
+        if path == "/robots.txt":
+            changed = any(seen.startswith("/private/") for seen in self.seen)
+            body = "User-agent: *\nDisallow: /private/\n" if changed else "User-agent: *\nDisallow:\n"
+            self._send(200, body.encode(), "text/plain")
+        else:
+            super().do_GET()
+
+
+def test_a_robots_txt_changed_mid_crawl_is_obeyed_once_the_copy_is_older_than_its_max_age(
+    tmp_path: Path,
+) -> None:
+    """A site disallows /private/ while it is crawled: the pages asked for past ROBOTS_MAX_AGE_SECONDS
+    after the change are refused. Before, a worker kept the robots.txt it read first for its life, and
+    fetched every /private/ page. The site's delay (0.3 s, one request at a time) is longer than the max
+    age (0.1 s): each page's request finds the copy stale and waits for robots.txt read again."""
+    seen: list[str] = []
+    handler = functools.partial(_Changing, seen=seen, directory=str(SITES_DIR))
+    private = ["/private/1", "/private/2", "/private/3"]
+    with HttpServer(("127.0.0.1", 0), handler) as http:
+        thread = threading.Thread(target=http.serve_forever, daemon=True)
+        thread.start()
+        try:
+            server = SiteServer("127.0.0.1", http.server_address[1], SITES_DIR)
+            site = Site(server, tmp_path, name="changing")
+            site.rule("/a/1", *private, "/a/2")
+            rule = site.rules / "changing.yaml"
+            rule.write_text(
+                rule.read_text(encoding="utf-8") + "politeness: {delay: 0.3, concurrency: 1}\n",
+                encoding="utf-8",
+            )
+            done = site.temp("-s", "ROBOTS_MAX_AGE_SECONDS=0.1")
+        finally:
+            http.shutdown()
+            thread.join()
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    fetched = [path for path in seen if path.startswith("/private/")]
+    assert len(fetched) == 1, f"the first /private/ page, then robots.txt disallows the others: {seen}"
+    assert "skipped 2 (disallowed by robots.txt: 2)" in done.stdout, done.stdout
+    assert seen.count("/robots.txt") > 2, seen
+    (status,) = (entry for entry in site.status()["sites"] if entry["site"] == "changing")
+    assert status["robots_refreshed_24h"] == seen.count("/robots.txt") - 1, (status, seen)
+
+
+class _Engine:
+    """Scrapy's engine as the robots.txt middleware uses it: each robots.txt it asks for is answered by the
+    test (``answer``, ``fail``), when the test says."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+        self.pending: list[asyncio.Future[Response]] = []
+
+    async def download_async(self, request: Request) -> Response:
+        self.asked.append(request.url)
+        answer: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self.pending.append(answer)
+        return await answer
+
+    async def answer(self, body: str, status: int = 200) -> None:
+        url = self.asked[len(self.asked) - len(self.pending)]
+        self.pending.pop(0).set_result(TextResponse(url, body=body.encode(), status=status))
+        await _settle()
+
+    async def fail(self) -> None:
+        refused = ConnectionRefusedError("refused")  # type: ignore[no-untyped-call]  # Twisted's, untyped
+        self.pending.pop(0).set_exception(refused)
+        await _settle()
+
+
+async def _settle() -> None:
+    """Let every request that can go on do so."""
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The middleware's clock, moved by the test."""
+    now = [1000.0]
+    monkeypatch.setattr(robots, "monotonic", lambda: now[0])
+    return now
+
+
+def _middleware(**settings: object) -> tuple[AgentRobotsTxtMiddleware, _Engine]:
+    values = {"ROBOTSTXT_OBEY": True, "ROBOTS_MAX_AGE_SECONDS": 100.0, **settings}
+    crawler = get_crawler(settings_dict=values)
+    engine = _Engine()
+    crawler.engine = engine  # type: ignore[assignment]  # the part of the engine the middleware uses
+    return AgentRobotsTxtMiddleware.from_crawler(crawler), engine
+
+
+async def _ask(middleware: AgentRobotsTxtMiddleware, url: str) -> asyncio.Task[RobotParser | None]:
+    """The parse ``middleware`` gives for ``url`` (a page of site news), not done while it waits."""
+    request = Request(url, meta={"site": "news", "slot": "news"})
+    given = asyncio.ensure_future(middleware.robot_parser(request))
+    await _settle()
+    return given
+
+
+def _allows(given: asyncio.Task[RobotParser | None], path: str) -> bool:
+    parser = given.result()
+    assert parser is not None
+    return bool(parser.allowed(f"http://a.test{path}", "Bot"))
+
+
+def test_a_stale_robots_txt_is_fetched_once_while_the_old_copy_serves_the_other_requests(
+    clock: list[float],
+) -> None:
+    """Past ROBOTS_MAX_AGE_SECONDS the host's next request fetches robots.txt again and waits for it;
+    the requests that come meanwhile are held to the old copy, without fetching it too. Before, it was
+    never fetched again."""
+
+    async def crawl() -> None:
+        middleware, engine = _middleware()
+        first = await _ask(middleware, "http://a.test/1")
+        await engine.answer("User-agent: *\nDisallow: /old/\n")
+        assert not _allows(first, "/old/x")
+        clock[0] += 100.0
+        waiting = await _ask(middleware, "http://a.test/2")
+        meanwhile = [await _ask(middleware, f"http://a.test/{n}") for n in range(3, 6)]
+        assert engine.asked == ["http://a.test/robots.txt"] * 2, "one refresh for the four requests"
+        assert not waiting.done(), "the request that found it stale waits for the new copy"
+        assert all(not _allows(given, "/old/x") for given in meanwhile), "the others keep to the old copy"
+        await engine.answer("User-agent: *\nDisallow: /new/\n")
+        assert _allows(waiting, "/old/x"), "the new copy"
+        assert not _allows(waiting, "/new/x")
+        after = await _ask(middleware, "http://a.test/6")
+        assert not _allows(after, "/new/x")
+        assert len(engine.asked) == 2, "fresh for another max age"
+        assert middleware._stats.get_value("robots/refreshed/news") == 1
+
+    asyncio.run(crawl())
+
+
+@pytest.mark.parametrize("failure", ["refused", "503"])
+def test_a_robots_txt_that_cannot_be_fetched_again_keeps_the_old_copy_for_another_max_age(
+    clock: list[float], failure: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """RFC 9309 2.4: a cached copy may be used while robots.txt is unreachable; a 5xx is read so too,
+    rather than as an error page that would allow everything. The worker says so, and counts no
+    robots.txt that could not be fetched (its pages were not crawled as if it allowed them)."""
+
+    async def crawl() -> None:
+        middleware, engine = _middleware()
+        await _ask(middleware, "http://a.test/1")
+        await engine.answer("User-agent: *\nDisallow: /old/\n")
+        clock[0] += 100.0
+        again = await _ask(middleware, "http://a.test/2")
+        if failure == "refused":
+            await engine.fail()
+        else:
+            await engine.answer("<html>Service Unavailable</html>", status=503)
+        assert not _allows(again, "/old/x"), "the old copy"
+        clock[0] += 99.0
+        assert not _allows(await _ask(middleware, "http://a.test/3"), "/old/x")
+        assert len(engine.asked) == 2, "not asked again before another max age"
+        clock[0] += 1.0
+        await _ask(middleware, "http://a.test/4")
+        assert len(engine.asked) == 3, engine.asked
+        assert middleware._stats.get_value("robots/refreshed/news") is None
+        assert middleware._stats.get_value("robots/unreachable/news") is None
+
+    asyncio.run(crawl())
+    (said,) = [record.getMessage() for record in caplog.records if record.getMessage().startswith("robots")]
+    assert said.startswith("robots.txt of a.test could not be fetched ("), said
+    assert said.endswith("): the copy read before is kept"), said
+    assert failure == "refused" or "(HTTP 503)" in said, said

@@ -14,13 +14,21 @@ closed with no answer) is read as allowing everything, as Scrapy does; once per 
 a warning (INFO for another job's request, which a temp crawl's worker helps with), and counts it as
 ``robots/unreachable/<site>`` for ``crawler status``.
 
-It reuses the parent's ``_parsers``, ``_parse_robots`` and ``_robots_error``, in their Scrapy 2.18 shapes
-(``_parse_robots`` a coroutine taking the request): pyproject.toml's floor for Scrapy is that version.
+A parse is fetched again once ``ROBOTS_MAX_AGE_SECONDS`` old (RFC 9309 2.4: at most 24 h), by the host's
+next request, which waits for it; the requests that come meanwhile keep to the old parse, and so does
+every request when the new one cannot be downloaded or answers a 5xx (counted as
+``robots/refreshed/<site>`` when it is read).
+
+It reuses the parent's ``process_request``, ``_parsers``, ``_parserimpl`` and ``_stats``, in their Scrapy
+2.18 shapes: pyproject.toml's floor for Scrapy is that version.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+from http import HTTPStatus
+from time import monotonic
 
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
@@ -31,6 +39,7 @@ from scrapy.robotstxt import RobotParser
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 
 from crawler.requests import Work
@@ -81,59 +90,120 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
+        settings = crawler.settings
+        self._max_age = settings.getfloat("ROBOTS_MAX_AGE_SECONDS")
+        # Per parser, the moment (:func:`time.monotonic`) it is to be fetched again; inf while it is.
+        self._stale_at: dict[str, float] = {}
         # Per parser, the queue slots told of it through ``robots_parsed``.
         self._told: dict[str, set[str]] = {}
-        # The hosts whose robots.txt could not be downloaded, said once each.
+        # The hosts whose robots.txt could not be downloaded, said once each until it is again.
         self._unreachable: set[str] = set()
 
     async def robot_parser(self, request: Request) -> RobotParser | None:
         agent = sent_agent(request, self.crawler.settings)
         url = urlparse_cached(request)
-        key = f"{url.netloc} {agent}"  # Scrapy's own methods below take it as the parser's name
+        key = f"{url.netloc} {agent}"
         slot = Work.of(request).slot
         if key not in self._parsers:
-            self._told[key] = {slot}  # _parse_robots sends robots_parsed with this request
-            self._parsers[key] = Deferred()
-            robots = Request(
-                f"{url.scheme}://{url.netloc}/robots.txt",
-                headers={"User-Agent": agent},
-                priority=self.DOWNLOAD_PRIORITY,
-                meta={"dont_obey_robotstxt": True},
-                callback=NO_CALLBACK,
-            )
-            assert self.crawler.engine is not None
-            try:
-                response = await self.crawler.engine.download_async(robots)
-                await self._parse_robots(response, key, request)
-            except Exception as exc:  # as Scrapy's: a robots.txt that cannot be read allows everything
-                if not isinstance(exc, IgnoreRequest | DownloadStopped):
-                    logger.exception("Error downloading %s", robots)
-                    self._unfetched(request, url.netloc, exc)
-                self._robots_error(exc, key)
-            self._stats.inc_value("robotstxt/request_count")
-        parser = self._parsers[key]
-        if isinstance(parser, Deferred):
-            parser = await maybe_deferred_to_future(_waiter(parser))
-        if parser is not None and slot not in self._told[key]:
-            self._told[key].add(slot)
-            await self.crawler.signals.send_catch_log_async(
-                signal=signals.robots_parsed, robotparser=parser, request=request
-            )
+            pending: Deferred[RobotParser | None] = Deferred()
+            self._parsers[key] = pending
+            fetched = await self._fetch(request, agent)
+            parser = None if fetched is None else fetched[0]
+            self._keep(key, parser)
+            if parser is not None:
+                await self._tell(parser, request, key, slot)
+            pending.callback(parser)
+            return parser
+        known = self._parsers[key]
+        if isinstance(known, Deferred):
+            parser = await maybe_deferred_to_future(_waiter(known))
+        else:
+            parser = known
+            if monotonic() >= self._stale_at[key]:
+                parser = await self._refresh(request, key, agent, parser)
+        if parser is not None and slot not in self._told.get(key, ()):
+            await self._tell(parser, request, key, slot)
         return parser
 
-    def _unfetched(self, request: Request, host: str, error: Exception) -> None:
-        """Say once per host that its robots.txt could not be downloaded, why (``error``), and what the
-        crawl does; count it for the site of ``request``, the page that needed it."""
+    async def _tell(self, parser: RobotParser, request: Request, key: str, slot: str) -> None:
+        """Send ``robots_parsed`` for the queue slot of ``request``, once per parse."""
+        self._told.setdefault(key, set()).add(slot)
+        await self.crawler.signals.send_catch_log_async(
+            signal=signals.robots_parsed, robotparser=parser, request=request
+        )
+
+    async def _fetch(
+        self, request: Request, agent: str, old: RobotParser | None = None
+    ) -> tuple[RobotParser, int] | None:
+        """The parse of the robots.txt of the host of ``request``, fetched with ``agent``, and its status;
+        None when it cannot be downloaded: the caller keeps to ``old``, the parse read before, if any, else
+        allows everything, as Scrapy does."""
+        url = urlparse_cached(request)
+        robots = Request(
+            f"{url.scheme}://{url.netloc}/robots.txt",
+            headers={"User-Agent": agent},
+            priority=self.DOWNLOAD_PRIORITY,
+            meta={"dont_obey_robotstxt": True},
+            callback=NO_CALLBACK,
+        )
+        assert self.crawler.engine is not None
+        self._stats.inc_value("robotstxt/request_count")
+        try:
+            response = await self.crawler.engine.download_async(robots)
+            parser = build_from_crawler(self._parserimpl, self.crawler, response.body)
+        except Exception as exc:  # as Scrapy's: a robots.txt that cannot be read allows everything
+            if not isinstance(exc, IgnoreRequest):
+                self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+                if not isinstance(exc, DownloadStopped):
+                    logger.exception("Error downloading %s", robots)
+                    self._unfetched(request, url.netloc, _why(exc), kept=old is not None)
+            return None
+        self._unreachable.discard(url.netloc)
+        self._stats.inc_value("robotstxt/response_count")
+        self._stats.inc_value(f"robotstxt/response_status_count/{response.status}")
+        return parser, response.status
+
+    async def _refresh(
+        self, request: Request, key: str, agent: str, old: RobotParser | None
+    ) -> RobotParser | None:
+        """The robots.txt of ``key`` fetched again, past ``ROBOTS_MAX_AGE_SECONDS``, for ``request``, which
+        waits for it; the requests that come meanwhile keep to ``old``, and so does every request when it
+        cannot be downloaded or answers a 5xx (RFC 9309 2.3.1.3 and 2.4: a cached copy may be used while
+        the file is unreachable), until the next try a ``ROBOTS_MAX_AGE_SECONDS`` later."""
+        self._stale_at[key] = math.inf
+        parser = old
+        try:
+            fetched = await self._fetch(request, agent, old)
+            if fetched is not None and old is not None and fetched[1] >= HTTPStatus.INTERNAL_SERVER_ERROR:
+                self._unfetched(request, urlparse_cached(request).netloc, f"HTTP {fetched[1]}", kept=True)
+            elif fetched is not None:
+                parser = fetched[0]
+                self._told.pop(key, None)
+                self._stats.inc_value(f"robots/refreshed/{Work.of(request).site}")
+        finally:
+            self._keep(key, parser)
+        return parser
+
+    def _keep(self, key: str, parser: RobotParser | None) -> None:
+        self._parsers[key] = parser
+        self._stale_at[key] = monotonic() + self._max_age
+
+    def _unfetched(self, request: Request, host: str, why: str, *, kept: bool) -> None:
+        """Say once per host that its robots.txt could not be downloaded, ``why``, and what the crawl does:
+        keeps the copy read before (``kept``), else crawls its pages as if it allowed them, counted for the
+        site of ``request``, the page that needed it."""
         work = Work.of(request)
-        self._stats.inc_value(f"robots/unreachable/{work.site}")
+        if not kept:
+            self._stats.inc_value(f"robots/unreachable/{work.site}")
         if host in self._unreachable:
             return
         self._unreachable.add(host)
         logger.log(
             job_level(self.crawler, work.job),
-            "robots.txt of %s could not be fetched (%s): its pages are crawled as if it allowed them",
+            "robots.txt of %s could not be fetched (%s): %s",
             host,
-            _why(error),
+            why,
+            "the copy read before is kept" if kept else "its pages are crawled as if it allowed them",
         )
 
 
