@@ -226,6 +226,9 @@ SUPERVISION_FORGET_WORKER_SECONDS: Seconds = 3600.0
 ROBOTS_MAX_CRAWL_DELAY: Seconds = 600.0
 # A worker's parse of a robots.txt is fetched again after this many seconds (RFC 9309 2.4: at most 24 h).
 ROBOTS_MAX_AGE_SECONDS: SecondsAbove0 = 86400.0
+# Parses of robots.txt (one per host and User-Agent) a worker keeps, the least recently used dropped: one
+# takes 2 KB for a short robots.txt, 110 KB for 4 KB of 130 rules (measured), so 1,000 stay under ~110 MB.
+ROBOTS_CACHE_SIZE: Annotated[int, Range("a number of robots.txt parses", 1)] = 1000
 # A 429 without Retry-After holds its site back this long, doubled at each one since the last
 # BACKOFF_CALM_SECONDS without any, at most BACKOFF_MAX_SECONDS (a Retry-After is kept up to that too).
 BACKOFF_FIRST_SECONDS: Seconds = 5.0

@@ -309,7 +309,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 
 def _middleware(**settings: object) -> tuple[AgentRobotsTxtMiddleware, _Engine]:
-    values = {"ROBOTSTXT_OBEY": True, "ROBOTS_MAX_AGE_SECONDS": 100.0, **settings}
+    values = {"ROBOTSTXT_OBEY": True, "ROBOTS_MAX_AGE_SECONDS": 100.0, "ROBOTS_CACHE_SIZE": 10, **settings}
     crawler = get_crawler(settings_dict=values)
     engine = _Engine()
     crawler.engine = engine  # type: ignore[assignment]  # the part of the engine the middleware uses
@@ -392,3 +392,27 @@ def test_a_robots_txt_that_cannot_be_fetched_again_keeps_the_old_copy_for_anothe
     assert said.startswith("robots.txt of a.test could not be fetched ("), said
     assert said.endswith("): the copy read before is kept"), said
     assert failure == "refused" or "(HTTP 503)" in said, said
+
+
+def test_the_parses_a_worker_keeps_are_bounded_the_least_recently_used_dropped(clock: list[float]) -> None:
+    """ROBOTS_CACHE_SIZE parses at most (a discover crawl meets thousands of hosts): the least recently
+    used is dropped, and fetched again when next needed. Before, every host's parse was kept for the
+    worker's life."""
+
+    async def crawl() -> None:
+        middleware, engine = _middleware(ROBOTS_CACHE_SIZE=2)
+        for host in ("a", "b", "a", "c"):
+            await _ask(middleware, f"http://{host}.test/page")
+            if engine.pending:
+                await engine.answer("User-agent: *\nDisallow: /no/\n")
+        assert engine.asked == [f"http://{host}.test/robots.txt" for host in ("a", "b", "c")]
+        assert len(middleware._parsers) == 2, list(middleware._parsers)
+        await _ask(middleware, "http://a.test/page")
+        assert len(engine.asked) == 3, "a, used after b, was kept"
+        waiting = await _ask(middleware, "http://b.test/page")
+        assert engine.asked[-1] == "http://b.test/robots.txt", "b, the least recently used, was dropped"
+        await engine.answer("User-agent: *\nDisallow: /no/\n")
+        assert not _allows(waiting, "/no/x")
+        assert len(middleware._parsers) == 2, list(middleware._parsers)
+
+    asyncio.run(crawl())

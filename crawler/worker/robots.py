@@ -17,16 +17,18 @@ a warning (INFO for another job's request, which a temp crawl's worker helps wit
 A parse is fetched again once ``ROBOTS_MAX_AGE_SECONDS`` old (RFC 9309 2.4: at most 24 h), by the host's
 next request, which waits for it; the requests that come meanwhile keep to the old parse, and so does
 every request when the new one cannot be downloaded or answers a 5xx (counted as
-``robots/refreshed/<site>`` when it is read).
+``robots/refreshed/<site>`` when it is read). At most ``ROBOTS_CACHE_SIZE`` parses are kept, the least
+recently used dropped (fetched again when next needed): a discover crawl meets thousands of hosts.
 
-It reuses the parent's ``process_request``, ``_parsers``, ``_parserimpl`` and ``_stats``, in their Scrapy
-2.18 shapes: pyproject.toml's floor for Scrapy is that version.
+It reuses the parent's ``process_request``, ``_parsers`` (in the order of their last use), ``_parserimpl``
+and ``_stats``, in their Scrapy 2.18 shapes: pyproject.toml's floor for Scrapy is that version.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections import OrderedDict
 from http import HTTPStatus
 from time import monotonic
 
@@ -92,6 +94,9 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
         super().__init__(crawler)
         settings = crawler.settings
         self._max_age = settings.getfloat("ROBOTS_MAX_AGE_SECONDS")
+        self._capacity = settings.getint("ROBOTS_CACHE_SIZE")
+        # The parent's, in the order of their last use (the least recently used first).
+        self._parsers: OrderedDict[str, RobotParser | Deferred[RobotParser | None] | None] = OrderedDict()
         # Per parser, the moment (:func:`time.monotonic`) it is to be fetched again; inf while it is.
         self._stale_at: dict[str, float] = {}
         # Per parser, the queue slots told of it through ``robots_parsed``.
@@ -107,6 +112,7 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
         if key not in self._parsers:
             pending: Deferred[RobotParser | None] = Deferred()
             self._parsers[key] = pending
+            self._forget_least_used()
             fetched = await self._fetch(request, agent)
             parser = None if fetched is None else fetched[0]
             self._keep(key, parser)
@@ -119,6 +125,7 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
             parser = await maybe_deferred_to_future(_waiter(known))
         else:
             parser = known
+            self._parsers.move_to_end(key)
             if monotonic() >= self._stale_at[key]:
                 parser = await self._refresh(request, key, agent, parser)
         if parser is not None and slot not in self._told.get(key, ()):
@@ -182,11 +189,30 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
                 self._stats.inc_value(f"robots/refreshed/{Work.of(request).site}")
         finally:
             self._keep(key, parser)
+            self._forget_least_used()
         return parser
 
     def _keep(self, key: str, parser: RobotParser | None) -> None:
         self._parsers[key] = parser
         self._stale_at[key] = monotonic() + self._max_age
+
+    def _forget_least_used(self) -> None:
+        """Drop the parses least recently used beyond ``ROBOTS_CACHE_SIZE`` (never one being fetched for
+        the first time: its requests wait for it): they are fetched again when next needed."""
+        excess = len(self._parsers) - self._capacity
+        if excess <= 0:
+            return
+        dropped = []
+        for key, parser in self._parsers.items():
+            if not isinstance(parser, Deferred):
+                dropped.append(key)
+                if len(dropped) == excess:
+                    break
+        for key in dropped:
+            del self._parsers[key]
+            del self._stale_at[key]
+            self._told.pop(key, None)
+            self._unreachable.discard(key.partition(" ")[0])
 
     def _unfetched(self, request: Request, host: str, why: str, *, kept: bool) -> None:
         """Say once per host that its robots.txt could not be downloaded, ``why``, and what the crawl does:
