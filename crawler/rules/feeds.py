@@ -10,6 +10,7 @@ metadata). An entry's time without a UTC offset is read in the rule's ``timezone
 from __future__ import annotations
 
 import calendar
+import codecs
 import io
 import re
 import time
@@ -44,6 +45,11 @@ _MARKUP_RE = re.compile(
 # Entries are the root's children (Atom's entry, RSS 1.0's item) or the channel's (RSS 0.9x and 2.0).
 _ENTRY_NAMES = frozenset((b"item", b"entry"))
 _ENTRY_DEPTHS = (1, 2)
+# An item or entry start tag, of any prefix and in any case, outside what holds no element: an entry of a
+# broken feed, as feedparser's loose parser reads it.
+_LOOSE_ENTRY_RE = re.compile(
+    _NO_ELEMENT + rb"|<(?P<entry>(?:[^\s/>!?:]+:)?(?:item|entry))[\s/>]", re.DOTALL | re.IGNORECASE
+)
 # An author as feeds write it: RSS's "email (Name)", and "Name (email)" (Atom's name and email as
 # feedparser joins them) or "Name <email>". An email's domain may end in any word (.online, .example):
 # feedparser's own split assumes 2 to 4 letters and cuts "editor@wire.example (Jane)" into "ple (Jane".
@@ -135,14 +141,37 @@ def read_feed(
 
 def _cut(body: bytes, max_entries: int) -> tuple[bytes, int]:
     """``body`` cut before its entry past ``max_entries``, and how many entries it leaves out: feedparser
-    reads a whole document, 9 s for one of 100,000 entries, to give all of them.
+    reads a whole document, 9 s for one of 100,000 entries, to give all of them. A body in UTF-16 is read
+    in UTF-8 to find where, and cut there in UTF-16; one in UTF-32 is read whole as it is."""
+    codec = _utf16(body)
+    if codec is None:
+        found = _cut_at(body, max_entries)
+        return (body, 0) if found is None else (body[: found[0]] + found[1], found[2])
+    bom = len(codecs.BOM_UTF16) if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else 0
+    try:
+        wide = body[bom:].decode(codec).encode("utf-8")
+    except UnicodeDecodeError:
+        return body, 0
+    found = _cut_at(wide, max_entries)
+    if found is None:
+        return body, 0
+    at, closing, past = found
+    at = bom + len(wide[:at].decode("utf-8").encode(codec))
+    return body[:at] + closing.decode("ascii").encode(codec), past
+
+
+def _cut_at(body: bytes, max_entries: int) -> tuple[int, bytes, int] | None:
+    """Where to cut ``body``, in an encoding that writes ASCII as ASCII, before its entry past
+    ``max_entries``, the end tags that close what is open there, and how many entries that leaves out;
+    None when it has no more entries.
 
     1. Read the markup from the start, keeping the open elements, until the entry past the limit starts;
     2. cut there and close the open elements, so that the first entries read as in the whole document;
     3. count the entries left out by their start tags.
 
-    The body is read whole as it is when it has no more entries, when its tags do not nest (a broken feed,
-    which feedparser reads its own way) and when its encoding writes ASCII otherwise (UTF-16)."""
+    A body whose tags do not nest (a broken feed, which feedparser reads with its loose parser: an entry
+    at each item or entry start tag, wherever it is) is cut before the item or entry start tag past the
+    limit, nothing closed (:func:`_cut_loose`)."""
     # 1.
     open_names: list[bytes] = []
     seen = 0
@@ -150,7 +179,7 @@ def _cut(body: bytes, max_entries: int) -> tuple[bytes, int]:
         end, start = match["end"], match["start"]
         if end is not None:
             if not open_names or open_names.pop() != end:
-                return body, 0
+                return _cut_loose(body, max_entries)
             continue
         if start is None:
             continue
@@ -163,11 +192,37 @@ def _cut(body: bytes, max_entries: int) -> tuple[bytes, int]:
                 starts = re.findall(
                     rb"%s|(<%s[\s/>])" % (_NO_ELEMENT, re.escape(start)), body[match.start() :], re.DOTALL
                 )
-                left = len(starts) - starts.count(b"")
-                return body[: match.start()] + closing, left
+                return match.start(), closing, len(starts) - starts.count(b"")
         if not match[0].endswith(b"/>"):
             open_names.append(start)
-    return body, 0
+    return None
+
+
+def _cut_loose(body: bytes, max_entries: int) -> tuple[int, bytes, int] | None:
+    """:func:`_cut_at` of a body whose tags do not nest: before its item or entry start tag (any prefix,
+    any case, as feedparser's loose parser reads them) past ``max_entries``, those in comments and CDATA
+    not counted; the entries left out are the start tags from there on."""
+    seen = 0
+    for match in _LOOSE_ENTRY_RE.finditer(body):
+        if match["entry"] is None:
+            continue
+        seen += 1
+        if seen > max_entries:
+            rest = _LOOSE_ENTRY_RE.findall(body, match.start())
+            return match.start(), b"", len(rest) - rest.count(b"")
+    return None
+
+
+def _utf16(body: bytes) -> str | None:
+    """The codec of a body in UTF-16, by its byte order mark or its first character ("<"); None for any
+    other (UTF-32's mark starts as UTF-16's little-endian one)."""
+    if body.startswith((codecs.BOM_UTF32_LE, b"<\0\0\0")):
+        return None
+    if body.startswith((codecs.BOM_UTF16_LE, b"<\0")):
+        return "utf-16-le"
+    if body.startswith((codecs.BOM_UTF16_BE, b"\0<")):
+        return "utf-16-be"
+    return None
 
 
 def _link(entry: Any) -> str | None:
