@@ -202,6 +202,19 @@ def test_a_rules_regular_expressions_share_one_time_budget_per_page(tmp_path: Pa
     assert budget.skipped >= 190
 
 
+def test_an_index_page_past_the_link_limit_has_its_first_links_read_and_the_rest_counted(site: Site) -> None:
+    """An index page of 100,000 article links held the crawl thread 6.9 s (one of 600,000, past a lease's
+    60 s: fetched again): its first ``RULES_MAX_LINKS`` article links are read, the hrefs after them
+    left out unread, counted and logged once, as a feed's entries past the limit are."""
+    site.rule("/a/one", "/a/two", "/a/three", "/a/four", "/a/five")
+    done = site.temp("-s", "RULES_MAX_LINKS=2")
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert sorted(site.stored()) == ["/a/one", "/a/two"]
+    (said,) = [line for line in done.stderr.splitlines() if "past its first" in line]
+    assert said.endswith(" has 3 links past its first 2, left out"), said
+    assert "faults: the index page http://127.0.0.1:" in said, said
+
+
 # --- the network guard checks the address it connects to ----------------------------------------------
 
 REBINDING = """

@@ -22,12 +22,13 @@ import feedparser
 
 from crawler.errors import CrawlerError
 from crawler.published import in_zone, published_date
+from crawler.settings import RULES_MAX_LINKS
 
 __all__ = ["MAX_ENTRIES", "Feed", "FeedEntry", "FeedError", "read_feed"]
 
-# Entries read from one feed, newest first as feeds list them: a news feed holds tens; one of many
-# thousands is an archive or a mistake, and its tail is old news a sitemap or the index pages reach.
-MAX_ENTRIES = 1000
+# Entries read from one feed, newest first as feeds list them: the crawl's limit of article links of one
+# listing page, which a crawl reads from its settings.
+MAX_ENTRIES = RULES_MAX_LINKS
 _HTML_RE = re.compile(rb"<(?:!doctype\s+html|html[\s>])", re.IGNORECASE)
 # The markup of an XML document in bytes of any encoding that writes ASCII as ASCII (UTF-8, GBK, Big5,
 # Shift_JIS: none has "<" or ">" in a character's trailing bytes): what holds no element (a comment,

@@ -494,11 +494,16 @@ class Rule:
         budget: RegexBudget | None = None,
         *,
         encoding: str = "utf-8",
+        limit: int | None = None,
+        left_out: Counter[str] | None = None,
     ) -> list[str]:
         """The article links of an index page read in the web ``encoding``: absolute, without fragment,
         their query percent-encoded as browsers encode it for such a page (:func:`query_codec`), on the
-        rule's domains, kept by ``allow``/``deny``, each once, in document order."""
-        return self._page_links(self.links, page_url, root, budget, codec=query_codec(encoding))
+        rule's domains, kept by ``allow``/``deny``, each once, in document order; the first ``limit`` of
+        them when given, ``left_out["past the limit"]`` counting the hrefs not read after them."""
+        return self._page_links(
+            self.links, page_url, root, budget, codec=query_codec(encoding), limit=limit, left_out=left_out
+        )
 
     def search_results(
         self,
@@ -525,12 +530,15 @@ class Rule:
         *,
         any_host: bool = False,
         codec: str,
+        limit: int | None = None,
+        left_out: Counter[str] | None = None,
     ) -> list[str]:
         base = base_url(page_url, root)
         found: list[str] = []
         seen_hrefs: set[str] = set()
         seen_urls: set[str] = set()
-        for href in links.hrefs(root):
+        hrefs = links.hrefs(root)
+        for href in hrefs:
             if href in seen_hrefs:
                 continue
             seen_hrefs.add(href)
@@ -540,6 +548,11 @@ class Rule:
             seen_urls.add(url)
             if links.accepts(url, budget):
                 found.append(url)
+                if len(found) == limit:
+                    past = sum(1 for _ in hrefs)
+                    if past and left_out is not None:
+                        left_out["past the limit"] += past
+                    break
         return found
 
     def search_next_page(self, search: SearchRule, page_url: str, root: etree._Element) -> str | None:

@@ -31,6 +31,7 @@ import logging
 import re
 import time
 import weakref
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -454,6 +455,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def opened(self) -> None:
         self.bans = watch_of(self.crawler)
         self.regex_page_seconds = self.crawler.settings.getfloat("RULES_REGEX_PAGE_SECONDS")
+        self.max_links = self.crawler.settings.getint("RULES_MAX_LINKS")
         self.url_limit = self.crawler.settings.getint("URLLENGTH_LIMIT")
         self.again_seconds = self.crawler.settings.getint("SCHEDULE_TEMP_AGAIN_SECONDS")
         self.max_size = self.crawler.settings.getint("DOWNLOAD_MAXSIZE")
@@ -840,6 +842,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 response.body,
                 response.url,
                 content_type.decode("latin-1") if content_type else None,
+                max_entries=self.max_links,
                 zone=rule.timezone,
             )
         except FeedError as exc:
@@ -847,15 +850,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self._unreadable(response, f"crawl/feed_errors/{rule.site}", str(exc), "not a feed")
             return
         if feed.over_limit:
-            self.count(f"crawl/feed_over_limit/{rule.site}", feed.over_limit)
-            logger.log(
-                job_level(self.crawler, work.job),
-                "%s: the feed %s has %s past its first %d, left out",
-                rule.site,
-                response.url,
-                counted(feed.over_limit, "entry", "entries"),
-                len(feed.entries) + feed.without_link,
-            )
+            self._over_limit(rule, work, f"the feed {response.url}", feed.over_limit, ("entry", "entries"))
         if feed.without_link:
             self.count(f"crawl/feed_no_link/{rule.site}", feed.without_link)
         budget = RegexBudget(self.regex_page_seconds)
@@ -868,6 +863,20 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._record_visit(rule, work, fresh)
         yield from ()
 
+    def _over_limit(self, rule: Rule, work: Work, page: str, past: int, nouns: tuple[str, str]) -> None:
+        """A listing ``page`` ("the feed URL") of ``rule`` went on past ``RULES_MAX_LINKS`` article links:
+        the ``past`` entries or links after them, left out unread, are counted
+        (``crawl/over_limit/<site>``) and logged once."""
+        self.count(f"crawl/over_limit/{rule.site}", past)
+        logger.log(
+            job_level(self.crawler, work.job),
+            "%s: %s has %s past its first %d, left out",
+            rule.site,
+            page,
+            counted(past, *nouns),
+            self.max_links,
+        )
+
     def parse_index(self, response: Response) -> Iterator[Request]:
         if response.status == 304:
             self._not_modified(response)
@@ -879,8 +888,15 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         budget = RegexBudget(self.regex_page_seconds)
         before = rule.regex_timeouts
         root = page_tree(page)
-        links = rule.article_links(page.url, root, budget, encoding=page_encoding(page))
+        left_out = Counter[str]()
+        links = rule.article_links(
+            page.url, root, budget, encoding=page_encoding(page), limit=self.max_links, left_out=left_out
+        )
         self._regex_spent(rule, page.url, before, budget)
+        if left_out["past the limit"]:
+            self._over_limit(
+                rule, work, f"the index page {page.url}", left_out["past the limit"], ("link", "links")
+            )
         refused = response.meta.get("ban_signal")
         if refused is None and not links and looks_like_captcha(page.body):
             refused = "challenge page"
