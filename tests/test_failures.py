@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -426,8 +427,8 @@ def test_a_request_of_a_site_on_this_machine_whose_rule_is_gone_is_a_dead_letter
     assert crawl.returncode == 0, crawl.stdout + crawl.stderr[-4000:]
     assert "Refused" not in crawl.stderr, crawl.stderr[-4000:]
     letters = [letter for letter in site.dead() if letter["site"] == "gone"]
-    assert [(letter["kind"], str(letter["reason"]).split(":")[0]) for letter in letters] == [
-        ("no rule", f"no rule for site 'gone' in {site.rules}")
+    assert [(letter["kind"], str(letter["reason"]).split(",")[0]) for letter in letters] == [
+        ("no rule", f"no rule for site 'gone' in {socket.gethostname()}:{site.rules.resolve()}")
     ], letters
 
 

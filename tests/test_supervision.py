@@ -664,8 +664,9 @@ def test_a_running_worker_takes_a_rule_added_after_it_started_and_loses_nothing_
     letters = [json.loads(record) for record in setup.server.hvals(KEYS.dead)]
     command = f"./run.sh crawler --rules-dir {setup.rules}"
     assert [letter["reason"] for letter in letters] == [
-        f"no rule for site 'ghost' in {setup.rules}: add or fix its rule file (`{command} rules check`),"
-        f" then `{command} dead requeue --site ghost`"
+        f"no rule for site 'ghost' in {socket.gethostname()}:{setup.rules.resolve()}, the rules folder of the"
+        f" worker that took it: add or fix its rule file there (`{command} rules check`), then"
+        f" `{command} dead requeue --site ghost`"
     ], "the commands it suggests are run as the worker was, on its rules folder"
 
 

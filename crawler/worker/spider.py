@@ -29,6 +29,7 @@ import http.client
 import json
 import logging
 import re
+import socket
 import time
 import weakref
 from collections import Counter
@@ -1313,10 +1314,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self._rule_unreadable(request, site, errors)
             return
         self.count("crawl/no_rule")
-        folder = self.crawler.settings["CRAWLER_RULES_DIR"]
+        # Host and whole path: the dead letter is read on any machine, whose own rules folder may have it.
+        folder = f"{socket.gethostname()}:{Path(self.crawler.settings['CRAWLER_RULES_DIR']).resolve()}"
         reason = (
-            f"no rule for site {site!r} in {folder}: add or fix its rule file"
-            f" (`{suggest('rules check')}`), then `{suggest(f'dead requeue --site {site}')}`"
+            f"no rule for site {site!r} in {folder}, the rules folder of the worker that took it: add or"
+            f" fix its rule file there (`{suggest('rules check')}`), then"
+            f" `{suggest(f'dead requeue --site {site}')}`"
         )
         dead_letter(self.crawler, request, reason, "no rule")
 
