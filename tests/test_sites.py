@@ -341,6 +341,25 @@ def test_forget_of_a_site_redis_never_saw_and_no_rule_names_is_refused_before_it
     assert not redis_client.exists(KEYS.grab("demo-huaxia"), KEYS.queue_of("demo-huaxia"))
 
 
+def test_forget_of_a_site_whose_rule_file_is_elsewhere_alone_does_not_say_it_is_never_grabbed_again(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """Run on a machine whose rules folder lacks the site's file (added on the scheduler's machine alone,
+    or removed here only), `forget` said `no grab of it is made until one is added back`, yet the
+    scheduler of the other machine, whose folder has the rule, queued its grab at its next tick."""
+    grabbed(folder, redis_server)
+    (folder / "rules" / "demo-huaxia.yaml").unlink()
+    forgot = crawler(folder, redis_server, "sites", "forget", "demo-huaxia", "--yes")
+    assert forgot.code == 0, forgot.stderr
+    assert forgot.stdout.splitlines()[0] == (
+        "forgot demo-huaxia: 1 request taken out of the queue, its grab state dropped (last and next grab);"
+        " it has no rule file in this rules folder (rules/demo-huaxia.yaml): a scheduler of this folder grabs"
+        " it no more, but one whose rules folder has it (on another machine) grabs it anew at its next tick,"
+        " as a new rule's first: remove its file there too, or `crawler sites pause demo-huaxia` holds it on"
+        " every machine"
+    ), forgot.stdout
+
+
 def test_a_temp_crawl_whose_site_is_paused_while_it_runs_says_so_stops_and_goes_on_once_resumed(
     site_server: SiteServer, tmp_path: Path
 ) -> None:

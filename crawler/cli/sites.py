@@ -182,7 +182,12 @@ def _next_grab(folder: Path, site: str) -> str:
     """When the forgotten ``site`` is grabbed next, as its rule's schedule says."""
     path = folder / f"{site}{RULE_SUFFIX}"
     if not path.is_file():
-        return f"it has no rule file ({path}): no grab of it is made until one is added back"
+        return (
+            f"it has no rule file in this rules folder ({path}): a scheduler of this folder grabs it no more,"
+            " but one whose rules folder has it (on another machine) grabs it anew at its next tick, as a new"
+            f" rule's first: remove its file there too, or `{suggest(f'sites pause {site}')}` holds it on"
+            " every machine"
+        )
     try:
         rule = load_rule(path)
     except RuleErrors:
