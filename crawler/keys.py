@@ -52,6 +52,7 @@ class Keys:
         "ready",
         "redirected",
         "redirected_at",
+        "rule_errors",
         "seeds",
         "sequence",
         "workers",
@@ -104,6 +105,9 @@ class Keys:
         self.paused = f"{prefix}:paused"
         # The one active scheduler of regular grabs (a string with a time-to-live).
         self.leader = f"{prefix}:scheduler:leader"
+        # The rule files the active scheduler cannot read, so grabs not (a hash: site -> JSON: scheduler,
+        # error), written at each of its ticks: its rules folder may not be the one `crawler status` reads.
+        self.rule_errors = f"{prefix}:scheduler:rule-errors"
 
     def queue_of(self, site: str) -> str:
         """A site's queued requests (a sorted set: JSON request -> priority and arrival)."""

@@ -95,8 +95,19 @@ def build_status(
     dead = _dead_letters(server, keys)
     shown = [(name, ruleset.get(name)) for name in ([site] if site is not None else status_sites(ruleset))]
     reads = _read_sites(server, keys, shown, now)
+    unread = _scheduler_rule_errors(server, keys, scheduler)
     sites = [
-        _site(server, keys, name, rule, now, read, dead.get(name, 0), ruleset.broken.get(name), scheduler)
+        _site(
+            server,
+            keys,
+            name,
+            rule,
+            now,
+            read,
+            dead.get(name, 0),
+            (ruleset.broken.get(name), unread.get(name)),
+            scheduler,
+        )
         for (name, rule), read in zip(shown, reads, strict=True)
     ]
     broken = [
@@ -487,6 +498,24 @@ def _read_sites(
     return reads
 
 
+def _scheduler_rule_errors(server: redis.Redis, keys: Keys, scheduler: str | None) -> dict[str, str]:
+    """Site -> the errors of its rule file that the active ``scheduler`` wrote at its last tick (those of
+    a scheduler no longer active are not read)."""
+    errors: dict[str, str] = {}
+    try:
+        written = hash_of(server, keys.rule_errors)
+    except redis.ResponseError:  # the key overwritten with another type: the scheduler writes it anew
+        return errors
+    for site, raw in written.items():
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("scheduler") == scheduler:
+            errors[site] = str(record.get("error"))
+    return errors
+
+
 def _site(
     server: redis.Redis,
     keys: Keys,
@@ -495,12 +524,13 @@ def _site(
     now: float,
     read: _SiteReads,
     dead: int,
-    broken: str | None,
+    errors: tuple[str | None, str | None],
     scheduler: str | None,
 ) -> dict[str, Any]:
-    """The status of ``site``: of its ``rule``, or (``rule`` None) of a site whose rule file ``broken`` has
-    errors, from its counters and state in Redis (``read``); ``scheduler``: the active one, for an overdue
-    grab."""
+    """The status of ``site``: of its ``rule``, or (``rule`` None) of a site whose rule file has errors,
+    from its counters and state in Redis (``read``); ``errors``: its rule file broken here, and the errors
+    the active ``scheduler`` (for an overdue grab too) found in its own copy of the file."""
+    broken, unread = errors
     state = read.state
     recent, history = _summed(read.hours[:HOURS_RECENT]), _summed(read.hours[HOURS_RECENT:])
     last_new = read.last_new
@@ -551,6 +581,12 @@ def _site(
         )
     if broken is not None:
         attention.append(f"rule file has errors: {broken}")
+    elif unread is not None:
+        attention.append(
+            f"the active scheduler, {scheduler}, cannot read its copy of the site's rule file, so queues no"
+            f" grab of it: {unread}; mend the file in that scheduler's rules folder"
+            f" (`{suggest('rules check')}` there)"
+        )
     if ban is not None:
         evidence = "; ".join(
             f"{signal['what']} at {signal['url']}"
@@ -681,6 +717,7 @@ def _site(
     return {
         "site": site,
         "rule_broken": broken is not None,
+        "scheduler_rule_error": unread,
         "schedule": schedule,
         "last_grab": _iso(float(state["last"])) if "last" in state else None,
         "next_grab": None if next_due is None else _iso(next_due),

@@ -278,7 +278,7 @@ def test_the_schedulers_tick_parses_only_the_rule_files_changed_since_the_last_o
     rules.mkdir()
     many_rules(rules)
     write(rules / "bad.yaml", "article: {}\n")
-    load = _rule_loader(rules)
+    load, _ = _rule_loader(rules)
     parsed = counted_parses(monkeypatch)
     with caplog.at_level(logging.ERROR):
         assert len(load()) == SITES
@@ -406,7 +406,7 @@ def test_the_scheduler_says_a_broken_rule_mended_is_read_again_and_a_new_break_a
     rules.mkdir()
     write(rules / "good.yaml", rule_text("good"))
     write(rules / "news.yaml", "article: {}\n")
-    load = _rule_loader(rules)
+    load, _ = _rule_loader(rules)
     with caplog.at_level(logging.INFO, logger="crawler.cli.crawl"):
         assert [rule.site for rule in load()] == ["good"]
         broken = [record for record in caplog.records if record.levelno == logging.ERROR]

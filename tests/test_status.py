@@ -24,6 +24,7 @@ from crawler import settings as project_settings
 from crawler.cli import main
 from crawler.demo import DEMO_RULES
 from crawler.keys import Keys, hour_of
+from crawler.redisio.connection import decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import write_off_lost
@@ -192,6 +193,51 @@ def test_an_overdue_grab_says_how_to_start_a_scheduler_or_which_one_is_active(
         f"grab overdue since {since} though scheduler vm:3417:a0ca74 is active: its log says what it queues"
         " (does it read this rules folder?)"
     ]
+
+
+def test_a_rule_broken_in_the_schedulers_folder_alone_needs_attention_in_status_from_another_folder(
+    tmp_path: Path, rules: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """Workers and `crawler status` on one machine, the scheduler on another, a rule file broken on the
+    scheduler's alone: the scheduler queued no grab of the site (its log said why), and status, reading
+    this machine's sound copy, showed `next grab: -` and needed no attention."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    theirs = tmp_path / "scheduler-rules"
+    theirs.mkdir()
+    text = (DEMO_RULES / "demo-citynews.yaml").read_text(encoding="utf-8")
+    (theirs / "demo-citynews.yaml").write_text(text.replace("depth: 1", "depth: one"), encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key != "MONGO_URI"}
+    env.update(REDIS_URL=redis_server, CRAWLER_RULES_DIR=str(theirs), CRAWLER_DATA_DIR=str(tmp_path / "data"))
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "schedule"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not redis_client.exists("crawler:scheduler:rule-errors"):
+            assert scheduler.poll() is None, scheduler.communicate()[1]
+            assert time.monotonic() < deadline, "the scheduler wrote no rule error"
+            time.sleep(0.2)
+        owner = decoded(redis_client.get("crawler:scheduler:leader") or b"")
+        (site,) = build_status(redis_client, Keys("crawler"), load_rules(rules), time.time())["sites"]
+    finally:
+        scheduler.send_signal(2)
+        scheduler.communicate(timeout=60)
+    error = (
+        f'{theirs / "demo-citynews.yaml"}: depth: wrong type: the string "one" (expected a whole number >= 1)'
+    )
+    assert site["next_grab"] is None and not site["rule_broken"]
+    assert site["scheduler_rule_error"] == error
+    assert site["attention"] == [
+        f"the active scheduler, {owner}, cannot read its copy of the site's rule file, so queues no grab of"
+        f" it: {error}; mend the file in that scheduler's rules folder (`crawler rules check` there)"
+    ]
+    (site,) = build_status(redis_client, Keys("crawler"), load_rules(rules), time.time())["sites"]
+    assert site["attention"] == [], "a scheduler no longer active is not read"
 
 
 def test_overdue_grabs_broken_rules_dead_workers_and_field_history(

@@ -723,13 +723,16 @@ def _grab_scheduler(settings: Any, url: str) -> GrabScheduler:
     )
 
 
-def _rule_loader(folder: Path, *, worker_logs: bool = False) -> Callable[[], list[Rule]]:
+def _rule_loader(
+    folder: Path, *, worker_logs: bool = False
+) -> tuple[Callable[[], list[Rule]], Callable[[], dict[str, str]]]:
     """Reads the rules folder afresh (edits take effect at the next tick), parsing the files changed since
     the last read alone (:class:`~crawler.rules.RuleFiles`); broken files are logged once, and once again
     when mended (INFO: the site is scheduled again). With ``worker_logs`` (``crawler run``), the errors of
     the folder as it is now are not: the worker started beside the scheduler logs them as it loads the same
-    folder."""
+    folder. Beside the loader, the errors of its last read: site -> its file's errors."""
     files = RuleFiles()
+    errors: dict[str, str] = {}
     reported: set[str] = set()
     broken: dict[str, str] = {}  # site -> its file, broken at the last read
     if worker_logs:
@@ -755,9 +758,12 @@ def _rule_loader(folder: Path, *, worker_logs: bool = False) -> Callable[[], lis
                     ruleset.rules[site].path,
                 )
         broken.update(ruleset.broken)
+        errors.clear()
+        for site, file in ruleset.broken.items():
+            errors[site] = "; ".join(str(error) for error in ruleset.errors if error.file == file)
         return list(ruleset.rules.values())
 
-    return load
+    return load, lambda: dict(errors)
 
 
 def run_schedule_command(args: argparse.Namespace) -> int:
@@ -773,7 +779,7 @@ def run_schedule_command(args: argparse.Namespace) -> int:
         level = logging.INFO if args.verbose or not args.once else logging.WARNING
         logging.basicConfig(level=level, format=settings["LOG_FORMAT"], datefmt=settings["LOG_DATEFORMAT"])
         scheduler = _grab_scheduler(settings, url)
-        load = _rule_loader(config.rules_dir)
+        load, rule_errors = _rule_loader(config.rules_dir)
         if args.once:
             rules = load()
             for planned in scheduler.plan(rules):
@@ -796,7 +802,12 @@ def run_schedule_command(args: argparse.Namespace) -> int:
             return 0
         stop = threading.Event()
         try:
-            scheduler.run(load, stop, leader_seconds=settings.getfloat("SCHEDULE_LEADER_SECONDS"))
+            scheduler.run(
+                load,
+                stop,
+                leader_seconds=settings.getfloat("SCHEDULE_LEADER_SECONDS"),
+                rule_errors=rule_errors,
+            )
         except KeyboardInterrupt:
             stop.set()
             raise
@@ -822,10 +833,14 @@ def run_service(args: argparse.Namespace) -> int:
         settings = _crawl_settings(config, url, overrides)
         scheduler = _grab_scheduler(settings, url)
         stop = threading.Event()
+        load, rule_errors = _rule_loader(config.rules_dir, worker_logs=True)
         thread = threading.Thread(
             target=scheduler.run,
-            args=(_rule_loader(config.rules_dir, worker_logs=True), stop),
-            kwargs={"leader_seconds": settings.getfloat("SCHEDULE_LEADER_SECONDS")},
+            args=(load, stop),
+            kwargs={
+                "leader_seconds": settings.getfloat("SCHEDULE_LEADER_SECONDS"),
+                "rule_errors": rule_errors,
+            },
             name="scheduler",
             daemon=True,
         )

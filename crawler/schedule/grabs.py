@@ -59,19 +59,22 @@ adapted under the old one. Both are set by ``plan`` (one Lua call that changes `
 still what the scheduler read), so two schedulers say it once.
 
 ``crawler:scheduler:leader`` (a string with a time-to-live) names the one active scheduler of ``crawler
-schedule``; the others wait, and take over within ``SCHEDULE_LEADER_SECONDS`` when it stops.
+schedule``; the others wait, and take over within ``SCHEDULE_LEADER_SECONDS`` when it stops. At each
+tick it writes the errors of the rule files it cannot read in ``crawler:scheduler:rule-errors``, for
+`crawler status` on machines whose copy of those files is sound.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -482,6 +485,14 @@ class GrabScheduler:
             return True
         return bool(self.server.set(self.keys.leader, self.owner, nx=True, px=milliseconds))
 
+    def publish_rule_errors(self, errors: Mapping[str, str]) -> None:
+        """Replace the rule errors this scheduler's folder has (site -> its file's errors) in Redis."""
+        pipe = self.server.pipeline(transaction=True)
+        pipe.delete(self.keys.rule_errors)
+        for site, error in errors.items():
+            pipe.hset(self.keys.rule_errors, site, json.dumps({"scheduler": self.owner, "error": error}))
+        pipe.execute()
+
     def resign(self) -> None:
         """Let another scheduler take over at once."""
         self._resign(keys=[self.keys.leader], args=[self.owner])
@@ -492,10 +503,13 @@ class GrabScheduler:
         stop: threading.Event,
         *,
         leader_seconds: float = 30.0,
+        rule_errors: Callable[[], Mapping[str, str]] | None = None,
     ) -> None:
         """Tick every ``tick_seconds`` while leader (rules re-read each tick), until ``stop`` is set. Says
         whether it is the active scheduler when it starts and each time that changes, and names the sites
-        whose rule has no schedule at its first tick (and each such site added later, once)."""
+        whose rule has no schedule at its first tick (and each such site added later, once). Each tick
+        writes ``rule_errors`` (site -> the errors of its rule file, at the last ``load``) for `crawler
+        status` on other machines, whose rules folder may be sound."""
         leading: bool | None = None
         # The kind of the failure of the ticks (:func:`_kind`) while they fail: each said once.
         failing: str | None = None
@@ -520,6 +534,8 @@ class GrabScheduler:
                         rules = list(load())
                         _say_unscheduled(rules, unscheduled)
                         self.tick(rules)
+                        if rule_errors is not None:
+                            self.publish_rule_errors(rule_errors())
                     if failing is not None:
                         logger.info("%s: the scheduler works again", self.owner, extra=TOLD)
                         failing = None
