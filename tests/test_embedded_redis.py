@@ -942,3 +942,30 @@ def test_redis_client_fixture_starts_empty(redis_client: redis.Redis) -> None:
     assert redis_client.dbsize() == 0
     redis_client.set(b"bytes", b"\xff\x00")
     assert redis_client.get(b"bytes") == b"\xff\x00"  # decode_responses=False: bytes in, bytes out
+
+
+def test_repair_with_redis_url_set_and_no_embedded_file_says_it_does_not_mend_that_server(
+    tmp_path: Path,
+) -> None:
+    """On a machine of workers sharing a Redis (`REDIS_URL`), `crawler redis repair` found no embedded
+    append-only file and said to give `--data-dir` of the crawls, which hold nothing there either: their
+    queue is in the server of `REDIS_URL`, which this command does not mend."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    env = {name: value for name, value in os.environ.items() if name != "CRAWLER_DATA_DIR"}
+    env["REDIS_URL"] = "redis://ops:secret@127.0.0.1:6390/0"
+    ran = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "--data-dir", str(data_dir), "redis", "repair"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        capture_output=True,
+        check=False,
+    )
+    assert ran.returncode == 1 and ran.stdout == "", ran.stdout + ran.stderr
+    assert ran.stderr == (
+        f"crawler redis repair: error: no append-only file {data_dir.resolve() / 'redis' / 'appendonly.aof'}:"
+        " REDIS_URL is set (redis://***@127.0.0.1:6390/0), so the crawls' queue is in that server, not in"
+        " an embedded Redis of this data folder; this command mends the embedded server's file alone: mend"
+        " that server's append-only file with its own redis-check-aof --fix\n"
+    ), ran.stderr
