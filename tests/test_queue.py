@@ -12,6 +12,7 @@ import redis
 from crawlsite import sites_spider
 from scrapy import Request, Spider
 
+from crawler.deadletters import dead_letters
 from crawler.demo import DEMO_RULES
 from crawler.discover.frontier import slot_of
 from crawler.keys import Keys
@@ -1097,6 +1098,19 @@ def test_an_entry_of_the_delayed_set_that_names_no_site_is_dead_lettered_not_dro
     ]
     assert queue.delayed() == 0
     assert "no site" in json.loads(queue.dead()["not a request"])["reason"]
+
+
+def test_a_dead_letter_that_names_no_site_says_when_and_what_kind(redis_client: redis.Redis) -> None:
+    """The dead letter kept for an entry that names no site (the queue's own, written in Lua) held the
+    reason alone: `crawler dead list` showed '-' for its time and no kind (`--format json`: null, null),
+    where every dead letter a worker keeps has both. It says when (Redis's clock) and its kind."""
+    queue = make_queue(redis_client)
+    redis_client.zadd("test:delayed", {"not a request": 0})
+    before = redis_now(redis_client)
+    assert queue.queue_due() == 1
+    [letter] = dead_letters(queue)
+    assert letter.kind == "no site"
+    assert letter.at is not None and before - 1 <= letter.at <= redis_now(redis_client) + 1
 
 
 @pytest.mark.parametrize("ending", ["acknowledged", "dead-lettered"])

@@ -579,7 +579,10 @@ local function back(K, member, named)
   end
   if not site then
     local reason = 'not queued again: it names no site (none kept in ' .. KEYS[3] .. ', none in its meta)'
-    redis.call('HSET', K .. ':dead', member, cjson.encode({reason = reason}))
+    -- When and what kind, as a worker's dead letter says (crawler dead list), by Redis's clock.
+    local time = redis.call('TIME')
+    local at = tonumber(time[1]) + tonumber(time[2]) / 1000000
+    redis.call('HSET', K .. ':dead', member, cjson.encode({reason = reason, kind = 'no site', at = at}))
     redis.call('SREM', K .. ':downloading', member)
     table.insert(named, 'site')
     table.insert(named, member)
