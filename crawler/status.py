@@ -572,13 +572,6 @@ def _site(
         if name.startswith("errors/")
     }
     attention = [wrong.problem() for wrong in read.wrong]
-    if polite.inflight_unread is not None:
-        key = keys.polite(site)
-        attention.append(
-            f"Redis key {key} has inflight {polite.inflight_unread!r}, not an integer (the site's downloads"
-            " under way): the workers skip the site, its requests neither taken nor queued, until it is"
-            f" mended; fix: redis-cli HDEL {key} inflight"
-        )
     if broken is not None:
         attention.append(f"rule file has errors: {broken}")
     elif unread is not None:

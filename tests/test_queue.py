@@ -721,6 +721,30 @@ def test_a_site_whose_inflight_count_is_no_integer_is_named_and_does_not_stop_th
     assert redis_client.hget("test:polite:alpha", "inflight") == b"1"
 
 
+@pytest.mark.parametrize("value", ["007", "+7", " 7", "-0", "9223372036854775807"])
+def test_a_download_count_the_pop_cannot_count_is_read_as_the_pop_reads_it_and_named_with_the_wrong_keys(
+    redis_client: redis.Redis, value: str
+) -> None:
+    """A site's inflight of '007' (or '+7', ' 7', '-0', or 2**63-1: HINCRBY can add 1 to none of them)
+    set the site aside in the pop, yet `crawler status` read it as 7 downloads under way (Python's int()),
+    naming nothing, and LeasedQueue.wrong_keys (what `crawler temp` checks before it starts, and the status
+    names) left it out: a temp crawl of the site waited for ever. Both read it as the pop does: named,
+    with the fix, and no download counted."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://alpha.test/1", site="alpha"))
+    redis_client.hset("test:polite:alpha", "inflight", value)
+    assert not queue.pop().member, "the pop sets the site aside"
+    assert queue.politeness(["alpha"])[0].inflight == 0
+    assert [wrong.problem() for wrong in queue.wrong_keys(["alpha"])["alpha"]] == [
+        f"Redis key test:polite:alpha has inflight {value!r}, not an integer (the site's downloads under"
+        " way): the workers skip the site, its requests neither taken nor queued, until it is mended; fix:"
+        " redis-cli HDEL test:polite:alpha inflight"
+    ]
+    redis_client.hset("test:polite:alpha", "inflight", "-7")
+    assert queue.wrong_keys(["alpha"]) == {}
+    assert queue.politeness(["alpha"])[0].inflight == 0
+
+
 def test_a_site_set_aside_for_a_wrong_typed_key_comes_back_once_the_key_is_removed(
     redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
 ) -> None:

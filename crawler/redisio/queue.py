@@ -854,9 +854,6 @@ class SitePoliteness:
     inflight: int
     backoff_until: float | None
     backoff_reason: str | None
-    # Its ``inflight`` when that is no integer (someone wrote it: the pop sets the site aside), else None;
-    # ``inflight`` is then 0.
-    inflight_unread: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -869,9 +866,18 @@ class WrongKey:
     kind: str
     expected: str
     effect: str = "the workers skip the site, its requests neither taken nor queued, until the key is removed"
+    # The hash's field whose value (``kind``) is wrong, when the key's type is right (inflight: the pop cannot
+    # count a download in it, :func:`unread_count`); None: the key's type is wrong.
+    field: str | None = None
 
     def problem(self) -> str:
         """What is wrong and the fix, in one line."""
+        if self.field is not None:
+            return (
+                f"Redis key {self.key} has {self.field} {self.kind!r}, not an integer (the site's downloads"
+                " under way): the workers skip the site, its requests neither taken nor queued, until it is"
+                f" mended; fix: redis-cli HDEL {self.key} {self.field}"
+            )
         return (
             f"Redis key {self.key} is a {self.kind}, not a {self.expected}: {self.effect}; fix: redis-cli DEL"
             f" {self.key}"
@@ -885,6 +891,18 @@ class WrongKeyError(CrawlerError):
 
 # The type each key of a site's own holds, as TYPE says it and as a person reads it.
 _OWN_TYPES = (("zset", "sorted set"), ("hash", "hash"))
+
+# An integer as Redis reads one (string2ll: a '-' the only sign, no leading zero, no space), within the 64
+# bits of HINCRBY, which must add 1 to it.
+_REDIS_INTEGER = re.compile(r"0|-?[1-9][0-9]*", re.ASCII)
+
+
+def unread_count(value: str | None) -> str | None:
+    """``value``, a site's download count (``inflight``), when the pop cannot add a download to it (HINCRBY
+    fails: the pop sets the site aside), else None (a count missing is 0)."""
+    if value is None or (_REDIS_INTEGER.fullmatch(value) and -(2**63) <= int(value) < 2**63 - 1):
+        return None
+    return value
 
 
 class LeasedQueue:
@@ -1070,7 +1088,8 @@ class LeasedQueue:
 
     def wrong_keys(self, sites: Sequence[str]) -> dict[str, list[WrongKey]]:
         """The keys of each of ``sites`` (and of its discover host slots) that hold another type than their
-        own (the pop sets such a site aside), by site; a site with none is left out. Two round trips."""
+        own, or a politeness hash whose download count the pop cannot count in (:func:`unread_count`): the
+        pop sets such a site aside; by site, a site with none left out. Two round trips."""
         pending = self._pending_slots()
         owned = [
             (site, key, own)
@@ -1081,11 +1100,14 @@ class LeasedQueue:
         with self.server.pipeline(transaction=False) as pipe:
             for _, key, _ in owned:
                 pipe.type(key)
-            kinds = [decoded(kind) for kind in pipe.execute()]
+                pipe.hget(key, "inflight")
+            replies = pipe.execute(raise_on_error=False)
         wrong: dict[str, list[WrongKey]] = {}
-        for (site, key, (own, said)), kind in zip(owned, kinds, strict=True):
-            if kind not in ("none", own):
-                wrong.setdefault(site, []).append(WrongKey(site, key, kind, said))
+        for (site, key, (own, said)), kind, inflight in zip(owned, replies[::2], replies[1::2], strict=True):
+            if decoded(kind) not in ("none", own):
+                wrong.setdefault(site, []).append(WrongKey(site, key, decoded(kind), said))
+            elif own == "hash" and (unread := unread_count(decoded(inflight) if inflight else None)):
+                wrong.setdefault(site, []).append(WrongKey(site, key, unread, said, field="inflight"))
         return wrong
 
     def back_off(
@@ -1141,17 +1163,15 @@ class LeasedQueue:
                 decoded(v) if v else None for v in reply
             )
             until_time = float(until) if until else None
-            unread = None if inflight is None or re.fullmatch(r"-?\d+", inflight) else inflight
             shown.append(
                 SitePoliteness(
                     site,
                     float(delay or 0),
                     float(crawl_delay or 0),
                     int(concurrency or 0),
-                    0 if unread is not None else max(int(inflight or 0), 0),
+                    0 if unread_count(inflight) is not None else max(int(inflight or 0), 0),
                     until_time if until_time is not None and until_time > now else None,
                     reason if until_time is not None and until_time > now else None,
-                    unread,
                 )
             )
         return shown
