@@ -730,6 +730,46 @@ def test_a_temp_crawl_whose_redis_becomes_a_replica_of_an_empty_primary_says_its
     _said_emptied(crawl.returncode, out, err)
 
 
+def test_a_temp_crawl_whose_redis_stays_a_replica_of_an_empty_primary_says_its_job_was_lost_not_kept(
+    site: Site, tmp_path: Path
+) -> None:
+    """REPLICAOF an empty primary mid-crawl, left a replica past the crawl's patience: the sync emptied
+    Redis, yet the crawl said "job ... left in the queue for when Redis takes writes again", a job no
+    Redis holds. It says the refusal, and that the job went with the replica's sync."""
+    from crawler.redisio.embedded import redis_server_executable
+
+    site.rule(*(f"/a/p{n}" for n in range(40)))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    primary = subprocess.Popen(
+        [str(redis_server_executable()), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        with site.temp_running(*_slow_temp(3)) as crawl:
+            wait_until(lambda: len(site.stored()) >= 1, "an article stored")
+            client = connect(f"unix://{site.data / 'redis' / 'redis.sock'}")
+            try:
+                client.replicaof("127.0.0.1", str(port))
+                out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+            finally:
+                client.close()
+    finally:
+        primary.kill()
+        primary.wait()
+    assert crawl.returncode == 1, (out, err[-4000:])
+    assert "left in the queue" not in err, err[-4000:]
+    assert re.search(
+        r"crawler temp: error: Redis refuses writes: it is a read-only replica of another Redis at"
+        rf" 127\.0\.0\.1:{port} .*; the temp crawl stops after 3 s of it"
+        r" \(SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS\), and Redis no longer holds job [0-9a-f]+ \(the replica's"
+        r" sync replaced its data with its primary's\): ",
+        err,
+    ), err[-4000:]
+
+
 def _said_emptied(returncode: int | None, out: str, err: str) -> None:
     """The temp crawl ended with the error of a Redis emptied under it."""
     assert returncode == 1, (out, err[-4000:])

@@ -1349,7 +1349,9 @@ def _crawl_job(
             if isinstance(stopped, Terminated) or not paused[1]:
                 if time.monotonic() - answered[0] < patience:
                     raise
-                raise _redis_gone(job, patience, refused[0]) from None
+                raise _redis_gone(
+                    job, patience, refused[0], emptied=dated and _job_gone(server, keys, job)
+                ) from None
         tick()
     if dated and not server.hexists(keys.job(job), "created"):
         # Its counters and requests are gone with it: its pending count read 0, which ended the crawl.
@@ -1401,18 +1403,47 @@ def _requests_lost(server: redis.Redis, keys: Keys, job: str, site: str, pending
     )
 
 
-def _redis_gone(job: str, patience: float, refused: str | None) -> RedisUnavailableError:
+def _job_gone(server: redis.Redis, keys: Keys, job: str) -> bool:
+    """Whether Redis answers that it no longer holds ``job`` (a job's hash keeps when it was created);
+    False when it does not answer."""
+    try:
+        return not server.hexists(keys.job(job), "created")
+    except redis.RedisError:
+        return False
+
+
+def _redis_gone(job: str, patience: float, refused: str | None, *, emptied: bool) -> RedisUnavailableError:
     """The error of a temp crawl of ``job`` stopped as Redis has not answered, or refused writes (the
-    refusal last read), for ``patience`` seconds."""
+    refusal last read), for ``patience`` seconds; ``emptied``: Redis answers now, and holds the job no
+    more."""
+    if refused is not None:
+        stopped = (
+            f"{refused}; the temp crawl stops after {patience:g} s of it"
+            " (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS)"
+        )
+    else:
+        stopped = (
+            f"Redis has not answered for {patience:g} s (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS): the temp"
+            " crawl stops"
+        )
+    if emptied:
+        cause = (
+            "the replica's sync replaced its data with its primary's"
+            if refused is not None and "replica" in refused
+            else "it was emptied meanwhile: FLUSHALL, or restarted without its data"
+        )
+        return RedisUnavailableError(
+            f"{stopped}, and Redis no longer holds job {job} ({cause}): the job's counts, the requests it had"
+            " not fetched yet and the URLs it had seen are lost; the articles stored stay in the store"
+            f" (`{suggest('articles list')}`); once Redis takes writes, run the temp crawl again to fetch the"
+            " rest (an article stored already is updated, not stored twice)"
+        )
     if refused is not None:
         return RedisUnavailableError(
-            f"{refused}; the temp crawl stops after {patience:g} s of it"
-            f" (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS), job {job} left in the queue for when Redis"
-            " takes writes again"
+            f"{stopped}, job {job} left in the queue for when Redis takes writes again"
         )
     return RedisUnavailableError(
-        f"Redis has not answered for {patience:g} s (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS): the temp"
-        f" crawl stops, job {job} left in the queue for when Redis is back (the errors above say why)"
+        f"{stopped}, job {job} left in the queue for when Redis is back (the errors above say why)"
     )
 
 
