@@ -214,3 +214,29 @@ def test_what_goes_on_with_an_again_crawl_is_a_temp_crawl_with_again(
     assert len(said) == 1 and said[0].endswith(
         "keeps its job: `crawler temp news --again` goes on with it"
     ), done.stderr[-3000:]
+
+
+def test_a_temp_crawl_after_forget_that_finds_every_article_seen_names_the_command_that_fetches_them(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """`crawler sites forget SITE --articles` deletes the site's articles and keeps its URLs seen (the seen
+    filter, shared by every site, cannot remove one): the temp crawl of the site a user runs next to start
+    it afresh said "fetched 1 page, stored 0 articles, skipped 2 (seen already: 2), errors 0" and exit 0,
+    nothing about how to fetch them. It names the command that does, and why they were skipped."""
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/forgot-one", "/a/forgot-two")
+    first = site.temp()
+    assert first.returncode == 0, first.stdout + first.stderr[-3000:]
+    forgot = site.crawler("sites", "forget", "news", "--articles", "--yes")
+    assert forgot.returncode == 0, forgot.stdout + forgot.stderr[-3000:]
+    assert site.stored() == {}
+    plain = site.temp()
+    assert plain.returncode == 0, plain.stdout + plain.stderr[-3000:]
+    assert plain.stdout.splitlines()[:2] == [
+        "fetched 1 page, stored 0 articles, skipped 2 (seen already: 2), errors 0",
+        "its 2 article links were seen before, by earlier crawls (`crawler sites forget` keeps URLs seen: the"
+        " seen filter cannot forget one): `crawler temp news --again` fetches them again",
+    ], plain.stdout
+    again = site.temp("--again")
+    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    assert set(site.stored()) == {"/a/forgot-one", "/a/forgot-two"}

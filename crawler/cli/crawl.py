@@ -47,7 +47,7 @@ from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
 from crawler.errors import InputError, StoreError, Terminated, redacted, redacted_text
-from crawler.keys import ROBOTS_DISALLOWED, Keys
+from crawler.keys import ROBOTS_DISALLOWED, SEEN_ALREADY, Keys
 from crawler.redisio.connection import connect, evicts, hash_of, resolve_redis_url, writes_refused
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError, live_users
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
@@ -307,6 +307,14 @@ def _temp(args: argparse.Namespace) -> int:
                 f" or stopped, or runs still): {stored}"
             )
     _print_summary(job, counts, settings, rule)
+    seen = counts.skip_causes.get(SEEN_ALREADY, 0)
+    if seen and not (seen_again or given or rule.discover or counts.stored or counts.updated):
+        links = "its article link was" if seen == 1 else f"its {seen} article links were"
+        print(
+            f"{links} seen before, by earlier crawls (`{suggest('sites forget')}` keeps URLs seen: the seen"
+            f" filter cannot forget one): `{suggest(f'temp {rule.site} --again')}` fetches"
+            f" {'it' if seen == 1 else 'them'} again"
+        )
     if seen_again:
         print(
             f"queued {counted(counts.again, 'article page')} seen before again (--again: this job only; the"
