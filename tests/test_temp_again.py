@@ -17,7 +17,7 @@ from crawler.keys import Keys
 from crawler.redisio.bloom import RedisBloom
 from crawler.redisio.connection import connect
 from crawler.redisio.embedded import EmbeddedRedis
-from crawler.requests import article_request, end_again, queue_new
+from crawler.requests import article_request, end_again, mark_temp_job, queue_new
 from crawler.rules import load_rule
 from crawler.store import open_store
 from crawler.store.document import week_of
@@ -121,6 +121,7 @@ def test_only_the_again_job_queues_seen_links_each_once_even_when_resumed(
     assert queue_new(bloom, keys, _links(tmp_path, "grab1", again=False), seen) == [True] * 3
 
     plain = queue_new(bloom, keys, _links(tmp_path, "plain", again=False), seen)
+    redis_client.hset(keys.job("again"), "pending", 1)  # the index page whose links these are, leased
     again = queue_new(bloom, keys, _links(tmp_path, "again", again=True), seen)
     # Another worker (or the next `crawler temp SITE --again`, resuming the job) finds the links again.
     resumed = queue_new(bloom, keys, _links(tmp_path, "again", again=True), seen)
@@ -137,6 +138,33 @@ def test_only_the_again_job_queues_seen_links_each_once_even_when_resumed(
     end_again(redis_client, keys, "again")
 
     assert not redis_client.exists(keys.again("again"))
+
+
+def test_links_of_an_again_job_that_ended_are_not_queued_again_nor_its_set_made_anew(
+    tmp_path: Path, redis_client: redis.Redis
+) -> None:
+    """A worker that parsed an index page of a `temp --again` job after the job had ended (its lease had
+    expired meanwhile, the page fetched again by another worker, the job's end seen by its crawl) queued its
+    seen links again into the ended job: its set of the pages it queued, deleted at its end, made anew (for
+    SCHEDULE_TEMP_AGAIN_SECONDS), its pending counted again though its crawl had ended (the next temp crawl
+    then 'continued' it). A job that ended fetches seen URLs again no more: the seen filter decides, as for
+    any job."""
+    keys = Keys("crawler")
+    bloom = RedisBloom(redis_client, keys.bloom, 1000, 0.001)
+    seen = [b"fp0", b"fp1", b"fp2"]
+    assert queue_new(bloom, keys, _links(tmp_path, "grab1", again=False), seen) == [True] * 3
+    redis_client.hset(keys.job("again"), "pending", 1)  # the index page whose links these are, leased
+    assert queue_new(bloom, keys, _links(tmp_path, "again", again=True), seen) == [True] * 3
+    redis_client.hset(keys.job("again"), "pending", 0)  # its pages fetched
+    mark_temp_job(redis_client, keys, "again", ended=True)
+    end_again(redis_client, keys, "again")
+
+    late = queue_new(bloom, keys, _links(tmp_path, "again", again=True), seen)
+
+    assert late == [False] * 3
+    assert not redis_client.exists(keys.again("again"))
+    assert redis_client.hget(keys.job("again"), "pending") == b"0"
+    assert redis_client.hget(keys.job("again"), "again") == b"3"
 
 
 def test_again_with_pages_given_is_a_usage_error(tmp_path: Path, site_server: SiteServer) -> None:

@@ -140,7 +140,8 @@ return {status, slices, last_count, count, table.concat(flags)}
 # (queued, scored and counted as crawler/redisio/queue.py's push does) and, with a set, the item itself.
 # With a set (a job that fetches seen URLs again: `crawler temp SITE --again`), an item is queued when the
 # set did not hold it, seen or not (flag "2": seen, queued again, counted in the job's ``again``), and an
-# item the set held is not queued (flag "1"); the set's time-to-live is renewed.
+# item the set held is not queued (flag "1"); the set's time-to-live is renewed. A job with nothing pending,
+# its set gone (it ended), queues as with no set.
 _LUA_TEST_AND_SET_AND_QUEUE = (
     SITE_LUA
     + _LUA_TEST_AND_SET_CORE
@@ -150,11 +151,20 @@ local site, job, priority = ARGV[6 + 3 * sent], ARGV[7 + 3 * sent], tonumber(ARG
 local prefix = ARGV[9 + 3 * sent]
 local again = KEYS[queue_keys + 4]
 local before = 10 + 3 * sent
+-- Each item's values: its member, and with a set the item too.
+local step = again == '' and 1 or 2
+-- A job that ended (nothing pending, its set deleted at its end) fetches seen URLs again no more: a late
+-- page of it (its lease expired meanwhile) has its links tested against the seen filter alone, as any
+-- job's. A page of it requeued from the dead letters is pending: its job goes on.
+if again ~= '' and redis.call('EXISTS', again) == 0
+    and (tonumber(redis.call('HGET', KEYS[queue_keys + 3], 'pending')) or 0) <= 0 then
+  again = ''
+end
 if again == '' then
   for j = 1, #flags do
     if flags[j] == '0' then
       local score = -priority * 1099511627776 + redis.call('INCR', KEYS[queue_keys + 2])
-      if enqueue(prefix, site, score, ARGV[before + j]) == 1 then
+      if enqueue(prefix, site, score, ARGV[before + step * (j - 1) + 1]) == 1 then
         redis.call('HINCRBY', KEYS[queue_keys + 1], site, 1)
         if job ~= '' then redis.call('HINCRBY', KEYS[queue_keys + 3], 'pending', 1) end
       end
