@@ -1255,3 +1255,27 @@ def test_a_request_leased_and_waiting_at_once_is_taken_out_of_both(redis_client:
     assert (queue.leased(), queue.delayed(), queue.pending("alpha"), queue.job_pending("j1")) == (0, 0, 0, 0)
     assert redis_client.scard("test:downloading") == 0
     assert redis_client.hlen("test:lease-sites") == 0
+
+
+def test_a_jobs_lost_requests_are_written_off_alone_and_a_queue_past_what_one_look_reads_is_not_judged(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LeasedQueue.job_lost (a temp crawl's look for its own requests, its site holding another job's): the
+    job whose requests Redis no longer holds is written off alone, the site's counts by as many, the other
+    job's left; a site whose queue holds more than JOB_LOST_READ_MAX members it reads none of the job's in is
+    not judged (None), Redis not blocked reading it whole."""
+    from crawler.redisio import queue as queue_module
+
+    queue = make_queue(redis_client)
+    for n in range(4):
+        push(queue, request(f"http://news.test/o{n}", job="other"))
+    redis_client.hincrby("test:pending", "news", 2)
+    redis_client.hset("test:job:gone", "pending", 2)  # its 2 requests lost (ZREM by hand)
+    monkeypatch.setattr(queue_module, "JOB_LOST_READ_MAX", 3)
+    assert queue.job_lost("news", "gone", write_off=True) is None
+    assert redis_client.hget("test:job:gone", "pending") == b"2"
+    monkeypatch.setattr(queue_module, "JOB_LOST_READ_MAX", 10)
+    assert queue.job_lost("news", "other") is None
+    assert queue.job_lost("news", "gone", write_off=True) == 2
+    assert redis_client.hmget("test:job:gone", "pending", "lost") == [b"0", b"2"]
+    assert queue.pending("news") == 4 and queue.job_pending("other") == 4

@@ -853,6 +853,53 @@ def test_a_temp_crawl_whose_sites_queue_is_dropped_from_redis_says_its_requests_
     assert len(site.stored()) == 40, sorted(site.stored())
 
 
+def test_a_temp_crawl_whose_requests_are_lost_while_another_job_of_its_site_holds_one_ends_alone(
+    site: Site,
+) -> None:
+    """The temp crawl's check for requests Redis lost was per site: its job's requests gone (the site's
+    queue key deleted) while another job of the site (a regular grab) had a retry waiting in the delayed
+    set, Redis still "held a request of the site", and the temp crawl waited for its own, which no worker
+    would ever take, until the other job ended (here: never). It is per job: the crawl ends saying what
+    was lost, and the other job's request and counts are left as they were."""
+    site.rule(*(f"/a/o{n}" for n in range(40)))
+    keys = Keys("crawler")
+    meta = {"site": site.name, "job": "othergrab", "kind": "article"}
+    other = json.dumps({"url": site.server.url("/a/other"), "meta": meta})
+    with site.temp_running(*_slow_temp(3)) as crawl:
+        wait_until(lambda: len(site.stored()) >= 1, "an article stored")
+        client = connect(f"unix://{site.data / 'redis' / 'redis.sock'}")
+        try:
+            # The other job's retry, waiting its backoff for an hour, then the temp crawl's queue lost.
+            with client.pipeline(transaction=True) as pipe:
+                pipe.zadd(keys.delayed, {other: time.time() + 3600})
+                pipe.hset(keys.lease_sites, other, site.name)
+                pipe.hset(keys.lease_scores, other, 0)
+                pipe.hincrby(keys.pending, site.name, 1)
+                pipe.hincrby(keys.job("othergrab"), "pending", 1)
+                pipe.delete(keys.queue_of(site.name))
+                pipe.execute()
+            try:
+                out, err = crawl.communicate(timeout=WAIT_LIMIT)
+            except subprocess.TimeoutExpired:
+                pytest.fail("the temp crawl waits for its requests while another job's is held")
+        finally:
+            client.close()
+    assert crawl.returncode == 1, (out, err[-4000:])
+    assert re.search(
+        r"crawler temp: error: Redis no longer holds the \d+ requests? job [0-9a-f]+ had not fetched yet:"
+        rf" none is in the queue of site {site.name} \(crawler:queue:{site.name}\), leased or waiting",
+        err,
+    ), err[-4000:]
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        try:
+            assert client.zscore(keys.delayed, other) is not None, "the other job's request waits still"
+            assert client.hget(keys.job("othergrab"), "pending") == b"1"
+            assert client.hget(keys.pending, site.name) == b"1", "the site counts the other job's request"
+        finally:
+            client.close()
+
+
 def test_a_temp_crawl_writes_off_the_requests_its_site_lost_before_it_started(site: Site) -> None:
     """The site's last temp crawl, killed, left its job with requests pending, then its queue key was
     deleted (as under `crawler run`, the site's next grab not due yet): the next `crawler temp SITE`

@@ -1296,8 +1296,10 @@ def _crawl_job(
         refused: list[str | None] = [None]
         # Whether the site's pause was said, and whether the crawl stopped for it.
         paused = [False, False]
-        # Since when Redis holds none of the job's pending requests (_requests_lost), and what is said of it.
+        # Since when the job has not moved with requests pending, or Redis has held none of the site's
+        # (_requests_lost), and what is said of it; the job's counts that moving changes, as last read.
         lost_since: list[float | None] = [None]
+        moved: list[tuple[int, ...]] = [()]
         lost: list[str | None] = [None]
         queue = LeasedQueue(server, keys)
         # The end of the site's backoff last said (a new one, asked later, is said again).
@@ -1306,19 +1308,23 @@ def _crawl_job(
         def tick() -> bool:
             """Show the job's counters; False once Redis has not answered, or has refused writes (a full
             disk: it answers reads, yet the worker can take no request), for ``patience`` seconds; once
-            ``site`` is paused and no lease of the job is held; and once Redis has held none of its pending
-            requests for LOST_REQUESTS_SECONDS (their counts written off: _requests_lost)."""
+            ``site`` is paused and no lease of the job is held; and once Redis holds none of its pending
+            requests, looked for once the job has not moved (or the site has held none) for
+            LOST_REQUESTS_SECONDS (their counts written off: _requests_lost)."""
             try:
                 counts = JobCounts.read(server, keys, job)
                 refused[0] = writes_refused(server)
                 held = site is not None and bool(server.hexists(keys.paused, site))
                 fetching = bool(held and held_leases(server, keys, job, time.time()))
-                if site is None or not counts.pending or queue.lost(site) is None:
+                now = (counts.pending, counts.fetched, counts.skipped, counts.errors, counts.refused)
+                still, moved[0] = now == moved[0], now
+                if site is None or not counts.pending or not (still or queue.lost(site) is not None):
                     lost_since[0] = None
                 elif time.monotonic() - (lost_since[0] or time.monotonic()) >= LOST_REQUESTS_SECONDS:
                     lost[0] = _requests_lost(server, keys, job, site, counts.pending)
                     if lost[0] is not None:
                         return False
+                    lost_since[0] = time.monotonic()  # held: looked for again after as long
                 else:
                     lost_since[0] = lost_since[0] or time.monotonic()
                 if site is not None and counts.pending:
@@ -1380,7 +1386,10 @@ def _requests_lost(server: redis.Redis, keys: Keys, job: str, site: str, pending
     their counts written off (:meth:`LeasedQueue.lost`: the job is not resumed by the next temp crawl, which
     would wait for them again); None when Redis holds one of them after all."""
     queue = LeasedQueue(server, keys)
-    if queue.lost(site, write_off=True, jobs=[job]) is None:
+    if (
+        queue.lost(site, write_off=True, jobs=[job]) is None
+        and queue.job_lost(site, job, write_off=True) is None
+    ):
         return None
     overwritten = [
         wrong

@@ -812,6 +812,71 @@ return {counted, 1, written}
 )
 
 
+# The most members of the queues, leases and delayed requests one look for a job's requests reads (ZRANGE
+# blocks Redis while it runs: 100,000 members took 0.4-4.6 s on the 2 shared cores of 2026-11-29, so at
+# most about 0.02-0.2 s). A temp crawl's requests, raised in priority, are at the head of its site's queue.
+JOB_LOST_READ_MAX = 5000
+
+# KEYS: pending, leases, delayed, the job's hash. ARGV: prefix, site, job, 1 to write off (else 0), the most
+# members to read. The job's pending count when Redis holds none of its requests (none of the queues of the
+# site and of its discover host slots, the leases and the delayed requests holds a member of the job:
+# meta.job), else false; false too when it could not tell within the members it may read. Written off (the
+# job's pending set to 0, its 'lost' counting what it had, and as many taken from the site's counts) in this
+# one script. The other jobs of the site, and their counts, are left as they are.
+_JOB_LOST = """
+local site, slot, job = ARGV[2], ARGV[2] .. '@', ARGV[3]
+local budget = tonumber(ARGV[5])
+local pending = tonumber(redis.call('HGET', KEYS[4], 'pending')) or 0
+if pending <= 0 then return false end
+-- Decoded only when it holds the job's id at all.
+local function of_job(member)
+  if not string.find(member, job, 1, true) then return false end
+  local ok, request = pcall(cjson.decode, member)
+  return ok and type(request) == 'table' and type(request.meta) == 'table' and request.meta.job == job
+end
+-- Whether the sorted set holds a member of the job (true), holds none (false), or is past the budget (nil).
+local function holds(key)
+  local size = redis.call('ZCARD', key)
+  for _, member in ipairs(redis.call('ZRANGE', key, 0, math.max(math.min(size, budget), 1) - 1)) do
+    if of_job(member) then return true end
+  end
+  budget = budget - size
+  if budget < 0 then return nil end
+  return false
+end
+local names = {site}
+for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(name, 1, #slot) == slot then table.insert(names, name) end
+end
+local sets = {}
+for _, name in ipairs(names) do
+  local key = ARGV[1] .. ':queue:' .. name
+  if redis.call('TYPE', key).ok == 'zset' then table.insert(sets, key) end
+end
+table.insert(sets, KEYS[2])
+table.insert(sets, KEYS[3])
+for _, key in ipairs(sets) do
+  if holds(key) ~= false then return false end
+end
+if ARGV[4] == '1' then
+  redis.call('HSET', KEYS[4], 'pending', 0)
+  redis.call('HINCRBY', KEYS[4], 'lost', pending)
+  local left = pending
+  for _, name in ipairs(names) do
+    local counted = tonumber(redis.call('HGET', KEYS[1], name)) or 0
+    local taken = math.min(counted, left)
+    if taken > 0 and taken == counted then
+      redis.call('HDEL', KEYS[1], name)
+    elseif taken > 0 then
+      redis.call('HINCRBY', KEYS[1], name, -taken)
+    end
+    left = left - math.max(taken, 0)
+  end
+end
+return pending
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class Ack:
     """A lease to end with :meth:`LeasedQueue.ack_many`, and its job's counts (as :meth:`LeasedQueue.ack`
@@ -942,6 +1007,7 @@ class LeasedQueue:
         self._pause = server.register_script(_PAUSE)
         self._resume = server.register_script(_RESUME)
         self._lost = server.register_script(_LOST)
+        self._job_lost = server.register_script(_JOB_LOST)
 
     def __len__(self) -> int:
         """Requests queued (neither leased nor waiting), over every site."""
@@ -1418,6 +1484,18 @@ class LeasedQueue:
             keys=keys, args=[self.keys.prefix, site, 1 if write_off else 0]
         )
         return (int(counted), int(written)) if int(none_held) else None
+
+    def job_lost(self, site: str, job: str, *, write_off: bool = False) -> int | None:
+        """The requests ``job``, of ``site``, counts pending when Redis holds none of them (none queued for
+        the site or its discover host slots, leased or waiting: :meth:`lost` for one job, whatever the
+        site's other jobs hold); None when it holds one, or the job counts none. With ``write_off``, the
+        job's pending is set to 0 (its ``lost`` counting what it had) and as many taken from the site's
+        counts, in the same script. It reads at most JOB_LOST_READ_MAX members of those sets (from the head
+        of each): past them it cannot tell, and says None."""
+        keys = [self.keys.pending, self.keys.leases, self.keys.delayed, self.keys.job(job)]
+        args = [self.keys.prefix, site, job, 1 if write_off else 0, JOB_LOST_READ_MAX]
+        pending = self._job_lost(keys=keys, args=args)
+        return None if pending is None else int(pending)
 
     def job_pending(self, job: str) -> int:
         return int(self.server.hget(self.keys.job(job), "pending") or 0)
