@@ -17,7 +17,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/redirect-pair``             a redirect to ``/redirect-pair?x=1``, which redirects back, forever
 ``/redirect-long?n=N``        a redirect to ``/a/`` then N ``x`` (a target longer than the URL asked for)
 ``/redirect-credentials``     a redirect to ``/a/cred`` of this server with ``user:secret@`` before its host
-``/long-header?kb=N``          an article page whose header ``X-Long`` is N KB long (2048: 2 MB)
+``/long-header?kb=N``          an article page whose header ``X-Long`` is N KB long (2048: 2 MB); ``&id=ID``:
+                               counted as ``/asked/ID`` says
 ``/large?mb=N``                an N MB HTML page (Content-Length set), streamed
 ``/large-gzip?mb=N``           an N MB HTML page sent gzip-compressed (a few KB on the wire)
 ``/one-line?chars=N``          an article page whose body is one paragraph of N characters
@@ -48,7 +49,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                the 503 sends ``Retry-After: S`` (else none)
 ``/held/ID?seconds=S``          the first request of ID held unanswered S seconds (then the article), the
                                later ones answered with the article at once
-``/asked/ID``                  how many requests of ``/held/ID`` came so far (plain text)
+``/asked/ID``                  how many requests of ``/held/ID``, ``/flaky/ID`` or ``/long-header?id=ID``
+                               came so far (plain text)
 ``/cut/ID?how=H``              the article page of ID cut in half, the connection then closed: ``length``
                                (the default) declares the whole page's Content-Length, ``chunked`` sends
                                it in chunks and no last chunk, ``nothing`` sends no answer at all
@@ -198,9 +200,16 @@ _LARGE_PARAGRAPH = (
 )
 
 
-# Requests so far per /flaky/ID and per held/ID (the server is threaded).
+# Requests so far per ID of /flaky/ID, /held/ID and /long-header?id=ID (the server is threaded).
 _COUNTS: dict[str, int] = {}
 _COUNTS_LOCK = threading.Lock()
+
+
+def _asked(name: str) -> int:
+    """Count a request of ``name``; how many came so far, this one included."""
+    with _COUNTS_LOCK:
+        _COUNTS[name] = _COUNTS.get(name, 0) + 1
+        return _COUNTS[name]
 
 
 def generated_article(name: str) -> str:
@@ -477,6 +486,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif path == "/redirect-credentials":
             self._redirect(f"http://user:secret@{self.headers.get('Host')}/a/cred", 302)
         elif path == "/long-header":
+            if "id" in query:
+                _asked(query["id"])
             long_headed = generated_article("long-header").encode()
             self._send(
                 200,
@@ -549,9 +560,7 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 self._send(200, page.encode(), "text/html; charset=utf-8")
         elif path.startswith("/flaky/"):
             name = path.removeprefix("/flaky/")
-            with _COUNTS_LOCK:
-                _COUNTS[name] = _COUNTS.get(name, 0) + 1
-                seen = _COUNTS[name]
+            seen = _asked(name)
             if seen <= int(query.get("fail", "1")):
                 wait = query.get("retry_after")
                 self._send(503, b"busy", "text/plain", {} if wait is None else {"Retry-After": wait})
@@ -559,15 +568,13 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 self._send(200, generated_article(name).encode(), "text/html; charset=utf-8")
         elif path.startswith("/held/"):
             name = path.removeprefix("/held/")
-            with _COUNTS_LOCK:
-                _COUNTS[f"held/{name}"] = _COUNTS.get(f"held/{name}", 0) + 1
-                seen = _COUNTS[f"held/{name}"]
+            seen = _asked(name)
             if seen == 1:
                 time.sleep(float(query.get("seconds", "5")))
             self._send(200, generated_article(name).encode(), "text/html; charset=utf-8")
         elif path.startswith("/asked/"):
             with _COUNTS_LOCK:
-                asked = _COUNTS.get(f"held/{path.removeprefix('/asked/')}", 0)
+                asked = _COUNTS.get(path.removeprefix("/asked/"), 0)
             self._send(200, str(asked).encode(), "text/plain")
         elif path == "/bad-gzip":
             body = b"\x1f\x8b\x08\x00garbage" * 50

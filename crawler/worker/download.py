@@ -168,7 +168,7 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
     connection pool to close, or for the disconnect timeout when the pool has not closed within it, and
     fires no Deferred twice: the pool's own Deferred is left to the pool; at :data:`STOP_DOWNLOADS`, its
     downloads under way are cancelled and new ones refused (:class:`DownloadStopped`); a line of a
-    response's head over the client's limit fails it with :class:`HeadLineTooLong`."""
+    response's head over the client's limit fails it with :class:`HeadLineTooLong`, not retried."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
@@ -186,6 +186,12 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         self._under_way.add(download)
         try:
             return await download
+        except DownloadFailedError as error:
+            if head_too_long(error) is not None:
+                # The same head comes again on a retry: Scrapy's RetryMiddleware passes it on to its
+                # dead letter at once.
+                request.meta["dont_retry"] = True
+            raise
         except asyncio.CancelledError:
             if not self._stopped or not download.cancelled():
                 raise
