@@ -438,9 +438,11 @@ def test_a_request_whose_rule_file_this_worker_cannot_read_is_put_back_for_later
     """A request a worker takes whose site's rule file is in its folder but does not load there (a key of a
     newer version during a rolling upgrade, a file broken on one machine) is put back for later, counted,
     its file's errors warned of once with the fix; once a worker can read the file, it is fetched and
-    stored. Not dead-lettered "no rule for site" (what a site without any rule file still is)."""
+    stored. Not dead-lettered "no rule for site" (what a site without any rule file still is). Nor
+    fetched before it is put back: the worker that cannot read its rule fetched it at each return."""
     site.rule("/a/landing")
-    flaky = f"/flaky/{unique('upgraded')}?fail=3"
+    name = unique("upgraded")
+    flaky = f"/flaky/{name}?fail=3"
     site.rule(flaky, name="upgraded")
     settings = [item for pair in FAST for item in ("-s", pair)]
     first = site.crawler("temp", "upgraded", *settings)
@@ -460,6 +462,8 @@ def test_a_request_whose_rule_file_this_worker_cannot_read_is_put_back_for_later
     assert "run the crawler version the rule is written for on this machine" in warned[0], warned
     assert [letter for letter in site.dead() if letter["site"] == "upgraded"] == []
     assert site.status()["queue"]["waiting"] == 1, "the request put back, waiting for its time"
+    with urllib.request.urlopen(site.server.url(f"/asked/{name}"), timeout=COMMAND_TIMEOUT) as answer:
+        assert answer.read() == b"3", "asked thrice by the first crawl, never by the worker that put it back"
 
     (site.rules / "upgraded.yaml").write_text(rule, encoding="utf-8")
     worker = subprocess.Popen(

@@ -73,7 +73,8 @@ logger = logging.getLogger(__name__)
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
-# Entries looked at per call of next_request when they turn out to be no requests (dead-lettered).
+# Entries looked at per call of next_request when they turn out to be no requests (dead-lettered), or
+# requests of a site whose rule file this worker cannot read (put back unfetched).
 POISON_PER_CALL = 10
 # Seconds between two looks of an idle worker at the delayed requests whose time has come.
 DUE_CHECK_SECONDS = 1.0
@@ -372,6 +373,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 self._call("return a request of another site", False, self.queue.release, [lease])
                 self.stats.inc_value("scheduler/returned_other_site")
                 return None
+            put_back = getattr(self.spider, "put_back_unreadable", None)
+            if put_back is not None and put_back(request):
+                continue
             self.stats.inc_value("scheduler/dequeued/redis")
             work = Work.of(request)
             if helps(self.crawler, work.job):

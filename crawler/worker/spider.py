@@ -1306,6 +1306,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self._no_rule(response.request, site)
         return rule
 
+    def put_back_unreadable(self, request: Request) -> bool:
+        """Put ``request`` back before its download when this worker cannot read its site's rule file
+        (:meth:`_rule_unreadable`): its page would be fetched for nothing. False when the rule is read, or
+        there is no file of it (the request is fetched, and dead-lettered ``no rule`` as it is read)."""
+        site = Work.of(request).site
+        if not site or self.rule_of(site) is not None:
+            return False
+        errors = self.unreadable.get(site)
+        if errors is None:
+            return False
+        self._rule_unreadable(request, site, errors)
+        return True
+
     def _no_rule(self, request: Request, site: str) -> None:
         """Dead-letter ``request`` of ``site``, which has no rule here, saying how to mend it; one whose
         rule file is here but cannot be read by this worker is put back (:meth:`_rule_unreadable`)."""
