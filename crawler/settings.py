@@ -331,10 +331,10 @@ TEXT_PROCESSES: Annotated[int, Range("a number of processes", 0)] = 2
 # Seconds the crawl waits at its start for those processes to finish their imports, so its first requests
 # do not share the cores with them (they then left up to 0.2 s after their politeness slot); 0: no wait.
 TEXT_START_SECONDS: Seconds = 30.0
-# Characters of an article's body, by its rule or from qRead: a longer one is dead-lettered. Its text work
-# takes about 40 bytes of memory a character (a page of one 20 MB line: 850 MB at the worker's peak), and
-# MongoDB writes no document over 16 MB; the longest article of the extraction corpora has 49,264, a 20th
-# of it.
+# Characters of an article's body, by its rule, from qRead or a PDF or DOCX document's text: a longer one
+# is dead-lettered. Its text work takes about 40 bytes of memory a character (a page of one 20 MB line:
+# 850 MB at the worker's peak), and MongoDB writes no document over 16 MB; the longest article of the
+# extraction corpora has 49,264, a 20th of it.
 TEXT_MAX_BODY_CHARS: Annotated[int, Range("a number of characters", 1)] = 1_000_000
 
 # --- SUMMARY_: extractive summaries stored with each article -------------------------------------------

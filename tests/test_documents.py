@@ -143,6 +143,27 @@ def test_a_document_over_the_size_limit_is_dead_lettered(site: Site) -> None:
     assert list(site.stored()) == ["/a/small"]
 
 
+@pytest.mark.parametrize("kind", ["pdf", "docx"])
+def test_a_document_whose_text_is_past_the_length_limit_is_dead_lettered_naming_it_and_the_limit(
+    site: Site, kind: str
+) -> None:
+    """TEXT_MAX_BODY_CHARS bounded the body of an HTML page, not the text of a document: a 10 MB PDF of
+    text, under DOCUMENTS_MAX_BYTES (20 MB), was stored as an article of millions of characters, its
+    text work (cleaning, summaries, fingerprints) taking the text process's memory."""
+    chars = len(read_document(document_file("long", kind), f"long.{kind}").text)
+    site.rule(f"/doc/long.{kind}")
+    done = site.temp("-s", "TEXT_MAX_BODY_CHARS=200")
+    assert done.returncode == 1, done.stderr[-4000:]
+    assert "errors 1 (body too long: 1)" in done.stdout, done.stdout
+    (letter,) = site.dead()
+    assert letter["reason"] == (
+        f"{site.server.url(f'/doc/long.{kind}')}: the text of the document is {chars:,} characters, over"
+        " TEXT_MAX_BODY_CHARS (200): no article is that long; if this one is,"
+        f" `-s TEXT_MAX_BODY_CHARS={chars}` on the crawl's command (worker, run or temp), then requeue it"
+    ), letter["reason"]
+    assert list(site.stored()) == []
+
+
 def test_rules_try_on_a_document_shows_what_the_crawl_would_store(site: Site) -> None:
     site.rule("/a/page")
     done = site.crawler("rules", "try", "docs", site.server.url("/doc/annual.pdf"))

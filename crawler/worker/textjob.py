@@ -33,7 +33,8 @@ Args = tuple[
 
 
 class BodyTooLong(ValueError):
-    """The body qRead read from a page has ``chars`` characters, over the limit it was given."""
+    """The body qRead read from a page, or the text of a document, has ``chars`` characters, over the limit
+    it was given."""
 
     def __init__(self, chars: int) -> None:
         super().__init__(chars)
@@ -75,12 +76,14 @@ def article_text(
     rule's body fell short), the body qRead finds there, kept when longer than ``body``; then, on the
     body kept, its summaries of ``lengths`` sentences and its fingerprints; with ``topic`` (a page of a
     discover crawl), its relevance (from its title and the body kept) and its links (their query in the
-    page's web ``encoding``). :class:`BodyTooLong` when qRead's body is over ``max_chars``, before any
-    work on it."""
+    page's web ``encoding``). :class:`BodyTooLong` when qRead's body, or the document's text, is over
+    ``max_chars``, before any work on it."""
     qread_body = found_by = None
     metadata = None
     if document is not None:
         read = read_document(document, url)
+        if max_chars is not None and len(read.text) > max_chars:
+            raise BodyTooLong(len(read.text))
         qread_body, found_by = clean_body(read.text), read.kind
         found = {"title": read.title, "author": read.author, "published": read.published}
         metadata = {name: value for name, value in found.items() if value}

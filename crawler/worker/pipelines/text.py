@@ -107,9 +107,8 @@ class TextPipeline:
             )
         except BodyTooLong as exc:
             self._count(f"crawl/body_too_long/{site}")
-            raise BodyTooLongError(
-                item.url, "the body qRead read from the page", exc.chars, self.max_body_chars
-            ) from None
+            what = "the text of the document" if document is not None else "the body qRead read from the page"
+            raise BodyTooLongError(item.url, what, exc.chars, self.max_body_chars) from None
         except UnreadableDocument as exc:
             self._count(f"extract/document_errors/{site}")
             raise DocumentError(str(exc)) from None
