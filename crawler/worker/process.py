@@ -220,13 +220,16 @@ def run_worker(
 
 def _what_it_did(stats: dict[str, Any]) -> str:
     """What a crawl did, from its stats, in the words of a temp crawl's summary: ``The worker ran 8 s
-    (shutdown): fetched 55 pages, stored 49 articles, errors 0`` (the articles updated, stored before, and
-    the kinds of the errors, dead letters, when there are some)."""
+    (shutdown): fetched 55 pages, stored 49 articles, errors 0`` (those spooled to local disk, the articles
+    updated, stored before, and the kinds of the errors, dead letters, when there are some). The articles
+    are counted as their jobs count them, by the acknowledgements that ended their requests
+    (``acked/stored``, ``acked/updated``): once each, however many times the store wrote them."""
 
     def total(prefix: str) -> int:
         return sum(int(count) for name, count in stats.items() if name.startswith(prefix))
 
-    updated = total("store/updated/")
+    updated = int(stats.get("acked/updated", 0))
+    spooled = int(stats.get("acked/spooled", 0))
     errors = total("dead/")
     kinds: dict[str, int] = {}
     for name, count in stats.items():
@@ -236,7 +239,8 @@ def _what_it_did(stats: dict[str, Any]) -> str:
     return (
         f"The worker ran {float(stats.get('elapsed_time_seconds', 0)):.0f} s"
         f" ({stats.get('finish_reason', 'stopped')}): fetched {counted(total('crawl/pages/'), 'page')},"
-        f" stored {counted(total('store/new/'), 'article')}"
+        f" stored {counted(int(stats.get('acked/stored', 0)), 'article')}"
+        + (f" ({spooled} of them spooled to local disk)" if spooled else "")
         + (f", updated {updated} stored before" if updated else "")
         + f", errors {errors}"
         + (f" ({', '.join(f'{kind}: {count}' for kind, count in sorted(kinds.items()))})" if errors else "")

@@ -485,9 +485,22 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if ending:
             self.crawler.signals.send_catch_log(leases_ending, works=ending)
         outcomes = self._call("acknowledge requests", True, self.queue.ack_many, acks)
-        late = 0 if outcomes is None else outcomes.count(False)
+        if outcomes is None:
+            return
+        late = outcomes.count(False)
         if late:
             self.stats.inc_value("lease/ack_after_expiry", late)
+        # The worker's closing line counts the articles as their jobs do: a page written again after its
+        # lease expired (its ack late) or after its batch failed in part (its first write unacknowledged)
+        # is counted by one acknowledgement.
+        landed = [ack for ack, done in zip(acks, outcomes, strict=True) if done]
+        for name, count in (
+            ("acked/stored", sum(ack.stored for ack in landed)),
+            ("acked/spooled", sum(ack.spooled for ack in landed)),
+            ("acked/updated", sum(ack.updated for ack in landed)),
+        ):
+            if count:
+                self.stats.inc_value(name, count)
 
     def defer(
         self,
