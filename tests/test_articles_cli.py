@@ -1131,6 +1131,32 @@ class _Unclosed:
         return None
 
 
+def test_a_site_with_articles_is_checked_without_reading_every_weeks_statistics(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--site S` checks S by its count (its index): the statistics of every week, which read every article
+    of every week, are read only to name the sites when S has none, and by `stats` of every week."""
+    read: list[str | None] = []
+    stats = SqliteStore.stats
+
+    def spied(self: SqliteStore, week: str | None = None) -> list[dict[str, Any]]:
+        read.append(week)
+        return stats(self, week)
+
+    with SqliteStore(crawled) as store:
+        week = store.weeks()[-1]
+    monkeypatch.setattr(SqliteStore, "stats", spied)
+    site = "demo-citynews"
+    for command in (["list"], ["search", "the"], ["export"], ["stats", "--week", week]):
+        code, out, err = articles(capsys, monkeypatch, crawled, *command, "--site", site, "--format", "jsonl")
+        assert code == 0, (command, err)
+        rows = [json.loads(line) for line in out.splitlines()]
+        assert rows, command
+        assert {row["site"] for row in rows} == {site}, command
+        assert None not in read, command
+    assert read == [week]
+
+
 def test_an_unknown_site_is_named_with_the_sites_that_have_articles(
     crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -67,8 +67,12 @@ class ArticleNotFound(CrawlerError):
 def _check_site(store: Store, site: str | None, stats: list[dict[str, Any]] | None = None) -> None:
     """:class:`InputError` when ``site`` (if given) has no article in the store: a misspelt site id says so,
     with the sites that have articles, rather than showing nothing. ``stats``: the store's
-    :meth:`Store.stats` of every week, when the caller has read them already."""
+    :meth:`Store.stats` of every week, when the caller has read them already; else the site's articles are
+    counted (its index), and every week's statistics, which read every article, only to name the sites
+    when it has none."""
     if site is None:
+        return
+    if stats is None and store.count(site):
         return
     sites = sorted({str(row["site"]) for row in (store.stats() if stats is None else stats)})
     if site in sites:
@@ -584,11 +588,11 @@ _STATS_FIELDS = ("week", "site", "articles", "reposts", "qread")
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    """The store's counts read once: every week's when no week is asked for or a site is (its check looks
-    at every week), the week's alone otherwise. A week asked for that a read across weeks left out (its
+    """The store's counts read once: every week's when no week is asked for, the week's alone otherwise
+    (a site asked for is checked by its count). A week asked for that a read across weeks left out (its
     file damaged) is read again on its own, to fail as it does when it is read alone."""
     with _store() as store:
-        every_week = store.stats() if args.week is None or args.site is not None else None
+        every_week = store.stats() if args.week is None else None
         _check_site(store, args.site, every_week)
         _check_week(store, args.week)
         read = every_week
