@@ -10,7 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -446,10 +446,12 @@ _TRIGRAM_SEARCH = """
 
 
 def _as_old_version(path: Path, version: int) -> None:
-    """Turn a week's file written by this crawler into one of schema ``version`` (2 to 6): no
-    ``redirected_from`` column; before 6, no anchors nor paragraph counts; before 5, the band keys without
-    their SimHash (version 2: of another layout); before 4, the trigram search index."""
+    """Turn a week's file written by this crawler into one of schema ``version`` (2 to 6): no partial
+    indexes of the rows with reposts or redirects, no ``redirected_from`` column; before 6, no anchors nor
+    paragraph counts; before 5, the band keys without their SimHash (version 2: of another layout); before
+    4, the trigram search index."""
     connection = sqlite3.connect(path)
+    connection.executescript("DROP INDEX articles_reposted; DROP INDEX articles_redirected;")
     connection.execute("ALTER TABLE articles DROP COLUMN redirected_from")
     if version < 6:
         connection.executescript(
@@ -1183,3 +1185,40 @@ def test_a_near_duplicate_of_a_stored_body_that_is_not_utf8_is_stored_as_its_rep
         candidate = Candidate("http://news.test/old", "citynews", "2026w47", "", None, None)
         assert store._body(None, candidate) == FLOOD + "\ufffd"
     assert f"the article store {path} holds text that is not UTF-8" in caplog.text, caplog.text
+
+
+def test_a_url_is_looked_up_in_reposts_and_redirects_through_the_rows_that_record_some(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`show URL` of a repost's URL, or of one stored nowhere, reads the rows that record reposts or
+    redirects through their partial indexes (version 8), not every row of every week; a version 7 file
+    gets them when it is opened."""
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD))
+        store.upsert(article("http://other.test/copy", "2026-11-17T11:00:00Z", body=FLOOD_REPOST))
+    path = tmp_path / "articles" / "articles_2026w47.sqlite"
+    with sqlite3.connect(path) as old:
+        old.executescript(
+            "DROP INDEX IF EXISTS articles_reposted; DROP INDEX IF EXISTS articles_redirected;"
+            " PRAGMA user_version = 7;"
+        )
+    old.close()
+    asked: list[tuple[str, Sequence[object]]] = []
+    newest = SqliteStore._newest
+
+    def spied(self: SqliteStore, query: str, params: Sequence[object]) -> dict[str, Any] | None:
+        asked.append((query, params))
+        return newest(self, query, params)
+
+    monkeypatch.setattr(SqliteStore, "_newest", spied)
+    with SqliteStore(tmp_path) as store:
+        original = store.original_of("http://other.test/copy")
+        assert original is not None and original["url"] == "http://news.test/flood"
+        assert store.redirected_to("http://nowhere.test/") is None
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        plans = [" ".join(row[3] for row in check.execute(f"EXPLAIN QUERY PLAN {q}", p)) for q, p in asked]
+    check.close()
+    assert len(plans) == 2
+    assert "USING INDEX articles_reposted" in plans[0], plans[0]
+    assert "USING INDEX articles_redirected" in plans[1], plans[1]

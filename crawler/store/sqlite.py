@@ -505,7 +505,8 @@ class SqliteStore(Store):
 
     def original_of(self, url: str) -> dict[str, Any] | None:
         query = (
-            f"SELECT {COLUMNS} FROM articles WHERE reposts LIKE ? ESCAPE '\\' AND EXISTS (SELECT 1 FROM"
+            f"SELECT {COLUMNS} FROM articles WHERE reposts != '[]' AND reposts LIKE ? ESCAPE '\\' AND EXISTS"
+            " (SELECT 1 FROM"
             " json_each(articles.reposts) AS r WHERE json_extract(r.value, '$.url') = ? OR EXISTS (SELECT 1"
             " FROM json_each(r.value, '$.redirected_from') AS f WHERE f.value = ?)) LIMIT 1"
         )
@@ -513,7 +514,8 @@ class SqliteStore(Store):
 
     def redirected_to(self, url: str) -> dict[str, Any] | None:
         query = (
-            f"SELECT {COLUMNS} FROM articles WHERE redirected_from LIKE ? ESCAPE '\\' AND EXISTS"
+            f"SELECT {COLUMNS} FROM articles WHERE redirected_from != '[]' AND redirected_from LIKE ?"
+            " ESCAPE '\\' AND EXISTS"
             " (SELECT 1 FROM json_each(articles.redirected_from) WHERE value = ?)"
             " ORDER BY fetched_at DESC LIMIT 1"
         )
