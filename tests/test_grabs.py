@@ -909,3 +909,27 @@ def test_a_grab_due_while_the_last_one_counts_requests_redis_holds_nowhere_is_qu
         " overwritten, or with a Redis restarted from an older snapshot): their counts are written off;"
         f" `crawler temp {rule.site} --again` fetches the articles seen before again"
     ]
+
+
+def test_a_grabs_job_hash_expires_once_the_next_grab_of_its_site_is_queued(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    """Every grab made a job hash (crawler:job:<id>: its counts and notes) that nothing removed: `crawler
+    run` of 30 sites grabbed every minute or two left 1,300 more an hour, for ever (bench/soak.py). Once
+    the next grab of the site is queued, the last one's hash is kept SCHEDULE_JOB_KEEP_HOURS, then
+    expires; the site's current grab keeps its own."""
+    rule = rules["demo-citynews"]
+    assert rule.every is not None
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    keys = Keys(PREFIX)
+    scheduler = GrabScheduler(redis_client, keys, clock=clock, job_keep_hours=2.0)
+    jobs = []
+    for _ in range(3):
+        (seeded,) = scheduler.tick([rule])
+        jobs.append(seeded.job)
+        take_all(redis_client)
+        clock.advance(seconds=rule.every.total_seconds())
+    ttls = [redis_client.ttl(keys.job(job)) for job in jobs]
+    assert 0 < ttls[0] <= 2 * 3600 and 0 < ttls[1] <= 2 * 3600, ttls
+    assert ttls[2] == -1, "the site's current grab keeps its hash"
+    assert redis_client.hget(keys.grab(rule.site), "job") == jobs[2].encode()

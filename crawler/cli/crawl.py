@@ -728,6 +728,7 @@ def _grab_scheduler(settings: Any, url: str) -> GrabScheduler:
         yield_boost=settings.getint("SCHEDULE_YIELD_BOOST"),
         tick_seconds=settings.getfloat("SCHEDULE_TICK_SECONDS"),
         wait_max_seconds=settings.getfloat("SCHEDULE_GRAB_WAIT_MAX_SECONDS"),
+        job_keep_hours=settings.getfloat("SCHEDULE_JOB_KEEP_HOURS"),
     )
 
 

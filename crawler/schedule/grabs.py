@@ -100,6 +100,7 @@ if due and tonumber(due) > tonumber(ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[1], 'next', ARGV[2], 'last', ARGV[1], 'seeding', ARGV[3], 'every', ARGV[4])
 redis.call('HDEL', KEYS[1], 'waiting', 'waiting_since')
 redis.call('HINCRBY', KEYS[1], 'grabs', 1)
+if KEYS[2] ~= '' then redis.call('EXPIRE', KEYS[2], ARGV[5]) end
 return 1
 """
 _PLAN = """
@@ -194,6 +195,7 @@ class GrabScheduler:
         yield_boost: int = defaults.SCHEDULE_YIELD_BOOST,
         tick_seconds: float = defaults.SCHEDULE_TICK_SECONDS,
         wait_max_seconds: float = defaults.SCHEDULE_GRAB_WAIT_MAX_SECONDS,
+        job_keep_hours: float = defaults.SCHEDULE_JOB_KEEP_HOURS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.server = server
@@ -201,6 +203,7 @@ class GrabScheduler:
         self.lease_seconds = lease_seconds
         self.tick_seconds = tick_seconds
         self.wait_max_seconds = wait_max_seconds
+        self.job_keep_seconds = max(int(job_keep_hours * 3600), 1)
         self.yield_boost = yield_boost
         self.clock = clock
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
@@ -267,7 +270,12 @@ class GrabScheduler:
             if self._wait_for(rule, state, now):
                 continue
             job = uuid.uuid4().hex[:12]
-            if not self._claim(keys=[key], args=[f"{now:.3f}", f"{following:.3f}", job, period_of(rule)]):
+            last = self.keys.job(state["job"]) if "job" in state else ""
+            claimed = self._claim(
+                keys=[key, last],
+                args=[f"{now:.3f}", f"{following:.3f}", job, period_of(rule), self.job_keep_seconds],
+            )
+            if not claimed:
                 continue
             self._seed(rule, job, self._boost(state))
             seeded.append(Seeded(rule.site, job, following))
