@@ -91,6 +91,7 @@ __all__ = [
     "expired_leases",
     "held_leases",
     "index_request",
+    "keep_job",
     "leased",
     "listing_request",
     "mark_temp_job",
@@ -583,11 +584,20 @@ def remember_temp_job(server: redis.Redis, keys: Keys, site: str, job: str) -> N
 
 
 def mark_temp_job(server: redis.Redis, keys: Keys, job: str, *, ended: bool) -> None:
-    """Record that a temp crawl saw ``job`` end (nothing pending), or that one goes on with it."""
+    """Record that a temp crawl saw ``job`` end (nothing pending), or that one goes on with it (its hash
+    kept while it runs: :func:`keep_job` gave it a time-to-live when it last ended)."""
     if ended:
         server.hset(keys.job(job), "ended", f"{time.time():.3f}")
     else:
-        server.hdel(keys.job(job), "ended")
+        pipe = server.pipeline()
+        pipe.hdel(keys.job(job), "ended")
+        pipe.persist(keys.job(job))
+        pipe.execute()
+
+
+def keep_job(server: redis.Redis, keys: Keys, job: str, hours: float) -> None:
+    """``job`` ended: its hash (counts, notes) expires after ``hours`` (SCHEDULE_JOB_KEEP_HOURS)."""
+    server.expire(keys.job(job), max(int(hours * 3600), 1))
 
 
 def temp_job_ended(server: redis.Redis, keys: Keys, job: str) -> bool:

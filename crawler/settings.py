@@ -191,8 +191,8 @@ SCHEDULE_TICK_SECONDS: SecondsAbove0 = 5.0
 SCHEDULE_GRAB_WAIT_MAX_SECONDS: Seconds = 6 * 3600.0
 # Seconds the active scheduler holds its lock; another takes over this long after it stops.
 SCHEDULE_LEADER_SECONDS: SecondsAbove0 = 30.0
-# Hours a grab's job hash (its counts and notes) is kept once the next grab of its site is queued: a site
-# grabbed every minute would otherwise leave 1,440 hashes a day in Redis, for ever.
+# Hours a job's hash (its counts and notes) is kept once a temp crawl saw it end, or a grab's once the next
+# grab of its site is queued: a site grabbed every minute would otherwise leave 1,440 a day, for ever.
 SCHEDULE_JOB_KEEP_HOURS: Annotated[float, Range("hours", 0, above=True)] = 24.0
 # Index pages of regular grabs are read with If-None-Match / If-Modified-Since (304 when unchanged).
 SCHEDULE_CONDITIONAL_REQUESTS = True

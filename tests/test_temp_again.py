@@ -268,3 +268,24 @@ def test_a_temp_crawl_after_forget_that_finds_every_article_seen_names_the_comma
     again = site.temp("--again")
     assert again.returncode == 0, again.stdout + again.stderr[-3000:]
     assert set(site.stored()) == {"/a/forgot-one", "/a/forgot-two"}
+
+
+def test_the_job_hash_of_every_temp_crawl_that_ended_expires(tmp_path: Path, site_server: SiteServer) -> None:
+    """Every temp crawl (of the whole site, --again, --url) left its job hash (crawler:job:<id>) with no
+    time-to-live: an operator's cron of temp crawls added one a run, for ever. A job that ended is kept
+    SCHEDULE_JOB_KEEP_HOURS, then expires."""
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/kept-one", "/a/kept-two")
+    hours = ("-s", "SCHEDULE_JOB_KEEP_HOURS=2")
+    for run in (
+        site.temp(*hours),
+        site.temp("--again", *hours),
+        site.temp("--url", site_server.url("/a/kept-three"), *hours),
+    ):
+        assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    with EmbeddedRedis(site.data) as embedded:
+        server = connect(embedded.ensure())
+        jobs = [key for key in server.scan_iter("crawler:job:*") if server.type(key) == b"hash"]
+        ttls = sorted(server.ttl(key) for key in jobs)
+        server.close()
+    assert len(ttls) == 3 and all(0 < ttl <= 2 * 3600 for ttl in ttls), ttls

@@ -56,6 +56,7 @@ from crawler.requests import (
     end_again,
     enqueue_job,
     held_leases,
+    keep_job,
     mark_temp_job,
     queue_in_job,
     remember_temp_job,
@@ -288,6 +289,8 @@ def _temp(args: argparse.Namespace) -> int:
             mark_temp_job(server, keys, job, ended=True)
             if seen_again:
                 end_again(server, keys, job)
+        if counts.pending == 0:
+            keep_job(server, keys, job, settings.getfloat("SCHEDULE_JOB_KEEP_HOURS"))
         discovered = _discover_summary(settings, url, rule, job, counts) if rule.discover else None
     if before is not None:
         stored = (
