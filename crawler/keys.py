@@ -38,6 +38,7 @@ class Keys:
         "bans",
         "bloom",
         "dead",
+        "dead_superseded",
         "delayed",
         "downloading",
         "gated",
@@ -84,6 +85,9 @@ class Keys:
         self.delayed = f"{prefix}:delayed"
         # Requests that ended in an error, with the reason (a hash: member -> JSON).
         self.dead = f"{prefix}:dead"
+        # The dead letter kept for each listing page that failed (a hash: site and URL on two lines -> its
+        # member in `dead`): the next grab's dead letter of the page replaces it, one a page, not one a grab.
+        self.dead_superseded = f"{prefix}:dead-superseded"
         # Requests queued or leased and not yet acknowledged, per site (a hash).
         self.pending = f"{prefix}:pending"
         # Each site's politeness as its rule and robots.txt set it (a hash: site -> JSON: delay, concurrency,

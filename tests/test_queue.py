@@ -1279,3 +1279,29 @@ def test_a_jobs_lost_requests_are_written_off_alone_and_a_queue_past_what_one_lo
     assert queue.job_lost("news", "gone", write_off=True) == 2
     assert redis_client.hmget("test:job:gone", "pending", "lost") == [b"0", b"2"]
     assert queue.pending("news") == 4 and queue.job_pending("other") == 4
+
+
+def test_a_listing_page_dead_lettered_at_every_grab_keeps_one_dead_letter_the_latest(
+    redis_client: redis.Redis,
+) -> None:
+    """A site whose index page failed (down, timing out) had it dead-lettered again at every grab, each a
+    new dead letter (its request names its job): `crawler run` of a site down every minute kept 14 of its
+    one URL after 15 minutes (bench/soak.py), 1,440 a day. A dead letter given what it supersedes (the
+    worker gives a listing page's site and URL) replaces the one kept under the same name; others are kept
+    as before."""
+    queue = make_queue(redis_client)
+    for job in ("j1", "j2", "j3"):
+        push(queue, request("http://a.test/", job=job))
+        lease = queue.pop().member
+        assert lease is not None
+        record = json.dumps({"reason": "HTTP 503", "job": job}).encode()
+        assert queue.dead_letter(lease, record, site="news", job=job, supersedes="news\nhttp://a.test/")
+    push(queue, request("http://a.test/article", job="j3"))
+    lease = queue.pop().member
+    assert lease is not None
+    assert queue.dead_letter(lease, b'{"reason": "HTTP 500"}', site="news", job="j3")
+    kept = sorted(
+        json.loads(member)["meta"]["job"] + " " + json.loads(member)["url"] for member in queue.dead()
+    )
+    assert kept == ["j3 http://a.test/", "j3 http://a.test/article"]
+    assert queue.pending("news") == 0 and queue.leased() == 0

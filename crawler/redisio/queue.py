@@ -450,9 +450,10 @@ return attempts
 """
 )
 
-# KEYS: leases, lease-scores, pending, job (or ''), dead, attempts, lease-sites. ARGV: prefix, the lease,
-# site (or '' for an entry that never was a request: no counter counted it), job (or ''), the record
-# (JSON), the kind of error (counted in the job as error:<kind>), '1' when its page was fetched (else '').
+# KEYS: leases, lease-scores, pending, job (or ''), dead, attempts, lease-sites, dead-superseded. ARGV:
+# prefix, the lease, site (or '' for an entry that never was a request: no counter counted it), job (or
+# ''), the record (JSON), the kind of error (counted in the job as error:<kind>), '1' when its page was
+# fetched (else ''), the name of what it supersedes (or '').
 _DEAD = (
     SITE_LUA
     + """
@@ -460,6 +461,11 @@ if not redis.call('ZSCORE', KEYS[1], ARGV[2]) then return 0 end
 -- The dead letter is written before the lease ends: an error there (a key every site shares of another
 -- type) leaves the lease held, Lua not being rolled back.
 redis.call('HSET', KEYS[5], ARGV[2], ARGV[5])
+if ARGV[8] ~= '' then
+  local before = redis.call('HGET', KEYS[8], ARGV[8])
+  if before and before ~= ARGV[2] then redis.call('HDEL', KEYS[5], before) end
+  redis.call('HSET', KEYS[8], ARGV[8], ARGV[2])
+end
 redis.call('ZREM', KEYS[1], ARGV[2])
 local site = redis.call('HGET', KEYS[7], ARGV[2])
 forget(ARGV[1], ARGV[2])
@@ -1332,12 +1338,22 @@ class LeasedQueue:
         )
 
     def dead_letter(
-        self, lease: str, record: bytes, *, site: str, job: str | None, kind: str = "", fetched: bool = False
+        self,
+        lease: str,
+        record: bytes,
+        *,
+        site: str,
+        job: str | None,
+        kind: str = "",
+        fetched: bool = False,
+        supersedes: str = "",
     ) -> bool:
         """End ``lease`` for good and keep its member in the dead letters with ``record`` (JSON: the
         reason); its job counts an error of ``kind``, and a page fetched when ``fetched`` (its page was
-        fetched, what came of it failed). ``site`` is empty for an entry that never was a request. False
-        if it was not held."""
+        fetched, what came of it failed). ``site`` is empty for an entry that never was a request. A
+        ``supersedes`` name (a listing page's site and URL) replaces the dead letter last kept under that
+        name (``Keys.dead_superseded``): a page that fails at every grab keeps one. False if it was not
+        held."""
         keys = [
             self.keys.leases,
             self.keys.lease_scores,
@@ -1346,6 +1362,7 @@ class LeasedQueue:
             self.keys.dead,
             self.keys.attempts,
             self.keys.lease_sites,
+            self.keys.dead_superseded,
         ]
         args: list[str | bytes] = [
             self.keys.prefix,
@@ -1355,6 +1372,7 @@ class LeasedQueue:
             record,
             kind,
             "1" if fetched else "",
+            supersedes,
         ]
         return bool(self._dead(keys=keys, args=args))
 

@@ -53,6 +53,7 @@ from crawler.redisio.connection import NO_PERMISSION_FIX, writes_refused
 from crawler.redisio.embedded import RedisUnavailableError
 from crawler.redisio.queue import Ack, LeasedQueue, Popped
 from crawler.requests import (
+    LISTING_KINDS,
     QueueEntryError,
     Work,
     decode_request,
@@ -585,6 +586,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             job=work.job,
             kind=kind,
             fetched=fetched,
+            supersedes=f"{work.slot}\n{request.url}" if work.kind in LISTING_KINDS else "",
         )
 
     def forget(self, request: Request) -> None:
