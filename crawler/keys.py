@@ -117,6 +117,13 @@ class Keys:
         """A site's queued requests (a sorted set: JSON request -> priority and arrival)."""
         return f"{self.prefix}:queue:{site}"
 
+    def taking(self, site: str) -> str:
+        """A site's queued requests set aside to be taken out of the queue (``crawler sites forget``, a demo
+        adopting its leftovers: :meth:`crawler.redisio.queue.LeasedQueue.take_sites`), in batches; a sorted
+        set as the queue is. One left behind (the taking interrupted) is taken by the next take of the
+        site."""
+        return f"{self.prefix}:taking:{site}"
+
     def validators(self, site: str) -> str:
         """ETag and Last-Modified of the last answer to each of a site's index pages, feeds, sitemaps and
         API pages (a hash: URL -> JSON ``[etag, last_modified]``). Per site: a rule reading a page another

@@ -552,6 +552,113 @@ def test_requests_taken_out_of_a_site_leave_no_attempts_behind(redis_client: red
     assert (len(queue), queue.delayed(), queue.leased(), queue.pending("news")) == (0, 0, 0, 0)
 
 
+class _Batches:
+    """Stands for LeasedQueue._take_queued (the script taking a site's queued requests out, a batch a call):
+    records how many each call took, and runs ``between`` before the call numbered ``at``."""
+
+    def __init__(self, queue: LeasedQueue, between: Any = None, at: int = 1) -> None:
+        self.script = queue._take_queued
+        self.taken: list[int] = []
+        self.between, self.at = between, at
+        queue._take_queued = self  # type: ignore[assignment]
+
+    def __call__(self, **call: Any) -> Any:
+        if self.between is not None and len(self.taken) == self.at:
+            self.between()
+        reply = self.script(**call)
+        self.taken.append(len(reply) // 2)
+        return reply
+
+
+def test_a_big_sites_queued_requests_are_taken_out_a_batch_a_call_and_none_is_left(
+    redis_client: redis.Redis,
+) -> None:
+    """`sites forget` of a site of 300,000 queued requests took them in one script call: Redis answered no
+    one else for 20 s (every worker's pop refused BUSY, or timed out). They are taken a batch a call, and
+    every request still ends once: its count, its job's, its attempts."""
+    queue = make_queue(redis_client)
+    keys = Keys("test")
+    push(queue, request("http://a.test/waiting"))
+    _deferred_once(queue, then_queued=False)
+    push(queue, request("http://a.test/retried"))
+    _deferred_once(queue, then_queued=True)
+    for number in range(6):
+        push(queue, request(f"http://a.test/{number}"))
+    push(queue, request("http://b.test/1", site="other"))
+    assert queue.pop().member is not None, "a lease, taken too: no worker is alive"
+    batches = _Batches(queue)
+    by_site = queue.take_sites(["news"], held=lambda _: False, batch=2)
+    assert by_site is not None
+    urls = sorted(json.loads(member)["url"] for member in by_site["news"])
+    assert urls == sorted(
+        ["http://a.test/waiting", "http://a.test/retried", *(f"http://a.test/{n}" for n in range(6))]
+    )
+    assert by_site["news"][next(m for m in by_site["news"] if "retried" in m)] == 1, "its attempts so far"
+    assert batches.taken == [2, 2, 2, 0], "the 6 left queued (one was leased), 2 a call"
+    assert (queue.pending("news"), queue.job_pending("j1"), queue.delayed(), queue.leased()) == (0, 1, 0, 0)
+    assert redis_client.hget(keys.job("j1"), "taken") == b"8"
+    assert redis_client.hlen(keys.attempts) == 0 and redis_client.hlen(keys.lease_sites) == 0
+    assert not redis_client.exists(keys.queue_of("news"), keys.taking("news"))
+    assert (queue.pending("other"), queue.queued("other")) == (1, 1), "another site's requests stay"
+
+
+def test_a_request_queued_and_leased_while_a_site_is_taken_out_is_left_to_its_worker(
+    redis_client: redis.Redis,
+) -> None:
+    """Redis serves the workers between two batches: none of them takes a request set aside to be taken
+    out, and a request queued for the site meanwhile (a new grab) is the site's anew, its lease kept."""
+    queue = make_queue(redis_client)
+    for number in range(5):
+        push(queue, request(f"http://a.test/{number}"))
+    leases: list[str | None] = []
+
+    def worker() -> None:
+        leases.append(queue.pop().member)
+        push(queue, request("http://a.test/new"))
+        leases.append(queue.pop().member)
+
+    _Batches(queue, worker)
+    by_site = queue.take_sites(["news"], held=lambda _: False, batch=2)
+    assert by_site is not None and len(by_site["news"]) == 5
+    assert leases[0] is None, "the queue set aside holds nothing a worker takes"
+    assert leases[1] is not None and json.loads(leases[1])["url"] == "http://a.test/new"
+    assert (queue.leased(), queue.pending("news"), queue.job_pending("j1")) == (1, 1, 1)
+    assert queue.ack(leases[1], site="news", job="j1")
+    assert (queue.pending("news"), queue.job_pending("j1")) == (0, 0)
+
+
+def test_a_take_of_a_site_interrupted_between_batches_is_finished_by_the_next(
+    redis_client: redis.Redis,
+) -> None:
+    """The taking stopped after a batch (the command killed, Redis gone): what it set aside stays counted
+    pending and out of the workers' reach; the next take of the site takes it, and nothing is lost."""
+    queue = make_queue(redis_client)
+    for number in range(5):
+        push(queue, request(f"http://a.test/{number}"))
+
+    def cut() -> None:
+        raise redis.ConnectionError("gone")
+
+    _Batches(queue, cut)
+    with pytest.raises(redis.ConnectionError):
+        queue.take_sites(["news"], held=lambda _: False, batch=2)
+    assert (queue.queued("news"), queue.pending("news"), queue.job_pending("j1")) == (0, 3, 3)
+    assert queue.pop().member is None
+    push(queue, request("http://a.test/later"))
+    queue = make_queue(redis_client)
+    by_site = queue.take_sites(["news"], held=lambda _: False, batch=2)
+    assert by_site is not None
+    assert sorted(json.loads(member)["url"] for member in by_site["news"]) == [
+        "http://a.test/2",
+        "http://a.test/3",
+        "http://a.test/4",
+        "http://a.test/later",
+    ]
+    assert (queue.pending("news"), queue.job_pending("j1")) == (0, 0)
+    assert redis_client.hget(Keys("test").job("j1"), "taken") == b"6"
+    assert not redis_client.exists(Keys("test").taking("news"))
+
+
 def test_a_request_taken_out_and_queued_in_another_job_keeps_its_attempts(redis_client: redis.Redis) -> None:
     """A demo adopts an earlier demo's request in its own job (a new member): the attempts it had go on
     counting, so a request that fails ``max_attempts`` times still ends dead, and nothing is left of it."""

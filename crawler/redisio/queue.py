@@ -501,20 +501,47 @@ return 1
 """
 )
 
+# The job a request counts in (its meta's ``job``), or false; shared by the scripts that take requests out.
+_JOB_LUA = """
+local function job_of(member)
+  local ok, request = pcall(cjson.decode, member)
+  local job = ok and type(request) == 'table' and type(request.meta) == 'table' and request.meta.job
+  if type(job) ~= 'string' or job == '' then return false end
+  return job
+end
+"""
+
+# Queued requests _TAKE_QUEUED takes out of the queue per call: the work of one call grows with it (about
+# 30 microseconds a request, bench/queue_scale.py --forget), and Redis serves no one else meanwhile; 500
+# keep each call near 20 ms, a pause no worker notices, where one call for a site of 300,000 held Redis
+# for seconds (every other worker's pop refused BUSY).
+TAKE_BATCH = 500
+
 # KEYS: pending, leases, lease-scores, lease-sites, attempts, delayed. ARGV: prefix, site.
-# Take every request of the site out of the queue: queued, waiting (retries, deferred) and leased (for a
-# caller that knows no worker is alive to hold a lease); each ends in its job (pending - 1, ``taken`` + 1)
-# and in the site's count, and nothing of it is left (its attempts neither). Reply: {member, its attempts
-# so far, member, attempts, ...}.
+# Take every request of the site out of the queue: waiting (retries, deferred) and leased (for a caller
+# that knows no worker is alive to hold a lease) ones now, each ended in its job (pending - 1, ``taken``
+# + 1) and in the site's count, nothing of it left (its attempts neither); its queue set aside whole
+# (``<prefix>:taking:<site>``, a RENAME: no worker takes one of them from now on) for _TAKE_QUEUED to take
+# out TAKE_BATCH at a time. A queue set aside before by a take that was interrupted takes this one in.
+# Reply: {member, its attempts so far, member, attempts, ...}.
 _TAKE = (
     SITE_LUA
+    + _JOB_LUA
     + """
 local K, site = ARGV[1], ARGV[2]
+local queue, aside = K .. ':queue:' .. site, K .. ':taking:' .. site
 -- A queue key of another type (wrong_key) holds no request: it is left as it is.
-local taken = redis.pcall('ZRANGE', K .. ':queue:' .. site, 0, -1)
-if taken.err then taken = {} else redis.call('DEL', K .. ':queue:' .. site) end
+if redis.call('TYPE', queue).ok == 'zset' then
+  if redis.call('EXISTS', aside) == 1 then
+    redis.call('ZUNIONSTORE', aside, 2, aside, queue, 'AGGREGATE', 'MIN')
+    redis.call('DEL', queue)
+  else
+    redis.call('RENAME', queue, aside)
+  end
+end
 redis.call('ZREM', K .. ':ready', site)
 redis.call('ZREM', K .. ':gated', site)
+local taken = {}
 local function take(set, leased)
   for _, member in ipairs(redis.call('ZRANGE', set, 0, -1)) do
     if redis.call('HGET', KEYS[4], member) == site then
@@ -525,26 +552,62 @@ local function take(set, leased)
   end
 end
 -- The very same request leased and queued (or waiting) at once is two copies, each counted pending: the
--- site its lease is known by is forgotten once both sets are read, and the request is given back once.
+-- site its lease is known by is forgotten once both sets are read, and the request is given back once,
+-- its copy set aside with it.
 take(KEYS[6], false)
 take(KEYS[2], true)
-local reply, given = {}, {}
+local reply, given, count = {}, {}, #taken
 for _, member in ipairs(taken) do
   redis.call('HDEL', KEYS[3], member)
   redis.call('HDEL', KEYS[4], member)
-  local ok, request = pcall(cjson.decode, member)
-  local job = ok and type(request) == 'table' and type(request.meta) == 'table' and request.meta.job
-  if type(job) ~= 'string' or job == '' then job = false end
+  local job = job_of(member)
   if job then redis.call('HINCRBY', K .. ':job:' .. job, 'pending', -1) end
   if not given[member] then
     given[member] = true
+    if redis.call('ZREM', aside, member) == 1 then
+      count = count + 1
+      if job then redis.call('HINCRBY', K .. ':job:' .. job, 'pending', -1) end
+    end
     reply[#reply + 1] = member
     reply[#reply + 1] = redis.call('HGET', KEYS[5], member) or '0'
     redis.call('HDEL', KEYS[5], member)
     if job then redis.call('HINCRBY', K .. ':job:' .. job, 'taken', 1) end
   end
 end
-if #taken > 0 and redis.call('HINCRBY', KEYS[1], site, -#taken) < 0 then
+if count > 0 and redis.call('HINCRBY', KEYS[1], site, -count) < 0 then
+  redis.call('HSET', KEYS[1], site, 0)
+end
+return reply
+"""
+)
+
+# KEYS: pending, attempts, lease-scores, lease-sites. ARGV: prefix, site, how many at most.
+# Take up to that many of the requests _TAKE set aside out of the queue, first queued first, each ended in
+# its job and in the site's count, nothing of it left; a copy of one leased or waiting since (pushed again
+# after the take began) keeps its score, site and attempts. Reply as _TAKE's; empty once none is left.
+_TAKE_QUEUED = (
+    SITE_LUA
+    + _JOB_LUA
+    + """
+local K, site = ARGV[1], ARGV[2]
+local items = redis.call('ZPOPMIN', K .. ':taking:' .. site, tonumber(ARGV[3]))
+local reply = {}
+for i = 1, #items, 2 do
+  local member = items[i]
+  local job = job_of(member)
+  if job then
+    redis.call('HINCRBY', K .. ':job:' .. job, 'pending', -1)
+    redis.call('HINCRBY', K .. ':job:' .. job, 'taken', 1)
+  end
+  reply[#reply + 1] = member
+  reply[#reply + 1] = redis.call('HGET', KEYS[2], member) or '0'
+  if not (redis.call('ZSCORE', K .. ':delayed', member) or redis.call('ZSCORE', K .. ':leases', member)) then
+    redis.call('HDEL', KEYS[2], member)
+    redis.call('HDEL', KEYS[3], member)
+    redis.call('HDEL', KEYS[4], member)
+  end
+end
+if #items > 0 and redis.call('HINCRBY', KEYS[1], site, -#items / 2) < 0 then
   redis.call('HSET', KEYS[1], site, 0)
 end
 return reply
@@ -773,9 +836,12 @@ for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
     counted = counted + (tonumber(redis.call('HGET', KEYS[1], name)) or 0)
   end
 end
+-- Its queue, or the queue a take of the site set aside (_TAKE) and has not taken out yet.
 local function held(name)
-  local key = ARGV[1] .. ':queue:' .. name
-  return redis.call('TYPE', key).ok == 'zset' and redis.call('ZCARD', key) > 0
+  for _, key in ipairs({ARGV[1] .. ':queue:' .. name, ARGV[1] .. ':taking:' .. name}) do
+    if redis.call('TYPE', key).ok == 'zset' and redis.call('ZCARD', key) > 0 then return true end
+  end
+  return false
 end
 if held(site) then return {counted, 0, 0} end
 for _, name in ipairs(names) do
@@ -1010,6 +1076,7 @@ class LeasedQueue:
         self._polite = server.register_script(_POLITE)
         self._queued = server.register_script(_QUEUED)
         self._take = server.register_script(_TAKE)
+        self._take_queued = server.register_script(_TAKE_QUEUED)
         self._pause = server.register_script(_PAUSE)
         self._resume = server.register_script(_RESUME)
         self._lost = server.register_script(_LOST)
@@ -1519,7 +1586,7 @@ class LeasedQueue:
         return int(self.server.hget(self.keys.job(job), "pending") or 0)
 
     def take_sites(
-        self, sites: Iterable[str], *, held: Callable[[redis.Redis], bool]
+        self, sites: Iterable[str], *, held: Callable[[redis.Redis], bool], batch: int = TAKE_BATCH
     ) -> dict[str, dict[str, int]] | None:
         """Take every request of ``sites`` out of the queue (queued, waiting, and leased), each ended in its
         job (``taken`` counts them) and in its site's pending count, nothing of it left; by site, the
@@ -1528,7 +1595,10 @@ class LeasedQueue:
         Leases are taken too, so only while no worker is alive to hold one: ``held`` reads the workers'
         heartbeats (on the client it is given) and says whether one may; then nothing is taken (None). The
         taking is one transaction with that reading: a beat written in between (a worker that starts, or a
-        demo that marks itself alive before it queues its job) makes it read them again."""
+        demo that marks itself alive before it queues its job) makes it read them again. That transaction
+        takes the waiting and leased requests and sets each site's queue aside; its queued requests are
+        then taken ``batch`` at a time, Redis serving the workers between two batches (a request pushed
+        meanwhile is queued anew, not taken)."""
         chosen = list(sites)
         keys = [
             self.keys.pending,
@@ -1550,13 +1620,25 @@ class LeasedQueue:
                     replies = pipe.execute()
                 except redis.WatchError:
                     continue
-                return {
-                    site: {
-                        decoded(member): int(attempts)
-                        for member, attempts in zip(reply[::2], reply[1::2], strict=True)
-                    }
-                    for site, reply in zip(chosen, replies, strict=True)
-                }
+                break
+        taken = {site: _members_taken(reply) for site, reply in zip(chosen, replies, strict=True)}
+        for site in chosen:
+            args: list[str | int] = [self.keys.prefix, site, max(batch, 1)]
+            queued_keys = [
+                self.keys.pending,
+                self.keys.attempts,
+                self.keys.lease_scores,
+                self.keys.lease_sites,
+            ]
+            while reply := self._take_queued(keys=queued_keys, args=args):
+                for member, attempts in _members_taken(reply).items():
+                    taken[site].setdefault(member, attempts)
+        return taken
+
+
+def _members_taken(reply: list[Any]) -> dict[str, int]:
+    """The members _TAKE or _TAKE_QUEUED took (its ``reply``), each with its attempts so far."""
+    return {decoded(member): int(attempts) for member, attempts in zip(reply[::2], reply[1::2], strict=True)}
 
 
 def _slots_of(site: str, pending: Iterable[str]) -> list[str]:
