@@ -17,11 +17,15 @@ With ``--forget N``: one site holding N queued requests (and 1,000 delayed and 1
 worker alive) is forgotten as `crawler sites forget` forgets it (``LeasedQueue.take_sites``), while a
 second client pops another site's requests: printed, the longest single Redis command (``SLOWLOG``), the
 longest time that client waited for one pop, and the forget's own wall time and this process's peak RSS.
+
+With ``--dead N``: N dead letters read as the `dead` commands and `crawler status` read them: this
+process's CPU and the longest Redis command of each.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import resource
 import sys
@@ -42,6 +46,7 @@ from crawler.redisio.connection import connect  # noqa: E402
 from crawler.redisio.embedded import EmbeddedRedis  # noqa: E402
 from crawler.redisio.queue import LeasedQueue  # noqa: E402
 from crawler.requests import encode_request  # noqa: E402
+from crawler.status import _dead_letters as status_dead_letters  # noqa: E402
 
 # Requests pushed per pipeline: large enough that round trips do not dominate the fill, small enough
 # that no one pipeline holds much memory.
@@ -189,12 +194,44 @@ def forget(server: redis.Redis, url: str, keys: Keys, size: int) -> dict[str, fl
     }
 
 
+def dead_letters(server: redis.Redis, keys: Keys, count: int) -> list[str]:
+    """Read ``count`` dead letters as the `dead` commands (LeasedQueue.dead) and `crawler status` (its count
+    per site) read them: a line for each, with this process's CPU and Redis's longest command."""
+    server.flushall()
+    template = _member_template()
+    record = json.dumps({"reason": "HTTP 404 after 2 retries", "kind": "HTTP 404", "at": time.time()})
+    with server.pipeline(transaction=False) as pipe:
+        for number in range(count):
+            pipe.hset(keys.dead, template.replace(b"NUMBER__", b"%010d" % number), record)
+            if number % _BATCH == _BATCH - 1:
+                pipe.execute()
+        pipe.execute()
+    lines = []
+    readers = (
+        ("dead letters read (dead list)", LeasedQueue(server, keys).dead),
+        ("counted per site (status)", lambda: status_dead_letters(server, keys)),
+    )
+    for label, read in readers:
+        server.config_set("slowlog-log-slower-than", 1_000)
+        server.slowlog_reset()
+        cpu = time.process_time()
+        read()
+        cpu = time.process_time() - cpu
+        longest, name = _longest_command(server)
+        lines.append(
+            f"{count:,} {label}: client CPU {cpu:.2f} s; longest Redis command {longest:.0f} ms ({name})"
+        )
+    server.config_set("slowlog-log-slower-than", 10_000)
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,100000,1000000", help="requests queued (comma-separated)")
     parser.add_argument("--sites", default="10,500", help="sites they are spread over (comma-separated)")
     parser.add_argument("--pops", type=int, default=2_000, help="pops and acks measured per row")
     parser.add_argument("--forget", type=int, default=0, help="queued requests of the site forgotten")
+    parser.add_argument("--dead", type=int, default=0, help="dead letters read")
     args = parser.parse_args(argv)
     keys = Keys("crawler")
     with tempfile.TemporaryDirectory() as folder, EmbeddedRedis(Path(folder), watch_seconds=0) as embedded:
@@ -227,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
                 f" {forgot['pops_refused']} refused;"
                 f" peak RSS {forgot['peak_rss_mb']:.0f} MB"
             )
+        if args.dead:
+            for line in dead_letters(server, keys, args.dead):
+                print(line)
         server.close()
     return 0
 

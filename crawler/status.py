@@ -333,7 +333,7 @@ def _dead_elsewhere(dead: dict[str, int]) -> str | None:
 def _dead_letters(server: redis.Redis, keys: Keys) -> dict[str, int]:
     """Dead letters per site (an entry that was no request counts under ``""``)."""
     counts: Counter[str] = Counter()
-    for raw in server.hvals(keys.dead):
+    for raw in LeasedQueue(server, keys).dead().values():
         try:
             record = json.loads(raw)
         except ValueError:
