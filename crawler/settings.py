@@ -363,9 +363,10 @@ RULES_UNREADABLE_RETRY_SECONDS: Seconds = 60.0
 # rolling upgrade an hour to reach every worker.
 RULES_UNREADABLE_MAX_ATTEMPTS: Annotated[int, Range("a number of tries", 1)] = 60
 
-# Article links read from one feed or index page, in its order: a news feed or index page lists tens; one
-# of many thousands is an archive or a mistake, and its tail is old news a sitemap or the next pages reach
-# (read whole, 100,000 of an index page held the crawl thread 6.9 s, 600,000 past a lease's 60 s).
+# Article links read from one feed, index page or article page (a rule's depth >= 2), in its order: a
+# news feed or index page lists tens; one of many thousands is an archive or a mistake, and its tail is old
+# news a sitemap or the next pages reach (read whole, 100,000 of an index page held the crawl thread 6.9 s,
+# 600,000 past a lease's 60 s).
 RULES_MAX_LINKS: Annotated[int, Range("a number of links", 1)] = 1000
 
 # --- SITEMAPS_: a rule's sitemaps (crawler/rules/sitemaps.py) ---------------------------------------

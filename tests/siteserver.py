@@ -41,6 +41,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/echo-headers``              an HTML page listing the request's headers, one ``<li>`` per header
 ``/links?to=P,Q,...``          an index page whose ``<ul class="news">`` links to P, Q, ... (paths or URLs)
 ``/a/ID``                      a generated article page, "Article ID" (any ID)
+``/linking/ID?n=N``            the article page of ID whose ``<ul class="news">`` links to N articles,
+                               ``/a/ID-0`` to ``/a/ID-(N-1)`` (a rule of ``depth: 2`` follows them)
 ``/r/ID``                      a 302 redirect to ``/a/ID``
 ``/refresh?to=P``              a page whose ``<meta http-equiv="refresh">`` sends to ``P`` at once (UTF-8,
                                declared); ``&in=cp1252``: the French article in windows-1252 with no
@@ -547,6 +549,12 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self._send(200, page.encode(), "text/html; charset=utf-8")
         elif path.startswith("/a/"):
             self._send(200, generated_article(path.removeprefix("/a/")).encode(), "text/html; charset=utf-8")
+        elif path.startswith("/linking/"):
+            name = path.removeprefix("/linking/")
+            count = int(query.get("n", "0"))
+            items = "".join(f'<li><a href="/a/{name}-{n}">{n}</a></li>' for n in range(count))
+            page = generated_article(name).replace("</body>", f"<ul class='news'>{items}</ul></body>", 1)
+            self._send(200, page.encode(), "text/html; charset=utf-8")
         elif path.startswith("/r/"):
             self._redirect("/a/" + path.removeprefix("/r/"), 302)
         elif path == "/refresh":

@@ -215,6 +215,22 @@ def test_an_index_page_past_the_link_limit_has_its_first_links_read_and_the_rest
     assert "faults: the index page http://127.0.0.1:" in said, said
 
 
+def test_an_article_page_past_the_link_limit_at_depth_2_has_its_first_links_followed_and_the_rest_counted(
+    site: Site,
+) -> None:
+    """A rule of ``depth: 2`` follows the article links of its article pages: those are bounded by
+    ``RULES_MAX_LINKS`` as an index page's are, the links after them counted and logged once."""
+    site.rule("/linking/deep?n=5")
+    rule_file = site.rules / f"{site.name}.yaml"
+    rule_file.write_text("depth: 2\n" + rule_file.read_text("utf-8"), encoding="utf-8")
+    done = site.temp("-s", "RULES_MAX_LINKS=2")
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert sorted(site.stored()) == ["/a/deep-0", "/a/deep-1", "/linking/deep?n=5"]
+    (said,) = [line for line in done.stderr.splitlines() if "past its first" in line]
+    assert said.endswith(" has 3 links past its first 2, left out"), said
+    assert "faults: the article page http://127.0.0.1:" in said, said
+
+
 # --- the network guard checks the address it connects to ----------------------------------------------
 
 REBINDING = """

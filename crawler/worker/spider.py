@@ -971,7 +971,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             page=Page(page.text, rule.min_body_chars),
         )
         if work.depth < rule.depth:
-            links = rule.article_links(page.url, root, budget, encoding=page_encoding(page))
+            left_out = Counter[str]()
+            links = rule.article_links(
+                page.url, root, budget, encoding=page_encoding(page), limit=self.max_links, left_out=left_out
+            )
+            if left_out["past the limit"]:
+                self._over_limit(
+                    rule, work, f"the article page {page.url}", left_out["past the limit"], ("link", "links")
+                )
             requests = [_linked(rule, url, work, depth=work.depth + 1) for url in links]
             self._queue_new(rule, requests, work.job)
         self._regex_spent(rule, page.url, before, budget)
