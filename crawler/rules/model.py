@@ -581,11 +581,13 @@ class Rule:
         pages: bool,
         budget: RegexBudget | None = None,
         left_out: Counter[str] | None = None,
+        kept: set[str] | None = None,
     ) -> list[SitemapEntry]:
         """The entries of a sitemap the crawl follows: absolute, without fragment, on the rule's domains,
         each once; ``pages`` (a ``urlset``'s) also kept by ``index.links``' ``allow``/``deny``;
-        ``left_out`` counts the others by why, as :meth:`feed_entries` does."""
-        return self._kept_entries(entries, sitemap_url, self.links if pages else None, budget, left_out)
+        ``left_out`` counts the others by why, as :meth:`feed_entries` does; ``kept``: the URLs kept from
+        the same sitemap's earlier entries (a sitemap read in batches), those of these added to it."""
+        return self._kept_entries(entries, sitemap_url, self.links if pages else None, budget, left_out, kept)
 
     def _kept_entries(
         self,
@@ -594,12 +596,13 @@ class Rule:
         links: LinkRule | None,
         budget: RegexBudget | None,
         left_out: Counter[str] | None = None,
+        seen: set[str] | None = None,
     ) -> list[_Entry]:
         """``entries`` whose URL, resolved against ``base``, is on the rule's domains and kept by ``links``
-        (when given), each URL once, carrying that URL; ``left_out`` (when given) counts the others by
-        why."""
+        (when given), each URL once (and none of ``seen``, to which they are added), carrying that URL;
+        ``left_out`` (when given) counts the others by why."""
         kept: list[_Entry] = []
-        seen: set[str] = set()
+        seen = set() if seen is None else seen
         why = left_out if left_out is not None else Counter[str]()
         for entry in entries:
             url = self._absolute(base, entry.url)
