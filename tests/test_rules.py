@@ -973,6 +973,20 @@ def test_yml_files_are_reported_not_silently_ignored(tmp_path: Path) -> None:
     )
 
 
+def test_a_yml_file_beside_the_sites_yaml_file_is_not_to_be_renamed_over_it(tmp_path: Path) -> None:
+    write(tmp_path, "site.yaml", MINIMAL_RULE)
+    write(tmp_path, "site.yml", MINIMAL_RULE)
+    ruleset = load_rules(tmp_path)
+    assert list(ruleset.rules) == ["site"]
+    (error,) = ruleset.errors
+    old, new = tmp_path / "site.yml", tmp_path / "site.yaml"
+    assert str(error) == (
+        f"{old}: rule files end in .yaml: this one is not read, and the site's rule file"
+        f' "{new}" is beside it (expected one rule file per site: move what "{old}" has that'
+        f' "{new}" lacks into "{new}", then delete "{old}")'
+    )
+
+
 def test_rules_check_messages_name_the_problem_and_what_is_expected(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -365,8 +365,18 @@ def rule_file(directory: Path, site: str) -> Path:
 
 def _not_read(path: Path) -> RuleError:
     """The error of a ``.yml`` file, which is not read: it says to rename it, naming the new path in the
-    same folder (a bare name, given to ``mv``, would move the rule out of it)."""
+    same folder (a bare name, given to ``mv``, would move the rule out of it); when the site's ``.yaml``
+    file is there already, a rename would overwrite it: it says to merge the two instead."""
     renamed = str(path.with_suffix(RULE_SUFFIX))
+    if os.path.lexists(renamed):
+        old, new = _shown(str(path), None), _shown(renamed, None)
+        return RuleError(
+            str(path),
+            "",
+            f"rule files end in {RULE_SUFFIX}: this one is not read, and the site's rule file {new} is"
+            " beside it",
+            f"one rule file per site: move what {old} has that {new} lacks into {new}, then delete {old}",
+        )
     return RuleError(
         str(path),
         "",
