@@ -233,6 +233,18 @@ def test_a_tab_that_indents_a_rule_is_named_with_the_fix(tmp_path: Path) -> None
     assert "(expected spaces: YAML indents with spaces, never tabs)" in message
 
 
+@pytest.mark.parametrize("second", ["domains: [b.example]\n", ""])
+def test_a_second_yaml_document_in_a_rule_file_is_named_with_the_fix(tmp_path: Path, second: str) -> None:
+    rule = "domains: [127.0.0.1]\nstart_urls: [http://127.0.0.1/]\nindex: {links: {allow: x}}\n"
+    (message,) = errors_of(tmp_path, f"{rule}---\n{second}")
+    assert message == (
+        f"{tmp_path / 'rules' / 'site.yaml'}: line 4, column 1: invalid YAML: expected a single document"
+        " in the stream, but found another document (expected one rule in a rule file: the --- on line 4"
+        " starts a second YAML document; delete it, and give another site's rule a file of its own,"
+        " SITE.yaml beside this one)"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "where"),
     [

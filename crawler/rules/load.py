@@ -613,9 +613,9 @@ def _line_column(text: str, index: int) -> str:
 
 def _yaml_fix(exc: yaml.MarkedYAMLError, text: str) -> str | None:
     """What to write instead, for the YAML mistakes a rule's author makes most: a tab (indenting the line
-    of ``text`` where it stands, or inside it), an unquoted cron expression, a regular expression in double
-    quotes, an unquoted @href, an unquoted ': ' in a value or a key indented under a value, a bracket not
-    closed."""
+    of ``text`` where it stands, or inside it), an unquoted cron expression, a second document (a ``---``),
+    a regular expression in double quotes, an unquoted @href, an unquoted ': ' in a value or a key indented
+    under a value, a bracket not closed."""
     problem = exc.problem or ""
     if "'\\t'" in problem:
         mark = exc.problem_mark
@@ -625,6 +625,11 @@ def _yaml_fix(exc: yaml.MarkedYAMLError, text: str) -> str | None:
         return _TABS_EXPECTED if not before.strip(" \t") else _INLINE_TAB_EXPECTED
     if exc.context == "while scanning an alias":
         return _ALIAS_EXPECTED
+    if problem == "but found another document" and exc.problem_mark is not None:
+        return (
+            f"one rule in a rule file: the --- on line {exc.problem_mark.line + 1} starts a second YAML"
+            " document; delete it, and give another site's rule a file of its own, SITE.yaml beside this one"
+        )
     if exc.context == "while scanning a double-quoted scalar" and problem.startswith("found unknown escape"):
         return _ESCAPE_EXPECTED
     if problem in (
