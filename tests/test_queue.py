@@ -258,6 +258,35 @@ def test_a_site_sends_at_most_one_request_per_delay_and_says_when_it_may_again(
     assert time.monotonic() - started >= 0.8, "3 requests with a delay of 0.4 s take 0.8 s at least"
 
 
+def test_a_crawl_delay_learned_after_a_request_went_holds_the_next_one(redis_client: redis.Redis) -> None:
+    """A worker reads the site's robots.txt as it downloads the site's first request, popped with the
+    rule's delay (0.2 s): the second request went 0.2 s after the first where robots.txt asked for 2 s
+    (a temp crawl: /news/ then its next page 0.20 s later, the articles 2.00 s apart). A crawl-delay
+    longer than the interval the last pop gated the site with now gates it from that pop."""
+    queue = make_queue(redis_client)
+    queue.configure("news", delay=0.2, concurrency=10)
+    queue.configure("other", delay=0.2, concurrency=10)
+    for number in range(2):
+        push(queue, request(f"http://a.test/{number}"))
+        push(queue, request(f"http://b.test/{number}", site="other"))
+    before = redis_now(redis_client)
+    assert queue.pop().site == "news"
+    assert queue.pop().site == "other"
+    queue.set_crawl_delay("news", 30.0)
+    after = redis_now(redis_client)
+    waiting = queue.pop()
+    assert waiting.member is None and waiting.wait is not None
+    # 0.2 s for the other site, its last pop's delay; the news site waits 30 s from its pop.
+    assert waiting.wait <= 0.2 + CLOCK_DIGITS
+    news = float(redis_client.hget("test:polite:news", "next") or 0)
+    assert before + 30 - CLOCK_DIGITS <= news <= after + 30 + CLOCK_DIGITS
+    assert float(redis_client.zscore("test:gated", "news") or 0) == news
+    queue.set_crawl_delay("news", 30.0)
+    assert float(redis_client.hget("test:polite:news", "next") or 0) == news, "the same one: unchanged"
+    queue.set_crawl_delay("other", 0.1)
+    assert float(redis_client.hget("test:polite:other", "crawl_delay") or 0) == 0.1
+
+
 def test_a_waiting_site_never_holds_back_the_others(redis_client: redis.Redis) -> None:
     queue = make_queue(redis_client)
     queue.configure("slow", delay=30.0, concurrency=1)

@@ -770,6 +770,34 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1
 """
 
+# KEYS: a site's (or host slot's) politeness hash, crawler:politeness, ready, gated. ARGV: the site, then
+# 'crawl_delay' and its seconds. A crawl-delay longer than the interval the site's last pop gated it with
+# (its robots.txt read as the site's first request downloads, popped with the rule's delay) gates it from
+# that pop: its next request goes that long after the last, not the rule's delay after. The time of the last
+# pop is its 'next' less that interval (a throttle left by a backoff is not taken from it: it only makes
+# the wait longer). Then the crawl-delay is written as _POLITE writes it.
+_CRAWL_DELAY = (
+    """
+local p = redis.pcall('HMGET', KEYS[1], 'delay', 'crawl_delay', 'next')
+if type(p) == 'table' and p[3] then
+  local interval = math.max(tonumber(p[1]) or 0, tonumber(p[2]) or 0)
+  local wanted = tonumber(ARGV[3]) or 0
+  if wanted > interval then
+    local later = tonumber(p[3]) - interval + wanted
+    local t = redis.call('TIME')
+    if later > tonumber(t[1]) + tonumber(t[2]) / 1000000 then
+      redis.call('HSET', KEYS[1], 'next', later)
+      local gated = redis.call('ZSCORE', KEYS[4], ARGV[1])
+      if gated or redis.call('ZREM', KEYS[3], ARGV[1]) == 1 then
+        redis.call('ZADD', KEYS[4], math.max(tonumber(gated) or 0, later), ARGV[1])
+      end
+    end
+  end
+end
+"""
+    + _POLITE
+)
+
 # The site ARGV[2] and the queue slots of its discover crawl's hosts (<site>@<host>) that have requests
 # pending (KEYS[2]: a slot is counted there as a site is).
 _SLOTS_LUA = """
@@ -1078,6 +1106,7 @@ class LeasedQueue:
         self._requeue_dead = server.register_script(_REQUEUE_DEAD)
         self._back_off = server.register_script(_BACK_OFF)
         self._polite = server.register_script(_POLITE)
+        self._crawl_delay = server.register_script(_CRAWL_DELAY)
         self._queued = server.register_script(_QUEUED)
         self._take = server.register_script(_TAKE)
         self._take_queued = server.register_script(_TAKE_QUEUED)
@@ -1182,8 +1211,10 @@ class LeasedQueue:
         self._set_polite(site, "delay", delay, "concurrency", concurrency)
 
     def set_crawl_delay(self, site: str, seconds: float) -> None:
-        """The crawl-delay the site's robots.txt asks for (used when longer than the rule's delay)."""
-        self._set_polite(site, "crawl_delay", seconds)
+        """The crawl-delay the site's robots.txt asks for (used when longer than the rule's delay), from the
+        site's last request on (``_CRAWL_DELAY``)."""
+        keys = [self.keys.polite(site), self.keys.politeness, self.keys.ready, self.keys.gated]
+        self._crawl_delay(keys=keys, args=[site, "crawl_delay", seconds])
 
     def _set_polite(self, site: str, *fields: str | float) -> None:
         """Write ``fields`` (field, value, ...) to ``site``'s politeness hash, and keep them where the pop
