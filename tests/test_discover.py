@@ -125,6 +125,18 @@ def test_a_bad_discover_section_is_named_with_its_key_and_value(
     ]
 
 
+def test_a_discover_section_missing_a_key_names_every_key_it_takes() -> None:
+    with pytest.raises(RuleErrors) as raised:
+        parse_rule(
+            DISCOVER_RULE.replace('  seeds: ["https://portal.test/energy/", "https://news.test/"]\n', ""),
+            site="e",
+        )
+    assert [str(error) for error in raised.value.errors] == [
+        "rules/e.yaml: discover.seeds: missing (expected a mapping with topic, seeds, and optionally budget,"
+        " max_depth, domains, deny_domains, threshold, strategy)"
+    ]
+
+
 def test_allow_private_addresses_on_a_discover_rule_without_domains_is_an_error_saying_to_list_them(
     tmp_path: Path,
 ) -> None:

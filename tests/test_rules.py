@@ -227,6 +227,13 @@ def test_bad_yaml_is_reported_with_file_and_line(tmp_path: Path) -> None:
     assert ": line 2, column " in message and "invalid YAML" in message
 
 
+def test_a_politeness_that_is_no_mapping_names_its_keys(tmp_path: Path) -> None:
+    (message,) = errors_of(tmp_path, MINIMAL_RULE + "politeness: [delay: 1]\n")
+    assert message.endswith(
+        "politeness: wrong type: a list of 1 item (expected a mapping with delay, concurrency, obey_robots)"
+    )
+
+
 def test_a_tab_that_indents_a_rule_is_named_with_the_fix(tmp_path: Path) -> None:
     (message,) = errors_of(tmp_path, "domains: [127.0.0.1]\nstart_urls:\n\t- http://127.0.0.1/\n")
     assert "line 3, column 1: invalid YAML: " in message
@@ -816,7 +823,8 @@ _LINKS = "  links: {allow: ['/citynews/']}"
         (
             "index:",
             "politeness: fast\nindex:",
-            'politeness: wrong type: the string "fast" (expected a mapping)',
+            'politeness: wrong type: the string "fast"'
+            " (expected a mapping with delay, concurrency, obey_robots)",
         ),
         ("index:", "priority: 1.5\nindex:", "priority: wrong type: the number 1.5 (expected a whole number)"),
         ("index:", "article: {min_body_chars: -1}\nindex:", "article.min_body_chars: out of range: -1"),

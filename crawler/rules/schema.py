@@ -287,7 +287,8 @@ def build_rule(data: object, site: str, path: Path, check: Checker, min_body_cha
     depth = check.integer(top, "depth", "", 1, 1)
     fields, min_body = _article(top, check, min_body_chars)
     politeness = top.get("politeness", {})
-    politeness = check.mapping(politeness, "politeness", _POLITENESS_KEYS, "a mapping") or {}
+    expected = "a mapping with delay, concurrency, obey_robots"
+    politeness = check.mapping(politeness, "politeness", _POLITENESS_KEYS, expected) or {}
     delay = check.number(politeness, "delay", "politeness", 0.0, 0.0)
     concurrency = check.integer(politeness, "concurrency", "politeness", 4, 1)
     obey_robots = check.boolean(politeness, "obey_robots", "politeness", True)
@@ -649,7 +650,8 @@ def _discover(top: Mapping[str, Any], check: Checker, path: Path) -> DiscoverRul
     """``discover``: a crawl toward a topic (keywords, example article files next to the rule, sites whose
     stored articles are examples), from seed URLs, within a page budget, a depth and domains."""
     expected = (
-        "a mapping with topic, seeds, and optionally budget, max_depth, domains, deny_domains, threshold"
+        "a mapping with topic, seeds, and optionally budget, max_depth, domains, deny_domains, threshold,"
+        " strategy"
     )
     errors = len(check.errors)
     section = check.section(top, "discover", _DISCOVER_KEYS, ("topic", "seeds"), expected)
