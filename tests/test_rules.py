@@ -234,6 +234,18 @@ def test_a_politeness_that_is_no_mapping_names_its_keys(tmp_path: Path) -> None:
     )
 
 
+def test_a_credential_header_of_a_rule_is_refused_naming_where_it_goes(tmp_path: Path) -> None:
+    text = MINIMAL_RULE + "headers: {Cookie: sid=1, Proxy-Authorization: Basic eDp5}\n"
+    file = tmp_path / "rules" / "site.yaml"
+    assert errors_of(tmp_path, text) == [
+        f"{file}: headers.Cookie: a credential is never sent from headers (the queue does not keep it)"
+        " (expected it in a session file of access.sessions, never sent after a redirect to another host)",
+        f"{file}: headers.Proxy-Authorization: a credential is never sent from headers (the queue does not"
+        " keep it) (expected the proxy's user and password in its URL in access.proxies,"
+        " http://user:password@host:port)",
+    ]
+
+
 def test_a_tab_that_indents_a_rule_is_named_with_the_fix(tmp_path: Path) -> None:
     (message,) = errors_of(tmp_path, "domains: [127.0.0.1]\nstart_urls:\n\t- http://127.0.0.1/\n")
     assert "line 3, column 1: invalid YAML: " in message
@@ -2391,9 +2403,10 @@ def test_a_file_libyamls_scanner_refuses_is_scanned_for_nesting_as_pyyaml_reads_
 @pytest.mark.parametrize("name", ["Authorization", "cookie", "Proxy-Authorization"])
 def test_credentials_in_headers_are_refused_with_where_they_go(tmp_path: Path, name: str) -> None:
     """The queue never keeps these headers (a credential is sent, never stored), so a rule's would be
-    dropped unsaid; a session sends them, to the site's own host only."""
+    dropped unsaid; a session sends them, to the site's own host only; a proxy's, its URL."""
     error = str(minimal_rule_error(tmp_path, f"headers:\n  {name}: secret-value\n"))
-    assert f"headers.{name}:" in error and "access.sessions" in error, error
+    where = "access.proxies" if name == "Proxy-Authorization" else "access.sessions"
+    assert f"headers.{name}:" in error and where in error, error
     assert "secret-value" not in error, error
 
 

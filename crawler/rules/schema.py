@@ -924,7 +924,9 @@ def _headers(top: Mapping[str, Any], check: Checker) -> dict[str, str]:
             check.fail(
                 key,
                 "a credential is never sent from headers (the queue does not keep it)",
-                "it in a session file of access.sessions, never sent after a redirect to another host",
+                "the proxy's user and password in its URL in access.proxies, http://user:password@host:port"
+                if name.lower() == "proxy-authorization"
+                else "it in a session file of access.sessions, never sent after a redirect to another host",
             )
         elif not isinstance(value, str):
             check.wrong_type(key, value, "a string value (quote numbers)")
