@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import random
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import xxhash
 
 from crawler.store import DOCUMENT_FIELDS, DedupPolicy, Store, StoreError, Written, article_id, content_hash
 from crawler.store.fingerprint import from_hex, hamming, simhash, to_hex
@@ -963,3 +965,47 @@ def test_concurrent_writer_processes_store_each_url_once(backend: str, tmp_path:
         assert store.count() == SHARED_URLS
         # The newest fetch of each URL won, whichever process wrote last.
         assert {document["title"] for document in store.iter_articles()} == {f"writer {WRITERS - 1}"}
+
+
+def _small_hash_phrases(count: int) -> list[str]:
+    """``count`` three-word phrases whose shingle hash is under 2**50: smaller than every other shingle
+    hash of a few pages of text (those are about 2**54 and up), so that they are its smallest, its anchors."""
+    phrases = []
+    for n in itertools.count():
+        phrase = f"zq{n} zr{n} zs{n}"
+        if xxhash.xxh64_intdigest(phrase.encode()) < 1 << 50:
+            phrases.append(phrase)
+            if len(phrases) == count:
+                return phrases
+    raise AssertionError("unreachable")
+
+
+def _with(phrases: list[str], paragraphs: list[str]) -> str:
+    """The ``paragraphs`` with the ``phrases`` put in them, one after each fifth word, in turn."""
+    words = [paragraph.split() for paragraph in paragraphs]
+    for n, phrase in enumerate(phrases):
+        paragraph = words[n % len(words)]
+        paragraph.insert(5 * (n // len(words) + 1), phrase)
+    return "\n\n".join(" ".join(paragraph) for paragraph in words)
+
+
+def test_a_repost_is_found_among_many_articles_sharing_its_commonest_anchors(store: Store) -> None:
+    """A short article, then 20 articles holding 16 phrases (a phrase like "on the other" is an anchor of
+    hundreds of articles of a week), then a page holding the short article whole and those 16 phrases:
+    all 16 are among the page's smallest shingle hashes, so each of the 20 shares 16 of its anchors, as
+    many as the short article can; an anchor held by that many articles is no evidence, and the page is
+    the short article's repost."""
+    common = _small_hash_phrases(16)
+    short = "\n\n".join(made_up(30, 2))
+    for n in range(20):
+        body = _with(common, made_up(40 + n, 3))
+        assert store.upsert(article(f"http://many.test/{n}", f"2026-11-17T08:{n:02d}:00Z", body=body)).new
+    assert store.upsert(article("http://news.test/short", "2026-11-17T10:00:00Z", body=short)).new
+    page = f"{short}\n\n{_with(common, made_up(60, 6))}"
+    written = store.upsert(article("http://other.test/page", "2026-11-17T11:00:00Z", body=page))
+    assert written == Written("repost", "http://other.test/page", "http://news.test/short")
+    kept = store.get("http://news.test/short")
+    assert kept is not None
+    (record,) = kept["reposts"]
+    assert (record["match"], record["partial_of"]) == ("partial", "http://other.test/page")
+    assert record["distance"] > store.dedup.max_distance, "found by its anchors, not its SimHash"

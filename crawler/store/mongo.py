@@ -33,6 +33,7 @@ import dataclasses
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ from crawler.commandline import counted, suggest
 from crawler.errors import StoreError, StoreSettingError, redacted
 from crawler.store import fingerprint
 from crawler.store.base import (
+    COMMON_ANCHOR_DOCUMENTS,
     DUPLICATE_KEY,
     Candidate,
     DedupPolicy,
@@ -889,8 +891,9 @@ def _reachable(
     bands: dict[str, frozenset[int]],
 ) -> list[Candidate]:
     """Those of the batch's ``candidates`` a lookup of ``document`` alone finds, as SqliteStore's does: the
-    same content hash, a SimHash band key in common, or an anchor among the probes of its ``phrases``.
-    ``bands`` keeps the band keys of the SimHashes met (hex)."""
+    same content hash, a SimHash band key in common, or an anchor among the probes of its ``phrases``
+    held by no more than ``COMMON_ANCHOR_DOCUMENTS`` of the candidates (each candidate's anchors cut to
+    those). ``bands`` keeps the band keys of the SimHashes met (hex)."""
 
     def keys_of(simhash: str | None) -> frozenset[int]:
         if not simhash:
@@ -901,8 +904,10 @@ def _reachable(
 
     keys = keys_of(document["simhash"])
     probes = frozenset(phrases.anchors(fingerprint.ANCHOR_PROBES)) if phrases is not None else frozenset()
+    held = Counter(key for candidate in candidates for key in candidate.anchors & probes)
+    probes = frozenset(key for key in probes if held[key] <= COMMON_ANCHOR_DOCUMENTS)
     return [
-        candidate
+        dataclasses.replace(candidate, anchors=candidate.anchors & probes)
         for candidate in candidates
         if candidate.content_hash == document["content_hash"]
         or not keys.isdisjoint(keys_of(candidate.simhash))

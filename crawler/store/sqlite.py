@@ -57,6 +57,8 @@ from crawler.commandline import counted
 from crawler.errors import StoreError, folder_advice
 from crawler.store import fingerprint
 from crawler.store.base import (
+    ANCHORED_CANDIDATES,
+    COMMON_ANCHOR_DOCUMENTS,
     Candidate,
     DedupPolicy,
     Original,
@@ -119,6 +121,17 @@ _ID = DOCUMENT_FIELDS.index("id")
 # A SimHash as the band index keeps it (signed) back to its unsigned value.
 _UNSIGNED = (1 << 64) - 1
 _CANDIDATE_COLUMNS = "a.url, a.site, a.week, a.first_seen, a.content_hash, a.simhash, a.body"
+# The ANCHORED_CANDIDATES stored documents of the duplicate window sharing the most anchors with a new
+# body's probes (a JSON array), not found by their SimHash already (a JSON array of pks) nor of its URL,
+# each with the anchors it shares; ranked on the anchors index, so that only their rows are read, the
+# anchors held by more than COMMON_ANCHOR_DOCUMENTS documents of the file left out.
+_ANCHORED = (
+    "SELECT an.pk, group_concat(an.key) FROM anchors an JOIN articles a ON a.pk = an.pk"
+    " WHERE an.key IN (SELECT key FROM anchors WHERE key IN (SELECT value FROM json_each(?))"
+    " GROUP BY key HAVING count(*) <= ?)"
+    " AND an.pk NOT IN (SELECT value FROM json_each(?)) AND a.first_seen BETWEEN ? AND ? AND a.url != ?"
+    " GROUP BY an.pk ORDER BY count(*) DESC, a.first_seen, a.url LIMIT ?"
+)
 # SQLite's primary result codes for a file that is damaged, or that cannot be opened or read.
 _DAMAGED_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 _UNREADABLE_CODES = frozenset({sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN})
@@ -433,7 +446,6 @@ class SqliteStore(Store):
         keys = [] if own is None else fingerprint.band_keys(own)
         bands = f"SELECT pk, simhash FROM simhash_bands WHERE key IN ({', '.join('?' for _ in keys)})"
         probes = [] if own is None or phrases is None else phrases.anchors(fingerprint.ANCHOR_PROBES)
-        anchors = f"SELECT pk, key FROM anchors WHERE key IN ({', '.join('?' for _ in probes)})"
         found: list[Candidate] = []
         for week, connection in self._dedup_files(home, home_week, document):
             try:
@@ -446,9 +458,25 @@ class SqliteStore(Store):
                     if own is not None
                     else set()
                 )
-                anchored: dict[int, set[int]] = {}
-                for pk, key in connection.execute(anchors, probes) if probes else ():
-                    anchored.setdefault(pk, set()).add(key)
+                anchored = (
+                    {
+                        pk: frozenset(map(int, shared.split(",")))
+                        for pk, shared in connection.execute(
+                            _ANCHORED,
+                            (
+                                json.dumps(probes),
+                                COMMON_ANCHOR_DOCUMENTS,
+                                json.dumps(sorted(near)),
+                                lower,
+                                upper,
+                                document["url"],
+                                ANCHORED_CANDIDATES,
+                            ),
+                        )
+                    }
+                    if probes
+                    else {}
+                )
                 query = (
                     f"SELECT a.pk, {_CANDIDATE_COLUMNS} FROM articles a WHERE a.content_hash = ?"
                     " AND a.first_seen BETWEEN ? AND ?"
@@ -465,7 +493,7 @@ class SqliteStore(Store):
             except sqlite3.Error as exc:
                 raise self._unread(week, exc) from exc
             for pk, url, site, of_week, first_seen, content, simhash, body in rows:
-                shared = frozenset(anchored.get(pk, ()))
+                shared = anchored.get(pk, frozenset())
                 found.append(Candidate(url, site, of_week, first_seen, content, simhash, shared, body))
         return found
 
