@@ -1234,6 +1234,29 @@ def test_a_request_whose_kept_queue_score_is_no_number_is_queued_again_and_named
     assert queue.pending("alpha") == 1 and queue.job_pending("j1") == 1
 
 
+@pytest.mark.parametrize("value", ["1e400", "-1e999"])
+@pytest.mark.parametrize("place", ["delayed", "expired", "released"])
+def test_a_request_whose_kept_queue_score_is_out_of_a_doubles_range_is_queued_again_and_named(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture, place: str, value: str
+) -> None:
+    """A kept queue score written as a number too large for a double (HSET crawler:lease-scores MEMBER
+    1e400) passed back()'s check (Lua reads it as inf), and Redis refused it (ZADD: 'value is not a valid
+    float'): queue_due lost the delayed request (taken out of crawler:delayed first, Lua not rolled back),
+    requeue_expired and release failed at it every call, the leases due after it never returned. It is
+    read as no number: queued again with score 0, named."""
+    queue = make_queue(redis_client)
+    lease, back = _waiting_or_leased(queue, redis_client, place)
+    redis_client.hset("test:lease-scores", lease, value)
+    with caplog.at_level("WARNING"):
+        assert back() == 1
+    assert [record.getMessage() for record in caplog.records] == [
+        f"Redis hash test:lease-scores held {value!r} as the queue score of request http://alpha.test/0 of"
+        " site alpha, not a number: it is queued again with score 0, before the site's other requests of"
+        " priority 0"
+    ]
+    assert queue.leased() == 0 and queue.delayed() == 0 and queue.queued("alpha") == 2
+
+
 @pytest.mark.parametrize("place", ["delayed", "expired", "released"])
 def test_a_request_whose_kept_site_is_missing_is_queued_again_in_the_site_it_names(
     redis_client: redis.Redis, place: str

@@ -630,9 +630,9 @@ return renewed
 _BACK_LUA = """
 -- Queue a leased or delayed request again with its queue score and site (lease-scores, lease-sites: KEYS[2],
 -- KEYS[3]); its site. A site not kept there (that entry lost: HDEL, the hash deleted or evicted) is the
--- request's own (meta.slot, else meta.site); a score that is no number (someone wrote it) is read as 0, as
--- one missing, and added to ``named`` ('score', member, value). A member that names no site at all is
--- kept in the dead letters ('site', member, ''), not dropped.
+-- request's own (meta.slot, else meta.site); a score that is no number (someone wrote it), or one out of a
+-- double's range, is read as 0, as one missing, and added to ``named`` ('score', member, value). A member
+-- that names no site at all is kept in the dead letters ('site', member, ''), not dropped.
 local function back(K, member, named)
   local site = redis.call('HGET', KEYS[3], member)
   if not site then
@@ -644,7 +644,9 @@ local function back(K, member, named)
     if type(site) ~= 'string' or site == '' then site = false end
   end
   local score = redis.call('HGET', KEYS[2], member) or '0'
-  if not (tonumber(score) and string.match(score, '^-?%d+%.?%d*[eE]?[-+]?%d*$')) then
+  -- Lua reads a number out of a double's range (1e400) as inf, which Redis refuses as a score.
+  local number = tonumber(score)
+  if not (number and math.abs(number) < math.huge and string.match(score, '^-?%d+%.?%d*[eE]?[-+]?%d*$')) then
     table.insert(named, 'score')
     table.insert(named, member)
     table.insert(named, score)
