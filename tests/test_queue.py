@@ -1278,6 +1278,42 @@ def test_a_request_whose_kept_site_is_missing_is_queued_again_in_the_site_it_nam
     assert redis_client.scard("test:downloading") == 0
 
 
+@pytest.mark.parametrize("ending", ["acknowledged", "dead-lettered", "deferred", "handed on", "downloaded"])
+def test_a_lease_whose_kept_site_is_missing_gives_its_sites_slot_back_as_it_ends(
+    redis_client: redis.Redis, ending: str
+) -> None:
+    """A lease's site missing from crawler:lease-sites (HDEL, or that hash deleted or evicted): the scripts
+    that end it (ack, dead_letter, defer, handoff) and the pop told of its download read no site, so its
+    download never ended: the member stayed in crawler:downloading for ever and the site's inflight at 1,
+    a site of concurrency 1 never sent its next request. Its site is read from the request itself (meta:
+    slot, else site), as when it is queued again."""
+    queue = make_queue(redis_client)
+    queue.configure("alpha", delay=0, concurrency=1)
+    for number in range(2):
+        push(queue, request(f"http://alpha.test/{number}", site="alpha"))
+    taken = take(queue)
+    assert taken is not None
+    lease = Work.of(taken).lease or ""
+    redis_client.hdel("test:lease-sites", lease)
+    if ending == "acknowledged":
+        assert ack(queue, taken)
+    elif ending == "dead-lettered":
+        assert queue.dead_letter(lease, b"{}", site="alpha", job="j1")
+    elif ending == "deferred":
+        assert queue.defer(lease, 60, max_attempts=3) == 1
+    elif ending == "handed on":
+        assert queue.handoff(lease, b'{"retry": 1}', priority=0, site="alpha", job="j1", delay=60)
+    else:
+        popped = queue.pop([lease]).member
+        assert popped is not None and json.loads(popped)["url"] == "http://alpha.test/1"
+        assert redis_client.smembers("test:downloading") == {popped.encode()}
+        return
+    assert redis_client.smembers("test:downloading") == set()
+    assert redis_client.hget("test:polite:alpha", "inflight") == b"0"
+    following = take(queue)
+    assert following is not None and following.url == "http://alpha.test/1"
+
+
 def test_an_entry_of_the_delayed_set_that_names_no_site_is_dead_lettered_not_dropped(
     redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -169,6 +169,19 @@ local function enqueue(K, site, score, member)
   if added == 1 then schedule_site(K, site, now_of()) end
   return added
 end
+-- The site (queue slot) a leased or delayed request is kept under (lease-sites); when that entry is lost
+-- (HDEL, the hash deleted or evicted), the request's own (meta.slot, else meta.site); false when it names
+-- none.
+local function site_of(K, member)
+  local site = redis.call('HGET', K .. ':lease-sites', member)
+  if site then return site end
+  local ok, request = pcall(cjson.decode, member)
+  local meta = ok and type(request) == 'table' and request.meta
+  if type(meta) == 'table' then
+    site = (type(meta.slot) == 'string' and meta.slot ~= '' and meta.slot) or meta.site
+  end
+  return type(site) == 'string' and site ~= '' and site
+end
 -- A request's queue score and site (lease-scores, lease-sites) are kept while it is leased or waits in the
 -- delayed set, and forgotten once it is in neither: the very same request can be in both (pushed again
 -- while leased, its queue key of another type: enqueue), and the end of the one must not take the other's.
@@ -254,7 +267,7 @@ local function failure(reply)
 end
 local K = ARGV[1]
 local count = tonumber(ARGV[3])
-for i = 4, #ARGV do downloaded(K, redis.call('HGET', KEYS[3], ARGV[i]), ARGV[i]) end
+for i = 4, #ARGV do downloaded(K, site_of(K, ARGV[i]), ARGV[i]) end
 local now = now_of()
 local due = redis.call('ZRANGEBYSCORE', K .. ':gated', '-inf', now, 'LIMIT', 0, 100)
 local wrong = {}
@@ -341,7 +354,7 @@ _ACK = (
     SITE_LUA
     + """
 if redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then return 0 end
-local site = redis.call('HGET', KEYS[6], ARGV[2])
+local site = site_of(ARGV[1], ARGV[2])
 forget(ARGV[1], ARGV[2])
 redis.call('HDEL', KEYS[5], ARGV[2])
 -- Its site's slot is given back before the counters: a job hash of another type (someone SET it) fails
@@ -389,7 +402,7 @@ _HANDOFF = (
 local K = ARGV[1]
 if not redis.call('ZSCORE', KEYS[1], ARGV[2]) then return -1 end
 if KEYS[9] ~= '' and redis.call('SISMEMBER', KEYS[9], ARGV[8]) == 1 then return -2 end
-local old_site = redis.call('HGET', KEYS[8], ARGV[2])
+local old_site = site_of(K, ARGV[2])
 local attempts = redis.call('HGET', KEYS[6], ARGV[2])
 local site = ARGV[5]
 local score = -tonumber(ARGV[4]) * 1099511627776 + redis.call('INCR', KEYS[5])
@@ -440,12 +453,11 @@ if attempts > tonumber(ARGV[4]) then
 end
 -- Written where it waits before its lease ends: an error there (a key every site shares of another type)
 -- leaves the lease held, Lua not being rolled back.
-if redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2]) == 0 then
-  merged(ARGV[1], redis.call('HGET', KEYS[4], ARGV[2]), ARGV[2])
-end
+local site = site_of(ARGV[1], ARGV[2])
+if redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2]) == 0 and site then merged(ARGV[1], site, ARGV[2]) end
 redis.call('HSET', KEYS[2], ARGV[2], attempts)
 redis.call('ZREM', KEYS[1], ARGV[2])
-downloaded(ARGV[1], redis.call('HGET', KEYS[4], ARGV[2]), ARGV[2])
+downloaded(ARGV[1], site, ARGV[2])
 return attempts
 """
 )
@@ -467,7 +479,7 @@ if ARGV[8] ~= '' then
   redis.call('HSET', KEYS[8], ARGV[8], ARGV[2])
 end
 redis.call('ZREM', KEYS[1], ARGV[2])
-local site = redis.call('HGET', KEYS[7], ARGV[2])
+local site = site_of(ARGV[1], ARGV[2])
 forget(ARGV[1], ARGV[2])
 redis.call('HDEL', KEYS[6], ARGV[2])
 downloaded(ARGV[1], site, ARGV[2])
@@ -634,15 +646,7 @@ _BACK_LUA = """
 -- double's range, is read as 0, as one missing, and added to ``named`` ('score', member, value). A member
 -- that names no site at all is kept in the dead letters ('site', member, ''), not dropped.
 local function back(K, member, named)
-  local site = redis.call('HGET', KEYS[3], member)
-  if not site then
-    local ok, request = pcall(cjson.decode, member)
-    local meta = ok and type(request) == 'table' and request.meta
-    if type(meta) == 'table' then
-      site = (type(meta.slot) == 'string' and meta.slot ~= '' and meta.slot) or meta.site
-    end
-    if type(site) ~= 'string' or site == '' then site = false end
-  end
+  local site = site_of(K, member)
   local score = redis.call('HGET', KEYS[2], member) or '0'
   -- Lua reads a number out of a double's range (1e400) as inf, which Redis refuses as a score.
   local number = tonumber(score)
