@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import codecs
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import tzinfo
 from pathlib import Path
@@ -189,6 +191,25 @@ def test_entries_past_the_limit_are_left_out_and_counted() -> None:
     feed = read_feed(document.encode(), FEED_URL, max_entries=5)
     assert [entry.url for entry in feed.entries] == [f"http://news.test/a/{n}" for n in range(5)]
     assert feed.over_limit == 7
+
+
+@pytest.mark.parametrize("junk", ["<a", "</", "<!", "<!DOCTYPE", "<a b"])
+def test_a_feed_body_of_tags_never_closed_is_read_in_one_pass(junk: str) -> None:
+    """A body garbled into "<" never closed ("<a<a<a..." after the channel, 1 MB) held the crawl thread
+    for ever: the feed's cut (_cut) tried, at each "<", every split of the rest into a tag name and its
+    attributes, to the end of the body (5 KB took over 2 minutes; "<!" and "</" read the rest at each "<",
+    quadratic). It reads the body once. Run in a process of its own whose guard (60 s, against well under
+    a second) turns a hang into a failure."""
+    code = (
+        "from crawler.rules.feeds import _cut\n"
+        f"body = b'<rss version=\"2.0\"><channel>' + {junk.encode()!r} * (1000000 // {len(junk)})\n"
+        "document, left = _cut(body, 1000)\n"
+        "print(document == body, left)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["True", "0"], "read whole, no entry left out"
 
 
 @pytest.mark.parametrize("kind", ["rss", "rss1", "atom"])
