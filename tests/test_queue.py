@@ -1314,6 +1314,64 @@ def test_a_lease_whose_kept_site_is_missing_gives_its_sites_slot_back_as_it_ends
     assert following is not None and following.url == "http://alpha.test/1"
 
 
+@pytest.mark.parametrize(
+    ("ending", "pending"), [("acknowledged", 0), ("dead-lettered", 0), ("handed on", 1), ("expired", 1)]
+)
+def test_a_lease_ended_while_the_downloads_set_holds_another_type_ends_whole(
+    redis_client: redis.Redis, ending: str, pending: int
+) -> None:
+    """crawler:downloading SET to a string while a request was leased: the scripts that end a lease
+    ended it, then failed with WRONGTYPE giving its download's slot back (Lua is not rolled back): an
+    acknowledged or dead-lettered request stayed counted pending in its site and its job (the job never
+    ended), and the site's inflight stayed 1 (a site of concurrency 1 never sent again, even once the key
+    was removed). That set of another type knows no download: the lease's is taken as under way, its slot
+    given back, and the lease ends whole."""
+    queue = make_queue(redis_client)
+    queue.configure("alpha", delay=0, concurrency=1)
+    push(queue, request("http://alpha.test/0", site="alpha"))
+    taken = take(queue)
+    assert taken is not None
+    lease = Work.of(taken).lease or ""
+    redis_client.delete("test:downloading")
+    redis_client.set("test:downloading", "oops")
+    if ending == "acknowledged":
+        assert ack(queue, taken)
+    elif ending == "dead-lettered":
+        assert queue.dead_letter(lease, b"{}", site="alpha", job="j1")
+    elif ending == "handed on":
+        assert queue.handoff(lease, b'{"retry": 1}', priority=0, site="alpha", job="j1")
+    else:
+        redis_client.zadd("test:leases", {lease: 0})
+        assert queue.requeue_expired() == 1
+    assert queue.leased() == 0
+    assert queue.pending("alpha") == pending and queue.job_pending("j1") == pending
+    assert redis_client.hget("test:polite:alpha", "inflight") == b"0"
+    assert redis_client.hlen("test:lease-scores") == 0 and redis_client.hlen("test:lease-sites") == 0
+
+
+def test_a_download_reported_while_the_downloads_set_holds_another_type_is_given_back_once(
+    redis_client: redis.Redis,
+) -> None:
+    """crawler:downloading SET to a string: a pop told of a download fails (WRONGTYPE) and the worker tells
+    the next pop again. Since a6793ca each such pop gave the site's slot back before it failed, once per
+    try: inflight went to 0 with the download still under way. The pop fails before it changes anything;
+    the lease's end gives the slot back once."""
+    queue = make_queue(redis_client)
+    queue.configure("alpha", delay=0, concurrency=2)
+    for number in range(2):
+        push(queue, request(f"http://alpha.test/{number}", site="alpha"))
+    first, second = take(queue), take(queue)
+    assert first is not None and second is not None
+    redis_client.delete("test:downloading")
+    redis_client.set("test:downloading", "oops")
+    for _ in range(2):
+        with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+            queue.pop([Work.of(first).lease or ""])
+    assert redis_client.hget("test:polite:alpha", "inflight") == b"2"
+    assert ack(queue, first)
+    assert redis_client.hget("test:polite:alpha", "inflight") == b"1"
+
+
 def test_an_entry_of_the_delayed_set_that_names_no_site_is_dead_lettered_not_dropped(
     redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
 ) -> None:

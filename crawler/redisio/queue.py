@@ -201,7 +201,9 @@ local function merged(K, site, member)
   if type(job) == 'string' and job ~= '' then redis.call('HINCRBY', K .. ':job:' .. job, 'pending', -1) end
 end
 local function downloaded(K, site, member)
-  if not site or redis.call('SREM', K .. ':downloading', member) == 0 then return end
+  -- That set of another type (someone SET it; the pop leases nothing then) knows no download: the lease's
+  -- is taken as under way and its slot given back, or a lease ended would stop here, Lua not rolled back.
+  if not site or redis.pcall('SREM', K .. ':downloading', member) == 0 then return end
   local key = K .. ':polite:' .. site
   -- A politeness key overwritten with another type (set_aside) took its count with it: no slot to give back.
   local kind = redis.call('TYPE', key).ok
@@ -267,6 +269,9 @@ local function failure(reply)
 end
 local K = ARGV[1]
 local count = tonumber(ARGV[3])
+-- The downloads set of another type fails the pop here, before it changes anything (downloaded() would give
+-- the slots back): the worker tells the next pop of the same downloads again.
+if #ARGV >= 4 then redis.call('SCARD', K .. ':downloading') end
 for i = 4, #ARGV do downloaded(K, site_of(K, ARGV[i]), ARGV[i]) end
 local now = now_of()
 local due = redis.call('ZRANGEBYSCORE', K .. ':gated', '-inf', now, 'LIMIT', 0, 100)
