@@ -19,7 +19,9 @@ second client pops another site's requests: printed, the longest single Redis co
 longest time that client waited for one pop, and the forget's own wall time and this process's peak RSS.
 
 With ``--dead N``: N dead letters read as the `dead` commands and `crawler status` read them: this
-process's CPU and the longest Redis command of each.
+process's CPU and the longest Redis command of each; then `crawler dead list` (the default page),
+`dead list --all --format jsonl`, `dead requeue --all` and `dead drop --all`, each a process of its own
+against N letters filled anew: its user CPU, wall time, peak RSS, Redis commands and the longest one.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -194,18 +198,80 @@ def forget(server: redis.Redis, url: str, keys: Keys, size: int) -> dict[str, fl
     }
 
 
-def dead_letters(server: redis.Redis, keys: Keys, count: int) -> list[str]:
-    """Read ``count`` dead letters as the `dead` commands (LeasedQueue.dead) and `crawler status` (its count
-    per site) read them: a line for each, with this process's CPU and Redis's longest command."""
+# The dead letters' sites and kinds of error (letter n: site n % 50, kind n % 3), as a summary by site
+# and kind meets them after a bad night: 150 groups.
+_DEAD_SITES = 50
+_DEAD_KINDS = ("HTTP 404", "HTTP 503", "timeout")
+
+
+def fill_dead(server: redis.Redis, keys: Keys, count: int) -> None:
+    """``count`` dead letters, one a second up to now, of _DEAD_SITES sites and _DEAD_KINDS kinds."""
     server.flushall()
     template = _member_template()
-    record = json.dumps({"reason": "HTTP 404 after 2 retries", "kind": "HTTP 404", "at": time.time()})
+    now = time.time()
     with server.pipeline(transaction=False) as pipe:
         for number in range(count):
-            pipe.hset(keys.dead, template.replace(b"NUMBER__", b"%010d" % number), record)
+            site = b"site%03d" % (number % _DEAD_SITES)
+            member = template.replace(b"NUMBER__", b"%010d" % number).replace(b'"SITE"', b'"%s"' % site)
+            kind = _DEAD_KINDS[number % len(_DEAD_KINDS)]
+            record = {"reason": f"{kind} after 2 retries", "kind": kind, "at": now - count + number}
+            pipe.hset(keys.dead, member, json.dumps(record))
             if number % _BATCH == _BATCH - 1:
                 pipe.execute()
         pipe.execute()
+
+
+def dead_commands(server: redis.Redis, url: str, keys: Keys, count: int) -> list[str]:
+    """Run the `dead` commands as an operator does (each a process of its own, against ``count`` dead
+    letters filled anew): a line for each, with its user CPU and peak RSS, how many Redis commands it
+    gave and the longest one."""
+    commands = (
+        ("dead", "list"),
+        ("dead", "list", "--all", "--format", "jsonl"),
+        ("dead", "requeue", "--all"),
+        ("dead", "drop", "--all"),
+    )
+    lines = []
+    env = {**os.environ, "REDIS_URL": url}
+    for command in commands:
+        fill_dead(server, keys, count)
+        server.config_set("slowlog-log-slower-than", 1_000)
+        server.slowlog_reset()
+        before = int(server.info("stats")["total_commands_processed"])
+        started = time.monotonic()
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            # os.wait4: this child's own CPU and peak RSS (RUSAGE_CHILDREN's are of all children so far).
+            child = subprocess.Popen(
+                [sys.executable, "-m", "crawler.cli", *command],
+                cwd=_REPO_ROOT,
+                env=env,
+                stdout=out,
+                stderr=err,
+            )
+            _, status, usage = os.wait4(child.pid, 0)
+            child.returncode = os.waitstatus_to_exitcode(status)
+            wall = time.monotonic() - started
+            size = out.tell()
+            out.seek(0)
+            said = out.readline().decode(errors="replace").strip()[:60]
+            if child.returncode:
+                err.seek(0)
+                said = f"exit {child.returncode}: {err.read().decode(errors='replace').strip()[-100:]}"
+        longest, name = _longest_command(server)
+        given = int(server.info("stats")["total_commands_processed"]) - before - 3
+        lines.append(
+            f"{count:,} `crawler {' '.join(command)}`: user CPU {usage.ru_utime:.1f} s; wall {wall:.1f} s;"
+            f" peak RSS {usage.ru_maxrss / 1024:.0f} MB; {given:,} Redis commands, longest {longest:.0f} ms"
+            f" ({name}); {size:,} bytes out: {said!r}"
+        )
+    server.config_set("slowlog-log-slower-than", 10_000)
+    return lines
+
+
+def dead_letters(server: redis.Redis, keys: Keys, count: int) -> list[str]:
+    """Read ``count`` dead letters as the `dead` commands (LeasedQueue.dead) and `crawler status` (its count
+    per site) read them: a line for each, with this process's CPU and Redis's longest command."""
+    fill_dead(server, keys, count)
     lines = []
     readers = (
         ("dead letters read (dead list)", LeasedQueue(server, keys).dead),
@@ -267,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.dead:
             for line in dead_letters(server, keys, args.dead):
                 print(line)
+            for line in dead_commands(server, url, keys, args.dead):
+                print(line, flush=True)
         server.close()
     return 0
 

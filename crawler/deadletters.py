@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ from crawler.errors import redacted, redacted_text
 from crawler.redisio import serializer
 from crawler.redisio.queue import LeasedQueue
 
-__all__ = ["DeadLetter", "dead_letters", "requeue"]
+__all__ = ["DeadLetter", "dead_letter_pages", "dead_letters", "requeue"]
 
 # The kinds of request (crawler.requests, which this layer may not import) whose URLs a crawl marks seen
 # in the Bloom filter as it queues them; listing pages are never deduplicated.
@@ -74,6 +74,18 @@ def dead_letters(queue: LeasedQueue) -> list[DeadLetter]:
     """Every dead letter, oldest first."""
     letters = [_letter(member, record) for member, record in queue.dead().items()]
     return sorted(letters, key=lambda letter: (letter.at or 0.0, letter.id))
+
+
+def dead_letter_pages(queue: LeasedQueue) -> Iterator[list[DeadLetter]]:
+    """Every dead letter, a page (one HSCAN call, about DEAD_SCAN_COUNT) at a time, in the hash's order:
+    what a command that goes through 100,000 of them holds at once is a page. A letter HSCAN gives twice
+    (the hash resized between two pages) comes once."""
+    given: set[str] = set()
+    for page in queue.dead_pages():
+        letters = [_letter(member, record) for member, record in page.items()]
+        fresh = [letter for letter in letters if letter.id not in given]
+        given.update(letter.id for letter in fresh)
+        yield fresh
 
 
 def requeue(queue: LeasedQueue, letters: Iterable[DeadLetter]) -> tuple[int, list[DeadLetter]]:

@@ -1,0 +1,98 @@
+"""`crawler dead list|drop|requeue` with thousands of dead letters (subprocesses against the real embedded
+Redis of a data folder): each works a page of the hash at a time (bench/queue_scale.py --dead measures
+100,000), and nothing is lost or doubled."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import redis
+from conftest import SiteServer
+from crawlsite import Site
+from scrapy import Request
+
+from crawler.keys import Keys
+from crawler.redisio.connection import connect
+from crawler.redisio.embedded import EmbeddedRedis
+from crawler.requests import encode_request
+
+KEYS = Keys("crawler")
+# More letters than two HSCAN pages and HDELs of DEAD_SCAN_COUNT (1,000).
+LETTERS = 2_500
+# When the first letter died (epoch seconds); letter n died n seconds later.
+FIRST_AT = 1_795_000_000.0
+
+
+@pytest.fixture
+def site(site_server: SiteServer, tmp_path: Path) -> Site:
+    return Site(site_server, tmp_path)
+
+
+@contextmanager
+def held_redis(site: Site) -> Iterator[redis.Redis]:
+    """A client of the site's embedded Redis, kept running meanwhile (the commands run use it, and its
+    INFO counts their commands)."""
+    with EmbeddedRedis(site.data, watch_seconds=0) as server:
+        client = connect(server.ensure())
+        try:
+            yield client
+        finally:
+            client.close()
+
+
+def letter_member(number: int) -> bytes:
+    """Letter ``number``'s request: of site alpha when even (HTTP 404), beta when odd (timeout)."""
+    site = "alpha" if number % 2 == 0 else "beta"
+    meta = {"site": site, "job": "j1", "kind": "article", "depth": 1}
+    return encode_request(Request(f"http://{site}.example/a/{number:05d}.html", meta=meta, priority=10))
+
+
+def fill(client: redis.Redis, count: int = LETTERS) -> None:
+    with client.pipeline(transaction=False) as pipe:
+        for number in range(count):
+            kind = "HTTP 404" if number % 2 == 0 else "timeout"
+            record = {"reason": f"{kind} (number {number})", "kind": kind, "at": FIRST_AT + number}
+            pipe.hset(KEYS.dead, letter_member(number), json.dumps(record))
+        pipe.execute()
+
+
+@contextmanager
+def commands_logged(client: redis.Redis) -> Iterator[list[list[bytes]]]:
+    """The commands the server runs meanwhile, each as its words (SLOWLOG of every command: past 32
+    words, Redis logs 31 and '... (N more arguments)')."""
+    logged: list[list[bytes]] = []
+    client.config_set("slowlog-max-len", 100_000)
+    client.config_set("slowlog-log-slower-than", 0)
+    client.slowlog_reset()
+    try:
+        yield logged
+    finally:
+        client.config_set("slowlog-log-slower-than", 10_000)
+        entries = client.execute_command("SLOWLOG", "GET", -1)  # type: ignore[no-untyped-call]
+        logged.extend(list(entry[3]) for entry in reversed(entries))
+
+
+def arguments(words: list[bytes]) -> int:
+    """How many arguments a logged command had, its name and key not counted."""
+    more = words[-1].decode() if words else ""
+    if more.startswith("... (") and more.endswith(" more arguments)"):
+        return len(words) - 3 + int(more.removeprefix("... (").split()[0])
+    return len(words) - 2
+
+
+def test_dead_drop_all_of_2500_deletes_them_a_thousand_at_a_time_and_leaves_none(site: Site) -> None:
+    """`dead drop --all` deleted every letter in one HDEL (100,000: Redis held 0.3 s, serving no worker);
+    now an HDEL of at most DEAD_SCAN_COUNT (1,000) a page of the hash: 2,500 in 3, none left."""
+    with held_redis(site) as client:
+        fill(client)
+        with commands_logged(client) as logged:
+            dropped = site.crawler("dead", "drop", "--all")
+        assert dropped.returncode == 0, dropped.stderr
+        assert dropped.stdout.splitlines()[0] == "dropped 2500 dead letters", dropped.stdout
+        assert client.hlen(KEYS.dead) == 0
+        deleted = [arguments(words) for words in logged if words[0].upper() == b"HDEL"]
+        assert sum(deleted) == LETTERS and max(deleted) <= 1_000, deleted
