@@ -18,7 +18,7 @@ from typing import Any
 
 from crawler.errors import redacted, redacted_text
 from crawler.redisio import serializer
-from crawler.redisio.queue import LeasedQueue
+from crawler.redisio.queue import DeadRequeue, LeasedQueue
 
 __all__ = ["DeadLetter", "dead_letter_pages", "dead_letters", "requeue"]
 
@@ -90,24 +90,27 @@ def dead_letter_pages(queue: LeasedQueue) -> Iterator[list[DeadLetter]]:
 
 def requeue(queue: LeasedQueue, letters: Iterable[DeadLetter]) -> tuple[int, list[DeadLetter]]:
     """Put ``letters`` back in the queue, their retries anew (their jobs count them pending again, one
-    error fewer, and one page fetched fewer for those counted fetched);
-    how many went back, and those that are no request (left as they are)."""
-    back = 0
+    error fewer, and one page fetched fewer for those counted fetched), in one round trip (a pipeline:
+    give a page of :func:`dead_letter_pages` at a time); how many went back, and those that are no
+    request (left as they are)."""
     refused: list[DeadLetter] = []
+    back: list[DeadRequeue] = []
     for letter in letters:
         if letter.priority is None or letter.site is None:
             refused.append(letter)
             continue
-        back += queue.requeue_dead(
-            letter.member,
-            priority=letter.priority,
-            site=letter.site,
-            job=letter.job,
-            kind=letter.kind,
-            fetched=letter.fetched,
-            queued=_retried_anew(letter.member),
+        back.append(
+            DeadRequeue(
+                letter.member,
+                priority=letter.priority,
+                site=letter.site,
+                job=letter.job,
+                kind=letter.kind,
+                fetched=letter.fetched,
+                queued=_retried_anew(letter.member),
+            )
         )
-    return back, refused
+    return sum(queue.requeue_dead_many(back)) if back else 0, refused
 
 
 def _retried_anew(member: str) -> str | bytes:

@@ -66,7 +66,16 @@ from crawler.keys import SEEN_ALREADY, SKIP_PREFIX, Keys, hour_of
 from crawler.redisio.connection import decoded, hash_of
 from crawler.settings import SUPERVISION_KEEP_HOURS
 
-__all__ = ["SITE_LUA", "Ack", "LeasedQueue", "Popped", "SitePoliteness", "WrongKey", "WrongKeyError"]
+__all__ = [
+    "SITE_LUA",
+    "Ack",
+    "DeadRequeue",
+    "LeasedQueue",
+    "Popped",
+    "SitePoliteness",
+    "WrongKey",
+    "WrongKeyError",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -994,6 +1003,20 @@ return pending
 
 
 @dataclass(frozen=True, slots=True)
+class DeadRequeue:
+    """A dead letter to put back in the queue with :meth:`LeasedQueue.requeue_dead_many` (its arguments as
+    :meth:`LeasedQueue.requeue_dead` takes them)."""
+
+    member: str
+    priority: int
+    site: str
+    job: str | None
+    kind: str | None = None
+    fetched: bool = False
+    queued: str | bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Ack:
     """A lease to end with :meth:`LeasedQueue.ack_many`, and its job's counts (as :meth:`LeasedQueue.ack`
     takes them; ``spooled``: how many of the items stored went to the store's local spool; ``updated``:
@@ -1524,18 +1547,33 @@ class LeasedQueue:
         """Put a dead letter back in the queue, as ``queued`` (its request as it is to be taken again;
         default ``member``): its job counts one error of ``kind`` fewer, and one page fetched fewer when
         ``fetched`` (it was counted fetched as it died). False if it is not (or no longer) a dead letter."""
-        keys = [self.keys.dead, self.keys.pending, self.keys.job(job) if job else "", self.keys.sequence]
-        args: list[str | bytes | int] = [
-            self.keys.prefix,
-            member,
-            int(priority),
-            site,
-            job or "",
-            kind or "",
-            "1" if fetched else "",
-            member if queued is None else queued,
-        ]
-        return bool(self._requeue_dead(keys=keys, args=args))
+        letter = DeadRequeue(member, priority, site, job, kind, fetched, queued)
+        return self.requeue_dead_many([letter])[0]
+
+    def requeue_dead_many(self, letters: Iterable[DeadRequeue]) -> list[bool]:
+        """:meth:`requeue_dead` for each of ``letters``, in one round trip (a pipeline of the same script,
+        each call deleting its letter and queueing its request together: stopped midway, each letter is
+        either still dead or queued, never both nor neither); each one's outcome, in order."""
+        with self.server.pipeline(transaction=False) as pipe:
+            for letter in letters:
+                keys = [
+                    self.keys.dead,
+                    self.keys.pending,
+                    self.keys.job(letter.job) if letter.job else "",
+                    self.keys.sequence,
+                ]
+                args: list[str | bytes | int] = [
+                    self.keys.prefix,
+                    letter.member,
+                    int(letter.priority),
+                    letter.site,
+                    letter.job or "",
+                    letter.kind or "",
+                    "1" if letter.fetched else "",
+                    letter.member if letter.queued is None else letter.queued,
+                ]
+                self._requeue_dead(keys=keys, args=args, client=pipe)
+            return [bool(done) for done in pipe.execute()]
 
     def drop_dead(self, members: Iterable[str]) -> int:
         """Forget these dead letters for good, DEAD_SCAN_COUNT an HDEL; returns how many there were."""
