@@ -239,10 +239,16 @@ def dead_commands(server: redis.Redis, url: str, keys: Keys, count: int) -> list
         server.slowlog_reset()
         before = int(server.info("stats")["total_commands_processed"])
         started = time.monotonic()
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            # os.wait4: this child's own CPU and peak RSS (RUSAGE_CHILDREN's are of all children so far).
+        with (
+            tempfile.TemporaryFile() as out,
+            tempfile.TemporaryFile() as err,
+            tempfile.NamedTemporaryFile() as rss,
+        ):
+            # os.wait4: this child's own CPU (RUSAGE_CHILDREN's is of all children so far). Its peak RSS is
+            # /usr/bin/time's: Linux keeps a process's peak RSS across exec, so a child of this process
+            # (hundreds of MB after the fill) would report no less than this process's.
             child = subprocess.Popen(
-                [sys.executable, "-m", "crawler.cli", *command],
+                ["/usr/bin/time", "-o", rss.name, "-f", "%M", sys.executable, "-m", "crawler.cli", *command],
                 cwd=_REPO_ROOT,
                 env=env,
                 stdout=out,
@@ -251,6 +257,7 @@ def dead_commands(server: redis.Redis, url: str, keys: Keys, count: int) -> list
             _, status, usage = os.wait4(child.pid, 0)
             child.returncode = os.waitstatus_to_exitcode(status)
             wall = time.monotonic() - started
+            peak_mb = int(rss.read().split()[-1]) / 1024
             size = out.tell()
             out.seek(0)
             said = out.readline().decode(errors="replace").strip()[:60]
@@ -261,7 +268,7 @@ def dead_commands(server: redis.Redis, url: str, keys: Keys, count: int) -> list
         given = int(server.info("stats")["total_commands_processed"]) - before - 3
         lines.append(
             f"{count:,} `crawler {' '.join(command)}`: user CPU {usage.ru_utime:.1f} s; wall {wall:.1f} s;"
-            f" peak RSS {usage.ru_maxrss / 1024:.0f} MB; {given:,} Redis commands, longest {longest:.0f} ms"
+            f" peak RSS {peak_mb:.0f} MB; {given:,} Redis commands, longest {longest:.0f} ms"
             f" ({name}); {size:,} bytes out: {said!r}"
         )
     server.config_set("slowlog-log-slower-than", 10_000)

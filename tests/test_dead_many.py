@@ -156,3 +156,44 @@ def test_dead_requeue_killed_midway_leaves_each_letter_either_dead_or_queued(sit
         assert again.stdout.splitlines()[0] == f"requeued {len(dead)} dead letters", again.stdout
         assert client.hlen(KEYS.dead) == 0
         assert client.zcard(KEYS.queue_of("alpha")) + client.zcard(KEYS.queue_of("beta")) == 10_000
+
+
+def test_dead_list_of_2500_shows_the_count_by_site_and_kind_then_the_latest_20_and_all_on_demand(
+    site: Site,
+) -> None:
+    """`dead list` rendered every letter in one table (100,000: a minute of CPU, 618 MB, a table no one
+    reads); now the count by site and kind of error, then the latest 20, and how to see more; --all
+    every one, --format jsonl --all streams them one a line."""
+    with held_redis(site) as client:
+        fill(client)
+        listed = site.crawler("dead", "list")
+        assert listed.returncode == 0, listed.stderr
+        lines = listed.stdout.splitlines()
+        assert lines[0] == "2,500 dead letters by site and kind of error", listed.stdout
+        summary = [
+            [cell.strip() for cell in line.strip("│").split("│")][:3] for line in lines if "1,250" in line
+        ]
+        assert summary == [["alpha", "HTTP 404", "1,250"], ["beta", "timeout", "1,250"]], listed.stdout
+        assert "the latest 20 of 2,500 dead letters" in listed.stdout
+        urls = [number for number in range(LETTERS) if f"/a/{number:05d}.html" in listed.stdout]
+        assert urls == list(range(LETTERS - 20, LETTERS)), urls
+        assert lines[-1].startswith("`crawler dead list --limit 200` shows more, --all every one"), lines[-1]
+
+        every = site.crawler("dead", "list", "--all")
+        assert every.returncode == 0, every.stderr
+        assert every.stdout.splitlines()[0] == "2500 dead letters", every.stdout[:200]
+        assert sum(f"/a/{number:05d}.html" in every.stdout for number in range(LETTERS)) == LETTERS
+
+        streamed = site.crawler("dead", "list", "--all", "--format", "jsonl")
+        assert streamed.returncode == 0, streamed.stderr
+        documents = [json.loads(line) for line in streamed.stdout.splitlines()]
+        assert len({document["id"] for document in documents}) == len(documents) == LETTERS
+
+        latest = site.crawler("dead", "list", "--site", "beta", "--limit", "3", "--format", "json")
+        assert latest.returncode == 0, latest.stderr
+        assert [document["url"].rsplit("/", 1)[1] for document in json.loads(latest.stdout)] == [
+            "02499.html",
+            "02497.html",
+            "02495.html",
+        ]
+        assert "the latest 3 of 1,250 dead letters" in latest.stderr, latest.stderr

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import heapq
 import io
 import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
@@ -23,7 +24,7 @@ from crawler.cli.crawl import redis_for
 from crawler.cli.terminal import PIPED_WIDTH, cut, one_line, table_console, tell
 from crawler.commandline import counted, suggest
 from crawler.config import Config
-from crawler.deadletters import DeadLetter, dead_letter_pages, dead_letters, requeue
+from crawler.deadletters import DeadLetter, dead_letter_pages, requeue
 from crawler.errors import InputError
 from crawler.redisio.connection import connect, decoded
 from crawler.redisio.queue import LeasedQueue
@@ -46,35 +47,6 @@ def _queue(*, writes: bool) -> Iterator[LeasedQueue]:
             yield LeasedQueue(server, config.keys)
         finally:
             server.close()
-
-
-def _selected(queue: LeasedQueue, args: argparse.Namespace) -> list[DeadLetter]:
-    every = dead_letters(queue)
-    _check_filters(
-        queue,
-        args.site if all(letter.site != args.site for letter in every) else None,
-        args.job if all(letter.job != args.job for letter in every) else None,
-    )
-    letters = [
-        letter
-        for letter in every
-        if (args.site is None or letter.site == args.site) and (args.job is None or letter.job == args.job)
-    ]
-    ids = getattr(args, "ids", None)
-    if ids is None:
-        return letters
-    if ids:
-        known = {letter.id: letter for letter in letters}
-        unknown = [given for given in ids if given not in known]
-        if unknown:
-            among = " of the site or job given" if args.site or args.job else ""
-            raise InputError(
-                f"no dead letter {unknown[0]!r}{among}: expected an id that `{suggest('dead list')}` shows"
-            )
-        return [known[given] for given in ids]
-    if not (args.all or args.site or args.job):
-        raise InputError("say which dead letters: IDs, --site S, --job J, or --all")
-    return letters
 
 
 def _select(queue: LeasedQueue, args: argparse.Namespace) -> Iterator[list[DeadLetter]]:
@@ -125,21 +97,90 @@ def _check_filters(queue: LeasedQueue, site: str | None, job: str | None) -> Non
 
 
 def run_list(args: argparse.Namespace) -> int:
+    limit = None if args.all else args.limit
     with _queue(writes=False) as queue:
-        letters = _selected(queue, args)
+        if args.format == "jsonl" and limit is None:
+            # Streamed a page of the hash at a time, in its order: 100,000 letters never held at once.
+            for letters in _select(queue, args):
+                sys.stdout.write("".join(_json_line(letter) for letter in letters))
+            return 0
+        total, groups, shown = _gathered(_select(queue, args), limit)
+    if total > len(shown):
+        more = f"`{suggest('dead list --limit 200')}` shows more, --all every one"
+        if args.format != "table":
+            tell("note", f"the latest {len(shown)} of {total:,} dead letters: {more}")
+    if args.format == "jsonl":
+        sys.stdout.write("".join(_json_line(letter) for letter in shown))
+        return 0
     if args.format == "json":
-        sys.stdout.write(json.dumps([letter.document() for letter in letters], ensure_ascii=False, indent=2))
+        sys.stdout.write(json.dumps([letter.document() for letter in shown], ensure_ascii=False, indent=2))
         sys.stdout.write("\n")
         return 0
-    if not letters:
+    if not total:
         of_site = "" if args.site is None else f" of site {args.site}"
         of_job = "" if args.job is None else f" of job {args.job}"
         print(f"no dead letters{of_site}{of_job}")
         return 0
+    if total > len(shown):
+        _print_summary(total, groups)
+        if shown:
+            _print_letters(shown, f"the latest {len(shown)} of {total:,} dead letters")
+        print(f"{more} (`{suggest('dead list --all --format jsonl')}`: one a line, as read)")
+    else:
+        _print_letters(shown, counted(total, "dead letter"))
+    return 0
+
+
+def _json_line(letter: DeadLetter) -> str:
+    return json.dumps(letter.document(), ensure_ascii=False) + "\n"
+
+
+def _newest(letter: DeadLetter) -> tuple[float, str]:
+    return (letter.at or 0.0, letter.id)
+
+
+def _gathered(
+    pages: Iterable[list[DeadLetter]], limit: int | None
+) -> tuple[int, dict[tuple[str, str], list[float]], list[DeadLetter]]:
+    """How many letters ``pages`` give; per site and kind of error their count and the latest one's time;
+    and the ``limit`` latest of them, latest first (None: every one). What is held is the groups and the
+    latest ``limit``, not every letter."""
+    total = 0
+    groups: dict[tuple[str, str], list[float]] = {}
+    shown: list[DeadLetter] = []
+    for letters in pages:
+        total += len(letters)
+        for letter in letters:
+            group = groups.setdefault((letter.site or "-", letter.kind or "-"), [0, 0.0])
+            group[0] += 1
+            group[1] = max(group[1], letter.at or 0.0)
+        if limit is None:
+            shown.extend(letters)
+        else:
+            shown = heapq.nlargest(limit, shown + letters, key=_newest)
+    return total, groups, sorted(shown, key=_newest, reverse=True)
+
+
+def _when(at: float | None) -> str:
+    return "-" if not at else datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def _print_summary(total: int, groups: dict[tuple[str, str], list[float]]) -> None:
+    """The letters counted by site and kind of error, the most first."""
+    table = Table(title=f"{total:,} dead letters by site and kind of error", title_justify="left")
+    for column in ("site", "kind", "letters", "latest (UTC)"):
+        table.add_column(column, justify="right" if column == "letters" else "left")
+    for (site, kind), (count, latest) in sorted(groups.items(), key=lambda item: (-item[1][0], item[0])):
+        table.add_row(escape(site), escape(one_line(kind)), f"{int(count):,}", _when(latest))
+    with table_console(PIPED_WIDTH) as console:
+        console.print(table)
+
+
+def _print_letters(letters: list[DeadLetter], title: str) -> None:
     rows = [
         (
             letter.id,
-            "-" if letter.at is None else datetime.fromtimestamp(letter.at, UTC).strftime("%Y-%m-%d %H:%M"),
+            _when(letter.at),
             letter.site or "-",
             one_line(letter.shown_url or "(no request)"),
             one_line(letter.shown_reason),
@@ -148,7 +189,7 @@ def run_list(args: argparse.Namespace) -> int:
         for letter in letters
     ]
     piped = not sys.stdout.isatty()
-    table = Table(title=counted(len(letters), "dead letter"), title_justify="left")
+    table = Table(title=title, title_justify="left")
     for index, column in enumerate(("id", "when (UTC)", "site", "url", "reason", "job")):
         # Piped, every cell but the reason is kept on one line, whole: what a person copies from a file or
         # `less` (a URL to a browser, an id or job to `dead requeue`); the reason is folded.
@@ -160,7 +201,6 @@ def run_list(args: argparse.Namespace) -> int:
         table.add_row(*map(escape, row))
     with table_console(_piped_width(table) if piped else PIPED_WIDTH) as console:
         console.print(table)
-    return 0
 
 
 def _piped_width(table: Table) -> int:

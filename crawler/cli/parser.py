@@ -57,7 +57,7 @@ exit codes:
 """
 # `extract --explain`: blocks shown unless --max-blocks says otherwise.
 DEFAULT_MAX_BLOCKS = 200
-# `articles list|search`: articles shown unless --limit says otherwise.
+# `articles list|search`, `dead list`: articles, dead letters shown unless --limit says otherwise.
 DEFAULT_LIMIT = 20
 # How `articles export --fields` names one of the rule's fields, which the document's `fields` holds.
 NESTED_FIELD = "fields."
@@ -535,9 +535,21 @@ def _add_dead(commands: Any) -> None:
         ),
     )
     actions = dead.add_subparsers(dest="dead_command", required=True, metavar="ACTION")
-    listing = actions.add_parser("list", help="the dead letters, oldest first")
+    listing = actions.add_parser(
+        "list", help="the latest dead letters, latest first (and, past them, the count by site and kind)"
+    )
     _add_selection(listing, ids=False)
-    listing.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    shown = listing.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--limit",
+        type=_count,
+        default=DEFAULT_LIMIT,
+        help=f"the latest N (default {DEFAULT_LIMIT}; 0: the count by site and kind alone)",
+    )
+    shown.add_argument("--all", action="store_true", help="every one (jsonl: streamed, in Redis's order)")
+    listing.add_argument(
+        "--format", choices=("table", "json", "jsonl"), default="table", help="output format"
+    )
     listing.set_defaults(handler="crawler.cli.dead:run_list")
     back = actions.add_parser("requeue", help="put dead letters back in the queue")
     _add_selection(back, ids=True)
