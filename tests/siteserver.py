@@ -23,7 +23,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/large-gzip?mb=N``           an N MB HTML page sent gzip-compressed (a few KB on the wire)
 ``/one-line?chars=N``          an article page whose body is one paragraph of N characters
 ``/one-line-outside?chars=N``  the same paragraph outside the test rule's ``div.article``: qRead reads it
-``/not-http``                  an SSH server's greeting, no HTTP answer, then the connection closed
+``/not-http``                  an SSH server's greeting, no HTTP answer, then the connection closed;
+                               ``?id=ID``: counted as ``/asked/ID`` says
 ``/bad-gzip``                  a page sent as ``Content-Encoding: gzip`` whose body is no gzip
 ``/uncompressed?as=E``         an article page sent as it is, with ``Content-Encoding: E`` (``gzip``, ``br``,
                                ``zstd``, ...): compressed, it says, and it is not
@@ -51,8 +52,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                the 503 sends ``Retry-After: S`` (else none)
 ``/held/ID?seconds=S``          the first request of ID held unanswered S seconds (then the article), the
                                later ones answered with the article at once
-``/asked/ID``                  how many requests of ``/held/ID``, ``/flaky/ID`` or ``/long-header?id=ID``
-                               came so far (plain text)
+``/asked/ID``                  how many requests of ``/held/ID``, ``/flaky/ID``, ``/long-header?id=ID`` or
+                               ``/not-http?id=ID`` came so far (plain text)
 ``/cut/ID?how=H``              the article page of ID cut in half, the connection then closed: ``length``
                                (the default) declares the whole page's Content-Length, ``chunked`` sends
                                it in chunks and no last chunk, ``nothing`` sends no answer at all
@@ -202,7 +203,8 @@ _LARGE_PARAGRAPH = (
 )
 
 
-# Requests so far per ID of /flaky/ID, /held/ID and /long-header?id=ID (the server is threaded).
+# Requests so far per ID of /flaky/ID, /held/ID, /long-header?id=ID and /not-http?id=ID (the server is
+# threaded).
 _COUNTS: dict[str, int] = {}
 _COUNTS_LOCK = threading.Lock()
 
@@ -500,6 +502,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif path == "/large":
             self._send_large(float(query.get("mb", "40")))
         elif path == "/not-http":
+            if "id" in query:
+                _asked(query["id"])
             self.close_connection = True
             self.wfile.write(b"SSH-2.0-OpenSSH_9.6\r\n")
         elif path == "/one-line":

@@ -652,16 +652,21 @@ def test_a_start_url_whose_connection_is_cut_is_a_connection_error_saying_so_and
 
 def test_a_page_whose_server_answers_no_http_is_a_connection_error_saying_so(site: Site) -> None:
     """A port that speaks another protocol (an SSH server's greeting) was dead-lettered as "connection
-    failed: ('wrong number of parts', b'SSH-2.0-OpenSSH_9.6')", twisted's error as it is."""
-    site.rule("/not-http", "/a/small")
+    failed: ('wrong number of parts', b'SSH-2.0-OpenSSH_9.6')", twisted's error as it is. The same answer
+    comes again on a retry: the request is dead-lettered at once, asked once (it was asked thrice,
+    RETRY_TIMES 2)."""
+    name = unique("not-http")
+    site.rule(f"/not-http?id={name}", "/a/small")
     done = site.temp()
     assert "errors 1 (connection: 1)" in done.stdout, done.stdout
     (letter,) = site.dead()
     assert letter["reason"] == (
         "connection failed: the answer is not HTTP (its status line: wrong number of parts in"
-        " b'SSH-2.0-OpenSSH_9.6'): does that port serve the web? (after 2 retries)"
+        " b'SSH-2.0-OpenSSH_9.6'): does that port serve the web?"
     ), letter
     assert list(site.stored()) == ["/a/small"]
+    with urllib.request.urlopen(site.server.url(f"/asked/{name}"), timeout=COMMAND_TIMEOUT) as answer:
+        assert answer.read() == b"1", "asked once, not retried"
 
 
 def _start_url_failed_then_requeued(

@@ -60,6 +60,7 @@ __all__ = [
     "HeadLineTooLong",
     "connection_lost",
     "head_too_long",
+    "not_http",
     "undecompressed",
 ]
 
@@ -106,6 +107,16 @@ def head_too_long(error: BaseException | None) -> HeadLineTooLong | None:
     return None
 
 
+def not_http(error: BaseException | None) -> ParseError | None:
+    """Twisted's :class:`ParseError` of an answer whose status line is not HTTP (a port of another
+    protocol) a download failed with (``error``), if it did."""
+    if isinstance(error, DownloadFailedError) and isinstance(error.__cause__, ResponseFailed):
+        for reason in error.__cause__.reasons:
+            if isinstance(reason.value, ParseError):
+                return reason.value
+    return None
+
+
 def connection_lost(error: BaseException | None) -> str | None:
     """How the connection of a download that failed with ``error`` ended before its whole answer came
     (``connection cut: ...``, ``connection closed before an answer: ...``, ``connection failed: the answer
@@ -122,7 +133,7 @@ def connection_lost(error: BaseException | None) -> str | None:
     causes = "; ".join(reason.getErrorMessage() for reason in cause.reasons)
     if isinstance(cause, ResponseNeverReceived):
         return f"connection closed before an answer: {causes}"
-    unparsed = next((reason.value for reason in cause.reasons if isinstance(reason.value, ParseError)), None)
+    unparsed = not_http(error)
     if unparsed is not None:
         return (
             f"connection failed: the answer is not HTTP (its status line: {unparsed.args[0]} in"
@@ -168,7 +179,8 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
     connection pool to close, or for the disconnect timeout when the pool has not closed within it, and
     fires no Deferred twice: the pool's own Deferred is left to the pool; at :data:`STOP_DOWNLOADS`, its
     downloads under way are cancelled and new ones refused (:class:`DownloadStopped`); a line of a
-    response's head over the client's limit fails it with :class:`HeadLineTooLong`, not retried."""
+    response's head over the client's limit fails it with :class:`HeadLineTooLong`, not retried, nor is an
+    answer that is not HTTP."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
@@ -187,9 +199,9 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         try:
             return await download
         except DownloadFailedError as error:
-            if head_too_long(error) is not None:
-                # The same head comes again on a retry: Scrapy's RetryMiddleware passes it on to its
-                # dead letter at once.
+            if head_too_long(error) is not None or not_http(error) is not None:
+                # The same head, or the same answer of another protocol, comes again on a retry: Scrapy's
+                # RetryMiddleware passes it on to its dead letter at once.
                 request.meta["dont_retry"] = True
             raise
         except asyncio.CancelledError:
