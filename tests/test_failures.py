@@ -432,6 +432,28 @@ def test_a_request_of_a_site_on_this_machine_whose_rule_is_gone_is_a_dead_letter
     ], letters
 
 
+def test_a_request_of_a_site_with_no_rule_file_here_is_dead_lettered_unfetched(site: Site) -> None:
+    """A request a worker takes whose site has no rule file in its folder was fetched, then dead-lettered
+    "no rule": its page asked of the site for nothing. It is dead-lettered as it is taken, unfetched."""
+    site.rule("/a/landing")
+    name = unique("ruleless")
+    site.rule(f"/flaky/{name}?fail=3", name="ruleless")
+    settings = [item for pair in FAST for item in ("-s", pair)]
+    first = site.crawler("temp", "ruleless", *settings)
+    assert first.returncode == 1, first.stdout + first.stderr[-4000:]
+    (site.rules / "ruleless.yaml").unlink()
+    requeued = site.crawler("dead", "requeue", "--site", "ruleless")
+    assert requeued.returncode == 0, requeued.stderr
+    crawl = site.crawler("temp", "faults", *settings)
+    assert crawl.returncode == 0, crawl.stdout + crawl.stderr[-4000:]
+    letters = [letter for letter in site.dead() if letter["site"] == "ruleless"]
+    assert [(letter["kind"], str(letter["reason"]).split(",")[0]) for letter in letters] == [
+        ("no rule", f"no rule for site 'ruleless' in {socket.gethostname()}:{site.rules.resolve()}")
+    ], letters
+    with urllib.request.urlopen(site.server.url(f"/asked/{name}"), timeout=COMMAND_TIMEOUT) as answer:
+        assert answer.read() == b"3", "asked thrice by the first crawl, never by the worker with no rule"
+
+
 def test_a_request_whose_rule_file_this_worker_cannot_read_is_put_back_for_later_not_dead_lettered(
     site: Site,
 ) -> None:

@@ -75,7 +75,7 @@ _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
 # Entries looked at per call of next_request when they turn out to be no requests (dead-lettered), or
-# requests of a site whose rule file this worker cannot read (put back unfetched).
+# requests of a site this worker has no rule of (put back, or dead-lettered, unfetched).
 POISON_PER_CALL = 10
 # Seconds between two looks of an idle worker at the delayed requests whose time has come.
 DUE_CHECK_SECONDS = 1.0
@@ -374,8 +374,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 self._call("return a request of another site", False, self.queue.release, [lease])
                 self.stats.inc_value("scheduler/returned_other_site")
                 return None
-            put_back = getattr(self.spider, "put_back_unreadable", None)
-            if put_back is not None and put_back(request):
+            set_aside = getattr(self.spider, "set_aside_unruled", None)
+            if set_aside is not None and set_aside(request):
                 continue
             self.stats.inc_value("scheduler/dequeued/redis")
             work = Work.of(request)

@@ -1342,17 +1342,15 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self._no_rule(response.request, site)
         return rule
 
-    def put_back_unreadable(self, request: Request) -> bool:
-        """Put ``request`` back before its download when this worker cannot read its site's rule file
-        (:meth:`_rule_unreadable`): its page would be fetched for nothing. False when the rule is read, or
-        there is no file of it (the request is fetched, and dead-lettered ``no rule`` as it is read)."""
+    def set_aside_unruled(self, request: Request) -> bool:
+        """End ``request`` before its download when this worker has no rule of its site (:meth:`_no_rule`):
+        put back when it cannot read the site's rule file, dead-lettered ``no rule`` when there is no file
+        of it; its page would be fetched for nothing. False when the rule is read (or the request names no
+        site)."""
         site = Work.of(request).site
         if not site or self.rule_of(site) is not None:
             return False
-        errors = self.unreadable.get(site)
-        if errors is None:
-            return False
-        self._rule_unreadable(request, site, errors)
+        self._no_rule(request, site)
         return True
 
     def _no_rule(self, request: Request, site: str) -> None:
