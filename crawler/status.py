@@ -48,7 +48,15 @@ from crawler.redisio.workers import beat_alive
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 
-__all__ = ["FIELD_JUMP", "build_status", "needs_attention", "span", "status_sites", "store_split"]
+__all__ = [
+    "FIELD_JUMP",
+    "build_status",
+    "needs_attention",
+    "site_in_redis",
+    "span",
+    "status_sites",
+    "store_split",
+]
 
 HOURS_RECENT = 24
 HOURS_HISTORY = 7 * 24
@@ -192,6 +200,16 @@ def _removed_sites(server: redis.Redis, keys: Keys) -> list[str]:
     ``status``) when the rules folder has none: one SCAN of the key space, made only then."""
     start = len(keys.grab(""))
     return sorted({decoded(key)[start:] for key in server.scan_iter(match=keys.grab("*"), count=1000)})
+
+
+def site_in_redis(server: redis.Redis, keys: Keys, site: str) -> bool:
+    """Whether Redis holds anything of ``site``'s crawling (its grab state, requests, temp crawl, pause):
+    a site whose rule file is in another machine's rules folder alone, or removed."""
+    if server.exists(keys.grab(site), keys.queue_of(site), keys.temp(site)):
+        return True
+    if server.hexists(keys.paused, site):
+        return True
+    return int(server.hget(keys.pending, site) or 0) > 0
 
 
 def status_sites(ruleset: RuleSet) -> list[str]:

@@ -341,6 +341,42 @@ def test_forget_of_a_site_redis_never_saw_and_no_rule_names_is_refused_before_it
     assert not redis_client.exists(KEYS.grab("demo-huaxia"), KEYS.queue_of("demo-huaxia"))
 
 
+def test_pause_resume_and_status_of_a_site_whose_rule_file_is_elsewhere_alone_work_from_redis(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """Run on a machine whose rules folder lacks the site's file (its rule on the scheduler's machine
+    alone), `sites pause`, `sites resume` and `status --site` were refused (exit 2, "no rule for site")
+    though Redis held the site's grab state and requests, which `sites forget` took. They work when Redis
+    knows the site, saying this folder has no rule of it; refused only when neither knows it."""
+    grabbed(folder, redis_server)
+    (folder / "rules" / "demo-huaxia.yaml").unlink()
+    elsewhere = (
+        "note: this rules folder has no rule file of demo-huaxia (rules/demo-huaxia.yaml): Redis holds its"
+        " crawling, of a rules folder elsewhere (the scheduler's machine)\n"
+    )
+    paused = crawler(folder, redis_server, "sites", "pause", "demo-huaxia")
+    assert paused.code == 0, paused.stderr
+    assert paused.stdout.startswith("paused demo-huaxia: no regular grab of it is queued"), paused.stdout
+    assert paused.stderr == f"crawler sites pause: {elsewhere}", paused.stderr
+    assert "demo-huaxia" in LeasedQueue(redis_client, KEYS).paused()
+    status = crawler(folder, redis_server, "status", "--site", "demo-huaxia", "--format", "json")
+    assert status.code == 0, status.stderr
+    assert status.stderr == f"crawler status: {elsewhere}", status.stderr
+    (shown,) = json.loads(status.stdout)["sites"]
+    assert shown["site"] == "demo-huaxia" and shown["paused"] is not None, shown
+    table = crawler(folder, redis_server, "status", "--site", "demo-huaxia")
+    assert table.code == 0 and "demo-huaxia" in table.stdout, table.stdout + table.stderr
+    resumed = crawler(folder, redis_server, "sites", "resume", "demo-huaxia")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.stdout.startswith("resumed demo-huaxia: workers take its queued requests again (1 now)")
+    assert resumed.stderr == f"crawler sites resume: {elsewhere}", resumed.stderr
+    again = crawler(folder, redis_server, "sites", "resume", "demo-huaxia")
+    assert (again.code, again.stdout) == (0, "demo-huaxia is not paused: nothing to resume\n"), again.stderr
+    for command in (("sites", "pause"), ("sites", "resume"), ("status", "--site")):
+        unknown = crawler(folder, redis_server, *command, "demo-citynew")
+        assert unknown.code == 2 and "demo-citynew" in unknown.stderr, unknown.stderr
+
+
 def test_forget_of_a_site_whose_rule_file_is_elsewhere_alone_does_not_say_it_is_never_grabbed_again(
     folder: Path, redis_server: str, redis_client: redis.Redis
 ) -> None:

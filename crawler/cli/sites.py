@@ -17,6 +17,7 @@ import redis
 
 from crawler.cli.crawl import redis_for
 from crawler.cli.options import rules_folder
+from crawler.cli.terminal import tell
 from crawler.commandline import counted, suggest
 from crawler.config import Config
 from crawler.errors import InputError
@@ -25,10 +26,10 @@ from crawler.redisio.connection import connect, decoded
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
 from crawler.rules import RULE_SUFFIX, RuleErrors, load_rule, rule_file
 from crawler.schedule.grabs import when
-from crawler.status import workers_alive
+from crawler.status import site_in_redis, workers_alive
 from crawler.store import open_store
 
-__all__ = ["EXIT_DECLINED", "run_forget", "run_pause", "run_resume"]
+__all__ = ["EXIT_DECLINED", "no_rule_here", "run_forget", "run_pause", "run_resume"]
 
 # `sites forget` answered no at its question: nothing was forgotten.
 EXIT_DECLINED = 1
@@ -44,10 +45,30 @@ def _queue(config: Config) -> Iterator[LeasedQueue]:
             server.close()
 
 
+def no_rule_here(folder: Path, site: str) -> str:
+    """That ``folder`` has no rule file of ``site``, whose crawling Redis holds."""
+    return (
+        f"this rules folder has no rule file of {site} ({folder / f'{site}{RULE_SUFFIX}'}): Redis holds its"
+        " crawling, of a rules folder elsewhere (the scheduler's machine)"
+    )
+
+
+def _ruled_or_known(folder: Path, queue: LeasedQueue, keys: Keys, site: str) -> None:
+    """:class:`InputError` (:func:`~crawler.rules.rule_file`'s) when ``site`` has no rule file in ``folder``
+    and Redis holds nothing of it; a note when Redis alone knows it."""
+    try:
+        rule_file(folder, site)
+    except InputError:
+        if not site_in_redis(queue.server, keys, site):
+            raise
+        tell("note", no_rule_here(folder, site))
+
+
 def run_pause(args: argparse.Namespace) -> int:
     config = Config.from_env()
-    rule_file(rules_folder(config.rules_dir), args.site)
+    folder = rules_folder(config.rules_dir)
     with _queue(config) as queue:
+        _ruled_or_known(folder, queue, config.keys, args.site)
         newly = queue.pause(args.site, time.time())
         since = queue.paused()[args.site]
         held = queue.queued(args.site)
@@ -66,8 +87,8 @@ def run_resume(args: argparse.Namespace) -> int:
     config = Config.from_env()
     folder = rules_folder(config.rules_dir)
     with _queue(config) as queue:
+        _ruled_or_known(folder, queue, config.keys, args.site)
         if args.site not in queue.paused():
-            rule_file(folder, args.site)
             print(f"{args.site} is not paused: nothing to resume")
             return 0
         queue.resume(args.site)
@@ -89,7 +110,7 @@ def run_forget(args: argparse.Namespace) -> int:
     site = args.site
     articles = " and its stored articles" if args.articles else ""
     with _queue(config) as queue:
-        if not _known(queue.server, config.keys, site):
+        if not site_in_redis(queue.server, config.keys, site):
             rule_file(folder, site)
         queues = config.keys.queue_of("")
         wrong = [key for key in queue.wrong_keys([site]).get(site, []) if key.key.startswith(queues)]
@@ -142,13 +163,6 @@ def _confirmed(site: str, articles: str) -> bool:
     )
     sys.stdout.flush()
     return sys.stdin.readline().strip().lower() in {"y", "yes"}
-
-
-def _known(server: redis.Redis, keys: Keys, site: str) -> bool:
-    """Whether Redis holds anything of ``site``'s crawling: a site with no rule file left is forgotten too."""
-    if server.exists(keys.grab(site), keys.queue_of(site), keys.temp(site)):
-        return True
-    return int(server.hget(keys.pending, site) or 0) > 0
 
 
 def _fetching(server: redis.Redis, keys: Keys, site: str) -> bool:

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from crawler.cli.crawl import redis_and_server
 from crawler.cli.options import no_rules_problem, rules_folder, rules_in
+from crawler.cli.sites import no_rule_here
 from crawler.cli.terminal import table_console, tell
 from crawler.commandline import counted, did_you_mean, span
 from crawler.config import Config
@@ -31,7 +32,7 @@ from crawler.errors import InputError
 from crawler.redisio.connection import RedisUnavailableError, connect
 from crawler.redisio.embedded import EmbeddedRedis, live_users
 from crawler.rules import load_rules
-from crawler.status import build_status, needs_attention, status_sites
+from crawler.status import build_status, needs_attention, site_in_redis, status_sites
 
 __all__ = ["EXIT_ATTENTION", "EXIT_UNREADABLE", "run_status"]
 
@@ -59,11 +60,13 @@ def _run_status(args: argparse.Namespace) -> int:
     if not rules_in(rules_folder(config.rules_dir)):
         tell("note", no_rules_problem(config.rules_dir, "no site to show"))
     ruleset = load_rules(config.rules_dir)
-    if args.site is not None:
-        _check_site(args.site, status_sites(ruleset), config.rules_dir)
     with redis_and_server(config, reading=True) as (url, embedded):
         server = connect(url, reads_only=True)
         try:
+            if args.site is not None and args.site not in (sites := status_sites(ruleset)):
+                if not site_in_redis(server, config.keys, args.site):
+                    raise _unknown_site(args.site, sites, config.rules_dir)
+                tell("note", no_rule_here(config.rules_dir, args.site))
             report = build_status(server, config.keys, ruleset, time.time(), args.site)
         except NoPermissionError as exc:
             raise RedisUnavailableError(
@@ -122,14 +125,12 @@ def _embedded(embedded: EmbeddedRedis, data_dir: Path) -> dict[str, Any]:
     }
 
 
-def _check_site(site: str, sites: list[str], folder: Path) -> None:
-    """:class:`InputError` when ``site`` is none of the ``sites`` the status lists (the rules of
-    ``folder``), naming them and the one meant if one is close."""
-    if site in sites:
-        return
+def _unknown_site(site: str, sites: list[str], folder: Path) -> InputError:
+    """The error of a ``site`` none of the ``sites`` the status lists (the rules of ``folder``) and of
+    which Redis holds nothing, naming them and the one meant if one is close."""
     known = f"sites: {', '.join(sites)}" if sites else "no rules there"
     hint = did_you_mean(site, sites)
-    raise InputError(
+    return InputError(
         f"no site {site!r} in {folder}: --site takes the id of a rule of the rules folder{hint} ({known})"
     )
 
