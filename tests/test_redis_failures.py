@@ -2675,6 +2675,55 @@ def test_a_spider_that_opens_while_redis_is_away_says_the_outage_once_not_at_eac
     assert len([line for line in said if line.startswith("Redis is back after")]) == 1, said
 
 
+def test_a_crawl_delay_robots_txt_no_longer_asks_for_while_redis_is_away_is_written_once_it_is_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A robots.txt read again that no longer asks for its crawl-delay puts the site back to its rule's
+    delay (crawl_delay 0 in Redis). Redis away at that moment: the outage is said once by the worker's
+    outage handling, not an ERROR traceback from the robots_parsed signal's handler, and the crawl-delay is
+    written once Redis is back (tried again every second)."""
+    import twisted.internet
+    from scrapy import Request, signals
+    from scrapy.robotstxt import ProtegoRobotParser
+    from twisted.internet.task import Clock
+
+    polite = Keys("crawler").polite("news")
+    with EmbeddedRedis(tmp_path / "data", watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        spider = sites_spider(tmp_path, url)
+        clock = Clock()  # the retry runs on the reactor
+        monkeypatch.setattr(twisted.internet, "reactor", clock, raising=False)
+        monkeypatch.setitem(sys.modules, "twisted.internet.reactor", clock)
+        request = Request("http://127.0.0.1/a/1", meta={"site": "news", "slot": "news"})
+
+        def parsed(robots: bytes) -> None:
+            parser = ProtegoRobotParser.from_crawler(spider.crawler, robots)
+            spider.crawler.signals.send_catch_log(
+                signal=signals.robots_parsed, robotparser=parser, request=request
+            )
+
+        parsed(b"User-agent: *\nCrawl-delay: 5\n")
+        assert connect(url).hget(polite, "crawl_delay") == b"5.0"
+        os.kill(redis_server.pid or 0, signal.SIGKILL)
+        wait_until(lambda: not _answers(url), "the killed Redis to stop answering")
+        with caplog.at_level(logging.INFO):
+            parsed(b"User-agent: *\nDisallow:\n")
+            for _ in range(3):
+                clock.advance(1.0)
+            redis_server.ensure()
+            clock.advance(1.0)
+        assert connect(url).hget(polite, "crawl_delay") == b"0.0", "the rule's delay, once Redis is back"
+    tracebacks = [record.getMessage() for record in caplog.records if record.exc_info is not None]
+    assert tracebacks == [], "no 'Error caught on signal handler' with its traceback"
+    said = [record.getMessage() for record in caplog.records if record.name.startswith("crawler.worker")]
+    failed = [line for line in said if line.startswith("Redis failed")]
+    assert len(failed) == 1, said
+    assert failed[0].startswith(
+        "Redis failed (keep the crawl-delay robots.txt asks for, tried again every"
+    ), said
+    assert len([line for line in said if line.startswith("Redis is back after")]) == 1, said
+
+
 def test_pages_whose_links_redis_refuses_log_the_outage_once_not_a_traceback_each(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

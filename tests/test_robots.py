@@ -269,6 +269,62 @@ def test_a_robots_txt_changed_mid_crawl_is_obeyed_once_the_copy_is_older_than_it
     assert status["robots_refreshed_24h"] == seen.count("/robots.txt") - 1, (status, seen)
 
 
+class _Asking(SiteHandler):
+    """The test site, whose robots.txt is ``robots[0]``, as the test sets it."""
+
+    def __init__(self, *args: object, robots: list[str], **kwargs: object) -> None:
+        self.robots = robots
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]  # the handler's own arguments
+
+    def do_GET(self) -> None:
+        if urllib.parse.urlsplit(self.path).path == "/robots.txt":
+            self._send(200, self.robots[0].encode(), "text/plain")
+        else:
+            super().do_GET()
+
+
+@pytest.mark.parametrize("asked", ["Crawl-delay: 0.1\n", ""], ids=["lowered below the rule's", "removed"])
+def test_a_crawl_delay_robots_txt_lowers_or_removes_brings_the_site_back_to_its_rules_delay(
+    tmp_path: Path, asked: str
+) -> None:
+    """A robots.txt crawl-delay longer than the rule's delay is kept in Redis, for every worker. Lowered
+    to the rule's delay or below, or removed, it was kept all the same (only a longer one was written),
+    by the workers started since too: the site stayed at the old crawl-delay. A worker that reads it so
+    brings the site back to its rule's delay."""
+    robots = ["User-agent: *\nDisallow:\nCrawl-delay: 1\n"]
+    handler = functools.partial(_Asking, robots=robots, directory=str(SITES_DIR))
+    with HttpServer(("127.0.0.1", 0), handler) as http:
+        thread = threading.Thread(target=http.serve_forever, daemon=True)
+        thread.start()
+        try:
+            server = SiteServer("127.0.0.1", http.server_address[1], SITES_DIR)
+            site = Site(server, tmp_path, name="asking")
+            site.rule("/a/1")
+            rule = site.rules / "asking.yaml"
+            rule.write_text(
+                rule.read_text(encoding="utf-8") + "politeness: {delay: 0.2, concurrency: 1}\n",
+                encoding="utf-8",
+            )
+            first = site.temp()
+            assert first.returncode == 0, first.stdout + first.stderr[-3000:]
+            (status,) = (entry for entry in site.status()["sites"] if entry["site"] == "asking")
+            assert status["politeness"]["crawl_delay"] == 1.0, status["politeness"]
+            robots[0] = "User-agent: *\nDisallow:\n" + asked
+            site.rule("/a/2")
+            rule.write_text(
+                rule.read_text(encoding="utf-8") + "politeness: {delay: 0.2, concurrency: 1}\n",
+                encoding="utf-8",
+            )
+            again = site.temp()
+        finally:
+            http.shutdown()
+            thread.join()
+    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    (status,) = (entry for entry in site.status()["sites"] if entry["site"] == "asking")
+    assert status["politeness"]["crawl_delay"] == 0.0, status["politeness"]
+    assert status["politeness"]["delay"] == 0.2, status["politeness"]
+
+
 class _Engine:
     """Scrapy's engine as the robots.txt middleware uses it: each robots.txt it asks for is answered by the
     test (``answer``, ``fail``), when the test says."""

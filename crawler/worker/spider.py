@@ -232,6 +232,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._bloom: RedisBloom | None = None
         # Per site, the article pages where the rule's fields matched: an empty page after them is a sign.
         self.matched: dict[str, int] = {}
+        # Per queue slot, the crawl-delay its robots.txt asks for (0: none past the rule's delay) that Redis
+        # has not taken yet (away, or refusing writes): written again every second until it does.
+        self._crawl_delays: dict[str, float] = {}
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
@@ -483,17 +486,41 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         outage_of(self.crawler).ok(wrote=bool(self.rules))
 
     def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
-        """A site's robots.txt asks for a crawl-delay longer than the rule's delay: every worker keeps it
-        (at most ``ROBOTS_MAX_CRAWL_DELAY``)."""
-        rule = self.rule_of(Work.of(request).site)
-        settings = self.crawler.settings
-        asked = robotparser.crawl_delay(robots_agent(request, settings))
-        if rule is None or asked is None or asked <= rule.delay:
+        """A site's robots.txt, read or read again: a crawl-delay it asks for longer than the rule's delay
+        is kept for every worker (at most ``ROBOTS_MAX_CRAWL_DELAY``); a shorter one, or none, puts the
+        site back to its rule's delay, which a crawl-delay kept before no longer lengthens."""
+        work = Work.of(request)
+        rule = self.rule_of(work.site)
+        if rule is None:
             return
-        longest = self.crawler.settings.getfloat("ROBOTS_MAX_CRAWL_DELAY")
-        delay = min(float(asked), longest)
-        logger.info("%s: robots.txt asks for a crawl-delay of %g s (kept: %g s)", rule.site, asked, delay)
-        self.queue.set_crawl_delay(Work.of(request).slot, delay)
+        asked = robotparser.crawl_delay(robots_agent(request, self.crawler.settings))
+        delay = 0.0
+        if asked is not None and asked > rule.delay:
+            delay = min(float(asked), self.crawler.settings.getfloat("ROBOTS_MAX_CRAWL_DELAY"))
+            logger.info("%s: robots.txt asks for a crawl-delay of %g s (kept: %g s)", rule.site, asked, delay)
+        retrying = bool(self._crawl_delays)
+        self._crawl_delays[work.slot] = delay
+        if not retrying:
+            self._keep_crawl_delays()
+
+    def _keep_crawl_delays(self) -> None:
+        """Write the crawl-delays robots.txt asked for that Redis has not taken yet; while Redis is away (or
+        refuses writes), tried again every second until it is back, the outage said once
+        (:func:`outage_of`)."""
+        try:
+            while self._crawl_delays:
+                slot, delay = next(iter(self._crawl_delays.items()))
+                self.queue.set_crawl_delay(slot, delay)
+                del self._crawl_delays[slot]
+        except redis.RedisError as exc:
+            outage_of(self.crawler).failed(
+                "keep the crawl-delay robots.txt asks for, tried again every second", exc
+            )
+            from twisted.internet import reactor  # noqa: PLC0415 - the reactor the crawl installed
+
+            task.deferLater(cast(IReactorTime, reactor), 1.0, self._keep_crawl_delays)
+            return
+        outage_of(self.crawler).ok(wrote=True)
 
     async def start(self) -> AsyncIterator[Request]:
         """The seeds waiting as the crawl starts; none while Redis does not answer (the idle signal asks
