@@ -1014,6 +1014,24 @@ def test_a_page_decoded_once_and_parsed_is_freed_without_the_cyclic_garbage_coll
         gc.enable()
 
 
+def test_the_schedulers_rule_errors_are_its_own_log_lines_and_a_dead_letter_names_its_worker_as_status_does(
+    site: Site,
+) -> None:
+    """The scheduler logged the errors of a rule file under [crawler.cli.crawl], the command's logger, not
+    its own, [crawler.schedule.grabs]; a dead letter named its worker `host:pid:id` where `crawler status`
+    names workers `host:pid`."""
+    site.rule("/status/404")
+    (site.rules / "broken.yaml").write_text("article: {}\n", encoding="utf-8")
+    scheduled = site.crawler("schedule", "--once")
+    assert scheduled.returncode == 0, scheduled.stderr
+    said = [line for line in scheduled.stderr.splitlines() if "rule error, site not scheduled" in line]
+    assert said and all("[crawler.schedule.grabs] ERROR: " in line for line in said), scheduled.stderr
+    done = site.temp()
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    (letter,) = site.dead()
+    assert re.fullmatch(rf"{re.escape(socket.gethostname())}:\d+", letter["worker"]), letter
+
+
 def test_a_temp_crawl_warns_of_its_own_dead_letters_not_of_the_other_jobs_its_worker_helps_with(
     site: Site,
 ) -> None:

@@ -18,9 +18,9 @@ from crawlsite import RULE, sites_spider
 from scrapy import Request
 from scrapy.core.downloader import Slot
 
-from crawler.cli.crawl import _rule_loader
 from crawler.rules import RuleFiles, load_rules, rules_stamp
 from crawler.rules import load as rules_load
+from crawler.schedule.grabs import rule_loader
 from crawler.worker import spider as spider_module
 from crawler.worker.spider import SitesSpider
 
@@ -278,7 +278,7 @@ def test_the_schedulers_tick_parses_only_the_rule_files_changed_since_the_last_o
     rules.mkdir()
     many_rules(rules)
     write(rules / "bad.yaml", "article: {}\n")
-    load, _ = _rule_loader(rules)
+    load, _ = rule_loader(rules)
     parsed = counted_parses(monkeypatch)
     with caplog.at_level(logging.ERROR):
         assert len(load()) == SITES
@@ -406,8 +406,8 @@ def test_the_scheduler_says_a_broken_rule_mended_is_read_again_and_a_new_break_a
     rules.mkdir()
     write(rules / "good.yaml", rule_text("good"))
     write(rules / "news.yaml", "article: {}\n")
-    load, _ = _rule_loader(rules)
-    with caplog.at_level(logging.INFO, logger="crawler.cli.crawl"):
+    load, _ = rule_loader(rules)
+    with caplog.at_level(logging.INFO, logger="crawler.schedule.grabs"):
         assert [rule.site for rule in load()] == ["good"]
         broken = [record for record in caplog.records if record.levelno == logging.ERROR]
         assert broken and all("news.yaml" in record.getMessage() for record in broken), caplog.text

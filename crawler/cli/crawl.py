@@ -14,7 +14,7 @@ import shlex
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -65,9 +65,9 @@ from crawler.requests import (
     unfinished_temp_job,
     write_off_lost,
 )
-from crawler.rules import Rule, RuleFiles, load_rule, load_rules, rule_file
+from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
-from crawler.schedule.grabs import GrabScheduler, when
+from crawler.schedule.grabs import GrabScheduler, rule_loader, when
 from crawler.status import no_worker, workers_alive
 from crawler.store import StoreConfig, store_config
 from crawler.store.document import newest_published
@@ -735,49 +735,6 @@ def _grab_scheduler(settings: Any, url: str) -> GrabScheduler:
     )
 
 
-def _rule_loader(
-    folder: Path, *, worker_logs: bool = False
-) -> tuple[Callable[[], list[Rule]], Callable[[], dict[str, str]]]:
-    """Reads the rules folder afresh (edits take effect at the next tick), parsing the files changed since
-    the last read alone (:class:`~crawler.rules.RuleFiles`); broken files are logged once, and once again
-    when mended (INFO: the site is scheduled again). With ``worker_logs`` (``crawler run``), the errors of
-    the folder as it is now are not: the worker started beside the scheduler logs them as it loads the same
-    folder. Beside the loader, the errors of its last read: site -> its file's errors."""
-    files = RuleFiles()
-    errors: dict[str, str] = {}
-    reported: set[str] = set()
-    broken: dict[str, str] = {}  # site -> its file, broken at the last read
-    if worker_logs:
-        first = load_rules(folder, files=files)
-        reported.update(str(error) for error in first.errors)
-        broken.update(first.broken)
-
-    def load() -> list[Rule]:
-        ruleset = load_rules(folder, files=files)
-        for error in ruleset.errors:
-            if str(error) not in reported:
-                reported.add(str(error))
-                logger.error("rule error, site not scheduled: %s", error)
-        for site, file in list(broken.items()):
-            if site in ruleset.broken:
-                continue
-            del broken[site]
-            reported.difference_update([error for error in reported if error.startswith(f"{file}: ")])
-            if site in ruleset.rules:
-                logger.info(
-                    "rule of site %s read again (%s): its error is mended, its grabs go on",
-                    site,
-                    ruleset.rules[site].path,
-                )
-        broken.update(ruleset.broken)
-        errors.clear()
-        for site, file in ruleset.broken.items():
-            errors[site] = "; ".join(str(error) for error in ruleset.errors if error.file == file)
-        return list(ruleset.rules.values())
-
-    return load, lambda: dict(errors)
-
-
 def run_schedule_command(args: argparse.Namespace) -> int:
     config = Config.from_env()
     if not rules_in(rules_folder(config.rules_dir)):
@@ -791,7 +748,7 @@ def run_schedule_command(args: argparse.Namespace) -> int:
         level = logging.INFO if args.verbose or not args.once else logging.WARNING
         logging.basicConfig(level=level, format=settings["LOG_FORMAT"], datefmt=settings["LOG_DATEFORMAT"])
         scheduler = _grab_scheduler(settings, url)
-        load, rule_errors = _rule_loader(config.rules_dir)
+        load, rule_errors = rule_loader(config.rules_dir)
         if args.once:
             rules = load()
             for planned in scheduler.plan(rules):
@@ -845,7 +802,7 @@ def run_service(args: argparse.Namespace) -> int:
         settings = _crawl_settings(config, url, overrides)
         scheduler = _grab_scheduler(settings, url)
         stop = threading.Event()
-        load, rule_errors = _rule_loader(config.rules_dir, worker_logs=True)
+        load, rule_errors = rule_loader(config.rules_dir, worker_logs=True)
         thread = threading.Thread(
             target=scheduler.run,
             args=(load, stop),

@@ -77,6 +77,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import redis
 from croniter import croniter
@@ -86,10 +87,10 @@ from crawler.commandline import TOLD, counted, span
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded, hash_of, turned_away, writes_refused
 from crawler.requests import enqueue_job, expired_leases, write_off_lost
-from crawler.rules import Rule, RuleError
+from crawler.rules import Rule, RuleError, RuleFiles, load_rules
 from crawler.schedule.revisit import period_of, when
 
-__all__ = ["GrabScheduler", "Planned", "Seeded", "Waiting", "next_due", "when"]
+__all__ = ["GrabScheduler", "Planned", "Seeded", "Waiting", "next_due", "rule_loader", "when"]
 
 logger = logging.getLogger(__name__)
 
@@ -607,3 +608,46 @@ def _say_unscheduled(rules: list[Rule], said: set[str]) -> None:
 def _cron_after(expression: str, moment: float) -> float:
     """The first time after ``moment`` that the cron ``expression`` names (UTC)."""
     return float(croniter(expression, datetime.fromtimestamp(moment, UTC)).get_next(float))
+
+
+def rule_loader(
+    folder: Path, *, worker_logs: bool = False
+) -> tuple[Callable[[], list[Rule]], Callable[[], dict[str, str]]]:
+    """Reads the rules folder afresh (edits take effect at the next tick), parsing the files changed since
+    the last read alone (:class:`~crawler.rules.RuleFiles`); broken files are logged once, and once again
+    when mended (INFO: the site is scheduled again). With ``worker_logs`` (``crawler run``), the errors of
+    the folder as it is now are not: the worker started beside the scheduler logs them as it loads the same
+    folder. Beside the loader, the errors of its last read: site -> its file's errors."""
+    files = RuleFiles()
+    errors: dict[str, str] = {}
+    reported: set[str] = set()
+    broken: dict[str, str] = {}  # site -> its file, broken at the last read
+    if worker_logs:
+        first = load_rules(folder, files=files)
+        reported.update(str(error) for error in first.errors)
+        broken.update(first.broken)
+
+    def load() -> list[Rule]:
+        ruleset = load_rules(folder, files=files)
+        for error in ruleset.errors:
+            if str(error) not in reported:
+                reported.add(str(error))
+                logger.error("rule error, site not scheduled: %s", error)
+        for site, file in list(broken.items()):
+            if site in ruleset.broken:
+                continue
+            del broken[site]
+            reported.difference_update([error for error in reported if error.startswith(f"{file}: ")])
+            if site in ruleset.rules:
+                logger.info(
+                    "rule of site %s read again (%s): its error is mended, its grabs go on",
+                    site,
+                    ruleset.rules[site].path,
+                )
+        broken.update(ruleset.broken)
+        errors.clear()
+        for site, file in ruleset.broken.items():
+            errors[site] = "; ".join(str(error) for error in ruleset.errors if error.file == file)
+        return list(ruleset.rules.values())
+
+    return load, lambda: dict(errors)

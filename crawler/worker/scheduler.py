@@ -25,10 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import socket
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable
 from typing import ParamSpec, Self, TypeVar
@@ -52,6 +49,7 @@ from crawler.redisio import serializer
 from crawler.redisio.connection import NO_PERMISSION_FIX, writes_refused
 from crawler.redisio.embedded import RedisUnavailableError
 from crawler.redisio.queue import Ack, LeasedQueue, Popped
+from crawler.redisio.workers import worker_id
 from crawler.requests import (
     LISTING_KINDS,
     QueueEntryError,
@@ -67,7 +65,7 @@ from crawler.worker.connection import helps, job_level, keys_of, outage_of, serv
 from crawler.worker.discovery import discovery_of
 from crawler.worker.pipelines.store import store_pipeline_of
 
-__all__ = ["LeasedScheduler", "leases_ending", "renew_seconds", "scheduler_of", "worker_id"]
+__all__ = ["LeasedScheduler", "leases_ending", "renew_seconds", "scheduler_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,11 +83,6 @@ DUE_CHECK_SECONDS = 1.0
 # (crawler.worker.discovery), counting these leases as ended, so a job's ``pending`` never reaches zero
 # while its frontier has links and its budget has room.
 leases_ending = object()
-
-
-def worker_id() -> str:
-    """A name for this worker process, unique across machines."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 def renew_seconds(settings: BaseSettings) -> float:

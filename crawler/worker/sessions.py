@@ -39,12 +39,12 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import task
 
 from crawler.errors import CrawlerError
+from crawler.redisio.workers import worker_id
 from crawler.requests import Work
 from crawler.rules import Rule
 from crawler.rules.access import Session
 from crawler.worker.bans import looks_like_login
 from crawler.worker.connection import keys_of, outage_of, server_of
-from crawler.worker.scheduler import worker_id
 
 __all__ = ["NoSessionError", "SessionMiddleware", "SessionPool", "sessions_of"]
 
