@@ -1074,7 +1074,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def on_error(self, failure: Failure) -> None:
         """A request that failed still ends, and is counted: refused by the network guard, it is counted
         as refused and logged with how to allow it (a request of a site with no rule here is dead-lettered
-        saying so, as when it is fetched: no rule was there to allow it); refused on purpose (robots.txt,
+        saying so, as when it is taken: no rule was there to allow it); refused on purpose (robots.txt,
         a captcha page), it is skipped; failed (an HTTP error status, the network, a timeout, after
         Scrapy's retries), it is dead-lettered with the reason. A download the crawl's stop cancelled
         (:class:`DownloadStopped`) ends nothing: its lease is held, and returned to the queue as the crawl
