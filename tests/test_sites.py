@@ -352,7 +352,7 @@ def test_pause_resume_and_status_of_a_site_whose_rule_file_is_elsewhere_alone_wo
     (folder / "rules" / "demo-huaxia.yaml").unlink()
     elsewhere = (
         "note: this rules folder has no rule file of demo-huaxia (rules/demo-huaxia.yaml): Redis holds its"
-        " crawling, of a rules folder elsewhere (the scheduler's machine)\n"
+        " crawling, from the rules folder of another machine\n"
     )
     paused = crawler(folder, redis_server, "sites", "pause", "demo-huaxia")
     assert paused.code == 0, paused.stderr

@@ -49,7 +49,7 @@ def no_rule_here(folder: Path, site: str) -> str:
     """That ``folder`` has no rule file of ``site``, whose crawling Redis holds."""
     return (
         f"this rules folder has no rule file of {site} ({folder / f'{site}{RULE_SUFFIX}'}): Redis holds its"
-        " crawling, of a rules folder elsewhere (the scheduler's machine)"
+        " crawling, from the rules folder of another machine"
     )
 
 
