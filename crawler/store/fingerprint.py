@@ -170,9 +170,10 @@ COMMON_DOCUMENTS = 2
 # shorter one finds its anchors among its 32 smallest when the shorter is half its length or more.
 ANCHORS = 16
 ANCHOR_PROBES = 32
-# Bodies whose lines' hashes are kept (8 KB for 1,000 words), and bodies whose phrases are (sets: about 60 KB
-# for 1,000 words): the stored articles a burst of reposts of one story is compared with are read again and
-# again. bench/dedup.py: 1.3 ms an article in the store so, 2.0 ms with 256 bodies kept as sets and no more.
+# Bodies whose lines' hashes are kept (8 KB for 1,000 words, and the body, the cache's key: 17 KB in all),
+# and bodies whose phrases are (sets: about 70 KB for 1,000 words): the stored articles a burst of reposts of
+# one story is compared with are read again and again. bench/dedup.py: 1.3 ms an article in the store so,
+# 2.0 ms with 256 bodies kept as sets and no more. Together about 87 MB at 1,000 words (docs/performance.md).
 LINES_CACHED = 4096
 PHRASES_CACHED = 256
 # Paragraph hashes are kept in 63 bits: SQLite and MongoDB integers are signed 64-bit.
