@@ -333,6 +333,8 @@ CASES: dict[str, Case] = {
     ".venv/bin/python bench/scaling.py": NotRun(BENCHMARK),
     ".venv/bin/python bench/many_rules.py": NotRun(BENCHMARK),
     ".venv/bin/python bench/soak.py --minutes 40": NotRun(BENCHMARK),
+    ".venv/bin/python bench/queue_scale.py": NotRun(BENCHMARK),
+    ".venv/bin/python bench/listings.py": NotRun(BENCHMARK),
     ".venv/bin/python bench/focus.py": NotRun(BENCHMARK),
     ".venv/bin/python bench/train_boilerplate.py": NotRun(BENCHMARK),
     # docs/cli.md
