@@ -201,13 +201,19 @@ local function forget(K, member)
   redis.call('HDEL', K .. ':lease-scores', member)
   redis.call('HDEL', K .. ':lease-sites', member)
 end
+-- The job a request counts in (its meta's ``job``), or false.
+local function job_of(member)
+  local ok, request = pcall(cjson.decode, member)
+  local job = ok and type(request) == 'table' and type(request.meta) == 'table' and request.meta.job
+  if type(job) ~= 'string' or job == '' then return false end
+  return job
+end
 -- A copy of a request that meets the very same member queued or waiting already (enqueue 0, a deferral
 -- onto a waiting copy) is one request with it from then on: the copy's count ends, its job's too.
 local function merged(K, site, member)
   redis.call('HINCRBY', K .. ':pending', site, -1)
-  local ok, request = pcall(cjson.decode, member)
-  local job = ok and type(request) == 'table' and type(request.meta) == 'table' and request.meta.job
-  if type(job) == 'string' and job ~= '' then redis.call('HINCRBY', K .. ':job:' .. job, 'pending', -1) end
+  local job = job_of(member)
+  if job then redis.call('HINCRBY', K .. ':job:' .. job, 'pending', -1) end
 end
 local function downloaded(K, site, member)
   -- That set of another type (someone SET it; the pop leases nothing then) knows no download: the lease's
@@ -527,16 +533,6 @@ return 1
 """
 )
 
-# The job a request counts in (its meta's ``job``), or false; shared by the scripts that take requests out.
-_JOB_LUA = """
-local function job_of(member)
-  local ok, request = pcall(cjson.decode, member)
-  local job = ok and type(request) == 'table' and type(request.meta) == 'table' and request.meta.job
-  if type(job) ~= 'string' or job == '' then return false end
-  return job
-end
-"""
-
 # Queued requests _TAKE_QUEUED takes out of the queue per call: the work of one call grows with it (about
 # 30 microseconds a request, bench/queue_scale.py --forget), and Redis serves no one else meanwhile; 500
 # keep each call near 20 ms, a pause no worker notices, where one call for a site of 300,000 held Redis
@@ -557,7 +553,6 @@ DEAD_SCAN_COUNT = 1_000
 # Reply: {member, its attempts so far, member, attempts, ...}.
 _TAKE = (
     SITE_LUA
-    + _JOB_LUA
     + """
 local K, site = ARGV[1], ARGV[2]
 local queue, aside = K .. ':queue:' .. site, K .. ':taking:' .. site
@@ -618,7 +613,6 @@ return reply
 # after the take began) keeps its score, site and attempts. Reply as _TAKE's; empty once none is left.
 _TAKE_QUEUED = (
     SITE_LUA
-    + _JOB_LUA
     + """
 local K, site = ARGV[1], ARGV[2]
 local items = redis.call('ZPOPMIN', K .. ':taking:' .. site, tonumber(ARGV[3]))
@@ -674,9 +668,7 @@ local function back(K, member, named)
   if not site then
     local reason = 'not queued again: it names no site (none kept in ' .. KEYS[3] .. ', none in its meta)'
     -- When and what kind, as a worker's dead letter says (crawler dead list), by Redis's clock.
-    local time = redis.call('TIME')
-    local at = tonumber(time[1]) + tonumber(time[2]) / 1000000
-    redis.call('HSET', K .. ':dead', member, cjson.encode({reason = reason, kind = 'no site', at = at}))
+    redis.call('HSET', K .. ':dead', member, cjson.encode({reason = reason, kind = 'no site', at = now_of()}))
     redis.call('SREM', K .. ':downloading', member)
     table.insert(named, 'site')
     table.insert(named, member)
