@@ -41,6 +41,7 @@ from typing import Any, Self, cast
 from urllib.parse import urlsplit
 
 import redis
+from lxml import etree
 from scrapy import Request, signals
 from scrapy.core.downloader import Downloader
 from scrapy.crawler import Crawler
@@ -934,6 +935,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self.max_links,
         )
 
+    def _article_links(
+        self, rule: Rule, work: Work, page: TextResponse, root: etree._Element, budget: RegexBudget, what: str
+    ) -> list[str]:
+        """The first ``RULES_MAX_LINKS`` article links of ``page`` (``what``: "the index page"), those past
+        them counted and logged once (:meth:`_over_limit`)."""
+        left_out = Counter[str]()
+        links = rule.article_links(
+            page.url, root, budget, encoding=page_encoding(page), limit=self.max_links, left_out=left_out
+        )
+        if left_out["past the limit"]:
+            self._over_limit(rule, work, f"{what} {page.url}", left_out["past the limit"], ("link", "links"))
+        return links
+
     def parse_index(self, response: Response) -> Iterator[Request]:
         if response.status == 304:
             self._not_modified(response)
@@ -945,15 +959,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         budget = RegexBudget(self.regex_page_seconds)
         before = rule.regex_timeouts
         root = page_tree(page)
-        left_out = Counter[str]()
-        links = rule.article_links(
-            page.url, root, budget, encoding=page_encoding(page), limit=self.max_links, left_out=left_out
-        )
+        links = self._article_links(rule, work, page, root, budget, "the index page")
         self._regex_spent(rule, page.url, before, budget)
-        if left_out["past the limit"]:
-            self._over_limit(
-                rule, work, f"the index page {page.url}", left_out["past the limit"], ("link", "links")
-            )
         refused = response.meta.get("ban_signal")
         if refused is None and not links and looks_like_captcha(page.body):
             refused = "challenge page"
@@ -1027,14 +1034,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             page=Page(page.text, rule.min_body_chars),
         )
         if work.depth < rule.depth:
-            left_out = Counter[str]()
-            links = rule.article_links(
-                page.url, root, budget, encoding=page_encoding(page), limit=self.max_links, left_out=left_out
-            )
-            if left_out["past the limit"]:
-                self._over_limit(
-                    rule, work, f"the article page {page.url}", left_out["past the limit"], ("link", "links")
-                )
+            links = self._article_links(rule, work, page, root, budget, "the article page")
             requests = [_linked(rule, url, work, depth=work.depth + 1) for url in links]
             self._queue_new(rule, requests, work.job)
         self._regex_spent(rule, page.url, before, budget)
