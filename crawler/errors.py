@@ -83,13 +83,18 @@ class DocumentError(CrawlerError):
 class BodyTooLongError(CrawlerError):
     """An article's body (``what``: the rule's, or the one qRead read from the page) of ``chars``
     characters, over ``TEXT_MAX_BODY_CHARS`` (``limit``): its request is dead-lettered, kind "body too
-    long", with this reason."""
+    long", with this reason. A PDF read only up to the page that passed the limit says so (``pages``: the
+    pages read, of how many) and suggests a limit for all its pages at the rate of those read."""
 
-    def __init__(self, url: str, what: str, chars: int, limit: int) -> None:
+    def __init__(self, url: str, what: str, chars: int, limit: int, pages: tuple[int, int] = (0, 0)) -> None:
+        read, total = pages
+        length, setting = f"{chars:,} characters", f"`-s TEXT_MAX_BODY_CHARS={chars}`"
+        if read < total:
+            length += f" in its first {read} of {total} pages (the rest not read)"
+            setting = f"`-s TEXT_MAX_BODY_CHARS={-(-chars * total // read)}` (its {total} pages at that rate)"
         super().__init__(
-            f"{url}: {what} is {chars:,} characters, over TEXT_MAX_BODY_CHARS ({limit:,}): no article is that"
-            f" long; if this one is, `-s TEXT_MAX_BODY_CHARS={chars}` on the crawl's command (worker, run or"
-            " temp), then requeue it"
+            f"{url}: {what} is {length}, over TEXT_MAX_BODY_CHARS ({limit:,}): no article is that long;"
+            f" if this one is, {setting} on the crawl's command (worker, run or temp), then requeue it"
         )
 
 

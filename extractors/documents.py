@@ -3,7 +3,8 @@ the document's own metadata gives.
 
 1. The kind, from the first bytes: ``%PDF-``, or a ZIP archive holding ``word/document.xml``.
 2. PDF (pypdf): an encrypted document is read when its user password is empty, refused otherwise; the
-   text of at most ``MAX_PAGES`` pages, a page's lines joined, pages as paragraphs.
+   text of at most ``MAX_PAGES`` pages, a page's lines joined, pages as paragraphs, read page by page: with
+   ``max_chars``, :class:`TextTooLong` as soon as the pages read so far are longer (the rest unread).
 3. DOCX (the standard library's zipfile and lxml): ``word/document.xml`` read only when its uncompressed
    size is under ``MAX_XML_BYTES`` (a ZIP bomb is refused before it inflates); each ``w:p`` a paragraph;
    ``docProps/core.xml`` (under ``MAX_CORE_BYTES``) gives title, creator and created date.
@@ -24,7 +25,15 @@ import lxml.etree
 import pypdf
 import pypdf.errors
 
-__all__ = ["MAX_PAGES", "MAX_XML_BYTES", "Document", "DocumentError", "document_kind", "read_document"]
+__all__ = [
+    "MAX_PAGES",
+    "MAX_XML_BYTES",
+    "Document",
+    "DocumentError",
+    "TextTooLong",
+    "document_kind",
+    "read_document",
+]
 
 # Pages read of one PDF: a news document is a few pages; a 2,000-page report would hold the worker's text
 # process for minutes.
@@ -50,6 +59,17 @@ class DocumentError(ValueError):
     """A PDF or DOCX whose text cannot be read: encrypted, broken, or past a limit."""
 
 
+class TextTooLong(ValueError):
+    """A document whose text is longer than the ``max_chars`` it was read with: ``chars`` characters in
+    its first ``pages_read`` of ``pages`` pages (a PDF); equal counts when all of it was read (a DOCX: 0)."""
+
+    def __init__(self, chars: int, pages_read: int, pages: int) -> None:
+        super().__init__(chars, pages_read, pages)
+        self.chars = chars
+        self.pages_read = pages_read
+        self.pages = pages
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
     """A document's kind (``pdf`` or ``docx``), its text (paragraphs separated by a blank line) and what
@@ -71,34 +91,47 @@ def document_kind(data: bytes) -> str | None:
     return None
 
 
-def read_document(data: bytes, name: str = "the document") -> Document:
-    """Stages 1 to 3: the text and metadata of the PDF or DOCX ``data`` (``name`` names it in errors)."""
+def read_document(data: bytes, name: str = "the document", max_chars: int | None = None) -> Document:
+    """Stages 1 to 3: the text and metadata of the PDF or DOCX ``data`` (``name`` names it in errors);
+    :class:`TextTooLong` when its text is longer than ``max_chars``."""
     # 1.
     kind = document_kind(data)
     if kind == "pdf":
-        return _read_pdf(data, name)
+        return _read_pdf(data, name, max_chars)
     if kind == "docx":
-        return _read_docx(data, name)
+        document = _read_docx(data, name)
+        if max_chars is not None and len(document.text) > max_chars:
+            raise TextTooLong(len(document.text), 0, 0)
+        return document
     raise DocumentError(f"{name} is neither a PDF nor a DOCX document (it starts {data[:16]!r})")
 
 
-def _read_pdf(data: bytes, name: str) -> Document:
+def _read_pdf(data: bytes, name: str, max_chars: int | None) -> Document:
     # 2.
+    paragraphs: list[str] = []
+    chars = 0
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise DocumentError(f"{name} is an encrypted PDF: it needs a password to be read")
-        pages = [(page.extract_text() or "").strip() for page in reader.pages[:MAX_PAGES]]
+        pages = reader.pages[:MAX_PAGES]
+        for number, page in enumerate(pages, start=1):
+            text = _paragraph((page.extract_text() or "").strip())
+            if not text:
+                continue
+            chars += len(text) + (2 if paragraphs else 0)
+            paragraphs.append(text)
+            if max_chars is not None and chars > max_chars:
+                raise TextTooLong(chars, number, len(pages))
         info = reader.metadata
         title = _clean(info.get("/Title")) if info else None
         author = _clean(info.get("/Author")) if info else None
         published = _pdf_date(info.get("/CreationDate")) if info else None
-    except DocumentError:
+    except (DocumentError, TextTooLong):
         raise
     except (pypdf.errors.PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
         raise DocumentError(f"{name} is a broken PDF: {type(exc).__name__}: {exc}") from None
-    text = "\n\n".join(_paragraph(page) for page in pages if page)
-    return Document("pdf", text, title, author, published)
+    return Document("pdf", "\n\n".join(paragraphs), title, author, published)
 
 
 def _read_docx(data: bytes, name: str) -> Document:

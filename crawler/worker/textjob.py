@@ -19,7 +19,7 @@ from crawler.store.document import fingerprints
 from crawler.threads import STOP_SIGNALS
 from crawler.worker.pipelines.clean import clean_body
 from extractors import extract
-from extractors.documents import read_document
+from extractors.documents import TextTooLong, read_document
 from extractors.summary import summaries
 
 __all__ = ["Args", "BodyTooLong", "TextResult", "article_text", "article_texts", "quiet_child", "ready"]
@@ -34,11 +34,14 @@ Args = tuple[
 
 class BodyTooLong(ValueError):
     """The body qRead read from a page, or the text of a document, has ``chars`` characters, over the limit
-    it was given."""
+    it was given; a PDF's in its first ``pages_read`` of ``pages`` pages, the rest unread (equal counts when
+    all of it was read)."""
 
-    def __init__(self, chars: int) -> None:
-        super().__init__(chars)
+    def __init__(self, chars: int, pages_read: int = 0, pages: int = 0) -> None:
+        super().__init__(chars, pages_read, pages)
         self.chars = chars
+        self.pages_read = pages_read
+        self.pages = pages
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +80,14 @@ def article_text(
     body kept, its summaries of ``lengths`` sentences and its fingerprints; with ``topic`` (a page of a
     discover crawl), its relevance (from its title and the body kept) and its links (their query in the
     page's web ``encoding``). :class:`BodyTooLong` when qRead's body, or the document's text, is over
-    ``max_chars``, before any work on it."""
+    ``max_chars``, before any work on it (a PDF's pages past it are not read)."""
     qread_body = found_by = None
     metadata = None
     if document is not None:
-        read = read_document(document, url)
-        if max_chars is not None and len(read.text) > max_chars:
-            raise BodyTooLong(len(read.text))
+        try:
+            read = read_document(document, url, max_chars)
+        except TextTooLong as exc:
+            raise BodyTooLong(exc.chars, exc.pages_read, exc.pages) from None
         qread_body, found_by = clean_body(read.text), read.kind
         found = {"title": read.title, "author": read.author, "published": read.published}
         metadata = {name: value for name, value in found.items() if value}
