@@ -1019,7 +1019,7 @@ def test_the_schedulers_rule_errors_are_its_own_log_lines_and_a_dead_letter_name
 ) -> None:
     """The scheduler logged the errors of a rule file under [crawler.cli.crawl], the command's logger, not
     its own, [crawler.schedule.grabs]; a dead letter named its worker `host:pid:id` where `crawler status`
-    names workers `host:pid`."""
+    named workers `host:pid`. Both name it `host:pid:start` (the process start: crawler.redisio.workers)."""
     site.rule("/status/404")
     (site.rules / "broken.yaml").write_text("article: {}\n", encoding="utf-8")
     scheduled = site.crawler("schedule", "--once")
@@ -1029,7 +1029,7 @@ def test_the_schedulers_rule_errors_are_its_own_log_lines_and_a_dead_letter_name
     done = site.temp()
     assert done.returncode == 1, done.stdout + done.stderr[-3000:]
     (letter,) = site.dead()
-    assert re.fullmatch(rf"{re.escape(socket.gethostname())}:\d+", letter["worker"]), letter
+    assert re.fullmatch(rf"{re.escape(socket.gethostname())}:\d+:[0-9a-f]{{6}}", letter["worker"]), letter
 
 
 def test_a_temp_crawl_warns_of_its_own_dead_letters_not_of_the_other_jobs_its_worker_helps_with(

@@ -27,6 +27,7 @@ from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
+from crawler.redisio.workers import worker_id
 from crawler.requests import write_off_lost
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
@@ -36,7 +37,7 @@ from crawler.worker.heartbeat import WorkerHeartbeat
 
 REPO = Path(__file__).resolve().parents[1]
 # The id of a worker of this process in crawler:workers.
-THIS_WORKER = f"{socket.gethostname()}:{os.getpid()}".encode()
+THIS_WORKER = worker_id().encode()
 
 
 @pytest.fixture
@@ -777,6 +778,29 @@ def test_a_dead_worker_shows_no_rate_and_is_dropped_an_hour_after_its_last_beat(
     # A live worker's beat removes the entry of the worker dead for over an hour, and only that one.
     _beat_here(redis_server)
     assert sorted(redis_client.hkeys(keys.workers)) == sorted([b"vm:1", b"vm:9524", THIS_WORKER])
+
+
+def test_a_worker_restarted_with_the_same_host_and_pid_is_not_taken_for_the_dead_one(
+    tmp_path: Path, redis_client: redis.Redis, redis_server: str
+) -> None:
+    """A worker's id was ``host:pid``: a container restarted keeps its host name and its process is pid 1
+    again, so the new worker's beat overwrote the dead one's entry (the dead worker gone from status, its
+    figures taken for the new one's) and held its session holds under the same name. The id names the
+    process start (``host:pid:start``); the entry of a worker of an earlier version (``host:pid``, here the
+    dead one) is still read, and forgotten as any dead worker's."""
+    keys = Keys("crawler")
+    now = time.time()
+    dead = f"{socket.gethostname()}:{os.getpid()}"
+    fields = {"host": socket.gethostname(), "pid": os.getpid(), "pid_space": "old-boot/pid:[1]"}
+    _beat(redis_client, dead, now - 60, started=now - 9000, responses=5000, **fields)
+    _beat_here(redis_server)
+    report = build_status(redis_client, keys, load_rules(tmp_path), now)
+    shown = sorted((worker["id"], worker["alive"], worker["responses"]) for worker in report["workers"])
+    assert shown == [(dead, False, 5000), (THIS_WORKER.decode(), True, 0)], report["workers"]
+    assert re.fullmatch(rf"{re.escape(dead)}:[0-9a-f]{{6}}", THIS_WORKER.decode())
+    _beat(redis_client, dead, now - 7200, **fields)
+    _beat_here(redis_server)
+    assert redis_client.hkeys(keys.workers) == [THIS_WORKER]
 
 
 def test_a_worker_is_forgotten_by_its_own_setting_and_never_while_alive(

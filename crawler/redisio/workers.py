@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import os
 import socket
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,18 @@ __all__ = ["MISSED_BEATS", "beat_alive", "pid_space", "worker_id"]
 # A worker is taken for dead after this many missed heartbeats.
 MISSED_BEATS = 3
 
+# The start part of worker_id(), per pid of this process.
+_starts: dict[int, str] = {}
+
 
 def worker_id() -> str:
-    """This process's id as a worker: ``host:pid``."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """This process's id as a worker, the holder of its heartbeat, its sessions and its dead letters:
+    ``host:pid:start``, ``start`` six hex digits drawn once per process start. A host name and a pid do
+    not name one process: a container restarted keeps its host name, and its process is pid 1 again."""
+    pid = os.getpid()
+    if pid not in _starts:  # a forked child draws its own
+        _starts[pid] = uuid.uuid4().hex[:6]
+    return f"{socket.gethostname()}:{pid}:{_starts[pid]}"
 
 
 @functools.cache

@@ -1,6 +1,7 @@
 """Workers alive: each worker writes a heartbeat into Redis, which ``crawler status`` reads.
 
-``crawler:workers`` (hash) maps a worker id (``host:pid``) to JSON: ``host``, ``pid``, ``started``, ``seen``
+``crawler:workers`` (hash) maps a worker id (``host:pid:start``, :func:`crawler.redisio.workers.worker_id`;
+``host:pid`` from a worker of a version before it) to JSON: ``host``, ``pid``, ``started``, ``seen``
 (epoch seconds of the last beat), ``every`` (seconds between its beats), ``responses`` (every response so far:
 pages, robots.txt, feeds, redirects, error answers), ``rate`` (responses per minute over the last
 ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it serves, empty for all), ``redis_errors`` (Redis calls
