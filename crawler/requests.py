@@ -680,7 +680,9 @@ def enqueue_job(
     queue = LeasedQueue(server, keys, lease_seconds=lease_seconds)
     urls = list(article_urls)
     for rule in rules:
-        queue.configure(rule.site, delay=rule.delay, concurrency=rule.concurrency)
+        queue.configure(
+            rule.site, delay=rule.delay, concurrency=rule.concurrency, obey_robots=rule.obey_robots
+        )
         if urls or stored is not None:
             for url in urls:
                 push(queue, article_request(rule, url, job=job, boost=boost, job_kind=kind, given=True))
@@ -728,6 +730,6 @@ def _enqueue_seeds(
     for url in discover.seeds[: discover.budget]:
         request = discover_request(rule, url, job=job, job_kind=kind, priority=rule.priority + 1)
         slot = Work.of(request).slot
-        queue.configure(slot, delay=rule.delay, concurrency=rule.concurrency)
+        queue.configure(slot, delay=rule.delay, concurrency=rule.concurrency, obey_robots=rule.obey_robots)
         if push(queue, request):
             server.hincrby(keys.job(job), "issued", 1)

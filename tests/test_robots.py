@@ -325,6 +325,39 @@ def test_a_crawl_delay_robots_txt_lowers_or_removes_brings_the_site_back_to_its_
     assert status["politeness"]["delay"] == 0.2, status["politeness"]
 
 
+def test_a_rule_that_stops_obeying_robots_txt_drops_the_crawl_delay_it_asked_for(tmp_path: Path) -> None:
+    """A robots.txt crawl-delay longer than the rule's delay is kept in Redis, for every worker, until a
+    robots.txt read again lowers it. A rule turned to ``obey_robots: false`` reads no robots.txt again:
+    the site kept the old crawl-delay, not the rule's delay. The rule's politeness, written by the job and
+    the worker, drops it."""
+    robots = ["User-agent: *\nDisallow:\nCrawl-delay: 1\n"]
+    handler = functools.partial(_Asking, robots=robots, directory=str(SITES_DIR))
+    with HttpServer(("127.0.0.1", 0), handler) as http:
+        thread = threading.Thread(target=http.serve_forever, daemon=True)
+        thread.start()
+        try:
+            server = SiteServer("127.0.0.1", http.server_address[1], SITES_DIR)
+            site = Site(server, tmp_path, name="asking")
+            rule = site.rules / "asking.yaml"
+            for article, obey in (("/a/1", "true"), ("/a/2", "false")):
+                site.rule(article)
+                rule.write_text(
+                    rule.read_text(encoding="utf-8")
+                    + f"politeness: {{delay: 0.2, concurrency: 1, obey_robots: {obey}}}\n",
+                    encoding="utf-8",
+                )
+                done = site.temp()
+                assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+                (status,) = (entry for entry in site.status()["sites"] if entry["site"] == "asking")
+                if obey == "true":
+                    assert status["politeness"]["crawl_delay"] == 1.0, status["politeness"]
+        finally:
+            http.shutdown()
+            thread.join()
+    assert status["politeness"]["crawl_delay"] == 0.0, status["politeness"]
+    assert status["politeness"]["delay"] == 0.2, status["politeness"]
+
+
 class _Engine:
     """Scrapy's engine as the robots.txt middleware uses it: each robots.txt it asks for is answered by the
     test (``answer``, ``fail``), when the test says."""

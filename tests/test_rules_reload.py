@@ -427,3 +427,22 @@ def test_the_scheduler_says_a_broken_rule_mended_is_read_again_and_a_new_break_a
         assert [rule.site for rule in load()] == ["good"]
         broken = [record for record in caplog.records if record.levelno == logging.ERROR]
         assert broken and all("news.yaml" in record.getMessage() for record in broken), caplog.text
+
+
+@pytest.mark.usefixtures("nanosecond_dates")
+def test_a_rule_edited_to_obey_robots_false_drops_its_sites_crawl_delay_in_a_running_worker(
+    redis_server: str, tmp_path: Path
+) -> None:
+    """A worker wrote a site's politeness again only when its rule's delay or concurrency changed: a rule
+    edited to ``obey_robots: false`` left the crawl-delay its robots.txt asked for before, which no
+    robots.txt read lowers any more."""
+    spider = reloading_spider(tmp_path, redis_server)
+    spider.queue.set_crawl_delay("site07", 5.0)
+    polite = spider.queue.keys.polite("site07")
+    assert float(spider.queue.server.hget(polite, "crawl_delay") or 0) == 5.0
+    (tmp_path / "rules" / "site07.yaml").write_text(
+        rule_text("site07").replace("politeness: {", "politeness: {obey_robots: false, "), encoding="utf-8"
+    )
+    looked_again(spider, "site07")
+    assert spider.rules["site07"].obey_robots is False
+    assert float(spider.queue.server.hget(polite, "crawl_delay") or 0) == 0.0

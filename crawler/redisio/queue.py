@@ -1230,12 +1230,15 @@ class LeasedQueue:
             for member, site in zip(reply[::2], reply[1::2], strict=True)
         ]
 
-    def configure(self, site: str, *, delay: float, concurrency: int) -> None:
+    def configure(self, site: str, *, delay: float, concurrency: int, obey_robots: bool = True) -> None:
         """A site's politeness from its rule: at most one request every ``delay`` seconds and
-        ``concurrency`` at once, for every worker together (the workers and the jobs set it, alike).
-        Neither this nor :meth:`set_crawl_delay` and :meth:`back_off` writes to a politeness key that holds
-        another type (:meth:`wrong_keys`): the site is set aside until it is removed."""
-        self._set_polite(site, "delay", delay, "concurrency", concurrency)
+        ``concurrency`` at once, for every worker together (the workers and the jobs set it, alike); a
+        rule that does not obey robots.txt (``obey_robots`` False) drops the crawl-delay one read before
+        (:meth:`set_crawl_delay`), which no robots.txt read will lower again. Neither this nor
+        :meth:`set_crawl_delay` and :meth:`back_off` writes to a politeness key that holds another type
+        (:meth:`wrong_keys`): the site is set aside until it is removed."""
+        fields: tuple[str | float, ...] = ("delay", delay, "concurrency", concurrency)
+        self._set_polite(site, *fields, *(() if obey_robots else ("crawl_delay", 0.0)))
 
     def set_crawl_delay(self, site: str, seconds: float) -> None:
         """The crawl-delay the site's robots.txt asks for (used when longer than the rule's delay), from the

@@ -419,10 +419,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         for new in fresh.values():
             old = self.rules.get(new.site)
             if old is None or (
-                new.site in changed and (new.delay, new.concurrency) != (old.delay, old.concurrency)
+                new.site in changed
+                and (new.delay, new.concurrency, new.obey_robots)
+                != (old.delay, old.concurrency, old.obey_robots)
             ):
                 assert self.crawler.engine is not None
-                self.queue.configure(new.site, delay=new.delay, concurrency=new.concurrency)
+                self.queue.configure(
+                    new.site, delay=new.delay, concurrency=new.concurrency, obey_robots=new.obey_robots
+                )
                 self.crawler.engine.downloader.per_slot_settings[new.site] = _download_slot(new)
                 _reslot(self.crawler.engine.downloader, new)
             if new.allow_private:
@@ -477,7 +481,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         (:func:`outage_of`)."""
         try:
             for rule in list(self.rules.values()):
-                self.queue.configure(rule.site, delay=rule.delay, concurrency=rule.concurrency)
+                self.queue.configure(
+                    rule.site, delay=rule.delay, concurrency=rule.concurrency, obey_robots=rule.obey_robots
+                )
         except redis.RedisError as exc:
             outage_of(self.crawler).failed("set the sites' politeness, tried again every second", exc)
             from twisted.internet import reactor  # noqa: PLC0415 - the reactor the crawl installed
