@@ -1571,3 +1571,33 @@ def test_a_listing_page_dead_lettered_at_every_grab_keeps_one_dead_letter_the_la
     )
     assert kept == ["j3 http://a.test/", "j3 http://a.test/article"]
     assert queue.pending("news") == 0 and queue.leased() == 0
+
+
+def test_a_dead_letter_requeued_after_its_jobs_hash_expired_gives_the_hash_a_time_to_live(
+    redis_client: redis.Redis,
+) -> None:
+    """An ended job's hash expires SCHEDULE_JOB_KEEP_HOURS after it ended. A dead letter of it requeued
+    later (`crawler dead requeue`) wrote the hash again without a time-to-live, and with its counts
+    below zero (errors -1): it was kept for ever. It is written again with its pending count alone and
+    kept as an ended job's is, from the requeue; an ended job's hash that would expire sooner is kept as
+    long; a job under way (no time-to-live) is left as it is."""
+    queue = make_queue(redis_client)
+    for number, job in enumerate(("expired", "ending", "running")):
+        push(queue, request(f"http://news.test/{number}", job=job))
+        taken = take(queue)
+        assert taken is not None
+        lease = Work.of(taken).lease or ""
+        assert queue.dead_letter(lease, b'{"reason": "HTTP 500"}', site="news", job=job, kind="HTTP 500")
+        # The job's hash since: expired, ended (kept a minute more), under way.
+        if job == "expired":
+            redis_client.delete("test:job:expired")
+        elif job == "ending":
+            redis_client.expire("test:job:ending", 60)
+        assert queue.requeue_dead(lease, priority=0, site="news", job=job, kind="HTTP 500")
+        if job == "running":
+            assert redis_client.ttl("test:job:running") == -1
+        else:
+            # SCHEDULE_JOB_KEEP_HOURS (24) from now.
+            assert 86390 < redis_client.ttl(f"test:job:{job}") <= 86400, job
+    assert redis_client.hgetall("test:job:expired") == {b"pending": b"1"}
+    assert redis_client.hget("test:job:ending", "errors") == b"0"

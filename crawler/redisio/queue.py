@@ -64,7 +64,7 @@ import redis
 from crawler.errors import CrawlerError
 from crawler.keys import SEEN_ALREADY, SKIP_PREFIX, Keys, hour_of
 from crawler.redisio.connection import decoded, hash_of
-from crawler.settings import SUPERVISION_KEEP_HOURS
+from crawler.settings import SCHEDULE_JOB_KEEP_HOURS, SUPERVISION_KEEP_HOURS
 
 __all__ = [
     "SITE_LUA",
@@ -515,7 +515,11 @@ return 1
 )
 
 # KEYS: dead, pending, job (or ''), sequence. ARGV: prefix, the member, its priority, site, job (or ''),
-# the kind of its error (or ''), '1' when its page was counted fetched (else ''), the member to queue.
+# the kind of its error (or ''), '1' when its page was counted fetched (else ''), the member to queue, the
+# seconds an ended job's hash is kept (SCHEDULE_JOB_KEEP_HOURS). The job's hash, when it expired (an ended
+# job's is kept that long), is written again with its pending count alone (its other counts went with it),
+# and kept that long from now, as an ended job's hash that would expire sooner is: a hash without a
+# time-to-live is a job under way, left as it is.
 _REQUEUE_DEAD = (
     SITE_LUA
     + """
@@ -524,10 +528,14 @@ local score = -tonumber(ARGV[3]) * 1099511627776 + redis.call('INCR', KEYS[4])
 if enqueue(ARGV[1], ARGV[4], score, ARGV[8]) == 0 then return 0 end
 redis.call('HINCRBY', KEYS[2], ARGV[4], 1)
 if ARGV[5] ~= '' then
+  local ttl = redis.call('TTL', KEYS[3])
   redis.call('HINCRBY', KEYS[3], 'pending', 1)
-  redis.call('HINCRBY', KEYS[3], 'errors', -1)
-  if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[3], 'error:' .. ARGV[6], -1) end
-  if ARGV[7] == '1' then redis.call('HINCRBY', KEYS[3], 'fetched', -1) end
+  if ttl ~= -2 then
+    redis.call('HINCRBY', KEYS[3], 'errors', -1)
+    if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[3], 'error:' .. ARGV[6], -1) end
+    if ARGV[7] == '1' then redis.call('HINCRBY', KEYS[3], 'fetched', -1) end
+  end
+  if ttl ~= -1 and ttl < tonumber(ARGV[9]) then redis.call('EXPIRE', KEYS[3], ARGV[9]) end
 end
 return 1
 """
@@ -1538,17 +1546,23 @@ class LeasedQueue:
         kind: str | None = None,
         fetched: bool = False,
         queued: str | bytes | None = None,
+        job_keep_hours: float = SCHEDULE_JOB_KEEP_HOURS,
     ) -> bool:
         """Put a dead letter back in the queue, as ``queued`` (its request as it is to be taken again;
         default ``member``): its job counts one error of ``kind`` fewer, and one page fetched fewer when
-        ``fetched`` (it was counted fetched as it died). False if it is not (or no longer) a dead letter."""
+        ``fetched`` (it was counted fetched as it died); an ended job's hash is kept ``job_keep_hours``
+        from now, written again with its pending count alone when it expired (``_REQUEUE_DEAD``). False if
+        it is not (or no longer) a dead letter."""
         letter = DeadRequeue(member, priority, site, job, kind, fetched, queued)
-        return self.requeue_dead_many([letter])[0]
+        return self.requeue_dead_many([letter], job_keep_hours=job_keep_hours)[0]
 
-    def requeue_dead_many(self, letters: Iterable[DeadRequeue]) -> list[bool]:
+    def requeue_dead_many(
+        self, letters: Iterable[DeadRequeue], *, job_keep_hours: float = SCHEDULE_JOB_KEEP_HOURS
+    ) -> list[bool]:
         """:meth:`requeue_dead` for each of ``letters``, in one round trip (a pipeline of the same script,
         each call deleting its letter and queueing its request together: stopped midway, each letter is
         either still dead or queued, never both nor neither); each one's outcome, in order."""
+        keep = max(int(job_keep_hours * 3600), 1)
         with self.server.pipeline(transaction=False) as pipe:
             for letter in letters:
                 keys = [
@@ -1566,6 +1580,7 @@ class LeasedQueue:
                     letter.kind or "",
                     "1" if letter.fetched else "",
                     letter.member if letter.queued is None else letter.queued,
+                    keep,
                 ]
                 self._requeue_dead(keys=keys, args=args, client=pipe)
             return [bool(done) for done in pipe.execute()]
