@@ -86,7 +86,8 @@ class Keys:
         # Requests that ended in an error, with the reason (a hash: member -> JSON).
         self.dead = f"{prefix}:dead"
         # The dead letter kept for each listing page that failed (a hash: site and URL on two lines -> its
-        # member in `dead`): the next grab's dead letter of the page replaces it, one a page, not one a grab.
+        # member in `dead`): the next grab's dead letter of the page replaces it, one a page, not one a grab;
+        # the entry goes with its letter (requeued or dropped).
         self.dead_superseded = f"{prefix}:dead-superseded"
         # Requests queued or leased and not yet acknowledged, per site (a hash).
         self.pending = f"{prefix}:pending"

@@ -12,7 +12,7 @@ import redis
 from crawlsite import sites_spider
 from scrapy import Request, Spider
 
-from crawler.deadletters import dead_letters
+from crawler.deadletters import dead_letters, requeue
 from crawler.demo import DEMO_RULES
 from crawler.discover.frontier import slot_of
 from crawler.keys import Keys
@@ -1571,6 +1571,38 @@ def test_a_listing_page_dead_lettered_at_every_grab_keeps_one_dead_letter_the_la
     )
     assert kept == ["j3 http://a.test/", "j3 http://a.test/article"]
     assert queue.pending("news") == 0 and queue.leased() == 0
+
+
+def test_a_listing_pages_entry_of_the_superseded_dead_letters_goes_with_its_letter(
+    redis_client: redis.Redis,
+) -> None:
+    """crawler:dead-superseded names the dead letter kept for each listing page that failed. Its entry
+    stayed once the letter was requeued or dropped: one for every listing URL that ever failed (a
+    paginated index, search result pages), kept for ever. The entry goes with its letter; the letters of
+    other pages, and their entries, stay."""
+    queue = make_queue(redis_client)
+
+    def failed(url: str, job: str) -> None:
+        push(queue, request(url, job=job))
+        lease = queue.pop().member
+        assert lease is not None
+        record = json.dumps({"reason": "HTTP 503", "job": job}).encode()
+        assert queue.dead_letter(lease, record, site="news", job=job, supersedes=f"news\n{url}")
+
+    failed("http://a.test/?page=1", "j1")
+    failed("http://a.test/?page=2", "j1")
+    assert redis_client.hlen("test:dead-superseded") == 2
+    by_url = {letter.url: letter for letter in dead_letters(queue)}
+    assert requeue(queue, [by_url["http://a.test/?page=1"]]) == (1, [])
+    assert redis_client.hkeys("test:dead-superseded") == [b"news\nhttp://a.test/?page=2"]
+    taken = take(queue)
+    assert taken is not None and taken.url == "http://a.test/?page=1"
+    assert ack(queue, taken)
+    failed("http://a.test/?page=1", "j2")
+    (again,) = (letter for letter in dead_letters(queue) if letter.url == "http://a.test/?page=1")
+    assert queue.drop_dead([(again.member, again.superseded_as)]) == 1
+    assert redis_client.hkeys("test:dead-superseded") == [b"news\nhttp://a.test/?page=2"]
+    assert [letter.url for letter in dead_letters(queue)] == ["http://a.test/?page=2"]
 
 
 def test_a_dead_letter_requeued_after_its_jobs_hash_expired_gives_the_hash_a_time_to_live(

@@ -514,16 +514,44 @@ return 1
 """
 )
 
-# KEYS: dead, pending, job (or ''), sequence. ARGV: prefix, the member, its priority, site, job (or ''),
-# the kind of its error (or ''), '1' when its page was counted fetched (else ''), the member to queue, the
-# seconds an ended job's hash is kept (SCHEDULE_JOB_KEEP_HOURS). The job's hash, when it expired (an ended
-# job's is kept that long), is written again with its pending count alone (its other counts went with it),
-# and kept that long from now, as an ended job's hash that would expire sooner is: a hash without a
-# time-to-live is a job under way, left as it is.
+# The entry of dead-superseded (KEYS: its key) under ``name`` goes when it names ``member``, a dead letter
+# that is deleted (requeued or dropped): an entry a letter, never one of a letter gone (a listing URL that
+# failed once, its letter dropped, kept its entry for ever).
+_UNSUPERSEDE = """
+local function unsupersede(key, name, member)
+  if name ~= '' and redis.call('HGET', key, name) == member then redis.call('HDEL', key, name) end
+end
+"""
+
+# KEYS: dead, dead-superseded. ARGV: member, the name it may be kept under in dead-superseded (or ''), ...
+# Deletes those dead letters, each one's entry of dead-superseded with it; replies how many there were.
+_DROP_DEAD = (
+    _UNSUPERSEDE
+    + """
+local dropped = 0
+for i = 1, #ARGV, 2 do
+  if redis.call('HDEL', KEYS[1], ARGV[i]) == 1 then
+    dropped = dropped + 1
+    unsupersede(KEYS[2], ARGV[i + 1], ARGV[i])
+  end
+end
+return dropped
+"""
+)
+
+# KEYS: dead, pending, job (or ''), sequence, dead-superseded. ARGV: prefix, the member, its priority, site,
+# job (or ''), the kind of its error (or ''), '1' when its page was counted fetched (else ''), the member to
+# queue, the seconds an ended job's hash is kept (SCHEDULE_JOB_KEEP_HOURS), the name it may be kept under
+# in dead-superseded (or ''): that entry goes with the letter (_UNSUPERSEDE). The job's hash, when it
+# expired (an ended job's is kept that long), is written again with its pending count alone (its other
+# counts went with it), and kept that long from now, as an ended job's hash that would expire sooner is: a
+# hash without a time-to-live is a job under way, left as it is.
 _REQUEUE_DEAD = (
     SITE_LUA
+    + _UNSUPERSEDE
     + """
 if redis.call('HDEL', KEYS[1], ARGV[2]) == 0 then return 0 end
+unsupersede(KEYS[5], ARGV[10], ARGV[2])
 local score = -tonumber(ARGV[3]) * 1099511627776 + redis.call('INCR', KEYS[4])
 if enqueue(ARGV[1], ARGV[4], score, ARGV[8]) == 0 then return 0 end
 redis.call('HINCRBY', KEYS[2], ARGV[4], 1)
@@ -547,7 +575,7 @@ return 1
 # for seconds (every other worker's pop refused BUSY).
 TAKE_BATCH = 500
 
-# Dead letters read per HSCAN call (LeasedQueue.dead_pages), and deleted per HDEL (drop_dead): one HGETALL
+# Dead letters read per HSCAN call (LeasedQueue.dead_pages), and deleted per call (drop_dead): one HGETALL
 # of 100,000 held Redis 0.3 to 0.4 s and one HDEL of them 0.3 s, times that grow with them; 1,000 are a few
 # milliseconds a call.
 DEAD_SCAN_COUNT = 1_000
@@ -1014,6 +1042,7 @@ class DeadRequeue:
     kind: str | None = None
     fetched: bool = False
     queued: str | bytes | None = None
+    superseded_as: str = ""  # the name it may be kept under in dead-superseded (DeadLetter.superseded_as)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1139,6 +1168,7 @@ class LeasedQueue:
         self._defer = server.register_script(_DEFER)
         self._dead = server.register_script(_DEAD)
         self._requeue_dead = server.register_script(_REQUEUE_DEAD)
+        self._drop_dead = server.register_script(_DROP_DEAD)
         self._back_off = server.register_script(_BACK_OFF)
         self._polite = server.register_script(_POLITE)
         self._crawl_delay = server.register_script(_CRAWL_DELAY)
@@ -1570,6 +1600,7 @@ class LeasedQueue:
                     self.keys.pending,
                     self.keys.job(letter.job) if letter.job else "",
                     self.keys.sequence,
+                    self.keys.dead_superseded,
                 ]
                 args: list[str | bytes | int] = [
                     self.keys.prefix,
@@ -1581,16 +1612,20 @@ class LeasedQueue:
                     "1" if letter.fetched else "",
                     letter.member if letter.queued is None else letter.queued,
                     keep,
+                    letter.superseded_as,
                 ]
                 self._requeue_dead(keys=keys, args=args, client=pipe)
             return [bool(done) for done in pipe.execute()]
 
-    def drop_dead(self, members: Iterable[str]) -> int:
-        """Forget these dead letters for good, DEAD_SCAN_COUNT an HDEL; returns how many there were."""
-        chosen = list(members)
+    def drop_dead(self, letters: Iterable[tuple[str, str]]) -> int:
+        """Forget these dead letters (member, the name it may be kept under in ``Keys.dead_superseded`` or
+        '') for good, and their entries there, DEAD_SCAN_COUNT a call; returns how many there were."""
+        chosen = [part for letter in letters for part in letter]
+        step = 2 * DEAD_SCAN_COUNT
+        keys = [self.keys.dead, self.keys.dead_superseded]
         return sum(
-            int(self.server.hdel(self.keys.dead, *chosen[start : start + DEAD_SCAN_COUNT]))
-            for start in range(0, len(chosen), DEAD_SCAN_COUNT)
+            int(self._drop_dead(keys=keys, args=chosen[start : start + step]))
+            for start in range(0, len(chosen), step)
         )
 
     def renew(self, members: Iterable[str]) -> int:
