@@ -50,7 +50,7 @@ from crawler.redisio.connection import connect  # noqa: E402
 from crawler.redisio.embedded import EmbeddedRedis  # noqa: E402
 from crawler.redisio.queue import LeasedQueue  # noqa: E402
 from crawler.requests import encode_request  # noqa: E402
-from crawler.status import _dead_letters as status_dead_letters  # noqa: E402
+from crawler.status import dead_letters_by_site  # noqa: E402
 
 # Requests pushed per pipeline: large enough that round trips do not dominate the fill, small enough
 # that no one pipeline holds much memory.
@@ -282,7 +282,7 @@ def dead_letters(server: redis.Redis, keys: Keys, count: int) -> list[str]:
     lines = []
     readers = (
         ("dead letters read (dead list)", LeasedQueue(server, keys).dead),
-        ("counted per site (status)", lambda: status_dead_letters(server, keys)),
+        ("counted per site (status)", lambda: dead_letters_by_site(server, keys)),
     )
     for label, read in readers:
         server.config_set("slowlog-log-slower-than", 1_000)

@@ -51,6 +51,7 @@ from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 __all__ = [
     "FIELD_JUMP",
     "build_status",
+    "dead_letters_by_site",
     "needs_attention",
     "site_in_redis",
     "span",
@@ -100,7 +101,7 @@ def build_status(
     split = store_split(workers)
     leader = server.get(keys.leader)
     scheduler = None if leader is None else decoded(leader)
-    dead = _dead_letters(server, keys)
+    dead = dead_letters_by_site(server, keys)
     shown = [(name, ruleset.get(name)) for name in ([site] if site is not None else status_sites(ruleset))]
     reads = _read_sites(server, keys, shown, now)
     unread = _scheduler_rule_errors(server, keys, scheduler)
@@ -348,7 +349,7 @@ def _dead_elsewhere(dead: dict[str, int]) -> str | None:
     )
 
 
-def _dead_letters(server: redis.Redis, keys: Keys) -> dict[str, int]:
+def dead_letters_by_site(server: redis.Redis, keys: Keys) -> dict[str, int]:
     """Dead letters per site (an entry that was no request counts under ``""``)."""
     counts: Counter[str] = Counter()
     for raw in LeasedQueue(server, keys).dead().values():

@@ -976,16 +976,16 @@ JOB_LOST_READ_MAX = 5000
 # meta.job), else false; false too when it could not tell within the members it may read. Written off (the
 # job's pending set to 0, its 'lost' counting what it had, and as many taken from the site's counts) in this
 # one script. The other jobs of the site, and their counts, are left as they are.
-_JOB_LOST = """
+_JOB_LOST = (
+    SITE_LUA
+    + """
 local site, slot, job = ARGV[2], ARGV[2] .. '@', ARGV[3]
 local budget = tonumber(ARGV[5])
 local pending = tonumber(redis.call('HGET', KEYS[4], 'pending')) or 0
 if pending <= 0 then return false end
 -- Decoded only when it holds the job's id at all.
 local function of_job(member)
-  if not string.find(member, job, 1, true) then return false end
-  local ok, request = pcall(cjson.decode, member)
-  return ok and type(request) == 'table' and type(request.meta) == 'table' and request.meta.job == job
+  return string.find(member, job, 1, true) and job_of(member) == job
 end
 -- Whether the sorted set holds a member of the job (true), holds none (false), or is past the budget (nil).
 local function holds(key)
@@ -1028,6 +1028,7 @@ if ARGV[4] == '1' then
 end
 return pending
 """
+)
 
 
 @dataclass(frozen=True, slots=True)
