@@ -1523,6 +1523,34 @@ def test_a_request_leased_and_waiting_at_once_is_taken_out_of_both(redis_client:
     assert redis_client.hlen("test:lease-sites") == 0
 
 
+@pytest.mark.parametrize("place", ["leased", "waiting"])
+def test_a_request_whose_kept_site_is_missing_still_holds_its_site_and_is_taken_with_it(
+    redis_client: redis.Redis, place: str
+) -> None:
+    """A live lease (or a request waiting in crawler:delayed) whose crawler:lease-sites entry is gone (a
+    partial write of an older version, a manual HDEL): LeasedQueue.lost looked for the site's leases in that
+    hash alone, so it said Redis held none of the site's requests (1 counted, 0 held) and wrote off the site's
+    count and its job's pending while a worker still held the request (a temp crawl ended 'lost' under it);
+    take_sites compared that hash's entry with the site, so it left the request behind, counted pending in
+    its site and its job, to come back to the queue once its lease expired. Both read the request's own site
+    (meta: slot, else site) then, as the scripts that end a lease do."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://alpha.test/0", site="alpha"))
+    taken = take(queue)
+    assert taken is not None
+    lease = Work.of(taken).lease or ""
+    if place == "waiting":
+        assert queue.defer(lease, 60, max_attempts=3) == 1
+    redis_client.hdel("test:lease-sites", lease)
+    assert queue.lost("alpha", write_off=True, jobs=["j1"]) is None, "the request is held"
+    assert queue.pending("alpha") == 1 and queue.job_pending("j1") == 1
+
+    by_site = queue.take_sites(["alpha"], held=lambda _: False)
+    assert by_site is not None and by_site["alpha"] == {lease: 1 if place == "waiting" else 0}
+    assert (queue.leased(), queue.delayed(), queue.pending("alpha"), queue.job_pending("j1")) == (0, 0, 0, 0)
+    assert redis_client.scard("test:downloading") == 0
+
+
 def test_a_jobs_lost_requests_are_written_off_alone_and_a_queue_past_what_one_look_reads_is_not_judged(
     redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -606,7 +606,8 @@ redis.call('ZREM', K .. ':gated', site)
 local taken = {}
 local function take(set, leased)
   for _, member in ipairs(redis.call('ZRANGE', set, 0, -1)) do
-    if redis.call('HGET', KEYS[4], member) == site then
+    -- Its lease-sites entry (KEYS[4]) gone, the request's own site (site_of).
+    if site_of(K, member) == site then
       redis.call('ZREM', set, member)
       if leased then downloaded(K, site, member) end
       taken[#taken + 1] = member
@@ -927,6 +928,16 @@ end
 if held(site) then return {counted, 0, 0} end
 for _, name in ipairs(names) do
   if held(name) then return {counted, 0, 0} end
+end
+-- A lease (or delayed request) whose lease-sites entry is gone (a partial write of an older version, a
+-- manual HDEL) is the site's by its own meta (site_of).
+for _, set in ipairs({KEYS[3], KEYS[4]}) do
+  for _, member in ipairs(redis.call('ZRANGE', set, 0, -1)) do
+    if redis.call('HEXISTS', KEYS[2], member) == 0 then
+      local owner = site_of(ARGV[1], member)
+      if owner and ours(owner) then return {counted, 0, 0} end
+    end
+  end
 end
 -- A lease's (or delayed request's) site whose member is in neither set (that set deleted or evicted, its
 -- member lost with it) holds nothing: written off with the rest.
