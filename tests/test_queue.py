@@ -1551,28 +1551,39 @@ def test_a_request_whose_kept_site_is_missing_still_holds_its_site_and_is_taken_
     assert redis_client.scard("test:downloading") == 0
 
 
-def test_a_jobs_lost_requests_are_written_off_alone_and_a_queue_past_what_one_look_reads_is_not_judged(
-    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+def test_a_jobs_lost_requests_are_written_off_alone_past_any_number_of_another_jobs_in_front(
+    redis_client: redis.Redis,
 ) -> None:
     """LeasedQueue.job_lost (a temp crawl's look for its own requests, its site holding another job's): the
     job whose requests Redis no longer holds is written off alone, the site's counts by as many, the other
-    job's left; a site whose queue holds more than JOB_LOST_READ_MAX members it reads none of the job's in is
-    not judged (None), Redis not blocked reading it whole."""
-    from crawler.redisio import queue as queue_module
+    job's left. The look read at most JOB_LOST_READ_MAX (5,000) members from the heads of the sets: with
+    6,000 of another job in front it could not tell (None), and a temp crawl waited for ever. It reads them
+    all now, a bounded number each script call, and finds a request of the job wherever it is."""
+    from crawler.redisio.queue import JOB_LOST_READ_MAX
 
     queue = make_queue(redis_client)
-    for n in range(4):
-        push(queue, request(f"http://news.test/o{n}", job="other"))
+    front = 6_000
+    with redis_client.pipeline(transaction=False) as pipe:
+        for n in range(front):
+            member = json.dumps({"url": f"http://news.test/o{n}", "meta": {"site": "news", "job": "other"}})
+            pipe.zadd("test:queue:news", {member: n - front})
+        pipe.hincrby("test:pending", "news", front)
+        pipe.hset("test:job:other", "pending", front)
+        pipe.execute()
+    push(queue, request("http://news.test/kept", job="kept"))
+    push(queue, request("http://news.test/slot", site="news@h.test", job="slotted"))
     redis_client.hincrby("test:pending", "news", 2)
     redis_client.hset("test:job:gone", "pending", 2)  # its 2 requests lost (ZREM by hand)
-    monkeypatch.setattr(queue_module, "JOB_LOST_READ_MAX", 3)
-    assert queue.job_lost("news", "gone", write_off=True) is None
-    assert redis_client.hget("test:job:gone", "pending") == b"2"
-    monkeypatch.setattr(queue_module, "JOB_LOST_READ_MAX", 10)
-    assert queue.job_lost("news", "other") is None
+
+    assert queue.job_lost("news", "kept", write_off=True) is None, "its request is the queue's last"
+    assert queue.job_lost("news", "slotted", write_off=True) is None, "its request is in a host slot's queue"
+    redis_client.config_resetstat()
     assert queue.job_lost("news", "gone", write_off=True) == 2
+    calls = redis_client.info("commandstats")["cmdstat_evalsha"]["calls"]
+    assert calls >= 2 * front // (2 * JOB_LOST_READ_MAX), "two looks, each over many calls, not all in one"
     assert redis_client.hmget("test:job:gone", "pending", "lost") == [b"0", b"2"]
-    assert queue.pending("news") == 4 and queue.job_pending("other") == 4
+    assert queue.pending("news") == front + 1 and queue.job_pending("other") == front
+    assert queue.job_pending("kept") == 1 and queue.job_pending("slotted") == 1
 
 
 def test_a_listing_page_dead_lettered_at_every_grab_keeps_one_dead_letter_the_latest(

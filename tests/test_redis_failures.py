@@ -902,6 +902,56 @@ def test_a_temp_crawl_whose_requests_are_lost_while_another_job_of_its_site_hold
             client.close()
 
 
+def test_a_temp_crawl_whose_requests_are_lost_behind_thousands_of_another_jobs_waiting_ends_alone(
+    site: Site,
+) -> None:
+    """The look for a temp crawl's own requests read at most 5,000 members of the site's queue, the leases
+    and the delayed set (JOB_LOST_READ_MAX, from their heads): its job's requests gone (the site's queue key
+    deleted) while 6,000 retries of another job waited their backoff in crawler:delayed, it could not tell,
+    and the temp crawl waited for its own, which no worker would ever take, for ever. It reads every member
+    now, a bounded number each script call: the crawl ends saying how many were lost, the other job's
+    requests and counts left as they were."""
+    site.rule(*(f"/a/o{n}" for n in range(40)))
+    keys = Keys("crawler")
+    others = [
+        json.dumps({"url": site.server.url(f"/a/other{n}"), "meta": {"site": site.name, "job": "othergrab"}})
+        for n in range(6_000)
+    ]
+    with site.temp_running(*_slow_temp(3)) as crawl:
+        wait_until(lambda: len(site.stored()) >= 1, "an article stored")
+        client = connect(f"unix://{site.data / 'redis' / 'redis.sock'}")
+        try:
+            with client.pipeline(transaction=True) as pipe:
+                pipe.zadd(keys.delayed, dict.fromkeys(others, time.time() + 3600))
+                pipe.hset(keys.lease_sites, mapping=dict.fromkeys(others, site.name))
+                pipe.hset(keys.lease_scores, mapping=dict.fromkeys(others, 0))
+                pipe.hincrby(keys.pending, site.name, len(others))
+                pipe.hincrby(keys.job("othergrab"), "pending", len(others))
+                pipe.delete(keys.queue_of(site.name))
+                pipe.execute()
+            try:
+                out, err = crawl.communicate(timeout=WAIT_LIMIT)
+            except subprocess.TimeoutExpired:
+                pytest.fail("the temp crawl waits for its requests while 6,000 of another job wait")
+        finally:
+            client.close()
+    assert crawl.returncode == 1, (out, err[-4000:])
+    lost = re.search(
+        r"crawler temp: error: Redis no longer holds the (\d+) requests? job [0-9a-f]+ had not fetched yet:"
+        rf" none is in the queue of site {site.name} \(crawler:queue:{site.name}\), leased or waiting",
+        err,
+    )
+    assert lost is not None and 1 <= int(lost[1]) <= 39, err[-4000:]
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        try:
+            assert client.zcard(keys.delayed) == len(others), "the other job's requests wait still"
+            assert client.hget(keys.job("othergrab"), "pending") == b"6000"
+            assert client.hget(keys.pending, site.name) == b"6000", "the site counts the other job's requests"
+        finally:
+            client.close()
+
+
 def test_a_temp_crawl_writes_off_the_requests_its_site_lost_before_it_started(site: Site) -> None:
     """The site's last temp crawl, killed, left its job with requests pending, then its queue key was
     deleted (as under `crawler run`, the site's next grab not due yet): the next `crawler temp SITE`

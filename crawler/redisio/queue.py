@@ -976,56 +976,100 @@ return {counted, 1, written}
 )
 
 
-# The most members of the queues, leases and delayed requests one look for a job's requests reads (ZRANGE
-# blocks Redis while it runs: 100,000 members took 0.4-4.6 s on the 2 shared cores of 2026-11-29, so at
-# most about 0.02-0.2 s). A temp crawl's requests, raised in priority, are at the head of its site's queue.
-JOB_LOST_READ_MAX = 5000
+# The most members of the queues and delayed requests one call of the look for a job's requests reads
+# (ZSCAN's count; the leases are read whole, as many as the workers' downloads under way): a look goes on
+# over as many calls as the sets hold, Redis serving the workers in between. On the 2 shared cores of
+# 2026-11-29, 1,000 a call held Redis 1.2-2.8 ms a call (10 ms at most) and 0.4-0.6 s in all for both
+# looks through 100,000 members (200 calls); 5,000 a call held it 13-28 ms a call and 1.1 s in all (ZSCAN's
+# replies, scores as text, cost more a member than ZRANGE's).
+JOB_LOST_READ_MAX = 1000
 
 # KEYS: pending, leases, delayed, the job's hash. ARGV: prefix, site, job, 1 to write off (else 0), the most
-# members to read. The job's pending count when Redis holds none of its requests (none of the queues of the
-# site and of its discover host slots, the leases and the delayed requests holds a member of the job:
-# meta.job), else false; false too when it could not tell within the members it may read. Written off (the
-# job's pending set to 0, its 'lost' counting what it had, and as many taken from the site's counts) in this
-# one script. The other jobs of the site, and their counts, are left as they are.
+# members to read, the place and the ZSCAN cursor the last call of this look ended with ('' and '0' for its
+# first call), the job's pending count then ('' when nothing is known of it yet).
+# One step of a look for the job's requests (meta.job): the leases whole first; then the delayed requests,
+# and the queues of the site and of its discover host slots (in name order), each with the queue a take set
+# aside (``taking``), read with ZSCAN, that many members a call at most; the leases whole again last. A
+# request of the job that stays where it is during the look is found (ZSCAN returns every member present
+# from its first call to its last); one that moves from the delayed set or a queue goes to a place read
+# after it (its queue, the queue set aside, a lease), or ends, which changes the job's count, as does a
+# request pushed meanwhile. One popped during the look and queued again (deferred, handed on, released)
+# before its last call is the one it can miss: LeasedQueue.job_lost looks twice.
+# Reply: {the place the next call reads, its cursor, the job's pending} while the look goes on; false once
+# a request of the job is found, or the job's pending count moved (or is none); once none was found, the
+# job's pending count, written off (the job's pending set to 0, its 'lost' counting what it had, and as many
+# taken from the site's counts) in that last call. The other jobs of the site, and their counts, are left as
+# they are.
 _JOB_LOST = (
     SITE_LUA
     + """
 local site, slot, job = ARGV[2], ARGV[2] .. '@', ARGV[3]
 local budget = tonumber(ARGV[5])
 local pending = tonumber(redis.call('HGET', KEYS[4], 'pending')) or 0
-if pending <= 0 then return false end
+if pending <= 0 or (ARGV[8] ~= '' and tonumber(ARGV[8]) ~= pending) then return false end
 -- Decoded only when it holds the job's id at all.
 local function of_job(member)
   return string.find(member, job, 1, true) and job_of(member) == job
 end
--- Whether the sorted set holds a member of the job (true), holds none (false), or is past the budget (nil).
-local function holds(key)
-  local size = redis.call('ZCARD', key)
-  for _, member in ipairs(redis.call('ZRANGE', key, 0, math.max(math.min(size, budget), 1) - 1)) do
-    if of_job(member) then return true end
+-- Whether the leases hold none of the job's requests: read whole, as many as the downloads under way.
+local function no_lease()
+  for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+    if of_job(member) then return false end
   end
-  budget = budget - size
-  if budget < 0 then return nil end
-  return false
+  return true
 end
-local names = {site}
-for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
-  if string.sub(name, 1, #slot) == slot then table.insert(names, name) end
+-- The site and its discover host slots with requests pending, in name order (read once a call, when needed).
+-- A call asks for them in that order: each search goes on from where the last ended.
+local slots, at = false, 1
+local function slot_after(last)
+  if not slots then
+    slots = {site}
+    for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
+      if string.sub(name, 1, #slot) == slot then table.insert(slots, name) end
+    end
+    table.sort(slots)
+  end
+  while slots[at] and slots[at] <= last do at = at + 1 end
+  return slots[at] or false
 end
-local sets = {}
-for _, name in ipairs(names) do
-  local key = ARGV[1] .. ':queue:' .. name
-  if redis.call('TYPE', key).ok == 'zset' then table.insert(sets, key) end
+-- The place read after ``place`` ('delayed', 'queue:<slot>', 'taking:<slot>'), or false after the last.
+local function after(place)
+  if string.sub(place, 1, 6) == 'queue:' then return 'taking:' .. string.sub(place, 7) end
+  local found = slot_after(place == 'delayed' and '' or string.sub(place, 8))
+  return found and 'queue:' .. found
 end
-table.insert(sets, KEYS[2])
-table.insert(sets, KEYS[3])
-for _, key in ipairs(sets) do
-  if holds(key) ~= false then return false end
+local place, cursor = ARGV[6], ARGV[7]
+if place == '' then
+  if not no_lease() then return false end
+  place, cursor = 'delayed', '0'
 end
+local read = 0
+while place and read < budget do
+  local key = place == 'delayed' and KEYS[3] or ARGV[1] .. ':' .. place
+  -- A key of another type (someone SET it) holds no request.
+  if redis.call('TYPE', key).ok == 'zset' then
+    local scanned = redis.call('ZSCAN', key, cursor, 'COUNT', budget - read)
+    cursor = scanned[1]
+    for i = 1, #scanned[2], 2 do
+      if of_job(scanned[2][i]) then return false end
+    end
+    read = read + #scanned[2] / 2
+  else
+    cursor = '0'
+  end
+  -- Each key read counts one, so that a call over many empty slots ends too.
+  read = read + 1
+  if cursor == '0' then place = after(place) end
+end
+if place then return {place, cursor, pending} end
+if not no_lease() then return false end
 if ARGV[4] == '1' then
   redis.call('HSET', KEYS[4], 'pending', 0)
   redis.call('HINCRBY', KEYS[4], 'lost', pending)
-  local left = pending
+  local names, left = {site}, pending
+  for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if string.sub(name, 1, #slot) == slot then table.insert(names, name) end
+  end
   for _, name in ipairs(names) do
     local counted = tonumber(redis.call('HGET', KEYS[1], name)) or 0
     local taken = math.min(counted, left)
@@ -1735,12 +1779,33 @@ class LeasedQueue:
         the site or its discover host slots, leased or waiting: :meth:`lost` for one job, whatever the
         site's other jobs hold); None when it holds one, or the job counts none. With ``write_off``, the
         job's pending is set to 0 (its ``lost`` counting what it had) and as many taken from the site's
-        counts, in the same script. It reads at most JOB_LOST_READ_MAX members of those sets (from the head
-        of each): past them it cannot tell, and says None."""
+        counts, in the same script. It looks twice through every request those sets hold, each look a
+        script call per JOB_LOST_READ_MAX members or so (_JOB_LOST), and answers only when both found none,
+        the job's count unchanged from the first's start to the second's end: a request of the job popped
+        during a look and queued again (deferred, handed on, released) before that look ended is one a look
+        can miss, and the second would have to miss it again."""
+        counted = self._job_look(site, job, None, write_off=False)
+        return None if counted is None else self._job_look(site, job, counted, write_off=write_off)
+
+    def _job_look(self, site: str, job: str, counted: int | None, *, write_off: bool) -> int | None:
+        """One look of :meth:`job_lost`, the job's pending count ``counted`` (None: any) at its start."""
         keys = [self.keys.pending, self.keys.leases, self.keys.delayed, self.keys.job(job)]
-        args = [self.keys.prefix, site, job, 1 if write_off else 0, JOB_LOST_READ_MAX]
-        pending = self._job_lost(keys=keys, args=args)
-        return None if pending is None else int(pending)
+        place, cursor, seen = "", "0", "" if counted is None else str(counted)
+        while True:
+            args: list[str | int] = [
+                self.keys.prefix,
+                site,
+                job,
+                int(write_off),
+                JOB_LOST_READ_MAX,
+                place,
+                cursor,
+                seen,
+            ]
+            reply = self._job_lost(keys=keys, args=args)
+            if not isinstance(reply, list):
+                return None if reply is None else int(reply)
+            place, cursor, seen = decoded(reply[0]), decoded(reply[1]), str(int(reply[2]))
 
     def job_pending(self, job: str) -> int:
         return int(self.server.hget(self.keys.job(job), "pending") or 0)
