@@ -219,6 +219,24 @@ def test_unknown_keys_are_rejected_at_every_level(tmp_path: Path) -> None:
     ]
 
 
+def test_a_key_under_indented_below_an_empty_key_says_to_indent_it(tmp_path: Path) -> None:
+    # `links:` left empty and its `allow:` written at its own indentation: YAML makes allow a key of index.
+    text = MINIMAL_RULE.replace("  links: {allow: ['/citynews/']}", "  links:\n  allow: ['/citynews/']")
+    file = tmp_path / "rules" / "site.yaml"
+    assert errors_of(tmp_path, text) == [
+        f'{file}: index.allow: unknown key "allow" (expected one of: links, next_page, max_pages; or, if it'
+        " belongs to links, the key before it, which has no value: indented deeper than links, under it)",
+        f"{file}: index.links: wrong type: null (an empty value) (expected a mapping with xpath (link areas"
+        " or hrefs), allow or both, and optionally deny)",
+    ]
+    # A misspelt key after an empty one is said as a misspelling only; a key after one with a value too.
+    text = MINIMAL_RULE + "article:\n  fields: {title: {xpath: //h1}}\n  min_body_chars:\n  fiedls: {}\n"
+    assert errors_of(tmp_path, text)[0].endswith('did you mean "fields"?)')
+    assert errors_of(tmp_path, MINIMAL_RULE.replace("index:", "nmae: x\nindex:"))[0].endswith(
+        'did you mean "name"?)'
+    )
+
+
 def test_bad_yaml_is_reported_with_file_and_line(tmp_path: Path) -> None:
     text = "domains: [127.0.0.1]\nstart_urls: [http://127.0.0.1/]\nindex:\n  links: {allow: x\n"
     (message,) = errors_of(tmp_path, text)

@@ -135,6 +135,7 @@ class Checker:
             self.wrong_type(key, value, expected)
             return None
         checked: dict[str, Any] = {}
+        before: object = None
         for name, item in value.items():
             if not isinstance(name, str):
                 self.fail(
@@ -142,11 +143,19 @@ class Checker:
                 )
             elif allowed is not None and name not in allowed:
                 hint = did_you_mean(name, list(allowed), quote=_shown)
+                if not hint and isinstance(before, str) and before in allowed and value[before] is None:
+                    # `links:` left empty, its keys written at its own indentation: YAML reads them as its
+                    # siblings.
+                    hint = (
+                        f"; or, if it belongs to {before}, the key before it, which has no value: indented"
+                        f" deeper than {before}, under it"
+                    )
                 self.fail(
                     _join(key, name), f"unknown key {_shown(name)}", f"one of: {', '.join(allowed)}{hint}"
                 )
             else:
                 checked[name] = item
+            before = name
         return checked
 
     def section(
