@@ -237,6 +237,15 @@ def test_a_key_under_indented_below_an_empty_key_says_to_indent_it(tmp_path: Pat
     )
 
 
+def test_fields_written_as_a_list_say_to_drop_the_dashes(tmp_path: Path) -> None:
+    text = MINIMAL_RULE + "article:\n  fields:\n    - title: {xpath: //h1}\n    - body: {xpath: //p}\n"
+    (message,) = errors_of(tmp_path, text)
+    assert message.endswith(
+        "article.fields: wrong type: a list of 2 items (expected a mapping of field names to specs: the"
+        ' same lines without their "- ", each field name a key of fields)'
+    )
+
+
 def test_bad_yaml_is_reported_with_file_and_line(tmp_path: Path) -> None:
     text = "domains: [127.0.0.1]\nstart_urls: [http://127.0.0.1/]\nindex:\n  links: {allow: x\n"
     (message,) = errors_of(tmp_path, text)

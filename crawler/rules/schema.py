@@ -819,7 +819,15 @@ def _article(top: Mapping[str, Any], check: Checker, min_body_chars: int) -> tup
         return {}, min_body_chars
     fields: dict[str, FieldRule] = {}
     if "fields" in article:
-        specs = check.mapping(article["fields"], "article.fields", None, "a mapping of field names to specs")
+        expected = "a mapping of field names to specs"
+        given = article["fields"]
+        if (
+            given
+            and isinstance(given, list)
+            and all(isinstance(one, dict) and len(one) == 1 for one in given)
+        ):
+            expected += ': the same lines without their "- ", each field name a key of fields'
+        specs = check.mapping(given, "article.fields", None, expected)
         for name, spec in (specs or {}).items():
             field_rule = _field(name, spec, check)
             if field_rule is not None:
