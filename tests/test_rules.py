@@ -237,6 +237,15 @@ def test_a_key_under_indented_below_an_empty_key_says_to_indent_it(tmp_path: Pat
     )
 
 
+def test_a_field_given_as_a_bare_xpath_names_the_mapping_to_write(tmp_path: Path) -> None:
+    text = MINIMAL_RULE + "article:\n  fields:\n    title: //h1[@id='t']\n"
+    (message,) = errors_of(tmp_path, text)
+    assert message.endswith(
+        "article.fields.title: wrong type: the string \"//h1[@id='t']\" (expected a mapping with xpath,"
+        " regex or both, and optionally join and strip, as in title: {xpath: \"//h1[@id='t']\"})"
+    )
+
+
 def test_fields_written_as_a_list_say_to_drop_the_dashes(tmp_path: Path) -> None:
     text = MINIMAL_RULE + "article:\n  fields:\n    - title: {xpath: //h1}\n    - body: {xpath: //p}\n"
     (message,) = errors_of(tmp_path, text)

@@ -844,9 +844,10 @@ def _field(name: str, value: object, check: Checker) -> FieldRule | None:
             "letters, digits and _, not starting with a digit",
         )
         return None
-    spec = check.mapping(
-        value, key, _FIELD_KEYS, "a mapping with xpath, regex or both, and optionally join and strip"
-    )
+    expected = "a mapping with xpath, regex or both, and optionally join and strip"
+    if isinstance(value, str):
+        expected += f", as in {name}: {{xpath: {_shown(value)}}}"
+    spec = check.mapping(value, key, _FIELD_KEYS, expected)
     if spec is None:
         return None
     if "xpath" not in spec and "regex" not in spec:
