@@ -866,6 +866,34 @@ def test_a_global_option_after_the_command_says_where_it_goes(
     assert f"as in `./run.sh crawler {option} DIR COMMAND ...`" in run.stderr, run.stderr
 
 
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (
+            ["temp", "demo-citynews", "--limt", "3"],
+            "crawler temp: error: unrecognized arguments: --limt 3; did you mean '--limit'?"
+            " (`crawler temp --help` lists its options)",
+        ),
+        (
+            ["rules", "check", "--quiet"],
+            "crawler rules check: error: unrecognized arguments: --quiet"
+            " (`crawler rules check --help` lists its options)",
+        ),
+        (
+            ["status", "now"],
+            "crawler status: error: unrecognized arguments: now (`crawler status --help` lists its options)",
+        ),
+    ],
+)
+def test_an_unknown_option_of_a_command_is_named_with_that_command(
+    tmp_path: Path, command: list[str], said: str
+) -> None:
+    run = crawler(*command, cwd=tmp_path, env={"CRAWLER_COMMAND": "crawler"})
+    assert run.code == 2, run.stderr
+    assert run.stderr.startswith(f"usage: crawler {command[0]} "), run.stderr
+    assert run.stderr.splitlines()[-1] == said, run.stderr
+
+
 def test_a_setting_before_the_command_says_it_goes_after(tmp_path: Path) -> None:
     run = crawler(
         "-s", "LEASE_SECONDS=5", "temp", "citynews", cwd=tmp_path, env={"CRAWLER_COMMAND": "crawler"}

@@ -100,6 +100,29 @@ class _Parser(argparse.ArgumentParser):
         running(self.prog.partition(" ")[2])
         super().print_help(file)
 
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """argparse's, except that a command's parser (one with no commands of its own) refuses the
+        arguments it does not know itself: argparse leaves them to the ``crawler`` parser, whose error
+        would name neither the command nor its options."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        commands = any(isinstance(action, argparse._SubParsersAction) for action in self._actions)
+        if extras and " " in self.prog and not commands:
+            options = [option for action in self._actions for option in action.option_strings]
+            close = [
+                did_you_mean(word.partition("=")[0], options)
+                for word in extras
+                if word.startswith("--") and word.partition("=")[0] not in options
+            ]
+            message = f"unrecognized arguments: {' '.join(extras)}"
+            if not any(word.partition("=")[0] in _GLOBAL_OPTIONS for word in extras):
+                # A global option after the command is said by error() where it goes instead.
+                help_command = suggest(f"{self.prog.partition(' ')[2]} --help")
+                message += f"{next(filter(None, close), '')} (`{help_command}` lists its options)"
+            self.error(message)
+        return parsed, extras
+
     def error(self, message: str) -> NoReturn:
         if self.dash_hint is not None and message.startswith("the following arguments are required:"):
             message += f" ({self.dash_hint()})"
