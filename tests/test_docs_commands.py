@@ -487,6 +487,25 @@ def test_every_code_block_says_whether_it_holds_commands() -> None:
     assert not untyped_blocks(), "code blocks must be ```sh (commands, run here) or ```text"
 
 
+def test_the_global_options_help_says_what_the_cli_reference_says() -> None:
+    """`crawler --help` describes --data-dir and --rules-dir in the words of docs/cli.md's table of the
+    options before the command (its backticks left out, argparse's "default:" for its "default")."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    rows: dict[str, str] = {}
+    for option, meaning in re.findall(r"^\| `(--[a-z-]+) [A-Z]+` \| (.+) \|$", text, re.MULTILINE):
+        rows.setdefault(option, meaning)  # the first table's: a command's own table comes later
+    helps = {
+        option: action.help
+        for action in build_parser()._actions
+        for option in action.option_strings
+        if option in ("--data-dir", "--rules-dir")
+    }
+    assert helps
+    for option, said in helps.items():
+        assert said is not None
+        assert said.replace("(default: ", "(default ") == rows[option].replace("`", ""), option
+
+
 def test_every_inline_crawler_command_parses() -> None:
     """A `crawler ...` span in the prose parses, or only lacks its arguments (`crawler rules try` names
     the command): a misspelt command or option, a command that does not exist (`crawler grab`), or a bad

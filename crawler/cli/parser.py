@@ -170,7 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir",
         dest="data_dir_option",
         metavar="DIR",
-        help="the data folder: embedded Redis, SQLite stores (default: $CRAWLER_DATA_DIR, else ./data)",
+        help=(
+            "the data folder: embedded Redis, SQLite stores, spool (default: $CRAWLER_DATA_DIR, else ./data)"
+        ),
     )
     parser.add_argument(
         "--rules-dir",
