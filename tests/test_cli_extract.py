@@ -618,7 +618,21 @@ def test_timeout(site_server: SiteServer) -> None:
 def test_connection_refused() -> None:
     # Port 9 (discard) on loopback: nothing listens there in the test environment.
     run = crawler("extract", "--ignore-robots", "http://127.0.0.1:9/")
-    one_line_error(run, 1, "cannot connect to 127.0.0.1 port 9")
+    line = one_line_error(run, 1, "cannot connect to 127.0.0.1 port 9")
+    assert line.endswith(
+        "connection refused: nothing listens there; check the port of the URL, or start the site's server"
+    ), line
+
+
+def test_a_host_that_does_not_resolve_says_what_to_check() -> None:
+    # .invalid is never a host (RFC 2606): its lookup fails, online or not.
+    run = crawler("extract", "--ignore-robots", "http://no-such-host.invalid/")
+    line = one_line_error(
+        run, 1, "cannot resolve host 'no-such-host.invalid' of http://no-such-host.invalid/"
+    )
+    assert line.endswith("; check the host name in the URL, and that this machine reaches its DNS server"), (
+        line
+    )
 
 
 @pytest.mark.parametrize(

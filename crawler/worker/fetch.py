@@ -398,11 +398,20 @@ def _error(
         return FetchError(f"timed out after {timeout:g} s fetching {url}", url=url)
     if isinstance(error, DNSLookupError | CannotResolveHostError):
         host = urllib.parse.urlsplit(url).hostname
-        return FetchError(f"cannot resolve host {host!r} of {url}: {error}", url=url)
+        said = str(error).rstrip(".")
+        return FetchError(
+            f"cannot resolve host {host!r} of {url}: {said}; check the host name in the URL, and that this"
+            " machine reaches its DNS server",
+            url=url,
+        )
     if isinstance(error, ConnectError | DownloadConnectionRefusedError):
         parts = urllib.parse.urlsplit(url)
         port = parts.port or _DEFAULT_PORTS.get(parts.scheme, 80)
-        why = "connection refused" if isinstance(error, DownloadConnectionRefusedError) else str(error)
+        why = (
+            "connection refused: nothing listens there; check the port of the URL, or start the site's server"
+            if isinstance(error, DownloadConnectionRefusedError)
+            else str(error)
+        )
         return FetchError(f"cannot connect to {parts.hostname} port {port} for {url}: {why}", url=url)
     said = connection_lost(error) or undecompressed(error) or failure.getErrorMessage()
     return FetchError(f"fetching {url} failed: {said}", url=url)
