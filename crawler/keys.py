@@ -42,6 +42,7 @@ class Keys:
         "delayed",
         "downloading",
         "gated",
+        "hungry",
         "leader",
         "lease_scores",
         "lease_sites",
@@ -74,6 +75,9 @@ class Keys:
         self.gated = f"{prefix}:gated"
         # The leases whose download is under way (a set): what a site's concurrency counts.
         self.downloading = f"{prefix}:downloading"
+        # The workers whose last pop took nothing while downloads were under way (a sorted set: worker id ->
+        # until when it counts as hungry): the sites whose slots other workers' pops free are offered to them.
+        self.hungry = f"{prefix}:hungry"
         # Requests being worked on: a sorted set by lease deadline, and each one's queue score and site
         # (hashes; a request waiting in `delayed` keeps them too).
         self.leases = f"{prefix}:leases"
@@ -117,6 +121,15 @@ class Keys:
     def queue_of(self, site: str) -> str:
         """A site's queued requests (a sorted set: JSON request -> priority and arrival)."""
         return f"{self.prefix}:queue:{site}"
+
+    def offer_of(self, site: str) -> str:
+        """The hungry worker a site's freed slot is offered to (a string that expires: the worker's id)."""
+        return f"{self.prefix}:offer:{site}"
+
+    def wake_of(self, worker: str) -> str:
+        """A worker's wake list (at most one entry, that expires): a pop that offers it a site pushes the
+        site there, and the worker's scheduler waits on it (BLPOP)."""
+        return f"{self.prefix}:wake:{worker}"
 
     def taking(self, site: str) -> str:
         """A site's queued requests set aside to be taken out of the queue (``crawler sites forget``, a demo

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -24,7 +25,7 @@ from crawler.config import crawl_settings
 from crawler.demo import DEMO_RULES
 from crawler.demo.sites import DEMO_ORIGIN, DemoSite, demo_sites
 from crawler.keys import Keys
-from crawler.redisio.connection import connect
+from crawler.redisio.connection import connect, decoded
 from crawler.requests import JobCounts, enqueue_job
 from crawler.rules import load_rules
 from crawler.store import open_store
@@ -412,6 +413,153 @@ def _semaphores_of(pid: int) -> set[Path]:
             if path.stat().st_ino in inodes:
                 held.add(path)
     return held
+
+
+# The demo server's delay of each page (seconds): the 50 pages of one site of concurrency 4 take it 2.5 s
+# at least, so the worker that looks first takes them alone a small part of the run (until the other's
+# first idle poll, 0.5 s at most).
+@pytest.mark.parametrize(
+    ("copies", "concurrency", "page_delay"), [(10, 1, 0.0), (1, 4, 0.2)], ids=["10 sites of 1", "1 site of 4"]
+)
+def test_two_workers_share_sites_whose_slots_one_worker_could_hold_all_of(
+    tmp_path: Path, copies: int, concurrency: int, page_delay: float
+) -> None:
+    """Sites of no delay with fewer slots than one worker makes downloads at once (CONCURRENT_REQUESTS):
+    the first worker to look held every slot, and took each one again as its download ended, while the
+    other, looking every idle poll, found every site full: 150 pages and 0 (10 sites of concurrency 1),
+    50 and 0 (one site of concurrency 4). Each worker fetches at least a quarter now. Each has its own
+    data folder; every page is fetched once."""
+    from crawler.redisio.embedded import EmbeddedRedis
+
+    demo = start_demo(tmp_path, delay=page_delay, concurrency=concurrency)
+    sites = demo_sites()[: min(copies, len(demo_sites()))]
+    rule_ids: dict[str, list[str]] = {}
+    for number in range(copies):
+        demo_site = sites[number % len(sites)]
+        rule_id = f"{demo_site.rule_id}-{number}"
+        path = demo.rules / f"{demo_site.rule_id}.yaml"
+        (demo.rules / f"{rule_id}.yaml").write_text(path.read_text(encoding="utf-8"), "utf-8")
+        rule_ids.setdefault(demo_site.rule_id, []).append(rule_id)
+    for path in demo.rules.glob("demo-*.yaml"):
+        if path.stem in {s.rule_id for s in demo_sites()}:
+            path.unlink()
+    logs = [tmp_path / f"worker{number}.log" for number in range(2)]
+    streams = [log.open("w", encoding="utf-8") for log in logs]
+    try:
+        with EmbeddedRedis(tmp_path / "redis") as embedded:
+            url = embedded.ensure()
+            server = connect(url)
+            workers = [
+                subprocess.Popen(
+                    [sys.executable, "-m", "crawler.cli", "worker"],
+                    env={**demo.env(REDIS_URL=url), "CRAWLER_DATA_DIR": str(tmp_path / f"data{number}")},
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=stream,
+                )
+                for number, stream in enumerate(streams)
+            ]
+            try:
+                deadline = time.monotonic() + CRAWL_TIMEOUT
+                while server.hlen("crawler:workers") < len(workers):
+                    assert time.monotonic() < deadline, "the workers did not start"
+                    time.sleep(0.1)
+                ruleset = load_rules(demo.rules)
+                jobs = [
+                    enqueue_job(
+                        server,
+                        Keys("crawler"),
+                        [ruleset[rule_id]],
+                        article_urls=[
+                            article.url(demo.origin)
+                            for index, article in enumerate(demo_site.articles)
+                            if index % len(rule_ids[demo_site.rule_id]) == copy
+                        ],
+                    )
+                    for demo_site in sites
+                    for copy, rule_id in enumerate(rule_ids[demo_site.rule_id])
+                ]
+                for job in jobs:
+                    wait_until_done(server, job)
+            finally:
+                for worker in workers:
+                    finish(worker)
+    finally:
+        for stream in streams:
+            stream.close()
+        stop(demo.process)
+    expected = {article.path for s in sites for article in s.articles}
+    closing = [re.findall(r"The worker ran [^\n]*", log.read_text(encoding="utf-8")) for log in logs]
+    fetched = [int(re.findall(r": fetched (\d+) pages?", line[-1])[0]) if line else 0 for line in closing]
+    assert all(count >= len(expected) / 4 for count in fetched), closing
+    requested = demo.requested()
+    assert all(requested[path] == 1 for path in expected), {
+        p: requested[p] for p in expected if requested[p] != 1
+    }
+
+
+def test_a_worker_killed_while_hungry_loses_nothing_and_holds_a_site_offered_to_it_no_longer_than_the_offer(
+    tmp_path: Path,
+) -> None:
+    """A worker hungry (its pops took nothing while this test held the site's one slot) is killed with
+    SIGKILL; the slot this test then frees is offered to it, the dead worker, and nobody takes it until the
+    offer lapses (OFFER_SECONDS); its hunger lapses too (HUNGRY_SECONDS). Every page of the job is then
+    taken and ended by this test: nothing was lost, no site left untakeable."""
+    from crawler.redisio.embedded import EmbeddedRedis
+    from crawler.redisio.queue import HUNGRY_SECONDS, OFFER_SECONDS, LeasedQueue
+
+    demo = start_demo(tmp_path, concurrency=1)
+    demo_site = demo_sites()[0]
+    keys = Keys("crawler")
+    with EmbeddedRedis(tmp_path / "redis") as embedded:
+        url = embedded.ensure()
+        server = connect(url)
+        queue = LeasedQueue(server, keys)
+        rule = load_rules(demo.rules)[demo_site.rule_id]
+        urls = [article.url(demo.origin) for article in demo_site.articles[:5]]
+        job = enqueue_job(server, keys, [rule], article_urls=urls)
+        held = queue.pop_many(count=1, worker="test", may_hunger=True)
+        assert held[0].member is not None, "this test holds the site's one slot"
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "worker"],
+            env=demo.env(REDIS_URL=url),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + CRAWL_TIMEOUT
+            while not server.zcard(keys.hungry):
+                assert worker.poll() is None and time.monotonic() < deadline, "the worker never looked"
+                time.sleep(0.05)
+            (hungry,) = [decoded(member) for member in cast(list[bytes], server.zrange(keys.hungry, 0, -1))]
+        finally:
+            worker.kill()
+            worker.wait()
+        passed = queue.pop_many([held[0].member], 1, worker="test", may_hunger=True)
+        seconds, micro = server.time()
+        assert (server.zscore(keys.hungry, hungry) or 0.0) <= seconds + micro / 1e6 + HUNGRY_SECONDS, (
+            "hungry a while"
+        )
+        assert server.get(keys.offer_of(demo_site.rule_id)) == hungry.encode(), (
+            "the freed slot is the dead worker's"
+        )
+        assert (
+            passed[0].member is None
+            and 0 < server.pttl(keys.offer_of(demo_site.rule_id)) <= OFFER_SECONDS * 1000
+        )
+        assert queue.ack(held[0].member, site=demo_site.rule_id, job=job)
+        ended = [held[0].member]
+        while int(server.hget(keys.job(job), "pending") or 0):
+            assert time.monotonic() < deadline, "a request was lost or its site never taken again"
+            taken = queue.pop_many(count=1, worker="test", may_hunger=True)[0].member
+            if taken is None:
+                time.sleep(0.05)
+                continue
+            ended.append(taken)
+            assert queue.ack(taken, site=demo_site.rule_id, job=job)
+    stop(demo.process)
+    assert len(set(ended)) == len(ended) == len(urls)
 
 
 def wait_until_done(server: object, job: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -19,7 +19,7 @@ from crawler.keys import Keys
 from crawler.redisio import redirects, serializer
 from crawler.redisio.bloom import RedisBloom
 from crawler.redisio.connection import connect, decoded
-from crawler.redisio.queue import Ack, LeasedQueue
+from crawler.redisio.queue import HUNGRY_SECONDS, OFFER_SECONDS, Ack, LeasedQueue
 from crawler.requests import (
     Work,
     decode_request,
@@ -1672,3 +1672,146 @@ def test_a_dead_letter_requeued_after_its_jobs_hash_expired_gives_the_hash_a_tim
             assert 86390 < redis_client.ttl(f"test:job:{job}") <= 86400, job
     assert redis_client.hgetall("test:job:expired") == {b"pending": b"1"}
     assert redis_client.hget("test:job:ending", "errors") == b"0"
+
+
+def test_a_worker_whose_download_ended_offers_the_slot_to_a_hungry_worker_and_wakes_it(
+    redis_client: redis.Redis,
+) -> None:
+    """A worker reports a download's end with its next pop, and that pop freed the site's slot and took it
+    again, while the other worker, looking every idle poll, found every slot taken: 2 workers, 150/0 pages.
+    The freed slot is now offered to the hungry worker, which is woken; once it took one, it is not hungry
+    and the first takes its slots again."""
+    queue = make_queue(redis_client)
+    queue.configure("news", delay=0.0, concurrency=4)
+    for number in range(8):
+        push(queue, request(f"http://a.test/{number}"))
+    alone = queue.pop_many(count=8, worker="a", may_hunger=True)
+    assert len(alone) == 4, "a worker alone takes every slot of the site"
+    assert queue.pop_many(count=8, worker="b", may_hunger=True)[0].member is None, (
+        "the site is full: b is hungry"
+    )
+    first, second = alone[0].member, alone[1].member
+    assert first is not None and second is not None
+    passed = queue.pop_many([first], 8, worker="a", may_hunger=True)
+    assert passed[0].member is None, "the slot a freed is offered to b"
+    assert passed[0].wait is not None and passed[0].wait <= OFFER_SECONDS
+    assert redis_client.lrange(Keys("test").wake_of("b"), 0, -1) == [b"news"], "b is woken"
+    assert [p.site for p in queue.pop_many(count=8, worker="b", may_hunger=True)] == ["news"]
+    assert [p.site for p in queue.pop_many([second], 8, worker="a", may_hunger=True)] == ["news"], (
+        "b took a slot: it is not hungry, a takes its freed slots again"
+    )
+    assert queue.politeness(["news"])[0].inflight == 4
+
+
+def test_a_worker_beside_one_that_takes_nothing_it_keeps_reaches_the_site_s_concurrency(
+    redis_client: redis.Redis,
+) -> None:
+    """3b27b94's even share held a worker to ONE download beside a worker that takes what it cannot use
+    (a rule it cannot read, put back; a rolling upgrade): ['news', None, None, None]. Such a worker takes
+    the slot offered to it and puts it back; its pops then make it hungry no more (its scheduler passes
+    may_hunger=False), and the other worker takes every slot of the site."""
+    queue = make_queue(redis_client)
+    queue.configure("news", delay=0.0, concurrency=4)
+    for number in range(12):
+        push(queue, request(f"http://a.test/{number}"))
+    first = queue.pop_many(count=1, worker="a", may_hunger=True)[0].member
+    assert first is not None
+    assert queue.pop_many(count=8, worker="a", may_hunger=True)[0].site == "news"
+    assert queue.pop_many(count=8, worker="b", may_hunger=True)[0].member is None, "b is hungry"
+    queue.pop_many([first], 8, worker="a", may_hunger=True)
+    taken = queue.pop_many(count=1, worker="b", may_hunger=True)[0].member
+    assert taken is not None, "b takes the slot offered to it"
+    assert queue.release([taken]) == 1, "and puts it back, unread"
+    assert queue.pop_many(count=8, worker="a", may_hunger=True)[0].site == "news", "a takes it"
+    assert queue.pop_many(count=8, worker="b", may_hunger=False)[0].member is None, "b is not hungry"
+    ended = [decoded(member) for member in redis_client.smembers("test:downloading")]
+    after = queue.pop_many(ended, 8, worker="a", may_hunger=True)
+    assert [p.site for p in after] == ["news"] * 4, "a takes every slot it frees: the site's concurrency"
+    assert queue.politeness(["news"])[0].inflight == 4
+
+
+def test_a_site_offered_to_a_worker_that_never_takes_it_is_taken_by_another_once_the_offer_lapses(
+    redis_client: redis.Redis,
+) -> None:
+    """A hungry worker killed (or stalled) before it takes what is offered to it holds the site no longer
+    than OFFER_SECONDS, and is hungry no longer than HUNGRY_SECONDS: both are kept by time alone."""
+    queue, keys = make_queue(redis_client), Keys("test")
+    queue.configure("news", delay=0.0, concurrency=1)
+    for number in range(3):
+        push(queue, request(f"http://a.test/{number}"))
+    first = queue.pop_many(count=1, worker="a", may_hunger=True)[0].member
+    assert first is not None
+    assert queue.pop_many(count=1, worker="b", may_hunger=True)[0].member is None, "b is hungry"
+    assert queue.pop_many([first], 1, worker="a", may_hunger=True)[0].member is None, "news is b's for now"
+    assert 0 < redis_client.pttl(keys.offer_of("news")) <= OFFER_SECONDS * 1000
+    assert 0 < redis_client.pttl(keys.wake_of("b")) <= HUNGRY_SECONDS * 1000
+    while redis_client.exists(keys.offer_of("news")):
+        time.sleep(0.05)
+    assert queue.pop_many(count=1, worker="a", may_hunger=True)[0].site == "news", "the offer lapsed"
+    while (redis_client.zscore(keys.hungry, "b") or 0.0) > redis_now(redis_client):
+        time.sleep(0.05)
+    second = queue.pop_many(count=1, worker="a", may_hunger=True)
+    assert second[0].member is None, "news is at its concurrency"
+    lease = queue.pop_many(
+        [decoded(member) for member in redis_client.smembers(keys.downloading)],
+        1,
+        worker="a",
+        may_hunger=True,
+    )
+    assert lease[0].site == "news", "b is hungry no more: nothing is offered to it"
+    assert not redis_client.exists(keys.wake_of("b")), "its wake list went"
+
+
+def test_a_pop_that_fails_midway_leaves_every_site_takeable(redis_client: redis.Redis) -> None:
+    """f9b466a withheld the sites a pop freed for a hungry worker and put them back only on the script's
+    normal return paths: Lua is not rolled back, so a pop that failed midway (its lease write put back
+    before the error) left them out of ready for ever. An offer is kept by time alone: a pop failing
+    after it made offers leaves every site ready, taken by the worker offered it at once, and by any
+    other once the offers lapse."""
+    queue, keys = make_queue(redis_client), Keys("test")
+    for site in ("alpha", "beta"):
+        queue.configure(site, delay=0.0, concurrency=1)
+        for number in range(3):
+            push(queue, request(f"http://{site}.test/{number}", site=site))
+    held = queue.pop_many(count=8, worker="a", may_hunger=True)
+    assert sorted(str(p.site) for p in held) == ["alpha", "beta"]
+    assert queue.pop_many(count=8, worker="b", may_hunger=True)[0].member is None, "b is hungry"
+    push(queue, request("http://gamma.test/0", site="gamma"))
+    # The leases SET to a string: the pop offers b the two sites it frees, then fails leasing gamma's.
+    redis_client.set(keys.leases, "oops")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        queue.pop_many([p.member for p in held if p.member], 8, worker="a", may_hunger=True)
+    redis_client.delete(keys.leases)
+    ready = sorted(decoded(site) for site in cast(list[bytes], redis_client.zrange(keys.ready, 0, -1)))
+    assert ready == ["alpha", "beta", "gamma"]
+    assert [p.site for p in queue.pop_many(count=8, worker="a", may_hunger=True)] == ["gamma"], "a, not b"
+    while redis_client.exists(keys.offer_of("alpha"), keys.offer_of("beta")):
+        time.sleep(0.05)
+    assert sorted(str(p.site) for p in queue.pop_many(count=8, worker="a", may_hunger=True)) == [
+        "alpha",
+        "beta",
+    ]
+
+
+@pytest.mark.parametrize("shared", ["hungry", "offer:news", "wake:b"])
+def test_a_key_of_sharing_of_another_type_stops_no_pop(redis_client: redis.Redis, shared: str) -> None:
+    """The hungry workers, a site's offer or a worker's wake list written with another type (someone SET or
+    HSET it): each pop reporting a download would fail with WRONGTYPE, and the worker tell it again, for
+    ever. Such a key shares nothing; the site's slots are taken as without sharing."""
+    queue = make_queue(redis_client)
+    queue.configure("news", delay=0.0, concurrency=1)
+    for number in range(3):
+        push(queue, request(f"http://a.test/{number}"))
+    first = queue.pop_many(count=1, worker="a", may_hunger=True)[0].member
+    assert first is not None
+    assert queue.pop_many(count=1, worker="b", may_hunger=True)[0].member is None
+    if shared == "hungry":
+        redis_client.set(f"test:{shared}", "oops")
+    else:
+        redis_client.hset(f"test:{shared}", "oops", "1")
+    after = queue.pop_many([first], 1, worker="a", may_hunger=True)
+    if shared == "hungry":
+        assert after[0].site == "news", "nobody is hungry: a takes its slot again"
+    else:
+        taken = after[0].site or queue.pop_many(count=1, worker="b", may_hunger=True)[0].site
+        assert taken == "news", "the slot is taken"

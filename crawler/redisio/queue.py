@@ -40,6 +40,14 @@ step one Lua script, so workers on many machines agree):
   gated, nor are its discover crawl's host slots (``<site>@<host>``): its requests are held in its queues,
   retries and expired leases come back there, and no worker takes them until ``resume`` schedules the site
   again. Leases taken before the pause run to their end.
+- workers share the sites' slots: a pop that takes nothing while downloads are under way makes its worker
+  hungry (``crawler:hungry``, worker -> until when, for HUNGRY_SECONDS), and while another worker is
+  hungry, each site whose slot a pop frees is offered to it (``crawler:offer:<site>``, the worker's id,
+  expiring after OFFER_SECONDS), which the pops of other workers pass over, and the worker is woken
+  (``crawler:wake:<worker>``, a list it waits on). Without this the pop that reports a download's end
+  took the slot it freed again, and a worker looking for work found every site full. Both are kept by
+  time alone: no worker is held to a share, and a hungry worker that died, or a pop that failed midway,
+  holds no site longer than OFFER_SECONDS.
 - ``crawler:pending`` counts, per site, the requests queued or leased and not yet ended, and
   ``crawler:job:<id>`` does the same for a job (``pending``): a job is done when its count is zero.
 
@@ -87,6 +95,19 @@ THROTTLE_HALF_LIFE = 120
 # are looked at again: once the key is removed its requests come out within this time, and the warning
 # naming the key comes at most this often while it is not.
 WRONG_TYPE_RECHECK_SECONDS = 60
+
+# Seconds a worker whose pop took nothing while downloads were under way stays hungry (the sites whose slots
+# other workers' pops free are offered to it): two idle polls (SCHEDULER_IDLE_POLL_SECONDS), so a worker
+# polling stays hungry between its pops, and one that stopped popping (killed, busy) stops within a second.
+HUNGRY_SECONDS = 1.0
+
+# Seconds a freed slot is offered to the hungry worker before any worker may take it: the hungry worker is
+# woken at once (crawler:wake:<worker>) and takes it within a few milliseconds; one that cannot (killed,
+# stalled, an older version) holds the site at most this long, one idle poll.
+OFFER_SECONDS = 0.5
+
+# Ready sites offered to other workers that one pop passes over at most, looking for a site it may take.
+MAX_PASSED = 100
 
 # The queue score is -priority * 2**40 + an arrival counter (in _PUSH): priorities are small integers
 # (rules say 0 by default) and the counter fills the rest of a double's 53-bit mantissa, so requests of
@@ -248,8 +269,15 @@ return added
 """
 )
 
-# KEYS: leases, lease-scores, lease-sites. ARGV: prefix, lease deadline, how many to lease at most, then the
-# leases this worker has downloaded since its last call (their sites' slots are free again).
+# KEYS: leases, lease-scores, lease-sites. ARGV: prefix, lease deadline, how many to lease at most, the
+# popping worker's id ('' for none), '1' when it may be hungry (else '0'), then the leases this worker has
+# downloaded since its last call (their sites' slots are free again).
+# Sharing (see the module docstring): while another worker is hungry, each site whose slot this pop frees is
+# offered to it (crawler:offer:<site>, for OFFER_SECONDS) and it is woken (crawler:wake:<worker>); a pop of
+# any other worker passes over an offered site. A pop of a worker that may be hungry that takes nothing
+# while downloads are under way makes it hungry (crawler:hungry, worker -> until when) for HUNGRY_SECONDS;
+# a pop that takes one ends it. Both are kept by time alone: lost, or left by a pop that failed midway,
+# they lapse.
 # Sites whose wait is over become ready; the first request of the first ready site is leased, and its site
 # counts one more download and may send again after its largest delay; again, up to the count. A site
 # whose key holds another type is set aside (set_aside); one whose politeness hash was removed has it
@@ -284,11 +312,39 @@ local function failure(reply)
 end
 local K = ARGV[1]
 local count = tonumber(ARGV[3])
+local me = ARGV[4]
+local now = now_of()
 -- The downloads set of another type fails the pop here, before it changes anything (downloaded() would give
 -- the slots back): the worker tells the next pop of the same downloads again.
-if #ARGV >= 4 then redis.call('SCARD', K .. ':downloading') end
-for i = 4, #ARGV do downloaded(K, site_of(K, ARGV[i]), ARGV[i]) end
-local now = now_of()
+if #ARGV >= 6 then redis.call('SCARD', K .. ':downloading') end
+-- The hungry worker longest unserved, other than this one: the sites whose slots this pop frees are its.
+-- The keys of sharing are called with pcall: one of another type (someone SET it) shares nothing, and
+-- stops no pop.
+local hungry = false
+if #ARGV >= 6 then
+  redis.pcall('ZREMRANGEBYSCORE', K .. ':hungry', '-inf', now)
+  local first = redis.pcall('ZRANGE', K .. ':hungry', 0, 1)
+  for _, worker in ipairs(failure(first) and {} or first) do
+    if worker ~= me then
+      hungry = worker
+      break
+    end
+  end
+end
+for i = 6, #ARGV do
+  local site = site_of(K, ARGV[i])
+  downloaded(K, site, ARGV[i])
+  if hungry and site
+    and redis.call('SET', K .. ':offer:' .. site, hungry, 'PX', """
+    + str(int(OFFER_SECONDS * 1000))
+    + """, 'NX') then
+    redis.pcall('LPUSH', K .. ':wake:' .. hungry, site)
+    redis.pcall('LTRIM', K .. ':wake:' .. hungry, 0, 0)
+    redis.call('PEXPIRE', K .. ':wake:' .. hungry, """
+    + str(int(HUNGRY_SECONDS * 1000))
+    + """)
+  end
+end
 local due = redis.call('ZRANGEBYSCORE', K .. ':gated', '-inf', now, 'LIMIT', 0, 100)
 local wrong = {}
 for _, site in ipairs(due) do
@@ -296,68 +352,96 @@ for _, site in ipairs(due) do
   local bad = schedule_site(K, site, now)
   if bad then wrong[#wrong + 1] = {site, bad[1], bad[2], bad[3]} end
 end
+-- Whether this pop may mark its worker hungry, and then marks or unmarks it; the reply of a pop that took
+-- nothing (the seconds until a site may send: an offer passed over lapses within OFFER_SECONDS).
+local function none_taken(passed)
+  if me ~= '' and ARGV[5] == '1' and redis.call('SCARD', K .. ':downloading') > 0 then
+    redis.pcall('ZADD', K .. ':hungry', now + """
+    + str(HUNGRY_SECONDS)
+    + """, me)
+  end
+  local wait = passed and """
+    + str(OFFER_SECONDS)
+    + """ or false
+  local first = redis.call('ZRANGE', K .. ':gated', 0, 0, 'WITHSCORES')
+  if #first > 0 then wait = math.min(wait or math.huge, math.max(tonumber(first[2]) - now, 0)) end
+  return {wrong, false, wait and tostring(wait)}
+end
 local out = {}
-for _ = 1, count + 10 do
+-- Ready sites offered to another worker are passed over (at most MAX_PASSED of them: few are offered at
+-- once, each for OFFER_SECONDS).
+local passed = 0
+for _ = 1, count + 10 + """
+    + str(MAX_PASSED)
+    + """ do
   if #out >= 2 * count then break end
-  local top = redis.call('ZRANGE', K .. ':ready', 0, 0)
-  if #top == 0 then
-    if #out > 0 then return {wrong, unpack(out)} end
-    local first = redis.call('ZRANGE', K .. ':gated', 0, 0, 'WITHSCORES')
-    if #first == 0 then return {wrong, false, false} end
-    return {wrong, false, tostring(math.max(tonumber(first[2]) - now, 0))}
-  end
+  local top = redis.call('ZRANGE', K .. ':ready', passed, passed)
+  if #top == 0 then break end
   local site = top[1]
-  local key = K .. ':polite:' .. site
-  local bad = set_aside(K, site, now)
-  local item, p = {}, {}
-  if bad then
-    wrong[#wrong + 1] = {site, bad[1], bad[2], bad[3]}
+  local offered = redis.pcall('GET', K .. ':offer:' .. site)
+  if failure(offered) then offered = false end
+  if offered and offered ~= me then
+    passed = passed + 1
+    if passed > """
+    + str(MAX_PASSED)
+    + """ then break end
   else
-    p = redis.call('HMGET', key, 'delay', 'crawl_delay', 'throttle', 'throttle_since')
-    if not p[1] and restore(K, key, site, now) then
-      wrong[#wrong + 1] = {site, key, 'none', 'hash'}
-      p = false
+    local key = K .. ':polite:' .. site
+    local bad = set_aside(K, site, now)
+    local item, p = {}, {}
+    if bad then
+      wrong[#wrong + 1] = {site, bad[1], bad[2], bad[3]}
     else
-      item = redis.call('ZPOPMIN', K .. ':queue:' .. site)
+      p = redis.call('HMGET', key, 'delay', 'crawl_delay', 'throttle', 'throttle_since')
+      if not p[1] and restore(K, key, site, now) then
+        wrong[#wrong + 1] = {site, key, 'none', 'hash'}
+        p = false
+      else
+        item = redis.call('ZPOPMIN', K .. ':queue:' .. site)
+      end
     end
-  end
-  if not p then
-    redis.call('ZREM', K .. ':ready', site)
-    schedule_site(K, site, now)
-  elseif #item == 0 then
-    redis.call('ZREM', K .. ':ready', site)
-  elseif failure(redis.pcall('HINCRBY', key, 'inflight', 1)) then
-    -- A download count that is no integer (someone wrote it) counts no download: the site is set aside as
-    -- for a key of another type, its request put back in its queue, and the other sites go on.
-    redis.call('ZADD', K .. ':queue:' .. site, item[2], item[1])
-    redis.call('ZREM', K .. ':ready', site)
-    redis.call('ZADD', K .. ':gated', now + """
+    if not p then
+      redis.call('ZREM', K .. ':ready', site)
+      schedule_site(K, site, now)
+    elseif #item == 0 then
+      redis.call('ZREM', K .. ':ready', site)
+    elseif failure(redis.pcall('HINCRBY', key, 'inflight', 1)) then
+      -- A download count that is no integer (someone wrote it) counts no download: the site is set aside as
+      -- for a key of another type, its request put back in its queue, and the other sites go on.
+      redis.call('ZADD', K .. ':queue:' .. site, item[2], item[1])
+      redis.call('ZREM', K .. ':ready', site)
+      redis.call('ZADD', K .. ':gated', now + """
     + str(WRONG_TYPE_RECHECK_SECONDS)
     + """, site)
-    wrong[#wrong + 1] = {site, key, 'inflight', redis.call('HGET', key, 'inflight')}
-  else
-    -- Lua is not rolled back: a lease that cannot be written (a key every site shares of another type)
-    -- puts its request back in its queue, and its download count back, before the error, or each pop
-    -- would lose one. Its score and site are written first: a lease without them could not return.
-    local failed = failure(redis.pcall('HSET', KEYS[2], item[1], item[2]))
-      or failure(redis.pcall('HSET', KEYS[3], item[1], site))
-      or failure(redis.pcall('SADD', K .. ':downloading', item[1]))
-      or failure(redis.pcall('ZADD', KEYS[1], ARGV[2], item[1]))
-    if failed then
-      redis.call('ZADD', K .. ':queue:' .. site, item[2], item[1])
-      redis.call('HINCRBY', key, 'inflight', -1)
-      error(failed)
+      wrong[#wrong + 1] = {site, key, 'inflight', redis.call('HGET', key, 'inflight')}
+    else
+      -- Lua is not rolled back: a lease that cannot be written (a key every site shares of another type)
+      -- puts its request back in its queue, and its download count back, before the error, or each pop
+      -- would lose one. Its score and site are written first: a lease without them could not return.
+      local failed = failure(redis.pcall('HSET', KEYS[2], item[1], item[2]))
+        or failure(redis.pcall('HSET', KEYS[3], item[1], site))
+        or failure(redis.pcall('SADD', K .. ':downloading', item[1]))
+        or failure(redis.pcall('ZADD', KEYS[1], ARGV[2], item[1]))
+      if failed then
+        redis.call('ZADD', K .. ':queue:' .. site, item[2], item[1])
+        redis.call('HINCRBY', key, 'inflight', -1)
+        error(failed)
+      end
+      local interval = math.max(tonumber(p[1]) or 0, tonumber(p[2]) or 0, throttle_of(p[3], p[4], now))
+      if interval > 0 then redis.call('HSET', key, 'next', now + interval) end
+      redis.call('ZREM', K .. ':ready', site)
+      schedule_site(K, site, now)
+      if offered then redis.call('DEL', K .. ':offer:' .. site) end
+      out[#out + 1] = item[1]
+      out[#out + 1] = site
     end
-    local interval = math.max(tonumber(p[1]) or 0, tonumber(p[2]) or 0, throttle_of(p[3], p[4], now))
-    if interval > 0 then redis.call('HSET', key, 'next', now + interval) end
-    redis.call('ZREM', K .. ':ready', site)
-    schedule_site(K, site, now)
-    out[#out + 1] = item[1]
-    out[#out + 1] = site
   end
 end
-if #out > 0 then return {wrong, unpack(out)} end
-return {wrong, false, false}
+if #out > 0 then
+  if me ~= '' then redis.pcall('ZREM', K .. ':hungry', me) end
+  return {wrong, unpack(out)}
+end
+return none_taken(passed > 0)
 """
 )
 
@@ -1278,13 +1362,20 @@ class LeasedQueue:
         request: a site's ``concurrency`` counts downloads, not the parsing and storing after them)."""
         return self.pop_many(downloaded, 1)[0]
 
-    def pop_many(self, downloaded: Iterable[str] = (), count: int = 1) -> list[Popped]:
+    def pop_many(
+        self, downloaded: Iterable[str] = (), count: int = 1, *, worker: str = "", may_hunger: bool = False
+    ) -> list[Popped]:
         """:meth:`pop` up to ``count`` times in one call, each lease taken as :meth:`pop` takes it (a site's
         politeness holds between them); at least one entry, which has no member when nothing may be sent
-        now."""
+        now.
+
+        ``worker``: the popping worker's id: a site offered to it is its to take, and, ``may_hunger``, a
+        pop that takes nothing while downloads are under way makes it hungry (see the module docstring;
+        its wake list is :meth:`Keys.wake_of <crawler.keys.Keys.wake_of>`)."""
         deadline = time.time() + self.lease_seconds
         keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
-        wrong, *reply = self._pop(keys=keys, args=[self.keys.prefix, deadline, max(count, 1), *downloaded])
+        args = [self.keys.prefix, deadline, max(count, 1), worker, "1" if may_hunger else "0", *downloaded]
+        wrong, *reply = self._pop(keys=keys, args=args)
         for site, key, kind, expected in wrong:
             if decoded(kind) == "inflight":
                 logger.warning(

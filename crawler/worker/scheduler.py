@@ -18,13 +18,17 @@ Compared with ``scrapy_redis.scheduler.Scheduler``, which it subclasses:
   queue all workers share);
 - requests are JSON (:func:`crawler.requests.encode_request`), never pickle;
 - duplicate checks use Scrapy's request fingerprinter, through :mod:`crawler.worker.dupefilter`;
-- stats and logs go through Scrapy's current APIs (no ``spider=`` argument, no ``Spider.log``).
+- stats and logs go through Scrapy's current APIs (no ``spider=`` argument, no ``Spider.log``);
+- workers share the sites: a pop names its worker, which a pop that takes nothing makes hungry, and a
+  thread waits on the worker's wake list (BLPOP, ``SCHEDULER_IDLE_POLL_SECONDS`` at most) for a site
+  another worker's pop offers it, so it takes the slot at once (:mod:`crawler.redisio.queue`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -48,7 +52,7 @@ from crawler.redisio import redirects as redirect_notes
 from crawler.redisio import serializer
 from crawler.redisio.connection import NO_PERMISSION_FIX, writes_refused
 from crawler.redisio.embedded import RedisUnavailableError
-from crawler.redisio.queue import Ack, LeasedQueue, Popped
+from crawler.redisio.queue import HUNGRY_SECONDS, Ack, LeasedQueue, Popped
 from crawler.redisio.workers import worker_id
 from crawler.requests import (
     LISTING_KINDS,
@@ -61,6 +65,7 @@ from crawler.requests import (
     redirects,
     without_lease,
 )
+from crawler.threads import STOP_SIGNALS, signals_blocked
 from crawler.worker.connection import helps, job_level, keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
 from crawler.worker.pipelines.store import store_pipeline_of
@@ -132,6 +137,10 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self._ack_soon = CallLaterOnce(self.flush_acks)
         self._renewal: task.LoopingCall | None = None
         self._poll: task.LoopingCall | None = None
+        # Until when (monotonic) this worker's pops may not make it hungry: it put back a request it took.
+        self._kept_nothing_until = 0.0
+        self._closing = threading.Event()
+        self._listener: threading.Thread | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -154,6 +163,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if self.poll_seconds > 0:
             self._poll = task.LoopingCall(self.wake_engine)
             self._poll.start(self.poll_seconds, now=False)
+            self._listener = threading.Thread(target=self._listen, name="wake-listener", daemon=True)
+            with signals_blocked(STOP_SIGNALS):
+                self._listener.start()
 
     def _seen_filter(self) -> BaseDupeFilter:
         """The ``DUPEFILTER_CLASS`` (the Bloom filter, which writes its sizing as it is made); a Redis that
@@ -173,6 +185,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 loop.stop()
         self._wake.cancel()
         self._ack_soon.cancel()
+        self._closing.set()
+        if self._listener is not None:
+            self._listener.join(self.poll_seconds + 1)
         self.flush_acks()
         try:
             released = self.queue.release(self.held)
@@ -193,6 +208,27 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         nextcall = getattr(slot, "nextcall", None)
         if nextcall is not None:
             nextcall.schedule()
+
+    def _listen(self) -> None:
+        """The wake listener's thread: wait on this worker's wake list, at most one idle poll at a time,
+        and have the engine take at once a site another worker's pop offered it. A Redis that fails is
+        left to the pops to count (the idle poll goes on): the listener waits a poll and listens again."""
+        from twisted.internet import reactor  # noqa: PLC0415 - the reactor the crawl installed
+
+        key = self.keys.wake_of(self.worker)
+        while not self._closing.is_set():
+            try:
+                woken = self.server.blpop([key], timeout=self.poll_seconds)
+            except redis.RedisError:
+                self._closing.wait(self.poll_seconds)
+                continue
+            if woken is not None:
+                reactor.callFromThread(self._woken)
+
+    def _woken(self) -> None:
+        """A site was offered to this worker: pop now, whatever wait the last pop set."""
+        self._not_before = 0.0
+        self.wake_engine()
 
     def tend_leases(self) -> None:
         """Renew what this worker holds; put back what any worker let expire. A Redis that is away is
@@ -369,6 +405,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 return None
             set_aside = getattr(self.spider, "set_aside_unruled", None)
             if set_aside is not None and set_aside(request):
+                # What it takes it cannot keep: sites offered to it would wait for nothing.
+                self._kept_nothing_until = time.monotonic() + HUNGRY_SECONDS
                 continue
             self.stats.inc_value("scheduler/dequeued/redis")
             work = Work.of(request)
@@ -386,7 +424,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         try:
             reported, self.downloaded = self.downloaded, []
             try:
-                popped = self.queue.pop_many(reported, self.pop_batch)
+                popped = self.queue.pop_many(
+                    reported, self.pop_batch, worker=self.worker, may_hunger=self._may_hunger()
+                )
             except redis.RedisError:
                 self.downloaded.extend(reported)
                 raise
@@ -394,7 +434,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 # Nothing to take: retries whose backoff is over, deferred requests, back in the queue.
                 self._next_due_check = time.monotonic() + DUE_CHECK_SECONDS
                 if self.queue.queue_due():
-                    popped = self.queue.pop_many((), self.pop_batch)
+                    popped = self.queue.pop_many(
+                        (), self.pop_batch, worker=self.worker, may_hunger=self._may_hunger()
+                    )
         except redis.RedisError as exc:
             self.outage.failed("take a request", exc)
             return False
@@ -406,6 +448,12 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.held.update(entry.member for entry in popped if entry.member is not None)
         self._popped.extend(popped)
         return True
+
+    def _may_hunger(self) -> bool:
+        """Whether a pop that takes nothing may make this worker hungry: not a worker of some sites only
+        (`crawler worker --sites`: offered any site, it would put it back), nor one that put back a request
+        it could not keep within ``HUNGRY_SECONDS``."""
+        return not getattr(self.spider, "only_sites", None) and time.monotonic() >= self._kept_nothing_until
 
     def _wait_for_gate(self, wait: float | None) -> None:
         """Nothing may be sent now: ask Redis again when the first waiting site may send (at most
