@@ -1049,6 +1049,64 @@ def test_articles_stored_while_redis_is_away_log_the_outage_once_not_a_warning_a
     ), outage
 
 
+def test_a_forget_cut_short_by_redis_killed_names_what_is_left_set_aside_and_forgetting_again_takes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from crawler.cli import main
+    from crawler.redisio import queue as queue_module
+    from crawler.redisio.queue import LeasedQueue
+
+    keys = Keys("crawler")
+    (tmp_path / "rules").mkdir()
+    with EmbeddedRedis(tmp_path / "data", watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        with connect(url) as client:
+            # Each write in the append-only file before its reply: what the kill leaves is what was said.
+            client.config_set("appendfsync", "always")
+            queue = LeasedQueue(client, keys)
+            for n in range(3):
+                member = json.dumps({"url": f"http://news.test/a/{n}", "meta": {"site": "news"}}).encode()
+                queue.push(member, priority=0, site="news", job=None)
+        monkeypatch.setenv("REDIS_URL", url)
+        monkeypatch.setenv("CRAWLER_RULES_DIR", str(tmp_path / "rules"))
+        members_taken = queue_module._members_taken
+        killed: list[int] = []
+
+        def killing_redis(reply: list[Any]) -> dict[str, int]:
+            # Once the site's queue is set aside (the take's first step) and before it is taken out.
+            if not killed:
+                pid = redis_server.pid or 0
+                os.kill(pid, signal.SIGKILL)
+                wait_until(lambda: _refused(url), "Redis gone")
+                killed.append(pid)
+            return members_taken(reply)
+
+        monkeypatch.setattr(queue_module, "_members_taken", killing_redis)
+        code = main(["sites", "forget", "news", "--yes"])
+        said = capsys.readouterr().err
+        assert code == 1, said
+        assert "Traceback" not in said and len(said.splitlines()) == 1, said
+        assert "crawler:taking:news" in said and "sites forget news --yes" in said, said
+        monkeypatch.setattr(queue_module, "_members_taken", members_taken)
+        redis_server.ensure()  # started again on its append-only file
+        with connect(url) as client:
+            # Set aside, or still queued when the append-only file had not taken the take's step yet.
+            assert client.zcard(keys.taking("news")) + client.zcard(keys.queue_of("news")) == 3, "none lost"
+            assert main(["sites", "forget", "news", "--yes"]) == 0
+            assert "3 requests taken out of the queue" in capsys.readouterr().out
+            assert not client.exists(keys.taking("news"), keys.queue_of("news"))
+            assert int(client.hget(keys.pending, "news") or 0) == 0
+
+
+def _refused(url: str) -> bool:
+    """True when no Redis answers at ``url``."""
+    try:
+        connect(url).close()
+    except RedisUnavailableError:
+        return True
+    return False
+
+
 # --- stopped by a signal: SIGTERM (docker stop, a service manager) or Ctrl-C -------------------------------
 
 

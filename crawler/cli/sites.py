@@ -22,7 +22,7 @@ from crawler.commandline import counted, suggest
 from crawler.config import Config
 from crawler.errors import InputError
 from crawler.keys import Keys
-from crawler.redisio.connection import connect, decoded
+from crawler.redisio.connection import RedisUnavailableError, connect, decoded
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
 from crawler.rules import RULE_SUFFIX, RuleErrors, load_rule, rule_file
 from crawler.schedule.grabs import when
@@ -129,13 +129,21 @@ def run_forget(args: argparse.Namespace) -> int:
             if not _confirmed(site, articles):
                 print(f"nothing of {site} was forgotten")
                 return EXIT_DECLINED
-        taken = queue.take_sites(queue.slots(site), held=lambda pipe: _fetching(pipe, config.keys, site))
-        if taken is None:
-            raise InputError(
-                f"a live worker is fetching requests of {site}: `{suggest(f'sites pause {site}')}` first,"
-                f" then forget it once they end (`{suggest(f'status --site {site}')}`: downloading 0)"
-            )
-        dropped = _drop_state(queue.server, config.keys, site)
+        try:
+            taken = queue.take_sites(queue.slots(site), held=lambda pipe: _fetching(pipe, config.keys, site))
+            if taken is None:
+                raise InputError(
+                    f"a live worker is fetching requests of {site}: `{suggest(f'sites pause {site}')}` first,"
+                    f" then forget it once they end (`{suggest(f'status --site {site}')}`: downloading 0)"
+                )
+            dropped = _drop_state(queue.server, config.keys, site)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise RedisUnavailableError(
+                f"Redis went away while {site} was forgotten ({exc}): the requests not yet taken out of"
+                f" its queue stay there or wait set aside in {config.keys.taking(site)} (no worker takes"
+                f" those; they stay counted pending), and its grab state may be left; once Redis answers"
+                f" again, `{suggest(f'sites forget {site} --yes')}` takes them out and drops it"
+            ) from exc
     requests = sum(len(members) for members in taken.values())
     state = f"its grab state dropped ({', '.join(dropped)})" if dropped else "it had no grab state to drop"
     print(
