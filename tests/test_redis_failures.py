@@ -1098,6 +1098,40 @@ def test_a_forget_cut_short_by_redis_killed_names_what_is_left_set_aside_and_for
             assert int(client.hget(keys.pending, "news") or 0) == 0
 
 
+def test_a_dead_requeue_cut_short_by_redis_killed_says_so_in_one_line_and_run_again_requeues_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from crawler.cli import main
+    from crawler.deadletters import requeue
+
+    keys = Keys("crawler")
+    with EmbeddedRedis(tmp_path / "data", watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        with connect(url) as client:
+            # Each write in the append-only file before its reply: what the kill leaves is what was said.
+            client.config_set("appendfsync", "always")
+            for n in range(3):
+                member = json.dumps({"url": f"http://news.test/a/{n}", "meta": {"site": "news"}})
+                client.hset(keys.dead, member, json.dumps({"reason": "HTTP 503", "kind": "http", "at": 1.0}))
+        monkeypatch.setenv("REDIS_URL", url)
+
+        def killing_redis(*args: Any) -> Any:
+            os.kill(redis_server.pid or 0, signal.SIGKILL)
+            wait_until(lambda: _refused(url), "Redis gone")
+            return requeue(*args)
+
+        monkeypatch.setattr("crawler.cli.dead.requeue", killing_redis)
+        code = main(["dead", "requeue", "--all"])
+        said = capsys.readouterr().err
+        assert code == 1, said
+        assert "Traceback" not in said and len(said.splitlines()) == 1, said
+        assert "Redis went away" in said and "run it again once Redis answers" in said, said
+        monkeypatch.setattr("crawler.cli.dead.requeue", requeue)
+        redis_server.ensure()  # started again on its append-only file
+        assert main(["dead", "requeue", "--all"]) == 0
+        assert "requeued 3 dead letters" in capsys.readouterr().out
+
+
 def _refused(url: str) -> bool:
     """True when no Redis answers at ``url``."""
     try:

@@ -13,6 +13,7 @@ Every error a user can cause ends as one line on stderr and an exit code, never 
 * 2: usage or input error (bad arguments; a file that is missing, unreadable, empty, binary or too large;
   a URL that is malformed or not http/https), or stdout that cannot be written (a full disk, a file past
   ``ulimit -f``): the output is cut short;
+* 1 too: Redis went away while a command ran (one line: run it again once Redis answers);
 * 3: ``status --check`` could not read the status (Redis unreachable, or refusing its reads);
 * 130: interrupted (Ctrl-C);
 * 143: terminated (SIGTERM), after the same clean stop as Ctrl-C.
@@ -31,10 +32,12 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any, NoReturn, TextIO, cast
 
+import redis
+
 from crawler.cli.parser import build_parser, folders_before_command
 from crawler.cli.terminal import output_advice, running, tell
 from crawler.commandline import given_folders
-from crawler.errors import EXIT_USAGE, CrawlerError, Terminated
+from crawler.errors import EXIT_FETCH, EXIT_USAGE, CrawlerError, Terminated
 from crawler.settings import LOG_DATEFORMAT, LOG_FORMAT
 
 __all__ = ["build_parser", "main"]
@@ -76,6 +79,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CrawlerError as exc:
         tell("error", str(exc))
         return exc.exit_code
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        # Redis answered as the command began (its connection is checked then) and went away meanwhile.
+        tell(
+            "error",
+            f"Redis went away while the command ran ({exc}): what it wrote before stands, each change whole;"
+            " run it again once Redis answers",
+        )
+        return EXIT_FETCH
     except Terminated:
         tell(None, "terminated (SIGTERM)")
         return EXIT_TERMINATED
