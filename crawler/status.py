@@ -377,6 +377,7 @@ class _SiteReads:
     sessions: list[tuple[str | None, str | None]]  # each session of its rule: held by, benched
     wrong: list[WrongKey]  # its keys that hold another type (someone SET them)
     lost: int  # its requests counted pending of which Redis holds none (LeasedQueue.lost), else 0
+    set_aside: int  # its requests a `sites forget` cut short left set aside (LeasedQueue.set_aside_sites)
 
 
 # About 195 commands a site (its 192 hourly counter hashes): 50 sites are ~10,000 commands and a few MB of
@@ -488,8 +489,8 @@ def _read_sites(
     for name, count in server.hgetall(keys.pending).items():
         counted_pending[decoded(name).partition("@")[0]] += int(count)
     reads = []
-    for (state, counters, ban, paused, sessions), polite, queued in zip(
-        first, queue.politeness(names), queue.queued_sites(names), strict=True
+    for (state, counters, ban, paused, sessions), polite, queued, aside in zip(
+        first, queue.politeness(names), queue.queued_sites(names), queue.set_aside_sites(names), strict=True
     ):
         last_new = int(next(jobs) or 0) if "job" in state else None
         waiting = None
@@ -512,6 +513,7 @@ def _read_sites(
                 sessions,
                 set_aside.get(site, []) + unread[site],
                 lost,
+                aside,
             )
         )
     return reads
@@ -672,6 +674,13 @@ def _site(
             " fetches its articles seen before again (a plain crawl skips their URLs), and writes the count"
             " off"
         )
+    if read.set_aside:
+        attention.append(
+            f"{counted(read.set_aside, 'request')} set aside by a `sites forget` that did not finish (cut"
+            f" short by Ctrl-C, a kill or Redis gone), in {keys.taking(site)}: no worker takes"
+            f" them, and their jobs count them pending; `{suggest(f'sites forget {site} --yes')}` takes them"
+            " out"
+        )
     if dead:
         attention.append(f"{counted(dead, 'dead letter')}: `{suggest(f'dead list --site {site}')}`")
     unparsed = recent["fields/unparsed/published"]
@@ -738,6 +747,7 @@ def _site(
         "paused": None if paused is None else _iso(paused),
         "queued": read.queued,
         "lost_requests": read.lost,
+        "set_aside_requests": read.set_aside,
         "grabs_deferred": int(state.get("deferred", 0)),
         "yield": round(float(state["yield"]), 3) if "yield" in state else None,
         "new_last_grab": last_new,

@@ -1482,6 +1482,38 @@ def test_a_site_whose_store_writes_fail_needs_attention_until_an_article_is_stor
     assert _check(capsys) == (0, "", "")
 
 
+def test_requests_a_forget_cut_short_left_set_aside_need_attention_until_the_site_is_forgotten_again(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A `sites forget` cut short (Ctrl-C, a kill, Redis gone) leaves the site's queue set aside in
+    crawler:taking:SITE, no worker taking it, its requests counted pending: `crawler status` showed the site
+    with 0 queued and nothing to see, `status --check` exited 0. It names them and the fix."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    keys = Keys("crawler")
+    queue = LeasedQueue(redis_client, keys)
+    for number in range(3):
+        request = {"url": f"https://citynews.test/a/{number}", "meta": {"site": "demo-citynews"}}
+        assert queue.push(json.dumps(request).encode(), priority=0, site="demo-citynews", job="j1")
+    # The state a forget leaves when it stops after its first step (the queue renamed), before its batches.
+    redis_client.rename(keys.queue_of("demo-citynews"), keys.taking("demo-citynews"))
+    [site] = json.loads(run_crawler("status", "--format", "json"))["sites"]
+    assert (site["queued"], site["set_aside_requests"], site["lost_requests"]) == (0, 3, 0)
+    reason = (
+        "3 requests set aside by a `sites forget` that did not finish (cut short by Ctrl-C, a kill or Redis"
+        " gone), in crawler:taking:demo-citynews: no worker takes them, and their jobs count them pending;"
+        " `crawler sites forget demo-citynews --yes` takes them out"
+    )
+    assert reason in site["attention"], site["attention"]
+    assert _check(capsys) == (1, f"demo-citynews: {reason}\n", "")
+    assert main(["sites", "forget", "demo-citynews", "--yes"]) == 0
+    capsys.readouterr()
+    [site] = json.loads(run_crawler("status", "--format", "json"))["sites"]
+    assert (site["set_aside_requests"], site["attention"]) == (0, [])
+
+
 def test_a_site_counting_requests_pending_that_redis_holds_nowhere_needs_attention(
     rules: Path,
     redis_client: redis.Redis,

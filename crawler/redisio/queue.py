@@ -1475,6 +1475,18 @@ class LeasedQueue:
             sizes = iter(_read_wrong_as(pipe.execute(raise_on_error=False), 0))
         return [sum(int(next(sizes)) for _ in of_site) for of_site in slots]
 
+    def set_aside_sites(self, sites: Sequence[str]) -> list[int]:
+        """The requests of each of ``sites`` (and of its discover host slots) that a take set aside
+        (``<prefix>:taking:<site>``) and has not taken out: a ``sites forget`` cut short leaves them, out of
+        every worker's reach, until the site is forgotten again. Two round trips however many sites."""
+        pending = self._pending_slots()
+        slots = [_slots_of(site, pending) for site in sites]
+        with self.server.pipeline(transaction=False) as pipe:
+            for slot in (slot for of_site in slots for slot in of_site):
+                pipe.zcard(self.keys.taking(slot))
+            sizes = iter(_read_wrong_as(pipe.execute(raise_on_error=False), 0))
+        return [sum(int(next(sizes)) for _ in of_site) for of_site in slots]
+
     def wrong_keys(self, sites: Sequence[str]) -> dict[str, list[WrongKey]]:
         """The keys of each of ``sites`` (and of its discover host slots) that hold another type than their
         own, or a politeness hash whose download count the pop cannot count in (:func:`unread_count`): the
