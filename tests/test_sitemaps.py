@@ -321,6 +321,54 @@ def test_a_large_sitemap_is_queued_in_batches_between_which_the_crawl_goes_on_an
     assert "stored 150 articles" in done.stdout and "errors 0" in done.stdout, done.stdout
 
 
+# `crawler` whose spider takes 0.1 s to queue each batch of a sitemap's pages (a Redis far away, or busy).
+SLOW_QUEUE = """
+import sys, time
+from crawler.worker.spider import SitesSpider
+queue_new = SitesSpider._queue_new
+
+def slow(self, rule, requests, job):
+    time.sleep(0.1)
+    return queue_new(self, rule, requests, job)
+
+SitesSpider._queue_new = slow
+from crawler.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_the_queueing_of_a_sitemaps_batches_is_not_counted_as_its_rules_regex_time(site: Site) -> None:
+    """The page's regex budget (RULES_REGEX_PAGE_SECONDS) counted the time each batch of a sitemap took to
+    be queued: a 40,000-page sitemap had 36,000 of its pages' searches skipped, and those pages not queued,
+    on a loaded machine with a trivial ``allow``. Only the rule's searches count."""
+    pages = [f"/a/slow{n}" for n in range(60)]
+    site.rules.mkdir(parents=True, exist_ok=True)
+    (site.rules / f"{site.name}.yaml").write_text(
+        "domains: [127.0.0.1]\n"
+        f'sitemaps: ["{site.server.url(_map("/sitemap.xml", *pages))}"]\n'
+        "index:\n  links:\n    allow: ['/a/slow\\d+$']\n"
+        "article:\n  fields:\n    title: {xpath: //h1}\n"
+        '    body: {xpath: "//div[@class=\'article\']/p", join: "\\n\\n"}\n',
+        encoding="utf-8",
+    )
+    settings = [
+        item
+        for pair in (*FAST, "SITEMAPS_BATCH_ENTRIES=5", "RULES_REGEX_PAGE_SECONDS=0.5")
+        for item in ("-s", pair)
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", SLOW_QUEUE, "temp", site.name, *settings],
+        env=site.env(),
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "searches skipped" not in done.stderr, done.stderr[-4000:]
+    assert sorted(site.stored()) == sorted(pages), "every page of the sitemap queued and stored"
+
+
 def test_a_large_sitemap_index_has_every_sitemap_it_lists_queued_batch_after_batch(site: Site) -> None:
     """The sitemaps an index lists are queued in one Redis round trip per batch, not one push each through
     the scheduler: each of them read once, and its page stored."""
