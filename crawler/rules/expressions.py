@@ -88,18 +88,28 @@ class RegexBudget:
     """The time a rule's regular expressions may take on one page, all their searches together
     (``RULES_REGEX_PAGE_SECONDS``): a search gets what is left of it, at most its own limit, and once it
     is spent the searches left are skipped (counted in ``skipped``), so a pattern that backtracks on every
-    link costs a page about this long, not one limit per link."""
+    link costs a page about this long, not one limit per link. Only the searches' own time is spent: not
+    the page's other work (the URLs of a 40,000-entry sitemap took 0.8 s CPU to read, their searches
+    0.07 s), nor the reactor's between two batches of it."""
 
-    __slots__ = ("_clock", "deadline", "skipped")
+    __slots__ = ("_clock", "_left", "skipped")
 
     def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        self.deadline = clock() + seconds
+        self._left = seconds
         self.skipped = 0
 
     def left(self) -> float:
         """Seconds left for the page's searches."""
-        return self.deadline - self._clock()
+        return self._left
+
+    def now(self) -> float:
+        """The budget's clock, to time a search with (:meth:`spend`)."""
+        return self._clock()
+
+    def spend(self, started: float) -> None:
+        """Take the time since ``started`` (:meth:`now` before a search) out of what is left."""
+        self._left -= self._clock() - started
 
 
 class RuleRegex:
@@ -169,11 +179,15 @@ class RuleRegex:
                 budget.skipped += 1
                 return None
             timeout = min(timeout, left)
+        started = budget.now() if budget is not None else 0.0
         try:
             match = self._compiled.search(text, timeout=timeout)
         except TimeoutError:
             self._timed_out(text, timeout)
             return None
+        finally:
+            if budget is not None:
+                budget.spend(started)
         return False if match is None else match
 
     def findall(self, text: str) -> list[Any]:

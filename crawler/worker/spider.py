@@ -818,13 +818,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         kept: set[str] = set()
         changes: list[float] = []
         unchanged = left_out = fresh = 0
-        away: float | None = None
         for start in range(0, len(sitemap.entries), batch):
             if start:
                 await asyncio.sleep(0)
-            if away is not None:
-                # The page's regex time, not the reactor's, nor the queueing of the batch before.
-                budget.deadline += time.monotonic() - away
             entries = rule.sitemap_entries(
                 sitemap.entries[start : start + batch],
                 response.url,
@@ -832,7 +828,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 budget=budget,
                 kept=kept,
             )
-            away = time.monotonic()
             changes.extend(entry.changed.timestamp() for entry in entries if entry.changed is not None)
             changed = [
                 e for e in entries if since is None or e.changed is None or e.changed.timestamp() > since
