@@ -760,6 +760,26 @@ def test_a_page_that_says_it_is_compressed_and_is_not_is_dead_lettered_saying_so
     assert list(site.stored()) == ["/a/small"]
 
 
+def test_a_body_no_text_in_a_content_encoding_the_crawler_does_not_know_is_refused_naming_it() -> None:
+    """A compressed body of an encoding no decompressor here knows (`Content-Encoding: foo`, or `gzip,
+    foo`, foo applied last) was given on undecoded, skipped as no HTML page; it is a decompression error
+    (dead-lettered as `content encoding`) naming the encoding. The known ones under it are not tried."""
+    from scrapy.utils.test import get_crawler
+
+    middleware = WholeDecompressionMiddleware.from_crawler(get_crawler())
+    for header in ("foo", "gzip, foo", "gzip, Foo, identity"):
+        answer = Response(
+            "http://h.test/",
+            headers={"Content-Encoding": header, "Content-Type": "text/html"},
+            body=COMPRESSED["gzip"],
+        )
+        with pytest.raises(DECOMPRESSION_ERRORS) as refused:
+            middleware.process_response(Request("http://h.test/"), answer)
+        assert str(refused.value) == (
+            "its Content-Encoding 'foo' is none the crawler decompresses (gzip, deflate, br, zstd, x-gzip)"
+        ), header
+
+
 def test_a_page_whose_gzip_body_cannot_be_decompressed_is_dead_lettered_saying_so(site: Site) -> None:
     site.rule("/bad-gzip", "/a/small")
     done = site.temp()

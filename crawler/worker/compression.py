@@ -17,6 +17,11 @@ as ``content encoding`` (:data:`crawler.worker.download.DECOMPRESSION_ERRORS`):
 3. Otherwise (raw deflate, gzip of several members or padded, a cut) :func:`_zlib_ends` reads the stream
    once more, its output kept nowhere, to see whether it ends within the data.
 
+A body whose ``Content-Encoding`` names one no decompressor here knows (``identity`` aside, which means
+none) is given on as it is when it is text (a page sent as it is under a server's wrong token, such as
+``utf-8``, as browsers read it), and fails with :class:`UnknownContentEncoding` otherwise (Scrapy's
+decompression gives it on undecoded, a binary response of a page that said it was HTML).
+
 An empty body (a 304 or 204 sent with the Content-Encoding of its page) is left empty, as Scrapy's
 decompression leaves it. A body that is no such stream, whose gzip check value is wrong, or that
 decompresses past ``DOWNLOAD_MAXSIZE`` is left as Scrapy's decompression leaves it: it fails on the first
@@ -26,13 +31,21 @@ and the last and keeps the second.
 from __future__ import annotations
 
 import zlib
+from itertools import chain
 
 import brotli
 from backports import zstd
-from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
+from scrapy import Request
+from scrapy.downloadermiddlewares.httpcompression import ACCEPTED_ENCODINGS, HttpCompressionMiddleware
+from scrapy.http import Response
 from scrapy.utils._compression import _check_max_size
 
-__all__ = ["CompressedBodyCut", "WholeDecompressionMiddleware", "decompressed"]
+from extractors.encoding import looks_binary
+
+__all__ = ["CompressedBodyCut", "UnknownContentEncoding", "WholeDecompressionMiddleware", "decompressed"]
+
+# The Content-Encoding tokens Scrapy's decompression reads, as it reads them.
+KNOWN_ENCODINGS = (*(name.decode() for name in ACCEPTED_ENCODINGS), "x-gzip")
 
 # Bytes decompressed at a time, as Scrapy's decompression reads them.
 _PIECE = 65536
@@ -47,9 +60,32 @@ class CompressedBodyCut(ValueError):
         )
 
 
+class UnknownContentEncoding(ValueError):
+    """A body that is no text, sent with a Content-Encoding no decompressor here knows."""
+
+    def __init__(self, encoding: str) -> None:
+        known = ", ".join(KNOWN_ENCODINGS)
+        super().__init__(f"its Content-Encoding {encoding!r} is none the crawler decompresses ({known})")
+
+
 class WholeDecompressionMiddleware(HttpCompressionMiddleware):
-    """Scrapy's decompression, failing a body whose compressed stream was cut short (see the module
-    docstring)."""
+    """Scrapy's decompression, failing a body whose compressed stream was cut short, or that is no text
+    and sent with an encoding no decompressor knows (see the module docstring)."""
+
+    def process_response(  # type: ignore[override]  # hooks take no spider (Scrapy 2.14+)
+        self, request: Request, response: Response
+    ) -> Request | Response:
+        if request.method != "HEAD" and response.body:
+            tokens = [
+                token.strip().lower().decode("latin-1")
+                for token in chain.from_iterable(
+                    value.split(b",") for value in response.headers.getlist("Content-Encoding")
+                )
+            ]
+            unknown = [token for token in tokens if token not in KNOWN_ENCODINGS and token != "identity"]
+            if unknown and looks_binary(response.body):
+                raise UnknownContentEncoding(unknown[-1])
+        return super().process_response(request, response)
 
     @staticmethod
     def _decode(body: bytes, encoding: bytes, max_size: int) -> bytes:

@@ -50,7 +50,7 @@ from twisted.web._newclient import HTTP11ClientProtocol, ParseError, ResponseFai
 from twisted.web._newclient import Request as TxRequest
 from twisted.web.iweb import IResponse
 
-from crawler.worker.compression import CompressedBodyCut
+from crawler.worker.compression import CompressedBodyCut, UnknownContentEncoding
 
 __all__ = [
     "DECOMPRESSION_ERRORS",
@@ -66,9 +66,11 @@ __all__ = [
 
 # What Scrapy's HttpCompressionMiddleware raises for a body it cannot decompress: deflate's and a damaged
 # gzip stream's zlib error, a body that is no gzip at all, Brotli's and Zstandard's errors; and what
-# WholeDecompressionMiddleware raises for one whose compressed data was cut short.
+# WholeDecompressionMiddleware raises for one whose compressed data was cut short, or that is no text sent
+# with an encoding no decompressor knows.
 DECOMPRESSION_ERRORS: tuple[type[BaseException], ...] = (
     CompressedBodyCut,
+    UnknownContentEncoding,
     zlib.error,
     gzip.BadGzipFile,
     brotli.error,
