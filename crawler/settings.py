@@ -119,9 +119,13 @@ DOWNLOADER_MIDDLEWARES = {
     # (content encoding), not the first part of a page, which Scrapy's keeps.
     "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
     "crawler.worker.compression.WholeDecompressionMiddleware": 590,
-    # The pages the spider reads are decoded once, its way, before Scrapy's MetaRefreshMiddleware (580)
-    # looks for a meta refresh in them (after decompression at 590).
+    # The pages the spider reads are decoded once, its way, before the meta refresh check (579) looks for
+    # a meta refresh in them (after decompression at 590).
     "crawler.worker.pagetext.DecodeOnceMiddleware": 585,
+    # Scrapy's meta refresh, but a page whose refresh leads to no http(s) URL (mailto:, javascript:,
+    # http://[x) is read as it is, not failed with a ValueError; after the ban check (580), as Scrapy's was.
+    "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+    "crawler.worker.refresh.CheckedRefreshMiddleware": 579,
     # Index pages of regular grabs are asked for with If-None-Match / If-Modified-Since.
     "crawler.worker.conditional.ConditionalIndexMiddleware": 570,
     # 403/429 and redirects to a login page are signs of a ban (after decompression at 590, before

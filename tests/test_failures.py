@@ -190,6 +190,22 @@ def test_an_article_link_whose_page_refreshes_to_the_article_stores_it_under_the
     assert site.dead() == []
 
 
+@pytest.mark.parametrize("target", ["mailto:desk@news.test", "javascript:go()", "http://[x/y"])
+def test_a_page_whose_meta_refresh_leads_to_no_url_a_request_can_be_made_of_is_read_as_it_is(
+    site: Site, target: str
+) -> None:
+    """A meta refresh to a mailto: or javascript: target (no '//': Scrapy's request of it fails, 'Missing
+    scheme') or to http://[x (its URL cannot be read) was dead-lettered as 'ValueError: Missing scheme in
+    request url: mailto:...', kind ValueError; a browser stays on such a page, as the crawl stays on one
+    whose refresh leads to ftp: or data: (Scrapy's own rule): it is read as it is."""
+    asked = f"/refresh?to={quote(target, safe='')}"
+    site.rule(asked, "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    assert site.dead() == []
+    assert set(site.stored()) == {asked, "/a/small"}
+
+
 def test_every_link_that_redirects_to_an_article_seen_is_recorded_in_its_redirected_from(site: Site) -> None:
     """A second link that redirects to an article seen already is skipped, not fetched again, yet the
     article records it among its ``redirected_from``, as the first: one in the same listing as the

@@ -1,7 +1,8 @@
 """A page decoded once, the crawl's way, before Scrapy's meta refresh check reads it.
 
-Scrapy's ``MetaRefreshMiddleware`` (580) looks for a ``<meta http-equiv="refresh">`` in the first 4,096
-characters of every HTML page, and would decode the page for it in Scrapy's own reading of its encoding.
+Scrapy's ``MetaRefreshMiddleware`` (:class:`~crawler.worker.refresh.CheckedRefreshMiddleware` here, 579)
+looks for a ``<meta http-equiv="refresh">`` in the first 4,096 characters of every HTML page, and would
+decode the page for it in Scrapy's own reading of its encoding.
 :class:`DecodeOnceMiddleware` (585: after decompression at 590, as responses pass ``process_response`` in
 decreasing order) decodes the pages the spider reads (article, index, search and discover pages) as the
 spider reads them, by :func:`extractors.encoding.decode_checked` in the rule's ``encoding`` when it sets one,
