@@ -19,6 +19,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/redirect-credentials``     a redirect to ``/a/cred`` of this server with ``user:secret@`` before its host
 ``/long-header?kb=N``          an article page whose header ``X-Long`` is N KB long (2048: 2 MB); ``&id=ID``:
                                counted as ``/asked/ID`` says
+``/many-headers?kb=N``         an article page whose head holds N headers ``X-Many-<n>`` of 1 KB each;
+                               ``&id=ID``: counted as ``/asked/ID`` says
 ``/large?mb=N``                an N MB HTML page (Content-Length set), streamed
 ``/large-gzip?mb=N``           an N MB HTML page sent gzip-compressed (a few KB on the wire)
 ``/one-line?chars=N``          an article page whose body is one paragraph of N characters
@@ -52,8 +54,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                the 503 sends ``Retry-After: S`` (else none)
 ``/held/ID?seconds=S``          the first request of ID held unanswered S seconds (then the article), the
                                later ones answered with the article at once
-``/asked/ID``                  how many requests of ``/held/ID``, ``/flaky/ID``, ``/long-header?id=ID`` or
-                               ``/not-http?id=ID`` came so far (plain text)
+``/asked/ID``                  how many requests of ``/held/ID``, ``/flaky/ID``, ``/long-header?id=ID``,
+                               ``/many-headers?id=ID`` or ``/not-http?id=ID`` came so far (plain text)
 ``/cut/ID?how=H``              the article page of ID cut in half, the connection then closed: ``length``
                                (the default) declares the whole page's Content-Length, ``chunked`` sends
                                it in chunks and no last chunk, ``nothing`` sends no answer at all
@@ -499,6 +501,11 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 "text/html; charset=utf-8",
                 {"X-Long": "a" * int(query.get("kb", "2048")) * 1024},
             )
+        elif path == "/many-headers":
+            if "id" in query:
+                _asked(query["id"])
+            many = {f"X-Many-{n}": "m" * 1000 for n in range(int(query.get("kb", "400")))}
+            self._send(200, generated_article("many-headers").encode(), "text/html; charset=utf-8", many)
         elif path == "/large":
             self._send_large(float(query.get("mb", "40")))
         elif path == "/not-http":

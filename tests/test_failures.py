@@ -1139,6 +1139,26 @@ def test_a_response_whose_header_line_is_too_long_says_so_not_that_the_connectio
         assert answer.read() == b"1", "asked once, not retried"
 
 
+def test_a_response_whose_head_is_past_the_limit_is_refused_once_saying_so(site: Site) -> None:
+    """A response head of many short header lines was read whole however long it grew (only a line past
+    16384 bytes was refused): a server sending header lines without end took a worker to 3 GB of memory
+    within DOWNLOAD_TIMEOUT (30 s), then a timeout. A head past 256 KB (400 headers of 1 KB here) is
+    refused as Chrome refuses it, named as a header line too long is, and not retried."""
+    name = unique("many")
+    page = f"/many-headers?kb=400&id={name}"
+    site.rule(page, "/a/small")
+    done = site.temp()
+    assert "errors 1 (header too long: 1)" in done.stdout, done.stdout
+    reason = (
+        "the response could not be read: its head (status line and headers) is longer than 262,144 bytes,"
+        " the longest head the HTTP client reads"
+    )
+    assert [(letter["kind"], letter["reason"]) for letter in site.dead()] == [("header too long", reason)]
+    assert list(site.stored()) == ["/a/small"]
+    with urllib.request.urlopen(site.server.url(f"/asked/{name}"), timeout=COMMAND_TIMEOUT) as answer:
+        assert answer.read() == b"1", "asked once, not retried"
+
+
 def test_a_temp_crawl_says_each_failure_once_in_its_own_words(site: Site) -> None:
     """A temp crawl printed Scrapy's ERROR lines among its own: 'Gave up retrying <GET ...>' before each
     dead letter's warning, and 'Error downloading <GET .../robots.txt>' of a host that cannot be reached.

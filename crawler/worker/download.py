@@ -54,10 +54,12 @@ from crawler.worker.compression import CompressedBodyCut, UnknownContentEncoding
 
 __all__ = [
     "DECOMPRESSION_ERRORS",
+    "HEAD_MAX_BYTES",
     "STOP_DOWNLOADS",
     "DownloadStopped",
     "HTTPDownloadHandler",
     "HeadLineTooLong",
+    "HeadTooLong",
     "connection_lost",
     "head_too_long",
     "not_http",
@@ -76,6 +78,11 @@ DECOMPRESSION_ERRORS: tuple[type[BaseException], ...] = (
     brotli.error,
     zstd.ZstdError,
 )
+
+# The longest response head read, as Chrome's (ERR_RESPONSE_HEADERS_TOO_BIG past 256 KB): no page a browser
+# shows has a longer one. Without it a server sending header lines without end took a worker to 3 GB of
+# memory within DOWNLOAD_TIMEOUT (30 s): DOWNLOAD_MAXSIZE bounds the body only.
+HEAD_MAX_BYTES = 256 * 1024
 
 # The signal that stops the downloads of a crawl (sent by crawler.worker.fetch.SignalledProcess); each
 # handler answers with the number of downloads it cancelled.
@@ -100,11 +107,23 @@ class HeadLineTooLong(Exception):
         )
 
 
-def head_too_long(error: BaseException | None) -> HeadLineTooLong | None:
-    """The :class:`HeadLineTooLong` a download failed with (``error``), if it did."""
+class HeadTooLong(Exception):
+    """A response's head (its status line and headers, those of the 1xx answers before it included)
+    longer than :data:`HEAD_MAX_BYTES`, in lines each within the client's limit."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"the response could not be read: its head (status line and headers) is longer than {limit:,}"
+            " bytes, the longest head the HTTP client reads"
+        )
+
+
+def head_too_long(error: BaseException | None) -> HeadLineTooLong | HeadTooLong | None:
+    """The :class:`HeadLineTooLong` or :class:`HeadTooLong` a download failed with (``error``), if it
+    did."""
     if isinstance(error, DownloadFailedError) and isinstance(error.__cause__, ResponseFailed):
         for reason in error.__cause__.reasons:
-            if isinstance(reason.value, HeadLineTooLong):
+            if isinstance(reason.value, HeadLineTooLong | HeadTooLong):
                 return reason.value
     return None
 
@@ -122,8 +141,8 @@ def not_http(error: BaseException | None) -> ParseError | None:
 def connection_lost(error: BaseException | None) -> str | None:
     """How the connection of a download that failed with ``error`` ended before its whole answer came
     (``connection cut: ...``, ``connection closed before an answer: ...``, ``connection failed: the answer
-    is not HTTP: ...`` for a status line twisted cannot read; a line of the response's head too long:
-    :class:`HeadLineTooLong`); None for any other failure."""
+    is not HTTP: ...`` for a status line twisted cannot read; a line of the response's head, or the head,
+    too long: :class:`HeadLineTooLong`, :class:`HeadTooLong`); None for any other failure."""
     if isinstance(error, ResponseDataLossError):
         return "connection cut: the site closed it before the whole response came"
     if not isinstance(error, DownloadFailedError) or not isinstance(error.__cause__, ResponseFailed):
@@ -155,11 +174,20 @@ def undecompressed(error: BaseException | None) -> str | None:
 
 class _HeadLimitParser(_LenientHTTPClientParser):
     """Scrapy's response parser, whose line over the limit fails the response with
-    :class:`HeadLineTooLong` (Twisted's closes the connection without a word)."""
+    :class:`HeadLineTooLong` (Twisted's closes the connection without a word), and whose head over
+    :data:`HEAD_MAX_BYTES` with :class:`HeadTooLong` (Twisted's reads every line of it, however many)."""
+
+    _head_bytes = 0
 
     def lineLengthExceeded(self, line: bytes) -> None:
         # Raised into HTTP11ClientProtocol.dataReceived, which gives the connection up with it as reason.
         raise HeadLineTooLong(line, self.MAX_LENGTH)
+
+    def lineReceived(self, line: bytes) -> None:
+        self._head_bytes += len(line) + 2
+        if self._head_bytes > HEAD_MAX_BYTES:
+            raise HeadTooLong(HEAD_MAX_BYTES)
+        super().lineReceived(line)
 
 
 class _HeadLimitProtocol(_LenientHTTP11ClientProtocol):
@@ -181,8 +209,8 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
     connection pool to close, or for the disconnect timeout when the pool has not closed within it, and
     fires no Deferred twice: the pool's own Deferred is left to the pool; at :data:`STOP_DOWNLOADS`, its
     downloads under way are cancelled and new ones refused (:class:`DownloadStopped`); a line of a
-    response's head over the client's limit fails it with :class:`HeadLineTooLong`, not retried, nor is an
-    answer that is not HTTP."""
+    response's head over the client's limit fails it with :class:`HeadLineTooLong`, a head over
+    :data:`HEAD_MAX_BYTES` with :class:`HeadTooLong`, not retried, nor is an answer that is not HTTP."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
