@@ -707,6 +707,21 @@ def test_a_page_whose_server_answers_no_http_is_a_connection_error_saying_so(sit
         assert answer.read() == b"1", "asked once, not retried"
 
 
+def test_an_https_url_of_a_server_without_tls_is_a_connection_error_saying_so(site: Site) -> None:
+    """An https:// URL of a port that serves plain HTTP was dead-lettered as "connection closed before an
+    answer: [('SSL routines', '', 'wrong version number')]", OpenSSL's error list as it is: the reason says
+    the TLS handshake failed, in OpenSSL's words, and what that error means."""
+    tls = "https://" + site.server.origin.removeprefix("http://") + "/a/tls"
+    site.rule(tls, "/a/small")
+    done = site.temp()
+    assert "errors 1 (connection: 1)" in done.stdout, done.stdout
+    assert [letter["reason"] for letter in site.dead()] == [
+        "connection failed: the TLS handshake failed (SSL routines: wrong version number): the port answers"
+        " without TLS: does it serve http://, not https://? (after 2 retries)"
+    ]
+    assert list(site.stored()) == ["/a/small"]
+
+
 def _start_url_failed_then_requeued(
     site: Site,
 ) -> tuple[str, subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:

@@ -32,6 +32,7 @@ import zlib
 
 import brotli
 from backports import zstd
+from OpenSSL import SSL
 from scrapy import Request
 from scrapy.core.downloader.handlers.http11 import (
     HTTP11DownloadHandler,
@@ -151,6 +152,9 @@ def connection_lost(error: BaseException | None) -> str | None:
     if too_long is not None:
         return str(too_long)
     cause = error.__cause__
+    tls = _tls_failed(cause)
+    if tls is not None:
+        return f"connection failed: {tls}"
     causes = "; ".join(reason.getErrorMessage() for reason in cause.reasons)
     if isinstance(cause, ResponseNeverReceived):
         return f"connection closed before an answer: {causes}"
@@ -161,6 +165,31 @@ def connection_lost(error: BaseException | None) -> str | None:
             f" {unparsed.data[:100]!r}): does that port serve the web?"
         )
     return f"connection failed: {causes}"
+
+
+def _tls_failed(cause: ResponseFailed) -> str | None:
+    """That the TLS handshake of a download failed (``cause``, its failure), in OpenSSL's words (its
+    list of (library, function, reason) errors, said "library: reason"), and what OpenSSL's "wrong version
+    number" means; None for any other failure."""
+    for reason in cause.reasons:
+        if isinstance(reason.value, SSL.Error):
+            said = _openssl_errors(reason.value) or reason.getErrorMessage()
+            hint = (
+                ": the port answers without TLS: does it serve http://, not https://?"
+                if "wrong version number" in said
+                else ""
+            )
+            return f"the TLS handshake failed ({said}){hint}"
+    return None
+
+
+def _openssl_errors(error: SSL.Error) -> str | None:
+    """pyOpenSSL's error list ``[(library, function, reason), ...]`` said "library: reason; ..."; None when
+    ``error`` holds no such list (a SysCallError: an errno and its message)."""
+    listed = error.args[0] if error.args else None
+    if not isinstance(listed, list) or not all(isinstance(one, tuple) and len(one) == 3 for one in listed):
+        return None
+    return "; ".join(": ".join(part for part in (one[0], one[2]) if part) for one in listed)
 
 
 def undecompressed(error: BaseException | None) -> str | None:
