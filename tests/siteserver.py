@@ -47,6 +47,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/linking/ID?n=N``            the article page of ID whose ``<ul class="news">`` links to N articles,
                                ``/a/ID-0`` to ``/a/ID-(N-1)`` (a rule of ``depth: 2`` follows them)
 ``/r/ID``                      a 302 redirect to ``/a/ID``
+``/cookie-wall/ID``            the article page of ID to a request with the cookie ``wall=1``; without it a
+                               302 to ``/set-cookie/ID``, a 302 back that sets that cookie (a cookie wall)
 ``/refresh?to=P``              a page whose ``<meta http-equiv="refresh">`` sends to ``P`` at once (UTF-8,
                                declared); ``&in=cp1252``: the French article in windows-1252 with no
                                charset declared, which Scrapy's own detection reads as cp775
@@ -566,6 +568,18 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             items = "".join(f'<li><a href="/a/{name}-{n}">{n}</a></li>' for n in range(count))
             page = generated_article(name).replace("</body>", f"<ul class='news'>{items}</ul></body>", 1)
             self._send(200, page.encode(), "text/html; charset=utf-8")
+        elif path.startswith("/cookie-wall/"):
+            name = path.removeprefix("/cookie-wall/")
+            if "wall=1" in self.headers.get("Cookie", ""):
+                self._send(200, generated_article(name).encode(), "text/html; charset=utf-8")
+            else:
+                self._redirect(f"/set-cookie/{name}", 302)
+        elif path.startswith("/set-cookie/"):
+            self.send_response(302)
+            self.send_header("Location", "/cookie-wall/" + path.removeprefix("/set-cookie/"))
+            self.send_header("Set-Cookie", "wall=1; Path=/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         elif path.startswith("/r/"):
             self._redirect("/a/" + path.removeprefix("/r/"), 302)
         elif path == "/refresh":

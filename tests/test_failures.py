@@ -400,6 +400,24 @@ def test_a_redirect_to_a_page_seen_is_skipped_and_a_redirect_loop_is_a_dead_lett
     )
 
 
+def test_a_redirect_loop_through_a_cookie_set_says_the_cookie_was_not_kept_and_what_sends_one(
+    site: Site,
+) -> None:
+    """A site's cookie wall (a redirect that sets a cookie, back to the page that wants it) was a dead letter
+    naming the loop only, which reads as a broken site: the crawl keeps no cookie (COOKIES_ENABLED is off),
+    and the reason says so and that a session file of the rule sends one."""
+    site.rule("/cookie-wall/wall", "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    wall, setter = site.server.url("/cookie-wall/wall"), site.server.url("/set-cookie/wall")
+    assert [letter["reason"] for letter in site.dead()] == [
+        f"a redirect loop: {wall} redirects to {setter}, which redirects to {wall}; a redirect on the way"
+        " set a cookie (Set-Cookie), which a crawl does not keep: a site that wants a cookie sent gets it"
+        " from a session file of the rule (access.sessions)"
+    ]
+    assert list(site.stored()) == ["/a/small"]
+
+
 def test_a_url_given_to_temp_that_redirects_to_a_stored_article_is_fetched_and_written_over_it(
     site: Site,
 ) -> None:

@@ -69,6 +69,7 @@ from crawler.threads import STOP_SIGNALS, signals_blocked
 from crawler.worker.connection import helps, job_level, keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
 from crawler.worker.pipelines.store import store_pipeline_of
+from crawler.worker.sessions import COOKIE_SET_META
 
 __all__ = ["LeasedScheduler", "leases_ending", "renew_seconds", "scheduler_of"]
 
@@ -280,8 +281,14 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if source is not None:
             loop = self._loop(request)
             if loop is not None:
+                wall = (
+                    "; a redirect on the way set a cookie (Set-Cookie), which a crawl does not keep: a site"
+                    " that wants a cookie sent gets it from a session file of the rule (access.sessions)"
+                    if request.meta.get(COOKIE_SET_META)
+                    else ""
+                )
                 self.dead_letter(
-                    request.replace(url=source), f"a redirect loop: {loop}", kind="redirect loop"
+                    request.replace(url=source), f"a redirect loop: {loop}{wall}", kind="redirect loop"
                 )
                 return False
         filtered = not request.dont_filter or (source is not None and work.is_article)

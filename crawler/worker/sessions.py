@@ -191,10 +191,16 @@ def _redirected_elsewhere(request: Request) -> bool:
     return first.hostname != now.hostname or (first.scheme == "https" and now.scheme != "https")
 
 
+# The meta key marking a request whose redirects set a cookie (Set-Cookie), which the crawl does not keep
+# (COOKIES_ENABLED is off): a redirect loop through it is a site's cookie wall.
+COOKIE_SET_META = "cookie_set"
+
+
 class SessionMiddleware:
     """Gives each request of a site with sessions the session this worker holds for it (see the module
-    docstring). On for the sites spider, whose rules may name sessions, a rule file added while the worker
-    runs too (``rule_of`` reads it); off (``NotConfigured``) for a spider that serves no site rules."""
+    docstring), and marks ``COOKIE_SET_META`` on a request whose redirect sets a cookie. On for the sites
+    spider, whose rules may name sessions, a rule file added while the worker runs too (``rule_of`` reads
+    it); off (``NotConfigured``) for a spider that serves no site rules."""
 
     def __init__(self, crawler: Crawler, pool: SessionPool) -> None:
         settings = crawler.settings
@@ -248,6 +254,9 @@ class SessionMiddleware:
         return None
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
+        if 300 <= response.status < 400 and b"Set-Cookie" in response.headers:
+            # Kept by the redirect made of this request, and by each after it: a loop says it.
+            request.meta[COOKIE_SET_META] = True
         name = request.meta.get("session")
         rule = self.pool.rule(Work.of(request).site) if name is not None else None
         if name is None or rule is None:
