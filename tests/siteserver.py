@@ -46,6 +46,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/a/ID``                      a generated article page, "Article ID" (any ID)
 ``/linking/ID?n=N``            the article page of ID whose ``<ul class="news">`` links to N articles,
                                ``/a/ID-0`` to ``/a/ID-(N-1)`` (a rule of ``depth: 2`` follows them)
+``/bad-length/ID?as=V;W``      the article page of ID sent with a header ``Content-Length`` of each value
+                               (``-1``; ``10;20``: two that disagree); counted as ``/asked/ID`` says
 ``/r/ID``                      a 302 redirect to ``/a/ID``
 ``/cookie-wall/ID``            the article page of ID to a request with the cookie ``wall=1``; without it a
                                302 to ``/set-cookie/ID``, a 302 back that sets that cookie (a cookie wall)
@@ -580,6 +582,16 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self.send_header("Set-Cookie", "wall=1; Path=/")
             self.send_header("Content-Length", "0")
             self.end_headers()
+        elif path.startswith("/bad-length/"):
+            name = path.removeprefix("/bad-length/")
+            _asked(name)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            for value in query.get("as", "-1").split(";"):
+                self.send_header("Content-Length", value)
+            self.end_headers()
+            self.wfile.write(generated_article(name).encode())
+            self.close_connection = True
         elif path.startswith("/r/"):
             self._redirect("/a/" + path.removeprefix("/r/"), 302)
         elif path == "/refresh":

@@ -740,6 +740,32 @@ def test_an_https_url_of_a_server_without_tls_is_a_connection_error_saying_so(si
     assert list(site.stored()) == ["/a/small"]
 
 
+@pytest.mark.parametrize(
+    ("values", "problem"),
+    [
+        ("-1", "Value contains non-decimal digits: b'-1'"),
+        ("10;20", "Invalid response: conflicting Content-Length headers: b'10,20'"),
+    ],
+    ids=["negative", "conflicting"],
+)
+def test_a_response_whose_head_is_no_valid_http_is_refused_once_saying_so(
+    site: Site, values: str, problem: str
+) -> None:
+    """A response with a Content-Length of -1, or two that disagree, failed as "connection failed: Value
+    contains non-decimal digits: b'-1'", Twisted's words alone, and was asked thrice (RETRY_TIMES 2),
+    though the same head comes again: the reason says the head is no valid HTTP; asked once."""
+    name = unique("length")
+    site.rule(f"/bad-length/{name}?as={values}", "/a/small")
+    done = site.temp()
+    assert "errors 1 (connection: 1)" in done.stdout, done.stdout
+    assert [letter["reason"] for letter in site.dead()] == [
+        f"connection failed: the response could not be read: its head is no valid HTTP ({problem})"
+    ]
+    assert list(site.stored()) == ["/a/small"]
+    with urllib.request.urlopen(site.server.url(f"/asked/{name}"), timeout=COMMAND_TIMEOUT) as answer:
+        assert answer.read() == b"1", "asked once, not retried"
+
+
 def _start_url_failed_then_requeued(
     site: Site,
 ) -> tuple[str, subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:

@@ -62,6 +62,7 @@ __all__ = [
     "HeadLineTooLong",
     "HeadTooLong",
     "connection_lost",
+    "head_invalid",
     "head_too_long",
     "not_http",
     "undecompressed",
@@ -139,6 +140,16 @@ def not_http(error: BaseException | None) -> ParseError | None:
     return None
 
 
+def head_invalid(error: BaseException | None) -> ValueError | None:
+    """The ValueError of a response head Twisted's parser refused (a Content-Length of ``-1``, two that
+    disagree) a download failed with (``error``), if it did."""
+    if isinstance(error, DownloadFailedError) and isinstance(error.__cause__, ResponseFailed):
+        for reason in error.__cause__.reasons:
+            if isinstance(reason.value, ValueError):
+                return reason.value
+    return None
+
+
 def connection_lost(error: BaseException | None) -> str | None:
     """How the connection of a download that failed with ``error`` ended before its whole answer came
     (``connection cut: ...``, ``connection closed before an answer: ...``, ``connection failed: the answer
@@ -158,6 +169,9 @@ def connection_lost(error: BaseException | None) -> str | None:
     causes = "; ".join(reason.getErrorMessage() for reason in cause.reasons)
     if isinstance(cause, ResponseNeverReceived):
         return f"connection closed before an answer: {causes}"
+    invalid = head_invalid(error)
+    if invalid is not None:
+        return f"connection failed: the response could not be read: its head is no valid HTTP ({invalid})"
     unparsed = not_http(error)
     if unparsed is not None:
         return (
@@ -239,7 +253,8 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
     fires no Deferred twice: the pool's own Deferred is left to the pool; at :data:`STOP_DOWNLOADS`, its
     downloads under way are cancelled and new ones refused (:class:`DownloadStopped`); a line of a
     response's head over the client's limit fails it with :class:`HeadLineTooLong`, a head over
-    :data:`HEAD_MAX_BYTES` with :class:`HeadTooLong`, not retried, nor is an answer that is not HTTP."""
+    :data:`HEAD_MAX_BYTES` with :class:`HeadTooLong`, not retried, nor is a head Twisted refuses
+    (:func:`head_invalid`) or an answer that is not HTTP."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
@@ -258,7 +273,11 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         try:
             return await download
         except DownloadFailedError as error:
-            if head_too_long(error) is not None or not_http(error) is not None:
+            if (
+                head_too_long(error) is not None
+                or head_invalid(error) is not None
+                or not_http(error) is not None
+            ):
                 # The same head, or the same answer of another protocol, comes again on a retry: Scrapy's
                 # RetryMiddleware passes it on to its dead letter at once.
                 request.meta["dont_retry"] = True
