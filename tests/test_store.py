@@ -1222,3 +1222,25 @@ def test_a_url_is_looked_up_in_reposts_and_redirects_through_the_rows_that_recor
     assert len(plans) == 2
     assert "USING INDEX articles_reposted" in plans[0], plans[0]
     assert "USING INDEX articles_redirected" in plans[1], plans[1]
+
+
+def test_stats_count_a_damaged_reposts_or_extraction_as_the_article_is_read(tmp_path: Path) -> None:
+    """A row whose ``reposts`` or ``extraction`` does not parse (written by another program, or damaged
+    on disk) made `articles stats` fail on the whole week ('cannot read the article store ...: malformed
+    JSON'), where reading the article takes those columns as empty: stats counts it so, with no repost and
+    no qRead body."""
+    qread = {"body_from": "qread", "algorithm": "qread", "body_chars": 10}
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/1", "2026-11-17T10:00:00Z", body=FLOOD, extraction=qread))
+        store.upsert(article("http://news.test/2", "2026-11-17T11:00:00Z", body=FLOOD_OTHER))
+        store.upsert(article("http://other.test/copy", "2026-11-17T12:00:00Z", body=FLOOD_REPOST))
+        path = store.path("2026w47")
+    with sqlite3.connect(path) as damaging:
+        damaging.execute(
+            "UPDATE articles SET extraction = '{\"body_fr', reposts = '[{\"url' WHERE url = 'http://news.test/2'"
+        )
+    damaging.close()
+    with SqliteStore(tmp_path) as store:
+        assert store.stats() == [
+            {"week": "2026w47", "site": "citynews", "articles": 2, "reposts": 1, "qread": 1}
+        ]

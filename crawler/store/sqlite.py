@@ -83,6 +83,8 @@ from crawler.store.document import (
 from crawler.store.sqlite_schema import (
     COLUMNS,
     INSERT,
+    QREAD_BODY,
+    REPOSTS_COUNTED,
     SCHEMA_VERSION,
     UPDATE,
     UPDATED_COLUMNS,
@@ -613,8 +615,7 @@ class SqliteStore(Store):
 
     def stats(self, week: str | None = None) -> list[dict[str, Any]]:
         query = (
-            "SELECT site, count(*), coalesce(sum(json_array_length(reposts)), 0),"
-            " coalesce(sum(json_extract(extraction, '$.body_from') = 'qread'), 0)"
+            f"SELECT site, count(*), coalesce(sum({REPOSTS_COUNTED}), 0), coalesce(sum({QREAD_BODY}), 0)"
             " FROM articles GROUP BY site ORDER BY site"
         )
         rows = []

@@ -28,6 +28,8 @@ from extractors.text import CJK_RE
 __all__ = [
     "COLUMNS",
     "INSERT",
+    "QREAD_BODY",
+    "REPOSTS_COUNTED",
     "SCHEMA_VERSION",
     "UPDATE",
     "UPDATED_COLUMNS",
@@ -55,6 +57,12 @@ _UNREADABLE_JSON = {
     "redirected_from": "[]",
 }
 _JSON_COLUMNS = frozenset(_UNREADABLE_JSON)
+# A row's reposts, and whether its body came from qRead (1 or 0), in SQL: a JSON column that does not parse
+# counts as document_of reads it (SQLite's JSON functions fail on it, and CASE alone evaluates lazily).
+REPOSTS_COUNTED = "CASE WHEN json_valid(reposts) THEN json_array_length(reposts) ELSE 0 END"
+QREAD_BODY = (
+    "CASE WHEN json_valid(extraction) THEN json_extract(extraction, '$.body_from') = 'qread' ELSE 0 END"
+)
 COLUMNS = ", ".join(DOCUMENT_FIELDS)
 
 _TABLES = (
