@@ -134,6 +134,17 @@ _ANCHORED = (
     " AND an.pk NOT IN (SELECT value FROM json_each(?)) AND a.first_seen BETWEEN ? AND ? AND a.url != ?"
     " GROUP BY an.pk ORDER BY count(*) DESC, a.first_seen, a.url LIMIT ?"
 )
+# The figures of `articles stats` per site, in one statement (one snapshot of the file) that reads no
+# article but those recording reposts: the articles counted from the (site, published) index, the reposts
+# through articles_reposted, the qRead bodies from articles_qread alone (a file read-only and made by an
+# older crawler has none: then every article is read for them).
+_STATS = (
+    "SELECT site, sum(articles), sum(reposts), sum(qread) FROM ("
+    "SELECT site, count(*) AS articles, 0 AS reposts, 0 AS qread FROM articles GROUP BY site"
+    f" UNION ALL SELECT site, 0, {REPOSTS_COUNTED}, 0 FROM articles WHERE reposts != '[]'"
+    f" UNION ALL SELECT site, 0, 0, count(*) FROM articles WHERE {QREAD_BODY} GROUP BY site"
+    ") GROUP BY site ORDER BY site"
+)
 # SQLite's primary result codes for a file that is damaged, or that cannot be opened or read.
 _DAMAGED_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 _UNREADABLE_CODES = frozenset({sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN})
@@ -614,13 +625,9 @@ class SqliteStore(Store):
         return limited((document for document in hits if matches(document, terms)), limit)
 
     def stats(self, week: str | None = None) -> list[dict[str, Any]]:
-        query = (
-            f"SELECT site, count(*), coalesce(sum({REPOSTS_COUNTED}), 0), coalesce(sum({QREAD_BODY}), 0)"
-            " FROM articles GROUP BY site ORDER BY site"
-        )
         rows = []
         for name in self.weeks() if week is None else [week]:
-            for site, articles, reposts, qread in self._query(name, query, (), across=week is None):
+            for site, articles, reposts, qread in self._query(name, _STATS, (), across=week is None):
                 rows.append(
                     {"week": name, "site": site, "articles": articles, "reposts": reposts, "qread": qread}
                 )

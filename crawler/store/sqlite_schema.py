@@ -134,6 +134,10 @@ _RECORDED = (
     "CREATE INDEX IF NOT EXISTS articles_redirected ON articles (pk) WHERE redirected_from != '[]'",
 )
 _SCHEMA = _TABLES + _BANDS + _PHRASES + _SEARCH + _RECORDED
+# The rows whose body came from qRead, per site: `articles stats` counts them from this index alone, not by
+# reading every article's extraction. Made in any file that lacks it with no version bump: an older
+# crawler of version 8 reads and writes a file that has it, and SQLite keeps it in step with every write.
+_QREAD_INDEX = f"CREATE INDEX IF NOT EXISTS articles_qread ON articles (site) WHERE {QREAD_BODY}"
 # Versions 1 to 6 kept no redirected_from: their articles have none.
 _ADD_REDIRECTS = "ALTER TABLE articles ADD COLUMN redirected_from TEXT NOT NULL DEFAULT '[]'"
 # The first pause between two tries of a journal-mode switch another process holds up, doubled up to the
@@ -232,6 +236,7 @@ def prepare(connection: sqlite3.Connection, path: Path, timeout: float) -> None:
         )
     connection.execute("PRAGMA synchronous = NORMAL")
     if _schema_version(connection, path) == SCHEMA_VERSION:
+        _index_qread(connection, path)
         return
     connection.execute("BEGIN IMMEDIATE")
     try:
@@ -254,6 +259,7 @@ def prepare(connection: sqlite3.Connection, path: Path, timeout: float) -> None:
         elif version == 0:
             for statement in _SCHEMA:
                 connection.execute(statement)
+        connection.execute(_QREAD_INDEX)
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         connection.execute("COMMIT")
     finally:
@@ -277,6 +283,20 @@ def _switch_to_wal(connection: sqlite3.Connection, timeout: float) -> object:
             pause = min(pause * 2, _WAL_RETRY_LAST_PAUSE)
         else:
             return mode
+
+
+def _index_qread(connection: sqlite3.Connection, path: Path) -> None:
+    """Make articles_qread in a version 8 file that lacks it (an older crawler's), unless the file cannot
+    be written: stats then reads every article for it, as before."""
+    query = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'articles_qread'"
+    if connection.execute(query).fetchone() is not None:
+        return
+    try:
+        connection.execute(_QREAD_INDEX)
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_READONLY:
+            raise
+        logger.debug("the article store %s cannot be written: it is read without articles_qread", path)
 
 
 def _schema_version(connection: sqlite3.Connection, path: Path) -> int:
