@@ -933,3 +933,59 @@ def test_a_grabs_job_hash_expires_once_the_next_grab_of_its_site_is_queued(
     assert 0 < ttls[0] <= 2 * 3600 and 0 < ttls[1] <= 2 * 3600, ttls
     assert ttls[2] == -1, "the site's current grab keeps its hash"
     assert redis_client.hget(keys.grab(rule.site), "job") == jobs[2].encode()
+
+
+def test_the_job_hashes_an_older_version_left_without_a_time_to_live_are_given_one(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    """A version before SCHEDULE_JOB_KEEP_HOURS gave no job hash a time-to-live, and the grab's claim
+    gives one to the site's last grab alone: after an upgrade the hashes of every grab before it, and of
+    the temp crawls seen ending, stayed for ever (a site grabbed every minute had made 1,440 a day). The
+    scheduler goes through them once: a grab's that is no site's current one and a temp crawl's seen
+    ending expire after SCHEDULE_JOB_KEEP_HOURS; the current grab, the job it waits for, a site's last temp
+    crawl and a temp crawl under way keep theirs."""
+    rule = rules["demo-citynews"]
+    keys = Keys(PREFIX)
+    # As an older version left them: grabs of the site, each superseded by the next, none with a TTL.
+    old_grabs = [enqueue_job(redis_client, keys, [rule], kind="grab") for _ in range(3)]
+    take_all(redis_client)
+    ended_temp = enqueue_job(redis_client, keys, [rule], article_urls=["http://127.0.0.1:1/a"])
+    take_all(redis_client)
+    redis_client.hset(keys.job(ended_temp), "ended", "1")
+    running_temp = enqueue_job(redis_client, keys, [rule], article_urls=["http://127.0.0.1:1/b"])
+    last_temp = enqueue_job(redis_client, keys, [rule], article_urls=["http://127.0.0.1:1/c"])
+    take_all(redis_client)
+    redis_client.hset(keys.job(last_temp), "ended", "1")
+    remember_temp_job(redis_client, keys, rule.site, last_temp)
+    current = enqueue_job(redis_client, keys, [rule], kind="grab")
+    waited = enqueue_job(redis_client, keys, [rule], kind="grab")
+    redis_client.hset(keys.grab(rule.site), mapping={"job": current, "waiting": waited, "next": "9999999999"})
+    redis_client.hset(keys.job(current), "note:x", "kept")
+
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, keys, clock=clock, job_keep_hours=2.0)
+    for _ in range(3):
+        assert scheduler.tick([rule]) == []
+
+    ttls = {job: redis_client.ttl(keys.job(job)) for job in [*old_grabs, ended_temp]}
+    assert all(0 < ttl <= 2 * 3600 for ttl in ttls.values()), ttls
+    for job in (current, waited, running_temp, last_temp):
+        assert redis_client.ttl(keys.job(job)) == -1, job
+
+
+def test_the_sweep_of_job_hashes_leaves_those_of_a_site_whose_grab_key_is_unreadable(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    """A site whose grab key holds another type (someone SET it) may have any job as its current one: its
+    jobs' hashes keep no time-to-live, and the ticks go on (those of the other sites are given one)."""
+    citynews, other = rules["demo-citynews"], rules["demo-huaxia"]
+    keys = Keys(PREFIX)
+    kept = enqueue_job(redis_client, keys, [citynews], kind="grab")
+    expiring = enqueue_job(redis_client, keys, [other], kind="grab")
+    take_all(redis_client)
+    redis_client.set(keys.grab(citynews.site), "oops")
+    redis_client.hset(keys.grab(other.site), "next", "9999999999")
+    scheduler = GrabScheduler(redis_client, keys, job_keep_hours=2.0)
+    assert scheduler.tick([citynews, other]) == []
+    assert redis_client.ttl(keys.job(kept)) == -1
+    assert 0 < redis_client.ttl(keys.job(expiring)) <= 2 * 3600

@@ -47,6 +47,14 @@ Redis, so it survives a restart of any scheduler:
    as much: the site would not be grabbed for that long. A last grab more than a tick ahead of the clock
    moves the next one to as long after now as it was after the last, and the last to now, with a
    warning. (A cron rule's next time is the expression's after now already: ``plan``.)
+7. A grab's job hash (``crawler:job:<id>``) is given a time-to-live of ``job_keep_hours``
+   (``SCHEDULE_JOB_KEEP_HOURS``) by the claim of the site's next grab (1.), a temp crawl's once the crawl
+   sees it end. A version before that setting gave none: after an upgrade, the hashes of every grab before
+   the site's last one, and of the temp crawls seen ending, would stay for ever. So each scheduler goes
+   once through the job hashes, ``JOB_SWEEP_COUNT`` a tick (a SCAN call), and gives that time-to-live to
+   those with none that are a grab's, or a temp crawl's seen ending (``ended``), but not the current job
+   of one of their sites (its grab's ``job``, ``seeding`` or ``waiting``, its last temp crawl): what the
+   claim and the temp crawl would have expired. A temp crawl not seen ending keeps its hash.
 
 A rule seen for the first time (no ``next``) is grabbed at once when it has ``every``; with ``cron`` its
 first grab is at the expression's next time (at once only within a minute the expression names), and
@@ -94,6 +102,11 @@ __all__ = ["GrabScheduler", "Planned", "Seeded", "Waiting", "next_due", "rule_lo
 
 logger = logging.getLogger(__name__)
 
+
+# Job hashes looked at per tick by the sweep of those an older version left with no time-to-live (7.): a
+# Redis of months of grabs holds hundreds of thousands; 1,000 (one SCAN call and two pipelines) keep a
+# tick's added work to milliseconds, and the sweep of 500,000 done within an hour of 5 s ticks.
+JOB_SWEEP_COUNT = 1000
 
 _CLAIM = """
 local due = redis.call('HGET', KEYS[1], 'next')
@@ -215,6 +228,8 @@ class GrabScheduler:
         self._renew = server.register_script(_RENEW_LEADER)
         self._resign = server.register_script(_RESIGN_LEADER)
         self._unreadable: set[str] = set()
+        # The SCAN cursor of the sweep of the job hashes with no time-to-live (7.); None once it is done.
+        self._sweep: int | None = 0
 
     def readable(self, rules: Iterable[Rule]) -> list[Rule]:
         """``rules`` but those whose grab hash holds another type (someone SET it: every read of it would
@@ -285,7 +300,47 @@ class GrabScheduler:
                 since = float(state.get("waiting_since", now))
                 waited = f" (it waited {now - since:.0f} s for job {state['waiting']} to end)"
             logger.info("grab of %s queued as job %s%s; next at %s", rule.site, job, waited, when(following))
+        self._keep_unkept_jobs()
         return seeded
+
+    def _keep_unkept_jobs(self) -> None:
+        """One step of the sweep of the job hashes with no time-to-live (see the module's docstring, 7.):
+        ``JOB_SWEEP_COUNT`` of them looked at, those a grab's claim or a temp crawl's end would have given
+        one given ``job_keep_hours``."""
+        if self._sweep is None:
+            return
+        prefix = self.keys.job("")
+        cursor, names = self.server.scan(self._sweep, match=f"{prefix}*", count=JOB_SWEEP_COUNT, _type="hash")
+        self._sweep = int(cursor) or None
+        pipe = self.server.pipeline(transaction=False)
+        for name in names:
+            pipe.ttl(name)
+            pipe.hmget(name, "kind", "ended", "sites")
+        read = pipe.execute(raise_on_error=False)
+        unkept: dict[str, list[str]] = {}
+        for name, ttl, fields in zip(names, read[::2], read[1::2], strict=True):
+            if ttl != -1 or not isinstance(fields, list):  # a key of another type since the SCAN: not a job's
+                continue
+            kind, ended, sites = fields
+            if kind == b"grab" or ended is not None:
+                unkept[decoded(name)] = [site for site in decoded(sites or b"").split(",") if site]
+        sites = sorted({site for of_job in unkept.values() for site in of_job})
+        for site in sites:
+            pipe.hmget(self.keys.grab(site), "job", "seeding", "waiting")
+            pipe.get(self.keys.temp(site))
+        # The current jobs of those sites; a site whose grab or temp key holds another type may have any.
+        current: set[str] = set()
+        unread: set[str] = set()
+        replies = pipe.execute(raise_on_error=False)
+        for site, grab, temp in zip(sites, replies[::2], replies[1::2], strict=True):
+            if isinstance(grab, Exception) or isinstance(temp, Exception):
+                unread.add(site)
+                continue
+            current.update(prefix + decoded(job) for job in [*grab, temp] if job is not None)
+        for name, of_job in unkept.items():
+            if name not in current and unread.isdisjoint(of_job):
+                pipe.expire(name, self.job_keep_seconds)
+        pipe.execute()
 
     def _rebase_if_ahead(self, rule: Rule, state: dict[str, str], now: float) -> None:
         """A last grab ahead of the clock (set back: it ran ahead, NTP set it right) would hold the next
