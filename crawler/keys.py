@@ -158,6 +158,11 @@ class Keys:
         ``reason``."""
         return f"{self.prefix}:polite:{site}"
 
+    def crawl_delays(self, site: str) -> str:
+        """The crawl-delay the robots.txt of each host of a site (or host slot) asks for, past the rule's
+        delay (a hash: host -> seconds): the site's ``crawl_delay`` is the longest of them."""
+        return f"{self.prefix}:crawl-delays:{site}"
+
     def proxy(self, proxy: str) -> str:
         """A proxy's health (by its id, its URL without credentials; a hash): ``ok``, ``failed``,
         ``banned``, ``latency_ms``, ``benched_until``, ``reason``."""

@@ -272,7 +272,7 @@ def test_a_crawl_delay_learned_after_a_request_went_holds_the_next_one(redis_cli
     before = redis_now(redis_client)
     assert queue.pop().site == "news"
     assert queue.pop().site == "other"
-    queue.set_crawl_delay("news", 30.0)
+    queue.set_crawl_delay("news", 30.0, "news.example")
     after = redis_now(redis_client)
     waiting = queue.pop()
     assert waiting.member is None and waiting.wait is not None
@@ -281,9 +281,9 @@ def test_a_crawl_delay_learned_after_a_request_went_holds_the_next_one(redis_cli
     news = float(redis_client.hget("test:polite:news", "next") or 0)
     assert before + 30 - CLOCK_DIGITS <= news <= after + 30 + CLOCK_DIGITS
     assert float(redis_client.zscore("test:gated", "news") or 0) == news
-    queue.set_crawl_delay("news", 30.0)
+    queue.set_crawl_delay("news", 30.0, "news.example")
     assert float(redis_client.hget("test:polite:news", "next") or 0) == news, "the same one: unchanged"
-    queue.set_crawl_delay("other", 0.1)
+    queue.set_crawl_delay("other", 0.1, "other.example")
     assert float(redis_client.hget("test:polite:other", "crawl_delay") or 0) == 0.1
 
 
@@ -1037,7 +1037,7 @@ def test_a_sites_politeness_written_while_its_key_holds_another_type_stops_no_ot
     first, second = (ruleset.rules[site] for site in ("demo-citynews", "demo-huaxia"))
     redis_client.set("test:polite:demo-citynews", "oops")
     queue.configure(first.site, delay=first.delay, concurrency=first.concurrency)
-    queue.set_crawl_delay(first.site, 5.0)
+    queue.set_crawl_delay(first.site, 5.0, "127.0.0.1")
     held = queue.back_off(first.site, seconds=30, first=60, longest=3600, calm=600, reason="HTTP 429")
     assert held == 0.0
     assert redis_client.get("test:polite:demo-citynews") == b"oops"

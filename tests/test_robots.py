@@ -4,6 +4,7 @@ of a server on 127.0.0.1 that records the User-Agent of every request it gets.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import subprocess
 import sys
@@ -356,6 +357,37 @@ def test_a_rule_that_stops_obeying_robots_txt_drops_the_crawl_delay_it_asked_for
             thread.join()
     assert status["politeness"]["crawl_delay"] == 0.0, status["politeness"]
     assert status["politeness"]["delay"] == 0.2, status["politeness"]
+
+
+def test_a_hosts_robots_txt_without_a_crawl_delay_keeps_the_one_another_host_of_the_site_asks_for(
+    tmp_path: Path,
+) -> None:
+    """A site's pages on two hosts (its index pages on one, its articles on another): each host's
+    robots.txt is read, and each read wrote the site's crawl-delay, the last one read winning: the
+    articles' host, asking for none, put the site back to its rule's delay, 0.2 s, though the index pages'
+    host asks for 1 s. The site keeps the longest crawl-delay any of its hosts asks for."""
+    slow = ["User-agent: *\nDisallow:\nCrawl-delay: 1\n"]
+    plain = ["User-agent: *\nDisallow:\n"]
+    with contextlib.ExitStack() as stack:
+        handlers = [functools.partial(_Asking, robots=t, directory=str(SITES_DIR)) for t in (slow, plain)]
+        servers = [stack.enter_context(HttpServer(("127.0.0.1", 0), handler)) for handler in handlers]
+        for http in servers:
+            thread = threading.Thread(target=http.serve_forever, daemon=True)
+            thread.start()
+            stack.callback(thread.join)
+            stack.callback(http.shutdown)
+        index, articles = (SiteServer("127.0.0.1", http.server_address[1], SITES_DIR) for http in servers)
+        site = Site(index, tmp_path, name="two-hosts")
+        site.rule(articles.url("/a/1"), articles.url("/a/2"))
+        rule = site.rules / "two-hosts.yaml"
+        rule.write_text(
+            rule.read_text(encoding="utf-8") + "politeness: {delay: 0.2, concurrency: 1}\n", encoding="utf-8"
+        )
+        done = site.temp()
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "stored 2 articles" in done.stdout, done.stdout
+    (status,) = (entry for entry in site.status()["sites"] if entry["site"] == "two-hosts")
+    assert status["politeness"]["crawl_delay"] == 1.0, status["politeness"]
 
 
 class _Engine:

@@ -904,14 +904,28 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1
 """
 
-# KEYS: a site's (or host slot's) politeness hash, crawler:politeness, ready, gated. ARGV: the site, then
-# 'crawl_delay' and its seconds. A crawl-delay longer than the interval the site's last pop gated it with
-# (its robots.txt read as the site's first request downloads, popped with the rule's delay) gates it from
-# that pop: its next request goes that long after the last, not the rule's delay after. The time of the last
-# pop is its 'next' less that interval (a throttle left by a backoff is not taken from it: it only makes
-# the wait longer). Then the crawl-delay is written as _POLITE writes it.
+# KEYS: a site's (or host slot's) politeness hash, crawler:politeness, ready, gated, its hosts' crawl-delays.
+# ARGV: the site, 'crawl_delay', the seconds the robots.txt of a host of the site asks for (0: none past the
+# rule's delay), that host. The site's crawl-delay is the longest its hosts ask for: each host's is kept
+# (a host asking for none left out), so the robots.txt of one host read after another's (the site's
+# articles on another host than its index pages) never shortens the other's. That crawl-delay, longer than
+# the interval the site's last pop gated it with (its robots.txt read as the site's first request
+# downloads, popped with the rule's delay), gates it from that pop: its next request goes that long after
+# the last, not the rule's delay after. The time of the last pop is its 'next' less that interval (a
+# throttle left by a backoff is not taken from it: it only makes the wait longer). Then the crawl-delay is
+# written as _POLITE writes it.
 _CRAWL_DELAY = (
     """
+-- The host is taken out of ARGV, whose fields _POLITE writes; a hash of another type keeps no other host's.
+local host = table.remove(ARGV, 4)
+local longest = tonumber(ARGV[3]) or 0
+if longest > 0 then redis.pcall('HSET', KEYS[5], host, ARGV[3]) else redis.pcall('HDEL', KEYS[5], host) end
+local asked = redis.pcall('HVALS', KEYS[5])
+if type(asked) == 'table' then
+  for _, seconds in ipairs(asked) do
+    if (tonumber(seconds) or 0) > longest then longest, ARGV[3] = tonumber(seconds), seconds end
+  end
+end
 local p = redis.pcall('HMGET', KEYS[1], 'delay', 'crawl_delay', 'next')
 if type(p) == 'table' and p[3] then
   local interval = math.max(tonumber(p[1]) or 0, tonumber(p[2]) or 0)
@@ -1425,11 +1439,18 @@ class LeasedQueue:
         fields: tuple[str | float, ...] = ("delay", delay, "concurrency", concurrency)
         self._set_polite(site, *fields, *(() if obey_robots else ("crawl_delay", 0.0)))
 
-    def set_crawl_delay(self, site: str, seconds: float) -> None:
-        """The crawl-delay the site's robots.txt asks for (used when longer than the rule's delay), from the
-        site's last request on (``_CRAWL_DELAY``)."""
-        keys = [self.keys.polite(site), self.keys.politeness, self.keys.ready, self.keys.gated]
-        self._crawl_delay(keys=keys, args=[site, "crawl_delay", seconds])
+    def set_crawl_delay(self, site: str, seconds: float, host: str) -> None:
+        """The crawl-delay the robots.txt of ``host``, a host of the site, asks for (0: none longer than the
+        rule's delay); the site's is the longest its hosts ask for (used when longer than the rule's
+        delay), from the site's last request on (``_CRAWL_DELAY``)."""
+        keys = [
+            self.keys.polite(site),
+            self.keys.politeness,
+            self.keys.ready,
+            self.keys.gated,
+            self.keys.crawl_delays(site),
+        ]
+        self._crawl_delay(keys=keys, args=[site, "crawl_delay", seconds, host])
 
     def _set_polite(self, site: str, *fields: str | float) -> None:
         """Write ``fields`` (field, value, ...) to ``site``'s politeness hash, and keep them where the pop

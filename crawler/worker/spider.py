@@ -233,9 +233,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._bloom: RedisBloom | None = None
         # Per site, the article pages where the rule's fields matched: an empty page after them is a sign.
         self.matched: dict[str, int] = {}
-        # Per queue slot, the crawl-delay its robots.txt asks for (0: none past the rule's delay) that Redis
-        # has not taken yet (away, or refusing writes): written again every second until it does.
-        self._crawl_delays: dict[str, float] = {}
+        # Per queue slot and host, the crawl-delay the host's robots.txt asks for (0: none past the rule's
+        # delay) that Redis has not taken yet (away, or refusing writes): written again every second until
+        # it does.
+        self._crawl_delays: dict[tuple[str, str], float] = {}
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
@@ -495,18 +496,26 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
     def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
         """A site's robots.txt, read or read again: a crawl-delay it asks for longer than the rule's delay
         is kept for every worker (at most ``ROBOTS_MAX_CRAWL_DELAY``); a shorter one, or none, puts the
-        site back to its rule's delay, which a crawl-delay kept before no longer lengthens."""
+        site back to its rule's delay, which a crawl-delay kept before no longer lengthens, unless another
+        host of the site asks for one (the site keeps the longest its hosts ask for)."""
         work = Work.of(request)
         rule = self.rule_of(work.site)
         if rule is None:
             return
         asked = robotparser.crawl_delay(robots_agent(request, self.crawler.settings))
+        host = urlsplit(request.url).netloc
         delay = 0.0
         if asked is not None and asked > rule.delay:
             delay = min(float(asked), self.crawler.settings.getfloat("ROBOTS_MAX_CRAWL_DELAY"))
-            logger.info("%s: robots.txt asks for a crawl-delay of %g s (kept: %g s)", rule.site, asked, delay)
+            logger.info(
+                "%s: robots.txt of %s asks for a crawl-delay of %g s (kept: %g s)",
+                rule.site,
+                host,
+                asked,
+                delay,
+            )
         retrying = bool(self._crawl_delays)
-        self._crawl_delays[work.slot] = delay
+        self._crawl_delays[work.slot, host] = delay
         if not retrying:
             self._keep_crawl_delays()
 
@@ -516,9 +525,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         (:func:`outage_of`)."""
         try:
             while self._crawl_delays:
-                slot, delay = next(iter(self._crawl_delays.items()))
-                self.queue.set_crawl_delay(slot, delay)
-                del self._crawl_delays[slot]
+                (slot, host), delay = next(iter(self._crawl_delays.items()))
+                self.queue.set_crawl_delay(slot, delay, host)
+                del self._crawl_delays[slot, host]
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(
                 "keep the crawl-delay robots.txt asks for, tried again every second", exc
