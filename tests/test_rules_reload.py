@@ -437,12 +437,15 @@ def test_a_rule_edited_to_obey_robots_false_drops_its_sites_crawl_delay_in_a_run
     edited to ``obey_robots: false`` left the crawl-delay its robots.txt asked for before, which no
     robots.txt read lowers any more."""
     spider = reloading_spider(tmp_path, redis_server)
-    spider.queue.set_crawl_delay("site07", 5.0)
+    spider.queue.set_crawl_delay("site07", 5.0, "127.0.0.1:8080")
     polite = spider.queue.keys.polite("site07")
     assert float(spider.queue.server.hget(polite, "crawl_delay") or 0) == 5.0
+    assert spider.queue.server.hlen(spider.queue.keys.crawl_delays("site07")) == 1
     (tmp_path / "rules" / "site07.yaml").write_text(
         rule_text("site07").replace("politeness: {", "politeness: {obey_robots: false, "), encoding="utf-8"
     )
     looked_again(spider, "site07")
     assert spider.rules["site07"].obey_robots is False
     assert float(spider.queue.server.hget(polite, "crawl_delay") or 0) == 0.0
+    # The host's crawl-delay goes too: it would count again once the rule obeys robots.txt anew.
+    assert not spider.queue.server.exists(spider.queue.keys.crawl_delays("site07"))

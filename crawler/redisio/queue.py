@@ -1433,11 +1433,14 @@ class LeasedQueue:
         """A site's politeness from its rule: at most one request every ``delay`` seconds and
         ``concurrency`` at once, for every worker together (the workers and the jobs set it, alike); a
         rule that does not obey robots.txt (``obey_robots`` False) drops the crawl-delay one read before
-        (:meth:`set_crawl_delay`), which no robots.txt read will lower again. Neither this nor
+        (:meth:`set_crawl_delay`), which no robots.txt read will lower again, and its hosts' (a host's
+        kept from before would count again once the rule obeys robots.txt anew). Neither this nor
         :meth:`set_crawl_delay` and :meth:`back_off` writes to a politeness key that holds another type
         (:meth:`wrong_keys`): the site is set aside until it is removed."""
         fields: tuple[str | float, ...] = ("delay", delay, "concurrency", concurrency)
         self._set_polite(site, *fields, *(() if obey_robots else ("crawl_delay", 0.0)))
+        if not obey_robots:
+            self.server.delete(self.keys.crawl_delays(site))
 
     def set_crawl_delay(self, site: str, seconds: float, host: str) -> None:
         """The crawl-delay the robots.txt of ``host``, a host of the site, asks for (0: none longer than the
