@@ -395,6 +395,10 @@ DISCOVER_QUEUE_TARGET: Annotated[int, Range("a number of requests", 1)] = 16
 DISCOVER_SYNC_PAGES: Annotated[int, Range("a number of pages", 1)] = 20
 # Links a host keeps in the frontier at most (the best ones): a trap's endless pages stay bounded.
 DISCOVER_FRONTIER_PER_HOST: Annotated[int, Range("a number of links", 1)] = 2000
+# Days a discover host's entries in Redis (its frontier, best score, rewards, politeness) are kept untouched
+# (no link kept to it, none released, no page of it fetched): a week, far past ROBOTS_MAX_AGE_SECONDS, so a
+# host met again after it has its robots.txt read again; without it they grow with every host ever met.
+DISCOVER_HOST_KEEP_DAYS: Annotated[float, Range("days", 0, above=True)] = 7.0
 # Stored articles of each of a topic's example sites read as examples.
 DISCOVER_EXAMPLE_ARTICLES: Annotated[int, Range("a number of articles", 0)] = 50
 

@@ -809,8 +809,8 @@ def _waiting(state: dict[str, str], job: tuple[int, bool] | None) -> dict[str, A
 def _discover(server: redis.Redis, keys: Keys, site: str, recent: Counter[str]) -> dict[str, Any]:
     """A discover crawl's last 24 hours (pages relevant and not; the links of its pages kept in the
     frontier, refused by the rule's domains, seen already; the links released from the frontier to the
-    queue; the link model's time a page) and its state (the frontier's links and hosts, the model's shared
-    updates)."""
+    queue; the link model's time a page; the idle hosts whose entries went) and its state (the frontier's
+    links and hosts, the model's shared updates)."""
     read = recent["discover/relevant"] + recent["discover/irrelevant"]
     frontier = Frontier(server, keys, site)
     model = SharedModel(server, keys, site, "status")
@@ -828,6 +828,7 @@ def _discover(server: redis.Redis, keys: Keys, site: str, recent: Counter[str]) 
         ),
         "frontier_links": frontier.size(),
         "frontier_hosts": int(server.hlen(frontier.target.best)),
+        "hosts_expired_24h": recent["discover/hosts_expired"],
         "model_shares": int(server.xlen(model.log_key)),
     }
 

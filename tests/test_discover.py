@@ -689,6 +689,121 @@ def test_the_first_seed_read_does_not_take_the_queue_while_another_seeds_request
     assert frontier.choose(16, wait=True, seeded=["pending.test"]) == ["read.test"] * 10, "its seed is over"
 
 
+def _kept_frontier(server: Any, hosts: list[str]) -> tuple[Frontier, RedisBloom, LeasedQueue]:
+    """A frontier kept an hour untouched, two links kept to each of ``hosts``, each host rewarded, and
+    one request released to each (queued in its slot), for job ``j``."""
+    keys = Keys("crawler")
+    bloom = RedisBloom(server, keys.bloom, capacity=10_000, error_rate=0.001)
+    frontier = Frontier(server, keys, "energy", strategy=BEST_FIRST, per_host=5, keep_seconds=3600)
+    server.hset(keys.job("j"), mapping={"budget": 100, "issued": 0})
+    urls = [f"http://{host}/{k}" for host in hosts for k in range(2)]
+    frontier.keep(
+        bloom, [u.encode() for u in urls], [urlsplit_host(u) for u in urls], [_entry(u, 0.5) for u in urls]
+    )
+    for host in hosts:
+        frontier.reward(host, relevant=True)
+        frontier.reward(host, relevant=False)
+
+    def request_of(entry: Entry, host: str) -> tuple[bytes, int]:
+        meta = {"site": "energy", "slot": slot_of("energy", host), "job": "j"}
+        return json.dumps({"url": entry.url, "meta": meta}).encode(), 0
+
+    assert frontier.release(
+        len(hosts), job="j", budget=100, delay=0.5, concurrency=1, request_of=request_of
+    ) == (
+        len(hosts),
+        0,
+    )
+    return frontier, bloom, LeasedQueue(server, keys)
+
+
+def _ended(queue: LeasedQueue, slots: set[str]) -> None:
+    """Lease and acknowledge the queued request of each of ``slots``."""
+    while slots:
+        popped = queue.pop()
+        assert popped.member is not None and popped.site in slots, popped
+        assert queue.ack(popped.member, site=popped.site, job="j")
+        slots.discard(popped.site)
+
+
+def _untouched(server: Any, frontier: Frontier, host: str, seconds: float) -> None:
+    """Move ``host``'s last touch ``seconds`` back (the time of Redis, as the scripts read it)."""
+    now = server.time()
+    server.zadd(frontier.touched, {host: now[0] + now[1] / 1e6 - seconds})
+
+
+def _held(server: Any, frontier: Frontier, host: str) -> dict[str, bool]:
+    keys, slot = Keys("crawler"), slot_of("energy", host)
+    return {
+        "frontier": bool(server.exists(f"{frontier.target.prefix}{host}")),
+        "best": server.hexists(frontier.target.best, host),
+        "good": server.hexists(f"{frontier.base}:good", host),
+        "bad": server.hexists(f"{frontier.base}:bad", host),
+        "polite": bool(server.exists(keys.polite(slot))),
+        "politeness": server.hexists(keys.politeness, slot),
+        "pending": server.hexists(keys.pending, slot),
+        "touched": server.zscore(frontier.touched, host) is not None,
+    }
+
+
+def test_an_idle_hosts_entries_go_and_a_busy_or_queued_hosts_stay(redis_client: Any) -> None:
+    frontier, bloom, queue = _kept_frontier(redis_client, ["idle.test", "busy.test", "queued.test"])
+    _ended(queue, {"energy@idle.test", "energy@busy.test"})
+    assert 0 < redis_client.ttl(f"{frontier.target.prefix}idle.test") <= 3600, "a host's links expire too"
+    assert frontier.prune() == 0, "all touched within the hour"
+    _untouched(redis_client, frontier, "idle.test", 3601)
+    _untouched(redis_client, frontier, "queued.test", 7200)
+    assert frontier.prune() == 1
+    assert _held(redis_client, frontier, "idle.test") == dict.fromkeys(
+        ["frontier", "best", "good", "bad", "polite", "politeness", "pending", "touched"], False
+    )
+    for host in ("busy.test", "queued.test"):
+        assert all(_held(redis_client, frontier, host).values()), host
+    now = redis_client.time()[0]
+    assert redis_client.zscore(frontier.touched, "queued.test") >= now - 1, (
+        "its queued request: looked at later"
+    )
+    assert queue.pop().site == "energy@queued.test", "nothing queued lost"
+    assert frontier.prune() == 0
+    again = ["http://idle.test/0", "http://idle.test/9"]
+    assert (
+        frontier.keep(bloom, [u.encode() for u in again], ["idle.test"] * 2, [_entry(u, 0.5) for u in again])
+        == 1
+    ), "its links forgotten stay seen: only a new one brings the host back"
+    assert _held(redis_client, frontier, "idle.test")["touched"]
+
+
+def test_a_pruned_hosts_crawl_delay_is_still_obeyed_when_it_is_met_again(redis_client: Any) -> None:
+    frontier, bloom, queue = _kept_frontier(redis_client, ["slow.test"])
+    _ended(queue, {"energy@slow.test"})
+    queue.set_crawl_delay("energy@slow.test", 30.0)
+    _untouched(redis_client, frontier, "slow.test", 3601)
+    assert frontier.prune() == 1
+    held = _held(redis_client, frontier, "slow.test")
+    assert not held["frontier"] and not held["best"] and not held["pending"]
+    assert held["polite"] and held["politeness"], "the crawl-delay robots.txt asked for is kept"
+    urls = [f"http://slow.test/new{k}" for k in range(2)]
+    frontier.keep(bloom, [u.encode() for u in urls], ["slow.test"] * 2, [_entry(u, 0.5) for u in urls])
+
+    def request_of(entry: Entry, host: str) -> tuple[bytes, int]:
+        return json.dumps(
+            {"url": entry.url, "meta": {"site": "energy", "slot": slot_of("energy", host)}}
+        ).encode(), 0
+
+    for _ in urls:
+        assert (
+            frontier.release(1, job="j", budget=100, delay=0.5, concurrency=1, request_of=request_of)[0] == 1
+        )
+    keys = Keys("crawler")  # its last request long ago: it may send now
+    redis_client.hset(keys.polite("energy@slow.test"), "next", 0)
+    redis_client.zadd(keys.gated, {"energy@slow.test": 0})
+    first = queue.pop()
+    assert first.site == "energy@slow.test"
+    queue.ack(first.member or "", site="energy@slow.test", job="j")
+    second = queue.pop()
+    assert second.member is None and second.wait is not None and second.wait > 25, second
+
+
 def test_a_chosen_hosts_links_are_valued_again_and_one_worth_less_now_waits(redis_client: Any) -> None:
     keys = Keys("crawler")
     redis_client.hset(keys.job("j"), mapping={"budget": 10, "issued": 0})
@@ -1030,3 +1145,30 @@ def test_a_refill_whose_every_choice_fell_in_value_still_releases_a_link(
         0.5,
         0.5,
     ]
+
+
+def test_a_refill_forgets_the_rules_idle_hosts_once_a_while_and_counts_them(
+    redis_server: str, redis_client: Any, tmp_path: Path
+) -> None:
+    keys = Keys("crawler")
+    redis_client.hset(keys.job("j1"), mapping={"budget": 100, "issued": 0, "pending": 16, "kind": "temp"})
+    pipeline = _pipeline(redis_server, tmp_path)
+    discovery = pipeline.discovery
+    rule = discovery.rule("energy")
+    assert rule is not None
+    frontier = discovery.frontier(rule)
+    assert frontier.keep_seconds == 7 * 86400, "DISCOVER_HOST_KEEP_DAYS"
+    urls = ["http://old.test/a", "http://new.test/a"]
+    frontier.keep(
+        discovery._bloom, [u.encode() for u in urls], ["old.test", "new.test"], [_entry(u, 0.5) for u in urls]
+    )
+    _untouched(redis_client, frontier, "old.test", 8 * 86400)
+    assert discovery.refill(rule, "j1") == 0, "no room: the queue is full"
+    assert discovery.refill(rule, "j1") == 0
+    assert redis_client.zrange(frontier.touched, 0, -1) == [b"new.test"]
+    assert not redis_client.exists(f"{frontier.target.prefix}old.test")
+    _untouched(redis_client, frontier, "new.test", 8 * 86400)
+    assert discovery.refill(rule, "j1") == 0
+    assert redis_client.zrange(frontier.touched, 0, -1) == [b"new.test"], "once a PRUNE_SECONDS a worker"
+    assert discovery.crawler.stats is not None
+    assert discovery.crawler.stats.get_value("discover/hosts_expired/energy") == 1

@@ -508,7 +508,7 @@ def test_a_sites_queued_requests_count_those_of_its_discover_crawls_host_slots(
     assert {site["site"]: site["queued"] for site in report["sites"]} == {"demo-citynews": 1, "energy": 3}
 
 
-def test_a_discover_crawl_shows_its_links_kept_refused_seen_already_and_released(
+def test_a_discover_crawl_shows_its_links_kept_refused_seen_already_released_and_hosts_expired(
     rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
     (rules / "energy.yaml").write_text(
@@ -526,6 +526,7 @@ def test_a_discover_crawl_shows_its_links_kept_refused_seen_already_and_released
             "discover/links_refused": 5,
             "discover/links_seen": 17,
             "discover/released": 9,
+            "discover/hosts_expired": 4,
         },
     )
     found = build_status(redis_client, Keys("crawler"), load_rules(rules), now)["sites"][0]["discover"]
@@ -536,6 +537,7 @@ def test_a_discover_crawl_shows_its_links_kept_refused_seen_already_and_released
         "links_seen_24h": 17,
         "links_released_24h": 9,
     }
+    assert found["hosts_expired_24h"] == 4
     columns = _table(run_crawler("status").splitlines(), "Discover crawls")["energy"]
     assert (columns["links kept"], columns["refused"], columns["seen already"], columns["released"]) == (
         "41",

@@ -194,22 +194,28 @@ return {status, slices, last_count, count, table.concat(flags)}
 # The same, and every new item kept in a discover rule's frontier in the same call (a link is marked seen
 # only together with its keeping), counted in the record's ``kept`` (a hash, its time-to-live renewed) when
 # a record is given. After the slice keys: the frontier's hash of each host's best score, the record (or
-# ''); after the offsets: the frontier's key prefix (a host's sorted set is the prefix and the host), the
-# most entries a host keeps (0: no limit; past it the lowest goes), the record's time-to-live in seconds,
-# then host, score and entry per item.
+# '', the sorted set of each host's last touch (or ''); after the offsets: the frontier's key prefix (a
+# host's sorted set is the prefix and the host), the most entries a host keeps (0: no limit; past it the
+# lowest goes), the record's time-to-live in seconds, the seconds a host's set is kept untouched (0: for
+# ever; each keeping touches the host, now in Redis's clock), then host, score and entry per item.
 _LUA_TEST_AND_SET_AND_STASH = (
     _LUA_TEST_AND_SET_CORE
     + """
 local frontier, cap = ARGV[6 + 3 * sent], tonumber(ARGV[7 + 3 * sent])
-local best, record = KEYS[2 + sent], KEYS[3 + sent]
+local keep = tonumber(ARGV[9 + 3 * sent])
+local best, record, touched = KEYS[2 + sent], KEYS[3 + sent], KEYS[4 + sent]
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
 local kept = 0
 for j = 1, #flags do
   if flags[j] == '0' then
-    local at = 6 + 3 * sent + 3 * j
+    local at = 7 + 3 * sent + 3 * j
     local host = ARGV[at]
     local key = frontier .. host
     redis.call('ZADD', key, tonumber(ARGV[at + 1]), ARGV[at + 2])
     if cap > 0 and redis.call('ZCARD', key) > cap then redis.call('ZPOPMIN', key) end
+    if keep > 0 then redis.call('EXPIRE', key, keep) end
+    if touched ~= '' then redis.call('ZADD', touched, now, host) end
     redis.call('HSET', best, host, redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
     kept = kept + 1
   end
@@ -297,21 +303,25 @@ class QueueTarget:
 @dataclass(frozen=True, slots=True)
 class StashTarget:
     """Where :meth:`RedisBloom.add_and_stash` keeps new items: a discover rule's frontier (the key prefix
-    of its hosts' sorted sets, the hash of each host's best score) and the most entries a host keeps; and
-    the ``record`` (a hash, kept ``record_seconds``) whose ``kept`` counts them, when not ''."""
+    of its hosts' sorted sets, the hash of each host's best score) and the most entries a host keeps; the
+    ``record`` (a hash, kept ``record_seconds``) whose ``kept`` counts them, when not ''; the sorted set
+    ``touched`` of each host's last keeping, when not '', and the seconds ``keep_seconds`` a host's set is
+    kept after it (0: for ever)."""
 
     prefix: str
     best: str
     per_host: int
     record: str = ""
     record_seconds: int = 0
+    touched: str = ""
+    keep_seconds: int = 0
 
     @property
     def keys(self) -> list[str]:
-        return [self.best, self.record]
+        return [self.best, self.record, self.touched]
 
     def args(self) -> list[str | int]:
-        return [self.prefix, self.per_host, self.record_seconds]
+        return [self.prefix, self.per_host, self.record_seconds, self.keep_seconds]
 
 
 class RedisBloom:
