@@ -776,7 +776,7 @@ def test_an_idle_hosts_entries_go_and_a_busy_or_queued_hosts_stay(redis_client: 
 def test_a_pruned_hosts_crawl_delay_is_still_obeyed_when_it_is_met_again(redis_client: Any) -> None:
     frontier, bloom, queue = _kept_frontier(redis_client, ["slow.test"])
     _ended(queue, {"energy@slow.test"})
-    queue.set_crawl_delay("energy@slow.test", 30.0)
+    queue.set_crawl_delay("energy@slow.test", 30.0, "slow.test")
     _untouched(redis_client, frontier, "slow.test", 3601)
     assert frontier.prune() == 1
     held = _held(redis_client, frontier, "slow.test")
