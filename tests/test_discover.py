@@ -616,6 +616,33 @@ def test_release_queues_best_entries_in_their_hosts_slots_and_never_passes_the_b
     assert slot_of("energy", "h1.test:8080") == "energy@h1.test:8080"
 
 
+def test_a_hosts_crawl_delay_goes_once_its_rule_stops_obeying_robots_txt(redis_client: Any) -> None:
+    # A host met while the rule obeyed robots.txt kept the crawl-delay its robots.txt asked for (its slot's
+    # politeness is written once, HSETNX): once the rule says obey_robots: false, no robots.txt read lowers
+    # it again, as configure() drops the site's own.
+    keys = Keys("crawler")
+    job = "j1"
+    redis_client.hset(keys.job(job), mapping={"budget": 10, "issued": 0})
+    frontier, bloom = _frontier(redis_client, BEST_FIRST)
+    urls = ["http://a.test/1", "http://a.test/2"]
+    frontier.keep(bloom, [u.encode() for u in urls], ["a.test"] * 2, [_entry(u, 0.5) for u in urls])
+    queue = LeasedQueue(redis_client, keys)
+    slot = slot_of("energy", "a.test")
+
+    def request_of(entry: Entry, host: str) -> tuple[bytes, int]:
+        return json.dumps({"url": entry.url, "meta": {"site": "energy", "slot": slot}}).encode(), 1
+
+    frontier.release(1, job=job, budget=10, delay=0.5, concurrency=1, request_of=request_of)
+    queue.set_crawl_delay(slot, 5.0)
+    frontier.release(
+        1, job=job, budget=10, delay=0.5, concurrency=1, request_of=request_of, obey_robots=False
+    )
+    assert float(redis_client.hget(keys.polite(slot), "crawl_delay")) == 0.0
+    saved = json.loads(redis_client.hget(keys.politeness, slot))
+    assert float(saved["crawl_delay"]) == 0.0, "nor does the pop restore it"
+    assert float(redis_client.hget(keys.polite(slot), "delay")) == 0.5, "the rule's own delay is kept"
+
+
 def urlsplit_host(url: str) -> str:
     return url.split("/")[2]
 

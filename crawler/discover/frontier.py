@@ -57,16 +57,18 @@ __all__ = ["Entry", "Frontier", "slot_of"]
 
 # KEYS: pending counts, the job's hash, the arrival counter, the best scores, the hosts' last touches. ARGV:
 # the queue's key prefix, the frontier's, the budget, the rule's delay and concurrency, the seconds a host's
-# set is kept untouched (0: for ever), then per host: host, queue slot, the entry to release ('' for none),
-# its queued request, its priority, how many entries are valued again, then score and entry of each (a
-# score is changed only for an entry still there). Each host is touched. Reply: how many were queued.
+# set is kept untouched (0: for ever), '1' when the rule obeys robots.txt (else '0': a crawl-delay a host's
+# robots.txt asked for before is dropped, as LeasedQueue.configure drops a site's), then per host: host,
+# queue slot, the entry to release ('' for none), its queued request, its priority, how many entries are
+# valued again, then score and entry of each (a score is changed only for an entry still there). Each host
+# is touched. Reply: how many were queued.
 _RELEASE = (
     SITE_LUA
     + """
 local K, frontier, budget, keep = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[6])
 local now = now_of()
 local released = 0
-local at = 7
+local at = 8
 while at <= #ARGV do
   local host, slot, entry, member, priority = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], ARGV[at + 4]
   local changed = tonumber(ARGV[at + 5])
@@ -81,6 +83,19 @@ while at <= #ARGV do
     redis.call('HSETNX', polite, 'delay', ARGV[4])
     redis.call('HSETNX', polite, 'concurrency', ARGV[5])
     redis.pcall('HSETNX', K .. ':politeness', slot, cjson.encode({delay = ARGV[4], concurrency = ARGV[5]}))
+    if ARGV[7] == '0' then
+      redis.pcall('DEL', K .. ':crawl-delays:' .. slot)
+      -- A key of another type (someone SET it) is left as it is: the pop sets the slot aside.
+      if (tonumber(redis.pcall('HGET', polite, 'crawl_delay')) or 0) > 0 then
+        redis.pcall('HSET', polite, 'crawl_delay', 0)
+      end
+      local saved = redis.pcall('HGET', K .. ':politeness', slot)
+      local ok, settings = pcall(cjson.decode, type(saved) == 'string' and saved or '')
+      if ok and type(settings) == 'table' and (tonumber(settings.crawl_delay) or 0) > 0 then
+        settings.crawl_delay = 0
+        redis.pcall('HSET', K .. ':politeness', slot, cjson.encode(settings))
+      end
+    end
     local score = -tonumber(priority) * 1099511627776 + redis.call('INCR', KEYS[3])
     if enqueue(K, slot, score, member) == 1 then
       redis.call('HINCRBY', KEYS[1], slot, 1)
@@ -379,13 +394,15 @@ class Frontier:
         value_of: Callable[[Entry], float] | None = None,
         wait: bool = False,
         seeded: Iterable[str] = (),
+        obey_robots: bool = True,
     ) -> tuple[int, int]:
         """Queue ``count`` requests of ``job`` within ``budget`` (step 3): a host chosen for n of them gives
         its n best entries; ``request_of(entry, host)`` gives an entry's queued request and priority. With
         ``value_of`` (the learned strategy), each chosen host's best entries (``REVALUED``, or n if more)
         are valued again first, and a host whose best fell under ``REVALUE_KEEP`` of its score is left for
-        the next choice. ``wait`` and ``seeded``: see :meth:`choose`. How many were queued, and how many
-        requests were left so."""
+        the next choice; a rule that does not obey robots.txt (``obey_robots`` False) drops the crawl-delay
+        a chosen host's robots.txt asked for before. ``wait`` and ``seeded``: see :meth:`choose`. How many
+        were queued, and how many requests were left so."""
         if count <= 0:
             return 0, 0
         chosen = Counter(self.choose(count, wait=wait, seeded=seeded))
@@ -403,6 +420,7 @@ class Frontier:
             delay,
             concurrency,
             self.keep_seconds,
+            int(obey_robots),
         ]
         left = 0
         for (host, times), top in zip(chosen.items(), tops, strict=True):

@@ -395,6 +395,7 @@ class Discovery:
                 delay=rule.delay,
                 concurrency=rule.concurrency,
                 request_of=request_of,
+                obey_robots=rule.obey_robots,
                 value_of=revalue,
                 wait=others,
                 seeded=seeded,
