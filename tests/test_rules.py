@@ -237,6 +237,22 @@ def test_a_key_under_indented_below_an_empty_key_says_to_indent_it(tmp_path: Pat
     )
 
 
+def test_a_key_after_an_empty_key_that_takes_no_keys_is_not_said_to_go_under_it(tmp_path: Path) -> None:
+    # max_pages takes a number: `allow` is no key of it, and the hint to indent it under max_pages misled.
+    text = MINIMAL_RULE.replace(
+        "  links: {allow: ['/citynews/']}", "  links: {allow: ['/citynews/']}\n  max_pages:\n  allow: ['/x/']"
+    )
+    file = tmp_path / "rules" / "site.yaml"
+    assert errors_of(tmp_path, text)[0] == (
+        f'{file}: index.allow: unknown key "allow" (expected one of: links, next_page, max_pages)'
+    )
+    # Nor under a mapping whose keys it is not one of.
+    text = MINIMAL_RULE.replace("  links: {allow: ['/citynews/']}", "  links:\n  colour: red")
+    assert errors_of(tmp_path, text)[0] == (
+        f'{file}: index.colour: unknown key "colour" (expected one of: links, next_page, max_pages)'
+    )
+
+
 def test_a_field_given_as_a_bare_xpath_names_the_mapping_to_write(tmp_path: Path) -> None:
     text = MINIMAL_RULE + "article:\n  fields:\n    title: //h1[@id='t']\n"
     (message,) = errors_of(tmp_path, text)

@@ -95,6 +95,24 @@ _FIELD_KEYS = ("xpath", "regex", "join", "strip")
 _POLITENESS_KEYS = ("delay", "concurrency", "obey_robots")
 _SCHEDULE_KEYS = ("every", "cron", "min", "max")
 _ACCESS_KEYS = ("proxies", "proxies_file", "sessions", "login_url")
+# The keys a key of a rule takes, by its dotted name (None: any name, as a field's); a key not here takes
+# none (a number, a string, a list), so no key is said to belong under it when it is left empty.
+_KEYS_UNDER: dict[str, Sequence[str] | None] = {
+    "api": _API_KEYS,
+    "search": _SEARCH_KEYS,
+    "discover": _DISCOVER_KEYS,
+    "index": _INDEX_KEYS,
+    "article": _ARTICLE_KEYS,
+    "politeness": _POLITENESS_KEYS,
+    "schedule": _SCHEDULE_KEYS,
+    "headers": None,
+    "access": _ACCESS_KEYS,
+    "api.fields": None,
+    "search.links": _LINKS_KEYS,
+    "discover.topic": _TOPIC_KEYS,
+    "index.links": _LINKS_KEYS,
+    "article.fields": None,
+}
 
 _FIELD_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _HOST_LABELS_RE = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,62})(?:\.[a-z0-9_](?:[a-z0-9_-]{0,62}))*")
@@ -102,6 +120,14 @@ _HOST_LABELS_RE = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,62})(?:\.[a-z0-9_](?:[a-
 _HEADER_NAME_RE = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 # Credentials the queue never keeps (crawler/requests.py, SENT_ONLY_HEADERS): a session sends them.
 _CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+
+
+def _belongs_under(key: str, before: object, name: str) -> bool:
+    """Whether ``name``, a key of ``key`` that ``key`` does not take, is one the key ``before`` it takes."""
+    if not isinstance(before, str) or _join(key, before) not in _KEYS_UNDER:
+        return False
+    taken = _KEYS_UNDER[_join(key, before)]
+    return taken is None or name in taken
 
 
 class Checker:
@@ -143,7 +169,7 @@ class Checker:
                 )
             elif allowed is not None and name not in allowed:
                 hint = did_you_mean(name, list(allowed), quote=_shown)
-                if not hint and isinstance(before, str) and before in allowed and value[before] is None:
+                if not hint and _belongs_under(key, before, name) and value[before] is None:
                     # `links:` left empty, its keys written at its own indentation: YAML reads them as its
                     # siblings.
                     hint = (
