@@ -894,6 +894,36 @@ def test_an_unknown_option_of_a_command_is_named_with_that_command(
     assert run.stderr.splitlines()[-1] == said, run.stderr
 
 
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (
+            ["temp", "demo-citynews", "--data", "elsewhere"],
+            "crawler temp: error: unrecognized arguments: --data elsewhere (--data-dir is an option of"
+            " crawler itself: give it before the command, as in `crawler --data-dir DIR COMMAND ...`)",
+        ),
+        (
+            ["rules", "check", "--rules=elsewhere"],
+            "crawler rules check: error: unrecognized arguments: --rules=elsewhere (--rules-dir is an option"
+            " of crawler itself: give it before the command, as in `crawler --rules-dir DIR COMMAND ...`)",
+        ),
+        (
+            ["status", "--verb"],
+            "crawler status: error: unrecognized arguments: --verb (--verbose is an option of crawler itself:"
+            " give it before the command, as in `crawler --verbose COMMAND ...`)",
+        ),
+    ],
+)
+def test_a_global_option_abbreviated_after_the_command_says_where_it_goes(
+    tmp_path: Path, command: list[str], said: str
+) -> None:
+    # argparse takes --data for --data-dir before the command: after it, the hint is the one of the whole
+    # name, not a did-you-mean of one of the command's own options (--data: '--again').
+    run = crawler(*command, cwd=tmp_path, env={"CRAWLER_COMMAND": "crawler"})
+    assert run.code == 2, run.stderr
+    assert run.stderr.splitlines()[-1] == said, run.stderr
+
+
 def test_a_setting_before_the_command_says_it_goes_after(tmp_path: Path) -> None:
     run = crawler(
         "-s", "LEASE_SECONDS=5", "temp", "citynews", cwd=tmp_path, env={"CRAWLER_COMMAND": "crawler"}

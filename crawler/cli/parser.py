@@ -69,6 +69,19 @@ _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _GLOBAL_OPTIONS = {"--data-dir": " DIR", "--rules-dir": " DIR", "--verbose": "", "-v": ""}
 
 
+def _global_option(word: str) -> str | None:
+    """The option of ``crawler`` itself that ``word`` (up to an ``=``) names: its whole name, or a prefix
+    of it that argparse takes for it before the command (``--data``, ``--verb``; one that ``--version``
+    shares is ambiguous there); None for any other word."""
+    option = word.partition("=")[0]
+    if option in _GLOBAL_OPTIONS:
+        return option
+    if len(option) <= 2 or not option.startswith("--"):
+        return None
+    named = [name for name in (*_GLOBAL_OPTIONS, "--version") if name.startswith(option)]
+    return named[0] if len(named) == 1 and named[0] in _GLOBAL_OPTIONS else None
+
+
 def folders_before_command(argv: Sequence[str]) -> tuple[str | None, str | None]:
     """The ``--data-dir`` and ``--rules-dir`` given before the command in ``argv``, read before the parser
     runs, so that the commands its usage errors suggest repeat them; as the parser reads them, a prefix
@@ -116,7 +129,7 @@ class _Parser(argparse.ArgumentParser):
                 if word.startswith("--") and word.partition("=")[0] not in options
             ]
             message = f"unrecognized arguments: {' '.join(extras)}"
-            if not any(word.partition("=")[0] in _GLOBAL_OPTIONS for word in extras):
+            if not any(_global_option(word) for word in extras):
                 # A global option after the command is said by error() where it goes instead.
                 help_command = suggest(f"{self.prog.partition(' ')[2]} --help")
                 message += f"{next(filter(None, close), '')} (`{help_command}` lists its options)"
@@ -135,7 +148,7 @@ class _Parser(argparse.ArgumentParser):
         if message.startswith("unrecognized arguments:"):
             given = message.split(":", 1)[1].split()
             for option, value in _GLOBAL_OPTIONS.items():
-                if any(word == option or word.startswith(f"{option}=") for word in given):
+                if any(_global_option(word) == option for word in given):
                     message += (
                         f" ({option} is an option of crawler itself: give it before the command,"
                         f" as in `{command_name()} {option}{value} COMMAND ...`)"
