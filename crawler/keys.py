@@ -181,7 +181,8 @@ class Keys:
         errors, refused, links (article links found), taken (requests taken out of the queue unfetched: an
         interrupted demo's, by the next demo), again (article requests queued though seen, by a job that
         fetches seen URLs again: ``crawler temp SITE --again``, whose hash has ``fetches_seen`` 1), lost
-        (requests it counted pending that Redis no longer held, written off: LeasedQueue.lost)
+        (requests it counted pending that Redis no longer held, written off: LeasedQueue.lost), moved
+        (its requests that left a lease for the delayed set or a queue: LeasedQueue.job_lost reads it)
         (a discover crawl's too: budget, issued, links_seen), its notes, what it is, and when a temp crawl
         saw it end (``ended``) (a hash)."""
         return f"{self.prefix}:job:{job}"

@@ -1815,3 +1815,39 @@ def test_a_key_of_sharing_of_another_type_stops_no_pop(redis_client: redis.Redis
     else:
         taken = after[0].site or queue.pop_many(count=1, worker="b", may_hunger=True)[0].site
         assert taken == "news", "the slot is taken"
+
+
+def test_a_request_popped_and_deferred_during_both_looks_is_not_written_off(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """job_lost's look reads the leases first and last, the delayed set and the queues in between, and
+    answers only when the job's pending count did not move: a request popped once the look has read the
+    delayed set and deferred (lease -> delayed) before the look ends is in no place the look reads after,
+    its pending count unchanged. Both looks missed it so (a worker retrying it at once, twice), and the
+    request, alive in the delayed set, was written off: pending 0, lost 1. A request leaving a lease for
+    a place read before now counts a move of its job, and a look whose job moved answers None."""
+    monkeypatch.setattr("crawler.redisio.queue.JOB_LOST_READ_MAX", 1)  # one place a call: the moves between
+    queue = make_queue(redis_client)
+    queue.configure("news", delay=0, concurrency=4)
+    push(queue, request("http://news.test/retried", job="j1"))
+    look = queue._job_lost
+    places: list[str] = []
+
+    def stepped(*, keys: list[str], args: list[Any]) -> Any:
+        if args[5] == "":  # a look's first call: a retry that came due is queued again
+            queue.queue_due(now=time.time() + 1)
+        reply = look(keys=keys, args=args)
+        if isinstance(reply, list):
+            places.append(reply[0].decode())
+            if places[-1] == "queue:news":  # the delayed set read: a worker pops the request, defers it
+                lease = queue.pop().member
+                assert lease is not None
+                assert queue.defer(lease, 0, max_attempts=5) > 0
+        return reply
+
+    monkeypatch.setattr(queue, "_job_lost", stepped)
+    assert queue.job_lost("news", "j1", write_off=True) is None
+    assert places[:1] == ["queue:news"], "the request left the queue as the look came to it"
+    assert redis_client.hget("test:job:j1", "pending") == b"1"
+    assert redis_client.hget("test:job:j1", "lost") is None
+    assert queue.delayed() == 1, "the request waits for its retry"

@@ -229,6 +229,14 @@ local function job_of(member)
   if type(job) ~= 'string' or job == '' then return false end
   return job
 end
+-- A request leaving its lease for the delayed set or a queue (deferred, handed on, released, expired)
+-- counts a move of its job ('moved' in its hash, when it has one): LeasedQueue.job_lost's look reads the
+-- leases last, and one that moves so during the look is in a place it read before.
+local function moved(K, member)
+  local job = job_of(member)
+  local key = job and K .. ':job:' .. job
+  if key and redis.call('EXISTS', key) == 1 then redis.pcall('HINCRBY', key, 'moved', 1) end
+end
 -- A copy of a request that meets the very same member queued or waiting already (enqueue 0, a deferral
 -- onto a waiting copy) is one request with it from then on: the copy's count ends, its job's too.
 local function merged(K, site, member)
@@ -528,6 +536,7 @@ redis.call('ZREM', KEYS[1], ARGV[2])
 forget(K, ARGV[2])
 if ARGV[3] ~= ARGV[2] then redis.call('HDEL', KEYS[6], ARGV[2]) end
 downloaded(K, old_site, ARGV[2])
+if added == 1 then moved(K, ARGV[3]) end
 if added == 1 then
   if attempts then redis.call('HSET', KEYS[6], ARGV[3], attempts) end
 else
@@ -562,6 +571,7 @@ if redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2]) == 0 and site then merged(ARGV[
 redis.call('HSET', KEYS[2], ARGV[2], attempts)
 redis.call('ZREM', KEYS[1], ARGV[2])
 downloaded(ARGV[1], site, ARGV[2])
+moved(ARGV[1], ARGV[2])
 return attempts
 """
 )
@@ -819,6 +829,7 @@ for _, member in ipairs(due) do
   if ARGV[4] == '1' then
     redis.call('ZREM', KEYS[1], member)
     downloaded(ARGV[1], site, member)
+    moved(ARGV[1], member)
   end
   forget(ARGV[1], member)
 end
@@ -840,6 +851,7 @@ for i = 2, #ARGV do
     redis.call('ZREM', KEYS[1], ARGV[i])
     forget(ARGV[1], ARGV[i])
     downloaded(ARGV[1], site, ARGV[i])
+    moved(ARGV[1], ARGV[i])
     released = released + 1
   end
 end
@@ -1084,27 +1096,30 @@ JOB_LOST_READ_MAX = 1000
 
 # KEYS: pending, leases, delayed, the job's hash. ARGV: prefix, site, job, 1 to write off (else 0), the most
 # members to read, the place and the ZSCAN cursor the last call of this look ended with ('' and '0' for its
-# first call), the job's pending count then ('' when nothing is known of it yet).
+# first call), the job's counts then, ``pending:moved`` ('' when nothing is known of them yet).
 # One step of a look for the job's requests (meta.job): the leases whole first; then the delayed requests,
 # and the queues of the site and of its discover host slots (in name order), each with the queue a take set
 # aside (``taking``), read with ZSCAN, that many members a call at most; the leases whole again last. A
 # request of the job that stays where it is during the look is found (ZSCAN returns every member present
 # from its first call to its last); one that moves from the delayed set or a queue goes to a place read
-# after it (its queue, the queue set aside, a lease), or ends, which changes the job's count, as does a
-# request pushed meanwhile. One popped during the look and queued again (deferred, handed on, released)
-# before its last call is the one it can miss: LeasedQueue.job_lost looks twice.
-# Reply: {the place the next call reads, its cursor, the job's pending} while the look goes on; false once
-# a request of the job is found, or the job's pending count moved (or is none); once none was found, the
-# job's pending count, written off (the job's pending set to 0, its 'lost' counting what it had, and as many
-# taken from the site's counts) in that last call. The other jobs of the site, and their counts, are left as
-# they are.
+# after it (its queue, the queue set aside, a lease), or ends, which changes the job's pending count, as
+# does a request pushed meanwhile. One that leaves a lease for a place read before (deferred, handed on,
+# released, expired) counts a move of its job (SITE_LUA's moved): a look answers only when neither count
+# moved from its first call to its last. LeasedQueue.job_lost looks twice all the same.
+# Reply: {the place the next call reads, its cursor, the job's counts} while the look goes on; false once
+# a request of the job is found, or the job's counts moved (or it has no pending); once none was found,
+# {'', '', the job's counts}, its pending written off (set to 0, its 'lost' counting what it had, and as
+# many taken from the site's counts) in that last call. The other jobs of the site, and their counts, are
+# left as they are.
 _JOB_LOST = (
     SITE_LUA
     + """
 local site, slot, job = ARGV[2], ARGV[2] .. '@', ARGV[3]
 local budget = tonumber(ARGV[5])
-local pending = tonumber(redis.call('HGET', KEYS[4], 'pending')) or 0
-if pending <= 0 or (ARGV[8] ~= '' and tonumber(ARGV[8]) ~= pending) then return false end
+local counts = redis.call('HMGET', KEYS[4], 'pending', 'moved')
+local pending = tonumber(counts[1]) or 0
+local state = pending .. ':' .. (tonumber(counts[2]) or 0)
+if pending <= 0 or (ARGV[8] ~= '' and ARGV[8] ~= state) then return false end
 -- Decoded only when it holds the job's id at all.
 local function of_job(member)
   return string.find(member, job, 1, true) and job_of(member) == job
@@ -1159,7 +1174,7 @@ while place and read < budget do
   read = read + 1
   if cursor == '0' then place = after(place) end
 end
-if place then return {place, cursor, pending} end
+if place then return {place, cursor, state} end
 if not no_lease() then return false end
 if ARGV[4] == '1' then
   redis.call('HSET', KEYS[4], 'pending', 0)
@@ -1179,7 +1194,7 @@ if ARGV[4] == '1' then
     left = left - math.max(taken, 0)
   end
 end
-return pending
+return {'', '', state}
 """
 )
 
@@ -1908,16 +1923,18 @@ class LeasedQueue:
         job's pending is set to 0 (its ``lost`` counting what it had) and as many taken from the site's
         counts, in the same script. It looks twice through every request those sets hold, each look a
         script call per JOB_LOST_READ_MAX members or so (_JOB_LOST), and answers only when both found none,
-        the job's count unchanged from the first's start to the second's end: a request of the job popped
-        during a look and queued again (deferred, handed on, released) before that look ended is one a look
-        can miss, and the second would have to miss it again."""
-        counted = self._job_look(site, job, None, write_off=False)
-        return None if counted is None else self._job_look(site, job, counted, write_off=write_off)
+        the job's pending count unchanged from the first's start to the second's end, and none of its
+        requests moved from a lease to a place read before (``moved`` in the job's hash: deferred, handed
+        on, released, expired), the one way a look could miss a request that stays alive."""
+        seen = self._job_look(site, job, "", write_off=False)
+        answer = seen and self._job_look(site, job, seen, write_off=write_off)
+        return int(answer.partition(":")[0]) if answer else None
 
-    def _job_look(self, site: str, job: str, counted: int | None, *, write_off: bool) -> int | None:
-        """One look of :meth:`job_lost`, the job's pending count ``counted`` (None: any) at its start."""
+    def _job_look(self, site: str, job: str, seen: str, *, write_off: bool) -> str | None:
+        """One look of :meth:`job_lost`: the job's counts (``pending:moved``) it read, unchanged from its
+        start (``seen``, when not '') to its end; None when it found a request of the job, or they moved."""
         keys = [self.keys.pending, self.keys.leases, self.keys.delayed, self.keys.job(job)]
-        place, cursor, seen = "", "0", "" if counted is None else str(counted)
+        place, cursor = "", "0"
         while True:
             args: list[str | int] = [
                 self.keys.prefix,
@@ -1931,8 +1948,10 @@ class LeasedQueue:
             ]
             reply = self._job_lost(keys=keys, args=args)
             if not isinstance(reply, list):
-                return None if reply is None else int(reply)
-            place, cursor, seen = decoded(reply[0]), decoded(reply[1]), str(int(reply[2]))
+                return None
+            place, cursor, seen = decoded(reply[0]), decoded(reply[1]), decoded(reply[2])
+            if not place:
+                return seen
 
     def job_pending(self, job: str) -> int:
         return int(self.server.hget(self.keys.job(job), "pending") or 0)
