@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SITES_DIR, SiteServer
-from crawlsite import COMMAND_TIMEOUT, RULE, Site
+from crawlsite import COMMAND_TIMEOUT, RULE, Site, sites_spider
 from scrapy import Request
 from scrapy.http import Response, TextResponse
 from scrapy.robotstxt import RobotParser
@@ -537,3 +537,33 @@ def test_the_parses_a_worker_keeps_are_bounded_the_least_recently_used_dropped(c
         assert len(middleware._parsers) == 2, list(middleware._parsers)
 
     asyncio.run(crawl())
+
+
+def test_a_robots_txt_read_for_a_rule_that_no_longer_obeys_it_writes_no_crawl_delay(tmp_path: Path) -> None:
+    """A rule turned to ``obey_robots: false`` drops its site's crawl-delay (094cd8c), but a request queued
+    before (its meta without dont_obey_robotstxt) still has robots.txt read for it: the worker kept the
+    crawl-delay that robots.txt asked for again, 5.0 over the rule's delay, until the site's next job.
+    robots.txt read for a rule that does not obey it now writes none."""
+    import dataclasses
+
+    from scrapy import signals
+    from scrapy.robotstxt import ProtegoRobotParser
+
+    from crawler.keys import Keys
+    from crawler.redisio.connection import connect
+    from crawler.redisio.embedded import EmbeddedRedis
+
+    polite = Keys("crawler").polite("news")
+    with EmbeddedRedis(tmp_path / "data", watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        spider = sites_spider(tmp_path, url)
+        # The rule as the worker read it again (its file is not looked at again in this test).
+        spider.rules["news"] = dataclasses.replace(spider.rules["news"], obey_robots=False)
+        spider._next_look = float("inf")
+        request = Request("http://127.0.0.1/a/1", meta={"site": "news", "slot": "news"})
+        parser = ProtegoRobotParser.from_crawler(spider.crawler, b"User-agent: *\nCrawl-delay: 5\n")
+        handled = spider.crawler.signals.send_catch_log(
+            signal=signals.robots_parsed, robotparser=parser, request=request
+        )
+        assert [result for _, result in handled] == [None], "the spider's handler ran, and ended well"
+        assert float(connect(url).hget(polite, "crawl_delay") or 0) == 0.0

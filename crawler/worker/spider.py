@@ -497,10 +497,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         """A site's robots.txt, read or read again: a crawl-delay it asks for longer than the rule's delay
         is kept for every worker (at most ``ROBOTS_MAX_CRAWL_DELAY``); a shorter one, or none, puts the
         site back to its rule's delay, which a crawl-delay kept before no longer lengthens, unless another
-        host of the site asks for one (the site keeps the longest its hosts ask for)."""
+        host of the site asks for one (the site keeps the longest its hosts ask for). One read for a rule
+        that no longer obeys robots.txt (a request queued before it was changed) keeps none."""
         work = Work.of(request)
         rule = self.rule_of(work.site)
-        if rule is None:
+        if rule is None or not rule.obey_robots:
             return
         asked = robotparser.crawl_delay(robots_agent(request, self.crawler.settings))
         host = urlsplit(request.url).netloc
