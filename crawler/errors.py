@@ -84,14 +84,30 @@ class BodyTooLongError(CrawlerError):
     """An article's body (``what``: the rule's, or the one qRead read from the page) of ``chars``
     characters, over ``TEXT_MAX_BODY_CHARS`` (``limit``): its request is dead-lettered, kind "body too
     long", with this reason. A PDF read only up to the page that passed the limit says so (``pages``: the
-    pages read, of how many) and suggests a limit for all its pages at the rate of those read."""
+    pages read, of how many) and suggests a limit for all its pages at the rate of those read, or for the
+    first ``readable`` (the most that are read, when it has more)."""
 
-    def __init__(self, url: str, what: str, chars: int, limit: int, pages: tuple[int, int] = (0, 0)) -> None:
+    def __init__(
+        self,
+        url: str,
+        what: str,
+        chars: int,
+        limit: int,
+        pages: tuple[int, int] = (0, 0),
+        *,
+        readable: int | None = None,
+    ) -> None:
         read, total = pages
         length, setting = f"{chars:,} characters", f"`-s TEXT_MAX_BODY_CHARS={chars}`"
         if read < total:
-            length += f" in its first {read} of {total} pages (the rest not read)"
-            setting = f"`-s TEXT_MAX_BODY_CHARS={-(-chars * total // read)}` (its {total} pages at that rate)"
+            length += f" in its first {read} of {total:,} pages (the rest not read)"
+            counted = total if readable is None else min(readable, total)
+            whose = (
+                f"its {total:,} pages"
+                if counted == total
+                else f"its first {counted:,} pages, as many as are read,"
+            )
+            setting = f"`-s TEXT_MAX_BODY_CHARS={-(-chars * counted // read)}` ({whose} at that rate)"
         super().__init__(
             f"{url}: {what} is {length}, over TEXT_MAX_BODY_CHARS ({limit:,}): no article is that long;"
             f" if this one is, {setting} on the crawl's command (worker, run or temp), then requeue it"

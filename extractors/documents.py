@@ -61,13 +61,15 @@ class DocumentError(ValueError):
 
 class TextTooLong(ValueError):
     """A document whose text is longer than the ``max_chars`` it was read with: ``chars`` characters in
-    its first ``pages_read`` of ``pages`` pages (a PDF); equal counts when all of it was read (a DOCX: 0)."""
+    its first ``pages_read`` of ``pages`` pages (a PDF), of which the first ``readable`` are read at most
+    (MAX_PAGES); equal counts when all of it was read (a DOCX: 0)."""
 
-    def __init__(self, chars: int, pages_read: int, pages: int) -> None:
-        super().__init__(chars, pages_read, pages)
+    def __init__(self, chars: int, pages_read: int, pages: int, readable: int | None = None) -> None:
+        super().__init__(chars, pages_read, pages, readable)
         self.chars = chars
         self.pages_read = pages_read
         self.pages = pages
+        self.readable = pages if readable is None else readable
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +124,7 @@ def _read_pdf(data: bytes, name: str, max_chars: int | None) -> Document:
             chars += len(text) + (2 if paragraphs else 0)
             paragraphs.append(text)
             if max_chars is not None and chars > max_chars:
-                raise TextTooLong(chars, number, len(pages))
+                raise TextTooLong(chars, number, len(reader.pages), len(pages))
         info = reader.metadata
         title = _clean(info.get("/Title")) if info else None
         author = _clean(info.get("/Author")) if info else None

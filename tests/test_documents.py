@@ -242,3 +242,35 @@ def test_a_pdf_past_the_length_limit_is_read_only_up_to_the_page_that_passes_it(
         f" `-s TEXT_MAX_BODY_CHARS={-(-chars * 40 // 3)}` (its 40 pages at that rate) on the crawl's command"
         " (worker, run or temp), then requeue it"
     )
+
+
+def test_a_pdf_past_the_length_limit_with_more_pages_than_are_read_says_how_many_it_has() -> None:
+    """A PDF of more than MAX_PAGES pages stopped early was said to have MAX_PAGES pages ('in its first 2
+    of 300 pages'), its page count taken from the pages the reader would read. It says the document's
+    count now, and suggests a limit for the pages that are read (MAX_PAGES) at the rate of those read."""
+    from extractors.documents import MAX_PAGES, TextTooLong
+
+    one = pypdf.PdfReader(io.BytesIO(document_file("long", "pdf")))
+    writer = pypdf.PdfWriter()
+    total = MAX_PAGES + 10
+    for _ in range(total):
+        writer.add_page(one.pages[0])
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    page_chars = len(read_document(document_file("long", "pdf")).text)
+    with pytest.raises(TextTooLong) as raised:
+        read_document(buffer.getvalue(), "big.pdf", max_chars=page_chars + 10)
+    chars = 2 * page_chars + 2
+    assert (raised.value.chars, raised.value.pages_read, raised.value.pages) == (chars, 2, total)
+    assert raised.value.readable == MAX_PAGES
+    reason = str(
+        BodyTooLongError(
+            "u", "the text of the document", chars, page_chars + 10, (2, total), readable=MAX_PAGES
+        )
+    )
+    assert reason == (
+        f"u: the text of the document is {chars:,} characters in its first 2 of {total} pages (the rest"
+        f" not read), over TEXT_MAX_BODY_CHARS ({page_chars + 10:,}): no article is that long; if this one"
+        f" is, `-s TEXT_MAX_BODY_CHARS={-(-chars * MAX_PAGES // 2)}` (its first {MAX_PAGES} pages, as many"
+        " as are read, at that rate) on the crawl's command (worker, run or temp), then requeue it"
+    )

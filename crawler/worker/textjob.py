@@ -35,13 +35,14 @@ Args = tuple[
 class BodyTooLong(ValueError):
     """The body qRead read from a page, or the text of a document, has ``chars`` characters, over the limit
     it was given; a PDF's in its first ``pages_read`` of ``pages`` pages, the rest unread (equal counts when
-    all of it was read)."""
+    all of it was read), of which the first ``readable`` are read at most."""
 
-    def __init__(self, chars: int, pages_read: int = 0, pages: int = 0) -> None:
-        super().__init__(chars, pages_read, pages)
+    def __init__(self, chars: int, pages_read: int = 0, pages: int = 0, readable: int | None = None) -> None:
+        super().__init__(chars, pages_read, pages, readable)
         self.chars = chars
         self.pages_read = pages_read
         self.pages = pages
+        self.readable = pages if readable is None else readable
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,7 @@ def article_text(
         try:
             read = read_document(document, url, max_chars)
         except TextTooLong as exc:
-            raise BodyTooLong(exc.chars, exc.pages_read, exc.pages) from None
+            raise BodyTooLong(exc.chars, exc.pages_read, exc.pages, exc.readable) from None
         qread_body, found_by = clean_body(read.text), read.kind
         found = {"title": read.title, "author": read.author, "published": read.published}
         metadata = {name: value for name, value in found.items() if value}

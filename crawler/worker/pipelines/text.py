@@ -109,7 +109,12 @@ class TextPipeline:
             self._count(f"crawl/body_too_long/{site}")
             what = "the text of the document" if document is not None else "the body qRead read from the page"
             raise BodyTooLongError(
-                item.url, what, exc.chars, self.max_body_chars, (exc.pages_read, exc.pages)
+                item.url,
+                what,
+                exc.chars,
+                self.max_body_chars,
+                (exc.pages_read, exc.pages),
+                readable=exc.readable,
             ) from None
         except UnreadableDocument as exc:
             self._count(f"extract/document_errors/{site}")
