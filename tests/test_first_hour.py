@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import redis
 from conftest import SiteServer, stderr_until_interrupted
 from crawlsite import wait_until
 from rich.console import Console
@@ -33,8 +34,10 @@ from crawler.demo import DEMO_ORIGIN, DEMO_RULES
 from crawler.demo.server import DemoServer
 from crawler.errors import InputError
 from crawler.keys import Keys
+from crawler.redisio.connection import resolve_redis_url
 from crawler.rules import load_rule
 from crawler.store import store_config
+from crawler.store.sqlite import SqliteStore
 
 COMMAND_TIMEOUT = 240.0
 ALLOW_KEY = "allow_private_addresses: true"
@@ -483,6 +486,69 @@ def test_a_data_folder_nothing_was_crawled_in_is_noted_by_the_commands_that_read
         # Run again, the folder has an embedded Redis, still holding nothing: noted again.
         again = crawler("--data-dir", str(misspelt), "--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
         assert again.code == 0 and "note: nothing was crawled" in again.stderr, command
+
+
+def test_a_data_folder_whose_store_holds_articles_is_not_called_new_when_its_redis_holds_nothing(
+    tmp_path: Path,
+) -> None:
+    """Workers run with REDIS_URL store their articles under the data folder and keep nothing in its
+    embedded Redis: read without REDIS_URL, it said 'nothing was crawled under DIR yet (a new data
+    folder)' beside 1,600 articles stored."""
+    data = tmp_path / "crawls"
+    with SqliteStore(data) as store:
+        for number in range(3):
+            store.upsert(
+                {
+                    "site": "demo-citynews",
+                    "url": f"http://news.test/{number}",
+                    "fetched_at": "2026-11-20T10:00:00Z",
+                    "title": f"Title {number}",
+                    "body": f"Body number {number} of the city's news.",
+                    "job": "job-1",
+                }
+            )
+    for command, name in (
+        (["status"], "status"),
+        (["status", "--check"], "status"),
+        (["dead", "list"], "dead list"),
+    ):
+        run = crawler("--data-dir", str(data), "--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
+        assert run.code == 0, run.stderr
+        assert run.stderr == (
+            f"crawler {name}: note: no Redis state"
+            f" under {data}, yet its store holds 3 articles (of 1 week): the workers that stored them kept"
+            " their queue, counts and dead letters in another Redis; did they run with REDIS_URL? set it as"
+            " they had it to see them\n"
+        ), command
+
+
+def test_articles_of_a_data_folder_crawled_on_its_redis_with_none_stored_there_name_mongodb(
+    tmp_path: Path,
+) -> None:
+    """Workers run with MONGO_URI keep their queue in the data folder's embedded Redis and store nothing
+    under it: `articles list` without MONGO_URI said 'crawl first'."""
+    data = tmp_path / "crawls"
+    data.mkdir()
+    fresh = crawler("--data-dir", str(data), "articles", "list", cwd=tmp_path)
+    assert fresh.code == 0, fresh.stderr
+    assert fresh.stderr == (
+        f"crawler articles list: note: no articles stored under {data} yet; crawl first:"
+        f" `crawler --data-dir {data} temp SITE`\n"
+    )
+    url, embedded = resolve_redis_url(None, data)
+    try:
+        redis.Redis.from_url(url).hset(Keys("crawler").job("job-1"), "pending", 0)
+    finally:
+        if embedded is not None:
+            embedded.close()
+    run = crawler("--data-dir", str(data), "articles", "list", cwd=tmp_path)
+    assert run.code == 0, run.stderr
+    assert run.stderr == (
+        f"crawler articles list: note: no articles stored under {data}, though crawls ran on its Redis"
+        f" (`crawler --data-dir {data} status` shows them): if their workers stored into MongoDB, set"
+        f" MONGO_URI as they had it to see their articles; else crawl first: `crawler --data-dir {data} temp"
+        " SITE`\n"
+    )
 
 
 def test_suggested_commands_repeat_how_this_one_was_run(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urldefrag
 
+import redis
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -39,6 +40,8 @@ from crawler.cli.terminal import output_advice, printable, table_console, tell
 from crawler.commandline import command_name, counted, did_you_mean, suggest
 from crawler.config import Config
 from crawler.errors import CrawlerError, InputError
+from crawler.redisio.connection import connect, resolve_redis_url
+from crawler.redisio.embedded import AOF_FILE, RedisUnavailableError, server_directory
 from crawler.store import DOCUMENT_FIELDS, Store, open_store
 from crawler.store.base import limited
 from extractors.summary import sentences_in
@@ -99,8 +102,9 @@ def _check_week(store: Store, week: str | None) -> None:
 
 
 def _note_if_empty(store: Store, stats: list[dict[str, Any]] | None = None) -> None:
-    """On stderr, when the store has no article at all: where articles come from, and where the demo's
-    are (not when weeks were left out: it has articles that could not be read). ``stats``: the store's
+    """On stderr, when the store has no article at all: where articles come from (MongoDB when
+    ``MONGO_URI`` is set; else, when crawls ran on the data folder's Redis, maybe MongoDB), and where the
+    demo's are (not when weeks were left out: it has articles that could not be read). ``stats``: the store's
     :meth:`Store.stats` of every week, when the caller has read them already."""
     if (store.stats() if stats is None else stats) or store.weeks_left_out():
         return
@@ -113,12 +117,43 @@ def _note_if_empty(store: Store, stats: list[dict[str, Any]] | None = None) -> N
         # A demo's folder (`crawler demo --serve` wrote its rules there): ./rules holds none of its sites.
         folders = f"--data-dir {shlex.quote(str(data))} --rules-dir {shlex.quote(str(rules))}"
         crawl = f"{command} {folders} temp SITE"
+    if config.mongo_uri:
+        tell("note", f"no articles stored in {store!r} yet; crawl first: `{crawl}`")
+        return
     note = f"no articles stored under {data} yet; crawl first: `{crawl}`"
+    if _crawled_on(data):
+        note = (
+            f"no articles stored under {data}, though crawls ran on its Redis (`{suggest('status')}` shows"
+            " them): if their workers stored into MongoDB, set MONGO_URI as they had it to see their"
+            f" articles; else crawl first: `{crawl}`"
+        )
     demo = data / "demo"
     if demo.is_dir():
         shown = shlex.quote(str(demo))
         note += f"; the demo's are under {demo}: `{command} --data-dir {shown} articles stats`"
     tell("note", note)
+
+
+def _crawled_on(data: Path) -> bool:
+    """Whether the embedded Redis of the data folder ``data`` holds a key: crawls ran on it. False when it
+    never ran there, or cannot say (it does not start: the note is only a hint)."""
+    if not (server_directory(data) / AOF_FILE).is_file():
+        return False
+    try:
+        url, embedded = resolve_redis_url(None, data, reads_only=True)
+    except RedisUnavailableError:
+        return False
+    try:
+        client = connect(url, reads_only=True)
+        try:
+            return int(client.dbsize()) > 0
+        finally:
+            client.close()
+    except redis.RedisError:
+        return False
+    finally:
+        if embedded is not None:
+            embedded.close()
 
 
 @contextmanager

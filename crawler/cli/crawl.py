@@ -72,6 +72,7 @@ from crawler.status import no_worker, workers_alive
 from crawler.store import StoreConfig, store_config
 from crawler.store.document import newest_published
 from crawler.store.spool import waiting_under
+from crawler.store.sqlite import SqliteStore
 from crawler.threads import STOP_SIGNALS, signals_blocked
 from crawler.worker.fetch import check_url
 from crawler.worker.heartbeat import announced
@@ -85,7 +86,8 @@ def redis_for(config: Config, *, reading: bool = False) -> Iterator[str]:
     """The configuration's Redis: REDIS_URL, or the embedded server under its data folder (stopped at the
     end if this process started it). ``reading``: the command only reads; when the embedded server
     under the data folder holds no key (nothing was crawled there), it says so on stderr (a misspelt
-    ``--data-dir`` shows nothing otherwise: an empty queue, as if all were well); a Redis that refuses
+    ``--data-dir`` shows nothing otherwise: an empty queue, as if all were well), or, when the folder's store
+    holds articles, that their workers used another Redis (``REDIS_URL``); a Redis that refuses
     writes (its disk is full) is an error, except to such a command (``crawler status`` shows it). Such a
     command does not create a data folder that does not exist: :class:`InputError` names it."""
     with redis_and_server(config, reading=reading) as (url, _):
@@ -100,11 +102,7 @@ def redis_and_server(config: Config, *, reading: bool = False) -> Iterator[tuple
     url, embedded = resolve_redis_url(config.redis_url, config.data_dir, reads_only=reading)
     try:
         if reading and not config.redis_url and _holds_nothing(url):
-            tell(
-                "note",
-                f"nothing was crawled under {config.data_dir} yet (a new data folder); give the one of your"
-                " crawls with --data-dir DIR",
-            )
+            tell("note", _nothing_in_redis(config.data_dir))
         yield url, embedded
     finally:
         if embedded is not None:
@@ -164,6 +162,28 @@ def _warnings_said() -> Iterator[None]:
     finally:
         ours.removeHandler(handler)
         ours.propagate = True
+
+
+def _nothing_in_redis(data_dir: Path) -> str:
+    """The note of a command that reads when the embedded Redis of ``data_dir`` holds no key: a new data
+    folder (or a misspelt one), unless its SQLite store holds articles: then workers stored them there
+    while they kept their queue, counts and dead letters in another Redis (``REDIS_URL``)."""
+    with SqliteStore(data_dir, skip_damaged=True) as store:
+        weeks = store.weeks()
+        if not weeks:
+            return (
+                f"nothing was crawled under {data_dir} yet (a new data folder); give the one of your crawls"
+                " with --data-dir DIR"
+            )
+        try:
+            held = f"{counted(store.count(), 'article')} (of {counted(len(weeks), 'week')})"
+        except StoreError:
+            held = f"the articles of {counted(len(weeks), 'week')}"
+    return (
+        f"no Redis state under {data_dir}, yet its store holds {held}: the workers that stored them kept"
+        " their queue, counts and dead letters in another Redis; did they run with REDIS_URL? set it as they"
+        " had it to see them"
+    )
 
 
 def _holds_nothing(url: str) -> bool:
