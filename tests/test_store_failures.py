@@ -310,14 +310,17 @@ def test_a_read_only_store_refusal_says_what_to_do(read_only_week: ReadOnlyWeek)
     site, week, done = read_only_week.site, read_only_week.week, read_only_week.refused
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "it is tried again in" not in done.stderr, done.stderr[-4000:]
-    refusals = [line for line in done.stderr.splitlines() if "Dead-lettered" in line]
     advice = (
         f"{week}: attempt to write a readonly database; make {week.parent} and its files writable by the"
         " crawler's user (a file marked immutable too: chattr -i), or remount its disk read-write; waiting"
         " does not mend that, so it was not tried again: mend it, then `crawler dead requeue --site"
         f" {site.name}`"
     )
-    assert len(refusals) == 2 and all(advice in refusal for refusal in refusals), refusals
+    # The first article's line, then the count of the other, said as the crawl ends (not a line each).
+    refusals = [line for line in done.stderr.splitlines() if advice in line]
+    assert len(refusals) == 2, done.stderr[-4000:]
+    assert refusals[0].startswith("crawler temp: warning: Dead-lettered "), refusals
+    assert refusals[1].startswith("crawler temp: warning: 1 more request dead-lettered so in the "), refusals
     assert len(read_only_week.letters) == 2
     assert all(advice in letter["reason"] for letter in read_only_week.letters), read_only_week.letters
 
@@ -342,7 +345,8 @@ def test_a_store_that_comes_back_stores_every_article_once(site: Site) -> None:
 
 def test_an_article_the_store_refuses_is_logged_in_one_line_never_whole(damaged_week: DamagedWeek) -> None:
     """The crawl of `damaged_week`: each article dead-lettered at once (a damaged file is not waited for),
-    each refusal logged in one line, never with the article's body."""
+    the refusal logged in one line (the first article's; the other is counted), never with an article's
+    body."""
     site, corrupt, refused = damaged_week.site, damaged_week.corrupt, damaged_week.refused
     paths = ("/a/damaged-one", "/a/damaged-two")
     assert refused.returncode == 1, refused.stdout + refused.stderr[-4000:]
@@ -357,15 +361,35 @@ def test_an_article_the_store_refuses_is_logged_in_one_line_never_whole(damaged_
     for path in paths:
         for paragraph in str(stored[path]["body"]).split("\n\n"):
             assert paragraph[:80] not in text, f"the body of {path} is in the log: {text[-4000:]}"
-        # Each refusal is one line: the URL, the site, the store, its error and what to do.
-        lines = [line for line in log if site.server.url(path) in line]
-        refusal = (
-            f"{site.server.url(path)} of site 'faults': its article could not be stored:"
-            f" SqliteStore({str(site.data / 'articles')!r}) could not write:"
-        )
-        error = f"{corrupt}: file is not a database; the file is damaged: restore it"
-        assert lines, text[-4000:]
-        assert all(refusal in line and error in line for line in lines), lines
+    # The refusal is one line: the URL, the site, the store, its error and what to do.
+    lines = [line for line in log if any(site.server.url(path) in line for path in paths)]
+    error = f"{corrupt}: file is not a database; the file is damaged: restore it"
+    assert len(lines) == 1, text[-4000:]
+    assert (
+        "of site 'faults': its article could not be stored:"
+        f" SqliteStore({str(site.data / 'articles')!r}) could not write:"
+        in lines[0]
+        and error in lines[0]
+    ), lines
+
+
+def test_a_damaged_week_is_said_once_not_once_an_article_and_every_article_is_dead_lettered(
+    site: Site,
+) -> None:
+    """A damaged week's file refused each of 1,000 articles with a warning line of its own: one line now,
+    then one with the count of the others, each article dead-lettered all the same."""
+    paths = [f"/a/flood-{number}" for number in range(8)]
+    site.rule(*paths)
+    corrupt = _corrupt_this_weeks_store(site.data)
+    done = site.temp()
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    log = done.stderr.splitlines()
+    refusals = [line for line in log if f"{corrupt}: file is not a database" in line]
+    assert len(refusals) == 2, done.stderr[-4000:]
+    assert any(site.server.url(path) in refusals[0] for path in paths), refusals
+    assert refusals[1].startswith("crawler temp: warning: 7 more requests dead-lettered so in the "), refusals
+    letters = site.dead()
+    assert sorted(str(letter["url"]).removeprefix(site.server.origin) for letter in letters) == sorted(paths)
 
 
 @pytest.mark.parametrize(

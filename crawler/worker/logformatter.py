@@ -4,7 +4,8 @@ whole: a line about an item names its URL, never its body.
 Scrapy logs an item that fails in the pipelines at ERROR with the whole item, its body and all, and does
 so again at every retry: a full disk would fill the log with article bodies. The request of such an article
 is deferred (:mod:`crawler.worker.leaseack`), and the scheduler logs that in one line naming its URL, its
-site, the store's error and what to do; Scrapy's own line says only the URL, at DEBUG. Scrapy logs a
+site, the store's error and what to do (once a minute for an error that befalls every article alike:
+:mod:`crawler.worker.faults`); Scrapy's own line says only the URL, at DEBUG. Scrapy logs a
 dropped item (a repost, a page without an article) with the whole item too: here it is one line, the
 item's URL and why it was dropped; a scraped item is its URL alone.
 

@@ -68,6 +68,7 @@ from crawler.requests import (
 from crawler.threads import STOP_SIGNALS, signals_blocked
 from crawler.worker.connection import helps, job_level, keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
+from crawler.worker.faults import RepeatedFaults
 from crawler.worker.pipelines.store import store_pipeline_of
 from crawler.worker.sessions import COOKIE_SET_META
 
@@ -128,6 +129,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         # Leases whose download ended, to report at the next pop (crawler.worker.slots).
         self.downloaded: list[str] = []
         self.outage = outage_of(crawler)
+        # A store error that befalls every article alike (a damaged week's file, a full disk): said once a
+        # minute with a count, not once an article.
+        self.faults = RepeatedFaults()
         self._next_due_check = 0.0
         self._not_before = 0.0
         self._wake = CallLaterOnce(self.wake_engine)
@@ -190,6 +194,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if self._listener is not None:
             self._listener.join(self.poll_seconds + 1)
         self.flush_acks()
+        self.faults.close()
         try:
             released = self.queue.release(self.held)
         except redis.RedisError as exc:
@@ -583,15 +588,21 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             )
         elif attempts is not None and attempts > 0:
             self.stats.inc_value(f"lease/deferred/{work.site}")
+            level, since = (
+                (logging.DEBUG, "")
+                if quiet
+                else self.faults.said("deferred", reason, job_level(self.crawler, work.job))
+            )
             logger.log(
-                logging.DEBUG if quiet else job_level(self.crawler, work.job),
-                "%s of site %r: %s; it is tried again in %g s (attempt %d of %d)",
+                level,
+                "%s of site %r: %s; it is tried again in %g s (attempt %d of %d)%s",
                 redacted(request.url),
                 work.site,
                 reason,
                 seconds,
                 attempts,
                 max_attempts,
+                since,
             )
 
     def dead_letter(
@@ -610,12 +621,16 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.stats.inc_value(f"errors/{kind}/{work.site}")
         if helps(self.crawler, work.job):
             self.stats.inc_value("others/dead")
+        level, since = job_level(self.crawler, work.job), ""
+        if kind == "store":
+            level, since = self.faults.said("dead-lettered", redacted_text(reason), level)
         logger.log(
-            job_level(self.crawler, work.job),
-            "Dead-lettered %s of site %r: %s",
+            level,
+            "Dead-lettered %s of site %r: %s%s",
             redacted(request.url),
             work.site,
             redacted_text(reason),
+            since,
         )
         record = self._record(
             reason, url=request.url, site=work.site, job=work.job, kind=kind, fetched=fetched

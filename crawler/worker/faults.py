@@ -1,0 +1,87 @@
+"""``RepeatedFaults``: one fault that befalls many requests alike (a damaged week's file, a full disk: the
+same store error for every article) is said once, not once a request. Its first request's line is logged
+whole; the requests after it are logged at DEBUG and counted, and the next one at least
+``REMINDER_SECONDS`` after the last line said is logged whole again, with how many requests the fault
+befell in between; when the worker stops, a fault with requests still unsaid is said once more with
+their count. Every request is still dead-lettered or deferred as before: only its log line is spared."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from crawler.commandline import counted
+from crawler.worker.connection import REMINDER_SECONDS
+
+__all__ = ["RepeatedFaults"]
+
+logger = logging.getLogger(__name__)
+
+# What names the request in a reason, not its fault: a URL, and the store's "cannot write 3 articles (first
+# URL)" of the batch (or the lone article) whose write failed.
+_VARYING = re.compile(r"\b\d+ articles? \(first [^)]*\)|https?://[^\s;,)]+")
+
+
+@dataclass(slots=True)
+class _Fault:
+    """When a fault was last said, and the requests it befell since, unsaid, and the last one's reason."""
+
+    said: float
+    reason: str
+    unsaid: int = 0
+
+
+class RepeatedFaults:
+    """See the module docstring. A fault is the ``reason`` of a dead letter or a deferral less what names
+    a request (its URLs, and the store's "N articles (first URL)" of the write it failed in), under a
+    ``what`` (what became of the request)."""
+
+    def __init__(self, every: float = REMINDER_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
+        self.every = every
+        self._clock = clock
+        self._faults: dict[tuple[str, str], _Fault] = {}
+
+    def said(self, what: str, reason: str, level: int) -> tuple[int, str]:
+        """The level to log a request's fault at (``level`` when it is said, else DEBUG), and what to add
+        to its line when said: the count of requests it befell since its last line (empty the first
+        time, or when none)."""
+        now = self._clock()
+        key = (what, _VARYING.sub("...", reason))
+        fault = self._faults.get(key)
+        if fault is None:
+            self._forget_quiet(now)
+            self._faults[key] = _Fault(now, reason)
+            return level, ""
+        fault.reason = reason
+        if now - fault.said < self.every:
+            fault.unsaid += 1
+            return logging.DEBUG, ""
+        since = f" (and {_since(fault.unsaid, what, now - fault.said)})" if fault.unsaid else ""
+        fault.said, fault.unsaid = now, 0
+        return level, since
+
+    def close(self, level: int = logging.WARNING) -> None:
+        """Say each fault whose last requests were not said, with their count."""
+        now = self._clock()
+        for (what, _), fault in self._faults.items():
+            if fault.unsaid:
+                logger.log(
+                    level, "%s, the last: %s", _since(fault.unsaid, what, now - fault.said), fault.reason
+                )
+        self._faults.clear()
+
+    def _forget_quiet(self, now: float) -> None:
+        """Drop the faults said over ``every`` seconds ago with nothing unsaid: they befell no request
+        since (their next request is a first one again)."""
+        for key in [
+            key for key, fault in self._faults.items() if not fault.unsaid and now - fault.said >= self.every
+        ]:
+            del self._faults[key]
+
+
+def _since(unsaid: int, what: str, seconds: float) -> str:
+    """``12 more requests <what> so in the 61 s since the last line``."""
+    return f"{counted(unsaid, 'more request')} {what} so in the {seconds:.0f} s since the last line"

@@ -1,0 +1,61 @@
+"""``RepeatedFaults`` (crawler/worker/faults.py): a fault that befalls many requests alike is said once,
+then at most once every ``every`` seconds with the count of requests it befell in between (a clock given
+to it, no waiting)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from crawler.worker.faults import RepeatedFaults
+
+DAMAGED = "its article could not be stored: the week's file is damaged"
+
+
+def test_a_fault_is_said_once_then_again_a_minute_on_with_the_count_of_requests_between(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    now = [100.0]
+    faults = RepeatedFaults(60.0, clock=lambda: now[0])
+    said = [faults.said("dead-lettered", DAMAGED, logging.WARNING)]
+    for _ in range(999):
+        now[0] += 0.05
+        said.append(faults.said("dead-lettered", DAMAGED, logging.WARNING))
+    assert said[0] == (logging.WARNING, "")
+    assert set(said[1:]) == {(logging.DEBUG, "")}
+    # Another fault, or the same befalling another kind of end, is said on its own.
+    assert faults.said("deferred", DAMAGED, logging.WARNING) == (logging.WARNING, "")
+    assert faults.said("dead-lettered", "disk full", logging.INFO) == (logging.INFO, "")
+    now[0] = 161.0
+    assert faults.said("dead-lettered", DAMAGED, logging.WARNING) == (
+        logging.WARNING,
+        " (and 999 more requests dead-lettered so in the 61 s since the last line)",
+    )
+    now[0] = 170.0
+    faults.said("dead-lettered", DAMAGED, logging.WARNING)
+    with caplog.at_level(logging.WARNING, logger="crawler.worker.faults"):
+        faults.close()
+    assert [record.getMessage() for record in caplog.records] == [
+        f"1 more request dead-lettered so in the 9 s since the last line, the last: {DAMAGED}"
+    ]
+
+
+def test_a_fault_is_the_same_whichever_request_or_batch_it_befell() -> None:
+    faults = RepeatedFaults(60.0, clock=lambda: 0.0)
+    first = "could not write: cannot write 1 article (first http://a.test/1) to w.sqlite: disk full"
+    other = "could not write: cannot write 12 articles (first http://a.test/9) to w.sqlite: disk full"
+    assert faults.said("deferred", first, logging.WARNING) == (logging.WARNING, "")
+    assert faults.said("deferred", other, logging.WARNING) == (logging.DEBUG, "")
+    assert faults.said("deferred", other.replace("w.sqlite", "v.sqlite"), logging.WARNING) == (
+        logging.WARNING,
+        "",
+    )
+
+
+def test_a_fault_that_ended_is_said_whole_when_it_comes_back() -> None:
+    now = [0.0]
+    faults = RepeatedFaults(60.0, clock=lambda: now[0])
+    assert faults.said("deferred", "disk full", logging.WARNING) == (logging.WARNING, "")
+    now[0] = 600.0
+    assert faults.said("deferred", "disk full", logging.WARNING) == (logging.WARNING, "")
