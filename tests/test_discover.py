@@ -633,7 +633,8 @@ def test_a_hosts_crawl_delay_goes_once_its_rule_stops_obeying_robots_txt(redis_c
         return json.dumps({"url": entry.url, "meta": {"site": "energy", "slot": slot}}).encode(), 1
 
     frontier.release(1, job=job, budget=10, delay=0.5, concurrency=1, request_of=request_of)
-    queue.set_crawl_delay(slot, 5.0)
+    queue.set_crawl_delay(slot, 5.0, "a.test")
+    assert redis_client.hlen(keys.crawl_delays(slot)) == 1
     frontier.release(
         1, job=job, budget=10, delay=0.5, concurrency=1, request_of=request_of, obey_robots=False
     )
@@ -641,6 +642,7 @@ def test_a_hosts_crawl_delay_goes_once_its_rule_stops_obeying_robots_txt(redis_c
     saved = json.loads(redis_client.hget(keys.politeness, slot))
     assert float(saved["crawl_delay"]) == 0.0, "nor does the pop restore it"
     assert float(redis_client.hget(keys.polite(slot), "delay")) == 0.5, "the rule's own delay is kept"
+    assert not redis_client.exists(keys.crawl_delays(slot)), "nor its host's, counted again once obeyed"
 
 
 def urlsplit_host(url: str) -> str:
