@@ -44,6 +44,7 @@ class Keys:
         "gated",
         "hungry",
         "leader",
+        "lease_holders",
         "lease_scores",
         "lease_sites",
         "leases",
@@ -83,6 +84,9 @@ class Keys:
         self.leases = f"{prefix}:leases"
         self.lease_scores = f"{prefix}:lease-scores"
         self.lease_sites = f"{prefix}:lease-sites"
+        # Each lease's holder (a hash: member -> the popping worker's id), by which the leases of a worker
+        # known dead go back to the queue at once (LeasedQueue.release_holders), not when they expire.
+        self.lease_holders = f"{prefix}:lease-holders"
         # Requests whose work could not be finished (their article not stored), tries so far (a hash).
         self.attempts = f"{prefix}:attempts"
         # Requests waiting for their time (a retry's backoff, a deferred store): a sorted set by that time.

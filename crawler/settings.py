@@ -220,7 +220,8 @@ SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS: Seconds = 120.0
 SUPERVISION_FLUSH_SECONDS: SecondsAbove0 = 2.0
 # Hours the hourly per-site counters are kept (the status view compares the last 24 h with the week before).
 SUPERVISION_KEEP_HOURS: Annotated[float, Range("hours", 0, above=True)] = 192.0
-# Seconds between two heartbeats of a worker (3 missed: the worker is taken for dead).
+# Seconds between two heartbeats of a worker (3 missed: the worker is taken for dead), and between two
+# looks of a worker for dead ones whose leases to return to the queue.
 SUPERVISION_HEARTBEAT_SECONDS: SecondsAbove0 = 5.0
 # Seconds of heartbeats a worker's rate (responses per minute) is measured over.
 SUPERVISION_RATE_SECONDS: SecondsAbove0 = 60.0

@@ -366,6 +366,115 @@ def test_a_worker_killed_mid_crawl_loses_nothing(slow_demo: DemoRun) -> None:
     assert all(requested[path] >= 1 for path in expected)
 
 
+def _held_by(server: object, worker: subprocess.Popen[str]) -> list[str]:
+    """The leases the worker process holds, as the pops recorded their holders (``host:pid:start``)."""
+    holders = server.hgetall("crawler:lease-holders")  # type: ignore[attr-defined]
+    return [decoded(m) for m, h in holders.items() if decoded(h).split(":")[-2] == str(worker.pid)]
+
+
+def _worker(env: dict[str, str], *settings: str) -> subprocess.Popen[str]:
+    """A `crawler worker` whose leases would last 600 s, renewed every second unless ``settings`` say."""
+    pairs = ("LEASE_SECONDS=600", "LEASE_RENEW_SECONDS=1", *settings)
+    return subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker", *(f"--set={pair}" for pair in pairs)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_killed_workers_leases_go_back_to_the_queue_without_waiting_for_them_to_expire(
+    slow_demo: DemoRun,
+) -> None:
+    """Two workers, one killed: its leases held its sites' download slots until they expired (80 to 95 s
+    with the defaults), the other worker fetching nothing of them meanwhile. Here the leases last 900 s
+    and are renewed (expired ones looked for) every 300 s, longer than the crawl may take: the crawl ends
+    only if the other worker returns them once it knows the killed one dead."""
+    from crawler.redisio.embedded import EmbeddedRedis
+
+    demo = slow_demo
+    with EmbeddedRedis(demo.data) as embedded:
+        url = embedded.ensure()
+        server = connect(url)
+        job = enqueue_job(server, Keys("crawler"), load_rules(demo.rules).rules.values())
+        env = demo.env(REDIS_URL=url)
+        victim = _worker(env, "LEASE_SECONDS=900", "LEASE_RENEW_SECONDS=300")
+        survivor = _worker(env, "LEASE_SECONDS=900", "LEASE_RENEW_SECONDS=300")
+        try:
+            deadline = time.monotonic() + CRAWL_TIMEOUT
+            while int(server.hget(f"crawler:job:{job}", "stored") or 0) < 5 or not _held_by(server, victim):
+                assert time.monotonic() < deadline and victim.poll() is None
+                time.sleep(0.05)
+            # It holds leases (the loop above): the survivor may return them before they can be read again.
+            victim.send_signal(signal.SIGKILL)
+            victim.wait()
+            wait_until_done(server, job)
+            victim.communicate()
+        finally:
+            output = finish(survivor)
+    no_deprecations(output)
+    released = re.search(r"leases? of dead workers went back to the queue: (\d+) of [^\s:]+:(\d+):", output)
+    assert released, output[-3000:]
+    assert int(released[1]) >= 1 and int(released[2]) == victim.pid
+    assert "expired lease" not in output
+    expected = {article.path for s in demo_sites() for article in s.articles}
+    assert sorted(accounted(demo)) == sorted(expected), "each article stored or recorded once"
+
+
+def test_a_stopped_worker_whose_heartbeat_is_fresh_keeps_its_leases_and_goes_on_when_continued(
+    slow_demo: DemoRun,
+) -> None:
+    """SIGSTOP (a debugger, a paused container) is no death: another worker takes none of its leases
+    while its heartbeat is fresh (here it beats every 600 s), and once continued it renews and ends them."""
+    from crawler.redisio.embedded import EmbeddedRedis
+
+    demo = slow_demo
+    with EmbeddedRedis(demo.data) as embedded:
+        url = embedded.ensure()
+        server = connect(url)
+        job = enqueue_job(server, Keys("crawler"), load_rules(demo.rules).rules.values())
+        env = demo.env(REDIS_URL=url)
+        sleeper = _worker(env, "SUPERVISION_HEARTBEAT_SECONDS=600")
+        survivor: subprocess.Popen[str] | None = None
+        try:
+            deadline = time.monotonic() + CRAWL_TIMEOUT
+            while int(server.hget(f"crawler:job:{job}", "stored") or 0) < 5 or not _held_by(server, sleeper):
+                assert time.monotonic() < deadline and sleeper.poll() is None
+                time.sleep(0.05)
+            sleeper.send_signal(signal.SIGSTOP)
+            while Path(f"/proc/{sleeper.pid}/stat").read_text("ascii").rsplit(")", 1)[1].split()[0] != "T":
+                time.sleep(0.01)
+            time.sleep(0.2)  # a call it sent before it stopped is run by Redis meanwhile
+            kept = set(_held_by(server, sleeper))
+            assert kept, "the stopped worker holds leases"
+            survivor = _worker(env, "SUPERVISION_HEARTBEAT_SECONDS=1")
+            # The survivor crawls what it may, tending the leases every second, for four of its beats.
+            beats: set[float] = set()
+            while len(beats) < 4:
+                assert time.monotonic() < deadline and survivor.poll() is None
+                ours = [
+                    w
+                    for w in server.hkeys("crawler:workers")
+                    if decoded(w).split(":")[-2] == str(survivor.pid)
+                ]
+                if ours:
+                    beats.add(json.loads(cast(str, server.hget("crawler:workers", ours[0])))["seen"])
+                time.sleep(0.2)
+            assert set(_held_by(server, sleeper)) == kept, "the stopped worker's leases are its own still"
+            sleeper.send_signal(signal.SIGCONT)
+            wait_until_done(server, job)
+        finally:
+            sleeper.send_signal(signal.SIGCONT)
+            sleeper_output = finish(sleeper)
+            output = finish(survivor) if survivor is not None else ""
+    assert "dead workers" not in output and "expired lease" not in output + sleeper_output
+    no_deprecations(sleeper_output)
+    expected = {article.path for s in demo_sites() for article in s.articles}
+    assert sorted(accounted(demo)) == sorted(expected), "each article stored or recorded once"
+
+
 def test_a_worker_killed_says_nothing_after_it_of_the_semaphores_its_text_pool_left(
     slow_demo: DemoRun,
 ) -> None:

@@ -1851,3 +1851,95 @@ def test_a_request_popped_and_deferred_during_both_looks_is_not_written_off(
     assert redis_client.hget("test:job:j1", "pending") == b"1"
     assert redis_client.hget("test:job:j1", "lost") is None
     assert queue.delayed() == 1, "the request waits for its retry"
+
+
+# --- the leases of a worker known dead ----------------------------------------------------------------------
+
+
+def test_a_dead_workers_leases_go_back_at_once_freeing_its_sites_slots_and_no_other_workers(
+    redis_client: redis.Redis,
+) -> None:
+    """A worker killed held its site's every download slot until its leases expired (60 s and the requeue
+    loop's turn): the other workers fetched nothing of that site meanwhile."""
+    queue = make_queue(redis_client)
+    keys = Keys("test")
+    queue.configure("news", delay=0.0, concurrency=2)
+    queue.configure("blog", delay=0.0, concurrency=1)
+    for n in range(3):
+        push(queue, request(f"http://a.test/{n}"))
+    push(queue, request("http://b.test/1", site="blog"))
+    dead = [p.member for p in queue.pop_many((), 2, worker="host:1:aaaaaa") if p.site == "news"]
+    alive = queue.pop_many((), 2, worker="host:2:bbbbbb")
+    assert len(dead) == 2 and [p.site for p in alive] == ["blog"], "news's two slots are the dead one's"
+    assert redis_client.hget(keys.lease_holders, cast(str, dead[0])) == b"host:1:aaaaaa"
+    assert queue.release_holders({"host:1:aaaaaa", "host:9:gone"}) == {"host:1:aaaaaa": 2}
+    assert queue.leased() == 1 and queue.queued("news") == 3
+    assert redis_client.hkeys(keys.lease_holders) == [cast(str, alive[0].member).encode()]
+    assert queue.politeness(["news"])[0].inflight == 0
+    again = queue.pop_many((), 3, worker="host:2:bbbbbb")
+    assert sorted(p.site or "" for p in again) == ["news", "news"], "its slots are free for the others"
+    assert queue.renew([cast(str, alive[0].member)]) == 1, "the live worker's lease is its own still"
+    assert queue.release_holders({"host:1:aaaaaa"}) == {}
+
+
+def test_a_dead_workers_lease_taken_since_by_another_worker_stays_with_it(redis_client: redis.Redis) -> None:
+    queue = make_queue(redis_client)
+    keys = Keys("test")
+    push(queue, request("http://a.test/1"))
+    member = cast(str, queue.pop_many((), 1, worker="host:1:aaaaaa")[0].member)
+    # The very same member leased again by another worker (its lease released, popped at once).
+    assert queue.release([member]) == 1
+    assert queue.pop_many((), 1, worker="host:2:bbbbbb")[0].member == member
+    reply = queue._release(
+        keys=[keys.leases, keys.lease_scores, keys.lease_sites, keys.lease_holders],
+        args=[keys.prefix, "host:1:aaaaaa", member],
+    )
+    assert reply[0] == 0 and queue.leased() == 1
+    assert redis_client.hget(keys.lease_holders, member) == b"host:2:bbbbbb"
+
+
+def test_every_end_of_a_lease_forgets_its_holder(redis_client: redis.Redis) -> None:
+    """The holders' hash holds the leases held, never a lease ended (it would grow with every pop)."""
+    queue = make_queue(redis_client, lease_seconds=0.1)
+    keys = Keys("test")
+    for n in range(6):
+        push(queue, request(f"http://a.test/{n}"))
+    leases = [cast(str, p.member) for p in queue.pop_many((), 6, worker="host:1:aaaaaa")]
+    assert redis_client.hlen(keys.lease_holders) == 6
+    assert queue.ack(leases[0], site="news", job="j1")
+    retry = encode_request(request("http://a.test/retry"), SPIDER)
+    assert queue.handoff(leases[1], retry, priority=0, site="news", job="j1")
+    assert queue.defer(leases[2], 60, max_attempts=3) == 1
+    assert queue.dead_letter(leases[3], b'{"reason": "x"}', site="news", job="j1")
+    assert queue.release([leases[4]]) == 1
+    time.sleep(0.2)
+    assert queue.requeue_expired() == 1
+    assert redis_client.hlen(keys.lease_holders) == 0
+    assert queue.pop_many((), 1, worker="host:1:aaaaaa")[0].member is not None
+    assert queue.take_sites(["news"], held=lambda _: False) is not None
+    assert redis_client.hlen(keys.lease_holders) == 0, "a lease taken with its site"
+    push(queue, request("http://a.test/again"))
+    assert queue.pop().member is not None
+    assert redis_client.hlen(keys.lease_holders) == 0, "a pop naming no worker records no holder"
+
+
+def test_the_holders_hash_of_another_type_stops_no_pop_and_no_end_of_a_lease(
+    redis_client: redis.Redis,
+) -> None:
+    """crawler:lease-holders written with another type (someone SET it) records no holder: the leases are
+    taken, renewed and ended as before, and end by expiry when their worker dies."""
+    queue = make_queue(redis_client, lease_seconds=0.1)
+    keys = Keys("test")
+    redis_client.set(keys.lease_holders, "oops")
+    for number in range(4):
+        push(queue, request(f"http://a.test/{number}"))
+    leases = [cast(str, p.member) for p in queue.pop_many((), 4, worker="host:1:aaaaaa")]
+    assert len(leases) == 4 and queue.renew(leases) == 4
+    assert queue.ack(leases[0], site="news", job="j1")
+    assert queue.defer(leases[1], 60, max_attempts=3) == 1
+    assert queue.release([leases[2]]) == 1
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        queue.release_holders({"host:1:aaaaaa"})
+    time.sleep(0.2)
+    assert queue.requeue_expired() == 1
+    assert redis_client.get(keys.lease_holders) == b"oops"

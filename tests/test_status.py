@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
-from crawler.redisio.workers import worker_id
+from crawler.redisio.workers import dead_workers, pid_space, worker_id
 from crawler.requests import write_off_lost
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
@@ -1574,3 +1575,34 @@ def test_a_site_counting_requests_pending_that_redis_holds_nowhere_needs_attenti
     slot = {"url": "https://news.test/1", "meta": {"site": "demo-citynews"}, "priority": 0}
     assert queue.push(json.dumps(slot).encode(), priority=0, site="demo-citynews@news.test", job=None)
     assert lost() == (0, [])
+
+
+def test_a_worker_killed_here_is_dead_at_once_a_stopped_one_with_a_fresh_beat_is_not(tmp_path: Path) -> None:
+    """Whose leases another worker may return to the queue (crawler.worker.scheduler): a worker killed on
+    this machine, though its last beat is a second old; not one stopped (SIGSTOP) while its beat is fresh,
+    nor, after a Redis outage, one only silent before it could beat again."""
+    killed, stopped = (subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]) for _ in "ab")
+    try:
+        killed.kill()
+        killed.wait()
+        stopped.send_signal(signal.SIGSTOP)
+        now = time.time()
+
+        def beat(pid: int, seen: float, space: str | None) -> str:
+            return json.dumps({"pid": pid, "seen": seen, "every": 5.0, "pid_space": space})
+
+        here = pid_space()
+        beats = {
+            "h:1:killed": beat(killed.pid, now - 1, here),
+            "h:2:stopped": beat(stopped.pid, now - 1, here),
+            "h:3:stopped-long": beat(stopped.pid, now - 16, here),
+            "far:4:silent": beat(4, now - 16, "another machine"),
+            "far:5:beating": beat(5, now - 1, "another machine"),
+            "h:6:unreadable": "{",
+        }
+        assert dead_workers(beats, now, quiet_for=3.0) == ["h:1:killed"], "Redis failed 3 s ago"
+        assert dead_workers(beats, now, quiet_for=16.0) == ["h:1:killed", "h:3:stopped-long", "far:4:silent"]
+    finally:
+        stopped.send_signal(signal.SIGCONT)
+        stopped.kill()
+        stopped.wait()

@@ -18,12 +18,14 @@ step one Lua script, so workers on many machines agree):
   What the rules and robots.txt set of it is kept in ``crawler:politeness`` too: a pop that finds the
   hash removed writes it again from there and holds the site for its delay.
 - ``pop`` moves the request to ``crawler:leases`` (score = lease deadline) and remembers its queue score
-  and site in ``crawler:lease-scores`` and ``crawler:lease-sites``; the worker keeps the member, which
-  names the lease, in the request's metadata.
+  and site in ``crawler:lease-scores`` and ``crawler:lease-sites``, and its holder (the popping worker's
+  id) in ``crawler:lease-holders``; the worker keeps the member, which names the lease, in the request's
+  metadata.
 - ``ack`` removes the lease once the request's items are stored and its links queued; ``renew`` pushes the
   deadlines of a live worker's leases forward; ``requeue_expired`` puts every lease past its deadline back
   in its site's queue with its old score (a worker killed with SIGKILL stops renewing, so what it held
-  returns).
+  returns); ``release_holders`` does the same at once for the leases of workers known dead (their
+  heartbeat says so), which would hold their sites' download slots until they expire.
 - ``handoff`` ends a lease and queues the request that replaces it (a retry, a redirect) in one step:
   the work goes on under a new lease, the old one is never left behind.
 - ``defer`` ends a lease for now (an article that could not be stored): the request waits in
@@ -63,7 +65,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -215,10 +217,11 @@ end
 -- A request's queue score and site (lease-scores, lease-sites) are kept while it is leased or waits in the
 -- delayed set, and forgotten once it is in neither: the very same request can be in both (pushed again
 -- while leased, its queue key of another type: enqueue), and the end of the one must not take the other's.
+-- Its holder (lease-holders) is forgotten once it is not leased.
 local function forget(K, member)
-  if redis.call('ZSCORE', K .. ':delayed', member) or redis.call('ZSCORE', K .. ':leases', member) then
-    return
-  end
+  if redis.call('ZSCORE', K .. ':leases', member) then return end
+  redis.pcall('HDEL', K .. ':lease-holders', member)
+  if redis.call('ZSCORE', K .. ':delayed', member) then return end
   redis.call('HDEL', K .. ':lease-scores', member)
   redis.call('HDEL', K .. ':lease-sites', member)
 end
@@ -435,6 +438,8 @@ for _ = 1, count + 10 + """
         redis.call('HINCRBY', key, 'inflight', -1)
         error(failed)
       end
+      -- Its holder: a key of another type (someone SET it) records none, and the lease ends by expiry.
+      if me ~= '' then redis.pcall('HSET', K .. ':lease-holders', item[1], me) end
       local interval = math.max(tonumber(p[1]) or 0, tonumber(p[2]) or 0, throttle_of(p[3], p[4], now))
       if interval > 0 then redis.call('HSET', key, 'next', now + interval) end
       redis.call('ZREM', K .. ':ready', site)
@@ -570,6 +575,7 @@ local site = site_of(ARGV[1], ARGV[2])
 if redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2]) == 0 and site then merged(ARGV[1], site, ARGV[2]) end
 redis.call('HSET', KEYS[2], ARGV[2], attempts)
 redis.call('ZREM', KEYS[1], ARGV[2])
+redis.pcall('HDEL', ARGV[1] .. ':lease-holders', ARGV[2])
 downloaded(ARGV[1], site, ARGV[2])
 moved(ARGV[1], ARGV[2])
 return attempts
@@ -669,6 +675,10 @@ return 1
 # for seconds (every other worker's pop refused BUSY).
 TAKE_BATCH = 500
 
+# Lease holders read per HSCAN call, and leases returned per call, by LeasedQueue.release_holders: a dead
+# worker holds its pop batch and its downloads (tens); 500 keep a call to a few milliseconds, as TAKE_BATCH.
+RELEASE_BATCH = 500
+
 # Dead letters read per HSCAN call (LeasedQueue.dead_pages), and deleted per call (drop_dead): one HGETALL
 # of 100,000 held Redis 0.3 to 0.4 s and one HDEL of them 0.3 s, times that grow with them; 1,000 are a few
 # milliseconds a call.
@@ -703,7 +713,10 @@ local function take(set, leased)
     -- Its lease-sites entry (KEYS[4]) gone, the request's own site (site_of).
     if site_of(K, member) == site then
       redis.call('ZREM', set, member)
-      if leased then downloaded(K, site, member) end
+      if leased then
+        redis.pcall('HDEL', K .. ':lease-holders', member)
+        downloaded(K, site, member)
+      end
       taken[#taken + 1] = member
     end
   end
@@ -761,6 +774,7 @@ for i = 1, #items, 2 do
     redis.call('HDEL', KEYS[2], member)
     redis.call('HDEL', KEYS[3], member)
     redis.call('HDEL', KEYS[4], member)
+    redis.pcall('HDEL', K .. ':lease-holders', member)
   end
 end
 if #items > 0 and redis.call('HINCRBY', KEYS[1], site, -#items / 2) < 0 then
@@ -837,15 +851,17 @@ return {#due, unpack(named)}
 """
 )
 
-# KEYS: leases, lease-scores, lease-sites. ARGV: prefix, then the leases to return to their queues now.
-# Reply: as _REQUEUE's.
+# KEYS: leases, lease-scores, lease-sites, lease-holders. ARGV: prefix, the holder ('' for any), then the
+# leases to return to their queues now: with a holder, only those it still holds (lease-holders), so a lease
+# taken since by another worker stays with it. Reply: as _REQUEUE's.
 _RELEASE = (
     SITE_LUA
     + _BACK_LUA
     + """
 local released, named = 0, {}
-for i = 2, #ARGV do
-  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then
+for i = 3, #ARGV do
+  if redis.call('ZSCORE', KEYS[1], ARGV[i])
+    and (ARGV[2] == '' or redis.pcall('HGET', KEYS[4], ARGV[i]) == ARGV[2]) then
     -- The lease ends once its request is queued again (as _REQUEUE's).
     local site = back(ARGV[1], ARGV[i], named)
     redis.call('ZREM', KEYS[1], ARGV[i])
@@ -1838,8 +1854,30 @@ class LeasedQueue:
         held = list(members)
         if not held:
             return 0
-        keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
-        return self._said_back(self.keys.leases, self._release(keys=keys, args=[self.keys.prefix, *held]))
+        keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites, self.keys.lease_holders]
+        return self._said_back(self.keys.leases, self._release(keys=keys, args=[self.keys.prefix, "", *held]))
+
+    def release_holders(self, holders: Collection[str]) -> dict[str, int]:
+        """Put every lease these workers (their ids, as the pop recorded them) still hold back in the queue
+        now, as an expired lease goes back (its site's download slot freed, its attempts as they were): for
+        workers known dead, whose leases would hold their sites until they expire. Leases are read
+        RELEASE_BATCH at a time and returned RELEASE_BATCH a call; a lease taken since by another worker
+        stays with it. Returns how many went back, by holder (those that had any)."""
+        wanted = set(holders)
+        if not wanted:
+            return {}
+        found: dict[str, list[str]] = {}
+        for member, holder in self.server.hscan_iter(self.keys.lease_holders, count=RELEASE_BATCH):
+            if (name := decoded(holder)) in wanted:
+                found.setdefault(name, []).append(decoded(member))
+        keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites, self.keys.lease_holders]
+        released: dict[str, int] = {}
+        for holder, members in found.items():
+            for start in range(0, len(members), RELEASE_BATCH):
+                batch = members[start : start + RELEASE_BATCH]
+                reply = self._release(keys=keys, args=[self.keys.prefix, holder, *batch])
+                released[holder] = released.get(holder, 0) + self._said_back(self.keys.leases, reply)
+        return {holder: count for holder, count in released.items() if count}
 
     def requeue_expired(self, now: float | None = None, limit: int = 1000) -> int:
         """Put up to ``limit`` leases whose deadline has passed back in the queue; returns how many."""

@@ -5,6 +5,7 @@ its pid belongs to, and whether a beat is a live worker's. The worker writes the
 from __future__ import annotations
 
 import functools
+import json
 import os
 import socket
 import uuid
@@ -14,7 +15,7 @@ from typing import Any
 
 from crawler.redisio.embedded import process_running
 
-__all__ = ["MISSED_BEATS", "beat_alive", "pid_space", "worker_id"]
+__all__ = ["MISSED_BEATS", "beat_alive", "dead_workers", "pid_space", "worker_id"]
 
 # A worker is taken for dead after this many missed heartbeats.
 MISSED_BEATS = 3
@@ -58,3 +59,24 @@ def beat_alive(beat: Mapping[str, Any], now: float) -> bool:
     if space is None or space != pid_space():
         return True
     return process_running(int(beat["pid"]))
+
+
+def dead_workers(beats: Mapping[str, str], now: float, *, quiet_for: float) -> list[str]:
+    """The ids of the workers whose last beat (``crawler:workers``: id -> JSON) is a dead worker's at
+    ``now`` (:func:`beat_alive`). One whose process is known gone (a beat of this pid space) is dead at
+    once; one only silent is counted dead when the caller had Redis for ``quiet_for`` seconds (since its
+    last failed call) longer than that worker's silence may be: a Redis away stopped its beats too, and
+    it may not have beaten again yet. A beat that cannot be read is nobody's death."""
+    dead = []
+    for worker, text in beats.items():
+        try:
+            beat = json.loads(text)
+            if not isinstance(beat, dict):
+                continue
+            space = beat.get("pid_space")
+            gone = space is not None and space == pid_space() and not process_running(int(beat["pid"]))
+            if gone or (not beat_alive(beat, now) and quiet_for > MISSED_BEATS * float(beat["every"])):
+                dead.append(worker)
+        except (ValueError, TypeError, KeyError):
+            continue
+    return dead

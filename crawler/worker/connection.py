@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from weakref import WeakKeyDictionary
@@ -106,12 +107,15 @@ class RedisOutage:
         # When a call last succeeded: an outage is counted from then, not from its first error (a frozen
         # Redis raises only after the socket timeout).
         self._last_ok = time.monotonic()
+        # When a call last failed (monotonic; -inf before any): the beats of other workers stopped as long.
+        self.last_failed = -math.inf
 
     def failed(self, what: str, exc: redis.RedisError) -> None:
         """A call to Redis (doing ``what``) failed with ``exc``."""
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value("redis/errors")
         now = time.monotonic()
+        self.last_failed = now
         refuses = _refuses_writes(exc)
         if isinstance(exc, NoPermissionError) and (command := refused_command(exc)) is not None:
             self.denied.add(command)

@@ -50,10 +50,10 @@ from crawler.commandline import counted
 from crawler.errors import redacted, redacted_text
 from crawler.redisio import redirects as redirect_notes
 from crawler.redisio import serializer
-from crawler.redisio.connection import NO_PERMISSION_FIX, writes_refused
+from crawler.redisio.connection import NO_PERMISSION_FIX, decoded, writes_refused
 from crawler.redisio.embedded import RedisUnavailableError
 from crawler.redisio.queue import HUNGRY_SECONDS, Ack, LeasedQueue, Popped
-from crawler.redisio.workers import worker_id
+from crawler.redisio.workers import dead_workers, worker_id
 from crawler.requests import (
     LISTING_KINDS,
     QueueEntryError,
@@ -115,6 +115,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.keys = keys_of(crawler)
         self.lease_seconds = settings.getfloat("LEASE_SECONDS")
         self.renew_seconds = renew_seconds(settings)
+        # Seconds between two looks for dead workers whose leases to return: a heartbeat's.
+        self.dead_seconds = settings.getfloat("SUPERVISION_HEARTBEAT_SECONDS")
         self.poll_seconds = settings.getfloat("SCHEDULER_IDLE_POLL_SECONDS")
         self.retry_seconds = settings.getfloat("STORE_RETRY_SECONDS")
         self.max_attempts = settings.getint("STORE_MAX_ATTEMPTS")
@@ -123,6 +125,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.again_seconds = settings.getint("SCHEDULE_TEMP_AGAIN_SECONDS")
         self.worker = worker_id()
         self.held: set[str] = set()
+        # Dead workers whose leases this worker returned to the queue (release_holders): not looked for again.
+        self._released_dead: set[str] = set()
         self.pop_batch = settings.getint("SCHEDULER_POP_BATCH")
         # Leased requests not yet given to the engine (held: renewed, and released when the worker stops).
         self._popped: deque[Popped] = deque()
@@ -142,6 +146,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self._ack_soon = CallLaterOnce(self.flush_acks)
         self._renewal: task.LoopingCall | None = None
         self._poll: task.LoopingCall | None = None
+        self._dead_look: task.LoopingCall | None = None
         # Until when (monotonic) this worker's pops may not make it hungry: it put back a request it took.
         self._kept_nothing_until = 0.0
         self._closing = threading.Event()
@@ -165,6 +170,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             logger.info("Resuming: %s queued, %d leased", counted(waiting, "request"), self.queue.leased())
         self._renewal = task.LoopingCall(self.tend_leases)
         self._renewal.start(self.renew_seconds, now=True)
+        self._dead_look = task.LoopingCall(self.release_dead)
+        self._dead_look.start(self.dead_seconds, now=False)
         if self.poll_seconds > 0:
             self._poll = task.LoopingCall(self.wake_engine)
             self._poll.start(self.poll_seconds, now=False)
@@ -185,7 +192,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         return made
 
     def close(self, reason: str) -> None:
-        for loop in (self._renewal, self._poll):
+        for loop in (self._renewal, self._poll, self._dead_look):
             if loop is not None and loop.running:
                 loop.stop()
         self._wake.cancel()
@@ -251,6 +258,37 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if expired:
             logger.warning("%s went back to the queue", counted(expired, "expired lease"))
             self.stats.inc_value("lease/expired", expired)
+
+    def release_dead(self) -> None:
+        """Return to the queue now the leases of the workers whose heartbeat says they are dead
+        (:func:`crawler.redisio.workers.dead_workers`), each worker's once, not when they expire: they hold
+        their sites' download slots meanwhile. A Redis that is away is counted and looked at again at the
+        next turn."""
+        try:
+            beats = {
+                decoded(worker): decoded(beat)
+                for worker, beat in self.server.hgetall(self.keys.workers).items()
+            }
+            dead = set(dead_workers(beats, time.time(), quiet_for=time.monotonic() - self.outage.last_failed))
+            dead.discard(self.worker)
+            self._released_dead &= dead
+            fresh = dead - self._released_dead
+            if not fresh:
+                return
+            released = self.queue.release_holders(fresh)
+        except redis.RedisError as exc:
+            self.outage.failed("return the leases of dead workers", exc)
+            return
+        self._released_dead |= fresh
+        if released:
+            self.outage.ok(wrote=True)
+            total = sum(released.values())
+            logger.warning(
+                "%s of dead workers went back to the queue: %s",
+                counted(total, "lease"),
+                ", ".join(f"{count} of {holder}" for holder, count in sorted(released.items())),
+            )
+            self.stats.inc_value("lease/released_dead", total)
 
     # --- requests in ---------------------------------------------------------------------------------
 
