@@ -610,9 +610,56 @@ def test_what_a_site_sent_is_said_without_terminal_control_characters(site_serve
 
 
 def test_timeout(site_server: SiteServer) -> None:
-    one_line_error(
+    line = one_line_error(
         crawler("extract", "--timeout", "1", site_server.url("/slow?seconds=3")), 1, "timed out after 1 s"
     )
+    assert line.endswith(
+        ": no answer in that time; check that the server runs and this machine reaches it, or give a slow"
+        " server more time with --timeout"
+    ), line
+
+
+def test_https_to_a_plain_http_port_says_what_to_check(site_server: SiteServer) -> None:
+    """The TLS handshake with a server that speaks plain HTTP fails: OpenSSL's reason alone ('wrong
+    version number') said nothing of what to do."""
+    url = site_server.url("/a/plain").replace("http://", "https://", 1)
+    run = crawler("extract", "--ignore-robots", url)
+    assert run.code == 1, run
+    line = run.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"crawler extract: error: fetching {url} failed: "), line
+    assert line.endswith(
+        "the TLS handshake failed (SSL routines: wrong version number): the port answers without TLS: does it"
+        " serve http://, not https://?"
+    ), line
+
+
+def _proxied_rule(folder: Path, proxy: str) -> None:
+    """The rule ``proxied`` of ``folder``, whose requests go through ``proxy``."""
+    folder.mkdir()
+    (folder / "proxied.yaml").write_text(
+        "domains: [127.0.0.1]\nallow_private_addresses: true\nstart_urls: [http://127.0.0.1/]\n"
+        f"index: {{links: {{allow: ['/a/']}}}}\naccess: {{proxies: ['{proxy}']}}\n",
+        encoding="utf-8",
+    )
+
+
+def test_a_proxy_that_refuses_the_connection_is_named_not_the_site(
+    site_server: SiteServer, tmp_path: Path
+) -> None:
+    """`rules try` through a rule's proxy where nothing listens said 'cannot connect to 127.0.0.1 port
+    <the site's port>...: nothing listens there; check the port of the URL, or start the site's server':
+    the site's address, which was never connected to."""
+    _proxied_rule(tmp_path / "rules", "http://user:secret@127.0.0.1:9")
+    url = site_server.url("/a/plain")
+    run = crawler("--rules-dir", str(tmp_path / "rules"), "rules", "try", "proxied", url)
+    assert run.code == 1, run
+    line = run.stderr.strip().splitlines()[-1]
+    assert line == (
+        f"crawler rules try: error: cannot connect to the proxy 127.0.0.1 port 9 for {url}: connection"
+        " refused: nothing listens at the proxy http://***@127.0.0.1:9; check its address and port (the"
+        " rule's access.proxies, else CRAWLER_PROXIES or CRAWLER_PROXY_FILE), or start it"
+    ), line
+    assert "secret" not in run.stderr
 
 
 def test_connection_refused() -> None:
@@ -639,7 +686,12 @@ def test_a_host_that_does_not_resolve_says_what_to_check() -> None:
     ("how", "said"),
     [
         ("length", "connection cut: the site closed it before the whole response came"),
-        ("nothing", "connection closed before an answer: Connection was closed cleanly."),
+        (
+            "nothing",
+            "connection closed before an answer: Connection was closed cleanly; the server closed the"
+            " connection without answering: check that the port of the URL serves the web, and try again;"
+            " one that keeps doing so may refuse this client (its user agent, its address)",
+        ),
     ],
 )
 def test_a_connection_the_site_cuts_is_said_in_words(site_server: SiteServer, how: str, said: str) -> None:

@@ -67,7 +67,11 @@ def test_retried_redirected_and_failed_requests_each_end_once_and_the_temp_crawl
     }
     assert reasons[f"/flaky/{fails}?fail=99"] == "HTTP 503 Service Unavailable (after 2 retries)"
     assert reasons["/status/404"] == "HTTP 404 Not Found"
-    assert reasons["http://127.0.0.1:9/a/nobody-listens"].startswith("DownloadConnectionRefusedError")
+    refused = reasons["http://127.0.0.1:9/a/nobody-listens"]
+    assert refused.startswith("DownloadConnectionRefusedError"), refused
+    assert refused.endswith(
+        "; nothing listens there; check the port of the URL, or start the site's server"
+    ), refused
     report = site.status()
     assert report["queue"] == {"queued": 0, "leased": 0, "expired": 0, "waiting": 0, "dead_letters": 3}, (
         "no lease left"
@@ -680,7 +684,7 @@ def test_a_temp_crawl_whose_start_url_does_not_answer_says_to_ask_again_not_to_c
     [
         ("length", "connection cut: the site closed it before the whole response came"),
         ("chunked", "connection cut: the site closed it before the whole response came"),
-        ("nothing", "connection closed before an answer: Connection was closed cleanly."),
+        ("nothing", "connection closed before an answer: Connection was closed cleanly"),
     ],
 )
 def test_a_start_url_whose_connection_is_cut_is_a_connection_error_saying_so_and_to_ask_again(
@@ -695,11 +699,19 @@ def test_a_start_url_whose_connection_is_cut_is_a_connection_error_saying_so_and
     done = site.crawler("temp", "cut", *[item for pair in FAST for item in ("-s", pair)])
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "errors 1 (connection: 1)" in done.stdout, done.stdout
+    if how == "nothing":
+        reason += (
+            " (after 2 retries); the server closed the connection without answering: check that the port of"
+            " the URL serves the web, and try again; one that keeps doing so may refuse this client (its user"
+            " agent, its address)"
+        )
+    else:
+        reason += " (after 2 retries)"
     (letter,) = site.dead()
-    assert letter["reason"] == f"{reason} (after 2 retries)", letter
+    assert letter["reason"] == reason, letter
     assert letter["kind"] == "connection", letter
     assert done.stdout.splitlines()[-1] == (
-        f"{start} could not be read ({reason} (after 2 retries)): the site did not answer: `crawler dead"
+        f"{start} could not be read ({reason}): the site did not answer: `crawler dead"
         " requeue --site cut` asks again once it does; if the URL is wrong, `start_urls[0]` in"
         f" {site.rules / 'cut.yaml'} names it: give the URL of an index page of the site there (`crawler"
         " rules try cut URL` shows what a URL holds)"

@@ -41,11 +41,12 @@ from scrapy.core.downloader.handlers.http11 import (
     _LenientHTTPClientParser,
 )
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DownloadFailedError, ResponseDataLossError
+from scrapy.exceptions import DownloadConnectionRefusedError, DownloadFailedError, ResponseDataLossError
 from scrapy.http import Response
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
+from twisted.internet.error import ConnectError, ConnectionRefusedError
 from twisted.internet.interfaces import IAddress
 from twisted.web._newclient import HTTP11ClientProtocol, ParseError, ResponseFailed, ResponseNeverReceived
 from twisted.web._newclient import Request as TxRequest
@@ -204,6 +205,33 @@ def _openssl_errors(error: SSL.Error) -> str | None:
     if not isinstance(listed, list) or not all(isinstance(one, tuple) and len(one) == 3 for one in listed):
         return None
     return "; ".join(": ".join(part for part in (one[0], one[2]) if part) for one in listed)
+
+
+def what_to_check(error: BaseException | None, proxy: str | None) -> str | None:
+    """What to check when a download failed with ``error`` before any answer came: a connection refused
+    (by the ``proxy``, shown without its credentials, when the request went through one: the crawler then
+    connects to the proxy alone), a connection closed without an answer, or another connect error; None
+    for any other failure (a TLS handshake that failed among them: :func:`connection_lost` says what to
+    check)."""
+    if isinstance(error, DownloadConnectionRefusedError | ConnectionRefusedError):
+        if proxy is not None:
+            return (
+                f"nothing listens at the proxy {proxy}; check its address and port (the rule's"
+                " access.proxies, else CRAWLER_PROXIES or CRAWLER_PROXY_FILE), or start it"
+            )
+        return "nothing listens there; check the port of the URL, or start the site's server"
+    far = "the server" if proxy is None else f"the proxy {proxy}"
+    if isinstance(error, ConnectError):
+        return f"check that this machine reaches {far} (its network, a firewall between)"
+    if not isinstance(error, DownloadFailedError) or not isinstance(error.__cause__, ResponseNeverReceived):
+        return None
+    if any(reason.check(SSL.Error) for reason in error.__cause__.reasons):
+        return None  # connection_lost says it, in OpenSSL's words and what they mean (_tls_failed)
+    serves = "the port of the URL serves the web" if proxy is None else "it is an HTTP proxy"
+    return (
+        f"{far} closed the connection without answering: check that {serves}, and try again; one that keeps"
+        " doing so may refuse this client (its user agent, its address)"
+    )
 
 
 def undecompressed(error: BaseException | None) -> str | None:

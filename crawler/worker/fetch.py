@@ -39,7 +39,7 @@ from scrapy.http import Response as ScrapyResponse
 from scrapy.settings import BaseSettings
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet.defer import CancelledError
-from twisted.internet.error import ConnectError, DNSLookupError, TimeoutError
+from twisted.internet.error import ConnectError, ConnectionRefusedError, DNSLookupError, TimeoutError
 from twisted.python.failure import Failure
 
 from crawler import settings as defaults
@@ -54,7 +54,7 @@ from crawler.errors import (
     redacted,
 )
 from crawler.threads import STOP_SIGNALS
-from crawler.worker.download import STOP_DOWNLOADS, connection_lost, undecompressed
+from crawler.worker.download import STOP_DOWNLOADS, connection_lost, undecompressed, what_to_check
 from crawler.worker.netguard import (
     BlockedRequest,
     UnfollowedRedirect,
@@ -249,6 +249,7 @@ def fetch(
         settings=settings,
         robots_hint=robots_hint or ROBOTS_HINT,
         private_hint=private_hint,
+        proxy=proxy,
     )
 
 
@@ -334,9 +335,11 @@ def _error(
     settings: BaseSettings,
     robots_hint: str,
     private_hint: Callable[[str], str] | None,
+    proxy: str | None,
 ) -> FetchError:
-    """The one-line error of a fetch that failed."""
+    """The one-line error of a fetch that failed (through ``proxy``, when given), saying what to check."""
     error = failure.value
+    shown_proxy = None if proxy is None else redacted(proxy)
     refusal = _refusal(failure, url)
     if refusal is not None:
         refused, reason = refusal
@@ -395,7 +398,19 @@ def _error(
             url=url,
         )
     if isinstance(error, TimeoutError | DownloadTimeoutError):
-        return FetchError(f"timed out after {timeout:g} s fetching {url}", url=url)
+        via, running = (
+            ("", "the server runs and this machine reaches it")
+            if shown_proxy is None
+            else (
+                f" through the proxy {shown_proxy}",
+                "the proxy and the server run and this machine reaches the proxy",
+            )
+        )
+        return FetchError(
+            f"timed out after {timeout:g} s fetching {url}{via}: no answer in that time; check that"
+            f" {running}, or give a slow server more time with --timeout",
+            url=url,
+        )
     if isinstance(error, DNSLookupError | CannotResolveHostError):
         host = urllib.parse.urlsplit(url).hostname
         said = str(error).rstrip(".")
@@ -405,16 +420,23 @@ def _error(
             url=url,
         )
     if isinstance(error, ConnectError | DownloadConnectionRefusedError):
-        parts = urllib.parse.urlsplit(url)
+        parts = urllib.parse.urlsplit(url if proxy is None else proxy)
         port = parts.port or _DEFAULT_PORTS.get(parts.scheme, 80)
-        why = (
-            "connection refused: nothing listens there; check the port of the URL, or start the site's server"
-            if isinstance(error, DownloadConnectionRefusedError)
-            else str(error)
+        where = parts.hostname if proxy is None else f"the proxy {parts.hostname}"
+        said = (
+            "connection refused"
+            if isinstance(error, DownloadConnectionRefusedError | ConnectionRefusedError)
+            else str(error).rstrip(".")
         )
-        return FetchError(f"cannot connect to {parts.hostname} port {port} for {url}: {why}", url=url)
+        return FetchError(
+            f"cannot connect to {where} port {port} for {url}: {said}: {what_to_check(error, shown_proxy)}",
+            url=url,
+        )
     said = connection_lost(error) or undecompressed(error) or failure.getErrorMessage()
-    return FetchError(f"fetching {url} failed: {said}", url=url)
+    check = what_to_check(error, shown_proxy)
+    return FetchError(
+        f"fetching {url} failed: " + (f"{said.rstrip('.')}; {check}" if check else said), url=url
+    )
 
 
 def _refusal(failure: Failure, url: str) -> tuple[str, str] | None:

@@ -115,6 +115,7 @@ from crawler.worker.download import (
     connection_lost,
     head_too_long,
     undecompressed,
+    what_to_check,
 )
 from crawler.worker.dupefilter import bloom_of
 from crawler.worker.leaseack import ack, dead_letter, put_back
@@ -1199,13 +1200,15 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if _too_many_redirects(failure):
             limit = self.crawler.settings.getint("REDIRECT_MAX_TIMES")
             return f"too many redirects: more than {limit} (REDIRECT_MAX_TIMES): {redirects(request)}"
+        check = what_to_check(error, request.meta.get("proxy_id"))
+        advice = f"; {check}" if check else ""
         lost = connection_lost(error)
         if lost is not None:
-            return f"{lost}{after}"
+            return f"{lost.rstrip('.') if advice else lost}{after}{advice}"
         undecoded = undecompressed(error)
         if undecoded is not None:
             return f"{undecoded}{after}"
-        return f"{type(error).__name__}: {failure.getErrorMessage() or 'no message'}{after}"
+        return f"{type(error).__name__}: {failure.getErrorMessage() or 'no message'}{after}{advice}"
 
     def _larger_size(self, request: Request) -> str:
         """What to do about a page lost to the size limit, as the timeout's reason says."""
