@@ -84,6 +84,8 @@ AMP_ARTICLES = [
     "/amp/news/2026/11/28/mayor-opens-river-park.html",
     "/amp/news/2026/11/27/tram-timetable-changes.html",
 ]
+# A site whose pages' <title> carries its name: "Mayor opens river park | City News".
+SUFFIXED_SLUGS = ["mayor-opens-river-park", "tram-timetable-changes", "school-roof-repaired", "new-bus-lane"]
 # The test server's feed of the English site's articles (its entries link to them, relative).
 FEED_OF_EN = "/feed?to=" + ",".join(EN_ARTICLES)
 
@@ -119,6 +121,15 @@ def _build_sites(root: Path) -> None:
     for path, _ in amp_links:
         _write(root, path, _article(path.rsplit("/", 1)[1].split(".")[0].replace("-", " ")))
     _write(root, "/nav/index.html", _index("Nav only", [("/nav/about/", "About"), ("/nav/tag/x/", "X")]))
+    for folder, og in (("sfx", "{title} | City News"), ("og", "{title}")):
+        links = [(f"/{folder}/2026/11/{slug}.html", slug) for slug in SUFFIXED_SLUGS]
+        _write(root, f"/{folder}/index.html", _index("City News", [(f"/{folder}/about/", "About"), *links]))
+        for path, slug in links:
+            title = slug.replace("-", " ").capitalize()
+            meta = f'<meta property="og:title" content="{og.format(title=title)}">'
+            head = f"<title>{title} | City News</title>{meta}"
+            page = _article(title).replace(f"<title>{title}</title>", head)
+            _write(root, path, page.replace("<nav>", '<nav><a href="/"><img alt="City News"></a>'))
     advertised = f'<link rel="alternate" type="application/rss+xml" href="{FEED_OF_EN}">'
     _write(root, "/feedonly/index.html", _index("Feed only", [("/feedonly/about/", "About")], advertised))
 
@@ -934,3 +945,30 @@ def test_a_month_or_day_folder_is_two_digits_only_where_the_site_writes_a_leadin
     padded = ["/2026/11/28/a-b-c", "/2026/11/05/d-e-f", "/2026/nov/28/g-h-i", "/2026/nov/05/j-k-l"]
     assert _pattern(padded[:2]) == r"^https?://[^/]+/\d{4}/\d{2}/\d{2}/[^/]+$"
     assert _pattern(padded[2:]) == r"^https?://[^/]+/\d{4}/[a-z]{3}/\d{2}/[^/]+$"
+
+
+@pytest.mark.parametrize(
+    ("folder", "name", "xpath"),
+    [("sfx", "h1", "//h1"), ("og", "og:title", "//meta[@property='og:title']/@content")],
+)
+def test_the_title_field_is_drafted_from_sample_articles_without_the_sites_name(
+    fake_sites: SiteServer, tmp_path: Path, folder: str, name: str, xpath: str
+) -> None:
+    """A rule drafted with no title field stored the page's <title>, "Mayor opens river park | City News":
+    the draft reads 3 of the articles and takes the og:title, else the h1, that they all have without the
+    site's name; its output says so, and the crawl stores the titles without it."""
+    site = Site(fake_sites, tmp_path, name="city")
+    code, stdout, stderr = _drafted(site, fake_sites.url(f"/{folder}/index.html"))
+    assert code == 0, stderr
+    document = yaml.safe_load((site.rules / "city.yaml").read_text(encoding="utf-8"))
+    assert document["article"]["fields"] == {"title": {"xpath": xpath}}, document
+    lines = stdout.splitlines()
+    at = lines.index(f"title          {xpath}")
+    assert lines[at + 1] == (
+        f"               the {name} of 3 sample articles, its <title> carries 'City News', e.g. Mayor opens"
+        " river park"
+    ), lines
+    crawl = site.temp()
+    assert crawl.returncode == 0, crawl.stderr[-3000:]
+    titles = {article["title"] for article in site.stored().values()}
+    assert titles == {slug.replace("-", " ").capitalize() for slug in SUFFIXED_SLUGS}, titles

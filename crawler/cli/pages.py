@@ -52,6 +52,7 @@ class Page:
     content_type: str | None = None
     redirects: tuple[str, ...] = ()
     also: Mapping[str, bytes | None] = field(default_factory=dict)  # read_page's ``also``: their bodies
+    followed: Mapping[str, bytes | None] = field(default_factory=dict)  # read_page's ``follow``: the same
 
 
 def read_page(
@@ -66,10 +67,12 @@ def read_page(
     proxy: str | None = None,
     robots_hint: str | None = None,
     private_hint: Callable[[str], str] | None = None,
+    follow: Callable[[Page], Sequence[str]] | None = None,
 ) -> Page:
     """The page's bytes from a URL (fetched with ``headers``; hosts of ``private_domains`` may be private
-    addresses; ``also``, ``robots_hint`` and ``private_hint`` as :func:`crawler.worker.fetch.fetch` takes
-    them: the bodies of ``also`` that answered 2xx are in the page's ``also``, None for the others), a
+    addresses; ``also``, ``robots_hint``, ``private_hint`` and ``follow`` (given the page) as
+    :func:`crawler.worker.fetch.fetch` takes them: the bodies of ``also`` that answered 2xx are in the
+    page's ``also``, None for the others, and so those ``follow`` named in its ``followed``), a
     file or stdin (``-``);
     :class:`InputError` / ``FetchError`` else."""
     if not source.strip():
@@ -90,9 +93,17 @@ def read_page(
             proxy=proxy,
             robots_hint=robots_hint,
             private_hint=private_hint,
+            follow=(
+                None
+                if follow is None
+                else lambda got: follow(Page(source, got.body, got.url, got.content_type, got.redirects))
+            ),
         )
         bodies = {url: got.body if got is not None else None for url, got in response.also.items()}
-        return Page(source, response.body, response.url, response.content_type, response.redirects, bodies)
+        followed = {url: got.body if got is not None else None for url, got in response.followed.items()}
+        return Page(
+            source, response.body, response.url, response.content_type, response.redirects, bodies, followed
+        )
     path = Path(source)
     try:
         with path.open("rb") as file:

@@ -14,7 +14,7 @@ import shlex
 import stat
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from crawler.commandline import command_name, counted, did_you_mean, span, sugge
 from crawler.config import Config
 from crawler.discover.links import followed_links, page_links
 from crawler.discover.topic import Relevance, Topic
-from crawler.errors import HttpStatusError, InputError, NotAListingError
+from crawler.errors import CrawlerError, HttpStatusError, InputError, NotAListingError
 from crawler.published import published_date
 from crawler.rules import (
     RULE_SUFFIX,
@@ -43,7 +43,16 @@ from crawler.rules import (
 )
 from crawler.rules.access import global_proxies
 from crawler.rules.api import ApiError, ApiItemsError, ApiPage, ApiRule, json_text
-from crawler.rules.draft import Draft, DraftError, NoArticleLinks, draft_feed_rule, draft_rule, rule_text
+from crawler.rules.draft import (
+    TITLE_SAMPLES,
+    Draft,
+    DraftError,
+    NoArticleLinks,
+    draft_feed_rule,
+    draft_rule,
+    guess_title,
+    rule_text,
+)
 from crawler.rules.errors import files_with_errors
 from crawler.rules.errors import shown as shown_value
 from crawler.rules.feeds import MAX_ENTRIES, Feed, FeedError, read_feed
@@ -1056,6 +1065,27 @@ def _try_later(status: int) -> str | None:
     return None
 
 
+def _title_samples(site: str, page: Page, allow_private: bool) -> list[str]:
+    """The article pages of the HTML ``page`` to guess the title field from: the first
+    :data:`TITLE_SAMPLES` links the draft's pattern keeps; none for a page no rule is drafted from."""
+    kind = (page.content_type or "").split(";")[0].strip().lower()
+    if kind not in ("", "text/html", "application/xhtml+xml"):
+        return []
+    try:
+        decoded = decode_page(page)
+        draft = draft_rule(
+            site,
+            decoded.text,
+            page.url or page.source,
+            encoding=decoded.encoding,
+            robots=None,
+            allow_private=allow_private,
+        )
+    except CrawlerError:
+        return []
+    return draft.matched[:TITLE_SAMPLES]
+
+
 def run_rules_new(args: argparse.Namespace) -> int:
     """``crawler rules new``: fetch URL (with its site's robots.txt), draft SITE's rule from it, a page or
     a feed (:mod:`crawler.rules.draft`), write it to the rules folder, check it as ``rules check`` does,
@@ -1085,6 +1115,7 @@ def run_rules_new(args: argparse.Namespace) -> int:
             obey_robots=True,
             private_domains=(parts.hostname or "",) if args.allow_private else (),
             robots_hint="a crawl of the site is refused it too: give a page its robots.txt allows",
+            follow=lambda got: _title_samples(site, got, args.allow_private),
             private_hint=lambda host: (
                 f"{host} is the target of a redirect from {url}, another host than {parts.hostname}:"
                 " --allow-private allows private addresses only on the host of the URL given; give the"
@@ -1132,6 +1163,8 @@ def run_rules_new(args: argparse.Namespace) -> int:
             raise DraftError(
                 f"{exc}; the page advertises the feed {exc.feeds[0]}: `{again}` drafts a rule that reads it"
             ) from None
+        samples = [body.decode(decoded.encoding, "replace") for body in page.followed.values() if body]
+        draft = replace(draft, title=guess_title(samples))
     made = not folder.is_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -1172,6 +1205,15 @@ def run_rules_new(args: argparse.Namespace) -> int:
             f"               {counted(len(denied), 'AMP copy', 'AMP copies')} of the articles, each fetched"
             f" once, e.g. {printable(denied[0])}"
         )
+    if draft.title is not None:
+        carried = f", its <title> carries {draft.title.site_name!r}" if draft.title.site_name else ""
+        print(f"title          {draft.title.xpath}")
+        print(
+            f"               the {draft.title.name} of {draft.title.samples} sample articles{carried},"
+            f" e.g. {printable(draft.title.example)}"
+        )
+    elif not draft.from_feed:
+        print(f"title          - (no og:title or h1 that {len(page.followed)} sample articles agree on)")
     if draft.next_page is not None:
         print(f"next page      {draft.next_page.xpath}")
         print(f"               the link {printable(draft.next_page.text)}: {printable(draft.next_page.url)}")

@@ -39,6 +39,14 @@ How the article pattern is guessed:
    folder, an ``amp`` or ``outputType=amp`` query beside ``slug.html``) is left out of steps 2 to 4, and
    when the pattern would keep such copies, their form is denied (``index.links.deny``): the crawl fetches
    each article once, not twice (the store would record the copy as a repost).
+
+How the title field is guessed (:func:`guess_title`), from a few of the article pages the pattern keeps:
+
+1. each sample page's ``<title>``, its Open Graph title (``og:title``) and its ``<h1>`` elements are read;
+2. the site's name is what the ``<title>`` of every sample page ends (or starts) with beyond a separator
+   (``| City News``): the title the crawl would store from the page's own ``<title>`` carries it;
+3. the first of og:title and the ``<h1>`` (a page with one) found on every sample page, its values all
+   different (a logo's ``<h1>`` is the same on each) and none carrying that name, is the title field.
 """
 
 from __future__ import annotations
@@ -63,8 +71,10 @@ __all__ = [
     "LinkPattern",
     "NextPage",
     "NoArticleLinks",
+    "TitleGuess",
     "draft_feed_rule",
     "draft_rule",
+    "guess_title",
     "robots_sitemaps",
     "rule_text",
     "without_session",
@@ -254,6 +264,69 @@ class NextPage:
     text: str  # what the link is: rel="next", or its text
 
 
+# The article pages `rules new` fetches beside the page to guess the title from: enough to tell a title
+# from a site-wide heading, few enough to add a second or two to the command.
+TITLE_SAMPLES = 3
+# The title fields guessed, in order of preference: the Open Graph title is meant to be the article's.
+TITLE_XPATHS = (("og:title", "//meta[@property='og:title']/@content"), ("h1", "//h1"))
+# What parts a site's name from the article's title in a <title>: | - – — : · »
+_TITLE_SEPARATOR = re.compile(r"\s+[|\-–—:·»]\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class TitleGuess:
+    """The title field guessed from the sample article pages (:func:`guess_title`)."""
+
+    name: str  # og:title or h1
+    xpath: str
+    samples: int  # the sample pages read
+    example: str  # its value on the first
+    site_name: str | None  # what the pages' <title>s carry beside the article's title
+
+
+def guess_title(pages: Sequence[str]) -> TitleGuess | None:
+    """The title field of the article ``pages`` (HTML), see the module's docstring; None when no candidate
+    is found on every page, or fewer than two pages were read."""
+    roots = []
+    for page in pages:
+        try:
+            roots.append(lxml.html.document_fromstring(page))
+        except (lxml.etree.ParserError, ValueError):
+            continue
+    if len(roots) < 2:
+        return None
+    titles = [" ".join(str(root.xpath("string(//title)")).split()) for root in roots]
+    site_name = _site_name(titles)
+    for name, xpath in TITLE_XPATHS:
+        values = []
+        for root in roots:
+            matches = root.xpath(xpath)
+            found = [
+                " ".join(
+                    (value.text_content() if isinstance(value, lxml.html.HtmlElement) else str(value)).split()
+                )
+                for value in (matches if isinstance(matches, list) else [])
+            ]
+            values.append(found[0] if len(found) == 1 else "")
+        if not all(values) or len(set(values)) < len(values):
+            continue
+        if site_name is not None and any(site_name in value for value in values):
+            continue
+        return TitleGuess(name, xpath, len(roots), values[0], site_name)
+    return None
+
+
+def _site_name(titles: Sequence[str]) -> str | None:
+    """What every one of ``titles`` ends (else starts) with past a separator: the site's name."""
+    ends = [_TITLE_SEPARATOR.split(title) for title in titles]
+    if not all(len(parts) > 1 for parts in ends):
+        return None
+    for index in (-1, 0):
+        if len({parts[index] for parts in ends}) == 1 and ends[0][index]:
+            return ends[0][index]
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Draft:
     """What ``crawler rules new`` guessed of a site from one of its pages."""
@@ -271,6 +344,7 @@ class Draft:
     from_feed: bool = False  # url is a feed, the rule's only source: the entries' links gave the pattern
     amp_copies: tuple[str, ...] = ()  # links to AMP copies of the page's articles, left out of the guess
     deny: tuple[str, ...] = ()  # index.links.deny: the forms of the AMP copies the pattern would keep
+    title: TitleGuess | None = None  # the title field, from sample article pages
 
     @property
     def matched(self) -> list[str]:
@@ -899,10 +973,23 @@ def rule_text(draft: Draft, *, today: str, command: str, path: str) -> str:
             f"  # found: the link {next_page.text} to {next_page.url}",
             "  max_pages: 2                   # index pages read per grab, this one and the next",
         ]
+    title = draft.title
+    if title is None:
+        lines += [
+            "# article:                        # no fields: the title and body are the page's own (qRead);",
+            "#   fields:                       # add XPath fields when `rules try` shows what to improve",
+            '#     title: {xpath: "//h1"}',
+        ]
+    else:
+        carried = f", where their <title> carries {title.site_name!r}" if title.site_name else ""
+        lines += [
+            "article:",
+            "  fields:                         # the body is the page's own (qRead); add XPath fields when",
+            "                                  # `rules try` shows what to improve",
+            f"    # the {title.name} of the {title.samples} sample articles read{carried}",
+            f"    title: {{xpath: {_yaml(title.xpath)}}}",
+        ]
     lines += [
-        "# article:                        # no fields: the title and body are the page's own (qRead);",
-        "#   fields:                       # add XPath fields when `rules try` shows what to improve",
-        '#     title: {xpath: "//h1"}',
         "politeness:",
         "  delay: 1                         # seconds between two requests to the site",
         "  concurrency: 2",

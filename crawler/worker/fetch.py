@@ -93,6 +93,7 @@ class Response:
     body: bytes
     redirects: tuple[str, ...] = ()
     also: Mapping[str, Response | None] = dataclasses.field(default_factory=dict)
+    followed: Mapping[str, Response | None] = dataclasses.field(default_factory=dict)
 
 
 def check_url(url: str) -> str:
@@ -180,6 +181,7 @@ def fetch(
     config: Config | None = None,
     robots_hint: str | None = None,
     private_hint: Callable[[str], str] | None = None,
+    follow: Callable[[Response], Sequence[str]] | None = None,
 ) -> Response:
     """GET ``url`` through Scrapy (see the module docstring); :class:`InputError` for a bad URL,
     :class:`FetchError` (:class:`BlockedAddressError` for a refused address) when it cannot be fetched.
@@ -189,7 +191,9 @@ def fetch(
     ``private_hint(host)`` that of a host refused on a private address (else the keys of a rule and of
     ``crawler extract``). The URLs of ``also`` (a site's robots.txt, say) are fetched after the page, in
     the same process, without robots.txt's say: each one's :class:`Response` is in the page's ``also``
-    (None when it failed or answered an error status)."""
+    (None when it failed or answered an error status). The URLs ``follow`` names on the page's response
+    are fetched too, robots.txt obeyed, each one's :class:`Response` (or None) in the page's
+    ``followed``."""
     url = check_url(url)
     config = config or Config.from_env()
     settings = config.settings(
@@ -227,7 +231,13 @@ def fetch(
     with _quiet():
         process = SignalledProcess(settings)
         process.crawl(
-            _OnePage, url=url, also=tuple(also), headers=dict(headers or {}), proxy=proxy, outcome=outcome
+            _OnePage,
+            url=url,
+            also=tuple(also),
+            headers=dict(headers or {}),
+            proxy=proxy,
+            outcome=outcome,
+            follow=follow,
         ).addErrback(failures.append)
         process.start()
     if process.interrupted:
@@ -236,7 +246,9 @@ def fetch(
         failures[0].raiseException()
     if "response" in outcome:
         response: Response = outcome["response"]
-        return dataclasses.replace(response, also={extra: outcome.get(extra) for extra in also})
+        return dataclasses.replace(
+            response, also={extra: outcome.get(extra) for extra in also}, followed=outcome.get("followed", {})
+        )
     failure = outcome.get("failure")
     if failure is None:
         why = f": {failures[0].getErrorMessage()}" if failures else ""
@@ -266,9 +278,11 @@ class _OnePage(Spider):
         headers: dict[str, str],
         proxy: str | None,
         outcome: dict[str, Any],
+        follow: Callable[[Response], Sequence[str]] | None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.follow = follow
         self.url = url
         self.also = also
         self.request_headers = headers
@@ -286,7 +300,17 @@ class _OnePage(Spider):
         )
 
     def keep(self, response: ScrapyResponse) -> Iterator[Any]:
-        self.outcome["response"] = _kept(response)
+        kept = self.outcome["response"] = _kept(response)
+        followed: dict[str, Response | None] = self.outcome.setdefault("followed", {})
+        for link in self.follow(kept) if self.follow is not None else ():
+            followed[link] = None
+            yield Request(
+                link,
+                headers=self.request_headers or None,
+                callback=self.keep_followed,
+                dont_filter=True,
+                meta={"followed": link, **({"proxy": self.proxy} if self.proxy else {})},
+            )
         for extra in self.also:
             yield Request(
                 extra,
@@ -300,6 +324,10 @@ class _OnePage(Spider):
                     **({"proxy": self.proxy} if self.proxy else {}),
                 },
             )
+
+    def keep_followed(self, response: ScrapyResponse) -> Iterator[Any]:
+        self.outcome["followed"][response.meta["followed"]] = _kept(response)
+        yield from ()
 
     def keep_also(self, response: ScrapyResponse) -> Iterator[Any]:
         self.outcome[response.meta["also"]] = _kept(response)
