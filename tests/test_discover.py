@@ -802,15 +802,24 @@ def test_an_idle_hosts_entries_go_and_a_busy_or_queued_hosts_stay(redis_client: 
     assert _held(redis_client, frontier, "idle.test")["touched"]
 
 
-def test_a_pruned_hosts_crawl_delay_is_still_obeyed_when_it_is_met_again(redis_client: Any) -> None:
+@pytest.mark.parametrize("written", ["per host", "in the politeness alone"])
+def test_a_pruned_hosts_crawl_delay_is_still_obeyed_when_it_is_met_again(
+    redis_client: Any, written: str
+) -> None:
+    """The crawl-delay stays in the slot's crawl-delays hash alone (``in the politeness alone``: as a
+    version before that hash wrote it, moved there by the prune); the slot's politeness goes."""
     frontier, bloom, queue = _kept_frontier(redis_client, ["slow.test"])
     _ended(queue, {"energy@slow.test"})
     queue.set_crawl_delay("energy@slow.test", 30.0, "slow.test")
+    keys = Keys("crawler")
+    if written == "in the politeness alone":
+        redis_client.delete(keys.crawl_delays("energy@slow.test"))
     _untouched(redis_client, frontier, "slow.test", 3601)
     assert frontier.prune() == 1
     held = _held(redis_client, frontier, "slow.test")
-    assert not held["frontier"] and not held["best"] and not held["pending"]
-    assert held["polite"] and held["politeness"], "the crawl-delay robots.txt asked for is kept"
+    assert not any(held.values()), held
+    kept = redis_client.hgetall(keys.crawl_delays("energy@slow.test"))
+    assert {host: float(seconds) for host, seconds in kept.items()} == {b"slow.test": 30.0}
     urls = [f"http://slow.test/new{k}" for k in range(2)]
     frontier.keep(bloom, [u.encode() for u in urls], ["slow.test"] * 2, [_entry(u, 0.5) for u in urls])
 
@@ -823,9 +832,8 @@ def test_a_pruned_hosts_crawl_delay_is_still_obeyed_when_it_is_met_again(redis_c
         assert (
             frontier.release(1, job="j", budget=100, delay=0.5, concurrency=1, request_of=request_of)[0] == 1
         )
-    keys = Keys("crawler")  # its last request long ago: it may send now
-    redis_client.hset(keys.polite("energy@slow.test"), "next", 0)
-    redis_client.zadd(keys.gated, {"energy@slow.test": 0})
+    assert float(redis_client.hget(keys.polite("energy@slow.test"), "crawl_delay")) == 30.0
+    assert float(json.loads(redis_client.hget(keys.politeness, "energy@slow.test"))["crawl_delay"]) == 30.0
     first = queue.pop()
     assert first.site == "energy@slow.test"
     queue.ack(first.member or "", site="energy@slow.test", job="j")

@@ -32,7 +32,8 @@ Redis's clock).
 4. **Forgetting** (:meth:`Frontier.prune`): a host untouched for ``keep_seconds`` loses its entries: its
    frontier (whose time-to-live, renewed at each keeping and release, ends it even with no prune), best
    score, rewards, and its slot's politeness and pending count, but the crawl-delay its robots.txt asked
-   for; a host with requests pending is not forgotten. Its links stay seen in the Bloom filter.
+   for (kept per host: ``Keys.crawl_delays``, from which the release that makes the slot again writes it in
+   its politeness); a host with requests pending is not forgotten. Its links stay seen in the Bloom filter.
 """
 
 from __future__ import annotations
@@ -65,6 +66,18 @@ __all__ = ["Entry", "Frontier", "slot_of"]
 _RELEASE = (
     SITE_LUA
     + """
+-- The longest crawl-delay the robots.txt of a slot's host asked for (crawler:crawl-delays:<slot>, which the
+-- prune leaves), or nil: a slot made again for a host met after its prune keeps it, as the worker tells a
+-- slot of it once per robots.txt read.
+local function asked_of(key)
+  local asked = redis.pcall('HVALS', key)
+  local longest
+  if type(asked) ~= 'table' or asked.err then return nil end
+  for _, seconds in ipairs(asked) do
+    if (tonumber(seconds) or 0) > (tonumber(longest) or 0) then longest = seconds end
+  end
+  return longest
+end
 local K, frontier, budget, keep = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[6])
 local now = now_of()
 local released = 0
@@ -80,9 +93,13 @@ while at <= #ARGV do
   local spent = (tonumber(redis.call('HGET', KEYS[2], 'issued')) or 0) >= budget
   if not spent and entry ~= '' and redis.call('ZREM', key, entry) == 1 then
     local polite = K .. ':polite:' .. slot
-    redis.call('HSETNX', polite, 'delay', ARGV[4])
+    local settings = {delay = ARGV[4], concurrency = ARGV[5]}
+    if redis.call('HSETNX', polite, 'delay', ARGV[4]) == 1 and ARGV[7] ~= '0' then
+      settings.crawl_delay = asked_of(K .. ':crawl-delays:' .. slot)
+      if settings.crawl_delay then redis.call('HSETNX', polite, 'crawl_delay', settings.crawl_delay) end
+    end
     redis.call('HSETNX', polite, 'concurrency', ARGV[5])
-    redis.pcall('HSETNX', K .. ':politeness', slot, cjson.encode({delay = ARGV[4], concurrency = ARGV[5]}))
+    redis.pcall('HSETNX', K .. ':politeness', slot, cjson.encode(settings))
     if ARGV[7] == '0' then
       redis.pcall('DEL', K .. ':crawl-delays:' .. slot)
       -- A key of another type (someone SET it) is left as it is: the pop sets the slot aside.
@@ -142,9 +159,9 @@ return 1
 # a host is kept untouched, how many hosts to look at. The hosts untouched that long (the first ARGV[5])
 # lose their entries, each host at once, unless their slot has requests pending (queued, leased or
 # waiting), queued however it is counted, or downloading: those are touched now, to be looked at again
-# that much later. A slot whose robots.txt asked for a crawl-delay keeps its politeness (the hash and its
-# saved copy), so the delay holds if the host is met again before its robots.txt is read again. Reply: the
-# hosts whose entries went.
+# that much later. The crawl-delay a slot's robots.txt asked for stays in crawler:crawl-delays:<slot>, from
+# which _RELEASE writes it in the slot's politeness when the host is met again, so it holds before its
+# robots.txt is read again. Reply: the hosts whose entries went.
 _PRUNE = (
     SITE_LUA
     + """
@@ -170,17 +187,20 @@ for _, host in ipairs(idle) do
     redis.call('HDEL', KEYS[4], host)
     redis.call('HDEL', KEYS[5], slot)
     local saved = redis.pcall('HGET', KEYS[6], slot)
-    local delayed = (tonumber(p[2]) or 0) > 0
+    local delay = tonumber(p[2]) or 0
     if type(saved) == 'string' then
       local ok, settings = pcall(cjson.decode, saved)
-      delayed = delayed or (ok and type(settings) == 'table' and (tonumber(settings.crawl_delay) or 0) > 0)
+      if ok and type(settings) == 'table' then
+        delay = math.max(delay, tonumber(settings.crawl_delay) or 0)
+      end
     end
-    if not delayed then
-      redis.call('DEL', polite)
-      redis.pcall('HDEL', KEYS[6], slot)
-      redis.call('ZREM', KEYS[7], slot)
-      redis.call('ZREM', KEYS[8], slot)
-    end
+    -- A crawl-delay a version before crawler:crawl-delays:<slot> wrote in the politeness alone goes there.
+    local asked = K .. ':crawl-delays:' .. slot
+    if delay > 0 and redis.pcall('HLEN', asked) == 0 then redis.call('HSET', asked, host, delay) end
+    redis.call('DEL', polite)
+    redis.pcall('HDEL', KEYS[6], slot)
+    redis.call('ZREM', KEYS[7], slot)
+    redis.call('ZREM', KEYS[8], slot)
     redis.call('ZREM', KEYS[1], host)
     gone = gone + 1
   end
@@ -450,10 +470,10 @@ class Frontier:
     def prune(self, batch: int = PRUNE_BATCH) -> int:
         """Forget the hosts untouched for ``keep_seconds`` (no link kept to them, none released, no page of
         theirs settled), the first ``batch`` of them (``_PRUNE``): their frontier, best score, rewards and
-        queue slot's politeness and pending count, but a crawl-delay their robots.txt asked for, and nothing
-        of a host with requests pending. The links of a forgotten frontier stay seen in the Bloom filter:
-        the host is found again through new links only. Nothing without ``keep_seconds``. How many hosts
-        went."""
+        queue slot's politeness and pending count, but a crawl-delay their robots.txt asked for (in their
+        slot's crawl-delays alone), and nothing of a host with requests pending. The links of a forgotten
+        frontier stay seen in the Bloom filter: the host is found again through new links only. Nothing
+        without ``keep_seconds``. How many hosts went."""
         if self.keep_seconds <= 0:
             return 0
         keys = [
