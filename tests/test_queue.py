@@ -1674,6 +1674,43 @@ def test_a_dead_letter_requeued_after_its_jobs_hash_expired_gives_the_hash_a_tim
     assert redis_client.hget("test:job:ending", "errors") == b"0"
 
 
+@pytest.mark.parametrize("end", ["ack", "dead letter", "handoff", "requeue", "take"])
+def test_a_request_that_ends_after_its_jobs_hash_expired_does_not_write_the_hash_again(
+    redis_client: redis.Redis, end: str
+) -> None:
+    """A request of an ended job whose hash expired (SCHEDULE_JOB_KEEP_HOURS) that ends later (a lease
+    that outlived the job, a copy meeting a queued one, a site taken out) wrote the hash again with
+    pending -1 and no time-to-live: kept for ever. Its end counts in no job now; while the hash lives, a
+    request's end counts in it as before."""
+    queue = make_queue(redis_client)
+    first, second, third = (request(f"http://news.test/{k}", job="j1") for k in range(3))
+    for queued in (first, second, third):
+        push(queue, queued)
+    taken = take(queue)
+    assert taken is not None and ack(queue, taken)
+    assert redis_client.hget("test:job:j1", "pending") == b"2", "its hash lives: counted"
+    late = take(queue)
+    assert late is not None
+    lease = Work.of(late).lease or ""
+    if end == "requeue":  # the very same request queued again while leased: two copies
+        assert queue.push(lease.encode(), priority=0, site="news", job="j1")
+    redis_client.delete("test:job:j1")  # as its time-to-live ends
+    if end == "ack":
+        assert ack(queue, late)
+    elif end == "dead letter":
+        assert queue.dead_letter(lease, b'{"reason": "HTTP 500"}', site="news", job="j1", kind="HTTP 500")
+    elif end == "handoff":  # a redirect to the request queued already: the two are one
+        (member,) = cast(list[bytes], queue.server.zrange("test:queue:news", 0, 0))
+        assert queue.handoff(lease, member, priority=0, site="news", job="j1") is False
+    elif end == "requeue":
+        assert queue.requeue_expired(now=time.time() + 3600) == 1
+    else:
+        assert queue.take_sites(["news"], held=lambda _: False) is not None
+    assert not redis_client.exists("test:job:j1")
+    left = {"requeue": b"2", "take": b"0"}.get(end, b"1")
+    assert redis_client.hget("test:pending", "news") == left, "the site's count as before"
+
+
 def test_a_worker_whose_download_ended_offers_the_slot_to_a_hungry_worker_and_wakes_it(
     redis_client: redis.Redis,
 ) -> None:

@@ -51,7 +51,9 @@ step one Lua script, so workers on many machines agree):
   time alone: no worker is held to a share, and a hungry worker that died, or a pop that failed midway,
   holds no site longer than OFFER_SECONDS.
 - ``crawler:pending`` counts, per site, the requests queued or leased and not yet ended, and
-  ``crawler:job:<id>`` does the same for a job (``pending``): a job is done when its count is zero.
+  ``crawler:job:<id>`` does the same for a job (``pending``): a job is done when its count is zero. An
+  ended job's hash expires (``SCHEDULE_JOB_KEEP_HOURS``): a request of it that ends later counts in no job
+  (each end writes the hash only while it is there: ``job_kept``).
 
 Every request that enters the queue ends exactly once: acknowledged (stored, or nothing to store), or
 dead-lettered with its reason; every lease that ends gives its site's slot back. The very same request
@@ -240,12 +242,19 @@ local function moved(K, member)
   local key = job and K .. ':job:' .. job
   if key and redis.call('EXISTS', key) == 1 then redis.pcall('HINCRBY', key, 'moved', 1) end
 end
+-- Whether a job's hash (its key, '' for none) is there to count a request's end in. An ended job's hash
+-- expires (SCHEDULE_JOB_KEEP_HOURS): a request of it that ends later (a lease that outlived it, a dead
+-- letter requeued after) counts in none, or HINCRBY would make the hash again, its pending negative and
+-- with no time-to-live, kept for ever.
+local function job_kept(key)
+  return key ~= '' and redis.call('EXISTS', key) == 1
+end
 -- A copy of a request that meets the very same member queued or waiting already (enqueue 0, a deferral
 -- onto a waiting copy) is one request with it from then on: the copy's count ends, its job's too.
 local function merged(K, site, member)
   redis.call('HINCRBY', K .. ':pending', site, -1)
   local job = job_of(member)
-  if job then redis.call('HINCRBY', K .. ':job:' .. job, 'pending', -1) end
+  if job and job_kept(K .. ':job:' .. job) then redis.call('HINCRBY', K .. ':job:' .. job, 'pending', -1) end
 end
 local function downloaded(K, site, member)
   -- That set of another type (someone SET it; the pop leases nothing then) knows no download: the lease's
@@ -478,7 +487,7 @@ redis.call('HDEL', KEYS[5], ARGV[2])
 -- them, and Lua is not rolled back.
 downloaded(ARGV[1], site, ARGV[2])
 redis.call('HINCRBY', KEYS[3], ARGV[3], -1)
-if ARGV[4] ~= '' then
+if job_kept(KEYS[4]) then
   redis.call('HINCRBY', KEYS[4], 'pending', -1)
   if ARGV[5] ~= '0' then redis.call('HINCRBY', KEYS[4], 'fetched', ARGV[5]) end
   if ARGV[6] ~= '0' then redis.call('HINCRBY', KEYS[4], 'stored', ARGV[6]) end
@@ -546,7 +555,7 @@ if added == 1 then
   if attempts then redis.call('HSET', KEYS[6], ARGV[3], attempts) end
 else
   redis.call('HINCRBY', KEYS[3], site, -1)
-  if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[4], 'pending', -1) end
+  if job_kept(KEYS[4]) then redis.call('HINCRBY', KEYS[4], 'pending', -1) end
 end
 if KEYS[9] ~= '' then
   redis.call('SADD', KEYS[9], ARGV[8])
@@ -604,7 +613,7 @@ forget(ARGV[1], ARGV[2])
 redis.call('HDEL', KEYS[6], ARGV[2])
 downloaded(ARGV[1], site, ARGV[2])
 if ARGV[3] ~= '' then redis.call('HINCRBY', KEYS[3], ARGV[3], -1) end
-if ARGV[4] ~= '' then
+if job_kept(KEYS[4]) then
   redis.call('HINCRBY', KEYS[4], 'pending', -1)
   redis.call('HINCRBY', KEYS[4], 'errors', 1)
   if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[4], 'error:' .. ARGV[6], 1) end
@@ -731,6 +740,7 @@ for _, member in ipairs(taken) do
   redis.call('HDEL', KEYS[3], member)
   redis.call('HDEL', KEYS[4], member)
   local job = job_of(member)
+  if job and not job_kept(K .. ':job:' .. job) then job = false end
   if job then redis.call('HINCRBY', K .. ':job:' .. job, 'pending', -1) end
   if not given[member] then
     given[member] = true
@@ -764,7 +774,7 @@ local reply = {}
 for i = 1, #items, 2 do
   local member = items[i]
   local job = job_of(member)
-  if job then
+  if job and job_kept(K .. ':job:' .. job) then
     redis.call('HINCRBY', K .. ':job:' .. job, 'pending', -1)
     redis.call('HINCRBY', K .. ':job:' .. job, 'taken', 1)
   end
