@@ -32,8 +32,6 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any, NoReturn, TextIO, cast
 
-import redis
-
 from crawler.cli.parser import build_parser, folders_before_command
 from crawler.cli.terminal import output_advice, running, tell
 from crawler.commandline import given_folders
@@ -45,6 +43,13 @@ __all__ = ["build_parser", "main"]
 EXIT_OK = 0
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
+
+
+def _redis_gone() -> tuple[type[BaseException], ...]:
+    """Redis's connection errors once a command loaded its client, none before (it cannot have failed):
+    ``crawler --help`` and the commands that use no Redis do not load it."""
+    client = sys.modules.get("redis")
+    return () if client is None else (client.ConnectionError, client.TimeoutError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -79,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CrawlerError as exc:
         tell("error", str(exc))
         return exc.exit_code
-    except (redis.ConnectionError, redis.TimeoutError) as exc:
+    except _redis_gone() as exc:
         # Redis answered as the command began (its connection is checked then) and went away meanwhile.
         tell(
             "error",
