@@ -13,6 +13,7 @@ import shlex
 import socket
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 from datetime import UTC, datetime
@@ -739,17 +740,46 @@ def test_a_page_whose_server_answers_no_http_is_a_connection_error_saying_so(sit
 
 def test_an_https_url_of_a_server_without_tls_is_a_connection_error_saying_so(site: Site) -> None:
     """An https:// URL of a port that serves plain HTTP was dead-lettered as "connection closed before an
-    answer: [('SSL routines', '', 'wrong version number')]", OpenSSL's error list as it is: the reason says
-    the TLS handshake failed, in OpenSSL's words, and what that error means."""
+    answer: [('SSL routines', '', 'wrong version number')]", OpenSSL's error list as it is, and was asked
+    thrice though the port answers the same: the reason says the TLS handshake failed, in OpenSSL's words,
+    and what that error means; asked once."""
     tls = "https://" + site.server.origin.removeprefix("http://") + "/a/tls"
     site.rule(tls, "/a/small")
     done = site.temp()
     assert "errors 1 (connection: 1)" in done.stdout, done.stdout
     assert [letter["reason"] for letter in site.dead()] == [
         "connection failed: the TLS handshake failed (SSL routines: wrong version number): the port answers"
-        " without TLS: does it serve http://, not https://? (after 2 retries)"
-    ]
+        " without TLS: does it serve http://, not https://?"
+    ], "asked once, not retried"
     assert list(site.stored()) == ["/a/small"]
+
+
+def test_an_https_url_whose_handshake_is_cut_is_still_retried(site: Site) -> None:
+    """A handshake the server cuts (it reads the TLS hello and closes) may be the network's: unlike a port
+    without TLS, it is retried (RETRY_TIMES 2)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[int] = []
+
+    def cut() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            with connection:
+                accepted.append(1)
+                connection.recv(4096)
+
+    threading.Thread(target=cut, daemon=True).start()
+    try:
+        site.rule(f"https://127.0.0.1:{listener.getsockname()[1]}/a/cut", "/a/small")
+        done = site.temp()
+    finally:
+        listener.close()
+    assert "errors 1 (connection: 1)" in done.stdout, done.stdout
+    (letter,) = site.dead()
+    assert str(letter["reason"]).endswith("(after 2 retries)"), letter["reason"]
+    assert len(accepted) >= 3, "a connection for each try at least"
 
 
 @pytest.mark.parametrize(

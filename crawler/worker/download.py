@@ -66,6 +66,7 @@ __all__ = [
     "head_invalid",
     "head_too_long",
     "not_http",
+    "tls_not_served",
     "undecompressed",
 ]
 
@@ -86,6 +87,9 @@ DECOMPRESSION_ERRORS: tuple[type[BaseException], ...] = (
 # shows has a longer one. Without it a server sending header lines without end took a worker to 3 GB of
 # memory within DOWNLOAD_TIMEOUT (30 s): DOWNLOAD_MAXSIZE bounds the body only.
 HEAD_MAX_BYTES = 256 * 1024
+
+# OpenSSL's reason for a first record that is no TLS record: the port answered in plain text.
+_WRONG_VERSION = "wrong version number"
 
 # The signal that stops the downloads of a crawl (sent by crawler.worker.fetch.SignalledProcess); each
 # handler answers with the number of downloads it cancelled.
@@ -182,6 +186,19 @@ def connection_lost(error: BaseException | None) -> str | None:
     return f"connection failed: {causes}"
 
 
+def tls_not_served(error: BaseException | None) -> bool:
+    """Whether a download failed (``error``) because its port answered the TLS handshake without TLS:
+    OpenSSL's "wrong version number", said of a first record that is no TLS record (a plain HTTP answer),
+    which the same port gives again. A handshake cut or reset (a SysCallError, "unexpected eof") may be
+    the network's and is not this."""
+    if isinstance(error, DownloadFailedError) and isinstance(error.__cause__, ResponseFailed):
+        for reason in error.__cause__.reasons:
+            said = _openssl_errors(reason.value) if isinstance(reason.value, SSL.Error) else None
+            if said is not None and _WRONG_VERSION in said:
+                return True
+    return False
+
+
 def _tls_failed(cause: ResponseFailed) -> str | None:
     """That the TLS handshake of a download failed (``cause``, its failure), in OpenSSL's words (its
     list of (library, function, reason) errors, said "library: reason"), and what OpenSSL's "wrong version
@@ -191,7 +208,7 @@ def _tls_failed(cause: ResponseFailed) -> str | None:
             said = _openssl_errors(reason.value) or reason.getErrorMessage()
             hint = (
                 ": the port answers without TLS: does it serve http://, not https://?"
-                if "wrong version number" in said
+                if _WRONG_VERSION in said
                 else ""
             )
             return f"the TLS handshake failed ({said}){hint}"
@@ -282,7 +299,8 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
     downloads under way are cancelled and new ones refused (:class:`DownloadStopped`); a line of a
     response's head over the client's limit fails it with :class:`HeadLineTooLong`, a head over
     :data:`HEAD_MAX_BYTES` with :class:`HeadTooLong`, not retried, nor is a head Twisted refuses
-    (:func:`head_invalid`) or an answer that is not HTTP."""
+    (:func:`head_invalid`), an answer that is not HTTP, or a port that answers https:// without TLS
+    (:func:`tls_not_served`)."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
@@ -305,8 +323,10 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
                 head_too_long(error) is not None
                 or head_invalid(error) is not None
                 or not_http(error) is not None
+                or tls_not_served(error)
             ):
-                # The same head, or the same answer of another protocol, comes again on a retry: Scrapy's
+                # The same head, the same answer of another protocol, or the same port without TLS, comes
+                # again on a retry: Scrapy's
                 # RetryMiddleware passes it on to its dead letter at once.
                 request.meta["dont_retry"] = True
             raise
