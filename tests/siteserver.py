@@ -42,6 +42,7 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/slow?seconds=S``            an article page sent after S seconds
 ``/binary?type=T``             64 KB of random bytes as application/octet-stream (or as ``T``)
 ``/echo-headers``              an HTML page listing the request's headers, one ``<li>`` per header
+``/no-body/ID``                an HTML page with a headline ID and no text (no body for a rule or qRead)
 ``/links?to=P,Q,...``          an index page whose ``<ul class="news">`` links to P, Q, ... (paths or URLs)
 ``/a/ID``                      a generated article page, "Article ID" (any ID)
 ``/linking/ID?n=N``            the article page of ID whose ``<ul class="news">`` links to N articles,
@@ -547,6 +548,10 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif path == "/slow":
             time.sleep(float(query.get("seconds", "5")))
             self._send(200, SLOW_PAGE.encode(), "text/html; charset=utf-8")
+        elif path.startswith("/no-body/"):
+            name = html.escape(path.removeprefix("/no-body/"))
+            page = f"<html><head><title>{name}</title></head><body><h1>{name}</h1></body></html>"
+            self._send(200, page.encode(), "text/html; charset=utf-8")
         elif path == "/echo-headers":
             items = "".join(
                 f"<li class='header' data-name='{html.escape(name.lower())}'>{html.escape(value)}</li>"

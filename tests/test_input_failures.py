@@ -685,13 +685,17 @@ def test_a_json_document_at_an_article_or_index_url_is_a_page_with_no_article_no
     (site.rules / "api.yaml").write_text(RULE.format(start=site.server.url("/api-object")), encoding="utf-8")
     done = site.temp()
     assert done.returncode == 0, done.stderr[-4000:]
-    assert done.stdout.startswith("fetched 3 pages, stored 1 article, skipped 0, errors 0\n"), done.stdout
+    assert done.stdout.startswith(
+        "fetched 3 pages, stored 1 article, skipped 1 (not an HTML page: 1), errors 0\n"
+    ), done.stdout
     assert "Not an HTML page (application/json), skipped: http://" in done.stderr, done.stderr[-4000:]
     assert site.dead() == []
     assert list(site.stored()) == ["/a/small"]
     index = site.crawler("temp", "api")
     assert index.returncode == 0, index.stderr[-4000:]
-    assert index.stdout.startswith("fetched 1 page, stored 0 articles, skipped 0, errors 0\n"), index.stdout
+    assert index.stdout.startswith(
+        "fetched 1 page, stored 0 articles, skipped 1 (not an HTML page: 1), errors 0\n"
+    ), index.stdout
     assert "Traceback" not in index.stderr, index.stderr[-4000:]
 
 
@@ -701,7 +705,9 @@ def test_a_binary_page_at_an_article_url_is_warned_of_naming_what_it_was_sent_as
     site.rule("/binary", "/a/small")
     done = site.temp()
     assert done.returncode == 0, done.stderr[-4000:]
-    assert done.stdout.startswith("fetched 3 pages, stored 1 article, skipped 0, errors 0\n"), done.stdout
+    assert done.stdout.startswith(
+        "fetched 3 pages, stored 1 article, skipped 1 (not an HTML page: 1), errors 0\n"
+    ), done.stdout
     said = f"Not an HTML page (application/octet-stream), skipped: {site.server.url('/binary')}"
     assert said in done.stderr, done.stderr[-4000:]
     assert site.dead() == []
@@ -715,7 +721,9 @@ def test_a_binary_page_sent_as_html_is_no_article_and_is_warned_of_naming_what_i
     site.rule("/binary?type=text/html", "/a/small")
     done = site.temp()
     assert done.returncode == 0, done.stderr[-4000:]
-    assert done.stdout.startswith("fetched 3 pages, stored 1 article, skipped 0, errors 0\n"), done.stdout
+    assert done.stdout.startswith(
+        "fetched 3 pages, stored 1 article, skipped 1 (not an HTML page: 1), errors 0\n"
+    ), done.stdout
     url = site.server.url("/binary?type=text/html")
     said = re.search(
         r"Not an HTML page \(text/html, but it looks like binary data \(\d+% control bytes in the"
@@ -732,15 +740,30 @@ def test_pages_that_are_no_html_are_counted_in_status_with_a_note_saying_where_e
 ) -> None:
     """A page skipped as no HTML page (binary data, an image sent as text/html) was counted
     (crawl/not_text/<site>) but shown nowhere: no error, no dead letter, no skip in the summary, not in
-    `crawler status`; only the crawl's warning said it."""
+    `crawler status`; only the crawl's warning said it. The summary line's skips name them."""
     site.rule("/binary", "/binary?type=text/html", "/a/small")
     done = site.temp()
     assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.startswith(
+        "fetched 4 pages, stored 1 article, skipped 2 (not an HTML page: 2), errors 0\n"
+    ), done.stdout
     (shown,) = site.status()["sites"]
     assert shown["not_html_24h"] == 2, shown
     assert "2 pages in 24 h were no HTML page (binary data, an image, a JSON document...), not read: the" in (
         " ".join(shown["notes"])
     ), shown["notes"]
+
+
+def test_an_article_page_with_no_body_is_a_skip_the_summary_names(site: Site) -> None:
+    """An article page whose body neither the rule nor qRead finds was dropped (store/dropped_empty/<site>)
+    with a warning alone: the summary read "skipped 0"; it names the skip."""
+    site.rule("/no-body/nothing", "/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.startswith("fetched 3 pages, stored 1 article, skipped 1 (no body: 1), errors 0\n"), (
+        done.stdout
+    )
+    assert site.dead() == []
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "br", "zstd"])

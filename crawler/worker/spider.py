@@ -73,7 +73,7 @@ from crawler.commandline import counted, suggest
 from crawler.config import apply_environment
 from crawler.errors import BodyTooLongError, redacted, redacted_text
 from crawler.items import Article, Discovered, Page
-from crawler.keys import ROBOTS_DISALLOWED, SEEN_ALREADY, SKIP_PREFIX
+from crawler.keys import NOT_HTML, ROBOTS_DISALLOWED, SEEN_ALREADY, SKIP_PREFIX
 from crawler.redisio.bloom import RedisBloom
 from crawler.redisio.connection import resolve_redis_url
 from crawler.redisio.embedded import EmbeddedRedis
@@ -1458,13 +1458,13 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         sent = content_type or "no Content-Type"
         job = _work(response).job
         if not isinstance(response, TextResponse) or isinstance(response, JsonResponse):
-            self.count(f"crawl/not_text/{rule.site}")
+            self._not_html(rule.site, job)
             logger.log(job_level(self.crawler, job), "Not an HTML page (%s), skipped: %s", sent, response.url)
             return rule, None
         # Scrapy trusts a text Content-Type: an image sent as text/html would be read as a page of mojibake.
         binary = sniff_binary(response.body, content_type)
         if binary is not None:
-            self.count(f"crawl/not_text/{rule.site}")
+            self._not_html(rule.site, job)
             logger.log(
                 job_level(self.crawler, job),
                 "Not an HTML page (%s, but it looks like %s), skipped: %s",
@@ -1582,6 +1582,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if queued < len(kept):
             self.count("scheduler/already_queued", len(kept) - queued)
         return []
+
+    def _not_html(self, site: str, job: str | None) -> None:
+        """Count a page of ``site`` skipped as no HTML page, for the site and as a skip of ``job``."""
+        self.count(f"crawl/not_text/{site}")
+        count_job(self.crawler, job, "skipped")
+        count_job(self.crawler, job, SKIP_PREFIX + NOT_HTML)
 
     def count(self, key: str, amount: int = 1) -> None:
         assert self.crawler.stats is not None

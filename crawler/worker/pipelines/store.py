@@ -37,12 +37,12 @@ from scrapy.exceptions import DropItem
 from crawler.commandline import counted
 from crawler.errors import InputError, StoreError, StoreUnavailableError
 from crawler.items import Article
-from crawler.keys import Keys
+from crawler.keys import NO_BODY, SKIP_PREFIX, Keys
 from crawler.redisio import redirects
 from crawler.store import Store, StoreConfig, Written, store_config
 from crawler.store.base import lasting_failure
 from crawler.store.document import add_fingerprints, make_document, parse_timestamp
-from crawler.worker.connection import RedisOutage, keys_of, outage_of, server_of
+from crawler.worker.connection import RedisOutage, count_job, keys_of, outage_of, server_of
 
 __all__ = ["RepostRecorded", "StorePipeline", "store_pipeline_of"]
 
@@ -135,6 +135,8 @@ class StorePipeline:
         site = item.site
         if not item.body:
             self._count(f"store/dropped_empty/{site}")
+            count_job(self.crawler, item.job, "skipped")
+            count_job(self.crawler, item.job, SKIP_PREFIX + NO_BODY)
             raise DropItem(f"no body in {item.url} of site {site!r}, neither from the rule nor from qRead")
         try:
             document = make_document(item.document(), fingerprints=False)
