@@ -3223,3 +3223,26 @@ def test_a_temp_crawl_whose_redis_fails_under_its_backoff_note_waits_as_for_any_
     assert done.returncode == 0, done.stderr[-4000:]
     assert "Redis went away under the backoff note" not in done.stderr, done.stderr[-4000:]
     assert done.stdout == "fetched 2 pages, stored 1 article, skipped 0, errors 0\n", done.stdout
+
+
+def test_a_stopping_worker_ends_its_wake_listener_at_once_not_when_its_blpop_ends(tmp_path: Path) -> None:
+    """The wake listener waits on the worker's wake list (BLPOP) an idle poll at a time, and close() joined
+    it for that poll: the reactor held up to SCHEDULER_IDLE_POLL_SECONDS at each stop, and past Redis's
+    socket timeout (30 s) with a longer poll. close() now pushes a wake to the list, which ends the wait at
+    once. (The 10 s bound tells a stop that waited for the socket timeout from one that did not.)"""
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        try:
+            scheduler.poll_seconds = 3600.0
+            scheduler._listener = threading.Thread(target=scheduler._listen, daemon=True)
+            scheduler._listener.start()
+            wait_until(
+                lambda: any(c.get("cmd") == "blpop" for c in client.client_list()), "the listener's BLPOP"
+            )
+            closer = threading.Thread(target=scheduler.close, args=("finished",), daemon=True)
+            closer.start()
+            closer.join(10)
+            assert not closer.is_alive(), "close() waited for the listener's BLPOP to time out"
+            assert not scheduler._listener.is_alive()
+        finally:
+            client.close()

@@ -199,7 +199,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self._ack_soon.cancel()
         self._closing.set()
         if self._listener is not None:
-            self._listener.join(self.poll_seconds + 1)
+            self._stop_listener(self._listener)
         self.flush_acks()
         self.faults.close()
         try:
@@ -226,8 +226,6 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         """The wake listener's thread: wait on this worker's wake list, at most one idle poll at a time,
         and have the engine take at once a site another worker's pop offered it. A Redis that fails is
         left to the pops to count (the idle poll goes on): the listener waits a poll and listens again."""
-        from twisted.internet import reactor  # noqa: PLC0415 - the reactor the crawl installed
-
         key = self.keys.wake_of(self.worker)
         while not self._closing.is_set():
             try:
@@ -235,8 +233,26 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             except redis.RedisError:
                 self._closing.wait(self.poll_seconds)
                 continue
-            if woken is not None:
+            if woken is not None and not self._closing.is_set():
+                from twisted.internet import reactor  # noqa: PLC0415 - the reactor the crawl installed
+
                 reactor.callFromThread(self._woken)
+
+    def _stop_listener(self, listener: threading.Thread) -> None:
+        """End the wake listener's BLPOP at once with a wake pushed to its own list (expiring, as a pop's),
+        and wait for its thread: else the reactor waited for the BLPOP's end, up to an idle poll, and a
+        poll longer than Redis's socket timeout until that timeout. A Redis that refuses the push is not
+        waited for: the thread is a daemon, and ends at its next turn."""
+        key = self.keys.wake_of(self.worker)
+        try:
+            with self.server.pipeline(transaction=False) as pipe:
+                pipe.lpush(key, "")
+                pipe.pexpire(key, int(HUNGRY_SECONDS * 1000))
+                pipe.execute()
+        except redis.RedisError as exc:
+            logger.debug("The wake listener is left to end at its next turn: %s", exc)
+            return
+        listener.join(self.poll_seconds + 1)
 
     def _woken(self) -> None:
         """A site was offered to this worker: pop now, whatever wait the last pop set."""
