@@ -3246,3 +3246,30 @@ def test_a_stopping_worker_ends_its_wake_listener_at_once_not_when_its_blpop_end
             assert not scheduler._listener.is_alive()
         finally:
             client.close()
+
+
+def test_a_stopping_worker_is_offered_no_site_it_will_not_take(tmp_path: Path) -> None:
+    """A worker whose last pops took nothing (a `crawler temp` whose job ended while other workers crawl)
+    stayed hungry HUNGRY_SECONDS after it stopped: each slot the other workers freed meanwhile was offered
+    to it, held OFFER_SECONDS for a worker that would never take it. close() now takes it out of
+    crawler:hungry."""
+    from crawler.redisio.queue import LeasedQueue
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        try:
+            other = LeasedQueue(client, Keys("crawler"))
+            other.configure("news", delay=0.0, concurrency=1)
+            for number in range(3):
+                member = json.dumps({"url": f"http://127.0.0.1/{number}"}).encode()
+                assert other.push(member, priority=0, site="news", job="j1")
+            first = other.pop_many(count=1, worker="other", may_hunger=True)[0].member
+            assert first is not None
+            mine = scheduler.queue.pop_many(count=1, worker=scheduler.worker, may_hunger=True)
+            assert mine[0].member is None, "news is at its concurrency: the worker is hungry"
+            assert client.zscore(Keys("crawler").hungry, scheduler.worker) is not None
+            scheduler.close("finished")
+            taken = other.pop_many([first], 1, worker="other", may_hunger=True)
+            assert taken[0].site == "news", "the slot freed was offered to the worker that stopped"
+        finally:
+            client.close()

@@ -198,8 +198,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self._wake.cancel()
         self._ack_soon.cancel()
         self._closing.set()
-        if self._listener is not None:
-            self._stop_listener(self._listener)
+        self._leave_sharing()
         self.flush_acks()
         self.faults.close()
         try:
@@ -238,21 +237,27 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
 
                 reactor.callFromThread(self._woken)
 
-    def _stop_listener(self, listener: threading.Thread) -> None:
-        """End the wake listener's BLPOP at once with a wake pushed to its own list (expiring, as a pop's),
-        and wait for its thread: else the reactor waited for the BLPOP's end, up to an idle poll, and a
-        poll longer than Redis's socket timeout until that timeout. A Redis that refuses the push is not
-        waited for: the thread is a daemon, and ends at its next turn."""
+    def _leave_sharing(self) -> None:
+        """Stop being offered sites, and end the wake listener: out of ``crawler:hungry`` (else the slots
+        other workers free would be offered to this stopped worker, each held ``OFFER_SECONDS``, while its
+        hunger lasts), and a wake pushed to its own list (expiring, as a pop's) ends the listener's BLPOP
+        at once (else the reactor waited for it, up to an idle poll, and a poll longer than Redis's socket
+        timeout until that timeout). A Redis that refuses them is not waited for: the offers lapse by time,
+        and the listener's thread, a daemon, ends at its next turn."""
         key = self.keys.wake_of(self.worker)
         try:
             with self.server.pipeline(transaction=False) as pipe:
-                pipe.lpush(key, "")
-                pipe.pexpire(key, int(HUNGRY_SECONDS * 1000))
-                pipe.execute()
+                pipe.zrem(self.keys.hungry, self.worker)
+                if self._listener is not None:
+                    pipe.lpush(key, "")
+                    pipe.pexpire(key, int(HUNGRY_SECONDS * 1000))
+                # Each command on its own: a key of another type (someone SET it) fails that one alone.
+                replies = pipe.execute(raise_on_error=False)
         except redis.RedisError as exc:
-            logger.debug("The wake listener is left to end at its next turn: %s", exc)
+            logger.debug("Sites may be offered to this stopped worker until they lapse: %s", exc)
             return
-        listener.join(self.poll_seconds + 1)
+        if self._listener is not None and not isinstance(replies[1], redis.RedisError):
+            self._listener.join(self.poll_seconds + 1)
 
     def _woken(self) -> None:
         """A site was offered to this worker: pop now, whatever wait the last pop set."""
