@@ -841,6 +841,51 @@ def test_a_pruned_hosts_crawl_delay_is_still_obeyed_when_it_is_met_again(
     assert second.member is None and second.wait is not None and second.wait > 25, second
 
 
+def test_a_pruned_hosts_slot_met_again_by_a_request_its_frontier_did_not_release_keeps_its_rules_politeness(
+    redis_client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Frontier.prune drops an idle host's politeness hash and its saved copy; a slot is made again with the
+    rule's delay and concurrency by its frontier's release alone. A request queued in the slot another way
+    (``crawler dead requeue`` of the host's dead letters, a week later) was taken with no delay and no
+    concurrency: 3 pops, 3 requests at once, the slot's hash {inflight: 3}. The slot now takes its rule's
+    (the workers save each rule's politeness as they start), without a warning of a key removed."""
+    frontier, _bloom, queue = _kept_frontier(redis_client, ["idle.test"])
+    queue.configure("energy", delay=0.5, concurrency=1)
+    _ended(queue, {"energy@idle.test"})
+    _untouched(redis_client, frontier, "idle.test", 3601)
+    assert frontier.prune() == 1
+    assert not _held(redis_client, frontier, "idle.test")["polite"]
+    for number in range(3):
+        meta = {"site": "energy", "slot": "energy@idle.test"}
+        member = {"url": f"http://idle.test/dead{number}", "meta": meta}
+        assert queue.push(json.dumps(member).encode(), priority=0, site="energy@idle.test", job="j")
+    with caplog.at_level(logging.WARNING):
+        taken = [popped for popped in (queue.pop() for _ in range(3)) if popped.member is not None]
+    assert len(taken) <= 1, taken
+    polite = queue.politeness(["energy@idle.test"])[0]
+    assert (polite.delay, polite.concurrency) == (0.5, 1)
+    assert not [record.getMessage() for record in caplog.records if "was removed" in record.getMessage()]
+
+
+def test_a_pruned_hosts_slot_met_again_by_a_request_its_frontier_did_not_release_keeps_its_crawl_delay(
+    redis_client: Any,
+) -> None:
+    """The prune keeps a host's crawl-delay in crawler:crawl-delays:<slot> alone: a slot made again from
+    its rule's politeness by the pop (a request its frontier did not release) takes it too."""
+    frontier, _bloom, queue = _kept_frontier(redis_client, ["slow.test"])
+    queue.configure("energy", delay=0.5, concurrency=1)
+    _ended(queue, {"energy@slow.test"})
+    queue.set_crawl_delay("energy@slow.test", 30.0, "slow.test")
+    _untouched(redis_client, frontier, "slow.test", 3601)
+    assert frontier.prune() == 1
+    assert not _held(redis_client, frontier, "slow.test")["polite"]
+    meta = {"site": "energy", "slot": "energy@slow.test"}
+    member = {"url": "http://slow.test/dead", "meta": meta}
+    assert queue.push(json.dumps(member).encode(), priority=0, site="energy@slow.test", job="j")
+    queue.pop()
+    assert float(redis_client.hget(Keys("crawler").polite("energy@slow.test"), "crawl_delay") or 0) == 30.0
+
+
 def test_a_chosen_hosts_links_are_valued_again_and_one_worth_less_now_waits(redis_client: Any) -> None:
     keys = Keys("crawler")
     redis_client.hset(keys.job("j"), mapping={"budget": 10, "issued": 0})

@@ -311,20 +311,37 @@ _POP = (
 -- A site whose politeness hash lost its settings (someone removed it: DEL, or SET then DEL) has them
 -- written back from those its rule and robots.txt last set (crawler:politeness), and waits its delay from
 -- now, since when its last request went is lost with the hash. False when none were set (a site no rule
--- configured, or that key of another type): the site is popped as before.
+-- configured, or that key of another type): the site is popped as before. A discover crawl's host slot
+-- (<site>@<host>) whose hash and saved copy went with its idle host (Frontier.prune), met again by a request
+-- its frontier did not release (a dead letter requeued), takes its rule's delay and concurrency, which the
+-- slot was made with, and the longest crawl-delay its host's robots.txt asked for (crawler:crawl-delays:
+-- <slot>, which the prune keeps): 'pruned', said by no warning.
 local function restore(K, key, site, now)
   local saved = redis.pcall('HGET', K .. ':politeness', site)
+  local fields, restored = {'concurrency', 'crawl_delay'}, true
+  local at = string.find(site, '@', 1, true)
+  if saved == false and at then
+    saved = redis.pcall('HGET', K .. ':politeness', string.sub(site, 1, at - 1))
+    fields, restored = {'concurrency'}, 'pruned'
+  end
   if type(saved) ~= 'string' then return false end
   local ok, settings = pcall(cjson.decode, saved)
   if not ok or type(settings) ~= 'table' or settings.delay == nil then return false end
   redis.call('HSET', key, 'delay', settings.delay)
-  for _, field in ipairs({'concurrency', 'crawl_delay'}) do
+  for _, field in ipairs(fields) do
     if settings[field] ~= nil then redis.call('HSETNX', key, field, settings[field]) end
+  end
+  if restored == 'pruned' then
+    local asked, longest = redis.pcall('HVALS', K .. ':crawl-delays:' .. site), 0
+    if type(asked) == 'table' and not asked.err then
+      for _, seconds in ipairs(asked) do longest = math.max(longest, tonumber(seconds) or 0) end
+    end
+    if longest > 0 then redis.call('HSET', key, 'crawl_delay', longest) end
   end
   local p = redis.call('HMGET', key, 'delay', 'crawl_delay', 'next')
   local interval = math.max(tonumber(p[1]) or 0, tonumber(p[2]) or 0)
   if interval > 0 then redis.call('HSET', key, 'next', math.max(tonumber(p[3]) or 0, now + interval)) end
-  return true
+  return restored
 end
 -- The error of a redis.pcall's reply, or false.
 local function failure(reply)
@@ -413,8 +430,9 @@ for _ = 1, count + 10 + """
       wrong[#wrong + 1] = {site, bad[1], bad[2], bad[3]}
     else
       p = redis.call('HMGET', key, 'delay', 'crawl_delay', 'throttle', 'throttle_since')
-      if not p[1] and restore(K, key, site, now) then
-        wrong[#wrong + 1] = {site, key, 'none', 'hash'}
+      local restored = not p[1] and restore(K, key, site, now)
+      if restored then
+        if restored ~= 'pruned' then wrong[#wrong + 1] = {site, key, 'none', 'hash'} end
         p = false
       else
         item = redis.call('ZPOPMIN', K .. ':queue:' .. site)
