@@ -1550,23 +1550,22 @@ class LeasedQueue:
     def queued_sites(self, sites: Sequence[str]) -> list[int]:
         """:meth:`queued` of each of ``sites``, in two round trips however many they are (a queue key that
         holds another type, :meth:`wrong_keys`, holds none)."""
-        pending = self._pending_slots()
-        slots = [_slots_of(site, pending) for site in sites]
-        with self.server.pipeline(transaction=False) as pipe:
-            for slot in (slot for of_site in slots for slot in of_site):
-                pipe.zcard(self.keys.queue_of(slot))
-            sizes = iter(_read_wrong_as(pipe.execute(raise_on_error=False), 0))
-        return [sum(int(next(sizes)) for _ in of_site) for of_site in slots]
+        return self._sizes(sites, self.keys.queue_of)
 
     def set_aside_sites(self, sites: Sequence[str]) -> list[int]:
         """The requests of each of ``sites`` (and of its discover host slots) that a take set aside
         (``<prefix>:taking:<site>``) and has not taken out: a ``sites forget`` cut short leaves them, out of
         every worker's reach, until the site is forgotten again. Two round trips however many sites."""
+        return self._sizes(sites, self.keys.taking)
+
+    def _sizes(self, sites: Sequence[str], key_of: Callable[[str], str]) -> list[int]:
+        """The members of ``key_of(slot)`` (a sorted set; one of another type holds none) summed over each
+        of ``sites``' queue slots (its discover host slots too), in two round trips."""
         pending = self._pending_slots()
         slots = [_slots_of(site, pending) for site in sites]
         with self.server.pipeline(transaction=False) as pipe:
             for slot in (slot for of_site in slots for slot in of_site):
-                pipe.zcard(self.keys.taking(slot))
+                pipe.zcard(key_of(slot))
             sizes = iter(_read_wrong_as(pipe.execute(raise_on_error=False), 0))
         return [sum(int(next(sizes)) for _ in of_site) for of_site in slots]
 
