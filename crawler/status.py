@@ -51,6 +51,7 @@ from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 __all__ = [
     "FIELD_JUMP",
     "build_status",
+    "checked",
     "dead_letters_by_site",
     "needs_attention",
     "site_in_redis",
@@ -190,10 +191,19 @@ def needs_attention(report: dict[str, Any]) -> list[dict[str, str]]:
             for reason in site["attention"]
         ),
         *(
-            {"file": error["file"], "reason": error["error"].removeprefix(f"{error['file']}: ")}
+            {
+                "file": error["file"],
+                "reason": f"{error['error'].removeprefix(error['file'] + ': ')}; {checked(error)}",
+            }
             for error in report["rule_errors"]
         ),
     ]
+
+
+def checked(error: dict[str, str]) -> str:
+    """The command that lists the errors of a rule file, of the report's ``error`` of it."""
+    file = error["file"]
+    return f"`{suggest(f'rules check {file}')}` lists them"
 
 
 def _removed_sites(server: redis.Redis, keys: Keys) -> list[str]:
@@ -311,7 +321,7 @@ def store_split(workers: list[dict[str, Any]]) -> str | None:
         return None
     return (
         f"workers store articles in {len(places)} places: {', '.join(places)}; set MONGO_URI so they share"
-        " one store (docs/operations.md)"
+        f" one store (docs/operations.md); `{suggest('status')}` lists each worker's store"
     )
 
 
@@ -594,7 +604,7 @@ def _site(
     }
     attention = [wrong.problem() for wrong in read.wrong]
     if broken is not None:
-        attention.append(f"rule file has errors: {broken}")
+        attention.append(f"rule file has errors: {broken}: `{suggest(f'rules check {broken}')}` lists them")
     elif unread is not None:
         attention.append(
             f"the active scheduler, {scheduler}, cannot read its copy of the site's rule file, so queues no"
@@ -607,22 +617,28 @@ def _site(
             + (f" via {signal['proxy']}" if signal.get("proxy") else "")
             for signal in ban["signals"][-3:]
         )
-        attention.append(f"banned at {ban['at_iso']} ({ban['what']}): {evidence}")
+        attention.append(
+            f"banned at {ban['at_iso']} ({ban['what']}): {evidence}; the crawl slows it by itself,"
+            f" `{suggest(f'sites pause {site}')}` stops its grabs until `{suggest(f'sites resume {site}')}`"
+        )
     if polite.backoff_until is not None:
-        attention.append(f"backing off until {_iso(polite.backoff_until)}: {polite.backoff_reason}")
+        attention.append(
+            f"backing off until {_iso(polite.backoff_until)}: {polite.backoff_reason};"
+            f" `{suggest(f'status --site {site}')}` shows its errors and bans"
+        )
     failed = recent["crawl/errors"]
     if (failed >= ERROR_MIN_REQUESTS and failed * 2 > requests) or (failed and failed == requests):
-        attention.append(f"fetch errors: {failed} of {requests} requests in 24 h failed")
+        attention.append(f"fetch errors: {failed} of {requests} requests in 24 h failed: {_failed(site)}")
     last_hour, before, requested_before = _errors_rising(read.hours)
     if requested_before and last_hour >= ERROR_MIN_REQUESTS and last_hour > RISING_FACTOR * max(before, 1.0):
         attention.append(
             f"errors rising: {last_hour} in the last hour, against a mean of {before:.1f} an hour over the"
-            f" {HOURS_RECENT - 1} h before"
+            f" {HOURS_RECENT - 1} h before: {_failed(site)}"
         )
-    store_failing = _store_failing(read.hours[:STORE_FAILING_HOURS])
+    store_failing = _store_failing(read.hours[:STORE_FAILING_HOURS], site)
     if store_failing is not None:
         attention.append(store_failing)
-    no_news = _no_news(state, rule, now) if rule is not None else None
+    no_news = _no_news(state, rule, now, site) if rule is not None else None
     if no_news is not None:
         attention.append(no_news)
     if recent["crawl/refused"]:
@@ -635,13 +651,17 @@ def _site(
                 count,
                 recent["crawl/refused_on_domains"],
             )
+            refused += f"; `{suggest(f'rules check {rule.path}')}` checks the file once changed"
+        else:
+            refused += f"; `{suggest(f'status --site {site}')}` says why its rule file is not read"
         attention.append(refused)
     undecodable = recent["crawl/rule_encoding_undecodable"]
     if undecodable and rule is not None:
         attention.append(
             f"the rule's `encoding: {rule.encoding}` left characters undecodable (or read valid UTF-8 as"
             f" other characters) on {counted(undecodable, 'page')} in 24 h: remove or fix it in {rule.path}"
-            " (the crawl's warning says what the pages declare)"
+            " (the crawl's warning says what the pages declare;"
+            f" `{suggest(f'rules try {site} URL')}` shows what it reads of a page)"
         )
     notes = []
     unproven = recent["crawl/rule_encoding_unproven_utf8"]
@@ -691,12 +711,14 @@ def _site(
         )
         if rule is not None:
             reason += f": {rule.path}: article.fields.published: {PUBLISHED_FIX}"
+        reason += f"; `{suggest(f'rules try {site} URL')}` shows what it reads of a page"
         attention.append(reason)
     for field in fields:
         if field["stopped"]:
             attention.append(
                 f"field {field['field']} stopped matching: missing on {field['missing_24h']:.0%} of pages"
                 f" (before: {_share(field['missing_before'])}): the site's layout changed?"
+                f" `{suggest(f'rules try {site} URL')}` shows what each field finds on a page"
             )
         elif field["never_matched"]:
             where = rule.path if rule is not None else "the site's rule file"
@@ -721,7 +743,7 @@ def _site(
             attention.append(
                 f"grab due since {_iso(next_due)} waits for {waited_for}, job {waiting['job']}, to end"
                 f" ({counted(waiting['pending'], 'request')} of it pending: a slow crawl, or no worker"
-                " running)"
+                f" running: `{suggest('worker')}` starts one)"
             )
     if rule is None:
         schedule = "unknown"
@@ -869,7 +891,15 @@ def _errors_rising(hours: list[Counter[str]]) -> tuple[int, float, bool]:
     return counts[0], sum(counts[1:]) / (HOURS_RECENT - 1), history
 
 
-def _store_failing(hours: list[Counter[str]]) -> str | None:
+def _failed(site: str) -> str:
+    """The commands that show a ``site``'s failed requests: their kinds, and those given up."""
+    return (
+        f"`{suggest(f'status --site {site}')}` gives their kinds, `{suggest(f'dead list --site {site}')}`"
+        " the requests given up and why"
+    )
+
+
+def _store_failing(hours: list[Counter[str]], site: str) -> str | None:
     """ "the store cannot write" when the site's last store failure in ``hours`` (its
     counters, the newest first) came after its last article the store answered, if any
     (:mod:`crawler.worker.stats`): an article stored since clears it."""
@@ -881,11 +911,13 @@ def _store_failing(hours: list[Counter[str]]) -> str | None:
         f"the store cannot write: {counted(failures, 'write')} failed in the last {STORE_FAILING_HOURS} h,"
         f" the last at {_iso(failed_at / 1000)}, no article stored since: the workers' log names the store"
         " and what to do (a full disk: free space on it); each article is tried again, then dead-lettered"
-        " (docs/operations.md, 'Nothing lost, nothing hung')"
+        " (docs/operations.md, 'Nothing lost, nothing hung'); those given up:"
+        f" `{suggest(f'dead list --site {site}')}`, queued again once it writes:"
+        f" `{suggest(f'dead requeue --site {site}')}`"
     )
 
 
-def _no_news(state: dict[str, str], rule: Rule, now: float) -> str | None:
+def _no_news(state: dict[str, str], rule: Rule, now: float, site: str) -> str | None:
     """ "no new articles for N grabs" when the site's grabs found nothing new for ``NO_NEWS_INTERVALS`` of
     its intervals (at least that many grabs)."""
     if rule.every is None or int(state.get("visits", 0)) < NO_NEWS_INTERVALS:
@@ -895,7 +927,11 @@ def _no_news(state: dict[str, str], rule: Rule, now: float) -> str | None:
     if now - since < NO_NEWS_INTERVALS * interval:
         return None
     found = f"since {_iso(since)}" if "last_found" in state else "in any grab so far"
-    return f"no new articles {found} ({NO_NEWS_INTERVALS}+ intervals): is the rule still finding its links?"
+    index = rule.start_urls[0] if rule.start_urls else "URL"
+    return (
+        f"no new articles {found} ({NO_NEWS_INTERVALS}+ intervals): is the rule still finding its links?"
+        f" `{suggest(f'rules try {site} {index}')}` shows the links it finds"
+    )
 
 
 def _proxies(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]]:

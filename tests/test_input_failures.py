@@ -343,7 +343,7 @@ def test_a_rules_wrong_encoding_is_warned_of_once_a_site_and_counted_in_status(s
     assert (
         "the rule's `encoding: utf-8` left characters undecodable (or read valid UTF-8 as other characters)"
         f" on 2 pages in 24 h: remove or fix it in {rule_file} (the crawl's warning says what the pages"
-        " declare)"
+        f" declare; `crawler rules try {site.name} URL` shows what it reads of a page)"
     ) in shown["attention"]
 
 
@@ -656,7 +656,9 @@ def test_status_of_a_site_whose_rule_file_broke_flags_no_field_its_rule_never_ha
     rule = site.rules / f"{site.name}.yaml"
     rule.write_text(rule.read_text(encoding="utf-8")[:60], encoding="utf-8")  # cut short: invalid YAML
     (report,) = site.status()["sites"]
-    assert report["attention"][0] == f"rule file has errors: {rule}", report["attention"]
+    assert report["attention"][0] == (
+        f"rule file has errors: {rule}: `crawler rules check {rule}` lists them"
+    ), report["attention"]
     assert {"author", "published"}.isdisjoint(field["field"] for field in report["fields"]), report["fields"]
     assert not any("field " in reason for reason in report["attention"]), report["attention"]
 

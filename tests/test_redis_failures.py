@@ -1909,8 +1909,8 @@ def test_a_redis_that_may_evict_keys_is_said_at_start_and_by_status(site: Site) 
     said = (
         "Redis may evict keys: at its maxmemory of 104857600 bytes its maxmemory-policy allkeys-lru drops"
         " keys (it dropped 0 so far), which loses queued requests, leases and the seen-URL filter without a"
-        " word; set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, and in its"
-        " configuration file): a full Redis then refuses writes, which the crawler says and waits out"
+        " word; set maxmemory-policy noeviction (`redis-cli CONFIG SET maxmemory-policy noeviction`, and in"
+        " its configuration file): a full Redis then refuses writes, which the crawler says and waits out"
     )
     with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
         client = connect(redis_server.ensure())

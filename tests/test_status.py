@@ -70,6 +70,13 @@ def run_crawler(
     return run
 
 
+# What a line of fetch errors, or of errors rising, of a site ends with.
+FAILED = (
+    "`crawler status --site {site}` gives their kinds, `crawler dead list --site {site}` the requests"
+    " given up and why"
+)
+
+
 def _citynews(
     rules: Path, server: redis.Redis, now: float, counters: dict[Any, int], **earlier: dict[Any, int]
 ) -> dict[str, Any]:
@@ -146,7 +153,7 @@ def test_a_grab_that_waits_for_the_last_one_to_end_says_so_rather_than_overdue(
     waited_for = "a temp crawl of the site" if kind == "temp" else "the last grab"
     reason = (
         f"grab due since {since} waits for {waited_for}, job j1, to end (3 requests of it pending: a slow"
-        " crawl, or no worker running)"
+        " crawl, or no worker running: `crawler worker` starts one)"
     )
     assert site["attention"] == [reason], "not: is a scheduler running?"
     shown = _words(run_crawler("status"))
@@ -417,16 +424,19 @@ def test_a_site_whose_rule_file_is_broken_stays_listed_with_its_counters_and_dea
         "never_matched": False,
     }
     assert gone["fields"] == [body]
-    assert gone["attention"][0] == f"rule file has errors: {rules / 'gone.yaml'}"
+    assert gone["attention"][0].startswith(f"rule file has errors: {rules / 'gone.yaml'}: `")
     assert any(reason.startswith("1 dead letter") for reason in gone["attention"])
-    assert wrong["attention"] == [f"rule file has errors: {rules / 'wrong.yaml'}"], "no grab overdue"
+    assert len(wrong["attention"]) == 1, "no grab overdue"
+    assert wrong["attention"][0].startswith(f"rule file has errors: {rules / 'wrong.yaml'}: `")
     assert wrong["last_grab"] is not None
     files = {error["file"] for error in report["rule_errors"]}
     assert files == {str(rules / name) for name in ("gone.yaml", "wrong.yaml", "no site.yaml")}
     assert report["attention"] == sorted([str(rules / "no site.yaml"), "gone", "wrong"])
     lines = run_crawler("status").splitlines()
     assert _table(lines, "Sites")["gone"]["new last/24h"] == "-/4"
-    assert lines[lines.index("NEEDS ATTENTION gone") + 1] == f"  rule file has errors: {rules / 'gone.yaml'}"
+    assert lines[lines.index("NEEDS ATTENTION gone") + 1].startswith(
+        f"  rule file has errors: {rules / 'gone.yaml'}: `"
+    )
     shown = {site["site"]: site for site in json.loads(run_crawler("status", "--format", "json"))["sites"]}
     assert shown["gone"]["rule_broken"] and shown["gone"]["dead_letters"] == 1
 
@@ -571,7 +581,7 @@ def test_the_tables_show_pages_ban_signs_backoffs_and_each_fields_missing_share(
     reasons = lines[lines.index("NEEDS ATTENTION demo-citynews") + 1 :]
     assert (
         "  field body stopped matching: missing on 50% of pages (before: 10%): the site's layout changed?"
-        in (reasons)
+        " `crawler rules try demo-citynews URL` shows what each field finds on a page" in (reasons)
     )
 
 
@@ -746,7 +756,8 @@ def test_errors_rising_say_the_mean_an_hour_over_the_23_hours_before(
 ) -> None:
     site = _citynews(rules, redis_client, time.time(), {"crawl/errors": 12}, h5={"crawl/errors": 23})
     assert (
-        "errors rising: 12 in the last hour, against a mean of 1.0 an hour over the 23 h before"
+        "errors rising: 12 in the last hour, against a mean of 1.0 an hour over the 23 h before: "
+        + FAILED.format(site="demo-citynews")
         in (site["attention"])
     )
 
@@ -758,7 +769,8 @@ def test_errors_of_a_site_with_no_requests_in_the_hours_before_are_not_said_risi
     rising: 5 in the last hour, against a mean of 0.0": nothing rose. Its failed share is what is said."""
     site = _citynews(rules, redis_client, time.time(), {"crawl/errors": 5, "crawl/pages": 1})
     assert not [line for line in site["attention"] if line.startswith("errors rising")], site["attention"]
-    assert "fetch errors: 5 of 6 requests in 24 h failed" in site["attention"], site["attention"]
+    said = "fetch errors: 5 of 6 requests in 24 h failed: " + FAILED.format(site="demo-citynews")
+    assert said in site["attention"], site["attention"]
 
 
 def test_a_dead_worker_shows_no_rate_and_is_dropped_an_hour_after_its_last_beat(
@@ -938,7 +950,9 @@ def test_a_site_whose_every_request_failed_needs_attention_however_few_they_were
     )
     report = build_status(redis_client, keys, load_rules(rules), now)
     sites = {site["site"]: site for site in report["sites"]}
-    assert sites["demo-citynews"]["attention"] == ["fetch errors: 2 of 2 requests in 24 h failed"]
+    assert sites["demo-citynews"]["attention"] == [
+        "fetch errors: 2 of 2 requests in 24 h failed: " + FAILED.format(site="demo-citynews")
+    ]
     assert sites["demo-techdaily"]["attention"] == []
     assert report["attention"] == ["demo-citynews"]
 
@@ -1238,12 +1252,14 @@ def test_status_check_names_each_site_and_part_that_needs_attention_and_exits_1(
     assert lines[:4] == [
         "queue: 1 request in the queue and no worker alive to crawl it: start one with `crawler worker` (or"
         " `crawler run`, the scheduler with a worker)",
-        "broken: rule file has errors: " + errors,
+        f"broken: rule file has errors: {errors}: `crawler rules check {errors}` lists them",
         f"demo-citynews: {ban}",
-        "demo-techdaily: fetch errors: 2 of 2 requests in 24 h failed",
+        "demo-techdaily: fetch errors: 2 of 2 requests in 24 h failed: "
+        + FAILED.format(site="demo-techdaily"),
     ], lines
     assert lines[4:] == [
-        f"{error['file']}: {error['error'].removeprefix(error['file'] + ': ')}"
+        f"{error['file']}: {error['error'].removeprefix(error['file'] + ': ')};"
+        f" `crawler rules check {errors}` lists them"
         for error in report["rule_errors"]
     ]
     assert len(lines) > 4 and all(line.startswith(errors + ": ") for line in lines[4:]), lines
@@ -1255,9 +1271,9 @@ def test_status_check_names_each_site_and_part_that_needs_attention_and_exits_1(
     assert code == 1
     assert entries[:4] == [
         {"part": "queue", "reason": lines[0].removeprefix("queue: ")},
-        {"site": "broken", "reason": "rule file has errors: " + errors},
+        {"site": "broken", "reason": lines[1].removeprefix("broken: ")},
         {"site": "demo-citynews", "reason": ban},
-        {"site": "demo-techdaily", "reason": "fetch errors: 2 of 2 requests in 24 h failed"},
+        {"site": "demo-techdaily", "reason": lines[3].removeprefix("demo-techdaily: ")},
     ], entries
     assert {entry.get("site") or entry.get("part") or entry["file"] for entry in entries} == {
         *report["attention"],
@@ -1606,3 +1622,73 @@ def test_a_worker_killed_here_is_dead_at_once_a_stopped_one_with_a_fresh_beat_is
         stopped.send_signal(signal.SIGCONT)
         stopped.kill()
         stopped.wait()
+
+
+def test_every_line_of_status_check_names_the_command_that_shows_or_mends_it(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each kind of --check line, alone on its line away from the table's others, names a command: a ban,
+    a backoff, fetch errors and errors rising, a store that cannot write, a field that stopped matching,
+    no news, refused private addresses, a published field with no date, a rule file with errors (its site
+    and each error), workers storing in two places, a Redis that may evict keys."""
+    monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    (rules / "broken.yaml").write_text("name: Broken\nstart_urls: 12\n", encoding="utf-8")
+    now = time.time()
+    keys = Keys("crawler")
+    site = "demo-citynews"
+    signal = {"what": "HTTP 403", "url": "http://news.test/a"}
+    redis_client.hset(keys.bans, site, json.dumps({"at": now - 60, "what": "HTTP 403", "signals": [signal]}))
+    LeasedQueue(redis_client, keys).back_off(
+        site, seconds=600.0, first=1.0, longest=600.0, calm=60.0, reason="HTTP 429"
+    )
+    redis_client.hset(
+        keys.stats(site, hour_of(now)),
+        mapping={
+            "crawl/errors": 11,
+            "crawl/refused": 2,
+            "store/failed_at_ms": int(now * 1000),
+            "store/unavailable": 2,
+            "fields/pages": 10,
+            "fields/missing/body": 10,
+            "fields/unparsed/published": 8,
+        },
+    )
+    redis_client.hset(keys.stats(site, hour_of(now - 5 * 3600)), mapping={"crawl/pages": 10})
+    redis_client.hset(keys.stats(site, hour_of(now - 30 * 3600)), mapping={"fields/pages": 10})
+    redis_client.hset(
+        keys.grab(site), mapping={"visits": 6, "first_visit": now - 7 * 1200, "next": now + 600}
+    )
+    _beat(redis_client, "h:1", now, store="/data/a")
+    _beat(redis_client, "h:2", now, store="/data/b")
+    redis_client.config_set("maxmemory", "1gb")
+    redis_client.config_set("maxmemory-policy", "allkeys-lru")
+    try:
+        code, out, err = _check(capsys)
+    finally:
+        redis_client.config_set("maxmemory-policy", "noeviction")
+    assert (code, err) == (1, ""), err
+    lines = out.splitlines()
+    kinds = (
+        "redis: Redis may evict keys",
+        "store: workers store articles in 2 places",
+        "broken: rule file has errors",
+        f"{site}: banned at ",
+        f"{site}: backing off until ",
+        f"{site}: fetch errors: 11 of 21 requests",
+        f"{site}: errors rising: 11 in the last hour",
+        f"{site}: the store cannot write",
+        f"{site}: no new articles",
+        f"{site}: refused 2 requests to private addresses",
+        f"{site}: published is no date",
+        f"{site}: field body stopped matching",
+        f"{rules / 'broken.yaml'}: ",
+    )
+    for kind in kinds:
+        assert any(line.startswith(kind) for line in lines), (kind, lines)
+    for line in lines:
+        assert re.search(r"`(crawler|redis-cli) [^`]+`", line), line

@@ -32,7 +32,7 @@ from crawler.errors import InputError
 from crawler.redisio.connection import RedisUnavailableError, connect
 from crawler.redisio.embedded import EmbeddedRedis, live_users
 from crawler.rules import load_rules
-from crawler.status import build_status, needs_attention, site_in_redis, status_sites
+from crawler.status import build_status, checked, needs_attention, site_in_redis, status_sites
 
 __all__ = ["EXIT_ATTENTION", "EXIT_UNREADABLE", "run_status"]
 
@@ -320,7 +320,9 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
             (_proxy(proxy) for proxy in report["proxies"]),
         )
     for broken in report["rule_errors"]:
-        console.print(f"[red]NEEDS ATTENTION[/red] {escape(broken['error'])}", soft_wrap=True)
+        console.print(
+            f"[red]NEEDS ATTENTION[/red] {escape(broken['error'])}; {escape(checked(broken))}", soft_wrap=True
+        )
 
 
 def _redis_errors(worker: dict[str, Any], stale: str | None) -> str:

@@ -150,9 +150,9 @@ def evicts(server: redis.Redis) -> str | None:
     return (
         f"Redis may evict keys: at its maxmemory of {memory['maxmemory']} bytes its maxmemory-policy"
         f" {policy} drops keys (it dropped {evicted} so far), which loses queued requests, leases and the"
-        " seen-URL filter without a word; set maxmemory-policy noeviction (CONFIG SET maxmemory-policy"
-        " noeviction, and in its configuration file): a full Redis then refuses writes, which the crawler"
-        " says and waits out"
+        " seen-URL filter without a word; set maxmemory-policy noeviction (`redis-cli CONFIG SET"
+        " maxmemory-policy noeviction`, and in its configuration file): a full Redis then refuses writes,"
+        " which the crawler says and waits out"
     )
 
 
