@@ -778,7 +778,7 @@ def test_an_https_url_whose_handshake_is_cut_is_still_retried(site: Site) -> Non
         listener.close()
     assert "errors 1 (connection: 1)" in done.stdout, done.stdout
     (letter,) = site.dead()
-    assert str(letter["reason"]).endswith("(after 2 retries)"), letter["reason"]
+    assert "(after 2 retries)" in str(letter["reason"]), letter["reason"]
     assert len(accepted) >= 3, "a connection for each try at least"
 
 

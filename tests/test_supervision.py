@@ -886,7 +886,7 @@ def test_workers_of_one_redis_storing_in_two_local_folders_need_attention(setup:
     places = [f"{socket.gethostname()}:{(folder / 'articles').resolve()}" for folder in folders]
     said = (
         f"workers store articles in 2 places: {places[0]}, {places[1]}; set MONGO_URI so they share one store"
-        " (docs/operations.md)"
+        " (docs/operations.md); `crawler status` lists each worker's store"
     )
     assert report["store_split"] == said, report
     assert "store" in report["attention"]  # type: ignore[operator]
