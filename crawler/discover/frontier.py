@@ -66,18 +66,6 @@ __all__ = ["Entry", "Frontier", "slot_of"]
 _RELEASE = (
     SITE_LUA
     + """
--- The longest crawl-delay the robots.txt of a slot's host asked for (crawler:crawl-delays:<slot>, which the
--- prune leaves), or nil: a slot made again for a host met after its prune keeps it, as the worker tells a
--- slot of it once per robots.txt read.
-local function asked_of(key)
-  local asked = redis.pcall('HVALS', key)
-  local longest
-  if type(asked) ~= 'table' or asked.err then return nil end
-  for _, seconds in ipairs(asked) do
-    if (tonumber(seconds) or 0) > (tonumber(longest) or 0) then longest = seconds end
-  end
-  return longest
-end
 local K, frontier, budget, keep = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[6])
 local now = now_of()
 local released = 0

@@ -134,6 +134,18 @@ local function now_of()
   local t = redis.call('TIME')
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
 end
+-- The longest crawl-delay the robots.txt of a site's (or slot's) hosts asked for (crawler:crawl-delays:
+-- <site>, which a discover host's prune leaves), as stored, or nil: a slot made again for a host met after
+-- its prune keeps it, as the worker tells a slot of it once per robots.txt read.
+local function asked_of(key)
+  local asked = redis.pcall('HVALS', key)
+  local longest
+  if type(asked) ~= 'table' or asked.err then return nil end
+  for _, seconds in ipairs(asked) do
+    if (tonumber(seconds) or 0) > (tonumber(longest) or 0) then longest = seconds end
+  end
+  return longest
+end
 -- The key of a site's own that holds another type than its own (someone SET it), and that type; false
 -- when none does. Each command on it fails (WRONGTYPE): the site is set aside, not every site stopped.
 local function wrong_key(K, site)
@@ -234,20 +246,20 @@ local function job_of(member)
   if type(job) ~= 'string' or job == '' then return false end
   return job
 end
--- A request leaving its lease for the delayed set or a queue (deferred, handed on, released, expired)
--- counts a move of its job ('moved' in its hash, when it has one): LeasedQueue.job_lost's look reads the
--- leases last, and one that moves so during the look is in a place it read before.
-local function moved(K, member)
-  local job = job_of(member)
-  local key = job and K .. ':job:' .. job
-  if key and redis.call('EXISTS', key) == 1 then redis.pcall('HINCRBY', key, 'moved', 1) end
-end
 -- Whether a job's hash (its key, '' for none) is there to count a request's end in. An ended job's hash
 -- expires (SCHEDULE_JOB_KEEP_HOURS): a request of it that ends later (a lease that outlived it, a dead
 -- letter requeued after) counts in none, or HINCRBY would make the hash again, its pending negative and
 -- with no time-to-live, kept for ever.
 local function job_kept(key)
   return key ~= '' and redis.call('EXISTS', key) == 1
+end
+-- A request leaving its lease for the delayed set or a queue (deferred, handed on, released, expired)
+-- counts a move of its job ('moved' in its hash, when it has one): LeasedQueue.job_lost's look reads the
+-- leases last, and one that moves so during the look is in a place it read before.
+local function moved(K, member)
+  local job = job_of(member)
+  local key = job and K .. ':job:' .. job
+  if key and job_kept(key) then redis.pcall('HINCRBY', key, 'moved', 1) end
 end
 -- A copy of a request that meets the very same member queued or waiting already (enqueue 0, a deferral
 -- onto a waiting copy) is one request with it from then on: the copy's count ends, its job's too.
@@ -331,13 +343,8 @@ local function restore(K, key, site, now)
   for _, field in ipairs(fields) do
     if settings[field] ~= nil then redis.call('HSETNX', key, field, settings[field]) end
   end
-  if restored == 'pruned' then
-    local asked, longest = redis.pcall('HVALS', K .. ':crawl-delays:' .. site), 0
-    if type(asked) == 'table' and not asked.err then
-      for _, seconds in ipairs(asked) do longest = math.max(longest, tonumber(seconds) or 0) end
-    end
-    if longest > 0 then redis.call('HSET', key, 'crawl_delay', longest) end
-  end
+  local asked = restored == 'pruned' and asked_of(K .. ':crawl-delays:' .. site)
+  if asked then redis.call('HSET', key, 'crawl_delay', asked) end
   local p = redis.call('HMGET', key, 'delay', 'crawl_delay', 'next')
   local interval = math.max(tonumber(p[1]) or 0, tonumber(p[2]) or 0)
   if interval > 0 then redis.call('HSET', key, 'next', math.max(tonumber(p[3]) or 0, now + interval)) end
