@@ -45,6 +45,7 @@ job's article requests are in the set ``<prefix>:job:<id>:again`` (:meth:`Keys.a
 from __future__ import annotations
 
 import itertools
+import math
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -673,7 +674,8 @@ def enqueue_job(
     once)."""
     job = job or uuid.uuid4().hex[:12]
     rules = list(rules)
-    server.hsetnx(keys.job(job), "created", f"{time.time():.3f}")
+    # Rounded down: an article the job stores in the same millisecond is not "first seen before its job".
+    server.hsetnx(keys.job(job), "created", f"{math.floor(time.time() * 1000) / 1000:.3f}")
     server.hset(keys.job(job), mapping={"sites": ",".join(rule.site for rule in rules), "kind": kind})
     if again:
         server.hset(keys.job(job), "fetches_seen", 1)
