@@ -15,6 +15,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -865,7 +866,7 @@ def test_a_jobs_creation_time_is_never_after_the_moment_it_was_queued(
     """An article the job stores in the millisecond it was queued is the job's own: the job's ``created``
     rounded up past it (1.0006 written "1.001") made the article "first seen before its job", counted an
     update of a document stored before (the flaky failure of the test above in CI)."""
-    monkeypatch.setattr(requests_module.time, "time", lambda: 1_764_400_000.0006)
+    monkeypatch.setattr(requests_module, "time", SimpleNamespace(time=lambda: 1_764_400_000.0006))
     job = enqueue_job(redis_client, Keys(project_settings.REDIS_KEY_PREFIX), [], job="again-2", again=True)
     created = redis_client.hget(Keys(project_settings.REDIS_KEY_PREFIX).job(job), "created")
     assert created is not None and float(created) <= 1_764_400_000.0006, created
