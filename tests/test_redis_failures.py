@@ -3248,6 +3248,67 @@ def test_a_stopping_worker_ends_its_wake_listener_at_once_not_when_its_blpop_end
             client.close()
 
 
+def test_a_wake_listener_polling_longer_than_the_socket_timeout_keeps_listening_and_is_woken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wake listener's BLPOP waited an idle poll (SCHEDULER_IDLE_POLL_SECONDS): one of 40 s on the
+    client's 30 s socket timed out first, was retried by redis-py and raised, and the listener slept a poll
+    before it listened again, waking no worker meanwhile. Its wait is now capped below the socket timeout
+    of its client's pool (here 0.5 s, against a poll of 2 s): each BLPOP ends, none fails, and a wake pushed
+    later still wakes it."""
+    import twisted.internet
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        listening = redis.Redis.from_url(server.url, socket_timeout=0.5)
+        ended: list[object] = []
+        failed: list[redis.RedisError] = []
+        blpop = listening.blpop
+
+        def watched_blpop(*args: Any, **kwargs: Any) -> Any:
+            try:
+                woken = blpop(*args, **kwargs)
+            except redis.RedisError as exc:
+                failed.append(exc)
+                raise
+            ended.append(woken)
+            return woken
+
+        monkeypatch.setattr(listening, "blpop", watched_blpop)
+        woke = threading.Event()
+        # The listener hands a wake to the reactor; importing twisted.internet.reactor would install the
+        # default one in the test process, which later tests making a crawler (asyncio reactor) fail on.
+        reactor = _WakeRecorder(woke)
+        monkeypatch.setattr(twisted.internet, "reactor", reactor, raising=False)
+        monkeypatch.setitem(sys.modules, "twisted.internet.reactor", reactor)
+        try:
+            scheduler.server = listening
+            scheduler.poll_seconds = 2.0
+            scheduler._listener = threading.Thread(target=scheduler._listen, daemon=True)
+            scheduler._listener.start()
+            wait_until(lambda: len(ended) >= 2 or bool(failed), "two BLPOPs of the listener to end")
+            assert not failed, f"the listener's BLPOP outlived the socket timeout: {failed[0]!r}"
+            assert ended[:2] == [None, None]
+            client.lpush(Keys("crawler").wake_of(scheduler.worker), "news")
+            wait_until(woke.is_set, "the listener to be woken")
+            scheduler.close("finished")
+            assert not scheduler._listener.is_alive()
+            assert not failed
+        finally:
+            client.close()
+            listening.close()
+
+
+class _WakeRecorder:
+    """The reactor the wake listener hands a wake to, recording that it did."""
+
+    def __init__(self, woke: threading.Event) -> None:
+        self.woke = woke
+
+    def callFromThread(self, call: Callable[[], object]) -> None:
+        self.woke.set()
+
+
 def test_a_stopping_worker_is_offered_no_site_it_will_not_take(tmp_path: Path) -> None:
     """A worker whose last pops took nothing (a `crawler temp` whose job ended while other workers crawl)
     stayed hungry HUNGRY_SECONDS after it stopped: each slot the other workers freed meanwhile was offered

@@ -222,28 +222,40 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             nextcall.schedule()
 
     def _listen(self) -> None:
-        """The wake listener's thread: wait on this worker's wake list, at most one idle poll at a time,
-        and have the engine take at once a site another worker's pop offered it. A Redis that fails is
-        left to the pops to count (the idle poll goes on): the listener waits a poll and listens again."""
+        """The wake listener's thread: wait on this worker's wake list, at most one idle poll at a time
+        (:meth:`_listen_seconds`), and have the engine take at once a site another worker's pop offered
+        it. A Redis that fails is left to the pops to count (the idle poll goes on): the listener waits
+        that long and listens again."""
         key = self.keys.wake_of(self.worker)
+        wait = self._listen_seconds()
         while not self._closing.is_set():
             try:
-                woken = self.server.blpop([key], timeout=self.poll_seconds)
+                woken = self.server.blpop([key], timeout=wait)
             except redis.RedisError:
-                self._closing.wait(self.poll_seconds)
+                self._closing.wait(wait)
                 continue
             if woken is not None and not self._closing.is_set():
                 from twisted.internet import reactor  # noqa: PLC0415 - the reactor the crawl installed
 
                 reactor.callFromThread(self._woken)
 
+    def _listen_seconds(self) -> float:
+        """The longest wait of one BLPOP of the wake listener: an idle poll, capped at half the client's
+        socket timeout (``socket_timeout`` of its connection pool). A BLPOP that waits the socket timeout
+        or longer has its read time out first: redis-py retries it and then raises, so a listener polling
+        40 s on a 30 s socket woke no worker for minutes. Half leaves the reply the other half to come."""
+        socket_timeout = self.server.connection_pool.connection_kwargs.get("socket_timeout")
+        if socket_timeout is None:
+            return self.poll_seconds
+        return min(self.poll_seconds, float(socket_timeout) / 2)
+
     def _leave_sharing(self) -> None:
         """Stop being offered sites, and end the wake listener: out of ``crawler:hungry`` (else the slots
         other workers free would be offered to this stopped worker, each held ``OFFER_SECONDS``, while its
         hunger lasts), and a wake pushed to its own list (expiring, as a pop's) ends the listener's BLPOP
-        at once (else the reactor waited for it, up to an idle poll, and a poll longer than Redis's socket
-        timeout until that timeout). A Redis that refuses them is not waited for: the offers lapse by time,
-        and the listener's thread, a daemon, ends at its next turn."""
+        at once (else the reactor waited for it, up to one BLPOP's wait: :meth:`_listen_seconds`). A Redis
+        that refuses them is not waited for: the offers lapse by time, and the listener's thread, a daemon,
+        ends at its next turn."""
         key = self.keys.wake_of(self.worker)
         try:
             with self.server.pipeline(transaction=False) as pipe:
@@ -257,7 +269,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             logger.debug("Sites may be offered to this stopped worker until they lapse: %s", exc)
             return
         if self._listener is not None and not isinstance(replies[1], redis.RedisError):
-            self._listener.join(self.poll_seconds + 1)
+            self._listener.join(self._listen_seconds() + 1)
 
     def _woken(self) -> None:
         """A site was offered to this worker: pop now, whatever wait the last pop set."""
