@@ -1624,6 +1624,28 @@ def test_a_worker_killed_here_is_dead_at_once_a_stopped_one_with_a_fresh_beat_is
         stopped.wait()
 
 
+def test_the_look_for_dead_workers_asks_once_whether_a_process_of_this_machine_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """dead_workers tested "this pid space, and its process gone" itself, then again through beat_alive: a
+    live worker of this machine was looked up in /proc twice a beat, by every worker. Once now."""
+    from crawler.redisio.embedded import process_running
+
+    asked: list[int] = []
+
+    def counted(pid: int) -> bool:
+        asked.append(pid)
+        return process_running(pid)
+
+    monkeypatch.setattr("crawler.redisio.workers.process_running", counted)
+    now = time.time()
+    beats = {
+        "h:1:me": json.dumps({"pid": os.getpid(), "seen": now - 1, "every": 5.0, "pid_space": pid_space()})
+    }
+    assert dead_workers(beats, now, quiet_for=16.0) == []
+    assert asked == [os.getpid()]
+
+
 def test_every_line_of_status_check_names_the_command_that_shows_or_mends_it(
     rules: Path,
     redis_client: redis.Redis,

@@ -53,12 +53,7 @@ def beat_alive(beat: Mapping[str, Any], now: float) -> bool:
     within ``MISSED_BEATS`` of its beats and, written in this process's pid space, its process runs (a
     worker killed with SIGKILL on this machine is dead at once, not three beats later; elsewhere only its
     beats tell)."""
-    if now - float(beat["seen"]) > MISSED_BEATS * float(beat["every"]):
-        return False
-    space = beat.get("pid_space")
-    if space is None or space != pid_space():
-        return True
-    return process_running(int(beat["pid"]))
+    return not _silent(beat, now) and not _gone(beat)
 
 
 def dead_workers(beats: Mapping[str, str], now: float, *, quiet_for: float) -> list[str]:
@@ -73,10 +68,19 @@ def dead_workers(beats: Mapping[str, str], now: float, *, quiet_for: float) -> l
             beat = json.loads(text)
             if not isinstance(beat, dict):
                 continue
-            space = beat.get("pid_space")
-            gone = space is not None and space == pid_space() and not process_running(int(beat["pid"]))
-            if gone or (not beat_alive(beat, now) and quiet_for > MISSED_BEATS * float(beat["every"])):
+            if _gone(beat) or (_silent(beat, now) and quiet_for > MISSED_BEATS * float(beat["every"])):
                 dead.append(worker)
         except (ValueError, TypeError, KeyError):
             continue
     return dead
+
+
+def _silent(beat: Mapping[str, Any], now: float) -> bool:
+    """``beat`` is older at ``now`` than ``MISSED_BEATS`` of its worker's beats."""
+    return now - float(beat["seen"]) > MISSED_BEATS * float(beat["every"])
+
+
+def _gone(beat: Mapping[str, Any]) -> bool:
+    """``beat`` was written in this process's pid space, and its worker's process no longer runs."""
+    space = beat.get("pid_space")
+    return space is not None and space == pid_space() and not process_running(int(beat["pid"]))
