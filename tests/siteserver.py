@@ -49,6 +49,10 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                ``/a/ID-0`` to ``/a/ID-(N-1)`` (a rule of ``depth: 2`` follows them)
 ``/bad-length/ID?as=V;W``      the article page of ID sent with a header ``Content-Length`` of each value
                                (``-1``; ``10;20``: two that disagree); counted as ``/asked/ID`` says
+``/long-body/ID``              the article page of ID sent whole under a Content-Length of half its bytes
+                               (the rest past the length the client reads), the connection then closed;
+                               ``?tail=1``: the page under its Content-Length, then ``\r\n`` past it;
+                               counted as ``/asked/ID`` says
 ``/r/ID``                      a 302 redirect to ``/a/ID``
 ``/cookie-wall/ID``            the article page of ID to a request with the cookie ``wall=1``; without it a
                                302 to ``/set-cookie/ID``, a 302 back that sets that cookie (a cookie wall)
@@ -60,7 +64,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
 ``/held/ID?seconds=S``          the first request of ID held unanswered S seconds (then the article), the
                                later ones answered with the article at once
 ``/asked/ID``                  how many requests of ``/held/ID``, ``/flaky/ID``, ``/long-header?id=ID``,
-                               ``/many-headers?id=ID`` or ``/not-http?id=ID`` came so far (plain text)
+                               ``/many-headers?id=ID``, ``/not-http?id=ID``, ``/bad-length/ID`` or
+                               ``/long-body/ID`` came so far (plain text)
 ``/cut/ID?how=H``              the article page of ID cut in half, the connection then closed: ``length``
                                (the default) declares the whole page's Content-Length, ``chunked`` sends
                                it in chunks and no last chunk, ``nothing`` sends no answer at all
@@ -597,6 +602,10 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(generated_article(name).encode())
             self.close_connection = True
+        elif path.startswith("/long-body/"):
+            name = path.removeprefix("/long-body/")
+            _asked(name)
+            self._send_long(generated_article(name).encode(), query)
         elif path.startswith("/r/"):
             self._redirect("/a/" + path.removeprefix("/r/"), 302)
         elif path == "/refresh":
@@ -782,6 +791,15 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(half)
         self.wfile.flush()
+
+    def _send_long(self, body: bytes, query: dict[str, str]) -> None:
+        self.close_connection = True
+        declared = len(body) if query.get("tail") else len(body) // 2
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(declared))
+        self.end_headers()
+        self.wfile.write(body + b"\r\n" if query.get("tail") else body)
 
     def _redirect(self, location: str, status: int) -> None:
         self.send_response(status)

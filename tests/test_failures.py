@@ -33,6 +33,7 @@ from crawlsite import (
     unique,
     wait_until,
 )
+from siteserver import generated_article
 
 from crawler.cli.crawl import Helped
 from crawler.keys import Keys
@@ -806,6 +807,52 @@ def test_a_response_whose_head_is_no_valid_http_is_refused_once_saying_so(
     assert list(site.stored()) == ["/a/small"]
     with urllib.request.urlopen(site.server.url(f"/asked/{name}"), timeout=COMMAND_TIMEOUT) as answer:
         assert answer.read() == b"1", "asked once, not retried"
+
+
+def _site_counter(site: Site, name: str) -> int:
+    """The counter ``name`` of ``site``'s rule summed over the hours its crawls wrote."""
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        total = sum(
+            int(client.hget(key, name) or 0) for key in client.scan_iter(f"crawler:stats:{site.name}:*")
+        )
+        client.close()
+    return total
+
+
+def test_a_page_whose_body_is_longer_than_its_content_length_is_refused_once_saying_so(site: Site) -> None:
+    """A response whose Content-Length is shorter than the body it sends was cut at that length by the
+    HTTP client without a word, and the first half of the article stored as the article (351 of its 852
+    body characters, ending mid-sentence), nothing counted. It is refused as Scrapy refuses a body cut
+    short (DOWNLOAD_FAIL_ON_DATALOSS), counted (crawl/body_cut/<site>), asked once: the same server sends
+    the same length again. A CR LF past the length (servers that end the body with one) is no cut."""
+    name, whole = unique("long"), unique("tail")
+    site.rule(f"/long-body/{name}", f"/long-body/{whole}?tail=1", "/a/small")
+    done = site.temp()
+    assert "errors 1 (connection: 1)" in done.stdout, done.stdout
+    (letter,) = site.dead()
+    declared = len(generated_article(name).encode()) // 2
+    assert letter["reason"] == (
+        f"body cut: the site sent more than its Content-Length, {declared:,} bytes (at least"
+        f" {len(generated_article(name).encode()) - declared:,} more came after them): the page would be"
+        " stored cut short; its server sends a wrong Content-Length (`-s DOWNLOAD_FAIL_ON_DATALOSS=False` on"
+        " the crawl's command keeps pages as they are cut)"
+    ), letter
+    assert sorted(site.stored()) == ["/a/small", f"/long-body/{whole}?tail=1"]
+    assert _site_counter(site, "crawl/body_cut") == 1
+    with urllib.request.urlopen(site.server.url(f"/asked/{name}"), timeout=COMMAND_TIMEOUT) as answer:
+        assert answer.read() == b"1", "asked once, not retried"
+
+
+def test_a_page_cut_at_its_content_length_is_kept_and_counted_when_data_loss_is_allowed(site: Site) -> None:
+    """With DOWNLOAD_FAIL_ON_DATALOSS off, as the dead letter of a body cut past its Content-Length says,
+    the page is kept as it was cut, and still counted (crawl/body_cut/<site>)."""
+    name = unique("long")
+    site.rule(f"/long-body/{name}", "/a/small")
+    done = site.temp("-s", "DOWNLOAD_FAIL_ON_DATALOSS=False")
+    assert "stored 2 articles, skipped 0, errors 0" in done.stdout, done.stdout
+    assert sorted(site.stored()) == ["/a/small", f"/long-body/{name}"]
+    assert _site_counter(site, "crawl/body_cut") == 1
 
 
 def _start_url_failed_then_requeued(

@@ -12,10 +12,11 @@ for the first of the pool and the timer, and neither fires the other's Deferred.
 
 :func:`connection_lost` says in words how a site's connection ended before its whole answer came, which
 Scrapy's exceptions for it say with no message (``ResponseDataLossError``) or with the ``repr`` of
-Twisted failures (``DownloadFailedError``); :func:`undecompressed`, that a body sent compressed could not be
-decompressed, which zlib says as ``error: Error -3 while decompressing data: ...`` (and Brotli as a bare
-``error``, gzip as ``BadGzipFile``, Zstandard as ``ZstdError``, a compressed stream cut short as
-``CompressedBodyCut``).
+Twisted failures (``DownloadFailedError``), and that a body was longer than its Content-Length
+(:class:`BodyPastLength`, which Twisted drops without a word); :func:`undecompressed`, that a body sent
+compressed could not be decompressed, which zlib says as ``error: Error -3 while decompressing data: ...``
+(and Brotli as a bare ``error``, gzip as ``BadGzipFile``, Zstandard as ``ZstdError``, a compressed stream
+cut short as ``CompressedBodyCut``).
 
 A stop (Ctrl-C, SIGTERM) sends :data:`STOP_DOWNLOADS` to the crawl
 (:class:`crawler.worker.fetch.SignalledProcess`): the handler cancels its downloads under way and refuses
@@ -50,18 +51,22 @@ from twisted.internet.error import ConnectError, ConnectionRefusedError
 from twisted.internet.interfaces import IAddress
 from twisted.web._newclient import HTTP11ClientProtocol, ParseError, ResponseFailed, ResponseNeverReceived
 from twisted.web._newclient import Request as TxRequest
+from twisted.web.http import _DataLoss, _IdentityTransferDecoder
 from twisted.web.iweb import IResponse
 
+from crawler.requests import Work
 from crawler.worker.compression import CompressedBodyCut, UnknownContentEncoding
 
 __all__ = [
     "DECOMPRESSION_ERRORS",
     "HEAD_MAX_BYTES",
     "STOP_DOWNLOADS",
+    "BodyPastLength",
     "DownloadStopped",
     "HTTPDownloadHandler",
     "HeadLineTooLong",
     "HeadTooLong",
+    "body_cut",
     "connection_lost",
     "head_invalid",
     "head_too_long",
@@ -125,6 +130,28 @@ class HeadTooLong(Exception):
         )
 
 
+class BodyPastLength(_DataLoss):
+    """A response body longer than its Content-Length: the HTTP client reads the body to that length and
+    leaves the rest, as a browser does; a data loss, as a body cut short of its Content-Length is (Scrapy
+    fails it unless ``DOWNLOAD_FAIL_ON_DATALOSS`` is off, when it keeps it flagged ``dataloss``)."""
+
+    def __init__(self, declared: int, past: int) -> None:
+        super().__init__(
+            f"the site sent more than its Content-Length, {declared:,} bytes (at least {past:,} more came"
+            " after them): the page would be stored cut short; its server sends a wrong Content-Length"
+            " (`-s DOWNLOAD_FAIL_ON_DATALOSS=False` on the crawl's command keeps pages as they are cut)"
+        )
+
+
+def body_cut(error: BaseException | None) -> BodyPastLength | None:
+    """The :class:`BodyPastLength` a download failed with (``error``), if it did."""
+    if isinstance(error, ResponseDataLossError) and isinstance(error.__cause__, ResponseFailed):
+        for reason in error.__cause__.reasons:
+            if isinstance(reason.value, BodyPastLength):
+                return reason.value
+    return None
+
+
 def head_too_long(error: BaseException | None) -> HeadLineTooLong | HeadTooLong | None:
     """The :class:`HeadLineTooLong` or :class:`HeadTooLong` a download failed with (``error``), if it
     did."""
@@ -161,6 +188,9 @@ def connection_lost(error: BaseException | None) -> str | None:
     is not HTTP: ...`` for a status line twisted cannot read; a line of the response's head, or the head,
     too long: :class:`HeadLineTooLong`, :class:`HeadTooLong`); None for any other failure."""
     if isinstance(error, ResponseDataLossError):
+        cut = body_cut(error)
+        if cut is not None:
+            return f"body cut: {cut}"
         return "connection cut: the site closed it before the whole response came"
     if not isinstance(error, DownloadFailedError) or not isinstance(error.__cause__, ResponseFailed):
         return None
@@ -260,10 +290,26 @@ def undecompressed(error: BaseException | None) -> str | None:
     return None
 
 
+class _CutBody(_IdentityTransferDecoder):
+    """The body decoder of a response found longer than its Content-Length: the end of its body, which
+    Twisted's parser reads from its decoder once the response is complete, is a :class:`BodyPastLength`."""
+
+    __slots__ = ("_cut",)
+
+    def __init__(self, cut: BodyPastLength) -> None:
+        super().__init__(0, None, None)  # type: ignore[no-untyped-call]
+        self._cut = cut
+
+    def noMoreData(self) -> None:
+        raise self._cut
+
+
 class _HeadLimitParser(_LenientHTTPClientParser):
     """Scrapy's response parser, whose line over the limit fails the response with
-    :class:`HeadLineTooLong` (Twisted's closes the connection without a word), and whose head over
-    :data:`HEAD_MAX_BYTES` with :class:`HeadTooLong` (Twisted's reads every line of it, however many)."""
+    :class:`HeadLineTooLong` (Twisted's closes the connection without a word), whose head over
+    :data:`HEAD_MAX_BYTES` with :class:`HeadTooLong` (Twisted's reads every line of it, however many),
+    and whose body followed by more than white space past its Content-Length with :class:`BodyPastLength`
+    (Twisted's drops those bytes without a word)."""
 
     _head_bytes = 0
 
@@ -276,6 +322,16 @@ class _HeadLimitParser(_LenientHTTPClientParser):
         if self._head_bytes > HEAD_MAX_BYTES:
             raise HeadTooLong(HEAD_MAX_BYTES)
         super().lineReceived(line)
+
+    def _finished(self, rest: bytes) -> None:
+        # rest: what came past the body in the same read, empty for an answer that ends with its body. A
+        # CR LF after the body (servers that end it with one) is no cut. Bytes of a later read are not
+        # seen: the parser is gone by then, and Twisted closes the connection on them.
+        if rest.strip() and isinstance(self.bodyDecoder, _IdentityTransferDecoder):
+            self.bodyDecoder = _CutBody(BodyPastLength(self.response.length, len(rest)))
+            # The bytes left are no answer to the next request: the connection is not reused.
+            self.connHeaders.addRawHeader(b"Connection", b"close")
+        super()._finished(rest)  # type: ignore[no-untyped-call]
 
 
 class _HeadLimitProtocol(_LenientHTTP11ClientProtocol):
@@ -299,12 +355,15 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
     downloads under way are cancelled and new ones refused (:class:`DownloadStopped`); a line of a
     response's head over the client's limit fails it with :class:`HeadLineTooLong`, a head over
     :data:`HEAD_MAX_BYTES` with :class:`HeadTooLong`, not retried, nor is a head Twisted refuses
-    (:func:`head_invalid`), an answer that is not HTTP, or a port that answers https:// without TLS
-    (:func:`tls_not_served`)."""
+    (:func:`head_invalid`), an answer that is not HTTP, a port that answers https:// without TLS
+    (:func:`tls_not_served`), or a body longer than its Content-Length (:func:`body_cut`), counted
+    ``crawl/body_cut/<site>`` (when kept, ``DOWNLOAD_FAIL_ON_DATALOSS`` off, too)."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         self._pool._factory = _HeadLimitFactory
+        assert crawler.stats is not None
+        self._stats = crawler.stats
         self._under_way: set[asyncio.Future[Response]] = set()
         self._stopped = False
         crawler.signals.connect(self.stop, signal=STOP_DOWNLOADS)
@@ -317,7 +376,13 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         download = asyncio.ensure_future(super().download_request(request))
         self._under_way.add(download)
         try:
-            return await download
+            response = await download
+        except ResponseDataLossError as error:
+            if body_cut(error) is not None:
+                # The same server sends the same Content-Length again.
+                request.meta["dont_retry"] = True
+                self._count_cut(request)
+            raise
         except DownloadFailedError as error:
             if (
                 head_too_long(error) is not None
@@ -336,6 +401,16 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
             raise DownloadStopped(f"the download of {request.url} was cancelled: the crawl stops") from None
         finally:
             self._under_way.discard(download)
+        if "dataloss" in response.flags:
+            # Kept, DOWNLOAD_FAIL_ON_DATALOSS off: a body cut at its Content-Length is that long, one the
+            # connection cut is shorter.
+            declared = response.headers.get(b"Content-Length")
+            if declared is not None and int(declared) == len(response.body):
+                self._count_cut(request)
+        return response
+
+    def _count_cut(self, request: Request) -> None:
+        self._stats.inc_value(f"crawl/body_cut/{Work.of(request).site}")
 
     def stop(self) -> int:
         """Cancel the downloads under way and refuse any new one; how many were cancelled."""
