@@ -14,6 +14,30 @@ import lxml.html
 _FORBIDDEN_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 
+# The depth past which flat_page leaves tags out: far below the 2,048 levels past which libxml2 (with
+# huge_tree) stops parsing a page, and deeper than pages nest (the 219 pages of extraction-dev: 55 at most).
+FLAT_DEPTH = 1024
+# A start or end tag, as flat_page counts the depth.
+_TAG_RE = re.compile(r"<(/?)([A-Za-z][^\s/>]*)[^>]*>")
+# Elements without an end tag: they nest nothing.
+_VOID = frozenset(
+    (
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+        "track", "wbr",
+    )
+)  # fmt: skip
+# Elements whose tags flat_page keeps past its depth, one at a time (none in another): paragraphs and
+# headings, which qRead reads as such.
+_FLAT_KEPT = frozenset(("p", "h1", "h2", "h3", "h4", "h5", "h6"))
+# Elements whose tags, left out, leave a line break, so that blocks of text do not run together.
+_BLOCKS = frozenset(
+    (
+        "address", "article", "aside", "blockquote", "dd", "div", "dl", "dt", "figcaption", "figure",
+        "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "li", "main", "nav", "ol", "p", "pre",
+        "section", "table", "td", "th", "tr", "ul",
+    )
+)  # fmt: skip
+
 _PARSER = lxml.html.HTMLParser(
     encoding="utf-8",
     remove_comments=True,
@@ -42,6 +66,8 @@ def parse_html(html: str) -> lxml.html.HtmlElement | None:
         return None
     try:
         root = lxml.html.document_fromstring(data, parser=_PARSER)
+        if _too_deep(_PARSER):
+            root = lxml.html.document_fromstring(_encoded(flat_page(html)), parser=_PARSER)
     except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):
         return None
     if not isinstance(root, lxml.html.HtmlElement):
@@ -65,12 +91,56 @@ def parse_tree(html: str) -> lxml.etree._Element | None:
     data = _without_xml_declaration(html).encode("utf-8", "replace")
     try:
         root = lxml.etree.fromstring(data, parser=_PLAIN_PARSER)
+        if _too_deep(_PLAIN_PARSER):
+            flat = _without_xml_declaration(flat_page(html)).encode("utf-8", "replace")
+            root = lxml.etree.fromstring(flat, parser=_PLAIN_PARSER)
     except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):
         return None
     if root is None:  # libxml2 found no element at all
         return None
     _adopt_siblings(root)
     return root
+
+
+def flat_page(html: str) -> str:
+    """``html`` with the tags past ``FLAT_DEPTH`` levels of nesting left out (a block's as a ``<br>``), but
+    for a paragraph's or heading's in none other, its text kept: what libxml2 parses of a page nested
+    deeper than it reads, its text whole. The same page when it nests no deeper. The depth is counted by
+    the tags as written (an element left open counts until the end), which only a page libxml2 could not
+    read goes through."""
+    depth = past = 0
+    open_kept = ""
+
+    def kept(tag: re.Match[str]) -> str:
+        nonlocal depth, past, open_kept
+        name = tag[2].lower()
+        if name in _VOID:
+            return tag[0]
+        if tag[1]:
+            if name == open_kept:
+                open_kept = ""
+                return tag[0]
+            if not past:
+                depth = max(depth - 1, 0)
+                return tag[0]
+            past -= 1
+        elif depth < FLAT_DEPTH:
+            depth += 1
+            return tag[0]
+        elif name in _FLAT_KEPT and not open_kept:
+            open_kept = name
+            return tag[0]
+        else:
+            past += 1
+        return "<br>" if name in _BLOCKS else ""
+
+    return _TAG_RE.sub(kept, html)
+
+
+def _too_deep(parser: lxml.etree.HTMLParser) -> bool:
+    """Whether ``parser``'s last page nested deeper than libxml2 reads: it stopped there, the rest lost."""
+    last = parser.error_log.last_error
+    return last is not None and last.type_name == "ERR_RESOURCE_LIMIT" and "depth" in last.message
 
 
 def place_streamed(root: lxml.etree._Element) -> None:
@@ -129,6 +199,10 @@ def _adopt_siblings(root: lxml.etree._Element) -> None:
 def _prepare(html: str) -> bytes | None:
     if not html or html.isspace():
         return None
+    return _encoded(html)
+
+
+def _encoded(html: str) -> bytes:
     return _FORBIDDEN_RE.sub(" ", _without_xml_declaration(html)).encode("utf-8", "replace")
 
 

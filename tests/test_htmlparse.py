@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from extractors import extract
-from extractors.htmlparse import page_title, parse_html, parse_tree
+from extractors.htmlparse import FLAT_DEPTH, flat_page, page_title, parse_html, parse_tree
 
 
 def test_a_second_html_document_after_the_first_is_read_too() -> None:
@@ -66,3 +66,33 @@ def test_an_xml_declaration_is_left_out_only_where_the_page_starts() -> None:
         root = parse('<p>Text</p><p><?xml version="1.0"?>more</p>')
         assert root is not None
         assert "more" in str(root.xpath("string()"))
+
+
+def _deep_page(depth: int) -> str:
+    """A page whose article, two paragraphs, stands ``depth`` elements deep, a paragraph after them."""
+    return (
+        "<html><head><title>Deep</title></head><body><h1>Deep</h1>"
+        + "<div>" * depth
+        + "<div class='article'><p>First <b>bold</b> paragraph.</p><p>Second paragraph.</p></div>"
+        + "</div>" * depth
+        + "<p>After the nest.</p></body></html>"
+    )
+
+
+def test_a_page_nested_deeper_than_libxml2_parses_keeps_its_text() -> None:
+    """libxml2 stops parsing a page at 2,048 levels of nesting (with huge_tree): the rest of the page was
+    lost, the article inside the nest and all after it (100,000 levels: the tree held the title alone).
+    The page is read again with the tags past FLAT_DEPTH levels left out, each block a line break."""
+    for parse in (parse_tree, parse_html):
+        root = parse(_deep_page(100_000))
+        assert root is not None
+        pieces = list(root.itertext())
+        assert "First bold paragraph." in "".join(pieces), pieces[-10:]
+        assert "Second paragraph." in pieces, "a block's tags left out make a line break"
+        assert "After the nest." in pieces, pieces[-10:]
+
+
+def test_a_page_within_the_depth_is_read_as_it_is() -> None:
+    """The flat reading leaves alone a page no deeper than FLAT_DEPTH, tags and text."""
+    page = _deep_page(FLAT_DEPTH - 10)
+    assert flat_page(page) == page

@@ -22,7 +22,7 @@ from typing import Any
 import brotli
 import pytest
 from backports import zstd
-from conftest import SiteServer, stderr_until_interrupted
+from conftest import SiteServer, serving, stderr_until_interrupted
 from crawlsite import (
     COMMAND_TIMEOUT,
     FAST,
@@ -42,6 +42,8 @@ from siteserver import (
     GBK_TITLE,
     SHORT_UTF8_TITLE,
     article_page,
+    generated_article,
+    generated_text,
 )
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
@@ -754,6 +756,29 @@ def test_pages_that_are_no_html_are_counted_in_status_with_a_note_saying_where_e
     assert "2 pages in 24 h were no HTML page (binary data, an image, a JSON document...), not read: the" in (
         " ".join(shown["notes"])
     ), shown["notes"]
+
+
+def test_an_article_nested_deeper_than_libxml2_parses_is_stored_with_its_text(tmp_path: Path) -> None:
+    """An article page whose article stands 100,000 elements deep (a hostile or broken page) lost its
+    text: libxml2 stops parsing at 2,048 levels, so neither the rule nor qRead found a body, and the page
+    was skipped as 'no body' though its text was there. qRead reads it flat past 1,024 levels."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    depth = 100_000
+    page = generated_article("deep").replace(
+        '<div class="article">', "<div>" * depth + '<div class="article">', 1
+    )
+    (pages / "deep.html").write_text(
+        page.replace("</body>", "</div>" * depth + "</body>", 1), encoding="utf-8"
+    )
+    with serving(pages, tmp_path / "server.log") as server:
+        site = Site(server, tmp_path)
+        site.rule("/deep.html", "/a/small")
+        done = site.temp()
+        stored = site.stored()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.startswith("fetched 3 pages, stored 2 articles, skipped 0, errors 0\n"), done.stdout
+    assert stored["/deep.html"]["body"] == generated_text("deep"), stored["/deep.html"]["body"]
 
 
 def test_an_article_page_with_no_body_is_a_skip_the_summary_names(site: Site) -> None:
