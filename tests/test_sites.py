@@ -227,6 +227,27 @@ def test_forget_takes_the_requests_of_a_discover_crawls_host_slots_too(
     assert queue.queued(SITE) == 0 and redis_client.zcard(KEYS.queue_of("demo-huaxia")) == 1
 
 
+def test_forget_of_a_discover_site_names_no_command_its_rule_refuses(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """forget told of a discover site, as of any, that `crawler temp SITE --again` fetches every article its
+    index pages link to again, and `--url URL` one page: a discover rule refuses both (exit 2). It says what
+    a discover crawl of it reads again: its seeds, and the links it never saw."""
+    rule = folder / "rules" / "energy.yaml"
+    seeds = "  seeds:\n    - http://127.0.0.1:9/energy/\n"
+    rule.write_text(f"discover:\n  topic:\n    keywords: [solar]\n{seeds}  budget: 10\n", encoding="utf-8")
+    ran = crawler(folder, redis_server, "sites", "forget", "energy", "--yes")
+    assert ran.code == 0, ran.stderr
+    assert ran.stdout.splitlines()[1:] == [
+        "its seen URLs stay seen: the Bloom filter of seen URLs is shared by every site and cannot remove"
+        " one, so a crawl of this discover site reads its seeds and only the links it never saw; a page read"
+        " before is read again only as a seed (`discover.seeds` in rules/energy.yaml)"
+    ], ran.stdout
+    for given in (["--again"], ["--url", "http://127.0.0.1:9/energy/a"]):
+        refused = crawler(folder, redis_server, "temp", "energy", *given)
+        assert refused.code == 2 and "is a discover crawl" in refused.stderr, refused.stderr
+
+
 def test_forget_with_articles_deletes_its_stored_articles_too(
     folder: Path, redis_server: str, redis_client: redis.Redis
 ) -> None:

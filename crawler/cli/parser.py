@@ -550,7 +550,8 @@ def _add_sites(commands: Any) -> None:
             " crawl, a discover rule's frontier), so its next grab is a new rule's first and reads it"
             " whole; with --articles, delete its stored articles too. Its seen URLs stay seen: the Bloom"
             " filter is shared by every site and cannot remove one (`crawler temp SITE --again` fetches"
-            " the articles its index pages link to again). Asks first, unless --yes."
+            " the articles its index pages link to again; a discover crawl reads a page seen before only as"
+            " a seed). Asks first, unless --yes."
         ),
     )
     forget.add_argument("site", metavar="SITE", help="site id (the rule file's name without .yaml)")

@@ -24,7 +24,7 @@ from crawler.errors import InputError
 from crawler.keys import Keys
 from crawler.redisio.connection import RedisUnavailableError, connect, decoded
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
-from crawler.rules import RULE_SUFFIX, RuleErrors, load_rule, rule_file
+from crawler.rules import RULE_SUFFIX, Rule, RuleErrors, load_rule, rule_file
 from crawler.schedule.grabs import when
 from crawler.status import site_in_redis, workers_alive
 from crawler.store import open_store
@@ -146,21 +146,44 @@ def run_forget(args: argparse.Namespace) -> int:
             ) from exc
     requests = sum(len(members) for members in taken.values())
     state = f"its grab state dropped ({', '.join(dropped)})" if dropped else "it had no grab state to drop"
+    path = folder / f"{site}{RULE_SUFFIX}"
+    rule = _rule_in(path)
     print(
         f"forgot {site}: {counted(requests, 'request')} taken out of the queue, {state};"
-        f" {_next_grab(folder, site)}"
+        f" {_next_grab(path, rule, site)}"
     )
     if args.articles:
         with open_store(config.values()) as store:
             deleted = store.delete_site(site)
         print(f"deleted {counted(deleted, 'article')} of {site} from {store!r}")
-    print(
-        f"its seen URLs stay seen: the Bloom filter of seen URLs is shared by every site and cannot remove"
-        f" one, so its grabs fetch only articles they never saw; `{suggest(f'temp {site} --again')}`"
+    print(f"its seen URLs stay seen: {_seen_stay(rule, site)}")
+    return 0
+
+
+def _rule_in(path: Path) -> Rule | RuleErrors | None:
+    """The rule of ``path``; its errors when it does not load; None when there is no such file."""
+    if not path.is_file():
+        return None
+    try:
+        return load_rule(path)
+    except RuleErrors as errors:
+        return errors
+
+
+def _seen_stay(rule: Rule | RuleErrors | None, site: str) -> str:
+    """What the forgotten ``site``'s crawls read of the pages it saw, the Bloom filter keeping them seen, and
+    the command that fetches them again: a discover ``rule`` refuses ``--again`` and ``--url``."""
+    shared = "the Bloom filter of seen URLs is shared by every site and cannot remove one"
+    if isinstance(rule, Rule) and rule.discover is not None:
+        return (
+            f"{shared}, so a crawl of this discover site reads its seeds and only the links it never saw;"
+            f" a page read before is read again only as a seed (`discover.seeds` in {rule.path})"
+        )
+    return (
+        f"{shared}, so its grabs fetch only articles they never saw; `{suggest(f'temp {site} --again')}`"
         f" fetches every article its index pages link to again, `{suggest(f'temp {site} --url URL')}` one"
         " page"
     )
-    return 0
 
 
 def _confirmed(site: str, articles: str) -> bool:
@@ -200,19 +223,16 @@ def _drop_state(server: redis.Redis, keys: Keys, site: str) -> list[str]:
     return list(dict.fromkeys(kind for kind, count in zip(kinds.values(), deleted, strict=True) if count))
 
 
-def _next_grab(folder: Path, site: str) -> str:
-    """When the forgotten ``site`` is grabbed next, as its rule's schedule says."""
-    path = folder / f"{site}{RULE_SUFFIX}"
-    if not path.is_file():
+def _next_grab(path: Path, rule: Rule | RuleErrors | None, site: str) -> str:
+    """When the forgotten ``site`` is grabbed next, as its ``rule`` (read from ``path``) schedules it."""
+    if rule is None:
         return (
             f"it has no rule file in this rules folder ({path}): a scheduler of this folder grabs it no more,"
             " but one whose rules folder has it (on another machine) grabs it anew at its next tick, as a new"
             f" rule's first: remove its file there too, or `{suggest(f'sites pause {site}')}` holds it on"
             " every machine"
         )
-    try:
-        rule = load_rule(path)
-    except RuleErrors:
+    if isinstance(rule, RuleErrors):
         return f"its next grab is a new rule's first, once {path} loads (`{suggest('rules check')}`)"
     if rule.cron is not None:
         return f"its next grab is a new rule's first: at its cron expression's next time ({rule.cron})"
