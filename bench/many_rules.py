@@ -1,13 +1,14 @@
 """A rules folder of many sites: a worker's reload after an edit of one, `rules check`, `crawler status`.
 
-    .venv/bin/python bench/many_rules.py [--rules 1000] [--rounds 3]
+    .venv/bin/python bench/many_rules.py [--rules 1000] [--rounds 3] [--yaml]
 
 Writes ``--rules`` valid rules (the demo's three, copied under other names and domains) to a temporary
 folder, then prints, alternating in each round:
 
 - the crawl thread's CPU for a worker's read of the folder after one file was edited: ``rules_stamp`` and
   ``load_rules`` parsing the whole folder (as before ``RuleFiles``), then parsing the changed files alone;
-- ``rules check``'s reading of the folder (``load_rules``, every file);
+- ``rules check``'s reading of the folder (``load_rules``, every file), with libyaml's YAML loader and with
+  PyYAML's own (``--yaml``: this alone);
 - ``build_status`` of every site against an embedded Redis holding each site's grab state, its last job
   and 8 hours of counters: wall and CPU time, client round trips and the commands Redis ran.
 
@@ -72,10 +73,19 @@ def reloads(folder: Path, rounds: int) -> None:
             print(f"reload after one edit, {mode:13s}: {spent * 1000:8.1f} ms CPU ({len(read)} rules)")
 
 
-def rules_check(folder: Path) -> None:
-    started = time.process_time()
-    read = load_rules(folder)
-    print(f"rules check (load_rules):        {time.process_time() - started:8.2f} s CPU ({len(read)} rules)")
+def rules_check(folder: Path, rounds: int) -> None:
+    """``rules check``'s read of the folder, alternately with libyaml's loader and with PyYAML's own (as
+    when PyYAML was built without libyaml)."""
+    libyaml = rules_load._LIBYAML_LOADER
+    loaders = [("libyaml", libyaml)] if libyaml is not None else []
+    for _round in range(rounds):
+        for name, loader in [*loaders, ("PyYAML", None)]:
+            rules_load._LIBYAML_LOADER = loader
+            started = time.process_time()
+            read = load_rules(folder)
+            spent = time.process_time() - started
+            print(f"rules check (load_rules), {name + ':':8s} {spent:8.2f} s CPU ({len(read)} rules)")
+    rules_load._LIBYAML_LOADER = libyaml
 
 
 def status(folder: Path, data: Path, rounds: int) -> None:
@@ -122,14 +132,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rules", type=int, default=1000, help="how many rules (default 1000)")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each measure (default 3)")
+    parser.add_argument("--yaml", action="store_true", help="the rules check's read alone, with each loader")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="crawler-many-rules-") as root:
         folder = Path(root) / "rules"
         folder.mkdir()
         write_rules(folder, args.rules)
         print(f"{args.rules} rules in {folder}")
+        if args.yaml:
+            rules_check(folder, args.rounds)
+            return
         reloads(folder, args.rounds)
-        rules_check(folder)
+        rules_check(folder, args.rounds)
         status(folder, Path(root), args.rounds)
 
 
