@@ -394,6 +394,40 @@ def test_an_error_is_said_the_same_whether_pyyaml_has_libyaml_or_not(
 
 
 @pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (
+            "2026-02-30",
+            "2026-02-30 reads as a date in YAML, and is none: day is out of range for month (expected quotes"
+            ' around a value that is text, as in "2026-02-30")',
+        ),
+        (
+            "!!int ten",
+            'the tag !!int reads an integer, and "ten" is none (expected a value that is an integer, or no'
+            " tag !!int)",
+        ),
+        (
+            "!!timestamp soon",
+            'the tag !!timestamp reads a date, and "soon" is none (expected a value that is a date, or no tag'
+            " !!timestamp)",
+        ),
+    ],
+)
+def test_a_value_its_yaml_tag_cannot_read_is_named_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, said: str
+) -> None:
+    """PyYAML's safe constructors raise ValueError, LookupError or AttributeError at such a value (an
+    unquoted name: 2026-02-30 YAML resolves as a date): `crawler rules check`, and every command that read
+    the folder, ended with that traceback."""
+    rule = "domains: [127.0.0.1]\nstart_urls: [http://127.0.0.1/]\nindex: {links: {allow: x}}\n"
+    text = f"{rule}name: {value}\n"
+    expected = [f"{tmp_path / 'rules' / 'site.yaml'}: line 4, column 7: invalid YAML: {said}"]
+    assert errors_of(tmp_path, text) == expected
+    monkeypatch.setattr(load, "_LIBYAML_LOADER", None)
+    assert errors_of(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize(
     ("line", "where", "expected"),
     [
         (
@@ -2431,6 +2465,18 @@ def test_access_errors_name_the_key_and_hide_the_credentials(tmp_path: Path) -> 
     assert 'access.login_url: invalid regex "(unclosed"' in errors
     both = MINIMAL_RULE + "access:\n  proxies: ['http://10.0.0.1:3128']\n  proxies_file: p.txt\n"
     assert any("access: both proxies and proxies_file" in error for error in errors_of(tmp_path, both))
+
+
+def test_a_session_value_yaml_takes_for_a_date_and_is_none_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """A cookie `expires: 2026-02-30`, unquoted, raised PyYAML's ValueError out of `rules check`."""
+    write(tmp_path / "rules" / "sessions", "alice.yaml", "cookies: {sid: abc, expires: 2026-02-30}\n")
+    (message,) = errors_of(tmp_path, MINIMAL_RULE + "access:\n  sessions: [sessions/alice.yaml]\n")
+    session = tmp_path / "rules" / "sessions" / "alice.yaml"
+    assert message.endswith(
+        f"access.sessions[0]: {session}: a value YAML takes for a date, a number or true/false is none (day"
+        " is out of range for month): quote the values (cookies and headers are strings) (expected a YAML or"
+        " JSON file with cookies and/or headers)"
+    ), message
 
 
 def test_a_folder_named_like_a_rule_file_is_no_site(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from crawler.errors import InputError, redacted
-from crawler.rules.errors import shown
+from crawler.rules.errors import YAML_UNREADABLE_VALUE, shown
 from crawler.rules.files import read_regular
 
 __all__ = [
@@ -136,11 +136,17 @@ def read_proxy_file(path: Path) -> list[Proxy]:
 
 def read_session(path: Path) -> Session:
     """The session of a file: ``cookies`` and/or ``headers``, mappings of names to strings."""
+    text = _read(path)
     try:
-        data = yaml.safe_load(_read(path))
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise AccessError(
             f"{path} is not YAML or JSON: {getattr(exc, 'problem', None) or 'unreadable'}"
+        ) from None
+    except YAML_UNREADABLE_VALUE as exc:
+        raise AccessError(
+            f"{path}: a value YAML takes for a date, a number or true/false is none ({exc}): quote the"
+            " values (cookies and headers are strings)"
         ) from None
     expected = "a mapping with cookies and/or headers, each a mapping of names to strings"
     if not isinstance(data, dict) or not data or set(data) - {"cookies", "headers"}:

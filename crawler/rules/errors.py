@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from typing import Final
 
 from crawler.commandline import counted
 from crawler.errors import EXIT_FETCH, CrawlerError
 
-__all__ = ["RuleError", "RuleErrors", "files_with_errors", "shown"]
+__all__ = ["YAML_UNREADABLE_VALUE", "RuleError", "RuleErrors", "files_with_errors", "shown"]
+
+# What PyYAML's safe constructors raise at a value its tag cannot read: ValueError (2026-02-30, which YAML
+# resolves as a date; !!int ten), LookupError (!!int with no value, !!bool maybe), AttributeError
+# (!!timestamp x).
+YAML_UNREADABLE_VALUE: Final = (ValueError, LookupError, AttributeError)
 
 
 class RuleError(CrawlerError):

@@ -18,7 +18,7 @@ import yaml  # type: ignore[import-untyped, unused-ignore]
 
 from crawler.commandline import did_you_mean
 from crawler.errors import InputError
-from crawler.rules.errors import RuleError, RuleErrors
+from crawler.rules.errors import YAML_UNREADABLE_VALUE, RuleError, RuleErrors
 from crawler.rules.errors import shown as _shown
 from crawler.rules.expressions import REGEX_TIMEOUT
 from crawler.rules.files import read_regular
@@ -71,6 +71,13 @@ _LIBYAML_LOADER = getattr(yaml, "CSafeLoader", None)
 # (`domains:\t[a]`), a byte order mark past the first character.
 _LIBYAML_MORE: Final = ("\t", "\ufeff")
 _STR_TAG: Final = "tag:yaml.org,2002:str"
+# What the tags of the values PyYAML may fail to read (YAML_UNREADABLE_VALUE) read, in words.
+_SCALAR_KINDS: Final = {
+    "timestamp": "a date",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+}
 _FLOW_STARTS: Final = (yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken)
 _FLOW_ENDS: Final = (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken)
 _LIBYAML_TOO_DEEP: Final = "exceeded maximum nesting depth"
@@ -507,7 +514,14 @@ def _read_yaml(text: str, check: Checker) -> list[object]:
         repeats = max(Counter((key_node.tag, key_node.value) for key_node in duplicates).values(), default=0)
         repeats = min(repeats, HIDDEN_VALUES_CHECKED)
         hidden = [_with_earlier_values(node, occurrence, {}) for occurrence in range(repeats)]
-        return [loader.construct_document(document) for document in (node, *hidden)]
+        try:
+            return [loader.construct_document(document) for document in (node, *hidden)]
+        except YAML_UNREADABLE_VALUE:
+            unreadable = _unreadable_scalar(loader, node, text)
+            if unreadable is None:
+                raise
+            check.fail(*unreadable)
+            return []
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -547,11 +561,50 @@ def _read_by_libyaml(text: str) -> list[object] | None:
         if node is None or _duplicate_keys(node) or _read_otherwise(node):
             return None
         return [loader.construct_document(node)]
-    except (yaml.YAMLError, RecursionError):
+    except (yaml.YAMLError, RecursionError, *YAML_UNREADABLE_VALUE):
         return None
     finally:
         if loader is not None:
             loader.dispose()
+
+
+def _unreadable_scalar(loader: yaml.SafeLoader, root: yaml.Node, text: str) -> tuple[str, str, str] | None:
+    """Where the first scalar under ``root`` (read from ``text``) is, in the order of the text, that its
+    tag's constructor cannot read (an unquoted 2026-02-30, which YAML takes for a date; ``!!int ten``),
+    what is wrong and the fix, as :meth:`Checker.fail` takes them; None when every scalar reads."""
+    visited: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, yaml.CollectionNode):
+            pairs = node.value if isinstance(node, yaml.MappingNode) else [(child,) for child in node.value]
+            stack += [child for pair in reversed(pairs) for child in reversed(pair)]
+            continue
+        construct = loader.yaml_constructors.get(node.tag)
+        try:
+            if construct is not None:
+                construct(loader, node)
+        except YAML_UNREADABLE_VALUE as exc:
+            mark = node.start_mark
+            tag = node.tag.rpartition(":")[2]
+            kind = _SCALAR_KINDS.get(tag, tag)
+            where = f"line {mark.line + 1}, column {mark.column + 1}"
+            if text.startswith("!", mark.index):
+                return (
+                    where,
+                    f"invalid YAML: the tag !!{tag} reads {kind}, and {_shown(node.value)} is none",
+                    (f"a value that is {kind}, or no tag !!{tag}"),
+                )
+            reason = f": {exc}" if isinstance(exc, ValueError) else ""
+            return (
+                where,
+                f"invalid YAML: {node.value} reads as {kind} in YAML, and is none{reason}",
+                (f'quotes around a value that is text, as in "{node.value}"'),
+            )
+    return None
 
 
 def _read_otherwise(root: yaml.Node) -> bool:
