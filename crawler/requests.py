@@ -683,7 +683,11 @@ def enqueue_job(
     urls = list(article_urls)
     for rule in rules:
         queue.configure(
-            rule.site, delay=rule.delay, concurrency=rule.concurrency, obey_robots=rule.obey_robots
+            rule.site,
+            delay=rule.delay,
+            concurrency=rule.concurrency,
+            obey_robots=rule.obey_robots,
+            hosts=rule.discover is not None,
         )
         if urls or stored is not None:
             for url in urls:

@@ -6,6 +6,7 @@ concurrency."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import time
@@ -14,12 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from crawlsite import RULE, sites_spider
 from scrapy import Request
 from scrapy.core.downloader import Slot
 
+from crawler.discover.frontier import Entry, Frontier, slot_of
+from crawler.redisio.connection import hash_of
 from crawler.rules import RuleFiles, load_rules, rules_stamp
 from crawler.rules import load as rules_load
+from crawler.rules.model import BEST_FIRST
 from crawler.schedule.grabs import rule_loader
 from crawler.worker import spider as spider_module
 from crawler.worker.spider import SitesSpider
@@ -449,3 +454,77 @@ def test_a_rule_edited_to_obey_robots_false_drops_its_sites_crawl_delay_in_a_run
     assert float(spider.queue.server.hget(polite, "crawl_delay") or 0) == 0.0
     # The host's crawl-delay goes too: it would count again once the rule obeys robots.txt anew.
     assert not spider.queue.server.exists(spider.queue.keys.crawl_delays("site07"))
+
+
+DISCOVER_RULE = """
+discover:
+  topic:
+    keywords: [solar]
+  seeds: ["http://slow.test/"]
+  budget: 50
+  strategy: best-first
+politeness: {delay: 1, concurrency: 1}
+"""
+
+
+@pytest.mark.usefixtures("nanosecond_dates")
+def test_a_discover_rules_edited_politeness_holds_for_the_hosts_it_met_before_their_crawl_delays_kept(
+    redis_client: redis.Redis, redis_server: str, tmp_path: Path
+) -> None:
+    """A discover host's slot was made with its rule's delay and concurrency (HSETNX, by the frontier's
+    release) and kept them: an edited rule moved its site's politeness, not its hosts'. They follow it now;
+    the crawl-delay a host's robots.txt asked for stays, the longer of it and the delay spacing the host;
+    a host pruned (no politeness left) is made again from the rule by the pop, and nothing is written for
+    it."""
+    spider = reloading_spider(tmp_path, redis_server)
+    write(tmp_path / "rules" / "energy.yaml", DISCOVER_RULE)
+    looked_again(spider, "energy")
+    assert spider.rules["energy"].discover is not None
+    queue, server = spider.queue, redis_client
+    frontier = Frontier(server, queue.keys, "energy", strategy=BEST_FIRST, per_host=3)
+    hosts = ["slow.test", "fast.test"]
+    urls = [f"http://{host}/1" for host in hosts]
+    entries = [Entry(url, 1, (1,), 0.0, 0.5) for url in urls]
+    assert frontier.keep(spider.bloom, [url.encode() for url in urls], hosts, entries) == 2
+    server.hset(queue.keys.job("j"), mapping={"budget": 50, "issued": 0})
+
+    def request_of(entry: Entry, host: str) -> tuple[bytes, int]:
+        meta = {"site": "energy", "slot": slot_of("energy", host), "job": "j"}
+        return json.dumps({"url": entry.url, "meta": meta}).encode(), 0
+
+    assert frontier.release(2, job="j", budget=50, delay=1.0, concurrency=1, request_of=request_of)[0] == 2
+    queue.set_crawl_delay("energy@slow.test", 3.0, "slow.test")
+    # What the prune leaves of a host, a request of it queued since another way (a dead letter requeued).
+    pruned = "energy@gone.test"
+    server.hset(queue.keys.crawl_delays(pruned), "gone.test", 4.0)
+    server.hset(queue.keys.pending, pruned, 1)
+
+    (tmp_path / "rules" / "energy.yaml").write_text(
+        DISCOVER_RULE.replace("{delay: 1, concurrency: 1}", "{delay: 2, concurrency: 4}"), encoding="utf-8"
+    )
+    looked_again(spider, "energy")
+    assert spider.rules["energy"].delay == 2.0
+    shown = {
+        polite.site: (polite.delay, polite.concurrency, polite.crawl_delay)
+        for polite in queue.politeness(["energy", "energy@slow.test", "energy@fast.test"])
+    }
+    assert shown == {
+        "energy": (2.0, 4, 0.0),
+        "energy@slow.test": (2.0, 4, 3.0),
+        "energy@fast.test": (2.0, 4, 0.0),
+    }
+    saved = {slot: json.loads(hash_of(server, queue.keys.politeness)[slot]) for slot in shown}
+    assert {slot: (float(s["delay"]), int(s["concurrency"])) for slot, s in saved.items()} == dict.fromkeys(
+        shown, (2.0, 4)
+    ), "what the pop restores a removed hash from"
+    assert float(saved["energy@slow.test"]["crawl_delay"]) == 3.0
+    assert not server.exists(queue.keys.polite(pruned)) and not server.hexists(queue.keys.politeness, pruned)
+
+    (tmp_path / "rules" / "energy.yaml").write_text(
+        DISCOVER_RULE.replace("{delay: 1, concurrency: 1}", "{delay: 2, concurrency: 4, obey_robots: false}"),
+        encoding="utf-8",
+    )
+    looked_again(spider, "energy")
+    (slow,) = queue.politeness(["energy@slow.test"])
+    assert slow.crawl_delay == 0.0
+    assert not server.exists(queue.keys.crawl_delays("energy@slow.test")), "counted again once obeyed"

@@ -713,6 +713,11 @@ TAKE_BATCH = 500
 # worker holds its pop batch and its downloads (tens); 500 keep a call to a few milliseconds, as TAKE_BATCH.
 RELEASE_BATCH = 500
 
+# Saved politeness fields (every site's and host slot's) HSCAN looks at per call for one discover rule's
+# host slots (LeasedQueue.host_slots): as many as DEAD_SCAN_COUNT's page of dead letters, a few
+# milliseconds of Redis a call however many slots there are.
+HOST_SLOTS_SCAN = 1_000
+
 # Dead letters read per HSCAN call (LeasedQueue.dead_pages), and deleted per call (drop_dead): one HGETALL
 # of 100,000 held Redis 0.3 to 0.4 s and one HDEL of them 0.3 s, times that grow with them; 1,000 are a few
 # milliseconds a call.
@@ -965,6 +970,20 @@ local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'hash' and kind ~= 'none' then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1
+"""
+
+# KEYS: a discover host slot's politeness hash, crawler:politeness. ARGV: the slot, then field, value, ...
+# Written as _POLITE writes them, where they are: the hash when it is one, the saved copy when there is one.
+# A slot the prune dropped both of is made again from its rule's politeness, and the crawl-delay kept for
+# its host, by the pop (_POP's restore), which a hash or a copy written here would keep from it.
+_POLITE_HOST = """
+local saved = redis.pcall('HGET', KEYS[2], ARGV[1])
+local ok, settings = pcall(cjson.decode, type(saved) == 'string' and saved or '')
+if ok and type(settings) == 'table' then
+  for i = 2, #ARGV, 2 do settings[ARGV[i]] = ARGV[i + 1] end
+  redis.pcall('HSET', KEYS[2], ARGV[1], cjson.encode(settings))
+end
+if redis.call('TYPE', KEYS[1]).ok == 'hash' then redis.call('HSET', KEYS[1], unpack(ARGV, 2)) end
 """
 
 # KEYS: a site's (or host slot's) politeness hash, crawler:politeness, ready, gated, its hosts' crawl-delays.
@@ -1391,6 +1410,7 @@ class LeasedQueue:
         self._drop_dead = server.register_script(_DROP_DEAD)
         self._back_off = server.register_script(_BACK_OFF)
         self._polite = server.register_script(_POLITE)
+        self._polite_host = server.register_script(_POLITE_HOST)
         self._crawl_delay = server.register_script(_CRAWL_DELAY)
         self._queued = server.register_script(_QUEUED)
         self._take = server.register_script(_TAKE)
@@ -1495,18 +1515,48 @@ class LeasedQueue:
             for member, site in zip(reply[::2], reply[1::2], strict=True)
         ]
 
-    def configure(self, site: str, *, delay: float, concurrency: int, obey_robots: bool = True) -> None:
+    def configure(
+        self, site: str, *, delay: float, concurrency: int, obey_robots: bool = True, hosts: bool = False
+    ) -> None:
         """A site's politeness from its rule: at most one request every ``delay`` seconds and
         ``concurrency`` at once, for every worker together (the workers and the jobs set it, alike); a
         rule that does not obey robots.txt (``obey_robots`` False) drops the crawl-delay one read before
         (:meth:`set_crawl_delay`), which no robots.txt read will lower again, and its hosts' (a host's
-        kept from before would count again once the rule obeys robots.txt anew). Neither this nor
-        :meth:`set_crawl_delay` and :meth:`back_off` writes to a politeness key that holds another type
-        (:meth:`wrong_keys`): the site is set aside until it is removed."""
+        kept from before would count again once the rule obeys robots.txt anew). With ``hosts`` (a
+        discover rule's), the host slots of its crawl made so far (:meth:`host_slots`) take the same, in
+        one round trip: their frontier's release writes a slot's politeness only as it makes the slot;
+        the crawl-delay a host's robots.txt asks for stays, the longer of it and ``delay`` spacing the
+        host's requests. Neither this nor :meth:`set_crawl_delay` and :meth:`back_off` writes to a
+        politeness key that holds another type (:meth:`wrong_keys`): the site is set aside until it is
+        removed."""
         fields: tuple[str | float, ...] = ("delay", delay, "concurrency", concurrency)
-        self._set_polite(site, *fields, *(() if obey_robots else ("crawl_delay", 0.0)))
         if not obey_robots:
-            self.server.delete(self.keys.crawl_delays(site))
+            fields = (*fields, "crawl_delay", 0.0)
+        slots = [
+            (site, self._polite),
+            *((slot, self._polite_host) for slot in (self.host_slots(site) if hosts else ())),
+        ]
+        with self.server.pipeline(transaction=False) as pipe:
+            for slot, script in slots:
+                script(keys=[self.keys.polite(slot), self.keys.politeness], args=[slot, *fields], client=pipe)
+                if not obey_robots:
+                    pipe.delete(self.keys.crawl_delays(slot))
+            pipe.execute()
+
+    def host_slots(self, site: str) -> list[str]:
+        """The queue slots of ``site``'s discover crawl's hosts (``<site>@<host>``) that have a politeness
+        saved (``Keys.politeness``: a slot its frontier released to and did not prune since) or requests
+        pending (a slot the pop made again from its rule's politeness); read a page at a time (HSCAN)."""
+        pattern = _GLOB_SPECIAL.sub(r"\\\g<0>", site) + "@*"
+        saved: list[str] = []
+        try:
+            scanned = self.server.hscan_iter(self.keys.politeness, match=pattern, count=HOST_SLOTS_SCAN)
+            saved = [decoded(name) for name, _ in scanned]
+        except redis.ResponseError as exc:
+            # That key of another type (someone SET it) keeps no slot's politeness.
+            if "WRONGTYPE" not in str(exc):
+                raise
+        return sorted({*saved, *_slots_of(site, self._pending_slots())[1:]})
 
     def set_crawl_delay(self, site: str, seconds: float, host: str) -> None:
         """The crawl-delay the robots.txt of ``host``, a host of the site, asks for (0: none longer than the
@@ -1520,11 +1570,6 @@ class LeasedQueue:
             self.keys.crawl_delays(site),
         ]
         self._crawl_delay(keys=keys, args=[site, "crawl_delay", seconds, host])
-
-    def _set_polite(self, site: str, *fields: str | float) -> None:
-        """Write ``fields`` (field, value, ...) to ``site``'s politeness hash, and keep them where the pop
-        restores that hash from when it was removed (``Keys.politeness``)."""
-        self._polite(keys=[self.keys.polite(site), self.keys.politeness], args=[site, *fields])
 
     def pause(self, site: str, at: float) -> bool:
         """Hold ``site``'s queued requests (those of its discover crawl's host slots too; retries and
@@ -2082,6 +2127,10 @@ class LeasedQueue:
 def _members_taken(reply: list[Any]) -> dict[str, int]:
     """The members _TAKE or _TAKE_QUEUED took (its ``reply``), each with its attempts so far."""
     return {decoded(member): int(attempts) for member, attempts in zip(reply[::2], reply[1::2], strict=True)}
+
+
+# The characters a glob pattern (HSCAN's MATCH) reads as more than themselves.
+_GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
 
 
 def _slots_of(site: str, pending: Iterable[str]) -> list[str]:

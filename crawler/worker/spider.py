@@ -427,7 +427,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             ):
                 assert self.crawler.engine is not None
                 self.queue.configure(
-                    new.site, delay=new.delay, concurrency=new.concurrency, obey_robots=new.obey_robots
+                    new.site,
+                    delay=new.delay,
+                    concurrency=new.concurrency,
+                    obey_robots=new.obey_robots,
+                    hosts=new.discover is not None,
                 )
                 self.crawler.engine.downloader.per_slot_settings[new.site] = _download_slot(new)
                 _reslot(self.crawler.engine.downloader, new)
@@ -478,13 +482,17 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._configure_sites()
 
     def _configure_sites(self) -> None:
-        """Each site's politeness, for every worker together (the queue gates the site as a whole); while
-        Redis is away (or refuses writes), tried again every second until it is back, the outage said once
-        (:func:`outage_of`)."""
+        """Each site's politeness (and its discover crawl's host slots'), for every worker together (the
+        queue gates the site as a whole); while Redis is away (or refuses writes), tried again every second
+        until it is back, the outage said once (:func:`outage_of`)."""
         try:
             for rule in list(self.rules.values()):
                 self.queue.configure(
-                    rule.site, delay=rule.delay, concurrency=rule.concurrency, obey_robots=rule.obey_robots
+                    rule.site,
+                    delay=rule.delay,
+                    concurrency=rule.concurrency,
+                    obey_robots=rule.obey_robots,
+                    hosts=rule.discover is not None,
                 )
         except redis.RedisError as exc:
             outage_of(self.crawler).failed("set the sites' politeness, tried again every second", exc)
