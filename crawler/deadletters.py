@@ -43,9 +43,6 @@ class DeadLetter:
     priority: int | None  # None: no request (it cannot be requeued)
     fetched: bool = False  # its job counted its page fetched as it died: a requeue takes that back
     seen: bool = False  # a page found by a crawl, its URL in the Bloom filter: never queued by a crawl again
-    # The name a listing page's letter is kept under in Keys.dead_superseded (its queue slot and URL, as the
-    # worker's scheduler names it); '' for no request.
-    superseded_as: str = ""
 
     @property
     def shown_url(self) -> str | None:
@@ -111,7 +108,6 @@ def requeue(queue: LeasedQueue, letters: Iterable[DeadLetter]) -> tuple[int, lis
                 kind=letter.kind,
                 fetched=letter.fetched,
                 queued=_retried_anew(letter.member),
-                superseded_as=letter.superseded_as,
             )
         )
     return sum(queue.requeue_dead_many(back)) if back else 0, refused
@@ -155,17 +151,7 @@ def _letter(member: str, record_text: str) -> DeadLetter:
         priority=int(priority) if isinstance(priority, int) else None,
         fetched=record.get("fetched") is True,
         seen=isinstance(meta, dict) and meta.get("kind") in _SEEN_KINDS and meta.get("given") is not True,
-        superseded_as=_superseded_as(request, meta),
     )
-
-
-def _superseded_as(request: dict[str, Any] | None, meta: object) -> str:
-    """The name of the request's letter in ``Keys.dead_superseded``: its queue slot (a discover page's
-    ``slot``, else its site) and URL on two lines; '' when it has neither."""
-    if request is None or not isinstance(meta, dict):
-        return ""
-    slot, url = meta.get("slot") or meta.get("site"), request.get("url")
-    return f"{slot}\n{url}" if isinstance(slot, str) and isinstance(url, str) else ""
 
 
 def _request(member: str) -> dict[str, Any] | None:

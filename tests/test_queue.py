@@ -1639,9 +1639,35 @@ def test_a_listing_pages_entry_of_the_superseded_dead_letters_goes_with_its_lett
     assert ack(queue, taken)
     failed("http://a.test/?page=1", "j2")
     (again,) = (letter for letter in dead_letters(queue) if letter.url == "http://a.test/?page=1")
-    assert queue.drop_dead([(again.member, again.superseded_as)]) == 1
+    assert queue.drop_dead([again.member]) == 1
     assert redis_client.hkeys("test:dead-superseded") == [b"news\nhttp://a.test/?page=2"]
     assert [letter.url for letter in dead_letters(queue)] == ["http://a.test/?page=2"]
+
+
+def test_a_dead_letter_requeued_alone_takes_its_listing_pages_entry_of_the_superseded_with_it(
+    redis_client: redis.Redis,
+) -> None:
+    """The entry went with a letter requeued or dropped by `crawler dead` (efa1b68), which named it; a
+    letter requeued alone (requeue_dead) named none and left it, naming a letter gone for ever. The queue
+    names it itself, from the letter's request, for every way a letter goes."""
+    queue = make_queue(redis_client)
+    leases = {}
+    for page in (1, 2, 3):
+        url = f"http://a.test/?page={page}"
+        push(queue, request(url, job="j1"))
+        lease = queue.pop().member
+        assert lease is not None
+        record = json.dumps({"reason": "HTTP 503", "job": "j1"}).encode()
+        assert queue.dead_letter(lease, record, site="news", job="j1", supersedes=f"news\n{url}")
+        leases[page] = lease
+    assert queue.requeue_dead(leases[1], priority=0, site="news", job="j1")
+    assert sorted(redis_client.hkeys("test:dead-superseded")) == [
+        b"news\nhttp://a.test/?page=2",
+        b"news\nhttp://a.test/?page=3",
+    ]
+    assert queue.drop_dead([leases[2]]) == 1
+    assert redis_client.hkeys("test:dead-superseded") == [b"news\nhttp://a.test/?page=3"]
+    assert list(queue.dead()) == [leases[3]]
 
 
 def test_a_dead_letter_requeued_after_its_jobs_hash_expired_gives_the_hash_a_time_to_live(

@@ -291,7 +291,7 @@ def run_drop(args: argparse.Namespace) -> int:
         # Each page of the hash is dropped before the next is read: an HDEL of about DEAD_SCAN_COUNT
         # letters at a time, not one of every letter (Redis held 0.3 s by 100,000), nor all held here.
         for letters in _select(queue, args):
-            dropped += queue.drop_dead((letter.member, letter.superseded_as) for letter in letters)
+            dropped += queue.drop_dead(letter.member for letter in letters)
             chosen += len(letters)
             pages += sum(1 for letter in letters if letter.seen)
             seen_sites.update(letter.site or "" for letter in letters if letter.seen)

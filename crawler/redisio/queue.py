@@ -657,7 +657,8 @@ local function unsupersede(key, name, member)
 end
 """
 
-# KEYS: dead, dead-superseded. ARGV: member, the name it may be kept under in dead-superseded (or ''), ...
+# KEYS: dead, dead-superseded. ARGV: member, the name it may be kept under in dead-superseded (_superseded_as;
+# or ''), ...
 # Deletes those dead letters, each one's entry of dead-superseded with it; replies how many there were.
 _DROP_DEAD = (
     _UNSUPERSEDE
@@ -676,10 +677,10 @@ return dropped
 # KEYS: dead, pending, job (or ''), sequence, dead-superseded. ARGV: prefix, the member, its priority, site,
 # job (or ''), the kind of its error (or ''), '1' when its page was counted fetched (else ''), the member to
 # queue, the seconds an ended job's hash is kept (SCHEDULE_JOB_KEEP_HOURS), the name it may be kept under
-# in dead-superseded (or ''): that entry goes with the letter (_UNSUPERSEDE). The job's hash, when it
-# expired (an ended job's is kept that long), is written again with its pending count alone (its other
-# counts went with it), and kept that long from now, as an ended job's hash that would expire sooner is: a
-# hash without a time-to-live is a job under way, left as it is.
+# in dead-superseded (_superseded_as; or ''): that entry goes with the letter (_UNSUPERSEDE). The job's
+# hash, when it expired (an ended job's is kept that long), is written again with its pending count alone
+# (its other counts went with it), and kept that long from now, as an ended job's hash that would expire
+# sooner is: a hash without a time-to-live is a job under way, left as it is.
 _REQUEUE_DEAD = (
     SITE_LUA
     + _UNSUPERSEDE
@@ -1281,7 +1282,6 @@ class DeadRequeue:
     kind: str | None = None
     fetched: bool = False
     queued: str | bytes | None = None
-    superseded_as: str = ""  # the name it may be kept under in dead-superseded (DeadLetter.superseded_as)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1874,8 +1874,9 @@ class LeasedQueue:
         """Put a dead letter back in the queue, as ``queued`` (its request as it is to be taken again;
         default ``member``): its job counts one error of ``kind`` fewer, and one page fetched fewer when
         ``fetched`` (it was counted fetched as it died); an ended job's hash is kept ``job_keep_hours``
-        from now, written again with its pending count alone when it expired (``_REQUEUE_DEAD``). False if
-        it is not (or no longer) a dead letter."""
+        from now, written again with its pending count alone when it expired (``_REQUEUE_DEAD``); its
+        entry in ``Keys.dead_superseded`` goes with it (named from ``member``: ``_superseded_as``). False
+        if it is not (or no longer) a dead letter."""
         letter = DeadRequeue(member, priority, site, job, kind, fetched, queued)
         return self.requeue_dead_many([letter], job_keep_hours=job_keep_hours)[0]
 
@@ -1905,15 +1906,15 @@ class LeasedQueue:
                     "1" if letter.fetched else "",
                     letter.member if letter.queued is None else letter.queued,
                     keep,
-                    letter.superseded_as,
+                    _superseded_as(letter.member),
                 ]
                 self._requeue_dead(keys=keys, args=args, client=pipe)
             return [bool(done) for done in pipe.execute()]
 
-    def drop_dead(self, letters: Iterable[tuple[str, str]]) -> int:
-        """Forget these dead letters (member, the name it may be kept under in ``Keys.dead_superseded`` or
-        '') for good, and their entries there, DEAD_SCAN_COUNT a call; returns how many there were."""
-        chosen = [part for letter in letters for part in letter]
+    def drop_dead(self, members: Iterable[str]) -> int:
+        """Forget these dead letters for good, and their entries in ``Keys.dead_superseded`` (as
+        :meth:`requeue_dead` does), DEAD_SCAN_COUNT a call; returns how many there were."""
+        chosen = [part for member in members for part in (member, _superseded_as(member))]
         step = 2 * DEAD_SCAN_COUNT
         keys = [self.keys.dead, self.keys.dead_superseded]
         return sum(
@@ -2140,18 +2141,35 @@ def _slots_of(site: str, pending: Iterable[str]) -> list[str]:
     return [site, *sorted(name for name in pending if name.startswith(prefix))]
 
 
+def _superseded_as(member: str) -> str:
+    """The name a dead letter of ``member`` may be kept under in ``Keys.dead_superseded``, as the worker's
+    scheduler names a listing page's: its queue slot and URL on two lines; '' for an entry that has
+    neither (no request). Every way a letter goes (requeued, one or many, or dropped) names its entry so,
+    and the entry goes when it names that letter (``_UNSUPERSEDE``)."""
+    url, slot = _url_and_slot(member)
+    return f"{slot}\n{url}" if url is not None and slot is not None else ""
+
+
 def _url_and_site(member: str) -> tuple[str, str]:
-    """The URL and the queue slot (``meta.slot``, else ``meta.site``) of the request ``member``, as far as it
-    has them ("?" for what it lacks)."""
+    """The URL and the queue slot of the request ``member``, as far as it has them ("?" for what it
+    lacks)."""
+    url, slot = _url_and_slot(member)
+    return url or "?", slot or "?"
+
+
+def _url_and_slot(member: str) -> tuple[str | None, str | None]:
+    """The URL and the queue slot (``meta.slot``, else ``meta.site``) of the request ``member``; None for
+    what it lacks (an entry that is no request's JSON has neither)."""
     try:
         request = json.loads(member)
     except ValueError:
         request = None
     if not isinstance(request, dict):
-        return "?", "?"
+        return None, None
     meta = request.get("meta")
     meta = meta if isinstance(meta, dict) else {}
-    return str(request.get("url") or "?"), str(meta.get("slot") or meta.get("site") or "?")
+    url, slot = request.get("url"), meta.get("slot") or meta.get("site")
+    return (url if isinstance(url, str) and url else None), (slot if isinstance(slot, str) else None)
 
 
 def _read_wrong_as(replies: list[Any], default: Any) -> list[Any]:
