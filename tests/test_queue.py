@@ -1986,6 +1986,24 @@ def test_every_end_of_a_lease_forgets_its_holder(redis_client: redis.Redis) -> N
     assert redis_client.hlen(keys.lease_holders) == 0, "a pop naming no worker records no holder"
 
 
+def test_a_lease_lost_with_the_leases_set_and_written_off_forgets_its_holder(
+    redis_client: redis.Redis,
+) -> None:
+    """A lease whose member went with crawler:leases (the key deleted or evicted) is written off by
+    LeasedQueue.lost with its site's counts; its lease-sites and lease-scores entries went, its holder's
+    stayed in crawler:lease-holders for ever (56d81b2 drops it at every other end of a lease), and each
+    live worker's look for a dead worker's leases read it again."""
+    queue = make_queue(redis_client)
+    keys = Keys("test")
+    push(queue, request("http://a.test/0"))
+    assert queue.pop_many((), 1, worker="host:1:aaaaaa")[0].member is not None
+    redis_client.delete(keys.leases)
+    assert queue.lost("news", write_off=True, jobs=["j1"]) == (1, 1)
+    assert redis_client.hlen(keys.lease_sites) == 0 and redis_client.hlen(keys.lease_scores) == 0
+    assert redis_client.hlen(keys.lease_holders) == 0
+    assert queue.release_holders({"host:1:aaaaaa"}) == {}
+
+
 def test_the_holders_hash_of_another_type_stops_no_pop_and_no_end_of_a_lease(
     redis_client: redis.Redis,
 ) -> None:

@@ -1140,6 +1140,7 @@ if ARGV[3] == '1' then
     downloaded(ARGV[1], orphan[2], orphan[1])
     redis.call('HDEL', KEYS[2], orphan[1])
     redis.call('HDEL', KEYS[5], orphan[1])
+    redis.pcall('HDEL', ARGV[1] .. ':lease-holders', orphan[1])
   end
   for i = 6, #KEYS do
     if redis.call('TYPE', KEYS[i]).ok == 'hash' then
