@@ -1586,6 +1586,30 @@ def test_a_jobs_lost_requests_are_written_off_alone_past_any_number_of_another_j
     assert queue.job_pending("kept") == 1 and queue.job_pending("slotted") == 1
 
 
+def test_a_jobs_lost_requests_are_taken_from_the_count_of_the_slot_they_were_counted_in(
+    redis_client: redis.Redis,
+) -> None:
+    """A discover site's job whose requests were lost from a host slot's queue, beside another job's requests
+    queued and leased in the site's own: job_lost took its 2 from the site's count first (HKEYS order), so
+    'news' went from 3 to 1 and, once the other job's 3 requests ended, to -2, while 'news@h1.test' kept 2
+    for ever (a count no request stands for: the host is never pruned, status shows it pending). They are
+    taken from the counts past what their slot holds queued or leased."""
+    queue = make_queue(redis_client)
+    for n in range(3):
+        push(queue, request(f"http://news.test/k{n}", job="other"))
+    for n in range(2):
+        push(queue, request(f"http://h1.test/j{n}", site="news@h1.test", job="gone"))
+    leased_one = queue.pop_many((), 1, worker="host:1:aaaaaa")[0]
+    assert leased_one.site == "news"
+    redis_client.delete("test:queue:news@h1.test")
+    assert queue.job_lost("news", "gone", write_off=True) == 2
+    assert (queue.pending("news"), queue.pending("news@h1.test")) == (3, 0)
+    leases = [cast(str, leased_one.member), *(cast(str, p.member) for p in queue.pop_many((), 2))]
+    for lease in leases:
+        assert queue.ack(lease, site="news", job="other")
+    assert queue.pending("news") == 0 and queue.job_pending("other") == 0
+
+
 def test_a_listing_page_dead_lettered_at_every_grab_keeps_one_dead_letter_the_latest(
     redis_client: redis.Redis,
 ) -> None:

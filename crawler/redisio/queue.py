@@ -1181,8 +1181,9 @@ JOB_LOST_READ_MAX = 1000
 # Reply: {the place the next call reads, its cursor, the job's counts} while the look goes on; false once
 # a request of the job is found, or the job's counts moved (or it has no pending); once none was found,
 # {'', '', the job's counts}, its pending written off (set to 0, its 'lost' counting what it had, and as
-# many taken from the site's counts) in that last call. The other jobs of the site, and their counts, are
-# left as they are.
+# many taken from the site's counts: first from those of its slots that count more than they hold queued or
+# leased, where the lost requests were counted) in that last call. The other jobs of the site, and their
+# counts, are left as they are.
 _JOB_LOST = (
     SITE_LUA
     + """
@@ -1255,16 +1256,35 @@ if ARGV[4] == '1' then
   for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
     if string.sub(name, 1, #slot) == slot then table.insert(names, name) end
   end
+  -- What each slot holds of the other jobs' requests, queued (or set aside by a take) and leased: the lost
+  -- requests were counted in the slots that count more than that, and are taken from those first.
+  local held = {}
   for _, name in ipairs(names) do
+    held[name] = 0
+    for _, key in ipairs({ARGV[1] .. ':queue:' .. name, ARGV[1] .. ':taking:' .. name}) do
+      local queued = redis.pcall('ZCARD', key)
+      if type(queued) == 'number' then held[name] = held[name] + queued end
+    end
+  end
+  for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+    local owner = site_of(ARGV[1], member)
+    if owner and held[owner] then held[owner] = held[owner] + 1 end
+  end
+  local function take(name, most)
     local counted = tonumber(redis.call('HGET', KEYS[1], name)) or 0
-    local taken = math.min(counted, left)
-    if taken > 0 and taken == counted then
+    local taken = math.min(counted, left, most)
+    if taken <= 0 then return end
+    if taken == counted then
       redis.call('HDEL', KEYS[1], name)
-    elseif taken > 0 then
+    else
       redis.call('HINCRBY', KEYS[1], name, -taken)
     end
-    left = left - math.max(taken, 0)
+    left = left - taken
   end
+  for _, name in ipairs(names) do
+    take(name, (tonumber(redis.call('HGET', KEYS[1], name)) or 0) - held[name])
+  end
+  for _, name in ipairs(names) do take(name, math.huge) end
 end
 return {'', '', state}
 """
