@@ -3334,3 +3334,37 @@ def test_a_stopping_worker_is_offered_no_site_it_will_not_take(tmp_path: Path) -
             assert taken[0].site == "news", "the slot freed was offered to the worker that stopped"
         finally:
             client.close()
+
+
+def test_a_worker_that_just_started_takes_no_silent_worker_for_dead_before_three_of_its_beats(
+    tmp_path: Path,
+) -> None:
+    """A worker takes another that only went silent (no beat for three of its beats, elsewhere than its own
+    machine) for dead only if it had Redis itself the whole while: after an outage every worker is given
+    that long to beat again (56d81b2). A worker that started since had Redis only since its start, but
+    counted as having had it for ever (no call failed yet): started just after Redis came back, its first
+    look returned to the queue the leases of a live worker whose beats had stopped with Redis, to be
+    fetched twice. It now counts from its start."""
+    from crawler.redisio.queue import LeasedQueue
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        try:
+            keys = Keys("crawler")
+            queue = LeasedQueue(client, keys)
+            queue.configure("news", delay=0.0, concurrency=1)
+            member = json.dumps({"url": "http://127.0.0.1/1", "meta": {"site": "news"}}).encode()
+            assert queue.push(member, priority=0, site="news", job=None)
+            assert queue.pop_many(count=1, worker="far:4:aaaaaa")[0].member is not None
+            silent = {"host": "far", "pid": 4, "pid_space": "another machine", "every": 5.0}
+            now = time.time()
+            client.hset(
+                keys.workers, "far:4:aaaaaa", json.dumps({**silent, "started": now - 100, "seen": now - 20})
+            )
+            scheduler.release_dead()
+            assert queue.leased() == 1, "silent 20 s, but this worker has had Redis for less than 15 s"
+            scheduler._started -= 16
+            scheduler.release_dead()
+            assert queue.leased() == 0, "this worker had Redis for three of its beats: the silent one is dead"
+        finally:
+            client.close()

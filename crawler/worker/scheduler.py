@@ -127,6 +127,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.held: set[str] = set()
         # Dead workers whose leases this worker returned to the queue (release_holders): not looked for again.
         self._released_dead: set[str] = set()
+        # When this worker started (monotonic): it has had Redis since then at most, whatever outage came
+        # before, so it takes a worker for dead by its silence alone only once it was there that long.
+        self._started = time.monotonic()
         self.pop_batch = settings.getint("SCHEDULER_POP_BATCH")
         # Leased requests not yet given to the engine (held: renewed, and released when the worker stops).
         self._popped: deque[Popped] = deque()
@@ -295,14 +298,16 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
     def release_dead(self) -> None:
         """Return to the queue now the leases of the workers whose heartbeat says they are dead
         (:func:`crawler.redisio.workers.dead_workers`), each worker's once, not when they expire: they hold
-        their sites' download slots meanwhile. A Redis that is away is counted and looked at again at the
-        next turn."""
+        their sites' download slots meanwhile. One only silent counts once this worker had Redis longer than
+        that silence may last, since its last failed call and since its start. A Redis that is away is
+        counted and looked at again at the next turn."""
         try:
             beats = {
                 decoded(worker): decoded(beat)
                 for worker, beat in self.server.hgetall(self.keys.workers).items()
             }
-            dead = set(dead_workers(beats, time.time(), quiet_for=time.monotonic() - self.outage.last_failed))
+            quiet_since = max(self.outage.last_failed, self._started)
+            dead = set(dead_workers(beats, time.time(), quiet_for=time.monotonic() - quiet_since))
             dead.discard(self.worker)
             self._released_dead &= dead
             fresh = dead - self._released_dead
