@@ -3368,3 +3368,29 @@ def test_a_worker_that_just_started_takes_no_silent_worker_for_dead_before_three
             assert queue.leased() == 0, "this worker had Redis for three of its beats: the silent one is dead"
         finally:
             client.close()
+
+
+def test_a_worker_with_no_wake_listener_is_never_hungry(tmp_path: Path) -> None:
+    """A worker that polls nothing (SCHEDULER_IDLE_POLL_SECONDS 0: no idle poll, no wake listener) pops
+    only when its engine asks, on its own downloads' ends or Scrapy's 5 s heartbeat; its pops that took
+    nothing made it hungry all the same, so every slot another worker freed was offered to it and passed
+    over OFFER_SECONDS by them, for a worker no wake reaches. Only a worker that listens is made hungry."""
+    from crawler.redisio.queue import LeasedQueue
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        try:
+            scheduler.poll_seconds = 0.0
+            other = LeasedQueue(client, Keys("crawler"))
+            other.configure("news", delay=0.0, concurrency=1)
+            for number in range(3):
+                member = json.dumps({"url": f"http://127.0.0.1/{number}", "meta": {"site": "news"}}).encode()
+                assert other.push(member, priority=0, site="news", job="j1")
+            first = other.pop_many(count=1, worker="other", may_hunger=True)[0].member
+            assert first is not None
+            assert scheduler.next_request() is None, "news is at its concurrency"
+            assert client.zscore(Keys("crawler").hungry, scheduler.worker) is None
+            taken = other.pop_many([first], 1, worker="other", may_hunger=True)
+            assert taken[0].site == "news", "the slot freed is no one's to wait for"
+        finally:
+            client.close()

@@ -538,10 +538,16 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         return True
 
     def _may_hunger(self) -> bool:
-        """Whether a pop that takes nothing may make this worker hungry: not a worker of some sites only
-        (`crawler worker --sites`: offered any site, it would put it back), nor one that put back a request
-        it could not keep within ``HUNGRY_SECONDS``."""
-        return not getattr(self.spider, "only_sites", None) and time.monotonic() >= self._kept_nothing_until
+        """Whether a pop that takes nothing may make this worker hungry: only one whose wake listener runs
+        (none with ``SCHEDULER_IDLE_POLL_SECONDS`` 0: no wake would reach it, and the sites offered to it
+        would wait for nothing), not a worker of some sites only (`crawler worker --sites`: offered any
+        site, it would put it back), nor one that put back a request it could not keep within
+        ``HUNGRY_SECONDS``."""
+        return (
+            self._listener is not None
+            and not getattr(self.spider, "only_sites", None)
+            and time.monotonic() >= self._kept_nothing_until
+        )
 
     def _wait_for_gate(self, wait: float | None) -> None:
         """Nothing may be sent now: ask Redis again when the first waiting site may send (at most
