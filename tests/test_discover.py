@@ -802,6 +802,22 @@ def test_an_idle_hosts_entries_go_and_a_busy_or_queued_hosts_stay(redis_client: 
     assert _held(redis_client, frontier, "idle.test")["touched"]
 
 
+def test_a_host_kept_for_its_queued_request_or_a_page_read_keeps_its_links(redis_client: Any) -> None:
+    """A host is forgotten once untouched for keep_seconds: no link kept to it, none released, no page of it
+    read. Its frontier's time-to-live was renewed by a keeping and a release alone: a page of it read
+    (settled) touched the host and left its links to expire, and a host the prune passed over for its
+    queued request (touched again, "never pruned") lost its links by that time-to-live all the same."""
+    frontier, _bloom, queue = _kept_frontier(redis_client, ["queued.test", "done.test"])
+    _ended(queue, {"energy@done.test"})
+    for host in ("queued.test", "done.test"):
+        redis_client.expire(f"{frontier.target.prefix}{host}", 5)  # its last keeping or release long ago
+    _untouched(redis_client, frontier, "queued.test", 7200)
+    assert frontier.prune() == 0, "its request is queued"
+    assert redis_client.ttl(f"{frontier.target.prefix}queued.test") > 5, "kept: its links too"
+    assert frontier.settle(frontier.record("a lease"), "done.test", True, 0, "", 60) == 0
+    assert redis_client.ttl(f"{frontier.target.prefix}done.test") > 5, "a page of it read: its links kept"
+
+
 @pytest.mark.parametrize("written", ["per host", "in the politeness alone"])
 def test_a_pruned_hosts_crawl_delay_is_still_obeyed_when_it_is_met_again(
     redis_client: Any, written: str

@@ -30,7 +30,8 @@ Redis's clock).
    request goes to the host's own queue slot (``<site>@<host>``), which has the rule's delay and
    concurrency: politeness holds per host, across every worker.
 4. **Forgetting** (:meth:`Frontier.prune`): a host untouched for ``keep_seconds`` loses its entries: its
-   frontier (whose time-to-live, renewed at each keeping and release, ends it even with no prune), best
+   frontier (whose time-to-live, renewed at each keeping, release and page read, and as a prune passes
+   over a host with requests pending, ends it even with no prune), best
    score, rewards, and its slot's politeness and pending count, but the crawl-delay its robots.txt asked
    for (kept per host: ``Keys.crawl_delays``, from which the release that makes the slot again writes it in
    its politeness); a host with requests pending is not forgotten. Its links stay seen in the Bloom filter.
@@ -118,14 +119,16 @@ return released
 """
 )
 # KEYS: the page's record, its host's count of relevant or irrelevant pages, the job's hash (or ''), the
-# hosts' last touches. ARGV: the host, the links the page gave that the crawl follows, the record's
-# time-to-live in seconds. The host is touched. Reply: the links its record kept, or -1 when it was settled
-# already (nothing is written).
+# hosts' last touches, the host's frontier. ARGV: the host, the links the page gave that the crawl follows,
+# the record's time-to-live in seconds, the seconds a host's set is kept untouched (0: for ever). The host
+# is touched, its frontier's time-to-live renewed. Reply: the links its record kept, or -1 when it was
+# settled already (nothing is written).
 _SETTLE = """
 if redis.call('HSETNX', KEYS[1], 'settled', 1) == 0 then return -1 end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 local clock = redis.call('TIME')
 redis.call('ZADD', KEYS[4], tonumber(clock[1]) + tonumber(clock[2]) / 1000000, ARGV[1])
+if tonumber(ARGV[4]) > 0 then redis.call('EXPIRE', KEYS[5], ARGV[4]) end
 local kept = tonumber(redis.call('HGET', KEYS[1], 'kept')) or 0
 redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
 local seen = tonumber(ARGV[2]) - kept
@@ -146,10 +149,11 @@ return 1
 # politeness, the ready and gated sites. ARGV: the queue's key prefix, the frontier's, the site, the seconds
 # a host is kept untouched, how many hosts to look at. The hosts untouched that long (the first ARGV[5])
 # lose their entries, each host at once, unless their slot has requests pending (queued, leased or
-# waiting), queued however it is counted, or downloading: those are touched now, to be looked at again
-# that much later. The crawl-delay a slot's robots.txt asked for stays in crawler:crawl-delays:<slot>, from
-# which _RELEASE writes it in the slot's politeness when the host is met again, so it holds before its
-# robots.txt is read again. Reply: the hosts whose entries went.
+# waiting), queued however it is counted, or downloading: those are touched now, their frontier's
+# time-to-live renewed, to be looked at again that much later. The crawl-delay a slot's robots.txt asked
+# for stays in crawler:crawl-delays:<slot>, from which _RELEASE writes it in the slot's politeness when
+# the host is met again, so it holds before its robots.txt is read again. Reply: the hosts whose entries
+# went.
 _PRUNE = (
     SITE_LUA
     + """
@@ -168,6 +172,7 @@ for _, host in ipairs(idle) do
   queued = queued + redis.call('EXISTS', K .. ':taking:' .. slot)
   if pending ~= 0 or queued > 0 or (tonumber(p[1]) or 0) > 0 then
     redis.call('ZADD', KEYS[1], now, host)
+    redis.call('EXPIRE', frontier .. host, keep)
   else
     redis.call('DEL', frontier .. host)
     redis.call('HDEL', KEYS[2], host)
@@ -312,8 +317,14 @@ class Frontier:
         ``job_key`` (or ''). The links its record kept; None when it was settled already."""
         kept = int(
             self._settle(
-                keys=[record, f"{self.base}:{'good' if relevant else 'bad'}", job_key, self.touched],
-                args=[host, found, record_seconds],
+                keys=[
+                    record,
+                    f"{self.base}:{'good' if relevant else 'bad'}",
+                    job_key,
+                    self.touched,
+                    f"{self.target.prefix}{host}",
+                ],
+                args=[host, found, record_seconds, self.keep_seconds],
             )
         )
         return kept if kept >= 0 else None
