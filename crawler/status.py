@@ -44,7 +44,7 @@ from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded, evicts, hash_of, writes_refused
 from crawler.redisio.queue import LeasedQueue, SitePoliteness, WrongKey
-from crawler.redisio.workers import beat_alive
+from crawler.redisio.workers import beat_alive, beat_suspended
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 
@@ -286,6 +286,7 @@ def _workers(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]
                 "host": beat["host"],
                 "pid": beat["pid"],
                 "alive": alive,
+                "suspended": not alive and beat_suspended(beat),
                 "seen_seconds_ago": round(age, 1),
                 "forget_seconds": float(beat.get("forget", SUPERVISION_FORGET_WORKER_SECONDS)),
                 # A worker of an older version names its count of responses "pages".

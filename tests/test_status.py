@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import redis
+from crawlsite import wait_until
 from scrapy.utils.test import get_crawler
 
 from crawler import settings as project_settings
@@ -1714,3 +1715,41 @@ def test_every_line_of_status_check_names_the_command_that_shows_or_mends_it(
         assert any(line.startswith(kind) for line in lines), (kind, lines)
     for line in lines:
         assert re.search(r"`(crawler|redis-cli) [^`]+`", line), line
+
+
+def test_a_worker_suspended_on_this_machine_is_said_suspended_with_how_to_resume_it_not_killed(
+    tmp_path: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    """A worker stopped with SIGSTOP (Ctrl-Z) beats no more and is taken for dead (its leases go to the
+    others), yet its process is there: status said it 'stopped without a clean stop, killed or its machine
+    gone', which sends the operator to start another; it names it suspended and the command that resumes
+    it. One killed is said as before."""
+    stopped = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    killed = subprocess.Popen([sys.executable, "-c", "pass"])
+    killed.wait()
+    try:
+        stopped.send_signal(signal.SIGSTOP)
+        wait_until(
+            lambda: Path(f"/proc/{stopped.pid}/stat").read_text("ascii").rsplit(")", 1)[1].split()[0] == "T",
+            "the process to stop",
+        )
+        now = time.time()
+        for worker, pid in (("h:1:aaaaaa", stopped.pid), ("h:2:bbbbbb", killed.pid)):
+            _beat(redis_client, worker, now - 30, pid=pid, started=now - 900, pid_space=pid_space())
+        report = build_status(redis_client, Keys("crawler"), load_rules(tmp_path), now)
+        assert [(w["id"], w["alive"], w["suspended"]) for w in report["workers"]] == [
+            ("h:1:aaaaaa", False, True),
+            ("h:2:bbbbbb", False, False),
+        ]
+        shown = _words(run_crawler("status"))
+        assert (
+            f"workers alive: 0 of 2 (1 suspended on this machine, its process stopped (SIGSTOP, Ctrl-Z):"
+            f" its leases go back to the queue as a dead worker's; `kill -CONT {stopped.pid}` resumes it;"
+            " 1 stopped without a clean stop, killed or its machine gone: listed until 1h00m after its last"
+            " beat, SUPERVISION_FORGET_WORKER_SECONDS; forgotten in "
+        ) in shown, shown
+        assert f"alive: no, suspended (kill -CONT {stopped.pid})" in shown, shown
+    finally:
+        stopped.send_signal(signal.SIGCONT)
+        stopped.kill()
+        stopped.wait()

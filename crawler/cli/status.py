@@ -143,24 +143,46 @@ def _expired(expired: int) -> str:
     return f" ({expired} of them expired: back in the queue when a worker runs)"
 
 
+def _alive(worker: dict[str, Any]) -> str:
+    """A worker's cell of the ``alive`` column: a suspended one's with the command that resumes it."""
+    if worker["alive"]:
+        return "yes"
+    if worker["suspended"]:
+        return f"[red]no[/red], suspended (kill -CONT {worker['pid']})"
+    return "[red]no[/red]"
+
+
 def _stopped(workers: list[dict[str, Any]]) -> str:
-    """What the workers listed as dead are: stopped without a clean stop, each listed until its
+    """What the workers listed as dead are: suspended on this machine (SIGSTOP), each with the command
+    that resumes it, or stopped without a clean stop, each listed until its
     ``SUPERVISION_FORGET_WORKER_SECONDS`` after its last beat (crawler.worker.heartbeat); empty when
     none is."""
     dead = [worker for worker in workers if not worker["alive"]]
     if not dead:
         return ""
-    forget = max(worker["forget_seconds"] for worker in dead)
-    soonest = min(max(w["forget_seconds"] - w["seen_seconds_ago"], 0.0) for w in dead)
-    machine, beat, forgotten = (
-        ("its machine", "its", "forgotten")
-        if len(dead) == 1
-        else ("their machines", "each one's", "the first forgotten")
-    )
-    return (
-        f" ({len(dead)} stopped without a clean stop, killed or {machine} gone: listed until {span(forget)}"
-        f" after {beat} last beat, SUPERVISION_FORGET_WORKER_SECONDS; {forgotten} in {span(soonest)})"
-    )
+    suspended = [worker for worker in dead if worker["suspended"]]
+    said = []
+    if suspended:
+        its, it = ("its process", "it") if len(suspended) == 1 else ("their processes", "them")
+        resume = " ".join(str(worker["pid"]) for worker in suspended)
+        said.append(
+            f"{len(suspended)} suspended on this machine, {its} stopped (SIGSTOP, Ctrl-Z): {its.split()[0]}"
+            f" leases go back to the queue as a dead worker's; `kill -CONT {resume}` resumes {it}"
+        )
+    gone = [worker for worker in dead if not worker["suspended"]]
+    if gone:
+        forget = max(worker["forget_seconds"] for worker in gone)
+        soonest = min(max(w["forget_seconds"] - w["seen_seconds_ago"], 0.0) for w in gone)
+        machine, beat, forgotten = (
+            ("its machine", "its", "forgotten")
+            if len(gone) == 1
+            else ("their machines", "each one's", "the first forgotten")
+        )
+        said.append(
+            f"{len(gone)} stopped without a clean stop, killed or {machine} gone: listed until {span(forget)}"
+            f" after {beat} last beat, SUPERVISION_FORGET_WORKER_SECONDS; {forgotten} in {span(soonest)}"
+        )
+    return f" ({'; '.join(said)})"
 
 
 def _uptime(health: dict[str, Any]) -> str:
@@ -226,7 +248,7 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
             (
                 (
                     escape(worker["id"]),
-                    "yes" if worker["alive"] else "[red]no[/red]",
+                    _alive(worker),
                     f"{worker['seen_seconds_ago']:.0f} s ago",
                     str(worker["responses"]),
                     f"{worker['rate_per_minute']:.1f}",

@@ -15,7 +15,7 @@ from typing import Any
 
 from crawler.redisio.embedded import process_running
 
-__all__ = ["MISSED_BEATS", "beat_alive", "dead_workers", "pid_space", "worker_id"]
+__all__ = ["MISSED_BEATS", "beat_alive", "beat_suspended", "dead_workers", "pid_space", "worker_id"]
 
 # A worker is taken for dead after this many missed heartbeats.
 MISSED_BEATS = 3
@@ -54,6 +54,20 @@ def beat_alive(beat: Mapping[str, Any], now: float) -> bool:
     worker killed with SIGKILL on this machine is dead at once, not three beats later; elsewhere only its
     beats tell)."""
     return not _silent(beat, now) and not _gone(beat)
+
+
+def beat_suspended(beat: Mapping[str, Any]) -> bool:
+    """A worker's last ``beat`` (its JSON, decoded) is a suspended worker's: written in this process's pid
+    space, its process is there but stopped (SIGSTOP, Ctrl-Z: state ``T``, or ``t`` under a debugger), so
+    it beats no more and is taken for dead, yet goes on where it was once resumed (SIGCONT)."""
+    space = beat.get("pid_space")
+    if space is None or space != pid_space():
+        return False
+    try:
+        stat = Path(f"/proc/{int(beat['pid'])}/stat").read_text("ascii")
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")
 
 
 def dead_workers(beats: Mapping[str, str], now: float, *, quiet_for: float) -> list[str]:
