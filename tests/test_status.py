@@ -1753,3 +1753,12 @@ def test_a_worker_suspended_on_this_machine_is_said_suspended_with_how_to_resume
         stopped.send_signal(signal.SIGCONT)
         stopped.kill()
         stopped.wait()
+
+
+def test_the_redis_line_says_its_megabytes_are_memory_not_the_append_only_files_size(
+    run_crawler: Callable[..., str],
+) -> None:
+    """`append-only file FAILING, 3.3 MB` read as a file of 3.3 MB, when Redis's memory was meant (the
+    file, on a full disk, was 1.2 MB)."""
+    shown = _words(run_crawler("status"))
+    assert re.search(r"append-only file (ok|off|FAILING), memory \d+\.\d MB", shown), shown

@@ -222,7 +222,7 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
     version = escape(str(health["version"]))
     console.print(
         f"redis {version}: {_uptime(health)}, append-only file {aof},"
-        f" {health['used_memory_bytes'] / 1e6:.1f} MB",
+        f" memory {health['used_memory_bytes'] / 1e6:.1f} MB",
         soft_wrap=terminal,
     )
     if health["writes_refused"]:
