@@ -44,7 +44,7 @@ from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded, evicts, hash_of, writes_refused
 from crawler.redisio.queue import LeasedQueue, SitePoliteness, WrongKey
-from crawler.redisio.workers import beat_alive, beat_suspended
+from crawler.redisio.workers import beat_alive, beat_suspended, redis_clock
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 
@@ -98,7 +98,7 @@ def build_status(
     """The status of the service at ``now`` (epoch seconds), as a JSON-ready mapping; with ``site`` (one
     of :func:`status_sites`), of that site alone beside the service's own parts (Redis, the queue, the
     scheduler, workers, the store, proxies)."""
-    workers = _workers(server, keys, now)
+    workers = _workers(server, keys)
     split = store_split(workers)
     leader = server.get(keys.leader)
     scheduler = None if leader is None else decoded(leader)
@@ -242,10 +242,10 @@ def _overdue(since: str, scheduler: str | None) -> str:
     )
 
 
-def workers_alive(server: redis.Redis, keys: Keys, now: float, *, besides: str | None = None) -> int:
-    """How many workers are alive at ``now`` (epoch seconds): :func:`crawler.redisio.workers.beat_alive`;
-    ``besides``: leaving out the worker of that id (this process's own)."""
-    return sum(1 for worker in _workers(server, keys, now) if worker["alive"] and worker["id"] != besides)
+def workers_alive(server: redis.Redis, keys: Keys, *, besides: str | None = None) -> int:
+    """How many workers are alive now: :func:`crawler.redisio.workers.beat_alive`; ``besides``: leaving out
+    the worker of that id (this process's own)."""
+    return sum(1 for worker in _workers(server, keys) if worker["alive"] and worker["id"] != besides)
 
 
 def no_worker(requests: int, alive: int, what: str = "request") -> str | None:
@@ -271,8 +271,9 @@ def _to_crawl(server: redis.Redis, keys: Keys) -> dict[str, int]:
     return {"queued": len(queue), "leased": queue.leased(), "waiting": queue.delayed()}
 
 
-def _workers(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]]:
-    """The workers' last heartbeats, those forgotten left out."""
+def _workers(server: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
+    """The workers' last heartbeats, those forgotten left out, judged by Redis's clock, which stamped them."""
+    now = redis_clock(server)
     workers = []
     for worker, raw in sorted(server.hgetall(keys.workers).items()):
         beat = json.loads(raw)

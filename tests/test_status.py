@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -34,6 +35,7 @@ from crawler.requests import write_off_lost
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
 from crawler.status import SITES_PER_PIPELINE, build_status
+from crawler.worker import heartbeat as heartbeat_module
 from crawler.worker.bans import looks_like_captcha
 from crawler.worker.heartbeat import WorkerHeartbeat
 
@@ -1762,3 +1764,22 @@ def test_the_redis_line_says_its_megabytes_are_memory_not_the_append_only_files_
     file, on a full disk, was 1.2 MB)."""
     shown = _words(run_crawler("status"))
     assert re.search(r"append-only file (ok|off|FAILING), memory \d+\.\d MB", shown), shown
+
+
+def test_a_live_worker_is_alive_whatever_the_clocks_of_its_machine_and_of_the_one_that_looks(
+    tmp_path: Path, redis_client: redis.Redis, redis_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's heartbeat was stamped by its machine's clock and judged by the clock of the machine that
+    looked: a worker beating on a machine 60 s behind (or looked at from one 60 s ahead; NTP set a clock
+    forward) was dead at once, listed dead and its leases taken from it at every beat. Both go by Redis's
+    clock now."""
+    real = time.time
+    behind = SimpleNamespace(time=lambda: real() - 60, monotonic=time.monotonic)
+    monkeypatch.setattr(heartbeat_module, "time", behind)
+    _beat_here(redis_server)
+    monkeypatch.undo()
+    keys = Keys("crawler")
+    for looking in (real(), real() + 60):
+        report = build_status(redis_client, keys, load_rules(tmp_path), looking)
+        assert [(w["id"], w["alive"]) for w in report["workers"]] == [(THIS_WORKER.decode(), True)], looking
+        assert report["workers"][0]["seen_seconds_ago"] < 5, report["workers"]

@@ -785,7 +785,7 @@ def run_schedule_command(args: argparse.Namespace) -> int:
                 print(f"{site} is paused: no grab of it queued (`{resume}` resumes it)")
             if not queued and not waiting:
                 print(_nothing_due(scheduler.upcoming(rules)))
-            alive = workers_alive(scheduler.server, scheduler.keys, time.time())
+            alive = workers_alive(scheduler.server, scheduler.keys)
             if (idle := no_worker(queued, alive, "grab")) is not None:
                 print(idle)
             return 0
@@ -928,7 +928,7 @@ def _leftovers(
     origin (:func:`take_leftovers`); else (a shared REDIS_URL: they may be a running demo's) none taken,
     and how many wait."""
     taken = take_leftovers(
-        queue, sites, held=lambda client: workers_alive(client, queue.keys, time.time(), besides=me) > 0
+        queue, sites, held=lambda client: workers_alive(client, queue.keys, besides=me) > 0
     )
     if taken is None:
         return {}, sum(queue.pending(site) for site in sites)

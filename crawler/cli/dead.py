@@ -8,7 +8,6 @@ import heapq
 import io
 import json
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -227,7 +226,7 @@ def run_requeue(args: argparse.Namespace) -> int:
             sites.update(letter.site for letter in requeued if letter.site is not None)
             temp_jobs.update(_of_last_temp_crawls(queue, requeued, last_temp))
         waiting = queue_size(queue.server, queue.keys) if back else 0
-        idle = no_worker(waiting, workers_alive(queue.server, queue.keys, time.time()))
+        idle = no_worker(waiting, workers_alive(queue.server, queue.keys))
         again_jobs = {
             job for _, job in temp_jobs if queue.server.hexists(queue.keys.job(job), "fetches_seen")
         }

@@ -203,7 +203,7 @@ def _fetching(server: redis.Redis, keys: Keys, site: str) -> bool:
     # The site's queue, and its discover crawl's host slots (<site>@<host>).
     members = [decoded(member) for member, owner in owners if decoded(owner).partition("@")[0] == site]
     leased = bool(members) and any(score is not None for score in server.zmscore(keys.leases, members))
-    return leased and workers_alive(server, keys, time.time()) > 0
+    return leased and workers_alive(server, keys) > 0
 
 
 def _drop_state(server: redis.Redis, keys: Keys, site: str) -> list[str]:

@@ -13,9 +13,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from crawler.redisio.embedded import process_running
 
-__all__ = ["MISSED_BEATS", "beat_alive", "beat_suspended", "dead_workers", "pid_space", "worker_id"]
+__all__ = [
+    "MISSED_BEATS",
+    "beat_alive",
+    "beat_suspended",
+    "dead_workers",
+    "pid_space",
+    "redis_clock",
+    "worker_id",
+]
 
 # A worker is taken for dead after this many missed heartbeats.
 MISSED_BEATS = 3
@@ -46,6 +56,13 @@ def pid_space() -> str | None:
     except OSError:
         return None
     return f"{boot}/{namespace}"
+
+
+def redis_clock(server: redis.Redis) -> float:
+    """Redis's clock (``TIME``, epoch seconds), by which heartbeats are stamped and judged: the clocks of
+    the workers' machines and of the one that looks may differ, or jump (NTP)."""
+    seconds, microseconds = server.time()
+    return float(seconds) + microseconds / 1e6
 
 
 def beat_alive(beat: Mapping[str, Any], now: float) -> bool:

@@ -2,8 +2,9 @@
 
 ``crawler:workers`` (hash) maps a worker id (``host:pid:start``, :func:`crawler.redisio.workers.worker_id`;
 ``host:pid`` from a worker of a version before it) to JSON: ``host``, ``pid``, ``started``, ``seen``
-(epoch seconds of the last beat), ``every`` (seconds between its beats), ``responses`` (every response so far:
-pages, robots.txt, feeds, redirects, error answers), ``rate`` (responses per minute over the last
+(epoch seconds of the last beat, by Redis's clock, ``TIME``: the machines' clocks may differ), ``every``
+(seconds between its beats), ``responses`` (every response so far: pages, robots.txt, feeds, redirects,
+error answers), ``rate`` (responses per minute over the last
 ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it serves, empty for all), ``redis_errors`` (Redis calls
 that failed and were tried again), and ``store`` (where it stores articles:
 :meth:`crawler.store.StoreConfig.where`, a SQLite folder with its host's name, or a MongoDB), ``forget`` (its
@@ -36,7 +37,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 from twisted.internet import task
 
-from crawler.redisio.workers import pid_space, worker_id
+from crawler.redisio.workers import pid_space, redis_clock, worker_id
 from crawler.store import StoreConfig, store_config
 from crawler.worker.connection import keys_of, outage_of, server_of
 
@@ -119,7 +120,11 @@ class WorkerHeartbeat:
             logger.warning("cannot remove this worker's heartbeat: %s", exc)
 
     def beat(self) -> None:
-        now = time.time()
+        try:
+            now = redis_clock(self.server)
+        except redis.RedisError as exc:
+            outage_of(self.crawler).failed("write this worker's heartbeat", exc)
+            return
         self._history.append((now, self.responses))
         while len(self._history) > 1 and now - self._history[0][0] > self.rate_seconds:
             self._history.popleft()
@@ -153,7 +158,7 @@ def announced(server: redis.Redis, key: str, settings: BaseSettings) -> Iterator
     seconds before the worker's own first beat, which replaces this one. The entry goes when the block
     ends, however it ends: a process stopped or failed before its worker's clean stop leaves no worker
     that died (listed for an hour) and none alive for three beats where its pid cannot be checked."""
-    now = time.time()
+    now = redis_clock(server)
     beat = _beat(
         started=now,
         now=now,

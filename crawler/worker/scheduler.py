@@ -53,7 +53,7 @@ from crawler.redisio import serializer
 from crawler.redisio.connection import NO_PERMISSION_FIX, decoded, writes_refused
 from crawler.redisio.embedded import RedisUnavailableError
 from crawler.redisio.queue import HUNGRY_SECONDS, Ack, LeasedQueue, Popped
-from crawler.redisio.workers import dead_workers, worker_id
+from crawler.redisio.workers import dead_workers, redis_clock, worker_id
 from crawler.requests import (
     LISTING_KINDS,
     QueueEntryError,
@@ -307,7 +307,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 for worker, beat in self.server.hgetall(self.keys.workers).items()
             }
             quiet_since = max(self.outage.last_failed, self._started)
-            dead = set(dead_workers(beats, time.time(), quiet_for=time.monotonic() - quiet_since))
+            dead = set(
+                dead_workers(beats, redis_clock(self.server), quiet_for=time.monotonic() - quiet_since)
+            )
             dead.discard(self.worker)
             self._released_dead &= dead
             fresh = dead - self._released_dead
