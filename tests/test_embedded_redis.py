@@ -969,3 +969,26 @@ def test_repair_with_redis_url_set_and_no_embedded_file_says_it_does_not_mend_th
         " an embedded Redis of this data folder; this command mends the embedded server's file alone: mend"
         " that server's append-only file with its own redis-check-aof --fix\n"
     ), ran.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="reads the server's state in /proc")
+def test_a_command_meeting_the_server_stopped_with_sigstop_says_so_and_how_to_resume_it(
+    data_dir: Path,
+) -> None:
+    """A redis-server stopped (SIGSTOP, Ctrl-Z) takes connections and answers nothing: `crawler status`
+    waited 30 s, then said it 'did not answer PING' and printed the server's log, which says nothing of it
+    (seen: a temp crawl's server stopped 40 s); the error names the stopped process and `kill -CONT`."""
+    with EmbeddedRedis(data_dir, watch_seconds=0) as server:
+        pid = server.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(RedisUnavailableError) as raised:
+                EmbeddedRedis(data_dir, watch_seconds=0, start_timeout=1.0).ensure()
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        said = str(raised.value)
+        assert f"its process {pid} is stopped (SIGSTOP or Ctrl-Z)" in said, said
+        assert f"resume it with `kill -CONT {pid}`" in said, said
+        assert "its log" not in said, said
+        assert _call(server.url, "ping")

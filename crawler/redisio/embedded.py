@@ -139,6 +139,16 @@ def process_running(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def process_stopped(pid: int) -> bool:
+    """True while the process ``pid`` is there but stopped (SIGSTOP, Ctrl-Z: state ``T``, or ``t`` under a
+    debugger): it runs no code until SIGCONT. False when it runs, is gone, or there is no ``/proc``."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text("ascii")
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")
+
+
 def live_users(data_dir: Path) -> list[int]:
     """The pids of the live processes that use the embedded Redis server of the data folder ``data_dir``
     (its ``users/`` files), sorted; nothing is changed (the files of ended users stay for the server's
@@ -839,6 +849,14 @@ class EmbeddedRedis:
                     f" its log ({self.log_path}):\n{tail}"
                 )
             if time.monotonic() >= deadline:
+                stopped = self._stopped_server() if state is _State.SILENT else None
+                if stopped is not None:
+                    raise RedisUnavailableError(
+                        f"the embedded Redis at {self.socket_path} did not answer PING within"
+                        f" {self.start_timeout:g} s: its process {stopped} is stopped (SIGSTOP or Ctrl-Z),"
+                        f" which holds every command and crawl of {self.directory}; resume it with"
+                        f" `kill -CONT {stopped}`"
+                    )
                 tail = self._log_tail()
                 if self.owner:
                     self._kill()
@@ -850,6 +868,15 @@ class EmbeddedRedis:
                 )
             time.sleep(POLL_INTERVAL)
             state = self._probe()
+
+    def _stopped_server(self) -> int | None:
+        """The pid of the server on this folder (``redis.pid``) when it is stopped (:func:`process_stopped`);
+        None when it is not, or its pid cannot be read."""
+        try:
+            pid = int(self.pid_path.read_text("ascii").strip())
+        except (OSError, ValueError):
+            return None
+        return pid if process_stopped(pid) else None
 
     # --- talking to it ---------------------------------------------------------------------------------
 

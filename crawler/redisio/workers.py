@@ -15,7 +15,7 @@ from typing import Any
 
 import redis
 
-from crawler.redisio.embedded import process_running
+from crawler.redisio.embedded import process_running, process_stopped
 
 __all__ = [
     "MISSED_BEATS",
@@ -78,13 +78,7 @@ def beat_suspended(beat: Mapping[str, Any]) -> bool:
     space, its process is there but stopped (SIGSTOP, Ctrl-Z: state ``T``, or ``t`` under a debugger), so
     it beats no more and is taken for dead, yet goes on where it was once resumed (SIGCONT)."""
     space = beat.get("pid_space")
-    if space is None or space != pid_space():
-        return False
-    try:
-        stat = Path(f"/proc/{int(beat['pid'])}/stat").read_text("ascii")
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")
+    return space is not None and space == pid_space() and process_stopped(int(beat["pid"]))
 
 
 def dead_workers(beats: Mapping[str, str], now: float, *, quiet_for: float) -> list[str]:
