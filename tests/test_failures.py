@@ -1338,3 +1338,76 @@ def test_the_line_of_other_jobs_handled_points_to_the_dead_letters_only_when_the
         "its worker also handled 2 requests of other jobs from the shared queue (site other), 1 of them"
         " dead-lettered: `crawler dead list` shows them"
     )
+
+
+def _late_bytes_server(robots: bytes, late: bytes) -> tuple[socket.socket, list[tuple[int, str]]]:
+    """A raw HTTP/1.1 server on 127.0.0.1 that keeps its connections open: its robots.txt is ``robots``
+    under a Content-Length of ``len(robots)``, and ``late``, more of it, comes past that length after a
+    pause: just before the answer to the next request on the same connection (as a server whose Content-
+    Length is short sends the rest of its body once it is sent); ``/`` is an index page that links to
+    ``/innocent``, an article. The listener, and the requests it was sent (their connection's number and
+    path)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    asked: list[tuple[int, str]] = []
+    index = b"<html><body><ul class='news'><li><a href='/innocent'>Innocent</a></li></ul></body></html>"
+    pages = {"/robots.txt": robots, "/": index, "/innocent": generated_article("innocent").encode()}
+
+    def serve(connection: socket.socket, number: int) -> None:
+        pending = b""
+        with connection, connection.makefile("rb") as reader:
+            while request := reader.readline():
+                while reader.readline() not in (b"\r\n", b""):
+                    pass
+                path = request.split()[1].decode()
+                asked.append((number, path))
+                body = pages.get(path, b"")
+                head = f"HTTP/1.1 {200 if path in pages else 404} OK\r\nContent-Length: {len(body)}\r\n\r\n"
+                connection.sendall(pending + head.encode() + body)
+                pending = late if path == "/robots.txt" else b""
+
+    def accept() -> None:
+        number = 0
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            number += 1
+            threading.Thread(target=serve, args=(connection, number), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return listener, asked
+
+
+@pytest.mark.parametrize(
+    ("robots", "late"),
+    [(b"User-agent: *\n", b"Disallow: /private/\n"), (b"", b"User-agent: *\nDisallow: /private/\n")],
+    ids=["short_length", "zero_length"],
+)
+def test_bytes_past_a_content_length_that_come_late_do_not_fail_the_next_request(
+    site: Site, robots: bytes, late: bytes
+) -> None:
+    """Bytes past a response's Content-Length (or past a Content-Length of 0) that come in a later read,
+    once the connection went back to the pool and the next request was sent on it, were read as that
+    request's answer: the innocent index page was dead-lettered "the answer is not HTTP (its status line:
+    non-integer status code in b'Disallow: /private/')", not retried, its site not crawled. An answer that
+    is not HTTP on a reused connection is asked again once on a new connection, as a stale pooled
+    connection is, and counted (crawl/stale_connection/<site>)."""
+    listener, asked = _late_bytes_server(robots, late)
+    try:
+        start = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+        site.rules.mkdir(parents=True)
+        (site.rules / f"{site.name}.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+        done = site.temp()
+    finally:
+        listener.close()
+    assert "stored 1 article, skipped 0, errors 0" in done.stdout, done.stdout + str(site.dead())
+    assert list(site.stored()) == [f"{start}innocent"]
+    assert asked[:3] == [(1, "/robots.txt"), (1, "/"), (2, "/")], asked
+    assert _site_counter(site, "crawl/stale_connection") == 1
+    first = late.splitlines()[0]
+    assert (
+        f"the answer on a connection kept from the answer to {start}robots.txt is not HTTP (its status line:"
+        f" non-integer status code in {first!r}): bytes that answer sent past its Content-Length, most likely"
+        f" (it may be stored cut short): {start} is asked again on a new connection"
+    ) in done.stderr, done.stderr[-4000:]

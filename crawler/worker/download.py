@@ -29,7 +29,11 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import logging
 import zlib
+from collections.abc import Callable
+from functools import partial
+from urllib.parse import urldefrag
 
 import brotli
 from backports import zstd
@@ -49,7 +53,13 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.internet.error import ConnectError, ConnectionRefusedError
 from twisted.internet.interfaces import IAddress
-from twisted.web._newclient import HTTP11ClientProtocol, ParseError, ResponseFailed, ResponseNeverReceived
+from twisted.web._newclient import (
+    STATUS,
+    HTTP11ClientProtocol,
+    ParseError,
+    ResponseFailed,
+    ResponseNeverReceived,
+)
 from twisted.web._newclient import Request as TxRequest
 from twisted.web.http import _DataLoss, _IdentityTransferDecoder
 from twisted.web.iweb import IResponse
@@ -66,6 +76,7 @@ __all__ = [
     "HTTPDownloadHandler",
     "HeadLineTooLong",
     "HeadTooLong",
+    "StaleConnection",
     "body_cut",
     "connection_lost",
     "head_invalid",
@@ -74,6 +85,8 @@ __all__ = [
     "tls_not_served",
     "undecompressed",
 ]
+
+logger = logging.getLogger(__name__)
 
 # What Scrapy's HttpCompressionMiddleware raises for a body it cannot decompress: deflate's and a damaged
 # gzip stream's zlib error, a body that is no gzip at all, Brotli's and Zstandard's errors; and what
@@ -304,18 +317,58 @@ class _CutBody(_IdentityTransferDecoder):
         raise self._cut
 
 
+class StaleConnection(Exception):
+    """The answer to a request sent on a connection kept from an earlier answer (Twisted's pool) whose
+    status line is not HTTP, or too long: bytes the earlier answer sent past its Content-Length (or past a
+    Content-Length of 0), which came once the connection was back in the pool, most likely. Not this
+    request's answer: Twisted's pool asks it again once on a new connection."""
+
+    def __init__(self, url: str, previous: str, read: str) -> None:
+        self.url = url
+        super().__init__(
+            f"the answer on a connection kept from the answer to {previous} is not HTTP ({read}): bytes that"
+            " answer sent past its Content-Length, most likely (it may be stored cut short)"
+        )
+
+
 class _HeadLimitParser(_LenientHTTPClientParser):
     """Scrapy's response parser, whose line over the limit fails the response with
     :class:`HeadLineTooLong` (Twisted's closes the connection without a word), whose head over
     :data:`HEAD_MAX_BYTES` with :class:`HeadTooLong` (Twisted's reads every line of it, however many),
-    and whose body followed by more than white space past its Content-Length with :class:`BodyPastLength`
-    (Twisted's drops those bytes without a word)."""
+    whose body followed by more than white space past its Content-Length with :class:`BodyPastLength`
+    (Twisted's drops those bytes without a word), and whose status line that is not HTTP, or too long, on a
+    kept connection with :class:`StaleConnection` (``reused_after``: the URL of the connection's last
+    request; ``stale``: told of it)."""
 
     _head_bytes = 0
+    reused_after: str | None = None
+    stale: Callable[[StaleConnection], None] = staticmethod(lambda _: None)
 
     def lineLengthExceeded(self, line: bytes) -> None:
         # Raised into HTTP11ClientProtocol.dataReceived, which gives the connection up with it as reason.
+        if self.state == STATUS:
+            self._stale_answer(f"a first line longer than {self.MAX_LENGTH} bytes")
         raise HeadLineTooLong(line, self.MAX_LENGTH)
+
+    def statusReceived(self, status: bytes) -> None:
+        try:
+            super().statusReceived(status)  # type: ignore[no-untyped-call]
+        except ParseError as error:
+            self._stale_answer(f"its status line: {error.args[0]} in {error.data[:100]!r}")
+            raise
+
+    def _stale_answer(self, read: str) -> None:
+        """Raise :class:`StaleConnection` (what was ``read``) if the connection was kept from an earlier
+        answer."""
+        if self.reused_after is None:
+            return
+        stale = StaleConnection(self.request.absoluteURI.decode("ascii", "replace"), self.reused_after, read)
+        self.stale(stale)
+        # None of the bytes read was this request's answer: the failure is ResponseNeverReceived, which
+        # Twisted's pool asks again on a new connection (an idempotent request without a body; Scrapy's
+        # RetryMiddleware retries any other).
+        self._everReceivedData = False
+        raise stale
 
     def lineReceived(self, line: bytes) -> None:
         self._head_bytes += len(line) + 2
@@ -326,7 +379,8 @@ class _HeadLimitParser(_LenientHTTPClientParser):
     def _finished(self, rest: bytes) -> None:
         # rest: what came past the body in the same read, empty for an answer that ends with its body. A
         # CR LF after the body (servers that end it with one) is no cut. Bytes of a later read are not
-        # seen: the parser is gone by then, and Twisted closes the connection on them.
+        # seen: the parser is gone by then; Twisted closes the idle connection on them, or the next
+        # request's parser reads them (StaleConnection).
         if rest.strip() and isinstance(self.bodyDecoder, _IdentityTransferDecoder):
             self.bodyDecoder = _CutBody(BodyPastLength(self.response.length, len(rest)))
             # The bytes left are no answer to the next request: the connection is not reused.
@@ -335,17 +389,39 @@ class _HeadLimitParser(_LenientHTTPClientParser):
 
 
 class _HeadLimitProtocol(_LenientHTTP11ClientProtocol):
+    _last: str | None = None
+
+    def __init__(
+        self, quiescent: Callable[[HTTP11ClientProtocol], None], stale: Callable[[StaleConnection], None]
+    ):
+        super().__init__(quiescent)  # type: ignore[no-untyped-call]
+        self._stale = stale
+
     def request(self, request: TxRequest) -> Deferred[IResponse]:
         answer = super().request(request)
         # As Scrapy's own protocol does: request() makes the parser, of a class it names.
-        assert self._parser is not None
-        self._parser.__class__ = _HeadLimitParser
+        parser = self._parser
+        assert parser is not None
+        parser.__class__ = _HeadLimitParser
+        assert isinstance(parser, _HeadLimitParser)
+        parser.reused_after = self._last
+        parser.stale = self._stale
+        self._last = request.absoluteURI.decode("ascii", "replace")
         return answer
 
 
 class _HeadLimitFactory(_LenientHTTP11ClientFactory):
+    def __init__(
+        self,
+        quiescent: Callable[[HTTP11ClientProtocol], None],
+        metadata: str,
+        stale: Callable[[StaleConnection], None],
+    ) -> None:
+        super().__init__(quiescent, metadata)  # type: ignore[no-untyped-call]
+        self._stale = stale
+
     def buildProtocol(self, addr: IAddress | None) -> HTTP11ClientProtocol:
-        return _HeadLimitProtocol(self._quiescentCallback)  # type: ignore[no-untyped-call]
+        return _HeadLimitProtocol(self._quiescentCallback, self._stale)
 
 
 class HTTPDownloadHandler(HTTP11DownloadHandler):
@@ -357,14 +433,17 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
     :data:`HEAD_MAX_BYTES` with :class:`HeadTooLong`, not retried, nor is a head Twisted refuses
     (:func:`head_invalid`), an answer that is not HTTP, a port that answers https:// without TLS
     (:func:`tls_not_served`), or a body longer than its Content-Length (:func:`body_cut`), counted
-    ``crawl/body_cut/<site>`` (when kept, ``DOWNLOAD_FAIL_ON_DATALOSS`` off, too)."""
+    ``crawl/body_cut/<site>`` (when kept, ``DOWNLOAD_FAIL_ON_DATALOSS`` off, too); an answer that is not
+    HTTP on a kept connection (:class:`StaleConnection`) is logged, counted ``crawl/stale_connection/<site>``
+    and asked again once on a new connection (by Twisted's pool)."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
-        self._pool._factory = _HeadLimitFactory
+        # The pool calls its factory with the quiescent callback and the endpoint, as a class.
+        self._pool._factory = partial(_HeadLimitFactory, stale=self._stale)  # type: ignore[assignment]
         assert crawler.stats is not None
         self._stats = crawler.stats
-        self._under_way: set[asyncio.Future[Response]] = set()
+        self._under_way: dict[asyncio.Future[Response], Request] = {}
         self._stopped = False
         crawler.signals.connect(self.stop, signal=STOP_DOWNLOADS)
 
@@ -374,7 +453,7 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         # A task of its own: cancelling it cancels the Deferred of Twisted's download, which closes its
         # connection.
         download = asyncio.ensure_future(super().download_request(request))
-        self._under_way.add(download)
+        self._under_way[download] = request
         try:
             response = await download
         except ResponseDataLossError as error:
@@ -400,7 +479,7 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
                 raise
             raise DownloadStopped(f"the download of {request.url} was cancelled: the crawl stops") from None
         finally:
-            self._under_way.discard(download)
+            del self._under_way[download]
         if "dataloss" in response.flags:
             # Kept, DOWNLOAD_FAIL_ON_DATALOSS off: a body cut at its Content-Length is that long, one the
             # connection cut is shorter.
@@ -411,6 +490,14 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
 
     def _count_cut(self, request: Request) -> None:
         self._stats.inc_value(f"crawl/body_cut/{Work.of(request).site}")
+
+    def _stale(self, stale: StaleConnection) -> None:
+        logger.warning("%s: %s is asked again on a new connection", stale, stale.url)
+        for download, asked in self._under_way.items():
+            site = Work.of(asked).site
+            if site and urldefrag(asked.url)[0] == stale.url and not download.done():
+                self._stats.inc_value(f"crawl/stale_connection/{site}")
+                return
 
     def stop(self) -> int:
         """Cancel the downloads under way and refuse any new one; how many were cancelled."""
