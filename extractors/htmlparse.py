@@ -27,7 +27,8 @@ _VOID = frozenset(
     )
 )  # fmt: skip
 # Elements whose tags flat_page keeps past its depth, one at a time (none in another): paragraphs and
-# headings, which qRead reads as such.
+# headings, which qRead reads as such. A link's too, one at a time (in one of them or not): its href is
+# what a discover crawl and `crawler rules new` read, its text what qRead's link density counts.
 _FLAT_KEPT = frozenset(("p", "h1", "h2", "h3", "h4", "h5", "h6"))
 # Elements whose tags, left out, leave a line break, so that blocks of text do not run together.
 _BLOCKS = frozenset(
@@ -104,21 +105,25 @@ def parse_tree(html: str) -> lxml.etree._Element | None:
 
 def flat_page(html: str) -> str:
     """``html`` with the tags past ``FLAT_DEPTH`` levels of nesting left out (a block's as a ``<br>``), but
-    for a paragraph's or heading's in none other, its text kept: what libxml2 parses of a page nested
-    deeper than it reads, its text whole. The same page when it nests no deeper. The depth is counted by
-    the tags as written (an element left open counts until the end), which only a page libxml2 could not
-    read goes through."""
+    for a paragraph's or heading's in none other and a link's in no other, its text kept: what libxml2
+    parses of a page nested deeper than it reads, its text and links whole. The same page when it nests no
+    deeper. The depth is counted by the tags as written (an element left open counts until the end), which
+    only a page libxml2 could not read goes through."""
     depth = past = 0
     open_kept = ""
+    open_link = False
 
     def kept(tag: re.Match[str]) -> str:
-        nonlocal depth, past, open_kept
+        nonlocal depth, past, open_kept, open_link
         name = tag[2].lower()
         if name in _VOID:
             return tag[0]
         if tag[1]:
             if name == open_kept:
                 open_kept = ""
+                return tag[0]
+            if name == "a" and open_link:
+                open_link = False
                 return tag[0]
             if not past:
                 depth = max(depth - 1, 0)
@@ -129,6 +134,9 @@ def flat_page(html: str) -> str:
             return tag[0]
         elif name in _FLAT_KEPT and not open_kept:
             open_kept = name
+            return tag[0]
+        elif name == "a" and not open_link:
+            open_link = True
             return tag[0]
         else:
             past += 1

@@ -406,6 +406,22 @@ def test_a_pages_links_come_with_their_anchor_and_context_text() -> None:
     assert tokens("Solar 2026 光伏发电") == ["solar", "光伏", "伏发", "发电"]
 
 
+def test_the_links_of_a_page_nested_deeper_than_the_parser_reads_are_all_read() -> None:
+    """page_links parsed a page with lxml.html's own parser, which stops at 256 levels of nesting (no
+    huge_tree), all after lost: of a listing whose 3,000 items each leave a <div> open, it read the first
+    253 links. It reads pages as the extractors do (parse_tree: 2,048 levels, a page deeper read again
+    flat, its links kept)."""
+    items = "".join(f"<div class='item'><a href='/news/{n}'>Story {n}</a>" for n in range(3000))
+    links = page_links(f"<html><body>{items}<p>End</p></body></html>", "http://h.test/", limit=5000)
+    assert [(url, anchor) for url, anchor, _ in links] == [
+        (f"http://h.test/news/{n}", f"Story {n}") for n in range(3000)
+    ]
+    declared = "<?xml version='1.0' encoding='utf-8'?><html><body><a href='/a'>A</a></body></html>"
+    assert page_links(declared, "http://h.test/") == [("http://h.test/a", "A", "A")], (
+        "an XML declaration naming the encoding: lxml refused the page as a str"
+    )
+
+
 def test_a_pages_links_resolve_against_the_base_the_crawl_takes() -> None:
     page = (
         "<html><head><base target='_blank'><base href='http://h.test/news/'></head>"

@@ -26,7 +26,7 @@ from crawler.cli.main import main
 from crawler.cli.pages import Page
 from crawler.requests import INDEX, listing_request
 from crawler.rules import load_rule
-from crawler.rules.draft import Draft, DraftError, draft_rule, robots_sitemaps, rule_text
+from crawler.rules.draft import Draft, DraftError, draft_rule, guess_title, robots_sitemaps, rule_text
 from crawler.rules.load import parse_rule
 
 WORDS = (
@@ -412,6 +412,30 @@ def test_a_redirect_to_another_private_host_is_refused_saying_what_allow_private
 def _pattern(links: list[str], page: str = "https://news.example/") -> str:
     html = "".join(f'<a href="{link}">x</a>' for link in links)
     return draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False).pattern.regex
+
+
+def test_a_page_nested_deeper_than_the_parser_reads_is_drafted_from_all_its_links() -> None:
+    """draft_rule and guess_title parsed pages with lxml.html's own parser, which stops at 256 levels of
+    nesting (no huge_tree), all after lost: of a section page whose 3,000 items each leave a <div> open,
+    the draft read the first 253 links; sample pages whose headline stands after 100,000 nested <div> gave
+    no title guess. They read pages as the extractors do (parse_html: 2,048 levels, a page deeper read
+    again flat)."""
+    items = "".join(
+        f"<div class='item'><a href='/2026/11/28/story-number-{n}-of-the-day'>Story {n}</a>"
+        for n in range(3000)
+    )
+    draft = draft_rule(
+        "s", f"<html><body>{items}</body></html>", "https://news.example/", encoding="utf-8", robots=None,
+        allow_private=False,
+    )  # fmt: skip
+    assert len(draft.matched) == 3000, draft.matched[-3:]
+    nest = "<div>" * 100_000 + "</div>" * 100_000
+    pages = [
+        f"<html><head><title>Story {n} | Paper</title></head><body>{nest}<h1>Story {n}</h1>" for n in (1, 2)
+    ]
+    title = guess_title(pages)
+    assert title is not None
+    assert (title.xpath, title.example, title.site_name) == ("//h1", "Story 1", "Paper")
 
 
 def test_sections_merge_and_navigation_stays_out() -> None:

@@ -29,12 +29,12 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from urllib.parse import SplitResult, urlsplit
 
-import lxml.html
 import regex
 from lxml import etree
 
 from crawler.rules.model import DiscoverRule, base_url, requested_url
 from extractors.encoding import query_codec
+from extractors.htmlparse import parse_tree
 
 __all__ = [
     "FEATURE_BITS",
@@ -101,9 +101,8 @@ def page_links(html: str, url: str, limit: int = LINKS_PER_PAGE, *, encoding: st
     in the page's encoding, :func:`~crawler.rules.model.requested_url`, against the base the crawl reads,
     :func:`~crawler.rules.model.base_url`), as a rule's crawl builds it."""
     codec = query_codec(encoding)
-    try:
-        root = lxml.html.document_fromstring(html)
-    except (etree.ParserError, ValueError):
+    root = parse_tree(html)
+    if root is None:
         return []
     base = base_url(url, root)
     found: dict[str, Link] = {}

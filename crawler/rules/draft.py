@@ -64,6 +64,7 @@ from crawler.rules.feeds import Feed
 from crawler.rules.model import ascii_host, base_url, requested_url
 from crawler.rules.sitemaps import SitemapError, read_sitemap
 from extractors.encoding import query_codec
+from extractors.htmlparse import parse_html
 
 __all__ = [
     "Draft",
@@ -287,12 +288,7 @@ class TitleGuess:
 def guess_title(pages: Sequence[str]) -> TitleGuess | None:
     """The title field of the article ``pages`` (HTML), see the module's docstring; None when no candidate
     is found on every page, or fewer than two pages were read."""
-    roots = []
-    for page in pages:
-        try:
-            roots.append(lxml.html.document_fromstring(page))
-        except (lxml.etree.ParserError, ValueError):
-            continue
+    roots = [root for root in map(parse_html, pages) if root is not None]
     if len(roots) < 2:
         return None
     titles = [" ".join(str(root.xpath("string(//title)")).split()) for root in roots]
@@ -401,10 +397,9 @@ def draft_rule(
     """The rule of ``site`` guessed from its page ``html`` at ``url`` (read in the web ``encoding``) and
     its robots.txt (``robots``, None when it had none); :class:`DraftError` when the page has no links to
     its site that look like articles'."""
-    try:
-        root = lxml.html.document_fromstring(html)
-    except (lxml.etree.ParserError, ValueError):
-        raise DraftError(f"{url} holds no HTML to read links from") from None
+    root = parse_html(html)
+    if root is None:
+        raise DraftError(f"{url} holds no HTML to read links from")
     domain = url_domain(url)
     codec = query_codec(encoding)
     base = base_url(url, root)
