@@ -39,7 +39,9 @@ A *job*'s counters live in ``<prefix>:job:<id>`` (``pending``, ``fetched``, ``st
 ``unparsed_published``: pages whose published is no date the crawl recognises, ``again``: article
 requests queued though their URLs were seen, by a job that fetches seen URLs again, whose hash has
 ``fetches_seen`` 1); it is done when ``pending`` is back to zero, whichever workers did the work. Such a
-job's article requests are in the set ``<prefix>:job:<id>:again`` (:meth:`Keys.again`), once each.
+job's article requests are in the set ``<prefix>:job:<id>:again`` (:meth:`Keys.again`), once each. The hash
+is made before the job's first push (:func:`open_job`): the crawl writes a job's counts only while its hash
+is there, so a late page of a job that ended, whose hash expired, makes it no more.
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ __all__ = [
     "leased",
     "listing_request",
     "mark_temp_job",
+    "open_job",
     "push",
     "queue_new",
     "redirects",
@@ -648,6 +651,14 @@ def queue_in_job(queue: LeasedQueue, members: Mapping[str, int], job: str | None
     return added
 
 
+def open_job(server: redis.Redis, keys: Keys, job: str) -> None:
+    """Make ``job``'s hash (its ``created`` time, kept when it has one), before its first push: a job
+    counts its requests only while its hash is there (:data:`crawler.redisio.queue.SITE_LUA`'s
+    ``job_kept``), so that a late page of a job that ended, whose hash expired, makes it no more."""
+    # Rounded down: an article the job stores in the same millisecond is not "first seen before its job".
+    server.hsetnx(keys.job(job), "created", f"{math.floor(time.time() * 1000) / 1000:.3f}")
+
+
 def enqueue_job(
     server: redis.Redis,
     keys: Keys,
@@ -674,8 +685,7 @@ def enqueue_job(
     once)."""
     job = job or uuid.uuid4().hex[:12]
     rules = list(rules)
-    # Rounded down: an article the job stores in the same millisecond is not "first seen before its job".
-    server.hsetnx(keys.job(job), "created", f"{math.floor(time.time() * 1000) / 1000:.3f}")
+    open_job(server, keys, job)
     server.hset(keys.job(job), mapping={"sites": ",".join(rule.site for rule in rules), "kind": kind})
     if again:
         server.hset(keys.job(job), "fetches_seen", 1)

@@ -1029,10 +1029,11 @@ def test_a_retry_or_a_redirect_hands_its_lease_on(redis_client: Any) -> None:
     from scrapy import Request, Spider
 
     from crawler.redisio.queue import LeasedQueue
-    from crawler.requests import decode_request, encode_request, leased, push, without_lease
+    from crawler.requests import decode_request, encode_request, leased, open_job, push, without_lease
 
     keys = Keys("test")
     queue = LeasedQueue(redis_client, keys)
+    open_job(redis_client, keys, "j")
     spider = Spider(name="sites")
     push(queue, Request("http://a.test/1", meta={"site": "news", "job": "j", "kind": "article"}))
     lease = queue.pop().member
@@ -1119,9 +1120,11 @@ def test_an_index_pages_links_are_queued_by_the_call_that_marks_them_seen(
     from scrapy.http import HtmlResponse, Request
 
     from crawler.redisio.queue import LeasedQueue
+    from crawler.requests import open_job
 
     spider = sites_spider(tmp_path, redis_server)
     spider.opened()
+    open_job(redis_client, Keys("crawler"), "j1")
     links = "".join(f'<li><a href="/a/{n}">{n}</a></li>' for n in range(5))
     request = Request("http://127.0.0.1/", meta={"site": "news", "kind": "index", "job": "j1"})
     response = HtmlResponse(

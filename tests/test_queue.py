@@ -26,6 +26,7 @@ from crawler.requests import (
     encode_request,
     enqueue_job,
     leased,
+    open_job,
     push,
     queue_in_job,
     queue_new,
@@ -56,7 +57,13 @@ def ack(queue: LeasedQueue, request: Request) -> bool:
     return queue.ack(work.lease, site=work.site, job=work.job)
 
 
-def make_queue(client: redis.Redis, lease_seconds: float = 60.0) -> LeasedQueue:
+def make_queue(
+    client: redis.Redis, lease_seconds: float = 60.0, jobs: tuple[str, ...] = ("j1",)
+) -> LeasedQueue:
+    """The queue of prefix ``test``, ``jobs`` made (as enqueue_job makes a job before its first push: a
+    push counts in a job whose hash is there alone)."""
+    for job in jobs:
+        open_job(client, Keys("test"), job)
     return LeasedQueue(client, Keys("test"), lease_seconds=lease_seconds)
 
 
@@ -499,6 +506,31 @@ def test_seeds_of_the_seeds_list_are_read_by_our_parsing_and_their_extra_keys_ne
     assert spider.crawler.stats.get_value("seeds/invalid") == 2
 
 
+def test_a_late_count_or_note_of_a_job_whose_hash_expired_does_not_write_the_hash_again(
+    tmp_path: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """The worker's counts of a job (count_job: links found, pages skipped, listings read) and the notes of
+    its summary wrote its hash with HINCRBY and HSET: a late page of an ended job whose hash expired
+    (SCHEDULE_JOB_KEEP_HOURS) made it again, with no time-to-live, kept for ever. They write a hash that is
+    there alone now. A seed of the seeds list naming a job makes its hash, as enqueue_job does, before its
+    first push: the job counts it."""
+    from crawler.worker.connection import count_job
+
+    spider = sites_spider(tmp_path, redis_server)
+    keys = spider.keys
+    open_job(redis_client, keys, "live")
+    for job in ("live", "gone"):
+        count_job(spider.crawler, job, "links", 3)
+        spider._note(job, "http://news.test/feed", "no feed")
+    assert not redis_client.exists(keys.job("gone"))
+    assert redis_client.hmget(keys.job("live"), "links", "note:http://news.test/feed") == [b"3", b"no feed"]
+    seed = spider.make_request_from_data(
+        json.dumps({"site": "news", "url": "http://news.test/", "job": "s"}).encode()
+    )
+    queue = LeasedQueue(redis_client, keys)
+    assert seed is not None and push(queue, seed) and queue.job_pending("s") == 1
+
+
 def test_the_spider_reads_the_rules_folder_once_at_start(
     tmp_path: Path, redis_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -704,7 +736,7 @@ def test_a_take_of_a_site_interrupted_between_batches_is_finished_by_the_next(
 def test_a_request_taken_out_and_queued_in_another_job_keeps_its_attempts(redis_client: redis.Redis) -> None:
     """A demo adopts an earlier demo's request in its own job (a new member): the attempts it had go on
     counting, so a request that fails ``max_attempts`` times still ends dead, and nothing is left of it."""
-    queue = make_queue(redis_client)
+    queue = make_queue(redis_client, jobs=("j1", "j2"))
     keys = Keys("test")
     push(queue, request("http://a.test/1"))
     lease = queue.pop().member
@@ -1561,7 +1593,7 @@ def test_a_jobs_lost_requests_are_written_off_alone_past_any_number_of_another_j
     all now, a bounded number each script call, and finds a request of the job wherever it is."""
     from crawler.redisio.queue import JOB_LOST_READ_MAX
 
-    queue = make_queue(redis_client)
+    queue = make_queue(redis_client, jobs=("kept", "slotted", "gone"))
     front = 6_000
     with redis_client.pipeline(transaction=False) as pipe:
         for n in range(front):
@@ -1702,7 +1734,7 @@ def test_a_dead_letter_requeued_after_its_jobs_hash_expired_gives_the_hash_a_tim
     below zero (errors -1): it was kept for ever. It is written again with its pending count alone and
     kept as an ended job's is, from the requeue; an ended job's hash that would expire sooner is kept as
     long; a job under way (no time-to-live) is left as it is."""
-    queue = make_queue(redis_client)
+    queue = make_queue(redis_client, jobs=("expired", "ending", "running"))
     for number, job in enumerate(("expired", "ending", "running")):
         push(queue, request(f"http://news.test/{number}", job=job))
         taken = take(queue)
@@ -1759,6 +1791,61 @@ def test_a_request_that_ends_after_its_jobs_hash_expired_does_not_write_the_hash
     assert not redis_client.exists("test:job:j1")
     left = {"requeue": b"2", "take": b"0"}.get(end, b"1")
     assert redis_client.hget("test:pending", "news") == left, "the site's count as before"
+
+
+@pytest.mark.parametrize("way", ["push", "push_many", "queue_new", "queue_new again"])
+def test_a_late_push_of_a_job_whose_hash_expired_does_not_write_the_hash_again(
+    redis_client: redis.Redis, way: str
+) -> None:
+    """A late page of an ended job (its lease outlived the job's hash, kept SCHEDULE_JOB_KEEP_HOURS) queues
+    its links: each push's HINCRBY wrote the hash again, pending 1 and no time-to-live, kept for ever, and
+    the job looked alive again. Its links are queued and counted in their site alone now; a job whose hash
+    is there (made before its first push, as enqueue_job does) counts them as before: pending, and
+    ``again`` for a seen link a job that fetches seen URLs again queues."""
+    keys = Keys("test")
+    queue = make_queue(redis_client, jobs=("live", "gone"))
+    bloom = RedisBloom(redis_client, "test:bloom", capacity=1000, error_rate=0.001)
+    again = way == "queue_new again"
+    if again:  # each job's set of the links it queued is there, and the links were seen
+        for job in ("live", "gone"):
+            redis_client.sadd(keys.again(job), b"before")
+            assert bloom.add(job)
+    redis_client.delete(keys.job("gone"))  # as its time-to-live ends
+    for job in ("live", "gone"):
+        meta = {"site": "news", "job": job, "kind": "article", "again": again}
+        link = Request(f"http://news.test/{job}", meta=meta)
+        if way == "push":
+            assert push(queue, link)
+        elif way == "push_many":
+            assert queue.push_many([(encode_request(link), 0, "news", job)]) == [True]
+        else:
+            assert queue_new(bloom, keys, [link], [job.encode()]) == [True]
+    assert not redis_client.exists(keys.job("gone"))
+    assert queue.job_pending("live") == 1 and queue.pending("news") == 2, (
+        "queued: the live job counts its own"
+    )
+    assert redis_client.hget(keys.job("live"), "again") == (b"1" if again else None)
+
+
+def test_a_new_jobs_first_pushes_are_counted_in_its_hash_made_before_them(redis_client: redis.Redis) -> None:
+    """A push counts in a job whose hash is there alone: enqueue_job makes a new job's hash (its
+    ``created``) before its first push, so each of its start pages is counted pending, its given articles
+    (``--url``) and stored pages (``--stored``) too."""
+    keys = Keys("test")
+    ruleset = load_rules(DEMO_RULES)
+    rule = ruleset.rules["demo-citynews"]
+    queue = make_queue(redis_client, jobs=())
+    job = enqueue_job(redis_client, keys, [rule])
+    assert queue.job_pending(job) == queue.pending(rule.site) > 0
+    given = enqueue_job(
+        redis_client,
+        keys,
+        [rule],
+        article_urls=["http://news.test/a"],
+        stored=[("http://news.test/b", "1.0")],
+    )
+    assert given != job and queue.job_pending(given) == 2
+    assert redis_client.hexists(keys.job(given), "created")
 
 
 def test_a_worker_whose_download_ended_offers_the_slot_to_a_hungry_worker_and_wakes_it(

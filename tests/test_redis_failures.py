@@ -48,6 +48,7 @@ from crawler.errors import folder_advice
 from crawler.keys import Keys
 from crawler.redisio.connection import SOCKET_TIMEOUT, connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
+from crawler.requests import open_job
 from crawler.store import open_store
 from crawler.store.document import make_document
 from crawler.worker.connection import outage_of
@@ -2890,6 +2891,7 @@ def test_pages_whose_links_redis_refuses_log_the_outage_once_not_a_traceback_eac
         monkeypatch.setitem(sys.modules, "twisted.internet.reactor", clock)
         spider.opened()
         admin = connect(url)
+        open_job(admin, spider.keys, "j1")
         admin.config_set("maxmemory", 1)  # every write refused (OOM), as a replica's
         handed: list[object] = []
         with caplog.at_level(logging.INFO, logger="crawler"):

@@ -27,6 +27,7 @@ from crawler.discover.frontier import slot_of
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded
 from crawler.redisio.queue import LeasedQueue
+from crawler.requests import open_job
 from crawler.store import SqliteStore
 
 SITE = "demo-citynews"
@@ -217,6 +218,7 @@ def test_forget_takes_the_requests_of_a_discover_crawls_host_slots_too(
     site's own queue alone, and left them queued and counted in their job."""
     grabbed(folder, redis_server)
     queue = LeasedQueue(redis_client, KEYS)
+    open_job(redis_client, KEYS, "found")
     for host in ("a.test", "b.test"):
         member = json.dumps({"url": f"http://{host}/", "meta": {"site": SITE, "job": "found"}}).encode()
         assert queue.push(member, priority=0, site=slot_of(SITE, host), job="found")

@@ -160,13 +160,16 @@ if again ~= '' and redis.call('EXISTS', again) == 0
     and (tonumber(redis.call('HGET', KEYS[queue_keys + 3], 'pending')) or 0) <= 0 then
   again = ''
 end
+-- A job whose hash is gone (it ended and expired) counts none of its late page's links: HINCRBY would make
+-- the hash again, with no time-to-live, kept for ever.
+local counted = job_kept(KEYS[queue_keys + 3])
 if again == '' then
   for j = 1, #flags do
     if flags[j] == '0' then
       local score = -priority * 1099511627776 + redis.call('INCR', KEYS[queue_keys + 2])
       if enqueue(prefix, site, score, ARGV[before + step * (j - 1) + 1]) == 1 then
         redis.call('HINCRBY', KEYS[queue_keys + 1], site, 1)
-        if job ~= '' then redis.call('HINCRBY', KEYS[queue_keys + 3], 'pending', 1) end
+        if counted then redis.call('HINCRBY', KEYS[queue_keys + 3], 'pending', 1) end
       end
     end
   end
@@ -180,13 +183,13 @@ else
       local score = -priority * 1099511627776 + redis.call('INCR', KEYS[queue_keys + 2])
       if enqueue(prefix, site, score, ARGV[before + 2 * j - 1]) == 1 then
         redis.call('HINCRBY', KEYS[queue_keys + 1], site, 1)
-        if job ~= '' then redis.call('HINCRBY', KEYS[queue_keys + 3], 'pending', 1) end
+        if counted then redis.call('HINCRBY', KEYS[queue_keys + 3], 'pending', 1) end
         if flags[j] == '2' then queued_again = queued_again + 1 end
       end
     end
   end
   redis.call('EXPIRE', again, ARGV[before])
-  if queued_again > 0 then redis.call('HINCRBY', KEYS[queue_keys + 3], 'again', queued_again) end
+  if counted and queued_again > 0 then redis.call('HINCRBY', KEYS[queue_keys + 3], 'again', queued_again) end
 end
 return {status, slices, last_count, count, table.concat(flags)}
 """

@@ -52,8 +52,9 @@ step one Lua script, so workers on many machines agree):
   holds no site longer than OFFER_SECONDS.
 - ``crawler:pending`` counts, per site, the requests queued or leased and not yet ended, and
   ``crawler:job:<id>`` does the same for a job (``pending``): a job is done when its count is zero. An
-  ended job's hash expires (``SCHEDULE_JOB_KEEP_HOURS``): a request of it that ends later counts in no job
-  (each end writes the hash only while it is there: ``job_kept``).
+  ended job's hash expires (``SCHEDULE_JOB_KEEP_HOURS``): a request of it that ends later counts in no job,
+  nor one queued later (a late page's links): each push and each end writes the hash only while it is there
+  (``job_kept``), so a job's hash is made before its first push (:func:`crawler.requests.open_job`).
 
 Every request that enters the queue ends exactly once: acknowledged (stored, or nothing to store), or
 dead-lettered with its reason; every lease that ends gives its site's slot back. The very same request
@@ -287,6 +288,8 @@ end
 
 # KEYS: pending, job (or ''), sequence, attempts. ARGV: prefix, priority, member, site, job (or ''), its
 # attempts so far (0 for a new request; a request taken out of the queue and queued again keeps its count).
+# The job counts it only while its hash is there (job_kept): made before the job's first push, gone once
+# the job ended and its hash expired.
 _PUSH = (
     SITE_LUA
     + """
@@ -294,7 +297,7 @@ local score = -tonumber(ARGV[2]) * 1099511627776 + redis.call('INCR', KEYS[3])
 local added = enqueue(ARGV[1], ARGV[4], score, ARGV[3])
 if added == 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[4], 1)
-  if ARGV[5] ~= '' then redis.call('HINCRBY', KEYS[2], 'pending', 1) end
+  if job_kept(KEYS[2]) then redis.call('HINCRBY', KEYS[2], 'pending', 1) end
   if tonumber(ARGV[6]) > 0 then redis.call('HSET', KEYS[4], ARGV[3], ARGV[6]) end
 end
 return added
@@ -1447,7 +1450,8 @@ class LeasedQueue:
 
     def push(self, member: bytes, *, priority: int, site: str, job: str | None, attempts: int = 0) -> bool:
         """Queue ``member``; False when the very same member is already queued. ``attempts``: those it
-        had so far (a request :meth:`take_site` took out, queued again), which go on counting."""
+        had so far (a request :meth:`take_site` took out, queued again), which go on counting. ``job``
+        counts it while its hash is there (:func:`crawler.requests.open_job` makes it)."""
         keys, args = self._push_call(member, priority, site, job, attempts)
         return bool(self._push(keys=keys, args=args))
 

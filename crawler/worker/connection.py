@@ -6,9 +6,11 @@ import logging
 import math
 import re
 import time
+from typing import Literal
 from weakref import WeakKeyDictionary
 
 import redis
+from redis.commands.core import Script
 from redis.exceptions import NoPermissionError, OutOfMemoryError, ReadOnlyError
 from scrapy.crawler import Crawler
 
@@ -24,7 +26,7 @@ from crawler.redisio.connection import (
     writes_refused,
 )
 
-__all__ = ["RedisOutage", "count_job", "keys_of", "outage_of", "server_of"]
+__all__ = ["RedisOutage", "count_job", "keys_of", "outage_of", "server_of", "write_job"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +38,16 @@ _WRITE_REFUSED = re.compile(r"(?:^|: -?)(?:MISCONF|OOM|READONLY) ")
 
 _servers: WeakKeyDictionary[Crawler, redis.Redis] = WeakKeyDictionary()
 _outages: WeakKeyDictionary[Crawler, RedisOutage] = WeakKeyDictionary()
+_job_writes: WeakKeyDictionary[Crawler, Script] = WeakKeyDictionary()
+
+# KEYS: a job's hash. ARGV: HINCRBY or HSET, the field, the value. Written only while the hash is there: an
+# ended job's hash expires (SCHEDULE_JOB_KEEP_HOURS), and a late page of it (its lease outlived the job)
+# made it again, with no time-to-live, kept for ever. Reply: 1 when written, else 0.
+_WRITE_JOB = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call(ARGV[1], KEYS[1], ARGV[2], ARGV[3])
+return 1
+"""
 
 
 def server_of(crawler: Crawler) -> redis.Redis:
@@ -57,17 +69,29 @@ def keys_of(crawler: Crawler) -> Keys:
     return Keys(str(crawler.settings["REDIS_KEY_PREFIX"]))
 
 
+def write_job(
+    crawler: Crawler, job: str, command: Literal["HINCRBY", "HSET"], field: str, value: int | str
+) -> bool:
+    """``command`` (``HINCRBY``, ``HSET``) ``field`` of ``job``'s hash with ``value``, while the hash is
+    there; False when it is not (the job ended and its hash expired: it is not made again). Raises
+    ``redis.RedisError`` when Redis fails."""
+    script = _job_writes.get(crawler)
+    if script is None:
+        script = _job_writes[crawler] = server_of(crawler).register_script(_WRITE_JOB)
+    return bool(script(keys=[keys_of(crawler).job(job)], args=[command, field, value]))
+
+
 def count_job(crawler: Crawler, job: str | None, field: str, amount: int = 1) -> None:
-    """Add ``amount`` to ``job``'s counter ``field`` (no job: nothing); a count lost while Redis is away
-    only makes the job's summary short."""
+    """Add ``amount`` to ``job``'s counter ``field`` (no job: nothing; nor a job that ended and whose hash
+    expired: :func:`write_job`); a count lost while Redis is away only makes the job's summary short."""
     if not job:
         return
     try:
-        server_of(crawler).hincrby(keys_of(crawler).job(job), field, amount)
+        wrote = write_job(crawler, job, "HINCRBY", field, amount)
     except redis.RedisError as exc:
         outage_of(crawler).failed(f"count job {job}'s {field}: its summary is short by {amount}", exc)
         return
-    outage_of(crawler).ok(wrote=True)
+    outage_of(crawler).ok(wrote=wrote)
 
 
 def job_level(crawler: Crawler, job: str | None) -> int:

@@ -89,6 +89,7 @@ from crawler.requests import (
     article_request,
     encode_request,
     listing_request,
+    open_job,
     queue_new,
     redirects,
 )
@@ -107,7 +108,7 @@ from crawler.rules.feeds import FeedError, read_feed
 from crawler.rules.sitemaps import NotASitemapError, SitemapError, read_sitemap
 from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
-from crawler.worker.connection import count_job, job_level, keys_of, outage_of, server_of
+from crawler.worker.connection import count_job, job_level, keys_of, outage_of, server_of, write_job
 from crawler.worker.discovery import discovery_of
 from crawler.worker.download import (
     DECOMPRESSION_ERRORS,
@@ -560,7 +561,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             yield request
 
     def make_request_from_data(self, data: bytes) -> Request | None:
-        """A seed from the ``seeds`` list: JSON with ``site``, ``url``, and optional ``kind`` and ``job``."""
+        """A seed from the ``seeds`` list: JSON with ``site``, ``url``, and optional ``kind`` and ``job``
+        (whose hash is made, as a job's is before its first push: :func:`crawler.requests.open_job`)."""
         try:
             seed = json.loads(data)
         except (ValueError, UnicodeDecodeError):
@@ -576,7 +578,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             logger.error("Seed names no known site rule, dropped: %r", seed)
             self.count("seeds/unknown_site")
             return None
-        job = seed.get("job") if isinstance(seed.get("job"), str) else None
+        job = seed.get("job") if isinstance(seed.get("job"), str) and seed["job"] else None
+        if job is not None:
+            open_job(self.server, self.keys, job)  # before its first push, which counts it only then
         kind = seed.get("kind", INDEX)
         if kind == ARTICLE:
             return article_request(rule, seed["url"], job=job)
@@ -1370,11 +1374,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if not job:
             return
         try:
-            self.server.hset(self.keys.job(job), f"note:{url}", redacted_text(note))
+            wrote = write_job(self.crawler, job, "HSET", f"note:{url}", redacted_text(note))
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"note in job {job}'s summary: {note}", exc)
             return
-        outage_of(self.crawler).ok(wrote=True)
+        outage_of(self.crawler).ok(wrote=wrote)
 
     def _drop_note(self, job: str, url: str) -> None:
         """Forget the note on ``url`` kept for ``job``'s summary, if any."""
