@@ -632,6 +632,36 @@ def test_release_queues_best_entries_in_their_hosts_slots_and_never_passes_the_b
     assert slot_of("energy", "h1.test:8080") == "energy@h1.test:8080"
 
 
+def test_a_late_page_of_a_discover_job_whose_hash_expired_does_not_write_the_hash_again(
+    redis_client: Any,
+) -> None:
+    """A discover job's hash expires after it ended (SCHEDULE_JOB_KEEP_HOURS). A late page of it (its lease
+    outlived the hash) wrote the hash again, with no time-to-live, kept for ever: its settling counted
+    ``links_seen``, a refund of a request robots.txt disallows ``issued`` -1, and a release, reading no
+    ``issued``, found the whole budget left and queued as much again, the job pending again. Nothing of
+    the job is written now, and nothing is released for it (its links stay for the rule's next crawl); its
+    host is rewarded as before, and a job whose hash is there gets its budget back."""
+    keys = Keys("crawler")
+    frontier, bloom = _frontier(redis_client, BEST_FIRST)
+    urls = [f"http://a.test/{n}" for n in range(3)]
+    frontier.keep(bloom, [u.encode() for u in urls], ["a.test"] * 3, [_entry(u, 0.5) for u in urls])
+
+    def request_of(entry: Entry, host: str) -> tuple[bytes, int]:
+        return json.dumps({"url": entry.url, "meta": {"site": "energy", "job": "gone"}}).encode(), 0
+
+    released = frontier.release(2, job="gone", budget=10, delay=0, concurrency=1, request_of=request_of)
+    assert released == (0, 0) and frontier.size() == 3
+    assert frontier.settle(frontier.record("lease-1"), "a.test", True, 5, keys.job("gone"), 60) == 0
+    assert frontier.refund(frontier.record("lease-2"), keys.job("gone"), 60, "a.test")
+    assert not redis_client.exists(keys.job("gone"))
+    assert len(LeasedQueue(redis_client, keys)) == 0
+    good, bad = (redis_client.hget(f"{frontier.base}:{name}", "a.test") for name in ("good", "bad"))
+    assert (good, bad) == (b"1", b"1"), "its host rewarded as before"
+    redis_client.hset(keys.job("live"), "issued", 2)
+    assert frontier.refund(frontier.record("lease-3"), keys.job("live"), 60, "a.test")
+    assert redis_client.hget(keys.job("live"), "issued") == b"1"
+
+
 def test_a_hosts_crawl_delay_goes_once_its_rule_stops_obeying_robots_txt(redis_client: Any) -> None:
     # A host met while the rule obeyed robots.txt kept the crawl-delay its robots.txt asked for (its slot's
     # politeness is written once, HSETNX): once the rule says obey_robots: false, no robots.txt read lowers

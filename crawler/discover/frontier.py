@@ -63,12 +63,15 @@ __all__ = ["Entry", "Frontier", "slot_of"]
 # robots.txt asked for before is dropped, as LeasedQueue.configure drops a site's), then per host: host,
 # queue slot, the entry to release ('' for none), its queued request, its priority, how many entries are
 # valued again, then score and entry of each (a score is changed only for an entry still there). Each host
-# is touched. Reply: how many were queued.
+# is touched. Reply: how many were queued (none for a job whose hash is gone: it ended and expired).
 _RELEASE = (
     SITE_LUA
     + """
 local K, frontier, budget, keep = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[6])
 local now = now_of()
+-- A job whose hash is gone (it ended and expired) releases nothing: it has no budget left to count against,
+-- and HINCRBY would make its hash again, with no time-to-live, kept for ever.
+local alive = job_kept(KEYS[2])
 local released = 0
 local at = 8
 while at <= #ARGV do
@@ -79,7 +82,7 @@ while at <= #ARGV do
     redis.call('ZADD', key, 'XX', tonumber(ARGV[at + 6 + 2 * i]), ARGV[at + 7 + 2 * i])
   end
   at = at + 6 + 2 * changed
-  local spent = (tonumber(redis.call('HGET', KEYS[2], 'issued')) or 0) >= budget
+  local spent = not alive or (tonumber(redis.call('HGET', KEYS[2], 'issued')) or 0) >= budget
   if not spent and entry ~= '' and redis.call('ZREM', key, entry) == 1 then
     local polite = K .. ':polite:' .. slot
     local settings = {delay = ARGV[4], concurrency = ARGV[5]}
@@ -132,16 +135,20 @@ if tonumber(ARGV[4]) > 0 then redis.call('EXPIRE', KEYS[5], ARGV[4]) end
 local kept = tonumber(redis.call('HGET', KEYS[1], 'kept')) or 0
 redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
 local seen = tonumber(ARGV[2]) - kept
-if KEYS[3] ~= '' and seen > 0 then redis.call('HINCRBY', KEYS[3], 'links_seen', seen) end
+-- A job's hash gone (it ended and expired) is not made again, with no time-to-live, by a late page.
+if KEYS[3] ~= '' and seen > 0 and redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('HINCRBY', KEYS[3], 'links_seen', seen)
+end
 return kept
 """
 # KEYS: the record of the request's page, the job's hash, the hosts' counts of pages that gave nothing.
 # ARGV: the record's time-to-live in seconds, the request's host. Reply: 1 when the job's budget got the
-# request back (and its host counted it), 0 when it had already (the request read again).
+# request back (and its host counted it), 0 when it had already (the request read again). A job whose hash
+# is gone (it ended and expired) gets nothing back: HINCRBY would make the hash again, kept for ever.
 _REFUND = """
 if redis.call('HSETNX', KEYS[1], 'refunded', 1) == 0 then return 0 end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
-redis.call('HINCRBY', KEYS[2], 'issued', -1)
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HINCRBY', KEYS[2], 'issued', -1) end
 redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 return 1
 """
