@@ -237,6 +237,21 @@ def test_rules_try_help_gives_every_cause_of_exit_1_docs_cli_gives() -> None:
         assert cause in exit_1, exit_1
 
 
+def test_rules_new_help_gives_the_exit_codes_of_new() -> None:
+    """`rules new --help` listed the exit codes of `check` and `try` alone ("0 done: every rule is valid
+    (check); the page was read and shown (try)"): a page with no article links (1) and a rule file that
+    exists without --force (2) were nowhere in it (docs/cli.md, `crawler rules new`)."""
+    run = crawler("rules", "new", "--help")
+    assert run.code == 0
+    codes = " ".join(run.stdout.partition("exit codes:")[2].split())
+    exit_0, _, rest = codes.partition(" 1 ")
+    exit_1, _, exit_2 = rest.partition(" 2 ")
+    assert "the rule was written and checked (new)" in exit_0, exit_0
+    refused = "new: the page is neither an HTML page nor a feed, or has no links that look like articles'"
+    assert refused in exit_1, exit_1
+    assert "new: rules/SITE.yaml exists (--force replaces it)" in exit_2, exit_2
+
+
 @pytest.mark.parametrize(
     ("make", "fragments"),
     [

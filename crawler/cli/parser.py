@@ -46,12 +46,14 @@ exit codes:
 
 RULES_EXIT_CODES_HELP = """\
 exit codes:
-  0    done: every rule is valid (check); the page was read and shown (try)
-  1    a rule has errors (each printed on its own line); try: the page could not be fetched (network,
-       timeout, HTTP error status, robots.txt, refused address, size limit), or a page the rule's
-       feeds, sitemaps or api.url names is no feed, sitemap or JSON
+  0    done: every rule is valid (check); the page was read and shown (try); the rule was written and
+       checked (new)
+  1    a rule has errors (each printed on its own line); try, new: the page could not be fetched
+       (network, timeout, HTTP error status, robots.txt, refused address, size limit); try: a page the
+       rule's feeds, sitemaps or api.url names is no feed, sitemap or JSON; new: the page is neither an
+       HTML page nor a feed, or has no links that look like articles' (no file is written)
   2    usage or input error: bad arguments; a PATH, rule or page file that does not exist or cannot be
-       read; an invalid or non-http(s) URL
+       read; an invalid or non-http(s) URL; new: rules/SITE.yaml exists (--force replaces it)
   130  interrupted (Ctrl-C)
   143  terminated (SIGTERM)
 """
