@@ -390,9 +390,10 @@ class _SiteReads:
     wrong: list[WrongKey]  # its keys that hold another type (someone SET them)
     lost: int  # its requests counted pending of which Redis holds none (LeasedQueue.lost), else 0
     set_aside: int  # its requests a `sites forget` cut short left set aside (LeasedQueue.set_aside_sites)
+    temp: tuple[str, float | None, float | None] | None  # its last temp crawl: job, created, ended
 
 
-# About 195 commands a site (its 192 hourly counter hashes): 50 sites are ~10,000 commands and a few MB of
+# About 196 commands a site (its 192 hourly counter hashes): 50 sites are ~10,000 commands and a few MB of
 # replies a round trip, where all of 1,000 sites in one pipeline held tens of MB in the client and the server.
 SITES_PER_PIPELINE = 50
 
@@ -405,7 +406,8 @@ _UNREADABLE = "the crawler can neither read nor write it (its status shows it em
 def _read_first(
     server: redis.Redis, keys: Keys, sites: Sequence[tuple[str, Rule | None]], hours: list[str]
 ) -> list[tuple[str, Any]]:
-    """The grab, counters of ``hours``, ban, pause and sessions of each of ``sites``, in one pipeline: each
+    """The grab, counters of ``hours``, ban, pause, last temp crawl and sessions of each of ``sites``, in one
+    pipeline: each
     reply with its key (an error as it is, see :func:`_reply`)."""
     pipe = server.pipeline(transaction=False)
     read: list[str] = []
@@ -415,9 +417,10 @@ def _read_first(
         for hour in hours:
             read.append(keys.stats(site, hour))
             pipe.hgetall(read[-1])
-        read += [keys.bans, keys.paused]
+        read += [keys.bans, keys.paused, keys.temp(site)]
         pipe.hget(keys.bans, site)
         pipe.hget(keys.paused, site)
+        pipe.get(read[-1])
         for session in rule.sessions if rule is not None else ():
             read += [keys.session(site, session.name), keys.session_bench(site, session.name)]
             pipe.get(read[-2])
@@ -474,16 +477,29 @@ def _read_sites(
             Counter({decoded(name): int(count) for name, count in own({}, "hash").items()}) for _ in hours
         ]
         ban, paused = _given(next(replies)), _given(next(replies))
+        temp = own(None, "string")
         sessions = [
             (decoded(held) if held else None, decoded(benched) if benched else None)
             for held, benched in (
                 (own(None, "string"), own(None, "string")) for _ in (rule.sessions if rule else ())
             )
         ]
-        first.append((state, counters, _ban(ban, now), None if paused is None else float(paused), sessions))
+        first.append(
+            (
+                state,
+                counters,
+                _ban(ban, now),
+                None if paused is None else float(paused),
+                sessions,
+                None if temp is None else decoded(temp),
+            )
+        )
     pipe = server.pipeline(transaction=False)
     asked: list[tuple[str, str]] = []
-    for (site, _), (state, *_) in zip(sites, first, strict=True):
+    for (site, _), (state, *_, temp) in zip(sites, first, strict=True):
+        if temp is not None:
+            asked.append((site, keys.job(temp)))
+            pipe.hmget(asked[-1][1], ["created", "ended"])
         if "job" in state:
             asked.append((site, keys.job(state["job"])))
             pipe.hget(asked[-1][1], "stored")
@@ -501,9 +517,14 @@ def _read_sites(
     for name, count in server.hgetall(keys.pending).items():
         counted_pending[decoded(name).partition("@")[0]] += int(count)
     reads = []
-    for (state, counters, ban, paused, sessions), polite, queued, aside in zip(
+    for (state, counters, ban, paused, sessions, temp), polite, queued, aside in zip(
         first, queue.politeness(names), queue.queued_sites(names), queue.set_aside_sites(names), strict=True
     ):
+        temp_crawl = None
+        if temp is not None:
+            # A job's hash expires SCHEDULE_JOB_KEEP_HOURS after it ended: its times are then unknown.
+            created, ended = next(jobs) or (None, None)
+            temp_crawl = (temp, _moment(created), _moment(ended))
         last_new = int(next(jobs) or 0) if "job" in state else None
         waiting = None
         if "waiting" in state:
@@ -526,9 +547,15 @@ def _read_sites(
                 set_aside.get(site, []) + unread[site],
                 lost,
                 aside,
+                temp_crawl,
             )
         )
     return reads
+
+
+def _moment(raw: bytes | None) -> float | None:
+    """A time a job's hash holds (seconds since the epoch), None when it holds none."""
+    return None if raw is None else float(raw)
 
 
 def _scheduler_rule_errors(server: redis.Redis, keys: Keys, scheduler: str | None) -> dict[str, str]:
@@ -765,6 +792,13 @@ def _site(
         "scheduler_rule_error": unread,
         "schedule": schedule,
         "last_grab": _iso(float(state["last"])) if "last" in state else None,
+        "last_temp": None
+        if read.temp is None
+        else {
+            "job": read.temp[0],
+            "started": None if read.temp[1] is None else _iso(read.temp[1]),
+            "ended": None if read.temp[2] is None else _iso(read.temp[2]),
+        },
         "next_grab": None if next_due is None else _iso(next_due),
         "grabs": int(state.get("grabs", 0)),
         "grab_waiting": waiting,

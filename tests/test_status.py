@@ -707,6 +707,37 @@ def test_status_labels_the_grab_times_utc_on_a_terminal_and_piped_and_json_keeps
     assert "last grab (UTC)" in header and "next grab (UTC)" in header, shown
 
 
+def test_a_site_crawled_by_temp_alone_shows_its_last_temp_crawl_beside_never_grabbed(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    """A new user's `crawler temp SITE` crawled the site, and its status said `last grab (UTC): never`
+    alone, as of a site nothing ever crawled: it names the last temp crawl's start too, and `--format
+    json` gives it, ``last_temp`` (its job, started, ended; null for a site with none)."""
+    now = time.time()
+    _citynews(rules, redis_client, now, {"crawl/pages": 3})
+    keys = Keys("crawler")
+    redis_client.set(keys.temp("demo-citynews"), "t1")
+    redis_client.hset(keys.job("t1"), mapping={"kind": "temp", "created": now - 120, "ended": now - 60})
+    started, ended = (datetime.fromtimestamp(moment, UTC) for moment in (now - 120, now - 60))
+    row = _table(run_crawler("status").splitlines(), "Sites")["demo-citynews"]
+    assert row["last grab (UTC)"] == f"never (temp crawl {started:%Y-%m-%d %H:%M})", row
+    (site,) = json.loads(run_crawler("status", "--format", "json"))["sites"]
+    assert site["last_grab"] is None
+    assert site["last_temp"] == {
+        "job": "t1",
+        "started": f"{started:%Y-%m-%dT%H:%M:%SZ}",
+        "ended": f"{ended:%Y-%m-%dT%H:%M:%SZ}",
+    }
+    redis_client.delete(keys.job("t1"))
+    row = _table(run_crawler("status").splitlines(), "Sites")["demo-citynews"]
+    assert row["last grab (UTC)"] == "never (temp crawl t1)", row
+    redis_client.delete(keys.temp("demo-citynews"))
+    row = _table(run_crawler("status").splitlines(), "Sites")["demo-citynews"]
+    assert row["last grab (UTC)"] == "never", row
+    (site,) = json.loads(run_crawler("status", "--format", "json"))["sites"]
+    assert site["last_temp"] is None
+
+
 def test_status_piped_folds_a_first_cell_longer_than_a_line_indented_under_it(
     rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
@@ -1165,7 +1196,7 @@ def test_status_reads_120_sites_in_pipelines_of_a_bounded_size(
     monkeypatch.setattr(redis.client.Pipeline, "execute", measured)
     report = build_status(redis_client, keys, ruleset, now)
     assert [site["new_last_grab"] for site in report["sites"]] == list(range(120))
-    per_site = 1 + 192 + 2
+    per_site = 1 + 192 + 3  # its grab, counters, ban, pause and last temp crawl
     assert max(sizes) == SITES_PER_PIPELINE * per_site, sizes
     assert sizes.count(SITES_PER_PIPELINE * per_site) == 2, sizes
     assert 20 * per_site in sizes, sizes

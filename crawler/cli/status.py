@@ -285,7 +285,7 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
                 (
                     escape(site["site"]),
                     escape(site["schedule"]),
-                    _grab_time(site["last_grab"], site, "never"),
+                    _grab_time(site["last_grab"], site, _never_grabbed(site)),
                     _next_grab(site),
                     f"{'-' if site['new_last_grab'] is None else site['new_last_grab']}/{site['new_24h']}",
                     str(site["pages_24h"]),
@@ -516,6 +516,17 @@ def _grab_time(moment: str | None, site: dict[str, Any], none: str) -> str:
         and abs(datetime.fromisoformat(following) - datetime.fromisoformat(last)) < timedelta(minutes=1)
     )
     return moment[: 19 if close else 16].replace("T", " ")
+
+
+def _never_grabbed(site: dict[str, Any]) -> str:
+    """The last grab of ``site``, which had none: ``never``, and when its last temp crawl started (a new
+    user's ``crawler temp SITE`` is no grab of the scheduler's, and its site was crawled all the same)."""
+    temp = site["last_temp"]
+    if temp is None:
+        return "never"
+    if temp["started"] is None:
+        return f"never (temp crawl {temp['job']})"
+    return f"never (temp crawl {temp['started'][:16].replace('T', ' ')})"
 
 
 def _grab_waiting(waiting: dict[str, Any] | None) -> str:
