@@ -2356,6 +2356,17 @@ def test_rules_try_takes_the_file_name_of_a_rule_of_the_rules_folder(tmp_path: P
     assert run.stdout.startswith("rule       citynews"), run.stdout
 
 
+def test_rules_try_names_a_rule_without_a_name_once(tmp_path: Path) -> None:
+    """A rule without `name` (its display name is its site id, as every `crawler rules new` draft has it)
+    was headed `rule       citynews (citynews), rules/citynews.yaml`: the id twice, as if the second were
+    something else. The name is given in brackets only when the rule has one of its own."""
+    write(tmp_path / "rules", "citynews.yaml", MINIMAL_RULE)
+    index = write(tmp_path, "index.html", INDEX_PAGE)
+    run = crawler("rules", "try", "citynews", str(index), cwd=tmp_path)
+    assert run.code == 0, run.stderr
+    assert run.stdout.splitlines()[0] == "rule       citynews, rules/citynews.yaml", run.stdout
+
+
 def test_the_example_rule_of_the_reference_is_valid(tmp_path: Path) -> None:
     reference = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
     example, access, feeds, sitemaps, api, search, discover = re.findall(

@@ -724,7 +724,8 @@ def _print_source(
     """The rule and the page a text answer of ``rules try`` is about (the URL its links are resolved as,
     ``links_as``, for a page given without one; the redirect that reached it: :func:`_print_redirect`;
     the ``encoding`` it was read in, for an index or article page), then a blank line."""
-    print(f"rule       {rule.site} ({printable(rule.name)}), {rule.path}")
+    named = "" if rule.name == rule.site else f" ({printable(rule.name)})"
+    print(f"rule       {rule.site}{named}, {rule.path}")
     print(f"page       {printable(page.source)}" + (f" (links resolved as {links_as})" if links_as else ""))
     _print_redirect(page, article=article)
     if encoding is not None:
