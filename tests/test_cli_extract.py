@@ -220,6 +220,30 @@ def test_help_documents_the_exit_codes() -> None:
         assert option in run.stdout
 
 
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        (("articles", "list"), ("[--week W]", "[--since T]", "[--until T]", "[--limit N]")),
+        (("articles", "export"), ("[--week W]", "[--since T]", "[--until T]", "[--limit N]")),
+        (("articles", "stats"), ("[--week W]",)),
+        (("dead", "list"), ("[--limit N | --all]",)),
+        (("temp",), ("[--limit N]", "SITE")),
+    ],
+    ids=["articles-list", "articles-export", "articles-stats", "dead-list", "temp"],
+)
+def test_usage_names_the_values_as_the_help_and_docs_cli_do(
+    command: tuple[str, ...], shown: tuple[str, ...]
+) -> None:
+    """The usage of `articles list` read `[--since SINCE] [--until UNTIL] [--published-since T]` and
+    `[--limit LIMIT]` beside a help of "at most N articles", `temp`'s `site` where every other command
+    says `SITE`: the values are named as docs/cli.md's synopses and the options' help name them."""
+    run = crawler(*command, "--help")
+    assert run.code == 0
+    usage = " ".join(run.stdout.partition("\n\n")[0].split())
+    for value in shown:
+        assert value in usage, usage
+
+
 def test_rules_try_help_gives_every_cause_of_exit_1_docs_cli_gives() -> None:
     """`rules try` exits 1 for a rule with errors, a page not fetched (robots.txt, a refused address...) and
     a page its feeds, sitemaps or api.url names that is no feed, sitemap or JSON (docs/cli.md): its help

@@ -299,7 +299,7 @@ def _add_crawl(commands: Any) -> None:
             " bar; exits when the site's work is done."
         ),
     )
-    temp.add_argument("site", help="site id (the rule file's name without .yaml)")
+    temp.add_argument("site", metavar="SITE", help="site id (the rule file's name without .yaml)")
     temp.add_argument(
         "--url",
         action="append",
@@ -445,18 +445,23 @@ def _add_articles(commands: Any) -> None:
 
     stats = actions.add_parser("stats", help="articles, reposts and qRead bodies per site and week")
     stats.add_argument("--site", help="one site's rows")
-    stats.add_argument("--week", type=_week, help="one week's rows: 2026w47")
+    stats.add_argument("--week", type=_week, metavar="W", help="one week's rows: 2026w47")
     _add_format(stats, ("table", "json", "jsonl", "csv"))
     stats.set_defaults(handler="crawler.cli.articles:run_stats")
 
 
 def _add_filters(parser: argparse.ArgumentParser, *, limit: int | None) -> None:
     parser.add_argument("--site", help="one site's articles")
-    parser.add_argument("--week", type=_week, help="one week's articles: 2026w47")
+    parser.add_argument("--week", type=_week, metavar="W", help="one week's articles: 2026w47")
     parser.add_argument(
-        "--since", type=_moment, help="first seen at or after: 2026-11-20, 2026-11-20T08:00Z or 24h, 7d"
+        "--since",
+        type=_moment,
+        metavar="T",
+        help="first seen at or after: 2026-11-20, 2026-11-20T08:00Z or 24h, 7d",
     )
-    parser.add_argument("--until", type=_moment, help="first seen before (same forms as --since)")
+    parser.add_argument(
+        "--until", type=_moment, metavar="T", help="first seen before (same forms as --since)"
+    )
     parser.add_argument(
         "--published-since",
         type=_moment,
@@ -474,6 +479,7 @@ def _add_filters(parser: argparse.ArgumentParser, *, limit: int | None) -> None:
         "--limit",
         type=_count,
         default=limit,
+        metavar="N",
         help=f"at most N articles (default {'all' if limit is None else limit})",
     )
 
@@ -585,6 +591,7 @@ def _add_dead(commands: Any) -> None:
         "--limit",
         type=_count,
         default=DEFAULT_LIMIT,
+        metavar="N",
         help=f"the latest N (default {DEFAULT_LIMIT}; 0: the count by site and kind alone)",
     )
     shown.add_argument("--all", action="store_true", help="every one (jsonl: streamed, in Redis's order)")
