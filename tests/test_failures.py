@@ -558,7 +558,10 @@ def test_a_crawl_that_fetched_nothing_and_the_status_suggest_dead_list_as_the_cr
     done = site.crawler(*given, "temp", "nowhere", *settings, CRAWLER_COMMAND="./run.sh crawler")
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     suggested = f"./run.sh crawler --data-dir {site.data} dead list"
-    assert f"nothing could be fetched: see the reasons above (`{suggested}` for the errors)" in done.stdout
+    # The reason is the line after it: the rule's start URL that failed and the key naming it.
+    said = done.stdout.splitlines()
+    line = said.index(f"nothing could be fetched: see the reasons below (`{suggested}` for the errors)")
+    assert said[line + 1].startswith("http://127.0.0.1:9/nobody-listens could not be read"), done.stdout
     status = site.crawler(*given, "status", "--format", "json", CRAWLER_COMMAND="./run.sh crawler")
     (nowhere,) = json.loads(status.stdout)["sites"]
     assert f"1 dead letter: `{suggested} --site nowhere`" in nowhere["attention"]

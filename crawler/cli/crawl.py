@@ -381,7 +381,9 @@ def _temp(args: argparse.Namespace) -> int:
             print(f"nothing could be fetched: {pages} skipped: {why}{robots}")
         else:
             dead = f" (`{suggest('dead list')}` for the errors)" if counts.errors else ""
-            print(f"nothing could be fetched: see the reasons above{dead}")
+            # The notes, each a page of the rule's that failed and the key naming it, follow this line.
+            where = "below" if counts.notes else "above"
+            print(f"nothing could be fetched: see the reasons {where}{dead}")
         code = 1
     else:
         code = 0 if (counts.errors == 0 and counts.refused == 0) or written > 0 else 1
