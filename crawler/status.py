@@ -755,8 +755,9 @@ def _site(
                 f"field {field['field']} found nothing on any page (no article page before): check"
                 f" article.fields.{field['field']} in {where} with `{suggest(f'rules try {site} URL')}`"
             )
-    next_due = float(state["next"]) if "next" in state else None
     scheduled = rule is not None and bool(rule.every or rule.cron)
+    # The next grab the scheduler set stays in Redis when the rule loses its schedule: none comes.
+    next_due = float(state["next"]) if "next" in state and (scheduled or rule is None) else None
     waiting = _waiting(state, read.waiting) if scheduled else None
     paused = read.paused
     if paused is not None:

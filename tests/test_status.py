@@ -185,6 +185,23 @@ def test_a_rule_whose_schedule_was_taken_out_shows_no_grab_waiting(
     assert redis_client.hget(key, "waiting") is None
 
 
+def test_a_rule_whose_schedule_was_taken_out_shows_no_next_grab(
+    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    """A rule's schedule taken out (temp crawls only): its status read `schedule: none (temp crawls only)`
+    above `next grab (UTC): 2026-11-29 10:30`, the next grab the scheduler had set when it had one, which
+    stays in Redis and never comes."""
+    text = (DEMO_RULES / "demo-citynews.yaml").read_text(encoding="utf-8")
+    (rules / "demo-citynews.yaml").write_text(text.replace("schedule:\n  every: 20m\n", ""), encoding="utf-8")
+    now = time.time()
+    redis_client.hset("crawler:grab:demo-citynews", mapping={"last": now - 3600, "next": now + 600})
+    (site,) = json.loads(run_crawler("status", "--format", "json"))["sites"]
+    assert (site["schedule"], site["next_grab"]) == ("none (temp crawls only)", None), site
+    assert site["last_grab"] is not None and site["attention"] == []
+    row = _table(run_crawler("status").splitlines(), "Sites")["demo-citynews"]
+    assert row["next grab (UTC)"] == "-", row
+
+
 def test_an_overdue_grab_says_how_to_start_a_scheduler_or_which_one_is_active(
     rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str]
 ) -> None:
