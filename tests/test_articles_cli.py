@@ -374,6 +374,32 @@ def test_export_takes_a_rule_field_by_its_nested_name(
     ), err
 
 
+def test_export_of_a_rule_field_when_no_article_has_any_says_none_holds_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The articles of a rule with no field but title, body, published and author hold no `fields`: the
+    warning for `--fields fields.byline` read "(the names of their fields: none)"."""
+    data = tmp_path / "data"
+    with SqliteStore(data) as store:
+        store.upsert_many(
+            [
+                {
+                    "site": "citynews",
+                    "url": "http://news.test/plain",
+                    "fetched_at": "2026-12-03T09:00:00Z",
+                    "title": "Title plain",
+                    "body": "Body of the article plain, about the city.",
+                }
+            ]
+        )
+    code, _, err = articles(capsys, monkeypatch, data, "export", "--fields", "url,fields.byline")
+    assert code == 0, err
+    assert err.splitlines()[-1] == (
+        "crawler articles export: warning: no article exported has fields.byline (none of them holds a field"
+        " in its `fields`, the rule's fields beyond title, body, published and author)"
+    ), err
+
+
 @pytest.mark.parametrize(
     ("given", "problem"),
     [

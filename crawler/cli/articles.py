@@ -574,11 +574,16 @@ def _projected(document: dict[str, Any], fields: Sequence[str], held: set[str]) 
 
 def _warn_of_missing_fields(fields: Sequence[str], held: set[str]) -> None:
     """A warning for each ``fields.NAME`` asked that no exported article holds (a misspelt name: its
-    column is empty), naming the names they hold."""
-    names = ", ".join(sorted(held)) or "none"
+    column is empty), naming the names they hold, or saying they hold none."""
+    names = (
+        f"the names of their fields: {', '.join(sorted(held))}"
+        if held
+        else "none of them holds a field in its `fields`, the rule's fields beyond title, body, published"
+        " and author"
+    )
     for name in fields:
         if name.startswith(NESTED_FIELD) and name.removeprefix(NESTED_FIELD) not in held:
-            tell("warning", f"no article exported has {name} (the names of their fields: {names})")
+            tell("warning", f"no article exported has {name} ({names})")
 
 
 def _write_documents(
