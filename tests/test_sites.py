@@ -81,6 +81,29 @@ def test_a_pause_of_a_site_with_no_rule_file_names_the_file_looked_for(
     assert resumed.code == 2 and "'rules/demo-citynew.yaml' does not exist" in resumed.stderr
 
 
+def test_a_resumed_site_whose_rule_has_no_schedule_is_told_no_regular_grab_comes(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """A site whose rule lost its schedule (temp crawls only), resumed: it said `its next regular grab is
+    due at ...`, the next grab the scheduler set while the rule had one, which stays in Redis and never
+    comes (or, with none set, `if its rule has a schedule`, which the command can read): it says, as
+    `sites forget` does, that no regular grab comes and what crawls it."""
+    rule = folder / "rules" / f"{SITE}.yaml"
+    text = rule.read_text(encoding="utf-8")
+    assert "schedule:\n  every: 20m\n" in text
+    rule.write_text(text.replace("schedule:\n  every: 20m\n", ""), encoding="utf-8")
+    redis_client.hset(Keys("crawler").grab(SITE), "next", time.time() + 600)
+    for _ in range(2):
+        assert crawler(folder, redis_server, "sites", "pause", SITE).code == 0
+        resumed = crawler(folder, redis_server, "sites", "resume", SITE)
+        assert resumed.code == 0, resumed.stderr
+        assert resumed.stdout == (
+            f"resumed {SITE}: workers take its queued requests again (0 now); its rule has no `schedule`: no"
+            f" regular grab (`crawler temp {SITE}` crawls it)\n"
+        )
+        redis_client.delete(Keys("crawler").grab(SITE))
+
+
 def test_a_paused_site_is_said_by_schedule_refused_by_temp_and_resumed_due_at_once(
     folder: Path, redis_server: str, redis_client: redis.Redis
 ) -> None:

@@ -94,7 +94,10 @@ def run_resume(args: argparse.Namespace) -> int:
         queue.resume(args.site)
         held = queue.queued(args.site)
         due = queue.server.hget(config.keys.grab(args.site), "next")
-    if due is None:
+    unscheduled = _unscheduled(folder, args.site)
+    if unscheduled is not None:
+        grab = unscheduled
+    elif due is None:
         grab = "its first regular grab, if its rule has a schedule, is queued at the scheduler's next tick"
     elif float(due) <= time.time():
         grab = "its regular grab, due since the pause, is queued at the scheduler's next tick"
@@ -223,6 +226,25 @@ def _drop_state(server: redis.Redis, keys: Keys, site: str) -> list[str]:
     return list(dict.fromkeys(kind for kind, count in zip(kinds.values(), deleted, strict=True) if count))
 
 
+def _unscheduled(folder: Path, site: str) -> str | None:
+    """What a site whose rule in ``folder`` loads and has no schedule gets instead of a regular grab (the
+    next grab a scheduler set while it had one stays in Redis and never comes); None for any other."""
+    path = folder / f"{site}{RULE_SUFFIX}"
+    if not path.is_file():
+        return None
+    try:
+        rule = load_rule(path)
+    except RuleErrors:
+        return None
+    if rule.every is not None or rule.cron is not None:
+        return None
+    return _no_schedule(site)
+
+
+def _no_schedule(site: str) -> str:
+    return f"its rule has no `schedule`: no regular grab (`{suggest(f'temp {site}')}` crawls it)"
+
+
 def _next_grab(path: Path, rule: Rule | RuleErrors | None, site: str) -> str:
     """When the forgotten ``site`` is grabbed next, as its ``rule`` (read from ``path``) schedules it."""
     if rule is None:
@@ -238,4 +260,4 @@ def _next_grab(path: Path, rule: Rule | RuleErrors | None, site: str) -> str:
         return f"its next grab is a new rule's first: at its cron expression's next time ({rule.cron})"
     if rule.every is not None:
         return "its next grab is a new rule's first: at the scheduler's next tick"
-    return f"its rule has no `schedule`: no regular grab (`{suggest(f'temp {site}')}` crawls it)"
+    return _no_schedule(site)
