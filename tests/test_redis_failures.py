@@ -1958,16 +1958,16 @@ def _snapshots_failing(client: redis.Redis, folder: Path) -> Iterator[None]:
 
 
 def _scheduler_on(
-    tmp_path: Path, server: EmbeddedRedis, url: str | None = None
+    tmp_path: Path, server: EmbeddedRedis, url: str | None = None, **settings: Any
 ) -> tuple[Any, Any, redis.Redis]:
     """A crawler, its leased scheduler and a client of ``server`` (at ``url``, with its user, when given),
-    made in the test process: the scheduler has what its open() sets, without its loops (they would
-    install a reactor in this process)."""
+    made in the test process with ``settings``: the scheduler has what its open() sets, without its loops
+    (they would install a reactor in this process)."""
     from crawler.redisio.queue import LeasedQueue
     from crawler.worker.dupefilter import RedisBloomDupeFilter
     from crawler.worker.scheduler import LeasedScheduler
 
-    spider = sites_spider(tmp_path, url or server.ensure())
+    spider = sites_spider(tmp_path, url or server.ensure(), **settings)
     crawler = spider.crawler
     scheduler = LeasedScheduler.from_crawler(crawler)
     client = connect(url or server.url)
@@ -3394,5 +3394,34 @@ def test_a_worker_with_no_wake_listener_is_never_hungry(tmp_path: Path) -> None:
             assert client.zscore(Keys("crawler").hungry, scheduler.worker) is None
             taken = other.pop_many([first], 1, worker="other", may_hunger=True)
             assert taken[0].site == "news", "the slot freed is no one's to wait for"
+        finally:
+            client.close()
+
+
+def test_a_hungry_worker_polling_every_2_s_stays_hungry_between_its_pops(tmp_path: Path) -> None:
+    """A hungry worker pops again at its next idle poll (SCHEDULER_IDLE_POLL_SECONDS) at the latest; its
+    hunger lasted a constant second, so with a 2 s poll it lapsed for half of each poll, and the slots other
+    workers freed meanwhile were theirs again. It now lasts two polls, and the wake a freed slot pushes to it
+    lasts as long."""
+    from crawler.redisio.queue import LeasedQueue
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        _crawler, scheduler, client = _scheduler_on(tmp_path, server, SCHEDULER_IDLE_POLL_SECONDS=2.0)
+        try:
+            keys = Keys("crawler")
+            scheduler._listener = threading.Thread(target=lambda: None)
+            other = LeasedQueue(client, keys)
+            other.configure("news", delay=0.0, concurrency=1)
+            for number in range(3):
+                member = json.dumps({"url": f"http://127.0.0.1/{number}", "meta": {"site": "news"}}).encode()
+                assert other.push(member, priority=0, site="news", job="j1")
+            first = other.pop_many(count=1, worker="other", may_hunger=True)[0].member
+            assert first is not None
+            assert scheduler.next_request() is None, "news is at its concurrency"
+            popped = time.time()
+            until = client.zscore(keys.hungry, scheduler.worker)
+            assert until is not None and until > popped + 2.0, "hungry past its next poll"
+            assert other.pop_many([first], 1, worker="other", may_hunger=True)[0].member is None, "offered"
+            assert client.pttl(keys.wake_of(scheduler.worker)) > 2000, "its wake lasts while it is hungry"
         finally:
             client.close()

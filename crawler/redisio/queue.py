@@ -43,13 +43,13 @@ step one Lua script, so workers on many machines agree):
   retries and expired leases come back there, and no worker takes them until ``resume`` schedules the site
   again. Leases taken before the pause run to their end.
 - workers share the sites' slots: a pop that takes nothing while downloads are under way makes its worker
-  hungry (``crawler:hungry``, worker -> until when, for HUNGRY_SECONDS), and while another worker is
-  hungry, each site whose slot a pop frees is offered to it (``crawler:offer:<site>``, the worker's id,
-  expiring after OFFER_SECONDS), which the pops of other workers pass over, and the worker is woken
-  (``crawler:wake:<worker>``, a list it waits on). Without this the pop that reports a download's end
-  took the slot it freed again, and a worker looking for work found every site full. Both are kept by
-  time alone: no worker is held to a share, and a hungry worker that died, or a pop that failed midway,
-  holds no site longer than OFFER_SECONDS.
+  hungry (``crawler:hungry``, worker -> until when, for two of its idle polls: ``hungry_seconds``), and
+  while another worker is hungry, each site whose slot a pop frees is offered to it
+  (``crawler:offer:<site>``, the worker's id, expiring after OFFER_SECONDS), which the pops of other
+  workers pass over, and the worker is woken (``crawler:wake:<worker>``, a list it waits on). Without this
+  the pop that reports a download's end took the slot it freed again, and a worker looking for work found
+  every site full. Both are kept by time alone: no worker is held to a share, and a hungry worker that
+  died, or a pop that failed midway, holds no site longer than OFFER_SECONDS.
 - ``crawler:pending`` counts, per site, the requests queued or leased and not yet ended, and
   ``crawler:job:<id>`` does the same for a job (``pending``): a job is done when its count is zero. An
   ended job's hash expires (``SCHEDULE_JOB_KEEP_HOURS``): a request of it that ends later counts in no job,
@@ -88,6 +88,7 @@ __all__ = [
     "SitePoliteness",
     "WrongKey",
     "WrongKeyError",
+    "hungry_seconds",
 ]
 
 logger = logging.getLogger(__name__)
@@ -101,10 +102,19 @@ THROTTLE_HALF_LIFE = 120
 # naming the key comes at most this often while it is not.
 WRONG_TYPE_RECHECK_SECONDS = 60
 
-# Seconds a worker whose pop took nothing while downloads were under way stays hungry (the sites whose slots
-# other workers' pops free are offered to it): two idle polls (SCHEDULER_IDLE_POLL_SECONDS), so a worker
-# polling stays hungry between its pops, and one that stopped popping (killed, busy) stops within a second.
+# Seconds at least a worker whose pop took nothing while downloads were under way stays hungry (the sites
+# whose slots other workers' pops free are offered to it; hungry_seconds): two of the default idle polls
+# (SCHEDULER_IDLE_POLL_SECONDS 0.5), and a floor for shorter polls, so a hungry worker is not dropped
+# between two pops that a busy reactor delays by a few hundred milliseconds.
 HUNGRY_SECONDS = 1.0
+
+
+def hungry_seconds(poll_seconds: float) -> float:
+    """Seconds a worker that polls every ``poll_seconds`` (``SCHEDULER_IDLE_POLL_SECONDS``) stays hungry
+    after a pop that took nothing: two polls, at least HUNGRY_SECONDS, so it stays hungry between its pops,
+    and one that stopped popping (killed, busy) stops within two polls."""
+    return max(2 * poll_seconds, HUNGRY_SECONDS)
+
 
 # Seconds a freed slot is offered to the hungry worker before any worker may take it: the hungry worker is
 # woken at once (crawler:wake:<worker>) and takes it within a few milliseconds; one that cannot (killed,
@@ -305,13 +315,14 @@ return added
 )
 
 # KEYS: leases, lease-scores, lease-sites. ARGV: prefix, lease deadline, how many to lease at most, the
-# popping worker's id ('' for none), '1' when it may be hungry (else '0'), then the leases this worker has
-# downloaded since its last call (their sites' slots are free again).
+# popping worker's id ('' for none), the seconds it stays hungry when it may be made hungry (else '0'),
+# then the leases this worker has downloaded since its last call (their sites' slots are free again).
 # Sharing (see the module docstring): while another worker is hungry, each site whose slot this pop frees is
 # offered to it (crawler:offer:<site>, for OFFER_SECONDS) and it is woken (crawler:wake:<worker>); a pop of
 # any other worker passes over an offered site. A pop of a worker that may be hungry that takes nothing
-# while downloads are under way makes it hungry (crawler:hungry, worker -> until when) for HUNGRY_SECONDS;
-# a pop that takes one ends it. Both are kept by time alone: lost, or left by a pop that failed midway,
+# while downloads are under way makes it hungry (crawler:hungry, worker -> until when) for those seconds
+# (hungry_seconds: two of its idle polls), and its wake lasts while it is hungry; a pop that takes one ends
+# it. Both are kept by time alone: lost, or left by a pop that failed midway,
 # they lapse.
 # Sites whose wait is over become ready; the first request of the first ready site is leased, and its site
 # counts one more download and may send again after its largest delay; again, up to the count. A site
@@ -367,13 +378,14 @@ if #ARGV >= 6 then redis.call('SCARD', K .. ':downloading') end
 -- The hungry worker longest unserved, other than this one: the sites whose slots this pop frees are its.
 -- The keys of sharing are called with pcall: one of another type (someone SET it) shares nothing, and
 -- stops no pop.
-local hungry = false
+local hungry, hungry_ms = false, 0
 if #ARGV >= 6 then
   redis.pcall('ZREMRANGEBYSCORE', K .. ':hungry', '-inf', now)
-  local first = redis.pcall('ZRANGE', K .. ':hungry', 0, 1)
-  for _, worker in ipairs(failure(first) and {} or first) do
-    if worker ~= me then
-      hungry = worker
+  local first = redis.pcall('ZRANGE', K .. ':hungry', 0, 1, 'WITHSCORES')
+  first = failure(first) and {} or first
+  for i = 1, #first, 2 do
+    if first[i] ~= me then
+      hungry, hungry_ms = first[i], math.max(math.ceil((tonumber(first[i + 1]) - now) * 1000), 1)
       break
     end
   end
@@ -387,9 +399,7 @@ for i = 6, #ARGV do
     + """, 'NX') then
     redis.pcall('LPUSH', K .. ':wake:' .. hungry, site)
     redis.pcall('LTRIM', K .. ':wake:' .. hungry, 0, 0)
-    redis.call('PEXPIRE', K .. ':wake:' .. hungry, """
-    + str(int(HUNGRY_SECONDS * 1000))
-    + """)
+    redis.call('PEXPIRE', K .. ':wake:' .. hungry, hungry_ms)
   end
 end
 local due = redis.call('ZRANGEBYSCORE', K .. ':gated', '-inf', now, 'LIMIT', 0, 100)
@@ -402,10 +412,9 @@ end
 -- Whether this pop may mark its worker hungry, and then marks or unmarks it; the reply of a pop that took
 -- nothing (the seconds until a site may send: an offer passed over lapses within OFFER_SECONDS).
 local function none_taken(passed)
-  if me ~= '' and ARGV[5] == '1' and redis.call('SCARD', K .. ':downloading') > 0 then
-    redis.pcall('ZADD', K .. ':hungry', now + """
-    + str(HUNGRY_SECONDS)
-    + """, me)
+  local hunger = tonumber(ARGV[5]) or 0
+  if me ~= '' and hunger > 0 and redis.call('SCARD', K .. ':downloading') > 0 then
+    redis.pcall('ZADD', K .. ':hungry', now + hunger, me)
   end
   local wait = passed and """
     + str(OFFER_SECONDS)
@@ -1488,18 +1497,26 @@ class LeasedQueue:
         return self.pop_many(downloaded, 1)[0]
 
     def pop_many(
-        self, downloaded: Iterable[str] = (), count: int = 1, *, worker: str = "", may_hunger: bool = False
+        self,
+        downloaded: Iterable[str] = (),
+        count: int = 1,
+        *,
+        worker: str = "",
+        may_hunger: bool = False,
+        hungry_for: float = HUNGRY_SECONDS,
     ) -> list[Popped]:
         """:meth:`pop` up to ``count`` times in one call, each lease taken as :meth:`pop` takes it (a site's
         politeness holds between them); at least one entry, which has no member when nothing may be sent
         now.
 
         ``worker``: the popping worker's id: a site offered to it is its to take, and, ``may_hunger``, a
-        pop that takes nothing while downloads are under way makes it hungry (see the module docstring;
-        its wake list is :meth:`Keys.wake_of <crawler.keys.Keys.wake_of>`)."""
+        pop that takes nothing while downloads are under way makes it hungry for ``hungry_for`` seconds
+        (:func:`hungry_seconds` of its idle poll; see the module docstring; its wake list is
+        :meth:`Keys.wake_of <crawler.keys.Keys.wake_of>`)."""
         deadline = time.time() + self.lease_seconds
         keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
-        args = [self.keys.prefix, deadline, max(count, 1), worker, "1" if may_hunger else "0", *downloaded]
+        hunger = hungry_for if may_hunger else 0.0
+        args: list[str | float] = [self.keys.prefix, deadline, max(count, 1), worker, hunger, *downloaded]
         wrong, *reply = self._pop(keys=keys, args=args)
         for site, key, kind, expected in wrong:
             if decoded(kind) == "inflight":

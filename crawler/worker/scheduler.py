@@ -52,7 +52,7 @@ from crawler.redisio import redirects as redirect_notes
 from crawler.redisio import serializer
 from crawler.redisio.connection import NO_PERMISSION_FIX, decoded, writes_refused
 from crawler.redisio.embedded import RedisUnavailableError
-from crawler.redisio.queue import HUNGRY_SECONDS, Ack, LeasedQueue, Popped
+from crawler.redisio.queue import Ack, LeasedQueue, Popped, hungry_seconds
 from crawler.redisio.workers import dead_workers, redis_clock, worker_id
 from crawler.requests import (
     LISTING_KINDS,
@@ -118,6 +118,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         # Seconds between two looks for dead workers whose leases to return: a heartbeat's.
         self.dead_seconds = settings.getfloat("SUPERVISION_HEARTBEAT_SECONDS")
         self.poll_seconds = settings.getfloat("SCHEDULER_IDLE_POLL_SECONDS")
+        self.hungry_seconds = hungry_seconds(self.poll_seconds)
         self.retry_seconds = settings.getfloat("STORE_RETRY_SECONDS")
         self.max_attempts = settings.getint("STORE_MAX_ATTEMPTS")
         self.backoff_seconds = settings.getfloat("RETRY_BACKOFF_SECONDS")
@@ -265,7 +266,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 pipe.zrem(self.keys.hungry, self.worker)
                 if self._listener is not None:
                     pipe.lpush(key, "")
-                    pipe.pexpire(key, int(HUNGRY_SECONDS * 1000))
+                    pipe.pexpire(key, int(self.hungry_seconds * 1000))
                 # Each command on its own: a key of another type (someone SET it) fails that one alone.
                 replies = pipe.execute(raise_on_error=False)
         except redis.RedisError as exc:
@@ -496,7 +497,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             set_aside = getattr(self.spider, "set_aside_unruled", None)
             if set_aside is not None and set_aside(request):
                 # What it takes it cannot keep: sites offered to it would wait for nothing.
-                self._kept_nothing_until = time.monotonic() + HUNGRY_SECONDS
+                self._kept_nothing_until = time.monotonic() + self.hungry_seconds
                 continue
             self.stats.inc_value("scheduler/dequeued/redis")
             work = Work.of(request)
@@ -515,7 +516,11 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             reported, self.downloaded = self.downloaded, []
             try:
                 popped = self.queue.pop_many(
-                    reported, self.pop_batch, worker=self.worker, may_hunger=self._may_hunger()
+                    reported,
+                    self.pop_batch,
+                    worker=self.worker,
+                    may_hunger=self._may_hunger(),
+                    hungry_for=self.hungry_seconds,
                 )
             except redis.RedisError:
                 self.downloaded.extend(reported)
@@ -525,7 +530,11 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 self._next_due_check = time.monotonic() + DUE_CHECK_SECONDS
                 if self.queue.queue_due():
                     popped = self.queue.pop_many(
-                        (), self.pop_batch, worker=self.worker, may_hunger=self._may_hunger()
+                        (),
+                        self.pop_batch,
+                        worker=self.worker,
+                        may_hunger=self._may_hunger(),
+                        hungry_for=self.hungry_seconds,
                     )
         except redis.RedisError as exc:
             self.outage.failed("take a request", exc)
@@ -543,8 +552,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         """Whether a pop that takes nothing may make this worker hungry: only one whose wake listener runs
         (none with ``SCHEDULER_IDLE_POLL_SECONDS`` 0: no wake would reach it, and the sites offered to it
         would wait for nothing), not a worker of some sites only (`crawler worker --sites`: offered any
-        site, it would put it back), nor one that put back a request it could not keep within
-        ``HUNGRY_SECONDS``."""
+        site, it would put it back), nor one that put back a request it could not keep within as long as
+        a hunger lasts (``hungry_seconds``)."""
         return (
             self._listener is not None
             and not getattr(self.spider, "only_sites", None)
