@@ -278,7 +278,7 @@ def _workers(server: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
     for worker, raw in sorted(server.hgetall(keys.workers).items()):
         beat = json.loads(raw)
         age = now - float(beat["seen"])
-        alive = beat_alive(beat, now)
+        alive = beat_alive(beat, now, decoded(worker))
         if not alive and age > float(beat.get("forget", SUPERVISION_FORGET_WORKER_SECONDS)):
             continue  # as the heartbeat forgets it (crawler/worker/heartbeat.py), by the worker's own setting
         workers.append(

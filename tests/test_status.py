@@ -1697,6 +1697,34 @@ def test_the_look_for_dead_workers_asks_once_whether_a_process_of_this_machine_r
     assert asked == [os.getpid()]
 
 
+def test_a_beat_here_whose_pid_is_no_process_id_is_told_by_its_beats_said_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A beat of this pid space whose pid no worker wrote (beyond pid_t, Infinity, 0, -1: someone wrote the
+    entry) was asked of os.kill: beyond pid_t it raised OverflowError, which stopped every worker's look for
+    dead workers (a LoopingCall that raises stops) and `crawler status`; 0 and -1 name groups of processes,
+    alive while any is. Such a beat is told by its beats alone, as one of another machine, and said once."""
+    now = time.time()
+    here = pid_space()
+
+    def beat(pid: object, seen: float) -> str:
+        return json.dumps({"pid": pid, "seen": seen, "every": 5.0, "pid_space": here})
+
+    beats = {
+        "h:1:huge": beat(2**70, now - 1),
+        "h:2:infinite": beat(float("inf"), now - 1),
+        "h:3:zero": beat(0, now - 16),
+        "h:4:all": beat(-1, now - 16),
+        "h:5:huge-silent": beat(2**70, now - 16),
+    }
+    with caplog.at_level("WARNING", logger="crawler.redisio.workers"):
+        for _ in range(2):
+            assert dead_workers(beats, now, quiet_for=16.0) == ["h:3:zero", "h:4:all", "h:5:huge-silent"]
+    said = [r.getMessage() for r in caplog.records if "no process id" in r.getMessage()]
+    assert len(said) == 5, said
+    assert said[0].startswith("Worker h:1:huge's heartbeat names pid 1180591620717411303424, which is no")
+
+
 def test_every_line_of_status_check_names_the_command_that_shows_or_mends_it(
     rules: Path,
     redis_client: redis.Redis,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import socket
 import uuid
@@ -27,11 +28,19 @@ __all__ = [
     "worker_id",
 ]
 
+logger = logging.getLogger(__name__)
+
 # A worker is taken for dead after this many missed heartbeats.
 MISSED_BEATS = 3
 
+# The largest process id: pid_t is a signed 32-bit integer (Linux's pid_max is at most 2**22).
+_PID_MAX = 2**31 - 1
+
 # The start part of worker_id(), per pid of this process.
 _starts: dict[int, str] = {}
+
+# The beats whose pid is no process id that this process has warned of: (worker, pid as written).
+_warned_pids: set[tuple[str, str]] = set()
 
 
 def worker_id() -> str:
@@ -65,20 +74,48 @@ def redis_clock(server: redis.Redis) -> float:
     return float(seconds) + microseconds / 1e6
 
 
-def beat_alive(beat: Mapping[str, Any], now: float) -> bool:
-    """A worker's last ``beat`` (its JSON, decoded) is a live worker's at ``now`` (epoch seconds): it beat
-    within ``MISSED_BEATS`` of its beats and, written in this process's pid space, its process runs (a
-    worker killed with SIGKILL on this machine is dead at once, not three beats later; elsewhere only its
-    beats tell)."""
-    return not _silent(beat, now) and not _gone(beat)
+def beat_alive(beat: Mapping[str, Any], now: float, worker: str = "") -> bool:
+    """``worker``'s last ``beat`` (its JSON, decoded) is a live worker's at ``now`` (epoch seconds): it
+    beat within ``MISSED_BEATS`` of its beats and, written in this process's pid space, its process runs (a
+    worker killed with SIGKILL on this machine is dead at once, not three beats later; elsewhere, or with a
+    pid that is no process id, only its beats tell)."""
+    return not _silent(beat, now) and not _gone(beat, worker)
 
 
 def beat_suspended(beat: Mapping[str, Any]) -> bool:
     """A worker's last ``beat`` (its JSON, decoded) is a suspended worker's: written in this process's pid
     space, its process is there but stopped (SIGSTOP, Ctrl-Z: state ``T``, or ``t`` under a debugger), so
     it beats no more and is taken for dead, yet goes on where it was once resumed (SIGCONT)."""
+    pid = _pid_here(beat, "")
+    return pid is not None and process_stopped(pid)
+
+
+def _pid_here(beat: Mapping[str, Any], worker: str) -> int | None:
+    """The pid of ``worker``'s ``beat`` when it was written in this process's pid space; None for a beat
+    of another, or one whose pid is no process id (0, negative, beyond pid_t, no integer: a worker writes
+    its own, someone else wrote this one), which os.kill cannot be asked about (0 and -1 name groups of
+    processes; beyond pid_t raises OverflowError): told by its beats alone, said once per process."""
     space = beat.get("pid_space")
-    return space is not None and space == pid_space() and process_stopped(int(beat["pid"]))
+    if space is None or space != pid_space():
+        return None
+    written = beat.get("pid")
+    try:
+        pid = int(written) if isinstance(written, int | str) and not isinstance(written, bool) else 0
+    except ValueError:
+        pid = 0
+    if 0 < pid <= _PID_MAX:
+        return pid
+    if (worker, repr(written)) not in _warned_pids:
+        _warned_pids.add((worker, repr(written)))
+        logger.warning(
+            "Worker %s's heartbeat names pid %r, which is no process id (1 to %d): it is taken for alive or"
+            " dead by its beats alone, as a worker of another machine. A worker writes its own pid, so"
+            " someone else wrote this entry: `crawler status` lists the workers",
+            worker or "?",
+            written,
+            _PID_MAX,
+        )
+    return None
 
 
 def dead_workers(beats: Mapping[str, str], now: float, *, quiet_for: float) -> list[str]:
@@ -93,7 +130,9 @@ def dead_workers(beats: Mapping[str, str], now: float, *, quiet_for: float) -> l
             beat = json.loads(text)
             if not isinstance(beat, dict):
                 continue
-            if _gone(beat) or (_silent(beat, now) and quiet_for > MISSED_BEATS * float(beat["every"])):
+            if _gone(beat, worker) or (
+                _silent(beat, now) and quiet_for > MISSED_BEATS * float(beat["every"])
+            ):
                 dead.append(worker)
         except (ValueError, TypeError, KeyError):
             continue
@@ -105,7 +144,7 @@ def _silent(beat: Mapping[str, Any], now: float) -> bool:
     return now - float(beat["seen"]) > MISSED_BEATS * float(beat["every"])
 
 
-def _gone(beat: Mapping[str, Any]) -> bool:
-    """``beat`` was written in this process's pid space, and its worker's process no longer runs."""
-    space = beat.get("pid_space")
-    return space is not None and space == pid_space() and not process_running(int(beat["pid"]))
+def _gone(beat: Mapping[str, Any], worker: str) -> bool:
+    """``worker``'s ``beat`` was written in this process's pid space, and its process no longer runs."""
+    pid = _pid_here(beat, worker)
+    return pid is not None and not process_running(pid)
