@@ -167,7 +167,9 @@ class Keys:
 
     def crawl_delays(self, site: str) -> str:
         """The crawl-delay the robots.txt of each host of a site (or host slot) asks for, past the rule's
-        delay (a hash: host -> seconds): the site's ``crawl_delay`` is the longest of them."""
+        delay (a hash: host -> seconds; the host lower case, with its port when not the scheme's default,
+        http and https alike, as the robots.txt middleware reads one per host): the site's ``crawl_delay``
+        is the longest of them."""
         return f"{self.prefix}:crawl-delays:{site}"
 
     def proxy(self, proxy: str) -> str:

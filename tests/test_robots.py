@@ -567,3 +567,41 @@ def test_a_robots_txt_read_for_a_rule_that_no_longer_obeys_it_writes_no_crawl_de
         )
         assert [result for _, result in handled] == [None], "the spider's handler ran, and ended well"
         assert float(connect(url).hget(polite, "crawl_delay") or 0) == 0.0
+
+
+def test_a_hosts_crawl_delay_is_kept_under_one_name_however_its_urls_name_it(tmp_path: Path) -> None:
+    """The crawl-delay a host's robots.txt asks for was kept under the request URL's netloc: its default
+    port written out (http://127.0.0.1:80/) or a user and password in the URL made another entry of the same
+    robots.txt, which a read asking for none later did not drop (the site kept a crawl-delay of 5 s for
+    ever), and the password went to Redis and to the log line. The host is now lower case, its port only
+    when not the scheme's default, without the user and password."""
+    from scrapy import signals
+    from scrapy.robotstxt import ProtegoRobotParser
+
+    from crawler.keys import Keys
+    from crawler.redisio.connection import connect
+    from crawler.redisio.embedded import EmbeddedRedis
+
+    keys = Keys("crawler")
+    with EmbeddedRedis(tmp_path / "data", watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        client = connect(url)
+        spider = sites_spider(tmp_path, url)
+        spider._next_look = float("inf")
+
+        def read(page: str, robots: bytes) -> None:
+            request = Request(page, meta={"site": "news", "slot": "news"})
+            parser = ProtegoRobotParser.from_crawler(spider.crawler, robots)
+            spider.crawler.signals.send_catch_log(
+                signal=signals.robots_parsed, robotparser=parser, request=request
+            )
+
+        read("http://127.0.0.1:80/a/1", b"User-agent: *\nCrawl-delay: 5\n")
+        read("http://user:secret@127.0.0.1/a/2", b"User-agent: *\nCrawl-delay: 7\n")
+        read("http://127.0.0.1:8080/a/3", b"User-agent: *\nCrawl-delay: 6\n")
+        kept = {host: float(seconds) for host, seconds in client.hgetall(keys.crawl_delays("news")).items()}
+        assert kept == {b"127.0.0.1": 7.0, b"127.0.0.1:8080": 6.0}
+        read("http://127.0.0.1:8080/a/4", b"User-agent: *\n")
+        read("http://127.0.0.1/a/5", b"User-agent: *\n")
+        assert not client.exists(keys.crawl_delays("news")), "each read asking for none dropped its entry"
+        assert float(client.hget(keys.polite("news"), "crawl_delay") or 0) == 0.0

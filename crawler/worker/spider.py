@@ -514,7 +514,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if rule is None or not rule.obey_robots:
             return
         asked = robotparser.crawl_delay(robots_agent(request, self.crawler.settings))
-        host = urlsplit(request.url).netloc
+        host = _robots_host(request.url)
         delay = 0.0
         if asked is not None and asked > rule.delay:
             delay = min(float(asked), self.crawler.settings.getfloat("ROBOTS_MAX_CRAWL_DELAY"))
@@ -1724,3 +1724,22 @@ def _stored_first_seen(response: Response) -> str | None:
     if not isinstance(first_seen, str) or response.meta.get("redirect_urls"):
         return None
     return first_seen
+
+
+# The port a scheme's URLs use when they name none.
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _robots_host(url: str) -> str:
+    """The host whose robots.txt ``url`` reads, as its crawl-delay is kept (``Keys.crawl_delays``): lower
+    case, its port only when not the scheme's default, without the user and password a URL may carry (they
+    would be written to Redis and the log). One robots.txt read is one entry, whichever way its URLs name
+    it, so a read that asks for no crawl-delay drops the one it asked for before. The scheme is left out,
+    as the robots.txt middleware leaves it out (one parse per host and port serves http and https: RFC 9309
+    has one robots.txt each), and as the entries written before this were keyed (the URL's netloc)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    return host if port is None or port == _DEFAULT_PORTS.get(parts.scheme.lower()) else f"{host}:{port}"
