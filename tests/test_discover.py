@@ -948,6 +948,69 @@ def test_a_pruned_hosts_slot_met_again_by_a_request_its_frontier_did_not_release
     assert float(redis_client.hget(Keys("crawler").polite("energy@slow.test"), "crawl_delay") or 0) == 30.0
 
 
+@pytest.mark.parametrize("first", ["the reloaded worker", "the older worker"])
+def test_a_pruned_hosts_slot_made_again_by_the_pop_takes_an_edited_rule_at_its_next_release(
+    redis_client: Any, first: str
+) -> None:
+    """A pruned host's slot made again by the pop (a dead letter requeued) from its rule's politeness has no
+    saved copy: once idle and its pending count deleted (a `crawler temp` of the idle site writes its
+    counts off as it starts), a worker reading an edit of the rule (LeasedQueue.configure,
+    hosts=True) does not find it, and the frontier's release wrote its politeness with HSETNX: it kept the
+    old rule's (0.5, 1) until the next start or edit. The release writes the rule's delay and concurrency
+    where none is saved, with a saved copy, the host's crawl-delay kept; then, as for the site's own slot,
+    only configure writes them: a worker still holding the older rule releases to the slot without writing
+    it again, and its own reading of the edit finds the copy it wrote."""
+    frontier, bloom, queue = _kept_frontier(redis_client, ["idle.test"])
+    keys, slot = Keys("crawler"), "energy@idle.test"
+    queue.configure("energy", delay=0.5, concurrency=1, hosts=True)
+    _ended(queue, {slot})
+    queue.set_crawl_delay(slot, 3.0, "idle.test")
+    _untouched(redis_client, frontier, "idle.test", 3601)
+    assert frontier.prune() == 1
+    meta = {"site": "energy", "slot": slot}
+    dead = json.dumps({"url": "http://idle.test/dead", "meta": meta}).encode()
+    assert queue.push(dead, priority=0, site=slot, job="j")
+    assert queue.pop().member is None, "made again, gated by the crawl-delay kept for the host"
+    redis_client.hset(keys.polite(slot), "next", 0)
+    redis_client.zadd(keys.gated, {slot: 0})
+    _ended(queue, {slot})
+    assert queue.lost("energy", write_off=True) == (0, 0), "a temp crawl's start: its count of 0 deleted"
+    queue.configure("energy", delay=2.0, concurrency=4, hosts=True)
+    assert not redis_client.hexists(keys.politeness, slot) and not redis_client.hexists(keys.pending, slot)
+
+    def shown() -> tuple[tuple[float, int, float], tuple[float, int, float]]:
+        (polite,) = queue.politeness([slot])
+        saved = json.loads(redis_client.hget(keys.politeness, slot))
+        copy = (float(saved["delay"]), int(saved["concurrency"]), float(saved.get("crawl_delay", 0)))
+        return (polite.delay, polite.concurrency, polite.crawl_delay), copy
+
+    def request_of(entry: Entry, host: str) -> tuple[bytes, int]:
+        return json.dumps({"url": entry.url, "meta": {**meta, "job": "j"}}).encode(), 0
+
+    def released(delay: float, concurrency: int) -> None:
+        url = f"http://idle.test/new-{delay}"
+        frontier.keep(bloom, [url.encode()], ["idle.test"], [_entry(url, 0.5)])
+        release = frontier.release(
+            1, job="j", budget=100, delay=delay, concurrency=concurrency, request_of=request_of
+        )
+        assert release == (1, 0)
+
+    assert queue.politeness([slot])[0].delay == 0.5, "made again by the pop from the rule read before"
+    if first == "the reloaded worker":
+        released(2.0, 4)
+        assert shown() == ((2.0, 4, 3.0), (2.0, 4, 3.0))
+        released(0.5, 1)
+        assert shown() == ((2.0, 4, 3.0), (2.0, 4, 3.0)), "the older worker's release writes nothing"
+    else:
+        released(0.5, 1)
+        assert shown() == ((0.5, 1, 3.0), (0.5, 1, 3.0))
+        released(2.0, 4)
+        assert shown() == ((0.5, 1, 3.0), (0.5, 1, 3.0)), "saved: an edit comes from configure alone"
+    queue.configure("energy", delay=2.0, concurrency=4, hosts=True)
+    assert shown() == ((2.0, 4, 3.0), (2.0, 4, 3.0)), "the older worker reading the edit"
+    assert {float(s) for s in redis_client.hvals(keys.crawl_delays(slot))} == {3.0}
+
+
 def test_a_chosen_hosts_links_are_valued_again_and_one_worth_less_now_waits(redis_client: Any) -> None:
     keys = Keys("crawler")
     redis_client.hset(keys.job("j"), mapping={"budget": 10, "issued": 0})

@@ -63,7 +63,12 @@ __all__ = ["Entry", "Frontier", "slot_of"]
 # robots.txt asked for before is dropped, as LeasedQueue.configure drops a site's), then per host: host,
 # queue slot, the entry to release ('' for none), its queued request, its priority, how many entries are
 # valued again, then score and entry of each (a score is changed only for an entry still there). Each host
-# is touched. Reply: how many were queued (none for a job whose hash is gone: it ended and expired).
+# is touched. A host's slot takes the rule's delay and concurrency where no delay is saved for it in
+# crawler:politeness: a slot made now, or made again by the pop's restore (a pruned host met by a request its
+# frontier did not release, from the site's saved politeness); a slot saved takes an edit from
+# LeasedQueue.configure, as the site does, never from a release, so two workers holding two versions of the
+# rule do not write in turn. Its crawl_delay is read from crawler:crawl-delays:<slot> only as it is made.
+# Reply: how many were queued (none for a job whose hash is gone: it ended and expired).
 _RELEASE = (
     SITE_LUA
     + """
@@ -85,21 +90,31 @@ while at <= #ARGV do
   local spent = not alive or (tonumber(redis.call('HGET', KEYS[2], 'issued')) or 0) >= budget
   if not spent and entry ~= '' and redis.call('ZREM', key, entry) == 1 then
     local polite = K .. ':polite:' .. slot
-    local settings = {delay = ARGV[4], concurrency = ARGV[5]}
-    if redis.call('HSETNX', polite, 'delay', ARGV[4]) == 1 and ARGV[7] ~= '0' then
-      settings.crawl_delay = asked_of(K .. ':crawl-delays:' .. slot)
-      if settings.crawl_delay then redis.call('HSETNX', polite, 'crawl_delay', settings.crawl_delay) end
+    local made = redis.call('HSETNX', polite, 'delay', ARGV[4]) == 1
+    if made and ARGV[7] ~= '0' then
+      local asked = asked_of(K .. ':crawl-delays:' .. slot)
+      if asked then redis.call('HSETNX', polite, 'crawl_delay', asked) end
     end
     redis.call('HSETNX', polite, 'concurrency', ARGV[5])
-    redis.pcall('HSETNX', K .. ':politeness', slot, cjson.encode(settings))
+    local saved = redis.pcall('HGET', K .. ':politeness', slot)
+    local ok, settings = pcall(cjson.decode, type(saved) == 'string' and saved or '')
+    if not ok or type(settings) ~= 'table' then settings = {} end
+    if settings.delay == nil and type(saved) ~= 'table' then
+      -- No saved delay: the slot is made now, or made again by the pop's restore (no reload finds it).
+      redis.call('HSET', polite, 'delay', ARGV[4], 'concurrency', ARGV[5])
+      settings.delay, settings.concurrency = ARGV[4], ARGV[5]
+      local held = redis.call('HGET', polite, 'crawl_delay')
+      if settings.crawl_delay == nil and held then settings.crawl_delay = held end
+      redis.pcall('HSET', K .. ':politeness', slot, cjson.encode(settings))
+    end
     if ARGV[7] == '0' then
       redis.pcall('DEL', K .. ':crawl-delays:' .. slot)
       -- A key of another type (someone SET it) is left as it is: the pop sets the slot aside.
       if (tonumber(redis.pcall('HGET', polite, 'crawl_delay')) or 0) > 0 then
         redis.pcall('HSET', polite, 'crawl_delay', 0)
       end
-      local saved = redis.pcall('HGET', K .. ':politeness', slot)
-      local ok, settings = pcall(cjson.decode, type(saved) == 'string' and saved or '')
+      saved = redis.pcall('HGET', K .. ':politeness', slot)
+      ok, settings = pcall(cjson.decode, type(saved) == 'string' and saved or '')
       if ok and type(settings) == 'table' and (tonumber(settings.crawl_delay) or 0) > 0 then
         settings.crawl_delay = 0
         redis.pcall('HSET', K .. ':politeness', slot, cjson.encode(settings))

@@ -988,7 +988,8 @@ return 1
 # KEYS: a discover host slot's politeness hash, crawler:politeness. ARGV: the slot, then field, value, ...
 # Written as _POLITE writes them, where they are: the hash when it is one, the saved copy when there is one.
 # A slot the prune dropped both of is made again from its rule's politeness, and the crawl-delay kept for
-# its host, by the pop (_POP's restore), which a hash or a copy written here would keep from it.
+# its host, by the pop (_POP's restore), which a hash or a copy written here would keep from it; its
+# frontier's next release writes the rule's delay and concurrency there, and its copy (frontier._RELEASE).
 _POLITE_HOST = """
 local saved = redis.pcall('HGET', KEYS[2], ARGV[1])
 local ok, settings = pcall(cjson.decode, type(saved) == 'string' and saved or '')
