@@ -540,14 +540,15 @@ def end_again(server: redis.Redis, keys: Keys, job: str) -> None:
 
 
 def held_leases(server: redis.Redis, keys: Keys, job: str, now: float) -> list[float]:
-    """The deadlines of the leases of ``job``'s requests that have not expired at ``now`` (epoch seconds):
-    held by a worker that runs, or by one killed, until they expire and go back to the queue."""
+    """The deadlines of the leases of ``job``'s requests that have not expired at ``now`` (epoch seconds, by
+    Redis's clock, which sets them): held by a worker that runs, or by one killed, until they expire and go
+    back to the queue."""
     return _lease_deadlines(server, keys, job, f"({now}", "+inf")
 
 
 def expired_leases(server: redis.Redis, keys: Keys, job: str, now: float) -> int:
-    """How many leases of ``job``'s requests are past their deadline at ``now`` (epoch seconds): their
-    worker was killed, and they wait for a live worker to put them back in the queue."""
+    """How many leases of ``job``'s requests are past their deadline at ``now`` (epoch seconds, by Redis's
+    clock): their worker was killed, and they wait for a live worker to put them back in the queue."""
     return len(_lease_deadlines(server, keys, job, "-inf", now))
 
 

@@ -131,7 +131,7 @@ def build_status(
     queue = {
         "queued": to_crawl["queued"],
         "leased": to_crawl["leased"],
-        "expired": int(server.zcount(keys.leases, "-inf", now)),
+        "expired": int(server.zcount(keys.leases, "-inf", redis_clock(server))),
         "waiting": to_crawl["waiting"],
         "dead_letters": sum(dead.values()),
     }

@@ -2135,3 +2135,27 @@ def test_the_holders_hash_of_another_type_stops_no_pop_and_no_end_of_a_lease(
     time.sleep(0.2)
     assert queue.requeue_expired() == 1
     assert redis_client.get(keys.lease_holders) == b"oops"
+
+
+def test_leases_and_waits_go_by_redis_clock_whatever_the_clocks_of_the_workers_machines(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker on a machine whose clock is 120 s behind (more than a lease) takes, renews, retries and
+    defers; another worker, on time, tends the queue: the first one's lease is live, its waits unfinished."""
+    behind = make_queue(redis_client, lease_seconds=30)
+    on_time = make_queue(redis_client, lease_seconds=30)
+    for n in range(3):
+        push(behind, request(f"http://a.test/{n}"))
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() - 120)
+    leases = [behind.pop().member for _ in range(3)]
+    assert all(leases)
+    behind.renew([str(leases[0])])
+    assert behind.handoff(str(leases[1]), b'{"retry": 1}', priority=0, site="news", job="j1", delay=30)
+    assert behind.defer(str(leases[2]), 30, max_attempts=3) == 1
+    monkeypatch.setattr(time, "time", real)
+    assert on_time.requeue_expired() == 0, "the lease is live: its deadline is 30 s from now"
+    assert on_time.queue_due() == 0, "the retry and the deferred request wait their 30 s"
+    assert (on_time.leased(), on_time.delayed(), len(on_time)) == (1, 2, 0)
+    assert on_time.requeue_expired(now=real() + 31) == 1
+    assert on_time.queue_due(now=real() + 31) == 2

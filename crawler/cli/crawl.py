@@ -51,6 +51,7 @@ from crawler.keys import ROBOTS_DISALLOWED, SEEN_ALREADY, Keys
 from crawler.redisio.connection import connect, evicts, hash_of, resolve_redis_url, writes_refused
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError, live_users
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
+from crawler.redisio.workers import redis_clock
 from crawler.requests import (
     JobCounts,
     end_again,
@@ -484,7 +485,7 @@ def _listings_read(rule: Rule, read: int) -> str:
 def _note_held_leases(server: redis.Redis, keys: Keys, job: str) -> None:
     """A note on stderr when leases of the resumed ``job`` are held (a crawl killed holds its leases until
     they expire): the crawl waits for them, and shows no progress meanwhile when they are all it has."""
-    now = time.time()
+    now = redis_clock(server)
     deadlines = held_leases(server, keys, job, now)
     if not deadlines:
         return
@@ -1298,7 +1299,7 @@ def _crawl_job(
                 counts = JobCounts.read(server, keys, job)
                 refused[0] = writes_refused(server)
                 held = site is not None and bool(server.hexists(keys.paused, site))
-                fetching = bool(held and held_leases(server, keys, job, time.time()))
+                fetching = bool(held and held_leases(server, keys, job, redis_clock(server)))
                 now = (counts.pending, counts.fetched, counts.skipped, counts.errors, counts.refused)
                 still, moved[0] = now == moved[0], now
                 if site is None or not counts.pending or not (still or queue.lost(site) is not None):

@@ -17,10 +17,11 @@ step one Lua script, so workers on many machines agree):
   delay, however many there are; the time is Redis's own clock, the one clock every worker shares.
   What the rules and robots.txt set of it is kept in ``crawler:politeness`` too: a pop that finds the
   hash removed writes it again from there and holds the site for its delay.
-- ``pop`` moves the request to ``crawler:leases`` (score = lease deadline) and remembers its queue score
-  and site in ``crawler:lease-scores`` and ``crawler:lease-sites``, and its holder (the popping worker's
-  id) in ``crawler:lease-holders``; the worker keeps the member, which names the lease, in the request's
-  metadata.
+- ``pop`` moves the request to ``crawler:leases`` (score = lease deadline, by Redis's clock as every time
+  kept in a score here: workers whose machines' clocks differ keep each other's leases) and remembers its
+  queue score and site in ``crawler:lease-scores`` and ``crawler:lease-sites``, and its holder (the
+  popping worker's id) in ``crawler:lease-holders``; the worker keeps the member, which names the lease,
+  in the request's metadata.
 - ``ack`` removes the lease once the request's items are stored and its links queued; ``renew`` pushes the
   deadlines of a live worker's leases forward; ``requeue_expired`` puts every lease past its deadline back
   in its site's queue with its old score (a worker killed with SIGKILL stops renewing, so what it held
@@ -314,7 +315,7 @@ return added
 """
 )
 
-# KEYS: leases, lease-scores, lease-sites. ARGV: prefix, lease deadline, how many to lease at most, the
+# KEYS: leases, lease-scores, lease-sites. ARGV: prefix, lease seconds, how many to lease at most, the
 # popping worker's id ('' for none), the seconds it stays hungry when it may be made hungry (else '0'),
 # then the leases this worker has downloaded since its last call (their sites' slots are free again).
 # Sharing (see the module docstring): while another worker is hungry, each site whose slot this pop frees is
@@ -478,7 +479,7 @@ for _ = 1, count + 10 + """
       local failed = failure(redis.pcall('HSET', KEYS[2], item[1], item[2]))
         or failure(redis.pcall('HSET', KEYS[3], item[1], site))
         or failure(redis.pcall('SADD', K .. ':downloading', item[1]))
-        or failure(redis.pcall('ZADD', KEYS[1], ARGV[2], item[1]))
+        or failure(redis.pcall('ZADD', KEYS[1], now + tonumber(ARGV[2]), item[1]))
       if failed then
         redis.call('ZADD', K .. ':queue:' .. site, item[2], item[1])
         redis.call('HINCRBY', key, 'inflight', -1)
@@ -550,7 +551,7 @@ return 1
 
 # KEYS: leases, lease-scores, pending, job (or ''), sequence, attempts, delayed, lease-sites, the job's set
 # of the URLs it fetches (or ''). ARGV: prefix, the old lease, the new member, its priority, site, job (or
-# ''), the time before which it may not be taken (0: at once), the new member's fingerprint, the set's
+# ''), the seconds before it may be taken (0: at once), the new member's fingerprint, the set's
 # time-to-live in seconds. A later one waits in the delayed set until queue_due moves it to its site's
 # queue (a retry's backoff), with its queue score and site kept.
 # A lease that is no longer held (it expired: its request is back in the queue, or with another worker)
@@ -573,7 +574,7 @@ local added = 0
 if tonumber(ARGV[7]) > 0 then
   -- A queue key of another type holds no request: the retry waits as any other (enqueue, once due).
   local queued = type(redis.pcall('ZSCORE', K .. ':queue:' .. site, ARGV[3])) == 'string'
-  if not queued and redis.call('ZADD', KEYS[7], 'NX', ARGV[7], ARGV[3]) == 1 then
+  if not queued and redis.call('ZADD', KEYS[7], 'NX', now_of() + tonumber(ARGV[7]), ARGV[3]) == 1 then
     redis.call('HSET', KEYS[2], ARGV[3], score)
     redis.call('HSET', KEYS[8], ARGV[3], site)
     added = 1
@@ -602,10 +603,10 @@ return added
 """
 )
 
-# KEYS: leases, attempts, delayed, lease-sites. ARGV: prefix, the lease, when it may be taken again, the
-# most attempts. Returns the attempts so far, 0 when they are used up (the lease is kept: the caller
-# dead-letters it), -1 when not held. A deferred request leaves the leases for the delayed set (its queue
-# score and site stay).
+# KEYS: leases, attempts, delayed, lease-sites. ARGV: prefix, the lease, the seconds until it may be taken
+# again, the most attempts. Returns the attempts so far, 0 when they are used up (the lease is kept: the
+# caller dead-letters it), -1 when not held. A deferred request leaves the leases for the delayed set (its
+# queue score and site stay).
 _DEFER = (
     SITE_LUA
     + """
@@ -618,7 +619,9 @@ end
 -- Written where it waits before its lease ends: an error there (a key every site shares of another type)
 -- leaves the lease held, Lua not being rolled back.
 local site = site_of(ARGV[1], ARGV[2])
-if redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2]) == 0 and site then merged(ARGV[1], site, ARGV[2]) end
+if redis.call('ZADD', KEYS[3], now_of() + tonumber(ARGV[3]), ARGV[2]) == 0 and site then
+  merged(ARGV[1], site, ARGV[2])
+end
 redis.call('HSET', KEYS[2], ARGV[2], attempts)
 redis.call('ZREM', KEYS[1], ARGV[2])
 redis.pcall('HDEL', ARGV[1] .. ':lease-holders', ARGV[2])
@@ -838,9 +841,11 @@ return reply
 )
 
 _RENEW = """
+local t = redis.call('TIME')
+local deadline = tonumber(t[1]) + tonumber(t[2]) / 1000000 + tonumber(ARGV[1])
 local renewed = 0
 for i = 2, #ARGV do
-  renewed = renewed + redis.call('ZADD', KEYS[1], 'XX', 'CH', ARGV[1], ARGV[i])
+  renewed = renewed + redis.call('ZADD', KEYS[1], 'XX', 'CH', deadline, ARGV[i])
 end
 return renewed
 """
@@ -879,13 +884,15 @@ end
 """
 
 # KEYS: a sorted set by time (the leases, or the delayed requests), lease-scores, lease-sites. ARGV:
-# prefix, now, the most to move, 1 when the set holds leases (each one ends). Every member whose time has
-# passed goes back to its site's queue with its old score (back). Reply: {how many, then what back named}.
+# prefix, now ('': Redis's clock), the most to move, 1 when the set holds leases (each one ends). Every
+# member whose time has passed goes back to its site's queue with its old score (back). Reply: {how many,
+# then what back named}.
 _REQUEUE = (
     SITE_LUA
     + _BACK_LUA
     + """
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local until_time = tonumber(ARGV[2]) or now_of()
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', until_time, 'LIMIT', 0, tonumber(ARGV[3]))
 local named = {}
 for _, member in ipairs(due) do
   -- A lease ends once its request is queued again (an error on the way, a key every site shares of
@@ -1514,10 +1521,16 @@ class LeasedQueue:
         pop that takes nothing while downloads are under way makes it hungry for ``hungry_for`` seconds
         (:func:`hungry_seconds` of its idle poll; see the module docstring; its wake list is
         :meth:`Keys.wake_of <crawler.keys.Keys.wake_of>`)."""
-        deadline = time.time() + self.lease_seconds
         keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
         hunger = hungry_for if may_hunger else 0.0
-        args: list[str | float] = [self.keys.prefix, deadline, max(count, 1), worker, hunger, *downloaded]
+        args: list[str | float] = [
+            self.keys.prefix,
+            self.lease_seconds,
+            max(count, 1),
+            worker,
+            hunger,
+            *downloaded,
+        ]
         wrong, *reply = self._pop(keys=keys, args=args)
         for site, key, kind, expected in wrong:
             if decoded(kind) == "inflight":
@@ -1819,7 +1832,6 @@ class LeasedQueue:
             self.keys.lease_sites,
             again,
         ]
-        deadline = time.time() + delay if delay > 0 else 0.0
         args: list[str | bytes | int | float] = [
             self.keys.prefix,
             lease,
@@ -1827,7 +1839,7 @@ class LeasedQueue:
             int(priority),
             site,
             job or "",
-            deadline,
+            max(delay, 0.0),
             fingerprint,
             int(again_seconds),
         ]
@@ -1839,9 +1851,7 @@ class LeasedQueue:
         now). Returns the attempts so far; 0 when ``max_attempts`` are used up (the lease is kept:
         dead-letter it), -1 when it was not held any more."""
         keys = [self.keys.leases, self.keys.attempts, self.keys.delayed, self.keys.lease_sites]
-        return int(
-            self._defer(keys=keys, args=[self.keys.prefix, lease, time.time() + seconds, max_attempts])
-        )
+        return int(self._defer(keys=keys, args=[self.keys.prefix, lease, seconds, max_attempts]))
 
     def dead_letter(
         self,
@@ -1970,7 +1980,7 @@ class LeasedQueue:
         held = list(members)
         if not held:
             return 0
-        return int(self._renew(keys=[self.keys.leases], args=[time.time() + self.lease_seconds, *held]))
+        return int(self._renew(keys=[self.keys.leases], args=[self.lease_seconds, *held]))
 
     def release(self, members: Iterable[str]) -> int:
         """Put these leases back in the queue now (a worker closing with work it has not finished)."""
@@ -2003,18 +2013,20 @@ class LeasedQueue:
         return {holder: count for holder, count in released.items() if count}
 
     def requeue_expired(self, now: float | None = None, limit: int = 1000) -> int:
-        """Put up to ``limit`` leases whose deadline has passed back in the queue; returns how many."""
+        """Put up to ``limit`` leases whose deadline has passed at ``now`` (epoch seconds; None: by Redis's
+        clock, which set it) back in the queue; returns how many."""
         keys = [self.keys.leases, self.keys.lease_scores, self.keys.lease_sites]
-        moment = time.time() if now is None else now
+        moment = "" if now is None else now
         return self._said_back(
             self.keys.leases, self._requeue(keys=keys, args=[self.keys.prefix, moment, limit, 1])
         )
 
     def queue_due(self, now: float | None = None, limit: int = 1000) -> int:
         """Move up to ``limit`` delayed requests whose time has come (retries after their backoff, deferred
-        ones) into the queue; returns how many."""
+        ones) into the queue, at ``now`` (epoch seconds; None: by Redis's clock, which set their times);
+        returns how many."""
         keys = [self.keys.delayed, self.keys.lease_scores, self.keys.lease_sites]
-        moment = time.time() if now is None else now
+        moment = "" if now is None else now
         return self._said_back(
             self.keys.delayed, self._requeue(keys=keys, args=[self.keys.prefix, moment, limit, 0])
         )

@@ -94,6 +94,7 @@ from crawler import settings as defaults
 from crawler.commandline import TOLD, counted, span
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded, hash_of, turned_away, writes_refused
+from crawler.redisio.workers import redis_clock
 from crawler.requests import enqueue_job, expired_leases, write_off_lost
 from crawler.rules import Rule, RuleError, RuleFiles, load_rules
 from crawler.schedule.revisit import period_of, when
@@ -385,11 +386,11 @@ class GrabScheduler:
 
     def unfinished(self, job: str) -> int:
         """The requests of ``job`` still to crawl: those pending (queued, leased, waiting to be retried) but
-        the leases past their deadline, whose worker was killed (the workers' clock times leases)."""
+        the leases past their deadline, whose worker was killed (Redis's clock times leases)."""
         pending = int(self.server.hget(self.keys.job(job), "pending") or 0)
         if pending <= 0:
             return 0
-        return max(pending - expired_leases(self.server, self.keys, job, time.time()), 0)
+        return max(pending - expired_leases(self.server, self.keys, job, redis_clock(self.server)), 0)
 
     def _blocking(self, rule: Rule, state: dict[str, str]) -> tuple[str, bool, int] | None:
         """The job a due grab of ``rule`` waits for, whether it is a temp crawl, and its requests still to
