@@ -23,6 +23,7 @@ __all__ = [
     "DocumentError",
     "FetchError",
     "HttpStatusError",
+    "HungUp",
     "InputError",
     "NotAListingError",
     "StoreError",
@@ -134,6 +135,11 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM asked the process to stop (``docker stop``, a service manager, ``kill``): a
     KeyboardInterrupt, so every clean stop made for Ctrl-C runs, and the command exits with 143 (128 +
     SIGTERM) rather than Ctrl-C's 130."""
+
+
+class HungUp(KeyboardInterrupt):
+    """SIGHUP asked the process to stop (its terminal closed): the clean stop of :class:`Terminated`, and
+    the exit code 129 (128 + SIGHUP)."""
 
 
 class StoreUnavailableError(StoreError):

@@ -1,15 +1,44 @@
-"""Helper threads that leave Ctrl-C and SIGTERM to the main thread."""
+"""The signals that stop a command cleanly, and helper threads that leave them to the main thread."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import signal
+import sys
+import termios
 from collections.abc import Iterable, Iterator
 
-__all__ = ["STOP_SIGNALS", "signals_blocked"]
+__all__ = ["STOP_SIGNALS", "leave_the_terminal", "signals_blocked"]
 
-# The signals that stop a command cleanly: Ctrl-C and SIGTERM (a service manager, `docker stop`, `kill`).
-STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+# The signals that stop a command cleanly: Ctrl-C, SIGTERM (a service manager, `docker stop`, `kill`) and
+# SIGHUP (the command's terminal closed).
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+
+
+def leave_the_terminal() -> None:
+    """Send stdout and stderr to the null device where they are a terminal, as SIGHUP says it closed: a
+    write to a terminal that hung up fails (EIO), and the clean stop that follows must not fail of it.
+    Those sent to a file or a pipe (``nohup``, a log) keep what comes."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError):  # what it held was for the terminal that is gone
+            stream.flush()
+    for fd in (1, 2):
+        if _a_terminal(fd):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+
+
+def _a_terminal(fd: int) -> bool:
+    """Whether ``fd`` is a terminal, hung up or not: one that hung up is no tty to ``isatty`` any more, and
+    answers every ioctl with EIO (a file, a pipe or the null device answers ENOTTY)."""
+    try:
+        termios.tcgetattr(fd)
+    except termios.error as exc:
+        return bool(exc.args[0] == errno.EIO)
+    return True
 
 
 @contextlib.contextmanager

@@ -1174,6 +1174,9 @@ def _text_processes(session: int) -> set[int]:
         ("temp", signal.SIGTERM, 143, "terminated (SIGTERM)", True),
         ("temp", signal.SIGINT, 130, "interrupted", True),
         ("worker", signal.SIGTERM, 143, "terminated (SIGTERM)", True),
+        # SIGHUP: its terminal closed (a terminal test_a_worker_whose_terminal_closes_... closes).
+        ("worker", signal.SIGHUP, 129, "hung up (SIGHUP)", False),
+        ("temp", signal.SIGHUP, 129, "hung up (SIGHUP)", True),
     ],
 )
 def test_a_crawl_stopped_by_sigterm_or_ctrl_c_returns_its_leases_and_exits_with_128_plus_the_signal(
@@ -1215,9 +1218,17 @@ def test_a_crawl_stopped_by_sigterm_or_ctrl_c_returns_its_leases_and_exits_with_
         assert f"crawler {command}: {said}" in err, err[-4000:]
         assert "Traceback" not in err, err[-4000:]
         assert "A text process died" not in err, err[-4000:]
+        if sign == signal.SIGHUP:
+            logged = (
+                "Received SIGHUP (the terminal closed), shutting down gracefully"
+                if command == "worker"
+                else ("crawler temp: warning: stopping (SIGHUP)")
+            )
+            assert logged in err, err[-4000:]
         assert not _text_processes(crawl.pid), f"text processes outlived the command (of {sorted(pool)})"
         counts = JobCounts.read(client, keys, job)
         assert queue.leased() == 0, "every lease given back"
+        assert client.hlen(keys.workers) == 0, "its heartbeat removed"
         assert 0 < counts.pending == len(queue), "the unfinished requests are back in the queue"
         assert counts.fetched + counts.pending == 21, "nothing lost: the index page and 20 pages"
         if command == "temp":
@@ -1225,6 +1236,83 @@ def test_a_crawl_stopped_by_sigterm_or_ctrl_c_returns_its_leases_and_exits_with_
                 f"crawler temp: note: stopped before its end: {counts.pending} requests of job {job} wait in"
                 f" the queue; `crawler temp {site.name}` goes on with them\n"
             ) in err, err[-4000:]
+        client.close()
+
+
+# `crawler ARGUMENTS` in the terminal on its stdin, which it makes its session's controlling terminal (it
+# is started in a session of its own): the terminal's hangup is its.
+_IN_ITS_TERMINAL = (
+    "import fcntl, sys, termios\n"
+    "fcntl.ioctl(0, termios.TIOCSCTTY, 0)\n"
+    "from crawler.cli import main\n"
+    "sys.exit(main())\n"
+)
+
+
+def test_a_worker_whose_terminal_closes_stops_cleanly_and_returns_its_leases(site: Site) -> None:
+    """`crawler worker` in a terminal that is closed (the kernel hangs it up: SIGHUP to its session):
+    the clean stop of SIGTERM, exit 129, its leases back in the queue and its heartbeat removed, though
+    nothing more can be written to the terminal."""
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.requests import JobCounts, enqueue_job
+    from crawler.rules import load_rule
+
+    site.rule(*(f"/slow?seconds=1&n={unique('hangup')}" for _ in range(20)))
+    keys = Keys("crawler")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        client = connect(url)
+        queue = LeasedQueue(client, keys)
+        enqueue_job(client, keys, [load_rule(site.rules / f"{site.name}.yaml")])
+        settings = [item for pair in (*FAST, "CONCURRENT_REQUESTS=2") for item in ("-s", pair)]
+        terminal, its_side = os.openpty()
+        worker = subprocess.Popen(
+            [sys.executable, "-c", _IN_ITS_TERMINAL, "worker", *settings],
+            env=site.env(REDIS_URL=url),
+            stdin=its_side,
+            stdout=its_side,
+            stderr=its_side,
+            start_new_session=True,
+        )
+        os.close(its_side)
+        shown: list[bytes] = []
+        reading = threading.Event()
+        reading.set()
+
+        def read_the_terminal() -> None:
+            while reading.is_set():
+                if select.select([terminal], [], [], 0.05)[0]:
+                    try:
+                        shown.append(os.read(terminal, 65536))
+                    except OSError:  # EIO: the worker's side closed
+                        return
+
+        reader = threading.Thread(target=read_the_terminal)
+        reader.start()
+        try:
+            job = _the_job(client, keys)
+            wait_until(
+                lambda: JobCounts.read(client, keys, job).fetched >= 2 and queue.leased() > 0,
+                "pages fetched and leases held",
+            )
+            assert client.hlen(keys.workers) == 1, "its heartbeat"
+            reading.clear()
+            reader.join()
+            os.close(terminal)  # the terminal window closed
+            worker.wait(WAIT_LIMIT)
+        finally:
+            reading.clear()
+            reader.join()
+            if worker.poll() is None:
+                os.killpg(worker.pid, signal.SIGKILL)
+                worker.wait()
+        text = b"".join(shown).decode("utf-8", "replace")[-4000:]
+        assert worker.returncode == 129, text
+        counts = JobCounts.read(client, keys, job)
+        assert queue.leased() == 0, "every lease given back"
+        assert client.hlen(keys.workers) == 0, "its heartbeat removed"
+        assert 0 < counts.pending == len(queue), "the unfinished requests are back in the queue"
+        assert counts.fetched + counts.pending == 21, "nothing lost: the index page and 20 pages"
         client.close()
 
 

@@ -35,12 +35,14 @@ from typing import Any, NoReturn, TextIO, cast
 from crawler.cli.parser import build_parser, folders_before_command
 from crawler.cli.terminal import output_advice, running, tell
 from crawler.commandline import given_folders
-from crawler.errors import EXIT_FETCH, EXIT_USAGE, CrawlerError, Terminated
+from crawler.errors import EXIT_FETCH, EXIT_USAGE, CrawlerError, HungUp, Terminated
 from crawler.settings import LOG_DATEFORMAT, LOG_FORMAT
+from crawler.threads import leave_the_terminal
 
 __all__ = ["build_parser", "main"]
 
 EXIT_OK = 0
+EXIT_HUNG_UP = 129
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
@@ -56,8 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``crawler`` console script; returns the exit code."""
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="replace")
-    # Scrapy's own handler takes SIGTERM (and Ctrl-C) while a crawl runs (crawler.worker.process).
+    # Scrapy's own handler takes SIGTERM (and Ctrl-C) while a crawl runs, and the crawl's SIGHUP
+    # (crawler.worker.fetch.SignalledProcess).
     previous = signal.signal(signal.SIGTERM, _terminate)
+    previous_hangup = signal.signal(signal.SIGHUP, _hang_up)
     stdout = _Stdout(sys.stdout)
     sys.stdout = cast(TextIO, stdout)
     try:
@@ -95,6 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Terminated:
         tell(None, "terminated (SIGTERM)")
         return EXIT_TERMINATED
+    except HungUp:
+        tell(None, "hung up (SIGHUP)")
+        return EXIT_HUNG_UP
     except KeyboardInterrupt:
         tell(None, "interrupted")
         return EXIT_INTERRUPTED
@@ -122,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         sys.stdout = stdout.stream
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGHUP, previous_hangup)
 
 
 class _Stdout:
@@ -173,6 +181,12 @@ def _drop_stdout() -> None:
 def _terminate(signum: int, frame: FrameType | None) -> NoReturn:
     """SIGTERM: stop as on Ctrl-C (a KeyboardInterrupt in the main thread), to exit with 143."""
     raise Terminated
+
+
+def _hang_up(signum: int, frame: FrameType | None) -> NoReturn:
+    """SIGHUP (the terminal closed): stop as on SIGTERM, to exit with 129, writing no more to the terminal."""
+    leave_the_terminal()
+    raise HungUp
 
 
 def _handler(name: str) -> Callable[[argparse.Namespace], int]:

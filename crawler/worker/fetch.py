@@ -49,11 +49,12 @@ from crawler.errors import (
     BlockedAddressError,
     FetchError,
     HttpStatusError,
+    HungUp,
     InputError,
     Terminated,
     redacted,
 )
-from crawler.threads import STOP_SIGNALS
+from crawler.threads import STOP_SIGNALS, leave_the_terminal
 from crawler.worker.download import STOP_DOWNLOADS, connection_lost, undecompressed, what_to_check
 from crawler.worker.netguard import (
     BlockedRequest,
@@ -73,6 +74,8 @@ __all__ = [
     "check_url",
     "fetch",
 ]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = float(defaults.DOWNLOAD_TIMEOUT)
 DEFAULT_MAX_BYTES = defaults.DOWNLOAD_MAXSIZE
@@ -122,8 +125,8 @@ def check_url(url: str) -> str:
 
 
 class SignalledProcess(CrawlerProcess):
-    """Scrapy's process, remembering whether a shutdown signal (Ctrl-C, SIGTERM) stopped it, and which:
-    one that comes while the crawl opens finds the engine not running yet, so the reactor stops without
+    """Scrapy's process, remembering whether a shutdown signal (Ctrl-C, SIGTERM, SIGHUP) stopped it, and
+    which: one that comes while the crawl opens finds the engine not running yet, so the reactor stops without
     the spider's close and its "shutdown" finish reason. The signal cancels the downloads under way
     (:data:`~crawler.worker.download.STOP_DOWNLOADS`): Scrapy's clean stop would wait for them, up to
     their timeout; then :meth:`stopping` is told how many were cancelled."""
@@ -136,8 +139,31 @@ class SignalledProcess(CrawlerProcess):
 
         self.interrupted = True
         self.signum = signum
+        if signum == signal.SIGHUP:
+            leave_the_terminal()
         super()._signal_shutdown(signum, _)
+        # A closing terminal's hangup comes twice (from the kernel and from its shell): it is no second
+        # stop signal, which forces an unclean stop.
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
         reactor.callFromThread(self._stop_downloads)
+
+    @staticmethod
+    def _log_shutdown(signum: int) -> None:
+        if signum != signal.SIGHUP:
+            CrawlerProcess._log_shutdown(signum)
+            return
+        logger.info("Received SIGHUP (the terminal closed), shutting down gracefully as on SIGTERM")
+
+    def _setup_reactor(self, install_signal_handlers: bool) -> None:
+        """Scrapy's, and SIGHUP taken as its shutdown signals are, once the reactor runs."""
+        from twisted.internet import reactor  # noqa: PLC0415 - the reactor Scrapy installed
+
+        def take_hangup() -> None:
+            signal.signal(signal.SIGHUP, self._signal_shutdown)
+
+        super()._setup_reactor(install_signal_handlers)
+        if install_signal_handlers:
+            reactor.callWhenRunning(take_hangup)
 
     def start(self, stop_after_crawl: bool = True, install_signal_handlers: bool = True) -> None:
         """Scrapy's start, the handlers of the stop signals it replaces put back once it returns: Scrapy's
@@ -164,7 +190,10 @@ class SignalledProcess(CrawlerProcess):
         nothing (its command says it was interrupted)."""
 
     def stopped(self) -> KeyboardInterrupt:
-        """What to raise once stopped: :class:`Terminated` for SIGTERM, else KeyboardInterrupt."""
+        """What to raise once stopped: :class:`Terminated` for SIGTERM, :class:`HungUp` for SIGHUP, else
+        KeyboardInterrupt."""
+        if self.signum == signal.SIGHUP:
+            return HungUp()
         return Terminated() if self.signum == signal.SIGTERM else KeyboardInterrupt()
 
 

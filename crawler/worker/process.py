@@ -165,8 +165,8 @@ def run_worker(
 
     ``on_tick`` is called every ``every`` seconds while it runs (a progress display); when it returns
     False, the crawl stops as on Ctrl-C. Returns the crawl's stats; raises KeyboardInterrupt when it was
-    stopped by Ctrl-C or ``on_tick``, :class:`Terminated` (a KeyboardInterrupt) by SIGTERM, after Scrapy's
-    clean stop: its unfinished requests are back in the queue.
+    stopped by Ctrl-C or ``on_tick``, :class:`Terminated` (a KeyboardInterrupt) by SIGTERM, :class:`HungUp`
+    (one too) by SIGHUP, after Scrapy's clean stop: its unfinished requests are back in the queue.
     """
     for name, one_line in _ONE_LINE_LOGGERS.items():
         logging.getLogger(name).addFilter(one_line)

@@ -25,6 +25,7 @@ import asyncio
 import functools
 import logging
 import multiprocessing
+import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -71,10 +72,16 @@ def _start_resource_tracker() -> None:
     "There appear to be 5 leaked semaphore objects to clean up at shutdown" on the crawl's stderr, after
     the crawl is gone, about what it has just cleaned up. multiprocessing starts the tracker (and the text
     processes) with this interpreter's ``sys.warnoptions`` as ``-W`` options: the filter goes there, not
-    into the environment, which other threads may be reading."""
+    into the environment, which other threads may be reading.
+
+    The tracker ignores Ctrl-C and SIGTERM, sent to the crawl's whole process group, but not SIGHUP, which
+    a closing terminal sends there too: it is started with SIGHUP blocked, which it inherits and keeps
+    (it dying while the crawl stops cleanly, multiprocessing warned and printed a traceback for each
+    semaphore the pool freed)."""
     if _TRACKER_WARNING not in sys.warnoptions:
         sys.warnoptions.append(_TRACKER_WARNING)
-    resource_tracker.ensure_running()
+    with signals_blocked({signal.SIGHUP}):
+        resource_tracker.ensure_running()
 
 
 def text_processes(settings: BaseSettings) -> int:
@@ -102,7 +109,7 @@ class TextPool:
         return pool
 
     def _pool(self) -> ProcessPoolExecutor:
-        """The pool, its processes started (a call each) with Ctrl-C and SIGTERM blocked on this thread,
+        """The pool, its processes started (a call each) with the stop signals blocked on this thread,
         which they inherit: a terminal's Ctrl-C, or a service manager's stop, signals the whole process
         group, and a process that died of it while importing would look like a crash (its articles' work
         done here, a new pool started) while the crawl stops. Each process drops such a signal as it
