@@ -47,6 +47,7 @@ class Keys:
         "gated",
         "hungry",
         "leader",
+        "leader_process",
         "lease_holders",
         "lease_scores",
         "lease_sites",
@@ -121,6 +122,9 @@ class Keys:
         self.paused = f"{prefix}:paused"
         # The one active scheduler of regular grabs (a string with a time-to-live).
         self.leader = f"{prefix}:scheduler:leader"
+        # Where the active scheduler runs (JSON: owner, the leader key's value; pid; pid_space), written as it
+        # takes the lead: `crawler status` on its machine knows a killed one gone before its lead lapses.
+        self.leader_process = f"{prefix}:scheduler:leader-process"
         # The rule files the active scheduler cannot read, so grabs not (a hash: site -> JSON: scheduler,
         # error), written at each of its ticks: its rules folder may not be the one `crawler status` reads.
         self.rule_errors = f"{prefix}:scheduler:rule-errors"

@@ -43,8 +43,9 @@ from crawler.discover.frontier import Frontier
 from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded, evicts, hash_of, writes_refused
+from crawler.redisio.embedded import process_running
 from crawler.redisio.queue import LeasedQueue, SitePoliteness, WrongKey
-from crawler.redisio.workers import beat_alive, beat_suspended, redis_clock
+from crawler.redisio.workers import beat_alive, beat_suspended, pid_space, redis_clock
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 
@@ -102,6 +103,9 @@ def build_status(
     split = store_split(workers)
     leader = server.get(keys.leader)
     scheduler = None if leader is None else decoded(leader)
+    killed = _scheduler_killed(server, keys, scheduler)
+    if killed is not None:
+        scheduler = None
     dead = dead_letters_by_site(server, keys)
     shown = [(name, ruleset.get(name)) for name in ([site] if site is not None else status_sites(ruleset))]
     reads = _read_sites(server, keys, shown, now)
@@ -149,7 +153,7 @@ def build_status(
         "removed_sites": _removed_sites(server, keys) if not listed else [],
         "redis": health,
         "queue": queue,
-        "scheduler": {"active": scheduler},
+        "scheduler": {"active": scheduler, "killed": killed},
         "workers": workers,
         "workers_alive": alive,
         "workers_figures": workers_figures(workers, health["writes_refused"]),
@@ -226,6 +230,23 @@ def site_in_redis(server: redis.Redis, keys: Keys, site: str) -> bool:
 def status_sites(ruleset: RuleSet) -> list[str]:
     """The sites the status lists: those of the rules folder, their rule files broken or not."""
     return sorted({*ruleset.rules, *ruleset.broken})
+
+
+def _scheduler_killed(server: redis.Redis, keys: Keys, scheduler: str | None) -> dict[str, Any] | None:
+    """The active ``scheduler`` (the leader key's value) when it ran on this machine and its process is
+    gone (killed: its lead holds until it lapses, up to ``SCHEDULE_LEADER_SECONDS``): its owner and pid;
+    else None (where it runs unknown, a scheduler of a version before leader-process, or another machine)."""
+    if scheduler is None:
+        return None
+    try:
+        where = json.loads(decoded(server.get(keys.leader_process) or b"{}"))
+        space = where.get("pid_space")
+        if where.get("owner") != scheduler or space is None or space != pid_space():
+            return None
+        pid = int(where["pid"])
+    except (redis.ResponseError, ValueError, TypeError, KeyError, AttributeError):
+        return None  # the key overwritten (another type, no JSON object): nothing known of where it runs
+    return None if process_running(pid) else {"owner": scheduler, "pid": pid}
 
 
 def _overdue(since: str, scheduler: str | None) -> str:

@@ -1859,3 +1859,32 @@ def test_a_live_worker_is_alive_whatever_the_clocks_of_its_machine_and_of_the_on
         report = build_status(redis_client, keys, load_rules(tmp_path), looking)
         assert [(w["id"], w["alive"]) for w in report["workers"]] == [(THIS_WORKER.decode(), True)], looking
         assert report["workers"][0]["seen_seconds_ago"] < 5, report["workers"]
+
+
+# A scheduler that takes the lead, then is killed (SIGKILL), in a process of its own; ARGV: the Redis URL.
+_SCHEDULER_KILLED = (
+    "import os, signal, sys\n"
+    "from crawler.keys import Keys\n"
+    "from crawler.redisio.connection import connect\n"
+    "from crawler.schedule.grabs import GrabScheduler\n"
+    "assert GrabScheduler(connect(sys.argv[1]), Keys('crawler')).lead(30)\n"
+    "os.kill(os.getpid(), signal.SIGKILL)\n"
+)
+
+
+def test_a_scheduler_killed_on_this_machine_is_not_active_though_its_lead_has_not_lapsed(
+    rules: Path, redis_server: str, redis_client: redis.Redis, run_crawler: Callable[..., str]
+) -> None:
+    """A killed scheduler's lead holds up to SCHEDULE_LEADER_SECONDS (30 s): status on its machine said it
+    active all that while; it says it killed, its process gone, and none active."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    killed = subprocess.run([sys.executable, "-c", _SCHEDULER_KILLED, redis_server], check=False)
+    assert killed.returncode == -signal.SIGKILL
+    owner = decoded(redis_client.get("crawler:scheduler:leader") or b"")
+    assert owner, "its lead holds"
+    pid = int(owner.split(":")[1])
+    report = build_status(redis_client, Keys("crawler"), load_rules(rules), time.time())
+    assert report["scheduler"] == {"active": None, "killed": {"owner": owner, "pid": pid}}
+    assert (
+        f"scheduler: none active ({owner} stopped without a clean stop, killed: its process {pid} is gone;"
+    ) in _words(run_crawler("status"))

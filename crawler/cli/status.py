@@ -152,6 +152,19 @@ def _alive(worker: dict[str, Any]) -> str:
     return "[red]no[/red]"
 
 
+def _scheduler(scheduler: dict[str, Any]) -> str:
+    """The active scheduler; or none, and the one killed on this machine whose lead has not lapsed yet."""
+    if scheduler["active"]:
+        return str(scheduler["active"])
+    killed = scheduler.get("killed")
+    if not killed:
+        return "none active"
+    return (
+        f"none active ({killed['owner']} stopped without a clean stop, killed: its process {killed['pid']} is"
+        f" gone; a scheduler started now takes over once its lead lapses, within SCHEDULE_LEADER_SECONDS)"
+    )
+
+
 def _stopped(workers: list[dict[str, Any]]) -> str:
     """What the workers listed as dead are: suspended on this machine (SIGSTOP), each with the command
     that resumes it, or stopped without a clean stop, each listed until its
@@ -211,7 +224,7 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
         f" {queue['leased']} leased{_expired(queue['expired'])},"
         f" {queue['waiting']} waiting (retries, deferred),"
         f" {counted(queue['dead_letters'], 'dead letter')};"
-        f" scheduler: {escape(report['scheduler']['active'] or 'none active')};"
+        f" scheduler: {escape(_scheduler(report['scheduler']))};"
         f" workers alive: {report['workers_alive']} of {len(report['workers'])}{_stopped(report['workers'])}",
         soft_wrap=terminal,
     )

@@ -67,7 +67,9 @@ adapted under the old one. Both are set by ``plan`` (one Lua call that changes `
 still what the scheduler read), so two schedulers say it once.
 
 ``crawler:scheduler:leader`` (a string with a time-to-live) names the one active scheduler of ``crawler
-schedule``; the others wait, and take over within ``SCHEDULE_LEADER_SECONDS`` when it stops. At each
+schedule``; the others wait, and take over within ``SCHEDULE_LEADER_SECONDS`` when it stops. As it takes
+the lead it writes where it runs in ``crawler:scheduler:leader-process`` (its pid and pid space), by
+which ``crawler status`` on its machine tells it killed at once. At each
 tick it writes the errors of the rule files it cannot read in ``crawler:scheduler:rule-errors``, for
 `crawler status` on machines whose copy of those files is sound.
 """
@@ -94,7 +96,7 @@ from crawler import settings as defaults
 from crawler.commandline import TOLD, counted, span
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded, hash_of, turned_away, writes_refused
-from crawler.redisio.workers import redis_clock
+from crawler.redisio.workers import pid_space, redis_clock
 from crawler.requests import enqueue_job, expired_leases, write_off_lost
 from crawler.rules import Rule, RuleError, RuleFiles, load_rules
 from crawler.schedule.revisit import period_of, when
@@ -548,7 +550,11 @@ class GrabScheduler:
         milliseconds = max(int(seconds * 1000), 1)
         if self._renew(keys=[self.keys.leader], args=[self.owner, milliseconds]):
             return True
-        return bool(self.server.set(self.keys.leader, self.owner, nx=True, px=milliseconds))
+        if not self.server.set(self.keys.leader, self.owner, nx=True, px=milliseconds):
+            return False
+        where = {"owner": self.owner, "pid": os.getpid(), "pid_space": pid_space()}
+        self.server.set(self.keys.leader_process, json.dumps(where))
+        return True
 
     def publish_rule_errors(self, errors: Mapping[str, str]) -> None:
         """Replace the rule errors this scheduler's folder has (site -> its file's errors) in Redis."""
