@@ -1626,7 +1626,7 @@ def test_a_jobs_lost_requests_are_taken_from_the_count_of_the_slot_they_were_cou
     'news' went from 3 to 1 and, once the other job's 3 requests ended, to -2, while 'news@h1.test' kept 2
     for ever (a count no request stands for: the host is never pruned, status shows it pending). They are
     taken from the counts past what their slot holds queued or leased."""
-    queue = make_queue(redis_client)
+    queue = make_queue(redis_client, jobs=("other", "gone"))
     for n in range(3):
         push(queue, request(f"http://news.test/k{n}", job="other"))
     for n in range(2):
