@@ -23,6 +23,7 @@ Redis needs attention when it refuses writes (its disk is full:
 :func:`crawler.redisio.connection.writes_refused`) or may evict keys
 (:func:`crawler.redisio.connection.evicts`); the store does when the workers alive store articles in
 more than one place (each its own machine's SQLite files, with no ``MONGO_URI``: :func:`store_split`);
+the workers do when an entry of their heartbeats cannot be read (:func:`_unreadable_beats`);
 the queue does when requests wait and no worker is alive
 (:func:`no_worker`). The proxies' health is shown too.
 """
@@ -30,6 +31,7 @@ the queue does when requests wait and no worker is alive
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,7 +47,7 @@ from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded, evicts, hash_of, writes_refused
 from crawler.redisio.embedded import process_running
 from crawler.redisio.queue import LeasedQueue, SitePoliteness, WrongKey
-from crawler.redisio.workers import beat_alive, beat_suspended, pid_space, redis_clock
+from crawler.redisio.workers import beat_alive, beat_id, beat_suspended, pid_space, read_beat, redis_clock
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 
@@ -87,6 +89,8 @@ NO_NEWS_INTERVALS = 5
 # write now. A failure is tried again within minutes (STORE_RETRY_SECONDS), so a store still failing shows
 # one within two hours; older ones are the dead letters' to tell.
 STORE_FAILING_HOURS = 2
+# The characters of an unreadable heartbeat the status quotes: enough to tell what wrote it.
+BEAT_SHOWN = 40
 
 
 def build_status(
@@ -99,7 +103,8 @@ def build_status(
     """The status of the service at ``now`` (epoch seconds), as a JSON-ready mapping; with ``site`` (one
     of :func:`status_sites`), of that site alone beside the service's own parts (Redis, the queue, the
     scheduler, workers, the store, proxies)."""
-    workers = _workers(server, keys)
+    beats, unreadable = _beats(server, keys)
+    workers = _workers(beats, redis_clock(server))
     split = store_split(workers)
     leader = server.get(keys.leader)
     scheduler = None if leader is None else decoded(leader)
@@ -157,6 +162,7 @@ def build_status(
         "workers": workers,
         "workers_alive": alive,
         "workers_figures": workers_figures(workers, health["writes_refused"]),
+        "workers_unreadable": _unreadable_beats(keys, unreadable),
         "no_worker": idle,
         "store_split": split,
         "dead_elsewhere": elsewhere,
@@ -168,6 +174,7 @@ def build_status(
             | {b["file"] for b in broken if b["file"] not in sites_files}
             | ({"redis"} if health["writes_refused"] or health["evicts"] else set())
             | ({"store"} if split else set())
+            | ({"workers"} if unreadable else set())
             | ({"queue"} if idle else set())
             | ({"dead_letters"} if elsewhere else set())
         ),
@@ -177,7 +184,7 @@ def build_status(
 def needs_attention(report: dict[str, Any]) -> list[dict[str, str]]:
     """What of ``report`` (:func:`build_status`) needs attention, in the order and words the status table
     gives it: ``{"part": ..., "reason": ...}`` for a part of the service (``redis``, ``queue``, ``store``,
-    ``dead_letters``), ``{"site": ..., "reason": ...}`` per reason of each site, ``{"file": ...,
+    ``dead_letters``, ``workers``), ``{"site": ..., "reason": ...}`` per reason of each site, ``{"file": ...,
     "reason": ...}`` per error of a rule file; empty when all is well."""
     health = report["redis"]
     parts = (
@@ -186,6 +193,7 @@ def needs_attention(report: dict[str, Any]) -> list[dict[str, str]]:
         ("queue", report["no_worker"]),
         ("store", report["store_split"]),
         ("dead_letters", report["dead_elsewhere"]),
+        ("workers", report["workers_unreadable"]),
     )
     return [
         *({"part": part, "reason": reason} for part, reason in parts if reason),
@@ -266,7 +274,8 @@ def _overdue(since: str, scheduler: str | None) -> str:
 def workers_alive(server: redis.Redis, keys: Keys, *, besides: str | None = None) -> int:
     """How many workers are alive now: :func:`crawler.redisio.workers.beat_alive`; ``besides``: leaving out
     the worker of that id (this process's own)."""
-    return sum(1 for worker in _workers(server, keys) if worker["alive"] and worker["id"] != besides)
+    workers = _workers(_beats(server, keys)[0], redis_clock(server))
+    return sum(1 for worker in workers if worker["alive"] and worker["id"] != besides)
 
 
 def no_worker(requests: int, alive: int, what: str = "request") -> str | None:
@@ -292,34 +301,74 @@ def _to_crawl(server: redis.Redis, keys: Keys) -> dict[str, int]:
     return {"queued": len(queue), "leased": queue.leased(), "waiting": queue.delayed()}
 
 
-def _workers(server: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
-    """The workers' last heartbeats, those forgotten left out, judged by Redis's clock, which stamped them."""
-    now = redis_clock(server)
+def _beats(server: redis.Redis, keys: Keys) -> tuple[dict[str, dict[str, Any]], dict[str, bytes]]:
+    """The workers' last heartbeats by worker id, and apart those that cannot be read
+    (:func:`crawler.redisio.workers.read_beat`), each as written."""
+    beats: dict[str, dict[str, Any]] = {}
+    unreadable: dict[str, bytes] = {}
+    for field, raw in sorted(server.hgetall(keys.workers).items()):
+        beat = read_beat(raw)
+        if beat is None:
+            unreadable[beat_id(field)] = raw if isinstance(raw, bytes) else raw.encode()
+        else:
+            beats[beat_id(field)] = beat
+    return beats, unreadable
+
+
+def _workers(beats: dict[str, dict[str, Any]], now: float) -> list[dict[str, Any]]:
+    """The workers of their last heartbeats (``beats``: :func:`_beats`), those forgotten left out, judged at
+    ``now`` by Redis's clock, which stamped them."""
     workers = []
-    for worker, raw in sorted(server.hgetall(keys.workers).items()):
-        beat = json.loads(raw)
+    for worker, beat in beats.items():
         age = now - float(beat["seen"])
-        alive = beat_alive(beat, now, decoded(worker))
-        if not alive and age > float(beat.get("forget", SUPERVISION_FORGET_WORKER_SECONDS)):
+        alive = beat_alive(beat, now, worker)
+        forget = float(beat.get("forget", SUPERVISION_FORGET_WORKER_SECONDS))
+        if not alive and age > forget:
             continue  # as the heartbeat forgets it (crawler/worker/heartbeat.py), by the worker's own setting
         workers.append(
             {
-                "id": decoded(worker),
-                "host": beat["host"],
-                "pid": beat["pid"],
+                "id": worker,
+                "host": beat.get("host"),
+                "pid": beat.get("pid"),
                 "alive": alive,
                 "suspended": not alive and beat_suspended(beat),
                 "seen_seconds_ago": round(age, 1),
-                "forget_seconds": float(beat.get("forget", SUPERVISION_FORGET_WORKER_SECONDS)),
+                "forget_seconds": forget,
                 # A worker of an older version names its count of responses "pages".
                 "responses": beat.get("responses", beat.get("pages", 0)),
-                "rate_per_minute": beat["rate"] if alive else 0.0,
+                "rate_per_minute": beat.get("rate", 0.0) if alive else 0.0,
                 "sites": beat.get("sites", []),
                 "redis_errors": beat.get("redis_errors", 0),
                 "store": beat.get("store"),
             }
         )
     return workers
+
+
+def _unreadable_beats(keys: Keys, unreadable: dict[str, bytes]) -> str | None:
+    """What to do of the entries of the workers' hash that cannot be read (``unreadable``: worker id ->
+    value, :func:`_beats`): no worker wrote them, or one of a version that writes another beat; None when
+    there is none."""
+    if not unreadable:
+        return None
+    shown = "; ".join(f"{worker}: {_cut(value)}" for worker, value in unreadable.items())
+    fixes = " and ".join(f"`redis-cli HDEL {keys.workers} {shlex.quote(worker)}`" for worker in unreadable)
+    return (
+        f"{counted(len(unreadable), 'heartbeat')} in {keys.workers} cannot be read (not the JSON a worker"
+        f" writes): {shown}; no worker is counted alive or dead by {'them' if len(unreadable) != 1 else 'it'}"
+        f" and no beat removes {'them' if len(unreadable) != 1 else 'it'}: remove with {fixes} (a live"
+        " worker writes its own again at its next beat)"
+    )
+
+
+def _cut(value: bytes) -> str:
+    """A ``value`` of the workers' hash as a message quotes it: its first :data:`BEAT_SHOWN` characters,
+    escaped; its bytes (``b'...'``) when it is no UTF-8."""
+    try:
+        text: str | bytes = value.decode("utf-8")
+    except UnicodeDecodeError:
+        text = value
+    return repr(text[:BEAT_SHOWN]) + ("…" if len(text) > BEAT_SHOWN else "")
 
 
 def workers_figures(workers: list[dict[str, Any]], refused: str | None) -> str | None:

@@ -3460,6 +3460,36 @@ def test_a_worker_that_just_started_takes_no_silent_worker_for_dead_before_three
             client.close()
 
 
+def test_a_heartbeat_that_cannot_be_read_stops_no_workers_look_for_dead_workers(tmp_path: Path) -> None:
+    """An entry of crawler:workers that is no UTF-8, or whose every is a number beyond a float, raised out
+    of release_dead (UnicodeDecodeError, OverflowError), a LoopingCall that stops when it raises: no dead
+    worker's leases went back to the queue before they expired. Such an entry is nobody's death, and the
+    dead worker beside it is still found."""
+    from crawler.redisio.queue import LeasedQueue
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        try:
+            keys = Keys("crawler")
+            queue = LeasedQueue(client, keys)
+            queue.configure("news", delay=0.0, concurrency=1)
+            member = json.dumps({"url": "http://127.0.0.1/1", "meta": {"site": "news"}}).encode()
+            assert queue.push(member, priority=0, site="news", job=None)
+            assert queue.pop_many(count=1, worker="far:4:aaaaaa")[0].member is not None
+            now = time.time()
+            silent = {"host": "far", "pid": 4, "pid_space": "another machine", "every": 5.0, "seen": now - 20}
+            huge = {**silent, "every": 10**400}
+            client.hset(
+                keys.workers,
+                mapping={"far:4:aaaaaa": json.dumps(silent), "odd:1": b"\xff{", "odd:2": json.dumps(huge)},
+            )
+            scheduler._started -= 16
+            scheduler.release_dead()
+            assert queue.leased() == 0, "the silent worker is dead, its lease back in the queue"
+        finally:
+            client.close()
+
+
 def test_a_worker_with_no_wake_listener_is_never_hungry(tmp_path: Path) -> None:
     """A worker that polls nothing (SCHEDULER_IDLE_POLL_SECONDS 0: no idle poll, no wake listener) pops
     only when its engine asks, on its own downloads' ends or Scrapy's 5 s heartbeat; its pops that took

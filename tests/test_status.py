@@ -34,7 +34,7 @@ from crawler.redisio.workers import dead_workers, pid_space, worker_id
 from crawler.requests import write_off_lost
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
-from crawler.status import SITES_PER_PIPELINE, build_status
+from crawler.status import SITES_PER_PIPELINE, build_status, workers_alive
 from crawler.worker import heartbeat as heartbeat_module
 from crawler.worker.bans import looks_like_captcha
 from crawler.worker.heartbeat import WorkerHeartbeat
@@ -1723,6 +1723,49 @@ def test_a_beat_here_whose_pid_is_no_process_id_is_told_by_its_beats_said_once(
     said = [r.getMessage() for r in caplog.records if "no process id" in r.getMessage()]
     assert len(said) == 5, said
     assert said[0].startswith("Worker h:1:huge's heartbeat names pid 1180591620717411303424, which is no")
+
+
+def test_a_heartbeat_that_cannot_be_read_is_named_with_its_fix_not_a_traceback(
+    redis_client: redis.Redis,
+    redis_server: str,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An entry of crawler:workers that is no beat a worker writes (not JSON, no object, its last beat no
+    number, no UTF-8: someone else wrote it) made `crawler status` raise a traceback (json.loads unguarded),
+    and every command that counts the workers alive with it. It is left out of the workers and named, cut
+    short, with the command that removes it: no worker's beat does."""
+    keys = Keys("crawler")
+    _beat_here(redis_server)
+    unreadable = {
+        b"junk:1": b"not json " + b"x" * 60,
+        b"list:2": b"[1, 2]",
+        b"text-seen:3": json.dumps({"host": "h", "pid": 3, "seen": "soon", "every": 5.0}).encode(),
+        b"bin:4": b"\xff{",
+    }
+    for worker, value in unreadable.items():
+        redis_client.hset(keys.workers, worker, value)
+    _beat_here(redis_server)
+    assert set(redis_client.hkeys(keys.workers)) == {THIS_WORKER, *unreadable}, "no beat removes them"
+    report = json.loads(run_crawler("status", "--format", "json"))
+    assert [worker["id"] for worker in report["workers"]] == [THIS_WORKER.decode()]
+    assert report["workers_alive"] == 1
+    said = report["workers_unreadable"]
+    assert said.startswith(
+        "4 heartbeats in crawler:workers cannot be read (not the JSON a worker writes): bin:4: b'\\xff{';"
+        f" junk:1: 'not json {'x' * 31}'…; list:2: '[1, 2]'; text-seen:3: "
+    ), said
+    assert said.endswith(
+        "no worker is counted alive or dead by them and no beat removes them: remove with `redis-cli HDEL"
+        " crawler:workers bin:4` and `redis-cli HDEL crawler:workers junk:1` and `redis-cli HDEL"
+        " crawler:workers list:2` and `redis-cli HDEL crawler:workers text-seen:3` (a live worker writes"
+        " its own again at its next beat)"
+    ), said
+    assert "workers" in report["attention"]
+    assert f"NEEDS ATTENTION {said}" in _words(run_crawler("status"))
+    assert main(["status", "--check"]) == 1
+    assert capsys.readouterr().out == f"workers: {said}\n"
+    assert workers_alive(redis_client, keys) == 1
 
 
 def test_every_line_of_status_check_names_the_command_that_shows_or_mends_it(

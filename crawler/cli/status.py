@@ -252,6 +252,10 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
         console.print(
             Text.assemble(("NEEDS ATTENTION", "red"), " ", report["dead_elsewhere"]), soft_wrap=True
         )
+    if report["workers_unreadable"]:
+        console.print(
+            Text.assemble(("NEEDS ATTENTION", "red"), " ", report["workers_unreadable"]), soft_wrap=True
+        )
     if report["workers"]:
         _show(
             console,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import os
 import socket
 import uuid
@@ -21,9 +22,11 @@ from crawler.redisio.embedded import process_running, process_stopped
 __all__ = [
     "MISSED_BEATS",
     "beat_alive",
+    "beat_id",
     "beat_suspended",
     "dead_workers",
     "pid_space",
+    "read_beat",
     "redis_clock",
     "worker_id",
 ]
@@ -90,6 +93,42 @@ def beat_suspended(beat: Mapping[str, Any]) -> bool:
     return pid is not None and process_stopped(pid)
 
 
+def beat_id(field: bytes | str) -> str:
+    """A worker's id in ``crawler:workers`` (its field) as text; bytes that are no UTF-8 (no worker's id:
+    someone else wrote the entry) escaped (``\\xff``)."""
+    return field.decode("utf-8", "backslashreplace") if isinstance(field, bytes) else field
+
+
+def read_beat(raw: bytes | str) -> dict[str, Any] | None:
+    """A beat of ``crawler:workers`` (its value) decoded; None when it is not what a worker writes, which
+    no reader can tell alive or dead: no UTF-8 JSON object, its ``seen`` and ``every`` no finite numbers,
+    one of its counts (``forget``, ``rate``, ``responses``, ``pages``, ``redis_errors``) no number, its
+    ``sites`` no list of names, or its ``store`` no text."""
+    try:
+        beat = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(beat, dict) or not all(_number(beat.get(name)) for name in ("seen", "every")):
+        return None
+    counts = ("forget", "rate", "responses", "pages", "redis_errors")
+    if not all(_number(beat[name]) for name in counts if name in beat):
+        return None
+    sites = beat.get("sites", [])
+    if not isinstance(sites, list) or not all(isinstance(site, str) for site in sites):
+        return None
+    return beat if isinstance(beat.get("store", ""), str | None) else None
+
+
+def _number(value: object) -> bool:
+    """``value`` (of a beat's JSON) is a finite number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _pid_here(beat: Mapping[str, Any], worker: str) -> int | None:
     """The pid of ``worker``'s ``beat`` when it was written in this process's pid space; None for a beat
     of another, or one whose pid is no process id (0, negative, beyond pid_t, no integer: a worker writes
@@ -118,24 +157,19 @@ def _pid_here(beat: Mapping[str, Any], worker: str) -> int | None:
     return None
 
 
-def dead_workers(beats: Mapping[str, str], now: float, *, quiet_for: float) -> list[str]:
+def dead_workers(beats: Mapping[str, bytes | str], now: float, *, quiet_for: float) -> list[str]:
     """The ids of the workers whose last beat (``crawler:workers``: id -> JSON) is a dead worker's at
     ``now`` (:func:`beat_alive`). One whose process is known gone (a beat of this pid space) is dead at
     once; one only silent is counted dead when the caller had Redis for ``quiet_for`` seconds (since its
     last failed call) longer than that worker's silence may be: a Redis away stopped its beats too, and
-    it may not have beaten again yet. A beat that cannot be read is nobody's death."""
+    it may not have beaten again yet. A beat that cannot be read (:func:`read_beat`) is nobody's death."""
     dead = []
     for worker, text in beats.items():
-        try:
-            beat = json.loads(text)
-            if not isinstance(beat, dict):
-                continue
-            if _gone(beat, worker) or (
-                _silent(beat, now) and quiet_for > MISSED_BEATS * float(beat["every"])
-            ):
-                dead.append(worker)
-        except (ValueError, TypeError, KeyError):
+        beat = read_beat(text)
+        if beat is None:
             continue
+        if _gone(beat, worker) or (_silent(beat, now) and quiet_for > MISSED_BEATS * float(beat["every"])):
+            dead.append(worker)
     return dead
 
 

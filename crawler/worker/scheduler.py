@@ -50,10 +50,10 @@ from crawler.commandline import counted
 from crawler.errors import redacted, redacted_text
 from crawler.redisio import redirects as redirect_notes
 from crawler.redisio import serializer
-from crawler.redisio.connection import NO_PERMISSION_FIX, decoded, writes_refused
+from crawler.redisio.connection import NO_PERMISSION_FIX, writes_refused
 from crawler.redisio.embedded import RedisUnavailableError
 from crawler.redisio.queue import Ack, LeasedQueue, Popped, hungry_seconds
-from crawler.redisio.workers import dead_workers, redis_clock, worker_id
+from crawler.redisio.workers import beat_id, dead_workers, redis_clock, worker_id
 from crawler.requests import (
     LISTING_KINDS,
     QueueEntryError,
@@ -303,10 +303,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         that silence may last, since its last failed call and since its start. A Redis that is away is
         counted and looked at again at the next turn."""
         try:
-            beats = {
-                decoded(worker): decoded(beat)
-                for worker, beat in self.server.hgetall(self.keys.workers).items()
-            }
+            beats = {beat_id(worker): beat for worker, beat in self.server.hgetall(self.keys.workers).items()}
             quiet_since = max(self.outage.last_failed, self._started)
             dead = set(
                 dead_workers(beats, redis_clock(self.server), quiet_for=time.monotonic() - quiet_since)
