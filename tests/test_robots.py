@@ -515,6 +515,26 @@ def test_a_robots_txt_that_cannot_be_fetched_again_keeps_the_old_copy_for_anothe
     assert failure == "refused" or "(HTTP 503)" in said, said
 
 
+def test_a_robots_txt_that_cannot_be_fetched_is_said_without_the_urls_password(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The warning that a host's robots.txt could not be fetched named the host as the URL's netloc, its
+    user name and password with it (`robots.txt of user:secret@a.test could not be fetched`): the log's
+    URLs are masked (crawler.worker.process), a netloc is no URL. Neither line of the failure shows it."""
+
+    async def crawl() -> None:
+        middleware, engine = _middleware()
+        await _ask(middleware, "http://user:secret@a.test/1")
+        await engine.fail()
+
+    with caplog.at_level("INFO", logger="crawler.worker.robots"):
+        asyncio.run(crawl())
+    said = [record.getMessage() for record in caplog.records]
+    assert "secret" not in caplog.text, caplog.text
+    assert said[0] == "Error downloading <GET http://***@a.test/robots.txt>", said
+    assert said[1].startswith("robots.txt of ***@a.test could not be fetched ("), said
+
+
 def test_the_parses_a_worker_keeps_are_bounded_the_least_recently_used_dropped(clock: list[float]) -> None:
     """ROBOTS_CACHE_SIZE parses at most (a discover crawl meets thousands of hosts): the least recently
     used is dropped, and fetched again when next needed. Before, every host's parse was kept for the

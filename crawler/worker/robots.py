@@ -44,6 +44,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 
+from crawler.errors import redacted
 from crawler.requests import Work
 from crawler.worker.connection import job_level
 from crawler.worker.download import DownloadStopped, connection_lost, undecompressed
@@ -162,7 +163,7 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
             if not isinstance(exc, IgnoreRequest):
                 self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
                 if not isinstance(exc, DownloadStopped):
-                    logger.exception("Error downloading %s", robots)
+                    logger.exception("Error downloading <%s %s>", robots.method, redacted(robots.url))
                     self._unfetched(request, url.netloc, _why(exc), kept=old is not None)
             return None
         self._unreachable.discard(url.netloc)
@@ -215,9 +216,10 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
             self._unreachable.discard(key.partition(" ")[0])
 
     def _unfetched(self, request: Request, host: str, why: str, *, kept: bool) -> None:
-        """Say once per host that its robots.txt could not be downloaded, ``why``, and what the crawl does:
-        keeps the copy read before (``kept``), else crawls its pages as if it allowed them, counted for the
-        site of ``request``, the page that needed it."""
+        """Say once per ``host`` (a URL's netloc, its user name and password masked as the log's URLs are)
+        that its robots.txt could not be downloaded, ``why``, and what the crawl does: keeps the copy read
+        before (``kept``), else crawls its pages as if it allowed them, counted for the site of
+        ``request``, the page that needed it."""
         work = Work.of(request)
         if not kept:
             self._stats.inc_value(f"robots/unreachable/{work.site}")
@@ -227,7 +229,7 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
         logger.log(
             job_level(self.crawler, work.job),
             "robots.txt of %s could not be fetched (%s): %s",
-            host,
+            redacted(host),
             why,
             "the copy read before is kept" if kept else "its pages are crawled as if it allowed them",
         )
