@@ -94,6 +94,15 @@ def test_search_encoding_percent_encodes_the_keywords_and_the_template_query_in_
             ("https://find", "ftp://find"),
             'search.url: not an http(s) URL: "ftp://find.test/search?q={keyword}',
         ),
+        (
+            ("https://find", "https://user:s3cret@find"),
+            'search.url: credentials in the URL "https://***@find.test/search?q={keyword}&lang=en" (expected'
+            " a URL without them)",
+        ),
+        (
+            ("https://find", "ftp://user:s3cret@find"),
+            'search.url: not an http(s) URL: "ftp://***@find.test/search?q={keyword}',
+        ),
         (("[harbour bridge, ferry, ferry]", "[]"), "search.keywords: an empty list (expected a keyword"),
         (
             ("{xpath: \"//ol[@class='results']\", deny: ['/video/']}", "{deny: [x]}"),

@@ -602,20 +602,19 @@ def _search(top: Mapping[str, Any], check: Checker) -> SearchRule | None:
         template = check.string(search["url"], "search.url", "an http(s) URL with {keyword} in it")
         if template is not None:
             parts = urlsplit(template.replace("{keyword}", "x"))
+            shown = _shown(redacted(template))
             if "{keyword}" not in template:
                 check.fail(
-                    "search.url",
-                    f"no {{keyword}} in {_shown(template)}",
-                    "a URL with {keyword} where the words go",
+                    "search.url", f"no {{keyword}} in {shown}", "a URL with {keyword} where the words go"
                 )
             elif parts.scheme not in HTTP_SCHEMES or not parts.hostname:
-                check.fail(
-                    "search.url", f"not an http(s) URL: {_shown(template)}", "an http(s) URL with {keyword}"
-                )
+                check.fail("search.url", f"not an http(s) URL: {shown}", "an http(s) URL with {keyword}")
+            elif parts.username is not None or parts.password is not None:
+                check.fail("search.url", f"credentials in the URL {shown}", "a URL without them")
             elif encoding is not None and (unencodable := _unencodable(parts.query, encoding)) is not None:
                 check.fail(
                     "search.url",
-                    f"{_shown(template)} cannot be encoded in {encoding} (search.encoding): {unencodable}",
+                    f"{shown} cannot be encoded in {encoding} (search.encoding): {unencodable}",
                     f"the query's other characters in {encoding}, or percent-encoded in it",
                 )
 
