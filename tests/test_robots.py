@@ -625,3 +625,34 @@ def test_a_hosts_crawl_delay_is_kept_under_one_name_however_its_urls_name_it(tmp
         read("http://127.0.0.1/a/5", b"User-agent: *\n")
         assert not client.exists(keys.crawl_delays("news")), "each read asking for none dropped its entry"
         assert float(client.hget(keys.polite("news"), "crawl_delay") or 0) == 0.0
+
+
+def test_a_robots_txt_answering_a_5xx_when_first_fetched_is_said_and_counted_as_one_that_cannot_be_fetched(
+    clock: list[float], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A robots.txt answering HTTP 500 (its retries spent) when first fetched had its error page parsed as
+    the file, allowing everything with no word of it: no warning, robots_unreachable_24h 0 in the status,
+    while a refused connection, or a 5xx at a refresh, was said and counted. RFC 9309 2.3.1.3: a 5xx is an
+    unreachable robots.txt; it is read as one."""
+
+    async def crawl() -> None:
+        middleware, engine = _middleware()
+        first = await _ask(middleware, "http://a.test/1")
+        await engine.answer("User-agent: *\nDisallow: /down/\n", status=500)
+        assert first.result() is None, "crawled as if it allowed everything, as when it cannot be fetched"
+        assert middleware._stats.get_value("robots/unreachable/news") == 1
+        clock[0] += 100.0
+        again = await _ask(middleware, "http://a.test/2")
+        await engine.answer("<html>Service Unavailable</html>", status=503)
+        assert again.result() is None, "no copy was read before: none is kept"
+        assert middleware._stats.get_value("robots/unreachable/news") == 2
+        clock[0] += 100.0
+        mended = await _ask(middleware, "http://a.test/3")
+        await engine.answer("User-agent: *\nDisallow: /old/\n")
+        assert not _allows(mended, "/old/x")
+
+    asyncio.run(crawl())
+    said = [record.getMessage() for record in caplog.records if record.getMessage().startswith("robots")]
+    assert said == [
+        "robots.txt of a.test could not be fetched (HTTP 500): its pages are crawled as if it allowed them"
+    ], said

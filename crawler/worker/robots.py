@@ -10,7 +10,8 @@ site that answers a rule's agent otherwise, or a rule under another name than ou
 built-in agent sees it.
 
 A robots.txt that cannot be downloaded (its retries spent on a refused connection, a timeout, a connection
-closed with no answer) is read as allowing everything, as Scrapy does; once per host the worker says so,
+closed with no answer) or that answers a 5xx (RFC 9309 2.3.1.3: unreachable; its body is an error page,
+never read as the file) is read as allowing everything, as Scrapy does; once per host the worker says so,
 a warning (INFO for another job's request, which a temp crawl's worker helps with), and counts it as
 ``robots/unreachable/<site>`` for ``crawler status``.
 
@@ -114,8 +115,7 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
             pending: Deferred[RobotParser | None] = Deferred()
             self._parsers[key] = pending
             self._forget_least_used()
-            fetched = await self._fetch(request, agent)
-            parser = None if fetched is None else fetched[0]
+            parser = await self._fetch(request, agent)
             self._keep(key, parser)
             if parser is not None:
                 await self._tell(parser, request, key, slot)
@@ -142,10 +142,10 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
 
     async def _fetch(
         self, request: Request, agent: str, old: RobotParser | None = None
-    ) -> tuple[RobotParser, int] | None:
-        """The parse of the robots.txt of the host of ``request``, fetched with ``agent``, and its status;
-        None when it cannot be downloaded: the caller keeps to ``old``, the parse read before, if any, else
-        allows everything, as Scrapy does."""
+    ) -> RobotParser | None:
+        """The parse of the robots.txt of the host of ``request``, fetched with ``agent``; None when it
+        cannot be downloaded or answers a 5xx (RFC 9309 2.3.1.3: unreachable, its body an error page): the
+        caller keeps to ``old``, the parse read before, if any, else allows everything, as Scrapy does."""
         url = urlparse_cached(request)
         robots = Request(
             f"{url.scheme}://{url.netloc}/robots.txt",
@@ -166,10 +166,13 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
                     logger.exception("Error downloading <%s %s>", robots.method, redacted(robots.url))
                     self._unfetched(request, url.netloc, _why(exc), kept=old is not None)
             return None
-        self._unreachable.discard(url.netloc)
         self._stats.inc_value("robotstxt/response_count")
         self._stats.inc_value(f"robotstxt/response_status_count/{response.status}")
-        return parser, response.status
+        if response.status >= HTTPStatus.INTERNAL_SERVER_ERROR:
+            self._unfetched(request, url.netloc, f"HTTP {response.status}", kept=old is not None)
+            return None
+        self._unreachable.discard(url.netloc)
+        return parser
 
     async def _refresh(
         self, request: Request, key: str, agent: str, old: RobotParser | None
@@ -182,10 +185,8 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
         parser = old
         try:
             fetched = await self._fetch(request, agent, old)
-            if fetched is not None and old is not None and fetched[1] >= HTTPStatus.INTERNAL_SERVER_ERROR:
-                self._unfetched(request, urlparse_cached(request).netloc, f"HTTP {fetched[1]}", kept=True)
-            elif fetched is not None:
-                parser = fetched[0]
+            if fetched is not None:
+                parser = fetched
                 self._told.pop(key, None)
                 self._stats.inc_value(f"robots/refreshed/{Work.of(request).site}")
         finally:
