@@ -1255,6 +1255,19 @@ def test_article_links_of_an_index_page(full_rule: Rule) -> None:
     ]
 
 
+def test_an_index_pages_link_to_itself_is_no_article_link(tmp_path: Path) -> None:
+    """An index page whose list links to itself (its "latest" or "page 1" link) had that link queued as an
+    article: the page was fetched again, to be skipped with no body (a temp crawl said "skipped 1 (no body:
+    1)" of its own start URL), and took one of the RULES_MAX_LINKS places."""
+    rule = load_rule(write(tmp_path, "all.yaml", MINIMAL_RULE.replace("'/citynews/'", "'/'")))
+    html = (
+        '<html><body><a href="/latest?p=1#top">latest</a><a href="http://127.0.0.1:8631/latest?p=1">again</a>'
+        '<a href="/latest?p=2">next</a><a href="/story.html">story</a></body></html>'
+    )
+    links = rule.article_links("http://127.0.0.1:8631/latest?p=1", page(html))
+    assert links == ["http://127.0.0.1:8631/latest?p=2", "http://127.0.0.1:8631/story.html"]
+
+
 def test_without_link_areas_every_link_of_the_page_is_a_candidate(tmp_path: Path) -> None:
     rule = load_rule(write(tmp_path, "all.yaml", MINIMAL_RULE.replace("'/citynews/'", r"'/\d{4}/'")))
     links = rule.article_links("http://127.0.0.1:8631/citynews/", page(INDEX_PAGE))

@@ -499,8 +499,10 @@ class Rule:
     ) -> list[str]:
         """The article links of an index page read in the web ``encoding``: absolute, without fragment,
         their query percent-encoded as browsers encode it for such a page (:func:`query_codec`), on the
-        rule's domains, kept by ``allow``/``deny``, each once, in document order; the first ``limit`` of
-        them when given, ``left_out["past the limit"]`` counting the hrefs not read after them."""
+        rule's domains, kept by ``allow``/``deny``, each once, in document order, the page itself left out
+        (read already: as an article it would be fetched again, to be skipped as one with no body); the
+        first ``limit`` of them when given, ``left_out["past the limit"]`` counting the hrefs not read after
+        them."""
         return self._page_links(
             self.links, page_url, root, budget, codec=query_codec(encoding), limit=limit, left_out=left_out
         )
@@ -536,7 +538,7 @@ class Rule:
         base = base_url(page_url, root)
         found: list[str] = []
         seen_hrefs: set[str] = set()
-        seen_urls: set[str] = set()
+        seen_urls = {requested_url(page_url, page_url, codec) or page_url}
         hrefs = links.hrefs(root)
         for href in hrefs:
             if href in seen_hrefs:
