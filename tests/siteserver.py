@@ -60,7 +60,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                declared); ``&in=cp1252``: the French article in windows-1252 with no
                                charset declared, which Scrapy's own detection reads as cp775
 ``/flaky/ID?fail=N``           503 for the first N requests of ID, then the article; ``&retry_after=S``:
-                               the 503 sends ``Retry-After: S`` (else none)
+                               the 503 sends ``Retry-After: S`` (else none); ``&retry_in=S``: the HTTP
+                               date S seconds after the request
 ``/held/ID?seconds=S``          the first request of ID held unanswered S seconds (then the article), the
                                later ones answered with the article at once
 ``/asked/ID``                  how many requests of ``/held/ID``, ``/flaky/ID``, ``/long-header?id=ID``,
@@ -622,6 +623,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             seen = _asked(name)
             if seen <= int(query.get("fail", "1")):
                 wait = query.get("retry_after")
+                if "retry_in" in query:
+                    wait = email.utils.formatdate(time.time() + float(query["retry_in"]), usegmt=True)
                 self._send(503, b"busy", "text/plain", {} if wait is None else {"Retry-After": wait})
             else:
                 self._send(200, generated_article(name).encode(), "text/html; charset=utf-8")

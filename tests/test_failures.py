@@ -131,6 +131,20 @@ def test_a_wait_asked_past_the_longest_backoff_is_said_as_kept_to_it(site: Site,
     assert f"answered {site.server.url(path)} {said}" in done.stderr, done.stderr[-4000:]
 
 
+def test_a_wait_asked_as_a_date_is_said_in_whole_seconds_as_the_wait_is(site: Site) -> None:
+    """A Retry-After date (whole seconds) a few seconds ahead was said to the ten-thousandth of a second it
+    was read at, beside the whole seconds waited: 'with HTTP 503, Retry-After 2.5156 s: every worker waits 3
+    s'; the site's backoff reason in the status kept the fraction too."""
+    path = f"/flaky/{unique('dated')}?fail=1&retry_in=3"
+    site.rule(path)
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert set(site.stored()) == {path}
+    said = re.search(r"with HTTP 503, Retry-After (\S+) s: every worker waits (\S+) s", done.stderr)
+    assert said is not None, done.stderr[-4000:]
+    assert said[1] == said[2] and said[1].isdigit(), said[0]
+
+
 def test_a_page_retried_once_says_after_1_retry(site: Site) -> None:
     path = f"/flaky/{unique('once')}?fail=99"
     site.rule("/a/calm", path)

@@ -94,8 +94,8 @@ class BackoffMiddleware:
         if asked is not None and asked > self.longest:
             # A wait too long to be kept (400 digits read as infinity, a date in the year 9999) is said so.
             reason += f", Retry-After past BACKOFF_MAX_SECONDS ({self.longest:g} s)"
-        elif asked is not None:
-            reason += f", Retry-After {asked:g} s"
+        elif asked is not None:  # whole seconds, as the wait is said: a date's is read to the microsecond
+            reason += f", Retry-After {asked:.0f} s"
         try:
             seconds = self.queue.back_off(
                 site,
