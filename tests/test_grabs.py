@@ -455,6 +455,34 @@ def test_a_grab_waits_for_the_last_one_at_most_its_longest_wait_then_is_queued_w
     assert first.job in said and "SCHEDULE_GRAB_WAIT_MAX_SECONDS" in said and "crawler status" in said
 
 
+def test_a_grab_waiting_when_the_clock_is_set_back_waits_its_longest_wait_from_then_not_the_step_more(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    """A grab waiting for its last one recorded since when by a clock a day ahead; NTP set it right: the
+    wait was measured from that moment in the future, so the grab waited SCHEDULE_GRAB_WAIT_MAX_SECONDS
+    and the day more. A wait begun ahead of the clock is counted from now, as the next grab is (6.)."""
+    rule = rules["demo-citynews"]
+    assert rule.every is not None
+    period = rule.every.total_seconds()
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock, wait_max_seconds=3 * period)
+    (first,) = scheduler.tick([rule])
+    take_all(redis_client)
+    redis_client.hincrby(Keys(PREFIX).job(first.job), "pending", 2)
+    other = {"url": "https://citynews.test/a/1", "meta": {"site": rule.site}, "priority": 0}
+    LeasedQueue(redis_client, Keys(PREFIX)).push(
+        json.dumps(other).encode(), priority=0, site=rule.site, job=None
+    )
+    clock.advance(seconds=period)
+    assert scheduler.tick([rule]) == [], "it waits"
+    clock.advance(days=-1)
+    seeded = []
+    for _ in range(5):
+        clock.advance(seconds=period)
+        seeded += scheduler.tick([rule])
+    assert len(seeded) == 1, "queued once its longest wait passed by the clock set right"
+
+
 def test_a_period_shorter_than_the_tick_is_grabbed_once_a_tick_and_the_log_says_when(
     redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -46,7 +46,9 @@ Redis, so it survives a restart of any scheduler:
 6. A clock set back (it ran ahead: NTP set it right) leaves the last grab, and the next, ahead of it by
    as much: the site would not be grabbed for that long. A last grab more than a tick ahead of the clock
    moves the next one to as long after now as it was after the last, and the last to now, with a
-   warning. (A cron rule's next time is the expression's after now already: ``plan``.)
+   warning. (A cron rule's next time is the expression's after now already: ``plan``.) A grab waiting
+   since a moment ahead of the clock (0.) counts its wait from now, not ``wait_max_seconds`` and the
+   step more.
 7. A grab's job hash (``crawler:job:<id>``) is given a time-to-live of ``job_keep_hours``
    (``SCHEDULE_JOB_KEEP_HOURS``) by the claim of the site's next grab (1.), a temp crawl's once the crawl
    sees it end. A version before that setting gave none: after an upgrade, the hashes of every grab before
@@ -453,6 +455,9 @@ class GrabScheduler:
         if state.get("waiting") != last:  # the job waited for ended, another one of the site goes on
             self.server.hset(key, "waiting", last)
         since = float(self.server.hget(key, "waiting_since") or now)
+        if since > now:  # recorded by a clock since set back (6.): the wait is counted from now
+            since = now
+            self.server.hset(key, "waiting_since", f"{now:.3f}")
         if now - since < self.wait_max_seconds:
             return True
         logger.warning(
