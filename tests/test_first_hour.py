@@ -551,6 +551,35 @@ def test_articles_of_a_data_folder_crawled_on_its_redis_with_none_stored_there_n
     )
 
 
+def test_articles_of_a_data_folder_whose_articles_were_forgotten_say_so_not_mongodb(tmp_path: Path) -> None:
+    """`sites forget SITE --articles` deleted the only site's articles of a data folder crawled on its Redis:
+    `articles stats` said 'if their workers stored into MongoDB, set MONGO_URI', a guess the week left in
+    the store belies; a plain temp crawl would not fetch the articles again either (their URLs stay seen)."""
+    data, rules = tmp_path / "data", tmp_path / "rules"
+    shutil.copytree(DEMO_RULES, rules)
+    store = SqliteStore(data)
+    document = {"site": "demo-citynews", "url": "http://c.test/a", "fetched_at": "2026-11-17T10:00:00Z"}
+    store.upsert({**document, "title": "T", "body": "The words of the article."})
+    store.close()
+    url, embedded = resolve_redis_url(None, data)
+    try:
+        redis.Redis.from_url(url).hset(Keys("crawler").job("job-1"), "pending", 0)
+    finally:
+        if embedded is not None:
+            embedded.close()
+    folders = ("--data-dir", str(data), "--rules-dir", str(rules))
+    forgot = crawler(*folders, "sites", "forget", "demo-citynews", "--articles", "--yes", cwd=tmp_path)
+    assert forgot.code == 0 and "\ndeleted 1 article of demo-citynews from " in forgot.stdout, forgot
+    run = crawler(*folders, "articles", "stats", cwd=tmp_path)
+    assert run.code == 0, run.stderr
+    given = f"crawler --data-dir {data} --rules-dir {rules}"
+    assert run.stderr == (
+        f"crawler articles stats: note: no articles stored under {data}: its store has 1 week of articles"
+        f" (2026w47), all deleted since (`{given} sites forget SITE --articles` deletes a site's); their URLs"
+        f" stay seen: `{given} temp SITE --again` fetches a site's articles again\n"
+    )
+
+
 def test_suggested_commands_repeat_how_this_one_was_run(tmp_path: Path) -> None:
     data = tmp_path / "my data"
     data.mkdir()

@@ -103,7 +103,8 @@ def _check_week(store: Store, week: str | None) -> None:
 
 def _note_if_empty(store: Store, stats: list[dict[str, Any]] | None = None) -> None:
     """On stderr, when the store has no article at all: where articles come from (MongoDB when
-    ``MONGO_URI`` is set; else, when crawls ran on the data folder's Redis, maybe MongoDB), and where the
+    ``MONGO_URI`` is set; else, when crawls ran on the data folder's Redis, maybe MongoDB), or that they
+    were deleted when the store has weeks (``sites forget SITE --articles``), and where the
     demo's are (not when weeks were left out: it has articles that could not be read). ``stats``: the store's
     :meth:`Store.stats` of every week, when the caller has read them already."""
     if (store.stats() if stats is None else stats) or store.weeks_left_out():
@@ -117,6 +118,18 @@ def _note_if_empty(store: Store, stats: list[dict[str, Any]] | None = None) -> N
         # A demo's folder (`crawler demo --serve` wrote its rules there): ./rules holds none of its sites.
         folders = f"--data-dir {shlex.quote(str(data))} --rules-dir {shlex.quote(str(rules))}"
         crawl = f"{command} {folders} temp SITE"
+    weeks = store.weeks()
+    if weeks:
+        # Week stores are made by the first article stored in them: theirs were deleted since.
+        span = weeks[0] if len(weeks) == 1 else f"{weeks[0]} to {weeks[-1]}"
+        where = f"in {store!r}" if config.mongo_uri else f"under {data}"
+        tell(
+            "note",
+            f"no articles stored {where}: its store has {counted(len(weeks), 'week')} of articles ({span}),"
+            f" all deleted since (`{suggest('sites forget SITE --articles')}` deletes a site's); their URLs"
+            f" stay seen: `{crawl} --again` fetches a site's articles again",
+        )
+        return
     if config.mongo_uri:
         tell("note", f"no articles stored in {store!r} yet; crawl first: `{crawl}`")
         return
