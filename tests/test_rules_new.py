@@ -86,6 +86,9 @@ AMP_ARTICLES = [
 ]
 # A site whose pages' <title> carries its name: "Mayor opens river park | City News".
 SUFFIXED_SLUGS = ["mayor-opens-river-park", "tram-timetable-changes", "school-roof-repaired", "new-bus-lane"]
+# The articles of the sites whose pages give their dates (_build_dated_sites), and the dates.
+DATED_SLUGS = ["harbour-bridge-reopens", "ferry-timetable-changes", "library-opens-late", "tram-line-goes-on"]
+DATED_TIMES = [f"2026-11-{20 + number}T10:3{number}:00+08:00" for number in range(len(DATED_SLUGS))]
 # The test server's feed of the English site's articles (its entries link to them, relative).
 FEED_OF_EN = "/feed?to=" + ",".join(EN_ARTICLES)
 
@@ -130,8 +133,33 @@ def _build_sites(root: Path) -> None:
             head = f"<title>{title} | City News</title>{meta}"
             page = _article(title).replace(f"<title>{title}</title>", head)
             _write(root, path, page.replace("<nav>", '<nav><a href="/"><img alt="City News"></a>'))
+    _build_dated_sites(root)
     advertised = f'<link rel="alternate" type="application/rss+xml" href="{FEED_OF_EN}">'
     _write(root, "/feedonly/index.html", _index("Feed only", [("/feedonly/about/", "About")], advertised))
+
+
+def _build_dated_sites(root: Path) -> None:
+    """Sites whose articles give their publication date: /dated-meta/ in an article:published_time meta,
+    JSON-LD and a <time>; /dated-ld/ in JSON-LD and two <time>s (the article's, a comment's); /dated-time/
+    in a <time> alone; /dated-some/ in a <time> on half its articles."""
+    for folder in ("meta", "ld", "time", "some"):
+        links = [(f"/dated-{folder}/2026/11/{slug}.html", slug) for slug in DATED_SLUGS]
+        _write(root, f"/dated-{folder}/index.html", _index("Courier", [("/about/", "About"), *links]))
+        for number, (path, slug) in enumerate(links):
+            when = DATED_TIMES[number]
+            meta = f'<meta property="article:published_time" content="{when}">'
+            data = f'{{"@context": "https://schema.org", "@type": "NewsArticle", "datePublished": "{when}"}}'
+            ld = f'<script type="application/ld+json">{data}</script>'
+            time = f'<time datetime="{when}">{slug}</time>'
+            comment = '<aside><time datetime="2026-11-29T08:00:00Z">a reader wrote</time></aside>'
+            head, body = {
+                "meta": (meta + ld, time),
+                "ld": (ld, time + comment),
+                "time": ("", time),
+                "some": ("", time if number % 2 else ""),
+            }[folder]
+            page = _article(slug.replace("-", " ")).replace("</head>", head + "</head>")
+            _write(root, path, page.replace("</article>", body + "</article>"))
 
 
 @pytest.fixture(scope="module")
@@ -996,3 +1024,61 @@ def test_the_title_field_is_drafted_from_sample_articles_without_the_sites_name(
     assert crawl.returncode == 0, crawl.stderr[-3000:]
     titles = {article["title"] for article in site.stored().values()}
     assert titles == {slug.replace("-", " ").capitalize() for slug in SUFFIXED_SLUGS}, titles
+
+
+@pytest.mark.parametrize(
+    ("folder", "name", "published"),
+    [
+        (
+            "meta",
+            "article:published_time meta",
+            {"xpath": "//meta[@property='article:published_time']/@content"},
+        ),
+        (
+            "ld",
+            "JSON-LD datePublished",
+            {
+                "xpath": "//script[@type='application/ld+json'][contains(., 'datePublished')]",
+                "regex": r'"datePublished"\s*:\s*"([^"]+)"',
+            },
+        ),
+        ("time", "<time datetime>", {"xpath": "//time/@datetime"}),
+    ],
+)
+def test_the_published_field_is_drafted_from_the_date_every_sample_article_gives(
+    fake_sites: SiteServer, tmp_path: Path, folder: str, name: str, published: dict[str, str]
+) -> None:
+    """A drafted rule had no published field, and the crawl stores no date a rule does not point to: every
+    article was stored without one though each page gave it. The draft takes the most specific source
+    that gives a date on every sample article (the meta before the JSON-LD, the JSON-LD before a page's
+    <time>s), and the crawl stores each article's date."""
+    site = Site(fake_sites, tmp_path, name="dated")
+    code, stdout, stderr = _drafted(site, fake_sites.url(f"/dated-{folder}/index.html"))
+    assert code == 0, stderr
+    document = yaml.safe_load((site.rules / "dated.yaml").read_text(encoding="utf-8"))
+    assert document["article"]["fields"] == {"title": {"xpath": "//h1"}, "published": published}, document
+    lines = stdout.splitlines()
+    regex = f" regex {published['regex']}" if "regex" in published else ""
+    at = lines.index(f"published      {published['xpath']}{regex}")
+    assert lines[at + 1] == (
+        f"               the {name} of 3 sample articles, e.g. {DATED_TIMES[0]} (stored as {DATED_TIMES[0]})"
+    ), lines
+    crawl = site.temp()
+    assert crawl.returncode == 0, crawl.stderr[-3000:]
+    dates = {path: article["published"] for path, article in site.stored().items()}
+    paths = [f"/dated-{folder}/2026/11/{slug}.html" for slug in DATED_SLUGS]
+    assert dates == dict(zip(paths, DATED_TIMES, strict=True)), dates
+
+
+def test_no_published_field_is_drafted_when_the_sample_articles_do_not_all_give_a_date(
+    fake_sites: SiteServer, tmp_path: Path
+) -> None:
+    site = Site(fake_sites, tmp_path, name="dated")
+    code, stdout, stderr = _drafted(site, fake_sites.url("/dated-some/index.html"))
+    assert code == 0, stderr
+    document = yaml.safe_load((site.rules / "dated.yaml").read_text(encoding="utf-8"))
+    assert document["article"]["fields"] == {"title": {"xpath": "//h1"}}, document
+    assert (
+        "published      - (no date meta, JSON-LD datePublished or <time> that 3 sample articles agree on:"
+        " an article is stored without one unless a feed's or news sitemap's entry gives it)"
+    ) in stdout.splitlines(), stdout

@@ -50,6 +50,7 @@ from crawler.rules.draft import (
     NoArticleLinks,
     draft_feed_rule,
     draft_rule,
+    guess_published,
     guess_title,
     rule_text,
 )
@@ -1067,7 +1068,7 @@ def _try_later(status: int) -> str | None:
 
 
 def _title_samples(site: str, page: Page, allow_private: bool) -> list[str]:
-    """The article pages of the HTML ``page`` to guess the title field from: the first
+    """The article pages of the HTML ``page`` to guess the title and published fields from: the first
     :data:`TITLE_SAMPLES` links the draft's pattern keeps; none for a page no rule is drafted from."""
     kind = (page.content_type or "").split(";")[0].strip().lower()
     if kind not in ("", "text/html", "application/xhtml+xml"):
@@ -1165,7 +1166,7 @@ def run_rules_new(args: argparse.Namespace) -> int:
                 f"{exc}; the page advertises the feed {exc.feeds[0]}: `{again}` drafts a rule that reads it"
             ) from None
         samples = [body.decode(decoded.encoding, "replace") for body in page.followed.values() if body]
-        draft = replace(draft, title=guess_title(samples))
+        draft = replace(draft, title=guess_title(samples), published=guess_published(samples))
     made = not folder.is_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -1215,6 +1216,19 @@ def run_rules_new(args: argparse.Namespace) -> int:
         )
     elif not draft.from_feed:
         print(f"title          - (no og:title or h1 that {len(page.followed)} sample articles agree on)")
+    if draft.published is not None:
+        regex = f" regex {draft.published.regex}" if draft.published.regex is not None else ""
+        print(f"published      {draft.published.xpath}{regex}")
+        print(
+            f"               the {draft.published.name} of {draft.published.samples} sample articles, e.g."
+            f" {printable(draft.published.example)} (stored as {draft.published.stored})"
+        )
+    elif not draft.from_feed:
+        agreed = f"no date meta, JSON-LD datePublished or <time> that {len(page.followed)} sample articles"
+        print(
+            f"published      - ({agreed} agree on: an article is stored without one unless a feed's or news"
+            " sitemap's entry gives it)"
+        )
     if draft.next_page is not None:
         print(f"next page      {draft.next_page.xpath}")
         print(f"               the link {printable(draft.next_page.text)}: {printable(draft.next_page.url)}")

@@ -47,6 +47,13 @@ How the title field is guessed (:func:`guess_title`), from a few of the article 
    (``| City News``): the title the crawl would store from the page's own ``<title>`` carries it;
 3. the first of og:title and the ``<h1>`` (a page with one) found on every sample page, its values all
    different (a logo's ``<h1>`` is the same on each) and none carrying that name, is the title field.
+
+How the published field is guessed (:func:`guess_published`), from the same pages: the crawl stores no
+date a rule does not point to (qRead reads the body alone), so the first of these that gives, read as the
+crawl reads it, a date the crawl recognises (:func:`crawler.published.published_date`) on every sample page
+is the published field: the ``article:published_time`` meta (one on each page), the JSON-LD
+``datePublished`` (the first in the page's ``application/ld+json`` scripts), the ``<time>`` marked
+``itemprop="datePublished"``, else the page's only ``<time datetime>``: the most specific first.
 """
 
 from __future__ import annotations
@@ -60,8 +67,10 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 
 from crawler.errors import CrawlerError
+from crawler.published import published_date
+from crawler.rules.expressions import RuleRegex, RuleXPath
 from crawler.rules.feeds import Feed
-from crawler.rules.model import ascii_host, base_url, requested_url
+from crawler.rules.model import FieldRule, ascii_host, base_url, requested_url
 from crawler.rules.sitemaps import SitemapError, read_sitemap
 from extractors.encoding import query_codec
 from extractors.htmlparse import parse_html
@@ -72,9 +81,11 @@ __all__ = [
     "LinkPattern",
     "NextPage",
     "NoArticleLinks",
+    "PublishedGuess",
     "TitleGuess",
     "draft_feed_rule",
     "draft_rule",
+    "guess_published",
     "guess_title",
     "robots_sitemaps",
     "rule_text",
@@ -265,8 +276,8 @@ class NextPage:
     text: str  # what the link is: rel="next", or its text
 
 
-# The article pages `rules new` fetches beside the page to guess the title from: enough to tell a title
-# from a site-wide heading, few enough to add a second or two to the command.
+# The article pages `rules new` fetches beside the page to guess the title and published fields from:
+# enough to tell a title from a site-wide heading, few enough to add a second or two to the command.
 TITLE_SAMPLES = 3
 # The title fields guessed, in order of preference: the Open Graph title is meant to be the article's.
 TITLE_XPATHS = (("og:title", "//meta[@property='og:title']/@content"), ("h1", "//h1"))
@@ -288,7 +299,7 @@ class TitleGuess:
 def guess_title(pages: Sequence[str]) -> TitleGuess | None:
     """The title field of the article ``pages`` (HTML), see the module's docstring; None when no candidate
     is found on every page, or fewer than two pages were read."""
-    roots = [root for root in map(parse_html, pages) if root is not None]
+    roots = _roots(pages)
     if len(roots) < 2:
         return None
     titles = [" ".join(str(root.xpath("string(//title)")).split()) for root in roots]
@@ -310,6 +321,60 @@ def guess_title(pages: Sequence[str]) -> TitleGuess | None:
             continue
         return TitleGuess(name, xpath, len(roots), values[0], site_name)
     return None
+
+
+# The published fields guessed, most specific first: (what it is, its XPath, its regex or None). A field of
+# XPath alone is taken only where it finds one value on each page (a page's other <time>s may be comments').
+PUBLISHED_FIELDS = (
+    ("article:published_time meta", "//meta[@property='article:published_time']/@content", None),
+    (
+        "JSON-LD datePublished",
+        "//script[@type='application/ld+json'][contains(., 'datePublished')]",
+        r'"datePublished"\s*:\s*"([^"]+)"',
+    ),
+    ("<time itemprop=datePublished>", "//time[@itemprop='datePublished']/@datetime", None),
+    ("<time datetime>", "//time/@datetime", None),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedGuess:
+    """The published field guessed from the sample article pages (:func:`guess_published`)."""
+
+    name: str  # what it reads: the article:published_time meta, the JSON-LD datePublished, a <time>
+    xpath: str
+    regex: str | None
+    samples: int  # the sample pages read
+    example: str  # its value on the first
+    stored: str  # that value as the crawl stores it (ISO-8601)
+
+
+def guess_published(pages: Sequence[str]) -> PublishedGuess | None:
+    """The published field of the article ``pages`` (HTML), see the module's docstring; None when no
+    candidate gives a recognised date on every page, or fewer than two pages were read."""
+    roots = _roots(pages)
+    if len(roots) < 2:
+        return None
+    for name, xpath, regex in PUBLISHED_FIELDS:
+        selector = RuleXPath(xpath)
+        spec = FieldRule("published", (selector,), None if regex is None else RuleRegex(regex, spaces=" "))
+        values = []
+        for root in roots:
+            if regex is None and len(selector(root)) != 1:
+                break
+            value = spec.extract(root, lambda: "")
+            stored = published_date(value) if value is not None else None
+            if value is None or stored is None:
+                break
+            values.append((value, stored))
+        else:
+            return PublishedGuess(name, xpath, regex, len(roots), *values[0])
+    return None
+
+
+def _roots(pages: Sequence[str]) -> list[lxml.html.HtmlElement]:
+    """The ``pages`` (HTML) parsed, those that cannot be left out."""
+    return [root for root in map(parse_html, pages) if root is not None]
 
 
 def _site_name(titles: Sequence[str]) -> str | None:
@@ -341,6 +406,7 @@ class Draft:
     amp_copies: tuple[str, ...] = ()  # links to AMP copies of the page's articles, left out of the guess
     deny: tuple[str, ...] = ()  # index.links.deny: the forms of the AMP copies the pattern would keep
     title: TitleGuess | None = None  # the title field, from sample article pages
+    published: PublishedGuess | None = None  # the published field, from the same pages
 
     @property
     def matched(self) -> list[str]:
@@ -968,21 +1034,31 @@ def rule_text(draft: Draft, *, today: str, command: str, path: str) -> str:
             f"  # found: the link {next_page.text} to {next_page.url}",
             "  max_pages: 2                   # index pages read per grab, this one and the next",
         ]
-    title = draft.title
-    if title is None:
+    title, published = draft.title, draft.published
+    if title is None and published is None:
         lines += [
             "# article:                        # no fields: the title and body are the page's own (qRead);",
             "#   fields:                       # add XPath fields when `rules try` shows what to improve",
             '#     title: {xpath: "//h1"}',
         ]
     else:
-        carried = f", where their <title> carries {title.site_name!r}" if title.site_name else ""
         lines += [
             "article:",
             "  fields:                         # the body is the page's own (qRead); add XPath fields when",
             "                                  # `rules try` shows what to improve",
+        ]
+    if title is not None:
+        carried = f", where their <title> carries {title.site_name!r}" if title.site_name else ""
+        lines += [
             f"    # the {title.name} of the {title.samples} sample articles read{carried}",
             f"    title: {{xpath: {_yaml(title.xpath)}}}",
+        ]
+    if published is not None:
+        regex = f", regex: {_yaml(published.regex)}" if published.regex is not None else ""
+        lines += [
+            f"    # the {published.name} of the {published.samples} sample articles read, e.g."
+            f" {published.example}",
+            f"    published: {{xpath: {_yaml(published.xpath)}{regex}}}",
         ]
     lines += [
         "politeness:",
