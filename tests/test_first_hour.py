@@ -998,8 +998,8 @@ def test_an_unknown_option_of_a_command_is_named_with_that_command(
             " crawler itself: give it before the command, as in `crawler --data-dir DIR COMMAND ...`)",
         ),
         (
-            ["rules", "check", "--rules=elsewhere"],
-            "crawler rules check: error: unrecognized arguments: --rules=elsewhere (--rules-dir is an option"
+            ["dead", "list", "--rules=elsewhere"],
+            "crawler dead list: error: unrecognized arguments: --rules=elsewhere (--rules-dir is an option"
             " of crawler itself: give it before the command, as in `crawler --rules-dir DIR COMMAND ...`)",
         ),
         (

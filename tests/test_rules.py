@@ -1775,8 +1775,8 @@ def test_rules_check_exit_codes_and_output(tmp_path: Path) -> None:
     assert (run.code, run.stdout) == (2, "")
     assert run.stderr == (
         "crawler rules check: error: the rules folder 'rules' does not exist: give the folder of your site"
-        " rules as PATH (`crawler rules check DIR`) or with CRAWLER_RULES_DIR, one YAML file per site"
-        " (docs/rules.md); or see the bundled demo sites crawled: `crawler demo`\n"
+        " rules as PATH (`crawler rules check DIR`), with --rules-dir DIR or with CRAWLER_RULES_DIR, one YAML"
+        " file per site (docs/rules.md); or see the bundled demo sites crawled: `crawler demo`\n"
     )
 
     run = crawler("rules", cwd=tmp_path)

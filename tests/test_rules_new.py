@@ -367,6 +367,34 @@ def test_a_missing_rules_folder_is_made_and_said_and_the_header_names_the_file(
     assert text.startswith(f"# {folder / 'fresh.yaml'}: drafted by `crawler rules new`")
 
 
+def test_rules_dir_is_taken_after_each_rules_action_as_before_the_command(
+    fake_sites: SiteServer, tmp_path: Path
+) -> None:
+    """`rules try SITE URL --rules-dir DIR` was accepted, `rules check --rules-dir DIR` and `rules new SITE
+    URL --rules-dir DIR` refused ('unrecognized arguments'): each takes it as given before the command, and
+    the commands `rules new` suggests repeat it."""
+    site = Site(fake_sites, tmp_path, name="fresh")
+    folder = tmp_path / "mine"
+    new = site.crawler(
+        "rules",
+        "new",
+        "fresh",
+        fake_sites.url("/ids/index.html"),
+        "--allow-private",
+        "--rules-dir",
+        str(folder),
+    )
+    assert new.returncode == 0, new.stderr
+    assert (folder / "fresh.yaml").is_file() and not (site.rules / "fresh.yaml").exists()
+    assert (
+        f"  crawler --rules-dir {folder} temp fresh    # crawl the site once, now" in new.stdout.splitlines()
+    )
+    check = site.crawler("rules", "check", "--rules-dir", str(folder))
+    assert (check.returncode, check.stdout) == (0, "1 rule ok\n"), check.stderr
+    tried = site.crawler("rules", "try", "fresh", fake_sites.url(ID_ARTICLES[0]), "--rules-dir", str(folder))
+    assert tried.returncode == 0, tried.stderr
+
+
 @pytest.mark.parametrize(
     ("path", "said"),
     [

@@ -617,6 +617,18 @@ def _add_selection(parser: argparse.ArgumentParser, *, ids: bool) -> None:
         )
 
 
+def _add_rules_dir(action: argparse.ArgumentParser) -> None:
+    """``--rules-dir`` after a ``rules`` action too, where a user writes it: the option of ``crawler``
+    itself (its dest), set only when given, so that one given before the command stays."""
+    action.add_argument(
+        "--rules-dir",
+        dest="rules_dir_option",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="folder of the rules, as before the command (default: $CRAWLER_RULES_DIR, else ./rules)",
+    )
+
+
 def _add_rules(commands: Any) -> None:
     """Add ``rules check``, ``rules try`` and ``rules new`` to the ``crawler`` parser."""
     rules = commands.add_parser(
@@ -644,8 +656,9 @@ def _add_rules(commands: Any) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="rule files, or folders of *.yaml rules (default: $CRAWLER_RULES_DIR, else ./rules)",
+        help="rule files, or folders of *.yaml rules (default: the rules folder, --rules-dir DIR)",
     )
+    _add_rules_dir(check)
     check.set_defaults(handler="crawler.cli.rules:run_rules_check")
 
     try_ = actions.add_parser(
@@ -664,11 +677,7 @@ def _add_rules(commands: Any) -> None:
         "site", metavar="SITE", help="site id (a rule file's name without .yaml), or a rule file"
     )
     try_.add_argument("source", metavar="URL|FILE", help="http(s) URL, path of an HTML file, or - for stdin")
-    try_.add_argument(
-        "--rules-dir",
-        metavar="DIR",
-        help="folder of the rules (default: $CRAWLER_RULES_DIR, else ./rules)",
-    )
+    _add_rules_dir(try_)
     try_.add_argument(
         "--url",
         metavar="URL",
@@ -704,6 +713,7 @@ def _add_rules(commands: Any) -> None:
         help="the site is on this machine or an intranet: fetch its host on a loopback or private address,"
         " and write `allow_private_addresses: true` in the rule",
     )
+    _add_rules_dir(new)
     add_fetch_options(new)
     new.set_defaults(handler="crawler.cli.rules:run_rules_new")
 

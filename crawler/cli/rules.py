@@ -79,7 +79,7 @@ def run_rules_check(args: argparse.Namespace) -> int:
     paths = [Path(path) for path in args.paths] or [
         rules_folder(
             Config.from_env().rules_dir,
-            f"as PATH (`{command_name()} rules check DIR`) or with CRAWLER_RULES_DIR",
+            f"as PATH (`{command_name()} rules check DIR`), with --rules-dir DIR or with CRAWLER_RULES_DIR",
         )
     ]
     loaded: dict[str, Rule] = {}
@@ -313,7 +313,7 @@ def _requested(rule: Rule, source: str) -> str:
 def run_rules_try(args: argparse.Namespace) -> int:
     """``crawler rules try``: the links, next page and fields SITE's rule finds on one page."""
     candidate = Path(args.site)
-    directory = Path(args.rules_dir) if args.rules_dir else Config.from_env().rules_dir
+    directory = Config.from_env().rules_dir
     if args.site.endswith(RULE_SUFFIX) and candidate.is_file():
         path = candidate
     elif candidate.name != args.site:
