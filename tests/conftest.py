@@ -6,6 +6,7 @@ sets it."""
 
 from __future__ import annotations
 
+import re
 import select
 import signal
 import subprocess
@@ -26,6 +27,14 @@ SITE_SERVER_SCRIPT = TESTS_DIR / "siteserver.py"
 SITES_DIR = TESTS_DIR / "sites"
 STARTUP_TIMEOUT = 20.0
 STOP_TIMEOUT = 10.0
+# `python -X dev` runs asyncio in debug mode, which logs each callback that ran longer than 0.1 s: a line that
+# tells how loaded the machine was, not what the command said.
+_SLOW_CALLBACK = re.compile(r"^.*\[asyncio\] WARNING: Executing .* took \d+\.\d+ seconds\n", re.MULTILINE)
+
+
+def command_stderr(stderr: str) -> str:
+    """What a command run with ``python -X dev`` said on stderr: without asyncio's slow-callback lines."""
+    return _SLOW_CALLBACK.sub("", stderr)
 
 
 def stderr_until_interrupted(worker: subprocess.Popen[str], timeout: float) -> list[str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SITES_DIR, SiteServer
+from conftest import SITES_DIR, SiteServer, command_stderr
 from scrapy import Request
 from siteserver import CP1252_PARAGRAPHS
 
@@ -69,7 +69,11 @@ def crawler(
         env=environment,
         check=False,
     )
-    run = Run(done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace"))
+    run = Run(
+        done.returncode,
+        done.stdout.decode("utf-8", "replace"),
+        command_stderr(done.stderr.decode("utf-8", "replace")),
+    )
     # Whatever happened, it is reported, not crashed on; `-X dev` also shows leaked sockets and files.
     assert "Traceback" not in run.stderr, run.stderr
     assert "Warning" not in run.stderr, run.stderr
@@ -125,7 +129,7 @@ def to_full_disk(*args: str) -> tuple[int, str]:
             timeout=CLI_TIMEOUT,
             check=False,
         )
-    return done.returncode, done.stderr
+    return done.returncode, command_stderr(done.stderr)
 
 
 @pytest.mark.parametrize("form", [(), ("--format", "json"), ("--explain",)])
@@ -481,6 +485,32 @@ def test_redirect_to_a_location_that_is_no_url_is_refused_naming_it(site_server:
         "redirected to 'http://[x/y', which cannot be fetched:",
         "no request can be made of it (Invalid IPv6 URL)",
     )
+
+
+# Makes every asyncio callback of the process it is on the PYTHONPATH of a slow one.
+EVERY_CALLBACK_SLOW = """
+import asyncio.base_events
+
+_init = asyncio.base_events.BaseEventLoop.__init__
+
+
+def _every_callback_slow(self):
+    _init(self)
+    self.slow_callback_duration = 0.0
+
+
+asyncio.base_events.BaseEventLoop.__init__ = _every_callback_slow
+"""
+
+
+def test_asyncio_slow_callback_lines_are_not_taken_for_the_command_s_own(
+    site_server: SiteServer, tmp_path: Path
+) -> None:
+    """Under `-X dev`, asyncio logs each callback that took over 0.1 s ('[asyncio] WARNING: Executing <Task
+    ...> took 0.115 seconds'): on a loaded machine a one-line error came with a line more and failed."""
+    (tmp_path / "sitecustomize.py").write_text(EVERY_CALLBACK_SLOW, encoding="utf-8")
+    run = crawler("extract", site_server.url("/redirect-loop"), env={"PYTHONPATH": str(tmp_path)})
+    one_line_error(run, 1, "too many redirects: more than 5")
 
 
 def test_redirect_with_credentials_or_too_long_is_refused_without_the_password(

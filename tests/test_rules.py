@@ -19,7 +19,7 @@ from typing import Any
 import lxml.html
 import pytest
 import yaml
-from conftest import SiteServer
+from conftest import SiteServer, command_stderr
 from siteserver import CP1252_PARAGRAPHS, CP1252_TITLE
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
@@ -1713,7 +1713,11 @@ def crawler(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str
         cwd=cwd,
         check=False,
     )
-    run = Run(done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace"))
+    run = Run(
+        done.returncode,
+        done.stdout.decode("utf-8", "replace"),
+        command_stderr(done.stderr.decode("utf-8", "replace")),
+    )
     assert "Traceback" not in run.stderr, run.stderr
     assert "Warning" not in run.stderr, run.stderr
     return run
