@@ -187,6 +187,33 @@ def test_a_refetch_updates_the_fields_but_keeps_first_seen(store: Store) -> None
     assert store.get(url) == document
 
 
+def test_a_refetch_that_reads_no_title_date_or_author_keeps_those_stored(backend: str, store: Store) -> None:
+    """`temp --stored` with a rule without `published` wiped the dates the feed had given (3 articles)."""
+    url = "http://news.test/a"
+    store.upsert(article(url, "2026-11-20T10:00:00Z", title="Harbour bridge reopens"))
+    refetch = article(url, "2026-11-21T08:00:00Z", title=None, published=None, author=None, body="New body.")
+    assert store.upsert(refetch).outcome == "updated"
+    document = store.get(url)
+    assert document is not None
+    assert (document["title"], document["published"], document["author"], document["body"]) == (
+        "Harbour bridge reopens",
+        "2026-11-20",
+        "A. Writer",
+        "New body.",
+    )
+    if backend != "mongo-shaped-fake":  # mongomock has no $text
+        assert [found["url"] for found in store.search("harbour")] == [url]
+    # A value read replaces the one stored, and a new article keeps its nones.
+    store.upsert(article(url, "2026-11-22T08:00:00Z", published="2026-11-19", author=None))
+    document = store.get(url)
+    assert document is not None
+    assert (document["published"], document["author"]) == ("2026-11-19", "A. Writer")
+    other = "http://news.test/b"
+    assert store.upsert(article(other, "2026-11-22T08:00:00Z", published=None, author=None)).new
+    assert (store.get(other) or {}).get("published", "missing") is None
+    assert (store.get(other) or {}).get("author", "missing") is None
+
+
 def test_a_retry_after_the_week_ended_updates_last_weeks_document(store: Store) -> None:
     url = "http://news.test/a"
     assert store.upsert(article(url, "2027-01-03T23:59:50Z")).new

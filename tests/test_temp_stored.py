@@ -33,6 +33,8 @@ def _stored_weeks_ago(site: Site, path: str, weeks: int) -> str:
                 "fetched_at": fetched.isoformat(),
                 "title": "Home",
                 "body": f"{path} {BODY}",
+                # As the feed that led to it gave it: the rule has no `published`.
+                "published": "2026-10-30",
             }
         )
     return week_of(fetched)
@@ -77,6 +79,7 @@ def test_stored_articles_are_read_again_with_the_mended_rule_and_a_failed_page_l
     }, "the pages fetched are read by the mended rule; the others stay as they were stored"
     # Updated in the week of its first fetch, not stored anew in this week's store.
     assert stored["/a/stored-old"]["week"] == old_week
+    assert stored["/a/stored-old"]["published"] == "2026-10-30", "a date no rule reads is no date lost"
     assert stored["/status/404"]["body"] == f"/status/404 {BODY}"
     dead = site.dead()
     assert [letter["url"] for letter in dead] == [site_server.url("/status/404")], dead

@@ -59,6 +59,7 @@ from crawler.store import fingerprint
 
 __all__ = [
     "DOCUMENT_FIELDS",
+    "KEPT_WHEN_NONE",
     "UPDATED_FIELDS",
     "StoreError",
     "add_fingerprints",
@@ -107,6 +108,10 @@ UPDATED_FIELDS = tuple(
     for name in DOCUMENT_FIELDS
     if name not in {"id", "url", "first_seen", "week", "reposts", "redirected_from"}
 )
+# Updated fields a re-fetch that reads none of leaves as stored: a feed's or an API's entry gives them to the
+# fetch it queued, and a later fetch of the page (`temp --stored`, a listing that reached it first, a rule
+# without the field) must not replace a known date, title or byline by none.
+KEPT_WHEN_NONE = ("title", "published", "author")
 # Fields holding a string or None.
 _TEXT_FIELDS = ("title", "body", "published", "author", "job")
 _WEEK_RE = re.compile(r"^(\d{4})w(\d{2})$")

@@ -68,6 +68,7 @@ from crawler.store.base import (
 )
 from crawler.store.document import (
     DOCUMENT_FIELDS,
+    KEPT_WHEN_NONE,
     UPDATED_FIELDS,
     format_timestamp,
     parse_week,
@@ -928,9 +929,14 @@ def _counted_in(paragraph: int, url: str) -> UpdateOne:
 
 def _upsert(document: Mapping[str, Any], week: str, anchors: list[int]) -> UpdateOne:
     """The write of a new or re-fetched document (its body's ``anchors`` with it): insert it, or replace
-    the fields a re-fetch changes unless the stored fetch is newer, adding the URLs that redirected to it
+    the fields a re-fetch changes (but a title, date or author it read none of) unless the stored fetch is
+    newer, adding the URLs that redirected to it
     this time to those kept (a document spooled before the field has none)."""
-    updated = {name: document[name] for name in UPDATED_FIELDS}
+    updated = {
+        name: document[name]
+        for name in UPDATED_FIELDS
+        if not (name in KEPT_WHEN_NONE and document[name] is None)
+    }
     simhash = document["simhash"]
     updated["simhash_bands"] = [] if simhash is None else fingerprint.band_keys(fingerprint.from_hex(simhash))
     updated["anchors"] = anchors
@@ -940,6 +946,7 @@ def _upsert(document: Mapping[str, Any], week: str, anchors: list[int]) -> Updat
         "first_seen": document["first_seen"],
         "week": week,
         "reposts": document["reposts"],
+        **{name: None for name in KEPT_WHEN_NONE if name not in updated},
     }
     update: dict[str, Any] = {"$set": updated, "$setOnInsert": fixed}
     redirects = document.get("redirected_from") or []

@@ -73,6 +73,7 @@ from crawler.store.base import (
 )
 from crawler.store.document import (
     DOCUMENT_FIELDS,
+    KEPT_WHEN_NONE,
     format_timestamp,
     merged_redirects,
     parse_week,
@@ -302,14 +303,17 @@ class SqliteStore(Store):
     ) -> Written:
         url = document["url"]
         stored = connection.execute(
-            "SELECT pk, fetched_at, simhash, title, body, job, redirected_from FROM articles WHERE url = ?",
+            "SELECT pk, fetched_at, simhash, title, body, job, redirected_from, published, author"
+            " FROM articles WHERE url = ?",
             (url,),
         ).fetchone()
         if stored is not None:
-            pk, fetched_at, simhash, title, body, job, redirected_from = stored
+            pk, fetched_at, simhash, title, body, job, redirected_from, published, author = stored
             same_job = job is not None and job == document["job"]
             if document["fetched_at"] < fetched_at:
                 return Written("unchanged", url, same_job=same_job)
+            held = {"title": title, "published": published, "author": author}
+            document = {**document, **{name: held[name] for name in KEPT_WHEN_NONE if document[name] is None}}
             row = row_of(document)
             connection.execute(UPDATE, [row[column] for column in UPDATED_COLUMNS] + [pk])
             known = json.loads(redirected_from)
