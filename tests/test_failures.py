@@ -386,7 +386,7 @@ def test_a_redirect_to_a_page_seen_is_skipped_and_a_redirect_loop_is_a_dead_lett
     done = site.temp("-s", "LOG_LEVEL=INFO")
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     assert done.stdout.splitlines()[0] == (
-        "fetched 2 pages, stored 1 article, skipped 1 (seen already: 1), errors 3"
+        "fetched 2 pages, stored 1 article, skipped 1 (links seen already: 1), errors 3"
         " (redirect loop: 2, too many redirects: 1)"
     ), done.stdout + done.stderr[-8000:]
     skipped = (

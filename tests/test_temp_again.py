@@ -79,7 +79,7 @@ def test_again_fetches_every_seen_article_once_and_updates_it_in_place(
     after = site.temp()
     assert after.returncode == 0, after.stdout + after.stderr[-3000:]
     assert after.stdout.splitlines()[0] == (
-        "fetched 1 page, stored 0 articles, skipped 3 (seen already: 3), errors 0"
+        "fetched 1 page, stored 0 articles, skipped 3 (links seen already: 3), errors 0"
     ), "the next crawl keeps the seen filter: " + after.stdout
 
 
@@ -99,8 +99,39 @@ def test_again_fetches_an_article_two_index_pages_link_once(tmp_path: Path, site
 
     assert again.returncode == 0, again.stdout + again.stderr[-3000:]
     assert again.stdout.splitlines()[0] == (
-        "fetched 4 pages, stored 0 articles, updated 2 stored before, skipped 1 (seen already: 1), errors 0"
+        "fetched 4 pages, stored 0 articles, updated 2 stored before,"
+        " skipped 1 (links seen already: 1), errors 0"
     ), again.stdout
+
+
+def test_links_two_listings_give_are_counted_as_links_met_not_as_articles(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """A new site whose index page, feed and sitemap list the same 8 articles said 'skipped 16 (seen
+    already: 16)' on its first crawl, and 'its 24 article links were seen before' after forget, as if 16
+    or 24 articles were there."""
+    site = Site(site_server, tmp_path, name="news")
+    site.rule()
+    starts = (
+        site_server.url("/links?to=/a/listed-one,/a/listed-two"),
+        site_server.url("/links?to=/a/listed-two,/a/listed-one"),
+    )
+    rule = RULE.format(start=starts[0]).replace(f'["{starts[0]}"]', json.dumps(starts))
+    (site.rules / "news.yaml").write_text(rule, encoding="utf-8")
+    first = site.temp()
+    assert first.returncode == 0, first.stdout + first.stderr[-3000:]
+    assert first.stdout.splitlines()[0] == (
+        "fetched 4 pages, stored 2 articles, skipped 2 (links seen already: 2), errors 0"
+    ), first.stdout
+    forgot = site.crawler("sites", "forget", "news", "--articles", "--yes")
+    assert forgot.returncode == 0, forgot.stdout + forgot.stderr[-3000:]
+    plain = site.temp()
+    assert plain.stdout.splitlines()[:2] == [
+        "fetched 2 pages, stored 0 articles, skipped 4 (links seen already: 4), errors 0",
+        "the 4 article links its listings gave (a URL once for each listing that gave it) were seen before,"
+        " by earlier crawls (`crawler sites forget` keeps URLs seen: the seen filter cannot forget one):"
+        " `crawler temp news --again` fetches them again",
+    ], plain.stdout
 
 
 def _links(tmp_path: Path, job: str, *, again: bool) -> list[Request]:
@@ -217,14 +248,16 @@ def test_again_fetches_an_article_behind_a_redirect_once(tmp_path: Path, site_se
     again = site.temp("--again")
 
     assert again.stdout.splitlines()[0] == (
-        "fetched 2 pages, stored 0 articles, updated 1 stored before, skipped 1 (seen already: 1), errors 0"
+        "fetched 2 pages, stored 0 articles, updated 1 stored before,"
+        " skipped 1 (links seen already: 1), errors 0"
     ), again.stdout + again.stderr[-3000:]
     assert list(site.stored()) == ["/a/again-moved"]
     # A direct link and the redirects to it: one fetch in the job (the job's set holds one fingerprint).
     site.rule("/a/again-moved", "/r/again-moved", "/r/again-moved?again")
     both = site.temp("--again")
     assert both.stdout.splitlines()[0] == (
-        "fetched 2 pages, stored 0 articles, updated 1 stored before, skipped 2 (seen already: 2), errors 0"
+        "fetched 2 pages, stored 0 articles, updated 1 stored before,"
+        " skipped 2 (links seen already: 2), errors 0"
     ), both.stdout + both.stderr[-3000:]
 
 
@@ -261,9 +294,10 @@ def test_a_temp_crawl_after_forget_that_finds_every_article_seen_names_the_comma
     plain = site.temp()
     assert plain.returncode == 0, plain.stdout + plain.stderr[-3000:]
     assert plain.stdout.splitlines()[:2] == [
-        "fetched 1 page, stored 0 articles, skipped 2 (seen already: 2), errors 0",
-        "its 2 article links were seen before, by earlier crawls (`crawler sites forget` keeps URLs seen: the"
-        " seen filter cannot forget one): `crawler temp news --again` fetches them again",
+        "fetched 1 page, stored 0 articles, skipped 2 (links seen already: 2), errors 0",
+        "the 2 article links its listings gave (a URL once for each listing that gave it) were seen before,"
+        " by earlier crawls (`crawler sites forget` keeps URLs seen: the seen filter cannot forget one):"
+        " `crawler temp news --again` fetches them again",
     ], plain.stdout
     again = site.temp("--again")
     assert again.returncode == 0, again.stdout + again.stderr[-3000:]

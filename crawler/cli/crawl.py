@@ -333,7 +333,11 @@ def _temp(args: argparse.Namespace) -> int:
     _print_summary(job, counts, settings, rule)
     seen = counts.skip_causes.get(SEEN_ALREADY, 0)
     if seen and not (seen_again or given or rule.discover or counts.stored or counts.updated):
-        links = "its article link was" if seen == 1 else f"its {seen} article links were"
+        links = (
+            "the article link its listings gave was"
+            if seen == 1
+            else f"the {seen} article links its listings gave (a URL once for each listing that gave it) were"
+        )
         print(
             f"{links} seen before, by earlier crawls (`{suggest('sites forget')}` keeps URLs seen: the seen"
             f" filter cannot forget one): `{suggest(f'temp {rule.site} --again')}` fetches"
@@ -1538,7 +1542,11 @@ def _skip_causes(counts: JobCounts) -> list[tuple[str, int]]:
 
 
 def _counted_causes(causes: list[tuple[str, int]]) -> str:
-    return ", ".join(f"{cause}: {count}" for cause, count in causes)
+    """The causes with their counts; the seen filter's counts the links met: a URL once for each listing
+    (index page, feed, sitemap) that gave it, and for each link that redirected to it."""
+    return ", ".join(
+        f"{'links ' if cause == SEEN_ALREADY else ''}{cause}: {count}" for cause, count in causes
+    )
 
 
 def _print_summary(job: str, counts: JobCounts, settings: Settings, rule: Rule | None = None) -> None:
