@@ -20,8 +20,8 @@ from zoneinfo import ZoneInfo
 import feedparser
 import pytest
 from conftest import SiteServer
-from crawlsite import RULE, Site
-from siteserver import feed_document
+from crawlsite import RULE, Site, sites_spider
+from siteserver import article_page, feed_document
 
 from crawler.rules import RuleErrors, parse_rule
 from crawler.rules.feeds import MAX_ENTRIES, FeedEntry, FeedError, read_feed
@@ -437,6 +437,37 @@ def test_a_feed_beside_index_pages_adds_only_what_they_do_not_list(site: Site) -
     assert done.returncode == 0, done.stderr[-4000:]
     assert set(site.stored()) == {"/a/both", "/a/feed-only", "/a/index-only"}
     assert "stored 3 articles" in done.stdout, "an article listed in both is fetched once"
+
+
+def test_a_feed_entry_met_after_another_listing_queued_its_url_still_gives_the_article_its_date(
+    redis_server: str, tmp_path: Path
+) -> None:
+    """5 of the 8 articles a new site's index page, feed and sitemap all list had no date: the index page
+    had queued them first, and the feed's entries, met once their URLs were seen, went with the links
+    skipped. The worker keeps them until it parses the page (no Redis round trip)."""
+    from scrapy.http import HtmlResponse, Request, XmlResponse
+
+    from crawler.items import Article
+
+    spider = sites_spider(tmp_path, redis_server)
+    spider.opened()
+    urls = ["http://127.0.0.1/a/one", "http://127.0.0.1/a/two"]
+    work = {"site": "news", "job": "j1"}
+    links = "".join(f'<li><a href="{url}">{url}</a></li>' for url in urls)
+    index = Request("http://127.0.0.1/", meta={**work, "kind": "index"})
+    listed = HtmlResponse(index.url, body=f"<ul class='news'>{links}</ul>".encode(), request=index)
+    list(spider.parse_index(listed))
+    feed = Request("http://127.0.0.1/feed", meta={**work, "kind": "feed"})
+    body = feed_document(urls, "rss").encode()
+    list(spider.parse_feed(XmlResponse(feed.url, body=body, request=feed)))
+    assert spider.bloom.count() == 2, "the feed's links were seen: queued by the index page alone"
+    paragraphs = ["The second article, which the index page listed before the feed did, in full."] * 8
+    article = Request(urls[1], meta={**work, "kind": "article"})
+    page = HtmlResponse(urls[1], body=article_page("Two", paragraphs).encode(), request=article)
+    items = [out for out in spider.parse_article(page) if isinstance(out, Article)]
+    assert [(item.title, item.published, item.author) for item in items] == [
+        ("Two", "2026-11-02T08:00:00+00:00", "Author 1")
+    ]
 
 
 def test_a_feed_that_is_an_html_page_is_dead_lettered_saying_so(site: Site) -> None:
