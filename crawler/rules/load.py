@@ -9,6 +9,7 @@ import os
 import re
 import time
 from collections import Counter
+from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
 from types import MappingProxyType
@@ -572,16 +573,8 @@ def _unreadable_scalar(loader: yaml.SafeLoader, root: yaml.Node, text: str) -> t
     """Where the first scalar under ``root`` (read from ``text``) is, in the order of the text, that its
     tag's constructor cannot read (an unquoted 2026-02-30, which YAML takes for a date; ``!!int ten``),
     what is wrong and the fix, as :meth:`Checker.fail` takes them; None when every scalar reads."""
-    visited: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in visited:
-            continue
-        visited.add(id(node))
+    for node in _nodes(root):
         if isinstance(node, yaml.CollectionNode):
-            pairs = node.value if isinstance(node, yaml.MappingNode) else [(child,) for child in node.value]
-            stack += [child for pair in reversed(pairs) for child in reversed(pair)]
             continue
         construct = loader.yaml_constructors.get(node.tag)
         try:
@@ -774,9 +767,9 @@ def _yaml_fix(exc: yaml.MarkedYAMLError, text: str) -> str | None:
     return None
 
 
-def _duplicate_keys(root: yaml.Node) -> list[yaml.ScalarNode]:
-    """The key nodes that repeat an earlier key of the same mapping (each node visited once: aliases)."""
-    duplicates: list[yaml.ScalarNode] = []
+def _nodes(root: yaml.Node) -> Iterator[yaml.Node]:
+    """The nodes under ``root``, itself first, in the order of the text, each once (an alias's node is
+    visited where it is first met)."""
     visited: set[int] = set()
     stack = [root]
     while stack:
@@ -784,17 +777,24 @@ def _duplicate_keys(root: yaml.Node) -> list[yaml.ScalarNode]:
         if id(node) in visited:
             continue
         visited.add(id(node))
+        yield node
+        if isinstance(node, yaml.CollectionNode):
+            pairs = node.value if isinstance(node, yaml.MappingNode) else [(child,) for child in node.value]
+            stack += [child for pair in reversed(pairs) for child in reversed(pair)]
+
+
+def _duplicate_keys(root: yaml.Node) -> list[yaml.ScalarNode]:
+    """The key nodes that repeat an earlier key of the same mapping (each node visited once: aliases)."""
+    duplicates: list[yaml.ScalarNode] = []
+    for node in _nodes(root):
         if isinstance(node, yaml.MappingNode):
             seen: set[tuple[str, str]] = set()
-            for key_node, value_node in node.value:
+            for key_node, _value_node in node.value:
                 if isinstance(key_node, yaml.ScalarNode) and key_node.value != "<<":
                     identity = (key_node.tag, key_node.value)
                     if identity in seen:
                         duplicates.append(key_node)
                     seen.add(identity)
-                stack += (key_node, value_node)
-        elif isinstance(node, yaml.SequenceNode):
-            stack += node.value
     return sorted(duplicates, key=lambda key_node: (key_node.start_mark.line, key_node.start_mark.column))
 
 
