@@ -142,11 +142,11 @@ logger = logging.getLogger(__name__)
 
 # Content-Types of an HTML page: a rule's feed or sitemap that is one is named with its rule key.
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-# An article page without any of its fields and under this size is "empty" (a site serving blank pages to
-# a crawler it refuses), once the site's pages have matched this many times in this worker.
 # How many URLs' entries met again (_met_entries) a process keeps: the entries of the latest feed reads of
 # every site (a feed gives RULES_MAX_LINKS at most), dict entries of ~0.5 kB, ~5 MB at most.
 MET_ENTRIES_KEPT = 10_000
+# An article page without any of its fields and under this size is "empty" (a site serving blank pages to
+# a crawler it refuses), once the site's pages have matched this many times in this worker.
 EMPTY_PAGE_BYTES = 2048
 EMPTY_AFTER_MATCHED = 5
 # What Scrapy's decompression says as it gives up a response whose body grew past DOWNLOAD_MAXSIZE.
