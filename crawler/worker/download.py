@@ -441,8 +441,8 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         super().__init__(crawler)
         # The pool calls its factory with the quiescent callback and the endpoint, as a class.
         self._pool._factory = partial(_HeadLimitFactory, stale=self._stale)  # type: ignore[assignment]
-        assert crawler.stats is not None
-        self._stats = crawler.stats
+        # Read as a count is made: a handler may be built before the crawl sets the crawler's stats.
+        self._crawler = crawler
         self._under_way: dict[asyncio.Future[Response], Request] = {}
         self._stopped = False
         crawler.signals.connect(self.stop, signal=STOP_DOWNLOADS)
@@ -484,19 +484,23 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
             # Kept, DOWNLOAD_FAIL_ON_DATALOSS off: a body cut at its Content-Length is that long, one the
             # connection cut is shorter.
             declared = response.headers.get(b"Content-Length")
-            if declared is not None and int(declared) == len(response.body):
+            if declared is not None and declared.isdigit() and int(declared) == len(response.body):
                 self._count_cut(request)
         return response
 
     def _count_cut(self, request: Request) -> None:
-        self._stats.inc_value(f"crawl/body_cut/{Work.of(request).site}")
+        self._count(f"crawl/body_cut/{Work.of(request).site}")
+
+    def _count(self, key: str) -> None:
+        assert self._crawler.stats is not None
+        self._crawler.stats.inc_value(key)
 
     def _stale(self, stale: StaleConnection) -> None:
         logger.warning("%s: %s is asked again on a new connection", stale, stale.url)
         for download, asked in self._under_way.items():
             site = Work.of(asked).site
             if site and urldefrag(asked.url)[0] == stale.url and not download.done():
-                self._stats.inc_value(f"crawl/stale_connection/{site}")
+                self._count(f"crawl/stale_connection/{site}")
                 return
 
     def stop(self) -> int:
