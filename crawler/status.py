@@ -331,7 +331,7 @@ def _workers(beats: dict[str, dict[str, Any]], now: float) -> list[dict[str, Any
                 "host": beat.get("host"),
                 "pid": beat.get("pid"),
                 "alive": alive,
-                "suspended": not alive and beat_suspended(beat),
+                "suspended": not alive and beat_suspended(beat, worker),
                 "seen_seconds_ago": round(age, 1),
                 "forget_seconds": forget,
                 # A worker of an older version names its count of responses "pages".

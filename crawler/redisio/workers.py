@@ -85,11 +85,11 @@ def beat_alive(beat: Mapping[str, Any], now: float, worker: str = "") -> bool:
     return not _silent(beat, now) and not _gone(beat, worker)
 
 
-def beat_suspended(beat: Mapping[str, Any]) -> bool:
-    """A worker's last ``beat`` (its JSON, decoded) is a suspended worker's: written in this process's pid
+def beat_suspended(beat: Mapping[str, Any], worker: str = "") -> bool:
+    """``worker``'s last ``beat`` (its JSON, decoded) is a suspended worker's: written in this process's pid
     space, its process is there but stopped (SIGSTOP, Ctrl-Z: state ``T``, or ``t`` under a debugger), so
     it beats no more and is taken for dead, yet goes on where it was once resumed (SIGCONT)."""
-    pid = _pid_here(beat, "")
+    pid = _pid_here(beat, worker)
     return pid is not None and process_stopped(pid)
 
 
