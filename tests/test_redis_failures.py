@@ -981,6 +981,39 @@ def test_a_temp_crawl_writes_off_the_requests_its_site_lost_before_it_started(si
     assert len(site.stored()) == 3, sorted(site.stored())
 
 
+def test_a_temp_crawl_whose_last_requests_end_between_its_reads_says_none_was_lost(
+    redis_client: redis.Redis,
+) -> None:
+    """A temp crawl's tick read its job's counts (3 pending, unchanged for LOST_REQUESTS_SECONDS: its
+    queue key had been a string), then looked for the requests (_requests_lost); its worker, a process
+    of its own, fetched and acknowledged all 3 in between (the key deleted, the requests due): the site
+    then held none, LeasedQueue.lost said so, and the crawl ended exit 1 with "Redis no longer holds the
+    3 requests" (test_a_sites_queue_key_set_to_a_string_mid_crawl_... under load). What was lost is what
+    the look wrote off of the job's pending, in the same script: none here."""
+    from crawler.cli.crawl import _requests_lost
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.requests import JobCounts
+
+    keys = Keys("crawler")
+    open_job(redis_client, keys, "j1")
+    queue = LeasedQueue(redis_client, keys)
+    for n in range(3):
+        member = json.dumps({"url": f"http://alpha.test/{n}", "meta": {"site": "alpha", "job": "j1"}})
+        assert queue.push(member.encode(), priority=0, site="alpha", job="j1")
+    assert JobCounts.read(redis_client, keys, "j1").pending == 3, "the tick's read"
+    for popped in queue.pop_many((), 3):
+        assert popped.member is not None and queue.ack(popped.member, site="alpha", job="j1")
+    assert _requests_lost(redis_client, keys, "j1", "alpha") is None
+    assert redis_client.hget(keys.job("j1"), "lost") is None
+
+    member = json.dumps({"url": "http://alpha.test/x", "meta": {"site": "alpha", "job": "j1"}})
+    assert queue.push(member.encode(), priority=0, site="alpha", job="j1")
+    redis_client.delete(keys.queue_of("alpha"))
+    said = _requests_lost(redis_client, keys, "j1", "alpha")
+    assert said is not None and said.startswith("Redis no longer holds the 1 request job j1"), said
+    assert redis_client.hmget(keys.job("j1"), "pending", "lost") == [b"0", b"1"]
+
+
 # KEYS: a sorted set. Deleted when it holds a member: 1 then, else 0.
 _DELETED_WHEN_HELD = "if redis.call('ZCARD', KEYS[1]) > 0 then return redis.call('DEL', KEYS[1]) end return 0"
 

@@ -198,9 +198,9 @@ def _holds_nothing(url: str) -> bool:
 
 # --- crawler temp -------------------------------------------------------------------------------------
 
-# Seconds a temp crawl sees Redis hold none of its pending requests before it says they were lost: the
-# job's count and the requests are read one after the other, so a request acknowledged between the two
-# reads looks lost for one tick; a few ticks in a row cannot.
+# Seconds a temp crawl sees its job not move with requests pending (or Redis hold none of its site's)
+# before it looks whether they were lost (_requests_lost), and between two looks: a job that moves again,
+# or a request found, starts it over.
 LOST_REQUESTS_SECONDS = 5.0
 
 
@@ -1309,7 +1309,7 @@ def _crawl_job(
                 if site is None or not counts.pending or not (still or queue.lost(site) is not None):
                     lost_since[0] = None
                 elif time.monotonic() - (lost_since[0] or time.monotonic()) >= LOST_REQUESTS_SECONDS:
-                    lost[0] = _requests_lost(server, keys, job, site, counts.pending)
+                    lost[0] = _requests_lost(server, keys, job, site)
                     if lost[0] is not None:
                         return False
                     lost_since[0] = time.monotonic()  # held: looked for again after as long
@@ -1369,15 +1369,16 @@ def _crawl_job(
     return counts, paused[1], helped
 
 
-def _requests_lost(server: redis.Redis, keys: Keys, job: str, site: str, pending: int) -> str | None:
-    """The error of a temp crawl of ``job`` whose ``pending`` requests of ``site`` Redis no longer holds,
+def _requests_lost(server: redis.Redis, keys: Keys, job: str, site: str) -> str | None:
+    """The error of a temp crawl of ``job`` whose pending requests of ``site`` Redis no longer holds,
     their counts written off (:meth:`LeasedQueue.lost`: the job is not resumed by the next temp crawl, which
-    would wait for them again); None when Redis holds one of them after all."""
+    would wait for them again); None when Redis holds one of them after all, or the job counts none
+    pending by then (its worker, a process of its own, ended the last of them since the tick read its
+    count: the site then holds none, and none is lost)."""
     queue = LeasedQueue(server, keys)
-    if (
-        queue.lost(site, write_off=True, jobs=[job]) is None
-        and queue.job_lost(site, job, write_off=True) is None
-    ):
+    site_lost = queue.lost(site, write_off=True, jobs=[job])
+    pending = site_lost[1] if site_lost is not None else queue.job_lost(site, job, write_off=True)
+    if not pending:
         return None
     overwritten = [
         wrong
