@@ -3459,6 +3459,18 @@ def test_a_stopping_worker_is_offered_no_site_it_will_not_take(tmp_path: Path) -
             client.close()
 
 
+def _leased_by_far_worker(client: redis.Redis, keys: Keys) -> Any:
+    """The queue of ``keys`` holding one request of site ``news``, leased by worker ``far:4:aaaaaa``."""
+    from crawler.redisio.queue import LeasedQueue
+
+    queue = LeasedQueue(client, keys)
+    queue.configure("news", delay=0.0, concurrency=1)
+    member = json.dumps({"url": "http://127.0.0.1/1", "meta": {"site": "news"}}).encode()
+    assert queue.push(member, priority=0, site="news", job=None)
+    assert queue.pop_many(count=1, worker="far:4:aaaaaa")[0].member is not None
+    return queue
+
+
 def test_a_worker_that_just_started_takes_no_silent_worker_for_dead_before_three_of_its_beats(
     tmp_path: Path,
 ) -> None:
@@ -3468,17 +3480,11 @@ def test_a_worker_that_just_started_takes_no_silent_worker_for_dead_before_three
     counted as having had it for ever (no call failed yet): started just after Redis came back, its first
     look returned to the queue the leases of a live worker whose beats had stopped with Redis, to be
     fetched twice. It now counts from its start."""
-    from crawler.redisio.queue import LeasedQueue
-
     with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
         _crawler, scheduler, client = _scheduler_on(tmp_path, server)
         try:
             keys = Keys("crawler")
-            queue = LeasedQueue(client, keys)
-            queue.configure("news", delay=0.0, concurrency=1)
-            member = json.dumps({"url": "http://127.0.0.1/1", "meta": {"site": "news"}}).encode()
-            assert queue.push(member, priority=0, site="news", job=None)
-            assert queue.pop_many(count=1, worker="far:4:aaaaaa")[0].member is not None
+            queue = _leased_by_far_worker(client, keys)
             silent = {"host": "far", "pid": 4, "pid_space": "another machine", "every": 5.0}
             now = time.time()
             client.hset(
@@ -3498,17 +3504,11 @@ def test_a_heartbeat_that_cannot_be_read_stops_no_workers_look_for_dead_workers(
     of release_dead (UnicodeDecodeError, OverflowError), a LoopingCall that stops when it raises: no dead
     worker's leases went back to the queue before they expired. Such an entry is nobody's death, and the
     dead worker beside it is still found."""
-    from crawler.redisio.queue import LeasedQueue
-
     with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
         _crawler, scheduler, client = _scheduler_on(tmp_path, server)
         try:
             keys = Keys("crawler")
-            queue = LeasedQueue(client, keys)
-            queue.configure("news", delay=0.0, concurrency=1)
-            member = json.dumps({"url": "http://127.0.0.1/1", "meta": {"site": "news"}}).encode()
-            assert queue.push(member, priority=0, site="news", job=None)
-            assert queue.pop_many(count=1, worker="far:4:aaaaaa")[0].member is not None
+            queue = _leased_by_far_worker(client, keys)
             now = time.time()
             silent = {"host": "far", "pid": 4, "pid_space": "another machine", "every": 5.0, "seen": now - 20}
             huge = {**silent, "every": 10**400}
