@@ -317,6 +317,36 @@ def test_recovers_when_the_server_is_killed(data_dir: Path, caplog: pytest.LogCa
         server.close()
 
 
+def test_a_killed_server_seen_running_as_its_socket_closed_is_reaped_before_the_next_starts(
+    data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The kernel closes a dying process's socket before the process can be reaped: ensure() may find the
+    # socket refusing while Popen.poll() still says the server runs. That server is waited for, not
+    # replaced by the new one's Popen unreaped (dropped, it warned "still running": a flaky test failure).
+    server = EmbeddedRedis(data_dir, watch_seconds=0)
+    try:
+        server.ensure()
+        killed = server._process
+        assert killed is not None
+        os.kill(killed.pid, signal.SIGKILL)
+        _wait_until(lambda: _refuses(server.socket_path), "the killed server's socket to refuse connections")
+        polled: list[int | None] = []
+
+        def poll_while_exiting() -> int | None:
+            polled.append(None)
+            return None  # the moment before the process became a zombie
+
+        killed.poll = poll_while_exiting  # type: ignore[method-assign]
+        with caplog.at_level(logging.WARNING, logger="crawler.redisio.embedded"):
+            server.ensure()
+        assert polled, "ensure() looked at the killed server"
+        assert killed.returncode == -signal.SIGKILL, "the killed server was reaped"
+        assert server.pid not in (None, killed.pid)
+        assert f"(pid {killed.pid}) exited with code {-signal.SIGKILL}" in caplog.text
+    finally:
+        server.close()
+
+
 def test_a_new_process_recovers_from_a_stale_socket_and_pid_file(
     data_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

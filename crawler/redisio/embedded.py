@@ -375,6 +375,7 @@ class EmbeddedRedis:
             self._forget_process()
         state = self._probe()
         if state in {_State.ABSENT, _State.STALE}:
+            self._reap_exiting(state, quiet=quiet)
             self._clear_leftovers(state, quiet=quiet)
             self._start()
             self._wait_ready()
@@ -692,6 +693,30 @@ class EmbeddedRedis:
             yield
         finally:
             os.close(fd)  # releases the lock
+
+    def _reap_exiting(self, state: _State, *, quiet: bool) -> None:
+        """This process's server whose socket is closed (``state``) yet which :meth:`Popen.poll` saw running:
+        the kernel closes a dying process's socket before it can be reaped. Wait for it (bounded) and
+        reap it, so that the new server's Popen does not replace one whose process was never waited for
+        (it would warn "still running" when dropped). One that still runs is refused, as by
+        :meth:`_clear_leftovers`."""
+        process = self._process
+        if process is None or not self.owner:
+            return
+        try:
+            code = process.wait(self.start_timeout)
+        except subprocess.TimeoutExpired:
+            raise RedisUnavailableError(
+                f"the embedded Redis server (pid {process.pid}) still runs on {self.directory} but its"
+                f" socket {self.socket_path} is {state.value}; stop that process and try again"
+            ) from None
+        logger.log(
+            logging.DEBUG if quiet else logging.WARNING,
+            "the embedded Redis server (pid %d) exited with code %s; starting it again",
+            process.pid,
+            code,
+        )
+        self._forget_process()
 
     def _clear_leftovers(self, state: _State, *, quiet: bool = False) -> None:
         """Remove the socket and pid file of a dead server; refuse if its process still runs (``quiet``:
