@@ -115,7 +115,10 @@ class Keys:
         self.bloom = f"{prefix}:bloom"
         # Bans declared, with their evidence (a hash: site -> JSON: when, what, the signals).
         self.bans = f"{prefix}:bans"
-        # Workers' heartbeats (a hash: worker id -> JSON).
+        # Workers' heartbeats (a hash: worker id -> JSON), indexed by `<workers>:due` (a sorted set: worker
+        # id -> when its next beat is due, by Redis's clock) and `<workers>:in:<pid space>` (a set a pid
+        # space of the workers that beat in it): a beat reads only the workers that may be dead
+        # (redisio/workers.py).
         self.workers = f"{prefix}:workers"
         # Sites paused by `crawler sites pause` (a hash: site -> epoch seconds it was paused): no regular
         # grab is queued, and their queued requests are held (redisio/queue.py), until they are resumed.

@@ -30,7 +30,7 @@ from crawler.keys import Keys, hour_of
 from crawler.redisio.connection import decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
-from crawler.redisio.workers import dead_workers, pid_space, worker_id
+from crawler.redisio.workers import Heartbeats, dead_workers, pid_space, worker_id
 from crawler.requests import write_off_lost
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
@@ -1673,6 +1673,50 @@ def test_a_worker_killed_here_is_dead_at_once_a_stopped_one_with_a_fresh_beat_is
         stopped.send_signal(signal.SIGCONT)
         stopped.kill()
         stopped.wait()
+
+
+def test_the_beats_of_a_thousand_live_workers_read_none_of_them_and_still_find_a_dead_one(
+    redis_client: redis.Redis,
+) -> None:
+    """Each beat read the whole of crawler:workers (HGETALL, in the beat script and in the look for dead
+    workers): with N workers beating, N x N entries a period. A beat and a look read only the entries whose
+    beat is due by Redis's clock (and those of the looker's own pid space): none of 1,000 live workers of
+    another machine, and the one dead among them is still found."""
+    heartbeats = Heartbeats(redis_client, Keys("crawler").workers)
+    now = redis_client.time()[0] + 0.0
+    far = {"host": "far", "pid": 4, "pid_space": "another machine", "every": 5.0}
+    for number in range(1000):
+        assert heartbeats.write(f"far:{number}:aaaaaa", {**far, "seen": now}, now, 3600.0) == 0
+    assert heartbeats.may_be_dead(now) == {}
+    dead = {**far, "seen": now - 20}
+    heartbeats.write("far:1000:dead", dead, now - 20, 3600.0)
+    assert heartbeats.write("far:7:aaaaaa", {**far, "seen": now}, now, 3600.0) == 1, "the dead one's alone"
+    beats = heartbeats.may_be_dead(now)
+    assert list(beats) == ["far:1000:dead"]
+    assert dead_workers(beats, now, quiet_for=16.0) == ["far:1000:dead"]
+    assert redis_client.hlen(Keys("crawler").workers) == 1001
+
+
+def test_the_beats_of_workers_of_an_earlier_version_written_to_the_hash_alone_are_indexed_and_judged(
+    redis_client: redis.Redis,
+) -> None:
+    """A worker of a version before the index writes crawler:workers alone (HSET): its entries are indexed
+    by the next look (the hash read whole once, while it holds more than the index), its dead one found, and
+    its live one, which beat again since it was indexed, indexed anew by that beat, not taken for dead."""
+    key = Keys("crawler").workers
+    heartbeats = Heartbeats(redis_client, key)
+    now = redis_client.time()[0] + 0.0
+    far = {"host": "old", "pid": 4, "pid_space": "another machine", "every": 5.0}
+    redis_client.hset(key, mapping={"old:1": json.dumps({**far, "seen": now - 20}), "old:2": "{"})
+    redis_client.hset(key, "old:3", json.dumps({**far, "seen": now - 20}))
+    assert list(heartbeats.may_be_dead(now)) == ["old:1", "old:3"]
+    redis_client.hset(key, "old:3", json.dumps({**far, "seen": now}))
+    beats = heartbeats.may_be_dead(now)
+    assert dead_workers(beats, now, quiet_for=16.0) == ["old:1"]
+    assert redis_client.zscore(f"{key}:due", "old:3") == now + 15, "due three of its beats after its last"
+    redis_client.hdel(key, "old:1")
+    assert heartbeats.may_be_dead(now) == {}
+    assert sorted(redis_client.zrange(f"{key}:due", 0, -1)) == [b"old:2", b"old:3"], "old:1 left the index"
 
 
 def test_the_look_for_dead_workers_asks_once_whether_a_process_of_this_machine_runs(

@@ -14,14 +14,14 @@ its beats old and, seen from its own pid space, while its process runs
 (:func:`crawler.redisio.workers.beat_alive`); a clean stop removes its entry, and the entry of a worker
 that died (``kill -9``, its machine gone) is removed by the first beat of a live worker once it is older
 than its own ``forget`` and three of its beats: a worker's entry is never removed while it is alive,
-whatever the setting. :func:`announced` writes a process's first beat before its worker starts, and
-removes it when the process is done.
+whatever the setting. A beat reads only the entries whose beat is due by then
+(:class:`crawler.redisio.workers.Heartbeats`), not the whole hash. :func:`announced` writes a process's
+first beat before its worker starts, and removes it when the process is done.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import socket
@@ -37,32 +37,13 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 from twisted.internet import task
 
-from crawler.redisio.workers import pid_space, redis_clock, worker_id
+from crawler.redisio.workers import Heartbeats, pid_space, redis_clock, worker_id
 from crawler.store import StoreConfig, store_config
 from crawler.worker.connection import keys_of, outage_of, server_of
 
 __all__ = ["WorkerHeartbeat", "announced"]
 
 logger = logging.getLogger(__name__)
-
-# KEYS: the workers' hash. ARGV: this worker's id, its beat (JSON), the time (epoch seconds), this worker's
-# forget seconds (for an entry written without its own). One round trip a beat: this worker's entry
-# written, those of long-dead workers removed (older than their own forget seconds and 3 of their beats).
-_BEAT = """
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-local beats = redis.call('HGETALL', KEYS[1])
-local now = tonumber(ARGV[3])
-for i = 1, #beats, 2 do
-  local ok, beat = pcall(cjson.decode, beats[i + 1])
-  if ok and type(beat) == 'table' and tonumber(beat['seen']) then
-    local dead_for = now - tonumber(beat['seen'])
-    local forget = tonumber(beat['forget']) or tonumber(ARGV[4])
-    if dead_for > forget and dead_for > 3 * (tonumber(beat['every']) or 0) then
-      redis.call('HDEL', KEYS[1], beats[i])
-    end
-  end
-end
-"""
 
 
 class WorkerHeartbeat:
@@ -83,8 +64,8 @@ class WorkerHeartbeat:
         self.seconds = seconds
         self.rate_seconds = rate_seconds
         self.forget_seconds = forget_seconds
-        self._beat = server.register_script(_BEAT)
         self.key = keys_of(crawler).workers
+        self.heartbeats = Heartbeats(server, self.key)
         self.worker = worker_id()
         self.started = time.time()
         self.responses = 0
@@ -115,7 +96,7 @@ class WorkerHeartbeat:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         try:
-            self.server.hdel(self.key, self.worker)
+            self.heartbeats.remove(self.worker)
         except redis.RedisError as exc:
             logger.warning("cannot remove this worker's heartbeat: %s", exc)
 
@@ -143,7 +124,7 @@ class WorkerHeartbeat:
             redis_errors=int(self.crawler.stats.get_value("redis/errors", 0)) if self.crawler.stats else 0,
         )
         try:
-            self._beat(keys=[self.key], args=[self.worker, json.dumps(beat), now, self.forget_seconds])
+            self.heartbeats.write(self.worker, beat, now, self.forget_seconds)
         except redis.RedisError as exc:
             outage_of(self.crawler).failed("write this worker's heartbeat", exc)
             return
@@ -171,12 +152,13 @@ def announced(server: redis.Redis, key: str, settings: BaseSettings) -> Iterator
         redis_errors=0,
     )
     worker = worker_id()
-    server.hset(key, worker, json.dumps(beat))
+    heartbeats = Heartbeats(server, key)
+    heartbeats.write(worker, beat, now, settings.getfloat("SUPERVISION_FORGET_WORKER_SECONDS"))
     try:
         yield worker
     finally:
         try:
-            server.hdel(key, worker)
+            heartbeats.remove(worker)
         except redis.RedisError as exc:
             logger.warning("cannot remove this worker's heartbeat: %s", exc)
 

@@ -53,7 +53,7 @@ from crawler.redisio import serializer
 from crawler.redisio.connection import NO_PERMISSION_FIX, writes_refused
 from crawler.redisio.embedded import RedisUnavailableError
 from crawler.redisio.queue import Ack, LeasedQueue, Popped, hungry_seconds
-from crawler.redisio.workers import beat_id, dead_workers, redis_clock, worker_id
+from crawler.redisio.workers import Heartbeats, dead_workers, redis_clock, worker_id
 from crawler.requests import (
     LISTING_KINDS,
     QueueEntryError,
@@ -113,6 +113,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.crawler = crawler
         self.stats = crawler.stats
         self.keys = keys_of(crawler)
+        self.heartbeats = Heartbeats(self.server, self.keys.workers)
         self.lease_seconds = settings.getfloat("LEASE_SECONDS")
         self.renew_seconds = renew_seconds(settings)
         # Seconds between two looks for dead workers whose leases to return: a heartbeat's.
@@ -303,11 +304,10 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         that silence may last, since its last failed call and since its start. A Redis that is away is
         counted and looked at again at the next turn."""
         try:
-            beats = {beat_id(worker): beat for worker, beat in self.server.hgetall(self.keys.workers).items()}
+            now = redis_clock(self.server)
+            beats = self.heartbeats.may_be_dead(now)
             quiet_since = max(self.outage.last_failed, self._started)
-            dead = set(
-                dead_workers(beats, redis_clock(self.server), quiet_for=time.monotonic() - quiet_since)
-            )
+            dead = set(dead_workers(beats, now, quiet_for=time.monotonic() - quiet_since))
             dead.discard(self.worker)
             self._released_dead &= dead
             fresh = dead - self._released_dead
