@@ -16,6 +16,7 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -1430,4 +1431,94 @@ def test_bytes_past_a_content_length_that_come_late_do_not_fail_the_next_request
         f"the answer on a connection kept from the answer to {start}robots.txt is not HTTP (its status line:"
         f" non-integer status code in {first!r}): bytes that answer sent past its Content-Length, most likely"
         f" (it may be stored cut short): {start} is asked again on a new connection"
+    ) in done.stderr, done.stderr[-4000:]
+
+
+def _idle_late_bytes_servers(cut: str, innocent: str) -> tuple[socket.socket, socket.socket, threading.Event]:
+    """Two raw HTTP/1.1 servers on 127.0.0.1 that keep their connections open. The second's ``/`` is an
+    index page that links to the first's ``/cut``, then to its own ``/innocent``; the first answers
+    ``/cut`` (the article ``cut``) under a Content-Length of half its body, and sends the rest once the
+    crawl asks ``/innocent`` (the request after ``/cut``: its connection idles in the pool then), which the
+    second answers once the client has closed the connection of ``/cut``. The two listeners, and the event
+    set when the client closed it."""
+    first, second = socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0))
+    answered, send_rest, closed = threading.Event(), threading.Event(), threading.Event()
+    article = generated_article(cut).encode()
+    declared = len(article) // 2
+    index = (
+        f"<html><body><ul class='news'><li><a href='http://127.0.0.1:{first.getsockname()[1]}/cut'>Cut</a>"
+        "</li><li><a href='/innocent'>Innocent</a></li></ul></body></html>"
+    ).encode()
+
+    def answer(connection: socket.socket, body: bytes | None, length: int | None = None) -> None:
+        if body is None:
+            connection.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+            return
+        head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body) if length is None else length}\r\n\r\n"
+        connection.sendall(head.encode() + body[: length if length is not None else len(body)])
+
+    def serve(connection: socket.socket, pages: Callable[[socket.socket, str], None]) -> None:
+        with connection, connection.makefile("rb") as reader:
+            while request := reader.readline():
+                while reader.readline() not in (b"\r\n", b""):
+                    pass
+                pages(connection, request.split()[1].decode())
+
+    def first_pages(connection: socket.socket, path: str) -> None:
+        if path != "/cut":
+            answer(connection, None)
+            return
+        answer(connection, article, declared)
+        answered.set()
+        if send_rest.wait(WAIT_LIMIT):
+            connection.sendall(article[declared:])
+            connection.settimeout(WAIT_LIMIT)
+            if connection.recv(1) == b"":
+                closed.set()
+
+    def second_pages(connection: socket.socket, path: str) -> None:
+        if path == "/innocent" and answered.is_set():
+            send_rest.set()
+            closed.wait(WAIT_LIMIT)
+        answer(connection, {"/": index, "/innocent": generated_article(innocent).encode()}.get(path))
+
+    def accept(listener: socket.socket, pages: Callable[[socket.socket, str], None]) -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(connection, pages), daemon=True).start()
+
+    threading.Thread(target=accept, args=(first, first_pages), daemon=True).start()
+    threading.Thread(target=accept, args=(second, second_pages), daemon=True).start()
+    return first, second, closed
+
+
+def test_bytes_past_a_content_length_that_come_while_the_connection_idles_are_counted(site: Site) -> None:
+    """Bytes past a response's Content-Length that come in a later read while its connection idles in the
+    pool (no request sent on it yet) closed the connection without a word: the page, cut at its
+    Content-Length, was stored, nothing counted. It is kept (whole as its Content-Length tells), and the
+    server's wrong Content-Length is logged and counted (crawl/body_cut/<site>)."""
+    cut, innocent = unique("cut"), unique("innocent")
+    first, second, closed = _idle_late_bytes_servers(cut, innocent)
+    start = f"http://127.0.0.1:{second.getsockname()[1]}/"
+    cut_url = f"http://127.0.0.1:{first.getsockname()[1]}/cut"
+    try:
+        site.rules.mkdir(parents=True)
+        rule = RULE.format(start=start) + "politeness: {concurrency: 1}\n"
+        (site.rules / f"{site.name}.yaml").write_text(rule, encoding="utf-8")
+        done = site.temp()
+    finally:
+        first.close()
+        second.close()
+    assert closed.is_set(), "the client closed the connection the rest came on"
+    assert "stored 2 articles, skipped 0, errors 0" in done.stdout, done.stdout + str(site.dead())
+    assert sorted(site.stored()) == sorted([cut_url, f"{start}innocent"])
+    assert _site_counter(site, "crawl/body_cut") == 1
+    rest = len(generated_article(cut).encode()) - len(generated_article(cut).encode()) // 2
+    assert (
+        f"{cut_url}: at least {rest:,} bytes came past its Content-Length once its answer was read, as its"
+        " connection idled: its server sends a wrong Content-Length; the page is kept as long as its"
+        " Content-Length says, most likely cut short"
     ) in done.stderr, done.stderr[-4000:]

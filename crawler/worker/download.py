@@ -33,6 +33,7 @@ import logging
 import zlib
 from collections.abc import Callable
 from functools import partial
+from typing import NamedTuple
 from urllib.parse import urldefrag
 
 import brotli
@@ -379,8 +380,8 @@ class _HeadLimitParser(_LenientHTTPClientParser):
     def _finished(self, rest: bytes) -> None:
         # rest: what came past the body in the same read, empty for an answer that ends with its body. A
         # CR LF after the body (servers that end it with one) is no cut. Bytes of a later read are not
-        # seen: the parser is gone by then; Twisted closes the idle connection on them, or the next
-        # request's parser reads them (StaleConnection).
+        # seen: the parser is gone by then; the idle connection reads them (_HeadLimitProtocol.dataReceived),
+        # or the next request's parser (StaleConnection).
         if rest.strip() and isinstance(self.bodyDecoder, _IdentityTransferDecoder):
             self.bodyDecoder = _CutBody(BodyPastLength(self.response.length, len(rest)))
             # The bytes left are no answer to the next request: the connection is not reused.
@@ -388,14 +389,26 @@ class _HeadLimitParser(_LenientHTTPClientParser):
         super()._finished(rest)  # type: ignore[no-untyped-call]
 
 
-class _HeadLimitProtocol(_LenientHTTP11ClientProtocol):
-    _last: str | None = None
+class _Hooks(NamedTuple):
+    """What a connection tells its handler: an answer on it that is not HTTP (``stale``), bytes that came
+    on it while it idled (``late``: the URL and site of its last request, how many bytes); and what it asks
+    (``site_of``: the site of the download under way of a URL, "" if none)."""
 
-    def __init__(
-        self, quiescent: Callable[[HTTP11ClientProtocol], None], stale: Callable[[StaleConnection], None]
-    ):
+    stale: Callable[[StaleConnection], None]
+    late: Callable[[str, str, int], None]
+    site_of: Callable[[str], str]
+
+
+class _HeadLimitProtocol(_LenientHTTP11ClientProtocol):
+    """Scrapy's protocol with :class:`_HeadLimitParser`, which remembers its last request to say whose
+    answer bytes that come while it idles in the pool (no request sent on it) went past."""
+
+    _last: str | None = None
+    _last_site = ""
+
+    def __init__(self, quiescent: Callable[[HTTP11ClientProtocol], None], hooks: _Hooks):
         super().__init__(quiescent)  # type: ignore[no-untyped-call]
-        self._stale = stale
+        self._hooks = hooks
 
     def request(self, request: TxRequest) -> Deferred[IResponse]:
         answer = super().request(request)
@@ -405,23 +418,33 @@ class _HeadLimitProtocol(_LenientHTTP11ClientProtocol):
         parser.__class__ = _HeadLimitParser
         assert isinstance(parser, _HeadLimitParser)
         parser.reused_after = self._last
-        parser.stale = self._stale
+        parser.stale = self._hooks.stale
         self._last = request.absoluteURI.decode("ascii", "replace")
+        self._last_site = self._hooks.site_of(self._last)
         return answer
+
+    def dataReceived(self, data: bytes) -> None:
+        if self._parser is None and self.state == "QUIESCENT":
+            # Bytes while no request is under way, past the last answer's Content-Length most likely: that
+            # page was read cut short. White space is no cut, as in _HeadLimitParser._finished. The
+            # connection is given up, as Twisted's protocol does (its parser is gone).
+            if self._last is not None and data.strip():
+                self._hooks.late(self._last, self._last_site, len(data))
+                self._last = None
+            self.abort()  # type: ignore[no-untyped-call]
+            return
+        super().dataReceived(data)  # type: ignore[no-untyped-call]
 
 
 class _HeadLimitFactory(_LenientHTTP11ClientFactory):
     def __init__(
-        self,
-        quiescent: Callable[[HTTP11ClientProtocol], None],
-        metadata: str,
-        stale: Callable[[StaleConnection], None],
+        self, quiescent: Callable[[HTTP11ClientProtocol], None], metadata: str, hooks: _Hooks
     ) -> None:
         super().__init__(quiescent, metadata)  # type: ignore[no-untyped-call]
-        self._stale = stale
+        self._hooks = hooks
 
     def buildProtocol(self, addr: IAddress | None) -> HTTP11ClientProtocol:
-        return _HeadLimitProtocol(self._quiescentCallback, self._stale)
+        return _HeadLimitProtocol(self._quiescentCallback, self._hooks)
 
 
 class HTTPDownloadHandler(HTTP11DownloadHandler):
@@ -435,15 +458,20 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
     (:func:`tls_not_served`), or a body longer than its Content-Length (:func:`body_cut`), counted
     ``crawl/body_cut/<site>`` (when kept, ``DOWNLOAD_FAIL_ON_DATALOSS`` off, too); an answer that is not
     HTTP on a kept connection (:class:`StaleConnection`) is logged, counted ``crawl/stale_connection/<site>``
-    and asked again once on a new connection (by Twisted's pool)."""
+    and asked again once on a new connection (by Twisted's pool); bytes that come on a connection idling in
+    the pool, past the Content-Length of its last answer, are logged and counted ``crawl/body_cut/<site>``
+    of that answer's request: its page was read, and is kept, as long as its Content-Length says."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         # The pool calls its factory with the quiescent callback and the endpoint, as a class.
-        self._pool._factory = partial(_HeadLimitFactory, stale=self._stale)  # type: ignore[assignment]
+        hooks = _Hooks(stale=self._stale, late=self._late, site_of=self._site_of)
+        self._pool._factory = partial(_HeadLimitFactory, hooks=hooks)  # type: ignore[assignment]
         # Read as a count is made: a handler may be built before the crawl sets the crawler's stats.
         self._crawler = crawler
         self._under_way: dict[asyncio.Future[Response], Request] = {}
+        # The site of each URL (as Twisted's request has it: no fragment) downloaded now.
+        self._sites: dict[str, str] = {}
         self._stopped = False
         crawler.signals.connect(self.stop, signal=STOP_DOWNLOADS)
 
@@ -454,6 +482,8 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         # connection.
         download = asyncio.ensure_future(super().download_request(request))
         self._under_way[download] = request
+        url = urldefrag(request.url)[0]
+        self._sites[url] = Work.of(request).site
         try:
             response = await download
         except ResponseDataLossError as error:
@@ -480,6 +510,7 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
             raise DownloadStopped(f"the download of {request.url} was cancelled: the crawl stops") from None
         finally:
             del self._under_way[download]
+            self._sites.pop(url, None)
         if "dataloss" in response.flags:
             # Kept, DOWNLOAD_FAIL_ON_DATALOSS off: a body cut at its Content-Length is that long, one the
             # connection cut is shorter.
@@ -502,6 +533,20 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
             if site and urldefrag(asked.url)[0] == stale.url and not download.done():
                 self._count(f"crawl/stale_connection/{site}")
                 return
+
+    def _site_of(self, url: str) -> str:
+        return self._sites.get(url, "")
+
+    def _late(self, url: str, site: str, received: int) -> None:
+        logger.warning(
+            "%s: at least %s bytes came past its Content-Length once its answer was read, as its connection"
+            " idled: its server sends a wrong Content-Length; the page is kept as long as its Content-Length"
+            " says, most likely cut short",
+            url,
+            f"{received:,}",
+        )
+        if site:
+            self._count(f"crawl/body_cut/{site}")
 
     def stop(self) -> int:
         """Cancel the downloads under way and refuse any new one; how many were cancelled."""
