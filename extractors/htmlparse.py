@@ -17,6 +17,9 @@ _XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 # The depth past which flat_page leaves tags out: far below the 2,048 levels past which libxml2 (with
 # huge_tree) stops parsing a page, and deeper than pages nest (the 219 pages of extraction-dev: 55 at most).
 FLAT_DEPTH = 1024
+# The depth of the last element of a tree libxml2 (with huge_tree) stopped parsing at its depth limit: the
+# elements it had open, 2,048 with the root; a page's last element stands a few levels deep.
+CUT_DEPTH = 2047
 # A start or end tag, as flat_page counts the depth.
 _TAG_RE = re.compile(r"<(/?)([A-Za-z][^\s/>]*)[^>]*>")
 # Elements without an end tag: they nest nothing.
@@ -143,6 +146,17 @@ def flat_page(html: str) -> str:
         return "<br>" if name in _BLOCKS else ""
 
     return _TAG_RE.sub(kept, html)
+
+
+def cut_at_depth(root: lxml.etree._Element) -> bool:
+    """Whether libxml2 stopped parsing the page of ``root`` at its depth limit, all after lost, told by the
+    tree alone, for a parser whose error log is not at hand (Scrapy's selector): its last element stands
+    ``CUT_DEPTH`` levels deep. A walk down the last children, a few steps on a page no deeper."""
+    depth = 0
+    while len(root):
+        root = root[-1]
+        depth += 1
+    return depth >= CUT_DEPTH
 
 
 def _too_deep(parser: lxml.etree.HTMLParser) -> bool:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import lxml.etree
+
 from extractors import extract
-from extractors.htmlparse import FLAT_DEPTH, flat_page, page_title, parse_html, parse_tree
+from extractors.htmlparse import FLAT_DEPTH, cut_at_depth, flat_page, page_title, parse_html, parse_tree
 
 
 def test_a_second_html_document_after_the_first_is_read_too() -> None:
@@ -90,6 +92,17 @@ def test_a_page_nested_deeper_than_libxml2_parses_keeps_its_text() -> None:
         assert "First bold paragraph." in "".join(pieces), pieces[-10:]
         assert "Second paragraph." in pieces, "a block's tags left out make a line break"
         assert "After the nest." in pieces, pieces[-10:]
+
+
+def test_a_tree_libxml2_cut_at_its_depth_is_told_by_the_tree_alone() -> None:
+    """Scrapy's selector keeps no error log: a tree libxml2 stopped at its depth limit is told by its last
+    element, as deep as the limit; a page as deep but parsed whole ends a few levels deep."""
+    parser = lxml.etree.HTMLParser(huge_tree=True)
+    cut = lxml.etree.fromstring(_deep_page(3000), parser=parser)
+    whole = lxml.etree.fromstring(_deep_page(2000), parser=parser)
+    assert "After the nest." not in str(cut.xpath("string()"))
+    assert "After the nest." in str(whole.xpath("string()"))
+    assert (cut_at_depth(cut), cut_at_depth(whole)) == (True, False)
 
 
 def test_a_page_within_the_depth_is_read_as_it_is() -> None:

@@ -781,6 +781,35 @@ def test_an_article_nested_deeper_than_libxml2_parses_is_stored_with_its_text(tm
     assert stored["/deep.html"]["body"] == generated_text("deep"), stored["/deep.html"]["body"]
 
 
+def test_the_rules_fields_of_an_article_nested_deeper_than_libxml2_parses_see_its_whole_tree(
+    tmp_path: Path,
+) -> None:
+    """The rule's fields, read from Scrapy's selector, saw the tree libxml2 cut at 2,048 levels: a field
+    past the nest (the page's footer) found nothing, and the headline, in the nest, was read from the
+    page's <title>. They see the page read flat past 1,024 levels, as qRead does."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    depth = 100_000
+    page = generated_article("deep").replace("<title>Article deep</title>", "<title>Deep | News</title>", 1)
+    page = page.replace('<div class="article">', "<div>" * depth + '<div class="article">', 1)
+    (pages / "deep.html").write_text(
+        page.replace('<div class="footer">', "</div>" * depth + '<div class="footer">', 1), encoding="utf-8"
+    )
+    with serving(pages, tmp_path / "server.log") as server:
+        site = Site(server, tmp_path)
+        site.rule("/deep.html", "/a/small")
+        rule = site.rules / f"{site.name}.yaml"
+        footer = "    footer: {xpath: \"//div[@class='footer']/a[1]\"}\n"
+        rule.write_text(rule.read_text(encoding="utf-8") + footer, encoding="utf-8")
+        done = site.temp()
+        stored = site.stored()
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.startswith("fetched 3 pages, stored 2 articles, skipped 0, errors 0\n"), done.stdout
+    deep = stored["/deep.html"]
+    assert (deep["title"], deep["fields"]) == ("Article deep", {"footer": "About"}), deep
+    assert deep["body"] == generated_text("deep"), deep["body"]
+
+
 def test_an_article_page_with_no_body_is_a_skip_the_summary_names(site: Site) -> None:
     """An article page whose body neither the rule nor qRead finds was dropped (store/dropped_empty/<site>)
     with a warning alone: the summary read "skipped 0"; it names the skip."""

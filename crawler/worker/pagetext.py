@@ -30,13 +30,15 @@ from lxml import etree
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
-from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 from scrapy.selector import Selector
+from scrapy.utils.response import get_base_url
 from w3lib.encoding import read_bom
 
 from crawler.requests import ARTICLE, DISCOVER, INDEX, SEARCH, Work
 from crawler.rules import Rule
 from extractors.encoding import Decoded, decode_checked, python_codec
+from extractors.htmlparse import cut_at_depth, flat_page
 
 # The kinds of request whose page the spider reads as text (feeds, sitemaps and APIs are read as bytes).
 PAGE_KINDS = frozenset({ARTICLE, INDEX, SEARCH, DISCOVER})
@@ -68,8 +70,18 @@ def page_encoding(text: TextResponse) -> str:
 def page_tree(text: TextResponse) -> etree._Element:
     """The tree of ``text`` as Scrapy's ``text.selector.root`` parses it, without caching the selector on
     the response: Scrapy's cached selector holds the response, and that cycle left the response (its body,
-    text and tree) to the cyclic garbage collector instead of freeing it when the spider is done with it."""
+    text and tree) to the cyclic garbage collector instead of freeing it when the spider is done with it.
+    A page nested deeper than libxml2 parses (it stops at 2,048 levels, all after lost) is parsed again
+    flat (:func:`extractors.htmlparse.flat_page`), as qRead reads it: the rule's fields, title and links
+    see its whole text."""
     root: etree._Element = Selector(response=text).root
+    if cut_at_depth(root):
+        flat = Selector(
+            text=flat_page(text.text),
+            type="xml" if isinstance(text, XmlResponse) else "html",
+            base_url=get_base_url(text),
+        )
+        root = flat.root
     return root
 
 
