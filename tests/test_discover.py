@@ -948,6 +948,38 @@ def test_a_pruned_hosts_slot_met_again_by_a_request_its_frontier_did_not_release
     assert float(redis_client.hget(Keys("crawler").polite("energy@slow.test"), "crawl_delay") or 0) == 30.0
 
 
+def test_a_pruned_hosts_slot_made_again_by_the_pop_goes_with_its_host_once_idle_again(
+    redis_client: Any,
+) -> None:
+    """A pruned host's slot made again by the pop (a dead letter requeued to it, dead-lettered again: no
+    page of it read, none released) was no longer among the frontier's hosts: no prune looked at it again,
+    and its politeness hash stayed in Redis for ever. The pop that makes it again touches its host: once
+    idle for the frontier's keep, the host goes again, its hash with it."""
+    frontier, _bloom, queue = _kept_frontier(redis_client, ["idle.test"])
+    keys, slot = Keys("crawler"), "energy@idle.test"
+    queue.configure("energy", delay=0.5, concurrency=1)
+    _ended(queue, {slot})
+    _untouched(redis_client, frontier, "idle.test", 3601)
+    assert frontier.prune() == 1
+    meta = {"site": "energy", "slot": slot}
+    dead = json.dumps({"url": "http://idle.test/dead", "meta": meta}).encode()
+    assert queue.push(dead, priority=0, site=slot, job="j")
+    assert queue.pop().member is None, "made again, gated by the rule's delay"
+    assert redis_client.zscore(frontier.touched, "idle.test") is not None, "the pop touched its host"
+    redis_client.hset(keys.polite(slot), "next", 0)
+    redis_client.zadd(keys.gated, {slot: 0})
+    popped = queue.pop()
+    assert popped.member is not None and popped.site == slot, popped
+    record = json.dumps({"reason": "connection failed again"}).encode()
+    assert queue.dead_letter(popped.member, record, site=slot, job="j", kind="connection", fetched=False)
+    assert frontier.prune() == 0, "touched within the hour"
+    _untouched(redis_client, frontier, "idle.test", 3601)
+    assert frontier.prune() == 1
+    assert _held(redis_client, frontier, "idle.test") == dict.fromkeys(
+        ("frontier", "best", "good", "bad", "polite", "politeness", "pending", "touched"), False
+    )
+
+
 @pytest.mark.parametrize("first", ["the reloaded worker", "the older worker"])
 def test_a_pruned_hosts_slot_made_again_by_the_pop_takes_an_edited_rule_at_its_next_release(
     redis_client: Any, first: str

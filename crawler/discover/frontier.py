@@ -35,6 +35,8 @@ Redis's clock).
    score, rewards, and its slot's politeness and pending count, but the crawl-delay its robots.txt asked
    for (kept per host: ``Keys.crawl_delays``, from which the release that makes the slot again writes it in
    its politeness); a host with requests pending is not forgotten. Its links stay seen in the Bloom filter.
+   A forgotten host's slot made again by the pop (a request its frontier did not release: a dead letter
+   requeued) touches the host again (the pop's restore): it is forgotten again once idle, its slot with it.
 """
 
 from __future__ import annotations

@@ -342,14 +342,19 @@ _POP = (
 -- (<site>@<host>) whose hash and saved copy went with its idle host (Frontier.prune), met again by a request
 -- its frontier did not release (a dead letter requeued), takes its rule's delay and concurrency, which the
 -- slot was made with, and the longest crawl-delay its host's robots.txt asked for (crawler:crawl-delays:
--- <slot>, which the prune keeps): 'pruned', said by no warning.
+-- <slot>, which the prune keeps): 'pruned', said by no warning. Its host is touched (Frontier.touched,
+-- <prefix>:discover:<site>:touched), which the prune had taken it out of: once idle again, the prune drops
+-- the slot made here with it (or its download count alone, when the rule saved none), as it would be kept
+-- for ever otherwise.
 local function restore(K, key, site, now)
   local saved = redis.pcall('HGET', K .. ':politeness', site)
   local fields, restored = {'concurrency', 'crawl_delay'}, true
   local at = string.find(site, '@', 1, true)
   if saved == false and at then
-    saved = redis.pcall('HGET', K .. ':politeness', string.sub(site, 1, at - 1))
+    local rule = string.sub(site, 1, at - 1)
+    saved = redis.pcall('HGET', K .. ':politeness', rule)
     fields, restored = {'concurrency'}, 'pruned'
+    redis.pcall('ZADD', K .. ':discover:' .. rule .. ':touched', now, string.sub(site, at + 1))
   end
   if type(saved) ~= 'string' then return false end
   local ok, settings = pcall(cjson.decode, saved)
