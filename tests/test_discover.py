@@ -29,7 +29,7 @@ from crawler.demo.web import TOPIC, TOPIC_KEYWORDS, SimWeb
 from crawler.discover.frontier import Entry, Frontier, slot_of
 from crawler.discover.links import LEARNING_RATE, LinkModel, link_features, page_links, tokens
 from crawler.discover.shared import SharedModel
-from crawler.discover.topic import Topic, words
+from crawler.discover.topic import Relevance, Topic, words
 from crawler.items import Article, Discovered
 from crawler.keys import Keys
 from crawler.redisio.bloom import RedisBloom
@@ -38,8 +38,10 @@ from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work, discover_request
 from crawler.rules import RuleErrors, load_rules, parse_rule
 from crawler.rules.model import BEST_FIRST, BREADTH_FIRST, LEARNED, base_url
+from crawler.settings import QREAD_ALGORITHM
 from crawler.worker.pipelines.discover import DiscoverPipeline, NotRelevant
 from crawler.worker.scheduler import leases_ending
+from crawler.worker.textjob import article_text
 
 DISCOVER_RULE = """
 name: Energy news anywhere
@@ -337,16 +339,45 @@ def test_a_page_about_the_topic_scores_high_and_a_passing_mention_low() -> None:
     assert about.why.startswith("topic terms are") and "solar ×" in about.why
     assert dict(passing.terms) == {"solar": 1}
     assert topic.relevance(None, "").why == "no topic term in 0 words"
-    # A short page's share is of MIN_WORDS words (60), as the score counts it: 3 of 60 is 5%, not 3 of its
+    # A short page's share is of MIN_WORDS words (100), as the score counts it: 3 of 100 is 3%, not 3 of its
     # 5 words (stop words left out).
     short = topic.relevance(None, "Solar panels on the grid, solar at noon.")
-    assert short.why.startswith("topic terms are 5.0% of 5 words, counted as 60, 2 distinct"), short.why
+    assert short.why.startswith("topic terms are 3.0% of 5 words, counted as 100, 2 distinct"), short.why
     assert not short.why.endswith("...")
     # More distinct terms than the reason names: it says so.
     many = Topic.build(["solar", "grid", "battery", "turbine", "inverter", "panel", "storage", "meter"])
     cut = many.relevance(None, "Solar grid battery turbine inverter panel storage meter. " * 10)
     assert cut.why.endswith(", ...") and "8 distinct" in cut.why and len(cut.terms) == 6, cut.why
     assert words("Batteries, turbines and the grid's grids") == ["battery", "turbine", "grid", "grid"]
+
+
+def test_a_short_page_that_names_two_topic_words_in_a_box_of_headlines_is_not_relevant() -> None:
+    # The generated web's plain hosts (never on the topic) have section indexes and home pages of about 50
+    # words whose only topic words are two headlines of their "Trending" box, which qRead keeps: read as a
+    # discover crawl reads them, they scored 0.633 (2 of 60 words) and were stored, up to 3 of them in a
+    # crawl of 90 pages (tests/test_discover_crawl.py). The topic's own section indexes name three distinct
+    # terms or more, and stay.
+    web = SimWeb(3, 40)
+    origin = [f"http://127.0.0.1:{20000 + index}" for index in range(len(web.hosts))]
+    topic = Topic.build(TOPIC_KEYWORDS)
+    off: dict[tuple[int, str], Relevance] = {}
+    on: dict[tuple[int, str], Relevance] = {}
+    for host in web.hosts[1:]:
+        for path in ("/", *(f"/{section.slug}/" for section in host.sections)):
+            html = web.page(host.index, path, origin)
+            assert html is not None
+            title = str(lxml.html.fromstring(html).xpath("normalize-space(//title)"))
+            found = article_text(
+                html, origin[host.index] + path, title, None, QREAD_ALGORITHM, (), topic=topic
+            )
+            assert found.relevance is not None
+            (on if web.about_topic(host.index, path) else off)[(host.index, path)] = found.relevance
+    assert {page: r.score for page, r in off.items() if r.score >= 0.5} == {}
+    assert off[(24, "/recipes-0/")].why.startswith(
+        "topic terms are 2.0% of 57 words, counted as 100, 2 distinct"
+    )
+    named = [r.score for r in on.values() if len(r.terms) >= 3]
+    assert len(named) >= 10 and min(named) >= 0.5, named
 
 
 def test_chinese_pages_are_segmented_by_jieba_and_scored() -> None:
