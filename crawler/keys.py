@@ -9,17 +9,28 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from functools import lru_cache
 
-__all__ = ["NOT_HTML", "NO_BODY", "ROBOTS_DISALLOWED", "SEEN_ALREADY", "SKIP_PREFIX", "Keys", "hour_of"]
+__all__ = [
+    "NOT_HTML",
+    "NO_BODY",
+    "OFF_SITE",
+    "ROBOTS_DISALLOWED",
+    "SEEN_ALREADY",
+    "SKIP_PREFIX",
+    "Keys",
+    "hour_of",
+]
 
 # A job's requests skipped for a cause are counted in its field ``skip:<cause>`` too, beside ``skipped``;
 # links and redirects to URLs seen already for the cause ``seen already``, pages robots.txt disallows
 # for ``disallowed by robots.txt``, pages fetched that are no HTML page (binary data, a JSON document) for
-# ``not an HTML page``, article pages with no body, neither the rule's nor qRead's, for ``no body``.
+# ``not an HTML page``, article pages with no body, neither the rule's nor qRead's, for ``no body``,
+# requests redirected to a host off their rule's domains for ``redirected off the site``.
 SKIP_PREFIX = "skip:"
 SEEN_ALREADY = "seen already"
 ROBOTS_DISALLOWED = "disallowed by robots.txt"
 NOT_HTML = "not an HTML page"
 NO_BODY = "no body"
+OFF_SITE = "redirected off the site"
 
 
 def hour_of(moment: float) -> str:

@@ -110,6 +110,10 @@ DOWNLOADER_MIDDLEWARES = {
     # answer, naming its target, never its password (above 600, the RedirectMiddleware, which fails on a
     # mailto: target and on http://[x, and follows the others).
     "crawler.worker.netguard.UnfollowedRedirectMiddleware": 610,
+    # Scrapy's redirect, but a redirect off the domains of the request's rule is not followed: the request
+    # is skipped (crawler.worker.onsite); CheckedRefreshMiddleware keeps a meta refresh on them too.
+    "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
+    "crawler.worker.onsite.OnSiteRedirectMiddleware": 600,
     # Rules carry no HTTP credentials: nothing to add, nothing to leak to another host.
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": None,
     # robots.txt fetched with, and read for, the User-Agent a rule's headers set (Scrapy's uses USER_AGENT).

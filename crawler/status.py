@@ -778,6 +778,14 @@ def _site(
             " data, an image, a JSON document...), not read: the crawl's warnings name each and what it"
             " looked like"
         )
+    off_site = recent["crawl/redirect_off_site"]
+    if off_site:
+        notes.append(
+            f"{counted(off_site, 'request')} in 24 h redirected off the site's domains, not followed: a"
+            " site's articles are stored from its own domains only (the crawl's warnings name each target:"
+            f" add its domain to `domains` in {rule.path if rule is not None else 'the rule file'} if it is"
+            " the site's)"
+        )
     unreachable = recent["robots/unreachable"]
     if unreachable:
         notes.append(
@@ -888,6 +896,7 @@ def _site(
         "errors_by_kind_24h": errors_by_kind,
         "refused_24h": recent["crawl/refused"],
         "not_html_24h": not_html,
+        "redirect_off_site_24h": off_site,
         "rule_encoding_undecodable_24h": recent["crawl/rule_encoding_undecodable"],
         "rule_encoding_unproven_utf8_24h": recent["crawl/rule_encoding_unproven_utf8"],
         "bans_24h": recent["ban"],

@@ -7,6 +7,7 @@ frozen or full and crawls stopped by a signal are tests/test_redis_failures.py."
 
 from __future__ import annotations
 
+import http.server
 import json
 import re
 import shlex
@@ -15,8 +16,9 @@ import subprocess
 import sys
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -254,6 +256,95 @@ def test_every_link_that_redirects_to_an_article_seen_is_recorded_in_its_redirec
         shown = site.crawler("articles", "show", link)
         assert shown.returncode == 0, shown.stdout + shown.stderr
         assert shown.stdout.splitlines()[0].startswith(f"{link} redirected to {stored} when it was fetched")
+
+
+class _Elsewhere(http.server.BaseHTTPRequestHandler):
+    """Another site: ``/back?to=URL`` redirects to URL, any other path is an article; each path asked for
+    is kept in the server's ``asked``."""
+
+    server: _ElsewhereServer
+
+    def do_GET(self) -> None:
+        self.server.asked.append(self.path)
+        parts = urllib.parse.urlsplit(self.path)
+        if parts.path == "/back":
+            self.send_response(302)
+            self.send_header("Location", urllib.parse.parse_qs(parts.query)["to"][0])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = generated_article(parts.path.rsplit("/", 1)[-1]).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _ElsewhereServer(http.server.ThreadingHTTPServer):
+    asked: list[str]
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[_ElsewhereServer]:
+    """Another site on this machine, reached as localhost: a host the test rule's domains (127.0.0.1) do
+    not hold."""
+    server = _ElsewhereServer(("127.0.0.1", 0), _Elsewhere)
+    server.asked = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_redirect_off_the_rules_domains_is_skipped_naming_its_host_and_one_on_them_is_stored(
+    site: Site, elsewhere: _ElsewhereServer
+) -> None:
+    """A site's articles are the site's: an article link that redirects (302, or a meta refresh) to a host
+    off the rule's domains was followed, and the other site's page stored under the site. It is now
+    skipped unfetched, counted (``crawl/redirect_off_site/<site>``, the summary's "redirected off the
+    site"), the warning naming the target and its host; a redirect on the site is stored as before, and a
+    chain that leaves the site and comes back is skipped at the hop that leaves it."""
+    away = f"http://localhost:{elsewhere.server_address[1]}"
+    on, back = unique("on"), unique("back")
+    home = site.server.url(f"/a/{back}")
+    off, chain = f"{away}/a/off", f"{away}/back?to={quote(home, safe='')}"
+    refreshed = f"{away}/a/refreshed"
+    site.rule(
+        f"/r/{on}",
+        f"/redirect?to={quote(off, safe='')}",
+        f"/redirect?to={quote(chain, safe='')}",
+        f"/refresh?to={quote(refreshed, safe='')}",
+    )
+    done = site.temp()
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    assert done.stdout.splitlines()[0] == (
+        "fetched 2 pages, stored 1 article, skipped 3 (redirected off the site: 3), errors 0"
+    ), done.stdout + done.stderr[-4000:]
+    assert list(site.stored()) == [f"/a/{on}"]
+    assert elsewhere.asked == []
+    why = (
+        "which a crawl does not follow: localhost is not on the domains of site faults (127.0.0.1, or"
+        " their subdomains): a site's articles are stored from its own domains only; if localhost is the"
+        " site's, add localhost to `domains` in"
+    )
+    for asked, target in (
+        (f"/redirect?to={quote(off, safe='')}", off),
+        (f"/redirect?to={quote(chain, safe='')}", chain),
+        (f"/refresh?to={quote(refreshed, safe='')}", refreshed),
+    ):
+        assert f"Skipped {site.server.url(asked)}: it redirects to {target}, {why}" in done.stderr, (
+            done.stderr[-4000:]
+        )
+    hours = site.status()["sites"]
+    assert [entry["redirect_off_site_24h"] for entry in hours] == [3], hours
 
 
 def test_a_redirect_to_another_scheme_is_a_dead_letter_naming_its_target(site: Site) -> None:

@@ -200,12 +200,13 @@ def test_rules_try_refusing_a_private_page_names_the_cause_the_rule_file_and_the
     ), run.stderr
 
 
-def test_a_crawl_refusing_a_redirect_off_the_rules_domains_names_the_cause_and_the_rule_file(
+def test_a_crawl_whose_start_page_redirects_off_the_rules_domains_skips_it_naming_the_host_and_the_rule_file(
     tmp_path: Path, site_server: SiteServer
 ) -> None:
     """The rule allows private addresses on its domains (127.0.0.1), and its start page redirects to
-    localhost, which is not one of them: the crawl's warning and its summary say so, not to add the key the
-    rule has."""
+    localhost, which is not one of them: the redirect is not followed (the guard refused it before; it is
+    now never sent), and the crawl's warning, its summary and `status` say so, naming the host and the
+    rule file, not to add the key the rule has."""
     away = f"http://localhost:{site_server.port}/links?to=/a/away"
     start = site_server.url(f"/redirect?to={urllib.parse.quote(away, safe='')}")
     rules = tmp_path / "rules"
@@ -220,23 +221,22 @@ def test_a_crawl_refusing_a_redirect_off_the_rules_domains_names_the_cause_and_t
     run = crawler("temp", "away", cwd=tmp_path)
     assert run.code == 1, run.stdout + run.stderr[-3000:]
     assert (
-        f"Refused {away}: localhost resolves to 127.0.0.1, a loopback address; localhost is not one of the"
-        f" domains (127.0.0.1) of {rule}, the only hosts its `{ALLOW_KEY}` lets reach private addresses: add"
-        f" localhost to `domains` in {rule} if the site is served there, or try the URL on one of its domains"
+        f"Skipped {start}: it redirects to {away}, which a crawl does not follow: localhost is not on the"
+        " domains of site away (127.0.0.1, or their subdomains): a site's articles are stored from its own"
+        f" domains only; if localhost is the site's, add localhost to `domains` in {rule}"
     ) in run.stderr, run.stderr[-3000:]
-    assert "allows it" not in run.stderr
-    assert (
-        "refused 1 request to private addresses (loopback, private, link-local): their hosts are off the"
-        f" domains (127.0.0.1) of {rule}, the only hosts its `{ALLOW_KEY}` lets reach private addresses: the"
-        " warnings above name each host"
-    ) in run.stdout, run.stdout
-    status = crawler("status", "--format", "json", cwd=tmp_path)
+    assert "allows it" not in run.stderr and "Refused" not in run.stderr
+    assert run.stdout.splitlines()[:2] == [
+        "fetched 0 pages, stored 0 articles, skipped 1 (redirected off the site: 1), errors 0",
+        "nothing could be fetched: its page was skipped: redirected off the site",
+    ], run.stdout
+    status = crawler("status", cwd=tmp_path)
     assert status.code == 0, status.stderr
     assert (
-        "refused 1 request to private addresses in 24 h: their hosts are off the domains (127.0.0.1) of"
-        f" {rule}, the only hosts its `{ALLOW_KEY}` lets reach private addresses: the crawls' warnings name"
-        " each host"
-    ) in status.stdout, status.stdout
+        "1 request in 24 h redirected off the site's domains, not followed: a site's articles are stored"
+        " from its own domains only (the crawl's warnings name each target: add its domain to `domains` in"
+        f" {rule} if it is the site's)"
+    ) in " ".join(status.stdout.split()), status.stdout
 
 
 def test_status_says_refusals_on_the_rules_own_host_came_before_its_key_not_that_they_were_off_its_domains(
@@ -1216,14 +1216,15 @@ def test_a_sites_session_never_follows_a_redirect_to_another_host(
     tmp_path: Path, site_server: SiteServer
 ) -> None:
     """DESIGN.md, security: credentials never follow a redirect to another host. The site's session (a
-    cookie and a header) goes with its request to 127.0.0.1, not with the redirect to localhost."""
+    cookie and a header) goes with its request to 127.0.0.1, not with the redirect to localhost, another host
+    of the site's domains (a redirect off them is not followed at all)."""
     rules = tmp_path / "rules"
     (rules / "sessions").mkdir(parents=True)
     (rules / "sessions" / "member.yaml").write_text(
         "cookies: {session: member-token}\nheaders: {X-Api-Key: key-secret}\n", encoding="utf-8"
     )
     (rules / "members.yaml").write_text(
-        f"domains: [127.0.0.1]\n{ALLOW_KEY}\nstart_urls: [{site_server.url('/links?to=/a/1')!r}]\n"
+        f"domains: [127.0.0.1, localhost]\n{ALLOW_KEY}\nstart_urls: [{site_server.url('/links?to=/a/1')!r}]\n"
         "index:\n  links: {xpath: //ul}\n"
         "article:\n  fields:\n    title: {xpath: //title}\n    body: {xpath: //ul}\n"
         "    cookie: {xpath: \"//li[@data-name='cookie']\"}\n"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import lxml.html
 import pytest
@@ -1355,6 +1356,63 @@ def test_a_rule_without_index_pages_may_filter_its_feeds_with_deny_alone(tmp_pat
     ]
 
 
+def test_a_redirect_is_on_the_site_on_its_domains_with_or_without_www_and_on_the_host_asked(
+    tmp_path: Path,
+) -> None:
+    """What a crawl follows of a redirect: a host of the rule's domains or their subdomains, the host with
+    or without ``www.`` (a site's canonical host), another scheme or port of them, and the host first asked
+    for (a search engine's, off the domains); never another host. A discover rule judges the target as its
+    links: ``discover.domains`` (any host without them) and ``deny_domains``."""
+    rule = load_rule(
+        write(
+            tmp_path,
+            "news.yaml",
+            "domains: [www.news.example, wire.example]\nstart_urls: [http://www.news.example/]\n"
+            "index:\n  links: {allow: ['/']}\n",
+        )
+    )
+    asked = "http://www.news.example/a/1"
+    for target in (
+        "https://www.news.example/a/1",
+        "http://news.example/a/1",
+        "https://www.wire.example:8443/x",
+        "http://cdn.wire.example/x",
+        "http://NEWS.example./a/1",
+    ):
+        assert rule.redirect_off_site(asked, target) is None, target
+    assert rule.redirect_off_site("https://search.example/?q=a", "https://www.search.example/?q=a") is None
+    why = rule.redirect_off_site(asked, "http://www.elsewhere.example/a/1")
+    assert why == (
+        "www.elsewhere.example is not on the domains of site news (www.news.example, wire.example, or"
+        " their subdomains): a site's articles are stored from its own domains only; if"
+        f" www.elsewhere.example is the site's, add elsewhere.example to `domains` in {rule.path}"
+    )
+    assert rule.redirect_off_site(asked, "http://cdn.news.example/a/1") is not None
+
+    web = load_rule(
+        write(
+            tmp_path,
+            "web.yaml",
+            "discover:\n  topic: {keywords: [solar]}\n  seeds: [http://b.example/]\n"
+            "  deny_domains: [ads.example]\n",
+        )
+    )
+    assert web.redirect_off_site("http://b.example/", "http://c.example/") is None
+    assert web.redirect_off_site("http://b.example/", "http://x.ads.example/") == (
+        f"x.ads.example is on the discover.deny_domains of {web.path}"
+    )
+    kept = load_rule(
+        write(
+            tmp_path,
+            "kept.yaml",
+            "discover:\n  topic: {keywords: [solar]}\n  seeds: [http://b.example/]\n  domains: [b.example]\n",
+        )
+    )
+    assert kept.redirect_off_site("http://b.example/", "http://c.example/") == (
+        f"c.example is off the discover.domains (b.example) of {kept.path}"
+    )
+
+
 def test_urls_with_an_international_host_are_compared_and_requested_in_ascii_form(tmp_path: Path) -> None:
     text = """
         domains: [bücher.example]
@@ -2081,6 +2139,17 @@ def test_rules_try_says_when_the_url_redirected_and_where_a_crawl_stores_the_art
     ), run.stdout
     run = crawler("rules", "try", "local", chain, "--format", "json", cwd=tmp_path, env=allowed)
     assert json.loads(run.stdout)["redirects"] == [chain, via]
+
+    # A redirect off the rule's domains (localhost: not 127.0.0.1), which a crawl does not follow.
+    away = f"http://localhost:{site_server.port}/news/harbour-bridge.html"
+    off = site_server.url(f"/redirect?to={quote(away, safe='')}")
+    run = crawler("rules", "try", "local", off, cwd=tmp_path, env=allowed)
+    assert run.stdout.splitlines()[2] == (
+        f"redirect   reached via a redirect to {away}: a crawl does not follow the redirect to {away} and"
+        " skips the URL: localhost is not on the domains of site local (127.0.0.1, or their subdomains): a"
+        " site's articles are stored from its own domains only; if localhost is the site's, add localhost"
+        f" to `domains` in {Path('rules', 'local.yaml')}"
+    ), run.stdout
 
     run = crawler("rules", "try", "local", target, cwd=tmp_path, env=allowed)
     assert "redirect" not in run.stdout.splitlines()[2], "not redirected: no line"

@@ -728,15 +728,16 @@ def _print_source(
     named = "" if rule.name == rule.site else f" ({printable(rule.name)})"
     print(f"rule       {rule.site}{named}, {rule.path}")
     print(f"page       {printable(page.source)}" + (f" (links resolved as {links_as})" if links_as else ""))
-    _print_redirect(page, article=article)
+    _print_redirect(rule, page, article=article)
     if encoding is not None:
         print(f"encoding   {encoding}")
     print()
 
 
-def _print_redirect(page: Page, *, article: bool) -> None:
-    """When the fetch of ``page`` was redirected: the URL it reached, and what a crawl does with that URL
-    (stores the page's article under it when ``article``, else reads the listing as it)."""
+def _print_redirect(rule: Rule, page: Page, *, article: bool) -> None:
+    """When the fetch of ``page`` was redirected: the URL it reached, and what a crawl of ``rule`` does
+    with that URL (stores the page's article under it when ``article``, else reads the listing as it), or
+    that it does not follow a redirect on the way that leaves the site (:meth:`Rule.redirect_off_site`)."""
     if not page.redirects or page.url is None:
         return
     hops = (
@@ -744,8 +745,19 @@ def _print_redirect(page: Page, *, article: bool) -> None:
         if len(page.redirects) == 1
         else f"{len(page.redirects)} redirects (through {', '.join(page.redirects[1:])})"
     )
-    does = "stores its article under" if article else "reads it as"
-    print(f"redirect   {printable(f'reached via {hops} to {page.url}: a crawl {does} that URL')}")
+    off = next(
+        (
+            (target, why)
+            for target in (*page.redirects[1:], page.url)
+            if (why := rule.redirect_off_site(page.redirects[0], target)) is not None
+        ),
+        None,
+    )
+    if off is not None:
+        does = f"a crawl does not follow the redirect to {off[0]} and skips the URL: {off[1]}"
+    else:
+        does = f"a crawl {'stores its article under' if article else 'reads it as'} that URL"
+    print(f"redirect   {printable(f'reached via {hops} to {page.url}: {does}')}")
 
 
 def _is_json(data: bytes) -> bool:

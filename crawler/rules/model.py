@@ -487,6 +487,33 @@ class Rule:
         host = ascii_host(host)
         return host in self.domains or host.endswith(self._subdomain_suffixes)
 
+    def redirect_off_site(self, asked: str, target: str) -> str | None:
+        """Why a crawl of this rule does not follow a redirect of ``asked`` (the URL first asked for) to
+        ``target``: its host is off the rule's domains (a discover rule's: off ``discover.domains``, or on
+        ``deny_domains``, as its links are judged), in words that end with the fix; None when it is on the
+        site. The host of ``www.`` or without it, and the host asked for (a search engine's, which the
+        domains need not hold), count as on the site."""
+        host = ascii_host(urlsplit(target).hostname or "")
+        if self.discover is not None:
+            if self.discover.allows_host(host):
+                return None
+            where = (
+                "on the discover.deny_domains"
+                if any(host == d or host.endswith(f".{d}") for d in self.discover.deny_domains)
+                else f"off the discover.domains ({', '.join(self.discover.domains)})"
+            )
+            return f"{host} is {where} of {self.path}"
+        bare = host.removeprefix("www.")
+        if {bare, f"www.{bare}"} & {ascii_host(urlsplit(asked).hostname or "")} or any(
+            self.allows_host(name) for name in (bare, f"www.{bare}")
+        ):
+            return None
+        return (
+            f"{host} is not on the domains of site {self.site} ({', '.join(self.domains)}, or their"
+            f" subdomains): a site's articles are stored from its own domains only; if {host} is the"
+            f" site's, add {bare} to `domains` in {self.path}"
+        )
+
     def article_links(
         self,
         page_url: str,

@@ -6,7 +6,8 @@ as it is when the target is of another scheme it can make a request of (``ftp:``
 with no ``//`` (``mailto:``, ``javascript:``, ``tel:``), whose request Scrapy refuses ("Missing scheme in
 request url"), or one that cannot be read as a URL (``http://[x``) failed the page with a ValueError,
 dead-lettered as kind ``ValueError``. A browser stays on such a page; the crawl reads it as it is, as it
-reads one that refreshes to ``ftp:``.
+reads one that refreshes to ``ftp:``. A refresh to a host off the site's rule is not followed either
+(:mod:`crawler.worker.onsite`): its request is skipped.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.utils.response import get_meta_refresh
 
 from crawler.rules.model import HTTP_SCHEMES
+from crawler.worker.onsite import OnSiteRedirects
 
 __all__ = ["CheckedRefreshMiddleware"]
 
 
-class CheckedRefreshMiddleware(MetaRefreshMiddleware):
-    """Scrapy's meta refresh, not followed to a target that is no http or https URL (see the module
-    docstring)."""
+class CheckedRefreshMiddleware(OnSiteRedirects, MetaRefreshMiddleware):
+    """Scrapy's meta refresh, not followed to a target that is no http or https URL, nor off the site
+    (:mod:`crawler.worker.onsite`; see the module docstring)."""
 
     def process_response(  # type: ignore[override]  # hooks take no spider (Scrapy 2.14+)
         self, request: Request, response: Response

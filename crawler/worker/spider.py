@@ -74,7 +74,7 @@ from crawler.commandline import counted, suggest
 from crawler.config import apply_environment
 from crawler.errors import BodyTooLongError, redacted, redacted_text
 from crawler.items import Article, Discovered, Page
-from crawler.keys import NOT_HTML, ROBOTS_DISALLOWED, SEEN_ALREADY, SKIP_PREFIX
+from crawler.keys import NOT_HTML, OFF_SITE, ROBOTS_DISALLOWED, SEEN_ALREADY, SKIP_PREFIX
 from crawler.redisio.bloom import RedisBloom
 from crawler.redisio.connection import resolve_redis_url
 from crawler.redisio.embedded import EmbeddedRedis
@@ -128,6 +128,7 @@ from crawler.worker.netguard import (
     blocked_by_guard,
     unfollowed_redirect,
 )
+from crawler.worker.onsite import OffSiteRedirect
 from crawler.worker.pagetext import page_encoding, page_text, page_tree
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 from crawler.worker.scheduler import leases_ending, scheduler_of
@@ -1145,6 +1146,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             )
             ack(self.crawler, request)
             return
+        if isinstance(failure.value, OffSiteRedirect):
+            self._off_site(request, work, failure.value)
+            return
         if (
             isinstance(failure.value, IgnoreRequest)
             and not isinstance(failure.value, HttpError)
@@ -1613,6 +1617,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if queued < len(kept):
             self.count("scheduler/already_queued", len(kept) - queued)
         return []
+
+    def _off_site(self, request: Request, work: Work, redirect: OffSiteRedirect) -> None:
+        """``request`` redirected off its site's domains: not followed, its request ended as skipped
+        (a discover request's host counts a page that gave nothing, as one redirected to a page read)."""
+        asked = str((request.meta.get("redirect_urls") or [request.url])[0])
+        self.count(f"crawl/redirect_off_site/{work.site or 'unknown'}")
+        count_job(self.crawler, work.job, "skipped")
+        count_job(self.crawler, work.job, SKIP_PREFIX + OFF_SITE)
+        via = f" (through {request.url})" if request.url != asked else ""
+        logger.log(job_level(self.crawler, work.job), "Skipped %s%s: %s", asked, via, redirect)
+        if work.is_discover and work.site:
+            discovery_of(self.crawler).gave_nothing(work.site, asked)
+        ack(self.crawler, request)
 
     def _not_html(self, site: str, job: str | None) -> None:
         """Count a page of ``site`` skipped as no HTML page, for the site and as a skip of ``job``."""
