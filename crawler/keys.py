@@ -63,6 +63,8 @@ class Keys:
         "lease_scores",
         "lease_sites",
         "leases",
+        "met_entries",
+        "met_entries_at",
         "paused",
         "pending",
         "politeness",
@@ -88,6 +90,11 @@ class Keys:
         # When each of those notes was noted (a sorted set: the article's URL and the chain, on two lines):
         # old notes are dropped.
         self.redirected_at = f"{prefix}:redirected-at"
+        # What a feed's, sitemap's or API's entry said of an article URL seen already (title, date, author),
+        # until the article's document takes what it lacks (a hash: the URL -> JSON; redisio/entries.py),
+        # and when each was noted (a sorted set: the URL): old notes are dropped.
+        self.met_entries = f"{prefix}:met-entries"
+        self.met_entries_at = f"{prefix}:met-entries-at"
         self.gated = f"{prefix}:gated"
         # The leases whose download is under way (a set): what a site's concurrency counts.
         self.downloading = f"{prefix}:downloading"

@@ -19,12 +19,14 @@ from zoneinfo import ZoneInfo
 
 import feedparser
 import pytest
+import redis
 from conftest import SiteServer
-from crawlsite import RULE, Site, sites_spider
-from siteserver import article_page, feed_document
+from crawlsite import RULE, Site
+from siteserver import feed_document
 
 from crawler.rules import RuleErrors, parse_rule
 from crawler.rules.feeds import MAX_ENTRIES, FeedEntry, FeedError, read_feed
+from crawler.store import open_store
 
 FEED_URL = "http://news.test/feeds/latest.xml"
 FEED_RULE = """
@@ -439,35 +441,57 @@ def test_a_feed_beside_index_pages_adds_only_what_they_do_not_list(site: Site) -
     assert "stored 3 articles" in done.stdout, "an article listed in both is fetched once"
 
 
-def test_a_feed_entry_met_after_another_listing_queued_its_url_still_gives_the_article_its_date(
-    redis_server: str, tmp_path: Path
+def test_an_article_stored_before_its_feed_was_read_takes_the_entrys_date_but_keeps_a_known_one(
+    site: Site,
 ) -> None:
-    """5 of the 8 articles a new site's index page, feed and sitemap all list had no date: the index page
-    had queued them first, and the feed's entries, met once their URLs were seen, went with the links
-    skipped. The worker keeps them until it parses the page (no Redis round trip)."""
-    from scrapy.http import HtmlResponse, Request, XmlResponse
+    """An article fetched from an index page before the feed was read was stored with no date, and the
+    feed, meeting its URL seen, queued nothing: its entry's date was lost. The stored document now takes
+    the date, author (and title) it lacks, never one it has."""
+    site.rule("/a/one", "/a/two")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    stored = site.stored()
+    assert [(stored[p]["published"], stored[p]["author"]) for p in ("/a/one", "/a/two")] == [(None, None)] * 2
+    with open_store({"CRAWLER_DATA_DIR": str(site.data)}) as store:
+        assert store.fill_empty(site.server.url("/a/two"), {"published": "2026-01-05"}) == ("published",)
+    _feed_rule(site, _feed("rss", "/a/one", "/a/two"))
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    stored = site.stored()
+    one, two = stored["/a/one"], stored["/a/two"]
+    assert (one["published"], one["author"]) == ("2026-11-01T08:00:00+00:00", "Author 0")
+    assert (two["published"], two["author"]) == ("2026-01-05", "Author 1"), "a known date is kept"
+    assert one["title"] == "Article one", "the page's own title before the entry's"
 
-    from crawler.items import Article
 
-    spider = sites_spider(tmp_path, redis_server)
-    spider.opened()
-    urls = ["http://127.0.0.1/a/one", "http://127.0.0.1/a/two"]
-    work = {"site": "news", "job": "j1"}
-    links = "".join(f'<li><a href="{url}">{url}</a></li>' for url in urls)
-    index = Request("http://127.0.0.1/", meta={**work, "kind": "index"})
-    listed = HtmlResponse(index.url, body=f"<ul class='news'>{links}</ul>".encode(), request=index)
-    list(spider.parse_index(listed))
-    feed = Request("http://127.0.0.1/feed", meta={**work, "kind": "feed"})
-    body = feed_document(urls, "rss").encode()
-    list(spider.parse_feed(XmlResponse(feed.url, body=body, request=feed)))
-    assert spider.bloom.count() == 2, "the feed's links were seen: queued by the index page alone"
-    paragraphs = ["The second article, which the index page listed before the feed did, in full."] * 8
-    article = Request(urls[1], meta={**work, "kind": "article"})
-    page = HtmlResponse(urls[1], body=article_page("Two", paragraphs).encode(), request=article)
-    items = [out for out in spider.parse_article(page) if isinstance(out, Article)]
-    assert [(item.title, item.published, item.author) for item in items] == [
-        ("Two", "2026-11-02T08:00:00+00:00", "Author 1")
-    ]
+def test_an_entry_met_by_one_worker_reaches_the_article_another_worker_stores(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """The worker that reads a feed meeting a URL seen noted its entry in its own process only: the
+    article another worker fetched (the queue is shared) was stored without the date. The entry is noted
+    in Redis, and the batch write that stores the article (any worker's) gives the document what it
+    lacks and removes the note."""
+    from crawler.keys import Keys
+    from crawler.redisio import entries
+    from crawler.store import Written
+    from crawler.store.document import make_document
+    from crawler.worker.pipelines.store import _write_found
+
+    keys = Keys("crawler")
+    url = "http://news.test/a/two"
+    entries.note(redis_client, keys, {url: {"published": "2026-11-02T08:00:00+00:00", "author": "Feed"}})
+    article = {
+        "site": "news", "url": url, "fetched_at": "2026-11-20T10:00:00Z", "title": "Two",
+        "body": "The second article, in full.", "published": None, "author": "Desk", "job": "j1",
+    }  # fmt: skip
+    with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store:
+        (written,) = _write_found(store, [make_document(article)], (redis_client, keys, None))
+        assert isinstance(written, Written)
+        assert (written.outcome, written.filled) == ("new", ("published",))
+        document = store.get(url)
+    assert document is not None
+    assert (document["published"], document["author"]) == ("2026-11-02T08:00:00+00:00", "Desk")
+    assert redis_client.hlen(keys.met_entries) == redis_client.zcard(keys.met_entries_at) == 0
 
 
 def test_a_feed_that_is_an_html_page_is_dead_lettered_saying_so(site: Site) -> None:

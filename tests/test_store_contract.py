@@ -214,6 +214,27 @@ def test_a_refetch_that_reads_no_title_date_or_author_keeps_those_stored(backend
     assert (store.get(other) or {}).get("author", "missing") is None
 
 
+def test_a_feed_entry_fills_only_the_fields_a_stored_article_lacks(backend: str, store: Store) -> None:
+    """An article stored before its feed was read had no date; the feed's entry, meeting its URL seen,
+    gives it one, and never replaces a title, date or author the document has."""
+    url = "http://news.test/a"
+    store.upsert(article(url, "2026-11-20T10:00:00Z", title=None, published=None, author="Desk"))
+    entry = {"title": "Harbour bridge reopens", "published": "2026-11-19T08:00:00+00:00", "author": "Feed"}
+    assert store.fill_empty(url, entry) == ("title", "published")
+    document = store.get(url)
+    assert document is not None
+    assert (document["title"], document["published"], document["author"]) == (
+        "Harbour bridge reopens",
+        "2026-11-19T08:00:00+00:00",
+        "Desk",
+    )
+    if backend != "mongo-shaped-fake":  # mongomock has no $text
+        assert [found["url"] for found in store.search("harbour")] == [url]
+    assert store.fill_empty(url, {**entry, "published": "2026-01-01"}) == (), "a known value stays"
+    assert (store.get(url) or {})["published"] == "2026-11-19T08:00:00+00:00"
+    assert store.fill_empty("http://news.test/unstored", entry) is None
+
+
 def test_a_retry_after_the_week_ended_updates_last_weeks_document(store: Store) -> None:
     url = "http://news.test/a"
     assert store.upsert(article(url, "2027-01-03T23:59:50Z")).new

@@ -98,6 +98,8 @@ class Written:
     original: str | None = None
     recorded_before: bool = False
     same_job: bool = False
+    # The fields a feed's entry noted for its URL gave the document it lacked (crawler/redisio/entries.py).
+    filled: tuple[str, ...] = ()
 
     @property
     def new(self) -> bool:
@@ -301,6 +303,12 @@ class Store(ABC):
     @abstractmethod
     def _add_redirects(self, url: str, redirects: list[str]) -> bool:
         """:meth:`add_redirects` of URLs made as stored (no fragment, each once, ``url`` left out)."""
+
+    @abstractmethod
+    def fill_empty(self, url: str, values: Mapping[str, str]) -> tuple[str, ...] | None:
+        """Give ``url``'s document (the newest week's) those of ``values`` (a feed entry's title,
+        published, author) whose field it has none of; a stored value is never replaced. The names of the
+        fields it filled (of title, published, author, in that order); None when no document has that URL."""
 
     @abstractmethod
     def get(self, url_or_id: str) -> dict[str, Any] | None:

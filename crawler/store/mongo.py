@@ -645,6 +645,31 @@ class MongoStore(Store):
                 return True
         return False
 
+    def fill_empty(self, url: str, values: Mapping[str, str]) -> tuple[str, ...] | None:
+        names = [name for name in KEPT_WHEN_NONE if values.get(name)]
+        for week in reversed(self.weeks()):
+            try:
+                found = self.collection(week).find_one({"url": url}, dict.fromkeys(KEPT_WHEN_NONE, 1))
+                if found is None:
+                    continue
+                # Each field set only where it is still empty: a fetch storing one meanwhile keeps its own.
+                filled = tuple(
+                    name
+                    for name in names
+                    if not found.get(name)
+                    and self.collection(week)
+                    .update_one({"url": url, name: {"$in": [None, ""]}}, {"$set": {name: values[name]}})
+                    .modified_count
+                )
+            except ConnectionFailure as exc:
+                raise self._unreachable(exc) from exc
+            except PyMongoError as exc:
+                raise StoreError(
+                    f"cannot fill the empty fields of {url} in MongoDB ({self!r}): {exc}"
+                ) from exc
+            return filled
+        return None
+
     # --- reading ----------------------------------------------------------------------------------------
 
     def get(self, url_or_id: str) -> dict[str, Any] | None:

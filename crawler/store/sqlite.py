@@ -370,6 +370,32 @@ class SqliteStore(Store):
                 return True
         return False
 
+    def fill_empty(self, url: str, values: Mapping[str, str]) -> tuple[str, ...] | None:
+        names = [name for name in KEPT_WHEN_NONE if values.get(name)]
+        for week in reversed(self.weeks()):
+            connection = self._open(week, create=False)
+            if connection is None:
+                continue
+            with self._immediate(connection, week, f"fill the empty fields of {url} in"):
+                row = connection.execute(
+                    "SELECT pk, title, body, published, author FROM articles WHERE url = ?", (url,)
+                ).fetchone()
+                if row is None:
+                    continue
+                pk, title, body, published, author = row
+                stored = {"title": title, "published": published, "author": author}
+                filled = tuple(name for name in names if not stored[name])
+                if filled:
+                    merged = {**stored, **{name: values[name] for name in filled}}
+                    connection.execute(
+                        "UPDATE articles SET title = ?, published = ?, author = ? WHERE pk = ?",
+                        (merged["title"], merged["published"], merged["author"], pk),
+                    )
+                if "title" in filled:
+                    index_search(connection, pk, values["title"], body, old=(title, body))
+            return filled
+        return None
+
     def _reposts_elsewhere(
         self,
         week: str,

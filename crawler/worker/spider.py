@@ -5,8 +5,8 @@ links they give go through the Bloom filter, a page's links in one Redis call af
 within the page, so an article URL is fetched once. That same call queues the new ones: a URL is never
 marked seen without its request queued. Article pages give one item each and are not followed further
 unless the rule's ``depth`` says so; one found in a feed takes its title, date and author from the feed's
-entry where the page has none, an entry met after another listing queued its URL too (kept in the process
-until it parses the page).
+entry where the page has none; an entry met after its URL was seen (another listing queued it first, or its
+article was stored before) gives the stored document what it lacks (crawler/redisio/entries.py).
 
 A request that failed (after Scrapy's retries) is dead-lettered with the reason (``crawler dead``); one
 refused by the network guard is counted as refused (with a warning that says how to allow it), one
@@ -34,7 +34,7 @@ import re
 import socket
 import time
 import weakref
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -130,6 +130,7 @@ from crawler.worker.netguard import (
 )
 from crawler.worker.onsite import OffSiteRedirect
 from crawler.worker.pagetext import page_encoding, page_text, page_tree
+from crawler.worker.pipelines.store import store_pipeline_of
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
 from crawler.worker.scheduler import leases_ending, scheduler_of
 from extractors import extract
@@ -143,9 +144,6 @@ logger = logging.getLogger(__name__)
 
 # Content-Types of an HTML page: a rule's feed or sitemap that is one is named with its rule key.
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-# How many URLs' entries met again (_met_entries) a process keeps: the entries of the latest feed reads of
-# every site (a feed gives RULES_MAX_LINKS at most), dict entries of ~0.5 kB, ~5 MB at most.
-MET_ENTRIES_KEPT = 10_000
 # An article page without any of its fields and under this size is "empty" (a site serving blank pages to
 # a crawler it refuses), once the site's pages have matched this many times in this worker.
 EMPTY_PAGE_BYTES = 2048
@@ -238,9 +236,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._unreadable_warned: set[tuple[str, str]] = set()
         # The spider's own handle on the shared Bloom filter (see the bloom property), made at its first use.
         self._bloom: RedisBloom | None = None
-        # What a feed's, sitemap's or API's entry said of an article URL another listing had queued first
-        # (title, date, author), by URL, until this process parses its page: no Redis round trip.
-        self._met_entries: OrderedDict[str, dict[str, str]] = OrderedDict()
         # Per site, the article pages where the rule's fields matched: an empty page after them is a sign.
         self.matched: dict[str, int] = {}
         # Per queue slot and host, the crawl-delay the host's robots.txt asks for (0: none past the rule's
@@ -1042,8 +1037,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             # A standard field the rule does not give is missing on every page: no sign of anything.
             if value is None and name in rule.fields:
                 self.count(f"fields/missing/{name}/{rule.site}")
-        entry = self._entry(response)
-        if entry:
+        entry = response.meta.get("entry")
+        if isinstance(entry, dict):
             for name in ("title", "published", "author"):
                 if fields.get(name) is None and isinstance(entry.get(name), str):
                     fields[name] = entry[name]
@@ -1074,14 +1069,6 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self._queue_new(rule, requests, work.job)
         self._regex_spent(rule, page.url, before, budget)
 
-    def _entry(self, response: Response) -> dict[str, Any]:
-        """What the entries of feeds, sitemaps or API pages said of the article of ``response``: the one
-        its request carries, and those of listings that met its URL after another had queued it."""
-        asked = _redirected_from(response)
-        met = self._met_entries.pop(asked[0] if asked else response.url, {})
-        entry = response.meta.get("entry")
-        return {**met, **entry} if isinstance(entry, dict) else met
-
     def _document(self, response: Response, discover: Discovered | None = None) -> Iterator[Article]:
         """An article link that gives a PDF or DOCX document: an item whose text and metadata a text
         process reads (off the crawl thread), with what a feed or API said of it (or, for a page of a
@@ -1097,7 +1084,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             reason = f"{response.url} is a document of {size:,} bytes, over DOCUMENTS_MAX_BYTES ({limit:,})"
             self._unreadable(response, f"crawl/document_too_large/{rule.site}", reason, "document too large")
             return
-        said = self._entry(response)
+        entry = response.meta.get("entry")
+        said = entry if isinstance(entry, dict) else {}
         yield Article(
             site=rule.site,
             url=response.url,
@@ -1576,12 +1564,14 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             [fingerprinter.fingerprint(r) for r in requests],
             again_seconds=self.again_seconds,
         )
-        for request, new in zip(requests, queued, strict=True):
-            entry = request.meta.get("entry")
-            if not new and entry:
-                self._met_entries[request.url] = {**self._met_entries.pop(request.url, {}), **entry}
-                if len(self._met_entries) > MET_ENTRIES_KEPT:
-                    self._met_entries.popitem(last=False)
+        met = {
+            request.url: entry
+            for request, new in zip(requests, queued, strict=True)
+            if not new and isinstance(entry := request.meta.get("entry"), dict) and entry
+        }
+        pipeline = store_pipeline_of(self.crawler) if met else None
+        if pipeline is not None:
+            pipeline.met(rule.site, met)
         fresh = sum(queued)
         skipped = len(requests) - fresh
         if fresh:

@@ -18,13 +18,17 @@ times its page was fetched and extracted before the store could write it.
 Links that redirected to an article URL seen already, skipped unfetched (:mod:`crawler.redisio.redirects`),
 are added to the article's ``redirected_from`` on the store's thread: at once when its document is there
 (:meth:`StorePipeline.redirected`), else when its batch is written (one read of the notes a batch).
+Likewise a feed's, sitemap's or API's entry whose URL was seen already (:mod:`crawler.redisio.entries`)
+gives the article's document the title, date or author it lacks, never replacing a stored one
+(:meth:`StorePipeline.met`, counted ``feed/filled/<field>/<site>``; notes never taken, dropped after
+``NOTE_SECONDS``, ``feed/notes_expired``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Self
@@ -38,7 +42,7 @@ from crawler.commandline import counted
 from crawler.errors import InputError, StoreError, StoreUnavailableError
 from crawler.items import Article
 from crawler.keys import NO_BODY, SKIP_PREFIX, Keys
-from crawler.redisio import redirects
+from crawler.redisio import entries, redirects
 from crawler.store import Store, StoreConfig, Written, store_config
 from crawler.store.base import lasting_failure
 from crawler.store.document import add_fingerprints, make_document, parse_timestamp
@@ -112,6 +116,39 @@ class StorePipeline:
         self.store = await self._run(self.config.open)
         logger.info("storing articles in %r", self.store)
 
+    def met(self, site: str, met: dict[str, dict[str, str]]) -> None:
+        """Entries of ``site``'s listing met article URLs seen already (URL -> title, published, author):
+        noted in Redis for the documents not stored yet, and given at once to those stored, on the
+        store's thread."""
+        if self.store is None or self._executor is None or self.noted is None:
+            return
+        task = asyncio.ensure_future(self._met(site, self.store, self.noted, met))
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)
+
+    async def _met(
+        self,
+        site: str,
+        store: Store,
+        noted: tuple[redis.Redis, Keys, RedisOutage | None],
+        met: dict[str, dict[str, str]],
+    ) -> None:
+        filled, expired = await self._run(_note_entries, store, *noted, met)
+        self._count_filled(site, filled.values())
+        if expired:
+            assert self.crawler.stats is not None
+            self.crawler.stats.inc_value("feed/notes_expired", expired)
+            logger.info(
+                "Dropped %s of entries whose articles were not stored within %.0f days of the note",
+                counted(expired, "note"),
+                entries.NOTE_SECONDS / 86400,
+            )
+
+    def _count_filled(self, site: str, filled: Iterable[tuple[str, ...]]) -> None:
+        for names in filled:
+            for name in names:
+                self._count(f"feed/filled/{name}/{site}")
+
     def redirected(self, url: str) -> None:
         """Links that redirected to the article URL ``url`` were noted (:mod:`crawler.redisio.redirects`):
         added to its document on the store's thread, if it is stored; else its batch adds them."""
@@ -171,6 +208,7 @@ class StorePipeline:
         item.stored_before = result.outcome in ("updated", "unchanged") and not new_to_job
         outcome = "new" if new_to_job else result.outcome
         self._count(f"store/{outcome}/{site}")
+        self._count_filled(site, [result.filled])
         if (
             result.outcome != "repost"
             and not item.stored_before
@@ -300,6 +338,16 @@ def _write_found(
             if isinstance(result, Written) and result.outcome in ("new", "updated", "unchanged")
         ]
         _record_redirects(store, *noted, stored)
+        # A document with a title, date and author takes nothing from a note: no read for it.
+        done = set(stored)
+        lacking = [d for d in ready if d["url"] in done and not all(d[n] for n in entries.FIELDS)]
+        filled = _take_entries(store, *noted, lacking) if lacking else {}
+        written = [
+            replace(result, filled=filled[result.url])
+            if isinstance(result, Written) and result.url in filled
+            else result
+            for result in written
+        ]
     return written
 
 
@@ -389,6 +437,86 @@ def _record_redirects(
         return
     for url, note in recorded:
         logger.debug("Recorded as redirecting to %s (or to a link among them): %s", url, note)
+
+
+def _note_entries(
+    store: Store,
+    server: redis.Redis,
+    keys: Keys,
+    outage: RedisOutage | None,
+    met: dict[str, dict[str, str]],
+) -> tuple[dict[str, tuple[str, ...]], int]:
+    """On the store's thread: the entries ``met`` noted, then given to the documents stored with their
+    URLs (whose notes go); the fields filled of each URL that has a document, and how many old notes the
+    note dropped. Noted first: a document another worker stores meanwhile takes the note as its batch is
+    written. Redis or the store failing is logged (Redis's as a call of ``outage``), never raised."""
+    filled: dict[str, tuple[str, ...]] = {}
+    expired = 0
+    try:
+        expired = entries.note(server, keys, met)
+        taken: list[tuple[str, str]] = []
+        for url, (text, values) in entries.noted(server, keys, list(met)).items():
+            done = store.fill_empty(url, values)
+            if done is not None:
+                filled[url] = done
+                taken.append((url, text))
+        entries.forget(server, keys, taken)
+    except (redis.RedisError, StoreError) as exc:
+        _entries_failed(keys, outage, f"note the entries met of {counted(len(met), 'article URL')}", met, exc)
+    return filled, expired
+
+
+def _take_entries(
+    store: Store,
+    server: redis.Redis,
+    keys: Keys,
+    outage: RedisOutage | None,
+    documents: Sequence[dict[str, Any]],
+) -> dict[str, tuple[str, ...]]:
+    """On the store's thread, after a batch is written: the entries noted for the URLs of ``documents``
+    just stored (those lacking a title, date or author), or for the URLs they were redirected from, given
+    to them, their notes removed; the fields filled, by document URL. Redis or the store failing leaves
+    the notes (logged) and fails no article."""
+    asked = {
+        url: document["url"]
+        for document in documents
+        for url in (*document["redirected_from"], document["url"])
+    }
+    filled: dict[str, tuple[str, ...]] = {}
+    try:
+        taken: list[tuple[str, str]] = []
+        for url, (text, values) in entries.noted(server, keys, list(asked)).items():
+            done = store.fill_empty(asked[url], values)
+            if done is not None:
+                filled[asked[url]] = (*filled.get(asked[url], ()), *done)
+                taken.append((url, text))
+        entries.forget(server, keys, taken)
+    except (redis.RedisError, StoreError) as exc:
+        _entries_failed(
+            keys, outage, f"give {counted(len(documents), 'article')} just stored their entries", asked, exc
+        )
+    return filled
+
+
+def _entries_failed(
+    keys: Keys, outage: RedisOutage | None, what: str, urls: Iterable[str], exc: redis.RedisError | StoreError
+) -> None:
+    """Say that the store's thread could not ``what`` for ``urls``: Redis failing as a call of ``outage``
+    (once per outage), else a warning; the notes stay in Redis."""
+    first = next(iter(urls), "")
+    if outage is not None and isinstance(exc, redis.RedisError):
+        outage.failed(
+            f"{what} (first {first}): their notes in Redis ({keys.met_entries}) wait for the next", exc
+        )
+        return
+    logger.warning(
+        "Cannot %s (first %s): %s; their notes in Redis (%s) wait for the next listing that meets them or"
+        " the next fetch that stores them",
+        what,
+        first,
+        exc,
+        keys.met_entries,
+    )
 
 
 _pipelines: WeakKeyDictionary[Crawler, StorePipeline] = WeakKeyDictionary()
