@@ -437,8 +437,10 @@ def test_a_feed_beside_index_pages_adds_only_what_they_do_not_list(site: Site) -
     _feed_rule(site, _feed("rss", "/a/both", "/a/feed-only"), start="/links?to=/a/both,/a/index-only")
     done = site.temp()
     assert done.returncode == 0, done.stderr[-4000:]
-    assert set(site.stored()) == {"/a/both", "/a/feed-only", "/a/index-only"}
+    stored = site.stored()
+    assert set(stored) == {"/a/both", "/a/feed-only", "/a/index-only"}
     assert "stored 3 articles" in done.stdout, "an article listed in both is fetched once"
+    assert stored["/a/both"]["published"] == "2026-11-01T08:00:00+00:00", "whichever listing queued it"
 
 
 def test_an_article_stored_before_its_feed_was_read_takes_the_entrys_date_but_keeps_a_known_one(
