@@ -335,6 +335,13 @@ DEDUP_MAX_DISTANCE: Annotated[int | None, Range("a bit count", 0, 64)] = None
 # and, at 5 ms, waited up to that long to get it back: 0.5 ms took the bench crawl from about 145 to
 # 200 pages/s.
 WORKER_SWITCH_INTERVAL: SecondsAbove0 = 0.0005
+# Allocations of tracked objects between two young-generation collections of the cyclic garbage collector
+# (Python's default is 700), whose older generations run the rarer for it; the objects alive once the
+# crawl has started (modules, rules, Scrapy's components) are frozen out of every collection. The bench
+# crawl's reactor thread collected for 1.9 of its 11.1 CPU s at 700 with nothing frozen (about 2,300
+# objects freed in all), 0.44 of 10.2 s at 10,000 with them frozen; CPU per 1,000 articles 5.20 -> 4.63 s,
+# peak RSS the same (docs/performance.md).
+WORKER_GC_THRESHOLD: Annotated[int, Range("a number of allocations", 1)] = 10_000
 
 # --- TEXT_: the per-article text work (qRead, summaries, fingerprints; crawler/worker/textwork.py) ------
 # Processes doing it off the crawl's thread (0: on the crawl's thread). Two keep a 2-core machine busy;

@@ -816,3 +816,65 @@ def test_a_store_that_fails_as_the_crawl_opens_is_raised_as_itself_not_as_an_int
     said = "raised StoreError: the store cannot be opened: the test says so\n"
     assert done.stdout == said, done.stderr[-4000:]
     assert "Traceback" not in done.stderr, done.stderr[-4000:]
+
+
+GC_DURING_CRAWL = """
+import gc
+import sys
+
+from scrapy import signals
+from scrapy.utils.defer import deferred_from_coro
+
+from crawler.config import crawl_settings
+from crawler.worker.process import run_worker
+
+seen = []
+
+
+class Look:
+    def __init__(self, crawler):
+        self.crawler = crawler
+        crawler.signals.connect(self.started, signal=signals.engine_started)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    def started(self):
+        from twisted.internet import reactor  # the crawl's, installed by then
+
+        seen.append((gc.get_threshold()[0], gc.get_freeze_count() > 0))
+        reactor.callLater(0, lambda: deferred_from_coro(self.crawler.stop_async()))
+
+
+if __name__ == "__main__":  # not in the text processes, which run this file again as they start
+    settings = crawl_settings(
+        {"EXTENSIONS": {"__main__.Look": 0}, "REDIS_URL": sys.argv[1], "WORKER_GC_THRESHOLD": 1234}
+    )
+    try:
+        run_worker(settings, job="nojob")
+    except KeyboardInterrupt:  # the crawl stopped as by Ctrl-C, as Look stops it
+        pass
+    print(f"during the crawl {seen}, frozen after it: {gc.get_freeze_count()}")
+"""
+
+
+def test_a_crawl_runs_with_its_gc_threshold_and_its_start_up_objects_frozen_until_it_ends(
+    tmp_path: Path, redis_server: str
+) -> None:
+    script = tmp_path / "gc_during_crawl.py"
+    script.write_text(GC_DURING_CRAWL, encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
+    env["CRAWLER_DATA_DIR"] = str(tmp_path / "data")
+    done = subprocess.run(
+        [sys.executable, str(script), redis_server],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout == "during the crawl [(1234, True)], frozen after it: 0\n", done.stderr[-4000:]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 import sys
@@ -176,6 +177,8 @@ def run_worker(
         logging.getLogger(name).addFilter(_SCRAPYS_LIST)
     check_worker_settings(settings)
     sys.setswitchinterval(settings.getfloat("WORKER_SWITCH_INTERVAL"))
+    _, *older = gc.get_threshold()
+    gc.set_threshold(settings.getint("WORKER_GC_THRESHOLD"), *older)
     process = _WorkerProcess(settings)
     crawler = process.create_crawler(SitesSpider)
     tickers: list[task.LoopingCall] = []
@@ -193,6 +196,7 @@ def run_worker(
 
     started: list[bool] = []
     crawler.signals.connect(lambda: started.append(True), signal=signals.engine_started, weak=False)
+    crawler.signals.connect(_freeze_start_up, signal=signals.engine_started, weak=False)
     if on_tick is not None:
         crawler.signals.connect(start_ticking, signal=signals.engine_started)
     # The crawl's own failure (a component that cannot be made, a pipeline that cannot open: the store),
@@ -202,7 +206,10 @@ def run_worker(
     # Scrapy's root handler is made anew as the crawl applies its settings, above.
     for handler in logging.getLogger().handlers:
         handler.addFilter(_REDACTED)
-    process.start()
+    try:
+        process.start()
+    finally:
+        gc.unfreeze()
     for ticker in tickers:
         if ticker.running:
             ticker.stop()
@@ -216,6 +223,13 @@ def run_worker(
     if process.interrupted or stats.get("finish_reason") == "shutdown":
         raise process.stopped()  # Ctrl-C or SIGTERM, once the crawl ran or while it opened
     return stats
+
+
+def _freeze_start_up() -> None:
+    """Keep the objects alive as the crawl starts out of the garbage collector's passes for as long as it
+    runs (``WORKER_GC_THRESHOLD``): collected once, then frozen; unfrozen when the crawl ends."""
+    gc.collect()
+    gc.freeze()
 
 
 def _what_it_did(stats: dict[str, Any]) -> str:
