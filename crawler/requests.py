@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -65,6 +64,7 @@ from crawler.errors import CrawlerError
 from crawler.keys import SKIP_PREFIX, Keys
 from crawler.redisio import serializer
 from crawler.redisio.bloom import QueueTarget, RedisBloom
+from crawler.redisio.clock import shared_now
 from crawler.redisio.connection import decoded
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import Rule
@@ -592,7 +592,7 @@ def mark_temp_job(server: redis.Redis, keys: Keys, job: str, *, ended: bool) -> 
     """Record that a temp crawl saw ``job`` end (nothing pending), or that one goes on with it (its hash
     kept while it runs: :func:`keep_job` gave it a time-to-live when it last ended)."""
     if ended:
-        server.hset(keys.job(job), "ended", f"{time.time():.3f}")
+        server.hset(keys.job(job), "ended", f"{shared_now():.3f}")
     else:
         pipe = server.pipeline()
         pipe.hdel(keys.job(job), "ended")
@@ -657,7 +657,7 @@ def open_job(server: redis.Redis, keys: Keys, job: str) -> None:
     counts its requests only while its hash is there (:data:`crawler.redisio.queue.SITE_LUA`'s
     ``job_kept``), so that a late page of a job that ended, whose hash expired, makes it no more."""
     # Rounded down: an article the job stores in the same millisecond is not "first seen before its job".
-    server.hsetnx(keys.job(job), "created", f"{math.floor(time.time() * 1000) / 1000:.3f}")
+    server.hsetnx(keys.job(job), "created", f"{math.floor(shared_now() * 1000) / 1000:.3f}")
 
 
 def enqueue_job(

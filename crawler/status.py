@@ -44,10 +44,11 @@ from crawler.commandline import counted, span, suggest
 from crawler.discover.frontier import Frontier
 from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
+from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import decoded, evicts, hash_of, writes_refused
 from crawler.redisio.embedded import process_running
 from crawler.redisio.queue import LeasedQueue, SitePoliteness, WrongKey
-from crawler.redisio.workers import beat_alive, beat_id, beat_suspended, pid_space, read_beat, redis_clock
+from crawler.redisio.workers import beat_alive, beat_id, beat_suspended, pid_space, read_beat
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
 

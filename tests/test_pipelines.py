@@ -21,21 +21,24 @@ from zoneinfo import ZoneInfo
 
 import pytest
 import redis
+from crawlsite import sites_spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
+from scrapy.http import HtmlResponse, Request
 from scrapy.pipelines import ItemPipelineManager
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
-from crawler import requests as requests_module
 from crawler import settings as project_settings
 from crawler.errors import InputError, StoreUnavailableError
 from crawler.items import Article, Page
 from crawler.keys import Keys
 from crawler.published import published_date
+from crawler.redisio import clock as clock_module
 from crawler.requests import enqueue_job
 from crawler.store import SqliteStore, StoreError
 from crawler.store.document import add_fingerprints
+from crawler.worker import spider as spider_module
 from crawler.worker import textwork
 from crawler.worker.pipelines.clean import CleanPipeline
 from crawler.worker.pipelines.store import StorePipeline
@@ -866,10 +869,54 @@ def test_a_jobs_creation_time_is_never_after_the_moment_it_was_queued(
     """An article the job stores in the millisecond it was queued is the job's own: the job's ``created``
     rounded up past it (1.0006 written "1.001") made the article "first seen before its job", counted an
     update of a document stored before (the flaky failure of the test above in CI)."""
-    monkeypatch.setattr(requests_module, "time", SimpleNamespace(time=lambda: 1_764_400_000.0006))
+    monkeypatch.setattr(clock_module, "_offset", 0.0)
+    monkeypatch.setattr(clock_module, "time", SimpleNamespace(time=lambda: 1_764_400_000.0006))
     job = enqueue_job(redis_client, Keys(project_settings.REDIS_KEY_PREFIX), [], job="again-2", again=True)
     created = redis_client.hget(Keys(project_settings.REDIS_KEY_PREFIX).job(job), "created")
     assert created is not None and float(created) <= 1_764_400_000.0006, created
+
+
+class _MachineDatetime(datetime):
+    """datetime whose now() reads time.time(): the machine's clock, as a test sets it."""
+
+    @classmethod
+    def now(cls, tz: Any = None) -> Any:
+        return cls.fromtimestamp(time.time(), tz)
+
+
+@pytest.mark.parametrize("skew", [-120.0, 120.0])
+def test_a_jobs_articles_are_its_own_whatever_the_clock_of_the_workers_machine(
+    tmp_path: Path,
+    redis_client: redis.Redis,
+    redis_server: str,
+    monkeypatch: pytest.MonkeyPatch,
+    skew: float,
+) -> None:
+    """A job that fetches seen URLs again (`--again`) created on time; a worker on a machine whose clock is
+    2 minutes behind (or ahead) stores an article of it, then again (its acknowledgement lost): the article's
+    first_seen, by the worker's clock, was before the job's created, by the other machine's, and its second
+    write counted an update of a document stored before the job, not the job's own. Both go by Redis's
+    clock now: the worker's offset to it is measured as it connects."""
+    keys = Keys(project_settings.REDIS_KEY_PREFIX)
+    job = enqueue_job(redis_client, keys, [], job=f"again-{skew:+.0f}", again=True)
+    real = time.time
+    monkeypatch.setattr(clock_module, "_offset", clock_module._offset)  # restored after the test
+    monkeypatch.setattr(time, "time", lambda: real() + skew)
+    monkeypatch.setattr(spider_module, "datetime", _MachineDatetime)
+    spider = sites_spider(tmp_path, redis_server)
+    spider.opened()
+    url = "http://127.0.0.1/2026/tunnel.html"
+    body = f"<h1>Tunnel opens</h1><div class='article'><p>{LONG_RULE_BODY}</p></div>".encode()
+    request = Request(url, meta={"site": "news", "kind": "article", "job": job, "again": True})
+    fetched = [
+        next(iter(spider.parse_article(HtmlResponse(url, body=body, request=request)))) for _ in range(2)
+    ]
+    crawler = make_crawler(tmp_path, REDIS_URL=redis_server)
+    outputs = [*run_store(crawler, fetched[:1]), *run_store(crawler, fetched[1:])]
+    assert [isinstance(output, Article) and not output.stored_before for output in outputs] == [True, True], [
+        getattr(output, "fetched_at", output) for output in outputs
+    ]
+    assert stats(crawler) == {"store/new/news": 2}
 
 
 def test_an_item_without_a_body_is_dropped_and_counted(tmp_path: Path, crawler: Crawler) -> None:

@@ -27,6 +27,8 @@ from crawler import settings as project_settings
 from crawler.cli import main
 from crawler.demo import DEMO_RULES
 from crawler.keys import Keys, hour_of
+from crawler.redisio import clock as clock_module
+from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
@@ -1550,6 +1552,37 @@ def test_a_site_whose_store_writes_fail_needs_attention_until_an_article_is_stor
     late.flush()
     assert attention() == []
     assert _check(capsys) == (0, "", "")
+
+
+def test_an_article_stored_after_a_failure_clears_it_whatever_the_clocks_of_the_workers_machines(
+    rules: Path, redis_client: redis.Redis, redis_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker on a machine whose clock is 2 minutes ahead failed to store, then a worker on time stored an
+    article: the failure, stamped by the first machine's clock, came after the article, and the status said
+    the store could not write for 2 minutes more. Both are stamped by Redis's clock now."""
+    from crawler.worker.connection import server_of
+    from crawler.worker.stats import RedisStatsCollector
+
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    real = time.time
+    monkeypatch.setattr(clock_module, "_offset", clock_module._offset)  # restored after the test
+    monkeypatch.setattr(time, "time", lambda: real() + 120)
+    ahead = get_crawler(settings_dict={**values, "REDIS_URL": redis_server})
+    server_of(ahead)  # the worker connects as it starts
+    failing = RedisStatsCollector(ahead)
+    failing.inc_value("store/unavailable/demo-citynews")
+    failing.flush()
+    monkeypatch.setattr(time, "time", real)
+    on_time = get_crawler(settings_dict={**values, "REDIS_URL": redis_server})
+    server_of(on_time)
+    time.sleep(0.01)
+    storing = RedisStatsCollector(on_time)
+    storing.inc_value("store/new/demo-citynews")
+    storing.flush()
+    now = redis_clock(redis_client)
+    site = build_status(redis_client, Keys("crawler"), load_rules(rules), now)["sites"][0]
+    assert [reason for reason in site["attention"] if "store" in reason] == []
 
 
 def test_requests_a_forget_cut_short_left_set_aside_need_attention_until_the_site_is_forgotten_again(

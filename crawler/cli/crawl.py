@@ -48,10 +48,10 @@ from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
 from crawler.errors import InputError, StoreError, Terminated, redacted, redacted_text
 from crawler.keys import ROBOTS_DISALLOWED, SEEN_ALREADY, Keys
+from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import connect, evicts, hash_of, resolve_redis_url, writes_refused
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError, live_users
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
-from crawler.redisio.workers import redis_clock
 from crawler.requests import (
     JobCounts,
     end_again,

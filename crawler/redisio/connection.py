@@ -12,6 +12,7 @@ Typical use (the caller closes the embedded server, which stops it only if this 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import logging
@@ -25,6 +26,7 @@ from redis.connection import URL_QUERY_ARGUMENT_PARSERS
 from redis.exceptions import NoPermissionError, OutOfMemoryError, ReadOnlyError
 
 from crawler.errors import redacted
+from crawler.redisio.clock import redis_clock
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
 
 __all__ = [
@@ -97,7 +99,9 @@ def connect(url: str, *, reads_only: bool = False) -> redis.Redis:
     """A client of the Redis at ``url`` (``redis://``, ``rediss://`` or ``unix://``), checked with a PING:
     bytes in and out (``decode_responses=False``), bounded timeouts, health checks on idle connections.
     A Redis that refuses writes (its disk is full) is an error that says so and what to do
-    (:func:`writes_refused`), unless ``reads_only``: its reads still work."""
+    (:func:`writes_refused`), unless ``reads_only``: its reads still work. This process's offset to Redis's
+    clock is measured (:func:`crawler.redisio.clock.redis_clock`), by which it stamps the times other
+    machines compare."""
     client = _client(url, "the Redis URL")
     failure = _ping_failure(client)
     refused = None if failure is not None or reads_only else writes_refused(client)
@@ -108,6 +112,9 @@ def connect(url: str, *, reads_only: bool = False) -> redis.Redis:
     if refused is not None:
         client.close()
         raise RedisUnavailableError(refused)
+    # A user Redis does not let run TIME (an ACL) stamps by this machine's clock.
+    with contextlib.suppress(NoPermissionError):
+        redis_clock(client)
     return client
 
 

@@ -68,7 +68,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -77,6 +76,7 @@ import redis
 
 from crawler.errors import CrawlerError
 from crawler.keys import SEEN_ALREADY, SKIP_PREFIX, Keys, hour_of
+from crawler.redisio.clock import shared_now
 from crawler.redisio.connection import decoded, hash_of
 from crawler.settings import SCHEDULE_JOB_KEEP_HOURS, SUPERVISION_KEEP_HOURS
 
@@ -1800,7 +1800,7 @@ class LeasedQueue:
             self.keys.job(ack.job) if ack.job else "",
             self.keys.attempts,
             self.keys.lease_sites,
-            self.keys.stats(ack.counted_site, hour_of(time.time())) if ack.counted_site else "",
+            self.keys.stats(ack.counted_site, hour_of(shared_now())) if ack.counted_site else "",
         ]
         args: list[str | int] = [self.keys.prefix, ack.lease, ack.site, ack.job or ""]
         counts = [ack.fetched, ack.stored, ack.reposts, ack.spooled, ack.updated]

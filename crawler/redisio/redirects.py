@@ -23,12 +23,12 @@ that have no time of their own (those noted since keep theirs).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 
 import redis
 
 from crawler.keys import Keys
+from crawler.redisio.clock import shared_now
 from crawler.redisio.connection import decoded
 
 __all__ = ["NOTE_SECONDS", "chains", "forget", "gathered", "note", "noted"]
@@ -114,9 +114,9 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 
 def note(server: redis.Redis, keys: Keys, url: str, chain: Sequence[str], *, now: float | None = None) -> int:
     """Note that ``chain`` (the URL asked for first) redirected to the article URL ``url`` (at ``now``,
-    this machine's clock by default); the notes noted ``NOTE_SECONDS`` before are dropped. How many notes
+    Redis's clock by default); the notes noted ``NOTE_SECONDS`` before are dropped. How many notes
     were dropped."""
-    moment = time.time() if now is None else now
+    moment = shared_now() if now is None else now
     oldest = moment - NOTE_SECONDS
     dropped = server.eval(
         _NOTE,

@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import redis
-
 from crawler.redisio.embedded import process_running, process_stopped
 
 __all__ = [
@@ -28,7 +26,6 @@ __all__ = [
     "dead_workers",
     "pid_space",
     "read_beat",
-    "redis_clock",
     "worker_id",
 ]
 
@@ -73,13 +70,6 @@ def pid_space() -> str | None:
     except OSError:
         return None
     return f"{boot}/{namespace}"
-
-
-def redis_clock(server: redis.Redis) -> float:
-    """Redis's clock (``TIME``, epoch seconds), by which heartbeats are stamped and judged: the clocks of
-    the workers' machines and of the one that looks may differ, or jump (NTP)."""
-    seconds, microseconds = server.time()
-    return float(seconds) + microseconds / 1e6
 
 
 def beat_alive(beat: Mapping[str, Any], now: float, worker: str = "") -> bool:

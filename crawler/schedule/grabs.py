@@ -97,8 +97,9 @@ from croniter import croniter
 from crawler import settings as defaults
 from crawler.commandline import TOLD, counted, span
 from crawler.keys import Keys
+from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import decoded, hash_of, turned_away, writes_refused
-from crawler.redisio.workers import pid_space, redis_clock
+from crawler.redisio.workers import pid_space
 from crawler.requests import enqueue_job, expired_leases, write_off_lost
 from crawler.rules import Rule, RuleError, RuleFiles, load_rules
 from crawler.schedule.revisit import period_of, when

@@ -37,6 +37,7 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 
 from crawler.errors import redacted
+from crawler.redisio.clock import shared_now
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work
 from crawler.worker.connection import keys_of, outage_of, server_of
@@ -193,7 +194,7 @@ class BanWatch:
         held = sessions.held.get(site) if sessions is not None else None
         if sessions is not None and held is not None:
             sessions.bench(site, held.name, f"the site banned the crawler: {what}")
-        record = {"at": round(time.time(), 3), "signals": [s.record() for s in evidence], "what": what}
+        record = {"at": round(shared_now(), 3), "signals": [s.record() for s in evidence], "what": what}
         try:
             seconds = self.queue.back_off(
                 site,

@@ -37,7 +37,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 from twisted.internet import task
 
-from crawler.redisio.workers import Heartbeats, pid_space, redis_clock, worker_id
+from crawler.redisio.clock import redis_clock
+from crawler.redisio.workers import Heartbeats, pid_space, worker_id
 from crawler.store import StoreConfig, store_config
 from crawler.worker.connection import keys_of, outage_of, server_of
 

@@ -50,10 +50,11 @@ from crawler.commandline import counted
 from crawler.errors import redacted, redacted_text
 from crawler.redisio import redirects as redirect_notes
 from crawler.redisio import serializer
+from crawler.redisio.clock import redis_clock, shared_now
 from crawler.redisio.connection import NO_PERMISSION_FIX, writes_refused
 from crawler.redisio.embedded import RedisUnavailableError
 from crawler.redisio.queue import Ack, LeasedQueue, Popped, hungry_seconds
-from crawler.redisio.workers import Heartbeats, dead_workers, redis_clock, worker_id
+from crawler.redisio.workers import Heartbeats, dead_workers, worker_id
 from crawler.requests import (
     LISTING_KINDS,
     QueueEntryError,
@@ -771,7 +772,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             "url": None if url is None else redacted(url),
             "site": site,
             "job": job,
-            "at": round(time.time(), 3),
+            "at": round(shared_now(), 3),
         }
         if fetched:
             record["fetched"] = True

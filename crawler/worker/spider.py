@@ -76,6 +76,7 @@ from crawler.errors import BodyTooLongError, redacted, redacted_text
 from crawler.items import Article, Discovered, Page
 from crawler.keys import NOT_HTML, OFF_SITE, ROBOTS_DISALLOWED, SEEN_ALREADY, SKIP_PREFIX
 from crawler.redisio.bloom import RedisBloom
+from crawler.redisio.clock import shared_now
 from crawler.redisio.connection import resolve_redis_url
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
@@ -670,7 +671,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         yield Article(
             site=rule.site,
             url=response.url,
-            fetched_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+            fetched_at=_fetched_now(),
             title=title,
             job=work.job,
             redirected_from=_redirected_from(response),
@@ -765,7 +766,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 articles.append((url, item))
             else:
                 links.append((url, item))
-        fetched_at = datetime.now(UTC).isoformat(timespec="microseconds")
+        fetched_at = _fetched_now()
         for url, item in articles:
             fields = dict(item.fields)
             self.count(f"fields/pages/{rule.site}")
@@ -1051,7 +1052,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         yield Article(
             site=rule.site,
             url=page.url,
-            fetched_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+            fetched_at=_fetched_now(),
             title=fields.pop("title", None),
             body=fields.pop("body", None),
             published=fields.pop("published", None),
@@ -1089,7 +1090,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         yield Article(
             site=rule.site,
             url=response.url,
-            fetched_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+            fetched_at=_fetched_now(),
             title=said.get("title"),
             published=said.get("published"),
             author=said.get("author"),
@@ -1179,7 +1180,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         first feed, for a site with no index page; else its first sitemap, API or search page), its news
         adapts the site's revisit interval, once a grab whatever the number of start URLs."""
         if work.adapts and work.is_grab:
-            self.revisits.record(rule, found_new, time.time(), not_modified=not_modified)
+            self.revisits.record(rule, found_new, shared_now(), not_modified=not_modified)
 
     def _reason(self, failure: Failure, work: Work) -> str:
         """Why a request failed, in one line (never empty)."""
@@ -1740,6 +1741,12 @@ def _redirected_from(response: Response) -> tuple[str, ...]:
     """The URLs the request of ``response`` was redirected from, first the one asked for; none when it was
     not redirected."""
     return tuple(str(url) for url in response.meta.get("redirect_urls", ()))
+
+
+def _fetched_now() -> str:
+    """An article's ``fetched_at`` (its ``first_seen`` when new), now by Redis's clock, as ISO-8601 UTC:
+    compared with its job's ``created``, and with the fetches of workers on other machines."""
+    return datetime.fromtimestamp(shared_now(), UTC).isoformat(timespec="microseconds")
 
 
 def _stored_first_seen(response: Response) -> str | None:

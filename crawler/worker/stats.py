@@ -2,9 +2,10 @@
 
 ``RedisStatsCollector`` is Scrapy's in-memory stats collector (``STATS_CLASS``) that also adds every
 per-site counter (a key ``<what>/<site>``, such as ``crawl/errors/citynews``, ``ban/citynews``,
-``fields/missing/body/citynews``) to the hash ``crawler:stats:<site>:<YYYYMMDDHH>`` (UTC hour) under
-``<what>``. Increments are summed in memory and written every ``SUPERVISION_FLUSH_SECONDS`` in one
-pipelined round trip, and when the crawl closes; each hourly hash expires after ``SUPERVISION_KEEP_HOURS``.
+``fields/missing/body/citynews``) to the hash ``crawler:stats:<site>:<YYYYMMDDHH>`` (UTC hour, by Redis's
+clock as the status reads it: :mod:`crawler.redisio.clock`) under ``<what>``. Increments are summed in
+memory and written every ``SUPERVISION_FLUSH_SECONDS`` in one pipelined round trip, and when the crawl
+closes; each hourly hash expires after ``SUPERVISION_KEEP_HOURS``.
 A worker killed (SIGKILL) loses what it had not written yet, except the new articles: ``store/new`` is
 written by the acknowledgement of each request (:class:`crawler.redisio.queue.Ack`), with its job's
 ``stored``, not here. It counts the articles the store found new; not those kept in the store's local
@@ -13,15 +14,14 @@ repost is known only once MongoDB takes it, and nothing counts that.
 
 The moment of a site's last store failure (``store/unavailable``) and of its last article the store
 answered (stored, updated, unchanged, a repost, spooled) is kept in the hour's hash too, in milliseconds
-(``store/failed_at_ms``, ``store/stored_at_ms``: the latest of every worker's), so that the status tells
-a store that cannot write now from one that failed and has stored since.
+by Redis's clock (``store/failed_at_ms``, ``store/stored_at_ms``: the latest of every worker's), so that
+the status tells a store that cannot write now from one that failed and has stored since.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import Counter
 
 import redis
@@ -31,6 +31,7 @@ from scrapy.statscollectors import MemoryStatsCollector
 from twisted.internet import task
 
 from crawler.keys import hour_of
+from crawler.redisio.clock import shared_now
 from crawler.worker.connection import keys_of, outage_of, server_of
 
 __all__ = ["GROUPS", "RedisStatsCollector"]
@@ -101,7 +102,7 @@ class RedisStatsCollector(MemoryStatsCollector):
         super().inc_value(key, count, start)
         if key.startswith(GROUPS) and "/" in key:
             what, _, site = key.rpartition("/")
-            now = time.time()
+            now = shared_now()
             stamp = STAMPED.get(what)
             if stamp is not None:
                 with self._lock:
