@@ -36,7 +36,7 @@ from crawler.redisio.workers import Heartbeats, dead_workers, pid_space, worker_
 from crawler.requests import write_off_lost
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
-from crawler.status import SITES_PER_PIPELINE, build_status, workers_alive
+from crawler.status import OVERDUE_SECONDS, SITES_PER_PIPELINE, build_status, workers_alive
 from crawler.worker import heartbeat as heartbeat_module
 from crawler.worker.bans import looks_like_captcha
 from crawler.worker.heartbeat import WorkerHeartbeat
@@ -224,6 +224,67 @@ def test_an_overdue_grab_says_how_to_start_a_scheduler_or_which_one_is_active(
         f"grab overdue since {since} though scheduler vm:3417:a0ca74 is active: its log says what it queues"
         " (does it read this rules folder?)"
     ]
+
+
+def _overdue(site: dict[str, Any]) -> bool:
+    return any("grab overdue" in reason for reason in site["attention"])
+
+
+# A scheduler's one tick on a machine whose clock is sys.argv[3] seconds off (set before anything reads it).
+_SKEWED_TICK = (
+    "import sys, time\n"
+    "real = time.time\n"
+    "time.time = lambda: real() + float(sys.argv[3])\n"
+    "from crawler.keys import Keys\n"
+    "from crawler.redisio.connection import connect\n"
+    "from crawler.rules import load_rules\n"
+    "from crawler.schedule.grabs import GrabScheduler\n"
+    "rules = load_rules(sys.argv[2]).rules.values()\n"
+    "assert len(GrabScheduler(connect(sys.argv[1]), Keys('crawler')).tick(rules)) == 1\n"
+)
+
+
+@pytest.mark.parametrize("skew", [-120.0, 120.0])
+def test_a_grab_is_overdue_by_redis_clock_whatever_the_clock_of_the_schedulers_machine(
+    rules: Path, redis_client: redis.Redis, redis_server: str, skew: float
+) -> None:
+    """A scheduler on a machine whose clock is 2 minutes ahead (or behind) claims a grab of demo-citynews
+    (every 20 m), then stops: the next grab it set by its clock was said overdue, by `crawler status`
+    elsewhere, 2 minutes late (or early). Set by Redis's clock, it is overdue OVERDUE_SECONDS after it was
+    due, as seen from anywhere."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    claimed = redis_clock(redis_client)
+    tick = [sys.executable, "-c", _SKEWED_TICK, redis_server, str(rules), str(skew)]
+    subprocess.run(tick, check=True, timeout=120)
+    due = claimed + 1200
+    # The scheduler's start and tick took well under the 30 s either side.
+    for now, overdue in ((due + OVERDUE_SECONDS - 30, False), (due + OVERDUE_SECONDS + 30, True)):
+        (site,) = build_status(redis_client, Keys("crawler"), load_rules(rules), now)["sites"]
+        assert _overdue(site) is overdue, (now - due, site["next_grab"], site["attention"])
+
+
+@pytest.mark.parametrize("skew", [-120.0, 120.0])
+def test_status_on_a_machine_whose_clock_is_off_says_a_grab_overdue_by_redis_clock(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    monkeypatch: pytest.MonkeyPatch,
+    skew: float,
+) -> None:
+    """`crawler status` on a machine whose clock is 2 minutes ahead (or behind) judged the grabs by it: one
+    due 200 s ago was overdue (OVERDUE_SECONDS, 300 s), or one due 400 s ago was not. It judges by Redis's
+    clock now."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    now = redis_clock(redis_client)
+    real = time.time
+    monkeypatch.setattr(clock_module, "_offset", clock_module._offset)  # restored after the test
+    monkeypatch.setattr(time, "time", lambda: real() + skew)
+    for late, overdue in ((OVERDUE_SECONDS - 100, False), (OVERDUE_SECONDS + 100, True)):
+        redis_client.hset(
+            Keys("crawler").grab("demo-citynews"), mapping={"last": now - 1200 - late, "next": now - late}
+        )
+        (site,) = json.loads(run_crawler("status", "--format", "json"))["sites"]
+        assert _overdue(site) is overdue, (late, site["attention"])
 
 
 def test_a_rule_broken_in_the_schedulers_folder_alone_needs_attention_in_status_from_another_folder(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +21,7 @@ from crawler.commandline import counted, suggest
 from crawler.config import Config
 from crawler.errors import InputError
 from crawler.keys import Keys
+from crawler.redisio.clock import shared_now
 from crawler.redisio.connection import RedisUnavailableError, connect, decoded
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
 from crawler.rules import RULE_SUFFIX, Rule, RuleErrors, load_rule, rule_file
@@ -69,7 +69,7 @@ def run_pause(args: argparse.Namespace) -> int:
     folder = rules_folder(config.rules_dir)
     with _queue(config) as queue:
         _ruled_or_known(folder, queue, config.keys, args.site)
-        newly = queue.pause(args.site, time.time())
+        newly = queue.pause(args.site, shared_now())
         since = queue.paused()[args.site]
         held = queue.queued(args.site)
     resume = f"`{suggest(f'sites resume {args.site}')}`"
@@ -99,7 +99,7 @@ def run_resume(args: argparse.Namespace) -> int:
         grab = unscheduled
     elif due is None:
         grab = "its first regular grab, if its rule has a schedule, is queued at the scheduler's next tick"
-    elif float(due) <= time.time():
+    elif float(due) <= shared_now():
         grab = "its regular grab, due since the pause, is queued at the scheduler's next tick"
     else:
         grab = f"its next regular grab is due at {when(float(due))}"

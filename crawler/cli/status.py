@@ -8,7 +8,6 @@ import argparse
 import json
 import os
 import sys
-import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -29,6 +28,7 @@ from crawler.cli.terminal import table_console, tell
 from crawler.commandline import counted, did_you_mean, span
 from crawler.config import Config
 from crawler.errors import InputError
+from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import RedisUnavailableError, connect
 from crawler.redisio.embedded import EmbeddedRedis, live_users
 from crawler.rules import load_rules
@@ -67,7 +67,7 @@ def _run_status(args: argparse.Namespace) -> int:
                 if not site_in_redis(server, config.keys, args.site):
                     raise _unknown_site(args.site, sites, config.rules_dir)
                 tell("note", no_rule_here(config.rules_dir, args.site))
-            report = build_status(server, config.keys, ruleset, time.time(), args.site)
+            report = build_status(server, config.keys, ruleset, redis_clock(server), args.site)
         except NoPermissionError as exc:
             raise RedisUnavailableError(
                 f'the user of the Redis URL may not run a command the status needs (Redis says "{exc}");'

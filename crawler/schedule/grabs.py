@@ -6,7 +6,9 @@ schedule has no regular grab (``crawler temp`` crawls it on demand). The state o
 Redis, so it survives a restart of any scheduler:
 
 ``crawler:grab:<site>`` (hash)
-    ``next`` (epoch seconds the next grab is due), ``last`` (when the last one was seeded), ``job`` (its
+    ``next`` (epoch seconds the next grab is due, by Redis's clock as every time here: the scheduler,
+    the workers and ``crawler status`` compare them on machines whose clocks may differ, see
+    :mod:`crawler.redisio.clock`), ``last`` (when the last one was seeded), ``job`` (its
     job id), ``seeding`` (a job claimed but not yet queued), ``grabs`` (how many so far), ``waiting`` and
     ``waiting_since`` (a grab due that waits for the last one to end, see 0.), ``deferred`` (how many
     grabs waited so), ``every`` (the rule's period in seconds when its last grab was claimed, or when
@@ -43,9 +45,9 @@ Redis, so it survives a restart of any scheduler:
    for it, nor recorded as waiting, however long it is due (a seeding a stopped scheduler left is
    finished: the queue holds its requests). Resumed, it is due as its ``next`` says: at the first tick
    when that passed during the pause.
-6. A clock set back (it ran ahead: NTP set it right) leaves the last grab, and the next, ahead of it by
-   as much: the site would not be grabbed for that long. A last grab more than a tick ahead of the clock
-   moves the next one to as long after now as it was after the last, and the last to now, with a
+6. Redis's clock set back (it ran ahead: NTP set it right) leaves the last grab, and the next, ahead of
+   it by as much: the site would not be grabbed for that long. A last grab more than a tick ahead of the
+   clock moves the next one to as long after now as it was after the last, and the last to now, with a
    warning. (A cron rule's next time is the expression's after now already: ``plan``.) A grab waiting
    since a moment ahead of the clock (0.) counts its wait from now, not ``wait_max_seconds`` and the
    step more.
@@ -79,12 +81,12 @@ tick it writes the errors of the rule files it cannot read in ``crawler:schedule
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -216,7 +218,7 @@ class GrabScheduler:
         tick_seconds: float = defaults.SCHEDULE_TICK_SECONDS,
         wait_max_seconds: float = defaults.SCHEDULE_GRAB_WAIT_MAX_SECONDS,
         job_keep_hours: float = defaults.SCHEDULE_JOB_KEEP_HOURS,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.server = server
         self.keys = keys
@@ -225,7 +227,9 @@ class GrabScheduler:
         self.wait_max_seconds = wait_max_seconds
         self.job_keep_seconds = max(int(job_keep_hours * 3600), 1)
         self.yield_boost = yield_boost
-        self.clock = clock
+        # Redis's clock by default: the grabs' times are compared by workers, `crawler status` and the other
+        # schedulers, on machines whose clocks may differ.
+        self.clock = clock if clock is not None else functools.partial(redis_clock, server)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._claim = server.register_script(_CLAIM)
         self._plan = server.register_script(_PLAN)
