@@ -28,9 +28,10 @@ if str(_REPO_ROOT) not in sys.path:  # run as a script: make `crawler` importabl
     sys.path.insert(0, str(_REPO_ROOT))
 
 from crawler.keys import Keys  # noqa: E402
+from crawler.redisio.clock import redis_clock  # noqa: E402
 from crawler.redisio.connection import connect  # noqa: E402
 from crawler.redisio.embedded import EmbeddedRedis  # noqa: E402
-from crawler.redisio.workers import Heartbeats, beat_id, dead_workers, redis_clock  # noqa: E402
+from crawler.redisio.workers import Heartbeats, beat_id, dead_workers  # noqa: E402
 
 # The beat script before the index (crawler/worker/heartbeat.py at d3b8a36).
 _BEFORE_BEAT = """

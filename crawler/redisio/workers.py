@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from crawler.redisio.embedded import process_running, process_stopped
 
 __all__ = [
