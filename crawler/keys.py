@@ -115,9 +115,9 @@ class Keys:
         self.delayed = f"{prefix}:delayed"
         # Requests that ended in an error, with the reason (a hash: member -> JSON).
         self.dead = f"{prefix}:dead"
-        # The dead letter kept for each listing page that failed (a hash: site and URL on two lines -> its
-        # member in `dead`): the next grab's dead letter of the page replaces it, one a page, not one a grab;
-        # the entry goes with its letter (requeued or dropped).
+        # The dead letter kept for each page that failed (a hash: queue slot and URL on two lines -> its
+        # member in `dead`): the next dead letter of the page replaces it, one a page, not one a grab; the
+        # entry goes with its letter (requeued, dropped, or the page fetched again and its request acked).
         self.dead_superseded = f"{prefix}:dead-superseded"
         # Requests queued or leased and not yet acknowledged, per site (a hash).
         self.pending = f"{prefix}:pending"

@@ -192,6 +192,14 @@ class Work(NamedTuple):
         return self.kind == DISCOVER
 
     @property
+    def fetched_again(self) -> bool:
+        """A page a crawl may fetch though it was fetched before, so one that may have a dead letter of
+        its own: a listing page or a discover seed (never deduplicated), a page given by hand or of a job
+        that fetches seen URLs again. Any other page's URL was new to the seen filter when it was queued."""
+        seed = self.kind == DISCOVER and self.depth == 0
+        return self.kind in LISTING_KINDS or self.given or self.again or seed
+
+    @property
     def is_grab(self) -> bool:
         """A request of a regular grab (not of a temp crawl)."""
         return self.job_kind == "grab"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import redis
 from conftest import SiteServer
-from crawlsite import RULE, Site
+from crawlsite import RULE, Site, unique
 from scrapy import Request
 
 from crawler.keys import Keys
@@ -323,3 +323,35 @@ def test_the_job_hash_of_every_temp_crawl_that_ended_expires(tmp_path: Path, sit
         ttls = sorted(server.ttl(key) for key in jobs)
         server.close()
     assert len(ttls) == 3 and all(0 < ttl <= 2 * 3600 for ttl in ttls), ttls
+
+
+def test_a_dead_letter_goes_once_its_page_is_fetched_by_a_later_crawl(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """An article page dead-lettered (503 at each of its tries), fetched and stored by the next
+    `crawler temp SITE --again`, stayed listed by `crawler dead list` and counted by `crawler status`, as
+    did an index page that failed at one crawl and was read at the next: a dead letter of a page that
+    works now, which `crawler dead requeue` would fetch once more. A page fetched again whose request ends
+    well takes its dead letter with it."""
+    site = Site(site_server, tmp_path, name="news")
+    article = f"/flaky/{unique('dead-article')}?fail=3"
+    site.rule(article)
+    first = site.temp()
+    assert "errors 1" in first.stdout, first.stdout + first.stderr[-3000:]
+    assert [letter["url"] for letter in site.dead()] == [site_server.url(article)]
+
+    again = site.temp("--again")
+
+    assert "stored 1 article" in again.stdout, again.stdout + again.stderr[-3000:]
+    assert site.dead() == [], "the article stored, its dead letter goes"
+    assert site.status()["queue"]["dead_letters"] == 0
+
+    index = site_server.url(f"/flaky/{unique('dead-index')}?fail=3")
+    (site.rules / "news.yaml").write_text(RULE.format(start=index), encoding="utf-8")
+    down = site.temp()
+    assert [letter["url"] for letter in site.dead()] == [index], down.stdout + down.stderr[-3000:]
+
+    up = site.temp()
+
+    assert "errors 0" in up.stdout, up.stdout + up.stderr[-3000:]
+    assert site.dead() == [], "the index page read, its dead letter goes"

@@ -36,7 +36,8 @@ step one Lua script, so workers on many machines agree):
   WRONG_TYPE_RECHECK_SECONDS until the key is removed.
 - ``dead_letter`` ends a lease for good with a reason (an error after its retries, an entry that is no
   request): the member moves to ``crawler:dead`` (hash: member -> JSON with the reason), from where
-  ``requeue_dead`` puts it back in the queue.
+  ``requeue_dead`` puts it back in the queue; a later ``ack`` of the same page (its slot and URL: a page
+  fetched again) deletes it.
 - ``back_off`` holds a site back for a while (a 429 or 503, its ``Retry-After``, a ban): every worker
   waits, its requests stay queued.
 - a site paused (``crawler:paused``, a hash: site -> when; ``crawler sites pause``) is neither ready nor
@@ -511,10 +512,11 @@ return none_taken(passed > 0)
 )
 
 # KEYS: leases, lease-scores, pending, job (or ''), attempts, lease-sites, the site's counters of this hour
-# (or '').
+# (or ''), dead, dead-superseded.
 # ARGV: prefix, the lease, site, job (or ''), pages fetched, items stored, reposts recorded, items of those
 # stored that were spooled, items updated (their URLs stored before), seconds the counters are kept,
-# requests skipped (a redirect to a URL seen already: counted for the cause SEEN_ALREADY too).
+# requests skipped (a redirect to a URL seen already: counted for the cause SEEN_ALREADY too), the name
+# of the page's dead letter in dead-superseded (its slot and URL; '' for a page never fetched before).
 # The items stored less those spooled count as the site's new articles (``store/new``) in the same step
 # that ends the lease: a worker killed before it wrote its other counters loses none of them, and an
 # article stored again by the worker that takes over (same job: not "stored before") is counted then. An
@@ -549,6 +551,15 @@ local new = tonumber(ARGV[6]) - tonumber(ARGV[8])
 if new > 0 and KEYS[7] ~= '' then
   redis.call('HINCRBY', KEYS[7], 'store/new', new)
   redis.call('EXPIRE', KEYS[7], ARGV[10])
+end
+-- The page's earlier dead letter goes, its page fetched now: last, and never failing the ack (a key of
+-- another type leaves the letter, as requeue or drop would find it).
+if ARGV[12] ~= '' then
+  local letter = redis.pcall('HGET', KEYS[9], ARGV[12])
+  if type(letter) == 'string' then
+    redis.pcall('HDEL', KEYS[8], letter)
+    redis.pcall('HDEL', KEYS[9], ARGV[12])
+  end
 end
 return 1
 """
@@ -1337,7 +1348,9 @@ class Ack:
     items whose URLs were stored before, written again instead of stored anew; ``counted_site``: the
     rule's site whose hourly counters count the items ``stored`` but not ``spooled`` as new articles,
     ``store/new``; empty: none; ``skipped``: 1 for a request that ended fetching nothing, its redirect
-    target seen already)."""
+    target seen already; ``clears``: the name in ``Keys.dead_superseded`` (queue slot and URL on two
+    lines) of a dead letter of the same page, which goes with the lease: the page ended well since it
+    failed; empty: none is looked for, as for a page no crawl fetches twice)."""
 
     lease: str
     site: str
@@ -1349,6 +1362,7 @@ class Ack:
     updated: int = 0
     counted_site: str = ""
     skipped: int = 0
+    clears: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -1801,10 +1815,12 @@ class LeasedQueue:
             self.keys.attempts,
             self.keys.lease_sites,
             self.keys.stats(ack.counted_site, hour_of(shared_now())) if ack.counted_site else "",
+            self.keys.dead,
+            self.keys.dead_superseded,
         ]
         args: list[str | int] = [self.keys.prefix, ack.lease, ack.site, ack.job or ""]
         counts = [ack.fetched, ack.stored, ack.reposts, ack.spooled, ack.updated]
-        return keys, [*args, *counts, self.counters_keep_seconds, ack.skipped]
+        return keys, [*args, *counts, self.counters_keep_seconds, ack.skipped, ack.clears]
 
     def handoff(
         self,
@@ -1872,9 +1888,9 @@ class LeasedQueue:
         """End ``lease`` for good and keep its member in the dead letters with ``record`` (JSON: the
         reason); its job counts an error of ``kind``, and a page fetched when ``fetched`` (its page was
         fetched, what came of it failed). ``site`` is empty for an entry that never was a request. A
-        ``supersedes`` name (a listing page's site and URL) replaces the dead letter last kept under that
-        name (``Keys.dead_superseded``): a page that fails at every grab keeps one. False if it was not
-        held."""
+        ``supersedes`` name (the page's queue slot and URL on two lines) replaces the dead letter last
+        kept under that name (``Keys.dead_superseded``): a page that fails at every grab keeps one, which
+        an ack of the page naming it (``Ack.clears``) deletes. False if it was not held."""
         keys = [
             self.keys.leases,
             self.keys.lease_scores,

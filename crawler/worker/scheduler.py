@@ -56,7 +56,6 @@ from crawler.redisio.embedded import RedisUnavailableError
 from crawler.redisio.queue import Ack, LeasedQueue, Popped, hungry_seconds
 from crawler.redisio.workers import Heartbeats, dead_workers, worker_id
 from crawler.requests import (
-    LISTING_KINDS,
     QueueEntryError,
     Work,
     decode_request,
@@ -597,7 +596,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         page ``fetched``, the items ``stored`` (``spooled`` of them to the store's local spool), those
         ``updated`` (their URLs stored before), the ``reposts`` recorded and the requests ``skipped``
         (redirected to a URL seen already); the site's hourly counters
-        count the items ``stored`` but not ``spooled`` as new articles (``store/new``) in the same step."""
+        count the items ``stored`` but not ``spooled`` as new articles (``store/new``) in the same step,
+        and the page's dead letter of an earlier fetch goes (a page fetched again: ``Work.fetched_again``)."""
         work = self._release_hold(request)
         if work is None or work.lease is None:
             return
@@ -613,6 +613,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 updated,
                 work.site,
                 skipped=skipped,
+                clears=f"{work.slot}\n{request.url}" if work.fetched_again else "",
             )
         )
         if work.is_discover:
@@ -700,11 +701,12 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self, request: Request, reason: str, *, kind: str = "other", held: bool = True, fetched: bool = False
     ) -> None:
         """``request`` failed for good (after its retries): its lease ends, it is kept with ``reason`` in
-        the dead letters (``crawler dead``), its job counts an error of ``kind`` ("HTTP 404", "timeout",
-        ...), and so do the site's counters; with ``fetched`` (its page was fetched, what came of it failed:
-        its article refused or never stored, the spider failed on it, a feed or sitemap that is none) the
-        job counts the page fetched too, once, however many times it was fetched. A page of a discover
-        crawl that failed unfetched counts against its host in the bandit."""
+        the dead letters (``crawler dead``) in place of the page's earlier one, its job counts an error of
+        ``kind`` ("HTTP 404", "timeout", ...), and so do the site's counters; with ``fetched`` (its page
+        was fetched, what came of it failed: its article refused or never stored, the spider failed on it,
+        a feed or sitemap that is none) the job counts the page fetched too, once, however many times it
+        was fetched. A page of a discover crawl that failed unfetched counts against its host in the
+        bandit."""
         work = self._release_hold(request) if held else Work.of(request)
         if work is None or work.lease is None:
             return
@@ -740,7 +742,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             job=work.job,
             kind=kind,
             fetched=fetched,
-            supersedes=f"{work.slot}\n{request.url}" if work.kind in LISTING_KINDS else "",
+            supersedes=f"{work.slot}\n{request.url}",
         )
 
     def forget(self, request: Request) -> None:
