@@ -2115,6 +2115,29 @@ def test_a_lease_lost_with_the_leases_set_and_written_off_forgets_its_holder(
     assert queue.release_holders({"host:1:aaaaaa"}) == {}
 
 
+def test_a_site_that_counts_nothing_pending_has_nothing_lost(redis_client: redis.Redis) -> None:
+    """LeasedQueue.lost said Redis held none of the requests of a site whose pending count was 0 (its
+    requests all ended: (0, 0), not None), as of one whose queue was deleted under its requests: its
+    callers read it as lost. Nothing counted pending, by the site or the jobs given, is nothing lost (its
+    count of 0 still deleted by a write-off); a job that counts requests the site holds none of is."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://a.test/0"))
+    taken = take(queue)
+    assert taken is not None and ack(queue, taken)
+    assert redis_client.hget("test:pending", "news") == b"0"
+
+    assert queue.lost("news") is None
+    assert queue.lost("news", jobs=["j1"]) is None
+    assert queue.lost("news", write_off=True, jobs=["j1"]) is None
+    assert not redis_client.hexists("test:pending", "news"), "its count of 0 deleted"
+    assert redis_client.hget("test:job:j1", "lost") is None
+
+    redis_client.hset("test:job:j1", "pending", 2)  # its requests' counts left, the site's gone
+    assert queue.lost("news", jobs=["j1"]) == (0, 0)
+    assert queue.lost("news", write_off=True, jobs=["j1"]) == (0, 2)
+    assert redis_client.hmget("test:job:j1", "pending", "lost") == [b"0", b"2"]
+
+
 def test_the_holders_hash_of_another_type_stops_no_pop_and_no_end_of_a_lease(
     redis_client: redis.Redis,
 ) -> None:

@@ -1120,9 +1120,9 @@ return total
 # to write off (else 0).
 # {requests of the site and of its discover host slots (<site>@<host>) counted pending, 1 when Redis holds
 # none of them (no queue of theirs that is a sorted set holds a request, no lease or delayed request is of
-# them) else 0, the jobs' pending written off}; written off (the site's counts deleted, each job's pending
-# set to 0, its 'lost' counting what it had) only when it holds none, in this one script: a request moves
-# between those places in one.
+# them) and the site or a job counts some pending (else 0: none is lost), the jobs' pending written off};
+# written off (the site's counts deleted, each job's pending set to 0, its 'lost' counting what it had)
+# only when it holds none, in this one script: a request moves between those places in one.
 _LOST = (
     SITE_LUA
     + """
@@ -1168,7 +1168,7 @@ for i = 1, #fields, 2 do
     table.insert(orphans, {fields[i], fields[i + 1]})
   end
 end
-local written = 0
+local written, owed = 0, counted
 if ARGV[3] == '1' then
   for _, name in ipairs(names) do redis.call('HDEL', KEYS[1], name) end
   for _, orphan in ipairs(orphans) do
@@ -1178,10 +1178,13 @@ if ARGV[3] == '1' then
     redis.call('HDEL', KEYS[5], orphan[1])
     redis.pcall('HDEL', ARGV[1] .. ':lease-holders', orphan[1])
   end
-  for i = 6, #KEYS do
-    if redis.call('TYPE', KEYS[i]).ok == 'hash' then
-      local pending = tonumber(redis.call('HGET', KEYS[i], 'pending')) or 0
-      if pending > 0 then
+end
+for i = 6, #KEYS do
+  if redis.call('TYPE', KEYS[i]).ok == 'hash' then
+    local pending = tonumber(redis.call('HGET', KEYS[i], 'pending')) or 0
+    if pending > 0 then
+      owed = owed + pending
+      if ARGV[3] == '1' then
         redis.call('HSET', KEYS[i], 'pending', 0)
         redis.call('HINCRBY', KEYS[i], 'lost', pending)
         written = written + pending
@@ -1189,7 +1192,8 @@ if ARGV[3] == '1' then
     end
   end
 end
-return {counted, 1, written}
+-- Nothing counted pending, by the site or the jobs, is nothing lost.
+return {counted, owed > 0 and 1 or 0, written}
 """
 )
 
@@ -2095,8 +2099,9 @@ class LeasedQueue:
         """The requests of ``site`` (and of its discover host slots) counted pending when Redis holds none
         of them (none queued, leased or waiting: their keys deleted, evicted, overwritten with another
         type, or Redis restarted from an older snapshot), and those of ``jobs`` written off; None when it
-        holds one. With ``write_off``, the site's counts are deleted when it holds none, and the pending of
-        each of ``jobs`` set to 0 (its ``lost`` counting what it had), in the same script."""
+        holds one, or when neither the site nor any of ``jobs`` counts one pending (none is lost). With
+        ``write_off``, the site's counts are deleted when it holds none (a count of 0 too), and the pending
+        of each of ``jobs`` set to 0 (its ``lost`` counting what it had), in the same script."""
         keys = [
             self.keys.pending,
             self.keys.lease_sites,
