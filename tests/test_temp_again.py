@@ -355,3 +355,26 @@ def test_a_dead_letter_goes_once_its_page_is_fetched_by_a_later_crawl(
 
     assert "errors 0" in up.stdout, up.stdout + up.stderr[-3000:]
     assert site.dead() == [], "the index page read, its dead letter goes"
+
+
+def test_a_temp_crawl_that_finds_every_article_seen_names_the_sites_dead_letters_and_their_requeue(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """After an outage of a site (its article pages dead-lettered), the next temp crawl found every link
+    seen and named `crawler temp SITE --again` alone, which fetches every article again, stored ones too;
+    not the dead letters, which `crawler dead requeue --site SITE` fetches again, they alone."""
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/outage-one", f"/flaky/{unique('outage')}?fail=99")
+    first = site.temp()
+    assert "stored 1 article" in first.stdout and "errors 1" in first.stdout, first.stdout + first.stderr
+
+    plain = site.temp()
+
+    assert plain.stdout.splitlines()[:2] == [
+        "fetched 1 page, stored 0 articles, skipped 2 (links seen already: 2), errors 0",
+        "the 2 article links its listings gave (a URL once for each listing that gave it) were seen before,"
+        " by earlier crawls (`crawler sites forget` keeps URLs seen: the seen filter cannot forget one):"
+        " `crawler temp news --again` fetches them again; 1 page of news is a dead letter, failed before"
+        " (`crawler dead list --site news` says why): `crawler dead requeue --site news` fetches just that"
+        " one again",
+    ], plain.stdout + plain.stderr[-3000:]

@@ -69,7 +69,7 @@ from crawler.requests import (
 from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler, rule_loader, when
-from crawler.status import no_worker, workers_alive
+from crawler.status import dead_letters_by_site, no_worker, workers_alive
 from crawler.store import StoreConfig, store_config
 from crawler.store.document import newest_published
 from crawler.store.spool import waiting_under
@@ -313,6 +313,7 @@ def _temp(args: argparse.Namespace) -> int:
         if counts.pending == 0:
             keep_job(server, keys, job, settings.getfloat("SCHEDULE_JOB_KEEP_HOURS"))
         discovered = _discover_summary(settings, url, rule, job, counts) if rule.discover else None
+        seen_before = None if seen_again or given else _seen_before(server, keys, rule, counts)
     if before is not None:
         stored = (
             f"{counted(counts.stored, 'article')} stored in all, {before.stored} before this run,"
@@ -331,18 +332,8 @@ def _temp(args: argparse.Namespace) -> int:
                 f" or stopped, or runs still): {stored}"
             )
     _print_summary(job, counts, settings, rule)
-    seen = counts.skip_causes.get(SEEN_ALREADY, 0)
-    if seen and not (seen_again or given or rule.discover or counts.stored or counts.updated):
-        links = (
-            "the article link its listings gave was"
-            if seen == 1
-            else f"the {seen} article links its listings gave (a URL once for each listing that gave it) were"
-        )
-        print(
-            f"{links} seen before, by earlier crawls (`{suggest('sites forget')}` keeps URLs seen: the seen"
-            f" filter cannot forget one): `{suggest(f'temp {rule.site} --again')}` fetches"
-            f" {'it' if seen == 1 else 'them'} again"
-        )
+    if seen_before:
+        print(seen_before)
     if seen_again:
         print(
             f"queued {counted(counts.again, 'article page')} seen before again (--again: this job only; the"
@@ -398,6 +389,36 @@ def _temp(args: argparse.Namespace) -> int:
         print(note)
     _print_helped(helped)
     return code
+
+
+def _seen_before(server: redis.Redis, keys: Keys, rule: Rule, counts: JobCounts) -> str | None:
+    """The line of a crawl of the whole site that stored nothing, its article links seen before: the
+    command that fetches them again, and when the site has dead letters (pages that failed: a site that
+    was down), the one that fetches those alone; None for any other crawl."""
+    seen = counts.skip_causes.get(SEEN_ALREADY, 0)
+    if not seen or rule.discover or counts.stored or counts.updated:
+        return None
+    links = (
+        "the article link its listings gave was"
+        if seen == 1
+        else f"the {seen} article links its listings gave (a URL once for each listing that gave it) were"
+    )
+    line = (
+        f"{links} seen before, by earlier crawls (`{suggest('sites forget')}` keeps URLs seen: the seen"
+        f" filter cannot forget one): `{suggest(f'temp {rule.site} --again')}` fetches"
+        f" {'it' if seen == 1 else 'them'} again"
+    )
+    dead = dead_letters_by_site(server, keys).get(rule.site, 0)
+    if not dead:
+        return line
+    pages, are, which = (
+        ("page", "is a dead letter", "that one") if dead == 1 else ("pages", "are dead letters", "those")
+    )
+    listed, requeued = suggest(f"dead list --site {rule.site}"), suggest(f"dead requeue --site {rule.site}")
+    return (
+        f"{line}; {dead} {pages} of {rule.site} {are}, failed before (`{listed}` says why): `{requeued}`"
+        f" fetches just {which} again"
+    )
 
 
 def _print_helped(helped: Helped) -> None:
