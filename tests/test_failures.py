@@ -1452,17 +1452,20 @@ def test_the_line_of_other_jobs_handled_points_to_the_dead_letters_only_when_the
     )
 
 
-def _late_bytes_server(robots: bytes, late: bytes) -> tuple[socket.socket, list[tuple[int, str]]]:
-    """A raw HTTP/1.1 server on 127.0.0.1 that keeps its connections open: its robots.txt is ``robots``
-    under a Content-Length of ``len(robots)``, and ``late``, more of it, comes past that length after a
+def _late_bytes_server(
+    short: str, body: bytes, late: bytes, articles: tuple[str, ...] = ("innocent",)
+) -> tuple[socket.socket, list[tuple[int, str]]]:
+    """A raw HTTP/1.1 server on 127.0.0.1 that keeps its connections open: its page ``short`` is ``body``
+    under a Content-Length of ``len(body)``, and ``late``, more of it, comes past that length after a
     pause: just before the answer to the next request on the same connection (as a server whose Content-
     Length is short sends the rest of its body once it is sent); ``/`` is an index page that links to
-    ``/innocent``, an article. The listener, and the requests it was sent (their connection's number and
-    path)."""
+    ``/<name>``, the article ``name``, of each of ``articles`` in turn (``short`` may be one of them). The
+    listener, and the requests it was sent (their connection's number and path)."""
     listener = socket.create_server(("127.0.0.1", 0))
     asked: list[tuple[int, str]] = []
-    index = b"<html><body><ul class='news'><li><a href='/innocent'>Innocent</a></li></ul></body></html>"
-    pages = {"/robots.txt": robots, "/": index, "/innocent": generated_article("innocent").encode()}
+    links = "".join(f"<li><a href='/{name}'>{name}</a></li>" for name in articles)
+    index = f"<html><body><ul class='news'>{links}</ul></body></html>".encode()
+    pages = {f"/{name}": generated_article(name).encode() for name in articles} | {"/": index, short: body}
 
     def serve(connection: socket.socket, number: int) -> None:
         pending = b""
@@ -1475,7 +1478,7 @@ def _late_bytes_server(robots: bytes, late: bytes) -> tuple[socket.socket, list[
                 body = pages.get(path, b"")
                 head = f"HTTP/1.1 {200 if path in pages else 404} OK\r\nContent-Length: {len(body)}\r\n\r\n"
                 connection.sendall(pending + head.encode() + body)
-                pending = late if path == "/robots.txt" else b""
+                pending = late if path == short else b""
 
     def accept() -> None:
         number = 0
@@ -1505,7 +1508,7 @@ def test_bytes_past_a_content_length_that_come_late_do_not_fail_the_next_request
     non-integer status code in b'Disallow: /private/')", not retried, its site not crawled. An answer that
     is not HTTP on a reused connection is asked again once on a new connection, as a stale pooled
     connection is, and counted (crawl/stale_connection/<site>)."""
-    listener, asked = _late_bytes_server(robots, late)
+    listener, asked = _late_bytes_server("/robots.txt", robots, late)
     try:
         start = f"http://127.0.0.1:{listener.getsockname()[1]}/"
         site.rules.mkdir(parents=True)
@@ -1517,11 +1520,53 @@ def test_bytes_past_a_content_length_that_come_late_do_not_fail_the_next_request
     assert list(site.stored()) == [f"{start}innocent"]
     assert asked[:3] == [(1, "/robots.txt"), (1, "/"), (2, "/")], asked
     assert _site_counter(site, "crawl/stale_connection") == 1
+    assert _site_counter(site, "crawl/body_cut") == 0, "robots.txt is the request of no site"
     first = late.splitlines()[0]
     assert (
+        f"{start}robots.txt: at least {len(first) + 1} bytes came past its Content-Length once its answer was"
+        f" read, in the read of the next request on its connection ({start}): its server sends a wrong"
+        " Content-Length"
+    ) in done.stderr, done.stderr[-4000:]
+    assert (
         f"the answer on a connection kept from the answer to {start}robots.txt is not HTTP (its status line:"
-        f" non-integer status code in {first!r}): bytes that answer sent past its Content-Length, most likely"
-        f" (it may be stored cut short): {start} is asked again on a new connection"
+        f" non-integer status code in {first!r}): bytes that answer sent past its Content-Length, most"
+        f" likely: {start} is asked again on a new connection"
+    ) in done.stderr, done.stderr[-4000:]
+
+
+def test_bytes_past_a_content_length_that_come_in_the_next_requests_read_count_the_page_they_cut(
+    site: Site,
+) -> None:
+    """Bytes past an article's Content-Length that came in the read of the next request on its kept
+    connection had that request asked again (crawl/stale_connection/<site>), but the article, read as long
+    as its Content-Length said and stored cut short, was neither counted nor named as the page cut. It is,
+    as when the bytes come while the connection idles: a warning naming its URL, crawl/body_cut/<site> of
+    its request's site (robots.txt, of no site, is not counted: the test above)."""
+    cut = unique("cut")
+    article = generated_article(cut).encode()
+    # Past half the article and the white space there: the late bytes start with more (a cut).
+    rest = article[len(article) // 2 :].lstrip()
+    declared = len(article) - len(rest)
+    listener, asked = _late_bytes_server(f"/{cut}", article[:declared], rest, (cut, "innocent"))
+    start = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+    try:
+        site.rules.mkdir(parents=True)
+        rule = RULE.format(start=start) + "politeness: {concurrency: 1}\n"
+        (site.rules / f"{site.name}.yaml").write_text(rule, encoding="utf-8")
+        done = site.temp()
+    finally:
+        listener.close()
+    assert "stored 2 articles, skipped 0, errors 0" in done.stdout, done.stdout + str(site.dead())
+    assert sorted(site.stored()) == sorted([f"{start}{cut}", f"{start}innocent"])
+    assert asked == [(1, "/robots.txt"), (1, "/"), (1, f"/{cut}"), (1, "/innocent"), (2, "/innocent")], asked
+    assert _site_counter(site, "crawl/stale_connection") == 1
+    assert _site_counter(site, "crawl/body_cut") == 1
+    # The status line the next request's parser refused: the late bytes up to their first line's end.
+    refused = len(rest.partition(b"\n")[0]) + 1
+    assert (
+        f"{start}{cut}: at least {refused:,} bytes came past its Content-Length once its answer was read, in"
+        f" the read of the next request on its connection ({start}innocent): its server sends a wrong"
+        " Content-Length; the page is kept as long as its Content-Length says, most likely cut short"
     ) in done.stderr, done.stderr[-4000:]
 
 

@@ -322,13 +322,18 @@ class StaleConnection(Exception):
     """The answer to a request sent on a connection kept from an earlier answer (Twisted's pool) whose
     status line is not HTTP, or too long: bytes the earlier answer sent past its Content-Length (or past a
     Content-Length of 0), which came once the connection was back in the pool, most likely. Not this
-    request's answer: Twisted's pool asks it again once on a new connection."""
+    request's answer: Twisted's pool asks it again once on a new connection. ``previous`` and
+    ``previous_site``: the URL and site ("" if none) of the earlier request; ``past``: how many bytes of
+    the line refused were past its Content-Length, 0 when white space (no cut)."""
 
-    def __init__(self, url: str, previous: str, read: str) -> None:
+    def __init__(self, url: str, previous: str, previous_site: str, read: str, past: int) -> None:
         self.url = url
+        self.previous = previous
+        self.previous_site = previous_site
+        self.past = past
         super().__init__(
             f"the answer on a connection kept from the answer to {previous} is not HTTP ({read}): bytes that"
-            " answer sent past its Content-Length, most likely (it may be stored cut short)"
+            " answer sent past its Content-Length, most likely"
         )
 
 
@@ -338,32 +343,40 @@ class _HeadLimitParser(_LenientHTTPClientParser):
     :data:`HEAD_MAX_BYTES` with :class:`HeadTooLong` (Twisted's reads every line of it, however many),
     whose body followed by more than white space past its Content-Length with :class:`BodyPastLength`
     (Twisted's drops those bytes without a word), and whose status line that is not HTTP, or too long, on a
-    kept connection with :class:`StaleConnection` (``reused_after``: the URL of the connection's last
-    request; ``stale``: told of it)."""
+    kept connection with :class:`StaleConnection` (``reused_after``, ``reused_site``: the URL and site of
+    the connection's last request; ``stale``: told of it)."""
 
     _head_bytes = 0
     reused_after: str | None = None
+    reused_site = ""
     stale: Callable[[StaleConnection], None] = staticmethod(lambda _: None)
 
     def lineLengthExceeded(self, line: bytes) -> None:
         # Raised into HTTP11ClientProtocol.dataReceived, which gives the connection up with it as reason.
         if self.state == STATUS:
-            self._stale_answer(f"a first line longer than {self.MAX_LENGTH} bytes")
+            self._stale_answer(f"a first line longer than {self.MAX_LENGTH} bytes", line)
         raise HeadLineTooLong(line, self.MAX_LENGTH)
 
     def statusReceived(self, status: bytes) -> None:
         try:
             super().statusReceived(status)  # type: ignore[no-untyped-call]
         except ParseError as error:
-            self._stale_answer(f"its status line: {error.args[0]} in {error.data[:100]!r}")
+            # The line and its LF at least (a CR before it is gone).
+            self._stale_answer(f"its status line: {error.args[0]} in {error.data[:100]!r}", status + b"\n")
             raise
 
-    def _stale_answer(self, read: str) -> None:
-        """Raise :class:`StaleConnection` (what was ``read``) if the connection was kept from an earlier
-        answer."""
+    def _stale_answer(self, read: str, line: bytes) -> None:
+        """Raise :class:`StaleConnection` (what was ``read``, of the bytes ``line``) if the connection was
+        kept from an earlier answer."""
         if self.reused_after is None:
             return
-        stale = StaleConnection(self.request.absoluteURI.decode("ascii", "replace"), self.reused_after, read)
+        stale = StaleConnection(
+            self.request.absoluteURI.decode("ascii", "replace"),
+            self.reused_after,
+            self.reused_site,
+            read,
+            len(line) if line.strip() else 0,
+        )
         self.stale(stale)
         # None of the bytes read was this request's answer: the failure is ResponseNeverReceived, which
         # Twisted's pool asks again on a new connection (an idempotent request without a body; Scrapy's
@@ -391,11 +404,11 @@ class _HeadLimitParser(_LenientHTTPClientParser):
 
 class _Hooks(NamedTuple):
     """What a connection tells its handler: an answer on it that is not HTTP (``stale``), bytes that came
-    on it while it idled (``late``: the URL and site of its last request, how many bytes); and what it asks
-    (``site_of``: the site of the download under way of a URL, "" if none)."""
+    on it while it idled (``late``: the URL and site of its last request, how many bytes, when they came);
+    and what it asks (``site_of``: the site of the download under way of a URL, "" if none)."""
 
     stale: Callable[[StaleConnection], None]
-    late: Callable[[str, str, int], None]
+    late: Callable[[str, str, int, str], None]
     site_of: Callable[[str], str]
 
 
@@ -418,6 +431,7 @@ class _HeadLimitProtocol(_LenientHTTP11ClientProtocol):
         parser.__class__ = _HeadLimitParser
         assert isinstance(parser, _HeadLimitParser)
         parser.reused_after = self._last
+        parser.reused_site = self._last_site
         parser.stale = self._hooks.stale
         self._last = request.absoluteURI.decode("ascii", "replace")
         self._last_site = self._hooks.site_of(self._last)
@@ -429,7 +443,7 @@ class _HeadLimitProtocol(_LenientHTTP11ClientProtocol):
             # page was read cut short. White space is no cut, as in _HeadLimitParser._finished. The
             # connection is given up, as Twisted's protocol does (its parser is gone).
             if self._last is not None and data.strip():
-                self._hooks.late(self._last, self._last_site, len(data))
+                self._hooks.late(self._last, self._last_site, len(data), "as its connection idled")
                 self._last = None
             self.abort()  # type: ignore[no-untyped-call]
             return
@@ -458,9 +472,10 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
     (:func:`tls_not_served`), or a body longer than its Content-Length (:func:`body_cut`), counted
     ``crawl/body_cut/<site>`` (when kept, ``DOWNLOAD_FAIL_ON_DATALOSS`` off, too); an answer that is not
     HTTP on a kept connection (:class:`StaleConnection`) is logged, counted ``crawl/stale_connection/<site>``
-    and asked again once on a new connection (by Twisted's pool); bytes that come on a connection idling in
-    the pool, past the Content-Length of its last answer, are logged and counted ``crawl/body_cut/<site>``
-    of that answer's request: its page was read, and is kept, as long as its Content-Length says."""
+    and asked again once on a new connection (by Twisted's pool); bytes past the Content-Length of a
+    connection's last answer that come while it idles in the pool, or that begin such an answer that is not
+    HTTP, are logged and counted ``crawl/body_cut/<site>`` of that answer's request: its page was read, and
+    is kept, as long as its Content-Length says."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
@@ -527,6 +542,13 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         self._crawler.stats.inc_value(key)
 
     def _stale(self, stale: StaleConnection) -> None:
+        if stale.past:
+            self._late(
+                stale.previous,
+                stale.previous_site,
+                stale.past,
+                f"in the read of the next request on its connection ({stale.url})",
+            )
         logger.warning("%s: %s is asked again on a new connection", stale, stale.url)
         for download, asked in self._under_way.items():
             site = Work.of(asked).site
@@ -537,13 +559,14 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
     def _site_of(self, url: str) -> str:
         return self._sites.get(url, "")
 
-    def _late(self, url: str, site: str, received: int) -> None:
+    def _late(self, url: str, site: str, received: int, when: str) -> None:
         logger.warning(
-            "%s: at least %s bytes came past its Content-Length once its answer was read, as its connection"
-            " idled: its server sends a wrong Content-Length; the page is kept as long as its Content-Length"
-            " says, most likely cut short",
+            "%s: at least %s bytes came past its Content-Length once its answer was read, %s: its server"
+            " sends a wrong Content-Length; the page is kept as long as its Content-Length says, most likely"
+            " cut short",
             url,
             f"{received:,}",
+            when,
         )
         if site:
             self._count(f"crawl/body_cut/{site}")
