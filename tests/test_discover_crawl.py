@@ -8,11 +8,12 @@ dead-lettered and the crawl goes on; grabs spend their budget per period; two wo
 the temp summary's harvest counts relevant pages recorded as reposts, as `crawler status` does; a second
 crawl with nothing new to read says so; `rules try` lists the links the crawl follows; a PDF it reaches is
 judged and stored by its text (and `rules try` judges it so), and an image it reaches is a page read, as
-status counts it; a link or a seed that redirects to a page read already is skipped; a crawl shorter than a
-sync of the link model leaves what it learnt in Redis; pages that fail count against their host in the
-bandit; a host that gives nothing fades with fewer hosts than the queue has room for; a budget smaller
-than the seeds is warned of; links robots.txt disallows spend no budget; both those and the links redirected
-to a page read already count against their host in the bandit."""
+status counts it; a link or a seed that redirects to a page read already is skipped, and a link that
+redirects off the discover domains (or onto deny_domains) is skipped unfetched there, counted; a crawl
+shorter than a sync of the link model leaves what it learnt in Redis; pages that fail count against their
+host in the bandit; a host that gives nothing fades with fewer hosts than the queue has room for; a budget
+smaller than the seeds is warned of; links robots.txt disallows spend no budget; both those and the links
+redirected to a page read already count against their host in the bandit."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
+from urllib.parse import quote
 
 import pytest
 from conftest import SITE_SERVER_SCRIPT, _read_port, _stop
@@ -450,6 +452,58 @@ def test_a_link_or_seed_that_redirects_to_a_page_read_already_is_skipped_not_fet
     again = collections.Counter(_requested(log_path)) - requested
     seeds_again = ["/index.html", "/redirect?to=/index.html", "/redirect?to=/home.html", "/home.html"]
     assert again == collections.Counter(seeds_again), again
+
+
+@pytest.mark.parametrize("denied", [False, True], ids=["off_domains", "on_deny_domains"])
+def test_a_link_that_redirects_off_the_discover_domains_is_skipped_unfetched_and_counted(
+    tmp_path: Path, denied: bool
+) -> None:
+    # The seed links to a story and to a redirect to a story on another server, reached as localhost: off
+    # the rule's discover.domains [127.0.0.1], or on its deny_domains [localhost] (domains [127.0.0.1,
+    # localhost]). The redirect is not followed: nothing is asked of that server, its story not stored;
+    # the request is skipped, counted crawl/redirect_off_site/web, said in the summary and in a warning
+    # naming why, and counts against its link's host in the bandit.
+    site, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
+    (site / "news").mkdir(parents=True)
+    (elsewhere / "news").mkdir(parents=True)
+    filler = ("the", "a", "of", "and", "report", "city", "council", "week", "plans", "people")
+    for folder, n in ((site, 1), (elsewhere, 2)):
+        story = _article_page(f"Energy story {n}", random.Random(n), TOPIC_KEYWORDS + filler)
+        (folder / "news" / f"{n}.html").write_text(story, "utf-8")
+    away_log, log_path = tmp_path / "elsewhere.log", tmp_path / "server.log"
+    with served_folder(elsewhere, away_log) as away_origin, served_folder(site, log_path) as origin:
+        away = f"{away_origin.replace('127.0.0.1', 'localhost')}/news/2.html"
+        redirect = f"/redirect?to={quote(away, safe='')}"
+        links = f'<a href="/news/1.html">story</a> <a href="{redirect}">story elsewhere</a>'
+        (site / "index.html").write_text(f"<html><body>{links}</body></html>", "utf-8")
+        web = _folder_web(origin, tmp_path, depth=2)
+        rule = web.rules / "web.yaml"
+        if denied:
+            text = rule.read_text("utf-8").replace(
+                "  domains: [127.0.0.1]\n", "  domains: [127.0.0.1, localhost]\n  deny_domains: [localhost]\n"
+            )
+            rule.write_text(text, "utf-8")
+        done = web.crawler("temp", "web")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "GET" not in away_log.read_text("utf-8"), "nothing is asked of the host off the domains"
+    assert sorted(_requested(log_path)) == ["/index.html", "/news/1.html", redirect]
+    assert [article["url"] for article in web.stored()] == [f"{origin}/news/1.html"]
+    assert "skipped 1 (redirected off the site: 1)" in done.stdout.splitlines()[0], done.stdout
+    where = "on the discover.deny_domains" if denied else "off the discover.domains (127.0.0.1)"
+    assert (
+        f"Skipped {origin}{redirect}: it redirects to {away}, which a crawl does not follow: localhost is"
+        f" {where} of {rule}"
+    ) in done.stderr, done.stderr[-3000:]
+    assert web.status()["redirect_off_site_24h"] == 1
+    with EmbeddedRedis(web.data, watch_seconds=0) as server:
+        client = connect(server.url)
+        counted = sum(
+            int(client.hget(key, "crawl/redirect_off_site") or 0)
+            for key in client.scan_iter("crawler:stats:web:*")
+        )
+        client.close()
+    assert counted == 1
+    assert _bandit(web, origin) == (1, 2), "the story; the index and the redirect skipped"
 
 
 def test_a_crawl_within_its_depth_ends_when_the_frontier_runs_dry(web: Web) -> None:
