@@ -489,10 +489,16 @@ def test_a_link_that_redirects_off_the_discover_domains_is_skipped_unfetched_and
     assert sorted(_requested(log_path)) == ["/index.html", "/news/1.html", redirect]
     assert [article["url"] for article in web.stored()] == [f"{origin}/news/1.html"]
     assert "skipped 1 (redirected off the site: 1)" in done.stdout.splitlines()[0], done.stdout
-    where = "on the discover.deny_domains" if denied else "off the discover.domains (127.0.0.1)"
+    why = (
+        f"on the discover.deny_domains of {rule} (localhost); if the crawl should read it, take localhost out"
+        f" of `discover.deny_domains` in {rule}"
+        if denied
+        else f"off the discover.domains (127.0.0.1) of {rule}; if the crawl should read it, add localhost to"
+        f" `discover.domains` in {rule}"
+    )
     assert (
-        f"Skipped {origin}{redirect}: it redirects to {away}, which a crawl does not follow: localhost is"
-        f" {where} of {rule}"
+        f"Skipped {origin}{redirect}: it redirects to {away}, which a crawl does not follow:"
+        f" localhost is {why}"
     ) in done.stderr, done.stderr[-3000:]
     assert web.status()["redirect_off_site_24h"] == 1
     with EmbeddedRedis(web.data, watch_seconds=0) as server:

@@ -1399,7 +1399,8 @@ def test_a_redirect_is_on_the_site_on_its_domains_with_or_without_www_and_on_the
     )
     assert web.redirect_off_site("http://b.example/", "http://c.example/") is None
     assert web.redirect_off_site("http://b.example/", "http://x.ads.example/") == (
-        f"x.ads.example is on the discover.deny_domains of {web.path}"
+        f"x.ads.example is on the discover.deny_domains of {web.path} (ads.example); if the crawl should read"
+        f" it, take ads.example out of `discover.deny_domains` in {web.path}"
     )
     kept = load_rule(
         write(
@@ -1409,7 +1410,8 @@ def test_a_redirect_is_on_the_site_on_its_domains_with_or_without_www_and_on_the
         )
     )
     assert kept.redirect_off_site("http://b.example/", "http://c.example/") == (
-        f"c.example is off the discover.domains (b.example) of {kept.path}"
+        f"c.example is off the discover.domains (b.example) of {kept.path}; if the crawl should read it, add"
+        f" c.example to `discover.domains` in {kept.path}"
     )
 
 

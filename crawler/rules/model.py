@@ -497,12 +497,16 @@ class Rule:
         if self.discover is not None:
             if self.discover.allows_host(host):
                 return None
-            where = (
-                "on the discover.deny_domains"
-                if any(host == d or host.endswith(f".{d}") for d in self.discover.deny_domains)
-                else f"off the discover.domains ({', '.join(self.discover.domains)})"
+            denied = [d for d in self.discover.deny_domains if host == d or host.endswith(f".{d}")]
+            if denied:
+                return (
+                    f"{host} is on the discover.deny_domains of {self.path} ({denied[0]}); if the crawl"
+                    f" should read it, take {denied[0]} out of `discover.deny_domains` in {self.path}"
+                )
+            return (
+                f"{host} is off the discover.domains ({', '.join(self.discover.domains)}) of {self.path};"
+                f" if the crawl should read it, add {host} to `discover.domains` in {self.path}"
             )
-            return f"{host} is {where} of {self.path}"
         bare = host.removeprefix("www.")
         if {bare, f"www.{bare}"} & {ascii_host(urlsplit(asked).hostname or "")} or any(
             self.allows_host(name) for name in (bare, f"www.{bare}")
