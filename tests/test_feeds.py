@@ -496,6 +496,33 @@ def test_an_entry_met_by_one_worker_reaches_the_article_another_worker_stores(
     assert redis_client.hlen(keys.met_entries) == redis_client.zcard(keys.met_entries_at) == 0
 
 
+def test_a_note_of_a_worker_whose_clock_is_days_ahead_drops_no_other_workers_note(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Notes are dropped 7 days after they were noted: a worker on a machine whose clock is 8 days ahead
+    dropped the note another worker had just made, by its own clock. Notes go by Redis's clock."""
+    import time
+
+    from crawler.keys import Keys
+    from crawler.redisio import clock as clock_module
+    from crawler.redisio import entries
+
+    keys = Keys("crawler")
+    redis_client.delete(keys.met_entries, keys.met_entries_at)
+    entries.note(redis_client, keys, {"http://news.test/a/one": {"published": "2026-11-02T08:00:00+00:00"}})
+    real = time.time
+    monkeypatch.setattr(clock_module, "_offset", clock_module._offset)  # restored after the test
+    monkeypatch.setattr(time, "time", lambda: real() + 8 * 24 * 3600)
+    clock_module.redis_clock(redis_client)  # the far worker's offset, measured as it connects
+    dropped = entries.note(redis_client, keys, {"http://news.test/a/two": {"author": "Feed"}})
+    assert dropped == 0
+    assert sorted(redis_client.hkeys(keys.met_entries)) == [
+        b"http://news.test/a/one",
+        b"http://news.test/a/two",
+    ]
+    redis_client.delete(keys.met_entries, keys.met_entries_at)
+
+
 def test_a_feed_that_is_an_html_page_is_dead_lettered_saying_so(site: Site) -> None:
     _feed_rule(site, "/a/not-a-feed", _feed("atom", "/a/fine"))
     done = site.temp()

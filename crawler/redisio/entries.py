@@ -18,12 +18,12 @@ last, and each note drops (a hundred at most) the notes older than that.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterable, Mapping, Sequence
 
 import redis
 
 from crawler.keys import Keys
+from crawler.redisio.clock import shared_now
 from crawler.redisio.connection import decoded
 
 __all__ = ["FIELDS", "NOTE_SECONDS", "forget", "note", "noted"]
@@ -77,11 +77,11 @@ def note(
     server: redis.Redis, keys: Keys, entries: Mapping[str, Mapping[str, str]], *, now: float | None = None
 ) -> int:
     """Note the ``entries`` (article URL -> the values of :data:`FIELDS` its entry gave) in one call (at
-    ``now``, this machine's clock by default); the notes noted ``NOTE_SECONDS`` before are dropped. How
+    ``now``, Redis's clock by default); the notes noted ``NOTE_SECONDS`` before are dropped. How
     many notes were dropped."""
     if not entries:
         return 0
-    moment = time.time() if now is None else now
+    moment = shared_now() if now is None else now
     pairs = [
         part
         for url, entry in entries.items()
