@@ -10,8 +10,9 @@ import codecs
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
-from datetime import tzinfo
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -112,6 +113,46 @@ def test_an_entrys_time_without_offset_is_read_in_the_zone_given_else_in_utc(
 ) -> None:
     (entry,) = read_feed(_rss_dated(written), FEED_URL, zone=zone).entries
     assert entry.published == published
+
+
+def test_an_entrys_timestamp_is_judged_by_redis_clock_whatever_the_clock_of_the_workers_machine(
+    tmp_path: Path, redis_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker on a machine whose clock is 2 days behind (a virtual machine resumed from a snapshot) read
+    an entry's ``pubDate`` written as a timestamp of an hour ago as more than a day ahead of now, no date:
+    its article was queued without it. It is judged by Redis's clock now, as the article's ``fetched_at``
+    is."""
+    from crawlsite import sites_spider
+    from scrapy.http import Request, XmlResponse
+
+    from crawler.redisio import clock as clock_module
+    from crawler.requests import FEED, listing_request
+    from crawler.worker.connection import server_of
+
+    rules = tmp_path / "feed-rules"
+    rules.mkdir()
+    (rules / "news.yaml").write_text(FEED_RULE, encoding="utf-8")
+    real = time.time
+    published = int(real()) - 3600
+    monkeypatch.setattr(clock_module, "_offset", clock_module._offset)  # restored after the test
+    monkeypatch.setattr(time, "time", lambda: real() - 2 * 86_400)
+    spider = sites_spider(tmp_path, redis_server, CRAWLER_RULES_DIR=str(rules))
+    server_of(spider.crawler)  # the worker connects as it starts
+    spider.opened()
+    rule = spider.rule_of("news")
+    assert rule is not None
+    queued: list[Request] = []
+
+    def queue_new(_rule: object, requests: list[Request], _job: str | None) -> int:
+        queued.extend(requests)
+        return len(requests)
+
+    monkeypatch.setattr(spider, "_queue_new", queue_new)
+    request = listing_request(rule, FEED, FEED_URL)
+    list(spider.parse_feed(XmlResponse(FEED_URL, body=_rss_dated(str(published)), request=request)))
+    assert [one.meta["entry"].get("published") for one in queued] == [
+        datetime.fromtimestamp(published, UTC).isoformat()
+    ]
 
 
 def test_an_entrys_updated_time_without_offset_is_read_in_the_zone_when_it_has_no_published() -> None:

@@ -323,6 +323,26 @@ def test_a_published_value_that_is_no_date_is_kept_and_counted(crawler: Crawler)
     assert stats(crawler) == {"fields/unparsed/published/citynews": 1}
 
 
+def test_a_published_timestamp_is_judged_by_redis_clock_whatever_the_clock_of_the_workers_machine(
+    tmp_path: Path, redis_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker on a machine whose clock is 2 days behind (a virtual machine resumed from a snapshot) read
+    an API's timestamp of an hour ago as more than a day ahead of now, no date: kept as the page gave it
+    and counted unparsed. It is judged by Redis's clock now, as the article's ``fetched_at`` is."""
+    from crawler.worker.connection import server_of
+
+    real = time.time
+    published = int(real()) - 3600
+    monkeypatch.setattr(clock_module, "_offset", clock_module._offset)  # restored after the test
+    monkeypatch.setattr(time, "time", lambda: real() - 2 * 86_400)
+    crawler = make_crawler(tmp_path, REDIS_URL=redis_server)
+    server_of(crawler)  # the worker connects as it starts
+    pipeline = build_from_crawler(CleanPipeline, crawler)
+    cleaned = pipeline.process_item(item(published=str(published)))
+    assert cleaned.published == datetime.fromtimestamp(published, UTC).isoformat(timespec="seconds")
+    assert stats(crawler) == {}
+
+
 # --- TextPipeline ----------------------------------------------------------------------------------------
 
 

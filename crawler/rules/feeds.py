@@ -102,9 +102,11 @@ def read_feed(
     content_type: str | None = None,
     max_entries: int = MAX_ENTRIES,
     zone: tzinfo | None = None,
+    now: float | None = None,
 ) -> Feed:
     """The feed ``body`` fetched from ``url``; :class:`FeedError` when it is no feed at all. An entry's
-    time without a UTC offset is read in ``zone`` (the rule's ``timezone``), else in UTC.
+    time without a UTC offset is read in ``zone`` (the rule's ``timezone``), else in UTC; a timestamp is
+    judged by ``now`` (:func:`published_date`; the crawl passes Redis's clock).
 
     feedparser takes broken feeds (an unescaped ``&``, a wrong encoding): a document it recognises as a
     feed, or that has entries, is read, whatever its flaws."""
@@ -136,7 +138,7 @@ def read_feed(
             FeedEntry(
                 url=link,
                 title=_text(entry.get("title")),
-                published=_published(entry, zone or UTC),
+                published=_published(entry, zone or UTC, now),
                 author=_author(entry),
             )
         )
@@ -255,7 +257,7 @@ def _author(entry: Any) -> str | None:
     return match["name"] if match is not None else author
 
 
-def _published(entry: Any, zone: tzinfo) -> str | None:
+def _published(entry: Any, zone: tzinfo, now: float | None) -> str | None:
     """The entry's ``published`` date, else its ``updated`` date, in UTC: as feedparser reads it, but for
     a time written without a UTC offset (``2026-11-20 10:31:00``, as feeds of Chinese sites write their
     ``pubDate``), which feedparser reads as UTC, and sometimes not at all (``Fri, 20 Nov 2026 10:31:00``)
@@ -270,7 +272,7 @@ def _published(entry: Any, zone: tzinfo) -> str | None:
         if key not in entry:
             continue
         text = entry[key]
-        found = _in_utc(text, zone) if isinstance(text, str) else None
+        found = _in_utc(text, zone, now) if isinstance(text, str) else None
         if found is None or ("T" not in found and _CLOCK_RE.search(text)):
             found = _date(entry.get(f"{key}_parsed")) or found
         if found is not None:
@@ -278,10 +280,11 @@ def _published(entry: Any, zone: tzinfo) -> str | None:
     return None
 
 
-def _in_utc(text: str, zone: tzinfo) -> str | None:
+def _in_utc(text: str, zone: tzinfo, now: float | None) -> str | None:
     """The time ``text`` gives, in UTC (without a UTC offset, read in ``zone``); the date ``text`` gives
-    without a time, as that date (``2026-11-20``); None when :func:`published_date` reads neither."""
-    found = published_date(text)
+    without a time, as that date (``2026-11-20``); None when :func:`published_date` reads neither (a
+    timestamp judged by ``now``)."""
+    found = published_date(text, now=now)
     if found is None or "T" not in found:
         return found
     moment = datetime.fromisoformat(found)

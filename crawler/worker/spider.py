@@ -933,6 +933,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 content_type.decode("latin-1") if content_type else None,
                 max_entries=self.max_links,
                 zone=rule.timezone,
+                now=shared_now(),
             )
         except FeedError as exc:
             self._not_a_listing(rule, response, "feed", "feeds")

@@ -43,12 +43,16 @@ def clean_body(value: str | None) -> str | None:
 class CleanPipeline:
     """White space of title, author and published collapsed, body paragraphs cleaned, empty strings to
     None (custom fields too), ``published`` in ISO-8601 when it parses (a time without a UTC offset in the
-    zone of the site's rule, ``timezone``, when it has one; else kept as given and counted,
-    ``fields/unparsed/published/<site>``, and in its job's ``unparsed_published``), the URL's fragment
-    dropped."""
+    zone of the site's rule, ``timezone``, when it has one; a timestamp judged by Redis's clock, as the
+    article's ``fetched_at`` is; else kept as given and counted, ``fields/unparsed/published/<site>``, and
+    in its job's ``unparsed_published``), the URL's fragment dropped."""
 
     def __init__(self, crawler: Crawler) -> None:
+        # Here, not above: a text process imports this module for clean_body, without Redis.
+        from crawler.redisio.clock import shared_now  # noqa: PLC0415
+
         self.crawler = crawler
+        self._now = shared_now
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -60,7 +64,7 @@ class CleanPipeline:
         item.author = clean_line(item.author)
         published = clean_line(item.published)
         if published is not None:
-            found = published_date(published, zone=self._zone(item.site))
+            found = published_date(published, now=self._now(), zone=self._zone(item.site))
             if found is None:
                 assert self.crawler.stats is not None
                 self.crawler.stats.inc_value(f"fields/unparsed/published/{item.site}")
