@@ -17,6 +17,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import time
 import tracemalloc
 import unicodedata
 from collections.abc import Iterator
@@ -29,10 +30,12 @@ from mongofake import FakeClient
 
 from crawler.cli import articles as articlescli
 from crawler.cli import main
+from crawler.cli import parser as parser_module
 from crawler.cli.parser import build_parser
 from crawler.commandline import counted
 from crawler.demo import DEMO_RULES
 from crawler.demo.sites import demo_sites
+from crawler.redisio import clock as clock_module
 from crawler.store import DOCUMENT_FIELDS, SqliteStore, Store
 from crawler.store.mongo import MongoStore
 from crawler.store.sqlite import DamagedWeekError
@@ -573,6 +576,72 @@ def test_an_age_past_the_year_1_is_an_input_error_naming_it(
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert f"argument {option}: {age!r} is not a time: an age reaches back to the year 1 at most" in err, err
+
+
+class _MachineDatetime(datetime):
+    """datetime whose now() reads time.time(): the machine's clock, as a test sets it."""
+
+    @classmethod
+    def now(cls, tz: Any = None) -> Any:
+        return cls.fromtimestamp(time.time(), tz)
+
+
+def _seen_ago(folder: Path, now: float) -> Path:
+    """Articles first seen 5 minutes (``fresh``) and 30 minutes (``older``) before ``now``, in the data
+    folder ``folder``."""
+    with SqliteStore(folder) as store:
+        store.upsert_many(
+            {
+                "site": "citynews",
+                "url": f"http://news.test/{name}",
+                "fetched_at": datetime.fromtimestamp(now - ago, UTC).isoformat().replace("+00:00", "Z"),
+                "title": f"Title {name}",
+                "body": f"Body of the article {name}, about the city.",
+                "fields": {},
+            }
+            for name, ago in (("fresh", 300), ("older", 1800))
+        )
+    return folder
+
+
+@pytest.mark.parametrize("skew", [-1500.0, 1500.0])
+def test_an_age_counts_back_from_redis_clock_whatever_the_clock_of_this_machine(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    redis_server: str,
+    skew: float,
+) -> None:
+    """`articles list --since 10m` on a machine whose clock is 25 minutes ahead listed nothing (behind: the
+    articles of the last 35 minutes), its age counted back from that clock and compared with first_seen,
+    which follows Redis's. With REDIS_URL it counts back from Redis's clock (one TIME read)."""
+    real = time.time
+    data = _seen_ago(tmp_path / "data", real())
+    monkeypatch.setattr(clock_module, "_offset", clock_module._offset)  # restored after the test
+    monkeypatch.setattr(time, "time", lambda: real() + skew)
+    monkeypatch.setattr(parser_module, "datetime", _MachineDatetime)
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    for command in (("list", "--format", "jsonl"), ("search", "city", "--format", "jsonl"), ("export",)):
+        code, out, err = articles(capsys, monkeypatch, data, *command, "--since", "10m")
+        assert code == 0, err
+        assert _names([json.loads(line) for line in out.splitlines()]) == ["fresh"], command
+
+
+def test_an_age_counts_back_from_this_machines_clock_when_redis_does_not_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A REDIS_URL that does not answer leaves the store readable: the age is counted back from this
+    machine's clock, and a warning says so, naming the Redis."""
+    data = _seen_ago(tmp_path / "data", time.time())
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")
+    code, out, err = articles(capsys, monkeypatch, data, "list", "--format", "jsonl", "--since", "10m")
+    assert code == 0, err
+    assert _names([json.loads(line) for line in out.splitlines()]) == ["fresh"]
+    assert err.startswith(
+        "crawler articles list: warning: --since 10m counted back from this machine's clock, not from Redis's"
+        " (REDIS_URL), which first seen follows: cannot reach Redis at redis://127.0.0.1:1/0: "
+    ), err
+    assert err.endswith("; a clock off by minutes moves the window as much\n"), err
 
 
 def _three_stored(folder: Path) -> Path:

@@ -5,8 +5,10 @@ embedded Redis queue, robots.txt, the dead letters; the local test server's page
 from __future__ import annotations
 
 import re
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import SiteServer
@@ -205,6 +207,52 @@ def test_stored_with_until_not_after_since_is_refused_naming_both(
         " --since\n"
     )
     assert not data.exists(), "refused before anything started"
+
+
+class _MachineDatetime(datetime):
+    """datetime whose now() reads time.time(): the machine's clock, as a test sets it."""
+
+    @classmethod
+    def now(cls, tz: Any = None) -> Any:
+        return cls.fromtimestamp(time.time(), tz)
+
+
+def test_stored_since_an_age_counts_back_from_redis_clock_whatever_the_clock_of_this_machine(
+    tmp_path: Path,
+    redis_server: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`temp news --stored --since 10m` on a machine whose clock is 25 minutes ahead chose the articles
+    first seen since 15 minutes ahead of Redis's clock, which first_seen follows: none, ever. With
+    REDIS_URL it counts back from Redis's clock (the window named as the store has none in it)."""
+    from crawler.cli import parser as parser_module
+    from crawler.cli.main import main
+    from crawler.redisio import clock as clock_module
+
+    rules, data = tmp_path / "rules", tmp_path / "data"
+    rules.mkdir()
+    (rules / "news.yaml").write_text(RULE.format(start="http://127.0.0.1/"), encoding="utf-8")
+    monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    real = time.time
+    monkeypatch.setattr(clock_module, "_offset", clock_module._offset)  # restored after the test
+    monkeypatch.setattr(time, "time", lambda: real() + 1500)
+    monkeypatch.setattr(parser_module, "datetime", _MachineDatetime)
+    before = int(real())
+    code = main(
+        [
+            *("--rules-dir", str(rules), "--data-dir", str(data)),
+            *("temp", "news", "--stored", "--since", "10m"),
+        ]
+    )
+    after = int(real()) + 1
+    err = capsys.readouterr().err
+    assert code == 2, err
+    found = re.search(r"first seen at or after (\S+Z)", err)
+    assert found is not None, err
+    since = datetime.fromisoformat(found[1]).timestamp()
+    assert before - 600 <= since <= after - 600, (err, before)
 
 
 def test_the_progress_line_counts_the_stored_pages_as_they_are_queued_then_the_crawls_line_follows(

@@ -34,7 +34,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from crawler.cli.options import check_window, data_folder
+from crawler.cli.options import check_window, data_folder, resolve_ages
 from crawler.cli.parser import NESTED_FIELD
 from crawler.cli.terminal import output_advice, printable, table_console, tell
 from crawler.commandline import command_name, counted, did_you_mean, suggest
@@ -197,8 +197,10 @@ def _status(store: Store) -> int:
 
 
 def _check_windows(args: argparse.Namespace) -> None:
-    """InputError when ``--since`` is not before ``--until``, or ``--published-since`` not before
-    ``--published-until``."""
+    """The ages given (``--since 10m``) made times by the clock ``first_seen`` follows (Redis's, when
+    ``REDIS_URL`` names it and it answers: :func:`resolve_ages`); InputError when ``--since`` is not before
+    ``--until``, or ``--published-since`` not before ``--published-until``."""
+    resolve_ages(args, Config.from_env().redis_url, needs_redis=False)
     check_window(args.since, args.until)
     check_window(args.published_since, args.published_until, option="--published-", happened="published")
 

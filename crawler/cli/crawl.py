@@ -35,6 +35,7 @@ from crawler.cli.options import (
     check_window,
     data_folder,
     no_rules_problem,
+    resolve_ages,
     rules_folder,
     rules_in,
     settings_from,
@@ -243,7 +244,7 @@ def _temp(args: argparse.Namespace) -> int:
     rules_folder(config.rules_dir)
     rule = load_rule(rule_file(config.rules_dir, args.site))
     article_urls = [article_url(rule, given) for given in args.url or ()]
-    window = StoredWindow.of(args, rule)
+    window = StoredWindow.of(args, rule, config.redis_url)
     # Pages given (--url) or re-read from the store (--stored): a job of its own, never the site's crawl.
     given = bool(article_urls) or window is not None
     seen_again = _again(args, rule, given=given)
@@ -605,9 +606,11 @@ class StoredWindow:
     limit: int | None = None
 
     @classmethod
-    def of(cls, args: argparse.Namespace, rule: Rule) -> StoredWindow | None:
-        """The window of ``args`` (None without ``--stored``); :class:`InputError` for an option of
-        ``--stored`` given without it, ``--stored`` for a discover rule, or a window no article is in."""
+    def of(cls, args: argparse.Namespace, rule: Rule, redis_url: str | None) -> StoredWindow | None:
+        """The window of ``args`` (None without ``--stored``), its ages (``--since 7d``) counted back from
+        the clock ``first_seen`` follows, Redis's at ``redis_url`` (:func:`resolve_ages`); :class:`InputError`
+        for an option of ``--stored`` given without it, ``--stored`` for a discover rule, or a window no
+        article is in."""
         options = {"week": args.week, "since": args.since, "until": args.until, "limit": args.limit}
         if not args.stored:
             named = next((name for name, value in options.items() if value is not None), None)
@@ -623,8 +626,9 @@ class StoredWindow:
                 f" reads it from its seeds, and reads no page again by a rule; run"
                 f" `{suggest(f'temp {rule.site}')}` without --stored"
             )
+        resolve_ages(args, redis_url, needs_redis=True)
         check_window(args.since, args.until)
-        return cls(**options)
+        return cls(args.week, args.since, args.until, args.limit)
 
     def described(self) -> str:
         """The window in words, after "the stored articles of SITE": empty for all of them."""

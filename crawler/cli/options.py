@@ -8,15 +8,19 @@ import difflib
 import json
 import math
 import re
-from datetime import UTC, datetime
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from crawler import settings as defaults
+from crawler.cli.terminal import tell
 from crawler.commandline import command_name
 from crawler.errors import InputError
 
 __all__ = [
+    "Age",
     "add_fetch_options",
     "add_set_option",
     "check_window",
@@ -27,6 +31,7 @@ __all__ = [
     "port_number",
     "positive_float",
     "positive_int",
+    "resolve_ages",
     "rules_folder",
     "rules_in",
     "settings_from",
@@ -239,3 +244,55 @@ def check_window(
         f"{first} {utc_stamp(since)} is not before {last} {utc_stamp(until)}: no article can be {happened}"
         f" at or after {first} and before {last}; give the earlier time to {first}"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Age:
+    """A time given as an age (``--since 10m``): so long before now, now read by :func:`resolve_ages` by
+    the clock that articles' ``first_seen`` follows."""
+
+    given: str
+    length: timedelta
+
+    def before(self, now: float) -> datetime:
+        """The time ``length`` before ``now`` (epoch seconds); the year 1 for an age that reaches past it
+        from ``now`` though not from the clock the parser checked it by (this machine's)."""
+        try:
+            return datetime.fromtimestamp(now, UTC) - self.length
+        except OverflowError:
+            return datetime.min.replace(tzinfo=UTC)
+
+
+def resolve_ages(args: argparse.Namespace, redis_url: str | None, *, needs_redis: bool) -> None:
+    """The ages among ``args``'s options (``--since 10m``) made the times they are, so long before now by
+    the clock that articles' ``first_seen`` follows: Redis's, one ``TIME`` read when ``redis_url``
+    (``REDIS_URL``) names a Redis; without it, this machine's, which is the clock of the embedded Redis
+    (it runs here). A Redis that does not answer is an error when the command ``needs_redis``; else the
+    ages are counted from this machine's clock, and a warning says so."""
+    ages = {name: value for name, value in vars(args).items() if isinstance(value, Age)}
+    if not ages:
+        return
+    now = time.time()
+    if redis_url:
+        # Redis's modules, only when an age is given with a Redis to read the time of.
+        import redis  # noqa: PLC0415
+
+        from crawler.errors import redacted  # noqa: PLC0415
+        from crawler.redisio.clock import shared_now  # noqa: PLC0415
+        from crawler.redisio.connection import RedisUnavailableError, connect  # noqa: PLC0415
+
+        try:
+            connect(redis_url, reads_only=True).close()  # reads TIME: shared_now is Redis's clock
+            now = shared_now()
+        except (RedisUnavailableError, redis.RedisError) as exc:
+            if needs_redis:
+                raise
+            given = ", ".join(f"--{name.replace('_', '-')} {age.given}" for name, age in ages.items())
+            said = exc if isinstance(exc, RedisUnavailableError) else f"Redis at {redacted(redis_url)}: {exc}"
+            tell(
+                "warning",
+                f"{given} counted back from this machine's clock, not from Redis's (REDIS_URL), which first"
+                f" seen follows: {said}; a clock off by minutes moves the window as much",
+            )
+    for name, age in ages.items():
+        setattr(args, name, age.before(now))

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from crawler import __version__
-from crawler.cli.options import add_fetch_options, add_set_option, non_negative_int, port_number
+from crawler.cli.options import Age, add_fetch_options, add_set_option, non_negative_int, port_number
 from crawler.cli.terminal import running
 from crawler.commandline import command_name, did_you_mean, suggest
 from crawler.demo import DEMO_PORT
@@ -752,19 +752,25 @@ def _week(value: str) -> str:
     return value
 
 
-def _moment(value: str) -> datetime:
+def _moment(value: str) -> datetime | Age:
+    """The time ``value`` gives; an age (``10m``) as :class:`Age`, which the command makes a time by the
+    clock that ``first_seen`` follows (:func:`crawler.cli.options.resolve_ages`)."""
     from crawler.errors import StoreError  # noqa: PLC0415 - the store's modules, when this option is given
     from crawler.store.document import parse_timestamp  # noqa: PLC0415 - the same
 
     relative = _RELATIVE_RE.match(value.strip())
     if relative is not None:
         try:
-            return datetime.now(UTC) - timedelta(**{_UNITS[relative[2]]: int(relative[1])})
+            length = timedelta(**{_UNITS[relative[2]]: int(relative[1])})
+            past_year_1 = length > datetime.now(UTC) - datetime.min.replace(tzinfo=UTC)
         except OverflowError:
+            past_year_1 = True
+        if past_year_1:
             raise argparse.ArgumentTypeError(
                 f"{value!r} is not a time: an age reaches back to the year 1 at most;"
                 " give a date (2026-11-20) or a smaller age (30m, 24h, 7d, 2w)"
-            ) from None
+            )
+        return Age(value.strip(), length)
     text = value.strip().replace("Z", "+00:00") if value.strip().endswith("Z") else value.strip()
     try:
         return parse_timestamp(text, "time")
