@@ -795,14 +795,13 @@ except StoreError as exc:
 """
 
 
-def test_a_store_that_fails_as_the_crawl_opens_is_raised_as_itself_not_as_an_interruption(
-    tmp_path: Path, redis_server: str
-) -> None:
-    script = tmp_path / "open_fails.py"
-    script.write_text(OPEN_FAILS, encoding="utf-8")
+def _run_script(script: Path, text: str, redis_server: str) -> subprocess.CompletedProcess[str]:
+    """Run ``text`` as the Python file ``script`` with the Redis at ``redis_server`` as its argument, a data
+    folder beside it, and no store or Redis of the environment; its outcome."""
+    script.write_text(text, encoding="utf-8")
     env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
-    env["CRAWLER_DATA_DIR"] = str(tmp_path / "data")
-    done = subprocess.run(
+    env["CRAWLER_DATA_DIR"] = str(script.parent / "data")
+    return subprocess.run(
         [sys.executable, str(script), redis_server],
         env=env,
         cwd=REPO,
@@ -812,6 +811,12 @@ def test_a_store_that_fails_as_the_crawl_opens_is_raised_as_itself_not_as_an_int
         stdin=subprocess.DEVNULL,
         check=False,
     )
+
+
+def test_a_store_that_fails_as_the_crawl_opens_is_raised_as_itself_not_as_an_interruption(
+    tmp_path: Path, redis_server: str
+) -> None:
+    done = _run_script(tmp_path / "open_fails.py", OPEN_FAILS, redis_server)
     assert done.returncode == 0, done.stderr[-4000:]
     said = "raised StoreError: the store cannot be opened: the test says so\n"
     assert done.stdout == said, done.stderr[-4000:]
@@ -862,19 +867,6 @@ if __name__ == "__main__":  # not in the text processes, which run this file aga
 def test_a_crawl_runs_with_its_gc_threshold_and_its_start_up_objects_frozen_until_it_ends(
     tmp_path: Path, redis_server: str
 ) -> None:
-    script = tmp_path / "gc_during_crawl.py"
-    script.write_text(GC_DURING_CRAWL, encoding="utf-8")
-    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
-    env["CRAWLER_DATA_DIR"] = str(tmp_path / "data")
-    done = subprocess.run(
-        [sys.executable, str(script), redis_server],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_TIMEOUT,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    done = _run_script(tmp_path / "gc_during_crawl.py", GC_DURING_CRAWL, redis_server)
     assert done.returncode == 0, done.stderr[-4000:]
     assert done.stdout == "during the crawl [(1234, True)], frozen after it: 0\n", done.stderr[-4000:]
