@@ -99,7 +99,11 @@ def test_dead_drop_all_of_2500_deletes_them_a_thousand_at_a_time_and_leaves_none
         assert dropped.returncode == 0, dropped.stderr
         assert dropped.stdout.splitlines()[0] == "dropped 2500 dead letters", dropped.stdout
         assert client.hlen(KEYS.dead) == 0
-        deleted = [arguments(words) for words in logged if words[0].upper() == b"HDEL"]
+        deleted = [
+            arguments(words)
+            for words in logged
+            if words[0].upper() == b"HDEL" and words[1] == KEYS.dead.encode()
+        ]
         assert sum(deleted) == LETTERS and max(deleted) <= 1_000, deleted
 
 

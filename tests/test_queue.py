@@ -1726,6 +1726,36 @@ def test_a_dead_letter_requeued_alone_takes_its_listing_pages_entry_of_the_super
     assert list(queue.dead()) == [leases[3]]
 
 
+def test_a_dead_letter_written_before_every_letter_was_named_is_named_once_read_and_its_pages_ack_takes_it(
+    redis_client: redis.Redis,
+) -> None:
+    """An ack of a page fetched again deletes its dead letter found through crawler:dead-superseded (736cbf2),
+    where only listing pages' letters were named before: an article's letter written by an older worker
+    (or kept in an older data folder) stayed listed for ever, its page stored since. Read (`crawler dead
+    list`, status), a letter missing there is named, so the next ack of its page takes it; a name that
+    names another letter still there keeps it."""
+    queue = make_queue(redis_client, jobs=("j1", "j2", "j3"))
+    url = "http://a.test/article"
+    for job in ("j1", "j2"):
+        push(queue, request(url, job=job))
+        lease = queue.pop().member
+        assert lease is not None
+        assert queue.dead_letter(lease, b'{"reason": "HTTP 503"}', site="news", job=job)
+    redis_client.delete("test:dead-superseded")
+
+    letters = queue.dead()
+
+    assert len(letters) == 2
+    named = decoded(redis_client.hget("test:dead-superseded", f"news\n{url}") or b"")
+    assert named in letters, "one of the page's letters is named"
+    push(queue, request(url, job="j3"))
+    lease = queue.pop().member
+    assert lease is not None
+    assert queue.ack_many([Ack(lease, "news", "j3", fetched=1, clears=f"news\n{url}")]) == [True]
+    assert list(queue.dead()) == [member for member in letters if member != named]
+    assert redis_client.hget("test:dead-superseded", f"news\n{url}") is not None, "the other one, named"
+
+
 def test_a_dead_letter_requeued_after_its_jobs_hash_expired_gives_the_hash_a_time_to_live(
     redis_client: redis.Redis,
 ) -> None:

@@ -357,6 +357,28 @@ def test_a_dead_letter_goes_once_its_page_is_fetched_by_a_later_crawl(
     assert site.dead() == [], "the index page read, its dead letter goes"
 
 
+def test_a_dead_letter_written_before_letters_were_named_goes_once_again_fetches_its_page(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """An article's dead letter written before every letter was named in crawler:dead-superseded (an
+    older worker's, an older data folder's) stayed listed after `crawler temp SITE --again` stored its
+    page: the ack found no letter named. A crawl that fetches pages again names such letters first."""
+    site = Site(site_server, tmp_path, name="news")
+    article = f"/flaky/{unique('old-letter')}?fail=3"
+    site.rule(article)
+    first = site.temp()
+    assert "errors 1" in first.stdout, first.stdout + first.stderr[-3000:]
+    with EmbeddedRedis(site.data) as embedded:
+        server = connect(embedded.ensure())
+        assert server.delete(Keys("crawler").dead_superseded) == 1
+        server.close()
+
+    again = site.temp("--again")
+
+    assert "stored 1 article" in again.stdout, again.stdout + again.stderr[-3000:]
+    assert site.dead() == [], "the article stored, its letter of an older crawler goes"
+
+
 def test_a_temp_crawl_that_finds_every_article_seen_names_the_sites_dead_letters_and_their_requeue(
     tmp_path: Path, site_server: SiteServer
 ) -> None:

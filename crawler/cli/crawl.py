@@ -279,6 +279,9 @@ def _temp(args: argparse.Namespace) -> int:
                 " snapshot): their counts are written off, and its last jobs no longer wait for them;"
                 f" {fetches}",
             )
+        if seen_again or given or rule.discover:
+            # Pages fetched again, whose dead letters of an older crawler their acks find only so.
+            LeasedQueue(server, keys).index_all_dead()
         resumed = None if given else unfinished_temp_job(server, keys, rule.site, again=seen_again)
         before = None if resumed is None else JobCounts.read(server, keys, resumed)
         requeued = resumed is not None and temp_job_ended(server, keys, resumed)

@@ -705,6 +705,25 @@ return dropped
 """
 )
 
+# KEYS: dead, dead-superseded. ARGV: member, the name it may be kept under in dead-superseded
+# (_superseded_as), ...
+# Names in dead-superseded each of those dead letters that has no entry there (written before every letter
+# was named there, or by a worker of that time): one whose name is free, or names a letter gone. A name
+# that names another letter still there keeps it. Replies how many were named.
+_INDEX_DEAD = """
+local named = 0
+for i = 1, #ARGV, 2 do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
+    local kept = redis.call('HGET', KEYS[2], ARGV[i + 1])
+    if not kept or (kept ~= ARGV[i] and redis.call('HEXISTS', KEYS[1], kept) == 0) then
+      redis.call('HSET', KEYS[2], ARGV[i + 1], ARGV[i])
+      named = named + 1
+    end
+  end
+end
+return named
+"""
+
 # KEYS: dead, pending, job (or ''), sequence, dead-superseded. ARGV: prefix, the member, its priority, site,
 # job (or ''), the kind of its error (or ''), '1' when its page was counted fetched (else ''), the member to
 # queue, the seconds an ended job's hash is kept (SCHEDULE_JOB_KEEP_HOURS), the name it may be kept under
@@ -1472,6 +1491,7 @@ class LeasedQueue:
         self._dead = server.register_script(_DEAD)
         self._requeue_dead = server.register_script(_REQUEUE_DEAD)
         self._drop_dead = server.register_script(_DROP_DEAD)
+        self._index_dead = server.register_script(_INDEX_DEAD)
         self._back_off = server.register_script(_BACK_OFF)
         self._polite = server.register_script(_POLITE)
         self._polite_host = server.register_script(_POLITE_HOST)
@@ -1925,7 +1945,9 @@ class LeasedQueue:
     def dead_pages(self) -> Iterator[dict[str, str]]:
         """The dead letters a page at a time (one HSCAN call of DEAD_SCAN_COUNT each): member -> record
         (JSON). The hash may change between pages: a letter there throughout comes at least once (twice
-        when Redis grew or shrank the hash meanwhile), one added or deleted meanwhile may not come."""
+        when Redis grew or shrank the hash meanwhile), one added or deleted meanwhile may not come. Each
+        page's letters missing from ``Keys.dead_superseded`` are named there as they are read
+        (:meth:`index_dead`), so that an ack of their page fetched again deletes them."""
         cursor = 0
         while True:
             cursor, page = cast(
@@ -1933,9 +1955,28 @@ class LeasedQueue:
                 self.server.hscan(self.keys.dead, cursor, count=DEAD_SCAN_COUNT),
             )
             if page:
-                yield {decoded(member): decoded(record) for member, record in page.items()}
+                letters = {decoded(member): decoded(record) for member, record in page.items()}
+                self.index_dead(letters)
+                yield letters
             if not cursor:
                 return
+
+    def index_dead(self, members: Iterable[str]) -> int:
+        """Name in ``Keys.dead_superseded`` (``_superseded_as``) each of these dead letters that has no
+        entry there: a letter written before every letter was named there (an article page's, by a worker
+        of that time, or in an older data folder), which an ack of its page fetched again (``Ack.clears``)
+        would never find. One call (``_INDEX_DEAD``), none for letters that are no request; how many were
+        named."""
+        named = [(member, name) for member in members if (name := _superseded_as(member))]
+        if not named:
+            return 0
+        args = [part for pair in named for part in pair]
+        return int(self._index_dead(keys=[self.keys.dead, self.keys.dead_superseded], args=args))
+
+    def index_all_dead(self) -> None:
+        """:meth:`index_dead` for every dead letter, as :meth:`dead_pages` reads them."""
+        for _ in self.dead_pages():
+            pass
 
     def requeue_dead(
         self,
