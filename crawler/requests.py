@@ -85,6 +85,7 @@ __all__ = [
     "JobCounts",
     "QueueEntryError",
     "Work",
+    "WrittenOff",
     "article_request",
     "decode_request",
     "discover_request",
@@ -577,18 +578,27 @@ def _lease_deadlines(
     return deadlines
 
 
-def write_off_lost(server: redis.Redis, keys: Keys, site: str) -> int:
+class WrittenOff(NamedTuple):
+    """The requests :func:`write_off_lost` wrote off: those the site counted pending (``crawler:pending``),
+    and those its last jobs counted, each count as it was (either may be 0: the site's count deleted, a
+    job's hash expired)."""
+
+    site: int
+    jobs: int
+
+
+def write_off_lost(server: redis.Redis, keys: Keys, site: str) -> WrittenOff | None:
     """When Redis holds none of the requests ``site`` counts pending (:meth:`LeasedQueue.lost`: lost with
     its queue key, or with a Redis restarted from an older snapshot), write their counts off, the site's
     and its last grab's and last temp crawl's jobs' (which would otherwise wait for them for ever); how
-    many were written off (the most of the site's count and the jobs'), 0 when none or Redis holds one."""
+    many each counted, None when neither counted any or Redis holds one."""
     with server.pipeline(transaction=False) as pipe:
         pipe.hget(keys.grab(site), "job")
         pipe.get(keys.temp(site))
         # A key of another type (someone SET it) names no job: `crawler status` names the key.
         named = [job for job in pipe.execute(raise_on_error=False) if isinstance(job, bytes)]
     lost = LeasedQueue(server, keys).lost(site, write_off=True, jobs=[decoded(job) for job in named])
-    return 0 if lost is None else max(lost)
+    return None if lost is None or not any(lost) else WrittenOff(*lost)
 
 
 def remember_temp_job(server: redis.Redis, keys: Keys, site: str, job: str) -> None:

@@ -981,6 +981,32 @@ def test_a_temp_crawl_writes_off_the_requests_its_site_lost_before_it_started(si
     assert len(site.stored()) == 3, sorted(site.stored())
 
 
+def test_a_temp_crawls_note_of_requests_lost_says_its_jobs_counted_them_when_the_site_counted_none(
+    site: Site,
+) -> None:
+    """The site's count of pending requests deleted with its queue (crawler:pending gone), only its last
+    temp crawl's job counted the lost request: the note said "the 1 request SITE counted pending", a count
+    the site no longer had. It says the site's last jobs counted it, the site none."""
+    from crawler.requests import enqueue_job, remember_temp_job
+    from crawler.rules import load_rule
+
+    site.rule(*(f"/a/j{n}" for n in range(3)))
+    keys = Keys("crawler")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        job = enqueue_job(client, keys, [load_rule(site.rules / f"{site.name}.yaml")], kind="temp")
+        remember_temp_job(client, keys, site.name, job)
+        client.delete(keys.queue_of(site.name), keys.pending)
+        client.close()
+    done = site.temp()
+    assert done.returncode == 0, (done.stdout, done.stderr[-4000:])
+    assert (
+        f"crawler temp: note: Redis held none of the 1 request the last jobs of {site.name} counted pending,"
+        f" {site.name} itself counting none (lost with its queue key,"
+    ) in done.stderr, done.stderr[-4000:]
+    assert len(site.stored()) == 3, sorted(site.stored())
+
+
 def test_a_temp_crawl_whose_last_requests_end_between_its_reads_says_none_was_lost(
     redis_client: redis.Redis,
 ) -> None:
@@ -3209,7 +3235,7 @@ def test_a_lost_leases_redirect_after_its_again_jobs_end_leaves_no_set_behind(tm
     """A worker whose lease was lost (written off, its job ended and its set deleted) that handed on the
     article's redirect after that made the job's set again, kept SCHEDULE_TEMP_AGAIN_SECONDS (a week). The
     handoff of a lease no longer held touches no set."""
-    from crawler.requests import end_again, write_off_lost
+    from crawler.requests import WrittenOff, end_again, write_off_lost
 
     keys = Keys("crawler")
     with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
@@ -3217,7 +3243,7 @@ def test_a_lost_leases_redirect_after_its_again_jobs_end_leaves_no_set_behind(tm
         try:
             leased = _again_article_leased(scheduler, "http://127.0.0.1/r/lost")
             client.zrem(keys.leases, leased.meta["lease"])  # lost (Redis restarted from an older snapshot)
-            assert write_off_lost(client, keys, "news") == 1
+            assert write_off_lost(client, keys, "news") == WrittenOff(site=1, jobs=0)
             end_again(client, keys, "j1")
             handed = scheduler.enqueue_request(_redirected(leased, "http://127.0.0.1/a/lost"))
             left = client.exists(keys.again("j1"))

@@ -33,7 +33,7 @@ from crawler.redisio.connection import decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
 from crawler.redisio.workers import Heartbeats, dead_workers, pid_space, worker_id
-from crawler.requests import write_off_lost
+from crawler.requests import WrittenOff, write_off_lost
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
 from crawler.status import OVERDUE_SECONDS, SITES_PER_PIPELINE, build_status, workers_alive
@@ -1726,7 +1726,7 @@ def test_a_site_counting_requests_pending_that_redis_holds_nowhere_needs_attenti
     assert lost()[0] == 3
     redis_client.delete(keys.queue_of("demo-citynews"))
     # Written off (by the next grab due, or `crawler temp`), the count is the truth again.
-    assert write_off_lost(redis_client, keys, "demo-citynews") == 3
+    assert write_off_lost(redis_client, keys, "demo-citynews") == WrittenOff(site=3, jobs=0)
     assert redis_client.hget(keys.lease_sites, leased) is None
     assert not redis_client.sismember(keys.downloading, leased), "its download's slot given back"
     assert int(redis_client.hget(keys.polite("demo-citynews"), "inflight") or 0) == 0

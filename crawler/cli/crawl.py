@@ -55,6 +55,7 @@ from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError, live_
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
 from crawler.requests import (
     JobCounts,
+    WrittenOff,
     end_again,
     enqueue_job,
     held_leases,
@@ -239,6 +240,15 @@ def run_temp(args: argparse.Namespace) -> int:
         return _temp(args)
 
 
+def _counted_pending(site: str, written: WrittenOff) -> str:
+    """Who counted the requests ``written`` off pending: the site (its jobs as many or fewer), else its
+    last jobs, with what the site counted."""
+    if written.site >= written.jobs:
+        return f"the {counted(written.site, 'request')} {site} counted pending"
+    itself = f"{site} itself counting {written.site or 'none'}"
+    return f"the {counted(written.jobs, 'request')} the last jobs of {site} counted pending, {itself}"
+
+
 def _temp(args: argparse.Namespace) -> int:
     config = Config.from_env()
     rules_folder(config.rules_dir)
@@ -265,8 +275,8 @@ def _temp(args: argparse.Namespace) -> int:
         wrong = LeasedQueue(server, keys).wrong_keys([rule.site]).get(rule.site)
         if wrong:
             raise WrongKeyError(f"site {rule.site} cannot be crawled now: {wrong[0].problem()}")
-        written = write_off_lost(server, keys, rule.site)
-        if written:
+        lost = write_off_lost(server, keys, rule.site)
+        if lost is not None:
             fetches = (
                 "this crawl fetches the articles seen before again"
                 if seen_again
@@ -274,10 +284,9 @@ def _temp(args: argparse.Namespace) -> int:
             )
             tell(
                 "note",
-                f"Redis held none of the {counted(written, 'request')} {rule.site} counted pending (lost with"
-                " its queue key, deleted, evicted or overwritten, or with a Redis restarted from an older"
-                " snapshot): their counts are written off, and its last jobs no longer wait for them;"
-                f" {fetches}",
+                f"Redis held none of {_counted_pending(rule.site, lost)} (lost with its queue key, deleted,"
+                " evicted or overwritten, or with a Redis restarted from an older snapshot): their counts are"
+                f" written off, and its last jobs no longer wait for them; {fetches}",
             )
         if seen_again or given or rule.discover:
             # Pages fetched again, whose dead letters of an older crawler their acks find only so.

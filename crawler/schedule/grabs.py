@@ -413,8 +413,7 @@ class GrabScheduler:
         for job, is_temp in jobs:
             left = self.unfinished(job)
             if left:
-                written = write_off_lost(self.server, self.keys, rule.site)
-                if not written:
+                if write_off_lost(self.server, self.keys, rule.site) is None:
                     return job, is_temp, left
                 logger.warning(
                     "grab of %s queued: %s, job %s, counted %s still to crawl, none of which Redis holds"
