@@ -19,6 +19,7 @@ from crawler.keys import Keys
 from crawler.redisio import redirects, serializer
 from crawler.redisio.bloom import RedisBloom
 from crawler.redisio.connection import connect, decoded
+from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import HUNGRY_SECONDS, OFFER_SECONDS, Ack, LeasedQueue
 from crawler.requests import (
     Work,
@@ -1754,6 +1755,33 @@ def test_a_dead_letter_written_before_every_letter_was_named_is_named_once_read_
     assert queue.ack_many([Ack(lease, "news", "j3", fetched=1, clears=f"news\n{url}")]) == [True]
     assert list(queue.dead()) == [member for member in letters if member != named]
     assert redis_client.hget("test:dead-superseded", f"news\n{url}") is not None, "the other one, named"
+
+
+def test_dead_letters_are_read_from_a_redis_that_refuses_writes_though_they_cannot_be_named(
+    tmp_path: Path,
+) -> None:
+    """Reading the dead letters names those written before every letter was named, a write: a Redis that
+    refuses writes (its memory full, a replica, a full disk) failed `crawler dead list` and `crawler status`
+    with them. They are read all the same, named once Redis takes writes again."""
+    with EmbeddedRedis(tmp_path / "data", watch_seconds=0) as server, connect(server.ensure()) as client:
+        queue = make_queue(client)
+        url = "http://a.test/article"
+        push(queue, request(url))
+        lease = queue.pop().member
+        assert lease is not None
+        assert queue.dead_letter(lease, b'{"reason": "HTTP 503"}', site="news", job=None)
+        client.delete("test:dead-superseded")
+        client.config_set("maxmemory-policy", "noeviction")
+        client.config_set("maxmemory", "1")
+        try:
+            with pytest.raises(redis.ResponseError):
+                client.set("test:probe", "1")  # the refusal holds
+            assert len(queue.dead()) == 1
+            assert client.hlen("test:dead-superseded") == 0
+        finally:
+            client.config_set("maxmemory", "0")
+        assert len(queue.dead()) == 1
+        assert client.hlen("test:dead-superseded") == 1, "named once writes are taken"
 
 
 def test_a_dead_letter_requeued_after_its_jobs_hash_expired_gives_the_hash_a_time_to_live(

@@ -1947,7 +1947,8 @@ class LeasedQueue:
         (JSON). The hash may change between pages: a letter there throughout comes at least once (twice
         when Redis grew or shrank the hash meanwhile), one added or deleted meanwhile may not come. Each
         page's letters missing from ``Keys.dead_superseded`` are named there as they are read
-        (:meth:`index_dead`), so that an ack of their page fetched again deletes them."""
+        (:meth:`index_dead`), so that an ack of their page fetched again deletes them; by a Redis that
+        refuses writes, they are read unnamed."""
         cursor = 0
         while True:
             cursor, page = cast(
@@ -1956,7 +1957,14 @@ class LeasedQueue:
             )
             if page:
                 letters = {decoded(member): decoded(record) for member, record in page.items()}
-                self.index_dead(letters)
+                try:
+                    self.index_dead(letters)
+                except redis.ResponseError as exc:
+                    # Writes refused (memory full, a replica, a full disk, a reader's rights): the letters
+                    # are read all the same, and named at a read once Redis takes writes again.
+                    logger.debug(
+                        "cannot name the dead letters read in %s: %s", self.keys.dead_superseded, exc
+                    )
                 yield letters
             if not cursor:
                 return
