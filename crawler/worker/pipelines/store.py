@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Self
@@ -454,13 +454,7 @@ def _note_entries(
     expired = 0
     try:
         expired = entries.note(server, keys, met)
-        taken: list[tuple[str, str]] = []
-        for url, (text, values) in entries.noted(server, keys, list(met)).items():
-            done = store.fill_empty(url, values)
-            if done is not None:
-                filled[url] = done
-                taken.append((url, text))
-        entries.forget(server, keys, taken)
+        _give_notes(store, server, keys, {url: url for url in met}, filled)
     except (redis.RedisError, StoreError) as exc:
         _entries_failed(keys, outage, f"note the entries met of {counted(len(met), 'article URL')}", met, exc)
     return filled, expired
@@ -484,18 +478,32 @@ def _take_entries(
     }
     filled: dict[str, tuple[str, ...]] = {}
     try:
-        taken: list[tuple[str, str]] = []
-        for url, (text, values) in entries.noted(server, keys, list(asked)).items():
-            done = store.fill_empty(asked[url], values)
-            if done is not None:
-                filled[asked[url]] = (*filled.get(asked[url], ()), *done)
-                taken.append((url, text))
-        entries.forget(server, keys, taken)
+        _give_notes(store, server, keys, asked, filled)
     except (redis.RedisError, StoreError) as exc:
         _entries_failed(
             keys, outage, f"give {counted(len(documents), 'article')} just stored their entries", asked, exc
         )
     return filled
+
+
+def _give_notes(
+    store: Store,
+    server: redis.Redis,
+    keys: Keys,
+    asked: Mapping[str, str],
+    filled: dict[str, tuple[str, ...]],
+) -> None:
+    """Give the notes of the URLs ``asked`` (noted URL -> the URL of the document to fill: itself, or the
+    article it redirected to) to their stored documents and remove those notes; ``filled`` takes the
+    fields filled, by document URL, as they are (what was filled before Redis or the store raises stays
+    there)."""
+    taken: list[tuple[str, str]] = []
+    for url, (text, values) in entries.noted(server, keys, list(asked)).items():
+        done = store.fill_empty(asked[url], values)
+        if done is not None:
+            filled[asked[url]] = (*filled.get(asked[url], ()), *done)
+            taken.append((url, text))
+    entries.forget(server, keys, taken)
 
 
 def _entries_failed(
