@@ -437,6 +437,38 @@ def test_a_proxy_the_site_bans_is_benched_and_the_other_serves_every_article(set
     assert proxies_shown[f"http://127.0.0.1:{alpha.port}"]["benched"]
 
 
+@pytest.mark.parametrize("skew", [-600.0, 600.0])
+def test_a_proxy_benched_by_a_worker_whose_clock_is_off_is_benched_for_its_bench_seconds_by_every_worker(
+    redis_server: str, monkeypatch: pytest.MonkeyPatch, skew: float
+) -> None:
+    """A worker whose machine's clock is 10 minutes off benches a proxy for PROXY_BENCH_SECONDS (300 s),
+    and another worker, its clock right, leaves the proxy out for that long: its bench was written by the
+    benching machine's clock, so a clock 10 minutes behind benched it for nobody else, one ahead for 15
+    minutes."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.redisio import clock as clock_module
+    from crawler.rules.access import global_proxies
+    from crawler.worker.proxies import ProxyPool
+
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    values.update(REDIS_URL=redis_server, STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector")
+    bench_seconds = values["PROXY_BENCH_SECONDS"]
+    proxies = global_proxies("http://127.0.0.1:9 http://127.0.0.1:10", None)
+    real = time.time
+    monkeypatch.setattr(clock_module, "_offset", 0.0)  # restored after the test
+    monkeypatch.setattr(time, "time", lambda: real() + skew)
+    skewed = ProxyPool(get_crawler(settings_dict=values), proxies, {})
+    skewed.bench(proxies[0].id, "3 failures in a row")  # its connection measures its offset to Redis's clock
+    monkeypatch.setattr(time, "time", real)
+    clock_module._offset = 0.0
+    other = ProxyPool(get_crawler(settings_dict=values), proxies, {})
+    other.flush()
+    assert other.choose(proxies[:1]) is None, "benched for every worker"
+    assert other.bench_left(proxies[:1]) <= bench_seconds
+
+
 @pytest.mark.parametrize("setup", [[farm_site("rule-proxy")]], indirect=True)
 def test_a_rules_own_proxies_are_used_for_its_site(setup: Setup) -> None:
     with TestProxy("own", user="u", password="rule-secret") as own:

@@ -7,7 +7,7 @@ the global ones, or none when there are none. ``ProxyMiddleware`` picks one for 
 
 - never a *benched* proxy: one banned by a site (:mod:`crawler.worker.bans` judges proxies as it judges
   sites), or one that failed ``PROXY_MAX_FAILURES`` times in a row (refused connections, timeouts),
-  benched for ``PROXY_BENCH_SECONDS``, for every worker;
+  benched for ``PROXY_BENCH_SECONDS``, for every worker (by Redis's clock, so whichever machine benched it);
 - at most ``PROXY_CONCURRENCY`` requests at once through one proxy in this worker (a request waits for a
   free one among its site's proxies as they are at each look: a rule file read meanwhile counts; the rules
   folder itself is read for them at most every second);
@@ -41,6 +41,7 @@ from scrapy.http import Response
 from twisted.internet import task
 
 from crawler.commandline import counted
+from crawler.redisio.clock import shared_now
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work
 from crawler.rules import Rule
@@ -90,7 +91,7 @@ class ProxyPool:
         self.keys = keys_of(crawler)
         self.inflight: Counter[str] = Counter()
         self.failures_in_row: Counter[str] = Counter()
-        self.benched: dict[str, float] = {}
+        self.benched: dict[str, float] = {}  # proxy -> until when, by Redis's clock (shared_now)
         self.latency: dict[str, float] = {}
         self._counts: Counter[tuple[str, str]] = Counter()
         self._turn = 0
@@ -131,7 +132,7 @@ class ProxyPool:
         """One of the ``proxies`` (a site's :meth:`candidates`) for a request: the least busy one that is not
         benched and has a free slot; True when every usable one is busy (wait), None when every one is
         benched."""
-        now = time.time()
+        now = shared_now()
         usable = [p for p in proxies if self.benched.get(p.id, 0.0) <= now]
         if not usable:
             return None
@@ -157,7 +158,7 @@ class ProxyPool:
 
     def bench_left(self, proxies: Sequence[Proxy]) -> float:
         """Seconds until the first benched one of the ``proxies`` (a site's :meth:`candidates`) is back."""
-        now = time.time()
+        now = shared_now()
         return max(min((self.benched.get(p.id, now) for p in proxies), default=now) - now, 1.0)
 
     def free(self, proxy: str) -> None:
@@ -187,7 +188,7 @@ class ProxyPool:
         self.bench(proxy, "banned: " + ", ".join(sorted({signal.what for signal in evidence})))
 
     def bench(self, proxy: str, reason: str) -> None:
-        until = time.time() + self.bench_seconds
+        until = shared_now() + self.bench_seconds
         self.benched[proxy] = until
         self.failures_in_row[proxy] = 0
         assert self.crawler.stats is not None
