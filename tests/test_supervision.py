@@ -469,6 +469,39 @@ def test_a_proxy_benched_by_a_worker_whose_clock_is_off_is_benched_for_its_bench
     assert other.bench_left(proxies[:1]) <= bench_seconds
 
 
+@pytest.mark.parametrize("skew", [-600.0, 600.0])
+def test_a_ban_judged_by_a_worker_whose_clock_is_off_has_its_evidence_timed_by_redis(
+    redis_server: str, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch, skew: float
+) -> None:
+    """The evidence of a ban (``crawler status --format json``: each signal's ``at``) is timed by Redis's
+    clock, as the ban itself is: a worker whose machine's clock is 10 minutes off timed its signals by
+    that clock, 10 minutes before or after the ban they made."""
+    from scrapy.http import Request, Response
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.redisio import clock as clock_module
+    from crawler.worker.bans import BanDetectionMiddleware
+
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    values.update(
+        REDIS_URL=redis_server,
+        STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector",
+        BAN_MIN_SIGNALS=1,
+        BAN_MIN_SHARE=0.0,
+    )
+    real = time.time
+    monkeypatch.setattr(clock_module, "_offset", 0.0)  # restored after the test
+    monkeypatch.setattr(time, "time", lambda: real() + skew)
+    bans = BanDetectionMiddleware(get_crawler(settings_dict=values))  # its connection measures the offset
+    request = Request("http://skewed.test/a/1", meta={"site": "skewed"})
+    bans.process_response(request, Response(request.url, status=403, request=request))
+    ban = json.loads(redis_client.hget(KEYS.bans, "skewed") or "{}")
+    assert ban["signals"], ban
+    # Both are read within the same millisecond or so; 10 minutes apart before.
+    assert all(abs(signal["at"] - ban["at"]) < 60 for signal in ban["signals"]), ban
+
+
 @pytest.mark.parametrize("setup", [[farm_site("rule-proxy")]], indirect=True)
 def test_a_rules_own_proxies_are_used_for_its_site(setup: Setup) -> None:
     with TestProxy("own", user="u", password="rule-secret") as own:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Self
@@ -105,7 +104,7 @@ class Signal:
     status: int
     what: str  # "HTTP 403", "challenge page", "redirected to a login page", "empty page"
     proxy: str | None
-    at: float
+    at: float  # by Redis's clock (shared_now), as the ban it makes
 
     def record(self) -> dict[str, object]:
         """The signal as a ban keeps it in Redis and ``crawler status`` shows it: its URL's secrets masked."""
@@ -242,10 +241,10 @@ class BanDetectionMiddleware:
         proxy = request.meta.get("proxy_id")
         if response.status in BAN_STATUSES:
             self.watch.signal(
-                site, Signal(request.url, response.status, f"HTTP {response.status}", proxy, time.time())
+                site, Signal(request.url, response.status, f"HTTP {response.status}", proxy, shared_now())
             )
         elif request.meta.get("redirect_urls") and looks_like_login(response.url):
             what = "redirected to a login page"
-            self.watch.signal(site, Signal(request.url, response.status, what, proxy, time.time()))
+            self.watch.signal(site, Signal(request.url, response.status, what, proxy, shared_now()))
             request.meta["ban_signal"] = what
         return response

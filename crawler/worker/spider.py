@@ -997,7 +997,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if refused is None and not links and looks_like_captcha(page.body):
             refused = "challenge page"
             self.bans.signal(
-                rule.site, Signal(page.url, page.status, refused, response.meta.get("proxy_id"), time.time())
+                rule.site, Signal(page.url, page.status, refused, response.meta.get("proxy_id"), shared_now())
             )
         if refused is not None:
             yield from self._retry_refused(response, rule, refused)
@@ -1262,7 +1262,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             ):
                 what = "empty page"
             if what is not None:
-                self.bans.signal(rule.site, Signal(page.url, page.status, what, proxy, time.time()))
+                self.bans.signal(rule.site, Signal(page.url, page.status, what, proxy, shared_now()))
         return what
 
     @staticmethod
