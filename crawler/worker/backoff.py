@@ -1,11 +1,11 @@
 """``BackoffMiddleware`` (a downloader middleware): a site that answers 429 Too Many Requests, or 503
 Service Unavailable with a ``Retry-After``, is held back for every worker, as it asked.
 
-The wait is the answer's ``Retry-After`` (seconds or an HTTP date; 0 or a date gone by counts as none),
-else ``BACKOFF_FIRST_SECONDS`` doubled at each backoff since the last ``BACKOFF_CALM_SECONDS`` without
-one, at most ``BACKOFF_MAX_SECONDS``. The shared queue gates the site until then
-(:meth:`crawler.redisio.queue.LeasedQueue.back_off`): no worker takes its requests, which stay queued;
-the other sites go on. Afterwards the site is asked at most once
+The wait is the answer's ``Retry-After`` (seconds, or an HTTP date counted from Redis's clock, as the hold
+is; 0 or a date gone by counts as none), else ``BACKOFF_FIRST_SECONDS`` doubled at each backoff since the
+last ``BACKOFF_CALM_SECONDS`` without one, at most ``BACKOFF_MAX_SECONDS``. The shared queue gates the
+site until then (:meth:`crawler.redisio.queue.LeasedQueue.back_off`): no worker takes its requests, which
+stay queued; the other sites go on. Afterwards the site is asked at most once
 every ``BACKOFF_THROTTLE_SECONDS`` (doubled at each backoff, at most ``BACKOFF_MAX_THROTTLE_SECONDS``), a
 delay that halves every two minutes: a site that asked to slow down is not flooded again at once.
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import email.utils
 import logging
-import time
 from typing import Self
 
 import redis
@@ -29,6 +28,7 @@ from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
+from crawler.redisio.clock import shared_now
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work
 from crawler.worker.connection import job_level, keys_of, outage_of, server_of
@@ -85,7 +85,7 @@ class BackoffMiddleware:
         if response.status not in BACKOFF_STATUSES or request.meta.get("dont_retry"):
             return response
         # A Retry-After of 0 asks for no wait.
-        asked = retry_after(response.headers.get(b"Retry-After"), time.time()) or None
+        asked = retry_after(response.headers.get(b"Retry-After"), shared_now()) or None
         if response.status == 503 and asked is None:
             return response  # a server error of this page: Scrapy's retries, each after its backoff
         work = Work.of(request)
