@@ -1300,14 +1300,26 @@ def test_a_damaged_week_file_is_named_with_what_to_do(
 
 def _damage(path: Path, damage: str) -> None:
     """Overwrite a SQLite file's header (its first 4 KB: no longer a database) or its pages (the last
-    three quarters: malformed) with 0xff bytes; or (``unreadable``) put a folder in its place."""
+    three quarters but those of its schema, which SQLite reads as it opens the file: malformed) with 0xff
+    bytes; or (``unreadable``) put a folder in its place."""
     if damage == "unreadable":
         path.unlink()
         path.mkdir()
         return
     raw = bytearray(path.read_bytes())
-    start, end = (0, 4096) if damage == "header" else (len(raw) // 4, len(raw))
-    raw[start:end] = b"\xff" * (end - start)
+    if damage == "header":
+        raw[:4096] = b"\xff" * 4096
+    else:
+        # Immutable: the -wal file beside it neither read nor checkpointed into it as the reader closes.
+        with sqlite3.connect(f"file:{path}?immutable=1", uri=True) as connection:
+            size = connection.execute("PRAGMA page_size").fetchone()[0]
+            schema = {
+                n for (n,) in connection.execute("SELECT pageno FROM dbstat WHERE name = 'sqlite_schema'")
+            }
+        connection.close()
+        for page in range(len(raw) // 4 // size + 1, len(raw) // size + 1):
+            if page not in schema:
+                raw[(page - 1) * size : page * size] = b"\xff" * size
     path.write_bytes(bytes(raw))
 
 

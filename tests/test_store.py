@@ -445,12 +445,23 @@ _TRIGRAM_SEARCH = """
 """
 
 
+# What a file of version 8 made by a crawler of before 2026-11-29 lacks: the table of the URLs that
+# redirected to its articles, and its triggers.
+_WITHOUT_REDIRECTS_TABLE = """
+    DROP TRIGGER IF EXISTS articles_redirects_insert;
+    DROP TRIGGER IF EXISTS articles_redirects_update;
+    DROP TRIGGER IF EXISTS articles_redirects_delete;
+    DROP TABLE IF EXISTS redirects;
+"""
+
+
 def _as_old_version(path: Path, version: int) -> None:
-    """Turn a week's file written by this crawler into one of schema ``version`` (2 to 6): no partial
-    indexes of the rows with reposts or redirects, no ``redirected_from`` column; before 6, no anchors nor
-    paragraph counts; before 5, the band keys without their SimHash (version 2: of another layout); before
-    4, the trigram search index."""
+    """Turn a week's file written by this crawler into one of schema ``version`` (2 to 6): no table of
+    redirects nor partial indexes of the rows with reposts or redirects, no ``redirected_from`` column;
+    before 6, no anchors nor paragraph counts; before 5, the band keys without their SimHash (version 2: of
+    another layout); before 4, the trigram search index."""
     connection = sqlite3.connect(path)
+    connection.executescript(_WITHOUT_REDIRECTS_TABLE)
     connection.executescript("DROP INDEX articles_reposted; DROP INDEX articles_redirected;")
     connection.execute("ALTER TABLE articles DROP COLUMN redirected_from")
     if version < 6:
@@ -547,6 +558,112 @@ def test_a_version_6_file_opens_and_keeps_the_urls_that_redirect_to_its_articles
     check.close()
 
 
+def _redirects(path: Path) -> list[tuple[str, str]]:
+    """The rows of the week's table of redirects: (URL, the URL of the article it redirected to)."""
+    with sqlite3.connect(path) as connection:
+        rows = connection.execute(
+            "SELECT r.url, a.url FROM redirects r JOIN articles a ON a.pk = r.pk ORDER BY r.url, a.url"
+        ).fetchall()
+    connection.close()
+    return rows
+
+
+def test_a_version_8_file_without_the_table_of_redirects_gets_it_whole_and_every_write_keeps_it(
+    tmp_path: Path,
+) -> None:
+    """`redirected_to` read every row that records redirects in every week (a LIKE, then its JSON), too
+    slow for the store pipeline to ask it of each feed entry whose URL is seen. Each URL that redirected to
+    an article is a row of the week's ``redirects`` table, which a version 8 file made by a crawler of
+    before it gets when it is opened, from the articles it holds (a damaged ``redirected_from`` gives
+    none, and fails nothing); triggers keep it in step with every write that changes ``redirected_from``,
+    an older crawler's too."""
+    with SqliteStore(tmp_path) as store:
+        store.upsert(
+            article("http://news.test/a/1", "2026-11-17T10:00:00Z", redirected_from=["http://t.test/1"])
+        )
+        store.upsert(article("http://news.test/a/2", "2026-11-17T11:00:00Z", body=FLOOD_OTHER))
+        store.upsert(article("http://news.test/a/3", "2026-11-17T12:00:00Z", body="Third.", site="other"))
+        path = store.path("2026w47")
+    with sqlite3.connect(path) as older:
+        older.executescript(_WITHOUT_REDIRECTS_TABLE)
+        older.execute("UPDATE articles SET redirected_from = 'not JSON' WHERE url = 'http://news.test/a/3'")
+    older.close()
+    with SqliteStore(tmp_path) as store:
+        found = store.redirected_to("http://t.test/1")
+        assert found is not None and found["url"] == "http://news.test/a/1"
+        assert _redirects(path) == [("http://t.test/1", "http://news.test/a/1")]
+        store.upsert(
+            article(
+                "http://news.test/a/4",
+                "2026-11-17T13:00:00Z",
+                body="Fourth.",
+                redirected_from=["http://t.test/4"],
+            )
+        )
+        assert store.add_redirects("http://news.test/a/2", ["http://t.test/2"])
+        assert store.add_redirects("http://t.test/1", ["http://t.test/1b"]), "a link to a link"
+        refetch = article(
+            "http://news.test/a/4",
+            "2026-11-17T14:00:00Z",
+            body="Fourth.",
+            redirected_from=["http://t.test/4c"],
+        )
+        assert store.upsert(refetch).outcome == "updated"
+    assert _redirects(path) == [
+        ("http://t.test/1", "http://news.test/a/1"),
+        ("http://t.test/1b", "http://news.test/a/1"),
+        ("http://t.test/2", "http://news.test/a/2"),
+        ("http://t.test/4", "http://news.test/a/4"),
+        ("http://t.test/4c", "http://news.test/a/4"),
+    ]
+    with sqlite3.connect(path) as older:
+        older.execute(
+            "UPDATE articles SET redirected_from = '[\"http://t.test/2x\"]' WHERE url = 'http://news.test/a/2'"
+        )
+        older.execute("DELETE FROM articles WHERE url = 'http://news.test/a/4'")
+    older.close()
+    with SqliteStore(tmp_path) as store:
+        found = store.redirected_to("http://t.test/2x")
+        assert found is not None and found["url"] == "http://news.test/a/2"
+        assert store.redirected_to("http://t.test/2") is None
+        assert store.redirected_to("http://t.test/4") is None
+        assert store.delete_site("citynews") == 2
+        assert store.redirected_to("http://t.test/1") is None
+    assert _redirects(path) == []
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    check.close()
+
+
+def test_a_read_only_version_8_file_without_the_table_of_redirects_finds_an_article_by_them(
+    tmp_path: Path,
+) -> None:
+    """A version 8 file made by a crawler of before the table of redirects that cannot be written (made
+    immutable: ``chattr +i``, which root obeys, as a read-only disk) is read as before: `redirected_to`
+    reads its rows that record redirects, the table left to the next process that can write the file."""
+    with SqliteStore(tmp_path) as store:
+        store.upsert(
+            article("http://news.test/a/1", "2026-11-17T10:00:00Z", redirected_from=["http://t.test/1"])
+        )
+        path = store.path("2026w47")
+    with sqlite3.connect(path) as older:
+        older.executescript(_WITHOUT_REDIRECTS_TABLE)
+    older.close()
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False).returncode != 0:
+        pytest.skip("chattr +i is not possible here: no read-only file can be made as root")
+    try:
+        with SqliteStore(tmp_path) as store:
+            found = store.redirected_to("http://t.test/1")
+            assert found is not None and found["url"] == "http://news.test/a/1"
+            assert store.redirected_to("http://t.test/2") is None
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+    with SqliteStore(tmp_path) as store:
+        found = store.redirected_to("http://t.test/1")
+        assert found is not None and found["url"] == "http://news.test/a/1"
+    assert _redirects(path) == [("http://t.test/1", "http://news.test/a/1")], "made once it can be written"
+
+
 def test_a_version_3_file_gets_the_word_search_index(tmp_path: Path) -> None:
     with SqliteStore(tmp_path) as store:
         store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD))
@@ -570,7 +687,13 @@ def test_a_version_3_file_gets_the_word_search_index(tmp_path: Path) -> None:
     with sqlite3.connect(path) as check:
         assert check.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         triggers = check.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
-        assert triggers == [("articles_bands_delete",), ("articles_anchors_delete",)]
+        assert sorted(name for (name,) in triggers) == [
+            "articles_anchors_delete",
+            "articles_bands_delete",
+            "articles_redirects_delete",
+            "articles_redirects_insert",
+            "articles_redirects_update",
+        ], "the trigram index's triggers gone"
     check.close()
 
 
@@ -1190,16 +1313,17 @@ def test_a_near_duplicate_of_a_stored_body_that_is_not_utf8_is_stored_as_its_rep
 def test_a_url_is_looked_up_in_reposts_and_redirects_through_the_rows_that_record_some(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`show URL` of a repost's URL, or of one stored nowhere, reads the rows that record reposts or
-    redirects through their partial indexes (version 8), not every row of every week; a version 7 file
-    gets them when it is opened."""
+    """`show URL` of a repost's URL reads the rows that record reposts through their partial index (version
+    8), and of one stored nowhere the table of the URLs that redirected to articles, not every row of every
+    week; a version 7 file gets them when it is opened."""
     with SqliteStore(tmp_path) as store:
         store.upsert(article("http://news.test/flood", "2026-11-17T10:00:00Z", body=FLOOD))
         store.upsert(article("http://other.test/copy", "2026-11-17T11:00:00Z", body=FLOOD_REPOST))
     path = tmp_path / "articles" / "articles_2026w47.sqlite"
     with sqlite3.connect(path) as old:
         old.executescript(
-            "DROP INDEX IF EXISTS articles_reposted; DROP INDEX IF EXISTS articles_redirected;"
+            _WITHOUT_REDIRECTS_TABLE
+            + "DROP INDEX IF EXISTS articles_reposted; DROP INDEX IF EXISTS articles_redirected;"
             " PRAGMA user_version = 7;"
         )
     old.close()
@@ -1221,7 +1345,8 @@ def test_a_url_is_looked_up_in_reposts_and_redirects_through_the_rows_that_recor
     check.close()
     assert len(plans) == 2
     assert "USING INDEX articles_reposted" in plans[0], plans[0]
-    assert "USING INDEX articles_redirected" in plans[1], plans[1]
+    assert "SEARCH redirects USING PRIMARY KEY (url=?)" in plans[1], plans[1]
+    assert "SCAN" not in plans[1], plans[1]
 
 
 def test_stats_count_a_damaged_reposts_or_extraction_as_the_article_is_read(tmp_path: Path) -> None:

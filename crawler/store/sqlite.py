@@ -15,7 +15,9 @@ checkpoints them). It holds:
   documents a body is a part of or holds, and in how many documents each paragraph occurs (boilerplate:
   :class:`crawler.store.fingerprint.Phrases`);
 - ``articles_fts``: a contentless FTS5 index of the words of title and body, every CJK character a word
-  (:func:`crawler.store.sqlite_schema.search_text`), kept in step by the writes, for ``search``.
+  (:func:`crawler.store.sqlite_schema.search_text`), kept in step by the writes, for ``search``;
+- ``redirects``: each URL of each document's ``redirected_from`` with the document's pk, kept in step by
+  triggers, for ``redirected_to``.
 
 Several processes may write the same week at once (workers on one machine): writes take the file's write
 lock at once (``BEGIN IMMEDIATE``) and wait up to ``busy_timeout`` seconds for it (and for the switch of
@@ -585,12 +587,10 @@ class SqliteStore(Store):
 
     def redirected_to(self, url: str) -> dict[str, Any] | None:
         query = (
-            f"SELECT {COLUMNS} FROM articles WHERE redirected_from != '[]' AND redirected_from LIKE ?"
-            " ESCAPE '\\' AND EXISTS"
-            " (SELECT 1 FROM json_each(articles.redirected_from) WHERE value = ?)"
+            f"SELECT {COLUMNS} FROM articles WHERE pk IN (SELECT pk FROM redirects WHERE url = ?)"
             " ORDER BY fetched_at DESC LIMIT 1"
         )
-        return self._newest(query, (_holding_json(url), url))
+        return self._newest(query, (url,))
 
     def _newest(self, query: str, params: Sequence[object]) -> dict[str, Any] | None:
         """The document of the first row ``query`` gives in the newest week that has one, or None."""

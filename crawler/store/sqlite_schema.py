@@ -133,7 +133,45 @@ _RECORDED = (
     "CREATE INDEX IF NOT EXISTS articles_reposted ON articles (pk) WHERE reposts != '[]'",
     "CREATE INDEX IF NOT EXISTS articles_redirected ON articles (pk) WHERE redirected_from != '[]'",
 )
-_SCHEMA = _TABLES + _BANDS + _PHRASES + _SEARCH + _RECORDED
+# The strings of the redirected_from of the row named {row}, in SQL (a table j of value and type): none
+# when the column is no JSON array (written by another program, or damaged on disk: document_of reads []).
+_REDIRECT_URLS = (
+    "json_each(CASE WHEN json_valid({row}.redirected_from) AND json_type({row}.redirected_from) = 'array'"
+    " THEN {row}.redirected_from ELSE '[]' END) AS j"
+)
+_REDIRECTED_ROWS = (
+    f"SELECT j.value, a.pk FROM articles AS a, {_REDIRECT_URLS.format(row='a')}"
+    " WHERE a.redirected_from != '[]' AND j.type = 'text'"
+)
+_NEW_REDIRECTS = (
+    "INSERT OR IGNORE INTO redirects (url, pk) SELECT j.value, new.pk"
+    f" FROM {_REDIRECT_URLS.format(row='new')} WHERE j.type = 'text'"
+)
+# Each URL of each article's redirected_from with the article's pk: redirected_to finds the articles a URL
+# redirected to in this index, not by reading every row that records redirects in every week. Triggers keep
+# it in step with every write that changes the column. Made in a version 8 file that lacks it with no version
+# bump, as articles_qread: an older crawler of version 8 reads and writes a file that has it, its writes
+# kept in step by the triggers.
+_REDIRECTS = (
+    "CREATE TABLE redirects (url TEXT NOT NULL, pk INTEGER NOT NULL, PRIMARY KEY (url, pk)) WITHOUT ROWID",
+    "CREATE INDEX redirects_pk ON redirects (pk)",
+    f"""CREATE TRIGGER articles_redirects_insert AFTER INSERT ON articles
+        WHEN new.redirected_from != '[]' BEGIN
+        {_NEW_REDIRECTS};
+    END""",
+    f"""CREATE TRIGGER articles_redirects_update AFTER UPDATE OF redirected_from ON articles BEGIN
+        DELETE FROM redirects WHERE pk = old.pk;
+        {_NEW_REDIRECTS};
+    END""",
+    """CREATE TRIGGER articles_redirects_delete AFTER DELETE ON articles BEGIN
+        DELETE FROM redirects WHERE pk = old.pk;
+    END""",
+)
+_INDEX_REDIRECTS = f"INSERT OR IGNORE INTO redirects (url, pk) {_REDIRECTED_ROWS}"
+# A file without the redirects table that cannot be written: a view of this connection alone gives the same
+# rows, read from the rows that record redirects (articles_redirected), as before the table.
+_REDIRECTS_VIEW = f"CREATE TEMP VIEW redirects (url, pk) AS {_REDIRECTED_ROWS}"
+_SCHEMA = _TABLES + _BANDS + _PHRASES + _SEARCH + _RECORDED + _REDIRECTS
 # The rows whose body came from qRead, per site: `articles stats` counts them from this index alone, not by
 # reading every article's extraction. Made in any file that lacks it with no version bump: an older
 # crawler of version 8 reads and writes a file that has it, and SQLite keeps it in step with every write.
@@ -237,6 +275,7 @@ def prepare(connection: sqlite3.Connection, path: Path, timeout: float) -> None:
     connection.execute("PRAGMA synchronous = NORMAL")
     if _schema_version(connection, path) == SCHEMA_VERSION:
         _index_qread(connection, path)
+        _index_redirects(connection, path)
         return
     connection.execute("BEGIN IMMEDIATE")
     try:
@@ -256,6 +295,7 @@ def prepare(connection: sqlite3.Connection, path: Path, timeout: float) -> None:
                 _index_all_phrases(connection)
             for statement in _RECORDED:
                 connection.execute(statement)
+            _make_redirects(connection)
         elif version == 0:
             for statement in _SCHEMA:
                 connection.execute(statement)
@@ -297,6 +337,38 @@ def _index_qread(connection: sqlite3.Connection, path: Path) -> None:
         if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_READONLY:
             raise
         logger.debug("the article store %s cannot be written: it is read without articles_qread", path)
+
+
+def _index_redirects(connection: sqlite3.Connection, path: Path) -> None:
+    """Make the redirects table (and its triggers) from the articles in a version 8 file that lacks it (an
+    older crawler's), in one transaction, so that a file that has it has it whole; by whichever process
+    comes first. A file that cannot be written is read through a view of this connection instead."""
+    query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'redirects'"
+    if connection.execute(query).fetchone() is not None:
+        return
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        if connection.execute(query).fetchone() is None:
+            _make_redirects(connection)
+        connection.execute("COMMIT")
+        return
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_READONLY:
+            raise
+        logger.debug("the article store %s cannot be written: it is read without its redirects table", path)
+    finally:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+    # After the rollback, which would take a view made in the transaction away.
+    connection.execute(_REDIRECTS_VIEW)
+
+
+def _make_redirects(connection: sqlite3.Connection) -> None:
+    """The redirects table, its triggers, and its rows for the articles stored (in the caller's
+    transaction)."""
+    for statement in _REDIRECTS:
+        connection.execute(statement)
+    connection.execute(_INDEX_REDIRECTS)
 
 
 def _schema_version(connection: sqlite3.Connection, path: Path) -> int:
