@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import sqlite3
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ import redis
 from conftest import SiteServer
 from crawlsite import RULE, Site
 from siteserver import feed_document
+from test_store import _WITHOUT_REDIRECTS_TABLE
 
 from crawler.rules import RuleErrors, parse_rule
 from crawler.rules.feeds import MAX_ENTRIES, FeedEntry, FeedError, read_feed
@@ -505,6 +507,43 @@ def test_an_article_stored_before_its_feed_was_read_takes_the_entrys_date_but_ke
     assert (one["published"], one["author"]) == ("2026-11-01T08:00:00+00:00", "Author 0")
     assert (two["published"], two["author"]) == ("2026-01-05", "Author 1"), "a known date is kept"
     assert one["title"] == "Article one", "the page's own title before the entry's"
+
+
+def test_an_article_stored_before_a_feed_whose_link_redirects_to_it_takes_the_entrys_date(site: Site) -> None:
+    """A feed's link that 301-redirects to an article stored by an earlier crawl (under the URL it led to,
+    the link in its ``redirected_from``) met its URL seen, and its note found no document of that URL: the
+    entry's date was lost. The note finds the article the link redirected to (the store's table of
+    redirects, which the week's file stored by a crawler of before it gets as it is opened), and the
+    article takes what it lacks; `articles show` of the link still finds it."""
+    link = "/redirect?to=/a/moved-one&status=301"
+    site.rule(link)
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    stored = site.stored()
+    assert set(stored) == {"/a/moved-one"}
+    assert stored["/a/moved-one"]["redirected_from"] == [site.server.url(link)]
+    assert (stored["/a/moved-one"]["published"], stored["/a/moved-one"]["author"]) == (None, None)
+    (week,) = (site.data / "articles").glob("articles_*.sqlite")
+    with sqlite3.connect(week) as older:
+        older.executescript(_WITHOUT_REDIRECTS_TABLE)
+    older.close()
+    _feed_rule(site, _feed("rss", link))
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    moved = site.stored()["/a/moved-one"]
+    assert (moved["published"], moved["author"]) == ("2026-11-01T08:00:00+00:00", "Author 0")
+    assert moved["title"] == "Article moved-one", "the page's own title before the entry's"
+    shown = site.crawler("articles", "show", site.server.url(link), "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    document = json.loads(shown.stdout)
+    assert document["redirect"] == {
+        "url": site.server.url(link),
+        "stored_as": site.server.url("/a/moved-one"),
+    }
+    assert document["published"] == "2026-11-01T08:00:00+00:00"
+    with sqlite3.connect(week) as check:
+        assert check.execute("SELECT url FROM redirects").fetchall() == [(site.server.url(link),)]
+    check.close()
 
 
 def test_an_entry_met_by_one_worker_reaches_the_article_another_worker_stores(

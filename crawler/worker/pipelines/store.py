@@ -19,7 +19,8 @@ Links that redirected to an article URL seen already, skipped unfetched (:mod:`c
 are added to the article's ``redirected_from`` on the store's thread: at once when its document is there
 (:meth:`StorePipeline.redirected`), else when its batch is written (one read of the notes a batch).
 Likewise a feed's, sitemap's or API's entry whose URL was seen already (:mod:`crawler.redisio.entries`)
-gives the article's document the title, date or author it lacks, never replacing a stored one
+gives the article's document (or that of the article its URL redirected to, ``Store.redirected_to``) the
+title, date or author it lacks, never replacing a stored one
 (:meth:`StorePipeline.met`, counted ``feed/filled/<field>/<site>``; notes never taken, dropped after
 ``NOTE_SECONDS``, ``feed/notes_expired``).
 """
@@ -447,9 +448,10 @@ def _note_entries(
     met: dict[str, dict[str, str]],
 ) -> tuple[dict[str, tuple[str, ...]], int]:
     """On the store's thread: the entries ``met`` noted, then given to the documents stored with their
-    URLs (whose notes go); the fields filled of each URL that has a document, and how many old notes the
-    note dropped. Noted first: a document another worker stores meanwhile takes the note as its batch is
-    written. Redis or the store failing is logged (Redis's as a call of ``outage``), never raised."""
+    URLs, or to the articles they redirected to (whose notes go); the fields filled, by the URL of the
+    document filled, and how many old notes the note dropped. Noted first: a document another worker
+    stores meanwhile takes the note as its batch is written. Redis or the store failing is logged
+    (Redis's as a call of ``outage``), never raised."""
     filled: dict[str, tuple[str, ...]] = {}
     expired = 0
     try:
@@ -496,12 +498,18 @@ def _give_notes(
     """Give the notes of the URLs ``asked`` (noted URL -> the URL of the document to fill: itself, or the
     article it redirected to) to their stored documents and remove those notes; ``filled`` takes the
     fields filled, by document URL, as they are (what was filled before Redis or the store raises stays
-    there)."""
+    there). A URL asked for itself that no document has is looked up among the URLs that redirected to
+    the stored articles (``Store.redirected_to``: a feed's link to an article stored under the URL it led
+    to)."""
     taken: list[tuple[str, str]] = []
     for url, (text, values) in entries.noted(server, keys, list(asked)).items():
-        done = store.fill_empty(asked[url], values)
+        target = asked[url]
+        done = store.fill_empty(target, values)
+        if done is None and target == url and (found := store.redirected_to(url)) is not None:
+            target = found["url"]
+            done = store.fill_empty(target, values)
         if done is not None:
-            filled[asked[url]] = (*filled.get(asked[url], ()), *done)
+            filled[target] = (*filled.get(target, ()), *done)
             taken.append((url, text))
     entries.forget(server, keys, taken)
 
