@@ -1039,12 +1039,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             # A standard field the rule does not give is missing on every page: no sign of anything.
             if value is None and name in rule.fields:
                 self.count(f"fields/missing/{name}/{rule.site}")
-        entry = response.meta.get("entry")
-        if isinstance(entry, dict):
-            for name in ("title", "published", "author"):
-                if fields.get(name) is None and isinstance(entry.get(name), str):
-                    fields[name] = entry[name]
-                    self.count(f"fields/from_feed/{name}/{rule.site}")
+        entry = _entry(response.meta)
+        for name in ("title", "published", "author"):
+            if fields.get(name) is None and isinstance(entry.get(name), str):
+                fields[name] = entry[name]
+                self.count(f"fields/from_feed/{name}/{rule.site}")
         if fields.get("title") is None:
             # The title qRead reads (<title>, og:title, <h1>), from the tree parsed already: no extraction.
             fields["title"] = page_title(root)
@@ -1086,8 +1085,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             reason = f"{response.url} is a document of {size:,} bytes, over DOCUMENTS_MAX_BYTES ({limit:,})"
             self._unreadable(response, f"crawl/document_too_large/{rule.site}", reason, "document too large")
             return
-        entry = response.meta.get("entry")
-        said = entry if isinstance(entry, dict) else {}
+        said = _entry(response.meta)
         yield Article(
             site=rule.site,
             url=response.url,
@@ -1569,7 +1567,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         met = {
             request.url: entry
             for request, new in zip(requests, queued, strict=True)
-            if not new and isinstance(entry := request.meta.get("entry"), dict) and entry
+            if not new and (entry := _entry(request.meta))
         }
         pipeline = store_pipeline_of(self.crawler) if met else None
         if pipeline is not None:
@@ -1742,6 +1740,13 @@ def _redirected_from(response: Response) -> tuple[str, ...]:
     """The URLs the request of ``response`` was redirected from, first the one asked for; none when it was
     not redirected."""
     return tuple(str(url) for url in response.meta.get("redirect_urls", ()))
+
+
+def _entry(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """What a feed's, sitemap's or API's entry said of an article URL (its title, published, author), from
+    the ``meta`` of its request; empty when none did."""
+    entry = meta.get("entry")
+    return entry if isinstance(entry, dict) else {}
 
 
 def _fetched_now() -> str:
