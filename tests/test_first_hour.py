@@ -180,9 +180,9 @@ def test_rules_try_refusing_a_private_page_names_the_cause_the_rule_file_and_the
     assert run.code == 1, run.stdout
     assert run.stderr.strip() == (
         f"crawler rules try: error: refusing to fetch {on_localhost}: localhost resolves to 127.0.0.1, a"
-        f" loopback address; localhost is not one of the domains (127.0.0.1) of {rule}, the only hosts its"
-        f" `{ALLOW_KEY}` lets reach private addresses: add localhost to `domains` in {rule} if the site is"
-        " served there, or try the URL on one of its domains"
+        f" loopback address; `{ALLOW_KEY}` in {rule} lets only its domains (127.0.0.1) reach private"
+        f" addresses, and localhost is not one of them: add localhost to `domains` in {rule} if localhost"
+        " serves the site or its search"
     )
     rule = demo_rule(tmp_path / "rules", demo_origin, allow=False).relative_to(tmp_path)
     run = crawler("rules", "try", "demo-citynews", f"{demo_origin}/citynews/", cwd=tmp_path)
@@ -195,8 +195,8 @@ def test_rules_try_refusing_a_private_page_names_the_cause_the_rule_file_and_the
     assert run.code == 1, run.stdout
     assert run.stderr.strip().endswith(
         f"localhost resolves to 127.0.0.1, a loopback address; localhost is not one of the domains"
-        f" (127.0.0.1) of {rule}, and private addresses are fetched only on a rule's domains when it says"
-        f" `{ALLOW_KEY}`: add localhost to `domains` in {rule}, and the key, if the site is served there"
+        f" (127.0.0.1) of {rule}, which does not say `{ALLOW_KEY}` either: add localhost to `domains` and the"
+        f" key to {rule} if localhost serves the site or its search"
     ), run.stderr
 
 

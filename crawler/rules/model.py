@@ -401,17 +401,17 @@ class Rule:
                 "loopback, private and link-local addresses are fetched only when asked:"
                 f" {self.private_hint('allows it')}"
             )
-        off = f"{host} is not one of the domains ({', '.join(self.domains)}) of {self.path}"
+        domains = ", ".join(self.domains)
         if self.allow_private:
             return (
-                f"{off}, the only hosts its `allow_private_addresses: true` lets reach private addresses: add"
-                f" {host} to `domains` in {self.path} if the site is served there, or try the URL on one of"
-                " its domains"
+                f"`allow_private_addresses: true` in {self.path} lets only its domains ({domains}) reach"
+                f" private addresses, and {host} is not one of them: add {host} to `domains` in {self.path}"
+                f" if {host} serves the site or its search"
             )
         return (
-            f"{off}, and private addresses are fetched only on a rule's domains when it says"
-            f" `allow_private_addresses: true`: add {host} to `domains` in {self.path}, and the key, if the"
-            " site is served there"
+            f"{host} is not one of the domains ({domains}) of {self.path}, which does not say"
+            f" `allow_private_addresses: true` either: add {host} to `domains` and the key to {self.path} if"
+            f" {host} serves the site or its search"
         )
 
     def private_refusals(self, allows: str, named: str, refused: int = 0, on_domains: int = 0) -> str:
