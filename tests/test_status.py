@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -37,7 +36,6 @@ from crawler.requests import WrittenOff, write_off_lost
 from crawler.rules import load_rules
 from crawler.schedule.grabs import GrabScheduler
 from crawler.status import OVERDUE_SECONDS, SITES_PER_PIPELINE, build_status, workers_alive
-from crawler.worker import heartbeat as heartbeat_module
 from crawler.worker.bans import looks_like_captcha
 from crawler.worker.heartbeat import WorkerHeartbeat
 
@@ -2031,8 +2029,8 @@ def test_a_live_worker_is_alive_whatever_the_clocks_of_its_machine_and_of_the_on
     forward) was dead at once, listed dead and its leases taken from it at every beat. Both go by Redis's
     clock now."""
     real = time.time
-    behind = SimpleNamespace(time=lambda: real() - 60, monotonic=time.monotonic)
-    monkeypatch.setattr(heartbeat_module, "time", behind)
+    monkeypatch.setattr(clock_module, "_offset", clock_module._offset)  # restored by the undo
+    monkeypatch.setattr(time, "time", lambda: real() - 60)
     _beat_here(redis_server)
     monkeypatch.undo()
     keys = Keys("crawler")
@@ -2040,6 +2038,23 @@ def test_a_live_worker_is_alive_whatever_the_clocks_of_its_machine_and_of_the_on
         report = build_status(redis_client, keys, load_rules(tmp_path), looking)
         assert [(w["id"], w["alive"]) for w in report["workers"]] == [(THIS_WORKER.decode(), True)], looking
         assert report["workers"][0]["seen_seconds_ago"] < 5, report["workers"]
+
+
+@pytest.mark.parametrize("skew", [-120.0, 120.0])
+def test_a_workers_start_in_its_heartbeat_is_dated_by_redis_clock_as_its_beats_whatever_its_machines_clock(
+    redis_client: redis.Redis, redis_server: str, monkeypatch: pytest.MonkeyPatch, skew: float
+) -> None:
+    """A worker on a machine whose clock is 2 minutes ahead (or behind) wrote a heartbeat whose ``seen`` is
+    by Redis's clock and whose ``started`` by its own: started 2 minutes after its last beat (or running 2
+    minutes longer than it had), and ``started`` moved by as much from the first beat its process announced
+    (by Redis's clock). It is by Redis's clock now."""
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    real = time.time
+    monkeypatch.setattr(clock_module, "_offset", clock_module._offset)  # restored after the test
+    monkeypatch.setattr(time, "time", lambda: real() + skew)
+    WorkerHeartbeat.from_crawler(get_crawler(settings_dict={**values, "REDIS_URL": redis_server})).beat()
+    beat = json.loads(redis_client.hget(Keys("crawler").workers, THIS_WORKER) or b"{}")
+    assert 0 <= beat["seen"] - beat["started"] < 10, (beat["seen"], beat["started"])
 
 
 # A scheduler that takes the lead, then is killed (SIGKILL), in a process of its own; ARGV: the Redis URL.

@@ -1,10 +1,10 @@
 """Workers alive: each worker writes a heartbeat into Redis, which ``crawler status`` reads.
 
 ``crawler:workers`` (hash) maps a worker id (``host:pid:start``, :func:`crawler.redisio.workers.worker_id`;
-``host:pid`` from a worker of a version before it) to JSON: ``host``, ``pid``, ``started``, ``seen``
-(epoch seconds of the last beat, by Redis's clock, ``TIME``: the machines' clocks may differ), ``every``
-(seconds between its beats), ``responses`` (every response so far: pages, robots.txt, feeds, redirects,
-error answers), ``rate`` (responses per minute over the last
+``host:pid`` from a worker of a version before it) to JSON: ``host``, ``pid``, ``started`` and ``seen``
+(epoch seconds of its start and of its last beat, by Redis's clock, ``TIME``: the machines' clocks may
+differ), ``every`` (seconds between its beats), ``responses`` (every response so far: pages, robots.txt,
+feeds, redirects, error answers), ``rate`` (responses per minute over the last
 ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it serves, empty for all), ``redis_errors`` (Redis calls
 that failed and were tried again), and ``store`` (where it stores articles:
 :meth:`crawler.store.StoreConfig.where`, a SQLite folder with its host's name, or a MongoDB), ``forget`` (its
@@ -25,7 +25,6 @@ import contextlib
 import logging
 import os
 import socket
-import time
 from collections import deque
 from collections.abc import Iterator
 from typing import Self
@@ -37,7 +36,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 from twisted.internet import task
 
-from crawler.redisio.clock import redis_clock
+from crawler.redisio.clock import redis_clock, shared_now
 from crawler.redisio.workers import Heartbeats, pid_space, worker_id
 from crawler.store import StoreConfig, store_config
 from crawler.worker.connection import keys_of, outage_of, server_of
@@ -68,7 +67,7 @@ class WorkerHeartbeat:
         self.key = keys_of(crawler).workers
         self.heartbeats = Heartbeats(server, self.key)
         self.worker = worker_id()
-        self.started = time.time()
+        self.started = shared_now()
         self.responses = 0
         self._history: deque[tuple[float, int]] = deque()
         self._loop: task.LoopingCall | None = None
