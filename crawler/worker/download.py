@@ -405,7 +405,7 @@ class _HeadLimitParser(_LenientHTTPClientParser):
 class _Hooks(NamedTuple):
     """What a connection tells its handler: an answer on it that is not HTTP (``stale``), bytes that came
     on it while it idled (``late``: the URL and site of its last request, how many bytes, when they came);
-    and what it asks (``site_of``: the site of the download under way of a URL, "" if none)."""
+    and what it asks (``site_of``: a site downloading a URL now, the one that asked last, "" if none)."""
 
     stale: Callable[[StaleConnection], None]
     late: Callable[[str, str, int, str], None]
@@ -485,8 +485,9 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         # Read as a count is made: a handler may be built before the crawl sets the crawler's stats.
         self._crawler = crawler
         self._under_way: dict[asyncio.Future[Response], Request] = {}
-        # The site of each URL (as Twisted's request has it: no fragment) downloaded now.
-        self._sites: dict[str, str] = {}
+        # The sites downloading each URL (as Twisted's request has it: no fragment) now, once a download, in
+        # the order they asked: two sites may download a URL at once, and one's end leaves the other's.
+        self._sites: dict[str, list[str]] = {}
         self._stopped = False
         crawler.signals.connect(self.stop, signal=STOP_DOWNLOADS)
 
@@ -498,7 +499,9 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         download = asyncio.ensure_future(super().download_request(request))
         self._under_way[download] = request
         url = urldefrag(request.url)[0]
-        self._sites[url] = Work.of(request).site
+        site = Work.of(request).site
+        if site:
+            self._sites.setdefault(url, []).append(site)
         try:
             response = await download
         except ResponseDataLossError as error:
@@ -525,7 +528,8 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
             raise DownloadStopped(f"the download of {request.url} was cancelled: the crawl stops") from None
         finally:
             del self._under_way[download]
-            self._sites.pop(url, None)
+            if site:
+                self._forget(url, site)
         if "dataloss" in response.flags:
             # Kept, DOWNLOAD_FAIL_ON_DATALOSS off: a body cut at its Content-Length is that long, one the
             # connection cut is shorter.
@@ -556,8 +560,15 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
                 self._count(f"crawl/stale_connection/{site}")
                 return
 
+    def _forget(self, url: str, site: str) -> None:
+        sites = self._sites[url]
+        sites.remove(site)
+        if not sites:
+            del self._sites[url]
+
     def _site_of(self, url: str) -> str:
-        return self._sites.get(url, "")
+        sites = self._sites.get(url)
+        return sites[-1] if sites else ""
 
     def _late(self, url: str, site: str, received: int, when: str) -> None:
         logger.warning(
