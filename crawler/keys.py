@@ -53,6 +53,7 @@ class Keys:
         "bloom",
         "dead",
         "dead_superseded",
+        "dead_unnamed",
         "delayed",
         "downloading",
         "gated",
@@ -119,6 +120,12 @@ class Keys:
         # member in `dead`): the next dead letter of the page replaces it, one a page, not one a grab; the
         # entry goes with its letter (requeued, dropped, or the page fetched again and its request acked).
         self.dead_superseded = f"{prefix}:dead-superseded"
+        # What the last full pass that named the dead letters left (a hash): `letters`, the letters less the
+        # names in `dead_superseded` (while the count is that, none was written unnamed since, and a read of
+        # the letters names none: LeasedQueue.unnamed); `waiting`, those whose name names another letter;
+        # `freed`, the names freed so far (a letter gone with its name), and `seen`, those as the pass began:
+        # a name freed since while a letter waits for one has the next read name them again.
+        self.dead_unnamed = f"{prefix}:dead-unnamed"
         # Requests queued or leased and not yet acknowledged, per site (a hash).
         self.pending = f"{prefix}:pending"
         # Each site's politeness as its rule and robots.txt set it (a hash: site -> JSON: delay, concurrency,

@@ -23,6 +23,7 @@ from crawler.cli.main import main
 from crawler.keys import Keys
 from crawler.redisio.connection import connect
 from crawler.redisio.embedded import EmbeddedRedis
+from crawler.redisio.queue import LeasedQueue
 from crawler.requests import encode_request
 
 KEYS = Keys("crawler")
@@ -81,6 +82,19 @@ def commands_logged(client: redis.Redis) -> Iterator[list[list[bytes]]]:
         logged.extend(list(entry[3]) for entry in reversed(entries))
 
 
+def fill_named(client: redis.Redis, count: int) -> None:
+    """``count`` dead letters as a worker of this release writes them: each named in dead-superseded (its
+    queue slot and URL -> member)."""
+    with client.pipeline(transaction=False) as pipe:
+        for number in range(count):
+            member = letter_member(number)
+            request = json.loads(member)
+            record = {"reason": "HTTP 404", "kind": "HTTP 404", "at": FIRST_AT + number}
+            pipe.hset(KEYS.dead, member, json.dumps(record))
+            pipe.hset(KEYS.dead_superseded, f"{request['meta']['site']}\n{request['url']}", member)
+        pipe.execute()
+
+
 def arguments(words: list[bytes]) -> int:
     """How many arguments a logged command had, its name and key not counted."""
     more = words[-1].decode() if words else ""
@@ -105,6 +119,28 @@ def test_dead_drop_all_of_2500_deletes_them_a_thousand_at_a_time_and_leaves_none
             if words[0].upper() == b"HDEL" and words[1] == KEYS.dead.encode()
         ]
         assert sum(deleted) == LETTERS and max(deleted) <= 1_000, deleted
+
+
+def test_status_and_dead_list_of_5000_letters_all_named_send_none_of_them_to_be_named(site: Site) -> None:
+    """Reading the dead letters named those a worker of an older release wrote unnamed (f6678b7): each read,
+    `crawler status` and `dead list` alike, sent every page of letters to a naming script (5,000 letters: 5
+    calls), though every letter a worker of this release writes is named. A read asks Redis once whether
+    any letter may be unnamed, and sends none when none can be (the letters less the names as the last full
+    pass left them, here the status read of the empty folder): the letters are read, and no more."""
+    site.rule()
+    with held_redis(site) as client:
+        assert site.status()["queue"]["dead_letters"] == 0
+        fill_named(client, 5_000)
+        naming = LeasedQueue(client, KEYS)._index_dead.sha.encode()
+        with commands_logged(client) as logged:
+            status = site.status()
+            listed = site.crawler("dead", "list")
+        assert status["queue"]["dead_letters"] == 5_000, status["queue"]
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.splitlines()[0] == "5,000 dead letters by site and kind of error", listed.stdout
+        assert sum(words[:2] == [b"EVALSHA", naming] for words in logged) == 0
+        scans = sum(words[:2] == [b"HSCAN", KEYS.dead.encode()] for words in logged)
+        assert scans >= 10, f"each read reads them: {scans} pages"
 
 
 def test_dead_requeue_all_of_2500_puts_them_back_a_page_a_round_trip(

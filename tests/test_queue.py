@@ -1757,6 +1757,144 @@ def test_a_dead_letter_written_before_every_letter_was_named_is_named_once_read_
     assert redis_client.hget("test:dead-superseded", f"news\n{url}") is not None, "the other one, named"
 
 
+class Sent(redis.Redis):
+    """A client of ``client``'s Redis (its connections) that keeps the words of each command it sends."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        super().__init__(connection_pool=client.connection_pool)
+        self.sent: list[tuple[Any, ...]] = []
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.sent.append(args)
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+
+def naming_calls(client: Sent, queue: LeasedQueue) -> int:
+    """The calls of the script that names dead letters (_INDEX_DEAD) ``client`` sent since the last count
+    (a first one twice: Redis knew no script of that SHA-1, redis-py loads it and calls again)."""
+    calls = sum(words[:2] == ("EVALSHA", queue._index_dead.sha) for words in client.sent)
+    client.sent.clear()
+    return calls
+
+
+def dead_letter_unnamed(queue: LeasedQueue, url: str, job: str) -> str:
+    """A dead letter of ``url`` written as a worker before every letter was named wrote an article's:
+    without its name in dead-superseded. Its member."""
+    push(queue, request(url, job=job))
+    lease = queue.pop().member
+    assert lease is not None
+    assert queue.dead_letter(lease, b'{"reason": "HTTP 503"}', site="news", job=job)
+    return lease
+
+
+def test_reading_named_dead_letters_names_none_and_a_letter_written_unnamed_after_is_named_at_the_next_read(
+    redis_client: redis.Redis,
+) -> None:
+    """Reading the dead letters named those missing from crawler:dead-superseded (f6678b7) at every read, a
+    script call a page of 1,000 (`crawler status`, `dead list`), for ever, though once they are read through
+    only a worker of an older release (a rolling upgrade) writes one unnamed. A read names none while the
+    letters less the names are what the last full read left; a letter written unnamed after it is named at
+    the next read, and the ack of its page fetched again takes it."""
+    client = Sent(redis_client)
+    queue = make_queue(client, jobs=("j1", "j2"))
+    url = "http://a.test/named"
+    push(queue, request(url))
+    named = queue.pop().member
+    assert named is not None
+    assert queue.dead_letter(
+        named, b'{"reason": "HTTP 503"}', site="news", job="j1", supersedes=f"news\n{url}"
+    )
+    assert list(queue.dead()) == [named]
+    assert naming_calls(client, queue) > 0, "the first read names what a worker of old may have left"
+
+    assert list(queue.dead()) == [named]
+    assert naming_calls(client, queue) == 0, "every letter named"
+
+    old_url = "http://a.test/old"
+    old = dead_letter_unnamed(queue, old_url, "j1")
+    assert sorted(queue.dead()) == sorted([named, old])
+    assert naming_calls(client, queue) > 0
+    assert decoded(redis_client.hget("test:dead-superseded", f"news\n{old_url}") or b"") == old
+    push(queue, request(old_url, job="j2"))
+    lease = queue.pop().member
+    assert lease is not None
+    assert queue.ack_many([Ack(lease, "news", "j2", fetched=1, clears=f"news\n{old_url}")]) == [True]
+    assert list(queue.dead()) == [named]
+    assert naming_calls(client, queue) == 0
+
+
+def test_dead_letters_that_stay_unnamed_dropped_or_requeued_hide_no_letter_written_unnamed_after(
+    redis_client: redis.Redis,
+) -> None:
+    """A letter no name can be given (an entry that is no request; a second letter of a page whose name
+    names the first) stays unnamed, so the letters outnumber the names by what the last full read left.
+    Such a letter dropped or requeued takes one from that count: else the count went down by it, and a
+    letter written unnamed after (one up) made it what the read left: never named. A name freed (its letter
+    dropped) while a letter waits for it: the next read names that one."""
+    client = Sent(redis_client)
+    queue = make_queue(client, jobs=("j1", "j2"))
+    url = "http://a.test/page"
+    push(queue, request(url))
+    named = queue.pop().member
+    assert named is not None
+    assert queue.dead_letter(
+        named, b'{"reason": "HTTP 503"}', site="news", job="j1", supersedes=f"news\n{url}"
+    )
+    second = dead_letter_unnamed(queue, url, "j2")
+    assert queue.push(b"not a request", priority=0, site="news", job=None)
+    poison = queue.pop().member
+    assert poison == "not a request"
+    assert queue.dead_letter(poison, b'{"reason": "not JSON"}', site="", job=None)
+    assert len(queue.dead()) == 3
+    assert naming_calls(client, queue) > 0
+    assert len(queue.dead()) == 3
+    assert naming_calls(client, queue) == 0, "the two left unnamed: nothing to name"
+
+    assert queue.drop_dead([poison]) == 1
+    assert queue.requeue_dead(second, priority=0, site="news", job="j2")
+    assert queue.pop().member == second
+    assert queue.ack(second, site="news", job="j2")
+    assert list(queue.dead()) == [named]
+    assert naming_calls(client, queue) == 0
+    old_url = "http://a.test/old"
+    old = dead_letter_unnamed(queue, old_url, "j1")
+    assert sorted(queue.dead()) == sorted([named, old])
+    assert naming_calls(client, queue) > 0
+    assert decoded(redis_client.hget("test:dead-superseded", f"news\n{old_url}") or b"") == old
+
+    waiting = dead_letter_unnamed(queue, url, "j2")
+    assert len(queue.dead()) == 3
+    assert naming_calls(client, queue) > 0
+    assert len(queue.dead()) == 3
+    assert naming_calls(client, queue) == 0, "its page's name names the first letter"
+    assert queue.drop_dead([named]) == 1
+    assert sorted(queue.dead()) == sorted([old, waiting])
+    assert decoded(redis_client.hget("test:dead-superseded", f"news\n{url}") or b"") == waiting
+
+
+def test_a_name_freed_during_a_read_while_a_letter_waits_for_it_is_given_at_the_next_read(
+    redis_client: redis.Redis,
+) -> None:
+    """Two letters of a page written before every letter was named: a read names one, the other waits for
+    the name. Its page acknowledged while the read goes on (the name freed), the read keeps no count of
+    the letters left unnamed, and the next read names the other one (else: nothing to name, for ever)."""
+    queue = make_queue(redis_client, jobs=("j1", "j2", "j3"))
+    url = "http://a.test/article"
+    letters = {dead_letter_unnamed(queue, url, job) for job in ("j1", "j2")}
+    reading = queue.dead_pages()
+    assert set(next(reading)) == letters
+    first = decoded(redis_client.hget("test:dead-superseded", f"news\n{url}") or b"")
+    assert first in letters
+    push(queue, request(url, job="j3"))
+    lease = queue.pop().member
+    assert lease is not None
+    assert queue.ack_many([Ack(lease, "news", "j3", fetched=1, clears=f"news\n{url}")]) == [True]
+    assert list(reading) == []
+
+    assert list(queue.dead()) == list(letters - {first})
+    assert decoded(redis_client.hget("test:dead-superseded", f"news\n{url}") or b"") in letters - {first}
+
+
 def test_dead_letters_are_read_from_a_redis_that_refuses_writes_though_they_cannot_be_named(
     tmp_path: Path,
 ) -> None:

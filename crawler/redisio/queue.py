@@ -86,6 +86,7 @@ __all__ = [
     "Ack",
     "DeadRequeue",
     "LeasedQueue",
+    "NamedDead",
     "Popped",
     "SitePoliteness",
     "WrongKey",
@@ -511,8 +512,17 @@ return none_taken(passed > 0)
 """
 )
 
+# A name of dead-superseded freed, its letter gone (``unnamed``: the key dead-unnamed): counted (``freed``),
+# so that a letter the last full pass that named the letters left waiting for it (its name naming another
+# letter) is named at the next read (_UNNAMED). Never failing its caller (pcall).
+_NAME_FREED = """
+local function name_freed(unnamed)
+  redis.pcall('HINCRBY', unnamed, 'freed', 1)
+end
+"""
+
 # KEYS: leases, lease-scores, pending, job (or ''), attempts, lease-sites, the site's counters of this hour
-# (or ''), dead, dead-superseded.
+# (or ''), dead, dead-superseded, dead-unnamed.
 # ARGV: prefix, the lease, site, job (or ''), pages fetched, items stored, reposts recorded, items of those
 # stored that were spooled, items updated (their URLs stored before), seconds the counters are kept,
 # requests skipped (a redirect to a URL seen already: counted for the cause SEEN_ALREADY too), the name
@@ -523,6 +533,7 @@ return none_taken(passed > 0)
 # article spooled is none of them: whether it is new is known only once MongoDB takes it.
 _ACK = (
     SITE_LUA
+    + _NAME_FREED
     + """
 if redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then return 0 end
 local site = site_of(ARGV[1], ARGV[2])
@@ -559,6 +570,7 @@ if ARGV[12] ~= '' then
   if type(letter) == 'string' then
     redis.pcall('HDEL', KEYS[8], letter)
     redis.pcall('HDEL', KEYS[9], ARGV[12])
+    name_freed(KEYS[10])
   end
 end
 return 1
@@ -681,15 +693,25 @@ return 1
 
 # The entry of dead-superseded (KEYS: its key) under ``name`` goes when it names ``member``, a dead letter
 # that is deleted (requeued or dropped): an entry a letter, never one of a letter gone (a listing URL that
-# failed once, its letter dropped, kept its entry for ever).
-_UNSUPERSEDE = """
-local function unsupersede(key, name, member)
-  if name ~= '' and redis.call('HGET', key, name) == member then redis.call('HDEL', key, name) end
+# failed once, its letter dropped, kept its entry for ever). A letter no entry names (written before every
+# letter was named, or no request) takes one from the letters less the names dead-unnamed keeps
+# (``unnamed``: its key), when it is kept: it tells still whether a letter was written unnamed (_UNNAMED).
+_UNSUPERSEDE = (
+    _NAME_FREED
+    + """
+local function unsupersede(key, name, member, unnamed)
+  if name ~= '' and redis.call('HGET', key, name) == member then
+    redis.call('HDEL', key, name)
+    name_freed(unnamed)
+  elseif redis.pcall('HEXISTS', unnamed, 'letters') == 1 then
+    redis.pcall('HINCRBY', unnamed, 'letters', -1)
+  end
 end
 """
+)
 
-# KEYS: dead, dead-superseded. ARGV: member, the name it may be kept under in dead-superseded (_superseded_as;
-# or ''), ...
+# KEYS: dead, dead-superseded, dead-unnamed. ARGV: member, the name it may be kept under in dead-superseded
+# (_superseded_as; or ''), ...
 # Deletes those dead letters, each one's entry of dead-superseded with it; replies how many there were.
 _DROP_DEAD = (
     _UNSUPERSEDE
@@ -698,7 +720,7 @@ local dropped = 0
 for i = 1, #ARGV, 2 do
   if redis.call('HDEL', KEYS[1], ARGV[i]) == 1 then
     dropped = dropped + 1
-    unsupersede(KEYS[2], ARGV[i + 1], ARGV[i])
+    unsupersede(KEYS[2], ARGV[i + 1], ARGV[i], KEYS[3])
   end
 end
 return dropped
@@ -709,34 +731,71 @@ return dropped
 # (_superseded_as), ...
 # Names in dead-superseded each of those dead letters that has no entry there (written before every letter
 # was named there, or by a worker of that time): one whose name is free, or names a letter gone. A name
-# that names another letter still there keeps it. Replies how many were named.
+# that names another letter still there keeps it, the letter waiting. Reply: {how many names were added
+# to the hash (one over a letter gone adds none: what the dead letters less the names went down by), how
+# many letters wait}.
 _INDEX_DEAD = """
-local named = 0
+local added, waiting = 0, 0
 for i = 1, #ARGV, 2 do
   if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
     local kept = redis.call('HGET', KEYS[2], ARGV[i + 1])
     if not kept or (kept ~= ARGV[i] and redis.call('HEXISTS', KEYS[1], kept) == 0) then
-      redis.call('HSET', KEYS[2], ARGV[i + 1], ARGV[i])
-      named = named + 1
+      added = added + redis.call('HSET', KEYS[2], ARGV[i + 1], ARGV[i])
+    elseif kept ~= ARGV[i] then
+      waiting = waiting + 1
     end
   end
 end
-return named
+return {added, waiting}
 """
 
-# KEYS: dead, pending, job (or ''), sequence, dead-superseded. ARGV: prefix, the member, its priority, site,
-# job (or ''), the kind of its error (or ''), '1' when its page was counted fetched (else ''), the member to
-# queue, the seconds an ended job's hash is kept (SCHEDULE_JOB_KEEP_HOURS), the name it may be kept under
-# in dead-superseded (_superseded_as; or ''): that entry goes with the letter (_UNSUPERSEDE). The job's
-# hash, when it expired (an ended job's is kept that long), is written again with its pending count alone
-# (its other counts went with it), and kept that long from now, as an ended job's hash that would expire
-# sooner is: a hash without a time-to-live is a job under way, left as it is.
+# KEYS: dead, dead-superseded, dead-unnamed.
+# Reply: {the dead letters less the names in dead-superseded, 1 when there is nothing to name (else 0), the
+# names freed so far}. A worker of this release names each letter it writes in the same call (_DEAD), and
+# the ack, requeue and drop of a letter take its name with it: none of them changes the count, but a letter
+# written unnamed (by a worker of a release before every letter was named, during a rolling upgrade; an
+# entry that is no request) adds one. So while the count is the one the last full naming pass left
+# (``letters``: _NAMED_ALL), and no name was freed since while a letter waited for one, there is nothing
+# to name, and a read of the letters sends none of them to be named (LeasedQueue.dead_pages).
+_UNNAMED = """
+local unnamed = redis.call('HLEN', KEYS[1]) - redis.call('HLEN', KEYS[2])
+local kept = redis.pcall('HMGET', KEYS[3], 'letters', 'waiting', 'seen', 'freed')
+if kept.err then kept = {} end
+local freed = kept[4] or '0'
+local named = kept[1] and tonumber(kept[1]) == unnamed and (kept[2] == '0' or kept[3] == freed)
+return {unnamed, named and 1 or 0, freed}
+"""
+
+# KEYS: dead, dead-superseded, dead-unnamed. ARGV: the dead letters less the names as a full naming pass
+# began, the names freed so far then (_UNNAMED), what its own namings took from that count, the letters
+# left waiting for a name (_INDEX_DEAD).
+# Keeps what the pass left in dead-unnamed (``letters``, ``waiting``, and ``seen``: the names freed as it
+# began, so that one freed during the pass is seen at the next read) when nothing else changed the count
+# during the pass (1). Else (0) it keeps none, and the next read names again: a letter an older worker
+# wrote during the pass, where HSCAN had read already, is found then.
+_NAMED_ALL = """
+local unnamed = redis.call('HLEN', KEYS[1]) - redis.call('HLEN', KEYS[2])
+-- A key of another type (someone wrote it) is taken for none.
+if redis.call('TYPE', KEYS[3]).ok ~= 'hash' then redis.call('DEL', KEYS[3]) end
+redis.call('HDEL', KEYS[3], 'letters')
+if unnamed ~= tonumber(ARGV[1]) - tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[3], 'letters', unnamed, 'waiting', ARGV[4], 'seen', ARGV[2])
+return 1
+"""
+
+# KEYS: dead, pending, job (or ''), sequence, dead-superseded, dead-unnamed. ARGV: prefix, the member, its
+# priority, site, job (or ''), the kind of its error (or ''), '1' when its page was counted fetched (else
+# ''), the member to queue, the seconds an ended job's hash is kept (SCHEDULE_JOB_KEEP_HOURS), the name it
+# may be kept under in dead-superseded (_superseded_as; or ''): that entry goes with the letter
+# (_UNSUPERSEDE). The job's hash, when it expired (an ended job's is kept that long), is written again with
+# its pending count alone (its other counts went with it), and kept that long from now, as an ended job's
+# hash that would expire sooner is: a hash without a time-to-live is a job under way, left as it is.
 _REQUEUE_DEAD = (
     SITE_LUA
     + _UNSUPERSEDE
     + """
 if redis.call('HDEL', KEYS[1], ARGV[2]) == 0 then return 0 end
-unsupersede(KEYS[5], ARGV[10], ARGV[2])
+unsupersede(KEYS[5], ARGV[10], ARGV[2], KEYS[6])
 local score = -tonumber(ARGV[3]) * 1099511627776 + redis.call('INCR', KEYS[4])
 if enqueue(ARGV[1], ARGV[4], score, ARGV[8]) == 0 then return 0 end
 redis.call('HINCRBY', KEYS[2], ARGV[4], 1)
@@ -1365,6 +1424,24 @@ class DeadRequeue:
 
 
 @dataclass(frozen=True, slots=True)
+class Unnamed:
+    """What :meth:`LeasedQueue.unnamed` read as a full naming pass begins: the dead ``letters`` less the
+    names in ``Keys.dead_superseded``, and the names ``freed`` so far (a count, as Redis keeps it)."""
+
+    letters: int
+    freed: str
+
+
+@dataclass(frozen=True, slots=True)
+class NamedDead:
+    """What :meth:`LeasedQueue.index_dead` did: the names it ``added`` to ``Keys.dead_superseded`` (one over
+    a letter gone adds none), and the letters ``waiting``, their name naming another letter still there."""
+
+    added: int
+    waiting: int
+
+
+@dataclass(frozen=True, slots=True)
 class Ack:
     """A lease to end with :meth:`LeasedQueue.ack_many`, and its job's counts (as :meth:`LeasedQueue.ack`
     takes them; ``spooled``: how many of the items stored went to the store's local spool; ``updated``:
@@ -1492,6 +1569,8 @@ class LeasedQueue:
         self._requeue_dead = server.register_script(_REQUEUE_DEAD)
         self._drop_dead = server.register_script(_DROP_DEAD)
         self._index_dead = server.register_script(_INDEX_DEAD)
+        self._unnamed = server.register_script(_UNNAMED)
+        self._named_all = server.register_script(_NAMED_ALL)
         self._back_off = server.register_script(_BACK_OFF)
         self._polite = server.register_script(_POLITE)
         self._polite_host = server.register_script(_POLITE_HOST)
@@ -1841,6 +1920,7 @@ class LeasedQueue:
             self.keys.stats(ack.counted_site, hour_of(shared_now())) if ack.counted_site else "",
             self.keys.dead,
             self.keys.dead_superseded,
+            self.keys.dead_unnamed,
         ]
         args: list[str | int] = [self.keys.prefix, ack.lease, ack.site, ack.job or ""]
         counts = [ack.fetched, ack.stored, ack.reposts, ack.spooled, ack.updated]
@@ -1945,10 +2025,16 @@ class LeasedQueue:
     def dead_pages(self) -> Iterator[dict[str, str]]:
         """The dead letters a page at a time (one HSCAN call of DEAD_SCAN_COUNT each): member -> record
         (JSON). The hash may change between pages: a letter there throughout comes at least once (twice
-        when Redis grew or shrank the hash meanwhile), one added or deleted meanwhile may not come. Each
-        page's letters missing from ``Keys.dead_superseded`` are named there as they are read
-        (:meth:`index_dead`), so that an ack of their page fetched again deletes them; by a Redis that
-        refuses writes, they are read unnamed."""
+        when Redis grew or shrank the hash meanwhile), one added or deleted meanwhile may not come. When a
+        letter may be missing from ``Keys.dead_superseded`` (:meth:`unnamed`), each page's are named there
+        as they are read (:meth:`index_dead`), so that an ack of their page fetched again deletes them; by
+        a Redis that refuses writes, they are read unnamed."""
+        yield from self._dead_pages(self.unnamed())
+
+    def _dead_pages(self, unnamed: Unnamed | None) -> Iterator[dict[str, str]]:
+        """:meth:`dead_pages`, naming the letters as it reads them unless ``unnamed`` is None (nothing to
+        name); read to the end, it keeps what is left unnamed (``_NAMED_ALL``)."""
+        naming, added, waiting = unnamed is not None, 0, 0
         cursor = 0
         while True:
             cursor, page = cast(
@@ -1957,34 +2043,59 @@ class LeasedQueue:
             )
             if page:
                 letters = {decoded(member): decoded(record) for member, record in page.items()}
-                try:
-                    self.index_dead(letters)
-                except redis.ResponseError as exc:
-                    # Writes refused (memory full, a replica, a full disk, a reader's rights): the letters
-                    # are read all the same, and named at a read once Redis takes writes again.
-                    logger.debug(
-                        "cannot name the dead letters read in %s: %s", self.keys.dead_superseded, exc
-                    )
+                if naming:
+                    try:
+                        named = self.index_dead(letters)
+                        added, waiting = added + named.added, waiting + named.waiting
+                    except redis.ResponseError as exc:
+                        self._naming_refused(exc)
+                        naming = False
                 yield letters
             if not cursor:
-                return
+                break
+        if naming and unnamed is not None:
+            try:
+                self._named_all(
+                    keys=self._naming_keys(), args=[unnamed.letters, unnamed.freed, added, waiting]
+                )
+            except redis.ResponseError as exc:
+                self._naming_refused(exc)
 
-    def index_dead(self, members: Iterable[str]) -> int:
+    def _naming_refused(self, exc: redis.ResponseError) -> None:
+        # Writes refused (memory full, a replica, a full disk, a reader's rights): the letters are read all
+        # the same, and named at a read once Redis takes writes again.
+        logger.debug("cannot name the dead letters read in %s: %s", self.keys.dead_superseded, exc)
+
+    def unnamed(self) -> Unnamed | None:
+        """The dead letters less the names in ``Keys.dead_superseded``, and the names freed so far (one
+        call, ``_UNNAMED``), when some letter may be unnamed; None when the count is the one the last full
+        naming pass left in ``Keys.dead_unnamed`` (``_NAMED_ALL``), none written unnamed since, and no name
+        freed while a letter waited for one: nothing to name."""
+        count, named, freed = self._unnamed(keys=self._naming_keys())
+        return None if int(named) else Unnamed(int(count), decoded(freed))
+
+    def _naming_keys(self) -> list[str]:
+        return [self.keys.dead, self.keys.dead_superseded, self.keys.dead_unnamed]
+
+    def index_dead(self, members: Iterable[str]) -> NamedDead:
         """Name in ``Keys.dead_superseded`` (``_superseded_as``) each of these dead letters that has no
         entry there: a letter written before every letter was named there (an article page's, by a worker
         of that time, or in an older data folder), which an ack of its page fetched again (``Ack.clears``)
-        would never find. One call (``_INDEX_DEAD``), none for letters that are no request; how many were
-        named."""
+        would never find. One call (``_INDEX_DEAD``), none for letters that are no request."""
         named = [(member, name) for member in members if (name := _superseded_as(member))]
         if not named:
-            return 0
+            return NamedDead(0, 0)
         args = [part for pair in named for part in pair]
-        return int(self._index_dead(keys=[self.keys.dead, self.keys.dead_superseded], args=args))
+        added, waiting = self._index_dead(keys=[self.keys.dead, self.keys.dead_superseded], args=args)
+        return NamedDead(int(added), int(waiting))
 
     def index_all_dead(self) -> None:
-        """:meth:`index_dead` for every dead letter, as :meth:`dead_pages` reads them."""
-        for _ in self.dead_pages():
-            pass
+        """:meth:`index_dead` for every dead letter, as :meth:`dead_pages` reads them; one call, no page
+        read, when nothing is to be named (:meth:`unnamed`)."""
+        unnamed = self.unnamed()
+        if unnamed is not None:
+            for _ in self._dead_pages(unnamed):
+                pass
 
     def requeue_dead(
         self,
@@ -2022,6 +2133,7 @@ class LeasedQueue:
                     self.keys.job(letter.job) if letter.job else "",
                     self.keys.sequence,
                     self.keys.dead_superseded,
+                    self.keys.dead_unnamed,
                 ]
                 args: list[str | bytes | int] = [
                     self.keys.prefix,
@@ -2043,7 +2155,7 @@ class LeasedQueue:
         :meth:`requeue_dead` does), DEAD_SCAN_COUNT a call; returns how many there were."""
         chosen = [part for member in members for part in (member, _superseded_as(member))]
         step = 2 * DEAD_SCAN_COUNT
-        keys = [self.keys.dead, self.keys.dead_superseded]
+        keys = [self.keys.dead, self.keys.dead_superseded, self.keys.dead_unnamed]
         return sum(
             int(self._drop_dead(keys=keys, args=chosen[start : start + step]))
             for start in range(0, len(chosen), step)
