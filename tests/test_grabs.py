@@ -19,8 +19,8 @@ from crawler.commandline import counted
 from crawler.demo import DEMO_RULES
 from crawler.keys import Keys
 from crawler.redisio import serializer
-from crawler.redisio.queue import LeasedQueue
-from crawler.requests import JobCounts, enqueue_job, remember_temp_job
+from crawler.redisio.queue import Ack, LeasedQueue
+from crawler.requests import JobCounts, discover_request, encode_request, enqueue_job, remember_temp_job
 from crawler.rules import Rule, load_rule, load_rules
 from crawler.schedule.grabs import GrabScheduler, Planned, Seeded, Waiting, next_due
 from crawler.schedule.revisit import Revisits, bounds, next_interval
@@ -295,6 +295,37 @@ def test_a_seeding_cut_short_is_finished_by_the_next_tick(
     assert redis_client.hget(key, "seeding") is None
     assert queued_index_pages(redis_client) == len(rules["demo-citynews"].start_urls)
     assert job_kind(redis_client, "abc123") == "grab"
+
+
+def test_a_grab_names_a_seeds_dead_letter_written_unnamed_so_that_the_seeds_ack_takes_it(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """A discover rule's seed is fetched at every grab, and the ack of its page deletes the dead letter
+    named for it in crawler:dead-superseded (736cbf2). One written unnamed by a worker of an older release
+    (during a rolling upgrade, the letters read through before) was named only when something read the
+    letters again (`crawler status`, `dead list`), and stayed after its seed was fetched fine. A grab names
+    it before it queues the seeds."""
+    (tmp_path / "energy.yaml").write_text(DISCOVER_RULE, encoding="utf-8")
+    rule = load_rule(tmp_path / "energy.yaml")
+    assert rule.discover is not None
+    keys = Keys(PREFIX)
+    queue = LeasedQueue(redis_client, keys)
+    assert queue.dead() == {}
+    seed = rule.discover.seeds[0]
+    old = encode_request(discover_request(rule, seed, job="0123456789ab", job_kind="grab"))
+    redis_client.hset(keys.dead, old, json.dumps({"reason": "HTTP 503", "kind": "HTTP 503"}))
+
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    (grab,) = GrabScheduler(redis_client, keys, clock=clock).tick([rule])
+    acks = []
+    while (popped := queue.pop()).member is not None:
+        assert popped.site is not None
+        url = serializer.loads(popped.member)["url"]
+        clears = f"{popped.site}\n{url}" if url in rule.discover.seeds else ""
+        acks.append(Ack(popped.member, popped.site, grab.job, fetched=1, clears=clears))
+    assert len(acks) == len(rule.discover.seeds)
+    assert queue.ack_many(acks) == [True] * len(acks)
+    assert redis_client.hlen(keys.dead) == 0, "the seed's letter taken by its ack"
 
 
 @pytest.mark.parametrize("kind", ["site", "discover"])

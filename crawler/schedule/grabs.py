@@ -101,6 +101,7 @@ from crawler.commandline import TOLD, counted, span
 from crawler.keys import Keys
 from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import decoded, hash_of, turned_away, writes_refused
+from crawler.redisio.queue import LeasedQueue
 from crawler.redisio.workers import pid_space
 from crawler.requests import enqueue_job, expired_leases, write_off_lost
 from crawler.rules import Rule, RuleError, RuleFiles, load_rules
@@ -537,6 +538,9 @@ class GrabScheduler:
         return round(self.yield_boost * float(state.get("yield", 1.0)))
 
     def _seed(self, rule: Rule, job: str, boost: int) -> None:
+        # The grab fetches its listing pages and a discover rule's seeds again, whose acks delete their
+        # dead letters found by name: one written unnamed (an older worker's) is named first.
+        LeasedQueue(self.server, self.keys).index_all_dead()
         enqueue_job(
             self.server,
             self.keys,
