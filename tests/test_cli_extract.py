@@ -22,6 +22,7 @@ from scrapy import Request
 from siteserver import CP1252_PARAGRAPHS
 
 from crawler.cli import extract as extractcli
+from crawler.cli.parser import EXIT_CODES_HELP, RULES_EXIT_CODES_HELP
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.settings import USER_AGENT
 from crawler.worker.netguard import private_allowed
@@ -222,6 +223,22 @@ def test_help_documents_the_exit_codes() -> None:
     assert "exit codes:" in run.stdout
     for option in ("--algo", "--explain", "--title", "--format", "--ignore-robots"):
         assert option in run.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("extract",), ("rules",), ("rules", "check"), ("rules", "try"), ("rules", "new")],
+    ids=["extract", "rules", "rules-check", "rules-try", "rules-new"],
+)
+def test_help_wraps_its_description_to_the_terminal(command: tuple[str, ...]) -> None:
+    """`crawler rules new --help` printed its description on one line of 627 characters (`rules try`
+    289, `extract` 226) where `temp --help` wrapped its own to the terminal: the description is wrapped
+    as the options' help is, the exit codes' table kept as it is written (100 columns)."""
+    run = crawler(*command, "--help", env={"COLUMNS": "80"})
+    assert run.code == 0
+    description = run.stdout.split("\n\n")[1]
+    assert max(map(len, description.splitlines())) <= 80, description
+    assert (EXIT_CODES_HELP if command == ("extract",) else RULES_EXIT_CODES_HELP) in run.stdout
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -100,6 +101,23 @@ def folders_before_command(argv: Sequence[str]) -> tuple[str | None, str | None]
     return found["--data-dir"], found["--rules-dir"]
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the exit codes' table of an epilog as it is written (its lines indented), and wraps a line
+    that starts at the margin, a description, to the terminal as argparse wraps the options' help: kept
+    whole, `rules new --help` printed its description on one line of 627 characters."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        filled = []
+        for line in text.splitlines(keepends=True):
+            words = line.rstrip("\n")
+            if len(words) > width and not words[:1].isspace():
+                wrapped = textwrap.fill(words, width, initial_indent=indent, subsequent_indent=indent)
+                filled.append(wrapped + line[len(words) :])
+            else:
+                filled.append(indent + line)
+        return "".join(filled)
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose "unrecognized arguments" error says where a global option goes when one
     was given after the command (``crawler temp --rules-dir DIR SITE`` took DIR for the site), whose
@@ -177,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="crawler",
         description="A focused web crawler service: site rules, regular and temp grabs, article extraction.",
         epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what is done on stderr")
@@ -221,7 +239,7 @@ def _add_extract(commands: Any) -> None:
             " from loopback, private or link-local addresses."
         ),
         epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     extract.add_argument(
         "source", metavar="URL|FILE", help="http(s) URL, path of an HTML file, or - for standard input"
@@ -639,7 +657,7 @@ def _add_rules(commands: Any) -> None:
             " a site's first one."
         ),
         epilog=RULES_EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     actions = rules.add_subparsers(dest="rules_command", required=True, metavar="ACTION")
     check = actions.add_parser(
@@ -650,7 +668,7 @@ def _add_rules(commands: Any) -> None:
             " (expected ...)), then a summary. Exit 1 when any rule has an error."
         ),
         epilog=RULES_EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     check.add_argument(
         "paths",
@@ -671,7 +689,7 @@ def _add_rules(commands: Any) -> None:
             " than min_body_chars)."
         ),
         epilog=RULES_EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     try_.add_argument(
         "site", metavar="SITE", help="site id (a rule file's name without .yaml), or a rule file"
@@ -702,7 +720,7 @@ def _add_rules(commands: Any) -> None:
             " is written then), 2 when rules/SITE.yaml exists (--force replaces it)."
         ),
         epilog=RULES_EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     new.add_argument("site", metavar="SITE", help="the new site id: the rule file's name without .yaml")
     new.add_argument("url", metavar="URL", help="http(s) URL of the site's home page or of a section page")
