@@ -978,6 +978,18 @@ def test_a_global_option_after_the_command_says_where_it_goes(
             ["status", "now"],
             "crawler status: error: unrecognized arguments: now (`crawler status --help` lists its options)",
         ),
+        # A value of --format given as an option of its own, as many tools take it, was named with no
+        # hint: the closest option's name is far from `--json`.
+        (
+            ["status", "--json"],
+            "crawler status: error: unrecognized arguments: --json; did you mean '--format json'?"
+            " (`crawler status --help` lists its options)",
+        ),
+        (
+            ["articles", "export", "--csv"],
+            "crawler articles export: error: unrecognized arguments: --csv; did you mean '--format csv'?"
+            " (`crawler articles export --help` lists its options)",
+        ),
     ],
 )
 def test_an_unknown_option_of_a_command_is_named_with_that_command(

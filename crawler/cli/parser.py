@@ -143,10 +143,11 @@ class _Parser(argparse.ArgumentParser):
         commands = any(isinstance(action, argparse._SubParsersAction) for action in self._actions)
         if extras and " " in self.prog and not commands:
             options = [option for action in self._actions for option in action.option_strings]
+            choices = _choices_as_options(self._actions)
             close = [
-                did_you_mean(word.partition("=")[0], options)
-                for word in extras
-                if word.startswith("--") and word.partition("=")[0] not in options
+                f"; did you mean {choices[option]!r}?" if option in choices else did_you_mean(option, options)
+                for option in (word.partition("=")[0] for word in extras)
+                if option.startswith("--") and option not in options
             ]
             message = f"unrecognized arguments: {' '.join(extras)}"
             if not any(_global_option(word) for word in extras):
@@ -181,6 +182,18 @@ class _Parser(argparse.ArgumentParser):
                 f" `{suggest(f'temp SITE -s {invalid[1]}')}`)"
             )
         super().error(message)
+
+
+def _choices_as_options(actions: Sequence[argparse.Action]) -> dict[str, str]:
+    """The value of an option with choices as it may be given for an option of its own (``--json`` for
+    ``--format json``, as many tools take it), and the option and value it stands for."""
+    return {
+        f"--{choice}": f"{action.option_strings[-1]} {choice}"
+        for action in actions
+        if action.option_strings and action.choices is not None
+        for choice in action.choices
+        if isinstance(choice, str)
+    }
 
 
 # argparse's messages for a command, or a command's action, left out.
