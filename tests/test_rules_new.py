@@ -403,6 +403,15 @@ def test_rules_dir_is_taken_after_each_rules_action_as_before_the_command(
             "/feed?to=/a/1",
             "none of the 1 links of the feed {url} to 127.0.0.1 looks like an article link",
         ),
+        # The page whose links look like no article's names its feed, whose entries link to the same
+        # pages: the feed's refusal sent the user back to the home page ("give the URL of the site's home
+        # page or of a section page"), a loop. It gives the rule to write, which reads every entry.
+        (
+            "/feed?to=/a/1",
+            "or write the rule by hand: a rule whose feeds name the feed reads every entry it lists, with no"
+            " index to filter them (`domains: [127.0.0.1]`, `allow_private_addresses: true`,"
+            " `feeds: [{url}]`; docs/rules.md#feeds)",
+        ),
         ("/sitemap.xml?to=/a/1", '{url} is not an RSS or Atom feed (it starts \'<?xml version="1.0"'),
         ("/sitemap.xml?to=/a/1", "'), nor an HTML page (got application/xml): give the URL of the site's"),
         ("/status/204", "{url} is neither an HTML page nor an RSS or Atom feed"),

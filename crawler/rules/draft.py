@@ -530,8 +530,11 @@ def draft_feed_rule(site: str, feed: Feed, url: str, *, robots: bytes | None, al
         raise DraftError(
             f"none of the {len(site_links)} links of the feed {url} to {' or '.join(domains)} looks like an"
             f" article link (a date, a numeric id or a long slug in its path"
-            f"{'; ' + _shapes_seen(site_links) if site_links else ''}): give the URL of the site's home page"
-            " or of a section page that lists its articles, or write the rule by hand (docs/rules.md)"
+            f"{'; ' + _shapes_seen(site_links) if site_links else ''}): give the URL of a section page that"
+            " lists its articles, or write the rule by hand: a rule whose feeds name the feed reads every"
+            f" entry it lists, with no index to filter them (`domains: [{', '.join(domains)}]`,"
+            f"{' `allow_private_addresses: true`,' if allow_private else ''} `feeds: [{url}]`;"
+            " docs/rules.md#feeds)"
         )
     return Draft(
         site=site,
