@@ -1398,6 +1398,40 @@ def test_a_week_unread_for_a_full_disk_says_to_free_space_not_to_restore_it(
     assert "restore it" not in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
+def test_a_week_in_a_folder_that_cannot_be_written_says_so_not_that_the_file_cannot_be_read(
+    three_weeks: Path, tmp_path: Path
+) -> None:
+    """A data folder on a read-only disk (a mounted backup, a snapshot) or one marked immutable: SQLite
+    makes a -shm file beside a week's file to read it, and cannot. Every week was left out with "the file
+    cannot be read: make it a file the crawler's user may read and write, restore it from a backup", of a
+    file that reads well. One error (every week of the folder fails alike) names the folder and what to
+    do."""
+    data = tmp_path / "data"
+    shutil.copytree(three_weeks, data)
+    folder = data / "articles"
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+    elif subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False).returncode != 0:
+        pytest.skip("chattr +i is not possible here: no unwritable folder can be made as root")
+    try:
+        done = _articles_to(data, "stats")
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        folder.chmod(0o755)
+    assert done.returncode == 1, done.stderr
+    week = folder / "articles_2026w44.sqlite"
+    assert (
+        f"crawler articles stats: error: cannot open the article store {week}: unable to open database"
+        f" file; SQLite makes {week.name}-shm beside"
+        f" the week's file to read it, and {folder} cannot be written (the week's file is not damaged):"
+        f" make {folder} writable by the crawler's user (chattr -i for a folder marked immutable), remount"
+        " its disk read-write, or copy the data folder to a disk that can be written and read the copy"
+        " (--data-dir DIR)\n"
+    ) == done.stderr, done.stderr
+    assert "restore it" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
 def _articles_to(data: Path, *args: str, stdout: Any = subprocess.PIPE, file_limit: int | None = None) -> Any:
     """`crawler articles ARGS` in a process of its own, its stdout on ``stdout``, its files limited to
     ``file_limit`` bytes (``RLIMIT_FSIZE``: writing past it fails as a full disk does, with EFBIG)."""

@@ -941,19 +941,44 @@ def _read_error(
     what: str, exc: sqlite3.Error, path: Path, directory: Path | None = None, busy: str = ""
 ) -> StoreError:
     """The error for ``what`` failed (``cannot open/read the article store PATH``) on ``exc``: what to do
-    when SQLite cannot make the ``-shm`` file of the week's file ``path``; a :class:`DamagedWeekError` with
-    what to do when that file is damaged or unreadable; else, with the store's ``directory``, what to do
-    when its disk is full, and ``busy`` (the :func:`_busy_hint` of a file kept locked)."""
+    when SQLite cannot make the ``-shm`` file of the week's file ``path`` (a full disk, or a folder that
+    cannot be written: every week of it fails alike, so no week is skipped for it); a
+    :class:`DamagedWeekError` with what to do when that file is damaged or unreadable; else, with the
+    store's ``directory``, what to do when its disk is full, and ``busy`` (the :func:`_busy_hint` of a
+    file kept locked)."""
     if getattr(exc, "sqlite_errorcode", None) in _SHM_CODES:
         return StoreError(
             f"{what}: {exc}; SQLite could not make {path.name}-shm, which it reads the file with, beside it:"
             f" free disk space under {path.parent}{_size_limit_hint()} (the week's file is not damaged)"
+        )
+    if _folder_unwritable(exc, path):
+        return StoreError(
+            f"{what}: {exc}; SQLite makes {path.name}-shm beside the week's file to read it, and"
+            f" {path.parent} cannot be written (the week's file is not damaged): make {path.parent} writable"
+            " by the crawler's user (chattr -i for a folder marked immutable), remount its disk read-write,"
+            " or copy the data folder to a disk that can be written and read the copy (--data-dir DIR)"
         )
     hint = _damage_hint(exc, path)
     if hint:
         return DamagedWeekError(f"{what}: {exc}{hint}")
     full = _disk_hint(exc, directory) if directory is not None else ""
     return StoreError(f"{what}: {exc}{full}{busy}")
+
+
+def _folder_unwritable(exc: sqlite3.Error, path: Path) -> bool:
+    """Whether SQLite could not open the readable week's file ``path`` (``SQLITE_CANTOPEN``) for want of
+    its ``-shm`` file, which it cannot make in a folder that cannot be written (a read-only disk, one
+    marked immutable, no write permission)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    shm = path.with_name(path.name + "-shm")
+    return (
+        code is not None
+        and code & 0xFF == sqlite3.SQLITE_CANTOPEN
+        and path.is_file()
+        and os.access(path, os.R_OK)
+        and not shm.exists()
+        and not os.access(path.parent, os.W_OK)
+    )
 
 
 def _damage_hint(exc: sqlite3.Error, path: Path) -> str:
