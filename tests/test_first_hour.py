@@ -266,6 +266,24 @@ def test_status_says_refusals_on_the_rules_own_host_came_before_its_key_not_that
     ("url", "message"),
     [
         ("notaurl", "invalid URL 'notaurl': no scheme: only http:// and https:// URLs can be fetched"),
+        # A host and path typed without a scheme: said so, with the URL meant (http for a port or an IP
+        # address, as a site on this machine has); `localhost:8631/...` was said to have the scheme
+        # 'localhost'.
+        (
+            "127.0.0.1:8631/citynews/",
+            "invalid URL '127.0.0.1:8631/citynews/': no scheme: only http:// and https:// URLs can be"
+            " fetched; did you mean 'http://127.0.0.1:8631/citynews/'?",
+        ),
+        (
+            "localhost:8631/citynews/",
+            "invalid URL 'localhost:8631/citynews/': no scheme: only http:// and https:// URLs can be"
+            " fetched; did you mean 'http://localhost:8631/citynews/'?",
+        ),
+        (
+            "www.citynews.example/local/",
+            "invalid URL 'www.citynews.example/local/': no scheme: only http:// and https:// URLs can be"
+            " fetched; did you mean 'https://www.citynews.example/local/'?",
+        ),
         (
             "ftp://127.0.0.1/x",
             "invalid URL 'ftp://127.0.0.1/x': scheme 'ftp': only http:// and https:// URLs can be fetched",
