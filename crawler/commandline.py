@@ -9,11 +9,22 @@ record as a note, where it leaves its other INFO records to the log."""
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
+import re
 import shlex
 from collections.abc import Callable
 
-__all__ = ["COMMAND_ENV", "TOLD", "command_name", "counted", "did_you_mean", "given_folders", "suggest"]
+__all__ = [
+    "COMMAND_ENV",
+    "TOLD",
+    "command_name",
+    "counted",
+    "did_you_mean",
+    "given_folders",
+    "suggest",
+    "url_meant",
+]
 
 # How the user runs this command (``./run.sh crawler`` sets it), for the commands a message suggests.
 COMMAND_ENV = "CRAWLER_COMMAND"
@@ -49,6 +60,31 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
     """``count`` and ``noun``, in the plural (``plural``, else ``noun`` + ``s``) unless it is 1:
     ``1 page``, ``2 pages``, ``0 pages``."""
     return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
+# A host name (with a dot, or localhost) or an IP address, a port, a path: a URL typed without its scheme,
+# which urlsplit reads as a path (`127.0.0.1:8631/x`) or as the scheme `localhost` (`localhost:8631/x`).
+_WITHOUT_SCHEME_RE = re.compile(
+    r"(?P<host>localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+|\[[0-9a-f:.]+\])(?::(?P<port>\d{1,5}))?(?:[/?#].*)?",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def url_meant(text: str) -> str | None:
+    """The URL meant by ``text`` when it is a host and path typed without the scheme: http for a port, an
+    IP address or localhost (a site on this machine or an intranet), else https; None for any other
+    text."""
+    typed = _WITHOUT_SCHEME_RE.fullmatch(text)
+    if typed is None:
+        return None
+    host = typed["host"]
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        local = typed["port"] is not None or host == "localhost"
+    else:
+        local = True
+    return f"{'http' if local else 'https'}://{text}"
 
 
 def did_you_mean(value: str, choices: list[str], quote: Callable[[str], str] = repr) -> str:

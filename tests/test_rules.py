@@ -934,6 +934,12 @@ _LINKS = "  links: {allow: ['/citynews/']}"
         (_START, "start_urls: [ftp://127.0.0.1/]", 'start_urls[0]: not an http(s) URL: "ftp://127.0.0.1/"'),
         (
             _START,
+            "start_urls: ['127.0.0.1:8631/citynews/']",
+            'start_urls[0]: not an http(s) URL: "127.0.0.1:8631/citynews/" (expected an http:// or https://'
+            ' URL of an index page; did you mean "http://127.0.0.1:8631/citynews/"?)',
+        ),
+        (
+            _START,
             "start_urls: [http://elsewhere.example/]",
             'start_urls[0]: host "elsewhere.example" of "http://elsewhere.example/" is not in domains',
         ),

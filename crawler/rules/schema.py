@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from crawler.commandline import counted, did_you_mean
+from crawler.commandline import counted, did_you_mean, url_meant
 from crawler.errors import redacted
 from crawler.rules.access import (
     AccessError,
@@ -504,7 +504,11 @@ def _urls(
         except ValueError:
             valid = False
         if not valid:
-            raise RuleError(check.file, key, f"not an http(s) URL: {_shown(redacted(value))}", expected)
+            meant = url_meant(url)
+            hint = f"; did you mean {_shown(redacted(meant))}?" if meant is not None else ""
+            raise RuleError(
+                check.file, key, f"not an http(s) URL: {_shown(redacted(value))}", expected + hint
+            )
         if parts.username is not None or parts.password is not None:
             raise RuleError(
                 check.file, key, f"credentials in the URL {_shown(redacted(value))}", "a URL without them"

@@ -19,7 +19,6 @@ import dataclasses
 import http.client
 import ipaddress
 import logging
-import re
 import signal
 import urllib.parse
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -44,7 +43,7 @@ from twisted.internet.error import ConnectError, ConnectionRefusedError, DNSLook
 from twisted.python.failure import Failure
 
 from crawler import settings as defaults
-from crawler.commandline import suggest
+from crawler.commandline import suggest, url_meant
 from crawler.config import Config
 from crawler.errors import (
     BlockedAddressError,
@@ -100,22 +99,6 @@ class Response:
     followed: Mapping[str, Response | None] = dataclasses.field(default_factory=dict)
 
 
-# A host name (with a dot, or localhost) or an IP address, a port, a path: a URL typed without its scheme,
-# which urlsplit reads as a path (`127.0.0.1:8631/x`) or as the scheme `localhost` (`localhost:8631/x`).
-_WITHOUT_SCHEME_RE = re.compile(
-    r"(?P<host>localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+|\[[0-9a-f:.]+\])(?::(?P<port>\d{1,5}))?(?:[/?#].*)?",
-    re.IGNORECASE | re.DOTALL,
-)
-
-
-def _ip_address(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return True
-
-
 def check_url(url: str) -> str:
     """``url`` without surrounding white space when it is an http(s) URL that can be fetched;
     :class:`InputError` saying what is wrong with it otherwise (its credentials, if any, never shown)."""
@@ -127,14 +110,10 @@ def check_url(url: str) -> str:
         raise InputError(f"invalid URL {redacted(url)!r}: {exc}") from None
     problem = None
     scheme = parts.scheme.lower()
-    typed = _WITHOUT_SCHEME_RE.fullmatch(url)
-    if typed is not None:
-        meant = (
-            "http" if typed["port"] or typed["host"] == "localhost" or _ip_address(typed["host"]) else "https"
-        )
+    meant = url_meant(url)
+    if meant is not None:
         problem = (
-            "no scheme: only http:// and https:// URLs can be fetched;"
-            f" did you mean {redacted(f'{meant}://{url}')!r}?"
+            f"no scheme: only http:// and https:// URLs can be fetched; did you mean {redacted(meant)!r}?"
         )
     elif scheme not in _DEFAULT_PORTS:
         shown = f"scheme {scheme!r}" if scheme else "no scheme"
