@@ -315,6 +315,17 @@ def test_missing_file_that_looks_like_a_url_gets_a_hint() -> None:
     )
 
 
+def test_missing_file_that_looks_like_a_url_of_this_machine_gets_an_http_hint() -> None:
+    """`127.0.0.1:8631/citynews/` (the demo's site, a page served here) was given the hint of an https
+    URL, which a server on a port of this machine seldom speaks: http, as `rules new` and `temp --url`
+    suggest for it."""
+    one_line_error(
+        crawler("extract", "127.0.0.1:8631/citynews/"),
+        2,
+        "did you mean the URL http://127.0.0.1:8631/citynews/",
+    )
+
+
 @pytest.mark.parametrize("content", [b"", b"   \n\t\n  "], ids=["empty", "blank"])
 def test_empty_file(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "empty.html"

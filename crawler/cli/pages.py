@@ -12,6 +12,7 @@ from pathlib import Path
 
 import lxml.etree
 
+from crawler.commandline import url_meant
 from crawler.errors import InputError
 from extractors import Extraction, get_extractor
 from extractors.encoding import Decoded, decode_checked, sniff_binary
@@ -112,7 +113,7 @@ def read_page(
         hint = "give the path of an HTML file, an http(s) URL, or - for standard input"
         host = source.split("/", 1)[0]
         if ("/" in source.strip("/") and "." in host.strip(".")) or source.startswith("www."):
-            hint = f"did you mean the URL https://{source} ?"
+            hint = f"did you mean the URL {url_meant(source) or f'https://{source}'} ?"
         raise InputError(f"no such file: {source!r} ({hint})") from None
     except IsADirectoryError:
         raise InputError(f"{source!r} is a directory, not an HTML file") from None
