@@ -184,12 +184,22 @@ class Keys:
         site that earlier versions kept is no longer read (``DEL`` it to free its memory)."""
         return f"{self.prefix}:validators:{site}"
 
+    def validators_at(self, site: str) -> str:
+        """When each URL of :meth:`validators` was read last (a sorted set: URL -> epoch seconds, Redis's
+        clock): those not read for a month are dropped (crawler/redisio/listings.py)."""
+        return f"{self.prefix}:validators-at:{site}"
+
     def sitemaps(self, site: str) -> str:
         """The latest change a regular grab of a site saw in each of its sitemaps (a hash: URL -> epoch
         seconds, by the sitemap's own dates). Per site: a rule reading a sitemap another rule reads is
         offered every entry at its first grab. The one hash ``<prefix>:sitemaps`` of every site that earlier
         versions kept is no longer read (``DEL`` it to free its memory)."""
         return f"{self.prefix}:sitemaps:{site}"
+
+    def sitemaps_at(self, site: str) -> str:
+        """When each sitemap of :meth:`sitemaps` was read last (a sorted set: URL -> epoch seconds, Redis's
+        clock): those not read for a month are dropped (crawler/redisio/listings.py)."""
+        return f"{self.prefix}:sitemaps-at:{site}"
 
     def polite(self, site: str) -> str:
         """A site's politeness, shared by every worker (a hash): ``delay``, ``crawl_delay``, ``concurrency``,

@@ -214,7 +214,9 @@ def _drop_state(server: redis.Redis, keys: Keys, site: str) -> list[str]:
     kinds = {
         keys.grab(site): "last and next grab",
         keys.validators(site): "validators",
+        keys.validators_at(site): "validators",
         keys.sitemaps(site): "sitemap dates",
+        keys.sitemaps_at(site): "sitemap dates",
         keys.temp(site): "temp crawl",
     }
     for name in server.scan_iter(match=f"{keys.prefix}:discover:{site}:*"):

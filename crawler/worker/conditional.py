@@ -7,7 +7,8 @@ when a regular grab of that site reads the page again. A 304 answer reaches the 
 (``handle_httpstatus_list``), which counts it (``crawl/not_modified/<site>``) and records a visit that
 found nothing new. Temp crawls always read the whole page. Every worker shares the validators, so whichever
 worker reads a page next can ask. They are kept per site: a rule reading a page another rule reads has its
-first grab read the whole page.
+first grab read the whole page. A page no grab read for a month (a sitemap of a past day, an API page of a
+cursor gone) has its validators dropped (:mod:`crawler.redisio.listings`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
 from crawler.keys import Keys
+from crawler.redisio import listings
 from crawler.requests import Work
 from crawler.worker.connection import keys_of, outage_of, server_of
 
@@ -75,20 +77,22 @@ class ConditionalIndexMiddleware:
 
     def process_response(self, request: Request, response: Response) -> Response:
         work = Work.of(request)
-        if not work.is_article and response.status == 200:
-            key = self.keys.validators(work.site)
-            etag = response.headers.get(b"ETag")
-            modified = response.headers.get(b"Last-Modified")
-            try:
-                if etag or modified:
-                    value = [(etag or b"").decode("latin-1"), (modified or b"").decode("latin-1")]
-                    self.server.hset(key, request.url, json.dumps(value))
-                else:
-                    self.server.hdel(key, request.url)
-            except redis.RedisError as exc:
-                outage_of(self.crawler).failed(
-                    f"save {request.url}'s validators: the next grab reads the page whole", exc
-                )
+        if work.is_article or response.status not in (200, 304):
+            return response
+        key, times = self.keys.validators(work.site), self.keys.validators_at(work.site)
+        try:
+            if response.status == 304:
+                listings.touch(self.server, key, times, request.url)
             else:
-                outage_of(self.crawler).ok(wrote=True)
+                etag = response.headers.get(b"ETag")
+                modified = response.headers.get(b"Last-Modified")
+                value = [(etag or b"").decode("latin-1"), (modified or b"").decode("latin-1")]
+                saved = json.dumps(value) if etag or modified else ""
+                listings.keep(self.server, key, times, request.url, saved)
+        except redis.RedisError as exc:
+            outage_of(self.crawler).failed(
+                f"save {request.url}'s validators: the next grab reads the page whole", exc
+            )
+        else:
+            outage_of(self.crawler).ok(wrote=True)
         return response

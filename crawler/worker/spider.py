@@ -75,6 +75,7 @@ from crawler.config import apply_environment
 from crawler.errors import BodyTooLongError, redacted, redacted_text
 from crawler.items import Article, Discovered, Page
 from crawler.keys import NOT_HTML, OFF_SITE, ROBOTS_DISALLOWED, SEEN_ALREADY, SKIP_PREFIX
+from crawler.redisio import listings
 from crawler.redisio.bloom import RedisBloom
 from crawler.redisio.clock import shared_now
 from crawler.redisio.connection import resolve_redis_url
@@ -911,7 +912,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if not work.is_grab or not changes:
             return
         try:
-            self.server.hset(self.keys.sitemaps(rule.site), url, f"{max(changes):.3f}")
+            key, times = self.keys.sitemaps(rule.site), self.keys.sitemaps_at(rule.site)
+            listings.keep(self.server, key, times, url, f"{max(changes):.3f}")
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"note when {url} was read: the next grab offers every entry", exc)
             return

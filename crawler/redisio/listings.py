@@ -1,0 +1,75 @@
+"""What the crawl keeps of each listing page of a site by its URL (an index page, a feed, a sitemap, an API
+page), in a hash per site: the validators of its last answer (``crawler:validators:<site>``,
+crawler/worker/conditional.py) and the latest change a sitemap listed (``crawler:sitemaps:<site>``,
+crawler/worker/spider.py).
+
+The URLs a site's listings are read at change: a sitemap index lists a sitemap a day (``sitemap-2026-11-29
+.xml``), an API's next page or an index page's ``next_page`` carries a cursor or a date, a rule's
+``start_urls`` are edited. Each hash would keep every URL ever read, one more a day or a grab, for as long
+as the site is crawled. So each hash has a sorted set beside it (``crawler:validators-at:<site>``,
+``crawler:sitemaps-at:<site>``: URL -> when it was read last, by Redis's clock), and each write drops (a
+hundred at most) the URLs not read for ``KEEP_SECONDS``: a listing page still read keeps its value, one
+read no more goes a month later. The fields a version before this one wrote, with no time, are given the
+time of the first write after it, once per hash (so they go a month later unless read again).
+"""
+
+from __future__ import annotations
+
+import redis
+
+from crawler.redisio.clock import shared_now
+
+__all__ = ["KEEP_SECONDS", "keep", "touch"]
+
+# How long a listing page's value is kept after it was read last. A month: far past any rule's grab period
+# (schedule.max, a weekly cron), so a page still read is never dropped; one dropped is read whole once.
+KEEP_SECONDS = 30 * 24 * 3600.0
+# Values past KEEP_SECONDS dropped by one write, at most (the rest go with the next writes).
+_DROPPED_AT_ONCE = 100
+
+# KEYS: the values' hash, their times (a sorted set). ARGV[1]: now. The hash's fields are given that time when
+# it has no times (written by a version that kept none), once.
+_TIMED = """
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  for _, url in ipairs(redis.call('HKEYS', KEYS[1])) do
+    redis.call('ZADD', KEYS[2], ARGV[1], url)
+  end
+end
+"""
+# KEYS and ARGV[1] as _TIMED's. ARGV: the time of the oldest values kept, how many older ones to drop at most,
+# the URL, its value ('': the URL's value removed). Returns how many values it dropped.
+_KEEP = (
+    _TIMED
+    + """
+if ARGV[5] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[4])
+  redis.call('ZREM', KEYS[2], ARGV[4])
+else
+  redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])
+  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[4])
+end
+local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, url in ipairs(old) do
+  redis.call('ZREM', KEYS[2], url)
+  redis.call('HDEL', KEYS[1], url)
+end
+return #old
+"""
+)
+# KEYS and ARGV[1] as _TIMED's. ARGV[2]: the URL read again.
+_TOUCH = _TIMED + "redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])"
+
+
+def keep(server: redis.Redis, key: str, times: str, url: str, value: str, *, now: float | None = None) -> int:
+    """Set ``url``'s ``value`` in the hash ``key`` (``''``: remove it), read at ``now`` (Redis's clock by
+    default) by the sorted set ``times``; the values not read for ``KEEP_SECONDS`` are dropped. How many
+    were dropped."""
+    moment = shared_now() if now is None else now
+    oldest = moment - KEEP_SECONDS
+    return int(server.eval(_KEEP, 2, key, times, repr(moment), repr(oldest), _DROPPED_AT_ONCE, url, value))
+
+
+def touch(server: redis.Redis, key: str, times: str, url: str, *, now: float | None = None) -> None:
+    """``url``'s value in the hash ``key`` was read again and is still true (an index page answered 304): it
+    is kept ``KEEP_SECONDS`` from ``now`` (Redis's clock by default)."""
+    server.eval(_TOUCH, 2, key, times, repr(shared_now() if now is None else now), url)
