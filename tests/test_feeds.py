@@ -576,6 +576,41 @@ def test_an_entry_met_by_one_worker_reaches_the_article_another_worker_stores(
     assert redis_client.hlen(keys.met_entries) == redis_client.zcard(keys.met_entries_at) == 0
 
 
+def test_an_entry_noted_before_its_article_was_stored_whole_goes_with_the_batch_that_stores_it(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """A feed meeting a URL another listing queued notes its entry; the article's page gave a title, date
+    and author, so its batch took nothing from the note and left it for 7 days: a site read from its index
+    page and its feed kept a note of each of its articles of the week (20 of 22 notes in a soak). The batch
+    that stores a whole document drops the notes of its URL and of the URLs it was redirected from."""
+    from crawler.keys import Keys
+    from crawler.redisio import entries
+    from crawler.store import Written
+    from crawler.store.document import make_document
+    from crawler.worker.pipelines.store import _write_found
+
+    keys = Keys("crawler")
+    url, short, other = "http://news.test/a/whole", "http://news.test/s/1", "http://news.test/a/later"
+    met = {"published": "2026-11-02T08:00:00+00:00", "author": "Feed"}
+    entries.note(redis_client, keys, {url: met, short: met, other: met})
+    article = {
+        "site": "news", "url": url, "fetched_at": "2026-11-20T10:00:00Z", "title": "Whole",
+        "body": "An article with every field.", "published": "2026-11-01T08:00:00+00:00", "author": "Desk",
+        "job": "j1", "redirected_from": [short],
+    }  # fmt: skip
+    with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store:
+        (written,) = _write_found(store, [make_document(article)], (redis_client, keys, None))
+        assert isinstance(written, Written) and (written.outcome, written.filled) == ("new", ())
+        document = store.get(url)
+    assert document is not None and (document["published"], document["author"]) == (
+        "2026-11-01T08:00:00+00:00",
+        "Desk",
+    )
+    assert redis_client.hkeys(keys.met_entries) == [other.encode()], "the note of an article not stored stays"
+    assert redis_client.zrange(keys.met_entries_at, 0, -1) == [other.encode()]
+    redis_client.delete(keys.met_entries, keys.met_entries_at)
+
+
 def test_a_note_of_a_worker_whose_clock_is_days_ahead_drops_no_other_workers_note(
     redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -339,9 +339,13 @@ def _write_found(
             if isinstance(result, Written) and result.outcome in ("new", "updated", "unchanged")
         ]
         _record_redirects(store, *noted, stored)
-        # A document with a title, date and author takes nothing from a note: no read for it.
+        # A document with a title, date and author takes nothing from a note: no read for it, and the notes
+        # of its URLs, made before it was stored, are dropped unread (else they stay NOTE_SECONDS).
         done = set(stored)
         lacking = [d for d in ready if d["url"] in done and not all(d[n] for n in entries.FIELDS)]
+        whole = [d for d in ready if d["url"] in done and all(d[n] for n in entries.FIELDS)]
+        if whole:
+            _drop_entries(*noted, whole)
         filled = _take_entries(store, *noted, lacking) if lacking else {}
         written = [
             replace(result, filled=filled[result.url])
@@ -486,6 +490,21 @@ def _take_entries(
             keys, outage, f"give {counted(len(documents), 'article')} just stored their entries", asked, exc
         )
     return filled
+
+
+def _drop_entries(
+    server: redis.Redis, keys: Keys, outage: RedisOutage | None, documents: Sequence[dict[str, Any]]
+) -> None:
+    """On the store's thread, after a batch is written: the notes of the URLs of ``documents`` just stored
+    with a title, date and author (and of the URLs they were redirected from), which they take nothing
+    from, removed unread. Redis failing leaves them (logged): they go ``NOTE_SECONDS`` after they were
+    noted."""
+    urls = [url for document in documents for url in (*document["redirected_from"], document["url"])]
+    try:
+        entries.drop(server, keys, urls)
+    except redis.RedisError as exc:
+        what = f"drop the entries noted of {counted(len(documents), 'article')} stored whole"
+        _entries_failed(keys, outage, what, urls, exc)
 
 
 def _give_notes(
