@@ -74,16 +74,20 @@ def test_the_dates_of_sitemaps_no_grab_read_for_a_month_are_dropped(
 def test_values_written_before_they_were_timed_are_timed_by_the_next_write_and_go_a_month_later(
     redis_client: redis.Redis,
 ) -> None:
-    """The validators an earlier version wrote (no times) get the time of the first write after it, once:
-    those read no more go a month after it, those read again stay."""
+    """The validators an earlier version wrote (no times), before the upgrade or by its workers still
+    running beside the new ones, get the time of the next write or touch: those read no more go a month
+    after it, those read again stay."""
     key, times = "crawler:validators:news", "crawler:validators-at:news"
     redis_client.hset(key, mapping={f"http://127.0.0.1/old-{n}": '["e", ""]' for n in range(3)})
-    listings.touch(redis_client, key, times, "http://127.0.0.1/old-0", now=1000.0)
-    assert redis_client.zcard(times) == 3
     assert listings.keep(redis_client, key, times, "http://127.0.0.1/new", '["f", ""]', now=1000.0) == 0
+    assert redis_client.zcard(times) == 4
+    redis_client.hset(key, "http://127.0.0.1/old-3", '["e", ""]')  # an older worker, still running
+    listings.touch(redis_client, key, times, "http://127.0.0.1/old-0", now=1000.0)
+    listings.touch(redis_client, key, times, "http://127.0.0.1/none", now=1000.0)
+    assert redis_client.zcard(times) == 5, "the old worker's field timed; a URL the hash lacks is not"
     later = 1000.0 + listings.KEEP_SECONDS + 1
     listings.touch(redis_client, key, times, "http://127.0.0.1/old-0", now=later - 1)
-    assert listings.keep(redis_client, key, times, "http://127.0.0.1/new", '["g", ""]', now=later) == 2
+    assert listings.keep(redis_client, key, times, "http://127.0.0.1/new", '["g", ""]', now=later) == 3
     assert sorted(redis_client.hkeys(key)) == [b"http://127.0.0.1/new", b"http://127.0.0.1/old-0"]
     assert listings.keep(redis_client, key, times, "http://127.0.0.1/new", "", now=later) == 0
     assert redis_client.hkeys(key) == [b"http://127.0.0.1/old-0"] and redis_client.zcard(times) == 1

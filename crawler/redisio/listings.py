@@ -9,8 +9,9 @@ The URLs a site's listings are read at change: a sitemap index lists a sitemap a
 as the site is crawled. So each hash has a sorted set beside it (``crawler:validators-at:<site>``,
 ``crawler:sitemaps-at:<site>``: URL -> when it was read last, by Redis's clock), and each write drops (a
 hundred at most) the URLs not read for ``KEEP_SECONDS``: a listing page still read keeps its value, one
-read no more goes a month later. The fields a version before this one wrote, with no time, are given the
-time of the first write after it, once per hash (so they go a month later unless read again).
+read no more goes a month later. The fields a version before this one wrote, with no time (before the
+upgrade, or by its workers still running beside the new ones), are given the time of the next write or
+touch, so they go a month later unless read again.
 """
 
 from __future__ import annotations
@@ -27,12 +28,15 @@ KEEP_SECONDS = 30 * 24 * 3600.0
 # Values past KEEP_SECONDS dropped by one write, at most (the rest go with the next writes).
 _DROPPED_AT_ONCE = 100
 
-# KEYS: the values' hash, their times (a sorted set). ARGV[1]: now. The hash's fields are given that time when
-# it has no times (written by a version that kept none), once.
+# KEYS: the values' hash, their times (a sorted set: every member a field of the hash). ARGV[1]: now. The
+# hash's fields that have no time (written by a version that kept none, or by such a worker still running
+# beside this one) are given that time: the hash has more fields than times only then.
 _TIMED = """
-if redis.call('EXISTS', KEYS[2]) == 0 then
+if redis.call('HLEN', KEYS[1]) > redis.call('ZCARD', KEYS[2]) then
   for _, url in ipairs(redis.call('HKEYS', KEYS[1])) do
-    redis.call('ZADD', KEYS[2], ARGV[1], url)
+    if not redis.call('ZSCORE', KEYS[2], url) then
+      redis.call('ZADD', KEYS[2], ARGV[1], url)
+    end
   end
 end
 """
@@ -56,8 +60,15 @@ end
 return #old
 """
 )
-# KEYS and ARGV[1] as _TIMED's. ARGV[2]: the URL read again.
-_TOUCH = _TIMED + "redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])"
+# KEYS and ARGV[1] as _TIMED's. ARGV[2]: the URL read again (timed only when the hash holds it).
+_TOUCH = (
+    _TIMED
+    + """
+if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
+  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
+end
+"""
+)
 
 
 def keep(server: redis.Redis, key: str, times: str, url: str, value: str, *, now: float | None = None) -> int:
