@@ -126,11 +126,14 @@ def test_status_and_dead_list_of_5000_letters_all_named_send_none_of_them_to_be_
     `crawler status` and `dead list` alike, sent every page of letters to a naming script (5,000 letters: 5
     calls), though every letter a worker of this release writes is named. A read asks Redis once whether
     any letter may be unnamed, and sends none when none can be (the letters less the names as the last full
-    pass left them, here the status read of the empty folder): the letters are read, and no more."""
+    pass left them, here a first status read's; a read of no letter leaves no count, so that a data folder
+    nothing was crawled in holds no key): the letters are read, and no more."""
     site.rule()
     with held_redis(site) as client:
         assert site.status()["queue"]["dead_letters"] == 0
+        assert client.dbsize() == 0
         fill_named(client, 5_000)
+        assert site.status()["queue"]["dead_letters"] == 5_000
         naming = LeasedQueue(client, KEYS)._index_dead.sha.encode()
         with commands_logged(client) as logged:
             status = site.status()
@@ -147,7 +150,9 @@ def test_dead_requeue_all_of_2500_puts_them_back_a_page_a_round_trip(
     redis_client: redis.Redis, redis_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`dead requeue --all` made one script call, a round trip, a letter (100,000: 74 s under load); now a
-    pipeline a page of the hash: 2,500 letters in a handful of round trips, every one queued, none left."""
+    pipeline a page of the hash: 2,500 letters in a handful of round trips (39; 45 since a read first checks
+    whether every letter is named and, these being written unnamed, names them), every one queued, none
+    left."""
     fill(redis_client)
     monkeypatch.setenv("REDIS_URL", redis_server)
     monkeypatch.setenv("CRAWLER_DATA_DIR", str(tmp_path / "data"))
@@ -166,7 +171,7 @@ def test_dead_requeue_all_of_2500_puts_them_back_a_page_a_round_trip(
     assert redis_client.hlen(KEYS.dead) == 0
     queued = redis_client.zcard(KEYS.queue_of("alpha")) + redis_client.zcard(KEYS.queue_of("beta"))
     assert queued == LETTERS
-    assert sent < 40, f"{sent} round trips"
+    assert sent < 50, f"{sent} round trips"
 
 
 def test_dead_requeue_killed_midway_leaves_each_letter_either_dead_or_queued(site: Site) -> None:

@@ -779,6 +779,12 @@ local unnamed = redis.call('HLEN', KEYS[1]) - redis.call('HLEN', KEYS[2])
 if redis.call('TYPE', KEYS[3]).ok ~= 'hash' then redis.call('DEL', KEYS[3]) end
 redis.call('HDEL', KEYS[3], 'letters')
 if unnamed ~= tonumber(ARGV[1]) - tonumber(ARGV[3]) then return 0 end
+-- No letter: nothing to keep (a read of a data folder nothing was crawled in leaves no key), the next
+-- read's pass over no letter costs nothing.
+if redis.call('HLEN', KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[3])
+  return 1
+end
 redis.call('HSET', KEYS[3], 'letters', unnamed, 'waiting', ARGV[4], 'seen', ARGV[2])
 return 1
 """
