@@ -145,11 +145,14 @@ class HungUp(KeyboardInterrupt):
 class StoreUnavailableError(StoreError):
     """The store could not write a batch (disk full, read-only, a corrupt file, the server away): its
     articles are not stored, and their requests are tried again later; or, when ``lasting`` (an error no
-    wait mends: a damaged file, no permission, a read-only disk), dead-lettered at once."""
+    wait mends: a damaged file, no permission, a read-only disk), dead-lettered at once. When ``locked``
+    (a week's SQLite file whose write lock another process holds), the wait uses up no try: its requests
+    are tried again until the lock is let go."""
 
-    def __init__(self, message: str, *, lasting: bool = False) -> None:
+    def __init__(self, message: str, *, lasting: bool = False, locked: bool = False) -> None:
         super().__init__(message)
         self.lasting = lasting
+        self.locked = locked
 
 
 def folder_advice(exc: OSError, folder: Path) -> str:

@@ -200,6 +200,28 @@ def test_a_retry_with_a_backoff_waits_then_goes_back_to_the_queue(redis_client: 
     assert (len(queue), queue.delayed()) == (1, 0)
 
 
+def test_a_deferral_that_uses_no_try_comes_back_however_often_and_leaves_the_attempts_as_they_were(
+    redis_client: redis.Redis,
+) -> None:
+    """A wait for a lock another process holds (``counted=False``) is never the last try: the request comes
+    back each time, its attempts unchanged, and a counted failure after it has all its tries left."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://a.test/1"))
+    for _ in range(3):
+        lease = queue.pop().member
+        assert lease is not None
+        assert queue.defer(lease, 10, max_attempts=1, counted=False) == 0, "none counted so far"
+        assert (queue.leased(), queue.delayed(), queue.pending("news")) == (0, 1, 1)
+        assert queue.queue_due(now=time.time() + 11) == 1
+    lease = queue.pop().member
+    assert lease is not None
+    assert queue.defer(lease, 10, max_attempts=1) == 1, "its one try left"
+    assert queue.queue_due(now=time.time() + 11) == 1
+    lease = queue.pop().member
+    assert lease is not None
+    assert queue.defer(lease, 10, max_attempts=1) == 0, "used up"
+
+
 def test_a_deferred_request_comes_back_until_its_attempts_are_used_up(redis_client: redis.Redis) -> None:
     queue = make_queue(redis_client)
     push(queue, request("http://a.test/1"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.request import urlopen
 
 import pytest
 from conftest import SiteServer
@@ -29,10 +31,10 @@ from crawlsite import (
     COMMAND_TIMEOUT,
     FAST,
     LOCKED,
-    LOCKED_BUSY_TIMEOUT,
     Site,
     locked_week,
     unique,
+    wait_until,
 )
 
 from crawler import settings as project_settings
@@ -60,14 +62,78 @@ def _corrupt_this_weeks_store(data: Path) -> Path:
     return path
 
 
+# A process that takes the write lock of the week's file given, says so, then stops itself (SIGSTOP) inside
+# its transaction, as a worker stopped in the middle of a batch's write; continued, it lets the lock go.
+_STOPPED_WRITER = """
+import os, signal, sqlite3, sys
+holder = sqlite3.connect(sys.argv[1], isolation_level=None)
+holder.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+os.kill(os.getpid(), signal.SIGSTOP)
+holder.execute("ROLLBACK")
+"""
+
+
+def test_an_article_waiting_for_a_lock_a_stopped_process_holds_is_tried_past_its_tries_and_stored_once_freed(
+    site: Site,
+) -> None:
+    """A week's file whose write lock a stopped process holds (a worker stopped, SIGSTOP, inside a write):
+    "database is locked" is an error a wait mends, so the article's request is deferred however many times
+    it takes, none counted against STORE_MAX_ATTEMPTS (1 here), never dead-lettered; once the holder is
+    continued and lets the lock go, the article is stored."""
+    page = unique("locked")
+    site.rule(f"/held/{page}?seconds=0")
+    with locked_week(site.data) as release:
+        release()
+    week = site.data / "articles" / f"articles_{week_of(datetime.now(UTC))}.sqlite"
+    with subprocess.Popen(
+        [sys.executable, "-c", _STOPPED_WRITER, str(week)], stdout=subprocess.PIPE, text=True
+    ) as holder:
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+            with site.temp_running(*LOCKED, "-s", "STORE_MAX_ATTEMPTS=1") as crawl:
+                # Fetched three times: past its one try (a second failure dead-lettered it before).
+                wait_until(
+                    lambda: crawl.poll() is not None or _asked(site, page) >= 3,
+                    "the page fetched three times",
+                )
+                os.kill(holder.pid, signal.SIGCONT)
+                holder.wait(timeout=COMMAND_TIMEOUT)
+                out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+        finally:
+            if holder.poll() is None:
+                holder.kill()
+    assert site.dead() == []
+    assert crawl.returncode == 0, err[-4000:]
+    assert "stored 1 article" in out and "errors 0" in out, out
+    assert f"/held/{page}?seconds=0" in site.stored()
+    assert "no try used up" in err, err[-4000:]
+
+
+def _asked(site: Site, page: str) -> int:
+    with urlopen(site.server.url(f"/asked/{page}"), timeout=COMMAND_TIMEOUT) as answer:
+        return int(answer.read())
+
+
+def _temp_on_a_full_disk(site: Site, *args: str) -> subprocess.CompletedProcess[str]:
+    """A temp crawl of ``site`` whose processes may grow no file (``ulimit -f 0``, as on a full disk: SQLite
+    cannot make the week's -shm file, an error that waiting may mend), into this week's file made before;
+    its Redis started here, where files may grow."""
+    with locked_week(site.data) as release:
+        release()
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        settings = [item for pair in FAST for item in ("-s", pair)]
+        return site.crawler(
+            "temp", site.name, *settings, "-s", "TEXT_PROCESSES=0", *args, files_writable=False, REDIS_URL=url
+        )
+
+
 def test_articles_the_store_refuses_are_never_acknowledged_and_end_as_dead_letters(site: Site) -> None:
-    """A store error that waiting may mend (a week's file locked by another process): each article is
-    tried STORE_MAX_ATTEMPTS times (2 here), then dead-lettered saying so."""
+    """A store error that waiting may mend (a full disk): each article is tried STORE_MAX_ATTEMPTS times
+    (2 here), then dead-lettered saying so."""
     site.rule("/a/one", "/a/two")
-    with locked_week(site.data):
-        # Every write waits out the busy timeout: 3 waits when the two articles are written in the same
-        # batches; up to as many again each when they come in batches of their own.
-        done = site.temp(*LOCKED, timeout=COMMAND_TIMEOUT + 2 * 3 * LOCKED_BUSY_TIMEOUT)
+    done = _temp_on_a_full_disk(site)
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "stored 0 articles" in done.stdout and "errors 2" in done.stdout, done.stdout
     letters = site.dead()
@@ -84,8 +150,7 @@ def test_articles_the_store_refuses_are_never_acknowledged_and_end_as_dead_lette
 
 def test_an_article_the_store_refused_at_its_only_attempt_says_tried_1_time(site: Site) -> None:
     site.rule("/a/only-once")
-    with locked_week(site.data):
-        done = site.temp(*LOCKED, "-s", "STORE_MAX_ATTEMPTS=1")
+    done = _temp_on_a_full_disk(site, "-s", "STORE_MAX_ATTEMPTS=1")
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     (letter,) = site.dead()
     assert letter["reason"].endswith(" (tried 1 time)"), letter

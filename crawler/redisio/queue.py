@@ -632,15 +632,17 @@ return added
 )
 
 # KEYS: leases, attempts, delayed, lease-sites. ARGV: prefix, the lease, the seconds until it may be taken
-# again, the most attempts. Returns the attempts so far, 0 when they are used up (the lease is kept: the
-# caller dead-letters it), -1 when not held. A deferred request leaves the leases for the delayed set (its
-# queue score and site stay).
+# again, the most attempts, '1' when this try counts as one of them (else ''). Returns the attempts so far,
+# 0 when they are used up (the lease is kept: the caller dead-letters it; never for a try not counted),
+# -1 when not held. A deferred request leaves the leases for the delayed set (its queue score and site
+# stay).
 _DEFER = (
     SITE_LUA
     + """
 if not redis.call('ZSCORE', KEYS[1], ARGV[2]) then return -1 end
-local attempts = (tonumber(redis.call('HGET', KEYS[2], ARGV[2])) or 0) + 1
-if attempts > tonumber(ARGV[4]) then
+local attempts = tonumber(redis.call('HGET', KEYS[2], ARGV[2])) or 0
+if ARGV[5] ~= '' then attempts = attempts + 1 end
+if ARGV[5] ~= '' and attempts > tonumber(ARGV[4]) then
   redis.call('HSET', KEYS[2], ARGV[2], attempts)
   return 0
 end
@@ -1977,12 +1979,14 @@ class LeasedQueue:
         handed = int(self._handoff(keys=keys, args=args))
         return None if handed == -2 else handed == 1
 
-    def defer(self, lease: str, seconds: float, *, max_attempts: int) -> int:
+    def defer(self, lease: str, seconds: float, *, max_attempts: int, counted: bool = True) -> int:
         """End ``lease`` for now and queue its request again in ``seconds`` (its work could not be finished
         now). Returns the attempts so far; 0 when ``max_attempts`` are used up (the lease is kept:
-        dead-letter it), -1 when it was not held any more."""
+        dead-letter it), -1 when it was not held any more. A try not ``counted`` (a wait for a lock another
+        process holds) leaves the attempts as they were, and is never the last."""
         keys = [self.keys.leases, self.keys.attempts, self.keys.delayed, self.keys.lease_sites]
-        return int(self._defer(keys=keys, args=[self.keys.prefix, lease, seconds, max_attempts]))
+        args: list[str | float] = [self.keys.prefix, lease, seconds, max_attempts, "1" if counted else ""]
+        return int(self._defer(keys=keys, args=args))
 
     def dead_letter(
         self,

@@ -58,6 +58,7 @@ __all__ = [
     "fold",
     "lasting_failure",
     "limited",
+    "locked_failure",
     "matches",
     "search_terms",
 ]
@@ -563,6 +564,20 @@ def lasting_failure(error: BaseException) -> bool:
         mongo = _mongo_error(cause)
         if mongo is not None:
             return _lasting_mongo(mongo)
+        cause = cause.__cause__
+    return False
+
+
+def locked_failure(error: BaseException) -> bool:
+    """Whether ``error``, why a store could not write, is SQLite's "database is locked" (its first SQLite
+    error along its causes is SQLITE_BUSY): another process holds the write lock of a week's file (another
+    worker's write, a worker stopped inside one, a sqlite3 shell's transaction); it ends when that process
+    commits, rolls back or dies, so that waiting for it uses up no try of the article's."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, sqlite3.Error):
+            code = getattr(cause, "sqlite_errorcode", None)
+            return code is not None and code & 0xFF == sqlite3.SQLITE_BUSY
         cause = cause.__cause__
     return False
 

@@ -6,7 +6,9 @@ its work ended.
 - an item the store could not write (disk full, a locked file, store away): deferred, fetched and stored
   again later (``STORE_RETRY_SECONDS``, at most ``STORE_MAX_ATTEMPTS`` times), never acknowledged; for
   an error no wait mends (a damaged file, no permission, a read-only disk:
-  :func:`crawler.store.base.lasting_failure`), dead-lettered at once, saying so;
+  :func:`crawler.store.base.lasting_failure`), dead-lettered at once, saying so; for a week's SQLite file
+  whose write lock another process holds (:func:`crawler.store.base.locked_failure`: a worker stopped in
+  a write), deferred as often as it takes, no try used up;
 - an item refused (an invalid article, a pipeline's error) or a spider error on the page: dead-lettered
   with the reason, its page counted fetched all the same (once: a requeue takes it back);
 - Redis failing under the callback (its links could not be queued): forgotten, so its lease expires and
@@ -57,6 +59,7 @@ class _Work:
     reposts: int = 0
     output_done: bool = False
     retry: str | None = None  # why its article could not be stored now
+    retry_counted: bool = False  # its retry uses up a try: all but a wait for a lock another process holds
     error: str | None = None  # why it failed for good
     error_kind: str = "other"
     fetched: bool = False  # its page counts as fetched though it failed (an article refused, a spider error)
@@ -183,6 +186,7 @@ class LeaseAckMiddleware:
                     work.error, work.error_kind, work.fetched = str(error), "body too long", True
                 elif isinstance(error, StoreUnavailableError):
                     work.retry = f"its article could not be stored: {error}"
+                    work.retry_counted = work.retry_counted or not error.locked
                 else:
                     work.error = f"its article was refused: {type(error).__name__}: {error}"
                     work.error_kind = "article refused"
@@ -202,7 +206,7 @@ class LeaseAckMiddleware:
         try:
             discovery_of(self.crawler).settle(item, lease)
         except redis.RedisError as exc:
-            work.retry = f"Redis failed while its links were kept ({exc})"
+            work.retry, work.retry_counted = f"Redis failed while its links were kept ({exc})", True
         except Exception as exc:  # any bug under it ends the request's lease, as a spider error does
             logger.exception("%s: its links could not be kept", item.url)
             work.error = f"its links could not be kept: {type(exc).__name__}: {exc}"
@@ -233,7 +237,7 @@ class LeaseAckMiddleware:
         if work.redis_failed:
             scheduler.forget(request)
         elif work.retry is not None:
-            scheduler.defer(request, work.retry)
+            scheduler.defer(request, work.retry, uses_try=work.retry_counted)
         elif work.error is not None:
             scheduler.dead_letter(request, work.error, kind=work.error_kind, fetched=work.fetched)
         else:

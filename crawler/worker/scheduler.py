@@ -657,10 +657,12 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         max_attempts: int | None = None,
         kind: str = "store",
         quiet: bool = False,
+        uses_try: bool = True,
     ) -> None:
         """``request``'s work could not be finished (its article not stored): it is fetched again after
         ``seconds`` (``STORE_RETRY_SECONDS``), or dead-lettered as ``kind`` when ``max_attempts``
-        (``STORE_MAX_ATTEMPTS``) tries are used up; each deferral logged, at DEBUG when ``quiet`` (its
+        (``STORE_MAX_ATTEMPTS``) tries are used up; one that ``uses_try`` not (a wait for a lock another
+        process holds) is fetched again however often. Each deferral logged, at DEBUG when ``quiet`` (its
         caller said it once)."""
         work = self._release_hold(request)
         if work is None or work.lease is None:
@@ -668,9 +670,15 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         seconds = self.retry_seconds if seconds is None else seconds
         max_attempts = self.max_attempts if max_attempts is None else max_attempts
         attempts = self._call(
-            "defer a request", False, self.queue.defer, work.lease, seconds, max_attempts=max_attempts
+            "defer a request",
+            False,
+            self.queue.defer,
+            work.lease,
+            seconds,
+            max_attempts=max_attempts,
+            counted=uses_try,
         )
-        if attempts == 0:
+        if attempts == 0 and uses_try:
             self.dead_letter(
                 request,
                 f"{reason} (tried {counted(max_attempts, 'time')})",
@@ -678,22 +686,26 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 held=False,
                 fetched=True,
             )
-        elif attempts is not None and attempts > 0:
+        elif attempts is not None and attempts >= 0:
             self.stats.inc_value(f"lease/deferred/{work.site}")
             level, since = (
                 (logging.DEBUG, "")
                 if quiet
                 else self.faults.said("deferred", reason, job_level(self.crawler, work.job))
             )
+            tries = (
+                f"attempt {attempts} of {max_attempts}"
+                if uses_try
+                else f"as often as it takes: a wait mends that, no try used up ({attempts} of {max_attempts})"
+            )
             logger.log(
                 level,
-                "%s of site %r: %s; it is tried again in %g s (attempt %d of %d)%s",
+                "%s of site %r: %s; it is tried again in %g s (%s)%s",
                 redacted(request.url),
                 work.site,
                 reason,
                 seconds,
-                attempts,
-                max_attempts,
+                tries,
                 since,
             )
 

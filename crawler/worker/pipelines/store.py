@@ -10,7 +10,8 @@ fetched again), ``store/spooled/<site>``, ``store/dropped_empty/<site>``, ``stor
 invalid article, refused alone),
 ``store/unavailable/<site>`` (the store could not write: the request is deferred and tried again, or
 dead-lettered at once for an error no wait mends, :func:`crawler.store.base.lasting_failure`: a batch so
-refused is written again one article at a time, so that an article refused alone fails alone);
+refused is written again one article at a time, so that an article refused alone fails alone; a week's
+SQLite file locked by another process, :func:`crawler.store.base.locked_failure`, uses up no try);
 and ``extract/qread_fallback/<site>`` for each article stored (not stored before its job, no repost) whose
 body came from qRead (``extraction.body_from``), a discover page's aside: once per article, however many
 times its page was fetched and extracted before the store could write it.
@@ -45,7 +46,7 @@ from crawler.items import Article
 from crawler.keys import NO_BODY, SKIP_PREFIX, Keys
 from crawler.redisio import entries, redirects
 from crawler.store import Store, StoreConfig, Written, store_config
-from crawler.store.base import lasting_failure
+from crawler.store.base import lasting_failure, locked_failure
 from crawler.store.document import add_fingerprints, make_document, parse_timestamp
 from crawler.worker.connection import RedisOutage, count_job, keys_of, outage_of, server_of
 
@@ -251,7 +252,9 @@ class StorePipeline:
         def unavailable(error: BaseException) -> StoreUnavailableError:
             # The documents were checked before: whatever failed is the store's, not theirs.
             failed = StoreUnavailableError(
-                f"{store!r} could not write: {type(error).__name__}: {error}", lasting=lasting_failure(error)
+                f"{store!r} could not write: {type(error).__name__}: {error}",
+                lasting=lasting_failure(error),
+                locked=locked_failure(error),
             )
             failed.__cause__ = error
             return failed
