@@ -9,8 +9,9 @@ import signal
 import sys
 import termios
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
-__all__ = ["STOP_SIGNALS", "leave_the_terminal", "signals_blocked"]
+__all__ = ["STOP_SIGNALS", "leave_the_terminal", "process_stopped", "signals_blocked"]
 
 # The signals that stop a command cleanly: Ctrl-C, SIGTERM (a service manager, `docker stop`, `kill`) and
 # SIGHUP (the command's terminal closed).
@@ -57,3 +58,13 @@ def signals_blocked(signals: Iterable[signal.Signals]) -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def process_stopped(pid: int) -> bool:
+    """True while the process ``pid`` is there but stopped (SIGSTOP, Ctrl-Z: state ``T``, or ``t`` under a
+    debugger): it runs no code until SIGCONT. False when it runs, is gone, or there is no ``/proc``."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text("ascii")
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")

@@ -914,6 +914,41 @@ def test_a_write_kept_waiting_by_another_writer_names_the_lock_and_what_to_do(tm
     ), raised.value
 
 
+# A process that takes the write lock of the week's file given, says so, then stops itself (SIGSTOP) inside
+# its transaction, as a worker stopped in the middle of a batch's write.
+_STOPPED_WRITER = """
+import os, signal, sqlite3, sys
+holder = sqlite3.connect(sys.argv[1], isolation_level=None)
+holder.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+os.kill(os.getpid(), signal.SIGSTOP)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the lock's holder is asked of Linux (F_GETLK)")
+def test_a_write_kept_waiting_by_a_stopped_process_names_it_and_how_to_resume_it(tmp_path: Path) -> None:
+    """A worker stopped (SIGSTOP) inside its write keeps the week's write lock until continued: the write
+    kept waiting names that process, stopped, and `kill -CONT` it, not a sqlite3 shell."""
+    with SqliteStore(tmp_path, busy_timeout=0.1) as store:
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        path = store.path("2026w47")
+        with subprocess.Popen(
+            [sys.executable, "-c", _STOPPED_WRITER, str(path)], stdout=subprocess.PIPE, text=True
+        ) as holder:
+            try:
+                assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+                with pytest.raises(StoreError) as raised:
+                    store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
+            finally:
+                holder.kill()
+        assert store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z")).outcome == "new"
+    assert str(raised.value).endswith(
+        f": database is locked; process {holder.pid} held the write lock of {path} for over 0.1 s (the busy"
+        " timeout), and is stopped (SIGSTOP, Ctrl-Z) in its write transaction: `kill -CONT"
+        f" {holder.pid}` lets it finish (or end it); what waits for the lock is stored once it lets go"
+    ), raised.value
+
+
 def test_a_write_that_fails_on_no_sqlite_error_leaves_the_week_free_for_the_next_writes(
     tmp_path: Path,
 ) -> None:

@@ -74,7 +74,7 @@ from types import TracebackType
 
 from crawler.commandline import TOLD, command_name, counted
 from crawler.errors import CrawlerError, folder_advice
-from crawler.threads import STOP_SIGNALS, signals_blocked
+from crawler.threads import STOP_SIGNALS, process_stopped, signals_blocked
 
 __all__ = [
     "AofRepair",
@@ -137,16 +137,6 @@ def process_running(pid: int) -> bool:
         # No /proc (not Linux): trust the signal check above; else the process just exited.
         return not Path("/proc/self").exists()
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def process_stopped(pid: int) -> bool:
-    """True while the process ``pid`` is there but stopped (SIGSTOP, Ctrl-Z: state ``T``, or ``t`` under a
-    debugger): it runs no code until SIGCONT. False when it runs, is gone, or there is no ``/proc``."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text("ascii")
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")
 
 
 def live_users(data_dir: Path) -> list[int]:

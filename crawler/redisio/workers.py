@@ -17,7 +17,8 @@ from typing import Any
 
 import redis
 
-from crawler.redisio.embedded import process_running, process_stopped
+from crawler.redisio.embedded import process_running
+from crawler.threads import process_stopped
 
 __all__ = [
     "MISSED_BEATS",

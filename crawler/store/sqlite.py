@@ -41,6 +41,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import errno
+import fcntl
 import functools
 import json
 import logging
@@ -48,6 +49,8 @@ import os
 import re
 import resource
 import sqlite3
+import struct
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -101,6 +104,7 @@ from crawler.store.sqlite_schema import (
     search_text,
     unindex_search,
 )
+from crawler.threads import process_stopped
 from extractors.text import CJK_RE, CJK_RUN_RE
 
 __all__ = [
@@ -1096,14 +1100,49 @@ def _writable_hint(directory: Path) -> str:
 
 def _busy_hint(exc: sqlite3.Error, path: Path, timeout: float, needed_for: str = "") -> str:
     """What to do when the week's file ``path`` stayed locked by another writer past the busy
-    ``timeout`` (``SQLITE_BUSY``): the crawler's own writes are short, so it is a transaction left open;
-    ``needed_for`` says what the lock was wanted for, and who else may hold it, when not for a write."""
+    ``timeout`` (``SQLITE_BUSY``): the crawler's own writes are short, so it is a transaction left open, or
+    a process stopped (SIGSTOP) in one, named when it can be found (:func:`_lock_holder`); ``needed_for``
+    says what the lock was wanted for, and who else may hold it, when not for a write."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is None or code & 0xFF != sqlite3.SQLITE_BUSY:
         return ""
+    holder = _lock_holder(path)
+    who = "another process" if holder is None else f"process {holder}"
+    held = f"; {who} held the write lock of {path} for over {timeout:g} s (the busy timeout){needed_for}"
+    if holder is not None and process_stopped(holder):
+        return (
+            f"{held}, and is stopped (SIGSTOP, Ctrl-Z) in its write transaction: `kill -CONT {holder}` lets"
+            " it finish (or end it); what waits for the lock is stored once it lets go"
+        )
     return (
-        f"; another process held the write lock of {path} for over {timeout:g} s (the busy timeout)"
-        f"{needed_for}: a sqlite3 shell or a script in a write transaction"
+        f"{held}: a sqlite3 shell or a script in a write transaction"
         f"{', or another crawler upgrading the file (a large week takes a while)' if needed_for else ''};"
         f" end it (`fuser {path}` names the processes that have the file open)"
     )
+
+
+# SQLite's write lock of a file in WAL mode: a POSIX lock on this byte of its -shm file (WALINDEX_LOCK_OFFSET
+# 120 + WAL_WRITE_LOCK 0, in sqlite3's os_unix.c); and Linux's struct flock (type, whence, start, length,
+# pid), the layout F_GETLK reads and writes.
+_WAL_WRITE_LOCK_BYTE = 120
+_FLOCK = "hhqqi4x"
+
+
+def _lock_holder(path: Path) -> int | None:
+    """The pid of the process on this machine that holds the write lock of the week's file ``path``, asked
+    of the kernel (F_GETLK on its -shm file: one system call, made only when a write found it locked); None
+    where it cannot be known (not Linux, a lock of another machine's, let go since, no -shm file)."""
+    if sys.platform != "linux":
+        return None
+    try:
+        descriptor = os.open(f"{path}-shm", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        asked = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, _WAL_WRITE_LOCK_BYTE, 1, 0)
+        kind, _, _, _, pid = struct.unpack(_FLOCK, fcntl.fcntl(descriptor, fcntl.F_GETLK, asked))
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+    return pid if kind != fcntl.F_UNLCK and pid > 0 else None
