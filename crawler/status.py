@@ -1019,11 +1019,22 @@ def _failed(site: str) -> str:
 def _store_failing(hours: list[Counter[str]], site: str) -> str | None:
     """ "the store cannot write" when the site's last store failure in ``hours`` (its
     counters, the newest first) came after its last article the store answered, if any
-    (:mod:`crawler.worker.stats`): an article stored since clears it."""
+    (:mod:`crawler.worker.stats`): an article stored since clears it; "the store is locked" when that
+    failure found a week's SQLite file locked by another process."""
     failed_at = max(hour["store/failed_at_ms"] for hour in hours)
     if not failed_at or failed_at <= max(hour["store/stored_at_ms"] for hour in hours):
         return None
     failures = sum(hour["store/unavailable"] for hour in hours)
+    if max(hour["store/locked_at_ms"] for hour in hours) >= failed_at:
+        return (
+            f"the store is locked: {counted(sum(hour['store/locked'] for hour in hours), 'write')} found"
+            " the write lock of a week's SQLite file held past the busy timeout in the last"
+            f" {STORE_FAILING_HOURS} h, the last at {_iso(failed_at / 1000)}, no article stored since:"
+            " another process holds it, a worker stopped (SIGSTOP) in its write or a sqlite3 shell's"
+            " transaction, which the workers' log names (`kill -CONT PID` lets a stopped one finish, or end"
+            " it); each article is tried again until the lock is let go, none dead-lettered for it"
+            " (docs/operations.md, 'Nothing lost, nothing hung')"
+        )
     return (
         f"the store cannot write: {counted(failures, 'write')} failed in the last {STORE_FAILING_HOURS} h,"
         f" the last at {_iso(failed_at / 1000)}, no article stored since: the workers' log names the store"

@@ -1613,6 +1613,31 @@ def test_a_site_whose_store_writes_fail_needs_attention_until_an_article_is_stor
     assert _check(capsys) == (0, "", "")
 
 
+def test_a_store_locked_by_another_process_is_named_as_locked_not_as_failing(
+    rules: Path, redis_client: redis.Redis, redis_server: str
+) -> None:
+    """A worker stopped inside its write holds the week's SQLite file locked: the other workers' writes fail
+    ("database is locked"), which no free disk space mends and which dead-letters nothing: the status says
+    the store is locked and how to free it, not "the store cannot write"."""
+    from crawler.worker.stats import RedisStatsCollector
+
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    counters = RedisStatsCollector(get_crawler(settings_dict={**values, "REDIS_URL": redis_server}))
+    for _ in range(2):
+        counters.inc_value("store/unavailable/demo-citynews")
+        counters.inc_value("store/locked/demo-citynews")
+    counters.flush()
+    site = build_status(redis_client, Keys("crawler"), load_rules(rules), time.time())["sites"][0]
+    [reason] = [reason for reason in site["attention"] if "store" in reason]
+    assert reason.startswith(
+        "the store is locked: 2 writes found the write lock of a week's SQLite file held past the busy"
+        " timeout in the last 2 h, the last at "
+    ), reason
+    assert "a worker stopped (SIGSTOP) in its write" in reason and "`kill -CONT PID`" in reason, reason
+    assert "none dead-lettered for it" in reason, reason
+
+
 def test_an_article_stored_after_a_failure_clears_it_whatever_the_clocks_of_the_workers_machines(
     rules: Path, redis_client: redis.Redis, redis_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -80,7 +80,8 @@ def test_an_article_waiting_for_a_lock_a_stopped_process_holds_is_tried_past_its
     """A week's file whose write lock a stopped process holds (a worker stopped, SIGSTOP, inside a write):
     "database is locked" is an error a wait mends, so the article's request is deferred however many times
     it takes, none counted against STORE_MAX_ATTEMPTS (1 here), never dead-lettered; once the holder is
-    continued and lets the lock go, the article is stored."""
+    continued and lets the lock go, the article is stored. Meanwhile `crawler status` says the store is
+    locked."""
     page = unique("locked")
     site.rule(f"/held/{page}?seconds=0")
     with locked_week(site.data) as release:
@@ -97,6 +98,13 @@ def test_an_article_waiting_for_a_lock_a_stopped_process_holds_is_tried_past_its
                     lambda: crawl.poll() is not None or _asked(site, page) >= 3,
                     "the page fetched three times",
                 )
+                [locked] = [
+                    reason
+                    for listed in site.status()["sites"]
+                    for reason in listed["attention"]
+                    if reason.startswith("the store ")
+                ]
+                assert locked.startswith("the store is locked: "), locked
                 os.kill(holder.pid, signal.SIGCONT)
                 holder.wait(timeout=COMMAND_TIMEOUT)
                 out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)

@@ -15,7 +15,9 @@ repost is known only once MongoDB takes it, and nothing counts that.
 The moment of a site's last store failure (``store/unavailable``) and of its last article the store
 answered (stored, updated, unchanged, a repost, spooled) is kept in the hour's hash too, in milliseconds
 by Redis's clock (``store/failed_at_ms``, ``store/stored_at_ms``: the latest of every worker's), so that
-the status tells a store that cannot write now from one that failed and has stored since.
+the status tells a store that cannot write now from one that failed and has stored since; and of its last
+write that found a week's SQLite file locked by another process (``store/locked``, ``store/locked_at_ms``),
+so that it tells a lock from the other failures.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ ACKED = frozenset({"store/new"})
 # Counters whose last moment is kept too, under the field given (docstring).
 STAMPED = {
     "store/unavailable": "store/failed_at_ms",
+    "store/locked": "store/locked_at_ms",
     **dict.fromkeys(
         (
             "store/new",

@@ -11,7 +11,8 @@ invalid article, refused alone),
 ``store/unavailable/<site>`` (the store could not write: the request is deferred and tried again, or
 dead-lettered at once for an error no wait mends, :func:`crawler.store.base.lasting_failure`: a batch so
 refused is written again one article at a time, so that an article refused alone fails alone; a week's
-SQLite file locked by another process, :func:`crawler.store.base.locked_failure`, uses up no try);
+SQLite file locked by another process, :func:`crawler.store.base.locked_failure`, uses up no try and is
+counted ``store/locked/<site>`` too);
 and ``extract/qread_fallback/<site>`` for each article stored (not stored before its job, no repost) whose
 body came from qRead (``extraction.body_from``), a discover page's aside: once per article, however many
 times its page was fetched and extracted before the store could write it.
@@ -192,8 +193,10 @@ class StorePipeline:
             self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self._flush_soon)
         try:
             result = await written
-        except StoreUnavailableError:
+        except StoreUnavailableError as exc:
             self._count(f"store/unavailable/{site}")
+            if exc.locked:
+                self._count(f"store/locked/{site}")
             raise
         if result.outcome == "repost" and result.recorded_before:
             self._count(f"store/repost_again/{site}")
