@@ -469,6 +469,36 @@ def test_a_proxy_benched_by_a_worker_whose_clock_is_off_is_benched_for_its_bench
     assert other.bench_left(proxies[:1]) <= bench_seconds
 
 
+def test_a_proxy_no_worker_configures_any_more_has_its_health_expire(
+    redis_server: str, redis_client: redis.Redis
+) -> None:
+    """A proxy's health hash outlived the proxy: one removed from ``CRAWLER_PROXIES`` (or a rule) kept
+    ``crawler:proxy:<id>`` for ever, shown by ``crawler status`` as if it were in use. Each flush of a
+    worker that has it configured (and each write) keeps it ``SUPERVISION_KEEP_HOURS`` from then on: a
+    proxy no worker has any more goes that long after the last one let it go."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.rules.access import global_proxies
+    from crawler.worker.proxies import ProxyPool
+
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    values.update(REDIS_URL=redis_server, STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector")
+    keep = values["SUPERVISION_KEEP_HOURS"] * 3600
+    urls = "http://127.0.0.1:9 http://127.0.0.1:10 http://127.0.0.1:11"
+    kept, removed, benched = global_proxies(urls, None)
+    before = ProxyPool(get_crawler(settings_dict=values), [kept, removed, benched], {})
+    before.release(kept.id, ok=True, latency=0.2)
+    before.release(removed.id, ok=False)
+    before.flush()
+    before.bench(benched.id, "3 failures in a row")
+    redis_client.persist(KEYS.proxy(kept.id))  # written by a version that set no expiry
+    after = ProxyPool(get_crawler(settings_dict=values), [kept], {})
+    after.flush()
+    ttls = {proxy.id: redis_client.ttl(KEYS.proxy(proxy.id)) for proxy in (kept, removed, benched)}
+    assert all(keep - 60 <= ttl <= keep for ttl in ttls.values()), ttls
+
+
 @pytest.mark.parametrize("skew", [-600.0, 600.0])
 def test_a_ban_judged_by_a_worker_whose_clock_is_off_has_its_evidence_timed_by_redis(
     redis_server: str, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch, skew: float

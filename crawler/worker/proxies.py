@@ -19,6 +19,10 @@ is benched, the site backs off until the first one is back, and its requests wai
 
 Health is kept in Redis per proxy (``crawler:proxy:<id>``: ``ok``, ``failed``, ``banned``, ``latency_ms``,
 ``benched_until``, ``reason``), summed every ``SUPERVISION_FLUSH_SECONDS``; ``crawler status`` shows it.
+Each flush of a worker that has the proxy configured (and each write) keeps the hash
+``SUPERVISION_KEEP_HOURS`` from then on: a proxy no worker has any more (taken out of ``CRAWLER_PROXIES``,
+of a rule, or of every worker's configuration) is forgotten that long after the last one let it go. The
+configuration is each worker's own, so no worker can tell a proxy gone from one another worker has.
 Only a proxy's id (its URL without credentials) is ever logged, stored or shown; the credentials go from
 the rule or setting to Scrapy's ``HttpProxyMiddleware``, which sends them to the proxy alone.
 """
@@ -88,6 +92,7 @@ class ProxyPool:
         self.concurrency = settings.getint("PROXY_CONCURRENCY")
         self.bench_seconds = settings.getfloat("PROXY_BENCH_SECONDS")
         self.max_failures = settings.getint("PROXY_MAX_FAILURES")
+        self.keep_seconds = int(settings.getfloat("SUPERVISION_KEEP_HOURS") * 3600)
         self.keys = keys_of(crawler)
         self.inflight: Counter[str] = Counter()
         self.failures_in_row: Counter[str] = Counter()
@@ -195,9 +200,10 @@ class ProxyPool:
         self.crawler.stats.inc_value("proxy/benched")
         logger.warning("Proxy %s benched for %.0f s: %s", proxy, self.bench_seconds, reason)
         try:
-            self._server().hset(
-                self.keys.proxy(proxy), mapping={"benched_until": f"{until:.3f}", "reason": reason}
-            )
+            with self._server().pipeline(transaction=False) as pipe:
+                pipe.hset(self.keys.proxy(proxy), mapping={"benched_until": f"{until:.3f}", "reason": reason})
+                pipe.expire(self.keys.proxy(proxy), self.keep_seconds)
+                pipe.execute()
         except redis.RedisError as exc:
             outage_of(self.crawler).failed(f"share that proxy {proxy} is benched", exc)
             return
@@ -217,7 +223,8 @@ class ProxyPool:
 
     def flush(self) -> None:
         """Add this worker's counts to each proxy's health in Redis, and read which proxies other workers
-        benched. Redis away: the counts wait for the next turn."""
+        benched; each proxy configured here, or written, is kept ``keep_seconds`` from now. Redis away: the
+        counts wait for the next turn."""
         counts, self._counts = self._counts, Counter()
         proxies = [p.id for p in self.all_proxies()]
         if not counts and not proxies:
@@ -228,6 +235,8 @@ class ProxyPool:
                     pipe.hincrby(self.keys.proxy(proxy), what, count)
                 for proxy, latency in self.latency.items():
                     pipe.hset(self.keys.proxy(proxy), "latency_ms", round(latency * 1000))
+                for proxy in dict.fromkeys([*proxies, *(proxy for proxy, _ in counts), *self.latency]):
+                    pipe.expire(self.keys.proxy(proxy), self.keep_seconds)
                 for proxy in proxies:
                     pipe.hget(self.keys.proxy(proxy), "benched_until")
                 replies = pipe.execute()
