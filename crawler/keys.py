@@ -211,7 +211,9 @@ class Keys:
         """The crawl-delay the robots.txt of each host of a site (or host slot) asks for, past the rule's
         delay (a hash: host -> seconds; the host lower case, with its port when not the scheme's default,
         http and https alike, as the robots.txt middleware reads one per host): the site's ``crawl_delay``
-        is the longest of them."""
+        is the longest of them. ``crawler sites forget`` keeps it ``ROBOTS_MAX_AGE_SECONDS``, the politeness
+        the site's next grab writes starting from it (a running worker tells it only as it reads robots.txt
+        again); a robots.txt read since keeps it for good."""
         return f"{self.prefix}:crawl-delays:{site}"
 
     def proxy(self, proxy: str) -> str:

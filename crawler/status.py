@@ -227,11 +227,12 @@ def _removed_sites(server: redis.Redis, keys: Keys) -> list[str]:
 
 
 def site_in_redis(server: redis.Redis, keys: Keys, site: str) -> bool:
-    """Whether Redis holds anything of ``site``'s crawling (its grab state, requests, temp crawl, pause):
-    a site whose rule file is in another machine's rules folder alone, or removed."""
-    if server.exists(keys.grab(site), keys.queue_of(site), keys.temp(site)):
+    """Whether Redis holds anything of ``site``'s crawling (its grab state, requests, temp crawl, pause,
+    politeness, ban): a site whose rule file is in another machine's rules folder alone, or removed (a
+    ``crawler sites forget`` of an earlier version, up to 632b59a, left its politeness and ban)."""
+    if server.exists(keys.grab(site), keys.queue_of(site), keys.temp(site), keys.polite(site)):
         return True
-    if server.hexists(keys.paused, site):
+    if any(server.hexists(shared, site) for shared in (keys.paused, keys.politeness, keys.bans)):
         return True
     return int(server.hget(keys.pending, site) or 0) > 0
 

@@ -196,7 +196,9 @@ def test_forget_drops_the_grab_state_and_queued_requests_of_the_site_alone_and_i
     store = stored(folder)
     ran = crawler(folder, redis_server, "sites", "forget", SITE, "--yes")
     assert ran.code == 0, ran.stderr
-    said = FORGET_SAID.format(site=SITE, requests="1 request", state="last and next grab, validators")
+    said = FORGET_SAID.format(
+        site=SITE, requests="1 request", state="last and next grab, validators, politeness"
+    )
     assert ran.stdout == f"forgot {said}{SEEN_STAY.format(site=SITE)}"
     assert not redis_client.exists(KEYS.grab(SITE), KEYS.validators(SITE), KEYS.queue_of(SITE))
     assert redis_client.hget(KEYS.job(job), "pending") == b"0", "its request ended in its job"
@@ -215,7 +217,9 @@ def test_forget_names_the_state_it_dropped_and_when_the_sites_schedule_grabs_it_
     redis_client.hset(KEYS.sitemaps(SITE), "http://127.0.0.1:8631/sitemap.xml", "2026-11-20T08:00:00+00:00")
     first = crawler(folder, redis_server, "sites", "forget", SITE, "--yes")
     assert first.code == 0, first.stderr
-    said = FORGET_SAID.format(site=SITE, requests="1 request", state="last and next grab, sitemap dates")
+    said = FORGET_SAID.format(
+        site=SITE, requests="1 request", state="last and next grab, sitemap dates, politeness"
+    )
     assert first.stdout == f"forgot {said}{SEEN_STAY.format(site=SITE)}"
     rule = folder / "rules" / f"{SITE}.yaml"
     text = rule.read_text(encoding="utf-8")
@@ -250,6 +254,76 @@ def test_forget_takes_the_requests_of_a_discover_crawls_host_slots_too(
     assert ran.stdout.startswith(f"forgot {SITE}: 3 requests taken out of the queue"), ran.stdout
     assert redis_client.hget(KEYS.job("found"), "pending") == b"0", "they ended in their job"
     assert queue.queued(SITE) == 0 and redis_client.zcard(KEYS.queue_of("demo-huaxia")) == 1
+
+
+def _left_of(server: redis.Redis, site: str) -> list[str]:
+    """Every key of ``site`` (or of its discover host slots) in Redis, and every field of it in the hashes
+    kept by site."""
+    left = sorted(
+        name
+        for name in (decoded(key) for key in server.scan_iter(match="crawler:*"))
+        if f":{site}:" in name or name.endswith((f":{site}",)) or f":{site}@" in name
+    )
+    for shared in (KEYS.politeness, KEYS.pending, KEYS.bans, KEYS.paused):
+        left += sorted(
+            f"{shared} {field}"
+            for field in (decoded(name) for name in server.hkeys(shared))
+            if field == site or field.startswith(f"{site}@")
+        )
+    return left
+
+
+def test_forget_leaves_nothing_of_the_site_but_the_crawl_delays_robots_asked_for_a_day(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """forget left the site's politeness (its hash and its saved copy), its ban, its pending count (0), its
+    crawl-delays, and all of those of its discover host slots (whose prune reads the frontier's touches,
+    which forget drops: kept for ever), and its offer. Now nothing stays but the crawl-delays robots.txt
+    asked for, for ROBOTS_MAX_AGE_SECONDS (a worker running tells them again only once it reads robots.txt
+    again), which the next grab's politeness starts from."""
+    from crawler.settings import ROBOTS_MAX_AGE_SECONDS
+
+    grabbed(folder, redis_server)
+    queue = LeasedQueue(redis_client, KEYS)
+    host = slot_of(SITE, "a.test")
+    queue.configure(host, delay=1.0, concurrency=1, obey_robots=True)
+    queue.set_crawl_delay(host, 7.0, "a.test")
+    queue.set_crawl_delay(SITE, 9.0, "127.0.0.1:8631")
+    open_job(redis_client, KEYS, "found")
+    member = json.dumps({"url": "http://a.test/", "meta": {"site": SITE, "slot": host, "job": "found"}})
+    assert queue.push(member.encode(), priority=0, site=host, job="found")
+    queue.back_off(SITE, seconds=None, first=5.0, longest=600.0, calm=300.0, reason="banned: HTTP 403")
+    redis_client.hset(KEYS.bans, SITE, json.dumps({"at": 1.0, "signals": [], "what": "HTTP 403"}))
+    redis_client.set(KEYS.offer_of(SITE), "worker-1", px=60_000)
+    others = _left_of(redis_client, "demo-huaxia")
+    ran = crawler(folder, redis_server, "sites", "forget", SITE, "--yes")
+    assert ran.code == 0, ran.stderr
+    delays = [KEYS.crawl_delays(SITE), KEYS.crawl_delays(host)]
+    assert _left_of(redis_client, SITE) == sorted(delays)
+    assert all(0 < redis_client.ttl(key) <= ROBOTS_MAX_AGE_SECONDS for key in delays)
+    assert _left_of(redis_client, "demo-huaxia") == others, "other sites keep theirs"
+    grabbed(folder, redis_server)
+    assert queue.politeness([SITE])[0].crawl_delay == 9.0, "the next grab keeps to robots.txt"
+    queue.set_crawl_delay(SITE, 9.0, "127.0.0.1:8631")
+    assert redis_client.ttl(KEYS.crawl_delays(SITE)) == -1, "told again: kept while the site is"
+
+
+def test_forget_drops_what_an_earlier_forget_left_of_a_site_whose_rule_file_is_gone(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """A forget of an earlier version left the politeness, ban and pending count of a site whose rule was
+    then removed: forgetting it again was refused (no rule file, and nothing of its crawling in Redis as
+    it looked), so they stayed for ever."""
+    gone = "demo-gone"
+    LeasedQueue(redis_client, KEYS).configure(gone, delay=2.0, concurrency=1, obey_robots=True)
+    redis_client.hset(KEYS.pending, gone, 0)
+    redis_client.hset(KEYS.bans, gone, json.dumps({"at": 1.0, "signals": [], "what": "HTTP 403"}))
+    ran = crawler(folder, redis_server, "sites", "forget", gone, "--yes")
+    assert ran.code == 0, ran.stderr
+    assert ran.stdout.startswith(
+        f"forgot {gone}: 0 requests taken out of the queue, its grab state dropped (ban, politeness);"
+    ), ran.stdout
+    assert _left_of(redis_client, gone) == []
 
 
 def test_forget_of_a_discover_site_names_no_command_its_rule_refuses(
@@ -434,7 +508,8 @@ def test_forget_of_a_site_whose_rule_file_is_elsewhere_alone_does_not_say_it_is_
     forgot = crawler(folder, redis_server, "sites", "forget", "demo-huaxia", "--yes")
     assert forgot.code == 0, forgot.stderr
     assert forgot.stdout.splitlines()[0] == (
-        "forgot demo-huaxia: 1 request taken out of the queue, its grab state dropped (last and next grab);"
+        "forgot demo-huaxia: 1 request taken out of the queue, its grab state dropped (last and next grab,"
+        " politeness);"
         " it has no rule file in this rules folder (rules/demo-huaxia.yaml): a scheduler of this folder grabs"
         " it no more, but one whose rules folder has it (on another machine) grabs it anew at its next tick,"
         " as a new rule's first: remove its file there too, or `crawler sites pause demo-huaxia` holds it on"

@@ -26,6 +26,7 @@ from crawler.redisio.connection import RedisUnavailableError, connect, decoded
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
 from crawler.rules import RULE_SUFFIX, Rule, RuleErrors, load_rule, rule_file
 from crawler.schedule.grabs import when
+from crawler.settings import ROBOTS_MAX_AGE_SECONDS
 from crawler.status import site_in_redis, workers_alive
 from crawler.store import open_store
 
@@ -140,6 +141,8 @@ def run_forget(args: argparse.Namespace) -> int:
                     f" then forget it once they end (`{suggest(f'status --site {site}')}`: downloading 0)"
                 )
             dropped = _drop_state(queue.server, config.keys, site)
+            if queue.forget_politeness(site, ROBOTS_MAX_AGE_SECONDS):
+                dropped.append("politeness")
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise RedisUnavailableError(
                 f"Redis went away while {site} was forgotten ({exc}): the requests not yet taken out of"
@@ -210,7 +213,7 @@ def _fetching(server: redis.Redis, keys: Keys, site: str) -> bool:
 
 
 def _drop_state(server: redis.Redis, keys: Keys, site: str) -> list[str]:
-    """Delete ``site``'s grab state; what it held of it, in words (none: it held nothing)."""
+    """Delete ``site``'s grab state and last ban; what it held of them, in words (none: it held nothing)."""
     kinds = {
         keys.grab(site): "last and next grab",
         keys.validators(site): "validators",
@@ -224,8 +227,10 @@ def _drop_state(server: redis.Redis, keys: Keys, site: str) -> list[str]:
     pipe = server.pipeline(transaction=True)
     for name in kinds:
         pipe.delete(name)
-    deleted = pipe.execute()
-    return list(dict.fromkeys(kind for kind, count in zip(kinds.values(), deleted, strict=True) if count))
+    pipe.hdel(keys.bans, site)
+    *deleted, banned = pipe.execute()
+    dropped = list(dict.fromkeys(kind for kind, count in zip(kinds.values(), deleted, strict=True) if count))
+    return [*dropped, "ban"] if banned else dropped
 
 
 def _unscheduled(folder: Path, site: str) -> str | None:

@@ -1094,6 +1094,30 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1
 """
 
+# KEYS: a site's politeness hash, crawler:politeness, its hosts' crawl-delays. ARGV: as _POLITE's. A hash made
+# now (a new site, or one `crawler sites forget` dropped) takes the longest crawl-delay its hosts' robots.txt
+# asked for, which forget keeps for ROBOTS_MAX_AGE_SECONDS: a worker tells it once per robots.txt read, and
+# one running holds its read that long.
+_CONFIGURE = (
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  local given, longest = false, nil
+  for i = 2, #ARGV, 2 do given = given or ARGV[i] == 'crawl_delay' end
+  local asked = redis.pcall('HVALS', KEYS[3])
+  if not given and type(asked) == 'table' and not asked.err then
+    for _, seconds in ipairs(asked) do
+      if (tonumber(seconds) or 0) > (tonumber(longest) or 0) then longest = seconds end
+    end
+  end
+  if longest then
+    ARGV[#ARGV + 1] = 'crawl_delay'
+    ARGV[#ARGV + 1] = longest
+  end
+end
+"""
+    + _POLITE
+)
+
 # KEYS: a discover host slot's politeness hash, crawler:politeness. ARGV: the slot, then field, value, ...
 # Written as _POLITE writes them, where they are: the hash when it is one, the saved copy when there is one.
 # A slot the prune dropped both of is made again from its rule's politeness, and the crawl-delay kept for
@@ -1125,6 +1149,8 @@ _CRAWL_DELAY = (
 local host = table.remove(ARGV, 4)
 local longest = tonumber(ARGV[3]) or 0
 if longest > 0 then redis.pcall('HSET', KEYS[5], host, ARGV[3]) else redis.pcall('HDEL', KEYS[5], host) end
+-- Told again: kept while the site is crawled, not for the time `crawler sites forget` left it.
+redis.pcall('PERSIST', KEYS[5])
 local asked = redis.pcall('HVALS', KEYS[5])
 if type(asked) == 'table' then
   for _, seconds in ipairs(asked) do
@@ -1190,6 +1216,39 @@ for _, slot in ipairs(slots_of(KEYS[2], ARGV[2])) do schedule_site(ARGV[1], slot
 return 1
 """
 )
+
+# KEYS: pending, crawler:politeness, ready, gated. ARGV: prefix, then seconds the crawl-delays robots.txt
+# asked for are kept, then queue slots. What each slot (a site, or a discover host slot) has nothing pending,
+# queued, set aside or downloading of (as the frontier's prune, which forget's dropping of the touches
+# leaves no one to run) goes: its pending count, its politeness hash and saved copy (its backoff with
+# them), its offer; its hosts' crawl-delays are kept that many seconds (_CONFIGURE). A slot with a request
+# queued since the take (a grab of it) keeps them, or that request would go with no politeness. A key of
+# another type is left (the pop names it). Reply: per slot, 1 when it had a politeness, else 0.
+_FORGET_POLITENESS = """
+local K, keep = ARGV[1], tonumber(ARGV[2])
+local reply = {}
+for i = 3, #ARGV do
+  local slot = ARGV[i]
+  local polite = K .. ':polite:' .. slot
+  local queued = redis.pcall('ZCARD', K .. ':queue:' .. slot)
+  local inflight = redis.pcall('HGET', polite, 'inflight')
+  local had = 0
+  if (tonumber(redis.call('HGET', KEYS[1], slot)) or 0) == 0 and queued == 0
+    and redis.call('EXISTS', K .. ':taking:' .. slot) == 0
+    and type(inflight) ~= 'table' and (tonumber(inflight) or 0) <= 0 then
+    redis.call('HDEL', KEYS[1], slot)
+    had = redis.call('DEL', polite)
+    local saved = redis.pcall('HDEL', KEYS[2], slot)
+    if saved == 1 then had = 1 end
+    redis.call('DEL', K .. ':offer:' .. slot)
+    redis.call('ZREM', KEYS[3], slot)
+    redis.call('ZREM', KEYS[4], slot)
+    redis.pcall('EXPIRE', K .. ':crawl-delays:' .. slot, keep)
+  end
+  reply[#reply + 1] = had
+end
+return reply
+"""
 
 # KEYS: pending. ARGV: prefix. The requests queued (not leased, not waiting), over every site; a queue key
 # of another type (LeasedQueue.wrong_keys names it) holds none.
@@ -1580,12 +1639,13 @@ class LeasedQueue:
         self._unnamed = server.register_script(_UNNAMED)
         self._named_all = server.register_script(_NAMED_ALL)
         self._back_off = server.register_script(_BACK_OFF)
-        self._polite = server.register_script(_POLITE)
+        self._polite = server.register_script(_CONFIGURE)
         self._polite_host = server.register_script(_POLITE_HOST)
         self._crawl_delay = server.register_script(_CRAWL_DELAY)
         self._queued = server.register_script(_QUEUED)
         self._take = server.register_script(_TAKE)
         self._take_queued = server.register_script(_TAKE_QUEUED)
+        self._forget_politeness = server.register_script(_FORGET_POLITENESS)
         self._pause = server.register_script(_PAUSE)
         self._resume = server.register_script(_RESUME)
         self._lost = server.register_script(_LOST)
@@ -1719,12 +1779,13 @@ class LeasedQueue:
         if not obey_robots:
             fields = (*fields, "crawl_delay", 0.0)
         slots = [
-            (site, self._polite),
-            *((slot, self._polite_host) for slot in (self.host_slots(site) if hosts else ())),
+            (site, self._polite, [self.keys.crawl_delays(site)]),
+            *((slot, self._polite_host, []) for slot in (self.host_slots(site) if hosts else ())),
         ]
         with self.server.pipeline(transaction=False) as pipe:
-            for slot, script in slots:
-                script(keys=[self.keys.polite(slot), self.keys.politeness], args=[slot, *fields], client=pipe)
+            for slot, script, asked in slots:
+                keys = [self.keys.polite(slot), self.keys.politeness, *asked]
+                script(keys=keys, args=[slot, *fields], client=pipe)
                 if not obey_robots:
                     pipe.delete(self.keys.crawl_delays(slot))
             pipe.execute()
@@ -1743,6 +1804,25 @@ class LeasedQueue:
             if "WRONGTYPE" not in str(exc):
                 raise
         return sorted({*saved, *_slots_of(site, self._pending_slots())[1:]})
+
+    def forget_politeness(self, site: str, keep_asked: float) -> bool:
+        """Drop the politeness of ``site`` and of its discover host slots, once their requests are taken
+        (:meth:`take_sites`): their pending counts, politeness hashes and saved copies, offers; the
+        crawl-delays their hosts' robots.txt asked for are kept ``keep_asked`` seconds, from which their
+        politeness is made again (``_CONFIGURE``). A slot with requests pending again keeps its own.
+        Whether any of them had a politeness."""
+        pattern = _GLOB_SPECIAL.sub(r"\\\g<0>", site)
+        slots = {site, *self.host_slots(site)}
+        for kind in ("polite", "crawl-delays"):
+            prefix = f"{self.keys.prefix}:{kind}:"
+            for name in self.server.scan_iter(match=f"{prefix}{pattern}@*", count=HOST_SLOTS_SCAN):
+                slots.add(decoded(name).removeprefix(prefix))
+        keys = [self.keys.pending, self.keys.politeness, self.keys.ready, self.keys.gated]
+        ordered, had = sorted(slots), False
+        for start in range(0, len(ordered), TAKE_BATCH):
+            args: list[str | int] = [self.keys.prefix, int(keep_asked), *ordered[start : start + TAKE_BATCH]]
+            had = any(int(one) for one in self._forget_politeness(keys=keys, args=args)) or had
+        return had
 
     def set_crawl_delay(self, site: str, seconds: float, host: str) -> None:
         """The crawl-delay the robots.txt of ``host``, a host of the site, asks for (0: none longer than the
