@@ -1299,9 +1299,11 @@ def test_a_damaged_week_file_is_named_with_what_to_do(
 
 
 def _damage(path: Path, damage: str) -> None:
-    """Overwrite a SQLite file's header (its first 4 KB: no longer a database) or its pages (the last
-    three quarters but those of its schema, which SQLite reads as it opens the file: malformed) with 0xff
-    bytes; or (``unreadable``) put a folder in its place."""
+    """Overwrite a SQLite file's header (its first 4 KB: no longer a database), its pages (the last
+    three quarters but those of its schema, which SQLite reads as it opens the file: malformed), or
+    (``schema``) the pages of its schema but the first (which a -wal file beside it holds once the file has
+    grown; the others change only with the schema: malformed as it opens) with 0xff bytes; or
+    (``unreadable``) put a folder in its place."""
     if damage == "unreadable":
         path.unlink()
         path.mkdir()
@@ -1317,9 +1319,13 @@ def _damage(path: Path, damage: str) -> None:
                 n for (n,) in connection.execute("SELECT pageno FROM dbstat WHERE name = 'sqlite_schema'")
             }
         connection.close()
-        for page in range(len(raw) // 4 // size + 1, len(raw) // size + 1):
-            if page not in schema:
-                raw[(page - 1) * size : page * size] = b"\xff" * size
+        if damage == "schema":
+            damaged = schema - {1}
+            assert damaged, f"the schema of {path} fits in its first page: nothing to damage"
+        else:
+            damaged = set(range(len(raw) // 4 // size + 1, len(raw) // size + 1)) - schema
+        for page in damaged:
+            raw[(page - 1) * size : page * size] = b"\xff" * size
     path.write_bytes(bytes(raw))
 
 
@@ -1685,10 +1691,53 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+@pytest.mark.parametrize("damage", ["pages", "schema"])
 def test_a_damaged_week_with_a_killed_writers_wal_file_beside_it_names_the_files_to_move_out(
-    three_weeks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    three_weeks: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    damage: str,
+) -> None:
+    """Damaged pages are found by a read, a damaged schema as the file is opened. Either way the files
+    named are left as they were: the store, closing the week (or failing to open it), used to checkpoint
+    the -wal into the damaged file and delete it, so that the hint named a -wal that was gone."""
+    data = tmp_path / "data"
+    damaged, wal = _damaged_beside_a_killed_writers_wal(three_weeks, data, damage)
+    left = damaged.read_bytes(), wal.read_bytes()
+    code, _, err = articles(capsys, monkeypatch, data, "stats")
+    assert code == 1, err
+    failed = "open" if damage == "schema" else "read"
+    assert f"cannot {failed} the article store {damaged}: database disk image is malformed;" in err, err
+    assert wal.exists(), "the -wal was checkpointed into the damaged file and deleted"
+    assert (damaged.read_bytes(), wal.read_bytes()) == left, "the -wal was applied to the damaged file"
+    assert (
+        "; the file is damaged: restore it from a backup (docs/operations.md, 'Backing up a week'), or move"
+        " it out of the folder to go on without that week's articles; move"
+        f" articles_{DAMAGED_WEEK}.sqlite-wal and articles_{DAMAGED_WEEK}.sqlite-shm out of the folder with"
+        " it, every crawler on the folder"
+        " stopped first: SQLite applies the writes of a -wal file to the database file of its name, a backup"
+        " copied in too"
+    ) in err, err
+
+
+def test_a_store_flushing_a_week_it_found_damaged_leaves_its_wal_file_beside_it(
+    three_weeks: Path, tmp_path: Path
 ) -> None:
     data = tmp_path / "data"
+    damaged, wal = _damaged_beside_a_killed_writers_wal(three_weeks, data, "pages")
+    left = damaged.read_bytes(), wal.read_bytes()
+    with SqliteStore(data) as store:
+        with pytest.raises(DamagedWeekError, match=re.escape(f"move {wal.name} and")):
+            list(store.iter_articles(week=DAMAGED_WEEK))
+        store.flush()
+        assert (damaged.read_bytes(), wal.read_bytes()) == left, "flush applied the -wal to the damaged file"
+    assert (damaged.read_bytes(), wal.read_bytes()) == left, "close applied the -wal to the damaged file"
+
+
+def _damaged_beside_a_killed_writers_wal(three_weeks: Path, data: Path, damage: str) -> tuple[Path, Path]:
+    """A copy of ``three_weeks`` in ``data`` whose damaged week has the -wal file of a writer killed
+    beside it: the week's file and its -wal."""
     shutil.copytree(three_weeks, data)
     killed = subprocess.run(
         [sys.executable, "-c", _KILLED_WRITER, str(data)],
@@ -1699,18 +1748,10 @@ def test_a_damaged_week_with_a_killed_writers_wal_file_beside_it_names_the_files
     )
     assert killed.returncode == -9, killed.stderr[-3000:]
     damaged = data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite"
-    assert Path(f"{damaged}-wal").stat().st_size > 0 and Path(f"{damaged}-shm").exists()
-    _damage(damaged, "pages")
-    code, _, err = articles(capsys, monkeypatch, data, "stats")
-    assert code == 1, err
-    assert (
-        "; the file is damaged: restore it from a backup (docs/operations.md, 'Backing up a week'), or move"
-        " it out of the folder to go on without that week's articles; move"
-        f" articles_{DAMAGED_WEEK}.sqlite-wal and articles_{DAMAGED_WEEK}.sqlite-shm out of the folder with"
-        " it, every crawler on the folder"
-        " stopped first: SQLite applies the writes of a -wal file to the database file of its name, a backup"
-        " copied in too"
-    ) in err, err
+    wal = Path(f"{damaged}-wal")
+    assert wal.stat().st_size > 0 and Path(f"{damaged}-shm").exists()
+    _damage(damaged, damage)
+    return damaged, wal
 
 
 def test_a_store_reads_around_a_damaged_week_only_when_told_and_writes_never_skip_it(

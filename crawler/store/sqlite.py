@@ -28,7 +28,8 @@ original's file after that transaction commits. ``PRAGMA user_version`` holds th
 older versions are migrated when opened.
 
 A week's file SQLite cannot read (damaged: not a database, malformed; or unreadable) is a
-:class:`DamagedWeekError` naming it and what to do; one it cannot read for want of disk space (no room for
+:class:`DamagedWeekError` naming it and what to do (the store never checkpoints a ``-wal`` file beside it
+into it: it is named, to be moved out with it); one it cannot read for want of disk space (no room for
 the ``-shm`` file it reads the file with) is a :class:`StoreError` saying to free disk space, the file
 being sound. A store opened with ``skip_damaged`` leaves either week out of reads across weeks (``get``,
 ``original_of``, ``redirected_to``, ``stats``, and ``count``, ``iter_articles``, ``search`` without
@@ -52,7 +53,7 @@ import sqlite3
 import struct
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -195,6 +196,8 @@ class SqliteStore(Store):
         self._connections: dict[str, sqlite3.Connection] = {}
         # The file (device, inode) each connection opened: one moved or deleted since is written no more.
         self._files: dict[str, tuple[int, int] | None] = {}
+        # The weeks whose open file was found damaged: their -wal files are never checkpointed into them.
+        self._damaged: set[str] = set()
         self._closed = False
         # Paragraph counts read from each week's file during the batch being written, kept in step with the
         # new documents written into it.
@@ -290,9 +293,12 @@ class SqliteStore(Store):
                     " file at that path"
                 )
         except sqlite3.Error as exc:
+            damaged = _damaged_hint(exc, self.path(week))
+            if damaged:
+                self._damaged.add(week)
             raise StoreError(
                 f"cannot {what} {self.path(week)}: {exc}{_disk_hint(exc, self.directory)}"
-                f"{_busy_hint(exc, self.path(week), self.busy_timeout)}{_damaged_hint(exc, self.path(week))}"
+                f"{_busy_hint(exc, self.path(week), self.busy_timeout)}{damaged}"
             ) from exc
         finally:
             # Any failure (a value SQLite cannot take too): left open, the week's write lock is held.
@@ -747,7 +753,10 @@ class SqliteStore(Store):
     def _unread(self, week: str, exc: sqlite3.Error) -> StoreError:
         """The error of a read of the week's file that failed on ``exc``, with what to do when the file is
         damaged or unreadable, or has no room for its ``-shm`` (:func:`_read_error`)."""
-        return _read_error(f"cannot read the article store {self.path(week)}", exc, self.path(week))
+        error = _read_error(f"cannot read the article store {self.path(week)}", exc, self.path(week))
+        if isinstance(error, DamagedWeekError):
+            self._damaged.add(week)
+        return error
 
     def _fetch(
         self, connection: sqlite3.Connection, week: str, query: str, params: Sequence[object]
@@ -806,10 +815,15 @@ class SqliteStore(Store):
         try:
             prepare(connection, path, self.busy_timeout)
         except sqlite3.Error as exc:
-            connection.close()
             what = f"cannot open the article store {path}"
             busy = _busy_hint(exc, path, self.busy_timeout, _SCHEMA_NEEDS_LOCK)
-            raise _read_error(what, exc, path, self.directory, busy) from exc
+            # Built before the close, which the -wal file it names must outlive.
+            error = _read_error(what, exc, path, self.directory, busy)
+            if isinstance(error, DamagedWeekError):
+                _close_leaving_wal(connection, path)
+            else:
+                connection.close()
+            raise error from exc
         except StoreError:
             connection.close()
             raise
@@ -832,6 +846,7 @@ class SqliteStore(Store):
         )
         del self._connections[week], self._files[week]
         self._counts.pop(week, None)
+        self._damaged.discard(week)
         connection.close()
 
     @staticmethod
@@ -849,6 +864,8 @@ class SqliteStore(Store):
 
     def flush(self) -> None:
         for week, connection in self._connections.items():
+            if week in self._damaged:
+                continue
             try:
                 connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
             except sqlite3.Error as exc:
@@ -868,6 +885,9 @@ class SqliteStore(Store):
                 # Closing checkpoints the week through the -shm mapping (SIGBUS), and so would the
                 # connection's deallocation: it is kept for the life of the process.
                 ctypes.pythonapi.Py_IncRef(ctypes.py_object(connection))
+                continue
+            if week in self._damaged:
+                _close_leaving_wal(connection, self.path(week))
                 continue
             connection.close()
 
@@ -1036,6 +1056,28 @@ def _check_shm_writable(path: Path, directory: Path) -> None:
         " while this process had the week open, and SQLite would crash the process on it"
         f"{_writable_hint(directory)}"
     ) from PermissionError(errno.EPERM, os.strerror(errno.EPERM), str(shm))
+
+
+def _close_leaving_wal(connection: sqlite3.Connection, path: Path) -> None:
+    """Close ``connection`` to the damaged week's file ``path`` without applying the writes of the
+    ``-wal`` file beside it to that file: the -wal stays, as the error's hint says, to be moved out with it.
+    SQLite checkpoints a file, and deletes its -wal, as the file's last connection closes, under the file's
+    exclusive lock (Python 3.11 cannot set SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE): a read-only connection that
+    holds the file's shared lock meanwhile keeps it from that, and does not checkpoint as it closes in
+    turn. A file that cannot be opened again read-only (moved away, made unreadable) is closed as usual."""
+    try:
+        holder = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        connection.close()
+        return
+    try:
+        # Any read opens the -wal and takes the shared lock, which SQLite keeps in WAL mode even when the
+        # read fails on the damaged file.
+        with suppress(sqlite3.Error):
+            holder.execute("PRAGMA user_version").fetchone()
+        connection.close()
+    finally:
+        holder.close()
 
 
 def _wal_leftovers(path: Path) -> list[str]:
