@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -947,6 +947,31 @@ def test_a_write_kept_waiting_by_a_stopped_process_names_it_and_how_to_resume_it
         " timeout), and is stopped (SIGSTOP, Ctrl-Z) in its write transaction: `kill -CONT"
         f" {holder.pid}` lets it finish (or end it); what waits for the lock is stored once it lets go"
     ), raised.value
+
+
+def test_filling_a_feed_entrys_fields_takes_the_write_lock_of_the_week_holding_its_url_alone(
+    tmp_path: Path,
+) -> None:
+    """A feed entry's fields are given to its stored article on the store's thread of every worker: it
+    took the write lock of every week's file, newest first, up to the one holding the URL (all of them for
+    a URL stored in none), so another writer holding any of those kept it waiting, then failed it."""
+    start = datetime(2026, 9, 16, 9, tzinfo=UTC)
+    with SqliteStore(tmp_path, busy_timeout=0.1) as store:
+        for n in range(10):
+            store.upsert(article(f"http://news.test/{n}", (start + timedelta(weeks=n)).isoformat()))
+        held = article("http://news.test/held", (start + timedelta(weeks=4)).isoformat(), author=None)
+        assert store.upsert(held).outcome == "new"
+        weeks = store.weeks()
+        assert len(weeks) == 10
+        holding = week_of(start + timedelta(weeks=4))
+        with ExitStack() as locks:
+            for week in weeks:
+                if week != holding:
+                    locks.enter_context(_write_lock_held(store.path(week)))
+            with _write_lock_held(store.path(holding)):
+                assert store.fill_empty("http://news.test/unstored", {"author": "B. Writer"}) is None
+            assert store.fill_empty(held["url"], {"author": "B. Writer"}) == ("author",)
+        assert store.get(held["url"])["author"] == "B. Writer"  # type: ignore[index]
 
 
 def test_a_write_that_fails_on_no_sqlite_error_leaves_the_week_free_for_the_next_writes(

@@ -386,13 +386,13 @@ class SqliteStore(Store):
         names = [name for name in KEPT_WHEN_NONE if values.get(name)]
         for week in reversed(self.weeks()):
             connection = self._open(week, create=False)
-            if connection is None:
+            if connection is None or not self._holds(connection, week, url):
                 continue
             with self._immediate(connection, week, f"fill the empty fields of {url} in"):
                 row = connection.execute(
                     "SELECT pk, title, body, published, author FROM articles WHERE url = ?", (url,)
                 ).fetchone()
-                if row is None:
+                if row is None:  # deleted since it was read
                     continue
                 pk, title, body, published, author = row
                 stored = {"title": title, "published": published, "author": author}
@@ -407,6 +407,15 @@ class SqliteStore(Store):
                     index_search(connection, pk, values["title"], body, old=(title, body))
             return filled
         return None
+
+    def _holds(self, connection: sqlite3.Connection, week: str, url: str) -> bool:
+        """Whether the week's file holds a document of ``url``, read without the write lock, which a write
+        looking for the URL in every week would take in each (another writer holding it keeps it
+        waiting)."""
+        try:
+            return connection.execute("SELECT 1 FROM articles WHERE url = ?", (url,)).fetchone() is not None
+        except sqlite3.Error as exc:
+            raise self._unread(week, exc) from exc
 
     def _reposts_elsewhere(
         self,
