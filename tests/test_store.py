@@ -974,6 +974,36 @@ def test_filling_a_feed_entrys_fields_takes_the_write_lock_of_the_week_holding_i
         assert store.get(held["url"])["author"] == "B. Writer"  # type: ignore[index]
 
 
+def test_adding_redirects_takes_the_write_lock_of_the_week_holding_the_url_alone(tmp_path: Path) -> None:
+    """The links noted as redirecting to the articles of a batch are added on the store's thread of every
+    worker: it took the write lock of every week's file, newest first, up to the one holding the URL (all
+    of them for a URL stored in none, then again for the article a short link leads to), so another writer
+    holding any of those kept it waiting, then failed it."""
+    start = datetime(2026, 9, 16, 9, tzinfo=UTC)
+    with SqliteStore(tmp_path, busy_timeout=0.1) as store:
+        for n in range(10):
+            store.upsert(article(f"http://news.test/{n}", (start + timedelta(weeks=n)).isoformat()))
+        held = article("http://news.test/held", (start + timedelta(weeks=4)).isoformat())
+        held["redirected_from"] = ["http://t.test/1"]
+        assert store.upsert(held).outcome == "new"
+        weeks = store.weeks()
+        assert len(weeks) == 10
+        holding = week_of(start + timedelta(weeks=4))
+        with ExitStack() as locks:
+            for week in weeks:
+                if week != holding:
+                    locks.enter_context(_write_lock_held(store.path(week)))
+            with _write_lock_held(store.path(holding)):
+                assert not store.add_redirects("http://news.test/unstored", ["http://t.test/0"])
+            assert store.add_redirects(held["url"], ["http://t.test/2"])
+            assert store.add_redirects("http://t.test/1", ["http://t.test/3"]), "a link to the article"
+        assert store.get(held["url"])["redirected_from"] == [  # type: ignore[index]
+            "http://t.test/1",
+            "http://t.test/2",
+            "http://t.test/3",
+        ]
+
+
 def test_a_write_that_fails_on_no_sqlite_error_leaves_the_week_free_for_the_next_writes(
     tmp_path: Path,
 ) -> None:

@@ -364,22 +364,22 @@ class SqliteStore(Store):
     def _add_redirects(self, url: str, redirects: list[str]) -> bool:
         for week in reversed(self.weeks()):
             connection = self._open(week, create=False)
-            if connection is None:
+            if connection is None or not self._holds(connection, week, url):
                 continue
             with self._immediate(connection, week, f"add the URLs that redirected to {url} to"):
                 row = connection.execute(
                     "SELECT pk, redirected_from FROM articles WHERE url = ?", (url,)
                 ).fetchone()
-                if row is not None:
-                    known = json.loads(row[1])
-                    merged = merged_redirects(known, redirects, url)
-                    if merged != known:
-                        connection.execute(
-                            "UPDATE articles SET redirected_from = ? WHERE pk = ?",
-                            (json.dumps(merged, ensure_ascii=False), row[0]),
-                        )
-            if row is not None:
-                return True
+                if row is None:  # deleted since it was read
+                    continue
+                known = json.loads(row[1])
+                merged = merged_redirects(known, redirects, url)
+                if merged != known:
+                    connection.execute(
+                        "UPDATE articles SET redirected_from = ? WHERE pk = ?",
+                        (json.dumps(merged, ensure_ascii=False), row[0]),
+                    )
+            return True
         return False
 
     def fill_empty(self, url: str, values: Mapping[str, str]) -> tuple[str, ...] | None:
