@@ -829,7 +829,7 @@ class SqliteStore(Store):
             # Built before the close, which the -wal file it names must outlive.
             error = _read_error(what, exc, path, self.directory, busy)
             if isinstance(error, DamagedWeekError):
-                _close_leaving_wal(connection, path)
+                _close_leaving_wal(connection, path, self.busy_timeout)
             else:
                 connection.close()
             raise error from exc
@@ -896,7 +896,7 @@ class SqliteStore(Store):
                 ctypes.pythonapi.Py_IncRef(ctypes.py_object(connection))
                 continue
             if week in self._damaged:
-                _close_leaving_wal(connection, self.path(week))
+                _close_leaving_wal(connection, self.path(week), self.busy_timeout)
                 continue
             connection.close()
 
@@ -1067,15 +1067,18 @@ def _check_shm_writable(path: Path, directory: Path) -> None:
     ) from PermissionError(errno.EPERM, os.strerror(errno.EPERM), str(shm))
 
 
-def _close_leaving_wal(connection: sqlite3.Connection, path: Path) -> None:
+def _close_leaving_wal(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
     """Close ``connection`` to the damaged week's file ``path`` without applying the writes of the
     ``-wal`` file beside it to that file: the -wal stays, as the error's hint says, to be moved out with it.
     SQLite checkpoints a file, and deletes its -wal, as the file's last connection closes, under the file's
     exclusive lock (Python 3.11 cannot set SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE): a read-only connection that
     holds the file's shared lock meanwhile keeps it from that, and does not checkpoint as it closes in
-    turn. A file that cannot be opened again read-only (moved away, made unreadable) is closed as usual."""
+    turn. Its read waits for another process's lock (a recovery of the -wal, a connection in exclusive
+    locking mode) up to the store's ``busy_timeout``, as the store's other connections do, then closes
+    ``connection`` without it. A file that cannot be opened again read-only (moved away, made unreadable)
+    is closed as usual."""
     try:
-        holder = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+        holder = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=busy_timeout)
     except sqlite3.Error:
         connection.close()
         return
