@@ -949,26 +949,37 @@ def test_a_write_kept_waiting_by_a_stopped_process_names_it_and_how_to_resume_it
     ), raised.value
 
 
+_FIRST_WEEK = datetime(2026, 9, 16, 9, tzinfo=UTC)
+_FIFTH_WEEK = _FIRST_WEEK + timedelta(weeks=4)
+
+
+@contextmanager
+def _ten_weeks_locked_but_the_fifth(store: SqliteStore, held: dict[str, Any]) -> Iterator[Path]:
+    """Ten weeks of one article each, ``held`` stored in the fifth, the write lock of every other week's file
+    held by another connection meanwhile; gives the fifth week's file."""
+    for n in range(10):
+        store.upsert(article(f"http://news.test/{n}", (_FIRST_WEEK + timedelta(weeks=n)).isoformat()))
+    assert store.upsert(held).outcome == "new"
+    weeks = store.weeks()
+    assert len(weeks) == 10
+    fifth = week_of(_FIFTH_WEEK)
+    with ExitStack() as locks:
+        for week in weeks:
+            if week != fifth:
+                locks.enter_context(_write_lock_held(store.path(week)))
+        yield store.path(fifth)
+
+
 def test_filling_a_feed_entrys_fields_takes_the_write_lock_of_the_week_holding_its_url_alone(
     tmp_path: Path,
 ) -> None:
     """A feed entry's fields are given to its stored article on the store's thread of every worker: it
     took the write lock of every week's file, newest first, up to the one holding the URL (all of them for
     a URL stored in none), so another writer holding any of those kept it waiting, then failed it."""
-    start = datetime(2026, 9, 16, 9, tzinfo=UTC)
+    held = article("http://news.test/held", _FIFTH_WEEK.isoformat(), author=None)
     with SqliteStore(tmp_path, busy_timeout=0.1) as store:
-        for n in range(10):
-            store.upsert(article(f"http://news.test/{n}", (start + timedelta(weeks=n)).isoformat()))
-        held = article("http://news.test/held", (start + timedelta(weeks=4)).isoformat(), author=None)
-        assert store.upsert(held).outcome == "new"
-        weeks = store.weeks()
-        assert len(weeks) == 10
-        holding = week_of(start + timedelta(weeks=4))
-        with ExitStack() as locks:
-            for week in weeks:
-                if week != holding:
-                    locks.enter_context(_write_lock_held(store.path(week)))
-            with _write_lock_held(store.path(holding)):
+        with _ten_weeks_locked_but_the_fifth(store, held) as fifth:
+            with _write_lock_held(fifth):
                 assert store.fill_empty("http://news.test/unstored", {"author": "B. Writer"}) is None
             assert store.fill_empty(held["url"], {"author": "B. Writer"}) == ("author",)
         assert store.get(held["url"])["author"] == "B. Writer"  # type: ignore[index]
@@ -979,21 +990,11 @@ def test_adding_redirects_takes_the_write_lock_of_the_week_holding_the_url_alone
     worker: it took the write lock of every week's file, newest first, up to the one holding the URL (all
     of them for a URL stored in none, then again for the article a short link leads to), so another writer
     holding any of those kept it waiting, then failed it."""
-    start = datetime(2026, 9, 16, 9, tzinfo=UTC)
+    held = article("http://news.test/held", _FIFTH_WEEK.isoformat())
+    held["redirected_from"] = ["http://t.test/1"]
     with SqliteStore(tmp_path, busy_timeout=0.1) as store:
-        for n in range(10):
-            store.upsert(article(f"http://news.test/{n}", (start + timedelta(weeks=n)).isoformat()))
-        held = article("http://news.test/held", (start + timedelta(weeks=4)).isoformat())
-        held["redirected_from"] = ["http://t.test/1"]
-        assert store.upsert(held).outcome == "new"
-        weeks = store.weeks()
-        assert len(weeks) == 10
-        holding = week_of(start + timedelta(weeks=4))
-        with ExitStack() as locks:
-            for week in weeks:
-                if week != holding:
-                    locks.enter_context(_write_lock_held(store.path(week)))
-            with _write_lock_held(store.path(holding)):
+        with _ten_weeks_locked_but_the_fifth(store, held) as fifth:
+            with _write_lock_held(fifth):
                 assert not store.add_redirects("http://news.test/unstored", ["http://t.test/0"])
             assert store.add_redirects(held["url"], ["http://t.test/2"])
             assert store.add_redirects("http://t.test/1", ["http://t.test/3"]), "a link to the article"

@@ -27,7 +27,7 @@ from crawler.keys import Keys
 from crawler.redisio.clock import shared_now
 from crawler.redisio.connection import decoded
 
-__all__ = ["FIELDS", "NOTE_SECONDS", "drop", "forget", "note", "noted"]
+__all__ = ["DROP_OLD_LUA", "FIELDS", "NOTE_SECONDS", "drop", "forget", "note", "noted"]
 
 # The fields an entry gives its article's document where the document has none.
 FIELDS = ("title", "published", "author")
@@ -38,10 +38,22 @@ NOTE_SECONDS = 7 * 24 * 3600.0
 # Notes past NOTE_SECONDS dropped by one note, at most (the rest go with the next notes).
 _DROPPED_AT_ONCE = 100
 
+# KEYS[1], KEYS[2]: a hash and the time of each of its fields (a sorted set). ARGV[2], ARGV[3]: the time of
+# the oldest fields kept, how many older ones to drop at most. Drops them; returns how many.
+DROP_OLD_LUA = """
+local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, url in ipairs(old) do
+  redis.call('ZREM', KEYS[2], url)
+  redis.call('HDEL', KEYS[1], url)
+end
+return #old
+"""
+
 # KEYS: the notes' hash, their times. ARGV: now, the time of the oldest notes kept, how many older ones to
 # drop at most, then URL and entry (JSON) pairs. An entry noted over an earlier one of the same URL keeps
 # the earlier one's values it does not give. Returns how many notes it dropped.
-_NOTE = """
+_NOTE = (
+    """
 for i = 4, #ARGV, 2 do
   local entry = cjson.decode(ARGV[i + 1])
   local before = redis.call('HGET', KEYS[1], ARGV[i])
@@ -55,13 +67,9 @@ for i = 4, #ARGV, 2 do
   redis.call('HSET', KEYS[1], ARGV[i], cjson.encode(entry))
   redis.call('ZADD', KEYS[2], ARGV[1], ARGV[i])
 end
-local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, url in ipairs(old) do
-  redis.call('ZREM', KEYS[2], url)
-  redis.call('HDEL', KEYS[1], url)
-end
-return #old
 """
+    + DROP_OLD_LUA
+)
 # KEYS: the notes' hash, their times. ARGV: URL and note (as read) pairs. Removes each note still as read
 # (one noted again since stays for its document).
 _FORGET = """

@@ -19,6 +19,7 @@ from __future__ import annotations
 import redis
 
 from crawler.redisio.clock import shared_now
+from crawler.redisio.entries import DROP_OLD_LUA
 
 __all__ = ["KEEP_SECONDS", "keep", "touch"]
 
@@ -52,13 +53,8 @@ else
   redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])
   redis.call('ZADD', KEYS[2], ARGV[1], ARGV[4])
 end
-local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, url in ipairs(old) do
-  redis.call('ZREM', KEYS[2], url)
-  redis.call('HDEL', KEYS[1], url)
-end
-return #old
 """
+    + DROP_OLD_LUA
 )
 # KEYS and ARGV[1] as _TIMED's. ARGV[2]: the URL read again (timed only when the hash holds it).
 _TOUCH = (
