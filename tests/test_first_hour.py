@@ -1019,6 +1019,20 @@ def test_an_unknown_option_of_a_command_is_named_with_that_command(
     assert run.stderr.splitlines()[-1] == said, run.stderr
 
 
+def test_an_unknown_option_after_a_global_option_given_before_its_command_is_not_said_to_be_misplaced(
+    tmp_path: Path,
+) -> None:
+    """`crawler --data-dir DIR status --bogus`: the error's hint, the command's help with the data folder as
+    given, holds --data-dir, which was read for a global option given after the command: "(--data-dir is an
+    option of crawler itself: give it before the command ...)", where it was."""
+    run = crawler("--data-dir", "data", "status", "--bogus", cwd=tmp_path, env={"CRAWLER_COMMAND": "crawler"})
+    assert run.code == 2, run.stderr
+    assert run.stderr.splitlines()[-1] == (
+        "crawler status: error: unrecognized arguments: --bogus"
+        " (`crawler --data-dir data status --help` lists its options)"
+    ), run.stderr
+
+
 @pytest.mark.parametrize(
     ("command", "said"),
     [

@@ -167,7 +167,8 @@ class _Parser(argparse.ArgumentParser):
             help_command = suggest(f"{self.prog.partition(' ')[2]} --help".lstrip())
             message += f" (one of: {', '.join(choices)}; `{help_command}` says what each does)"
         if message.startswith("unrecognized arguments:"):
-            given = message.split(":", 1)[1].split()
+            # The arguments alone: not the hint parse_known_args adds, whose command may hold a global option.
+            given = re.split(r";| \(`", message.split(":", 1)[1], maxsplit=1)[0].split()
             for option, value in _GLOBAL_OPTIONS.items():
                 if any(_global_option(word) == option for word in given):
                     message += (
