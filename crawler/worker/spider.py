@@ -80,6 +80,7 @@ from crawler.redisio.bloom import RedisBloom
 from crawler.redisio.clock import shared_now
 from crawler.redisio.connection import resolve_redis_url
 from crawler.redisio.embedded import EmbeddedRedis
+from crawler.redisio.entries import FIELDS as ENTRY_FIELDS
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import (
     API,
@@ -1042,7 +1043,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if value is None and name in rule.fields:
                 self.count(f"fields/missing/{name}/{rule.site}")
         entry = _entry(response.meta)
-        for name in ("title", "published", "author"):
+        for name in ENTRY_FIELDS:
             if fields.get(name) is None and isinstance(entry.get(name), str):
                 fields[name] = entry[name]
                 self.count(f"fields/from_feed/{name}/{rule.site}")
