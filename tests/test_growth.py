@@ -4,14 +4,18 @@ dropped a month later (crawler/redisio/listings.py). Days pass by the process's 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
 from crawlsite import sites_spider
+from redis.connection import AbstractConnection
 from scrapy.http import HtmlResponse, Request
 
-from crawler.redisio import clock, listings
+from crawler.keys import Keys
+from crawler.redisio import clock, entries, listings, redirects
 from crawler.redisio.connection import decoded
 from crawler.requests import Work
 from crawler.worker.conditional import ConditionalIndexMiddleware
@@ -91,3 +95,43 @@ def test_values_written_before_they_were_timed_are_timed_by_the_next_write_and_g
     assert sorted(redis_client.hkeys(key)) == [b"http://127.0.0.1/new", b"http://127.0.0.1/old-0"]
     assert listings.keep(redis_client, key, times, "http://127.0.0.1/new", "", now=later) == 0
     assert redis_client.hkeys(key) == [b"http://127.0.0.1/old-0"] and redis_client.zcard(times) == 1
+
+
+def test_the_scripts_of_listings_and_notes_are_sent_once_then_called_by_their_sha(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """listings.keep and touch, entries.note and forget and redirects.note sent their Lua (0.4 to 1 kB)
+    with every call (EVAL): a listing page's write or 304, each feed's notes. Each is sent once a server
+    (and again when Redis lost it: SCRIPT FLUSH, a restart), then called by its SHA1, one round trip a
+    call as before."""
+    keys = Keys("crawler")
+    key, times = "crawler:validators:news", "crawler:validators-at:news"
+    url = "http://127.0.0.1/a/1"
+    calls: list[Callable[[], object]] = [
+        lambda: listings.keep(redis_client, key, times, url, '["e", ""]', now=1000.0),
+        lambda: listings.touch(redis_client, key, times, url, now=1000.0),
+        lambda: entries.note(redis_client, keys, {url: {"author": "Feed"}}, now=1000.0),
+        lambda: entries.forget(redis_client, keys, [(url, '{"author": "Feed"}')]),
+        lambda: redirects.note(redis_client, keys, url, ["http://127.0.0.1/s/1"], now=1000.0),
+    ]
+    scripts = (listings._KEEP, listings._TOUCH, entries._NOTE, entries._FORGET, redirects._NOTE)
+    sent: list[bytes] = []
+    send = AbstractConnection.send_packed_command
+
+    def recorded(connection: AbstractConnection, command: Any, check_health: bool = True) -> None:
+        sent.append(command if isinstance(command, bytes) else b"".join(command))
+        send(connection, command, check_health)  # type: ignore[no-untyped-call]
+
+    for call in calls:
+        call()
+    redis_client.script_flush()
+    for call in calls:
+        call()
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", recorded)
+    for call in calls:
+        call()
+    monkeypatch.undo()
+    assert len(sent) == len(calls), "a round trip a call"
+    for script in scripts:
+        assert not [command for command in sent if script.encode() in command], script
+    assert all(b"EVALSHA" in command for command in sent), sent

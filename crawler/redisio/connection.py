@@ -20,8 +20,10 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+from weakref import WeakKeyDictionary
 
 import redis
+from redis.commands.core import Script
 from redis.connection import URL_QUERY_ARGUMENT_PARSERS
 from redis.exceptions import NoPermissionError, OutOfMemoryError, ReadOnlyError
 
@@ -40,11 +42,14 @@ __all__ = [
     "may_run",
     "refused_command",
     "resolve_redis_url",
+    "script",
     "turned_away",
     "writes_refused",
 ]
 
 logger = logging.getLogger(__name__)
+
+_scripts: WeakKeyDictionary[redis.Redis, dict[str, Script]] = WeakKeyDictionary()
 
 # Seconds to open a connection: Redis answers at once or not at all.
 CONNECT_TIMEOUT = 5.0
@@ -470,6 +475,18 @@ def _ping_failure(client: redis.Redis) -> tuple[str, bool] | None:
 def decoded(value: bytes | str) -> str:
     """A reply of the clients of :func:`connect` (bytes) as text."""
     return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def script(server: redis.Redis, text: str) -> Script:
+    """The Lua ``text`` registered on ``server`` once: a call of it is an EVALSHA, the text sent again only
+    when Redis lost it (NOSCRIPT: restarted, SCRIPT FLUSH). For module functions handed a client; an object
+    that keeps its client registers its scripts itself (``server.register_script``). Not for a pipeline,
+    which checks its scripts with SCRIPT EXISTS, a round trip more at each execute: EVAL there."""
+    registered = _scripts.setdefault(server, {})
+    found = registered.get(text)
+    if found is None:
+        found = registered[text] = server.register_script(text)
+    return found
 
 
 def hash_of(server: redis.Redis, key: str) -> dict[str, str]:

@@ -25,7 +25,7 @@ import redis
 
 from crawler.keys import Keys
 from crawler.redisio.clock import shared_now
-from crawler.redisio.connection import decoded
+from crawler.redisio.connection import decoded, script
 
 __all__ = ["DROP_OLD_LUA", "FIELDS", "NOTE_SECONDS", "drop", "forget", "note", "noted"]
 
@@ -96,10 +96,10 @@ def note(
         for url, entry in entries.items()
         for part in (url, json.dumps({name: entry[name] for name in FIELDS if entry.get(name)}))
     ]
-    dropped = server.eval(
-        _NOTE, 2, keys.met_entries, keys.met_entries_at, repr(moment), repr(moment - NOTE_SECONDS),
-        _DROPPED_AT_ONCE, *pairs,
-    )  # fmt: skip
+    dropped = script(server, _NOTE)(
+        [keys.met_entries, keys.met_entries_at],
+        [repr(moment), repr(moment - NOTE_SECONDS), _DROPPED_AT_ONCE, *pairs],
+    )
     return int(dropped)
 
 
@@ -121,7 +121,7 @@ def forget(server: redis.Redis, keys: Keys, taken: Iterable[tuple[str, str]]) ->
     """Remove the notes of each ``(url, note as read)`` its document took; those noted since stay."""
     pairs = [part for url, text in taken for part in (url, text)]
     if pairs:
-        server.eval(_FORGET, 2, keys.met_entries, keys.met_entries_at, *pairs)
+        script(server, _FORGET)([keys.met_entries, keys.met_entries_at], pairs)
 
 
 def drop(server: redis.Redis, keys: Keys, urls: Sequence[str]) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import redis
 
 from crawler.redisio.clock import shared_now
+from crawler.redisio.connection import script
 from crawler.redisio.entries import DROP_OLD_LUA
 
 __all__ = ["KEEP_SECONDS", "keep", "touch"]
@@ -73,10 +74,11 @@ def keep(server: redis.Redis, key: str, times: str, url: str, value: str, *, now
     were dropped."""
     moment = shared_now() if now is None else now
     oldest = moment - KEEP_SECONDS
-    return int(server.eval(_KEEP, 2, key, times, repr(moment), repr(oldest), _DROPPED_AT_ONCE, url, value))
+    dropped = script(server, _KEEP)([key, times], [repr(moment), repr(oldest), _DROPPED_AT_ONCE, url, value])
+    return int(dropped)
 
 
 def touch(server: redis.Redis, key: str, times: str, url: str, *, now: float | None = None) -> None:
     """``url``'s value in the hash ``key`` was read again and is still true (an index page answered 304): it
     is kept ``KEEP_SECONDS`` from ``now`` (Redis's clock by default)."""
-    server.eval(_TOUCH, 2, key, times, repr(shared_now() if now is None else now), url)
+    script(server, _TOUCH)([key, times], [repr(shared_now() if now is None else now), url])

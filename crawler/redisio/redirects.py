@@ -29,7 +29,7 @@ import redis
 
 from crawler.keys import Keys
 from crawler.redisio.clock import shared_now
-from crawler.redisio.connection import decoded
+from crawler.redisio.connection import decoded, script
 
 __all__ = ["NOTE_SECONDS", "chains", "forget", "gathered", "note", "noted"]
 
@@ -118,16 +118,9 @@ def note(server: redis.Redis, keys: Keys, url: str, chain: Sequence[str], *, now
     were dropped."""
     moment = shared_now() if now is None else now
     oldest = moment - NOTE_SECONDS
-    dropped = server.eval(
-        _NOTE,
-        2,
-        keys.redirected,
-        keys.redirected_at,
-        url,
-        " ".join(chain),
-        repr(moment),
-        repr(oldest),
-        _DROPPED_AT_ONCE,
+    dropped = script(server, _NOTE)(
+        [keys.redirected, keys.redirected_at],
+        [url, " ".join(chain), repr(moment), repr(oldest), _DROPPED_AT_ONCE],
     )
     return int(dropped)
 
