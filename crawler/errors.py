@@ -159,8 +159,9 @@ def folder_advice(exc: OSError, folder: Path) -> str:
     """What to do when a file or folder in ``folder`` (or ``folder`` itself) could not be made or written
     for ``exc``: free space on its disk (full, or over a quota), raise the limit a file grew past, move
     away the file that stands where a folder must be (named), or make the folder writable (``folder``, or
-    the folder above it that exists when it does not: the one it cannot be made in); empty for any other
-    error, which says best what is wrong."""
+    the folder above it that exists when it does not: the one it cannot be made in), or give another
+    folder than one that takes no new entry (ENOENT from a folder that is there: /proc, /sys); empty for
+    any other error, which says best what is wrong."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return f"free space on the disk of {folder}"
     if exc.errno == errno.EFBIG:
@@ -178,6 +179,11 @@ def folder_advice(exc: OSError, folder: Path) -> str:
             )
         if in_the_way is not None:
             return f"{in_the_way} is a file, not a folder: move it away, or give another data folder"
+    if exc.errno == errno.ENOENT and exc.filename:
+        # Else a folder above was removed meanwhile: the error says so.
+        above = Path(exc.filename).parent
+        if _seen_folder(above):
+            return f"{above} takes no new file or folder (a system folder): give another data folder"
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         existing = next((part for part in [folder, *folder.parents] if _seen_folder(part)), folder)
         return f"make {existing} writable by the crawler's user, or give another data folder"

@@ -492,6 +492,27 @@ def test_a_data_folder_that_is_a_file_is_said_to_be_one(tmp_path: Path, command:
     )
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc here")
+def test_a_data_folder_that_cannot_be_made_names_the_folder_that_takes_none_and_what_to_do(
+    tmp_path: Path,
+) -> None:
+    """A data folder under /proc (a file system that takes no new folder: mkdir fails with ENOENT, as
+    though /proc were not there) said "cannot write /proc/x: No such file or directory", and the demo
+    "[Errno 2] ...: check the folder": no folder to give instead. Each names /proc and says to give
+    another data folder."""
+    rule = demo_rule(tmp_path / "rules", "http://127.0.0.1:9", allow=True)
+    advice = "/proc takes no new file or folder (a system folder): give another data folder"
+    commands = {
+        ("temp", "demo-citynews"): "crawler temp: error: cannot start the embedded Redis: cannot write"
+        f" /proc/x: No such file or directory; {advice}, then run the command again\n",
+        ("demo",): "crawler demo: error: cannot open /proc/x/demo/demo.lock, the demo's lock file: [Errno 2]"
+        f" No such file or directory: '/proc/x'; {advice}\n",
+    }
+    for command, said in commands.items():
+        run = crawler("--data-dir", "/proc/x", "--rules-dir", str(rule.parent), *command, cwd=tmp_path)
+        assert (run.code, run.stderr) == (1 if command[0] == "temp" else 2, said), command
+
+
 def test_a_data_folder_nothing_was_crawled_in_is_noted_by_the_commands_that_read(tmp_path: Path) -> None:
     for command in (["status"], ["dead", "list"]):
         misspelt = tmp_path / command[0] / "dmeo"

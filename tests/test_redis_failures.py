@@ -2694,6 +2694,7 @@ def test_a_file_where_the_embedded_redis_keeps_its_users_is_named_and_no_server_
         (errno.EACCES, "make {folder} writable by the crawler's user, or give another data folder"),
         (errno.EPERM, "make {folder} writable by the crawler's user, or give another data folder"),
         (errno.EROFS, "make {folder} writable by the crawler's user, or give another data folder"),
+        (errno.ENOENT, "{folder} takes no new file or folder (a system folder): give another data folder"),
         (errno.EIO, ""),
     ],
 )
@@ -2706,6 +2707,14 @@ def test_the_advice_for_a_folder_that_cannot_be_written_fits_the_error(
     folder.mkdir()
     exc = OSError(number, os.strerror(number), str(folder / "redis.conf"))
     assert folder_advice(exc, folder) == advice.format(folder=folder)
+
+
+def test_no_advice_is_given_for_a_file_whose_folder_was_removed_meanwhile(tmp_path: Path) -> None:
+    """ENOENT in a folder that is there is one that takes no new entry (/proc); in a folder removed since
+    (the data folder deleted under a running worker), the error alone says what is wrong."""
+    gone = tmp_path / "data" / "redis"
+    exc = OSError(errno.ENOENT, os.strerror(errno.ENOENT), str(gone / "redis.conf"))
+    assert folder_advice(exc, gone) == ""
 
 
 def test_the_advice_for_a_data_folder_inside_a_folder_the_user_cannot_search_names_a_folder_it_sees(

@@ -47,7 +47,7 @@ from crawler.commandline import command_name, counted, given_folders, suggest
 from crawler.config import Config
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
-from crawler.errors import InputError, StoreError, Terminated, redacted, redacted_text
+from crawler.errors import InputError, StoreError, Terminated, folder_advice, redacted, redacted_text
 from crawler.keys import ROBOTS_DISALLOWED, SEEN_ALREADY, Keys
 from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import connect, evicts, hash_of, resolve_redis_url, writes_refused
@@ -1017,7 +1017,8 @@ def _demo_lock(directory: Path) -> Iterator[None]:
         directory.mkdir(parents=True, exist_ok=True)
         handle = lock.open("a+", encoding="ascii")
     except OSError as exc:
-        raise InputError(f"cannot open {lock}, the demo's lock file: {exc}: check the folder") from exc
+        advice = folder_advice(exc, directory) or "check the folder"
+        raise InputError(f"cannot open {lock}, the demo's lock file: {exc}; {advice}") from exc
     with handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
