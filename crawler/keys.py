@@ -213,7 +213,7 @@ class Keys:
         http and https alike, as the robots.txt middleware reads one per host): the site's ``crawl_delay``
         is the longest of them. ``crawler sites forget`` keeps it ``ROBOTS_MAX_AGE_SECONDS``, the politeness
         the site's next grab writes starting from it (a running worker tells it only as it reads robots.txt
-        again); a robots.txt read since keeps it for good."""
+        again), and so does a discover host slot's prune; a robots.txt read since keeps it for good."""
         return f"{self.prefix}:crawl-delays:{site}"
 
     def proxy(self, proxy: str) -> str:

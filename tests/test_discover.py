@@ -38,7 +38,7 @@ from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work, discover_request
 from crawler.rules import RuleErrors, load_rules, parse_rule
 from crawler.rules.model import BEST_FIRST, BREADTH_FIRST, LEARNED, base_url
-from crawler.settings import QREAD_ALGORITHM
+from crawler.settings import QREAD_ALGORITHM, ROBOTS_MAX_AGE_SECONDS
 from crawler.worker.pipelines.discover import DiscoverPipeline, NotRelevant
 from crawler.worker.scheduler import leases_ending
 from crawler.worker.textjob import article_text
@@ -932,6 +932,28 @@ def test_a_pruned_hosts_crawl_delay_is_still_obeyed_when_it_is_met_again(
     queue.ack(first.member or "", site="energy@slow.test", job="j")
     second = queue.pop()
     assert second.member is None and second.wait is not None and second.wait > 25, second
+
+
+@pytest.mark.parametrize("written", ["per host", "in the politeness alone"])
+def test_a_pruned_hosts_crawl_delay_is_kept_a_robots_max_age_and_for_good_once_read_again(
+    redis_client: Any, written: str
+) -> None:
+    """The crawl-delay a pruned host's slot keeps in crawler:crawl-delays:<slot> stayed with no expiry
+    while the crawl ran: one key for ever a host ever met whose robots.txt asked for a delay. It expires
+    ROBOTS_MAX_AGE_SECONDS after the prune, as a forgotten site's does (a host met again has its robots.txt
+    read again by then); read again (the worker tells it), it is kept for good."""
+    frontier, _bloom, queue = _kept_frontier(redis_client, ["slow.test"])
+    _ended(queue, {"energy@slow.test"})
+    queue.set_crawl_delay("energy@slow.test", 30.0, "slow.test")
+    asked = Keys("crawler").crawl_delays("energy@slow.test")
+    if written == "in the politeness alone":
+        redis_client.delete(asked)
+    assert redis_client.ttl(asked) < 0, "kept while the host is crawled"
+    _untouched(redis_client, frontier, "slow.test", 3601)
+    assert frontier.prune() == 1
+    assert ROBOTS_MAX_AGE_SECONDS - 5 < redis_client.ttl(asked) <= ROBOTS_MAX_AGE_SECONDS
+    queue.set_crawl_delay("energy@slow.test", 30.0, "slow.test")
+    assert redis_client.ttl(asked) == -1
 
 
 def test_a_pruned_hosts_slot_met_again_by_a_request_its_frontier_did_not_release_keeps_its_rules_politeness(

@@ -33,10 +33,11 @@ Redis's clock).
    frontier (whose time-to-live, renewed at each keeping, release and page read, and as a prune passes
    over a host with requests pending, ends it even with no prune), best
    score, rewards, and its slot's politeness and pending count, but the crawl-delay its robots.txt asked
-   for (kept per host: ``Keys.crawl_delays``, from which the release that makes the slot again writes it in
-   its politeness); a host with requests pending is not forgotten. Its links stay seen in the Bloom filter.
-   A forgotten host's slot made again by the pop (a request its frontier did not release: a dead letter
-   requeued) touches the host again (the pop's restore): it is forgotten again once idle, its slot with it.
+   for (kept per host: ``Keys.crawl_delays``, ``keep_asked`` seconds: the release that makes the slot
+   again meanwhile writes it in its politeness); a host with requests pending is not forgotten. Its links
+   stay seen in the Bloom filter. A forgotten host's slot made again by the pop (a request its frontier
+   did not release: a dead letter requeued) touches the host again (the pop's restore): it is forgotten
+   again once idle, its slot with it.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from crawler.redisio.bloom import RedisBloom, StashTarget
 from crawler.redisio.connection import decoded
 from crawler.redisio.queue import SITE_LUA
 from crawler.rules.model import BEST_FIRST, BREADTH_FIRST, LEARNED
+from crawler.settings import ROBOTS_MAX_AGE_SECONDS
 
 __all__ = ["Entry", "Frontier", "slot_of"]
 
@@ -171,13 +173,14 @@ return 1
 """
 # KEYS: the hosts' last touches, the best scores, the good and bad counts, pending counts, the saved
 # politeness, the ready and gated sites. ARGV: the queue's key prefix, the frontier's, the site, the seconds
-# a host is kept untouched, how many hosts to look at. The hosts untouched that long (the first ARGV[5])
-# lose their entries, each host at once, unless their slot has requests pending (queued, leased or
-# waiting), queued however it is counted, or downloading: those are touched now, their frontier's
-# time-to-live renewed, to be looked at again that much later. The crawl-delay a slot's robots.txt asked
-# for stays in crawler:crawl-delays:<slot>, from which _RELEASE writes it in the slot's politeness when
-# the host is met again, so it holds before its robots.txt is read again. Reply: the hosts whose entries
-# went.
+# a host is kept untouched, how many hosts to look at, the seconds a crawl-delay is kept. The hosts
+# untouched that long (the first ARGV[5]) lose their entries, each host at once, unless their slot has
+# requests pending (queued, leased or waiting), queued however it is counted, or downloading: those are
+# touched now, their frontier's time-to-live renewed, to be looked at again that much later. The
+# crawl-delay a slot's robots.txt asked for stays in crawler:crawl-delays:<slot> ARGV[6] seconds (as
+# LeasedQueue.forget_politeness keeps a site's; the worker's next robots.txt read keeps it for good), from
+# which _RELEASE writes it in the slot's politeness when the host is met again, so it holds before its
+# robots.txt is read again. Reply: the hosts whose entries went.
 _PRUNE = (
     SITE_LUA
     + """
@@ -214,6 +217,7 @@ for _, host in ipairs(idle) do
     -- A crawl-delay a version before crawler:crawl-delays:<slot> wrote in the politeness alone goes there.
     local asked = K .. ':crawl-delays:' .. slot
     if delay > 0 and redis.pcall('HLEN', asked) == 0 then redis.call('HSET', asked, host, delay) end
+    redis.call('EXPIRE', asked, ARGV[6])
     redis.call('DEL', polite)
     redis.pcall('HDEL', KEYS[6], slot)
     redis.call('ZREM', KEYS[7], slot)
@@ -275,6 +279,7 @@ class Frontier:
         strategy: str = LEARNED,
         per_host: int = 2000,
         keep_seconds: int = 0,
+        keep_asked: float = ROBOTS_MAX_AGE_SECONDS,
         rng: random.Random | None = None,
     ) -> None:
         self.server = server
@@ -283,6 +288,7 @@ class Frontier:
         self.strategy = strategy
         self.base = f"{keys.prefix}:discover:{site}"
         self.keep_seconds = keep_seconds
+        self.keep_asked = max(1, round(keep_asked))
         self.touched = f"{self.base}:touched"
         self.target = StashTarget(
             prefix=f"{self.base}:frontier:",
@@ -494,9 +500,9 @@ class Frontier:
         """Forget the hosts untouched for ``keep_seconds`` (no link kept to them, none released, no page of
         theirs settled), the first ``batch`` of them (``_PRUNE``): their frontier, best score, rewards and
         queue slot's politeness and pending count, but a crawl-delay their robots.txt asked for (in their
-        slot's crawl-delays alone), and nothing of a host with requests pending. The links of a forgotten
-        frontier stay seen in the Bloom filter: the host is found again through new links only. Nothing
-        without ``keep_seconds``. How many hosts went."""
+        slot's crawl-delays alone, ``keep_asked`` seconds), and nothing of a host with requests pending.
+        The links of a forgotten frontier stay seen in the Bloom filter: the host is found again through
+        new links only. Nothing without ``keep_seconds``. How many hosts went."""
         if self.keep_seconds <= 0:
             return 0
         keys = [
@@ -509,7 +515,14 @@ class Frontier:
             self.keys.ready,
             self.keys.gated,
         ]
-        args: list[str | int] = [self.keys.prefix, self.target.prefix, self.site, self.keep_seconds, batch]
+        args: list[str | int] = [
+            self.keys.prefix,
+            self.target.prefix,
+            self.site,
+            self.keep_seconds,
+            batch,
+            self.keep_asked,
+        ]
         return int(self._prune(keys=keys, args=args))
 
     def size(self) -> int:

@@ -192,6 +192,7 @@ class Discovery:
                 strategy=rule.discover.strategy,
                 per_host=self.per_host,
                 keep_seconds=self.keep_seconds,
+                keep_asked=self.crawler.settings.getfloat("ROBOTS_MAX_AGE_SECONDS"),
             )
         return frontier
 
