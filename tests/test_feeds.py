@@ -611,6 +611,55 @@ def test_an_entry_noted_before_its_article_was_stored_whole_goes_with_the_batch_
     redis_client.delete(keys.met_entries, keys.met_entries_at)
 
 
+def test_a_batch_of_whole_and_lacking_documents_reads_their_notes_in_one_call_and_writes_none_when_none(
+    redis_client: redis.Redis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch with a document stored whole and one lacking a field made a call to drop the first's notes
+    (HDEL, ZREM in MULTI) whether it had any, and another to read the second's: three round trips a batch
+    with the redirects' read, a write each. The notes of both are read in one call, and those of a whole
+    document removed, as read, only when there are some: two round trips, no write, when no note waits."""
+    from redis.connection import AbstractConnection
+
+    from crawler.keys import Keys
+    from crawler.redisio import entries
+    from crawler.store import Written
+    from crawler.store.document import make_document
+    from crawler.worker.pipelines.store import _write_found
+
+    keys = Keys("crawler")
+    redis_client.delete(keys.met_entries, keys.met_entries_at)
+    base = {"site": "news", "fetched_at": "2026-11-20T10:00:00Z", "job": "j1"}
+    whole_url, lacking_url = "http://news.test/a/whole", "http://news.test/a/lacking"
+    whole = {**base, "url": whole_url, "title": "Whole", "author": "Desk"}
+    whole |= {"published": "2026-11-01T08:00:00+00:00", "body": "An article with every field."}
+    lacking = {**base, "url": lacking_url, "title": "Lacking", "published": None}
+    lacking["body"] = "An article with no date and no author."
+    sent: list[bytes] = []
+    send = AbstractConnection.send_packed_command
+
+    def recorded(connection: AbstractConnection, command: Any, check_health: bool = True) -> None:
+        sent.append(command if isinstance(command, bytes) else b"".join(command))
+        send(connection, command, check_health)  # type: ignore[no-untyped-call]
+
+    batch = [make_document(whole), make_document(lacking)]
+    with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store:
+        monkeypatch.setattr(AbstractConnection, "send_packed_command", recorded)
+        written = _write_found(store, batch, (redis_client, keys, None))
+        monkeypatch.undo()
+        assert [result.outcome for result in written if isinstance(result, Written)] == ["new", "new"]
+        assert len(sent) == 2, sent
+        assert not [command for command in sent if b"HDEL" in command or b"MULTI" in command], sent
+        met = {"published": "2026-11-02T08:00:00+00:00", "author": "Feed"}
+        entries.note(redis_client, keys, {whole_url: met, lacking_url: met})
+        _write_found(store, [make_document(whole), make_document(lacking)], (redis_client, keys, None))
+        document = store.get(lacking_url)
+    assert document is not None and (document["published"], document["author"]) == (
+        "2026-11-02T08:00:00+00:00",
+        "Feed",
+    )
+    assert redis_client.hlen(keys.met_entries) == redis_client.zcard(keys.met_entries_at) == 0
+
+
 def test_a_note_of_a_worker_whose_clock_is_days_ahead_drops_no_other_workers_note(
     redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,7 +9,7 @@ pipeline gives the article's document the fields it lacks from the note (never r
 when the document is there: at once for one stored before, else as its batch is written; then it removes
 the note. Both sides look after writing their own part (the note, the document), so one of them sees the
 other's. A document stored with a title, date and author takes nothing from a note: its batch removes the
-notes of its URL unread.
+notes of its URL (read with the batch's others, so a batch that has none writes nothing).
 
 A note of an article that is never stored (its page failed for good, or was no article) is dropped
 ``NOTE_SECONDS`` after it was noted: the sorted set ``crawler:met-entries-at`` keeps when each URL was noted
@@ -27,7 +27,7 @@ from crawler.keys import Keys
 from crawler.redisio.clock import shared_now
 from crawler.redisio.connection import decoded, script
 
-__all__ = ["DROP_OLD_LUA", "FIELDS", "NOTE_SECONDS", "drop", "forget", "note", "noted"]
+__all__ = ["DROP_OLD_LUA", "FIELDS", "NOTE_SECONDS", "forget", "note", "noted"]
 
 # The fields an entry gives its article's document where the document has none.
 FIELDS = ("title", "published", "author")
@@ -122,12 +122,3 @@ def forget(server: redis.Redis, keys: Keys, taken: Iterable[tuple[str, str]]) ->
     pairs = [part for url, text in taken for part in (url, text)]
     if pairs:
         script(server, _FORGET)([keys.met_entries, keys.met_entries_at], pairs)
-
-
-def drop(server: redis.Redis, keys: Keys, urls: Sequence[str]) -> None:
-    """Remove the notes of ``urls`` unread (their documents are stored with every field a note gives)."""
-    if urls:
-        pipe = server.pipeline(transaction=True)
-        pipe.hdel(keys.met_entries, *urls)
-        pipe.zrem(keys.met_entries_at, *urls)
-        pipe.execute()

@@ -345,14 +345,9 @@ def _write_found(
             if isinstance(result, Written) and result.outcome in ("new", "updated", "unchanged")
         ]
         _record_redirects(store, *noted, stored)
-        # A document with a title, date and author takes nothing from a note: no read for it, and the notes
-        # of its URLs, made before it was stored, are dropped unread (else they stay NOTE_SECONDS).
         done = set(stored)
-        lacking = [d for d in ready if d["url"] in done and not all(d[n] for n in entries.FIELDS)]
-        whole = [d for d in ready if d["url"] in done and all(d[n] for n in entries.FIELDS)]
-        if whole:
-            _drop_entries(*noted, whole)
-        filled = _take_entries(store, *noted, lacking) if lacking else {}
+        kept = [document for document in ready if document["url"] in done]
+        filled = _take_entries(store, *noted, kept) if kept else {}
         written = [
             replace(result, filled=filled[result.url])
             if isinstance(result, Written) and result.url in filled
@@ -480,11 +475,12 @@ def _take_entries(
     documents: Sequence[dict[str, Any]],
 ) -> dict[str, tuple[str, ...]]:
     """On the store's thread, after a batch is written: the entries noted for the URLs of ``documents``
-    just stored (those lacking a title, date or author), or for the URLs they were redirected from, given
-    to them, their notes removed; the fields filled, by document URL. Redis or the store failing leaves
-    the notes (logged) and fails no article."""
+    just stored, or for the URLs they were redirected from (read in one call), given to those lacking a
+    title, date or author, and removed; the fields filled, by document URL. A document stored with all
+    three takes nothing from its notes, removed all the same (else they stay ``NOTE_SECONDS``): a write
+    only when it has some. Redis or the store failing leaves the notes (logged) and fails no article."""
     asked = {
-        url: document["url"]
+        url: None if all(document[name] for name in entries.FIELDS) else document["url"]
         for document in documents
         for url in (*document["redirected_from"], document["url"])
     }
@@ -498,37 +494,25 @@ def _take_entries(
     return filled
 
 
-def _drop_entries(
-    server: redis.Redis, keys: Keys, outage: RedisOutage | None, documents: Sequence[dict[str, Any]]
-) -> None:
-    """On the store's thread, after a batch is written: the notes of the URLs of ``documents`` just stored
-    with a title, date and author (and of the URLs they were redirected from), which they take nothing
-    from, removed unread. Redis failing leaves them (logged): they go ``NOTE_SECONDS`` after they were
-    noted."""
-    urls = [url for document in documents for url in (*document["redirected_from"], document["url"])]
-    try:
-        entries.drop(server, keys, urls)
-    except redis.RedisError as exc:
-        what = f"drop the entries noted of {counted(len(documents), 'article')} stored whole"
-        _entries_failed(keys, outage, what, urls, exc)
-
-
 def _give_notes(
     store: Store,
     server: redis.Redis,
     keys: Keys,
-    asked: Mapping[str, str],
+    asked: Mapping[str, str | None],
     filled: dict[str, tuple[str, ...]],
 ) -> None:
     """Give the notes of the URLs ``asked`` (noted URL -> the URL of the document to fill: itself, or the
-    article it redirected to) to their stored documents and remove those notes; ``filled`` takes the
-    fields filled, by document URL, as they are (what was filled before Redis or the store raises stays
-    there). A URL asked for itself that no document has is looked up among the URLs that redirected to
-    the stored articles (``Store.redirected_to``: a feed's link to an article stored under the URL it led
-    to)."""
+    article it redirected to; None: a document stored whole, which takes nothing) to their stored
+    documents and remove those notes; ``filled`` takes the fields filled, by document URL, as they are
+    (what was filled before Redis or the store raises stays there). A URL asked for itself that no
+    document has is looked up among the URLs that redirected to the stored articles
+    (``Store.redirected_to``: a feed's link to an article stored under the URL it led to)."""
     taken: list[tuple[str, str]] = []
     for url, (text, values) in entries.noted(server, keys, list(asked)).items():
         target = asked[url]
+        if target is None:
+            taken.append((url, text))
+            continue
         done = store.fill_empty(target, values)
         if done is None and target == url and (found := store.redirected_to(url)) is not None:
             target = found["url"]
