@@ -660,6 +660,42 @@ def test_a_batch_of_whole_and_lacking_documents_reads_their_notes_in_one_call_an
     assert redis_client.hlen(keys.met_entries) == redis_client.zcard(keys.met_entries_at) == 0
 
 
+def test_a_note_noted_again_while_a_batch_gives_it_stays_for_the_worker_that_noted_it(
+    redis_client: redis.Redis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """_give_notes reads the notes (HMGET), fills the documents, then removes each note only if it is
+    still as read (a second read, in the script that removes it): another worker's listing that notes an
+    entry again meanwhile (its author, say) keeps its note, which its own give reads after noting. One
+    read and a plain HDEL would drop that author for good."""
+    from crawler.keys import Keys
+    from crawler.redisio import entries
+    from crawler.store.document import make_document
+    from crawler.worker.pipelines.store import _write_found
+
+    keys = Keys("crawler")
+    redis_client.delete(keys.met_entries, keys.met_entries_at)
+    url = "http://news.test/a/raced"
+    entries.note(redis_client, keys, {url: {"published": "2026-11-02T08:00:00+00:00"}})
+    article = {
+        "site": "news", "url": url, "fetched_at": "2026-11-20T10:00:00Z", "title": "Raced",
+        "body": "An article whose feed is read twice.", "published": None, "author": None, "job": "j1",
+    }  # fmt: skip
+    with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store:
+        fill = store.fill_empty
+
+        def noted_meanwhile(target: str, values: Any) -> tuple[str, ...] | None:
+            entries.note(redis_client, keys, {url: {"author": "Feed"}})
+            return fill(target, values)
+
+        monkeypatch.setattr(store, "fill_empty", noted_meanwhile)
+        _write_found(store, [make_document(article)], (redis_client, keys, None))
+    assert json.loads(redis_client.hget(keys.met_entries, url) or b"{}") == {
+        "published": "2026-11-02T08:00:00+00:00",
+        "author": "Feed",
+    }
+    redis_client.delete(keys.met_entries, keys.met_entries_at)
+
+
 def test_a_note_of_a_worker_whose_clock_is_days_ahead_drops_no_other_workers_note(
     redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
