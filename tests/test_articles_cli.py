@@ -21,6 +21,7 @@ import time
 import tracemalloc
 import unicodedata
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -1407,26 +1408,18 @@ def test_a_week_unread_for_a_full_disk_says_to_free_space_not_to_restore_it(
 def test_a_week_in_a_folder_that_cannot_be_written_says_so_not_that_the_file_cannot_be_read(
     three_weeks: Path, tmp_path: Path
 ) -> None:
-    """A data folder on a read-only disk (a mounted backup, a snapshot) or one marked immutable: SQLite
-    makes a -shm file beside a week's file to read it, and cannot. Every week was left out with "the file
-    cannot be read: make it a file the crawler's user may read and write, restore it from a backup", of a
-    file that reads well. One error (every week of the folder fails alike) names the folder and what to
-    do."""
+    """A data folder on a read-only disk (a mounted backup, a snapshot) or one marked immutable, a week's
+    -wal file beside its file (copied with it, its -shm not): SQLite makes a -shm file beside a week's file
+    to read it with its -wal, and cannot. Every week was left out with "the file cannot be read: make it a
+    file the crawler's user may read and write, restore it from a backup", of a file that reads well. One
+    error (every week of the folder fails alike) names the folder and what to do."""
     data = tmp_path / "data"
-    shutil.copytree(three_weeks, data)
+    week, _ = _beside_a_killed_writers_wal(three_weeks, data)
     folder = data / "articles"
-    if os.geteuid() != 0:
-        folder.chmod(0o555)
-    elif subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False).returncode != 0:
-        pytest.skip("chattr +i is not possible here: no unwritable folder can be made as root")
-    try:
+    Path(f"{week}-shm").unlink()
+    with _unwritable(folder):
         done = _articles_to(data, "stats")
-    finally:
-        if os.geteuid() == 0:
-            subprocess.run(["chattr", "-i", str(folder)], check=True)
-        folder.chmod(0o755)
     assert done.returncode == 1, done.stderr
-    week = folder / "articles_2026w44.sqlite"
     assert (
         f"crawler articles stats: error: cannot open the article store {week}: unable to open database"
         f" file; SQLite makes {week.name}-shm beside"
@@ -1436,6 +1429,43 @@ def test_a_week_in_a_folder_that_cannot_be_written_says_so_not_that_the_file_can
         " (--data-dir DIR)\n"
     ) == done.stderr, done.stderr
     assert "restore it" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_backup_in_a_folder_that_cannot_be_written_is_read_in_place(
+    three_weeks: Path, tmp_path: Path
+) -> None:
+    """A copy of the data folder kept where it cannot be written (a read-only disk, a folder of mode 0555
+    or marked immutable), with no -wal file beside its weeks: SQLite could not make the -shm file it reads
+    a week in WAL mode with, and every command that reads articles failed, telling to copy the folder to a
+    disk that can be written. All of it is in the weeks' files: they are read in place, and left as they
+    were."""
+    data = tmp_path / "data"
+    shutil.copytree(three_weeks, data)
+    folder = data / "articles"
+    files = {path.name: path.read_bytes() for path in folder.iterdir()}
+    with _unwritable(folder):
+        listed = _articles_to(data, "list", "--format", "jsonl", "--limit", "500")
+        counted = _articles_to(data, "stats")
+    assert (listed.returncode, listed.stderr) == (0, ""), listed.stderr
+    assert len(listed.stdout.splitlines()) == 3 * 24, listed.stdout[-2000:]
+    assert (counted.returncode, counted.stderr) == (0, ""), counted.stderr
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == files
+
+
+@contextmanager
+def _unwritable(folder: Path) -> Iterator[None]:
+    """``folder`` made a folder this user cannot write: mode 0555, or marked immutable (chattr +i) for
+    root, whom modes do not stop (skipped where it cannot be); made writable again at the end."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+    elif subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False).returncode != 0:
+        pytest.skip("chattr +i is not possible here: no unwritable folder can be made as root")
+    try:
+        yield
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        folder.chmod(0o755)
 
 
 def _articles_to(data: Path, *args: str, stdout: Any = subprocess.PIPE, file_limit: int | None = None) -> Any:
@@ -1738,6 +1768,14 @@ def test_a_store_flushing_a_week_it_found_damaged_leaves_its_wal_file_beside_it(
 def _damaged_beside_a_killed_writers_wal(three_weeks: Path, data: Path, damage: str) -> tuple[Path, Path]:
     """A copy of ``three_weeks`` in ``data`` whose damaged week has the -wal file of a writer killed
     beside it: the week's file and its -wal."""
+    damaged, wal = _beside_a_killed_writers_wal(three_weeks, data)
+    _damage(damaged, damage)
+    return damaged, wal
+
+
+def _beside_a_killed_writers_wal(three_weeks: Path, data: Path) -> tuple[Path, Path]:
+    """A copy of ``three_weeks`` in ``data`` whose oldest week has the -wal file (and -shm) of a writer
+    killed beside it: the week's file and its -wal."""
     shutil.copytree(three_weeks, data)
     killed = subprocess.run(
         [sys.executable, "-c", _KILLED_WRITER, str(data)],
@@ -1750,7 +1788,6 @@ def _damaged_beside_a_killed_writers_wal(three_weeks: Path, data: Path, damage: 
     damaged = data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite"
     wal = Path(f"{damaged}-wal")
     assert wal.stat().st_size > 0 and Path(f"{damaged}-shm").exists()
-    _damage(damaged, damage)
     return damaged, wal
 
 

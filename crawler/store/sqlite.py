@@ -804,10 +804,15 @@ class SqliteStore(Store):
         exists = path.exists()
         if not create and not exists:
             return None
+        in_place = exists and _read_in_place(path)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(
-                path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+                f"{path.absolute().as_uri()}?immutable=1" if in_place else path,
+                timeout=self.busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=in_place,
             )
         except OSError as exc:
             advice = folder_advice(exc, self.directory)
@@ -822,7 +827,7 @@ class SqliteStore(Store):
             raise _read_error(f"cannot open the article store {path}", exc, path) from exc
         connection.create_function("published_utc", 1, published_utc, deterministic=True)
         try:
-            prepare(connection, path, self.busy_timeout)
+            prepare(connection, path, self.busy_timeout, immutable=in_place)
         except sqlite3.Error as exc:
             what = f"cannot open the article store {path}"
             busy = _busy_hint(exc, path, self.busy_timeout, _SCHEMA_NEEDS_LOCK)
@@ -996,6 +1001,15 @@ def _read_error(
         return DamagedWeekError(f"{what}: {exc}{hint}")
     full = _disk_hint(exc, directory) if directory is not None else ""
     return StoreError(f"{what}: {exc}{full}{busy}")
+
+
+def _read_in_place(path: Path) -> bool:
+    """Whether the week's file ``path`` is read as it is (SQLite's ``immutable``: no lock, no ``-shm``
+    file): in a folder that cannot be written (a backup on a read-only disk, a folder of mode 0555 or
+    marked immutable), where SQLite cannot make the -shm file it reads a file in WAL mode with, and with no
+    ``-wal`` file beside it, whose writes only a -shm would let it read: what the file holds is all there
+    is, and nothing can write it meanwhile."""
+    return not os.access(path.parent, os.W_OK) and not path.with_name(path.name + "-wal").exists()
 
 
 def _folder_unwritable(exc: sqlite3.Error, path: Path) -> bool:

@@ -263,10 +263,12 @@ def unindex_search(connection: sqlite3.Connection, pk: int, title: str | None, b
     connection.execute(_FTS_DELETE, (pk, search_text(title), search_text(body)))
 
 
-def prepare(connection: sqlite3.Connection, path: Path, timeout: float) -> None:
+def prepare(connection: sqlite3.Connection, path: Path, timeout: float, *, immutable: bool = False) -> None:
     """WAL mode, NORMAL sync and the schema (created, or migrated from an older version, by whichever
-    process comes first), waiting up to ``timeout`` seconds for the other processes that open the file."""
-    mode = _switch_to_wal(connection, timeout)
+    process comes first), waiting up to ``timeout`` seconds for the other processes that open the file. A
+    file opened ``immutable`` (read as it is, never written) keeps its journal mode: SQLite reads one in WAL
+    mode as a file without its -wal."""
+    mode = "wal" if immutable else _switch_to_wal(connection, timeout)
     if str(mode).lower() != "wal":
         raise StoreError(
             f"the article store {path} cannot use write-ahead logging (journal mode stays {mode!r}):"
