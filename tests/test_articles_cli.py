@@ -36,8 +36,10 @@ from crawler.cli.parser import build_parser
 from crawler.commandline import counted
 from crawler.demo import DEMO_RULES
 from crawler.demo.sites import demo_sites
+from crawler.errors import StoreError
 from crawler.redisio import clock as clock_module
 from crawler.store import DOCUMENT_FIELDS, SqliteStore, Store
+from crawler.store.base import lasting_failure
 from crawler.store.mongo import MongoStore
 from crawler.store.sqlite import DamagedWeekError
 from extractors.summary import sentences_in, summaries
@@ -2103,3 +2105,32 @@ def test_export_writes_a_rule_field_that_is_a_list_or_a_mapping_as_json_in_csv(
     table = list(csv.reader(io.StringIO(out)))
     assert table[0] == ["url", "fields.tags", "fields.place", "fields.section"]
     assert table[-1] == ["http://news.test/tagged", '["harbour", "ferry"]', '{"city": "Ålesund"}', "port"]
+
+
+def test_a_store_never_writes_into_a_week_it_found_damaged_so_its_wal_file_stays_as_it_was(
+    three_weeks: Path, tmp_path: Path
+) -> None:
+    """A week whose file a read found damaged, with a killed writer's -wal beside it: a write of an article
+    into that week, which touched none of the damaged pages, succeeded, appending to that -wal, and SQLite's
+    automatic checkpoint (at 1000 pages of it) would copy its writes into the damaged file, which the
+    error said to move out with it. The store writes no more into a week it found damaged: the write fails
+    with the damage and what to do, the files stay as they were."""
+    data = tmp_path / "data"
+    damaged, wal = _damaged_beside_a_killed_writers_wal(three_weeks, data, "pages")
+    left = damaged.read_bytes(), wal.read_bytes()
+    with SqliteStore(data) as store:
+        with pytest.raises(DamagedWeekError):
+            list(store.iter_articles(week=DAMAGED_WEEK))
+        with pytest.raises(StoreError) as raised:
+            store.upsert(
+                {
+                    "site": "north",
+                    "url": "http://north.test/after/1",
+                    "fetched_at": "2026-10-29T10:00:00Z",
+                    "title": "After",
+                    "body": "Written after the week was found damaged.",
+                }
+            )
+        assert (damaged.read_bytes(), wal.read_bytes()) == left, "the write went into the damaged week"
+    assert f"{damaged}: database disk image is malformed; the file is damaged" in str(raised.value)
+    assert lasting_failure(raised.value), raised.value

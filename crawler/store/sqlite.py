@@ -29,12 +29,13 @@ older versions are migrated when opened.
 
 A week's file SQLite cannot read (damaged: not a database, malformed; or unreadable) is a
 :class:`DamagedWeekError` naming it and what to do (the store never checkpoints a ``-wal`` file beside it
-into it: it is named, to be moved out with it); one it cannot read for want of disk space (no room for
-the ``-shm`` file it reads the file with) is a :class:`StoreError` saying to free disk space, the file
-being sound. A store opened with ``skip_damaged`` leaves either week out of reads across weeks (``get``,
-``original_of``, ``redirected_to``, ``stats``, and ``count``, ``iter_articles``, ``search`` without
-``week``) and keeps the error in :meth:`SqliteStore.weeks_left_out`, so that a reader shows the other weeks
-and says what is missing; reads of that week alone, and writes, still fail.
+into it, nor writes into it once found damaged: the -wal is named, to be moved out with it); one it
+cannot read for want of disk space (no room for the ``-shm`` file it reads the file with) is a
+:class:`StoreError` saying to free disk space, the file being sound. A store opened with
+``skip_damaged`` leaves either week out of reads across weeks (``get``, ``original_of``, ``redirected_to``,
+``stats``, and ``count``, ``iter_articles``, ``search`` without ``week``) and keeps the error in
+:meth:`SqliteStore.weeks_left_out`, so that a reader shows the other weeks and says what is missing; reads
+of that week alone, and writes, still fail.
 """
 
 from __future__ import annotations
@@ -196,8 +197,9 @@ class SqliteStore(Store):
         self._connections: dict[str, sqlite3.Connection] = {}
         # The file (device, inode) each connection opened: one moved or deleted since is written no more.
         self._files: dict[str, tuple[int, int] | None] = {}
-        # The weeks whose open file was found damaged: their -wal files are never checkpointed into them.
-        self._damaged: set[str] = set()
+        # The weeks whose open file was found damaged, with the error that found it: nothing more is
+        # written into them, and their -wal files are never checkpointed into them.
+        self._damaged: dict[str, StoreError] = {}
         self._closed = False
         # Paragraph counts read from each week's file during the batch being written, kept in step with the
         # new documents written into it.
@@ -281,7 +283,15 @@ class SqliteStore(Store):
         """One write transaction on the week's ``connection`` (``BEGIN IMMEDIATE`` ... ``COMMIT``): a
         SQLite error is a StoreError saying it could not ``what`` the week's file, with the disk's and the
         lock's hints; so is a commit into a file moved or deleted meanwhile (:meth:`_forget`); any failure
-        rolls it back."""
+        rolls it back. A week found damaged (:attr:`_damaged`) is written no more: a write that touched
+        none of its damaged pages would succeed, and SQLite's automatic checkpoint (at 1000 pages of -wal)
+        would then copy the -wal beside it, which the damage's error says to move out with it, into it."""
+        found = self._damaged.get(week)
+        if found is not None:
+            raise DamagedWeekError(
+                f"cannot {what} {self.path(week)}: this process found the file damaged, and writes nothing"
+                f" more into it: {found}"
+            ) from found
         try:
             connection.execute("BEGIN IMMEDIATE")
             yield
@@ -294,12 +304,13 @@ class SqliteStore(Store):
                 )
         except sqlite3.Error as exc:
             damaged = _damaged_hint(exc, self.path(week))
-            if damaged:
-                self._damaged.add(week)
-            raise StoreError(
+            error = StoreError(
                 f"cannot {what} {self.path(week)}: {exc}{_disk_hint(exc, self.directory)}"
                 f"{_busy_hint(exc, self.path(week), self.busy_timeout)}{damaged}"
-            ) from exc
+            )
+            if damaged:
+                self._damaged[week] = error
+            raise error from exc
         finally:
             # Any failure (a value SQLite cannot take too): left open, the week's write lock is held.
             if connection.in_transaction:
@@ -764,7 +775,7 @@ class SqliteStore(Store):
         damaged or unreadable, or has no room for its ``-shm`` (:func:`_read_error`)."""
         error = _read_error(f"cannot read the article store {self.path(week)}", exc, self.path(week))
         if isinstance(error, DamagedWeekError):
-            self._damaged.add(week)
+            self._damaged[week] = error
         return error
 
     def _fetch(
@@ -860,7 +871,7 @@ class SqliteStore(Store):
         )
         del self._connections[week], self._files[week]
         self._counts.pop(week, None)
-        self._damaged.discard(week)
+        self._damaged.pop(week, None)
         connection.close()
 
     @staticmethod
