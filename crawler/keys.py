@@ -76,6 +76,7 @@ class Keys:
         "rule_errors",
         "seeds",
         "sequence",
+        "store_locks",
         "workers",
     )
 
@@ -148,6 +149,9 @@ class Keys:
         # Sites paused by `crawler sites pause` (a hash: site -> epoch seconds it was paused): no regular
         # grab is queued, and their queued requests are held (redisio/queue.py), until they are resumed.
         self.paused = f"{prefix}:paused"
+        # The write locks of SQLite week files that workers' writes found held by another process (a hash:
+        # pid space and file -> JSON: holder, since, last seen; redisio/storelocks.py), for the status.
+        self.store_locks = f"{prefix}:store-locks"
         # The one active scheduler of regular grabs (a string with a time-to-live).
         self.leader = f"{prefix}:scheduler:leader"
         # Where the active scheduler runs (JSON: owner, the leader key's value; pid; pid_space), written as it

@@ -44,6 +44,7 @@ from crawler.commandline import counted, span, suggest
 from crawler.discover.frontier import Frontier
 from crawler.discover.shared import SharedModel
 from crawler.keys import Keys, hour_of
+from crawler.redisio import storelocks
 from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import decoded, evicts, hash_of, writes_refused
 from crawler.redisio.embedded import process_running
@@ -51,6 +52,7 @@ from crawler.redisio.queue import LeasedQueue, SitePoliteness, WrongKey
 from crawler.redisio.workers import beat_alive, beat_id, beat_suspended, pid_space, read_beat
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
+from crawler.threads import process_stopped
 
 __all__ = [
     "FIELD_JUMP",
@@ -116,6 +118,7 @@ def build_status(
     shown = [(name, ruleset.get(name)) for name in ([site] if site is not None else status_sites(ruleset))]
     reads = _read_sites(server, keys, shown, now)
     unread = _scheduler_rule_errors(server, keys, scheduler)
+    locks = storelocks.held(server, keys)
     sites = [
         _site(
             server,
@@ -127,6 +130,7 @@ def build_status(
             dead.get(name, 0),
             (ruleset.broken.get(name), unread.get(name)),
             scheduler,
+            locks,
         )
         for (name, rule), read in zip(shown, reads, strict=True)
     ]
@@ -658,10 +662,12 @@ def _site(
     dead: int,
     errors: tuple[str | None, str | None],
     scheduler: str | None,
+    locks: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """The status of ``site``: of its ``rule``, or (``rule`` None) of a site whose rule file has errors,
     from its counters and state in Redis (``read``); ``errors``: its rule file broken here, and the errors
-    the active ``scheduler`` (for an overdue grab too) found in its own copy of the file."""
+    the active ``scheduler`` (for an overdue grab too) found in its own copy of the file; ``locks``: the
+    store's write locks the workers found held (:func:`crawler.redisio.storelocks.held`)."""
     broken, unread = errors
     state = read.state
     recent, history = _summed(read.hours[:HOURS_RECENT]), _summed(read.hours[HOURS_RECENT:])
@@ -736,7 +742,7 @@ def _site(
             f"errors rising: {last_hour} in the last hour, against a mean of {before:.1f} an hour over the"
             f" {HOURS_RECENT - 1} h before: {_failed(site)}"
         )
-    store_failing = _store_failing(read.hours[:STORE_FAILING_HOURS], site)
+    store_failing = _store_failing(read.hours[:STORE_FAILING_HOURS], site, locks, now)
     if store_failing is not None:
         attention.append(store_failing)
     no_news = _no_news(state, rule, now, site) if rule is not None else None
@@ -1017,16 +1023,31 @@ def _failed(site: str) -> str:
     )
 
 
-def _store_failing(hours: list[Counter[str]], site: str) -> str | None:
+def _store_failing(
+    hours: list[Counter[str]], site: str, locks: list[dict[str, Any]], now: float
+) -> str | None:
     """ "the store cannot write" when the site's last store failure in ``hours`` (its
     counters, the newest first) came after its last article the store answered, if any
     (:mod:`crawler.worker.stats`): an article stored since clears it; "the store is locked" when that
-    failure found a week's SQLite file locked by another process."""
+    failure found a week's SQLite file locked by another process, with the file, its holder and since
+    when it is held, of the ``locks`` the workers found held since that article, in those hours
+    (:func:`_lock_held`)."""
     failed_at = max(hour["store/failed_at_ms"] for hour in hours)
-    if not failed_at or failed_at <= max(hour["store/stored_at_ms"] for hour in hours):
+    stored_at = max(hour["store/stored_at_ms"] for hour in hours)
+    if not failed_at or failed_at <= stored_at:
         return None
     failures = sum(hour["store/unavailable"] for hour in hours)
     if max(hour["store/locked_at_ms"] for hour in hours) >= failed_at:
+        since = max(stored_at, (now - STORE_FAILING_HOURS * 3600) * 1000)
+        held = [_lock_held(lock, now) for lock in locks if lock["seen"] >= since]
+        if held:
+            return (
+                f"the store is locked: {counted(sum(hour['store/locked'] for hour in hours), 'write')} found"
+                " the write lock of a week's SQLite file held past the busy timeout in the last"
+                f" {STORE_FAILING_HOURS} h, the last at {_iso(failed_at / 1000)}, no article stored since:"
+                f" {'; '.join(held)}; each article is tried again until the lock is let go, none"
+                " dead-lettered for it (docs/operations.md, 'Nothing lost, nothing hung')"
+            )
         return (
             f"the store is locked: {counted(sum(hour['store/locked'] for hour in hours), 'write')} found"
             " the write lock of a week's SQLite file held past the busy timeout in the last"
@@ -1044,6 +1065,39 @@ def _store_failing(hours: list[Counter[str]], site: str) -> str | None:
         f" `{suggest(f'dead list --site {site}')}`, queued again once it writes:"
         f" `{suggest(f'dead requeue --site {site}')}`"
     )
+
+
+def _lock_held(lock: dict[str, Any], now: float) -> str:
+    """What the status says of a week's file whose write lock a worker found held (``lock``: a note of
+    :mod:`crawler.redisio.storelocks`): since when (first found so), and its holder with what to do: a
+    process stopped on this machine with `kill -CONT`; one of another machine (another pid space) named
+    as such, this machine unable to tell whether it is stopped."""
+    since = lock["since"] / 1000
+    held = f"{lock['path']} found locked since {_iso(since)} ({span(max(now - since, 0))})"
+    pid = lock.get("holder")
+    if not isinstance(pid, int):
+        return (
+            f"{held}, by a process no worker could name (a lock of another machine's, or let go as it was"
+            f" asked): `fuser {lock['path']}` on the machine of the data folder names the processes that have"
+            " it open"
+        )
+    if lock.get("pid_space") is None or lock.get("pid_space") != pid_space():
+        return (
+            f"{held}, by process {pid} on {lock.get('host')}, the machine of the worker that found it: this"
+            " status runs on another machine and cannot tell whether it is stopped; there, `kill -CONT"
+            f" {pid}` lets a stopped one (SIGSTOP, Ctrl-Z) finish, or end its transaction"
+        )
+    if process_stopped(pid):
+        return (
+            f"{held}, by process {pid}, stopped (SIGSTOP, Ctrl-Z) in its transaction: `kill -CONT {pid}` lets"
+            " it finish (or end it)"
+        )
+    if process_running(pid):
+        return (
+            f"{held}, by process {pid}, running: a sqlite3 shell or a script left in a write transaction,"
+            " or a crawler upgrading the file; end its transaction (COMMIT or ROLLBACK) or the process"
+        )
+    return f"{held}, by process {pid}, gone since: the lock went with it, and the next try stores"
 
 
 def _no_news(state: dict[str, str], rule: Rule, now: float, site: str) -> str | None:

@@ -567,7 +567,7 @@ def test_an_entry_met_by_one_worker_reaches_the_article_another_worker_stores(
         "body": "The second article, in full.", "published": None, "author": "Desk", "job": "j1",
     }  # fmt: skip
     with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store:
-        (written,) = _write_found(store, [make_document(article)], (redis_client, keys, None))
+        (written,) = _write_found(store, [make_document(article)], (redis_client, keys, None), set())
         assert isinstance(written, Written)
         assert (written.outcome, written.filled) == ("new", ("published",))
         document = store.get(url)
@@ -599,7 +599,7 @@ def test_an_entry_noted_before_its_article_was_stored_whole_goes_with_the_batch_
         "job": "j1", "redirected_from": [short],
     }  # fmt: skip
     with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store:
-        (written,) = _write_found(store, [make_document(article)], (redis_client, keys, None))
+        (written,) = _write_found(store, [make_document(article)], (redis_client, keys, None), set())
         assert isinstance(written, Written) and (written.outcome, written.filled) == ("new", ())
         document = store.get(url)
     assert document is not None and (document["published"], document["author"]) == (

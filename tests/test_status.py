@@ -1638,6 +1638,109 @@ def test_a_store_locked_by_another_process_is_named_as_locked_not_as_failing(
     assert "none dead-lettered for it" in reason, reason
 
 
+# A sqlite3 shell left in a write transaction of the file given: it says so, then waits (running) until its
+# stdin closes, and lets the lock go.
+_HOLDER = """
+import sqlite3, sys
+holder = sqlite3.connect(sys.argv[1], isolation_level=None)
+holder.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+sys.stdin.read()
+holder.execute("ROLLBACK")
+"""
+
+
+def test_a_store_locked_names_the_file_its_holder_and_since_when_on_this_machine_or_another(
+    rules: Path, redis_client: redis.Redis, redis_server: str, tmp_path: Path
+) -> None:
+    """A week's file whose write lock another process keeps (a sqlite3 shell left in BEGIN IMMEDIATE): the
+    status said "the store is locked" and that the workers' log names the holder, not who it is nor since
+    when. The worker's write notes the file, the holder the kernel names and when it first found it so; the
+    status names them, with what to do: here the holder runs; on another machine's worker's note it cannot
+    tell whether the holder is stopped, and says so. The worker's next write that succeeds forgets it."""
+    from crawler.store import SqliteStore
+    from crawler.store.document import make_document
+    from crawler.store.sqlite import LockedWeekError
+    from crawler.worker.pipelines.store import _write_found
+    from crawler.worker.stats import RedisStatsCollector
+
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    counters = RedisStatsCollector(get_crawler(settings_dict={**values, "REDIS_URL": redis_server}))
+    keys = Keys("crawler")
+    noted = (redis_client, keys, None)
+
+    def article(path: str) -> dict[str, Any]:
+        fetched = datetime.now(UTC).isoformat()
+        return make_document(
+            {
+                "site": "demo-citynews",
+                "url": f"http://citynews.test{path}",
+                "fetched_at": fetched,
+                "body": path,
+            }
+        )
+
+    def reason() -> str:
+        site = build_status(redis_client, keys, load_rules(rules), time.time())["sites"][0]
+        [found] = [reason for reason in site["attention"] if "store" in reason]
+        return str(found)
+
+    locks: set[str] = set()
+    with SqliteStore(tmp_path, busy_timeout=0.1) as store:
+        store.write([article("/a/first")])
+        [path] = (tmp_path / "articles").glob("*.sqlite")
+        with subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        ) as holder:
+            assert holder.stdin is not None and holder.stdout is not None
+            try:
+                assert holder.stdout.readline() == "held\n"
+                for _ in range(2):
+                    with pytest.raises(LockedWeekError):
+                        _write_found(store, [article("/a/second")], noted, locks)
+                    counters.inc_value("store/unavailable/demo-citynews")
+                    counters.inc_value("store/locked/demo-citynews")
+                counters.flush()
+                [note] = redis_client.hvals(keys.store_locks)
+                first = json.loads(note)
+                assert first["holder"] == holder.pid and first["since"] < first["seen"], first
+                since = datetime.fromtimestamp(first["since"] / 1000, UTC).isoformat(timespec="seconds")
+                held = f"{path} found locked since {since.replace('+00:00', 'Z')} ("
+                assert f"no article stored since: {held}" in reason(), reason()
+                assert (
+                    f"), by process {holder.pid}, running: a sqlite3 shell or a script left in a write"
+                    " transaction, or a crawler upgrading the file; end its transaction (COMMIT or ROLLBACK)"
+                    " or the process; each article is tried again until the lock is let go"
+                ) in reason(), reason()
+                # As a worker of another machine noted it.
+                redis_client.hset(
+                    keys.store_locks, "elsewhere", json.dumps({**first, "pid_space": "x", "host": "crawl-2"})
+                )
+                redis_client.hdel(keys.store_locks, *locks)
+                assert (
+                    f"), by process {holder.pid} on crawl-2, the"
+                    " machine of the worker that found it: this status runs on another machine and cannot"
+                    f" tell whether it is stopped; there, `kill -CONT {holder.pid}` lets a stopped one"
+                    " (SIGSTOP, Ctrl-Z) finish, or end its transaction;"
+                ) in reason(), reason()
+                redis_client.hdel(keys.store_locks, "elsewhere")
+                # Its note gone (a write succeeded meanwhile), the lock found again is noted anew.
+                with pytest.raises(LockedWeekError):
+                    _write_found(store, [article("/a/third")], noted, locks)
+                [note] = redis_client.hvals(keys.store_locks)
+                assert json.loads(note)["since"] == json.loads(note)["seen"] > first["seen"], note
+            finally:
+                holder.stdin.close()
+                holder.wait(timeout=30)
+        [written] = _write_found(store, [article("/a/fourth")], noted, locks)
+        assert getattr(written, "outcome", written) == "new"
+    assert redis_client.hgetall(keys.store_locks) == {}, "forgotten once a write succeeded"
+
+
 def test_an_article_stored_after_a_failure_clears_it_whatever_the_clocks_of_the_workers_machines(
     rules: Path, redis_client: redis.Redis, redis_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -81,7 +82,8 @@ def test_an_article_waiting_for_a_lock_a_stopped_process_holds_is_tried_past_its
     "database is locked" is an error a wait mends, so the article's request is deferred however many times
     it takes, none counted against STORE_MAX_ATTEMPTS (1 here), never dead-lettered; once the holder is
     continued and lets the lock go, the article is stored. Meanwhile `crawler status` says the store is
-    locked."""
+    locked, naming the file, the process that holds it, stopped, with `kill -CONT PID`, and since when; the
+    lock is forgotten once the article is stored."""
     page = unique("locked")
     site.rule(f"/held/{page}?seconds=0")
     with locked_week(site.data) as release:
@@ -105,6 +107,13 @@ def test_an_article_waiting_for_a_lock_a_stopped_process_holds_is_tried_past_its
                     if reason.startswith("the store ")
                 ]
                 assert locked.startswith("the store is locked: "), locked
+                # The holder named, with what resumes it, and since when the workers find the file locked.
+                assert re.search(
+                    rf"no article stored since: {re.escape(str(week))} found locked since \S+Z \(\d+s\), by"
+                    rf" process {holder.pid}, stopped \(SIGSTOP, Ctrl-Z\) in its transaction: `kill -CONT"
+                    rf" {holder.pid}` lets it finish \(or end it\); each article is tried again",
+                    locked,
+                ), locked
                 os.kill(holder.pid, signal.SIGCONT)
                 holder.wait(timeout=COMMAND_TIMEOUT)
                 out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
@@ -116,6 +125,8 @@ def test_an_article_waiting_for_a_lock_a_stopped_process_holds_is_tried_past_its
     assert "stored 1 article" in out and "errors 0" in out, out
     assert f"/held/{page}?seconds=0" in site.stored()
     assert "no try used up" in err, err[-4000:]
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        assert connect(redis_server.ensure()).hgetall(Keys("crawler").store_locks) == {}
 
 
 def _asked(site: Site, page: str) -> int:

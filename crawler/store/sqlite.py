@@ -113,6 +113,7 @@ __all__ = [
     "BUSY_TIMEOUT_SECONDS",
     "SCHEMA_VERSION",
     "DamagedWeekError",
+    "LockedWeekError",
     "SqliteStore",
 ]
 
@@ -172,6 +173,17 @@ _ADD_REPOST = (
 class DamagedWeekError(StoreError):
     """A week's file that SQLite cannot read: damaged (not a database, malformed) or unreadable; the
     message names the file and what to do."""
+
+
+class LockedWeekError(StoreError):
+    """A write that found the write lock of the week's file ``path`` held by another process past the busy
+    timeout: ``holder``, that process's pid on this machine, when the kernel names it
+    (:func:`_lock_holder`)."""
+
+    def __init__(self, message: str, path: Path, holder: int | None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.holder = holder
 
 
 class SqliteStore(Store):
@@ -282,10 +294,11 @@ class SqliteStore(Store):
     def _immediate(self, connection: sqlite3.Connection, week: str, what: str) -> Iterator[None]:
         """One write transaction on the week's ``connection`` (``BEGIN IMMEDIATE`` ... ``COMMIT``): a
         SQLite error is a StoreError saying it could not ``what`` the week's file, with the disk's and the
-        lock's hints; so is a commit into a file moved or deleted meanwhile (:meth:`_forget`); any failure
-        rolls it back. A week found damaged (:attr:`_damaged`) is written no more: a write that touched
-        none of its damaged pages would succeed, and SQLite's automatic checkpoint (at 1000 pages of -wal)
-        would then copy the -wal beside it, which the damage's error says to move out with it, into it."""
+        lock's hints (a :class:`LockedWeekError` naming the lock's holder); so is a commit into a file
+        moved or deleted meanwhile (:meth:`_forget`); any failure rolls it back. A week found damaged
+        (:attr:`_damaged`) is written no more: a write that touched none of its damaged pages would
+        succeed, and SQLite's automatic checkpoint (at 1000 pages of -wal) would then copy the -wal beside
+        it, which the damage's error says to move out with it, into it."""
         found = self._damaged.get(week)
         if found is not None:
             raise DamagedWeekError(
@@ -303,11 +316,15 @@ class SqliteStore(Store):
                     " file at that path"
                 )
         except sqlite3.Error as exc:
-            damaged = _damaged_hint(exc, self.path(week))
-            error = StoreError(
-                f"cannot {what} {self.path(week)}: {exc}{_disk_hint(exc, self.directory)}"
-                f"{_busy_hint(exc, self.path(week), self.busy_timeout)}{damaged}"
-            )
+            path = self.path(week)
+            damaged = _damaged_hint(exc, path)
+            message = f"cannot {what} {path}: {exc}{_disk_hint(exc, self.directory)}"
+            if _busy(exc):
+                holder = _lock_holder(path)
+                raise LockedWeekError(
+                    f"{message}{_busy_hint(exc, path, self.busy_timeout, holder=holder)}", path, holder
+                ) from exc
+            error = StoreError(f"{message}{damaged}")
             if damaged:
                 self._damaged[week] = error
             raise error from exc
@@ -1177,15 +1194,23 @@ def _writable_hint(directory: Path) -> str:
     )
 
 
-def _busy_hint(exc: sqlite3.Error, path: Path, timeout: float, needed_for: str = "") -> str:
+def _busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLite's "database is locked" (``SQLITE_BUSY``)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF == sqlite3.SQLITE_BUSY
+
+
+def _busy_hint(
+    exc: sqlite3.Error, path: Path, timeout: float, needed_for: str = "", *, holder: int | None = None
+) -> str:
     """What to do when the week's file ``path`` stayed locked by another writer past the busy
     ``timeout`` (``SQLITE_BUSY``): the crawler's own writes are short, so it is a transaction left open, or
-    a process stopped (SIGSTOP) in one, named when it can be found (:func:`_lock_holder`); ``needed_for``
-    says what the lock was wanted for, and who else may hold it, when not for a write."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is None or code & 0xFF != sqlite3.SQLITE_BUSY:
+    a process stopped (SIGSTOP) in one, named when it can be found (``holder``, else :func:`_lock_holder`);
+    ``needed_for`` says what the lock was wanted for, and who else may hold it, when not for a write."""
+    if not _busy(exc):
         return ""
-    holder = _lock_holder(path)
+    if holder is None:
+        holder = _lock_holder(path)
     who = "another process" if holder is None else f"process {holder}"
     held = f"; {who} held the write lock of {path} for over {timeout:g} s (the busy timeout){needed_for}"
     if holder is not None and process_stopped(holder):

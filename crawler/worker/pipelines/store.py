@@ -12,7 +12,8 @@ invalid article, refused alone),
 dead-lettered at once for an error no wait mends, :func:`crawler.store.base.lasting_failure`: a batch so
 refused is written again one article at a time, so that an article refused alone fails alone; a week's
 SQLite file locked by another process, :func:`crawler.store.base.locked_failure`, uses up no try and is
-counted ``store/locked/<site>`` too);
+counted ``store/locked/<site>`` too, the file, its holder and when it was first found so noted in Redis for
+the status, :mod:`crawler.redisio.storelocks`, until the worker's next write that succeeds);
 and ``extract/qread_fallback/<site>`` for each article stored (not stored before its job, no repost) whose
 body came from qRead (``extraction.body_from``), a discover page's aside: once per article, however many
 times its page was fetched and extracted before the store could write it.
@@ -45,10 +46,12 @@ from crawler.commandline import counted
 from crawler.errors import InputError, StoreError, StoreUnavailableError
 from crawler.items import Article
 from crawler.keys import NO_BODY, SKIP_PREFIX, Keys
-from crawler.redisio import entries, redirects
+from crawler.redisio import entries, redirects, storelocks
+from crawler.redisio.workers import pid_space
 from crawler.store import Store, StoreConfig, Written, store_config
 from crawler.store.base import lasting_failure, locked_failure
 from crawler.store.document import add_fingerprints, make_document, parse_timestamp
+from crawler.store.sqlite import LockedWeekError
 from crawler.worker.connection import RedisOutage, count_job, keys_of, outage_of, server_of
 
 __all__ = ["RepostRecorded", "StorePipeline", "store_pipeline_of"]
@@ -100,6 +103,9 @@ class StorePipeline:
             if crawler.settings.get("REDIS_URL")
             else None
         )
+        # The fields of crawler:store-locks this worker noted (redisio/storelocks.py), forgotten at its next
+        # write that succeeds; used on the store's thread alone.
+        self._locks: set[str] = set()
         _pipelines[crawler] = self
 
     @classmethod
@@ -250,6 +256,7 @@ class StorePipeline:
             store,
             [(document, needed, find) for document, _, needed, find in batch],
             self.noted,
+            self._locks,
         )
 
         def unavailable(error: BaseException) -> StoreUnavailableError:
@@ -292,6 +299,7 @@ def _write(
     store: Store,
     documents: list[tuple[dict[str, Any], bool, bool]],
     noted: tuple[redis.Redis, Keys, RedisOutage | None] | None,
+    locks: set[str],
 ) -> list[Written | StoreError]:
     """On the store's thread: the fingerprints the text pool did not compute, the week of the documents
     whose week is to be found (:func:`_in_stored_week`), then one batch write, then the links noted as
@@ -302,7 +310,9 @@ def _write(
     written without it, it would be a second copy in this week; the others are written (or spooled). The
     first look-up that fails fails the batch's other such documents too, unlooked: each would wait as long
     (``MONGO_TIMEOUT_MS`` for a MongoDB away) to fail the same way. Such a document first seen before its
-    job is not the job's own (``same_job`` False), however many times the job writes it."""
+    job is not the job's own (``same_job`` False), however many times the job writes it. A write that
+    found a week's file locked by another process notes the lock in Redis for the status
+    (:func:`_note_lock`); the next write that succeeds forgets it."""
     ready = [add_fingerprints(document) if needed else document for document, needed, _ in documents]
     unfound: dict[int, StoreError] = {}
     before: set[int] = set()
@@ -316,7 +326,7 @@ def _write(
                     before.add(index)
             except StoreError as exc:
                 unfound[index] = failed = exc
-    rest = iter(_write_found(store, [d for i, d in enumerate(ready) if i not in unfound], noted))
+    rest = iter(_write_found(store, [d for i, d in enumerate(ready) if i not in unfound], noted, locks))
     written = [unfound[index] if index in unfound else next(rest) for index in range(len(ready))]
     # Stored before its job, which then wrote it (its acknowledgement lost): no document of the job's own.
     return [
@@ -326,7 +336,10 @@ def _write(
 
 
 def _write_found(
-    store: Store, ready: list[dict[str, Any]], noted: tuple[redis.Redis, Keys, RedisOutage | None] | None
+    store: Store,
+    ready: list[dict[str, Any]],
+    noted: tuple[redis.Redis, Keys, RedisOutage | None] | None,
+    locks: set[str],
 ) -> list[Written | StoreError]:
     """:func:`_write`'s batch write of ``ready`` (none: nothing written) and the redirects noted."""
     if not ready:
@@ -335,9 +348,13 @@ def _write_found(
     try:
         written = list(store.write(ready))
     except StoreError as exc:
+        if noted is not None and isinstance(exc, LockedWeekError):
+            _note_lock(exc, *noted, locks)
         if len(ready) == 1 or not lasting_failure(exc):
             raise
         written = [_write_alone(store, document) for document in ready]
+    if noted is not None and locks:
+        _let_locks_go(*noted, locks)
     if noted is not None:
         stored = [
             result.url
@@ -392,6 +409,30 @@ def _write_alone(store: Store, document: dict[str, Any]) -> Written | StoreError
         return store.write([document])[0]
     except StoreError as exc:
         return exc
+
+
+def _note_lock(
+    error: LockedWeekError, server: redis.Redis, keys: Keys, outage: RedisOutage | None, locks: set[str]
+) -> None:
+    """On the store's thread: note in Redis that a write found the week's file of ``error`` locked by
+    another process (:mod:`crawler.redisio.storelocks`), its field kept in ``locks``; Redis failing is a
+    call of the worker's ``outage``: the status then names no holder."""
+    try:
+        locks.add(storelocks.noted(server, keys, pid_space(), str(error.path), error.holder))
+    except redis.RedisError as exc:
+        if outage is not None:
+            outage.failed(f"note that the write lock of {error.path} is held by another process", exc)
+
+
+def _let_locks_go(server: redis.Redis, keys: Keys, outage: RedisOutage | None, locks: set[str]) -> None:
+    """On the store's thread, after a write that succeeded: forget the ``locks`` this worker noted."""
+    try:
+        storelocks.let_go(server, keys, locks)
+    except redis.RedisError as exc:
+        if outage is not None:
+            outage.failed("forget the store's write locks noted, let go since", exc)
+        return
+    locks.clear()
 
 
 def _record_redirects(
