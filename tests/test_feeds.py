@@ -644,14 +644,14 @@ def test_a_batch_of_whole_and_lacking_documents_reads_their_notes_in_one_call_an
     batch = [make_document(whole), make_document(lacking)]
     with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store:
         monkeypatch.setattr(AbstractConnection, "send_packed_command", recorded)
-        written = _write_found(store, batch, (redis_client, keys, None))
+        written = _write_found(store, batch, (redis_client, keys, None), set())
         monkeypatch.undo()
         assert [result.outcome for result in written if isinstance(result, Written)] == ["new", "new"]
         assert len(sent) == 2, sent
         assert not [command for command in sent if b"HDEL" in command or b"MULTI" in command], sent
         met = {"published": "2026-11-02T08:00:00+00:00", "author": "Feed"}
         entries.note(redis_client, keys, {whole_url: met, lacking_url: met})
-        _write_found(store, [make_document(whole), make_document(lacking)], (redis_client, keys, None))
+        _write_found(store, [make_document(whole), make_document(lacking)], (redis_client, keys, None), set())
         document = store.get(lacking_url)
     assert document is not None and (document["published"], document["author"]) == (
         "2026-11-02T08:00:00+00:00",
@@ -688,7 +688,7 @@ def test_a_note_noted_again_while_a_batch_gives_it_stays_for_the_worker_that_not
             return fill(target, values)
 
         monkeypatch.setattr(store, "fill_empty", noted_meanwhile)
-        _write_found(store, [make_document(article)], (redis_client, keys, None))
+        _write_found(store, [make_document(article)], (redis_client, keys, None), set())
     assert json.loads(redis_client.hget(keys.met_entries, url) or b"{}") == {
         "published": "2026-11-02T08:00:00+00:00",
         "author": "Feed",
