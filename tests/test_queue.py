@@ -1974,6 +1974,31 @@ def test_a_dead_letter_requeued_after_its_jobs_hash_expired_gives_the_hash_a_tim
     assert redis_client.hget("test:job:ending", "errors") == b"0"
 
 
+def test_a_dead_letter_whose_request_is_queued_again_is_requeued_into_that_copy_and_counted(
+    redis_client: redis.Redis,
+) -> None:
+    """A dead letter whose very request is queued again in its job (a grab's seeding finished by the next
+    tick pushes its listing pages again, one of them failed for good meanwhile): `crawler dead requeue`
+    deleted the letter, queued nothing (the copy is there), and answered that it was no dead letter: the
+    command said "requeued 0 dead letters" of the letter it took away, and the job kept the error it
+    counted, beside the copy counted pending. The letter goes into the copy: requeued, its error taken
+    from its job, the copy counted pending once."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://news.test/1", job="j1"))
+    taken = take(queue)
+    assert taken is not None
+    lease = Work.of(taken).lease or ""
+    record = b'{"reason": "HTTP 500 Internal Server Error", "kind": "HTTP 500"}'
+    assert queue.dead_letter(lease, record, site="news", job="j1", kind="HTTP 500")
+    assert queue.push(lease.encode(), priority=0, site="news", job="j1"), "the very same request again"
+    (letter,) = dead_letters(queue)
+    assert requeue(queue, [letter]) == (1, [])
+    assert queue.dead() == {}
+    assert len(queue) == 1 and queue.pending("news") == 1
+    job = redis_client.hgetall("test:job:j1")
+    assert (job[b"pending"], job[b"errors"], job[b"error:HTTP 500"]) == (b"1", b"0", b"0"), job
+
+
 @pytest.mark.parametrize("end", ["ack", "dead letter", "handoff", "requeue", "take"])
 def test_a_request_that_ends_after_its_jobs_hash_expired_does_not_write_the_hash_again(
     redis_client: redis.Redis, end: str

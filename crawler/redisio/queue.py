@@ -797,7 +797,9 @@ return 1
 # may be kept under in dead-superseded (_superseded_as; or ''): that entry goes with the letter
 # (_UNSUPERSEDE). The job's hash, when it expired (an ended job's is kept that long), is written again with
 # its pending count alone (its other counts went with it), and kept that long from now, as an ended job's
-# hash that would expire sooner is: a hash without a time-to-live is a job under way, left as it is.
+# hash that would expire sooner is: a hash without a time-to-live is a job under way, left as it is. A
+# letter whose request is queued (or waits) already, the very same member (its job pushed it again), goes
+# into that copy: requeued, its error taken from its job, the copy counted pending once.
 _REQUEUE_DEAD = (
     SITE_LUA
     + _UNSUPERSEDE
@@ -805,11 +807,11 @@ _REQUEUE_DEAD = (
 if redis.call('HDEL', KEYS[1], ARGV[2]) == 0 then return 0 end
 unsupersede(KEYS[5], ARGV[10], ARGV[2], KEYS[6])
 local score = -tonumber(ARGV[3]) * 1099511627776 + redis.call('INCR', KEYS[4])
-if enqueue(ARGV[1], ARGV[4], score, ARGV[8]) == 0 then return 0 end
-redis.call('HINCRBY', KEYS[2], ARGV[4], 1)
+local added = enqueue(ARGV[1], ARGV[4], score, ARGV[8])
+if added == 1 then redis.call('HINCRBY', KEYS[2], ARGV[4], 1) end
 if ARGV[5] ~= '' then
   local ttl = redis.call('TTL', KEYS[3])
-  redis.call('HINCRBY', KEYS[3], 'pending', 1)
+  if added == 1 then redis.call('HINCRBY', KEYS[3], 'pending', 1) end
   if ttl ~= -2 then
     redis.call('HINCRBY', KEYS[3], 'errors', -1)
     if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[3], 'error:' .. ARGV[6], -1) end
@@ -2203,8 +2205,9 @@ class LeasedQueue:
         default ``member``): its job counts one error of ``kind`` fewer, and one page fetched fewer when
         ``fetched`` (it was counted fetched as it died); an ended job's hash is kept ``job_keep_hours``
         from now, written again with its pending count alone when it expired (``_REQUEUE_DEAD``); its
-        entry in ``Keys.dead_superseded`` goes with it (named from ``member``: ``_superseded_as``). False
-        if it is not (or no longer) a dead letter."""
+        entry in ``Keys.dead_superseded`` goes with it (named from ``member``: ``_superseded_as``). A
+        letter whose request is queued already (its job pushed it again) goes into that copy, counted
+        pending once. False if it is not (or no longer) a dead letter."""
         letter = DeadRequeue(member, priority, site, job, kind, fetched, queued)
         return self.requeue_dead_many([letter], job_keep_hours=job_keep_hours)[0]
 
