@@ -4,6 +4,7 @@ dead workers, field history; and the ban detector's captcha markers."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
@@ -2212,3 +2213,41 @@ def test_a_scheduler_killed_on_this_machine_is_not_active_though_its_lead_has_no
     assert (
         f"scheduler: none active ({owner} stopped without a clean stop, killed: its process {pid} is gone;"
     ) in _words(run_crawler("status"))
+
+
+def test_a_sites_counters_key_of_another_type_neither_stops_nor_repeats_the_other_sites_counts(
+    redis_client: redis.Redis, redis_server: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker's flush of the site counters is one pipeline; one site's hourly hash of another type
+    (someone SET it) failed its command alone, yet the flush took the whole pipeline for failed and kept
+    every count for the next try: the other sites' counts, written already, were written again at each
+    flush (a page fetched counted 3 times in 3 flushes). The counts written stay written; those of the
+    site whose key holds another type are kept for the next flush, the key named once."""
+    from crawler.worker.stats import RedisStatsCollector
+
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    counters = RedisStatsCollector(get_crawler(settings_dict={**values, "REDIS_URL": redis_server}))
+    keys = Keys("crawler")
+    now = redis_clock(redis_client)
+    # This hour's and the next: the counts are of the hour they are counted in.
+    broken = [keys.stats("broken", hour_of(moment)) for moment in (now, now + 3600)]
+    for key in broken:
+        redis_client.set(key, "someone's string")
+    counters.inc_value("crawl/fetched/news")
+    counters.inc_value("crawl/fetched/broken")
+    with caplog.at_level(logging.WARNING, logger="crawler.worker.stats"):
+        for _ in range(3):
+            counters.flush()
+    (said,) = [record.getMessage() for record in caplog.records]
+    assert said.startswith("Site counters not written: Redis key crawler:stats:broken:"), said
+
+    def fetched(site: str) -> list[Any]:
+        return [
+            redis_client.hget(key, "crawl/fetched") for key in redis_client.keys(f"crawler:stats:{site}:*")
+        ]
+
+    assert fetched("news") == [b"1"]
+    redis_client.delete(*broken)
+    counters.flush()
+    assert fetched("broken") == [b"1"], "kept until it could be written"
+    assert fetched("news") == [b"1"]

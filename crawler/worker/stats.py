@@ -5,7 +5,9 @@ per-site counter (a key ``<what>/<site>``, such as ``crawl/errors/citynews``, ``
 ``fields/missing/body/citynews``) to the hash ``crawler:stats:<site>:<YYYYMMDDHH>`` (UTC hour, by Redis's
 clock as the status reads it: :mod:`crawler.redisio.clock`) under ``<what>``. Increments are summed in
 memory and written every ``SUPERVISION_FLUSH_SECONDS`` in one pipelined round trip, and when the crawl
-closes; each hourly hash expires after ``SUPERVISION_KEEP_HOURS``.
+closes; each hourly hash expires after ``SUPERVISION_KEEP_HOURS``. What Redis could not write (away,
+refusing writes, or a site's hash of another type: someone SET it, named once) is kept for the next
+flush; what it wrote is never written again.
 A worker killed (SIGKILL) loses what it had not written yet, except the new articles: ``store/new`` is
 written by the acknowledgement of each request (:class:`crawler.redisio.queue.Ack`), with its job's
 ``stored``, not here. It counts the articles the store found new; not those kept in the store's local
@@ -100,6 +102,8 @@ class RedisStatsCollector(MemoryStatsCollector):
         self._stamps: dict[tuple[str, str, str], int] = {}
         self._lock = threading.Lock()
         self._loop: task.LoopingCall | None = None
+        # Hourly hashes found holding another type (someone SET them): each named once while it does.
+        self._wrong: set[str] = set()
 
     def inc_value(self, key: str, count: int = 1, start: int = 0, spider: Spider | None = None) -> None:
         super().inc_value(key, count, start)
@@ -133,28 +137,72 @@ class RedisStatsCollector(MemoryStatsCollector):
         super().close_spider(reason=reason)
 
     def flush(self) -> None:
-        """Write the counts summed since the last flush (kept for the next one if Redis is away)."""
+        """Write the counts summed since the last flush (kept for the next one if Redis is away, or refuses
+        the write; a count whose site's hourly hash holds another type, named once, is kept alone: the
+        others written are never written twice)."""
         with self._lock:
             pending, self._pending = self._pending, Counter()
             stamps, self._stamps = self._stamps, {}
         if not (pending or stamps) or not self._shared:
             return
+        counts, moments = list(pending.items()), list(stamps.items())
         try:
             pipe = server_of(self.crawler).pipeline(transaction=False)
-            for (site, hour, what), count in pending.items():
+            for (site, hour, what), count in counts:
                 key = self.keys.stats(site, hour)
                 pipe.hincrby(key, what, count)
                 pipe.expire(key, self.keep_seconds)
-            for (site, hour, name), moment in stamps.items():
+            for (site, hour, name), moment in moments:
                 key = self.keys.stats(site, hour)
                 pipe.eval(_LATEST, 1, key, name, moment)
                 pipe.expire(key, self.keep_seconds)
-            pipe.execute()
+            # Each command on its own: a site's hash of another type fails its own commands alone.
+            replies = pipe.execute(raise_on_error=False)
         except redis.RedisError as exc:
+            self._keep(counts, moments)
             outage_of(self.crawler).failed("write the site counters, kept for the next try", exc)
-            with self._lock:
-                self._pending.update(pending)
-                for field, moment in stamps.items():
-                    self._stamp(field, moment)
             return
-        outage_of(self.crawler).ok(wrote=True)
+        # Each write is followed by its hash's EXPIRE, which takes a key of any type.
+        unwritten = [isinstance(reply, redis.RedisError) for reply in replies[::2]]
+        self._keep(
+            [entry for entry, failed in zip(counts, unwritten, strict=False) if failed],
+            [entry for entry, failed in zip(moments, unwritten[len(counts) :], strict=True) if failed],
+        )
+        refused = [
+            reply
+            for reply in replies[::2]
+            if isinstance(reply, redis.RedisError) and "WRONGTYPE" not in str(reply)
+        ]
+        if refused:  # Redis refuses writes (a full memory, a read-only replica): as when it is away
+            outage_of(self.crawler).failed("write the site counters, kept for the next try", refused[0])
+            return
+        entries = [*counts, *moments]
+        self._say_wrong(
+            {
+                self.keys.stats(site, hour)
+                for ((site, hour, _), _), failed in zip(entries, unwritten, strict=True)
+                if failed
+            }
+        )
+        if not all(unwritten):
+            outage_of(self.crawler).ok(wrote=True)
+
+    def _keep(
+        self, counts: list[tuple[tuple[str, str, str], int]], moments: list[tuple[tuple[str, str, str], int]]
+    ) -> None:
+        """Keep ``counts`` and ``moments`` that were not written for the next flush."""
+        with self._lock:
+            self._pending.update(dict(counts))
+            for field, moment in moments:
+                self._stamp(field, moment)
+
+    def _say_wrong(self, keys: set[str]) -> None:
+        """Name, once while they hold another type than a hash, the hourly hashes whose counts were kept."""
+        for key in sorted(keys - self._wrong):
+            logger.warning(
+                "Site counters not written: Redis key %s holds another type than a hash (someone SET it);"
+                " they are kept and written once it is removed: redis-cli DEL %s",
+                key,
+                key,
+            )
+        self._wrong = keys
