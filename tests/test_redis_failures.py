@@ -345,6 +345,43 @@ def test_a_rule_whose_proxies_were_edited_while_the_worker_runs_has_its_requests
     )
 
 
+def test_a_proxys_health_key_of_another_type_neither_stops_nor_repeats_the_other_proxies_counts(
+    redis_client: redis.Redis, redis_server: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker's flush of its proxies' health is one pipeline; one proxy's hash of another type (someone
+    SET it) failed its command alone, yet the flush took the whole pipeline for failed and kept every count
+    for the next try: the other proxies' counts, written already, were written again at each flush (a
+    request that went well counted 3 times in 3 flushes), and no proxy's bench by another worker was read.
+    The counts written stay written; those of the proxy whose key holds another type are kept for the next
+    flush, the key named once."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.rules.access import global_proxies
+    from crawler.worker.proxies import ProxyPool
+
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    crawler = get_crawler(settings_dict={**values, "REDIS_URL": redis_server})
+    pool = ProxyPool(crawler, global_proxies("http://127.0.0.1:9 http://127.0.0.1:10", None), {})
+    keys = Keys("crawler")
+    good, broken = keys.proxy("http://127.0.0.1:9"), keys.proxy("http://127.0.0.1:10")
+    redis_client.set(broken, "someone's string")
+    redis_client.hset(good, "benched_until", f"{time.time() + 600:.3f}")  # by another worker
+    pool.release("http://127.0.0.1:9", ok=True)
+    pool.release("http://127.0.0.1:10", ok=True)
+    with caplog.at_level(logging.WARNING, logger="crawler.worker.proxies"):
+        for _ in range(3):
+            pool.flush()
+    (said,) = [record.getMessage() for record in caplog.records]
+    assert said.startswith(f"Proxy health not written: Redis key {broken} holds another type"), said
+    assert redis_client.hget(good, "ok") == b"1"
+    assert "http://127.0.0.1:9" in pool.benched, "another worker's bench read"
+    redis_client.delete(broken)
+    pool.flush()
+    assert redis_client.hget(broken, "ok") == b"1", "kept until it could be written"
+    assert redis_client.hget(good, "ok") == b"1"
+
+
 def test_the_proxy_pool_sees_the_rules_a_running_worker_read_again(redis_server: str, tmp_path: Path) -> None:
     """The proxy pool looks a site's rule up in the spider's rules between two asks of ``rule_of``; a
     worker that read its rules folder again (a proxies file edited) replaced that dict with a new one,

@@ -103,6 +103,8 @@ class ProxyPool:
         # When (time.monotonic()) each site whose rule named no proxies is asked of rule_of again.
         self._ask_again: dict[str, float] = {}
         self._loop: task.LoopingCall | None = None
+        # Proxies' hashes found holding another type (someone SET them): each named once while it does.
+        self._wrong: set[str] = set()
 
     def candidates(self, site: str | None) -> tuple[Proxy, ...]:
         """The proxies of ``site``: its rule's, else the shared ones; none when there are neither. A site
@@ -223,15 +225,17 @@ class ProxyPool:
 
     def flush(self) -> None:
         """Add this worker's counts to each proxy's health in Redis, and read which proxies other workers
-        benched; each proxy configured here, or written, is kept ``keep_seconds`` from now. Redis away: the
-        counts wait for the next turn."""
+        benched; each proxy configured here, or written, is kept ``keep_seconds`` from now. Redis away, or
+        refusing writes: the counts wait for the next turn; a proxy's hash of another type (someone SET it,
+        named once): its counts alone wait, the others written are never written twice."""
         counts, self._counts = self._counts, Counter()
         proxies = [p.id for p in self.all_proxies()]
         if not counts and not proxies:
             return
+        entries = list(counts.items())
         try:
             with self._server().pipeline(transaction=False) as pipe:
-                for (proxy, what), count in counts.items():
+                for (proxy, what), count in entries:
                     pipe.hincrby(self.keys.proxy(proxy), what, count)
                 for proxy, latency in self.latency.items():
                     pipe.hset(self.keys.proxy(proxy), "latency_ms", round(latency * 1000))
@@ -239,15 +243,42 @@ class ProxyPool:
                     pipe.expire(self.keys.proxy(proxy), self.keep_seconds)
                 for proxy in proxies:
                     pipe.hget(self.keys.proxy(proxy), "benched_until")
-                replies = pipe.execute()
+                # Each command on its own: a proxy's hash of another type fails its own commands alone.
+                replies = pipe.execute(raise_on_error=False)
         except redis.RedisError as exc:
             self._counts.update(counts)
             outage_of(self.crawler).failed("write the proxies' health, kept for the next try", exc)
             return
-        outage_of(self.crawler).ok(wrote=bool(counts or self.latency))
+        unwritten = [
+            (entry, reply)
+            for entry, reply in zip(entries, replies, strict=False)
+            if isinstance(reply, redis.RedisError)
+        ]
+        self._counts.update(dict(entry for entry, _ in unwritten))
+        refused = [
+            reply
+            for reply in replies
+            if isinstance(reply, redis.RedisError) and "WRONGTYPE" not in str(reply)
+        ]
+        if refused:  # Redis refuses writes (a full memory, a read-only replica): as when it is away
+            outage_of(self.crawler).failed("write the proxies' health, kept for the next try", refused[0])
+            return
+        self._say_wrong({self.keys.proxy(proxy) for ((proxy, _), _), _ in unwritten})
+        outage_of(self.crawler).ok(wrote=len(unwritten) < len(entries) or bool(self.latency))
         for proxy, until in zip(proxies, replies[len(replies) - len(proxies) :], strict=True):
-            if until is not None:
+            if until is not None and not isinstance(until, redis.RedisError):
                 self.benched[proxy] = max(self.benched.get(proxy, 0.0), float(until))
+
+    def _say_wrong(self, keys: set[str]) -> None:
+        """Name, once while they hold another type than a hash, the proxies' hashes whose counts were kept."""
+        for key in sorted(keys - self._wrong):
+            logger.warning(
+                "Proxy health not written: Redis key %s holds another type than a hash (someone SET it);"
+                " its counts are kept and written once it is removed: redis-cli DEL %s",
+                key,
+                key,
+            )
+        self._wrong = keys
 
 
 _pools: WeakKeyDictionary[Crawler, ProxyPool] = WeakKeyDictionary()
