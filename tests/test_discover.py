@@ -594,6 +594,35 @@ def test_a_sync_that_redis_refuses_keeps_what_was_learnt(redis_client: Any) -> N
     assert other.model.weights == {7: pytest.approx(learnt)}, "shared at the next sync"
 
 
+def test_a_sync_whose_share_went_through_and_whose_catch_up_failed_shares_it_once(redis_client: Any) -> None:
+    """A sync shares what the copy learnt (one script), then reads the other workers' entries. A Redis that
+    took the share and failed the read after it (a connection cut between the two, a user who may not read
+    the log) had the changes, written already, kept for the next sync, which added them again: the model's
+    sum counted that worker's steps twice. What was shared is not shared again."""
+    keys = Keys("crawler")
+    socket_path = redis_client.connection_pool.connection_kwargs["path"]
+    redis_client.acl_setuser(
+        "learner", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all", "-xrange"]
+    )
+    learner = redis.Redis(unix_socket_path=socket_path, username="learner", password="pw")
+    try:
+        worker = SharedModel(learner, keys, "energy", "w")
+        worker.load()
+        worker.model.learn([7], 1.0)
+        learnt = worker.model.weights[7]
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            worker.sync()
+        redis_client.acl_setuser("learner", commands=["+xrange"])
+        worker.model.learn([8], 1.0)
+        worker.sync()
+    finally:
+        learner.close()
+        redis_client.acl_deluser("learner")
+    other = SharedModel(redis_client, keys, "energy", "other")
+    other.load()
+    assert other.model.weights[7] == pytest.approx(learnt), "shared once"
+
+
 # --- the frontier and the bandit --------------------------------------------------------------------------
 
 

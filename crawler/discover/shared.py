@@ -91,7 +91,8 @@ class SharedModel:
 
     def sync(self) -> None:
         """Share what this copy learnt, and take what the others did (see the module docstring). When
-        Redis fails, what was learnt here is kept for the next sync."""
+        Redis fails the share, what was learnt here is kept for the next sync; a share that went through
+        is never shared again, whatever befalls the read of the others' after it."""
         if not self.version:
             self.load()
         changes = self.model.take_changes()
@@ -103,7 +104,6 @@ class SharedModel:
                     keys=[self.weights_key, self.squares_key, self.log_key],
                     args=[self.worker, LOG_LENGTH, pages, blob],
                 )
-            self._catch_up()
         except redis.RedisError:
             for feature, (weight, square) in changes.items():
                 kept = self.model.changes.setdefault(feature, [0.0, 0.0])
@@ -111,6 +111,7 @@ class SharedModel:
                 kept[1] += square
             self._since_sync = pages
             raise
+        self._catch_up()
 
     def _catch_up(self) -> None:
         """Add the other workers' entries after this copy's version. When the log's first entry is newer
