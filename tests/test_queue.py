@@ -1556,6 +1556,25 @@ def test_a_request_leased_and_waiting_at_once_is_one_request_once_its_copies_mee
     assert (queue.pending("alpha"), queue.job_pending("j1")) == (0, 0)
 
 
+def test_a_request_queued_again_while_leased_is_one_request_with_its_lease(redis_client: redis.Redis) -> None:
+    """The very same request queued again while it is leased (a grab's seeding done again by the next tick,
+    its start URL taken by a worker meanwhile), each copy counted pending: the copy was leased too, the one
+    member leased twice, the first ack ended it and the second found no lease: after both pages, pending
+    stayed 1 for the site and the job (the job never ended) and the site's download count 1 (a slot taken
+    for ever). The copy is one request with the lease: not leased again, its counts ended."""
+    queue = make_queue(redis_client)
+    push(queue, request("http://alpha.test/0", site="alpha"))
+    taken = take(queue)
+    assert taken is not None
+    lease = Work.of(taken).lease or ""
+    assert queue.push(lease.encode(), priority=0, site="alpha", job="j1"), "queued beside its lease"
+    assert (queue.pending("alpha"), queue.job_pending("j1")) == (2, 2)
+    assert take(queue) is None, "not leased twice"
+    assert ack(queue, taken)
+    assert (queue.pending("alpha"), queue.job_pending("j1"), len(queue), queue.leased()) == (0, 0, 0, 0)
+    assert redis_client.hget("test:polite:alpha", "inflight") == b"0"
+
+
 def test_a_request_leased_and_waiting_at_once_is_taken_out_of_both(redis_client: redis.Redis) -> None:
     """The very same request leased and waiting in the delayed set at once (deferred, pushed again, leased),
     taken out of the queue (a site forgotten, a demo adopting its leftovers): the waiting copy, taken first,

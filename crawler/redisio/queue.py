@@ -463,6 +463,14 @@ for _ = 1, count + 10 + """
         p = false
       else
         item = redis.call('ZPOPMIN', K .. ':queue:' .. site)
+        -- The very same request as one leased now (queued again while it was: a grab's seeding done again)
+        -- is one request with it, as a copy that meets it queued is: leased twice, one ack would end both
+        -- leases and the copy's count (its site's, its job's) and download slot would be left for ever. (A
+        -- leases key of another type answers an error here: the lease's write below puts the request back.)
+        if #item > 0 and type(redis.pcall('ZSCORE', KEYS[1], item[1])) == 'string' then
+          merged(K, site, item[1])
+          item, p = {}, false
+        end
       end
     end
     if not p then
