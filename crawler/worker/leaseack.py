@@ -2,7 +2,8 @@
 its work ended.
 
 - every item it gave stored (or dropped: a repost, a page without an article) and every link it gave
-  queued: acknowledged;
+  queued: acknowledged (Scrapy takes a callback's output whole before it queues the requests in it, so
+  the lease waits for each, :data:`~crawler.worker.scheduler.request_queued`);
 - an item the store could not write (disk full, a locked file, store away): deferred, fetched and stored
   again later (``STORE_RETRY_SECONDS``, at most ``STORE_MAX_ATTEMPTS`` times), never acknowledged; for
   an error no wait mends (a damaged file, no permission, a read-only disk:
@@ -11,8 +12,8 @@ its work ended.
   a write), deferred as often as it takes, no try used up;
 - an item refused (an invalid article, a pipeline's error) or a spider error on the page: dead-lettered
   with the reason, its page counted fetched all the same (once: a requeue takes it back);
-- Redis failing under the callback (its links could not be queued): forgotten, so its lease expires and
-  the page is fetched again.
+- Redis failing under the callback, or under the queuing of a request it gave (its links, its next
+  page, could not be queued): forgotten, so its lease expires and the page is fetched again.
 
 A page of a discover crawl teaches the link model and keeps its links once its item is done (stored,
 dropped or refused: :meth:`~crawler.worker.discovery.Discovery.settle`), never when its store is
@@ -41,7 +42,7 @@ from crawler.requests import Work
 from crawler.worker.connection import outage_of
 from crawler.worker.discovery import discovery_of
 from crawler.worker.pipelines.store import RepostRecorded
-from crawler.worker.scheduler import scheduler_of
+from crawler.worker.scheduler import request_queued, scheduler_of
 
 __all__ = ["LeaseAckMiddleware", "ack", "dead_letter", "put_back"]
 
@@ -78,9 +79,11 @@ class LeaseAckMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.work: dict[int, _Work] = {}  # id(request) -> its work
+        self.givers: dict[int, Request] = {}  # id(a request a callback gave, not queued yet) -> its page's
         crawler.signals.connect(self._item_stored, signal=signals.item_scraped)
         crawler.signals.connect(self._item_dropped, signal=signals.item_dropped)
         crawler.signals.connect(self._item_failed, signal=signals.item_error)
+        crawler.signals.connect(self._request_queued, signal=request_queued)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -108,13 +111,28 @@ class LeaseAckMiddleware:
         work.output_done = True
         self._maybe_done(request)
 
-    @staticmethod
-    def _count(work: _Work, request: Request, element: Any) -> None:
-        """An item to wait for, or a retry of the request itself (which takes its lease on)."""
+    def _count(self, work: _Work, request: Request, element: Any) -> None:
+        """An item or a request to queue to wait for, or a retry of the request itself (which takes its
+        lease on)."""
+        lease = element.meta.get("lease") if isinstance(element, Request) else None
         if not isinstance(element, Request):
             work.open_items += 1
-        elif element.meta.get("lease") is not None and element.meta.get("lease") == request.meta.get("lease"):
+        elif lease is None:
+            work.open_items += 1
+            self.givers[id(element)] = request
+        elif lease == request.meta.get("lease"):
             work.handed_on = True
+
+    def _request_queued(self, request: Request, lost: bool) -> None:
+        """A request a callback gave was queued (or seen already); ``lost``: Redis failed under it, so the
+        page that gave it is fetched again."""
+        giver = self.givers.pop(id(request), None)
+        work = self._work_of_request(giver)
+        if giver is None or work is None:
+            return
+        work.redis_failed = work.redis_failed or lost
+        work.open_items -= 1
+        self._maybe_done(giver)
 
     def process_spider_exception(self, response: Response, exception: Exception) -> Iterable[Any] | None:
         """A callback failed: Redis failing under it is one call of the worker's outage (said once, not as
@@ -214,9 +232,10 @@ class LeaseAckMiddleware:
             work.fetched = True
 
     def _work_of(self, response: Response | None) -> _Work | None:
-        if response is None or response.request is None:
-            return None
-        return self.work.get(id(response.request))
+        return self._work_of_request(response.request if response is not None else None)
+
+    def _work_of_request(self, request: Request | None) -> _Work | None:
+        return self.work.get(id(request)) if request is not None else None
 
     def _item_done(self, response: Response | None) -> None:
         work = self._work_of(response)

@@ -72,7 +72,7 @@ from crawler.worker.faults import RepeatedFaults
 from crawler.worker.pipelines.store import store_pipeline_of
 from crawler.worker.sessions import COOKIE_SET_META
 
-__all__ = ["LeasedScheduler", "leases_ending", "renew_seconds", "scheduler_of"]
+__all__ = ["LeasedScheduler", "leases_ending", "renew_seconds", "request_queued", "scheduler_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +90,10 @@ DUE_CHECK_SECONDS = 1.0
 # (crawler.worker.discovery), counting these leases as ended, so a job's ``pending`` never reaches zero
 # while its frontier has links and its budget has room.
 leases_ending = object()
+
+# Sent once a request that carries no lease (a link or a next page a callback gave) was queued, found
+# seen already, or not queued for Redis failing (``lost``): the lease of the page that gave it ends only then.
+request_queued = object()
 
 
 def renew_seconds(settings: BaseSettings) -> float:
@@ -331,12 +335,15 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
     # --- requests in ---------------------------------------------------------------------------------
 
     def enqueue_request(self, request: Request) -> bool:
+        """Queue ``request``: a retry or a redirect of a leased one hands its lease on; any other is
+        pushed, unless seen already, and :data:`request_queued` says whether Redis took it."""
         work = Work.of(request)
         try:
             if work.lease is not None:
                 return self._hand_on(request, work)
             if not request.dont_filter and self.df.request_seen(request):
                 self.df.log(request, self.spider)
+                self._queued(request, lost=False)
                 return False
             queued = push(self.queue, request, self.spider)
         except redis.RedisError as exc:
@@ -344,11 +351,18 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 # A hand-on that Redis failed under: its lease leaves the hold, so it expires and goes back
                 # to the queue (held, it would be renewed for ever and its crawl never end).
                 self.held.discard(work.lease)
-            self.outage.failed(f"queue {request.url}", exc)
+                self.outage.failed(f"queue {request.url}", exc)
+            else:
+                self.outage.failed(f"queue {request.url}: the page that gave it is fetched again", exc)
+                self._queued(request, lost=True)
             return False
+        self._queued(request, lost=False)
         self.outage.ok(wrote=True)  # the push script counts every push (INCR) first
         self.stats.inc_value("scheduler/enqueued/redis" if queued else "scheduler/already_queued")
         return queued
+
+    def _queued(self, request: Request, *, lost: bool) -> None:
+        self.crawler.signals.send_catch_log(request_queued, request=request, lost=lost)
 
     def _hand_on(self, request: Request, work: Work) -> bool:
         """A retry or a redirect of a leased request: its lease ends as the new request is queued. A
