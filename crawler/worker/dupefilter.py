@@ -83,6 +83,18 @@ class RedisBloomDupeFilter(BaseDupeFilter):
             self.stats.inc_value("bloom/added", len(seen) - repeated)
         return seen
 
+    def seen_already(self, request: Request) -> bool:
+        """Whether the filter has seen ``request`` (or a false positive); marks nothing: a request handed
+        on is marked (:meth:`mark_seen`) once it is queued."""
+        seen = self.bloom.contains_many([self.fingerprinter.fingerprint(request)])[0]
+        if seen:
+            self.stats.inc_value("bloom/seen")
+        return seen
+
+    def mark_seen(self, request: Request) -> None:
+        """Mark ``request`` seen (it was queued)."""
+        self.seen_many([request])
+
     def log(self, request: Request, spider: Spider) -> None:
         """Log a filtered request (every one with ``DUPEFILTER_DEBUG``, else only the first)."""
         if self.debug:

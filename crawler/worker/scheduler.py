@@ -68,6 +68,7 @@ from crawler.requests import (
 from crawler.threads import STOP_SIGNALS, signals_blocked
 from crawler.worker.connection import helps, job_level, keys_of, outage_of, server_of
 from crawler.worker.discovery import discovery_of
+from crawler.worker.dupefilter import RedisBloomDupeFilter
 from crawler.worker.faults import RepeatedFaults
 from crawler.worker.pipelines.store import store_pipeline_of
 from crawler.worker.sessions import COOKIE_SET_META
@@ -387,7 +388,10 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 )
                 return False
         filtered = not request.dont_filter or (source is not None and work.is_article)
-        seen = filtered and self.df.request_seen(request)
+        # Looked at, not marked: the URL is marked seen once its request is handed on (marked first, a
+        # handoff Redis refused left it seen and never queued, and its page fetched again skipped it).
+        bloom = self.df if isinstance(self.df, RedisBloomDupeFilter) else None
+        seen = filtered and (bloom.seen_already(request) if bloom else self.df.request_seen(request))
         # A job that fetches seen URLs again tests the URL against its own set, in the handoff itself.
         again = self.keys.again(work.job) if filtered and work.again and work.job and not work.given else ""
         if not work.given and (
@@ -415,8 +419,18 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             self._skip_seen(request, work, source)  # fetched in the job already: the lease is kept for it
             return False
         self.held.discard(work.lease)
+        if handed and filtered and not seen and bloom is not None:
+            self._mark_seen(bloom, request)
         self.stats.inc_value("lease/handed_on" if handed else "lease/handoff_expired")
         return handed
+
+    def _mark_seen(self, bloom: RedisBloomDupeFilter, request: Request) -> None:
+        """Mark ``request``, handed on, seen; Redis failing leaves it unmarked: a link to its URL found
+        later is queued again, and its article stored over itself."""
+        try:
+            bloom.mark_seen(request)
+        except redis.RedisError as exc:
+            self.outage.failed(f"mark {request.url} seen: a link to it found later is fetched again", exc)
 
     def _skip_seen(self, request: Request, work: Work, source: str | None) -> None:
         """End the lease of ``request``, a retry or a redirect to a URL seen already, as skipped."""
