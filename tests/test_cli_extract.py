@@ -233,12 +233,33 @@ def test_help_documents_the_exit_codes() -> None:
 def test_help_wraps_its_description_to_the_terminal(command: tuple[str, ...]) -> None:
     """`crawler rules new --help` printed its description on one line of 627 characters (`rules try`
     289, `extract` 226) where `temp --help` wrapped its own to the terminal: the description is wrapped
-    as the options' help is, the exit codes' table kept as it is written (100 columns)."""
+    as the options' help is."""
     run = crawler(*command, "--help", env={"COLUMNS": "80"})
     assert run.code == 0
     description = run.stdout.split("\n\n")[1]
     assert max(map(len, description.splitlines())) <= 80, description
-    assert (EXIT_CODES_HELP if command == ("extract",) else RULES_EXIT_CODES_HELP) in run.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [(), ("extract",), ("rules",), ("rules", "check"), ("rules", "try"), ("rules", "new")],
+    ids=["crawler", "extract", "rules", "rules-check", "rules-try", "rules-new"],
+)
+@pytest.mark.parametrize("columns", [60, 80])
+def test_help_wraps_its_exit_codes_to_the_terminal(command: tuple[str, ...], columns: int) -> None:
+    """The exit codes' table of `crawler --help`, `extract --help` and the `rules` commands' was kept as
+    written, for 100 columns: lines of 99 and 103 characters in an 80-column terminal, which broke them
+    mid-word. Each row is wrapped to the terminal, its text under the row's own, every word kept."""
+    run = crawler(*command, "--help", env={"COLUMNS": str(columns)})
+    assert run.code == 0
+    table = run.stdout[run.stdout.index("exit codes:") :]
+    assert max(map(len, table.splitlines())) <= columns, table
+    written = EXIT_CODES_HELP if command in ((), ("extract",)) else RULES_EXIT_CODES_HELP
+    assert table.split() == written.split(), table
+    rows = re.findall(r"^  (\d+) +\S", table, re.MULTILINE)
+    assert rows == re.findall(r"^  (\d+) +\S", written, re.MULTILINE)
+    assert all(line.startswith(("  ", "exit codes:")) for line in table.splitlines() if line), table
+    assert all(re.match(r"  \d+ +\S|       \S", line) for line in table.splitlines()[1:] if line), table
 
 
 @pytest.mark.parametrize(

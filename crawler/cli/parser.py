@@ -64,6 +64,8 @@ DEFAULT_MAX_BLOCKS = 200
 DEFAULT_LIMIT = 20
 # How `articles export --fields` names one of the rule's fields, which the document's `fields` holds.
 NESTED_FIELD = "fields."
+# A row of an epilog's exit codes' table: `  1    text`, the code indented, its text after spaces.
+_TABLE_ROW_RE = re.compile(r"(?P<head> +\d+ +)(?P<text>\S.*)")
 _RELATIVE_RE = re.compile(r"^(\d+)([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
@@ -102,20 +104,37 @@ def folders_before_command(argv: Sequence[str]) -> tuple[str | None, str | None]
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Keeps the exit codes' table of an epilog as it is written (its lines indented), and wraps a line
-    that starts at the margin, a description, to the terminal as argparse wraps the options' help: kept
-    whole, `rules new --help` printed its description on one line of 627 characters."""
+    """Wraps an epilog's text to the terminal as argparse wraps the options' help: a line that starts at the
+    margin (a description; kept whole, `rules new --help` printed its description on one line of 627
+    characters), and each row of the exit codes' table (`  1    text`, its text going on in lines indented
+    under it), its text kept under the row's own and the code before it (written for 100 columns, the
+    table overflowed an 80-column terminal)."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         filled = []
-        for line in text.splitlines(keepends=True):
-            words = line.rstrip("\n")
-            if len(words) > width and not words[:1].isspace():
-                wrapped = textwrap.fill(words, width, initial_indent=indent, subsequent_indent=indent)
-                filled.append(wrapped + line[len(words) :])
-            else:
+        head = ""
+        words: list[str] = []
+        for line in [*text.splitlines(), ""]:
+            row = _TABLE_ROW_RE.match(line)
+            if row is None and line[:1].isspace() and head:
+                words.append(line.strip())
+                continue
+            if head:
+                filled.append(
+                    textwrap.fill(
+                        " ".join(words),
+                        width,
+                        initial_indent=indent + head,
+                        subsequent_indent=indent + " " * len(head),
+                        break_on_hyphens=False,
+                    )
+                )
+            head, words = (row["head"], [row["text"]]) if row is not None else ("", [])
+            if row is None and line[:1].isspace():
                 filled.append(indent + line)
-        return "".join(filled)
+            elif row is None and (line or filled):
+                filled.append(textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent))
+        return "\n".join(filled) + "\n"
 
 
 class _Parser(argparse.ArgumentParser):
