@@ -20,13 +20,24 @@ import pytest
 import yaml
 from conftest import SiteServer, serving
 from crawlsite import Site
+from siteserver import feed_document
 
 import crawler.cli.rules
 from crawler.cli.main import main
 from crawler.cli.pages import Page
 from crawler.requests import INDEX, listing_request
 from crawler.rules import load_rule
-from crawler.rules.draft import Draft, DraftError, draft_rule, guess_title, robots_sitemaps, rule_text
+from crawler.rules.draft import (
+    Draft,
+    DraftError,
+    LinkPattern,
+    draft_feed_rule,
+    draft_rule,
+    guess_title,
+    robots_sitemaps,
+    rule_text,
+)
+from crawler.rules.feeds import read_feed
 from crawler.rules.load import parse_rule
 
 WORDS = (
@@ -400,17 +411,9 @@ def test_rules_dir_is_taken_after_each_rules_action_as_before_the_command(
     [
         ("/nav/index.html", "none of the 2 links of {url} to 127.0.0.1 looks like an article link"),
         (
-            "/feed?to=/a/1",
-            "none of the 1 links of the feed {url} to 127.0.0.1 looks like an article link",
-        ),
-        # The page whose links look like no article's names its feed, whose entries link to the same
-        # pages: the feed's refusal sent the user back to the home page ("give the URL of the site's home
-        # page or of a section page"), a loop. It gives the rule to write, which reads every entry.
-        (
-            "/feed?to=/a/1",
-            "or write the rule by hand: a rule whose feeds name the feed reads every entry it lists, with no"
-            " index to filter them (`domains: [127.0.0.1]`, `allow_private_addresses: true`,"
-            " `feeds: [{url}]`; docs/rules.md#feeds)",
+            "/feed",
+            "the feed {url} has no entries linking to 127.0.0.1 (0 entries in all): give the URL of a feed"
+            " that lists the site's articles, or of a section page that lists them",
         ),
         ("/sitemap.xml?to=/a/1", '{url} is not an RSS or Atom feed (it starts \'<?xml version="1.0"'),
         ("/sitemap.xml?to=/a/1", "'), nor an HTML page (got application/xml): give the URL of the site's"),
@@ -476,7 +479,15 @@ def test_a_redirect_to_another_private_host_is_refused_saying_what_allow_private
 
 def _pattern(links: list[str], page: str = "https://news.example/") -> str:
     html = "".join(f'<a href="{link}">x</a>' for link in links)
-    return draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False).pattern.regex
+    return _link_pattern(
+        draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
+    ).regex
+
+
+def _link_pattern(draft: Draft) -> LinkPattern:
+    """The pattern of a page's draft, which has one (a feed's may read every entry instead)."""
+    assert draft.pattern is not None
+    return draft.pattern
 
 
 def test_a_page_nested_deeper_than_the_parser_reads_is_drafted_from_all_its_links() -> None:
@@ -571,7 +582,7 @@ def test_query_ids_and_a_rel_next_link() -> None:
     draft = draft_rule(
         "s", html, "http://forum.example/list.php", encoding="utf-8", robots=None, allow_private=False
     )
-    assert draft.pattern.regex == r"^https?://[^/]+/article\.php\?id=\d+$"
+    assert _link_pattern(draft).regex == r"^https?://[^/]+/article\.php\?id=\d+$"
     assert draft.next_page is not None
     assert (draft.next_page.xpath, draft.next_page.url) == (
         "//a[@rel='next']/@href",
@@ -625,7 +636,7 @@ def test_a_base_href_on_another_host_puts_that_host_in_the_domains() -> None:
     )
     draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
     assert draft.domains == ("news.example", "citypaper.example")
-    assert draft.pattern.regex == r"^https?://[^/]+/local/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$"
+    assert _link_pattern(draft).regex == r"^https?://[^/]+/local/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$"
     assert draft.matched == [
         "https://www.citypaper.example/local/2026/11/28/harbour-bridge-reopens.html",
         "https://www.citypaper.example/local/2026/11/27/new-ferry-timetable-starts.html",
@@ -647,7 +658,7 @@ def test_a_page_of_an_international_host_name_has_its_links() -> None:
     )
     draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
     assert draft.domains == ("xn--bcher-kva.example",)
-    assert draft.pattern.regex == r"^https?://[^/]+/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$"
+    assert _link_pattern(draft).regex == r"^https?://[^/]+/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$"
     assert len(draft.matched) == 3
     assert "https://www.xn--bcher-kva.example/news/" not in draft.site_links
     assert _crawled_links(draft, html) == draft.matched
@@ -680,12 +691,12 @@ def test_amp_copies_beside_their_articles_are_left_out(amp: str, deny: str) -> N
     )
     html += '<a href="/about/">about</a>'
     draft = draft_rule("s", html, "https://news.example/", encoding="utf-8", robots=None, allow_private=False)
-    assert draft.pattern.regex == r"^https?://[^/]+/news/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$"
+    assert _link_pattern(draft).regex == r"^https?://[^/]+/news/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$"
     wanted = [f"https://news.example{article}" for article in articles]
     assert draft.matched == wanted
     assert _crawled_links(draft, html) == wanted
     text = rule_text(draft, today="2026-11-28", command="crawler", path="rules/s.yaml")
-    if re.search(draft.pattern.regex, f"https://news.example{copies[0]}"):
+    if re.search(_link_pattern(draft).regex, f"https://news.example{copies[0]}"):
         assert draft.deny == (deny,)
         assert "    # the AMP copies of its articles (3 links, e.g. https://news.example" in text
     else:
@@ -769,7 +780,7 @@ def test_session_ids_and_tracking_are_no_part_of_the_pattern(
     page = "https://news.example/"
     html = "".join(f'<a href="{link}">x</a>' for link in links)
     draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
-    assert draft.pattern.regex == regex
+    assert _link_pattern(draft).regex == regex
     articles = [link for link in draft.site_links if "about" not in link]
     assert draft.matched == articles
     assert _crawled_links(draft, html) == articles
@@ -814,6 +825,49 @@ def test_a_feed_drafts_a_rule_reading_it_and_a_page_that_has_only_a_feed_names_i
     crawl = site.temp()
     assert crawl.returncode == 0, crawl.stderr[-3000:]
     assert sorted(site.stored()) == sorted(EN_ARTICLES)
+
+
+def test_a_feed_whose_links_show_no_article_shape_drafts_a_rule_reading_every_entry(
+    fake_sites: SiteServer, tmp_path: Path
+) -> None:
+    """A feed whose entries link to /a/1, /a/2, /a/3 (an id too short to tell from a menu's page on an
+    index) was refused, 'none of the 3 links of the feed ... looks like an article link', the rule that
+    reads every entry given in the error to write by hand. A feed lists articles: that rule is written,
+    with no index, and its crawl stores the entries; the robots.txt's sitemaps, which no index would
+    filter, are named in a comment, not read."""
+    site = Site(fake_sites, tmp_path, name="fed")
+    feed = fake_sites.url("/feed?to=/a/1,/a/2,/a/3")
+    code, stdout, stderr = _drafted(site, feed)
+    assert code == 0, stderr
+    document = yaml.safe_load((site.rules / "fed.yaml").read_text(encoding="utf-8"))
+    assert document["feeds"] == [feed]
+    assert "index" not in document
+    assert "start_urls" not in document
+    assert "sitemaps" not in document
+    assert "article links  every entry of the feed (no index)\n" in stdout
+    assert (
+        "its 3 links to 127.0.0.1 show no date, numeric id or long slug to filter them by, e.g."
+        f" {fake_sites.url('/a/1')}\n"
+    ) in stdout
+    assert f"crawler rules try fed {fake_sites.url('/a/1')}" in stdout
+    crawl = site.temp()
+    assert crawl.returncode == 0, crawl.stderr[-3000:]
+    assert sorted(site.stored()) == ["/a/1", "/a/2", "/a/3"]
+
+
+def test_a_draft_reading_every_entry_of_a_feed_leaves_the_sitemaps_of_robots_txt_out() -> None:
+    links = ["https://news.example/news/story-1.html", "https://news.example/news/story-2.html"]
+    feed = read_feed(feed_document(links, "rss").encode(), "https://news.example/rss")
+    robots = b"User-agent: *\nSitemap: https://news.example/sitemap.xml\n"
+    draft = draft_feed_rule("s", feed, "https://news.example/rss", robots=robots, allow_private=False)
+    assert draft.pattern is None
+    assert draft.sitemaps == ()
+    text = rule_text(draft, today="2026-11-28", command="crawler", path="rules/s.yaml")
+    document = yaml.safe_load(text)
+    assert "sitemaps" not in document
+    assert "index" not in document
+    assert "# sitemaps: ['https://news.example/sitemap.xml']\n" in text
+    assert parse_rule(text, site="s").feeds
 
 
 def test_a_year_folder_then_a_month_and_day_folder_is_a_date() -> None:
@@ -915,7 +969,7 @@ def test_article_ids_of_letters_and_digits_are_one_group(articles: list[str], re
     page = "https://news.example/"
     html = "".join(f'<a href="{link}">x</a>' for link in links)
     draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
-    assert draft.pattern.regex == regex
+    assert _link_pattern(draft).regex == regex
     full = [page.rstrip("/") + link for link in articles]
     assert draft.matched == full
     assert _crawled_links(draft, html) == full
@@ -936,8 +990,8 @@ def test_a_lone_year_folder_is_a_year_not_a_numeric_id() -> None:
     links = ["/2026/harbour-bridge-reopens.html", "/2025/ferry-timetable-changes-again.html", "/tag/ferry/"]
     html = "".join(f'<a href="{link}">x</a>' for link in links)
     draft = draft_rule("s", html, "https://news.example/", encoding="utf-8", robots=None, allow_private=False)
-    assert draft.pattern.regex == r"^https?://[^/]+/\d{4}/[^/]+\.html$"
-    assert draft.pattern.signs == ("year", "slug")
+    assert _link_pattern(draft).regex == r"^https?://[^/]+/\d{4}/[^/]+\.html$"
+    assert _link_pattern(draft).signs == ("year", "slug")
     text = rule_text(draft, today="2026-11-28", command="crawler", path="rules/s.yaml")
     assert "to news.example, which hold a year, a slug;\n" in text
     assert _crawled_links(draft, html) == [f"https://news.example{link}" for link in links[:2]]
@@ -999,7 +1053,7 @@ def test_navigation_of_letter_and_digit_tokens_is_no_article(articles: list[str]
     page = "https://news.example/"
     html = "".join(f'<a href="{link}">x</a>' for link in links)
     draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
-    assert draft.pattern.regex == regex
+    assert _link_pattern(draft).regex == regex
     full = [page.rstrip("/") + link for link in articles]
     assert draft.matched == full
     assert _crawled_links(draft, html) == full
@@ -1013,7 +1067,7 @@ def test_a_section_word_that_would_take_in_navigation_is_written_as_the_groups_w
     page = "https://news.example/"
     html = "".join(f'<a href="{link}">x</a>' for link in links)
     draft = draft_rule("s", html, page, encoding="utf-8", robots=None, allow_private=False)
-    assert draft.pattern.regex == r"^https?://[^/]+/(?:sport|world)/\d+/$"
+    assert _link_pattern(draft).regex == r"^https?://[^/]+/(?:sport|world)/\d+/$"
     assert _crawled_links(draft, html) == [page.rstrip("/") + link for link in articles]
 
 

@@ -748,15 +748,20 @@ def _add_rules(commands: Any) -> None:
             " its robots.txt, and write rules/SITE.yaml: URL as the start URL, its host's domain, the feeds"
             " the page advertises, the sitemaps robots.txt names, the article links' pattern guessed from"
             " the page's links to its site, and the next page's link when it has one; then check the rule"
-            " as `rules check` does and print what was guessed and the commands to run next. Exit 1 when"
-            " the page cannot be fetched, is no HTML page or has no links that look like articles' (no file"
-            " is written then), 2 when rules/SITE.yaml exists (--force replaces it)."
+            " as `rules check` does and print what was guessed and the commands to run next. URL may be the"
+            " site's RSS or Atom feed: the rule reads that feed alone, its entries filtered by the pattern"
+            " of their links, or every entry when those show no article's shape. Exit 1 when the page"
+            " cannot be fetched, is no HTML page or feed, or has no links that look like articles' (a feed:"
+            " no entry linking to its site; no file is written then), 2 when rules/SITE.yaml exists (--force"
+            " replaces it)."
         ),
         epilog=RULES_EXIT_CODES_HELP,
         formatter_class=_HelpFormatter,
     )
     new.add_argument("site", metavar="SITE", help="the new site id: the rule file's name without .yaml")
-    new.add_argument("url", metavar="URL", help="http(s) URL of the site's home page or of a section page")
+    new.add_argument(
+        "url", metavar="URL", help="http(s) URL of the site's home page, of a section page or of its feed"
+    )
     new.add_argument("--force", action="store_true", help="replace rules/SITE.yaml when it exists")
     new.add_argument(
         "--allow-private",

@@ -1206,12 +1206,20 @@ def run_rules_new(args: argparse.Namespace) -> int:
     else:
         print(f"start URL      {printable(draft.url)}")
     matched = draft.matched
-    print(f"article links  {draft.pattern.regex}")
     source = "feed" if draft.from_feed else "page"
-    print(
-        f"               {len(matched)} of the {source}'s {counted(len(draft.site_links), 'link')} to"
-        f" {' and '.join(draft.domains)}, e.g. {printable(draft.example)}"
-    )
+    if draft.pattern is None:
+        print("article links  every entry of the feed (no index)")
+        owners = " and ".join(draft.domains)
+        print(
+            f"               its {counted(len(matched), 'link')} to {owners} show no date, numeric id or long"
+            f" slug to filter them by, e.g. {printable(draft.example)}"
+        )
+    else:
+        print(f"article links  {draft.pattern.regex}")
+        print(
+            f"               {len(matched)} of the {source}'s {counted(len(draft.site_links), 'link')} to"
+            f" {' and '.join(draft.domains)}, e.g. {printable(draft.example)}"
+        )
     if draft.deny:
         denied = draft.denied
         print(f"denied         {', '.join(draft.deny)}")
@@ -1248,7 +1256,14 @@ def run_rules_new(args: argparse.Namespace) -> int:
         print("next page      - (no link rel=next, next, 下一页 or › found)")
     if not draft.from_feed:
         print(f"feeds          {', '.join(draft.feeds) or '- (none advertised by the page)'}")
-    print(f"sitemaps       {', '.join(draft.sitemaps) or '- (none named by robots.txt)'}")
+    if draft.unfiltered_sitemaps:
+        named = ", ".join(draft.unfiltered_sitemaps)
+        print(
+            f"sitemaps       - (left out: {named}, named by robots.txt; with no index.links.allow to filter"
+            " them, a crawl would read every page they list)"
+        )
+    else:
+        print(f"sitemaps       {', '.join(draft.sitemaps) or '- (none named by robots.txt)'}")
     print()
     print("next:")
     article = shlex.quote(draft.example)

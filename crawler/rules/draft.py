@@ -1,6 +1,7 @@
 """A site's first rule drafted from one of its pages (``crawler rules new SITE URL``): its domain, the feeds
 the page advertises, the sitemaps its robots.txt names, the article links' pattern and the next page; or
-from its feed (:func:`draft_feed_rule`), the pattern guessed from the entries' links.
+from its feed (:func:`draft_feed_rule`), the pattern guessed from the entries' links, or none (every entry
+read) when they show no article's shape.
 
 How the article pattern is guessed:
 
@@ -396,7 +397,8 @@ class Draft:
     url: str  # the page (or feed), after redirects, without a session id: the start URL
     domains: tuple[str, ...]  # the page's, then its <base href>'s when links are on it
     site_links: tuple[str, ...]  # the page's links to its site, each once, in order
-    pattern: LinkPattern
+    # None: a feed's entries read whole, their links showing no article's shape to filter them by.
+    pattern: LinkPattern | None
     next_page: NextPage | None
     feeds: tuple[str, ...]
     sitemaps: tuple[str, ...]
@@ -407,10 +409,14 @@ class Draft:
     deny: tuple[str, ...] = ()  # index.links.deny: the forms of the AMP copies the pattern would keep
     title: TitleGuess | None = None  # the title field, from sample article pages
     published: PublishedGuess | None = None  # the published field, from the same pages
+    # The sitemaps robots.txt names, left out of a rule with no pattern: it would read every page they list.
+    unfiltered_sitemaps: tuple[str, ...] = ()
 
     @property
     def matched(self) -> list[str]:
         """The page's links to its site that the pattern keeps and no ``deny`` refuses."""
+        if self.pattern is None:
+            return list(self.site_links)
         compiled = re.compile(self.pattern.regex)
         denied = [re.compile(regex) for regex in self.deny]
         return [
@@ -422,6 +428,8 @@ class Draft:
     @property
     def denied(self) -> list[str]:
         """The AMP copies the pattern keeps and ``deny`` refuses."""
+        if self.pattern is None:
+            return []
         compiled = re.compile(self.pattern.regex)
         denied = [re.compile(regex) for regex in self.deny]
         return [
@@ -515,8 +523,9 @@ def draft_rule(
 def draft_feed_rule(site: str, feed: Feed, url: str, *, robots: bytes | None, allow_private: bool) -> Draft:
     """The rule of ``site`` that reads the feed ``feed`` at ``url`` (its robots.txt ``robots``): the
     pattern guessed from its entries' links as from a page's, on the feed's domain (and on the one its
-    entries are on when none is on the feed's: a feed served by another host of the site);
-    :class:`DraftError` when no entry's link looks like an article's."""
+    entries are on when none is on the feed's); no pattern, every entry read, when no link looks like an
+    article's (a feed lists articles: ``/news/story-1.html`` is one, though no page's link of that shape
+    tells it from a page of the site's menu); :class:`DraftError` when it has no entry on those domains."""
     domain = url_domain(url)
     links = _unique(requested_url(url, entry.url, "utf-8") for entry in feed.entries)
     domains: tuple[str, ...] = (domain,)
@@ -524,18 +533,15 @@ def draft_feed_rule(site: str, feed: Feed, url: str, *, robots: bytes | None, al
         hosts = Counter(url_domain(link) for link in links)
         domains += (hosts.most_common(1)[0][0],)
     site_links = tuple(link for link in links if _on_domains(link, domains))
+    if not site_links:
+        raise DraftError(
+            f"the feed {url} has no entries linking to {' or '.join(domains)} ({len(feed.entries)} entries in"
+            " all): give the URL of a feed that lists the site's articles, or of a section page that lists"
+            " them"
+        )
     amp_copies = _amp_copies(site_links)
     pattern = _article_pattern([link for link in site_links if link not in amp_copies])
-    if pattern is None:
-        raise DraftError(
-            f"none of the {len(site_links)} links of the feed {url} to {' or '.join(domains)} looks like an"
-            f" article link (a date, a numeric id or a long slug in its path"
-            f"{'; ' + _shapes_seen(site_links) if site_links else ''}): give the URL of a section page that"
-            " lists its articles, or write the rule by hand: a rule whose feeds name the feed reads every"
-            f" entry it lists, with no index to filter them (`domains: [{', '.join(domains)}]`,"
-            f"{' `allow_private_addresses: true`,' if allow_private else ''} `feeds: [{url}]`;"
-            " docs/rules.md#feeds)"
-        )
+    sitemaps = _own_sitemaps(robots, url, domains)
     return Draft(
         site=site,
         url=without_session(url),
@@ -544,11 +550,12 @@ def draft_feed_rule(site: str, feed: Feed, url: str, *, robots: bytes | None, al
         pattern=pattern,
         next_page=None,
         feeds=(without_session(url),),
-        sitemaps=_own_sitemaps(robots, url, domains),
+        sitemaps=() if pattern is None else sitemaps,
         allow_private=allow_private,
         from_feed=True,
         amp_copies=tuple(amp_copies),
-        deny=_amp_deny(pattern, amp_copies),
+        deny=() if pattern is None else _amp_deny(pattern, amp_copies),
+        unfiltered_sitemaps=sitemaps if pattern is None else (),
     )
 
 
@@ -985,11 +992,6 @@ def _yaml(value: str) -> str:
 def rule_text(draft: Draft, *, today: str, command: str, path: str) -> str:
     """The YAML of ``draft``'s rule, with comments saying what was guessed and from how many links;
     ``path``: the file it is written to, as its first comment names it."""
-    pattern = draft.pattern
-    signs = ", ".join(
-        {"date": "a date", "year": "a year", "slug": "a slug", "id": "a numeric id"}[sign]
-        for sign in pattern.signs
-    )
     matched = len(draft.matched)
     owners = " and ".join(draft.domains)
     source = "feed" if draft.from_feed else "page"
@@ -1015,14 +1017,29 @@ def rule_text(draft: Draft, *, today: str, command: str, path: str) -> str:
         lines.append("sitemaps:                        # named by robots.txt (Sitemap:); a temp crawl reads")
         lines.append("                                 # every page they list that index.links allows")
         lines += [f"  - {_yaml(sitemap)}" for sitemap in draft.sitemaps]
-    lines += [
-        "index:",
-        "  links:",
-        f"    # guessed from {len(pattern.links)} of the {source}'s {len(draft.site_links)} links to"
-        f" {owners}, which hold {signs};",
-        f"    # it keeps {matched} of them, e.g. {draft.example}",
-        f"    allow: [{_yaml(pattern.regex)}]",
-    ]
+    pattern = draft.pattern
+    if pattern is None:
+        lines += [
+            f"# no index: every entry of the feed is read; its {matched} links to {owners} (e.g.",
+            f"# {draft.example}) show no date, numeric id or long slug to filter them by",
+        ]
+        if draft.unfiltered_sitemaps:
+            lines.append("# sitemaps named by robots.txt, left out: with no index.links.allow to filter")
+            lines.append("# them, a crawl would read every page they list as an article")
+            lines += [f"# sitemaps: [{_yaml(sitemap)}]" for sitemap in draft.unfiltered_sitemaps]
+    else:
+        signs = ", ".join(
+            {"date": "a date", "year": "a year", "slug": "a slug", "id": "a numeric id"}[sign]
+            for sign in pattern.signs
+        )
+        lines += [
+            "index:",
+            "  links:",
+            f"    # guessed from {len(pattern.links)} of the {source}'s {len(draft.site_links)} links to"
+            f" {owners}, which hold {signs};",
+            f"    # it keeps {matched} of them, e.g. {draft.example}",
+            f"    allow: [{_yaml(pattern.regex)}]",
+        ]
     denied = draft.denied
     if draft.deny:
         lines += [
