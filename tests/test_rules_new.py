@@ -415,8 +415,15 @@ def test_rules_dir_is_taken_after_each_rules_action_as_before_the_command(
             "the feed {url} has no entries linking to 127.0.0.1 (0 entries in all): give the URL of a feed"
             " that lists the site's articles, or of a section page that lists them",
         ),
-        ("/sitemap.xml?to=/a/1", '{url} is not an RSS or Atom feed (it starts \'<?xml version="1.0"'),
-        ("/sitemap.xml?to=/a/1", "'), nor an HTML page (got application/xml): give the URL of the site's"),
+        # A sitemap was 'not an RSS or Atom feed (it starts '<?xml version="1.0"...'), nor an HTML page
+        # (got application/xml)': it is named a sitemap, with the rule key that reads one.
+        (
+            "/sitemap.xml?to=/a/1",
+            "{url} is a sitemap (<urlset>, 1 entry), not a page or feed to draft a rule from: give the URL of"
+            " the site's home page, of a section page or of its feed; a rule reads the sitemap with"
+            " `sitemaps: [{url}]` beside the `index.links.allow` that keeps its articles"
+            " (docs/rules.md#sitemaps)",
+        ),
         ("/status/204", "{url} is neither an HTML page nor an RSS or Atom feed"),
         (
             "/status/404",

@@ -980,7 +980,17 @@ def _feed_draft(
     try:
         feed = read_feed(page.data, url, kind)
     except FeedError as exc:
-        raise DraftError(f"{exc}, nor an HTML page (got {kind}){_GIVE_A_PAGE}") from None
+        try:
+            sitemap = read_sitemap(page.data, url)
+        except SitemapError:
+            raise DraftError(f"{exc}, nor an HTML page (got {kind}){_GIVE_A_PAGE}") from None
+        entries = counted(len(sitemap.entries), "entry", "entries")
+        raise DraftError(
+            f"{url} is a sitemap (<{sitemap.kind}>, {entries}), not a page or feed to draft a rule from: give"
+            " the URL of the site's home page, of a section page or of its feed; a rule reads the sitemap"
+            f" with `sitemaps: [{url}]` beside the `index.links.allow` that keeps its articles"
+            " (docs/rules.md#sitemaps)"
+        ) from None
     return draft_feed_rule(site, feed, url, robots=robots, allow_private=allow_private)
 
 
