@@ -515,6 +515,12 @@ def test_forget_of_a_site_whose_rule_file_is_elsewhere_alone_does_not_say_it_is_
         " as a new rule's first: remove its file there too, or `crawler sites pause demo-huaxia` holds it on"
         " every machine"
     ), forgot.stdout
+    # It said `crawler temp demo-huaxia --again` fetches its articles again, which fails with no rule file.
+    assert forgot.stdout.splitlines()[-1] == (
+        "its seen URLs stay seen: the Bloom filter of seen URLs is shared by every site and cannot remove"
+        " one, so a rule of demo-huaxia added back to this rules folder skips the article pages it fetched"
+        " before; `crawler temp demo-huaxia --again` then fetches them again"
+    ), forgot.stdout
 
 
 def test_a_temp_crawl_whose_site_is_paused_while_it_runs_says_so_stops_and_goes_on_once_resumed(

@@ -178,12 +178,18 @@ def _rule_in(path: Path) -> Rule | RuleErrors | None:
 
 def _seen_stay(rule: Rule | RuleErrors | None, site: str) -> str:
     """What the forgotten ``site``'s crawls read of the pages it saw, the Bloom filter keeping them seen, and
-    the command that fetches them again: a discover ``rule`` refuses ``--again`` and ``--url``."""
+    the command that fetches them again: a discover ``rule`` refuses ``--again`` and ``--url``, and a site
+    with no rule file (None) has none to run until its rule is back."""
     shared = "the Bloom filter of seen URLs is shared by every site and cannot remove one"
     if isinstance(rule, Rule) and rule.discover is not None:
         return (
             f"{shared}, so a crawl of this discover site reads its seeds and only the links it never saw;"
             f" a page read before is read again only as a seed (`discover.seeds` in {rule.path})"
+        )
+    if rule is None:
+        return (
+            f"{shared}, so a rule of {site} added back to this rules folder skips the article pages it"
+            f" fetched before; `{suggest(f'temp {site} --again')}` then fetches them again"
         )
     return (
         f"{shared}, so its grabs fetch only articles they never saw; `{suggest(f'temp {site} --again')}`"
