@@ -1243,6 +1243,20 @@ def test_a_rule_file_name_for_a_site_gives_the_site_id_only_when_that_site_has_a
     assert str(raised.value) == said
 
 
+def test_a_site_of_an_empty_rules_folder_names_the_folder_as_holding_no_rule_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said '(no rules in rules)' of the folder ./rules."""
+    (tmp_path / "rules").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as raised:
+        rule_file(Path("rules"), "gazette")
+    assert str(raised.value) == (
+        "no rule for site 'gazette': 'rules/gazette.yaml' does not exist (the folder 'rules' holds no rule"
+        " file)"
+    )
+
+
 def test_a_missing_folder_is_a_rule_error(tmp_path: Path) -> None:
     with pytest.raises(RuleError, match="cannot read the rules folder"):
         load_rules(tmp_path / "nowhere")

@@ -9,7 +9,7 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from pathlib import Path
 from types import MappingProxyType
@@ -347,6 +347,11 @@ def is_site_id(site: str) -> bool:
     return _SITE_ID_RE.fullmatch(site) is not None
 
 
+def _known(directory: Path, sites: Sequence[str]) -> str:
+    """The sites of the rules folder ``directory`` (``sites``) as an error names them."""
+    return f"sites: {', '.join(sites)}" if sites else f"the folder {str(directory)!r} holds no rule file"
+
+
 def rule_file(directory: Path, site: str) -> Path:
     """The rule file of ``site`` in ``directory``; :class:`InputError` naming the sites there (and the
     one meant, if one is close) when there is none."""
@@ -354,7 +359,7 @@ def rule_file(directory: Path, site: str) -> Path:
         stem = Path(site).name.removesuffix(RULE_SUFFIX)
         named = directory / f"{stem}{RULE_SUFFIX}"
         sites = rule_sites(directory)
-        known = f"sites: {', '.join(sites)}" if sites else f"no rules in {directory}"
+        known = _known(directory, sites)
         if stem in sites:
             raise InputError(
                 f"{site!r} is a rule file, not a site id: give the site id, the rule file's name without"
@@ -372,7 +377,7 @@ def rule_file(directory: Path, site: str) -> Path:
     if other.is_file():
         raise InputError(f"no rule for site {site!r}: {str(path)!r} does not exist; {_not_read(other)}")
     sites = rule_sites(directory)
-    known = f"sites: {', '.join(sites)}" if sites else f"no rules in {directory}"
+    known = _known(directory, sites)
     raise InputError(
         f"no rule for site {site!r}: {str(path)!r} does not exist{did_you_mean(site, sites)} ({known})"
     )
