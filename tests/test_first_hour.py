@@ -527,6 +527,25 @@ def test_a_data_folder_nothing_was_crawled_in_is_noted_by_the_commands_that_read
         assert again.code == 0 and "note: nothing was crawled" in again.stderr, command
 
 
+def test_a_data_folder_nothing_was_crawled_in_names_the_data_folder_of_crawls_inside_it(
+    tmp_path: Path,
+) -> None:
+    """After `./run.sh demo`, whose crawls are in data/demo, `crawler status` in the same folder read ./data
+    and said 'nothing was crawled under data yet (a new data folder); give the one of your crawls with
+    --data-dir DIR', naming no folder: the data folder in it that holds crawls is named."""
+    demo = tmp_path / "data" / "demo"
+    (demo / "redis").mkdir(parents=True)
+    (demo / "redis" / "appendonly.aof").write_bytes(b"")
+    (tmp_path / "data" / "notes").mkdir()
+    for command in (["status"], ["dead", "list"]):
+        run = crawler("--rules-dir", str(DEMO_RULES), *command, cwd=tmp_path)
+        assert run.code == 0, run.stderr
+        assert run.stderr == (
+            f"crawler {' '.join(command)}: note: nothing was crawled under data yet (a new data folder);"
+            " data/demo, in it, holds crawls: give it with `--data-dir data/demo` before the command\n"
+        ), command
+
+
 def test_a_data_folder_whose_store_holds_articles_is_not_called_new_when_its_redis_holds_nothing(
     tmp_path: Path,
 ) -> None:

@@ -51,7 +51,13 @@ from crawler.errors import InputError, StoreError, Terminated, folder_advice, re
 from crawler.keys import ROBOTS_DISALLOWED, SEEN_ALREADY, Keys
 from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import connect, evicts, hash_of, resolve_redis_url, writes_refused
-from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError, live_users
+from crawler.redisio.embedded import (
+    AOF_FILE,
+    EmbeddedRedis,
+    RedisUnavailableError,
+    live_users,
+    server_directory,
+)
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
 from crawler.requests import (
     JobCounts,
@@ -174,10 +180,7 @@ def _nothing_in_redis(data_dir: Path) -> str:
     with SqliteStore(data_dir, skip_damaged=True) as store:
         weeks = store.weeks()
         if not weeks:
-            return (
-                f"nothing was crawled under {data_dir} yet (a new data folder); give the one of your crawls"
-                " with --data-dir DIR"
-            )
+            return f"nothing was crawled under {data_dir} yet (a new data folder); {_crawls_inside(data_dir)}"
         try:
             held = f"{counted(store.count(), 'article')} (of {counted(len(weeks), 'week')})"
         except StoreError:
@@ -187,6 +190,22 @@ def _nothing_in_redis(data_dir: Path) -> str:
         " their queue, counts and dead letters in another Redis; did they run with REDIS_URL? set it as they"
         " had it to see them"
     )
+
+
+def _crawls_inside(data_dir: Path) -> str:
+    """Where the crawls of a data folder ``data_dir`` that holds none are: the data folders in it (an
+    embedded Redis's file there), as the demo's ``data/demo`` is in ``./data``."""
+    try:
+        folders = sorted(entry for entry in data_dir.iterdir() if entry.is_dir())
+    except OSError:
+        folders = []
+    inside = [folder for folder in folders if (server_directory(folder) / AOF_FILE).is_file()]
+    if not inside:
+        return "give the one of your crawls with --data-dir DIR"
+    if len(inside) == 1:
+        given = f"--data-dir {shlex.quote(str(inside[0]))}"
+        return f"{inside[0]}, in it, holds crawls: give it with `{given}` before the command"
+    return f"{', '.join(map(str, inside))}, in it, hold crawls: give the one of yours with --data-dir DIR"
 
 
 def _holds_nothing(url: str) -> bool:
