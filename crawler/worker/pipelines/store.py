@@ -183,7 +183,12 @@ class StorePipeline:
             self._count(f"store/dropped_empty/{site}")
             count_job(self.crawler, item.job, "skipped")
             count_job(self.crawler, item.job, SKIP_PREFIX + NO_BODY)
-            raise DropItem(f"no body in {item.url} of site {site!r}, neither from the rule nor from qRead")
+            # INFO: counted (the crawl's summary, `skipped 1 (no body: 1)`, and status), not a warning that
+            # Scrapy's own log line would print amid a temp crawl's output.
+            raise DropItem(
+                f"no body in {item.url} of site {site!r}, neither from the rule nor from qRead",
+                log_level="INFO",
+            )
         try:
             document = make_document(item.document(), fingerprints=False)
         except StoreError:
