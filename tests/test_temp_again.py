@@ -400,3 +400,25 @@ def test_a_temp_crawl_that_finds_every_article_seen_names_the_sites_dead_letters
         " (`crawler dead list --site news` says why): `crawler dead requeue --site news` fetches just that"
         " one again",
     ], plain.stdout + plain.stderr[-3000:]
+
+
+def test_a_temp_crawl_that_finds_every_article_seen_does_not_call_its_own_errors_failed_before(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """A crawl whose links were all seen but one, a page that answered 404 in this very crawl, said '1 page
+    of news is a dead letter, failed before (...)' of that page, beside its own line for this crawl's
+    errors: only the dead letters of earlier crawls are named so."""
+    site = Site(site_server, tmp_path, name="news")
+    site.rule("/a/seen-one")
+    first = site.temp()
+    assert "stored 1 article" in first.stdout, first.stdout + first.stderr[-3000:]
+    site.rule("/a/seen-one", "/status/404")
+
+    second = site.temp()
+
+    assert second.stdout.splitlines()[0].endswith("errors 1 (HTTP 404: 1)"), second.stdout
+    seen = [line for line in second.stdout.splitlines() if "seen before" in line]
+    assert seen == [
+        "the article link its listings gave was seen before, by earlier crawls (`crawler sites forget` keeps"
+        " URLs seen: the seen filter cannot forget one): `crawler temp news --again` fetches it again"
+    ], second.stdout

@@ -425,8 +425,8 @@ def _temp(args: argparse.Namespace) -> int:
 
 def _seen_before(server: redis.Redis, keys: Keys, rule: Rule, counts: JobCounts) -> str | None:
     """The line of a crawl of the whole site that stored nothing, its article links seen before: the
-    command that fetches them again, and when the site has dead letters (pages that failed: a site that
-    was down), the one that fetches those alone; None for any other crawl."""
+    command that fetches them again, and when the site has dead letters of earlier crawls (pages that
+    failed: a site that was down), the one that fetches those alone; None for any other crawl."""
     seen = counts.skip_causes.get(SEEN_ALREADY, 0)
     if not seen or rule.discover or counts.stored or counts.updated:
         return None
@@ -440,7 +440,8 @@ def _seen_before(server: redis.Redis, keys: Keys, rule: Rule, counts: JobCounts)
         f" filter cannot forget one): `{suggest(f'temp {rule.site} --again')}` fetches"
         f" {'it' if seen == 1 else 'them'} again"
     )
-    dead = dead_letters_by_site(server, keys).get(rule.site, 0)
+    # This crawl's errors are dead letters too, which the summary's line names (`dead list --job`).
+    dead = max(0, dead_letters_by_site(server, keys).get(rule.site, 0) - counts.errors)
     if not dead:
         return line
     pages, are, which = (
