@@ -1720,11 +1720,7 @@ def test_a_listing_pages_entry_of_the_superseded_dead_letters_goes_with_its_lett
     queue = make_queue(redis_client)
 
     def failed(url: str, job: str) -> None:
-        push(queue, request(url, job=job))
-        lease = queue.pop().member
-        assert lease is not None
-        record = json.dumps({"reason": "HTTP 503", "job": job}).encode()
-        assert queue.dead_letter(lease, record, site="news", job=job, supersedes=f"news\n{url}")
+        dead_letter_of(queue, url, job, record=json.dumps({"reason": "HTTP 503", "job": job}).encode())
 
     failed("http://a.test/?page=1", "j1")
     failed("http://a.test/?page=2", "j1")
@@ -1751,13 +1747,8 @@ def test_a_dead_letter_requeued_alone_takes_its_listing_pages_entry_of_the_super
     queue = make_queue(redis_client)
     leases = {}
     for page in (1, 2, 3):
-        url = f"http://a.test/?page={page}"
-        push(queue, request(url, job="j1"))
-        lease = queue.pop().member
-        assert lease is not None
         record = json.dumps({"reason": "HTTP 503", "job": "j1"}).encode()
-        assert queue.dead_letter(lease, record, site="news", job="j1", supersedes=f"news\n{url}")
-        leases[page] = lease
+        leases[page] = dead_letter_of(queue, f"http://a.test/?page={page}", "j1", record=record)
     assert queue.requeue_dead(leases[1], priority=0, site="news", job="j1")
     assert sorted(redis_client.hkeys("test:dead-superseded")) == [
         b"news\nhttp://a.test/?page=2",
@@ -1818,13 +1809,17 @@ def naming_calls(client: Sent, queue: LeasedQueue) -> int:
     return calls
 
 
-def dead_letter_unnamed(queue: LeasedQueue, url: str, job: str) -> str:
-    """A dead letter of ``url`` written as a worker before every letter was named wrote an article's:
-    without its name in dead-superseded. Its member."""
+def dead_letter_of(
+    queue: LeasedQueue, url: str, job: str, *, named: bool = True, record: bytes = b'{"reason": "HTTP 503"}'
+) -> str:
+    """A dead letter of ``url`` fetched for ``job`` of site news, its name in dead-superseded as a worker
+    writes a page's; not ``named``, as a worker before every letter was named wrote an article's. Its
+    member."""
     push(queue, request(url, job=job))
     lease = queue.pop().member
     assert lease is not None
-    assert queue.dead_letter(lease, b'{"reason": "HTTP 503"}', site="news", job=job)
+    supersedes = f"news\n{url}" if named else ""
+    assert queue.dead_letter(lease, record, site="news", job=job, supersedes=supersedes)
     return lease
 
 
@@ -1838,13 +1833,7 @@ def test_reading_named_dead_letters_names_none_and_a_letter_written_unnamed_afte
     the next read, and the ack of its page fetched again takes it."""
     client = Sent(redis_client)
     queue = make_queue(client, jobs=("j1", "j2"))
-    url = "http://a.test/named"
-    push(queue, request(url))
-    named = queue.pop().member
-    assert named is not None
-    assert queue.dead_letter(
-        named, b'{"reason": "HTTP 503"}', site="news", job="j1", supersedes=f"news\n{url}"
-    )
+    named = dead_letter_of(queue, "http://a.test/named", "j1")
     assert list(queue.dead()) == [named]
     assert naming_calls(client, queue) > 0, "the first read names what a worker of old may have left"
 
@@ -1852,7 +1841,7 @@ def test_reading_named_dead_letters_names_none_and_a_letter_written_unnamed_afte
     assert naming_calls(client, queue) == 0, "every letter named"
 
     old_url = "http://a.test/old"
-    old = dead_letter_unnamed(queue, old_url, "j1")
+    old = dead_letter_of(queue, old_url, "j1", named=False)
     assert sorted(queue.dead()) == sorted([named, old])
     assert naming_calls(client, queue) > 0
     assert decoded(redis_client.hget("test:dead-superseded", f"news\n{old_url}") or b"") == old
@@ -1875,13 +1864,8 @@ def test_dead_letters_that_stay_unnamed_dropped_or_requeued_hide_no_letter_writt
     client = Sent(redis_client)
     queue = make_queue(client, jobs=("j1", "j2"))
     url = "http://a.test/page"
-    push(queue, request(url))
-    named = queue.pop().member
-    assert named is not None
-    assert queue.dead_letter(
-        named, b'{"reason": "HTTP 503"}', site="news", job="j1", supersedes=f"news\n{url}"
-    )
-    second = dead_letter_unnamed(queue, url, "j2")
+    named = dead_letter_of(queue, url, "j1")
+    second = dead_letter_of(queue, url, "j2", named=False)
     assert queue.push(b"not a request", priority=0, site="news", job=None)
     poison = queue.pop().member
     assert poison == "not a request"
@@ -1898,12 +1882,12 @@ def test_dead_letters_that_stay_unnamed_dropped_or_requeued_hide_no_letter_writt
     assert list(queue.dead()) == [named]
     assert naming_calls(client, queue) == 0
     old_url = "http://a.test/old"
-    old = dead_letter_unnamed(queue, old_url, "j1")
+    old = dead_letter_of(queue, old_url, "j1", named=False)
     assert sorted(queue.dead()) == sorted([named, old])
     assert naming_calls(client, queue) > 0
     assert decoded(redis_client.hget("test:dead-superseded", f"news\n{old_url}") or b"") == old
 
-    waiting = dead_letter_unnamed(queue, url, "j2")
+    waiting = dead_letter_of(queue, url, "j2", named=False)
     assert len(queue.dead()) == 3
     assert naming_calls(client, queue) > 0
     assert len(queue.dead()) == 3
@@ -1921,7 +1905,7 @@ def test_a_name_freed_during_a_read_while_a_letter_waits_for_it_is_given_at_the_
     the letters left unnamed, and the next read names the other one (else: nothing to name, for ever)."""
     queue = make_queue(redis_client, jobs=("j1", "j2", "j3"))
     url = "http://a.test/article"
-    letters = {dead_letter_unnamed(queue, url, job) for job in ("j1", "j2")}
+    letters = {dead_letter_of(queue, url, job, named=False) for job in ("j1", "j2")}
     reading = queue.dead_pages()
     assert set(next(reading)) == letters
     first = decoded(redis_client.hget("test:dead-superseded", f"news\n{url}") or b"")
