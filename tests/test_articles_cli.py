@@ -987,8 +987,7 @@ def test_an_export_that_fails_part_way_leaves_no_part_file(
     three_weeks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = tmp_path / "data"
-    shutil.copytree(three_weeks, data)
-    _damage(data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite", "pages")
+    _copy_damaged(three_weeks, data, "pages")
     target = tmp_path / "out.jsonl"
     code, _, err = articles(capsys, monkeypatch, data, "export", "--week", DAMAGED_WEEK, "-o", str(target))
     assert code == 1 and "the file is damaged" in err, err
@@ -1332,6 +1331,15 @@ def _damage(path: Path, damage: str) -> None:
     path.write_bytes(bytes(raw))
 
 
+def _copy_damaged(three_weeks: Path, data: Path, damage: str) -> Path:
+    """A copy of ``three_weeks`` in ``data``, its week ``DAMAGED_WEEK`` damaged as :func:`_damage` says:
+    that week's file."""
+    shutil.copytree(three_weeks, data)
+    damaged = data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite"
+    _damage(damaged, damage)
+    return damaged
+
+
 # Three weeks of articles; the oldest is the one damaged.
 STORED_WEEKS = {
     "2026w44": datetime(2026, 10, 28, 9, tzinfo=UTC),
@@ -1387,15 +1395,7 @@ def test_a_week_unread_for_a_full_disk_says_to_free_space_not_to_restore_it(
     data = tmp_path / "data"
     shutil.copytree(three_weeks, data)
     folder = data / "articles"
-    done = subprocess.run(
-        [sys.executable, "-m", "crawler.cli", "--data-dir", str(data), "articles", "stats"],
-        capture_output=True,
-        text=True,
-        check=False,
-        preexec_fn=lambda: resource.setrlimit(
-            resource.RLIMIT_FSIZE, (1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1])
-        ),
-    )
+    done = _articles_to(data, "stats", file_limit=1024)
     assert done.returncode == 1, done.stderr
     week = folder / "articles_2026w44.sqlite"
     assert (
@@ -1545,55 +1545,37 @@ def test_output_past_the_file_size_limit_is_one_line_that_says_it_was_cut(
     ), done.stderr
 
 
-def test_an_export_that_left_out_a_week_replaces_no_earlier_export(
+@pytest.mark.parametrize("earlier", ["the last export\n", None], ids=["over_an_earlier", "none_before"])
+def test_an_export_that_left_out_a_week_writes_its_part_and_leaves_file_as_it_was(
     three_weeks: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    earlier: str | None,
 ) -> None:
+    """An incomplete export replaces no earlier FILE; FILE absent, it is no more FILE than over an earlier
+    one, so it is FILE.part too (a script that checks only for FILE takes no partial export for a whole
+    one)."""
     data = tmp_path / "data"
-    shutil.copytree(three_weeks, data)
-    _damage(data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite", "header")
+    _copy_damaged(three_weeks, data, "header")
     target = tmp_path / "articles.jsonl"
-    target.write_text("the last export\n", encoding="utf-8")
+    if earlier is not None:
+        target.write_text(earlier, encoding="utf-8")
     code, out, err = articles(capsys, monkeypatch, data, "export", "-o", str(target))
     assert (code, out) == (1, ""), err
-    assert target.read_text(encoding="utf-8") == "the last export\n"
+    if earlier is None:
+        assert not target.exists()
+    else:
+        assert target.read_text(encoding="utf-8") == earlier
     partial = tmp_path / "articles.jsonl.part"
     assert {json.loads(line)["week"] for line in partial.read_text(encoding="utf-8").splitlines()} == {
         "2026w45",
         "2026w46",
     }
+    left = "" if earlier is None else ", which is left as it was"
     assert err.startswith(
-        f"crawler articles export: exported 48 articles to {partial}, not to {target}, which is left as it"
-        " was: weeks are missing from this export (see below)\n"
-        f"crawler articles export: warning: articles of week {DAMAGED_WEEK} are missing from this output: "
-    ), err
-
-
-def test_an_export_that_left_out_a_week_writes_no_file_that_did_not_exist_but_its_part(
-    three_weeks: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """FILE absent: an incomplete export is no more FILE than over an earlier one, so it is FILE.part too
-    (a script that checks only for FILE takes no partial export for a whole one)."""
-    data = tmp_path / "data"
-    shutil.copytree(three_weeks, data)
-    _damage(data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite", "header")
-    target = tmp_path / "articles.jsonl"
-    code, out, err = articles(capsys, monkeypatch, data, "export", "-o", str(target))
-    assert (code, out) == (1, ""), err
-    assert not target.exists()
-    partial = tmp_path / "articles.jsonl.part"
-    assert {json.loads(line)["week"] for line in partial.read_text(encoding="utf-8").splitlines()} == {
-        "2026w45",
-        "2026w46",
-    }
-    assert err.startswith(
-        f"crawler articles export: exported 48 articles to {partial}, not to {target}: weeks are missing"
-        " from this export (see below)\n"
+        f"crawler articles export: exported 48 articles to {partial}, not to {target}{left}: weeks are"
+        " missing from this export (see below)\n"
         f"crawler articles export: warning: articles of week {DAMAGED_WEEK} are missing from this output: "
     ), err
 
@@ -1669,9 +1651,7 @@ def test_a_damaged_week_asked_for_with_week_is_an_error_and_the_other_weeks_read
     three_weeks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = tmp_path / "data"
-    shutil.copytree(three_weeks, data)
-    damaged = data / "articles" / f"articles_{DAMAGED_WEEK}.sqlite"
-    _damage(damaged, "pages")
+    damaged = _copy_damaged(three_weeks, data, "pages")
     for command in (["export"], ["search", "harbour"], ["list"]):
         code, out, err = articles(capsys, monkeypatch, data, *command, "--week", DAMAGED_WEEK)
         assert (code, out) == (1, ""), (command, out, err)
@@ -1796,9 +1776,7 @@ def _beside_a_killed_writers_wal(three_weeks: Path, data: Path) -> tuple[Path, P
 def test_a_store_reads_around_a_damaged_week_only_when_told_and_writes_never_skip_it(
     three_weeks: Path, tmp_path: Path
 ) -> None:
-    shutil.copytree(three_weeks, tmp_path / "data")
-    damaged = tmp_path / "data" / "articles" / f"articles_{DAMAGED_WEEK}.sqlite"
-    _damage(damaged, "header")
+    damaged = _copy_damaged(three_weeks, tmp_path / "data", "header")
     with (
         SqliteStore(tmp_path / "data") as store,
         pytest.raises(DamagedWeekError, match=re.escape(str(damaged))),
