@@ -1494,6 +1494,21 @@ def _late_bytes_server(
     return listener, asked
 
 
+def _crawl_one_at_a_time(
+    site: Site, start: str, *listeners: socket.socket
+) -> subprocess.CompletedProcess[str]:
+    """`crawler temp` of ``site`` with a rule that starts at ``start`` (a raw server of the test) and asks
+    one page at a time (a kept connection serves the next request), then ``listeners`` closed."""
+    try:
+        site.rules.mkdir(parents=True)
+        rule = RULE.format(start=start) + "politeness: {concurrency: 1}\n"
+        (site.rules / f"{site.name}.yaml").write_text(rule, encoding="utf-8")
+        return site.temp()
+    finally:
+        for listener in listeners:
+            listener.close()
+
+
 @pytest.mark.parametrize(
     ("robots", "late"),
     [(b"User-agent: *\n", b"Disallow: /private/\n"), (b"", b"User-agent: *\nDisallow: /private/\n")],
@@ -1509,13 +1524,8 @@ def test_bytes_past_a_content_length_that_come_late_do_not_fail_the_next_request
     is not HTTP on a reused connection is asked again once on a new connection, as a stale pooled
     connection is, and counted (crawl/stale_connection/<site>)."""
     listener, asked = _late_bytes_server("/robots.txt", robots, late)
-    try:
-        start = f"http://127.0.0.1:{listener.getsockname()[1]}/"
-        site.rules.mkdir(parents=True)
-        (site.rules / f"{site.name}.yaml").write_text(RULE.format(start=start), encoding="utf-8")
-        done = site.temp()
-    finally:
-        listener.close()
+    start = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+    done = _crawl_one_at_a_time(site, start, listener)
     assert "stored 1 article, skipped 0, errors 0" in done.stdout, done.stdout + str(site.dead())
     assert list(site.stored()) == [f"{start}innocent"]
     assert asked[:3] == [(1, "/robots.txt"), (1, "/"), (2, "/")], asked
@@ -1549,13 +1559,7 @@ def test_bytes_past_a_content_length_that_come_in_the_next_requests_read_count_t
     declared = len(article) - len(rest)
     listener, asked = _late_bytes_server(f"/{cut}", article[:declared], rest, (cut, "innocent"))
     start = f"http://127.0.0.1:{listener.getsockname()[1]}/"
-    try:
-        site.rules.mkdir(parents=True)
-        rule = RULE.format(start=start) + "politeness: {concurrency: 1}\n"
-        (site.rules / f"{site.name}.yaml").write_text(rule, encoding="utf-8")
-        done = site.temp()
-    finally:
-        listener.close()
+    done = _crawl_one_at_a_time(site, start, listener)
     assert "stored 2 articles, skipped 0, errors 0" in done.stdout, done.stdout + str(site.dead())
     assert sorted(site.stored()) == sorted([f"{start}{cut}", f"{start}innocent"])
     assert asked == [(1, "/robots.txt"), (1, "/"), (1, f"/{cut}"), (1, "/innocent"), (2, "/innocent")], asked
@@ -1640,14 +1644,7 @@ def test_bytes_past_a_content_length_that_come_while_the_connection_idles_are_co
     first, second, closed = _idle_late_bytes_servers(cut, innocent)
     start = f"http://127.0.0.1:{second.getsockname()[1]}/"
     cut_url = f"http://127.0.0.1:{first.getsockname()[1]}/cut"
-    try:
-        site.rules.mkdir(parents=True)
-        rule = RULE.format(start=start) + "politeness: {concurrency: 1}\n"
-        (site.rules / f"{site.name}.yaml").write_text(rule, encoding="utf-8")
-        done = site.temp()
-    finally:
-        first.close()
-        second.close()
+    done = _crawl_one_at_a_time(site, start, first, second)
     assert closed.is_set(), "the client closed the connection the rest came on"
     assert "stored 2 articles, skipped 0, errors 0" in done.stdout, done.stdout + str(site.dead())
     assert sorted(site.stored()) == sorted([cut_url, f"{start}innocent"])
