@@ -733,15 +733,16 @@ def test_a_temp_crawl_whose_redis_is_emptied_says_its_job_was_lost_not_that_noth
     _said_emptied(crawl.returncode, out, err)
 
 
-def test_a_temp_crawl_whose_redis_becomes_a_replica_of_an_empty_primary_says_its_job_was_lost(
+@contextmanager
+def _crawl_made_a_replica_of_an_empty_primary(
     site: Site, tmp_path: Path
-) -> None:
-    """REPLICAOF an empty primary mid-crawl (a replica syncing from it, then made a primary again: REPLICAOF
-    NO ONE, a failover) replaces Redis's data with none, as FLUSHALL does: the crawl said "it was emptied
-    while the crawl ran: FLUSHALL, or restarted without its data", not that cause."""
+) -> Iterator[tuple[subprocess.Popen[str], redis.Redis, int]]:
+    """``site``'s temp crawl (slow: 3 s of Redis patience), its Redis made a replica (REPLICAOF) of an empty
+    Redis of its own on 127.0.0.1 once an article is stored: the crawl, a client of the crawl's Redis and
+    the primary's port. The client is closed after (the crawl's own Redis stops with the crawl), the primary
+    stopped."""
     from crawler.redisio.embedded import redis_server_executable
 
-    site.rule(*(f"/a/r{n}" for n in range(40)))
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -756,18 +757,27 @@ def test_a_temp_crawl_whose_redis_becomes_a_replica_of_an_empty_primary_says_its
             client = connect(f"unix://{site.data / 'redis' / 'redis.sock'}")
             try:
                 client.replicaof("127.0.0.1", str(port))
-                # Synced (its data replaced by none), then made a primary again: within the 3 s of
-                # refused writes the crawl waits out, it takes writes again.
-                wait_until(
-                    lambda: client.info("replication")["master_link_status"] == "up", "the replica synced"
-                )
-                client.replicaof("NO", "ONE")
-                out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+                yield crawl, client, port
             finally:
-                client.close()  # the crawl's own Redis: it stopped with the crawl
+                client.close()
     finally:
         primary.kill()
         primary.wait()
+
+
+def test_a_temp_crawl_whose_redis_becomes_a_replica_of_an_empty_primary_says_its_job_was_lost(
+    site: Site, tmp_path: Path
+) -> None:
+    """REPLICAOF an empty primary mid-crawl (a replica syncing from it, then made a primary again: REPLICAOF
+    NO ONE, a failover) replaces Redis's data with none, as FLUSHALL does: the crawl said "it was emptied
+    while the crawl ran: FLUSHALL, or restarted without its data", not that cause."""
+    site.rule(*(f"/a/r{n}" for n in range(40)))
+    with _crawl_made_a_replica_of_an_empty_primary(site, tmp_path) as (crawl, client, _):
+        # Synced (its data replaced by none), then made a primary again: within the 3 s of refused writes
+        # the crawl waits out, it takes writes again.
+        wait_until(lambda: client.info("replication")["master_link_status"] == "up", "the replica synced")
+        client.replicaof("NO", "ONE")
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
     _said_emptied(crawl.returncode, out, err)
 
 
@@ -777,29 +787,9 @@ def test_a_temp_crawl_whose_redis_stays_a_replica_of_an_empty_primary_says_its_j
     """REPLICAOF an empty primary mid-crawl, left a replica past the crawl's patience: the sync emptied
     Redis, yet the crawl said "job ... left in the queue for when Redis takes writes again", a job no
     Redis holds. It says the refusal, and that the job went with the replica's sync."""
-    from crawler.redisio.embedded import redis_server_executable
-
     site.rule(*(f"/a/p{n}" for n in range(40)))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    primary = subprocess.Popen(
-        [str(redis_server_executable()), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        with site.temp_running(*_slow_temp(3)) as crawl:
-            wait_until(lambda: len(site.stored()) >= 1, "an article stored")
-            client = connect(f"unix://{site.data / 'redis' / 'redis.sock'}")
-            try:
-                client.replicaof("127.0.0.1", str(port))
-                out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
-            finally:
-                client.close()
-    finally:
-        primary.kill()
-        primary.wait()
+    with _crawl_made_a_replica_of_an_empty_primary(site, tmp_path) as (crawl, _, port):
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
     assert crawl.returncode == 1, (out, err[-4000:])
     assert "left in the queue" not in err, err[-4000:]
     assert re.search(
