@@ -1778,17 +1778,9 @@ def test_a_crawl_started_with_ctrl_c_ignored_stops_on_sigint_in_its_start_up(
         )
     finally:
         signal.signal(signal.SIGINT, inherited)
-    try:
-        wait_until(paused_at.exists, "the command's start-up done")
-        crawl.send_signal(signal.SIGINT)
-        try:
-            _, err = crawl.communicate(timeout=WAIT_LIMIT)
-        except subprocess.TimeoutExpired:
-            pytest.fail("SIGINT in the start-up was ignored: the command runs on")
-    finally:
-        if crawl.poll() is None:
-            crawl.kill()
-            crawl.communicate()
+    err = _interrupted_once_paused(
+        crawl, paused_at, "the command's start-up done", "in the start-up was ignored"
+    )
     assert crawl.returncode == 130, err[-4000:]
     assert err.endswith(f"crawler {command}: interrupted\n"), err[-4000:]
     if command == "temp":
@@ -1797,6 +1789,23 @@ def test_a_crawl_started_with_ctrl_c_ignored_stops_on_sigint_in_its_start_up(
         assert again.returncode == 0, again.stderr[-4000:]
         assert again.stdout.startswith("resumed job "), again.stdout
         assert len(site.stored()) == 1, "the article stored by the crawl that went on with the job"
+
+
+def _interrupted_once_paused(crawl: subprocess.Popen[str], paused_at: Path, paused: str, unheard: str) -> str:
+    """SIGINT sent to ``crawl`` once it created ``paused_at`` (``paused``: what that tells), and its stderr
+    once it ended (failing with ``unheard`` if the signal did not end it, then killing it)."""
+    try:
+        wait_until(paused_at.exists, paused)
+        crawl.send_signal(signal.SIGINT)
+        try:
+            _, err = crawl.communicate(timeout=WAIT_LIMIT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"SIGINT {unheard}: the command runs on")
+    finally:
+        if crawl.poll() is None:
+            crawl.kill()
+            crawl.communicate()
+    return err
 
 
 # `crawler temp SITE` that waits, once its crawl has ended, until it is stopped: it says so by creating the
@@ -1829,17 +1838,7 @@ def test_a_temp_crawl_stops_on_sigint_after_its_crawl_ended(site: Site) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    try:
-        wait_until(paused_at.exists, "the crawl ended")
-        crawl.send_signal(signal.SIGINT)
-        try:
-            _, err = crawl.communicate(timeout=WAIT_LIMIT)
-        except subprocess.TimeoutExpired:
-            pytest.fail("SIGINT after the crawl was dropped: the command runs on")
-    finally:
-        if crawl.poll() is None:
-            crawl.kill()
-            crawl.communicate()
+    err = _interrupted_once_paused(crawl, paused_at, "the crawl ended", "after the crawl was dropped")
     assert crawl.returncode == 130, err[-4000:]
     assert err.endswith("crawler temp: interrupted\n"), err[-4000:]
 
