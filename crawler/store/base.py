@@ -554,17 +554,14 @@ def lasting_failure(error: BaseException) -> bool:
     a file in the way of a folder; MongoDB refusing the login or the write for want of a role, a database
     name it refuses, a document too large), so that trying again later is no use; False for any other (a
     locked file, a full disk, a server away)."""
-    cause: BaseException | None = error
-    while cause is not None:
+    for cause in _causes(error):
         if isinstance(cause, sqlite3.Error):
-            code = getattr(cause, "sqlite_errorcode", None)
-            return code is not None and code & 0xFF in _LASTING_SQLITE_CODES
+            return sqlite_code(cause) in _LASTING_SQLITE_CODES
         if isinstance(cause, OSError):
             return cause.errno in _LASTING_ERRNOS
         mongo = _mongo_error(cause)
         if mongo is not None:
             return _lasting_mongo(mongo)
-        cause = cause.__cause__
     return False
 
 
@@ -573,13 +570,23 @@ def locked_failure(error: BaseException) -> bool:
     error along its causes is SQLITE_BUSY): another process holds the write lock of a week's file (another
     worker's write, a worker stopped inside one, a sqlite3 shell's transaction); it ends when that process
     commits, rolls back or dies, so that waiting for it uses up no try of the article's."""
+    first = next((cause for cause in _causes(error) if isinstance(cause, sqlite3.Error)), None)
+    return first is not None and sqlite_code(first) == sqlite3.SQLITE_BUSY
+
+
+def sqlite_code(error: sqlite3.Error) -> int | None:
+    """The primary result code of ``error`` (SQLITE_BUSY, SQLITE_FULL, ...: the low byte of its extended
+    code, SQLITE_IOERR of SQLITE_IOERR_SHMOPEN); None when SQLite gave it none."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """``error``, then what it was raised from (``__cause__``), and so on."""
     cause: BaseException | None = error
     while cause is not None:
-        if isinstance(cause, sqlite3.Error):
-            code = getattr(cause, "sqlite_errorcode", None)
-            return code is not None and code & 0xFF == sqlite3.SQLITE_BUSY
+        yield cause
         cause = cause.__cause__
-    return False
 
 
 def _mongo_error(error: BaseException) -> PyMongoError | InvalidDocument | None:

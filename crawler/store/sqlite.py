@@ -77,6 +77,7 @@ from crawler.store.base import (
     limited,
     matches,
     search_terms,
+    sqlite_code,
 )
 from crawler.store.document import (
     DOCUMENT_FIELDS,
@@ -1044,11 +1045,9 @@ def _folder_unwritable(exc: sqlite3.Error, path: Path) -> bool:
     """Whether SQLite could not open the readable week's file ``path`` (``SQLITE_CANTOPEN``) for want of
     its ``-shm`` file, which it cannot make in a folder that cannot be written (a read-only disk, one
     marked immutable, no write permission)."""
-    code = getattr(exc, "sqlite_errorcode", None)
     shm = path.with_name(path.name + "-shm")
     return (
-        code is not None
-        and code & 0xFF == sqlite3.SQLITE_CANTOPEN
+        sqlite_code(exc) == sqlite3.SQLITE_CANTOPEN
         and path.is_file()
         and os.access(path, os.R_OK)
         and not shm.exists()
@@ -1061,8 +1060,8 @@ def _damage_hint(exc: sqlite3.Error, path: Path) -> str:
     or cannot open or read; empty for any other error. A ``-wal`` file beside it that holds writes (one
     a writer killed while writing leaves) is named, with its ``-shm``: SQLite would apply it to a backup
     copied in beside it."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is None or code & 0xFF not in _DAMAGED_CODES | _UNREADABLE_CODES:
+    code = sqlite_code(exc)
+    if code not in _DAMAGED_CODES | _UNREADABLE_CODES:
         return ""
     restore = (
         "restore it from a backup (docs/operations.md, 'Backing up a week'), or move it out of the folder to"
@@ -1075,7 +1074,7 @@ def _damage_hint(exc: sqlite3.Error, path: Path) -> str:
             " first: SQLite applies the writes of a -wal file to the database file of its name, a backup"
             " copied in too"
         )
-    if code & 0xFF in _DAMAGED_CODES:
+    if code in _DAMAGED_CODES:
         return f"; the file is damaged: {restore}"
     return f"; the file cannot be read: make it a file the crawler's user may read and write, {restore}"
 
@@ -1083,8 +1082,7 @@ def _damage_hint(exc: sqlite3.Error, path: Path) -> str:
 def _damaged_hint(exc: sqlite3.Error, path: Path) -> str:
     """What to do with the week's file ``path`` that a write finds damaged (not a database, malformed):
     as for a read; empty for any other error (a write's failing I/O is a disk's: :func:`_disk_hint`)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return _damage_hint(exc, path) if code is not None and code & 0xFF in _DAMAGED_CODES else ""
+    return _damage_hint(exc, path) if sqlite_code(exc) in _DAMAGED_CODES else ""
 
 
 def _shm_frozen(path: Path) -> bool:
@@ -1151,12 +1149,12 @@ def _disk_hint(exc: sqlite3.Error, directory: Path) -> str:
     """What to do when SQLite cannot write a week's file to its disk: full (``SQLITE_FULL``), failing
     to write (``SQLITE_IOERR``, which a file grown past its size limit gives too), or read-only
     (``SQLITE_READONLY``: the file, or its folder, or its disk, cannot be written by this user)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None and code & 0xFF == sqlite3.SQLITE_READONLY:
+    code = sqlite_code(exc)
+    if code == sqlite3.SQLITE_READONLY:
         return _writable_hint(directory)
-    if code is None or code & 0xFF not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
+    if code not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
         return ""
-    limit = _size_limit_hint() if code & 0xFF == sqlite3.SQLITE_IOERR else ""
+    limit = _size_limit_hint() if code == sqlite3.SQLITE_IOERR else ""
     return f"; free disk space under {directory}, or mend its disk{limit}"
 
 
@@ -1181,8 +1179,7 @@ def _week_unread(exc: StoreError) -> bool:
 def _create_hint(exc: sqlite3.Error, directory: Path) -> str:
     """What to do when SQLite cannot create a week's file in ``directory``: a folder no file can be made
     in (``SQLITE_CANTOPEN``: no write permission, immutable, a read-only disk), or as for a write."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None and code & 0xFF == sqlite3.SQLITE_CANTOPEN:
+    if sqlite_code(exc) == sqlite3.SQLITE_CANTOPEN:
         return _writable_hint(directory)
     return _disk_hint(exc, directory)
 
@@ -1196,8 +1193,7 @@ def _writable_hint(directory: Path) -> str:
 
 def _busy(exc: sqlite3.Error) -> bool:
     """Whether ``exc`` is SQLite's "database is locked" (``SQLITE_BUSY``)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return code is not None and code & 0xFF == sqlite3.SQLITE_BUSY
+    return sqlite_code(exc) == sqlite3.SQLITE_BUSY
 
 
 def _busy_hint(

@@ -22,6 +22,7 @@ from typing import Any
 
 from crawler.errors import StoreError
 from crawler.store import fingerprint
+from crawler.store.base import sqlite_code
 from crawler.store.document import DOCUMENT_FIELDS, UPDATED_FIELDS, make_document
 from extractors.text import CJK_RE
 
@@ -336,7 +337,7 @@ def _index_qread(connection: sqlite3.Connection, path: Path) -> None:
     try:
         connection.execute(_QREAD_INDEX)
     except sqlite3.OperationalError as exc:
-        if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_READONLY:
+        if sqlite_code(exc) != sqlite3.SQLITE_READONLY:
             raise
         logger.debug("the article store %s cannot be written: it is read without articles_qread", path)
 
@@ -355,7 +356,7 @@ def _index_redirects(connection: sqlite3.Connection, path: Path) -> None:
         connection.execute("COMMIT")
         return
     except sqlite3.OperationalError as exc:
-        if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_READONLY:
+        if sqlite_code(exc) != sqlite3.SQLITE_READONLY:
             raise
         logger.debug("the article store %s cannot be written: it is read without its redirects table", path)
     finally:
