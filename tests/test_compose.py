@@ -302,11 +302,29 @@ def test_image_cmd_is_a_real_crawler_command() -> None:
 
 
 @pytest.mark.parametrize(
-    "argv",
-    [["crawler", "wroker"], ["crawlr", "worker"], ["crawler"], ["crawler", "worker", "--no-such-option"], []],
+    ("argv", "said"),
+    [
+        (
+            ["crawler", "wroker"],
+            ("`crawler wroker` is not a crawler command (exit 2): ", "invalid choice: 'wroker'"),
+        ),
+        (["crawlr", "worker"], ("['crawlr', 'worker'] does not run the `crawler` console script",)),
+        (["crawler"], ("`crawler` is not a crawler command (exit 2): ", "arguments are required: COMMAND")),
+        (
+            ["crawler", "worker", "--no-such-option"],
+            ("`crawler worker --no-such-option` is not", "unrecognized arguments: --no-such-option"),
+        ),
+        ([], ("[] does not run the `crawler` console script",)),
+    ],
+    ids=["unknown_command", "another_script", "no_command", "unknown_option", "no_command_line"],
 )
-def test_the_command_check_refuses_what_is_not_a_crawler_command(argv: list[str]) -> None:
-    assert crawler_argv_problem(argv) is not None
+def test_the_command_check_refuses_what_is_not_a_crawler_command(
+    argv: list[str], said: tuple[str, ...]
+) -> None:
+    """Refused, each for its own reason: a name of no command, another console script, no command, an
+    option the command does not take, no command line."""
+    problem = crawler_argv_problem(argv) or ""
+    assert problem.startswith(said[0]) and all(part in problem for part in said[1:]), problem
 
 
 def test_the_command_check_accepts_real_commands() -> None:
