@@ -452,8 +452,13 @@ def test_a_given_encoding_that_decodes_the_page_is_used_without_detection(
 @settings(max_examples=200, deadline=None)
 @given(data=st.binary(max_size=2048), declared=st.one_of(st.none(), st.text(max_size=30)))
 def test_decode_never_raises(data: bytes, declared: str | None) -> None:
+    """Any bytes under any declared charset decode, to text in an encoding named by its WHATWG name (the one
+    a rule's ``encoding`` and the query's percent-encoding take), found by a step of :func:`decode`'s own
+    (``given`` is decode_checked's); :func:`looks_binary` takes any bytes too."""
     result = decode(data, declared)
     assert isinstance(result.text, str)
+    assert normalize_encoding(result.encoding) == result.encoding, result
+    assert result.source != "given", result
     looks_binary(data)
 
 
