@@ -492,6 +492,7 @@ def test_ignore_robots(site_server: SiteServer) -> None:
 def test_robots_txt_allow_rule_wins_when_longer(site_server: SiteServer) -> None:
     run = crawler("extract", site_server.url("/private/allowed.html"))
     assert run.code == 0, run.stderr
+    assert "sits under /private/" in run.stdout, run.stdout
 
 
 def test_redirect_is_followed(site_server: SiteServer) -> None:
