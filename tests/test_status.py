@@ -952,38 +952,46 @@ def test_a_worker_is_forgotten_by_its_own_setting_and_never_while_alive(
     assert sorted(redis_client.hkeys(keys.workers)) == sorted([b"vm:1", THIS_WORKER])
 
 
+@pytest.mark.parametrize(
+    ("urls", "again", "said"),
+    [
+        (
+            ("http://news.test/a", "http://news.test/b"),
+            False,
+            "or `crawler temp news` crawls them, going on with its last temp crawl (job j7), whose dead"
+            " letters they were",
+        ),
+        (
+            ("http://news.test/a",),
+            True,
+            "or `crawler temp news --again` crawls it, going on with its last temp crawl (job j7), whose dead"
+            " letter it was",
+        ),
+    ],
+    ids=["temp", "temp_again"],
+)
 def test_requeued_dead_letters_of_a_sites_last_temp_crawl_say_that_temp_goes_on_with_them(
-    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    monkeypatch: pytest.MonkeyPatch,
+    urls: tuple[str, ...],
+    again: bool,
+    said: str,
 ) -> None:
     """docs/cli.md: the next `crawler temp S` of a site whose last temp crawl's dead letters were requeued
-    continues that job with them; `dead requeue` said only to start a worker."""
-    for url in ("http://news.test/a", "http://news.test/b"):
+    continues that job with them; `dead requeue` said only to start a worker. A site's last temp crawl was
+    `crawler temp S --again` (its job's fetches_seen): a plain `crawler temp S` does not go on with its job
+    (it starts a new one, which keeps the seen filter); `dead requeue` named it all the same."""
+    for url in urls:
         request = {"url": url, "meta": {"site": "news", "job": "j7"}, "priority": 0}
         redis_client.hset(Keys("crawler").dead, json.dumps(request), json.dumps({"reason": "HTTP 500"}))
+    if again:
+        redis_client.hset(Keys("crawler").job("j7"), mapping={"kind": "temp", "fetches_seen": 1})
     redis_client.set(Keys("crawler").temp("news"), "j7")
     monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
     out = run_crawler("dead", "requeue", "--all")
-    assert out.splitlines()[-1] == (
-        "or `crawler temp news` crawls them, going on with its last temp crawl (job j7), whose dead letters"
-        " they were"
-    ), out
-
-
-def test_requeued_dead_letters_of_a_sites_last_temp_crawl_with_again_say_temp_again_goes_on_with_them(
-    rules: Path, redis_client: redis.Redis, run_crawler: Callable[..., str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A site's last temp crawl was `crawler temp S --again`: a plain `crawler temp S` does not go on with
-    its job (it starts a new one, which keeps the seen filter); `dead requeue` named it all the same."""
-    request = {"url": "http://news.test/a", "meta": {"site": "news", "job": "j8"}, "priority": 0}
-    redis_client.hset(Keys("crawler").dead, json.dumps(request), json.dumps({"reason": "HTTP 500"}))
-    redis_client.hset(Keys("crawler").job("j8"), mapping={"kind": "temp", "fetches_seen": 1})
-    redis_client.set(Keys("crawler").temp("news"), "j8")
-    monkeypatch.setenv("CRAWLER_COMMAND", "crawler")
-    out = run_crawler("dead", "requeue", "--all")
-    assert out.splitlines()[-1] == (
-        "or `crawler temp news --again` crawls it, going on with its last temp crawl (job j8), whose dead"
-        " letter it was"
-    ), out
+    assert out.splitlines()[-1] == said, out
 
 
 def test_requests_waiting_with_no_worker_alive_say_how_to_start_one(
