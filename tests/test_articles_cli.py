@@ -242,6 +242,22 @@ def _published_stored(folder: Path) -> Path:
     return folder
 
 
+def _stored_with_fields(data: Path, name: str, fields: dict[str, str]) -> None:
+    """One article more of citynews in the data folder ``data``, ``http://news.test/NAME``, fetched after
+    :func:`_published_stored`'s, with the rule's ``fields``."""
+    with SqliteStore(data) as store:
+        store.upsert(
+            {
+                "site": "citynews",
+                "url": f"http://news.test/{name}",
+                "fetched_at": "2026-12-03T09:00:00Z",
+                "title": f"Title {name}",
+                "body": f"Body of the article {name}, about the city.",
+                "fields": fields,
+            }
+        )
+
+
 def _names(rows: list[dict[str, Any]]) -> list[str]:
     return [row["url"].rsplit("/", 1)[1] for row in rows]
 
@@ -340,19 +356,7 @@ def test_export_takes_a_rule_field_by_its_nested_name(
     and a CSV column of its own, empty where an article has none; one that no exported article holds is
     exported empty, with a warning naming the names they hold. Before, 'fields.section' was 'no field'."""
     data = _published_stored(tmp_path / "data")
-    with SqliteStore(data) as store:
-        store.upsert_many(
-            [
-                {
-                    "site": "citynews",
-                    "url": "http://news.test/bylined",
-                    "fetched_at": "2026-12-03T09:00:00Z",
-                    "title": "Title bylined",
-                    "body": "Body of the article bylined, about the city.",
-                    "fields": {"section": "port", "byline": "Ann Lee"},
-                }
-            ]
-        )
+    _stored_with_fields(data, "bylined", {"section": "port", "byline": "Ann Lee"})
     asked = ("export", "--site", "citynews", "--fields", "url,fields.byline,fields.section")
     code, out, err = articles(capsys, monkeypatch, data, *asked)
     assert code == 0, err
@@ -2022,19 +2026,9 @@ def test_export_takes_a_rule_field_named_as_a_stored_field_of_the_document(
     document itself. `--fields fields.summary` was refused ("'summary' is a field of the document itself:
     give summary"), and summary is the store's summary, not the rule's field."""
     data = _published_stored(tmp_path / "data")
-    with SqliteStore(data) as store:
-        store.upsert_many(
-            [
-                {
-                    "site": "citynews",
-                    "url": "http://news.test/standfirst",
-                    "fetched_at": "2026-12-03T09:00:00Z",
-                    "title": "Title with a standfirst",
-                    "body": "Body of the article with a standfirst, about the city.",
-                    "fields": {"summary": "The bridge reopens.", "url": "http://news.test/canonical"},
-                }
-            ]
-        )
+    _stored_with_fields(
+        data, "standfirst", {"summary": "The bridge reopens.", "url": "http://news.test/canonical"}
+    )
     asked = ("export", "--site", "citynews", "--fields", "url,fields.summary,fields.url")
     code, out, err = articles(capsys, monkeypatch, data, *asked)
     assert code == 0, err
