@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from test_store_contract import FLOOD, FLOOD_OTHER, FLOOD_REPOST, article
@@ -24,6 +24,9 @@ from crawler.store.base import Candidate, Original, lasting_failure
 from crawler.store.document import content_hash, make_document, newest_published, previous_week, week_bounds
 from crawler.store.fingerprint import band_keys, from_hex, same_article
 from crawler.store.sqlite import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from crawler.store.mongo import MongoStore
 
 
 @pytest.fixture
@@ -269,12 +272,11 @@ def test_weekly_mongodb_databases_follow_iso_weeks(tmp_path: Path) -> None:
     assert {"site_published", "content_hash", "simhash_bands", "text", "reposts_url"} <= set(indexes)
 
 
-def test_mongodb_asks_for_the_published_text_range_and_keeps_the_instants_in_the_window(
+@contextmanager
+def _fake_mongo_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The query a published window sends (the pymongo-shaped fake, NOT MongoDB): the text range of the
-    values that may be in it, a day wider on each side for UTC offsets, which the index on site and
-    published serves for a site; the instants are compared on what it finds, the limit counted after."""
+) -> Iterator[tuple[MongoStore, list[dict[str, Any]]]]:
+    """A MongoStore on the pymongo-shaped fake (NOT MongoDB), and the queries its finds send, in order."""
     from mongofake import FakeClient, FakeCollection
 
     from crawler.store.mongo import MongoStore
@@ -287,6 +289,16 @@ def test_mongodb_asks_for_the_published_text_range_and_keeps_the_instants_in_the
 
     monkeypatch.setattr(FakeCollection, "find", find, raising=False)
     with MongoStore("mongodb://fake", spool_dir=tmp_path, prefix="news", client=FakeClient()) as store:  # type: ignore[arg-type]
+        yield store, queries
+
+
+def test_mongodb_asks_for_the_published_text_range_and_keeps_the_instants_in_the_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The query a published window sends (the pymongo-shaped fake, NOT MongoDB): the text range of the
+    values that may be in it, a day wider on each side for UTC offsets, which the index on site and
+    published serves for a site; the instants are compared on what it finds, the limit counted after."""
+    with _fake_mongo_asked(tmp_path, monkeypatch) as (store, queries):
         store.upsert_many(
             [
                 article("http://news.test/a", "2026-11-20T12:00:00Z", published="2026-11-20T06:00:00+08:00"),
@@ -311,18 +323,7 @@ def test_mongodb_search_asks_for_the_first_seen_and_published_ranges_with_its_te
     """The query a search with windows sends (the pymongo-shaped fake, NOT MongoDB): its terms, the
     first-seen range, the text range of the published values that may be in the window; the instants
     compared on what it finds, the limit counted after."""
-    from mongofake import FakeClient, FakeCollection
-
-    from crawler.store.mongo import MongoStore
-
-    queries: list[dict[str, Any]] = []
-
-    def find(collection: FakeCollection, query: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        queries.append(query)
-        return collection._collection.find(query, *args, **kwargs)
-
-    monkeypatch.setattr(FakeCollection, "find", find, raising=False)
-    with MongoStore("mongodb://fake", spool_dir=tmp_path, prefix="news", client=FakeClient()) as store:  # type: ignore[arg-type]
+    with _fake_mongo_asked(tmp_path, monkeypatch) as (store, queries):
         store.upsert_many(
             [
                 article(
