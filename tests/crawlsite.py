@@ -45,6 +45,8 @@ FAST = (
     "BACKOFF_FIRST_SECONDS=1",
     "DOWNLOAD_TIMEOUT=10",
 )
+# FAST as the `-s NAME=VALUE` arguments of a crawler command.
+FAST_ARGS = tuple(item for pair in FAST for item in ("-s", pair))
 # The busy timeout of the crawls that write into a week locked_week holds: each write fails after it, as
 # after the default 30 s, without waiting as long.
 LOCKED_BUSY_TIMEOUT = 0.5
@@ -145,15 +147,13 @@ class Site:
         return done
 
     def temp(self, *args: str, timeout: float = COMMAND_TIMEOUT) -> subprocess.CompletedProcess[str]:
-        settings = [item for pair in FAST for item in ("-s", pair)]
-        return self.crawler("temp", self.name, *settings, *args, timeout=timeout)
+        return self.crawler("temp", self.name, *FAST_ARGS, *args, timeout=timeout)
 
     @contextmanager
     def temp_running(self, *args: str) -> Iterator[subprocess.Popen[str]]:
         """`crawler temp` in the background (its stdout and stderr piped); killed if still running."""
-        settings = [item for pair in FAST for item in ("-s", pair)]
         crawl = subprocess.Popen(
-            [sys.executable, "-m", "crawler.cli", "temp", self.name, *settings, *args],
+            [sys.executable, "-m", "crawler.cli", "temp", self.name, *FAST_ARGS, *args],
             env=self.env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

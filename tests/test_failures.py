@@ -28,7 +28,7 @@ import pytest
 from conftest import SiteServer
 from crawlsite import (
     COMMAND_TIMEOUT,
-    FAST,
+    FAST_ARGS,
     RULE,
     WAIT_LIMIT,
     Site,
@@ -391,7 +391,7 @@ def test_a_link_longer_than_urllength_limit_is_not_followed_by_a_rule_or_a_disco
         "  max_depth: 1\nallow_private_addresses: true\n",
         encoding="utf-8",
     )
-    done = site.crawler("temp", "web", *[item for pair in FAST for item in ("-s", pair)])
+    done = site.crawler("temp", "web", *FAST_ARGS)
     assert done.returncode == 0, done.stderr[-4000:]
     assert done.stdout.startswith("fetched 2 pages, "), done.stdout
 
@@ -563,13 +563,12 @@ def test_a_request_of_a_site_on_this_machine_whose_rule_is_gone_is_a_dead_letter
         RULE.format(start=site.server.url("/status/404")) + "allow_private_addresses: true\n",
         encoding="utf-8",
     )
-    settings = [item for pair in FAST for item in ("-s", pair)]
-    first = site.crawler("temp", "gone", *settings, CRAWLER_ALLOW_PRIVATE_NETWORKS="0")
+    first = site.crawler("temp", "gone", *FAST_ARGS, CRAWLER_ALLOW_PRIVATE_NETWORKS="0")
     assert first.returncode == 1, first.stdout + first.stderr[-4000:]
     (site.rules / "gone.yaml").unlink()
     requeued = site.crawler("dead", "requeue", "--site", "gone", CRAWLER_ALLOW_PRIVATE_NETWORKS="0")
     assert requeued.returncode == 0, requeued.stderr
-    crawl = site.crawler("temp", "faults", *settings, CRAWLER_ALLOW_PRIVATE_NETWORKS="0")
+    crawl = site.crawler("temp", "faults", *FAST_ARGS, CRAWLER_ALLOW_PRIVATE_NETWORKS="0")
     assert crawl.returncode == 0, crawl.stdout + crawl.stderr[-4000:]
     assert "Refused" not in crawl.stderr, crawl.stderr[-4000:]
     letters = [letter for letter in site.dead() if letter["site"] == "gone"]
@@ -584,13 +583,12 @@ def test_a_request_of_a_site_with_no_rule_file_here_is_dead_lettered_unfetched(s
     site.rule("/a/landing")
     name = unique("ruleless")
     site.rule(f"/flaky/{name}?fail=3", name="ruleless")
-    settings = [item for pair in FAST for item in ("-s", pair)]
-    first = site.crawler("temp", "ruleless", *settings)
+    first = site.crawler("temp", "ruleless", *FAST_ARGS)
     assert first.returncode == 1, first.stdout + first.stderr[-4000:]
     (site.rules / "ruleless.yaml").unlink()
     requeued = site.crawler("dead", "requeue", "--site", "ruleless")
     assert requeued.returncode == 0, requeued.stderr
-    crawl = site.crawler("temp", "faults", *settings)
+    crawl = site.crawler("temp", "faults", *FAST_ARGS)
     assert crawl.returncode == 0, crawl.stdout + crawl.stderr[-4000:]
     letters = [letter for letter in site.dead() if letter["site"] == "ruleless"]
     assert [(letter["kind"], str(letter["reason"]).split(",")[0]) for letter in letters] == [
@@ -612,8 +610,7 @@ def test_a_request_whose_rule_file_this_worker_cannot_read_is_put_back_for_later
     name = unique("upgraded")
     flaky = f"/flaky/{name}?fail=3"
     site.rule(flaky, name="upgraded")
-    settings = [item for pair in FAST for item in ("-s", pair)]
-    first = site.crawler("temp", "upgraded", *settings)
+    first = site.crawler("temp", "upgraded", *FAST_ARGS)
     assert first.returncode == 1, first.stdout + first.stderr[-4000:]
     rule = (site.rules / "upgraded.yaml").read_text(encoding="utf-8")
     (site.rules / "upgraded.yaml").write_text(rule + "a_newer_key: 1\n", encoding="utf-8")
@@ -621,7 +618,7 @@ def test_a_request_whose_rule_file_this_worker_cannot_read_is_put_back_for_later
     assert requeued.returncode == 0, requeued.stderr
 
     unreadable = ["-s", "RULES_UNREADABLE_RETRY_SECONDS=1", "-s", "RULES_UNREADABLE_MAX_ATTEMPTS=1000"]
-    old = site.crawler("temp", "faults", *settings, *unreadable)
+    old = site.crawler("temp", "faults", *FAST_ARGS, *unreadable)
     assert old.returncode == 0, old.stdout + old.stderr[-4000:]
     warned = [line for line in old.stderr.splitlines() if "cannot read the rule file" in line]
     assert len(warned) == 1, old.stderr[-4000:]
@@ -635,7 +632,7 @@ def test_a_request_whose_rule_file_this_worker_cannot_read_is_put_back_for_later
 
     (site.rules / "upgraded.yaml").write_text(rule, encoding="utf-8")
     worker = subprocess.Popen(
-        [sys.executable, "-m", "crawler.cli", "worker", *settings, *unreadable],
+        [sys.executable, "-m", "crawler.cli", "worker", *FAST_ARGS, *unreadable],
         env=site.env(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -660,8 +657,7 @@ def test_a_crawl_that_fetched_nothing_and_the_status_suggest_dead_list_as_the_cr
         RULE.format(start="http://127.0.0.1:9/nobody-listens"), encoding="utf-8"
     )
     given = ("--data-dir", str(site.data))
-    settings = [item for pair in FAST for item in ("-s", pair)]
-    done = site.crawler(*given, "temp", "nowhere", *settings, CRAWLER_COMMAND="./run.sh crawler")
+    done = site.crawler(*given, "temp", "nowhere", *FAST_ARGS, CRAWLER_COMMAND="./run.sh crawler")
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     suggested = f"./run.sh crawler --data-dir {site.data} dead list"
     # The reason is the line after it: the rule's start URL that failed and the key naming it.
@@ -680,7 +676,7 @@ def test_a_temp_crawl_whose_index_page_gives_no_article_link_says_what_shows_why
         """links: {xpath: "//ul[@class='news']"}""", """links: {allow: ["/nothing/"]}"""
     )
     (site.rules / "nomatch.yaml").write_text(rule, encoding="utf-8")
-    done = site.crawler("temp", "nomatch", *[item for pair in FAST for item in ("-s", pair)])
+    done = site.crawler("temp", "nomatch", *FAST_ARGS)
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     assert "stored 0 articles" in done.stdout and "errors 0" in done.stdout, done.stdout
     assert (
@@ -694,9 +690,7 @@ def test_a_temp_crawl_whose_start_url_answers_404_names_the_rules_key(site: Site
     site.rules.mkdir(parents=True)
     (site.rules / "gone.yaml").write_text(RULE.format(start=start), encoding="utf-8")
     # Run as ./run.sh runs it: the command it suggests is written so.
-    done = site.crawler(
-        "temp", "gone", *[item for pair in FAST for item in ("-s", pair)], CRAWLER_COMMAND="./run.sh crawler"
-    )
+    done = site.crawler("temp", "gone", *FAST_ARGS, CRAWLER_COMMAND="./run.sh crawler")
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "errors 1 (HTTP 404: 1)" in done.stdout, done.stdout
     assert (
@@ -714,7 +708,7 @@ def test_a_discover_crawl_whose_seed_answers_404_names_the_rules_key(site: Site)
         "allow_private_addresses: true\n",
         encoding="utf-8",
     )
-    done = site.crawler("temp", "lost", *[item for pair in FAST for item in ("-s", pair)])
+    done = site.crawler("temp", "lost", *FAST_ARGS)
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "errors 1 (HTTP 404: 1)" in done.stdout, done.stdout
     assert (
@@ -734,12 +728,11 @@ def test_a_discover_crawl_continued_whose_requeued_dead_letter_is_its_seed_says_
         "allow_private_addresses: true\n",
         encoding="utf-8",
     )
-    settings = [item for pair in FAST for item in ("-s", pair)]
-    first = site.crawler("temp", "lost", *settings)
+    first = site.crawler("temp", "lost", *FAST_ARGS)
     assert f"{seed} could not be read (HTTP 503" in first.stdout, first.stdout
     job = first.stdout.split("dead list --job ")[1][:12]
     assert site.crawler("dead", "requeue", "--site", "lost").returncode == 0
-    again = site.crawler("temp", "lost", *settings)
+    again = site.crawler("temp", "lost", *FAST_ARGS)
     assert again.returncode == 0, again.stdout + again.stderr[-4000:]
     assert again.stdout.splitlines()[0].startswith(
         f"continued job {job}, the last temp crawl of lost, which had ended: its 1 dead letter requeued"
@@ -763,7 +756,7 @@ def test_a_discover_crawl_whose_budget_leaves_seeds_unread_never_says_they_were_
         "\n  budget: 1\n  domains: [127.0.0.1]\nallow_private_addresses: true\n",
         encoding="utf-8",
     )
-    done = site.crawler("temp", "short", *[item for pair in FAST for item in ("-s", pair)])
+    done = site.crawler("temp", "short", *FAST_ARGS)
     assert done.stdout.startswith("fetched 1 page,"), done.stdout + done.stderr[-4000:]
     assert "budget 1 is smaller than the 2 seeds" in done.stderr, done.stderr[-4000:]
     assert "read before" not in done.stdout, done.stdout
@@ -778,7 +771,7 @@ def test_a_temp_crawl_whose_start_url_does_not_answer_says_to_ask_again_not_to_c
     start = "http://127.0.0.1:9/nobody-listens"
     site.rules.mkdir(parents=True)
     (site.rules / "down.yaml").write_text(RULE.format(start=start), encoding="utf-8")
-    done = site.crawler("temp", "down", *[item for pair in FAST for item in ("-s", pair)])
+    done = site.crawler("temp", "down", *FAST_ARGS)
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "errors 1 (connection: 1)" in done.stdout, done.stdout
     last = done.stdout.splitlines()[-1]
@@ -807,7 +800,7 @@ def test_a_start_url_whose_connection_is_cut_is_a_connection_error_saying_so_and
     start = site.server.url(f"/cut/{unique('cut')}?how={how}")
     site.rules.mkdir(parents=True)
     (site.rules / "cut.yaml").write_text(RULE.format(start=start), encoding="utf-8")
-    done = site.crawler("temp", "cut", *[item for pair in FAST for item in ("-s", pair)])
+    done = site.crawler("temp", "cut", *FAST_ARGS)
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "errors 1 (connection: 1)" in done.stdout, done.stdout
     if how == "nothing":
@@ -972,11 +965,10 @@ def _start_url_failed_then_requeued(
     start = site.server.url(f"/flaky/{unique('start')}?fail=3")
     site.rules.mkdir(parents=True)
     (site.rules / "mended.yaml").write_text(RULE.format(start=start), encoding="utf-8")
-    settings = [item for pair in FAST for item in ("-s", pair)]
-    first = site.crawler("temp", "mended", *settings)
+    first = site.crawler("temp", "mended", *FAST_ARGS)
     assert first.returncode == 1, first.stdout + first.stderr[-4000:]
     assert site.crawler("dead", "requeue", "--site", "mended").returncode == 0
-    again = site.crawler("temp", "mended", *settings)
+    again = site.crawler("temp", "mended", *FAST_ARGS)
     assert again.returncode == 0, again.stdout + again.stderr[-4000:]
     return start, first, again
 
@@ -1076,8 +1068,7 @@ def test_a_start_url_with_a_token_is_dead_lettered_and_listed_masked_and_requeue
     start = site.server.url(f"/flaky/{unique('token')}?fail=3&token=s3cret")
     site.rules.mkdir(parents=True)
     (site.rules / "keyed.yaml").write_text(RULE.format(start=start), encoding="utf-8")
-    settings = [item for pair in FAST for item in ("-s", pair)]
-    first = site.crawler("temp", "keyed", *settings)
+    first = site.crawler("temp", "keyed", *FAST_ARGS)
     assert first.returncode == 1, first.stdout + first.stderr[-4000:]
     assert "token=***" in first.stdout and "s3cret" not in first.stdout + first.stderr, first.stdout
     (letter,) = site.dead()
@@ -1091,7 +1082,7 @@ def test_a_start_url_with_a_token_is_dead_lettered_and_listed_masked_and_requeue
     assert dead and not any(b"s3cret" in record for record in dead.values()), dead
     assert all(b"token=s3cret" in member for member in dead), "the request, as requested, for the requeue"
     assert site.crawler("dead", "requeue", "--site", "keyed").returncode == 0
-    again = site.crawler("temp", "keyed", *settings)
+    again = site.crawler("temp", "keyed", *FAST_ARGS)
     assert again.returncode == 0, again.stdout + again.stderr[-4000:]
     assert "s3cret" not in again.stdout + again.stderr, again.stdout
 

@@ -25,7 +25,7 @@ from backports import zstd
 from conftest import SiteServer, serving, stderr_until_interrupted
 from crawlsite import (
     COMMAND_TIMEOUT,
-    FAST,
+    FAST_ARGS,
     RULE,
     WAIT_LIMIT,
     Site,
@@ -132,9 +132,8 @@ def test_the_warning_of_other_broken_rule_files_suggests_checking_the_folder_as_
     and the ``--rules-dir`` given, so that it checks the folder the crawl read."""
     site.rule("/a/fine")
     (site.rules / "b.yaml").write_text("domains: [\n", encoding="utf-8")
-    settings = [item for pair in FAST for item in ("-s", pair)]
     given = ("--rules-dir", str(site.rules))
-    done = site.crawler(*given, "temp", site.name, *settings, CRAWLER_COMMAND="./run.sh crawler")
+    done = site.crawler(*given, "temp", site.name, *FAST_ARGS, CRAWLER_COMMAND="./run.sh crawler")
     assert done.returncode == 0 and "stored 1 article" in done.stdout, done.stdout + done.stderr[-3000:]
     assert (
         f"crawler temp: warning: 1 other rule file has errors: b.yaml; see `./run.sh crawler --rules-dir"
@@ -147,8 +146,7 @@ def test_the_warnings_of_a_temp_crawl_are_its_own_lines_and_scrapys_log_keeps_it
     stay lines of the command, once each."""
     site.rule("/a/fine")
     (site.rules / "b.yaml").write_text("domains: [\n", encoding="utf-8")
-    settings = [item for pair in FAST for item in ("-s", pair)]
-    done = site.crawler("temp", site.name, *settings, "-s", "LOG_LEVEL=INFO")
+    done = site.crawler("temp", site.name, *FAST_ARGS, "-s", "LOG_LEVEL=INFO")
     assert done.returncode == 0 and "stored 1 article" in done.stdout, done.stdout + done.stderr[-3000:]
     lines = done.stderr.splitlines()
     said = "1 other rule file has errors: b.yaml; see `crawler rules check`"
@@ -557,8 +555,7 @@ def test_a_crawls_pages_are_decoded_once_the_crawls_way_its_meta_refresh_check_i
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(COUNT_DECODES, encoding="utf-8")
     log = site.root / "decodes.log"
-    settings = [item for pair in FAST for item in ("-s", pair)]
-    done = site.crawler("temp", site.name, *settings, PYTHONPATH=str(hook), DECODES_LOG=str(log))
+    done = site.crawler("temp", site.name, *FAST_ARGS, PYTHONPATH=str(hook), DECODES_LOG=str(log))
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     assert set(site.stored()) == {f"/a/{refreshed}", f"/a/{plain}"}
     decodes = log.read_text(encoding="utf-8").split()

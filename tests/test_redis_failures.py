@@ -34,7 +34,7 @@ import redis
 from conftest import SiteServer
 from crawlsite import (
     COMMAND_TIMEOUT,
-    FAST,
+    FAST_ARGS,
     RULE,
     WAIT_LIMIT,
     Site,
@@ -71,7 +71,7 @@ def test_a_worker_survives_redis_killed_and_restarted(site: Site) -> None:
         log = site.root / "worker.log"
         with log.open("w", encoding="utf-8") as stream:
             worker = subprocess.Popen(
-                [sys.executable, "-m", "crawler.cli", "worker", *[i for p in FAST for i in ("-s", p)],
+                [sys.executable, "-m", "crawler.cli", "worker", *FAST_ARGS,
                  "-s", "CONCURRENT_REQUESTS=1", "-s", "DOWNLOAD_DELAY=0.2"],
                 env=site.env(REDIS_URL=url),
                 stdin=subprocess.DEVNULL,
@@ -111,7 +111,7 @@ def _worker_on_the_embedded_redis(site: Site, log: Path) -> subprocess.Popen[str
     """`crawler worker` on the site's data folder (its embedded Redis), its stderr into ``log``."""
     with log.open("w", encoding="utf-8") as stream:
         return subprocess.Popen(
-            [sys.executable, "-m", "crawler.cli", "worker", *[i for p in FAST for i in ("-s", p)]],
+            [sys.executable, "-m", "crawler.cli", "worker", *FAST_ARGS],
             env=site.env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -176,7 +176,7 @@ def test_a_frozen_redis_is_down_from_before_its_first_error_not_from_it(site: Si
         log = site.root / "worker.log"
         with log.open("w", encoding="utf-8") as stream:
             worker = subprocess.Popen(
-                [sys.executable, "-m", "crawler.cli", "worker", *[i for p in FAST for i in ("-s", p)]],
+                [sys.executable, "-m", "crawler.cli", "worker", *FAST_ARGS],
                 env=site.env(REDIS_URL=url),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -623,8 +623,7 @@ def test_a_continued_temp_crawls_progress_line_says_continued_uncut_on_a_narrow_
     site.rule("/a/kept", "/status/404")
     site.temp()
     assert site.crawler("dead", "requeue", "--site", site.name).returncode == 0
-    settings = [item for pair in FAST for item in ("-s", pair)]
-    again = site.crawler("temp", site.name, *settings, COLUMNS="50", TTY_COMPATIBLE="1", TTY_INTERACTIVE="1")
+    again = site.crawler("temp", site.name, *FAST_ARGS, COLUMNS="50", TTY_COMPATIBLE="1", TTY_INTERACTIVE="1")
     assert again.stdout.startswith("continued job "), again.stdout
     frames = [
         re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", frame).strip() for frame in re.split(r"[\r\n]", again.stderr)
@@ -1239,7 +1238,7 @@ def test_a_crawl_stopped_by_sigterm_or_ctrl_c_returns_its_leases_and_exits_with_
         queue = LeasedQueue(client, keys)
         if command == "worker":
             enqueue_job(client, keys, [load_rule(site.rules / f"{site.name}.yaml")])
-        settings = [item for pair in (*FAST, "CONCURRENT_REQUESTS=2") for item in ("-s", pair)]
+        settings = [*FAST_ARGS, "-s", "CONCURRENT_REQUESTS=2"]
         arguments = [command, *settings] if command == "worker" else [command, site.name, *settings]
         with _in_a_group_of_its_own(site, url, *arguments) as crawl:
             job = _the_job(client, keys)
@@ -1309,7 +1308,7 @@ def test_a_worker_whose_terminal_closes_stops_cleanly_and_returns_its_leases(sit
         client = connect(url)
         queue = LeasedQueue(client, keys)
         enqueue_job(client, keys, [load_rule(site.rules / f"{site.name}.yaml")])
-        settings = [item for pair in (*FAST, "CONCURRENT_REQUESTS=2") for item in ("-s", pair)]
+        settings = [*FAST_ARGS, "-s", "CONCURRENT_REQUESTS=2"]
         terminal, its_side = os.openpty()
         worker = subprocess.Popen(
             [sys.executable, "-c", _IN_ITS_TERMINAL, "worker", *settings],
@@ -1510,10 +1509,9 @@ def _worker_run(
         job = enqueue_job(client, keys, [load_rule(site.rules / f"{site.name}.yaml")])
         if before is not None:
             before(job)
-        settings = [item for pair in FAST for item in ("-s", pair)]
         with log.open("w", encoding="utf-8") as stream:
             worker = subprocess.Popen(
-                [sys.executable, "-m", "crawler.cli", "worker", *settings, "-s", "LOG_LEVEL=DEBUG"],
+                [sys.executable, "-m", "crawler.cli", "worker", *FAST_ARGS, "-s", "LOG_LEVEL=DEBUG"],
                 env=site.env(REDIS_URL=url),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -1808,11 +1806,10 @@ def test_crawler_run_logs_each_rule_error_once(site: Site) -> None:
     path = site.rules / f"{site.name}.yaml"
     path.write_text(path.read_text(encoding="utf-8") + "schedule: {every: 20m}\n", encoding="utf-8")
     (site.rules / "broken.yaml").write_text("start_urls: 12\n", encoding="utf-8")
-    settings = [item for pair in FAST for item in ("-s", pair)]
     log = site.root / "run.log"
     with log.open("w", encoding="utf-8") as stream:
         service = subprocess.Popen(
-            [sys.executable, "-m", "crawler.cli", "run", *settings],
+            [sys.executable, "-m", "crawler.cli", "run", *FAST_ARGS],
             env=site.env(),
             stdin=subprocess.DEVNULL,
             stdout=stream,
@@ -3072,15 +3069,16 @@ def test_a_sites_queue_key_set_to_a_string_mid_crawl_stops_no_other_site_and_los
     keys = Keys("crawler")
     alpha = site.rule("/slow?seconds=4", "/flaky/e2e-wrongtype-1", "/a/e2e-wrongtype-2", name="alpha")
     beta = site.rule("/a/e2e-wrongtype-3", "/a/e2e-wrongtype-4", name="beta")
-    fast = [item for pair in FAST for item in ("-s", pair)]
 
     def slow_page_leased() -> bool:
         return any(b"/slow" in member for member in redis_client.zrange(keys.leases, 0, -1))
 
-    with _in_a_group_of_its_own(site, redis_server, "temp", alpha, *fast, "-s", "CONCURRENT_REQUESTS=1") as a:
+    with _in_a_group_of_its_own(
+        site, redis_server, "temp", alpha, *FAST_ARGS, "-s", "CONCURRENT_REQUESTS=1"
+    ) as a:
         wait_until(slow_page_leased, "alpha's slow page leased")
         redis_client.set(keys.queue_of(alpha), "oops")
-        done = site.crawler("temp", beta, *fast, REDIS_URL=redis_server)
+        done = site.crawler("temp", beta, *FAST_ARGS, REDIS_URL=redis_server)
         assert done.returncode == 0 and "stored 2 articles" in done.stdout, (done.stdout, done.stderr[-3000:])
         assert a.poll() is None, "alpha's crawl waits for its requests set aside"
         redis_client.delete(keys.queue_of(alpha))
@@ -3138,7 +3136,6 @@ def test_a_sites_politeness_key_removed_mid_crawl_is_written_again_and_its_delay
     the arrivals are this server's clock, not Redis's)."""
     keys = Keys("crawler")
     arrivals: list[tuple[str, float]] = []
-    fast = [item for pair in FAST for item in ("-s", pair)]
     with _timed_site(arrivals, articles=8) as origin:
         site.rules.mkdir(parents=True, exist_ok=True)
         rule = RULE.format(start=f"{origin}/") + "politeness:\n  delay: 1\n"
@@ -3147,7 +3144,7 @@ def test_a_sites_politeness_key_removed_mid_crawl_is_written_again_and_its_delay
         def pages() -> list[float]:
             return [at for path, at in arrivals if path != "/robots.txt"]
 
-        with _in_a_group_of_its_own(site, redis_server, "temp", "timed", *fast) as crawl:
+        with _in_a_group_of_its_own(site, redis_server, "temp", "timed", *FAST_ARGS) as crawl:
             wait_until(lambda: len(pages()) >= 3, "the index and two articles asked")
             assert redis_client.delete(keys.polite("timed")) == 1
             out, err = crawl.communicate(timeout=WAIT_LIMIT + 60)
@@ -3391,9 +3388,8 @@ def test_a_temp_crawl_whose_redis_fails_under_its_backoff_note_waits_as_for_any_
     Redis failing there was an unhandled error of the tick, not Redis away for a moment, which the crawl
     waits out within its patience."""
     site.rule("/a/small")
-    settings = [item for pair in FAST for item in ("-s", pair)]
     done = subprocess.run(
-        [sys.executable, "-c", _BACKOFF_NOTE_FAILS_ONCE, "temp", site.name, *settings],
+        [sys.executable, "-c", _BACKOFF_NOTE_FAILS_ONCE, "temp", site.name, *FAST_ARGS],
         env=site.env(),
         stdin=subprocess.DEVNULL,
         capture_output=True,

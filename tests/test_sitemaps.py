@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from conftest import SiteServer
-from crawlsite import COMMAND_TIMEOUT, FAST, Site
+from crawlsite import COMMAND_TIMEOUT, FAST_ARGS, Site
 from siteserver import sitemap_document
 
 from crawler.published import published_date
@@ -300,7 +300,7 @@ def test_a_large_sitemap_is_queued_in_batches_between_which_the_crawl_goes_on_an
     killed between two batches loses none: the sitemap is read again, its pages queued already seen."""
     pages = [f"/a/b{n}" for n in range(150)]
     _sitemap_rule(site, _map("/sitemap.xml", *pages))
-    settings = [item for pair in (*FAST, "SITEMAPS_BATCH_ENTRIES=50") for item in ("-s", pair)]
+    settings = [*FAST_ARGS, "-s", "SITEMAPS_BATCH_ENTRIES=50"]
     killed = subprocess.run(
         [sys.executable, "-c", QUEUE_WATCH, "temp", site.name, *settings],
         env=site.env(KILL_AT="3"),
@@ -381,11 +381,7 @@ def _every_page_of_a_slow_sitemap_stored(site: Site, script: str) -> None:
         '    body: {xpath: "//div[@class=\'article\']/p", join: "\\n\\n"}\n',
         encoding="utf-8",
     )
-    settings = [
-        item
-        for pair in (*FAST, "SITEMAPS_BATCH_ENTRIES=5", "RULES_REGEX_PAGE_SECONDS=0.5")
-        for item in ("-s", pair)
-    ]
+    settings = [*FAST_ARGS, "-s", "SITEMAPS_BATCH_ENTRIES=5", "-s", "RULES_REGEX_PAGE_SECONDS=0.5"]
     done = subprocess.run(
         [sys.executable, "-c", script, "temp", site.name, *settings],
         env=site.env(),

@@ -30,7 +30,7 @@ import pytest
 from conftest import SiteServer
 from crawlsite import (
     COMMAND_TIMEOUT,
-    FAST,
+    FAST_ARGS,
     LOCKED,
     Site,
     locked_week,
@@ -142,9 +142,15 @@ def _temp_on_a_full_disk(site: Site, *args: str) -> subprocess.CompletedProcess[
         release()
     with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
         url = redis_server.ensure()
-        settings = [item for pair in FAST for item in ("-s", pair)]
         return site.crawler(
-            "temp", site.name, *settings, "-s", "TEXT_PROCESSES=0", *args, files_writable=False, REDIS_URL=url
+            "temp",
+            site.name,
+            *FAST_ARGS,
+            "-s",
+            "TEXT_PROCESSES=0",
+            *args,
+            files_writable=False,
+            REDIS_URL=url,
         )
 
 
@@ -365,9 +371,8 @@ def test_a_page_the_spider_failed_on_is_counted_fetched_once_and_an_error_once(s
     fetched, 1 stored, 1 error of kind spider. Requeued and fetched again (the spider mended), the job
     counts each page fetched once still."""
     site.rule("/a/spider-works", "/a/spider-fails")
-    settings = [item for pair in FAST for item in ("-s", pair)]
     done = subprocess.run(
-        [sys.executable, "-c", SPIDER_BUG, "temp", site.name, *settings],
+        [sys.executable, "-c", SPIDER_BUG, "temp", site.name, *FAST_ARGS],
         env=site.env(),
         capture_output=True,
         text=True,

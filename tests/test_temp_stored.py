@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import SiteServer
-from crawlsite import FAST, RULE, Site
+from crawlsite import FAST_ARGS, RULE, Site
 
 from crawler.store import open_store
 from crawler.store.document import week_of
@@ -266,9 +266,8 @@ def test_the_progress_line_counts_the_stored_pages_as_they_are_queued_then_the_c
     for number in range(3):
         _stored_weeks_ago(site, f"/a/queued-{number}", 2)
 
-    settings = [item for pair in FAST for item in ("-s", pair)]
     run = site.crawler(
-        "temp", site.name, *settings, "--stored", COLUMNS="100", TTY_COMPATIBLE="1", TTY_INTERACTIVE="1"
+        "temp", site.name, *FAST_ARGS, "--stored", COLUMNS="100", TTY_COMPATIBLE="1", TTY_INTERACTIVE="1"
     )
 
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
