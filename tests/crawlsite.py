@@ -116,9 +116,16 @@ class Site:
         """Write the rule of a site whose index page links to ``links``; its site id."""
         site = name or self.name
         start = self.server.url("/links?to=" + quote(",".join(links), safe="/,:?="))
-        self.rules.mkdir(parents=True, exist_ok=True)
-        (self.rules / f"{site}.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+        self.write_rule(RULE.format(start=start), site)
         return site
+
+    def write_rule(self, text: str, name: str | None = None) -> Path:
+        """Write ``text`` as the rule file of site ``name`` (this site's when None) in the rules folder;
+        its path."""
+        path = self.rules / f"{name or self.name}.yaml"
+        self.rules.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {

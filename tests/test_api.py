@@ -157,8 +157,7 @@ def _api_rule(site: Site, query: str, *, max_pages: int = 5, more: str = "") -> 
         '    body: {xpath: "//div[@class=\'article\']/p", join: "\\n\\n"}\n'
         f"{more}"
     )
-    site.rules.mkdir(parents=True, exist_ok=True)
-    (site.rules / f"{site.name}.yaml").write_text(text, encoding="utf-8")
+    site.write_rule(text)
 
 
 def test_articles_held_in_the_json_are_stored_without_fetching_their_pages(site: Site) -> None:
@@ -255,10 +254,9 @@ def test_a_cursor_that_loops_stops_the_chain_saying_so(site: Site) -> None:
 
 def test_an_api_answering_html_is_dead_lettered_saying_so(site: Site) -> None:
     text_rule = site.server.url("/a/not-json")
-    site.rules.mkdir(parents=True, exist_ok=True)
-    (site.rules / "api.yaml").write_text(
+    site.write_rule(
         f'domains: [127.0.0.1]\napi: {{url: "{text_rule}", items: data.posts, fields: {{url: link}}}}\n',
-        encoding="utf-8",
+        "api",
     )
     done = site.temp()
     assert done.returncode == 1, "nothing stored, an error: the temp crawl fails"
@@ -402,10 +400,8 @@ def test_an_api_in_utf8_is_stored_readable_and_warned_of_when_the_rules_encoding
 
 def test_rules_try_on_an_api_url_answering_html_says_it_is_not_json(site: Site) -> None:
     url = site.server.url("/a/not-json")
-    site.rules.mkdir(parents=True, exist_ok=True)
-    (site.rules / "api.yaml").write_text(
-        f'domains: [127.0.0.1]\napi: {{url: "{url}", items: data.posts, fields: {{url: link}}}}\n',
-        encoding="utf-8",
+    site.write_rule(
+        f'domains: [127.0.0.1]\napi: {{url: "{url}", items: data.posts, fields: {{url: link}}}}\n', "api"
     )
     done = site.crawler("rules", "try", "api", url)
     assert done.returncode == 1, done.stdout

@@ -652,10 +652,7 @@ def test_a_crawl_that_fetched_nothing_and_the_status_suggest_dead_list_as_the_cr
 ) -> None:
     """The commands suggested after a failed temp crawl and by ``status`` repeat how ``crawler`` was run:
     ``CRAWLER_COMMAND`` (``./run.sh`` sets it) and the ``--data-dir`` given."""
-    site.rules.mkdir(parents=True)
-    (site.rules / "nowhere.yaml").write_text(
-        RULE.format(start="http://127.0.0.1:9/nobody-listens"), encoding="utf-8"
-    )
+    site.write_rule(RULE.format(start="http://127.0.0.1:9/nobody-listens"), "nowhere")
     given = ("--data-dir", str(site.data))
     done = site.crawler(*given, "temp", "nowhere", *FAST_ARGS, CRAWLER_COMMAND="./run.sh crawler")
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
@@ -671,11 +668,10 @@ def test_a_crawl_that_fetched_nothing_and_the_status_suggest_dead_list_as_the_cr
 
 def test_a_temp_crawl_whose_index_page_gives_no_article_link_says_what_shows_why(site: Site) -> None:
     start = site.server.url("/links?to=/a/one,/a/two")
-    site.rules.mkdir(parents=True)
     rule = RULE.format(start=start).replace(
         """links: {xpath: "//ul[@class='news']"}""", """links: {allow: ["/nothing/"]}"""
     )
-    (site.rules / "nomatch.yaml").write_text(rule, encoding="utf-8")
+    site.write_rule(rule, "nomatch")
     done = site.crawler("temp", "nomatch", *FAST_ARGS)
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     assert "stored 0 articles" in done.stdout and "errors 0" in done.stdout, done.stdout
@@ -687,8 +683,7 @@ def test_a_temp_crawl_whose_index_page_gives_no_article_link_says_what_shows_why
 
 def test_a_temp_crawl_whose_start_url_answers_404_names_the_rules_key(site: Site) -> None:
     start = site.server.url("/status/404")
-    site.rules.mkdir(parents=True)
-    (site.rules / "gone.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+    site.write_rule(RULE.format(start=start), "gone")
     # Run as ./run.sh runs it: the command it suggests is written so.
     done = site.crawler("temp", "gone", *FAST_ARGS, CRAWLER_COMMAND="./run.sh crawler")
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
@@ -702,11 +697,10 @@ def test_a_temp_crawl_whose_start_url_answers_404_names_the_rules_key(site: Site
 
 def test_a_discover_crawl_whose_seed_answers_404_names_the_rules_key(site: Site) -> None:
     seed = site.server.url("/status/404")
-    site.rules.mkdir(parents=True)
-    (site.rules / "lost.yaml").write_text(
+    site.write_rule(
         f"discover:\n  topic: {{keywords: [harbour]}}\n  seeds: ['{seed}']\n  domains: [127.0.0.1]\n"
         "allow_private_addresses: true\n",
-        encoding="utf-8",
+        "lost",
     )
     done = site.crawler("temp", "lost", *FAST_ARGS)
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
@@ -722,11 +716,10 @@ def test_a_discover_crawl_continued_whose_requeued_dead_letter_is_its_seed_says_
     site: Site,
 ) -> None:
     seed = site.server.url(f"/flaky/{unique('seed')}?fail=3")  # its three tries fail, then it answers
-    site.rules.mkdir(parents=True)
-    (site.rules / "lost.yaml").write_text(
+    site.write_rule(
         f"discover:\n  topic: {{keywords: [article]}}\n  seeds: ['{seed}']\n  domains: [127.0.0.1]\n"
         "allow_private_addresses: true\n",
-        encoding="utf-8",
+        "lost",
     )
     first = site.crawler("temp", "lost", *FAST_ARGS)
     assert f"{seed} could not be read (HTTP 503" in first.stdout, first.stdout
@@ -750,11 +743,10 @@ def test_a_discover_crawl_whose_budget_leaves_seeds_unread_never_says_they_were_
     were read before"."""
     two = unique("two")
     first_seed, second_seed = site.server.url(f"/links?to=/a/{two}"), site.server.url(f"/a/{two}")
-    site.rules.mkdir(parents=True)
-    (site.rules / "short.yaml").write_text(
+    site.write_rule(
         f"discover:\n  topic: {{keywords: [article]}}\n  seeds: ['{first_seed}', '{second_seed}']"
         "\n  budget: 1\n  domains: [127.0.0.1]\nallow_private_addresses: true\n",
-        encoding="utf-8",
+        "short",
     )
     done = site.crawler("temp", "short", *FAST_ARGS)
     assert done.stdout.startswith("fetched 1 page,"), done.stdout + done.stderr[-4000:]
@@ -769,8 +761,7 @@ def test_a_temp_crawl_whose_start_url_does_not_answer_says_to_ask_again_not_to_c
     to ask again once the site answers, and only then, if the URL is wrong, the key to mend (a 404 still
     says to give another URL)."""
     start = "http://127.0.0.1:9/nobody-listens"
-    site.rules.mkdir(parents=True)
-    (site.rules / "down.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+    site.write_rule(RULE.format(start=start), "down")
     done = site.crawler("temp", "down", *FAST_ARGS)
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "errors 1 (connection: 1)" in done.stdout, done.stdout
@@ -798,8 +789,7 @@ def test_a_start_url_whose_connection_is_cut_is_a_connection_error_saying_so_and
     under a Content-Length of the whole, or chunks with no last one), or before any answer, is a
     `connection` error whose reason says what happened, and the last line says to ask again."""
     start = site.server.url(f"/cut/{unique('cut')}?how={how}")
-    site.rules.mkdir(parents=True)
-    (site.rules / "cut.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+    site.write_rule(RULE.format(start=start), "cut")
     done = site.crawler("temp", "cut", *FAST_ARGS)
     assert done.returncode == 1, done.stdout + done.stderr[-4000:]
     assert "errors 1 (connection: 1)" in done.stdout, done.stdout
@@ -963,8 +953,7 @@ def _start_url_failed_then_requeued(
     """A rule whose start URL fails for good (three 503s): its temp crawl (exit 1), then `crawler dead
     requeue` and the temp crawl that continues the job (exit 0). The start URL and the two crawls."""
     start = site.server.url(f"/flaky/{unique('start')}?fail=3")
-    site.rules.mkdir(parents=True)
-    (site.rules / "mended.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+    site.write_rule(RULE.format(start=start), "mended")
     first = site.crawler("temp", "mended", *FAST_ARGS)
     assert first.returncode == 1, first.stdout + first.stderr[-4000:]
     assert site.crawler("dead", "requeue", "--site", "mended").returncode == 0
@@ -1066,8 +1055,7 @@ def test_a_start_url_with_a_token_is_dead_lettered_and_listed_masked_and_requeue
     crawl's summary. They show it masked (``token=***``); the queued request keeps it, so that `crawler
     dead requeue` fetches the page it names."""
     start = site.server.url(f"/flaky/{unique('token')}?fail=3&token=s3cret")
-    site.rules.mkdir(parents=True)
-    (site.rules / "keyed.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+    site.write_rule(RULE.format(start=start), "keyed")
     first = site.crawler("temp", "keyed", *FAST_ARGS)
     assert first.returncode == 1, first.stdout + first.stderr[-4000:]
     assert "token=***" in first.stdout and "s3cret" not in first.stdout + first.stderr, first.stdout
@@ -1091,10 +1079,9 @@ def test_a_rule_without_a_title_field_stores_the_pages_title_and_a_title_search_
     site: Site,
 ) -> None:
     start = site.server.url("/links?to=/a/untitled1")
-    site.rules.mkdir(parents=True)
     rule = RULE.format(start=start).replace("    title: {xpath: //h1}\n", "")
     assert "title:" not in rule
-    (site.rules / f"{site.name}.yaml").write_text(rule, encoding="utf-8")
+    site.write_rule(rule)
     done = site.temp()
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     article = site.stored()["/a/untitled1"]
@@ -1491,9 +1478,7 @@ def _crawl_one_at_a_time(
     """`crawler temp` of ``site`` with a rule that starts at ``start`` (a raw server of the test) and asks
     one page at a time (a kept connection serves the next request), then ``listeners`` closed."""
     try:
-        site.rules.mkdir(parents=True)
-        rule = RULE.format(start=start) + "politeness: {concurrency: 1}\n"
-        (site.rules / f"{site.name}.yaml").write_text(rule, encoding="utf-8")
+        site.write_rule(RULE.format(start=start) + "politeness: {concurrency: 1}\n")
         return site.temp()
     finally:
         for listener in listeners:

@@ -432,8 +432,7 @@ def _feed_rule(site: Site, *feeds: str, start: str | None = None, zone: str | No
     )
     text += "feeds: [" + ", ".join(f'"{site.server.url(feed)}"' for feed in feeds) + "]\n"
     text += f"timezone: {zone}\n" if zone else ""
-    site.rules.mkdir(parents=True, exist_ok=True)
-    (site.rules / f"{site.name}.yaml").write_text(text, encoding="utf-8")
+    site.write_rule(text)
 
 
 def _feed(kind: str, *links: str) -> str:

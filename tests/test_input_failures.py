@@ -350,10 +350,7 @@ def test_a_rules_wrong_encoding_is_warned_of_once_a_site_and_counted_in_status(s
 def test_a_gbk_index_pages_article_link_is_requested_as_a_browser_requests_it(site: Site) -> None:
     """The link ``/a/长江?tag=新闻&mark=&#9972;`` of a GBK index page (no `encoding` key): its path in
     UTF-8, its query in GBK, the character GBK lacks as its character reference, as a browser sends it."""
-    site.rules.mkdir(parents=True, exist_ok=True)
-    (site.rules / f"{site.name}.yaml").write_text(
-        RULE.format(start=site.server.url("/gbk-index")), encoding="utf-8"
-    )
+    site.write_rule(RULE.format(start=site.server.url("/gbk-index")))
     done = site.temp()
     assert done.returncode == 0, done.stderr[-4000:]
     assert list(site.stored()) == ["/a/%E9%95%BF%E6%B1%9F?tag=%D0%C2%CE%C5&mark=%26%239972%3B"]

@@ -1576,8 +1576,7 @@ def test_a_crawl_stopped_while_robots_txt_does_not_come_logs_no_download_error(s
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         start = f"http://127.0.0.1:{silent.getsockname()[1]}/news/"
-        site.rules.mkdir(parents=True)
-        (site.rules / f"{site.name}.yaml").write_text(RULE.format(start=start), encoding="utf-8")
+        site.write_rule(RULE.format(start=start))
         keys = Keys("crawler")
         with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
             url = redis_server.ensure()
@@ -3137,9 +3136,7 @@ def test_a_sites_politeness_key_removed_mid_crawl_is_written_again_and_its_delay
     keys = Keys("crawler")
     arrivals: list[tuple[str, float]] = []
     with _timed_site(arrivals, articles=8) as origin:
-        site.rules.mkdir(parents=True, exist_ok=True)
-        rule = RULE.format(start=f"{origin}/") + "politeness:\n  delay: 1\n"
-        (site.rules / "timed.yaml").write_text(rule, encoding="utf-8")
+        site.write_rule(RULE.format(start=f"{origin}/") + "politeness:\n  delay: 1\n", "timed")
 
         def pages() -> list[float]:
             return [at for path, at in arrivals if path != "/robots.txt"]

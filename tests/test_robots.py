@@ -67,9 +67,7 @@ def _agent_site(server: SiteServer, root: Path) -> Site:
     """Site ``agent``: an index page linking to ``/a/open`` and ``/private/closed``, read as RuleBot."""
     site = Site(server, root, name="agent")
     start = server.url("/links?to=/a/open,/private/closed")
-    site.rules.mkdir(parents=True)
-    rule = RULE.format(start=start) + f'headers: {{User-Agent: "{RULE_AGENT}"}}\n'
-    (site.rules / "agent.yaml").write_text(rule, encoding="utf-8")
+    site.write_rule(RULE.format(start=start) + f'headers: {{User-Agent: "{RULE_AGENT}"}}\n', "agent")
     return site
 
 

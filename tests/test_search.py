@@ -145,8 +145,7 @@ def gbk_search(site: Site, query: str = "", max_pages: int | None = None) -> str
 
 
 def test_results_go_to_the_rule_whose_domains_hold_them_and_result_pages_are_followed(site: Site) -> None:
-    site.rules.mkdir(parents=True, exist_ok=True)
-    (site.rules / "finder.yaml").write_text(
+    site.write_rule(
         "domains: [127.0.0.1]\n"
         "search:\n"
         f'  url: "{site.server.url("/search?q={keyword}")}"\n'
@@ -154,7 +153,7 @@ def test_results_go_to_the_rule_whose_domains_hold_them_and_result_pages_are_fol
         "  links: {xpath: \"//ol[@class='results']\"}\n"
         "  next_page: \"//a[@rel='next']\"\n"
         "  max_pages: 2\n" + ARTICLE,
-        encoding="utf-8",
+        "finder",
     )
     (site.rules / "other.yaml").write_text(
         "domains: [localhost]\nfeeds: [http://localhost/feed]\n" + ARTICLE, encoding="utf-8"
@@ -195,10 +194,7 @@ def test_a_gbk_search_page_finds_the_keyword_sent_in_search_encoding(site: Site)
     with a bad ``search.encoding`` in the folder stops nothing."""
     with urllib.request.urlopen(site.server.url(f"/search-gbk?q={quote_plus(GBK_KEYWORD)}")) as answer:
         assert b"gbk-found" not in answer.read(), "the page finds nothing for the keyword in UTF-8"
-    site.rules.mkdir(parents=True, exist_ok=True)
-    (site.rules / "finder.yaml").write_text(
-        "domains: [127.0.0.1]\n" + gbk_search(site, max_pages=2) + ARTICLE, encoding="utf-8"
-    )
+    site.write_rule("domains: [127.0.0.1]\n" + gbk_search(site, max_pages=2) + ARTICLE, "finder")
     (site.rules / "broken.yaml").write_text(
         "domains: [localhost]\n"
         f'search: {{url: "{site.server.url("/search-gbk?q={keyword}")}", keywords: [x], encoding: gbx,'
@@ -220,10 +216,7 @@ def test_a_next_page_href_with_a_character_the_search_encoding_lacks_is_sent_as_
     """A GBK result page's next-page href holds a character GBK lacks (written ``&#9972;``): the next
     page's query sends it as a browser does, as that character reference percent-encoded, and the page
     finds its results."""
-    site.rules.mkdir(parents=True, exist_ok=True)
-    (site.rules / "finder.yaml").write_text(
-        "domains: [127.0.0.1]\n" + gbk_search(site, "&mark=1", max_pages=2) + ARTICLE, encoding="utf-8"
-    )
+    site.write_rule("domains: [127.0.0.1]\n" + gbk_search(site, "&mark=1", max_pages=2) + ARTICLE, "finder")
     in_gbk = quote_plus(GBK_KEYWORD, encoding="gbk")
     done = site.crawler("rules", "try", "finder", site.server.url(f"/search-gbk?q={in_gbk}&mark=1"))
     assert done.returncode == 0, done.stderr
@@ -262,11 +255,10 @@ def test_rules_try_reads_a_search_url_written_with_the_words_in_search_encoding(
 
 
 def test_rules_try_on_a_saved_result_page_of_a_search_only_rule(site: Site) -> None:
-    site.rules.mkdir(parents=True, exist_ok=True)
-    (site.rules / "finder.yaml").write_text(
+    site.write_rule(
         f'domains: [127.0.0.1]\nsearch: {{url: "{site.server.url("/search?q={keyword}")}", keywords: [ferry],'
         " links: {xpath: \"//ol[@class='results']\"}}\n",
-        encoding="utf-8",
+        "finder",
     )
     saved = site.root / "results.html"
     saved.write_text(

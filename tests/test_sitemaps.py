@@ -245,8 +245,7 @@ def _sitemap_rule(site: Site, *sitemaps: str, fields: str = "") -> None:
         "article:\n  fields:\n    title: {xpath: //h1}\n"
         '    body: {xpath: "//div[@class=\'article\']/p", join: "\\n\\n"}\n' + fields
     )
-    site.rules.mkdir(parents=True, exist_ok=True)
-    (site.rules / f"{site.name}.yaml").write_text(text, encoding="utf-8")
+    site.write_rule(text)
 
 
 def _map(path: str, *links: str, news: bool = False, date_only: bool = False, naive: bool = False) -> str:
@@ -372,14 +371,12 @@ def _every_page_of_a_slow_sitemap_stored(site: Site, script: str) -> None:
     """A temp crawl of a 60-page sitemap read in batches of 5 with a page budget of 0.5 s for the rule's
     searches, run by ``script`` (``crawler`` made slow at some step): no search skipped, every page stored."""
     pages = [f"/a/slow{n}" for n in range(60)]
-    site.rules.mkdir(parents=True, exist_ok=True)
-    (site.rules / f"{site.name}.yaml").write_text(
+    site.write_rule(
         "domains: [127.0.0.1]\n"
         f'sitemaps: ["{site.server.url(_map("/sitemap.xml", *pages))}"]\n'
         "index:\n  links:\n    allow: ['/a/slow\\d+$']\n"
         "article:\n  fields:\n    title: {xpath: //h1}\n"
-        '    body: {xpath: "//div[@class=\'article\']/p", join: "\\n\\n"}\n',
-        encoding="utf-8",
+        '    body: {xpath: "//div[@class=\'article\']/p", join: "\\n\\n"}\n'
     )
     settings = [*FAST_ARGS, "-s", "SITEMAPS_BATCH_ENTRIES=5", "-s", "RULES_REGEX_PAGE_SECONDS=0.5"]
     done = subprocess.run(
