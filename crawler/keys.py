@@ -76,6 +76,7 @@ class Keys:
         "rule_errors",
         "seeds",
         "sequence",
+        "since",
         "store_locks",
         "workers",
     )
@@ -160,6 +161,10 @@ class Keys:
         # The rule files the active scheduler cannot read, so grabs not (a hash: site -> JSON: scheduler,
         # error), written at each of its ticks: its rules folder may not be the one `crawler status` reads.
         self.rule_errors = f"{prefix}:scheduler:rule-errors"
+        # When this Redis's crawler data began, and when a worker or scheduler found it lost (a hash:
+        # began, lost, held, by; redisio/since.py): a FLUSHALL or a restart without persistence takes it
+        # with the rest, which tells the loss.
+        self.since = f"{prefix}:since"
 
     def queue_of(self, site: str) -> str:
         """A site's queued requests (a sorted set: JSON request -> priority and arrival)."""

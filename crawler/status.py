@@ -4,7 +4,9 @@ it as one JSON-ready mapping, which ``crawler status`` (:mod:`crawler.cli.status
 - the queue (``crawler:queue``, ``crawler:leases``: a lease past its deadline is ``expired``, its worker
   gone; a live worker puts it back in the queue), the workers' heartbeats (``crawler:workers``,
   :mod:`crawler.worker.heartbeat`: a dead worker shows 0 responses a minute, and is left out once its last
-  beat is ``SUPERVISION_FORGET_WORKER_SECONDS`` old), the active scheduler (``crawler:scheduler:leader``);
+  beat is ``SUPERVISION_FORGET_WORKER_SECONDS`` old), the active scheduler (``crawler:scheduler:leader``),
+  when Redis's crawler data began and when it was found lost (``crawler:since``,
+  :mod:`crawler.redisio.since`);
 - per site, the grab state (``crawler:grab:<site>``, :mod:`crawler.schedule.grabs` and
   :mod:`crawler.schedule.revisit`), the last grab's job counters, and the hourly counters
   (``crawler:stats:<site>:<hour>``, :mod:`crawler.worker.stats`) of the last 24 hours and of the 7 days
@@ -49,6 +51,7 @@ from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import decoded, evicts, hash_of, writes_refused
 from crawler.redisio.embedded import process_running
 from crawler.redisio.queue import LeasedQueue, SitePoliteness, WrongKey
+from crawler.redisio.since import read_since
 from crawler.redisio.workers import beat_alive, beat_id, beat_suspended, pid_space, read_beat
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
@@ -140,7 +143,7 @@ def build_status(
         if site is None or error.file == ruleset.broken.get(site)
     ]
     sites_files = set(ruleset.broken.values())
-    health = _redis(server)
+    health = {**_redis(server), **_since(server, keys)}
     to_crawl = _to_crawl(server, keys)
     queue = {
         "queued": to_crawl["queued"],
@@ -416,6 +419,20 @@ def _redis(server: redis.Redis) -> dict[str, Any]:
         "writes_refused": writes_refused(server),
         "evicts": evicts(server),
     }
+
+
+def _since(server: redis.Redis, keys: Keys) -> dict[str, Any]:
+    """When Redis's crawler data began (``data_began``), and when a worker or the scheduler found it lost
+    (``data_lost``: ``at``, ``held_at`` when the one that found it last saw it there, ``found_by``), by
+    ``crawler:since`` (:mod:`crawler.redisio.since`); None for what it does not say."""
+    since = read_since(server, keys)
+    if since is None:
+        return {"data_began": None, "data_lost": None}
+    lost = None
+    if since.lost is not None:
+        held = None if since.held is None else _iso(since.held)
+        lost = {"at": _iso(since.lost), "held_at": held, "found_by": since.by}
+    return {"data_began": _iso(since.began), "data_lost": lost}
 
 
 def _dead_elsewhere(dead: dict[str, int]) -> str | None:

@@ -1829,6 +1829,64 @@ def test_crawler_run_logs_each_rule_error_once(site: Site) -> None:
     assert len(said) == 1, said
 
 
+def test_crawler_run_says_once_that_redis_lost_its_data_and_status_shows_it(site: Site) -> None:
+    """Redis emptied under `crawler run` (FLUSHALL; a restart without persistence alike) failed no call:
+    the service went on, its grab queued again, and neither its log nor `crawler status` said the queue,
+    the URLs seen, the dead letters and the counters were gone. It logs one error (its scheduler and worker
+    both check), and status says when the data began and when it was lost."""
+    site.rule("/a/kept")
+    path = site.rules / f"{site.name}.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "schedule: {every: 20m}\n", encoding="utf-8")
+    log = site.root / "run.log"
+    beats = ("-s", "SUPERVISION_HEARTBEAT_SECONDS=0.5", "-s", "SCHEDULE_TICK_SECONDS=0.5")
+    with log.open("w", encoding="utf-8") as stream:
+        service = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "run", *FAST_ARGS, *beats],
+            env=site.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=stream,
+            stderr=stream,
+        )
+        try:
+            wait_until(lambda: "/a/kept" in site.stored(), "the scheduled grab's article stored")
+            client = connect(f"unix://{site.data / 'redis' / 'redis.sock'}")
+            try:
+                client.flushall()
+                # Both the scheduler and the worker have checked since: the grab queued again, the
+                # worker's heartbeat written again after the marker was.
+                wait_until(lambda: client.hexists(Keys("crawler").since, "lost"), "the loss found")
+                lost = float(client.hget(Keys("crawler").since, "lost") or 0)
+                wait_until(
+                    lambda: any(
+                        json.loads(beat)["seen"] > lost + 1 for beat in client.hvals(Keys("crawler").workers)
+                    ),
+                    "a heartbeat after the loss",
+                )
+                wait_until(
+                    lambda: bool(client.exists(Keys("crawler").grab(site.name))), "the grab queued again"
+                )
+            finally:
+                client.close()
+            service.send_signal(signal.SIGINT)
+            service.wait(WAIT_LIMIT)
+        finally:
+            if service.poll() is None:
+                service.kill()
+                service.wait()
+    text = log.read_text(encoding="utf-8")
+    said = [line for line in text.splitlines() if "Redis lost the crawler's data" in line]
+    assert len(said) == 1, said
+    assert "ERROR" in said[0] and "crawler:since, which said it began at" in said[0], said[0]
+    status = site.crawler("status")
+    assert status.returncode == 0, status.stderr[-4000:]
+    at = datetime.fromtimestamp(lost, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    shown = " ".join(status.stdout.split())
+    assert f"Redis's crawler data began at {at}" in shown, shown
+    assert f"Redis lost its data at {at} (a FLUSHALL or a restart without persistence): found by " in shown, (
+        shown
+    )
+
+
 # --- Redis's disk is full -------------------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -20,7 +21,7 @@ from typing import Any
 
 import pytest
 import redis
-from crawlsite import wait_until
+from crawlsite import WAIT_LIMIT, wait_until
 from scrapy.utils.test import get_crawler
 
 from crawler import settings as project_settings
@@ -29,9 +30,10 @@ from crawler.demo import DEMO_RULES
 from crawler.keys import Keys, hour_of
 from crawler.redisio import clock as clock_module
 from crawler.redisio.clock import redis_clock
-from crawler.redisio.connection import decoded
+from crawler.redisio.connection import connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
+from crawler.redisio.since import DataMarker, Since, read_since
 from crawler.redisio.workers import Heartbeats, dead_workers, pid_space, worker_id
 from crawler.requests import WrittenOff, write_off_lost
 from crawler.rules import load_rules
@@ -2259,3 +2261,146 @@ def test_a_sites_counters_key_of_another_type_neither_stops_nor_repeats_the_othe
     counters.flush()
     assert fetched("broken") == [b"1"], "kept until it could be written"
     assert fetched("news") == [b"1"]
+
+
+def _lost_said(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The errors logged of a loss of Redis's crawler data."""
+    return [
+        r.getMessage() for r in caplog.records if r.getMessage().startswith("Redis lost the crawler's data")
+    ]
+
+
+def test_a_worker_says_once_that_redis_lost_the_crawlers_data_and_status_shows_when(
+    rules: Path,
+    redis_client: redis.Redis,
+    redis_server: str,
+    run_crawler: Callable[..., str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Redis emptied under a running worker (FLUSHALL, or a restart without persistence) failed no call:
+    the worker went on with no queue, no URL seen, no dead letter and no counter, and neither its log nor
+    `crawler status` said anything was lost. Its heartbeat finds the marker it saw gone, logs one error
+    naming what was lost and what happens now, and writes it again; status shows when the data began and
+    when it was lost."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    heartbeat = WorkerHeartbeat.from_crawler(get_crawler(settings_dict={**values, "REDIS_URL": redis_server}))
+    key = Keys("crawler").since
+    with caplog.at_level(logging.INFO, logger="crawler.redisio.since"):
+        heartbeat.beat()
+        began = float(redis_client.hget(key, "began") or 0)
+        assert began > 0
+        report = json.loads(run_crawler("status", "--format", "json"))
+        assert report["redis"]["data_began"] == datetime.fromtimestamp(began, UTC).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"
+        )
+        assert report["redis"]["data_lost"] is None
+        assert "Redis lost its data" not in run_crawler("status")
+        redis_client.flushall()
+        heartbeat.beat()
+        heartbeat.beat()
+    said = _lost_said(caplog)
+    assert len(said) == 1, said
+    assert [r.levelno for r in caplog.records if r.getMessage() in said] == [logging.ERROR]
+    assert "(a FLUSHALL, or a restart without persistence): crawler:since, which said it began at" in said[0]
+    for words in (
+        "the requests queued, leased and waiting",
+        "the URLs seen (the Bloom filter)",
+        "the dead letters",
+        "counters",
+        "grab is queued again at its next tick",
+        "the temp crawls under way end with an error",
+        "the dead letters are gone for good",
+    ):
+        assert words in said[0], (words, said[0])
+    marker = {decoded(k): decoded(v) for k, v in redis_client.hgetall(key).items()}
+    assert marker["began"] == marker["lost"] and float(marker["held"]) >= began, marker
+    assert marker["by"] == THIS_WORKER.decode(), marker
+    report = json.loads(run_crawler("status", "--format", "json"))
+    lost_at = datetime.fromtimestamp(float(marker["lost"]), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert report["redis"]["data_began"] == lost_at
+    assert report["redis"]["data_lost"]["at"] == lost_at
+    assert report["redis"]["data_lost"]["found_by"] == THIS_WORKER.decode()
+    shown = _words(run_crawler("status"))
+    assert f"Redis's crawler data began at {lost_at}" in shown, shown
+    assert (
+        f"NOTE Redis lost its data at {lost_at} (a FLUSHALL or a restart without persistence): found by"
+        f" {THIS_WORKER.decode()}, which saw it held at "
+    ) in shown, shown
+    assert "the requests queued, the URLs seen, the dead letters and the counters before it are gone" in shown
+
+
+def test_the_scheduler_says_a_loss_of_redis_data_and_a_worker_of_its_process_does_not_again(
+    rules: Path,
+    redis_client: redis.Redis,
+    redis_server: str,
+    run_crawler: Callable[..., str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The scheduler's ticks find the loss too (with no worker beside it: `crawler schedule`), and under
+    `crawler run` the worker of its process, finding the marker the scheduler wrote again, says nothing
+    more: one error a process."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    scheduler = GrabScheduler(connect(redis_server), Keys("crawler"), tick_seconds=0.05)
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    heartbeat = WorkerHeartbeat.from_crawler(get_crawler(settings_dict={**values, "REDIS_URL": redis_server}))
+    key = Keys("crawler").since
+    stop = threading.Event()
+    thread = threading.Thread(target=scheduler.run, args=(load_rules(rules).rules.values, stop))
+    with caplog.at_level(logging.INFO, logger="crawler.redisio.since"):
+        thread.start()
+        try:
+            wait_until(lambda: redis_client.hexists(key, "began"), "the scheduler's marker")
+            heartbeat.beat()
+            redis_client.flushall()
+            wait_until(lambda: redis_client.hexists(key, "lost"), "the scheduler to find the loss")
+            heartbeat.beat()
+        finally:
+            stop.set()
+            thread.join(WAIT_LIMIT)
+    said = _lost_said(caplog)
+    assert len(said) == 1, said
+    assert redis_client.hget(key, "by") == scheduler.owner.encode()
+    assert "Redis lost its data at " in run_crawler("status")
+
+
+def test_a_process_that_saw_the_data_says_its_loss_when_one_started_after_it_marked_it_anew(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A process started on the emptied Redis, having seen nothing before, writes the marker as new; one
+    that saw the old marker finds it replaced, not gone: it says the loss all the same, and records it."""
+    keys = Keys("crawler")
+    seen, started = DataMarker(redis_client, keys, "old:1:a"), DataMarker(redis_client, keys, "new:2:b")
+    with caplog.at_level(logging.INFO, logger="crawler.redisio.since"):
+        assert seen.check(1000.0) is None
+        redis_client.flushall()
+        assert started.check(1010.0) is None
+        lost = seen.check(1020.0)
+    said = _lost_said(caplog)
+    assert len(said) == 1, said
+    assert "between 1970-01-01T00:16:40Z and 1970-01-01T00:16:50Z" in said[0], said[0]
+    assert lost == Since(began=1010.0, lost=1010.0, held=1000.0, by="old:1:a")
+    assert read_since(redis_client, keys) == lost
+
+
+def test_a_marker_of_redis_data_set_to_another_type_is_warned_of_once_not_taken_for_a_loss(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``crawler:since`` overwritten with a string (someone SET it) fails each check with WRONGTYPE: it is
+    warned of once, with the fix; removed, it is written anew, and no loss is said of it."""
+    keys = Keys("crawler")
+    marker = DataMarker(redis_client, keys, "w:1:a")
+    with caplog.at_level(logging.INFO, logger="crawler.redisio.since"):
+        marker.check(1000.0)
+        redis_client.set(keys.since, "mine")
+        assert marker.check(1010.0) is None
+        assert marker.check(1020.0) is None
+        redis_client.delete(keys.since)
+        assert marker.check(1030.0) is None
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [
+        "Redis key crawler:since is a string, not a hash: a loss of Redis's data (a FLUSHALL, a restart"
+        " without persistence) cannot be told; fix: redis-cli DEL crawler:since (written again at the next"
+        " check)"
+    ], said
+    assert read_since(redis_client, keys) == Since(began=1030.0, by="w:1:a")

@@ -238,6 +238,10 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
         f" memory {health['used_memory_bytes'] / 1e6:.1f} MB",
         soft_wrap=terminal,
     )
+    if health["data_began"] is not None:
+        console.print(f"Redis's crawler data began at {health['data_began']}", soft_wrap=terminal)
+    if health["data_lost"] is not None:
+        console.print(Text.assemble(("NOTE", "yellow"), " ", _lost(health["data_lost"])), soft_wrap=True)
     if health["writes_refused"]:
         console.print(
             Text.assemble(("NEEDS ATTENTION", "red"), " ", health["writes_refused"]), soft_wrap=True
@@ -362,6 +366,17 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
         console.print(
             f"[red]NEEDS ATTENTION[/red] {escape(broken['error'])}; {escape(checked(broken))}", soft_wrap=True
         )
+
+
+def _lost(lost: dict[str, Any]) -> str:
+    """The line of a loss of Redis's crawler data (``redis.data_lost`` of the report)."""
+    found = f"found by {lost['found_by']}" if lost["found_by"] else "found"
+    if lost["held_at"]:
+        found += f", which saw it held at {lost['held_at']}"
+    return (
+        f"Redis lost its data at {lost['at']} (a FLUSHALL or a restart without persistence): {found}; the"
+        " requests queued, the URLs seen, the dead letters and the counters before it are gone"
+    )
 
 
 def _redis_errors(worker: dict[str, Any], stale: str | None) -> str:

@@ -102,6 +102,7 @@ from crawler.keys import Keys
 from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import decoded, hash_of, turned_away, writes_refused
 from crawler.redisio.queue import LeasedQueue
+from crawler.redisio.since import DataMarker
 from crawler.redisio.workers import pid_space
 from crawler.requests import enqueue_job, expired_leases, write_off_lost
 from crawler.rules import Rule, RuleError, RuleFiles, load_rules
@@ -232,6 +233,7 @@ class GrabScheduler:
         # schedulers, on machines whose clocks may differ.
         self.clock = clock if clock is not None else functools.partial(redis_clock, server)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.marker = DataMarker(server, keys, self.owner)
         self._claim = server.register_script(_CLAIM)
         self._plan = server.register_script(_PLAN)
         self._reperiod = server.register_script(_REPERIOD)
@@ -593,7 +595,8 @@ class GrabScheduler:
         whether it is the active scheduler when it starts and each time that changes, and names the sites
         whose rule has no schedule at its first tick (and each such site added later, once). Each tick
         writes ``rule_errors`` (site -> the errors of its rule file, at the last ``load``) for `crawler
-        status` on other machines, whose rules folder may be sound."""
+        status` on other machines, whose rules folder may be sound, and checks that Redis still holds the
+        crawler's data (:class:`~crawler.redisio.since.DataMarker`: a loss is logged once)."""
         leading: bool | None = None
         # The kind of the failure of the ticks (:func:`_kind`) while they fail: each said once.
         failing: str | None = None
@@ -601,6 +604,7 @@ class GrabScheduler:
         try:
             while not stop.is_set():
                 try:
+                    self.marker.check(self.clock())
                     now_leading = self.lead(leader_seconds)
                     if now_leading != leading:
                         if now_leading:

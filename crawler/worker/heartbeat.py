@@ -16,7 +16,8 @@ that died (``kill -9``, its machine gone) is removed by the first beat of a live
 than its own ``forget`` and three of its beats: a worker's entry is never removed while it is alive,
 whatever the setting. A beat reads only the entries whose beat is due by then
 (:class:`crawler.redisio.workers.Heartbeats`), not the whole hash. :func:`announced` writes a process's
-first beat before its worker starts, and removes it when the process is done.
+first beat before its worker starts, and removes it when the process is done. Each beat checks too that
+Redis still holds the crawler's data (:class:`crawler.redisio.since.DataMarker`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from scrapy.settings import BaseSettings
 from twisted.internet import task
 
 from crawler.redisio.clock import redis_clock, shared_now
+from crawler.redisio.since import DataMarker
 from crawler.redisio.workers import Heartbeats, pid_space, worker_id
 from crawler.store import StoreConfig, store_config
 from crawler.worker.connection import keys_of, outage_of, server_of
@@ -67,6 +69,7 @@ class WorkerHeartbeat:
         self.key = keys_of(crawler).workers
         self.heartbeats = Heartbeats(server, self.key)
         self.worker = worker_id()
+        self.marker = DataMarker(server, keys_of(crawler), self.worker)
         self.started = shared_now()
         self.responses = 0
         self._history: deque[tuple[float, int]] = deque()
@@ -127,6 +130,11 @@ class WorkerHeartbeat:
             self.heartbeats.write(self.worker, beat, now, self.forget_seconds)
         except redis.RedisError as exc:
             outage_of(self.crawler).failed("write this worker's heartbeat", exc)
+            return
+        try:
+            self.marker.check(now)
+        except redis.RedisError as exc:
+            outage_of(self.crawler).failed("check that Redis still holds the crawler's data", exc)
             return
         outage_of(self.crawler).ok(wrote=True)
 
