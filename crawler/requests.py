@@ -103,8 +103,8 @@ __all__ = [
     "push",
     "queue_new",
     "redirects",
-    "remember_temp_job",
     "temp_job_ended",
+    "temp_job_seeding",
     "unfinished_temp_job",
     "without_lease",
     "write_off_lost",
@@ -531,16 +531,25 @@ class JobCounts:
 
 
 def unfinished_temp_job(server: redis.Redis, keys: Keys, site: str, *, again: bool = False) -> str | None:
-    """The job of ``site``'s last temp crawl of the whole site while it has requests pending (that crawl
-    was killed or stopped before its end, or runs still), if it fetches seen URLs again as ``again`` asks
-    (``crawler temp SITE --again``), else None."""
+    """The job of ``site``'s last temp crawl of the whole site while it has requests pending or is not
+    queued in full (``seeding``: :func:`enqueue_job`'s ``temp_of``) (that crawl was killed or stopped before
+    its end, or runs still), if it fetches seen URLs again as ``again`` asks (``crawler temp SITE
+    --again``), else None."""
     last = server.get(keys.temp(site))
     if last is None:
         return None
     job = decoded(last)
     if server.hexists(keys.job(job), "fetches_seen") != again:
         return None
+    if temp_job_seeding(server, keys, job):
+        return job
     return job if JobCounts.read(server, keys, job).pending > 0 else None
+
+
+def temp_job_seeding(server: redis.Redis, keys: Keys, job: str) -> bool:
+    """The temp crawl that queued ``job`` stopped before all was queued (:func:`enqueue_job`'s
+    ``temp_of``): queueing it again queues the rest."""
+    return bool(server.hexists(keys.job(job), "seeding"))
 
 
 def end_again(server: redis.Redis, keys: Keys, job: str) -> None:
@@ -599,11 +608,6 @@ def write_off_lost(server: redis.Redis, keys: Keys, site: str) -> WrittenOff | N
         named = [job for job in pipe.execute(raise_on_error=False) if isinstance(job, bytes)]
     lost = LeasedQueue(server, keys).lost(site, write_off=True, jobs=[decoded(job) for job in named])
     return None if lost is None or not any(lost) else WrittenOff(*lost)
-
-
-def remember_temp_job(server: redis.Redis, keys: Keys, site: str, job: str) -> None:
-    """Record ``job`` as ``site``'s last temp crawl of the whole site (see :func:`unfinished_temp_job`)."""
-    server.set(keys.temp(site), job)
 
 
 def mark_temp_job(server: redis.Redis, keys: Keys, job: str, *, ended: bool) -> None:
@@ -690,6 +694,7 @@ def enqueue_job(
     kind: str = "temp",
     boost: int = 0,
     again: bool = False,
+    temp_of: str | None = None,
 ) -> str:
     """Queue a job: each rule's start URLs as index pages, its feeds, sitemaps, API and search pages, its
     discover seeds, or, when
@@ -699,15 +704,23 @@ def enqueue_job(
     (a crawl asked for now) or ``grab`` (a regular grab of the schedule); ``boost`` raises the priority
     of its requests (and of the article requests they lead to) over the rule's own; ``again``: the
     article links of its listing pages are fetched even when their URLs were seen before, once each in
-    the job (its hash has ``fetches_seen`` 1). Returns the job id (a
+    the job (its hash has ``fetches_seen`` 1); ``temp_of``: the job is that site's last temp crawl of the
+    whole site, recorded with the job's hash, ``seeding`` in it, before anything is queued, and ``seeding``
+    cleared once all is (:func:`unfinished_temp_job`: a crawl killed while it queued leaves a job the next
+    one goes on with, never requests of a job no crawl knows). Returns the job id (a
     new one unless given: queueing a job again adds nothing, since the queue stores an identical request
     once)."""
     job = job or uuid.uuid4().hex[:12]
     rules = list(rules)
+    with server.pipeline(transaction=True) as pipe:
+        if temp_of is not None:
+            pipe.set(keys.temp(temp_of), job)
+            pipe.hset(keys.job(job), "seeding", 1)
+        pipe.hset(keys.job(job), mapping={"sites": ",".join(rule.site for rule in rules), "kind": kind})
+        if again:
+            pipe.hset(keys.job(job), "fetches_seen", 1)
+        pipe.execute()
     open_job(server, keys, job)
-    server.hset(keys.job(job), mapping={"sites": ",".join(rule.site for rule in rules), "kind": kind})
-    if again:
-        server.hset(keys.job(job), "fetches_seen", 1)
     queue = LeasedQueue(server, keys, lease_seconds=lease_seconds)
     urls = list(article_urls)
     for rule in rules:
@@ -742,6 +755,8 @@ def enqueue_job(
                 push(queue, request)
             if rule.discover is not None:
                 _enqueue_seeds(server, keys, queue, rule, rule.discover, job, kind)
+    if temp_of is not None:
+        server.hdel(keys.job(job), "seeding")
     return job
 
 

@@ -20,7 +20,7 @@ from crawler.demo import DEMO_RULES
 from crawler.keys import Keys
 from crawler.redisio import serializer
 from crawler.redisio.queue import Ack, LeasedQueue
-from crawler.requests import JobCounts, discover_request, encode_request, enqueue_job, remember_temp_job
+from crawler.requests import JobCounts, discover_request, encode_request, enqueue_job
 from crawler.rules import Rule, load_rule, load_rules
 from crawler.schedule.grabs import GrabScheduler, Planned, Seeded, Waiting, next_due
 from crawler.schedule.revisit import Revisits, bounds, next_interval
@@ -399,8 +399,7 @@ def test_a_grab_due_while_a_temp_crawl_of_the_site_has_work_left_waits_until_tha
     key = Keys(PREFIX).grab(rule.site)
     (first,) = scheduler.tick([rule])
     take_all(redis_client)
-    temp = enqueue_job(redis_client, Keys(PREFIX), [rule], kind="temp", boost=100)
-    remember_temp_job(redis_client, Keys(PREFIX), rule.site, temp)
+    temp = enqueue_job(redis_client, Keys(PREFIX), [rule], kind="temp", boost=100, temp_of=rule.site)
     queued = queued_index_pages(redis_client)
     assert queued > 0
     for _ in range(3):
@@ -1012,10 +1011,11 @@ def test_the_job_hashes_an_older_version_left_without_a_time_to_live_are_given_o
     take_all(redis_client)
     redis_client.hset(keys.job(ended_temp), "ended", "1")
     running_temp = enqueue_job(redis_client, keys, [rule], article_urls=["http://127.0.0.1:1/b"])
-    last_temp = enqueue_job(redis_client, keys, [rule], article_urls=["http://127.0.0.1:1/c"])
+    last_temp = enqueue_job(
+        redis_client, keys, [rule], article_urls=["http://127.0.0.1:1/c"], temp_of=rule.site
+    )
     take_all(redis_client)
     redis_client.hset(keys.job(last_temp), "ended", "1")
-    remember_temp_job(redis_client, keys, rule.site, last_temp)
     current = enqueue_job(redis_client, keys, [rule], kind="grab")
     waited = enqueue_job(redis_client, keys, [rule], kind="grab")
     redis_client.hset(keys.grab(rule.site), mapping={"job": current, "waiting": waited, "next": "9999999999"})

@@ -943,15 +943,15 @@ def test_a_temp_crawl_writes_off_the_requests_its_site_lost_before_it_started(si
     deleted (as under `crawler run`, the site's next grab not due yet): the next `crawler temp SITE`
     resumed that job, waited for requests no worker could take, and ended with nothing fetched, saying
     they were lost. The counts are written off as it starts, with a note; it crawls the site anew."""
-    from crawler.requests import enqueue_job, remember_temp_job
+    from crawler.requests import enqueue_job
     from crawler.rules import load_rule
 
     site.rule(*(f"/a/w{n}" for n in range(3)))
     keys = Keys("crawler")
     with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
         client = connect(redis_server.ensure())
-        job = enqueue_job(client, keys, [load_rule(site.rules / f"{site.name}.yaml")], kind="temp")
-        remember_temp_job(client, keys, site.name, job)
+        rule = load_rule(site.rules / f"{site.name}.yaml")
+        job = enqueue_job(client, keys, [rule], kind="temp", temp_of=site.name)
         client.delete(keys.queue_of(site.name))
         client.close()
     done = site.temp()
@@ -966,21 +966,64 @@ def test_a_temp_crawl_writes_off_the_requests_its_site_lost_before_it_started(si
     assert len(site.stored()) == 3, sorted(site.stored())
 
 
+def test_a_temp_crawl_stopped_as_it_queues_its_job_leaves_it_known_and_the_next_one_goes_on_with_it(
+    site: Site,
+) -> None:
+    """A temp crawl of the whole site queued its job, then recorded it as the site's last (crawler:temp:SITE):
+    killed in between, it left requests of a job no crawl knew, which the next `crawler temp SITE` neither
+    resumed nor waited for (a new job, the site's pages queued twice). The job is recorded first, marked
+    ``seeding`` until all is queued; the next crawl goes on with it and queues the rest. The stop is a
+    Redis user denied the job's first write after the record (HSETNX of its ``created``)."""
+    site.rule(*(f"/a/s{n}" for n in range(3)))
+    keys = Keys("crawler")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        client.acl_setuser(
+            "seeder", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all", "-hsetnx"]
+        )
+        try:
+            # Run as is: the denied command ends `crawler temp` with a traceback (not what is tested here).
+            stopped = subprocess.run(
+                [sys.executable, "-m", "crawler.cli", "temp", site.name],
+                env=site.env(REDIS_URL=f"unix://seeder:pw@{redis_server.socket_path}"),
+                capture_output=True,
+                text=True,
+                timeout=COMMAND_TIMEOUT,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+            assert stopped.returncode == 1, (stopped.stdout, stopped.stderr[-4000:])
+            assert "permissions to run the 'hsetnx' command" in stopped.stderr, stopped.stderr[-4000:]
+            last = client.get(keys.temp(site.name))
+            assert last is not None, "the job is recorded before anything of it is queued"
+            job = decoded(last)
+            assert client.hget(keys.job(job), "seeding") == b"1"
+            done = site.crawler("temp", site.name, *FAST_ARGS, REDIS_URL=redis_server.url)
+            assert done.returncode == 0, (done.stdout, done.stderr[-4000:])
+            assert done.stdout.startswith(f"resumed job {job}, "), done.stdout
+            assert not client.hexists(keys.job(job), "seeding"), "queued in full"
+        finally:
+            client.acl_deluser("seeder")
+            client.close()
+    assert sorted(site.stored()) == [f"/a/s{n}" for n in range(3)]
+    assert site.status()["queue"] == {"queued": 0, "leased": 0, "expired": 0, "waiting": 0, "dead_letters": 0}
+
+
 def test_a_temp_crawls_note_of_requests_lost_says_its_jobs_counted_them_when_the_site_counted_none(
     site: Site,
 ) -> None:
     """The site's count of pending requests deleted with its queue (crawler:pending gone), only its last
     temp crawl's job counted the lost request: the note said "the 1 request SITE counted pending", a count
     the site no longer had. It says the site's last jobs counted it, the site none."""
-    from crawler.requests import enqueue_job, remember_temp_job
+    from crawler.requests import enqueue_job
     from crawler.rules import load_rule
 
     site.rule(*(f"/a/j{n}" for n in range(3)))
     keys = Keys("crawler")
     with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
         client = connect(redis_server.ensure())
-        job = enqueue_job(client, keys, [load_rule(site.rules / f"{site.name}.yaml")], kind="temp")
-        remember_temp_job(client, keys, site.name, job)
+        rule = load_rule(site.rules / f"{site.name}.yaml")
+        enqueue_job(client, keys, [rule], kind="temp", temp_of=site.name)
         client.delete(keys.queue_of(site.name), keys.pending)
         client.close()
     done = site.temp()

@@ -68,9 +68,9 @@ from crawler.requests import (
     keep_job,
     mark_temp_job,
     queue_in_job,
-    remember_temp_job,
     take_leftovers,
     temp_job_ended,
+    temp_job_seeding,
     unfinished_temp_job,
     write_off_lost,
 )
@@ -321,15 +321,18 @@ def _temp(args: argparse.Namespace) -> int:
                 with _queueing_shown(title, itertools.chain(known.items(), rereads or ())) as again:
                     job = _enqueue(settings, server, keys, [rule], article_urls=fresh, stored=again)
             else:
-                job = _enqueue(settings, server, keys, [rule], article_urls=fresh, again=seen_again)
-            if not given:
-                remember_temp_job(server, keys, rule.site, job)
+                temp_of = None if given else rule.site
+                job = _enqueue(
+                    settings, server, keys, [rule], article_urls=fresh, again=seen_again, temp_of=temp_of
+                )
         else:
             job = resumed
             # What became of the job goes first, as the summary's first line says it: a narrow terminal
             # cuts the title from its end, down to MIN_TITLE_WIDTH, which the word fits.
             title = f"{'continued' if requeued else 'resumed'} {title} (job {job})"
             mark_temp_job(server, keys, job, ended=False)
+            if temp_job_seeding(server, keys, job):
+                _enqueue(settings, server, keys, [rule], again=seen_again, job=job, temp_of=rule.site)
             _note_held_leases(server, keys, job)
         try:
             counts, paused, helped = _crawl_job(
@@ -1208,9 +1211,12 @@ def _enqueue(
     article_urls: list[str] | None = None,
     stored: Iterable[tuple[str, str]] | None = None,
     again: bool = False,
+    job: str | None = None,
+    temp_of: str | None = None,
 ) -> str:
     """Queue ``rules`` (or ``article_urls`` and ``stored`` pages of the one rule) as a new temp job (one
-    that fetches seen URLs again: ``again``); its id."""
+    that fetches seen URLs again: ``again``), or as ``job`` again, the last temp crawl of site ``temp_of``
+    when given (:func:`crawler.requests.enqueue_job`); its id."""
     return enqueue_job(
         server,
         keys,
@@ -1218,9 +1224,11 @@ def _enqueue(
         article_urls=article_urls or (),
         stored=stored,
         lease_seconds=settings.getfloat("LEASE_SECONDS"),
+        job=job,
         kind="temp",
         boost=settings.getint("SCHEDULE_TEMP_BOOST"),
         again=again,
+        temp_of=temp_of,
     )
 
 
