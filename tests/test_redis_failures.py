@@ -3267,6 +3267,59 @@ class _AtOnce:
         """Nothing waits."""
 
 
+def test_an_ack_whose_job_hash_is_of_another_type_fails_alone_named_once_and_the_others_are_counted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A reactor turn's acknowledgements go to Redis in one pipeline (flush_acks). One whose job's hash held
+    another type (someone SET crawler:job:<id>) failed its script with WRONGTYPE: execute() raised, so the
+    worker counted none of the turn's acks (acked/stored 0 for the 2 articles Redis had acknowledged, and
+    counted in their job), and it was logged as Redis failing, every turn one such ack came. Each ack
+    stands alone: the others are counted, the key is named once with its fix, and Redis is not said down."""
+    from scrapy.http import Request
+
+    from crawler.requests import ARTICLE
+
+    keys = Keys("crawler")
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        scheduler._ack_soon = _AtOnce(lambda: None)  # a turn's acks are sent by flush_acks below
+        try:
+            scheduler.queue.configure("news", delay=0, concurrency=4)
+            jobs = ("good", "bad", "good", "bad")
+            for job in set(jobs):
+                open_job(client, keys, job)
+            for number, job in enumerate(jobs):
+                url = f"http://127.0.0.1/a/ack{number}"
+                meta = {"site": "news", "kind": ARTICLE, "job": job}
+                assert scheduler.enqueue_request(Request(url, meta=meta, dont_filter=True))
+            leased = [scheduler.next_request() for _ in jobs]
+            assert all(request is not None for request in leased), leased
+            client.set(keys.job("bad"), "someone's")
+            with caplog.at_level(logging.INFO):
+                for request in leased[:3]:
+                    scheduler.ack(request, fetched=1, stored=1)
+                scheduler.flush_acks()
+                first = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+                caplog.clear()
+                scheduler.ack(leased[3], fetched=1, stored=1)
+                scheduler.flush_acks()
+                second = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+            good = client.hgetall(keys.job("good"))
+            leased_still = client.zcard(keys.leases)
+        finally:
+            client.close()
+    assert crawler.stats is not None and crawler.stats.get_value("acked/stored") == 2, "the good job's two"
+    assert good[b"stored"] == b"2" and good[b"pending"] == b"0", good
+    assert leased_still == 0, "the failed acks' leases ended before their job's counts"
+    assert len(first) == 1, first
+    assert first[0].startswith(
+        "An acknowledgement of job bad (site news) failed: Redis key crawler:job:bad is a string, not a hash"
+    ), first
+    assert first[0].endswith("fix: redis-cli DEL crawler:job:bad"), first
+    assert second == [], "named once"
+    assert crawler.stats.get_value("redis/errors") is None, "Redis was not away"
+
+
 def _again_article_leased(scheduler: Any, url: str) -> Any:
     """An article request of job j1, which fetches seen URLs again, queued and leased by ``scheduler``,
     whose acknowledgements are sent at once."""

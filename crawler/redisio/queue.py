@@ -1600,6 +1600,12 @@ class WrongKeyError(CrawlerError):
 
 # The type each key of a site's own holds, as TYPE says it and as a person reads it.
 _OWN_TYPES = (("zset", "sorted set"), ("hash", "hash"))
+# The same of each key of the ack script (:data:`_ACK`'s KEYS): the leases, then hashes.
+_ACK_KEY_TYPES = (_OWN_TYPES[0], *(_OWN_TYPES[1],) * 9)
+# What a key of the ack script of another type does.
+_ACK_FAILS = (
+    "each acknowledgement that writes it fails, its pages left out of the worker's counts; the others go on"
+)
 
 # An integer as Redis reads one (string2ll: a '-' the only sign, no leading zero, no space), within the 64
 # bits of HINCRBY, which must add 1 to it.
@@ -1997,14 +2003,34 @@ class LeasedQueue:
         keys, args = self._ack_call(Ack(lease, site, job, fetched, stored, reposts))
         return bool(self._ack(keys=keys, args=args))
 
-    def ack_many(self, acks: Iterable[Ack]) -> list[bool]:
+    def ack_many(self, acks: Iterable[Ack]) -> list[bool | redis.ResponseError]:
         """:meth:`ack` for each of ``acks``, in one round trip (a pipeline of the same script); each one's
-        outcome, in order."""
+        outcome, in order: the error Redis answered for one whose script failed (a key it writes of another
+        type: :meth:`wrong_ack_keys`), each on its own. Raises ``redis.RedisError`` when Redis is away."""
         with self.server.pipeline(transaction=False) as pipe:
             for ack in acks:
                 keys, args = self._ack_call(ack)
                 self._ack(keys=keys, args=args, client=pipe)
-            return [bool(done) for done in pipe.execute()]
+            replies = pipe.execute(raise_on_error=False)
+        return [done if isinstance(done, redis.ResponseError) else bool(done) for done in replies]
+
+    def ack_keys(self, ack: Ack) -> list[str]:
+        """The keys ``ack``'s script writes."""
+        return [key for key in self._ack_call(ack)[0] if key]
+
+    def wrong_ack_keys(self, ack: Ack) -> list[WrongKey]:
+        """The keys ``ack``'s script writes that hold another type than their own (someone SET them: its
+        script fails with WRONGTYPE), each with its fix (:meth:`WrongKey.problem`)."""
+        owned = [(key, own) for key, own in zip(self._ack_call(ack)[0], _ACK_KEY_TYPES, strict=True) if key]
+        with self.server.pipeline(transaction=False) as pipe:
+            for key, _ in owned:
+                pipe.type(key)
+            kinds = pipe.execute()
+        return [
+            WrongKey(ack.site, key, decoded(kind), said, effect=_ACK_FAILS)
+            for (key, (own, said)), kind in zip(owned, kinds, strict=True)
+            if decoded(kind) not in ("none", own)
+        ]
 
     def _ack_call(self, ack: Ack) -> tuple[list[str], list[str | int]]:
         """The keys and arguments of the ack script for ``ack``."""

@@ -152,6 +152,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         # Acknowledgements waiting for the end of this reactor turn (flush_acks), and the discover requests
         # among them (leases_ending).
         self._acks: list[Ack] = []
+        # The keys of other types (someone SET them) acknowledgements failed on, each named once while it is.
+        self._wrong_acks: set[str] = set()
         self._ending: list[Work] = []
         self._ack_soon = CallLaterOnce(self.flush_acks)
         self._renewal: task.LoopingCall | None = None
@@ -658,16 +660,31 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             return
         if ending:
             self.crawler.signals.send_catch_log(leases_ending, works=ending)
-        outcomes = self._call("acknowledge requests", True, self.queue.ack_many, acks)
-        if outcomes is None:
+        try:
+            outcomes = self.queue.ack_many(acks)
+        except redis.RedisError as exc:
+            self.outage.failed("acknowledge requests", exc)
             return
+        failed = [
+            (ack, done) for ack, done in zip(acks, outcomes, strict=True) if isinstance(done, Exception)
+        ]
+        refused = [done for _, done in failed if "WRONGTYPE" not in str(done)]
+        if refused:  # Redis refuses writes (a full memory, a read-only replica, a user denied): as when away
+            self.outage.failed("acknowledge requests", refused[0])
+        elif len(failed) < len(acks):
+            self.outage.ok(wrote=True)
+        if failed and not refused:
+            self._say_wrong_acks([ack for ack, _ in failed], failed[0][1])
         late = outcomes.count(False)
         if late:
             self.stats.inc_value("lease/ack_after_expiry", late)
         # The worker's closing line counts the articles as their jobs do: a page written again after its
         # lease expired (its ack late) or after its batch failed in part (its first write unacknowledged)
         # is counted by one acknowledgement.
-        landed = [ack for ack, done in zip(acks, outcomes, strict=True) if done]
+        landed = [ack for ack, done in zip(acks, outcomes, strict=True) if done is True]
+        if self._wrong_acks:  # a key named that an ack wrote since holds its own type again
+            for ack in landed:
+                self._wrong_acks.difference_update(self.queue.ack_keys(ack))
         for name, count in (
             ("acked/stored", sum(ack.stored for ack in landed)),
             ("acked/spooled", sum(ack.spooled for ack in landed)),
@@ -675,6 +692,31 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         ):
             if count:
                 self.stats.inc_value(name, count)
+
+    def _say_wrong_acks(self, acks: list[Ack], error: redis.ResponseError) -> None:
+        """Name, once while it holds another type, each key of ``acks`` (which failed with WRONGTYPE, the
+        first ``error``) that does (their keys looked at once for the acks that share them); ``error``
+        itself, once, when none does (a key their script finds by name)."""
+        looked: set[tuple[str, ...]] = set()
+        for ack in acks:
+            keys = tuple(self.queue.ack_keys(ack))
+            if keys in looked:
+                continue
+            looked.add(keys)
+            try:
+                wrong = self.queue.wrong_ack_keys(ack)
+            except redis.RedisError as exc:
+                self.outage.failed("look for the key an acknowledgement failed on", exc)
+                return
+            said = {item.key: item.problem() for item in wrong} or {
+                str(error): f"{error} (a key its script writes holds another type: someone SET it)"
+            }
+            for key, problem in said.items():
+                if key not in self._wrong_acks:
+                    self._wrong_acks.add(key)
+                    logger.warning(
+                        "An acknowledgement of job %s (site %s) failed: %s", ack.job, ack.site, problem
+                    )
 
     def defer(
         self,
