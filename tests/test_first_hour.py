@@ -872,7 +872,11 @@ def test_the_scheduler_and_status_on_an_empty_rules_folder_say_so(tmp_path: Path
     ), scheduled.stderr
     shown = crawler("status", cwd=tmp_path)
     assert shown.code == 0, shown.stderr
+    # Said once: the note on stderr says why and the fix; stdout, the data, only that no site is shown.
     assert "crawler status: note: no rule files in 'rules': no site to show; give the folder" in shown.stderr
+    assert shown.stderr.count("no rule files") == 1, shown.stderr
+    assert f"Sites: none in 'rules' ({tmp_path / 'rules'})" in " ".join(shown.stdout.split()), shown.stdout
+    assert "no rule files" not in shown.stdout and "--rules-dir" not in shown.stdout, shown.stdout
 
 
 def test_the_demo_runs_from_any_folder_with_its_packaged_rules(tmp_path: Path) -> None:

@@ -387,13 +387,12 @@ def _redis_errors(worker: dict[str, Any], stale: str | None) -> str:
 
 
 def _print_no_sites(console: Console, terminal: bool, report: dict[str, Any]) -> None:
-    """In place of an empty Sites table: that the rules folder has no rule, where it is, and the sites
-    whose grabs Redis still holds (their rule files removed, or in another folder)."""
+    """In place of an empty Sites table: no site, in which rules folder (its full path too), and the sites
+    whose grabs Redis still holds (their rule files removed, or in another folder). Why and the fix are
+    the note on stderr (:func:`_run_status`), not repeated here."""
     folder = Path(report["rules_dir"])
     console.print(
-        f"Sites: none: no rule files in {escape(str(folder))!r} ({escape(str(folder.resolve()))});"
-        " give the folder of your site rules with --rules-dir DIR (or CRAWLER_RULES_DIR)",
-        soft_wrap=terminal,
+        f"Sites: none in {escape(str(folder))!r} ({escape(str(folder.resolve()))})", soft_wrap=terminal
     )
     if removed := report["removed_sites"]:
         console.print(
