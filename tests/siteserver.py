@@ -92,7 +92,8 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                ``&news=1`` a news sitemap (``news:title`` "News N", ``news:
                                publication_date`` 2026-11-(N+1)T08:00Z; ``&news=date``: the date
                                alone, 2026-11-(N+1); ``&news=naive``: 2026-11-(N+1)T08:00:00,
-                               no UTC offset); ``.xml.gz``: gzip-compressed
+                               no UTC offset); ``.xml.gz``: gzip-compressed, as application/x-gzip
+                               (``&served=T``: as ``T``; ``&encoded=1``: with ``Content-Encoding: gzip``)
 ``/sitemap-index.xml?to=S,T``  a sitemap index of the sitemaps S, T, ...; ``&lastmod=`` as above
 ``/sitemap-loop.xml``          a sitemap index that lists itself
 ``/sitemap-bomb.xml.gz``       60 KB of gzip that inflate to 60 MB of white space in a ``urlset``
@@ -713,7 +714,10 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             naive = query.get("news") == "naive"
             body = sitemap_document(kind, links, dates, news=news, date_only=date_only, naive=naive).encode()
             if path.endswith(".gz"):
-                self._send(200, gzip.compress(body), "application/x-gzip")
+                # A server's ways with a .gz file: its type (x-gzip or gzip, &served=), and sent as it is
+                # or once more as a gzip Content-Encoding (&encoded=1), which the client undoes.
+                headers = {"Content-Encoding": "gzip"} if query.get("encoded") == "1" else {}
+                self._send(200, gzip.compress(body), query.get("served", "application/x-gzip"), headers)
             else:
                 self._send(200, body, "application/xml")
         elif path == "/sitemap-loop.xml":

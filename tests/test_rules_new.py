@@ -424,6 +424,24 @@ def test_rules_dir_is_taken_after_each_rules_action_as_before_the_command(
             " `sitemaps: [{url}]` beside the `index.links.allow` that keeps its articles"
             " (docs/rules.md#sitemaps)",
         ),
+        # A gzipped sitemap was 'neither an HTML page nor an RSS or Atom feed (got application/x-gzip)':
+        # served as x-gzip or gzip, or its gzip undone as a Content-Encoding, it is named as the plain one.
+        *(
+            (
+                f"/sitemap.xml.gz?to=/a/1,/a/2{served}",
+                "{url} is a sitemap (<urlset>, 2 entries), not a page or feed to draft a rule from: give"
+                " the URL of the site's home page, of a section page or of its feed; a rule reads the"
+                " sitemap with `sitemaps: [{url}]` beside the `index.links.allow` that keeps its articles"
+                " (docs/rules.md#sitemaps)",
+            )
+            for served in ("", "&served=application/gzip", "&encoded=1", "&served=application/octet-stream")
+        ),
+        (
+            "/sitemap-bomb.xml.gz",
+            "{url} decompresses to more than 52,428,800 bytes, over the limit of a sitemap (a gzip bomb, or a"
+            " sitemap to split): give the URL of the site's home page or of a section page that lists its"
+            " articles",
+        ),
         ("/status/204", "{url} is neither an HTML page nor an RSS or Atom feed"),
         (
             "/status/404",

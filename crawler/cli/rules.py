@@ -58,7 +58,7 @@ from crawler.rules.errors import files_with_errors
 from crawler.rules.errors import shown as shown_value
 from crawler.rules.feeds import MAX_ENTRIES, Feed, FeedError, read_feed
 from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
-from crawler.rules.sitemaps import Sitemap, SitemapError, read_sitemap
+from crawler.rules.sitemaps import GZIP_MAGIC, NotASitemapError, Sitemap, SitemapError, read_sitemap
 from crawler.rules.zones import zone_name
 from crawler.settings import QREAD_ALGORITHM, SCHEDULE_TICK_SECONDS
 from crawler.worker.pipelines.clean import clean_line
@@ -961,6 +961,8 @@ def _print_judged(discover: DiscoverRule, relevance: Relevance) -> None:
 _FEED_KINDS = frozenset(
     {"application/rss+xml", "application/atom+xml", "application/rdf+xml", "application/xml", "text/xml"}
 )
+# The types a gzip file is served as (a sitemap.xml.gz): read as a sitemap, as a rule's sitemaps are.
+_GZIP_KINDS = frozenset({"application/gzip", "application/x-gzip"})
 _GIVE_A_PAGE = ": give the URL of the site's home page or of a section page that lists its articles"
 # The start of an RSS, RDF or Atom document, after the XML declaration, processing instructions, a doctype
 # and comments: a feed a server sends as another type (text/html, text/plain) is read by the crawl all the
@@ -984,14 +986,32 @@ def _feed_draft(
             sitemap = read_sitemap(page.data, url)
         except SitemapError:
             raise DraftError(f"{exc}, nor an HTML page (got {kind}){_GIVE_A_PAGE}") from None
-        entries = counted(len(sitemap.entries), "entry", "entries")
-        raise DraftError(
-            f"{url} is a sitemap (<{sitemap.kind}>, {entries}), not a page or feed to draft a rule from: give"
-            " the URL of the site's home page, of a section page or of its feed; a rule reads the sitemap"
-            f" with `sitemaps: [{url}]` beside the `index.links.allow` that keeps its articles"
-            " (docs/rules.md#sitemaps)"
-        ) from None
+        raise _no_draft_of_sitemap(url, sitemap) from None
     return draft_feed_rule(site, feed, url, robots=robots, allow_private=allow_private)
+
+
+def _no_draft_of_sitemap(url: str, sitemap: Sitemap) -> DraftError:
+    """That ``url`` gave ``sitemap``, no page or feed to draft from, and how a rule reads it."""
+    entries = counted(len(sitemap.entries), "entry", "entries")
+    return DraftError(
+        f"{url} is a sitemap (<{sitemap.kind}>, {entries}), not a page or feed to draft a rule from: give"
+        " the URL of the site's home page, of a section page or of its feed; a rule reads the sitemap"
+        f" with `sitemaps: [{url}]` beside the `index.links.allow` that keeps its articles"
+        " (docs/rules.md#sitemaps)"
+    )
+
+
+def _no_draft_of_gzip(url: str, page: Page, kind: str) -> DraftError:
+    """Why nothing is drafted from the gzip file ``page`` (served as ``kind``), or from what a gzip
+    Content-Encoding of that type gave: a sitemap named as :func:`_no_draft_of_sitemap` does, decompressed
+    as the crawl does (within the protocol's size limit: a gzip bomb is said so), or no page."""
+    try:
+        sitemap = read_sitemap(page.data, url)
+    except NotASitemapError:
+        return DraftError(f"{url} is neither an HTML page nor an RSS or Atom feed (got {kind}){_GIVE_A_PAGE}")
+    except SitemapError as exc:
+        return DraftError(f"{exc}{_GIVE_A_PAGE}")
+    return _no_draft_of_sitemap(url, sitemap)
 
 
 def _writable_rule(path: Path, *, force: bool) -> None:
@@ -1159,6 +1179,8 @@ def run_rules_new(args: argparse.Namespace) -> int:
     kind = (page.content_type or "").split(";")[0].strip().lower()
     robots_body = page.also.get(robots)
     start = page.data.removeprefix(codecs.BOM_UTF8)[:_FEED_START_BYTES]
+    if kind in _GZIP_KINDS or page.data.startswith(GZIP_MAGIC):
+        raise _no_draft_of_gzip(final, page, kind)
     if kind in _FEED_KINDS or _FEED_START_RE.match(start):
         draft = _feed_draft(site, page, final, kind, robots_body, args.allow_private)
     elif kind and kind not in ("text/html", "application/xhtml+xml"):

@@ -23,6 +23,7 @@ from crawler.errors import CrawlerError
 from crawler.isodates import read_iso
 
 __all__ = [
+    "GZIP_MAGIC",
     "MAX_BYTES",
     "MAX_ENTRIES",
     "NotASitemapError",
@@ -36,7 +37,8 @@ __all__ = [
 MAX_ENTRIES = 50_000
 MAX_BYTES = 50 * 1024 * 1024
 _ROBOTS_SITEMAP_RE = re.compile(rb"^\s*sitemap\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
-_GZIP_MAGIC = b"\x1f\x8b"
+# The first bytes of a gzip file (RFC 1952): a sitemap so compressed is read whatever its type says.
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class SitemapError(CrawlerError):
@@ -94,7 +96,7 @@ def read_sitemap(
 ) -> Sitemap:
     """The sitemap ``body`` fetched from ``url`` (a robots.txt when the URL's path is ``/robots.txt``); a
     date-time it gives without a UTC offset is read in ``zone`` (the rule's ``timezone``), else in UTC."""
-    if body.startswith(_GZIP_MAGIC):
+    if body.startswith(GZIP_MAGIC):
         body = _gunzip(body, url, max_bytes)
     if len(body) > max_bytes:
         raise SitemapError(
