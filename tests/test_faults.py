@@ -59,3 +59,25 @@ def test_a_fault_that_ended_is_said_whole_when_it_comes_back() -> None:
     assert faults.said("deferred", "disk full", logging.WARNING) == (logging.WARNING, "")
     now[0] = 600.0
     assert faults.said("deferred", "disk full", logging.WARNING) == (logging.WARNING, "")
+
+
+def test_a_fault_that_was_mended_says_its_unsaid_requests_and_is_said_whole_if_it_comes_back(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    now = [0.0]
+    faults = RepeatedFaults(60.0, clock=lambda: now[0])
+    gone = "no rule for site 'gone'"
+    assert faults.new("dead-lettered", gone)
+    faults.said("dead-lettered", gone, logging.WARNING)
+    assert not faults.new("dead-lettered", gone)
+    for _ in range(4):
+        faults.said("dead-lettered", gone, logging.WARNING)
+    now[0] = 12.0
+    with caplog.at_level(logging.WARNING, logger="crawler.worker.faults"):
+        faults.ended("dead-lettered", gone)
+        faults.ended("dead-lettered", gone)
+    assert [record.getMessage() for record in caplog.records] == [
+        f"4 more requests dead-lettered so in the 12 s since the last line, the last: {gone}"
+    ]
+    assert faults.new("dead-lettered", gone)
+    assert faults.said("dead-lettered", gone, logging.WARNING) == (logging.WARNING, "")

@@ -10,6 +10,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -132,15 +133,17 @@ def no_traceback(output: str) -> None:
 @contextlib.contextmanager
 def reloading_worker(setup: Setup, seconds: float) -> Iterator[list[str]]:
     """A `crawler worker` that looks at the rules folder at most every ``seconds``, from its first beat
-    on; the list it gives holds its stderr once it was stopped (SIGINT)."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "crawler.cli", "worker", f"--set=RULES_RELOAD_SECONDS={seconds}"],
-        env=setup.env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    on; the list it gives holds its stderr once it was stopped (SIGINT). Its stderr goes to a file: a pipe
+    read only at the end would stop the worker once 64 KB of lines filled it."""
+    log = setup.root / "reloading-worker.log"
+    with log.open("w", encoding="utf-8") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "worker", f"--set=RULES_RELOAD_SECONDS={seconds}"],
+            env=setup.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
     output: list[str] = []
     try:
         deadline = time.monotonic() + 60
@@ -150,7 +153,8 @@ def reloading_worker(setup: Setup, seconds: float) -> Iterator[list[str]]:
         yield output
     finally:
         process.send_signal(2)
-        output.append(process.communicate(timeout=60)[1])
+        process.wait(timeout=60)
+        output.append(log.read_text(encoding="utf-8"))
 
 
 def crawled(setup: Setup, rule: Rule, urls: list[str]) -> None:
@@ -862,6 +866,56 @@ def test_a_rule_file_saved_by_renaming_takes_no_rule_away_for_the_moment_it_is_m
     assert setup.server.hlen(KEYS.dead) == 0, [json.loads(v) for v in setup.server.hvals(KEYS.dead)]
     assert sorted(setup.stored_urls()) == [first, second]
     assert "Rules removed while running" not in output
+
+
+@pytest.mark.parametrize("setup", [[farm_site("gone")]], indirect=True)
+def test_the_requests_of_a_site_whose_rule_file_is_removed_are_said_once_not_in_a_line_each(
+    setup: Setup,
+) -> None:
+    """A rule file deleted while a worker crawls its site: each of the site's queued requests (780 in the
+    fault hunt) was dead-lettered with one warning line of its own, the same "no rule for site ..." over
+    and over. They are still each dead-lettered and counted, but said in one line with how many are
+    queued still and the fix, then with their count (here when the rule is read again, which is said)."""
+    setup.rule("gone")
+    rule = load_rules(setup.rules).rules["gone"]
+    path = setup.rules / "gone.yaml"
+    text = path.read_text(encoding="utf-8")
+    listed = sorted(articles_of(setup.farm, "gone"))
+    unruled = [f"{setup.farm.origin}/gone/a/{k}.html" for k in range(1000, 1200)]
+    with reloading_worker(setup, 0.2) as stderr:
+        crawled(setup, rule, listed[:1])
+        path.unlink()
+        time.sleep(0.5)  # the rule is taken away once the folder has not changed for RULES_RELOAD_SECONDS
+        job = enqueue_job(setup.server, KEYS, [rule], article_urls=unruled)
+        deadline = time.monotonic() + 60
+        while int(setup.server.hget(KEYS.job(job), "pending") or 0) > 0:
+            assert time.monotonic() < deadline, "the job did not finish"
+            time.sleep(0.1)
+        path.write_text(text, encoding="utf-8")
+        crawled(setup, rule, listed[1:2])
+    output = stderr[0]
+    no_traceback(output)
+    assert setup.server.hget(KEYS.job(job), "error:no rule") == b"200"
+    assert setup.server.hlen(KEYS.dead) == 200
+    assert sorted(setup.stored_urls()) == listed[:2], "the rule read again"
+    lines = output.splitlines()
+    said = [number for number, line in enumerate(lines) if "no rule for site 'gone'" in line]
+    assert len(said) == 2, [lines[number] for number in said]
+    first, rest = said
+    removed = lines.index(next(line for line in lines if "Rules removed while running: gone" in line))
+    added = lines.index(next(line for line in lines if "Rules added while running: gone" in line))
+    assert removed < first < added < rest
+    assert re.search(
+        r"WARNING: Dead-lettered \S+ of site 'gone': no rule for site 'gone' in .*`[^`]*dead requeue --site"
+        r" gone`; the site's other requests this worker takes \(\d+ queued now\) are dead-lettered alike"
+        r" until its rule is read again, said in one line every 60 s with their count$",
+        lines[first],
+    ), lines[first]
+    assert re.search(
+        r"WARNING: 199 more requests dead-lettered so in the \d+ s since the last line, the last: no rule for"
+        r" site 'gone' in ",
+        lines[rest],
+    ), lines[rest]
 
 
 @pytest.mark.parametrize("setup", [[farm_site("edited")]], indirect=True)

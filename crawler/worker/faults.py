@@ -63,15 +63,31 @@ class RepeatedFaults:
         fault.said, fault.unsaid = now, 0
         return level, since
 
+    def new(self, what: str, reason: str) -> bool:
+        """True when the fault of ``reason`` under ``what`` was not said yet (:meth:`said` will say it
+        whole, with no count)."""
+        return (what, _VARYING.sub("...", reason)) not in self._faults
+
+    def ended(self, what: str, reason: str, level: int = logging.WARNING) -> None:
+        """The fault of ``reason`` under ``what`` is over (what caused it was mended): its requests not
+        said yet are said with their count, and it is forgotten (if it comes back, its first request is
+        said whole at once)."""
+        key = (what, _VARYING.sub("...", reason))
+        fault = self._faults.pop(key, None)
+        if fault is not None:
+            self._say(what, fault, level, self._clock())
+
     def close(self, level: int = logging.WARNING) -> None:
         """Say each fault whose last requests were not said, with their count."""
         now = self._clock()
         for (what, _), fault in self._faults.items():
-            if fault.unsaid:
-                logger.log(
-                    level, "%s, the last: %s", _since(fault.unsaid, what, now - fault.said), fault.reason
-                )
+            self._say(what, fault, level, now)
         self._faults.clear()
+
+    @staticmethod
+    def _say(what: str, fault: _Fault, level: int, now: float) -> None:
+        if fault.unsaid:
+            logger.log(level, "%s, the last: %s", _since(fault.unsaid, what, now - fault.said), fault.reason)
 
     def _forget_quiet(self, now: float) -> None:
         """Drop the faults said over ``every`` seconds ago with nothing unsaid: they befell no request

@@ -278,13 +278,20 @@ def ack(crawler: Crawler, request: Request, *, fetched: int = 0, stored: int = 0
 
 
 def dead_letter(
-    crawler: Crawler, request: Request, reason: str, kind: str = "other", *, fetched: bool = False
+    crawler: Crawler,
+    request: Request,
+    reason: str,
+    kind: str = "other",
+    *,
+    fetched: bool = False,
+    quiet: bool = False,
 ) -> None:
     """End ``request``'s lease as failed for good, with ``reason`` and the ``kind`` of error, its page
-    counted fetched when ``fetched`` (no-op when the scheduler is not the leased one)."""
+    counted fetched when ``fetched``, its line logged at DEBUG when ``quiet`` (its caller says it; no-op
+    when the scheduler is not the leased one)."""
     scheduler = scheduler_of(crawler)
     if scheduler is not None:
-        scheduler.dead_letter(request, reason, kind=kind, fetched=fetched)
+        scheduler.dead_letter(request, reason, kind=kind, fetched=fetched, quiet=quiet)
 
 
 def put_back(

@@ -780,7 +780,14 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             )
 
     def dead_letter(
-        self, request: Request, reason: str, *, kind: str = "other", held: bool = True, fetched: bool = False
+        self,
+        request: Request,
+        reason: str,
+        *,
+        kind: str = "other",
+        held: bool = True,
+        fetched: bool = False,
+        quiet: bool = False,
     ) -> None:
         """``request`` failed for good (after its retries): its lease ends, it is kept with ``reason`` in
         the dead letters (``crawler dead``) in place of the page's earlier one, its job counts an error of
@@ -788,7 +795,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         was fetched, what came of it failed: its article refused or never stored, the spider failed on it,
         a feed or sitemap that is none) the job counts the page fetched too, once, however many times it
         was fetched. A page of a discover crawl that failed unfetched counts against its host in the
-        bandit."""
+        bandit. Its line is logged at DEBUG when ``quiet`` (its caller says it)."""
         work = self._release_hold(request) if held else Work.of(request)
         if work is None or work.lease is None:
             return
@@ -796,8 +803,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.stats.inc_value(f"errors/{kind}/{work.site}")
         if helps(self.crawler, work.job):
             self.stats.inc_value("others/dead")
-        level, since = job_level(self.crawler, work.job), ""
-        if kind == "store":
+        level, since = (logging.DEBUG if quiet else job_level(self.crawler, work.job)), ""
+        if kind == "store" and not quiet:
             level, since = self.faults.said("dead-lettered", redacted_text(reason), level)
         logger.log(
             level,

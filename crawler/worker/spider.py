@@ -112,7 +112,15 @@ from crawler.rules.feeds import FeedError, read_feed
 from crawler.rules.sitemaps import NotASitemapError, SitemapError, read_sitemap
 from crawler.schedule.revisit import Revisits
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
-from crawler.worker.connection import count_job, job_level, keys_of, outage_of, server_of, write_job
+from crawler.worker.connection import (
+    REMINDER_SECONDS,
+    count_job,
+    job_level,
+    keys_of,
+    outage_of,
+    server_of,
+    write_job,
+)
 from crawler.worker.discovery import discovery_of
 from crawler.worker.download import (
     DECOMPRESSION_ERRORS,
@@ -123,6 +131,7 @@ from crawler.worker.download import (
     what_to_check,
 )
 from crawler.worker.dupefilter import bloom_of
+from crawler.worker.faults import RepeatedFaults
 from crawler.worker.leaseack import ack, dead_letter, put_back
 from crawler.worker.netguard import (
     ALLOW_HINT,
@@ -159,6 +168,8 @@ DECLARED_PAST_MAXSIZE = re.compile(
 )
 # The kinds of failure (_kind) where the site did not answer: its URL may well be right.
 NO_ANSWER = frozenset({"connection", "timeout"})
+# What became of a request of a site with no rule here, as its lines say (RepeatedFaults).
+_DEAD_LETTERED = "dead-lettered"
 
 
 # The rules each crawler's spider serves, read once for its settings (``update_settings``, by the id of the
@@ -237,6 +248,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.unreadable: dict[str, str] = {}
         # The (site, errors) said already: a file's errors are warned of once, again once they change.
         self._unreadable_warned: set[tuple[str, str]] = set()
+        # The requests dead-lettered for a site with no rule here (its rule file removed): said once, then
+        # in a line a minute with their count, the rest when its rule is read again or the worker stops.
+        self._unruled = RepeatedFaults()
         # The spider's own handle on the shared Bloom filter (see the bloom property), made at its first use.
         self._bloom: RedisBloom | None = None
         # Per site, the article pages where the rule's fields matched: an empty page after them is a sign.
@@ -451,6 +465,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         for title, sites in (("added", added), ("changed", changed), ("removed", removed)):
             if sites:
                 logger.warning("Rules %s while running: %s", title, ", ".join(sites))
+        for site in added:
+            self._unruled.ended(_DEAD_LETTERED, self._no_rule_reason(site))
         if kept:
             logger.warning(
                 "Rule files changed while running have errors, their sites keep the rule read before: %s;"
@@ -1426,14 +1442,45 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self._rule_unreadable(request, site, errors)
             return
         self.count("crawl/no_rule")
+        reason = self._no_rule_reason(site)
+        first = self._unruled.new(_DEAD_LETTERED, reason)
+        level = job_level(self.crawler, Work.of(request).job)
+        level, since = self._unruled.said(_DEAD_LETTERED, reason, level)
+        logger.log(
+            level,
+            "Dead-lettered %s of site %r: %s%s%s",
+            redacted(request.url),
+            site,
+            redacted_text(reason),
+            f"; {self._unruled_to_come(site)}" if first else "",
+            since,
+        )
+        dead_letter(self.crawler, request, reason, "no rule", quiet=True)
+
+    def _no_rule_reason(self, site: str) -> str:
+        """Why a request of ``site`` is dead-lettered when this worker has no rule of it, and the fix."""
         # Host and whole path: the dead letter is read on any machine, whose own rules folder may have it.
         folder = f"{socket.gethostname()}:{Path(self.crawler.settings['CRAWLER_RULES_DIR']).resolve()}"
-        reason = (
+        return (
             f"no rule for site {site!r} in {folder}, the rules folder of the worker that took it: add or"
             f" fix its rule file there (`{suggest('rules check')}`), then"
             f" `{suggest(f'dead requeue --site {site}')}`"
         )
-        dead_letter(self.crawler, request, reason, "no rule")
+
+    def _unruled_to_come(self, site: str) -> str:
+        """What the first line of a site with no rule adds: how many of its requests are queued still, and
+        that those this worker takes are dead-lettered alike, said with their count once a minute."""
+        try:
+            queued = f" ({self.queue.queued(site)} queued now)"
+        except redis.RedisError as exc:
+            outage_of(self.crawler).failed(f"count the requests of site {site} queued", exc)
+            queued = ""
+        else:
+            outage_of(self.crawler).ok(wrote=False)
+        return (
+            f"the site's other requests this worker takes{queued} are dead-lettered alike until its rule is"
+            f" read again, said in one line every {REMINDER_SECONDS:g} s with their count"
+        )
 
     def _rule_unreadable(self, request: Request, site: str, errors: str) -> None:
         """``request`` of ``site``, whose rule file this worker found but cannot load (``errors``): a rule
@@ -1629,6 +1676,11 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.count(f"crawl/not_text/{site}")
         count_job(self.crawler, job, "skipped")
         count_job(self.crawler, job, SKIP_PREFIX + NOT_HTML)
+
+    def closed(self, reason: str) -> None:
+        """The spider closes (Scrapy calls it, ``reason`` unused): the requests of sites with no rule not
+        said yet are said with their count."""
+        self._unruled.close()
 
     def count(self, key: str, amount: int = 1) -> None:
         assert self.crawler.stats is not None
