@@ -52,7 +52,7 @@ from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
 from crawler.requests import open_job
 from crawler.store import open_store
 from crawler.store.document import make_document
-from crawler.worker.connection import outage_of
+from crawler.worker.connection import STEADY_SECONDS, outage_of
 from crawler.worker.pipelines.store import _record_redirects
 
 
@@ -2227,6 +2227,16 @@ def _worker_of_a_user(tmp_path: Path, server: EmbeddedRedis) -> tuple[Any, redis
     return scheduler, client, idle_turn
 
 
+def _steady(crawler: Any, turn: Callable[[], None]) -> None:
+    """``turn`` (writes Redis takes), and again ``STEADY_SECONDS`` later by the clock the crawler's outage
+    goes by from now on: an outage of refused writes is over once writes went through that long."""
+    now = [time.monotonic()]
+    outage_of(crawler).clock = lambda: now[0]
+    turn()
+    now[0] += STEADY_SECONDS
+    turn()
+
+
 def _said_of_redis(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [record.getMessage() for record in caplog.records if "Redis" in record.getMessage()]
 
@@ -2320,8 +2330,7 @@ def test_a_redis_that_refuses_writes_is_logged_once_though_reads_work_and_once_w
                 caplog.clear()
             with caplog.at_level(logging.INFO):
                 assert scheduler.next_request() is None  # a read: Redis took no write yet
-                idle_turn()
-                idle_turn()
+                _steady(crawler, idle_turn)
             back = _said_of_redis(caplog)
         finally:
             client.close()
@@ -2370,7 +2379,7 @@ def test_a_redis_at_its_maxmemory_is_one_outage_of_refused_writes_though_writes_
                 refusing = _said_of_redis(caplog)
                 caplog.clear()
                 client.config_set("maxmemory", "0")
-                idle_turn()
+                _steady(crawler, idle_turn)
             back = _said_of_redis(caplog)
         finally:
             client.config_set("maxmemory", "0")
@@ -2388,7 +2397,7 @@ def test_a_worker_whose_redis_user_loses_its_rights_says_so_with_the_fix_once(
     Redis gone away ("Redis failed ...: the worker goes on"), not with the fix the start check gives. It
     is said once with that fix, and once when the rights are back."""
     with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        _, client, idle_turn = _worker_of_a_user(tmp_path, server)
+        scheduler, client, idle_turn = _worker_of_a_user(tmp_path, server)
         try:
             idle_turn()
             client.acl_setuser(
@@ -2405,7 +2414,7 @@ def test_a_worker_whose_redis_user_loses_its_rights_says_so_with_the_fix_once(
                 refusing = _said_of_redis(caplog)
                 caplog.clear()
                 client.acl_setuser("worker", enabled=True, commands=["+@all"])
-                idle_turn()
+                _steady(scheduler.crawler, idle_turn)
             back = _said_of_redis(caplog)
         finally:
             client.close()
@@ -2641,8 +2650,7 @@ def test_a_worker_whose_redis_user_loses_scripts_alone_logs_one_outage_and_one_r
                 refusing = _said_of_redis(caplog)
                 caplog.clear()
                 client.acl_setuser("worker", enabled=True, commands=["+@scripting"])
-                idle_turn()
-                idle_turn()
+                _steady(scheduler.crawler, idle_turn)
             back = _said_of_redis(caplog)
             done = [
                 scheduler.queue.ack(request.meta["lease"], site="news", job="j1")
@@ -2935,15 +2943,18 @@ def test_an_outage_of_a_redis_gone_that_comes_back_refusing_writes_says_so_once(
 
     from crawler.worker.connection import RedisOutage
 
-    outage = RedisOutage(get_crawler(Spider, settings_dict={"REDIS_URL": redis_server}))
+    now = [1000.0]
+    outage = RedisOutage(get_crawler(Spider, settings_dict={"REDIS_URL": redis_server}), clock=lambda: now[0])
     misconf = redis.ResponseError("MISCONF Errors writing to the AOF file: No space left on device")
     with caplog.at_level(logging.INFO, logger="crawler.worker.connection"):
         outage.failed("write this worker's heartbeat", redis.ConnectionError("Connection refused"))
         outage.failed("write this worker's heartbeat", misconf)
         outage.failed("write this worker's heartbeat", misconf)
         outage.ok(wrote=False)
-        outage._reminded -= 120  # a reminder is due
+        now[0] += 120  # a reminder is due
         outage.failed("write this worker's heartbeat", misconf)
+        outage.ok(wrote=True)
+        now[0] += STEADY_SECONDS
         outage.ok(wrote=True)
     said = [(record.levelname, record.getMessage()) for record in caplog.records]
     assert [level for level, _ in said] == ["ERROR", "ERROR", "WARNING", "INFO"], said
@@ -2951,6 +2962,47 @@ def test_an_outage_of_a_redis_gone_that_comes_back_refusing_writes_says_so_once(
     assert said[1][1].startswith("Redis refuses writes (write this worker's heartbeat: MISCONF"), said
     assert said[2][1].startswith("Redis still refuses writes after "), said
     assert said[3][1].startswith("Redis takes writes again after "), said
+
+
+def test_a_redis_whose_memory_hovers_at_its_maxmemory_is_one_outage_not_a_pair_of_lines_each_refusal(
+    redis_server: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Redis at its maxmemory (noeviction) whose memory hovers at the limit refuses a write (OOM), takes
+    the next, refuses the one after: "Redis refuses writes" and "Redis takes writes again" were said 10-19
+    times in 20 s by each process (the fault hunt). It is one outage, reminded once a minute, said over
+    once writes went through for STEADY_SECONDS with none refused; a refusal after that is a new outage,
+    said at once."""
+    from redis.exceptions import OutOfMemoryError
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    from crawler.worker.connection import RedisOutage
+
+    now = [1000.0]
+    outage = RedisOutage(get_crawler(Spider, settings_dict={"REDIS_URL": redis_server}), clock=lambda: now[0])
+    full = OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")
+    with caplog.at_level(logging.INFO, logger="crawler.worker.connection"):
+        for _ in range(70):  # a refusal a second, a write taken half a second after each
+            outage.failed("write the site counters", full)
+            now[0] += 0.5
+            outage.ok(wrote=True)
+            now[0] += 0.5
+        hovered = [(record.levelname, record.getMessage()) for record in caplog.records]
+        caplog.clear()
+        while now[0] < 1070.0 + STEADY_SECONDS:  # writes go through, none refused
+            outage.ok(wrote=True)
+            now[0] += 2.0
+        outage.ok(wrote=True)
+        steady = [(record.levelname, record.getMessage()) for record in caplog.records]
+        caplog.clear()
+        outage.failed("write the site counters", full)
+        again = [(record.levelname, record.getMessage()) for record in caplog.records]
+    assert [level for level, _ in hovered] == ["ERROR", "WARNING"], hovered
+    assert hovered[0][1].startswith("Redis refuses writes (write the site counters: "), hovered
+    assert hovered[1][1].startswith("Redis still refuses writes after 60 s: "), hovered
+    assert steady == [("INFO", "Redis takes writes again after 69.5 s")], steady
+    assert [level for level, _ in again] == ["ERROR"], again
+    assert again[0][1].startswith("Redis refuses writes (write the site counters: "), again
 
 
 def test_redis_back_is_said_by_temp_as_a_note_as_the_worker_logs_it_at_info(
@@ -2965,12 +3017,15 @@ def test_redis_back_is_said_by_temp_as_a_note_as_the_worker_logs_it_at_info(
     from crawler.cli.crawl import _warnings_said
     from crawler.worker.connection import RedisOutage
 
-    outage = RedisOutage(get_crawler(Spider, settings_dict={"REDIS_URL": redis_server}))
+    now = [1000.0]
+    outage = RedisOutage(get_crawler(Spider, settings_dict={"REDIS_URL": redis_server}), clock=lambda: now[0])
     misconf = redis.ResponseError("MISCONF Errors writing to the AOF file: No space left on device")
     with caplog.at_level(logging.INFO), _warnings_said():
         outage.failed("write this worker's heartbeat", redis.ConnectionError("Connection refused"))
         outage.ok(wrote=True)
         outage.failed("write this worker's heartbeat", misconf)
+        outage.ok(wrote=True)
+        now[0] += STEADY_SECONDS
         outage.ok(wrote=True)
         logging.getLogger("crawler.worker.process").info("an INFO record of the crawl's")
     said = capsys.readouterr().err.splitlines()

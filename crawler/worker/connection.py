@@ -6,6 +6,7 @@ import logging
 import math
 import re
 import time
+from collections.abc import Callable
 from typing import Literal
 from weakref import WeakKeyDictionary
 
@@ -32,6 +33,10 @@ logger = logging.getLogger(__name__)
 
 # Seconds between two reminders that Redis is still down.
 REMINDER_SECONDS = 60.0
+# Seconds writes must go through, none refused, before an outage of refused writes is said to be over: a
+# Redis whose memory hovers at its maxmemory takes a write, then refuses the next (the fault hunt's OOM
+# outage said "refuses writes" and "takes writes again" 10-19 times in 20 s, a refusal every 1-2 s).
+STEADY_SECONDS = 10.0
 # The error codes of a write Redis refuses: at the start of the reply ("MISCONF ..."), after a pipeline's
 # "caused error: " or after a Lua script's ": -".
 _WRITE_REFUSED = re.compile(r"(?:^|: -?)(?:MISCONF|OOM|READONLY) ")
@@ -118,10 +123,14 @@ class RedisOutage:
     full; ``READONLY``: a replica) still answers reads, and scripts that write nothing: that outage ends
     only when a write succeeds, not at the next read. So does one whose user lost the right to run the
     worker's commands (``NOPERM``: ACL), which is said with the fix; it ends when the user may run the
-    commands Redis refused again, not at a write of another (a user who lost EVALSHA alone still runs SET)."""
+    commands Redis refused again, not at a write of another (a user who lost EVALSHA alone still runs SET).
+    Such an outage is said to be over once writes went through for ``STEADY_SECONDS``, none refused: a
+    refusal before then goes on with the same outage, not a new one (a Redis whose memory hovers at its
+    maxmemory). ``clock``: the monotonic seconds it goes by."""
 
-    def __init__(self, crawler: Crawler) -> None:
+    def __init__(self, crawler: Crawler, clock: Callable[[], float] = time.monotonic) -> None:
         self.crawler = crawler
+        self.clock = clock
         self.since: float | None = None
         # True while Redis refuses writes (see the class docstring).
         self.refusing = False
@@ -130,7 +139,9 @@ class RedisOutage:
         self._reminded = 0.0
         # When a call last succeeded: an outage is counted from then, not from its first error (a frozen
         # Redis raises only after the socket timeout).
-        self._last_ok = time.monotonic()
+        self._last_ok = clock()
+        # While Redis refuses writes: since when writes go through, none refused (None: not now).
+        self._writing_since: float | None = None
         # When a call last failed (monotonic; -inf before any): the beats of other workers stopped as long.
         self.last_failed = -math.inf
 
@@ -138,8 +149,9 @@ class RedisOutage:
         """A call to Redis (doing ``what``) failed with ``exc``."""
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value("redis/errors")
-        now = time.monotonic()
+        now = self.clock()
         self.last_failed = now
+        self._writing_since = None
         refuses = _refuses_writes(exc)
         if isinstance(exc, NoPermissionError) and (command := refused_command(exc)) is not None:
             self.denied.add(command)
@@ -205,16 +217,21 @@ class RedisOutage:
     def ok(self, *, wrote: bool) -> None:
         """A call to Redis succeeded; ``wrote``: it ran a write command (so Redis takes writes), not only
         reads."""
-        self._last_ok = time.monotonic()
+        now = self._last_ok = self.clock()
         if self.since is None or (self.refusing and not wrote):
             return
-        if self.refusing and self._still_refused():
-            return
         if self.refusing:
-            logger.info("Redis takes writes again after %.1f s", self._last_ok - self.since, extra=TOLD)
+            if self._still_refused():
+                self._writing_since = None
+                return
+            if self._writing_since is None:
+                self._writing_since = now
+            if now - self._writing_since < STEADY_SECONDS:
+                return
+            logger.info("Redis takes writes again after %.1f s", self._writing_since - self.since, extra=TOLD)
         else:
-            logger.info("Redis is back after %.1f s", self._last_ok - self.since, extra=TOLD)
-        self.since, self.refusing = None, False
+            logger.info("Redis is back after %.1f s", now - self.since, extra=TOLD)
+        self.since, self.refusing, self._writing_since = None, False, None
         self.denied.clear()
 
 
