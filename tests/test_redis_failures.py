@@ -3398,6 +3398,24 @@ def _redirected(leased: Any, target: str) -> Any:
     return leased.replace(url=target, meta=meta)
 
 
+def _redirect_again_after_a_failed_handoff(
+    scheduler: Any, client: redis.Redis, leased: Any, target: str
+) -> tuple[bool, Any]:
+    """``leased``'s redirect to ``target`` handed on while Redis fails the handoff (its sequence's INCR,
+    once), then, its lease expired and the article fetched again, handed on anew: whether that second
+    handoff was taken, and the request the queue gives next."""
+    keys = Keys("crawler")
+    sequence = client.get(keys.sequence)
+    client.set(keys.sequence, "not a number")  # the handoff's INCR fails once
+    assert not scheduler.enqueue_request(_redirected(leased, target))
+    client.set(keys.sequence, sequence or b"0")
+    client.zadd(keys.leases, {leased.meta["lease"]: 0})  # its lease expires
+    scheduler.tend_leases()
+    again = scheduler.next_request()
+    assert again is not None and again.url == leased.url, "the article, back in the queue"
+    return scheduler.enqueue_request(_redirected(again, target)), scheduler.next_request()
+
+
 def test_an_again_redirect_whose_handoff_failed_goes_on_when_its_article_is_fetched_again(
     tmp_path: Path,
 ) -> None:
@@ -3406,22 +3424,12 @@ def test_an_again_redirect_whose_handoff_failed_goes_on_when_its_article_is_fetc
     error; or the worker dying between the two) left the target in the set, so the article, fetched again
     once its lease expired, was skipped ('it redirects to ..., seen already') and the target never fetched
     in the job. The set takes it in the handoff's own call."""
-    keys = Keys("crawler")
     with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
         _crawler, scheduler, client = _scheduler_on(tmp_path, server)
         try:
             source, target = "http://127.0.0.1/r/moved", "http://127.0.0.1/a/moved"
             leased = _again_article_leased(scheduler, source)
-            sequence = client.get(keys.sequence)
-            client.set(keys.sequence, "not a number")  # the handoff's INCR fails once
-            assert not scheduler.enqueue_request(_redirected(leased, target))
-            client.set(keys.sequence, sequence or b"0")
-            client.zadd(keys.leases, {leased.meta["lease"]: 0})  # its lease expires
-            scheduler.tend_leases()
-            again = scheduler.next_request()
-            assert again is not None and again.url == source, "the article, back in the queue"
-            handed = scheduler.enqueue_request(_redirected(again, target))
-            taken = scheduler.next_request()
+            handed, taken = _redirect_again_after_a_failed_handoff(scheduler, client, leased, target)
         finally:
             client.close()
     assert handed, "the redirect handed on"
@@ -3438,7 +3446,6 @@ def test_a_redirect_whose_handoff_failed_is_fetched_when_its_article_is_fetched_
 
     from crawler.requests import ARTICLE
 
-    keys = Keys("crawler")
     with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
         _crawler, scheduler, client = _scheduler_on(tmp_path, server)
         scheduler._ack_soon = _AtOnce(scheduler.flush_acks)
@@ -3448,16 +3455,7 @@ def test_a_redirect_whose_handoff_failed_is_fetched_when_its_article_is_fetched_
             assert scheduler.enqueue_request(Request(source, meta=meta, dont_filter=True))
             leased = scheduler.next_request()
             assert leased is not None
-            sequence = client.get(keys.sequence)
-            client.set(keys.sequence, "not a number")  # the handoff's INCR fails once
-            assert not scheduler.enqueue_request(_redirected(leased, target))
-            client.set(keys.sequence, sequence or b"0")
-            client.zadd(keys.leases, {leased.meta["lease"]: 0})  # its lease expires
-            scheduler.tend_leases()
-            again = scheduler.next_request()
-            assert again is not None and again.url == source, "the article, back in the queue"
-            handed = scheduler.enqueue_request(_redirected(again, target))
-            taken = scheduler.next_request()
+            handed, taken = _redirect_again_after_a_failed_handoff(scheduler, client, leased, target)
             seen_after = scheduler.df.request_seen(Request(target))
         finally:
             client.close()
