@@ -6,7 +6,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Literal
 from weakref import WeakKeyDictionary
 
@@ -27,7 +27,16 @@ from crawler.redisio.connection import (
     writes_refused,
 )
 
-__all__ = ["RedisOutage", "count_job", "keys_of", "outage_of", "server_of", "write_job"]
+__all__ = [
+    "RedisOutage",
+    "WrongTypeKeys",
+    "count_job",
+    "keys_of",
+    "outage_of",
+    "refused_reply",
+    "server_of",
+    "write_job",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -243,6 +252,37 @@ def _refuses_writes(exc: redis.RedisError) -> bool:
     if isinstance(exc, OutOfMemoryError | ReadOnlyError | NoPermissionError):
         return True
     return isinstance(exc, redis.ResponseError) and _WRITE_REFUSED.search(str(exc)) is not None
+
+
+def refused_reply(replies: Iterable[object]) -> redis.RedisError | None:
+    """The first error among a pipeline's ``replies`` (``execute(raise_on_error=False)``) that is not a key
+    of another type (WRONGTYPE, whose command alone failed): Redis refusing writes, as when it is away."""
+    return next(
+        (reply for reply in replies if isinstance(reply, redis.RedisError) and "WRONGTYPE" not in str(reply)),
+        None,
+    )
+
+
+class WrongTypeKeys:
+    """The hashes a flush found holding another type (someone SET them), each named once while it does:
+    ``what`` was not written, ``kept`` says that its counts wait for the key's removal."""
+
+    def __init__(self, what: str, kept: str) -> None:
+        self.what, self.kept = what, kept
+        self.named: set[str] = set()
+
+    def say(self, keys: set[str]) -> None:
+        """Name those of ``keys`` not named at the last flush; the others named are forgotten."""
+        for key in sorted(keys - self.named):
+            logger.warning(
+                "%s not written: Redis key %s holds another type than a hash (someone SET it); %s and written"
+                " once it is removed: redis-cli DEL %s",
+                self.what,
+                key,
+                self.kept,
+                key,
+            )
+        self.named = keys
 
 
 def outage_of(crawler: Crawler) -> RedisOutage:

@@ -50,7 +50,7 @@ from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work
 from crawler.rules import Rule
 from crawler.rules.access import Proxy, global_proxies
-from crawler.worker.connection import keys_of, outage_of, server_of
+from crawler.worker.connection import WrongTypeKeys, keys_of, outage_of, refused_reply, server_of
 from crawler.worker.download import DownloadStopped
 
 if TYPE_CHECKING:
@@ -103,8 +103,7 @@ class ProxyPool:
         # When (time.monotonic()) each site whose rule named no proxies is asked of rule_of again.
         self._ask_again: dict[str, float] = {}
         self._loop: task.LoopingCall | None = None
-        # Proxies' hashes found holding another type (someone SET them): each named once while it does.
-        self._wrong: set[str] = set()
+        self._wrong = WrongTypeKeys("Proxy health", "its counts are kept")
 
     def candidates(self, site: str | None) -> tuple[Proxy, ...]:
         """The proxies of ``site``: its rule's, else the shared ones; none when there are neither. A site
@@ -255,30 +254,15 @@ class ProxyPool:
             if isinstance(reply, redis.RedisError)
         ]
         self._counts.update(dict(entry for entry, _ in unwritten))
-        refused = [
-            reply
-            for reply in replies
-            if isinstance(reply, redis.RedisError) and "WRONGTYPE" not in str(reply)
-        ]
+        refused = refused_reply(replies)
         if refused:  # Redis refuses writes (a full memory, a read-only replica): as when it is away
-            outage_of(self.crawler).failed("write the proxies' health, kept for the next try", refused[0])
+            outage_of(self.crawler).failed("write the proxies' health, kept for the next try", refused)
             return
-        self._say_wrong({self.keys.proxy(proxy) for ((proxy, _), _), _ in unwritten})
+        self._wrong.say({self.keys.proxy(proxy) for ((proxy, _), _), _ in unwritten})
         outage_of(self.crawler).ok(wrote=len(unwritten) < len(entries) or bool(self.latency))
         for proxy, until in zip(proxies, replies[len(replies) - len(proxies) :], strict=True):
             if until is not None and not isinstance(until, redis.RedisError):
                 self.benched[proxy] = max(self.benched.get(proxy, 0.0), float(until))
-
-    def _say_wrong(self, keys: set[str]) -> None:
-        """Name, once while they hold another type than a hash, the proxies' hashes whose counts were kept."""
-        for key in sorted(keys - self._wrong):
-            logger.warning(
-                "Proxy health not written: Redis key %s holds another type than a hash (someone SET it);"
-                " its counts are kept and written once it is removed: redis-cli DEL %s",
-                key,
-                key,
-            )
-        self._wrong = keys
 
 
 _pools: WeakKeyDictionary[Crawler, ProxyPool] = WeakKeyDictionary()

@@ -66,7 +66,7 @@ from crawler.requests import (
     without_lease,
 )
 from crawler.threads import STOP_SIGNALS, signals_blocked
-from crawler.worker.connection import helps, job_level, keys_of, outage_of, server_of
+from crawler.worker.connection import helps, job_level, keys_of, outage_of, refused_reply, server_of
 from crawler.worker.discovery import discovery_of
 from crawler.worker.dupefilter import RedisBloomDupeFilter
 from crawler.worker.faults import RepeatedFaults
@@ -668,9 +668,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         failed = [
             (ack, done) for ack, done in zip(acks, outcomes, strict=True) if isinstance(done, Exception)
         ]
-        refused = [done for _, done in failed if "WRONGTYPE" not in str(done)]
+        refused = refused_reply(done for _, done in failed)
         if refused:  # Redis refuses writes (a full memory, a read-only replica, a user denied): as when away
-            self.outage.failed("acknowledge requests", refused[0])
+            self.outage.failed("acknowledge requests", refused)
         elif len(failed) < len(acks):
             self.outage.ok(wrote=True)
         if failed and not refused:

@@ -36,7 +36,7 @@ from twisted.internet import task
 
 from crawler.keys import hour_of
 from crawler.redisio.clock import shared_now
-from crawler.worker.connection import keys_of, outage_of, server_of
+from crawler.worker.connection import WrongTypeKeys, keys_of, outage_of, refused_reply, server_of
 
 __all__ = ["GROUPS", "RedisStatsCollector"]
 
@@ -102,8 +102,7 @@ class RedisStatsCollector(MemoryStatsCollector):
         self._stamps: dict[tuple[str, str, str], int] = {}
         self._lock = threading.Lock()
         self._loop: task.LoopingCall | None = None
-        # Hourly hashes found holding another type (someone SET them): each named once while it does.
-        self._wrong: set[str] = set()
+        self._wrong = WrongTypeKeys("Site counters", "they are kept")
 
     def inc_value(self, key: str, count: int = 1, start: int = 0, spider: Spider | None = None) -> None:
         super().inc_value(key, count, start)
@@ -168,16 +167,12 @@ class RedisStatsCollector(MemoryStatsCollector):
             [entry for entry, failed in zip(counts, unwritten, strict=False) if failed],
             [entry for entry, failed in zip(moments, unwritten[len(counts) :], strict=True) if failed],
         )
-        refused = [
-            reply
-            for reply in replies[::2]
-            if isinstance(reply, redis.RedisError) and "WRONGTYPE" not in str(reply)
-        ]
+        refused = refused_reply(replies[::2])
         if refused:  # Redis refuses writes (a full memory, a read-only replica): as when it is away
-            outage_of(self.crawler).failed("write the site counters, kept for the next try", refused[0])
+            outage_of(self.crawler).failed("write the site counters, kept for the next try", refused)
             return
         entries = [*counts, *moments]
-        self._say_wrong(
+        self._wrong.say(
             {
                 self.keys.stats(site, hour)
                 for ((site, hour, _), _), failed in zip(entries, unwritten, strict=True)
@@ -195,14 +190,3 @@ class RedisStatsCollector(MemoryStatsCollector):
             self._pending.update(dict(counts))
             for field, moment in moments:
                 self._stamp(field, moment)
-
-    def _say_wrong(self, keys: set[str]) -> None:
-        """Name, once while they hold another type than a hash, the hourly hashes whose counts were kept."""
-        for key in sorted(keys - self._wrong):
-            logger.warning(
-                "Site counters not written: Redis key %s holds another type than a hash (someone SET it);"
-                " they are kept and written once it is removed: redis-cli DEL %s",
-                key,
-                key,
-            )
-        self._wrong = keys
