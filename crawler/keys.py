@@ -225,6 +225,12 @@ class Keys:
         again), and so does a discover host slot's prune; a robots.txt read since keeps it for good."""
         return f"{self.prefix}:crawl-delays:{site}"
 
+    def applied(self, writer: str) -> str:
+        """The number of the last flush of ``writer`` (a worker's site counters, its proxies' health, its
+        copy of a discover link model) that Redis applied: a flush sent again is applied once
+        (:mod:`crawler.redisio.once`; a string with a time-to-live)."""
+        return f"{self.prefix}:applied:{writer}"
+
     def proxy(self, proxy: str) -> str:
         """A proxy's health (by its id, its URL without credentials; a hash): ``ok``, ``failed``,
         ``banned``, ``latency_ms``, ``benched_until``, ``reason``."""

@@ -23,6 +23,7 @@ from typing import Any
 import lxml.html
 import pytest
 import redis
+from lossyredis import LossyRelay
 from scrapy import Request
 
 from crawler.demo.web import TOPIC, TOPIC_KEYWORDS, SimWeb
@@ -33,6 +34,7 @@ from crawler.discover.topic import Relevance, Topic, words
 from crawler.items import Article, Discovered
 from crawler.keys import Keys
 from crawler.redisio.bloom import RedisBloom
+from crawler.redisio.connection import connect
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work, discover_request
@@ -577,21 +579,50 @@ def test_a_worker_behind_the_trimmed_log_reloads_the_whole_model(redis_client: A
     assert behind.model.weights == pytest.approx(ahead.model.weights), "the entries trimmed away are not lost"
 
 
-def test_a_sync_that_redis_refuses_keeps_what_was_learnt(redis_client: Any) -> None:
+def test_a_sync_that_redis_refuses_keeps_what_was_learnt(redis_client: Any, redis_server: str) -> None:
     keys = Keys("crawler")
-    away = SharedModel(redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2), keys, "energy", "w")
-    away.version = "0-0"
-    away.model.learn([7], 1.0)
-    learnt = away.model.weights[7]
-    with pytest.raises(redis.ConnectionError):
+    with LossyRelay(redis_server.removeprefix("unix://")) as relay:
+        client = connect(relay.url)
+        away = SharedModel(client, keys, "energy", "w")
+        away.load()
+        away.model.learn([7], 1.0)
+        learnt = away.model.weights[7]
+        relay.cut()
+        with pytest.raises(redis.ConnectionError):
+            away.sync()
+        relay.cut(False)
         away.sync()
-    back = SharedModel(redis_client, keys, "energy", "w")
-    back.load()
-    back.model = away.model
-    back.sync()
+        client.close()
     other = SharedModel(redis_client, keys, "energy", "other")
     other.load()
     assert other.model.weights == {7: pytest.approx(learnt)}, "shared at the next sync"
+
+
+def test_a_share_whose_reply_was_lost_is_added_once(redis_client: Any, redis_server: str) -> None:
+    """A connection that drops after Redis ran a sync's share and before its reply arrived: the sync failed
+    and kept the changes, shared again at the next sync, and the model's sum counted that worker's steps
+    twice. Each share is numbered, sent again with its number, and Redis adds a number once
+    (crawler.redisio.once)."""
+    keys = Keys("crawler")
+    with LossyRelay(redis_server.removeprefix("unix://")) as relay:
+        client = connect(relay.url)
+        worker = SharedModel(client, keys, "energy", "w")
+        worker.load()
+        worker.model.learn([6], 1.0)
+        worker.sync()  # Redis knows the share's script: the replies lost are of shares it ran
+        for feature in (7, 8):
+            worker.model.learn([feature], 1.0)
+            relay.lose(b":model:v1:w")
+            with pytest.raises(redis.ConnectionError):
+                worker.sync()  # the second sends the first share again, its reply lost again
+        worker.model.learn([9], 1.0)
+        worker.sync()
+        lost = relay.lost
+        client.close()
+    other = SharedModel(redis_client, keys, "energy", "other")
+    other.load()
+    assert lost == 2
+    assert other.model.weights == pytest.approx(worker.model.weights), "each step added once"
 
 
 def test_a_sync_whose_share_went_through_and_whose_catch_up_failed_shares_it_once(redis_client: Any) -> None:

@@ -43,6 +43,7 @@ from crawlsite import (
     unique,
     wait_until,
 )
+from lossyredis import LossyRelay
 from siteserver import generated_article
 
 from crawler.errors import folder_advice
@@ -381,6 +382,70 @@ def test_a_proxys_health_key_of_another_type_neither_stops_nor_repeats_the_other
     pool.flush()
     assert redis_client.hget(broken, "ok") == b"1", "kept until it could be written"
     assert redis_client.hget(good, "ok") == b"1"
+
+
+def test_site_counters_whose_flush_lost_its_reply_are_counted_once(
+    redis_client: redis.Redis, redis_server: str
+) -> None:
+    """A connection that drops after Redis ran a flush of the site counters and before its reply arrived:
+    the flush failed and kept its counts for the next one, which added them again (1 + 3 + 2 + 4 fetched,
+    two replies lost in a row, counted 18). Each flush is numbered, sent again with its number before any
+    other, and Redis applies a number once (crawler.redisio.once)."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.worker.stats import RedisStatsCollector
+
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    with LossyRelay(redis_server.removeprefix("unix://")) as relay:
+        crawler = get_crawler(settings_dict={**values, "REDIS_URL": relay.url})
+        counters = RedisStatsCollector(crawler)
+        counters.inc_value("crawl/fetched/news", 1)
+        counters.flush()  # Redis knows the flush's script: the replies lost are of flushes it ran
+        for fetched in (3, 2):
+            counters.inc_value("crawl/fetched/news", fetched)
+            relay.lose(b"crawler:stats:news:")
+            counters.flush()  # fails: kept; the second sends the first again, its reply lost again
+        counters.inc_value("crawl/fetched/news", 4)
+        counters.flush()
+        lost = relay.lost
+    hours = redis_client.scan_iter("crawler:stats:news:*")
+    assert lost == 2
+    assert sum(int(redis_client.hget(key, "crawl/fetched") or 0) for key in hours) == 10
+
+
+def test_proxy_health_whose_flush_lost_its_reply_is_counted_once(
+    redis_client: redis.Redis, redis_server: str
+) -> None:
+    """As the site counters' flush (above): a proxy's answers were counted twice when the reply to the flush
+    of its health was lost after Redis ran it."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.rules.access import global_proxies
+    from crawler.worker.proxies import ProxyPool
+
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    proxy = "http://127.0.0.1:9"
+
+    def answered(times: int) -> None:
+        for _ in range(times):
+            pool.release(proxy, ok=True)
+
+    with LossyRelay(redis_server.removeprefix("unix://")) as relay:
+        crawler = get_crawler(settings_dict={**values, "REDIS_URL": relay.url})
+        pool = ProxyPool(crawler, global_proxies(proxy, None), {})
+        answered(1)
+        pool.flush()  # Redis knows the flush's script: the replies lost are of flushes it ran
+        for times in (3, 2):
+            answered(times)
+            relay.lose(b"crawler:proxy:")
+            pool.flush()  # fails: kept; the second sends the first again, its reply lost again
+        answered(4)
+        pool.flush()
+        lost = relay.lost
+    assert lost == 2
+    assert redis_client.hget(Keys("crawler").proxy(proxy), "ok") == b"10"
 
 
 def test_the_proxy_pool_sees_the_rules_a_running_worker_read_again(redis_server: str, tmp_path: Path) -> None:

@@ -10,7 +10,9 @@ adds those of the other workers to its copy. The entry id it read last is its co
 A worker that starts, or one that fell more than the log's length behind, reads the whole sum and the
 log's last id in one transaction, so no change is counted twice or missed. Since every change is added,
 never set, workers learning at once lose nothing of each other's (the model is the sum of their steps).
-A model of features hashed another way is another model: ``FEATURES_VERSION`` is in its keys.
+A model of features hashed another way is another model: ``FEATURES_VERSION`` is in its keys. A share whose
+reply was lost (the connection dropped after Redis ran it) is sent again with its number, and added once
+(:mod:`crawler.redisio.once`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import redis
 from crawler.discover.links import LinkModel
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded
+from crawler.redisio.once import APPLIED_SECONDS, ONCE, Flushes
 
 __all__ = ["FEATURES_VERSION", "SharedModel"]
 
@@ -37,16 +40,22 @@ LOG_LENGTH = 500
 # One change in a log entry: feature, weight change, squares change.
 _CHANGE = struct.Struct("<Idd")
 
-# KEYS: weights, squares, log. ARGV: worker id, log length, pages learnt, packed changes.
-_SHARE = """
-local blob = ARGV[4]
+# KEYS: the share's mark (crawler.redisio.once), weights, squares, log. ARGV: the share's number and the
+# mark's life (once), worker id, log length, pages learnt, packed changes. Reply: the log entry's id, nil
+# when the share was applied already (a try whose reply was lost).
+_SHARE = (
+    ONCE
+    + """
+if not first_time() then return nil end
+local blob = ARGV[6]
 for at = 1, #blob, 20 do
   local feature, weight, square = struct.unpack('<Idd', blob, at)
-  redis.call('HINCRBYFLOAT', KEYS[1], feature, string.format('%.17g', weight))
-  redis.call('HINCRBYFLOAT', KEYS[2], feature, string.format('%.17g', square))
+  redis.call('HINCRBYFLOAT', KEYS[2], feature, string.format('%.17g', weight))
+  redis.call('HINCRBYFLOAT', KEYS[3], feature, string.format('%.17g', square))
 end
-return redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[2], '*', 'by', ARGV[1], 'pages', ARGV[3], 'd', blob)
+return redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'by', ARGV[3], 'pages', ARGV[5], 'd', blob)
 """
+)
 
 
 class SharedModel:
@@ -64,6 +73,9 @@ class SharedModel:
         self.version = ""
         self._since_sync = 0
         self._share = server.register_script(_SHARE)
+        self._shares = Flushes(keys, f"model:{site}")
+        # The share Redis failed (its number, pages, packed changes), sent again as it was before any other.
+        self._unsent: tuple[int, int, bytes] | None = None
 
     def load(self) -> None:
         """This worker's copy from the sum in Redis (see the module docstring)."""
@@ -85,33 +97,37 @@ class SharedModel:
             self.sync()
 
     def flush(self) -> None:
-        """:meth:`sync` when this copy learnt from a page since the last one (a crawl that stops)."""
-        if self._since_sync:
+        """:meth:`sync` when this copy learnt from a page since the last one, or has a share Redis failed
+        (a crawl that stops)."""
+        if self._since_sync or self._unsent is not None:
             self.sync()
 
     def sync(self) -> None:
         """Share what this copy learnt, and take what the others did (see the module docstring). When
-        Redis fails the share, what was learnt here is kept for the next sync; a share that went through
-        is never shared again, whatever befalls the read of the others' after it."""
+        Redis fails the share, it is kept and sent again as it was at the next sync, before what was learnt
+        since: added once, though Redis ran it and its reply was lost; a share that went through is never
+        shared again, whatever befalls the read of the others' after it."""
         if not self.version:
             self.load()
+        if self._unsent is not None:
+            self._send(self._unsent)
         changes = self.model.take_changes()
         pages, self._since_sync = self._since_sync, 0
-        try:
-            if changes:
-                blob = b"".join(_CHANGE.pack(f, w, g) for f, (w, g) in changes.items())
-                self._share(
-                    keys=[self.weights_key, self.squares_key, self.log_key],
-                    args=[self.worker, LOG_LENGTH, pages, blob],
-                )
-        except redis.RedisError:
-            for feature, (weight, square) in changes.items():
-                kept = self.model.changes.setdefault(feature, [0.0, 0.0])
-                kept[0] += weight
-                kept[1] += square
-            self._since_sync = pages
-            raise
+        if changes:
+            blob = b"".join(_CHANGE.pack(f, w, g) for f, (w, g) in changes.items())
+            self._send((self._shares.next(), pages, blob))
         self._catch_up()
+
+    def _send(self, share: tuple[int, int, bytes]) -> None:
+        """Add ``share`` (its number, pages, packed changes) to the sum and the log, once; kept to be sent
+        again when Redis fails it (raising ``redis.RedisError``)."""
+        self._unsent = share
+        number, pages, blob = share
+        self._share(
+            keys=[self._shares.mark, self.weights_key, self.squares_key, self.log_key],
+            args=[number, APPLIED_SECONDS, self.worker, LOG_LENGTH, pages, blob],
+        )
+        self._unsent = None
 
     def _catch_up(self) -> None:
         """Add the other workers' entries after this copy's version. When the log's first entry is newer

@@ -18,7 +18,8 @@ A retry or a redirect goes back through the queue, where no proxy is kept (:data
 is benched, the site backs off until the first one is back, and its requests wait in the queue.
 
 Health is kept in Redis per proxy (``crawler:proxy:<id>``: ``ok``, ``failed``, ``banned``, ``latency_ms``,
-``benched_until``, ``reason``), summed every ``SUPERVISION_FLUSH_SECONDS``; ``crawler status`` shows it.
+``benched_until``, ``reason``), summed every ``SUPERVISION_FLUSH_SECONDS`` in one Lua call, counted once
+though its reply is lost and it is sent again (:mod:`crawler.redisio.once`); ``crawler status`` shows it.
 Each flush of a worker that has the proxy configured (and each write) keeps the hash
 ``SUPERVISION_KEEP_HOURS`` from then on: a proxy no worker has any more (taken out of ``CRAWLER_PROXIES``,
 of a rule, or of every worker's configuration) is forgotten that long after the last one let it go. The
@@ -34,6 +35,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Self
 from weakref import WeakKeyDictionary
 
@@ -46,11 +48,13 @@ from twisted.internet import task
 
 from crawler.commandline import counted
 from crawler.redisio.clock import shared_now
+from crawler.redisio.connection import decoded, script
+from crawler.redisio.once import APPLIED_SECONDS, ONCE, Flushes
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work
 from crawler.rules import Rule
 from crawler.rules.access import Proxy, global_proxies
-from crawler.worker.connection import WrongTypeKeys, keys_of, outage_of, refused_reply, server_of
+from crawler.worker.connection import WrongTypeKeys, keys_of, outage_of, server_of
 from crawler.worker.download import DownloadStopped
 
 if TYPE_CHECKING:
@@ -69,6 +73,49 @@ _WAIT_STEP = 0.05
 _RULE_ASKED_SECONDS = 1.0
 # Answers that are the proxy's failure, not the site's: its credentials refused, its upstream unreachable.
 PROXY_FAILURE_STATUSES = frozenset({407, 502, 504})
+# KEYS: the flush's mark (crawler.redisio.once), the proxies' hashes. ARGV: the flush's number and the mark's
+# life (once), the hashes' life in seconds, how many counts, then per count its hash (its place in KEYS),
+# field and amount; how many latencies, then per latency its hash and milliseconds; then the hashes whose
+# benched_until to read. The counts are added unless the flush was applied already (a try whose reply was
+# lost); each hash is kept the hashes' life from now. Reply: the places (from 1) of the counts not written
+# (their hash holds another type), and each benched_until read ('' when none).
+_FLUSH = (
+    ONCE
+    + """
+local unwritten = {}
+local counts = tonumber(ARGV[4])
+local at = 5
+if first_time() then
+  for entry = 1, counts do
+    local reply = redis.pcall('HINCRBY', KEYS[tonumber(ARGV[at])], ARGV[at + 1], ARGV[at + 2])
+    if type(reply) == 'table' then unwritten[#unwritten + 1] = entry end
+    at = at + 3
+  end
+else
+  at = at + 3 * counts
+end
+local latencies = tonumber(ARGV[at])
+for _ = 1, latencies do
+  redis.pcall('HSET', KEYS[tonumber(ARGV[at + 1])], 'latency_ms', ARGV[at + 2])
+  at = at + 2
+end
+for place = 2, #KEYS do redis.call('EXPIRE', KEYS[place], ARGV[3]) end
+local benched = {}
+for read = at + 1, #ARGV do
+  local until_ = redis.pcall('HGET', KEYS[tonumber(ARGV[read])], 'benched_until')
+  benched[#benched + 1] = type(until_) == 'string' and until_ or ''
+end
+return {unwritten, benched}
+"""
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Flush:
+    """The counts of one flush of the proxies' health, under its number (crawler.redisio.once)."""
+
+    number: int
+    counts: list[tuple[tuple[str, str], int]]
 
 
 class ProxyPool:
@@ -104,6 +151,9 @@ class ProxyPool:
         self._ask_again: dict[str, float] = {}
         self._loop: task.LoopingCall | None = None
         self._wrong = WrongTypeKeys("Proxy health", "its counts are kept")
+        self._flushes = Flushes(self.keys, "proxies")
+        # The flush Redis failed, sent again with its number before any other.
+        self._unsent: _Flush | None = None
 
     def candidates(self, site: str | None) -> tuple[Proxy, ...]:
         """The proxies of ``site``: its rule's, else the shared ones; none when there are neither. A site
@@ -223,46 +273,50 @@ class ProxyPool:
         self.flush()
 
     def flush(self) -> None:
-        """Add this worker's counts to each proxy's health in Redis, and read which proxies other workers
-        benched; each proxy configured here, or written, is kept ``keep_seconds`` from now. Redis away, or
-        refusing writes: the counts wait for the next turn; a proxy's hash of another type (someone SET it,
-        named once): its counts alone wait, the others written are never written twice."""
-        counts, self._counts = self._counts, Counter()
+        """Add this worker's counts to each proxy's health in Redis, after the flush Redis failed if one did
+        (sent again as it was: counted once), and read which proxies other workers benched; each proxy
+        configured here, or written, is kept ``keep_seconds`` from now. Redis away, or refusing writes: the
+        counts wait for the next turn; a proxy's hash of another type (someone SET it, named once): its
+        counts alone wait, the others written are never written twice."""
         proxies = [p.id for p in self.all_proxies()]
-        if not counts and not proxies:
+        if self._unsent is not None and (not self._send(self._unsent, proxies) or not self._counts):
             return
-        entries = list(counts.items())
+        counts, self._counts = self._counts, Counter()
+        if counts or proxies:
+            # Number 0, none applied: a flush without counts reads and keeps alone, and writes no mark.
+            self._send(_Flush(self._flushes.next() if counts else 0, list(counts.items())), proxies)
+
+    def _send(self, flush: _Flush, proxies: list[str]) -> bool:
+        """Write ``flush`` and the latencies, keep the ``proxies`` and read their benches; False when Redis
+        failed it (kept to be sent again)."""
+        latencies = list(self.latency.items())
+        of_count = [self.keys.proxy(proxy) for (proxy, _), _ in flush.counts]
+        of_latency = [self.keys.proxy(proxy) for proxy, _ in latencies]
+        of_proxy = [self.keys.proxy(proxy) for proxy in proxies]
+        hashes = list(dict.fromkeys([*of_count, *of_latency, *of_proxy]))
+        place = {key: index for index, key in enumerate(hashes, 2)}
+        args: list[str | int] = [flush.number, APPLIED_SECONDS, self.keep_seconds, len(flush.counts)]
+        for ((_, what), count), key in zip(flush.counts, of_count, strict=True):
+            args += (place[key], what, count)
+        args.append(len(latencies))
+        for (_, latency), key in zip(latencies, of_latency, strict=True):
+            args += (place[key], round(latency * 1000))
+        args += (place[key] for key in of_proxy)
         try:
-            with self._server().pipeline(transaction=False) as pipe:
-                for (proxy, what), count in entries:
-                    pipe.hincrby(self.keys.proxy(proxy), what, count)
-                for proxy, latency in self.latency.items():
-                    pipe.hset(self.keys.proxy(proxy), "latency_ms", round(latency * 1000))
-                for proxy in dict.fromkeys([*proxies, *(proxy for proxy, _ in counts), *self.latency]):
-                    pipe.expire(self.keys.proxy(proxy), self.keep_seconds)
-                for proxy in proxies:
-                    pipe.hget(self.keys.proxy(proxy), "benched_until")
-                # Each command on its own: a proxy's hash of another type fails its own commands alone.
-                replies = pipe.execute(raise_on_error=False)
+            unwritten, benched = script(self._server(), _FLUSH)(keys=[self._flushes.mark, *hashes], args=args)
         except redis.RedisError as exc:
-            self._counts.update(counts)
+            self._unsent = flush if flush.counts else None
             outage_of(self.crawler).failed("write the proxies' health, kept for the next try", exc)
-            return
-        unwritten = [
-            (entry, reply)
-            for entry, reply in zip(entries, replies, strict=False)
-            if isinstance(reply, redis.RedisError)
-        ]
-        self._counts.update(dict(entry for entry, _ in unwritten))
-        refused = refused_reply(replies)
-        if refused:  # Redis refuses writes (a full memory, a read-only replica): as when it is away
-            outage_of(self.crawler).failed("write the proxies' health, kept for the next try", refused)
-            return
-        self._wrong.say({self.keys.proxy(proxy) for ((proxy, _), _), _ in unwritten})
-        outage_of(self.crawler).ok(wrote=len(unwritten) < len(entries) or bool(self.latency))
-        for proxy, until in zip(proxies, replies[len(replies) - len(proxies) :], strict=True):
-            if until is not None and not isinstance(until, redis.RedisError):
-                self.benched[proxy] = max(self.benched.get(proxy, 0.0), float(until))
+            return False
+        self._unsent = None
+        failed = [flush.counts[int(place) - 1] for place in unwritten]
+        self._counts.update(dict(failed))
+        self._wrong.say({self.keys.proxy(proxy) for (proxy, _), _ in failed})
+        outage_of(self.crawler).ok(wrote=len(failed) < len(flush.counts) or bool(latencies))
+        for proxy, until in zip(proxies, benched, strict=True):
+            if until:
+                self.benched[proxy] = max(self.benched.get(proxy, 0.0), float(decoded(until)))
+        return True
 
 
 _pools: WeakKeyDictionary[Crawler, ProxyPool] = WeakKeyDictionary()

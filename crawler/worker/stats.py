@@ -4,10 +4,11 @@
 per-site counter (a key ``<what>/<site>``, such as ``crawl/errors/citynews``, ``ban/citynews``,
 ``fields/missing/body/citynews``) to the hash ``crawler:stats:<site>:<YYYYMMDDHH>`` (UTC hour, by Redis's
 clock as the status reads it: :mod:`crawler.redisio.clock`) under ``<what>``. Increments are summed in
-memory and written every ``SUPERVISION_FLUSH_SECONDS`` in one pipelined round trip, and when the crawl
-closes; each hourly hash expires after ``SUPERVISION_KEEP_HOURS``. What Redis could not write (away,
+memory and written every ``SUPERVISION_FLUSH_SECONDS`` in one Lua call (one round trip), and when the
+crawl closes; each hourly hash expires after ``SUPERVISION_KEEP_HOURS``. What Redis could not write (away,
 refusing writes, or a site's hash of another type: someone SET it, named once) is kept for the next
-flush; what it wrote is never written again.
+flush; what it wrote is never written again. A flush whose reply was lost (the connection dropped after
+Redis ran it) is sent again with its number, and counted once (:mod:`crawler.redisio.once`).
 A worker killed (SIGKILL) loses what it had not written yet, except the new articles: ``store/new`` is
 written by the acknowledgement of each request (:class:`crawler.redisio.queue.Ack`), with its job's
 ``stored``, not here. It counts the articles the store found new; not those kept in the store's local
@@ -27,6 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
+from dataclasses import dataclass
 
 import redis
 from scrapy.crawler import Crawler
@@ -36,7 +38,9 @@ from twisted.internet import task
 
 from crawler.keys import hour_of
 from crawler.redisio.clock import shared_now
-from crawler.worker.connection import WrongTypeKeys, keys_of, outage_of, refused_reply, server_of
+from crawler.redisio.connection import script
+from crawler.redisio.once import APPLIED_SECONDS, ONCE, Flushes
+from crawler.worker.connection import WrongTypeKeys, keys_of, outage_of, server_of
 
 __all__ = ["GROUPS", "RedisStatsCollector"]
 
@@ -75,11 +79,47 @@ STAMPED = {
         "store/stored_at_ms",
     ),
 }
-# Sets a hash's field to ARGV[2] unless it holds a later moment (another worker's, flushed first).
-_LATEST = """
-local held = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') or 0
-if tonumber(ARGV[2]) > held then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+# KEYS: the flush's mark (crawler.redisio.once), the hourly hashes. ARGV: the flush's number and the mark's
+# life (once), the hashes' life in seconds, how many counts; then per count its hash (its place in KEYS),
+# field and amount, then per moment its hash, field and moment, set unless the hash holds a later one
+# (another worker's, flushed first). Reply: nil when the flush was applied already (a try whose reply was
+# lost); else the places (counts first, from 1) of those not written: their hash holds another type.
+_FLUSH = (
+    ONCE
+    + """
+if not first_time() then return nil end
+local unwritten = {}
+local counts = tonumber(ARGV[4])
+local at = 5
+for entry = 1, (#ARGV - 4) / 3 do
+  local key, field, value = KEYS[tonumber(ARGV[at])], ARGV[at + 1], ARGV[at + 2]
+  local reply
+  if entry <= counts then
+    reply = redis.pcall('HINCRBY', key, field, value)
+  else
+    reply = redis.pcall('HGET', key, field)
+    if type(reply) ~= 'table' and tonumber(value) > (tonumber(reply) or 0) then
+      redis.call('HSET', key, field, value)
+    end
+  end
+  if type(reply) == 'table' then unwritten[#unwritten + 1] = entry end
+  at = at + 3
+end
+for place = 2, #KEYS do redis.call('EXPIRE', KEYS[place], ARGV[3]) end
+return unwritten
 """
+)
+
+Entry = tuple[tuple[str, str, str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Flush:
+    """The counts and moments of one flush, under its number (crawler.redisio.once)."""
+
+    number: int
+    counts: list[Entry]
+    moments: list[Entry]
 
 
 class RedisStatsCollector(MemoryStatsCollector):
@@ -103,6 +143,9 @@ class RedisStatsCollector(MemoryStatsCollector):
         self._lock = threading.Lock()
         self._loop: task.LoopingCall | None = None
         self._wrong = WrongTypeKeys("Site counters", "they are kept")
+        self._flushes = Flushes(self.keys, "stats")
+        # The flush Redis failed, sent again with its number before any other.
+        self._unsent: _Flush | None = None
 
     def inc_value(self, key: str, count: int = 1, start: int = 0, spider: Spider | None = None) -> None:
         super().inc_value(key, count, start)
@@ -136,55 +179,62 @@ class RedisStatsCollector(MemoryStatsCollector):
         super().close_spider(reason=reason)
 
     def flush(self) -> None:
-        """Write the counts summed since the last flush (kept for the next one if Redis is away, or refuses
-        the write; a count whose site's hourly hash holds another type, named once, is kept alone: the
-        others written are never written twice)."""
+        """Write the counts summed since the last flush, after the flush Redis failed if one did (sent again
+        as it was: counted once). Redis away, or refusing the write: kept for the next flush; a count whose
+        site's hourly hash holds another type, named once, is kept alone: the others written are never
+        written twice."""
         with self._lock:
             pending, self._pending = self._pending, Counter()
             stamps, self._stamps = self._stamps, {}
-        if not (pending or stamps) or not self._shared:
+        if not self._shared:
             return
-        counts, moments = list(pending.items()), list(stamps.items())
-        try:
-            pipe = server_of(self.crawler).pipeline(transaction=False)
-            for (site, hour, what), count in counts:
-                key = self.keys.stats(site, hour)
-                pipe.hincrby(key, what, count)
-                pipe.expire(key, self.keep_seconds)
-            for (site, hour, name), moment in moments:
-                key = self.keys.stats(site, hour)
-                pipe.eval(_LATEST, 1, key, name, moment)
-                pipe.expire(key, self.keep_seconds)
-            # Each command on its own: a site's hash of another type fails its own commands alone.
-            replies = pipe.execute(raise_on_error=False)
-        except redis.RedisError as exc:
-            self._keep(counts, moments)
-            outage_of(self.crawler).failed("write the site counters, kept for the next try", exc)
+        if self._unsent is not None:
+            unwritten = self._send(self._unsent)
+            if unwritten is None:
+                self._keep(list(pending.items()), list(stamps.items()))
+                return
+            counts, moments = unwritten
+            pending.update(dict(counts))
+            for field, moment in moments:
+                stamps[field] = max(stamps.get(field, 0), moment)
+        if not (pending or stamps):
             return
-        # Each write is followed by its hash's EXPIRE, which takes a key of any type.
-        unwritten = [isinstance(reply, redis.RedisError) for reply in replies[::2]]
-        self._keep(
-            [entry for entry, failed in zip(counts, unwritten, strict=False) if failed],
-            [entry for entry, failed in zip(moments, unwritten[len(counts) :], strict=True) if failed],
-        )
-        refused = refused_reply(replies[::2])
-        if refused:  # Redis refuses writes (a full memory, a read-only replica): as when it is away
-            outage_of(self.crawler).failed("write the site counters, kept for the next try", refused)
-            return
-        entries = [*counts, *moments]
-        self._wrong.say(
-            {
-                self.keys.stats(site, hour)
-                for ((site, hour, _), _), failed in zip(entries, unwritten, strict=True)
-                if failed
-            }
-        )
-        if not all(unwritten):
-            outage_of(self.crawler).ok(wrote=True)
+        unwritten = self._send(_Flush(self._flushes.next(), list(pending.items()), list(stamps.items())))
+        if unwritten is not None:
+            self._keep(*unwritten)
+            self._wrong.say(
+                {self.keys.stats(site, hour) for entries in unwritten for (site, hour, _), _ in entries}
+            )
 
-    def _keep(
-        self, counts: list[tuple[tuple[str, str, str], int]], moments: list[tuple[tuple[str, str, str], int]]
-    ) -> None:
+    def _send(self, flush: _Flush) -> tuple[list[Entry], list[Entry]] | None:
+        """Write ``flush``: the counts and moments not written (their hash holds another type), or None
+        when Redis failed it (kept to be sent again)."""
+        entries = [*flush.counts, *flush.moments]
+        of_entry = [self.keys.stats(site, hour) for (site, hour, _), _ in entries]
+        hashes = list(dict.fromkeys(of_entry))
+        place = {key: index for index, key in enumerate(hashes, 2)}
+        args: list[str | int] = [flush.number, APPLIED_SECONDS, self.keep_seconds, len(flush.counts)]
+        for ((_, _, name), value), key in zip(entries, of_entry, strict=True):
+            args += (place[key], name, value)
+        try:
+            reply = script(server_of(self.crawler), _FLUSH)(keys=[self._flushes.mark, *hashes], args=args)
+        except redis.RedisError as exc:
+            self._unsent = flush
+            outage_of(self.crawler).failed("write the site counters, kept for the next try", exc)
+            return None
+        self._unsent = None
+        if reply is None:  # applied by a try whose reply was lost
+            outage_of(self.crawler).ok(wrote=False)
+            return [], []
+        unwritten = {int(entry) for entry in reply}
+        if len(unwritten) < len(entries):
+            outage_of(self.crawler).ok(wrote=True)
+        return (
+            [entry for index, entry in enumerate(flush.counts, 1) if index in unwritten],
+            [entry for index, entry in enumerate(flush.moments, len(flush.counts) + 1) if index in unwritten],
+        )
+
+    def _keep(self, counts: list[Entry], moments: list[Entry]) -> None:
         """Keep ``counts`` and ``moments`` that were not written for the next flush."""
         with self._lock:
             self._pending.update(dict(counts))

@@ -1,0 +1,57 @@
+"""Counts added to Redis once, though a flush is sent again: its reply lost, its outcome unknown.
+
+A connection that drops after Redis ran a command and before its reply arrived leaves the client not
+knowing whether the command ran: a flush that failed so kept its counts for the next one, which added them
+again. So each writer (a worker's site counters, its proxies' health, its copy of a discover link model)
+numbers its flushes, and each flush is one Lua call that begins with :data:`ONCE`'s ``first_time()``: the
+flush's number is applied only when it is above the writer's last one applied (kept in
+:meth:`crawler.keys.Keys.applied`), which it then becomes, in the same call as the counts, so in the same
+round trip. A writer sends a flush that failed again with its number, before any later one: a number is
+never applied after a higher one. (The crawler's clients retry nothing themselves: redis-py, given a
+connection pool from a URL, makes connections with no retries.)
+A refusal (OOM, READONLY, MISCONF, NOPERM) comes at the call's first write, the mark's: nothing of the
+flush was applied, and sending it again applies it.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from crawler.keys import Keys
+from crawler.redisio.workers import worker_id
+
+__all__ = ["APPLIED_SECONDS", "ONCE", "Flushes"]
+
+# Seconds a writer's mark is kept after its last flush applied. A flush whose reply was lost is sent again
+# at each of the writer's next flushes (every SUPERVISION_FLUSH_SECONDS, 2 s; a link model's every
+# DISCOVER_SYNC_PAGES pages) until Redis answers, so the mark must outlive the longest time a worker cannot
+# reach a Redis that keeps running (a network cut): a week, past any such outage an operator leaves be. It
+# is one small key per writer (a worker's counters, its proxies, one per discover rule it learns for),
+# which a worker gone leaves that long.
+APPLIED_SECONDS = 7 * 24 * 3600
+
+# KEYS[1]: the writer's mark. ARGV[1]: the flush's number, ARGV[2]: the mark's life in seconds. A mark of
+# another type (someone SET it) reads as no flush applied and is written over.
+ONCE = """
+local function first_time()
+  local applied = tonumber(redis.pcall('GET', KEYS[1])) or 0
+  if tonumber(ARGV[1]) <= applied then return false end
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  return true
+end
+"""
+
+# Numbers the writers of this process apart (a process may run several crawls, each with its writers).
+_writers = itertools.count(1)
+
+
+class Flushes:
+    """The numbered flushes of one writer (``what`` it writes), applied once each (module docstring)."""
+
+    def __init__(self, keys: Keys, what: str) -> None:
+        self.mark = keys.applied(f"{what}:{worker_id()}:{next(_writers)}")
+        self._numbers = itertools.count(1)
+
+    def next(self) -> int:
+        """The number of a new flush."""
+        return next(self._numbers)
