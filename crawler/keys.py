@@ -251,9 +251,9 @@ class Keys:
         fetches seen URLs again: ``crawler temp SITE --again``, whose hash has ``fetches_seen`` 1), lost
         (requests it counted pending that Redis no longer held, written off: LeasedQueue.lost), moved
         (its requests that left a lease for the delayed set or a queue: LeasedQueue.job_lost reads it)
-        (a discover crawl's too: budget, issued, links_seen), its notes, what it is, when a temp crawl
-        saw it end (``ended``), and, a temp crawl's, ``seeding`` until all its first requests are queued
-        (a hash)."""
+        (a discover crawl's too: budget, issued, links_seen, seeded: its seeds queued so far), its notes,
+        what it is, when a temp crawl saw it end (``ended``), and, a temp crawl's, ``seeding`` until all its
+        first requests are queued (a hash)."""
         return f"{self.prefix}:job:{job}"
 
     def again(self, job: str) -> str:

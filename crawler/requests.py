@@ -775,11 +775,20 @@ def _enqueue_seeds(
     kind: str,
 ) -> None:
     """A discover crawl's seeds, each in its host's slot, counted against the job's page budget (the
-    frontier releases the rest of it: crawler.discover.frontier)."""
-    server.hset(keys.job(job), "budget", discover.budget)
-    for url in discover.seeds[: discover.budget]:
+    frontier releases the rest of it: crawler.discover.frontier), a seed named twice once. The job's
+    ``seeded`` says how many of them (in order) were queued, written with each one's count: a job queued
+    again (its queueing cut short: ``seeding``) goes on from there, and a seed fetched meanwhile is
+    neither queued nor counted again; the one whose count the cut lost, queued, is counted then."""
+    key = keys.job(job)
+    server.hset(key, "budget", discover.budget)
+    seeded = int(server.hget(key, "seeded") or 0)
+    seeds = list(dict.fromkeys(discover.seeds[: discover.budget]))
+    for number, url in enumerate(seeds[seeded:], seeded + 1):
         request = discover_request(rule, url, job=job, job_kind=kind, priority=rule.priority + 1)
         slot = Work.of(request).slot
         queue.configure(slot, delay=rule.delay, concurrency=rule.concurrency, obey_robots=rule.obey_robots)
-        if push(queue, request):
-            server.hincrby(keys.job(job), "issued", 1)
+        push(queue, request)
+        with server.pipeline(transaction=True) as pipe:
+            pipe.hincrby(key, "issued", 1)
+            pipe.hset(key, "seeded", number)
+            pipe.execute()

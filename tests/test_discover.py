@@ -37,7 +37,7 @@ from crawler.redisio.bloom import RedisBloom
 from crawler.redisio.connection import connect
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
-from crawler.requests import Work, discover_request
+from crawler.requests import JobCounts, Work, discover_request, enqueue_job
 from crawler.rules import RuleErrors, load_rules, parse_rule
 from crawler.rules.model import BEST_FIRST, BREADTH_FIRST, LEARNED, base_url
 from crawler.settings import QREAD_ALGORITHM, ROBOTS_MAX_AGE_SECONDS
@@ -677,6 +677,29 @@ def test_links_are_kept_once_per_url_and_a_host_keeps_its_best(redis_client: Any
     members = redis_client.zrange(f"{frontier.target.prefix}a.test", 0, -1)
     assert [Entry.decode(member).url for member in members] == urls[2:]
     assert float(redis_client.hget(frontier.target.best, "a.test")) == pytest.approx(0.4)
+
+
+def test_a_seeding_discover_job_queued_again_counts_each_seed_once(redis_client: Any) -> None:
+    """A discover job whose queueing was cut short (its temp crawl killed, the scheduler stopped as it queued
+    a grab: the job keeps ``seeding``) is queued again, the same job: a seed a worker had fetched meanwhile
+    was queued again, fetched twice, and counted in the job's ``issued`` again (3 of a budget taken by 2
+    seeds). Each seed is queued and counted once in its job."""
+    keys = Keys("crawler")
+    rule = parse_rule(DISCOVER_RULE, site="energy")
+    job = enqueue_job(redis_client, keys, [rule], temp_of="energy")
+    queue = LeasedQueue(redis_client, keys)
+    fetched = queue.pop()
+    assert fetched.member is not None and fetched.site is not None
+    assert queue.ack(fetched.member, site=fetched.site, job=job)
+    redis_client.hset(keys.job(job), "seeding", 1)  # as its crawl, killed before all was queued, left it
+    enqueue_job(redis_client, keys, [rule], job=job, temp_of="energy")
+    assert int(redis_client.hget(keys.job(job), "issued") or 0) == 2
+    assert JobCounts.read(redis_client, keys, job).pending == 1, "the seed not fetched alone"
+    # Cut between the second seed's queueing and its count: queued again, it is counted then.
+    redis_client.hset(keys.job(job), mapping={"seeded": 1, "issued": 1})
+    enqueue_job(redis_client, keys, [rule], job=job, temp_of="energy")
+    assert int(redis_client.hget(keys.job(job), "issued") or 0) == 2
+    assert JobCounts.read(redis_client, keys, job).pending == 1
 
 
 def test_release_queues_best_entries_in_their_hosts_slots_and_never_passes_the_budget(
