@@ -88,6 +88,9 @@ Static files come from ``--root`` (default: ``tests/sites`` beside this file). S
                                UTC offset, ``2026-11-01 08:00:00``), by "Author N"; with an ``ETag`` (a
                                304 when ``If-None-Match`` names it) and a ``Last-Modified``;
                                ``&elsewhere=N`` adds N entries linking to ``http://elsewhere.test/a/K``
+``/feed.xml.gz?to=P,Q``        the same feed gzip-compressed, as application/x-gzip (``&served=T``: as
+                               ``T``; ``&encoded=1``: with ``Content-Encoding: gzip``)
+``/feed-bomb.xml.gz``          40 KB of gzip that inflate to 40 MB of white space in an RSS channel
 ``/sitemap.xml?to=P,Q``        a sitemap (``urlset``) of P, Q, ...; ``&lastmod=D1,D2`` their lastmod,
                                ``&news=1`` a news sitemap (``news:title`` "News N", ``news:
                                publication_date`` 2026-11-(N+1)T08:00Z; ``&news=date``: the date
@@ -455,6 +458,13 @@ def _sitemap_bomb() -> bytes:
 
 
 @functools.cache
+def _feed_bomb() -> bytes:
+    """Past DOWNLOAD_MAXSIZE (32 MB) once decompressed, and past --max-bytes of a command by default."""
+    head = b'<?xml version="1.0"?><rss version="2.0"><channel><title>Bomb</title>'
+    return gzip.compress(head + b" " * (40 * 1024 * 1024) + b"</channel></rss>", compresslevel=9)
+
+
+@functools.cache
 def _gzipped_page(megabytes: float) -> bytes:
     size = int(megabytes * 1024 * 1024)
     page = _LARGE_PARAGRAPH.encode() * (size // len(_LARGE_PARAGRAPH) + 1)
@@ -692,6 +702,13 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 self.wfile.write(block)
                 sent += len(block)
             self.close_connection = True
+        elif path == "/feed.xml.gz":
+            links = [link for link in query.get("to", "").split(",") if link]
+            body = gzip.compress(feed_document(links, query.get("format", "rss")).encode())
+            headers = {"Content-Encoding": "gzip"} if query.get("encoded") == "1" else {}
+            self._send(200, body, query.get("served", "application/x-gzip"), headers)
+        elif path == "/feed-bomb.xml.gz":
+            self._send(200, _feed_bomb(), "application/x-gzip")
         elif path == "/feed":
             links = [link for link in query.get("to", "").split(",") if link]
             links += [f"http://elsewhere.test/a/{n}" for n in range(int(query.get("elsewhere", "0")))]

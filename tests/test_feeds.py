@@ -803,6 +803,21 @@ def test_a_50_mb_feed_ends_as_a_dead_letter_at_the_size_limit(site: Site) -> Non
     assert list(site.stored()) == ["/a/small"]
 
 
+def test_a_gzipped_feed_that_decompresses_past_the_size_limit_ends_as_a_dead_letter(site: Site) -> None:
+    """A feed.xml.gz is read decompressed (no Content-Encoding undoes it), never past DOWNLOAD_MAXSIZE: 40
+    KB that inflate to 40 MB are dead-lettered saying so; the other feed of the rule is read."""
+    _feed_rule(site, "/feed-bomb.xml.gz", "/feed.xml.gz?to=/a/small")
+    done = site.temp()
+    assert done.returncode == 0, done.stderr[-4000:]
+    (letter,) = site.dead()
+    assert letter["reason"] == (
+        f"{site.server.url('/feed-bomb.xml.gz')} decompresses to more than 33,554,432 bytes, over the size"
+        " limit of a page after decompression (a gzip bomb, or a feed to read with a larger"
+        " DOWNLOAD_MAXSIZE, or --max-bytes of a command)"
+    ), letter["reason"]
+    assert list(site.stored()) == ["/a/small"]
+
+
 def test_a_feed_past_the_entry_limit_says_how_many_entries_were_left_out_in_good_english(site: Site) -> None:
     """The limit is ``MAX_ENTRIES`` (1000): a feed of 1001 entries leaves out one entry, 1002 two."""
     for extra, said in ((1, "has 1 entry past its first 1000"), (2, "has 2 entries past its first 1000")):

@@ -442,6 +442,12 @@ def test_rules_dir_is_taken_after_each_rules_action_as_before_the_command(
             " sitemap to split): give the URL of the site's home page or of a section page that lists its"
             " articles",
         ),
+        (
+            "/feed-bomb.xml.gz",
+            "{url} decompresses to more than 33,554,432 bytes, over the size limit of a page after"
+            " decompression (a gzip bomb, or a feed to read with a larger DOWNLOAD_MAXSIZE, or --max-bytes of"
+            " a command): give the URL of the site's home page or of a section page that lists its articles",
+        ),
         ("/status/204", "{url} is neither an HTML page nor an RSS or Atom feed"),
         (
             "/status/404",
@@ -930,6 +936,35 @@ def test_a_session_id_in_the_page_url_is_no_part_of_the_start_url() -> None:
         assert f"start_urls:\n  - '{start}'\n" in rule_text(
             draft, today="2026-11-28", command="crawler", path="rules/s.yaml"
         )
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "&format=atom&served=application/gzip",
+        "&format=rss1&served=application/octet-stream",
+        "&encoded=1",
+    ],
+)
+def test_a_gzipped_feed_drafts_a_rule_reading_it_that_the_crawl_reads(
+    query: str, fake_sites: SiteServer, tmp_path: Path
+) -> None:
+    """A feed.xml.gz (served as application/x-gzip, application/gzip or octet-stream) was refused as
+    '... is neither an HTML page nor an RSS or Atom feed (got application/x-gzip)', and a crawl of a rule
+    naming one dead-lettered it as no feed: both read it decompressed, as a gzipped sitemap is read; a gzip
+    Content-Encoding that left the plain feed under the gzip type is a feed too."""
+    site = Site(fake_sites, tmp_path, name="fed")
+    feed = fake_sites.url(f"/feed.xml.gz?to=/a/1,/a/2,/a/3{query}")
+    code, stdout, stderr = _drafted(site, feed)
+    assert code == 0, stderr
+    document = yaml.safe_load((site.rules / "fed.yaml").read_text(encoding="utf-8"))
+    assert document["feeds"] == [feed]
+    assert "article links  every entry of the feed (no index)\n" in stdout
+    crawl = site.temp()
+    assert crawl.returncode == 0, crawl.stderr[-3000:]
+    assert sorted(site.stored()) == ["/a/1", "/a/2", "/a/3"]
+    assert site.dead() == []
 
 
 @pytest.mark.parametrize("served", ["text/html", "text/plain", "application/octet-stream"])

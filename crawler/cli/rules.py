@@ -57,8 +57,9 @@ from crawler.rules.draft import (
 from crawler.rules.errors import files_with_errors
 from crawler.rules.errors import shown as shown_value
 from crawler.rules.feeds import MAX_ENTRIES, Feed, FeedError, read_feed
+from crawler.rules.gzipped import GZIP_MAGIC, gunzipped_start
 from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
-from crawler.rules.sitemaps import GZIP_MAGIC, NotASitemapError, Sitemap, SitemapError, read_sitemap
+from crawler.rules.sitemaps import NotASitemapError, Sitemap, SitemapError, read_sitemap
 from crawler.rules.zones import zone_name
 from crawler.settings import QREAD_ALGORITHM, SCHEDULE_TICK_SECONDS
 from crawler.worker.pipelines.clean import clean_line
@@ -961,7 +962,8 @@ def _print_judged(discover: DiscoverRule, relevance: Relevance) -> None:
 _FEED_KINDS = frozenset(
     {"application/rss+xml", "application/atom+xml", "application/rdf+xml", "application/xml", "text/xml"}
 )
-# The types a gzip file is served as (a sitemap.xml.gz): read as a sitemap, as a rule's sitemaps are.
+# The types a gzip file is served as (sitemap.xml.gz, feed.xml.gz): read as a feed or sitemap is, gzipped or
+# left plain by a gzip Content-Encoding, never as a page.
 _GZIP_KINDS = frozenset({"application/gzip", "application/x-gzip"})
 _GIVE_A_PAGE = ": give the URL of the site's home page or of a section page that lists its articles"
 # The start of an RSS, RDF or Atom document, after the XML declaration, processing instructions, a doctype
@@ -975,13 +977,15 @@ _FEED_START_BYTES = 4096
 
 
 def _feed_draft(
-    site: str, page: Page, url: str, kind: str, robots: bytes | None, allow_private: bool
+    site: str, page: Page, url: str, kind: str, robots: bytes | None, *, allow_private: bool, max_bytes: int
 ) -> Draft:
-    """The draft of a rule reading the feed ``page`` fetched from ``url``; :class:`DraftError` when it
-    is no feed."""
+    """The draft of a rule reading the feed ``page`` fetched from ``url`` (a gzip file of one decompressed
+    within ``max_bytes``, as the crawl reads it); :class:`DraftError` when it is no feed."""
     try:
-        feed = read_feed(page.data, url, kind)
+        feed = read_feed(page.data, url, kind, max_bytes=max_bytes)
     except FeedError as exc:
+        if page.data.startswith(GZIP_MAGIC):  # a gzip bomb, or a gzip file broken past its start
+            raise DraftError(f"{exc}{_GIVE_A_PAGE}") from None
         try:
             sitemap = read_sitemap(page.data, url)
         except SitemapError:
@@ -1178,11 +1182,15 @@ def run_rules_new(args: argparse.Namespace) -> int:
     final = page.url or url
     kind = (page.content_type or "").split(";")[0].strip().lower()
     robots_body = page.also.get(robots)
-    start = page.data.removeprefix(codecs.BOM_UTF8)[:_FEED_START_BYTES]
-    if kind in _GZIP_KINDS or page.data.startswith(GZIP_MAGIC):
+    gzipped = page.data.startswith(GZIP_MAGIC)
+    head = gunzipped_start(page.data, _FEED_START_BYTES + len(codecs.BOM_UTF8)) if gzipped else page.data
+    start = head.removeprefix(codecs.BOM_UTF8)[:_FEED_START_BYTES]
+    if _FEED_START_RE.match(start) or (kind in _FEED_KINDS and not gzipped):
+        draft = _feed_draft(
+            site, page, final, kind, robots_body, allow_private=args.allow_private, max_bytes=args.max_bytes
+        )
+    elif gzipped or kind in _GZIP_KINDS:
         raise _no_draft_of_gzip(final, page, kind)
-    if kind in _FEED_KINDS or _FEED_START_RE.match(start):
-        draft = _feed_draft(site, page, final, kind, robots_body, args.allow_private)
     elif kind and kind not in ("text/html", "application/xhtml+xml"):
         raise DraftError(
             f"{final} is neither an HTML page nor an RSS or Atom feed (got {kind}){_GIVE_A_PAGE}"

@@ -22,7 +22,8 @@ import feedparser
 
 from crawler.errors import CrawlerError
 from crawler.published import in_zone, published_date
-from crawler.settings import RULES_MAX_LINKS
+from crawler.rules.gzipped import GZIP_MAGIC, gunzip
+from crawler.settings import DOWNLOAD_MAXSIZE, RULES_MAX_LINKS
 
 __all__ = ["MAX_ENTRIES", "Feed", "FeedEntry", "FeedError", "read_feed"]
 
@@ -103,13 +104,22 @@ def read_feed(
     max_entries: int = MAX_ENTRIES,
     zone: tzinfo | None = None,
     now: float | None = None,
+    max_bytes: int = DOWNLOAD_MAXSIZE,
 ) -> Feed:
     """The feed ``body`` fetched from ``url``; :class:`FeedError` when it is no feed at all. An entry's
     time without a UTC offset is read in ``zone`` (the rule's ``timezone``), else in UTC; a timestamp is
-    judged by ``now`` (:func:`published_date`; the crawl passes Redis's clock).
+    judged by ``now`` (:func:`published_date`; the crawl passes Redis's clock). A gzip file
+    (``feed.xml.gz``, no Content-Encoding undid) is read decompressed, never past ``max_bytes`` (the size
+    limit of a page after decompression), its type (``application/gzip``) set aside.
 
     feedparser takes broken feeds (an unescaped ``&``, a wrong encoding): a document it recognises as a
     feed, or that has entries, is read, whatever its flaws."""
+    if body.startswith(GZIP_MAGIC):
+        over = (
+            "the size limit of a page after decompression (a gzip bomb, or a feed to read with a larger"
+            " DOWNLOAD_MAXSIZE, or --max-bytes of a command)"
+        )
+        body, content_type = gunzip(body, url, max_bytes, over, FeedError), None
     headers = {"content-location": url}
     if content_type:
         headers["content-type"] = content_type

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import codecs
 import re
-import zlib
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, tzinfo
 from io import BytesIO
@@ -21,9 +20,9 @@ import lxml.etree
 
 from crawler.errors import CrawlerError
 from crawler.isodates import read_iso
+from crawler.rules.gzipped import GZIP_MAGIC, gunzip
 
 __all__ = [
-    "GZIP_MAGIC",
     "MAX_BYTES",
     "MAX_ENTRIES",
     "NotASitemapError",
@@ -37,8 +36,6 @@ __all__ = [
 MAX_ENTRIES = 50_000
 MAX_BYTES = 50 * 1024 * 1024
 _ROBOTS_SITEMAP_RE = re.compile(rb"^\s*sitemap\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
-# The first bytes of a gzip file (RFC 1952): a sitemap so compressed is read whatever its type says.
-GZIP_MAGIC = b"\x1f\x8b"
 
 
 class SitemapError(CrawlerError):
@@ -97,7 +94,9 @@ def read_sitemap(
     """The sitemap ``body`` fetched from ``url`` (a robots.txt when the URL's path is ``/robots.txt``); a
     date-time it gives without a UTC offset is read in ``zone`` (the rule's ``timezone``), else in UTC."""
     if body.startswith(GZIP_MAGIC):
-        body = _gunzip(body, url, max_bytes)
+        body = gunzip(
+            body, url, max_bytes, "the limit of a sitemap (a gzip bomb, or a sitemap to split)", SitemapError
+        )
     if len(body) > max_bytes:
         raise SitemapError(
             f"{url} holds {len(body):,} bytes, over the {max_bytes:,} a sitemap may have: split it into"
@@ -191,18 +190,3 @@ def _date(text: str, zone: tzinfo) -> datetime | date | None:
         return (moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)).astimezone(UTC)
     except OverflowError:  # a date at the edge of the calendar (0001, 9999)
         return None
-
-
-def _gunzip(body: bytes, url: str, max_bytes: int) -> bytes:
-    """``body`` uncompressed, never past ``max_bytes`` (a few KB can hold gigabytes of zeros)."""
-    inflater = zlib.decompressobj(wbits=zlib.MAX_WBITS | 16)
-    try:
-        data = inflater.decompress(body, max_bytes + 1)
-    except zlib.error as exc:
-        raise SitemapError(f"{url} is not a readable gzip file: {exc}") from None
-    if len(data) > max_bytes:
-        raise SitemapError(
-            f"{url} decompresses to more than {max_bytes:,} bytes, over the limit of a sitemap (a gzip"
-            " bomb, or a sitemap to split)"
-        )
-    return data

@@ -111,6 +111,7 @@ from crawler.rules.api import ApiError, ApiItemsError
 from crawler.rules.feeds import FeedError, read_feed
 from crawler.rules.sitemaps import NotASitemapError, SitemapError, read_sitemap
 from crawler.schedule.revisit import Revisits
+from crawler.settings import DOWNLOAD_MAXSIZE
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import (
     REMINDER_SECONDS,
@@ -953,6 +954,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 max_entries=self.max_links,
                 zone=rule.timezone,
                 now=shared_now(),
+                # 0 lifts Scrapy's limit of a body; a gzip file's is never lifted (a gzip bomb).
+                max_bytes=self.max_size or DOWNLOAD_MAXSIZE,
             )
         except FeedError as exc:
             self._not_a_listing(rule, response, "feed", "feeds")
