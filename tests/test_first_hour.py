@@ -1063,6 +1063,38 @@ def test_an_unknown_option_of_a_command_is_named_with_that_command(
     assert run.stderr.splitlines()[-1] == said, run.stderr
 
 
+@pytest.mark.parametrize(
+    ("command", "said", "meant"),
+    [
+        (
+            ["tmp", "demo-citynews"],
+            "argument COMMAND: invalid choice: 'tmp' (choose from 'extract', ",
+            "temp",
+        ),
+        (
+            ["rules", "chek"],
+            "crawler rules: error: argument ACTION: invalid choice: 'chek' (choose from ",
+            "check",
+        ),
+        (
+            ["articles", "export", "--format", "json"],
+            "invalid choice: 'json' (choose from 'jsonl', 'csv')",
+            "jsonl",
+        ),
+    ],
+)
+def test_a_mistyped_command_action_or_option_value_names_the_closest_one(
+    tmp_path: Path, command: list[str], said: str, meant: str
+) -> None:
+    """`crawler tmp`, `rules chek`, `articles export --format json` gave argparse's 'invalid choice' and
+    its list alone, while a mistyped option or site gets "did you mean": the closest choice is named too."""
+    run = crawler(*command, cwd=tmp_path, env={"CRAWLER_COMMAND": "crawler"})
+    assert run.code == 2, run.stderr
+    last = run.stderr.splitlines()[-1]
+    assert said in last, run.stderr
+    assert last.endswith(f"); did you mean {meant!r}?"), run.stderr
+
+
 def test_an_unknown_option_after_a_global_option_given_before_its_command_is_not_said_to_be_misplaced(
     tmp_path: Path,
 ) -> None:

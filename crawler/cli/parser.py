@@ -195,6 +195,9 @@ class _Parser(argparse.ArgumentParser):
                         f" as in `{command_name()} {option}{value} COMMAND ...`)"
                     )
                     break
+        choice = _INVALID_CHOICE_RE.fullmatch(message)
+        if choice is not None:
+            message += did_you_mean(choice[1], re.findall(r"'([^']*)'", choice[2]))
         invalid = _INVALID_COMMAND_RE.match(message)
         if invalid is not None and "=" in invalid[1]:
             message += (
@@ -218,6 +221,9 @@ def _choices_as_options(actions: Sequence[argparse.Action]) -> dict[str, str]:
 
 # argparse's messages for a command, or a command's action, left out.
 _MISSING_CHOICE = frozenset(f"the following arguments are required: {name}" for name in ("COMMAND", "ACTION"))
+# argparse's message for a value an argument does not take (a command, an action, a --format), the value and
+# those it takes.
+_INVALID_CHOICE_RE = re.compile(r"argument \S+: invalid choice: '([^']*)' \(choose from (.*)\)")
 # argparse's message for a command it does not know, and the word it took for one.
 _INVALID_COMMAND_RE = re.compile(r"argument COMMAND: invalid choice: '([^']*)'")
 
