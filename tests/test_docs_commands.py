@@ -347,6 +347,7 @@ CASES: dict[str, Case] = {
     ),
     "crawler rules check": Run(expect=("3 rules ok",)),
     "crawler rules check rules/guardian.yaml": Run(expect=("1 rule ok",), cwd="checkout"),
+    "crawler rules check guardian": Run(expect=("1 rule ok",), cwd="checkout"),
     "crawler rules try guardian https://www.theguardian.com/world": NotRun(INTERNET),
     "crawler rules new mysite http://127.0.0.1:8631/citynews/ --allow-private": Run(
         fill={"http://127.0.0.1:8631": "{origin}"}, check=_drafted_a_rule

@@ -1839,9 +1839,17 @@ def test_rules_check_exit_codes_and_output(tmp_path: Path) -> None:
     run = crawler("rules", "check", "nowhere", cwd=tmp_path)
     assert (run.code, run.stdout) == (2, "")
     assert run.stderr == (
-        "crawler rules check: error: no such rule file or folder: 'nowhere'"
-        " (expected a rule file or a folder of *.yaml rules)\n"
+        "crawler rules check: error: no such rule file, folder or site: 'nowhere' (expected a rule file, a"
+        " folder of *.yaml rules, or the site id of a rule in rules: alpha, broken, delta, gamma)\n"
     )
+    # A site id, as `temp` and `rules try` take one, was 'no such rule file or folder': its rule is checked.
+    run = crawler("rules", "check", "broken", cwd=tmp_path)
+    assert run.code == 1, run.stderr
+    assert run.stdout.splitlines()[-1] == "0 rules ok, 1 file with 2 errors", run.stdout
+    assert run.stdout.startswith("rules/broken.yaml: index.links.allow[0]: invalid regex"), run.stdout
+    run = crawler("rules", "check", "alpah", cwd=tmp_path)
+    assert run.code == 2
+    assert "no such rule file, folder or site: 'alpah'; did you mean 'alpha'? (expected" in run.stderr
 
     (tmp_path / "empty").mkdir()
     write(tmp_path / "empty", "notes.txt", "not a rule")

@@ -77,7 +77,7 @@ EXIT_RULE_ERRORS = RuleError.exit_code
 def run_rules_check(args: argparse.Namespace) -> int:
     """``crawler rules check``: every error of every rule file, one per line, then a summary. A folder
     without rule files is an input error (a note on stderr when other paths have some)."""
-    paths = [Path(path) for path in args.paths] or [
+    paths = [_checked_path(path) for path in args.paths] or [
         rules_folder(
             Config.from_env().rules_dir,
             f"as PATH (`{command_name()} rules check DIR`), with --rules-dir DIR or with CRAWLER_RULES_DIR",
@@ -92,14 +92,11 @@ def run_rules_check(args: argparse.Namespace) -> int:
             rules, found = list(ruleset), ruleset.errors
             if not rules and not found:
                 empty.append(repr(str(path)))
-        elif path.exists():
+        else:
             try:
                 rules, found = [load_rule(path)], ()
             except RuleErrors as exc:
                 rules, found = [], exc.errors
-        else:
-            expected = f"expected a rule file or a folder of *{RULE_SUFFIX} rules"
-            raise InputError(f"no such rule file or folder: {str(path)!r} ({expected})")
         errors += found
         for rule in rules:
             other = loaded.get(rule.site)
@@ -126,6 +123,25 @@ def run_rules_check(args: argparse.Namespace) -> int:
         summary += f", {counted(len(warnings), 'warning')}"
     print(summary)
     return EXIT_RULE_ERRORS if errors else EXIT_OK
+
+
+def _checked_path(given: str) -> Path:
+    """The rule file or folder ``given`` to ``rules check``, or the rule file of the site it names in the
+    rules folder (``rules check guardian``, as ``temp`` and ``rules try`` take a site);
+    :class:`InputError` naming the sites there when it is neither."""
+    path = Path(given)
+    if path.exists():
+        return path
+    folder = Config.from_env().rules_dir
+    site_rule = folder / f"{given}{RULE_SUFFIX}"
+    if is_site_id(given) and site_rule.exists():
+        return site_rule
+    sites = rule_sites(folder) if folder.is_dir() else []
+    known = f"{folder}: {', '.join(sites)}" if sites else f"{folder}, which has none"
+    raise InputError(
+        f"no such rule file, folder or site: {given!r}{did_you_mean(given, sites)} (expected a rule file,"
+        f" a folder of *{RULE_SUFFIX} rules, or the site id of a rule in {known})"
+    )
 
 
 def _warnings(rule: Rule) -> list[RuleError]:
