@@ -502,6 +502,13 @@ def test_show_prints_every_field_and_finds_reposts(
     code, _, err = articles(capsys, monkeypatch, crawled, "show", "http://nowhere.test/x")
     assert code == 1
     assert "no stored article has the URL or id 'http://nowhere.test/x'" in err
+    # An id cut short (a narrow table's column, a dead letter's or job's id of 12) was said as any URL.
+    code, _, err = articles(capsys, monkeypatch, crawled, "show", original["id"][:12])
+    assert code == 1
+    assert (
+        f"no stored article has the URL or id {original['id'][:12]!r} (12 hex digits: an article's id has 16;"
+        " the ids of dead letters and jobs have 12): see `"
+    ) in err, err
 
 
 def test_show_labels_each_summary_with_the_sentences_it_shows(

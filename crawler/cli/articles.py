@@ -56,6 +56,8 @@ _NOT_ONE_LINE = frozenset({"body", "summary", "reposts", "fields", "extraction",
 _NESTED = ("fields", "extraction", "summary", "reposts", "redirected_from")
 # An article id as given: 16 hex digits, in either case.
 _ID_RE = re.compile(r"[0-9a-f]{16}", re.IGNORECASE)
+# Hex digits that are no article's id: part of one (a table's column cut), a dead letter's id or a job's.
+_SHORT_ID_RE = re.compile(r"(?=.*[0-9])(?:[0-9a-f]{6,15}|[0-9a-f]{17,})", re.IGNORECASE)
 # What to do when an export outgrew the largest file allowed.
 _EXPORT_LESS = "export a part at a time (--week, --site, --since and --until)"
 # Exit codes: the output is complete; the output leaves out weeks whose files could not be read.
@@ -360,8 +362,15 @@ def _not_found(store: Store, article: str) -> str:
     could not be read (the warnings above say why) since it may be in one of them."""
     unread = sorted(store.weeks_left_out())
     if not unread:
+        digits = article.strip()
+        length = (
+            f" ({len(digits)} hex digits: an article's id has 16; the ids of dead letters and jobs have 12)"
+            if _SHORT_ID_RE.fullmatch(digits)
+            else ""
+        )
         return (
-            f"no stored article has the URL or id {article!r}: see `{suggest('articles list')}` or `search`"
+            f"no stored article has the URL or id {article!r}{length}: see `{suggest('articles list')}` or"
+            " `search`"
         )
     weeks, them = (f"week {unread[0]}", "it") if len(unread) == 1 else (f"weeks {', '.join(unread)}", "them")
     return (
