@@ -658,7 +658,7 @@ def test_a_damaged_append_only_file_is_named_with_the_crawler_command_that_mends
     backups = sorted(aof.parent.glob("appendonly.aof.damaged-*"))
     assert len(backups) == 1 and backups[0].read_bytes() == damaged, "the damaged file is kept as it was"
     kept = aof.stat().st_size
-    assert f"cut the last {len(damaged) - kept} of its {len(damaged)} bytes" in done.stdout, done.stdout
+    assert f"cut the last {len(damaged) - kept:,} of its {len(damaged):,} bytes" in done.stdout, done.stdout
     assert str(backups[0]) in done.stdout and "next: run the command that stopped again" in done.stdout
     with EmbeddedRedis(data_dir) as mended:
         client = redis.Redis(unix_socket_path=str(mended.socket_path))
@@ -799,6 +799,27 @@ def test_the_empty_append_only_file_of_a_new_data_folder_is_not_damaged(data_dir
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{aof.resolve()} is not damaged (0 bytes): nothing was changed" in done.stdout, done.stdout
     assert not list(aof.parent.glob("appendonly.aof.damaged*"))
+
+
+def test_repair_writes_the_bytes_of_a_file_as_other_messages_write_sizes(data_dir: Path) -> None:
+    """`redis repair` wrote its sizes without thousands separators, 'is not damaged (634527 bytes)', where
+    every other message writes 52,428,800 bytes."""
+    with EmbeddedRedis(data_dir) as server:
+        client = redis.Redis(unix_socket_path=str(server.socket_path))
+        client.set("large", "x" * 5000)
+        client.close()
+    aof = data_dir / "redis" / "appendonly.aof"
+    size = aof.stat().st_size
+    assert size > 5000
+    done = _crawler(["--data-dir", str(data_dir), "redis", "repair"], data_dir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{aof.resolve()} is not damaged ({size:,} bytes): nothing was changed" in done.stdout, done.stdout
+    aof.write_bytes(aof.read_bytes() + b"*3\r\n$3\r\nSET\r\n$3\r\ncut" + b"y" * 2000)  # a write cut short
+    damaged = aof.stat().st_size
+    done = _crawler(["--data-dir", str(data_dir), "redis", "repair"], data_dir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = f"cut the last {damaged - size:,} of its {damaged:,} bytes, from the damage at byte {size:,} on"
+    assert said in done.stdout, done.stdout
 
 
 def test_a_socket_path_too_long_is_refused(tmp_path: Path) -> None:

@@ -26,11 +26,11 @@ def run_repair(args: argparse.Namespace) -> int:
         )
     repair = embedded.repair()
     if repair.backup is None:
-        print(f"{repair.path} is not damaged ({repair.size} bytes): nothing was changed")
+        print(f"{repair.path} is not damaged ({repair.size:,} bytes): nothing was changed")
         return 0
     print(
-        f"mended {repair.path}: cut the last {repair.cut} of its {repair.size} bytes, from the damage at"
-        f" byte {repair.kept} on (the writes they held are lost: requests queued, URLs marked seen,"
+        f"mended {repair.path}: cut the last {repair.cut:,} of its {repair.size:,} bytes, from the damage at"
+        f" byte {repair.kept:,} on (the writes they held are lost: requests queued, URLs marked seen,"
         f" counters); the file as it was is in {repair.backup}"
     )
     print(
