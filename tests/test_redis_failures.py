@@ -1031,39 +1031,49 @@ def test_a_temp_crawl_writes_off_the_requests_its_site_lost_before_it_started(si
     assert len(site.stored()) == 3, sorted(site.stored())
 
 
+@pytest.mark.parametrize(
+    ("denied", "said"),
+    [
+        ("hsetnx", "this user has no permissions to run the 'hsetnx' command or its subcommand"),
+        ("zadd", "The user executing the script can't run this command or subcommand"),
+    ],
+)
 def test_a_temp_crawl_stopped_as_it_queues_its_job_leaves_it_known_and_the_next_one_goes_on_with_it(
-    site: Site,
+    site: Site, denied: str, said: str
 ) -> None:
     """A temp crawl of the whole site queued its job, then recorded it as the site's last (crawler:temp:SITE):
     killed in between, it left requests of a job no crawl knew, which the next `crawler temp SITE` neither
     resumed nor waited for (a new job, the site's pages queued twice). The job is recorded first, marked
     ``seeding`` until all is queued; the next crawl goes on with it and queues the rest. The stop is a
-    Redis user denied the job's first write after the record (HSETNX of its ``created``)."""
+    Redis user denied a command after the record: the job's first write (HSETNX of its ``created``), or a
+    command the script of a request's push calls (ZADD), which ended `crawler temp` with a traceback; it is
+    one line naming the command, the user and the fix."""
     site.rule(*(f"/a/s{n}" for n in range(3)))
     keys = Keys("crawler")
     with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
         client = connect(redis_server.ensure())
         client.acl_setuser(
-            "seeder", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all", "-hsetnx"]
+            "seeder", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all", f"-{denied}"]
         )
+        url = f"unix://seeder:pw@{redis_server.socket_path}"
         try:
-            # Run as is: the denied command ends `crawler temp` with a traceback (not what is tested here).
-            stopped = subprocess.run(
-                [sys.executable, "-m", "crawler.cli", "temp", site.name],
-                env=site.env(REDIS_URL=f"unix://seeder:pw@{redis_server.socket_path}"),
-                capture_output=True,
-                text=True,
-                timeout=COMMAND_TIMEOUT,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
+            stopped = site.crawler("temp", site.name, REDIS_URL=url)
             assert stopped.returncode == 1, (stopped.stdout, stopped.stderr[-4000:])
-            assert "permissions to run the 'hsetnx' command" in stopped.stderr, stopped.stderr[-4000:]
+            assert (
+                f"crawler temp: error: the Redis user seeder may not run {denied.upper()}, a command the"
+                " crawler needs (Redis says"
+            ) in stopped.stderr, stopped.stderr[-4000:]
+            assert (
+                f'{said}"); give it to that user (ACL SETUSER seeder +{denied}; or every command the crawler'
+                " needs: ACL SETUSER seeder on ~crawler:* +@all), or put a user who has it in REDIS_URL; then"
+                " run the command again: what it wrote before the refusal stands, each change whole\n"
+            ) in stopped.stderr, stopped.stderr[-4000:]
             last = client.get(keys.temp(site.name))
             assert last is not None, "the job is recorded before anything of it is queued"
             job = decoded(last)
             assert client.hget(keys.job(job), "seeding") == b"1"
-            done = site.crawler("temp", site.name, *FAST_ARGS, REDIS_URL=redis_server.url)
+            client.acl_setuser("seeder", enabled=True, commands=[f"+{denied}"])
+            done = site.crawler("temp", site.name, *FAST_ARGS, REDIS_URL=url)
             assert done.returncode == 0, (done.stdout, done.stderr[-4000:])
             assert done.stdout.startswith(f"resumed job {job}, "), done.stdout
             assert not client.hexists(keys.job(job), "seeding"), "queued in full"
@@ -2189,11 +2199,54 @@ def test_status_for_a_user_who_may_not_run_the_commands_it_needs_says_so_without
         finally:
             client.close()
     assert status.returncode == 1, status.stdout
+    assert re.search(
+        r"crawler status: error: the Redis user reader may not run ([A-Z]+), a command the crawler needs"
+        r" \(Redis says \"this user has no permissions to run the '([a-z]+)' command or its subcommand\"\);"
+        r" give it to that user \(ACL SETUSER reader \+\2; or every command the crawler needs: ACL SETUSER"
+        r" reader on ~crawler:\* \+@all\), or put a user who has it in REDIS_URL; then run the status"
+        r" again\n",
+        status.stderr,
+    ), status.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "denied"),
+    [(("dead", "list"), "evalsha"), (("sites", "resume"), "time")],
+    ids=["dead", "sites"],
+)
+def test_a_command_whose_redis_user_is_denied_a_command_says_which_without_a_traceback(
+    site: Site, command: tuple[str, ...], denied: str
+) -> None:
+    """`crawler dead list` run by a Redis user who may not run EVALSHA, `crawler sites resume` by one who
+    may not run TIME (which its script calls) on a paused site ended with a traceback (NoPermissionError,
+    or the script's ResponseError): as `temp`, each names the command, the user and the fix in one line,
+    exit code 1."""
+    site.rule("/a/denied")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        client.acl_setuser(
+            "denied", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all", f"-{denied}"]
+        )
+        try:
+            if command == ("sites", "resume"):
+                assert site.crawler("sites", "pause", site.name, REDIS_URL=redis_server.url).returncode == 0
+            done = site.crawler(
+                *command,
+                *(() if command[0] == "dead" else (site.name,)),
+                REDIS_URL=f"unix://denied:pw@{redis_server.socket_path}",
+            )
+        finally:
+            client.close()
+    assert done.returncode == 1, (done.stdout, done.stderr[-4000:])
     assert (
-        "crawler status: error: the user of the Redis URL may not run a command the status needs (Redis says"
-        ' "this user has no permissions to run the '
-    ) in status.stderr, status.stderr
-    assert "give that user the crawler's commands on its keys" in status.stderr, status.stderr
+        f"crawler {' '.join(command)}: error: the Redis user denied may not run {denied.upper()}, a command"
+        " the crawler needs (Redis says"
+    ) in done.stderr, done.stderr[-4000:]
+    assert (
+        f"give it to that user (ACL SETUSER denied +{denied}; or every command the crawler needs: ACL"
+        " SETUSER denied on ~crawler:* +@all), or put a user who has it in REDIS_URL; then run the command"
+        " again: what it wrote before the refusal stands, each change whole\n"
+    ) in done.stderr, done.stderr[-4000:]
 
 
 def test_a_redis_that_may_evict_keys_is_said_at_start_and_by_status(site: Site) -> None:

@@ -13,7 +13,8 @@ Every error a user can cause ends as one line on stderr and an exit code, never 
 * 2: usage or input error (bad arguments; a file that is missing, unreadable, empty, binary or too large;
   a URL that is malformed or not http/https), or stdout that cannot be written (a full disk, a file past
   ``ulimit -f``): the output is cut short;
-* 1 too: Redis went away while a command ran (one line: run it again once Redis answers);
+* 1 too: Redis went away while a command ran (one line: run it again once Redis answers), or refused its
+  user a command or a key (ACL: one line naming it, the user and the fix);
 * 3: ``status --check`` could not read the status (Redis unreachable, or refusing its reads);
 * 130: interrupted (Ctrl-C);
 * 143: terminated (SIGTERM), after the same clean stop as Ctrl-C.
@@ -35,6 +36,7 @@ from typing import Any, NoReturn, TextIO, cast
 from crawler.cli.parser import build_parser, folders_before_command
 from crawler.cli.terminal import output_advice, running, tell
 from crawler.commandline import given_folders
+from crawler.config import Config
 from crawler.errors import EXIT_FETCH, EXIT_USAGE, CrawlerError, HungUp, Terminated
 from crawler.settings import LOG_DATEFORMAT, LOG_FORMAT
 from crawler.threads import leave_the_terminal
@@ -52,6 +54,24 @@ def _redis_gone() -> tuple[type[BaseException], ...]:
     ``crawler --help`` and the commands that use no Redis do not load it."""
     client = sys.modules.get("redis")
     return () if client is None else (client.ConnectionError, client.TimeoutError)
+
+
+def _redis_refused() -> tuple[type[BaseException], ...]:
+    """Redis's error replies once a command loaded its client, none before (:func:`_redis_gone`)."""
+    client = sys.modules.get("redis")
+    return () if client is None else (client.ResponseError,)
+
+
+def _denial(exc: BaseException) -> str | None:
+    """What Redis refused the user of the command's Redis (ACL) and the fix; None when ``exc`` is another
+    error."""
+    # Imported here: the commands that use no Redis do not load it.
+    from crawler.redisio.connection import denial, denied  # noqa: PLC0415
+
+    if not denied(exc):
+        return None
+    config = Config.from_env()
+    return denial(exc, config.redis_url, config.keys.prefix)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -94,6 +114,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             "error",
             f"Redis went away while the command ran ({exc}): what it wrote before stands, each change whole;"
             " run it again once Redis answers",
+        )
+        return EXIT_FETCH
+    except _redis_refused() as exc:
+        said = _denial(exc)
+        if said is None:
+            raise
+        tell(
+            "error",
+            f"{said}; then run the command again: what it wrote before the refusal stands, each change whole",
         )
         return EXIT_FETCH
     except Terminated:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from redis.exceptions import NoPermissionError
 from rich.console import Console
 from rich.markup import escape
 from rich.padding import Padding
@@ -29,7 +28,7 @@ from crawler.commandline import counted, did_you_mean, span
 from crawler.config import Config
 from crawler.errors import InputError
 from crawler.redisio.clock import redis_clock
-from crawler.redisio.connection import RedisUnavailableError, connect
+from crawler.redisio.connection import RedisUnavailableError, connect, denial, denied
 from crawler.redisio.embedded import EmbeddedRedis, live_users
 from crawler.rules import load_rules
 from crawler.status import build_status, checked, needs_attention, site_in_redis, status_sites
@@ -68,13 +67,10 @@ def _run_status(args: argparse.Namespace) -> int:
                     raise _unknown_site(args.site, sites, config.rules_dir)
                 tell("note", no_rule_here(config.rules_dir, args.site))
             report = build_status(server, config.keys, ruleset, redis_clock(server), args.site)
-        except NoPermissionError as exc:
-            raise RedisUnavailableError(
-                f'the user of the Redis URL may not run a command the status needs (Redis says "{exc}");'
-                " give that user the crawler's commands on its keys (ACL SETUSER <user> on"
-                " ~<REDIS_KEY_PREFIX>:* +@all), or put a user who has them in REDIS_URL"
-            ) from None
         except redis.ResponseError as exc:
+            if denied(exc):
+                said = denial(exc, config.redis_url, config.keys.prefix)
+                raise RedisUnavailableError(f"{said}; then run the status again") from None
             fix = (
                 f"a key under {config.keys.prefix}: holds another type, written by another program: give the"
                 " crawler a prefix of its own (REDIS_KEY_PREFIX), or another Redis database in REDIS_URL"

@@ -18,8 +18,8 @@ import inspect
 import logging
 import re
 from pathlib import Path, PurePosixPath
-from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from typing import Any, TypeGuard
+from urllib.parse import parse_qs, unquote, urlsplit
 from weakref import WeakKeyDictionary
 
 import redis
@@ -37,6 +37,8 @@ __all__ = [
     "RedisUnavailableError",
     "connect",
     "decoded",
+    "denial",
+    "denied",
     "evicts",
     "hash_of",
     "may_run",
@@ -225,6 +227,61 @@ def refused_command(refusal: NoPermissionError) -> str | None:
     return named.group(1) if named else None
 
 
+def denied(exc: BaseException) -> TypeGuard[redis.ResponseError]:
+    """True when ``exc`` is Redis refusing its user a command or a key (ACL): a command's or a pipeline's
+    ``NOPERM``, or that of a command a Lua script calls (an error of the script, its own words)."""
+    return isinstance(exc, NoPermissionError) or (
+        isinstance(exc, redis.ResponseError) and _SCRIPT_DENIED in str(exc)
+    )
+
+
+def denial(exc: redis.RedisError, url: str | None, prefix: str) -> str:
+    """What Redis refused the user of ``url`` (None: the embedded server's, its ``default`` user), quoting
+    Redis (``exc``: :func:`denied`), and the fix: that command, or the keys under ``prefix``, given to the
+    user. What a Lua script was refused is not in Redis's reply: it is read from Redis's ``ACL LOG`` when the
+    user may read it."""
+    user = unquote(urlsplit(url).username or "default") if url else "default"
+    reason: str | None
+    refused: str | None
+    if isinstance(exc, NoPermissionError):
+        reason, refused = ("key", None) if _KEY_DENIED in str(exc) else ("command", refused_command(exc))
+    else:
+        reason, refused = _script_refusal(url, user) if url else (None, None)
+    everything = f"ACL SETUSER {user} on ~{prefix}:* +@all"
+    if reason == "key":
+        what = f"use the key {refused}" if refused else "use a key of the crawler"
+        fix = f"ACL SETUSER {user} ~{prefix}:*"
+    elif refused:
+        what = f"run {refused.upper()}, a command the crawler needs"
+        fix = f"ACL SETUSER {user} +{refused}; or every command the crawler needs: {everything}"
+    else:
+        what = "run a command the crawler needs (Redis's ACL LOG names it)"
+        fix = everything
+    return (
+        f'the Redis user {user} may not {what} (Redis says "{exc}"); give it to that user ({fix}), or put a'
+        " user who has it in REDIS_URL"
+    )
+
+
+def _script_refusal(url: str, user: str) -> tuple[str | None, str | None]:
+    """Why Redis last refused ``user`` a command a Lua script called, from its ``ACL LOG``: ``command`` or
+    ``key`` and the command or key refused; (None, None) when the log says nothing of it or cannot be read
+    (the user may not run ACL)."""
+    client = _client(url, "REDIS_URL")
+    try:
+        entries = client.acl_log(_ACL_LOG_ENTRIES)
+    except redis.RedisError:
+        return None, None
+    finally:
+        client.close()
+    # redis-py reads the log's entries as text. A script's refusal is logged in the context "lua", or
+    # "multi" (Redis 6.2, whose scripts run as a transaction), not "toplevel" (a command of a client).
+    for entry in entries:
+        if entry.get("username") == user and entry.get("context") != "toplevel":
+            return str(entry.get("reason")), str(entry.get("object"))
+    return None, None
+
+
 def may_run(server: redis.Redis, command: str) -> bool | None:
     """Whether the user of ``server`` may run ``command`` now, asked without running it: the command, with
     as many arguments as it takes, is queued in a transaction that is then discarded (Redis checks the
@@ -264,6 +321,13 @@ def _reply(connection: redis.connection.AbstractConnection, *command: str | byte
 
 # A NOPERM reply naming the command refused (a subcommand, "config|set", is not named alone).
 _REFUSED_COMMAND = re.compile(r"no permissions to run the '([a-z_.-]+)' command")
+# The words of Redis's error of a Lua script that called a command or a key its user may not use.
+_SCRIPT_DENIED = "The user executing the script can't"
+# The words of a NOPERM reply to a command on a key its user may not use.
+_KEY_DENIED = "no permissions to access one of the keys"
+# The latest refusals of Redis's ACL LOG read to find the one of a Lua script: the command's is among the
+# last few, unless other clients are refused many meanwhile.
+_ACL_LOG_ENTRIES = 16
 
 # What to do when the user of the Redis URL may not run a command the crawler needs (NOPERM).
 AUTHENTICATION_FIX = (
