@@ -32,6 +32,7 @@ from crawler.redisio.connection import RedisUnavailableError, connect, denial, d
 from crawler.redisio.embedded import EmbeddedRedis, live_users
 from crawler.rules import load_rules
 from crawler.status import build_status, checked, needs_attention, site_in_redis, status_sites
+from crawler.worker.connection import wrong_type
 
 __all__ = ["EXIT_ATTENTION", "EXIT_UNREADABLE", "run_status"]
 
@@ -74,7 +75,7 @@ def _run_status(args: argparse.Namespace) -> int:
             fix = (
                 f"a key under {config.keys.prefix}: holds another type, written by another program: give the"
                 " crawler a prefix of its own (REDIS_KEY_PREFIX), or another Redis database in REDIS_URL"
-                if "WRONGTYPE" in str(exc)
+                if wrong_type(exc)
                 else "Redis's log says why"
             )
             raise RedisUnavailableError(

@@ -36,6 +36,7 @@ __all__ = [
     "refused_reply",
     "server_of",
     "write_job",
+    "wrong_type",
 ]
 
 logger = logging.getLogger(__name__)
@@ -254,11 +255,18 @@ def _refuses_writes(exc: redis.RedisError) -> bool:
     return isinstance(exc, redis.ResponseError) and _WRITE_REFUSED.search(str(exc)) is not None
 
 
+def wrong_type(exc: BaseException) -> bool:
+    """True when ``exc`` is Redis's reply to a command on a key that holds another type (WRONGTYPE: someone
+    SET it), which fails that command alone."""
+    return isinstance(exc, redis.ResponseError) and "WRONGTYPE" in str(exc)
+
+
 def refused_reply(replies: Iterable[object]) -> redis.RedisError | None:
     """The first error among a pipeline's ``replies`` (``execute(raise_on_error=False)``) that is not a key
-    of another type (WRONGTYPE, whose command alone failed): Redis refusing writes, as when it is away."""
+    of another type (:func:`wrong_type`, whose command alone failed): Redis refusing writes, as when it is
+    away."""
     return next(
-        (reply for reply in replies if isinstance(reply, redis.RedisError) and "WRONGTYPE" not in str(reply)),
+        (reply for reply in replies if isinstance(reply, redis.RedisError) and not wrong_type(reply)),
         None,
     )
 

@@ -66,7 +66,15 @@ from crawler.requests import (
     without_lease,
 )
 from crawler.threads import STOP_SIGNALS, signals_blocked
-from crawler.worker.connection import helps, job_level, keys_of, outage_of, refused_reply, server_of
+from crawler.worker.connection import (
+    helps,
+    job_level,
+    keys_of,
+    outage_of,
+    refused_reply,
+    server_of,
+    wrong_type,
+)
 from crawler.worker.discovery import discovery_of
 from crawler.worker.dupefilter import RedisBloomDupeFilter
 from crawler.worker.faults import RepeatedFaults
@@ -933,7 +941,7 @@ def _opening_error(server: redis.Redis, exc: redis.RedisError, prefix: str) -> R
         refused = writes_refused(server)
     except redis.RedisError:
         refused = None
-    if refused is None and isinstance(exc, redis.ResponseError) and "WRONGTYPE" in str(exc):
+    if refused is None and wrong_type(exc):
         refused = (
             f'Redis answered the crawl\'s first write with an error (Redis says "{exc}"); a key under'
             f" {prefix}: holds another type, written by another program: give the crawler a prefix of its own"
