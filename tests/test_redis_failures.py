@@ -1052,22 +1052,9 @@ def test_a_temp_crawl_stopped_as_it_queues_its_job_leaves_it_known_and_the_next_
     keys = Keys("crawler")
     with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
         client = connect(redis_server.ensure())
-        client.acl_setuser(
-            "seeder", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all", f"-{denied}"]
-        )
-        url = f"unix://seeder:pw@{redis_server.socket_path}"
+        url = _user_denied(client, redis_server, "seeder", denied)
         try:
-            stopped = site.crawler("temp", site.name, REDIS_URL=url)
-            assert stopped.returncode == 1, (stopped.stdout, stopped.stderr[-4000:])
-            assert (
-                f"crawler temp: error: the Redis user seeder may not run {denied.upper()}, a command the"
-                " crawler needs (Redis says"
-            ) in stopped.stderr, stopped.stderr[-4000:]
-            assert (
-                f'{said}"); give it to that user (ACL SETUSER seeder +{denied}; or every command the crawler'
-                " needs: ACL SETUSER seeder on ~crawler:* +@all), or put a user who has it in REDIS_URL; then"
-                " run the command again: what it wrote before the refusal stands, each change whole\n"
-            ) in stopped.stderr, stopped.stderr[-4000:]
+            _said_denied(site.crawler("temp", site.name, REDIS_URL=url), "temp", "seeder", denied, said)
             last = client.get(keys.temp(site.name))
             assert last is not None, "the job is recorded before anything of it is queued"
             job = decoded(last)
@@ -2072,6 +2059,12 @@ def test_a_redis_whose_disk_is_full_is_said_at_once_and_status_still_shows_the_q
         process.wait()
 
 
+def _user_denied(client: redis.Redis, server: EmbeddedRedis, user: str, command: str) -> str:
+    """The Redis URL of ``user``, made on ``server`` by ``client`` with every right but ``command``."""
+    client.acl_setuser(user, enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all", f"-{command}"])
+    return f"unix://{user}:pw@{server.socket_path}"
+
+
 def _memory_full(client: redis.Redis) -> str:
     client.config_set("maxmemory-policy", "noeviction")
     client.config_set("maxmemory", "1")
@@ -2139,13 +2132,9 @@ def test_a_worker_whose_redis_refuses_a_write_as_its_engine_opens_says_so_not_en
     site.rule("/a/opening")
     with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
         client = connect(redis_server.ensure())
-        client.acl_setuser(
-            "opener", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all", "-hsetnx"]
-        )
+        url = _user_denied(client, redis_server, "opener", "hsetnx")
         try:
-            worker = site.crawler(
-                "worker", REDIS_URL=f"unix://opener:pw@{redis_server.socket_path}", timeout=60
-            )
+            worker = site.crawler("worker", REDIS_URL=url, timeout=60)
         finally:
             client.close()
     assert worker.returncode == 1, (worker.stdout, worker.stderr[-4000:])
@@ -2210,12 +2199,19 @@ def test_status_for_a_user_who_may_not_run_the_commands_it_needs_says_so_without
 
 
 @pytest.mark.parametrize(
-    ("command", "denied"),
-    [(("dead", "list"), "evalsha"), (("sites", "resume"), "time")],
+    ("command", "denied", "said"),
+    [
+        (
+            ("dead", "list"),
+            "evalsha",
+            "this user has no permissions to run the 'evalsha' command or its subcommand",
+        ),
+        (("sites", "resume"), "time", "The user executing the script can't run this command or subcommand"),
+    ],
     ids=["dead", "sites"],
 )
 def test_a_command_whose_redis_user_is_denied_a_command_says_which_without_a_traceback(
-    site: Site, command: tuple[str, ...], denied: str
+    site: Site, command: tuple[str, ...], denied: str, said: str
 ) -> None:
     """`crawler dead list` run by a Redis user who may not run EVALSHA, `crawler sites resume` by one who
     may not run TIME (which its script calls) on a paused site ended with a traceback (NoPermissionError,
@@ -2224,28 +2220,34 @@ def test_a_command_whose_redis_user_is_denied_a_command_says_which_without_a_tra
     site.rule("/a/denied")
     with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
         client = connect(redis_server.ensure())
-        client.acl_setuser(
-            "denied", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all", f"-{denied}"]
-        )
+        url = _user_denied(client, redis_server, "denied", denied)
         try:
             if command == ("sites", "resume"):
                 assert site.crawler("sites", "pause", site.name, REDIS_URL=redis_server.url).returncode == 0
             done = site.crawler(
                 *command,
                 *(() if command[0] == "dead" else (site.name,)),
-                REDIS_URL=f"unix://denied:pw@{redis_server.socket_path}",
+                REDIS_URL=url,
             )
         finally:
             client.close()
+    _said_denied(done, " ".join(command), "denied", denied, said)
+
+
+def _said_denied(
+    done: subprocess.CompletedProcess[str], command: str, user: str, denied: str, said: str
+) -> None:
+    """`crawler COMMAND` (``done``) ended with exit code 1 and the line of a Redis ``user`` refused the
+    command ``denied``, Redis saying ``said``."""
     assert done.returncode == 1, (done.stdout, done.stderr[-4000:])
     assert (
-        f"crawler {' '.join(command)}: error: the Redis user denied may not run {denied.upper()}, a command"
-        " the crawler needs (Redis says"
+        f"crawler {command}: error: the Redis user {user} may not run {denied.upper()}, a command the crawler"
+        " needs (Redis says"
     ) in done.stderr, done.stderr[-4000:]
     assert (
-        f"give it to that user (ACL SETUSER denied +{denied}; or every command the crawler needs: ACL"
-        " SETUSER denied on ~crawler:* +@all), or put a user who has it in REDIS_URL; then run the command"
-        " again: what it wrote before the refusal stands, each change whole\n"
+        f'{said}"); give it to that user (ACL SETUSER {user} +{denied}; or every command the crawler needs:'
+        f" ACL SETUSER {user} on ~crawler:* +@all), or put a user who has it in REDIS_URL; then run the"
+        " command again: what it wrote before the refusal stands, each change whole\n"
     ) in done.stderr, done.stderr[-4000:]
 
 
