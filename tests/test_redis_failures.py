@@ -2516,24 +2516,45 @@ def test_a_worker_whose_redis_user_loses_its_rights_says_so_with_the_fix_once(
     """A running worker whose Redis user lost the right to run its commands (ACL: NOPERM) logged it as
     Redis gone away ("Redis failed ...: the worker goes on"), not with the fix the start check gives. It
     is said once with that fix, and once when the rights are back."""
+    _said_while_denied(
+        tmp_path,
+        caplog,
+        {"reset": True, "passwords": ["+pw"], "keys": ["*"], "commands": ["+@read", "+ping"]},
+        ["+@all"],
+        "it",
+    )
+
+
+def test_a_worker_whose_redis_user_may_not_run_a_command_of_its_scripts_says_so_with_the_fix_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Redis user who may not run SADD, which the heartbeat's Lua script calls: Redis's error is the
+    script's ("The user executing the script can't run this command"), not NOPERM, and names no command.
+    The worker logged it as Redis gone ("Redis failed ...") and each write of another command as "Redis is
+    back", a pair of lines per turn, without the fix. It is said once with the fix, naming the command
+    (Redis's ACL LOG), and ends when the user may run it again."""
+    refusing = _said_while_denied(tmp_path, caplog, {"commands": ["-sadd"]}, ["+sadd"], "SADD")
+    assert "The user executing the script can't run this command" in refusing, refusing
+
+
+def _said_while_denied(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, deny: dict[str, Any], grant: list[str], named: str
+) -> str:
+    """What a worker of a user (:func:`_worker_of_a_user`) says of Redis in three turns once the ACL
+    ``deny`` (``acl_setuser``'s keywords) is set, checked to be one line with the fix that says the user
+    may not run ``named``, and in its steady turns once the commands ``grant`` are, checked to be the
+    outage's end; the first line."""
     with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
         scheduler, client, idle_turn = _worker_of_a_user(tmp_path, server)
         try:
             idle_turn()
-            client.acl_setuser(
-                "worker",
-                reset=True,
-                enabled=True,
-                passwords=["+pw"],
-                keys=["*"],
-                commands=["+@read", "+ping"],
-            )
+            client.acl_setuser("worker", enabled=True, **deny)
             with caplog.at_level(logging.INFO):
                 for _ in range(3):
                     idle_turn()
                 refusing = _said_of_redis(caplog)
                 caplog.clear()
-                client.acl_setuser("worker", enabled=True, commands=["+@all"])
+                client.acl_setuser("worker", enabled=True, commands=grant)
                 _steady(scheduler.crawler, idle_turn)
             back = _said_of_redis(caplog)
         finally:
@@ -2543,10 +2564,11 @@ def test_a_worker_whose_redis_user_loses_its_rights_says_so_with_the_fix_once(
         refusing
     )
     assert refusing[0].endswith(
-        "the user of the Redis URL may not run it: give that user the crawler's commands on its keys"
+        f"the user of the Redis URL may not run {named}: give that user the crawler's commands on its keys"
         " (ACL SETUSER <user> on ~<REDIS_KEY_PREFIX>:* +@all), or put a user who has them in the URL"
     ), refusing
     assert back == [back[0]] and back[0].startswith("Redis takes writes again after "), back
+    return refusing[0]
 
 
 _AUTHENTICATION_FIX = (

@@ -45,6 +45,7 @@ __all__ = [
     "refused_command",
     "resolve_redis_url",
     "script",
+    "script_refusal",
     "turned_away",
     "writes_refused",
 ]
@@ -245,8 +246,14 @@ def denial(exc: redis.RedisError, url: str | None, prefix: str) -> str:
     refused: str | None
     if isinstance(exc, NoPermissionError):
         reason, refused = ("key", None) if _KEY_DENIED in str(exc) else ("command", refused_command(exc))
+    elif url:
+        client = _client(url, "REDIS_URL")
+        try:
+            reason, refused = script_refusal(client)
+        finally:
+            client.close()
     else:
-        reason, refused = _script_refusal(url, user) if url else (None, None)
+        reason, refused = None, None
     everything = f"ACL SETUSER {user} on ~{prefix}:* +@all"
     if reason == "key":
         what = f"use the key {refused}" if refused else "use a key of the crawler"
@@ -263,17 +270,15 @@ def denial(exc: redis.RedisError, url: str | None, prefix: str) -> str:
     )
 
 
-def _script_refusal(url: str, user: str) -> tuple[str | None, str | None]:
-    """Why Redis last refused ``user`` a command a Lua script called, from its ``ACL LOG``: ``command`` or
-    ``key`` and the command or key refused; (None, None) when the log says nothing of it or cannot be read
-    (the user may not run ACL)."""
-    client = _client(url, "REDIS_URL")
+def script_refusal(server: redis.Redis) -> tuple[str | None, str | None]:
+    """Why Redis last refused the user of ``server`` a command or a key a Lua script called, from its ``ACL
+    LOG``: ``command`` or ``key`` and the command or key refused; (None, None) when the log says nothing of
+    it or cannot be read (the user may not run ACL)."""
+    user = server.connection_pool.connection_kwargs.get("username") or "default"
     try:
-        entries = client.acl_log(_ACL_LOG_ENTRIES)
+        entries = server.acl_log(_ACL_LOG_ENTRIES)
     except redis.RedisError:
         return None, None
-    finally:
-        client.close()
     # redis-py reads the log's entries as text. A script's refusal is logged in the context "lua", or
     # "multi" (Redis 6.2, whose scripts run as a transaction), not "toplevel" (a command of a client).
     for entry in entries:

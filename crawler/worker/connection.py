@@ -21,8 +21,10 @@ from crawler.keys import Keys
 from crawler.redisio.connection import (
     NO_PERMISSION_FIX,
     connect,
+    denied,
     may_run,
     refused_command,
+    script_refusal,
     turned_away,
     writes_refused,
 )
@@ -163,7 +165,8 @@ class RedisOutage:
         self.last_failed = now
         self._writing_since = None
         refuses = _refuses_writes(exc)
-        if isinstance(exc, NoPermissionError) and (command := refused_command(exc)) is not None:
+        command = self._denied_command(exc) if denied(exc) else None
+        if command is not None:
             self.denied.add(command)
         if self.since is None or (refuses and not self.refusing):
             # An outage starts, or one of a Redis gone away becomes one of a Redis refusing writes (back,
@@ -172,12 +175,14 @@ class RedisOutage:
                 self.since = self._last_ok
             self._reminded = now
             self.refusing = refuses
-            if isinstance(exc, NoPermissionError):
+            if denied(exc):
                 logger.error(
                     "Redis refuses a command of the worker (%s: %s): the worker goes on and tries again;"
-                    " the user of the Redis URL may not run it: %s",
+                    " the user of the Redis URL may not run %s: %s",
                     what,
                     exc,
+                    # A script's error names no command.
+                    "it" if isinstance(exc, NoPermissionError) or command is None else command.upper(),
                     NO_PERMISSION_FIX,
                 )
             elif refuses:
@@ -201,6 +206,14 @@ class RedisOutage:
                 exc,
                 what,
             )
+
+    def _denied_command(self, exc: redis.ResponseError) -> str | None:
+        """The command Redis refused the user (``exc``: :func:`denied`): named in its reply, or, for a
+        command a Lua script called, in its ACL LOG (:func:`script_refusal`); None when neither says."""
+        if isinstance(exc, NoPermissionError):
+            return refused_command(exc)
+        reason, refused = script_refusal(server_of(self.crawler))
+        return refused if reason == "command" else None
 
     def _why_refused(self) -> str:
         """What Redis's refusal means and what to do, naming its data file (``writes_refused``): ``; `` and
@@ -250,7 +263,7 @@ def _refuses_writes(exc: redis.RedisError) -> bool:
     user may not run (``NOPERM``), whether it was a command, a command of a pipeline or a command of a Lua
     script (each words it differently, and redis-py drops the code of an ``OOM``, ``READONLY`` or ``NOPERM``
     of a command or pipeline, raising its own class)."""
-    if isinstance(exc, OutOfMemoryError | ReadOnlyError | NoPermissionError):
+    if isinstance(exc, OutOfMemoryError | ReadOnlyError) or denied(exc):
         return True
     return isinstance(exc, redis.ResponseError) and _WRITE_REFUSED.search(str(exc)) is not None
 
