@@ -38,6 +38,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -51,7 +52,7 @@ from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import decoded, evicts, hash_of, writes_refused
 from crawler.redisio.embedded import process_running
 from crawler.redisio.queue import LeasedQueue, SitePoliteness, WrongKey
-from crawler.redisio.since import read_since
+from crawler.redisio.since import RECORD_FILE, read_record, read_since
 from crawler.redisio.workers import beat_alive, beat_id, beat_suspended, pid_space, read_beat
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
@@ -105,10 +106,12 @@ def build_status(
     ruleset: RuleSet,
     now: float,
     site: str | None = None,
+    data_dir: Path | None = None,
 ) -> dict[str, Any]:
     """The status of the service at ``now`` (epoch seconds), as a JSON-ready mapping; with ``site`` (one
     of :func:`status_sites`), of that site alone beside the service's own parts (Redis, the queue, the
-    scheduler, workers, the store, proxies)."""
+    scheduler, workers, the store, proxies); ``data_dir``: the data folder whose record of Redis's crawler
+    data tells a loss no process found yet (:mod:`crawler.redisio.since`)."""
     beats, unreadable = _beats(server, keys)
     workers = _workers(beats, redis_clock(server))
     split = store_split(workers)
@@ -143,7 +146,7 @@ def build_status(
         if site is None or error.file == ruleset.broken.get(site)
     ]
     sites_files = set(ruleset.broken.values())
-    health = {**_redis(server), **_since(server, keys)}
+    health = {**_redis(server), **_since(server, keys, data_dir)}
     to_crawl = _to_crawl(server, keys)
     queue = {
         "queued": to_crawl["queued"],
@@ -421,18 +424,28 @@ def _redis(server: redis.Redis) -> dict[str, Any]:
     }
 
 
-def _since(server: redis.Redis, keys: Keys) -> dict[str, Any]:
+def _since(server: redis.Redis, keys: Keys, data_dir: Path | None) -> dict[str, Any]:
     """When Redis's crawler data began (``data_began``), and when a worker or the scheduler found it lost
     (``data_lost``: ``at``, ``held_at`` when the one that found it last saw it there, ``found_by``), by
-    ``crawler:since`` (:mod:`crawler.redisio.since`); None for what it does not say."""
+    ``crawler:since`` (:mod:`crawler.redisio.since`); None for what it does not say. A marker missing, or
+    other than the one the data folder ``data_dir`` recorded, with no loss found since, is a loss no
+    process found yet: ``at`` when the marker began anew (None: missing), ``held_at`` when the folder's
+    processes last saw it, ``found_by`` None, ``record`` the folder's record file (None in the others)."""
     since = read_since(server, keys)
-    if since is None:
-        return {"data_began": None, "data_lost": None}
+    seen = None if data_dir is None else read_record(data_dir, server, keys)
     lost = None
-    if since.lost is not None:
+    if since is not None and since.lost is not None:
         held = None if since.held is None else _iso(since.held)
-        lost = {"at": _iso(since.lost), "held_at": held, "found_by": since.by}
-    return {"data_began": _iso(since.began), "data_lost": lost}
+        lost = {"at": _iso(since.lost), "held_at": held, "found_by": since.by, "record": None}
+    if seen is not None and (since is None or (since.lost is None and float(seen.began) != since.began)):
+        assert data_dir is not None
+        lost = {
+            "at": None if since is None else _iso(since.began),
+            "held_at": _iso(seen.seen),
+            "found_by": None,
+            "record": str(data_dir / RECORD_FILE),
+        }
+    return {"data_began": None if since is None else _iso(since.began), "data_lost": lost}
 
 
 def _dead_elsewhere(dead: dict[str, int]) -> str | None:

@@ -33,7 +33,7 @@ from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
-from crawler.redisio.since import DataMarker, Since, read_since
+from crawler.redisio.since import RECORD_FILE, DataMarker, Since, read_since
 from crawler.redisio.workers import Heartbeats, dead_workers, pid_space, worker_id
 from crawler.requests import WrittenOff, write_off_lost
 from crawler.rules import load_rules
@@ -2379,6 +2379,66 @@ def test_a_process_that_saw_the_data_says_its_loss_when_one_started_after_it_mar
     assert "between 1970-01-01T00:16:40Z and 1970-01-01T00:16:50Z" in said[0], said[0]
     assert lost == Since(began=1010.0, lost=1010.0, held=1000.0, by="old:1:a")
     assert read_since(redis_client, keys) == lost
+
+
+def test_a_loss_of_redis_data_while_no_process_ran_is_told_once_by_each_data_folder_that_saw_it(
+    tmp_path: Path,
+    redis_client: redis.Redis,
+    redis_server: str,
+    run_crawler: Callable[..., str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Redis emptied while no worker or scheduler ran (FLUSHALL, a restart without persistence, then the
+    processes started) was told by no one: the first process wrote a new marker. Each data folder records
+    the marker its processes saw: `crawler status` there says the loss before any process runs, and the
+    first process of each such folder says it once; another process of the same folder, or one of a folder
+    that never saw the old marker, says nothing."""
+    keys = Keys("crawler")
+    here, there, fresh = tmp_path / "data", tmp_path / "there", tmp_path / "fresh"
+    DataMarker(redis_client, keys, "w:1:a", here).check(3000.0)
+    DataMarker(redis_client, keys, "w:2:a", there).check(3005.0)
+    assert (here / RECORD_FILE).is_file()
+    redis_client.flushall()
+    report = json.loads(run_crawler("status", "--format", "json"))
+    assert report["redis"]["data_began"] is None
+    assert report["redis"]["data_lost"] == {
+        "at": None,
+        "held_at": "1970-01-01T00:50:00Z",
+        "found_by": None,
+        "record": str(here / RECORD_FILE),
+    }
+    shown = _words(run_crawler("status"))
+    assert (
+        "NOTE Redis lost its data after 1970-01-01T00:50:00Z (a FLUSHALL or a restart without persistence,"
+        " while no crawler process ran): this data folder's processes saw it held then"
+        f" ({here / RECORD_FILE}), no worker or scheduler has run on it since; the requests queued, the URLs"
+        " seen, the dead letters and the counters before it are gone (pages are fetched again)"
+    ) in shown, shown
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    settings = {**values, "REDIS_URL": redis_server, "CRAWLER_DATA_DIR": str(here)}
+    heartbeat = WorkerHeartbeat.from_crawler(get_crawler(settings_dict=settings))
+    with caplog.at_level(logging.INFO, logger="crawler.redisio.since"):
+        assert DataMarker(redis_client, keys, "w:3:b", fresh).check(3100.0) is None
+        assert "Redis lost its data after" in run_crawler("status")
+        heartbeat.beat()
+        heartbeat.beat()
+        assert DataMarker(redis_client, keys, "w:5:b", here).check(3120.0) is None
+        other = DataMarker(redis_client, keys, "w:6:c", there).check(3130.0)
+        assert DataMarker(redis_client, keys, "w:7:c", there).check(3140.0) is None
+    said = _lost_said(caplog)
+    assert len(said) == 2, said
+    assert said[0].startswith(
+        "Redis lost the crawler's data between 1970-01-01T00:50:00Z and 1970-01-01T00:51:40Z (a FLUSHALL, or"
+        " a restart without persistence): crawler:since, which said it began at 1970-01-01T00:50:00Z, was"
+        f" gone (as {here / RECORD_FILE}, this data folder's record, had it). Gone with it:"
+    ), said[0]
+    assert said[1].startswith(
+        "Redis lost the crawler's data between 1970-01-01T00:50:05Z and 1970-01-01T00:51:40Z (a FLUSHALL, or"
+        " a restart without persistence): crawler:since, which said it began at 1970-01-01T00:50:00Z, was"
+        f" gone (found by {heartbeat.worker}; as {there / RECORD_FILE}, this data folder's record, had it)."
+    ), said[1]
+    assert other == Since(began=3100.0, lost=3100.0, held=3000.0, by=heartbeat.worker)
+    assert "Redis lost its data at 1970-01-01T00:51:40Z" in run_crawler("status")
 
 
 def test_a_marker_of_redis_data_set_to_another_type_is_warned_of_once_not_taken_for_a_loss(

@@ -819,6 +819,7 @@ def _grab_scheduler(settings: Any, url: str) -> GrabScheduler:
         tick_seconds=settings.getfloat("SCHEDULE_TICK_SECONDS"),
         wait_max_seconds=settings.getfloat("SCHEDULE_GRAB_WAIT_MAX_SECONDS"),
         job_keep_hours=settings.getfloat("SCHEDULE_JOB_KEEP_HOURS"),
+        data_dir=Path(settings["CRAWLER_DATA_DIR"]),
     )
 
 

@@ -67,7 +67,9 @@ def _run_status(args: argparse.Namespace) -> int:
                 if not site_in_redis(server, config.keys, args.site):
                     raise _unknown_site(args.site, sites, config.rules_dir)
                 tell("note", no_rule_here(config.rules_dir, args.site))
-            report = build_status(server, config.keys, ruleset, redis_clock(server), args.site)
+            report = build_status(
+                server, config.keys, ruleset, redis_clock(server), args.site, config.data_dir
+            )
         except redis.ResponseError as exc:
             if denied(exc):
                 said = denial(exc, config.redis_url, config.keys.prefix)
@@ -367,12 +369,23 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
 
 def _lost(lost: dict[str, Any]) -> str:
     """The line of a loss of Redis's crawler data (``redis.data_lost`` of the report)."""
+    gone = "the requests queued, the URLs seen, the dead letters and the counters before it are gone"
+    if lost["record"] is not None:
+        began = (
+            "no worker or scheduler has run on it since"
+            if lost["at"] is None
+            else f"it began anew at {lost['at']}"
+        )
+        return (
+            f"Redis lost its data after {lost['held_at']} (a FLUSHALL or a restart without persistence, while"
+            f" no crawler process ran): this data folder's processes saw it held then ({lost['record']}),"
+            f" {began}; {gone} (pages are fetched again); the next worker or scheduler says it in its log"
+        )
     found = f"found by {lost['found_by']}" if lost["found_by"] else "found"
     if lost["held_at"]:
         found += f", which saw it held at {lost['held_at']}"
     return (
-        f"Redis lost its data at {lost['at']} (a FLUSHALL or a restart without persistence): {found}; the"
-        " requests queued, the URLs seen, the dead letters and the counters before it are gone"
+        f"Redis lost its data at {lost['at']} (a FLUSHALL or a restart without persistence): {found}; {gone}"
     )
 
 

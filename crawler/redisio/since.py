@@ -11,25 +11,39 @@ loss came between the two) and ``by`` (its id), and logs one error that names wh
 happens now; another process that saw the old one and finds this one logs the same error, found by that
 process; in one process (``crawler run``: a worker and the scheduler) it is said once. A process that
 starts on an emptied Redis, having seen nothing before, writes ``began`` alone; one that saw the old
-``began`` adds ``lost`` to it. ``crawler status`` shows both (:func:`read_since`). A loss while no worker or
-scheduler runs is told by no one: ``began`` is then when the first one started again.
+``began`` adds ``lost`` to it. ``crawler status`` shows both (:func:`read_since`).
+
+The data folder outlives Redis: its processes record there the marker they last saw and when
+(:class:`FolderRecord`, ``redis-since.json``: an entry per Redis and marker key), so that a loss while no
+worker or scheduler ran is told too. A process starting on a Redis whose marker is missing, or other than
+its folder's record, takes the recorded one for the one it saw: it says the loss (and marks it in Redis as
+above). The record is swapped under an ``flock``: the first process of a data folder to find the new marker
+says the loss, the others of that folder find the record already holding it and say nothing; each data
+folder (each machine, when they do not share one) says a loss at most once. ``crawler status`` compares
+the marker with its own data folder's record (:func:`read_record`), writing nothing.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import logging
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import redis
 
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded
 
-__all__ = ["DataMarker", "Since", "read_since"]
+__all__ = ["RECORD_FILE", "DataMarker", "FolderRecord", "Seen", "Since", "read_record", "read_since"]
 
 logger = logging.getLogger(__name__)
+
+# The data folder's record of the markers its processes last saw (FolderRecord).
+RECORD_FILE = "redis-since.json"
 
 # KEYS[1]: the marker. ARGV: the ``began`` this process saw ('' for none yet), now, this process's id, when
 # it last saw the marker. Replies the marker (HGETALL), or the key's type when it is no hash.
@@ -53,7 +67,8 @@ return redis.call('HGETALL', KEYS[1])
 """
 
 # The losses said by this process: (the marker's key, the ``began`` that was lost). A worker and the
-# scheduler of one process (`crawler run`) find the same loss.
+# scheduler of one process (`crawler run`) find the same loss; with a data folder's record, its swap tells
+# them apart instead.
 _said: set[tuple[str, str]] = set()
 _said_lock = threading.Lock()
 
@@ -80,6 +95,95 @@ class Since:
         return cls(began, lost, held, fields.get("by"))
 
 
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A data folder's record of one Redis's marker: its ``began`` (as Redis holds it) and when its
+    processes last saw it there (``seen``, Redis's clock)."""
+
+    began: str
+    seen: float
+
+
+class FolderRecord:
+    """The markers the processes of the data folder ``folder`` last saw, in its :data:`RECORD_FILE` (JSON:
+    an entry per Redis and marker key, ``entry``), read and written under an ``flock`` of the file."""
+
+    def __init__(self, folder: Path, entry: str) -> None:
+        self.path = folder / RECORD_FILE
+        self.entry = entry
+
+    def read(self) -> Seen | None:
+        """The entry as recorded; None when there is none (or no file). Raises OSError when the file cannot
+        be read."""
+        if not self.path.exists():
+            return None
+        with self.path.open("r", encoding="utf-8") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+            return _seen(_entries(handle.read()).get(self.entry))
+
+    def swap(self, began: str, now: float) -> Seen | None:
+        """Record that this process saw the marker ``began`` at ``now``; the entry it replaced (None when
+        there was none), read and written under one lock. Raises OSError when the file cannot be written."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a+", encoding="utf-8") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            handle.seek(0)
+            entries = _entries(handle.read())
+            old = _seen(entries.get(self.entry))
+            seen = now if old is None or old.began != began else max(old.seen, now)
+            entries[self.entry] = {"began": began, "seen": round(seen, 3)}
+            handle.seek(0)
+            handle.truncate()
+            handle.write(json.dumps(entries, indent=1, sort_keys=True))
+            handle.flush()
+        return old
+
+
+def _entries(text: str) -> dict[str, object]:
+    """The entries of a record file's ``text``; none when it is empty or no JSON object (a torn write: the
+    processes write it anew at their next check)."""
+    try:
+        found = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _seen(entry: object) -> Seen | None:
+    if not isinstance(entry, dict):
+        return None
+    began, seen = entry.get("began"), entry.get("seen")
+    if not isinstance(began, str) or not isinstance(seen, int | float):
+        return None
+    return Seen(began, float(seen))
+
+
+def _place(server: redis.Redis) -> str:
+    """The Redis ``server`` connects to, as the data folder's record names it: its socket or host and port,
+    and its database (no user name or password)."""
+    settings = server.connection_pool.connection_kwargs
+    where = (
+        f"unix://{settings['path']}"
+        if "path" in settings
+        else f"{settings.get('host')}:{settings.get('port')}"
+    )
+    return f"{where}/{settings.get('db', 0)}"
+
+
+def _record_of(folder: Path, server: redis.Redis, keys: Keys) -> FolderRecord:
+    """The data folder ``folder``'s record of the marker of ``keys`` in ``server``."""
+    return FolderRecord(folder, f"{_place(server)} {keys.since}")
+
+
+def read_record(folder: Path, server: redis.Redis, keys: Keys) -> Seen | None:
+    """What the data folder ``folder`` recorded of the marker of ``keys`` in ``server``; None when it
+    recorded nothing (or cannot be read)."""
+    try:
+        return _record_of(folder, server, keys).read()
+    except OSError:
+        return None
+
+
 def read_since(server: redis.Redis, keys: Keys) -> Since | None:
     """The marker as Redis holds it; None when no worker or scheduler wrote it (or it is no hash)."""
     if decoded(server.type(keys.since)) != "hash":
@@ -89,21 +193,26 @@ def read_since(server: redis.Redis, keys: Keys) -> Since | None:
 
 class DataMarker:
     """One process's watch of the marker (see the module's docstring), as ``who`` (its worker id, or its
-    scheduler's owner)."""
+    scheduler's owner); with ``folder``, the data folder whose record it reads and writes
+    (:class:`FolderRecord`)."""
 
-    def __init__(self, server: redis.Redis, keys: Keys, who: str) -> None:
+    def __init__(self, server: redis.Redis, keys: Keys, who: str, folder: Path | None = None) -> None:
         self.key = keys.since
         self.who = who
+        self.record = None if folder is None else _record_of(folder, server, keys)
         self._check = server.register_script(_CHECK)
         self._began: str | None = None
         self._held = 0.0
         self._wrong: str | None = None
+        self._unrecorded: str | None = None
 
     def check(self, now: float) -> Since | None:
-        """Write the marker when it is missing, at ``now`` (Redis's clock); the marker when this process saw
-        another one before, which was lost (said once), else None. Raises ``redis.RedisError`` when Redis
-        fails."""
-        args = [self._began or "", f"{now:.3f}", self.who, f"{self._held:.3f}"]
+        """Write the marker when it is missing, at ``now`` (Redis's clock); the marker when this process (or
+        its data folder's record) saw another one before, which was lost (said once), else None. Raises
+        ``redis.RedisError`` when Redis fails."""
+        recorded = self._recorded()
+        saw, held = (self._began, self._held) if recorded is None else (recorded.began, recorded.seen)
+        args = [saw or "", f"{now:.3f}", self.who, f"{held:.3f}"]
         reply = self._check(keys=[self.key], args=args)
         if isinstance(reply, bytes | str):
             self._began = None  # a loss meanwhile cannot be told
@@ -111,26 +220,67 @@ class DataMarker:
             return None
         self._wrong = None
         fields = {decoded(name): decoded(value) for name, value in zip(reply[::2], reply[1::2], strict=True)}
-        before, self._began = self._began, fields["began"]
+        mine = before = self._began
+        self._began = fields["began"]
         held, self._held = self._held, now
+        swapped = False
+        if self.record is not None:
+            try:
+                old = self.record.swap(fields["began"], now)
+            except OSError as exc:
+                self._say_unrecorded(exc)
+            else:
+                self._unrecorded = None
+                swapped = True
+                # The record is the data folder's: a loss another process of it recorded was said there.
+                if old is not None:
+                    before, held = old.began, old.seen
         if before is None or before == fields["began"]:
             return None
         since = Since.of(fields)
         if since is None:
             return None
         with _said_lock:
-            if (self.key, before) in _said:
+            if not swapped and (self.key, before) in _said:
                 return since
             _said.add((self.key, before))
-        self._say_lost(since, float(before), held)
+        self._say_lost(since, float(before), held, recorded=mine is None)
         return since
 
-    def _say_lost(self, since: Since, began: float, held: float) -> None:
-        """The error of a loss, once: between when this process (or the one that found it) last saw the
-        marker and when it was found gone."""
+    def _recorded(self) -> Seen | None:
+        """The data folder's record of the marker; None without one (or when it cannot be read: said)."""
+        if self.record is None:
+            return None
+        try:
+            return self.record.read()
+        except OSError as exc:
+            self._say_unrecorded(exc)
+            return None
+
+    def _say_unrecorded(self, exc: OSError) -> None:
+        """The warning of a record that cannot be read or written, once until it can."""
+        if self._unrecorded == str(exc):
+            return
+        self._unrecorded = str(exc)
+        assert self.record is not None
+        logger.warning(
+            "cannot keep the data folder's record of Redis's crawler data in %s: %s; a loss of Redis's data"
+            " while no crawler process runs cannot be told from this data folder meanwhile; fix: make the"
+            " file writable by this process (or free space on its disk)",
+            self.record.path,
+            exc,
+        )
+
+    def _say_lost(self, since: Since, began: float, held: float, *, recorded: bool) -> None:
+        """The error of a loss, once: between when this process (or its data folder's processes, the one
+        that found it) last saw the marker and when it was found gone; ``recorded``: this process knows the
+        marker lost by its data folder's record alone (it started after the loss)."""
         found = since.lost if since.lost is not None else since.began
         seen = max(held, since.held or 0.0)
-        by = "" if since.by in (None, self.who) else f" (found by {since.by})"
+        notes = [] if since.by in (None, self.who) else [f"found by {since.by}"]
+        if recorded and self.record is not None:
+            notes.append(f"as {self.record.path}, this data folder's record, had it")
+        by = f" ({'; '.join(notes)})" if notes else ""
         logger.error(
             "Redis lost the crawler's data between %s and %s (a FLUSHALL, or a restart without persistence):"
             " %s, which said it began at %s, was gone%s. Gone with it: the requests queued, leased and"

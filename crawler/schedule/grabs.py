@@ -208,7 +208,9 @@ def _waited_for(temp: bool) -> str:
 
 
 class GrabScheduler:
-    """Seeds the regular grabs of ``rules`` into the shared queue (see the module's docstring)."""
+    """Seeds the regular grabs of ``rules`` into the shared queue (see the module's docstring); ``data_dir``:
+    the data folder that records the marker of Redis's crawler data it saw
+    (:class:`~crawler.redisio.since.DataMarker`), None for none."""
 
     def __init__(
         self,
@@ -221,6 +223,7 @@ class GrabScheduler:
         wait_max_seconds: float = defaults.SCHEDULE_GRAB_WAIT_MAX_SECONDS,
         job_keep_hours: float = defaults.SCHEDULE_JOB_KEEP_HOURS,
         clock: Callable[[], float] | None = None,
+        data_dir: Path | None = None,
     ) -> None:
         self.server = server
         self.keys = keys
@@ -233,7 +236,7 @@ class GrabScheduler:
         # schedulers, on machines whose clocks may differ.
         self.clock = clock if clock is not None else functools.partial(redis_clock, server)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        self.marker = DataMarker(server, keys, self.owner)
+        self.marker = DataMarker(server, keys, self.owner, data_dir)
         self._claim = server.register_script(_CLAIM)
         self._plan = server.register_script(_PLAN)
         self._reperiod = server.register_script(_REPERIOD)

@@ -17,7 +17,8 @@ than its own ``forget`` and three of its beats: a worker's entry is never remove
 whatever the setting. A beat reads only the entries whose beat is due by then
 (:class:`crawler.redisio.workers.Heartbeats`), not the whole hash. :func:`announced` writes a process's
 first beat before its worker starts, and removes it when the process is done. Each beat checks too that
-Redis still holds the crawler's data (:class:`crawler.redisio.since.DataMarker`).
+Redis still holds the crawler's data (:class:`crawler.redisio.since.DataMarker`), recorded in the data
+folder ``CRAWLER_DATA_DIR`` when the settings name one (the crawler's commands do).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import os
 import socket
 from collections import deque
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Self
 
 import redis
@@ -69,7 +71,8 @@ class WorkerHeartbeat:
         self.key = keys_of(crawler).workers
         self.heartbeats = Heartbeats(server, self.key)
         self.worker = worker_id()
-        self.marker = DataMarker(server, keys_of(crawler), self.worker)
+        folder = crawler.settings.get("CRAWLER_DATA_DIR")
+        self.marker = DataMarker(server, keys_of(crawler), self.worker, Path(folder) if folder else None)
         self.started = shared_now()
         self.responses = 0
         self._history: deque[tuple[float, int]] = deque()
