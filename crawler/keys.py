@@ -162,8 +162,9 @@ class Keys:
         # error), written at each of its ticks: its rules folder may not be the one `crawler status` reads.
         self.rule_errors = f"{prefix}:scheduler:rule-errors"
         # When this Redis's crawler data began, and when a worker or scheduler found it lost (a hash:
-        # began, lost, held, by; redisio/since.py): a FLUSHALL or a restart without persistence takes it
-        # with the rest, which tells the loss.
+        # began, lost, held, by; wrote, the last check; back, back_seen, back_found, back_by: gone back to
+        # an older copy; redisio/since.py): a FLUSHALL or a restart without persistence takes it with the
+        # rest, which tells the loss.
         self.since = f"{prefix}:since"
 
     def queue_of(self, site: str) -> str:

@@ -52,7 +52,7 @@ from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import decoded, evicts, hash_of, writes_refused
 from crawler.redisio.embedded import process_running
 from crawler.redisio.queue import LeasedQueue, SitePoliteness, WrongKey
-from crawler.redisio.since import RECORD_FILE, read_record, read_since
+from crawler.redisio.since import BACK_SECONDS, RECORD_FILE, Seen, Since, read_record, read_since
 from crawler.redisio.workers import beat_alive, beat_id, beat_suspended, pid_space, read_beat
 from crawler.rules import PUBLISHED_FIX, Rule, RuleSet
 from crawler.settings import SUPERVISION_FORGET_WORKER_SECONDS
@@ -430,7 +430,8 @@ def _since(server: redis.Redis, keys: Keys, data_dir: Path | None) -> dict[str, 
     ``crawler:since`` (:mod:`crawler.redisio.since`); None for what it does not say. A marker missing, or
     other than the one the data folder ``data_dir`` recorded, with no loss found since, is a loss no
     process found yet: ``at`` when the marker began anew (None: missing), ``held_at`` when the folder's
-    processes last saw it, ``found_by`` None, ``record`` the folder's record file (None in the others)."""
+    processes last saw it, ``found_by`` None, ``record`` the folder's record file (None in the others);
+    ``data_back`` (:func:`_back`): when it was found gone back to an older copy."""
     since = read_since(server, keys)
     seen = None if data_dir is None else read_record(data_dir, server, keys)
     lost = None
@@ -445,7 +446,44 @@ def _since(server: redis.Redis, keys: Keys, data_dir: Path | None) -> dict[str, 
             "found_by": None,
             "record": str(data_dir / RECORD_FILE),
         }
-    return {"data_began": None if since is None else _iso(since.began), "data_lost": lost}
+    return {
+        "data_began": None if since is None else _iso(since.began),
+        "data_lost": lost,
+        "data_back": _back(since, seen, data_dir),
+    }
+
+
+def _back(since: Since | None, seen: Seen | None, data_dir: Path | None) -> dict[str, Any] | None:
+    """When Redis was found gone back to an older copy of its data (``data_back``: ``to`` its last check in
+    the copy, ``seen_at`` when the one that found it had seen it past that, ``found_at``, ``found_by``), by
+    ``crawler:since``; or, its last check over ``BACK_SECONDS`` older than when the processes of the data
+    folder ``data_dir`` last saw the same marker, a rollback no process found yet (``found_at`` and
+    ``found_by`` None, ``record`` the folder's record file); None when neither."""
+    if since is None:
+        return None
+    if (
+        seen is not None
+        and data_dir is not None
+        and since.wrote is not None
+        and float(seen.began) == since.began
+        and seen.seen - since.wrote > BACK_SECONDS
+    ):
+        return {
+            "to": _iso(since.wrote),
+            "seen_at": _iso(seen.seen),
+            "found_at": None,
+            "found_by": None,
+            "record": str(data_dir / RECORD_FILE),
+        }
+    if since.back is None:
+        return None
+    return {
+        "to": _iso(since.back.to),
+        "seen_at": _iso(since.back.seen),
+        "found_at": _iso(since.back.found),
+        "found_by": since.back.by,
+        "record": None,
+    }
 
 
 def _dead_elsewhere(dead: dict[str, int]) -> str | None:

@@ -33,7 +33,7 @@ from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis
 from crawler.redisio.queue import LeasedQueue
-from crawler.redisio.since import RECORD_FILE, DataMarker, Since, read_since
+from crawler.redisio.since import RECORD_FILE, Back, DataMarker, Since, read_since
 from crawler.redisio.workers import Heartbeats, dead_workers, pid_space, worker_id
 from crawler.requests import WrittenOff, write_off_lost
 from crawler.rules import load_rules
@@ -2377,7 +2377,7 @@ def test_a_process_that_saw_the_data_says_its_loss_when_one_started_after_it_mar
     said = _lost_said(caplog)
     assert len(said) == 1, said
     assert "between 1970-01-01T00:16:40Z and 1970-01-01T00:16:50Z" in said[0], said[0]
-    assert lost == Since(began=1010.0, lost=1010.0, held=1000.0, by="old:1:a")
+    assert lost == Since(began=1010.0, lost=1010.0, held=1000.0, by="old:1:a", wrote=1020.0)
     assert read_since(redis_client, keys) == lost
 
 
@@ -2437,8 +2437,77 @@ def test_a_loss_of_redis_data_while_no_process_ran_is_told_once_by_each_data_fol
         " a restart without persistence): crawler:since, which said it began at 1970-01-01T00:50:00Z, was"
         f" gone (found by {heartbeat.worker}; as {there / RECORD_FILE}, this data folder's record, had it)."
     ), said[1]
-    assert other == Since(began=3100.0, lost=3100.0, held=3000.0, by=heartbeat.worker)
+    assert other is not None
+    assert (other.began, other.lost, other.held, other.by) == (3100.0, 3100.0, 3000.0, heartbeat.worker)
     assert "Redis lost its data at 1970-01-01T00:51:40Z" in run_crawler("status")
+
+
+def test_a_redis_gone_back_to_an_older_copy_of_its_data_is_told_once_by_each_data_folder_past_the_copy(
+    tmp_path: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A Redis restarted from an older snapshot keeps the marker (its ``began`` is in the copy): nothing
+    was told of the writes lost since. Each check writes its time into the marker (``wrote``) and the data
+    folder's record: a marker whose last check is older than what the folder (or the process) saw came back
+    from an older copy. Status says so before a process runs; the first process of each data folder that
+    had seen Redis past the copy says it once, as does a process with no data folder."""
+    keys = Keys("crawler")
+    here, there = tmp_path / "data", tmp_path / "there"
+    first = DataMarker(redis_client, keys, "w:1:a", here)
+    first.check(4000.0)
+    copy = redis_client.dump(keys.since)
+    assert copy is not None
+    DataMarker(redis_client, keys, "w:2:a", there).check(4080.0)
+    alone = DataMarker(redis_client, keys, "w:9:z")
+    alone.check(4090.0)
+    first.check(4100.0)
+    # Redis back from its copy of 4000: what was written since is gone, the marker's began the same.
+    redis_client.restore(keys.since, 0, copy, replace=True)
+    report = json.loads(run_crawler("status", "--format", "json"))
+    assert report["redis"]["data_lost"] is None
+    assert report["redis"]["data_back"] == {
+        "to": "1970-01-01T01:06:40Z",
+        "seen_at": "1970-01-01T01:08:20Z",
+        "found_at": None,
+        "found_by": None,
+        "record": str(here / RECORD_FILE),
+    }
+    assert (
+        "NOTE Redis went back to an older copy of its data (a restart from an older snapshot or append-only"
+        " file, or a failover to a replica that was behind), while no crawler process ran: its last check in"
+        " it is at 1970-01-01T01:06:40Z, yet this data folder's processes saw it at 1970-01-01T01:08:20Z"
+    ) in _words(run_crawler("status"))
+    with caplog.at_level(logging.INFO, logger="crawler.redisio.since"):
+        assert first.check(4200.0) is None
+        assert DataMarker(redis_client, keys, "w:3:a", here).check(4210.0) is None
+        assert DataMarker(redis_client, keys, "w:4:b", there).check(4220.0) is None
+        assert DataMarker(redis_client, keys, "w:5:b", there).check(4230.0) is None
+        assert alone.check(4240.0) is None
+        assert alone.check(4250.0) is None
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Redis went back")]
+    assert [r.levelno for r in caplog.records] == [logging.ERROR] * 3, said
+    assert said[0].startswith(
+        "Redis went back to an older copy of its data (a restart from an older snapshot or append-only file,"
+        " or a failover to a replica that was behind): crawler:since says the crawler's data was last checked"
+        " at 1970-01-01T01:06:40Z, yet this data folder's processes saw it at 1970-01-01T01:08:20Z. Gone"
+        " with the writes between:"
+    ), said[0]
+    assert "the URLs marked seen (fetched again)" in said[0]
+    assert "the dead letters and the counters of those 1m40s" in said[0]
+    assert "saw it at 1970-01-01T01:08:00Z (found by w:1:a)." in said[1], said[1]
+    assert "yet this process saw it at 1970-01-01T01:08:10Z (found by w:1:a)." in said[2], said[2]
+    assert read_since(redis_client, keys) == Since(
+        began=4000.0, by="w:1:a", wrote=4250.0, back=Back(to=4000.0, seen=4100.0, found=4200.0, by="w:1:a")
+    )
+    shown = _words(run_crawler("status"))
+    assert (
+        "NOTE Redis went back to an older copy of its data at 1970-01-01T01:10:00Z (a restart from an older"
+        " snapshot or append-only file, or a failover to a replica that was behind): found by w:1:a, which"
+        " had seen it at 1970-01-01T01:08:20Z, past its last check in the copy at 1970-01-01T01:06:40Z; the"
+        " writes between are gone"
+    ) in shown, shown
 
 
 def test_a_marker_of_redis_data_set_to_another_type_is_warned_of_once_not_taken_for_a_loss(
@@ -2461,4 +2530,4 @@ def test_a_marker_of_redis_data_set_to_another_type_is_warned_of_once_not_taken_
         " without persistence) cannot be told; fix: redis-cli DEL crawler:since (written again at the next"
         " check)"
     ], said
-    assert read_since(redis_client, keys) == Since(began=1030.0, by="w:1:a")
+    assert read_since(redis_client, keys) == Since(began=1030.0, by="w:1:a", wrote=1030.0)

@@ -241,6 +241,8 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
         console.print(f"Redis's crawler data began at {health['data_began']}", soft_wrap=terminal)
     if health["data_lost"] is not None:
         console.print(Text.assemble(("NOTE", "yellow"), " ", _lost(health["data_lost"])), soft_wrap=True)
+    if health["data_back"] is not None:
+        console.print(Text.assemble(("NOTE", "yellow"), " ", _back(health["data_back"])), soft_wrap=True)
     if health["writes_refused"]:
         console.print(
             Text.assemble(("NEEDS ATTENTION", "red"), " ", health["writes_refused"]), soft_wrap=True
@@ -386,6 +388,26 @@ def _lost(lost: dict[str, Any]) -> str:
         found += f", which saw it held at {lost['held_at']}"
     return (
         f"Redis lost its data at {lost['at']} (a FLUSHALL or a restart without persistence): {found}; {gone}"
+    )
+
+
+def _back(back: dict[str, Any]) -> str:
+    """The line of Redis gone back to an older copy of its data (``redis.data_back`` of the report)."""
+    why = "a restart from an older snapshot or append-only file, or a failover to a replica that was behind"
+    gone = (
+        "the writes between are gone: pages acknowledged or marked seen then are fetched again, the jobs and"
+        " requests are as they were in the copy"
+    )
+    if back["record"] is not None:
+        return (
+            f"Redis went back to an older copy of its data ({why}), while no crawler process ran: its last"
+            f" check in it is at {back['to']}, yet this data folder's processes saw it at {back['seen_at']}"
+            f" ({back['record']}); {gone}; the next worker or scheduler says it in its log"
+        )
+    found = f"found by {back['found_by']}" if back["found_by"] else "found"
+    return (
+        f"Redis went back to an older copy of its data at {back['found_at']} ({why}): {found}, which had seen"
+        f" it at {back['seen_at']}, past its last check in the copy at {back['to']}; {gone}"
     )
 
 

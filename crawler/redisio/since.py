@@ -21,6 +21,13 @@ above). The record is swapped under an ``flock``: the first process of a data fo
 says the loss, the others of that folder find the record already holding it and say nothing; each data
 folder (each machine, when they do not share one) says a loss at most once. ``crawler status`` compares
 the marker with its own data folder's record (:func:`read_record`), writing nothing.
+
+A Redis gone back to an older copy of its data (an older snapshot, a replica that was behind) keeps the
+marker, ``began`` and all. So each check writes its time into the marker (``wrote``) as into the folder's
+record (or this process's memory): the marker's ``wrote`` over ``BACK_SECONDS`` older than what the folder
+saw is a rollback. The check that finds it writes ``back`` (that ``wrote``), ``back_seen``, ``back_found``
+and ``back_by`` into the marker and says it; each other data folder whose processes had seen Redis past
+the copy before it was found says it once, found by that process (:class:`Back`).
 """
 
 from __future__ import annotations
@@ -35,18 +42,38 @@ from pathlib import Path
 
 import redis
 
+from crawler.commandline import span
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded
 
-__all__ = ["RECORD_FILE", "DataMarker", "FolderRecord", "Seen", "Since", "read_record", "read_since"]
+__all__ = [
+    "BACK_SECONDS",
+    "RECORD_FILE",
+    "Back",
+    "DataMarker",
+    "FolderRecord",
+    "Seen",
+    "Since",
+    "read_record",
+    "read_since",
+]
 
 logger = logging.getLogger(__name__)
 
 # The data folder's record of the markers its processes last saw (FolderRecord).
 RECORD_FILE = "redis-since.json"
 
+# How much older than what a data folder's processes (or a process) last saw Redis's last check may be
+# before Redis is taken for gone back to an older copy of its data: more than a heartbeat or tick between
+# the checks (5 s by default; each check writes ``wrote``) and the second an append-only file synced every
+# second loses in a crash, which are no rollback to tell.
+BACK_SECONDS = 60.0
+
 # KEYS[1]: the marker. ARGV: the ``began`` this process saw ('' for none yet), now, this process's id, when
-# it last saw the marker. Replies the marker (HGETALL), or the key's type when it is no hash.
+# it last saw the marker, BACK_SECONDS. ``wrote`` is the latest check's now: a marker that has the
+# ``began`` seen but a ``wrote`` over BACK_SECONDS older than when it was last seen came back from an older
+# copy (``back``: that ``wrote``, ``back_seen``, ``back_found``, ``back_by``). Replies the marker
+# (HGETALL), or the key's type when it is no hash.
 _CHECK = """
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'hash' and kind ~= 'none' then
@@ -60,28 +87,54 @@ if not began then
   else
     redis.call('HSET', KEYS[1], 'began', ARGV[2], 'lost', ARGV[2], 'held', ARGV[4], 'by', ARGV[3])
   end
-elseif ARGV[1] ~= '' and began ~= ARGV[1] and redis.call('HEXISTS', KEYS[1], 'lost') == 0 then
-  redis.call('HSET', KEYS[1], 'lost', began, 'held', ARGV[4], 'by', ARGV[3])
+elseif ARGV[1] ~= '' and began ~= ARGV[1] then
+  if redis.call('HEXISTS', KEYS[1], 'lost') == 0 then
+    redis.call('HSET', KEYS[1], 'lost', began, 'held', ARGV[4], 'by', ARGV[3])
+  end
+elseif began == ARGV[1] then
+  local wrote = redis.call('HGET', KEYS[1], 'wrote')
+  if wrote and tonumber(wrote) and tonumber(ARGV[4]) - tonumber(wrote) > tonumber(ARGV[5]) then
+    redis.call('HSET', KEYS[1], 'back', wrote, 'back_seen', ARGV[4])
+    redis.call('HSET', KEYS[1], 'back_found', ARGV[2], 'back_by', ARGV[3])
+  end
+end
+local wrote = tonumber(redis.call('HGET', KEYS[1], 'wrote'))
+if not wrote or wrote < tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], 'wrote', ARGV[2])
 end
 return redis.call('HGETALL', KEYS[1])
 """
 
-# The losses said by this process: (the marker's key, the ``began`` that was lost). A worker and the
-# scheduler of one process (`crawler run`) find the same loss; with a data folder's record, its swap tells
-# them apart instead.
+# What this process said with no data folder's record (whose swap tells it once a folder): (the marker's
+# key, the ``began`` that was lost, or ``back`` and when the rollback was found). A worker and the
+# scheduler of one process (`crawler run`) find the same loss.
 _said: set[tuple[str, str]] = set()
 _said_lock = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
+class Back:
+    """Redis found gone back to an older copy of its data: its last check then (``to``), when the process
+    that found it (or its data folder's processes) had last seen it (``seen``), when it found it and who."""
+
+    to: float
+    seen: float
+    found: float
+    by: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Since:
     """The marker: when the crawler's data began; when it was found lost (None: never since ``began``),
-    when it was last seen held before, and by whom."""
+    when it was last seen held before, and by whom; its last check (``wrote``; None from a version before
+    it), and the last time it was found gone back to an older copy (``back``)."""
 
     began: float
     lost: float | None = None
     held: float | None = None
     by: str | None = None
+    wrote: float | None = None
+    back: Back | None = None
 
     @classmethod
     def of(cls, fields: dict[str, str]) -> Since | None:
@@ -90,9 +143,20 @@ class Since:
             began = float(fields["began"])
             lost = float(fields["lost"]) if "lost" in fields else None
             held = float(fields["held"]) if "held" in fields else None
+            wrote = float(fields["wrote"]) if "wrote" in fields else None
+            back = (
+                Back(
+                    float(fields["back"]),
+                    float(fields["back_seen"]),
+                    float(fields["back_found"]),
+                    fields.get("back_by"),
+                )
+                if "back" in fields
+                else None
+            )
         except (KeyError, ValueError):
             return None
-        return cls(began, lost, held, fields.get("by"))
+        return cls(began, lost, held, fields.get("by"), wrote, back)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +276,7 @@ class DataMarker:
         ``redis.RedisError`` when Redis fails."""
         recorded = self._recorded()
         saw, held = (self._began, self._held) if recorded is None else (recorded.began, recorded.seen)
-        args = [saw or "", f"{now:.3f}", self.who, f"{held:.3f}"]
+        args = [saw or "", f"{now:.3f}", self.who, f"{held:.3f}", f"{BACK_SECONDS:g}"]
         reply = self._check(keys=[self.key], args=args)
         if isinstance(reply, bytes | str):
             self._began = None  # a loss meanwhile cannot be told
@@ -235,17 +299,38 @@ class DataMarker:
                 # The record is the data folder's: a loss another process of it recorded was said there.
                 if old is not None:
                     before, held = old.began, old.seen
-        if before is None or before == fields["began"]:
-            return None
         since = Since.of(fields)
-        if since is None:
+        if since is not None and before == fields["began"] and since.back is not None:
+            self._tell_back(since.back, held, swapped=swapped)
+        if before is None or before == fields["began"] or since is None:
             return None
-        with _said_lock:
-            if not swapped and (self.key, before) in _said:
-                return since
-            _said.add((self.key, before))
+        if not swapped and not _first_said((self.key, before)):
+            return since
         self._say_lost(since, float(before), held, recorded=mine is None)
         return since
+
+    def _tell_back(self, back: Back, seen: float, *, swapped: bool) -> None:
+        """Say, once a data folder (or a process without one), that Redis went back to an older copy of its
+        data, when this folder (or process) had seen it past that copy (``seen``) before it was found."""
+        if not back.to + BACK_SECONDS < seen < back.found:
+            return
+        if not swapped and not _first_said((self.key, f"back {back.found:.3f}")):
+            return
+        by = "" if back.by in (None, self.who) else f" (found by {back.by})"
+        logger.error(
+            "Redis went back to an older copy of its data (a restart from an older snapshot or append-only"
+            " file, or a failover to a replica that was behind): %s says the crawler's data was last checked"
+            " at %s, yet %s saw it at %s%s. Gone with the writes between: the requests queued, leased and"
+            " acknowledged then (those acknowledged are fetched again and stored over themselves), the URLs"
+            " marked seen (fetched again), the dead letters and the counters of those %s; the jobs and"
+            " requests of the copy are back as they were",
+            self.key,
+            _at(back.to),
+            "this data folder's processes" if swapped else "this process",
+            _at(seen),
+            by,
+            span(seen - back.to),
+        )
 
     def _recorded(self) -> Seen | None:
         """The data folder's record of the marker; None without one (or when it cannot be read: said)."""
@@ -310,6 +395,15 @@ class DataMarker:
             kind,
             self.key,
         )
+
+
+def _first_said(said: tuple[str, str]) -> bool:
+    """Whether this process says ``said`` (a marker's key and what of it) for the first time: noted."""
+    with _said_lock:
+        if said in _said:
+            return False
+        _said.add(said)
+        return True
 
 
 def _at(moment: float) -> str:
