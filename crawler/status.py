@@ -1137,7 +1137,8 @@ def _store_failing(
 
 def _lock_held(lock: dict[str, Any], now: float) -> str:
     """What the status says of a week's file whose write lock a worker found held (``lock``: a note of
-    :mod:`crawler.redisio.storelocks`): since when (first found so), and its holder with what to do: a
+    :mod:`crawler.redisio.storelocks`): since when (first found so by that machine's workers, none of
+    their writes into the file succeeding since), and its holder with what to do: a
     process stopped on this machine with `kill -CONT`; one of another machine (another pid space) named
     as such, this machine unable to tell whether it is stopped."""
     since = lock["since"] / 1000

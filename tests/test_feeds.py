@@ -566,7 +566,7 @@ def test_an_entry_met_by_one_worker_reaches_the_article_another_worker_stores(
         "body": "The second article, in full.", "published": None, "author": "Desk", "job": "j1",
     }  # fmt: skip
     with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store:
-        (written,) = _write_found(store, [make_document(article)], (redis_client, keys, None), set())
+        (written,) = _write_found(store, [make_document(article)], (redis_client, keys, None), {})
         assert isinstance(written, Written)
         assert (written.outcome, written.filled) == ("new", ("published",))
         document = store.get(url)
@@ -598,7 +598,7 @@ def test_an_entry_noted_before_its_article_was_stored_whole_goes_with_the_batch_
         "job": "j1", "redirected_from": [short],
     }  # fmt: skip
     with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store:
-        (written,) = _write_found(store, [make_document(article)], (redis_client, keys, None), set())
+        (written,) = _write_found(store, [make_document(article)], (redis_client, keys, None), {})
         assert isinstance(written, Written) and (written.outcome, written.filled) == ("new", ())
         document = store.get(url)
     assert document is not None and (document["published"], document["author"]) == (
@@ -643,14 +643,14 @@ def test_a_batch_of_whole_and_lacking_documents_reads_their_notes_in_one_call_an
     batch = [make_document(whole), make_document(lacking)]
     with open_store({"CRAWLER_DATA_DIR": str(tmp_path)}) as store:
         monkeypatch.setattr(AbstractConnection, "send_packed_command", recorded)
-        written = _write_found(store, batch, (redis_client, keys, None), set())
+        written = _write_found(store, batch, (redis_client, keys, None), {})
         monkeypatch.undo()
         assert [result.outcome for result in written if isinstance(result, Written)] == ["new", "new"]
         assert len(sent) == 2, sent
         assert not [command for command in sent if b"HDEL" in command or b"MULTI" in command], sent
         met = {"published": "2026-11-02T08:00:00+00:00", "author": "Feed"}
         entries.note(redis_client, keys, {whole_url: met, lacking_url: met})
-        _write_found(store, [make_document(whole), make_document(lacking)], (redis_client, keys, None), set())
+        _write_found(store, [make_document(whole), make_document(lacking)], (redis_client, keys, None), {})
         document = store.get(lacking_url)
     assert document is not None and (document["published"], document["author"]) == (
         "2026-11-02T08:00:00+00:00",
@@ -687,7 +687,7 @@ def test_a_note_noted_again_while_a_batch_gives_it_stays_for_the_worker_that_not
             return fill(target, values)
 
         monkeypatch.setattr(store, "fill_empty", noted_meanwhile)
-        _write_found(store, [make_document(article)], (redis_client, keys, None), set())
+        _write_found(store, [make_document(article)], (redis_client, keys, None), {})
     assert json.loads(redis_client.hget(keys.met_entries, url) or b"{}") == {
         "published": "2026-11-02T08:00:00+00:00",
         "author": "Feed",

@@ -723,7 +723,7 @@ def test_a_document_mongodb_refuses_for_good_fails_alone_and_the_rest_of_its_bat
     with fake_store(tmp_path, client, clock) as store:
         client.fail_next("articles", "bulk_write", _too_large_write())  # the batch
         client.fail_next("articles", "bulk_write", _too_large_write(), after=1)  # news.test/1 alone
-        results = write_batch(store, [(document, True, False) for document in documents], None, set())
+        results = write_batch(store, [(document, True, False) for document in documents], None, {})
     assert [getattr(result, "outcome", None) for result in results] == ["new", None, "new"]
     assert isinstance(results[1], StoreError) and lasting_failure(results[1])
     assert set(stored(client)) == {"http://news.test/0", "http://news.test/2"}
@@ -742,7 +742,7 @@ def test_a_batch_stored_in_part_before_mongodb_refused_it_says_its_own_job_store
     ]
     with fake_store(tmp_path, client, clock) as store:
         client.fail_next("articles", "bulk_write", _too_large_write(), after=1)  # the batch's second week
-        results = write_batch(store, [(document, True, False) for document in documents], None, set())
+        results = write_batch(store, [(document, True, False) for document in documents], None, {})
     assert results == [
         Written("updated", "http://news.test/47", same_job=True),
         Written("new", "http://news.test/46"),
@@ -784,7 +784,7 @@ def test_an_again_articles_lookup_that_cannot_reach_mongodb_fails_it_alone_and_t
     with fake_store(tmp_path, client, clock) as store:
         client.down = True
         results = write_batch(
-            store, [(document, True, n == 1) for n, document in enumerate(documents)], None, set()
+            store, [(document, True, n == 1) for n, document in enumerate(documents)], None, {}
         )
     assert [getattr(result, "outcome", None) for result in results] == ["spooled", None, "spooled"]
     assert isinstance(results[1], StoreError) and not lasting_failure(results[1])
@@ -812,7 +812,7 @@ def test_an_again_batch_whose_first_lookup_cannot_reach_mongodb_waits_once_not_o
         monkeypatch.setattr(store, "get", counted_get)
         client.down = True
         results = write_batch(
-            store, [(document, True, n != 2) for n, document in enumerate(documents)], None, set()
+            store, [(document, True, n != 2) for n, document in enumerate(documents)], None, {}
         )
     assert looked == ["http://news.test/0"]
     assert [getattr(result, "outcome", None) for result in results] == [None, None, "spooled", None]

@@ -1695,7 +1695,7 @@ def test_a_store_locked_names_the_file_its_holder_and_since_when_on_this_machine
         [found] = [reason for reason in site["attention"] if "store" in reason]
         return str(found)
 
-    locks: set[str] = set()
+    locks: dict[str, str] = {}
     with SqliteStore(tmp_path, busy_timeout=0.1) as store:
         store.write([article("/a/first")])
         [path] = (tmp_path / "articles").glob("*.sqlite")
@@ -1748,6 +1748,65 @@ def test_a_store_locked_names_the_file_its_holder_and_since_when_on_this_machine
         [written] = _write_found(store, [article("/a/fourth")], noted, locks)
         assert getattr(written, "outcome", written) == "new"
     assert redis_client.hgetall(keys.store_locks) == {}, "forgotten once a write succeeded"
+
+
+def test_a_store_lock_keeps_since_when_it_was_found_across_writes_into_other_weeks_files(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """A worker forgot every lock it had noted at its next write that succeeded, into any week's file: last
+    week's file (where the re-fetches of its articles go) found locked, then a write into this week's file,
+    then the lock found again was noted anew, and the status's "found locked since" came later than the
+    workers first found it (a lower bound). Only a write into the locked file itself forgets it now."""
+    from crawler.store import SqliteStore, Written
+    from crawler.store.document import make_document, week_of
+    from crawler.store.sqlite import LockedWeekError
+    from crawler.worker.pipelines.store import _write_found
+
+    keys = Keys("crawler")
+    noted = (redis_client, keys, None)
+    now = datetime.now(UTC)
+    last_week = now - timedelta(days=7)
+
+    def article(path: str, fetched: datetime) -> dict[str, Any]:
+        return make_document(
+            {"site": "demo-citynews", "url": f"http://citynews.test{path}", "fetched_at": fetched.isoformat()}
+            | {"body": path}
+        )
+
+    def note() -> dict[str, Any]:
+        [found] = redis_client.hvals(keys.store_locks)
+        return dict(json.loads(found))
+
+    locks: dict[str, str] = {}
+    with SqliteStore(tmp_path, busy_timeout=0.1) as store:
+        store.write([article("/old/first", last_week)])
+        [path] = (tmp_path / "articles").glob("*.sqlite")
+        with subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        ) as holder:
+            assert holder.stdin is not None and holder.stdout is not None
+            try:
+                assert holder.stdout.readline() == "held\n"
+                with pytest.raises(LockedWeekError):
+                    _write_found(store, [article("/old/second", last_week)], noted, locks)
+                first = note()
+                [written] = _write_found(store, [article("/new/first", now)], noted, locks)
+                assert isinstance(written, Written) and written.week == week_of(now), written
+                assert note() == first, "kept: the write went into another week's file"
+                with pytest.raises(LockedWeekError):
+                    _write_found(store, [article("/old/third", last_week)], noted, locks)
+                again = note()
+                assert again["since"] == first["since"] < again["seen"], (first, again)
+            finally:
+                holder.stdin.close()
+                holder.wait(timeout=30)
+        [written] = _write_found(store, [article("/old/fourth", last_week)], noted, locks)
+        assert isinstance(written, Written) and written.week == week_of(last_week), written
+    assert redis_client.hgetall(keys.store_locks) == {}, "forgotten once a write into its file succeeded"
+    assert locks == {}
 
 
 def test_an_article_stored_after_a_failure_clears_it_whatever_the_clocks_of_the_workers_machines(

@@ -7,7 +7,10 @@ file, value JSON: the file, the holder's pid as the kernel named it on the worke
 could not), that pid space, the machine's host name, and by Redis's clock (milliseconds) when the lock was
 first found held (``since``: the lock episode) and last (``seen``). A lock found again with the same holder
 keeps its ``since``; another holder starts an episode. A worker that noted a lock forgets it (:func:`let_go`)
-once one of its writes succeeds. ``crawler status`` reads them (:func:`held`) to name the holder and how long
+once one of its writes into that file succeeds (the lock was let go); a write into another week's file
+keeps it, ``since`` with it: ``since`` is when a worker of that machine first found it held by that holder
+with none of their writes into the file succeeding since (the lock may be older, taken while no worker
+wrote into the file). ``crawler status`` reads them (:func:`held`) to name the holder and how long
 the lock has lasted; the hash expires ``KEEP_SECONDS`` after the last lock noted.
 """
 

@@ -18,7 +18,7 @@ import sys
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -92,7 +92,8 @@ class Written:
     ``original``; ``recorded_before`` when an earlier write had recorded it, as for a re-fetch, and
     nothing changed), or ``spooled`` (kept on local disk until the backend is reachable again).
     ``same_job``: the document ``updated`` or left ``unchanged`` was stored by the article's own crawl job
-    (a write repeated because its request's acknowledgement was lost), not before it."""
+    (a write repeated because its request's acknowledgement was lost), not before it. ``week``: the week
+    whose SQLite file took the write (its write lock was free), None for MongoDB; not compared."""
 
     outcome: Outcome
     url: str
@@ -101,6 +102,7 @@ class Written:
     same_job: bool = False
     # The fields a feed's entry noted for its URL gave the document it lacked (crawler/redisio/entries.py).
     filled: tuple[str, ...] = ()
+    week: str | None = field(default=None, compare=False)
 
     @property
     def new(self) -> bool:

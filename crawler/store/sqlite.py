@@ -177,14 +177,15 @@ class DamagedWeekError(StoreError):
 
 
 class LockedWeekError(StoreError):
-    """A write that found the write lock of the week's file ``path`` held by another process past the busy
-    timeout: ``holder``, that process's pid on this machine, when the kernel names it
+    """A write that found the write lock of the file ``path`` of ``week`` held by another process past the
+    busy timeout: ``holder``, that process's pid on this machine, when the kernel names it
     (:func:`_lock_holder`)."""
 
-    def __init__(self, message: str, path: Path, holder: int | None) -> None:
+    def __init__(self, message: str, path: Path, holder: int | None, week: str) -> None:
         super().__init__(message)
         self.path = path
         self.holder = holder
+        self.week = week
 
 
 class SqliteStore(Store):
@@ -288,7 +289,8 @@ class SqliteStore(Store):
         what = f"write {counted(len(writes), 'article')} (first {writes[0][1]['url']}) to"
         with self._immediate(connection, week, what):
             for index, document in writes:
-                results.append((index, self._write_one(connection, week, index, document, reposts)))
+                written = self._write_one(connection, week, index, document, reposts)
+                results.append((index, dataclasses.replace(written, week=week)))
         return results
 
     @contextmanager
@@ -323,7 +325,7 @@ class SqliteStore(Store):
             if _busy(exc):
                 holder = _lock_holder(path)
                 raise LockedWeekError(
-                    f"{message}{_busy_hint(exc, path, self.busy_timeout, holder=holder)}", path, holder
+                    f"{message}{_busy_hint(exc, path, self.busy_timeout, holder=holder)}", path, holder, week
                 ) from exc
             error = StoreError(f"{message}{damaged}")
             if damaged:

@@ -13,7 +13,7 @@ dead-lettered at once for an error no wait mends, :func:`crawler.store.base.last
 refused is written again one article at a time, so that an article refused alone fails alone; a week's
 SQLite file locked by another process, :func:`crawler.store.base.locked_failure`, uses up no try and is
 counted ``store/locked/<site>`` too, the file, its holder and when it was first found so noted in Redis for
-the status, :mod:`crawler.redisio.storelocks`, until the worker's next write that succeeds);
+the status, :mod:`crawler.redisio.storelocks`, until the worker's next write into that file that succeeds);
 and ``extract/qread_fallback/<site>`` for each article stored (not stored before its job, no repost) whose
 body came from qRead (``extraction.body_from``), a discover page's aside: once per article, however many
 times its page was fetched and extracted before the store could write it.
@@ -103,9 +103,9 @@ class StorePipeline:
             if crawler.settings.get("REDIS_URL")
             else None
         )
-        # The fields of crawler:store-locks this worker noted (redisio/storelocks.py), forgotten at its next
-        # write that succeeds; used on the store's thread alone.
-        self._locks: set[str] = set()
+        # The fields of crawler:store-locks this worker noted (redisio/storelocks.py), each with its file's
+        # week, forgotten at its next write into that file that succeeds; used on the store's thread alone.
+        self._locks: dict[str, str] = {}
         _pipelines[crawler] = self
 
     @classmethod
@@ -304,7 +304,7 @@ def _write(
     store: Store,
     documents: list[tuple[dict[str, Any], bool, bool]],
     noted: tuple[redis.Redis, Keys, RedisOutage | None] | None,
-    locks: set[str],
+    locks: dict[str, str],
 ) -> list[Written | StoreError]:
     """On the store's thread: the fingerprints the text pool did not compute, the week of the documents
     whose week is to be found (:func:`_in_stored_week`), then one batch write, then the links noted as
@@ -317,7 +317,7 @@ def _write(
     (``MONGO_TIMEOUT_MS`` for a MongoDB away) to fail the same way. Such a document first seen before its
     job is not the job's own (``same_job`` False), however many times the job writes it. A write that
     found a week's file locked by another process notes the lock in Redis for the status
-    (:func:`_note_lock`); the next write that succeeds forgets it."""
+    (:func:`_note_lock`); the next write into that file that succeeds forgets it."""
     ready = [add_fingerprints(document) if needed else document for document, needed, _ in documents]
     unfound: dict[int, StoreError] = {}
     before: set[int] = set()
@@ -344,7 +344,7 @@ def _write_found(
     store: Store,
     ready: list[dict[str, Any]],
     noted: tuple[redis.Redis, Keys, RedisOutage | None] | None,
-    locks: set[str],
+    locks: dict[str, str],
 ) -> list[Written | StoreError]:
     """:func:`_write`'s batch write of ``ready`` (none: nothing written) and the redirects noted."""
     if not ready:
@@ -359,7 +359,7 @@ def _write_found(
             raise
         written = [_write_alone(store, document) for document in ready]
     if noted is not None and locks:
-        _let_locks_go(*noted, locks)
+        _let_locks_go(*noted, locks, {result.week for result in written if isinstance(result, Written)})
     if noted is not None:
         stored = [
             result.url
@@ -417,27 +417,40 @@ def _write_alone(store: Store, document: dict[str, Any]) -> Written | StoreError
 
 
 def _note_lock(
-    error: LockedWeekError, server: redis.Redis, keys: Keys, outage: RedisOutage | None, locks: set[str]
+    error: LockedWeekError,
+    server: redis.Redis,
+    keys: Keys,
+    outage: RedisOutage | None,
+    locks: dict[str, str],
 ) -> None:
     """On the store's thread: note in Redis that a write found the week's file of ``error`` locked by
-    another process (:mod:`crawler.redisio.storelocks`), its field kept in ``locks``; Redis failing is a
+    another process (:mod:`crawler.redisio.storelocks`), its field kept in ``locks`` (with the file's week);
+    Redis failing is a
     call of the worker's ``outage``: the status then names no holder."""
     try:
-        locks.add(storelocks.noted(server, keys, pid_space(), str(error.path), error.holder))
+        locks[storelocks.noted(server, keys, pid_space(), str(error.path), error.holder)] = error.week
     except redis.RedisError as exc:
         if outage is not None:
             outage.failed(f"note that the write lock of {error.path} is held by another process", exc)
 
 
-def _let_locks_go(server: redis.Redis, keys: Keys, outage: RedisOutage | None, locks: set[str]) -> None:
-    """On the store's thread, after a write that succeeded: forget the ``locks`` this worker noted."""
+def _let_locks_go(
+    server: redis.Redis, keys: Keys, outage: RedisOutage | None, locks: dict[str, str], weeks: set[str | None]
+) -> None:
+    """On the store's thread, after a write that succeeded into the files of ``weeks``: forget the ``locks``
+    this worker noted of those files, let go since; those of other weeks' files are kept, their ``since``
+    with them (a write into another file says nothing of theirs)."""
+    free = [name for name, week in locks.items() if week in weeks]
+    if not free:
+        return
     try:
-        storelocks.let_go(server, keys, locks)
+        storelocks.let_go(server, keys, free)
     except redis.RedisError as exc:
         if outage is not None:
             outage.failed("forget the store's write locks noted, let go since", exc)
         return
-    locks.clear()
+    for name in free:
+        del locks[name]
 
 
 def _record_redirects(
