@@ -34,7 +34,9 @@ from crawler.demo import DEMO_ORIGIN, DEMO_RULES
 from crawler.demo.server import DemoServer
 from crawler.errors import InputError
 from crawler.keys import Keys
-from crawler.redisio.connection import resolve_redis_url
+from crawler.redisio.connection import connect, resolve_redis_url
+from crawler.redisio.embedded import EmbeddedRedis
+from crawler.redisio.since import RECORD_FILE, DataMarker
 from crawler.rules import load_rule
 from crawler.store import store_config
 from crawler.store.sqlite import SqliteStore
@@ -578,6 +580,41 @@ def test_a_data_folder_whose_store_holds_articles_is_not_called_new_when_its_red
             " their queue, counts and dead letters in another Redis; did they run with REDIS_URL? set it as"
             " they had it to see them\n"
         ), command
+
+
+def test_a_data_folder_whose_embedded_redis_lost_the_data_its_processes_saw_says_so_not_redis_url(
+    tmp_path: Path,
+) -> None:
+    """The embedded Redis of a data folder whose store holds articles emptied while no process ran (its
+    append-only file removed, a FLUSHALL): read, it said the workers had kept their state in another Redis
+    and asked whether they ran with REDIS_URL. The data folder's record says its processes saw the
+    crawler's data in that Redis: the note says it was lost, and status's NOTE since when."""
+    data = tmp_path / "crawls"
+    with SqliteStore(data) as store:
+        store.upsert(
+            {
+                "site": "demo-citynews",
+                "url": "http://news.test/1",
+                "fetched_at": "2026-11-20T10:00:00Z",
+                "title": "Title",
+                "body": "Body of the city's news.",
+                "job": "job-1",
+            }
+        )
+    with EmbeddedRedis(data, watch_seconds=0) as server:
+        client = connect(server.ensure())
+        DataMarker(client, Keys("crawler"), "w:1:a", data).check(5000.0)
+        client.flushall()
+        client.close()
+    run = crawler("--data-dir", str(data), "--rules-dir", str(DEMO_RULES), "status", cwd=tmp_path)
+    assert run.code == 0, run.stderr
+    assert run.stderr == (
+        f"crawler status: note: the embedded Redis under {data} holds nothing, yet this data folder's"
+        f" processes saw the crawler's data in it until 1970-01-01T01:23:20Z ({data / RECORD_FILE}): it"
+        " lost it (its appendonly.aof removed or emptied, or a FLUSHALL); the articles stored are kept, the"
+        " queue, the URLs seen and the dead letters are gone (pages are fetched again)\n"
+    )
+    assert "NOTE Redis lost its data after 1970-01-01T01:23:20Z" in " ".join(run.stdout.split()), run.stdout
 
 
 def test_articles_of_a_data_folder_crawled_on_its_redis_with_none_stored_there_name_mongodb(

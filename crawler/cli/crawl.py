@@ -59,6 +59,7 @@ from crawler.redisio.embedded import (
     server_directory,
 )
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
+from crawler.redisio.since import RECORD_FILE, read_record
 from crawler.requests import (
     JobCounts,
     WrittenOff,
@@ -111,7 +112,7 @@ def redis_and_server(config: Config, *, reading: bool = False) -> Iterator[tuple
     url, embedded = resolve_redis_url(config.redis_url, config.data_dir, reads_only=reading)
     try:
         if reading and not config.redis_url and _holds_nothing(url):
-            tell("note", _nothing_in_redis(config.data_dir))
+            tell("note", _nothing_in_redis(config.data_dir, url, config.keys))
         yield url, embedded
     finally:
         if embedded is not None:
@@ -173,10 +174,25 @@ def _warnings_said() -> Iterator[None]:
         ours.propagate = True
 
 
-def _nothing_in_redis(data_dir: Path) -> str:
-    """The note of a command that reads when the embedded Redis of ``data_dir`` holds no key: a new data
-    folder (or a misspelt one), unless its SQLite store holds articles: then workers stored them there
-    while they kept their queue, counts and dead letters in another Redis (``REDIS_URL``)."""
+def _nothing_in_redis(data_dir: Path, url: str, keys: Keys) -> str:
+    """The note of a command that reads when the embedded Redis of ``data_dir`` (at ``url``) holds no key:
+    its data lost, when the data folder's record says its processes saw the crawler's data in it
+    (:mod:`crawler.redisio.since`); else a new data folder (or a misspelt one), unless its SQLite store
+    holds articles: then workers stored them there while they kept their queue, counts and dead letters in
+    another Redis (``REDIS_URL``)."""
+    client = connect(url, reads_only=True)
+    try:
+        seen = read_record(data_dir, client, keys)
+    finally:
+        client.close()
+    if seen is not None:
+        return (
+            f"the embedded Redis under {data_dir} holds nothing, yet this data folder's processes saw the"
+            f" crawler's data in it until {datetime.fromtimestamp(seen.seen, UTC):%Y-%m-%dT%H:%M:%SZ}"
+            f" ({data_dir / RECORD_FILE}): it lost it (its appendonly.aof removed or emptied, or a FLUSHALL);"
+            " the articles stored are kept, the queue, the URLs seen and the dead letters are gone (pages"
+            " are fetched again)"
+        )
     with SqliteStore(data_dir, skip_damaged=True) as store:
         weeks = store.weeks()
         if not weeks:
