@@ -48,12 +48,12 @@ from siteserver import generated_article
 
 from crawler.errors import folder_advice
 from crawler.keys import Keys
-from crawler.redisio.connection import SOCKET_TIMEOUT, connect, decoded
+from crawler.redisio.connection import SOCKET_TIMEOUT, STEADY_SECONDS, connect, decoded
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
 from crawler.requests import open_job
 from crawler.store import open_store
 from crawler.store.document import make_document
-from crawler.worker.connection import STEADY_SECONDS, outage_of
+from crawler.worker.connection import outage_of
 from crawler.worker.pipelines.store import _record_redirects
 
 
@@ -2673,6 +2673,12 @@ def test_a_redis_at_its_maxclients_is_said_to_run_with_the_fix_not_to_be_started
         ), said
 
 
+def _ticks_of_half_steady() -> Callable[[], float]:
+    """A clock for a scheduler's outages that each read puts STEADY_SECONDS / 2 later: it works again two
+    ticks after Redis takes writes again, not STEADY_SECONDS of the test's time."""
+    return itertools.count(0.0, STEADY_SECONDS / 2).__next__
+
+
 def test_a_scheduler_whose_redis_refuses_writes_says_why_and_the_fix_once_and_when_it_works_again(
     site: Site, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -2692,6 +2698,7 @@ def test_a_scheduler_whose_redis_refuses_writes_says_why_and_the_fix_once_and_wh
         client = connect(server.ensure())
         client.config_set("maxmemory", 1)
         scheduler = GrabScheduler(client, Keys("crawler"), tick_seconds=0.05)
+        scheduler.monotonic = _ticks_of_half_steady()
         ticking = threading.Thread(target=scheduler.run, args=(lambda: [rule], stop))
         ticking.start()
         try:
@@ -2707,6 +2714,60 @@ def test_a_scheduler_whose_redis_refuses_writes_says_why_and_the_fix_once_and_wh
     assert len(failed) == 1, failed
     assert "; Redis refuses writes: its memory is full (maxmemory of 1 bytes;" in failed[0], failed[0]
     assert "raise its maxmemory (CONFIG SET maxmemory, and in its configuration file)" in failed[0], failed[0]
+
+
+def test_a_scheduler_whose_redis_memory_hovers_at_its_maxmemory_says_one_failure_not_a_pair_each_tick(
+    site: Site, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Redis at its maxmemory (noeviction) whose memory hovers at the limit refuses a tick's writes (OOM),
+    takes the next tick's, refuses the one after: the scheduler said "a tick failed" and "the scheduler works
+    again" at every other tick (35 pairs in 70 ticks here), up to a pair each 10 s of its 5-s ticks. As a
+    worker's outage of refused writes (RedisOutage), it works again once its ticks went through for
+    STEADY_SECONDS with none refused and Redis taking writes; a refusal after that is a new failure, said at
+    once."""
+    from crawler.rules import load_rule
+    from crawler.schedule.grabs import GrabScheduler
+
+    site.rule("/a/one")
+    rule = load_rule(site.rules / f"{site.name}.yaml")
+    with EmbeddedRedis(site.data / "redis", watch_seconds=0) as server, caplog.at_level(logging.INFO):
+        client = connect(server.ensure())
+        scheduler = GrabScheduler(client, Keys("crawler"), tick_seconds=0)
+        now = [1000.0]
+        scheduler.monotonic = lambda: now[0]
+        # Full at the odd ticks of the first 70 (the scheduler's rule errors, written each tick, refused),
+        # not after; full again at the last.
+        full = [tick < 70 and tick % 2 == 1 for tick in range(90)] + [True]
+
+        class Ticks(threading.Event):
+            """Each wait between two ticks is a second of the scheduler's clock; Redis full or not at the
+            next tick as ``full`` says, and the scheduler stopped after the last."""
+
+            count = 0
+
+            def wait(self, timeout: float | None = None) -> bool:
+                self.count += 1
+                now[0] += 1.0
+                if self.count == len(full):
+                    self.set()
+                else:
+                    client.config_set("maxmemory", 1 if full[self.count] else 0)
+                return self.is_set()
+
+        try:
+            scheduler.run(lambda: [rule], Ticks(), rule_errors=lambda: {"other": "other.yaml: broken"})
+        finally:
+            client.config_set("maxmemory", 0)
+            client.close()
+    said = [
+        (record.levelname, record.getMessage())
+        for record in caplog.records
+        if "a tick failed" in record.getMessage() or "works again" in record.getMessage()
+    ]
+    assert [level for level, _ in said] == ["ERROR", "INFO", "ERROR"], said
+    assert "; Redis refuses writes: its memory is full (maxmemory of 1 bytes;" in said[0][1], said
+    assert said[1][1].endswith(": the scheduler works again"), said
+    assert "; Redis refuses writes: its memory is full" in said[2][1], said
 
 
 def test_a_scheduler_says_an_outage_that_changes_kind_again_and_that_it_works_again_as_info(
@@ -2730,6 +2791,7 @@ def test_a_scheduler_says_an_outage_that_changes_kind_again_and_that_it_works_ag
         client = connect(server.url)
         pool = client.connection_pool
         scheduler = GrabScheduler(client, Keys("crawler"), tick_seconds=0.05)
+        scheduler.monotonic = _ticks_of_half_steady()
         # Its lead lapses in the outage: the SET that takes it again is a write Redis can refuse.
         ticking = threading.Thread(
             target=scheduler.run, args=(lambda: [rule], stop), kwargs={"leader_seconds": 0.2}

@@ -126,6 +126,33 @@ def connect(url: str, *, reads_only: bool = False) -> redis.Redis:
     return client
 
 
+# Seconds writes must go through, none refused, before an outage of refused writes is said to be over: a
+# Redis whose memory hovers at its maxmemory takes a write, then refuses the next (the fault hunt's OOM
+# outage said "refuses writes" and "takes writes again" 10-19 times in 20 s, a refusal every 1-2 s).
+STEADY_SECONDS = 10.0
+
+
+class SteadyWrites:
+    """Whether an outage of refused writes is over: once writes went through for ``STEADY_SECONDS``, none
+    refused. A refusal before then goes on with the same outage, not a new one (a Redis whose memory hovers
+    at its maxmemory takes a write, then refuses the next). Times are the caller's monotonic seconds."""
+
+    def __init__(self) -> None:
+        # Since when writes go through, none refused (None: not now).
+        self.since: float | None = None
+
+    def reset(self) -> None:
+        """A write was refused, or the outage is over: writes go through steadily from the next one."""
+        self.since = None
+
+    def over(self, now: float) -> float | None:
+        """A write went through at ``now``: once writes went through for ``STEADY_SECONDS``, since when they
+        did (the outage's end); None before."""
+        if self.since is None:
+            self.since = now
+        return self.since if now - self.since >= STEADY_SECONDS else None
+
+
 def writes_refused(server: redis.Redis) -> str | None:
     """Why Redis refuses writes, quoting it, and what to do: it runs, but answers PING with an error
     (``MISCONF`` when it could not write its data to disk), or answers PING and refuses a write that

@@ -87,6 +87,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -100,7 +101,7 @@ from crawler import settings as defaults
 from crawler.commandline import TOLD, counted, span
 from crawler.keys import Keys
 from crawler.redisio.clock import redis_clock
-from crawler.redisio.connection import decoded, hash_of, turned_away, writes_refused
+from crawler.redisio.connection import SteadyWrites, decoded, hash_of, turned_away, writes_refused
 from crawler.redisio.queue import LeasedQueue
 from crawler.redisio.since import DataMarker
 from crawler.redisio.workers import pid_space
@@ -224,6 +225,7 @@ class GrabScheduler:
         job_keep_hours: float = defaults.SCHEDULE_JOB_KEEP_HOURS,
         clock: Callable[[], float] | None = None,
         data_dir: Path | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.server = server
         self.keys = keys
@@ -235,6 +237,8 @@ class GrabScheduler:
         # Redis's clock by default: the grabs' times are compared by workers, `crawler status` and the other
         # schedulers, on machines whose clocks may differ.
         self.clock = clock if clock is not None else functools.partial(redis_clock, server)
+        # The seconds the failures of its ticks go by (:meth:`run`): this process's, as Redis may be away.
+        self.monotonic = monotonic
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.marker = DataMarker(server, keys, self.owner, data_dir)
         self._claim = server.register_script(_CLAIM)
@@ -599,10 +603,12 @@ class GrabScheduler:
         whose rule has no schedule at its first tick (and each such site added later, once). Each tick
         writes ``rule_errors`` (site -> the errors of its rule file, at the last ``load``) for `crawler
         status` on other machines, whose rules folder may be sound, and checks that Redis still holds the
-        crawler's data (:class:`~crawler.redisio.since.DataMarker`: a loss is logged once)."""
+        crawler's data (:class:`~crawler.redisio.since.DataMarker`: a loss is logged once). A failure of the
+        ticks is said once for each kind in a row, and its end once (:meth:`_works_again`)."""
         leading: bool | None = None
         # The kind of the failure of the ticks (:func:`_kind`) while they fail: each said once.
         failing: str | None = None
+        steady = SteadyWrites()
         unscheduled: set[str] = set()
         try:
             while not stop.is_set():
@@ -627,11 +633,12 @@ class GrabScheduler:
                         self.tick(rules)
                         if rule_errors is not None:
                             self.publish_rule_errors(rule_errors())
-                    if failing is not None:
+                    if failing is not None and self._works_again(failing, steady):
                         logger.info("%s: the scheduler works again", self.owner, extra=TOLD)
                         failing = None
                 except (redis.RedisError, RuleError) as exc:
                     # Redis away (a restart, a failover), or the rules folder unreadable: next tick.
+                    steady.reset()
                     why = self._why(exc)
                     kind = _kind(exc, why)
                     if kind != failing:
@@ -644,6 +651,18 @@ class GrabScheduler:
             if leading:
                 with contextlib.suppress(redis.RedisError):
                     self.resign()
+
+    def _works_again(self, failing: str, steady: SteadyWrites) -> bool:
+        """A tick went through while the ticks failed of the kind ``failing``: the failure is over, but one
+        of Redis refusing writes only once Redis takes them (a tick that writes nothing goes through a full
+        Redis) and they went through for ``STEADY_SECONDS``, none refused (:class:`SteadyWrites`, as a
+        worker's outage: a Redis whose memory hovers at its maxmemory refuses every other tick)."""
+        if failing != "refuses writes":
+            return True
+        if writes_refused(self.server) is not None:
+            steady.reset()
+            return False
+        return steady.over(self.monotonic()) is not None
 
     def _why(self, failure: Exception) -> str:
         """``; `` and what a Redis that runs but refused a tick means and its fix: it refuses writes

@@ -20,6 +20,7 @@ from crawler.errors import InputError
 from crawler.keys import Keys
 from crawler.redisio.connection import (
     NO_PERMISSION_FIX,
+    SteadyWrites,
     connect,
     denied,
     may_run,
@@ -45,10 +46,6 @@ logger = logging.getLogger(__name__)
 
 # Seconds between two reminders that Redis is still down.
 REMINDER_SECONDS = 60.0
-# Seconds writes must go through, none refused, before an outage of refused writes is said to be over: a
-# Redis whose memory hovers at its maxmemory takes a write, then refuses the next (the fault hunt's OOM
-# outage said "refuses writes" and "takes writes again" 10-19 times in 20 s, a refusal every 1-2 s).
-STEADY_SECONDS = 10.0
 # The error codes of a write Redis refuses: at the start of the reply ("MISCONF ..."), after a pipeline's
 # "caused error: " or after a Lua script's ": -".
 _WRITE_REFUSED = re.compile(r"(?:^|: -?)(?:MISCONF|OOM|READONLY) ")
@@ -152,8 +149,8 @@ class RedisOutage:
         # When a call last succeeded: an outage is counted from then, not from its first error (a frozen
         # Redis raises only after the socket timeout).
         self._last_ok = clock()
-        # While Redis refuses writes: since when writes go through, none refused (None: not now).
-        self._writing_since: float | None = None
+        # While Redis refuses writes: whether writes went through long enough, none refused.
+        self._steady = SteadyWrites()
         # When a call last failed (monotonic; -inf before any): the beats of other workers stopped as long.
         self.last_failed = -math.inf
 
@@ -163,7 +160,7 @@ class RedisOutage:
             self.crawler.stats.inc_value("redis/errors")
         now = self.clock()
         self.last_failed = now
-        self._writing_since = None
+        self._steady.reset()
         refuses = _refuses_writes(exc)
         command = self._denied_command(exc) if denied(exc) else None
         if command is not None:
@@ -245,16 +242,15 @@ class RedisOutage:
             return
         if self.refusing:
             if self._still_refused():
-                self._writing_since = None
+                self._steady.reset()
                 return
-            if self._writing_since is None:
-                self._writing_since = now
-            if now - self._writing_since < STEADY_SECONDS:
+            if (steady := self._steady.over(now)) is None:
                 return
-            logger.info("Redis takes writes again after %.1f s", self._writing_since - self.since, extra=TOLD)
+            logger.info("Redis takes writes again after %.1f s", steady - self.since, extra=TOLD)
         else:
             logger.info("Redis is back after %.1f s", now - self.since, extra=TOLD)
-        self.since, self.refusing, self._writing_since = None, False, None
+        self.since, self.refusing = None, False
+        self._steady.reset()
         self.denied.clear()
 
 
