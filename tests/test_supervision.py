@@ -131,14 +131,16 @@ def no_traceback(output: str) -> None:
 
 
 @contextlib.contextmanager
-def reloading_worker(setup: Setup, seconds: float) -> Iterator[list[str]]:
+def reloading_worker(setup: Setup, seconds: float, *settings: str) -> Iterator[list[str]]:
     """A `crawler worker` that looks at the rules folder at most every ``seconds``, from its first beat
-    on; the list it gives holds its stderr once it was stopped (SIGINT). Its stderr goes to a file: a pipe
-    read only at the end would stop the worker once 64 KB of lines filled it."""
+    on, with ``settings`` (NAME=VALUE); the list it gives holds its stderr once it was stopped (SIGINT).
+    Its stderr goes to a file: a pipe read only at the end would stop the worker once 64 KB of lines
+    filled it."""
     log = setup.root / "reloading-worker.log"
+    pairs = (f"RULES_RELOAD_SECONDS={seconds}", *settings)
     with log.open("w", encoding="utf-8") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "crawler.cli", "worker", f"--set=RULES_RELOAD_SECONDS={seconds}"],
+            [sys.executable, "-m", "crawler.cli", "worker", *(f"--set={pair}" for pair in pairs)],
             env=setup.env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -914,6 +916,60 @@ def test_the_requests_of_a_site_whose_rule_file_is_removed_are_said_once_not_in_
     assert re.search(
         r"WARNING: 199 more requests dead-lettered so in the \d+ s since the last line, the last: no rule for"
         r" site 'gone' in ",
+        lines[rest],
+    ), lines[rest]
+
+
+@pytest.mark.parametrize("setup", [[farm_site("broken")]], indirect=True)
+def test_the_requests_of_a_site_whose_rule_file_a_worker_cannot_read_are_said_once_when_dead_lettered(
+    setup: Setup,
+) -> None:
+    """A worker started while a site's rule file is broken (invalid YAML saved, a key of a newer version)
+    puts each of the site's requests back for another worker, and dead-letters it once its tries are used
+    up (RULES_UNREADABLE_MAX_ATTEMPTS): each with one warning line of its own, the same "the worker that
+    took it cannot read the rule file ..." over and over (100 lines for 100 requests here). They are still
+    each dead-lettered and counted, but said as the requests of a removed rule file are: the first whole
+    with the file, its line, the fix and how many of the site's requests are pending still, the rest in one
+    line with their count (here when the file, mended, is read again)."""
+    setup.rule("broken")
+    rule = load_rules(setup.rules).rules["broken"]
+    path = setup.rules / "broken.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + "  misplaced: [\n", encoding="utf-8")
+    listed = sorted(articles_of(setup.farm, "broken"))
+    unread = [f"{setup.farm.origin}/broken/a/{k}.html" for k in range(1000, 1100)]
+    tries = ("RULES_UNREADABLE_RETRY_SECONDS=0.05", "RULES_UNREADABLE_MAX_ATTEMPTS=2")
+    with reloading_worker(setup, 0.2, *tries) as stderr:
+        job = enqueue_job(setup.server, KEYS, [rule], article_urls=unread)
+        deadline = time.monotonic() + 60
+        while int(setup.server.hget(KEYS.job(job), "pending") or 0) > 0:
+            assert time.monotonic() < deadline, "the job did not finish"
+            time.sleep(0.1)
+        path.write_text(text, encoding="utf-8")
+        crawled(setup, rule, listed[:1])
+    output = stderr[0]
+    no_traceback(output)
+    assert setup.server.hget(KEYS.job(job), "error:no rule") == b"100"
+    assert setup.server.hlen(KEYS.dead) == 100
+    assert sorted(setup.stored_urls()) == listed[:1], "the rule read once mended"
+    lines = output.splitlines()
+    said = [number for number, line in enumerate(lines) if re.search("Dead-lettered|dead-lettered so", line)]
+    assert len(said) == 2, [lines[number] for number in said]
+    first, rest = said
+    added = lines.index(next(line for line in lines if "Rules added while running: broken" in line))
+    assert first < added < rest
+    assert re.search(
+        rf"WARNING: Dead-lettered \S+ of site 'broken': the worker that took it cannot read the rule file of"
+        rf" site 'broken' \({re.escape(str(path))}: line \d+, column \d+: invalid YAML: .*\): run the crawler"
+        r" version .*, or mend the file here \(`[^`]*rules check`\), then `[^`]*dead requeue --site broken`"
+        r" \(tried 2 times\); the site's other requests this worker takes \(\d+ pending now\) are put"
+        r" back alike and dead-lettered once their tries are used up, until its rule file is read, said in"
+        r" one line every 60 s with their count$",
+        lines[first],
+    ), lines[first]
+    assert re.search(
+        r"WARNING: 99 more requests dead-lettered so in the \d+ s since the last line, the last: the worker"
+        r" that took it cannot read the rule file of site 'broken' ",
         lines[rest],
     ), lines[rest]
 

@@ -296,10 +296,11 @@ def dead_letter(
 
 def put_back(
     crawler: Crawler, request: Request, reason: str, *, seconds: float, max_attempts: int, kind: str
-) -> None:
-    """Queue ``request`` again in ``seconds``, its deferral logged at DEBUG (its caller said why once), or
-    dead-letter it with ``reason`` as ``kind`` once ``max_attempts`` tries are used up (no-op when the
-    scheduler is not the leased one)."""
+) -> str | None:
+    """Queue ``request`` again in ``seconds``, or dead-letter it with ``reason`` as ``kind`` once
+    ``max_attempts`` tries are used up, either logged at DEBUG: its caller says why. The reason of its dead
+    letter when it was dead-lettered, else None (so when the scheduler is not the leased one)."""
     scheduler = scheduler_of(crawler)
-    if scheduler is not None:
-        scheduler.defer(request, reason, seconds=seconds, max_attempts=max_attempts, kind=kind, quiet=True)
+    if scheduler is None:
+        return None
+    return scheduler.defer(request, reason, seconds=seconds, max_attempts=max_attempts, kind=kind, quiet=True)

@@ -736,15 +736,16 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         kind: str = "store",
         quiet: bool = False,
         uses_try: bool = True,
-    ) -> None:
+    ) -> str | None:
         """``request``'s work could not be finished (its article not stored): it is fetched again after
         ``seconds`` (``STORE_RETRY_SECONDS``), or dead-lettered as ``kind`` when ``max_attempts``
         (``STORE_MAX_ATTEMPTS``) tries are used up; one that ``uses_try`` not (a wait for a lock another
-        process holds) is fetched again however often. Each deferral logged, at DEBUG when ``quiet`` (its
-        caller said it once)."""
+        process holds) is fetched again however often. Each deferral and dead letter logged, at DEBUG when
+        ``quiet`` (its caller says it). The reason of its dead letter when it was dead-lettered, else
+        None."""
         work = self._release_hold(request)
         if work is None or work.lease is None:
-            return
+            return None
         seconds = self.retry_seconds if seconds is None else seconds
         max_attempts = self.max_attempts if max_attempts is None else max_attempts
         attempts = self._call(
@@ -757,14 +758,10 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             counted=uses_try,
         )
         if attempts == 0 and uses_try:
-            self.dead_letter(
-                request,
-                f"{reason} (tried {counted(max_attempts, 'time')})",
-                kind=kind,
-                held=False,
-                fetched=True,
-            )
-        elif attempts is not None and attempts >= 0:
+            dead = f"{reason} (tried {counted(max_attempts, 'time')})"
+            self.dead_letter(request, dead, kind=kind, held=False, fetched=True, quiet=quiet)
+            return dead
+        if attempts is not None and attempts >= 0:
             self.stats.inc_value(f"lease/deferred/{work.site}")
             level, since = (
                 (logging.DEBUG, "")
@@ -786,6 +783,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 tries,
                 since,
             )
+        return None
 
     def dead_letter(
         self,

@@ -249,9 +249,12 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.unreadable: dict[str, str] = {}
         # The (site, errors) said already: a file's errors are warned of once, again once they change.
         self._unreadable_warned: set[tuple[str, str]] = set()
-        # The requests dead-lettered for a site with no rule here (its rule file removed): said once, then
-        # in a line a minute with their count, the rest when its rule is read again or the worker stops.
+        # The requests dead-lettered for a site with no rule here (its rule file removed, or unreadable since
+        # the worker started): said once, then in a line a minute with their count, the rest when its rule
+        # is read again or the worker stops.
         self._unruled = RepeatedFaults()
+        # Site -> the reason its requests are dead-lettered with while its rule file cannot be read here.
+        self._unreadable_dead: dict[str, str] = {}
         # The spider's own handle on the shared Bloom filter (see the bloom property), made at its first use.
         self._bloom: RedisBloom | None = None
         # Per site, the article pages where the rule's fields matched: an empty page after them is a sign.
@@ -468,6 +471,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
                 logger.warning("Rules %s while running: %s", title, ", ".join(sites))
         for site in added:
             self._unruled.ended(_DEAD_LETTERED, self._no_rule_reason(site))
+            if (unread := self._unreadable_dead.pop(site, None)) is not None:
+                self._unruled.ended(_DEAD_LETTERED, unread)
         if kept:
             logger.warning(
                 "Rule files changed while running have errors, their sites keep the rule read before: %s;"
@@ -1446,6 +1451,13 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             return
         self.count("crawl/no_rule")
         reason = self._no_rule_reason(site)
+        self._say_unruled(request, site, reason, unreadable=False)
+        dead_letter(self.crawler, request, reason, "no rule", quiet=True)
+
+    def _say_unruled(self, request: Request, site: str, reason: str, *, unreadable: bool) -> None:
+        """Say ``request`` of ``site`` dead-lettered with ``reason`` for want of a rule here (its file
+        removed, or ``unreadable``): the first whole with what befalls the site's other requests, the next
+        at most once a minute with their count (:class:`RepeatedFaults`)."""
         first = self._unruled.new(_DEAD_LETTERED, reason)
         level = job_level(self.crawler, Work.of(request).job)
         level, since = self._unruled.said(_DEAD_LETTERED, reason, level)
@@ -1455,10 +1467,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             redacted(request.url),
             site,
             redacted_text(reason),
-            f"; {self._unruled_to_come(site)}" if first else "",
+            f"; {self._unruled_to_come(site, unreadable=unreadable)}" if first else "",
             since,
         )
-        dead_letter(self.crawler, request, reason, "no rule", quiet=True)
 
     def _no_rule_reason(self, site: str) -> str:
         """Why a request of ``site`` is dead-lettered when this worker has no rule of it, and the fix."""
@@ -1470,19 +1481,26 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             f" `{suggest(f'dead requeue --site {site}')}`"
         )
 
-    def _unruled_to_come(self, site: str) -> str:
-        """What the first line of a site with no rule adds: how many of its requests are queued still, and
-        that those this worker takes are dead-lettered alike, said with their count once a minute."""
+    def _unruled_to_come(self, site: str, *, unreadable: bool) -> str:
+        """What the first line of a site with no rule adds: how many of its requests are queued still (or
+        pending, put back to wait, for a rule file ``unreadable``), and that those this worker takes are
+        dead-lettered alike, said with their count once a minute."""
+        state, count = ("pending", self.queue.pending) if unreadable else ("queued", self.queue.queued)
         try:
-            queued = f" ({self.queue.queued(site)} queued now)"
+            left = f" ({count(site)} {state} now)"
         except redis.RedisError as exc:
-            outage_of(self.crawler).failed(f"count the requests of site {site} queued", exc)
-            queued = ""
+            outage_of(self.crawler).failed(f"count the requests of site {site} {state}", exc)
+            left = ""
         else:
             outage_of(self.crawler).ok(wrote=False)
+        alike = (
+            "are put back alike and dead-lettered once their tries are used up, until its rule file is read"
+            if unreadable
+            else "are dead-lettered alike until its rule is read again"
+        )
         return (
-            f"the site's other requests this worker takes{queued} are dead-lettered alike until its rule is"
-            f" read again, said in one line every {REMINDER_SECONDS:g} s with their count"
+            f"the site's other requests this worker takes{left} {alike}, said in one line every"
+            f" {REMINDER_SECONDS:g} s with their count"
         )
 
     def _rule_unreadable(self, request: Request, site: str, errors: str) -> None:
@@ -1490,7 +1508,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         key of a newer version during a rolling upgrade, a file broken or not yet synced on this machine
         alone, which another worker may read. Put back for ``RULES_UNREADABLE_RETRY_SECONDS``, counted
         ``crawl/rule_unreadable/<site>``, the file's errors warned of once with the fix; dead-lettered
-        with them after ``RULES_UNREADABLE_MAX_ATTEMPTS`` tries."""
+        with them after ``RULES_UNREADABLE_MAX_ATTEMPTS`` tries, said as a removed file's
+        (:meth:`_say_unruled`)."""
         self.count(f"crawl/rule_unreadable/{site}")
         settings = self.crawler.settings
         seconds = settings.getfloat("RULES_UNREADABLE_RETRY_SECONDS")
@@ -1515,7 +1534,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             f"the worker that took it cannot read the rule file of site {site!r} ({said}): {fix}, then"
             f" `{suggest(f'dead requeue --site {site}')}`"
         )
-        put_back(self.crawler, request, reason, seconds=seconds, max_attempts=attempts, kind="no rule")
+        dead = put_back(self.crawler, request, reason, seconds=seconds, max_attempts=attempts, kind="no rule")
+        if dead is not None:
+            self._unreadable_dead[site] = dead
+            self._say_unruled(request, site, dead, unreadable=True)
 
     def _page(self, response: Response) -> tuple[Rule | None, TextResponse | None]:
         """The response's rule and the response as text, decoded by
