@@ -136,10 +136,15 @@ def test_an_edit_that_breaks_one_of_many_rule_files_keeps_its_rule_and_names_it(
     assert parsed == ["site03.yaml"]
     assert spider.rules["site03"] is kept
     assert len(spider.rules) == SITES + 1, "the other sites are unaffected"
-    assert (
+    said = [record.getMessage() for record in caplog.records if "have errors" in record.getMessage()]
+    assert len(said) == 1, said
+    # The file, the key and the fix: not only the site, and a command to run to learn what is wrong.
+    assert said[0].startswith(
         "Rule files changed while running have errors, their sites keep the rule read before: site03"
-        in caplog.text
-    )
+        f" ({tmp_path / 'rules' / 'site03.yaml'}: artcle: "
+    ), said
+    fix = "mend the files (`crawler rules check`): each is read again as it is saved"
+    assert said[0].endswith(f"); {fix}"), said
     parsed.clear()
     looked_again(spider, "site04")
     looked_again(spider, "site05")

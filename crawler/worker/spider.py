@@ -476,8 +476,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if kept:
             logger.warning(
                 "Rule files changed while running have errors, their sites keep the rule read before: %s;"
-                " see `%s`",
-                ", ".join(kept),
+                " mend the files (`%s`): each is read again as it is saved",
+                ", ".join(f"{site} ({'; '.join(self.unreadable[site].splitlines())})" for site in kept),
                 suggest("rules check"),
             )
 
