@@ -1402,6 +1402,32 @@ def test_a_near_duplicate_of_a_stored_body_that_is_not_utf8_is_stored_as_its_rep
     assert f"the article store {path} holds text that is not UTF-8" in caplog.text, caplog.text
 
 
+def test_a_week_that_holds_text_that_is_not_utf8_is_warned_of_once_not_at_each_read(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A week's file whose stored body is not UTF-8 (damaged, or written by another program) warned at each
+    read that met it: each new article of the week whose near-duplicate candidate it is (a worker storing a
+    flood of reposts of it: 20 lines for 20 articles here). It is warned of once a file for the life of the
+    store: the damage lasts."""
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/old", "2026-11-19T10:00:00Z", body=FLOOD))
+        path = store.path("2026w47")
+    with sqlite3.connect(path) as damage:
+        damage.execute(
+            "UPDATE articles SET body = CAST(CAST(body AS BLOB) || X'ff' AS TEXT) WHERE url = 'http://news.test/old'"
+        )
+    damage.close()
+    with SqliteStore(tmp_path) as store:
+        for number in range(20):
+            written = store.upsert(
+                article(f"http://news.test/new{number}", "2026-11-20T10:00:00Z", body=FLOOD_REPOST)
+            )
+            assert (written.outcome, written.original) == ("repost", "http://news.test/old")
+    warned = [record for record in caplog.records if "holds text that is not UTF-8" in record.getMessage()]
+    assert len(warned) == 1, [record.getMessage() for record in warned]
+    assert str(path) in warned[0].getMessage()
+
+
 def test_a_url_is_looked_up_in_reposts_and_redirects_through_the_rows_that_record_some(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

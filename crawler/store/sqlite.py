@@ -214,6 +214,8 @@ class SqliteStore(Store):
         # The weeks whose open file was found damaged, with the error that found it: nothing more is
         # written into them, and their -wal files are never checkpointed into them.
         self._damaged: dict[str, StoreError] = {}
+        # The weeks whose open file was found holding text that is not UTF-8: warned of once, as it lasts.
+        self._not_utf8: set[str] = set()
         self._closed = False
         # Paragraph counts read from each week's file during the batch being written, kept in step with the
         # new documents written into it.
@@ -803,17 +805,19 @@ class SqliteStore(Store):
     ) -> list[Any]:
         """The rows of ``query`` on the week's ``connection``; text in them that is not UTF-8 (another
         tool wrote it, or the disk damaged it) is read again with its undecodable bytes as U+FFFD, with a
-        warning naming the file."""
+        warning naming the file, once for the file (not at each read that meets it)."""
         try:
             return connection.execute(query, params).fetchall()
         except sqlite3.OperationalError as exc:
             if not str(exc).startswith(_NOT_UTF8):
                 raise
-        logger.warning(
-            "the article store %s holds text that is not UTF-8 (written by another program, or damaged"
-            " on disk): its undecodable bytes are read as U+FFFD",
-            self.path(week),
-        )
+        if week not in self._not_utf8:
+            self._not_utf8.add(week)
+            logger.warning(
+                "the article store %s holds text that is not UTF-8 (written by another program, or damaged"
+                " on disk): its undecodable bytes are read as U+FFFD",
+                self.path(week),
+            )
         connection.text_factory = _lenient_text
         try:
             return connection.execute(query, params).fetchall()
@@ -892,6 +896,7 @@ class SqliteStore(Store):
         del self._connections[week], self._files[week]
         self._counts.pop(week, None)
         self._damaged.pop(week, None)
+        self._not_utf8.discard(week)
         connection.close()
 
     @staticmethod
