@@ -138,6 +138,29 @@ def test_writes_spool_while_down_and_replay_when_the_retry_is_due(tmp_path: Path
         assert not store.spool.pending
 
 
+def test_a_long_outage_is_said_still_unreachable_once_a_minute_not_at_each_retry(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """MongoDB down for ten minutes under a worker that stores an article every 10 s: each try of the spool's
+    replay (every retry_seconds, 10 s) logged "MongoDB still unreachable (...); 0 spooled articles written
+    so far", 59 lines of the same outage. It is said at most once a minute (and whenever a try wrote some),
+    then that MongoDB is back."""
+    client, clock = FakeClient(), Clock()
+    with fake_store(tmp_path, client, clock) as store, caplog.at_level("INFO", logger="crawler.store.mongo"):
+        client.down = True
+        for number in range(60):
+            assert store.upsert(article(f"http://news.test/{number}", "2026-11-17T10:00:00Z")).outcome == (
+                "spooled"
+            )
+            clock.now += 10
+        client.down = False
+        assert store.upsert(article("http://news.test/back", "2026-11-17T11:00:00Z")).new
+    said = [record.getMessage() for record in caplog.records]
+    still = [line for line in said if line.startswith("MongoDB still unreachable")]
+    assert 9 <= len(still) <= 10, said
+    assert said[-1] == "MongoDB is back: 60 spooled articles written", said
+
+
 def test_a_replay_cut_short_resumes_where_it_stopped(tmp_path: Path) -> None:
     client, clock = FakeClient(), Clock()
     store = fake_store(tmp_path, client, clock, batch_size=2)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import re
 import time
 from collections import Counter
@@ -81,6 +82,11 @@ from extractors.text import CJK_RE
 __all__ = ["MongoConfig", "MongoStore", "check_prefix", "check_uri", "parse_write_concern"]
 
 logger = logging.getLogger(__name__)
+
+# Seconds between two lines that MongoDB is still unreachable: the spool's replay is tried every
+# retry_seconds (10 s), which said the same line 360 times an hour; once a minute, as a worker reminds that
+# Redis is still down.
+REMINDER_SECONDS = 60.0
 
 # Documents per cursor batch when reading: a few MB of articles at most in memory.
 _READ_BATCH = 500
@@ -264,6 +270,8 @@ class MongoStore(Store):
         self._clock = clock
         self._retry_at = 0.0
         self._orphans_at = 0.0
+        # When it last said that MongoDB is unreachable, or still is (REMINDER_SECONDS).
+        self._said_unreachable = -math.inf
         self._indexed: set[str] = set()
         self._week_re = re.compile(rf"^{re.escape(prefix)}_(\d{{4}}w\d{{2}})$")
         self._closed = False
@@ -317,6 +325,7 @@ class MongoStore(Store):
                     counted(len(rest), "article"),
                     self.spool.path,
                 )
+                self._said_unreachable = self._clock()
                 self.spool.append(rest)
                 self._retry_at = self._clock() + self.retry_seconds
                 results.extend(Written("spooled", document["url"]) for document in rest)
@@ -618,11 +627,13 @@ class MongoStore(Store):
                     self._write(batch)
                     replayed += len(batch)
         except ConnectionFailure as exc:
-            logger.info(
-                "MongoDB still unreachable (%s); %s written so far",
-                _reason(exc),
-                counted(replayed, "spooled article"),
-            )
+            if replayed or self._clock() - self._said_unreachable >= REMINDER_SECONDS:
+                self._said_unreachable = self._clock()
+                logger.info(
+                    "MongoDB still unreachable (%s); %s written so far",
+                    _reason(exc),
+                    counted(replayed, "spooled article"),
+                )
             return
         except PyMongoError as exc:
             raise StoreError(f"cannot replay the spool {self.spool.path} into MongoDB: {exc}") from exc
