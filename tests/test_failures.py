@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import logging
 import re
 import shlex
 import socket
@@ -1223,6 +1224,52 @@ def test_an_index_pages_links_are_queued_by_the_call_that_marks_them_seen(
     assert len(queue) == 5 and spider.bloom.count() == 5, "marked seen and queued, together"
     assert queue.job_pending("j1") == 5
     assert list(spider.parse_index(response)) == [] and len(queue) == 5, "seen: not queued again"
+
+
+def test_a_rule_whose_regex_searches_run_out_of_time_on_every_page_is_said_once_not_lines_a_page(
+    redis_server: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A rule whose regular expression runs out of time on every article of its site (a pattern that
+    backtracks), spending the page's budget (RULES_REGEX_PAGE_SECONDS): "regex ... ran past N s on M
+    characters: treated as no match" and "the rule's regular expressions spent their N s on URL: K
+    skipped" were warned at each page (20 pairs for 20 pages here), the same fault of the rule. Each is said
+    whole at its first page, then at most once a minute with how many more; the pages' count as the worker
+    stops."""
+    from scrapy.http import HtmlResponse, Request
+
+    from crawler.rules import load_rules
+
+    spider = sites_spider(tmp_path, redis_server, RULES_REGEX_PAGE_SECONDS=1e-9)
+    spider.opened()
+    rule = tmp_path / "rules" / "news.yaml"
+    # The title's search spends the page's budget; the heading's, after it, is skipped.
+    slow = '    title: {xpath: //h1, regex: "(.+)"}\n    heading: {xpath: //h1, regex: "(.+)"}\n'
+    rule.write_text(
+        RULE.format(start="http://127.0.0.1/").replace("    title: {xpath: //h1}\n", slow), encoding="utf-8"
+    )
+    spider.rules.update(load_rules(tmp_path / "rules").rules)
+    with caplog.at_level(logging.WARNING):
+        for number in range(20):
+            url = f"http://127.0.0.1/a/{number}"
+            request = Request(url, meta={"site": "news", "kind": "article", "job": "j1"})
+            body = b"<h1>One</h1><div class='article'><p>Its text.</p></div>"
+            list(spider.parse_article(HtmlResponse(url, body=body, request=request)))
+        spider.closed("finished")
+    said = [record.getMessage() for record in caplog.records]
+    assert [line for line in said if "ran past" in line] == [
+        f'{rule}: article.fields.title.regex: regex "(.+)" ran past 1e-09 s on 3 characters: treated as no'
+        " match"
+    ], said
+    spent = [line for line in said if "regular expressions spent" in line]
+    assert spent[0] == (
+        "news: the rule's regular expressions spent their 1e-09 s on http://127.0.0.1/a/0: 1 search skipped"
+    ), said
+    assert len(spent) == 2, said
+    assert re.fullmatch(
+        r"19 more requests had searches skipped so in the \d+ s since the last line, the last: news: the"
+        r" rule's regular expressions spent their 1e-09 s on http://127.0.0.1/a/19",
+        spent[1],
+    ), said
 
 
 # --- a page is freed when the spider is done with it --------------------------------------------------

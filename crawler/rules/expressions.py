@@ -4,6 +4,7 @@ checked at load time with EXSLT regular expressions off (:class:`RuleXPath`)."""
 from __future__ import annotations
 
 import logging
+import math
 import re
 import sys
 import time
@@ -15,6 +16,7 @@ import lxml.html
 import regex  # type: ignore[import-untyped, unused-ignore]
 from lxml import etree
 
+from crawler.commandline import counted
 from crawler.rules.errors import RuleError
 from crawler.rules.errors import shown as _shown
 
@@ -30,6 +32,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+# Seconds between two lines of a regex that keeps running out of time (a pattern that backtracks on every
+# page of its site): its first time said whole, then one line a minute with how many more, as a worker
+# says a fault that befalls many requests (crawler.worker.faults).
+TIMEOUT_REMINDER_SECONDS = 60.0
 
 # Seconds one search of a rule's regular expression may take; past it the search counts as no match.
 REGEX_TIMEOUT: Final = 0.2
@@ -125,7 +131,7 @@ class RuleRegex:
     has in its place; brackets that leave such a character out (``[^\xa0]``) are a :class:`RuleError`.
     """
 
-    __slots__ = ("_compiled", "file", "key", "pattern", "timeout", "timeouts")
+    __slots__ = ("_compiled", "_said", "_unsaid", "file", "key", "pattern", "timeout", "timeouts")
 
     def __init__(
         self,
@@ -154,6 +160,9 @@ class RuleRegex:
         self.file = file
         self.key = key
         self.timeouts = 0
+        # When a timeout was last said (monotonic), and those since, unsaid (TIMEOUT_REMINDER_SECONDS).
+        self._said = -math.inf
+        self._unsaid = 0
 
     def __repr__(self) -> str:
         return f"RuleRegex({self.pattern!r})"
@@ -208,14 +217,27 @@ class RuleRegex:
         return value
 
     def _timed_out(self, text: str, timeout: float) -> None:
+        """Count a search that ran out of time; say it, or at most once every
+        ``TIMEOUT_REMINDER_SECONDS`` with how many more did since the last line."""
         self.timeouts += 1
+        now = time.monotonic()
+        if now - self._said < TIMEOUT_REMINDER_SECONDS:
+            self._unsaid += 1
+            return
+        more = (
+            f" (and {counted(self._unsaid, 'more time')} in the {now - self._said:.0f} s since the last line)"
+            if self._unsaid
+            else ""
+        )
+        self._said, self._unsaid = now, 0
         logger.warning(
-            "%s: %s: regex %s ran past %.3g s on %d characters: treated as no match",
+            "%s: %s: regex %s ran past %.3g s on %d characters: treated as no match%s",
             self.file,
             self.key,
             _shown(self.pattern),
             timeout,
             len(text),
+            more,
         )
 
 

@@ -171,6 +171,8 @@ DECLARED_PAST_MAXSIZE = re.compile(
 NO_ANSWER = frozenset({"connection", "timeout"})
 # What became of a request of a site with no rule here, as its lines say (RepeatedFaults).
 _DEAD_LETTERED = "dead-lettered"
+# What befell a page whose rule's regular expressions spent their time budget, as its lines say.
+_SEARCHES_SKIPPED = "had searches skipped"
 
 
 # The rules each crawler's spider serves, read once for its settings (``update_settings``, by the id of the
@@ -255,6 +257,9 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._unruled = RepeatedFaults()
         # Site -> the reason its requests are dead-lettered with while its rule file cannot be read here.
         self._unreadable_dead: dict[str, str] = {}
+        # The pages whose rule's regular expressions spent their budget (a pattern that backtracks on each
+        # page of its site): said once a site, then in a line a minute with their count.
+        self._regex_spent_pages = RepeatedFaults()
         # The spider's own handle on the shared Bloom filter (see the bloom property), made at its first use.
         self._bloom: RedisBloom | None = None
         # Per site, the article pages where the rule's fields matched: an empty page after them is a sign.
@@ -1329,12 +1334,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self.count(f"rules/regex_timeout/{rule.site}", timeouts)
         if budget.skipped:
             self.count(f"rules/regex_skipped/{rule.site}", budget.skipped)
-            logger.warning(
-                "%s: the rule's regular expressions spent their %g s on %s: %s skipped",
-                rule.site,
-                self.regex_page_seconds,
+            spent = (
+                f"{rule.site}: the rule's regular expressions spent their {self.regex_page_seconds:g} s on"
+            )
+            level, since = self._regex_spent_pages.said(
+                _SEARCHES_SKIPPED, f"{spent} {page_url}", logging.WARNING
+            )
+            logger.log(
+                level,
+                "%s %s: %s skipped%s",
+                spent,
                 page_url,
                 counted(budget.skipped, "search", "searches"),
+                since,
             )
 
     def _listing_rule(self, response: Response) -> Rule | None:
@@ -1704,8 +1716,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
 
     def closed(self, reason: str) -> None:
         """The spider closes (Scrapy calls it, ``reason`` unused): the requests of sites with no rule not
-        said yet are said with their count."""
+        said yet are said with their count, and so are the pages whose regular expressions spent their
+        time."""
         self._unruled.close()
+        self._regex_spent_pages.close()
 
     def count(self, key: str, amount: int = 1) -> None:
         assert self.crawler.stats is not None
