@@ -781,6 +781,69 @@ def test_a_temp_crawl_whose_redis_fills_its_maxmemory_ends_with_an_error_within_
     ), err[-4000:]
 
 
+def test_a_temp_crawl_whose_redis_user_may_not_run_a_command_of_its_worker_ends_within_its_patience(
+    site: Site,
+) -> None:
+    """A Redis user who may run SET but not SADD, which the script that takes a request calls: the temp
+    crawl's patience asked only whether SET works, so the crawl waited for ever while its worker, refused,
+    could take no request. It ends within its patience naming the user, the command and the grant, its job
+    left in the queue: once granted, the next temp crawl goes on with it."""
+    site.rule(*(f"/a/d{n}" for n in range(3)))
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        url = _user_denied(client, redis_server, "taker", "sadd")
+        try:
+            temp = site.crawler("temp", site.name, *_slow_temp(3), REDIS_URL=url, timeout=COMMAND_TIMEOUT / 3)
+            client.acl_setuser("taker", enabled=True, commands=["+sadd"])
+            done = site.crawler("temp", site.name, *FAST_ARGS, REDIS_URL=url)
+        finally:
+            client.acl_deluser("taker")
+            client.close()
+    assert temp.returncode == 1, (temp.stdout, temp.stderr[-4000:])
+    error = temp.stderr[temp.stderr.find("crawler temp: error: ") :]
+    assert error.startswith(
+        "crawler temp: error: Redis refuses a command of the worker: the Redis user taker may not run SADD, a"
+        ' command the crawler needs (Redis says "'
+    ), temp.stderr[-4000:]
+    assert (
+        "The user executing the script can't run this command or subcommand\"); give it to that user (ACL"
+        " SETUSER taker +sadd; or every command the crawler needs: ACL SETUSER taker on ~crawler:* +@all), or"
+        " put a user who has it in REDIS_URL; the temp crawl stops after 3 s of it"
+        " (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS), job "
+    ) in error, error
+    left = re.search(r", job ([0-9a-f]+) left in the queue for when the user may run it again\n", error)
+    assert left is not None, error
+    assert done.returncode == 0, (done.stdout, done.stderr[-4000:])
+    assert done.stdout.startswith(f"resumed job {left[1]}, "), done.stdout
+    assert sorted(site.stored()) == [f"/a/d{n}" for n in range(3)]
+
+
+def test_a_temp_crawl_whose_redis_refuses_writes_for_a_moment_goes_on_to_its_end(site: Site) -> None:
+    """A Redis at its maxmemory for a moment refuses the worker's writes, an outage the worker says over
+    only after STEADY_SECONDS of writes (10 s): the temp crawl's patience (5 s here) runs from the end of
+    the refusal, not from the end of the worker's outage, so the crawl goes on to its end."""
+    site.rule(*(f"/a/m{n}" for n in range(40)))
+    with site.temp_running(*_slow_temp(5)) as crawl:
+        wait_until(lambda: len(site.stored()) >= 1, "an article stored")
+        client = connect(f"unix://{site.data / 'redis' / 'redis.sock'}")
+        try:
+            refused = _refused_for_memory(client)
+            _memory_full(client)
+            wait_until(lambda: _refused_for_memory(client) >= refused + 3, "writes refused for memory")
+            client.config_set("maxmemory", "0")
+        finally:
+            client.close()
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+    assert crawl.returncode == 0, (out, err[-4000:])
+    assert "Redis refuses writes (" in err, err[-4000:]
+    assert sorted(site.stored()) == sorted(f"/a/m{n}" for n in range(40))
+
+
+def _refused_for_memory(client: redis.Redis) -> int:
+    """How many commands Redis has refused as its memory was full (OOM) since it started."""
+    return int(client.info("errorstats").get("errorstat_OOM", {}).get("count", 0))
+
+
 def test_a_temp_crawl_whose_redis_is_emptied_says_its_job_was_lost_not_that_nothing_was_fetched(
     site: Site,
 ) -> None:
@@ -2535,6 +2598,32 @@ def test_a_worker_whose_redis_user_may_not_run_a_command_of_its_scripts_says_so_
     (Redis's ACL LOG), and ends when the user may run it again."""
     refusing = _said_while_denied(tmp_path, caplog, {"commands": ["-sadd"]}, ["+sadd"], "SADD")
     assert "The user executing the script can't run this command" in refusing, refusing
+
+
+def test_a_workers_refusal_of_a_command_to_its_user_lasts_until_the_user_may_run_it_not_the_outage_over(
+    tmp_path: Path,
+) -> None:
+    """A temp crawl's patience reads the worker's refusal of a command to its user (RedisOutage.refused_user):
+    it lasts while the user may not run the command, and ends as soon as it may, not when the outage is said
+    over, after STEADY_SECONDS of writes (a temp crawl of less patience would end once granted)."""
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        scheduler, client, idle_turn = _worker_of_a_user(tmp_path, server)
+        outage = outage_of(scheduler.crawler)
+        try:
+            idle_turn()
+            before = outage.refused_user()
+            client.acl_setuser("worker", enabled=True, commands=["-sadd"])
+            idle_turn()
+            during = outage.refused_user()
+            client.acl_setuser("worker", enabled=True, commands=["+sadd"])
+            idle_turn()
+            after = outage.refused_user(), outage.since is not None
+        finally:
+            client.close()
+    assert before is None
+    assert during is not None and during[1] == "sadd", during
+    assert "The user executing the script can't run this command" in str(during[0]), during
+    assert after == (None, True), "granted, though the outage is not said over yet"
 
 
 def _said_while_denied(

@@ -50,7 +50,14 @@ from crawler.discover.frontier import Frontier
 from crawler.errors import InputError, StoreError, Terminated, folder_advice, redacted, redacted_text
 from crawler.keys import ROBOTS_DISALLOWED, SEEN_ALREADY, Keys
 from crawler.redisio.clock import redis_clock
-from crawler.redisio.connection import connect, evicts, hash_of, resolve_redis_url, writes_refused
+from crawler.redisio.connection import (
+    connect,
+    denial,
+    evicts,
+    hash_of,
+    resolve_redis_url,
+    writes_refused,
+)
 from crawler.redisio.embedded import (
     AOF_FILE,
     EmbeddedRedis,
@@ -84,6 +91,7 @@ from crawler.store.document import newest_published
 from crawler.store.spool import waiting_under
 from crawler.store.sqlite import SqliteStore
 from crawler.threads import STOP_SIGNALS, signals_blocked
+from crawler.worker.connection import RedisOutage
 from crawler.worker.fetch import check_url
 from crawler.worker.heartbeat import announced
 from crawler.worker.process import check_worker_settings, run_worker
@@ -1364,7 +1372,7 @@ def _crawl_job(
         bar = progress.add_task(title, total=None, pages="pages", stored=0, skipped=0, errors=0)
         patience: float = settings.getfloat("SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS")
         answered = [time.monotonic()]
-        refused: list[str | None] = [None]
+        refused: list[_Refusal | None] = [None]
         # Whether the site's pause was said, and whether the crawl stopped for it.
         paused = [False, False]
         # Since when the job has not moved with requests pending, or Redis has held none of the site's
@@ -1376,15 +1384,16 @@ def _crawl_job(
         # The end of the site's backoff last said (a new one, asked later, is said again).
         waited: list[float | None] = [None]
 
-        def tick() -> bool:
+        def tick(outage: RedisOutage | None = None) -> bool:
             """Show the job's counters; False once Redis has not answered, or has refused writes (a full
-            disk: it answers reads, yet the worker can take no request), for ``patience`` seconds; once
+            disk: it answers reads, yet the worker can take no request), or refused its user a command of
+            the worker (``outage``, the worker's: SET passes, SADD is refused), for ``patience`` seconds; once
             ``site`` is paused and no lease of the job is held; and once Redis holds none of its pending
             requests, looked for once the job has not moved (or the site has held none) for
             LOST_REQUESTS_SECONDS (their counts written off: _requests_lost)."""
             try:
                 counts = JobCounts.read(server, keys, job)
-                refused[0] = writes_refused(server)
+                refused[0] = _refusal(settings, keys, server, outage)
                 held = site is not None and bool(server.hexists(keys.paused, site))
                 fetching = bool(held and held_leases(server, keys, job, redis_clock(server)))
                 now = (counts.pending, counts.fetched, counts.skipped, counts.errors, counts.refused)
@@ -1501,13 +1510,40 @@ def _job_gone(server: redis.Redis, keys: Keys, job: str) -> bool:
         return False
 
 
-def _redis_gone(job: str, patience: float, refused: str | None, *, emptied: bool) -> RedisUnavailableError:
-    """The error of a temp crawl of ``job`` stopped as Redis has not answered, or refused writes (the
-    refusal last read), for ``patience`` seconds; ``emptied``: Redis answers now, and holds the job no
-    more."""
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    """What a temp crawl's Redis refuses, as ``said``, and what ends it, as ``until``: "Redis takes
+    writes"."""
+
+    said: str
+    until: str
+
+
+def _refusal(settings: Any, keys: Keys, server: redis.Redis, outage: RedisOutage | None) -> _Refusal | None:
+    """What Redis refuses a temp crawl now: writes (``writes_refused``), or a command to its user that the
+    worker was refused (``outage``, the worker's: a user who may SET but not run SADD passes the write
+    check, while its worker can take no request), said with the user, the command and the grant; None when
+    it refuses neither."""
+    refused = writes_refused(server)
+    if refused is not None:
+        return _Refusal(refused, "Redis takes writes")
+    user = outage.refused_user() if outage is not None else None
+    if user is None:
+        return None
+    said = denial(user[0], settings.get("REDIS_URL"), keys.prefix, user[1])
+    return _Refusal(f"Redis refuses a command of the worker: {said}", "the user may run it")
+
+
+def _redis_gone(
+    job: str, patience: float, refused: _Refusal | None, *, emptied: bool
+) -> RedisUnavailableError:
+    """The error of a temp crawl of ``job`` stopped as Redis has not answered, or refused writes or a
+    command (the refusal last read), for ``patience`` seconds; ``emptied``: Redis answers now, and holds
+    the job no more."""
+    until = refused.until if refused is not None else "Redis takes writes"
     if refused is not None:
         stopped = (
-            f"{refused}; the temp crawl stops after {patience:g} s of it"
+            f"{refused.said}; the temp crawl stops after {patience:g} s of it"
             " (SCHEDULE_TEMP_REDIS_PATIENCE_SECONDS)"
         )
     else:
@@ -1518,19 +1554,17 @@ def _redis_gone(job: str, patience: float, refused: str | None, *, emptied: bool
     if emptied:
         cause = (
             "the replica's sync replaced its data with its primary's"
-            if refused is not None and "replica" in refused
+            if refused is not None and "replica" in refused.said
             else "it was emptied meanwhile: FLUSHALL, or restarted without its data"
         )
         return RedisUnavailableError(
             f"{stopped}, and Redis no longer holds job {job} ({cause}): the job's counts, the requests it had"
             " not fetched yet and the URLs it had seen are lost; the articles stored stay in the store"
-            f" (`{suggest('articles list')}`); once Redis takes writes, run the temp crawl again to fetch the"
-            " rest (an article stored already is updated, not stored twice)"
+            f" (`{suggest('articles list')}`); once {until}, run the temp crawl again to fetch the rest (an"
+            " article stored already is updated, not stored twice)"
         )
     if refused is not None:
-        return RedisUnavailableError(
-            f"{stopped}, job {job} left in the queue for when Redis takes writes again"
-        )
+        return RedisUnavailableError(f"{stopped}, job {job} left in the queue for when {until} again")
     return RedisUnavailableError(
         f"{stopped}, job {job} left in the queue for when Redis is back (the errors above say why)"
     )

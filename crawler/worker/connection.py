@@ -145,6 +145,8 @@ class RedisOutage:
         self.refusing = False
         # The commands Redis said the user may not run (NOPERM) in this outage.
         self.denied: set[str] = set()
+        # Redis's last refusal of a command to the user in this outage, and the command (None: not named).
+        self._refused_user: tuple[redis.ResponseError, str | None] | None = None
         self._reminded = 0.0
         # When a call last succeeded: an outage is counted from then, not from its first error (a frozen
         # Redis raises only after the socket timeout).
@@ -162,7 +164,10 @@ class RedisOutage:
         self.last_failed = now
         self._steady.reset()
         refuses = _refuses_writes(exc)
-        command = self._denied_command(exc) if denied(exc) else None
+        command = None
+        if denied(exc):
+            command = self._denied_command(exc)
+            self._refused_user = exc, command
         if command is not None:
             self.denied.add(command)
         if self.since is None or (refuses and not self.refusing):
@@ -203,6 +208,19 @@ class RedisOutage:
                 exc,
                 what,
             )
+
+    def refused_user(self) -> tuple[redis.ResponseError, str | None] | None:
+        """Redis's last refusal of a command to the user in this outage and the command it named (None: none),
+        while the user still may not run a command Redis refused it (``may_run``), or, when Redis cannot say
+        (no command named, or the rights cannot be asked), until the outage ends; None when Redis refused
+        the user nothing, or the user may run those commands again (the outage is said to be over only once
+        writes went through for ``STEADY_SECONDS``). Raises ``redis.RedisError`` when Redis fails."""
+        refused = self._refused_user
+        if refused is None or self.since is None:
+            return None
+        server = server_of(self.crawler)
+        asked = [may_run(server, command) for command in sorted(self.denied)]
+        return refused if False in asked or True not in asked else None
 
     def _denied_command(self, exc: redis.ResponseError) -> str | None:
         """The command Redis refused the user (``exc``: :func:`denied`): named in its reply, or, for a
@@ -249,7 +267,7 @@ class RedisOutage:
             logger.info("Redis takes writes again after %.1f s", steady - self.since, extra=TOLD)
         else:
             logger.info("Redis is back after %.1f s", now - self.since, extra=TOLD)
-        self.since, self.refusing = None, False
+        self.since, self.refusing, self._refused_user = None, False, None
         self._steady.reset()
         self.denied.clear()
 

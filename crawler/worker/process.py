@@ -18,6 +18,7 @@ from crawler import settings as defaults
 from crawler.bounds import checked_setting, declared_ranges
 from crawler.commandline import counted
 from crawler.errors import CrawlerError, InputError, redacted_text
+from crawler.worker.connection import RedisOutage, outage_of
 from crawler.worker.fetch import SignalledProcess
 from crawler.worker.spider import SitesSpider
 
@@ -160,14 +161,16 @@ def run_worker(
     job: str | None = None,
     sites: Iterable[str] = (),
     every: float = 0.5,
-    on_tick: Callable[[], bool] | None = None,
+    on_tick: Callable[[RedisOutage], bool] | None = None,
 ) -> dict[str, Any]:
     """Run the ``sites`` spider in this process until its job is done (or, with no job, until stopped).
 
-    ``on_tick`` is called every ``every`` seconds while it runs (a progress display); when it returns
-    False, the crawl stops as on Ctrl-C. Returns the crawl's stats; raises KeyboardInterrupt when it was
-    stopped by Ctrl-C or ``on_tick``, :class:`Terminated` (a KeyboardInterrupt) by SIGTERM, :class:`HungUp`
-    (one too) by SIGHUP, after Scrapy's clean stop: its unfinished requests are back in the queue.
+    ``on_tick`` is called every ``every`` seconds while it runs (a progress display), with the worker's
+    account of Redis being away (:func:`outage_of`: it knows the refusals the display's reads do not meet);
+    when it returns False, the crawl stops as on Ctrl-C. Returns the crawl's stats; raises KeyboardInterrupt
+    when it was stopped by Ctrl-C or ``on_tick``, :class:`Terminated` (a KeyboardInterrupt) by SIGTERM,
+    :class:`HungUp` (one too) by SIGHUP, after Scrapy's clean stop: its unfinished requests are back in the
+    queue.
     """
     for name, one_line in _ONE_LINE_LOGGERS.items():
         logging.getLogger(name).addFilter(one_line)
@@ -185,7 +188,7 @@ def run_worker(
 
     def ticking() -> None:
         assert on_tick is not None
-        if not on_tick() and not process.interrupted:
+        if not on_tick(outage_of(crawler)) and not process.interrupted:
             process.interrupted = True
             process._graceful_stop_reactor()  # what Scrapy's own Ctrl-C handler calls
 
