@@ -887,12 +887,21 @@ class SqliteStore(Store):
         SQLite writes nothing back to the name on that close, so the file now at the path is left as it is
         (or made when an article is next stored in the week); nor does it checkpoint a moved file as it
         closes, so the close writes nothing through the -shm mapping and is safe even where that file was
-        made immutable (which crashes the close of an unmoved week, :meth:`close`)."""
+        made immutable (which crashes the close of an unmoved week, :meth:`close`). The articles committed
+        since the file's last checkpoint are in its -wal alone, left at the path when the file was moved
+        without it (``mv`` of the file alone), where the file made anew there deletes it: they are applied to
+        the file moved away first (:func:`_checkpoint_moved`), while no file is at the path: the first store
+        of the folder to find the file moved does it, for every process's articles (they share the -wal); a
+        file made there since (by another process's store) writes its own pages into that same -wal, which
+        would overwrite the moved file's."""
         logger.warning(
             "the article store %s was moved or deleted while this process had it open: it is opened again"
             " (made anew when an article is next stored in that week)",
             self.path(week),
         )
+        path = self.path(week)
+        if not path.exists() and week not in self._damaged and not _shm_frozen(path):
+            _checkpoint_moved(connection, path)
         del self._connections[week], self._files[week]
         self._counts.pop(week, None)
         self._damaged.pop(week, None)
@@ -1045,7 +1054,7 @@ def _read_in_place(path: Path) -> bool:
     marked immutable), where SQLite cannot make the -shm file it reads a file in WAL mode with, and with no
     ``-wal`` file beside it, whose writes only a -shm would let it read: what the file holds is all there
     is, and nothing can write it meanwhile."""
-    return not os.access(path.parent, os.W_OK) and not path.with_name(path.name + "-wal").exists()
+    return not os.access(path.parent, os.W_OK) and not _wal_of(path).exists()
 
 
 def _folder_unwritable(exc: sqlite3.Error, path: Path) -> bool:
@@ -1114,6 +1123,30 @@ def _check_shm_writable(path: Path, directory: Path) -> None:
     ) from PermissionError(errno.EPERM, os.strerror(errno.EPERM), str(shm))
 
 
+def _wal_of(path: Path) -> Path:
+    return path.with_name(path.name + "-wal")
+
+
+def _checkpoint_moved(connection: sqlite3.Connection, path: Path) -> None:
+    """Apply the -wal of ``connection``'s file, moved away from ``path`` (or deleted), to that file, and
+    empty it (TRUNCATE), so that the articles committed into the file are in it wherever it went, and the
+    -wal left at ``path`` holds nothing that a file put there next could take for its own. A failure is
+    said, not raised: the store goes on with the file at the path."""
+    try:
+        busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        failure = "another process read it meanwhile" if busy else ""
+    except sqlite3.Error as exc:
+        failure = str(exc)
+    if failure:
+        logger.warning(
+            "cannot apply the -wal left at %s to the file moved away from there (%s): the articles written"
+            " into that file since its last checkpoint may be missing from it; move a week's file with its"
+            " -wal and -shm files (docs/storage.md)",
+            path,
+            failure,
+        )
+
+
 def _close_leaving_wal(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
     """Close ``connection`` to the damaged week's file ``path`` without applying the writes of the
     ``-wal`` file beside it to that file: the -wal stays, as the error's hint says, to be moved out with it.
@@ -1142,7 +1175,7 @@ def _close_leaving_wal(connection: sqlite3.Connection, path: Path, busy_timeout:
 def _wal_leftovers(path: Path) -> list[str]:
     """The names of the ``-wal`` and ``-shm`` files beside the week's file ``path`` when its ``-wal``
     holds writes (an empty one is an open connection's)."""
-    wal = path.with_name(path.name + "-wal")
+    wal = _wal_of(path)
     try:
         if wal.stat().st_size == 0:
             return []
