@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 from urllib.request import urlopen
 
 import pytest
@@ -32,6 +33,7 @@ from crawlsite import (
     COMMAND_TIMEOUT,
     FAST_ARGS,
     LOCKED,
+    RULE,
     Site,
     locked_week,
     unique,
@@ -412,6 +414,29 @@ def test_a_read_only_store_refusal_says_what_to_do(read_only_week: ReadOnlyWeek)
     assert refusals[1].startswith("crawler temp: warning: 1 more request dead-lettered so in the "), refusals
     assert len(read_only_week.letters) == 2
     assert all(advice in letter["reason"] for letter in read_only_week.letters), read_only_week.letters
+
+
+def test_a_stop_while_the_store_is_locked_waits_for_the_lock_once_not_once_a_write(site: Site) -> None:
+    """SIGTERM to a crawl whose week's file another process keeps locked: in the fault hunt, `crawler run`
+    took 296 s to stop (until the holder let go, at 300 s), not the 60 s a stop is given: each write
+    queued on the store's thread waited the busy timeout (30 s) in turn. Now, once the stop is asked, a
+    write that finds the file locked makes the writes after it fail at once, without waiting: their
+    requests go back to the queue, deferred as any locked write's (none dead-lettered), and the crawl
+    stops, the lock still held. Here four writes a second queue up while the first waits its 10 s:
+    before, the stop waited 10 s for each of them, past the command's timeout."""
+    links = [f"/a/{unique('stop')}" for _ in range(200)]
+    start = site.server.url("/links?to=" + quote(",".join(links), safe="/,:?="))
+    site.write_rule(RULE.format(start=start) + "politeness: {delay: 0.25, concurrency: 1}\n")
+    with locked_week(site.data), site.temp_running("-s", "STORE_BUSY_TIMEOUT_SECONDS=10") as crawl:
+        assert crawl.stderr is not None
+        for line in crawl.stderr:
+            if "could not be stored" in line:
+                break
+        crawl.send_signal(signal.SIGTERM)
+        out, err = crawl.communicate(timeout=COMMAND_TIMEOUT)
+    assert crawl.returncode == 143, out + err[-4000:]
+    assert "stopped before its end" in err, err[-4000:]
+    assert site.dead() == []
 
 
 def test_a_store_that_comes_back_stores_every_article_once(site: Site) -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -53,6 +54,7 @@ from crawler.store.base import lasting_failure, locked_failure
 from crawler.store.document import add_fingerprints, make_document, parse_timestamp
 from crawler.store.sqlite import LockedWeekError
 from crawler.worker.connection import RedisOutage, count_job, keys_of, outage_of, server_of
+from crawler.worker.download import STOP_DOWNLOADS
 
 __all__ = ["RepostRecorded", "StorePipeline", "store_pipeline_of"]
 
@@ -106,6 +108,8 @@ class StorePipeline:
         # The fields of crawler:store-locks this worker noted (redisio/storelocks.py), each with its file's
         # week, forgotten at its next write into that file that succeeds; used on the store's thread alone.
         self._locks: dict[str, str] = {}
+        self._stop = _StopWaits()
+        crawler.signals.connect(self._stopping, signal=STOP_DOWNLOADS)
         _pipelines[crawler] = self
 
     @classmethod
@@ -157,6 +161,9 @@ class StorePipeline:
         for names in filled:
             for name in names:
                 self._count(f"feed/filled/{name}/{site}")
+
+    def _stopping(self) -> None:
+        self._stop.asked.set()
 
     def redirected(self, url: str) -> None:
         """Links that redirected to the article URL ``url`` were noted (:mod:`crawler.redisio.redirects`):
@@ -262,6 +269,7 @@ class StorePipeline:
             [(document, needed, find) for document, _, needed, find in batch],
             self.noted,
             self._locks,
+            self._stop,
         )
 
         def unavailable(error: BaseException) -> StoreUnavailableError:
@@ -300,11 +308,24 @@ class StorePipeline:
         self.crawler.stats.inc_value(key)
 
 
+class _StopWaits:
+    """Whether the crawl stops (a stop signal: :data:`~crawler.worker.download.STOP_DOWNLOADS`), and the
+    error of the first write that found a week's file locked since, set on the store's thread: the writes
+    after it fail at once with it (:func:`_write_found`), their requests deferred as any locked write's,
+    rather than each wait the busy timeout (30 s) in turn, which held a stop for as long as another
+    process kept the file locked (296 s in a fault hunt; a stop is given 60 s)."""
+
+    def __init__(self) -> None:
+        self.asked = threading.Event()
+        self.locked: LockedWeekError | None = None
+
+
 def _write(
     store: Store,
     documents: list[tuple[dict[str, Any], bool, bool]],
     noted: tuple[redis.Redis, Keys, RedisOutage | None] | None,
     locks: dict[str, str],
+    stop: _StopWaits | None = None,
 ) -> list[Written | StoreError]:
     """On the store's thread: the fingerprints the text pool did not compute, the week of the documents
     whose week is to be found (:func:`_in_stored_week`), then one batch write, then the links noted as
@@ -331,7 +352,8 @@ def _write(
                     before.add(index)
             except StoreError as exc:
                 unfound[index] = failed = exc
-    rest = iter(_write_found(store, [d for i, d in enumerate(ready) if i not in unfound], noted, locks))
+    found = [document for index, document in enumerate(ready) if index not in unfound]
+    rest = iter(_write_found(store, found, noted, locks, stop))
     written = [unfound[index] if index in unfound else next(rest) for index in range(len(ready))]
     # Stored before its job, which then wrote it (its acknowledgement lost): no document of the job's own.
     return [
@@ -345,16 +367,31 @@ def _write_found(
     ready: list[dict[str, Any]],
     noted: tuple[redis.Redis, Keys, RedisOutage | None] | None,
     locks: dict[str, str],
+    stop: _StopWaits | None = None,
 ) -> list[Written | StoreError]:
-    """:func:`_write`'s batch write of ``ready`` (none: nothing written) and the redirects noted."""
+    """:func:`_write`'s batch write of ``ready`` (none: nothing written) and the redirects noted; not
+    tried once the crawl stops and a write found a week's file locked (``stop``, :class:`_StopWaits`; a
+    write with none, outside a crawl, waits as the store does)."""
     if not ready:
         return []
+    if stop is not None and stop.locked is not None:
+        raise LockedWeekError(
+            f"cannot write {counted(len(ready), 'article')} (first {ready[0]['url']}) to"
+            f" {stop.locked.path}: not tried, as the crawl stops and a write found the file locked by"
+            " another process",
+            stop.locked.path,
+            stop.locked.holder,
+            stop.locked.week,
+        ) from stop.locked.__cause__
     written: list[Written | StoreError]
     try:
         written = list(store.write(ready))
     except StoreError as exc:
-        if noted is not None and isinstance(exc, LockedWeekError):
-            _note_lock(exc, *noted, locks)
+        if isinstance(exc, LockedWeekError):
+            if noted is not None:
+                _note_lock(exc, *noted, locks)
+            if stop is not None and stop.asked.is_set():
+                stop.locked = exc
         if len(ready) == 1 or not lasting_failure(exc):
             raise
         written = [_write_alone(store, document) for document in ready]
