@@ -1116,6 +1116,75 @@ def test_last_weeks_file_deleted_under_a_writing_store_leaves_this_weeks_writes_
         assert store.count() == 2
 
 
+def test_a_batch_looks_up_the_weeks_files_of_its_duplicate_window_once_not_at_each_article(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Profiled (bench/crawl.py, 4,000 articles): the store's thread looked up each week's file of the
+    duplicate window (a stat of the file, or of the path where none is, 8 us each) about four times per new
+    article. A batch now looks each week up once, at its first use: a batch of 20 new articles stats the
+    weeks' files as often as a batch of 2."""
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/last-week", "2026-11-13T10:00:00Z"))
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        looked: list[str] = []
+        stat = Path.stat
+
+        def counted(self: Path, **kwargs: Any) -> os.stat_result:
+            if self.name.startswith("articles_"):
+                looked.append(self.name)
+            return stat(self, **kwargs)
+
+        def batch(count: int, first: int) -> list[dict[str, Any]]:
+            return [
+                make_document(article(f"http://news.test/{first + n}", f"2026-11-20T11:{n:02d}:00Z"))
+                for n in range(count)
+            ]
+
+        monkeypatch.setattr(Path, "stat", counted)
+        assert [written.outcome for written in store.write(batch(2, 0))] == ["new"] * 2
+        two, looked[:] = len(looked), []
+        assert [written.outcome for written in store.write(batch(20, 100))] == ["new"] * 20
+    assert len(looked) == two, looked
+
+
+def test_a_windows_week_file_moved_between_two_batches_of_a_write_is_noticed_by_the_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A batch looks each week's file up once (above), at least once a batch: last week's file moved out
+    (what to do with a damaged one) after a write's first batch is noticed by its second, which reads the
+    file now at the path (none) and finds no original of the repost there."""
+    aside = tmp_path / "aside"
+    aside.mkdir()
+    with SqliteStore(tmp_path / "data", batch_size=2) as store:
+        store.upsert(article("http://news.test/flood", "2026-11-13T10:00:00Z", body=FLOOD))
+        path = store.path("2026w46")
+        homes = SqliteStore._homes
+        batches: list[int] = []
+
+        def moving(self: SqliteStore, documents: Sequence[dict[str, Any]]) -> list[str]:
+            batches.append(len(documents))
+            if len(batches) == 2:
+                for file in path.parent.glob(f"{path.name}*"):
+                    file.rename(aside / file.name)
+            return homes(self, documents)
+
+        monkeypatch.setattr(SqliteStore, "_homes", moving)
+        written = store.write(
+            [
+                make_document(
+                    article("http://news.test/repost-1", "2026-11-18T10:00:00Z", body=FLOOD_REPOST)
+                ),
+                make_document(article("http://news.test/other", "2026-11-18T10:01:00Z", body=FLOOD_OTHER)),
+                make_document(
+                    article("http://news.test/repost-2", "2026-11-18T10:02:00Z", body=FLOOD_REPOST)
+                ),
+            ]
+        )
+    assert batches == [2, 1]
+    assert [w.outcome for w in written] == ["repost", "new", "new"]
+    assert f"the article store {path} was moved or deleted while this process had it open" in caplog.text
+
+
 def test_a_weeks_file_deleted_while_a_write_is_committed_into_it_is_no_stored_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -220,6 +220,10 @@ class SqliteStore(Store):
         # Paragraph counts read from each week's file during the batch being written, kept in step with the
         # new documents written into it.
         self._counts: dict[str, dict[int, int]] = {}
+        # During a batch's write: the connection (None: no file) of each week looked up so far. A week's file
+        # is checked (moved, deleted, replaced; its -shm made read-only) at its first look-up of a batch, not
+        # at each of the four or so a new article made (8 us each); a commit checks its file again.
+        self._batch_files: dict[str, sqlite3.Connection | None] | None = None
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.directory)!r})"
@@ -235,17 +239,21 @@ class SqliteStore(Store):
         results: list[Written] = []
         for start in range(0, len(documents), self.batch_size):
             batch = documents[start : start + self.batch_size]
-            by_week: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-            for index, (document, home) in enumerate(zip(batch, self._homes(batch), strict=True)):
-                by_week.setdefault(home, []).append((index, document))
-            written: dict[int, Written] = {}
             self._counts = {}
-            for week, writes in by_week.items():
-                reposts: list[tuple[int, str, str, dict[str, Any]]] = []
-                written.update(self._write(week, writes, reposts))
-                for index, original_week, original_url, record in reposts:
-                    if not self._add_repost(original_week, original_url, record):
-                        written[index] = dataclasses.replace(written[index], recorded_before=True)
+            self._batch_files = {}
+            try:
+                by_week: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+                for index, (document, home) in enumerate(zip(batch, self._homes(batch), strict=True)):
+                    by_week.setdefault(home, []).append((index, document))
+                written: dict[int, Written] = {}
+                for week, writes in by_week.items():
+                    reposts: list[tuple[int, str, str, dict[str, Any]]] = []
+                    written.update(self._write(week, writes, reposts))
+                    for index, original_week, original_url, record in reposts:
+                        if not self._add_repost(original_week, original_url, record):
+                            written[index] = dataclasses.replace(written[index], recorded_before=True)
+            finally:
+                self._batch_files = None
             results.extend(written[index] for index in range(len(batch)))
         return results
 
@@ -280,7 +288,7 @@ class SqliteStore(Store):
         """Write ``writes`` (batch index, document) into the week's file in one transaction; reposts
         found are appended to ``reposts`` (batch index, original's week, original's URL, record) for after
         the commit. A week with no file gets one only when a document is to be stored in it."""
-        connection = self._open(week, create=False)
+        connection = self._open(week, create=False, checked=True)
         if connection is None:
             elsewhere = self._reposts_elsewhere(week, writes, reposts)
             if elsewhere is not None:
@@ -610,7 +618,7 @@ class SqliteStore(Store):
 
     def _add_repost(self, week: str, url: str, record: dict[str, Any]) -> bool:
         """Record ``record`` among the reposts of ``url`` in the week's file; False when it was there."""
-        connection = self._open(week, create=False)
+        connection = self._open(week, create=False, checked=True)
         if connection is None:
             raise StoreError(f"the article store {self.path(week)} disappeared while a repost was recorded")
         try:
@@ -826,8 +834,23 @@ class SqliteStore(Store):
 
     # --- connections ------------------------------------------------------------------------------------
 
-    def _open(self, week: str, *, create: bool) -> sqlite3.Connection | None:
-        """The connection to the week's file, opened (and the file created if ``create``) on first use."""
+    def _open(self, week: str, *, create: bool, checked: bool = False) -> sqlite3.Connection | None:
+        """The connection to the week's file, opened (and the file created if ``create``) on first use;
+        during a batch's write, the one its first look-up found (:attr:`_batch_files`) unless ``checked``
+        (a write outside the batch's transactions, which no commit checks) or ``create`` (none found)."""
+        batch = self._batch_files
+        if batch is not None and not checked:
+            found = batch.get(week)
+            if found is not None or (week in batch and not create):
+                return found
+        connection = self._open_file(week, create=create)
+        if batch is not None:
+            batch[week] = connection
+        return connection
+
+    def _open_file(self, week: str, *, create: bool) -> sqlite3.Connection | None:
+        """:meth:`_open` of the week's file as it is now: a connection opened before is checked against it
+        (:meth:`_forget` when moved, deleted or replaced; :func:`_check_shm_writable`)."""
         self._check_open()
         connection = self._connections.get(week)
         path = self.path(week)
@@ -903,6 +926,8 @@ class SqliteStore(Store):
         if not path.exists() and week not in self._damaged and not _shm_frozen(path):
             _checkpoint_moved(connection, path)
         del self._connections[week], self._files[week]
+        if self._batch_files is not None:
+            self._batch_files.pop(week, None)
         self._counts.pop(week, None)
         self._damaged.pop(week, None)
         self._not_utf8.discard(week)
