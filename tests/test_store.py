@@ -10,7 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -21,7 +21,14 @@ from test_store_contract import FLOOD, FLOOD_OTHER, FLOOD_REPOST, article
 
 from crawler.store import SqliteStore, StoreError, Written, article_id, open_store, store_config, week_of
 from crawler.store.base import Candidate, Original, lasting_failure
-from crawler.store.document import content_hash, make_document, newest_published, previous_week, week_bounds
+from crawler.store.document import (
+    content_hash,
+    make_document,
+    newest_published,
+    previous_week,
+    week_bounds,
+    weeks_between,
+)
 from crawler.store.fingerprint import band_keys, from_hex, same_article
 from crawler.store.sqlite import SCHEMA_VERSION
 
@@ -795,11 +802,10 @@ def test_a_band_key_shared_by_a_far_simhash_is_no_candidate(store: SqliteStore) 
     document["simhash"] = f"{far:016x}"
     connection = store._open("2026w47", create=False)
     assert connection is not None
-    assert store._candidates(connection, "2026w47", document, None) == [], "one band alike, 48 bits apart"
+    files = store._dedup_files(connection, "2026w47", document)
+    assert store._candidates(files, document, None) == [], "one band alike, 48 bits apart"
     document["simhash"] = flood["simhash"]
-    assert [c.url for c in store._candidates(connection, "2026w47", document, None)] == [
-        "http://news.test/flood"
-    ]
+    assert [c.url for c in store._candidates(files, document, None)] == ["http://news.test/flood"]
 
 
 NEW_FILES = 30
@@ -1145,6 +1151,40 @@ def test_a_batch_looks_up_the_weeks_files_of_its_duplicate_window_once_not_at_ea
         two, looked[:] = len(looked), []
         assert [written.outcome for written in store.write(batch(20, 100))] == ["new"] * 20
     assert len(looked) == two, looked
+
+
+def test_the_weeks_of_a_new_articles_duplicate_window_are_worked_out_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Profiled (bench/crawl.py): the store's thread worked out the weeks of each new article's duplicate
+    window twice (for its paragraph counts, then for its candidates), through its bounds as text parsed back
+    (40 us an article). Now once an article, from its first_seen: the same weeks, at a year's end and a
+    week's bounds too."""
+    with SqliteStore(tmp_path) as store:
+        for first_seen in (
+            "2026-11-20T11:00:00Z",
+            "2026-11-23T00:00:00Z",
+            "2026-11-29T23:59:59.999999Z",
+            "2026-12-31T12:00:00.5+02:00",
+            "2027-01-04T00:00:00Z",
+        ):
+            lower, upper = store.dedup_range({"first_seen": first_seen})
+            before = weeks_between(datetime.fromisoformat(lower), datetime.fromisoformat(upper))
+            assert store.dedup_weeks({"first_seen": first_seen}) == before, first_seen
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        worked_out: list[str] = []
+        dedup_weeks = SqliteStore.dedup_weeks
+
+        def counted(self: SqliteStore, document: Mapping[str, Any]) -> list[str]:
+            worked_out.append(document["url"])
+            return dedup_weeks(self, document)
+
+        monkeypatch.setattr(SqliteStore, "dedup_weeks", counted)
+        documents = [
+            make_document(article(f"http://news.test/{n}", f"2026-11-20T11:{n:02d}:00Z")) for n in range(5)
+        ]
+        assert [written.outcome for written in store.write(documents)] == ["new"] * 5
+    assert worked_out == [document["url"] for document in documents]
 
 
 def test_a_windows_week_file_moved_between_two_batches_of_a_write_is_noticed_by_the_second(

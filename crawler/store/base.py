@@ -516,9 +516,9 @@ class Store(ABC):
         )
 
     def dedup_weeks(self, document: Mapping[str, Any]) -> list[str]:
-        """The weeks that may hold a document ``document`` is compared with."""
-        lower, upper = self.dedup_range(document)
-        return weeks_between(parse_timestamp(lower, "lower"), parse_timestamp(upper, "upper"))
+        """The weeks that may hold a document ``document`` is compared with (those of :meth:`dedup_range`)."""
+        first_seen = parse_timestamp(document["first_seen"], "first_seen")
+        return weeks_between(first_seen - self.dedup.window, first_seen + self.dedup.window)
 
 
 # SQLite's primary result codes that no wait mends: a damaged file, and one that cannot be opened or

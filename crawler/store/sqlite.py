@@ -53,7 +53,7 @@ import resource
 import sqlite3
 import struct
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
@@ -379,7 +379,8 @@ class SqliteStore(Store):
             if simhash != document["simhash"]:
                 index_bands(connection, pk, document["simhash"])
             if body != document["body"] and document["body"]:
-                common = fingerprint.common_of(self._counter(connection, week, document))
+                files = self._dedup_files(connection, week, document)
+                common = fingerprint.common_of(functools.partial(self._paragraph_counts, files))
                 index_phrases(connection, pk, fingerprint.Phrases.of(document["body"], common))
             if (title, body) != (document["title"], document["body"]):
                 index_search(connection, pk, document["title"], document["body"], old=(title, body))
@@ -484,30 +485,25 @@ class SqliteStore(Store):
         body's phrases; ``home`` is the connection of that week's file (its open transaction), None when
         it has no file."""
         body = document["body"]
-        counts = self._counter(home, home_week, document)
+        files = self._dedup_files(home, home_week, document)
+        counts = functools.partial(self._paragraph_counts, files)
         phrases = fingerprint.Phrases.of(body, fingerprint.common_of(counts)) if body else None
         found = self.find_original(
             document,
-            self._candidates(home, home_week, document, phrases),
+            self._candidates(files, document, phrases),
             lambda candidate: self._body(home if candidate.week == home_week else None, candidate),
             counts,
             phrases,
         )
         return found, phrases
 
-    def _counter(
-        self, home: sqlite3.Connection | None, home_week: str, document: Mapping[str, Any]
-    ) -> Callable[[list[int]], dict[int, int]]:
-        """The paragraph counts of the weeks ``document`` is compared with (those that have a file), as
-        :meth:`Store.find_original` and :func:`crawler.store.fingerprint.common_of` ask for them."""
-        weeks = self._dedup_files(home, home_week, document) if self.dedup.enabled else []
-        return functools.partial(self._paragraph_counts, weeks)
-
     def _dedup_files(
         self, home: sqlite3.Connection | None, home_week: str, document: Mapping[str, Any]
     ) -> list[tuple[str, sqlite3.Connection]]:
         """The weeks ``document`` is compared with that have a file, and their connections (``home``'s for
-        ``home_week``, when given)."""
+        ``home_week``, when given); none when the duplicate check is off."""
+        if not self.dedup.enabled:
+            return []
         files = []
         for week in self.dedup_weeks(document):
             connection = home if week == home_week and home is not None else self._open(week, create=False)
@@ -518,8 +514,10 @@ class SqliteStore(Store):
     def _paragraph_counts(
         self, weeks: list[tuple[str, sqlite3.Connection]], hashes: list[int]
     ) -> dict[int, int]:
-        """In how many stored documents of the ``weeks`` a document is compared with each of the paragraph
-        ``hashes`` occurs (each week's file read once per batch, kept in step with its new documents)."""
+        """In how many stored documents of the ``weeks`` a document is compared with (its
+        :meth:`_dedup_files`) each of the paragraph ``hashes`` occurs (each week's file read once per batch,
+        kept in step with its new documents), as :meth:`Store.find_original` and
+        :func:`crawler.store.fingerprint.common_of` ask for them."""
         total = dict.fromkeys(hashes, 0)
         for week, connection in weeks:
             counted = self._counts.setdefault(week, {})
@@ -536,14 +534,13 @@ class SqliteStore(Store):
 
     def _candidates(
         self,
-        home: sqlite3.Connection | None,
-        home_week: str,
+        files: list[tuple[str, sqlite3.Connection]],
         document: Mapping[str, Any],
         phrases: fingerprint.Phrases | None,
     ) -> list[Candidate]:
-        """Stored documents within the duplicate window with the same content hash, or a shared band key
-        and a SimHash within the distance (read from the band index alone), or an anchor among the body's
-        ``ANCHOR_PROBES`` smallest phrase hashes."""
+        """Stored documents of the weeks' ``files`` (:meth:`_dedup_files`) within the duplicate window with
+        the same content hash, or a shared band key and a SimHash within the distance (read from the band
+        index alone), or an anchor among the body's ``ANCHOR_PROBES`` smallest phrase hashes."""
         if not self.dedup.enabled or document["content_hash"] is None:
             return []
         lower, upper = self.dedup_range(document)
@@ -552,7 +549,7 @@ class SqliteStore(Store):
         bands = f"SELECT pk, simhash FROM simhash_bands WHERE key IN ({', '.join('?' for _ in keys)})"
         probes = [] if own is None or phrases is None else phrases.anchors(fingerprint.ANCHOR_PROBES)
         found: list[Candidate] = []
-        for week, connection in self._dedup_files(home, home_week, document):
+        for week, connection in files:
             try:
                 near = (
                     {
