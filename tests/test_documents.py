@@ -6,6 +6,8 @@ so; one over DOCUMENTS_MAX_BYTES too."""
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,29 @@ def test_a_document_gives_its_text_and_its_metadata(kind: str) -> None:
     assert document.published == "2026-11-20T10:31:00+00:00"
     for paragraph in generated_text("report").split("\n\n"):
         assert paragraph in document.text
+
+
+def test_pypdf_is_imported_by_the_first_pdf_read_not_by_a_text_process_or_a_crawl_starting(
+    tmp_path: Path,
+) -> None:
+    """A text process imported pypdf as it started (0.064 s of CPU each), and so did the crawl's process
+    with its spider, though only a PDF article needs it: it is imported by the first PDF read, which reads
+    the PDF as before."""
+    pdf = tmp_path / "report.pdf"
+    pdf.write_bytes(document_file("report", "pdf"))
+    probe = (
+        "import sys\n"
+        "import crawler.worker.spider, crawler.worker.textjob\n"
+        "from extractors.documents import read_document\n"
+        "print('STARTED', 'pypdf' in sys.modules)\n"
+        "document = read_document(open(sys.argv[1], 'rb').read(), 'report.pdf')\n"
+        "print('READ', 'pypdf' in sys.modules, document.kind, document.title)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe, str(pdf)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["STARTED False", "READ True pdf Document report"]
 
 
 @pytest.mark.parametrize(
