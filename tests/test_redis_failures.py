@@ -3668,6 +3668,134 @@ def test_an_ack_whose_job_hash_is_of_another_type_fails_alone_named_once_and_the
     assert crawler.stats.get_value("redis/errors") is None, "Redis was not away"
 
 
+def _articles_leased(scheduler: Any, client: redis.Redis, count: int) -> list[Any]:
+    """``count`` article requests of job j1, queued and leased by ``scheduler``, whose acknowledgements are
+    sent at once; each write in the append-only file before its reply (a kill keeps what was said)."""
+    from scrapy.http import Request
+
+    from crawler.requests import ARTICLE
+
+    client.config_set("appendfsync", "always")
+    scheduler._ack_soon = _AtOnce(scheduler.flush_acks)
+    scheduler.queue.configure("news", delay=0, concurrency=count)
+    open_job(client, Keys("crawler"), "j1")
+    for number in range(count):
+        meta = {"site": "news", "kind": ARTICLE, "job": "j1"}
+        assert scheduler.enqueue_request(Request(f"http://127.0.0.1/a/acked{number}", meta=meta))
+    leased = [scheduler.next_request() for _ in range(count)]
+    assert all(request is not None for request in leased), leased
+    return leased
+
+
+def _acked_while_killed(server: EmbeddedRedis, scheduler: Any, leased: list[Any], *, emptied: bool) -> None:
+    """Redis killed, ``leased`` acknowledged (stored) while it is away, then Redis started again: on its
+    append-only file, or ``emptied`` (no file: a restart without its data)."""
+    os.kill(server.pid or 0, signal.SIGKILL)
+    wait_until(lambda: _refused(server.url), "Redis gone")
+    for request in leased:
+        scheduler.ack(request, fetched=1, stored=1)
+    if emptied:
+        server.aof_path.unlink()
+        (server.directory / "dump.rdb").unlink(missing_ok=True)
+    server.ensure()
+
+
+def test_pages_acknowledged_while_redis_is_away_are_acknowledged_once_it_is_back_not_fetched_again(
+    tmp_path: Path,
+) -> None:
+    """The acknowledgements that failed while Redis was away were dropped, though their leases came back
+    with it (its append-only file): each page was fetched again once its lease expired (36 to 67 pages a
+    Redis kill in bench/chaos.py --articles 2000). They are sent again once Redis answers."""
+    keys = Keys("crawler")
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        try:
+            leased = _articles_leased(scheduler, client, 3)
+            _acked_while_killed(server, scheduler, leased, emptied=False)
+            scheduler.tend_leases()
+            expired = scheduler.queue.requeue_expired(now=time.time() + 3600)
+            again = scheduler.next_request()
+            job = client.hgetall(keys.job("j1"))
+        finally:
+            client.close()
+    assert expired == 0 and again is None, "acknowledged once Redis was back: not fetched again"
+    assert job[b"stored"] == b"3" and job[b"fetched"] == b"3" and job[b"pending"] == b"0", job
+    assert crawler.stats is not None and crawler.stats.get_value("acked/stored") == 3
+
+
+def test_pages_acknowledged_while_redis_refuses_writes_are_acknowledged_once_it_takes_them(
+    tmp_path: Path,
+) -> None:
+    """Redis refusing writes (here: it lacks the replicas min-replicas-to-write asks for, NOREPLICAS, as a
+    read-only replica or a failed disk, MISCONF, refuse them) fails each acknowledgement's script at its
+    first write: they are kept as for a Redis away, and sent again at the first renewal it takes."""
+    keys = Keys("crawler")
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        try:
+            leased = _articles_leased(scheduler, client, 2)
+            client.config_set("min-replicas-to-write", "1")
+            for request in leased:
+                scheduler.ack(request, fetched=1, stored=1)
+            refused = client.zcard(keys.leases)
+            client.config_set("min-replicas-to-write", "0")
+            scheduler.tend_leases()
+            job = client.hgetall(keys.job("j1"))
+        finally:
+            client.close()
+    assert refused == 2, "both refused"
+    assert job[b"stored"] == b"2" and job[b"pending"] == b"0", job
+    assert crawler.stats is not None and crawler.stats.get_value("acked/stored") == 2
+
+
+def test_acknowledgements_kept_for_a_redis_that_comes_back_empty_write_nothing(tmp_path: Path) -> None:
+    """Redis started again without its data holds none of the leases: the acknowledgements sent again
+    find none, write nothing (the loss is said by the data marker, crawler.redisio.since, as before), and
+    are not kept any longer."""
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        try:
+            leased = _articles_leased(scheduler, client, 3)
+            _acked_while_killed(server, scheduler, leased, emptied=True)
+            scheduler.tend_leases()
+            written = client.dbsize()
+            scheduler.tend_leases()
+        finally:
+            client.close()
+    assert written == 0, "nothing written"
+    assert crawler.stats is not None and crawler.stats.get_value("lease/ack_after_expiry") == 3, "sent once"
+    assert crawler.stats.get_value("acked/stored") is None
+
+
+def test_an_acknowledgement_kept_past_its_lease_is_dropped_not_ending_the_lease_another_worker_took(
+    tmp_path: Path,
+) -> None:
+    """An acknowledgement Redis did not take is sent again only while its lease lasts: once it may have
+    expired, another worker may hold it (the ack script ends a lease whoever holds it), so it is dropped,
+    counted, and the page is fetched again by that worker."""
+    from crawler.redisio.queue import LeasedQueue
+
+    keys = Keys("crawler")
+    now = [0.0]
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        scheduler.clock = lambda: now[0]
+        try:
+            scheduler.tend_leases()  # as open() does first: its renewals by this clock
+            (request,) = _articles_leased(scheduler, client, 1)
+            _acked_while_killed(server, scheduler, [request], emptied=False)
+            now[0] = scheduler.lease_seconds
+            assert scheduler.queue.requeue_expired(now=time.time() + 3600) == 1, "its lease expired"
+            taken = LeasedQueue(client, keys).pop_many((), 1, worker="other")[0].member
+            scheduler.tend_leases()
+            held = client.zscore(keys.leases, request.meta["lease"])
+        finally:
+            client.close()
+    assert taken == request.meta["lease"]
+    assert held is not None, "the other worker's lease is its own still"
+    assert crawler.stats is not None and crawler.stats.get_value("lease/ack_unsent") == 1
+
+
 def _again_article_leased(scheduler: Any, url: str) -> Any:
     """An article request of job j1, which fetches seen URLs again, queued and leased by ``scheduler``,
     whose acknowledgements are sent at once."""

@@ -157,9 +157,20 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self._next_due_check = 0.0
         self._not_before = 0.0
         self._wake = CallLaterOnce(self.wake_engine)
-        # Acknowledgements waiting for the end of this reactor turn (flush_acks), and the discover requests
-        # among them (leases_ending).
-        self._acks: list[Ack] = []
+        # The clock by which this worker reckons when the leases it ended may expire (a test sets its own).
+        self.clock: Callable[[], float] = time.monotonic
+        # When (``clock``) the last renewal of the leases held began: each lease held then, or taken since,
+        # lasts until LEASE_SECONDS after it at least.
+        self._renewed = self.clock()
+        # Acknowledgements waiting for the end of this reactor turn (flush_acks), each with the moment its
+        # lease may expire, and the discover requests among them (leases_ending).
+        self._acks: list[tuple[Ack, float]] = []
+        # Acknowledgements Redis did not take (away, refusing writes), oldest first: sent again with the next
+        # ones, or at the first renewal Redis answers, while their leases last; one whose lease may have
+        # expired is dropped, its page fetched again (its lease may be another worker's now). So it never
+        # holds more than one LEASE_SECONDS of acknowledgements, and while Redis is away, when no lease is
+        # taken, no more than the leases held as it went.
+        self._unsent: deque[tuple[Ack, float]] = deque()
         # The keys of other types (someone SET them) acknowledgements failed on, each named once while it is.
         self._wrong_acks: set[str] = set()
         self._ending: list[Work] = []
@@ -299,8 +310,10 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
     def tend_leases(self) -> None:
         """Renew what this worker holds; put back what any worker let expire. A Redis that is away is
         counted and tried again at the next turn: the loop never stops."""
+        began = self.clock()
         try:
             self.queue.renew(self.held)
+            self._renewed = began
             expired = self.queue.requeue_expired()
             due = self.queue.queue_due()
         except redis.RedisError as exc:
@@ -311,6 +324,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if expired:
             logger.warning("%s went back to the queue", counted(expired, "expired lease"))
             self.stats.inc_value("lease/expired", expired)
+        if self._unsent:  # Redis answers again
+            self.flush_acks()
 
     def release_dead(self) -> None:
         """Return to the queue now the leases of the workers whose heartbeat says they are dead
@@ -639,39 +654,49 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         work = self._release_hold(request)
         if work is None or work.lease is None:
             return
-        self._acks.append(
-            Ack(
-                work.lease,
-                work.slot,
-                work.job,
-                fetched,
-                stored,
-                reposts,
-                spooled,
-                updated,
-                work.site,
-                skipped=skipped,
-                clears=f"{work.slot}\n{request.url}" if work.fetched_again else "",
-            )
+        ack = Ack(
+            work.lease,
+            work.slot,
+            work.job,
+            fetched,
+            stored,
+            reposts,
+            spooled,
+            updated,
+            work.site,
+            skipped=skipped,
+            clears=f"{work.slot}\n{request.url}" if work.fetched_again else "",
         )
+        self._acks.append((ack, self._renewed + self.lease_seconds))
         if work.is_discover:
             self._ending.append(work)
         self._ack_soon.schedule()
 
     def flush_acks(self) -> None:
         """Send the acknowledgements of this reactor turn in one round trip (a stored batch releases up to
-        ``STORE_BATCH_SIZE`` at once). Redis away: their leases expire, their requests are fetched again
-        and stored over themselves, as when a worker dies after storing."""
-        acks, self._acks = self._acks, []
+        ``STORE_BATCH_SIZE`` at once), after those Redis did not take before whose leases last still. Redis
+        away, or refusing writes: they are kept and sent again (``_unsent``); one whose lease expired
+        meanwhile is dropped (counted ``lease/ack_unsent``), its request fetched again and stored over
+        itself, as when a worker dies after storing. One sent again whose lease is gone (Redis came back
+        without it, or took it before it failed to answer) finds none: counted as a late one."""
+        moment = self.clock()
+        while self._unsent and self._unsent[0][1] <= moment:
+            self._unsent.popleft()
+            self.stats.inc_value("lease/ack_unsent")
+        pending = [*self._unsent, *self._acks]
+        self._unsent.clear()
+        self._acks = []
         ending, self._ending = self._ending, []
-        if not acks:
+        if not pending:
             return
         if ending:
             self.crawler.signals.send_catch_log(leases_ending, works=ending)
+        acks = [ack for ack, _ in pending]
         try:
             outcomes = self.queue.ack_many(acks)
         except redis.RedisError as exc:
             self.outage.failed("acknowledge requests", exc)
+            self._unsent.extend(pending)
             return
         failed = [
             (ack, done) for ack, done in zip(acks, outcomes, strict=True) if isinstance(done, Exception)
@@ -679,6 +704,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         refused = refused_reply(done for _, done in failed)
         if refused:  # Redis refuses writes (a full memory, a read-only replica, a user denied): as when away
             self.outage.failed("acknowledge requests", refused)
+            self._unsent.extend(
+                kept for kept, done in zip(pending, outcomes, strict=True) if refused_reply([done])
+            )
         elif len(failed) < len(acks):
             self.outage.ok(wrote=True)
         if failed and not refused:
