@@ -3796,6 +3796,35 @@ def test_an_acknowledgement_kept_past_its_lease_is_dropped_not_ending_the_lease_
     assert crawler.stats is not None and crawler.stats.get_value("lease/ack_unsent") == 1
 
 
+def test_an_acknowledgement_of_a_lease_another_worker_took_since_leaves_that_lease_alone(
+    tmp_path: Path,
+) -> None:
+    """A worker that acknowledges late (stopped past its lease, cut off from Redis while the others took it
+    for dead) ended the lease whoever held it: the worker that took the request since lost it under its
+    download, its site's slot given back as it ran, its own acknowledgement found no lease, and a redirect
+    or retry of it would have handed nothing on. The lease is the holder's; the late one finds none."""
+    from crawler.redisio.queue import LeasedQueue
+
+    keys = Keys("crawler")
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        crawler, scheduler, client = _scheduler_on(tmp_path, server)
+        try:
+            (request,) = _articles_leased(scheduler, client, 1)
+            lease = request.meta["lease"]
+            assert scheduler.queue.release_holders({scheduler.worker}) == {scheduler.worker: 1}, "for dead"
+            other = LeasedQueue(client, keys).pop_many((), 1, worker="other")[0].member
+            scheduler.ack(request, fetched=1, stored=1)
+            held = client.zscore(keys.leases, lease)
+            holder = client.hget(keys.lease_holders, lease)
+            job = client.hgetall(keys.job("j1"))
+        finally:
+            client.close()
+    assert other == lease
+    assert held is not None and holder == b"other", "the other worker's lease, its own still"
+    assert job.get(b"stored") is None and job[b"pending"] == b"1", job
+    assert crawler.stats is not None and crawler.stats.get_value("lease/ack_after_expiry") == 1
+
+
 def _again_article_leased(scheduler: Any, url: str) -> Any:
     """An article request of job j1, which fetches seen URLs again, queued and leased by ``scheduler``,
     whose acknowledgements are sent at once."""

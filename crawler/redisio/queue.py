@@ -534,7 +534,10 @@ end
 # ARGV: prefix, the lease, site, job (or ''), pages fetched, items stored, reposts recorded, items of those
 # stored that were spooled, items updated (their URLs stored before), seconds the counters are kept,
 # requests skipped (a redirect to a URL seen already: counted for the cause SEEN_ALREADY too), the name
-# of the page's dead letter in dead-superseded (its slot and URL; '' for a page never fetched before).
+# of the page's dead letter in dead-superseded (its slot and URL; '' for a page never fetched before), the
+# worker ending it ('' for whoever holds it).
+# A lease another worker holds now (it expired, or its holder was taken for dead, and that worker took it
+# since) is not ended: that worker's download of it goes on, its site's slot taken, and ends it.
 # The items stored less those spooled count as the site's new articles (``store/new``) in the same step
 # that ends the lease: a worker killed before it wrote its other counters loses none of them, and an
 # article stored again by the worker that takes over (same job: not "stored before") is counted then. An
@@ -543,6 +546,8 @@ _ACK = (
     SITE_LUA
     + _NAME_FREED
     + """
+local holder = ARGV[13] ~= '' and redis.pcall('HGET', ARGV[1] .. ':lease-holders', ARGV[2])
+if type(holder) == 'string' and holder ~= ARGV[13] then return 0 end
 if redis.call('ZREM', KEYS[1], ARGV[2]) == 0 then return 0 end
 local site = site_of(ARGV[1], ARGV[2])
 forget(ARGV[1], ARGV[2])
@@ -1527,7 +1532,9 @@ class Ack:
     ``store/new``; empty: none; ``skipped``: 1 for a request that ended fetching nothing, its redirect
     target seen already; ``clears``: the name in ``Keys.dead_superseded`` (queue slot and URL on two
     lines) of a dead letter of the same page, which goes with the lease: the page ended well since it
-    failed; empty: none is looked for, as for a page no crawl fetches twice)."""
+    failed; empty: none is looked for, as for a page no crawl fetches twice; ``holder``: the worker that
+    leased it (its id, as its pop recorded it), whose lease alone it ends, not one another worker took
+    since; empty: whoever holds it)."""
 
     lease: str
     site: str
@@ -1540,6 +1547,7 @@ class Ack:
     counted_site: str = ""
     skipped: int = 0
     clears: str = ""
+    holder: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -2048,7 +2056,7 @@ class LeasedQueue:
         ]
         args: list[str | int] = [self.keys.prefix, ack.lease, ack.site, ack.job or ""]
         counts = [ack.fetched, ack.stored, ack.reposts, ack.spooled, ack.updated]
-        return keys, [*args, *counts, self.counters_keep_seconds, ack.skipped, ack.clears]
+        return keys, [*args, *counts, self.counters_keep_seconds, ack.skipped, ack.clears, ack.holder]
 
     def handoff(
         self,

@@ -666,6 +666,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             work.site,
             skipped=skipped,
             clears=f"{work.slot}\n{request.url}" if work.fetched_again else "",
+            holder=self.worker,
         )
         self._acks.append((ack, self._renewed + self.lease_seconds))
         if work.is_discover:
