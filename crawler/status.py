@@ -351,6 +351,7 @@ def _workers(beats: dict[str, dict[str, Any]], now: float) -> list[dict[str, Any
                 "rate_per_minute": beat.get("rate", 0.0) if alive else 0.0,
                 "sites": beat.get("sites", []),
                 "redis_errors": beat.get("redis_errors", 0),
+                "store_paused": beat.get("store_paused", 0),
                 "store": beat.get("store"),
             }
         )

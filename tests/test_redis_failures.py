@@ -3994,6 +3994,7 @@ def test_status_says_the_workers_figures_are_as_of_their_last_beat_while_redis_r
             rate=2.0,
             sites=[],
             redis_errors=0,
+            store_paused=0,
         )
         client.hset(Keys("crawler").workers, "host:1", json.dumps(beat))
         said = _memory_full(client)

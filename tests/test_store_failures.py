@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -352,6 +353,7 @@ def test_pages_whose_articles_a_read_only_store_refuses_are_counted_fetched_once
 
 SPIDER_BUG = """
 import sys
+import threading
 import time
 from crawler.worker.spider import SitesSpider
 
@@ -888,6 +890,7 @@ def test_articles_spooled_while_mongodb_is_unreachable_are_not_counted_new_in_st
 
 OPEN_FAILS = """
 import sys
+import threading
 import time
 
 from crawler.config import crawl_settings
@@ -984,3 +987,50 @@ def test_a_crawl_runs_with_its_gc_threshold_and_its_start_up_objects_frozen_unti
     done = _run_script(tmp_path / "gc_during_crawl.py", GC_DURING_CRAWL, redis_server)
     assert done.returncode == 0, done.stderr[-4000:]
     assert done.stdout == "during the crawl [(1234, True)], frozen after it: 0\n", done.stderr[-4000:]
+
+
+def test_a_worker_leases_no_more_pages_while_the_store_is_locked_and_stores_each_once_it_writes_again(
+    site: Site,
+) -> None:
+    """A week's file locked by another process: the worker stops leasing once two batches of articles wait
+    for the store (or its write failed), finishing the pages it holds, and takes one pop at a time only
+    when it holds none, so the pages fetched while the lock lasts stay under the bound, not the whole
+    site fetched and fetched again; said once as it pauses and once as the store writes again, counted in
+    the status, and every article stored once."""
+    base, pages, batch, busy = unique("paused"), 200, 4, 2.0
+    site.rule(*(f"/held/{base}-{n}?seconds=0" for n in range(pages)))
+    settings = ("-s", f"STORE_BATCH_SIZE={batch}", "-s", f"STORE_BUSY_TIMEOUT_SECONDS={busy}")
+    said: list[str] = []
+    with locked_week(site.data) as release, site.temp_running(*settings, "-s", "LOG_LEVEL=INFO") as crawl:
+        began = time.monotonic()
+        assert crawl.stderr is not None
+        reader = threading.Thread(target=said.extend, args=(crawl.stderr,), daemon=True)
+        reader.start()
+        wait_until(lambda: any("could not be stored" in line for line in said), "a write failed for the lock")
+        time.sleep(2 * busy)  # two more writes that fail for the lock, each a pop at most
+        locked_for = time.monotonic() - began
+        fetched = sum(_asked(site, f"{base}-{n}") for n in range(pages))
+        # Held when the pause began: the articles waiting for the store (2 batches), the pages downloading
+        # (CONCURRENT_REQUESTS_PER_DOMAIN, 8) and the pop buffer (SCHEDULER_POP_BATCH, 8); then a pop at
+        # most each write that fails, which waits the busy timeout first.
+        bound = 2 * batch + 8 + 8 + 8 * (math.ceil(locked_for / busy) + 1)
+        assert fetched <= bound < pages, (fetched, bound, "".join(said)[-4000:])
+        # The pause counted in the worker's heartbeat, which the status reads.
+        wait_until(
+            lambda: [worker.get("store_paused") for worker in site.status()["workers"]] == [1],
+            "the status to count the worker's pause",
+        )
+        release()
+        crawl.wait(timeout=COMMAND_TIMEOUT)
+        reader.join(timeout=COMMAND_TIMEOUT)
+        out, _ = crawl.communicate(timeout=COMMAND_TIMEOUT)
+    err = "".join(said)
+    assert crawl.returncode == 0, err[-4000:]
+    assert f"stored {pages} articles" in out and "errors 0" in out, out
+    stored = [path for path in site.stored() if path.startswith("/held/")]
+    assert len(stored) == pages
+    assert site.dead() == []
+    paused = [line for line in err.splitlines() if "this worker leases no new page" in line]
+    resumed = [line for line in err.splitlines() if "this worker leases new pages again" in line]
+    assert len(paused) == 1 and "cannot write: " in paused[0], err[-4000:]
+    assert len(resumed) == 1 and "writes again" in resumed[0], err[-4000:]

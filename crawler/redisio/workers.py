@@ -100,15 +100,15 @@ def beat_id(field: bytes | str) -> str:
 def read_beat(raw: bytes | str) -> dict[str, Any] | None:
     """A beat of ``crawler:workers`` (its value) decoded; None when it is not what a worker writes, which
     no reader can tell alive or dead: no UTF-8 JSON object, its ``seen`` and ``every`` no finite numbers,
-    one of its counts (``forget``, ``rate``, ``responses``, ``pages``, ``redis_errors``) no number, its
-    ``sites`` no list of names, or its ``store`` no text."""
+    one of its counts (``forget``, ``rate``, ``responses``, ``pages``, ``redis_errors``, ``store_paused``) no
+    number, its ``sites`` no list of names, or its ``store`` no text."""
     try:
         beat = json.loads(raw)
     except (ValueError, RecursionError):
         return None
     if not isinstance(beat, dict) or not all(_number(beat.get(name)) for name in ("seen", "every")):
         return None
-    counts = ("forget", "rate", "responses", "pages", "redis_errors")
+    counts = ("forget", "rate", "responses", "pages", "redis_errors", "store_paused")
     if not all(_number(beat[name]) for name in counts if name in beat):
         return None
     sites = beat.get("sites", [])

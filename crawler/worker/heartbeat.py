@@ -6,7 +6,8 @@
 differ), ``every`` (seconds between its beats), ``responses`` (every response so far: pages, robots.txt,
 feeds, redirects, error answers), ``rate`` (responses per minute over the last
 ``SUPERVISION_RATE_SECONDS``), ``sites`` (the sites it serves, empty for all), ``redis_errors`` (Redis calls
-that failed and were tried again), and ``store`` (where it stores articles:
+that failed and were tried again), ``store_paused`` (how many times it leased no new page while its store
+could not write: :mod:`crawler.worker.pipelines.store`), and ``store`` (where it stores articles:
 :meth:`crawler.store.StoreConfig.where`, a SQLite folder with its host's name, or a MongoDB), ``forget`` (its
 ``SUPERVISION_FORGET_WORKER_SECONDS``) and ``pid_space`` (where its pid
 names it: :func:`crawler.redisio.workers.pid_space`). A worker is alive while ``seen`` is at most three of
@@ -118,6 +119,7 @@ class WorkerHeartbeat:
         first_time, first_responses = self._history[0]
         elapsed = now - first_time
         rate = (self.responses - first_responses) * 60 / elapsed if elapsed > 0 else 0.0
+        stats = self.crawler.stats
         beat = _beat(
             started=self.started,
             now=now,
@@ -127,7 +129,8 @@ class WorkerHeartbeat:
             responses=self.responses,
             rate=rate,
             sites=sorted(getattr(self.crawler.spider, "only_sites", None) or ()),
-            redis_errors=int(self.crawler.stats.get_value("redis/errors", 0)) if self.crawler.stats else 0,
+            redis_errors=int(stats.get_value("redis/errors", 0)) if stats else 0,
+            store_paused=int(stats.get_value("worker/store_paused", 0)) if stats else 0,
         )
         try:
             self.heartbeats.write(self.worker, beat, now, self.forget_seconds)
@@ -161,6 +164,7 @@ def announced(server: redis.Redis, key: str, settings: BaseSettings) -> Iterator
         rate=0.0,
         sites=[],
         redis_errors=0,
+        store_paused=0,
     )
     worker = worker_id()
     heartbeats = Heartbeats(server, key)
@@ -185,6 +189,7 @@ def _beat(
     rate: float,
     sites: list[str],
     redis_errors: int,
+    store_paused: int,
 ) -> dict[str, object]:
     """A beat as the module docstring says."""
     return {
@@ -198,6 +203,7 @@ def _beat(
         "rate": round(rate, 1),
         "sites": sites,
         "redis_errors": redis_errors,
+        "store_paused": store_paused,
         "store": store,
         "forget": forget,
     }

@@ -78,7 +78,7 @@ from crawler.worker.connection import (
 from crawler.worker.discovery import discovery_of
 from crawler.worker.dupefilter import RedisBloomDupeFilter
 from crawler.worker.faults import RepeatedFaults
-from crawler.worker.pipelines.store import store_pipeline_of
+from crawler.worker.pipelines.store import store_pipeline_of, store_writes_again
 from crawler.worker.sessions import COOKIE_SET_META
 
 __all__ = ["LeasedScheduler", "leases_ending", "renew_seconds", "request_queued", "scheduler_of"]
@@ -182,6 +182,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self._kept_nothing_until = 0.0
         self._closing = threading.Event()
         self._listener: threading.Thread | None = None
+        crawler.signals.connect(self._woken, signal=store_writes_again)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -562,6 +563,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         so renewed, from now on); False when none may be sent now."""
         if time.monotonic() < self._not_before and not self.downloaded:
             return False  # every site with requests waits for its politeness delay or backoff
+        if self.held and self._store_holds_back():
+            return False
         try:
             reported, self.downloaded = self.downloaded, []
             try:
@@ -597,6 +600,12 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.held.update(entry.member for entry in popped if entry.member is not None)
         self._popped.extend(popped)
         return True
+
+    def _store_holds_back(self) -> bool:
+        """Whether the store cannot write now, so that this worker, which holds leases, leases no more:
+        their pages' articles would be deferred and fetched again (:meth:`StorePipeline.holds_back`)."""
+        pipeline = store_pipeline_of(self.crawler)
+        return pipeline is not None and pipeline.holds_back()
 
     def _may_hunger(self) -> bool:
         """Whether a pop that takes nothing may make this worker hungry: only one whose wake listener runs

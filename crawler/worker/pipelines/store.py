@@ -18,6 +18,15 @@ and ``extract/qread_fallback/<site>`` for each article stored (not stored before
 body came from qRead (``extraction.body_from``), a discover page's aside: once per article, however many
 times its page was fetched and extracted before the store could write it.
 
+Backpressure: while the store cannot write (its oldest batch has waited ``STALL_SECONDS`` for its write, or
+two batches' worth of articles, ``2 * STORE_BATCH_SIZE``, wait for it: a week's file locked by another
+process, a disk or a server that does not answer; or its last write stored none of its articles: a lock
+past the busy timeout, a full disk, a damaged week), the scheduler leases no
+new page while the worker holds a lease (:meth:`StorePipeline.holds_back`): a worker that crawled on
+would only fetch pages whose articles are deferred and fetched again. It is said once as it begins and
+once as the store writes again (:data:`store_writes_again`, which wakes the scheduler), and counted
+``worker/store_paused`` (the worker's heartbeat carries it to the status).
+
 Links that redirected to an article URL seen already, skipped unfetched (:mod:`crawler.redisio.redirects`),
 are added to the article's ``redirected_from`` on the store's thread: at once when its document is there
 (:meth:`StorePipeline.redirected`), else when its batch is written (one read of the notes a batch).
@@ -33,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -56,9 +66,23 @@ from crawler.store.sqlite import LockedWeekError
 from crawler.worker.connection import RedisOutage, count_job, keys_of, outage_of, server_of
 from crawler.worker.download import STOP_DOWNLOADS
 
-__all__ = ["RepostRecorded", "StorePipeline", "store_pipeline_of"]
+__all__ = ["RepostRecorded", "StorePipeline", "store_pipeline_of", "store_writes_again"]
 
 logger = logging.getLogger(__name__)
+
+# Seconds the oldest batch handed to the store may wait for its write before the store is taken for one
+# that cannot write now. A batch is written in milliseconds (SQLite stores ~16k articles/s; another
+# worker's write holds a week's file locked as briefly), so 2 s is past a normal write on a loaded machine
+# and far short of the busy timeout a lock is waited for (STORE_BUSY_TIMEOUT_SECONDS, 30 s), through which
+# the worker leased and fetched some 300 pages that were all deferred (bench/chaos.py).
+STALL_SECONDS = 2.0
+# A pause that begins within this many seconds of the last one's end (a MongoDB away, whose spool is
+# tried every STORE_SPOOL_RETRY_SECONDS for MONGO_TIMEOUT_MS) is counted but logged at DEBUG: one pair of
+# lines a minute at most.
+PAUSE_SAID_SECONDS = 60.0
+
+# Sent when the store writes again after a pause of the worker's leasing (StorePipeline.holds_back).
+store_writes_again = object()
 
 
 class RepostRecorded(DropItem):
@@ -110,6 +134,15 @@ class StorePipeline:
         self._locks: dict[str, str] = {}
         self._stop = _StopWaits()
         crawler.signals.connect(self._stopping, signal=STOP_DOWNLOADS)
+        # When (monotonic) each batch handed to the store's thread and not settled yet was handed, and how
+        # many articles they hold together.
+        self._writing: list[float] = []
+        self._handed = 0
+        # Why the last write stored none of its articles (the store failed), until one stores again.
+        self._failure: str | None = None
+        # When the worker's leasing paused (holds_back), and when the last pause ended.
+        self._paused_at: float | None = None
+        self._resumed_at = -PAUSE_SAID_SECONDS
         _pipelines[crawler] = self
 
     @classmethod
@@ -246,6 +279,65 @@ class StorePipeline:
             )
         return item
 
+    def cannot_write(self) -> str | None:
+        """Why the store cannot write now (see the module's docstring), else None."""
+        if self._failure is not None:
+            return self._failure
+        if not self._writing:
+            return None
+        waiting = self._handed + len(self._waiting)
+        waited = time.monotonic() - self._writing[0]
+        if waited < STALL_SECONDS and waiting < 2 * self.batch_size:
+            return None
+        return (
+            f"{counted(waiting, 'article')} wait for its write, the oldest batch for {waited:.1f} s (a week's"
+            " file locked by another process, a disk or a server that does not answer)"
+        )
+
+    def holds_back(self) -> bool:
+        """Whether the scheduler, which holds leases, may lease no more now: the store cannot write. The
+        first such answer pauses the worker's leasing, said and counted once; the next write that stores
+        an article ends the pause. A worker that holds no lease is never held back, so that its next pages
+        try the store (the bound: one pop, ``SCHEDULER_POP_BATCH`` leases, at a time)."""
+        cause = self.cannot_write()
+        if cause is None:
+            return False
+        if self._paused_at is None:
+            self._paused_at = time.monotonic()
+            assert self.crawler.stats is not None
+            self.crawler.stats.inc_value("worker/store_paused")
+            quiet = self._paused_at - self._resumed_at < PAUSE_SAID_SECONDS
+            # INFO: a slow write is no error, and a failed one is said as its articles are deferred.
+            logger.log(
+                logging.DEBUG if quiet else logging.INFO,
+                "%r cannot write: %s; this worker leases no new page until it writes again, finishing"
+                " the pages it holds (their articles are deferred if it still cannot)",
+                self.store,
+                cause,
+            )
+        return True
+
+    def _wrote(self, stored: bool, failure: str | None) -> None:
+        """A batch's write settled: ``stored`` some article, or stored none, failing for ``failure`` (the
+        store's; None when its articles were refused for their own sake). Ends the pause once the store
+        writes again."""
+        if stored:
+            self._failure = None
+        elif failure is not None:
+            self._failure = failure
+        if self._paused_at is None or self.cannot_write() is not None:
+            return
+        now = time.monotonic()
+        quiet = self._paused_at - self._resumed_at < PAUSE_SAID_SECONDS
+        logger.log(
+            logging.DEBUG if quiet else logging.INFO,
+            "%r writes again: this worker leases new pages again, after %.0f s paused",
+            self.store,
+            now - self._paused_at,
+        )
+        self._paused_at, self._resumed_at = None, now
+        self.crawler.signals.send_catch_log(store_writes_again)
+
     def _flush_soon(self) -> None:
         self._timer = None
         flush = asyncio.ensure_future(self._flush())
@@ -262,6 +354,9 @@ class StorePipeline:
         if not batch or store is None or self._executor is None:
             return
         loop = asyncio.get_running_loop()
+        handed = time.monotonic()
+        self._writing.append(handed)
+        self._handed += len(batch)
         writing = loop.run_in_executor(
             self._executor,
             _write,
@@ -283,6 +378,8 @@ class StorePipeline:
             return failed
 
         def settle(done: asyncio.Future[list[Written | StoreError]]) -> None:
+            self._writing.remove(handed)
+            self._handed -= len(batch)
             error = None if done.cancelled() else done.exception()
             for index, (_, written, _needed, _find) in enumerate(batch):
                 if done.cancelled():
@@ -295,6 +392,8 @@ class StorePipeline:
                         written.set_exception(unavailable(result))
                     else:
                         written.set_result(result)
+            if not done.cancelled():
+                self._wrote(*_how_written(done, len(batch)))
 
         writing.add_done_callback(settle)
         await asyncio.wait([writing])
@@ -318,6 +417,20 @@ class _StopWaits:
     def __init__(self) -> None:
         self.asked = threading.Event()
         self.locked: LockedWeekError | None = None
+
+
+def _how_written(done: asyncio.Future[list[Written | StoreError]], size: int) -> tuple[bool, str | None]:
+    """Whether the write ``done`` of a batch of ``size`` articles stored one, and why the store failed
+    when it stored none; no failure of the store's when the batch, one article, was refused for an error
+    no wait mends, which may be the article's own (too large for MongoDB)."""
+    error = done.exception()
+    if error is not None:
+        return False, None if size == 1 and lasting_failure(error) else f"{type(error).__name__}: {error}"
+    results = done.result()
+    if any(isinstance(result, Written) for result in results):
+        return True, None
+    first = results[0]
+    return False, f"{type(first).__name__}: {first}" if len(results) > 1 else None
 
 
 def _write(
