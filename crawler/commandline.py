@@ -21,6 +21,7 @@ __all__ = [
     "command_name",
     "counted",
     "did_you_mean",
+    "given_folder",
     "given_folders",
     "suggest",
     "url_meant",
@@ -32,9 +33,9 @@ COMMAND_ENV = "CRAWLER_COMMAND"
 # The ``extra`` of an INFO log record a command that crawls for a person says too (docstring).
 TOLD = {"told": True}
 
-# The global folder options of this command line (``--data-dir``, ``--rules-dir``), repeated in the
-# commands its messages suggest.
-_given: list[str] = []
+# The global folder options of this command line (``--data-dir``, ``--rules-dir``) and their values,
+# repeated in the commands its messages suggest.
+_given: dict[str, str] = {}
 
 
 def command_name() -> str:
@@ -46,14 +47,20 @@ def command_name() -> str:
 def given_folders(data_dir: str | None, rules_dir: str | None) -> None:
     """Remember the ``--data-dir`` and ``--rules-dir`` this command line was given."""
     _given.clear()
-    for option, value in (("--data-dir", data_dir), ("--rules-dir", rules_dir)):
-        if value:
-            _given.extend((option, shlex.quote(value)))
+    _given.update(
+        {option: value for option, value in (("--data-dir", data_dir), ("--rules-dir", rules_dir)) if value}
+    )
+
+
+def given_folder(option: str) -> str | None:
+    """The folder this command line gave ``option`` (``--rules-dir``), as given; None when none."""
+    return _given.get(option)
 
 
 def suggest(arguments: str) -> str:
     """A command to run next, the way this one was run: ``crawler --data-dir D dead list --job J``."""
-    return " ".join([command_name(), *_given, arguments])
+    given = (f"{option} {shlex.quote(value)}" for option, value in _given.items())
+    return " ".join([command_name(), *given, arguments])
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:

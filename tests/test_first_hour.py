@@ -1216,6 +1216,47 @@ def test_a_command_without_its_action_names_the_actions(
     assert run.stderr.splitlines()[-1] == said
 
 
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (
+            ["--rules-dir", "mine", "temp"],
+            "crawler temp: error: the following arguments are required: SITE (the id of a site of the rules"
+            " folder 'mine': citynews, techdaily; as in `crawler --rules-dir mine temp citynews`)",
+        ),
+        (
+            ["rules", "try", "--rules-dir", "mine"],
+            "crawler rules try: error: the following arguments are required: SITE, URL|FILE (the id of a"
+            " site of the rules folder 'mine': citynews, techdaily; as in `crawler rules try citynews URL"
+            " --rules-dir mine`)",
+        ),
+        (
+            ["--rules-dir", "empty", "temp"],
+            "crawler temp: error: the following arguments are required: SITE (the rules folder 'empty' holds"
+            " no rule file: `crawler --rules-dir empty rules new SITE URL` drafts one from a site's page"
+            " (docs/rules.md))",
+        ),
+        (
+            ["temp"],
+            "crawler temp: error: the following arguments are required: SITE (the rules folder 'rules' does"
+            " not exist: give the folder of your site rules with --rules-dir DIR (or CRAWLER_RULES_DIR), one"
+            " YAML file per site (docs/rules.md))",
+        ),
+    ],
+)
+def test_a_command_without_its_site_names_the_sites_of_the_rules_folder(
+    tmp_path: Path, command: list[str], said: str
+) -> None:
+    # Other site errors (a misspelt one) list the rules folder's sites; argparse's said "SITE" alone.
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "empty").mkdir()
+    for site in ("techdaily", "citynews"):
+        (tmp_path / "mine" / f"{site}.yaml").write_text("start_urls: []\n", encoding="utf-8")
+    run = crawler(*command, cwd=tmp_path, env={"CRAWLER_COMMAND": "crawler"})
+    assert run.code == 2, run.stderr
+    assert run.stderr.splitlines()[-1] == said, run.stderr
+
+
 @pytest.mark.parametrize("port", ["99999", "65536", "-1"])
 def test_a_demo_port_out_of_range_is_a_usage_error_naming_the_range(tmp_path: Path, port: str) -> None:
     run = crawler("demo", f"--port={port}", cwd=tmp_path)

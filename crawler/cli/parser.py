@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import textwrap
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from crawler import __version__
 from crawler.cli.options import Age, add_fetch_options, add_set_option, non_negative_int, port_number
 from crawler.cli.terminal import running
-from crawler.commandline import command_name, did_you_mean, suggest
+from crawler.commandline import command_name, did_you_mean, given_folder, suggest
 from crawler.demo import DEMO_PORT
 from extractors import ALGORITHMS, DEFAULT_ALGORITHM
 
@@ -141,12 +143,22 @@ class _Parser(argparse.ArgumentParser):
     """An argument parser whose "unrecognized arguments" error says where a global option goes when one
     was given after the command (``crawler temp --rules-dir DIR SITE`` took DIR for the site), whose
     "arguments are required" error adds its ``dash_hint`` if it has one (a positional value that starts
-    with ``-`` is taken for an option), and whose help names its command for
+    with ``-`` is taken for an option), and, for a SITE left out, the sites of the rules folder with the
+    command given one (``site_example``: ``temp {site}``), and whose help names its command for
     :func:`crawler.cli.terminal.tell` (an error writing it starts ``crawler rules try: error:``)."""
 
-    def __init__(self, *args: Any, dash_hint: Callable[[], str] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        dash_hint: Callable[[], str] | None = None,
+        site_example: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.dash_hint = dash_hint
+        self.site_example = site_example
+        # What this parser has read of its arguments so far: a SITE left out is said after the others.
+        self.read = argparse.Namespace()
 
     def print_help(self, file: SupportsWrite[str] | None = None) -> None:
         running(self.prog.partition(" ")[2])
@@ -158,7 +170,8 @@ class _Parser(argparse.ArgumentParser):
         """argparse's, except that a command's parser (one with no commands of its own) refuses the
         arguments it does not know itself: argparse leaves them to the ``crawler`` parser, whose error
         would name neither the command nor its options."""
-        parsed, extras = super().parse_known_args(args, namespace)
+        self.read = argparse.Namespace() if namespace is None else namespace
+        parsed, extras = super().parse_known_args(args, self.read)
         commands = any(isinstance(action, argparse._SubParsersAction) for action in self._actions)
         if extras and " " in self.prog and not commands:
             options = [option for action in self._actions for option in action.option_strings]
@@ -179,6 +192,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if self.dash_hint is not None and message.startswith("the following arguments are required:"):
             message += f" ({self.dash_hint()})"
+        if self.site_example is not None and message.startswith(_MISSING_SITE):
+            message += f" ({self._sites_hint(self.site_example)})"
         if message in _MISSING_CHOICE:
             (choices,) = (
                 action.choices for action in self._actions if isinstance(action, argparse._SubParsersAction)
@@ -206,6 +221,33 @@ class _Parser(argparse.ArgumentParser):
             )
         super().error(message)
 
+    def _sites_hint(self, example: str) -> str:
+        """The sites of the rules folder, as a SITE left out is told them, and the command ``example``
+        (``temp {site}``) given the first; or why that folder has none, and the fix. The folder is the
+        one this command's own ``--rules-dir`` names (``rules try``), else ``crawler``'s, else
+        CRAWLER_RULES_DIR's or ./rules."""
+        from crawler.config import Config  # noqa: PLC0415 - light, but only a usage error needs it
+        from crawler.rules import rule_sites  # noqa: PLC0415 - crawler.rules loads lxml and yaml
+
+        own = getattr(self.read, "rules_dir_option", None)
+        given = own or given_folder("--rules-dir")
+        folder = Path(given) if given else Config.from_env().rules_dir
+        if not folder.is_dir():
+            problem = "is not a folder" if folder.exists() else "does not exist"
+            return (
+                f"the rules folder {str(folder)!r} {problem}: give the folder of your site rules with"
+                " --rules-dir DIR (or CRAWLER_RULES_DIR), one YAML file per site (docs/rules.md)"
+            )
+        sites = rule_sites(folder)
+        if not sites:
+            return (
+                f"the rules folder {str(folder)!r} holds no rule file:"
+                f" `{suggest('rules new SITE URL')}` drafts one from a site's page (docs/rules.md)"
+            )
+        after = f" --rules-dir {shlex.quote(own)}" if own else ""
+        command = suggest(example.format(site=sites[0]) + after)
+        return f"the id of a site of the rules folder {str(folder)!r}: {', '.join(sites)}; as in `{command}`"
+
 
 def _choices_as_options(actions: Sequence[argparse.Action]) -> dict[str, str]:
     """The value of an option with choices as it may be given for an option of its own (``--json`` for
@@ -224,6 +266,8 @@ _MISSING_CHOICE = frozenset(f"the following arguments are required: {name}" for 
 # argparse's message for a value an argument does not take (a command, an action, a --format), the value and
 # those it takes.
 _INVALID_CHOICE_RE = re.compile(r"argument \S+: invalid choice: '([^']*)' \(choose from (.*)\)")
+# argparse's message for a SITE left out (the arguments after it, left out too, named after it).
+_MISSING_SITE = "the following arguments are required: SITE"
 # argparse's message for a command it does not know, and the word it took for one.
 _INVALID_COMMAND_RE = re.compile(r"argument COMMAND: invalid choice: '([^']*)'")
 
@@ -349,6 +393,7 @@ def _add_crawl(commands: Any) -> None:
 
     temp = commands.add_parser(
         "temp",
+        site_example="temp {site}",
         help="crawl one site once, now: progress, then a summary",
         description=(
             "Crawl one site once, now: its index pages (or the --url pages alone, as article pages, or"
@@ -720,6 +765,7 @@ def _add_rules(commands: Any) -> None:
 
     try_ = actions.add_parser(
         "try",
+        site_example="rules try {site} URL",
         help="show what a site's rule extracts from one page: links, next page, fields, qRead fallback",
         description=(
             "Read one page (an http(s) URL, fetched politely; an HTML file; or - for standard input) and"
