@@ -468,7 +468,8 @@ class JobCounts:
     the queue unfetched (``taken``: ``crawler sites forget``, a demo's leftovers), the article requests it
     queued though their URLs were seen (``again``: ``crawler temp SITE --again``), and the notes the crawl
     left for its summary (a rule's feed that is no feed, a start URL that failed: the ``note:<url>``
-    fields)."""
+    fields). ``errors_fetched``: the errors whose pages were fetched (counted in ``fetched`` too: an
+    article the store kept refusing, a body too long); none in a job of a version before it was counted."""
 
     pending: int
     fetched: int
@@ -484,6 +485,7 @@ class JobCounts:
     listings: int = 0
     taken: int = 0
     again: int = 0
+    errors_fetched: int = 0
     error_kinds: Mapping[str, int] = field(default_factory=dict)
     skip_causes: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -519,10 +521,17 @@ class JobCounts:
             listings=values.get("listings", 0),
             taken=values.get("taken", 0),
             again=values.get("again", 0),
+            errors_fetched=values.get("errors_fetched", 0),
             error_kinds={kind: count for kind, count in kinds.items() if count > 0},
             skip_causes=dict(sorted(causes.items(), key=lambda cause: (-cause[1], cause[0]))),
             notes=tuple(note for _, note in sorted(notes.items())),
         )
+
+    @property
+    def tried(self) -> int:
+        """The requests of the job tried or to be: its pages fetched, its requests that failed with no
+        page fetched (errors) or were refused, and those pending."""
+        return self.fetched + self.errors - self.errors_fetched + self.refused + self.pending
 
     @property
     def unstored(self) -> int:

@@ -513,6 +513,53 @@ def test_a_redirect_to_a_page_seen_is_skipped_and_a_redirect_loop_is_a_dead_lett
     )
 
 
+_FRAME_RE = re.compile(r"(\d+)/(\d+) pages? +stored (\d+) +skipped (\d+) +errors (\d+)")
+
+
+def _last_progress(stderr: str) -> tuple[int, ...]:
+    """The counts of the last frame of a temp crawl's progress line, as on a terminal: pages done, pages
+    in all, stored, skipped, errors."""
+    frames = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", frame) for frame in re.split(r"[\r\n]", stderr)]
+    counts = [tuple(map(int, found.groups())) for frame in frames if (found := _FRAME_RE.search(frame))]
+    assert counts, stderr[-4000:]
+    return counts[-1]
+
+
+@pytest.mark.parametrize(
+    ("links", "settings", "last", "summary"),
+    [
+        # A site that is down: its index page fails; the bar ended at "0/0 pages ... errors 1".
+        (
+            None,
+            (),
+            (0, 1, 0, 0, 1),
+            "fetched 0 pages, stored 0 articles, skipped 0, errors 1 (connection: 1)",
+        ),
+        # An article whose page was fetched, then dead-lettered (its body too long), is tried once: counted
+        # fetched and an error, it is one page of the total.
+        (
+            ("/a/plain", "http://127.0.0.1:9/a/nobody-listens"),
+            ("-s", "TEXT_MAX_BODY_CHARS=10"),
+            (2, 3, 0, 0, 2),
+            "fetched 2 pages, stored 0 articles, skipped 0, errors 2 (body too long: 1, connection: 1)",
+        ),
+    ],
+)
+def test_the_progress_lines_total_counts_the_requests_that_failed(
+    site: Site, links: tuple[str, ...] | None, settings: tuple[str, ...], last: tuple[int, ...], summary: str
+) -> None:
+    if links is None:
+        site.write_rule(RULE.format(start="http://127.0.0.1:9/news/"))
+    else:
+        site.rule(*links)
+    done = site.crawler(
+        "temp", site.name, *FAST_ARGS, *settings, COLUMNS="200", TTY_COMPATIBLE="1", TTY_INTERACTIVE="1"
+    )
+    assert done.returncode == 1, done.stdout + done.stderr[-4000:]
+    assert _last_progress(done.stderr) == last
+    assert done.stdout.splitlines()[0] == summary, done.stdout
+
+
 def test_a_redirect_loop_through_a_cookie_set_says_the_cookie_was_not_kept_and_what_sends_one(
     site: Site,
 ) -> None:

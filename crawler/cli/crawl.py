@@ -1415,7 +1415,7 @@ def _crawl_job(
                 return time.monotonic() - answered[0] < patience
             if refused[0] is None:
                 answered[0] = time.monotonic()
-            total = counts.fetched + counts.pending
+            total = counts.tried
             progress.update(
                 bar,
                 completed=counts.fetched,

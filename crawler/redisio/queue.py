@@ -677,7 +677,8 @@ return attempts
 # KEYS: leases, lease-scores, pending, job (or ''), dead, attempts, lease-sites, dead-superseded. ARGV:
 # prefix, the lease, site (or '' for an entry that never was a request: no counter counted it), job (or
 # ''), the record (JSON), the kind of error (counted in the job as error:<kind>), '1' when its page was
-# fetched (else ''), the name of what it supersedes (or '').
+# fetched (else ''; counted in the job as fetched, and as errors_fetched: its error is no other request
+# tried), the name of what it supersedes (or '').
 _DEAD = (
     SITE_LUA
     + """
@@ -700,7 +701,10 @@ if job_kept(KEYS[4]) then
   redis.call('HINCRBY', KEYS[4], 'pending', -1)
   redis.call('HINCRBY', KEYS[4], 'errors', 1)
   if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[4], 'error:' .. ARGV[6], 1) end
-  if ARGV[7] == '1' then redis.call('HINCRBY', KEYS[4], 'fetched', 1) end
+  if ARGV[7] == '1' then
+    redis.call('HINCRBY', KEYS[4], 'fetched', 1)
+    redis.call('HINCRBY', KEYS[4], 'errors_fetched', 1)
+  end
 end
 return 1
 """
@@ -828,7 +832,10 @@ if ARGV[5] ~= '' then
   if ttl ~= -2 then
     redis.call('HINCRBY', KEYS[3], 'errors', -1)
     if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[3], 'error:' .. ARGV[6], -1) end
-    if ARGV[7] == '1' then redis.call('HINCRBY', KEYS[3], 'fetched', -1) end
+    if ARGV[7] == '1' then
+      redis.call('HINCRBY', KEYS[3], 'fetched', -1)
+      redis.call('HINCRBY', KEYS[3], 'errors_fetched', -1)
+    end
   end
   if ttl ~= -1 and ttl < tonumber(ARGV[9]) then redis.call('EXPIRE', KEYS[3], ARGV[9]) end
 end
