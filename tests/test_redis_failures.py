@@ -1446,8 +1446,51 @@ def test_a_crawl_stopped_by_sigterm_or_ctrl_c_returns_its_leases_and_exits_with_
         if command == "temp":
             assert (
                 f"crawler temp: note: stopped before its end: {counts.pending} requests of job {job} wait in"
-                f" the queue; `crawler temp {site.name}` goes on with them\n"
+                " the queue: the next crawl on this Redis takes them, at the pace of their site, a temp"
+                f" crawl of any site or a worker (`crawler temp {site.name}` goes on with job {job});"
+                f" `crawler sites forget {site.name}` takes them out of the queue (and drops its grab"
+                " state)\n"
             ) in err, err[-4000:]
+        client.close()
+
+
+def test_a_temp_crawl_stopped_by_ctrl_c_says_the_next_crawl_of_any_site_takes_its_requests(
+    site: Site,
+) -> None:
+    """The note said "`crawler temp SITE` goes on with them", while the next temp crawl of any site takes
+    them from the shared queue (at the pace of their site): it says so, and how to take them out."""
+    from crawler.requests import JobCounts
+
+    site.rule(*(f"/slow?seconds=1&n={unique('held')}" for _ in range(8)))  # each holds its lease 1 s
+    other = site.rule("/a/plain", name="other")
+    keys = Keys("crawler")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        client = connect(url)
+        settings = [*FAST_ARGS, "-s", "CONCURRENT_REQUESTS=2"]
+        with _in_a_group_of_its_own(site, url, "temp", site.name, *settings) as crawl:
+            job = _the_job(client, keys)
+            wait_until(
+                lambda: JobCounts.read(client, keys, job).fetched >= 2, "the index page and a page fetched"
+            )
+            os.killpg(crawl.pid, signal.SIGINT)
+            _, err = crawl.communicate(timeout=WAIT_LIMIT)
+        assert crawl.returncode == 130, err[-4000:]
+        left = JobCounts.read(client, keys, job).pending
+        assert left > 0, err[-4000:]
+        assert (
+            f"crawler temp: note: stopped before its end: {left} requests of job {job} wait in the queue:"
+            " the next crawl on this Redis takes them, at the pace of their site, a temp crawl of any site"
+            f" or a worker (`crawler temp {site.name}` goes on with job {job}); `crawler sites forget"
+            f" {site.name}` takes them out of the queue (and drops its grab state)\n"
+        ) in err, err[-4000:]
+        with _in_a_group_of_its_own(site, url, "temp", other, *FAST_ARGS) as crawl:
+            out, err = crawl.communicate(timeout=WAIT_LIMIT)
+        assert crawl.returncode == 0, err[-4000:]
+        assert (
+            f"its worker also handled {left} requests of other jobs from the shared queue (site {site.name})"
+        ) in out, out
+        assert JobCounts.read(client, keys, job).pending == 0
         client.close()
 
 
@@ -1549,8 +1592,10 @@ def test_a_temp_crawl_stopped_with_one_request_left_says_so_in_the_singular(site
         client.close()
     assert crawl.returncode == 130, err[-4000:]
     assert (
-        f"crawler temp: note: stopped before its end: 1 request of job {job} waits in the queue;"
-        f" `crawler temp {site.name}` goes on with it\n"
+        f"crawler temp: note: stopped before its end: 1 request of job {job} waits in the queue: the next"
+        " crawl on this Redis takes it, at the pace of its site, a temp crawl of any site or a worker"
+        f" (`crawler temp {site.name}` goes on with job {job}); `crawler sites forget {site.name}` takes it"
+        " out of the queue (and drops its grab state)\n"
     ) in err, err[-4000:]
 
 
@@ -1585,8 +1630,10 @@ def test_a_temp_crawl_stopped_during_a_hung_download_stops_at_once_and_loses_not
         assert said_lines == [
             f"crawler temp: warning: stopping ({sign.name}): 1 download under way cancelled, its request"
             " goes back to the queue",
-            f"crawler temp: note: stopped before its end: 1 request of job {job} waits in the queue;"
-            f" `crawler temp {site.name}` goes on with it",
+            f"crawler temp: note: stopped before its end: 1 request of job {job} waits in the queue: the"
+            " next crawl on this Redis takes it, at the pace of its site, a temp crawl of any site or a"
+            f" worker (`crawler temp {site.name}` goes on with job {job}); `crawler sites forget"
+            f" {site.name}` takes it out of the queue (and drops its grab state)",
             f"crawler temp: {said}",
         ], err[-4000:]
         counts = JobCounts.read(client, keys, job)
@@ -1907,7 +1954,8 @@ def test_a_crawl_started_with_ctrl_c_ignored_stops_on_sigint_in_its_start_up(
     assert crawl.returncode == 130, err[-4000:]
     assert err.endswith(f"crawler {command}: interrupted\n"), err[-4000:]
     if command == "temp":
-        assert f"`crawler temp {site.name}` goes on with it\n" in err, err[-4000:]
+        assert f"`crawler temp {site.name}` goes on with job " in err, err[-4000:]
+        assert f"`crawler sites forget {site.name}` takes it out of the queue" in err, err[-4000:]
         again = site.temp()
         assert again.returncode == 0, again.stderr[-4000:]
         assert again.stdout.startswith("resumed job "), again.stdout

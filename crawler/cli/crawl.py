@@ -129,23 +129,28 @@ def redis_and_server(config: Config, *, reading: bool = False) -> Iterator[tuple
 
 def _note_left(server: redis.Redis, keys: Keys, job: str, site: str | None, *, again: bool = False) -> None:
     """Say, as a temp crawl of ``job`` stops before its end (Ctrl-C, SIGTERM), what of it waits in the
-    queue and what goes on with it: ``crawler temp SITE`` resumes a crawl of a whole ``site``; a crawl of
-    given URLs (no ``site``) is left to the workers."""
+    queue and what goes on with it: the queue is shared, so the next crawl on this Redis takes it, a
+    temp crawl of any site too (``crawler temp SITE`` resumes the job of a crawl of a whole ``site``), and
+    ``crawler sites forget SITE`` takes it out; a crawl of given URLs (no ``site``) is left to the
+    workers."""
     with contextlib.suppress(redis.RedisError):
         left = JobCounts.read(server, keys, job).pending
         if left == 0:
             return
         them = "it" if left == 1 else "them"
-        then = (
-            f"`{_resume(site, again=again)}` goes on with {them}"
-            if site is not None
-            else f"a worker crawls {them} (`{suggest('worker')}`, or any crawl on this Redis)"
-        )
         wait = "waits" if left == 1 else "wait"
-        tell(
-            "note",
-            f"stopped before its end: {counted(left, 'request')} of job {job} {wait} in the queue; {then}",
-        )
+        waiting = f"stopped before its end: {counted(left, 'request')} of job {job} {wait} in the queue"
+        if site is None:
+            then = f"; a worker crawls {them} (`{suggest('worker')}`, or any crawl on this Redis)"
+        else:
+            whose = "its" if left == 1 else "their"
+            then = (
+                f": the next crawl on this Redis takes {them}, at the pace of {whose} site, a temp crawl of"
+                f" any site or a worker (`{_resume(site, again=again)}` goes on with job {job});"
+                f" `{suggest(f'sites forget {site}')}` takes {them} out of the queue (and drops its grab"
+                " state)"
+            )
+        tell("note", waiting + then)
 
 
 class _CommandWarnings(logging.Handler):
